@@ -1,0 +1,28 @@
+#!/usr/bin/env node
+// Makes a fresh clone runnable with Node built-ins only: install dependencies when node_modules is missing or
+// older than the lockfile, then build. `npm start`, `npm test` and `npm run bench` run this first.
+import { execFileSync } from "node:child_process";
+import { statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const mtime = (path) => {
+  try {
+    return statSync(join(root, path)).mtimeMs;
+  } catch {
+    return -1;
+  }
+};
+const run = (cmd, args) => {
+  console.error(`[bootstrap] ${cmd} ${args.join(" ")}`);
+  execFileSync(cmd, args, { cwd: root, stdio: "inherit" });
+};
+const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+
+// npm ci rewrites node_modules/.package-lock.json, so its mtime says when the last install finished.
+const installed = mtime("node_modules/.package-lock.json");
+if (installed < 0 || installed < mtime("package-lock.json")) {
+  run(npm, ["ci", "--no-audit", "--no-fund"]);
+}
+run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"]);

@@ -1,0 +1,20 @@
+// The durable, append-only event log of one session. Implementations: src/store/fs (embedded), later NATS.
+import type { NewEvent, SessionEvent } from "../protocol/events.js";
+
+export interface EventLog {
+  readonly session: string;
+  /** The seq of the last durable event (0 when empty). */
+  readonly lastSeq: number;
+  /**
+   * Gives the events the next dense seqs at once (in call order) and resolves once they are durable
+   * (written and fdatasync'd in a group commit). Readers and subscribers see an event only once durable.
+   * Rejects with the disk's error; the log then holds none of that batch and stays appendable.
+   */
+  append(events: NewEvent[]): Promise<SessionEvent[]>;
+  /** Durable events with seq > after, in order (at most `limit`). */
+  read(after: number, limit?: number): Promise<SessionEvent[]>;
+  /** Calls `listener` with each batch as it becomes durable. Returns the unsubscribe function. */
+  subscribe(listener: (events: SessionEvent[]) => void): () => void;
+  /** Flushes what is queued and closes the file. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,87 @@
+// The harness contract: every harness family (runner processes, the API loop, the CLI agents, HTTP agents,
+// extensions) is one adapter behind these two interfaces. This is the TypeScript form of seed A's
+// Factory/Runner.
+//
+// Invariants every adapter must keep (the conformance kit checks them for runner processes):
+//
+// - Passive open: `open()` on a native dir that already holds a conversation loads it and does nothing else:
+//   no model request, no tool call, no timer or background cache warmer, until the next `prompt()`.
+// - Settled return: `prompt()` resolves only when the turn has finished (including every tool call and
+//   follow-up generation) or has been interrupted. It rejects with a HarnessError when the turn failed.
+// - Clean checkpoints: `checkpoint()` is called only between turns. It lists the files (relative to the native
+//   dir) that restore the conversation, with their exact sizes; `append_only` files only ever grow. No file may
+//   hold a provider credential.
+// - Isolation: the model may call only the tools in `options.tools`, each through `options.call`. No built-in
+//   shell or editor tools, no ambient plugins.
+import type { ErrorInfo, NewEvent } from "../protocol/events.js";
+import type {
+  NativeFile,
+  ProviderCredentials,
+  RunnerErrorCode,
+  SessionConfig,
+  ToolCallParams,
+  ToolResult,
+  ToolSchema,
+} from "../protocol/runner.js";
+
+/** Events a harness reports during a turn; the session stamps them with seq, ts and session. */
+export type HarnessEvent = Extract<
+  NewEvent,
+  { type: "assistant.delta" | "assistant.message" | "image" | "harness.warning" }
+>;
+
+export interface HarnessOptions {
+  sessionId: string;
+  /** The session's native dir: the harness keeps all its own state here, nowhere else. */
+  dir: string;
+  config: SessionConfig;
+  /** The schemas of the tools bound to this session: the only tools the model may call. */
+  tools: ToolSchema[];
+  provider: ProviderCredentials;
+  emit(event: HarnessEvent): void;
+  /** Runs a bound tool. Never rejects for a tool's own failure: that is a result with `is_error: true`. */
+  call(turn: string, call: ToolCallParams, signal: AbortSignal): Promise<ToolResult>;
+}
+
+export interface TurnContext {
+  turn: string;
+  /** Aborted when the turn is interrupted or the session closes. */
+  signal: AbortSignal;
+}
+
+export interface PromptOutcome {
+  interrupted: boolean;
+}
+
+export interface Harness {
+  prompt(text: string, ctx: TurnContext): Promise<PromptOutcome>;
+  /** Adds text to the running turn (only when the factory supports steering). */
+  steer(text: string, turn: string): Promise<void>;
+  /** Asks the running turn to stop; `prompt()` then settles with `interrupted: true`. */
+  interrupt(turn: string): Promise<void>;
+  checkpoint(): Promise<NativeFile[]>;
+  close(): Promise<void>;
+}
+
+export interface HarnessFactory {
+  readonly name: string;
+  readonly supportsSteering: boolean;
+  open(options: HarnessOptions): Promise<Harness>;
+}
+
+/** A failed turn, with the code that says whose side failed. */
+export class HarnessError extends Error {
+  override name = "HarnessError";
+  constructor(
+    readonly code: RunnerErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  toInfo(): ErrorInfo {
+    return { code: this.code, message: this.message };
+  }
+}
+
+export type { NativeFile };

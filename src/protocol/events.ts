@@ -1,0 +1,81 @@
+// Brain's own session events: what the durable log holds and what every client (SSE, CLI, ACP) reads.
+import { z } from "zod";
+import { DeltaData, MessageData, NativeFile, SessionConfig, ToolCallParams, ToolResult } from "./runner.js";
+
+/** Error codes everywhere in Brain: model side, host side, a failed tool (a result, not a turn failure), caller input. */
+export const ErrorCode = z.enum(["provider_error", "brain_error", "tool_error", "bad_request"]);
+export const ErrorInfo = z.strictObject({ code: ErrorCode, message: z.string() });
+
+export const TurnStatus = z.enum(["completed", "interrupted", "failed"]);
+
+const empty = z.strictObject({});
+
+/** Event type → its `data`. */
+export const EventData = {
+  "session.opened": z.strictObject({
+    harness: z.string(),
+    config: SessionConfig,
+    forked_from: z.strictObject({ session: z.string(), checkpoint: z.string() }).optional(),
+  }),
+  "session.closed": empty,
+  "session.recovered": z.strictObject({ reason: z.string() }),
+  "user.prompt": z.strictObject({ text: z.string() }),
+  "user.steer": z.strictObject({ text: z.string(), queued: z.boolean().optional() }),
+  "user.interrupt": empty,
+  "turn.started": empty,
+  "assistant.delta": DeltaData,
+  "assistant.message": MessageData,
+  "tool.call": ToolCallParams,
+  "tool.result": ToolResult.extend({ id: z.string() }),
+  "permission.requested": z.strictObject({
+    id: z.string(),
+    tool: z.string(),
+    arguments: z.record(z.string(), z.unknown()).optional(),
+    reason: z.string().optional(),
+  }),
+  "permission.resolved": z.strictObject({
+    id: z.string(),
+    decision: z.enum(["allow", "deny"]),
+    reason: z.string().optional(),
+  }),
+  "question.requested": z.strictObject({
+    id: z.string(),
+    question: z.string(),
+    options: z.array(z.string()).optional(),
+  }),
+  "question.answered": z.strictObject({ id: z.string(), answer: z.string() }),
+  image: z.strictObject({ mime_type: z.string(), data: z.string() }),
+  "turn.settled": z.strictObject({ status: TurnStatus, error: ErrorInfo.optional() }),
+  "checkpoint.created": z.strictObject({ id: z.string(), files: z.array(NativeFile) }),
+  /** Something a harness did wrong that did not stop the session (a reply for an unknown id, say). */
+  "harness.warning": z.strictObject({ message: z.string() }),
+} as const;
+
+export type EventType = keyof typeof EventData;
+export const EventType = z.enum(Object.keys(EventData) as [EventType, ...EventType[]]);
+
+const eventVariants = (Object.keys(EventData) as EventType[]).map((type) =>
+  z.strictObject({
+    seq: z.number().int().positive(),
+    ts: z.string(),
+    session: z.string(),
+    turn: z.string().optional(),
+    type: z.literal(type),
+    data: EventData[type],
+  }),
+);
+/** One line of events.jsonl: `seq` is dense and increasing per session, from 1. */
+export const SessionEvent = z.discriminatedUnion("type", eventVariants as never);
+
+export type ErrorCode = z.infer<typeof ErrorCode>;
+export type ErrorInfo = z.infer<typeof ErrorInfo>;
+export type TurnStatus = z.infer<typeof TurnStatus>;
+export type EventDataOf<T extends EventType> = z.infer<(typeof EventData)[T]>;
+
+/** An event before the log gives it seq and ts. */
+export type NewEvent = {
+  [T in EventType]: { type: T; turn?: string; data: EventDataOf<T> };
+}[EventType];
+
+/** An event as stored: the log adds seq, ts and session. */
+export type SessionEvent = NewEvent & { seq: number; ts: string; session: string };

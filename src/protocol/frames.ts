@@ -1,0 +1,69 @@
+// Strict decoding of runner frames with errors that name the field and the fix.
+import { type ZodType, z } from "zod";
+import {
+  type BrainToRunnerFrame,
+  RunnerEvent,
+  RunnerReply,
+  RunnerRequest,
+  type RunnerToBrainFrame,
+  ToolCallRequest,
+  ToolReply,
+} from "./runner.js";
+
+/** A frame that is not valid JSON or breaks the schema. Carries the offending line, shortened. */
+export class ProtocolError extends Error {
+  override name = "ProtocolError";
+}
+
+function parseObject(line: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (err) {
+    throw new ProtocolError(`not JSON (${(err as Error).message}): ${preview(line)}`);
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new ProtocolError(`a frame must be a JSON object: ${preview(line)}`);
+  }
+  return value as Record<string, unknown>;
+}
+
+function check<T>(schema: ZodType<T>, value: unknown, what: string, line: string): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new ProtocolError(`invalid ${what}: ${describeIssues(parsed.error)} in ${preview(line)}`);
+}
+
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const at = issue.path.length ? issue.path.join(".") : "(frame)";
+      return `${at}: ${issue.message}`;
+    })
+    .join("; ");
+}
+
+export function preview(line: string, max = 200): string {
+  return line.length <= max ? line : `${line.slice(0, max)}… (${line.length} chars)`;
+}
+
+/** Decodes one line a runner wrote on stdout. */
+export function decodeRunnerFrame(line: string): RunnerToBrainFrame {
+  const obj = parseObject(line);
+  if ("event" in obj) return check(RunnerEvent, obj, `event frame "${String(obj.event)}"`, line);
+  if ("method" in obj) {
+    if (obj.method !== "tool.call") {
+      throw new ProtocolError(`a runner may only send method "tool.call", not ${JSON.stringify(obj.method)}`);
+    }
+    return check(ToolCallRequest, obj, "tool.call frame", line);
+  }
+  if ("result" in obj || "error" in obj) return check(RunnerReply, obj, "reply frame", line);
+  throw new ProtocolError(`frame has none of "event", "method", "result" or "error": ${preview(line)}`);
+}
+
+/** Decodes one line Brain wrote on a runner's stdin (the runner side of the protocol). */
+export function decodeBrainFrame(line: string): BrainToRunnerFrame {
+  const obj = parseObject(line);
+  if ("method" in obj) return check(RunnerRequest, obj, `request "${String(obj.method)}"`, line);
+  return check(ToolReply, obj, "tool.call reply", line);
+}

@@ -1,0 +1,152 @@
+// The runner stdio protocol (seed A), field for field. These zod schemas are the one source of its types and of
+// the JSON Schema in schema/. Frames decode strictly: an unknown field is an error, as Go's DisallowUnknownFields.
+import { z } from "zod";
+
+/** A frame (one line, newline excluded) may be at most 4 MiB: the seed's `MaxFrame = 4 << 20`. */
+export const MAX_FRAME = 4 << 20;
+
+const Id = z.string().min(1);
+
+export const RunnerErrorCode = z.enum(["provider_error", "brain_error"]);
+export const RunnerError = z.strictObject({ code: RunnerErrorCode, message: z.string() });
+
+export const ToolSchema = z.strictObject({
+  name: z.string().min(1),
+  description: z.string().optional(),
+  input_schema: z.record(z.string(), z.unknown()),
+});
+
+/** The immutable session config a harness is opened with. */
+export const SessionConfig = z.strictObject({
+  model: z.string().optional(),
+  system_prompt: z.string().optional(),
+  tools: z.array(z.string()).optional(),
+  /** Harness-specific settings (compaction threshold, CLI flags, ...), passed through untouched. */
+  options: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** Resolved provider credentials: they reach a runner only through the `open` frame, never its environment. */
+export const ProviderCredentials = z.strictObject({
+  api_key: z.string().optional(),
+  base_url: z.string().optional(),
+  api: z.string().optional(),
+});
+
+export const OpenParams = z.strictObject({
+  session_id: Id,
+  dir: z.string().min(1),
+  config: SessionConfig,
+  tools: z.array(ToolSchema),
+  provider: ProviderCredentials,
+});
+
+export const TextParams = z.strictObject({ text: z.string() });
+
+export const NativeFile = z.strictObject({
+  path: z.string().min(1),
+  size: z.number().int().nonnegative(),
+  append_only: z.boolean().default(false),
+});
+
+export const Usage = z.strictObject({
+  input: z.number().int().nonnegative(),
+  output: z.number().int().nonnegative(),
+  cache_read: z.number().int().nonnegative().optional(),
+  cache_write: z.number().int().nonnegative().optional(),
+  cost: z.number().nonnegative().optional(),
+});
+
+export const DeltaData = z.strictObject({ text: z.string() });
+export const MessageData = z.strictObject({
+  text: z.string(),
+  usage: Usage.optional(),
+  stop_reason: z.string().optional(),
+});
+
+export const ToolCallParams = z.strictObject({
+  id: Id,
+  name: z.string().min(1),
+  arguments: z.record(z.string(), z.unknown()),
+});
+export const ToolContent = z.strictObject({ type: z.literal("text"), text: z.string() });
+export const ToolResult = z.strictObject({ content: z.array(ToolContent), is_error: z.boolean() });
+
+// Brain → runner requests. open, checkpoint and detach have no active turn; the others carry it.
+const noTurn = { attachment: Id, id: Id };
+const withTurn = { attachment: Id, turn: Id, id: Id };
+export const OpenRequest = z.strictObject({ ...noTurn, method: z.literal("open"), params: OpenParams });
+export const PromptRequest = z.strictObject({ ...withTurn, method: z.literal("prompt"), params: TextParams });
+export const SteerRequest = z.strictObject({ ...withTurn, method: z.literal("steer"), params: TextParams });
+export const InterruptRequest = z.strictObject({ ...withTurn, method: z.literal("interrupt"), params: z.null() });
+export const CheckpointRequest = z.strictObject({ ...noTurn, method: z.literal("checkpoint"), params: z.null() });
+export const DetachRequest = z.strictObject({ ...noTurn, method: z.literal("detach"), params: z.null() });
+export const RunnerRequest = z.discriminatedUnion("method", [
+  OpenRequest,
+  PromptRequest,
+  SteerRequest,
+  InterruptRequest,
+  CheckpointRequest,
+  DetachRequest,
+]);
+
+/** What each request's `result` must be. `open` may return diagnostic metadata such as `{"tools": [...]}`. */
+export const RequestResults = {
+  open: z.record(z.string(), z.unknown()),
+  prompt: z.strictObject({ interrupted: z.boolean().optional() }),
+  steer: z.strictObject({}),
+  interrupt: z.strictObject({}),
+  checkpoint: z.array(NativeFile),
+  detach: z.strictObject({}),
+} as const;
+
+// Replies go both ways: the runner answers Brain's requests, Brain answers the runner's tool calls.
+const replyBase = { attachment: Id, turn: Id.optional(), id: Id };
+export const ResultReply = z.strictObject({ ...replyBase, result: z.unknown() });
+export const ErrorReply = z.strictObject({ ...replyBase, error: RunnerError });
+export const RunnerReply = z.union([ResultReply, ErrorReply]);
+export const ToolReply = z.strictObject({ ...replyBase, turn: Id, result: ToolResult });
+
+// Runner → Brain: streaming events and reverse tool calls during a prompt.
+export const DeltaEvent = z.strictObject({
+  attachment: Id,
+  turn: Id,
+  event: z.literal("assistant.delta"),
+  data: DeltaData,
+});
+export const MessageEvent = z.strictObject({
+  attachment: Id,
+  turn: Id,
+  event: z.literal("assistant.message"),
+  data: MessageData,
+});
+export const RunnerEvent = z.discriminatedUnion("event", [DeltaEvent, MessageEvent]);
+export const ToolCallRequest = z.strictObject({
+  ...withTurn,
+  method: z.literal("tool.call"),
+  params: ToolCallParams,
+});
+
+/** Every frame a runner may write on stdout. */
+export const RunnerToBrainFrame = z.union([RunnerEvent, ToolCallRequest, RunnerReply]);
+/** Every frame Brain writes on a runner's stdin. */
+export const BrainToRunnerFrame = z.union([RunnerRequest, ToolReply]);
+
+export type RunnerErrorCode = z.infer<typeof RunnerErrorCode>;
+export type RunnerError = z.infer<typeof RunnerError>;
+export type ToolSchema = z.infer<typeof ToolSchema>;
+export type SessionConfig = z.infer<typeof SessionConfig>;
+export type ProviderCredentials = z.infer<typeof ProviderCredentials>;
+export type OpenParams = z.infer<typeof OpenParams>;
+export type NativeFile = z.infer<typeof NativeFile>;
+export type Usage = z.infer<typeof Usage>;
+export type MessageData = z.infer<typeof MessageData>;
+export type ToolCallParams = z.infer<typeof ToolCallParams>;
+export type ToolResult = z.infer<typeof ToolResult>;
+export type RunnerRequest = z.infer<typeof RunnerRequest>;
+export type RunnerMethod = RunnerRequest["method"];
+export type RunnerReply = z.infer<typeof RunnerReply>;
+export type ToolReply = z.infer<typeof ToolReply>;
+export type RunnerEvent = z.infer<typeof RunnerEvent>;
+export type ToolCallRequest = z.infer<typeof ToolCallRequest>;
+export type RunnerToBrainFrame = z.infer<typeof RunnerToBrainFrame>;
+export type BrainToRunnerFrame = z.infer<typeof BrainToRunnerFrame>;
