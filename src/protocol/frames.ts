@@ -1,5 +1,5 @@
 // Strict decoding of runner frames with errors that name the field and the fix.
-import { type ZodType, z } from "zod";
+import type { ZodType, z } from "zod";
 import {
   type BrainToRunnerFrame,
   RunnerEvent,

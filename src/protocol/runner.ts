@@ -77,8 +77,16 @@ const withTurn = { attachment: Id, turn: Id, id: Id };
 export const OpenRequest = z.strictObject({ ...noTurn, method: z.literal("open"), params: OpenParams });
 export const PromptRequest = z.strictObject({ ...withTurn, method: z.literal("prompt"), params: TextParams });
 export const SteerRequest = z.strictObject({ ...withTurn, method: z.literal("steer"), params: TextParams });
-export const InterruptRequest = z.strictObject({ ...withTurn, method: z.literal("interrupt"), params: z.null() });
-export const CheckpointRequest = z.strictObject({ ...noTurn, method: z.literal("checkpoint"), params: z.null() });
+export const InterruptRequest = z.strictObject({
+  ...withTurn,
+  method: z.literal("interrupt"),
+  params: z.null(),
+});
+export const CheckpointRequest = z.strictObject({
+  ...noTurn,
+  method: z.literal("checkpoint"),
+  params: z.null(),
+});
 export const DetachRequest = z.strictObject({ ...noTurn, method: z.literal("detach"), params: z.null() });
 export const RunnerRequest = z.discriminatedUnion("method", [
   OpenRequest,

@@ -1,0 +1,42 @@
+// Loads brain.config.json (from the working dir, or --config FILE). Every error names the file, the field and
+// what is wrong.
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { BrainConfig } from "../protocol/config.js";
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export interface LoadedConfig {
+  config: BrainConfig;
+  /** The file it came from, or undefined when there was none and the defaults apply. */
+  file?: string;
+  /** Relative runner paths resolve against this directory. */
+  dir: string;
+}
+
+export const CONFIG_FILE = "brain.config.json";
+
+export function loadConfig(explicit: string | undefined, cwd = process.cwd()): LoadedConfig {
+  const file = explicit ? resolve(cwd, explicit) : resolve(cwd, CONFIG_FILE);
+  if (!existsSync(file)) {
+    if (explicit) throw new ConfigError(`${explicit}: no such config file`);
+    return { config: {}, dir: cwd };
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, "utf8"));
+  } catch (err) {
+    throw new ConfigError(`${file}: not valid JSON: ${(err as Error).message}`);
+  }
+  const parsed = BrainConfig.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const field = issue.path.join(".") || "(top level)";
+      return `field "${field}": ${issue.message}`;
+    });
+    throw new ConfigError(`${file}: ${problems.join("; ")}`);
+  }
+  return { config: parsed.data, file, dir: dirname(file) };
+}

@@ -1,0 +1,57 @@
+// `brain run`: one prompt on a new or existing session, streamed as it happens.
+import type { Brain } from "../core/brain.js";
+import type { Session } from "../core/session.js";
+import type { SessionDefaults } from "../protocol/config.js";
+import { jsonPrinter, textPrinter } from "./output.js";
+
+export interface RunOptions {
+  prompt: string;
+  harness?: string;
+  session?: string;
+  model?: string;
+  json?: boolean;
+  defaults: SessionDefaults;
+}
+
+const EXIT = { completed: 0, failed: 1, interrupted: 130 } as const;
+
+export async function runPrompt(brain: Brain, options: RunOptions): Promise<number> {
+  const session = await openOrCreate(brain, options);
+  const print = options.json ? jsonPrinter() : textPrinter();
+  const unsubscribe = session.log.subscribe(print);
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts += 1;
+    if (interrupts === 1) {
+      process.stderr.write("\n[interrupting; press Ctrl-C again to leave at once]\n");
+      session.interrupt().catch(() => {});
+    } else {
+      process.exit(EXIT.interrupted);
+    }
+  };
+  process.on("SIGINT", onSigint);
+  try {
+    const turn = await session.prompt(options.prompt);
+    const outcome = await turn.settled;
+    if (!options.json) process.stderr.write(`session ${session.id}\n`);
+    return EXIT[outcome.status];
+  } finally {
+    process.off("SIGINT", onSigint);
+    unsubscribe();
+  }
+}
+
+async function openOrCreate(brain: Brain, options: RunOptions): Promise<Session> {
+  if (options.session) {
+    const existing = (await brain.list()).find((record) => record.id === options.session);
+    if (existing) return brain.session(existing.id);
+  }
+  const { harness, provider, ...config } = options.defaults;
+  if (options.model) config.model = options.model;
+  return brain.create({
+    harness: options.harness ?? harness ?? "echo",
+    config,
+    ...(provider ? { provider } : {}),
+    ...(options.session ? { id: options.session } : {}),
+  });
+}

@@ -1,0 +1,170 @@
+// The host: creates, opens, forks and restores sessions on a store, with one live Session object per id.
+import type { ProviderSettings } from "../protocol/config.js";
+import type { ProviderCredentials, SessionConfig } from "../protocol/runner.js";
+import type { SessionRecord } from "../protocol/session.js";
+import type { ToolRouter } from "../tools/router.js";
+import { CheckpointStore } from "./checkpoints/index.js";
+import type { EventLog } from "./event-log.js";
+import type { HarnessRegistry } from "./registry.js";
+import { Session, SessionError } from "./session.js";
+
+/** What the host needs from a session store (src/store/fs for one machine). */
+export interface SessionStore {
+  create(
+    input: Omit<SessionRecord, "id" | "created_at" | "status"> & { id?: string },
+  ): Promise<SessionRecord>;
+  get(id: string): Promise<SessionRecord | undefined>;
+  list(): Promise<SessionRecord[]>;
+  update(id: string, patch: Partial<Omit<SessionRecord, "id" | "created_at">>): Promise<SessionRecord>;
+  paths(id: string): { native: string; checkpoints: string };
+  openLog(id: string): Promise<EventLog>;
+}
+
+export interface BrainOptions {
+  store: SessionStore;
+  harnesses: HarnessRegistry;
+  tools: ToolRouter;
+  /** Resolves credentials when a session opens; by default the key comes from `provider.api_key_env`. */
+  credentials?: (settings: ProviderSettings | undefined) => ProviderCredentials;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface NewSessionInput {
+  harness: string;
+  config?: SessionConfig;
+  provider?: ProviderSettings;
+  id?: string;
+}
+
+export class Brain {
+  private readonly live = new Map<string, Promise<Session>>();
+
+  constructor(private readonly options: BrainOptions) {}
+
+  get harnesses(): HarnessRegistry {
+    return this.options.harnesses;
+  }
+
+  /** Creates a session. Its harness starts with the first prompt. */
+  async create(input: NewSessionInput): Promise<Session> {
+    return this.createRecord(input);
+  }
+
+  /** The live session for `id`, opened from the store when needed. */
+  async session(id: string): Promise<Session> {
+    let session = this.live.get(id);
+    if (!session) {
+      session = this.openSession(id);
+      this.live.set(id, session);
+      session.catch(() => this.live.delete(id));
+    }
+    return session;
+  }
+
+  async list(): Promise<SessionRecord[]> {
+    return this.options.store.list();
+  }
+
+  async record(id: string): Promise<SessionRecord> {
+    const record = await this.options.store.get(id);
+    if (!record) throw new SessionError("not_found", `no session "${id}"`);
+    return record;
+  }
+
+  /** A new session whose native state starts as `checkpoint` of session `id`. */
+  async fork(id: string, checkpoint = "latest"): Promise<Session> {
+    const source = await this.record(id);
+    const checkpoints = new CheckpointStore(this.options.store.paths(id).checkpoints);
+    const manifest = await checkpoints.get(checkpoint);
+    const forked_from = { session: id, checkpoint: manifest.id };
+    const input = { harness: source.harness, config: source.config, provider: source.provider };
+    return this.createRecord(input, forked_from, async (dir) => {
+      await checkpoints.restore(manifest.id, dir);
+    });
+  }
+
+  /** Writes a checkpoint's native files into `dir` (a fresh or empty directory). */
+  async restore(id: string, checkpoint: string, dir: string): Promise<void> {
+    await this.record(id);
+    await new CheckpointStore(this.options.store.paths(id).checkpoints).restore(checkpoint, dir);
+  }
+
+  async closeSession(id: string): Promise<void> {
+    const session = await this.session(id);
+    await session.close();
+    this.live.delete(id);
+    await this.options.store.update(id, { status: "closed" });
+  }
+
+  /** Closes every live session and every harness factory. */
+  async close(): Promise<void> {
+    const sessions = await Promise.allSettled(this.live.values());
+    await Promise.allSettled(sessions.map((s) => (s.status === "fulfilled" ? s.value.close() : undefined)));
+    this.live.clear();
+    await this.options.harnesses.close();
+  }
+
+  private async createRecord(
+    input: NewSessionInput,
+    forked_from?: SessionRecord["forked_from"],
+    seed?: (nativeDir: string) => Promise<void>,
+  ): Promise<Session> {
+    this.options.harnesses.get(input.harness); // an unknown harness fails before anything is written
+    const config = input.config ?? {};
+    await this.options.tools.bind(config.tools ?? []);
+    const record = await this.options.store.create({
+      id: input.id,
+      harness: input.harness,
+      config,
+      ...(input.provider ? { provider: input.provider } : {}),
+      ...(forked_from ? { forked_from } : {}),
+    });
+    if (seed) await seed(this.options.store.paths(record.id).native);
+    const session = this.session(record.id);
+    const log = (await session).log;
+    await log.append([
+      {
+        type: "session.opened",
+        data: { harness: record.harness, config: record.config, ...(forked_from ? { forked_from } : {}) },
+      },
+    ]);
+    return session;
+  }
+
+  private async openSession(id: string): Promise<Session> {
+    const record = await this.record(id);
+    const paths = this.options.store.paths(id);
+    const tools = await this.options.tools.bind(record.config.tools ?? []);
+    const log = await this.options.store.openLog(id);
+    if (record.status === "closed") await this.options.store.update(id, { status: "open" });
+    return Session.open({
+      id,
+      harnessName: record.harness,
+      config: record.config,
+      nativeDir: paths.native,
+      log,
+      factory: this.options.harnesses.get(record.harness),
+      tools,
+      provider: this.credentials(record.provider),
+      checkpoints: new CheckpointStore(paths.checkpoints),
+    });
+  }
+
+  private credentials(settings: ProviderSettings | undefined): ProviderCredentials {
+    if (this.options.credentials) return this.options.credentials(settings);
+    const env = this.options.env ?? process.env;
+    const out: ProviderCredentials = {};
+    if (settings?.base_url) out.base_url = settings.base_url;
+    if (settings?.api) out.api = settings.api;
+    if (settings?.api_key_env) {
+      const key = env[settings.api_key_env];
+      if (!key)
+        throw new SessionError(
+          "bad_request",
+          `set the environment variable ${settings.api_key_env} to the provider's API key`,
+        );
+      out.api_key = key;
+    }
+    return out;
+  }
+}

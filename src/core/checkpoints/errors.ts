@@ -1,0 +1,30 @@
+import type { ErrorCode } from "../../protocol/events.js";
+
+/**
+ * A checkpoint was refused or could not be read back. `brain_error` when the harness's files or the store are
+ * at fault, `bad_request` when the caller asked for something impossible (unknown id, non-empty target dir).
+ */
+export class CheckpointError extends Error {
+  override name = "CheckpointError";
+  constructor(
+    readonly code: Extract<ErrorCode, "brain_error" | "bad_request">,
+    message: string,
+    /** The native file concerned, when there is one. */
+    readonly path?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A native file broke a rule: the message names the file, the rule, and how to fix it. */
+export function refused(path: string, rule: string): CheckpointError {
+  return new CheckpointError(
+    "brain_error",
+    `checkpoint refused: native file ${JSON.stringify(path)}: ${rule}`,
+    path,
+  );
+}
+
+export function errnoCode(err: unknown): string | undefined {
+  return err instanceof Error && "code" in err && typeof err.code === "string" ? err.code : undefined;
+}

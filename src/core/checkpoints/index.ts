@@ -1,0 +1,5 @@
+export type { BlobHooks } from "./blobs.js";
+export { CheckpointError } from "./errors.js";
+export type { CheckpointFile, CheckpointManifest, CheckpointSegment } from "./manifest.js";
+export { WINDOW } from "./plan.js";
+export { CheckpointStore, type CheckpointStoreOptions, type CreateOptions } from "./store.js";

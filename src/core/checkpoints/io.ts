@@ -1,0 +1,125 @@
+import { createHash, randomUUID } from "node:crypto";
+import { type FileHandle, open, rename, stat, unlink } from "node:fs/promises";
+import path from "node:path";
+import { errnoCode } from "./errors.js";
+
+const CHUNK = 1 << 20;
+
+/** The range ended before `end`: the file shrank under us. */
+export class ShortReadError extends Error {
+  constructor(readonly at: number) {
+    super(`unexpected end of file at byte ${at}`);
+  }
+}
+
+/**
+ * Reads [start, end) of `fh` at explicit positions, in chunks, never the whole file. The chunk buffer is
+ * reused: `onChunk` must copy what it keeps.
+ */
+export async function readRange(
+  fh: FileHandle,
+  start: number,
+  end: number,
+  onChunk: (chunk: Buffer, pos: number) => void | Promise<void>,
+): Promise<void> {
+  const buf = Buffer.allocUnsafe(Math.max(1, Math.min(CHUNK, end - start)));
+  for (let pos = start; pos < end; ) {
+    const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, end - pos), pos);
+    if (bytesRead === 0) throw new ShortReadError(pos);
+    await onChunk(buf.subarray(0, bytesRead), pos);
+    pos += bytesRead;
+  }
+}
+
+export async function hashRange(fh: FileHandle, start: number, end: number): Promise<string> {
+  const hash = createHash("sha256");
+  await readRange(fh, start, end, (chunk) => {
+    hash.update(chunk);
+  });
+  return hash.digest("hex");
+}
+
+export interface SecretHit {
+  /** Which secret (0-based): never the secret itself, which must not reach a message or a log. */
+  index: number;
+  offset: number;
+}
+
+/**
+ * Reads [scanFrom, end): searches it for the secrets (across chunk boundaries) and hashes the part from
+ * `hashFrom` on. One pass serves both the secret scan and the content hash of the new bytes.
+ */
+export async function inspectRange(
+  fh: FileHandle,
+  scanFrom: number,
+  hashFrom: number,
+  end: number,
+  secrets: Buffer[],
+): Promise<{ sha256: string; hit?: SecretHit }> {
+  const hash = createHash("sha256");
+  const keep = Math.max(0, ...secrets.map((s) => s.length - 1));
+  let carry = Buffer.alloc(0);
+  let hit: SecretHit | undefined;
+  await readRange(fh, scanFrom, end, (chunk, pos) => {
+    if (pos + chunk.length > hashFrom) hash.update(chunk.subarray(Math.max(0, hashFrom - pos)));
+    if (hit || secrets.length === 0) return;
+    const data = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
+    const base = pos - carry.length;
+    for (const [index, secret] of secrets.entries()) {
+      const at = data.indexOf(secret);
+      if (at >= 0 && (!hit || base + at < hit.offset)) hit = { index, offset: base + at };
+    }
+    carry = Buffer.from(data.subarray(Math.max(0, data.length - keep)));
+  });
+  return hit ? { sha256: hash.digest("hex"), hit } : { sha256: hash.digest("hex") };
+}
+
+/** Makes a rename or a new entry in `dir` durable. Windows cannot open directories: nothing to do there. */
+export async function fsyncDir(dir: string): Promise<void> {
+  let fh: FileHandle | undefined;
+  try {
+    fh = await open(dir, "r");
+    await fh.sync();
+  } catch (err) {
+    if (!["EISDIR", "EPERM", "EACCES", "EINVAL"].includes(errnoCode(err) ?? "")) throw err;
+  } finally {
+    await fh?.close();
+  }
+}
+
+/** temp + fsync + rename + dir fsync: readers see the old file or the whole new one, even after a crash. */
+export async function writeFileDurable(file: string, data: string): Promise<void> {
+  const tmp = `${file}.tmp-${randomUUID()}`;
+  try {
+    const fh = await open(tmp, "wx");
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, file);
+  } catch (err) {
+    await unlink(tmp).catch(() => {});
+    throw err;
+  }
+  await fsyncDir(path.dirname(file));
+}
+
+/** True when `file` exists with exactly `size` bytes. */
+export async function hasSize(file: string, size: number): Promise<boolean> {
+  try {
+    return (await stat(file)).size === size;
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return false;
+    throw err;
+  }
+}
+
+/** write(2) may write less than asked: loop until the whole chunk is at `position`. */
+export async function writeAll(fh: FileHandle, chunk: Buffer, position: number): Promise<void> {
+  for (let done = 0; done < chunk.length; ) {
+    const { bytesWritten } = await fh.write(chunk, done, chunk.length - done, position + done);
+    done += bytesWritten;
+  }
+}

@@ -1,0 +1,84 @@
+import type { NativeFile } from "../../protocol/runner.js";
+import { CheckpointError } from "./errors.js";
+import { pathProblem } from "./paths.js";
+
+/** Bytes [offset, offset + length) of a file, stored in blob `blob` (named by its sha256). */
+export interface CheckpointSegment {
+  blob: string;
+  offset: number;
+  length: number;
+  sha256: string;
+}
+
+export interface CheckpointFile extends NativeFile {
+  /** Contiguous from offset 0, together exactly `size` bytes. A whole file is one segment (none when empty). */
+  segments: CheckpointSegment[];
+  /** Append-only files: sha256 of the first 4 KiB and of the last 4 KiB, to catch rewrites cheaply next time. */
+  head_sha256?: string;
+  tail_sha256?: string;
+}
+
+export interface CheckpointManifest {
+  id: string;
+  created_at: string;
+  files: CheckpointFile[];
+}
+
+const SHA256 = /^[0-9a-f]{64}$/;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
+const isCount = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+
+/**
+ * Parses a manifest read from disk. Everything restore relies on is checked here (paths, contiguous segments,
+ * blob names), so a damaged or hand-edited manifest fails loudly instead of writing outside the target.
+ */
+export function parseManifest(text: string, id: string): CheckpointManifest {
+  const bad = (why: string) =>
+    new CheckpointError("brain_error", `checkpoint ${id}: manifest is malformed: ${why}`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw bad(`not JSON (${(err as Error).message})`);
+  }
+  if (!isObject(raw) || raw.id !== id || typeof raw.created_at !== "string" || !Array.isArray(raw.files)) {
+    throw bad("expected {id, created_at, files}");
+  }
+  const files = raw.files.map((f: unknown, i): CheckpointFile => {
+    if (
+      !isObject(f) ||
+      typeof f.path !== "string" ||
+      !isCount(f.size) ||
+      typeof f.append_only !== "boolean"
+    ) {
+      throw bad(`files[${i}] needs path, size, append_only`);
+    }
+    const problem = pathProblem(f.path);
+    if (problem) throw bad(`files[${i}]: ${problem}`);
+    if (!Array.isArray(f.segments)) throw bad(`files[${i}].segments is not an array`);
+    let end = 0;
+    const segments = f.segments.map((s: unknown, j): CheckpointSegment => {
+      if (!isObject(s) || typeof s.blob !== "string" || !isCount(s.offset) || !isCount(s.length)) {
+        throw bad(`files[${i}].segments[${j}] needs blob, offset, length, sha256`);
+      }
+      if (typeof s.sha256 !== "string" || !SHA256.test(s.sha256) || s.blob !== s.sha256) {
+        throw bad(`files[${i}].segments[${j}] blob must be named by its sha256`);
+      }
+      if (s.offset !== end || s.length === 0) throw bad(`files[${i}].segments[${j}] is not contiguous`);
+      end += s.length;
+      return { blob: s.blob, offset: s.offset, length: s.length, sha256: s.sha256 };
+    });
+    if (end !== f.size) throw bad(`files[${i}] segments cover ${end} bytes, size is ${f.size}`);
+    const file: CheckpointFile = { path: f.path, size: f.size, append_only: f.append_only, segments };
+    if (f.append_only) {
+      if (typeof f.head_sha256 !== "string" || typeof f.tail_sha256 !== "string") {
+        throw bad(`files[${i}] is append-only without head_sha256/tail_sha256`);
+      }
+      file.head_sha256 = f.head_sha256;
+      file.tail_sha256 = f.tail_sha256;
+    }
+    return file;
+  });
+  return { id, created_at: raw.created_at, files };
+}

@@ -1,0 +1,185 @@
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { appendFile, mkdir, open, readdir, symlink, truncate } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { NativeFile } from "../../protocol/runner.js";
+import { CheckpointError, CheckpointStore, WINDOW } from "./index.js";
+import { native, put, tempDirs } from "./testing.js";
+
+const temp = tempDirs();
+const tempDir = temp.make;
+afterEach(temp.cleanup);
+const SECRET = "sk-ant-THIS-IS-THE-KEY-0123456789";
+
+async function setup() {
+  const base = await tempDir();
+  const nativeDir = path.join(base, "native");
+  await put(nativeDir, "ok.txt", "fine");
+  return { base, nativeDir, store: new CheckpointStore(path.join(base, "checkpoints")) };
+}
+
+/** Asserts a refusal naming the file and matching `rule`, and that nothing new was written. */
+async function expectRefused(
+  store: CheckpointStore,
+  nativeDir: string,
+  files: NativeFile[],
+  name: string,
+  rule: RegExp,
+  secrets: string[] = [],
+): Promise<CheckpointError> {
+  const before = await store.list();
+  const blobs = await readdir(store.blobsDir).catch(() => []);
+  const err = await store.create(nativeDir, files, { secrets }).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(CheckpointError);
+  const message = (err as Error).message;
+  expect(message).toContain(JSON.stringify(name));
+  expect(message).toMatch(rule);
+  expect(await store.list()).toEqual(before);
+  expect(await readdir(store.blobsDir).catch(() => [])).toEqual(blobs);
+  return err as CheckpointError;
+}
+
+const file = (p: string, size = 4, append_only = false): NativeFile => ({ path: p, size, append_only });
+
+describe("paths", () => {
+  it.each([
+    ["/etc/passwd", /absolute/],
+    ["", /empty/],
+    ["../outside.txt", /"\.\."/],
+    ["a/../ok.txt", /"\.\."/],
+    ["./ok.txt", /not normalized.*"ok\.txt"/],
+    ["a//ok.txt", /not normalized/],
+    ["dir/", /not normalized/],
+    ["ok\0.txt", /NUL/],
+    ["a\\ok.txt", /backslash/],
+  ])("refuses %j", async (p, rule) => {
+    const { nativeDir, store } = await setup();
+    await expectRefused(store, nativeDir, [file("ok.txt"), file(p)], p, rule);
+  });
+
+  it("refuses a path listed twice", async () => {
+    const { nativeDir, store } = await setup();
+    await expectRefused(store, nativeDir, [file("ok.txt"), file("ok.txt")], "ok.txt", /listed twice/);
+  });
+
+  it("refuses a file under a symlinked dir that points outside", async () => {
+    const { base, nativeDir, store } = await setup();
+    await put(base, "outside/leak.txt", "leak");
+    await symlink(path.join(base, "outside"), path.join(nativeDir, "link"));
+    await expectRefused(store, nativeDir, [file("link/leak.txt")], "link/leak.txt", /outside the native dir/);
+  });
+});
+
+describe("file kinds and sizes", () => {
+  it("refuses a symlink, even to a file inside", async () => {
+    const { nativeDir, store } = await setup();
+    await symlink("ok.txt", path.join(nativeDir, "alias.txt"));
+    await expectRefused(store, nativeDir, [file("alias.txt")], "alias.txt", /symbolic link/);
+  });
+
+  it("refuses a directory, a missing file and a FIFO", async () => {
+    const { nativeDir, store } = await setup();
+    await mkdir(path.join(nativeDir, "sub"));
+    await expectRefused(store, nativeDir, [file("sub", 0)], "sub", /directory/);
+    await expectRefused(store, nativeDir, [file("nope.txt")], "nope.txt", /does not exist/);
+    await expectRefused(store, nativeDir, [file("ok.txt/x")], "ok.txt/x", /does not exist/);
+    if (process.platform !== "win32") {
+      execFileSync("mkfifo", [path.join(nativeDir, "pipe")]);
+      await expectRefused(store, nativeDir, [file("pipe", 0)], "pipe", /FIFO/);
+    }
+  });
+
+  it("refuses a size that is not the size on disk", async () => {
+    const { nativeDir, store } = await setup();
+    await expectRefused(store, nativeDir, [file("ok.txt", 5)], "ok.txt", /size on disk is 4 bytes but 5/);
+  });
+});
+
+describe("append-only files", () => {
+  async function withLog(size: number) {
+    const ctx = await setup();
+    await put(ctx.nativeDir, "log.jsonl", randomBytes(size));
+    await ctx.store.create(ctx.nativeDir, [await native(ctx.nativeDir, "log.jsonl", true)]);
+    const poke = async (at: number) => {
+      const fh = await open(path.join(ctx.nativeDir, "log.jsonl"), "r+");
+      const b = Buffer.alloc(1);
+      await fh.read(b, 0, 1, at);
+      await fh.write(Buffer.from([(b[0] ?? 0) ^ 0xff]), 0, 1, at);
+      await fh.close();
+    };
+    return { ...ctx, poke, list: async () => [await native(ctx.nativeDir, "log.jsonl", true)] };
+  }
+
+  it("refuses a shrunk file", async () => {
+    const { nativeDir, store, list } = await withLog(10_000);
+    await truncate(path.join(nativeDir, "log.jsonl"), 9_000);
+    await expectRefused(store, nativeDir, await list(), "log.jsonl", /shrank from 10000 to 9000/);
+  });
+
+  it("refuses rewritten bytes in the head window", async () => {
+    const { nativeDir, store, list, poke } = await withLog(100_000);
+    await poke(10);
+    await appendFile(path.join(nativeDir, "log.jsonl"), "more\n");
+    await expectRefused(
+      store,
+      nativeDir,
+      await list(),
+      "log.jsonl",
+      new RegExp(`bytes 0\\.\\.${WINDOW} differ`),
+    );
+  });
+
+  it("refuses rewritten bytes in the tail window", async () => {
+    const { nativeDir, store, list, poke } = await withLog(100_000);
+    await appendFile(path.join(nativeDir, "log.jsonl"), "more\n");
+    await poke(100_000 - 100);
+    const tail = `bytes ${100_000 - WINDOW}\\.\\.100000 differ from checkpoint 000001`;
+    await expectRefused(store, nativeDir, await list(), "log.jsonl", new RegExp(tail));
+  });
+
+  it("accepts a file that only grew", async () => {
+    const { nativeDir, store, list } = await withLog(100);
+    await appendFile(path.join(nativeDir, "log.jsonl"), "more\n");
+    expect((await store.create(nativeDir, await list())).id).toBe("000002");
+  });
+});
+
+describe("secrets", () => {
+  it("refuses a secret in a new append, without printing it", async () => {
+    const { nativeDir, store } = await setup();
+    await put(nativeDir, "log.jsonl", "clean line\n".repeat(1000));
+    const list = async () => [await native(nativeDir, "log.jsonl", true)];
+    await store.create(nativeDir, await list(), { secrets: [SECRET] });
+    await appendFile(path.join(nativeDir, "log.jsonl"), `{"key":"${SECRET}"}\n`);
+    const err = await expectRefused(store, nativeDir, await list(), "log.jsonl", /credential/, [SECRET]);
+    expect(err.message).not.toContain(SECRET);
+    expect(err.message).not.toContain(SECRET.slice(0, 12));
+  });
+
+  it("catches a secret straddling the previous end of an append-only file", async () => {
+    const { nativeDir, store } = await setup();
+    await put(nativeDir, "log.jsonl", `prefix ${SECRET.slice(0, 10)}`);
+    const list = async () => [await native(nativeDir, "log.jsonl", true)];
+    await store.create(nativeDir, await list(), { secrets: [SECRET] });
+    await appendFile(path.join(nativeDir, "log.jsonl"), `${SECRET.slice(10)} suffix`);
+    await expectRefused(store, nativeDir, await list(), "log.jsonl", /credential/, [SECRET]);
+  });
+
+  it("refuses a secret anywhere in a whole file, across read chunks", async () => {
+    const { nativeDir, store } = await setup();
+    const at = (1 << 20) - 5; // straddles the 1 MiB read chunk boundary
+    const data = Buffer.alloc(2 << 20, "x");
+    data.write(SECRET, at);
+    await put(nativeDir, "state.bin", data);
+    const err = await expectRefused(
+      store,
+      nativeDir,
+      [file("ok.txt"), await native(nativeDir, "state.bin")],
+      "state.bin",
+      new RegExp(`secret #2 .* at byte ${at}`),
+      ["other-secret", SECRET],
+    );
+    expect(err.message).not.toContain(SECRET);
+  });
+});

@@ -1,0 +1,167 @@
+import { randomBytes } from "node:crypto";
+import { appendFile, mkdir, readdir, readFile, unlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { CheckpointError, CheckpointStore } from "./index.js";
+import { dirBytes, native, put, read, tempDirs } from "./testing.js";
+
+const temp = tempDirs();
+const tempDir = temp.make;
+afterEach(temp.cleanup);
+
+async function setup() {
+  const base = await tempDir();
+  const nativeDir = path.join(base, "native");
+  await mkdir(nativeDir);
+  return { base, nativeDir, store: new CheckpointStore(path.join(base, "checkpoints")) };
+}
+
+describe("CheckpointStore round trip", () => {
+  it("restores every file byte for byte into a fresh dir elsewhere", async () => {
+    const { base, nativeDir, store } = await setup();
+    const contents: Record<string, Buffer> = {
+      "session.jsonl": Buffer.from('{"role":"user","text":"hi"}\n'),
+      "deep/nested/dir/state.bin": randomBytes(70_000),
+      "deep/empty.txt": Buffer.alloc(0),
+      "meta.json": Buffer.from('{"model":"m"}'),
+    };
+    for (const [rel, data] of Object.entries(contents)) await put(nativeDir, rel, data);
+    const files = [
+      await native(nativeDir, "session.jsonl", true),
+      await native(nativeDir, "deep/nested/dir/state.bin"),
+      await native(nativeDir, "deep/empty.txt"),
+      await native(nativeDir, "meta.json"),
+    ];
+    const manifest = await store.create(nativeDir, files, { secrets: ["sk-test-secret"] });
+    expect(manifest.id).toBe("000001");
+    expect(await store.list()).toEqual(["000001"]);
+    expect(await store.get("latest")).toEqual(manifest);
+    expect(await store.nativeFiles("000001")).toEqual(files);
+
+    const into = path.join(base, "elsewhere", "restored");
+    await store.restore("latest", into);
+    for (const [rel, data] of Object.entries(contents))
+      expect((await read(into, rel)).equals(data)).toBe(true);
+    expect((await readdir(path.dirname(into))).sort()).toEqual(["restored"]);
+  });
+
+  it("restores into an existing empty dir, and refuses a non-empty one", async () => {
+    const { base, nativeDir, store } = await setup();
+    await put(nativeDir, "a.txt", "alpha");
+    await store.create(nativeDir, [await native(nativeDir, "a.txt")]);
+    const empty = path.join(base, "empty");
+    await mkdir(empty);
+    await store.restore("000001", empty);
+    expect((await read(empty, "a.txt")).toString()).toBe("alpha");
+
+    const err = await store.restore("000001", empty).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CheckpointError);
+    expect((err as Error).message).toMatch(/not empty/);
+  });
+
+  it("names the known ids for an unknown one", async () => {
+    const { nativeDir, store } = await setup();
+    await expect(store.get("latest")).rejects.toThrow(/none yet/);
+    await put(nativeDir, "a.txt", "alpha");
+    await store.create(nativeDir, [await native(nativeDir, "a.txt")]);
+    await store.create(nativeDir, [await native(nativeDir, "a.txt")]);
+    await expect(store.get("000009")).rejects.toThrow(/known: 000001, 000002/);
+    await expect(store.get("../x")).rejects.toThrow(CheckpointError);
+  });
+});
+
+describe("incremental storage", () => {
+  it("stores only the bytes appended since the previous checkpoint", async () => {
+    const { base, nativeDir, store } = await setup();
+    const first = randomBytes(8 << 20);
+    await put(nativeDir, "log.jsonl", first);
+    await put(nativeDir, "config.json", '{"unchanged":true}');
+    const list = async () => [
+      await native(nativeDir, "log.jsonl", true),
+      await native(nativeDir, "config.json"),
+    ];
+    await store.create(nativeDir, await list());
+    const before = await dirBytes(store.blobsDir);
+    expect(before).toBe(first.length + 18);
+
+    const added = randomBytes(1024);
+    await appendFile(path.join(nativeDir, "log.jsonl"), added);
+    const second = await store.create(nativeDir, await list());
+    expect((await dirBytes(store.blobsDir)) - before).toBe(1024);
+    expect(second.files[0]?.segments.map((s) => [s.offset, s.length])).toEqual([
+      [0, first.length],
+      [first.length, 1024],
+    ]);
+
+    await store.restore("000002", path.join(base, "r2"));
+    expect((await read(path.join(base, "r2"), "log.jsonl")).equals(Buffer.concat([first, added]))).toBe(true);
+    await store.restore("000001", path.join(base, "r1"));
+    expect((await read(path.join(base, "r1"), "log.jsonl")).equals(first)).toBe(true);
+  });
+
+  it("stores nothing new when nothing changed", async () => {
+    const { nativeDir, store } = await setup();
+    await put(nativeDir, "log.jsonl", "line\n");
+    await put(nativeDir, "state.json", "{}");
+    const files = [await native(nativeDir, "log.jsonl", true), await native(nativeDir, "state.json")];
+    await store.create(nativeDir, files);
+    const before = await dirBytes(store.blobsDir);
+    await store.create(nativeDir, files);
+    expect(await dirBytes(store.blobsDir)).toBe(before);
+  });
+});
+
+describe("damage and failure", () => {
+  it("detects a corrupted blob on restore and leaves no target behind", async () => {
+    const { base, nativeDir, store } = await setup();
+    await put(nativeDir, "a.bin", randomBytes(5000));
+    const { files } = await store.create(nativeDir, [await native(nativeDir, "a.bin")]);
+    const blob = files[0]!.segments[0]!.blob;
+    const blobPath = path.join(store.blobsDir, blob);
+    const bytes = await readFile(blobPath);
+    bytes[100] = (bytes[100] ?? 0) ^ 0xff;
+    await writeFile(blobPath, bytes);
+
+    const into = path.join(base, "restored");
+    await expect(store.restore("latest", into)).rejects.toThrow(new RegExp(`blob ${blob}.*corrupted`));
+    expect(await readdir(base)).not.toContain("restored");
+    expect((await readdir(base)).filter((n) => n.includes("restoring"))).toEqual([]);
+  });
+
+  it("names a missing blob", async () => {
+    const { base, nativeDir, store } = await setup();
+    await put(nativeDir, "a.txt", "alpha");
+    const { files } = await store.create(nativeDir, [await native(nativeDir, "a.txt")]);
+    const blob = files[0]!.segments[0]!.blob;
+    await unlink(path.join(store.blobsDir, blob));
+    await expect(store.restore("latest", path.join(base, "r"))).rejects.toThrow(
+      new RegExp(`blob ${blob}.*missing`),
+    );
+  });
+
+  it("writes no manifest when storing a blob fails", async () => {
+    const base = await tempDir();
+    const nativeDir = path.join(base, "native");
+    await put(nativeDir, "a.txt", "alpha");
+    await put(nativeDir, "b.txt", "beta");
+    let fail = false;
+    const store = new CheckpointStore(path.join(base, "checkpoints"), {
+      hooks: {
+        beforeBlobCommit() {
+          if (fail) throw new Error("disk full (injected)");
+        },
+      },
+    });
+    const files = async () => [await native(nativeDir, "a.txt"), await native(nativeDir, "b.txt")];
+    await store.create(nativeDir, await files());
+    await put(nativeDir, "b.txt", "beta, changed");
+    fail = true;
+    await expect(store.create(nativeDir, await files())).rejects.toThrow(/injected/);
+    expect(await store.list()).toEqual(["000001"]);
+    expect((await readdir(store.dir)).filter((n) => n.includes("tmp"))).toEqual([]);
+    expect((await readdir(store.blobsDir)).filter((n) => n.startsWith("."))).toEqual([]);
+
+    fail = false;
+    expect((await store.create(nativeDir, await files())).id).toBe("000002");
+  });
+});

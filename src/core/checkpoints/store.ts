@@ -1,0 +1,146 @@
+import { mkdir, readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import type { NativeFile } from "../../protocol/runner.js";
+import { type BlobHooks, storeBlob } from "./blobs.js";
+import { CheckpointError, errnoCode } from "./errors.js";
+import { fsyncDir, writeFileDurable } from "./io.js";
+import { type CheckpointFile, type CheckpointManifest, parseManifest } from "./manifest.js";
+import { planCheckpoint } from "./plan.js";
+import { restoreManifest } from "./restore.js";
+
+export interface CheckpointStoreOptions {
+  /** Fault injection for tests. */
+  hooks?: BlobHooks;
+}
+
+export interface CreateOptions {
+  /** Credentials (e.g. the provider API key) no native file may contain. Empty strings are ignored. */
+  secrets?: string[];
+}
+
+const MANIFEST = /^(\d{6,})\.json$/;
+
+/**
+ * The checkpoints of one session: `<dir>/<id>.json` manifests over content-addressed `<dir>/blobs/<sha256>`.
+ * Append-only files are stored incrementally (one segment per checkpoint that grew them), other files whole.
+ */
+export class CheckpointStore {
+  readonly blobsDir: string;
+  // create() reads the latest manifest and writes the next id: one at a time, or two would take the same id.
+  private tail: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly dir: string,
+    private readonly options: CheckpointStoreOptions = {},
+  ) {
+    this.blobsDir = path.join(dir, "blobs");
+  }
+
+  create(nativeDir: string, files: NativeFile[], opts: CreateOptions = {}): Promise<CheckpointManifest> {
+    const run = this.tail.then(() => this.createNow(nativeDir, files, opts));
+    this.tail = run.catch(() => {});
+    return run;
+  }
+
+  private async createNow(
+    nativeDir: string,
+    files: NativeFile[],
+    opts: CreateOptions,
+  ): Promise<CheckpointManifest> {
+    const secrets = (opts.secrets ?? []).filter((s) => s.length > 0).map((s) => Buffer.from(s, "utf8"));
+    const ids = await this.list();
+    const lastId = ids.at(-1);
+    const previous = lastId === undefined ? undefined : await this.read(lastId);
+    const planned = await planCheckpoint(nativeDir, files, previous, secrets);
+    try {
+      await this.ensureDirs();
+      const out: CheckpointFile[] = [];
+      for (const p of planned) {
+        const segments = [...p.kept];
+        if (p.fresh) {
+          const { offset, length, sha256 } = p.fresh;
+          await storeBlob(
+            this.blobsDir,
+            p.handle,
+            offset,
+            offset + length,
+            sha256,
+            p.file.path,
+            this.options.hooks,
+          );
+          segments.push({ blob: sha256, offset, length, sha256 });
+        }
+        const entry: CheckpointFile = { ...p.file, segments };
+        if (p.head_sha256 !== undefined) entry.head_sha256 = p.head_sha256;
+        if (p.tail_sha256 !== undefined) entry.tail_sha256 = p.tail_sha256;
+        out.push(entry);
+      }
+      // Blob renames must be durable before a manifest can point at them.
+      await fsyncDir(this.blobsDir);
+      const id = String(lastId === undefined ? 1 : Number(lastId) + 1).padStart(6, "0");
+      const manifest: CheckpointManifest = { id, created_at: new Date().toISOString(), files: out };
+      await writeFileDurable(path.join(this.dir, `${id}.json`), `${JSON.stringify(manifest, null, 2)}\n`);
+      return manifest;
+    } finally {
+      await Promise.all(planned.map((p) => p.handle.close()));
+    }
+  }
+
+  private async ensureDirs(): Promise<void> {
+    const created = await mkdir(this.blobsDir, { recursive: true });
+    if (created === undefined) return;
+    // New directories are entries in their parents: fsync each parent from the first one created down.
+    for (let dir = this.blobsDir; ; dir = path.dirname(dir)) {
+      await fsyncDir(path.dirname(dir));
+      if (dir === created || path.dirname(dir) === dir) break;
+    }
+  }
+
+  /** Checkpoint ids, oldest first. */
+  async list(): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch (err) {
+      if (errnoCode(err) === "ENOENT") return [];
+      throw err;
+    }
+    return names
+      .map((n) => MANIFEST.exec(n)?.[1])
+      .filter((id): id is string => id !== undefined)
+      .sort((a, b) => Number(a) - Number(b));
+  }
+
+  async get(id: string): Promise<CheckpointManifest> {
+    const ids = await this.list();
+    const resolved = id === "latest" ? ids.at(-1) : ids.find((known) => known === id);
+    if (resolved === undefined) {
+      const known = ids.length === 0 ? "there are none yet" : `known: ${summarize(ids)}, or "latest"`;
+      throw new CheckpointError(
+        "bad_request",
+        `no checkpoint ${JSON.stringify(id)} in ${this.dir}; ${known}`,
+      );
+    }
+    return this.read(resolved);
+  }
+
+  async restore(id: string, intoDir: string): Promise<CheckpointManifest> {
+    const manifest = await this.get(id);
+    await restoreManifest(manifest, this.blobsDir, intoDir);
+    return manifest;
+  }
+
+  async nativeFiles(id: string): Promise<NativeFile[]> {
+    const manifest = await this.get(id);
+    return manifest.files.map(({ path, size, append_only }) => ({ path, size, append_only }));
+  }
+
+  private async read(id: string): Promise<CheckpointManifest> {
+    return parseManifest(await readFile(path.join(this.dir, `${id}.json`), "utf8"), id);
+  }
+}
+
+function summarize(ids: string[]): string {
+  const shown = ids.length > 20 ? [...ids.slice(0, 5), "…", ...ids.slice(-10)] : ids;
+  return shown.join(", ");
+}

@@ -1,0 +1,308 @@
+// A live session: runs turns on its harness and writes everything that happens to its durable log. One turn at
+// a time; steer and interrupt act on the running one. The harness is opened lazily (first prompt or
+// checkpoint) and reopened after it broke, so a crashed runner never makes the session unusable.
+import { randomUUID } from "node:crypto";
+import type { ErrorInfo, NewEvent, SessionEvent, TurnStatus } from "../protocol/events.js";
+import type { ProviderCredentials, SessionConfig, ToolCallParams, ToolResult } from "../protocol/runner.js";
+import type { BoundTools } from "../tools/router.js";
+import type { CheckpointManifest, CheckpointStore } from "./checkpoints/index.js";
+import type { EventLog } from "./event-log.js";
+import { type Harness, HarnessError, type HarnessFactory } from "./harness.js";
+import { type PendingRequest, PendingRequests, type RequestKind } from "./pending.js";
+
+export interface SessionParts {
+  id: string;
+  harnessName: string;
+  config: SessionConfig;
+  nativeDir: string;
+  log: EventLog;
+  factory: HarnessFactory;
+  tools: BoundTools;
+  provider: ProviderCredentials;
+  checkpoints: CheckpointStore;
+}
+
+export interface TurnOutcome {
+  turn: string;
+  status: TurnStatus;
+  error?: ErrorInfo;
+}
+
+export interface StartedTurn {
+  turn: string;
+  /** Resolves once `turn.settled` is durable. Never rejects. */
+  settled: Promise<TurnOutcome>;
+}
+
+interface RunningTurn {
+  id: string;
+  abort: AbortController;
+  toolCalls: Set<Promise<unknown>>;
+  failure?: HarnessError;
+}
+
+/** A caller's mistake (a prompt while a turn runs, an unknown request id): a 400/409, not a host failure. */
+export class SessionError extends Error {
+  override name = "SessionError";
+  constructor(
+    readonly code: "bad_request" | "conflict" | "not_found",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class Session {
+  private harness: Harness | undefined;
+  private opening: Promise<Harness> | undefined;
+  private running: RunningTurn | undefined;
+  private readonly pending = new PendingRequests();
+  private closed = false;
+
+  private constructor(private readonly parts: SessionParts) {}
+
+  /** Opens a session from its log: passive, no harness is started. A turn the host died in is closed out. */
+  static async open(parts: SessionParts): Promise<Session> {
+    const session = new Session(parts);
+    let orphan: string | undefined;
+    for (const event of await parts.log.read(0)) {
+      session.pending.observe(event);
+      if (event.type === "turn.started") orphan = event.turn;
+      if (event.type === "turn.settled" && event.turn === orphan) orphan = undefined;
+    }
+    if (orphan) await session.recoverTurn(orphan);
+    return session;
+  }
+
+  get id(): string {
+    return this.parts.id;
+  }
+
+  get log(): EventLog {
+    return this.parts.log;
+  }
+
+  get activeTurn(): string | undefined {
+    return this.running?.id;
+  }
+
+  pendingRequests(): PendingRequest[] {
+    return this.pending.list();
+  }
+
+  /** Starts the harness now rather than at the first prompt (it opens passively: no model or tool call). */
+  async start(): Promise<void> {
+    this.assertOpen();
+    await this.ensureHarness();
+  }
+
+  /** Starts a turn and returns at once; `settled` says how it ended. */
+  async prompt(text: string): Promise<StartedTurn> {
+    this.assertOpen();
+    if (this.running) {
+      throw new SessionError(
+        "conflict",
+        `turn ${this.running.id} is still running: steer or interrupt it first`,
+      );
+    }
+    const turn: RunningTurn = { id: randomUUID(), abort: new AbortController(), toolCalls: new Set() };
+    this.running = turn;
+    try {
+      await this.append([
+        { type: "user.prompt", turn: turn.id, data: { text } },
+        { type: "turn.started", turn: turn.id, data: {} },
+      ]);
+    } catch (err) {
+      this.running = undefined;
+      throw err;
+    }
+    return { turn: turn.id, settled: this.runTurn(turn, text) };
+  }
+
+  async steer(text: string): Promise<void> {
+    const turn = this.requireRunning("steer");
+    if (!this.parts.factory.supportsSteering) {
+      throw new SessionError("bad_request", `harness "${this.parts.harnessName}" does not support steering`);
+    }
+    await this.append([{ type: "user.steer", turn: turn.id, data: { text } }]);
+    await this.harness?.steer(text, turn.id);
+  }
+
+  async interrupt(): Promise<void> {
+    const turn = this.requireRunning("interrupt");
+    await this.append([{ type: "user.interrupt", turn: turn.id, data: {} }]);
+    turn.abort.abort();
+    await this.harness?.interrupt(turn.id);
+  }
+
+  /** Checkpoints the native state between turns. */
+  async checkpoint(): Promise<CheckpointManifest> {
+    this.assertOpen();
+    if (this.running)
+      throw new SessionError("conflict", "a checkpoint is taken between turns: wait for the turn to settle");
+    const harness = await this.ensureHarness();
+    const files = await harness.checkpoint();
+    const secrets = this.parts.provider.api_key ? [this.parts.provider.api_key] : [];
+    const manifest = await this.parts.checkpoints.create(this.parts.nativeDir, files, { secrets });
+    const listed = manifest.files.map(({ path, size, append_only }) => ({ path, size, append_only }));
+    await this.append([{ type: "checkpoint.created", data: { id: manifest.id, files: listed } }]);
+    return manifest;
+  }
+
+  /**
+   * Answers a pending request (a permission or a question) exactly once. A second answer, or one for an
+   * unknown id, is refused.
+   */
+  async answer(event: NewEvent & { type: "permission.resolved" | "question.answered" }): Promise<void> {
+    const kind: RequestKind =
+      event.type === "permission.resolved" ? "permission.requested" : "question.requested";
+    const request = this.pending.take(kind, event.data.id);
+    if (!request)
+      throw new SessionError("conflict", `no pending ${kind} with id "${event.data.id}" (answered already?)`);
+    await this.append([{ ...event, turn: request.turn } as NewEvent]);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.running) {
+      await this.interrupt().catch(() => {});
+    }
+    this.closed = true;
+    await this.dropHarness();
+    await this.append([{ type: "session.closed", data: {} }]).catch(() => {});
+    await this.parts.log.close();
+  }
+
+  private async runTurn(turn: RunningTurn, text: string): Promise<TurnOutcome> {
+    let status: TurnStatus = "completed";
+    let error: ErrorInfo | undefined;
+    try {
+      const harness = await this.ensureHarness();
+      const outcome = await harness.prompt(text, { turn: turn.id, signal: turn.abort.signal });
+      if (outcome.interrupted) status = "interrupted";
+    } catch (err) {
+      status = "failed";
+      error =
+        err instanceof HarnessError ? err.toInfo() : { code: "brain_error", message: (err as Error).message };
+      if (!(err instanceof HarnessError) || err.code === "brain_error") await this.dropHarness();
+    }
+    if (turn.failure) {
+      status = "failed";
+      error = turn.failure.toInfo();
+    }
+    turn.abort.abort(); // cancels any tool call the harness abandoned
+    await Promise.allSettled(turn.toolCalls);
+    await this.settleLeftovers(turn.id, "the turn ended before the tool call finished");
+    this.running = undefined;
+    const data = error ? { status, error } : { status };
+    await this.append([{ type: "turn.settled", turn: turn.id, data }]).catch(() => {});
+    return { turn: turn.id, ...data };
+  }
+
+  /** The harness's tool callback: log the intent durably, dispatch, log the result, answer. */
+  private async callTool(turnId: string, call: ToolCallParams, signal: AbortSignal): Promise<ToolResult> {
+    const turn = this.running;
+    if (!turn || turn.id !== turnId) return errorResult("no turn is running");
+    if (this.pending.has("tool.call", call.id))
+      return errorResult(`tool call id "${call.id}" is already in use`);
+    const work = (async () => {
+      await this.append([{ type: "tool.call", turn: turnId, data: call }]);
+      const result = await this.parts.tools.call(call, signal);
+      this.resolve("tool.call", call.id, {
+        type: "tool.result",
+        turn: turnId,
+        data: { id: call.id, ...result },
+      });
+      return result;
+    })();
+    turn.toolCalls.add(work);
+    try {
+      return await work;
+    } catch (err) {
+      return errorResult(`tool call could not be logged: ${(err as Error).message}`);
+    } finally {
+      turn.toolCalls.delete(work);
+    }
+  }
+
+  /** Appends an answer if, and only if, the request is still pending. Not awaited: order is kept by the log. */
+  private resolve(kind: RequestKind, id: string, answer: NewEvent): void {
+    if (!this.pending.take(kind, id)) return;
+    this.append([answer]).catch(() => {});
+  }
+
+  private async settleLeftovers(turn: string, reason: string): Promise<void> {
+    const left = this.pending.list(turn).filter((request) => request.kind === "tool.call");
+    for (const request of left) {
+      const result = errorResult(`${reason}; its outcome is unknown`);
+      this.resolve("tool.call", request.id, {
+        type: "tool.result",
+        turn,
+        data: { id: request.id, ...result },
+      });
+    }
+  }
+
+  private async recoverTurn(turn: string): Promise<void> {
+    await this.settleLeftovers(turn, "the host stopped while the tool call was running");
+    const error: ErrorInfo = { code: "brain_error", message: "the host stopped while this turn was running" };
+    await this.append([{ type: "turn.settled", turn, data: { status: "failed", error } }]);
+  }
+
+  private emit(event: NewEvent): void {
+    const turn = this.running;
+    this.append([event]).catch((err: Error) => {
+      if (!turn || turn.failure) return;
+      turn.failure = new HarnessError("brain_error", `could not write the event log: ${err.message}`);
+      turn.abort.abort();
+      void this.harness?.interrupt(turn.id);
+    });
+  }
+
+  private append(events: NewEvent[]): Promise<SessionEvent[]> {
+    for (const event of events) this.pending.observe(event);
+    return this.parts.log.append(events);
+  }
+
+  private ensureHarness(): Promise<Harness> {
+    if (this.harness) return Promise.resolve(this.harness);
+    this.opening ??= this.parts.factory
+      .open({
+        sessionId: this.parts.id,
+        dir: this.parts.nativeDir,
+        config: this.parts.config,
+        tools: this.parts.tools.schemas,
+        provider: this.parts.provider,
+        emit: (event) => this.emit(event),
+        call: (turn, call, signal) => this.callTool(turn, call, signal),
+      })
+      .then((harness) => {
+        this.harness = harness;
+        return harness;
+      })
+      .finally(() => {
+        this.opening = undefined;
+      });
+    return this.opening;
+  }
+
+  private async dropHarness(): Promise<void> {
+    const harness = this.harness;
+    this.harness = undefined;
+    await harness?.close().catch(() => {});
+  }
+
+  private requireRunning(what: string): RunningTurn {
+    this.assertOpen();
+    if (!this.running) throw new SessionError("conflict", `nothing to ${what}: no turn is running`);
+    return this.running;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new SessionError("conflict", `session ${this.parts.id} is closed`);
+  }
+}
+
+function errorResult(text: string): ToolResult {
+  return { content: [{ type: "text", text }], is_error: true };
+}

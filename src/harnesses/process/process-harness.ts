@@ -1,0 +1,254 @@
+// One attachment on a runner process: the Harness side of seed A's stdio protocol. Requests are correlated by
+// id, replies must echo the attachment and turn, events and tool calls must name the active turn.
+import { randomUUID } from "node:crypto";
+import {
+  type Harness,
+  HarnessError,
+  type HarnessOptions,
+  type PromptOutcome,
+  type TurnContext,
+} from "../../core/harness.js";
+import { describeIssues } from "../../protocol/frames.js";
+import type {
+  NativeFile,
+  RunnerMethod,
+  RunnerReply,
+  RunnerToBrainFrame,
+  ToolCallRequest,
+} from "../../protocol/runner.js";
+import { OpenParams, RequestResults } from "../../protocol/runner.js";
+import type { RunnerProcess } from "./runner-process.js";
+
+export interface AttachmentTimeouts {
+  /** Seed A: the `open` request has 30 seconds. */
+  openMs: number;
+  /** How long an interrupted turn may take to settle before the runner is killed. */
+  interruptGraceMs: number;
+  /** How long checkpoint, steer and detach replies may take. */
+  requestMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: AttachmentTimeouts = {
+  openMs: 30_000,
+  interruptGraceMs: 5_000,
+  requestMs: 30_000,
+};
+
+interface Pending {
+  method: RunnerMethod;
+  turn: string | undefined;
+  resolve(result: unknown): void;
+  reject(err: HarnessError): void;
+}
+
+interface ActiveTurn {
+  id: string;
+  signal: AbortSignal;
+  /** Settles the turn without the runner's reply (after a kill). */
+  settle?: (outcome: PromptOutcome) => void;
+  /** Set once interrupted: fires if the runner has not settled in time. */
+  grace?: NodeJS.Timeout;
+}
+
+export class ProcessHarness implements Harness {
+  readonly attachment = randomUUID();
+  private readonly pending = new Map<string, Pending>();
+  private activeTurn: ActiveTurn | undefined;
+  private nextId = 1;
+  private broken: string | undefined;
+
+  constructor(
+    private readonly runner: RunnerProcess,
+    private readonly options: HarnessOptions,
+    private readonly timeouts: AttachmentTimeouts,
+    private readonly release: (harness: ProcessHarness) => Promise<void>,
+  ) {
+    runner.attach(this.attachment, {
+      onFrame: (frame) => this.onFrame(frame),
+      onWarning: (message) => this.warn(message),
+      onFatal: (message) => this.onFatal(message),
+    });
+  }
+
+  async open(): Promise<void> {
+    const params = OpenParams.parse({
+      session_id: this.options.sessionId,
+      dir: this.options.dir,
+      config: this.options.config,
+      tools: this.options.tools,
+      provider: this.options.provider,
+    });
+    await this.request("open", params, undefined, this.timeouts.openMs);
+  }
+
+  async prompt(text: string, ctx: TurnContext): Promise<PromptOutcome> {
+    if (this.activeTurn)
+      throw new HarnessError("brain_error", "a turn is already running on this attachment");
+    const active: ActiveTurn = { id: ctx.turn, signal: ctx.signal };
+    this.activeTurn = active;
+    try {
+      const reply = this.request("prompt", { text }, ctx.turn, 0) as Promise<{ interrupted?: boolean }>;
+      // An interrupt that outlives its grace period kills the runner and settles the turn from here.
+      const forced = new Promise<PromptOutcome>((resolve) => {
+        if (this.activeTurn) this.activeTurn.settle = resolve;
+      });
+      const result = await Promise.race([
+        reply.then((r) => ({ interrupted: r.interrupted === true })),
+        forced,
+      ]);
+      return { interrupted: result.interrupted || ctx.signal.aborted };
+    } finally {
+      clearTimeout(active.grace);
+      this.activeTurn = undefined;
+    }
+  }
+
+  async steer(text: string, turn: string): Promise<void> {
+    await this.request("steer", { text }, turn, this.timeouts.requestMs);
+  }
+
+  async interrupt(turn: string): Promise<void> {
+    const active = this.activeTurn;
+    if (!active || active.id !== turn || active.grace) return;
+    active.grace = setTimeout(() => {
+      if (this.activeTurn !== active) return;
+      this.warn(
+        `runner did not settle the interrupted turn within ${this.timeouts.interruptGraceMs} ms; killed it`,
+      );
+      active.settle?.({ interrupted: true });
+      this.runner.kill();
+    }, this.timeouts.interruptGraceMs);
+    try {
+      await this.request("interrupt", null, turn, this.timeouts.interruptGraceMs);
+    } catch {
+      // The grace timer settles the turn if the runner neither answers nor stops.
+    }
+  }
+
+  async checkpoint(): Promise<NativeFile[]> {
+    return (await this.request("checkpoint", null, undefined, this.timeouts.requestMs)) as NativeFile[];
+  }
+
+  /** Sends `detach` so a shared host can release this attachment, then lets the factory decide the process's fate. */
+  async close(): Promise<void> {
+    if (!this.broken && this.runner.alive) {
+      try {
+        await this.request("detach", null, undefined, Math.min(this.timeouts.requestMs, 5_000));
+      } catch {
+        // A runner that cannot detach is stopped by the release below all the same.
+      }
+    }
+    this.runner.detach(this.attachment);
+    this.rejectAll("the session closed");
+    await this.release(this);
+  }
+
+  get isBroken(): boolean {
+    return this.broken !== undefined;
+  }
+
+  private request(
+    method: RunnerMethod,
+    params: unknown,
+    turn: string | undefined,
+    timeoutMs: number,
+  ): Promise<unknown> {
+    if (this.broken) return Promise.reject(new HarnessError("brain_error", this.broken));
+    const id = String(this.nextId++);
+    return new Promise((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = () => {
+        if (timer) clearTimeout(timer);
+        this.pending.delete(id);
+      };
+      this.pending.set(id, {
+        method,
+        turn,
+        resolve: (result) => {
+          done();
+          resolve(result);
+        },
+        reject: (err) => {
+          done();
+          reject(err);
+        },
+      });
+      if (timeoutMs > 0) {
+        timer = setTimeout(() => {
+          const message = `runner "${this.runner.spec.name}" did not answer "${method}" within ${timeoutMs / 1000} s`;
+          this.pending.get(id)?.reject(new HarnessError("brain_error", this.withStderr(message)));
+          if (method === "open") this.runner.kill();
+        }, timeoutMs);
+      }
+      const frame = { attachment: this.attachment, ...(turn ? { turn } : {}), id, method, params };
+      this.runner.send(frame as never);
+    });
+  }
+
+  private onFrame(frame: RunnerToBrainFrame): void {
+    if ("event" in frame) {
+      if (frame.turn !== this.activeTurn?.id) {
+        return this.warn(`"${frame.event}" event for turn "${frame.turn}", which is not running; ignored`);
+      }
+      this.options.emit({ type: frame.event, turn: frame.turn, data: frame.data } as never);
+      return;
+    }
+    if ("method" in frame) return void this.onToolCall(frame);
+    this.onReply(frame);
+  }
+
+  private onReply(reply: RunnerReply): void {
+    const pending = this.pending.get(reply.id);
+    if (!pending) return this.warn(`reply for unknown request id "${reply.id}" ignored`);
+    if (reply.turn !== pending.turn) {
+      const got = reply.turn ?? "(none)";
+      const want = pending.turn ?? "(none)";
+      return pending.reject(
+        new HarnessError(
+          "brain_error",
+          `reply to "${pending.method}" carried turn "${got}", expected "${want}"`,
+        ),
+      );
+    }
+    if ("error" in reply) return pending.reject(new HarnessError(reply.error.code, reply.error.message));
+    const parsed = RequestResults[pending.method].safeParse(reply.result);
+    if (!parsed.success) {
+      const message = `invalid result for "${pending.method}": ${describeIssues(parsed.error)}`;
+      return pending.reject(new HarnessError("brain_error", message));
+    }
+    pending.resolve(parsed.data);
+  }
+
+  private async onToolCall(frame: ToolCallRequest): Promise<void> {
+    const turn = this.activeTurn;
+    const answer = (result: { content: { type: "text"; text: string }[]; is_error: boolean }) =>
+      this.runner.send({ attachment: this.attachment, turn: frame.turn, id: frame.id, result });
+    if (!turn || frame.turn !== turn.id) {
+      this.warn(`tool.call "${frame.params.name}" for turn "${frame.turn}", which is not running; refused`);
+      return answer({ content: [{ type: "text", text: "no turn is running" }], is_error: true });
+    }
+    const result = await this.runner.toolCalls.run(() =>
+      this.options.call(turn.id, frame.params, turn.signal),
+    );
+    answer(result);
+  }
+
+  private onFatal(message: string): void {
+    this.broken = message;
+    this.rejectAll(message);
+  }
+
+  private rejectAll(message: string): void {
+    for (const pending of [...this.pending.values()])
+      pending.reject(new HarnessError("brain_error", message));
+  }
+
+  private warn(message: string): void {
+    this.options.emit({ type: "harness.warning", data: { message } });
+  }
+
+  private withStderr(message: string): string {
+    const tail = this.runner.stderr();
+    return tail ? `${message}; its stderr ended with: ${tail.slice(-1000)}` : message;
+  }
+}

@@ -1,0 +1,156 @@
+// One runner child process: spawns it with a minimal environment, splits its stdout into frames, keeps a bounded
+// tail of its stderr for error messages (stderr never reaches the event log), and routes each frame to the
+// attachment it names. Broken framing or an exit is fatal to every attachment; a frame for an unknown
+// attachment is only a warning.
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { decodeRunnerFrame, ProtocolError } from "../../protocol/frames.js";
+import { encodeLine, FramingError, LineSplitter } from "../../protocol/ndjson.js";
+import type { BrainToRunnerFrame, RunnerToBrainFrame } from "../../protocol/runner.js";
+import { minimalEnvironment } from "./environment.js";
+import { Semaphore } from "./semaphore.js";
+
+/** Seed A: up to 32 concurrent reverse tool calls per runner. */
+export const MAX_TOOL_CALLS_IN_FLIGHT = 32;
+const STDERR_TAIL_BYTES = 8 * 1024;
+
+export interface RunnerCommand {
+  /** The harness name, for messages. */
+  name: string;
+  command: string;
+  args: string[];
+  /** Added to the minimal environment. */
+  env?: Record<string, string>;
+  cwd?: string;
+}
+
+export interface AttachmentSink {
+  onFrame(frame: RunnerToBrainFrame): void;
+  onWarning(message: string): void;
+  /** The process is gone or its stream is broken: fail everything in flight. */
+  onFatal(message: string): void;
+}
+
+export class RunnerProcess {
+  readonly toolCalls = new Semaphore(MAX_TOOL_CALLS_IN_FLIGHT);
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly sinks = new Map<string, AttachmentSink>();
+  private stderrTail = "";
+  private fatal: string | undefined;
+  private readonly exited: Promise<void>;
+
+  constructor(readonly spec: RunnerCommand) {
+    this.child = spawn(spec.command, spec.args, {
+      cwd: spec.cwd,
+      env: minimalEnvironment(process.env, spec.env),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const splitter = new LineSplitter((line) => this.onLine(line));
+    this.child.stdout.on("data", (chunk: Buffer) => {
+      if (this.fatal) return;
+      try {
+        splitter.push(chunk);
+      } catch (err) {
+        this.fail(`broken framing on stdout: ${(err as Error).message}`);
+      }
+    });
+    this.child.stdout.on("end", () => {
+      try {
+        splitter.end();
+      } catch (err) {
+        if (err instanceof FramingError) this.fail(`broken framing on stdout: ${err.message}`);
+      }
+    });
+    this.child.stderr.on("data", (chunk: Buffer) => {
+      this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
+    });
+    // EPIPE after the child died: the exit handler reports it with the stderr tail.
+    this.child.stdin.on("error", () => {});
+    this.exited = new Promise((resolve) => {
+      this.child.on("error", (err) => {
+        this.fail(`could not start "${spec.command}": ${err.message}`);
+        resolve();
+      });
+      // "close", not "exit": by then stdout and stderr are drained, so no frame or stderr line is lost.
+      this.child.on("close", (code, signal) => {
+        const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+        this.fail(`runner "${spec.name}" ${how}`);
+        resolve();
+      });
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get alive(): boolean {
+    return this.fatal === undefined;
+  }
+
+  get attachments(): number {
+    return this.sinks.size;
+  }
+
+  attach(id: string, sink: AttachmentSink): void {
+    this.sinks.set(id, sink);
+    if (this.fatal) sink.onFatal(this.describe(this.fatal));
+  }
+
+  detach(id: string): void {
+    this.sinks.delete(id);
+  }
+
+  send(frame: BrainToRunnerFrame): void {
+    if (!this.fatal) this.child.stdin.write(encodeLine(frame));
+  }
+
+  /** The last few KiB the runner wrote on stderr, for error messages. */
+  stderr(): string {
+    return this.stderrTail.trim();
+  }
+
+  /** Ends the process: close stdin, then SIGTERM, then SIGKILL, each after a grace period. */
+  async stop(graceMs = 2000): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.child.stdin.end();
+      const escalate = setTimeout(() => this.child.kill("SIGTERM"), graceMs);
+      const kill = setTimeout(() => this.child.kill("SIGKILL"), graceMs * 2);
+      await this.exited;
+      clearTimeout(escalate);
+      clearTimeout(kill);
+    }
+  }
+
+  kill(): void {
+    this.child.kill("SIGKILL");
+  }
+
+  private onLine(line: string): void {
+    if (this.fatal) return;
+    let frame: RunnerToBrainFrame;
+    try {
+      frame = decodeRunnerFrame(line);
+    } catch (err) {
+      if (err instanceof ProtocolError) return this.fail(`protocol violation on stdout: ${err.message}`);
+      throw err;
+    }
+    const sink = this.sinks.get(frame.attachment);
+    if (sink) return sink.onFrame(frame);
+    const message = `frame for unknown attachment "${frame.attachment}" ignored`;
+    for (const other of this.sinks.values()) other.onWarning(message);
+  }
+
+  private fail(reason: string): void {
+    if (this.fatal) return;
+    this.fatal = reason;
+    // A runner that broke the protocol is not trusted with another frame.
+    if (this.child.exitCode === null) this.child.kill("SIGKILL");
+    const message = this.describe(reason);
+    for (const sink of this.sinks.values()) sink.onFatal(message);
+  }
+
+  private describe(reason: string): string {
+    const tail = this.stderr();
+    return tail ? `${reason}; its stderr ended with: ${tail.slice(-1000)}` : reason;
+  }
+}

@@ -1,0 +1,22 @@
+// A session's record (session.json): what it runs and how it was configured. Never holds a credential.
+import { z } from "zod";
+import { ProviderSettings } from "./config.js";
+import { SessionConfig } from "./runner.js";
+
+/** Ids name directories: this pattern can never be `.`, `..` or hold a separator. */
+export const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+export const SessionId = z
+  .string()
+  .regex(SESSION_ID_PATTERN, "a session id is 1 to 64 letters, digits, '_' or '-'");
+
+export const SessionRecord = z.strictObject({
+  id: SessionId,
+  harness: z.string().min(1),
+  config: SessionConfig,
+  provider: ProviderSettings.optional(),
+  created_at: z.string(),
+  status: z.enum(["open", "closed"]),
+  forked_from: z.strictObject({ session: z.string(), checkpoint: z.string() }).optional(),
+});
+
+export type SessionRecord = z.infer<typeof SessionRecord>;

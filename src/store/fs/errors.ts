@@ -1,0 +1,18 @@
+// Errors of the embedded store, carrying Brain's error code: disk trouble is ours, a bad id is the caller's.
+import type { ErrorCode } from "../../protocol/events.js";
+
+export class StoreError extends Error {
+  override name = "StoreError";
+  constructor(
+    readonly code: Extract<ErrorCode, "brain_error" | "bad_request">,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** `ENOSPC: no space left on device, write` is already what an operator needs; keep Node's message whole. */
+export function osMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

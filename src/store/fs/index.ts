@@ -1,0 +1,6 @@
+// The embedded (file-system) store: session records and their JSONL event logs under $BRAIN_HOME.
+export { StoreError } from "./errors.js";
+export { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
+export { type LogIO, nodeLogIO } from "./log-io.js";
+export { SESSION_ID, SessionRecord } from "./session-record.js";
+export { FsSessionStore, type NewSession, type SessionPatch, type SessionPaths } from "./session-store.js";

@@ -1,0 +1,370 @@
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { NewEvent, SessionEvent } from "../../protocol/events.js";
+import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
+import { type LogIO, nodeLogIO } from "./log-io.js";
+
+type Op = "write" | "datasync" | "truncate";
+
+function osError(code: string, syscall: string): NodeJS.ErrnoException {
+  const text = code === "ENOSPC" ? "no space left on device" : "i/o error";
+  return Object.assign(new Error(`${code}: ${text}, ${syscall}`), { code, syscall });
+}
+
+interface TestIO extends LogIO {
+  counts: Record<Op, number>;
+  /** The next call of `op` fails with `code`; a failing write first writes half its bytes, as a full disk does. */
+  failNext(op: Op, code: string): void;
+  /** Holds the next datasync until the returned function is called. */
+  holdDatasync(): () => void;
+}
+
+function testIO(): TestIO {
+  const failures = new Map<Op, string>();
+  let hold: Promise<void> | undefined;
+  const take = (op: Op) => {
+    io.counts[op]++;
+    const code = failures.get(op);
+    failures.delete(op);
+    return code;
+  };
+  const io: TestIO = {
+    ...nodeLogIO,
+    counts: { write: 0, datasync: 0, truncate: 0 },
+    failNext: (op, code) => failures.set(op, code),
+    holdDatasync() {
+      let release!: () => void;
+      hold = new Promise((r) => {
+        release = r;
+      });
+      return release;
+    },
+    async write(fd, buffer, offset, length, position) {
+      const code = take("write");
+      if (code) {
+        await nodeLogIO.write(fd, buffer, offset, Math.floor(length / 2), position);
+        throw osError(code, "write");
+      }
+      return nodeLogIO.write(fd, buffer, offset, length, position);
+    },
+    async datasync(fd) {
+      const code = take("datasync");
+      const wait = hold;
+      hold = undefined;
+      if (wait) await wait;
+      if (code) throw osError(code, "fdatasync");
+      return nodeLogIO.datasync(fd);
+    },
+    async truncate(fd, length) {
+      const code = take("truncate");
+      if (code) throw osError(code, "ftruncate");
+      return nodeLogIO.truncate(fd, length);
+    },
+  };
+  return io;
+}
+
+const delta = (text: string): NewEvent => ({ type: "assistant.delta", turn: "t1", data: { text } });
+
+let dir: string;
+let file: string;
+const opened: JsonlEventLog[] = [];
+
+async function open(io?: LogIO): Promise<JsonlEventLog> {
+  const log = await JsonlEventLog.open(file, "s1", io);
+  opened.push(log);
+  return log;
+}
+
+const fileSize = async () => (await fs.stat(file)).size;
+const lines = async () => (await fs.readFile(file, "utf8")).split("\n").filter((l) => l !== "");
+
+beforeEach(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), "brain-log-"));
+  file = path.join(dir, "events.jsonl");
+});
+
+afterEach(async () => {
+  await Promise.allSettled(opened.splice(0).map((l) => l.close()));
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+describe("JsonlEventLog", () => {
+  it("writes one line per event with dense seqs from 1", async () => {
+    const log = await open();
+    const [a, b] = await log.append([{ type: "turn.started", turn: "t1", data: {} }, delta("hi")]);
+    const [c] = await log.append([{ type: "user.prompt", data: { text: "x" } }]);
+    expect([a?.seq, b?.seq, c?.seq]).toEqual([1, 2, 3]);
+    expect(log.lastSeq).toBe(3);
+    const text = await lines();
+    expect(text[0]).toMatch(
+      /^\{"seq":1,"ts":"[^"]+","session":"s1","turn":"t1","type":"turn.started","data":\{\}\}$/,
+    );
+    expect(JSON.parse(text[2]!)).toEqual({
+      seq: 3,
+      ts: c?.ts,
+      session: "s1",
+      type: "user.prompt",
+      data: { text: "x" },
+    });
+  });
+
+  it("group-commits appends made together: dense seqs in call order, one write and one fdatasync", async () => {
+    const io = testIO();
+    const log = await open(io);
+    const before = { ...io.counts };
+    const calls = Array.from({ length: 300 }, (_, i) =>
+      log.append(i % 10 === 0 ? [delta(`${i}a`), delta(`${i}b`)] : [delta(`${i}`)]),
+    );
+    const results = await Promise.all(calls);
+    expect(results.flat().map((e) => e.seq)).toEqual(Array.from({ length: 330 }, (_, i) => i + 1));
+    expect(io.counts.write - before.write).toBe(1);
+    expect(io.counts.datasync - before.datasync).toBe(1);
+    expect((await log.read(0)).map((e) => e.seq)).toEqual(results.flat().map((e) => e.seq));
+  });
+
+  it("batches the appends that arrive while a flush is in flight into the next flush", async () => {
+    const io = testIO();
+    const log = await open(io);
+    const release = io.holdDatasync();
+    const before = { ...io.counts };
+    const first = log.append([delta("first")]);
+    await new Promise((r) => setImmediate(r)); // the first flush is now waiting in fdatasync
+    const later: Promise<SessionEvent[]>[] = [];
+    for (let tick = 0; tick < 5; tick++) {
+      for (let i = 0; i < 20; i++) later.push(log.append([delta(`${tick}.${i}`)]));
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(log.lastSeq).toBe(0);
+    release();
+    expect((await first)[0]?.seq).toBe(1);
+    expect((await Promise.all(later)).flat().map((e) => e.seq)).toEqual(
+      Array.from({ length: 100 }, (_, i) => i + 2),
+    );
+    expect(io.counts.datasync - before.datasync).toBe(2);
+    expect(io.counts.write - before.write).toBe(2);
+  });
+
+  it("reads from any seq using byte offsets, also after reopening", async () => {
+    const log = await open();
+    const written: SessionEvent[] = [];
+    for (let b = 0; b < 10; b++) {
+      // Multi-byte text and U+2028 make byte offsets differ from string lengths.
+      written.push(...(await log.append([0, 1, 2, 3, 4].map((i) => delta(`é🙂\u2028 ${b}.${i}`)))));
+    }
+    expect(await log.read(0)).toEqual(written);
+    expect(await log.read(10, 5)).toEqual(written.slice(10, 15));
+    expect(await log.read(49)).toEqual(written.slice(49));
+    expect(await log.read(50)).toEqual([]);
+    expect(await log.read(99)).toEqual([]);
+    expect(await log.read(3, 0)).toEqual([]);
+    await expect(log.read(-1)).rejects.toThrow(/bad read range/);
+    await log.close();
+    const again = await open();
+    expect(again.lastSeq).toBe(50);
+    expect(await again.read(37, 3)).toEqual(written.slice(37, 40));
+    expect(await readEventsFile(file)).toEqual(written);
+  });
+
+  it("shows events to readers and subscribers only once durable, in order", async () => {
+    const io = testIO();
+    const log = await open(io);
+    const seen: number[][] = [];
+    const unsubscribe = log.subscribe((events) => seen.push(events.map((e) => e.seq)));
+    const release = io.holdDatasync();
+    const a = log.append([delta("a"), delta("b")]);
+    const b = log.append([delta("c")]);
+    await new Promise((r) => setImmediate(r));
+    expect(seen).toEqual([]);
+    expect(await log.read(0)).toEqual([]);
+    expect(log.lastSeq).toBe(0);
+    release();
+    await Promise.all([a, b]);
+    expect(seen).toEqual([[1, 2, 3]]);
+    await log.append([delta("d")]);
+    expect(seen).toEqual([[1, 2, 3], [4]]);
+    unsubscribe();
+    await log.append([delta("e")]);
+    expect(seen).toHaveLength(2);
+  });
+
+  it("keeps the log going when a subscriber throws", async () => {
+    const log = await open();
+    const seen: number[] = [];
+    log.subscribe(() => {
+      throw new Error("boom");
+    });
+    log.subscribe((events) => seen.push(...events.map((e) => e.seq)));
+    const warned = new Promise((r) => process.once("warning", r));
+    await log.append([delta("a")]);
+    await log.append([delta("b")]);
+    expect(String(await warned)).toMatch(/subscriber threw: boom/);
+    expect(seen).toEqual([1, 2]);
+  });
+
+  it("continues the seqs after close and reopen", async () => {
+    const log = await open();
+    await log.append([delta("a"), delta("b"), delta("c")]);
+    await log.close();
+    const again = await open();
+    expect(again.lastSeq).toBe(3);
+    expect((await again.append([delta("d")]))[0]?.seq).toBe(4);
+    expect((await lines()).map((l) => JSON.parse(l).seq)).toEqual([1, 2, 3, 4]);
+  });
+
+  it("close flushes queued appends; later appends and reads reject", async () => {
+    const log = await open();
+    const pending = [log.append([delta("a")]), log.append([delta("b")])];
+    await log.close();
+    expect((await Promise.all(pending)).flat().map((e) => e.seq)).toEqual([1, 2]);
+    expect((await readEventsFile(file)).map((e) => e.seq)).toEqual([1, 2]);
+    await expect(log.append([delta("c")])).rejects.toThrow(/is closed/);
+    await expect(log.read(0)).rejects.toThrow(/is closed/);
+    await log.close(); // idempotent
+  });
+
+  it("rejects an event JSON cannot hold on its own, without disturbing the others", async () => {
+    const log = await open();
+    const ok1 = log.append([delta("a")]);
+    const bad = log.append([{ type: "tool.call", data: { id: "1", name: "t", arguments: { n: 1n } } }]);
+    const ok2 = log.append([delta("b")]);
+    await expect(bad).rejects.toThrow(/not serializable/);
+    expect([(await ok1)[0]?.seq, (await ok2)[0]?.seq]).toEqual([1, 2]);
+  });
+
+  describe("torn tail", () => {
+    async function withTail(tail: string): Promise<number> {
+      const log = await open();
+      await log.append([delta("a"), delta("b")]);
+      await log.close();
+      const good = await fileSize();
+      await fs.appendFile(file, tail);
+      return good;
+    }
+
+    for (const [name, tail] of [
+      ["a partial line", '{"seq":3,"ts":"2024'],
+      [
+        "a complete line without its newline",
+        '{"seq":3,"ts":"x","session":"s1","type":"user.interrupt","data":{}}',
+      ],
+      ["a last line that is not JSON", "\u0000\u0000\u0000\n"],
+    ] as const) {
+      it(`cuts ${name} at open and carries on`, async () => {
+        const good = await withTail(tail);
+        expect((await readEventsFile(file)).map((e) => e.seq)).toEqual([1, 2]); // reading alone leaves it
+        expect(await fileSize()).toBeGreaterThan(good);
+        const log = await open();
+        expect(log.lastSeq).toBe(2);
+        expect(await fileSize()).toBe(good);
+        expect((await log.append([delta("c")]))[0]?.seq).toBe(3);
+        expect((await lines()).map((l) => JSON.parse(l).seq)).toEqual([1, 2, 3]);
+      });
+    }
+  });
+
+  describe("corruption in the middle", () => {
+    async function corruptLine2(line: string): Promise<void> {
+      const log = await open();
+      await log.append([delta("a"), delta("b"), delta("c")]);
+      await log.close();
+      const text = await lines();
+      text[1] = line;
+      await fs.writeFile(file, `${text.join("\n")}\n`);
+    }
+
+    it("reports a line that is not JSON with the file and line number", async () => {
+      await corruptLine2("{oops");
+      const message = new RegExp(`${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: line 2: not valid JSON`);
+      await expect(JsonlEventLog.open(file, "s1")).rejects.toThrow(message);
+      await expect(readEventsFile(file)).rejects.toThrow(message);
+    });
+
+    it("reports a seq out of place", async () => {
+      await corruptLine2('{"seq":7,"ts":"x","session":"s1","type":"user.interrupt","data":{}}');
+      await expect(JsonlEventLog.open(file, "s1")).rejects.toThrow(/line 2: seq 7 where 2 was expected/);
+    });
+
+    it("reports a torn line followed by a partial one", async () => {
+      const log = await open();
+      await log.append([delta("a")]);
+      await log.close();
+      await fs.appendFile(file, '{"seq":2\n{"seq":3');
+      await expect(JsonlEventLog.open(file, "s1")).rejects.toThrow(/line 2: not valid JSON/);
+    });
+  });
+
+  describe("disk failure", () => {
+    for (const [op, code] of [
+      ["write", "ENOSPC"],
+      ["datasync", "EIO"],
+    ] as const) {
+      it(`rejects the whole batch on a failed ${op}, cuts the file back and reuses the seqs`, async () => {
+        const io = testIO();
+        const log = await open(io);
+        await log.append([delta("a"), delta("b")]);
+        const durable = await fileSize();
+        io.failNext(op, code);
+        const seen: number[] = [];
+        log.subscribe((events) => seen.push(...events.map((e) => e.seq)));
+        const batch = [log.append([delta("c"), delta("d")]), log.append([delta("e")])];
+        for (const p of batch) {
+          await expect(p).rejects.toThrow(`event log ${file}: append failed: ${code}`);
+        }
+        expect(await fileSize()).toBe(durable);
+        expect(log.lastSeq).toBe(2);
+        expect(seen).toEqual([]);
+        expect((await log.append([delta("f")]))[0]?.seq).toBe(3);
+        expect((await log.read(0)).map((e) => (e.data as { text: string }).text)).toEqual(["a", "b", "f"]);
+        await log.close();
+        expect((await readEventsFile(file)).map((e) => e.seq)).toEqual([1, 2, 3]);
+      });
+    }
+
+    it("renumbers appends queued behind a failed batch so seqs stay dense", async () => {
+      const io = testIO();
+      const log = await open(io);
+      await log.append([delta("a")]);
+      io.failNext("datasync", "EIO");
+      const release = io.holdDatasync();
+      const failed = log.append([delta("lost1"), delta("lost2")]);
+      await new Promise((r) => setImmediate(r));
+      const queued = log.append([delta("next")]);
+      release();
+      await expect(failed).rejects.toThrow(/EIO/);
+      expect((await queued)[0]?.seq).toBe(2);
+      expect((await lines()).map((l) => JSON.parse(l).seq)).toEqual([1, 2]);
+    });
+
+    it("retries cutting the file back before the next write when the first cut fails", async () => {
+      const io = testIO();
+      const log = await open(io);
+      await log.append([delta("a")]);
+      const durable = await fileSize();
+      io.failNext("write", "ENOSPC");
+      io.failNext("truncate", "EIO");
+      await expect(log.append([delta("a long event that leaves half of itself behind")])).rejects.toThrow(
+        /ENOSPC/,
+      );
+      expect(await fileSize()).toBeGreaterThan(durable); // the partial write is still there
+      expect((await log.append([delta("b")]))[0]?.seq).toBe(2);
+      expect((await readEventsFile(file)).map((e) => e.seq)).toEqual([1, 2]);
+    });
+
+    it("cuts a failed batch left behind at close", async () => {
+      const io = testIO();
+      const log = await open(io);
+      await log.append([delta("a")]);
+      const durable = await fileSize();
+      io.failNext("datasync", "EIO");
+      io.failNext("truncate", "EIO");
+      await expect(log.append([delta("complete but never durable")])).rejects.toThrow(/EIO/);
+      expect(await fileSize()).toBeGreaterThan(durable);
+      await log.close();
+      expect(await fileSize()).toBe(durable);
+      expect((await readEventsFile(file)).map((e) => e.seq)).toEqual([1]);
+    });
+  });
+});

@@ -1,0 +1,159 @@
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { StoreError } from "./errors.js";
+import { readEventsFile } from "./jsonl-log.js";
+import { FsSessionStore } from "./session-store.js";
+
+let home: string;
+let store: FsSessionStore;
+
+beforeEach(async () => {
+  home = await fs.mkdtemp(path.join(os.tmpdir(), "brain-home-"));
+  store = new FsSessionStore(home);
+});
+
+afterEach(async () => {
+  vi.useRealTimers();
+  await fs.rm(home, { recursive: true, force: true });
+});
+
+const base = { harness: "process", config: { model: "m1" } };
+
+describe("FsSessionStore", () => {
+  it("creates a session with its directory layout and reads it back", async () => {
+    const record = await store.create(base);
+    expect(record.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(record).toMatchObject({ ...base, status: "open" });
+    expect(Number.isNaN(Date.parse(record.created_at))).toBe(false);
+    const paths = store.paths(record.id);
+    expect(paths.dir).toBe(path.join(home, "sessions", record.id));
+    expect((await fs.readdir(paths.dir)).sort()).toEqual(["checkpoints", "native", "session.json"]);
+    expect(await store.get(record.id)).toEqual(record);
+    expect(JSON.parse(await fs.readFile(paths.record, "utf8"))).toEqual(record);
+  });
+
+  it("takes an explicit id and forked_from, and refuses a duplicate id", async () => {
+    const record = await store.create({
+      ...base,
+      id: "fork_1",
+      forked_from: { session: "a", checkpoint: "c1" },
+    });
+    expect(record.forked_from).toEqual({ session: "a", checkpoint: "c1" });
+    await expect(store.create({ ...base, id: "fork_1" })).rejects.toThrow(/already exists/);
+  });
+
+  it("rejects a bad record on create, naming the field", async () => {
+    await expect(store.create({ harness: "", config: {} })).rejects.toThrow(/field "harness"/);
+    await expect(store.create({ harness: "x", config: { model: 3 } as never })).rejects.toThrow(
+      /field "config.model"/,
+    );
+    expect(await store.list()).toEqual([]);
+  });
+
+  it("returns undefined for an unknown session", async () => {
+    expect(await store.get("nope")).toBeUndefined();
+    expect(await store.list()).toEqual([]);
+  });
+
+  it("lists sessions oldest first", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    for (const [id, time] of [
+      ["c", "2024-01-03T00:00:00Z"],
+      ["a", "2024-01-02T00:00:00Z"],
+      ["b", "2024-01-01T00:00:00Z"],
+    ] as const) {
+      vi.setSystemTime(new Date(time));
+      await store.create({ ...base, id });
+    }
+    await fs.mkdir(path.join(home, "sessions", "half-made")); // a create cut short: no session.json
+    expect((await store.list()).map((r) => r.id)).toEqual(["b", "a", "c"]);
+  });
+
+  it("updates a record, keeping id and created_at, and applies concurrent patches both", async () => {
+    const record = await store.create({ ...base, id: "s1" });
+    const [closed, configured] = await Promise.all([
+      store.update("s1", { status: "closed" }),
+      store.update("s1", { config: { model: "m2" } }),
+    ]);
+    expect(closed.status).toBe("closed");
+    expect(configured).toEqual({ ...record, status: "closed", config: { model: "m2" } });
+    expect(await store.get("s1")).toEqual(configured);
+    await expect(store.update("s1", { id: "other", created_at: "x" } as never)).resolves.toMatchObject({
+      id: "s1",
+      created_at: record.created_at,
+    });
+    await expect(store.update("s1", { status: "gone" as never })).rejects.toThrow(/field "status"/);
+    await expect(store.update("missing", { status: "closed" })).rejects.toThrow(/session missing not found/);
+  });
+
+  it("writes session.json atomically, leaving no temp files", async () => {
+    await store.create({ ...base, id: "s1" });
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) => store.update("s1", { config: { model: `m${i}` } })),
+    );
+    expect((await fs.readdir(store.paths("s1").dir)).sort()).toEqual([
+      "checkpoints",
+      "native",
+      "session.json",
+    ]);
+    expect((await store.get("s1"))?.config.model).toBe("m9");
+  });
+
+  it("removes a session and everything in it", async () => {
+    await store.create({ ...base, id: "s1" });
+    await fs.writeFile(path.join(store.paths("s1").native, "f"), "x");
+    await store.remove("s1");
+    expect(await store.get("s1")).toBeUndefined();
+    await expect(fs.stat(store.paths("s1").dir)).rejects.toThrow(/ENOENT/);
+    await store.remove("s1"); // already gone: fine
+  });
+
+  it("opens the session's event log", async () => {
+    await store.create({ ...base, id: "s1" });
+    const log = await store.openLog("s1");
+    await log.append([{ type: "user.prompt", data: { text: "hi" } }]);
+    await log.close();
+    expect(await readEventsFile(store.paths("s1").events)).toMatchObject([{ seq: 1, session: "s1" }]);
+    await expect(store.openLog("s2")).rejects.toThrow(/not found/);
+  });
+
+  it.each(["../x", "", "a".repeat(65), "a/b", ".", "..", "a b", "é"])("rejects the bad id %j", async (id) => {
+    expect(() => store.paths(id)).toThrow(StoreError);
+    await expect(store.get(id)).rejects.toThrow(/bad session id/);
+    await expect(store.create({ ...base, id })).rejects.toMatchObject({ code: "bad_request" });
+    await expect(store.update(id, {})).rejects.toThrow(/bad session id/);
+    await expect(store.remove(id)).rejects.toThrow(/bad session id/);
+    expect(await fs.readdir(home)).toEqual([]);
+  });
+
+  it("accepts an id of 64 characters", async () => {
+    const id = `${"a".repeat(63)}_`;
+    expect((await store.create({ ...base, id })).id).toBe(id);
+  });
+
+  describe("a damaged session.json", () => {
+    it("that is not JSON: an error naming the file", async () => {
+      await store.create({ ...base, id: "s1" });
+      const file = store.paths("s1").record;
+      await fs.writeFile(file, "{not json");
+      await expect(store.get("s1")).rejects.toThrow(`${file}: not valid JSON`);
+      await expect(store.list()).rejects.toThrow(file);
+    });
+
+    it("that misses a field: an error naming the file and the field", async () => {
+      const record = await store.create({ ...base, id: "s1" });
+      const file = store.paths("s1").record;
+      const { harness: _, ...rest } = record;
+      await fs.writeFile(file, JSON.stringify(rest));
+      await expect(store.get("s1")).rejects.toThrow(`${file}: field "harness": missing`);
+    });
+
+    it("that holds another session's id", async () => {
+      const record = await store.create({ ...base, id: "s1" });
+      await fs.writeFile(store.paths("s1").record, JSON.stringify({ ...record, id: "s2" }));
+      await expect(store.get("s1")).rejects.toThrow(/field "id"/);
+    });
+  });
+});

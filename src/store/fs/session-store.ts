@@ -1,0 +1,208 @@
+// The embedded session store: <home>/sessions/<id>/{session.json, events.jsonl, native/, checkpoints/}.
+import { randomBytes, randomUUID } from "node:crypto";
+import type { Dirent } from "node:fs";
+import fsp from "node:fs/promises";
+import nodePath from "node:path";
+import { osMessage, StoreError } from "./errors.js";
+import { JsonlEventLog } from "./jsonl-log.js";
+import { type LogIO, nodeLogIO } from "./log-io.js";
+import { describeIssue, SESSION_ID, SessionRecord } from "./session-record.js";
+
+export interface SessionPaths {
+  dir: string;
+  record: string;
+  events: string;
+  native: string;
+  checkpoints: string;
+}
+
+export type NewSession = Omit<SessionRecord, "id" | "created_at" | "status"> & { id?: string };
+export type SessionPatch = Partial<Omit<SessionRecord, "id" | "created_at">>;
+
+/** Sessions read at once by list(): enough to overlap the reads, few enough to stay clear of EMFILE. */
+const LIST_CONCURRENCY = 32;
+
+export class FsSessionStore {
+  readonly root: string;
+  /** Per-session chain, so two updates in flight cannot both read the old record and lose one patch. */
+  private readonly updates = new Map<string, Promise<unknown>>();
+
+  constructor(
+    readonly home: string,
+    private readonly io: LogIO = nodeLogIO,
+  ) {
+    this.root = nodePath.join(home, "sessions");
+  }
+
+  paths(id: string): SessionPaths {
+    if (typeof id !== "string" || !SESSION_ID.test(id)) {
+      throw new StoreError(
+        "bad_request",
+        `bad session id ${JSON.stringify(id)}: must match ${SESSION_ID.source}`,
+      );
+    }
+    const dir = nodePath.join(this.root, id);
+    return {
+      dir,
+      record: nodePath.join(dir, "session.json"),
+      events: nodePath.join(dir, "events.jsonl"),
+      native: nodePath.join(dir, "native"),
+      checkpoints: nodePath.join(dir, "checkpoints"),
+    };
+  }
+
+  async create(input: NewSession): Promise<SessionRecord> {
+    const id = input.id ?? randomUUID();
+    const paths = this.paths(id);
+    const record = checkInput(`session ${id}`, {
+      ...input,
+      id,
+      created_at: new Date().toISOString(),
+      status: "open",
+    });
+    await disk("create", this.root, () => fsp.mkdir(this.root, { recursive: true }));
+    try {
+      await fsp.mkdir(paths.dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "EEXIST") {
+        throw new StoreError("bad_request", `session ${id} already exists`);
+      }
+      throw diskError("create", paths.dir, err);
+    }
+    try {
+      await fsp.mkdir(paths.native);
+      await fsp.mkdir(paths.checkpoints);
+      await this.writeRecord(paths.record, record);
+      await this.io.syncDir(this.root);
+    } catch (err) {
+      // Leave no half-made session behind to be mistaken for a real one.
+      await fsp.rm(paths.dir, { recursive: true, force: true }).catch(() => {});
+      throw err instanceof StoreError ? err : diskError("create", paths.dir, err);
+    }
+    return record;
+  }
+
+  async get(id: string): Promise<SessionRecord | undefined> {
+    const file = this.paths(id).record;
+    let text: string;
+    try {
+      text = await fsp.readFile(file, "utf8");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw diskError("read", file, err);
+    }
+    return parseRecord(file, text, id);
+  }
+
+  /** Every session, oldest first. A directory without session.json (a create cut short) is skipped. */
+  async list(): Promise<SessionRecord[]> {
+    let entries: Dirent[];
+    try {
+      entries = await fsp.readdir(this.root, { withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw diskError("list", this.root, err);
+    }
+    const ids = entries.filter((e) => e.isDirectory() && SESSION_ID.test(e.name)).map((e) => e.name);
+    const records: SessionRecord[] = [];
+    for (let i = 0; i < ids.length; i += LIST_CONCURRENCY) {
+      const chunk = await Promise.all(ids.slice(i, i + LIST_CONCURRENCY).map((id) => this.get(id)));
+      for (const r of chunk) if (r) records.push(r);
+    }
+    return records.sort((a, b) =>
+      a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1,
+    );
+  }
+
+  async update(id: string, patch: SessionPatch): Promise<SessionRecord> {
+    const paths = this.paths(id);
+    const previous = this.updates.get(id) ?? Promise.resolve();
+    const next = previous
+      .catch(() => {})
+      .then(async () => {
+        const current = await this.get(id);
+        if (!current) throw new StoreError("bad_request", `session ${id} not found`);
+        const record = checkInput(`session ${id}`, {
+          ...current,
+          ...patch,
+          id: current.id,
+          created_at: current.created_at,
+        });
+        await this.writeRecord(paths.record, record);
+        return record;
+      });
+    this.updates.set(id, next);
+    try {
+      return await next;
+    } finally {
+      if (this.updates.get(id) === next) this.updates.delete(id);
+    }
+  }
+
+  /** Deletes the session and everything in its directory. Removing a missing session is not an error. */
+  async remove(id: string): Promise<void> {
+    const { dir } = this.paths(id);
+    await disk("remove", dir, () => fsp.rm(dir, { recursive: true, force: true }));
+  }
+
+  async openLog(id: string): Promise<JsonlEventLog> {
+    if (!(await this.get(id))) throw new StoreError("bad_request", `session ${id} not found`);
+    return JsonlEventLog.open(this.paths(id).events, id, this.io);
+  }
+
+  /** tmp + fsync + rename + fsync(dir): a crash leaves the old session.json or the new one, never a mix. */
+  private async writeRecord(file: string, record: SessionRecord): Promise<void> {
+    const tmp = `${file}.${randomBytes(6).toString("hex")}.tmp`;
+    try {
+      const handle = await fsp.open(tmp, "wx", 0o644);
+      try {
+        await handle.writeFile(`${JSON.stringify(record, null, 2)}\n`);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await fsp.rename(tmp, file);
+      await this.io.syncDir(nodePath.dirname(file));
+    } catch (err) {
+      await fsp.rm(tmp, { force: true }).catch(() => {});
+      throw diskError("write", file, err);
+    }
+  }
+}
+
+function checkInput(what: string, value: unknown): SessionRecord {
+  const result = SessionRecord.safeParse(value);
+  if (!result.success) throw new StoreError("bad_request", `${what}: ${describeIssue(result.error)}`);
+  return result.data;
+}
+
+function parseRecord(file: string, text: string, id: string): SessionRecord {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new StoreError("brain_error", `${file}: not valid JSON (${osMessage(err)})`);
+  }
+  const result = SessionRecord.safeParse(value);
+  if (!result.success) throw new StoreError("brain_error", `${file}: ${describeIssue(result.error)}`);
+  if (result.data.id !== id) {
+    throw new StoreError(
+      "brain_error",
+      `${file}: field "id": "${result.data.id}" is not its directory's name`,
+    );
+  }
+  return result.data;
+}
+
+function diskError(op: string, path: string, err: unknown): StoreError {
+  if (err instanceof StoreError) return err;
+  return new StoreError("brain_error", `cannot ${op} ${path}: ${osMessage(err)}`, { cause: err });
+}
+
+async function disk<T>(op: string, path: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw diskError(op, path, err);
+  }
+}

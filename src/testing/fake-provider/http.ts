@@ -1,0 +1,100 @@
+// Low-level HTTP helpers: body reading, JSON replies, and an SSE writer that stops quietly when the client
+// goes away (an interrupted stream is an expected event here, never a server error).
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { SseFrame } from "./types.js";
+
+export async function readBody(req: IncomingMessage): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const part of req) parts.push(part as Buffer);
+  return Buffer.concat(parts).toString("utf8");
+}
+
+export function flatHeaders(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  return out;
+}
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** Waits for the socket to drain, or for the client to leave. */
+function drained(res: ServerResponse, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    res.once("drain", done);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+export function encodeFrame(frame: SseFrame): string {
+  const data = typeof frame.data === "string" ? frame.data : JSON.stringify(frame.data);
+  return `${frame.event ? `event: ${frame.event}\n` : ""}data: ${data}\n\n`;
+}
+
+/** Writes frames as server-sent events; returns false when the client left before the last one. */
+export async function writeSse(
+  res: ServerResponse,
+  frames: Iterable<SseFrame>,
+  signal: AbortSignal,
+  headers: Record<string, string> = {},
+): Promise<boolean> {
+  res.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+    ...headers,
+  });
+  // Headers go out now, so a client sees the stream open even when the first frame is slow.
+  res.flushHeaders();
+  for (const frame of frames) {
+    if (frame.delayMs) await pause(frame.delayMs, signal);
+    if (signal.aborted) return false;
+    if (!res.write(encodeFrame(frame))) await drained(res, signal);
+  }
+  if (signal.aborted) return false;
+  res.end();
+  return true;
+}
+
+/** An AbortSignal that fires when the response closes before it was finished (the client went away). */
+export function clientGone(res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  res.on("close", () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}

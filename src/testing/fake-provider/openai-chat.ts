@@ -1,0 +1,135 @@
+// OpenAI Chat Completions: `chat.completion.chunk` SSE ending in `data: [DONE]`, or one `chat.completion`.
+import { chunk } from "./scripts.js";
+import type { ErrorInfo, RenderContext, SseFrame, WireFormatHandler } from "./types.js";
+
+export function bearerAuthorized(headers: Record<string, string>, apiKey: string): boolean {
+  return headers.authorization === `Bearer ${apiKey}`;
+}
+
+/** OpenAI's error envelope, shared by Chat Completions and Responses. */
+export function openaiErrorBody(error: ErrorInfo): unknown {
+  return {
+    error: {
+      message: error.message,
+      type: error.type ?? openaiErrorType(error.status),
+      param: null,
+      code: error.code ?? null,
+    },
+  };
+}
+
+function openaiErrorType(status: number): string {
+  if (status === 429) return "requests";
+  if (status >= 500) return "server_error";
+  return "invalid_request_error";
+}
+
+export const openaiUnauthorized = (): ErrorInfo => ({
+  status: 401,
+  message: "Incorrect API key provided.",
+  type: "invalid_request_error",
+  code: "invalid_api_key",
+});
+
+function toolCallId(ctx: RenderContext, index: number): string {
+  return ctx.reply.toolCalls[index]?.id ?? `call_${ctx.seq}_${index}`;
+}
+
+function usageBody(ctx: RenderContext) {
+  const { input, output } = ctx.reply.usage;
+  return {
+    prompt_tokens: input,
+    completion_tokens: output,
+    total_tokens: input + output,
+    prompt_tokens_details: { cached_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: 0 },
+  };
+}
+
+function* stream(ctx: RenderContext): Iterable<SseFrame> {
+  const { reply } = ctx;
+  // With include_usage every chunk carries `usage: null` and one extra chunk with empty choices carries the
+  // totals, exactly as the real API does; clients look for it there.
+  const withUsage = ctx.body?.stream_options?.include_usage === true;
+  const base = {
+    id: `chatcmpl-fake${ctx.seq}`,
+    object: "chat.completion.chunk",
+    created: ctx.created,
+    model: ctx.model,
+    system_fingerprint: null,
+  };
+  const frame = (delta: object, finish: string | null = null, delayMs?: number): SseFrame => ({
+    data: {
+      ...base,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      ...(withUsage ? { usage: null } : {}),
+    },
+    delayMs,
+  });
+
+  // The role rides on the first delta that has content: an empty `content: ""` chunk would make some clients
+  // open an empty text part before a tool-only reply.
+  let role: { role?: "assistant" } = { role: "assistant" };
+  const pieces = chunk(reply.text, reply.chunkSize);
+  if (pieces.length === 0 && reply.toolCalls.length === 0) pieces.push("");
+  for (const [i, piece] of pieces.entries()) {
+    yield frame({ ...role, content: piece }, null, i > 0 ? reply.delayMs : undefined);
+    role = {};
+  }
+  for (const [index, call] of reply.toolCalls.entries()) {
+    const opening = {
+      index,
+      id: toolCallId(ctx, index),
+      type: "function",
+      function: { name: call.name, arguments: "" },
+    };
+    yield frame({ ...role, ...(role.role ? { content: null } : {}), tool_calls: [opening] });
+    role = {};
+    for (const fragment of chunk(call.argumentsJson, reply.chunkSize)) {
+      yield frame({ tool_calls: [{ index, function: { arguments: fragment } }] });
+    }
+  }
+  yield frame({}, reply.toolCalls.length > 0 ? "tool_calls" : "stop");
+  if (withUsage) yield { data: { ...base, choices: [], usage: usageBody(ctx) } };
+  yield { data: "[DONE]" };
+}
+
+function json(ctx: RenderContext): unknown {
+  const { reply } = ctx;
+  const toolCalls = reply.toolCalls.map((call, index) => ({
+    id: toolCallId(ctx, index),
+    type: "function",
+    function: { name: call.name, arguments: call.argumentsJson },
+  }));
+  return {
+    id: `chatcmpl-fake${ctx.seq}`,
+    object: "chat.completion",
+    created: ctx.created,
+    model: ctx.model,
+    system_fingerprint: null,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: "assistant",
+          content: reply.text === "" && toolCalls.length > 0 ? null : reply.text,
+          refusal: null,
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+        },
+        logprobs: null,
+        finish_reason: toolCalls.length > 0 ? "tool_calls" : "stop",
+      },
+    ],
+    usage: usageBody(ctx),
+  };
+}
+
+export const openaiChat: WireFormatHandler = {
+  format: "openai-chat",
+  paths: ["/v1/chat/completions", "/chat/completions"],
+  authorized: bearerAuthorized,
+  errorBody: openaiErrorBody,
+  unauthorized: openaiUnauthorized,
+  stream,
+  json,
+};

@@ -1,0 +1,140 @@
+// OpenAI Responses: typed SSE events (response.created … response.completed), or one `response` object.
+import { bearerAuthorized, openaiErrorBody, openaiUnauthorized } from "./openai-chat.js";
+import { chunk } from "./scripts.js";
+import type { RenderContext, SseFrame, WireFormatHandler } from "./types.js";
+
+function messageId(ctx: RenderContext): string {
+  return `msg_fake${ctx.seq}`;
+}
+
+function textPart(text: string) {
+  return { type: "output_text", text, annotations: [], logprobs: [] };
+}
+
+function messageItem(ctx: RenderContext, status: "in_progress" | "completed") {
+  const content = status === "completed" ? [textPart(ctx.reply.text)] : [];
+  return { id: messageId(ctx), type: "message", status, role: "assistant", content };
+}
+
+/** pi-ai pairs `call_id|id` and OpenAI wants function-call item ids to start with "fc". */
+function functionCallItem(ctx: RenderContext, index: number, status: "in_progress" | "completed") {
+  const call = ctx.reply.toolCalls[index]!;
+  return {
+    id: `fc_fake${ctx.seq}_${index}`,
+    type: "function_call",
+    status,
+    arguments: status === "completed" ? call.argumentsJson : "",
+    call_id: call.id ?? `call_${ctx.seq}_${index}`,
+    name: call.name,
+  };
+}
+
+function hasMessage(ctx: RenderContext): boolean {
+  return ctx.reply.text !== "" || ctx.reply.toolCalls.length === 0;
+}
+
+function outputItems(ctx: RenderContext): object[] {
+  const items: object[] = hasMessage(ctx) ? [messageItem(ctx, "completed")] : [];
+  for (const i of ctx.reply.toolCalls.keys()) items.push(functionCallItem(ctx, i, "completed"));
+  return items;
+}
+
+function responseObject(ctx: RenderContext, done: boolean) {
+  const { input, output } = ctx.reply.usage;
+  return {
+    id: `resp_fake${ctx.seq}`,
+    object: "response",
+    created_at: ctx.created,
+    status: done ? "completed" : "in_progress",
+    error: null,
+    incomplete_details: null,
+    instructions: ctx.body?.instructions ?? null,
+    max_output_tokens: ctx.body?.max_output_tokens ?? null,
+    model: ctx.model,
+    output: done ? outputItems(ctx) : [],
+    parallel_tool_calls: true,
+    previous_response_id: ctx.body?.previous_response_id ?? null,
+    reasoning: { effort: null, summary: null },
+    store: ctx.body?.store ?? true,
+    temperature: 1,
+    text: { format: { type: "text" } },
+    tool_choice: ctx.body?.tool_choice ?? "auto",
+    tools: ctx.body?.tools ?? [],
+    top_p: 1,
+    truncation: "disabled",
+    usage: done
+      ? {
+          input_tokens: input,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens: output,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: input + output,
+        }
+      : null,
+    user: null,
+    metadata: {},
+  };
+}
+
+function* stream(ctx: RenderContext): Iterable<SseFrame> {
+  const { reply } = ctx;
+  // The real API names each event and numbers them; the SDKs read `type` from the data, some proxies the name.
+  let sequence = 0;
+  const event = (type: string, payload: object, delayMs?: number): SseFrame => ({
+    event: type,
+    data: { type, ...payload, sequence_number: sequence++ },
+    delayMs,
+  });
+
+  yield event("response.created", { response: responseObject(ctx, false) });
+  yield event("response.in_progress", { response: responseObject(ctx, false) });
+  let outputIndex = 0;
+  if (hasMessage(ctx)) {
+    const at = { item_id: messageId(ctx), output_index: outputIndex, content_index: 0 };
+    yield event("response.output_item.added", {
+      output_index: outputIndex,
+      item: messageItem(ctx, "in_progress"),
+    });
+    // pi-ai drops text deltas that arrive before their content part is announced.
+    yield event("response.content_part.added", { ...at, part: textPart("") });
+    for (const [i, piece] of chunk(reply.text, reply.chunkSize).entries()) {
+      yield event(
+        "response.output_text.delta",
+        { ...at, delta: piece, logprobs: [] },
+        i > 0 ? reply.delayMs : undefined,
+      );
+    }
+    yield event("response.output_text.done", { ...at, text: reply.text, logprobs: [] });
+    yield event("response.content_part.done", { ...at, part: textPart(reply.text) });
+    yield event("response.output_item.done", {
+      output_index: outputIndex,
+      item: messageItem(ctx, "completed"),
+    });
+    outputIndex++;
+  }
+  for (const [i, call] of reply.toolCalls.entries()) {
+    const added = functionCallItem(ctx, i, "in_progress");
+    const at = { item_id: added.id, output_index: outputIndex };
+    yield event("response.output_item.added", { output_index: outputIndex, item: added });
+    for (const fragment of chunk(call.argumentsJson, reply.chunkSize)) {
+      yield event("response.function_call_arguments.delta", { ...at, delta: fragment });
+    }
+    yield event("response.function_call_arguments.done", { ...at, arguments: call.argumentsJson });
+    yield event("response.output_item.done", {
+      output_index: outputIndex,
+      item: functionCallItem(ctx, i, "completed"),
+    });
+    outputIndex++;
+  }
+  yield event("response.completed", { response: responseObject(ctx, true) });
+}
+
+export const openaiResponses: WireFormatHandler = {
+  format: "openai-responses",
+  paths: ["/v1/responses", "/responses"],
+  authorized: bearerAuthorized,
+  errorBody: openaiErrorBody,
+  unauthorized: openaiUnauthorized,
+  stream,
+  json: (ctx) => responseObject(ctx, true),
+};

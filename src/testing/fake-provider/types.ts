@@ -1,0 +1,117 @@
+// Public types of the fake model provider. Kept apart from the server so the wire-format files can share them
+// without importing each other.
+
+export type WireFormat = "openai-chat" | "anthropic" | "openai-responses";
+
+export interface TokenUsage {
+  input: number;
+  output: number;
+}
+
+export interface ScriptedToolCall {
+  /** Defaults to a deterministic id in the format's style (`call_…`, `toolu_…`). */
+  id?: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+export type ScriptStep =
+  /** Streams `text` in chunks of `chunkSize` characters, waiting `delayMs` between chunks. */
+  | { text: string; chunkSize?: number; delayMs?: number; usage?: TokenUsage }
+  /** Tool calls, optionally preceded by text in the same turn (as real models often do). */
+  | { toolCalls: ScriptedToolCall[]; text?: string; usage?: TokenUsage }
+  /**
+   * An HTTP error in the provider's own error JSON. Note that the official SDKs retry 408/409/429/5xx, and each
+   * retry is a new request that consumes the next step; `retry` sets the `x-should-retry` header both SDKs obey.
+   */
+  | { error: { status: number; message: string; type?: string; retry?: boolean } }
+  /** Accepts the request and never answers, until the client aborts or the server closes. */
+  | { hang: true };
+
+export interface FakeProviderRequest {
+  /** 1-based position in the log; restarts after reset(). */
+  seq: number;
+  format: WireFormat;
+  path: string;
+  headers: Record<string, string>;
+  /** Parsed JSON body; the raw text when it was not valid JSON (answered with a 400). */
+  // biome-ignore lint/suspicious/noExplicitAny: request bodies are arbitrary JSON and tests dig into them freely
+  body: any;
+  receivedAt: number;
+  /** Set when the client went away before the reply was complete. */
+  aborted?: boolean;
+}
+
+export interface FakeProvider {
+  /** e.g. http://127.0.0.1:12345; SDK base URLs are `${url}/v1`. */
+  url: string;
+  /** Every model request received (the three model endpoints, rejected ones included), in order. */
+  requests: FakeProviderRequest[];
+  /** Queues replies, one step consumed per accepted model request, FIFO. */
+  script(steps: ScriptStep[]): void;
+  /** Used when the queue is empty; the default echoes the last user message text as "echo: <text>". */
+  setFallback(fn: (req: FakeProviderRequest) => ScriptStep): void;
+  /** Clears the request log and queued steps (the fallback stays). */
+  reset(): void;
+  /** Resolves once `count` model requests have been received (rejects after `timeoutMs`). */
+  waitForRequests(count: number, timeoutMs?: number): Promise<FakeProviderRequest[]>;
+  /** Stops listening and destroys open connections, hung and streaming ones included. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /**
+   * When set, model requests must carry it: `Authorization: Bearer` for the OpenAI formats; `x-api-key` or
+   * `Authorization: Bearer` for Anthropic (the official SDK sends the latter since 1.x).
+   */
+  apiKey?: string;
+}
+
+/** A step after resolution: what the wire-format writers render. */
+export interface Reply {
+  text: string;
+  toolCalls: { id?: string; name: string; argumentsJson: string }[];
+  chunkSize: number;
+  delayMs: number;
+  usage: TokenUsage;
+}
+
+/** One server-sent event. `data` is JSON-encoded unless it is a string. */
+export interface SseFrame {
+  event?: string;
+  data: unknown;
+  /** Milliseconds to wait before writing this frame (a slow stream). */
+  delayMs?: number;
+}
+
+/** Everything a wire-format renderer needs to answer one request. */
+export interface RenderContext {
+  seq: number;
+  // biome-ignore lint/suspicious/noExplicitAny: see FakeProviderRequest.body
+  body: any;
+  model: string;
+  reply: Reply;
+  /** Unix seconds. */
+  created: number;
+}
+
+export interface ErrorInfo {
+  status: number;
+  message: string;
+  type?: string;
+  code?: string;
+}
+
+/** The per-format behaviour the server dispatches to. */
+export interface WireFormatHandler {
+  format: WireFormat;
+  paths: readonly string[];
+  /** True when the request carries `apiKey` the way this provider expects it. */
+  authorized(headers: Record<string, string>, apiKey: string): boolean;
+  errorBody(error: ErrorInfo): unknown;
+  unauthorized(): ErrorInfo;
+  stream(ctx: RenderContext): Iterable<SseFrame>;
+  json(ctx: RenderContext): unknown;
+}

@@ -1,0 +1,103 @@
+// Binds tools to sessions by name and dispatches calls: only bound tools run, arguments are checked against the
+// tool's input schema first, and every failure comes back as an error result, never a thrown error.
+import { Ajv, type ValidateFunction } from "ajv";
+import type { ToolCallParams, ToolResult, ToolSchema } from "../protocol/runner.js";
+import { type ToolService, textResult } from "./tool-service.js";
+
+interface Entry {
+  schema: ToolSchema;
+  service: ToolService;
+}
+
+export class ToolRouter {
+  private readonly ajv = new Ajv({ allErrors: true, strict: false });
+  private readonly validators = new WeakMap<ToolSchema, ValidateFunction>();
+
+  constructor(private readonly services: ToolService[]) {}
+
+  /** Every tool on offer, by name; the first service to offer a name wins. */
+  async catalog(): Promise<Map<string, Entry>> {
+    const entries = new Map<string, Entry>();
+    for (const service of this.services) {
+      for (const schema of await service.list()) {
+        if (!entries.has(schema.name)) entries.set(schema.name, { schema, service });
+      }
+    }
+    return entries;
+  }
+
+  /** The tools a session may call. An unknown name is the caller's error and lists what exists. */
+  async bind(names: readonly string[]): Promise<BoundTools> {
+    const catalog = await this.catalog();
+    const bound = new Map<string, Entry>();
+    for (const name of names) {
+      const entry = catalog.get(name);
+      if (!entry) {
+        const known = [...catalog.keys()].sort().join(", ") || "(none)";
+        throw new Error(`unknown tool "${name}" in config.tools; known tools: ${known}`);
+      }
+      bound.set(name, entry);
+    }
+    return new BoundTools(bound, (schema) => this.validator(schema));
+  }
+
+  private validator(schema: ToolSchema): ValidateFunction | Error {
+    let fn = this.validators.get(schema);
+    if (!fn) {
+      try {
+        fn = this.ajv.compile(schema.input_schema);
+      } catch (err) {
+        return new Error(`tool "${schema.name}" has an invalid input_schema: ${(err as Error).message}`);
+      }
+      this.validators.set(schema, fn);
+    }
+    return fn;
+  }
+}
+
+export class BoundTools {
+  constructor(
+    private readonly tools: Map<string, Entry>,
+    private readonly validator: (schema: ToolSchema) => ValidateFunction | Error,
+  ) {}
+
+  get schemas(): ToolSchema[] {
+    return [...this.tools.values()].map((entry) => entry.schema);
+  }
+
+  has(name: string): boolean {
+    return this.tools.has(name);
+  }
+
+  async call(call: ToolCallParams, signal: AbortSignal): Promise<ToolResult> {
+    const entry = this.tools.get(call.name);
+    if (!entry) {
+      const bound = [...this.tools.keys()].join(", ") || "(none)";
+      return textResult(`tool "${call.name}" is not bound to this session; bound tools: ${bound}`, true);
+    }
+    const validate = this.validator(entry.schema);
+    if (validate instanceof Error) return textResult(validate.message, true);
+    if (!validate(call.arguments)) {
+      const problems = (validate.errors ?? [])
+        .map((e) => `${e.instancePath || "(arguments)"} ${e.message ?? "is invalid"}`)
+        .join("; ");
+      return textResult(`invalid arguments for tool "${call.name}": ${problems}`, true);
+    }
+    const cancelled = textResult(`tool "${call.name}" was cancelled: the turn was interrupted`, true);
+    if (signal.aborted) return cancelled;
+    // An interrupt answers at once, whether or not the service honours the signal.
+    let onAbort = () => {};
+    const aborted = new Promise<ToolResult>((resolve) => {
+      onAbort = () => resolve(cancelled);
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+    const running = entry.service
+      .call(call.name, call.arguments, signal)
+      .catch((err: Error) => textResult(`tool "${call.name}" failed: ${err.message}`, true));
+    try {
+      return await Promise.race([running, aborted]);
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+}
