@@ -18,6 +18,8 @@ export interface CheckState {
 export interface Check {
   name: string;
   rule: string;
+  /** When it fails, the checks after it cannot say anything: they are skipped. */
+  required?: boolean;
   run(ctx: KitContext, state: CheckState): Promise<string>;
 }
 
@@ -51,12 +53,12 @@ async function toolTurn(
 export const CHECKS: Check[] = [
   {
     name: "open",
-    rule: "answers `open` (with its attachment) within the open timeout, calling nothing",
+    rule: "answers `open` (with its attachment) within the open timeout",
+    required: true,
     async run(ctx, state) {
       const config = { model: "openai/conformance-model", tools: TOOLS };
       state.session = await ctx.brain.create({ harness: HARNESS, config });
       await state.session.start();
-      assert(ctx.fake.requests.length === 0, "the runner called the model while opening");
       return "opened";
     },
   },
@@ -140,18 +142,11 @@ export const CHECKS: Check[] = [
       const s = session(state);
       ctx.fake.script([{ toolCalls: [{ name: "wait", arguments: {} }] }, { text: "after the wait" }]);
       const started = await s.prompt('call the tool "wait" with {}');
-      await ctx.waitFor(
-        s,
-        (e) => e.turn === started.turn && e.type === "tool.call",
-        "tool.call for the wait tool",
-      );
+      await ctx.waitInTurn(s, started, (e) => e.type === "tool.call", "tool.call for the wait tool");
+      const requests = ctx.fake.requests.length;
       await s.interrupt();
       const outcome = await ctx.withTimeout(started.settled, "the interrupted turn did not settle");
-      const events = (await s.log.read(0)).filter((e) => e.turn === started.turn);
-      const killed = events.some(
-        (e) => e.type === "harness.warning" && /killed/.test(String(e.data.message)),
-      );
-      assert(!killed, "the runner did not settle the interrupted turn itself: Brain had to kill it");
+      assertStopped(ctx, await turnEvents(s, started.turn), requests);
       assert(outcome.status === "interrupted", `the turn ended ${failureOf(outcome)}, not interrupted`);
       await s.checkpoint(); // refuses files whose earlier bytes changed
       const next = await ctx.turn(s, "Are you still there?");
@@ -171,9 +166,11 @@ export const CHECKS: Check[] = [
       const slow = Array.from({ length: 200 }, (_, i) => `word${i} `).join("");
       ctx.fake.script([{ text: slow, chunkSize: 6, delayMs: 20 }]);
       const started = await s.prompt("Tell me a long story.");
-      await ctx.waitFor(s, (e) => e.turn === started.turn && e.type === "assistant.delta", "streamed delta");
+      await ctx.waitInTurn(s, started, (e) => e.type === "assistant.delta", "streamed delta");
+      const requests = ctx.fake.requests.length;
       await s.interrupt();
       const outcome = await ctx.withTimeout(started.settled, "the interrupted turn did not settle");
+      assertStopped(ctx, await turnEvents(s, started.turn), requests);
       assert(outcome.status === "interrupted", `the turn ended ${failureOf(outcome)}, not interrupted`);
       await s.checkpoint();
       const next = await ctx.turn(s, "Short answer now.");
@@ -238,6 +235,21 @@ export const CHECKS: Check[] = [
     },
   },
 ];
+
+async function turnEvents(s: Session, turn: string): Promise<SessionEvent[]> {
+  return (await s.log.read(0)).filter((e) => e.turn === turn);
+}
+
+/** After an interrupt the runner must stop by itself: no kill by Brain, no further model request or tool call. */
+function assertStopped(ctx: KitContext, events: SessionEvent[], requestsAtInterrupt: number): void {
+  const killed = events.some((e) => e.type === "harness.warning" && /killed/.test(String(e.data.message)));
+  assert(!killed, "the runner did not settle the interrupted turn itself: Brain had to kill it");
+  const more = ctx.fake.requests.length - requestsAtInterrupt;
+  assert(more === 0, `the runner made ${more} model request(s) after the interrupt`);
+  const interruptAt = events.find((e) => e.type === "user.interrupt")?.seq ?? Number.POSITIVE_INFINITY;
+  const lateCalls = events.filter((e) => e.type === "tool.call" && e.seq > interruptAt).length;
+  assert(lateCalls === 0, `the runner made ${lateCalls} tool call(s) after the interrupt`);
+}
 
 function contextOf(request: FakeProviderRequest) {
   return { path: request.path, body: request.body, last: lastUserText(request) };

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Brain } from "../core/brain.js";
 import { HarnessRegistry } from "../core/registry.js";
-import type { Session, TurnOutcome } from "../core/session.js";
+import type { Session, StartedTurn, TurnOutcome } from "../core/session.js";
 import { ProcessFactory } from "../harnesses/process/factory.js";
 import type { SessionEvent } from "../protocol/events.js";
 import type { ProviderCredentials } from "../protocol/runner.js";
@@ -77,24 +77,33 @@ export class KitContext {
     return { outcome, events };
   }
 
-  async waitFor(session: Session, match: (e: SessionEvent) => boolean, what: string): Promise<SessionEvent> {
+  /** Waits for an event of a running turn; fails at once if the turn settles first. */
+  async waitInTurn(
+    session: Session,
+    started: StartedTurn,
+    match: (e: SessionEvent) => boolean,
+    what: string,
+  ) {
+    let stop = () => {};
     const found = new Promise<SessionEvent>((resolve) => {
-      const stop = session.log.subscribe((batch) => {
-        const hit = batch.find(match);
+      const test = (batch: SessionEvent[]) => {
+        const hit = batch.find((e) => e.turn === started.turn && match(e));
         if (hit) {
           stop();
           resolve(hit);
         }
-      });
-      void session.log.read(0).then((all) => {
-        const hit = all.find(match);
-        if (hit) {
-          stop();
-          resolve(hit);
-        }
-      });
+      };
+      stop = session.log.subscribe(test);
+      void session.log.read(0).then(test);
     });
-    return this.withTimeout(found, `no ${what}`);
+    const ended = started.settled.then((outcome) => {
+      throw new Error(`the turn ended ${failureOf(outcome)} before any ${what}`);
+    });
+    try {
+      return await this.withTimeout(Promise.race([found, ended]), `no ${what}`);
+    } finally {
+      stop();
+    }
   }
 
   withTimeout<T>(promise: Promise<T>, message: string): Promise<T> {

@@ -26,13 +26,19 @@ export async function runConformance(options: KitOptions): Promise<KitReport> {
   const state: CheckState = { usesModel: false };
   const checks: CheckReport[] = [];
   try {
+    let blocked: string | undefined;
     for (const check of CHECKS) {
       const report: CheckReport = { name: check.name, rule: check.rule, status: "pass", detail: "" };
+      if (blocked) {
+        checks.push({ ...report, status: "skip", detail: `the "${blocked}" check failed` });
+        continue;
+      }
       try {
         report.detail = await check.run(kit, state);
       } catch (err) {
         report.status = err instanceof Skip ? "skip" : "fail";
         report.detail = (err as Error).message;
+        if (report.status === "fail" && check.required) blocked = check.name;
       }
       checks.push(report);
     }

@@ -61,6 +61,8 @@ export interface Harness {
   interrupt(turn: string): Promise<void>;
   checkpoint(): Promise<NativeFile[]>;
   close(): Promise<void>;
+  /** False once the harness can serve no more turns (its process died): the session then opens a fresh one. */
+  isAlive?(): boolean;
 }
 
 export interface HarnessFactory {

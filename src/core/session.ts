@@ -131,8 +131,11 @@ export class Session {
   async interrupt(): Promise<void> {
     const turn = this.requireRunning("interrupt");
     await this.append([{ type: "user.interrupt", turn: turn.id, data: {} }]);
+    // The harness hears of the interrupt before its waiting tool calls are cancelled, so it does not take a
+    // cancelled result for a reason to ask the model again.
+    const interrupting = this.harness?.interrupt(turn.id);
     turn.abort.abort();
-    await this.harness?.interrupt(turn.id);
+    await interrupting;
   }
 
   /** Checkpoints the native state between turns. */
@@ -264,8 +267,9 @@ export class Session {
     return this.parts.log.append(events);
   }
 
-  private ensureHarness(): Promise<Harness> {
-    if (this.harness) return Promise.resolve(this.harness);
+  private async ensureHarness(): Promise<Harness> {
+    if (this.harness?.isAlive?.() === false) await this.dropHarness();
+    if (this.harness) return this.harness;
     this.opening ??= this.parts.factory
       .open({
         sessionId: this.parts.id,

@@ -143,8 +143,8 @@ export class ProcessHarness implements Harness {
     await this.release(this);
   }
 
-  get isBroken(): boolean {
-    return this.broken !== undefined;
+  isAlive(): boolean {
+    return this.broken === undefined && this.runner.alive;
   }
 
   private request(

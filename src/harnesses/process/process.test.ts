@@ -1,0 +1,245 @@
+// The ProcessFactory's rules, each against a tiny inline runner that keeps or breaks exactly one of them.
+import { afterEach, describe, expect, it } from "vitest";
+import { events, makeBrain, type TestBrain, textOf, waitForEvent } from "../../../test/helpers/brain.js";
+import type { ToolResult, ToolSchema } from "../../protocol/runner.js";
+import type { ToolService } from "../../tools/tool-service.js";
+import { ProcessFactory, type ProcessHarnessSpec } from "./factory.js";
+
+/** A runner in a few lines of JS. `onPrompt` runs in an async function with `f` (the frame), `reply`, `delta`,
+ * `callTool`, `send`, `dir` (from open) and `fs` in scope; `once()` is true the first time per native dir. */
+function inlineRunner(onPrompt: string, onOpen = "reply({})"): string[] {
+  const script = `
+import fs from "node:fs";
+let buf = "", dir = "";
+const send = (f) => process.stdout.write(JSON.stringify(f) + "\\n");
+const waits = new Map();
+const once = () => { const p = dir + "/.once"; if (fs.existsSync(p)) return false; fs.writeFileSync(p, ""); return true; };
+process.stdin.on("data", (c) => {
+  buf += c;
+  let i;
+  while ((i = buf.indexOf("\\n")) >= 0) { const line = buf.slice(0, i); buf = buf.slice(i + 1); handle(JSON.parse(line)); }
+});
+process.stdin.on("end", () => process.exit(0));
+function handle(f) {
+  if (!f.method) { waits.get(f.id)?.(f.result); return; }
+  const reply = (result) => send({ attachment: f.attachment, ...(f.turn ? { turn: f.turn } : {}), id: f.id, result });
+  const delta = (text) => send({ attachment: f.attachment, turn: f.turn, event: "assistant.delta", data: { text } });
+  const callTool = (id, name, args) => new Promise((res) => {
+    waits.set(id, res);
+    send({ attachment: f.attachment, turn: f.turn, id, method: "tool.call", params: { id, name, arguments: args } });
+  });
+  switch (f.method) {
+    case "open": dir = f.params.dir; ${onOpen}; break;
+    case "prompt": (async () => { ${onPrompt} })(); break;
+    case "checkpoint": reply([]); break;
+    default: reply({});
+  }
+}`;
+  return ["--input-type=module", "-e", script];
+}
+
+function runner(onPrompt: string, extra: Partial<ProcessHarnessSpec> = {}, onOpen?: string): ProcessFactory {
+  return new ProcessFactory({
+    name: "inline",
+    command: process.execPath,
+    args: inlineRunner(onPrompt, onOpen),
+    ...extra,
+  });
+}
+
+class SlowTool implements ToolService {
+  active = 0;
+  maxActive = 0;
+  async list(): Promise<ToolSchema[]> {
+    return [{ name: "slow", input_schema: { type: "object" } }];
+  }
+  async call(): Promise<ToolResult> {
+    this.active++;
+    this.maxActive = Math.max(this.maxActive, this.active);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    this.active--;
+    return { content: [{ type: "text", text: "done" }], is_error: false };
+  }
+}
+
+let t: TestBrain;
+afterEach(async () => {
+  await t?.cleanup();
+});
+
+async function oneTurn(factory: ProcessFactory, text = "go", tools: string[] = []) {
+  t = makeBrain({ factories: [factory] });
+  const session = await t.brain.create({ harness: "inline", config: { tools } });
+  const turn = await session.prompt(text);
+  return { session, outcome: await turn.settled, turn: turn.turn };
+}
+
+describe("the runner's environment", () => {
+  it("holds only the minimal variables, NO_COLOR=1 and the entry's additions, never Brain's secrets", async () => {
+    process.env.OPENAI_API_KEY = "sk-must-not-leak";
+    process.env.BRAIN_TEST_OTHER = "also-not";
+    try {
+      const factory = runner("delta(JSON.stringify(process.env)); reply({});", {
+        env: { RUNNER_FLAG: "on" },
+      });
+      const { session } = await oneTurn(factory);
+      const env = JSON.parse(textOf(await events(session))) as Record<string, string>;
+      expect(env.NO_COLOR).toBe("1");
+      expect(env.RUNNER_FLAG).toBe("on");
+      expect(env.PATH).toBe(process.env.PATH);
+      expect(env.OPENAI_API_KEY).toBeUndefined();
+      expect(env.BRAIN_TEST_OTHER).toBeUndefined();
+      const allowed = [
+        "PATH",
+        "SystemRoot",
+        "WINDIR",
+        "COMSPEC",
+        "PATHEXT",
+        "TMP",
+        "TEMP",
+        "TMPDIR",
+        "LANG",
+        "LC_ALL",
+      ];
+      // Node itself may add a few of its own (none of Brain's) to process.env.
+      const foreign = Object.keys(env).filter(
+        (k) => !allowed.includes(k) && !["NO_COLOR", "RUNNER_FLAG"].includes(k),
+      );
+      expect(foreign.filter((k) => k in process.env)).toEqual([]);
+    } finally {
+      delete process.env.OPENAI_API_KEY;
+      delete process.env.BRAIN_TEST_OTHER;
+    }
+  });
+});
+
+describe("broken runners abort the turn with brain_error; the session stays usable", () => {
+  it.each([
+    ["garbage on stdout", 'process.stdout.write("this is not json\\n");', /not JSON/],
+    ["a frame over 4 MiB", 'process.stdout.write("x".repeat(5 << 20));', /capped at 4 MiB/],
+    [
+      "an unknown field",
+      'send({ attachment: f.attachment, turn: f.turn, event: "assistant.delta", data: { text: "x" }, extra: 1 });',
+      /Unrecognized key.*extra/,
+    ],
+    [
+      "a reply that echoes the wrong turn",
+      'send({ attachment: f.attachment, turn: "other", id: f.id, result: {} });',
+      /carried turn "other"/,
+    ],
+    [
+      "an exit mid-turn",
+      'delta("partial"); process.stderr.write("boom: the runner gave up\\n"); process.exit(3);',
+      /exited with code 3.*boom: the runner gave up/s,
+    ],
+  ])("%s", async (_name, misbehave, message) => {
+    const { session, outcome } = await oneTurn(
+      runner(`if (once()) { ${misbehave} } else { delta("fine"); reply({}); }`),
+    );
+    expect(outcome.status).toBe("failed");
+    expect(outcome.error?.code).toBe("brain_error");
+    expect(outcome.error?.message).toMatch(message);
+    const next = await session.prompt("again");
+    expect(await next.settled).toMatchObject({ status: "completed" });
+    expect(textOf(await events(session), next.turn)).toBe("fine");
+  });
+
+  it("drains a flood of stderr and keeps it out of the log", async () => {
+    const { session, outcome } = await oneTurn(
+      runner('process.stderr.write("noise ".repeat(200000)); delta("ok"); reply({});'),
+    );
+    expect(outcome.status).toBe("completed");
+    expect(JSON.stringify(await events(session))).not.toContain("noise");
+  });
+
+  it("gives up on a runner that never answers open, and says so", async () => {
+    const factory = runner("reply({});", { timeouts: { openMs: 300 } }, "/* never answers */");
+    const { outcome } = await oneTurn(factory);
+    expect(outcome).toMatchObject({ status: "failed", error: { code: "brain_error" } });
+    expect(outcome.error?.message).toMatch(/did not answer "open" within 0.3 s/);
+  });
+
+  it("kills a runner that ignores an interrupt, settles the turn as interrupted, and starts afresh", async () => {
+    const factory = runner('if (once()) { delta("stuck"); } else { delta("fresh"); reply({}); }', {
+      timeouts: { interruptGraceMs: 300 },
+    });
+    t = makeBrain({ factories: [factory] });
+    const session = await t.brain.create({ harness: "inline" });
+    const turn = await session.prompt("go");
+    await waitForEvent(session, (e) => e.type === "assistant.delta");
+    await session.interrupt();
+    expect((await turn.settled).status).toBe("interrupted");
+    const warnings = (await events(session)).filter((e) => e.type === "harness.warning");
+    expect(warnings.map((e) => (e.data as { message: string }).message).join()).toMatch(/did not settle/);
+    const next = await session.prompt("again");
+    expect((await next.settled).status).toBe("completed");
+  });
+
+  it("names a runner program that is not installed, and a runner script that is not built", async () => {
+    const missing = new ProcessFactory({ name: "inline", command: "no-such-runner-binary-xyz", args: [] });
+    expect((await oneTurn(missing)).outcome.error?.message).toMatch(
+      /"no-such-runner-binary-xyz" is not on PATH/,
+    );
+    await t.cleanup();
+    const unbuilt = new ProcessFactory({
+      name: "inline",
+      command: "node",
+      args: ["runners/nope/dist/main.js"],
+    });
+    expect((await oneTurn(unbuilt)).outcome.error?.message).toMatch(/runner script .* does not exist/);
+  });
+});
+
+describe("protocol mistakes that are only warnings", () => {
+  it("logs a reply for an unknown id and a frame for an unknown attachment, and goes on", async () => {
+    const { session, outcome } = await oneTurn(
+      runner(`
+        send({ attachment: f.attachment, turn: f.turn, id: "9999", result: {} });
+        send({ attachment: "nobody", turn: f.turn, event: "assistant.delta", data: { text: "lost" } });
+        delta("fine"); reply({});`),
+    );
+    expect(outcome.status).toBe("completed");
+    const warnings = (await events(session))
+      .filter((e) => e.type === "harness.warning")
+      .map((e) => (e.data as { message: string }).message);
+    expect(warnings.join("\n")).toMatch(/unknown request id "9999"/);
+    expect(warnings.join("\n")).toMatch(/unknown attachment "nobody"/);
+  });
+});
+
+describe("reverse tool calls", () => {
+  it("runs at most 32 at once per runner and drops none", async () => {
+    const slow = new SlowTool();
+    const factory = runner(`
+      const results = await Promise.all(Array.from({ length: 40 }, (_, i) => callTool("c" + i, "slow", {})));
+      delta(String(results.filter((r) => !r.is_error).length)); reply({});`);
+    t = makeBrain({ factories: [factory], tools: [slow] });
+    const session = await t.brain.create({ harness: "inline", config: { tools: ["slow"] } });
+    await (await session.prompt("go")).settled;
+    const all = await events(session);
+    expect(textOf(all)).toBe("40");
+    expect(slow.maxActive).toBe(32);
+    expect(all.filter((e) => e.type === "tool.call")).toHaveLength(40);
+    expect(all.filter((e) => e.type === "tool.result")).toHaveLength(40);
+  });
+});
+
+describe("shared hosts", () => {
+  it("serve many sessions from one process, one attachment each; detach releases one", async () => {
+    const factory = runner("delta(String(process.pid)); reply({});", { shared: true });
+    t = makeBrain({ factories: [factory] });
+    const a = await t.brain.create({ harness: "inline" });
+    const b = await t.brain.create({ harness: "inline" });
+    const pids = [];
+    for (const s of [a, b]) {
+      const turn = await s.prompt("pid?");
+      await turn.settled;
+      pids.push(textOf(await events(s), turn.turn));
+    }
+    expect(pids[0]).toBe(pids[1]);
+    await t.brain.closeSession(a.id);
+    const turn = await b.prompt("still there?");
+    expect((await turn.settled).status).toBe("completed");
+    expect(textOf(await events(b), turn.turn)).toBe(pids[0]);
+  });
+});
