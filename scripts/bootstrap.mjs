@@ -25,4 +25,4 @@ const installed = mtime("node_modules/.package-lock.json");
 if (installed < 0 || installed < mtime("package-lock.json")) {
   run(npm, ["ci", "--no-audit", "--no-fund"]);
 }
-run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"]);
+run(npm, ["run", "--silent", "build"]);
