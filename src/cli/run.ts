@@ -2,6 +2,7 @@
 import type { Brain } from "../core/brain.js";
 import type { Session } from "../core/session.js";
 import type { SessionDefaults } from "../protocol/config.js";
+import { answerPermissions } from "./answers.js";
 import { jsonPrinter, textPrinter } from "./output.js";
 
 export interface RunOptions {
@@ -10,6 +11,8 @@ export interface RunOptions {
   session?: string;
   model?: string;
   json?: boolean;
+  allow?: string[];
+  deny?: string[];
   defaults: SessionDefaults;
 }
 
@@ -19,6 +22,11 @@ export async function runPrompt(brain: Brain, options: RunOptions): Promise<numb
   const session = await openOrCreate(brain, options);
   const print = options.json ? jsonPrinter() : textPrinter();
   const unsubscribe = session.log.subscribe(print);
+  const stopAnswering = answerPermissions(session, {
+    allow: options.allow ?? [],
+    deny: options.deny ?? [],
+    interactive: !options.json && process.stdin.isTTY === true,
+  });
   let interrupts = 0;
   const onSigint = () => {
     interrupts += 1;
@@ -38,6 +46,7 @@ export async function runPrompt(brain: Brain, options: RunOptions): Promise<numb
   } finally {
     process.off("SIGINT", onSigint);
     unsubscribe();
+    stopAnswering();
   }
 }
 
@@ -46,12 +55,13 @@ async function openOrCreate(brain: Brain, options: RunOptions): Promise<Session>
     const existing = (await brain.list()).find((record) => record.id === options.session);
     if (existing) return brain.session(existing.id);
   }
-  const { harness, provider, ...config } = options.defaults;
+  const { harness, provider, permissions, ...config } = options.defaults;
   if (options.model) config.model = options.model;
   return brain.create({
     harness: options.harness ?? harness ?? "echo",
     config,
     ...(provider ? { provider } : {}),
+    ...(permissions ? { permissions } : {}),
     ...(options.session ? { id: options.session } : {}),
   });
 }

@@ -1,27 +1,26 @@
 // `brain conformance [--json] [--open-timeout S] [--interrupt-grace S] -- CMD ARGS...`
-import { parseArgs } from "node:util";
+import { parse, UsageError } from "../cli/args.js";
 import { type KitReport, runConformance } from "./kit.js";
 
 export async function conformanceCommand(argv: string[]): Promise<number> {
   const dashes = argv.indexOf("--");
   const flags = dashes === -1 ? argv : argv.slice(0, dashes);
   const [command, ...args] = dashes === -1 ? [] : argv.slice(dashes + 1);
-  const { values } = parseArgs({
-    args: flags,
-    options: {
-      json: { type: "boolean" },
-      "open-timeout": { type: "string" },
-      "interrupt-grace": { type: "string" },
-    },
-    strict: true,
+  const { values } = parse(flags, {
+    json: { type: "boolean" },
+    "open-timeout": { type: "string" },
+    "interrupt-grace": { type: "string" },
   });
-  if (!command) {
-    process.stderr.write(
-      "usage: brain conformance [--json] -- CMD ARGS...   (e.g. -- node runners/pi/dist/main.js)\n",
+  if (!command)
+    throw new UsageError(
+      "conformance needs the runner's command after --, e.g. -- node runners/pi/dist/main.js",
     );
-    return 2;
-  }
-  const seconds = (value: string | undefined) => (value ? Number(value) * 1000 : undefined);
+  const seconds = (value: unknown) => {
+    if (value === undefined) return undefined;
+    const n = Number(value);
+    if (!(n > 0)) throw new UsageError(`expected a number of seconds, not "${value}"`);
+    return n * 1000;
+  };
   const report = await runConformance({
     command,
     args,

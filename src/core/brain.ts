@@ -1,10 +1,12 @@
 // The host: creates, opens, forks and restores sessions on a store, with one live Session object per id.
 import type { ProviderSettings } from "../protocol/config.js";
+import type { PermissionPolicy } from "../protocol/permissions.js";
 import type { ProviderCredentials, SessionConfig } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
 import type { ToolRouter } from "../tools/router.js";
 import { CheckpointStore } from "./checkpoints/index.js";
 import type { EventLog } from "./event-log.js";
+import { PermissionRules } from "./permissions.js";
 import type { HarnessRegistry } from "./registry.js";
 import { Session, SessionError } from "./session.js";
 
@@ -33,6 +35,7 @@ export interface NewSessionInput {
   harness: string;
   config?: SessionConfig;
   provider?: ProviderSettings;
+  permissions?: PermissionPolicy;
   id?: string;
 }
 
@@ -77,7 +80,8 @@ export class Brain {
     const checkpoints = new CheckpointStore(this.options.store.paths(id).checkpoints);
     const manifest = await checkpoints.get(checkpoint);
     const forked_from = { session: id, checkpoint: manifest.id };
-    const input = { harness: source.harness, config: source.config, provider: source.provider };
+    const { harness, config, provider, permissions } = source;
+    const input = { harness, config, provider, permissions };
     return this.createRecord(input, forked_from, async (dir) => {
       await checkpoints.restore(manifest.id, dir);
     });
@@ -117,6 +121,7 @@ export class Brain {
       harness: input.harness,
       config,
       ...(input.provider ? { provider: input.provider } : {}),
+      ...(input.permissions ? { permissions: input.permissions } : {}),
       ...(forked_from ? { forked_from } : {}),
     });
     if (seed) await seed(this.options.store.paths(record.id).native);
@@ -147,6 +152,7 @@ export class Brain {
       tools,
       provider: this.credentials(record.provider),
       checkpoints: new CheckpointStore(paths.checkpoints),
+      permissions: new PermissionRules(record.permissions),
     });
   }
 

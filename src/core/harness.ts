@@ -41,6 +41,24 @@ export interface HarnessOptions {
   emit(event: HarnessEvent): void;
   /** Runs a bound tool. Never rejects for a tool's own failure: that is a result with `is_error: true`. */
   call(turn: string, call: ToolCallParams, signal: AbortSignal): Promise<ToolResult>;
+  /**
+   * For harnesses that run tools themselves (the CLI agents): asks the session's permission policy, and through
+   * it a client when the policy says ask. Denied when no client answers in time.
+   */
+  permit(turn: string, use: ToolUse, signal: AbortSignal): Promise<PermissionVerdict>;
+  /** Asks the session's clients a question (human in the loop); "" when no one answers in time. */
+  ask(turn: string, question: { question: string; options?: string[] }, signal: AbortSignal): Promise<string>;
+}
+
+export interface ToolUse {
+  tool: string;
+  arguments?: Record<string, unknown>;
+  reason?: string;
+}
+
+export interface PermissionVerdict {
+  decision: "allow" | "deny";
+  reason?: string;
 }
 
 export interface TurnContext {

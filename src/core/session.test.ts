@@ -246,3 +246,119 @@ describe("native files", () => {
     expect(join(t.store.paths(session.id).native, "echo.jsonl")).toContain(session.id);
   });
 });
+
+describe("permissions: the host decides", () => {
+  async function askSession(policy: import("../protocol/permissions.js").PermissionPolicy) {
+    t = makeBrain();
+    return t.brain.create({ harness: "echo", config: { tools: ["echo"] }, permissions: policy });
+  }
+
+  it("asks a client and runs the tool once it is allowed", async () => {
+    const session = await askSession({ tools: { "ec*": "ask" } });
+    const turn = await session.prompt("echo: may I?");
+    const request = await waitForEvent(session, (e) => e.type === "permission.requested");
+    expect(request.data).toMatchObject({ tool: "echo", arguments: { value: "may I?" } });
+    const id = (request.data as { id: string }).id;
+    await session.answer({ type: "permission.resolved", data: { id, decision: "allow" } });
+    await expect(
+      session.answer({ type: "permission.resolved", data: { id, decision: "deny" } }),
+    ).rejects.toThrow(/answered already/);
+    await turn.settled;
+    const result = (await events(session)).find((e) => e.type === "tool.result");
+    expect(result?.data).toMatchObject({ is_error: false, content: [{ text: "may I?" }] });
+  });
+
+  it("turns a client's denial into an error result the model sees", async () => {
+    const session = await askSession({ tools: { echo: "ask" } });
+    const turn = await session.prompt("echo: may I?");
+    const request = await waitForEvent(session, (e) => e.type === "permission.requested");
+    const id = (request.data as { id: string }).id;
+    await session.answer({
+      type: "permission.resolved",
+      data: { id, decision: "deny", reason: "not today" },
+    });
+    expect((await turn.settled).status).toBe("completed");
+    const result = (await events(session)).find((e) => e.type === "tool.result");
+    expect(result?.data).toMatchObject({
+      is_error: true,
+      content: [{ text: expect.stringMatching(/denied: not today/) }],
+    });
+  });
+
+  it("denies when no client answers in time, and never hangs", async () => {
+    const session = await askSession({ tools: { echo: "ask" }, ask_timeout_ms: 50 });
+    await (await session.prompt("echo: anyone?")).settled;
+    const all = await events(session);
+    expect(all.find((e) => e.type === "permission.resolved")?.data).toMatchObject({
+      decision: "deny",
+      reason: expect.stringMatching(/no client answered within 0.05 s/),
+    });
+    expect(all.find((e) => e.type === "tool.result")?.data).toMatchObject({ is_error: true });
+    expect(session.pendingRequests()).toEqual([]);
+  });
+
+  it("applies deny rules and the default without asking", async () => {
+    const session = await askSession({ default: "deny", tools: { nothing: "allow" } });
+    await (await session.prompt("echo: no")).settled;
+    const all = await events(session);
+    expect(all.some((e) => e.type === "permission.requested")).toBe(false);
+    expect(all.find((e) => e.type === "tool.result")?.data).toMatchObject({
+      is_error: true,
+      content: [{ text: expect.stringMatching(/policy denies it/) }],
+    });
+  });
+
+  it("denies a pending ask when the turn is interrupted", async () => {
+    const session = await askSession({ tools: { echo: "ask" } });
+    const turn = await session.prompt("echo: wait for me");
+    await waitForEvent(session, (e) => e.type === "permission.requested");
+    await session.interrupt();
+    expect((await turn.settled).status).toBe("interrupted");
+    const resolved = (await events(session)).filter((e) => e.type === "permission.resolved");
+    expect(resolved).toHaveLength(1);
+    expect(resolved[0]?.data).toMatchObject({ decision: "deny", reason: "the turn was interrupted" });
+  });
+});
+
+describe("a full disk", () => {
+  it("fails the prompt with the disk's error, loses nothing already written, and works again after", async () => {
+    const { FsSessionStore, nodeLogIO } = await import("../store/fs/index.js");
+    let full = false;
+    const io = {
+      ...nodeLogIO,
+      write: (...args: Parameters<typeof nodeLogIO.write>) => {
+        if (full) {
+          const err = Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+          return Promise.reject(err);
+        }
+        return nodeLogIO.write(...args);
+      },
+    } as typeof nodeLogIO;
+    t = makeBrain();
+    const { Brain } = await import("./brain.js");
+    const { HarnessRegistry } = await import("./registry.js");
+    const { ToolRouter } = await import("../tools/router.js");
+    const { BuiltinTools } = await import("../tools/builtin.js");
+    const { echoFactory } = await import("../../test/helpers/brain.js");
+    const brain = new Brain({
+      store: new FsSessionStore(t.home, io),
+      harnesses: new HarnessRegistry([echoFactory()]),
+      tools: new ToolRouter([new BuiltinTools()]),
+    });
+    try {
+      const session = await brain.create({ harness: "echo" });
+      await (await session.prompt("before")).settled;
+      const before = await events(session);
+      full = true;
+      await expect(session.prompt("during")).rejects.toThrow(/ENOSPC/);
+      full = false;
+      expect((await events(session)).slice(0, before.length)).toEqual(before);
+      const turn = await session.prompt("after");
+      expect((await turn.settled).status).toBe("completed");
+      const all = await events(session);
+      expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1));
+    } finally {
+      await brain.close();
+    }
+  });
+});

@@ -9,6 +9,7 @@ import type { CheckpointManifest, CheckpointStore } from "./checkpoints/index.js
 import type { EventLog } from "./event-log.js";
 import { type Harness, HarnessError, type HarnessFactory } from "./harness.js";
 import { type PendingRequest, PendingRequests, type RequestKind } from "./pending.js";
+import type { PermissionRules } from "./permissions.js";
 
 export interface SessionParts {
   id: string;
@@ -20,6 +21,7 @@ export interface SessionParts {
   tools: BoundTools;
   provider: ProviderCredentials;
   checkpoints: CheckpointStore;
+  permissions: PermissionRules;
 }
 
 export interface TurnOutcome {
@@ -57,6 +59,8 @@ export class Session {
   private opening: Promise<Harness> | undefined;
   private running: RunningTurn | undefined;
   private readonly pending = new PendingRequests();
+  /** Turns waiting on a permission or question, by request: woken by the one answer. */
+  private readonly waiters = new Map<string, (answer: Record<string, unknown>) => void>();
   private closed = false;
 
   private constructor(private readonly parts: SessionParts) {}
@@ -163,6 +167,45 @@ export class Session {
     if (!request)
       throw new SessionError("conflict", `no pending ${kind} with id "${event.data.id}" (answered already?)`);
     await this.append([{ ...event, turn: request.turn } as NewEvent]);
+    this.waiters.get(waiterKey(kind, event.data.id))?.(event.data);
+  }
+
+  /**
+   * Applies the session's permission policy to a tool use: allow and deny at once; ask logs
+   * `permission.requested` and waits for a client's answer, or denies when none comes in time.
+   */
+  async permit(
+    turn: string,
+    use: { tool: string; arguments?: Record<string, unknown>; reason?: string },
+    signal: AbortSignal,
+  ) {
+    const decision = this.parts.permissions.decide(use.tool);
+    if (decision === "allow") return { decision: "allow" as const };
+    if (decision === "deny") return { decision: "deny" as const, reason: "the session's policy denies it" };
+    const id = `permission-${randomUUID()}`;
+    const answer = await this.waitForAnswer(
+      "permission.requested",
+      { type: "permission.requested", turn, data: { id, ...use } },
+      signal,
+      (reason) => ({ type: "permission.resolved", turn, data: { id, decision: "deny", reason } }),
+    );
+    return answer as { decision: "allow" | "deny"; reason?: string };
+  }
+
+  /** Asks the session's clients a question; resolves with the first answer, or "" when none comes in time. */
+  async ask(
+    turn: string,
+    question: { question: string; options?: string[] },
+    signal: AbortSignal,
+  ): Promise<string> {
+    const id = `question-${randomUUID()}`;
+    const answer = await this.waitForAnswer(
+      "question.requested",
+      { type: "question.requested", turn, data: { id, ...question } },
+      signal,
+      (reason) => ({ type: "question.answered", turn, data: { id, answer: "", reason } }),
+    );
+    return (answer as { answer: string }).answer;
   }
 
   async close(): Promise<void> {
@@ -210,7 +253,13 @@ export class Session {
       return errorResult(`tool call id "${call.id}" is already in use`);
     const work = (async () => {
       await this.append([{ type: "tool.call", turn: turnId, data: call }]);
-      const result = await this.parts.tools.call(call, signal);
+      const verdict = await this.permit(turnId, { tool: call.name, arguments: call.arguments }, signal);
+      const result =
+        verdict.decision === "allow"
+          ? await this.parts.tools.call(call, signal)
+          : errorResult(
+              `permission to run tool "${call.name}" was denied: ${verdict.reason ?? "by a client"}`,
+            );
       this.resolve("tool.call", call.id, {
         type: "tool.result",
         turn: turnId,
@@ -225,6 +274,40 @@ export class Session {
       return errorResult(`tool call could not be logged: ${(err as Error).message}`);
     } finally {
       turn.toolCalls.delete(work);
+    }
+  }
+
+  /**
+   * Logs a request and waits for its answer: from a client (answer()), or the fallback when the ask timeout
+   * passes or the turn is interrupted. Whichever comes first is the one answer logged.
+   */
+  private async waitForAnswer(
+    kind: "permission.requested" | "question.requested",
+    request: NewEvent & { data: { id: string } },
+    signal: AbortSignal,
+    fallback: (reason: string) => NewEvent,
+  ): Promise<Record<string, unknown>> {
+    const key = waiterKey(kind, request.data.id);
+    const answered = new Promise<Record<string, unknown>>((resolve) => this.waiters.set(key, resolve));
+    const timeoutMs = this.parts.permissions.askTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const giveUp = (reason: string) => {
+      if (!this.pending.take(kind, request.data.id)) return;
+      const event = fallback(reason);
+      this.append([event]).catch(() => {});
+      this.waiters.get(key)?.(event.data as Record<string, unknown>);
+    };
+    const onAbort = () => giveUp("the turn was interrupted");
+    try {
+      await this.append([request]);
+      timer = setTimeout(() => giveUp(`no client answered within ${timeoutMs / 1000} s`), timeoutMs);
+      signal.addEventListener("abort", onAbort, { once: true });
+      if (signal.aborted) onAbort();
+      return await answered;
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+      this.waiters.delete(key);
     }
   }
 
@@ -279,6 +362,8 @@ export class Session {
         provider: this.parts.provider,
         emit: (event) => this.emit(event),
         call: (turn, call, signal) => this.callTool(turn, call, signal),
+        permit: (turn, use, signal) => this.permit(turn, use, signal),
+        ask: (turn, question, signal) => this.ask(turn, question, signal),
       })
       .then((harness) => {
         this.harness = harness;
@@ -306,6 +391,8 @@ export class Session {
     if (this.closed) throw new SessionError("conflict", `session ${this.parts.id} is closed`);
   }
 }
+
+const waiterKey = (kind: RequestKind, id: string) => `${kind}\u0000${id}`;
 
 function errorResult(text: string): ToolResult {
   return { content: [{ type: "text", text }], is_error: true };

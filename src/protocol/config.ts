@@ -1,5 +1,6 @@
 // brain.config.json: the runner harnesses (seed A's "harnesses" block) and the defaults of new sessions.
 import { z } from "zod";
+import { PermissionPolicy } from "./permissions.js";
 import { SessionConfig } from "./runner.js";
 
 export const HarnessEntry = z.strictObject({
@@ -22,6 +23,7 @@ export const ProviderSettings = z.strictObject({
 export const SessionDefaults = SessionConfig.extend({
   harness: z.string().optional(),
   provider: ProviderSettings.optional(),
+  permissions: PermissionPolicy.optional(),
 });
 
 export const BrainConfig = z.strictObject({

@@ -43,7 +43,7 @@ export const EventData = {
     question: z.string(),
     options: z.array(z.string()).optional(),
   }),
-  "question.answered": z.strictObject({ id: z.string(), answer: z.string() }),
+  "question.answered": z.strictObject({ id: z.string(), answer: z.string(), reason: z.string().optional() }),
   image: z.strictObject({ mime_type: z.string(), data: z.string() }),
   "turn.settled": z.strictObject({ status: TurnStatus, error: ErrorInfo.optional() }),
   "checkpoint.created": z.strictObject({ id: z.string(), files: z.array(NativeFile) }),

@@ -1,6 +1,7 @@
 // A session's record (session.json): what it runs and how it was configured. Never holds a credential.
 import { z } from "zod";
 import { ProviderSettings } from "./config.js";
+import { PermissionPolicy } from "./permissions.js";
 import { SessionConfig } from "./runner.js";
 
 /** Ids name directories: this pattern can never be `.`, `..` or hold a separator. */
@@ -14,6 +15,7 @@ export const SessionRecord = z.strictObject({
   harness: z.string().min(1),
   config: SessionConfig,
   provider: ProviderSettings.optional(),
+  permissions: PermissionPolicy.optional(),
   created_at: z.string(),
   status: z.enum(["open", "closed"]),
   forked_from: z.strictObject({ session: z.string(), checkpoint: z.string() }).optional(),

@@ -1,0 +1,53 @@
+// Argument parsing shared by the commands: node:util parseArgs, strict, with --config on every command.
+import { parseArgs } from "node:util";
+import type { Brain } from "../core/brain.js";
+import { loadConfig } from "./config.js";
+import { createBrain } from "./setup.js";
+
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+type Options = NonNullable<Parameters<typeof parseArgs>[0]>["options"];
+
+export function parse(
+  args: string[],
+  options: Options = {},
+): { values: Record<string, unknown>; positionals: string[] } {
+  try {
+    return parseArgs({
+      args,
+      options: { config: { type: "string" }, ...options },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+export function need<T>(value: T | undefined, message: string): T {
+  if (value === undefined || value === "") throw new UsageError(message);
+  return value;
+}
+
+export function str(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+export function strs(value: unknown): string[] {
+  return Array.isArray(value) ? value.map(String) : [];
+}
+
+/** Runs `body` with a Brain built from --config, and closes it after. */
+export async function withBrain<T>(
+  values: Record<string, unknown>,
+  body: (brain: Brain) => Promise<T>,
+): Promise<T> {
+  const brain = createBrain(loadConfig(str(values.config)));
+  try {
+    return await body(brain);
+  } finally {
+    await brain.close();
+  }
+}

@@ -1,0 +1,203 @@
+// The brain command end to end: a real process on a throwaway $BRAIN_HOME.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { tempDir } from "../../test/helpers/brain.js";
+
+const root = join(import.meta.dirname, "../..");
+const home = tempDir("brain-cli-");
+const work = tempDir("brain-cli-work-");
+afterAll(() => {
+  rmSync(home, { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true });
+});
+
+function brain(args: string[], cwd = work) {
+  const result = spawnSync(process.execPath, [join(root, "bin/brain.js"), ...args], {
+    cwd,
+    env: { ...process.env, BRAIN_HOME: home },
+    encoding: "utf8",
+    input: "",
+  });
+  return { code: result.status, out: result.stdout, err: result.stderr };
+}
+
+function sessionIdFrom(stderr: string): string {
+  const id = /session (\S+)\n/.exec(stderr)?.[1];
+  if (!id) throw new Error(`no session id in: ${stderr}`);
+  return id;
+}
+
+describe("brain run", () => {
+  it("streams the reply, prints the session id and exits 0", () => {
+    const { code, out, err } = brain(["run", "hello", "world"]);
+    expect(code).toBe(0);
+    expect(out).toBe("echo #1: hello world\n");
+    expect(sessionIdFrom(err)).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("continues an existing session with --session, and prints one JSON event per line with --json", () => {
+    const id = sessionIdFrom(brain(["run", "first"]).err);
+    const { code, out } = brain(["run", "--session", id, "--json", "second"]);
+    expect(code).toBe(0);
+    const events = out
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(events.map((e) => e.type)).toContain("assistant.delta");
+    expect(events.at(-1)).toMatchObject({ type: "turn.settled", session: id, data: { status: "completed" } });
+    expect(
+      events
+        .filter((e) => e.type === "assistant.delta")
+        .map((e) => e.data.text)
+        .join(""),
+    ).toBe("echo #2: second");
+  });
+
+  it("shows tool calls on stderr", () => {
+    const { code, out, err } = brain(["run", "--tool", "echo", "echo: ping"]);
+    expect(code).toBe(0);
+    expect(err).toContain('[tool echo {"value":"ping"}]');
+    expect(err).toContain("[tool result: ping]");
+    expect(out).toContain("echo returned: ping");
+  });
+
+  it("denies an `ask` when no one can answer, saying how to allow it, and allows it with --allow", () => {
+    const dir = join(work, "ask");
+    mkdirSync(dir);
+    const config = { defaults: { tools: ["echo"], permissions: { tools: { echo: "ask" } } } };
+    writeFileSync(join(dir, "brain.config.json"), JSON.stringify(config));
+    const denied = brain(["run", "echo: secret"], dir);
+    expect(denied.code).toBe(0);
+    expect(denied.err).toMatch(/permission to run tool "echo" was denied: no one to ask.*--allow echo/);
+    const allowed = brain(["run", "--allow", "echo", "echo: fine"], dir);
+    expect(allowed.err).toContain("[tool result: fine]");
+  });
+});
+
+describe("sessions, checkpoints, restore and fork", () => {
+  it("lists, shows and prints a session's events; checkpoints, restores and forks it", () => {
+    const id = sessionIdFrom(brain(["run", "remember me"]).err);
+    expect(brain(["sessions", "ls"]).out).toContain(id);
+    const shown = JSON.parse(brain(["sessions", "show", id]).out);
+    expect(shown).toMatchObject({
+      id,
+      harness: "echo",
+      turns: 1,
+      last_turn: { status: "completed" },
+      pending: [],
+    });
+    const events = brain(["sessions", "events", id, "--after", "2"])
+      .out.trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(events[0].seq).toBe(3);
+
+    const checkpoint = brain(["checkpoint", id]);
+    expect(checkpoint.code).toBe(0);
+    expect(checkpoint.out).toMatch(/checkpoint 000001 .*\n {2}echo\.jsonl {2}\d+ bytes {2}\(append-only\)/);
+
+    const into = join(work, "restored");
+    expect(brain(["restore", id, "--into", into]).code).toBe(0);
+    const native = join(home, "sessions", id, "native", "echo.jsonl");
+    expect(readFileSync(join(into, "echo.jsonl"))).toEqual(readFileSync(native));
+
+    const fork = brain(["fork", id]);
+    expect(fork.code).toBe(0);
+    const forkId = fork.out.trim();
+    expect(brain(["run", "--session", forkId, "and now?"]).out).toBe("echo #2: and now?\n");
+  });
+
+  it("refuses to restore into a directory that is not empty", () => {
+    const id = sessionIdFrom(brain(["run", "x"]).err);
+    brain(["checkpoint", id]);
+    const into = join(work, "full");
+    mkdirSync(into);
+    writeFileSync(join(into, "keep.txt"), "mine");
+    const { code, err } = brain(["restore", id, "--into", into]);
+    expect(code).toBe(1);
+    expect(err).toMatch(/not empty/);
+    expect(readFileSync(join(into, "keep.txt"), "utf8")).toBe("mine");
+  });
+});
+
+describe("bad input gets a clear error", () => {
+  const withConfig = (text: string) => {
+    const dir = tempDir("brain-cli-config-");
+    writeFileSync(join(dir, "brain.config.json"), text);
+    return dir;
+  };
+
+  it("names the config file when it is not JSON", () => {
+    const { code, err } = brain(["run", "x"], withConfig("{ nope"));
+    expect(code).toBe(2);
+    expect(err).toMatch(/brain\.config\.json: not valid JSON/);
+  });
+
+  it("names the field and what is wrong", () => {
+    const { code, err } = brain(
+      ["run", "x"],
+      withConfig(JSON.stringify({ harnesses: { pi: { command: 7 } } })),
+    );
+    expect(code).toBe(2);
+    expect(err).toMatch(/brain\.config\.json: field "harnesses\.pi\.command"/);
+    const unknown = brain(["run", "x"], withConfig(JSON.stringify({ harneses: {} })));
+    expect(unknown.err).toMatch(/Unrecognized key.*harneses/);
+  });
+
+  it("lists the known harnesses for an unknown one", () => {
+    const { code, err } = brain(["run", "--harness", "nope", "x"]);
+    expect(code).toBe(1);
+    expect(err).toMatch(/unknown harness "nope"; known harnesses: .*echo/);
+  });
+
+  it("says a runner binary is missing", () => {
+    const dir = withConfig(
+      JSON.stringify({ harnesses: { ghost: { command: "no-such-runner-xyz --flag" } } }),
+    );
+    const { code, err } = brain(["run", "--harness", "ghost", "x"], dir);
+    expect(code).toBe(1);
+    expect(err).toMatch(/harness "ghost": runner program "no-such-runner-xyz" is not on PATH/);
+  });
+
+  it("names an unknown tool and lists the known ones", () => {
+    const { code, err } = brain(["run", "--tool", "rm", "x"]);
+    expect(code).toBe(1);
+    expect(err).toMatch(/unknown tool "rm" in config\.tools; known tools: echo/);
+  });
+
+  it("answers an unknown command or a bad flag with usage and exit 2", () => {
+    expect(brain(["frobnicate"])).toMatchObject({
+      code: 2,
+      err: expect.stringMatching(/unknown command "frobnicate"[\s\S]*usage/),
+    });
+    expect(brain(["run", "--bogus", "x"]).code).toBe(2);
+    expect(brain(["sessions", "show", "../../etc"]).err).toMatch(/bad session id/);
+  });
+
+  it("refuses a --config file that does not exist", () => {
+    const { code, err } = brain(["run", "--config", "missing.json", "x"]);
+    expect(code).toBe(2);
+    expect(err).toMatch(/missing\.json: no such config file/);
+  });
+});
+
+describe("brain conformance", () => {
+  it("exits 0 for a conforming runner and 1 for a broken one, with a table", () => {
+    const ok = brain(["conformance", "--", process.execPath, join(root, "dist/runners/echo/main.js")]);
+    expect(ok.code).toBe(0);
+    expect(ok.out).toMatch(/PASS {2}checkpoint fidelity/);
+    const broken = brain([
+      "conformance",
+      "--",
+      process.execPath,
+      join(root, "dist/test/fixtures/scripted-runner.js"),
+      "--mode",
+      "garbage",
+    ]);
+    expect(broken.code).toBe(1);
+    expect(broken.out).toMatch(/FAIL {2}prompt/);
+    expect(existsSync(join(root, "dist/test/fixtures/scripted-runner.js"))).toBe(true);
+  });
+});

@@ -1,0 +1,71 @@
+// `brain sessions ls | show ID | events ID`: reads the store without starting any harness.
+import { PendingRequests } from "../../core/pending.js";
+import type { SessionEvent } from "../../protocol/events.js";
+import { FsSessionStore, readEventsFile } from "../../store/fs/index.js";
+import { parse, UsageError, withBrain } from "../args.js";
+import { brainHome } from "../setup.js";
+
+export const usage = `sessions ls | show ID | events ID [--after SEQ] [--json]
+                              the sessions in $BRAIN_HOME (default ~/.brain) and their logs`;
+
+export async function command(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, { after: { type: "string" }, json: { type: "boolean" } });
+  const [verb = "ls", id] = positionals;
+  const after = Number(values.after ?? 0);
+  if (!Number.isInteger(after) || after < 0)
+    throw new UsageError(`--after takes a sequence number, not "${values.after}"`);
+  const store = new FsSessionStore(brainHome());
+  return withBrain(values, async (brain) => {
+    switch (verb) {
+      case "ls": {
+        const records = await brain.list();
+        for (const r of records) {
+          process.stdout.write(
+            values.json
+              ? `${JSON.stringify(r)}\n`
+              : `${r.id}  ${r.harness.padEnd(12)} ${r.status.padEnd(6)} ${r.created_at}\n`,
+          );
+        }
+        if (records.length === 0 && !values.json)
+          process.stderr.write('no sessions yet: try `brain run "hello"`\n');
+        return 0;
+      }
+      case "show": {
+        const record = await brain.record(required(id));
+        const events = await readEventsFile(store.paths(record.id).events);
+        process.stdout.write(`${JSON.stringify({ ...record, ...summarize(events) }, null, 2)}\n`);
+        return 0;
+      }
+      case "events": {
+        const record = await brain.record(required(id));
+        const events = await readEventsFile(store.paths(record.id).events);
+        for (const event of events) if (event.seq > after) process.stdout.write(`${JSON.stringify(event)}\n`);
+        return 0;
+      }
+      default:
+        throw new UsageError(`unknown sessions verb "${verb}": use ls, show ID or events ID`);
+    }
+  });
+}
+
+function summarize(events: SessionEvent[]) {
+  const pending = new PendingRequests();
+  let turns = 0;
+  let lastTurn: { turn?: string; status?: string } | undefined;
+  const checkpoints: string[] = [];
+  for (const event of events) {
+    pending.observe(event);
+    if (event.type === "turn.started") {
+      turns += 1;
+      lastTurn = { turn: event.turn, status: "running" };
+    }
+    if (event.type === "turn.settled") lastTurn = { turn: event.turn, status: event.data.status };
+    if (event.type === "checkpoint.created") checkpoints.push(event.data.id);
+  }
+  return { events: events.length, turns, last_turn: lastTurn, checkpoints, pending: pending.list() };
+}
+
+function required(id: string | undefined): string {
+  if (!id) throw new UsageError("give a session ID (see `brain sessions ls`)");
+  return id;
+}
