@@ -4,5 +4,8 @@ import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 
 export default function setup(): void {
-  execFileSync("npm", ["run", "--silent", "build"], { cwd: join(import.meta.dirname, ".."), stdio: "inherit" });
+  execFileSync("npm", ["run", "--silent", "build"], {
+    cwd: join(import.meta.dirname, ".."),
+    stdio: "inherit",
+  });
 }
