@@ -20,9 +20,12 @@ const run = (cmd, args) => {
 };
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 
-// npm ci rewrites node_modules/.package-lock.json, so its mtime says when the last install finished.
+// An install rewrites node_modules/.package-lock.json, so its mtime says when the last one finished.
+// `npm install`, not `npm ci`: the registry reachable here does not serve opencode-ai's binaries for other
+// platforms, so they cannot be in the lockfile, and `npm ci` refuses a lockfile that lacks optional
+// dependencies. `npm install` still installs exactly the locked versions.
 const installed = mtime("node_modules/.package-lock.json");
 if (installed < 0 || installed < mtime("package-lock.json")) {
-  run(npm, ["ci", "--no-audit", "--no-fund"]);
+  run(npm, ["install", "--no-audit", "--no-fund"]);
 }
 run(npm, ["run", "--silent", "build"]);
