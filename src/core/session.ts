@@ -2,7 +2,9 @@
 // a time; steer and interrupt act on the running one. The harness is opened lazily (first prompt or
 // checkpoint) and reopened after it broke, so a crashed runner never makes the session unusable.
 import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import type { ErrorInfo, NewEvent, SessionEvent, TurnStatus } from "../protocol/events.js";
+import type { PermissionDecision } from "../protocol/permissions.js";
 import type { ProviderCredentials, SessionConfig, ToolCallParams, ToolResult } from "../protocol/runner.js";
 import type { BoundTools } from "../tools/router.js";
 import type { CheckpointManifest, CheckpointStore } from "./checkpoints/index.js";
@@ -59,6 +61,7 @@ export class Session {
   private opening: Promise<Harness> | undefined;
   private running: RunningTurn | undefined;
   private readonly pending = new PendingRequests();
+  private emitted: NewEvent[] = [];
   /** Turns waiting on a permission or question, by request: woken by the one answer. */
   private readonly waiters = new Map<string, (answer: Record<string, unknown>) => void>();
   private closed = false;
@@ -110,6 +113,7 @@ export class Session {
       );
     }
     const turn: RunningTurn = { id: randomUUID(), abort: new AbortController(), toolCalls: new Set() };
+    setMaxListeners(0, turn.abort.signal); // every tool call in flight listens for the interrupt
     this.running = turn;
     try {
       await this.append([
@@ -128,7 +132,8 @@ export class Session {
     if (!this.parts.factory.supportsSteering) {
       throw new SessionError("bad_request", `harness "${this.parts.harnessName}" does not support steering`);
     }
-    await this.append([{ type: "user.steer", turn: turn.id, data: { text } }]);
+    const queued = this.parts.factory.steering === "queued" ? { queued: true } : {};
+    await this.append([{ type: "user.steer", turn: turn.id, data: { text, ...queued } }]);
     await this.harness?.steer(text, turn.id);
   }
 
@@ -178,11 +183,14 @@ export class Session {
     turn: string,
     use: { tool: string; arguments?: Record<string, unknown>; reason?: string },
     signal: AbortSignal,
+    /** `id`: the request's id (a client's own, e.g. nui's HITL requestId); `unlisted`: the decision for a tool
+     * the policy names in no rule and gives no default for (an explicit approval request asks). */
+    options: { id?: string; unlisted?: PermissionDecision } = {},
   ) {
-    const decision = this.parts.permissions.decide(use.tool);
+    const decision = this.parts.permissions.decide(use.tool, options.unlisted);
     if (decision === "allow") return { decision: "allow" as const };
     if (decision === "deny") return { decision: "deny" as const, reason: "the session's policy denies it" };
-    const id = `permission-${randomUUID()}`;
+    const id = options.id ?? `permission-${randomUUID()}`;
     const answer = await this.waitForAnswer(
       "permission.requested",
       { type: "permission.requested", turn, data: { id, ...use } },
@@ -197,8 +205,9 @@ export class Session {
     turn: string,
     question: { question: string; options?: string[] },
     signal: AbortSignal,
+    options: { id?: string } = {},
   ): Promise<string> {
-    const id = `question-${randomUUID()}`;
+    const id = options.id ?? `question-${randomUUID()}`;
     const answer = await this.waitForAnswer(
       "question.requested",
       { type: "question.requested", turn, data: { id, ...question } },
@@ -335,9 +344,21 @@ export class Session {
     await this.append([{ type: "turn.settled", turn, data: { status: "failed", error } }]);
   }
 
+  /**
+   * Harness events are gathered for the rest of the tick and appended as one batch: a runner's stdout chunk
+   * carries hundreds of deltas, and one append per event was the relay's main cost.
+   */
   private emit(event: NewEvent): void {
+    if (this.emitted.length === 0) queueMicrotask(() => this.flushEmitted());
+    this.emitted.push(event);
+  }
+
+  private flushEmitted(): void {
+    if (this.emitted.length === 0) return;
+    const batch = this.emitted;
+    this.emitted = [];
     const turn = this.running;
-    this.append([event]).catch((err: Error) => {
+    this.parts.log.append(batch).catch((err: Error) => {
       if (!turn || turn.failure) return;
       turn.failure = new HarnessError("brain_error", `could not write the event log: ${err.message}`);
       turn.abort.abort();
@@ -346,6 +367,7 @@ export class Session {
   }
 
   private append(events: NewEvent[]): Promise<SessionEvent[]> {
+    this.flushEmitted(); // what the harness emitted before this keeps its place in the log
     for (const event of events) this.pending.observe(event);
     return this.parts.log.append(events);
   }
@@ -362,8 +384,8 @@ export class Session {
         provider: this.parts.provider,
         emit: (event) => this.emit(event),
         call: (turn, call, signal) => this.callTool(turn, call, signal),
-        permit: (turn, use, signal) => this.permit(turn, use, signal),
-        ask: (turn, question, signal) => this.ask(turn, question, signal),
+        permit: (turn, use, signal, options) => this.permit(turn, use, signal, options),
+        ask: (turn, question, signal, options) => this.ask(turn, question, signal, options),
       })
       .then((harness) => {
         this.harness = harness;
