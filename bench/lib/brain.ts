@@ -1,0 +1,108 @@
+// Brain as the CLI wires it (src/cli/setup.ts), with the flood runner as its only harness, and a watcher that
+// follows one turn through the durable log the way a reader does: session.log.subscribe.
+import { fileURLToPath } from "node:url";
+import { Brain } from "../../src/core/brain.js";
+import { HarnessRegistry } from "../../src/core/registry.js";
+import type { Session } from "../../src/core/session.js";
+import { ProcessFactory } from "../../src/harnesses/process/factory.js";
+import type { SessionEvent } from "../../src/protocol/events.js";
+import { FsSessionStore } from "../../src/store/fs/index.js";
+import { BuiltinTools } from "../../src/tools/builtin.js";
+import { ToolRouter } from "../../src/tools/router.js";
+import { withTimeout } from "./cleanup.js";
+
+/** dist/bench/lib → dist/bench/runners/flood-runner.js */
+export function floodRunnerPath(): string {
+  return fileURLToPath(new URL("../runners/flood-runner.js", import.meta.url));
+}
+
+export function benchBrain(home: string): { brain: Brain; store: FsSessionStore } {
+  const store = new FsSessionStore(home);
+  const factory = new ProcessFactory({ name: "flood", command: process.execPath, args: [floodRunnerPath()] });
+  const brain = new Brain({
+    store,
+    harnesses: new HarnessRegistry([factory]),
+    tools: new ToolRouter([new BuiltinTools()]),
+  });
+  return { brain, store };
+}
+
+export interface WatchedTurn {
+  /** From calling session.prompt() to the subscriber receiving `turn.settled`. */
+  seconds: number;
+  status: string;
+  deltas: number;
+  toolCalls: number;
+  toolResults: number;
+  /** Group commits (subscriber batches) while the turn ran. */
+  commits: number;
+  /** Events committed while the turn ran (user.prompt to turn.settled). */
+  events: number;
+  message: string | undefined;
+}
+
+/** Runs one prompt and follows it through the log until `turn.settled` is delivered. */
+export async function watchTurn(session: Session, text: string, timeoutMs = 90_000): Promise<WatchedTurn> {
+  let deltas = 0;
+  let toolCalls = 0;
+  let toolResults = 0;
+  let commits = 0;
+  let events = 0;
+  let message: string | undefined;
+  let settledAt = 0n;
+  let resolveSettled: (event: SessionEvent) => void = () => {};
+  const settled = new Promise<SessionEvent>((resolve) => {
+    resolveSettled = resolve;
+  });
+  const unsubscribe = session.log.subscribe((batch) => {
+    commits++;
+    events += batch.length;
+    for (const e of batch) {
+      if (e.type === "assistant.delta") deltas++;
+      else if (e.type === "tool.call") toolCalls++;
+      else if (e.type === "tool.result") toolResults++;
+      else if (e.type === "assistant.message") message = e.data.text;
+      else if (e.type === "turn.settled") {
+        settledAt = process.hrtime.bigint();
+        resolveSettled(e);
+      }
+    }
+  });
+  try {
+    const t0 = process.hrtime.bigint();
+    const started = await session.prompt(text);
+    const outcome = await withTimeout(started.settled, timeoutMs, `prompt "${text}"`);
+    const last = await withTimeout(settled, 5_000, "turn.settled delivery");
+    if (last.turn !== started.turn)
+      throw new Error(`turn.settled for ${last.turn}, expected ${started.turn}`);
+    if (outcome.status !== "completed") {
+      throw new Error(`prompt "${text}" ended ${outcome.status}: ${outcome.error?.message ?? "(no error)"}`);
+    }
+    return {
+      seconds: Number(settledAt - t0) / 1e9,
+      status: outcome.status,
+      deltas,
+      toolCalls,
+      toolResults,
+      commits,
+      events,
+      message,
+    };
+  } finally {
+    unsubscribe();
+  }
+}
+
+/** A fresh Brain with one session bound to `echo`, its runner started by a warm-up prompt. */
+export async function openBenchSession(home: string, warmup: string) {
+  const { brain, store } = benchBrain(home);
+  const session = await brain.create({ harness: "flood", config: { tools: ["echo"] } });
+  await watchTurn(session, warmup);
+  return {
+    session,
+    async close(): Promise<void> {
+      await brain.close();
+      await store.remove(session.id);
+    },
+  };
+}

@@ -1,0 +1,109 @@
+// Everything the bench leaves behind is undone on every way out: child processes (ours and the runners Brain
+// spawns for us, found through /proc as this process's children) are SIGKILLed, temp dirs are removed, and a
+// watchdog bounds the whole run.
+import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+
+const tempDirs = new Set<string>();
+const spawned = new Set<ChildProcess>();
+
+/** A fresh directory under os.tmpdir(), removed by removeTemp() or at exit at the latest. */
+export async function makeTemp(prefix: string): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), `brain-bench-${prefix}-`));
+  tempDirs.add(dir);
+  return dir;
+}
+
+export async function removeTemp(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
+  tempDirs.delete(dir);
+}
+
+/** spawn(), remembered so the exit handler can kill it. */
+export function spawnTracked(command: string, args: string[], options: SpawnOptions): ChildProcess {
+  const child = spawn(command, args, options);
+  spawned.add(child);
+  child.on("exit", () => spawned.delete(child));
+  return child;
+}
+
+/** Pids of this process's live children, read from /proc (Linux); empty elsewhere. */
+export function childPids(pid = process.pid): number[] {
+  const out = new Set<number>();
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  for (const task of tasks) {
+    try {
+      for (const word of readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").split(" ")) {
+        const child = Number(word);
+        if (Number.isInteger(child) && child > 0) out.add(child);
+      }
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return [...out];
+}
+
+/** SIGKILLs every child of this process (synchronous: usable from an exit handler). */
+export function killChildren(): void {
+  for (const child of spawned) child.kill("SIGKILL");
+  for (const pid of childPids()) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+
+function cleanupSync(): void {
+  killChildren();
+  for (const dir of tempDirs) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // best effort at exit
+    }
+  }
+  tempDirs.clear();
+}
+
+/** Installs the exit, signal and crash handlers, and a watchdog that ends a run that takes too long. */
+export function installCleanup(watchdogMs: number): void {
+  process.on("exit", cleanupSync);
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.on(signal, () => {
+      process.stderr.write(`\nbench: ${signal}, cleaning up\n`);
+      process.exit(128 + (os.constants.signals[signal] ?? 1));
+    });
+  }
+  process.on("uncaughtException", (err) => {
+    process.stderr.write(`bench: uncaught exception: ${err.stack ?? err.message}\n`);
+    process.exit(1);
+  });
+  process.on("unhandledRejection", (err) => {
+    process.stderr.write(`bench: unhandled rejection: ${(err as Error)?.stack ?? String(err)}\n`);
+    process.exit(1);
+  });
+  setTimeout(() => {
+    process.stderr.write(`bench: watchdog: the run took more than ${watchdogMs / 1000} s; aborting\n`);
+    process.exit(2);
+  }, watchdogMs).unref();
+}
+
+/** Rejects with a clear message when `promise` has not settled within `ms`. */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no result within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,65 @@
+// How busy the machine was with other work while a measurement ran: all busy CPU ticks in /proc/stat minus
+// the CPU of this process and its children (the runners), over the same interval, in cores. Linux only; on
+// other systems every figure is NaN.
+import { readFileSync } from "node:fs";
+import { childPids } from "./cleanup.js";
+
+const TICKS_PER_SECOND = 100; // USER_HZ, 100 on every Linux this runs on
+
+function machineBusyTicks(): number {
+  // cpu  user nice system idle iowait irq softirq steal guest guest_nice (guest is counted in user already)
+  const fields = readFileSync("/proc/stat", "utf8")
+    .split("\n", 1)[0]!
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
+  return user + nice + system + irq + softirq + steal;
+}
+
+/** utime + stime + cutime + cstime of one process, in ticks (0 when it is gone). */
+function processTicks(pid: number | "self"): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // rest[0] is field 3 (state); utime, stime, cutime, cstime are fields 14 – 17.
+    return Number(rest[11]) + Number(rest[12]) + Number(rest[13]) + Number(rest[14]);
+  } catch {
+    return 0;
+  }
+}
+
+function ownTreeTicks(): number {
+  let ticks = processTicks("self");
+  for (const pid of childPids()) ticks += processTicks(pid);
+  return ticks;
+}
+
+/** Below this, 10 ms ticks make the figure noise: stop() gives NaN. */
+const MIN_SECONDS = 0.1;
+
+export interface LoadProbe {
+  /** Cores' worth of CPU used by other processes since the probe started (NaN over less than 0.1 s). */
+  stop(): number;
+}
+
+export function startProbe(): LoadProbe {
+  let busy0: number;
+  let own0: number;
+  try {
+    busy0 = machineBusyTicks();
+    own0 = ownTreeTicks();
+  } catch {
+    return { stop: () => Number.NaN };
+  }
+  const t0 = process.hrtime.bigint();
+  return {
+    stop(): number {
+      const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+      if (seconds < MIN_SECONDS) return Number.NaN;
+      const foreign = machineBusyTicks() - busy0 - (ownTreeTicks() - own0);
+      return Math.max(0, foreign / TICKS_PER_SECOND / seconds);
+    },
+  };
+}

@@ -1,0 +1,138 @@
+// The baselines' host: the same runner child over the same kind of pipe, with nothing in between. It splits
+// stdout with LineSplitter, JSON.parses each line, counts deltas, answers tool calls at once (echo), and
+// correlates replies by id. No validation, no log, no tool dispatch.
+//
+// With `durableLog`, it is the durable floor instead: the tool.call lines of each stdout chunk are written to
+// that file with one writeSync and made durable with one fdatasyncSync before they are answered (a group
+// commit per read, the least a host that logs calls durably before dispatch must do).
+import type { ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { closeSync, fdatasyncSync, openSync, writeSync } from "node:fs";
+import { minimalEnvironment } from "../../src/harnesses/process/environment.js";
+import { encodeLine, LineSplitter } from "../../src/protocol/ndjson.js";
+import { spawnTracked, withTimeout } from "./cleanup.js";
+
+interface RawFrame {
+  attachment?: string;
+  turn?: string;
+  id?: string;
+  event?: string;
+  method?: string;
+  data?: { text?: string };
+  params?: { arguments?: { value?: unknown } };
+  result?: unknown;
+  error?: { message?: string };
+}
+
+export interface RawTurn {
+  /** From sending the prompt to its reply. */
+  seconds: number;
+  deltas: number;
+  toolCalls: number;
+  message: string | undefined;
+}
+
+export class RawHost {
+  readonly attachment = randomUUID();
+  private readonly child: ChildProcess;
+  private readonly exited: Promise<unknown>;
+  private readonly pending = new Map<string, (frame: RawFrame) => void>();
+  private nextId = 1;
+  private deltas = 0;
+  private toolCalls = 0;
+  private message: string | undefined;
+  private gone: string | undefined;
+  private readonly logFd: number | undefined;
+  /** Tool calls read in the current chunk: [the line as read, the reply]. */
+  private calls: [string, string][] = [];
+
+  constructor(runnerPath: string, options: { durableLog?: string } = {}) {
+    if (options.durableLog) this.logFd = openSync(options.durableLog, "w");
+    this.child = spawnTracked(process.execPath, [runnerPath], {
+      stdio: ["pipe", "pipe", "inherit"],
+      env: minimalEnvironment(process.env),
+    });
+    this.exited = once(this.child, "close").then(([code, signal]) => {
+      this.gone = `runner exited (${signal ?? `code ${code}`})`;
+      for (const reply of [...this.pending.values()]) reply({ error: { message: this.gone } });
+    });
+    const splitter = new LineSplitter((line) => this.onLine(line));
+    this.child.stdout!.on("data", (chunk: Buffer) => {
+      splitter.push(chunk);
+      if (this.calls.length > 0) this.answerCalls();
+    });
+    this.child.stdin!.on("error", () => {});
+  }
+
+  private answerCalls(): void {
+    const calls = this.calls;
+    this.calls = [];
+    if (this.logFd !== undefined) {
+      const buf = Buffer.from(calls.map(([line]) => `${line}\n`).join(""));
+      for (let done = 0; done < buf.length; ) done += writeSync(this.logFd, buf, done, buf.length - done);
+      fdatasyncSync(this.logFd);
+    }
+    for (const [, reply] of calls) this.child.stdin!.write(reply);
+  }
+
+  private onLine(line: string): void {
+    const frame = JSON.parse(line) as RawFrame;
+    if (frame.event !== undefined) {
+      if (frame.event === "assistant.delta") this.deltas++;
+      else if (frame.event === "assistant.message") this.message = frame.data?.text;
+      return;
+    }
+    if (frame.method === "tool.call") {
+      this.toolCalls++;
+      const text = String(frame.params?.arguments?.value);
+      const result = { content: [{ type: "text", text }], is_error: false };
+      const reply = encodeLine({ attachment: frame.attachment, turn: frame.turn, id: frame.id, result });
+      this.calls.push([line, reply]); // answered at the end of this chunk (after the fdatasync if durable)
+      return;
+    }
+    if (frame.id !== undefined) this.pending.get(frame.id)?.(frame);
+  }
+
+  private request(method: string, params: unknown, turn?: string): Promise<RawFrame> {
+    if (this.gone) return Promise.reject(new Error(`raw host: "${method}": ${this.gone}`));
+    const id = String(this.nextId++);
+    const reply = new Promise<RawFrame>((resolve) => {
+      this.pending.set(id, (frame) => {
+        this.pending.delete(id);
+        resolve(frame);
+      });
+    });
+    this.child.stdin!.write(
+      encodeLine({ attachment: this.attachment, ...(turn ? { turn } : {}), id, method, params }),
+    );
+    return withTimeout(reply, 60_000, `raw host: "${method}"`).then((frame) => {
+      if (frame.error) throw new Error(`raw host: "${method}" failed: ${frame.error.message}`);
+      return frame;
+    });
+  }
+
+  async open(dir: string): Promise<void> {
+    const params = { session_id: "raw", dir, config: {}, tools: [], provider: {} };
+    await this.request("open", params);
+  }
+
+  async prompt(text: string): Promise<RawTurn> {
+    this.deltas = 0;
+    this.toolCalls = 0;
+    this.message = undefined;
+    const t0 = process.hrtime.bigint();
+    await this.request("prompt", { text }, randomUUID());
+    const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    return { seconds, deltas: this.deltas, toolCalls: this.toolCalls, message: this.message };
+  }
+
+  /** Closes stdin (the runner exits on end of input); SIGKILL if it has not exited within 5 s. */
+  async close(): Promise<void> {
+    this.child.stdin!.end();
+    const timer = setTimeout(() => this.child.kill("SIGKILL"), 5_000);
+    await this.exited;
+    clearTimeout(timer);
+    if (this.logFd !== undefined) closeSync(this.logFd);
+  }
+}

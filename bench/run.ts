@@ -1,0 +1,184 @@
+// `npm run bench`: Brain's hot paths measured side by side with raw baselines on this machine, as ratios.
+//
+//   node dist/bench/run.js [--quick] [--json] [--reps N] [--only relay,tools,appends,checkpoint]
+//
+// The machine is shared and noisy, so every comparison interleaves baseline and subject runs and reports the
+// median and min – max of each, the ratio of medians (and the min – max of the per-pair ratios), and the CPU
+// other processes used meanwhile. Progress goes to stderr; the table to stdout, or with --json one JSON
+// document to stdout (and the table to stderr).
+import os from "node:os";
+import { parseArgs } from "node:util";
+import { appendsBench } from "./appends.js";
+import { checkpointBench } from "./checkpoint.js";
+import { installCleanup } from "./lib/cleanup.js";
+import { type BenchRow, log } from "./lib/measure.js";
+import { fmtCount, fmtMs, fmtPct, fmtSummary, type Summary } from "./lib/stats.js";
+import { renderTable } from "./lib/table.js";
+import type { BenchOptions } from "./options.js";
+import { relayBench } from "./relay.js";
+import { toolRoundTripBench } from "./tool-roundtrip.js";
+
+const BENCHES: Record<string, (opts: BenchOptions) => Promise<BenchRow[]>> = {
+  relay: relayBench,
+  tools: toolRoundTripBench,
+  appends: appendsBench,
+  checkpoint: checkpointBench,
+};
+
+const USAGE = `usage: node dist/bench/run.js [--quick] [--json] [--reps N] [--only ${Object.keys(BENCHES).join(",")}]`;
+
+function options() {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: "boolean", default: false },
+      json: { type: "boolean", default: false },
+      reps: { type: "string" },
+      only: { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const reps = values.reps === undefined ? (values.quick ? 2 : 5) : Number(values.reps);
+  if (!Number.isInteger(reps) || reps < 1) throw new Error(`--reps must be a positive integer\n${USAGE}`);
+  const only = values.only?.split(",").map((s) => s.trim()) ?? Object.keys(BENCHES);
+  for (const name of only) if (!(name in BENCHES)) throw new Error(`unknown benchmark "${name}"\n${USAGE}`);
+  return { quick: values.quick, json: values.json, reps, only };
+}
+
+const loadavg = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
+
+function targetText(row: BenchRow): string {
+  const t = row.target;
+  if (t.kind === "min-ratio") return `≥ ${fmtPct(t.ratio)}`;
+  if (t.kind === "max") return `${t.of} ≤ ${fmtMs(t.value)}`;
+  return "—";
+}
+
+function figure(row: BenchRow, s: Summary | undefined): string {
+  if (!s) return "—";
+  if (row.unit === "ms") return `${fmtSummary(s, fmtMs)}; p99 ${fmtMs(s.p99)}`;
+  return fmtSummary(s, fmtCount);
+}
+
+function ratioText(row: BenchRow): string {
+  if (row.ratio === undefined) return "—";
+  if (row.unit === "ms") return `${row.ratio.toFixed(1)}×`;
+  const pairs = row.pairRatios;
+  return pairs ? `${fmtPct(row.ratio)} (${fmtPct(pairs.min)} – ${fmtPct(pairs.max)})` : fmtPct(row.ratio);
+}
+
+interface Meta {
+  date: string;
+  mode: "quick" | "full";
+  reps: number;
+  node: string;
+  platform: string;
+  cpus: number;
+  cpuModel: string;
+  loadStart: string;
+  loadEnd: string;
+  /** Wall time of the whole run and of each benchmark, in seconds. */
+  seconds: number;
+  sections: Record<string, number>;
+  tmpdir: string;
+}
+
+function render(rows: BenchRow[], meta: Meta): string {
+  const headers = [
+    "benchmark",
+    "unit",
+    "Brain: median (min – max)",
+    "baseline: median (min – max)",
+    "ratio (pairs)",
+    "target",
+    "result",
+    "foreign load",
+  ];
+  const cells = rows.map((row) => [
+    row.what,
+    row.unit,
+    figure(row, row.subject),
+    figure(row, row.baseline),
+    ratioText(row),
+    targetText(row),
+    row.verdict === "info" ? "(context)" : row.verdict,
+    row.foreign.n === 0
+      ? "n/a"
+      : `${row.foreign.median.toFixed(2)} (max ${row.foreign.max.toFixed(2)}) cores`,
+  ]);
+  const notes = rows.map((row) => {
+    const extra = Object.entries(row.extra).map(
+      ([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toPrecision(3)}`,
+    );
+    const lines = [
+      `- ${row.id}: baseline = ${row.baselineWhat ?? "none"}`,
+      ...row.notes.map((n) => `    ${n}`),
+    ];
+    if (extra.length) lines.push(`    Brain side, medians per run: ${extra.join(", ")}`);
+    return lines.join("\n");
+  });
+  return [
+    `Brain bench (${meta.mode}, ${meta.reps} interleaved rounds per comparison), ${meta.date}`,
+    `node ${meta.node} on ${meta.platform}, ${meta.cpus} × ${meta.cpuModel}; temp dirs under ${meta.tmpdir}`,
+    `load average (1/5/15 min): ${meta.loadStart} at start, ${meta.loadEnd} at end`,
+    `run took ${meta.seconds} s (${Object.entries(meta.sections)
+      .map(([name, seconds]) => `${name} ${seconds} s`)
+      .join(", ")})`,
+    "foreign load = CPU used by processes other than this bench and its children while the timed part ran",
+    "",
+    renderTable(headers, cells),
+    "",
+    ...notes,
+    "",
+  ].join("\n");
+}
+
+async function main(): Promise<void> {
+  const opts = options();
+  installCleanup(opts.quick ? 240_000 : 360_000);
+  const started = Date.now();
+  const loadStart = loadavg();
+  log(`bench: ${opts.only.join(", ")}; ${opts.quick ? "quick" : "full"}; load average ${loadStart}`);
+  const rows: BenchRow[] = [];
+  const sections: Record<string, number> = {};
+  for (const name of opts.only) {
+    const t0 = Date.now();
+    rows.push(...(await BENCHES[name]!({ quick: opts.quick, reps: opts.reps })));
+    sections[name] = Number(((Date.now() - t0) / 1000).toFixed(1));
+    log(`${name}: done in ${sections[name]} s`);
+  }
+  const meta: Meta = {
+    date: new Date().toISOString(),
+    mode: opts.quick ? "quick" : "full",
+    reps: opts.reps,
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model ?? "unknown CPU",
+    loadStart,
+    loadEnd: loadavg(),
+    seconds: Number(((Date.now() - started) / 1000).toFixed(1)),
+    sections,
+    tmpdir: os.tmpdir(),
+  };
+  const table = render(rows, meta);
+  if (opts.json) {
+    process.stderr.write(table);
+    process.stdout.write(`${JSON.stringify({ meta, rows }, null, 2)}\n`);
+  } else {
+    process.stdout.write(table);
+  }
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`bench: ${err.stack ?? err.message}\n`);
+  process.exitCode = 1;
+  process.exit(1);
+});

@@ -1,0 +1,112 @@
+// 2. Tool round trip: the runner issues reverse tool.calls of the built-in echo tool; Brain checks the call is
+// bound, logs tool.call durably, dispatches, logs tool.result and answers. Baseline: the same runner over the
+// same pipe to a parent that answers each call at once. Context: the "durable floor", the same raw parent but
+// writing each read's tool.call lines to a file + one fdatasync before answering. The runner times first call →
+// last result itself, identically on every side.
+import path from "node:path";
+import { floodRunnerPath, openBenchSession, watchTurn } from "./lib/brain.js";
+import { makeTemp, removeTemp } from "./lib/cleanup.js";
+import { type BenchRow, interleave, log, rateRow, type Sample, timed } from "./lib/measure.js";
+import { RawHost } from "./lib/raw-host.js";
+import type { BenchOptions } from "./options.js";
+
+interface RunnerTiming {
+  ns: number;
+  calls: number;
+  errors: number;
+}
+
+function timing(message: string | undefined, k: number, side: string): RunnerTiming {
+  const t = JSON.parse(message ?? "{}") as Partial<RunnerTiming>;
+  if (t.calls !== k || typeof t.ns !== "number") throw new Error(`${side}: bad runner report ${message}`);
+  if (t.errors !== 0) throw new Error(`${side}: ${t.errors} of ${k} echo results were wrong or errors`);
+  return t as RunnerTiming;
+}
+
+async function roundTrips(opts: BenchOptions, inFlight: number, k: number): Promise<BenchRow[]> {
+  const runner = floodRunnerPath();
+  const prompt = `tools ${k} ${inFlight}`;
+  const warmup = `tools ${inFlight === 1 ? 100 : 1_000} ${inFlight}`;
+  log(`tools: ${k} echo round trips, ${inFlight} in flight, ${opts.reps} rounds`);
+
+  const raw = async (durable: boolean): Promise<Sample> => {
+    const dir = await makeTemp("tools-raw");
+    const host = new RawHost(runner, durable ? { durableLog: path.join(dir, "calls.jsonl") } : {});
+    try {
+      await host.open(dir);
+      await host.prompt(warmup);
+      const { foreign, result } = await timed(() => host.prompt(prompt));
+      const t = timing(result.message, k, "tool baseline");
+      if (result.toolCalls !== k)
+        throw new Error(`tool baseline: ${result.toolCalls} calls seen, ${k} expected`);
+      return { value: k / (t.ns / 1e9), foreign };
+    } finally {
+      await host.close();
+      await removeTemp(dir);
+    }
+  };
+
+  const subject = async (): Promise<Sample> => {
+    const home = await makeTemp("tools-brain");
+    const bench = await openBenchSession(home, warmup);
+    try {
+      const { foreign, result } = await timed(() => watchTurn(bench.session, prompt));
+      const t = timing(result.message, k, "tool round trip");
+      if (result.toolCalls !== k || result.toolResults !== k) {
+        throw new Error(
+          `tool round trip: ${result.toolCalls} tool.call / ${result.toolResults} tool.result logged, ${k} expected`,
+        );
+      }
+      // Commits over the timed turn include the 3 of user.prompt/turn.started, assistant.message, turn.settled.
+      return { value: k / (t.ns / 1e9), foreign, extra: { commits_per_round_trip: result.commits / k } };
+    } finally {
+      await bench.close();
+      await removeTemp(home);
+    }
+  };
+
+  const samples = await interleave(`tools×${inFlight}`, opts.reps, {
+    baseline: () => raw(false),
+    subject,
+    durable: () => raw(true),
+  });
+  const notes =
+    inFlight === 1
+      ? [
+          "sequential: each call's tool.call is durable (fdatasync) before dispatch, so every round trip pays a commit",
+        ]
+      : [`${inFlight} in flight: the tool.call appends of concurrent calls share group commits`];
+  notes.push(
+    `${k} round trips of 200-byte tool.call frames per run, timed by the runner (first call → last result)`,
+  );
+  const id = inFlight === 1 ? "tool-rt-seq" : `tool-rt-${inFlight}`;
+  const what = `tool round trip (echo), ${inFlight === 1 ? "sequential" : `${inFlight} in flight`}`;
+  return [
+    rateRow(
+      { id, what, unit: "RT/s", baselineWhat: "same runner → pipe → parent answers at once", notes },
+      { subject: samples.subject, baseline: samples.baseline },
+      { kind: "min-ratio", ratio: 0.5 },
+    ),
+    rateRow(
+      {
+        id: `${id}-durable-floor`,
+        what: `${what}, vs the durable floor (context)`,
+        unit: "RT/s",
+        baselineWhat:
+          "same raw parent + writeSync of each read's tool.call lines + one fdatasync, then answers",
+        notes: [
+          "context only: what logging each call durably before answering costs with nothing else in the way",
+        ],
+      },
+      { subject: samples.subject, baseline: samples.durable },
+      { kind: "none" },
+    ),
+  ];
+}
+
+export async function toolRoundTripBench(opts: BenchOptions): Promise<BenchRow[]> {
+  return [
+    ...(await roundTrips(opts, 1, opts.quick ? 600 : 1_000)),
+    ...(await roundTrips(opts, 32, opts.quick ? 4_000 : 8_000)),
+  ];
+}
