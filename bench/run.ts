@@ -1,6 +1,6 @@
 // `npm run bench`: Brain's hot paths measured side by side with raw baselines on this machine, as ratios.
 //
-//   node dist/bench/run.js [--quick] [--json] [--reps N] [--only relay,tools,appends,checkpoint]
+//   node dist/bench/run.js [--quick] [--json] [--reps N] [--only relay,tools,appends,checkpoint,pi-turn,pi-cold-start]
 //
 // The machine is shared and noisy, so every comparison interleaves baseline and subject runs and reports the
 // median and min – max of each, the ratio of medians (and the min – max of the per-pair ratios), and the CPU
@@ -15,6 +15,8 @@ import { type BenchRow, log } from "./lib/measure.js";
 import { fmtCount, fmtMs, fmtPct, fmtSummary, type Summary } from "./lib/stats.js";
 import { renderTable } from "./lib/table.js";
 import type { BenchOptions } from "./options.js";
+import { piColdStartBench } from "./pi-cold-start.js";
+import { piTurnBench } from "./pi-turn.js";
 import { relayBench } from "./relay.js";
 import { toolRoundTripBench } from "./tool-roundtrip.js";
 
@@ -23,6 +25,8 @@ const BENCHES: Record<string, (opts: BenchOptions) => Promise<BenchRow[]>> = {
   tools: toolRoundTripBench,
   appends: appendsBench,
   checkpoint: checkpointBench,
+  "pi-turn": piTurnBench,
+  "pi-cold-start": piColdStartBench,
 };
 
 const USAGE = `usage: node dist/bench/run.js [--quick] [--json] [--reps N] [--only ${Object.keys(BENCHES).join(",")}]`;

@@ -25,12 +25,18 @@ export function echoRunnerPath(): string {
   return join(projectRoot, "dist/runners/echo/main.js");
 }
 
+/** The reference runner on pi's agent core (runners/pi); it takes its model and provider from the session. */
+export function piRunnerPath(): string {
+  return join(projectRoot, "runners/pi/dist/main.js");
+}
+
 export function harnessFactories(loaded: LoadedConfig): ProcessFactory[] {
   const factories = new Map<string, ProcessFactory>();
   factories.set(
     "echo",
     new ProcessFactory({ name: "echo", command: process.execPath, args: [echoRunnerPath()] }),
   );
+  factories.set("pi", new ProcessFactory({ name: "pi", command: process.execPath, args: [piRunnerPath()] }));
   for (const [name, entry] of Object.entries(loaded.config.harnesses ?? {})) {
     factories.set(name, factoryFor(name, entry, loaded.dir));
   }

@@ -4,7 +4,6 @@
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import type { ErrorInfo, NewEvent, SessionEvent, TurnStatus } from "../protocol/events.js";
-import type { PermissionDecision } from "../protocol/permissions.js";
 import type { ProviderCredentials, SessionConfig, ToolCallParams, ToolResult } from "../protocol/runner.js";
 import type { BoundTools } from "../tools/router.js";
 import type { CheckpointManifest, CheckpointStore } from "./checkpoints/index.js";
@@ -132,8 +131,7 @@ export class Session {
     if (!this.parts.factory.supportsSteering) {
       throw new SessionError("bad_request", `harness "${this.parts.harnessName}" does not support steering`);
     }
-    const queued = this.parts.factory.steering === "queued" ? { queued: true } : {};
-    await this.append([{ type: "user.steer", turn: turn.id, data: { text, ...queued } }]);
+    await this.append([{ type: "user.steer", turn: turn.id, data: { text } }]);
     await this.harness?.steer(text, turn.id);
   }
 
@@ -183,14 +181,11 @@ export class Session {
     turn: string,
     use: { tool: string; arguments?: Record<string, unknown>; reason?: string },
     signal: AbortSignal,
-    /** `id`: the request's id (a client's own, e.g. nui's HITL requestId); `unlisted`: the decision for a tool
-     * the policy names in no rule and gives no default for (an explicit approval request asks). */
-    options: { id?: string; unlisted?: PermissionDecision } = {},
   ) {
-    const decision = this.parts.permissions.decide(use.tool, options.unlisted);
+    const decision = this.parts.permissions.decide(use.tool);
     if (decision === "allow") return { decision: "allow" as const };
     if (decision === "deny") return { decision: "deny" as const, reason: "the session's policy denies it" };
-    const id = options.id ?? `permission-${randomUUID()}`;
+    const id = `permission-${randomUUID()}`;
     const answer = await this.waitForAnswer(
       "permission.requested",
       { type: "permission.requested", turn, data: { id, ...use } },
@@ -205,9 +200,8 @@ export class Session {
     turn: string,
     question: { question: string; options?: string[] },
     signal: AbortSignal,
-    options: { id?: string } = {},
   ): Promise<string> {
-    const id = options.id ?? `question-${randomUUID()}`;
+    const id = `question-${randomUUID()}`;
     const answer = await this.waitForAnswer(
       "question.requested",
       { type: "question.requested", turn, data: { id, ...question } },
@@ -384,8 +378,8 @@ export class Session {
         provider: this.parts.provider,
         emit: (event) => this.emit(event),
         call: (turn, call, signal) => this.callTool(turn, call, signal),
-        permit: (turn, use, signal, options) => this.permit(turn, use, signal, options),
-        ask: (turn, question, signal, options) => this.ask(turn, question, signal, options),
+        permit: (turn, use, signal) => this.permit(turn, use, signal),
+        ask: (turn, question, signal) => this.ask(turn, question, signal),
       })
       .then((harness) => {
         this.harness = harness;

@@ -1,0 +1,330 @@
+// The runner side of seed A's stdio protocol: reads Brain's frames from stdin (split on "\n" only, 4 MiB cap,
+// strict decoding), dispatches each request to the attachment it names, and writes replies that echo the
+// request's attachment and turn. Requests are handled concurrently: a prompt runs while steer, interrupt and
+// tool replies for it keep arriving.
+import type { Readable } from "node:stream";
+import { format } from "node:util";
+import { decodeBrainFrame, describeIssues, preview } from "../../src/protocol/frames.js";
+import { encodeLine, LineSplitter } from "../../src/protocol/ndjson.js";
+import {
+  MAX_FRAME,
+  RequestResults,
+  type RunnerError,
+  type RunnerRequest,
+  type ToolReply,
+  type ToolResult,
+} from "../../src/protocol/runner.js";
+import { RunnerFailure } from "./errors.js";
+import { type TurnHost, TurnState } from "./turn.js";
+import type { Attachment, Runner } from "./types.js";
+
+export interface ServeOptions {
+  /** Where Brain's frames come from; process.stdin by default. */
+  input?: Readable;
+  /** Where frames go; process.stdout by default. Nothing else may ever be written there. */
+  output?: { write(chunk: string): unknown };
+  /** Diagnostics; stderr by default (Brain keeps its tail for error messages, never logs it as events). */
+  log?: (message: string) => void;
+  /** Called once input has ended (0) or its framing broke (1); process.exit by default. */
+  exit?: (code: number) => void;
+  /**
+   * Sends console.log/info/debug to the log instead of stdout, so no library can corrupt the frame stream.
+   * On by default when the output is process.stdout.
+   */
+  guardStdout?: boolean;
+}
+
+export interface RunnerHost {
+  /** Resolves once input has ended and every attachment has been released. */
+  readonly closed: Promise<void>;
+}
+
+interface OpenAttachment {
+  handlers: Attachment;
+  turn?: TurnState;
+  detached: boolean;
+}
+
+/** How long the detach handlers may take when stdin ends. */
+const DETACH_GRACE_MS = 2_000;
+
+/** A reply that must not be sent: its attachment was detached meanwhile. */
+const SILENT = Symbol("silent");
+
+/** Starts serving `runner` over stdio (or the given streams). */
+export function serve(runner: Runner, options: ServeOptions = {}): RunnerHost {
+  return new Host(runner, options);
+}
+
+class Host implements RunnerHost, TurnHost {
+  readonly closed: Promise<void>;
+  private readonly attachments = new Map<string, OpenAttachment>();
+  /** Opens still running: a request that follows one waits for it (frames are read faster than opens run). */
+  private readonly opening = new Map<string, Promise<unknown>>();
+  private readonly toolWaits = new Map<
+    string,
+    { turn: TurnState; settle: (r: ToolResult | Error) => void }
+  >();
+  /** Tool calls whose replies no longer matter (interrupted, or the turn ended): dropped without a word. */
+  private readonly abandoned = new Set<string>();
+  private readonly output: { write(chunk: string): unknown };
+  private readonly exit: (code: number) => void;
+  readonly log: (message: string) => void;
+  private frameIds = 0;
+  private shuttingDown = false;
+  private resolveClosed: () => void = () => {};
+
+  constructor(
+    private readonly runner: Runner,
+    options: ServeOptions,
+  ) {
+    const input = options.input ?? process.stdin;
+    this.output = options.output ?? process.stdout;
+    this.log = options.log ?? ((message) => process.stderr.write(`${message}\n`));
+    this.exit = options.exit ?? ((code) => process.exit(code));
+    this.closed = new Promise((resolve) => {
+      this.resolveClosed = resolve;
+    });
+    if (options.guardStdout ?? this.output === process.stdout) guardConsole(this.log);
+
+    const splitter = new LineSplitter((line) => this.onLine(line));
+    input.on("data", (chunk: Buffer | string) => {
+      if (this.shuttingDown) return;
+      try {
+        splitter.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+      } catch (err) {
+        // The rest of the stream cannot be split reliably any more: stop, and Brain reports the exit.
+        this.log(`runner: broken framing on stdin: ${(err as Error).message}`);
+        void this.shutdown(1);
+      }
+    });
+    input.on("end", () => {
+      try {
+        splitter.end();
+      } catch (err) {
+        this.log(`runner: ${(err as Error).message}`);
+      }
+      void this.shutdown(0);
+    });
+  }
+
+  send(frame: unknown): void {
+    const line = encodeLine(frame);
+    // A UTF-16 unit is at most 3 bytes of UTF-8: only long lines need counting.
+    if (line.length * 3 > MAX_FRAME && Buffer.byteLength(line) > MAX_FRAME + 1) {
+      throw new RunnerFailure(
+        "brain_error",
+        `a frame of ${Buffer.byteLength(line)} bytes passes the 4 MiB cap`,
+      );
+    }
+    this.output.write(line);
+  }
+
+  nextFrameId(): string {
+    return `t${++this.frameIds}`;
+  }
+
+  awaitToolReply(frameId: string, turn: TurnState, settle: (result: ToolResult | Error) => void): void {
+    this.toolWaits.set(frameId, { turn, settle });
+  }
+
+  abandonToolReply(frameId: string): void {
+    if (this.toolWaits.delete(frameId)) this.abandoned.add(frameId);
+  }
+
+  private onLine(line: string): void {
+    let frame: ReturnType<typeof decodeBrainFrame>;
+    try {
+      frame = decodeBrainFrame(line);
+    } catch (err) {
+      return this.onBadFrame(line, err as Error);
+    }
+    if ("method" in frame) void this.onRequest(frame);
+    else this.onToolReply(frame);
+  }
+
+  private async onRequest(frame: RunnerRequest): Promise<void> {
+    const turn = "turn" in frame ? { turn: frame.turn } : {};
+    const head = { attachment: frame.attachment, ...turn, id: frame.id };
+    let out: { result: unknown } | { error: RunnerError };
+    try {
+      const result = await this.dispatch(frame);
+      if (result === SILENT) return;
+      const checked = RequestResults[frame.method].safeParse(result);
+      out = checked.success
+        ? { result }
+        : { error: brainError(`invalid ${frame.method} result: ${describeIssues(checked.error)}`) };
+    } catch (err) {
+      out = { error: toWireError(err) };
+    }
+    try {
+      this.send({ ...head, ...out });
+    } catch (err) {
+      this.send({ ...head, error: toWireError(err) });
+    }
+  }
+
+  private async dispatch(frame: RunnerRequest): Promise<unknown> {
+    const { attachment } = frame;
+    if (frame.method === "open") return this.open(attachment, frame);
+    await this.opening.get(attachment)?.catch(() => {});
+    const open = this.attachments.get(attachment);
+    if (!open || open.detached)
+      throw new RunnerFailure("brain_error", `attachment "${attachment}" is not open`);
+    switch (frame.method) {
+      case "prompt":
+        return this.prompt(open, attachment, frame.turn, frame.params.text);
+      case "steer": {
+        const running = open.turn;
+        if (running?.id !== frame.turn)
+          throw new RunnerFailure("brain_error", `turn ${frame.turn} is not running`);
+        if (open.handlers.steer) await open.handlers.steer(frame.params.text, running);
+        else running.queueSteering(frame.params.text);
+        return {};
+      }
+      case "interrupt": {
+        // Idempotent: an interrupt for a turn that already settled has nothing left to stop.
+        const running = open.turn;
+        if (running?.id === frame.turn && !running.signal.aborted) {
+          running.abort();
+          await open.handlers.interrupt?.(running);
+        }
+        return {};
+      }
+      case "checkpoint":
+        if (open.turn) throw new RunnerFailure("brain_error", `turn ${open.turn.id} is still running`);
+        return open.handlers.checkpoint();
+      case "detach":
+        open.detached = true;
+        open.turn?.abort();
+        try {
+          await open.handlers.detach?.();
+        } finally {
+          this.attachments.delete(attachment);
+        }
+        return {};
+    }
+  }
+
+  private async open(attachment: string, frame: Extract<RunnerRequest, { method: "open" }>) {
+    if (this.attachments.has(attachment) || this.opening.has(attachment)) {
+      throw new RunnerFailure("brain_error", `attachment "${attachment}" is already open`);
+    }
+    const opened = (async () => {
+      const handlers = await this.runner.open(frame.params, { id: attachment });
+      this.attachments.set(attachment, { handlers, detached: false });
+      return handlers.metadata ?? {};
+    })();
+    this.opening.set(attachment, opened);
+    try {
+      return await opened;
+    } finally {
+      this.opening.delete(attachment);
+    }
+  }
+
+  private async prompt(open: OpenAttachment, attachment: string, id: string, text: string) {
+    if (open.turn) throw new RunnerFailure("brain_error", `turn ${open.turn.id} is still running`);
+    const turn = new TurnState(this, attachment, id);
+    open.turn = turn;
+    let result: { interrupted?: true };
+    try {
+      result = await runPrompt(open.handlers, text, turn);
+    } catch (err) {
+      if (open.detached) return SILENT;
+      throw err;
+    } finally {
+      turn.end();
+      open.turn = undefined;
+    }
+    return open.detached ? SILENT : result;
+  }
+
+  private onToolReply(frame: ToolReply): void {
+    const wait = this.toolWaits.get(frame.id);
+    if (!wait) {
+      if (!this.abandoned.delete(frame.id))
+        this.log(`runner: reply for unknown tool call "${frame.id}" ignored`);
+      return;
+    }
+    this.toolWaits.delete(frame.id);
+    if (frame.attachment !== wait.turn.attachment || frame.turn !== wait.turn.id) {
+      const what = `attachment "${frame.attachment}", turn "${frame.turn}"`;
+      wait.settle(new RunnerFailure("brain_error", `the reply to tool call "${frame.id}" named ${what}`));
+      return;
+    }
+    wait.settle(frame.result);
+  }
+
+  /** A frame that does not decode: answer it if it is recognisably a request or a tool reply, else log it. */
+  private onBadFrame(line: string, err: Error): void {
+    let obj: Record<string, unknown> | undefined;
+    try {
+      const value: unknown = JSON.parse(line);
+      if (value && typeof value === "object" && !Array.isArray(value)) obj = value as Record<string, unknown>;
+    } catch {
+      // not JSON at all: only the log can say so
+    }
+    const { attachment, id, turn } = obj ?? {};
+    const message = `bad frame from Brain: ${err.message}`;
+    if (typeof id === "string" && this.toolWaits.has(id)) {
+      const wait = this.toolWaits.get(id)!;
+      this.toolWaits.delete(id);
+      wait.settle(new RunnerFailure("brain_error", message));
+      return;
+    }
+    if (obj && "method" in obj && typeof id === "string" && typeof attachment === "string") {
+      const head = { attachment, ...(typeof turn === "string" ? { turn } : {}), id };
+      this.send({ ...head, error: brainError(message) });
+      return;
+    }
+    this.log(`runner: ${message} (${preview(line)})`);
+  }
+
+  private async shutdown(code: number): Promise<void> {
+    if (this.shuttingDown) return;
+    this.shuttingDown = true;
+    const open = [...this.attachments.values()];
+    this.attachments.clear();
+    for (const attachment of open) {
+      attachment.detached = true;
+      attachment.turn?.abort();
+    }
+    // Detach handlers get a moment to release what they hold; a hung one does not keep the process alive.
+    const detached = Promise.allSettled(open.map(async (a) => a.handlers.detach?.()));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([detached, new Promise((resolve) => (timer = setTimeout(resolve, DETACH_GRACE_MS)))]);
+    clearTimeout(timer);
+    this.resolveClosed();
+    this.exit(code);
+  }
+}
+
+async function runPrompt(handlers: Attachment, text: string, turn: TurnState) {
+  try {
+    const result = await handlers.prompt(text, turn);
+    return (result?.interrupted ?? turn.signal.aborted) ? { interrupted: true as const } : {};
+  } catch (err) {
+    // Whatever broke after an interrupt (a TurnInterrupted from callTool, an aborted request) is the
+    // interrupt itself, unless the runner chose a code.
+    if (turn.signal.aborted && !(err instanceof RunnerFailure)) return { interrupted: true as const };
+    throw err;
+  }
+}
+
+function brainError(message: string): RunnerError {
+  return { code: "brain_error", message };
+}
+
+function toWireError(err: unknown): RunnerError {
+  if (err instanceof RunnerFailure) return { code: err.code, message: err.message };
+  return brainError(err instanceof Error ? err.message : String(err));
+}
+
+/** Points console.log and friends at the log: a stray line on stdout would break the protocol. */
+function guardConsole(log: (message: string) => void): void {
+  const toLog = (...args: unknown[]) => log(format(...args));
+  console.log = toLog;
+  console.info = toLog;
+  console.debug = toLog;
+}

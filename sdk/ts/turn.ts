@@ -1,0 +1,134 @@
+// One running turn as the prompt handler sees it. Every frame it writes carries the attachment and the turn;
+// once the prompt has been answered, the turn refuses to write anything more (Brain would only warn about it).
+import { MessageData, type ToolResult } from "../../src/protocol/runner.js";
+import { RunnerFailure, TurnInterrupted } from "./errors.js";
+import type { ToolCallOptions, Turn } from "./types.js";
+
+/** What a turn needs from the host that owns it. */
+export interface TurnHost {
+  send(frame: unknown): void;
+  log(message: string): void;
+  /** Registers a reverse tool call's frame id; `settle` is called with the reply, or with an error. */
+  awaitToolReply(frameId: string, turn: TurnState, settle: (result: ToolResult | Error) => void): void;
+  /** Forgets a frame id whose reply no longer matters (a late reply is then dropped quietly). */
+  abandonToolReply(frameId: string): void;
+  nextFrameId(): string;
+}
+
+/** A delta's text is split below this many UTF-16 units: even fully escaped (6 bytes each) it stays < 4 MiB. */
+const MAX_DELTA_CHARS = 512 * 1024;
+
+export class TurnState implements Turn {
+  readonly signal: AbortSignal;
+  private readonly controller = new AbortController();
+  private readonly steering: string[] = [];
+  private readonly waiting = new Map<string, (result: ToolResult | Error) => void>();
+  private ended = false;
+
+  constructor(
+    private readonly host: TurnHost,
+    readonly attachment: string,
+    readonly id: string,
+  ) {
+    this.signal = this.controller.signal;
+  }
+
+  get active(): boolean {
+    return !this.ended;
+  }
+
+  delta(text: string): void {
+    if (!this.writable("assistant.delta")) return;
+    for (const part of splitText(text, MAX_DELTA_CHARS)) {
+      this.host.send({
+        attachment: this.attachment,
+        turn: this.id,
+        event: "assistant.delta",
+        data: { text: part },
+      });
+    }
+  }
+
+  message(data: MessageData): void {
+    if (!this.writable("assistant.message")) return;
+    // Checked here so an invalid message fails the runner's own turn with a clear reason, instead of Brain
+    // refusing the frame and killing the process.
+    const parsed = MessageData.safeParse(data);
+    if (!parsed.success) {
+      throw new RunnerFailure("brain_error", `invalid assistant.message data: ${parsed.error.message}`);
+    }
+    this.host.send({ attachment: this.attachment, turn: this.id, event: "assistant.message", data });
+  }
+
+  callTool(name: string, args: Record<string, unknown>, options: ToolCallOptions = {}): Promise<ToolResult> {
+    if (this.ended) {
+      return Promise.reject(new RunnerFailure("brain_error", `turn ${this.id} is over: no more tool calls`));
+    }
+    if (this.signal.aborted) return Promise.reject(new TurnInterrupted());
+    const frameId = this.host.nextFrameId();
+    const params = { id: options.id ?? `call_${frameId}`, name, arguments: args };
+    return new Promise<ToolResult>((resolve, reject) => {
+      const settle = (result: ToolResult | Error) => {
+        this.waiting.delete(frameId);
+        if (result instanceof Error) reject(result);
+        else resolve(result);
+      };
+      this.waiting.set(frameId, settle);
+      this.host.awaitToolReply(frameId, this, settle);
+      this.host.send({
+        attachment: this.attachment,
+        turn: this.id,
+        id: frameId,
+        method: "tool.call",
+        params,
+      });
+    });
+  }
+
+  takeSteering(): string[] {
+    return this.steering.splice(0);
+  }
+
+  /** @internal Queues steering text when the attachment has no `steer` handler. */
+  queueSteering(text: string): void {
+    this.steering.push(text);
+  }
+
+  /** @internal Interrupts the turn: the signal fires and every waiting tool call rejects. */
+  abort(): void {
+    if (this.signal.aborted) return;
+    this.controller.abort(new TurnInterrupted());
+    for (const [frameId, settle] of [...this.waiting]) {
+      this.host.abandonToolReply(frameId);
+      settle(new TurnInterrupted());
+    }
+  }
+
+  /** @internal The prompt was answered. Tool calls still waiting are forgotten, never rejected: nobody awaits them. */
+  end(): void {
+    this.ended = true;
+    for (const frameId of this.waiting.keys()) this.host.abandonToolReply(frameId);
+    this.waiting.clear();
+  }
+
+  private writable(what: string): boolean {
+    if (!this.ended) return true;
+    this.host.log(`dropped an ${what} event for turn ${this.id}, which is over`);
+    return false;
+  }
+}
+
+/** Splits text into pieces of at most `max` UTF-16 units, never between the halves of a surrogate pair. */
+export function splitText(text: string, max: number): string[] {
+  if (text.length <= max) return [text];
+  const parts: string[] = [];
+  let at = 0;
+  while (at < text.length) {
+    let end = Math.min(at + max, text.length);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end -= 1;
+    parts.push(text.slice(at, end));
+    at = end;
+  }
+  return parts;
+}

@@ -1,0 +1,79 @@
+// Compaction on a long conversation, in each wire format: once the context passes the configured share of the
+// window, the runner has the model summarize the older part and appends a compaction entry; the file only
+// grows, the next request carries the summary instead of the old turns, and a fork rebuilds the same context.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { SUMMARY_MARKER } from "../../runners/pi/compaction.js";
+import { type FakeProvider, lastUserText, startFakeProvider } from "../../src/testing/fake-provider/index.js";
+import type { TestBrain } from "../helpers/brain.js";
+import { API_KEY, bodyText, FORMATS, piBrain, requestShape, transcript } from "./helpers.js";
+
+const SUMMARY = "SUMMARY OF THE TALK: the user counted turns.";
+
+let fake: FakeProvider;
+let t: TestBrain | undefined;
+
+beforeAll(async () => {
+  fake = await startFakeProvider({ apiKey: API_KEY });
+  // The summarization request is recognisable by its marker; everything else is echoed back.
+  fake.setFallback((req) =>
+    bodyText(req).includes(SUMMARY_MARKER) ? { text: SUMMARY } : { text: `echo: ${lastUserText(req)}` },
+  );
+});
+afterAll(async () => {
+  await fake.close();
+});
+afterEach(async () => {
+  await t?.cleanup();
+  t = undefined;
+  fake.reset();
+});
+
+const filler = "lorem ipsum dolor sit amet ".repeat(24);
+
+describe.each(FORMATS)("runners/pi compaction on $api", (format) => {
+  it("compacts past the threshold as an appended entry, and a fork rebuilds the same compacted context", async () => {
+    t = piBrain(fake, format);
+    const options = { context_window: 2_000, compaction_threshold: 0.5, compaction_keep_tokens: 150 };
+    const session = await t.brain.create({ harness: "pi", config: { model: format.model, options } });
+    const file = join(t.store.paths(session.id).native, "conversation.jsonl");
+
+    let compactedAfter = 0;
+    for (let turn = 1; turn <= 8 && !compactedAfter; turn++) {
+      const before = turn > 1 ? readFileSync(file) : Buffer.alloc(0);
+      expect((await (await session.prompt(`turn ${turn}: ${filler}`)).settled).status).toBe("completed");
+      // Append-only, compaction included: every earlier byte is still there.
+      expect(readFileSync(file).subarray(0, before.length)).toEqual(before);
+      if (transcript(t, session).some((e) => e.type === "compaction")) compactedAfter = turn;
+    }
+    expect(compactedAfter).toBeGreaterThan(1);
+    const entry = transcript(t, session).find((e) => e.type === "compaction")!;
+    expect(entry).toMatchObject({ summary: SUMMARY, first_kept: expect.any(Number) });
+    expect(entry.tokens_before).toBeGreaterThan(1_000);
+    const summaryRequest = fake.requests.find((r) => bodyText(r).includes(SUMMARY_MARKER))!;
+    expect(bodyText(summaryRequest)).toContain("turn 1:");
+
+    // The next request: the summary instead of the early turns, the last exchange kept verbatim.
+    fake.reset();
+    await (await session.prompt("What now?")).settled;
+    const next = bodyText(fake.requests[0]);
+    expect(next).toContain("<summary>");
+    expect(next).toContain(SUMMARY);
+    expect(next).toContain(`turn ${compactedAfter}:`);
+    expect(next).not.toContain("turn 1:");
+    const original = fake.requests.map(requestShape);
+
+    // A fork from a checkpoint taken before that turn sends exactly the same request.
+    const checkpoint = await session.checkpoint();
+    const fork = await t.brain.fork(session.id, checkpoint.id);
+    fake.reset();
+    await (await session.prompt("And then?")).settled;
+    const again = fake.requests.map(requestShape);
+    fake.reset();
+    await (await fork.prompt("And then?")).settled;
+    expect(fake.requests.map(requestShape)).toEqual(again);
+    expect(bodyText(fake.requests[0])).toContain(SUMMARY);
+    expect(original).toHaveLength(1);
+  });
+});
