@@ -1,7 +1,7 @@
 // The checks, in the order they run. They share one session, so each builds on the state the ones before left:
 // seed A's four verification checks plus the protocol rules a runner must keep.
 import { isDeepStrictEqual } from "node:util";
-import type { Session } from "../core/session.js";
+import type { Session, StartedTurn } from "../core/session.js";
 import type { SessionEvent } from "../protocol/events.js";
 import { type FakeProviderRequest, lastUserText } from "../testing/fake-provider/index.js";
 import { failureOf, HARNESS, type KitContext, textOf } from "./context.js";
@@ -143,17 +143,7 @@ export const CHECKS: Check[] = [
       ctx.fake.script([{ toolCalls: [{ name: "wait", arguments: {} }] }, { text: "after the wait" }]);
       const started = await s.prompt('call the tool "wait" with {}');
       await ctx.waitInTurn(s, started, (e) => e.type === "tool.call", "tool.call for the wait tool");
-      const requests = ctx.fake.requests.length;
-      await s.interrupt();
-      const outcome = await ctx.withTimeout(started.settled, "the interrupted turn did not settle");
-      assertStopped(ctx, await turnEvents(s, started.turn), requests);
-      assert(outcome.status === "interrupted", `the turn ended ${failureOf(outcome)}, not interrupted`);
-      await s.checkpoint(); // refuses files whose earlier bytes changed
-      const next = await ctx.turn(s, "Are you still there?");
-      assert(
-        next.outcome.status === "completed",
-        `the turn after the interrupt ended ${failureOf(next.outcome)}`,
-      );
+      await interruptAndGoOn(ctx, s, started);
       return "settled as interrupted; checkpoint and next turn fine";
     },
   },
@@ -167,17 +157,7 @@ export const CHECKS: Check[] = [
       ctx.fake.script([{ text: slow, chunkSize: 6, delayMs: 20 }]);
       const started = await s.prompt("Tell me a long story.");
       await ctx.waitInTurn(s, started, (e) => e.type === "assistant.delta", "streamed delta");
-      const requests = ctx.fake.requests.length;
-      await s.interrupt();
-      const outcome = await ctx.withTimeout(started.settled, "the interrupted turn did not settle");
-      assertStopped(ctx, await turnEvents(s, started.turn), requests);
-      assert(outcome.status === "interrupted", `the turn ended ${failureOf(outcome)}, not interrupted`);
-      await s.checkpoint();
-      const next = await ctx.turn(s, "Short answer now.");
-      assert(
-        next.outcome.status === "completed",
-        `the turn after the interrupt ended ${failureOf(next.outcome)}`,
-      );
+      await interruptAndGoOn(ctx, s, started);
       return "settled as interrupted";
     },
   },
@@ -235,6 +215,24 @@ export const CHECKS: Check[] = [
     },
   },
 ];
+
+/**
+ * Interrupts a running turn and checks the rest of seed A's clean interruption: it settles as interrupted by
+ * the runner's own doing, the checkpoint after it is valid (earlier bytes intact), and the next turn works.
+ */
+async function interruptAndGoOn(ctx: KitContext, s: Session, started: StartedTurn): Promise<void> {
+  const requests = ctx.fake.requests.length;
+  await s.interrupt();
+  const outcome = await ctx.withTimeout(started.settled, "the interrupted turn did not settle");
+  assertStopped(ctx, await turnEvents(s, started.turn), requests);
+  assert(outcome.status === "interrupted", `the turn ended ${failureOf(outcome)}, not interrupted`);
+  await s.checkpoint(); // refuses append-only files whose earlier bytes changed
+  const next = await ctx.turn(s, "Are you still there?");
+  assert(
+    next.outcome.status === "completed",
+    `the turn after the interrupt ended ${failureOf(next.outcome)}`,
+  );
+}
 
 async function turnEvents(s: Session, turn: string): Promise<SessionEvent[]> {
   return (await s.log.read(0)).filter((e) => e.turn === turn);

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { events, makeBrain, type TestBrain, textOf, waitForEvent } from "../../../test/helpers/brain.js";
 import type { ToolResult, ToolSchema } from "../../protocol/runner.js";
 import type { ToolService } from "../../tools/tool-service.js";
+import { PASSED_VARIABLES } from "./environment.js";
 import { ProcessFactory, type ProcessHarnessSpec } from "./factory.js";
 
 /** A runner in a few lines of JS. `onPrompt` runs in an async function with `f` (the frame), `reply`, `delta`,
@@ -89,18 +90,7 @@ describe("the runner's environment", () => {
       expect(env.PATH).toBe(process.env.PATH);
       expect(env.OPENAI_API_KEY).toBeUndefined();
       expect(env.BRAIN_TEST_OTHER).toBeUndefined();
-      const allowed = [
-        "PATH",
-        "SystemRoot",
-        "WINDIR",
-        "COMSPEC",
-        "PATHEXT",
-        "TMP",
-        "TEMP",
-        "TMPDIR",
-        "LANG",
-        "LC_ALL",
-      ];
+      const allowed: string[] = [...PASSED_VARIABLES];
       // Node itself may add a few of its own (none of Brain's) to process.env.
       const foreign = Object.keys(env).filter(
         (k) => !allowed.includes(k) && !["NO_COLOR", "RUNNER_FLAG"].includes(k),
