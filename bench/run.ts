@@ -1,6 +1,6 @@
 // `npm run bench`: Brain's hot paths measured side by side with raw baselines on this machine, as ratios.
 //
-//   node dist/bench/run.js [--quick] [--json] [--reps N] [--only relay,tools,appends,checkpoint,pi-turn,pi-cold-start]
+//   node dist/bench/run.js [--quick] [--json] [--reps N] [--only relay,tools,appends,checkpoint,pi-turn,pi-cold-start,api-turn,mcp-tools]
 //
 // The machine is shared and noisy, so every comparison interleaves baseline and subject runs and reports the
 // median and min – max of each, the ratio of medians (and the min – max of the per-pair ratios), and the CPU
@@ -8,16 +8,21 @@
 // document to stdout (and the table to stderr).
 import os from "node:os";
 import { parseArgs } from "node:util";
+import { apiTurnBench } from "./api-turn.js";
 import { appendsBench } from "./appends.js";
 import { checkpointBench } from "./checkpoint.js";
+import { cliOverheadBench } from "./cli-overhead.js";
+import { extEventsBench } from "./ext-events.js";
 import { installCleanup } from "./lib/cleanup.js";
 import { type BenchRow, log } from "./lib/measure.js";
 import { fmtCount, fmtMs, fmtPct, fmtSummary, type Summary } from "./lib/stats.js";
 import { renderTable } from "./lib/table.js";
+import { mcpToolsBench } from "./mcp-tools.js";
 import type { BenchOptions } from "./options.js";
 import { piColdStartBench } from "./pi-cold-start.js";
 import { piTurnBench } from "./pi-turn.js";
 import { relayBench } from "./relay.js";
+import { sseFanoutBench } from "./sse-fanout.js";
 import { toolRoundTripBench } from "./tool-roundtrip.js";
 
 const BENCHES: Record<string, (opts: BenchOptions) => Promise<BenchRow[]>> = {
@@ -27,6 +32,11 @@ const BENCHES: Record<string, (opts: BenchOptions) => Promise<BenchRow[]>> = {
   checkpoint: checkpointBench,
   "pi-turn": piTurnBench,
   "pi-cold-start": piColdStartBench,
+  "api-turn": apiTurnBench,
+  "mcp-tools": mcpToolsBench,
+  "ext-events": extEventsBench,
+  "cli-overhead": cliOverheadBench,
+  sse: sseFanoutBench,
 };
 
 const USAGE = `usage: node dist/bench/run.js [--quick] [--json] [--reps N] [--only ${Object.keys(BENCHES).join(",")}]`;

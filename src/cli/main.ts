@@ -17,6 +17,12 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   conformance: () => import("./commands/conformance.js"),
   harnesses: () => import("./commands/harnesses.js"),
   demo: () => import("./commands/demo.js"),
+  serve: () => import("./commands/serve.js"),
+  token: () => import("./commands/token.js"),
+  attach: () => import("./commands/attach.js"),
+  acp: () => import("./commands/acp.js"),
+  ext: () => import("./commands/ext.js"),
+  agents: () => import("./commands/agents.js"),
 };
 
 async function usage(): Promise<string> {

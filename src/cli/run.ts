@@ -55,13 +55,14 @@ async function openOrCreate(brain: Brain, options: RunOptions): Promise<Session>
     const existing = (await brain.list()).find((record) => record.id === options.session);
     if (existing) return brain.session(existing.id);
   }
-  const { harness, provider, permissions, ...config } = options.defaults;
+  const { harness, provider, permissions, mcp_servers, ...config } = options.defaults;
   if (options.model) config.model = options.model;
   return brain.create({
     harness: options.harness ?? harness ?? "echo",
     config,
     ...(provider ? { provider } : {}),
     ...(permissions ? { permissions } : {}),
+    ...(mcp_servers ? { mcp_servers } : {}),
     ...(options.session ? { id: options.session } : {}),
   });
 }

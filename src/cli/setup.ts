@@ -5,11 +5,15 @@ import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Brain } from "../core/brain.js";
 import { HarnessRegistry } from "../core/registry.js";
+import { ApiHarnessFactory } from "../harnesses/api/factory.js";
+import { cliHarnessFactories } from "../harnesses/cli/factories.js";
+import { nuiHarnessFactories } from "../harnesses/nui/families.js";
 import { splitCommandLine } from "../harnesses/process/command.js";
 import { ProcessFactory } from "../harnesses/process/factory.js";
 import type { HarnessEntry } from "../protocol/config.js";
 import { FsSessionStore } from "../store/fs/index.js";
 import { BuiltinTools } from "../tools/builtin.js";
+import { mcpSessionTools } from "../tools/mcp/index.js";
 import { ToolRouter } from "../tools/router.js";
 import type { LoadedConfig } from "./config.js";
 
@@ -57,10 +61,40 @@ function factoryFor(name: string, entry: HarnessEntry, dir: string): ProcessFact
   });
 }
 
+/** remote, docker, devcontainer and the harnesses of installed nui extensions (`ext:<extension>/<id>`). */
+export function nuiFactories(loaded: LoadedConfig, home = brainHome()) {
+  const runners = Object.fromEntries(
+    Object.entries(loaded.config.harnesses ?? {}).map(([name, entry]) => {
+      const [command, ...args] =
+        typeof entry.command === "string" ? splitCommandLine(entry.command) : entry.command;
+      return [name, { command: command!, args, cwd: loaded.dir, ...(entry.env ? { env: entry.env } : {}) }];
+    }),
+  );
+  return nuiHarnessFactories({
+    brainHome: home,
+    configDir: loaded.dir,
+    ...(loaded.config.nui ? { settings: loaded.config.nui } : {}),
+    runners: {
+      echo: { command: process.execPath, args: [echoRunnerPath()] },
+      pi: { command: process.execPath, args: [piRunnerPath()] },
+      ...runners,
+    },
+  });
+}
+
 export function createBrain(loaded: LoadedConfig, home = brainHome()): Brain {
   return new Brain({
     store: new FsSessionStore(home),
-    harnesses: new HarnessRegistry(harnessFactories(loaded)),
+    // The in-process api harness comes first, so a runner the config names "api" takes its place.
+    harnesses: new HarnessRegistry([
+      new ApiHarnessFactory(),
+      // The built-in CLI agents (claude-code, codex, pi-cli, opencode); a runner of the same name replaces one.
+      ...cliHarnessFactories(loaded.config.cli),
+      ...harnessFactories(loaded),
+      ...nuiFactories(loaded, home).factories,
+    ]),
     tools: new ToolRouter([new BuiltinTools()]),
+    // Each session's mcp_servers; relative cwds resolve against the config's directory.
+    sessionTools: mcpSessionTools({ baseDir: loaded.dir }),
   });
 }

@@ -1,9 +1,10 @@
 // The host: creates, opens, forks and restores sessions on a store, with one live Session object per id.
-import type { ProviderSettings } from "../protocol/config.js";
+import type { McpServers, ProviderSettings } from "../protocol/config.js";
 import type { PermissionPolicy } from "../protocol/permissions.js";
 import type { ProviderCredentials, SessionConfig } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
 import type { ToolRouter } from "../tools/router.js";
+import type { SessionToolServices } from "../tools/tool-service.js";
 import { CheckpointStore } from "./checkpoints/index.js";
 import type { EventLog } from "./event-log.js";
 import { PermissionRules } from "./permissions.js";
@@ -20,6 +21,8 @@ export interface SessionStore {
   update(id: string, patch: Partial<Omit<SessionRecord, "id" | "created_at">>): Promise<SessionRecord>;
   paths(id: string): { native: string; checkpoints: string };
   openLog(id: string): Promise<EventLog>;
+  /** Deletes the session and all its files. */
+  remove(id: string): Promise<void>;
 }
 
 export interface BrainOptions {
@@ -29,6 +32,8 @@ export interface BrainOptions {
   /** Resolves credentials when a session opens; by default the key comes from `provider.api_key_env`. */
   credentials?: (settings: ProviderSettings | undefined) => ProviderCredentials;
   env?: NodeJS.ProcessEnv;
+  /** The tool services of one session (its `mcp_servers`), made when it opens; src/tools/mcp makes them. */
+  sessionTools?: (record: SessionRecord) => SessionToolServices | undefined;
 }
 
 export interface NewSessionInput {
@@ -37,6 +42,10 @@ export interface NewSessionInput {
   provider?: ProviderSettings;
   permissions?: PermissionPolicy;
   id?: string;
+  /** The tenant that owns the session (daemon with tenant tokens); absent means "default". */
+  tenant?: string;
+  /** MCP servers started for this session; their tools are bound to it as `server__tool`. */
+  mcp_servers?: McpServers;
 }
 
 export class Brain {
@@ -80,8 +89,8 @@ export class Brain {
     const checkpoints = new CheckpointStore(this.options.store.paths(id).checkpoints);
     const manifest = await checkpoints.get(checkpoint);
     const forked_from = { session: id, checkpoint: manifest.id };
-    const { harness, config, provider, permissions } = source;
-    const input = { harness, config, provider, permissions };
+    const { harness, config, provider, permissions, tenant, mcp_servers } = source;
+    const input = { harness, config, provider, permissions, tenant, mcp_servers };
     return this.createRecord(input, forked_from, async (dir) => {
       await checkpoints.restore(manifest.id, dir);
     });
@@ -100,6 +109,15 @@ export class Brain {
     await this.options.store.update(id, { status: "closed" });
   }
 
+  /** Closes the session if it is live, then deletes it and all its files. */
+  async delete(id: string): Promise<void> {
+    await this.record(id);
+    const live = this.live.get(id);
+    this.live.delete(id);
+    if (live) await (await live.catch(() => undefined))?.close();
+    await this.options.store.remove(id);
+  }
+
   /** Closes every live session and every harness factory. */
   async close(): Promise<void> {
     const sessions = await Promise.allSettled(this.live.values());
@@ -116,6 +134,12 @@ export class Brain {
     this.options.harnesses.get(input.harness); // an unknown harness fails before anything is written
     const config = input.config ?? {};
     await this.options.tools.bind(config.tools ?? []);
+    if (input.mcp_servers && Object.keys(input.mcp_servers).length > 0 && !this.options.sessionTools) {
+      throw new SessionError(
+        "bad_request",
+        "this host runs no MCP servers: remove mcp_servers from the session",
+      );
+    }
     const record = await this.options.store.create({
       id: input.id,
       harness: input.harness,
@@ -123,6 +147,8 @@ export class Brain {
       ...(input.provider ? { provider: input.provider } : {}),
       ...(input.permissions ? { permissions: input.permissions } : {}),
       ...(forked_from ? { forked_from } : {}),
+      ...(input.tenant ? { tenant: input.tenant } : {}),
+      ...(input.mcp_servers ? { mcp_servers: input.mcp_servers } : {}),
     });
     if (seed) await seed(this.options.store.paths(record.id).native);
     const session = this.session(record.id);
@@ -140,6 +166,7 @@ export class Brain {
     const record = await this.record(id);
     const paths = this.options.store.paths(id);
     const tools = await this.options.tools.bind(record.config.tools ?? []);
+    const services = this.options.sessionTools?.(record);
     const log = await this.options.store.openLog(id);
     if (record.status === "closed") await this.options.store.update(id, { status: "open" });
     return Session.open({
@@ -150,6 +177,7 @@ export class Brain {
       log,
       factory: this.options.harnesses.get(record.harness),
       tools,
+      ...(services ? { services } : {}),
       provider: this.credentials(record.provider),
       checkpoints: new CheckpointStore(paths.checkpoints),
       permissions: new PermissionRules(record.permissions),

@@ -13,7 +13,7 @@
 //   hold a provider credential.
 // - Isolation: the model may call only the tools in `options.tools`, each through `options.call`. No built-in
 //   shell or editor tools, no ambient plugins.
-import type { ErrorInfo, NewEvent } from "../protocol/events.js";
+import type { ErrorInfo, NewEvent, PromptImage } from "../protocol/events.js";
 import type {
   NativeFile,
   ProviderCredentials,
@@ -24,10 +24,16 @@ import type {
   ToolSchema,
 } from "../protocol/runner.js";
 
-/** Events a harness reports during a turn; the session stamps them with seq, ts and session. */
+/**
+ * Events a harness reports during a turn; the session stamps them with seq, ts and session. `tool.call` and
+ * `tool.result` are for harnesses that run their own tools (the CLI agents): they report what ran, by the
+ * CLI's own tool names; bound tools go through `call` instead.
+ */
 export type HarnessEvent = Extract<
   NewEvent,
-  { type: "assistant.delta" | "assistant.message" | "image" | "harness.warning" }
+  {
+    type: "assistant.delta" | "assistant.message" | "image" | "harness.warning" | "tool.call" | "tool.result";
+  }
 >;
 
 export interface HarnessOptions {
@@ -45,9 +51,27 @@ export interface HarnessOptions {
    * For harnesses that run tools themselves (the CLI agents): asks the session's permission policy, and through
    * it a client when the policy says ask. Denied when no client answers in time.
    */
-  permit(turn: string, use: ToolUse, signal: AbortSignal): Promise<PermissionVerdict>;
-  /** Asks the session's clients a question (human in the loop); "" when no one answers in time. */
-  ask(turn: string, question: { question: string; options?: string[] }, signal: AbortSignal): Promise<string>;
+  permit(
+    turn: string,
+    use: ToolUse,
+    signal: AbortSignal,
+    options?: { id?: string; unlisted?: "allow" | "ask" | "deny" },
+  ): Promise<PermissionVerdict>;
+  /**
+   * What the session's permission policy says about a tool, without asking anyone: for harnesses that can only
+   * gate tools up front (pi's `--tools` allowlist). Optional, so hosts and tests need not provide it.
+   */
+  policy?(tool: string): "allow" | "ask" | "deny";
+  /**
+   * Asks the session's clients a question (human in the loop); "" when no one answers in time. `options.id`
+   * names the request with the harness's own id (nui's HITL requestId), so clients answer it by that id.
+   */
+  ask(
+    turn: string,
+    question: { question: string; options?: string[] },
+    signal: AbortSignal,
+    options?: { id?: string },
+  ): Promise<string>;
 }
 
 export interface ToolUse {
@@ -65,6 +89,8 @@ export interface TurnContext {
   turn: string;
   /** Aborted when the turn is interrupted or the session closes. */
   signal: AbortSignal;
+  /** Images sent with the prompt; only given to harnesses whose factory says `supportsImages`. */
+  images?: PromptImage[];
 }
 
 export interface PromptOutcome {
@@ -86,6 +112,13 @@ export interface Harness {
 export interface HarnessFactory {
   readonly name: string;
   readonly supportsSteering: boolean;
+  /**
+   * "queued" when a steer cannot reach the running generation and is sent as a follow-up once the CLI's own
+   * turn ends (still inside the same Brain turn); the session then logs `user.steer` with `queued: true`.
+   */
+  readonly steering?: "live" | "queued";
+  /** Takes images with a prompt (TurnContext.images); a prompt with images to any other harness is refused. */
+  readonly supportsImages?: boolean;
   open(options: HarnessOptions): Promise<Harness>;
 }
 

@@ -20,8 +20,9 @@ export class PermissionRules {
     this.askTimeoutMs = policy.ask_timeout_ms ?? DEFAULT_ASK_TIMEOUT_MS;
   }
 
-  decide(tool: string): PermissionDecision {
+  /** `unlisted` applies when no rule names the tool and the policy sets no default. */
+  decide(tool: string, unlisted: PermissionDecision = "allow"): PermissionDecision {
     for (const [pattern, decision] of this.rules) if (pattern.test(tool)) return decision;
-    return this.policy.default ?? "allow";
+    return this.policy.default ?? unlisted;
   }
 }

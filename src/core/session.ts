@@ -3,9 +3,19 @@
 // checkpoint) and reopened after it broke, so a crashed runner never makes the session unusable.
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
-import type { ErrorInfo, NewEvent, SessionEvent, TurnStatus } from "../protocol/events.js";
+import { z } from "zod";
+import {
+  type ErrorInfo,
+  type NewEvent,
+  PromptImage,
+  type SessionEvent,
+  type TurnStatus,
+} from "../protocol/events.js";
+import { describeIssues } from "../protocol/frames.js";
+import type { PermissionDecision } from "../protocol/permissions.js";
 import type { ProviderCredentials, SessionConfig, ToolCallParams, ToolResult } from "../protocol/runner.js";
 import type { BoundTools } from "../tools/router.js";
+import type { SessionToolServices } from "../tools/tool-service.js";
 import type { CheckpointManifest, CheckpointStore } from "./checkpoints/index.js";
 import type { EventLog } from "./event-log.js";
 import { type Harness, HarnessError, type HarnessFactory } from "./harness.js";
@@ -20,6 +30,8 @@ export interface SessionParts {
   log: EventLog;
   factory: HarnessFactory;
   tools: BoundTools;
+  /** The session's own tool services (its MCP servers): started with its harness, stopped when it closes. */
+  services?: SessionToolServices;
   provider: ProviderCredentials;
   checkpoints: CheckpointStore;
   permissions: PermissionRules;
@@ -58,6 +70,7 @@ export class SessionError extends Error {
 export class Session {
   private harness: Harness | undefined;
   private opening: Promise<Harness> | undefined;
+  private tools: Promise<BoundTools> | undefined;
   private running: RunningTurn | undefined;
   private readonly pending = new PendingRequests();
   private emitted: NewEvent[] = [];
@@ -103,8 +116,9 @@ export class Session {
   }
 
   /** Starts a turn and returns at once; `settled` says how it ended. */
-  async prompt(text: string): Promise<StartedTurn> {
+  async prompt(text: string, input: { images?: PromptImage[] } = {}): Promise<StartedTurn> {
     this.assertOpen();
+    const images = this.checkImages(input.images);
     if (this.running) {
       throw new SessionError(
         "conflict",
@@ -116,14 +130,25 @@ export class Session {
     this.running = turn;
     try {
       await this.append([
-        { type: "user.prompt", turn: turn.id, data: { text } },
+        { type: "user.prompt", turn: turn.id, data: images ? { text, images } : { text } },
         { type: "turn.started", turn: turn.id, data: {} },
       ]);
     } catch (err) {
       this.running = undefined;
       throw err;
     }
-    return { turn: turn.id, settled: this.runTurn(turn, text) };
+    return { turn: turn.id, settled: this.runTurn(turn, text, images) };
+  }
+
+  /** Images are the caller's input: a malformed one, or any for a harness that takes none, is a bad request. */
+  private checkImages(images: PromptImage[] | undefined): PromptImage[] | undefined {
+    if (!images || images.length === 0) return undefined;
+    if (!this.parts.factory.supportsImages) {
+      throw new SessionError("bad_request", `harness "${this.parts.harnessName}" does not take images`);
+    }
+    const parsed = z.array(PromptImage).safeParse(images);
+    if (!parsed.success) throw new SessionError("bad_request", `bad image: ${describeIssues(parsed.error)}`);
+    return parsed.data;
   }
 
   async steer(text: string): Promise<void> {
@@ -131,7 +156,8 @@ export class Session {
     if (!this.parts.factory.supportsSteering) {
       throw new SessionError("bad_request", `harness "${this.parts.harnessName}" does not support steering`);
     }
-    await this.append([{ type: "user.steer", turn: turn.id, data: { text } }]);
+    const queued = this.parts.factory.steering === "queued" ? { queued: true } : {};
+    await this.append([{ type: "user.steer", turn: turn.id, data: { text, ...queued } }]);
     await this.harness?.steer(text, turn.id);
   }
 
@@ -181,11 +207,14 @@ export class Session {
     turn: string,
     use: { tool: string; arguments?: Record<string, unknown>; reason?: string },
     signal: AbortSignal,
+    /** `id`: the request's id (a client's own, e.g. nui's HITL requestId); `unlisted`: the decision for a tool
+     * the policy names in no rule and gives no default for (an explicit approval request asks). */
+    options: { id?: string; unlisted?: PermissionDecision } = {},
   ) {
-    const decision = this.parts.permissions.decide(use.tool);
+    const decision = this.parts.permissions.decide(use.tool, options.unlisted);
     if (decision === "allow") return { decision: "allow" as const };
     if (decision === "deny") return { decision: "deny" as const, reason: "the session's policy denies it" };
-    const id = `permission-${randomUUID()}`;
+    const id = options.id ?? `permission-${randomUUID()}`;
     const answer = await this.waitForAnswer(
       "permission.requested",
       { type: "permission.requested", turn, data: { id, ...use } },
@@ -200,8 +229,9 @@ export class Session {
     turn: string,
     question: { question: string; options?: string[] },
     signal: AbortSignal,
+    options: { id?: string } = {},
   ): Promise<string> {
-    const id = `question-${randomUUID()}`;
+    const id = options.id ?? `question-${randomUUID()}`;
     const answer = await this.waitForAnswer(
       "question.requested",
       { type: "question.requested", turn, data: { id, ...question } },
@@ -218,16 +248,19 @@ export class Session {
     }
     this.closed = true;
     await this.dropHarness();
+    await this.parts.services?.close().catch(() => {});
     await this.append([{ type: "session.closed", data: {} }]).catch(() => {});
     await this.parts.log.close();
   }
 
-  private async runTurn(turn: RunningTurn, text: string): Promise<TurnOutcome> {
+  private async runTurn(turn: RunningTurn, text: string, images?: PromptImage[]): Promise<TurnOutcome> {
     let status: TurnStatus = "completed";
     let error: ErrorInfo | undefined;
     try {
       const harness = await this.ensureHarness();
-      const outcome = await harness.prompt(text, { turn: turn.id, signal: turn.abort.signal });
+      const ctx = { turn: turn.id, signal: turn.abort.signal, ...(images ? { images } : {}) };
+      // Interrupted while the harness was still starting: it never heard of the interrupt, so do not prompt it.
+      const outcome = turn.abort.signal.aborted ? { interrupted: true } : await harness.prompt(text, ctx);
       if (outcome.interrupted) status = "interrupted";
     } catch (err) {
       status = "failed";
@@ -259,7 +292,7 @@ export class Session {
       const verdict = await this.permit(turnId, { tool: call.name, arguments: call.arguments }, signal);
       const result =
         verdict.decision === "allow"
-          ? await this.parts.tools.call(call, signal)
+          ? await (await this.boundTools()).call(call, signal)
           : errorResult(
               `permission to run tool "${call.name}" was denied: ${verdict.reason ?? "by a client"}`,
             );
@@ -369,18 +402,21 @@ export class Session {
   private async ensureHarness(): Promise<Harness> {
     if (this.harness?.isAlive?.() === false) await this.dropHarness();
     if (this.harness) return this.harness;
-    this.opening ??= this.parts.factory
-      .open({
-        sessionId: this.parts.id,
-        dir: this.parts.nativeDir,
-        config: this.parts.config,
-        tools: this.parts.tools.schemas,
-        provider: this.parts.provider,
-        emit: (event) => this.emit(event),
-        call: (turn, call, signal) => this.callTool(turn, call, signal),
-        permit: (turn, use, signal) => this.permit(turn, use, signal),
-        ask: (turn, question, signal) => this.ask(turn, question, signal),
-      })
+    this.opening ??= this.boundTools()
+      .then((tools) =>
+        this.parts.factory.open({
+          sessionId: this.parts.id,
+          dir: this.parts.nativeDir,
+          config: this.parts.config,
+          tools: tools.schemas,
+          provider: this.parts.provider,
+          emit: (event) => this.emit(event),
+          call: (turn, call, signal) => this.callTool(turn, call, signal),
+          permit: (turn, use, signal, options) => this.permit(turn, use, signal, options),
+          ask: (turn, question, signal, options) => this.ask(turn, question, signal, options),
+          policy: (tool) => this.parts.permissions.decide(tool),
+        }),
+      )
       .then((harness) => {
         this.harness = harness;
         return harness;
@@ -389,6 +425,17 @@ export class Session {
         this.opening = undefined;
       });
     return this.opening;
+  }
+
+  /** The bound tools, with the session's own services (MCP servers) started the first time they are needed. */
+  private boundTools(): Promise<BoundTools> {
+    const services = this.parts.services;
+    if (!services) return Promise.resolve(this.parts.tools);
+    this.tools ??= services
+      .start((data) => void this.append([{ type: "tool.service", data }]).catch(() => {}))
+      .then((started) => this.parts.tools.including(started))
+      .catch(() => this.parts.tools);
+    return this.tools;
   }
 
   private async dropHarness(): Promise<void> {

@@ -20,14 +20,104 @@ export const ProviderSettings = z.strictObject({
   api_key_env: z.string().optional(),
 });
 
+/**
+ * One MCP server of a session, in the shape of nui's `aiAssets.mcpServers` (and of `.mcp.json`): `command` (with
+ * `args`, `env`, `cwd`) for a server on stdio, or `url` (with `headers`) for one over streamable HTTP. In `env`,
+ * `headers`, `args` and `url`, `${VAR}` is replaced by the host's environment variable VAR when the server starts,
+ * so secrets stay out of session records.
+ */
+export const McpServer = z
+  .strictObject({
+    /** How to reach it; by default stdio with a command, streamable HTTP with a url. "sse" is MCP's older HTTP transport. */
+    type: z.enum(["stdio", "http", "streamable-http", "sse"]).optional(),
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).optional(),
+    env: z.record(z.string(), z.string()).optional(),
+    /** Relative to the directory of brain.config.json (the host's working dir without one). */
+    cwd: z.string().optional(),
+    url: z.string().url().optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    /** Offer only these of the server's tools (by the server's own names). */
+    tools: z.array(z.string()).optional(),
+    startup_timeout_ms: z.number().int().positive().optional(),
+    call_timeout_ms: z.number().int().positive().optional(),
+  })
+  .superRefine((server, ctx) => {
+    const stdio = server.command !== undefined;
+    const http = server.url !== undefined;
+    if (stdio === http) {
+      ctx.addIssue({
+        code: "custom",
+        message: "give either command (a stdio server) or url (streamable HTTP)",
+      });
+      return;
+    }
+    const wrong = stdio ? ["url", "headers"] : ["command", "args", "env", "cwd"];
+    for (const key of wrong) {
+      if (server[key as keyof typeof server] !== undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: [key],
+          message: `"${key}" is for ${stdio ? "HTTP" : "stdio"} servers, and this one has ${stdio ? "a command" : "a url"}`,
+        });
+      }
+    }
+    if (server.type && (server.type === "stdio") !== stdio) {
+      ctx.addIssue({ code: "custom", path: ["type"], message: `type "${server.type}" does not match` });
+    }
+  });
+
+/** Server name → server. Names prefix their tools (`name__tool`), so they are short and hold no "__". */
+export const McpServers = z.record(
+  z
+    .string()
+    .regex(
+      /^(?!.*__)[A-Za-z0-9_-]{1,32}$/,
+      "an MCP server name is 1 to 32 letters, digits, '-' or '_', without '__'",
+    ),
+  McpServer,
+);
+
 export const SessionDefaults = SessionConfig.extend({
   harness: z.string().optional(),
   provider: ProviderSettings.optional(),
   permissions: PermissionPolicy.optional(),
+  /** Host-side: started by Brain for each session, never sent to a runner. */
+  mcp_servers: McpServers.optional(),
+});
+
+/** The nui-compatible families: extension hosts, HTTP agents in containers, dev containers. */
+export const NuiSettings = z.strictObject({
+  /** Where TCP/HTTP extension hosts write connection files. Default ~/.nui/connections (nui's place). */
+  connections_dir: z.string().optional(),
+  /** The docker program (name on PATH or path). */
+  docker: z.string().optional(),
+  /** The Dev Container CLI program (name on PATH or path). */
+  devcontainer: z.string().optional(),
+});
+
+/** Host-side settings of one built-in CLI family (claude-code, codex, pi-cli, opencode). */
+export const CliHarnessSettings = z.strictObject({
+  /** The CLI program: a path, or a name looked up in node_modules/.bin and then PATH. */
+  bin: z.string().min(1).optional(),
+  /** Words run in front of the CLI (a sandbox, `nice`, …): an array, or a string split on spaces. */
+  launcher: z.union([z.string().min(1), z.array(z.string()).min(1)]).optional(),
+  /** Variables added to the CLI's environment. Never put provider keys here. */
+  env: z.record(z.string(), z.string()).optional(),
+});
+
+/** The built-in CLI families, by harness name. */
+export const CliSettings = z.strictObject({
+  "claude-code": CliHarnessSettings.optional(),
+  codex: CliHarnessSettings.optional(),
+  "pi-cli": CliHarnessSettings.optional(),
+  opencode: CliHarnessSettings.optional(),
 });
 
 export const BrainConfig = z.strictObject({
   $schema: z.string().optional(),
+  cli: CliSettings.optional(),
+  nui: NuiSettings.optional(),
   harnesses: z.record(z.string(), HarnessEntry).optional(),
   defaults: SessionDefaults.optional(),
 });
@@ -36,3 +126,8 @@ export type HarnessEntry = z.infer<typeof HarnessEntry>;
 export type ProviderSettings = z.infer<typeof ProviderSettings>;
 export type SessionDefaults = z.infer<typeof SessionDefaults>;
 export type BrainConfig = z.infer<typeof BrainConfig>;
+export type NuiSettings = z.infer<typeof NuiSettings>;
+export type McpServer = z.infer<typeof McpServer>;
+export type McpServers = z.infer<typeof McpServers>;
+export type CliHarnessSettings = z.infer<typeof CliHarnessSettings>;
+export type CliSettings = z.infer<typeof CliSettings>;

@@ -10,6 +10,19 @@ export const TurnStatus = z.enum(["completed", "interrupted", "failed"]);
 
 const empty = z.strictObject({});
 
+/** An image sent with a prompt, for harnesses that take them: base64 `data` or a file `path`, not both. */
+export const PromptImage = z
+  .strictObject({
+    /** e.g. image/png; recognised from the bytes when absent. */
+    mime_type: z.string().optional(),
+    data: z.string().min(1).optional(),
+    path: z.string().min(1).optional(),
+  })
+  .refine((image) => (image.data === undefined) !== (image.path === undefined), {
+    message: "an image needs either data (base64) or path, not both",
+  });
+export type PromptImage = z.infer<typeof PromptImage>;
+
 /** Event type → its `data`. */
 export const EventData = {
   "session.opened": z.strictObject({
@@ -19,7 +32,7 @@ export const EventData = {
   }),
   "session.closed": empty,
   "session.recovered": z.strictObject({ reason: z.string() }),
-  "user.prompt": z.strictObject({ text: z.string() }),
+  "user.prompt": z.strictObject({ text: z.string(), images: z.array(PromptImage).optional() }),
   "user.steer": z.strictObject({ text: z.string(), queued: z.boolean().optional() }),
   "user.interrupt": empty,
   "turn.started": empty,
@@ -49,6 +62,17 @@ export const EventData = {
   "checkpoint.created": z.strictObject({ id: z.string(), files: z.array(NativeFile) }),
   /** Something a harness did wrong that did not stop the session (a reply for an unknown id, say). */
   "harness.warning": z.strictObject({ message: z.string() }),
+  /**
+   * A session tool service (an MCP server) changed state: started with its tools, failed to start, exited and
+   * is being restarted, restarted, stopped. The session goes on whatever happens; calls to a service that is
+   * down get error results.
+   */
+  "tool.service": z.strictObject({
+    service: z.string(),
+    state: z.enum(["started", "failed", "exited", "restarted", "stopped"]),
+    message: z.string().optional(),
+    tools: z.array(z.string()).optional(),
+  }),
 } as const;
 
 export type EventType = keyof typeof EventData;

@@ -1,6 +1,6 @@
 // A session's record (session.json): what it runs and how it was configured. Never holds a credential.
 import { z } from "zod";
-import { ProviderSettings } from "./config.js";
+import { McpServers, ProviderSettings } from "./config.js";
 import { PermissionPolicy } from "./permissions.js";
 import { SessionConfig } from "./runner.js";
 
@@ -19,6 +19,10 @@ export const SessionRecord = z.strictObject({
   created_at: z.string(),
   status: z.enum(["open", "closed"]),
   forked_from: z.strictObject({ session: z.string(), checkpoint: z.string() }).optional(),
+  /** Whose session this is when a daemon serves several tenants; absent means "default". */
+  tenant: z.string().optional(),
+  /** The session's own MCP servers; their tools are bound to it as `server__tool`. */
+  mcp_servers: McpServers.optional(),
 });
 
 export type SessionRecord = z.infer<typeof SessionRecord>;

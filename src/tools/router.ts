@@ -69,6 +69,16 @@ export class BoundTools {
     return this.tools.has(name);
   }
 
+  /** These tools plus every tool of `services` (a session's own, such as its MCP servers); bound names win. */
+  async including(services: ToolService[]): Promise<BoundTools> {
+    const tools = new Map(this.tools);
+    for (const service of services) {
+      for (const schema of await service.list())
+        if (!tools.has(schema.name)) tools.set(schema.name, { schema, service });
+    }
+    return new BoundTools(tools, this.validator);
+  }
+
   async call(call: ToolCallParams, signal: AbortSignal): Promise<ToolResult> {
     const entry = this.tools.get(call.name);
     if (!entry) {

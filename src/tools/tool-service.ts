@@ -12,6 +12,23 @@ export interface ToolService {
   close?(): Promise<void>;
 }
 
+/**
+ * Tool services that belong to one session (its MCP servers): started when the session first needs its tools,
+ * stopped when it closes. Their tools are bound to the session in addition to the names in `config.tools`.
+ */
+export interface SessionToolServices {
+  /** Starts the services (once); resolves when each has started or failed. `report` logs state changes. */
+  start(report: (event: ToolServiceEvent) => void): Promise<ToolService[]>;
+  close(): Promise<void>;
+}
+
+export interface ToolServiceEvent {
+  service: string;
+  state: "started" | "failed" | "exited" | "restarted" | "stopped";
+  message?: string;
+  tools?: string[];
+}
+
 export function textResult(text: string, isError = false): ToolResult {
   return { content: [{ type: "text", text }], is_error: isError };
 }

@@ -1,25 +1,51 @@
+import { agentDefaults, findAgent } from "../agents.js";
 import { parse, str, strs, UsageError } from "../args.js";
 import { loadConfig } from "../config.js";
 import { runPrompt } from "../run.js";
-import { createBrain } from "../setup.js";
+import { brainHome, createBrain } from "../setup.js";
+import { remoteRun } from "./remote/run.js";
 
-export const usage = `run [--harness NAME] [--session ID] [--model M] [--tool NAME]... [--allow TOOL]... [--deny TOOL]... [--json] PROMPT
-                              one prompt on a new or existing session, streamed as it comes`;
+export const usage = `run [--harness NAME | --agent FILE|ID] [--session ID] [--model M] [--tool NAME]... [--allow TOOL]... [--deny TOOL]... [--json] [--server URL [--token T]] PROMPT
+                              one prompt on a new or existing session, streamed as it comes (--server: on the daemon)`;
 
 export async function command(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, {
     harness: { type: "string" },
+    agent: { type: "string" },
     session: { type: "string" },
     model: { type: "string" },
     tool: { type: "string", multiple: true },
     allow: { type: "string", multiple: true },
     deny: { type: "string", multiple: true },
     json: { type: "boolean" },
+    server: { type: "string" },
+    token: { type: "string" },
   });
   const prompt = positionals.join(" ");
   if (!prompt) throw new UsageError("run needs a PROMPT");
+  const server = str(values.server);
+  if (server) {
+    // On the daemon: the session lives there, this process only prompts and follows.
+    return remoteRun({
+      server,
+      token: str(values.token),
+      prompt,
+      harness: str(values.harness),
+      agent: str(values.agent),
+      session: str(values.session),
+      model: str(values.model),
+      ...(values.tool ? { tools: strs(values.tool) } : {}),
+      json: values.json === true,
+      allow: strs(values.allow),
+      deny: strs(values.deny),
+    });
+  }
   const loaded = loadConfig(str(values.config));
-  const defaults = { ...loaded.config.defaults };
+  // --agent: an agent definition (nui's ADL) decides the harness and the session's settings.
+  const agent = str(values.agent) ? findAgent(str(values.agent)!, brainHome()) : undefined;
+  for (const field of agent?.ignored ?? [])
+    process.stderr.write(`[agent ${agent!.id}: ${field} is not supported by Brain; ignored]\n`);
+  const defaults = agent ? agentDefaults(agent) : { ...loaded.config.defaults };
   if (values.tool) defaults.tools = strs(values.tool);
   const brain = createBrain(loaded);
   try {

@@ -65,6 +65,25 @@ export function encodeFrame(frame: SseFrame): string {
   return `${frame.event ? `event: ${frame.event}\n` : ""}data: ${data}\n\n`;
 }
 
+/** One JSON object a line (Ollama's streaming framing). */
+export function encodeNdjsonFrame(frame: SseFrame): string {
+  return `${typeof frame.data === "string" ? frame.data : JSON.stringify(frame.data)}\n`;
+}
+
+export interface StreamFraming {
+  contentType: string;
+  encode(frame: SseFrame): string;
+}
+
+export const SSE_FRAMING: StreamFraming = {
+  contentType: "text/event-stream; charset=utf-8",
+  encode: encodeFrame,
+};
+export const NDJSON_FRAMING: StreamFraming = {
+  contentType: "application/x-ndjson",
+  encode: encodeNdjsonFrame,
+};
+
 /** Writes frames as server-sent events; returns false when the client left before the last one. */
 export async function writeSse(
   res: ServerResponse,
@@ -72,18 +91,39 @@ export async function writeSse(
   signal: AbortSignal,
   headers: Record<string, string> = {},
 ): Promise<boolean> {
+  return writeStream(res, frames, signal, headers, SSE_FRAMING);
+}
+
+/**
+ * Writes frames in the given framing; returns false when the client left before the last one. With
+ * `breakAfter`, the connection is destroyed after that many frames, as a proxy or provider dropping it would.
+ */
+export async function writeStream(
+  res: ServerResponse,
+  frames: Iterable<SseFrame>,
+  signal: AbortSignal,
+  headers: Record<string, string>,
+  framing: StreamFraming,
+  breakAfter?: number,
+): Promise<boolean> {
   res.writeHead(200, {
-    "content-type": "text/event-stream; charset=utf-8",
+    "content-type": framing.contentType,
     "cache-control": "no-cache",
     connection: "keep-alive",
     ...headers,
   });
   // Headers go out now, so a client sees the stream open even when the first frame is slow.
   res.flushHeaders();
+  let written = 0;
   for (const frame of frames) {
+    if (breakAfter !== undefined && written >= breakAfter) {
+      res.destroy();
+      return false;
+    }
     if (frame.delayMs) await pause(frame.delayMs, signal);
     if (signal.aborted) return false;
-    if (!res.write(encodeFrame(frame))) await drained(res, signal);
+    if (!res.write(framing.encode(frame))) await drained(res, signal);
+    written++;
   }
   if (signal.aborted) return false;
   res.end();

@@ -4,14 +4,16 @@ import type { FakeProviderRequest, Reply, ScriptStep, TokenUsage } from "./types
 const DEFAULT_CHUNK_SIZE = 8;
 
 /**
- * The text of the last user message in a chat-completions, messages or responses body, or "" when none.
- * User turns that carry only tool results (Anthropic `tool_result`, Responses `function_call_output`) have no
- * text and are passed over, so an echo after a tool call repeats the prompt that started the turn.
+ * The text of the last user message in a chat-completions, messages, responses, Gemini or Ollama body, or ""
+ * when none. User turns that carry only tool results (Anthropic `tool_result`, Responses
+ * `function_call_output`, Gemini `functionResponse`) have no text and are passed over, so an echo after a tool
+ * call repeats the prompt that started the turn.
  */
 export function lastUserText(req: Pick<FakeProviderRequest, "body">): string {
   const body = req.body;
   if (body === null || typeof body !== "object") return "";
   if (typeof body.input === "string") return body.input;
+  if (Array.isArray(body.contents)) return lastGeminiUserText(body.contents);
   const messages: unknown = Array.isArray(body.messages) ? body.messages : body.input;
   if (!Array.isArray(messages)) return "";
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -19,6 +21,19 @@ export function lastUserText(req: Pick<FakeProviderRequest, "body">): string {
     if (message?.role !== "user") continue;
     const text = contentText(message.content);
     if (text !== undefined) return text;
+  }
+  return "";
+}
+
+/** Gemini's `contents`: `{role: "user", parts: [{text}, {functionResponse}, …]}`. */
+function lastGeminiUserText(contents: unknown[]): string {
+  for (let i = contents.length - 1; i >= 0; i--) {
+    const content = contents[i] as { role?: unknown; parts?: unknown } | null;
+    if (content?.role !== "user" || !Array.isArray(content.parts)) continue;
+    const texts = content.parts
+      .map((part) => (part as { text?: unknown } | null)?.text)
+      .filter((text): text is string => typeof text === "string");
+    if (texts.length > 0) return texts.join("\n");
   }
   return "";
 }
@@ -85,7 +100,15 @@ export function toReply(
   };
   const chunkSize = "chunkSize" in step && step.chunkSize ? step.chunkSize : DEFAULT_CHUNK_SIZE;
   const delayMs = "delayMs" in step && step.delayMs ? step.delayMs : 0;
-  return { text, toolCalls, chunkSize: Math.max(1, chunkSize), delayMs, usage };
+  const breakAfter = "breakAfter" in step ? step.breakAfter : undefined;
+  return {
+    text,
+    toolCalls,
+    chunkSize: Math.max(1, chunkSize),
+    delayMs,
+    usage,
+    ...(breakAfter === undefined ? {} : { breakAfter }),
+  };
 }
 
 /** Splits by code point so a chunk boundary never cuts a surrogate pair in half. */

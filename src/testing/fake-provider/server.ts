@@ -3,7 +3,17 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { anthropic } from "./anthropic.js";
-import { clientGone, flatHeaders, readBody, sendJson, writeSse } from "./http.js";
+import { gemini } from "./gemini.js";
+import {
+  clientGone,
+  flatHeaders,
+  NDJSON_FRAMING,
+  readBody,
+  SSE_FRAMING,
+  sendJson,
+  writeStream,
+} from "./http.js";
+import { ollama } from "./ollama.js";
 import { openaiChat } from "./openai-chat.js";
 import { openaiResponses } from "./openai-responses.js";
 import { RequestLog } from "./request-log.js";
@@ -17,7 +27,7 @@ import type {
   WireFormatHandler,
 } from "./types.js";
 
-const HANDLERS = [openaiChat, anthropic, openaiResponses];
+const HANDLERS = [openaiChat, anthropic, openaiResponses, gemini, ollama];
 
 const MODELS = ["fake-model", "fake-model-mini"];
 
@@ -34,6 +44,8 @@ export async function startFakeProvider(opts: StartOptions = {}): Promise<FakePr
     const signal = clientGone(res);
     const raw = await readBody(req);
     const headers = flatHeaders(req);
+    const [path = "", search = ""] = (req.url ?? "").split("?");
+    const query = new URLSearchParams(search);
     const seq = log.nextSeq();
     const ids = { "x-request-id": `req_fake${seq}`, "request-id": `req_fake${seq}` };
 
@@ -59,7 +71,7 @@ export async function startFakeProvider(opts: StartOptions = {}): Promise<FakePr
     });
 
     // Rejected requests are logged but consume no step: the script describes what the model says.
-    if (opts.apiKey !== undefined && !handler.authorized(headers, opts.apiKey)) {
+    if (opts.apiKey !== undefined && !handler.authorized(headers, opts.apiKey, query)) {
       const error = handler.unauthorized();
       return sendJson(res, error.status, handler.errorBody(error), ids);
     }
@@ -83,12 +95,14 @@ export async function startFakeProvider(opts: StartOptions = {}): Promise<FakePr
     const ctx: RenderContext = {
       seq,
       body: json,
-      model: typeof json.model === "string" ? json.model : MODELS[0]!,
+      model: handler.modelFrom?.(path) ?? (typeof json.model === "string" ? json.model : MODELS[0]!),
       reply: toReply(step, raw.length),
       created: Math.floor(Date.now() / 1000),
     };
-    if (json.stream === true) {
-      await writeSse(res, handler.stream(ctx), signal, ids);
+    const streams = handler.streams ? handler.streams(json, path) : json.stream === true;
+    if (streams) {
+      const framing = handler.framing === "ndjson" ? NDJSON_FRAMING : SSE_FRAMING;
+      await writeStream(res, handler.stream(ctx), signal, ids, framing, ctx.reply.breakAfter);
     } else {
       sendJson(res, 200, handler.json(ctx), ids);
     }
@@ -117,7 +131,7 @@ export async function startFakeProvider(opts: StartOptions = {}): Promise<FakePr
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? "/").split("?")[0]!;
-    const handler = HANDLERS.find((h) => h.paths.includes(path));
+    const handler = HANDLERS.find((h) => h.paths.includes(path) || h.matches?.(path));
     if (handler && req.method === "POST") return handleModel(handler, req, res);
     if (req.method === "GET" && (path === "/v1/models" || path === "/models")) {
       const headers = flatHeaders(req);

@@ -1,7 +1,7 @@
 // Public types of the fake model provider. Kept apart from the server so the wire-format files can share them
 // without importing each other.
 
-export type WireFormat = "openai-chat" | "anthropic" | "openai-responses";
+export type WireFormat = "openai-chat" | "anthropic" | "openai-responses" | "gemini" | "ollama";
 
 export interface TokenUsage {
   input: number;
@@ -16,8 +16,11 @@ export interface ScriptedToolCall {
 }
 
 export type ScriptStep =
-  /** Streams `text` in chunks of `chunkSize` characters, waiting `delayMs` between chunks. */
-  | { text: string; chunkSize?: number; delayMs?: number; usage?: TokenUsage }
+  /**
+   * Streams `text` in chunks of `chunkSize` characters, waiting `delayMs` between chunks. With `breakAfter`, only
+   * that many stream frames are written before the connection is dropped: a broken stream.
+   */
+  | { text: string; chunkSize?: number; delayMs?: number; usage?: TokenUsage; breakAfter?: number }
   /** Tool calls, optionally preceded by text in the same turn (as real models often do). */
   | { toolCalls: ScriptedToolCall[]; text?: string; usage?: TokenUsage }
   /**
@@ -43,9 +46,12 @@ export interface FakeProviderRequest {
 }
 
 export interface FakeProvider {
-  /** e.g. http://127.0.0.1:12345; SDK base URLs are `${url}/v1`. */
+  /**
+   * e.g. http://127.0.0.1:12345. SDK base URLs are `${url}/v1` (OpenAI, Anthropic), `${url}/v1beta` (Gemini) and
+   * `${url}/api` (Ollama).
+   */
   url: string;
-  /** Every model request received (the three model endpoints, rejected ones included), in order. */
+  /** Every model request received (the five model endpoints, rejected ones included), in order. */
   requests: FakeProviderRequest[];
   /** Queues replies, one step consumed per accepted model request, FIFO. */
   script(steps: ScriptStep[]): void;
@@ -76,6 +82,8 @@ export interface Reply {
   chunkSize: number;
   delayMs: number;
   usage: TokenUsage;
+  /** Drop the connection after this many stream frames. */
+  breakAfter?: number;
 }
 
 /** One server-sent event. `data` is JSON-encoded unless it is a string. */
@@ -108,8 +116,16 @@ export interface ErrorInfo {
 export interface WireFormatHandler {
   format: WireFormat;
   paths: readonly string[];
-  /** True when the request carries `apiKey` the way this provider expects it. */
-  authorized(headers: Record<string, string>, apiKey: string): boolean;
+  /** For formats whose paths carry a variable part (Gemini's `/v1beta/models/{model}:generateContent`). */
+  matches?(path: string): boolean;
+  /** The model named in the path, for formats that put it there rather than in the body. */
+  modelFrom?(path: string): string | undefined;
+  /** Whether to answer with a stream; by default when the body says `"stream": true`. */
+  streams?(body: Record<string, unknown>, path: string): boolean;
+  /** How stream frames are written: server-sent events (the default) or one JSON object a line (Ollama). */
+  framing?: "sse" | "ndjson";
+  /** True when the request carries `apiKey` the way this provider expects it (`query` is the URL's query). */
+  authorized(headers: Record<string, string>, apiKey: string, query?: URLSearchParams): boolean;
   errorBody(error: ErrorInfo): unknown;
   unauthorized(): ErrorInfo;
   stream(ctx: RenderContext): Iterable<SseFrame>;

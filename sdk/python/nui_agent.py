@@ -1,0 +1,175 @@
+"""
+nui-compatible harness framework over TCP: the host listens on 127.0.0.1, writes its connection file
+(`<dir>/<id>.json` with host, port, session_id, pid) and serves JSON-RPC 2.0 on every connection.
+
+    from nui_agent import NuiAgent
+
+    class MyAgent(NuiAgent):
+        name = "my-agent"
+
+        def run(self, message, run_id, **kwargs):
+            yield f"You said: {message}"
+
+    if __name__ == "__main__":
+        MyAgent().serve()
+
+The connection file goes to $NUI_CONNECTIONS_DIR (Brain sets it), else ~/.nui/connections (nui's place); it is
+named $NUI_CONNECTION_ID (from ext:<extension>/<harness-id>), else --project-id, else the agent's name. It is
+removed when the host stops. Everything else (threads, cancel, HITL) is nui_agent_stdio's NuiAgent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import uuid
+from pathlib import Path
+from typing import Any, Dict
+
+from nui_agent_stdio import NuiAgent as _StdioAgent
+
+
+class NuiAgent(_StdioAgent):
+    def on_start(self, port: int) -> None:
+        """Called once the server listens and the connection file is written."""
+        _ = port
+
+    def connection_dir(self) -> Path:
+        configured = os.environ.get("NUI_CONNECTIONS_DIR", "").strip()
+        return Path(configured) if configured else Path.home() / ".nui" / "connections"
+
+    def connection_id(self) -> str:
+        env = os.environ.get("NUI_CONNECTION_ID", "").strip()
+        if env:
+            return env
+        args = sys.argv[1:]
+        for i, arg in enumerate(args):
+            if arg == "--project-id" and i + 1 < len(args):
+                return args[i + 1]
+        return self.name
+
+    def serve(self) -> None:
+        """Listens until harness.shutdown, SIGTERM or SIGINT; blocks."""
+        self.harness_id = os.environ.get("NUI_HARNESS_ID", self.harness_id or self.name)
+        server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        port = server.getsockname()[1]
+        path = self.connection_dir() / f"{self.connection_id()}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps({"host": "127.0.0.1", "port": port, "session_id": str(uuid.uuid4()), "pid": os.getpid()}))
+        tmp.replace(path)
+        sys.stderr.write(f"[{self.name}] listening on 127.0.0.1:{port}; connection file {path}\n")
+        self._server = server
+        signal.signal(signal.SIGTERM, lambda *_: self._stop_server())
+        signal.signal(signal.SIGINT, lambda *_: self._stop_server())
+        self.on_start(port)
+        # accept() wakes up every half second to see whether a shutdown was asked for on some connection.
+        server.settimeout(0.5)
+        try:
+            while not self._shutdown_requested:
+                try:
+                    conn, _addr = server.accept()
+                except socket.timeout:
+                    continue
+                except OSError:
+                    break
+                conn.settimeout(None)
+                threading.Thread(target=self._serve_connection, args=(conn,), daemon=True).start()
+        finally:
+            self._finish()
+            server.close()
+            try:
+                path.unlink()
+            except OSError:
+                pass
+
+    def _stop_server(self) -> None:
+        self._shutdown_requested = True
+        try:
+            self._server.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def _serve_connection(self, conn: socket.socket) -> None:
+        lock = threading.Lock()
+
+        def send(text: str) -> None:
+            with lock:
+                try:
+                    conn.sendall(text.encode())
+                except OSError:
+                    pass
+
+        buf = b""
+        try:
+            while True:
+                data = conn.recv(65536)
+                if not data:
+                    break
+                buf += data
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    self._handle_connection_line(line.decode("utf8", "replace"), send)
+                if self._shutdown_requested:
+                    self._stop_server()
+                    break
+        finally:
+            conn.close()
+
+    def _handle_connection_line(self, line: str, send) -> None:
+        # Replies and events of requests read on this connection go back on it.
+        line = line.strip()
+        if not line:
+            return
+        try:
+            req = json.loads(line)
+        except json.JSONDecodeError:
+            return
+        if isinstance(req, dict):
+            method = req.get("method", "")
+            if method == "harness.run":
+                run_id = (req.get("params") or {}).get("runId") or str(uuid.uuid4())
+                req.setdefault("params", {})["runId"] = run_id
+                with self._lock():
+                    self.__dict__.setdefault("_run_writers", {})[run_id] = send
+            self._dispatch_on(req, send)
+
+    def _dispatch_on(self, req: Dict[str, Any], send) -> None:
+        self._local().writer = send
+        try:
+            self._dispatch(req)
+        finally:
+            self._local().writer = None
+
+    def _write(self, msg: Dict[str, Any]) -> None:
+        text = json.dumps(msg) + "\n"
+        writer = getattr(self._local(), "writer", None)
+        if writer is None:
+            run_id = (msg.get("params") or {}).get("runId") if isinstance(msg.get("params"), dict) else None
+            writer = self.__dict__.get("_run_writers", {}).get(run_id) if run_id else None
+        if writer is None:
+            sys.stderr.write(f"[{self.name}] dropped a message with no connection to send it on\n")
+            return
+        writer(text)
+
+    def _run(self, rid: Any, run_id: str, params: Dict[str, Any]) -> None:
+        # The run's thread writes on the connection its request came from.
+        with self._lock():
+            writer = self.__dict__.get("_run_writers", {}).get(run_id)
+        self._local().writer = writer
+        try:
+            super()._run(rid, run_id, params)
+        finally:
+            self._local().writer = None
+            with self._lock():
+                self.__dict__.get("_run_writers", {}).pop(run_id, None)
+
+
+__all__ = ["NuiAgent"]

@@ -1,0 +1,343 @@
+"""
+nui-compatible harness framework: JSON-RPC 2.0 over stdin/stdout, for extension harnesses.
+
+Write the agent once; it runs under nui and under Brain unchanged:
+
+    from nui_agent_stdio import NuiAgent
+
+    class EchoAgent(NuiAgent):
+        name = "echo"
+        version = "0.1.0"
+
+        def run(self, message: str, run_id: str, **kwargs):
+            yield f"You said: {message}"              # a str is a "text" event
+            yield {"type": "image", "mimeType": "image/png", "data": "..."}   # a dict is sent as it is
+
+    if __name__ == "__main__":
+        EchoAgent().serve_stdio()
+
+Protocol (seed B): requests harness.info, harness.run {message, runId, sessionId?, workingDir?, systemPrompt?,
+model?, harnessId?}, harness.cancel {runId}, harness.shutdown; harness.event notifications
+{runId, type: text|tool_call|tool_result|hitl_request|image|error|done, ...}.
+
+What this framework does beyond nui's own:
+- run() works in its own thread, so harness.cancel is read and handled while run() is working: on_cancel()
+  is called at once, cancelled(run_id) is set, and the run stops at its next yield.
+- print() inside an agent goes to stderr: stdout carries only protocol lines.
+- ask_user() and request_approval() use nui's REST API when NUI_API_URL is set (as nui does); without it they
+  ask over the protocol (a hitl_request event, answered by a harness.hitl_response notification).
+- emit(event) sends an event from anywhere in a run (a callback, another thread).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import uuid
+from typing import Any, Callable, Dict, Generator, Iterable, Optional, Union
+
+Chunk = Union[str, Dict[str, Any]]
+
+
+class NuiAgent:
+    name: str = "nui-agent"
+    version: str = "0.1.0"
+    harness_id: str = ""
+    capabilities = ["run", "cancel", "shutdown"]
+
+    # ── Override these ───────────────────────────────────────────────────────
+
+    def run(self, message: str, run_id: str, **kwargs) -> Iterable[Chunk]:
+        """Yield text chunks (str) or raw events (dict). kwargs: sessionId, workingDir, systemPrompt, model, harnessId."""
+        raise NotImplementedError("override run()")
+
+    def on_cancel(self, run_id: str) -> None:
+        """Called as soon as harness.cancel arrives (from the reading thread, while run() works)."""
+        _ = run_id
+
+    def on_shutdown(self) -> None:
+        """Called before the host exits."""
+
+    def get_session_id(self, run_id: str) -> str:
+        """The agent's own session id, sent in the done event; nui (and Brain) send it back with the next run."""
+        _ = run_id
+        return ""
+
+    # ── Helpers for run() ────────────────────────────────────────────────────
+
+    def cancelled(self, run_id: Optional[str] = None) -> threading.Event:
+        """The run's cancel flag: `.is_set()` to poll, `.wait(timeout)` to sleep until cancelled."""
+        rid = run_id or self.current_run_id()
+        with self._lock():
+            return self._cancel_flags.setdefault(rid or "", threading.Event())
+
+    def current_run_id(self) -> str:
+        """The run the calling thread works for ("" outside a run)."""
+        return getattr(self._local(), "run_id", "")
+
+    def emit(self, event: Dict[str, Any], run_id: Optional[str] = None) -> None:
+        """Sends one harness.event for the run (the current one by default)."""
+        rid = run_id or self.current_run_id()
+        self._write({"jsonrpc": "2.0", "method": "harness.event", "params": {"runId": rid, **event}})
+
+    def ask_user(
+        self,
+        *,
+        questions=None,
+        title: str = "",
+        message: str = "",
+        session_id: str = "",
+        run_id: str = "",
+        routing=None,
+    ) -> dict:
+        """Asks the person at the other end; blocks until answered. Returns nui's response envelope."""
+        from nui_hitl import ask_user as rest_ask_user
+        from nui_hitl import question_payload
+
+        if self._use_rest():
+            return rest_ask_user(
+                questions=questions,
+                title=title,
+                message=message,
+                session_id=session_id,
+                run_id=run_id or self.current_run_id(),
+                routing=routing,
+                emit_event=self._emit_hitl_request,
+            )
+        return self._ask_over_protocol("question", question_payload(questions, title, message), run_id)
+
+    def request_approval(
+        self,
+        *,
+        title: str = "",
+        message: str = "",
+        tool_name: str = "",
+        tool_input=None,
+        description: str = "",
+        session_id: str = "",
+        run_id: str = "",
+        routing=None,
+    ) -> dict:
+        """Asks for approval; blocks until decided. `status` is "answered" (approved) or "declined"."""
+        from nui_hitl import approval_payload
+        from nui_hitl import request_approval as rest_request_approval
+
+        if self._use_rest():
+            return rest_request_approval(
+                title=title,
+                message=message,
+                tool_name=tool_name,
+                tool_input=tool_input,
+                description=description,
+                session_id=session_id,
+                run_id=run_id or self.current_run_id(),
+                routing=routing,
+                emit_event=self._emit_hitl_request,
+            )
+        payload = approval_payload(title, message, tool_name, tool_input, description)
+        return self._ask_over_protocol("approval", payload, run_id)
+
+    # ── Serving ──────────────────────────────────────────────────────────────
+
+    def serve_stdio(self) -> None:
+        """Reads requests from stdin until it closes or harness.shutdown; blocks."""
+        self.harness_id = os.environ.get("NUI_HARNESS_ID", self.harness_id or self.name)
+        out = sys.stdout
+        sys.stdout = sys.stderr  # print() in an agent must never corrupt the protocol
+        self._writer = lambda text: (out.write(text), out.flush())
+        for line in sys.stdin:
+            self._handle_line(line)
+            if self._shutdown_requested:
+                break
+        self._finish()
+
+    # ── Internals ────────────────────────────────────────────────────────────
+
+    _shutdown_requested = False
+    _writer: Optional[Callable[[str], Any]] = None
+
+    def _lock(self) -> threading.RLock:
+        lock = self.__dict__.get("_rlock")
+        if lock is None:
+            lock = self.__dict__.setdefault("_rlock", threading.RLock())
+        return lock
+
+    @property
+    def _cancel_flags(self) -> Dict[str, threading.Event]:
+        return self.__dict__.setdefault("_flags", {})
+
+    @property
+    def _hitl_waiters(self) -> Dict[str, Dict[str, Any]]:
+        return self.__dict__.setdefault("_waiters", {})
+
+    def _local(self) -> threading.local:
+        return self.__dict__.setdefault("_thread_local", threading.local())
+
+    def _write(self, msg: Dict[str, Any]) -> None:
+        text = json.dumps(msg) + "\n"
+        with self._lock():
+            if self._writer is not None:
+                self._writer(text)
+            else:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+
+    def _handle_line(self, line: str) -> None:
+        line = line.strip()
+        if not line:
+            return
+        try:
+            req = json.loads(line)
+        except json.JSONDecodeError:
+            sys.stderr.write(f"[{self.name}] ignored a line that is not JSON\n")
+            return
+        if isinstance(req, dict):
+            self._dispatch(req)
+
+    def _dispatch(self, req: Dict[str, Any]) -> None:
+        """Handles one message; harness.run starts a thread and returns at once."""
+        method = req.get("method", "")
+        params = req.get("params") or {}
+        rid = req.get("id")
+
+        if method == "harness.info":
+            self._write({
+                "jsonrpc": "2.0",
+                "id": rid,
+                "result": {
+                    "id": self.harness_id or self.name,
+                    "name": self.name,
+                    "version": self.version,
+                    "capabilities": list(self.capabilities),
+                },
+            })
+        elif method == "harness.run":
+            run_id = params.get("runId") or str(uuid.uuid4())
+            self.cancelled(run_id)  # create the flag before the thread starts, so an early cancel is kept
+            thread = threading.Thread(target=self._run, args=(rid, run_id, params), daemon=True)
+            thread.start()
+            with self._lock():
+                self.__dict__.setdefault("_threads", {})[run_id] = thread
+        elif method == "harness.cancel":
+            run_id = params.get("runId", "")
+            self.cancelled(run_id).set()
+            self._release_hitl(run_id)
+            try:
+                self.on_cancel(run_id)
+            finally:
+                self._write({"jsonrpc": "2.0", "id": rid, "result": {"ok": True}})
+        elif method == "harness.shutdown":
+            try:
+                self.on_shutdown()
+            finally:
+                self._write({"jsonrpc": "2.0", "id": rid, "result": {"ok": True}})
+                self._shutdown_requested = True
+        elif method == "harness.hitl_response":
+            self._answer_hitl(params)
+        elif rid is not None:
+            self._write({
+                "jsonrpc": "2.0",
+                "id": rid,
+                "error": {"code": -32601, "message": f"method not found: {method}"},
+            })
+
+    def _run(self, rid: Any, run_id: str, params: Dict[str, Any]) -> None:
+        local = self._local()
+        local.run_id = run_id
+        message = params.get("message", "")
+        extra = {k: v for k, v in params.items() if k not in ("message", "runId")}
+        flag = self.cancelled(run_id)
+        try:
+            result = self.run(message, run_id, **extra)
+            for chunk in result or ():
+                if flag.is_set():  # cancelled: what the run yields from now on is not sent
+                    close = getattr(result, "close", None)
+                    if close:
+                        close()
+                    break
+                if isinstance(chunk, dict):
+                    self.emit(chunk, run_id)
+                elif chunk:
+                    self.emit({"type": "text", "content": str(chunk)}, run_id)
+        except Exception as exc:  # the agent's failure is an event, never a dead host
+            self.emit({"type": "error", "error": str(exc) or exc.__class__.__name__}, run_id)
+        finally:
+            local.run_id = ""
+        done: Dict[str, Any] = {"type": "done"}
+        session_id = self.get_session_id(run_id)
+        if session_id:
+            done["sessionId"] = session_id
+        self.emit(done, run_id)
+        reply: Dict[str, Any] = {"runId": run_id}
+        if flag.is_set():
+            reply["cancelled"] = True
+        self._write({"jsonrpc": "2.0", "id": rid, "result": reply})
+        with self._lock():
+            self._cancel_flags.pop(run_id, None)
+            self.__dict__.get("_threads", {}).pop(run_id, None)
+
+    def _finish(self) -> None:
+        for flag in list(self._cancel_flags.values()):
+            flag.set()
+        for waiter in list(self._hitl_waiters.values()):
+            waiter["event"].set()
+        if not self._shutdown_requested:
+            try:
+                self.on_shutdown()
+            except Exception:
+                pass
+
+    # HITL ----------------------------------------------------------------------
+
+    @staticmethod
+    def _use_rest() -> bool:
+        return bool(os.environ.get("NUI_API_URL", "").strip())
+
+    def _emit_hitl_request(self, req: Dict[str, Any]) -> None:
+        run_id = req.get("runId") or self.current_run_id()
+        self.emit(
+            {
+                "type": "hitl_request",
+                "requestId": req.get("requestId", ""),
+                "sessionId": req.get("sessionId", ""),
+                "runId": run_id,
+                "kind": req.get("kind", ""),
+                "payload": req.get("payload") or {},
+                "status": req.get("status", ""),
+                "expiresAt": req.get("expiresAt", ""),
+            },
+            run_id,
+        )
+
+    def _ask_over_protocol(self, kind: str, payload: Dict[str, Any], run_id: str = "") -> Dict[str, Any]:
+        rid = run_id or self.current_run_id()
+        request_id = str(uuid.uuid4())
+        waiter = {"event": threading.Event(), "response": None, "runId": rid}
+        with self._lock():
+            self._hitl_waiters[request_id] = waiter
+        self._emit_hitl_request({"requestId": request_id, "runId": rid, "kind": kind, "payload": payload, "status": "pending"})
+        waiter["event"].wait()
+        with self._lock():
+            self._hitl_waiters.pop(request_id, None)
+        response = waiter["response"]
+        if response is None:
+            return {"requestId": request_id, "status": "cancelled", "answers": {"reason": "the run was cancelled"}}
+        return response
+
+    def _answer_hitl(self, params: Dict[str, Any]) -> None:
+        with self._lock():
+            waiter = self._hitl_waiters.get(params.get("requestId", ""))
+        if waiter is not None:
+            waiter["response"] = params.get("response") or {}
+            waiter["event"].set()
+
+    def _release_hitl(self, run_id: str) -> None:
+        with self._lock():
+            waiters = [w for w in self._hitl_waiters.values() if w["runId"] == run_id]
+        for waiter in waiters:
+            waiter["event"].set()
+
+
+__all__ = ["NuiAgent", "Chunk", "Generator"]

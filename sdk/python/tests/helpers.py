@@ -1,0 +1,42 @@
+import json
+import queue
+import threading
+
+
+class Capture:
+    """Runs an agent's dispatcher in-process and collects every line it writes."""
+
+    def __init__(self, agent):
+        self.agent = agent
+        self.messages = queue.Queue()
+        agent._writer = lambda text: self.messages.put(json.loads(text))
+
+    def send(self, method, params=None, rid=None):
+        msg = {"jsonrpc": "2.0", "method": method, "params": params or {}}
+        if rid is not None:
+            msg["id"] = rid
+        self.agent._dispatch(msg)
+
+    def until(self, match, timeout=10):
+        """Messages up to and including the first that matches."""
+        seen = []
+        while True:
+            msg = self.messages.get(timeout=timeout)
+            seen.append(msg)
+            if match(msg):
+                return seen
+
+
+def reply_to(rid):
+    return lambda msg: msg.get("id") == rid and ("result" in msg or "error" in msg)
+
+
+def events(messages, kind=None):
+    out = [m["params"] for m in messages if m.get("method") == "harness.event"]
+    return [e for e in out if kind is None or e.get("type") == kind]
+
+
+def in_thread(fn):
+    t = threading.Thread(target=fn, daemon=True)
+    t.start()
+    return t

@@ -1,0 +1,192 @@
+import json
+import os
+import subprocess
+import sys
+import threading
+
+from helpers import Capture, events, reply_to
+from nui_agent_stdio import NuiAgent
+
+SDK_DIR = os.path.join(os.path.dirname(__file__), "..")
+
+
+class EchoAgent(NuiAgent):
+    name = "echo"
+    version = "0.2.0"
+
+    def run(self, message, run_id, **kwargs):
+        yield f"echo:{message}"
+        yield {"type": "tool_call", "toolCallId": "t1", "name": "lookup", "args": {"q": message}}
+        yield {"type": "tool_result", "toolCallId": "t1", "content": "found"}
+
+
+def test_info_names_the_agent_and_its_capabilities():
+    cap = Capture(EchoAgent())
+    cap.send("harness.info", rid=1)
+    [msg] = cap.until(reply_to(1))
+    assert msg["result"]["name"] == "echo"
+    assert msg["result"]["version"] == "0.2.0"
+    assert msg["result"]["capabilities"] == ["run", "cancel", "shutdown"]
+
+
+def test_run_streams_strings_as_text_and_dicts_as_they_are_then_done_then_the_reply():
+    cap = Capture(EchoAgent())
+    cap.send("harness.run", {"message": "hello", "runId": "run-1", "harnessId": "echo"}, rid=2)
+    seen = cap.until(reply_to(2))
+    evs = events(seen)
+    assert [e["type"] for e in evs] == ["text", "tool_call", "tool_result", "done"]
+    assert evs[0] == {"runId": "run-1", "type": "text", "content": "echo:hello"}
+    assert evs[1]["args"] == {"q": "hello"}
+    assert all(e["runId"] == "run-1" for e in evs)
+    assert seen[-1]["result"] == {"runId": "run-1"}
+
+
+def test_run_receives_the_other_params_as_keyword_arguments():
+    got = {}
+
+    class Agent(NuiAgent):
+        def run(self, message, run_id, **kwargs):
+            got.update(kwargs)
+            yield "ok"
+
+    cap = Capture(Agent())
+    params = {"message": "m", "runId": "r", "sessionId": "s", "workingDir": "/w", "systemPrompt": "p", "model": "x", "harnessId": "h"}
+    cap.send("harness.run", params, rid=3)
+    cap.until(reply_to(3))
+    assert got == {"sessionId": "s", "workingDir": "/w", "systemPrompt": "p", "model": "x", "harnessId": "h"}
+
+
+def test_an_exception_in_run_is_an_error_event_and_the_run_still_ends():
+    class Failing(NuiAgent):
+        def run(self, message, run_id, **kwargs):
+            yield "partial"
+            raise ValueError("model unavailable")
+
+    cap = Capture(Failing())
+    cap.send("harness.run", {"message": "x", "runId": "r"}, rid=4)
+    seen = cap.until(reply_to(4))
+    assert [e["type"] for e in events(seen)] == ["text", "error", "done"]
+    assert events(seen, "error")[0]["error"] == "model unavailable"
+
+
+def test_done_carries_the_session_id_for_the_next_run():
+    class Resuming(NuiAgent):
+        def run(self, message, run_id, **kwargs):
+            yield kwargs.get("sessionId") or "first"
+
+        def get_session_id(self, run_id):
+            return "conv-7"
+
+    cap = Capture(Resuming())
+    cap.send("harness.run", {"message": "x", "runId": "r"}, rid=5)
+    assert events(cap.until(reply_to(5)), "done")[0]["sessionId"] == "conv-7"
+
+
+def test_cancel_is_handled_while_run_works():
+    cancelled = []
+
+    class Slow(NuiAgent):
+        def run(self, message, run_id, **kwargs):
+            yield "started"
+            self.cancelled(run_id).wait(30)  # works until cancelled
+            yield "after cancel"
+
+        def on_cancel(self, run_id):
+            cancelled.append(run_id)
+
+    cap = Capture(Slow())
+    cap.send("harness.run", {"message": "x", "runId": "slow"}, rid=6)
+    cap.until(lambda m: m.get("method") == "harness.event" and m["params"]["type"] == "text")
+    cap.send("harness.cancel", {"runId": "slow"}, rid=7)
+    seen = cap.until(reply_to(6))
+    assert {"jsonrpc": "2.0", "id": 7, "result": {"ok": True}} in seen
+    assert cancelled == ["slow"]
+    assert seen[-1]["result"] == {"runId": "slow", "cancelled": True}
+    # the run stops at the yield after the cancel: nothing it yields from then on is sent
+    assert events(seen, "text") == []
+    assert [e["type"] for e in events(seen)] == ["done"]
+
+
+def test_unknown_methods_get_method_not_found_and_notifications_are_ignored():
+    cap = Capture(EchoAgent())
+    cap.send("harness.nope", {}, rid=8)
+    cap.send("some.notification", {})
+    [msg] = cap.until(reply_to(8))
+    assert msg["error"]["code"] == -32601
+
+
+def test_ask_user_without_nui_api_url_asks_over_the_protocol(monkeypatch):
+    monkeypatch.delenv("NUI_API_URL", raising=False)
+    answers = {}
+
+    class Asking(NuiAgent):
+        def run(self, message, run_id, **kwargs):
+            resp = self.ask_user(title="Pick", message="Which?", questions=[{"question": "Which?", "options": [{"label": "A"}, {"label": "B"}]}])
+            answers.update(resp)
+            yield f"got {resp['answers']['Which?']}"
+
+    cap = Capture(Asking())
+    cap.send("harness.run", {"message": "x", "runId": "h1"}, rid=9)
+    [*_, request] = cap.until(lambda m: m.get("method") == "harness.event" and m["params"]["type"] == "hitl_request")
+    params = request["params"]
+    assert params["kind"] == "question" and params["runId"] == "h1"
+    assert params["payload"]["questions"][0]["options"][1] == {"label": "B"}
+    response = {"requestId": params["requestId"], "status": "answered", "answers": {"Which?": "B"}}
+    cap.send("harness.hitl_response", {"runId": "h1", "requestId": params["requestId"], "response": response})
+    seen = cap.until(reply_to(9))
+    assert events(seen, "text")[0]["content"] == "got B"
+    assert answers["status"] == "answered"
+
+
+def test_a_cancel_releases_a_run_waiting_for_an_answer(monkeypatch):
+    monkeypatch.delenv("NUI_API_URL", raising=False)
+
+    class Asking(NuiAgent):
+        def run(self, message, run_id, **kwargs):
+            resp = self.request_approval(title="Deploy?", tool_name="deploy")
+            yield resp["status"]
+
+    cap = Capture(Asking())
+    cap.send("harness.run", {"message": "x", "runId": "h2"}, rid=10)
+    cap.until(lambda m: m.get("method") == "harness.event" and m["params"]["type"] == "hitl_request")
+    cap.send("harness.cancel", {"runId": "h2"}, rid=11)
+    seen = cap.until(reply_to(10))
+    assert seen[-1]["result"]["cancelled"] is True
+
+
+def test_serve_stdio_keeps_stdout_for_the_protocol_and_exits_on_shutdown(tmp_path):
+    script = tmp_path / "host.py"
+    script.write_text(
+        "from nui_agent_stdio import NuiAgent\n"
+        "class A(NuiAgent):\n"
+        "    name = 'printer'\n"
+        "    def run(self, message, run_id, **kw):\n"
+        "        print('debug noise')\n"
+        "        yield message.upper()\n"
+        "A().serve_stdio()\n"
+    )
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "harness.run", "params": {"message": "hi", "runId": "r"}},
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": SDK_DIR},
+        text=True,
+    )
+    proc.stdin.write("\n".join(json.dumps(l) for l in lines) + "\n")
+    proc.stdin.flush()
+    out = []
+    while True:
+        msg = json.loads(proc.stdout.readline())
+        out.append(msg)
+        if msg.get("id") == 1:
+            break
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "harness.shutdown"}) + "\n")
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["result"] == {"ok": True}
+    assert proc.wait(timeout=10) == 0
+    assert "debug noise" in proc.stderr.read()
+    assert [e["content"] for e in events(out, "text")] == ["HI"]

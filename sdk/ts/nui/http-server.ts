@@ -1,0 +1,154 @@
+// A reference HTTP/SSE agent server (seed B's `remote` and `docker` protocol) for any NuiAgent:
+//
+//   GET  /info      → {name, version, capabilities}
+//   POST /run       {message, runId?, sessionId?, workingDir?, systemPrompt?, model?} → text/event-stream,
+//                   one `data: {event}` per harness event, ending with `done` (or `error`)
+//   POST /cancel    {runId} → {ok: true}; the run's SSE stream ends with {"type":"error","error":"cancelled"}
+//   POST /shutdown  → {ok: true}; the server stops (nui and Brain call it before `docker stop`)
+//
+// A client that goes away cancels its run. Start from it: `await serveHttp(new MyAgent(), { port: 9090 })`.
+// With `connectionFile` (default: when NUI_CONNECTION_ID is set, i.e. an extension host with transport http)
+// the server also writes its connection file.
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { NuiAgent } from "./agent.js";
+import { connectionFile, writeConnectionFile } from "./connection-file.js";
+
+export interface HttpServeOptions {
+  /** 0 picks a free port. Default 9090 (nui's docker examples). */
+  port?: number;
+  /** Default 0.0.0.0: inside a container the agent must be reachable from outside it. */
+  host?: string;
+  connectionFile?: boolean;
+}
+
+export interface HttpServing {
+  port: number;
+  url: string;
+  /** Resolves once the server stopped (POST /shutdown or close()). */
+  closed: Promise<void>;
+  close(): Promise<void>;
+}
+
+const MAX_BODY = 1 << 20;
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  let text = "";
+  for await (const chunk of req) {
+    text += chunk;
+    if (text.length > MAX_BODY) throw new Error("body over 1 MiB");
+  }
+  if (!text.trim()) return {};
+  const value = JSON.parse(text) as unknown;
+  if (!value || typeof value !== "object" || Array.isArray(value))
+    throw new Error("the body must be a JSON object");
+  return value as Record<string, unknown>;
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+export function serveHttp(agent: NuiAgent, options: HttpServeOptions = {}): Promise<HttpServing> {
+  const runs = new Map<string, AbortController>();
+  let removeFile = () => {};
+  let stopped: () => void = () => {};
+  const closed = new Promise<void>((resolve) => {
+    stopped = resolve;
+  });
+
+  const run = async (req: IncomingMessage, res: ServerResponse) => {
+    let body: Record<string, unknown>;
+    try {
+      body = await readJson(req);
+    } catch (err) {
+      return json(res, 400, { error: (err as Error).message });
+    }
+    if (typeof body.message !== "string")
+      return json(res, 400, { error: 'POST /run needs {"message": "..."}' });
+    const runId = typeof body.runId === "string" && body.runId ? body.runId : randomUUID();
+    const controller = new AbortController();
+    runs.set(runId, controller);
+    res.on("close", () => controller.abort()); // the client went away
+    res.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+    });
+    const sse = (event: unknown) => {
+      if (!res.writableEnded) res.write(`data: ${JSON.stringify(event)}\n\n`);
+    };
+    let cancelled = false;
+    try {
+      const result = await agent.execute(
+        { ...body, runId },
+        {
+          emit: (event) => {
+            // nui's HTTP agents send `done` last and carry no runId in events: the stream is the run.
+            const { runId: _own, ...rest } = event;
+            if (rest.type === "done") return;
+            sse(rest);
+          },
+          signal: controller.signal,
+        },
+      );
+      cancelled = result.cancelled;
+    } finally {
+      runs.delete(runId);
+    }
+    if (cancelled) sse({ type: "error", error: "cancelled" });
+    else {
+      const sessionId = agent.getSessionId(runId);
+      sse({ type: "done", ...(sessionId ? { sessionId } : {}) });
+    }
+    res.end();
+  };
+
+  const server = createServer((req, res) => {
+    const path = (req.url ?? "/").split("?")[0];
+    if (req.method === "GET" && path === "/info") {
+      return json(res, 200, { name: agent.name, version: agent.version, capabilities: agent.capabilities });
+    }
+    if (req.method === "POST" && path === "/run") return void run(req, res);
+    if (req.method === "POST" && path === "/cancel") {
+      return void readJson(req)
+        .then((body) => {
+          const runId = String(body.runId ?? "");
+          runs.get(runId)?.abort();
+          agent.onCancel(runId);
+          json(res, 200, { ok: true });
+        })
+        .catch((err: Error) => json(res, 400, { error: err.message }));
+    }
+    if (req.method === "POST" && path === "/shutdown") {
+      return void Promise.resolve(agent.onShutdown()).finally(() => {
+        json(res, 200, { ok: true });
+        void close();
+      });
+    }
+    json(res, 404, {
+      error: `no ${req.method} ${path}: this agent serves GET /info, POST /run, /cancel, /shutdown`,
+    });
+  });
+
+  const close = async () => {
+    removeFile();
+    for (const controller of runs.values()) controller.abort();
+    server.closeIdleConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    stopped();
+  };
+
+  const writeFile = options.connectionFile ?? Boolean(process.env.NUI_CONNECTION_ID);
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 9090, options.host ?? "0.0.0.0", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      if (writeFile) removeFile = writeConnectionFile(connectionFile(agent.name), port);
+      resolve({ port, url: `http://127.0.0.1:${port}`, closed, close });
+    });
+  });
+}

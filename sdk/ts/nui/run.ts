@@ -1,0 +1,73 @@
+// One run of an agent, whatever carries it: params in, events out through a sink, cancel through its signal.
+import { randomUUID } from "node:crypto";
+import type { NuiAgent } from "./agent.js";
+import { approvalPayload, type HitlWaiters, hitlRequest, questionPayload } from "./hitl.js";
+import type { Chunk, HarnessEvent, RunContext, RunParams } from "./types.js";
+
+export interface RunSink {
+  emit(event: HarnessEvent): void;
+  /** Where protocol HITL answers arrive (stdio, TCP); absent over HTTP, which uses the REST API. */
+  waiters?: HitlWaiters;
+  signal: AbortSignal;
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<Chunk> {
+  return !!value && typeof (value as AsyncIterable<Chunk>)[Symbol.asyncIterator] === "function";
+}
+
+function isIterable(value: unknown): value is Iterable<Chunk> {
+  return (
+    !!value && typeof value !== "string" && typeof (value as Iterable<Chunk>)[Symbol.iterator] === "function"
+  );
+}
+
+export async function runAgent(
+  agent: NuiAgent,
+  raw: Record<string, unknown>,
+  sink: RunSink,
+): Promise<{ runId: string; cancelled: boolean }> {
+  const runId = typeof raw.runId === "string" && raw.runId ? raw.runId : randomUUID();
+  const params = { ...raw, runId, message: typeof raw.message === "string" ? raw.message : "" } as RunParams;
+  const emit = (event: HarnessEvent) => sink.emit({ runId, ...event });
+  const waiters = sink.waiters;
+  const ask = (kind: "question" | "approval", payload: Record<string, unknown>) => {
+    if (!waiters && !process.env.NUI_API_URL) {
+      return Promise.reject(new Error("no NUI_API_URL: this transport cannot carry HITL answers"));
+    }
+    return hitlRequest(kind, payload, { runId, emit, waiters: waiters!, signal: sink.signal });
+  };
+  const ctx: RunContext = {
+    runId,
+    params,
+    signal: sink.signal,
+    emit,
+    askUser: (options) => ask("question", questionPayload(options)),
+    requestApproval: (options) => ask("approval", approvalPayload(options)),
+  };
+  const send = (chunk: Chunk) => {
+    if (typeof chunk === "string") {
+      if (chunk) emit({ type: "text", content: chunk });
+    } else emit(chunk);
+  };
+  try {
+    const result = agent.run(params.message, runId, ctx);
+    if (isAsyncIterable(result)) {
+      for await (const chunk of result) {
+        if (sink.signal.aborted) break; // cancelled: nothing more is sent
+        send(chunk);
+      }
+    } else if (isIterable(result)) {
+      for (const chunk of result) {
+        if (sink.signal.aborted) break;
+        send(chunk);
+      }
+    } else {
+      await result;
+    }
+  } catch (err) {
+    if (!sink.signal.aborted) emit({ type: "error", error: (err as Error).message || String(err) });
+  }
+  const sessionId = agent.getSessionId(runId);
+  emit({ type: "done", ...(sessionId ? { sessionId } : {}) });
+  return { runId, cancelled: sink.signal.aborted };
+}

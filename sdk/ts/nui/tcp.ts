@@ -1,0 +1,58 @@
+// Serving over TCP on 127.0.0.1 (`transport: tcp`): one JSON-RPC conversation per connection, the connection
+// file written once listening and removed on shutdown.
+import { createServer, type Socket } from "node:net";
+import type { NuiAgent } from "./agent.js";
+import { connectionFile, writeConnectionFile } from "./connection-file.js";
+import { RpcConnection } from "./rpc.js";
+
+export interface TcpServing {
+  port: number;
+  path: string;
+  /** Resolves once the server stopped (harness.shutdown, SIGTERM, or close()). */
+  closed: Promise<void>;
+  close(): Promise<void>;
+}
+
+export function serveTcp(
+  agent: NuiAgent,
+  options: { connectionsDir?: string; connectionId?: string } = {},
+): Promise<TcpServing> {
+  const sockets = new Set<Socket>();
+  let removeFile = () => {};
+  let stopped: () => void = () => {};
+  const closed = new Promise<void>((resolve) => {
+    stopped = resolve;
+  });
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.setEncoding("utf8");
+    const connection = new RpcConnection(
+      agent,
+      (line) => socket.write(line),
+      () => void close(),
+    );
+    socket.on("data", (text: string) => connection.feed(text));
+    socket.on("close", () => {
+      sockets.delete(socket);
+      connection.end();
+    });
+    socket.on("error", () => {});
+  });
+  const close = async () => {
+    removeFile();
+    for (const socket of sockets) socket.end();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    stopped();
+  };
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      const path = connectionFile(agent.name, options);
+      removeFile = writeConnectionFile(path, port);
+      process.once("SIGTERM", () => void close());
+      resolve({ port, path, closed, close });
+    });
+  });
+}

@@ -1,0 +1,65 @@
+// The wire shapes of nui's harness protocol, as extension authors see them (seed B). Self-contained: this SDK
+// depends on Node alone.
+
+/** A harness event: `text`, `tool_call`, `tool_result`, `hitl_request`, `image`, `error`, `done`. */
+export interface HarnessEvent {
+  type: string;
+  [field: string]: unknown;
+}
+
+/** What `run()` yields: a string is a `text` event, an object is sent as it is. */
+export type Chunk = string | HarnessEvent;
+
+/** `harness.run` params (and POST /run's body). */
+export interface RunParams {
+  message: string;
+  runId: string;
+  sessionId?: string;
+  workingDir?: string;
+  systemPrompt?: string;
+  model?: string;
+  harnessId?: string;
+  [field: string]: unknown;
+}
+
+/** nui's HITL response envelope: `status` is answered, declined, expired or cancelled. */
+export interface HitlResponse {
+  requestId: string;
+  status: string;
+  answers?: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+export interface HitlQuestion {
+  question: string;
+  header?: string;
+  options?: (string | { label: string; description?: string })[];
+}
+
+export interface AskUserOptions {
+  questions?: HitlQuestion[];
+  title?: string;
+  message?: string;
+}
+
+export interface ApprovalOptions {
+  title?: string;
+  message?: string;
+  toolName?: string;
+  toolInput?: Record<string, unknown>;
+  description?: string;
+}
+
+export interface RunContext {
+  runId: string;
+  /** All of `harness.run`'s params (sessionId, workingDir, systemPrompt, model, harnessId, …). */
+  params: RunParams;
+  /** Aborted when the run is cancelled (harness.cancel, POST /cancel, or the client went away). */
+  signal: AbortSignal;
+  /** Sends an event now (from a callback, a timer, …). */
+  emit(event: HarnessEvent): void;
+  /** Asks the person at the other end; resolves with nui's response envelope. */
+  askUser(options: AskUserOptions): Promise<HitlResponse>;
+  /** Asks for approval; `status` is "answered" (approved) or "declined". */
+  requestApproval(options: ApprovalOptions): Promise<HitlResponse>;
+}

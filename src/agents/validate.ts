@@ -1,0 +1,161 @@
+// Checks one agent definition (ADL) and says, for every problem, the field and the fix. Checks the schema
+// cannot express are here: unknown keys (with the closest known one), the fields each harness type needs,
+// tool approval lists, MCP server sources.
+import {
+  ADL_HARNESS_KEYS,
+  ADL_IGNORED_KEYS,
+  ADL_KEYS,
+  ADL_VERSION,
+  type AdlDefinition,
+  AdlDefinition as AdlSchema,
+  API_PROVIDERS,
+} from "../protocol/nui/adl.js";
+import { parseExtensionRef } from "../protocol/nui/manifest.js";
+import { closest } from "./suggest.js";
+
+export interface Problem {
+  field: string;
+  message: string;
+}
+
+export type Checked =
+  | { ok: true; definition: AdlDefinition; ignored: string[] }
+  | { ok: false; problems: Problem[] };
+
+function valueAt(value: unknown, path: PropertyKey[]): unknown {
+  let at = value;
+  for (const key of path) {
+    if (!at || typeof at !== "object") return undefined;
+    at = (at as Record<PropertyKey, unknown>)[key];
+  }
+  return at;
+}
+
+function unknownKeys(value: unknown, known: readonly string[], at: string): Problem[] {
+  if (!value || typeof value !== "object" || Array.isArray(value)) return [];
+  return Object.keys(value)
+    .filter((key) => !known.includes(key))
+    .map((key) => {
+      const near = closest(key, known);
+      return {
+        field: at ? `${at}.${key}` : key,
+        message: near
+          ? `unknown field; did you mean "${near}"?`
+          : `unknown field; known fields: ${known.join(", ")}`,
+      };
+    });
+}
+
+const FIXES: Record<string, string> = {
+  adl: `write adl: "${ADL_VERSION}" at the top`,
+  name: "give the agent a name: name: My Agent",
+  harness: "say how it runs, e.g. harness: {type: claude-code}",
+  "harness.type": "e.g. type: claude-code, api, remote, docker, devcontainer or ext:<extension>/<harness-id>",
+  "harness.provider": `one of ${API_PROVIDERS.join(", ")}`,
+  "harness.baseUrl": "a full URL such as http://127.0.0.1:11434",
+  "harness.containerPort": "the port the agent listens on inside the container, e.g. 9090",
+  "harness.port": "the port the agent listens on, e.g. 9090",
+  "toolApprovals.policy": "one of default, all, allowlist, denylist",
+};
+
+/** `raw`: the parsed YAML/JSON. `requireAdl`: standalone files must say `adl: "1.0"`; extension lists need not. */
+export function checkDefinition(raw: unknown, options: { requireAdl: boolean }): Checked {
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
+    return {
+      ok: false,
+      problems: [{ field: "(top level)", message: "an agent definition is a mapping of fields" }],
+    };
+  }
+  const input = { ...(raw as Record<string, unknown>) };
+  if (!options.requireAdl && input.adl === undefined) input.adl = ADL_VERSION;
+  const problems: Problem[] = [
+    ...unknownKeys(input, ADL_KEYS, ""),
+    ...unknownKeys(input.harness, ADL_HARNESS_KEYS, "harness"),
+  ];
+  const parsed = AdlSchema.safeParse(input);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const field = issue.path.join(".") || "(top level)";
+      const fix = FIXES[field] ? `; ${FIXES[field]}` : "";
+      if (valueAt(input, issue.path) === undefined && issue.code !== "invalid_key") {
+        problems.push({ field, message: `required${fix}` });
+      } else {
+        // A record key's own problem (an env variable name) is nested one level down.
+        const nested = issue.code === "invalid_key" ? issue.issues[0]?.message : undefined;
+        problems.push({ field, message: `${nested ?? issue.message}${fix}` });
+      }
+    }
+    return { ok: false, problems };
+  }
+  const def = parsed.data;
+  if (def.adl !== ADL_VERSION && def.adl !== "1") {
+    problems.push({
+      field: "adl",
+      message: `version "${def.adl}" is not supported; Brain reads adl: "${ADL_VERSION}"`,
+    });
+  }
+  problems.push(...harnessProblems(def), ...approvalProblems(def), ...mcpProblems(def));
+  if (problems.length) return { ok: false, problems };
+  const ignored = ADL_IGNORED_KEYS.filter((key) => def[key] !== undefined);
+  if (def.aiAssets?.skills?.length) ignored.push("aiAssets.skills" as never);
+  if (def.aiAssets?.rules?.length) ignored.push("aiAssets.rules" as never);
+  if (def.aiAssets?.mentionProviders?.length) ignored.push("aiAssets.mentionProviders" as never);
+  if (def.harness.sandbox && def.harness.sandbox !== "none") ignored.push("harness.sandbox" as never);
+  return { ok: true, definition: def, ignored: [...ignored] };
+}
+
+function harnessProblems(def: AdlDefinition): Problem[] {
+  const h = def.harness;
+  const need = (field: keyof typeof h, fix: string): Problem[] =>
+    h[field] === undefined
+      ? [{ field: `harness.${field}`, message: `required for harness.type ${h.type}; ${fix}` }]
+      : [];
+  switch (h.type) {
+    case "api":
+      return need("provider", `one of ${API_PROVIDERS.join(", ")}`);
+    case "docker":
+      return [
+        ...need("image", 'the image that serves the HTTP/SSE protocol, e.g. image: "my-agent:latest"'),
+        ...need("containerPort", "the port it listens on inside the container, e.g. containerPort: 9090"),
+      ];
+    case "remote":
+      return [
+        ...need("host", "where the agent runs, e.g. host: 10.0.1.42"),
+        ...need("port", "the port it listens on, e.g. port: 9090"),
+      ];
+    case "devcontainer":
+      return need("innerHarness", "the harness to run inside, e.g. innerHarness: claude-code");
+    default:
+      if (h.type.startsWith("ext:") && !parseExtensionRef(h.type)) {
+        return [{ field: "harness.type", message: `"${h.type}" is not ext:<extension>/<harness-id>` }];
+      }
+      return [];
+  }
+}
+
+function approvalProblems(def: AdlDefinition): Problem[] {
+  const approvals = def.toolApprovals;
+  if (!approvals?.policy) return [];
+  if ((approvals.policy === "allowlist" || approvals.policy === "denylist") && !approvals.tools?.length) {
+    return [
+      {
+        field: "toolApprovals.tools",
+        message: `required when policy is ${approvals.policy}; list the tool names (globs allowed), e.g. tools: [Bash, Write]`,
+      },
+    ];
+  }
+  return [];
+}
+
+function mcpProblems(def: AdlDefinition): Problem[] {
+  const servers = def.aiAssets?.mcpServers ?? [];
+  return servers.flatMap((server, i) => {
+    const field = `aiAssets.mcpServers.${i}`;
+    if (!server.ref && !server.url && !server.command) {
+      return [{ field, message: "needs url (http/sse), command (stdio) or ref (ext:<extension>/<server>)" }];
+    }
+    if (!server.ref && !server.name)
+      return [{ field: `${field}.name`, message: "required: the server's name" }];
+    return [];
+  });
+}

@@ -1,0 +1,52 @@
+// Agent definitions for the CLI: `$BRAIN_HOME/agents` plus installed extensions' agents, and `--agent FILE|ID`
+// as the defaults of the session `brain run` creates.
+import { join } from "node:path";
+import { type Agent, resolveAgent } from "../agents/catalog.js";
+import { sessionInput } from "../agents/session-input.js";
+import { listExtensions } from "../harnesses/ext/extensions.js";
+import { extensionsDir } from "../harnesses/nui/families.js";
+import type { SessionDefaults } from "../protocol/config.js";
+import { parseExtensionRef } from "../protocol/nui/manifest.js";
+import { ConfigError } from "./config.js";
+
+export function agentsDir(home: string): string {
+  return join(home, "agents");
+}
+
+/** The agent `ref` names, checked: an ext: harness must be installed. */
+export function findAgent(ref: string, home: string): Agent {
+  const { extensions } = listExtensions(extensionsDir(home));
+  let agent: Agent;
+  try {
+    agent = resolveAgent(ref, agentsDir(home), extensions);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  const ext = parseExtensionRef(agent.definition.harness.type);
+  if (ext) {
+    const installed = extensions.find((e) => e.name === ext.extension);
+    if (!installed) {
+      throw new ConfigError(
+        `${agent.file}: harness.type ${agent.definition.harness.type}: extension "${ext.extension}" is not installed; install it with brain ext install PATH`,
+      );
+    }
+    if (!installed.harnesses.some((h) => h.id === ext.id)) {
+      const known = installed.harnesses.map((h) => h.ref).join(", ") || "(none)";
+      throw new ConfigError(
+        `${agent.file}: harness.type: extension "${ext.extension}" has no harness "${ext.id}"; it has ${known}`,
+      );
+    }
+  }
+  return agent;
+}
+
+/** A new session's defaults from an agent definition (the working dir is where brain runs). */
+export function agentDefaults(agent: Agent, cwd = process.cwd()): SessionDefaults {
+  const input = sessionInput(agent, { workingDir: cwd });
+  return {
+    harness: input.harness,
+    ...input.config,
+    ...(input.provider ? { provider: input.provider } : {}),
+    ...(input.permissions ? { permissions: input.permissions } : {}),
+  };
+}

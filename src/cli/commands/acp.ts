@@ -1,0 +1,63 @@
+// `brain acp`: an Agent Client Protocol agent on stdio (how editors such as Zed start agent servers). With
+// --server it drives that daemon; without, it runs its own daemon on a private loopback port and token over
+// $BRAIN_HOME, so sessions made from the editor are ordinary Brain sessions either way.
+import { Readable, Writable } from "node:stream";
+import { ndJsonStream } from "@agentclientprotocol/sdk";
+import { brainAcpAgent } from "../../server/acp/agent.js";
+import { homeAgents } from "../../server/agents.js";
+import { newToken } from "../../server/auth/tokens.js";
+import { BrainClient } from "../../server/client/client.js";
+import { startDaemon } from "../../server/daemon.js";
+import { FsSessionStore } from "../../store/fs/index.js";
+import { parse, str } from "../args.js";
+import { loadConfig } from "../config.js";
+import { brainHome, createBrain } from "../setup.js";
+import { connect } from "./remote/connect.js";
+
+export const usage = `acp [--server URL [--token T]] [--harness NAME | --agent ID]
+                              an ACP agent on stdio for editors (Zed): sessions on any Brain harness`;
+
+export async function command(args: string[]): Promise<number> {
+  const { values } = parse(args, {
+    server: { type: "string" },
+    token: { type: "string" },
+    harness: { type: "string" },
+    agent: { type: "string" },
+  });
+  const options = {
+    ...(str(values.harness) ? { harness: str(values.harness) } : {}),
+    ...(str(values.agent) ? { agent: str(values.agent) } : {}),
+  };
+  let client: BrainClient;
+  let stop = async () => {};
+  if (str(values.server)) {
+    client = connect({ server: str(values.server), token: str(values.token) });
+  } else {
+    const loaded = loadConfig(str(values.config));
+    const home = brainHome();
+    const brain = createBrain(loaded, home);
+    const store = new FsSessionStore(home);
+    const token = newToken();
+    const daemon = await startDaemon({
+      brain,
+      eventsPath: (id) => store.paths(id).events,
+      port: 0,
+      tokens: [{ token, tenant: "default", role: "controller" }],
+      defaults: loaded.config.defaults ?? {},
+      agents: homeAgents(home),
+    });
+    client = new BrainClient({ url: daemon.url, token, client: "acp" });
+    stop = async () => {
+      await daemon.close();
+      await brain.close();
+    };
+  }
+  const stream = ndJsonStream(
+    Writable.toWeb(process.stdout) as WritableStream<Uint8Array>,
+    Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>,
+  );
+  const connection = brainAcpAgent(client, options).connect(stream);
+  await connection.closed;
+  await stop();
+  return 0;
+}

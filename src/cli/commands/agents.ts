@@ -1,0 +1,50 @@
+// `brain agents ls | show FILE|ID`: agent definitions (nui's ADL, YAML or JSON) in $BRAIN_HOME/agents and in
+// installed extensions. Run one with `brain run --agent FILE|ID PROMPT`.
+import { listAgents } from "../../agents/catalog.js";
+import { listExtensions } from "../../harnesses/ext/extensions.js";
+import { extensionsDir } from "../../harnesses/nui/families.js";
+import { agentDefaults, agentsDir, findAgent } from "../agents.js";
+import { need, parse, UsageError } from "../args.js";
+import { brainHome } from "../setup.js";
+
+export const usage = `agents ls [--json] | show FILE|ID
+                              agent definitions in $BRAIN_HOME/agents and extensions (run one: run --agent FILE|ID)`;
+
+export async function command(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, { json: { type: "boolean" } });
+  const [verb = "ls", target] = positionals;
+  const home = brainHome();
+  switch (verb) {
+    case "ls": {
+      const { extensions, problems: extProblems } = listExtensions(extensionsDir(home));
+      const { agents, problems } = listAgents(agentsDir(home), extensions);
+      for (const agent of agents) {
+        const d = agent.definition;
+        if (values.json) {
+          process.stdout.write(
+            `${JSON.stringify({ id: agent.id, name: d.name, harness: d.harness.type, file: agent.file, ignored: agent.ignored })}\n`,
+          );
+        } else {
+          process.stdout.write(
+            `${agent.id.padEnd(24)} ${d.harness.type.padEnd(20)} ${d.name}${d.description ? ` — ${d.description}` : ""}\n`,
+          );
+        }
+      }
+      for (const problem of [...extProblems, ...problems]) process.stderr.write(`invalid: ${problem}\n`);
+      if (agents.length === 0 && problems.length === 0 && !values.json) {
+        process.stderr.write(
+          `no agent definitions in ${agentsDir(home)} (YAML or JSON files with adl: "1.0")\n`,
+        );
+      }
+      return problems.length || extProblems.length ? 1 : 0;
+    }
+    case "show": {
+      const agent = findAgent(need(target, "agents show needs a FILE or an agent ID"), home);
+      const shown = { id: agent.id, file: agent.file, session: agentDefaults(agent), ignored: agent.ignored };
+      process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
+      return 0;
+    }
+    default:
+      throw new UsageError(`unknown agents verb "${verb}": use ls or show FILE|ID`);
+  }
+}

@@ -1,0 +1,52 @@
+// Asks the person at the terminal to answer a session's permission request or question, one at a time; a
+// question someone else answered first is withdrawn.
+import { createInterface } from "node:readline/promises";
+import type { AnswerBody } from "../../../protocol/api.js";
+import type { SessionEvent } from "../../../protocol/events.js";
+
+type Request = Extract<SessionEvent, { type: "permission.requested" | "question.requested" }>;
+
+export interface Rules {
+  allow: string[];
+  deny: string[];
+  /** A person can be asked (stdin and stderr are terminals). */
+  interactive: boolean;
+}
+
+/** The answer the flags give without asking, if any. */
+export function fromFlags(request: Request, rules: Rules): AnswerBody | undefined {
+  if (request.type !== "permission.requested") return undefined;
+  const tool = request.data.tool;
+  if (rules.deny.includes(tool)) return { decision: "deny", reason: "--deny on the command line" };
+  if (rules.allow.includes(tool)) return { decision: "allow", reason: "--allow on the command line" };
+  return undefined;
+}
+
+/** Asks at the terminal; undefined when `signal` withdraws the question first. */
+export async function askPerson(request: Request, signal: AbortSignal): Promise<AnswerBody | undefined> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    if (request.type === "permission.requested") {
+      const args = JSON.stringify(request.data.arguments ?? {});
+      const reply = await rl.question(`\nAllow tool ${request.data.tool} ${args}? [y/N] `, { signal });
+      return /^y(es)?$/i.test(reply.trim())
+        ? { decision: "allow", reason: "allowed at the terminal" }
+        : { decision: "deny", reason: "denied at the terminal" };
+    }
+    const options = request.data.options ?? [];
+    const listed = options.map((o, i) => `  ${i + 1}. ${o}`).join("\n");
+    const reply = await rl.question(
+      `\n${request.data.question}\n${listed ? `${listed}\n` : ""}answer${options.length ? " (number or text)" : ""}: `,
+      { signal },
+    );
+    const picked = Number(reply.trim());
+    const answer =
+      Number.isInteger(picked) && picked >= 1 && picked <= options.length ? options[picked - 1]! : reply;
+    return { answer };
+  } catch (err) {
+    if ((err as Error).name === "AbortError") return undefined;
+    throw err;
+  } finally {
+    rl.close();
+  }
+}

@@ -1,0 +1,52 @@
+// Which daemon the CLI talks to and with which token: --server / $BRAIN_URL / http://127.0.0.1:$BRAIN_PORT|7777,
+// and --token / $BRAIN_TOKEN / the admin token in $BRAIN_HOME/tokens.json (a daemon on this machine).
+
+import { existsSync } from "node:fs";
+import { userInfo } from "node:os";
+import { readTokens, tokensPath } from "../../../server/auth/tokens.js";
+import { BrainClient } from "../../../server/client/client.js";
+import { DEFAULT_PORT } from "../../../server/defaults.js";
+import { UsageError } from "../../args.js";
+import { brainHome } from "../../setup.js";
+
+export function serverUrl(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  const url = flag ?? env.BRAIN_URL ?? `http://127.0.0.1:${env.BRAIN_PORT || DEFAULT_PORT}`;
+  try {
+    const parsed = new URL(url);
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error("not http");
+  } catch {
+    throw new UsageError(`--server takes the daemon's URL, like http://127.0.0.1:7777, not "${url}"`);
+  }
+  return url;
+}
+
+export function serverToken(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  if (flag) return flag;
+  if (env.BRAIN_TOKEN) return env.BRAIN_TOKEN;
+  const file = tokensPath(brainHome(env));
+  return existsSync(file) ? readTokens(file).tokens[0]?.token : undefined;
+}
+
+/**
+ * The CLI's client id for the controller lease: one per user, so `brain run --server` after `brain run
+ * --server` (or an attach) of the same person drives the same session without a "controlled by" refusal.
+ */
+export function cliClientId(): string {
+  let user = "user";
+  try {
+    user = userInfo().username;
+  } catch {}
+  return `cli-${user.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 64) || "user"}`;
+}
+
+export function connect(values: { server?: string; token?: string }): BrainClient {
+  const token = serverToken(values.token);
+  return new BrainClient({
+    url: serverUrl(values.server),
+    ...(token ? { token } : {}),
+    client: cliClientId(),
+  });
+}

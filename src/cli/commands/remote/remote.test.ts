@@ -1,0 +1,229 @@
+// `brain run --server` and `brain attach` against a daemon over real HTTP: the CLI as a real process.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SessionEvent } from "../../../protocol/events.js";
+import { collect, settled } from "../../../server/test-helpers.js";
+import { startTestDaemon, type TestDaemon } from "../../../server/testing.js";
+
+const bin = join(import.meta.dirname, "../../../../bin/brain.js");
+let t: TestDaemon;
+beforeAll(async () => {
+  t = await startTestDaemon();
+});
+afterAll(async () => {
+  await t.cleanup();
+});
+
+interface Run {
+  child: ChildProcess;
+  out: () => string;
+  err: () => string;
+  exit: Promise<number | null>;
+}
+
+function brain(args: string[], env: NodeJS.ProcessEnv = {}): Run {
+  const child = spawn(process.execPath, [bin, ...args], {
+    env: { ...process.env, BRAIN_HOME: t.home, BRAIN_URL: "", BRAIN_TOKEN: "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout!.on("data", (c: Buffer) => {
+    out += c;
+  });
+  child.stderr!.on("data", (c: Buffer) => {
+    err += c;
+  });
+  return {
+    child,
+    out: () => out,
+    err: () => err,
+    exit: new Promise((resolve) => child.once("exit", resolve)),
+  };
+}
+
+const remote = () => ["--server", t.url, "--token", t.tokens.admin];
+const lines = (text: string) =>
+  text
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as SessionEvent);
+
+async function until(run: Run, match: (out: string) => boolean): Promise<void> {
+  while (!match(run.out())) {
+    if (run.child.exitCode !== null) throw new Error(`exited early: ${run.err()}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe("brain run --server", () => {
+  it("creates a session on the daemon, streams the reply and prints the session id", async () => {
+    const run = brain(["run", ...remote(), "hello", "daemon"]);
+    expect(await run.exit, run.err()).toBe(0);
+    expect(run.out()).toBe("echo #1: hello daemon\n");
+    const id = /session (\S+)\n/.exec(run.err())?.[1];
+    expect((await t.client().session(id!)).harness).toBe("echo");
+  });
+
+  it("continues a session with --session, as JSON events", async () => {
+    const { id } = await t.client().create({ harness: "echo" });
+    await brain(["run", ...remote(), "--session", id, "one"]).exit;
+    const run = brain(["run", ...remote(), "--session", id, "--json", "two"]);
+    expect(await run.exit, run.err()).toBe(0);
+    const events = lines(run.out());
+    expect(events[0]?.type).toBe("user.prompt");
+    expect(events.at(-1)).toMatchObject({ type: "turn.settled", data: { status: "completed" } });
+  });
+
+  it("answers a permission request from --allow", async () => {
+    const { id } = await t
+      .client()
+      .create({ harness: "echo", config: { tools: ["echo"] }, permissions: { tools: { echo: "ask" } } });
+    const run = brain(["run", ...remote(), "--session", id, "--allow", "echo", "echo: allowed"]);
+    expect(await run.exit, run.err()).toBe(0);
+    expect(run.out()).toContain("echo returned: allowed");
+    const events = await collect(t.client(), id, settled());
+    expect(events.find((e) => e.type === "permission.resolved")?.data).toMatchObject({
+      decision: "allow",
+      reason: "--allow on the command line",
+    });
+  });
+
+  it("says what is wrong: daemon unreachable, a bad URL, a bad token, an unknown harness", async () => {
+    const down = brain(["run", "--server", "http://127.0.0.1:1", "--token", "x".repeat(20), "hi"]);
+    expect(await down.exit).toBe(1);
+    expect(down.err()).toContain("cannot reach the daemon at http://127.0.0.1:1");
+    const bad = brain(["run", "--server", "ftp:/x", "hi"]);
+    expect(await bad.exit).toBe(2);
+    expect(bad.err()).toContain("--server takes the daemon's URL");
+    const token = brain(["run", "--server", t.url, "--token", "y".repeat(30), "hi"]);
+    expect(await token.exit).toBe(1);
+    expect(token.err()).toContain("unknown bearer token");
+    const harness = brain(["run", ...remote(), "--harness", "nope", "hi"]);
+    expect(await harness.exit).toBe(1);
+    expect(harness.err()).toContain('unknown harness "nope"');
+  });
+});
+
+describe("brain attach", () => {
+  it("replays the session and follows the running turn until it settles", async () => {
+    const client = t.client();
+    const { id } = await client.create({ harness: "echo", config: { options: { delay_ms: 40 } } });
+    const { turn } = await client.prompt(id, Array.from({ length: 250 }, (_, i) => `w${i}`).join(" "));
+    await collect(client, id, (e) => e.type === "assistant.delta");
+    const run = brain(["attach", id, ...remote(), "--until-settled", "--json"]);
+    expect(await run.exit, run.err()).toBe(0);
+    const events = lines(run.out());
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events.at(-1)).toMatchObject({ type: "turn.settled", turn, data: { status: "completed" } });
+  });
+
+  it("interrupts the turn on Ctrl-C (and exits with its status), detaches on a second", async () => {
+    const client = t.client();
+    const { id } = await client.create({ harness: "echo", config: { options: { delay_ms: 40 } } });
+    const { turn } = await client.prompt(id, Array.from({ length: 300 }, (_, i) => `w${i}`).join(" "));
+    const run = brain(["attach", id, ...remote(), "--until-settled"]);
+    await until(run, (out) => out.includes("w2"));
+    run.child.kill("SIGINT");
+    expect(await run.exit).toBe(130);
+    expect(run.err()).toContain("[interrupting the turn");
+    const events = await collect(client, id, settled(turn));
+    expect(events.at(-1)?.data).toEqual({ status: "interrupted" });
+
+    const idle = brain(["attach", id, ...remote()]);
+    await until(idle, (out) => out.includes("w2"));
+    idle.child.kill("SIGINT");
+    expect(await idle.exit).toBe(0);
+    expect(idle.err()).toContain(`[detached; the session goes on: brain attach ${id}]`);
+  });
+
+  it("answers a request that is pending when it attaches, from --deny", async () => {
+    const client = t.client();
+    const { id } = await client.create({
+      harness: "echo",
+      config: { tools: ["echo"] },
+      permissions: { tools: { echo: "ask" } },
+    });
+    const { turn } = await client.prompt(id, "echo: nope");
+    await collect(client, id, (e) => e.type === "permission.requested");
+    const run = brain(["attach", id, ...remote(), "--deny", "echo", "--until-settled"]);
+    expect(await run.exit, run.err()).toBe(0);
+    const events = await collect(client, id, settled(turn));
+    expect(events.find((e) => e.type === "permission.resolved")?.data).toMatchObject({ decision: "deny" });
+  });
+
+  it("refuses a missing or unknown session id", async () => {
+    const none = brain(["attach", ...remote()]);
+    expect(await none.exit).toBe(2);
+    expect(none.err()).toContain("attach needs a session ID");
+    const ghost = brain(["attach", "ghost", ...remote()]);
+    expect(await ghost.exit).toBe(1);
+    expect(ghost.err()).toContain('no session "ghost"');
+  });
+});
+
+describe("brain serve", () => {
+  it("prints the web UI link with the token and how to get it again, serves, and stops on SIGTERM", async () => {
+    const home = mkdtempSync(join(tmpdir(), "brain-serve-"));
+    try {
+      const run = brain(["serve", "--port", "0"], { BRAIN_HOME: home });
+      await until(run, (out) => out.includes("stop with Ctrl-C"));
+      const url = /brain daemon on (http:\/\/127\.0\.0\.1:\d+)/.exec(run.out())?.[1];
+      const file = JSON.parse(readFileSync(join(home, "tokens.json"), "utf8")) as {
+        tokens: { token: string }[];
+      };
+      const token = file.tokens[0]!.token;
+      expect(run.out()).toContain(`web UI: ${url}/#token=${token}`);
+      expect(run.out()).toContain("`brain token` prints it");
+      const page = await fetch(`${url}/`);
+      expect(page.status).toBe(200);
+      const who = await fetch(`${url}/v1/whoami`, { headers: { authorization: `Bearer ${token}` } });
+      expect(await who.json()).toEqual({ tenant: "default", role: "controller", auth: true });
+      run.child.kill("SIGTERM");
+      expect(await run.exit).toBe(0);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses --no-auth off loopback, and a bad port", async () => {
+    const open = brain(["serve", "--no-auth", "--host", "0.0.0.0", "--port", "0"]);
+    expect(await open.exit).toBe(1);
+    expect(open.err()).toContain("--no-auth is only allowed on a loopback address");
+    const port = brain(["serve", "--port", "http"]);
+    expect(await port.exit).toBe(2);
+    expect(port.err()).toContain('a port is a whole number from 0 to 65535, not "http"');
+  });
+});
+
+describe("brain token", () => {
+  it("creates the token file (mode 0600) at first use, prints the admin token, adds tenant tokens", async () => {
+    const home = mkdtempSync(join(tmpdir(), "brain-token-"));
+    try {
+      const first = brain(["token"], { BRAIN_HOME: home });
+      expect(await first.exit).toBe(0);
+      const admin = first.out().trim();
+      expect(admin).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(statSync(join(home, "tokens.json")).mode & 0o777).toBe(0o600);
+      const again = brain(["token"], { BRAIN_HOME: home });
+      await again.exit;
+      expect(again.out().trim()).toBe(admin);
+      const added = brain(["token", "add", "--tenant", "acme", "--observer"], { BRAIN_HOME: home });
+      expect(await added.exit).toBe(0);
+      const file = JSON.parse(readFileSync(join(home, "tokens.json"), "utf8")) as { tokens: unknown[] };
+      expect(file.tokens[1]).toEqual({ token: added.out().trim(), tenant: "acme", role: "observer" });
+      const bad = brain(["token", "add", "--tenant", "no spaces"], { BRAIN_HOME: home });
+      expect(await bad.exit).toBe(2);
+      expect(bad.err()).toContain("--tenant takes 1 to 64 letters");
+      writeFileSync(join(home, "tokens.json"), '{"tokens": []}');
+      const broken = brain(["token"], { BRAIN_HOME: home });
+      expect(await broken.exit).toBe(1);
+      expect(broken.err()).toContain("tokens: needs at least one token");
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});

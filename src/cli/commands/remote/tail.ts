@@ -1,0 +1,155 @@
+// Follows a session on the daemon in the terminal: prints its events as `brain run` does (text, or --json), a
+// spinner with the elapsed time while a turn runs, asks the person (or applies --allow/--deny) for pending
+// requests once the replay has caught up, and withdraws a question another client answered first. Survives
+// dropped connections and daemon restarts: the stream resumes from the last seq printed.
+import type { SessionEvent, TurnStatus } from "../../../protocol/events.js";
+import type { BrainClient } from "../../../server/client/client.js";
+import { ClientError } from "../../../server/client/errors.js";
+import { jsonPrinter, textPrinter } from "../../output.js";
+import { askPerson, fromFlags, type Rules } from "./ask.js";
+import { Spinner } from "./spinner.js";
+
+type Request = Extract<SessionEvent, { type: "permission.requested" | "question.requested" }>;
+
+export interface TailOptions {
+  json: boolean;
+  rules: Rules;
+  /** Print events after this seq (0: the whole history). */
+  after: number;
+  /** Requests up to this seq are history: asked only if still pending once it is reached. */
+  caughtUpAt: number;
+  /** Stop once this turn settles, or "next": the next turn that starts after the replay; else until detach(). */
+  stopAfter?: string;
+}
+
+export class RemoteTail {
+  private readonly abort = new AbortController();
+  private readonly pending = new Map<string, { request: Request; withdraw: AbortController }>();
+  private readonly queue: Request[] = [];
+  private asking = false;
+  private caughtUp: boolean;
+  private running: string | undefined;
+  private readonly spinner = new Spinner(process.stdout, () =>
+    this.pending.size > 0 ? "waiting for an answer" : "",
+  );
+  private readonly print;
+  private settled: TurnStatus | undefined;
+  private awaited: string | undefined;
+
+  constructor(
+    private readonly client: BrainClient,
+    private readonly id: string,
+    private readonly options: TailOptions,
+  ) {
+    this.print = options.json ? jsonPrinter() : textPrinter();
+    this.caughtUp = options.after >= options.caughtUpAt;
+    if (options.stopAfter !== "next") this.awaited = options.stopAfter;
+  }
+
+  /** The running turn, as far as the events say. */
+  get runningTurn(): string | undefined {
+    return this.running;
+  }
+
+  /** Follows until the awaited turn settles (its status) or detach() (undefined). */
+  async run(): Promise<TurnStatus | undefined> {
+    const onDrop = (seq: number, why: string) => {
+      this.spinner.erase();
+      process.stderr.write(`\n[${why}; reconnecting from event ${seq}]\n`);
+    };
+    try {
+      for await (const event of this.client.events(this.id, {
+        after: this.options.after,
+        signal: this.abort.signal,
+        onDrop,
+      })) {
+        this.handle(event);
+        if (this.settled !== undefined) break;
+      }
+    } catch (err) {
+      if (!(err instanceof ClientError && err.status === 404)) throw err;
+      process.stderr.write(`\n[session ${this.id} is gone: ${err.message}]\n`);
+    } finally {
+      this.spinner.stop();
+      this.abort.abort();
+      for (const { withdraw } of this.pending.values()) withdraw.abort();
+    }
+    return this.settled;
+  }
+
+  detach(): void {
+    this.abort.abort();
+  }
+
+  private handle(event: SessionEvent): void {
+    this.spinner.erase();
+    this.print([event]);
+    switch (event.type) {
+      case "turn.started":
+        this.running = event.turn;
+        this.spinner.start();
+        if (this.options.stopAfter === "next" && !this.awaited && event.seq > this.options.caughtUpAt) {
+          this.awaited = event.turn;
+        }
+        break;
+      case "turn.settled":
+        if (this.running === event.turn) this.running = undefined;
+        if (!this.running) this.spinner.stop();
+        if (this.awaited === event.turn) this.settled = event.data.status;
+        break;
+      case "permission.requested":
+      case "question.requested":
+        this.pending.set(event.data.id, { request: event, withdraw: new AbortController() });
+        if (this.caughtUp) this.enqueue(event);
+        break;
+      case "permission.resolved":
+      case "question.answered": {
+        const open = this.pending.get(event.data.id);
+        this.pending.delete(event.data.id);
+        open?.withdraw.abort();
+        break;
+      }
+    }
+    if (!this.caughtUp && event.seq >= this.options.caughtUpAt) {
+      this.caughtUp = true;
+      for (const { request } of this.pending.values()) this.enqueue(request);
+    }
+  }
+
+  private enqueue(request: Request): void {
+    this.queue.push(request);
+    void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    if (this.asking) return;
+    this.asking = true;
+    try {
+      while (this.queue.length > 0) {
+        const request = this.queue.shift()!;
+        const open = this.pending.get(request.data.id);
+        if (!open) continue; // answered meanwhile
+        let answer = fromFlags(request, this.options.rules);
+        if (!answer && this.options.rules.interactive) {
+          this.spinner.erase();
+          answer = await askPerson(request, open.withdraw.signal);
+          if (!answer) process.stderr.write("[answered by another client]\n");
+        }
+        if (!answer) {
+          if (!this.options.rules.interactive) {
+            const hint =
+              request.type === "permission.requested" ? ` (or run with --allow ${request.data.tool})` : "";
+            process.stderr.write(`[waiting for another client to answer ${request.data.id}${hint}]\n`);
+          }
+          continue;
+        }
+        await this.client.answer(this.id, request.data.id, answer).catch((err: ClientError) => {
+          const answeredElsewhere = err.status === 409 && /no pending/.test(err.message);
+          if (!answeredElsewhere) process.stderr.write(`[could not answer: ${err.message}]\n`);
+        });
+      }
+    } finally {
+      this.asking = false;
+    }
+  }
+}

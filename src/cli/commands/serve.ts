@@ -1,0 +1,86 @@
+// `brain serve`: the daemon (REST + SSE + web UI) on the embedded store, until SIGINT or SIGTERM.
+
+import { homeAgents } from "../../server/agents.js";
+import { loadOrCreateTokens, tokensPath } from "../../server/auth/tokens.js";
+import { DEFAULT_HOST, DEFAULT_PORT, startDaemon } from "../../server/daemon.js";
+import { FsSessionStore } from "../../store/fs/index.js";
+import { parse, str, UsageError } from "../args.js";
+import { loadConfig } from "../config.js";
+import { brainHome, createBrain } from "../setup.js";
+
+export const usage = `serve [--port N] [--host H] [--no-auth]
+                              the daemon: REST + SSE under /v1, the web UI, /openapi.json (port: $BRAIN_PORT or 7777)`;
+
+export function portOf(value: string | undefined): number {
+  if (value === undefined || value === "") return DEFAULT_PORT;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new UsageError(`a port is a whole number from 0 to 65535, not "${value}"`);
+  }
+  return port;
+}
+
+export async function command(args: string[]): Promise<number> {
+  const { values } = parse(args, {
+    port: { type: "string" },
+    host: { type: "string" },
+    "no-auth": { type: "boolean" },
+  });
+  const port = portOf(str(values.port) ?? process.env.BRAIN_PORT);
+  const host = str(values.host) ?? DEFAULT_HOST;
+  const noAuth = values["no-auth"] === true;
+  const loaded = loadConfig(str(values.config));
+  const home = brainHome();
+  const tokens = noAuth ? undefined : loadOrCreateTokens(home);
+  const store = new FsSessionStore(home);
+  const brain = createBrain(loaded, home);
+  let daemon: Awaited<ReturnType<typeof startDaemon>>;
+  try {
+    daemon = await startDaemon({
+      brain,
+      eventsPath: (id) => store.paths(id).events,
+      host,
+      port,
+      ...(tokens ? { tokens: tokens.file.tokens } : {}),
+      defaults: loaded.config.defaults ?? {},
+      agents: homeAgents(home),
+      onError: (err) => process.stderr.write(`brain serve: ${(err as Error).stack ?? String(err)}\n`),
+    });
+  } catch (err) {
+    await brain.close();
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EADDRINUSE")
+      throw new UsageError(`port ${port} on ${host} is in use: pick another with --port N`);
+    throw err;
+  }
+  const say = (line: string) => process.stdout.write(`${line}\n`);
+  say(
+    `brain daemon on ${daemon.url}  (sessions in ${home}; harnesses: ${brain.harnesses.names().join(", ")})`,
+  );
+  if (tokens) {
+    const admin = tokens.file.tokens[0]!.token;
+    say(`web UI: ${daemon.url}/#token=${admin}`);
+    say(
+      `token: ${tokens.created ? "new, " : ""}in ${tokensPath(home)} (mode 0600); \`brain token\` prints it, \`brain token add --tenant T\` adds one`,
+    );
+  } else {
+    say(`web UI: ${daemon.url}/`);
+    process.stderr.write(
+      "warning: --no-auth: anyone who can reach this port on this machine can drive every session\n",
+    );
+  }
+  say(`API: ${daemon.url}/openapi.json · stop with Ctrl-C`);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  process.stderr.write("brain serve: stopping\n");
+  await daemon.close();
+  await brain.close();
+  return 0;
+}

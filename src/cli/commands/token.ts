@@ -1,0 +1,37 @@
+// `brain token`: the daemon's admin token, or a new one for a tenant or an observer.
+import { addToken, DEFAULT_TENANT, loadOrCreateTokens, tokensPath } from "../../server/auth/tokens.js";
+import { parse, str, UsageError } from "../args.js";
+import { brainHome } from "../setup.js";
+
+export const usage = `token [add [--tenant T] [--observer] [--name N]]
+                              print the daemon's token, or add a token for a tenant or an observer`;
+
+export async function command(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, {
+    tenant: { type: "string" },
+    observer: { type: "boolean" },
+    name: { type: "string" },
+  });
+  const home = brainHome();
+  const [verb] = positionals;
+  if (verb === undefined) {
+    const { file, created } = loadOrCreateTokens(home);
+    if (created) process.stderr.write(`created ${tokensPath(home)} (mode 0600)\n`);
+    process.stdout.write(`${file.tokens[0]!.token}\n`);
+    return 0;
+  }
+  if (verb !== "add")
+    throw new UsageError(`unknown token verb "${verb}": use \`brain token\` or \`brain token add\``);
+  const tenant = str(values.tenant) ?? DEFAULT_TENANT;
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(tenant)) {
+    throw new UsageError(`--tenant takes 1 to 64 letters, digits, '_', '.' or '-', not "${tenant}"`);
+  }
+  const role = values.observer === true ? "observer" : "controller";
+  const name = str(values.name);
+  const entry = addToken(home, { tenant, role, ...(name ? { name } : {}) });
+  process.stdout.write(`${entry.token}\n`);
+  process.stderr.write(
+    `added a ${role} token of tenant "${tenant}" to ${tokensPath(home)}; restart the daemon to use it\n`,
+  );
+  return 0;
+}

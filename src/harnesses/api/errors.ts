@@ -1,0 +1,78 @@
+// Provider failures in words a user can act on: the HTTP status and the provider's own message, a dropped
+// stream, a silent one. Which of them are worth another try is decided here too.
+import { APICallError } from "ai";
+
+/** The provider's message from an error body in any of the formats we speak; undefined when there is none. */
+export function messageInBody(body: string | undefined): string | undefined {
+  if (!body) return undefined;
+  try {
+    const parsed = JSON.parse(body) as { error?: unknown; message?: unknown };
+    const error = parsed.error as { message?: unknown } | string | undefined;
+    if (typeof error === "string") return error;
+    if (error && typeof error.message === "string") return error.message;
+    if (typeof parsed.message === "string") return parsed.message;
+  } catch {
+    // not JSON: a proxy's HTML page, say
+  }
+  return body.length > 300 ? `${body.slice(0, 300)}…` : body;
+}
+
+/** The innermost cause's message: a dropped connection surfaces as "terminated" caused by "other side closed". */
+function rootCause(err: unknown): string | undefined {
+  let cause = (err as { cause?: unknown })?.cause;
+  let message: string | undefined;
+  for (let depth = 0; cause && depth < 5; depth++) {
+    if (cause instanceof Error) message = cause.message;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return message;
+}
+
+export function describeProviderError(provider: string, err: unknown): string {
+  if (APICallError.isInstance(err)) {
+    const status = err.statusCode;
+    if (status === undefined)
+      return `could not reach ${provider} at ${err.url}: ${rootCause(err) ?? err.message}`;
+    if (status >= 200 && status < 300) {
+      return `${provider}'s stream broke off: ${rootCause(err) ?? err.message}`;
+    }
+    const said = messageInBody(err.responseBody) ?? err.message;
+    return `${provider} answered HTTP ${status}: ${said}`;
+  }
+  if (isTimeout(err)) return `${provider} went quiet: ${(err as Error).message}`;
+  if (err instanceof Error) {
+    const cause = rootCause(err);
+    return cause && cause !== err.message
+      ? `${provider}: ${err.message}: ${cause}`
+      : `${provider}: ${err.message}`;
+  }
+  return `${provider}: ${String(err)}`;
+}
+
+function isTimeout(err: unknown): boolean {
+  return err instanceof Error && (err.name === "TimeoutError" || /timed? ?out/i.test(err.message));
+}
+
+/** Worth another try: the SDK's verdict for HTTP errors (408, 409, 429, 5xx, x-should-retry), network failures. */
+export function isRetryable(err: unknown): boolean {
+  if (APICallError.isInstance(err)) return err.isRetryable;
+  return isTimeout(err);
+}
+
+/** How long the provider asked us to wait (`retry-after-ms` or `retry-after` seconds), if it did. */
+export function retryAfterMs(err: unknown): number | undefined {
+  if (!APICallError.isInstance(err)) return undefined;
+  const headers = err.responseHeaders ?? {};
+  const ms = Number(headers["retry-after-ms"]);
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const seconds = Number(headers["retry-after"]);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  return undefined;
+}
+
+/** Attempt n (0-based) waits base·2ⁿ with ±20 % jitter, at least what the provider asked, at most a minute. */
+export function backoffMs(attempt: number, baseMs: number, err: unknown): number {
+  const jitter = 0.8 + Math.random() * 0.4;
+  const computed = baseMs * 2 ** attempt * jitter;
+  return Math.min(60_000, Math.max(computed, retryAfterMs(err) ?? 0));
+}

@@ -1,0 +1,40 @@
+// The `api` harness family: sessions whose model loop runs inside Brain on the AI SDK. `config.model` is
+// `provider:model`; see providers.ts for the providers and where keys and base URLs come from.
+import { type Harness, HarnessError, type HarnessFactory, type HarnessOptions } from "../../core/harness.js";
+import { ApiHarness } from "./api-harness.js";
+import { ModelConfigError, resolveModel } from "./providers.js";
+import { parseSettings, SettingsError } from "./settings.js";
+
+export interface ApiFactoryOptions {
+  /** Registered under this name (default "api"). */
+  name?: string;
+  /** Where the usual provider variables (ANTHROPIC_API_KEY, OLLAMA_HOST, …) are read; default process.env. */
+  env?: NodeJS.ProcessEnv;
+}
+
+export class ApiHarnessFactory implements HarnessFactory {
+  readonly name: string;
+  readonly supportsSteering = true;
+  readonly supportsImages = true;
+  private readonly env: NodeJS.ProcessEnv;
+
+  constructor(options: ApiFactoryOptions = {}) {
+    this.name = options.name ?? "api";
+    this.env = options.env ?? process.env;
+    // The SDK would print its warnings to the console; this harness reports them as harness.warning events.
+    (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
+  }
+
+  async open(options: HarnessOptions): Promise<Harness> {
+    try {
+      const settings = parseSettings(options.config.options);
+      const model = resolveModel(options.config.model, options.provider, this.env, settings.headers);
+      return new ApiHarness(options, model, settings);
+    } catch (err) {
+      if (err instanceof ModelConfigError || err instanceof SettingsError) {
+        throw new HarnessError("brain_error", `harness "${this.name}": ${err.message}`);
+      }
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,124 @@
+// The api harness's small parts on their own: usage and cost, provider error words and retry timing, the
+// conversation file's replay rules.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { APICallError, type LanguageModelUsage } from "ai";
+import { describe, expect, it } from "vitest";
+import { tempDir } from "../../../test/helpers/brain.js";
+import { CONVERSATION_FILE, Conversation } from "./conversation.js";
+import { backoffMs, describeProviderError, isRetryable, messageInBody } from "./errors.js";
+import { parseSettings } from "./settings.js";
+import { TurnUsage } from "./usage.js";
+
+function usage(input: number, output: number, cacheRead = 0, cacheWrite = 0): LanguageModelUsage {
+  return {
+    inputTokens: input,
+    outputTokens: output,
+    totalTokens: input + output,
+    inputTokenDetails: {
+      noCacheTokens: input - cacheRead - cacheWrite,
+      cacheReadTokens: cacheRead,
+      cacheWriteTokens: cacheWrite,
+    },
+    outputTokenDetails: { textTokens: output, reasoningTokens: 0 },
+  };
+}
+
+describe("usage", () => {
+  it("sums requests and prices cache reads and writes at their own rates", () => {
+    const turn = new TurnUsage({ input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 });
+    turn.add(usage(1000, 100, 800, 0));
+    turn.add(usage(2000, 50, 0, 1000));
+    // uncached 1200 × 3 + read 800 × 0.3 + written 1000 × 3.75 + output 150 × 15, per million
+    expect(turn.toUsage()).toEqual({
+      input: 3000,
+      output: 150,
+      cache_read: 800,
+      cache_write: 1000,
+      cost: 0.00984,
+    });
+  });
+
+  it("takes the cost OpenRouter reports when no price is configured", () => {
+    const turn = new TurnUsage(undefined);
+    turn.add(usage(10, 5), { openrouter: { usage: { cost: 0.0012 } } });
+    turn.add(usage(10, 5), { openrouter: { usage: { cost: 0.0003 } } });
+    expect(turn.toUsage()).toEqual({ input: 20, output: 10, cost: 0.0015 });
+    expect(new TurnUsage(undefined).toUsage()).toEqual({ input: 0, output: 0 });
+  });
+});
+
+describe("provider errors", () => {
+  const apiError = (statusCode: number | undefined, body?: string, headers?: Record<string, string>) =>
+    new APICallError({
+      message: "Bad Request",
+      url: "http://h/v1/messages",
+      requestBodyValues: {},
+      ...(statusCode === undefined ? {} : { statusCode }),
+      ...(body ? { responseBody: body } : {}),
+      ...(headers ? { responseHeaders: headers } : {}),
+    });
+
+  it("reads the provider's own message from any of the error shapes", () => {
+    expect(messageInBody('{"type":"error","error":{"type":"x","message":"anthropic says"}}')).toBe(
+      "anthropic says",
+    );
+    expect(messageInBody('{"error":"model not found"}')).toBe("model not found");
+    expect(messageInBody('{"message":"plain"}')).toBe("plain");
+    expect(messageInBody("<html>bad gateway</html>")).toBe("<html>bad gateway</html>");
+    expect(describeProviderError("ollama", apiError(404, '{"error":"model x not found"}'))).toBe(
+      "ollama answered HTTP 404: model x not found",
+    );
+    expect(describeProviderError("openai", apiError(undefined))).toBe(
+      "could not reach openai at http://h/v1/messages: Bad Request",
+    );
+  });
+
+  it("retries what the SDK calls retryable, waiting at least what the provider asked", () => {
+    expect(isRetryable(apiError(429))).toBe(true);
+    expect(isRetryable(apiError(400))).toBe(false);
+    expect(backoffMs(0, 100, apiError(429, undefined, { "retry-after": "2" }))).toBe(2000);
+    expect(backoffMs(0, 100, apiError(429, undefined, { "retry-after-ms": "150" }))).toBeGreaterThanOrEqual(
+      150,
+    );
+    const third = backoffMs(2, 100, apiError(500));
+    expect(third).toBeGreaterThanOrEqual(320);
+    expect(third).toBeLessThanOrEqual(480);
+    expect(backoffMs(20, 1000, apiError(500))).toBe(60_000);
+  });
+});
+
+describe("the conversation file", () => {
+  it("replays the last summary and what follows it, and keeps every line", async () => {
+    const dir = tempDir();
+    const conversation = new Conversation(dir);
+    await conversation.append(
+      { type: "message", message: { role: "user", content: "a" } },
+      { type: "message", message: { role: "assistant", content: "b" }, usage: { input: 500, output: 2 } },
+    );
+    expect(conversation.lastInputTokens()).toBe(500);
+    await conversation.append({ type: "compaction", summary: "a then b" });
+    expect(conversation.lastInputTokens()).toBe(0);
+    await conversation.append({ type: "message", message: { role: "user", content: "c" } });
+    await conversation.close();
+
+    const reopened = new Conversation(dir);
+    expect(reopened.messages()).toEqual([
+      { role: "user", content: expect.stringContaining("a then b") },
+      { role: "user", content: "c" },
+    ]);
+    expect(readFileSync(join(dir, CONVERSATION_FILE), "utf8").split("\n").filter(Boolean)).toHaveLength(4);
+    expect(await reopened.checkpoint()).toEqual([
+      { path: CONVERSATION_FILE, size: expect.any(Number), append_only: true },
+    ]);
+    expect(await new Conversation(tempDir()).checkpoint()).toEqual([]);
+  });
+});
+
+describe("settings", () => {
+  it("has defaults, and names the field of a bad value", () => {
+    expect(parseSettings(undefined)).toMatchObject({ maxSteps: 50, retries: 2, compactAtTokens: 100_000 });
+    expect(() => parseSettings({ price: { input: 1 } })).toThrow(/price.output/);
+    expect(() => parseSettings({ retries: -1 })).toThrow(/retries/);
+  });
+});

@@ -1,0 +1,127 @@
+// A tool-call turn on every provider, through the real AI SDK provider packages pointed at the fake provider
+// (which checks the key each one sends), and the rules for model strings, keys and base URLs.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { events, makeBrain, type TestBrain, textOf } from "../../../test/helpers/brain.js";
+import type { SessionEvent } from "../../protocol/events.js";
+import type { FakeProvider } from "../../testing/fake-provider/index.js";
+import { ApiHarnessFactory } from "./factory.js";
+import { parseModelSpec, resolveModel } from "./providers.js";
+import { credentialsFor, FAKE_KEY, PROVIDER_FORMATS, startKeyedProvider } from "./testing/provider.js";
+
+let fake: FakeProvider;
+let t: TestBrain | undefined;
+beforeAll(async () => {
+  fake = await startKeyedProvider();
+});
+afterEach(async () => {
+  await t?.cleanup();
+  t = undefined;
+  fake.reset();
+});
+afterAll(() => fake.close());
+
+const data = (all: SessionEvent[], type: string) =>
+  all.filter((e) => e.type === type).map((e) => e.data as Record<string, unknown>);
+
+describe.each(Object.entries(PROVIDER_FORMATS))("%s", (provider, format) => {
+  it("runs a tool-call turn: deltas, the bound tool through Brain, the answer with usage", async () => {
+    t = makeBrain({
+      factories: [new ApiHarnessFactory({ env: {} })],
+      provider: credentialsFor(provider, fake),
+    });
+    const session = await t.brain.create({
+      harness: "api",
+      config: { model: `${provider}:fake-model`, system_prompt: "be brief", tools: ["echo"] },
+    });
+    fake.script([
+      {
+        text: "Let me echo.",
+        toolCalls: [{ name: "echo", arguments: { value: "ünïcode 🏓" } }],
+        usage: { input: 20, output: 5 },
+      },
+      { text: "It said ünïcode 🏓.", chunkSize: 3, usage: { input: 40, output: 6 } },
+    ]);
+    const outcome = await (await session.prompt("echo something")).settled;
+    expect(outcome).toMatchObject({ status: "completed" });
+
+    const all = await events(session);
+    expect(textOf(all)).toBe("Let me echo.It said ünïcode 🏓.");
+    const [call] = data(all, "tool.call");
+    expect(call).toMatchObject({ name: "echo", arguments: { value: "ünïcode 🏓" } });
+    expect(data(all, "tool.result")).toEqual([
+      { id: call?.id, content: [{ type: "text", text: "ünïcode 🏓" }], is_error: false },
+    ]);
+    const [message] = data(all, "assistant.message");
+    expect(message).toMatchObject({ text: "It said ünïcode 🏓.", stop_reason: "stop" });
+    expect(message?.usage).toMatchObject({ input: 60, output: 11 });
+
+    expect(fake.requests.map((r) => r.format)).toEqual([format, format]);
+    const second = JSON.stringify(fake.requests[1]?.body);
+    expect(second).toContain("ünïcode 🏓");
+    expect(second).toContain("be brief");
+    expect(second).toContain("echo something");
+    // The whole conversation is sent each time (no references to provider-stored items).
+    expect(second).toContain("Let me echo.");
+    expect(second).not.toContain("item_reference");
+  });
+});
+
+describe("model strings", () => {
+  it("splits provider:model at the first colon, with aliases", () => {
+    expect(parseModelSpec("anthropic:claude-x")).toEqual({ provider: "anthropic", modelId: "claude-x" });
+    expect(parseModelSpec("ollama:llama3.2:3b")).toEqual({ provider: "ollama", modelId: "llama3.2:3b" });
+    expect(parseModelSpec("openrouter:anthropic/claude")).toEqual({
+      provider: "openrouter",
+      modelId: "anthropic/claude",
+    });
+    expect(parseModelSpec("google:gemini-x").provider).toBe("gemini");
+    expect(parseModelSpec("gpt-x", "openai-chat")).toEqual({ provider: "openai-chat", modelId: "gpt-x" });
+    // With the provider given apart (an agent definition's harness.provider), a colon may be the model's.
+    expect(parseModelSpec("llama3.2:3b", "ollama")).toEqual({ provider: "ollama", modelId: "llama3.2:3b" });
+    expect(parseModelSpec("anthropic:claude-x", "ollama").provider).toBe("anthropic");
+  });
+
+  it("refuses what it cannot place, saying what to write", () => {
+    expect(() => parseModelSpec(undefined)).toThrow(/needs config.model as "provider:model"/);
+    expect(() => parseModelSpec("claude-x")).toThrow(/names no provider.*providers: anthropic, openai/);
+    expect(() => parseModelSpec("mistral:large")).toThrow(/unknown provider "mistral"/);
+    expect(() => parseModelSpec("anthropic:")).toThrow(/names no model/);
+  });
+});
+
+describe("keys and base URLs", () => {
+  it("names the variable to set when a key is missing", () => {
+    expect(() => resolveModel("anthropic:x", {}, {})).toThrow(/set ANTHROPIC_API_KEY, or name the variable/);
+    expect(() => resolveModel("gemini:x", {}, {})).toThrow(
+      /set GEMINI_API_KEY \(or GOOGLE_GENERATIVE_AI_API_KEY or GOOGLE_API_KEY\)/,
+    );
+    expect(() => resolveModel("openrouter:x", {}, {})).toThrow(/OPENROUTER_API_KEY/);
+    expect(() => resolveModel("openai-compatible:x", {}, {})).toThrow(
+      /needs a base URL: set provider.base_url/,
+    );
+    // Ollama runs locally without a key.
+    expect(resolveModel("ollama:x", {}, {}).provider).toBe("ollama");
+  });
+
+  it("takes Brain's credentials over the usual variables, and the variables otherwise", async () => {
+    fake.script([{ text: "from env" }, { text: "from creds" }, { text: "from OLLAMA_HOST" }]);
+    const base = `${fake.url}/v1`;
+    const read = async (model: ReturnType<typeof resolveModel>) => {
+      const { streamText } = await import("ai");
+      const result = streamText({ model: model.model, prompt: "hi", maxRetries: 0 });
+      return result.text;
+    };
+    // ANTHROPIC_BASE_URL is the host without /v1 (as Claude Code takes it): /v1 is added.
+    const env = { ANTHROPIC_API_KEY: FAKE_KEY, ANTHROPIC_BASE_URL: fake.url };
+    expect(await read(resolveModel("anthropic:x", {}, env))).toBe("from env");
+    const creds = { api_key: FAKE_KEY, base_url: base };
+    const wrongEnv = { ANTHROPIC_API_KEY: "wrong", ANTHROPIC_BASE_URL: "http://127.0.0.1:1" };
+    expect(await read(resolveModel("anthropic:x", creds, wrongEnv))).toBe("from creds");
+    // OLLAMA_HOST may be a bare host:port, as the ollama CLI takes it.
+    const host = fake.url.replace("http://", "");
+    expect(await read(resolveModel("ollama:x", {}, { OLLAMA_HOST: host, OLLAMA_API_KEY: FAKE_KEY }))).toBe(
+      "from OLLAMA_HOST",
+    );
+    expect(fake.requests.map((r) => r.path)).toEqual(["/v1/messages", "/v1/messages", "/api/chat"]);
+  });
+});

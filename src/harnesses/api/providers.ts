@@ -1,0 +1,198 @@
+// Which AI SDK provider serves a `provider:model` string, where its key and base URL come from, and how the
+// model object is made. Credentials resolved by Brain (from `provider.api_key_env` and `provider.base_url`) win
+// over the usual environment variables; nothing here reads `process.env` itself.
+import { createAnthropic } from "@ai-sdk/anthropic";
+import { createGoogleGenerativeAI } from "@ai-sdk/google";
+import { createOpenAI } from "@ai-sdk/openai";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { createOpenRouter } from "@openrouter/ai-sdk-provider";
+import type { LanguageModel } from "ai";
+import { createOllama } from "ollama-ai-provider-v2";
+import type { ProviderCredentials } from "../../protocol/runner.js";
+
+export interface ModelArgs {
+  modelId: string;
+  baseURL?: string;
+  apiKey?: string;
+  headers: Record<string, string>;
+}
+
+interface ProviderKind {
+  /** Variables tried in order for the key; the first is the one an error tells the user to set. */
+  keyEnv: string[];
+  keyRequired: boolean;
+  baseUrlEnv: string[];
+  /** Puts a base URL from config or environment into the form the SDK provider wants. */
+  normalizeBaseUrl?: (url: string) => string;
+  baseUrlRequired?: boolean;
+  create(args: ModelArgs): LanguageModel;
+}
+
+const trimSlash = (url: string) => url.replace(/\/+$/, "");
+
+/** Anthropic's own SDKs and Claude Code take the host without `/v1`; the AI SDK wants it with. */
+const withSuffix = (suffix: string) => (url: string) => {
+  const trimmed = trimSlash(url);
+  return trimmed.endsWith(suffix) ? trimmed : `${trimmed}${suffix}`;
+};
+
+/** `OLLAMA_HOST` may be a bare `host:port`, as the ollama CLI accepts it. */
+function ollamaBaseUrl(url: string): string {
+  const withScheme = /^[a-z]+:\/\//i.test(url) ? url : `http://${url}`;
+  return withSuffix("/api")(withScheme);
+}
+
+const PROVIDERS: Record<string, ProviderKind> = {
+  anthropic: {
+    keyEnv: ["ANTHROPIC_API_KEY"],
+    keyRequired: true,
+    baseUrlEnv: ["ANTHROPIC_BASE_URL"],
+    normalizeBaseUrl: withSuffix("/v1"),
+    create: ({ modelId, ...rest }) => createAnthropic(rest)(modelId),
+  },
+  /** The Responses API, as `createOpenAI()(id)` does by default. */
+  openai: {
+    keyEnv: ["OPENAI_API_KEY"],
+    keyRequired: true,
+    baseUrlEnv: ["OPENAI_BASE_URL"],
+    create: ({ modelId, ...rest }) => createOpenAI(rest).responses(modelId),
+  },
+  /** Chat Completions, for servers (and models) that only speak that. */
+  "openai-chat": {
+    keyEnv: ["OPENAI_API_KEY"],
+    keyRequired: true,
+    baseUrlEnv: ["OPENAI_BASE_URL"],
+    create: ({ modelId, ...rest }) => createOpenAI(rest).chat(modelId),
+  },
+  gemini: {
+    keyEnv: ["GEMINI_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY", "GOOGLE_API_KEY"],
+    keyRequired: true,
+    baseUrlEnv: ["GEMINI_BASE_URL"],
+    create: ({ modelId, ...rest }) => createGoogleGenerativeAI(rest)(modelId),
+  },
+  openrouter: {
+    keyEnv: ["OPENROUTER_API_KEY"],
+    keyRequired: true,
+    baseUrlEnv: ["OPENROUTER_BASE_URL"],
+    // "strict" asks for usage in the stream; `usage.include` adds the cost OpenRouter charged.
+    create: ({ modelId, ...rest }) =>
+      createOpenRouter({ ...rest, compatibility: "strict" }).chat(modelId, { usage: { include: true } }),
+  },
+  /** A local Ollama needs no key; Ollama's cloud and authenticating proxies take a Bearer token. */
+  ollama: {
+    keyEnv: ["OLLAMA_API_KEY"],
+    keyRequired: false,
+    baseUrlEnv: ["OLLAMA_HOST"],
+    normalizeBaseUrl: ollamaBaseUrl,
+    create: ({ modelId, baseURL, apiKey, headers }) =>
+      createOllama({
+        ...(baseURL ? { baseURL } : {}),
+        headers: { ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers },
+      })(modelId),
+  },
+  /** Any server speaking Chat Completions (vLLM, LM Studio, llama.cpp, LiteLLM, …): the base URL is required. */
+  "openai-compatible": {
+    keyEnv: ["OPENAI_COMPATIBLE_API_KEY"],
+    keyRequired: false,
+    baseUrlEnv: ["OPENAI_COMPATIBLE_BASE_URL"],
+    baseUrlRequired: true,
+    create: ({ modelId, baseURL, apiKey, headers }) =>
+      createOpenAICompatible({
+        name: "openai-compatible",
+        baseURL: baseURL!,
+        ...(apiKey ? { apiKey } : {}),
+        headers,
+        includeUsage: true,
+      })(modelId),
+  },
+};
+
+const ALIASES: Record<string, string> = { google: "gemini", compatible: "openai-compatible" };
+
+export const PROVIDER_NAMES = Object.keys(PROVIDERS);
+
+const isProvider = (name: string) => name in PROVIDERS || name in ALIASES;
+
+export class ModelConfigError extends Error {
+  override name = "ModelConfigError";
+}
+
+export interface ResolvedModel {
+  provider: string;
+  modelId: string;
+  model: LanguageModel;
+}
+
+/**
+ * Splits `provider:model` at the first colon (Ollama tags have colons of their own: `ollama:llama3.2:3b`).
+ * Without a prefix, `provider.api` from the session's provider settings names the provider.
+ */
+export function parseModelSpec(
+  spec: string | undefined,
+  api?: string,
+): { provider: string; modelId: string } {
+  const example = 'e.g. "anthropic:claude-sonnet-4-5" or "ollama:llama3.2"';
+  if (!spec)
+    throw new ModelConfigError(`the api harness needs config.model as "provider:model" (${example})`);
+  const colon = spec.indexOf(":");
+  let named = colon > 0 ? spec.slice(0, colon) : api;
+  let modelId = colon > 0 ? spec.slice(colon + 1) : spec;
+  // With the provider given apart (nui's `harness.provider`), a colon may belong to the model: "llama3.2:3b".
+  if (api && colon > 0 && !isProvider(named!)) {
+    named = api;
+    modelId = spec;
+  }
+  if (!named) {
+    throw new ModelConfigError(
+      `model "${spec}" names no provider: write it as "provider:model" (${example}); providers: ${PROVIDER_NAMES.join(", ")}`,
+    );
+  }
+  const provider = ALIASES[named] ?? named;
+  if (!PROVIDERS[provider]) {
+    throw new ModelConfigError(
+      `unknown provider "${named}" in model "${spec}"; providers: ${PROVIDER_NAMES.join(", ")}`,
+    );
+  }
+  if (!modelId) throw new ModelConfigError(`model "${spec}" names no model after "${named}:"`);
+  return { provider, modelId };
+}
+
+export function resolveModel(
+  spec: string | undefined,
+  credentials: ProviderCredentials,
+  env: NodeJS.ProcessEnv,
+  headers: Record<string, string> = {},
+): ResolvedModel {
+  const { provider, modelId } = parseModelSpec(spec, credentials.api);
+  const kind = PROVIDERS[provider]!;
+  const apiKey = credentials.api_key ?? firstSet(env, kind.keyEnv);
+  if (kind.keyRequired && !apiKey) {
+    const [main, ...others] = kind.keyEnv;
+    const alternatives = others.length ? ` (or ${others.join(" or ")})` : "";
+    throw new ModelConfigError(
+      `no API key for ${provider}: set ${main}${alternatives}, or name the variable that holds it in provider.api_key_env`,
+    );
+  }
+  const rawBase = credentials.base_url ?? firstSet(env, kind.baseUrlEnv);
+  if (kind.baseUrlRequired && !rawBase) {
+    throw new ModelConfigError(
+      `the ${provider} provider needs a base URL: set provider.base_url in brain.config.json (or ${kind.baseUrlEnv.join(" or ")})`,
+    );
+  }
+  const baseURL = rawBase ? (kind.normalizeBaseUrl ?? trimSlash)(rawBase) : undefined;
+  const model = kind.create({
+    modelId,
+    ...(baseURL ? { baseURL } : {}),
+    ...(apiKey ? { apiKey } : {}),
+    headers,
+  });
+  return { provider, modelId, model };
+}
+
+function firstSet(env: NodeJS.ProcessEnv, names: string[]): string | undefined {
+  for (const name of names) {
+    const value = env[name];
+    if (value) return value;
+  }
+  return undefined;
+}

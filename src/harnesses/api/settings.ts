@@ -1,0 +1,84 @@
+// The api harness's own settings, from the session's `config.options`. The options a session carries are not
+// all this harness's (agent definitions add their own: agent, working_dir, env, …), so other keys are left
+// alone; the ones named here are checked, and a bad value is an error naming the field.
+import { z } from "zod";
+import { describeIssues } from "../../protocol/frames.js";
+
+/** US dollars per million tokens. Cache prices default to the input price. */
+export const Price = z.strictObject({
+  input: z.number().nonnegative(),
+  output: z.number().nonnegative(),
+  cache_read: z.number().nonnegative().optional(),
+  cache_write: z.number().nonnegative().optional(),
+});
+
+export const ApiOptions = z.object({
+  /** Model requests per turn at most (each tool round is one): a runaway tool loop stops here. */
+  max_steps: z.number().int().positive().optional(),
+  max_output_tokens: z.number().int().positive().optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  /** Retries of a request that failed with a retryable status (408, 409, 429, 5xx) or a dropped connection. */
+  retries: z.number().int().min(0).max(10).optional(),
+  /** The first retry waits this long, doubling each time (a provider's retry-after wins when longer). */
+  retry_base_ms: z.number().int().nonnegative().optional(),
+  /** A stream that sends nothing for this long is a provider failure. */
+  idle_timeout_ms: z.number().int().positive().optional(),
+  /**
+   * When the last request's input reached this many tokens, the next turn starts by having the model summarise
+   * the conversation so far; the summary replaces it in later requests. 0 turns compaction off.
+   */
+  compact_at_tokens: z.number().int().nonnegative().optional(),
+  /** The model's price, for `usage.cost` on each turn (OpenRouter reports the cost itself). */
+  price: Price.optional(),
+  /** Extra HTTP headers on every model request (a proxy's routing header, say). */
+  headers: z.record(z.string(), z.string()).optional(),
+});
+
+export type Price = z.infer<typeof Price>;
+export type ApiOptions = z.infer<typeof ApiOptions>;
+
+export interface ApiSettings {
+  maxSteps: number;
+  maxOutputTokens?: number;
+  temperature?: number;
+  retries: number;
+  retryBaseMs: number;
+  idleTimeoutMs: number;
+  compactAtTokens: number;
+  price?: Price;
+  headers: Record<string, string>;
+}
+
+export const DEFAULTS = {
+  maxSteps: 50,
+  retries: 2,
+  retryBaseMs: 1_000,
+  idleTimeoutMs: 300_000,
+  compactAtTokens: 100_000,
+} as const;
+
+export class SettingsError extends Error {
+  override name = "SettingsError";
+}
+
+export function parseSettings(options: Record<string, unknown> | undefined): ApiSettings {
+  const parsed = ApiOptions.safeParse(options ?? {});
+  if (!parsed.success) {
+    const known = Object.keys(ApiOptions.shape).join(", ");
+    throw new SettingsError(
+      `bad config.options for the api harness: ${describeIssues(parsed.error)} (known options: ${known})`,
+    );
+  }
+  const o = parsed.data;
+  return {
+    maxSteps: o.max_steps ?? DEFAULTS.maxSteps,
+    ...(o.max_output_tokens === undefined ? {} : { maxOutputTokens: o.max_output_tokens }),
+    ...(o.temperature === undefined ? {} : { temperature: o.temperature }),
+    retries: o.retries ?? DEFAULTS.retries,
+    retryBaseMs: o.retry_base_ms ?? DEFAULTS.retryBaseMs,
+    idleTimeoutMs: o.idle_timeout_ms ?? DEFAULTS.idleTimeoutMs,
+    compactAtTokens: o.compact_at_tokens ?? DEFAULTS.compactAtTokens,
+    ...(o.price ? { price: o.price } : {}),
+    headers: o.headers ?? {},
+  };
+}

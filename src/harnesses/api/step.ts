@@ -1,0 +1,173 @@
+// One model request of a turn, streamed: text deltas go out as they come, tool calls are collected (not run:
+// the tools have no `execute`, Brain runs them), and the outcome is what the turn loop needs to go on.
+import {
+  type FinishReason,
+  type LanguageModel,
+  type LanguageModelUsage,
+  type ModelMessage,
+  type ProviderMetadata,
+  streamText,
+  type ToolSet,
+} from "ai";
+import type { ApiSettings } from "./settings.js";
+
+export interface StepRequest {
+  model: LanguageModel;
+  system?: string;
+  messages: ModelMessage[];
+  tools: ToolSet;
+  toolChoice?: "none";
+  settings: ApiSettings;
+  /** Per-provider request options; the same shape as the metadata providers return. */
+  providerOptions?: ProviderMetadata;
+  signal: AbortSignal;
+  onDelta(text: string): void;
+  onWarning(message: string): void;
+}
+
+export interface StepToolCall {
+  id: string;
+  name: string;
+  /** The parsed arguments, or the raw text when the model sent something that is not JSON. */
+  input: unknown;
+}
+
+export type StepOutcome =
+  | {
+      kind: "done";
+      text: string;
+      toolCalls: StepToolCall[];
+      /** The assistant message as the SDK built it, provider metadata (signatures, item ids) included. */
+      messages: ModelMessage[];
+      usage: LanguageModelUsage;
+      providerMetadata: ProviderMetadata | undefined;
+      finishReason: FinishReason;
+    }
+  /** Interrupted: what was streamed before the abort. */
+  | { kind: "aborted"; text: string };
+
+/** A request that failed; `streamed` says whether any of it reached the user (then it must not be retried). */
+export class StepError extends Error {
+  override name = "StepError";
+  constructor(
+    readonly error: unknown,
+    readonly streamed: boolean,
+  ) {
+    super(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/**
+ * The provider went quiet: nothing arrived for `idle_timeout_ms`. (The SDK's own chunk timeout only starts after
+ * the first chunk, so a provider that never answers would hang the turn.)
+ */
+export class IdleTimeoutError extends Error {
+  override name = "TimeoutError";
+}
+
+export async function streamStep(req: StepRequest): Promise<StepOutcome> {
+  const { settings } = req;
+  const idle = new AbortController();
+  let idleTimer: NodeJS.Timeout | undefined;
+  const stillAlive = () => {
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => idle.abort(), settings.idleTimeoutMs);
+  };
+  stillAlive();
+  try {
+    return await consume(req, idle.signal, stillAlive);
+  } finally {
+    clearTimeout(idleTimer);
+  }
+}
+
+async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => void): Promise<StepOutcome> {
+  const { settings } = req;
+  const result = streamText({
+    model: req.model,
+    ...(req.system ? { system: req.system } : {}),
+    messages: req.messages,
+    tools: req.tools,
+    ...(req.toolChoice ? { toolChoice: req.toolChoice } : {}),
+    ...(settings.maxOutputTokens === undefined ? {} : { maxOutputTokens: settings.maxOutputTokens }),
+    ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
+    ...(req.providerOptions ? { providerOptions: req.providerOptions } : {}),
+    // Retries are the turn loop's, so they can be reported and never repeat text already streamed.
+    maxRetries: 0,
+    abortSignal: AbortSignal.any([req.signal, idle]),
+    // Errors come back as stream parts and are handled there; the default would also print them.
+    onError: () => {},
+  });
+  let text = "";
+  let streamed = false;
+  const toolCalls: StepToolCall[] = [];
+  let failure: unknown;
+  let usage: LanguageModelUsage | undefined;
+  let providerMetadata: ProviderMetadata | undefined;
+  let finishReason: FinishReason = "other";
+  try {
+    for await (const part of result.fullStream) {
+      stillAlive();
+      if (part.type === "text-delta") {
+        if (part.text === "") continue;
+        text += part.text;
+        streamed = true;
+        req.onDelta(part.text);
+      } else if (part.type === "tool-call") {
+        toolCalls.push({ id: part.toolCallId, name: part.toolName, input: part.input });
+      } else if (part.type === "start-step") {
+        for (const warning of part.warnings) req.onWarning(describeWarning(warning));
+      } else if (part.type === "finish-step") {
+        usage = part.usage;
+        providerMetadata = part.providerMetadata;
+        finishReason = part.finishReason;
+      } else if (part.type === "error") {
+        failure = part.error;
+        break;
+      } else if (part.type === "abort") {
+        break;
+      }
+    }
+  } catch (err) {
+    failure = err;
+  }
+  if (req.signal.aborted) {
+    Promise.resolve(result.response).catch(() => {});
+    return { kind: "aborted", text };
+  }
+  if (idle.aborted) {
+    Promise.resolve(result.response).catch(() => {});
+    const seconds = settings.idleTimeoutMs / 1000;
+    throw new StepError(
+      new IdleTimeoutError(`nothing arrived for ${seconds} s (config.options.idle_timeout_ms)`),
+      streamed,
+    );
+  }
+  if (failure !== undefined || !usage) {
+    Promise.resolve(result.response).catch(() => {});
+    throw new StepError(failure ?? new Error("the stream ended without finishing"), streamed);
+  }
+  const response = await result.response;
+  return {
+    kind: "done",
+    text,
+    toolCalls,
+    messages: response.messages,
+    usage,
+    providerMetadata,
+    finishReason,
+  };
+}
+
+function describeWarning(warning: unknown): string {
+  const w = warning as {
+    type?: string;
+    message?: string;
+    feature?: string;
+    details?: string;
+    setting?: string;
+  };
+  if (w.message) return w.message;
+  const what = w.feature ?? w.setting ?? "a setting";
+  return `${what} is not supported by this model${w.details ? `: ${w.details}` : ""}`;
+}

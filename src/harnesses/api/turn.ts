@@ -1,0 +1,193 @@
+// One user turn on the api harness: request, stream, hand the tool calls to Brain, repeat until the model
+// answers in text. Steering joins at the next step boundary; an interrupt stops the request or the waiting
+// tools and settles the turn as interrupted; provider failures are retried (bounded) and then fail the turn.
+import type { ModelMessage, ProviderMetadata, ToolSet, UserContent } from "ai";
+import { HarnessError, type HarnessOptions, type PromptOutcome } from "../../core/harness.js";
+import type { ToolResult } from "../../protocol/runner.js";
+import { shouldCompact, summaryRequest } from "./compaction.js";
+import type { Conversation } from "./conversation.js";
+import { backoffMs, describeProviderError, isRetryable } from "./errors.js";
+import type { LoadedImage } from "./images.js";
+import type { ResolvedModel } from "./providers.js";
+import type { ApiSettings } from "./settings.js";
+import { StepError, type StepOutcome, streamStep } from "./step.js";
+import { errorResult, toCallParams, toolMessage } from "./tools.js";
+import { TurnUsage } from "./usage.js";
+
+export interface TurnDeps {
+  conversation: Conversation;
+  model: ResolvedModel;
+  system?: string;
+  tools: ToolSet;
+  settings: ApiSettings;
+  providerOptions?: ProviderMetadata;
+  options: HarnessOptions;
+  /** Steering texts waiting for the next step boundary (the harness pushes, the loop drains). */
+  steers: string[];
+  warn(message: string): void;
+}
+
+export interface TurnInput {
+  turn: string;
+  text: string;
+  images: LoadedImage[];
+  signal: AbortSignal;
+}
+
+export async function runTurn(deps: TurnDeps, input: TurnInput): Promise<PromptOutcome> {
+  const { conversation, settings, options } = deps;
+  const { turn, signal } = input;
+  const usage = new TurnUsage(settings.price);
+  await compactIfLarge(deps, usage, signal);
+  if (signal.aborted) return { interrupted: true };
+  await save(conversation, { type: "message", message: userMessage(input.text, input.images) });
+
+  let lastText = "";
+  for (let step = 0; step < settings.maxSteps; step++) {
+    for (const steer of deps.steers.splice(0)) {
+      await save(conversation, { type: "message", message: { role: "user", content: steer } });
+    }
+    const outcome = await request(deps, conversation.messages(), signal, (text) =>
+      options.emit({ type: "assistant.delta", turn, data: { text } }),
+    );
+    if (outcome.kind === "aborted") {
+      if (outcome.text) {
+        await save(conversation, { type: "message", message: { role: "assistant", content: outcome.text } });
+        const data = { text: outcome.text, usage: usage.toUsage(), stop_reason: "interrupted" };
+        options.emit({ type: "assistant.message", turn, data });
+      }
+      return { interrupted: true };
+    }
+    const stepUsage = usage.add(outcome.usage, outcome.providerMetadata);
+    await save(
+      conversation,
+      ...outcome.messages.map((message, i) => ({
+        type: "message" as const,
+        message,
+        ...(i === outcome.messages.length - 1 ? { usage: stepUsage } : {}),
+      })),
+    );
+    lastText = outcome.text;
+    if (outcome.toolCalls.length === 0) {
+      const data = { text: outcome.text, usage: usage.toUsage(), stop_reason: outcome.finishReason };
+      options.emit({ type: "assistant.message", turn, data });
+      // A steer that came in during the final answer still gets an answer of its own.
+      if (deps.steers.length === 0) return { interrupted: false };
+      continue;
+    }
+    const results = await Promise.all(
+      outcome.toolCalls.map((call): Promise<ToolResult> => {
+        const params = toCallParams(call);
+        return typeof params === "string"
+          ? Promise.resolve(errorResult(params))
+          : options.call(turn, params, signal);
+      }),
+    );
+    // Every call gets its result, cancelled ones included: the next request must be well formed.
+    await save(conversation, { type: "message", message: toolMessage(outcome.toolCalls, results) });
+    if (signal.aborted) return { interrupted: true };
+  }
+  deps.warn(
+    `the turn stopped after ${settings.maxSteps} model requests (config.options.max_steps) with tool calls still coming`,
+  );
+  options.emit({
+    type: "assistant.message",
+    turn,
+    data: { text: lastText, usage: usage.toUsage(), stop_reason: "max_steps" },
+  });
+  return { interrupted: false };
+}
+
+function userMessage(text: string, images: LoadedImage[]): ModelMessage {
+  if (images.length === 0) return { role: "user", content: text };
+  const content: UserContent = [{ type: "text", text }];
+  for (const image of images) content.push({ type: "image", image: image.data, mediaType: image.mimeType });
+  return { role: "user", content };
+}
+
+/** One model request, retried with backoff while the failure is retryable and nothing has been streamed. */
+async function request(
+  deps: TurnDeps,
+  messages: ModelMessage[],
+  signal: AbortSignal,
+  onDelta: (text: string) => void,
+  toolChoice?: "none",
+): Promise<StepOutcome> {
+  const { settings, model } = deps;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await streamStep({
+        model: model.model,
+        ...(deps.system ? { system: deps.system } : {}),
+        messages,
+        tools: deps.tools,
+        ...(toolChoice ? { toolChoice } : {}),
+        settings,
+        ...(deps.providerOptions ? { providerOptions: deps.providerOptions } : {}),
+        signal,
+        onDelta,
+        onWarning: (message) => deps.warn(message),
+      });
+    } catch (err) {
+      if (!(err instanceof StepError)) throw err;
+      const why = describeProviderError(model.provider, err.error);
+      if (err.streamed || !isRetryable(err.error) || attempt >= settings.retries) {
+        const tries = attempt > 0 ? ` (after ${attempt + 1} attempts)` : "";
+        throw new HarnessError("provider_error", `${why}${tries}`);
+      }
+      const wait = backoffMs(attempt, settings.retryBaseMs, err.error);
+      deps.warn(
+        `${why}; retrying in ${(wait / 1000).toFixed(1)} s (retry ${attempt + 1} of ${settings.retries})`,
+      );
+      if (!(await sleep(wait, signal))) return { kind: "aborted", text: "" };
+    }
+  }
+}
+
+/** Summarises the conversation when the last request was at least `compact_at_tokens` long. */
+async function compactIfLarge(deps: TurnDeps, usage: TurnUsage, signal: AbortSignal): Promise<void> {
+  const { conversation, settings } = deps;
+  if (!shouldCompact(conversation.lastInputTokens(), settings.compactAtTokens, conversation.length)) return;
+  let outcome: StepOutcome;
+  try {
+    // The tools stay declared (some providers refuse tool calls in the history otherwise), but none may run.
+    outcome = await request(deps, summaryRequest(conversation.messages()), signal, () => {}, "none");
+  } catch (err) {
+    // The turn goes on uncompacted: the request may still fit, and if not it fails with the provider's word.
+    deps.warn(`compacting the conversation failed, going on without: ${(err as Error).message}`);
+    return;
+  }
+  if (outcome.kind === "aborted") return;
+  usage.add(outcome.usage, outcome.providerMetadata);
+  await save(conversation, { type: "compaction", summary: outcome.text });
+  deps.warn(
+    `the conversation was compacted: ${conversation.length - 1} entries summarised in ${outcome.text.length} characters`,
+  );
+}
+
+async function save(
+  conversation: Conversation,
+  ...entries: Parameters<Conversation["append"]>
+): Promise<void> {
+  try {
+    await conversation.append(...entries);
+  } catch (err) {
+    throw new HarnessError("brain_error", `could not write the conversation file: ${(err as Error).message}`);
+  }
+}
+
+/** Resolves true after `ms`, or false as soon as `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve(false);
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(true);
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,41 @@
+// Where Claude Code keeps a session, and moving it when the session's working directory changes (a restore or
+// fork into another native dir). The transcript lives at
+// `$CLAUDE_CONFIG_DIR/projects/<folder(cwd)>/<session-id>.jsonl`, and `--resume <id>` only looks in the folder
+// of the current cwd, so a moved session must move folders (cli-relocation.md).
+import { existsSync, mkdirSync, readdirSync, realpathSync, renameSync } from "node:fs";
+import { join } from "node:path";
+
+/** Claude's folder name for a cwd: every character outside [A-Za-z0-9] becomes "-"; long names get a hash. */
+export function projectFolder(cwd: string): string {
+  const name = cwd.replace(/[^A-Za-z0-9]/g, "-");
+  if (name.length <= 200) return name;
+  let hash = 0;
+  for (let i = 0; i < cwd.length; i++) hash = (Math.imul(hash, 31) + cwd.charCodeAt(i)) | 0;
+  return `${name.slice(0, 200)}-${Math.abs(hash).toString(36)}`;
+}
+
+export function transcriptPath(configDir: string, cwd: string, sessionId: string): string {
+  return join(configDir, "projects", projectFolder(realpathSync(cwd)), `${sessionId}.jsonl`);
+}
+
+/**
+ * Makes sure the session's transcript (and its sub-agent folder, if any) sits in the folder for `cwd`, moving
+ * it from whichever project folder holds it. Returns true when a transcript exists (the session can resume).
+ */
+export function placeTranscript(configDir: string, cwd: string, sessionId: string): boolean {
+  const target = transcriptPath(configDir, cwd, sessionId);
+  if (existsSync(target)) return true;
+  const projects = join(configDir, "projects");
+  if (!existsSync(projects)) return false;
+  for (const folder of readdirSync(projects)) {
+    const found = join(projects, folder, `${sessionId}.jsonl`);
+    if (!existsSync(found)) continue;
+    const targetDir = join(target, "..");
+    mkdirSync(targetDir, { recursive: true });
+    renameSync(found, target);
+    const extras = join(projects, folder, sessionId);
+    if (existsSync(extras)) renameSync(extras, join(targetDir, sessionId));
+    return true;
+  }
+  return false;
+}

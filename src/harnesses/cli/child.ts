@@ -1,0 +1,135 @@
+// One CLI agent child process: spawned (behind an optional launcher prefix such as a network sandbox) with the
+// environment its harness built, stdout split into lines on "\n" only, a bounded tail of stderr kept for error
+// messages (stderr never reaches the event log), and a clear description of how it ended.
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { LineSplitter } from "../../protocol/ndjson.js";
+
+const STDERR_TAIL_BYTES = 8 * 1024;
+/** CLI output lines (a whole tool result, a long transcript replay) can be far larger than a runner frame. */
+const MAX_CLI_LINE = 64 << 20;
+
+export interface CliSpawn {
+  /** The family, for messages: "claude-code". */
+  label: string;
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  /** Words put in front of the command, e.g. a sandbox: ["unshare", "-n", …, "--"]. */
+  launcher?: string[];
+  /** Called once per stdout line; omit for CLIs whose stdout is only a log. */
+  onLine?: (line: string) => void;
+  /** The process is gone (or never started): `reason` says how, with the stderr tail. */
+  onExit?: (reason: string) => void;
+}
+
+export interface ExitInfo {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Set when the program could not be started at all. */
+  error?: Error;
+}
+
+export class CliProcess {
+  readonly exited: Promise<ExitInfo>;
+  private readonly child: ChildProcessWithoutNullStreams;
+  private tail = "";
+  private exit: ExitInfo | undefined;
+  private stopping = false;
+
+  constructor(readonly spec: CliSpawn) {
+    const [command, ...prefix] = spec.launcher?.length ? spec.launcher : [spec.command];
+    const args = spec.launcher?.length ? [...prefix, spec.command, ...spec.args] : spec.args;
+    // Its own process group, so a kill reaches the launcher, the CLI and the tools the CLI started.
+    this.child = spawn(command!, args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true,
+    });
+    this.child.stdin.on("error", () => {}); // a closed pipe shows up as the exit below
+    const splitter = new LineSplitter((line) => spec.onLine?.(line), MAX_CLI_LINE);
+    this.child.stdout.on("data", (chunk: Buffer) => {
+      if (!spec.onLine) return;
+      try {
+        splitter.push(chunk);
+      } catch (err) {
+        this.tail += `\n[brain: ${(err as Error).message}]`;
+        this.kill("SIGKILL");
+      }
+    });
+    this.child.stderr.on("data", (chunk: Buffer) => {
+      this.tail = (this.tail + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
+    });
+    this.exited = new Promise((resolve) => {
+      this.child.once("error", (error) => {
+        if (this.exit) return;
+        this.exit = { code: null, signal: null, error };
+        resolve(this.exit);
+        spec.onExit?.(this.describeExit());
+      });
+      this.child.once("close", (code, signal) => {
+        if (this.exit) return;
+        this.exit = { code, signal };
+        resolve(this.exit);
+        spec.onExit?.(this.describeExit());
+      });
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get alive(): boolean {
+    return this.exit === undefined;
+  }
+
+  /** True once stop() or kill() was called: an exit after that is expected, not a failure. */
+  get stopRequested(): boolean {
+    return this.stopping;
+  }
+
+  write(text: string): void {
+    if (this.exit || this.child.stdin.destroyed) return;
+    this.child.stdin.write(text);
+  }
+
+  stderrTail(max = 2000): string {
+    return this.tail.trim().slice(-max);
+  }
+
+  /** "claude exited with code 1; its stderr ended with: …" */
+  describeExit(): string {
+    const exit = this.exit;
+    const name = this.spec.command.split("/").pop();
+    let how = "is still running";
+    if (exit?.error) how = `could not be started (${exit.error.message})`;
+    else if (exit?.signal) how = `was killed by ${exit.signal}`;
+    else if (exit) how = `exited with code ${exit.code}`;
+    const tail = this.stderrTail();
+    return `${this.spec.label}: ${name} ${how}${tail ? `; its stderr ended with: ${tail}` : ""}`;
+  }
+
+  kill(signal: NodeJS.Signals = "SIGTERM"): void {
+    this.stopping = true;
+    if (this.exit) return;
+    try {
+      if (this.child.pid !== undefined) process.kill(-this.child.pid, signal);
+    } catch {
+      this.child.kill(signal);
+    }
+  }
+
+  /** Closes stdin (most CLIs exit on EOF), then SIGTERM, then SIGKILL, each after `graceMs`. */
+  async stop(graceMs = 3000): Promise<void> {
+    this.stopping = true;
+    if (this.exit) return;
+    this.child.stdin.end();
+    for (const signal of [undefined, "SIGTERM", "SIGKILL"] as const) {
+      if (signal) this.kill(signal);
+      const timer = new Promise((resolve) => setTimeout(resolve, graceMs).unref());
+      if (await Promise.race([this.exited.then(() => true), timer.then(() => false)])) return;
+    }
+  }
+}

@@ -1,0 +1,16 @@
+// A CLI agent's environment: seed A's minimal variables, a HOME of its own under the native dir (so nothing of
+// the host user's config, logins or history leaks in, and everything the CLI writes stays with the session),
+// and the family's additions.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { minimalEnvironment } from "../process/environment.js";
+
+export function cliEnvironment(
+  nativeDir: string,
+  family: Record<string, string>,
+  host: Record<string, string> = {},
+): Record<string, string> {
+  const home = join(nativeDir, "home");
+  mkdirSync(home, { recursive: true });
+  return minimalEnvironment(process.env, { HOME: home, TERM: "dumb", ...host, ...family });
+}

@@ -1,0 +1,55 @@
+// The one running turn of a CLI harness: prompt() waits on it, the CLI's stream settles it. Settling twice is a
+// no-op, so an exit racing a final event cannot settle a turn twice.
+import { HarnessError, type PromptOutcome, type TurnContext } from "../../core/harness.js";
+
+export interface RunningTurn {
+  id: string;
+  signal: AbortSignal;
+  /** Set when Brain asked to interrupt: the CLI's own "aborted" ending then means `interrupted`. */
+  interrupted: boolean;
+}
+
+export class TurnSlot {
+  private turn: RunningTurn | undefined;
+  private resolve: ((outcome: PromptOutcome) => void) | undefined;
+  private reject: ((err: HarnessError) => void) | undefined;
+
+  get current(): RunningTurn | undefined {
+    return this.turn;
+  }
+
+  /** Starts a turn; resolves when settle() or fail() is called for it. */
+  begin(ctx: TurnContext): Promise<PromptOutcome> {
+    if (this.turn) throw new HarnessError("brain_error", `turn ${this.turn.id} is still running`);
+    const turn: RunningTurn = { id: ctx.turn, signal: ctx.signal, interrupted: false };
+    this.turn = turn;
+    return new Promise<PromptOutcome>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
+
+  settle(interrupted = false): void {
+    const turn = this.turn;
+    if (!turn) return;
+    const resolve = this.resolve;
+    this.clear();
+    resolve?.({ interrupted: interrupted || turn.interrupted });
+  }
+
+  /** Fails the running turn, unless it was being interrupted: then it settles as interrupted. */
+  fail(err: HarnessError): void {
+    const turn = this.turn;
+    if (!turn) return;
+    const { resolve, reject } = this;
+    this.clear();
+    if (turn.interrupted) resolve?.({ interrupted: true });
+    else reject?.(err);
+  }
+
+  private clear(): void {
+    this.turn = undefined;
+    this.resolve = undefined;
+    this.reject = undefined;
+  }
+}

@@ -1,0 +1,118 @@
+// Codex's requests to its client, answered through Brain: approvals go to the session's permission policy (by
+// the tool names the model sees: `exec_command`, `apply_patch`, `request_permissions`), questions to the
+// session's clients. Each answer is shaped by the installed version's generated protocol types.
+import type { PermissionVerdict, ToolUse } from "../../core/harness.js";
+import type { ExecCommandApprovalResponse } from "./protocol/ExecCommandApprovalResponse.js";
+import type { CommandExecutionRequestApprovalResponse } from "./protocol/v2/CommandExecutionRequestApprovalResponse.js";
+import type { FileChangeRequestApprovalResponse } from "./protocol/v2/FileChangeRequestApprovalResponse.js";
+import type { McpServerElicitationRequestResponse } from "./protocol/v2/McpServerElicitationRequestResponse.js";
+import type { PermissionsRequestApprovalResponse } from "./protocol/v2/PermissionsRequestApprovalResponse.js";
+import type { ToolRequestUserInputResponse } from "./protocol/v2/ToolRequestUserInputResponse.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: third-party messages, decoded leniently
+type Json = any;
+
+export interface Approval {
+  use: ToolUse;
+  answer(verdict: PermissionVerdict): unknown;
+}
+
+const reasonOf = (params: Json) => (typeof params?.reason === "string" ? { reason: params.reason } : {});
+
+/** The permission a server request asks for, or undefined when it is not an approval. */
+export function approvalFor(method: string, params: Json): Approval | undefined {
+  switch (method) {
+    case "item/commandExecution/requestApproval":
+      return {
+        use: {
+          tool: "exec_command",
+          arguments: { command: params?.command, cwd: params?.cwd },
+          ...reasonOf(params),
+        },
+        answer: (v): CommandExecutionRequestApprovalResponse => ({
+          decision: v.decision === "allow" ? "accept" : "decline",
+        }),
+      };
+    case "item/fileChange/requestApproval":
+      return {
+        use: {
+          tool: "apply_patch",
+          arguments: { grant_root: params?.grantRoot ?? null },
+          ...reasonOf(params),
+        },
+        answer: (v): FileChangeRequestApprovalResponse => ({
+          decision: v.decision === "allow" ? "accept" : "decline",
+        }),
+      };
+    case "item/permissions/requestApproval":
+      return {
+        use: {
+          tool: "request_permissions",
+          arguments: { permissions: params?.permissions },
+          ...reasonOf(params),
+        },
+        answer: (v): PermissionsRequestApprovalResponse => ({
+          permissions:
+            v.decision === "allow"
+              ? {
+                  ...(params?.permissions?.network ? { network: params.permissions.network } : {}),
+                  ...(params?.permissions?.fileSystem ? { fileSystem: params.permissions.fileSystem } : {}),
+                }
+              : {},
+          scope: "turn",
+        }),
+      };
+    case "execCommandApproval":
+      return {
+        use: {
+          tool: "exec_command",
+          arguments: { command: (params?.command ?? []).join(" "), cwd: params?.cwd },
+          ...reasonOf(params),
+        },
+        answer: (v): ExecCommandApprovalResponse => ({
+          decision: v.decision === "allow" ? "approved" : { denied: { rejection: v.reason ?? "denied" } },
+        }),
+      };
+    case "applyPatchApproval":
+      return {
+        use: { tool: "apply_patch", arguments: { file_changes: params?.fileChanges }, ...reasonOf(params) },
+        answer: (v): ExecCommandApprovalResponse => ({
+          decision: v.decision === "allow" ? "approved" : { denied: { rejection: v.reason ?? "denied" } },
+        }),
+      };
+    case "mcpServer/elicitation/request":
+      return {
+        use: { tool: `mcp__${params?.serverName}__elicitation`, arguments: { message: params?.message } },
+        answer: (v): McpServerElicitationRequestResponse => ({
+          action: v.decision === "allow" ? "accept" : "decline",
+          content: v.decision === "allow" ? {} : null,
+          _meta: null,
+        }),
+      };
+    default:
+      return undefined;
+  }
+}
+
+export interface QuestionSet {
+  questions: { id: string; question: string; options?: string[] }[];
+  answer(answers: Map<string, string>): ToolRequestUserInputResponse;
+}
+
+/** Codex's `request_user_input` tool: one Brain question per question asked. */
+export function questionsFor(method: string, params: Json): QuestionSet | undefined {
+  if (method !== "item/tool/requestUserInput") return undefined;
+  const questions = (Array.isArray(params?.questions) ? params.questions : []).map((q: Json) => ({
+    id: String(q.id),
+    question: [q.header, q.question].filter(Boolean).join(": "),
+    ...(Array.isArray(q.options) ? { options: q.options.map((o: Json) => String(o.label)) } : {}),
+  }));
+  return {
+    questions,
+    answer: (answers) => ({
+      answers: Object.fromEntries(
+        questions.map((q: { id: string }) => [q.id, { answers: [answers.get(q.id) ?? ""] }]),
+      ),
+    }),
+  };
+}

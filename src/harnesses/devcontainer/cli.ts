@@ -1,0 +1,115 @@
+// The Dev Container CLI and Docker, as the devcontainer harness uses them: `devcontainer up
+// --workspace-folder DIR` (its last JSON line says the outcome and the container id), `devcontainer exec
+// --workspace-folder DIR CMD ARGS…` (built by the exec shim), `docker stop ID`. Both programs must be there
+// and Docker must answer; each failure says which and what to do.
+import { execFile } from "node:child_process";
+import { HarnessError } from "../../core/harness.js";
+import { explain } from "../http/docker-cli.js";
+import { findMissing } from "../process/command.js";
+
+export interface UpResult {
+  outcome: string;
+  containerId?: string;
+  remoteUser?: string;
+  remoteWorkspaceFolder?: string;
+  message?: string;
+  description?: string;
+}
+
+export interface DevcontainerPrograms {
+  /** `devcontainer` (npm @devcontainers/cli) or a path. */
+  devcontainer: string;
+  docker: string;
+}
+
+export const DEFAULT_PROGRAMS: DevcontainerPrograms = { devcontainer: "devcontainer", docker: "docker" };
+
+export function upArgs(workspaceFolder: string): string[] {
+  return ["up", "--workspace-folder", workspaceFolder];
+}
+
+export function execArgs(workspaceFolder: string, command: string, args: string[]): string[] {
+  return ["exec", "--workspace-folder", workspaceFolder, command, ...args];
+}
+
+function run(program: string, args: string[], timeoutMs: number, env: NodeJS.ProcessEnv) {
+  return new Promise<{ ok: boolean; stdout: string; stderr: string; error?: string }>((resolve) => {
+    execFile(program, args, { timeout: timeoutMs, env, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      resolve({ ok: !err, stdout, stderr, ...(err ? { error: err.message } : {}) });
+    });
+  });
+}
+
+/** The last JSON line of `devcontainer up` that says an outcome. */
+export function parseUpOutput(stdout: string): UpResult | undefined {
+  const lines = stdout.trim().split("\n").reverse();
+  for (const line of lines) {
+    const text = line.trim();
+    if (!text.startsWith("{")) continue;
+    try {
+      const value = JSON.parse(text) as UpResult;
+      if (value.outcome || value.containerId) return value;
+    } catch {
+      // a log line that looks like JSON but is not: keep looking
+    }
+  }
+  return undefined;
+}
+
+export class DevcontainerCli {
+  constructor(
+    readonly programs: DevcontainerPrograms = DEFAULT_PROGRAMS,
+    private readonly env: NodeJS.ProcessEnv = process.env,
+  ) {}
+
+  /** Both CLIs present and the Docker daemon answering, or a HarnessError that says what is missing. */
+  async assertReady(harness: string, timeoutMs = 20_000): Promise<void> {
+    const path = this.env.PATH ?? "";
+    const noCli = findMissing(this.programs.devcontainer, [], process.cwd(), path);
+    if (noCli) {
+      throw new HarnessError(
+        "brain_error",
+        `harness "${harness}" needs the Dev Container CLI: ${noCli.replace("runner program", "program")} (npm install -g @devcontainers/cli)`,
+      );
+    }
+    const noDocker = findMissing(this.programs.docker, [], process.cwd(), path);
+    if (noDocker) {
+      throw new HarnessError(
+        "brain_error",
+        `harness "${harness}" needs Docker: ${noDocker.replace("runner program", "program")} (install Docker, https://docs.docker.com/get-docker/)`,
+      );
+    }
+    const info = await run(
+      this.programs.docker,
+      ["info", "--format", "{{.ServerVersion}}"],
+      timeoutMs,
+      this.env,
+    );
+    if (!info.ok) {
+      const detail = (info.stderr || info.stdout || info.error || "").trim();
+      throw new HarnessError(
+        "brain_error",
+        `harness "${harness}": ${explain(detail || "docker info failed")}`,
+      );
+    }
+  }
+
+  async up(workspaceFolder: string, timeoutMs: number): Promise<UpResult & { containerId: string }> {
+    const result = await run(this.programs.devcontainer, upArgs(workspaceFolder), timeoutMs, this.env);
+    const parsed = parseUpOutput(result.stdout);
+    if (parsed?.outcome === "success" && parsed.containerId)
+      return parsed as UpResult & { containerId: string };
+    const why =
+      parsed?.message ??
+      parsed?.description ??
+      (result.stderr || result.stdout || result.error || "no output").trim();
+    throw new HarnessError(
+      "brain_error",
+      `devcontainer up --workspace-folder ${workspaceFolder} failed: ${explain(why)}`,
+    );
+  }
+
+  async stop(containerId: string, timeoutMs: number): Promise<void> {
+    await run(this.programs.docker, ["stop", containerId], timeoutMs, this.env);
+  }
+}

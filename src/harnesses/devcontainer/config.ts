@@ -1,0 +1,74 @@
+// The devcontainer.json Brain generates for a session (users do not write one): the image, the working dir
+// and the session's native dir bind-mounted at their own absolute paths (so every path the inner harness is
+// given means the same inside), Brain's install mounted read-only at its path (so the inner CLIs and runners
+// Brain ships run inside), and `remoteEnv` naming the variables the inner harness needs, each as
+// `${localEnv:NAME}`: their values travel in the environment of `devcontainer exec`, never in a file or argv.
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** Node 20 on Debian 12, like the host Brain runs on, so Brain's node_modules work inside. */
+export const DEFAULT_DEVCONTAINER_IMAGE = "mcr.microsoft.com/devcontainers/javascript-node:1-20-bookworm";
+
+export interface DevcontainerSpec {
+  sessionId: string;
+  image: string;
+  /** The agent's working directory on the host; the container's workspace folder. */
+  workingDir: string;
+  /** Host directories mounted at the same path (the session's native dir). */
+  mounts: string[];
+  /** Host directories mounted read-only at the same path (Brain's install). */
+  readOnlyMounts: string[];
+  /** Variable names passed from `devcontainer exec`'s environment into the container. */
+  remoteEnv: string[];
+  remoteUser?: string;
+}
+
+export interface DevcontainerJson {
+  name: string;
+  image: string;
+  workspaceFolder: string;
+  workspaceMount: string;
+  mounts: string[];
+  remoteEnv: Record<string, string>;
+  overrideCommand: boolean;
+  remoteUser?: string;
+}
+
+/** `${localEnv:NAME}`: devcontainer.json's reference to a variable of the `devcontainer` command's environment. */
+export const localEnvRef = (name: string) => `\${localEnv:${name}}`;
+
+const bind = (path: string, readOnly = false) =>
+  `source=${path},target=${path},type=bind${readOnly ? ",readonly" : ""}`;
+
+export function devcontainerJson(spec: DevcontainerSpec): DevcontainerJson {
+  const mounts = [
+    ...[...new Set(spec.mounts)].filter((m) => m !== spec.workingDir).map((m) => bind(m)),
+    ...[...new Set(spec.readOnlyMounts)].map((m) => bind(m, true)),
+  ];
+  return {
+    name: `brain-session-${spec.sessionId}`,
+    image: spec.image,
+    workspaceFolder: spec.workingDir,
+    workspaceMount: bind(spec.workingDir),
+    mounts,
+    remoteEnv: Object.fromEntries(
+      [...new Set(spec.remoteEnv)].sort().map((name) => [name, localEnvRef(name)]),
+    ),
+    overrideCommand: true,
+    ...(spec.remoteUser ? { remoteUser: spec.remoteUser } : {}),
+  };
+}
+
+/** `<workspace folder>/.devcontainer/devcontainer.json`. */
+export function devcontainerJsonPath(workspaceFolder: string): string {
+  return join(workspaceFolder, ".devcontainer", "devcontainer.json");
+}
+
+/** Writes the file (tmp + rename: `devcontainer exec` may read it while it is rewritten). */
+export function writeDevcontainerJson(workspaceFolder: string, json: DevcontainerJson): string {
+  const file = devcontainerJsonPath(workspaceFolder);
+  mkdirSync(join(workspaceFolder, ".devcontainer"), { recursive: true });
+  writeFileSync(`${file}.tmp`, `${JSON.stringify(json, null, 2)}\n`);
+  renameSync(`${file}.tmp`, file);
+  return file;
+}

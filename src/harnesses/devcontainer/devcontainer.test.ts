@@ -1,0 +1,199 @@
+// The devcontainer family without a Docker engine: the generated devcontainer.json and the exact commands are
+// checked, and a fake Dev Container CLI runs the inner harness (the echo runner) "inside" by running it here
+// with only the container's environment.
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../../test/helpers/brain.js";
+import { fakeDevcontainer, fakeDocker, readCalls } from "../../../test/nui/helpers.js";
+import { echoRunnerPath } from "../../cli/setup.js";
+import type { NuiSettings } from "../../protocol/config.js";
+import { nuiHarnessFactories } from "../nui/families.js";
+import { devcontainerShim, installDir } from "../nui/install-paths.js";
+import { DEFAULT_DEVCONTAINER_IMAGE, devcontainerJson, localEnvRef } from "./config.js";
+
+let t: TestBrain | undefined;
+let state: string;
+beforeEach(() => {
+  state = tempDir("fake-devcontainer-");
+  process.env.FAKE_DOCKER_STATE = state;
+});
+afterEach(async () => {
+  await t?.cleanup();
+  t = undefined;
+  delete process.env.FAKE_DOCKER_STATE;
+  delete process.env.FAKE_DOCKER_DOWN;
+  delete process.env.FAKE_DEVCONTAINER_FAIL_UP;
+  rmSync(state, { recursive: true, force: true });
+});
+
+function brain(settings: NuiSettings = { devcontainer: fakeDevcontainer, docker: fakeDocker }) {
+  const home = tempDir("brain-devc-home-");
+  const { factories } = nuiHarnessFactories({
+    brainHome: home,
+    settings,
+    runners: {
+      echo: { command: process.execPath, args: [echoRunnerPath()], env: { FAKE_DOCKER_STATE: state } },
+    },
+  });
+  t = makeBrain({ factories: factories.filter((f) => f.name === "devcontainer") });
+  return t.brain;
+}
+
+describe("the generated devcontainer.json", () => {
+  it("mounts the work and session dirs at their own paths, Brain read-only, and names env as localEnv references", () => {
+    expect(
+      devcontainerJson({
+        sessionId: "s1",
+        image: "img",
+        workingDir: "/work",
+        mounts: ["/home/b/sessions/s1/native", "/work"],
+        readOnlyMounts: ["/opt/brain"],
+        remoteEnv: ["OPENAI_BASE_URL", "NO_COLOR"],
+        remoteUser: "node",
+      }),
+    ).toEqual({
+      name: "brain-session-s1",
+      image: "img",
+      workspaceFolder: "/work",
+      workspaceMount: "source=/work,target=/work,type=bind",
+      mounts: [
+        "source=/home/b/sessions/s1/native,target=/home/b/sessions/s1/native,type=bind",
+        "source=/opt/brain,target=/opt/brain,type=bind,readonly",
+      ],
+      remoteEnv: { NO_COLOR: localEnvRef("NO_COLOR"), OPENAI_BASE_URL: localEnvRef("OPENAI_BASE_URL") },
+      overrideCommand: true,
+      remoteUser: "node",
+    });
+  });
+});
+
+describe("a session in a dev container", () => {
+  it("runs devcontainer up, the inner harness through devcontainer exec, and docker stop on close", async () => {
+    const b = brain();
+    const session = await b.create({
+      harness: "devcontainer",
+      config: { options: { innerHarness: "echo" } },
+    });
+    const turn = await session.prompt("inside");
+    expect(await turn.settled).toMatchObject({ status: "completed" });
+    expect(textOf(await events(session), turn.turn)).toBe("echo #1: inside");
+    const manifest = await session.checkpoint();
+    expect(manifest.files.length).toBeGreaterThan(0);
+    expect(manifest.files.every((f) => f.path.startsWith("inner/"))).toBe(true);
+
+    const native = join(t!.home, "sessions", session.id, "native");
+    const workspace = join(native, "devcontainer");
+    const json = JSON.parse(readFileSync(join(workspace, ".devcontainer/devcontainer.json"), "utf8"));
+    expect(json).toMatchObject({
+      name: `brain-session-${session.id}`,
+      image: DEFAULT_DEVCONTAINER_IMAGE,
+      workspaceFolder: native,
+      workspaceMount: `source=${native},target=${native},type=bind`,
+      mounts: [`source=${installDir()},target=${installDir()},type=bind,readonly`],
+      overrideCommand: true,
+    });
+    // What the runner's environment held reached the container by name, its value through localEnv.
+    expect(json.remoteEnv).toMatchObject({
+      NO_COLOR: localEnvRef("NO_COLOR"),
+      FAKE_DOCKER_STATE: localEnvRef("FAKE_DOCKER_STATE"),
+    });
+    expect(JSON.stringify(json)).not.toContain(state);
+
+    await t!.brain.closeSession(session.id);
+    expect(readCalls(state, "devcontainer-calls.jsonl")).toEqual([
+      ["up", "--workspace-folder", workspace],
+      ["exec", "--workspace-folder", workspace, "node", echoRunnerPath()],
+    ]);
+    const docker = readCalls(state);
+    expect(docker[0]).toEqual(["info", "--format", "{{.ServerVersion}}"]);
+    expect(docker.at(-1)).toEqual(["stop", "devc0ffee"]);
+  });
+
+  it("uses the given image and working dir as the container's workspace", async () => {
+    const work = tempDir("brain-devc-work-");
+    const b = brain();
+    const session = await b.create({
+      harness: "devcontainer",
+      config: { options: { innerHarness: "echo", image: "my/image:1", working_dir: work } },
+    });
+    expect((await (await session.prompt("x")).settled).status).toBe("completed");
+    const json = JSON.parse(
+      readFileSync(
+        join(t!.home, "sessions", session.id, "native/devcontainer/.devcontainer/devcontainer.json"),
+        "utf8",
+      ),
+    );
+    expect(json).toMatchObject({
+      image: "my/image:1",
+      workspaceFolder: work,
+      workspaceMount: `source=${work},target=${work},type=bind`,
+    });
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it("the launcher puts the exec shim in front of the inner command", () => {
+    const { factories } = nuiHarnessFactories({
+      brainHome: tempDir("x-"),
+      settings: { devcontainer: "/opt/dc" },
+    });
+    const factory = factories.find((f) => f.name === "devcontainer") as unknown as {
+      launcher(dir: string): string[];
+    };
+    expect(factory.launcher("/ws")).toEqual([
+      process.execPath,
+      devcontainerShim(),
+      "--devcontainer",
+      "/opt/dc",
+      "--workspace-folder",
+      "/ws",
+      "--",
+    ]);
+  });
+});
+
+describe("what is missing is named", () => {
+  async function failure(options: Record<string, unknown>, settings?: NuiSettings) {
+    const b = brain(settings);
+    const session = await b.create({ harness: "devcontainer", config: { options } });
+    const outcome = await (await session.prompt("x")).settled;
+    expect(outcome.status).toBe("failed");
+    return outcome.error?.message ?? "";
+  }
+
+  it("the Dev Container CLI, Docker, a running Docker daemon", async () => {
+    expect(
+      await failure(
+        { innerHarness: "echo" },
+        { devcontainer: "/nonexistent/devcontainer", docker: fakeDocker },
+      ),
+    ).toMatch(
+      /needs the Dev Container CLI: program "\/nonexistent\/devcontainer" does not exist.*npm install -g @devcontainers\/cli/,
+    );
+    await t?.cleanup();
+    expect(
+      await failure(
+        { innerHarness: "echo" },
+        { devcontainer: fakeDevcontainer, docker: "no-such-docker-cli" },
+      ),
+    ).toMatch(/needs Docker: program "no-such-docker-cli" is not on PATH.*install Docker/);
+    await t?.cleanup();
+    process.env.FAKE_DOCKER_DOWN = "1";
+    expect(await failure({ innerHarness: "echo" })).toMatch(/Docker is not running or not reachable/);
+  });
+
+  it("a failed devcontainer up, an unknown or missing innerHarness", async () => {
+    process.env.FAKE_DEVCONTAINER_FAIL_UP = "1";
+    expect(await failure({ innerHarness: "echo" })).toMatch(
+      /devcontainer up --workspace-folder .* failed: Command failed: docker run: no space left on device/,
+    );
+    await t?.cleanup();
+    expect(await failure({ innerHarness: "vim" })).toMatch(
+      /innerHarness "vim" cannot run in a dev container; known: echo/,
+    );
+    await t?.cleanup();
+    expect(await failure({})).toMatch(
+      /innerHarness: .*set innerHarness \(an agent definition's harness\.innerHarness/,
+    );
+  });
+});

@@ -1,0 +1,175 @@
+// `devcontainer`: a harness Brain already has (a CLI agent or a runner: `innerHarness`) run inside a dev
+// container Brain provisions for the session. Per session: generate `<native>/devcontainer/.devcontainer/
+// devcontainer.json`, `devcontainer up --workspace-folder <that dir>`, open the inner harness with a launcher
+// that puts `devcontainer exec --workspace-folder <that dir>` in front of its command, and on close close the
+// inner harness and `docker stop` the container. The inner harness keeps its state in `<native>/inner`.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+import type {
+  Harness,
+  HarnessFactory,
+  HarnessOptions,
+  PromptOutcome,
+  TurnContext,
+} from "../../core/harness.js";
+import { HarnessError } from "../../core/harness.js";
+import { describeIssues } from "../../protocol/frames.js";
+import type { NativeFile } from "../../protocol/runner.js";
+import { DEFAULT_PROGRAMS, DevcontainerCli, type DevcontainerPrograms } from "./cli.js";
+import { DEFAULT_DEVCONTAINER_IMAGE, devcontainerJson, writeDevcontainerJson } from "./config.js";
+
+/** Builds the inner harness's factory with `launcher` in front of its command; undefined: no such harness. */
+export type InnerFactories = (innerHarness: string, launcher: string[]) => HarnessFactory | undefined;
+
+export interface DevcontainerSettings {
+  inner: InnerFactories;
+  /** Names the inner harnesses `inner` knows, for the error when one is unknown. */
+  innerNames: () => string[];
+  /** The exec shim (dist/src/harnesses/devcontainer/exec-shim.js) and the node that runs it. */
+  shim: { node: string; script: string };
+  /** Brain's install, mounted read-only so its CLIs and runners run inside. */
+  installDir: string;
+  programs?: Partial<DevcontainerPrograms>;
+  /** Environment of the devcontainer and docker commands (tests put fakes on its PATH). */
+  env?: NodeJS.ProcessEnv;
+  timeouts?: Partial<DevcontainerTimeouts>;
+}
+
+export interface DevcontainerTimeouts {
+  /** `devcontainer up` (may pull and build the image). */
+  upMs: number;
+  stopMs: number;
+}
+
+const DEFAULT_TIMEOUTS: DevcontainerTimeouts = { upMs: 600_000, stopMs: 30_000 };
+
+const Options = z.looseObject({
+  innerHarness: z.string().min(1),
+  image: z.string().min(1).optional(),
+  remoteUser: z.string().min(1).optional(),
+  /** The agent's working directory on the host (absolute): the container's workspace folder. */
+  working_dir: z.string().startsWith("/", "must be an absolute path").optional(),
+});
+
+/** The directory `devcontainer up` gets as its workspace folder. */
+export const WORKSPACE_DIR = "devcontainer";
+/** Where the inner harness keeps its state, inside the native dir. */
+export const INNER_DIR = "inner";
+
+export class DevcontainerFactory implements HarnessFactory {
+  readonly supportsSteering = true;
+  private readonly cli: DevcontainerCli;
+  private readonly programs: DevcontainerPrograms;
+  private readonly timeouts: DevcontainerTimeouts;
+
+  constructor(
+    private readonly settings: DevcontainerSettings,
+    readonly name = "devcontainer",
+  ) {
+    this.programs = { ...DEFAULT_PROGRAMS, ...settings.programs };
+    this.cli = new DevcontainerCli(this.programs, settings.env ?? process.env);
+    this.timeouts = { ...DEFAULT_TIMEOUTS, ...settings.timeouts };
+  }
+
+  /** The words put in front of the inner harness's command. */
+  launcher(workspaceFolder: string): string[] {
+    const { node, script } = this.settings.shim;
+    return [
+      node,
+      script,
+      "--devcontainer",
+      this.programs.devcontainer,
+      "--workspace-folder",
+      workspaceFolder,
+      "--",
+    ];
+  }
+
+  async open(options: HarnessOptions): Promise<Harness> {
+    const parsed = Options.safeParse(options.config.options ?? {});
+    if (!parsed.success) {
+      throw new HarnessError(
+        "brain_error",
+        `harness "${this.name}": config.options: ${describeIssues(parsed.error)}; set innerHarness (an agent definition's harness.innerHarness, e.g. claude-code) and optionally image`,
+      );
+    }
+    const { innerHarness, image, remoteUser, working_dir, ...innerOptions } = parsed.data;
+    if (innerHarness === this.name)
+      throw new HarnessError("brain_error", `harness "${this.name}" cannot run itself inside`);
+    const workspaceFolder = join(options.dir, WORKSPACE_DIR);
+    const innerDir = join(options.dir, INNER_DIR);
+    const inner = this.settings.inner(innerHarness, this.launcher(workspaceFolder));
+    if (!inner) {
+      throw new HarnessError(
+        "brain_error",
+        `harness "${this.name}": innerHarness "${innerHarness}" cannot run in a dev container; known: ${this.settings.innerNames().join(", ") || "(none)"}`,
+      );
+    }
+    await this.cli.assertReady(this.name);
+    mkdirSync(innerDir, { recursive: true });
+    mkdirSync(workspaceFolder, { recursive: true });
+    writeDevcontainerJson(
+      workspaceFolder,
+      devcontainerJson({
+        sessionId: options.sessionId,
+        image: image ?? DEFAULT_DEVCONTAINER_IMAGE,
+        workingDir: working_dir ?? options.dir,
+        mounts: [options.dir],
+        readOnlyMounts: [this.settings.installDir],
+        remoteEnv: [],
+        ...(remoteUser ? { remoteUser } : {}),
+      }),
+    );
+    const up = await this.cli.up(workspaceFolder, this.timeouts.upMs);
+    const stop = () => this.cli.stop(up.containerId, this.timeouts.stopMs);
+    try {
+      const harness = await inner.open({
+        ...options,
+        dir: innerDir,
+        // CLI harnesses call their working dir `cwd`; it is mounted at the same path inside.
+        config: {
+          ...options.config,
+          options: { ...innerOptions, ...(working_dir ? { cwd: working_dir } : {}) },
+        },
+      });
+      return new DevcontainerHarness(harness, stop);
+    } catch (err) {
+      await stop();
+      throw err;
+    }
+  }
+}
+
+/** The inner harness, its checkpoint paths under `inner/`, the container stopped after it closes. */
+class DevcontainerHarness implements Harness {
+  constructor(
+    private readonly inner: Harness,
+    private readonly stop: () => Promise<void>,
+  ) {}
+
+  prompt(text: string, ctx: TurnContext): Promise<PromptOutcome> {
+    return this.inner.prompt(text, ctx);
+  }
+
+  steer(text: string, turn: string): Promise<void> {
+    return this.inner.steer(text, turn);
+  }
+
+  interrupt(turn: string): Promise<void> {
+    return this.inner.interrupt(turn);
+  }
+
+  async checkpoint(): Promise<NativeFile[]> {
+    return (await this.inner.checkpoint()).map((file) => ({ ...file, path: `${INNER_DIR}/${file.path}` }));
+  }
+
+  async close(): Promise<void> {
+    await this.inner.close().catch(() => {});
+    await this.stop();
+  }
+
+  isAlive(): boolean {
+    return this.inner.isAlive?.() ?? true;
+  }
+}

@@ -1,0 +1,194 @@
+// One session on a nui extension harness over JSON-RPC (stdio or TCP): each Brain turn is one `harness.run`,
+// its `harness.event` notifications become Brain events as they arrive, an interrupt is `harness.cancel`, and
+// a host that does not end the run within the grace period is given up on (the next turn starts afresh).
+import { randomUUID } from "node:crypto";
+import {
+  type Harness,
+  HarnessError,
+  type HarnessOptions,
+  type PromptOutcome,
+  type TurnContext,
+} from "../../core/harness.js";
+import { decodeHarnessEvent } from "../../protocol/nui/harness-event.js";
+import type { HitlResponseEnvelope } from "../../protocol/nui/hitl.js";
+import { HARNESS_METHODS, type HarnessRunParams } from "../../protocol/nui/jsonrpc.js";
+import type { NativeFile } from "../../protocol/runner.js";
+import type { HitlDesk, HitlRun } from "../nui/hitl-desk.js";
+import type { ResumeState } from "../nui/resume-state.js";
+import { RunTranslator } from "../nui/run-translator.js";
+import type { NuiSessionOptions } from "../nui/session-options.js";
+import { RpcError } from "./rpc-peer.js";
+import type { RpcTransport, Timeouts, TransportEvents } from "./transport.js";
+
+interface ActiveRun extends HitlRun {
+  translator: RunTranslator;
+  /** Ends the turn without the host's reply (after Brain gave up on the host). */
+  settle?: () => void;
+  grace?: NodeJS.Timeout;
+  /** Warnings already logged for this run, so a chatty host cannot flood the log. */
+  warned: Set<string>;
+}
+
+export interface RpcHarnessParts {
+  /** `ext:<extension>/<id>`, for messages. */
+  name: string;
+  harnessId: string;
+  options: HarnessOptions;
+  session: NuiSessionOptions;
+  resume: ResumeState;
+  desk: HitlDesk;
+  timeouts: Timeouts;
+  /** Starts or dials the host; `runId` is the run that needs it (stdio hosts get it as NUI_RUN_ID). */
+  connect(runId: string, events: TransportEvents): Promise<RpcTransport>;
+  /** Releases what the factory lent this session (the HITL desk, the API server). */
+  release(): Promise<void>;
+}
+
+export class RpcHarness implements Harness {
+  private transport: RpcTransport | undefined;
+  private run: ActiveRun | undefined;
+
+  constructor(private readonly parts: RpcHarnessParts) {}
+
+  /** The run a HITL request belongs to: the running one (a stale NUI_RUN_ID still means the running run). */
+  runFor(_runId: string | undefined): HitlRun | undefined {
+    return this.run;
+  }
+
+  async prompt(text: string, ctx: TurnContext): Promise<PromptOutcome> {
+    if (this.run) throw new HarnessError("brain_error", "a run is already working in this session");
+    const { options, session, resume } = this.parts;
+    const run: ActiveRun = {
+      runId: `run-${randomUUID()}`,
+      turn: ctx.turn,
+      signal: ctx.signal,
+      warned: new Set(),
+      translator: new RunTranslator(ctx.turn, options, (event) => this.onHitl(run, event)),
+    };
+    this.run = run;
+    try {
+      const transport = await this.ensureTransport(run.runId);
+      const params: HarnessRunParams = {
+        message: text,
+        runId: run.runId,
+        harnessId: this.parts.harnessId,
+        ...(resume.sessionId ? { sessionId: resume.sessionId } : {}),
+        ...(session.workingDir ? { workingDir: session.workingDir } : {}),
+        ...(options.config.system_prompt ? { systemPrompt: options.config.system_prompt } : {}),
+        ...(options.config.model ? { model: options.config.model } : {}),
+      };
+      const forced = new Promise<void>((resolve) => {
+        run.settle = resolve;
+      });
+      try {
+        await Promise.race([transport.peer.request(HARNESS_METHODS.run, params), forced]);
+      } catch (err) {
+        if (ctx.signal.aborted) return { interrupted: true };
+        if (err instanceof RpcError)
+          throw new HarnessError("provider_error", `${this.parts.name}: harness.run failed: ${err.message}`);
+        throw err instanceof HarnessError ? err : new HarnessError("brain_error", (err as Error).message);
+      }
+      const { translator } = run;
+      translator.finish(ctx.signal.aborted ? "interrupted" : translator.error ? "error" : "done");
+      await resume.update(translator.sessionId);
+      if (ctx.signal.aborted) return { interrupted: true };
+      if (translator.error)
+        throw new HarnessError("provider_error", `${this.parts.name}: ${translator.error}`);
+      return { interrupted: false };
+    } finally {
+      clearTimeout(run.grace);
+      this.run = undefined;
+    }
+  }
+
+  async steer(): Promise<void> {
+    throw new HarnessError(
+      "brain_error",
+      `${this.parts.name} cannot be steered: nui's protocol has no steering`,
+    );
+  }
+
+  async interrupt(turn: string): Promise<void> {
+    const run = this.run;
+    const transport = this.transport;
+    if (!run || run.turn !== turn || run.grace || !transport) return;
+    const graceMs = this.parts.timeouts.interruptGraceMs;
+    run.grace = setTimeout(() => {
+      if (this.run !== run) return;
+      run.translator.warn(
+        `${this.parts.name} did not end the cancelled run within ${graceMs} ms; gave up on its host`,
+      );
+      run.settle?.();
+      transport.abandon();
+    }, graceMs);
+    await transport.peer.request(HARNESS_METHODS.cancel, { runId: run.runId }, graceMs).catch(() => {
+      // The grace timer ends the turn if the host neither answers nor stops.
+    });
+  }
+
+  async checkpoint(): Promise<NativeFile[]> {
+    return this.parts.resume.files();
+  }
+
+  async close(): Promise<void> {
+    const transport = this.transport;
+    this.transport = undefined;
+    await transport?.close().catch(() => {});
+    await this.parts.release();
+  }
+
+  isAlive(): boolean {
+    return this.transport === undefined || this.transport.isAlive();
+  }
+
+  private async ensureTransport(runId: string): Promise<RpcTransport> {
+    if (this.transport?.isAlive()) return this.transport;
+    await this.transport?.close().catch(() => {});
+    this.transport = await this.parts.connect(runId, {
+      onNotification: (method, params) => this.onNotification(method, params),
+      onWarning: (message) => this.warn(message),
+      onFatal: () => {
+        // The run's request fails with the reason; between runs the next turn reconnects.
+      },
+    });
+    return this.transport;
+  }
+
+  private onNotification(method: string, params: unknown): void {
+    if (method !== HARNESS_METHODS.event)
+      return this.warn(`notification "${method}" is not part of nui's protocol; ignored`);
+    const run = this.run;
+    const runId = (params as { runId?: unknown } | undefined)?.runId;
+    if (!run || (typeof runId === "string" && runId !== run.runId)) {
+      return this.warn(`harness.event for run "${String(runId)}", which is not running; ignored`);
+    }
+    const decoded = decodeHarnessEvent(params);
+    if (decoded.ok) return run.translator.handle(decoded.event);
+    if (!run.warned.has(decoded.reason)) {
+      run.warned.add(decoded.reason);
+      run.translator.warn(decoded.reason);
+    }
+  }
+
+  private onHitl(
+    run: ActiveRun,
+    event: { requestId: string; kind: string; payload: Record<string, unknown> },
+  ) {
+    this.parts.desk.fromEvent(event, run, (response: HitlResponseEnvelope) => {
+      // The host asked over the protocol: the answer goes back the same way (Brain's SDKs wait for it).
+      this.transport?.peer.notify(HARNESS_METHODS.hitlResponse, {
+        runId: run.runId,
+        requestId: response.requestId,
+        response,
+      });
+    });
+  }
+
+  private warn(message: string): void {
+    this.parts.options.emit({
+      type: "harness.warning",
+      ...(this.run ? { turn: this.run.turn } : {}),
+      data: { message },
+    });
+  }
+}

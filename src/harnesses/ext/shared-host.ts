@@ -1,0 +1,79 @@
+// A TCP or HTTP extension host serves every session of its harness. Brain finds it through its connection
+// file; when there is none (or only a stale one) and the manifest gives a command, Brain starts it, waits for
+// the file, and stops it when the harness family closes (harness.shutdown / POST /shutdown first).
+import { HarnessError } from "../../core/harness.js";
+import { describeLookup, findConnection, removeStale, waitForConnection } from "./connection-file.js";
+import { type HostCommand, HostProcess } from "./host-process.js";
+
+export interface HostAddress {
+  host: string;
+  port: number;
+  /** The connection file it came from, for messages. */
+  path?: string;
+}
+
+export interface SharedHostSpec {
+  ref: string;
+  connectionId: string;
+  /** Where to look for the connection file, in order. */
+  connectionDirs: string[];
+  /** A fixed address from the manifest (http with a port): no connection file, nothing to start. */
+  fixed?: HostAddress;
+  /** How to start the host; resolves the command with its environment. Absent: Brain never starts it. */
+  command?: () => Promise<HostCommand>;
+  openMs: number;
+}
+
+export class SharedHost {
+  private process: HostProcess | undefined;
+  private starting: Promise<HostAddress> | undefined;
+
+  constructor(private readonly spec: SharedHostSpec) {}
+
+  /** Whether Brain started the host that runs now. */
+  get started(): boolean {
+    return this.process?.alive === true;
+  }
+
+  async ensure(): Promise<HostAddress> {
+    if (this.spec.fixed) return this.spec.fixed;
+    this.starting ??= this.locate().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  /** Stops the host Brain started (after `shutdown`, the protocol's polite request), if it runs. */
+  async stop(shutdown: (address: HostAddress) => Promise<void>, graceMs: number): Promise<void> {
+    const host = this.process;
+    this.process = undefined;
+    if (!host?.alive) return;
+    const lookup = await findConnection(this.spec.connectionDirs, this.spec.connectionId);
+    if (lookup.state === "ready")
+      await shutdown({ host: lookup.info.host, port: lookup.info.port }).catch(() => {});
+    await host.stop(graceMs);
+  }
+
+  private async locate(): Promise<HostAddress> {
+    const { ref, connectionId, connectionDirs } = this.spec;
+    const lookup = await findConnection(connectionDirs, connectionId);
+    if (lookup.state === "ready")
+      return { host: lookup.info.host, port: lookup.info.port, path: lookup.path };
+    if (!this.spec.command) throw new HarnessError("brain_error", `${ref}: ${describeLookup(lookup, ref)}`);
+    await removeStale(lookup);
+    if (!this.process?.alive) this.process = new HostProcess(await this.spec.command());
+    const host = this.process;
+    try {
+      const ready = await waitForConnection(connectionDirs, connectionId, this.spec.openMs, () =>
+        host.alive ? undefined : "the host exited",
+      );
+      return { host: ready.info.host, port: ready.info.port, path: ready.path };
+    } catch (err) {
+      host.kill();
+      throw new HarnessError(
+        "brain_error",
+        `starting the host of ${ref}: ${host.describe((err as Error).message)}`,
+      );
+    }
+  }
+}

@@ -1,0 +1,63 @@
+// A stdio extension host: Brain starts it (once per session, at the session's first run, so NUI_RUN_ID names a
+// real run) and keeps it for every later run; nui restarts it for each run. `harness.info` is the handshake.
+import { HarnessError } from "../../core/harness.js";
+import { FramingError } from "../../protocol/ndjson.js";
+import { HARNESS_METHODS } from "../../protocol/nui/jsonrpc.js";
+import { type HostCommand, HostProcess } from "./host-process.js";
+import { RpcError, RpcPeer } from "./rpc-peer.js";
+import type { RpcTransport, Timeouts, TransportEvents } from "./transport.js";
+
+export async function startStdioHost(
+  command: HostCommand,
+  timeouts: Timeouts,
+  events: TransportEvents,
+): Promise<RpcTransport> {
+  const host = new HostProcess(command);
+  let fatal: string | undefined;
+  const fail = (reason: string) => {
+    if (fatal) return;
+    fatal = host.describe(reason);
+    peer.fail(new HarnessError("brain_error", fatal));
+    host.kill();
+    events.onFatal(fatal);
+  };
+  const peer = new RpcPeer((text) => {
+    if (!fatal) host.child.stdin.write(text);
+  }, events);
+  host.child.stdout.on("data", (chunk: Buffer) => {
+    if (fatal) return;
+    try {
+      peer.feed(chunk);
+    } catch (err) {
+      if (err instanceof FramingError) fail(`broken framing on the host's stdout: ${err.message}`);
+      else throw err;
+    }
+  });
+  void host.exited.then((reason) => fail(reason));
+
+  try {
+    await peer.request(HARNESS_METHODS.info, {}, timeouts.openMs);
+  } catch (err) {
+    // A host without harness.info still runs (the protocol needs only harness.run); anything else is fatal.
+    if (!(err instanceof RpcError) || err.code !== -32601) {
+      const reason = err instanceof RpcError ? `harness.info failed: ${err.message}` : (err as Error).message;
+      const message = fatal ?? host.describe(reason);
+      host.kill();
+      throw new HarnessError("brain_error", `starting ${command.name}: ${message}`);
+    }
+  }
+
+  return {
+    peer,
+    isAlive: () => fatal === undefined && host.alive,
+    abandon: () => fail(`extension host for ${command.name} was stopped: it did not end an interrupted run`),
+    async close() {
+      if (!fatal && host.alive) {
+        await peer.request(HARNESS_METHODS.shutdown, {}, timeouts.shutdownMs).catch(() => {});
+      }
+      fatal ??= "closed";
+      peer.fail(new HarnessError("brain_error", `extension host for ${command.name} was closed`));
+      await host.stop(timeouts.shutdownMs);
+    },
+  };
+}

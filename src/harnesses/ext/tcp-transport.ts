@@ -1,0 +1,75 @@
+// A TCP connection to an extension host found through its connection file: JSON-RPC lines both ways. One
+// connection per session, kept across runs; the host may serve other sessions too.
+import { connect } from "node:net";
+import { HarnessError } from "../../core/harness.js";
+import { FramingError } from "../../protocol/ndjson.js";
+import { RpcPeer } from "./rpc-peer.js";
+import type { RpcTransport, Timeouts, TransportEvents } from "./transport.js";
+
+export async function dialTcpHost(
+  where: { host: string; port: number; path?: string },
+  name: string,
+  timeouts: Timeouts,
+  events: TransportEvents,
+): Promise<RpcTransport> {
+  const socket = connect({ host: where.host, port: where.port });
+  const address = `${where.host}:${where.port}${where.path ? ` (from ${where.path})` : ""}`;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(
+        new HarnessError(
+          "brain_error",
+          `${name}: no TCP connection to ${address} within ${timeouts.openMs / 1000} s`,
+        ),
+      );
+    }, timeouts.openMs);
+    socket.once("connect", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    socket.once("error", (err) => {
+      clearTimeout(timer);
+      reject(
+        new HarnessError(
+          "brain_error",
+          `${name}: could not connect to the extension host at ${address}: ${err.message}`,
+        ),
+      );
+    });
+  });
+  let fatal: string | undefined;
+  const fail = (reason: string) => {
+    if (fatal) return;
+    fatal = reason;
+    peer.fail(new HarnessError("brain_error", reason));
+    socket.destroy();
+    events.onFatal(reason);
+  };
+  const peer = new RpcPeer((text) => {
+    if (!fatal) socket.write(text);
+  }, events);
+  socket.on("data", (chunk: Buffer) => {
+    if (fatal) return;
+    try {
+      peer.feed(chunk);
+    } catch (err) {
+      if (err instanceof FramingError) fail(`${name}: broken framing from ${address}: ${err.message}`);
+      else throw err;
+    }
+  });
+  socket.on("error", (err) => fail(`${name}: connection to ${address} failed: ${err.message}`));
+  socket.on("close", () => fail(`${name}: the extension host at ${address} closed the connection`));
+  return {
+    peer,
+    isAlive: () => fatal === undefined,
+    abandon: () =>
+      fail(`${name}: dropped the connection to ${address}: the host did not end an interrupted run`),
+    async close() {
+      fatal ??= "closed";
+      peer.fail(new HarnessError("brain_error", `${name}: connection closed`));
+      socket.end();
+      setTimeout(() => socket.destroy(), timeouts.shutdownMs).unref();
+    },
+  };
+}

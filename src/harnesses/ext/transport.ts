@@ -1,0 +1,28 @@
+// How an RPC harness reaches its extension host: a child's stdio (one host per session) or a TCP connection
+// (to a host shared by sessions). Both carry the same JSON-RPC peer.
+import type { RpcPeer, RpcPeerEvents } from "./rpc-peer.js";
+
+export interface RpcTransport {
+  readonly peer: RpcPeer;
+  isAlive(): boolean;
+  /** Gives up on a host that will not stop a run: kills a stdio host, drops a TCP connection. */
+  abandon(): void;
+  /** Ends the conversation politely (a stdio host gets `harness.shutdown` and stops). */
+  close(): Promise<void>;
+}
+
+export interface TransportEvents extends RpcPeerEvents {
+  /** The host or the connection is gone; `message` says why, with the host's stderr when there is one. */
+  onFatal(message: string): void;
+}
+
+export interface Timeouts {
+  /** A new host must answer `harness.info` (stdio) or write its connection file (TCP, HTTP) within this. */
+  openMs: number;
+  /** How long an interrupted run may take to end after `harness.cancel` before Brain gives up on the host. */
+  interruptGraceMs: number;
+  /** `harness.shutdown` and `POST /shutdown`. */
+  shutdownMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: Timeouts = { openMs: 30_000, interruptGraceMs: 5_000, shutdownMs: 2_000 };

@@ -1,0 +1,168 @@
+// A client for seed B's HTTP/SSE agents: GET /info, POST /run streaming `text/event-stream`, POST /cancel,
+// POST /shutdown. The stream is parsed with a real SSE parser (events may span chunks, carry several `data:`
+// lines, comments and ids); each event's data is one harness event object.
+import { createParser } from "eventsource-parser";
+import { HarnessError } from "../../core/harness.js";
+import { type DecodedHarnessEvent, decodeHarnessEvent } from "../../protocol/nui/harness-event.js";
+import { HarnessInfo } from "../../protocol/nui/jsonrpc.js";
+
+/** POST /run body: seed B's fields, plus `runId` so /cancel can name the run (nui's own servers read it). */
+export interface RunBody {
+  message: string;
+  runId: string;
+  sessionId?: string;
+  workingDir?: string;
+  systemPrompt?: string;
+  model?: string;
+  /** The session's variables (an agent definition's `env`), as nui's HTTP client sends them. */
+  env?: Record<string, string>;
+}
+
+export class HttpAgentClient {
+  readonly baseUrl: string;
+
+  constructor(
+    baseUrl: string,
+    /** For messages: the harness name. */
+    readonly name: string,
+  ) {
+    this.baseUrl = baseUrl.replace(/\/+$/, "");
+  }
+
+  /** GET /info: the health check. Throws a HarnessError saying what failed and where. */
+  async info(timeoutMs: number): Promise<HarnessInfo> {
+    const url = `${this.baseUrl}/info`;
+    let response: Response;
+    try {
+      response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+    } catch (err) {
+      throw new HarnessError("brain_error", `${this.name}: GET ${url} failed: ${reason(err)}`);
+    }
+    const text = await response.text().catch(() => "");
+    if (!response.ok) {
+      throw new HarnessError(
+        "brain_error",
+        `${this.name}: GET ${url} answered ${response.status}: ${text.slice(0, 300)}`,
+      );
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new HarnessError(
+        "brain_error",
+        `${this.name}: GET ${url} did not answer JSON: ${text.slice(0, 200)}`,
+      );
+    }
+    const parsed = HarnessInfo.safeParse(body);
+    if (!parsed.success) {
+      throw new HarnessError(
+        "brain_error",
+        `${this.name}: GET ${url} must answer {name, version, capabilities}, got ${text.slice(0, 200)}`,
+      );
+    }
+    return parsed.data;
+  }
+
+  /**
+   * POST /run: calls `onEvent` for each SSE event until the agent sends `done` or `error`, or the stream ends.
+   * Resolves with how it ended. Rejects with a HarnessError when the agent cannot be reached or answers an
+   * error status; an abort through `signal` resolves with "aborted".
+   */
+  async run(
+    body: RunBody,
+    signal: AbortSignal,
+    onEvent: (decoded: DecodedHarnessEvent) => void,
+  ): Promise<"done" | "error" | "ended" | "aborted"> {
+    const url = `${this.baseUrl}/run`;
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "text/event-stream" },
+        body: JSON.stringify(body),
+        signal,
+      });
+    } catch (err) {
+      if (signal.aborted) return "aborted";
+      throw new HarnessError("brain_error", `${this.name}: POST ${url} failed: ${reason(err)}`);
+    }
+    if (!response.ok || !response.body) {
+      const text = await response.text().catch(() => "");
+      throw new HarnessError(
+        "provider_error",
+        `${this.name}: POST ${url} answered ${response.status}: ${text.trim().slice(0, 300)}`,
+      );
+    }
+    let ended: "done" | "error" | undefined;
+    const parser = createParser({
+      onEvent: (message) => {
+        if (ended) return;
+        let value: unknown;
+        try {
+          value = JSON.parse(message.data);
+        } catch {
+          return onEvent({
+            ok: false,
+            reason: `SSE data that is not JSON skipped: ${message.data.slice(0, 200)}`,
+          });
+        }
+        const decoded = decodeHarnessEvent(value);
+        onEvent(decoded);
+        if (decoded.ok && (decoded.event.type === "done" || decoded.event.type === "error"))
+          ended = decoded.event.type;
+      },
+    });
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    try {
+      while (!ended) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        parser.feed(decoder.decode(value, { stream: true }));
+      }
+    } catch (err) {
+      if (signal.aborted) return "aborted";
+      throw new HarnessError(
+        "brain_error",
+        `${this.name}: the event stream of POST ${url} broke: ${reason(err)}`,
+      );
+    } finally {
+      // Stop reading once the run ended: some servers keep the connection open after `done`.
+      reader.cancel().catch(() => {});
+    }
+    if (signal.aborted && !ended) return "aborted";
+    return ended ?? "ended";
+  }
+
+  /** POST /cancel {runId}: best effort. */
+  async cancel(runId: string, timeoutMs: number): Promise<void> {
+    await this.post("/cancel", { runId }, timeoutMs);
+  }
+
+  /** POST /shutdown: release the agent's resources (before `docker stop`). Best effort. */
+  async shutdown(timeoutMs: number): Promise<void> {
+    await this.post("/shutdown", {}, timeoutMs);
+  }
+
+  private async post(path: string, body: unknown, timeoutMs: number): Promise<void> {
+    try {
+      const response = await fetch(`${this.baseUrl}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      await response.body?.cancel().catch(() => {});
+    } catch {
+      // best effort: the agent may be gone already
+    }
+  }
+}
+
+/** The cause behind fetch's bare "fetch failed". */
+function reason(err: unknown): string {
+  const e = err as { message?: string; cause?: { code?: string; message?: string } };
+  const cause = e.cause?.code ?? e.cause?.message;
+  return cause ? `${e.message ?? String(err)} (${cause})` : (e.message ?? String(err));
+}

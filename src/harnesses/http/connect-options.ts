@@ -1,0 +1,51 @@
+// Where a `remote` or `docker` session's agent is, from `config.options` (an agent definition's
+// `harness.host`/`port`, `image`/`containerPort`). Wrong or missing values are named with their fix.
+import { z } from "zod";
+import { HarnessError } from "../../core/harness.js";
+import { describeIssues } from "../../protocol/frames.js";
+
+const Port = z.number().int().min(1).max(65535);
+
+const Remote = z.object({
+  url: z.url({ protocol: /^https?$/ }).optional(),
+  host: z.string().min(1).optional(),
+  port: Port.optional(),
+});
+
+const Docker = z.object({
+  image: z.string().min(1, "the image name is empty"),
+  containerPort: Port,
+  /** Extra `docker run` arguments (volumes, networks), placed before the image. */
+  docker_args: z.array(z.string()).optional(),
+});
+
+function parse<T>(schema: z.ZodType<T>, options: unknown, harness: string, fix: string): T {
+  const parsed = schema.safeParse(options ?? {});
+  if (parsed.success) return parsed.data;
+  throw new HarnessError(
+    "brain_error",
+    `harness "${harness}": config.options: ${describeIssues(parsed.error)}; ${fix}`,
+  );
+}
+
+/** The agent's base URL: `url`, or `http://host:port`. */
+export function remoteUrl(options: Record<string, unknown> | undefined, harness: string): string {
+  const fix =
+    'set config.options.url ("http://10.0.1.42:9090") or host and port (an agent definition\'s harness.host and harness.port)';
+  const remote = parse(Remote, options, harness, fix);
+  if (remote.url) return remote.url;
+  if (remote.host && remote.port) {
+    const host = remote.host.includes(":") && !remote.host.startsWith("[") ? `[${remote.host}]` : remote.host;
+    return `http://${host}:${remote.port}`;
+  }
+  throw new HarnessError("brain_error", `harness "${harness}": no agent address; ${fix}`);
+}
+
+export function dockerOptions(options: Record<string, unknown> | undefined, harness: string) {
+  return parse(
+    Docker,
+    options,
+    harness,
+    'set config.options.image and containerPort (an agent definition\'s harness.image and harness.containerPort, e.g. image: "my-agent:latest", containerPort: 9090)',
+  );
+}

@@ -1,0 +1,70 @@
+// The docker commands the `docker` harness runs, each with a timeout and an error that says what to do:
+// no docker CLI, no reachable daemon, no such image.
+import { execFile } from "node:child_process";
+import { HarnessError } from "../../core/harness.js";
+import { findMissing } from "../process/command.js";
+
+export interface DockerResult {
+  stdout: string;
+  stderr: string;
+}
+
+export class DockerCli {
+  constructor(
+    /** The docker program: a name on PATH or a path. */
+    readonly program = "docker",
+    private readonly env: NodeJS.ProcessEnv = process.env,
+  ) {}
+
+  /** A HarnessError when the CLI is missing: nothing else can work without it. */
+  assertInstalled(harness: string): void {
+    const missing = findMissing(this.program, [], process.cwd(), this.env.PATH ?? "");
+    if (missing) {
+      throw new HarnessError(
+        "brain_error",
+        `harness "${harness}" runs its agent with Docker, but ${missing.replace("runner program", "the docker CLI")} (install Docker, https://docs.docker.com/get-docker/)`,
+      );
+    }
+  }
+
+  /** `env` is added to docker's own environment (`-e NAME` takes the value from there, out of argv). */
+  run(args: string[], timeoutMs: number, env: Record<string, string> = {}): Promise<DockerResult> {
+    return new Promise((resolve, reject) => {
+      const options = { env: { ...this.env, ...env }, timeout: timeoutMs, maxBuffer: 4 << 20 };
+      execFile(this.program, args, options, (err, stdout, stderr) => {
+        if (!err) return resolve({ stdout, stderr });
+        const detail = (stderr || stdout || err.message).trim();
+        reject(new HarnessError("brain_error", `${this.program} ${args[0]}: ${explain(detail)}`));
+      });
+    });
+  }
+}
+
+/** Docker's own words, with what to do about the common failures. */
+export function explain(detail: string): string {
+  const lower = detail.toLowerCase();
+  if (lower.includes("cannot connect to the docker daemon") || lower.includes("docker.sock")) {
+    return `Docker is not running or not reachable (${detail}); start the Docker daemon and try again`;
+  }
+  if (
+    lower.includes("unable to find image") ||
+    lower.includes("pull access denied") ||
+    lower.includes("manifest unknown")
+  ) {
+    return `${detail}; build the image first (docker build -t IMAGE .) or check its name`;
+  }
+  return detail;
+}
+
+/** `docker port` prints "0.0.0.0:32768" (and an IPv6 line): the host port of the last line. */
+export function parseDockerPort(output: string): number {
+  const lines = output
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const last = lines.at(-1) ?? "";
+  const port = Number(last.slice(last.lastIndexOf(":") + 1));
+  if (!Number.isInteger(port) || port <= 0)
+    throw new Error(`unexpected docker port output: ${JSON.stringify(output)}`);
+  return port;
+}

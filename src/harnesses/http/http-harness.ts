@@ -1,0 +1,139 @@
+// One session on an HTTP/SSE agent: each Brain turn is one POST /run, its SSE events become Brain events as
+// they arrive, an interrupt is POST /cancel {runId} and, if the agent keeps streaming past the grace period,
+// the end of the stream from Brain's side.
+import { randomUUID } from "node:crypto";
+import {
+  type Harness,
+  HarnessError,
+  type HarnessOptions,
+  type PromptOutcome,
+  type TurnContext,
+} from "../../core/harness.js";
+import type { NativeFile } from "../../protocol/runner.js";
+import type { HitlDesk, HitlRun } from "../nui/hitl-desk.js";
+import type { ResumeState } from "../nui/resume-state.js";
+import { RunTranslator } from "../nui/run-translator.js";
+import type { NuiSessionOptions } from "../nui/session-options.js";
+import type { HttpAgentClient, RunBody } from "./client.js";
+
+export interface HttpTimeouts {
+  interruptGraceMs: number;
+  shutdownMs: number;
+}
+
+export interface HttpHarnessParts {
+  name: string;
+  client: HttpAgentClient;
+  options: HarnessOptions;
+  session: NuiSessionOptions;
+  resume: ResumeState;
+  timeouts: HttpTimeouts;
+  /** When the agent reaches Brain's NUI_API_URL (a host Brain started): its REST HITL requests land here. */
+  desk?: HitlDesk;
+  /** Releases the agent: nothing for a remote one, /shutdown + docker stop for a container. */
+  release(): Promise<void>;
+}
+
+interface ActiveRun extends HitlRun {
+  abort: AbortController;
+  grace?: NodeJS.Timeout;
+  warned: Set<string>;
+}
+
+export class HttpHarness implements Harness {
+  private run: ActiveRun | undefined;
+  private broken = false;
+
+  constructor(private readonly parts: HttpHarnessParts) {}
+
+  runFor(_runId: string | undefined): HitlRun | undefined {
+    return this.run;
+  }
+
+  async prompt(text: string, ctx: TurnContext): Promise<PromptOutcome> {
+    if (this.run) throw new HarnessError("brain_error", "a run is already working in this session");
+    const { options, session, resume, client, name } = this.parts;
+    const run: ActiveRun = {
+      runId: `run-${randomUUID()}`,
+      turn: ctx.turn,
+      signal: ctx.signal,
+      abort: new AbortController(),
+      warned: new Set(),
+    };
+    this.run = run;
+    const translator = new RunTranslator(ctx.turn, options, (event) => {
+      if (this.parts.desk?.has(event.requestId)) return; // made through NUI_API_URL: already asked
+      translator.warn(
+        `${name} raised HITL request "${event.requestId}" in its event stream; an HTTP agent must create it through NUI_API_URL (POST /api/hitl/requests) for Brain to answer it`,
+      );
+    });
+    const body: RunBody = {
+      message: text,
+      runId: run.runId,
+      ...(resume.sessionId ? { sessionId: resume.sessionId } : {}),
+      ...(session.workingDir ? { workingDir: session.workingDir } : {}),
+      ...(options.config.system_prompt ? { systemPrompt: options.config.system_prompt } : {}),
+      ...(options.config.model ? { model: options.config.model } : {}),
+      ...(Object.keys(session.env).length ? { env: session.env } : {}),
+    };
+    try {
+      let ending: Awaited<ReturnType<HttpAgentClient["run"]>>;
+      try {
+        ending = await client.run(body, run.abort.signal, (decoded) => {
+          if (decoded.ok) return translator.handle(decoded.event);
+          if (run.warned.has(decoded.reason)) return;
+          run.warned.add(decoded.reason);
+          translator.warn(decoded.reason);
+        });
+      } catch (err) {
+        if (ctx.signal.aborted) return { interrupted: true };
+        if (err instanceof HarnessError && err.code === "brain_error") this.broken = true;
+        throw err;
+      }
+      translator.finish(ctx.signal.aborted ? "interrupted" : translator.error ? "error" : "done");
+      await resume.update(translator.sessionId);
+      if (ctx.signal.aborted) return { interrupted: true };
+      if (translator.error) throw new HarnessError("provider_error", `${name}: ${translator.error}`);
+      if (ending === "ended") {
+        this.broken = true;
+        throw new HarnessError(
+          "brain_error",
+          `${name}: the agent closed its event stream before a done event`,
+        );
+      }
+      return { interrupted: false };
+    } finally {
+      clearTimeout(run.grace);
+      this.run = undefined;
+    }
+  }
+
+  async steer(): Promise<void> {
+    throw new HarnessError(
+      "brain_error",
+      `${this.parts.name} cannot be steered: nui's protocol has no steering`,
+    );
+  }
+
+  async interrupt(turn: string): Promise<void> {
+    const run = this.run;
+    if (!run || run.turn !== turn || run.grace) return;
+    // Ask the agent to stop; stop listening when it keeps going past the grace period.
+    run.grace = setTimeout(() => run.abort.abort(), this.parts.timeouts.interruptGraceMs);
+    await this.parts.client.cancel(run.runId, this.parts.timeouts.interruptGraceMs);
+  }
+
+  async checkpoint(): Promise<NativeFile[]> {
+    return this.parts.resume.files();
+  }
+
+  async close(): Promise<void> {
+    this.run?.abort.abort();
+    await this.parts.release();
+  }
+
+  /** False after the agent could not be reached or broke a stream: the session opens it afresh. */
+  isAlive(): boolean {
+    return !this.broken;
+  }
+}

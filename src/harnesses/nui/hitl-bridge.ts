@@ -1,0 +1,156 @@
+// nui's human-in-the-loop requests as Brain requests. An `approval` becomes a permission request, a `question`
+// (or `freeform`) one question per entry of `payload.questions` (or the message itself). The Brain request
+// carries nui's requestId as its id, so a client answers it by the id the extension knows. The answer goes
+// back as nui's response envelope: `answered` with `answers`, `declined`, `expired` when no one answered in
+// time, `cancelled` when the turn was interrupted.
+import { randomUUID } from "node:crypto";
+import type { HarnessOptions } from "../../core/harness.js";
+import {
+  HITL_SCHEMA_VERSION,
+  type HitlCreateBody,
+  type HitlKind,
+  HitlQuestion,
+  type HitlRequestEnvelope,
+  type HitlResponseEnvelope,
+  type HitlStatus,
+} from "../../protocol/nui/hitl.js";
+
+const DEFAULT_TTL_SECONDS = 3600;
+
+export interface HitlTurn {
+  turn: string;
+  signal: AbortSignal;
+}
+
+/** nui's request envelope for a create body (the REST API) or a `hitl_request` event. */
+export function requestEnvelope(body: HitlCreateBody, defaults: { sessionId: string; runId?: string }) {
+  const now = new Date();
+  const ttlSeconds = body.ttlSeconds ?? DEFAULT_TTL_SECONDS;
+  const envelope: HitlRequestEnvelope = {
+    schemaVersion: HITL_SCHEMA_VERSION,
+    requestId: body.requestId ?? randomUUID(),
+    sessionId: body.sessionId || defaults.sessionId,
+    kind: body.kind ?? "question",
+    payload: body.payload ?? {},
+    ttlSeconds,
+    status: "delivered",
+    createdAt: now.toISOString(),
+    expiresAt: new Date(now.getTime() + ttlSeconds * 1000).toISOString(),
+    routing: body.routing ?? { channels: ["nui-ui"] },
+  };
+  const runId = body.runId || defaults.runId;
+  if (runId) envelope.runId = runId;
+  if (body.correlationId) envelope.correlationId = body.correlationId;
+  if (body.stepName) envelope.stepName = body.stepName;
+  return envelope;
+}
+
+const str = (value: unknown): string | undefined =>
+  typeof value === "string" && value.trim() ? value.trim() : undefined;
+
+/** Asks Brain's clients and resolves with nui's response envelope. Never rejects. */
+export async function answerHitl(
+  options: Pick<HarnessOptions, "ask" | "permit">,
+  at: HitlTurn,
+  request: HitlRequestEnvelope,
+): Promise<HitlResponseEnvelope> {
+  const respond = (status: HitlStatus, answers?: Record<string, unknown>): HitlResponseEnvelope => ({
+    schemaVersion: HITL_SCHEMA_VERSION,
+    requestId: request.requestId,
+    ...(request.correlationId ? { correlationId: request.correlationId } : {}),
+    status,
+    ...(answers ? { answers } : {}),
+    respondedBy: { channel: "brain" },
+    respondedAt: new Date().toISOString(),
+  });
+  try {
+    if (request.kind === "approval") return await approve(options, at, request, respond);
+    return await ask(options, at, request, respond);
+  } catch (err) {
+    return respond("cancelled", { reason: `Brain could not ask: ${(err as Error).message}` });
+  }
+}
+
+type Respond = (status: HitlStatus, answers?: Record<string, unknown>) => HitlResponseEnvelope;
+
+async function approve(
+  options: Pick<HarnessOptions, "permit">,
+  at: HitlTurn,
+  request: HitlRequestEnvelope,
+  respond: Respond,
+): Promise<HitlResponseEnvelope> {
+  const p = request.payload;
+  const input = p.toolInput;
+  const reason = [str(p.title), str(p.message), str(p.description)].filter(Boolean).join(": ");
+  const verdict = await options.permit(
+    at.turn,
+    {
+      tool: str(p.toolName) ?? "approval",
+      ...(input && typeof input === "object" && !Array.isArray(input)
+        ? { arguments: input as Record<string, unknown> }
+        : {}),
+      ...(reason ? { reason } : {}),
+    },
+    at.signal,
+    // An explicit approval request asks a person unless the session's policy says otherwise.
+    { id: request.requestId, unlisted: "ask" },
+  );
+  if (at.signal.aborted) return respond("cancelled", { reason: "the turn was interrupted" });
+  const answers = {
+    approved: verdict.decision === "allow",
+    decision: verdict.decision,
+    ...(verdict.reason ? { reason: verdict.reason } : {}),
+  };
+  return respond(verdict.decision === "allow" ? "answered" : "declined", answers);
+}
+
+interface OneQuestion {
+  key: string;
+  question: string;
+  options?: string[];
+}
+
+function questionsOf(kind: HitlKind, payload: Record<string, unknown>): OneQuestion[] {
+  const fallback = str(payload.message) ?? str(payload.title) ?? "The agent asks for your input.";
+  const listed = Array.isArray(payload.questions) ? payload.questions : [];
+  const out: OneQuestion[] = [];
+  for (const entry of listed) {
+    const parsed = HitlQuestion.safeParse(typeof entry === "string" ? { question: entry } : entry);
+    if (!parsed.success) continue;
+    const text = str(parsed.data.question) ?? str(parsed.data.header) ?? fallback;
+    const labels = (parsed.data.options ?? [])
+      .map((o) => (typeof o === "string" ? o.trim() : o.label.trim()))
+      .filter(Boolean);
+    out.push({
+      key: text,
+      question: text,
+      ...(kind !== "freeform" && labels.length ? { options: labels } : {}),
+    });
+  }
+  if (out.length === 0) out.push({ key: "answer", question: fallback });
+  return out;
+}
+
+async function ask(
+  options: Pick<HarnessOptions, "ask">,
+  at: HitlTurn,
+  request: HitlRequestEnvelope,
+  respond: Respond,
+): Promise<HitlResponseEnvelope> {
+  const answers: Record<string, unknown> = {};
+  const questions = questionsOf(request.kind, request.payload);
+  for (const [i, q] of questions.entries()) {
+    // The first question carries nui's requestId; further ones of the same request get a suffix.
+    const id = i === 0 ? request.requestId : `${request.requestId}#${i + 1}`;
+    const answer = await options.ask(
+      at.turn,
+      { question: q.question, ...(q.options ? { options: q.options } : {}) },
+      at.signal,
+      { id },
+    );
+    if (at.signal.aborted) return respond("cancelled", { reason: "the turn was interrupted" });
+    if (answer === "") return respond("expired");
+    answers[q.key] = answer;
+  }
+  return respond("answered", answers);
+}

@@ -1,0 +1,111 @@
+// One session's human-in-the-loop requests from its nui agent, whichever way they arrive: created through the
+// REST API under NUI_API_URL (nui's SDK: create, then wait), or raised as a `hitl_request` event with an id
+// Brain has not seen (answered over the protocol when the transport can carry it). Each request is asked once.
+import type { HarnessOptions } from "../../core/harness.js";
+import type { HitlCreateBody, HitlRequestEnvelope, HitlResponseEnvelope } from "../../protocol/nui/hitl.js";
+import { answerHitl, type HitlTurn, requestEnvelope } from "./hitl-bridge.js";
+
+export interface HitlRun extends HitlTurn {
+  runId: string;
+}
+
+interface Entry {
+  envelope: HitlRequestEnvelope;
+  response: Promise<HitlResponseEnvelope>;
+  answered?: HitlResponseEnvelope;
+}
+
+/** A refusal the REST API turns into an HTTP status with a message. */
+export class HitlRefusal extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class HitlDesk {
+  private readonly requests = new Map<string, Entry>();
+
+  constructor(
+    readonly sessionId: string,
+    private readonly options: Pick<HarnessOptions, "ask" | "permit">,
+    /** The run a request belongs to: by id, or the one running when the request names none. */
+    private readonly runFor: (runId: string | undefined) => HitlRun | undefined,
+  ) {}
+
+  /** Whether `runId` is this session's running run. */
+  runs(runId: string): boolean {
+    return this.runFor(runId)?.runId === runId;
+  }
+
+  has(requestId: string): boolean {
+    return this.requests.has(requestId);
+  }
+
+  /** `POST /api/hitl/requests`: asks Brain's clients and returns nui's request envelope at once. */
+  create(body: HitlCreateBody): HitlRequestEnvelope {
+    const run = this.runFor(body.runId);
+    if (!run) {
+      throw new HitlRefusal(
+        409,
+        body.runId
+          ? `run "${body.runId}" is not running in session ${this.sessionId}; HITL requests are made while a run works`
+          : `no run is working in session ${this.sessionId}; HITL requests are made while a run works`,
+      );
+    }
+    const known = body.requestId ? this.requests.get(body.requestId) : undefined;
+    if (known) {
+      if (!known.answered) return known.envelope;
+      throw new HitlRefusal(409, `HITL request "${body.requestId}" exists already and was answered`);
+    }
+    return this.open(requestEnvelope(body, { sessionId: this.sessionId, runId: run.runId }), run).envelope;
+  }
+
+  /** `GET /api/hitl/requests/:id/wait`. */
+  wait(requestId: string): Promise<HitlResponseEnvelope> | undefined {
+    return this.requests.get(requestId)?.response;
+  }
+
+  get(requestId: string): HitlRequestEnvelope | undefined {
+    return this.requests.get(requestId)?.envelope;
+  }
+
+  pending(runId?: string): HitlRequestEnvelope[] {
+    return [...this.requests.values()]
+      .filter((entry) => !entry.answered && (!runId || entry.envelope.runId === runId))
+      .map((entry) => entry.envelope);
+  }
+
+  /**
+   * A `hitl_request` event. One Brain already knows (made through the REST API) is only a notice; a new one is
+   * asked, and `deliver` carries the answer back over the protocol.
+   */
+  fromEvent(
+    event: { requestId: string; kind: string; payload: Record<string, unknown> },
+    run: HitlRun,
+    deliver: (response: HitlResponseEnvelope) => void,
+  ): void {
+    if (this.requests.has(event.requestId)) return;
+    const kind = event.kind === "approval" || event.kind === "freeform" ? event.kind : "question";
+    const envelope = requestEnvelope(
+      { requestId: event.requestId, kind, payload: event.payload },
+      { sessionId: this.sessionId, runId: run.runId },
+    );
+    void this.open(envelope, run).response.then(deliver);
+  }
+
+  private open(envelope: HitlRequestEnvelope, run: HitlRun): Entry {
+    const entry: Entry = {
+      envelope,
+      response: answerHitl(this.options, run, envelope).then((response) => {
+        entry.answered = response;
+        entry.envelope.status = response.status;
+        return response;
+      }),
+    };
+    this.requests.set(envelope.requestId, entry);
+    return entry;
+  }
+}

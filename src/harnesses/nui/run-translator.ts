@@ -1,0 +1,88 @@
+// One run of a nui agent, translated into Brain's events as it streams: text → assistant.delta (and one
+// assistant.message with the whole text at the end), the agent's own tool calls and results → tool.call and
+// tool.result, images → image. It remembers what the end of the run needs: the error the agent reported and
+// the sessionId of its `done` event.
+import type { HarnessOptions } from "../../core/harness.js";
+import type { NuiHarnessEvent } from "../../protocol/nui/harness-event.js";
+
+export class RunTranslator {
+  private text = "";
+  private readonly openCalls = new Set<string>();
+  /** What the agent's `error` event said (the last one wins). */
+  error: string | undefined;
+  /** The `sessionId` of the `done` event, for the next run. */
+  sessionId: string | undefined;
+  done = false;
+
+  constructor(
+    private readonly turn: string,
+    private readonly options: Pick<HarnessOptions, "emit">,
+    private readonly onHitl: (event: Extract<NuiHarnessEvent, { type: "hitl_request" }>) => void,
+  ) {}
+
+  handle(event: NuiHarnessEvent): void {
+    const turn = this.turn;
+    switch (event.type) {
+      case "text":
+        if (!event.content) return;
+        this.text += event.content;
+        this.options.emit({ type: "assistant.delta", turn, data: { text: event.content } });
+        return;
+      case "done":
+        this.done = true;
+        if (event.sessionId) this.sessionId = event.sessionId;
+        return;
+      case "error":
+        this.error = event.error || "the agent reported an error without a message";
+        return;
+      case "tool_call":
+        if (this.openCalls.has(event.toolCallId)) {
+          return this.warn(`tool_call "${event.toolCallId}" repeated while the first is still open; ignored`);
+        }
+        this.openCalls.add(event.toolCallId);
+        this.options.emit({
+          type: "tool.call",
+          turn,
+          data: { id: event.toolCallId, name: event.name, arguments: event.args },
+        });
+        return;
+      case "tool_result":
+        if (!this.openCalls.delete(event.toolCallId)) {
+          return this.warn(
+            `tool_result for "${event.toolCallId}", which no tool_call of this run opened; ignored`,
+          );
+        }
+        this.options.emit({
+          type: "tool.result",
+          turn,
+          data: {
+            id: event.toolCallId,
+            content: [{ type: "text", text: event.content }],
+            is_error: event.isError,
+          },
+        });
+        return;
+      case "image":
+        this.options.emit({ type: "image", turn, data: { mime_type: event.mimeType, data: event.data } });
+        return;
+      case "hitl_request":
+        this.onHitl(event);
+        return;
+    }
+  }
+
+  /** Ends the run's output: the whole text as one assistant.message (when there was any). */
+  finish(stopReason: string): void {
+    if (this.text) {
+      this.options.emit({
+        type: "assistant.message",
+        turn: this.turn,
+        data: { text: this.text, stop_reason: stopReason },
+      });
+    }
+  }
+
+  warn(message: string): void {
+    this.options.emit({ type: "harness.warning", turn: this.turn, data: { message } });
+  }
+}

@@ -1,0 +1,99 @@
+// The event mapper on real opencode 1.18.33 captures of `/event`: a shell turn, an approved `touch`, an aborted
+// slow turn (sse-1), and a resumed server (sse-2).
+import { describe, expect, it } from "vitest";
+import { transcriptLines } from "../../../test/helpers/transcripts.js";
+import type { CliEvent } from "../cli/events.js";
+import { OpencodeEventMapper, type OpencodeSignal } from "./parser.js";
+
+function parse(path: string): OpencodeSignal[] {
+  const mapper = new OpencodeEventMapper("ses_dd474357cffeBoXosp62NbmHJ6");
+  return transcriptLines(path).flatMap((line) => mapper.handle(line));
+}
+
+function turns(signals: OpencodeSignal[]): OpencodeSignal[][] {
+  const out: OpencodeSignal[][] = [[]];
+  for (const signal of signals) {
+    out.at(-1)!.push(signal);
+    if (signal.kind === "end") out.push([]);
+  }
+  return out.filter((t) => t.length > 0);
+}
+
+const events = (signals: OpencodeSignal[]): CliEvent[] =>
+  signals.flatMap((s) => (s.kind === "event" ? [s.event] : []));
+const text = (signals: OpencodeSignal[]) =>
+  events(signals)
+    .flatMap((e) => (e.type === "assistant.delta" ? [e.data.text] : []))
+    .join("");
+
+describe("opencode /event transcript", () => {
+  const [first, second, third] = turns(parse("opencode/sse-1.jsonl"));
+
+  it("maps a shell turn: bash call and result, the answer's deltas, messages with tokens and cost", () => {
+    const evs = events(first!);
+    expect(evs.map((e) => e.type)).toEqual([
+      "tool.call",
+      "tool.result",
+      "assistant.message",
+      "assistant.delta",
+      "assistant.delta",
+      "assistant.message",
+    ]);
+    expect(evs[0]?.data).toEqual({ id: "call_fake_1", name: "bash", arguments: { command: "ls -1" } });
+    expect(evs[1]?.data).toMatchObject({
+      id: "call_fake_1",
+      content: [{ text: "README.md\nindex.js\n" }],
+      is_error: false,
+    });
+    expect(evs[5]?.data).toEqual({
+      text: "done",
+      usage: { input: 42, output: 7, cache_read: 0, cache_write: 0, cost: 0 },
+      stop_reason: "stop",
+    });
+    expect(first!.at(-1)).toEqual({ kind: "end", end: { outcome: "completed" } });
+  });
+
+  it("turns permission.asked into a permission request for the bash tool", () => {
+    const permission = second!.find((s) => s.kind === "permission");
+    expect(permission).toMatchObject({
+      kind: "permission",
+      tool: "bash",
+      arguments: { patterns: ["touch created-by-agent.txt"] },
+    });
+    const kinds = second!.map((s) => (s.kind === "event" ? s.event.type : s.kind));
+    expect(kinds.indexOf("tool.call")).toBeLessThan(kinds.indexOf("permission"));
+    expect(kinds.indexOf("permission")).toBeLessThan(kinds.indexOf("tool.result"));
+  });
+
+  it("ends the aborted turn as aborted, with the streamed text in an aborted message", () => {
+    expect(third!.at(-1)).toEqual({ kind: "end", end: { outcome: "aborted" } });
+    expect(text(third!)).toMatch(/^tick0 tick1 /);
+    expect(events(third!).find((e) => e.type === "assistant.message")?.data).toMatchObject({
+      text: text(third!),
+      stop_reason: "aborted",
+    });
+  });
+
+  it("maps the resumed server's turn", () => {
+    const resumed = turns(parse("opencode/sse-2.jsonl"));
+    expect(resumed.map(text).join("|")).toContain("hello from fake");
+    expect(resumed.at(-1)?.at(-1)).toEqual({ kind: "end", end: { outcome: "completed" } });
+  });
+
+  it("skips other sessions, reports other errors as provider_error", () => {
+    const mapper = new OpencodeEventMapper("mine");
+    expect(
+      mapper.handle({
+        type: "message.part.delta",
+        properties: { sessionID: "other", partID: "p", field: "text", delta: "x" },
+      }),
+    ).toEqual([]);
+    mapper.handle({
+      type: "session.error",
+      properties: { sessionID: "mine", error: { name: "APIError", data: { message: "429" } } },
+    });
+    expect(mapper.handle({ type: "session.idle", properties: { sessionID: "mine" } })).toEqual([
+      { kind: "end", end: { outcome: "failed", code: "provider_error", message: "opencode: APIError: 429" } },
+    ]);
+  });
+});

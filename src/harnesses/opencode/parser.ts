@@ -1,0 +1,208 @@
+// opencode's `/event` stream (one JSON object per SSE `data:`) mapped to Brain for one session: text deltas from
+// `message.part.delta` on assistant text parts (reasoning is left out), tool calls and results from tool parts
+// (opencode's tool names: bash, edit, read, …), one `assistant.message` per assistant message when it completes
+// (tokens and cost), permission requests, and the end of the prompt at `session.idle`. Events of other sessions
+// and unknown types are skipped.
+import { asRecord, type CliEvent, type CliTurnEnd, event, usageOf } from "../cli/events.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: third-party events, decoded leniently
+type Json = any;
+
+export type OpencodeSignal =
+  | { kind: "event"; event: CliEvent }
+  | { kind: "permission"; id: string; tool: string; arguments: Record<string, unknown> }
+  | { kind: "end"; end: CliTurnEnd };
+
+interface Part {
+  type: string;
+  messageID: string;
+  /** Text already sent as deltas. */
+  streamed: string;
+}
+
+interface Message {
+  role: string;
+  /** Text part ids, in order. */
+  parts: string[];
+  emitted: boolean;
+}
+
+export class OpencodeEventMapper {
+  private readonly parts = new Map<string, Part>();
+  private readonly messages = new Map<string, Message>();
+  private readonly called = new Set<string>();
+  /** Tool name by call id, for calls opencode has announced but not yet started. */
+  private readonly pendingTools = new Map<string, string>();
+  private readonly finished = new Set<string>();
+  /** Messages already sent: opencode repeats `message.updated`, and sends a last one after an abort's idle. */
+  private readonly emitted = new Set<string>();
+  private error: { name: string; message: string } | undefined;
+
+  constructor(public sessionId: string | undefined = undefined) {}
+
+  handle(ev: Json): OpencodeSignal[] {
+    const props = ev?.properties ?? {};
+    const session = props.sessionID ?? props.info?.sessionID ?? props.part?.sessionID;
+    if (this.sessionId && session !== undefined && session !== this.sessionId) return [];
+    switch (ev?.type) {
+      case "message.updated":
+        return this.onMessage(props.info);
+      case "message.part.updated":
+        return this.onPart(props.part);
+      case "message.part.delta":
+        return this.onDelta(props);
+      case "permission.asked":
+        return [
+          ...this.announceBeforeAsking(props),
+          {
+            kind: "permission",
+            id: String(props.id),
+            tool: String(props.permission ?? "unknown"),
+            arguments: asRecord({
+              patterns: props.patterns,
+              ...(props.metadata ? { metadata: props.metadata } : {}),
+            }),
+          },
+        ];
+      case "session.error": {
+        const error = props.error ?? {};
+        this.error = {
+          name: String(error.name ?? "Error"),
+          message: String(error.data?.message ?? error.message ?? error.name),
+        };
+        return [];
+      }
+      case "session.idle":
+        return this.onIdle();
+      default:
+        return [];
+    }
+  }
+
+  private message(id: string): Message {
+    let message = this.messages.get(id);
+    if (!message) {
+      message = { role: "", parts: [], emitted: false };
+      this.messages.set(id, message);
+    }
+    return message;
+  }
+
+  private onMessage(info: Json): OpencodeSignal[] {
+    if (!info?.id || this.emitted.has(String(info.id))) return [];
+    const message = this.message(String(info.id));
+    message.role = String(info.role ?? message.role);
+    if (message.role !== "assistant" || message.emitted || !info.time?.completed) return [];
+    this.emitted.add(String(info.id));
+    return [this.emitMessage(message, info)];
+  }
+
+  private emitMessage(message: Message, info: Json, stopReason?: string): OpencodeSignal {
+    message.emitted = true;
+    const text = message.parts.map((id) => this.parts.get(id)?.streamed ?? "").join("");
+    const tokens = info?.tokens ?? {};
+    const usage = usageOf({
+      input: tokens.input,
+      output: tokens.output,
+      cacheRead: tokens.cache?.read,
+      cacheWrite: tokens.cache?.write,
+      cost: info?.cost,
+    });
+    const stop = stopReason ?? (typeof info?.finish === "string" ? info.finish : undefined);
+    return { kind: "event", event: event.message(text, usage, stop) };
+  }
+
+  private onPart(part: Json): OpencodeSignal[] {
+    if (!part?.id) return [];
+    const id = String(part.id);
+    const messageID = String(part.messageID ?? "");
+    let known = this.parts.get(id);
+    if (!known) {
+      known = { type: String(part.type), messageID, streamed: "" };
+      this.parts.set(id, known);
+      if (part.type === "text") this.message(messageID).parts.push(id);
+    }
+    if (part.type === "text") {
+      // A text part that arrives whole (or ahead of its deltas) is sent as the delta it still owes.
+      const text = typeof part.text === "string" ? part.text : "";
+      if (this.message(messageID).role !== "assistant" || !text.startsWith(known.streamed)) return [];
+      const rest = text.slice(known.streamed.length);
+      known.streamed = text;
+      return rest ? [{ kind: "event", event: event.delta(rest) }] : [];
+    }
+    if (part.type === "tool") return this.onTool(part);
+    return [];
+  }
+
+  private onTool(part: Json): OpencodeSignal[] {
+    const callId = String(part.callID ?? part.id);
+    const state = part.state ?? {};
+    const input = state.input ?? {};
+    const out: OpencodeSignal[] = [];
+    if (state.status === "pending") this.pendingTools.set(callId, String(part.tool));
+    const ready = state.status !== "pending" || Object.keys(input).length > 0;
+    if (ready && !this.called.has(callId)) {
+      this.called.add(callId);
+      out.push({ kind: "event", event: event.toolCall(callId, String(part.tool), input) });
+    }
+    if ((state.status === "completed" || state.status === "error") && !this.finished.has(callId)) {
+      this.finished.add(callId);
+      const isError = state.status === "error";
+      const text = isError ? String(state.error ?? "the tool failed") : String(state.output ?? "");
+      out.push({ kind: "event", event: event.toolResult(callId, text, isError) });
+    }
+    return out;
+  }
+
+  /**
+   * A tool part is still "pending" with no input when opencode asks for permission; announce the call now, with
+   * what the permission request shows of it, so the log has the call before the request about it.
+   */
+  private announceBeforeAsking(props: Json): OpencodeSignal[] {
+    const callId = props.tool?.callID;
+    const tool = typeof callId === "string" ? this.pendingTools.get(callId) : undefined;
+    if (!tool || this.called.has(callId)) return [];
+    this.called.add(callId);
+    return [{ kind: "event", event: event.toolCall(callId, tool, props.metadata ?? {}) }];
+  }
+
+  private onDelta(props: Json): OpencodeSignal[] {
+    if (props.field !== "text" || typeof props.delta !== "string" || props.delta === "") return [];
+    const id = String(props.partID ?? "");
+    let part = this.parts.get(id);
+    if (!part) {
+      part = { type: "text", messageID: String(props.messageID ?? ""), streamed: "" };
+      this.parts.set(id, part);
+      this.message(part.messageID).parts.push(id);
+    }
+    if (part.type !== "text" || this.message(part.messageID).role !== "assistant") return [];
+    part.streamed += props.delta;
+    return [{ kind: "event", event: event.delta(props.delta) }];
+  }
+
+  /** The prompt is over: unfinished assistant messages (an abort cut them short) go out as they are. */
+  private onIdle(): OpencodeSignal[] {
+    const out: OpencodeSignal[] = [];
+    for (const [id, message] of this.messages) {
+      if (message.role !== "assistant" || message.emitted) continue;
+      this.emitted.add(id);
+      out.push(this.emitMessage(message, {}, "aborted"));
+    }
+    // What the turn streamed is settled now; only the ids are kept, to ignore late repeats.
+    this.messages.clear();
+    this.parts.clear();
+    this.pendingTools.clear();
+    const error = this.error;
+    this.error = undefined;
+    let end: CliTurnEnd = { outcome: "completed" };
+    if (error?.name === "MessageAbortedError") end = { outcome: "aborted" };
+    else if (error)
+      end = {
+        outcome: "failed",
+        code: "provider_error",
+        message: `opencode: ${error.name}: ${error.message}`,
+      };
+    out.push({ kind: "end", end });
+    return out;
+  }
+}

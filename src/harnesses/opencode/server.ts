@@ -1,0 +1,171 @@
+// One `opencode serve` process and Brain's connection to it: a port chosen on the host, a random password (HTTP
+// Basic, user "opencode") that only this process knows, a health check that retries until the server answers
+// (it can take many seconds to start), JSON calls, and the `/event` SSE stream.
+import { randomBytes } from "node:crypto";
+import { createServer } from "node:net";
+import { createParser } from "eventsource-parser";
+import { HarnessError } from "../../core/harness.js";
+import { CliProcess, type CliSpawn } from "../cli/child.js";
+
+const LABEL = "opencode";
+
+/** A port free on this host right now (the OS picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
+    });
+  });
+}
+
+export interface ServerStart extends Omit<CliSpawn, "args" | "onLine" | "onExit" | "label"> {
+  extraArgs: string[];
+  startTimeoutMs: number;
+  onEvent(event: unknown): void;
+  /** The process or its event stream is gone. */
+  onGone(reason: string): void;
+}
+
+export class OpencodeServer {
+  readonly url: string;
+  private readonly auth: string;
+  private readonly events = new AbortController();
+
+  private constructor(
+    readonly child: CliProcess,
+    port: number,
+    password: string,
+  ) {
+    this.url = `http://127.0.0.1:${port}`;
+    this.auth = `Basic ${Buffer.from(`opencode:${password}`).toString("base64")}`;
+  }
+
+  static async start(spec: ServerStart): Promise<OpencodeServer> {
+    const port = await freePort();
+    const password = randomBytes(24).toString("hex");
+    let server: OpencodeServer | undefined;
+    const child = new CliProcess({
+      label: LABEL,
+      command: spec.command,
+      args: ["serve", "--hostname", "127.0.0.1", "--port", String(port), ...spec.extraArgs],
+      env: { ...spec.env, OPENCODE_SERVER_PASSWORD: password },
+      cwd: spec.cwd,
+      ...(spec.launcher ? { launcher: spec.launcher } : {}),
+      onExit: (reason) => {
+        server?.events.abort();
+        spec.onGone(reason);
+      },
+    });
+    server = new OpencodeServer(child, port, password);
+    try {
+      await server.waitHealthy(spec.startTimeoutMs);
+      await server.subscribe(spec.onEvent, spec.onGone);
+    } catch (err) {
+      child.kill("SIGKILL");
+      throw err;
+    }
+    return server;
+  }
+
+  /** GET /global/health until it answers 200; a server that is slow to start is normal, one that exits is not. */
+  private async waitHealthy(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = "no answer";
+    while (Date.now() < deadline) {
+      if (!this.child.alive) throw new HarnessError("brain_error", this.child.describeExit());
+      try {
+        const res = await fetch(`${this.url}/global/health`, {
+          headers: { authorization: this.auth },
+          signal: AbortSignal.timeout(2000),
+        });
+        if (res.ok) return;
+        last = `HTTP ${res.status}`;
+      } catch (err) {
+        last =
+          ((err as Error & { cause?: { code?: string } }).cause?.code ?? (err as Error).message) || "error";
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const tail = this.child.stderrTail();
+    throw new HarnessError(
+      "brain_error",
+      `${LABEL}: the server did not become healthy within ${timeoutMs / 1000} s (last: ${last})` +
+        (tail ? `; its stderr ended with: ${tail}` : ""),
+    );
+  }
+
+  /** Opens `/event` and resolves once the stream is up (its first event is `server.connected`). */
+  private async subscribe(
+    onEvent: (event: unknown) => void,
+    onGone: (reason: string) => void,
+  ): Promise<void> {
+    const res = await fetch(`${this.url}/event`, {
+      headers: { authorization: this.auth, accept: "text/event-stream" },
+      signal: this.events.signal,
+    });
+    if (!res.ok || !res.body)
+      throw new HarnessError("brain_error", `${LABEL}: GET /event answered HTTP ${res.status}`);
+    const parser = createParser({
+      onEvent: (message) => {
+        try {
+          onEvent(JSON.parse(message.data));
+        } catch {
+          // Not JSON: nothing Brain can use; the stream goes on.
+        }
+      },
+    });
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    void (async () => {
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          parser.feed(decoder.decode(value, { stream: true }));
+        }
+        if (!this.events.signal.aborted) onGone(`${LABEL}: the server closed its event stream`);
+      } catch (err) {
+        if (!this.events.signal.aborted)
+          onGone(`${LABEL}: the event stream broke: ${(err as Error).message}`);
+      }
+    })();
+  }
+
+  /** A JSON call; a non-2xx answer is a brain_error with the server's own words. */
+  async call(method: "GET" | "POST", path: string, body?: unknown): Promise<unknown> {
+    const res = await fetch(`${this.url}${path}`, {
+      method,
+      headers: {
+        authorization: this.auth,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    if (!res.ok) {
+      throw new HarnessError(
+        "brain_error",
+        `${LABEL}: ${method} ${path} answered HTTP ${res.status}: ${text.slice(0, 500)}`,
+      );
+    }
+    if (text === "") return undefined;
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.events.abort();
+    this.child.kill("SIGTERM");
+    const timer = new Promise((resolve) => setTimeout(resolve, 3000).unref());
+    if (!(await Promise.race([this.child.exited.then(() => true), timer.then(() => false)])))
+      this.child.kill("SIGKILL");
+  }
+}

@@ -1,0 +1,121 @@
+// pi's RPC mode output (`pi --mode rpc`) mapped to Brain: text deltas from `message_update`, one
+// `assistant.message` per assistant `message_end` (text, usage with cost, stop reason), tool calls and results
+// from `tool_execution_start`/`_end` (pi's own tool names: bash, read, edit, write, …), command responses, the
+// extension dialogs that need an answer, and the end of a prompt at `agent_end`. Unknown types are skipped.
+import { type CliEvent, type CliTurnEnd, contentText, event, usageOf } from "../cli/events.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: third-party output, decoded leniently
+type Json = any;
+
+export type PiSignal =
+  | { kind: "event"; event: CliEvent }
+  | { kind: "response"; id?: string; command: string; success: boolean; error?: string; data?: Json }
+  | {
+      kind: "dialog";
+      id: string;
+      method: "select" | "confirm" | "input" | "editor";
+      question: string;
+      options?: string[];
+    }
+  | { kind: "end"; end: CliTurnEnd };
+
+const DIALOGS = new Set(["select", "confirm", "input", "editor"]);
+
+export class PiEventParser {
+  /** How the prompt's last assistant message stopped: decides how `agent_end` ends the turn. */
+  private lastStop: { reason?: string; error?: string } = {};
+
+  handle(line: Json): PiSignal[] {
+    if (line === null || typeof line !== "object") return [];
+    switch (line.type) {
+      case "agent_start":
+        this.lastStop = {};
+        return [];
+      case "message_update": {
+        const ev = line.assistantMessageEvent;
+        return ev?.type === "text_delta" && typeof ev.delta === "string" && ev.delta !== ""
+          ? [{ kind: "event", event: event.delta(ev.delta) }]
+          : [];
+      }
+      case "message_end":
+        return this.onMessageEnd(line.message);
+      case "tool_execution_start":
+        return [
+          { kind: "event", event: event.toolCall(String(line.toolCallId), String(line.toolName), line.args) },
+        ];
+      case "tool_execution_end":
+        return [
+          {
+            kind: "event",
+            event: event.toolResult(
+              String(line.toolCallId),
+              contentText(line.result?.content),
+              line.isError === true,
+            ),
+          },
+        ];
+      case "agent_end":
+        return [{ kind: "end", end: this.endOfPrompt() }];
+      case "response":
+        return [
+          {
+            kind: "response",
+            ...(typeof line.id === "string" ? { id: line.id } : {}),
+            command: String(line.command ?? ""),
+            success: line.success === true,
+            ...(typeof line.error === "string" ? { error: line.error } : {}),
+            ...(line.data !== undefined ? { data: line.data } : {}),
+          },
+        ];
+      case "extension_ui_request":
+        if (!DIALOGS.has(line.method)) return [];
+        return [
+          {
+            kind: "dialog",
+            id: String(line.id),
+            method: line.method,
+            question: [line.title, line.message].filter((s) => typeof s === "string" && s !== "").join(": "),
+            ...(Array.isArray(line.options) ? { options: line.options.map(String) } : {}),
+            ...(line.method === "confirm" ? { options: ["yes", "no"] } : {}),
+          },
+        ];
+      default:
+        return [];
+    }
+  }
+
+  private onMessageEnd(message: Json): PiSignal[] {
+    if (message?.role !== "assistant") return [];
+    const text = (Array.isArray(message.content) ? message.content : [])
+      .filter((part: Json) => part?.type === "text" && typeof part.text === "string")
+      .map((part: Json) => part.text)
+      .join("");
+    const u = message.usage ?? {};
+    const usage = usageOf({
+      input: u.input,
+      output: u.output,
+      cacheRead: u.cacheRead,
+      cacheWrite: u.cacheWrite,
+      cost: u.cost?.total,
+    });
+    const reason = typeof message.stopReason === "string" ? message.stopReason : undefined;
+    this.lastStop = {
+      ...(reason ? { reason } : {}),
+      ...(typeof message.errorMessage === "string" ? { error: message.errorMessage } : {}),
+    };
+    return [{ kind: "event", event: event.message(text, usage, reason) }];
+  }
+
+  private endOfPrompt(): CliTurnEnd {
+    const { reason, error } = this.lastStop;
+    this.lastStop = {};
+    if (reason === "aborted") return { outcome: "aborted" };
+    if (reason === "error")
+      return {
+        outcome: "failed",
+        code: "provider_error",
+        message: `pi-cli: ${error ?? "the model request failed"}`,
+      };
+    return { outcome: "completed" };
+  }
+}

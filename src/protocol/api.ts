@@ -1,0 +1,163 @@
+// The daemon's HTTP API (`brain serve`): request and response bodies under /v1, and the token file. The routes
+// validate with these schemas and the OpenAPI document is generated from them, so the two never disagree. nui's
+// HITL envelopes (served under /api/hitl) are in ./nui/hitl.ts.
+import { z } from "zod";
+import { ProviderSettings } from "./config.js";
+import { SessionEvent } from "./events.js";
+import { PermissionPolicy } from "./permissions.js";
+import { SessionConfig } from "./runner.js";
+import { SessionId, SessionRecord } from "./session.js";
+
+// ---- errors ----------------------------------------------------------------------------------------------
+
+export const ApiErrorCode = z.enum([
+  "bad_request",
+  "unauthorized",
+  "forbidden",
+  "not_found",
+  "conflict",
+  "brain_error",
+]);
+export const ApiErrorBody = z.strictObject({
+  error: z.strictObject({
+    code: ApiErrorCode,
+    message: z.string(),
+    /** The request field at fault (`config.model`, `text`), when one is. */
+    field: z.string().optional(),
+  }),
+});
+
+// ---- sessions --------------------------------------------------------------------------------------------
+
+export const CreateSessionBody = z.strictObject({
+  /** A harness name from GET /v1/harnesses. Default: the config's `defaults.harness`. */
+  harness: z.string().min(1).optional(),
+  /** An agent definition id from GET /v1/agents, instead of `harness`: its settings are the defaults. */
+  agent: z.string().min(1).optional(),
+  /** Choose the id; by default a UUID. */
+  id: SessionId.optional(),
+  config: SessionConfig.optional(),
+  provider: ProviderSettings.optional(),
+  permissions: PermissionPolicy.optional(),
+});
+
+export const PendingRequestView = z.strictObject({
+  kind: z.enum(["tool.call", "permission.requested", "question.requested"]),
+  id: z.string(),
+  turn: z.string().optional(),
+  data: z.record(z.string(), z.unknown()),
+});
+
+/** A session record and what is live about it. */
+export const SessionView = SessionRecord.extend({
+  /** The running turn, if one is. */
+  active_turn: z.string().optional(),
+  /** Seq of the last durable event (in a list, only for sessions the daemon has open). */
+  last_seq: z.number().int().nonnegative().optional(),
+  /** Requests waiting for an answer (permissions, questions) or a result (tool calls); as last_seq. */
+  pending: z.array(PendingRequestView).optional(),
+  /** The client id holding control, when one does (see POST /v1/sessions/{id}/control). */
+  controller: z.string().optional(),
+});
+
+export const SessionList = z.strictObject({ sessions: z.array(SessionView) });
+
+export const Ok = z.strictObject({ ok: z.literal(true) });
+
+export const TextBody = z.strictObject({ text: z.string().min(1, "must not be empty") });
+
+/** An image sent with a prompt, as bytes (base64): a daemon never reads a path a client names. */
+export const PromptImageBody = z.strictObject({
+  /** e.g. image/png; recognised from the bytes when absent. */
+  mime_type: z.string().optional(),
+  data: z.string().min(1, "must not be empty"),
+});
+
+export const PromptBody = z.strictObject({
+  text: z.string().min(1, "must not be empty"),
+  /** For harnesses that take images (GET /v1/harnesses says which). */
+  images: z.array(PromptImageBody).optional(),
+});
+
+export const TurnStartedBody = z.strictObject({ turn: z.string(), session: z.string() });
+
+/** The answer to a pending permission request or question, by request id. */
+export const AnswerBody = z.union([
+  z.strictObject({ decision: z.enum(["allow", "deny"]), reason: z.string().optional() }),
+  z.strictObject({ answer: z.string(), reason: z.string().optional() }),
+]);
+
+export const CheckpointView = z.strictObject({
+  id: z.string(),
+  files: z.array(z.strictObject({ path: z.string(), size: z.number(), append_only: z.boolean() })),
+});
+
+export const ForkBody = z.strictObject({ checkpoint: z.string().min(1).optional() });
+
+export const RestoreBody = z.strictObject({
+  checkpoint: z.string().min(1).optional(),
+  /** An absolute directory on the daemon's machine, empty or missing. */
+  into: z
+    .string()
+    .min(1)
+    .refine((p) => p.startsWith("/"), "must be an absolute path"),
+});
+
+export const ControlBody = z.strictObject({
+  /** The client taking control; its later requests carry it in the X-Brain-Client header. */
+  client: z.string().min(1).max(128),
+});
+
+export const ControlView = z.strictObject({
+  controller: z.string().optional(),
+  previous: z.string().optional(),
+});
+
+export const HarnessList = z.strictObject({
+  harnesses: z.array(z.strictObject({ name: z.string(), steering: z.boolean(), images: z.boolean() })),
+});
+
+export const AgentList = z.strictObject({
+  agents: z.array(
+    z.strictObject({ id: z.string(), name: z.string().optional(), description: z.string().optional() }),
+  ),
+});
+
+export const EventPage = z.strictObject({ events: z.array(SessionEvent), last_seq: z.number().int() });
+
+export const WhoAmI = z.strictObject({
+  tenant: z.string(),
+  role: z.enum(["controller", "observer"]),
+  auth: z.boolean(),
+});
+
+// ---- tokens ($BRAIN_HOME/tokens.json, mode 0600) --------------------------------------------------------------
+
+export const TokenRole = z.enum(["controller", "observer"]);
+export const TokenEntry = z.strictObject({
+  token: z.string().min(16, "a token is at least 16 characters"),
+  /** Sessions are visible only to tokens of their tenant. The first token's tenant is "default". */
+  tenant: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "a tenant is 1 to 64 letters, digits, '_', '.' or '-'"),
+  role: TokenRole,
+  name: z.string().optional(),
+});
+export const TokensFile = z.strictObject({
+  tokens: z.array(TokenEntry).min(1, "needs at least one token"),
+  /** Signs the per-session HITL URLs given to extensions (NUI_API_URL). */
+  secret: z.string().min(32),
+});
+
+export type ApiErrorCode = z.infer<typeof ApiErrorCode>;
+export type ApiErrorBody = z.infer<typeof ApiErrorBody>;
+export type CreateSessionBody = z.infer<typeof CreateSessionBody>;
+export type SessionView = z.infer<typeof SessionView>;
+export type AnswerBody = z.infer<typeof AnswerBody>;
+export type TextBody = z.infer<typeof TextBody>;
+export type PromptBody = z.infer<typeof PromptBody>;
+export type ForkBody = z.infer<typeof ForkBody>;
+export type RestoreBody = z.infer<typeof RestoreBody>;
+export type ControlBody = z.infer<typeof ControlBody>;
+export type CheckpointView = z.infer<typeof CheckpointView>;
+export type TokenRole = z.infer<typeof TokenRole>;
+export type TokenEntry = z.infer<typeof TokenEntry>;
+export type TokensFile = z.infer<typeof TokensFile>;

@@ -1,0 +1,90 @@
+// The daemon's HTTP app: every route of the table behind the bearer-token check, JSON bodies validated with
+// the zod schemas, errors as {error: {code, message, field?}}, the web UI and /openapi.json beside.
+import type { HttpBindings } from "@hono/node-server";
+import { Hono } from "hono";
+import { callerOf } from "./auth/caller.js";
+import type { TokenTable } from "./auth/tokens.js";
+import { ApiError, parseBody, readJson, toApiError } from "./errors.js";
+import { openApiDocument } from "./openapi.js";
+import { honoPath, type RouteDef } from "./routes/route.js";
+import { webFile } from "./static.js";
+
+export interface AppParts {
+  routes: RouteDef[];
+  /** undefined: no auth (--no-auth on loopback). */
+  tokens: TokenTable | undefined;
+  version: string;
+  /** Called with every 5xx, for the daemon's log. */
+  onError?: (err: unknown) => void;
+}
+
+export type App = Hono<{ Bindings: HttpBindings }>;
+
+export function buildApp(parts: AppParts): App {
+  const app: App = new Hono<{ Bindings: HttpBindings }>();
+  const document = openApiDocument(parts.routes, {
+    version: parts.version,
+    auth: parts.tokens !== undefined,
+  });
+
+  app.onError((err, c) => {
+    const apiError = toApiError(err);
+    if (apiError.status >= 500) parts.onError?.(err);
+    const headers: Record<string, string> =
+      apiError.code === "unauthorized" ? { "www-authenticate": "Bearer" } : {};
+    return c.json(apiError.body(), apiError.status as 400, headers);
+  });
+  app.notFound((c) =>
+    c.json(new ApiError("not_found", `no route ${c.req.method} ${c.req.path}`).body(), 404),
+  );
+
+  if (!parts.tokens) {
+    // Without tokens, only a loopback Host may call: a web page that rebinds its own name to 127.0.0.1 cannot.
+    app.use(async (c, next) => {
+      const host = (c.req.header("host") ?? "").replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
+      if (host !== "localhost" && host !== "::1" && !/^127\.\d+\.\d+\.\d+$/.test(host)) {
+        throw new ApiError(
+          "forbidden",
+          `Host "${host}" is refused: without auth only loopback names are served`,
+        );
+      }
+      await next();
+    });
+  }
+
+  app.get("/healthz", (c) => c.json({ ok: true }));
+  app.get("/openapi.json", (c) => c.json(document));
+  app.get(
+    "/",
+    async (c) => (await webFile("index.html")) ?? c.text("the web UI is missing (web/index.html)", 500),
+  );
+  app.get("/ui/:file", async (c) => (await webFile(c.req.param("file"))) ?? c.notFound());
+
+  for (const route of parts.routes) {
+    app.on(route.method, honoPath(route.path), async (c) => {
+      const url = new URL(c.req.url);
+      const params = c.req.param() as Record<string, string>;
+      const caller = callerOf(c.req.raw, url, parts.tokens, params.token);
+      if (route.drive && caller.role === "observer") {
+        throw new ApiError(
+          "forbidden",
+          "an observer may watch, not drive: use a controller token without role=observer",
+        );
+      }
+      const body = route.body ? parseBody(route.body, await readJson(c.req.raw)) : undefined;
+      const result = await route.handle({
+        caller,
+        params,
+        body,
+        query: (name) => url.searchParams.get(name) ?? undefined,
+        header: (name) => c.req.header(name),
+        request: c.req.raw,
+        env: c.env,
+      });
+      if (result instanceof Response) return result;
+      if (route.status === 204) return c.body(null, 204);
+      return c.json(result ?? { ok: true }, (route.status ?? 200) as 200);
+    });
+  }
+  return app;
+}

@@ -1,0 +1,98 @@
+// The daemon's tokens: $BRAIN_HOME/tokens.json (mode 0600), created at first start with one controller token of
+// the "default" tenant. Add tenant or observer tokens with `brain token add`; the daemon reads the file at start.
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { type TokenEntry, type TokenRole, TokensFile } from "../../protocol/api.js";
+import { describeIssues } from "../../protocol/frames.js";
+
+export const DEFAULT_TENANT = "default";
+
+export class TokenFileError extends Error {
+  override name = "TokenFileError";
+}
+
+export function tokensPath(home: string): string {
+  return join(home, "tokens.json");
+}
+
+export function newToken(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+/** Reads the token file, creating it (with one admin token) when it does not exist yet. */
+export function loadOrCreateTokens(home: string): { file: TokensFile; created: boolean } {
+  const path = tokensPath(home);
+  if (existsSync(path)) return { file: readTokens(path), created: false };
+  const file: TokensFile = {
+    tokens: [{ token: newToken(), tenant: DEFAULT_TENANT, role: "controller", name: "admin" }],
+    secret: randomBytes(32).toString("base64url"),
+  };
+  writeTokens(path, file);
+  return { file, created: true };
+}
+
+export function readTokens(path: string): TokensFile {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch (err) {
+    throw new TokenFileError(`${path}: cannot read the token file: ${(err as Error).message}`);
+  }
+  const parsed = TokensFile.safeParse(raw);
+  if (!parsed.success) {
+    throw new TokenFileError(
+      `${path}: ${describeIssues(parsed.error)}; fix the file or delete it to get a fresh admin token`,
+    );
+  }
+  return parsed.data;
+}
+
+/** tmp + rename, mode 0600 from the start: the file never exists readable by others. */
+export function writeTokens(path: string, file: TokensFile): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, path);
+}
+
+/** Adds a token to the file and returns it. */
+export function addToken(
+  home: string,
+  entry: { tenant: string; role: TokenRole; name?: string },
+): TokenEntry {
+  const path = tokensPath(home);
+  const { file } = loadOrCreateTokens(home);
+  const token: TokenEntry = { token: newToken(), ...entry };
+  writeTokens(path, { ...file, tokens: [...file.tokens, token] });
+  return token;
+}
+
+export interface Principal {
+  tenant: string;
+  role: TokenRole;
+}
+
+/** Looks tokens up by their SHA-256, compared in constant time, so timing says nothing about a token. */
+export class TokenTable {
+  private readonly entries: { digest: Buffer; principal: Principal }[];
+
+  constructor(tokens: TokenEntry[]) {
+    this.entries = tokens.map((t) => ({
+      digest: digest(t.token),
+      principal: { tenant: t.tenant, role: t.role },
+    }));
+  }
+
+  find(token: string): Principal | undefined {
+    const d = digest(token);
+    let found: Principal | undefined;
+    for (const entry of this.entries) if (timingSafeEqual(entry.digest, d)) found = entry.principal;
+    return found;
+  }
+}
+
+function digest(token: string): Buffer {
+  return createHash("sha256").update(token).digest();
+}

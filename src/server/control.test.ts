@@ -1,0 +1,55 @@
+// The controller lease on a clock the test moves: claimed by the first driving client, kept while its stream
+// is open or it keeps driving, lapsing LEASE_MS after both stop, taken over outright by POST .../control.
+import { describe, expect, it } from "vitest";
+import { ControlLeases, LEASE_MS } from "./control.js";
+
+function leases() {
+  let now = 0;
+  const l = new ControlLeases(() => now);
+  return { l, advance: (ms: number) => (now += ms) };
+}
+
+describe("ControlLeases", () => {
+  it("gives control to the first client that drives, and refuses the others until it lapses", () => {
+    const { l, advance } = leases();
+    l.drive("s", "a");
+    expect(l.holder("s")).toBe("a");
+    expect(() => l.drive("s", "b")).toThrow('controlled by client "a"');
+    expect(() => l.drive("s", undefined)).toThrow("controlled");
+    advance(LEASE_MS - 1);
+    l.drive("s", "a"); // driving renews it
+    advance(LEASE_MS - 1);
+    expect(l.holder("s")).toBe("a");
+    advance(2);
+    expect(l.holder("s")).toBeUndefined();
+    l.drive("s", "b");
+    expect(l.holder("s")).toBe("b");
+  });
+
+  it("keeps the lease while the controller has a stream open, and lets it lapse after the stream closes", () => {
+    const { l, advance } = leases();
+    const closeStream = l.streamOpened("s", "a");
+    l.drive("s", "a");
+    advance(LEASE_MS * 10);
+    expect(l.holder("s")).toBe("a");
+    closeStream();
+    advance(LEASE_MS + 1);
+    expect(l.holder("s")).toBeUndefined();
+  });
+
+  it("lets anyone drive an uncontrolled session without claiming it when they give no client id", () => {
+    const { l } = leases();
+    l.drive("s", undefined);
+    expect(l.holder("s")).toBeUndefined();
+  });
+
+  it("hands control over on take(), naming the previous controller", () => {
+    const { l } = leases();
+    l.drive("s", "a");
+    expect(l.take("s", "b")).toBe("a");
+    expect(l.holder("s")).toBe("b");
+    expect(l.take("s", "b")).toBeUndefined();
+    l.release("s");
+    expect(l.holder("s")).toBeUndefined();
+  });
+});

@@ -1,0 +1,135 @@
+// `brain serve`: the daemon on @hono/node-server. Wires the session service, the watchers' feeds, the control
+// leases and nui's HITL API into one app, and listens (127.0.0.1:7777 by default).
+import { readFileSync } from "node:fs";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { serve } from "@hono/node-server";
+import type { Brain } from "../core/brain.js";
+import type { SessionDefaults } from "../protocol/config.js";
+import { readEventsFile } from "../store/fs/index.js";
+import { type AgentCatalog, NO_AGENTS } from "./agents.js";
+import { type App, buildApp } from "./app.js";
+import { type Principal, TokenTable } from "./auth/tokens.js";
+import { ControlLeases } from "./control.js";
+import { DEFAULT_HOST, DEFAULT_PORT } from "./defaults.js";
+import { HitlService } from "./hitl/service.js";
+import { eventRoute } from "./routes/events.js";
+import { hitlRoutes } from "./routes/hitl.js";
+import { sessionRoutes } from "./routes/sessions.js";
+import { SessionService } from "./sessions.js";
+import { TickFlusher } from "./sse/flusher.js";
+import { FeedHub } from "./sse/hub.js";
+import { DEFAULT_SSE_LIMITS, type SseLimits } from "./sse/stream.js";
+import { Watchers } from "./sse/watchers.js";
+
+export { DEFAULT_HOST, DEFAULT_PORT } from "./defaults.js";
+
+export interface DaemonOptions {
+  brain: Brain;
+  /** Where a session's events.jsonl is (for sessions the daemon has not opened). */
+  eventsPath(id: string): string;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /** The tokens; undefined serves without auth (loopback only). */
+  tokens?: { token: string; tenant: string; role: Principal["role"] }[];
+  defaults?: SessionDefaults;
+  agents?: AgentCatalog;
+  sse?: Partial<SseLimits>;
+  heartbeatMs?: number;
+  onError?: (err: unknown) => void;
+}
+
+export interface Daemon {
+  url: string;
+  host: string;
+  port: number;
+  app: App;
+  sessions: SessionService;
+  /** The open event streams and how many have ended, by reason. */
+  watchers: Watchers;
+  /** Stops listening and ends every stream; the Brain is the caller's to close. */
+  close(): Promise<void>;
+}
+
+export function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+function version(): string {
+  try {
+    const here = dirname(fileURLToPath(import.meta.url));
+    for (const up of ["../..", "../../.."]) {
+      try {
+        return (JSON.parse(readFileSync(join(here, up, "package.json"), "utf8")) as { version: string })
+          .version;
+      } catch {}
+    }
+  } catch {}
+  return "0.0.0";
+}
+
+export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
+  const host = options.host ?? DEFAULT_HOST;
+  if (!options.tokens && !isLoopback(host)) {
+    throw new Error(
+      `--no-auth is only allowed on a loopback address, not ${host}: drop --no-auth or bind 127.0.0.1`,
+    );
+  }
+  const hub = new FeedHub((id) => readEventsFile(options.eventsPath(id)));
+  const leases = new ControlLeases();
+  const flusher = new TickFlusher();
+  const watchers = new Watchers(options.heartbeatMs);
+  const agents = options.agents ?? NO_AGENTS;
+  const sessions = new SessionService({
+    brain: options.brain,
+    hub,
+    leases,
+    defaults: options.defaults ?? {},
+    agents,
+    readEvents: (id) => readEventsFile(options.eventsPath(id)),
+  });
+  const hitl = new HitlService(sessions, hub);
+  const limits = { ...DEFAULT_SSE_LIMITS, ...options.sse };
+  const routes = [
+    ...sessionRoutes({ sessions, agents, auth: options.tokens !== undefined }),
+    eventRoute({ sessions, hub, leases, flusher, watchers, limits }),
+    ...hitlRoutes(hitl),
+  ];
+  const app = buildApp({
+    routes,
+    tokens: options.tokens ? new TokenTable(options.tokens) : undefined,
+    version: version(),
+    ...(options.onError ? { onError: options.onError } : {}),
+  });
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, port: options.port ?? DEFAULT_PORT, hostname: host }) as Server;
+    s.once("error", reject);
+    s.once("listening", () => resolve(s));
+  });
+  const port = (server.address() as AddressInfo).port;
+  const shown = host.includes(":") ? `[${host}]` : host;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${shown}:${port}`,
+    host,
+    port,
+    app,
+    sessions,
+    watchers,
+    close() {
+      closing ??= (async () => {
+        watchers.closeAll();
+        hub.endAll();
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        sessions.forgetAll();
+      })();
+      return closing;
+    },
+  };
+}

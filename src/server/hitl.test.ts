@@ -1,0 +1,187 @@
+// nui's HITL API on the daemon: requests become Brain permission requests and questions of the running turn,
+// any pending Brain request can be listed and answered in nui's envelopes, answers count once, and nui's own
+// Python client (sdk/python/nui_hitl.py) works unchanged with NUI_API_URL=<daemon>/nui/<token>.
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { collect, raw, settled } from "./test-helpers.js";
+import { startTestDaemon, type TestDaemon } from "./testing.js";
+
+let t: TestDaemon;
+beforeAll(async () => {
+  t = await startTestDaemon();
+});
+afterAll(async () => {
+  await t.cleanup();
+});
+
+const long = Array.from({ length: 400 }, (_, i) => `w${i}`).join(" ");
+
+/** A session with a turn that runs for a while (the echo runner, 25 ms a word). */
+async function running() {
+  const client = t.client();
+  const { id } = await client.create({ harness: "echo", config: { options: { delay_ms: 25 } } });
+  const { turn } = await client.prompt(id, long);
+  return { client, id, turn };
+}
+
+const hitl = (method: string, path: string, body?: unknown, token = t.tokens.admin) =>
+  raw(t.url, method, `/api/hitl/requests${path}`, { token, ...(body !== undefined ? { body } : {}) });
+
+describe("nui HITL API", () => {
+  it("turns an approval into a permission request of the running turn; respond answers it once", async () => {
+    const { client, id, turn } = await running();
+    const created = await hitl("POST", "", {
+      kind: "approval",
+      sessionId: id,
+      requestId: "req-approve-1",
+      payload: { title: "Deploy", message: "Ship it?", toolName: "deploy", toolInput: { env: "prod" } },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body).toMatchObject({
+      requestId: "req-approve-1",
+      sessionId: id,
+      runId: turn,
+      kind: "approval",
+    });
+    const asked = await collect(client, id, (e) => e.type === "permission.requested");
+    expect(asked.at(-1)?.data).toMatchObject({
+      id: "req-approve-1",
+      tool: "deploy",
+      arguments: { env: "prod" },
+    });
+    const list = await hitl("GET", `?pending=true&sessionId=${id}`);
+    expect((list.body as unknown as { requestId: string }[]).map((r) => r.requestId)).toEqual([
+      "req-approve-1",
+    ]);
+    expect((await hitl("GET", "/req-approve-1")).body).toMatchObject({ kind: "approval" });
+    const waiting = hitl("GET", "/req-approve-1/wait");
+    const respond = await hitl("POST", "/req-approve-1/respond", {
+      status: "answered",
+      answers: { approved: true },
+    });
+    expect(respond.status, JSON.stringify(respond.body)).toBe(200);
+    expect(respond.body).toMatchObject({ requestId: "req-approve-1", status: "answered" });
+    const waited = await waiting;
+    expect(waited.body).toMatchObject({
+      requestId: "req-approve-1",
+      status: "answered",
+      answers: { approved: true },
+    });
+    const again = await hitl("POST", "/req-approve-1/respond", { status: "declined" });
+    expect(again.status).toBe(409);
+    const done = await hitl("GET", "/req-approve-1/wait");
+    expect(done.body).toMatchObject({ status: "answered" });
+    await client.interrupt(id);
+    await collect(client, id, settled(turn));
+  });
+
+  it("turns a question into a Brain question answered from /v1; wait gets the answer keyed by question", async () => {
+    const { client, id, turn } = await running();
+    const created = await hitl("POST", "", {
+      kind: "question",
+      sessionId: id,
+      payload: { questions: [{ question: "Which colour?", options: ["red", "blue"] }] },
+    });
+    expect(created.status).toBe(201);
+    const requestId = created.body.requestId as string;
+    const asked = await collect(client, id, (e) => e.type === "question.requested");
+    expect(asked.at(-1)?.data).toEqual({
+      id: requestId,
+      question: "Which colour?",
+      options: ["red", "blue"],
+    });
+    const waiting = hitl("GET", `/${requestId}/wait`);
+    await client.answer(id, requestId, { answer: "blue" });
+    expect((await waiting).body).toMatchObject({ status: "answered", answers: { "Which colour?": "blue" } });
+    await client.interrupt(id);
+    await collect(client, id, settled(turn));
+  });
+
+  it("lists and answers a permission request any harness raised (a bound tool under an ask policy)", async () => {
+    const client = t.client();
+    const { id } = await client.create({
+      harness: "echo",
+      config: { tools: ["echo"] },
+      permissions: { tools: { echo: "ask" } },
+    });
+    const { turn } = await client.prompt(id, "echo: via nui");
+    const asked = await collect(client, id, (e) => e.type === "permission.requested");
+    const requestId = (asked.at(-1)!.data as { id: string }).id;
+    const list = await hitl("GET", `?sessionId=${id}`);
+    expect(list.body).toEqual([
+      expect.objectContaining({
+        requestId,
+        kind: "approval",
+        runId: turn,
+        payload: expect.objectContaining({ toolName: "echo" }),
+      }),
+    ]);
+    const denied = await hitl("POST", `/${requestId}/respond`, {
+      status: "declined",
+      answers: { message: "not now" },
+    });
+    expect(denied.body).toMatchObject({
+      status: "declined",
+      answers: { approved: false, message: "not now" },
+    });
+    const events = await collect(client, id, settled(turn));
+    expect(events.find((e) => e.type === "permission.resolved")?.data).toEqual({
+      id: requestId,
+      decision: "deny",
+      reason: "not now",
+    });
+    expect(events.find((e) => e.type === "tool.result")?.data).toMatchObject({ is_error: true });
+  });
+
+  it("refuses what it cannot do: no running turn (409), unknown or foreign session (404), unknown id (404)", async () => {
+    const client = t.client();
+    const { id } = await client.create({ harness: "echo" });
+    const idle = await hitl("POST", "", { kind: "question", sessionId: id, payload: { message: "hi?" } });
+    expect(idle.status).toBe(409);
+    expect((idle.body.error as { message: string }).message).toContain("no run is working");
+    expect((await hitl("POST", "", { kind: "question", sessionId: "ghost" })).status).toBe(404);
+    expect((await hitl("POST", "", { kind: "question", sessionId: id }, t.tokens.other)).status).toBe(404);
+    expect((await hitl("GET", "/nope")).status).toBe(404);
+    expect((await hitl("GET", "/nope/wait")).status).toBe(404);
+    expect((await hitl("POST", "/nope/respond", {})).status).toBe(404);
+    const badKind = await hitl("POST", "", { kind: "poll", sessionId: id });
+    expect(badKind.status).toBe(400);
+    expect(badKind.body.error).toMatchObject({ field: "kind" });
+    const observer = await hitl("POST", "", { kind: "question", sessionId: id }, t.tokens.observer);
+    expect(observer.status).toBe(403);
+  });
+
+  it("works with nui's unchanged Python client, NUI_API_URL carrying the token in the path", async () => {
+    const { client, id, turn } = await running();
+    const script = [
+      "import json, nui_hitl",
+      "print(json.dumps(nui_hitl.request_approval(title='Deploy', message='Ship?', tool_name='deploy', tool_input={'env': 'prod'})))",
+    ].join("\n");
+    const python = spawn("python3", ["-c", script], {
+      cwd: join(import.meta.dirname, "../../sdk/python"),
+      env: {
+        ...process.env,
+        NUI_API_URL: `${t.url}/nui/${t.tokens.admin}`,
+        NUI_SESSION_ID: id,
+        NUI_RUN_ID: turn,
+      },
+    });
+    let out = "";
+    let err = "";
+    python.stdout.on("data", (chunk: Buffer) => {
+      out += chunk;
+    });
+    python.stderr.on("data", (chunk: Buffer) => {
+      err += chunk;
+    });
+    const exited = new Promise<number | null>((resolve) => python.once("exit", resolve));
+    const asked = await collect(client, id, (e) => e.type === "permission.requested");
+    const requestId = (asked.at(-1)!.data as { id: string }).id;
+    await client.answer(id, requestId, { decision: "allow", reason: "go" });
+    expect(await exited, err).toBe(0);
+    expect(JSON.parse(out)).toMatchObject({ requestId, status: "answered", answers: { approved: true } });
+    await client.interrupt(id);
+    await collect(client, id, settled(turn));
+  });
+});

@@ -1,0 +1,106 @@
+// Brain's pending permission requests and questions in nui's HITL envelopes, and nui's answers back as Brain's:
+// so a nui-style client (its UI, its SDK's respond()) can see and answer any request a Brain session asks,
+// whichever harness asked it.
+import type { PendingRequest } from "../../core/pending.js";
+import type { AnswerBody } from "../../protocol/api.js";
+import type { SessionEvent } from "../../protocol/events.js";
+import {
+  HITL_SCHEMA_VERSION,
+  type HitlRequestEnvelope,
+  type HitlRespondBody,
+  type HitlResponseEnvelope,
+} from "../../protocol/nui/hitl.js";
+
+type Answerable = Extract<PendingRequest["kind"], "permission.requested" | "question.requested">;
+
+export function isAnswerable(request: PendingRequest): request is PendingRequest & { kind: Answerable } {
+  return request.kind === "permission.requested" || request.kind === "question.requested";
+}
+
+/** A pending Brain request as nui's request envelope (`runId` is the Brain turn). */
+export function requestEnvelopeOf(
+  session: string,
+  request: PendingRequest,
+  createdAt: string,
+): HitlRequestEnvelope {
+  const d = request.data as Record<string, unknown>;
+  const approval = request.kind === "permission.requested";
+  const payload: Record<string, unknown> = approval
+    ? {
+        title: "Approve tool call",
+        message: typeof d.reason === "string" ? d.reason : `Allow tool "${String(d.tool)}"?`,
+        toolName: d.tool,
+        toolInput: d.arguments ?? {},
+      }
+    : {
+        questions: [{ question: d.question, ...(Array.isArray(d.options) ? { options: d.options } : {}) }],
+        message: d.question,
+      };
+  return {
+    schemaVersion: HITL_SCHEMA_VERSION,
+    requestId: request.id,
+    sessionId: session,
+    ...(request.turn ? { runId: request.turn } : {}),
+    kind: approval ? "approval" : "question",
+    payload,
+    ttlSeconds: 0,
+    status: "delivered",
+    createdAt,
+    expiresAt: "",
+  };
+}
+
+/** nui's respond() body as the Brain answer to `request`. */
+export function answerOf(request: PendingRequest & { kind: Answerable }, body: HitlRespondBody): AnswerBody {
+  const answers = body.answers ?? {};
+  const note =
+    typeof answers.message === "string"
+      ? answers.message
+      : typeof answers.reason === "string"
+        ? answers.reason
+        : undefined;
+  const refused = body.status === "declined" || body.status === "cancelled" || body.status === "expired";
+  if (request.kind === "permission.requested") {
+    const allow = !refused && answers.approved !== false && answers.decision !== "deny";
+    const reason =
+      note ?? (allow ? "approved through the HITL API" : `${body.status ?? "declined"} through the HITL API`);
+    return { decision: allow ? "allow" : "deny", reason };
+  }
+  if (refused) return { answer: "", reason: `${body.status} through the HITL API` };
+  const question = String((request.data as { question?: unknown }).question ?? "");
+  const picked =
+    answers.answer ?? answers[question] ?? Object.values(answers).find((v) => typeof v === "string");
+  return { answer: typeof picked === "string" ? picked : JSON.stringify(answers) };
+}
+
+/** The answer event in the log as nui's response envelope. */
+export function responseEnvelopeOf(event: SessionEvent): HitlResponseEnvelope | undefined {
+  const base = {
+    schemaVersion: HITL_SCHEMA_VERSION,
+    respondedBy: { channel: "brain" },
+    respondedAt: event.ts,
+  };
+  if (event.type === "permission.resolved") {
+    const allow = event.data.decision === "allow";
+    return {
+      ...base,
+      requestId: event.data.id,
+      status: allow ? "answered" : "declined",
+      answers: {
+        approved: allow,
+        decision: event.data.decision,
+        ...(event.data.reason ? { message: event.data.reason } : {}),
+      },
+    };
+  }
+  if (event.type === "question.answered") {
+    const answered = event.data.answer !== "" || !event.data.reason;
+    return {
+      ...base,
+      requestId: event.data.id,
+      status: answered ? "answered" : "expired",
+      answers: answered ? { answer: event.data.answer } : { reason: event.data.reason },
+    };
+  }
+  return undefined;
+}

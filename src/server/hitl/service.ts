@@ -1,0 +1,218 @@
+// nui's HITL REST API on the daemon (/api/hitl/requests): what NUI_API_URL promises extensions. A request made
+// here becomes a Brain permission request or question of the session's running turn (through the same
+// HitlDesk the nui harnesses use), and every pending Brain request can be listed, read, awaited and answered
+// in nui's envelopes, whichever harness asked it. Answers go through Session.answer: the first one wins.
+import type { Session } from "../../core/session.js";
+import { HitlDesk, HitlRefusal } from "../../harnesses/nui/hitl-desk.js";
+import type { SessionEvent } from "../../protocol/events.js";
+import type {
+  HitlCreateBody,
+  HitlRequestEnvelope,
+  HitlRespondBody,
+  HitlResponseEnvelope,
+} from "../../protocol/nui/hitl.js";
+import { ApiError, notFound } from "../errors.js";
+import type { Caller, SessionService } from "../sessions.js";
+import type { FeedHub } from "../sse/hub.js";
+import { answerOf, isAnswerable, requestEnvelopeOf, responseEnvelopeOf } from "./envelopes.js";
+
+interface Found {
+  session: Session;
+  envelope: HitlRequestEnvelope;
+}
+
+export class HitlService {
+  private readonly desks = new Map<string, HitlDesk>();
+  /** One abort per running turn: a request of a turn that settles is cancelled. */
+  private readonly turns = new Map<string, AbortController>();
+
+  constructor(
+    private readonly sessions: SessionService,
+    private readonly hub: FeedHub,
+  ) {}
+
+  async create(caller: Caller, body: HitlCreateBody): Promise<HitlRequestEnvelope> {
+    const session = await this.sessionFor(caller, body.sessionId, body.runId);
+    try {
+      return this.desk(session).create(body);
+    } catch (err) {
+      if (err instanceof HitlRefusal)
+        throw new ApiError(err.status === 409 ? "conflict" : "bad_request", err.message);
+      throw err;
+    }
+  }
+
+  async list(caller: Caller, filter: { sessionId?: string; runId?: string }): Promise<HitlRequestEnvelope[]> {
+    const out: HitlRequestEnvelope[] = [];
+    for (const session of this.sessions.openSessions(caller)) {
+      if (filter.sessionId && session.id !== filter.sessionId) continue;
+      for (const request of session.pendingRequests()) {
+        if (!isAnswerable(request) || (filter.runId && request.turn !== filter.runId)) continue;
+        out.push(this.desks.get(session.id)?.get(request.id) ?? requestEnvelopeOf(session.id, request, ""));
+      }
+    }
+    return out;
+  }
+
+  async get(caller: Caller, requestId: string): Promise<HitlRequestEnvelope> {
+    const found = this.find(caller, requestId);
+    if (!found) throw notFound(`no HITL request "${requestId}" in your sessions`);
+    return found.envelope;
+  }
+
+  /** Resolves with the response once the request is answered (at once if it was). */
+  async wait(caller: Caller, requestId: string, signal: AbortSignal): Promise<HitlResponseEnvelope> {
+    for (const session of this.sessions.openSessions(caller)) {
+      const desk = this.desks.get(session.id);
+      const waiting = desk?.wait(requestId);
+      if (waiting) return waiting;
+    }
+    const found = this.find(caller, requestId);
+    if (found) return this.answerFromLog(found.session, requestId, signal);
+    for (const session of this.sessions.openSessions(caller)) {
+      const answered = (await session.log.read(0))
+        .map(responseEnvelopeOf)
+        .find((r) => r?.requestId === requestId);
+      if (answered) return answered;
+    }
+    throw notFound(`no HITL request "${requestId}" in your sessions`);
+  }
+
+  /** nui's respond(): answers the Brain request by id; 409 once it is answered. */
+  async respond(caller: Caller, requestId: string, body: HitlRespondBody): Promise<HitlResponseEnvelope> {
+    for (const session of this.sessions.openSessions(caller)) {
+      const request = session.pendingRequests().find((r) => r.id === requestId);
+      if (!request || !isAnswerable(request)) continue;
+      await this.sessions.answer(caller, session.id, requestId, answerOf(request, body));
+      const logged = (await session.log.read(Math.max(0, session.log.lastSeq - 50)))
+        .map(responseEnvelopeOf)
+        .find((r) => r?.requestId === requestId);
+      if (logged)
+        return {
+          ...logged,
+          ...(body.respondedBy?.channel ? { respondedBy: { channel: body.respondedBy.channel } } : {}),
+        };
+      return {
+        schemaVersion: "1",
+        requestId,
+        status: body.status ?? "answered",
+        respondedAt: new Date().toISOString(),
+      };
+    }
+    for (const session of this.sessions.openSessions(caller)) {
+      if ((await session.log.read(0)).some((e) => answerId(e) === requestId)) {
+        throw new ApiError("conflict", `HITL request "${requestId}" was answered already`);
+      }
+    }
+    throw notFound(`no pending HITL request "${requestId}" in your sessions`);
+  }
+
+  private find(caller: Caller, requestId: string): Found | undefined {
+    for (const session of this.sessions.openSessions(caller)) {
+      const fromDesk = this.desks.get(session.id)?.get(requestId);
+      if (fromDesk) return { session, envelope: fromDesk };
+      const request = session.pendingRequests().find((r) => r.id === requestId);
+      if (request && isAnswerable(request))
+        return { session, envelope: requestEnvelopeOf(session.id, request, "") };
+    }
+    return undefined;
+  }
+
+  /** The session a create body names; or, without one, the caller's one session running the given turn. */
+  private async sessionFor(
+    caller: Caller,
+    sessionId: string | undefined,
+    runId: string | undefined,
+  ): Promise<Session> {
+    if (sessionId) return this.sessions.live(caller, sessionId);
+    const running = this.sessions
+      .openSessions(caller)
+      .filter((s) => s.activeTurn && (!runId || s.activeTurn === runId));
+    if (running.length === 1) return running[0]!;
+    throw new ApiError(
+      "bad_request",
+      'field "sessionId": required (NUI_SESSION_ID) unless exactly one of your sessions is running a turn',
+      "sessionId",
+    );
+  }
+
+  private desk(session: Session): HitlDesk {
+    let desk = this.desks.get(session.id);
+    if (!desk) {
+      desk = new HitlDesk(
+        session.id,
+        {
+          ask: (turn, question, signal, options) => session.ask(turn, question, signal, options),
+          permit: (turn, use, signal, options) => session.permit(turn, use, signal, options),
+        },
+        (runId) => {
+          const turn = session.activeTurn;
+          if (!turn || (runId && runId !== turn)) return undefined;
+          return { runId: turn, turn, signal: this.turnSignal(session, turn) };
+        },
+      );
+      this.desks.set(session.id, desk);
+    }
+    return desk;
+  }
+
+  /** Aborted when the turn settles or the session goes away. */
+  private turnSignal(session: Session, turn: string): AbortSignal {
+    const key = `${session.id}\u0000${turn}`;
+    let abort = this.turns.get(key);
+    if (!abort) {
+      const controller = new AbortController();
+      abort = controller;
+      this.turns.set(key, controller);
+      const done = () => {
+        unlisten();
+        this.turns.delete(key);
+        controller.abort();
+      };
+      const unlisten = this.hub.listen(session.id, {
+        events: (batch) => {
+          if (batch.some((e) => e.type === "turn.settled" && e.turn === turn)) done();
+        },
+        attached: () => {},
+        ended: done,
+      });
+    }
+    return abort.signal;
+  }
+
+  private answerFromLog(
+    session: Session,
+    requestId: string,
+    signal: AbortSignal,
+  ): Promise<HitlResponseEnvelope> {
+    return new Promise((resolve, reject) => {
+      const finish = (response: HitlResponseEnvelope | undefined, error?: Error) => {
+        unlisten();
+        signal.removeEventListener("abort", onAbort);
+        if (response) resolve(response);
+        else reject(error);
+      };
+      const onAbort = () => finish(undefined, new ApiError("conflict", "the client stopped waiting"));
+      const unlisten = this.hub.listen(session.id, {
+        events: (batch) => {
+          const response = batch.map(responseEnvelopeOf).find((r) => r?.requestId === requestId);
+          if (response) finish(response);
+        },
+        attached: () => {},
+        ended: () => finish(undefined, notFound(`session ${session.id} was deleted`)),
+      });
+      signal.addEventListener("abort", onAbort, { once: true });
+      // Answered between the lookup and the subscription: it is in the log.
+      void session.log.read(0).then((all) => {
+        const response = all.map(responseEnvelopeOf).find((r) => r?.requestId === requestId);
+        if (response) finish(response);
+      });
+    });
+  }
+}
+
+function answerId(event: SessionEvent): string | undefined {
+  return event.type === "permission.resolved" || event.type === "question.answered"
+    ? event.data.id
+    : undefined;
+}

@@ -1,0 +1,99 @@
+// /openapi.json, generated from the route table and the zod schemas the routes validate with.
+import { type ZodType, z } from "zod";
+import { ApiErrorBody } from "../protocol/api.js";
+import type { RouteDef } from "./routes/route.js";
+
+function jsonSchema(schema: ZodType, io: "input" | "output"): Record<string, unknown> {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, {
+    target: "draft-2020-12",
+    io,
+    unrepresentable: "any",
+  });
+  return rest;
+}
+
+const errorResponse = (description: string) => ({
+  description,
+  content: { "application/json": { schema: { $ref: "#/components/schemas/ApiError" } } },
+});
+
+export function openApiDocument(routes: RouteDef[], info: { version: string; auth: boolean }): object {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const params = [...route.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => ({
+      name,
+      in: "path",
+      required: true,
+      schema: { type: "string" },
+    }));
+    const query = Object.entries(route.query ?? {}).map(([name, description]) => ({
+      name,
+      in: "query",
+      required: false,
+      description,
+      schema: { type: "string" },
+    }));
+    const headers = Object.entries(route.headers ?? {}).map(([name, description]) => ({
+      name,
+      in: "header",
+      required: false,
+      description,
+      schema: { type: "string" },
+    }));
+    const status = String(route.status ?? 200);
+    const content = route.stream
+      ? {
+          "text/event-stream": {
+            schema: { type: "string", description: "id: <seq>\\ndata: <SessionEvent JSON>" },
+          },
+        }
+      : route.response
+        ? { "application/json": { schema: jsonSchema(route.response, "output") } }
+        : status === "204"
+          ? undefined
+          : { "application/json": { schema: {} } };
+    const operation: Record<string, unknown> = {
+      tags: [route.tag],
+      summary: route.summary,
+      operationId: `${route.method.toLowerCase()}${route.path
+        .replace(/[{}]/g, "")
+        .replace(/\/(\w)/g, (_, c: string) => c.toUpperCase())
+        .replace(/[^A-Za-z0-9]/g, "")}`,
+      parameters: [...params, ...query, ...headers],
+      responses: {
+        [status]: { description: "success", ...(content ? { content } : {}) },
+        "400": errorResponse("bad input: the message names the field and the reason"),
+        "401": errorResponse("no or unknown bearer token"),
+        ...(route.drive ? { "403": errorResponse("an observer's token or request") } : {}),
+        "404": errorResponse("no such session (or another tenant's)"),
+        "409": errorResponse(
+          "conflict: a turn is running, a request was answered already, another client controls",
+        ),
+      },
+    };
+    if (route.body) {
+      operation.requestBody = {
+        required: true,
+        content: { "application/json": { schema: jsonSchema(route.body, "input") } },
+      };
+    }
+    paths[route.path] ??= {};
+    paths[route.path]![route.method.toLowerCase()] = operation;
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Brain daemon",
+      version: info.version,
+      description:
+        "Sessions on any harness: prompt, steer, interrupt, answer requests, checkpoint, fork, and watch every event as SSE replayed from the durable log.",
+    },
+    servers: [{ url: "/" }],
+    ...(info.auth ? { security: [{ bearer: [] }] } : {}),
+    components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+      schemas: { ApiError: jsonSchema(ApiErrorBody, "output") },
+    },
+    paths,
+  };
+}

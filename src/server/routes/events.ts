@@ -1,0 +1,66 @@
+// GET /v1/sessions/{id}/events: the session's events as Server-Sent Events, from the durable log. `id:` is the
+// seq; Last-Event-ID (or ?after=) replays what came after it, then the stream tails live events.
+import type { ServerResponse } from "node:http";
+import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
+import type { ControlLeases } from "../control.js";
+import type { SessionService } from "../sessions.js";
+import type { TickFlusher } from "../sse/flusher.js";
+import type { FeedHub } from "../sse/hub.js";
+import { type SseLimits, SseStream } from "../sse/stream.js";
+import type { Watchers } from "../sse/watchers.js";
+import type { RouteDef } from "./route.js";
+import { seqParam } from "./sessions.js";
+
+export interface EventRouteParts {
+  sessions: SessionService;
+  hub: FeedHub;
+  leases: ControlLeases;
+  flusher: TickFlusher;
+  watchers: Watchers;
+  limits: SseLimits;
+}
+
+const HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache, no-transform",
+  connection: "keep-alive",
+  "x-accel-buffering": "no",
+};
+
+export function eventRoute(parts: EventRouteParts): RouteDef {
+  return {
+    method: "GET",
+    path: "/v1/sessions/{id}/events",
+    tag: "events",
+    summary:
+      "The session's events as text/event-stream: replay after Last-Event-ID or ?after=, then live; `id:` is the seq",
+    stream: true,
+    query: {
+      after: "replay events with seq greater than this (overrides Last-Event-ID)",
+      role: '"observer" to watch without holding control',
+      client: "the client id (X-Brain-Client) whose control this stream keeps alive",
+      access_token: "the bearer token, for clients that cannot set headers (EventSource)",
+    },
+    headers: { "Last-Event-ID": "the seq of the last event the client has" },
+    handle: async (ctx) => {
+      const id = ctx.params.id!;
+      const after = seqParam(ctx.query("after") ?? ctx.header("last-event-id"), "after");
+      await parts.sessions.forWatching(ctx.caller, id); // 404 before any header is sent
+      const res = ctx.env.outgoing as ServerResponse;
+      res.writeHead(200, HEADERS);
+      res.write("retry: 1000\n: connected\n\n");
+      let release = () => {};
+      const stream = new SseStream(res, parts.hub, id, after, parts.flusher, parts.limits, (reason) => {
+        forget(reason);
+        release();
+      });
+      const forget = parts.watchers.add(stream);
+      if (ctx.caller.client && ctx.caller.role === "controller") {
+        release = parts.leases.streamOpened(id, ctx.caller.client);
+      }
+      if (res.destroyed) stream.close("client");
+      else void stream.start();
+      return RESPONSE_ALREADY_SENT;
+    },
+  };
+}

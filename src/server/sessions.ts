@@ -1,0 +1,330 @@
+// What the daemon does with sessions, apart from HTTP: tenancy (another tenant's session is "not found"), the
+// controller lease, and keeping the watchers' feeds attached to each session's live log. The routes call
+// this; so does anything else that serves sessions (ACP through the HTTP client, tests).
+import type { Brain, NewSessionInput } from "../core/brain.js";
+import { PendingRequests } from "../core/pending.js";
+import type { Session } from "../core/session.js";
+import type {
+  AnswerBody,
+  CheckpointView,
+  CreateSessionBody,
+  PromptBody,
+  SessionView,
+} from "../protocol/api.js";
+import type { SessionDefaults } from "../protocol/config.js";
+import type { SessionEvent } from "../protocol/events.js";
+import { SESSION_ID_PATTERN, type SessionRecord } from "../protocol/session.js";
+import type { AgentCatalog } from "./agents.js";
+import { DEFAULT_TENANT, type Principal } from "./auth/tokens.js";
+import type { ControlLeases } from "./control.js";
+import { ApiError, notFound } from "./errors.js";
+import type { FeedHub } from "./sse/hub.js";
+
+export interface SessionServiceParts {
+  brain: Brain;
+  hub: FeedHub;
+  leases: ControlLeases;
+  defaults: SessionDefaults;
+  agents: AgentCatalog;
+  /** Every durable event of a session from its file (for sessions the daemon has not opened). */
+  readEvents(id: string): Promise<SessionEvent[]>;
+}
+
+/** Who is asking: the token's tenant and role, and the client id it gave (X-Brain-Client). */
+export interface Caller extends Principal {
+  client?: string;
+}
+
+const tenantOf = (record: SessionRecord) => record.tenant ?? DEFAULT_TENANT;
+
+export class SessionService {
+  /** Sessions this daemon has opened (and their tenants), so views need not open or read every log. */
+  private readonly open = new Map<string, { session: Session; tenant: string }>();
+
+  constructor(private readonly parts: SessionServiceParts) {}
+
+  get brain(): Brain {
+    return this.parts.brain;
+  }
+
+  /** The record, if `caller` may see it; otherwise 404, exactly as for a session that does not exist. */
+  async record(caller: Principal, id: string): Promise<SessionRecord> {
+    const record = SESSION_ID_PATTERN.test(id)
+      ? await this.parts.brain.record(id).catch(() => undefined)
+      : undefined;
+    if (!record || tenantOf(record) !== caller.tenant) throw notFound(`no session "${id}"`);
+    return record;
+  }
+
+  /** The live session (opened now if needed: passive, no harness starts). */
+  async live(caller: Principal, id: string): Promise<Session> {
+    return this.attach(await this.record(caller, id), caller.tenant);
+  }
+
+  /**
+   * The live session if the daemon has it open, or one it opens because the session is not closed; undefined
+   * when only its file can be read (closed, or its harness is not configured here).
+   */
+  async forWatching(caller: Principal, id: string): Promise<Session | undefined> {
+    const record = await this.record(caller, id);
+    if (!this.open.has(id) && record.status === "closed") return undefined;
+    return this.attach(record, caller.tenant).catch((err: unknown) => {
+      if (err instanceof ApiError && err.code === "conflict") return undefined;
+      throw err;
+    });
+  }
+
+  async list(caller: Principal): Promise<SessionView[]> {
+    const records = await this.parts.brain.list();
+    return records
+      .filter((r) => tenantOf(r) === caller.tenant)
+      .map((r) => this.viewOf(r, this.open.get(r.id)?.session));
+  }
+
+  async view(caller: Principal, id: string): Promise<SessionView> {
+    const record = await this.record(caller, id);
+    const session = this.open.get(id)?.session;
+    if (session) return this.viewOf(record, session);
+    const events = await this.parts.readEvents(id);
+    const pending = new PendingRequests();
+    for (const event of events) pending.observe(event);
+    return { ...this.viewOf(record, undefined), last_seq: events.length, pending: pending.list() };
+  }
+
+  /** Events after `after` from the session's file (a session the daemon has not opened). */
+  async fileEvents(id: string, after: number, limit: number): Promise<SessionEvent[]> {
+    return (await this.parts.readEvents(id)).filter((e) => e.seq > after).slice(0, limit);
+  }
+
+  async create(caller: Caller, body: CreateSessionBody): Promise<SessionView> {
+    const input = await this.newSessionInput(caller, body);
+    if (input.id && (await this.parts.brain.record(input.id).catch(() => undefined))) {
+      throw new ApiError("conflict", `session "${input.id}" already exists`, "id");
+    }
+    let session: Session;
+    try {
+      session = await this.parts.brain.create(input);
+    } catch (err) {
+      throw asBadRequest(err);
+    }
+    this.track(session, caller.tenant);
+    return this.view(caller, session.id);
+  }
+
+  /** The caller's sessions this daemon has open. */
+  openSessions(caller: Principal): Session[] {
+    return [...this.open.values()].filter((o) => o.tenant === caller.tenant).map((o) => o.session);
+  }
+
+  async prompt(
+    caller: Caller,
+    id: string,
+    text: string,
+    images?: PromptBody["images"],
+  ): Promise<{ turn: string; session: string }> {
+    const session = await this.drive(caller, id);
+    const started = await session.prompt(text, images?.length ? { images } : {});
+    return { turn: started.turn, session: id };
+  }
+
+  async steer(caller: Caller, id: string, text: string): Promise<void> {
+    await (await this.drive(caller, id)).steer(text);
+  }
+
+  async interrupt(caller: Caller, id: string): Promise<void> {
+    await (await this.drive(caller, id)).interrupt();
+  }
+
+  /** Answers a pending permission request or question by its id: the first valid answer wins, others get 409. */
+  async answer(caller: Caller, id: string, requestId: string, body: AnswerBody): Promise<void> {
+    const session = await this.drive(caller, id);
+    const request = session.pendingRequests().find((r) => r.id === requestId && r.kind !== "tool.call");
+    if (!request) {
+      throw new ApiError(
+        "conflict",
+        `no pending permission request or question "${requestId}" in session ${id} (answered already, or never asked)`,
+      );
+    }
+    if (request.kind === "permission.requested") {
+      if (!("decision" in body)) {
+        throw new ApiError(
+          "bad_request",
+          `"${requestId}" is a permission request: answer {"decision": "allow" | "deny"}`,
+          "decision",
+        );
+      }
+      const data = {
+        id: requestId,
+        decision: body.decision,
+        ...(body.reason ? { reason: body.reason } : {}),
+      };
+      await session.answer({ type: "permission.resolved", data });
+      return;
+    }
+    if (!("answer" in body)) {
+      throw new ApiError("bad_request", `"${requestId}" is a question: answer {"answer": "..."}`, "answer");
+    }
+    const data = { id: requestId, answer: body.answer, ...(body.reason ? { reason: body.reason } : {}) };
+    await session.answer({ type: "question.answered", data });
+  }
+
+  async checkpoint(caller: Caller, id: string): Promise<CheckpointView> {
+    const manifest = await (await this.drive(caller, id)).checkpoint();
+    const files = manifest.files.map(({ path, size, append_only }) => ({ path, size, append_only }));
+    return { id: manifest.id, files };
+  }
+
+  async fork(caller: Caller, id: string, checkpoint = "latest"): Promise<SessionView> {
+    await this.record(caller, id);
+    let session: Session;
+    try {
+      session = await this.parts.brain.fork(id, checkpoint);
+    } catch (err) {
+      throw asBadRequest(err, "checkpoint");
+    }
+    this.track(session, caller.tenant);
+    return this.view(caller, session.id);
+  }
+
+  /** Writes a checkpoint's native files into a directory on this machine: the default tenant only. */
+  async restore(caller: Caller, id: string, into: string, checkpoint = "latest"): Promise<void> {
+    await this.record(caller, id);
+    if (caller.tenant !== DEFAULT_TENANT) {
+      throw new ApiError(
+        "forbidden",
+        "restoring into a directory of the daemon's machine needs a token of the default tenant; fork the session instead",
+      );
+    }
+    try {
+      await this.parts.brain.restore(id, checkpoint, into);
+    } catch (err) {
+      throw asBadRequest(err, "checkpoint");
+    }
+  }
+
+  /** Releases the harness; the session stays, and a later prompt reopens it. Closing twice is not an error. */
+  async close(caller: Caller, id: string): Promise<SessionView> {
+    const record = await this.record(caller, id);
+    if (record.status !== "closed" || this.open.has(id)) {
+      this.parts.leases.drive(id, caller.client);
+      const session = this.open.get(id)?.session;
+      this.open.delete(id);
+      await this.parts.brain.closeSession(id);
+      this.parts.hub.detach(id, session?.log);
+      this.parts.leases.release(id);
+    }
+    return this.view(caller, id);
+  }
+
+  async delete(caller: Caller, id: string): Promise<void> {
+    await this.record(caller, id);
+    this.parts.leases.drive(id, caller.client);
+    this.open.delete(id);
+    await this.parts.brain.delete(id);
+    this.parts.hub.end(id);
+    this.parts.leases.release(id);
+  }
+
+  async takeControl(
+    caller: Caller,
+    id: string,
+    client: string,
+  ): Promise<{ controller: string; previous?: string }> {
+    await this.record(caller, id);
+    const previous = this.parts.leases.take(id, client);
+    return { controller: client, ...(previous ? { previous } : {}) };
+  }
+
+  /** Every session the daemon opened, closed on shutdown by brain.close(). */
+  forgetAll(): void {
+    this.open.clear();
+  }
+
+  private async drive(caller: Caller, id: string): Promise<Session> {
+    const session = await this.live(caller, id);
+    this.parts.leases.drive(id, caller.client);
+    return session;
+  }
+
+  private async attach(record: SessionRecord, tenant: string): Promise<Session> {
+    const names = this.parts.brain.harnesses.names();
+    if (!this.open.has(record.id) && !names.includes(record.harness)) {
+      // Made on a harness this daemon's config no longer offers: its log can be read, it cannot run.
+      throw new ApiError(
+        "conflict",
+        `session ${record.id} runs on harness "${record.harness}", which this daemon does not offer (it has: ${names.join(", ") || "none"}); add it to brain.config.json`,
+      );
+    }
+    const session = await this.parts.brain.session(record.id);
+    this.track(session, tenant);
+    return session;
+  }
+
+  private track(session: Session, tenant: string): void {
+    this.open.set(session.id, { session, tenant });
+    this.parts.hub.attach(session.id, session.log);
+  }
+
+  private viewOf(record: SessionRecord, session: Session | undefined): SessionView {
+    const controller = this.parts.leases.holder(record.id);
+    const view: SessionView = { ...record, ...(controller ? { controller } : {}) };
+    if (!session) return view;
+    const turn = session.activeTurn;
+    return {
+      ...view,
+      ...(turn ? { active_turn: turn } : {}),
+      last_seq: session.log.lastSeq,
+      pending: session.pendingRequests(),
+    };
+  }
+
+  private async newSessionInput(caller: Caller, body: CreateSessionBody): Promise<NewSessionInput> {
+    const {
+      harness: defaultHarness,
+      provider: defaultProvider,
+      permissions: defaultPermissions,
+      ...defaultConfig
+    } = this.parts.defaults;
+    let agent: Omit<NewSessionInput, "id" | "tenant"> | undefined;
+    if (body.agent) {
+      agent = await this.parts.agents.resolve(body.agent);
+      if (!agent) {
+        const known = (await this.parts.agents.list()).map((a) => a.id).join(", ") || "(none)";
+        throw new ApiError("bad_request", `unknown agent "${body.agent}"; known agents: ${known}`, "agent");
+      }
+    }
+    const names = this.parts.brain.harnesses.names();
+    // As `brain run`: the offline echo runner when nothing says otherwise.
+    const harness =
+      body.harness ?? agent?.harness ?? defaultHarness ?? (names.includes("echo") ? "echo" : undefined);
+    if (!harness) {
+      throw new ApiError("bad_request", `field "harness": required (one of: ${names.join(", ")})`, "harness");
+    }
+    if (!names.includes(harness)) {
+      throw new ApiError(
+        "bad_request",
+        `field "harness": unknown harness "${harness}"; known harnesses: ${names.join(", ") || "(none)"}`,
+        "harness",
+      );
+    }
+    const config = { ...defaultConfig, ...agent?.config, ...body.config };
+    const provider = body.provider ?? agent?.provider ?? defaultProvider;
+    const permissions = body.permissions ?? agent?.permissions ?? defaultPermissions;
+    return {
+      harness,
+      config,
+      ...(provider ? { provider } : {}),
+      ...(permissions ? { permissions } : {}),
+      ...(body.id ? { id: body.id } : {}),
+      ...(caller.tenant !== DEFAULT_TENANT ? { tenant: caller.tenant } : {}),
+    };
+  }
+}
+
+/** Errors of the caller's making that the core throws as plain errors (an unknown tool, checkpoint, key). */
+function asBadRequest(err: unknown, field?: string): unknown {
+  if (!(err instanceof Error) || err instanceof ApiError) return err;
+  if (/^unknown tool /.test(err.message)) return new ApiError("bad_request", err.message, "config.tools");
+  if (/^no checkpoint /.test(err.message)) return new ApiError("bad_request", err.message, field);
+  return err;
+}

@@ -1,0 +1,122 @@
+// One feed per session for the daemon's watchers. A session's live log comes and goes (closed, reopened, the
+// daemon restarted); a feed outlives it, so a watcher subscribes once and is told when a new log is attached
+// and must catch up from its cursor. Reads come from the live log when there is one, else from the file.
+import type { EventLog } from "../../core/event-log.js";
+import type { SessionEvent } from "../../protocol/events.js";
+
+/** An event as an SSE message (`id:` is its seq), with its seq beside. */
+export interface SseItem {
+  seq: number;
+  text: string;
+}
+
+export function formatEvent(event: SessionEvent): SseItem {
+  return { seq: event.seq, text: `id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n` };
+}
+
+export interface FeedListener {
+  /**
+   * A durable batch, in seq order, as the live log commits it; `formatted()` gives it as SSE messages, serialized
+   * once for every watcher of the batch.
+   */
+  events(batch: SessionEvent[], formatted: () => SseItem[]): void;
+  /** A (new) live log was attached: events may have been appended that were never delivered. */
+  attached(): void;
+  /** The session is gone (deleted) or the daemon is stopping: end the stream. */
+  ended(): void;
+}
+
+interface Feed {
+  log?: EventLog;
+  unsubscribe?: () => void;
+  listeners: Set<FeedListener>;
+}
+
+export class FeedHub {
+  private readonly feeds = new Map<string, Feed>();
+
+  /** @param readFile every durable event of a session that has no live log, from its file. */
+  constructor(private readonly readFile: (session: string) => Promise<SessionEvent[]>) {}
+
+  /** Makes `log` the session's live log (after the daemon opened the session). */
+  attach(session: string, log: EventLog): void {
+    const feed = this.feed(session);
+    if (feed.log === log) return;
+    feed.unsubscribe?.();
+    feed.log = log;
+    feed.unsubscribe = log.subscribe((batch) => {
+      let items: SseItem[] | undefined;
+      const formatted = () => {
+        items ??= batch.map(formatEvent);
+        return items;
+      };
+      for (const listener of [...feed.listeners]) listener.events(batch, formatted);
+    });
+    for (const listener of [...feed.listeners]) listener.attached();
+  }
+
+  /** The session's log was closed: reads go to the file until a log is attached again. */
+  detach(session: string, log?: EventLog): void {
+    const feed = this.feeds.get(session);
+    if (!feed || (log && feed.log !== log)) return;
+    feed.unsubscribe?.();
+    feed.unsubscribe = undefined;
+    feed.log = undefined;
+    this.prune(session, feed);
+  }
+
+  /** The session was deleted: every watcher's stream ends. */
+  end(session: string): void {
+    const feed = this.feeds.get(session);
+    if (!feed) return;
+    feed.unsubscribe?.();
+    this.feeds.delete(session);
+    for (const listener of [...feed.listeners]) listener.ended();
+  }
+
+  endAll(): void {
+    for (const session of [...this.feeds.keys()]) this.end(session);
+  }
+
+  listen(session: string, listener: FeedListener): () => void {
+    const feed = this.feed(session);
+    feed.listeners.add(listener);
+    return () => {
+      feed.listeners.delete(listener);
+      this.prune(session, feed);
+    };
+  }
+
+  watchers(session: string): number {
+    return this.feeds.get(session)?.listeners.size ?? 0;
+  }
+
+  /** Durable events after `after`, at most `limit` (more when read from a file). */
+  async read(session: string, after: number, limit: number): Promise<SessionEvent[]> {
+    const log = this.feeds.get(session)?.log;
+    if (log) {
+      try {
+        return await log.read(after, limit);
+      } catch (err) {
+        // Closed under us (the session is being closed): the file has the same events.
+        if (this.feeds.get(session)?.log === log && !/is closed/.test((err as Error).message)) throw err;
+      }
+    }
+    const all = await this.readFile(session);
+    return all.filter((event) => event.seq > after);
+  }
+
+  private feed(session: string): Feed {
+    let feed = this.feeds.get(session);
+    if (!feed) {
+      feed = { listeners: new Set() };
+      this.feeds.set(session, feed);
+    }
+    return feed;
+  }
+
+  private prune(session: string, feed: Feed): void {
+    if (!feed.log && feed.listeners.size === 0 && this.feeds.get(session) === feed)
+      this.feeds.delete(session);
+  }
+}

@@ -1,0 +1,226 @@
+// One watcher's event stream: `id:` is the event's seq, so a client that reconnects with Last-Event-ID (or
+// ?after=) gets exactly what came after. It catches up from the durable log, paced by the socket ('drain'),
+// then tails live batches, one coalesced write per tick.
+//
+// A watcher whose unsent bytes pass the bound stops getting live events: it is fed from the log again at the
+// pace its socket drains, so what the daemon holds for it stays bounded and neither the session nor the other
+// watchers ever wait for it. One that does not drain at all for `stallMs` is disconnected; it resumes from
+// its last id with nothing lost. (Cutting off every watcher that is briefly behind, as on a burst bigger than
+// the bound, would make healthy clients reconnect for nothing.)
+import type { SessionEvent } from "../../protocol/events.js";
+import type { TickFlusher } from "./flusher.js";
+import { type FeedHub, type FeedListener, formatEvent, type SseItem } from "./hub.js";
+
+/** The part of a Node ServerResponse the stream uses (a fake in unit tests). */
+export interface SseSink {
+  write(chunk: string): boolean;
+  readonly writableLength: number;
+  readonly destroyed: boolean;
+  once(event: "drain" | "close", listener: () => void): unknown;
+  removeListener(event: "drain" | "close", listener: () => void): unknown;
+  end(): void;
+  destroy(): void;
+}
+
+export interface SseLimits {
+  /** Unsent bytes past which a watcher gets no more live events, only log reads paced by its socket. */
+  maxBufferBytes: number;
+  /** A watcher whose socket does not drain for this long is disconnected. */
+  stallMs: number;
+  /** Events per log read while catching up. */
+  pageSize: number;
+  /** Live events held while catching up; past this they are dropped and read back from the log instead. */
+  maxHeld: number;
+}
+
+export const DEFAULT_SSE_LIMITS: SseLimits = {
+  maxBufferBytes: 1 << 20,
+  stallMs: 30_000,
+  pageSize: 1000,
+  maxHeld: 10_000,
+};
+
+export type CloseReason = "client" | "slow" | "ended" | "error";
+
+export class SseStream implements FeedListener {
+  /** The seq of the last event queued for this watcher. */
+  private cursor: number;
+  private chunks: string[] = [];
+  private catching = false;
+  private again = false;
+  /** Events may be missing from what was held: the next catch-up reads the log. */
+  private needLog = false;
+  private held: SseItem[] = [];
+  private missed = false;
+  private closed = false;
+  private unlisten: (() => void) | undefined;
+  /** Times this watcher fell behind live and was fed from the log instead. */
+  behind = 0;
+
+  constructor(
+    private readonly sink: SseSink,
+    private readonly hub: FeedHub,
+    private readonly session: string,
+    after: number,
+    private readonly flusher: TickFlusher,
+    private readonly limits: SseLimits,
+    private readonly onClose: (reason: CloseReason) => void = () => {},
+  ) {
+    this.cursor = after;
+    sink.once("close", () => this.close("client"));
+  }
+
+  get lastSeq(): number {
+    return this.cursor;
+  }
+
+  /** Subscribes first, then replays: an event committed in between is either read or held, never missed. */
+  async start(): Promise<void> {
+    this.unlisten = this.hub.listen(this.session, this);
+    await this.catchUp(false);
+  }
+
+  events(_batch: SessionEvent[], formatted: () => SseItem[]): void {
+    if (this.closed) return;
+    const items = formatted();
+    if (this.catching) {
+      if (this.missed) return;
+      for (const item of items) this.held.push(item);
+      if (this.held.length > this.limits.maxHeld) {
+        this.held = [];
+        this.missed = true;
+      }
+      return;
+    }
+    if (this.enqueue(items)) this.flusher.mark(this);
+  }
+
+  attached(): void {
+    void this.catchUp(false);
+  }
+
+  ended(): void {
+    this.close("ended");
+  }
+
+  /** A comment line (heartbeat): keeps proxies from timing the stream out and finds dead peers. */
+  comment(text: string): void {
+    if (this.closed) return;
+    this.chunks.push(`: ${text}\n\n`);
+    this.flusher.mark(this);
+  }
+
+  flush(): void {
+    if (this.closed || this.chunks.length === 0) return;
+    const text = this.chunks.join("");
+    this.chunks = [];
+    this.sink.write(text);
+    if (!this.catching && this.sink.writableLength > this.limits.maxBufferBytes) {
+      this.behind += 1;
+      void this.catchUp(true);
+    }
+  }
+
+  close(reason: CloseReason): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.chunks = [];
+    this.held = [];
+    this.flusher.forget(this);
+    this.unlisten?.();
+    if (!this.sink.destroyed) {
+      if (reason === "slow" || reason === "error") this.sink.destroy();
+      else this.sink.end();
+    }
+    this.onClose(reason);
+  }
+
+  private enqueue(items: SseItem[]): boolean {
+    let queued = false;
+    for (const item of items) {
+      if (item.seq <= this.cursor) continue;
+      this.chunks.push(item.text);
+      this.cursor = item.seq;
+      queued = true;
+    }
+    return queued;
+  }
+
+  /**
+   * Catches the watcher up, then goes live. From the log when events may be missing (the first replay, a new
+   * log attached, more held than `maxHeld`); otherwise from what was held while it waited, the very objects
+   * the other watchers got, so falling behind on a burst costs no log read and no second serialization.
+   * `drainFirst`: the socket is full; wait for it before writing anything.
+   */
+  private async catchUp(drainFirst: boolean): Promise<void> {
+    if (!drainFirst) this.needLog = true;
+    if (this.catching) {
+      this.again = true;
+      return;
+    }
+    this.catching = true;
+    try {
+      if (drainFirst) await this.drained();
+      do {
+        if (this.closed) return;
+        this.again = false;
+        if (this.needLog || this.missed) {
+          this.needLog = false;
+          this.missed = false;
+          this.held = []; // all in the log, read next
+          for (;;) {
+            const page = await this.hub.read(this.session, this.cursor, this.limits.pageSize);
+            if (this.closed) return;
+            if (page.length === 0) break;
+            for (let i = 0; i < page.length && !this.closed; i += this.limits.pageSize) {
+              this.enqueue(page.slice(i, i + this.limits.pageSize).map(formatEvent));
+              await this.writePaced();
+            }
+            if (this.closed) return;
+          }
+        }
+        while (this.held.length > 0 && !this.missed && !this.closed) {
+          const held = this.held;
+          this.held = [];
+          this.enqueue(held);
+          await this.writePaced();
+        }
+      } while (this.again || this.missed || this.needLog);
+      this.catching = false;
+      if (this.held.length > 0 && this.enqueue(this.held)) this.flusher.mark(this);
+      this.held = [];
+    } catch {
+      this.close("error");
+    }
+  }
+
+  /** Writes what is queued, then waits while the socket holds more than the bound. */
+  private async writePaced(): Promise<void> {
+    if (this.chunks.length > 0) {
+      const text = this.chunks.join("");
+      this.chunks = [];
+      this.sink.write(text);
+    }
+    if (this.sink.writableLength > this.limits.maxBufferBytes) await this.drained();
+  }
+
+  /** Resolves once the socket has drained (or closed); disconnects a watcher that stalls for stallMs. */
+  private drained(): Promise<void> {
+    if (this.closed || this.sink.writableLength === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.sink.removeListener("drain", done);
+        this.sink.removeListener("close", done);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        done();
+        this.close("slow");
+      }, this.limits.stallMs);
+      timer.unref();
+      this.sink.once("drain", done);
+      this.sink.once("close", done);
+    });
+  }
+}

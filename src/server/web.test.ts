@@ -1,0 +1,130 @@
+// The web UI in a real browser: playwright-core driving Debian's chromium (`apt-get install -y chromium`;
+// BRAIN_CHROMIUM overrides the path). Sign in from the daemon's link, create a session on the offline echo
+// runner, prompt, answer a permission request, watch the reply stream in, reload mid-turn and find nothing lost.
+import { existsSync, mkdirSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { collect, settled, textOf } from "./test-helpers.js";
+import { startTestDaemon, type TestDaemon } from "./testing.js";
+
+const CHROMIUM = process.env.BRAIN_CHROMIUM ?? "/usr/bin/chromium";
+const SHOTS = join(tmpdir(), "brain-web-screens");
+
+let t: TestDaemon;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `no chromium at ${CHROMIUM}: run \`apt-get update && apt-get install -y chromium\` (or set BRAIN_CHROMIUM)`,
+    );
+  }
+  mkdirSync(SHOTS, { recursive: true });
+  t = await startTestDaemon();
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.cleanup();
+});
+
+async function shot(name: string): Promise<void> {
+  const path = join(SHOTS, `${name}.png`);
+  await page.screenshot({ path });
+  expect(statSync(path).size).toBeGreaterThan(1000);
+}
+
+const transcriptText = async () => (await page.locator("#transcript").textContent()) ?? "";
+
+describe("web UI", () => {
+  it("asks for the token when the link carries none", async () => {
+    await page.goto(t.url);
+    await page.locator("#login-form").waitFor();
+    await page.fill("#login-token", "not-the-token-at-all");
+    await page.click("#login-form button");
+    await expect.poll(() => page.locator("#login-error").textContent()).toContain("unknown bearer token");
+  });
+
+  it("creates a session, prompts, answers a permission request and streams the reply", async () => {
+    await page.goto(`${t.url}/#token=${t.tokens.admin}`);
+    await page.locator("#main").waitFor();
+    expect(await page.locator("#who").textContent()).toContain("tenant default");
+    expect(page.url()).not.toContain("token="); // the token leaves the address bar
+    await page.selectOption("#new-harness", "echo");
+    await page.fill("#new-tools", "echo");
+    await page.selectOption("#new-permissions", "ask");
+    await page.click("#create");
+    await page.locator("#session").waitFor();
+    const id = (await page.locator("#s-title").textContent()) ?? "";
+    expect((await t.client().session(id)).permissions).toEqual({ default: "ask" });
+    await shot("1-created");
+
+    await page.fill("#prompt", "echo: hello browser");
+    await page.click("#send");
+    const request = page.locator(".request");
+    await request.waitFor();
+    expect(await request.textContent()).toContain("Allow tool echo?");
+    await shot("2-permission");
+    await request.getByRole("button", { name: "Allow" }).click();
+    await expect.poll(transcriptText).toContain("echo returned: hello browser");
+    await expect.poll(() => page.locator(".request .request-status").textContent()).toContain("allowed");
+    const tool = page.locator("details.tool");
+    expect(await tool.getAttribute("open")).toBeNull(); // collapsed until clicked
+    await tool.locator("summary").click();
+    expect(await tool.textContent()).toContain('"value": "hello browser"');
+    await expect.poll(() => page.locator(".msg.assistant .meta").textContent()).toMatch(/\d+ in · \d+ out/);
+    await shot("3-reply");
+    const events = await collect(t.client(), id, settled());
+    expect(events.filter((e) => e.type === "permission.resolved")).toHaveLength(1);
+  });
+
+  it("reloads mid-turn and shows every event once, then the rest live", async () => {
+    const client = t.client();
+    const { id } = await client.create({ harness: "echo", config: { options: { delay_ms: 40 } } });
+    await page.goto(`${t.url}/#session=${id}`);
+    await page.locator("#session").waitFor();
+    const words = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
+    await page.fill("#prompt", words);
+    await page.click("#send");
+    await expect.poll(transcriptText).toContain("word5");
+    expect(await transcriptText()).not.toContain("word59 ");
+    await page.reload();
+    await page.locator("#session").waitFor();
+    expect(await page.locator("#s-title").textContent()).toBe(id);
+    const events = await collect(client, id, settled());
+    const reply = textOf(events);
+    await expect.poll(() => page.locator(".msg.assistant .text").textContent()).toBe(reply);
+    expect(reply).toBe(`echo #1: ${words}`);
+    expect(await page.locator(".msg.user").count()).toBe(1);
+    await shot("4-after-reload");
+  });
+
+  it("interrupts a running turn from the button", async () => {
+    const client = t.client();
+    const { id } = await client.create({ harness: "echo", config: { options: { delay_ms: 40 } } });
+    await page.goto(`${t.url}/#session=${id}`);
+    await page.locator("#session").waitFor();
+    await page.fill("#prompt", Array.from({ length: 300 }, (_, i) => `w${i}`).join(" "));
+    await page.click("#send");
+    await expect.poll(transcriptText).toContain("w3");
+    await page.click("#interrupt");
+    await page.locator('[data-settled="interrupted"]').waitFor();
+    expect(await transcriptText()).toContain("turn interrupted");
+  });
+});

@@ -1,0 +1,98 @@
+// Google Gemini (Generative Language API): `POST /v1beta/models/{model}:streamGenerateContent?alt=sse` streams
+// `GenerateContentResponse` chunks as data-only SSE; `:generateContent` answers with one. The model is in the
+// path, streaming is chosen by the method, and function calls arrive whole (Gemini does not stream arguments).
+import { chunk } from "./scripts.js";
+import type { ErrorInfo, RenderContext, SseFrame, WireFormatHandler } from "./types.js";
+
+const PATH = /^\/(?:v1beta|v1)\/models\/([^/:]+):(streamGenerateContent|generateContent)$/;
+
+/** google.rpc.Code names, as the API puts them in `error.status`. */
+const STATUS_NAMES: Record<number, string> = {
+  400: "INVALID_ARGUMENT",
+  401: "UNAUTHENTICATED",
+  403: "PERMISSION_DENIED",
+  404: "NOT_FOUND",
+  409: "ABORTED",
+  429: "RESOURCE_EXHAUSTED",
+  499: "CANCELLED",
+  500: "INTERNAL",
+  503: "UNAVAILABLE",
+  504: "DEADLINE_EXCEEDED",
+};
+
+function errorBody(error: ErrorInfo): unknown {
+  const status = error.type ?? STATUS_NAMES[error.status] ?? (error.status >= 500 ? "INTERNAL" : "UNKNOWN");
+  return { error: { code: error.status, message: error.message, status } };
+}
+
+function usageMetadata(ctx: RenderContext, done: boolean) {
+  const { input, output } = ctx.reply.usage;
+  const prompt = { promptTokenCount: input, promptTokensDetails: [{ modality: "TEXT", tokenCount: input }] };
+  if (!done) return { ...prompt, totalTokenCount: input };
+  return { ...prompt, candidatesTokenCount: output, totalTokenCount: input + output };
+}
+
+function functionCallParts(ctx: RenderContext): object[] {
+  return ctx.reply.toolCalls.map((call) => ({
+    functionCall: {
+      // The Gemini API names no call ids; a scripted id is passed on for clients that read one.
+      ...(call.id ? { id: call.id } : {}),
+      name: call.name,
+      args: JSON.parse(call.argumentsJson),
+    },
+  }));
+}
+
+function response(ctx: RenderContext, parts: object[], done: boolean) {
+  return {
+    candidates: [
+      {
+        content: { parts, role: "model" },
+        ...(done ? { finishReason: "STOP" } : {}),
+        index: 0,
+      },
+    ],
+    usageMetadata: usageMetadata(ctx, done),
+    modelVersion: ctx.model,
+    responseId: `resp_fake${ctx.seq}`,
+  };
+}
+
+function* stream(ctx: RenderContext): Iterable<SseFrame> {
+  const { reply } = ctx;
+  const pieces = chunk(reply.text, reply.chunkSize);
+  const calls = functionCallParts(ctx);
+  // The last chunk carries the finish reason and the full usage: the tool calls when there are any, else the
+  // last piece of text (an empty reply is one empty text part).
+  if (pieces.length === 0 && calls.length === 0) pieces.push("");
+  for (const [i, piece] of pieces.entries()) {
+    const last = i === pieces.length - 1 && calls.length === 0;
+    yield { data: response(ctx, [{ text: piece }], last), delayMs: i > 0 ? reply.delayMs : undefined };
+  }
+  if (calls.length > 0) yield { data: response(ctx, calls, true) };
+}
+
+function json(ctx: RenderContext): unknown {
+  const parts: object[] =
+    ctx.reply.text !== "" || ctx.reply.toolCalls.length === 0 ? [{ text: ctx.reply.text }] : [];
+  return response(ctx, [...parts, ...functionCallParts(ctx)], true);
+}
+
+export const gemini: WireFormatHandler = {
+  format: "gemini",
+  paths: [],
+  matches: (path) => PATH.test(path),
+  modelFrom: (path) => PATH.exec(path)?.[1],
+  streams: (_body, path) => PATH.exec(path)?.[2] === "streamGenerateContent",
+  // The official clients send the key as `x-goog-api-key`; REST examples put it in `?key=`.
+  authorized: (headers, apiKey, query) =>
+    headers["x-goog-api-key"] === apiKey || query?.get("key") === apiKey,
+  errorBody,
+  unauthorized: () => ({
+    status: 400,
+    message: "API key not valid. Please pass a valid API key.",
+    type: "INVALID_ARGUMENT",
+  }),
+  stream,
+  json,
+};

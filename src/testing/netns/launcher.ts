@@ -1,0 +1,81 @@
+// Runs a command inside a loopback-only network namespace with one way out: a relay from 127.0.0.1:<port>
+// (inside the namespace) to a Unix socket on the host's filesystem. Path-based Unix sockets are not scoped by
+// network namespaces, so a fake provider in the test process stays reachable, and nothing else is.
+//
+//   unshare -n node launcher.js --port 18080 --socket /tmp/provider.sock -- claude -p …
+//
+// It brings `lo` up, starts the relay, then runs the command with the launcher's own stdio, forwards the usual
+// stop signals, and exits with the command's exit code (128+n for a signal, as a shell would).
+import { spawn, spawnSync } from "node:child_process";
+import { rmSync } from "node:fs";
+import { constants } from "node:os";
+import { parseArgs } from "node:util";
+import { listeningPorts } from "./publish.js";
+import { exposeOnUnixSocket, listenRelay, type Relay } from "./relay.js";
+
+const split = process.argv.indexOf("--");
+const { values } = parseArgs({
+  args: process.argv.slice(2, split < 0 ? undefined : split),
+  options: {
+    port: { type: "string", multiple: true },
+    socket: { type: "string" },
+    "publish-dir": { type: "string" },
+  },
+});
+const command = split < 0 ? [] : process.argv.slice(split + 1);
+const ports = (values.port ?? []).map(Number);
+if (!values.socket || command.length === 0 || ports.some((p) => !Number.isInteger(p) || p <= 0)) {
+  process.stderr.write(
+    "usage: launcher.js --port N [--port N]... --socket PATH [--publish-dir DIR] -- COMMAND [ARGS]...\n",
+  );
+  process.exit(2);
+}
+
+const lo = spawnSync("ip", ["link", "set", "lo", "up"], { encoding: "utf8" });
+if (lo.status !== 0) {
+  process.stderr.write(`netns launcher: "ip link set lo up" failed: ${lo.stderr || lo.error?.message}\n`);
+  process.exit(2);
+}
+const relays: Relay[] = await Promise.all(ports.map((port) => listenRelay(port, values.socket!)));
+
+// Servers the command starts are published as <publish-dir>/<port>.sock (see publish.ts).
+const publishDir = values["publish-dir"];
+if (publishDir) {
+  const published = new Set(ports);
+  const poll = setInterval(() => {
+    for (const port of listeningPorts()) {
+      if (published.has(port)) continue;
+      published.add(port);
+      const path = `${publishDir}/${port}.sock`;
+      rmSync(path, { force: true }); // left behind by an earlier process on the same port
+      exposeOnUnixSocket(port, path).then(
+        (relay) => relays.push(relay),
+        () => published.delete(port),
+      );
+    }
+  }, 50);
+  poll.unref();
+}
+
+const [program, ...args] = command;
+const child = spawn(program!, args, { stdio: "inherit" });
+for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+  process.on(signal, () => child.kill(signal));
+}
+// If whoever started us dies without stopping us (a crashed test), stop the command too: a server such as
+// `opencode serve` does not read stdin, so nothing else would end it.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) {
+    child.kill("SIGKILL");
+    process.exit(1);
+  }
+}, 500).unref();
+child.on("error", (err) => {
+  process.stderr.write(`netns launcher: cannot run ${program}: ${err.message}\n`);
+  process.exit(127);
+});
+child.on("exit", (code, signal) => {
+  for (const relay of relays) void relay.close();
+  process.exit(code ?? 128 + (signal ? constants.signals[signal] : 15));
+});

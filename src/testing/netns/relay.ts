@@ -1,0 +1,58 @@
+// Byte relays between TCP and Unix sockets, both directions of the netns bridge.
+import { connect, createServer, type Socket } from "node:net";
+
+export interface Relay {
+  /** Stops listening and cuts every open connection. */
+  close(): Promise<void>;
+}
+
+function relay(
+  target: () => Socket,
+  listen: (server: ReturnType<typeof createServer>, done: () => void) => void,
+): Promise<Relay> {
+  const open = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = target();
+    for (const socket of [client, upstream]) {
+      open.add(socket);
+      socket.on("error", () => end());
+      socket.on("close", () => end());
+    }
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      open.delete(client);
+      open.delete(upstream);
+    };
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    listen(server, () =>
+      resolve({
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            for (const socket of open) socket.destroy();
+          }),
+      }),
+    );
+  });
+}
+
+/** Listens on 127.0.0.1:`port` and forwards each connection to the Unix socket `socketPath`. */
+export function listenRelay(port: number, socketPath: string): Promise<Relay> {
+  return relay(
+    () => connect(socketPath),
+    (server, done) => server.listen(port, "127.0.0.1", done),
+  );
+}
+
+/** Listens on the Unix socket `socketPath` and forwards each connection to 127.0.0.1:`port`. */
+export function exposeOnUnixSocket(port: number, socketPath: string): Promise<Relay> {
+  return relay(
+    () => connect(port, "127.0.0.1"),
+    (server, done) => server.listen(socketPath, done),
+  );
+}

@@ -1,0 +1,75 @@
+// A fake provider that only a sandboxed CLI can reach: the provider listens on 127.0.0.1 in this process (so a
+// test scripts it and reads its request log directly) and on a Unix socket; `launcher` runs a command in a new
+// network namespace whose only interface is its own loopback, where a relay on the provider's port leads to
+// that socket. A CLI run behind `launcher` can reach the fake provider and no other address.
+import { existsSync, mkdirSync, mkdtempSync, rmSync, watch } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type FakeProvider, type StartOptions, startFakeProvider } from "../fake-provider/index.js";
+import { exposeOnUnixSocket, listenRelay, type Relay } from "./relay.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** The compiled launcher; from source (vitest) it is the built copy under dist/. */
+export const LAUNCHER_JS = here.includes(`${sep}dist${sep}`)
+  ? join(here, "launcher.js")
+  : resolve(here, "../../../dist/src/testing/netns/launcher.js");
+
+export interface SandboxedProvider {
+  provider: FakeProvider;
+  /** Put in front of a command to run it in the loopback-only namespace. */
+  launcher: string[];
+  close(): Promise<void>;
+}
+
+/** `unshare -n` as root; an unprivileged user maps itself to root in a new user namespace first (`-r`). */
+export function unshareWords(): string[] {
+  return process.getuid?.() === 0 ? ["unshare", "-n"] : ["unshare", "-r", "-n"];
+}
+
+export async function startSandboxedProvider(opts: StartOptions = {}): Promise<SandboxedProvider> {
+  const provider = await startFakeProvider(opts);
+  const port = new URL(provider.url).port;
+  const dir = mkdtempSync(join(tmpdir(), "brain-netns-"));
+  const socket = join(dir, "provider.sock");
+  let server: Relay;
+  try {
+    server = await exposeOnUnixSocket(Number(port), socket);
+  } catch (err) {
+    await provider.close();
+    throw err;
+  }
+  // Servers the sandboxed CLI starts come back out as <dir>/published/<port>.sock; serve each on the host's
+  // 127.0.0.1:<port>, so the harness reaches them at the address the CLI was told to listen on.
+  const publishDir = join(dir, "published");
+  mkdirSync(publishDir);
+  const published: Promise<Relay | undefined>[] = [];
+  const watcher = watch(publishDir, (_kind, name) => {
+    const match = name ? /^(\d+)\.sock$/.exec(name) : null;
+    if (!match || !existsSync(join(publishDir, name!))) return;
+    published.push(listenRelay(Number(match[1]), join(publishDir, name!)).catch(() => undefined));
+  });
+  const launcher = [
+    ...unshareWords(),
+    process.execPath,
+    LAUNCHER_JS,
+    "--port",
+    port,
+    "--socket",
+    socket,
+    "--publish-dir",
+    publishDir,
+    "--",
+  ];
+  return {
+    provider,
+    launcher,
+    async close() {
+      watcher.close();
+      await Promise.all(published.map(async (relay) => (await relay)?.close()));
+      await server.close();
+      await provider.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

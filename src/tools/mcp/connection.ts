@@ -1,0 +1,147 @@
+// One live connection to one MCP server, on the official client: a child process on stdio, or streamable HTTP
+// (or the older SSE transport, for servers that still speak only that).
+// It starts within a deadline, lists the tools, calls them, and says when it ends on its own (the server died).
+import { isAbsolute, resolve } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { McpServer } from "../../protocol/config.js";
+import type { McpCallResult } from "./content.js";
+import { expandRecord, expandVars } from "./expand.js";
+import type { McpToolInfo } from "./names.js";
+
+export interface ServerSpec {
+  name: string;
+  config: McpServer;
+  /** Relative `cwd`s resolve against this. */
+  baseDir: string;
+  /** Where `${VAR}` references are looked up (the host's environment). */
+  env: NodeJS.ProcessEnv;
+}
+
+/** The last few KiB a stdio server wrote on stderr: what to show when it fails. */
+class StderrTail {
+  private text = "";
+  add(chunk: Buffer | string): void {
+    this.text = (this.text + chunk.toString()).slice(-4096);
+  }
+  lastLines(n = 3): string {
+    return this.text.trim().split("\n").slice(-n).join(" | ");
+  }
+}
+
+const CLIENT_INFO = { name: "brain", version: "0.1.0" };
+
+export class McpConnection {
+  /** Called once if the connection ends without close() (the process exited, the stream broke). */
+  onLost: ((reason: string) => void) | undefined;
+  private closing = false;
+
+  private constructor(
+    private readonly client: Client,
+    private readonly stderr: StderrTail | undefined,
+    readonly tools: McpToolInfo[],
+  ) {
+    client.onclose = () => {
+      if (this.closing) return;
+      this.closing = true;
+      const said = this.stderr?.lastLines();
+      this.onLost?.(said ? `the connection closed; it last said: ${said}` : "the connection closed");
+    };
+  }
+
+  /** Connects, initialises and lists the tools, or rejects with a message that says what went wrong. */
+  static async open(spec: ServerSpec, timeoutMs: number): Promise<McpConnection> {
+    const { transport, stderr } = makeTransport(spec);
+    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`did not start within ${timeoutMs / 1000} s`)), timeoutMs);
+    });
+    try {
+      // The deadline below is the one that speaks; the client's own request timeouts only back it up.
+      const requestTimeout = { timeout: timeoutMs + 1_000 };
+      const start = (async () => {
+        await client.connect(transport, requestTimeout);
+        const tools: McpToolInfo[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await client.listTools(cursor ? { cursor } : {}, requestTimeout);
+          tools.push(...page.tools);
+          cursor = page.nextCursor;
+        } while (cursor);
+        return tools;
+      })();
+      start.catch(() => {});
+      const tools = await Promise.race([start, deadline]);
+      return new McpConnection(client, stderr, tools);
+    } catch (err) {
+      await client.close().catch(() => {});
+      const said = stderr?.lastLines();
+      throw new Error(`${startError(spec, err)}${said ? `; it said: ${said}` : ""}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async call(
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    timeoutMs: number,
+  ): Promise<McpCallResult> {
+    return (await this.client.callTool({ name: tool, arguments: args }, undefined, {
+      signal,
+      timeout: timeoutMs,
+      // Long tools that report progress keep their call alive; the clock restarts at each report.
+      onprogress: () => {},
+      resetTimeoutOnProgress: true,
+    })) as McpCallResult;
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.client.close().catch(() => {});
+  }
+}
+
+function makeTransport(spec: ServerSpec): { transport: Transport; stderr?: StderrTail } {
+  const { config, name, env } = spec;
+  const where = `mcp_servers.${name}`;
+  if (config.url !== undefined) {
+    const url = new URL(expandVars(config.url, env, `${where}.url`));
+    const headers = expandRecord(config.headers, env, `${where}.headers`);
+    if (config.type === "sse")
+      return { transport: new SSEClientTransport(url, { requestInit: { headers } }) };
+    return { transport: new StreamableHTTPClientTransport(url, { requestInit: { headers } }) };
+  }
+  const stderr = new StderrTail();
+  const cwd = config.cwd === undefined ? spec.baseDir : resolveDir(spec.baseDir, config.cwd);
+  const transport = new StdioClientTransport({
+    command: expandVars(config.command!, env, `${where}.command`),
+    args: (config.args ?? []).map((arg, i) => expandVars(arg, env, `${where}.args[${i}]`)),
+    // The server gets the same minimal environment MCP clients give (HOME, PATH, USER, …) plus its own env.
+    env: { ...getDefaultEnvironment(), ...expandRecord(config.env, env, `${where}.env`) },
+    cwd,
+    stderr: "pipe",
+  });
+  transport.stderr?.on("data", (chunk: Buffer) => stderr.add(chunk));
+  return { transport, stderr };
+}
+
+function resolveDir(base: string, dir: string): string {
+  return isAbsolute(dir) ? dir : resolve(base, dir);
+}
+
+function startError(spec: ServerSpec, err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  if (e?.code === "ENOENT" && spec.config.command) {
+    return `could not start "${spec.config.command}": no such command (is it installed and on PATH?)`;
+  }
+  if (e?.code === "ECONNREFUSED" || /fetch failed|ECONNREFUSED/.test(e?.message ?? "")) {
+    return `nothing answers at ${spec.config.url}`;
+  }
+  return e instanceof Error ? e.message : String(err);
+}

@@ -1,0 +1,53 @@
+// MCP tools join a session as `server__tool`. Providers accept tool names of letters, digits, '_' and '-' up
+// to 64 characters, so anything else in a server's tool name becomes '_'.
+import type { ToolSchema } from "../../protocol/runner.js";
+
+export const SEPARATOR = "__";
+const MAX_NAME = 64;
+
+export function exposedName(server: string, tool: string): string {
+  return `${server}${SEPARATOR}${tool.replace(/[^A-Za-z0-9_-]/g, "_")}`.slice(0, MAX_NAME);
+}
+
+export interface McpToolInfo {
+  name: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+}
+
+export interface ExposedTool {
+  /** The name the server knows it by. */
+  original: string;
+  schema: ToolSchema;
+}
+
+/**
+ * The server's tools under their session names. `only` keeps just the named ones; a name that two tools would
+ * share after sanitising goes to the first, and the others are reported as skipped.
+ */
+export function exposeTools(
+  server: string,
+  tools: McpToolInfo[],
+  only: string[] | undefined,
+): { exposed: Map<string, ExposedTool>; skipped: string[] } {
+  const exposed = new Map<string, ExposedTool>();
+  const skipped: string[] = [];
+  for (const tool of tools) {
+    if (only && !only.includes(tool.name)) continue;
+    const name = exposedName(server, tool.name);
+    if (exposed.has(name)) {
+      skipped.push(tool.name);
+      continue;
+    }
+    const { $schema: _dialect, ...inputSchema } = tool.inputSchema;
+    exposed.set(name, {
+      original: tool.name,
+      schema: {
+        name,
+        ...(tool.description ? { description: tool.description } : {}),
+        input_schema: { type: "object", ...inputSchema },
+      },
+    });
+  }
+  return { exposed, skipped };
+}

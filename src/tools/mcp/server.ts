@@ -1,0 +1,162 @@
+// One MCP server of a session as a ToolService: started with the session, restarted when it dies (with backoff,
+// a few times, then again on the next call), stopped when the session closes. Whatever goes wrong, a call gets
+// an error result the model can read, and the session gets a `tool.service` event; nothing throws.
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolResult, ToolSchema } from "../../protocol/runner.js";
+import { type ToolService, type ToolServiceEvent, textResult } from "../tool-service.js";
+import { McpConnection, type ServerSpec } from "./connection.js";
+import { toToolResult } from "./content.js";
+import { type ExposedTool, exposeTools } from "./names.js";
+
+export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
+/** MCP's own default is 60 s; tools that report progress get a fresh clock at each report. */
+export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
+/** Waits before the automatic restarts after a crash; after the last, the next call tries once more. */
+export const RESTART_DELAYS_MS = [100, 1_000, 5_000];
+
+export class McpServerService implements ToolService {
+  private connection: McpConnection | undefined;
+  private starting: Promise<McpConnection | undefined> | undefined;
+  private tools = new Map<string, ExposedTool>();
+  private restartTimer: NodeJS.Timeout | undefined;
+  private failedRestarts = 0;
+  private everStarted = false;
+  private lastError = "it has not started";
+  private stopped = false;
+
+  constructor(
+    private readonly spec: ServerSpec,
+    private readonly report: (event: ToolServiceEvent) => void,
+    private readonly restartDelays: readonly number[] = RESTART_DELAYS_MS,
+  ) {}
+
+  get name(): string {
+    return this.spec.name;
+  }
+
+  /** The first start; resolves either way (a server that failed offers no tools, and says why in an event). */
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  async list(): Promise<ToolSchema[]> {
+    return [...this.tools.values()].map((tool) => tool.schema);
+  }
+
+  async call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult> {
+    const tool = this.tools.get(name);
+    if (!tool) return textResult(`MCP server "${this.name}" has no tool "${name}"`, true);
+    const connection = await this.ready();
+    if (!connection) return textResult(`MCP server "${this.name}" is not running: ${this.lastError}`, true);
+    const timeoutMs = this.spec.config.call_timeout_ms ?? DEFAULT_CALL_TIMEOUT_MS;
+    // The MCP client leaves a listener on the signal it is given for every call; a per-call signal keeps the
+    // turn's own (shared by every call of the turn) from collecting them.
+    const own = new AbortController();
+    const forward = () => own.abort(signal.reason);
+    signal.addEventListener("abort", forward, { once: true });
+    if (signal.aborted) forward();
+    try {
+      return toToolResult(await connection.call(tool.original, args, own.signal, timeoutMs));
+    } catch (err) {
+      return textResult(this.callError(tool.original, err, signal, timeoutMs), true);
+    } finally {
+      signal.removeEventListener("abort", forward);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearTimeout(this.restartTimer);
+    await this.starting?.catch(() => undefined);
+    const connection = this.connection;
+    this.connection = undefined;
+    if (connection) {
+      await connection.close();
+      this.report({ service: this.name, state: "stopped" });
+    }
+  }
+
+  /** The live connection, starting one when there is none (the automatic restarts gave up, or none is due). */
+  private async ready(): Promise<McpConnection | undefined> {
+    if (this.connection) return this.connection;
+    if (this.stopped) return undefined;
+    clearTimeout(this.restartTimer);
+    return this.connect();
+  }
+
+  private connect(): Promise<McpConnection | undefined> {
+    this.starting ??= this.open().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private async open(): Promise<McpConnection | undefined> {
+    const restart = this.everStarted;
+    const timeoutMs = this.spec.config.startup_timeout_ms ?? DEFAULT_STARTUP_TIMEOUT_MS;
+    let connection: McpConnection;
+    try {
+      connection = await McpConnection.open(this.spec, timeoutMs);
+    } catch (err) {
+      this.lastError = (err as Error).message;
+      this.report({ service: this.name, state: "failed", message: this.lastError });
+      if (restart) this.scheduleRestart();
+      return undefined;
+    }
+    if (this.stopped) {
+      await connection.close();
+      return undefined;
+    }
+    this.everStarted = true;
+    this.failedRestarts = 0;
+    this.connection = connection;
+    connection.onLost = (reason) => this.lost(connection, reason);
+    const { exposed, skipped } = exposeTools(this.name, connection.tools, this.spec.config.tools);
+    // Tools the session was opened with keep their names; a restarted server's new tools are callable too.
+    for (const [name, tool] of exposed) this.tools.set(name, tool);
+    const message = skipped.length ? `skipped tools whose names clash: ${skipped.join(", ")}` : undefined;
+    this.report({
+      service: this.name,
+      state: restart ? "restarted" : "started",
+      tools: [...exposed.keys()],
+      ...(message ? { message } : {}),
+    });
+    return connection;
+  }
+
+  private lost(connection: McpConnection, reason: string): void {
+    if (this.connection !== connection || this.stopped) return;
+    this.connection = undefined;
+    this.lastError = `it exited (${reason})`;
+    this.report({ service: this.name, state: "exited", message: reason });
+    this.scheduleRestart();
+  }
+
+  private scheduleRestart(): void {
+    if (this.stopped) return;
+    const delay = this.restartDelays[this.failedRestarts];
+    // Out of automatic tries: the next call starts it (or fails with the reason).
+    if (delay === undefined) return;
+    this.failedRestarts++;
+    clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => void this.connect(), delay);
+    this.restartTimer.unref();
+  }
+
+  private callError(tool: string, err: unknown, signal: AbortSignal, timeoutMs: number): string {
+    const server = `MCP server "${this.name}"`;
+    if (signal.aborted) return `${server}: the call to ${tool} was cancelled`;
+    if (err instanceof McpError) {
+      if (err.code === ErrorCode.RequestTimeout)
+        return `${server} did not answer ${tool} within ${timeoutMs / 1000} s`;
+      if (err.code === ErrorCode.ConnectionClosed)
+        return `${server} exited during the call to ${tool}; it is being restarted`;
+      return `${server} refused ${tool}: ${err.message}`;
+    }
+    // Not an answer from the server: the connection itself failed (an HTTP server went away). Start afresh.
+    const connection = this.connection;
+    if (connection) this.lost(connection, (err as Error).message);
+    return `${server} could not be reached for ${tool}: ${(err as Error).message}`;
+  }
+}

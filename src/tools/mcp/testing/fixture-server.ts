@@ -1,0 +1,63 @@
+// A small MCP server on stdio for the tests: tools that misbehave on purpose (crash mid-call, sleep past a
+// timeout, fail), and ones that report on the process (pid, an environment variable).
+// Run: node dist/src/tools/mcp/testing/fixture-server.js
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const object = (properties: Record<string, unknown> = {}, required: string[] = []) => ({
+  type: "object" as const,
+  properties,
+  required,
+});
+
+const TOOLS = [
+  {
+    name: "echo",
+    description: "Returns `text`.",
+    inputSchema: object({ text: { type: "string" } }, ["text"]),
+  },
+  { name: "pid", description: "This server's process id.", inputSchema: object() },
+  {
+    name: "env",
+    description: "The value of variable `name`.",
+    inputSchema: object({ name: { type: "string" } }, ["name"]),
+  },
+  {
+    name: "sleep",
+    description: "Answers after `ms` milliseconds.",
+    inputSchema: object({ ms: { type: "number" } }, ["ms"]),
+  },
+  { name: "crash", description: "Exits the server without answering.", inputSchema: object() },
+  { name: "fail", description: "Answers with a tool error.", inputSchema: object() },
+  { name: "odd.name", description: "A name providers would refuse as is.", inputSchema: object() },
+];
+
+const server = new Server({ name: "brain-fixture", version: "1.0.0" }, { capabilities: { tools: {} } });
+server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
+server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+  const text = (value: string, isError = false) => ({ content: [{ type: "text", text: value }], isError });
+  switch (request.params.name) {
+    case "echo":
+      return text(String(args.text));
+    case "pid":
+      return text(String(process.pid));
+    case "env":
+      return text(process.env[String(args.name)] ?? "(unset)");
+    case "sleep":
+      await new Promise((resolve) => setTimeout(resolve, Number(args.ms)));
+      return text("slept");
+    case "crash":
+      process.stderr.write("fixture: crashing on purpose\n");
+      process.exit(7);
+      break;
+    case "fail":
+      return text("this tool always fails", true);
+    case "odd.name":
+      return text("odd");
+  }
+  return text(`unknown tool ${request.params.name}`, true);
+});
+
+await server.connect(new StdioServerTransport());

@@ -1,0 +1,112 @@
+// The daemon's API from the browser: JSON calls with the bearer token and this tab's client id, and a session's
+// event stream read with fetch (EventSource cannot send the Authorization header) that reconnects by itself
+// from the last event id it saw.
+
+export class ApiError extends Error {
+  constructor(status, code, message, field) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.field = field;
+  }
+}
+
+export class Api {
+  constructor(token, client) {
+    this.token = token;
+    this.client = client;
+  }
+
+  headers(extra = {}) {
+    const headers = { "x-brain-client": this.client, ...extra };
+    if (this.token) headers.authorization = `Bearer ${this.token}`;
+    return headers;
+  }
+
+  async call(method, path, body) {
+    const res = await fetch(path, {
+      method,
+      headers: this.headers(body === undefined ? {} : { "content-type": "application/json" }),
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    const data = text ? JSON.parse(text) : undefined;
+    if (!res.ok) {
+      const error = data?.error ?? {};
+      throw new ApiError(
+        res.status,
+        error.code ?? "error",
+        error.message ?? `HTTP ${res.status}`,
+        error.field,
+      );
+    }
+    return data;
+  }
+
+  /**
+   * Follows a session's events from seq `after` on, calling onEvent once per event in order, until stop() is
+   * called. onState is told "live", "reconnecting" or "stopped".
+   */
+  follow(id, after, onEvent, onState) {
+    const abort = new AbortController();
+    let last = after;
+    const run = async () => {
+      while (!abort.signal.aborted) {
+        try {
+          const res = await fetch(
+            `/v1/sessions/${encodeURIComponent(id)}/events?client=${encodeURIComponent(this.client)}`,
+            {
+              headers: this.headers({ accept: "text/event-stream", "last-event-id": String(last) }),
+              signal: abort.signal,
+            },
+          );
+          if (res.status === 404 || res.status === 401) {
+            onState("stopped", (await res.json()).error?.message ?? `HTTP ${res.status}`);
+            return;
+          }
+          if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+          onState("live");
+          const reader = res.body.getReader();
+          const decoder = new TextDecoder();
+          let buffer = "";
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            buffer += decoder.decode(value, { stream: true });
+            let cut = buffer.indexOf("\n\n");
+            while (cut >= 0) {
+              const block = buffer.slice(0, cut);
+              buffer = buffer.slice(cut + 2);
+              const data = block
+                .split("\n")
+                .filter((line) => line.startsWith("data:"))
+                .map((line) => line.slice(5).trimStart())
+                .join("\n");
+              if (data) {
+                const event = JSON.parse(data);
+                if (event.seq > last) {
+                  last = event.seq;
+                  onEvent(event);
+                }
+              }
+              cut = buffer.indexOf("\n\n");
+            }
+          }
+        } catch (err) {
+          if (abort.signal.aborted) return;
+          onState("reconnecting", String(err?.message ?? err));
+        }
+        if (abort.signal.aborted) return;
+        onState("reconnecting");
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    };
+    run();
+    return {
+      stop: () => abort.abort(),
+      get lastSeq() {
+        return last;
+      },
+    };
+  }
+}

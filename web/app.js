@@ -1,0 +1,305 @@
+// Brain's web UI: the sessions of your tenant with their status, and one session's live transcript with the
+// controls to prompt, steer, interrupt, answer requests, checkpoint, fork and close. The token comes from the
+// link the daemon printed (#token=...) and is kept in this browser; the open session is in the URL
+// (#session=...), so a reload comes back to it and rebuilds it from the log.
+import { Api } from "./api.js";
+import { Transcript } from "./transcript.js";
+
+const $ = (id) => document.getElementById(id);
+
+function clientId() {
+  let id = sessionStorage.getItem("brain.client");
+  if (!id) {
+    id = `web-${Math.random().toString(36).slice(2, 10)}`;
+    sessionStorage.setItem("brain.client", id);
+  }
+  return id;
+}
+
+function hashParams() {
+  return new URLSearchParams(location.hash.slice(1));
+}
+
+function setHash(params) {
+  const text = params.toString();
+  history.replaceState(null, "", text ? `#${text}` : location.pathname);
+}
+
+const state = {
+  api: undefined,
+  session: undefined,
+  view: undefined,
+  stream: undefined,
+  transcript: undefined,
+  sessions: [],
+};
+
+function showError(id, err) {
+  $(id).textContent = err ? (err.message ?? String(err)) : "";
+}
+
+async function signIn(token) {
+  const api = new Api(token, clientId());
+  const who = await api.call("GET", "/v1/whoami");
+  state.api = api;
+  $("who").textContent = who.auth ? `tenant ${who.tenant} · ${who.role}` : "no auth (loopback)";
+  $("login").hidden = true;
+  $("main").hidden = false;
+  const harnesses = (await api.call("GET", "/v1/harnesses")).harnesses;
+  state.harnesses = new Map(harnesses.map((h) => [h.name, h]));
+  $("new-harness").replaceChildren(
+    ...harnesses.map((h) =>
+      Object.assign(document.createElement("option"), { value: h.name, textContent: h.name }),
+    ),
+  );
+  if (harnesses.some((h) => h.name === "echo")) $("new-harness").value = "echo"; // works offline, no key
+  const agents = (await api.call("GET", "/v1/agents")).agents;
+  $("new-agent-label").hidden = agents.length === 0;
+  $("new-agent").replaceChildren(
+    Object.assign(document.createElement("option"), { value: "", textContent: "(none: pick a harness)" }),
+    ...agents.map((a) =>
+      Object.assign(document.createElement("option"), {
+        value: a.id,
+        textContent: a.name ? `${a.name} (${a.id})` : a.id,
+      }),
+    ),
+  );
+  await refreshSessions();
+  clearInterval(state.poll);
+  state.poll = setInterval(refreshSessions, 3000);
+  const wanted = hashParams().get("session");
+  if (wanted) await openSession(wanted);
+}
+
+function statusOf(s) {
+  if (s.status === "closed") return "closed";
+  if ((s.pending ?? []).some((p) => p.kind !== "tool.call")) return "waiting";
+  if (s.active_turn) return "running";
+  return "idle";
+}
+
+async function refreshSessions() {
+  try {
+    state.sessions = (await state.api.call("GET", "/v1/sessions")).sessions;
+  } catch {
+    return;
+  }
+  const list = $("sessions");
+  list.replaceChildren(
+    ...[...state.sessions].reverse().map((s) => {
+      const li = document.createElement("li");
+      li.dataset.session = s.id;
+      if (s.id === state.session) li.classList.add("selected");
+      const status = statusOf(s);
+      li.innerHTML = `<span class="id"></span> <span class="badge" data-state="${status}">${status}</span><div class="muted"></div>`;
+      li.querySelector(".id").textContent = s.id.slice(0, 8);
+      li.querySelector(".muted").textContent = `${s.harness} · ${new Date(s.created_at).toLocaleString()}`;
+      li.onclick = () => openSession(s.id);
+      return li;
+    }),
+  );
+  if (state.session) updateHead(state.sessions.find((s) => s.id === state.session));
+}
+
+function updateHead(view) {
+  if (!view) return;
+  state.view = view;
+  $("images-label").hidden = !state.harnesses?.get(view.harness)?.images;
+  const status = state.transcript?.running ? "running" : statusOf(view);
+  $("s-status").textContent = status;
+  $("s-status").dataset.state = status;
+  const mine = view.controller === state.api.client;
+  $("s-control").textContent = view.controller
+    ? mine
+      ? "you control it"
+      : `controlled by ${view.controller}`
+    : "";
+  $("take-control").hidden = !view.controller || mine;
+}
+
+function setTurnState() {
+  const running = state.transcript?.running;
+  $("turn-state").textContent = running ? "turn running…" : "";
+  $("steer").disabled = !running;
+  $("interrupt").disabled = !running;
+  $("send").disabled = running;
+  if (state.view?.id === state.session) updateHead(state.view);
+}
+
+async function openSession(id) {
+  state.stream?.stop();
+  state.session = id;
+  const params = hashParams();
+  params.set("session", id);
+  params.delete("token");
+  setHash(params);
+  $("empty").hidden = true;
+  $("session").hidden = false;
+  $("s-title").textContent = id;
+  showError("s-error");
+  const transcript = new Transcript($("transcript"), (requestId, body) =>
+    state.api.call(
+      "POST",
+      `/v1/sessions/${encodeURIComponent(id)}/requests/${encodeURIComponent(requestId)}`,
+      body,
+    ),
+  );
+  transcript.clear();
+  state.transcript = transcript;
+  setTurnState();
+  for (const li of $("sessions").children) li.classList.toggle("selected", li.dataset.session === id);
+  try {
+    updateHead(await state.api.call("GET", `/v1/sessions/${encodeURIComponent(id)}`));
+  } catch (err) {
+    showError("s-error", err);
+  }
+  state.stream = state.api.follow(
+    id,
+    0,
+    (event) => {
+      transcript.add(event);
+      if (event.type === "turn.started" || event.type === "turn.settled") {
+        setTurnState();
+        refreshSessions();
+      }
+    },
+    (conn, why) => {
+      $("conn").textContent = conn === "reconnecting" ? "reconnecting…" : conn;
+      $("conn").dataset.state = conn;
+      if (conn === "stopped") showError("s-error", new Error(why ?? "the stream stopped"));
+    },
+  );
+}
+
+async function act(fn) {
+  showError("s-error");
+  try {
+    return await fn();
+  } catch (err) {
+    showError("s-error", err);
+  }
+}
+
+/** A picked file as the API takes an image: its type and its bytes in base64. */
+function imageOf(file) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () =>
+      resolve({ mime_type: file.type, data: String(reader.result).split(",", 2)[1] ?? "" });
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(file);
+  });
+}
+
+const path = (suffix = "") => `/v1/sessions/${encodeURIComponent(state.session)}${suffix}`;
+
+function wire() {
+  $("login-form").onsubmit = async (e) => {
+    e.preventDefault();
+    const token = $("login-token").value.trim();
+    try {
+      await signIn(token);
+      localStorage.setItem("brain.token", token);
+    } catch (err) {
+      showError("login-error", err);
+    }
+  };
+  $("new-session").onsubmit = async (e) => {
+    e.preventDefault();
+    showError("new-error");
+    const tools = $("new-tools")
+      .value.split(/[\s,]+/)
+      .filter(Boolean);
+    const model = $("new-model").value.trim();
+    const body = {
+      ...($("new-agent").value ? { agent: $("new-agent").value } : { harness: $("new-harness").value }),
+      config: { ...(tools.length ? { tools } : {}), ...(model ? { model } : {}) },
+    };
+    if ($("new-permissions").value === "ask") body.permissions = { default: "ask" };
+    try {
+      const view = await state.api.call("POST", "/v1/sessions", body);
+      await refreshSessions();
+      await openSession(view.id);
+    } catch (err) {
+      showError("new-error", err);
+    }
+  };
+  $("composer").onsubmit = async (e) => {
+    e.preventDefault();
+    const text = $("prompt").value;
+    if (!text.trim()) return;
+    const ok = await act(async () => {
+      const images = await Promise.all([...$("images").files].map(imageOf));
+      return state.api.call("POST", path("/prompt"), images.length ? { text, images } : { text });
+    });
+    if (ok) {
+      $("prompt").value = "";
+      $("images").value = "";
+    }
+  };
+  $("prompt").onkeydown = (e) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) $("composer").requestSubmit();
+  };
+  $("steer").onclick = async () => {
+    const text = $("prompt").value;
+    if (!text.trim()) return;
+    const ok = await act(() => state.api.call("POST", path("/steer"), { text }));
+    if (ok) $("prompt").value = "";
+  };
+  $("interrupt").onclick = () => act(() => state.api.call("POST", path("/interrupt")));
+  $("checkpoint").onclick = () => act(() => state.api.call("POST", path("/checkpoints")));
+  $("fork").onclick = () =>
+    act(async () => {
+      const view = await state.api.call("POST", path("/fork"), {});
+      await refreshSessions();
+      await openSession(view.id);
+    });
+  $("close").onclick = () => act(async () => updateHead(await state.api.call("POST", path("/close"))));
+  $("take-control").onclick = () =>
+    act(async () => {
+      await state.api.call("POST", path("/control"), { client: state.api.client });
+      await refreshSessions();
+    });
+}
+
+/** A link pasted into this tab (#token=..., #session=...) acts as if it were opened afresh. */
+async function onHashChange() {
+  const params = hashParams();
+  const token = params.get("token");
+  if (token) {
+    localStorage.setItem("brain.token", token);
+    params.delete("token");
+    setHash(params);
+    try {
+      await signIn(token);
+    } catch (err) {
+      $("login").hidden = false;
+      $("main").hidden = true;
+      showError("login-error", err);
+    }
+    return;
+  }
+  const session = params.get("session");
+  if (state.api && session && session !== state.session) await openSession(session);
+}
+
+async function start() {
+  wire();
+  window.addEventListener("hashchange", onHashChange);
+  const params = hashParams();
+  const fromLink = params.get("token");
+  if (fromLink) {
+    localStorage.setItem("brain.token", fromLink);
+    params.delete("token");
+    setHash(params);
+  }
+  const token = localStorage.getItem("brain.token") ?? "";
+  try {
+    await signIn(token);
+  } catch (err) {
+    $("login").hidden = false;
+    if (token) showError("login-error", err);
+  }
+}
+
+start();

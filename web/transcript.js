@@ -1,0 +1,239 @@
+// Renders a session's events as a transcript: prompts, streamed replies, tool calls with their arguments and
+// results (collapsed), permission requests and questions with buttons to answer, images, usage and cost, and
+// how each turn ended. Built from the events alone, so a reload rebuilds exactly the same page.
+
+const el = (tag, attrs = {}, ...children) => {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value;
+    else if (key.startsWith("data-")) node.setAttribute(key, value);
+    else node[key] = value;
+  }
+  for (const child of children) if (child !== undefined && child !== null) node.append(child);
+  return node;
+};
+
+const short = (value) => {
+  const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
+  return text.length > 4000 ? `${text.slice(0, 4000)}…` : text;
+};
+
+export class Transcript {
+  /** @param answer (requestId, body) => Promise, called by the request cards' buttons. */
+  constructor(container, answer) {
+    this.container = container;
+    this.answer = answer;
+    this.replies = new Map();
+    this.tools = new Map();
+    this.requests = new Map();
+    this.turn = undefined;
+  }
+
+  clear() {
+    this.container.replaceChildren();
+    this.replies.clear();
+    this.tools.clear();
+    this.requests.clear();
+    this.turn = undefined;
+  }
+
+  /** Whether a turn is running, from the events seen so far. */
+  get running() {
+    return this.turn !== undefined;
+  }
+
+  add(event) {
+    const stick = this.container.scrollTop + this.container.clientHeight >= this.container.scrollHeight - 40;
+    this.render(event);
+    if (stick) this.container.scrollTop = this.container.scrollHeight;
+  }
+
+  render(event) {
+    const d = event.data ?? {};
+    switch (event.type) {
+      case "session.opened":
+        return this.note(
+          `session opened on ${d.harness}${d.forked_from ? ` (forked from ${d.forked_from.session})` : ""}`,
+        );
+      case "session.closed":
+        return this.note("session closed");
+      case "user.prompt":
+        return this.push(
+          el(
+            "div",
+            { class: "msg user", "data-seq": String(event.seq) },
+            d.text,
+            ...(d.images ?? []).map((image) =>
+              image.data
+                ? el("img", {
+                    class: "image",
+                    src: `data:${image.mime_type ?? "image/png"};base64,${image.data}`,
+                    alt: "image sent",
+                  })
+                : el("div", { class: "muted" }, `[image ${image.path}]`),
+            ),
+          ),
+        );
+      case "user.steer":
+        return this.push(el("div", { class: "msg steer" }, `steer: ${d.text}`));
+      case "user.interrupt":
+        return this.note("interrupt requested");
+      case "turn.started":
+        this.turn = event.turn;
+        return;
+      case "assistant.delta":
+        this.reply(event.turn).text.append(d.text);
+        return;
+      case "assistant.message": {
+        const reply = this.reply(event.turn);
+        if (!reply.text.textContent) reply.text.textContent = d.text;
+        const usage = d.usage;
+        if (usage) {
+          const parts = [`${usage.input} in`, `${usage.output} out`];
+          if (usage.cache_read) parts.push(`${usage.cache_read} cached`);
+          if (usage.cost !== undefined) parts.push(`$${usage.cost.toFixed(4)}`);
+          reply.meta.textContent = `${parts.join(" · ")}${d.stop_reason ? ` · ${d.stop_reason}` : ""}`;
+        }
+        return;
+      }
+      case "tool.call": {
+        const result = el("pre", { class: "tool-result muted" }, "running…");
+        const details = el(
+          "details",
+          { class: "tool", "data-tool": d.id },
+          el("summary", {}, `tool ${d.name}`),
+          el("div", { class: "label" }, "arguments"),
+          el("pre", {}, short(d.arguments)),
+          el("div", { class: "label" }, "result"),
+          result,
+        );
+        this.tools.set(d.id, { details, result });
+        return this.push(details);
+      }
+      case "tool.result": {
+        const tool = this.tools.get(d.id);
+        const text = (d.content ?? []).map((c) => c.text).join("");
+        if (!tool) return this.note(`tool result ${d.id}: ${short(text)}`);
+        tool.result.textContent = short(text);
+        tool.result.className = `tool-result${d.is_error ? " error" : ""}`;
+        tool.details.querySelector("summary").append(d.is_error ? " — failed" : " — done");
+        return;
+      }
+      case "permission.requested":
+        return this.request(event, `Allow tool ${d.tool}?`, d.arguments, [
+          ["Allow", { decision: "allow" }],
+          ["Deny", { decision: "deny" }],
+        ]);
+      case "question.requested":
+        return this.request(
+          event,
+          d.question,
+          undefined,
+          (d.options ?? []).map((option) => [option, { answer: option }]),
+          true,
+        );
+      case "permission.resolved":
+        return this.resolved(
+          d.id,
+          `${d.decision === "allow" ? "allowed" : "denied"}${d.reason ? `: ${d.reason}` : ""}`,
+        );
+      case "question.answered":
+        return this.resolved(
+          d.id,
+          d.answer ? `answered: ${d.answer}` : `no answer${d.reason ? ` (${d.reason})` : ""}`,
+        );
+      case "image":
+        return this.push(
+          el("img", {
+            class: "image",
+            src: `data:${d.mime_type};base64,${d.data}`,
+            alt: "image from the agent",
+          }),
+        );
+      case "turn.settled": {
+        if (event.turn === this.turn) this.turn = undefined;
+        const reply = this.replies.get(event.turn);
+        reply?.box.classList.remove("streaming");
+        if (d.status === "completed") return;
+        const why = d.error ? `: ${d.error.code}: ${d.error.message}` : "";
+        return this.push(
+          el(
+            "div",
+            { class: `note ${d.status === "failed" ? "error" : ""}`, "data-settled": d.status },
+            `turn ${d.status}${why}`,
+          ),
+        );
+      }
+      case "checkpoint.created":
+        return this.note(`checkpoint ${d.id} (${d.files.length} file${d.files.length === 1 ? "" : "s"})`);
+      case "harness.warning":
+        return this.push(el("div", { class: "note warning" }, `warning: ${d.message}`));
+      default:
+        return this.note(event.type);
+    }
+  }
+
+  reply(turn) {
+    let reply = this.replies.get(turn);
+    if (!reply) {
+      const text = el("div", { class: "text" });
+      const meta = el("div", { class: "meta muted" });
+      const box = el("div", { class: "msg assistant streaming", "data-turn": turn }, text, meta);
+      reply = { box, text, meta };
+      this.replies.set(turn, reply);
+      this.push(box);
+    }
+    return reply;
+  }
+
+  request(event, title, args, choices, freeText = false) {
+    const d = event.data;
+    const status = el("div", { class: "request-status muted" });
+    const buttons = el("div", { class: "buttons" });
+    const send = async (body) => {
+      for (const b of card.querySelectorAll("button, input")) b.disabled = true;
+      try {
+        await this.answer(d.id, body);
+      } catch (err) {
+        status.textContent = err.message;
+        for (const b of card.querySelectorAll("button, input")) b.disabled = false;
+      }
+    };
+    for (const [label, body] of choices) {
+      buttons.append(el("button", { type: "button", onclick: () => send(body) }, label));
+    }
+    if (freeText) {
+      const input = el("input", { placeholder: "your answer", class: "answer" });
+      buttons.append(
+        input,
+        el("button", { type: "button", onclick: () => send({ answer: input.value }) }, "Answer"),
+      );
+    }
+    const card = el(
+      "div",
+      { class: "request", "data-request": d.id },
+      el("div", { class: "title" }, title),
+      args ? el("pre", {}, short(args)) : undefined,
+      buttons,
+      status,
+    );
+    this.requests.set(d.id, { card, status, buttons });
+    this.push(card);
+  }
+
+  resolved(id, text) {
+    const request = this.requests.get(id);
+    if (!request) return this.note(text);
+    request.card.classList.add("answered");
+    request.buttons.remove();
+    request.status.textContent = text;
+  }
+
+  note(text) {
+    this.push(el("div", { class: "note" }, text));
+  }
+
+  push(node) {
+    this.container.append(node);
+  }
+}
