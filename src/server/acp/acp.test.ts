@@ -89,7 +89,7 @@ describe("brain acp", () => {
   it("creates a session on the harness _meta names, streams the reply, and replays it on session/load", async () => {
     const id = await withAgent(server(), async (ctx, editor) => {
       const { sessionId } = await ctx.request(methods.agent.session.new, {
-        cwd: "/work/project",
+        cwd: "/srv/project",
         mcpServers: [],
         _meta: { brain: { harness: "echo" } },
       });
@@ -101,11 +101,11 @@ describe("brain acp", () => {
       expect(reply.stopReason).toBe("end_turn");
       expect(textOf(editor.updates)).toBe("echo #1: hello acp");
       const list = await ctx.request(methods.agent.session.list, {});
-      expect(list.sessions).toContainEqual(expect.objectContaining({ sessionId, cwd: "/work/project" }));
+      expect(list.sessions).toContainEqual(expect.objectContaining({ sessionId, cwd: "/srv/project" }));
       return sessionId;
     });
     await withAgent(server(), async (ctx, editor) => {
-      await ctx.request(methods.agent.session.load, { sessionId: id, cwd: "/work/project", mcpServers: [] });
+      await ctx.request(methods.agent.session.load, { sessionId: id, cwd: "/srv/project", mcpServers: [] });
       expect(textOf(editor.updates, "user_message_chunk")).toBe("hello acp");
       expect(textOf(editor.updates)).toBe("echo #1: hello acp");
     });
