@@ -492,7 +492,7 @@ describe("checkpoints, forks, restore, close, delete", () => {
     const theirs = await newSession({ harness: "echo" }, t.tokens.other);
     const restore = await raw(t.url, "POST", `/v1/sessions/${theirs}/restore`, {
       token: t.tokens.other,
-      body: { into: "/tmp/brain-never-written" },
+      body: { into: join(tmpdir(), "brain-never-written") },
     });
     expect(restore.status).toBe(403);
   });

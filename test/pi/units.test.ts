@@ -13,7 +13,7 @@ import { tempDir } from "../helpers/brain.js";
 
 const params = (over: Partial<OpenParams> = {}): OpenParams => ({
   session_id: "s",
-  dir: "/tmp/none",
+  dir: "native-dir-unused",
   config: { model: "openai/gpt-test" },
   tools: [],
   provider: { base_url: "http://127.0.0.1:9/v1", api_key: "k" },

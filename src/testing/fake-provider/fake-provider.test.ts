@@ -254,7 +254,7 @@ describe.each([openaiChat, anthropic, openaiResponses])("$format", (client) => {
   });
 
   it("streams tool calls as argument fragments that reassemble", async () => {
-    const args = { path: "/tmp/a b.txt", lines: [1, 2, 3], nested: { ok: true, note: "ünïcode" } };
+    const args = { path: "notes/a b.txt", lines: [1, 2, 3], nested: { ok: true, note: "ünïcode" } };
     provider.script([
       {
         text: "Let me look.",

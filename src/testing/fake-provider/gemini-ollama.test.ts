@@ -142,7 +142,7 @@ describe("gemini", () => {
   });
 
   it("sends function calls whole, after the text, with STOP", async () => {
-    const args = { path: "/tmp/a b.txt", nested: { ok: true, note: "ünïcode" } };
+    const args = { path: "notes/a b.txt", nested: { ok: true, note: "ünïcode" } };
     provider.script([
       {
         text: "Let me look.",
