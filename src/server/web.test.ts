@@ -1,15 +1,15 @@
-// The web UI in a real browser: playwright-core driving Debian's chromium (`apt-get install -y chromium`;
-// BRAIN_CHROMIUM overrides the path). Sign in from the daemon's link, create a session on the offline echo
+// The web UI in a real browser: playwright-core driving the chromium that findTestBrowser picks (BRAIN_CHROMIUM,
+// else Debian's, else the one inside the @sparticuz/chromium dev dependency). Sign in from the daemon's link, create a session on the offline echo
 // runner, prompt, answer a permission request, watch the reply stream in, reload mid-turn and find nothing lost.
-import { existsSync, mkdirSync, statSync } from "node:fs";
+import { mkdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findTestBrowser } from "../testing/browser.js";
 import { collect, settled, textOf } from "./test-helpers.js";
 import { startTestDaemon, type TestDaemon } from "./testing.js";
 
-const CHROMIUM = process.env.BRAIN_CHROMIUM ?? "/usr/bin/chromium";
 const SHOTS = join(tmpdir(), "brain-web-screens");
 
 let t: TestDaemon;
@@ -17,15 +17,13 @@ let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `no chromium at ${CHROMIUM}: run \`apt-get update && apt-get install -y chromium\` (or set BRAIN_CHROMIUM)`,
-    );
-  }
+  // The first run unpacks the npm package's chromium (about 200 MB), which takes longer than a hook usually may.
+  const found = await findTestBrowser();
   mkdirSync(SHOTS, { recursive: true });
   t = await startTestDaemon();
   browser = await chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath: found.executablePath,
+    env: found.env ? { ...process.env, ...found.env } : undefined,
     args: [
       "--no-sandbox",
       "--disable-gpu",
@@ -37,7 +35,7 @@ beforeAll(async () => {
     ],
   });
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-});
+}, 180_000);
 
 afterAll(async () => {
   await browser?.close();
