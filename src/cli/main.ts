@@ -3,12 +3,14 @@ import { UsageError } from "./args.js";
 import { ConfigError } from "./config.js";
 import { describeError } from "./errors.js";
 
-interface CommandModule {
+export interface CommandModule {
   usage: string;
+  /** The verbs a command with subcommands takes (`sessions ls`), each of which answers --help too. */
+  verbs?: readonly string[];
   command(args: string[]): Promise<number>;
 }
 
-const COMMANDS: Record<string, () => Promise<CommandModule>> = {
+export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   run: () => import("./commands/run.js"),
   sessions: () => import("./commands/sessions.js"),
   checkpoint: () => import("./commands/checkpoint.js"),
@@ -25,9 +27,18 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   agents: () => import("./commands/agents.js"),
 };
 
+const CONFIG_OPTION =
+  "  --config FILE               brain.config.json to use (default: ./brain.config.json if present)\n";
+
 async function usage(): Promise<string> {
   const lines = await Promise.all(Object.values(COMMANDS).map(async (load) => `  ${(await load()).usage}`));
-  return `usage: brain <command> [options]\n\n${lines.join("\n")}\n\n  --config FILE               brain.config.json to use (default: ./brain.config.json if present)\n`;
+  return `usage: brain <command> [options]\n\n${lines.join("\n")}\n\n${CONFIG_OPTION}`;
+}
+
+/** --help or -h anywhere before a `--` (after it, words belong to another program, as in `conformance --`). */
+function asksForHelp(args: string[]): boolean {
+  const end = args.indexOf("--");
+  return (end < 0 ? args : args.slice(0, end)).some((arg) => arg === "--help" || arg === "-h");
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -39,7 +50,12 @@ export async function main(argv: string[]): Promise<number> {
     }
     const load = COMMANDS[name];
     if (!load) throw new UsageError(`unknown command "${name}"`);
-    return await (await load()).command(rest);
+    const module = await load();
+    if (asksForHelp(rest)) {
+      process.stdout.write(`usage: brain ${module.usage}\n\n${CONFIG_OPTION}`);
+      return 0;
+    }
+    return await module.command(rest);
   } catch (err) {
     if (err instanceof UsageError) {
       process.stderr.write(`brain: ${err.message}\n\n${await usage()}`);

@@ -10,6 +10,8 @@ import { brainHome } from "../setup.js";
 export const usage = `agents ls [--json] | show FILE|ID
                               agent definitions in $BRAIN_HOME/agents and extensions (run one: run --agent FILE|ID)`;
 
+export const verbs = ["ls", "show"] as const;
+
 export async function command(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, { json: { type: "boolean" } });
   const [verb = "ls", target] = positionals;

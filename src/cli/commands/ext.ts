@@ -10,6 +10,8 @@ import { brainHome } from "../setup.js";
 export const usage = `ext install SOURCE | ls [--json] | rm NAME
                               nui extensions (a directory, .zip or git URL) and the ext:<name>/<id> harnesses they add`;
 
+export const verbs = ["install", "ls", "rm"] as const;
+
 export async function command(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, { json: { type: "boolean" } });
   const [verb = "ls", target] = positionals;

@@ -8,6 +8,8 @@ import { brainHome } from "../setup.js";
 export const usage = `sessions ls | show ID | events ID [--after SEQ] [--json]
                               the sessions in $BRAIN_HOME (default ~/.brain) and their logs`;
 
+export const verbs = ["ls", "show", "events"] as const;
+
 export async function command(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, { after: { type: "string" }, json: { type: "boolean" } });
   const [verb = "ls", id] = positionals;

@@ -6,6 +6,8 @@ import { brainHome } from "../setup.js";
 export const usage = `token [add [--tenant T] [--observer] [--name N]]
                               print the daemon's token, or add a token for a tenant or an observer`;
 
+export const verbs = ["add"] as const;
+
 export async function command(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, {
     tenant: { type: "string" },
