@@ -2,7 +2,7 @@
 import type { Brain } from "../core/brain.js";
 import type { Session } from "../core/session.js";
 import type { SessionDefaults } from "../protocol/config.js";
-import { answerPermissions } from "./answers.js";
+import { answerRequests } from "./answers.js";
 import { jsonPrinter, textPrinter } from "./output.js";
 
 export interface RunOptions {
@@ -22,7 +22,7 @@ export async function runPrompt(brain: Brain, options: RunOptions): Promise<numb
   const session = await openOrCreate(brain, options);
   const print = options.json ? jsonPrinter() : textPrinter();
   const unsubscribe = session.log.subscribe(print);
-  const stopAnswering = answerPermissions(session, {
+  const stopAnswering = answerRequests(session, {
     allow: options.allow ?? [],
     deny: options.deny ?? [],
     interactive: !options.json && process.stdin.isTTY === true,

@@ -1,0 +1,69 @@
+// `brain run` and questions: a nui extension's ask_user() is asked at the terminal when there is one, and
+// without one it expires after the session's ask timeout with a message saying how it could be answered.
+import { spawnSync } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { events, makeBrain, tempDir, textOf } from "../../test/helpers/brain.js";
+import { fixtures } from "../../test/nui/helpers.js";
+import { installExtension } from "../harnesses/ext/install.js";
+import { nuiHarnessFactories } from "../harnesses/nui/families.js";
+import { type AskPerson, answerRequests, HOW_TO_ANSWER } from "./answers.js";
+
+const root = join(import.meta.dirname, "../..");
+const demoPy = join(fixtures, "extensions/demo-py");
+const scratch: string[] = [];
+afterAll(() => {
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+});
+const dir = (prefix: string) => {
+  const made = tempDir(prefix);
+  scratch.push(made);
+  return made;
+};
+
+describe("brain run and a nui extension's ask_user()", () => {
+  it("without a terminal, expires the question after the configured timeout and says how to answer", async () => {
+    const home = dir("brain-q-home-");
+    await installExtension(demoPy, join(home, "extensions"));
+    const work = dir("brain-q-work-");
+    mkdirSync(work, { recursive: true });
+    const config = { defaults: { permissions: { ask_timeout_ms: 300 } } };
+    writeFileSync(join(work, "brain.config.json"), JSON.stringify(config));
+    const result = spawnSync(
+      process.execPath,
+      [join(root, "bin/brain.js"), "run", "--harness", "ext:demo-py/echo", "ask"],
+      { cwd: work, env: { ...process.env, BRAIN_HOME: home }, encoding: "utf8", input: "" },
+    );
+    expect(result.status).toBe(0);
+    expect(result.stdout).toBe("status=expired answers={}\n");
+    expect(result.stderr).toContain('[question "Pick one" got no answer (no client answered within 0.3 s): ');
+    expect(result.stderr).toContain(HOW_TO_ANSWER);
+    expect(HOW_TO_ANSWER).toMatch(/--server.*brain attach/);
+  });
+
+  it("on a terminal, asks the person and sends their answer back to the extension", async () => {
+    const home = dir("brain-q-home-");
+    await installExtension(demoPy, join(home, "extensions"));
+    const { factories } = nuiHarnessFactories({ brainHome: home, hostHome: dir("brain-q-host-") });
+    const t = makeBrain({ factories, home });
+    try {
+      const session = await t.brain.create({ harness: "ext:demo-py/echo" });
+      const seen: unknown[] = [];
+      const ask: AskPerson = async (request) => {
+        seen.push(request.data);
+        return { answer: "Stop" };
+      };
+      const stop = answerRequests(session, { allow: [], deny: [], interactive: true }, { ask });
+      const turn = await session.prompt("ask");
+      expect((await turn.settled).status).toBe("completed");
+      stop();
+      expect(seen).toEqual([
+        expect.objectContaining({ question: "Pick one", options: ["Continue", "Stop"] }),
+      ]);
+      expect(textOf(await events(session), turn.turn)).toBe('status=answered answers={"Pick one": "Stop"}');
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
