@@ -124,14 +124,27 @@ export class Transcript {
           ["Allow", { decision: "allow" }],
           ["Deny", { decision: "deny" }],
         ]);
-      case "question.requested":
+      case "question.requested": {
+        // nui's title, message and header are shown as sent, and each option with its description.
+        const title = d.title ?? d.question;
+        const shown = new Set([title]);
+        const extra = [];
+        if (d.message && !shown.has(d.message)) {
+          shown.add(d.message);
+          extra.push(el("div", { class: "q-message" }, d.message));
+        }
+        if (d.header) extra.push(el("div", { class: "label q-header" }, d.header));
+        if (!shown.has(d.question)) extra.push(el("div", { class: "q-question" }, d.question));
+        const descriptions = d.option_descriptions ?? {};
         return this.request(
           event,
-          d.question,
+          title,
           undefined,
-          (d.options ?? []).map((option) => [option, { answer: option }]),
+          (d.options ?? []).map((option) => [option, { answer: option }, descriptions[option]]),
           true,
+          extra,
         );
+      }
       case "permission.resolved":
         return this.resolved(
           d.id,
@@ -186,7 +199,7 @@ export class Transcript {
     return reply;
   }
 
-  request(event, title, args, choices, freeText = false) {
+  request(event, title, args, choices, freeText = false, extra = []) {
     const d = event.data;
     const status = el("div", { class: "request-status muted" });
     const buttons = el("div", { class: "buttons" });
@@ -199,8 +212,11 @@ export class Transcript {
         for (const b of card.querySelectorAll("button, input")) b.disabled = false;
       }
     };
-    for (const [label, body] of choices) {
-      buttons.append(el("button", { type: "button", onclick: () => send(body) }, label));
+    for (const [label, body, description] of choices) {
+      const about = description ? el("span", { class: "option-description" }, description) : undefined;
+      buttons.append(
+        el("button", { type: "button", title: description ?? "", onclick: () => send(body) }, label, about),
+      );
     }
     if (freeText) {
       const input = el("input", { placeholder: "your answer", class: "answer" });
@@ -213,6 +229,7 @@ export class Transcript {
       "div",
       { class: "request", "data-request": d.id },
       el("div", { class: "title" }, title),
+      ...extra,
       args ? el("pre", {}, short(args)) : undefined,
       buttons,
       status,

@@ -13,7 +13,7 @@
 //   hold a provider credential.
 // - Isolation: the model may call only the tools in `options.tools`, each through `options.call`. No built-in
 //   shell or editor tools, no ambient plugins.
-import type { ErrorInfo, NewEvent, PromptImage } from "../protocol/events.js";
+import type { ErrorInfo, NewEvent, PromptImage, Question } from "../protocol/events.js";
 import type {
   NativeFile,
   ProviderCredentials,
@@ -68,7 +68,7 @@ export interface HarnessOptions {
    */
   ask(
     turn: string,
-    question: { question: string; options?: string[] },
+    question: Question,
     signal: AbortSignal,
     options?: { id?: string },
   ): Promise<string>;

@@ -8,6 +8,7 @@ import {
   type ErrorInfo,
   type NewEvent,
   PromptImage,
+  type Question,
   type SessionEvent,
   type TurnStatus,
 } from "../protocol/events.js";
@@ -227,7 +228,7 @@ export class Session {
   /** Asks the session's clients a question; resolves with the first answer, or "" when none comes in time. */
   async ask(
     turn: string,
-    question: { question: string; options?: string[] },
+    question: Question,
     signal: AbortSignal,
     options: { id?: string } = {},
   ): Promise<string> {

@@ -54,7 +54,15 @@ export const EventData = {
   "question.requested": z.strictObject({
     id: z.string(),
     question: z.string(),
+    /** The answers to pick from; a client may also offer free text. */
     options: z.array(z.string()).optional(),
+    /** What each option means, by option: nui's `{label, description}` options. */
+    option_descriptions: z.record(z.string(), z.string()).optional(),
+    /** The request's title and message (nui's payload.title and .message), shared by its questions. */
+    title: z.string().optional(),
+    message: z.string().optional(),
+    /** A short label for this one question (nui's `header`). */
+    header: z.string().optional(),
   }),
   "question.answered": z.strictObject({ id: z.string(), answer: z.string(), reason: z.string().optional() }),
   image: z.strictObject({ mime_type: z.string(), data: z.string() }),
@@ -95,6 +103,9 @@ export type ErrorCode = z.infer<typeof ErrorCode>;
 export type ErrorInfo = z.infer<typeof ErrorInfo>;
 export type TurnStatus = z.infer<typeof TurnStatus>;
 export type EventDataOf<T extends EventType> = z.infer<(typeof EventData)[T]>;
+
+/** What a harness asks: a `question.requested` before it has its id. */
+export type Question = Omit<EventDataOf<"question.requested">, "id">;
 
 /** An event before the log gives it seq and ts. */
 export type NewEvent = {

@@ -135,9 +135,19 @@ export class SessionService {
     await (await this.drive(caller, id)).interrupt();
   }
 
-  /** Answers a pending permission request or question by its id: the first valid answer wins, others get 409. */
-  async answer(caller: Caller, id: string, requestId: string, body: AnswerBody): Promise<void> {
-    const session = await this.drive(caller, id);
+  /**
+   * Answers a pending permission request or question by its id: the first valid answer wins, others get 409.
+   * `command: false` (nui's HITL respond()) answers without taking control: the extension's own UI answering
+   * its request is not a client driving the session.
+   */
+  async answer(
+    caller: Caller,
+    id: string,
+    requestId: string,
+    body: AnswerBody,
+    { command = true }: { command?: boolean } = {},
+  ): Promise<void> {
+    const session = command ? await this.drive(caller, id) : await this.live(caller, id);
     const request = session.pendingRequests().find((r) => r.id === requestId && r.kind !== "tool.call");
     if (!request) {
       throw new ApiError(

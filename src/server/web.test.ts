@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findTestBrowser } from "../testing/browser.js";
-import { collect, settled, textOf } from "./test-helpers.js";
+import { collect, raw, settled, textOf } from "./test-helpers.js";
 import { startTestDaemon, type TestDaemon } from "./testing.js";
 
 const SHOTS = join(tmpdir(), "brain-web-screens");
@@ -124,5 +124,46 @@ describe("web UI", () => {
     await page.click("#interrupt");
     await page.locator('[data-settled="interrupted"]').waitFor();
     expect(await transcriptText()).toContain("turn interrupted");
+  });
+});
+
+describe("web UI and nui's questions", () => {
+  it("shows a nui question's title, message, header and option descriptions, and answers it", async () => {
+    const client = t.client();
+    const { id } = await client.create({ harness: "echo", config: { options: { delay_ms: 40 } } });
+    const { turn } = await client.prompt(id, Array.from({ length: 300 }, (_, i) => `w${i}`).join(" "));
+    const payload = {
+      title: "Release",
+      message: "Pick how to ship the build.",
+      questions: [
+        {
+          header: "Channel",
+          question: "Where should it go?",
+          options: [{ label: "beta", description: "testers only" }, { label: "stable" }],
+        },
+      ],
+    };
+    const created = await raw(t.url, "POST", "/api/hitl/requests", {
+      token: t.tokens.admin,
+      body: { kind: "question", sessionId: id, payload },
+    });
+    expect(created.status).toBe(201);
+    await page.goto(`${t.url}/#session=${id}`);
+    const card = page.locator(".request");
+    await card.waitFor();
+    const text = (await card.textContent()) ?? "";
+    for (const part of [
+      "Release",
+      "Pick how to ship the build.",
+      "Channel",
+      "Where should it go?",
+      "testers only",
+    ])
+      expect(text).toContain(part);
+    await shot("5-nui-question");
+    await card.getByRole("button", { name: /^beta/ }).click();
+    await expect.poll(() => page.locator(".request .request-status").textContent()).toContain("beta");
+    await page.click("#interrupt"); // the page controls the session now that it answered
+    await collect(client, id, settled(turn));
   });
 });

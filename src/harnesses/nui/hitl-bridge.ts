@@ -5,6 +5,7 @@
 // time, `cancelled` when the turn was interrupted.
 import { randomUUID } from "node:crypto";
 import type { HarnessOptions } from "../../core/harness.js";
+import type { Question } from "../../protocol/events.js";
 import {
   HITL_SCHEMA_VERSION,
   type HitlCreateBody,
@@ -104,30 +105,47 @@ async function approve(
   return respond(verdict.decision === "allow" ? "answered" : "declined", answers);
 }
 
-interface OneQuestion {
+interface OneQuestion extends Question {
+  /** The key of this question's answer in nui's `answers`. */
   key: string;
-  question: string;
-  options?: string[];
 }
 
-function questionsOf(kind: HitlKind, payload: Record<string, unknown>): OneQuestion[] {
-  const fallback = str(payload.message) ?? str(payload.title) ?? "The agent asks for your input.";
+/**
+ * nui's question payload as Brain questions, nothing dropped: the request's title and message go with each
+ * question, and each keeps its header and its options' descriptions.
+ */
+export function questionsOf(kind: HitlKind, payload: Record<string, unknown>): OneQuestion[] {
+  const title = str(payload.title);
+  const message = str(payload.message);
+  const shared = { ...(title ? { title } : {}), ...(message ? { message } : {}) };
+  const fallback = message ?? title ?? "The agent asks for your input.";
   const listed = Array.isArray(payload.questions) ? payload.questions : [];
   const out: OneQuestion[] = [];
   for (const entry of listed) {
     const parsed = HitlQuestion.safeParse(typeof entry === "string" ? { question: entry } : entry);
     if (!parsed.success) continue;
-    const text = str(parsed.data.question) ?? str(parsed.data.header) ?? fallback;
-    const labels = (parsed.data.options ?? [])
-      .map((o) => (typeof o === "string" ? o.trim() : o.label.trim()))
-      .filter(Boolean);
+    const header = str(parsed.data.header);
+    const text = str(parsed.data.question) ?? header ?? fallback;
+    const options: string[] = [];
+    const descriptions: Record<string, string> = {};
+    for (const option of parsed.data.options ?? []) {
+      const label = typeof option === "string" ? option.trim() : option.label.trim();
+      if (!label) continue;
+      options.push(label);
+      const description = typeof option === "string" ? undefined : str(option.description);
+      if (description) descriptions[label] = description;
+    }
+    const offered = kind !== "freeform" && options.length > 0;
     out.push({
       key: text,
       question: text,
-      ...(kind !== "freeform" && labels.length ? { options: labels } : {}),
+      ...shared,
+      ...(header ? { header } : {}),
+      ...(offered ? { options } : {}),
+      ...(offered && Object.keys(descriptions).length ? { option_descriptions: descriptions } : {}),
     });
   }
-  if (out.length === 0) out.push({ key: "answer", question: fallback });
+  if (out.length === 0) out.push({ key: "answer", question: fallback, ...shared });
   return out;
 }
 
@@ -142,12 +160,8 @@ async function ask(
   for (const [i, q] of questions.entries()) {
     // The first question carries nui's requestId; further ones of the same request get a suffix.
     const id = i === 0 ? request.requestId : `${request.requestId}#${i + 1}`;
-    const answer = await options.ask(
-      at.turn,
-      { question: q.question, ...(q.options ? { options: q.options } : {}) },
-      at.signal,
-      { id },
-    );
+    const { key: _key, ...question } = q;
+    const answer = await options.ask(at.turn, question, at.signal, { id });
     if (at.signal.aborted) return respond("cancelled", { reason: "the turn was interrupted" });
     if (answer === "") return respond("expired");
     answers[q.key] = answer;

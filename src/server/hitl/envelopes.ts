@@ -3,7 +3,7 @@
 // whichever harness asked it.
 import type { PendingRequest } from "../../core/pending.js";
 import type { AnswerBody } from "../../protocol/api.js";
-import type { SessionEvent } from "../../protocol/events.js";
+import type { Question, SessionEvent } from "../../protocol/events.js";
 import {
   HITL_SCHEMA_VERSION,
   type HitlRequestEnvelope,
@@ -32,10 +32,7 @@ export function requestEnvelopeOf(
         toolName: d.tool,
         toolInput: d.arguments ?? {},
       }
-    : {
-        questions: [{ question: d.question, ...(Array.isArray(d.options) ? { options: d.options } : {}) }],
-        message: d.question,
-      };
+    : questionPayload(request.data as Question);
   return {
     schemaVersion: HITL_SCHEMA_VERSION,
     requestId: request.id,
@@ -47,6 +44,21 @@ export function requestEnvelopeOf(
     status: "delivered",
     createdAt,
     expiresAt: "",
+  };
+}
+
+/** A Brain question as nui's question payload: title, message, header and option descriptions included. */
+function questionPayload(q: Question): Record<string, unknown> {
+  const descriptions = q.option_descriptions ?? {};
+  const options = q.options?.map((label) =>
+    descriptions[label] ? { label, description: descriptions[label] } : { label },
+  );
+  return {
+    ...(q.title ? { title: q.title } : {}),
+    message: q.message ?? q.question,
+    questions: [
+      { question: q.question, ...(q.header ? { header: q.header } : {}), ...(options ? { options } : {}) },
+    ],
   };
 }
 

@@ -83,7 +83,8 @@ export class HitlService {
     for (const session of this.sessions.openSessions(caller)) {
       const request = session.pendingRequests().find((r) => r.id === requestId);
       if (!request || !isAnswerable(request)) continue;
-      await this.sessions.answer(caller, session.id, requestId, answerOf(request, body));
+      // An answer, not a command: it works while another client controls the session.
+      await this.sessions.answer(caller, session.id, requestId, answerOf(request, body), { command: false });
       const logged = (await session.log.read(Math.max(0, session.log.lastSeq - 50)))
         .map(responseEnvelopeOf)
         .find((r) => r?.requestId === requestId);

@@ -33,10 +33,14 @@ export async function askPerson(request: Request, signal: AbortSignal): Promise<
         ? { decision: "allow", reason: "allowed at the terminal" }
         : { decision: "deny", reason: "denied at the terminal" };
     }
-    const options = request.data.options ?? [];
-    const listed = options.map((o, i) => `  ${i + 1}. ${o}`).join("\n");
+    const d = request.data;
+    const options = d.options ?? [];
+    const about = (o: string) => (d.option_descriptions?.[o] ? ` — ${d.option_descriptions[o]}` : "");
+    const listed = options.map((o, i) => `  ${i + 1}. ${o}${about(o)}`).join("\n");
+    // nui's title, message and header as sent; each line once.
+    const lines = [...new Set([d.title, d.message, d.header ? `[${d.header}] ${d.question}` : d.question])];
     const reply = await rl.question(
-      `\n${request.data.question}\n${listed ? `${listed}\n` : ""}answer${options.length ? " (number or text)" : ""}: `,
+      `\n${lines.filter(Boolean).join("\n")}\n${listed ? `${listed}\n` : ""}answer${options.length ? " (number or text)" : ""}: `,
       { signal },
     );
     const picked = Number(reply.trim());
