@@ -18,6 +18,7 @@ import {
   TurnStartedBody,
   WhoAmI,
 } from "../../protocol/api.js";
+import { promptTooLarge } from "../../protocol/runner.js";
 import type { AgentCatalog } from "../agents.js";
 import { ApiError } from "../errors.js";
 import type { SessionService } from "../sessions.js";
@@ -30,13 +31,23 @@ export interface SessionRoutesParts {
 }
 
 const ok = { ok: true as const };
+
+/** 413 for a text no runner frame could carry: refused here, before a turn starts or a shared runner sees it. */
+function framable(text: string): string {
+  const tooLarge = promptTooLarge(text);
+  if (tooLarge) throw new ApiError("payload_too_large", tooLarge, "text");
+  return text;
+}
 const id = (ctx: RouteContext) => ctx.params.id!;
 
-/** A non-negative integer from a query parameter or header, or a 400 naming it. */
+/**
+ * A non-negative integer from a query parameter or header, or a 400 naming it. Decimal digits only: Number()
+ * would also take "1e3", "0x10" and " 7 ", and a number past 2^53 cannot name a seq exactly.
+ */
 export function seqParam(value: string | undefined, name: string): number {
   if (value === undefined || value === "") return 0;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) {
+  const n = /^[0-9]{1,16}$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n)) {
     throw new ApiError(
       "bad_request",
       `${name} must be an event seq (a whole number ≥ 0), not "${value}"`,
@@ -135,7 +146,7 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
       drive: true,
       handle: async (ctx) => {
         const body = ctx.body as PromptBody;
-        return sessions.prompt(ctx.caller, id(ctx), body.text, body.images);
+        return sessions.prompt(ctx.caller, id(ctx), framable(body.text), body.images);
       },
     },
     {
@@ -148,7 +159,7 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
       status: 202,
       drive: true,
       handle: async (ctx) => {
-        await sessions.steer(ctx.caller, id(ctx), (ctx.body as TextBody).text);
+        await sessions.steer(ctx.caller, id(ctx), framable((ctx.body as TextBody).text));
         return ok;
       },
     },
