@@ -258,3 +258,28 @@ describe("prompts", () => {
     expect(escaped.status).toBe(413);
   });
 });
+
+describe("session ids", () => {
+  it("cannot be used by another tenant to learn which ids exist", async () => {
+    const mine = await newSession(auth, { harness: "echo", id: "tenant-a-secret" });
+    const probe = await raw(auth.url, "POST", "/v1/sessions", {
+      token: auth.tokens.other,
+      body: { harness: "echo", id: mine },
+    });
+    const fresh = await raw(auth.url, "POST", "/v1/sessions", {
+      token: auth.tokens.other,
+      body: { harness: "echo", id: "never-used-anywhere" },
+    });
+    // A taken id and a free one get the same answer: no 409 tells the tenant that someone holds it.
+    expect(probe.status).toBe(fresh.status);
+    expect(probe.body).toEqual(fresh.body);
+    expect(probe.status).toBe(400);
+    expect(probe.body.error).toMatchObject({ field: "id" });
+    const own = await raw(auth.url, "POST", "/v1/sessions", {
+      token: auth.tokens.other,
+      body: { harness: "echo" },
+    });
+    expect(own.status).toBe(201);
+    expect(own.body.id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});

@@ -20,6 +20,7 @@ import {
 } from "../../protocol/api.js";
 import { promptTooLarge } from "../../protocol/runner.js";
 import type { AgentCatalog } from "../agents.js";
+import { DEFAULT_TENANT } from "../auth/tokens.js";
 import { ApiError } from "../errors.js";
 import type { SessionService } from "../sessions.js";
 import type { RouteContext, RouteDef } from "./route.js";
@@ -107,7 +108,19 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
       response: SessionView,
       status: 201,
       drive: true,
-      handle: async ({ caller, body }) => sessions.create(caller, body as CreateSessionBody),
+      handle: async ({ caller, body }) => {
+        const create = body as CreateSessionBody;
+        // Ids are one namespace for every tenant: a tenant that could pick one would learn from a 409 that
+        // another tenant holds it. Tenants get unguessable ids from the daemon; the default tenant may choose.
+        if (create.id !== undefined && caller.tenant !== DEFAULT_TENANT) {
+          throw new ApiError(
+            "bad_request",
+            `field "id": a token of tenant "${caller.tenant}" cannot choose session ids; leave "id" out and use the id the daemon returns`,
+            "id",
+          );
+        }
+        return sessions.create(caller, create);
+      },
     },
     {
       method: "GET",
