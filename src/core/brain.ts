@@ -5,7 +5,7 @@ import type { ProviderCredentials, SessionConfig } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
 import type { ToolRouter } from "../tools/router.js";
 import type { SessionToolServices } from "../tools/tool-service.js";
-import { CheckpointStore } from "./checkpoints/index.js";
+import { CheckpointStore, refuseInside } from "./checkpoints/index.js";
 import type { EventLog } from "./event-log.js";
 import { PermissionRules } from "./permissions.js";
 import type { HarnessRegistry } from "./registry.js";
@@ -20,6 +20,8 @@ export interface SessionStore {
   list(): Promise<SessionRecord[]>;
   update(id: string, patch: Partial<Omit<SessionRecord, "id" | "created_at">>): Promise<SessionRecord>;
   paths(id: string): { native: string; checkpoints: string };
+  /** Where the store keeps its files ($BRAIN_HOME), when on disk: restores into it are refused. */
+  readonly home?: string;
   openLog(id: string): Promise<EventLog>;
   /** Deletes the session and all its files. */
   remove(id: string): Promise<void>;
@@ -99,6 +101,8 @@ export class Brain {
   /** Writes a checkpoint's native files into `dir` (a fresh or empty directory). */
   async restore(id: string, checkpoint: string, dir: string): Promise<void> {
     await this.record(id);
+    const home = this.options.store.home;
+    if (home !== undefined) await refuseInside(dir, home, "$BRAIN_HOME");
     await new CheckpointStore(this.options.store.paths(id).checkpoints).restore(checkpoint, dir);
   }
 

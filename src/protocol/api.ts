@@ -16,6 +16,8 @@ export const ApiErrorCode = z.enum([
   "forbidden",
   "not_found",
   "conflict",
+  "payload_too_large",
+  "unsupported_media_type",
   "brain_error",
 ]);
 export const ApiErrorBody = z.strictObject({
@@ -103,9 +105,13 @@ export const RestoreBody = z.strictObject({
     .refine((p) => p.startsWith("/"), "must be an absolute path"),
 });
 
+/** A client id, as the X-Brain-Client header and POST .../control both take it. */
+export const CLIENT_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+export const CLIENT_ID_RULE = "client ids are 1 to 128 letters, digits, '_', '.', ':' or '-'";
+
 export const ControlBody = z.strictObject({
   /** The client taking control; its later requests carry it in the X-Brain-Client header. */
-  client: z.string().min(1).max(128),
+  client: z.string().regex(CLIENT_ID_PATTERN, CLIENT_ID_RULE),
 });
 
 export const ControlView = z.strictObject({

@@ -54,3 +54,17 @@ describe("runner frames", () => {
     expect(frame).toMatchObject({ result: [{ path: "a", size: 1 }] });
   });
 });
+
+describe("field values that are objects", () => {
+  it("give the protocol error, not a TypeError from turning them into strings", () => {
+    for (const line of [
+      '{"event":{"toString":1}}',
+      '{"event":{"toString":null,"valueOf":null}}',
+      '{"attachment":"A","turn":"T","event":{"toString":1},"data":{}}',
+    ]) {
+      expect(() => decodeRunnerFrame(line), line).toThrow(ProtocolError);
+    }
+    expect(() => decodeRunnerFrame('{"event":{"toString":1}}')).toThrow(/event frame \{"toString":1\}/);
+    expect(() => decodeBrainFrame('{"method":{"toString":1}}')).toThrow(ProtocolError);
+  });
+});

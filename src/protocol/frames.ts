@@ -47,10 +47,18 @@ export function preview(line: string, max = 200): string {
   return line.length <= max ? line : `${line.slice(0, max)}… (${line.length} chars)`;
 }
 
+/**
+ * A field's value for a message. Never String(): a decoded object such as {"toString": 1} makes it throw a
+ * TypeError instead of the ProtocolError the caller handles.
+ */
+function label(value: unknown): string {
+  return preview(JSON.stringify(value) ?? typeof value, 80);
+}
+
 /** Decodes one line a runner wrote on stdout. */
 export function decodeRunnerFrame(line: string): RunnerToBrainFrame {
   const obj = parseObject(line);
-  if ("event" in obj) return check(RunnerEvent, obj, `event frame "${String(obj.event)}"`, line);
+  if ("event" in obj) return check(RunnerEvent, obj, `event frame ${label(obj.event)}`, line);
   if ("method" in obj) {
     if (obj.method !== "tool.call") {
       throw new ProtocolError(`a runner may only send method "tool.call", not ${JSON.stringify(obj.method)}`);
@@ -64,6 +72,6 @@ export function decodeRunnerFrame(line: string): RunnerToBrainFrame {
 /** Decodes one line Brain wrote on a runner's stdin (the runner side of the protocol). */
 export function decodeBrainFrame(line: string): BrainToRunnerFrame {
   const obj = parseObject(line);
-  if ("method" in obj) return check(RunnerRequest, obj, `request "${String(obj.method)}"`, line);
+  if ("method" in obj) return check(RunnerRequest, obj, `request ${label(obj.method)}`, line);
   return check(ToolReply, obj, "tool.call reply", line);
 }

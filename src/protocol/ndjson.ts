@@ -71,3 +71,17 @@ export class LineSplitter {
 export function encodeLine(value: unknown): string {
   return `${JSON.stringify(value)}\n`;
 }
+
+/**
+ * One frame as the bytes to write, or a FramingError when it is over the cap: a peer would refuse the line and
+ * drop the whole stream, so the sender must fail this one frame instead.
+ */
+export function encodeFrame(value: unknown, maxLine = MAX_FRAME): Buffer {
+  const bytes = Buffer.from(encodeLine(value), "utf8");
+  if (bytes.length - 1 > maxLine) {
+    throw new FramingError(
+      `frame of ${bytes.length - 1} bytes is over the ${maxLine}-byte limit (frames are capped at 4 MiB per line); not sent`,
+    );
+  }
+  return bytes;
+}

@@ -5,6 +5,21 @@ import { z } from "zod";
 /** A frame (one line, newline excluded) may be at most 4 MiB: the seed's `MaxFrame = 4 << 20`. */
 export const MAX_FRAME = 4 << 20;
 
+/** What a prompt or steer frame carries besides its text: attachment, turn and request ids, the method. */
+const FRAME_ENVELOPE_BYTES = 1024;
+/** The longest prompt or steer text one frame carries, counted as Brain sends it (JSON-escaped UTF-8). */
+export const MAX_PROMPT_BYTES = MAX_FRAME - FRAME_ENVELOPE_BYTES;
+
+/**
+ * Why `text` cannot be sent as a prompt, or undefined when it can. Every door (REST, the CLI, ACP through REST)
+ * applies this one limit, so a prompt no runner could receive is refused before a turn starts.
+ */
+export function promptTooLarge(text: string): string | undefined {
+  const bytes = Buffer.byteLength(JSON.stringify(text));
+  if (bytes <= MAX_PROMPT_BYTES) return undefined;
+  return `prompt of ${bytes} bytes (JSON-encoded) is over the limit of ${MAX_PROMPT_BYTES} bytes (a runner frame is at most 4 MiB): send less text, or attach it as a file the agent can read`;
+}
+
 const Id = z.string().min(1);
 
 export const RunnerErrorCode = z.enum(["provider_error", "brain_error"]);

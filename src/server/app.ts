@@ -3,8 +3,9 @@
 import type { HttpBindings } from "@hono/node-server";
 import { Hono } from "hono";
 import { callerOf } from "./auth/caller.js";
+import { refuseCrossSite, requireJsonBody } from "./auth/origin.js";
 import type { TokenTable } from "./auth/tokens.js";
-import { ApiError, parseBody, readJson, toApiError } from "./errors.js";
+import { ApiError, parseBody, readJson, toApiError, withoutHome } from "./errors.js";
 import { openApiDocument } from "./openapi.js";
 import { honoPath, type RouteDef } from "./routes/route.js";
 import { webFile } from "./static.js";
@@ -14,6 +15,8 @@ export interface AppParts {
   /** undefined: no auth (--no-auth on loopback). */
   tokens: TokenTable | undefined;
   version: string;
+  /** $BRAIN_HOME (and its real path): error bodies say "$BRAIN_HOME" instead of the machine's path. */
+  homes?: string[];
   /** Called with every 5xx, for the daemon's log. */
   onError?: (err: unknown) => void;
 }
@@ -32,11 +35,19 @@ export function buildApp(parts: AppParts): App {
     if (apiError.status >= 500) parts.onError?.(err);
     const headers: Record<string, string> =
       apiError.code === "unauthorized" ? { "www-authenticate": "Bearer" } : {};
-    return c.json(apiError.body(), apiError.status as 400, headers);
+    const body = apiError.body();
+    body.error.message = withoutHome(body.error.message, parts.homes ?? []);
+    return c.json(body, apiError.status as 400, headers);
   });
   app.notFound((c) =>
     c.json(new ApiError("not_found", `no route ${c.req.method} ${c.req.path}`).body(), 404),
   );
+
+  // In auth mode too: a token in a query string (EventSource) could otherwise ride a cross-site form.
+  app.use(async (c, next) => {
+    refuseCrossSite(c.req.raw);
+    await next();
+  });
 
   if (!parts.tokens) {
     // Without tokens, only a loopback Host may call: a web page that rebinds its own name to 127.0.0.1 cannot.
@@ -71,6 +82,7 @@ export function buildApp(parts: AppParts): App {
           "an observer may watch, not drive: use a controller token without role=observer",
         );
       }
+      requireJsonBody(c.req.raw);
       const body = route.body ? parseBody(route.body, await readJson(c.req.raw)) : undefined;
       const result = await route.handle({
         caller,

@@ -116,7 +116,7 @@ describe("sessions", () => {
       token: admin(),
       body: { text: "x".repeat(9 << 20) },
     });
-    expect(res.status).toBe(400);
+    expect(res.status).toBe(413);
     expect((res.body.error as { message: string }).message).toContain("body over 8 MiB");
   });
 

@@ -1,9 +1,9 @@
 // `brain serve`: the daemon on @hono/node-server. Wires the session service, the watchers' feeds, the control
 // leases and nui's HITL API into one app, and listens (127.0.0.1:7777 by default).
-import { readFileSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
 import type { Brain } from "../core/brain.js";
@@ -30,6 +30,8 @@ export interface DaemonOptions {
   brain: Brain;
   /** Where a session's events.jsonl is (for sessions the daemon has not opened). */
   eventsPath(id: string): string;
+  /** $BRAIN_HOME: error bodies name it "$BRAIN_HOME", never by its path on this machine. */
+  home?: string;
   host?: string;
   /** 0 picks a free port. */
   port?: number;
@@ -56,6 +58,16 @@ export interface Daemon {
 
 export function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** The home as given and as resolved (symlinks, e.g. macOS /tmp), longest first so neither leaves a stub. */
+function homesOf(home: string): string[] {
+  const given = resolve(home);
+  let real = given;
+  try {
+    real = realpathSync(given);
+  } catch {}
+  return [...new Set([given, real])].sort((a, b) => b.length - a.length);
 }
 
 function version(): string {
@@ -102,6 +114,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     routes,
     tokens: options.tokens ? new TokenTable(options.tokens) : undefined,
     version: version(),
+    homes: options.home ? homesOf(options.home) : [],
     ...(options.onError ? { onError: options.onError } : {}),
   });
   const server = await new Promise<Server>((resolve, reject) => {

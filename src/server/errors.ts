@@ -13,6 +13,8 @@ const STATUS: Record<ApiErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
   brain_error: 500,
 };
 
@@ -75,18 +77,65 @@ function fail(field: string | undefined, message: string): never {
 
 /** Request bodies past this are refused (prompts are text; 8 MiB is far more than any model takes). */
 export const MAX_BODY_BYTES = 8 << 20;
+/** JSON nested deeper than this is refused: nothing the API takes needs it, and deep values overflow stacks. */
+export const MAX_BODY_DEPTH = 64;
 
-/** Parses a request body as JSON; empty means {}. */
-export async function readJson(request: Request): Promise<unknown> {
+/**
+ * Parses a request body as JSON; empty means {}. The size is counted as the bytes arrive, so a body without
+ * Content-Length is refused once it passes the limit instead of being buffered whole.
+ */
+export async function readJson(request: Request, limit = MAX_BODY_BYTES): Promise<unknown> {
   const tooBig = () =>
-    new ApiError("bad_request", `body over ${MAX_BODY_BYTES >> 20} MiB: send less (prompts are text)`);
-  if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) throw tooBig();
-  const text = await request.text();
-  if (text.length > MAX_BODY_BYTES) throw tooBig();
+    new ApiError("payload_too_large", `body over ${limit >> 20} MiB: send less (prompts are text)`);
+  if (Number(request.headers.get("content-length") ?? 0) > limit) throw tooBig();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (request.body) {
+    const reader = request.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => {});
+        throw tooBig();
+      }
+      chunks.push(value);
+    }
+  }
+  const text = Buffer.concat(chunks, size).toString("utf8");
   if (text.trim() === "") return {};
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (err) {
     throw new ApiError("bad_request", `body is not valid JSON: ${(err as Error).message}`);
   }
+  checkDepth(value);
+  return value;
+}
+
+/** Walks the value without recursion (a deep one is what would overflow the stack). */
+function checkDepth(root: unknown): void {
+  const stack: { value: unknown; path: string[] }[] = [{ value: root, path: [] }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    if (value === null || typeof value !== "object") continue;
+    if (path.length >= MAX_BODY_DEPTH) {
+      const field = path.slice(0, 3).join(".");
+      throw new ApiError(
+        "bad_request",
+        `body nests deeper than ${MAX_BODY_DEPTH} levels (under "${field}"): flatten it`,
+        field,
+      );
+    }
+    for (const [key, child] of Object.entries(value)) stack.push({ value: child, path: [...path, key] });
+  }
+}
+
+/** The message with every mention of the daemon's home replaced: remote clients need not know its paths. */
+export function withoutHome(message: string, homes: readonly string[]): string {
+  let out = message;
+  for (const home of homes) if (home.length > 1) out = out.split(home).join("$BRAIN_HOME");
+  return out;
 }

@@ -64,11 +64,19 @@ export function openApiDocument(routes: RouteDef[], info: { version: string; aut
         [status]: { description: "success", ...(content ? { content } : {}) },
         "400": errorResponse("bad input: the message names the field and the reason"),
         "401": errorResponse("no or unknown bearer token"),
-        ...(route.drive ? { "403": errorResponse("an observer's token or request") } : {}),
+        ...(route.method !== "GET"
+          ? { "403": errorResponse("an observer's token, or a cross-site request (Origin, Sec-Fetch-Site)") }
+          : {}),
         "404": errorResponse("no such session (or another tenant's)"),
         "409": errorResponse(
           "conflict: a turn is running, a request was answered already, another client controls",
         ),
+        ...(route.method !== "GET"
+          ? {
+              "413": errorResponse("a body over 8 MiB, or a prompt too large for one runner frame"),
+              "415": errorResponse("a body that is not Content-Type: application/json"),
+            }
+          : {}),
       },
     };
     if (route.body) {

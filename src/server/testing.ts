@@ -52,6 +52,7 @@ export async function startTestDaemon(
   const daemon = await startDaemon({
     brain,
     eventsPath: (id) => store.paths(id).events,
+    home,
     port: 0,
     ...(options.auth === false
       ? {}

@@ -41,6 +41,7 @@ export async function command(args: string[]): Promise<number> {
     const daemon = await startDaemon({
       brain,
       eventsPath: (id) => store.paths(id).events,
+      home,
       port: 0,
       tokens: [{ token, tenant: "default", role: "controller" }],
       defaults: loaded.config.defaults ?? {},

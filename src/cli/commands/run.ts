@@ -1,3 +1,4 @@
+import { promptTooLarge } from "../../protocol/runner.js";
 import { agentDefaults, findAgent } from "../agents.js";
 import { parse, str, strs, UsageError } from "../args.js";
 import { loadConfig } from "../config.js";
@@ -23,6 +24,8 @@ export async function command(args: string[]): Promise<number> {
   });
   const prompt = positionals.join(" ");
   if (!prompt) throw new UsageError("run needs a PROMPT");
+  const tooLarge = promptTooLarge(prompt);
+  if (tooLarge) throw new UsageError(tooLarge);
   const server = str(values.server);
   if (server) {
     // On the daemon: the session lives there, this process only prompts and follows.

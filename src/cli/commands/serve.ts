@@ -39,6 +39,7 @@ export async function command(args: string[]): Promise<number> {
     daemon = await startDaemon({
       brain,
       eventsPath: (id) => store.paths(id).events,
+      home,
       host,
       port,
       ...(tokens ? { tokens: tokens.file.tokens } : {}),

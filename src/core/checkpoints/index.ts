@@ -2,4 +2,5 @@ export type { BlobHooks } from "./blobs.js";
 export { CheckpointError } from "./errors.js";
 export type { CheckpointFile, CheckpointManifest, CheckpointSegment } from "./manifest.js";
 export { WINDOW } from "./plan.js";
+export { refuseInside } from "./restore.js";
 export { CheckpointStore, type CheckpointStoreOptions, type CreateOptions } from "./store.js";

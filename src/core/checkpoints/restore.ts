@@ -1,13 +1,22 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, open, readdir, rename, rm, rmdir } from "node:fs/promises";
+import { lstat, mkdir, open, readdir, realpath, rename, rm, rmdir } from "node:fs/promises";
 import path from "node:path";
 import { copyBlobInto } from "./blobs.js";
 import { CheckpointError, errnoCode } from "./errors.js";
 import { fsyncDir } from "./io.js";
 import type { CheckpointFile, CheckpointManifest } from "./manifest.js";
+import { isInside } from "./paths.js";
 
 /** Whether `dir` exists (and is empty); throws when it holds anything or is not a directory. */
 async function checkTarget(dir: string): Promise<boolean> {
+  // The final rename would replace a symlink (live or dangling) with a directory, or fail with ENOTDIR.
+  const stat = await lstat(dir).catch(() => undefined);
+  if (stat?.isSymbolicLink()) {
+    throw new CheckpointError(
+      "bad_request",
+      `restore refused: ${dir} is a symbolic link; give a new or empty directory that is not a link`,
+    );
+  }
   let entries: string[];
   try {
     entries = await readdir(dir);
@@ -28,6 +37,33 @@ async function checkTarget(dir: string): Promise<boolean> {
     );
   }
   return true;
+}
+
+/**
+ * Refuses a target inside `root` (symlinks resolved, the target need not exist yet): restoring there would
+ * write into Brain's own files (a session's native/, checkpoints/, another session).
+ */
+export async function refuseInside(intoDir: string, root: string, rootName: string): Promise<void> {
+  const realRoot = await realpath(root).catch(() => path.resolve(root));
+  let existing = path.resolve(intoDir);
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      existing = await realpath(existing);
+      break;
+    } catch {
+      const parent = path.dirname(existing);
+      if (parent === existing) break;
+      rest.unshift(path.basename(existing));
+      existing = parent;
+    }
+  }
+  if (isInside(realRoot, path.join(existing, ...rest))) {
+    throw new CheckpointError(
+      "bad_request",
+      `restore refused: ${intoDir} is inside ${rootName} (${root}), where Brain keeps its sessions; restore into a directory outside it`,
+    );
+  }
 }
 
 /**

@@ -181,7 +181,14 @@ export class ProcessHarness implements Harness {
         }, timeoutMs);
       }
       const frame = { attachment: this.attachment, ...(turn ? { turn } : {}), id, method, params };
-      this.runner.send(frame as never);
+      try {
+        this.runner.send(frame as never);
+      } catch (err) {
+        // Too large to frame: this request fails, the runner (and its other attachments) never sees it.
+        this.pending
+          .get(id)
+          ?.reject(new HarnessError("brain_error", `"${method}": ${(err as Error).message}`));
+      }
     });
   }
 
@@ -221,8 +228,19 @@ export class ProcessHarness implements Harness {
 
   private async onToolCall(frame: ToolCallRequest): Promise<void> {
     const turn = this.activeTurn;
-    const answer = (result: { content: { type: "text"; text: string }[]; is_error: boolean }) =>
+    const send = (result: { content: { type: "text"; text: string }[]; is_error: boolean }) =>
       this.runner.send({ attachment: this.attachment, turn: frame.turn, id: frame.id, result });
+    const answer = (result: { content: { type: "text"; text: string }[]; is_error: boolean }) => {
+      try {
+        send(result);
+      } catch (err) {
+        // A result too large for one frame reaches the model as an error it can act on, not as a dead runner.
+        send({
+          content: [{ type: "text", text: `tool result not sent: ${(err as Error).message}` }],
+          is_error: true,
+        });
+      }
+    };
     if (!turn || frame.turn !== turn.id) {
       this.warn(`tool.call "${frame.params.name}" for turn "${frame.turn}", which is not running; refused`);
       return answer({ content: [{ type: "text", text: "no turn is running" }], is_error: true });

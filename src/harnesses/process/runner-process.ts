@@ -4,7 +4,7 @@
 // attachment is only a warning.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { decodeRunnerFrame, ProtocolError } from "../../protocol/frames.js";
-import { encodeLine, FramingError, LineSplitter } from "../../protocol/ndjson.js";
+import { encodeFrame, FramingError, LineSplitter } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame, RunnerToBrainFrame } from "../../protocol/runner.js";
 import { minimalEnvironment } from "./environment.js";
 import { Semaphore } from "./semaphore.js";
@@ -43,6 +43,9 @@ export class RunnerProcess {
       cwd: spec.cwd,
       env: minimalEnvironment(process.env, spec.env),
       stdio: ["pipe", "pipe", "pipe"],
+      // Its own process group: a kill reaches what the runner started too, and Ctrl-C at Brain's terminal does
+      // not hit the runner behind Brain's back (Brain interrupts the turn itself).
+      detached: true,
     });
     const splitter = new LineSplitter((line) => this.onLine(line));
     this.child.stdout.on("data", (chunk: Buffer) => {
@@ -72,6 +75,8 @@ export class RunnerProcess {
       });
       // "close", not "exit": by then stdout and stderr are drained, so no frame or stderr line is lost.
       this.child.on("close", (code, signal) => {
+        // The runner is gone; whatever it started in its group goes with it.
+        this.signalGroup("SIGKILL");
         const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
         this.fail(`runner "${spec.name}" ${how}`);
         resolve();
@@ -100,8 +105,13 @@ export class RunnerProcess {
     this.sinks.delete(id);
   }
 
+  /**
+   * Writes one frame. A frame over the cap throws FramingError and is not written: the runner would refuse the
+   * line and die, taking every attachment of a shared host with it, so only the sender's request fails.
+   */
   send(frame: BrainToRunnerFrame): void {
-    if (!this.fatal) this.child.stdin.write(encodeLine(frame));
+    const bytes = encodeFrame(frame);
+    if (!this.fatal) this.child.stdin.write(bytes);
   }
 
   /** The last few KiB the runner wrote on stderr, for error messages. */
@@ -113,8 +123,8 @@ export class RunnerProcess {
   async stop(graceMs = 2000): Promise<void> {
     if (this.child.exitCode === null && this.child.signalCode === null) {
       this.child.stdin.end();
-      const escalate = setTimeout(() => this.child.kill("SIGTERM"), graceMs);
-      const kill = setTimeout(() => this.child.kill("SIGKILL"), graceMs * 2);
+      const escalate = setTimeout(() => this.signalGroup("SIGTERM"), graceMs);
+      const kill = setTimeout(() => this.signalGroup("SIGKILL"), graceMs * 2);
       await this.exited;
       clearTimeout(escalate);
       clearTimeout(kill);
@@ -122,7 +132,19 @@ export class RunnerProcess {
   }
 
   kill(): void {
-    this.child.kill("SIGKILL");
+    this.signalGroup("SIGKILL");
+  }
+
+  /** Signals the runner's whole process group (the runner and everything it started). */
+  private signalGroup(signal: NodeJS.Signals): void {
+    const pid = this.child.pid;
+    if (pid === undefined) return;
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      // No group left (all exited), or no process groups here (Windows): the runner alone.
+      if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
+    }
   }
 
   private onLine(line: string): void {
@@ -144,7 +166,7 @@ export class RunnerProcess {
     if (this.fatal) return;
     this.fatal = reason;
     // A runner that broke the protocol is not trusted with another frame.
-    if (this.child.exitCode === null) this.child.kill("SIGKILL");
+    if (this.child.exitCode === null) this.signalGroup("SIGKILL");
     const message = this.describe(reason);
     for (const sink of this.sinks.values()) sink.onFatal(message);
   }

@@ -207,6 +207,21 @@ describe("brain acp", () => {
     });
   });
 
+  it("refuses a prompt too large for a runner frame with invalid params naming the limit", async () => {
+    await withAgent(server(), async (ctx) => {
+      const { sessionId } = await ctx.request(methods.agent.session.new, { cwd: "/", mcpServers: [] });
+      await expect(
+        ctx.request(methods.agent.session.prompt, {
+          sessionId,
+          prompt: [{ type: "text", text: "x".repeat(5 << 20) }],
+        }),
+      ).rejects.toMatchObject({
+        code: -32602,
+        data: { message: expect.stringContaining("a runner frame is at most 4 MiB") },
+      });
+    });
+  });
+
   it("runs its own daemon over $BRAIN_HOME when no --server is given", async () => {
     const home = mkdtempSync(join(tmpdir(), "brain-acp-"));
     try {

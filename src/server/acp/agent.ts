@@ -46,7 +46,8 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
   const fail = (err: unknown): never => {
     if (err instanceof ClientError) {
       if (err.status === 404) throw new RequestError(-32002, "Resource not found", { message: err.message });
-      if (err.status === 400) throw RequestError.invalidParams({ message: err.message, field: err.field });
+      if (err.status === 400 || err.status === 413)
+        throw RequestError.invalidParams({ message: err.message, field: err.field });
       throw RequestError.internalError({ message: err.message, status: err.status });
     }
     throw err;

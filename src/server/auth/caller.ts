@@ -1,6 +1,7 @@
 // Who is calling: a bearer token (Authorization header, or ?access_token= for EventSource) names the tenant and
 // the role; a request may lower its role to observer (X-Brain-Role or ?role=) and name its client
 // (X-Brain-Client or ?client=) for the controller lease.
+import { CLIENT_ID_PATTERN, CLIENT_ID_RULE } from "../../protocol/api.js";
 import { ApiError } from "../errors.js";
 import type { Caller } from "../sessions.js";
 import { DEFAULT_TENANT, type TokenTable } from "./tokens.js";
@@ -38,13 +39,7 @@ export function callerOf(
   if (role === "observer") caller.role = "observer";
   const client = header("x-brain-client") ?? url.searchParams.get("client") ?? undefined;
   if (client !== undefined) {
-    if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(client)) {
-      throw new ApiError(
-        "bad_request",
-        "client ids are 1 to 128 letters, digits, '_', '.', ':' or '-'",
-        "client",
-      );
-    }
+    if (!CLIENT_ID_PATTERN.test(client)) throw new ApiError("bad_request", CLIENT_ID_RULE, "client");
     caller.client = client;
   }
   return caller;

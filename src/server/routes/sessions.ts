@@ -18,7 +18,9 @@ import {
   TurnStartedBody,
   WhoAmI,
 } from "../../protocol/api.js";
+import { promptTooLarge } from "../../protocol/runner.js";
 import type { AgentCatalog } from "../agents.js";
+import { DEFAULT_TENANT } from "../auth/tokens.js";
 import { ApiError } from "../errors.js";
 import type { SessionService } from "../sessions.js";
 import type { RouteContext, RouteDef } from "./route.js";
@@ -30,13 +32,23 @@ export interface SessionRoutesParts {
 }
 
 const ok = { ok: true as const };
+
+/** 413 for a text no runner frame could carry: refused here, before a turn starts or a shared runner sees it. */
+function framable(text: string): string {
+  const tooLarge = promptTooLarge(text);
+  if (tooLarge) throw new ApiError("payload_too_large", tooLarge, "text");
+  return text;
+}
 const id = (ctx: RouteContext) => ctx.params.id!;
 
-/** A non-negative integer from a query parameter or header, or a 400 naming it. */
+/**
+ * A non-negative integer from a query parameter or header, or a 400 naming it. Decimal digits only: Number()
+ * would also take "1e3", "0x10" and " 7 ", and a number past 2^53 cannot name a seq exactly.
+ */
 export function seqParam(value: string | undefined, name: string): number {
   if (value === undefined || value === "") return 0;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) {
+  const n = /^[0-9]{1,16}$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n)) {
     throw new ApiError(
       "bad_request",
       `${name} must be an event seq (a whole number ≥ 0), not "${value}"`,
@@ -96,7 +108,19 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
       response: SessionView,
       status: 201,
       drive: true,
-      handle: async ({ caller, body }) => sessions.create(caller, body as CreateSessionBody),
+      handle: async ({ caller, body }) => {
+        const create = body as CreateSessionBody;
+        // Ids are one namespace for every tenant: a tenant that could pick one would learn from a 409 that
+        // another tenant holds it. Tenants get unguessable ids from the daemon; the default tenant may choose.
+        if (create.id !== undefined && caller.tenant !== DEFAULT_TENANT) {
+          throw new ApiError(
+            "bad_request",
+            `field "id": a token of tenant "${caller.tenant}" cannot choose session ids; leave "id" out and use the id the daemon returns`,
+            "id",
+          );
+        }
+        return sessions.create(caller, create);
+      },
     },
     {
       method: "GET",
@@ -135,7 +159,7 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
       drive: true,
       handle: async (ctx) => {
         const body = ctx.body as PromptBody;
-        return sessions.prompt(ctx.caller, id(ctx), body.text, body.images);
+        return sessions.prompt(ctx.caller, id(ctx), framable(body.text), body.images);
       },
     },
     {
@@ -148,7 +172,7 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
       status: 202,
       drive: true,
       handle: async (ctx) => {
-        await sessions.steer(ctx.caller, id(ctx), (ctx.body as TextBody).text);
+        await sessions.steer(ctx.caller, id(ctx), framable((ctx.body as TextBody).text));
         return ok;
       },
     },
