@@ -1,5 +1,5 @@
 // The claude-code harness family: Claude Code (`claude`, npm @anthropic-ai/claude-code) driven headless.
-import { type CliFamilyDescriptor, CliFamilyFactory, type CliFamilyFactoryOptions } from "../cli/family.js";
+import { type CliFamilyDescriptor, familyFactory } from "../cli/family.js";
 import { ClaudeCodeHarness } from "./harness.js";
 
 export const CLAUDE_CODE: CliFamilyDescriptor = {
@@ -11,8 +11,4 @@ export const CLAUDE_CODE: CliFamilyDescriptor = {
   open: (opening) => ClaudeCodeHarness.open(opening),
 };
 
-export class ClaudeCodeFactory extends CliFamilyFactory {
-  constructor(options: CliFamilyFactoryOptions = {}) {
-    super(CLAUDE_CODE, options);
-  }
-}
+export const ClaudeCodeFactory = familyFactory(CLAUDE_CODE);

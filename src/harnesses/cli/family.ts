@@ -80,6 +80,15 @@ export class CliFamilyFactory implements HarnessFactory {
   }
 }
 
+/** A family's factory class: `new ClaudeCodeFactory({ launcher })`. */
+export function familyFactory(family: CliFamilyDescriptor) {
+  return class extends CliFamilyFactory {
+    constructor(options: CliFamilyFactoryOptions = {}) {
+      super(family, options);
+    }
+  };
+}
+
 export interface CliDescription {
   harness: string;
   program: string;

@@ -1,5 +1,5 @@
 // The codex harness family: the OpenAI Codex CLI (`codex`, npm @openai/codex) driven through `codex app-server`.
-import { type CliFamilyDescriptor, CliFamilyFactory, type CliFamilyFactoryOptions } from "../cli/family.js";
+import { type CliFamilyDescriptor, familyFactory } from "../cli/family.js";
 import { CodexHarness } from "./harness.js";
 
 export const CODEX: CliFamilyDescriptor = {
@@ -11,8 +11,4 @@ export const CODEX: CliFamilyDescriptor = {
   open: (opening) => CodexHarness.open(opening),
 };
 
-export class CodexFactory extends CliFamilyFactory {
-  constructor(options: CliFamilyFactoryOptions = {}) {
-    super(CODEX, options);
-  }
-}
+export const CodexFactory = familyFactory(CODEX);

@@ -1,5 +1,5 @@
 // The opencode harness family: opencode (`opencode`, npm opencode-ai) driven through `opencode serve`.
-import { type CliFamilyDescriptor, CliFamilyFactory, type CliFamilyFactoryOptions } from "../cli/family.js";
+import { type CliFamilyDescriptor, familyFactory } from "../cli/family.js";
 import { OpencodeHarness } from "./harness.js";
 
 export const OPENCODE: CliFamilyDescriptor = {
@@ -13,8 +13,4 @@ export const OPENCODE: CliFamilyDescriptor = {
   open: (opening) => OpencodeHarness.open(opening),
 };
 
-export class OpencodeFactory extends CliFamilyFactory {
-  constructor(options: CliFamilyFactoryOptions = {}) {
-    super(OPENCODE, options);
-  }
-}
+export const OpencodeFactory = familyFactory(OPENCODE);

@@ -1,6 +1,6 @@
 // The pi-cli harness family: the pi coding agent's own CLI (`pi`, npm @mariozechner/pi-coding-agent) in RPC mode.
 // Named pi-cli because `pi` is the runner-protocol reference runner (runners/pi), a different harness.
-import { type CliFamilyDescriptor, CliFamilyFactory, type CliFamilyFactoryOptions } from "../cli/family.js";
+import { type CliFamilyDescriptor, familyFactory } from "../cli/family.js";
 import { PiHarness } from "./harness.js";
 
 export const PI_CLI: CliFamilyDescriptor = {
@@ -12,8 +12,4 @@ export const PI_CLI: CliFamilyDescriptor = {
   open: (opening) => PiHarness.open(opening),
 };
 
-export class PiCliFactory extends CliFamilyFactory {
-  constructor(options: CliFamilyFactoryOptions = {}) {
-    super(PI_CLI, options);
-  }
-}
+export const PiCliFactory = familyFactory(PI_CLI);
