@@ -45,20 +45,15 @@ export class CodexHarness extends CliHarness<Connection> {
   private codexTurn: string | undefined;
 
   static async open(opening: CliOpening): Promise<CodexHarness> {
-    const { options, family } = opening;
-    providerWire(family, options.provider.api, { speaks: ["responses"], openai: "responses" });
+    const { options } = opening;
+    providerWire(opening.family, options.provider.api, { speaks: ["responses"], openai: "responses" });
     const ctx = prepareCli(opening, STATE_FILE);
     mkdirSync(join(options.dir, CODEX_HOME), { recursive: true });
-    if (options.provider.base_url && !options.config.model) {
-      // Seen with 0.171.0: for its default model at a custom endpoint, Codex sent requests without any tools.
-      options.emit({
-        type: "harness.warning",
-        data: {
-          message: `${family.harness}: no model set for the endpoint ${options.provider.base_url}; set one (--model)`,
-        },
-      });
-    }
-    return new CodexHarness(ctx);
+    const harness = new CodexHarness(ctx);
+    // Seen with 0.171.0: for its default model at a custom endpoint, Codex sent requests without any tools.
+    if (options.provider.base_url && !options.config.model)
+      harness.warn(`no model set for the endpoint ${options.provider.base_url}; set one (--model)`);
+    return harness;
   }
 
   override async steer(text: string, turn: string): Promise<void> {
@@ -67,7 +62,7 @@ export class CodexHarness extends CliHarness<Connection> {
     if (!connection || !this.codexTurn) return this.queue(text);
     const params: TurnSteerParams = {
       threadId: connection.threadId,
-      input: [{ type: "text", text, text_elements: [] }],
+      input: textInput(text),
       expectedTurnId: this.codexTurn,
     };
     try {
@@ -89,7 +84,7 @@ export class CodexHarness extends CliHarness<Connection> {
     const running = this.turn.current;
     const params: TurnStartParams = {
       threadId: connection.threadId,
-      input: [{ type: "text", text, text_elements: [] }],
+      input: textInput(text),
     };
     const result = await connection.rpc.request("turn/start", params);
     const id = result?.turn?.id;
@@ -119,7 +114,7 @@ export class CodexHarness extends CliHarness<Connection> {
     const child = this.spawn(
       args,
       env,
-      (message) => rpc.handle(message),
+      (line) => rpc.handle(line),
       (err) => rpc.failAll(err),
     );
     rpc = new RpcConnection(this.label, (line) => child.write(line), {
@@ -154,16 +149,11 @@ export class CodexHarness extends CliHarness<Connection> {
   private async openThread(rpc: RpcConnection): Promise<string> {
     const state = await this.readState<CodexState>();
     const { startMs } = this.ctx.timeouts;
-    const common = { cwd: this.ctx.cwd, approvalPolicy: APPROVAL_POLICY, sandbox: SANDBOX };
     const { system_prompt } = this.options.config;
     const instructions = system_prompt ? { developerInstructions: system_prompt } : {};
+    const common = { cwd: this.ctx.cwd, approvalPolicy: APPROVAL_POLICY, sandbox: SANDBOX, ...instructions };
     if (state?.thread_id) {
-      const params: ThreadResumeParams = {
-        threadId: state.thread_id,
-        excludeTurns: true,
-        ...common,
-        ...instructions,
-      };
+      const params: ThreadResumeParams = { threadId: state.thread_id, excludeTurns: true, ...common };
       try {
         await rpc.request("thread/resume", params, startMs);
         return state.thread_id;
@@ -173,7 +163,7 @@ export class CodexHarness extends CliHarness<Connection> {
         this.warn(`thread ${state.thread_id} had no saved history; started a new thread`);
       }
     }
-    const params: ThreadStartParams = { ...common, ...instructions };
+    const params: ThreadStartParams = common;
     const result = await rpc.request("thread/start", params, startMs);
     const threadId = result?.thread?.id;
     if (typeof threadId !== "string")
@@ -201,4 +191,8 @@ export class CodexHarness extends CliHarness<Connection> {
         return this.endTurn(signal.end);
     }
   }
+}
+
+function textInput(text: string): TurnStartParams["input"] {
+  return [{ type: "text", text, text_elements: [] }];
 }
