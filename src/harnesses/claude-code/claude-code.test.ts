@@ -1,100 +1,44 @@
 // The claude-code harness on the real Claude Code CLI (node_modules/.bin/claude), run in a loopback-only network
-// namespace against the fake provider.
-import { chmodSync, existsSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { events, makeBrain, tempDir, textOf, waitForEvent } from "../../../test/helpers/brain.js";
-import {
-  agentRequests,
-  answerNextPermission,
-  type CliBed,
-  cliBed,
-  historyOf,
-} from "../../../test/helpers/cli.js";
-import { locateCli } from "../cli/locate.js";
+// namespace against the fake provider. The checks every CLI family shares are in test/helpers/cli-family.ts;
+// here is what is Claude Code's own: a steer waits for the CLI's turn to end.
+import { describe, expect, it, vi } from "vitest";
+import { events, textOf, waitForEvent } from "../../../test/helpers/brain.js";
+import { agentRequests, answerNextPermission, FAKE_KEY, historyOf } from "../../../test/helpers/cli.js";
+import { describeCliFamily } from "../../../test/helpers/cli-family.js";
 import { ClaudeCodeFactory } from "./factory.js";
 
 // Real CLIs start slowly on a loaded machine.
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 });
 
-const claude = locateCli("claude");
-let bed: CliBed;
-
-beforeEach(async () => {
-  bed = await cliBed((launcher) => new ClaudeCodeFactory({ launcher }));
+const { found, start } = describeCliFamily({
+  harness: "claude-code",
+  program: "claude",
+  npmPackage: "@anthropic-ai/claude-code",
+  factory: (options) => new ClaudeCodeFactory(options),
+  shellCall: { name: "Bash", arguments: { command: "ls -1" } },
+  lastMessage: { stop_reason: "end_turn" },
+  keyHeader: ["x-api-key", FAKE_KEY],
+  resumedToolResult: "tool_result",
+  appendOnly: true,
+  checkpointFiles: (files) => {
+    expect(files.map((f) => f.path)).toContain("claude-code.json");
+    expect(files.some((f) => f.path.endsWith(".jsonl") && f.append_only)).toBe(true);
+  },
+  shellTool: "Bash",
+  refusals: [
+    {
+      name: "a provider api Claude Code cannot speak",
+      provider: { api: "openai-responses" },
+      message: /speaks only the Anthropic Messages API, but the provider's api is "openai-responses"/,
+    },
+  ],
 });
-afterEach(async () => {
-  await bed?.close();
-});
 
-describe.runIf(claude)("claude-code on the real CLI", () => {
-  it("runs a turn with a shell tool call and its result, then text", async () => {
-    const session = await bed.create();
-    await session.start();
-    writeFileSync(join(bed.t.store.paths(session.id).native, "work", "marker.txt"), "x");
-    const turn = await session.prompt("List the files here");
-    expect(await turn.settled).toEqual({ turn: turn.turn, status: "completed" });
-    const all = await events(session);
-    const call = all.find((e) => e.type === "tool.call");
-    expect(call?.data).toMatchObject({ name: "Bash", arguments: { command: "ls -1" } });
-    const result = all.find((e) => e.type === "tool.result");
-    expect(result?.data).toMatchObject({
-      id: (call?.data as { id: string } | undefined)?.id,
-      is_error: false,
-    });
-    expect(JSON.stringify(result?.data)).toContain("marker.txt");
-    expect(textOf(all, turn.turn)).toBe("Let me look.done");
-    const last = all.filter((e) => e.type === "assistant.message").at(-1);
-    expect(last?.data).toMatchObject({ text: "done", stop_reason: "end_turn" });
-    expect(bed.sandbox.provider.requests.some((r) => r.headers["x-api-key"] === "sk-fake-test-key")).toBe(
-      true,
-    );
-  });
-
-  it("fails a turn the provider refuses with provider_error, and the next turn works", async () => {
-    const b = bed;
-    const session = await b.create();
-    b.sandbox.provider.script([{ error: { status: 400, message: "the fake provider refuses this" } }]);
-    const failed = await (await session.prompt("NOTOOL refused")).settled;
-    expect(failed.status).toBe("failed");
-    expect(failed.error?.code).toBe("provider_error");
-    expect(failed.error?.message).toContain("the fake provider refuses this");
-    const next = await session.prompt("NOTOOL again");
-    expect((await next.settled).status).toBe("completed");
-  });
-
-  it("interrupts mid-stream, and the next turn works", async () => {
-    const session = await bed.create();
-    const slow = await session.prompt("Talk SLOW please");
-    await waitForEvent(session, (e) => e.type === "assistant.delta" && e.turn === slow.turn);
-    await session.interrupt();
-    expect((await slow.settled).status).toBe("interrupted");
-    const next = await session.prompt("NOTOOL say hello");
-    expect((await next.settled).status).toBe("completed");
-    expect(textOf(await events(session), next.turn)).toBe("hello from fake");
-  });
-
-  it("asks Brain's policy for approvals: one allowed, one denied", async () => {
-    const session = await bed.create({ permissions: { tools: { Bash: "ask" } } });
-    const work = join(bed.t.store.paths(session.id).native, "work");
-    const allowed = await session.prompt("Create a file CMD[touch allowed.txt]");
-    expect(await answerNextPermission(session, "allow")).toBe("Bash");
-    expect((await allowed.settled).status).toBe("completed");
-    expect(existsSync(join(work, "allowed.txt"))).toBe(true);
-
-    const denied = await session.prompt("Create a file CMD[touch denied.txt]");
-    await answerNextPermission(session, "deny");
-    expect((await denied.settled).status).toBe("completed");
-    expect(existsSync(join(work, "denied.txt"))).toBe(false);
-    const results = (await events(session)).filter((e) => e.type === "tool.result" && e.turn === denied.turn);
-    expect(results[0]?.data).toMatchObject({ is_error: true });
-    const resolved = (await events(session)).filter((e) => e.type === "permission.resolved");
-    expect(resolved.map((e) => (e.data as { decision: string }).decision)).toEqual(["allow", "deny"]);
-  });
-
+describe.runIf(found)("claude-code's own", () => {
   it("queues a steer as a follow-up inside the same turn, and says so", async () => {
+    const b = await start();
     // The permission request holds the CLI's turn open, so the steer surely arrives while it runs.
-    const session = await bed.create({ permissions: { tools: { Bash: "ask" } } });
+    const session = await b.create({ permissions: { tools: { Bash: "ask" } } });
     const turn = await session.prompt("Create a file CMD[touch steered.txt]");
     await waitForEvent(session, (e) => e.type === "permission.requested");
     await session.steer("NOTOOL and then this");
@@ -106,119 +50,7 @@ describe.runIf(claude)("claude-code on the real CLI", () => {
       queued: true,
     });
     expect(textOf(all, turn.turn)).toBe("Let me look.donehello from fake");
-    const last = agentRequests(bed.sandbox.provider.requests).at(-1)!;
+    const last = agentRequests(b.sandbox.provider.requests).at(-1)!;
     expect(historyOf(last)).toContain("NOTOOL and then this");
-  });
-
-  it("resumes the conversation in a new process after a host restart", async () => {
-    const session = await bed.create();
-    await (await session.prompt("List the files here")).settled;
-    const t = await bed.restart();
-    const again = await t.brain.session(session.id);
-    const before = bed.sandbox.provider.requests.length;
-    const turn = await again.prompt("NOTOOL what did we do before?");
-    expect((await turn.settled).status).toBe("completed");
-    const sent = agentRequests(bed.sandbox.provider.requests.slice(before));
-    expect(historyOf(sent[0]!)).toContain("List the files here");
-    expect(historyOf(sent[0]!)).toContain("tool_result");
-  });
-
-  it("restores a checkpoint into a fresh dir: the fork's next request carries the full history", async () => {
-    const session = await bed.create();
-    await (await session.prompt("List the files here")).settled;
-    await session.checkpoint();
-    await (await session.prompt("NOTOOL second turn")).settled;
-    // A second checkpoint stores only what the CLI appended: it fails if the CLI rewrote an earlier byte.
-    const checkpoint = await session.checkpoint();
-    expect(checkpoint.files.map((f) => f.path)).toContain("claude-code.json");
-    expect(checkpoint.files.some((f) => f.path.endsWith(".jsonl") && f.append_only)).toBe(true);
-    const fork = await bed.t.brain.fork(session.id);
-    const before = bed.sandbox.provider.requests.length;
-    const turn = await fork.prompt("NOTOOL after the fork");
-    expect((await turn.settled).status).toBe("completed");
-    const sent = agentRequests(bed.sandbox.provider.requests.slice(before));
-    const history = historyOf(sent[0]!);
-    expect(history).toContain("List the files here");
-    expect(history).toContain("second turn");
-    expect(history).toContain("after the fork");
-    expect(bed.t.store.paths(fork.id).native).not.toBe(bed.t.store.paths(session.id).native);
-  });
-});
-
-describe("claude-code failures are brain_errors that name the CLI; the session stays usable", () => {
-  it("a CLI that is not installed", async () => {
-    const t = makeBrain({ factories: [new ClaudeCodeFactory({ bin: "/nonexistent/claude" })] });
-    try {
-      const session = await t.brain.create({ harness: "claude-code" });
-      const outcome = await (await session.prompt("hi")).settled;
-      expect(outcome.error?.code).toBe("brain_error");
-      expect(outcome.error?.message).toMatch(
-        /claude-code: the "\/nonexistent\/claude" program was not found.*npm install @anthropic-ai\/claude-code/,
-      );
-    } finally {
-      await t.cleanup();
-    }
-  });
-
-  it.runIf(claude)(
-    "a CLI that prints garbage, then one that exits: each fails its turn with the stderr tail",
-    async () => {
-      const dir = tempDir("brain-fake-claude-");
-      const script = join(dir, "claude");
-      // Misbehaves on its first two runs, then is the real CLI.
-      writeFileSync(
-        script,
-        `#!/bin/sh
-n=$(cat "${dir}/runs" 2>/dev/null || echo 0); echo $((n+1)) > "${dir}/runs"
-if [ "$n" = 0 ]; then echo "this is not json"; echo "oops on stderr" >&2; sleep 5; fi
-if [ "$n" = 1 ]; then echo "fatal: gave up" >&2; exit 3; fi
-exec "${claude}" "$@"
-`,
-      );
-      chmodSync(script, 0o755);
-      await bed.close();
-      bed = await cliBed((launcher) => new ClaudeCodeFactory({ launcher, bin: script }));
-      const session = await bed.create();
-      const garbage = await (await session.prompt("NOTOOL one")).settled;
-      expect(garbage.status).toBe("failed");
-      expect(garbage.error?.code).toBe("brain_error");
-      expect(garbage.error?.message).toMatch(
-        /claude-code: claude wrote a line that is not JSON on stdout: this is not json/,
-      );
-      const exited = await (await session.prompt("NOTOOL two")).settled;
-      expect(exited.error?.message).toMatch(
-        /claude-code: claude exited with code 3; its stderr ended with: fatal: gave up/,
-      );
-      const fine = await session.prompt("NOTOOL three");
-      expect((await fine.settled).status).toBe("completed");
-      expect(textOf(await events(session), fine.turn)).toBe("hello from fake");
-    },
-  );
-
-  it("a provider api Claude Code cannot speak", async () => {
-    const t = makeBrain({ factories: [new ClaudeCodeFactory()], provider: { api: "openai-responses" } });
-    try {
-      const session = await t.brain.create({ harness: "claude-code" });
-      const outcome = await (await session.prompt("hi")).settled;
-      expect(outcome.error?.message).toMatch(
-        /speaks only the Anthropic Messages API, but the provider's api is "openai-responses"/,
-      );
-    } finally {
-      await t.cleanup();
-    }
-  });
-
-  it("bad session options", async () => {
-    const t = makeBrain({ factories: [new ClaudeCodeFactory()] });
-    try {
-      const session = await t.brain.create({
-        harness: "claude-code",
-        config: { options: { cwd: "relative/dir" } },
-      });
-      const outcome = await (await session.prompt("hi")).settled;
-      expect(outcome.error?.message).toMatch(/options.cwd must be an absolute path, got "relative\/dir"/);
-    } finally {
-      await t.cleanup();
-    }
   });
 });

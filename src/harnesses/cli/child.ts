@@ -128,8 +128,18 @@ export class CliProcess {
     this.child.stdin.end();
     for (const signal of [undefined, "SIGTERM", "SIGKILL"] as const) {
       if (signal) this.kill(signal);
-      const timer = new Promise((resolve) => setTimeout(resolve, graceMs).unref());
-      if (await Promise.race([this.exited.then(() => true), timer.then(() => false)])) return;
+      if (await this.exitsWithin(graceMs)) return;
     }
+  }
+
+  /** True once the process has gone, false when `ms` pass first. */
+  async exitsWithin(ms: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms).unref();
+    });
+    const gone = await Promise.race([this.exited.then(() => true as const), late]);
+    clearTimeout(timer);
+    return gone;
   }
 }

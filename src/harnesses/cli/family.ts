@@ -1,5 +1,7 @@
 // What the four CLI families share at the factory level: finding their program (with a message that says where
-// it looked and how to install it), and describing themselves for `brain harnesses`.
+// it looked and how to install it), describing themselves for `brain harnesses`, and one factory class that
+// opens a family's harness once its program is found.
+import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
 import { cliVersion, locateCli, searchPlaces } from "./locate.js";
 import type { CliFactoryOptions } from "./options.js";
@@ -11,6 +13,80 @@ export interface CliFamily {
   program: string;
   /** The npm package that installs it. */
   npmPackage: string;
+}
+
+/** How long a CLI may take: `startMs` only for families that wait on a handshake or a health check. */
+export interface CliTimeouts {
+  startMs: number;
+  /** How long an interrupted turn may take to end before the CLI is killed. */
+  interruptGraceMs: number;
+}
+
+export const DEFAULT_CLI_TIMEOUTS: CliTimeouts = { startMs: 60_000, interruptGraceMs: 10_000 };
+
+/** Everything a family's harness is opened with: its program found, the host's settings, its timeouts. */
+export interface CliOpening {
+  family: CliFamilyDescriptor;
+  options: HarnessOptions;
+  /** The program's absolute path. */
+  program: string;
+  host: CliFactoryOptions;
+  timeouts: CliTimeouts;
+}
+
+/** One CLI family: its names, what it calls itself in messages, how it steers, and how its harness opens. */
+export interface CliFamilyDescriptor extends CliFamily {
+  /** The agent's own name in messages: "Claude Code". */
+  title: string;
+  /** "queued" when a steer waits for the CLI's turn to end (see HarnessFactory.steering). */
+  steering: "live" | "queued";
+  /** Defaults over DEFAULT_CLI_TIMEOUTS. */
+  timeouts?: Partial<CliTimeouts>;
+  open(opening: CliOpening): Promise<Harness>;
+}
+
+export interface CliFamilyFactoryOptions extends CliFactoryOptions {
+  timeouts?: Partial<CliTimeouts>;
+}
+
+/** The factory of every CLI family; a family's factory is this class with its descriptor. */
+export class CliFamilyFactory implements HarnessFactory {
+  readonly name: string;
+  readonly supportsSteering = true;
+  readonly steering: "live" | "queued";
+
+  constructor(
+    private readonly family: CliFamilyDescriptor,
+    private readonly options: CliFamilyFactoryOptions = {},
+  ) {
+    this.name = family.harness;
+    this.steering = family.steering;
+  }
+
+  async open(options: HarnessOptions): Promise<Harness> {
+    const { timeouts, ...host } = this.options;
+    const program = requireCli(this.family, host);
+    return this.family.open({
+      family: this.family,
+      options,
+      program,
+      host,
+      timeouts: { ...DEFAULT_CLI_TIMEOUTS, ...this.family.timeouts, ...timeouts },
+    });
+  }
+
+  describe(): Promise<CliDescription> {
+    return describeCli(this.family, this.options);
+  }
+}
+
+/** A family's factory class: `new ClaudeCodeFactory({ launcher })`. */
+export function familyFactory(family: CliFamilyDescriptor) {
+  return class extends CliFamilyFactory {
+    constructor(options: CliFamilyFactoryOptions = {}) {
+      super(family, options);
+    }
+  };
 }
 
 export interface CliDescription {

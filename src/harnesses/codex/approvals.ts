@@ -8,6 +8,7 @@ import type { FileChangeRequestApprovalResponse } from "./protocol/v2/FileChange
 import type { McpServerElicitationRequestResponse } from "./protocol/v2/McpServerElicitationRequestResponse.js";
 import type { PermissionsRequestApprovalResponse } from "./protocol/v2/PermissionsRequestApprovalResponse.js";
 import type { ToolRequestUserInputResponse } from "./protocol/v2/ToolRequestUserInputResponse.js";
+import type { RpcConnection } from "./rpc.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: third-party messages, decoded leniently
 type Json = any;
@@ -115,4 +116,32 @@ export function questionsFor(method: string, params: Json): QuestionSet | undefi
       ),
     }),
   };
+}
+
+/** Who answers Codex's requests: the running turn's permission policy and its clients. */
+export interface Answerers {
+  permit(use: ToolUse): Promise<PermissionVerdict>;
+  ask(question: { question: string; options?: string[] }): Promise<string>;
+}
+
+/** Answers one request from Codex: an approval, questions, or an error for a method Brain does not handle. */
+export async function answerRequest(
+  rpc: Pick<RpcConnection, "respond" | "respondError">,
+  id: string | number,
+  method: string,
+  params: Json,
+  answerers: Answerers,
+): Promise<void> {
+  const approval = approvalFor(method, params);
+  if (approval) return rpc.respond(id, approval.answer(await answerers.permit(approval.use)));
+  const questions = questionsFor(method, params);
+  if (questions) {
+    const answers = new Map<string, string>();
+    for (const q of questions.questions) {
+      const options = q.options ? { options: q.options } : {};
+      answers.set(q.id, await answerers.ask({ question: q.question, ...options }));
+    }
+    return rpc.respond(id, questions.answer(answers));
+  }
+  rpc.respondError(id, -32601, `Brain does not handle "${method}"`);
 }

@@ -1,36 +1,21 @@
 // The opencode config for one session (OPENCODE_CONFIG): Brain's endpoint as provider "brain", no sharing or
 // updates, and every permission opencode can ask for set to "ask", so each one comes to Brain's policy. The key
 // stays out of the file: opencode substitutes `{env:…}` from its environment.
-import { HarnessError } from "../../core/harness.js";
 import type { ProviderCredentials, SessionConfig } from "../../protocol/runner.js";
+import type { WireApi } from "../cli/provider-api.js";
 
 export const PROVIDER = "brain";
 export const KEY_VARIABLE = "BRAIN_OPENCODE_API_KEY";
 
-/** Brain's provider `api` → the AI SDK package opencode loads (all bundled in the binary). */
-const PACKAGES: Record<string, string> = {
-  openai: "@ai-sdk/openai-compatible",
-  "openai-chat": "@ai-sdk/openai-compatible",
-  "openai-completions": "@ai-sdk/openai-compatible",
+/** opencode speaks all three wires; Chat Completions unless told otherwise. */
+export const OPENCODE_WIRES = { speaks: ["chat", "responses", "messages"], openai: "chat" } as const;
+
+/** Brain's wire → the AI SDK package opencode loads (all bundled in the binary). */
+const PACKAGES: Record<WireApi, string> = {
   chat: "@ai-sdk/openai-compatible",
-  "openai-responses": "@ai-sdk/openai",
   responses: "@ai-sdk/openai",
-  anthropic: "@ai-sdk/anthropic",
-  "anthropic-messages": "@ai-sdk/anthropic",
   messages: "@ai-sdk/anthropic",
 };
-
-export function providerPackage(api: string | undefined): string {
-  if (api === undefined) return "@ai-sdk/openai-compatible";
-  const found = PACKAGES[api];
-  if (!found) {
-    throw new HarnessError(
-      "brain_error",
-      `opencode: the provider's api "${api}" is not one opencode speaks; use one of ${Object.keys(PACKAGES).join(", ")}`,
-    );
-  }
-  return found;
-}
 
 /** "brain/<model>" for a Brain endpoint, else the model as given (opencode's own "provider/model" form). */
 export function modelRef(
@@ -43,7 +28,12 @@ export function modelRef(
   return rest.length > 0 ? { providerID: providerID!, modelID: rest.join("/") } : undefined;
 }
 
-export function opencodeConfig(config: SessionConfig, provider: ProviderCredentials): string {
+/** `wire` is the one to the provider's endpoint, when there is one. */
+export function opencodeConfig(
+  config: SessionConfig,
+  provider: ProviderCredentials,
+  wire: WireApi | undefined,
+): string {
   const model = modelRef(config, provider);
   const out: Record<string, unknown> = {
     autoupdate: false,
@@ -54,10 +44,10 @@ export function opencodeConfig(config: SessionConfig, provider: ProviderCredenti
     out.model = `${model.providerID}/${model.modelID}`;
     out.small_model = out.model;
   }
-  if (provider.base_url && config.model) {
+  if (provider.base_url && wire && config.model) {
     out.provider = {
       [PROVIDER]: {
-        npm: providerPackage(provider.api),
+        npm: PACKAGES[wire],
         name: "Brain provider",
         options: { baseURL: provider.base_url, apiKey: `{env:${KEY_VARIABLE}}` },
         models: {

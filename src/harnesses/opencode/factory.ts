@@ -1,28 +1,16 @@
 // The opencode harness family: opencode (`opencode`, npm opencode-ai) driven through `opencode serve`.
-import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
-import { type CliDescription, type CliFamily, describeCli, requireCli } from "../cli/family.js";
-import type { CliFactoryOptions } from "../cli/options.js";
-import { OpencodeHarness, type OpencodeTimeouts } from "./harness.js";
+import { type CliFamilyDescriptor, familyFactory } from "../cli/family.js";
+import { OpencodeHarness } from "./harness.js";
 
-export const OPENCODE: CliFamily = { harness: "opencode", program: "opencode", npmPackage: "opencode-ai" };
+export const OPENCODE: CliFamilyDescriptor = {
+  harness: "opencode",
+  program: "opencode",
+  npmPackage: "opencode-ai",
+  title: "opencode",
+  steering: "queued",
+  // Until the server answers its health check: its 185 MB binary can take long to start.
+  timeouts: { startMs: 120_000 },
+  open: (opening) => OpencodeHarness.open(opening),
+};
 
-export interface OpencodeFactoryOptions extends CliFactoryOptions {
-  timeouts?: Partial<OpencodeTimeouts>;
-}
-
-export class OpencodeFactory implements HarnessFactory {
-  readonly name = OPENCODE.harness;
-  readonly supportsSteering = true;
-  readonly steering = "queued" as const;
-
-  constructor(private readonly options: OpencodeFactoryOptions = {}) {}
-
-  async open(options: HarnessOptions): Promise<Harness> {
-    const program = requireCli(OPENCODE, this.options);
-    return OpencodeHarness.open(options, program, this.options, this.options.timeouts);
-  }
-
-  describe(): Promise<CliDescription> {
-    return describeCli(OPENCODE, this.options);
-  }
-}
+export const OpencodeFactory = familyFactory(OPENCODE);

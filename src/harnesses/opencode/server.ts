@@ -164,8 +164,6 @@ export class OpencodeServer {
   async stop(): Promise<void> {
     this.events.abort();
     this.child.kill("SIGTERM");
-    const timer = new Promise((resolve) => setTimeout(resolve, 3000).unref());
-    if (!(await Promise.race([this.child.exited.then(() => true), timer.then(() => false)])))
-      this.child.kill("SIGKILL");
+    if (!(await this.child.exitsWithin(3000))) this.child.kill("SIGKILL");
   }
 }

@@ -1,0 +1,288 @@
+// The turn plumbing every CLI family shares: one running turn at a time, follow-ups queued until the CLI's own
+// turn ends (still inside the same Brain turn), the interrupt's grace period and then a kill, warnings, failing a
+// turn with the program's stderr, lines that are not JSON, and the small state file that records which native
+// session a native dir holds. A family says only how to start its program, send a prompt, ask it to stop, read
+// what it writes, and which of its files a checkpoint carries.
+import { join } from "node:path";
+import {
+  type Harness,
+  HarnessError,
+  type HarnessOptions,
+  type PermissionVerdict,
+  type PromptOutcome,
+  type ToolUse,
+  type TurnContext,
+} from "../../core/harness.js";
+import { preview } from "../../protocol/frames.js";
+import type { NativeFile } from "../../protocol/runner.js";
+import { CliProcess } from "./child.js";
+import { cliEnvironment } from "./environment.js";
+import type { CliEvent, CliTurnEnd } from "./events.js";
+import type { CliFamilyDescriptor, CliOpening, CliTimeouts } from "./family.js";
+import { listNativeFiles, readJsonFile, writeJsonFile } from "./files.js";
+import { type CliFactoryOptions, type CliSessionOptions, sessionOptions, workingDir } from "./options.js";
+import { TurnSlot } from "./turn.js";
+
+/** A family's opened harness: what CliHarness needs to know, prepared once by prepareCli(). */
+export interface CliContext {
+  family: CliFamilyDescriptor;
+  options: HarnessOptions;
+  program: string;
+  host: CliFactoryOptions;
+  session: CliSessionOptions;
+  /** The agent's working directory. */
+  cwd: string;
+  timeouts: CliTimeouts;
+  /** Brain's record of which native session this dir holds, relative to the native dir; none for some CLIs. */
+  stateFile?: string;
+}
+
+/** Reads the session options and working directory, and says that bound tools do not reach the CLI. */
+export function prepareCli(opening: CliOpening, stateFile?: string): CliContext {
+  const { family, options } = opening;
+  const session = sessionOptions(family.harness, options.config);
+  const cwd = workingDir(family.harness, options.dir, session);
+  if (options.tools.length > 0) {
+    const names = options.tools.map((t) => t.name).join(", ");
+    options.emit({
+      type: "harness.warning",
+      data: {
+        message: `${family.harness}: ${family.title} runs its own tools; the session's bound tools (${names}) are not offered to it`,
+      },
+    });
+  }
+  return { ...opening, session, cwd, ...(stateFile ? { stateFile } : {}) };
+}
+
+/** What a family has running: the program, and whatever else it talks to it through. */
+export interface CliConnection {
+  readonly child: CliProcess;
+  /** How to end it on close; default: the program's own stop (stdin closed, then signals). */
+  stop?(): Promise<void>;
+}
+
+export abstract class CliHarness<C extends CliConnection> implements Harness {
+  protected readonly turn = new TurnSlot();
+  protected connection: C | undefined;
+  protected readonly options: HarnessOptions;
+  private starting: Promise<C> | undefined;
+  private queued: string[] = [];
+  private interruptTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(protected readonly ctx: CliContext) {
+    this.options = ctx.options;
+  }
+
+  /** Starts the program, and whatever connects to it; called when a prompt finds none running. */
+  protected abstract connect(): C | Promise<C>;
+  /** Hands the CLI a prompt, or a follow-up queued during the Brain turn. */
+  protected abstract send(connection: C, text: string): void | Promise<void>;
+  /** Asks the CLI to end its running turn; `connection` is undefined while it is still starting. */
+  protected abstract abort(connection: C | undefined): void;
+  /** The CLI's own files a checkpoint carries (the state file is added to them). */
+  protected abstract nativeFiles(): Promise<NativeFile[]>;
+  /** Called as a prompt or follow-up is about to go out, before the program is (re)started. */
+  protected beforeSend(): void {}
+
+  async prompt(text: string, ctx: TurnContext): Promise<PromptOutcome> {
+    const done = this.turn.begin(ctx);
+    this.deliver(text);
+    return done;
+  }
+
+  /** Queued for when the CLI's own turn ends; families that steer live override this. */
+  async steer(text: string, turn: string): Promise<void> {
+    if (this.turn.current?.id === turn) this.queue(text);
+  }
+
+  async interrupt(turn: string): Promise<void> {
+    const running = this.turn.current;
+    if (!running || running.id !== turn || running.interrupted) return;
+    running.interrupted = true;
+    this.queued = [];
+    this.abort(this.connection);
+    const graceMs = this.ctx.timeouts.interruptGraceMs;
+    this.interruptTimer = setTimeout(() => {
+      if (this.turn.current !== running) return;
+      this.warn(`the CLI did not end the interrupted turn within ${graceMs} ms; killed it`);
+      this.connection?.child.kill("SIGKILL");
+    }, graceMs);
+  }
+
+  async checkpoint(): Promise<NativeFile[]> {
+    const { stateFile } = this.ctx;
+    const state = stateFile
+      ? await listNativeFiles(this.options.dir, ".", {
+          include: (path) => path === stateFile,
+          appendOnly: () => false,
+        })
+      : [];
+    return [...state, ...(await this.nativeFiles())];
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.interruptTimer);
+    this.turn.fail(new HarnessError("brain_error", `${this.label}: the session closed`));
+    const connection = this.connection;
+    this.connection = undefined;
+    await (connection?.stop ? connection.stop() : connection?.child.stop());
+  }
+
+  protected get label(): string {
+    return this.ctx.family.harness;
+  }
+
+  protected queue(text: string): void {
+    this.queued.push(text);
+  }
+
+  /** The CLI's own turn ended: the next queued follow-up goes out, or the Brain turn settles. */
+  protected endTurn(end: CliTurnEnd): void {
+    const turn = this.turn.current;
+    if (!turn) return;
+    if (end.outcome === "completed" && !turn.interrupted && this.queued.length > 0) {
+      this.deliver(this.queued.shift()!);
+      return;
+    }
+    clearTimeout(this.interruptTimer);
+    this.queued = [];
+    if (end.outcome === "failed") return this.turn.fail(new HarnessError(end.code, end.message));
+    this.turn.settle(end.outcome === "aborted");
+  }
+
+  /** Fails the running turn (or settles it as interrupted, when it was being interrupted). */
+  protected failTurn(err: Error): void {
+    clearTimeout(this.interruptTimer);
+    this.queued = [];
+    this.turn.fail(err instanceof HarnessError ? err : new HarnessError("brain_error", err.message));
+  }
+
+  protected warn(message: string): void {
+    const turn = this.turn.current;
+    this.options.emit({
+      type: "harness.warning",
+      ...(turn ? { turn: turn.id } : {}),
+      data: { message: `${this.label}: ${message}` },
+    });
+  }
+
+  /** An event of the running turn; dropped between turns. */
+  protected emitEvent(event: CliEvent): void {
+    const turn = this.turn.current;
+    if (turn) this.options.emit({ ...event, turn: turn.id });
+  }
+
+  /** Brain's policy on a tool the CLI wants to run; denied when no turn is running. */
+  protected permit(use: ToolUse): Promise<PermissionVerdict> {
+    const turn = this.turn.current;
+    if (!turn) return Promise.resolve({ decision: "deny", reason: "no turn is running" });
+    return this.options.permit(turn.id, use, turn.signal);
+  }
+
+  /** A question to the session's clients; "" when no turn is running or no one answers. */
+  protected ask(question: { question: string; options?: string[] }): Promise<string> {
+    const turn = this.turn.current;
+    return turn ? this.options.ask(turn.id, question, turn.signal) : Promise.resolve("");
+  }
+
+  protected readState<T>(): Promise<T | undefined> {
+    return this.ctx.stateFile
+      ? readJsonFile<T>(join(this.options.dir, this.ctx.stateFile))
+      : Promise.resolve(undefined);
+  }
+
+  protected writeState(state: unknown): Promise<void> {
+    if (!this.ctx.stateFile) throw new Error(`${this.label} keeps no state file`);
+    return writeJsonFile(join(this.options.dir, this.ctx.stateFile), state);
+  }
+
+  /** The CLI's environment: a HOME of its own under the native dir, the family's variables, the host's. */
+  protected environment(family: Record<string, string>): Record<string, string> {
+    return cliEnvironment(this.options.dir, family, this.ctx.host.env);
+  }
+
+  /**
+   * Starts the program with stdout read as JSON lines. A line that is not JSON, or the program going away,
+   * fails the running turn (after `lost`, for whatever else waits on the program); between turns that is
+   * harmless: the next prompt starts it again.
+   */
+  protected spawn(
+    args: string[],
+    env: Record<string, string>,
+    read: (message: unknown) => void,
+    lost?: (err: HarnessError) => void,
+  ): CliProcess {
+    const { program, cwd, host } = this.ctx;
+    const child: CliProcess = new CliProcess({
+      label: this.label,
+      command: program,
+      args,
+      env,
+      cwd,
+      ...(host.launcher ? { launcher: host.launcher } : {}),
+      onLine: (line) => {
+        const text = line.endsWith("\r") ? line.slice(0, -1) : line;
+        if (text.trim() === "") return;
+        let decoded: unknown;
+        try {
+          decoded = JSON.parse(text);
+        } catch {
+          child.kill("SIGKILL");
+          const what = `${this.ctx.family.program} wrote a line that is not JSON on stdout: ${preview(text)}`;
+          const err = new HarnessError("brain_error", withTail(`${this.label}: ${what}`, child));
+          lost?.(err);
+          return this.failTurn(err);
+        }
+        read(decoded);
+      },
+      onExit: (reason) => this.lost(child, new HarnessError("brain_error", reason), lost),
+    });
+    return child;
+  }
+
+  /** The program is gone: forget it, and fail the running turn. */
+  protected lost(child: CliProcess | undefined, err: HarnessError, also?: (err: HarnessError) => void): void {
+    if (child && this.connection?.child === child) this.connection = undefined;
+    also?.(err);
+    this.failTurn(err);
+  }
+
+  /** (Re)starts the program if it is not running, then sends; a failure fails the running turn. */
+  private deliver(text: string): void {
+    this.beforeSend();
+    const run = async () => {
+      const connection = await this.ensureConnection();
+      if (!this.turn.current) return;
+      await this.send(connection, text);
+    };
+    run().catch((err: Error) => this.failTurn(err));
+  }
+
+  private ensureConnection(): C | Promise<C> {
+    if (this.closed) throw new HarnessError("brain_error", `${this.label}: the harness is closed`);
+    if (this.connection?.child.alive) return this.connection;
+    if (this.starting) return this.starting;
+    const made = this.connect();
+    if (!(made instanceof Promise)) {
+      this.connection = made;
+      return made;
+    }
+    this.starting = made
+      .then((connection) => {
+        this.connection = connection;
+        return connection;
+      })
+      .finally(() => {
+        this.starting = undefined;
+      });
+    return this.starting;
+  }
+}
+
+/** The message, with the end of the program's stderr when it wrote any. */
+export function withTail(message: string, child: CliProcess): string {
+  const tail = child.stderrTail();
+  return tail ? `${message}; its stderr ended with: ${tail}` : message;
+}

@@ -1,0 +1,66 @@
+// Brain's provider `api` names, read once for every CLI family: which wire protocol each name means, and the
+// refusal when a family cannot speak it. A bare "openai" names OpenAI without choosing a wire, so each family
+// reads it as its own OpenAI default (Chat Completions for most compatible endpoints, Responses for Codex).
+import { HarnessError } from "../../core/harness.js";
+import type { CliFamilyDescriptor } from "./family.js";
+
+export type WireApi = "chat" | "responses" | "messages";
+
+/** In the order a refusal lists them. */
+const API_NAMES: Record<string, WireApi | "openai"> = {
+  openai: "openai",
+  "openai-chat": "chat",
+  "openai-completions": "chat",
+  chat: "chat",
+  "openai-responses": "responses",
+  responses: "responses",
+  anthropic: "messages",
+  "anthropic-messages": "messages",
+  messages: "messages",
+};
+
+const WIRES: Record<WireApi, { title: string; name: string; endpoint: string }> = {
+  chat: { title: "OpenAI Chat Completions", name: "openai-chat", endpoint: "a Chat Completions-compatible" },
+  responses: { title: "OpenAI Responses", name: "openai-responses", endpoint: "a Responses-compatible" },
+  messages: { title: "Anthropic Messages", name: "anthropic", endpoint: "an Anthropic-compatible" },
+};
+
+export interface WireRules {
+  /** The wires the family speaks; the first is what an unset `api` means. */
+  speaks: readonly WireApi[];
+  /** What a bare "openai" means to this family. */
+  openai: WireApi;
+}
+
+/** The wire the provider's `api` asks for, or a brain_error saying what this family speaks instead. */
+export function providerWire(
+  family: Pick<CliFamilyDescriptor, "harness" | "program" | "title">,
+  api: string | undefined,
+  rules: WireRules,
+): WireApi {
+  if (api === undefined) return rules.speaks[0]!;
+  const named = API_NAMES[api];
+  const wire = named === "openai" ? rules.openai : named;
+  if (wire && rules.speaks.includes(wire)) return wire;
+  if (rules.speaks.length === 1) {
+    const only = WIRES[rules.speaks[0]!];
+    throw new HarnessError(
+      "brain_error",
+      `${family.harness}: ${family.title} speaks only the ${only.title} API, but the provider's api is "${api}"; ` +
+        `use "${only.name}" (or leave it out) with ${only.endpoint} base_url`,
+    );
+  }
+  const names = Object.keys(API_NAMES).filter((name) => {
+    const meant = API_NAMES[name] === "openai" ? rules.openai : API_NAMES[name];
+    return rules.speaks.includes(meant as WireApi);
+  });
+  throw new HarnessError(
+    "brain_error",
+    `${family.harness}: the provider's api "${api}" is not one ${family.program} speaks; use one of ${names.join(", ")}`,
+  );
+}
+
+/** Anthropic's SDKs take the host without /v1 and add it themselves. */
+export function anthropicBaseUrl(url: string): string {
+  return url.replace(/\/+$/, "").replace(/\/v1$/, "");
+}
