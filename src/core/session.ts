@@ -53,7 +53,20 @@ interface RunningTurn {
   id: string;
   abort: AbortController;
   toolCalls: Set<Promise<unknown>>;
+  /** This turn's appends in flight: it settles only once each is durable or known lost. */
+  writes: Set<Promise<void>>;
   failure?: HarnessError;
+}
+
+/**
+ * A turn whose log write failed. From then on the session writes nothing (a later event after a lost one would
+ * leave a gap no reader could see) until the turn's close-out is durable: results for its open tool calls,
+ * then `turn.settled` failed. `settled` is that turn.settled's data, once the turn has ended.
+ */
+interface Stalled {
+  turn: string;
+  error: Error;
+  settled?: { status: "failed"; error: ErrorInfo };
 }
 
 /** A caller's mistake (a prompt while a turn runs, an unknown request id): a 400/409, not a host failure. */
@@ -72,7 +85,9 @@ export class Session {
   private opening: Promise<Harness> | undefined;
   private tools: Promise<BoundTools> | undefined;
   private running: RunningTurn | undefined;
-  private readonly pending = new PendingRequests();
+  private pending = new PendingRequests();
+  private stalled: Stalled | undefined;
+  private closingOut: Promise<void> | undefined;
   private emitted: NewEvent[] = [];
   /** Turns waiting on a permission or question, by request: woken by the one answer. */
   private readonly waiters = new Map<string, (answer: Record<string, unknown>) => void>();
@@ -83,13 +98,14 @@ export class Session {
   /** Opens a session from its log: passive, no harness is started. A turn the host died in is closed out. */
   static async open(parts: SessionParts): Promise<Session> {
     const session = new Session(parts);
-    let orphan: string | undefined;
+    // Every turn left open, not only the last: a host that could not write a close-out went on to later turns.
+    const open = new Set<string>();
     for (const event of await parts.log.read(0)) {
       session.pending.observe(event);
-      if (event.type === "turn.started") orphan = event.turn;
-      if (event.type === "turn.settled" && event.turn === orphan) orphan = undefined;
+      if (event.type === "turn.started" && event.turn) open.add(event.turn);
+      if (event.type === "turn.settled" && event.turn) open.delete(event.turn);
     }
-    if (orphan) await session.recoverTurn(orphan);
+    for (const turn of open) await session.recoverTurn(turn);
     return session;
   }
 
@@ -119,13 +135,16 @@ export class Session {
   async prompt(text: string, input: { images?: PromptImage[] } = {}): Promise<StartedTurn> {
     this.assertOpen();
     const images = this.checkImages(input.images);
-    if (this.running) {
-      throw new SessionError(
-        "conflict",
-        `turn ${this.running.id} is still running: steer or interrupt it first`,
-      );
-    }
-    const turn: RunningTurn = { id: randomUUID(), abort: new AbortController(), toolCalls: new Set() };
+    this.assertIdle();
+    // The last turn's close-out first: no turn starts while one is open in the log.
+    await this.closeOut();
+    this.assertIdle();
+    const turn: RunningTurn = {
+      id: randomUUID(),
+      abort: new AbortController(),
+      toolCalls: new Set(),
+      writes: new Set(),
+    };
     setMaxListeners(0, turn.abort.signal); // every tool call in flight listens for the interrupt
     this.running = turn;
     try {
@@ -135,6 +154,8 @@ export class Session {
       ]);
     } catch (err) {
       this.running = undefined;
+      // The turn never started in the log: there is nothing to close out.
+      if (this.stalled?.turn === turn.id) this.stalled = undefined;
       throw err;
     }
     return { turn: turn.id, settled: this.runTurn(turn, text, images) };
@@ -176,6 +197,7 @@ export class Session {
     this.assertOpen();
     if (this.running)
       throw new SessionError("conflict", "a checkpoint is taken between turns: wait for the turn to settle");
+    await this.closeOut();
     const harness = await this.ensureHarness();
     const files = await harness.checkpoint();
     const secrets = this.parts.provider.api_key ? [this.parts.provider.api_key] : [];
@@ -249,6 +271,7 @@ export class Session {
     this.closed = true;
     await this.dropHarness();
     await this.parts.services?.close().catch(() => {});
+    await this.closeOut().catch(() => {});
     await this.append([{ type: "session.closed", data: {} }]).catch(() => {});
     await this.parts.log.close();
   }
@@ -268,17 +291,38 @@ export class Session {
         err instanceof HarnessError ? err.toInfo() : { code: "brain_error", message: (err as Error).message };
       if (!(err instanceof HarnessError) || err.code === "brain_error") await this.dropHarness();
     }
+    turn.abort.abort(); // cancels any tool call the harness abandoned
+    await Promise.allSettled(turn.toolCalls);
+    // Whatever the turn emitted is durable or known lost before it says how it ended.
+    this.flushEmitted();
+    while (turn.writes.size > 0) await Promise.allSettled([...turn.writes]);
     if (turn.failure) {
       status = "failed";
       error = turn.failure.toInfo();
     }
-    turn.abort.abort(); // cancels any tool call the harness abandoned
-    await Promise.allSettled(turn.toolCalls);
-    await this.settleLeftovers(turn.id, "the turn ended before the tool call finished");
+    if (!this.stalled) {
+      await this.settleLeftovers(turn.id, "the turn ended before the tool call finished");
+      const data = error ? { status, error } : { status };
+      try {
+        await this.append([{ type: "turn.settled", turn: turn.id, data }]);
+        this.running = undefined;
+        return { turn: turn.id, ...data };
+      } catch (err) {
+        this.stall(turn, err as Error);
+      }
+    }
+    // The log failed during this turn: it failed, whatever the harness said, and its close-out says so.
     this.running = undefined;
-    const data = error ? { status, error } : { status };
-    await this.append([{ type: "turn.settled", turn: turn.id, data }]).catch(() => {});
-    return { turn: turn.id, ...data };
+    const stalled = this.stalled!;
+    stalled.settled = {
+      status: "failed",
+      error: turn.failure?.toInfo() ?? {
+        code: "brain_error",
+        message: `could not write the event log: ${stalled.error.message}`,
+      },
+    };
+    await this.closeOut().catch(() => {});
+    return { turn: turn.id, ...stalled.settled };
   }
 
   /** The harness's tool callback: log the intent durably, dispatch, log the result, answer. */
@@ -287,6 +331,13 @@ export class Session {
     if (!turn || turn.id !== turnId) return errorResult("no turn is running");
     if (this.pending.has("tool.call", call.id))
       return errorResult(`tool call id "${call.id}" is already in use`);
+    // A call the log cannot hold is never run: it would leave a result without its call.
+    const unloggable = notLoggable(call);
+    if (unloggable) {
+      const message = `tool call "${call.id}" (${call.name}) was refused: its arguments cannot be logged (${unloggable})`;
+      await this.append([{ type: "harness.warning", turn: turnId, data: { message } }]).catch(() => {});
+      return errorResult(`${message}; call it again with smaller, flatter arguments`);
+    }
     const work = (async () => {
       await this.append([{ type: "tool.call", turn: turnId, data: call }]);
       const verdict = await this.permit(turnId, { tool: call.name, arguments: call.arguments }, signal);
@@ -371,6 +422,40 @@ export class Session {
     await this.append([{ type: "turn.settled", turn, data: { status: "failed", error } }]);
   }
 
+  /** Makes the stalled turn's close-out durable, or throws the log's error. Nothing is written before it. */
+  private closeOut(): Promise<void> {
+    const stalled = this.stalled;
+    if (!stalled?.settled) return Promise.resolve(); // none, or its turn has not ended yet
+    const settled = stalled.settled;
+    this.closingOut ??= (async () => {
+      // The index was kept by what was sent, not by what became durable: rebuild it from the log.
+      const durable = new PendingRequests();
+      for (const event of await this.parts.log.read(0)) durable.observe(event);
+      const reason =
+        "the event log could not be written while the tool call was running; its outcome is unknown";
+      const events: NewEvent[] = [
+        ...leftoverResults(durable, stalled.turn, reason),
+        { type: "turn.settled", turn: stalled.turn, data: settled },
+      ];
+      await this.parts.log.append(events);
+      for (const event of events) durable.observe(event);
+      this.pending = durable;
+      this.stalled = undefined;
+    })().finally(() => {
+      this.closingOut = undefined;
+    });
+    return this.closingOut;
+  }
+
+  /** The first failed write of a turn fails it: stop it, and write nothing more until its close-out. */
+  private stall(turn: RunningTurn, err: Error): void {
+    this.stalled ??= { turn: turn.id, error: err };
+    if (turn.failure) return;
+    turn.failure = new HarnessError("brain_error", `could not write the event log: ${err.message}`);
+    turn.abort.abort();
+    if (this.running === turn) this.harness?.interrupt(turn.id).catch(() => {});
+  }
+
   /**
    * Harness events are gathered for the rest of the tick and appended as one batch: a runner's stdout chunk
    * carries hundreds of deltas, and one append per event was the relay's main cost.
@@ -384,19 +469,28 @@ export class Session {
     if (this.emitted.length === 0) return;
     const batch = this.emitted;
     this.emitted = [];
-    const turn = this.running;
-    this.parts.log.append(batch).catch((err: Error) => {
-      if (!turn || turn.failure) return;
-      turn.failure = new HarnessError("brain_error", `could not write the event log: ${err.message}`);
-      turn.abort.abort();
-      void this.harness?.interrupt(turn.id);
-    });
+    this.write(batch).catch(() => {}); // a failure stalls the turn (write)
   }
 
   private append(events: NewEvent[]): Promise<SessionEvent[]> {
     this.flushEmitted(); // what the harness emitted before this keeps its place in the log
+    return this.write(events);
+  }
+
+  private write(events: NewEvent[]): Promise<SessionEvent[]> {
+    if (this.stalled) return Promise.reject(this.stalled.error);
     for (const event of events) this.pending.observe(event);
-    return this.parts.log.append(events);
+    const written = this.parts.log.append(events);
+    const turn = this.running;
+    if (turn) {
+      const done: Promise<void> = written.then(
+        () => {},
+        (err: Error) => this.stall(turn, err),
+      );
+      turn.writes.add(done);
+      void done.then(() => turn.writes.delete(done));
+    }
+    return written;
   }
 
   private async ensureHarness(): Promise<Harness> {
@@ -450,12 +544,43 @@ export class Session {
     return this.running;
   }
 
+  private assertIdle(): void {
+    if (this.running) {
+      throw new SessionError(
+        "conflict",
+        `turn ${this.running.id} is still running: steer or interrupt it first`,
+      );
+    }
+  }
+
   private assertOpen(): void {
     if (this.closed) throw new SessionError("conflict", `session ${this.parts.id} is closed`);
   }
 }
 
 const waiterKey = (kind: RequestKind, id: string) => `${kind}\u0000${id}`;
+
+/** Why the log could not hold this call (arguments nested too deep for JSON.stringify), or undefined. */
+function notLoggable(call: ToolCallParams): string | undefined {
+  try {
+    JSON.stringify(call.arguments);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/** Error results for the turn's tool calls still open in `pending`. */
+function leftoverResults(pending: PendingRequests, turn: string, reason: string): NewEvent[] {
+  return pending
+    .list(turn)
+    .filter((request) => request.kind === "tool.call")
+    .map((request) => ({
+      type: "tool.result" as const,
+      turn,
+      data: { id: request.id, ...errorResult(reason) },
+    }));
+}
 
 function errorResult(text: string): ToolResult {
   return { content: [{ type: "text", text }], is_error: true };

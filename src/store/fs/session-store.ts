@@ -6,6 +6,7 @@ import nodePath from "node:path";
 import { osMessage, StoreError } from "./errors.js";
 import { JsonlEventLog } from "./jsonl-log.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
+import type { LogHolder } from "./log-lock.js";
 import { describeIssue, SESSION_ID, SessionRecord } from "./session-record.js";
 
 export interface SessionPaths {
@@ -30,6 +31,8 @@ export class FsSessionStore {
   constructor(
     readonly home: string,
     private readonly io: LogIO = nodeLogIO,
+    /** Who this process is, in the lock of each log it opens (the daemon sets its URL once it listens). */
+    private readonly holder: LogHolder = { kind: "process" },
   ) {
     this.root = nodePath.join(home, "sessions");
   }
@@ -147,7 +150,7 @@ export class FsSessionStore {
 
   async openLog(id: string): Promise<JsonlEventLog> {
     if (!(await this.get(id))) throw new StoreError("bad_request", `session ${id} not found`);
-    return JsonlEventLog.open(this.paths(id).events, id, this.io);
+    return JsonlEventLog.open(this.paths(id).events, id, this.io, { holder: this.holder });
   }
 
   /** tmp + fsync + rename + fsync(dir): a crash leaves the old session.json or the new one, never a mix. */
