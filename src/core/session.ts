@@ -19,7 +19,8 @@ import type { SessionToolServices } from "../tools/tool-service.js";
 import type { CheckpointManifest, CheckpointStore } from "./checkpoints/index.js";
 import type { EventLog } from "./event-log.js";
 import { type Harness, HarnessError, type HarnessFactory } from "./harness.js";
-import { type PendingRequest, PendingRequests, type RequestKind } from "./pending.js";
+import { errorResult, LogWriter, type TurnWrites } from "./log-writer.js";
+import type { PendingRequest, PendingRequests, RequestKind } from "./pending.js";
 import type { PermissionRules } from "./permissions.js";
 
 export interface SessionParts {
@@ -49,24 +50,10 @@ export interface StartedTurn {
   settled: Promise<TurnOutcome>;
 }
 
-interface RunningTurn {
-  id: string;
+interface RunningTurn extends TurnWrites {
   abort: AbortController;
   toolCalls: Set<Promise<unknown>>;
-  /** This turn's appends in flight: it settles only once each is durable or known lost. */
-  writes: Set<Promise<void>>;
   failure?: HarnessError;
-}
-
-/**
- * A turn whose log write failed. From then on the session writes nothing (a later event after a lost one would
- * leave a gap no reader could see) until the turn's close-out is durable: results for its open tool calls,
- * then `turn.settled` failed. `settled` is that turn.settled's data, once the turn has ended.
- */
-interface Stalled {
-  turn: string;
-  error: Error;
-  settled?: { status: "failed"; error: ErrorInfo };
 }
 
 /** A caller's mistake (a prompt while a turn runs, an unknown request id): a 400/409, not a host failure. */
@@ -85,15 +72,22 @@ export class Session {
   private opening: Promise<Harness> | undefined;
   private tools: Promise<BoundTools> | undefined;
   private running: RunningTurn | undefined;
-  private pending = new PendingRequests();
-  private stalled: Stalled | undefined;
-  private closingOut: Promise<void> | undefined;
-  private emitted: NewEvent[] = [];
+  private readonly writer: LogWriter;
   /** Turns waiting on a permission or question, by request: woken by the one answer. */
   private readonly waiters = new Map<string, (answer: Record<string, unknown>) => void>();
   private closed = false;
 
-  private constructor(private readonly parts: SessionParts) {}
+  private constructor(private readonly parts: SessionParts) {
+    this.writer = new LogWriter(
+      parts.log,
+      () => this.running,
+      (turn, err) => this.failTurn(turn as RunningTurn, err),
+    );
+  }
+
+  private get pending(): PendingRequests {
+    return this.writer.pending;
+  }
 
   /** Opens a session from its log: passive, no harness is started. A turn the host died in is closed out. */
   static async open(parts: SessionParts): Promise<Session> {
@@ -137,7 +131,7 @@ export class Session {
     const images = this.checkImages(input.images);
     this.assertIdle();
     // The last turn's close-out first: no turn starts while one is open in the log.
-    await this.closeOut();
+    await this.writer.closeOut();
     this.assertIdle();
     const turn: RunningTurn = {
       id: randomUUID(),
@@ -155,7 +149,7 @@ export class Session {
     } catch (err) {
       this.running = undefined;
       // The turn never started in the log: there is nothing to close out.
-      if (this.stalled?.turn === turn.id) this.stalled = undefined;
+      this.writer.forget(turn.id);
       throw err;
     }
     return { turn: turn.id, settled: this.runTurn(turn, text, images) };
@@ -197,7 +191,7 @@ export class Session {
     this.assertOpen();
     if (this.running)
       throw new SessionError("conflict", "a checkpoint is taken between turns: wait for the turn to settle");
-    await this.closeOut();
+    await this.writer.closeOut();
     const harness = await this.ensureHarness();
     const files = await harness.checkpoint();
     const secrets = this.parts.provider.api_key ? [this.parts.provider.api_key] : [];
@@ -271,7 +265,7 @@ export class Session {
     this.closed = true;
     await this.dropHarness();
     await this.parts.services?.close().catch(() => {});
-    await this.closeOut().catch(() => {});
+    await this.writer.closeOut().catch(() => {});
     await this.append([{ type: "session.closed", data: {} }]).catch(() => {});
     await this.parts.log.close();
   }
@@ -294,13 +288,12 @@ export class Session {
     turn.abort.abort(); // cancels any tool call the harness abandoned
     await Promise.allSettled(turn.toolCalls);
     // Whatever the turn emitted is durable or known lost before it says how it ended.
-    this.flushEmitted();
-    while (turn.writes.size > 0) await Promise.allSettled([...turn.writes]);
+    await this.writer.drain(turn);
     if (turn.failure) {
       status = "failed";
       error = turn.failure.toInfo();
     }
-    if (!this.stalled) {
+    if (!this.writer.isStalled) {
       await this.settleLeftovers(turn.id, "the turn ended before the tool call finished");
       const data = error ? { status, error } : { status };
       try {
@@ -308,21 +301,14 @@ export class Session {
         this.running = undefined;
         return { turn: turn.id, ...data };
       } catch (err) {
-        this.stall(turn, err as Error);
+        this.writer.stall(turn, err as Error);
       }
     }
     // The log failed during this turn: it failed, whatever the harness said, and its close-out says so.
     this.running = undefined;
-    const stalled = this.stalled!;
-    stalled.settled = {
-      status: "failed",
-      error: turn.failure?.toInfo() ?? {
-        code: "brain_error",
-        message: `could not write the event log: ${stalled.error.message}`,
-      },
-    };
-    await this.closeOut().catch(() => {});
-    return { turn: turn.id, ...stalled.settled };
+    const failed = this.writer.ended(turn.failure?.toInfo());
+    await this.writer.closeOut().catch(() => {});
+    return { turn: turn.id, ...failed };
   }
 
   /** The harness's tool callback: log the intent durably, dispatch, log the result, answer. */
@@ -422,75 +408,16 @@ export class Session {
     await this.append([{ type: "turn.settled", turn, data: { status: "failed", error } }]);
   }
 
-  /** Makes the stalled turn's close-out durable, or throws the log's error. Nothing is written before it. */
-  private closeOut(): Promise<void> {
-    const stalled = this.stalled;
-    if (!stalled?.settled) return Promise.resolve(); // none, or its turn has not ended yet
-    const settled = stalled.settled;
-    this.closingOut ??= (async () => {
-      // The index was kept by what was sent, not by what became durable: rebuild it from the log.
-      const durable = new PendingRequests();
-      for (const event of await this.parts.log.read(0)) durable.observe(event);
-      const reason =
-        "the event log could not be written while the tool call was running; its outcome is unknown";
-      const events: NewEvent[] = [
-        ...leftoverResults(durable, stalled.turn, reason),
-        { type: "turn.settled", turn: stalled.turn, data: settled },
-      ];
-      await this.parts.log.append(events);
-      for (const event of events) durable.observe(event);
-      this.pending = durable;
-      this.stalled = undefined;
-    })().finally(() => {
-      this.closingOut = undefined;
-    });
-    return this.closingOut;
-  }
-
-  /** The first failed write of a turn fails it: stop it, and write nothing more until its close-out. */
-  private stall(turn: RunningTurn, err: Error): void {
-    this.stalled ??= { turn: turn.id, error: err };
+  /** The first failed write of a turn fails it: stop it (the writer writes nothing more until its close-out). */
+  private failTurn(turn: RunningTurn, err: Error): void {
     if (turn.failure) return;
     turn.failure = new HarnessError("brain_error", `could not write the event log: ${err.message}`);
     turn.abort.abort();
     if (this.running === turn) this.harness?.interrupt(turn.id).catch(() => {});
   }
 
-  /**
-   * Harness events are gathered for the rest of the tick and appended as one batch: a runner's stdout chunk
-   * carries hundreds of deltas, and one append per event was the relay's main cost.
-   */
-  private emit(event: NewEvent): void {
-    if (this.emitted.length === 0) queueMicrotask(() => this.flushEmitted());
-    this.emitted.push(event);
-  }
-
-  private flushEmitted(): void {
-    if (this.emitted.length === 0) return;
-    const batch = this.emitted;
-    this.emitted = [];
-    this.write(batch).catch(() => {}); // a failure stalls the turn (write)
-  }
-
   private append(events: NewEvent[]): Promise<SessionEvent[]> {
-    this.flushEmitted(); // what the harness emitted before this keeps its place in the log
-    return this.write(events);
-  }
-
-  private write(events: NewEvent[]): Promise<SessionEvent[]> {
-    if (this.stalled) return Promise.reject(this.stalled.error);
-    for (const event of events) this.pending.observe(event);
-    const written = this.parts.log.append(events);
-    const turn = this.running;
-    if (turn) {
-      const done: Promise<void> = written.then(
-        () => {},
-        (err: Error) => this.stall(turn, err),
-      );
-      turn.writes.add(done);
-      void done.then(() => turn.writes.delete(done));
-    }
-    return written;
+    return this.writer.append(events);
   }
 
   private async ensureHarness(): Promise<Harness> {
@@ -504,7 +431,7 @@ export class Session {
           config: this.parts.config,
           tools: tools.schemas,
           provider: this.parts.provider,
-          emit: (event) => this.emit(event),
+          emit: (event) => this.writer.emit(event),
           call: (turn, call, signal) => this.callTool(turn, call, signal),
           permit: (turn, use, signal, options) => this.permit(turn, use, signal, options),
           ask: (turn, question, signal, options) => this.ask(turn, question, signal, options),
@@ -568,20 +495,4 @@ function notLoggable(call: ToolCallParams): string | undefined {
   } catch (err) {
     return (err as Error).message;
   }
-}
-
-/** Error results for the turn's tool calls still open in `pending`. */
-function leftoverResults(pending: PendingRequests, turn: string, reason: string): NewEvent[] {
-  return pending
-    .list(turn)
-    .filter((request) => request.kind === "tool.call")
-    .map((request) => ({
-      type: "tool.result" as const,
-      turn,
-      data: { id: request.id, ...errorResult(reason) },
-    }));
-}
-
-function errorResult(text: string): ToolResult {
-  return { content: [{ type: "text", text }], is_error: true };
 }
