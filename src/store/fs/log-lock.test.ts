@@ -125,3 +125,21 @@ describe("the log's lock", () => {
     expect(JSON.parse(await fs.readFile(`${file}.lock`, "utf8"))).toMatchObject({ pid: child.pid });
   });
 });
+
+describe("removing a session", () => {
+  it("is refused while another process has its log open", async () => {
+    const { FsSessionStore } = await import("./session-store.js");
+    const store = new FsSessionStore(dir);
+    await store.create({ id: "s1", harness: "echo", config: {} });
+    file = store.paths("s1").events;
+    const child = await otherProcess();
+    await lockAs({ pid: child.pid, start: processStart(child.pid) });
+    await expect(store.remove("s1")).rejects.toThrow(/session s1 is open in another Brain process/);
+    expect(existsSync(store.paths("s1").record)).toBe(true);
+    child.kill("SIGKILL");
+    await new Promise((resolve) => child.once("exit", resolve));
+    await store.remove("s1");
+    expect(existsSync(store.paths("s1").dir)).toBe(false);
+    await store.remove("s1"); // a missing session is not an error
+  });
+});

@@ -6,7 +6,7 @@ import nodePath from "node:path";
 import { osMessage, StoreError } from "./errors.js";
 import { JsonlEventLog } from "./jsonl-log.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
-import type { LogHolder } from "./log-lock.js";
+import { acquireLogLock, type LogHolder } from "./log-lock.js";
 import { describeIssue, SESSION_ID, SessionRecord } from "./session-record.js";
 
 export interface SessionPaths {
@@ -144,7 +144,10 @@ export class FsSessionStore {
 
   /** Deletes the session and everything in its directory. Removing a missing session is not an error. */
   async remove(id: string): Promise<void> {
-    const { dir } = this.paths(id);
+    const { dir, events } = this.paths(id);
+    if (!(await disk("remove", dir, () => fsp.stat(dir).then(() => true, notFound)))) return;
+    // Never from under a writer: a session another process has open is refused (LogLockedError).
+    await acquireLogLock(events, { session: id, holder: this.holder });
     await disk("remove", dir, () => fsp.rm(dir, { recursive: true, force: true }));
   }
 
@@ -208,4 +211,9 @@ async function disk<T>(op: string, path: string, fn: () => Promise<T>): Promise<
   } catch (err) {
     throw diskError(op, path, err);
   }
+}
+
+function notFound(err: NodeJS.ErrnoException): false {
+  if (err.code === "ENOENT") return false;
+  throw err;
 }
