@@ -256,3 +256,21 @@ async function readAll(id: string): Promise<SessionEvent[]> {
   const { readEventsFile } = await import("../store/fs/index.js");
   return readEventsFile(new FsSessionStore(home).paths(id).events);
 }
+
+describe("a session that fails to open", () => {
+  it("lets go of its log, so a later open can take it", async () => {
+    home = tempDir();
+    const env: NodeJS.ProcessEnv = {};
+    brain = new Brain({
+      store: new FsSessionStore(home),
+      harnesses: new HarnessRegistry([scripted(async () => {})]),
+      tools: new ToolRouter([new BuiltinTools()]),
+      env,
+    });
+    const provider = { api_key_env: "BRAIN_TEST_KEY" };
+    await expect(brain.create({ harness: "scripted", id: "s1", provider })).rejects.toThrow(/BRAIN_TEST_KEY/);
+    env.BRAIN_TEST_KEY = "now set";
+    const session = await brain.session("s1");
+    expect(session.id).toBe("s1");
+  });
+});

@@ -152,8 +152,9 @@ function lockedError(logPath: string, lockPath: string, session: string, held: {
   }
   const stale =
     r.host === hostname() ? "" : `; if no Brain runs there any more, delete ${lockPath} and try again`;
+  const who = r.kind === "cli" ? "another `brain` command" : "another Brain process";
   return new LogLockedError(
-    `session ${session} is open in another Brain process (${where}); ${rule}: wait for it to finish${stale}`,
+    `session ${session} is open in ${who} (${where}); ${rule}: wait for it to finish${stale}`,
     holder,
   );
 }
