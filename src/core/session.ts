@@ -46,7 +46,10 @@ export interface TurnOutcome {
 
 export interface StartedTurn {
   turn: string;
-  /** Resolves once `turn.settled` is durable. Never rejects. */
+  /**
+   * Resolves once `turn.settled` is durable, or, when the log cannot take it (a full disk), with the failure
+   * it will say once it can (the session starts no other turn before). Never rejects.
+   */
   settled: Promise<TurnOutcome>;
 }
 

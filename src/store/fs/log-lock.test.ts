@@ -100,6 +100,14 @@ describe("the log's lock", () => {
     },
   );
 
+  it("waits out a lock still being written, and takes over one left unreadable", async () => {
+    await fs.writeFile(`${file}.lock`, "");
+    await expect(open()).rejects.toThrow(/session s1 is being opened by another process: try again/);
+    const past = new Date(Date.now() - 60_000);
+    await fs.utimes(`${file}.lock`, past, past);
+    expect((await open()).lastSeq).toBe(0);
+  });
+
   it("lets readers read a locked log, and is gone once the writer closes", async () => {
     const log = await open();
     await log.append([delta("a"), delta("b")]);

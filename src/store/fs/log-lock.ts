@@ -68,14 +68,14 @@ export async function acquireLogLock(logPath: string, options: LockOptions): Pro
     // A stale lock is moved aside and then checked; a few rounds settle any race between takers.
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
-        await fsp.link(tmp, path);
+        await place(tmp, path, text);
         return { path, release: () => release(path, record.nonce) };
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       }
       const held = await readLock(path);
       if (held === undefined) continue; // released meanwhile
-      if (isLive(held, alive)) throw lockedError(logPath, path, options.session, held);
+      if (isLive(held, alive)) throw lockedError(options.session, held);
       await takeOver(path, held.text);
     }
     throw new StoreError("brain_error", `cannot lock ${logPath}: other processes keep taking the lock`);
@@ -87,14 +87,35 @@ export async function acquireLogLock(logPath: string, options: LockOptions): Pro
   }
 }
 
+/** Creates the lock at `path` unless one exists (EEXIST). */
+async function place(tmp: string, path: string, text: string): Promise<void> {
+  try {
+    await fsp.link(tmp, path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS") throw err;
+    // A file system without hard links: exclusive create, then write. A reader may see it empty for a moment.
+    await fsp.writeFile(path, text, { mode: 0o600, flag: "wx" });
+  }
+}
+
 async function release(path: string, nonce: string): Promise<void> {
   const held = await readLock(path).catch(() => undefined);
   if (held?.record?.nonce === nonce) await fsp.rm(path, { force: true }).catch(() => {});
 }
 
-async function readLock(path: string): Promise<{ text: string; record?: LockRecord } | undefined> {
+interface HeldLock {
+  text: string;
+  record?: LockRecord;
+  /** ms since the lock was last written. */
+  age: number;
+}
+
+async function readLock(path: string): Promise<HeldLock | undefined> {
   let text: string;
+  let age: number;
   try {
+    age = Date.now() - (await fsp.stat(path)).mtimeMs;
     text = await fsp.readFile(path, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
@@ -103,18 +124,17 @@ async function readLock(path: string): Promise<{ text: string; record?: LockReco
   try {
     const value = JSON.parse(text) as LockRecord;
     if (Number.isInteger(value.pid) && value.pid > 0 && typeof value.host === "string")
-      return { text, record: value };
+      return { text, record: value, age };
   } catch {}
-  // Locks appear whole (link of a finished file), so an unreadable one was not written by a live Brain.
-  return { text };
+  return { text, age };
 }
 
-function isLive(
-  held: { record?: LockRecord },
-  alive: (pid: number, start: string | undefined) => boolean,
-): boolean {
+/** An unreadable lock this young may still be being written (on a file system without hard links). */
+const WRITING_MS = 5_000;
+
+function isLive(held: HeldLock, alive: (pid: number, start: string | undefined) => boolean): boolean {
   const r = held.record;
-  if (!r) return false;
+  if (!r) return held.age < WRITING_MS;
   // Another machine's process (a shared file system) cannot be checked from here: it counts as live.
   if (r.host !== hostname()) return true;
   return alive(r.pid, r.start);
@@ -134,12 +154,16 @@ async function takeOver(path: string, staleText: string): Promise<void> {
   await fsp.rm(aside, { force: true });
 }
 
-function lockedError(logPath: string, lockPath: string, session: string, held: { record?: LockRecord }) {
-  const r = held.record!;
+function lockedError(session: string, held: HeldLock) {
+  const r = held.record;
+  if (!r) {
+    const holder = { kind: "process" as const, pid: 0, host: hostname() };
+    return new LogLockedError(`session ${session} is being opened by another process: try again`, holder);
+  }
   const holder = { kind: r.kind, pid: r.pid, host: r.host, ...(r.url ? { url: r.url } : {}) };
   const rule = "one process writes a session at a time";
   if (r.pid === process.pid && r.host === hostname()) {
-    return new LogLockedError(`session ${session} is already open in this process (${logPath})`, holder);
+    return new LogLockedError(`session ${session} is already open in this process`, holder);
   }
   const where = r.host === hostname() ? `pid ${r.pid}` : `pid ${r.pid} on ${r.host}`;
   if (r.kind === "daemon") {
@@ -151,7 +175,9 @@ function lockedError(logPath: string, lockPath: string, session: string, held: {
     );
   }
   const stale =
-    r.host === hostname() ? "" : `; if no Brain runs there any more, delete ${lockPath} and try again`;
+    r.host === hostname()
+      ? ""
+      : `; if no Brain runs there any more, delete the session's events.jsonl.lock and try again`;
   const who = r.kind === "cli" ? "another `brain` command" : "another Brain process";
   return new LogLockedError(
     `session ${session} is open in ${who} (${where}); ${rule}: wait for it to finish${stale}`,
