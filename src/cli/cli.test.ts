@@ -1,14 +1,16 @@
 // The brain command end to end: a real process on a throwaway $BRAIN_HOME.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { echoFactory, tempDir } from "../../test/helpers/brain.js";
 import { Brain } from "../core/brain.js";
 import { HarnessRegistry } from "../core/registry.js";
-import { collect, settled } from "../server/test-helpers.js";
+import { collect, raw, settled } from "../server/test-helpers.js";
 import { startTestDaemon } from "../server/testing.js";
 import { FsSessionStore, type LogIO, nodeLogIO, readEventsFile } from "../store/fs/index.js";
+import { processStart } from "../store/fs/log-lock.js";
 import { BuiltinTools } from "../tools/builtin.js";
 import { ToolRouter } from "../tools/router.js";
 import { runPrompt } from "./run.js";
@@ -157,6 +159,36 @@ describe("one writer per session", () => {
       expect(events.some((e) => e.type === "user.prompt" && e.data.text === "from cli")).toBe(false);
       expect(events.filter((e) => e.type === "turn.settled")).toHaveLength(2);
     } finally {
+      await d.cleanup();
+    }
+  });
+});
+
+describe("a session a `brain run` has open", () => {
+  it("is refused by the daemon with 409 naming the owner, not a 500", async () => {
+    const d = await startTestDaemon();
+    const holder = spawn(process.execPath, ["-e", "setInterval(() => {}, 1 << 30)"], { stdio: "ignore" });
+    try {
+      await new Promise((resolve) => holder.once("spawn", resolve));
+      const client = d.client();
+      const { id } = await client.create({ harness: "echo" });
+      await client.close(id);
+      const lock = {
+        kind: "cli",
+        pid: holder.pid,
+        host: hostname(),
+        start: processStart(holder.pid!),
+        nonce: "x",
+      };
+      writeFileSync(join(d.home, "sessions", id, "events.jsonl.lock"), JSON.stringify(lock));
+      const prompt = await raw(d.url, "POST", `/v1/sessions/${id}/prompt`, {
+        token: d.tokens.admin,
+        body: { text: "hi" },
+      });
+      expect(prompt.status).toBe(409);
+      expect(JSON.stringify(prompt.body)).toContain(`open in another \`brain\` command (pid ${holder.pid})`);
+    } finally {
+      holder.kill("SIGKILL");
       await d.cleanup();
     }
   });
