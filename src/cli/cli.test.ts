@@ -1,9 +1,19 @@
 // The brain command end to end: a real process on a throwaway $BRAIN_HOME.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { tempDir } from "../../test/helpers/brain.js";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { echoFactory, tempDir } from "../../test/helpers/brain.js";
+import { Brain } from "../core/brain.js";
+import { HarnessRegistry } from "../core/registry.js";
+import { collect, raw, settled } from "../server/test-helpers.js";
+import { startTestDaemon } from "../server/testing.js";
+import { FsSessionStore, type LogIO, nodeLogIO, readEventsFile } from "../store/fs/index.js";
+import { processStart } from "../store/fs/log-lock.js";
+import { BuiltinTools } from "../tools/builtin.js";
+import { ToolRouter } from "../tools/router.js";
+import { runPrompt } from "./run.js";
 
 const root = join(import.meta.dirname, "../..");
 const home = tempDir("brain-cli-");
@@ -119,6 +129,105 @@ describe("sessions, checkpoints, restore and fork", () => {
     expect(code).toBe(1);
     expect(err).toMatch(/not empty/);
     expect(readFileSync(join(into, "keep.txt"), "utf8")).toBe("mine");
+  });
+});
+
+describe("one writer per session", () => {
+  it("refuses `brain run` on a session the daemon has open, saying to go through it; the log stays valid", async () => {
+    const d = await startTestDaemon();
+    try {
+      const client = d.client();
+      const { id } = await client.create({ harness: "echo" });
+      await collect(client, id, settled((await client.prompt(id, "from the daemon")).turn));
+      // Not spawnSync: the daemon in this process keeps serving while the CLI runs.
+      const cli = spawn(process.execPath, [join(root, "bin/brain.js"), "run", "--session", id, "from cli"], {
+        cwd: work,
+        env: { ...process.env, BRAIN_HOME: d.home },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let err = "";
+      cli.stderr.on("data", (chunk) => {
+        err += chunk;
+      });
+      const code = await new Promise((resolve) => cli.once("exit", resolve));
+      expect(code).toBe(1);
+      expect(err).toContain(`session ${id} is open in the Brain daemon at ${d.url} (pid ${process.pid})`);
+      expect(err).toContain(`brain run --server ${d.url} --session ${id}`);
+      await collect(client, id, settled((await client.prompt(id, "again")).turn));
+      const events = await readEventsFile(join(d.home, "sessions", id, "events.jsonl"));
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+      expect(events.some((e) => e.type === "user.prompt" && e.data.text === "from cli")).toBe(false);
+      expect(events.filter((e) => e.type === "turn.settled")).toHaveLength(2);
+    } finally {
+      await d.cleanup();
+    }
+  });
+});
+
+describe("a session a `brain run` has open", () => {
+  it("is refused by the daemon with 409 naming the owner, not a 500", async () => {
+    const d = await startTestDaemon();
+    const holder = spawn(process.execPath, ["-e", "setInterval(() => {}, 1 << 30)"], { stdio: "ignore" });
+    try {
+      await new Promise((resolve) => holder.once("spawn", resolve));
+      const client = d.client();
+      const { id } = await client.create({ harness: "echo" });
+      await client.close(id);
+      const lock = {
+        kind: "cli",
+        pid: holder.pid,
+        host: hostname(),
+        start: processStart(holder.pid!),
+        nonce: "x",
+      };
+      writeFileSync(join(d.home, "sessions", id, "events.jsonl.lock"), JSON.stringify(lock));
+      const prompt = await raw(d.url, "POST", `/v1/sessions/${id}/prompt`, {
+        token: d.tokens.admin,
+        body: { text: "hi" },
+      });
+      expect(prompt.status).toBe(409);
+      expect(JSON.stringify(prompt.body)).toContain(`open in another \`brain\` command (pid ${holder.pid})`);
+    } finally {
+      holder.kill("SIGKILL");
+      await d.cleanup();
+    }
+  });
+});
+
+describe("a full disk", () => {
+  it("makes `brain run` exit non-zero with the disk's error, not 0 with no output", async () => {
+    const dir = tempDir("brain-cli-full-");
+    let full = false;
+    // The prompt fits; the reply and turn.settled do not (a disk that fills during the turn).
+    const io: LogIO = {
+      ...nodeLogIO,
+      write(fd, buffer, offset, length, position) {
+        if (full) return Promise.reject(new Error("ENOSPC: no space left on device, write"));
+        full = buffer.includes('"type":"turn.started"');
+        return nodeLogIO.write(fd, buffer, offset, length, position);
+      },
+    };
+    const brain = new Brain({
+      store: new FsSessionStore(dir, io),
+      harnesses: new HarnessRegistry([echoFactory()]),
+      tools: new ToolRouter([new BuiltinTools()]),
+    });
+    const written: string[] = [];
+    const stderr = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    const stdout = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
+    try {
+      const code = await runPrompt(brain, { prompt: "hello", session: "full", defaults: {}, json: false });
+      expect(code).toBe(1);
+      expect(written.join("")).toMatch(/turn failed: brain_error: could not write the event log: .*ENOSPC/);
+    } finally {
+      stderr.mockRestore();
+      stdout.mockRestore();
+      await brain.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -21,7 +21,11 @@ const EXIT = { completed: 0, failed: 1, interrupted: 130 } as const;
 export async function runPrompt(brain: Brain, options: RunOptions): Promise<number> {
   const session = await openOrCreate(brain, options);
   const print = options.json ? jsonPrinter() : textPrinter();
-  const unsubscribe = session.log.subscribe(print);
+  const settledSeen = new Set<string>();
+  const unsubscribe = session.log.subscribe((events) => {
+    for (const e of events) if (e.type === "turn.settled" && e.turn) settledSeen.add(e.turn);
+    print(events);
+  });
   const stopAnswering = answerRequests(session, {
     allow: options.allow ?? [],
     deny: options.deny ?? [],
@@ -41,6 +45,12 @@ export async function runPrompt(brain: Brain, options: RunOptions): Promise<numb
   try {
     const turn = await session.prompt(options.prompt);
     const outcome = await turn.settled;
+    // A turn.settled the log could not take was never printed: say how the turn ended (the disk's error).
+    if (!settledSeen.has(turn.turn) && outcome.error) {
+      process.stderr.write(
+        `brain: turn ${outcome.status}: ${outcome.error.code}: ${outcome.error.message}\n`,
+      );
+    }
     if (!options.json) process.stderr.write(`session ${session.id}\n`);
     return EXIT[outcome.status];
   } finally {

@@ -11,7 +11,7 @@ import { nuiHarnessFactories } from "../harnesses/nui/families.js";
 import { splitCommandLine } from "../harnesses/process/command.js";
 import { ProcessFactory } from "../harnesses/process/factory.js";
 import type { HarnessEntry } from "../protocol/config.js";
-import { FsSessionStore } from "../store/fs/index.js";
+import { FsSessionStore, type LogHolder } from "../store/fs/index.js";
 import { BuiltinTools } from "../tools/builtin.js";
 import { mcpSessionTools } from "../tools/mcp/index.js";
 import { ToolRouter } from "../tools/router.js";
@@ -82,9 +82,14 @@ export function nuiFactories(loaded: LoadedConfig, home = brainHome()) {
   });
 }
 
-export function createBrain(loaded: LoadedConfig, home = brainHome()): Brain {
+/** `holder`: who this process is, as another process that finds a session open here is told. */
+export function createBrain(
+  loaded: LoadedConfig,
+  home = brainHome(),
+  holder: LogHolder = { kind: "cli" },
+): Brain {
   return new Brain({
-    store: new FsSessionStore(home),
+    store: new FsSessionStore(home, undefined, holder),
     // The in-process api harness comes first, so a runner the config names "api" takes its place.
     harnesses: new HarnessRegistry([
       new ApiHarnessFactory(),

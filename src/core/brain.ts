@@ -172,20 +172,26 @@ export class Brain {
     const tools = await this.options.tools.bind(record.config.tools ?? []);
     const services = this.options.sessionTools?.(record);
     const log = await this.options.store.openLog(id);
-    if (record.status === "closed") await this.options.store.update(id, { status: "open" });
-    return Session.open({
-      id,
-      harnessName: record.harness,
-      config: record.config,
-      nativeDir: paths.native,
-      log,
-      factory: this.options.harnesses.get(record.harness),
-      tools,
-      ...(services ? { services } : {}),
-      provider: this.credentials(record.provider),
-      checkpoints: new CheckpointStore(paths.checkpoints),
-      permissions: new PermissionRules(record.permissions),
-    });
+    try {
+      if (record.status === "closed") await this.options.store.update(id, { status: "open" });
+      return await Session.open({
+        id,
+        harnessName: record.harness,
+        config: record.config,
+        nativeDir: paths.native,
+        log,
+        factory: this.options.harnesses.get(record.harness),
+        tools,
+        ...(services ? { services } : {}),
+        provider: this.credentials(record.provider),
+        checkpoints: new CheckpointStore(paths.checkpoints),
+        permissions: new PermissionRules(record.permissions),
+      });
+    } catch (err) {
+      // Left open, the log would keep its lock: no later open in this process or any other could take it.
+      await log.close().catch(() => {});
+      throw err;
+    }
   }
 
   private credentials(settings: ProviderSettings | undefined): ProviderCredentials {

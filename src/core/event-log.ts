@@ -8,7 +8,8 @@ export interface EventLog {
   /**
    * Gives the events the next dense seqs at once (in call order) and resolves once they are durable
    * (written and fdatasync'd in a group commit). Readers and subscribers see an event only once durable.
-   * Rejects with the disk's error; the log then holds none of that batch and stays appendable.
+   * Rejects with the disk's error; the log then holds none of that batch, nor of the appends already queued
+   * behind it (they fail with the same error: written after a gap they would hide it), and stays appendable.
    */
   append(events: NewEvent[]): Promise<SessionEvent[]>;
   /** Durable events with seq > after, in order (at most `limit`). */

@@ -20,7 +20,8 @@ import type { SessionToolServices } from "../tools/tool-service.js";
 import type { CheckpointManifest, CheckpointStore } from "./checkpoints/index.js";
 import type { EventLog } from "./event-log.js";
 import { type Harness, HarnessError, type HarnessFactory } from "./harness.js";
-import { type PendingRequest, PendingRequests, type RequestKind } from "./pending.js";
+import { errorResult, LogWriter, type TurnWrites } from "./log-writer.js";
+import type { PendingRequest, PendingRequests, RequestKind } from "./pending.js";
 import type { PermissionRules } from "./permissions.js";
 
 export interface SessionParts {
@@ -46,12 +47,14 @@ export interface TurnOutcome {
 
 export interface StartedTurn {
   turn: string;
-  /** Resolves once `turn.settled` is durable. Never rejects. */
+  /**
+   * Resolves once `turn.settled` is durable, or, when the log cannot take it (a full disk), with the failure
+   * it will say once it can (the session starts no other turn before). Never rejects.
+   */
   settled: Promise<TurnOutcome>;
 }
 
-interface RunningTurn {
-  id: string;
+interface RunningTurn extends TurnWrites {
   abort: AbortController;
   toolCalls: Set<Promise<unknown>>;
   failure?: HarnessError;
@@ -73,24 +76,34 @@ export class Session {
   private opening: Promise<Harness> | undefined;
   private tools: Promise<BoundTools> | undefined;
   private running: RunningTurn | undefined;
-  private readonly pending = new PendingRequests();
-  private emitted: NewEvent[] = [];
+  private readonly writer: LogWriter;
   /** Turns waiting on a permission or question, by request: woken by the one answer. */
   private readonly waiters = new Map<string, (answer: Record<string, unknown>) => void>();
   private closed = false;
 
-  private constructor(private readonly parts: SessionParts) {}
+  private constructor(private readonly parts: SessionParts) {
+    this.writer = new LogWriter(
+      parts.log,
+      () => this.running,
+      (turn, err) => this.failTurn(turn as RunningTurn, err),
+    );
+  }
+
+  private get pending(): PendingRequests {
+    return this.writer.pending;
+  }
 
   /** Opens a session from its log: passive, no harness is started. A turn the host died in is closed out. */
   static async open(parts: SessionParts): Promise<Session> {
     const session = new Session(parts);
-    let orphan: string | undefined;
+    // Every turn left open, not only the last: a host that could not write a close-out went on to later turns.
+    const open = new Set<string>();
     for (const event of await parts.log.read(0)) {
       session.pending.observe(event);
-      if (event.type === "turn.started") orphan = event.turn;
-      if (event.type === "turn.settled" && event.turn === orphan) orphan = undefined;
+      if (event.type === "turn.started" && event.turn) open.add(event.turn);
+      if (event.type === "turn.settled" && event.turn) open.delete(event.turn);
     }
-    if (orphan) await session.recoverTurn(orphan);
+    for (const turn of open) await session.recoverTurn(turn);
     return session;
   }
 
@@ -120,13 +133,16 @@ export class Session {
   async prompt(text: string, input: { images?: PromptImage[] } = {}): Promise<StartedTurn> {
     this.assertOpen();
     const images = this.checkImages(input.images);
-    if (this.running) {
-      throw new SessionError(
-        "conflict",
-        `turn ${this.running.id} is still running: steer or interrupt it first`,
-      );
-    }
-    const turn: RunningTurn = { id: randomUUID(), abort: new AbortController(), toolCalls: new Set() };
+    this.assertIdle();
+    // The last turn's close-out first: no turn starts while one is open in the log.
+    await this.writer.closeOut();
+    this.assertIdle();
+    const turn: RunningTurn = {
+      id: randomUUID(),
+      abort: new AbortController(),
+      toolCalls: new Set(),
+      writes: new Set(),
+    };
     setMaxListeners(0, turn.abort.signal); // every tool call in flight listens for the interrupt
     this.running = turn;
     try {
@@ -136,6 +152,8 @@ export class Session {
       ]);
     } catch (err) {
       this.running = undefined;
+      // The turn never started in the log: there is nothing to close out.
+      this.writer.forget(turn.id);
       throw err;
     }
     return { turn: turn.id, settled: this.runTurn(turn, text, images) };
@@ -177,6 +195,7 @@ export class Session {
     this.assertOpen();
     if (this.running)
       throw new SessionError("conflict", "a checkpoint is taken between turns: wait for the turn to settle");
+    await this.writer.closeOut();
     const harness = await this.ensureHarness();
     const files = await harness.checkpoint();
     const secrets = this.parts.provider.api_key ? [this.parts.provider.api_key] : [];
@@ -250,6 +269,7 @@ export class Session {
     this.closed = true;
     await this.dropHarness();
     await this.parts.services?.close().catch(() => {});
+    await this.writer.closeOut().catch(() => {});
     await this.append([{ type: "session.closed", data: {} }]).catch(() => {});
     await this.parts.log.close();
   }
@@ -269,17 +289,30 @@ export class Session {
         err instanceof HarnessError ? err.toInfo() : { code: "brain_error", message: (err as Error).message };
       if (!(err instanceof HarnessError) || err.code === "brain_error") await this.dropHarness();
     }
+    turn.abort.abort(); // cancels any tool call the harness abandoned
+    await Promise.allSettled(turn.toolCalls);
+    // Whatever the turn emitted is durable or known lost before it says how it ended.
+    await this.writer.drain(turn);
     if (turn.failure) {
       status = "failed";
       error = turn.failure.toInfo();
     }
-    turn.abort.abort(); // cancels any tool call the harness abandoned
-    await Promise.allSettled(turn.toolCalls);
-    await this.settleLeftovers(turn.id, "the turn ended before the tool call finished");
+    if (!this.writer.isStalled) {
+      await this.settleLeftovers(turn.id, "the turn ended before the tool call finished");
+      const data = error ? { status, error } : { status };
+      try {
+        await this.append([{ type: "turn.settled", turn: turn.id, data }]);
+        this.running = undefined;
+        return { turn: turn.id, ...data };
+      } catch (err) {
+        this.writer.stall(turn, err as Error);
+      }
+    }
+    // The log failed during this turn: it failed, whatever the harness said, and its close-out says so.
     this.running = undefined;
-    const data = error ? { status, error } : { status };
-    await this.append([{ type: "turn.settled", turn: turn.id, data }]).catch(() => {});
-    return { turn: turn.id, ...data };
+    const failed = this.writer.ended(turn.failure?.toInfo());
+    await this.writer.closeOut().catch(() => {});
+    return { turn: turn.id, ...failed };
   }
 
   /** The harness's tool callback: log the intent durably, dispatch, log the result, answer. */
@@ -288,6 +321,13 @@ export class Session {
     if (!turn || turn.id !== turnId) return errorResult("no turn is running");
     if (this.pending.has("tool.call", call.id))
       return errorResult(`tool call id "${call.id}" is already in use`);
+    // A call the log cannot hold is never run: it would leave a result without its call.
+    const unloggable = notLoggable(call);
+    if (unloggable) {
+      const message = `tool call "${call.id}" (${call.name}) was refused: its arguments cannot be logged (${unloggable})`;
+      await this.append([{ type: "harness.warning", turn: turnId, data: { message } }]).catch(() => {});
+      return errorResult(`${message}; call it again with smaller, flatter arguments`);
+    }
     const work = (async () => {
       await this.append([{ type: "tool.call", turn: turnId, data: call }]);
       const verdict = await this.permit(turnId, { tool: call.name, arguments: call.arguments }, signal);
@@ -372,32 +412,16 @@ export class Session {
     await this.append([{ type: "turn.settled", turn, data: { status: "failed", error } }]);
   }
 
-  /**
-   * Harness events are gathered for the rest of the tick and appended as one batch: a runner's stdout chunk
-   * carries hundreds of deltas, and one append per event was the relay's main cost.
-   */
-  private emit(event: NewEvent): void {
-    if (this.emitted.length === 0) queueMicrotask(() => this.flushEmitted());
-    this.emitted.push(event);
-  }
-
-  private flushEmitted(): void {
-    if (this.emitted.length === 0) return;
-    const batch = this.emitted;
-    this.emitted = [];
-    const turn = this.running;
-    this.parts.log.append(batch).catch((err: Error) => {
-      if (!turn || turn.failure) return;
-      turn.failure = new HarnessError("brain_error", `could not write the event log: ${err.message}`);
-      turn.abort.abort();
-      void this.harness?.interrupt(turn.id);
-    });
+  /** The first failed write of a turn fails it: stop it (the writer writes nothing more until its close-out). */
+  private failTurn(turn: RunningTurn, err: Error): void {
+    if (turn.failure) return;
+    turn.failure = new HarnessError("brain_error", `could not write the event log: ${err.message}`);
+    turn.abort.abort();
+    if (this.running === turn) this.harness?.interrupt(turn.id).catch(() => {});
   }
 
   private append(events: NewEvent[]): Promise<SessionEvent[]> {
-    this.flushEmitted(); // what the harness emitted before this keeps its place in the log
-    for (const event of events) this.pending.observe(event);
-    return this.parts.log.append(events);
+    return this.writer.append(events);
   }
 
   private async ensureHarness(): Promise<Harness> {
@@ -411,7 +435,7 @@ export class Session {
           config: this.parts.config,
           tools: tools.schemas,
           provider: this.parts.provider,
-          emit: (event) => this.emit(event),
+          emit: (event) => this.writer.emit(event),
           call: (turn, call, signal) => this.callTool(turn, call, signal),
           permit: (turn, use, signal, options) => this.permit(turn, use, signal, options),
           ask: (turn, question, signal, options) => this.ask(turn, question, signal, options),
@@ -451,6 +475,15 @@ export class Session {
     return this.running;
   }
 
+  private assertIdle(): void {
+    if (this.running) {
+      throw new SessionError(
+        "conflict",
+        `turn ${this.running.id} is still running: steer or interrupt it first`,
+      );
+    }
+  }
+
   private assertOpen(): void {
     if (this.closed) throw new SessionError("conflict", `session ${this.parts.id} is closed`);
   }
@@ -458,6 +491,12 @@ export class Session {
 
 const waiterKey = (kind: RequestKind, id: string) => `${kind}\u0000${id}`;
 
-function errorResult(text: string): ToolResult {
-  return { content: [{ type: "text", text }], is_error: true };
+/** Why the log could not hold this call (arguments nested too deep for JSON.stringify), or undefined. */
+function notLoggable(call: ToolCallParams): string | undefined {
+  try {
+    JSON.stringify(call.arguments);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
 }

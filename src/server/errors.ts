@@ -5,7 +5,7 @@ import type { ZodType } from "zod";
 import { CheckpointError } from "../core/checkpoints/index.js";
 import { SessionError } from "../core/session.js";
 import type { ApiErrorBody, ApiErrorCode } from "../protocol/api.js";
-import { StoreError } from "../store/fs/index.js";
+import { LogLockedError, StoreError } from "../store/fs/index.js";
 
 const STATUS: Record<ApiErrorCode, number> = {
   bad_request: 400,
@@ -45,6 +45,8 @@ export const notFound = (what: string) => new ApiError("not_found", what);
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof SessionError) return new ApiError(err.code, err.message);
+  // Another process (a `brain run`) has the session open: it is busy, not broken.
+  if (err instanceof LogLockedError) return new ApiError("conflict", err.message);
   if (err instanceof StoreError || err instanceof CheckpointError)
     return new ApiError(err.code === "bad_request" ? "bad_request" : "brain_error", err.message);
   const message = err instanceof Error ? err.message : String(err);

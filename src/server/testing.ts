@@ -9,7 +9,7 @@ import type { HarnessFactory } from "../core/harness.js";
 import { HarnessRegistry } from "../core/registry.js";
 import { ProcessFactory } from "../harnesses/process/factory.js";
 import type { SessionDefaults } from "../protocol/config.js";
-import { FsSessionStore } from "../store/fs/index.js";
+import { FsSessionStore, type LogHolder } from "../store/fs/index.js";
 import { BuiltinTools } from "../tools/builtin.js";
 import { ToolRouter } from "../tools/router.js";
 import type { AgentCatalog } from "./agents.js";
@@ -41,7 +41,8 @@ export async function startTestDaemon(
   } = {},
 ): Promise<TestDaemon> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), "brain-daemon-"));
-  const store = new FsSessionStore(home);
+  const holder: LogHolder = { kind: "daemon" };
+  const store = new FsSessionStore(home, undefined, holder);
   const echo = new ProcessFactory({ name: "echo", command: process.execPath, args: [echoRunnerPath()] });
   const brain = new Brain({
     store,
@@ -67,6 +68,7 @@ export async function startTestDaemon(
     ...(options.defaults ? { defaults: options.defaults } : {}),
     ...(options.agents ? { agents: options.agents } : {}),
   });
+  holder.url = daemon.url;
   return {
     daemon,
     brain,

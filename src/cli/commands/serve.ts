@@ -3,7 +3,7 @@
 import { homeAgents } from "../../server/agents.js";
 import { loadOrCreateTokens, tokensPath } from "../../server/auth/tokens.js";
 import { DEFAULT_HOST, DEFAULT_PORT, startDaemon } from "../../server/daemon.js";
-import { FsSessionStore } from "../../store/fs/index.js";
+import { FsSessionStore, type LogHolder } from "../../store/fs/index.js";
 import { parse, str, UsageError } from "../args.js";
 import { loadConfig } from "../config.js";
 import { brainHome, createBrain } from "../setup.js";
@@ -33,7 +33,9 @@ export async function command(args: string[]): Promise<number> {
   const home = brainHome();
   const tokens = noAuth ? undefined : loadOrCreateTokens(home);
   const store = new FsSessionStore(home);
-  const brain = createBrain(loaded, home);
+  // A `brain run` on a session the daemon has open is told to go through the daemon, at this URL.
+  const holder: LogHolder = { kind: "daemon" };
+  const brain = createBrain(loaded, home, holder);
   let daemon: Awaited<ReturnType<typeof startDaemon>>;
   try {
     daemon = await startDaemon({
@@ -54,6 +56,7 @@ export async function command(args: string[]): Promise<number> {
       throw new UsageError(`port ${port} on ${host} is in use: pick another with --port N`);
     throw err;
   }
+  holder.url = daemon.url;
   const say = (line: string) => process.stdout.write(`${line}\n`);
   say(
     `brain daemon on ${daemon.url}  (sessions in ${home}; harnesses: ${brain.harnesses.names().join(", ")})`,

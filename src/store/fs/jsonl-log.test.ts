@@ -323,7 +323,7 @@ describe("JsonlEventLog", () => {
       });
     }
 
-    it("renumbers appends queued behind a failed batch so seqs stay dense", async () => {
+    it("fails the appends queued behind a failed batch, so none is written after the gap", async () => {
       const io = testIO();
       const log = await open(io);
       await log.append([delta("a")]);
@@ -331,11 +331,14 @@ describe("JsonlEventLog", () => {
       const release = io.holdDatasync();
       const failed = log.append([delta("lost1"), delta("lost2")]);
       await new Promise((r) => setImmediate(r));
-      const queued = log.append([delta("next")]);
+      const queued = log.append([delta("lost3, made before the failure was known")]);
       release();
       await expect(failed).rejects.toThrow(/EIO/);
-      expect((await queued)[0]?.seq).toBe(2);
-      expect((await lines()).map((l) => JSON.parse(l).seq)).toEqual([1, 2]);
+      await expect(queued).rejects.toThrow(/EIO/);
+      expect(log.lastSeq).toBe(1);
+      // Appends made once the failure is known go on at dense seqs.
+      expect((await log.append([delta("next")]))[0]?.seq).toBe(2);
+      expect((await lines()).map((l) => JSON.parse(l).data.text)).toEqual(["a", "next"]);
     });
 
     it("retries cutting the file back before the next write when the first cut fails", async () => {

@@ -6,6 +6,12 @@ import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { osMessage, StoreError } from "./errors.js";
 import { corrupt, parseLine, scanLog } from "./jsonl-scan.js";
 import { type LogIO, nodeLogIO, readFully, writeFully } from "./log-io.js";
+import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
+
+export interface OpenOptions {
+  /** Who this process is, for the error another writer gets (default: a plain process). */
+  holder?: LogHolder;
+}
 
 /** One append() call waiting for its batch. Seqs stay mutable until durable: a failed batch gives them back. */
 interface Pending {
@@ -37,6 +43,7 @@ export class JsonlEventLog implements EventLog {
     readonly session: string,
     private readonly io: LogIO,
     private readonly fd: number,
+    private readonly lock: LogLock,
     /** offsets[i] = byte offset of seq i + 1, so a read from any seq starts right there. */
     private readonly offsets: number[],
     size: number,
@@ -46,12 +53,25 @@ export class JsonlEventLog implements EventLog {
     this.size = size;
   }
 
-  /** Opens (creating if needed) the log at `path`, cutting a torn last line left by a crash mid-write. */
-  static async open(path: string, session: string, io: LogIO = nodeLogIO): Promise<JsonlEventLog> {
+  /**
+   * Opens (creating if needed) the log at `path` for writing, cutting a torn last line left by a crash
+   * mid-write. Takes the log's lock first: a log another live process has open is refused (LogLockedError).
+   */
+  static async open(
+    path: string,
+    session: string,
+    io: LogIO = nodeLogIO,
+    options: OpenOptions = {},
+  ): Promise<JsonlEventLog> {
+    const lock = await acquireLogLock(path, {
+      session,
+      ...(options.holder ? { holder: options.holder } : {}),
+    });
     let fd: number;
     try {
       fd = await io.open(path, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o644);
     } catch (err) {
+      await lock.release();
       throw failure(path, "cannot open", err);
     }
     try {
@@ -63,9 +83,10 @@ export class JsonlEventLog implements EventLog {
       }
       // The file may be new: its directory entry must be durable before any event in it counts as durable.
       await io.syncDir(nodePath.dirname(path));
-      return new JsonlEventLog(path, session, io, fd, scan.offsets, scan.end);
+      return new JsonlEventLog(path, session, io, fd, lock, scan.offsets, scan.end);
     } catch (err) {
       await io.close(fd).catch(() => {});
+      await lock.release();
       if (err instanceof StoreError) throw err;
       throw failure(path, "cannot open", err);
     }
@@ -169,7 +190,11 @@ export class JsonlEventLog implements EventLog {
       } catch (err) {
         throw failure(this.path, "cannot cut a failed batch", err);
       } finally {
-        await this.io.close(this.fd);
+        try {
+          await this.io.close(this.fd);
+        } finally {
+          await this.lock.release();
+        }
       }
     })();
     return this.closing;
@@ -216,11 +241,15 @@ export class JsonlEventLog implements EventLog {
       await this.io.datasync(this.fd);
     } catch (err) {
       await this.rollback().catch(() => {});
-      // Give the seqs back: the failed batch's and, shifted down, those of appends queued behind it.
+      // Appends queued behind the failed batch were made before its failure was known and may continue it (the
+      // rest of a stream of deltas): written after the gap, they would hide lost events behind dense seqs. They
+      // fail with it; appends made once the failure is known go on as usual. Their seqs are given back.
+      const behind = this.queue;
+      this.queue = [];
       this.nextSeq = this.durableSeq + 1;
-      for (const p of this.queue) for (const e of p.events) e.seq = this.nextSeq++;
       const error = failure(this.path, "append failed", err);
       for (const p of batch) p.reject(error);
+      for (const p of behind) p.reject(error);
       return;
     }
     let at = this.size;

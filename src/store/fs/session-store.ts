@@ -6,6 +6,7 @@ import nodePath from "node:path";
 import { osMessage, StoreError } from "./errors.js";
 import { JsonlEventLog } from "./jsonl-log.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
+import { acquireLogLock, type LogHolder } from "./log-lock.js";
 import { describeIssue, SESSION_ID, SessionRecord } from "./session-record.js";
 
 export interface SessionPaths {
@@ -30,6 +31,8 @@ export class FsSessionStore {
   constructor(
     readonly home: string,
     private readonly io: LogIO = nodeLogIO,
+    /** Who this process is, in the lock of each log it opens (the daemon sets its URL once it listens). */
+    private readonly holder: LogHolder = { kind: "process" },
   ) {
     this.root = nodePath.join(home, "sessions");
   }
@@ -141,13 +144,16 @@ export class FsSessionStore {
 
   /** Deletes the session and everything in its directory. Removing a missing session is not an error. */
   async remove(id: string): Promise<void> {
-    const { dir } = this.paths(id);
+    const { dir, events } = this.paths(id);
+    if (!(await disk("remove", dir, () => fsp.stat(dir).then(() => true, notFound)))) return;
+    // Never from under a writer: a session another process has open is refused (LogLockedError).
+    await acquireLogLock(events, { session: id, holder: this.holder });
     await disk("remove", dir, () => fsp.rm(dir, { recursive: true, force: true }));
   }
 
   async openLog(id: string): Promise<JsonlEventLog> {
     if (!(await this.get(id))) throw new StoreError("bad_request", `session ${id} not found`);
-    return JsonlEventLog.open(this.paths(id).events, id, this.io);
+    return JsonlEventLog.open(this.paths(id).events, id, this.io, { holder: this.holder });
   }
 
   /** tmp + fsync + rename + fsync(dir): a crash leaves the old session.json or the new one, never a mix. */
@@ -205,4 +211,9 @@ async function disk<T>(op: string, path: string, fn: () => Promise<T>): Promise<
   } catch (err) {
     throw diskError(op, path, err);
   }
+}
+
+function notFound(err: NodeJS.ErrnoException): false {
+  if (err.code === "ENOENT") return false;
+  throw err;
 }

@@ -1,0 +1,151 @@
+// How a session writes its log: harness events batched per tick, the index of requests kept in step, and the
+// rule that keeps a failed write from hiding: after a turn's first failed write nothing more is written (a later
+// event after a lost one would leave a gap no reader could see) until the turn's close-out is durable.
+import type { ErrorInfo, NewEvent, SessionEvent } from "../protocol/events.js";
+import type { ToolResult } from "../protocol/runner.js";
+import type { EventLog } from "./event-log.js";
+import { PendingRequests } from "./pending.js";
+
+/** What the writer needs of a running turn. */
+export interface TurnWrites {
+  id: string;
+  /** The turn's appends in flight: it settles only once each is durable or known lost. */
+  writes: Set<Promise<void>>;
+}
+
+/** A turn whose write failed; `settled` is its turn.settled's data, once the turn has ended. */
+interface Stalled {
+  turn: string;
+  error: Error;
+  settled?: { status: "failed"; error: ErrorInfo };
+}
+
+export class LogWriter {
+  /** Requests waiting for an answer, kept in step with every append (rebuilt from the log after a failure). */
+  pending = new PendingRequests();
+  private emitted: NewEvent[] = [];
+  private stalled: Stalled | undefined;
+  private closingOut: Promise<void> | undefined;
+
+  constructor(
+    readonly log: EventLog,
+    /** The running turn: a failed write fails it. */
+    private readonly running: () => TurnWrites | undefined,
+    /** Told once, of the first failed write while `turn` runs. */
+    private readonly onFailure: (turn: TurnWrites, err: Error) => void,
+  ) {}
+
+  /** True while a turn's close-out waits to be written: nothing else is. */
+  get isStalled(): boolean {
+    return this.stalled !== undefined;
+  }
+
+  /**
+   * Harness events are gathered for the rest of the tick and appended as one batch: a runner's stdout chunk
+   * carries hundreds of deltas, and one append per event was the relay's main cost.
+   */
+  emit(event: NewEvent): void {
+    if (this.emitted.length === 0) queueMicrotask(() => this.flush());
+    this.emitted.push(event);
+  }
+
+  flush(): void {
+    if (this.emitted.length === 0) return;
+    const batch = this.emitted;
+    this.emitted = [];
+    this.write(batch).catch(() => {}); // a failure stalls the turn (write)
+  }
+
+  append(events: NewEvent[]): Promise<SessionEvent[]> {
+    this.flush(); // what the harness emitted before this keeps its place in the log
+    return this.write(events);
+  }
+
+  /** Resolves once every write of `turn` is durable or known lost. */
+  async drain(turn: TurnWrites): Promise<void> {
+    this.flush();
+    while (turn.writes.size > 0) await Promise.allSettled([...turn.writes]);
+  }
+
+  /** The first failed write of a turn: nothing more is written until its close-out. */
+  stall(turn: TurnWrites, err: Error): void {
+    if (this.stalled) return;
+    this.stalled = { turn: turn.id, error: err };
+    this.onFailure(turn, err);
+  }
+
+  /** The stalled turn never started in the log (its first write failed): there is nothing to close out. */
+  forget(turn: string): void {
+    if (this.stalled?.turn === turn) this.stalled = undefined;
+  }
+
+  /** The stalled turn has ended: returns how its close-out will say it ended. */
+  ended(failure: ErrorInfo | undefined): { status: "failed"; error: ErrorInfo } {
+    const stalled = this.stalled!;
+    stalled.settled = {
+      status: "failed",
+      error: failure ?? {
+        code: "brain_error",
+        message: `could not write the event log: ${stalled.error.message}`,
+      },
+    };
+    return stalled.settled;
+  }
+
+  /** Makes the stalled turn's close-out durable, or throws the log's error. Nothing is written before it. */
+  closeOut(): Promise<void> {
+    const stalled = this.stalled;
+    if (!stalled?.settled) return Promise.resolve(); // none, or its turn has not ended yet
+    const settled = stalled.settled;
+    this.closingOut ??= (async () => {
+      // The index was kept by what was sent, not by what became durable: rebuild it from the log.
+      const durable = new PendingRequests();
+      for (const event of await this.log.read(0)) durable.observe(event);
+      const reason =
+        "the event log could not be written while the tool call was running; its outcome is unknown";
+      const events: NewEvent[] = [
+        ...leftoverResults(durable, stalled.turn, reason),
+        { type: "turn.settled", turn: stalled.turn, data: settled },
+      ];
+      await this.log.append(events);
+      for (const event of events) durable.observe(event);
+      this.pending = durable;
+      this.stalled = undefined;
+    })().finally(() => {
+      this.closingOut = undefined;
+    });
+    return this.closingOut;
+  }
+
+  private write(events: NewEvent[]): Promise<SessionEvent[]> {
+    if (this.stalled) return Promise.reject(this.stalled.error);
+    for (const event of events) this.pending.observe(event);
+    const written = this.log.append(events);
+    const turn = this.running();
+    if (turn) {
+      const done: Promise<void> = written.then(
+        () => {},
+        (err: Error) => this.stall(turn, err),
+      );
+      turn.writes.add(done);
+      void done.then(() => turn.writes.delete(done));
+    }
+    return written;
+  }
+}
+
+/** Error results for the turn's tool calls still open in `pending`. */
+function leftoverResults(pending: PendingRequests, turn: string, reason: string): NewEvent[] {
+  return pending
+    .list(turn)
+    .filter((request) => request.kind === "tool.call")
+    .map((request) => ({
+      type: "tool.result" as const,
+      turn,
+      data: { id: request.id, ...errorResult(reason) },
+    }));
+}
+
+export function errorResult(text: string): ToolResult {
+  return { content: [{ type: "text", text }], is_error: true };
+}

@@ -1,0 +1,222 @@
+// One writer per session log across processes: `events.jsonl.lock` names the process that owns the log. Node has
+// no flock, so the lock is a file made atomically (link(2) of a complete temp file, which fails if one exists)
+// and is taken over only when its holder is gone: its pid is dead, a zombie, or now a different process (its
+// start time differs, so a reused pid does not keep a dead holder's lock alive). Readers never take it.
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import fsp from "node:fs/promises";
+import { hostname } from "node:os";
+import { StoreError } from "./errors.js";
+
+/** Who holds a log, as another process is told: the daemon says where to reach it instead. */
+export interface LogHolder {
+  kind: "daemon" | "cli" | "process";
+  /** The daemon's URL, once it listens. */
+  url?: string;
+}
+
+interface LockRecord extends LogHolder {
+  pid: number;
+  host: string;
+  /** Boot id + start time of the process (Linux): tells the holder apart from a later process with its pid. */
+  start?: string;
+  /** This acquisition alone, so release never removes a lock that another process took over. */
+  nonce: string;
+}
+
+/** The log is owned by another live process (or by another open of it in this one). */
+export class LogLockedError extends StoreError {
+  override name = "LogLockedError";
+  constructor(
+    message: string,
+    readonly holder: LogHolder & { pid: number; host: string },
+  ) {
+    super("brain_error", message);
+  }
+}
+
+export interface LogLock {
+  readonly path: string;
+  /** Removes the lock if it is still this one. Never throws: a lock left behind is stale once we exit. */
+  release(): Promise<void>;
+}
+
+export interface LockOptions {
+  holder?: LogHolder;
+  /** The session, for the error message. */
+  session: string;
+  /** Is process `pid` (recorded with `start`) still running? Injectable for tests. */
+  alive?: (pid: number, start: string | undefined) => boolean;
+}
+
+/** Takes the lock for the log at `logPath`, or throws LogLockedError naming the live owner. */
+export async function acquireLogLock(logPath: string, options: LockOptions): Promise<LogLock> {
+  const path = `${logPath}.lock`;
+  const alive = options.alive ?? processAlive;
+  const start = processStart(process.pid);
+  const record: LockRecord = {
+    ...(options.holder ?? { kind: "process" }),
+    pid: process.pid,
+    host: hostname(),
+    ...(start ? { start } : {}),
+    nonce: randomBytes(8).toString("hex"),
+  };
+  const text = `${JSON.stringify(record)}\n`;
+  const tmp = `${path}.${record.nonce}.tmp`;
+  try {
+    await fsp.writeFile(tmp, text, { mode: 0o600, flag: "wx" });
+    // A stale lock is moved aside and then checked; a few rounds settle any race between takers.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        await place(tmp, path, text);
+        return { path, release: () => release(path, record.nonce) };
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      }
+      const held = await readLock(path);
+      if (held === undefined) continue; // released meanwhile
+      if (isLive(held, alive)) throw lockedError(options.session, held);
+      await takeOver(path, held.text);
+    }
+    throw new StoreError("brain_error", `cannot lock ${logPath}: other processes keep taking the lock`);
+  } catch (err) {
+    if (err instanceof StoreError) throw err;
+    throw new StoreError("brain_error", `cannot lock ${logPath}: ${(err as Error).message}`, { cause: err });
+  } finally {
+    await fsp.rm(tmp, { force: true }).catch(() => {});
+  }
+}
+
+/** Creates the lock at `path` unless one exists (EEXIST). */
+async function place(tmp: string, path: string, text: string): Promise<void> {
+  try {
+    await fsp.link(tmp, path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS") throw err;
+    // A file system without hard links: exclusive create, then write. A reader may see it empty for a moment.
+    await fsp.writeFile(path, text, { mode: 0o600, flag: "wx" });
+  }
+}
+
+async function release(path: string, nonce: string): Promise<void> {
+  const held = await readLock(path).catch(() => undefined);
+  if (held?.record?.nonce === nonce) await fsp.rm(path, { force: true }).catch(() => {});
+}
+
+interface HeldLock {
+  text: string;
+  record?: LockRecord;
+  /** ms since the lock was last written. */
+  age: number;
+}
+
+async function readLock(path: string): Promise<HeldLock | undefined> {
+  let text: string;
+  let age: number;
+  try {
+    age = Date.now() - (await fsp.stat(path)).mtimeMs;
+    text = await fsp.readFile(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
+  }
+  try {
+    const value = JSON.parse(text) as LockRecord;
+    if (Number.isInteger(value.pid) && value.pid > 0 && typeof value.host === "string")
+      return { text, record: value, age };
+  } catch {}
+  return { text, age };
+}
+
+/** An unreadable lock this young may still be being written (on a file system without hard links). */
+const WRITING_MS = 5_000;
+
+function isLive(held: HeldLock, alive: (pid: number, start: string | undefined) => boolean): boolean {
+  const r = held.record;
+  if (!r) return held.age < WRITING_MS;
+  // Another machine's process (a shared file system) cannot be checked from here: it counts as live.
+  if (r.host !== hostname()) return true;
+  return alive(r.pid, r.start);
+}
+
+/** Moves the stale lock aside; if what was moved is not the stale lock after all, puts it back. */
+async function takeOver(path: string, staleText: string): Promise<void> {
+  const aside = `${path}.${randomBytes(8).toString("hex")}.stale`;
+  try {
+    await fsp.rename(path, aside);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw err;
+  }
+  const moved = await fsp.readFile(aside, "utf8").catch(() => undefined);
+  if (moved !== staleText) await fsp.link(aside, path).catch(() => {});
+  await fsp.rm(aside, { force: true });
+}
+
+function lockedError(session: string, held: HeldLock) {
+  const r = held.record;
+  if (!r) {
+    const holder = { kind: "process" as const, pid: 0, host: hostname() };
+    return new LogLockedError(`session ${session} is being opened by another process: try again`, holder);
+  }
+  const holder = { kind: r.kind, pid: r.pid, host: r.host, ...(r.url ? { url: r.url } : {}) };
+  const rule = "one process writes a session at a time";
+  if (r.pid === process.pid && r.host === hostname()) {
+    return new LogLockedError(`session ${session} is already open in this process`, holder);
+  }
+  const where = r.host === hostname() ? `pid ${r.pid}` : `pid ${r.pid} on ${r.host}`;
+  if (r.kind === "daemon") {
+    const server = r.url ?? "URL";
+    return new LogLockedError(
+      `session ${session} is open in the Brain daemon${r.url ? ` at ${r.url}` : ""} (${where}); ${rule}: ` +
+        `use \`brain run --server ${server} --session ${session} PROMPT\` or \`brain attach ${session} --server ${server}\``,
+      holder,
+    );
+  }
+  const stale =
+    r.host === hostname()
+      ? ""
+      : `; if no Brain runs there any more, delete the session's events.jsonl.lock and try again`;
+  const who = r.kind === "cli" ? "another `brain` command" : "another Brain process";
+  return new LogLockedError(
+    `session ${session} is open in ${who} (${where}); ${rule}: wait for it to finish${stale}`,
+    holder,
+  );
+}
+
+/** Linux: boot id + the process's start time in clock ticks, which no later process with this pid shares. */
+export function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may hold spaces and parentheses): state is field 3, starttime 22.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    return `${boot}:${fields[19]}`;
+  } catch {
+    return undefined;
+  }
+}
+
+function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+  } catch {
+    return undefined;
+  }
+}
+
+export function processAlive(pid: number, start: string | undefined): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    // EPERM: it exists, as another user's process.
+    if ((err as NodeJS.ErrnoException).code !== "EPERM") return false;
+  }
+  const state = processState(pid);
+  if (state === "Z" || state === "X") return false; // exited, not yet reaped: it writes nothing more
+  if (start === undefined) return true;
+  const now = processStart(pid);
+  return now === undefined || now === start;
+}
