@@ -4,6 +4,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Brain } from "../core/brain.js";
+import type { Secret } from "../core/redact.js";
 import { HarnessRegistry } from "../core/registry.js";
 import { ApiHarnessFactory } from "../harnesses/api/factory.js";
 import { cliHarnessFactories } from "../harnesses/cli/factories.js";
@@ -82,8 +83,19 @@ export function nuiFactories(loaded: LoadedConfig, home = brainHome()) {
   });
 }
 
-export function createBrain(loaded: LoadedConfig, home = brainHome()): Brain {
+/** Variables the config names as holding secrets: inline providers' keys and `${VAR}` in MCP servers. */
+export function configSecretNames(loaded: LoadedConfig): string[] {
+  const defaults = loaded.config.defaults;
+  const inline = typeof defaults?.provider === "object" ? defaults.provider.api_key_env : undefined;
+  const refs = JSON.stringify(defaults?.mcp_servers ?? {}).matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g);
+  return [...(inline ? [inline] : []), ...[...refs].map((m) => m[1]!)];
+}
+
+export function createBrain(loaded: LoadedConfig, home = brainHome(), secrets: Secret[] = []): Brain {
   return new Brain({
+    providers: loaded.config.providers ?? {},
+    secretNames: configSecretNames(loaded),
+    secrets,
     store: new FsSessionStore(home),
     // The in-process api harness comes first, so a runner the config names "api" takes its place.
     harnesses: new HarnessRegistry([

@@ -16,6 +16,8 @@ export interface AppParts {
   version: string;
   /** Called with every 5xx, for the daemon's log. */
   onError?: (err: unknown) => void;
+  /** Takes every secret the host knows out of an error message before a client sees it. */
+  redact?: (text: string) => string;
 }
 
 export type App = Hono<{ Bindings: HttpBindings }>;
@@ -32,7 +34,9 @@ export function buildApp(parts: AppParts): App {
     if (apiError.status >= 500) parts.onError?.(err);
     const headers: Record<string, string> =
       apiError.code === "unauthorized" ? { "www-authenticate": "Bearer" } : {};
-    return c.json(apiError.body(), apiError.status as 400, headers);
+    const body = apiError.body();
+    if (parts.redact) body.error.message = parts.redact(body.error.message);
+    return c.json(body, apiError.status as 400, headers);
   });
   app.notFound((c) =>
     c.json(new ApiError("not_found", `no route ${c.req.method} ${c.req.path}`).body(), 404),

@@ -33,7 +33,14 @@ export async function command(args: string[]): Promise<number> {
   const home = brainHome();
   const tokens = noAuth ? undefined : loadOrCreateTokens(home);
   const store = new FsSessionStore(home);
-  const brain = createBrain(loaded, home);
+  // Token values are secrets like any key: no event, error or log line may hold one.
+  const tokenSecrets = tokens
+    ? [
+        ...tokens.file.tokens.map((t) => ({ name: "token", value: t.token })),
+        { name: "token_secret", value: tokens.file.secret },
+      ]
+    : [];
+  const brain = createBrain(loaded, home, tokenSecrets);
   let daemon: Awaited<ReturnType<typeof startDaemon>>;
   try {
     daemon = await startDaemon({
@@ -44,7 +51,8 @@ export async function command(args: string[]): Promise<number> {
       ...(tokens ? { tokens: tokens.file.tokens } : {}),
       defaults: loaded.config.defaults ?? {},
       agents: homeAgents(home),
-      onError: (err) => process.stderr.write(`brain serve: ${(err as Error).stack ?? String(err)}\n`),
+      onError: (err) =>
+        process.stderr.write(`brain serve: ${brain.redactor.redact((err as Error).stack ?? String(err))}\n`),
     });
   } catch (err) {
     await brain.close();

@@ -50,7 +50,7 @@ export class JsonlEventLog implements EventLog {
   static async open(path: string, session: string, io: LogIO = nodeLogIO): Promise<JsonlEventLog> {
     let fd: number;
     try {
-      fd = await io.open(path, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o644);
+      fd = await io.open(path, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
     } catch (err) {
       throw failure(path, "cannot open", err);
     }
