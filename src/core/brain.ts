@@ -160,7 +160,10 @@ export class Brain {
     this.options.harnesses.get(input.harness); // an unknown harness fails before anything is written
     const config = input.config ?? {};
     await this.options.tools.bind(config.tools ?? []);
-    if (typeof input.provider === "string") this.providerSettings(input.provider); // unknown: nothing written
+    // An unknown provider or a missing key fails before anything is written.
+    const choice = input.provider;
+    if (typeof choice === "string") this.credentials(this.providerSettings(choice), choice);
+    else this.credentials(choice);
     if (input.mcp_servers && Object.keys(input.mcp_servers).length > 0 && !this.options.sessionTools) {
       throw new SessionError(
         "bad_request",
