@@ -133,4 +133,18 @@ describe("choosing a provider over REST", () => {
     expect(file).not.toContain(KEY);
     expect(JSON.stringify(seen)).not.toContain(KEY);
   });
+
+  it("is described in /openapi.json: provider is a name, and GET /v1/providers is a route", async () => {
+    const doc = (await raw(daemon.url, "GET", "/openapi.json")).body as {
+      paths: Record<
+        string,
+        Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>
+      >;
+    };
+    expect(doc.paths["/v1/providers"]?.get).toBeDefined();
+    const create = doc.paths["/v1/sessions"]!.post!.requestBody!.content["application/json"]!.schema as {
+      properties: Record<string, { type?: string }>;
+    };
+    expect(create.properties.provider).toMatchObject({ type: "string" });
+  });
 });
