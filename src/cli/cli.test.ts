@@ -238,3 +238,20 @@ describe("named providers", () => {
     expect(brain(["token", "add", "--providers", "a b"]).code).not.toBe(0);
   });
 });
+
+describe("secrets the config sets literally", () => {
+  it("are the secret-named variables of runner, CLI and extension env blocks", async () => {
+    const { literalSecrets } = await import("./setup.js");
+    const loaded = {
+      dir: work,
+      config: {
+        harnesses: { r: { command: "x", env: { MY_TOKEN: "token-value-123", DEBUG: "verbose-mode" } } },
+        cli: { codex: { env: { OPENAI_API_KEY: "sk-literal-456" } } },
+      },
+    };
+    expect(literalSecrets(loaded, tempDir("brain-cli-home-"))).toEqual([
+      { name: "MY_TOKEN", value: "token-value-123" },
+      { name: "OPENAI_API_KEY", value: "sk-literal-456" },
+    ]);
+  });
+});
