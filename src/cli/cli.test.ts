@@ -310,3 +310,57 @@ describe("brain conformance", () => {
     expect(existsSync(join(root, "dist/test/fixtures/scripted-runner.js"))).toBe(true);
   });
 });
+
+describe("named providers", () => {
+  it("refuses a defaults.provider that names no configured provider, naming the field", () => {
+    const dir = tempDir("brain-cli-providers-");
+    writeFileSync(
+      join(dir, "brain.config.json"),
+      JSON.stringify({ providers: { a: { api_key_env: "A_KEY" } }, defaults: { provider: "b" } }),
+    );
+    const { code, err } = brain(["run", "hi"], dir);
+    expect(code).not.toBe(0);
+    expect(err).toContain(
+      'field "defaults.provider": names provider "b", which is not in "providers" (configured: a)',
+    );
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("runs on a configured provider by name (--provider), and refuses an unknown one listing the known", () => {
+    const dir = tempDir("brain-cli-providers-");
+    writeFileSync(
+      join(dir, "brain.config.json"),
+      JSON.stringify({ providers: { local: { api: "openai" } } }),
+    );
+    expect(brain(["run", "--provider", "local", "hi"], dir).code).toBe(0);
+    const unknown = brain(["run", "--provider", "PATH", "hi"], dir);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.err).toContain('unknown provider "PATH" (configured: local)');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("adds a token limited to some providers", () => {
+    const { code, out } = brain(["token", "add", "--tenant", "acme", "--providers", "a,b"]);
+    expect(code).toBe(0);
+    const file = JSON.parse(readFileSync(join(home, "tokens.json"), "utf8"));
+    expect(file.tokens.at(-1)).toMatchObject({ token: out.trim(), tenant: "acme", providers: ["a", "b"] });
+    expect(brain(["token", "add", "--providers", "a b"]).code).not.toBe(0);
+  });
+});
+
+describe("secrets the config sets literally", () => {
+  it("are the secret-named variables of runner, CLI and extension env blocks", async () => {
+    const { literalSecrets } = await import("./setup.js");
+    const loaded = {
+      dir: work,
+      config: {
+        harnesses: { r: { command: "x", env: { MY_TOKEN: "token-value-123", DEBUG: "verbose-mode" } } },
+        cli: { codex: { env: { OPENAI_API_KEY: "sk-literal-456" } } },
+      },
+    };
+    expect(literalSecrets(loaded, tempDir("brain-cli-home-"))).toEqual([
+      { name: "MY_TOKEN", value: "token-value-123" },
+      { name: "OPENAI_API_KEY", value: "sk-literal-456" },
+    ]);
+  });
+});

@@ -4,10 +4,12 @@ import { homedir } from "node:os";
 import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Brain } from "../core/brain.js";
+import { SECRET_NAME, type Secret } from "../core/redact.js";
 import { HarnessRegistry } from "../core/registry.js";
 import { ApiHarnessFactory } from "../harnesses/api/factory.js";
 import { cliHarnessFactories } from "../harnesses/cli/factories.js";
-import { nuiHarnessFactories } from "../harnesses/nui/families.js";
+import { listExtensions } from "../harnesses/ext/extensions.js";
+import { extensionsDir, nuiHarnessFactories } from "../harnesses/nui/families.js";
 import { splitCommandLine } from "../harnesses/process/command.js";
 import { ProcessFactory } from "../harnesses/process/factory.js";
 import type { HarnessEntry } from "../protocol/config.js";
@@ -82,13 +84,38 @@ export function nuiFactories(loaded: LoadedConfig, home = brainHome()) {
   });
 }
 
+/** Variables the config names as holding secrets: inline providers' keys and `${VAR}` in MCP servers. */
+export function configSecretNames(loaded: LoadedConfig): string[] {
+  const defaults = loaded.config.defaults;
+  const inline = typeof defaults?.provider === "object" ? defaults.provider.api_key_env : undefined;
+  const refs = JSON.stringify(defaults?.mcp_servers ?? {}).matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g);
+  return [...(inline ? [inline] : []), ...[...refs].map((m) => m[1]!)];
+}
+
+/** Secret-named variables the config and installed extensions set literally (runner, CLI and host `env`). */
+export function literalSecrets(loaded: LoadedConfig, home: string): Secret[] {
+  const envs: (Record<string, string> | undefined)[] = [
+    ...Object.values(loaded.config.harnesses ?? {}).map((h) => h.env),
+    ...Object.values(loaded.config.cli ?? {}).map((c) => c?.env),
+    ...listExtensions(extensionsDir(home)).extensions.map((e) => e.runtime?.env),
+  ];
+  return envs.flatMap((env) =>
+    Object.entries(env ?? {})
+      .filter(([name]) => SECRET_NAME.test(name))
+      .map(([name, value]) => ({ name, value })),
+  );
+}
+
 /** `holder`: who this process is, as another process that finds a session open here is told. */
 export function createBrain(
   loaded: LoadedConfig,
   home = brainHome(),
-  holder: LogHolder = { kind: "cli" },
+  { holder = { kind: "cli" }, secrets = [] }: { holder?: LogHolder; secrets?: Secret[] } = {},
 ): Brain {
   return new Brain({
+    providers: loaded.config.providers ?? {},
+    secretNames: configSecretNames(loaded),
+    secrets: [...secrets, ...literalSecrets(loaded, home)],
     store: new FsSessionStore(home, undefined, holder),
     // The in-process api harness comes first, so a runner the config names "api" takes its place.
     harnesses: new HarnessRegistry([

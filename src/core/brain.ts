@@ -1,5 +1,5 @@
 // The host: creates, opens, forks and restores sessions on a store, with one live Session object per id.
-import type { McpServers, ProviderSettings } from "../protocol/config.js";
+import type { McpServers, ProviderChoice, ProviderSettings } from "../protocol/config.js";
 import type { PermissionPolicy } from "../protocol/permissions.js";
 import type { ProviderCredentials, SessionConfig } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
@@ -8,6 +8,8 @@ import type { SessionToolServices } from "../tools/tool-service.js";
 import { CheckpointStore, refuseInside } from "./checkpoints/index.js";
 import type { EventLog } from "./event-log.js";
 import { PermissionRules } from "./permissions.js";
+import { envSecrets, Redactor, SECRET_NAME, type Secret } from "./redact.js";
+import { redactingLog } from "./redacting-log.js";
 import type { HarnessRegistry } from "./registry.js";
 import { Session, SessionError } from "./session.js";
 
@@ -36,12 +38,22 @@ export interface BrainOptions {
   env?: NodeJS.ProcessEnv;
   /** The tool services of one session (its `mcp_servers`), made when it opens; src/tools/mcp makes them. */
   sessionTools?: (record: SessionRecord) => SessionToolServices | undefined;
+  /** The providers sessions may name (brain.config.json `providers`). */
+  providers?: Record<string, ProviderSettings>;
+  /**
+   * Values never to be written anywhere (token values, say), besides the ones Brain finds itself: secret-named
+   * environment variables, the providers' keys and the variables `secretNames` lists.
+   */
+  secrets?: Secret[];
+  /** Variables whose values are secret whatever their names (`${VAR}` of configured MCP servers, say). */
+  secretNames?: string[];
 }
 
 export interface NewSessionInput {
   harness: string;
   config?: SessionConfig;
-  provider?: ProviderSettings;
+  /** A configured provider's name, or inline settings (the operator's own CLI and agent definitions). */
+  provider?: ProviderChoice;
   permissions?: PermissionPolicy;
   id?: string;
   /** The tenant that owns the session (daemon with tenant tokens); absent means "default". */
@@ -52,8 +64,22 @@ export interface NewSessionInput {
 
 export class Brain {
   private readonly live = new Map<string, Promise<Session>>();
+  /** The host's secrets; each session adds its own (its provider key, its MCP servers' variables). */
+  readonly redactor: Redactor;
 
-  constructor(private readonly options: BrainOptions) {}
+  constructor(private readonly options: BrainOptions) {
+    const env = options.env ?? process.env;
+    const keyNames = Object.values(options.providers ?? {}).flatMap((p) => p.api_key_env ?? []);
+    this.redactor = new Redactor([
+      ...envSecrets(env, [...keyNames, ...(options.secretNames ?? [])]),
+      ...(options.secrets ?? []),
+    ]);
+  }
+
+  /** The configured providers' names, in config order. */
+  providerNames(): string[] {
+    return Object.keys(this.options.providers ?? {});
+  }
 
   get harnesses(): HarnessRegistry {
     return this.options.harnesses;
@@ -138,6 +164,10 @@ export class Brain {
     this.options.harnesses.get(input.harness); // an unknown harness fails before anything is written
     const config = input.config ?? {};
     await this.options.tools.bind(config.tools ?? []);
+    // An unknown provider or a missing key fails before anything is written.
+    const choice = input.provider;
+    if (typeof choice === "string") this.credentials(this.providerSettings(choice), choice);
+    else this.credentials(choice);
     if (input.mcp_servers && Object.keys(input.mcp_servers).length > 0 && !this.options.sessionTools) {
       throw new SessionError(
         "bad_request",
@@ -171,7 +201,14 @@ export class Brain {
     const paths = this.options.store.paths(id);
     const tools = await this.options.tools.bind(record.config.tools ?? []);
     const services = this.options.sessionTools?.(record);
-    const log = await this.options.store.openLog(id);
+    const settings =
+      typeof record.provider === "string" ? this.providerSettings(record.provider) : record.provider;
+    const provider = this.credentials(
+      settings,
+      typeof record.provider === "string" ? record.provider : undefined,
+    );
+    const redactor = this.redactor.with(this.sessionSecrets(record, settings, provider));
+    const log = redactingLog(await this.options.store.openLog(id), redactor);
     try {
       if (record.status === "closed") await this.options.store.update(id, { status: "open" });
       return await Session.open({
@@ -183,7 +220,7 @@ export class Brain {
         factory: this.options.harnesses.get(record.harness),
         tools,
         ...(services ? { services } : {}),
-        provider: this.credentials(record.provider),
+        provider,
         checkpoints: new CheckpointStore(paths.checkpoints),
         permissions: new PermissionRules(record.permissions),
       });
@@ -194,7 +231,44 @@ export class Brain {
     }
   }
 
-  private credentials(settings: ProviderSettings | undefined): ProviderCredentials {
+  /** A configured provider by name; an unknown name is the caller's mistake, answered with the known ones. */
+  providerSettings(name: string): ProviderSettings {
+    const settings = this.options.providers?.[name];
+    if (!settings) {
+      const known = this.providerNames().join(", ") || "none are configured";
+      throw new SessionError("bad_request", `unknown provider "${name}" (configured: ${known})`);
+    }
+    return settings;
+  }
+
+  /** The values this session's log must never hold, beyond the host's. */
+  private sessionSecrets(
+    record: SessionRecord,
+    settings: ProviderSettings | undefined,
+    provider: ProviderCredentials,
+  ): Secret[] {
+    const env = this.options.env ?? process.env;
+    const out: Secret[] = [];
+    if (provider.api_key)
+      out.push({ name: settings?.api_key_env ?? "provider_key", value: provider.api_key });
+    const mcpNames = [
+      ...JSON.stringify(record.mcp_servers ?? {}).matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g),
+    ];
+    for (const [, name] of mcpNames) {
+      const value = env[name!];
+      if (value) out.push({ name: name!, value });
+    }
+    // Variables a session hands its processes (an agent definition's `env`): secret-named ones are secrets.
+    const sessionEnv = record.config.options?.env;
+    if (sessionEnv && typeof sessionEnv === "object") {
+      for (const [name, value] of Object.entries(sessionEnv as Record<string, unknown>)) {
+        if (typeof value === "string" && SECRET_NAME.test(name)) out.push({ name, value });
+      }
+    }
+    return out;
+  }
+
+  private credentials(settings: ProviderSettings | undefined, named?: string): ProviderCredentials {
     if (this.options.credentials) return this.options.credentials(settings);
     const env = this.options.env ?? process.env;
     const out: ProviderCredentials = {};
@@ -202,11 +276,15 @@ export class Brain {
     if (settings?.api) out.api = settings.api;
     if (settings?.api_key_env) {
       const key = env[settings.api_key_env];
-      if (!key)
+      if (!key) {
+        // A client naming a configured provider learns nothing about the host's variables.
         throw new SessionError(
           "bad_request",
-          `set the environment variable ${settings.api_key_env} to the provider's API key`,
+          named
+            ? `provider "${named}" has no API key on this host: the operator must set the variable its api_key_env names`
+            : `set the environment variable ${settings.api_key_env} to the provider's API key`,
         );
+      }
       out.api_key = key;
     }
     return out;

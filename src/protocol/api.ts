@@ -2,7 +2,7 @@
 // validate with these schemas and the OpenAPI document is generated from them, so the two never disagree. nui's
 // HITL envelopes (served under /api/hitl) are in ./nui/hitl.ts.
 import { z } from "zod";
-import { ProviderSettings } from "./config.js";
+import { PROVIDER_NAME, ProviderName } from "./config.js";
 import { SessionEvent } from "./events.js";
 import { PermissionPolicy } from "./permissions.js";
 import { SessionConfig } from "./runner.js";
@@ -39,7 +39,16 @@ export const CreateSessionBody = z.strictObject({
   /** Choose the id; by default a UUID. */
   id: SessionId.optional(),
   config: SessionConfig.optional(),
-  provider: ProviderSettings.optional(),
+  /**
+   * One of the providers the operator configured, by name (GET /v1/providers lists the ones this token may use).
+   * Default: the agent's, then the config's `defaults.provider`.
+   */
+  provider: z
+    .string({
+      error: 'name a provider: "provider": "<name>" from GET /v1/providers (inline settings are refused)',
+    })
+    .regex(PROVIDER_NAME, "a provider name is 1 to 64 letters, digits, '_', '.' or '-'")
+    .optional(),
   permissions: PermissionPolicy.optional(),
 });
 
@@ -129,6 +138,18 @@ export const AgentList = z.strictObject({
   ),
 });
 
+export const ProviderList = z.strictObject({
+  providers: z.array(
+    z.strictObject({
+      name: z.string(),
+      /** The API it speaks (openai, anthropic, …), when the operator said. */
+      api: z.string().optional(),
+      /** New sessions use it when they name none. */
+      default: z.boolean().optional(),
+    }),
+  ),
+});
+
 export const EventPage = z.strictObject({ events: z.array(SessionEvent), last_seq: z.number().int() });
 
 export const WhoAmI = z.strictObject({
@@ -146,6 +167,8 @@ export const TokenEntry = z.strictObject({
   tenant: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "a tenant is 1 to 64 letters, digits, '_', '.' or '-'"),
   role: TokenRole,
   name: z.string().optional(),
+  /** The configured providers this token's sessions may use, by name; absent: every one. */
+  providers: z.array(ProviderName).optional(),
 });
 export const TokensFile = z.strictObject({
   tokens: z.array(TokenEntry).min(1, "needs at least one token"),
@@ -155,6 +178,7 @@ export const TokensFile = z.strictObject({
 
 export type ApiErrorCode = z.infer<typeof ApiErrorCode>;
 export type ApiErrorBody = z.infer<typeof ApiErrorBody>;
+export type ProviderList = z.infer<typeof ProviderList>;
 export type CreateSessionBody = z.infer<typeof CreateSessionBody>;
 export type SessionView = z.infer<typeof SessionView>;
 export type AnswerBody = z.infer<typeof AnswerBody>;

@@ -20,6 +20,18 @@ export const ProviderSettings = z.strictObject({
   api_key_env: z.string().optional(),
 });
 
+/** A provider the operator configured (brain.config.json `providers`), chosen by name: what API clients send. */
+export const PROVIDER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+export const ProviderName = z
+  .string()
+  .regex(PROVIDER_NAME, "a provider name is 1 to 64 letters, digits, '_', '.' or '-'");
+
+/**
+ * A session's provider: the name of a configured provider, or settings inline. Only the operator writes inline
+ * settings (the local CLI, agent definitions, `defaults.provider`); a daemon's clients may only name one.
+ */
+export const ProviderChoice = z.union([ProviderName, ProviderSettings]);
+
 /**
  * One MCP server of a session, in the shape of nui's `aiAssets.mcpServers` (and of `.mcp.json`): `command` (with
  * `args`, `env`, `cwd`) for a server on stdio, or `url` (with `headers`) for one over streamable HTTP. In `env`,
@@ -80,7 +92,8 @@ export const McpServers = z.record(
 
 export const SessionDefaults = SessionConfig.extend({
   harness: z.string().optional(),
-  provider: ProviderSettings.optional(),
+  /** A name from `providers`, or inline settings (as before named providers). */
+  provider: ProviderChoice.optional(),
   permissions: PermissionPolicy.optional(),
   /** Host-side: started by Brain for each session, never sent to a runner. */
   mcp_servers: McpServers.optional(),
@@ -114,16 +127,31 @@ export const CliSettings = z.strictObject({
   opencode: CliHarnessSettings.optional(),
 });
 
-export const BrainConfig = z.strictObject({
-  $schema: z.string().optional(),
-  cli: CliSettings.optional(),
-  nui: NuiSettings.optional(),
-  harnesses: z.record(z.string(), HarnessEntry).optional(),
-  defaults: SessionDefaults.optional(),
-});
+export const BrainConfig = z
+  .strictObject({
+    $schema: z.string().optional(),
+    cli: CliSettings.optional(),
+    nui: NuiSettings.optional(),
+    harnesses: z.record(z.string(), HarnessEntry).optional(),
+    /** The providers sessions may use, by name; a daemon's clients choose among these and nothing else. */
+    providers: z.record(ProviderName, ProviderSettings).optional(),
+    defaults: SessionDefaults.optional(),
+  })
+  .superRefine((config, ctx) => {
+    const chosen = config.defaults?.provider;
+    if (typeof chosen === "string" && !config.providers?.[chosen]) {
+      const known = Object.keys(config.providers ?? {}).join(", ") || "none";
+      ctx.addIssue({
+        code: "custom",
+        path: ["defaults", "provider"],
+        message: `names provider "${chosen}", which is not in "providers" (configured: ${known})`,
+      });
+    }
+  });
 
 export type HarnessEntry = z.infer<typeof HarnessEntry>;
 export type ProviderSettings = z.infer<typeof ProviderSettings>;
+export type ProviderChoice = z.infer<typeof ProviderChoice>;
 export type SessionDefaults = z.infer<typeof SessionDefaults>;
 export type BrainConfig = z.infer<typeof BrainConfig>;
 export type NuiSettings = z.infer<typeof NuiSettings>;

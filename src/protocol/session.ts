@@ -1,6 +1,6 @@
 // A session's record (session.json): what it runs and how it was configured. Never holds a credential.
 import { z } from "zod";
-import { McpServers, ProviderSettings } from "./config.js";
+import { McpServers, ProviderChoice } from "./config.js";
 import { PermissionPolicy } from "./permissions.js";
 import { SessionConfig } from "./runner.js";
 
@@ -14,7 +14,8 @@ export const SessionRecord = z.strictObject({
   id: SessionId,
   harness: z.string().min(1),
   config: SessionConfig,
-  provider: ProviderSettings.optional(),
+  /** A configured provider's name, or (sessions the operator made) inline settings. */
+  provider: ProviderChoice.optional(),
   permissions: PermissionPolicy.optional(),
   created_at: z.string(),
   status: z.enum(["open", "closed"]),

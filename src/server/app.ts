@@ -19,6 +19,8 @@ export interface AppParts {
   homes?: string[];
   /** Called with every 5xx, for the daemon's log. */
   onError?: (err: unknown) => void;
+  /** Takes every secret the host knows out of an error message before a client sees it. */
+  redact?: (text: string) => string;
 }
 
 export type App = Hono<{ Bindings: HttpBindings }>;
@@ -37,6 +39,7 @@ export function buildApp(parts: AppParts): App {
       apiError.code === "unauthorized" ? { "www-authenticate": "Bearer" } : {};
     const body = apiError.body();
     body.error.message = withoutHome(body.error.message, parts.homes ?? []);
+    if (parts.redact) body.error.message = parts.redact(body.error.message);
     return c.json(body, apiError.status as 400, headers);
   });
   app.notFound((c) =>

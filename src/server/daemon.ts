@@ -36,7 +36,7 @@ export interface DaemonOptions {
   /** 0 picks a free port. */
   port?: number;
   /** The tokens; undefined serves without auth (loopback only). */
-  tokens?: { token: string; tenant: string; role: Principal["role"] }[];
+  tokens?: { token: string; tenant: string; role: Principal["role"]; providers?: string[] }[];
   defaults?: SessionDefaults;
   agents?: AgentCatalog;
   sse?: Partial<SseLimits>;
@@ -115,6 +115,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     tokens: options.tokens ? new TokenTable(options.tokens) : undefined,
     version: version(),
     homes: options.home ? homesOf(options.home) : [],
+    redact: (text) => options.brain.redactor.redact(text),
     ...(options.onError ? { onError: options.onError } : {}),
   });
   const server = await new Promise<Server>((resolve, reject) => {

@@ -9,6 +9,7 @@ import type {
   CheckpointView,
   CreateSessionBody,
   PromptBody,
+  ProviderList,
   SessionView,
 } from "../protocol/api.js";
 import type { SessionDefaults } from "../protocol/config.js";
@@ -72,6 +73,18 @@ export class SessionService {
       if (err instanceof ApiError && err.code === "conflict") return undefined;
       throw err;
     });
+  }
+
+  /** The configured providers the caller may name (never their URLs, key variables or keys). */
+  providers(caller: Principal): ProviderList {
+    const brain = this.parts.brain;
+    const chosen = this.parts.defaults.provider;
+    return {
+      providers: allowedProviders(brain.providerNames(), caller).map((name) => {
+        const api = brain.providerSettings(name).api;
+        return { name, ...(api ? { api } : {}), ...(chosen === name ? { default: true } : {}) };
+      }),
+    };
   }
 
   async list(caller: Principal): Promise<SessionView[]> {
@@ -275,9 +288,41 @@ export class SessionService {
     this.parts.hub.attach(session.id, session.log);
   }
 
+  /**
+   * The provider of a new session: the one the client named, if this token may use it, else the agent's or the
+   * config's default. Whatever the host's environment holds, a refusal reads the same (no variable is named).
+   */
+  private providerFor(
+    caller: Principal,
+    named: string | undefined,
+    fallback: NewSessionInput["provider"],
+  ): NewSessionInput["provider"] {
+    const allowed = allowedProviders(this.parts.brain.providerNames(), caller);
+    const refuse = (what: string) =>
+      new ApiError(
+        "bad_request",
+        `${what}; this token may use: ${allowed.join(", ") || "no provider"} (GET /v1/providers)`,
+        "provider",
+      );
+    if (named !== undefined) {
+      if (!allowed.includes(named))
+        throw refuse(`field "provider": unknown or not allowed provider "${named}"`);
+      return named;
+    }
+    if (caller.providers === undefined || fallback === undefined) return fallback;
+    // A restricted token gets the default only when it is one of its own providers.
+    if (typeof fallback === "string" && allowed.includes(fallback)) return fallback;
+    throw refuse(`field "provider": required for this token (the default provider is not one it may use)`);
+  }
+
   private viewOf(record: SessionRecord, session: Session | undefined): SessionView {
     const controller = this.parts.leases.holder(record.id);
     const view: SessionView = { ...record, ...(controller ? { controller } : {}) };
+    // Which variable holds a key is the host's business: a view shows inline settings without it.
+    if (typeof record.provider === "object" && record.provider.api_key_env) {
+      const { api_key_env: _, ...shown } = record.provider;
+      view.provider = shown;
+    }
     if (!session) return view;
     const turn = session.activeTurn;
     return {
@@ -318,7 +363,7 @@ export class SessionService {
       );
     }
     const config = { ...defaultConfig, ...agent?.config, ...body.config };
-    const provider = body.provider ?? agent?.provider ?? defaultProvider;
+    const provider = this.providerFor(caller, body.provider, agent?.provider ?? defaultProvider);
     const permissions = body.permissions ?? agent?.permissions ?? defaultPermissions;
     return {
       harness,
@@ -329,6 +374,11 @@ export class SessionService {
       ...(caller.tenant !== DEFAULT_TENANT ? { tenant: caller.tenant } : {}),
     };
   }
+}
+
+/** The configured providers a caller may use: all of them, or the ones its token lists. */
+function allowedProviders(configured: string[], caller: Principal): string[] {
+  return caller.providers ? configured.filter((name) => caller.providers!.includes(name)) : configured;
 }
 
 /** Errors of the caller's making that the core throws as plain errors (an unknown tool, checkpoint, key). */

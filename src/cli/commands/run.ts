@@ -6,7 +6,7 @@ import { runPrompt } from "../run.js";
 import { brainHome, createBrain } from "../setup.js";
 import { remoteRun } from "./remote/run.js";
 
-export const usage = `run [--harness NAME | --agent FILE|ID] [--session ID] [--model M] [--tool NAME]... [--allow TOOL]... [--deny TOOL]... [--json] [--server URL [--token T]] PROMPT
+export const usage = `run [--harness NAME | --agent FILE|ID] [--session ID] [--model M] [--provider NAME] [--tool NAME]... [--allow TOOL]... [--deny TOOL]... [--json] [--server URL [--token T]] PROMPT
                               one prompt on a new or existing session, streamed as it comes (--server: on the daemon)`;
 
 export async function command(args: string[]): Promise<number> {
@@ -15,6 +15,7 @@ export async function command(args: string[]): Promise<number> {
     agent: { type: "string" },
     session: { type: "string" },
     model: { type: "string" },
+    provider: { type: "string" },
     tool: { type: "string", multiple: true },
     allow: { type: "string", multiple: true },
     deny: { type: "string", multiple: true },
@@ -37,6 +38,7 @@ export async function command(args: string[]): Promise<number> {
       agent: str(values.agent),
       session: str(values.session),
       model: str(values.model),
+      ...(str(values.provider) ? { provider: str(values.provider) } : {}),
       ...(values.tool ? { tools: strs(values.tool) } : {}),
       json: values.json === true,
       allow: strs(values.allow),
@@ -50,6 +52,8 @@ export async function command(args: string[]): Promise<number> {
     process.stderr.write(`[agent ${agent!.id}: ${field} is not supported by Brain; ignored]\n`);
   const defaults = agent ? agentDefaults(agent) : { ...loaded.config.defaults };
   if (values.tool) defaults.tools = strs(values.tool);
+  // A name from the config's "providers"; Brain refuses an unknown one, listing the configured names.
+  if (str(values.provider)) defaults.provider = str(values.provider);
   const brain = createBrain(loaded);
   try {
     return await runPrompt(brain, {

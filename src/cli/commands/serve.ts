@@ -33,9 +33,16 @@ export async function command(args: string[]): Promise<number> {
   const home = brainHome();
   const tokens = noAuth ? undefined : loadOrCreateTokens(home);
   const store = new FsSessionStore(home);
+  // Token values are secrets like any key: no event, error or log line may hold one.
+  const tokenSecrets = tokens
+    ? [
+        ...tokens.file.tokens.map((t) => ({ name: "token", value: t.token })),
+        { name: "token_secret", value: tokens.file.secret },
+      ]
+    : [];
   // A `brain run` on a session the daemon has open is told to go through the daemon, at this URL.
   const holder: LogHolder = { kind: "daemon" };
-  const brain = createBrain(loaded, home, holder);
+  const brain = createBrain(loaded, home, { holder, secrets: tokenSecrets });
   let daemon: Awaited<ReturnType<typeof startDaemon>>;
   try {
     daemon = await startDaemon({
@@ -47,7 +54,8 @@ export async function command(args: string[]): Promise<number> {
       ...(tokens ? { tokens: tokens.file.tokens } : {}),
       defaults: loaded.config.defaults ?? {},
       agents: homeAgents(home),
-      onError: (err) => process.stderr.write(`brain serve: ${(err as Error).stack ?? String(err)}\n`),
+      onError: (err) =>
+        process.stderr.write(`brain serve: ${brain.redactor.redact((err as Error).stack ?? String(err))}\n`),
     });
   } catch (err) {
     await brain.close();

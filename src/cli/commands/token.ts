@@ -1,10 +1,13 @@
 // `brain token`: the daemon's admin token, or a new one for a tenant or an observer.
+
+import { PROVIDER_NAME } from "../../protocol/config.js";
 import { addToken, DEFAULT_TENANT, loadOrCreateTokens, tokensPath } from "../../server/auth/tokens.js";
 import { parse, str, UsageError } from "../args.js";
 import { brainHome } from "../setup.js";
 
-export const usage = `token [add [--tenant T] [--observer] [--name N]]
-                              print the daemon's token, or add a token for a tenant or an observer`;
+export const usage = `token [add [--tenant T] [--observer] [--name N] [--providers A,B]]
+                              print the daemon's token, or add a token for a tenant or an observer
+                              (--providers: the configured providers its sessions may use; default all)`;
 
 export const verbs = ["add"] as const;
 
@@ -13,6 +16,7 @@ export async function command(args: string[]): Promise<number> {
     tenant: { type: "string" },
     observer: { type: "boolean" },
     name: { type: "string" },
+    providers: { type: "string" },
   });
   const home = brainHome();
   const [verb] = positionals;
@@ -30,10 +34,30 @@ export async function command(args: string[]): Promise<number> {
   }
   const role = values.observer === true ? "observer" : "controller";
   const name = str(values.name);
-  const entry = addToken(home, { tenant, role, ...(name ? { name } : {}) });
+  const listed = str(values.providers);
+  const providers =
+    listed === undefined
+      ? undefined
+      : listed
+          .split(",")
+          .map((p) => p.trim())
+          .filter(Boolean);
+  for (const provider of providers ?? []) {
+    if (!PROVIDER_NAME.test(provider)) {
+      throw new UsageError(
+        `--providers takes provider names from brain.config.json "providers", comma-separated; "${provider}" is not one`,
+      );
+    }
+  }
+  const entry = addToken(home, {
+    tenant,
+    role,
+    ...(name ? { name } : {}),
+    ...(providers ? { providers } : {}),
+  });
   process.stdout.write(`${entry.token}\n`);
   process.stderr.write(
-    `added a ${role} token of tenant "${tenant}" to ${tokensPath(home)}; restart the daemon to use it\n`,
+    `added a ${role} token of tenant "${tenant}"${providers ? ` (providers: ${providers.join(", ") || "none"})` : ""} to ${tokensPath(home)}; restart the daemon to use it\n`,
   );
   return 0;
 }

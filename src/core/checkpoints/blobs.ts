@@ -27,7 +27,7 @@ export async function storeBlob(
   if (await hasSize(final, end - start)) return;
   const tmp = path.join(blobsDir, `.tmp-${randomUUID()}`);
   try {
-    const out = await open(tmp, "wx");
+    const out = await open(tmp, "wx", 0o600);
     const hash = createHash("sha256");
     try {
       await readRange(src, start, end, async (chunk, pos) => {

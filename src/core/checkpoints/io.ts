@@ -91,7 +91,7 @@ export async function fsyncDir(dir: string): Promise<void> {
 export async function writeFileDurable(file: string, data: string): Promise<void> {
   const tmp = `${file}.tmp-${randomUUID()}`;
   try {
-    const fh = await open(tmp, "wx");
+    const fh = await open(tmp, "wx", 0o600);
     try {
       await fh.writeFile(data);
       await fh.sync();

@@ -16,6 +16,8 @@ export interface CheckpointFile extends NativeFile {
   /** Append-only files: sha256 of the first 4 KiB and of the last 4 KiB, to catch rewrites cheaply next time. */
   head_sha256?: string;
   tail_sha256?: string;
+  /** Permission bits of the original (0o777 at most): a restored file is never readable by more than it was. */
+  mode?: number;
 }
 
 export interface CheckpointManifest {
@@ -77,6 +79,10 @@ export function parseManifest(text: string, id: string): CheckpointManifest {
       }
       file.head_sha256 = f.head_sha256;
       file.tail_sha256 = f.tail_sha256;
+    }
+    if (f.mode !== undefined) {
+      if (!isCount(f.mode) || f.mode > 0o777) throw bad(`files[${i}].mode is not a permission mode`);
+      file.mode = f.mode;
     }
     return file;
   });

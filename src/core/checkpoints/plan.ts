@@ -20,6 +20,8 @@ export interface PlannedFile {
   fresh?: { offset: number; length: number; sha256: string };
   head_sha256?: string;
   tail_sha256?: string;
+  /** The file's permission bits when it was read. */
+  mode?: number;
 }
 
 /**
@@ -54,7 +56,9 @@ export async function planCheckpoint(
     for (const file of files) {
       const handle = await openChecked(root, file);
       try {
-        planned.push(await planFile(handle, file, prevFiles.get(file.path), previous?.id, secrets));
+        const plan = await planFile(handle, file, prevFiles.get(file.path), previous?.id, secrets);
+        plan.mode = (await handle.stat()).mode & 0o777;
+        planned.push(plan);
       } catch (err) {
         await handle.close();
         throw err;

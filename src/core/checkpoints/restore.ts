@@ -80,7 +80,8 @@ export async function restoreManifest(
   const parent = path.dirname(target);
   await mkdir(parent, { recursive: true });
   const staging = path.join(parent, `.${path.basename(target)}.restoring-${randomUUID()}`);
-  await mkdir(staging);
+  // Private until renamed into place; the target itself is the caller's to open up.
+  await mkdir(staging, { mode: 0o700 });
   try {
     const dirs = new Set<string>([staging]);
     for (const file of manifest.files) await restoreFile(file, blobsDir, staging, dirs);
@@ -114,8 +115,9 @@ async function restoreFile(
     dir = path.join(dir, part);
     dirs.add(dir);
   }
-  await mkdir(dir, { recursive: true });
-  const out = await open(path.join(root, ...parts), "wx");
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  // The original's mode (the umask may only tighten it); manifests from before modes were kept: owner only.
+  const out = await open(path.join(root, ...parts), "wx", file.mode ?? 0o600);
   try {
     for (const segment of file.segments) await copyBlobInto(blobsDir, segment, out, file.path);
     const size = (await out.stat()).size;

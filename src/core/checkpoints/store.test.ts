@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { appendFile, mkdir, readdir, readFile, unlink, writeFile } from "node:fs/promises";
+import { appendFile, chmod, mkdir, readdir, readFile, stat, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CheckpointError, CheckpointStore } from "./index.js";
@@ -43,6 +43,29 @@ describe("CheckpointStore round trip", () => {
     for (const [rel, data] of Object.entries(contents))
       expect((await read(into, rel)).equals(data)).toBe(true);
     expect((await readdir(path.dirname(into))).sort()).toEqual(["restored"]);
+  });
+
+  it("restores each file no more readable than it was (files from old manifests: owner only)", async () => {
+    const { base, nativeDir, store } = await setup();
+    await put(nativeDir, "private.json", "{}");
+    await put(nativeDir, "shared.txt", "hello");
+    await chmod(path.join(nativeDir, "private.json"), 0o600);
+    await chmod(path.join(nativeDir, "shared.txt"), 0o640);
+    const files = [await native(nativeDir, "private.json"), await native(nativeDir, "shared.txt")];
+    const manifest = await store.create(nativeDir, files);
+    const into = path.join(base, "restored");
+    await store.restore(manifest.id, into);
+    const mode = async (rel: string) => (await stat(path.join(into, rel))).mode & 0o777;
+    expect(await mode("private.json")).toBe(0o600);
+    expect((await mode("shared.txt")) & ~0o640).toBe(0);
+    // A manifest written before modes were kept restores owner-only.
+    const file = path.join(base, "checkpoints", `${manifest.id}.json`);
+    const old = JSON.parse(await readFile(file, "utf8")) as { files: { mode?: number }[] };
+    for (const f of old.files) delete f.mode;
+    await writeFile(file, JSON.stringify(old));
+    const again = path.join(base, "restored-old");
+    await store.restore(manifest.id, again);
+    expect((await stat(path.join(again, "shared.txt"))).mode & 0o777).toBe(0o600);
   });
 
   it("restores into an existing empty dir, and refuses a non-empty one", async () => {

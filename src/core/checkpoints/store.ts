@@ -73,6 +73,7 @@ export class CheckpointStore {
         const entry: CheckpointFile = { ...p.file, segments };
         if (p.head_sha256 !== undefined) entry.head_sha256 = p.head_sha256;
         if (p.tail_sha256 !== undefined) entry.tail_sha256 = p.tail_sha256;
+        if (p.mode !== undefined) entry.mode = p.mode;
         out.push(entry);
       }
       // Blob renames must be durable before a manifest can point at them.
@@ -87,7 +88,7 @@ export class CheckpointStore {
   }
 
   private async ensureDirs(): Promise<void> {
-    const created = await mkdir(this.blobsDir, { recursive: true });
+    const created = await mkdir(this.blobsDir, { recursive: true, mode: 0o700 });
     if (created === undefined) return;
     // New directories are entries in their parents: fsync each parent from the first one created down.
     for (let dir = this.blobsDir; ; dir = path.dirname(dir)) {

@@ -2,6 +2,7 @@
 // environment its harness built, stdout split into lines on "\n" only, a bounded tail of stderr kept for error
 // messages (stderr never reaches the event log), and a clear description of how it ended.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { tailOf } from "../../core/redact.js";
 import { LineSplitter } from "../../protocol/ndjson.js";
 
 const STDERR_TAIL_BYTES = 8 * 1024;
@@ -59,7 +60,7 @@ export class CliProcess {
       }
     });
     this.child.stderr.on("data", (chunk: Buffer) => {
-      this.tail = (this.tail + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
+      this.tail = tailOf(this.tail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
     });
     this.exited = new Promise((resolve) => {
       this.child.once("error", (error) => {
@@ -96,7 +97,7 @@ export class CliProcess {
   }
 
   stderrTail(max = 2000): string {
-    return this.tail.trim().slice(-max);
+    return tailOf(this.tail.trim(), max);
   }
 
   /** "claude exited with code 1; its stderr ended with: …" */

@@ -3,6 +3,7 @@
 // stdin/stdout; TCP and HTTP hosts are only started here and reached through their connection file.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { HarnessError } from "../../core/harness.js";
+import { tailOf } from "../../core/redact.js";
 import { findMissing } from "../process/command.js";
 
 const STDERR_TAIL_BYTES = 8 * 1024;
@@ -32,7 +33,7 @@ export class HostProcess {
       stdio: ["pipe", "pipe", "pipe"],
     });
     this.child.stderr.on("data", (chunk: Buffer) => {
-      this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
+      this.stderrTail = tailOf(this.stderrTail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
     });
     // EPIPE after the host died: the exit below reports it, with its stderr.
     this.child.stdin.on("error", () => {});
@@ -62,7 +63,7 @@ export class HostProcess {
   /** `reason` with the last of the host's stderr, for an error message a user can act on. */
   describe(reason: string): string {
     const tail = this.stderrTail.trim();
-    return tail ? `${reason}; its stderr ended with: ${tail.slice(-1000)}` : reason;
+    return tail ? `${reason}; its stderr ended with: ${tailOf(tail, 1000)}` : reason;
   }
 
   /** Closes stdin, then SIGTERM, then SIGKILL, each after `graceMs`. */

@@ -9,11 +9,29 @@ export interface DockerResult {
   stderr: string;
 }
 
+/**
+ * What the docker CLI needs from Brain's environment, and nothing else: `-e NAME` in a session's `docker_args`
+ * takes NAME's value from docker's environment, so a fuller one would hand the host's secrets to any image.
+ */
+export function dockerEnvironment(from: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(from)) {
+    if (value === undefined) continue;
+    if (
+      ["PATH", "HOME", "XDG_RUNTIME_DIR", "TMPDIR", "SystemRoot"].includes(name) ||
+      name.startsWith("DOCKER_")
+    ) {
+      out[name] = value;
+    }
+  }
+  return out;
+}
+
 export class DockerCli {
   constructor(
     /** The docker program: a name on PATH or a path. */
     readonly program = "docker",
-    private readonly env: NodeJS.ProcessEnv = process.env,
+    private readonly env: NodeJS.ProcessEnv = dockerEnvironment(process.env),
   ) {}
 
   /** A HarnessError when the CLI is missing: nothing else can work without it. */

@@ -24,7 +24,7 @@ import {
   warnings,
 } from "../../../test/nui/helpers.js";
 import { DockerFactory } from "./docker.js";
-import { DockerCli } from "./docker-cli.js";
+import { DockerCli, dockerEnvironment } from "./docker-cli.js";
 import { RemoteFactory } from "./remote.js";
 
 let t: TestBrain | undefined;
@@ -269,6 +269,11 @@ describe("remote: bad input says what is wrong and how to fix it", () => {
 });
 
 describe("docker (a fake docker CLI runs the image's agent locally)", () => {
+  it("gives the docker CLI no variable of the host's beyond what docker needs (`-e NAME` reads from there)", () => {
+    const env = dockerEnvironment({ PATH: "/bin", HOME: "/h", DOCKER_HOST: "unix:///d", DB_PASSWORD: "pw" });
+    expect(env).toEqual({ PATH: "/bin", HOME: "/h", DOCKER_HOST: "unix:///d" });
+  });
+
   function dockerBrain(env: NodeJS.ProcessEnv = {}) {
     const state = tempDir("fake-docker-");
     cleanups.push(() => rmSync(state, { recursive: true, force: true }));

@@ -8,6 +8,7 @@ import {
   type PromptOutcome,
   type TurnContext,
 } from "../../core/harness.js";
+import { tailOf } from "../../core/redact.js";
 import { describeIssues } from "../../protocol/frames.js";
 import type {
   NativeFile,
@@ -267,6 +268,6 @@ export class ProcessHarness implements Harness {
 
   private withStderr(message: string): string {
     const tail = this.runner.stderr();
-    return tail ? `${message}; its stderr ended with: ${tail.slice(-1000)}` : message;
+    return tail ? `${message}; its stderr ended with: ${tailOf(tail, 1000)}` : message;
   }
 }

@@ -3,6 +3,7 @@
 // attachment it names. Broken framing or an exit is fatal to every attachment; a frame for an unknown
 // attachment is only a warning.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { tailOf } from "../../core/redact.js";
 import { decodeRunnerFrame, ProtocolError } from "../../protocol/frames.js";
 import { encodeFrame, FramingError, LineSplitter } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame, RunnerToBrainFrame } from "../../protocol/runner.js";
@@ -64,7 +65,7 @@ export class RunnerProcess {
       }
     });
     this.child.stderr.on("data", (chunk: Buffer) => {
-      this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
+      this.stderrTail = tailOf(this.stderrTail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
     });
     // EPIPE after the child died: the exit handler reports it with the stderr tail.
     this.child.stdin.on("error", () => {});
@@ -173,6 +174,6 @@ export class RunnerProcess {
 
   private describe(reason: string): string {
     const tail = this.stderr();
-    return tail ? `${reason}; its stderr ended with: ${tail.slice(-1000)}` : reason;
+    return tail ? `${reason}; its stderr ended with: ${tailOf(tail, 1000)}` : reason;
   }
 }

@@ -176,6 +176,16 @@ describe("brain acp", () => {
         code: -32602,
         data: { message: expect.stringContaining('unknown harness "nope"') },
       });
+      // A provider is a configured name; settings inline (a URL and a variable of the editor's choosing) are not.
+      for (const provider of ["nope", { base_url: "http://127.0.0.1:1/v1", api_key_env: "PATH" }]) {
+        await expect(
+          ctx.request(methods.agent.session.new, {
+            cwd: "/",
+            mcpServers: [],
+            _meta: { brain: { harness: "echo", provider } },
+          }),
+        ).rejects.toMatchObject({ code: -32602, data: { field: "provider" } });
+      }
       await expect(
         ctx.request(methods.agent.session.prompt, {
           sessionId: "ghost",

@@ -33,6 +33,8 @@ export interface AcpOptions {
 interface BrainMeta {
   harness?: string;
   agent?: string;
+  /** A provider the operator configured, by name (GET /v1/providers). */
+  provider?: string;
   config?: CreateSessionBody["config"];
   permissions?: CreateSessionBody["permissions"];
 }
@@ -76,6 +78,7 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
         ...(harness ? { harness } : {}),
         ...(agentId ? { agent: agentId } : {}),
         ...(meta.config ? { config: meta.config } : {}),
+        ...(meta.provider ? { provider: meta.provider } : {}),
         ...(meta.permissions ? { permissions: meta.permissions } : {}),
       };
       const view = await client.create(body).catch(fail);
@@ -212,6 +215,8 @@ function brainMeta(meta: Record<string, unknown> | null | undefined): BrainMeta 
   const out: BrainMeta = {};
   if (typeof value.harness === "string") out.harness = value.harness;
   if (typeof value.agent === "string") out.agent = value.agent;
+  // Only a name: settings inline would let an editor's config point the daemon's keys anywhere.
+  if (value.provider !== undefined) out.provider = value.provider as string;
   if (value.config && typeof value.config === "object") out.config = value.config as BrainMeta["config"];
   if (value.permissions && typeof value.permissions === "object") {
     out.permissions = value.permissions as BrainMeta["permissions"];

@@ -50,7 +50,7 @@ export function readTokens(path: string): TokensFile {
 
 /** tmp + rename, mode 0600 from the start: the file never exists readable by others. */
 export function writeTokens(path: string, file: TokensFile): void {
-  mkdirSync(dirname(path), { recursive: true });
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const tmp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
   chmodSync(tmp, 0o600);
@@ -60,7 +60,7 @@ export function writeTokens(path: string, file: TokensFile): void {
 /** Adds a token to the file and returns it. */
 export function addToken(
   home: string,
-  entry: { tenant: string; role: TokenRole; name?: string },
+  entry: { tenant: string; role: TokenRole; name?: string; providers?: string[] },
 ): TokenEntry {
   const path = tokensPath(home);
   const { file } = loadOrCreateTokens(home);
@@ -72,6 +72,8 @@ export function addToken(
 export interface Principal {
   tenant: string;
   role: TokenRole;
+  /** The configured providers this caller may use; undefined: all of them. */
+  providers?: string[];
 }
 
 /** Looks tokens up by their SHA-256, compared in constant time, so timing says nothing about a token. */
@@ -81,7 +83,7 @@ export class TokenTable {
   constructor(tokens: TokenEntry[]) {
     this.entries = tokens.map((t) => ({
       digest: digest(t.token),
-      principal: { tenant: t.tenant, role: t.role },
+      principal: { tenant: t.tenant, role: t.role, ...(t.providers ? { providers: t.providers } : {}) },
     }));
   }
 

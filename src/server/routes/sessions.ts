@@ -11,6 +11,7 @@ import {
   HarnessList,
   Ok,
   PromptBody,
+  ProviderList,
   RestoreBody,
   SessionList,
   SessionView,
@@ -81,6 +82,15 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
           return { name, steering: factory.supportsSteering, images: factory.supportsImages === true };
         }),
       }),
+    },
+    {
+      method: "GET",
+      path: "/v1/providers",
+      tag: "meta",
+      summary:
+        'The providers this token may name in POST /v1/sessions {"provider": name} (configured by the operator)',
+      response: ProviderList,
+      handle: async ({ caller }) => sessions.providers(caller),
     },
     {
       method: "GET",

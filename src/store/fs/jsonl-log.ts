@@ -69,7 +69,7 @@ export class JsonlEventLog implements EventLog {
     });
     let fd: number;
     try {
-      fd = await io.open(path, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o644);
+      fd = await io.open(path, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
     } catch (err) {
       await lock.release();
       throw failure(path, "cannot open", err);

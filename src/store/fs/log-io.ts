@@ -22,7 +22,7 @@ function call<T>(fn: (cb: (err: NodeJS.ErrnoException | null, value: T) => void)
 }
 
 export const nodeLogIO: LogIO = {
-  open: (path, flags, mode = 0o644) => call((cb) => fs.open(path, flags, mode, cb)),
+  open: (path, flags, mode = 0o600) => call((cb) => fs.open(path, flags, mode, cb)),
   read: (fd, buffer, offset, length, position) =>
     call((cb) => fs.read(fd, buffer, offset, length, position, cb)),
   write: (fd, buffer, offset, length, position) =>

@@ -34,6 +34,23 @@ describe("FsSessionStore", () => {
     expect(JSON.parse(await fs.readFile(paths.record, "utf8"))).toEqual(record);
   });
 
+  it("makes $BRAIN_HOME and each session's directories 0700, its record and log 0600", async () => {
+    const nested = path.join(home, "fresh-home");
+    const own = new FsSessionStore(nested);
+    const record = await own.create(base);
+    const paths = own.paths(record.id);
+    const log = await own.openLog(record.id);
+    await log.append([{ type: "session.closed", data: {} }]);
+    await log.close();
+    const mode = async (p: string) => (await fs.stat(p)).mode & 0o777;
+    for (const dir of [nested, path.join(nested, "sessions"), paths.dir, paths.native, paths.checkpoints])
+      expect(await mode(dir), dir).toBe(0o700);
+    expect(await mode(paths.record)).toBe(0o600);
+    expect(await mode(paths.events)).toBe(0o600);
+    await own.update(record.id, { status: "closed" });
+    expect(await mode(paths.record)).toBe(0o600);
+  });
+
   it("takes an explicit id and forked_from, and refuses a duplicate id", async () => {
     const record = await store.create({
       ...base,

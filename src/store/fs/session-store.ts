@@ -63,9 +63,9 @@ export class FsSessionStore {
       created_at: new Date().toISOString(),
       status: "open",
     });
-    await disk("create", this.root, () => fsp.mkdir(this.root, { recursive: true }));
+    await disk("create", this.root, () => fsp.mkdir(this.root, { recursive: true, mode: 0o700 }));
     try {
-      await fsp.mkdir(paths.dir);
+      await fsp.mkdir(paths.dir, { mode: 0o700 });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === "EEXIST") {
         throw new StoreError("bad_request", `session ${id} already exists`);
@@ -73,8 +73,8 @@ export class FsSessionStore {
       throw diskError("create", paths.dir, err);
     }
     try {
-      await fsp.mkdir(paths.native);
-      await fsp.mkdir(paths.checkpoints);
+      await fsp.mkdir(paths.native, { mode: 0o700 });
+      await fsp.mkdir(paths.checkpoints, { mode: 0o700 });
       await this.writeRecord(paths.record, record);
       await this.io.syncDir(this.root);
     } catch (err) {
@@ -160,7 +160,7 @@ export class FsSessionStore {
   private async writeRecord(file: string, record: SessionRecord): Promise<void> {
     const tmp = `${file}.${randomBytes(6).toString("hex")}.tmp`;
     try {
-      const handle = await fsp.open(tmp, "wx", 0o644);
+      const handle = await fsp.open(tmp, "wx", 0o600);
       try {
         await handle.writeFile(`${JSON.stringify(record, null, 2)}\n`);
         await handle.sync();

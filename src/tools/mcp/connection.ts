@@ -7,6 +7,7 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { tailOf } from "../../core/redact.js";
 import type { McpServer } from "../../protocol/config.js";
 import type { McpCallResult } from "./content.js";
 import { expandRecord, expandVars } from "./expand.js";
@@ -25,7 +26,7 @@ export interface ServerSpec {
 class StderrTail {
   private text = "";
   add(chunk: Buffer | string): void {
-    this.text = (this.text + chunk.toString()).slice(-4096);
+    this.text = tailOf(this.text + chunk.toString(), 4096);
   }
   lastLines(n = 3): string {
     return this.text.trim().split("\n").slice(-n).join(" | ");

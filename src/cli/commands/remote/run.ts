@@ -14,6 +14,8 @@ export interface RemoteRunOptions {
   agent?: string;
   session?: string;
   model?: string;
+  /** A provider the daemon's operator configured, by name. */
+  provider?: string;
   tools?: string[];
   json: boolean;
   allow: string[];
@@ -34,6 +36,7 @@ export async function remoteRun(options: RemoteRunOptions): Promise<number> {
       ...(options.harness ? { harness: options.harness } : {}),
       ...(options.agent ? { agent: options.agent } : {}),
       ...(options.session ? { id: options.session } : {}),
+      ...(options.provider ? { provider: options.provider } : {}),
       ...(Object.keys(config).length ? { config } : {}),
     };
     view = await client.create(body);

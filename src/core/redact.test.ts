@@ -1,0 +1,203 @@
+// Secrets never reach a session's log: the redactor, the log boundary (deltas split a secret), stderr tails, a
+// provider's 401 that quotes the key, and a runner that prints the key on stderr before it dies.
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { tempDir } from "../../test/helpers/brain.js";
+import { ApiHarnessFactory } from "../harnesses/api/factory.js";
+import { ProcessFactory } from "../harnesses/process/factory.js";
+import type { NewEvent, SessionEvent } from "../protocol/events.js";
+import { FsSessionStore } from "../store/fs/index.js";
+import { type FakeProvider, startFakeProvider } from "../testing/fake-provider/index.js";
+import { BuiltinTools } from "../tools/builtin.js";
+import { ToolRouter } from "../tools/router.js";
+import { Brain } from "./brain.js";
+import type { EventLog } from "./event-log.js";
+import type { HarnessFactory } from "./harness.js";
+import { envSecrets, Redactor, tailOf } from "./redact.js";
+import { redactingLog } from "./redacting-log.js";
+import { HarnessRegistry } from "./registry.js";
+
+const KEY = "sk-test-0123456789abcdefSECRET";
+const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** An in-memory log: what a store would have written. */
+function memoryLog(): EventLog & { stored: SessionEvent[] } {
+  const stored: SessionEvent[] = [];
+  return {
+    session: "s",
+    stored,
+    get lastSeq() {
+      return stored.length;
+    },
+    async append(events: NewEvent[]) {
+      const out = events.map(
+        (e, i) => ({ ...e, seq: stored.length + i + 1, ts: "t", session: "s" }) as SessionEvent,
+      );
+      stored.push(...out);
+      return out;
+    },
+    async read(after: number) {
+      return stored.filter((e) => e.seq > after);
+    },
+    subscribe: () => () => {},
+    async close() {},
+  };
+}
+
+describe("Redactor", () => {
+  it("replaces every configured secret, longest first, and leaves short values alone", () => {
+    const r = new Redactor([
+      { name: "OPENAI_API_KEY", value: KEY },
+      { name: "PART", value: "0123456789abcdef" },
+      { name: "SHORT", value: "1234" },
+    ]);
+    expect(r.redact(`key ${KEY} and 0123456789abcdef, port 1234`)).toBe(
+      "key [redacted:OPENAI_API_KEY] and [redacted:PART], port 1234",
+    );
+    expect(r.redactDeep({ a: [{ b: `x${KEY}` }], n: 1 })).toEqual({
+      a: [{ b: "x[redacted:OPENAI_API_KEY]" }],
+      n: 1,
+    });
+  });
+
+  it("takes secret-named variables and the named ones from an environment", () => {
+    const env = {
+      OPENAI_API_KEY: KEY,
+      DB_PASSWORD: "hunter2-hunter2",
+      LLM: "plain-but-named",
+      HOME: "/home/someone",
+    };
+    expect(
+      envSecrets(env, ["LLM"])
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(["DB_PASSWORD", "LLM", "OPENAI_API_KEY"]);
+  });
+
+  it("cuts a tail at a word, so a secret cut in two shows no part of itself", () => {
+    const text = `start ${KEY} middle and the end`;
+    const cut = tailOf(text, text.length - 10); // starts inside the key
+    expect(cut).toBe("middle and the end");
+    expect(tailOf("short", 100)).toBe("short");
+  });
+});
+
+describe("the log boundary", () => {
+  it("redacts every event and holds back a delta tail until the next one shows it is a secret", async () => {
+    const inner = memoryLog();
+    const log = redactingLog(inner, new Redactor([{ name: "K", value: KEY }]));
+    await log.append([
+      { type: "assistant.delta", turn: "t", data: { text: `the key is ${KEY.slice(0, 10)}` } },
+    ]);
+    await log.append([{ type: "assistant.delta", turn: "t", data: { text: `${KEY.slice(10)}, ok` } }]);
+    await log.append([
+      { type: "assistant.message", turn: "t", data: { text: `the key is ${KEY}, ok` } },
+      {
+        type: "turn.settled",
+        turn: "t",
+        data: { status: "failed", error: { code: "provider_error", message: `bad ${KEY}` } },
+      },
+    ]);
+    const file = JSON.stringify(inner.stored);
+    expect(file).not.toContain(KEY);
+    expect(file).not.toContain(KEY.slice(0, 10));
+    const deltas = inner.stored
+      .filter((e) => e.type === "assistant.delta")
+      .map((e) => (e.data as { text: string }).text);
+    expect(deltas.join("")).toBe("the key is [redacted:K], ok");
+    expect(inner.stored.at(-1)?.data).toEqual({
+      status: "failed",
+      error: { code: "provider_error", message: "bad [redacted:K]" },
+    });
+  });
+
+  it("releases a held tail that was not a secret before the next event", async () => {
+    const inner = memoryLog();
+    const log = redactingLog(inner, new Redactor([{ name: "K", value: KEY }]));
+    await log.append([{ type: "assistant.delta", turn: "t", data: { text: "ends with sk-" } }]);
+    await log.append([{ type: "turn.settled", turn: "t", data: { status: "completed" } }]);
+    expect(inner.stored.map((e) => e.type)).toEqual(["assistant.delta", "assistant.delta", "turn.settled"]);
+    const deltas = inner.stored
+      .filter((e) => e.type === "assistant.delta")
+      .map((e) => (e.data as { text: string }).text);
+    expect(deltas.join("")).toBe("ends with sk-");
+  });
+});
+
+describe("a Brain keeps keys out of events.jsonl", () => {
+  let provider: FakeProvider | undefined;
+  let brain: Brain | undefined;
+  afterEach(async () => {
+    await brain?.close();
+    await provider?.close();
+    brain = undefined;
+    provider = undefined;
+  });
+
+  function brainWith(factories: HarnessFactory[], home: string): Brain {
+    return new Brain({
+      store: new FsSessionStore(home),
+      harnesses: new HarnessRegistry(factories),
+      tools: new ToolRouter([new BuiltinTools()]),
+      env: { PATH: process.env.PATH, MY_LLM: KEY },
+      providers: { fake: { api: "openai-chat", base_url: "unused", api_key_env: "MY_LLM" } },
+    });
+  }
+
+  const eventsFile = (home: string, id: string) =>
+    readFileSync(join(home, "sessions", id, "events.jsonl"), "utf8");
+
+  it("when the provider's 401 quotes the key", async () => {
+    provider = await startFakeProvider();
+    provider.script([{ error: { status: 401, message: `Incorrect API key provided: ${KEY}` } }]);
+    const home = tempDir();
+    brain = new Brain({
+      store: new FsSessionStore(home),
+      harnesses: new HarnessRegistry([new ApiHarnessFactory({ env: {} })]),
+      tools: new ToolRouter([new BuiltinTools()]),
+      env: { MY_LLM: KEY },
+      providers: { fake: { api: "openai-chat", base_url: `${provider.url}/v1`, api_key_env: "MY_LLM" } },
+    });
+    const session = await brain.create({ harness: "api", provider: "fake", config: { model: "fake-model" } });
+    const outcome = await (await session.prompt("hi")).settled;
+    expect(outcome.status).toBe("failed");
+    expect(provider.requests[0]?.headers.authorization).toBe(`Bearer ${KEY}`);
+    const file = eventsFile(home, session.id);
+    expect(file).toContain("Incorrect API key provided");
+    expect(file).toContain("[redacted:MY_LLM]");
+    expect(file).not.toContain(KEY);
+  });
+
+  it("when a runner prints the key on stderr and dies", async () => {
+    provider = await startFakeProvider();
+    const home = tempDir();
+    const runner = new ProcessFactory({
+      name: "scripted",
+      command: process.execPath,
+      args: [join(root, "dist/test/fixtures/scripted-runner.js"), "--mode", "stderr-key"],
+    });
+    brain = brainWith([runner], home);
+    const session = await brain.create({
+      harness: "scripted",
+      provider: { base_url: `${provider.url}/v1`, api_key_env: "MY_LLM" },
+      config: { model: "fake-model" },
+    });
+    const outcome = await (await session.prompt("hi")).settled;
+    expect(outcome.status).toBe("failed");
+    expect(outcome.error?.message).toContain("stderr ended with");
+    const file = eventsFile(home, session.id);
+    expect(file).toContain("Bearer [redacted:MY_LLM] was refused");
+    expect(file).not.toContain(KEY);
+  });
+
+  it("refuses an unknown provider name before writing anything, naming the configured ones", async () => {
+    const home = tempDir();
+    brain = brainWith([new ApiHarnessFactory({ env: {} })], home);
+    await expect(brain.create({ harness: "api", provider: "MY_LLM" })).rejects.toThrow(
+      'unknown provider "MY_LLM" (configured: fake)',
+    );
+    expect(await brain.list()).toEqual([]);
+  });
+});

@@ -1,0 +1,117 @@
+// Keeps secret values out of everything Brain writes: event logs, error messages, stderr tails, the daemon's
+// output. A Redactor is fed the values a host or session knows to be secret (provider keys, MCP `${VAR}`
+// values, token values, secret-named environment variables) and replaces each with `[redacted:NAME]`.
+
+export interface Secret {
+  /** What the replacement says: the variable the value came from, or a label such as "token". */
+  name: string;
+  value: string;
+}
+
+/** Shorter values would match ordinary text ("1", "true", a port), so they are never treated as secrets. */
+export const MIN_SECRET_LENGTH = 8;
+
+/** Environment variables whose names say they hold a secret (OPENAI_API_KEY, GH_TOKEN, DB_PASSWORD, …). */
+export const SECRET_NAME = /(API_?KEY|_KEY$|^KEY$|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)/i;
+
+/** The environment's secrets: every secret-named variable, and `names` (say, a provider's `api_key_env`). */
+export function envSecrets(env: NodeJS.ProcessEnv, names: Iterable<string> = []): Secret[] {
+  const wanted = new Set(names);
+  const out: Secret[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (value && (wanted.has(name) || SECRET_NAME.test(name))) out.push({ name, value });
+  }
+  return out;
+}
+
+export class Redactor {
+  /** Longest first, so a secret that contains another is replaced whole. */
+  private readonly secrets: Secret[];
+  private readonly firstChars: Set<string>;
+  readonly maxLength: number;
+
+  constructor(secrets: Iterable<Secret> = []) {
+    const byValue = new Map<string, Secret>();
+    for (const secret of secrets) {
+      if (secret.value.length >= MIN_SECRET_LENGTH && !byValue.has(secret.value)) {
+        byValue.set(secret.value, secret);
+      }
+    }
+    this.secrets = [...byValue.values()].sort((a, b) => b.value.length - a.value.length);
+    this.firstChars = new Set(this.secrets.map((s) => s.value[0]!));
+    this.maxLength = this.secrets[0]?.value.length ?? 0;
+  }
+
+  get empty(): boolean {
+    return this.secrets.length === 0;
+  }
+
+  /** This redactor's secrets and `more`. */
+  with(more: Iterable<Secret>): Redactor {
+    return new Redactor([...this.secrets, ...more]);
+  }
+
+  redact(text: string): string {
+    if (this.secrets.length === 0 || text.length < MIN_SECRET_LENGTH) return text;
+    let out = text;
+    for (const { name, value } of this.secrets) {
+      if (out.includes(value)) out = out.split(value).join(`[redacted:${name}]`);
+    }
+    return out;
+  }
+
+  /** Every string in a JSON-like value (object keys are left alone); the value itself is not changed. */
+  redactDeep<T>(value: T): T {
+    if (this.secrets.length === 0) return value;
+    return this.walk(value) as T;
+  }
+
+  /**
+   * How many characters at the end of `text` could be the start of a secret that the next piece of a stream
+   * completes: a stream holds them back until it knows.
+   */
+  pendingTail(text: string): number {
+    const from = Math.max(0, text.length - this.maxLength + 1);
+    for (let i = from; i < text.length; i++) {
+      if (!this.firstChars.has(text[i]!)) continue;
+      const tail = text.slice(i);
+      if (this.secrets.some((s) => s.value.length > tail.length && s.value.startsWith(tail))) {
+        return text.length - i;
+      }
+    }
+    return 0;
+  }
+
+  private walk(value: unknown): unknown {
+    if (typeof value === "string") return this.redact(value);
+    if (Array.isArray(value)) {
+      let changed = false;
+      const out = value.map((item) => {
+        const next = this.walk(item);
+        if (next !== item) changed = true;
+        return next;
+      });
+      return changed ? out : value;
+    }
+    if (value !== null && typeof value === "object") {
+      let changed = false;
+      const out: Record<string, unknown> = {};
+      for (const [key, item] of Object.entries(value)) {
+        const next = this.walk(item);
+        if (next !== item) changed = true;
+        out[key] = next;
+      }
+      return changed ? out : value;
+    }
+    return value;
+  }
+}
+
+/**
+ * The last `max` characters of `text`, for an error message. When that cuts into a word, the cut word is dropped:
+ * a secret cut in two would otherwise show its end, which no redactor (matching whole values) recognises.
+ */
+export function tailOf(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return text.slice(-max).replace(/^\S*\s*/, "");
+}

@@ -1,0 +1,72 @@
+// The one boundary every event crosses on its way to a session's log: secrets are replaced here, so no harness
+// family, error path or stderr tail can write one. Deltas are a stream: a secret split over two deltas is
+// caught by holding back a tail that could be a secret's start until the next delta (or any other event of
+// the session) shows whether it is one.
+import type { NewEvent, SessionEvent } from "../protocol/events.js";
+import type { EventLog } from "./event-log.js";
+import type { Redactor } from "./redact.js";
+
+export function redactingLog(log: EventLog, redactor: Redactor): EventLog {
+  if (redactor.empty) return log;
+  return new RedactingLog(log, redactor);
+}
+
+class RedactingLog implements EventLog {
+  /** Delta text held back, by turn ("" for none). */
+  private readonly held = new Map<string, string>();
+
+  constructor(
+    private readonly log: EventLog,
+    private readonly redactor: Redactor,
+  ) {}
+
+  get session(): string {
+    return this.log.session;
+  }
+
+  get lastSeq(): number {
+    return this.log.lastSeq;
+  }
+
+  append(events: NewEvent[]): Promise<SessionEvent[]> {
+    const out: NewEvent[] = [];
+    for (const event of events) {
+      if (event.type === "assistant.delta") {
+        const key = event.turn ?? "";
+        const text = this.redactor.redact((this.held.get(key) ?? "") + event.data.text);
+        const hold = this.redactor.pendingTail(text);
+        this.held.delete(key);
+        if (hold > 0) this.held.set(key, text.slice(text.length - hold));
+        const sent = text.slice(0, text.length - hold);
+        if (sent) out.push({ ...event, data: { ...event.data, text: sent } });
+        continue;
+      }
+      this.release(out);
+      out.push(this.redactor.redactDeep(event));
+    }
+    return out.length > 0 ? this.log.append(out) : Promise.resolve([]);
+  }
+
+  read(after: number, limit?: number): Promise<SessionEvent[]> {
+    return this.log.read(after, limit);
+  }
+
+  subscribe(listener: (events: SessionEvent[]) => void): () => void {
+    return this.log.subscribe(listener);
+  }
+
+  async close(): Promise<void> {
+    const out: NewEvent[] = [];
+    this.release(out);
+    if (out.length > 0) await this.log.append(out).catch(() => {});
+    await this.log.close();
+  }
+
+  /** What was held back was not a secret after all (something else came first): it goes out as a delta. */
+  private release(out: NewEvent[]): void {
+    for (const [turn, text] of this.held) {
+      out.push({ type: "assistant.delta", ...(turn ? { turn } : {}), data: { text } } as NewEvent);
+    }
+    this.held.clear();
+  }
+}

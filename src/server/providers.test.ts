@@ -1,0 +1,150 @@
+// A daemon's clients choose among the providers the operator configured, by name: never a URL and a variable of
+// their own (which would send any of the daemon's environment to any server), and a refusal that says nothing
+// about which variables exist. Tokens may be limited to some providers; GET /v1/providers says which.
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tempDir } from "../../test/helpers/brain.js";
+import { Brain } from "../core/brain.js";
+import { HarnessRegistry } from "../core/registry.js";
+import { ApiHarnessFactory } from "../harnesses/api/factory.js";
+import { FsSessionStore } from "../store/fs/index.js";
+import { type FakeProvider, startFakeProvider } from "../testing/fake-provider/index.js";
+import { BuiltinTools } from "../tools/builtin.js";
+import { ToolRouter } from "../tools/router.js";
+import { newToken } from "./auth/tokens.js";
+import { BrainClient } from "./client/client.js";
+import { type Daemon, startDaemon } from "./daemon.js";
+import { collect, raw, settled } from "./test-helpers.js";
+
+const KEY = "sk-operator-key-0123456789";
+const DB_PASSWORD = "db-password-never-leaves-9876";
+
+let provider: FakeProvider;
+let daemon: Daemon;
+let brain: Brain;
+let home: string;
+const tokens = { admin: newToken(), limited: newToken(), none: newToken() };
+
+beforeAll(async () => {
+  provider = await startFakeProvider();
+  home = tempDir();
+  const store = new FsSessionStore(home);
+  brain = new Brain({
+    store,
+    harnesses: new HarnessRegistry([new ApiHarnessFactory({ env: {} })]),
+    tools: new ToolRouter([new BuiltinTools()]),
+    env: { OPERATOR_KEY: KEY, DB_PASSWORD },
+    providers: {
+      fake: { api: "openai-chat", base_url: `${provider.url}/v1`, api_key_env: "OPERATOR_KEY" },
+      other: { api: "openai-chat", base_url: `${provider.url}/v1`, api_key_env: "UNSET_KEY" },
+    },
+    secrets: Object.values(tokens).map((value) => ({ name: "token", value })),
+  });
+  daemon = await startDaemon({
+    brain,
+    eventsPath: (id) => store.paths(id).events,
+    port: 0,
+    tokens: [
+      { token: tokens.admin, tenant: "default", role: "controller" },
+      { token: tokens.limited, tenant: "acme", role: "controller", providers: ["fake"] },
+      { token: tokens.none, tenant: "zeta", role: "controller", providers: [] },
+    ],
+    defaults: { provider: "fake", model: "fake-model" },
+  });
+});
+afterAll(async () => {
+  await daemon.close();
+  await brain.close();
+  await provider.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+const create = (token: string, body: Record<string, unknown>) =>
+  raw(daemon.url, "POST", "/v1/sessions", { token, body: { harness: "api", ...body } });
+
+describe("choosing a provider over REST", () => {
+  it("refuses inline settings: no URL and variable of the client's choosing reach a provider", async () => {
+    for (const api_key_env of ["DB_PASSWORD", "OPERATOR_KEY"]) {
+      const res = await create(tokens.admin, { provider: { base_url: `${provider.url}/v1`, api_key_env } });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: "bad_request", field: "provider" });
+      expect(JSON.stringify(res.body)).toContain("GET /v1/providers");
+    }
+    expect(provider.requests).toEqual([]);
+    expect((await brain.list()).length).toBe(0);
+  });
+
+  it("answers an unknown name the same whether or not a variable of that name exists", async () => {
+    const exists = await create(tokens.admin, { provider: "DB_PASSWORD" });
+    const missing = await create(tokens.admin, { provider: "NO_SUCH_VAR" });
+    expect(exists.status).toBe(400);
+    expect(missing.status).toBe(400);
+    const message = (r: typeof exists) => (r.body.error as { message: string }).message;
+    expect(message(exists).replace("DB_PASSWORD", "X")).toBe(message(missing).replace("NO_SUCH_VAR", "X"));
+    expect(message(exists)).toContain("this token may use: fake, other");
+  });
+
+  it("lists the providers a token may use, without URLs, variable names or keys", async () => {
+    const all = await raw(daemon.url, "GET", "/v1/providers", { token: tokens.admin });
+    expect(all.body).toEqual({
+      providers: [
+        { name: "fake", api: "openai-chat", default: true },
+        { name: "other", api: "openai-chat" },
+      ],
+    });
+    const limited = await raw(daemon.url, "GET", "/v1/providers", { token: tokens.limited });
+    expect(limited.body).toEqual({ providers: [{ name: "fake", api: "openai-chat", default: true }] });
+    expect(JSON.stringify([all.body, limited.body])).not.toMatch(/OPERATOR_KEY|127\.0\.0\.1|sk-/);
+  });
+
+  it("keeps a limited token to its providers, the default included", async () => {
+    const other = await create(tokens.limited, { provider: "other" });
+    expect(other.status).toBe(400);
+    expect((other.body.error as { message: string }).message).toContain("this token may use: fake");
+    const byDefault = await create(tokens.none, {});
+    expect(byDefault.status).toBe(400);
+    expect((byDefault.body.error as { message: string }).message).toContain(
+      "this token may use: no provider",
+    );
+  });
+
+  it("does not name the variable of a configured provider whose key is unset", async () => {
+    const res = await create(tokens.admin, { provider: "other" });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).not.toContain("UNSET_KEY");
+    expect((res.body.error as { message: string }).message).toContain('provider "other" has no API key');
+    expect((await brain.list()).length).toBe(0);
+  });
+
+  it("runs a session on a named provider with the operator's key, and keeps the key out of its log", async () => {
+    provider.script([{ error: { status: 401, message: `Incorrect API key provided: ${KEY}` } }]);
+    const res = await create(tokens.limited, { provider: "fake" });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.provider).toBe("fake");
+    const id = res.body.id as string;
+    const client = new BrainClient({ url: daemon.url, token: tokens.limited });
+    const { turn } = await client.prompt(id, "hi");
+    const seen = await collect(client, id, settled(turn));
+    expect(seen.at(-1)?.data).toMatchObject({ status: "failed" });
+    expect(provider.requests.at(-1)?.headers.authorization).toBe(`Bearer ${KEY}`);
+    const file = readFileSync(join(home, "sessions", id, "events.jsonl"), "utf8");
+    expect(file).toContain("[redacted:OPERATOR_KEY]");
+    expect(file).not.toContain(KEY);
+    expect(JSON.stringify(seen)).not.toContain(KEY);
+  });
+
+  it("is described in /openapi.json: provider is a name, and GET /v1/providers is a route", async () => {
+    const doc = (await raw(daemon.url, "GET", "/openapi.json")).body as {
+      paths: Record<
+        string,
+        Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>
+      >;
+    };
+    expect(doc.paths["/v1/providers"]?.get).toBeDefined();
+    const create = doc.paths["/v1/sessions"]!.post!.requestBody!.content["application/json"]!.schema as {
+      properties: Record<string, { type?: string }>;
+    };
+    expect(create.properties.provider).toMatchObject({ type: "string" });
+  });
+});
