@@ -66,12 +66,7 @@ export interface HarnessOptions {
    * Asks the session's clients a question (human in the loop); "" when no one answers in time. `options.id`
    * names the request with the harness's own id (nui's HITL requestId), so clients answer it by that id.
    */
-  ask(
-    turn: string,
-    question: Question,
-    signal: AbortSignal,
-    options?: { id?: string },
-  ): Promise<string>;
+  ask(turn: string, question: Question, signal: AbortSignal, options?: { id?: string }): Promise<string>;
 }
 
 export interface ToolUse {
