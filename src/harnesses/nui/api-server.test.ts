@@ -95,7 +95,7 @@ describe("nui's HITL REST API", () => {
     });
     expect(d.asked).toEqual([
       { question: { question: "Colour?", options: ["red", "blue"] }, id },
-      { question: { question: "Size?" }, id: `${id}#2` },
+      { question: { question: "Size?", header: "Size" }, id: `${id}#2` }, // nui's header is kept
     ]);
     expect((await call("GET", "/api/hitl/requests?pending=true")).body).toEqual([]);
   });
