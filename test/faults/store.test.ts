@@ -122,7 +122,7 @@ describe("disk full", () => {
     // Still full: the next turn must fail too, not start and hang open.
     const second = await Promise.race([
       session.prompt("while full").then((next) => next.settled),
-      new Promise<undefined>((resolve) => setTimeout(resolve, 8_000)),
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 8_000)),
     ]).catch((err: Error) => ({ status: "refused", message: err.message }));
     stop();
     const file = t.store.paths(session.id).events;
