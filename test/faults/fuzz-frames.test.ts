@@ -8,7 +8,6 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { beforeAll, describe, expect, it } from "vitest";
 import { decodeBrainFrame, decodeRunnerFrame, ProtocolError } from "../../src/protocol/frames.js";
 import { FramingError, LineSplitter } from "../../src/protocol/ndjson.js";
-import { type Cell, note } from "./audit.js";
 import { chunks, corpus, inputs, Prng, repro, SEED } from "./fuzz.js";
 
 const ajv = new Ajv2020({ strict: false });
@@ -67,8 +66,7 @@ describe.each(sides)("fuzz: %s frames", (_side, decode, schemaFile, seedFile) =>
   });
 
   describe("fuzz: NDJSON frames, decoder = schema", () => {
-    it(`codec (${_side})`, (cell: Cell) => {
-      note(cell, { eventsLost: 0, secretsFound: 0 });
+    it(`codec (${_side})`, () => {
       expect(found.disagreements.slice(0, 5)).toEqual([]);
       // The run must have reached both sides of the decision, or it proved nothing.
       expect(found.accepted).toBeGreaterThan(found.runs / 50);
@@ -78,16 +76,14 @@ describe.each(sides)("fuzz: %s frames", (_side, decode, schemaFile, seedFile) =>
 
   describe("fuzz: NDJSON frames, only ProtocolError", () => {
     // fixed on branch h3: `{"event":{"toString":1}}` throws TypeError instead of ProtocolError (item 8)
-    it.fails(`codec (${_side})`, (cell: Cell) => {
-      note(cell, { eventsLost: 0, secretsFound: 0 });
+    it.fails(`codec (${_side})`, () => {
       expect(found.crashes.slice(0, 5)).toEqual([]);
     });
   });
 });
 
 describe("fuzz: NDJSON line splitting", () => {
-  it("codec", (cell: Cell) => {
-    note(cell, { eventsLost: 0, secretsFound: 0 });
+  it("codec", () => {
     const rng = new Prng(SEED);
     const lines = [...corpus("runner-to-brain.ndjson"), ...corpus("brain-to-runner.ndjson")];
     for (let i = 0; i < 1_500; i++) {

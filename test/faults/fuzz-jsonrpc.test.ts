@@ -10,7 +10,6 @@ import { RpcError as CodexRpcError, RpcConnection } from "../../src/harnesses/co
 import { RpcError as ExtRpcError, RpcPeer } from "../../src/harnesses/ext/rpc-peer.js";
 import { FramingError } from "../../src/protocol/ndjson.js";
 import { decodeHarnessEvent } from "../../src/protocol/nui/harness-event.js";
-import { type Cell, note } from "./audit.js";
 import { chunks, corpus, inputs, Prng, repro, SEED } from "./fuzz.js";
 
 /** Requests in flight with ids 1..n, so fuzzed responses find someone waiting; collects how each ended. */
@@ -24,8 +23,7 @@ function pendingRequests(request: (method: string) => Promise<unknown>, n: numbe
 }
 
 describe("fuzz: JSON-RPC, extension hosts", () => {
-  it("codec", async (cell: Cell) => {
-    note(cell, { eventsLost: 0, secretsFound: 0 });
+  it("codec", async () => {
     const rng = new Prng(SEED);
     const crashes: string[] = [];
     const warnings: string[] = [];
@@ -58,8 +56,7 @@ describe("fuzz: JSON-RPC, extension hosts", () => {
 });
 
 describe("fuzz: JSON-RPC, codex app-server", () => {
-  it("codec", async (cell: Cell) => {
-    note(cell, { eventsLost: 0, secretsFound: 0 });
+  it("codec", async () => {
     const rng = new Prng(SEED + 1);
     const crashes: string[] = [];
     const mapper = new CodexNotificationMapper();

@@ -211,7 +211,7 @@ describe("path traversal", () => {
     expect(create.status).toBe(400);
   });
 
-  // fixed on branch h2: restore refuses any target inside $BRAIN_HOME (item 8)
+  // fixed on branch h3: restore refuses any target inside $BRAIN_HOME, and hides $BRAIN_HOME in errors (item 8)
   it.fails("daemon (restore into $BRAIN_HOME)", async (cell) => {
     const cp = await raw(d.url, "POST", `/v1/sessions/${session}/checkpoints`, admin());
     expect(cp.status).toBeLessThan(300);

@@ -52,7 +52,7 @@ describe("secret in a provider's error", () => {
 describe("secret in a runner's stderr tail", () => {
   // fixed on branch h2: a failed turn's stderr tail is redacted before it is logged (item 6)
   it.fails("process", async (cell) => {
-    const { hits, status } = await leakedAfterOneTurn(processBed("leak-key-exit", { fake }));
+    const { hits, status } = await leakedAfterOneTurn(processBed("stderr-key", { fake }));
     note(cell, { eventsLost: 0, secretsFound: hits.length });
     expect(status).toBe("failed");
     expect(hits).toEqual([]);

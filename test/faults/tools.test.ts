@@ -102,7 +102,7 @@ describe.each(["process", "api"] as const)("%s", (family) => {
   describe("tool service slow", () => {
     it(family, async (cell) => {
       const { session, ack } = await open(family);
-      tool.delayMs = 1_500;
+      tool.delayMs = 600;
       fake.script([{ toolCalls: [{ name: "flaky", arguments: {} }] }, { text: "waited" }]);
       const turn = await session.prompt("use the slow tool");
       const outcome = await turn.settled;
