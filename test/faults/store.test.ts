@@ -5,9 +5,15 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { Brain } from "../../src/core/brain.js";
+import { HarnessRegistry } from "../../src/core/registry.js";
 import type { SessionEvent } from "../../src/protocol/events.js";
 import { startTestDaemon, type TestDaemon } from "../../src/server/testing.js";
-import { makeBrain, type TestBrain, tempDir, textOf } from "../helpers/brain.js";
+import { type LogIO, nodeLogIO } from "../../src/store/fs/log-io.js";
+import { FsSessionStore } from "../../src/store/fs/session-store.js";
+import { BuiltinTools } from "../../src/tools/builtin.js";
+import { ToolRouter } from "../../src/tools/router.js";
+import { echoFactory, makeBrain, type TestBrain, tempDir, textOf } from "../helpers/brain.js";
 import { acknowledged, auditLog, expectWhole, note } from "./audit.js";
 import { ROOT } from "./families.js";
 
@@ -105,14 +111,56 @@ function canMount(): boolean {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-const mountable = canMount();
+const mountable = canMount() && process.env.FAULTS_NO_MOUNT !== "1";
+
+/**
+ * Where mount is not permitted, the log's LogIO runs out of room instead: a write that would take the log past
+ * `capacity` bytes fails with ENOSPC, as on a full disk, and room comes back when the log is cut back (only the
+ * event log is counted; the session files around it still fit).
+ */
+function fullLogIO(capacity: number): { io: LogIO; grow(): void } {
+  let room = capacity;
+  const io: LogIO = {
+    ...nodeLogIO,
+    write: async (fd, buffer, offset, length, position) => {
+      if (position + length > room) {
+        const err: NodeJS.ErrnoException = new Error("ENOSPC: no space left on device, write");
+        err.code = "ENOSPC";
+        throw err;
+      }
+      return nodeLogIO.write(fd, buffer, offset, length, position);
+    },
+  };
+  return { io, grow: () => (room = Number.POSITIVE_INFINITY) };
+}
+
+/** A small disk: a 1 MiB tmpfs where mount works, a LogIO with 1 MiB of room where it does not. */
+function fullDisk(): { brain(): TestBrain; grow(): void } {
+  if (mountable) {
+    const disk = smallDisk("1m");
+    return { brain: () => makeBrain({ home: disk.home }), grow: disk.grow };
+  }
+  const home = tempDir("brain-faults-full-");
+  cleanups.push(() => rmSync(home, { recursive: true, force: true }));
+  const { io, grow } = fullLogIO(1 << 20);
+  const brain = (): TestBrain => {
+    const store = new FsSessionStore(home, io);
+    const b = new Brain({
+      store,
+      harnesses: new HarnessRegistry([echoFactory()]),
+      tools: new ToolRouter([new BuiltinTools()]),
+    });
+    return { brain: b, home, store, cleanup: () => b.close() };
+  };
+  return { brain, grow };
+}
 
 describe("disk full", () => {
   // fixed on branch h1: after the first failed append a turn writes nothing more; every turn left open is
   // closed out on open, not only the last (item 2)
-  it.runIf(mountable).fails("process", async (cell) => {
-    const disk = smallDisk("1m");
-    let t: TestBrain = makeBrain({ home: disk.home });
+  it.fails("process", async (cell) => {
+    const disk = fullDisk();
+    let t: TestBrain = disk.brain();
     cleanups.push(() => t.cleanup());
     const session = await t.brain.create({ harness: "echo" });
     const { seen, stop } = acknowledged(session);
@@ -130,7 +178,7 @@ describe("disk full", () => {
     const full = auditLog(file, seen);
     // Room again: a restarted host closes every turn left open and takes new turns.
     disk.grow();
-    t = makeBrain({ home: disk.home });
+    t = disk.brain();
     const again = await t.brain.session(session.id);
     const next = await (await again.prompt("room again")).settled;
     await t.brain.close();
@@ -147,7 +195,8 @@ describe("disk full", () => {
     expect(next.status).toBe("completed");
   });
 
-  // fixed on branch h1: `brain run --session` on a full disk exits non-zero with the disk's error (item 2)
+  // fixed on branch h1: `brain run --session` on a full disk exits non-zero with the disk's error (item 2).
+  // A child process cannot be given a LogIO: without mount this cell is skipped.
   it.runIf(mountable).fails("process (brain run at 100 %)", async (cell) => {
     const disk = smallDisk("1m");
     const first = await ran(brainProcess(disk.home, ["run", "--session", "full", "hello"]));
