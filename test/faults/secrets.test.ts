@@ -127,10 +127,15 @@ describe("secrets across everything written", () => {
     note(cell, { eventsLost: audit.eventsLost, secretsFound: hits.length });
     expect(audit.events.some((e) => e.type === "turn.settled")).toBe(true);
     expect(hits).toEqual([]);
-    const loose = filesUnder(join(home, "sessions"))
-      .map((f) => ({ f, mode: statSync(f).mode & 0o777 }))
-      .filter(({ mode }) => mode & 0o077);
+    // Brain's own files are 0600 in a 0700 session dir; native/ holds the harness's files, behind that dir.
+    const dir = join(home, "sessions", id);
+    const own = [
+      join(dir, "session.json"),
+      join(dir, "events.jsonl"),
+      ...filesUnder(join(dir, "checkpoints")),
+    ];
+    const loose = own.map((f) => ({ f, mode: statSync(f).mode & 0o777 })).filter(({ mode }) => mode & 0o077);
     expect(loose).toEqual([]);
-    expect(statSync(join(home, "sessions", id)).mode & 0o077).toBe(0);
+    expect(statSync(dir).mode & 0o077).toBe(0);
   });
 });
