@@ -1,11 +1,12 @@
 // `npm run faults`: runs test/faults and prints the matrix, fault × harness family. A describe block is a fault,
 // a test in it is a family (a name like "daemon (5 MiB prompt)" is a variant of that family's cell, and
-// shows as its own row). Each cell says how the family came through and what the cell counted:
-//   survived                 every assertion held
-//   FAILED                   an assertion did not hold (the defect is real here)
-//   known, fixed elsewhere   an it.fails row: it fails today as expected; the fix is on another branch
-//   n/a                      the fault does not apply to the family
-// plus "lost N" (acknowledged events missing from the log) and "secrets N" (configured secrets written).
+// shows as its own row). Each cell says how the family came through, then what the cell counted as
+// "lost/secrets" (acknowledged events missing from the log / configured secrets found in what Brain wrote):
+//   ok      every assertion held
+//   FAILED  an assertion did not hold (the defect is real here)
+//   known   an it.fails row: it fails today, as expected; its fix is on another branch (see the comment)
+//   FIXED?  an it.fails row that passes: the fix has landed, flip it to it(...)
+//   n/a     the fault does not apply to the family
 import type { Reporter, TestCase, TestModule } from "vitest/node";
 
 interface Row {
@@ -32,10 +33,10 @@ function rowOf(test: TestCase): Row {
       ? "skipped"
       : test.options.fails
         ? state === "passed"
-          ? "known, fixed elsewhere"
-          : "FIXED? flip it.fails"
+          ? "known"
+          : "FIXED?"
         : state === "passed"
-          ? "survived"
+          ? "ok"
           : "FAILED";
   const meta = test.meta();
   return {
@@ -49,17 +50,16 @@ function rowOf(test: TestCase): Row {
 
 function text(row: Row | undefined): string {
   if (!row) return "n/a";
-  const counts = [
-    row.lost !== undefined ? `lost ${row.lost}` : "",
-    row.secrets !== undefined ? `secrets ${row.secrets}` : "",
-  ].filter(Boolean);
-  return counts.length ? `${row.cell} (${counts.join(", ")})` : row.cell;
+  if (row.lost === undefined && row.secrets === undefined) return row.cell;
+  return `${row.cell} ${row.lost ?? "-"}/${row.secrets ?? "-"}`;
 }
 
 export default class FaultTable implements Reporter {
   onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
     const rows: Row[] = [];
     for (const module of modules) for (const test of module.children.allTests()) rows.push(rowOf(test));
+    // The harness faults first, the codec fuzzers after them.
+    rows.sort((a, b) => Number(a.family === "codec") - Number(b.family === "codec"));
     const faults = [...new Set(rows.map((r) => r.fault))];
     const families = COLUMNS.filter((c) => rows.some((r) => r.family === c));
     const table = faults.map((fault) => [
@@ -72,13 +72,16 @@ export default class FaultTable implements Reporter {
     const out = [line(header), widths.map((w) => "-".repeat(w)).join("-|-"), ...table.map(line)];
     const lost = rows.reduce((n, r) => n + (r.lost ?? 0), 0);
     const secrets = rows.reduce((n, r) => n + (r.secrets ?? 0), 0);
-    const failed = rows.filter((r) => r.cell === "FAILED" || r.cell.startsWith("FIXED?")).length;
-    const known = rows.filter((r) => r.cell.startsWith("known")).length;
+    const failed = rows.filter((r) => r.cell === "FAILED").length;
+    const fixed = rows.filter((r) => r.cell === "FIXED?").length;
+    const known = rows.filter((r) => r.cell === "known").length;
     out.push(
       "",
-      `${rows.length} cells: ${failed} failed, ${known} known (fixed on other branches), ` +
-        `${lost} events lost, ${secrets} secrets found`,
+      `${rows.length} cells: ${failed} failed, ${known} known (it.fails; fixed on other branches), ` +
+        `${fixed} it.fails now passing; ${lost} events lost, ${secrets} secrets found`,
     );
-    process.stdout.write(`\nfault matrix\n${out.join("\n")}\n`);
+    const legend =
+      "cells: ok | FAILED | known (it.fails) | FIXED? (it.fails that passes) | n/a, then lost/secrets";
+    process.stdout.write(`\nfault matrix (${legend})\n${out.join("\n")}\n`);
   }
 }
