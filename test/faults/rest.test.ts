@@ -179,6 +179,18 @@ describe("missing, wrong and other-tenant tokens", () => {
   });
 });
 
+describe("provider settings from the client", () => {
+  // fixed on branch h2: clients name an operator-configured provider; a free variable and URL are refused (item 4)
+  it.fails("daemon (free api_key_env)", async (cell) => {
+    const r = await raw(d.url, "POST", "/v1/sessions", {
+      ...admin(),
+      body: { harness: "echo", provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: "PATH" } },
+    });
+    logIntact(cell);
+    expect([400, 403]).toContain(r.status);
+  });
+});
+
 describe("cross-site requests", () => {
   // fixed on branch h3: --no-auth checks Origin / Sec-Fetch-Site and takes only JSON bodies (item 5)
   it.fails("daemon", async (cell) => {
