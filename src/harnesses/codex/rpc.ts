@@ -86,12 +86,12 @@ export class RpcConnection {
     this.waiting.delete(Number(message.id));
     clearTimeout(waiting.timer);
     if (message.error) {
-      const text = String(message.error.message ?? JSON.stringify(message.error));
+      const code = typeof message.error.code === "number" ? message.error.code : undefined;
       waiting.reject(
         new RpcError(
           waiting.method,
-          message.error.code,
-          `${this.label}: "${waiting.method}" failed: ${text}`,
+          code,
+          `${this.label}: "${waiting.method}" failed: ${errorText(message.error)}`,
         ),
       );
     } else {
@@ -106,5 +106,18 @@ export class RpcConnection {
       waiting.reject(err);
     }
     this.waiting.clear();
+  }
+}
+
+/**
+ * The text of an error reply. Codex's output is third-party input: `String()` throws on `{"toString":1}` and
+ * `JSON.stringify` on an error nested thousands deep, and a throw here would escape the stdout handler.
+ */
+function errorText(error: Json): string {
+  if (typeof error?.message === "string") return error.message;
+  try {
+    return JSON.stringify(error).slice(0, 500);
+  } catch {
+    return "an error reply that cannot be shown";
   }
 }

@@ -90,7 +90,7 @@ export function toReply(
       ? step.toolCalls.map((call) => ({
           id: call.id,
           name: call.name,
-          argumentsJson: JSON.stringify(call.arguments),
+          argumentsJson: call.argumentsJson ?? JSON.stringify(call.arguments),
         }))
       : [];
   const replyChars = text.length + toolCalls.reduce((n, c) => n + c.name.length + c.argumentsJson.length, 0);

@@ -13,6 +13,8 @@ export interface ScriptedToolCall {
   id?: string;
   name: string;
   arguments: Record<string, unknown>;
+  /** The arguments as raw JSON text instead, for ones JSON.stringify cannot write (nested too deep). */
+  argumentsJson?: string;
 }
 
 export type ScriptStep =
