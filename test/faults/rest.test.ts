@@ -95,8 +95,7 @@ describe("malformed REST input", () => {
     expect(JSON.stringify(notJson.body)).toMatch(/not valid JSON/);
   });
 
-  // fixed on branch h3: config.options nested 5,000 deep is a 400, not a stack overflow's 500 (item 8)
-  it.fails("daemon (nested 5,000 deep)", async (cell) => {
+  it("daemon (nested 5,000 deep)", async (cell) => {
     const deep = `${'{"a":'.repeat(5_000)}1${"}".repeat(5_000)}`;
     const body = `{"harness":"echo","config":{"options":${deep}}}`;
     const r = await raw(d.url, "POST", "/v1/sessions", { ...admin(), body });
@@ -104,8 +103,7 @@ describe("malformed REST input", () => {
     expect(r.status).toBe(400);
   });
 
-  // fixed on branch h3: Last-Event-ID takes decimal integers in range only (item 8)
-  it.fails("daemon (Last-Event-ID)", async (cell) => {
+  it("daemon (Last-Event-ID)", async (cell) => {
     const values = ["1e3", "0x10", "99999999999999999999"];
     const statuses = await Promise.all(
       values.flatMap((v) => [
@@ -119,8 +117,7 @@ describe("malformed REST input", () => {
 });
 
 describe("oversized REST input", () => {
-  // fixed on branch h3: a body past the limit is 413 naming the limit (item 7)
-  it.fails("daemon", async (cell) => {
+  it("daemon", async (cell) => {
     const r = await raw(d.url, "POST", `/v1/sessions/${session}/prompt`, {
       ...admin(),
       body: { text: "x".repeat(9 << 20) },
@@ -130,8 +127,7 @@ describe("oversized REST input", () => {
     expect(JSON.stringify(r.body)).toMatch(/MiB/);
   });
 
-  // fixed on branch h3: a prompt that cannot be framed for the runner (4 MiB) gets 413, the runner lives (item 7)
-  it.fails("daemon (5 MiB prompt)", async (cell) => {
+  it("daemon (5 MiB prompt)", async (cell) => {
     const r = await raw(d.url, "POST", `/v1/sessions/${session}/prompt`, {
       ...admin(),
       body: { text: "x".repeat(5 << 20) },
@@ -141,8 +137,7 @@ describe("oversized REST input", () => {
     expect(JSON.stringify(r.body)).toMatch(/4 MiB/);
   });
 
-  // fixed on branch h3: a body without Content-Length is cut off at the limit while it streams (item 8)
-  it.fails("daemon (no Content-Length)", async (cell) => {
+  it("daemon (no Content-Length)", async (cell) => {
     const status = await chunkedPost(d.url, `/v1/sessions/${session}/prompt`, d.tokens.admin, 24 << 20);
     logIntact(cell);
     expect(status).toBe(413);
@@ -180,8 +175,7 @@ describe("missing, wrong and other-tenant tokens", () => {
 });
 
 describe("provider settings from the client", () => {
-  // fixed on branch h2: clients name an operator-configured provider; a free variable and URL are refused (item 4)
-  it.fails("daemon (free api_key_env)", async (cell) => {
+  it("daemon (free api_key_env)", async (cell) => {
     const r = await raw(d.url, "POST", "/v1/sessions", {
       ...admin(),
       body: { harness: "echo", provider: { base_url: "http://127.0.0.1:9/v1", api_key_env: "PATH" } },
@@ -192,8 +186,7 @@ describe("provider settings from the client", () => {
 });
 
 describe("cross-site requests", () => {
-  // fixed on branch h3: --no-auth checks Origin / Sec-Fetch-Site and takes only JSON bodies (item 5)
-  it.fails("daemon", async (cell) => {
+  it("daemon", async (cell) => {
     const simple = await raw(open.url, "POST", "/v1/sessions", {
       body: JSON.stringify({ harness: "echo" }),
       headers: { "content-type": "text/plain", origin: "http://evil.com" },
@@ -223,8 +216,7 @@ describe("path traversal", () => {
     expect(create.status).toBe(400);
   });
 
-  // fixed on branch h3: restore refuses any target inside $BRAIN_HOME, and hides $BRAIN_HOME in errors (item 8)
-  it.fails("daemon (restore into $BRAIN_HOME)", async (cell) => {
+  it("daemon (restore into $BRAIN_HOME)", async (cell) => {
     const cp = await raw(d.url, "POST", `/v1/sessions/${session}/checkpoints`, admin());
     expect(cp.status).toBeLessThan(300);
     const into = join(d.home, "sessions", session, "native", "restored");

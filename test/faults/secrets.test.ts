@@ -39,8 +39,7 @@ async function leakedAfterOneTurn(b: Bed): Promise<{ hits: string[]; status: str
 }
 
 describe("secret in a provider's error", () => {
-  // fixed on branch h2: every configured secret is redacted from events and errors (item 6)
-  it.fails("api", async (cell) => {
+  it("api", async (cell) => {
     fake.script([quotesKey]);
     const { hits, status } = await leakedAfterOneTurn(apiBed({ fake }));
     note(cell, { eventsLost: 0, secretsFound: hits.length });
@@ -50,8 +49,7 @@ describe("secret in a provider's error", () => {
 });
 
 describe("secret in a runner's stderr tail", () => {
-  // fixed on branch h2: a failed turn's stderr tail is redacted before it is logged (item 6)
-  it.fails("process", async (cell) => {
+  it("process", async (cell) => {
     const { hits, status } = await leakedAfterOneTurn(processBed("stderr-key", { fake }));
     note(cell, { eventsLost: 0, secretsFound: hits.length });
     expect(status).toBe("failed");
@@ -94,8 +92,7 @@ async function serve(home: string, configDir: string) {
 }
 
 describe("secrets across everything written", () => {
-  // fixed on branch h2: no configured secret in $BRAIN_HOME or the daemon's output; files 0600, dirs 0700 (item 6)
-  it.fails("daemon", async (cell) => {
+  it("daemon", async (cell) => {
     const home = tempDir("brain-faults-home-");
     const configDir = tempDir("brain-faults-config-");
     cleanups.push(() => {

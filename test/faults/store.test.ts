@@ -156,9 +156,8 @@ function fullDisk(): { brain(): TestBrain; grow(): void } {
 }
 
 describe("disk full", () => {
-  // fixed on branch h1: after the first failed append a turn writes nothing more; every turn left open is
   // closed out on open, not only the last (item 2)
-  it.fails("process", async (cell) => {
+  it("process", async (cell) => {
     const disk = fullDisk();
     let t: TestBrain = disk.brain();
     cleanups.push(() => t.cleanup());
@@ -195,7 +194,6 @@ describe("disk full", () => {
     expect(next.status).toBe("completed");
   });
 
-  // fixed on branch h1: `brain run --session` on a full disk exits non-zero with the disk's error (item 2).
   // A child process cannot be given a LogIO: without mount this cell is skipped.
   it.runIf(mountable).fails("process (brain run at 100 %)", async (cell) => {
     const disk = smallDisk("1m");
@@ -215,8 +213,7 @@ describe("disk full", () => {
 });
 
 describe("two writers", () => {
-  // fixed on branch h1: one process owns a session's log; a second gets a clear error naming the owner (item 1)
-  it.fails("process", async (cell) => {
+  it("process", async (cell) => {
     const home = tempDir("brain-faults-two-");
     cleanups.push(() => rmSync(home, { recursive: true, force: true }));
     const d: TestDaemon = await startTestDaemon({ home });
