@@ -3,7 +3,8 @@
 // attachment it names. Broken framing or an exit is fatal to every attachment; a frame for an unknown
 // attachment is only a warning.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { decodeRunnerFrame, ProtocolError } from "../../protocol/frames.js";
+import { decodeRunnerFrameFast } from "../../protocol/fast-frames.js";
+import { ProtocolError } from "../../protocol/frames.js";
 import { encodeLine, FramingError, LineSplitter } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame, RunnerToBrainFrame } from "../../protocol/runner.js";
 import { minimalEnvironment } from "./environment.js";
@@ -129,7 +130,7 @@ export class RunnerProcess {
     if (this.fatal) return;
     let frame: RunnerToBrainFrame;
     try {
-      frame = decodeRunnerFrame(line);
+      frame = decodeRunnerFrameFast(line);
     } catch (err) {
       if (err instanceof ProtocolError) return this.fail(`protocol violation on stdout: ${err.message}`);
       throw err;

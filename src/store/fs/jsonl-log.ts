@@ -4,6 +4,7 @@ import nodePath from "node:path";
 import type { EventLog } from "../../core/event-log.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { osMessage, StoreError } from "./errors.js";
+import { eventLineTail } from "./event-line.js";
 import { corrupt, parseLine, scanLog } from "./jsonl-scan.js";
 import { type LogIO, nodeLogIO, readFully, writeFully } from "./log-io.js";
 
@@ -84,13 +85,7 @@ export class JsonlEventLog implements EventLog {
     try {
       for (const e of events) {
         // Serialized now, so a value JSON cannot hold fails this call alone, not the batch it would join.
-        const tail = JSON.stringify({
-          ts,
-          session: this.session,
-          turn: e.turn,
-          type: e.type,
-          data: e.data,
-        }).slice(1);
+        const tail = eventLineTail(ts, this.session, e);
         pending.tails.push(tail);
         pending.tailBytes.push(Buffer.byteLength(tail));
         const stored = { seq: 0, ts, session: this.session, type: e.type, data: e.data } as SessionEvent;
