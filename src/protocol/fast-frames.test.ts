@@ -2,7 +2,7 @@
 // in every spelling JSON allows, and each kind of breakage. Both must accept with equal values, or both refuse
 // with the same error.
 import { describe, expect, it } from "vitest";
-import { decodeRunnerFrameFast, fastDelta, fastToolCall, rawDataJson } from "./fast-frames.js";
+import { decodeRunnerFrameFast, fastFrame, verbatimDataJson } from "./fast-frames.js";
 import { decodeRunnerFrame } from "./frames.js";
 
 /** mulberry32: a small seeded generator, so a failure names a case that can be replayed. */
@@ -153,6 +153,15 @@ function line(r: Rng, members: [string, string][]): string {
   }
 }
 
+/** The fast path's own answer: a frame, or undefined when it leaves the line to the reference. */
+function fast(input: string): unknown {
+  try {
+    return fastFrame(JSON.parse(input), input);
+  } catch {
+    return undefined;
+  }
+}
+
 type Outcome = { ok: true; value: unknown } | { ok: false; error: string };
 
 function run(decode: (line: string) => unknown, input: string): Outcome {
@@ -189,7 +198,7 @@ describe("fast runner frame decoding", () => {
         // Every frame spelled as a runner SDK would spell it takes the fast path.
         if (isPlain) {
           plain++;
-          expect({ input, fast: Boolean(fastDelta(input) || fastToolCall(input)) }).toEqual({
+          expect({ input, fast: fast(input) !== undefined }).toEqual({
             input,
             fast: true,
           });
@@ -204,34 +213,44 @@ describe("fast runner frame decoding", () => {
     expect(plain).toBeGreaterThan(1000);
   });
 
-  it("keeps the data of a canonical delta as written, and it parses to the same value", () => {
+  it("marks a delta's text verbatim exactly when the frame holds it unescaped", () => {
     const r = rng(7);
-    for (let i = 0; i < 500; i++) {
-      const text = stringBody(r);
-      const input = `{"attachment":"a","turn":"t","event":"assistant.delta","data":{"text":"${text}"}}`;
-      const frame = fastDelta(input);
-      expect(frame).toBeDefined();
-      const data = (frame as { data: { text: string } }).data;
-      expect(rawDataJson(data)).toBe(`{"text":"${text}"}`);
-      expect(JSON.parse(rawDataJson(data)!)).toEqual(data);
-      expect(Object.isFrozen(data)).toBe(true);
-      expect(Object.keys(data)).toEqual(["text"]);
+    let verbatim = 0;
+    for (let i = 0; i < 2000; i++) {
+      const body = stringBody(r);
+      const spacing = r.pick(["", "", " "]);
+      const input = `{"attachment":"a","turn":"t","event":"assistant.delta","data":{"text":${spacing}"${body}"}}`;
+      const frame = decodeRunnerFrameFast(input) as { data: { text: string } };
+      expect(frame).toEqual(decodeRunnerFrame(input));
+      const json = verbatimDataJson(frame.data);
+      const expected = spacing === "" && !body.includes("\\") ? `{"text":"${body}"}` : undefined;
+      expect({ input, json }).toEqual({ input, json: expected });
+      if (json) {
+        verbatim++;
+        expect(JSON.parse(json)).toEqual(frame.data);
+        expect(Object.isFrozen(frame.data)).toBe(true);
+        expect(JSON.stringify(frame.data)).toBe(json);
+      }
     }
+    expect(verbatim).toBeGreaterThan(200);
   });
 
-  it("keeps no raw data for a delta spelled with spaces inside data", () => {
-    const frame = fastDelta(
-      '{"attachment":"a","turn":"t","event":"assistant.delta","data":{ "text" : "x" }}',
-    );
-    expect(frame).toEqual({ attachment: "a", turn: "t", event: "assistant.delta", data: { text: "x" } });
-    expect(rawDataJson((frame as { data: unknown }).data)).toBeUndefined();
+  it("finds no verbatim text when a later duplicate or trailing byte changes the ending", () => {
+    const dup =
+      '{"attachment":"a","turn":"t","event":"assistant.delta","data":{"text":"x"},"data":{"text":"y"}}';
+    const frame = decodeRunnerFrameFast(dup) as { data: unknown };
+    expect(frame.data).toEqual({ text: "y" });
+    expect(verbatimDataJson(frame.data)).toBe('{"text":"y"}');
+    const inner = '{"attachment":"a","turn":"t","event":"assistant.delta","data":{"text":"\\"x\\"}"}}';
+    const tricky = decodeRunnerFrameFast(inner) as { data: { text: string } };
+    expect(tricky.data.text).toBe('"x"}');
+    expect(verbatimDataJson(tricky.data)).toBeUndefined();
   });
 
   it("leaves frames other than deltas and tool calls to the reference", () => {
     const message =
       '{"attachment":"A","turn":"T","event":"assistant.message","data":{"text":"Hello!","usage":{"input":12,"output":4}}}';
-    expect(fastDelta(message)).toBeUndefined();
-    expect(fastToolCall(message)).toBeUndefined();
+    expect(fast(message)).toBeUndefined();
     expect(decodeRunnerFrameFast(message)).toEqual(decodeRunnerFrame(message));
     const reply = '{"attachment":"A","id":"1","result":[{"path":"a","size":1}]}';
     expect(decodeRunnerFrameFast(reply)).toEqual(decodeRunnerFrame(reply));

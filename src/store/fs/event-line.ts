@@ -1,12 +1,12 @@
-// One event's log line after its `{"seq":N,` (the seq is given at commit time). An assistant.delta decoded by the
-// fast frame decoder still carries its `data` as the runner wrote it (validated, canonical): that text is
-// written as it came rather than serialised a second time.
+// One event's log line after its `{"seq":N,` (the seq is given at commit time). An assistant.delta whose text the
+// fast frame decoder found verbatim in its frame (nothing in it needs escaping) is written as it came rather than
+// serialised a second time.
 import type { NewEvent } from "../../protocol/events.js";
-import { rawDataJson } from "../../protocol/fast-frames.js";
+import { verbatimDataJson } from "../../protocol/fast-frames.js";
 
 /** Throws (as JSON.stringify does) when the event holds a value JSON cannot carry. */
 export function eventLineTail(ts: string, session: string, e: NewEvent): string {
-  const raw = rawDataJson(e.data);
+  const raw = verbatimDataJson(e.data);
   if (raw === undefined) {
     return JSON.stringify({ ts, session, turn: e.turn, type: e.type, data: e.data }).slice(1);
   }
