@@ -29,7 +29,8 @@ function runToExit(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise
 }
 
 export async function cliStartBench(opts: BenchOptions): Promise<BenchRow[]> {
-  const reps = opts.reps * 2;
+  // `brain harnesses` probes every CLI: seconds per run today, so --quick keeps to the usual rounds.
+  const reps = opts.quick ? opts.reps : opts.reps * 2;
   const home = await makeTemp("cli-start-home");
   const cwd = await makeTemp("cli-start-cwd");
   const env = { ...process.env, BRAIN_HOME: home, BRAIN_URL: "", BRAIN_TOKEN: "" };

@@ -104,6 +104,24 @@ function ratioText(row: BenchRow): string {
   return pairs ? `${fmtPct(row.ratio)} (${fmtPct(pairs.min)} – ${fmtPct(pairs.max)})` : fmtPct(row.ratio);
 }
 
+/** Every row with a target, one line each: what issue 12's table and scale figures ask, and where they stand. */
+function scorecard(rows: BenchRow[]): string {
+  const targeted = rows.filter((row) => row.verdict !== "info");
+  if (targeted.length === 0) return "";
+  const cells = targeted.map((row) => [
+    row.id,
+    row.ratio !== undefined ? ratioText(row) : figure(row, row.subject),
+    targetText(row),
+    row.verdict,
+  ]);
+  const passed = targeted.filter((row) => row.verdict === "PASS").length;
+  return [
+    `targets: ${passed} of ${targeted.length} met`,
+    renderTable(["row", "figure (ratio to its baseline where it has one)", "target", "result"], cells),
+    "",
+  ].join("\n");
+}
+
 interface Meta {
   date: string;
   mode: "quick" | "full";
@@ -165,6 +183,7 @@ function render(rows: BenchRow[], meta: Meta): string {
     "",
     renderTable(headers, cells),
     "",
+    scorecard(rows),
     ...notes,
     "",
   ].join("\n");
