@@ -6,7 +6,7 @@
 // generated valid and invalid frames.
 //
 // A delta whose text the runner wrote verbatim (no escapes: the common case) gets a VerbatimText as its data, so
-// the event log writes that text as it came instead of serialising it again (see verbatimDataJson).
+// the event log writes that text as it came instead of serialising it again (see verbatimText).
 import { decodeRunnerFrame } from "./frames.js";
 import { MAX_FRAME, type RunnerToBrainFrame } from "./runner.js";
 
@@ -23,9 +23,12 @@ class VerbatimText {
   }
 }
 
-/** The JSON of a delta's data when the fast decoder found its text verbatim in the frame; otherwise undefined. */
-export function verbatimDataJson(data: unknown): string | undefined {
-  return data instanceof VerbatimText ? `{"text":"${data.text}"}` : undefined;
+/**
+ * The text of a delta's data when the fast decoder found it verbatim in the frame (so `{"text":"` + text + `"}`
+ * is the data's JSON); otherwise undefined.
+ */
+export function verbatimText(data: unknown): string | undefined {
+  return data instanceof VerbatimText ? data.text : undefined;
 }
 
 const DATA_TEXT = '"data":{"text":"';

@@ -3,36 +3,52 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { NewEvent } from "../../protocol/events.js";
-import { decodeRunnerFrameFast, verbatimDataJson } from "../../protocol/fast-frames.js";
-import { eventLineTail } from "./event-line.js";
+import { decodeRunnerFrameFast, verbatimText } from "../../protocol/fast-frames.js";
+import { LineTails } from "./event-line.js";
 import { JsonlEventLog } from "./jsonl-log.js";
 
 const TS = "2026-01-02T03:04:05.678Z";
 
-function deltaEvent(text: string): NewEvent {
+function deltaEvent(text: string, turn = "t-1"): NewEvent {
   const frame = decodeRunnerFrameFast(
-    `{"attachment":"a","turn":"t-1","event":"assistant.delta","data":{"text":"${text}"}}`,
+    `{"attachment":"a","turn":${JSON.stringify(turn)},"event":"assistant.delta","data":{"text":"${text}"}}`,
   );
-  if (!frame || !("event" in frame)) throw new Error("not decoded");
+  if (!("event" in frame)) throw new Error("not decoded");
   return { type: frame.event, turn: frame.turn, data: frame.data } as NewEvent;
 }
 
-const serialised = (e: NewEvent) =>
-  JSON.stringify({ ts: TS, session: "s", turn: e.turn, type: e.type, data: e.data }).slice(1);
+const serialised = (e: NewEvent, ts = TS, session = "s") =>
+  JSON.stringify({ ts, session, turn: e.turn, type: e.type, data: e.data }).slice(1);
 
-describe("event log lines from the frame's own bytes", () => {
-  it("writes a plain delta's line byte for byte as JSON.stringify would", () => {
-    const e = deltaEvent("Hello, wörld 😀");
-    expect(verbatimDataJson(e.data)).toBeDefined();
-    expect(eventLineTail(TS, "s", e)).toBe(serialised(e));
-    const noTurn = { type: e.type, data: e.data } as NewEvent;
-    expect(eventLineTail(TS, "s", noTurn)).toBe(serialised(noTurn));
+describe("event log lines", () => {
+  it("writes a verbatim delta's line byte for byte as JSON.stringify would, and counts its bytes", () => {
+    const lines = new LineTails('s "quoted"');
+    const cases: [string, NewEvent][] = [
+      [TS, deltaEvent("Hello, wörld 😀")],
+      [TS, deltaEvent("again")],
+      [TS, deltaEvent("other turn", 'turn "2"')],
+      ["2026-01-02T03:04:05.679Z", deltaEvent("a later millisecond")],
+      [TS, { type: "assistant.delta", data: deltaEvent("no turn").data } as NewEvent],
+      [TS, deltaEvent("")],
+    ];
+    for (const [ts, e] of cases) {
+      expect(verbatimText(e.data)).toBeDefined();
+      const tail = lines.tail(ts, e);
+      expect(tail).toBe(serialised(e, ts, 's "quoted"'));
+      expect(lines.bytes).toBe(Buffer.byteLength(tail));
+    }
   });
 
-  it("serialises a delta whose text the runner escaped", () => {
-    const e = deltaEvent('\\u0041\\/\\"\\ud800\\n');
-    expect(verbatimDataJson(e.data)).toBeUndefined();
-    expect(eventLineTail(TS, "s", e)).toBe(serialised(e));
+  it("serialises a delta whose text the runner escaped, and any other event", () => {
+    const lines = new LineTails("s");
+    const escaped = deltaEvent('\\u0041\\/\\"\\ud800\\n');
+    expect(verbatimText(escaped.data)).toBeUndefined();
+    const other: NewEvent = { type: "turn.settled", turn: "t", data: { status: "completed" } };
+    for (const e of [escaped, other, deltaEvent("x"), escaped]) {
+      const tail = lines.tail(TS, e);
+      expect(tail).toBe(serialised(e));
+      expect(lines.bytes).toBe(Buffer.byteLength(tail));
+    }
   });
 
   it("reads back from the log the very events it was given", async () => {
@@ -40,7 +56,7 @@ describe("event log lines from the frame's own bytes", () => {
     try {
       const file = path.join(dir, "events.jsonl");
       const log = await JsonlEventLog.open(file, "s");
-      const events = [deltaEvent("a"), deltaEvent("\\u00e9\\t"), deltaEvent("")];
+      const events = [deltaEvent("a"), deltaEvent("\\u00e9\\t"), deltaEvent("ü 😀")];
       const stored = await log.append(events);
       expect(await log.read(0)).toEqual(stored);
       await log.close();
@@ -48,7 +64,7 @@ describe("event log lines from the frame's own bytes", () => {
       expect((await reopened.read(0)).map((e) => e.data)).toEqual([
         { text: "a" },
         { text: "é\t" },
-        { text: "" },
+        { text: "ü 😀" },
       ]);
       await reopened.close();
     } finally {
