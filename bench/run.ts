@@ -191,7 +191,8 @@ function render(rows: BenchRow[], meta: Meta): string {
 
 async function main(): Promise<void> {
   const opts = options();
-  installCleanup(opts.quick ? 240_000 : 360_000);
+  // A stuck child must not hang the run; a busy shared machine must not cut a healthy one short.
+  installCleanup((opts.quick ? 120_000 : 300_000) * opts.only.length);
   const started = Date.now();
   const loadStart = loadavg();
   log(`bench: ${opts.only.join(", ")}; ${opts.quick ? "quick" : "full"}; load average ${loadStart}`);
