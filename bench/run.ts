@@ -110,14 +110,18 @@ function scorecard(rows: BenchRow[]): string {
   if (targeted.length === 0) return "";
   const cells = targeted.map((row) => [
     row.id,
-    row.ratio !== undefined ? ratioText(row) : figure(row, row.subject),
+    // An absolute target is judged on the figure itself; a ratio target on the ratio.
+    row.target.kind === "max" || row.ratio === undefined ? figure(row, row.subject) : ratioText(row),
     targetText(row),
     row.verdict,
   ]);
   const passed = targeted.filter((row) => row.verdict === "PASS").length;
   return [
     `targets: ${passed} of ${targeted.length} met`,
-    renderTable(["row", "figure (ratio to its baseline where it has one)", "target", "result"], cells),
+    renderTable(
+      ["row", "ratio to its baseline, or the figure for an absolute target", "target", "result"],
+      cells,
+    ),
     "",
   ].join("\n");
 }
