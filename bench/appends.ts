@@ -145,22 +145,22 @@ export async function appendsBench(opts: BenchOptions): Promise<BenchRow[]> {
         id: "appends",
         what,
         unit: "events/s",
-        baselineWhat: "JSON.stringify per line + writeSync + fdatasync per batch",
+        baselineWhat: "JSON.stringify per line + writeSync + fdatasync per batch (context)",
         notes,
       },
       { subject: samples.subject, baseline: samples.baseline },
-      { kind: "min-ratio", ratio: 0.5 },
+      { kind: "none" },
     ),
     rateRow(
       {
         id: "appends-io-floor",
-        what: `${what}, vs the disk alone (context)`,
+        what: `${what}, vs the disk alone`,
         unit: "events/s",
         baselineWhat: "pre-built lines: writeSync + fdatasync per batch",
-        notes: ["context only: no serializing appender can reach a ratio near 1 here"],
+        notes: ["issue 12's row: the disk floor, the same batches with every line built before timing"],
       },
       { subject: samples.subject, baseline: samples.io_only },
-      { kind: "none" },
+      { kind: "min-ratio", ratio: 0.4 },
     ),
   ];
 }

@@ -128,7 +128,7 @@ export async function extEventsBench(opts: BenchOptions): Promise<BenchRow[]> {
         ],
       },
       samples,
-      { kind: "min-ratio", ratio: 0.5 },
+      { kind: "min-ratio", ratio: 0.6 },
     ),
   ];
 }

@@ -1,6 +1,6 @@
 // `npm run bench`: Brain's hot paths measured side by side with raw baselines on this machine, as ratios.
 //
-//   node dist/bench/run.js [--quick] [--json] [--reps N] [--only relay,tools,appends,checkpoint,pi-turn,pi-cold-start,api-turn,mcp-tools]
+//   node dist/bench/run.js [--quick] [--json] [--reps N] [--only NAME,...]   (names: see BENCHES)
 //
 // The machine is shared and noisy, so every comparison interleaves baseline and subject runs and reports the
 // median and min – max of each, the ratio of medians (and the min – max of the per-pair ratios), and the CPU
@@ -8,11 +8,14 @@
 // document to stdout (and the table to stderr).
 import os from "node:os";
 import { parseArgs } from "node:util";
+import { acpPeerBench } from "./acp-peer.js";
 import { apiTurnBench } from "./api-turn.js";
 import { appendsBench } from "./appends.js";
 import { checkpointBench } from "./checkpoint.js";
 import { cliOverheadBench } from "./cli-overhead.js";
+import { cliStartBench } from "./cli-start.js";
 import { extEventsBench } from "./ext-events.js";
+import { firstDeltaBench } from "./first-delta.js";
 import { installCleanup } from "./lib/cleanup.js";
 import { type BenchRow, log } from "./lib/measure.js";
 import { fmtCount, fmtMs, fmtPct, fmtSummary, type Summary } from "./lib/stats.js";
@@ -22,7 +25,9 @@ import type { BenchOptions } from "./options.js";
 import { piColdStartBench } from "./pi-cold-start.js";
 import { piTurnBench } from "./pi-turn.js";
 import { relayBench } from "./relay.js";
+import { scaleBench } from "./scale.js";
 import { sseFanoutBench } from "./sse-fanout.js";
+import { sseLoadBench } from "./sse-load.js";
 import { toolRoundTripBench } from "./tool-roundtrip.js";
 
 const BENCHES: Record<string, (opts: BenchOptions) => Promise<BenchRow[]>> = {
@@ -37,6 +42,11 @@ const BENCHES: Record<string, (opts: BenchOptions) => Promise<BenchRow[]>> = {
   "ext-events": extEventsBench,
   "cli-overhead": cliOverheadBench,
   sse: sseFanoutBench,
+  "sse-load": sseLoadBench,
+  "cli-start": cliStartBench,
+  "first-delta": firstDeltaBench,
+  scale: scaleBench,
+  "acp-peer": acpPeerBench,
 };
 
 const USAGE = `usage: node dist/bench/run.js [--quick] [--json] [--reps N] [--only ${Object.keys(BENCHES).join(",")}]`;
@@ -71,21 +81,49 @@ const loadavg = () =>
 function targetText(row: BenchRow): string {
   const t = row.target;
   if (t.kind === "min-ratio") return `≥ ${fmtPct(t.ratio)}`;
-  if (t.kind === "max") return `${t.of} ≤ ${fmtMs(t.value)}`;
+  if (t.kind === "max-ratio") return `≤ ${t.ratio}×`;
+  if (t.kind === "max") return `${t.of} ≤ ${row.unit === "ms" ? fmtMs(t.value) : `${t.value} ${row.unit}`}`;
   return "—";
 }
 
 function figure(row: BenchRow, s: Summary | undefined): string {
   if (!s) return "—";
   if (row.unit === "ms") return `${fmtSummary(s, fmtMs)}; p99 ${fmtMs(s.p99)}`;
+  if (row.unit !== "events/s" && row.unit !== "RT/s" && row.unit !== "lines/s")
+    return fmtSummary(s, (v) => (Number.isInteger(v) ? String(v) : v.toPrecision(3)));
   return fmtSummary(s, fmtCount);
 }
 
 function ratioText(row: BenchRow): string {
   if (row.ratio === undefined) return "—";
-  if (row.unit === "ms") return `${row.ratio.toFixed(1)}×`;
   const pairs = row.pairRatios;
+  if (row.unit === "ms") {
+    const range = pairs && pairs.n > 1 ? ` (${pairs.min.toFixed(2)} – ${pairs.max.toFixed(2)})` : "";
+    return `${row.ratio.toFixed(2)}×${range}`;
+  }
   return pairs ? `${fmtPct(row.ratio)} (${fmtPct(pairs.min)} – ${fmtPct(pairs.max)})` : fmtPct(row.ratio);
+}
+
+/** Every row with a target, one line each: what issue 12's table and scale figures ask, and where they stand. */
+function scorecard(rows: BenchRow[]): string {
+  const targeted = rows.filter((row) => row.verdict !== "info");
+  if (targeted.length === 0) return "";
+  const cells = targeted.map((row) => [
+    row.id,
+    // An absolute target is judged on the figure itself; a ratio target on the ratio.
+    row.target.kind === "max" || row.ratio === undefined ? figure(row, row.subject) : ratioText(row),
+    targetText(row),
+    row.verdict,
+  ]);
+  const passed = targeted.filter((row) => row.verdict === "PASS").length;
+  return [
+    `targets: ${passed} of ${targeted.length} met`,
+    renderTable(
+      ["row", "ratio to its baseline, or the figure for an absolute target", "target", "result"],
+      cells,
+    ),
+    "",
+  ].join("\n");
 }
 
 interface Meta {
@@ -149,6 +187,7 @@ function render(rows: BenchRow[], meta: Meta): string {
     "",
     renderTable(headers, cells),
     "",
+    scorecard(rows),
     ...notes,
     "",
   ].join("\n");
@@ -156,7 +195,8 @@ function render(rows: BenchRow[], meta: Meta): string {
 
 async function main(): Promise<void> {
   const opts = options();
-  installCleanup(opts.quick ? 240_000 : 360_000);
+  // A stuck child must not hang the run; a busy shared machine must not cut a healthy one short.
+  installCleanup((opts.quick ? 120_000 : 300_000) * opts.only.length);
   const started = Date.now();
   const loadStart = loadavg();
   log(`bench: ${opts.only.join(", ")}; ${opts.quick ? "quick" : "full"}; load average ${loadStart}`);

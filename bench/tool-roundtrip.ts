@@ -85,21 +85,20 @@ async function roundTrips(opts: BenchOptions, inFlight: number, k: number): Prom
     rateRow(
       { id, what, unit: "RT/s", baselineWhat: "same runner → pipe → parent answers at once", notes },
       { subject: samples.subject, baseline: samples.baseline },
-      { kind: "min-ratio", ratio: 0.5 },
+      // Issue 12: 32 in flight against the raw pipe; the sequential row's target is on the durable floor.
+      inFlight === 1 ? { kind: "none" } : { kind: "min-ratio", ratio: 0.6 },
     ),
     rateRow(
       {
         id: `${id}-durable-floor`,
-        what: `${what}, vs the durable floor (context)`,
+        what: `${what}, vs the durable floor`,
         unit: "RT/s",
         baselineWhat:
           "same raw parent + writeSync of each read's tool.call lines + one fdatasync, then answers",
-        notes: [
-          "context only: what logging each call durably before answering costs with nothing else in the way",
-        ],
+        notes: ["what logging each call durably before answering costs with nothing else in the way"],
       },
       { subject: samples.subject, baseline: samples.durable },
-      { kind: "none" },
+      inFlight === 1 ? { kind: "min-ratio", ratio: 0.85 } : { kind: "none" },
     ),
   ];
 }

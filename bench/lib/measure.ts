@@ -14,6 +14,8 @@ export interface Sample {
 
 export type Target =
   | { kind: "min-ratio"; ratio: number }
+  /** Lower is better: median(subject) / median(baseline) at most this. */
+  | { kind: "max-ratio"; ratio: number }
   | { kind: "max"; value: number; of: "median" | "p99" }
   | { kind: "none" };
 
@@ -131,11 +133,16 @@ export function timeRow(
   const baseline = samples.baseline ? summarize(samples.baseline.map((s) => s.value)) : undefined;
   let verdict: BenchRow["verdict"] = "info";
   if (target.kind === "max") verdict = subject[target.of] <= target.value ? "PASS" : "FAIL";
+  const ratio = baseline ? subject.median / baseline.median : undefined;
+  if (target.kind === "max-ratio") verdict = ratio !== undefined && ratio <= target.ratio ? "PASS" : "FAIL";
+  const pairs = samples.baseline
+    ? samples.subject.map((s, i) => s.value / (samples.baseline?.[i]?.value ?? Number.NaN))
+    : undefined;
   return {
     ...fields,
     notes: fields.notes ?? [],
     subject,
-    ...(baseline ? { baseline, ratio: subject.median / baseline.median } : {}),
+    ...(baseline ? { baseline, ratio, pairRatios: summarize(pairs ?? []) } : {}),
     target,
     verdict,
     foreign: foreignLoad([...samples.subject, ...(samples.baseline ?? [])]),

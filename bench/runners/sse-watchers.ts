@@ -4,10 +4,13 @@
 // their stream and never read it. Talks to the parent over stdout, one JSON line each:
 //   {"ready":true}                                  every stream has its response headers
 //   {"events":N,"p50Ms":...,"p99Ms":...,"maxMs":...,"firstNs":...,"lastNs":...}   every reading watcher is done
+// With `urls` (and `afters`, one Last-Event-ID each), W watchers open on every one of those streams instead.
 import http from "node:http";
 
 interface Config {
   url: string;
+  urls?: string[];
+  afters?: number[];
   token?: string;
   watchers: number;
   paused: number;
@@ -17,6 +20,8 @@ interface Config {
 }
 
 const config = JSON.parse(process.argv[2] ?? "{}") as Config;
+const urls = config.urls ?? [config.url];
+const streams = urls.length;
 const agent = new http.Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
 const delays: number[] = [];
 let events = 0;
@@ -31,17 +36,17 @@ function report(line: unknown): void {
 }
 
 function connected(): void {
-  if (++ready === config.watchers + config.paused) report({ ready: true });
+  if (++ready === (config.watchers + config.paused) * streams) report({ ready: true });
 }
 
-function open(paused: boolean): void {
+function open(paused: boolean, stream = 0): void {
   const headers: Record<string, string> = {
     accept: "text/event-stream",
-    "last-event-id": String(config.after),
+    "last-event-id": String(config.afters?.[stream] ?? config.after),
   };
   if (config.token) headers.authorization = `Bearer ${config.token}`;
   http
-    .get(config.url, { agent, headers }, (res) => {
+    .get(urls[stream]!, { agent, headers }, (res) => {
       if (res.statusCode !== 200) {
         process.stderr.write(`watcher: HTTP ${res.statusCode}\n`);
         process.exit(1);
@@ -75,7 +80,7 @@ function open(paused: boolean): void {
               }
             } else if (!finished && buffer.lastIndexOf('"turn.settled"', end) > start) {
               finished = true;
-              if (++done === config.watchers) {
+              if (++done === config.watchers * streams) {
                 delays.sort((a, b) => a - b);
                 const rank = (q: number) =>
                   delays[Math.min(delays.length - 1, Math.ceil(q * delays.length) - 1)] ?? -1;
@@ -99,5 +104,7 @@ function open(paused: boolean): void {
     });
 }
 
-for (let i = 0; i < config.watchers; i++) open(false);
-for (let i = 0; i < config.paused; i++) open(true);
+for (let stream = 0; stream < streams; stream++) {
+  for (let i = 0; i < config.watchers; i++) open(false, stream);
+  for (let i = 0; i < config.paused; i++) open(true, stream);
+}

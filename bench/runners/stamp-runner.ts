@@ -17,6 +17,7 @@ const STAMP_DIGITS = 20;
 
 const out = process.stdout;
 out.on("error", () => process.exit(0)); // EPIPE: the host went away
+out.setMaxListeners(0); // the turns of many attachments may wait for the same drain
 
 const send = (frame: unknown) => out.write(encodeLine(frame));
 

@@ -4,8 +4,9 @@
 // attachment is only a warning.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { tailOf } from "../../core/redact.js";
-import { decodeRunnerFrame, ProtocolError } from "../../protocol/frames.js";
-import { encodeFrame, FramingError, LineSplitter } from "../../protocol/ndjson.js";
+import { decodeRunnerFrameFast } from "../../protocol/fast-frames.js";
+import { ProtocolError } from "../../protocol/frames.js";
+import { encodeFrame, encodeLine, FramingError, LineSplitter } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame, RunnerToBrainFrame } from "../../protocol/runner.js";
 import { minimalEnvironment } from "./environment.js";
 import { Semaphore } from "./semaphore.js";
@@ -152,7 +153,7 @@ export class RunnerProcess {
     if (this.fatal) return;
     let frame: RunnerToBrainFrame;
     try {
-      frame = decodeRunnerFrame(line);
+      frame = decodeRunnerFrameFast(line);
     } catch (err) {
       if (err instanceof ProtocolError) return this.fail(`protocol violation on stdout: ${err.message}`);
       throw err;

@@ -4,6 +4,7 @@ import nodePath from "node:path";
 import type { EventLog } from "../../core/event-log.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { osMessage, StoreError } from "./errors.js";
+import { LineTails } from "./event-line.js";
 import { corrupt, parseLine, scanLog } from "./jsonl-scan.js";
 import { type LogIO, nodeLogIO, readFully, writeFully } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
@@ -37,6 +38,7 @@ export class JsonlEventLog implements EventLog {
   private rollbackPending = false;
   private readonly listeners = new Set<(events: SessionEvent[]) => void>();
   private readonly reads = new Set<Promise<unknown>>();
+  private readonly lines: LineTails;
 
   private constructor(
     readonly path: string,
@@ -48,6 +50,7 @@ export class JsonlEventLog implements EventLog {
     private readonly offsets: number[],
     size: number,
   ) {
+    this.lines = new LineTails(session);
     this.durableSeq = offsets.length;
     this.nextSeq = this.durableSeq + 1;
     this.size = size;
@@ -105,15 +108,8 @@ export class JsonlEventLog implements EventLog {
     try {
       for (const e of events) {
         // Serialized now, so a value JSON cannot hold fails this call alone, not the batch it would join.
-        const tail = JSON.stringify({
-          ts,
-          session: this.session,
-          turn: e.turn,
-          type: e.type,
-          data: e.data,
-        }).slice(1);
-        pending.tails.push(tail);
-        pending.tailBytes.push(Buffer.byteLength(tail));
+        pending.tails.push(this.lines.tail(ts, e));
+        pending.tailBytes.push(this.lines.bytes);
         const stored = { seq: 0, ts, session: this.session, type: e.type, data: e.data } as SessionEvent;
         if (e.turn !== undefined) stored.turn = e.turn;
         pending.events.push(stored);

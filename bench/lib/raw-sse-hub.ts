@@ -1,0 +1,135 @@
+// The 100-session SSE baseline: a plain node:http SSE server fed by one runner child carrying many attachments
+// (as Brain's shared runner host does), one stream per attachment at /events/<k>. Each runner line is split and
+// JSON.parsed, formatted as Brain formats an event, and written to that stream's watchers once per tick.
+// No validation, no session, no durable log.
+import { randomUUID } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { minimalEnvironment } from "../../src/harnesses/process/environment.js";
+import { encodeLine, LineSplitter } from "../../src/protocol/ndjson.js";
+import { spawnTracked, withTimeout } from "./cleanup.js";
+
+interface Frame {
+  attachment?: string;
+  id?: string;
+  event?: string;
+  data?: unknown;
+  result?: unknown;
+}
+
+interface Stream {
+  attachment: string;
+  seq: number;
+  watchers: Set<http.ServerResponse>;
+  pending: string[];
+}
+
+export class RawSseHub {
+  private readonly server = http.createServer((req, res) => this.watch(req, res));
+  private readonly streams: Stream[];
+  private readonly byAttachment = new Map<string, Stream>();
+  private readonly child;
+  private readonly replies = new Map<string, () => void>();
+  private readonly dirty = new Set<Stream>();
+  private scheduled = false;
+
+  constructor(runner: string, dir: string, count: number) {
+    this.child = spawnTracked(process.execPath, [runner], {
+      stdio: ["pipe", "pipe", "inherit"],
+      env: minimalEnvironment(process.env),
+    });
+    const splitter = new LineSplitter((line) => this.line(JSON.parse(line) as Frame));
+    this.child.stdout!.on("data", (chunk: Buffer) => splitter.push(chunk));
+    this.streams = Array.from({ length: count }, () => {
+      const stream = {
+        attachment: randomUUID(),
+        seq: 0,
+        watchers: new Set<http.ServerResponse>(),
+        pending: [],
+      };
+      this.byAttachment.set(stream.attachment, stream);
+      this.send(stream, "open", { session_id: stream.attachment, dir, config: {}, tools: [], provider: {} });
+      return stream;
+    });
+  }
+
+  async listen(): Promise<string[]> {
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    const port = (this.server.address() as AddressInfo).port;
+    return this.streams.map((_, k) => `http://127.0.0.1:${port}/events/${k}`);
+  }
+
+  lastSeqs(): number[] {
+    return this.streams.map((s) => s.seq);
+  }
+
+  /** Prompts every stream's attachment at once; resolves when every runner turn replied. */
+  promptAll(text: string): Promise<void> {
+    const all = this.streams.map(
+      (stream) => new Promise<void>((resolve) => this.send(stream, "prompt", { text }, resolve)),
+    );
+    return withTimeout(
+      Promise.all(all).then(() => {}),
+      180_000,
+      `raw hub prompt "${text}"`,
+    );
+  }
+
+  async close(): Promise<void> {
+    for (const stream of this.streams) for (const res of stream.watchers) res.destroy();
+    this.child.stdin!.end();
+    this.child.kill("SIGKILL");
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private send(stream: Stream, method: string, params: unknown, onReply?: () => void): void {
+    const id = randomUUID();
+    if (onReply) this.replies.set(id, onReply);
+    const turn = method === "prompt" ? { turn: randomUUID() } : {};
+    this.child.stdin!.write(encodeLine({ attachment: stream.attachment, ...turn, id, method, params }));
+  }
+
+  private watch(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const stream = this.streams[Number(req.url?.split("/").at(-1))];
+    if (!stream) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    res.write("retry: 1000\n\n");
+    stream.watchers.add(res);
+    res.on("close", () => stream.watchers.delete(res));
+  }
+
+  private line(frame: Frame): void {
+    const stream = frame.attachment ? this.byAttachment.get(frame.attachment) : undefined;
+    if (!stream) return;
+    if (frame.event === "assistant.delta") {
+      this.emit(stream, "assistant.delta", frame.data);
+    } else if (frame.id && ("result" in frame || "error" in frame)) {
+      const reply = this.replies.get(frame.id);
+      this.replies.delete(frame.id);
+      if (reply) {
+        this.emit(stream, "turn.settled", { status: "completed" });
+        reply();
+      }
+    }
+  }
+
+  private emit(stream: Stream, type: string, data: unknown): void {
+    const seq = ++stream.seq;
+    stream.pending.push(`id: ${seq}\ndata: ${JSON.stringify({ seq, type, data })}\n\n`);
+    this.dirty.add(stream);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      for (const s of this.dirty) {
+        const text = s.pending.join("");
+        s.pending = [];
+        for (const res of s.watchers) res.write(text);
+      }
+      this.dirty.clear();
+    });
+  }
+}

@@ -1,0 +1,133 @@
+// Scale: 100 sessions streaming at once, 100 deltas/s each, one SSE watcher each (in another process), through
+// Brain's daemon with one shared runner host carrying every session; against a plain node:http SSE relay
+// carrying the same load from one runner child with as many attachments (bench/lib/raw-sse-hub.ts).
+import { Brain } from "../src/core/brain.js";
+import { HarnessRegistry } from "../src/core/registry.js";
+import type { Session } from "../src/core/session.js";
+import { ProcessFactory } from "../src/harnesses/process/factory.js";
+import { newToken } from "../src/server/auth/tokens.js";
+import { startDaemon } from "../src/server/daemon.js";
+import { FsSessionStore } from "../src/store/fs/index.js";
+import { BuiltinTools } from "../src/tools/builtin.js";
+import { ToolRouter } from "../src/tools/router.js";
+import { makeTemp, removeTemp, withTimeout } from "./lib/cleanup.js";
+import { type BenchRow, interleave, log, type Sample, timed, timeRow } from "./lib/measure.js";
+import { RawSseHub } from "./lib/raw-sse-hub.js";
+import type { BenchOptions } from "./options.js";
+import { runnerPath, startWatchers } from "./sse-fanout.js";
+
+const SESSIONS = 100;
+const HZ = 100;
+
+async function brainSide(home: string) {
+  const store = new FsSessionStore(home);
+  const brain = new Brain({
+    store,
+    harnesses: new HarnessRegistry([
+      new ProcessFactory({ name: "stamp", command: process.execPath, args: [runnerPath()], shared: true }),
+    ]),
+    tools: new ToolRouter([new BuiltinTools()]),
+  });
+  const token = newToken();
+  const daemon = await startDaemon({
+    brain,
+    eventsPath: (id) => store.paths(id).events,
+    port: 0,
+    tokens: [{ token, tenant: "default", role: "controller" }],
+  });
+  const caller = { tenant: "default", role: "controller" as const };
+  const sessions: Session[] = [];
+  const urls: string[] = [];
+  for (let i = 0; i < SESSIONS; i++) {
+    const view = await daemon.sessions.create(caller, { harness: "stamp" });
+    sessions.push(await daemon.sessions.live(caller, view.id));
+    urls.push(`${daemon.url}/v1/sessions/${view.id}/events`);
+  }
+  const runAll = async (text: string) => {
+    const turns = await Promise.all(sessions.map((s) => s.prompt(text)));
+    const outcomes = await withTimeout(Promise.all(turns.map((t) => t.settled)), 180_000, `"${text}" ×100`);
+    const bad = outcomes.find((o) => o.status !== "completed");
+    if (bad) throw new Error(`sse-load: a turn ended ${bad.status}: ${bad.error?.message}`);
+  };
+  await runAll("paced 2 1000");
+  return {
+    urls,
+    token,
+    lastSeqs: () => sessions.map((s) => s.log.lastSeq),
+    runAll,
+    async close() {
+      await daemon.close();
+      await brain.close();
+    },
+  };
+}
+
+export async function sseLoadBench(opts: BenchOptions): Promise<BenchRow[]> {
+  const deltas = opts.quick ? 100 : 300;
+  const home = await makeTemp("sse-load-brain");
+  const dir = await makeTemp("sse-load-raw");
+  log(`sse-load: ${SESSIONS} sessions × ${deltas} deltas at ${HZ}/s, one watcher each, ${opts.reps} rounds`);
+  const brain = await brainSide(home);
+  const hub = new RawSseHub(runnerPath(), dir, SESSIONS);
+  const hubUrls = await hub.listen();
+  await hub.promptAll("paced 2 1000");
+  try {
+    const round =
+      (
+        urls: string[],
+        afters: () => number[],
+        run: (text: string) => Promise<void>,
+        token: string | undefined,
+      ) =>
+      async (): Promise<Sample> => {
+        const w = await startWatchers({
+          url: urls[0]!,
+          urls,
+          afters: afters(),
+          ...(token ? { token } : {}),
+          watchers: 1,
+          paused: 0,
+          after: 0,
+          record: true,
+        });
+        const { foreign, result } = await timed(async () => {
+          await run(`paced ${deltas} ${HZ}`);
+          return w.result;
+        });
+        if (result.events !== deltas * SESSIONS) {
+          throw new Error(`sse-load: ${result.events} deltas delivered, ${deltas * SESSIONS} expected`);
+        }
+        return { value: result.p99Ms, foreign, extra: { p50_ms: result.p50Ms, max_ms: result.maxMs } };
+      };
+    const samples = await interleave("sse-load ×100", opts.reps, {
+      baseline: round(
+        hubUrls,
+        () => hub.lastSeqs(),
+        (text) => hub.promptAll(text),
+        undefined,
+      ),
+      subject: round(brain.urls, brain.lastSeqs, brain.runAll, brain.token),
+    });
+    return [
+      timeRow(
+        {
+          id: "sse-load-100",
+          what: `${SESSIONS} sessions streaming ${HZ} deltas/s each, one SSE watcher each: delay p99`,
+          unit: "ms",
+          baselineWhat: "plain node:http SSE relay, one runner child with 100 attachments, same load, no log",
+          notes: [
+            `${deltas} deltas of 200 B per session per round; each round's figure is the p99 of all ${deltas * SESSIONS} delays`,
+            "Brain: one shared runner host (shared: true) carrying the 100 sessions, each with its own durable log",
+          ],
+        },
+        samples,
+        { kind: "max-ratio", ratio: 1.5 },
+      ),
+    ];
+  } finally {
+    await brain.close();
+    await hub.close();
+    await removeTemp(home);
+    await removeTemp(dir);
+  }
+}
