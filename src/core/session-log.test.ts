@@ -260,17 +260,17 @@ async function readAll(id: string): Promise<SessionEvent[]> {
 describe("a session that fails to open", () => {
   it("lets go of its log, so a later open can take it", async () => {
     home = tempDir();
-    const env: NodeJS.ProcessEnv = {};
-    brain = new Brain({
-      store: new FsSessionStore(home),
-      harnesses: new HarnessRegistry([scripted(async () => {})]),
-      tools: new ToolRouter([new BuiltinTools()]),
-      env,
-    });
-    const provider = { api_key_env: "BRAIN_TEST_KEY" };
-    await expect(brain.create({ harness: "scripted", id: "s1", provider })).rejects.toThrow(/BRAIN_TEST_KEY/);
-    env.BRAIN_TEST_KEY = "now set";
-    const session = await brain.session("s1");
+    const make = (harnesses: HarnessRegistry) =>
+      new Brain({ store: new FsSessionStore(home), harnesses, tools: new ToolRouter([new BuiltinTools()]) });
+    const first = make(new HarnessRegistry([scripted(async () => {})]));
+    await first.create({ harness: "scripted", id: "s1" });
+    await first.close();
+    // A host without the session's harness opens the log, then fails: the log must not stay locked.
+    brain = make(new HarnessRegistry([]));
+    await expect(brain.session("s1")).rejects.toThrow(/scripted/);
+    const later = make(new HarnessRegistry([scripted(async () => {})]));
+    const session = await later.session("s1");
     expect(session.id).toBe("s1");
+    await later.close();
   });
 });
