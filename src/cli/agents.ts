@@ -1,11 +1,11 @@
 // Agent definitions for the CLI: `$BRAIN_HOME/agents` plus installed extensions' agents, and `--agent FILE|ID`
-// as the defaults of the session `brain run` creates.
+// as a layer of the session `brain run` creates (over the config's defaults, under the command line).
 import { join } from "node:path";
 import { type Agent, resolveAgent } from "../agents/catalog.js";
 import { sessionInput } from "../agents/session-input.js";
+import type { SessionLayer } from "../core/session-input.js";
 import { listExtensions } from "../harnesses/ext/extensions.js";
 import { extensionsDir } from "../harnesses/nui/families.js";
-import type { SessionDefaults } from "../protocol/config.js";
 import { parseExtensionRef } from "../protocol/nui/manifest.js";
 import { ConfigError } from "./config.js";
 
@@ -40,13 +40,8 @@ export function findAgent(ref: string, home: string): Agent {
   return agent;
 }
 
-/** A new session's defaults from an agent definition (the working dir is where brain runs). */
-export function agentDefaults(agent: Agent, cwd = process.cwd()): SessionDefaults {
-  const input = sessionInput(agent, { workingDir: cwd });
-  return {
-    harness: input.harness,
-    ...input.config,
-    ...(input.provider ? { provider: input.provider } : {}),
-    ...(input.permissions ? { permissions: input.permissions } : {}),
-  };
+/** The agent definition's layer of a new session's input (the working dir is where brain runs). */
+export function agentLayer(agent: Agent, cwd = process.cwd()): SessionLayer {
+  const { id: _, tenant: __, ...layer } = sessionInput(agent, { workingDir: cwd });
+  return layer;
 }

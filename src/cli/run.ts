@@ -1,7 +1,8 @@
 // `brain run`: one prompt on a new or existing session, streamed as it happens.
 import type { Brain } from "../core/brain.js";
 import type { Session } from "../core/session.js";
-import type { SessionDefaults } from "../protocol/config.js";
+import type { SessionLayer } from "../core/session-input.js";
+import type { ProviderChoice, SessionDefaults } from "../protocol/config.js";
 import { answerRequests } from "./answers.js";
 import { jsonPrinter, textPrinter } from "./output.js";
 
@@ -10,10 +11,15 @@ export interface RunOptions {
   harness?: string;
   session?: string;
   model?: string;
+  tools?: string[];
+  /** A configured provider's name, or inline settings (the operator's own CLI may give them). */
+  provider?: ProviderChoice;
   json?: boolean;
   allow?: string[];
   deny?: string[];
   defaults: SessionDefaults;
+  /** An agent definition's layer, over the defaults. */
+  agent?: SessionLayer;
 }
 
 const EXIT = { completed: 0, failed: 1, interrupted: 130 } as const;
@@ -65,14 +71,16 @@ async function openOrCreate(brain: Brain, options: RunOptions): Promise<Session>
     const existing = (await brain.list()).find((record) => record.id === options.session);
     if (existing) return brain.session(existing.id);
   }
-  const { harness, provider, permissions, mcp_servers, ...config } = options.defaults;
-  if (options.model) config.model = options.model;
-  return brain.create({
-    harness: options.harness ?? harness ?? "echo",
-    config,
-    ...(provider ? { provider } : {}),
-    ...(permissions ? { permissions } : {}),
-    ...(mcp_servers ? { mcp_servers } : {}),
-    ...(options.session ? { id: options.session } : {}),
+  const { harness, model, tools, provider, session } = options;
+  const input = brain.resolveInput({
+    defaults: options.defaults,
+    ...(options.agent ? { agent: options.agent } : {}),
+    call: {
+      ...(harness ? { harness } : {}),
+      config: { ...(model ? { model } : {}), ...(tools ? { tools } : {}) },
+      ...(provider ? { provider } : {}),
+      ...(session ? { id: session } : {}),
+    },
   });
+  return brain.create(input);
 }

@@ -1,17 +1,22 @@
 // The host: creates, opens, forks and restores sessions on a store, with one live Session object per id.
-import type { McpServers, ProviderChoice, ProviderSettings } from "../protocol/config.js";
-import type { PermissionPolicy } from "../protocol/permissions.js";
-import type { ProviderCredentials, SessionConfig } from "../protocol/runner.js";
+import type { ProviderSettings } from "../protocol/config.js";
+import type { SessionEvent } from "../protocol/events.js";
+import type { ProviderCredentials } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
 import type { ToolRouter } from "../tools/router.js";
 import type { SessionToolServices } from "../tools/tool-service.js";
 import { CheckpointStore, refuseInside } from "./checkpoints/index.js";
+import { SessionError } from "./errors.js";
 import type { EventLog } from "./event-log.js";
+import { type LiveChange, type LiveSession, LiveSessions } from "./live-sessions.js";
 import { PermissionRules } from "./permissions.js";
 import { envSecrets, Redactor, SECRET_NAME, type Secret } from "./redact.js";
 import { redactingLog } from "./redacting-log.js";
 import type { HarnessRegistry } from "./registry.js";
-import { Session, SessionError } from "./session.js";
+import { Session } from "./session.js";
+import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
+
+export type { NewSessionInput } from "./session-input.js";
 
 /** What the host needs from a session store (src/store/fs for one machine). */
 export interface SessionStore {
@@ -25,6 +30,8 @@ export interface SessionStore {
   /** Where the store keeps its files ($BRAIN_HOME), when on disk: restores into it are refused. */
   readonly home?: string;
   openLog(id: string): Promise<EventLog>;
+  /** Every durable event of a session that is not open here, read without taking its log's write lock. */
+  readEvents(id: string): Promise<SessionEvent[]>;
   /** Deletes the session and all its files. */
   remove(id: string): Promise<void>;
 }
@@ -49,21 +56,8 @@ export interface BrainOptions {
   secretNames?: string[];
 }
 
-export interface NewSessionInput {
-  harness: string;
-  config?: SessionConfig;
-  /** A configured provider's name, or inline settings (the operator's own CLI and agent definitions). */
-  provider?: ProviderChoice;
-  permissions?: PermissionPolicy;
-  id?: string;
-  /** The tenant that owns the session (daemon with tenant tokens); absent means "default". */
-  tenant?: string;
-  /** MCP servers started for this session; their tools are bound to it as `server__tool`. */
-  mcp_servers?: McpServers;
-}
-
 export class Brain {
-  private readonly live = new Map<string, Promise<Session>>();
+  private readonly live = new LiveSessions();
   /** The host's secrets; each session adds its own (its provider key, its MCP servers' variables). */
   readonly redactor: Redactor;
 
@@ -85,6 +79,11 @@ export class Brain {
     return this.options.harnesses;
   }
 
+  /** A new session's input: the defaults, an agent definition and the call's own settings, over each other. */
+  resolveInput(layers: InputLayers): NewSessionInput {
+    return resolveSessionInput(layers, this.options.harnesses.names());
+  }
+
   /** Creates a session. Its harness starts with the first prompt. */
   async create(input: NewSessionInput): Promise<Session> {
     return this.createRecord(input);
@@ -92,13 +91,30 @@ export class Brain {
 
   /** The live session for `id`, opened from the store when needed. */
   async session(id: string): Promise<Session> {
-    let session = this.live.get(id);
-    if (!session) {
-      session = this.openSession(id);
-      this.live.set(id, session);
-      session.catch(() => this.live.delete(id));
-    }
-    return session;
+    return this.live.get(id, () => this.openSession(id));
+  }
+
+  /** The session if it is open in this process now, with its tenant. */
+  liveSession(id: string): LiveSession | undefined {
+    return this.live.find(id);
+  }
+
+  /** Every session open in this process now. */
+  liveSessions(): LiveSession[] {
+    return this.live.list();
+  }
+
+  /** Calls `listener` as sessions open, close and are deleted. Returns the unsubscribe function. */
+  subscribe(listener: (change: LiveChange) => void): () => void {
+    return this.live.subscribe(listener);
+  }
+
+  /** A session's durable events after `after`: from its live log if it is open here, else from the store. */
+  async events(id: string, after = 0, limit = Number.POSITIVE_INFINITY): Promise<SessionEvent[]> {
+    const live = this.live.find(id);
+    if (live) return live.session.log.read(after, Number.isFinite(limit) ? limit : undefined);
+    await this.record(id);
+    return (await this.options.store.readEvents(id)).filter((e) => e.seq > after).slice(0, limit);
   }
 
   async list(): Promise<SessionRecord[]> {
@@ -135,24 +151,30 @@ export class Brain {
   async closeSession(id: string): Promise<void> {
     const session = await this.session(id);
     await session.close();
-    this.live.delete(id);
+    this.live.take(id);
     await this.options.store.update(id, { status: "closed" });
+    this.live.notify({ type: "closed", id, log: session.log });
   }
 
   /** Closes the session if it is live, then deletes it and all its files. */
   async delete(id: string): Promise<void> {
     await this.record(id);
-    const live = this.live.get(id);
-    this.live.delete(id);
-    if (live) await (await live.catch(() => undefined))?.close();
+    const live = await this.live.take(id)?.catch(() => undefined);
+    if (live) await live.close();
     await this.options.store.remove(id);
+    this.live.notify({ type: "deleted", id });
   }
 
   /** Closes every live session and every harness factory. */
   async close(): Promise<void> {
-    const sessions = await Promise.allSettled(this.live.values());
-    await Promise.allSettled(sessions.map((s) => (s.status === "fulfilled" ? s.value.close() : undefined)));
-    this.live.clear();
+    const sessions = await Promise.allSettled(this.live.takeAll());
+    await Promise.allSettled(
+      sessions.map(async (s) => {
+        if (s.status !== "fulfilled") return;
+        await s.value.close();
+        this.live.notify({ type: "closed", id: s.value.id, log: s.value.log });
+      }),
+    );
     await this.options.harnesses.close();
   }
 
@@ -196,7 +218,7 @@ export class Brain {
     return session;
   }
 
-  private async openSession(id: string): Promise<Session> {
+  private async openSession(id: string): Promise<LiveSession> {
     const record = await this.record(id);
     const paths = this.options.store.paths(id);
     const tools = await this.options.tools.bind(record.config.tools ?? []);
@@ -211,7 +233,7 @@ export class Brain {
     const log = redactingLog(await this.options.store.openLog(id), redactor);
     try {
       if (record.status === "closed") await this.options.store.update(id, { status: "open" });
-      return await Session.open({
+      const session = await Session.open({
         id,
         harnessName: record.harness,
         config: record.config,
@@ -224,6 +246,7 @@ export class Brain {
         checkpoints: new CheckpointStore(paths.checkpoints),
         permissions: new PermissionRules(record.permissions),
       });
+      return { session, ...(record.tenant ? { tenant: record.tenant } : {}) };
     } catch (err) {
       // Left open, the log would keep its lock: no later open in this process or any other could take it.
       await log.close().catch(() => {});

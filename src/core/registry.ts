@@ -1,3 +1,4 @@
+import { BrainError } from "./errors.js";
 import type { HarnessFactory } from "./harness.js";
 
 /** The harness families this host can run, by name. */
@@ -16,7 +17,11 @@ export class HarnessRegistry {
   get(name: string): HarnessFactory {
     const factory = this.factories.get(name);
     if (factory) return factory;
-    throw new Error(`unknown harness "${name}"; known harnesses: ${this.names().join(", ") || "(none)"}`);
+    throw new BrainError(
+      "bad_request",
+      `unknown harness "${name}"; known harnesses: ${this.names().join(", ") || "(none)"}`,
+      { field: "harness" },
+    );
   }
 
   names(): string[] {

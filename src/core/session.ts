@@ -4,25 +4,27 @@
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { z } from "zod";
+import type { AnswerBody } from "../protocol/api.js";
 import {
   type ErrorInfo,
   type NewEvent,
   PromptImage,
-  type Question,
   type SessionEvent,
   type TurnStatus,
 } from "../protocol/events.js";
 import { describeIssues } from "../protocol/frames.js";
-import type { PermissionDecision } from "../protocol/permissions.js";
-import type { ProviderCredentials, SessionConfig, ToolCallParams, ToolResult } from "../protocol/runner.js";
+import type { ProviderCredentials, SessionConfig } from "../protocol/runner.js";
 import type { BoundTools } from "../tools/router.js";
 import type { SessionToolServices } from "../tools/tool-service.js";
 import type { CheckpointManifest, CheckpointStore } from "./checkpoints/index.js";
+import { SessionError } from "./errors.js";
 import type { EventLog } from "./event-log.js";
 import { type Harness, HarnessError, type HarnessFactory } from "./harness.js";
-import { errorResult, LogWriter, type TurnWrites } from "./log-writer.js";
-import type { PendingRequest, PendingRequests, RequestKind } from "./pending.js";
+import { LogWriter, type TurnWrites } from "./log-writer.js";
+import type { PendingRequest, PendingRequests } from "./pending.js";
 import type { PermissionRules } from "./permissions.js";
+import { type Answer, RequestDesk } from "./request-desk.js";
+import { ToolCalls } from "./tool-calls.js";
 
 export interface SessionParts {
   id: string;
@@ -60,16 +62,7 @@ interface RunningTurn extends TurnWrites {
   failure?: HarnessError;
 }
 
-/** A caller's mistake (a prompt while a turn runs, an unknown request id): a 400/409, not a host failure. */
-export class SessionError extends Error {
-  override name = "SessionError";
-  constructor(
-    readonly code: "bad_request" | "conflict" | "not_found",
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { SessionError } from "./errors.js";
 
 export class Session {
   private harness: Harness | undefined;
@@ -77,8 +70,9 @@ export class Session {
   private tools: Promise<BoundTools> | undefined;
   private running: RunningTurn | undefined;
   private readonly writer: LogWriter;
-  /** Turns waiting on a permission or question, by request: woken by the one answer. */
-  private readonly waiters = new Map<string, (answer: Record<string, unknown>) => void>();
+  /** Permission requests and questions to the session's clients (asked by the harness or an edge's desk). */
+  readonly desk: RequestDesk;
+  private readonly toolCalls: ToolCalls;
   private closed = false;
 
   private constructor(private readonly parts: SessionParts) {
@@ -87,6 +81,18 @@ export class Session {
       () => this.running,
       (turn, err) => this.failTurn(turn as RunningTurn, err),
     );
+    this.desk = new RequestDesk({
+      pending: this.writer.pending,
+      permissions: parts.permissions,
+      append: (events) => this.append(events),
+    });
+    this.toolCalls = new ToolCalls({
+      pending: this.writer.pending,
+      desk: this.desk,
+      append: (events) => this.append(events),
+      running: () => this.running,
+      tools: () => this.boundTools(),
+    });
   }
 
   private get pending(): PendingRequests {
@@ -205,60 +211,14 @@ export class Session {
     return manifest;
   }
 
-  /**
-   * Answers a pending request (a permission or a question) exactly once. A second answer, or one for an
-   * unknown id, is refused.
-   */
-  async answer(event: NewEvent & { type: "permission.resolved" | "question.answered" }): Promise<void> {
-    const kind: RequestKind =
-      event.type === "permission.resolved" ? "permission.requested" : "question.requested";
-    const request = this.pending.take(kind, event.data.id);
-    if (!request)
-      throw new SessionError("conflict", `no pending ${kind} with id "${event.data.id}" (answered already?)`);
-    await this.append([{ ...event, turn: request.turn } as NewEvent]);
-    this.waiters.get(waiterKey(kind, event.data.id))?.(event.data);
+  /** Answers a pending permission request or question exactly once (src/core/request-desk.ts). */
+  answer(event: Answer): Promise<void> {
+    return this.desk.answer(event);
   }
 
-  /**
-   * Applies the session's permission policy to a tool use: allow and deny at once; ask logs
-   * `permission.requested` and waits for a client's answer, or denies when none comes in time.
-   */
-  async permit(
-    turn: string,
-    use: { tool: string; arguments?: Record<string, unknown>; reason?: string },
-    signal: AbortSignal,
-    /** `id`: the request's id (a client's own, e.g. nui's HITL requestId); `unlisted`: the decision for a tool
-     * the policy names in no rule and gives no default for (an explicit approval request asks). */
-    options: { id?: string; unlisted?: PermissionDecision } = {},
-  ) {
-    const decision = this.parts.permissions.decide(use.tool, options.unlisted);
-    if (decision === "allow") return { decision: "allow" as const };
-    if (decision === "deny") return { decision: "deny" as const, reason: "the session's policy denies it" };
-    const id = options.id ?? `permission-${randomUUID()}`;
-    const answer = await this.waitForAnswer(
-      "permission.requested",
-      { type: "permission.requested", turn, data: { id, ...use } },
-      signal,
-      (reason) => ({ type: "permission.resolved", turn, data: { id, decision: "deny", reason } }),
-    );
-    return answer as { decision: "allow" | "deny"; reason?: string };
-  }
-
-  /** Asks the session's clients a question; resolves with the first answer, or "" when none comes in time. */
-  async ask(
-    turn: string,
-    question: Question,
-    signal: AbortSignal,
-    options: { id?: string } = {},
-  ): Promise<string> {
-    const id = options.id ?? `question-${randomUUID()}`;
-    const answer = await this.waitForAnswer(
-      "question.requested",
-      { type: "question.requested", turn, data: { id, ...question } },
-      signal,
-      (reason) => ({ type: "question.answered", turn, data: { id, answer: "", reason } }),
-    );
-    return (answer as { answer: string }).answer;
+  /** A client's answer by request id, checked against the kind of request it answers. */
+  reply(requestId: string, body: AnswerBody): Promise<void> {
+    return this.desk.reply(requestId, body, this.parts.id);
   }
 
   async close(): Promise<void> {
@@ -298,7 +258,7 @@ export class Session {
       error = turn.failure.toInfo();
     }
     if (!this.writer.isStalled) {
-      await this.settleLeftovers(turn.id, "the turn ended before the tool call finished");
+      this.toolCalls.settleLeftovers(turn.id, "the turn ended before the tool call finished");
       const data = error ? { status, error } : { status };
       try {
         await this.append([{ type: "turn.settled", turn: turn.id, data }]);
@@ -315,99 +275,8 @@ export class Session {
     return { turn: turn.id, ...failed };
   }
 
-  /** The harness's tool callback: log the intent durably, dispatch, log the result, answer. */
-  private async callTool(turnId: string, call: ToolCallParams, signal: AbortSignal): Promise<ToolResult> {
-    const turn = this.running;
-    if (!turn || turn.id !== turnId) return errorResult("no turn is running");
-    if (this.pending.has("tool.call", call.id))
-      return errorResult(`tool call id "${call.id}" is already in use`);
-    // A call the log cannot hold is never run: it would leave a result without its call.
-    const unloggable = notLoggable(call);
-    if (unloggable) {
-      const message = `tool call "${call.id}" (${call.name}) was refused: its arguments cannot be logged (${unloggable})`;
-      await this.append([{ type: "harness.warning", turn: turnId, data: { message } }]).catch(() => {});
-      return errorResult(`${message}; call it again with smaller, flatter arguments`);
-    }
-    const work = (async () => {
-      await this.append([{ type: "tool.call", turn: turnId, data: call }]);
-      const verdict = await this.permit(turnId, { tool: call.name, arguments: call.arguments }, signal);
-      const result =
-        verdict.decision === "allow"
-          ? await (await this.boundTools()).call(call, signal)
-          : errorResult(
-              `permission to run tool "${call.name}" was denied: ${verdict.reason ?? "by a client"}`,
-            );
-      this.resolve("tool.call", call.id, {
-        type: "tool.result",
-        turn: turnId,
-        data: { id: call.id, ...result },
-      });
-      return result;
-    })();
-    turn.toolCalls.add(work);
-    try {
-      return await work;
-    } catch (err) {
-      return errorResult(`tool call could not be logged: ${(err as Error).message}`);
-    } finally {
-      turn.toolCalls.delete(work);
-    }
-  }
-
-  /**
-   * Logs a request and waits for its answer: from a client (answer()), or the fallback when the ask timeout
-   * passes or the turn is interrupted. Whichever comes first is the one answer logged.
-   */
-  private async waitForAnswer(
-    kind: "permission.requested" | "question.requested",
-    request: NewEvent & { data: { id: string } },
-    signal: AbortSignal,
-    fallback: (reason: string) => NewEvent,
-  ): Promise<Record<string, unknown>> {
-    const key = waiterKey(kind, request.data.id);
-    const answered = new Promise<Record<string, unknown>>((resolve) => this.waiters.set(key, resolve));
-    const timeoutMs = this.parts.permissions.askTimeoutMs;
-    let timer: NodeJS.Timeout | undefined;
-    const giveUp = (reason: string) => {
-      if (!this.pending.take(kind, request.data.id)) return;
-      const event = fallback(reason);
-      this.append([event]).catch(() => {});
-      this.waiters.get(key)?.(event.data as Record<string, unknown>);
-    };
-    const onAbort = () => giveUp("the turn was interrupted");
-    try {
-      await this.append([request]);
-      timer = setTimeout(() => giveUp(`no client answered within ${timeoutMs / 1000} s`), timeoutMs);
-      signal.addEventListener("abort", onAbort, { once: true });
-      if (signal.aborted) onAbort();
-      return await answered;
-    } finally {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", onAbort);
-      this.waiters.delete(key);
-    }
-  }
-
-  /** Appends an answer if, and only if, the request is still pending. Not awaited: order is kept by the log. */
-  private resolve(kind: RequestKind, id: string, answer: NewEvent): void {
-    if (!this.pending.take(kind, id)) return;
-    this.append([answer]).catch(() => {});
-  }
-
-  private async settleLeftovers(turn: string, reason: string): Promise<void> {
-    const left = this.pending.list(turn).filter((request) => request.kind === "tool.call");
-    for (const request of left) {
-      const result = errorResult(`${reason}; its outcome is unknown`);
-      this.resolve("tool.call", request.id, {
-        type: "tool.result",
-        turn,
-        data: { id: request.id, ...result },
-      });
-    }
-  }
-
   private async recoverTurn(turn: string): Promise<void> {
-    await this.settleLeftovers(turn, "the host stopped while the tool call was running");
+    this.toolCalls.settleLeftovers(turn, "the host stopped while the tool call was running");
     const error: ErrorInfo = { code: "brain_error", message: "the host stopped while this turn was running" };
     await this.append([{ type: "turn.settled", turn, data: { status: "failed", error } }]);
   }
@@ -436,9 +305,9 @@ export class Session {
           tools: tools.schemas,
           provider: this.parts.provider,
           emit: (event) => this.writer.emit(event),
-          call: (turn, call, signal) => this.callTool(turn, call, signal),
-          permit: (turn, use, signal, options) => this.permit(turn, use, signal, options),
-          ask: (turn, question, signal, options) => this.ask(turn, question, signal, options),
+          call: (turn, call, signal) => this.toolCalls.call(turn, call, signal),
+          permit: (turn, use, signal, options) => this.desk.permit(turn, use, signal, options),
+          ask: (turn, question, signal, options) => this.desk.ask(turn, question, signal, options),
           policy: (tool) => this.parts.permissions.decide(tool),
         }),
       )
@@ -486,17 +355,5 @@ export class Session {
 
   private assertOpen(): void {
     if (this.closed) throw new SessionError("conflict", `session ${this.parts.id} is closed`);
-  }
-}
-
-const waiterKey = (kind: RequestKind, id: string) => `${kind}\u0000${id}`;
-
-/** Why the log could not hold this call (arguments nested too deep for JSON.stringify), or undefined. */
-function notLoggable(call: ToolCallParams): string | undefined {
-  try {
-    JSON.stringify(call.arguments);
-    return undefined;
-  } catch (err) {
-    return (err as Error).message;
   }
 }

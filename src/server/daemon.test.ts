@@ -152,9 +152,9 @@ describe("sessions", () => {
 describe("binding", () => {
   it("refuses to serve without auth on an address that is not loopback", async () => {
     const { brain } = t;
-    await expect(
-      startDaemon({ brain, eventsPath: () => "/nonexistent", host: "0.0.0.0", port: 0 }),
-    ).rejects.toThrow("--no-auth is only allowed on a loopback address, not 0.0.0.0");
+    await expect(startDaemon({ brain, host: "0.0.0.0", port: 0 })).rejects.toThrow(
+      "--no-auth is only allowed on a loopback address, not 0.0.0.0",
+    );
   });
 
   it("serves without auth on loopback: every caller is the default tenant's controller", async () => {

@@ -8,7 +8,6 @@ import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
 import type { Brain } from "../core/brain.js";
 import type { SessionDefaults } from "../protocol/config.js";
-import { readEventsFile } from "../store/fs/index.js";
 import { type AgentCatalog, NO_AGENTS } from "./agents.js";
 import { type App, buildApp } from "./app.js";
 import { type Principal, TokenTable } from "./auth/tokens.js";
@@ -28,8 +27,6 @@ export { DEFAULT_HOST, DEFAULT_PORT } from "./defaults.js";
 
 export interface DaemonOptions {
   brain: Brain;
-  /** Where a session's events.jsonl is (for sessions the daemon has not opened). */
-  eventsPath(id: string): string;
   /** $BRAIN_HOME: error bodies name it "$BRAIN_HOME", never by its path on this machine. */
   home?: string;
   host?: string;
@@ -90,18 +87,24 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       `--no-auth is only allowed on a loopback address, not ${host}: drop --no-auth or bind 127.0.0.1`,
     );
   }
-  const hub = new FeedHub((id) => readEventsFile(options.eventsPath(id)));
+  const brain = options.brain;
+  // The feeds follow the core's registry: a session's live log while it is open, its stored events after.
+  const hub = new FeedHub((id) => brain.events(id));
+  for (const live of brain.liveSessions()) hub.attach(live.session.id, live.session.log);
+  const unsubscribe = brain.subscribe((change) => {
+    if (change.type === "opened") hub.attach(change.session.id, change.session.log);
+    else if (change.type === "closed") hub.detach(change.id, change.log);
+    else hub.end(change.id);
+  });
   const leases = new ControlLeases();
   const flusher = new TickFlusher();
   const watchers = new Watchers(options.heartbeatMs);
   const agents = options.agents ?? NO_AGENTS;
   const sessions = new SessionService({
-    brain: options.brain,
-    hub,
+    brain,
     leases,
     defaults: options.defaults ?? {},
     agents,
-    readEvents: (id) => readEventsFile(options.eventsPath(id)),
   });
   const hitl = new HitlService(sessions, hub);
   const limits = { ...DEFAULT_SSE_LIMITS, ...options.sse };
@@ -135,13 +138,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     watchers,
     close() {
       closing ??= (async () => {
+        unsubscribe();
         watchers.closeAll();
         hub.endAll();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();
         });
-        sessions.forgetAll();
       })();
       return closing;
     },

@@ -1,11 +1,9 @@
 // Every failure the API returns is {error: {code, message, field?}} with a status that says whose fault it is.
-// Errors from the core (SessionError, StoreError, CheckpointError) map to 4xx when the caller asked for something
-// impossible; anything else is a 500 with the host's message.
+// Errors from the core (and the store and tools under it) carry a code and map by it alone, never by their
+// message: 4xx when the caller asked for something impossible; anything else is a 500 with the host's message.
 import type { ZodType } from "zod";
-import { CheckpointError } from "../core/checkpoints/index.js";
-import { SessionError } from "../core/session.js";
+import { BrainError, type BrainErrorCode } from "../core/errors.js";
 import type { ApiErrorBody, ApiErrorCode } from "../protocol/api.js";
-import { LogLockedError, StoreError } from "../store/fs/index.js";
 
 const STATUS: Record<ApiErrorCode, number> = {
   bad_request: 400,
@@ -41,16 +39,29 @@ export class ApiError extends Error {
 
 export const notFound = (what: string) => new ApiError("not_found", what);
 
+const FROM_CORE: Record<BrainErrorCode, ApiErrorCode> = {
+  bad_request: "bad_request",
+  not_found: "not_found",
+  conflict: "conflict",
+  // Another process (a `brain run`) has the session open: it is busy, not broken.
+  locked: "conflict",
+  payload_too_large: "payload_too_large",
+  brain_error: "brain_error",
+};
+
 /** Maps any thrown value to the ApiError the client sees. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
-  if (err instanceof SessionError) return new ApiError(err.code, err.message);
-  // Another process (a `brain run`) has the session open: it is busy, not broken.
-  if (err instanceof LogLockedError) return new ApiError("conflict", err.message);
-  if (err instanceof StoreError || err instanceof CheckpointError)
-    return new ApiError(err.code === "bad_request" ? "bad_request" : "brain_error", err.message);
+  if (err instanceof BrainError) return new ApiError(FROM_CORE[err.code], err.message, err.field);
   const message = err instanceof Error ? err.message : String(err);
   return new ApiError("brain_error", message);
+}
+
+/** A core error of the caller's making, with `field` named when the core did not name one itself. */
+export function inField(err: unknown, field: string): unknown {
+  if (err instanceof BrainError && err.code === "bad_request" && err.field === undefined)
+    return new ApiError("bad_request", err.message, field);
+  return err;
 }
 
 /** Validates a parsed JSON body; the first issue names the field and the reason. */

@@ -43,7 +43,6 @@ beforeAll(async () => {
   });
   daemon = await startDaemon({
     brain,
-    eventsPath: (id) => store.paths(id).events,
     port: 0,
     tokens: [
       { token: tokens.admin, tenant: "default", role: "controller" },

@@ -1,6 +1,6 @@
-// What the daemon does with sessions, apart from HTTP: tenancy (another tenant's session is "not found"), the
-// controller lease, and keeping the watchers' feeds attached to each session's live log. The routes call
-// this; so does anything else that serves sessions (ACP through the HTTP client, tests).
+// What the daemon does with sessions, apart from HTTP: tenancy (another tenant's session is "not found") and
+// the controller lease. Which sessions are live, and what a new one is made of, is the core's (Brain): the
+// routes call this; so does anything else that serves sessions (ACP through the HTTP client, tests).
 import type { Brain, NewSessionInput } from "../core/brain.js";
 import { PendingRequests } from "../core/pending.js";
 import type { Session } from "../core/session.js";
@@ -18,17 +18,13 @@ import { SESSION_ID_PATTERN, type SessionRecord } from "../protocol/session.js";
 import type { AgentCatalog } from "./agents.js";
 import { DEFAULT_TENANT, type Principal } from "./auth/tokens.js";
 import type { ControlLeases } from "./control.js";
-import { ApiError, notFound } from "./errors.js";
-import type { FeedHub } from "./sse/hub.js";
+import { ApiError, inField, notFound } from "./errors.js";
 
 export interface SessionServiceParts {
   brain: Brain;
-  hub: FeedHub;
   leases: ControlLeases;
   defaults: SessionDefaults;
   agents: AgentCatalog;
-  /** Every durable event of a session from its file (for sessions the daemon has not opened). */
-  readEvents(id: string): Promise<SessionEvent[]>;
 }
 
 /** Who is asking: the token's tenant and role, and the client id it gave (X-Brain-Client). */
@@ -36,12 +32,9 @@ export interface Caller extends Principal {
   client?: string;
 }
 
-const tenantOf = (record: SessionRecord) => record.tenant ?? DEFAULT_TENANT;
+const tenantOf = (owner: { tenant?: string }) => owner.tenant ?? DEFAULT_TENANT;
 
 export class SessionService {
-  /** Sessions this daemon has opened (and their tenants), so views need not open or read every log. */
-  private readonly open = new Map<string, { session: Session; tenant: string }>();
-
   constructor(private readonly parts: SessionServiceParts) {}
 
   get brain(): Brain {
@@ -59,7 +52,7 @@ export class SessionService {
 
   /** The live session (opened now if needed: passive, no harness starts). */
   async live(caller: Principal, id: string): Promise<Session> {
-    return this.attach(await this.record(caller, id), caller.tenant);
+    return this.attach(await this.record(caller, id));
   }
 
   /**
@@ -68,8 +61,8 @@ export class SessionService {
    */
   async forWatching(caller: Principal, id: string): Promise<Session | undefined> {
     const record = await this.record(caller, id);
-    if (!this.open.has(id) && record.status === "closed") return undefined;
-    return this.attach(record, caller.tenant).catch((err: unknown) => {
+    if (!this.openSession(id) && record.status === "closed") return undefined;
+    return this.attach(record).catch((err: unknown) => {
       if (err instanceof ApiError && err.code === "conflict") return undefined;
       throw err;
     });
@@ -91,22 +84,22 @@ export class SessionService {
     const records = await this.parts.brain.list();
     return records
       .filter((r) => tenantOf(r) === caller.tenant)
-      .map((r) => this.viewOf(r, this.open.get(r.id)?.session));
+      .map((r) => this.viewOf(r, this.openSession(r.id)));
   }
 
   async view(caller: Principal, id: string): Promise<SessionView> {
     const record = await this.record(caller, id);
-    const session = this.open.get(id)?.session;
+    const session = this.openSession(id);
     if (session) return this.viewOf(record, session);
-    const events = await this.parts.readEvents(id);
+    const events = await this.parts.brain.events(id);
     const pending = new PendingRequests();
     for (const event of events) pending.observe(event);
     return { ...this.viewOf(record, undefined), last_seq: events.length, pending: pending.list() };
   }
 
-  /** Events after `after` from the session's file (a session the daemon has not opened). */
+  /** Events after `after` of a session not open here, read through Brain (never taking its log's lock). */
   async fileEvents(id: string, after: number, limit: number): Promise<SessionEvent[]> {
-    return (await this.parts.readEvents(id)).filter((e) => e.seq > after).slice(0, limit);
+    return this.parts.brain.events(id, after, limit);
   }
 
   async create(caller: Caller, body: CreateSessionBody): Promise<SessionView> {
@@ -114,19 +107,16 @@ export class SessionService {
     if (input.id && (await this.parts.brain.record(input.id).catch(() => undefined))) {
       throw new ApiError("conflict", `session "${input.id}" already exists`, "id");
     }
-    let session: Session;
-    try {
-      session = await this.parts.brain.create(input);
-    } catch (err) {
-      throw asBadRequest(err);
-    }
-    this.track(session, caller.tenant);
+    const session = await this.parts.brain.create(input);
     return this.view(caller, session.id);
   }
 
-  /** The caller's sessions this daemon has open. */
+  /** The caller's sessions open in this process. */
   openSessions(caller: Principal): Session[] {
-    return [...this.open.values()].filter((o) => o.tenant === caller.tenant).map((o) => o.session);
+    return this.parts.brain
+      .liveSessions()
+      .filter((live) => tenantOf(live) === caller.tenant)
+      .map((live) => live.session);
   }
 
   async prompt(
@@ -161,34 +151,7 @@ export class SessionService {
     { command = true }: { command?: boolean } = {},
   ): Promise<void> {
     const session = command ? await this.drive(caller, id) : await this.live(caller, id);
-    const request = session.pendingRequests().find((r) => r.id === requestId && r.kind !== "tool.call");
-    if (!request) {
-      throw new ApiError(
-        "conflict",
-        `no pending permission request or question "${requestId}" in session ${id} (answered already, or never asked)`,
-      );
-    }
-    if (request.kind === "permission.requested") {
-      if (!("decision" in body)) {
-        throw new ApiError(
-          "bad_request",
-          `"${requestId}" is a permission request: answer {"decision": "allow" | "deny"}`,
-          "decision",
-        );
-      }
-      const data = {
-        id: requestId,
-        decision: body.decision,
-        ...(body.reason ? { reason: body.reason } : {}),
-      };
-      await session.answer({ type: "permission.resolved", data });
-      return;
-    }
-    if (!("answer" in body)) {
-      throw new ApiError("bad_request", `"${requestId}" is a question: answer {"answer": "..."}`, "answer");
-    }
-    const data = { id: requestId, answer: body.answer, ...(body.reason ? { reason: body.reason } : {}) };
-    await session.answer({ type: "question.answered", data });
+    await session.reply(requestId, body);
   }
 
   async checkpoint(caller: Caller, id: string): Promise<CheckpointView> {
@@ -203,9 +166,8 @@ export class SessionService {
     try {
       session = await this.parts.brain.fork(id, checkpoint);
     } catch (err) {
-      throw asBadRequest(err, "checkpoint");
+      throw inField(err, "checkpoint");
     }
-    this.track(session, caller.tenant);
     return this.view(caller, session.id);
   }
 
@@ -221,19 +183,16 @@ export class SessionService {
     try {
       await this.parts.brain.restore(id, checkpoint, into);
     } catch (err) {
-      throw asBadRequest(err, "checkpoint");
+      throw inField(err, "checkpoint");
     }
   }
 
   /** Releases the harness; the session stays, and a later prompt reopens it. Closing twice is not an error. */
   async close(caller: Caller, id: string): Promise<SessionView> {
     const record = await this.record(caller, id);
-    if (record.status !== "closed" || this.open.has(id)) {
+    if (record.status !== "closed" || this.openSession(id)) {
       this.parts.leases.drive(id, caller.client);
-      const session = this.open.get(id)?.session;
-      this.open.delete(id);
       await this.parts.brain.closeSession(id);
-      this.parts.hub.detach(id, session?.log);
       this.parts.leases.release(id);
     }
     return this.view(caller, id);
@@ -242,9 +201,7 @@ export class SessionService {
   async delete(caller: Caller, id: string): Promise<void> {
     await this.record(caller, id);
     this.parts.leases.drive(id, caller.client);
-    this.open.delete(id);
     await this.parts.brain.delete(id);
-    this.parts.hub.end(id);
     this.parts.leases.release(id);
   }
 
@@ -258,61 +215,27 @@ export class SessionService {
     return { controller: client, ...(previous ? { previous } : {}) };
   }
 
-  /** Every session the daemon opened, closed on shutdown by brain.close(). */
-  forgetAll(): void {
-    this.open.clear();
-  }
-
   private async drive(caller: Caller, id: string): Promise<Session> {
     const session = await this.live(caller, id);
     this.parts.leases.drive(id, caller.client);
     return session;
   }
 
-  private async attach(record: SessionRecord, tenant: string): Promise<Session> {
+  /** The session if it is open in this process. */
+  private openSession(id: string): Session | undefined {
+    return this.parts.brain.liveSession(id)?.session;
+  }
+
+  private async attach(record: SessionRecord): Promise<Session> {
     const names = this.parts.brain.harnesses.names();
-    if (!this.open.has(record.id) && !names.includes(record.harness)) {
+    if (!this.openSession(record.id) && !names.includes(record.harness)) {
       // Made on a harness this daemon's config no longer offers: its log can be read, it cannot run.
       throw new ApiError(
         "conflict",
         `session ${record.id} runs on harness "${record.harness}", which this daemon does not offer (it has: ${names.join(", ") || "none"}); add it to brain.config.json`,
       );
     }
-    const session = await this.parts.brain.session(record.id);
-    this.track(session, tenant);
-    return session;
-  }
-
-  private track(session: Session, tenant: string): void {
-    this.open.set(session.id, { session, tenant });
-    this.parts.hub.attach(session.id, session.log);
-  }
-
-  /**
-   * The provider of a new session: the one the client named, if this token may use it, else the agent's or the
-   * config's default. Whatever the host's environment holds, a refusal reads the same (no variable is named).
-   */
-  private providerFor(
-    caller: Principal,
-    named: string | undefined,
-    fallback: NewSessionInput["provider"],
-  ): NewSessionInput["provider"] {
-    const allowed = allowedProviders(this.parts.brain.providerNames(), caller);
-    const refuse = (what: string) =>
-      new ApiError(
-        "bad_request",
-        `${what}; this token may use: ${allowed.join(", ") || "no provider"} (GET /v1/providers)`,
-        "provider",
-      );
-    if (named !== undefined) {
-      if (!allowed.includes(named))
-        throw refuse(`field "provider": unknown or not allowed provider "${named}"`);
-      return named;
-    }
-    if (caller.providers === undefined || fallback === undefined) return fallback;
-    // A restricted token gets the default only when it is one of its own providers.
-    if (typeof fallback === "string" && allowed.includes(fallback)) return fallback;
-    throw refuse(`field "provider": required for this token (the default provider is not one it may use)`);
+    return this.parts.brain.session(record.id);
   }
 
   private viewOf(record: SessionRecord, session: Session | undefined): SessionView {
@@ -333,13 +256,8 @@ export class SessionService {
     };
   }
 
+  /** The defaults, the agent definition the body names, and the body itself, resolved by the core. */
   private async newSessionInput(caller: Caller, body: CreateSessionBody): Promise<NewSessionInput> {
-    const {
-      harness: defaultHarness,
-      provider: defaultProvider,
-      permissions: defaultPermissions,
-      ...defaultConfig
-    } = this.parts.defaults;
     let agent: Omit<NewSessionInput, "id" | "tenant"> | undefined;
     if (body.agent) {
       agent = await this.parts.agents.resolve(body.agent);
@@ -348,43 +266,28 @@ export class SessionService {
         throw new ApiError("bad_request", `unknown agent "${body.agent}"; known agents: ${known}`, "agent");
       }
     }
-    const names = this.parts.brain.harnesses.names();
-    // As `brain run`: the offline echo runner when nothing says otherwise.
-    const harness =
-      body.harness ?? agent?.harness ?? defaultHarness ?? (names.includes("echo") ? "echo" : undefined);
-    if (!harness) {
-      throw new ApiError("bad_request", `field "harness": required (one of: ${names.join(", ")})`, "harness");
-    }
-    if (!names.includes(harness)) {
-      throw new ApiError(
-        "bad_request",
-        `field "harness": unknown harness "${harness}"; known harnesses: ${names.join(", ") || "(none)"}`,
-        "harness",
-      );
-    }
-    const config = { ...defaultConfig, ...agent?.config, ...body.config };
-    const provider = this.providerFor(caller, body.provider, agent?.provider ?? defaultProvider);
-    const permissions = body.permissions ?? agent?.permissions ?? defaultPermissions;
-    return {
-      harness,
-      config,
-      ...(provider ? { provider } : {}),
-      ...(permissions ? { permissions } : {}),
-      ...(body.id ? { id: body.id } : {}),
-      ...(caller.tenant !== DEFAULT_TENANT ? { tenant: caller.tenant } : {}),
-    };
+    const { harness, config, provider, permissions, id } = body;
+    return this.parts.brain.resolveInput({
+      defaults: this.parts.defaults,
+      ...(agent ? { agent } : {}),
+      call: {
+        ...(harness ? { harness } : {}),
+        ...(config ? { config } : {}),
+        ...(provider ? { provider } : {}),
+        ...(permissions ? { permissions } : {}),
+        ...(id ? { id } : {}),
+        ...(caller.tenant !== DEFAULT_TENANT ? { tenant: caller.tenant } : {}),
+      },
+      grant: {
+        allowed: allowedProviders(this.parts.brain.providerNames(), caller),
+        restricted: caller.providers !== undefined,
+        listedAt: "GET /v1/providers",
+      },
+    });
   }
 }
 
 /** The configured providers a caller may use: all of them, or the ones its token lists. */
 function allowedProviders(configured: string[], caller: Principal): string[] {
   return caller.providers ? configured.filter((name) => caller.providers!.includes(name)) : configured;
-}
-
-/** Errors of the caller's making that the core throws as plain errors (an unknown tool, checkpoint, key). */
-function asBadRequest(err: unknown, field?: string): unknown {
-  if (!(err instanceof Error) || err instanceof ApiError) return err;
-  if (/^unknown tool /.test(err.message)) return new ApiError("bad_request", err.message, "config.tools");
-  if (/^no checkpoint /.test(err.message)) return new ApiError("bad_request", err.message, field);
-  return err;
 }

@@ -52,7 +52,6 @@ export async function startTestDaemon(
   const tokens = { admin: newToken(), other: newToken(), observer: newToken() };
   const daemon = await startDaemon({
     brain,
-    eventsPath: (id) => store.paths(id).events,
     home,
     port: 0,
     ...(options.auth === false

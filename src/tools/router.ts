@@ -1,6 +1,7 @@
 // Binds tools to sessions by name and dispatches calls: only bound tools run, arguments are checked against the
 // tool's input schema first, and every failure comes back as an error result, never a thrown error.
 import { Ajv, type ValidateFunction } from "ajv";
+import { BrainError } from "../core/errors.js";
 import type { ToolCallParams, ToolResult, ToolSchema } from "../protocol/runner.js";
 import { type ToolService, textResult } from "./tool-service.js";
 
@@ -34,7 +35,9 @@ export class ToolRouter {
       const entry = catalog.get(name);
       if (!entry) {
         const known = [...catalog.keys()].sort().join(", ") || "(none)";
-        throw new Error(`unknown tool "${name}" in config.tools; known tools: ${known}`);
+        throw new BrainError("bad_request", `unknown tool "${name}" in config.tools; known tools: ${known}`, {
+          field: "config.tools",
+        });
       }
       bound.set(name, entry);
     }

@@ -8,7 +8,6 @@ import { homeAgents } from "../../server/agents.js";
 import { newToken } from "../../server/auth/tokens.js";
 import { BrainClient } from "../../server/client/client.js";
 import { startDaemon } from "../../server/daemon.js";
-import { FsSessionStore } from "../../store/fs/index.js";
 import { parse, str } from "../args.js";
 import { loadConfig } from "../config.js";
 import { brainHome, createBrain } from "../setup.js";
@@ -36,11 +35,9 @@ export async function command(args: string[]): Promise<number> {
     const loaded = loadConfig(str(values.config));
     const home = brainHome();
     const brain = createBrain(loaded, home);
-    const store = new FsSessionStore(home);
     const token = newToken();
     const daemon = await startDaemon({
       brain,
-      eventsPath: (id) => store.paths(id).events,
       home,
       port: 0,
       tokens: [{ token, tenant: "default", role: "controller" }],

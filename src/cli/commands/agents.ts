@@ -3,7 +3,7 @@
 import { listAgents } from "../../agents/catalog.js";
 import { listExtensions } from "../../harnesses/ext/extensions.js";
 import { extensionsDir } from "../../harnesses/nui/families.js";
-import { agentDefaults, agentsDir, findAgent } from "../agents.js";
+import { agentLayer, agentsDir, findAgent } from "../agents.js";
 import { need, parse, UsageError } from "../args.js";
 import { brainHome } from "../setup.js";
 
@@ -42,7 +42,7 @@ export async function command(args: string[]): Promise<number> {
     }
     case "show": {
       const agent = findAgent(need(target, "agents show needs a FILE or an agent ID"), home);
-      const shown = { id: agent.id, file: agent.file, session: agentDefaults(agent), ignored: agent.ignored };
+      const shown = { id: agent.id, file: agent.file, session: agentLayer(agent), ignored: agent.ignored };
       process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
       return 0;
     }

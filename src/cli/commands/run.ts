@@ -1,5 +1,5 @@
 import { promptTooLarge } from "../../protocol/runner.js";
-import { agentDefaults, findAgent } from "../agents.js";
+import { agentLayer, findAgent } from "../agents.js";
 import { parse, str, strs, UsageError } from "../args.js";
 import { loadConfig } from "../config.js";
 import { runPrompt } from "../run.js";
@@ -50,18 +50,18 @@ export async function command(args: string[]): Promise<number> {
   const agent = str(values.agent) ? findAgent(str(values.agent)!, brainHome()) : undefined;
   for (const field of agent?.ignored ?? [])
     process.stderr.write(`[agent ${agent!.id}: ${field} is not supported by Brain; ignored]\n`);
-  const defaults = agent ? agentDefaults(agent) : { ...loaded.config.defaults };
-  if (values.tool) defaults.tools = strs(values.tool);
-  // A name from the config's "providers"; Brain refuses an unknown one, listing the configured names.
-  if (str(values.provider)) defaults.provider = str(values.provider);
   const brain = createBrain(loaded);
   try {
     return await runPrompt(brain, {
       prompt,
-      defaults,
+      defaults: loaded.config.defaults ?? {},
+      ...(agent ? { agent: agentLayer(agent) } : {}),
       harness: str(values.harness),
       session: str(values.session),
       model: str(values.model),
+      ...(values.tool ? { tools: strs(values.tool) } : {}),
+      // A name from the config's "providers"; Brain refuses an unknown one, listing the configured names.
+      ...(str(values.provider) ? { provider: str(values.provider) } : {}),
       json: values.json === true,
       allow: strs(values.allow),
       deny: strs(values.deny),

@@ -3,7 +3,7 @@
 import { homeAgents } from "../../server/agents.js";
 import { loadOrCreateTokens, tokensPath } from "../../server/auth/tokens.js";
 import { DEFAULT_HOST, DEFAULT_PORT, startDaemon } from "../../server/daemon.js";
-import { FsSessionStore, type LogHolder } from "../../store/fs/index.js";
+import type { LogHolder } from "../../store/fs/index.js";
 import { parse, str, UsageError } from "../args.js";
 import { loadConfig } from "../config.js";
 import { brainHome, createBrain } from "../setup.js";
@@ -32,7 +32,6 @@ export async function command(args: string[]): Promise<number> {
   const loaded = loadConfig(str(values.config));
   const home = brainHome();
   const tokens = noAuth ? undefined : loadOrCreateTokens(home);
-  const store = new FsSessionStore(home);
   // Token values are secrets like any key: no event, error or log line may hold one.
   const tokenSecrets = tokens
     ? [
@@ -47,7 +46,6 @@ export async function command(args: string[]): Promise<number> {
   try {
     daemon = await startDaemon({
       brain,
-      eventsPath: (id) => store.paths(id).events,
       home,
       host,
       port,

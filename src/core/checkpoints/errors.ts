@@ -1,18 +1,18 @@
-import type { ErrorCode } from "../../protocol/events.js";
+import { BrainError } from "../errors.js";
 
 /**
  * A checkpoint was refused or could not be read back. `brain_error` when the harness's files or the store are
  * at fault, `bad_request` when the caller asked for something impossible (unknown id, non-empty target dir).
  */
-export class CheckpointError extends Error {
+export class CheckpointError extends BrainError {
   override name = "CheckpointError";
   constructor(
-    readonly code: Extract<ErrorCode, "brain_error" | "bad_request">,
+    code: "brain_error" | "bad_request",
     message: string,
     /** The native file concerned, when there is one. */
     readonly path?: string,
   ) {
-    super(message);
+    super(code, message);
   }
 }
 

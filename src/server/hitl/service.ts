@@ -143,8 +143,8 @@ export class HitlService {
       desk = new HitlDesk(
         session.id,
         {
-          ask: (turn, question, signal, options) => session.ask(turn, question, signal, options),
-          permit: (turn, use, signal, options) => session.permit(turn, use, signal, options),
+          ask: (turn, question, signal, options) => session.desk.ask(turn, question, signal, options),
+          permit: (turn, use, signal, options) => session.desk.permit(turn, use, signal, options),
         },
         (runId) => {
           const turn = session.activeTurn;

@@ -1,14 +1,14 @@
 // Errors of the embedded store, carrying Brain's error code: disk trouble is ours, a bad id is the caller's.
-import type { ErrorCode } from "../../protocol/events.js";
+import { BrainError } from "../../core/errors.js";
 
-export class StoreError extends Error {
+export class StoreError extends BrainError {
   override name = "StoreError";
   constructor(
-    readonly code: Extract<ErrorCode, "brain_error" | "bad_request">,
+    code: "brain_error" | "bad_request" | "locked",
     message: string,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(code, message, options);
   }
 }
 

@@ -31,7 +31,7 @@ export class LogLockedError extends StoreError {
     message: string,
     readonly holder: LogHolder & { pid: number; host: string },
   ) {
-    super("brain_error", message);
+    super("locked", message);
   }
 }
 

@@ -3,8 +3,9 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type { Dirent } from "node:fs";
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
+import type { SessionEvent } from "../../protocol/events.js";
 import { osMessage, StoreError } from "./errors.js";
-import { JsonlEventLog } from "./jsonl-log.js";
+import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
 import { acquireLogLock, type LogHolder } from "./log-lock.js";
 import { describeIssue, SESSION_ID, SessionRecord } from "./session-record.js";
@@ -154,6 +155,11 @@ export class FsSessionStore {
   async openLog(id: string): Promise<JsonlEventLog> {
     if (!(await this.get(id))) throw new StoreError("bad_request", `session ${id} not found`);
     return JsonlEventLog.open(this.paths(id).events, id, this.io, { holder: this.holder });
+  }
+
+  /** The events on disk, read without the log's lock: a reader never stands in a writer's way. */
+  async readEvents(id: string): Promise<SessionEvent[]> {
+    return readEventsFile(this.paths(id).events, this.io);
   }
 
   /** tmp + fsync + rename + fsync(dir): a crash leaves the old session.json or the new one, never a mix. */

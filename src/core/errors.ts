@@ -1,0 +1,37 @@
+// Errors the core (and the store and tools built on it) throw carry a code saying whose fault they are; edges
+// map the code (the daemon to an HTTP status, the CLI to its exit) and never read the message to decide.
+
+export type BrainErrorCode =
+  /** The caller asked for something impossible or malformed (an unknown harness, tool, checkpoint, id). */
+  | "bad_request"
+  | "not_found"
+  /** The request clashes with the session's state (a turn is running, the request was answered already). */
+  | "conflict"
+  /** Another process holds the session's log. */
+  | "locked"
+  | "payload_too_large"
+  /** The host failed (disk, a broken file): not the caller's doing. */
+  | "brain_error";
+
+export class BrainError extends Error {
+  override name = "BrainError";
+  constructor(
+    readonly code: BrainErrorCode,
+    message: string,
+    options: { field?: string; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    if (options.field !== undefined) this.field = options.field;
+  }
+
+  /** The input field at fault, when there is one (`harness`, `config.tools`, ...). */
+  readonly field?: string;
+}
+
+/** A caller's mistake (a prompt while a turn runs, an unknown request id): a 400/404/409, not a host failure. */
+export class SessionError extends BrainError {
+  override name = "SessionError";
+  constructor(code: Exclude<BrainErrorCode, "brain_error">, message: string, field?: string) {
+    super(code, message, field === undefined ? {} : { field });
+  }
+}

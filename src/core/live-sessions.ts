@@ -1,0 +1,78 @@
+// The host's one registry of live sessions: at most one Session object per id in this process, and the news of
+// each one opening and closing for whoever serves them (the daemon keeps its watchers' feeds on it).
+import type { EventLog } from "./event-log.js";
+import type { Session } from "./session.js";
+
+export interface LiveSession {
+  session: Session;
+  /** The tenant that owns it; undefined is the default tenant. */
+  tenant?: string;
+}
+
+export type LiveChange =
+  | ({ type: "opened" } & LiveSession)
+  /** Closed: its harness is released and its log closed (`log` is the one it had). */
+  | { type: "closed"; id: string; log: EventLog }
+  /** Deleted with all its files, whether or not it was live. */
+  | { type: "deleted"; id: string };
+
+export class LiveSessions {
+  /** Opening or open, so two callers asking at once share one open. */
+  private readonly opening = new Map<string, Promise<Session>>();
+  private readonly open = new Map<string, LiveSession>();
+  private readonly listeners = new Set<(change: LiveChange) => void>();
+
+  /** The session `id`, opened by `make` unless it is open or opening already. */
+  get(id: string, make: () => Promise<LiveSession>): Promise<Session> {
+    let session = this.opening.get(id);
+    if (!session) {
+      session = make().then((live) => {
+        if (this.opening.get(id) === session) {
+          this.open.set(id, live);
+          this.notify({ type: "opened", ...live });
+        }
+        return live.session;
+      });
+      this.opening.set(id, session);
+      session.catch(() => {
+        if (this.opening.get(id) === session) this.opening.delete(id);
+      });
+    }
+    return session;
+  }
+
+  /** The session if it is open now (not merely opening). */
+  find(id: string): LiveSession | undefined {
+    return this.open.get(id);
+  }
+
+  list(): LiveSession[] {
+    return [...this.open.values()];
+  }
+
+  /** Forgets `id` and returns what was open or opening, for the caller to close. */
+  take(id: string): Promise<Session> | undefined {
+    const session = this.opening.get(id);
+    this.opening.delete(id);
+    this.open.delete(id);
+    return session;
+  }
+
+  /** Forgets every session and returns them, for the caller to close. */
+  takeAll(): Promise<Session>[] {
+    const all = [...this.opening.values()];
+    this.opening.clear();
+    this.open.clear();
+    return all;
+  }
+
+  /** Calls `listener` with every change from now on. Returns the unsubscribe function. */
+  subscribe(listener: (change: LiveChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  notify(change: LiveChange): void {
+    for (const listener of [...this.listeners]) listener(change);
+  }
+}

@@ -1,0 +1,164 @@
+// The request desk of one session: permission requests and questions put to its clients. It logs each request,
+// waits for the one answer (a client's, or the fallback when the ask timeout passes or the turn is interrupted)
+// and lets exactly one through: the pending index (src/core/pending.ts) decides who answers, the log keeps it.
+import { randomUUID } from "node:crypto";
+import type { AnswerBody } from "../protocol/api.js";
+import type { NewEvent, Question, SessionEvent } from "../protocol/events.js";
+import type { PermissionDecision } from "../protocol/permissions.js";
+import { SessionError } from "./errors.js";
+import type { PendingRequests, RequestKind } from "./pending.js";
+import type { PermissionRules } from "./permissions.js";
+
+export interface DeskParts {
+  /** The session's pending index, kept in step with its log. */
+  pending: PendingRequests;
+  permissions: PermissionRules;
+  append(events: NewEvent[]): Promise<SessionEvent[]>;
+}
+
+export type Answer = NewEvent & { type: "permission.resolved" | "question.answered" };
+export type Verdict = { decision: "allow" | "deny"; reason?: string };
+
+const waiterKey = (kind: RequestKind, id: string) => `${kind}\u0000${id}`;
+
+export class RequestDesk {
+  /** Turns waiting on a permission or question, by request: woken by the one answer. */
+  private readonly waiters = new Map<string, (answer: Record<string, unknown>) => void>();
+
+  constructor(private readonly parts: DeskParts) {}
+
+  /**
+   * Applies the session's permission policy to a tool use: allow and deny at once; ask logs
+   * `permission.requested` and waits for a client's answer, or denies when none comes in time.
+   */
+  async permit(
+    turn: string,
+    use: { tool: string; arguments?: Record<string, unknown>; reason?: string },
+    signal: AbortSignal,
+    /** `id`: the request's id (a client's own, e.g. nui's HITL requestId); `unlisted`: the decision for a tool
+     * the policy names in no rule and gives no default for (an explicit approval request asks). */
+    options: { id?: string; unlisted?: PermissionDecision } = {},
+  ): Promise<Verdict> {
+    const decision = this.parts.permissions.decide(use.tool, options.unlisted);
+    if (decision === "allow") return { decision: "allow" };
+    if (decision === "deny") return { decision: "deny", reason: "the session's policy denies it" };
+    const id = options.id ?? `permission-${randomUUID()}`;
+    const answer = await this.waitForAnswer(
+      "permission.requested",
+      { type: "permission.requested", turn, data: { id, ...use } },
+      signal,
+      (reason) => ({ type: "permission.resolved", turn, data: { id, decision: "deny", reason } }),
+    );
+    return answer as Verdict;
+  }
+
+  /** Asks the session's clients a question; resolves with the first answer, or "" when none comes in time. */
+  async ask(
+    turn: string,
+    question: Question,
+    signal: AbortSignal,
+    options: { id?: string } = {},
+  ): Promise<string> {
+    const id = options.id ?? `question-${randomUUID()}`;
+    const answer = await this.waitForAnswer(
+      "question.requested",
+      { type: "question.requested", turn, data: { id, ...question } },
+      signal,
+      (reason) => ({ type: "question.answered", turn, data: { id, answer: "", reason } }),
+    );
+    return (answer as { answer: string }).answer;
+  }
+
+  /**
+   * Answers a pending request (a permission or a question) exactly once. A second answer, or one for an
+   * unknown id, is refused.
+   */
+  async answer(event: Answer): Promise<void> {
+    const kind: RequestKind =
+      event.type === "permission.resolved" ? "permission.requested" : "question.requested";
+    const request = this.parts.pending.take(kind, event.data.id);
+    if (!request)
+      throw new SessionError("conflict", `no pending ${kind} with id "${event.data.id}" (answered already?)`);
+    await this.parts.append([{ ...event, turn: request.turn } as NewEvent]);
+    this.waiters.get(waiterKey(kind, event.data.id))?.(event.data);
+  }
+
+  /**
+   * A client's answer by request id, in whichever shape it came ({decision} or {answer}): checked against the
+   * kind of request it answers, then answered exactly once.
+   */
+  async reply(requestId: string, body: AnswerBody, session: string): Promise<void> {
+    const request = this.parts.pending.list().find((r) => r.id === requestId && r.kind !== "tool.call");
+    if (!request) {
+      throw new SessionError(
+        "conflict",
+        `no pending permission request or question "${requestId}" in session ${session} (answered already, or never asked)`,
+      );
+    }
+    const reason = body.reason ? { reason: body.reason } : {};
+    if (request.kind === "permission.requested") {
+      if (!("decision" in body)) {
+        throw new SessionError(
+          "bad_request",
+          `"${requestId}" is a permission request: answer {"decision": "allow" | "deny"}`,
+          "decision",
+        );
+      }
+      return this.answer({
+        type: "permission.resolved",
+        data: { id: requestId, decision: body.decision, ...reason },
+      });
+    }
+    if (!("answer" in body)) {
+      throw new SessionError(
+        "bad_request",
+        `"${requestId}" is a question: answer {"answer": "..."}`,
+        "answer",
+      );
+    }
+    return this.answer({
+      type: "question.answered",
+      data: { id: requestId, answer: body.answer, ...reason },
+    });
+  }
+
+  /** Appends an answer if, and only if, the request is still pending. Not awaited: order is kept by the log. */
+  resolve(kind: RequestKind, id: string, answer: NewEvent): void {
+    if (!this.parts.pending.take(kind, id)) return;
+    this.parts.append([answer]).catch(() => {});
+  }
+
+  /**
+   * Logs a request and waits for its answer: from a client (answer()), or the fallback when the ask timeout
+   * passes or the turn is interrupted. Whichever comes first is the one answer logged.
+   */
+  private async waitForAnswer(
+    kind: "permission.requested" | "question.requested",
+    request: NewEvent & { data: { id: string } },
+    signal: AbortSignal,
+    fallback: (reason: string) => NewEvent,
+  ): Promise<Record<string, unknown>> {
+    const key = waiterKey(kind, request.data.id);
+    const answered = new Promise<Record<string, unknown>>((resolve) => this.waiters.set(key, resolve));
+    const timeoutMs = this.parts.permissions.askTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const giveUp = (reason: string) => {
+      if (!this.parts.pending.take(kind, request.data.id)) return;
+      const event = fallback(reason);
+      this.parts.append([event]).catch(() => {});
+      this.waiters.get(key)?.(event.data as Record<string, unknown>);
+    };
+    const onAbort = () => giveUp("the turn was interrupted");
+    try {
+      await this.parts.append([request]);
+      timer = setTimeout(() => giveUp(`no client answered within ${timeoutMs / 1000} s`), timeoutMs);
+      signal.addEventListener("abort", onAbort, { once: true });
+      if (signal.aborted) onAbort();
+      return await answered;
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+      this.waiters.delete(key);
+    }
+  }
+}

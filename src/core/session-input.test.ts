@@ -1,0 +1,90 @@
+import { describe, expect, it } from "vitest";
+import { BrainError } from "./errors.js";
+import { LiveSessions } from "./live-sessions.js";
+import type { Session } from "./session.js";
+import { resolveSessionInput } from "./session-input.js";
+
+const harnesses = ["echo", "api"];
+
+describe("one resolution of session input", () => {
+  it("lays the call over the agent over the defaults, config key by key", () => {
+    const input = resolveSessionInput(
+      {
+        defaults: { model: "d", system_prompt: "ds", tools: ["a"], provider: "p1", mcp_servers: {} },
+        agent: { harness: "api", config: { model: "agent" }, permissions: { default: "ask" } },
+        call: { config: { tools: ["b"] }, id: "s1", tenant: "t" },
+      },
+      harnesses,
+    );
+    expect(input).toEqual({
+      harness: "api",
+      config: { model: "agent", system_prompt: "ds", tools: ["b"] },
+      provider: "p1",
+      permissions: { default: "ask" },
+      mcp_servers: {},
+      id: "s1",
+      tenant: "t",
+    });
+  });
+
+  it("keeps the defaults' MCP servers out of the session config", () => {
+    const servers = { fs: { command: "mcp-fs" } };
+    const input = resolveSessionInput({ defaults: { mcp_servers: servers, model: "m" } }, harnesses);
+    expect(input).toEqual({ harness: "echo", config: { model: "m" }, mcp_servers: servers });
+  });
+
+  it("falls back to echo, and names the field when the harness is unknown or missing", () => {
+    expect(resolveSessionInput({}, harnesses).harness).toBe("echo");
+    const unknown = () => resolveSessionInput({ call: { harness: "nope" } }, harnesses);
+    expect(unknown).toThrow('field "harness": unknown harness "nope"; known harnesses: echo, api');
+    expect(() => resolveSessionInput({}, ["api"])).toThrow(
+      expect.objectContaining({ code: "bad_request", field: "harness" }),
+    );
+  });
+
+  it("takes inline provider settings without a grant (the operator's CLI), names only with one", () => {
+    const inline = { api: "openai-chat", base_url: "http://127.0.0.1:1" };
+    expect(resolveSessionInput({ call: { provider: inline } }, harnesses).provider).toEqual(inline);
+    const grant = { allowed: ["p1"], restricted: true, listedAt: "GET /v1/providers" };
+    expect(() => resolveSessionInput({ call: { provider: inline }, grant }, harnesses)).toThrow(BrainError);
+    expect(() => resolveSessionInput({ call: { provider: "p2" }, grant }, harnesses)).toThrow(
+      'field "provider": unknown or not allowed provider "p2"; this token may use: p1 (GET /v1/providers)',
+    );
+    expect(resolveSessionInput({ defaults: { provider: "p1" }, grant }, harnesses).provider).toBe("p1");
+    expect(() => resolveSessionInput({ defaults: { provider: "p2" }, grant }, harnesses)).toThrow(
+      /required for this token/,
+    );
+    const open = { ...grant, restricted: false };
+    expect(resolveSessionInput({ defaults: { provider: "p2" }, grant: open }, harnesses).provider).toBe("p2");
+  });
+});
+
+describe("the registry of live sessions", () => {
+  const fake = (id: string) => ({ id, log: {} }) as unknown as Session;
+
+  it("opens each id once, and tells its subscribers what opened", async () => {
+    const live = new LiveSessions();
+    const seen: string[] = [];
+    live.subscribe((change) =>
+      seen.push(`${change.type} ${"session" in change ? change.session.id : change.id}`),
+    );
+    let opens = 0;
+    const make = async () => {
+      opens += 1;
+      return { session: fake("s1"), tenant: "t" };
+    };
+    const [a, b] = await Promise.all([live.get("s1", make), live.get("s1", make)]);
+    expect(a).toBe(b);
+    expect(opens).toBe(1);
+    expect(live.find("s1")).toEqual({ session: a, tenant: "t" });
+    expect(seen).toEqual(["opened s1"]);
+    await live.take("s1");
+    expect(live.find("s1")).toBeUndefined();
+  });
+
+  it("forgets a session that failed to open, so the next ask tries again", async () => {
+    const live = new LiveSessions();
+    await expect(live.get("s1", async () => Promise.reject(new Error("broken")))).rejects.toThrow("broken");
+    expect(await live.get("s1", async () => ({ session: fake("s1") }))).toMatchObject({ id: "s1" });
+  });
+});

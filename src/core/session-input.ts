@@ -1,0 +1,116 @@
+// What a new session is made of, resolved in one place for every edge (`brain run`, REST, ACP through REST):
+// the host's defaults, then an agent definition, then what this one call says, each layer over the last.
+import type { McpServers, ProviderChoice, SessionDefaults } from "../protocol/config.js";
+import type { PermissionPolicy } from "../protocol/permissions.js";
+import type { SessionConfig } from "../protocol/runner.js";
+import { SessionError } from "./errors.js";
+
+export interface NewSessionInput {
+  harness: string;
+  config?: SessionConfig;
+  /** A configured provider's name, or inline settings (the operator's own CLI and agent definitions). */
+  provider?: ProviderChoice;
+  permissions?: PermissionPolicy;
+  id?: string;
+  /** The tenant that owns the session (daemon with tenant tokens); absent means "default". */
+  tenant?: string;
+  /** MCP servers started for this session; their tools are bound to it as `server__tool`. */
+  mcp_servers?: McpServers;
+}
+
+/** One layer of a new session's settings; `config` merges key by key over the layers below. */
+export type SessionLayer = Partial<Omit<NewSessionInput, "id" | "tenant">>;
+
+/** The providers a remote caller may name: only configured ones, by name, and only those its token lists. */
+export interface ProviderGrant {
+  /** The configured providers this caller may use. */
+  allowed: string[];
+  /** The caller's token lists its providers: a default outside the list is not handed to it. */
+  restricted: boolean;
+  /** Where the caller can list them (said in refusals). */
+  listedAt: string;
+}
+
+export interface InputLayers {
+  defaults?: SessionDefaults;
+  agent?: SessionLayer;
+  call?: SessionLayer & { id?: string; tenant?: string };
+  /** Absent for the operator's own CLI, which may also give inline provider settings. */
+  grant?: ProviderGrant;
+}
+
+/** When nothing names a harness: the offline echo runner, if the host has it. */
+export const FALLBACK_HARNESS = "echo";
+
+/** The new session's input; `harnesses` are the host's. A mistake names the field and what it may be. */
+export function resolveSessionInput(layers: InputLayers, harnesses: string[]): NewSessionInput {
+  const {
+    harness: defaultHarness,
+    provider: defaultProvider,
+    permissions,
+    mcp_servers,
+    ...config
+  } = layers.defaults ?? {};
+  const defaults: SessionLayer = { config, provider: defaultProvider, permissions, mcp_servers };
+  const { agent = {}, call = {} } = layers;
+  const harness =
+    call.harness ??
+    agent.harness ??
+    defaultHarness ??
+    (harnesses.includes(FALLBACK_HARNESS) ? FALLBACK_HARNESS : undefined);
+  if (!harness) {
+    throw new SessionError(
+      "bad_request",
+      `field "harness": required (one of: ${harnesses.join(", ")})`,
+      "harness",
+    );
+  }
+  if (!harnesses.includes(harness)) {
+    throw new SessionError(
+      "bad_request",
+      `field "harness": unknown harness "${harness}"; known harnesses: ${harnesses.join(", ") || "(none)"}`,
+      "harness",
+    );
+  }
+  const provider = providerFor(call.provider, agent.provider ?? defaults.provider, layers.grant);
+  const chosenPermissions = call.permissions ?? agent.permissions ?? defaults.permissions;
+  const servers = call.mcp_servers ?? agent.mcp_servers ?? defaults.mcp_servers;
+  return {
+    harness,
+    config: { ...defaults.config, ...agent.config, ...call.config },
+    ...(provider ? { provider } : {}),
+    ...(chosenPermissions ? { permissions: chosenPermissions } : {}),
+    ...(servers ? { mcp_servers: servers } : {}),
+    ...(call.id ? { id: call.id } : {}),
+    ...(call.tenant ? { tenant: call.tenant } : {}),
+  };
+}
+
+/**
+ * The provider of a new session: the one the call names (if granted), else the agent's or the defaults'.
+ * Whatever the host's environment holds, a refusal reads the same (no variable is named).
+ */
+function providerFor(
+  named: ProviderChoice | undefined,
+  fallback: ProviderChoice | undefined,
+  grant: ProviderGrant | undefined,
+): ProviderChoice | undefined {
+  if (!grant) return named ?? fallback;
+  const refuse = (what: string) =>
+    new SessionError(
+      "bad_request",
+      `${what}; this token may use: ${grant.allowed.join(", ") || "no provider"} (${grant.listedAt})`,
+      "provider",
+    );
+  if (named !== undefined) {
+    if (typeof named !== "string" || !grant.allowed.includes(named))
+      throw refuse(
+        `field "provider": unknown or not allowed provider "${typeof named === "string" ? named : "(inline settings)"}"`,
+      );
+    return named;
+  }
+  if (!grant.restricted || fallback === undefined) return fallback;
+  // A restricted token gets the default only when it is one of its own providers.
+  if (typeof fallback === "string" && grant.allowed.includes(fallback)) return fallback;
+  throw refuse(`field "provider": required for this token (the default provider is not one it may use)`);
+}

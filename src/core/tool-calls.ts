@@ -1,0 +1,83 @@
+// The harness's tool calls in a session: each is logged before it runs, goes through the permission policy
+// (src/core/request-desk.ts), and gets exactly one `tool.result`, a made-up one when its turn ends first.
+import type { NewEvent, SessionEvent } from "../protocol/events.js";
+import type { ToolCallParams, ToolResult } from "../protocol/runner.js";
+import type { BoundTools } from "../tools/router.js";
+import { errorResult } from "./log-writer.js";
+import type { PendingRequests } from "./pending.js";
+import type { RequestDesk } from "./request-desk.js";
+
+export interface ToolCallParts {
+  pending: PendingRequests;
+  desk: RequestDesk;
+  append(events: NewEvent[]): Promise<SessionEvent[]>;
+  /** The running turn, if any, and the calls it has in flight (waited for before it settles). */
+  running(): { id: string; toolCalls: Set<Promise<unknown>> } | undefined;
+  tools(): Promise<BoundTools>;
+}
+
+export class ToolCalls {
+  constructor(private readonly parts: ToolCallParts) {}
+
+  /** The harness's tool callback: log the intent durably, dispatch, log the result, answer. */
+  async call(turnId: string, call: ToolCallParams, signal: AbortSignal): Promise<ToolResult> {
+    const { pending, desk, append } = this.parts;
+    const turn = this.parts.running();
+    if (!turn || turn.id !== turnId) return errorResult("no turn is running");
+    if (pending.has("tool.call", call.id)) return errorResult(`tool call id "${call.id}" is already in use`);
+    // A call the log cannot hold is never run: it would leave a result without its call.
+    const unloggable = notLoggable(call);
+    if (unloggable) {
+      const message = `tool call "${call.id}" (${call.name}) was refused: its arguments cannot be logged (${unloggable})`;
+      await append([{ type: "harness.warning", turn: turnId, data: { message } }]).catch(() => {});
+      return errorResult(`${message}; call it again with smaller, flatter arguments`);
+    }
+    const work = (async () => {
+      await append([{ type: "tool.call", turn: turnId, data: call }]);
+      const verdict = await desk.permit(turnId, { tool: call.name, arguments: call.arguments }, signal);
+      const result =
+        verdict.decision === "allow"
+          ? await (await this.parts.tools()).call(call, signal)
+          : errorResult(
+              `permission to run tool "${call.name}" was denied: ${verdict.reason ?? "by a client"}`,
+            );
+      desk.resolve("tool.call", call.id, {
+        type: "tool.result",
+        turn: turnId,
+        data: { id: call.id, ...result },
+      });
+      return result;
+    })();
+    turn.toolCalls.add(work);
+    try {
+      return await work;
+    } catch (err) {
+      return errorResult(`tool call could not be logged: ${(err as Error).message}`);
+    } finally {
+      turn.toolCalls.delete(work);
+    }
+  }
+
+  /** Gives every call of `turn` still without a result one that says its outcome is unknown, and why. */
+  settleLeftovers(turn: string, reason: string): void {
+    const left = this.parts.pending.list(turn).filter((request) => request.kind === "tool.call");
+    for (const request of left) {
+      const result = errorResult(`${reason}; its outcome is unknown`);
+      this.parts.desk.resolve("tool.call", request.id, {
+        type: "tool.result",
+        turn,
+        data: { id: request.id, ...result },
+      });
+    }
+  }
+}
+
+/** Why the log could not hold this call (arguments nested too deep for JSON.stringify), or undefined. */
+function notLoggable(call: ToolCallParams): string | undefined {
+  try {
+    JSON.stringify(call.arguments);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}

@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import { CheckpointError } from "../core/checkpoints/index.js";
+import { BrainError, SessionError } from "../core/errors.js";
+import { LogLockedError, StoreError } from "../store/fs/index.js";
+import { inField, toApiError } from "./errors.js";
+
+describe("core errors as HTTP statuses", () => {
+  it("maps by code alone, whatever the message says", () => {
+    const cases: [Error, number][] = [
+      [new SessionError("not_found", "unknown tool nothing like it"), 404],
+      [new SessionError("conflict", "no checkpoint here either"), 409],
+      [new LogLockedError("held", { kind: "process", pid: 1, host: "h" }), 409],
+      [new StoreError("bad_request", "bad id"), 400],
+      [new StoreError("brain_error", "ENOSPC"), 500],
+      [new CheckpointError("bad_request", "x"), 400],
+      [new BrainError("payload_too_large", "big"), 413],
+      [new Error('unknown tool "x"'), 500],
+    ];
+    for (const [err, status] of cases)
+      expect([err.message, toApiError(err).status]).toEqual([err.message, status]);
+  });
+
+  it("keeps the field the core named, and adds one only where the core named none", () => {
+    const tool = new BrainError("bad_request", "unknown tool", { field: "config.tools" });
+    expect(toApiError(tool).body().error).toMatchObject({ code: "bad_request", field: "config.tools" });
+    const checkpoint = new CheckpointError("bad_request", "no checkpoint");
+    expect(toApiError(inField(checkpoint, "checkpoint")).field).toBe("checkpoint");
+    expect(toApiError(inField(tool, "checkpoint")).field).toBe("config.tools");
+  });
+});
