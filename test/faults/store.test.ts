@@ -191,7 +191,7 @@ describe("disk full", () => {
     expect(second, "a turn on a full disk must settle or be refused").toBeDefined();
     expect(holes).toBe(0);
     expect(expectWhole(after)).toEqual([]);
-    expect(next.status).toBe("completed");
+    expect(next.status, JSON.stringify(next.error)).toBe("completed");
   });
 
   // A child process cannot be given a LogIO: without mount this cell is skipped.
