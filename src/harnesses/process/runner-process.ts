@@ -139,6 +139,8 @@ export class RunnerProcess {
 
   /** Kills the whole group at once and waits for the exit: for a process that holds no session's state. */
   async destroy(): Promise<void> {
+    // An unreferenced (spare) process would let Node exit before its exit is seen, mid-await (exit code 13).
+    this.hold(true);
     if (this.child.exitCode === null && this.child.signalCode === null) this.signalGroup("SIGKILL");
     await this.exited;
   }

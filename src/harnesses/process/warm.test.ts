@@ -1,6 +1,7 @@
 // Warm runners: a new session opens a process started before it was asked for; a spare that dies is replaced
 // without any session noticing; closing the factory kills the spares and what they started.
-import { existsSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../../test/helpers/brain.js";
@@ -142,5 +143,22 @@ describe("warm runners", () => {
     t = undefined;
     expect(factory.sparePids()).toEqual([]);
     for (const pid of [spare!, ...sleepers]) await until(() => !alive(pid));
+  });
+
+  it("let a one-shot `brain run` close and exit 0 with a spare still idle", () => {
+    const home = tempDir("brain-warm-run-");
+    try {
+      const root = join(import.meta.dirname, "../../..");
+      const run = spawnSync(process.execPath, [join(root, "bin/brain.js"), "run", "hello"], {
+        env: { ...process.env, BRAIN_HOME: home },
+        encoding: "utf8",
+        timeout: 120_000,
+      });
+      // 13 is Node's "unfinished top-level await": closing waited on a spare that no longer held the loop.
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.stdout).toContain("hello");
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });
