@@ -98,6 +98,11 @@ class Host implements RunnerHost, TurnHost {
         void this.shutdown(1);
       }
     });
+    // A broken stdin (the host died mid-write) ends the runner as an ended one does, not as an uncaught error.
+    input.on("error", (err) => {
+      this.log(`runner: stdin failed: ${err.message}`);
+      void this.shutdown(1);
+    });
     input.on("end", () => {
       try {
         splitter.end();
@@ -284,14 +289,26 @@ class Host implements RunnerHost, TurnHost {
   private async shutdown(code: number): Promise<void> {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
-    const open = [...this.attachments.values()];
-    this.attachments.clear();
-    for (const attachment of open) {
+    const release = async (attachment: OpenAttachment) => {
       attachment.detached = true;
       attachment.turn?.abort();
-    }
+      await attachment.handlers.detach?.();
+    };
+    const open = [...this.attachments.values()];
+    this.attachments.clear();
+    // Aborted at once, not after the opens below: Brain is gone, nothing a turn does can reach it.
+    const released = open.map(release);
+    // An open still running when Brain went away is released as soon as it completes (within the grace below),
+    // so what its runner acquired for it (a child process, a connection) is not left behind.
+    const opens = [...this.opening].map(async ([id, opened]) => {
+      await opened.catch(() => {});
+      const attachment = this.attachments.get(id);
+      if (!attachment) return;
+      this.attachments.delete(id);
+      await release(attachment);
+    });
     // Detach handlers get a moment to release what they hold; a hung one does not keep the process alive.
-    const detached = Promise.allSettled(open.map(async (a) => a.handlers.detach?.()));
+    const detached = Promise.allSettled([...released, ...opens]);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([detached, new Promise((resolve) => (timer = setTimeout(resolve, DETACH_GRACE_MS)))]);
     clearTimeout(timer);

@@ -16,6 +16,8 @@ export interface SdkHarness {
   /** Writes raw bytes (partial lines, garbage). */
   write(bytes: string | Buffer): void;
   end(): void;
+  /** Breaks the input stream, as a failed read of stdin would. */
+  fail(err: Error): void;
   /** Resolves with the first frame (already written or still to come) that matches. */
   next(match: (frame: Frame) => boolean): Promise<Frame>;
   closed: Promise<void>;
@@ -60,6 +62,7 @@ export function runSdk(runner: Runner): SdkHarness {
     send: (frame) => input.write(encodeLine(frame)),
     write: (bytes) => input.write(bytes),
     end: () => input.end(),
+    fail: (err) => input.destroy(err),
     next(match) {
       const hit = frames.find(match);
       if (hit) return Promise.resolve(hit);

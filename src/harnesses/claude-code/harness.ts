@@ -13,12 +13,15 @@ import { listNativeFiles, readJsonFile, writeJsonFile } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
 import { anthropicBaseUrl, providerWire } from "../cli/provider-api.js";
 import { type ClaudeSignal, ClaudeStreamParser } from "./parser.js";
-import { placeTranscript } from "./transcripts.js";
+import { holdsRecord, placeTranscript, transcriptPath } from "./transcripts.js";
 
 /** Brain's record of which Claude session this native dir holds. */
 export const STATE_FILE = "claude-code.json";
 /** CLAUDE_CONFIG_DIR, relative to the native dir. */
 export const CONFIG_DIR = "claude";
+
+/** How long a checkpoint waits for the CLI to write the settled turn's last record to its transcript. */
+const TRANSCRIPT_WAIT_MS = 5_000;
 
 interface ClaudeState {
   session_id: string;
@@ -101,6 +104,37 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
       request_id: `interrupt-${randomUUID()}`,
       request: { subtype: "interrupt" },
     });
+  }
+
+  /**
+   * Claude Code prints a turn's `result` before its buffered transcript writer has appended the turn's last
+   * message, so a checkpoint taken as soon as the turn settles would list the transcript short of it (and the
+   * size check refuses it once the write lands). Wait until the record of the last message the CLI printed is
+   * on disk: a checkpoint then holds the whole turn, not merely a consistent prefix without its answer.
+   */
+  override async checkpoint(): Promise<NativeFile[]> {
+    await this.transcriptWritten();
+    return super.checkpoint();
+  }
+
+  private async transcriptWritten(): Promise<void> {
+    const uuid = this.parser.lastRecord;
+    if (!uuid) return;
+    const configDir = join(this.options.dir, CONFIG_DIR);
+    const file = transcriptPath(configDir, this.ctx.cwd, this.state.session_id);
+    const child = this.connection?.child;
+    const deadline = Date.now() + TRANSCRIPT_WAIT_MS;
+    for (;;) {
+      // Checked before the read: a CLI that has exited has written all it ever will.
+      const gone = !child?.alive;
+      if (await holdsRecord(file, uuid)) return;
+      if (gone || Date.now() >= deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    // Not fatal: the checkpoint goes on, and its size check refuses a transcript that is still being written.
+    this.warn(
+      `its transcript did not record the turn's last message (${uuid}) within ${TRANSCRIPT_WAIT_MS} ms`,
+    );
   }
 
   protected nativeFiles(): Promise<NativeFile[]> {

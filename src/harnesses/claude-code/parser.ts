@@ -41,10 +41,18 @@ export class ClaudeStreamParser {
   private current: ModelMessage | undefined;
   /** The session's running cost as the CLI reports it (cumulative per process). */
   private costSoFar = 0;
+  /**
+   * The uuid of the last conversation message the CLI printed. Its transcript record carries the same uuid, and
+   * the CLI appends it to the transcript only after printing (even after the turn's `result`).
+   */
+  lastRecord: string | undefined;
 
   /** One decoded stdout line in, what it means out. */
   handle(line: Json): ClaudeSignal[] {
     if (line === null || typeof line !== "object") return [];
+    if ((line.type === "assistant" || line.type === "user") && !line.parent_tool_use_id) {
+      if (typeof line.uuid === "string") this.lastRecord = line.uuid;
+    }
     switch (line.type) {
       case "system":
         return line.subtype === "init" && typeof line.session_id === "string"

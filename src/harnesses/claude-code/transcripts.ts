@@ -3,6 +3,7 @@
 // `$CLAUDE_CONFIG_DIR/projects/<folder(cwd)>/<session-id>.jsonl`, and `--resume <id>` only looks in the folder
 // of the current cwd, so a moved session must move folders (cli-relocation.md).
 import { existsSync, mkdirSync, readdirSync, realpathSync, renameSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { join } from "node:path";
 
 /** Claude's folder name for a cwd: every character outside [A-Za-z0-9] becomes "-"; long names get a hash. */
@@ -38,4 +39,27 @@ export function placeTranscript(configDir: string, cwd: string, sessionId: strin
     return true;
   }
   return false;
+}
+
+/** How much of a transcript's end to search for a record: the turn's last record is at or near the end. */
+const TAIL_BYTES = 1 << 20;
+
+/** Whether the transcript holds the record with this uuid and ends at a record boundary (no line half written). */
+export async function holdsRecord(file: string, uuid: string): Promise<boolean> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(file, "r");
+  } catch {
+    return false;
+  }
+  try {
+    const { size } = await handle.stat();
+    const length = Math.min(size, TAIL_BYTES);
+    const tail = Buffer.alloc(length);
+    await handle.read(tail, 0, length, size - length);
+    const text = tail.toString("utf8");
+    return text.endsWith("\n") && text.includes(`"uuid":"${uuid}"`);
+  } finally {
+    await handle.close();
+  }
 }

@@ -72,6 +72,8 @@ export function nuiHarnessFactories(options: NuiFamilyOptions): {
           name,
           command: program!,
           args: [...prefix, command, ...runner.args],
+          // Made for one session in one container: a spare would outlive both.
+          spares: 0,
           ...(runner.cwd ? { cwd: runner.cwd } : {}),
           ...(runner.env ? { env: runner.env } : {}),
         });

@@ -1,14 +1,24 @@
 // Seed A's ProcessFactory: every entry of the config's "harnesses" block is a runner command spoken to over the
-// stdio protocol. A shared entry runs one process for many sessions, one attachment each.
+// stdio protocol. A shared entry runs one process for many sessions, one attachment each; any other entry runs
+// one process per session, taken from a small pool of started spares when one is ready.
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
 import { findMissing } from "./command.js";
 import { type AttachmentTimeouts, DEFAULT_TIMEOUTS, ProcessHarness } from "./process-harness.js";
 import { type RunnerCommand, RunnerProcess } from "./runner-process.js";
+import { SparePool } from "./spare-pool.js";
+
+/** One warm runner per harness: enough to hide the process start of the next session. */
+export const DEFAULT_SPARES = 1;
 
 export interface ProcessHarnessSpec extends RunnerCommand {
   /** One runner process for every session of this harness (attachments), instead of one per session. */
   shared?: boolean;
+  /**
+   * How many started, not yet opened runners to keep ready once the harness has been used (default 1; 0 for
+   * none, e.g. a factory made for one session). Ignored when shared: sessions attach to the running host.
+   */
+  spares?: number;
   supportsSteering?: boolean;
   timeouts?: Partial<AttachmentTimeouts>;
 }
@@ -18,34 +28,60 @@ export class ProcessFactory implements HarnessFactory {
   readonly supportsSteering: boolean;
   private readonly timeouts: AttachmentTimeouts;
   private sharedRunner: RunnerProcess | undefined;
+  private readonly pool: SparePool | undefined;
 
   constructor(private readonly spec: ProcessHarnessSpec) {
     this.name = spec.name;
     this.supportsSteering = spec.supportsSteering ?? true;
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...spec.timeouts };
+    const spares = spec.spares ?? DEFAULT_SPARES;
+    if (!Number.isInteger(spares) || spares < 0)
+      throw new Error(`harness "${spec.name}": spares must be a whole number ≥ 0, got ${spares}`);
+    if (!spec.shared && spares > 0) this.pool = new SparePool(() => new RunnerProcess(spec), spares);
   }
 
   async open(options: HarnessOptions): Promise<Harness> {
     const missing = findMissing(this.spec.command, this.spec.args, this.spec.cwd ?? process.cwd());
     if (missing) throw new HarnessError("brain_error", `harness "${this.name}": ${missing}`);
-    const runner = this.runnerFor();
+    const spare = this.pool?.take();
+    let harness = spare ? await this.openOn(spare, options, true) : undefined;
+    // No spare, or one that died before answering: that was never this session's failure, start afresh.
+    // Not a spare: openOn throws rather than return undefined.
+    harness ??= (await this.openOn(this.runnerFor(), options, false))!;
+    this.pool?.fill();
+    return harness;
+  }
+
+  /** Stops the shared process and every spare (per-session processes stop when their session closes). */
+  async close(): Promise<void> {
+    const runner = this.sharedRunner;
+    this.sharedRunner = undefined;
+    await Promise.all([runner?.stop(), this.pool?.close()]);
+  }
+
+  /** The pids of the warm runners ready now. */
+  sparePids(): number[] {
+    return this.pool?.pids() ?? [];
+  }
+
+  /** Opens a session on `runner`; undefined only when `spare` and the runner died before answering. */
+  private async openOn(
+    runner: RunnerProcess,
+    options: HarnessOptions,
+    spare: boolean,
+  ): Promise<Harness | undefined> {
     const harness = new ProcessHarness(runner, options, this.timeouts, (h) => this.release(runner, h));
     try {
       await harness.open();
+      return harness;
     } catch (err) {
+      const died = !runner.alive;
       await harness.close();
+      if (spare && died) return undefined;
       if (err instanceof HarnessError)
         throw new HarnessError(err.code, `opening runner "${this.name}": ${err.message}`);
       throw err;
     }
-    return harness;
-  }
-
-  /** Stops the shared process, if any (per-session processes stop when their session closes). */
-  async close(): Promise<void> {
-    const runner = this.sharedRunner;
-    this.sharedRunner = undefined;
-    await runner?.stop();
   }
 
   private runnerFor(): RunnerProcess {

@@ -38,7 +38,8 @@ export class RunnerProcess {
   private readonly sinks = new Map<string, AttachmentSink>();
   private stderrTail = "";
   private fatal: string | undefined;
-  private readonly exited: Promise<void>;
+  /** Resolves once the process is gone and its output drained (or it never started). */
+  readonly exited: Promise<void>;
 
   constructor(readonly spec: RunnerCommand) {
     this.child = spawn(spec.command, spec.args, {
@@ -135,6 +136,29 @@ export class RunnerProcess {
 
   kill(): void {
     this.signalGroup("SIGKILL");
+  }
+
+  /** Kills the whole group at once and waits for the exit: for a process that holds no session's state. */
+  async destroy(): Promise<void> {
+    // An unreferenced (spare) process would let Node exit before its exit is seen, mid-await (exit code 13).
+    this.hold(true);
+    if (this.child.exitCode === null && this.child.signalCode === null) this.signalGroup("SIGKILL");
+    await this.exited;
+  }
+
+  /** Whether this process keeps Brain's event loop alive (an idle spare does not; a process in use does). */
+  hold(held: boolean): void {
+    const streams = [this.child.stdin, this.child.stdout, this.child.stderr] as unknown as {
+      ref?(): void;
+      unref?(): void;
+    }[];
+    if (held) {
+      this.child.ref();
+      for (const stream of streams) stream.ref?.();
+    } else {
+      this.child.unref();
+      for (const stream of streams) stream.unref?.();
+    }
   }
 
   /** Signals the runner's whole process group (the runner and everything it started). */

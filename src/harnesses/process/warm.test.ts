@@ -1,0 +1,164 @@
+// Warm runners: a new session opens a process started before it was asked for; a spare that dies is replaced
+// without any session noticing; closing the factory kills the spares and what they started.
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../../test/helpers/brain.js";
+import type { Session } from "../../core/session.js";
+import { ProcessFactory } from "./factory.js";
+
+/** Logs `start <pid>` when it boots (and `child <pid>` for a sleeper it starts), `open <pid>` when opened. */
+const RUNNER = `
+import fs from "node:fs";
+import { spawn } from "node:child_process";
+const log = (line) => fs.appendFileSync(process.env.PID_LOG, line + "\\n");
+log("start " + process.pid);
+if (process.env.SLEEPER) log("child " + spawn("sleep", ["300"], { stdio: "ignore" }).pid);
+let buf = "";
+const send = (f) => process.stdout.write(JSON.stringify(f) + "\\n");
+process.stdin.on("data", (c) => {
+  buf += c;
+  let i;
+  while ((i = buf.indexOf("\\n")) >= 0) { const line = buf.slice(0, i); buf = buf.slice(i + 1); handle(JSON.parse(line)); }
+});
+process.stdin.on("end", () => process.exit(0));
+function handle(f) {
+  const reply = (result) => send({ attachment: f.attachment, ...(f.turn ? { turn: f.turn } : {}), id: f.id, result });
+  if (f.method === "open") log("open " + process.pid);
+  if (f.method === "prompt") send({ attachment: f.attachment, turn: f.turn, event: "assistant.delta", data: { text: "pid " + process.pid } });
+  reply(f.method === "checkpoint" ? [] : {});
+}`;
+
+let t: TestBrain | undefined;
+afterEach(async () => {
+  await t?.cleanup();
+  t = undefined;
+});
+
+function warmFactory(pidLog: string, env: Record<string, string> = {}): ProcessFactory {
+  return new ProcessFactory({
+    name: "warm",
+    command: process.execPath,
+    args: ["--input-type=module", "-e", RUNNER],
+    env: { PID_LOG: pidLog, ...env },
+  });
+}
+
+/** The pids the runners logged, by kind, in order. */
+function logged(pidLog: string, kind: "start" | "open" | "child"): number[] {
+  if (!existsSync(pidLog)) return [];
+  return readFileSync(pidLog, "utf8")
+    .split("\n")
+    .filter((line) => line.startsWith(`${kind} `))
+    .map((line) => Number(line.slice(kind.length + 1)));
+}
+
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  // A zombie only waits for its parent to reap it: dead for our purposes.
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return true;
+  }
+}
+
+/** One turn on a session (which opens its harness on first use); returns the pid the runner answered from. */
+async function turnOn(session: Session): Promise<number> {
+  const turn = await session.prompt("hi");
+  expect((await turn.settled).status).toBe("completed");
+  return Number(textOf(await events(session), turn.turn).replace("pid ", ""));
+}
+
+describe("warm runners", () => {
+  it("start no spare before the harness is first used, then open a new session on the spare", async () => {
+    const pidLog = join(tempDir(), "pids");
+    const factory = warmFactory(pidLog);
+    t = makeBrain({ factories: [factory] });
+    const first = await t.brain.create({ harness: "warm" });
+    expect(factory.sparePids()).toEqual([]);
+
+    const firstPid = await turnOn(first);
+    const [spare] = factory.sparePids();
+    expect(spare).toBeDefined();
+    expect(spare).not.toBe(firstPid);
+
+    const second = await t.brain.create({ harness: "warm" });
+    // The spare was started before the second session asked for a runner, and is the one it opened.
+    expect(await turnOn(second)).toBe(spare);
+    expect(logged(pidLog, "open")).toEqual([firstPid, spare]);
+    // Taken, so replaced by a fresh one.
+    expect(factory.sparePids()).toHaveLength(1);
+    expect(factory.sparePids()).not.toContain(spare);
+  });
+
+  it("replace a spare that died, and no session sees its death", async () => {
+    const pidLog = join(tempDir(), "pids");
+    const factory = warmFactory(pidLog);
+    t = makeBrain({ factories: [factory] });
+    const first = await t.brain.create({ harness: "warm" });
+    await turnOn(first);
+    const [spare] = factory.sparePids();
+    await until(() => logged(pidLog, "start").includes(spare!));
+    process.kill(spare!, "SIGKILL");
+
+    const second = await t.brain.create({ harness: "warm" });
+    expect(await turnOn(second)).not.toBe(spare);
+    expect(logged(pidLog, "open")).not.toContain(spare);
+    await turnOn(first);
+    for (const session of [first, second]) {
+      const trouble = (await events(session)).filter(
+        (e) =>
+          e.type === "harness.warning" ||
+          (e.type === "turn.settled" && (e.data as { status?: string }).status !== "completed"),
+      );
+      expect(trouble).toEqual([]);
+    }
+    expect(factory.sparePids()).toHaveLength(1);
+    expect(factory.sparePids()).not.toContain(spare);
+  });
+
+  it.skipIf(process.platform !== "linux")("die with what they started when the factory closes", async () => {
+    const pidLog = join(tempDir(), "pids");
+    const factory = warmFactory(pidLog, { SLEEPER: "1" });
+    t = makeBrain({ factories: [factory] });
+    await turnOn(await t.brain.create({ harness: "warm" }));
+    const [spare] = factory.sparePids();
+    // The spare has booted and started its own child (the session's runner started one too).
+    await until(() => logged(pidLog, "child").length === 2);
+    const sleepers = logged(pidLog, "child");
+    expect(alive(spare!)).toBe(true);
+    expect(sleepers.every(alive)).toBe(true);
+
+    await t.cleanup();
+    t = undefined;
+    expect(factory.sparePids()).toEqual([]);
+    for (const pid of [spare!, ...sleepers]) await until(() => !alive(pid));
+  });
+
+  it("let a one-shot `brain run` close and exit 0 with a spare still idle", () => {
+    const home = tempDir("brain-warm-run-");
+    try {
+      const root = join(import.meta.dirname, "../../..");
+      const run = spawnSync(process.execPath, [join(root, "bin/brain.js"), "run", "hello"], {
+        env: { ...process.env, BRAIN_HOME: home },
+        encoding: "utf8",
+        timeout: 120_000,
+      });
+      // 13 is Node's "unfinished top-level await": closing waited on a spare that no longer held the loop.
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.stdout).toContain("hello");
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});

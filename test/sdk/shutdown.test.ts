@@ -1,0 +1,79 @@
+// When Brain goes away (stdin ends or breaks), the runner stops what it started and exits: turns are aborted,
+// every attachment is released, including one whose open was still running, and nothing waits forever.
+import { describe, expect, it } from "vitest";
+import type { Attachment } from "../../sdk/ts/index.js";
+import { OPEN_PARAMS, reply, runSdk } from "./harness.js";
+
+const open = (attachment: string) => ({
+  attachment,
+  id: `open-${attachment}`,
+  method: "open",
+  params: OPEN_PARAMS,
+});
+
+function gate() {
+  let release: () => void = () => {};
+  const promise = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { promise, release };
+}
+
+describe("runner SDK: when Brain goes away", () => {
+  it("releases an attachment whose open was still running when stdin ended", async () => {
+    const detached: string[] = [];
+    const opening = gate();
+    const started = gate();
+    const sdk = runSdk({
+      open: async (_params, info): Promise<Attachment> => {
+        started.release();
+        await opening.promise;
+        return {
+          prompt: async () => {},
+          checkpoint: () => [],
+          detach: () => {
+            detached.push(info.id);
+          },
+        };
+      },
+    });
+    sdk.send(open("A"));
+    await started.promise;
+    sdk.end();
+    // The open completes only after the host saw the end of its input.
+    await new Promise((resolve) => setImmediate(resolve));
+    opening.release();
+    await sdk.closed;
+    expect(sdk.exitCode()).toBe(0);
+    expect(detached).toEqual(["A"]);
+  });
+
+  it("treats a stdin that fails like one that ended: turns aborted, attachments released, exit", async () => {
+    const detached: string[] = [];
+    let aborted = false;
+    const sdk = runSdk({
+      open: (_params, info) => ({
+        prompt: (_text, turn) =>
+          new Promise<void>((resolve) =>
+            turn.signal.addEventListener("abort", () => {
+              aborted = true;
+              resolve();
+            }),
+          ),
+        checkpoint: () => [],
+        detach: () => {
+          detached.push(info.id);
+        },
+      }),
+    });
+    sdk.send(open("A"));
+    await sdk.next(reply("open-A"));
+    sdk.send({ attachment: "A", turn: "T1", id: "p1", method: "prompt", params: { text: "hi" } });
+    sdk.fail(new Error("EIO: the host went away"));
+    await sdk.closed;
+    expect(sdk.exitCode()).toBe(1);
+    expect(aborted).toBe(true);
+    expect(detached).toEqual(["A"]);
+    expect(sdk.logs.join("\n")).toMatch(/stdin failed: EIO/);
+  });
+});
