@@ -31,7 +31,6 @@ async function brainSide(home: string) {
   const token = newToken();
   const daemon = await startDaemon({
     brain,
-    eventsPath: (id) => store.paths(id).events,
     port: 0,
     tokens: [{ token, tenant: "default", role: "controller" }],
   });

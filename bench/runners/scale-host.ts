@@ -77,7 +77,6 @@ if (mode === "attached") {
 } else {
   const daemon = await startDaemon({
     brain,
-    eventsPath: (id) => store.paths(id).events,
     port: 0,
     tokens: [{ token: newToken(), tenant: "default", role: "controller" }],
   });

@@ -6,7 +6,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { tailOf } from "../../core/redact.js";
 import { decodeRunnerFrameFast } from "../../protocol/fast-frames.js";
 import { ProtocolError } from "../../protocol/frames.js";
-import { encodeFrame, encodeLine, FramingError, LineSplitter } from "../../protocol/ndjson.js";
+import { encodeFrame, FramingError, LineSplitter } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame, RunnerToBrainFrame } from "../../protocol/runner.js";
 import { minimalEnvironment } from "./environment.js";
 import { Semaphore } from "./semaphore.js";
