@@ -3,8 +3,7 @@
 import { join } from "node:path";
 import { type Agent, resolveAgent } from "../agents/catalog.js";
 import { sessionInput } from "../agents/session-input.js";
-import { listExtensions } from "../harnesses/ext/extensions.js";
-import { extensionsDir } from "../harnesses/nui/families.js";
+import { extensionsDir, listExtensions } from "../harnesses/ext/extensions.js";
 import type { SessionDefaults } from "../protocol/config.js";
 import { parseExtensionRef } from "../protocol/nui/manifest.js";
 import { ConfigError } from "./config.js";

@@ -6,8 +6,7 @@ import { join } from "node:path";
 import { listAgents } from "../agents/catalog.js";
 import { sessionInput } from "../agents/session-input.js";
 import type { NewSessionInput } from "../core/brain.js";
-import { listExtensions } from "../harnesses/ext/extensions.js";
-import { extensionsDir } from "../harnesses/nui/families.js";
+import { extensionsDir, listExtensions } from "../harnesses/ext/extensions.js";
 
 export interface AgentSummary {
   id: string;

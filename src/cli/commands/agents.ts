@@ -1,8 +1,7 @@
 // `brain agents ls | show FILE|ID`: agent definitions (nui's ADL, YAML or JSON) in $BRAIN_HOME/agents and in
 // installed extensions. Run one with `brain run --agent FILE|ID PROMPT`.
 import { listAgents } from "../../agents/catalog.js";
-import { listExtensions } from "../../harnesses/ext/extensions.js";
-import { extensionsDir } from "../../harnesses/nui/families.js";
+import { extensionsDir, listExtensions } from "../../harnesses/ext/extensions.js";
 import { agentDefaults, agentsDir, findAgent } from "../agents.js";
 import { need, parse, UsageError } from "../args.js";
 import { brainHome } from "../setup.js";
