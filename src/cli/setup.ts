@@ -16,7 +16,7 @@ import { extensionsDir, listExtensions } from "../harnesses/ext/extensions.js";
 import type { Catalog } from "../harnesses/family.js";
 import { FsSessionStore, type LogHolder } from "../store/fs/index.js";
 import { BuiltinTools } from "../tools/builtin.js";
-import { mcpSessionTools } from "../tools/mcp/index.js";
+import { mcpSessionTools } from "../tools/mcp/session-servers.js";
 import { ToolRouter } from "../tools/router.js";
 import type { LoadedConfig } from "./config.js";
 

@@ -118,7 +118,8 @@ export interface HarnessTypes {
   check(harness: { type: string } & Record<string, unknown>): HarnessTypeProblem[];
 }
 
-export function catalogHarnessTypes(catalog: Catalog, harnessNames: readonly string[]): HarnessTypes {
+/** `harnessNames`: every harness this host runs; without it, a type no family claims is not refused here. */
+export function catalogHarnessTypes(catalog: Catalog, harnessNames?: readonly string[]): HarnessTypes {
   const families = new Map<string, FamilyDescriptor>();
   for (const family of catalog) {
     if (family.adl?.needs) families.set(family.name, family);
@@ -130,13 +131,16 @@ export function catalogHarnessTypes(catalog: Catalog, harnessNames: readonly str
     }
     return undefined;
   };
-  const known = [...harnessNames].sort();
+  // Without the host's names, the built-ins under an empty config serve as examples.
+  const builtin = () =>
+    catalogHarnesses(catalog, { config: {}, configDir: process.cwd(), brainHome: "/nonexistent" }).factories;
+  const known = [...new Set(harnessNames ?? builtin().map((f) => f.name))].sort();
   return {
     examples: `${known.filter((n) => !n.startsWith("ext:")).join(", ")} or ext:<extension>/<harness-id>`,
     check(harness) {
       const claim = claimed(harness.type);
       if (claim && !claim.ok) return [{ field: "harness.type", message: claim.message }];
-      if (!claim && !known.includes(harness.type)) {
+      if (!claim && harnessNames && !known.includes(harness.type)) {
         return [
           {
             field: "harness.type",
