@@ -3,6 +3,7 @@
 // namespaced `ext:<extension>/<id>`). Every problem names the file, the field and the fix.
 import { existsSync, readdirSync } from "node:fs";
 import { basename, extname, join } from "node:path";
+import type { HarnessTypes } from "../harnesses/catalog.js";
 import type { InstalledExtension } from "../harnesses/ext/extensions.js";
 import { readStructured } from "../harnesses/ext/extensions.js";
 import type { AdlDefinition } from "../protocol/nui/adl.js";
@@ -35,7 +36,7 @@ function idFromFile(file: string): string {
 }
 
 /** One agent from a YAML or JSON file. */
-export function loadAgentFile(file: string): Agent {
+export function loadAgentFile(file: string, types?: HarnessTypes): Agent {
   if (!existsSync(file)) throw new AgentError(`${file}: no such agent definition file`);
   if (!AGENT_EXTENSIONS.includes(extname(file).toLowerCase())) {
     throw new AgentError(`${file}: an agent definition is a .yaml, .yml or .json file`);
@@ -46,7 +47,7 @@ export function loadAgentFile(file: string): Agent {
   } catch (err) {
     throw new AgentError((err as Error).message);
   }
-  const checked = checkDefinition(raw, { requireAdl: true });
+  const checked = checkDefinition(raw, { requireAdl: true, ...(types ? { types } : {}) });
   if (!checked.ok) throw new AgentError(describe(file, checked.problems));
   return {
     id: checked.definition.id ?? idFromFile(file),
@@ -57,11 +58,14 @@ export function loadAgentFile(file: string): Agent {
 }
 
 /** The agents an extension contributes, as `ext:<extension>/<id>`. */
-export function extensionAgents(extension: InstalledExtension): { agents: Agent[]; problems: string[] } {
+export function extensionAgents(
+  extension: InstalledExtension,
+  types?: HarnessTypes,
+): { agents: Agent[]; problems: string[] } {
   const agents: Agent[] = [];
   const problems: string[] = [];
   for (const [i, raw] of extension.agents.definitions.entries()) {
-    const checked = checkDefinition(raw, { requireAdl: false });
+    const checked = checkDefinition(raw, { requireAdl: false, ...(types ? { types } : {}) });
     if (!checked.ok) {
       problems.push(describe(extension.agents.file, checked.problems, `agents.${i}`));
       continue;
@@ -85,6 +89,7 @@ export function extensionAgents(extension: InstalledExtension): { agents: Agent[
 export function listAgents(
   dir: string,
   extensions: InstalledExtension[] = [],
+  types?: HarnessTypes,
 ): { agents: Agent[]; problems: string[] } {
   const agents: Agent[] = [];
   const problems: string[] = [];
@@ -95,13 +100,13 @@ export function listAgents(
     : [];
   for (const name of files) {
     try {
-      agents.push(loadAgentFile(join(dir, name)));
+      agents.push(loadAgentFile(join(dir, name), types));
     } catch (err) {
       problems.push((err as Error).message);
     }
   }
   for (const extension of extensions) {
-    const found = extensionAgents(extension);
+    const found = extensionAgents(extension, types);
     agents.push(...found.agents);
     problems.push(...found.problems);
   }
@@ -116,13 +121,18 @@ export function listAgents(
 }
 
 /** `--agent FILE|ID`: a path to a file, else an id from the catalog. */
-export function resolveAgent(ref: string, dir: string, extensions: InstalledExtension[]): Agent {
+export function resolveAgent(
+  ref: string,
+  dir: string,
+  extensions: InstalledExtension[],
+  types?: HarnessTypes,
+): Agent {
   const looksLikeFile =
     ref.includes("/") && !ref.startsWith("ext:")
       ? true
       : AGENT_EXTENSIONS.includes(extname(ref).toLowerCase());
-  if (looksLikeFile) return loadAgentFile(ref);
-  const { agents, problems } = listAgents(dir, extensions);
+  if (looksLikeFile) return loadAgentFile(ref, types);
+  const { agents, problems } = listAgents(dir, extensions, types);
   const agent = agents.find((a) => a.id === ref);
   if (agent) return agent;
   const broken = problems.find((p) => p.includes(ref));

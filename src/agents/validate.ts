@@ -1,6 +1,8 @@
 // Checks one agent definition (ADL) and says, for every problem, the field and the fix. Checks the schema
 // cannot express are here: unknown keys (with the closest known one), the fields each harness type needs,
 // tool approval lists, MCP server sources.
+
+import { builtinCatalog, catalogHarnessTypes, type HarnessTypes } from "../harnesses/catalog.js";
 import {
   ADL_HARNESS_KEYS,
   ADL_IGNORED_KEYS,
@@ -10,7 +12,6 @@ import {
   AdlDefinition as AdlSchema,
   API_PROVIDERS,
 } from "../protocol/nui/adl.js";
-import { parseExtensionRef } from "../protocol/nui/manifest.js";
 import { closest } from "./suggest.js";
 
 export interface Problem {
@@ -50,7 +51,6 @@ const FIXES: Record<string, string> = {
   adl: `write adl: "${ADL_VERSION}" at the top`,
   name: "give the agent a name: name: My Agent",
   harness: "say how it runs, e.g. harness: {type: claude-code}",
-  "harness.type": "e.g. type: claude-code, api, remote, docker, devcontainer or ext:<extension>/<harness-id>",
   "harness.provider": `one of ${API_PROVIDERS.join(", ")}`,
   "harness.baseUrl": "a full URL such as http://127.0.0.1:11434",
   "harness.containerPort": "the port the agent listens on inside the container, e.g. 9090",
@@ -58,8 +58,19 @@ const FIXES: Record<string, string> = {
   "toolApprovals.policy": "one of default, all, allowlist, denylist",
 };
 
-/** `raw`: the parsed YAML/JSON. `requireAdl`: standalone files must say `adl: "1.0"`; extension lists need not. */
-export function checkDefinition(raw: unknown, options: { requireAdl: boolean }): Checked {
+export interface CheckOptions {
+  /** Standalone files must say `adl: "1.0"`; extension lists need not. */
+  requireAdl: boolean;
+  /**
+   * The harness types this host runs (from the catalog of harness families): the fields each type needs, and,
+   * when it knows the host's harnesses, unknown types. Default: Brain's catalog, no type refused as unknown.
+   */
+  types?: HarnessTypes;
+}
+
+/** `raw`: the parsed YAML/JSON. */
+export function checkDefinition(raw: unknown, options: CheckOptions): Checked {
+  const types = options.types ?? catalogHarnessTypes(builtinCatalog());
   if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
     return {
       ok: false,
@@ -76,7 +87,8 @@ export function checkDefinition(raw: unknown, options: { requireAdl: boolean }):
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const field = issue.path.join(".") || "(top level)";
-      const fix = FIXES[field] ? `; ${FIXES[field]}` : "";
+      const example = field === "harness.type" ? `e.g. type: ${types.examples}` : FIXES[field];
+      const fix = example ? `; ${example}` : "";
       if (valueAt(input, issue.path) === undefined && issue.code !== "invalid_key") {
         problems.push({ field, message: `required${fix}` });
       } else {
@@ -94,7 +106,7 @@ export function checkDefinition(raw: unknown, options: { requireAdl: boolean }):
       message: `version "${def.adl}" is not supported; Brain reads adl: "${ADL_VERSION}"`,
     });
   }
-  problems.push(...harnessProblems(def), ...approvalProblems(def), ...mcpProblems(def));
+  problems.push(...types.check(def.harness), ...approvalProblems(def), ...mcpProblems(def));
   if (problems.length) return { ok: false, problems };
   const ignored = ADL_IGNORED_KEYS.filter((key) => def[key] !== undefined);
   if (def.aiAssets?.skills?.length) ignored.push("aiAssets.skills" as never);
@@ -102,35 +114,6 @@ export function checkDefinition(raw: unknown, options: { requireAdl: boolean }):
   if (def.aiAssets?.mentionProviders?.length) ignored.push("aiAssets.mentionProviders" as never);
   if (def.harness.sandbox && def.harness.sandbox !== "none") ignored.push("harness.sandbox" as never);
   return { ok: true, definition: def, ignored: [...ignored] };
-}
-
-function harnessProblems(def: AdlDefinition): Problem[] {
-  const h = def.harness;
-  const need = (field: keyof typeof h, fix: string): Problem[] =>
-    h[field] === undefined
-      ? [{ field: `harness.${field}`, message: `required for harness.type ${h.type}; ${fix}` }]
-      : [];
-  switch (h.type) {
-    case "api":
-      return need("provider", `one of ${API_PROVIDERS.join(", ")}`);
-    case "docker":
-      return [
-        ...need("image", 'the image that serves the HTTP/SSE protocol, e.g. image: "my-agent:latest"'),
-        ...need("containerPort", "the port it listens on inside the container, e.g. containerPort: 9090"),
-      ];
-    case "remote":
-      return [
-        ...need("host", "where the agent runs, e.g. host: 10.0.1.42"),
-        ...need("port", "the port it listens on, e.g. port: 9090"),
-      ];
-    case "devcontainer":
-      return need("innerHarness", "the harness to run inside, e.g. innerHarness: claude-code");
-    default:
-      if (h.type.startsWith("ext:") && !parseExtensionRef(h.type)) {
-        return [{ field: "harness.type", message: `"${h.type}" is not ext:<extension>/<harness-id>` }];
-      }
-      return [];
-  }
 }
 
 function approvalProblems(def: AdlDefinition): Problem[] {

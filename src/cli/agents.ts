@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { type Agent, resolveAgent } from "../agents/catalog.js";
 import { sessionInput } from "../agents/session-input.js";
 import type { SessionLayer } from "../core/session-input.js";
-import { listExtensions } from "../harnesses/ext/extensions.js";
-import { extensionsDir } from "../harnesses/nui/families.js";
+import type { HarnessTypes } from "../harnesses/catalog.js";
+import { extensionsDir, listExtensions } from "../harnesses/ext/extensions.js";
 import { parseExtensionRef } from "../protocol/nui/manifest.js";
 import { ConfigError } from "./config.js";
 
@@ -14,11 +14,12 @@ export function agentsDir(home: string): string {
 }
 
 /** The agent `ref` names, checked: an ext: harness must be installed. */
-export function findAgent(ref: string, home: string): Agent {
+/** `types`: the harness types this config's host runs (`configHarnessTypes`); an unknown one is refused. */
+export function findAgent(ref: string, home: string, types?: HarnessTypes): Agent {
   const { extensions } = listExtensions(extensionsDir(home));
   let agent: Agent;
   try {
-    agent = resolveAgent(ref, agentsDir(home), extensions);
+    agent = resolveAgent(ref, agentsDir(home), extensions, types);
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }

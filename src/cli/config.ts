@@ -2,7 +2,9 @@
 // what is wrong.
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { BrainConfig } from "../protocol/config.js";
+import { builtinCatalog, catalogConfigSchema } from "../harnesses/catalog.js";
+import type { Catalog } from "../harnesses/family.js";
+import type { BrainConfig } from "../protocol/config.js";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -18,7 +20,12 @@ export interface LoadedConfig {
 
 export const CONFIG_FILE = "brain.config.json";
 
-export function loadConfig(explicit: string | undefined, cwd = process.cwd()): LoadedConfig {
+/** Checked against the catalog's families: their settings blocks are strict, naming an unknown family or field. */
+export function loadConfig(
+  explicit: string | undefined,
+  cwd = process.cwd(),
+  catalog: Catalog = builtinCatalog(),
+): LoadedConfig {
   const file = explicit ? resolve(cwd, explicit) : resolve(cwd, CONFIG_FILE);
   if (!existsSync(file)) {
     if (explicit) throw new ConfigError(`${explicit}: no such config file`);
@@ -30,7 +37,7 @@ export function loadConfig(explicit: string | undefined, cwd = process.cwd()): L
   } catch (err) {
     throw new ConfigError(`${file}: not valid JSON: ${(err as Error).message}`);
   }
-  const parsed = BrainConfig.safeParse(raw);
+  const parsed = catalogConfigSchema(catalog).safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => {
       const field = issue.path.join(".") || "(top level)";
@@ -38,5 +45,5 @@ export function loadConfig(explicit: string | undefined, cwd = process.cwd()): L
     });
     throw new ConfigError(`${file}: ${problems.join("; ")}`);
   }
-  return { config: parsed.data, file, dir: dirname(file) };
+  return { config: parsed.data as BrainConfig, file, dir: dirname(file) };
 }

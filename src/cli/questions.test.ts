@@ -5,9 +5,8 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { events, makeBrain, tempDir, textOf } from "../../test/helpers/brain.js";
-import { fixtures } from "../../test/nui/helpers.js";
+import { catalogFactories, fixtures } from "../../test/nui/helpers.js";
 import { installExtension } from "../harnesses/ext/install.js";
-import { nuiHarnessFactories } from "../harnesses/nui/families.js";
 import { type AskPerson, answerRequests, HOW_TO_ANSWER } from "./answers.js";
 
 const root = join(import.meta.dirname, "../..");
@@ -45,7 +44,7 @@ describe("brain run and a nui extension's ask_user()", () => {
   it("on a terminal, asks the person and sends their answer back to the extension", async () => {
     const home = dir("brain-q-home-");
     await installExtension(demoPy, join(home, "extensions"));
-    const { factories } = nuiHarnessFactories({ brainHome: home, hostHome: dir("brain-q-host-") });
+    const { factories } = catalogFactories({ brainHome: home, hostHome: dir("brain-q-host-") });
     const t = makeBrain({ factories, home });
     try {
       const session = await t.brain.create({ harness: "ext:demo-py/echo" });

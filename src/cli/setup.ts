@@ -1,87 +1,44 @@
-// Builds a Brain from the config: the built-in echo runner, every runner in the "harnesses" block, the built-in
-// tools, and the embedded store under $BRAIN_HOME (default ~/.brain).
+// Builds a Brain from the config: the harnesses of the catalog's families (the api loop, the CLI agents, the
+// runners of the "harnesses" block, the nui families), the built-in tools, and the embedded store under
+// $BRAIN_HOME (default ~/.brain).
 import { homedir } from "node:os";
-import { dirname, join, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, resolve } from "node:path";
 import { Brain } from "../core/brain.js";
 import { SECRET_NAME, type Secret } from "../core/redact.js";
 import { HarnessRegistry } from "../core/registry.js";
-import { ApiHarnessFactory } from "../harnesses/api/factory.js";
-import { cliHarnessFactories } from "../harnesses/cli/factories.js";
-import { listExtensions } from "../harnesses/ext/extensions.js";
-import { extensionsDir, nuiHarnessFactories } from "../harnesses/nui/families.js";
-import { splitCommandLine } from "../harnesses/process/command.js";
-import { ProcessFactory } from "../harnesses/process/factory.js";
-import type { HarnessEntry } from "../protocol/config.js";
+import {
+  builtinCatalog,
+  catalogHarnesses,
+  catalogHarnessTypes,
+  type HarnessTypes,
+} from "../harnesses/catalog.js";
+import { extensionsDir, listExtensions } from "../harnesses/ext/extensions.js";
+import type { Catalog } from "../harnesses/family.js";
 import { FsSessionStore, type LogHolder } from "../store/fs/index.js";
 import { BuiltinTools } from "../tools/builtin.js";
-import { mcpSessionTools } from "../tools/mcp/index.js";
+import { mcpSessionTools } from "../tools/mcp/session-servers.js";
 import { ToolRouter } from "../tools/router.js";
 import type { LoadedConfig } from "./config.js";
 
-/** The project root, whether this module runs compiled (dist/src/cli) or from source under vitest (src/cli). */
-const here = dirname(fileURLToPath(import.meta.url));
-const projectRoot = resolve(here, here.includes(`${sep}dist${sep}`) ? "../../.." : "../..");
+export { echoRunnerPath, piRunnerPath } from "../harnesses/process/descriptor.js";
 
 export function brainHome(env: NodeJS.ProcessEnv = process.env): string {
   return env.BRAIN_HOME ? resolve(env.BRAIN_HOME) : join(homedir(), ".brain");
 }
 
-export function echoRunnerPath(): string {
-  return join(projectRoot, "dist/runners/echo/main.js");
+/** Every harness the catalog offers under this config (a later one replaces an earlier one of the same name). */
+export function configHarnesses(loaded: LoadedConfig, home = brainHome(), catalog = builtinCatalog()) {
+  return catalogHarnesses(catalog, { config: loaded.config, configDir: loaded.dir, brainHome: home });
 }
 
-/** The reference runner on pi's agent core (runners/pi); it takes its model and provider from the session. */
-export function piRunnerPath(): string {
-  return join(projectRoot, "runners/pi/dist/main.js");
-}
-
-export function harnessFactories(loaded: LoadedConfig): ProcessFactory[] {
-  const factories = new Map<string, ProcessFactory>();
-  factories.set(
-    "echo",
-    new ProcessFactory({ name: "echo", command: process.execPath, args: [echoRunnerPath()] }),
-  );
-  factories.set("pi", new ProcessFactory({ name: "pi", command: process.execPath, args: [piRunnerPath()] }));
-  for (const [name, entry] of Object.entries(loaded.config.harnesses ?? {})) {
-    factories.set(name, factoryFor(name, entry, loaded.dir));
-  }
-  return [...factories.values()];
-}
-
-function factoryFor(name: string, entry: HarnessEntry, dir: string): ProcessFactory {
-  const words = typeof entry.command === "string" ? splitCommandLine(entry.command) : entry.command;
-  const [command, ...args] = words;
-  return new ProcessFactory({
-    name,
-    command: command!,
-    args,
-    cwd: dir,
-    env: entry.env,
-    shared: entry.shared,
-    supportsSteering: entry.steering,
-  });
-}
-
-/** remote, docker, devcontainer and the harnesses of installed nui extensions (`ext:<extension>/<id>`). */
-export function nuiFactories(loaded: LoadedConfig, home = brainHome()) {
-  const runners = Object.fromEntries(
-    Object.entries(loaded.config.harnesses ?? {}).map(([name, entry]) => {
-      const [command, ...args] =
-        typeof entry.command === "string" ? splitCommandLine(entry.command) : entry.command;
-      return [name, { command: command!, args, cwd: loaded.dir, ...(entry.env ? { env: entry.env } : {}) }];
-    }),
-  );
-  return nuiHarnessFactories({
-    brainHome: home,
-    configDir: loaded.dir,
-    ...(loaded.config.nui ? { settings: loaded.config.nui } : {}),
-    runners: {
-      echo: { command: process.execPath, args: [echoRunnerPath()] },
-      pi: { command: process.execPath, args: [piRunnerPath()] },
-      ...runners,
-    },
-  });
+/** The ADL harness types this config's host runs: what agent definitions are checked against. */
+export function configHarnessTypes(
+  loaded: LoadedConfig,
+  home = brainHome(),
+  catalog = builtinCatalog(),
+): HarnessTypes {
+  const names = configHarnesses(loaded, home, catalog).factories.map((f) => f.name);
+  return catalogHarnessTypes(catalog, names);
 }
 
 /** Variables the config names as holding secrets: inline providers' keys and `${VAR}` in MCP servers. */
@@ -96,7 +53,7 @@ export function configSecretNames(loaded: LoadedConfig): string[] {
 export function literalSecrets(loaded: LoadedConfig, home: string): Secret[] {
   const envs: (Record<string, string> | undefined)[] = [
     ...Object.values(loaded.config.harnesses ?? {}).map((h) => h.env),
-    ...Object.values(loaded.config.cli ?? {}).map((c) => c?.env),
+    ...Object.values(loaded.config.cli ?? {}).map((c) => c.env as Record<string, string> | undefined),
     ...listExtensions(extensionsDir(home)).extensions.map((e) => e.runtime?.env),
   ];
   return envs.flatMap((env) =>
@@ -110,21 +67,19 @@ export function literalSecrets(loaded: LoadedConfig, home: string): Secret[] {
 export function createBrain(
   loaded: LoadedConfig,
   home = brainHome(),
-  { holder = { kind: "cli" }, secrets = [] }: { holder?: LogHolder; secrets?: Secret[] } = {},
+  {
+    holder = { kind: "cli" },
+    secrets = [],
+    catalog = builtinCatalog(),
+  }: { holder?: LogHolder; secrets?: Secret[]; catalog?: Catalog } = {},
 ): Brain {
   return new Brain({
     providers: loaded.config.providers ?? {},
     secretNames: configSecretNames(loaded),
     secrets: [...secrets, ...literalSecrets(loaded, home)],
     store: new FsSessionStore(home, undefined, holder),
-    // The in-process api harness comes first, so a runner the config names "api" takes its place.
-    harnesses: new HarnessRegistry([
-      new ApiHarnessFactory(),
-      // The built-in CLI agents (claude-code, codex, pi-cli, opencode); a runner of the same name replaces one.
-      ...cliHarnessFactories(loaded.config.cli),
-      ...harnessFactories(loaded),
-      ...nuiFactories(loaded, home).factories,
-    ]),
+    // In catalog order: a runner the config names "api" or "codex" takes that built-in's place.
+    harnesses: new HarnessRegistry(configHarnesses(loaded, home, catalog).factories),
     tools: new ToolRouter([new BuiltinTools()]),
     // Each session's mcp_servers; relative cwds resolve against the config's directory.
     sessionTools: mcpSessionTools({ baseDir: loaded.dir }),

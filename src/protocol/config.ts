@@ -99,63 +99,59 @@ export const SessionDefaults = SessionConfig.extend({
   mcp_servers: McpServers.optional(),
 });
 
-/** The nui-compatible families: extension hosts, HTTP agents in containers, dev containers. */
-export const NuiSettings = z.strictObject({
-  /** Where TCP/HTTP extension hosts write connection files. Default ~/.nui/connections (nui's place). */
-  connections_dir: z.string().optional(),
-  /** The docker program (name on PATH or path). */
-  docker: z.string().optional(),
-  /** The Dev Container CLI program (name on PATH or path). */
-  devcontainer: z.string().optional(),
-});
+/**
+ * The families' own settings, as the catalog of harness families (src/harnesses/catalog.ts) declares them:
+ * `cli.<family>` objects and the fields of the shared `nui` block. Protocol names no family: the catalog passes
+ * its schemas to `brainConfigSchema`, and this generic form only says each is an object.
+ */
+export interface FamilySettingsSchemas {
+  /** Family name → the schema of `cli.<family>`. */
+  cli: Record<string, z.ZodType>;
+  /** Field → schema, merged from every family that reads the shared `nui` block. */
+  nui: Record<string, z.ZodType>;
+}
 
-/** Host-side settings of one built-in CLI family (claude-code, codex, pi-cli, opencode). */
-export const CliHarnessSettings = z.strictObject({
-  /** The CLI program: a path, or a name looked up in node_modules/.bin and then PATH. */
-  bin: z.string().min(1).optional(),
-  /** Words run in front of the CLI (a sandbox, `nice`, …): an array, or a string split on spaces. */
-  launcher: z.union([z.string().min(1), z.array(z.string()).min(1)]).optional(),
-  /** Variables added to the CLI's environment. Never put provider keys here. */
-  env: z.record(z.string(), z.string()).optional(),
-});
+const GenericBlock = z.record(z.string(), z.unknown());
 
-/** The built-in CLI families, by harness name. */
-export const CliSettings = z.strictObject({
-  "claude-code": CliHarnessSettings.optional(),
-  codex: CliHarnessSettings.optional(),
-  "pi-cli": CliHarnessSettings.optional(),
-  opencode: CliHarnessSettings.optional(),
-});
+function configSchema<C extends z.ZodType, N extends z.ZodType>(cli: C, nui: N) {
+  return z
+    .strictObject({
+      $schema: z.string().optional(),
+      cli: cli.optional(),
+      nui: nui.optional(),
+      harnesses: z.record(z.string(), HarnessEntry).optional(),
+      /** The providers sessions may use, by name; a daemon's clients choose among these and nothing else. */
+      providers: z.record(ProviderName, ProviderSettings).optional(),
+      defaults: SessionDefaults.optional(),
+    })
+    .superRefine((config, ctx) => {
+      const chosen = config.defaults?.provider;
+      if (typeof chosen === "string" && !config.providers?.[chosen]) {
+        const known = Object.keys(config.providers ?? {}).join(", ") || "none";
+        ctx.addIssue({
+          code: "custom",
+          path: ["defaults", "provider"],
+          message: `names provider "${chosen}", which is not in "providers" (configured: ${known})`,
+        });
+      }
+    });
+}
 
-export const BrainConfig = z
-  .strictObject({
-    $schema: z.string().optional(),
-    cli: CliSettings.optional(),
-    nui: NuiSettings.optional(),
-    harnesses: z.record(z.string(), HarnessEntry).optional(),
-    /** The providers sessions may use, by name; a daemon's clients choose among these and nothing else. */
-    providers: z.record(ProviderName, ProviderSettings).optional(),
-    defaults: SessionDefaults.optional(),
-  })
-  .superRefine((config, ctx) => {
-    const chosen = config.defaults?.provider;
-    if (typeof chosen === "string" && !config.providers?.[chosen]) {
-      const known = Object.keys(config.providers ?? {}).join(", ") || "none";
-      ctx.addIssue({
-        code: "custom",
-        path: ["defaults", "provider"],
-        message: `names provider "${chosen}", which is not in "providers" (configured: ${known})`,
-      });
-    }
-  });
+/** brain.config.json with each family's settings checked strictly: unknown families and fields are named. */
+export function brainConfigSchema(families: FamilySettingsSchemas) {
+  const cli = z.strictObject(
+    Object.fromEntries(Object.entries(families.cli).map(([name, schema]) => [name, schema.optional()])),
+  );
+  return configSchema(cli, z.strictObject(families.nui));
+}
+
+/** The config's shape without the families' checks (what code reads after `brainConfigSchema` accepted it). */
+export const BrainConfig = configSchema(z.record(z.string(), GenericBlock), GenericBlock);
 
 export type HarnessEntry = z.infer<typeof HarnessEntry>;
 export type ProviderSettings = z.infer<typeof ProviderSettings>;
 export type ProviderChoice = z.infer<typeof ProviderChoice>;
 export type SessionDefaults = z.infer<typeof SessionDefaults>;
 export type BrainConfig = z.infer<typeof BrainConfig>;
-export type NuiSettings = z.infer<typeof NuiSettings>;
 export type McpServer = z.infer<typeof McpServer>;
 export type McpServers = z.infer<typeof McpServers>;
-export type CliHarnessSettings = z.infer<typeof CliHarnessSettings>;
-export type CliSettings = z.infer<typeof CliSettings>;

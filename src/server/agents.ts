@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { listAgents } from "../agents/catalog.js";
 import { sessionInput } from "../agents/session-input.js";
 import type { NewSessionInput } from "../core/brain.js";
-import { listExtensions } from "../harnesses/ext/extensions.js";
-import { extensionsDir } from "../harnesses/nui/families.js";
+import type { HarnessTypes } from "../harnesses/catalog.js";
+import { extensionsDir, listExtensions } from "../harnesses/ext/extensions.js";
 
 export interface AgentSummary {
   id: string;
@@ -31,8 +31,9 @@ export const NO_AGENTS: AgentCatalog = {
  * afresh on every call (a file dropped in shows up without a restart). Only ids from the catalog resolve: an
  * API client never makes the daemon read a path of its choosing.
  */
-export function homeAgents(home: string): AgentCatalog {
-  const load = () => listAgents(join(home, "agents"), listExtensions(extensionsDir(home)).extensions).agents;
+export function homeAgents(home: string, types?: HarnessTypes): AgentCatalog {
+  const load = () =>
+    listAgents(join(home, "agents"), listExtensions(extensionsDir(home)).extensions, types).agents;
   return {
     list: async () =>
       load().map((a) => ({

@@ -1,6 +1,6 @@
 // Binds tools to sessions by name and dispatches calls: only bound tools run, arguments are checked against the
 // tool's input schema first, and every failure comes back as an error result, never a thrown error.
-import { Ajv, type ValidateFunction } from "ajv";
+import type { Ajv, ValidateFunction } from "ajv";
 import { BrainError } from "../core/errors.js";
 import type { ToolCallParams, ToolResult, ToolSchema } from "../protocol/runner.js";
 import { type ToolService, textResult } from "./tool-service.js";
@@ -11,7 +11,8 @@ interface Entry {
 }
 
 export class ToolRouter {
-  private readonly ajv = new Ajv({ allErrors: true, strict: false });
+  // Ajv loads with the first tool call: a CLI run or daemon start that calls no tool does not pay for it.
+  private ajv: Promise<Ajv> | undefined;
   private readonly validators = new WeakMap<ToolSchema, ValidateFunction>();
 
   constructor(private readonly services: ToolService[]) {}
@@ -44,11 +45,15 @@ export class ToolRouter {
     return new BoundTools(bound, (schema) => this.validator(schema));
   }
 
-  private validator(schema: ToolSchema): ValidateFunction | Error {
+  private async validator(schema: ToolSchema): Promise<ValidateFunction | Error> {
     let fn = this.validators.get(schema);
     if (!fn) {
+      this.ajv ??= import("ajv").then((m) => new m.Ajv({ allErrors: true, strict: false }));
+      const ajv = await this.ajv;
+      fn = this.validators.get(schema);
+      if (fn) return fn;
       try {
-        fn = this.ajv.compile(schema.input_schema);
+        fn = ajv.compile(schema.input_schema);
       } catch (err) {
         return new Error(`tool "${schema.name}" has an invalid input_schema: ${(err as Error).message}`);
       }
@@ -61,7 +66,7 @@ export class ToolRouter {
 export class BoundTools {
   constructor(
     private readonly tools: Map<string, Entry>,
-    private readonly validator: (schema: ToolSchema) => ValidateFunction | Error,
+    private readonly validator: (schema: ToolSchema) => Promise<ValidateFunction | Error>,
   ) {}
 
   get schemas(): ToolSchema[] {
@@ -88,7 +93,7 @@ export class BoundTools {
       const bound = [...this.tools.keys()].join(", ") || "(none)";
       return textResult(`tool "${call.name}" is not bound to this session; bound tools: ${bound}`, true);
     }
-    const validate = this.validator(entry.schema);
+    const validate = await this.validator(entry.schema);
     if (validate instanceof Error) return textResult(validate.message, true);
     if (!validate(call.arguments)) {
       const problems = (validate.errors ?? [])

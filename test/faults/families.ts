@@ -13,13 +13,12 @@ import { ApiHarnessFactory } from "../../src/harnesses/api/factory.js";
 import { credentialsFor } from "../../src/harnesses/api/testing/provider.js";
 import { installExtension } from "../../src/harnesses/ext/install.js";
 import { RemoteFactory } from "../../src/harnesses/http/remote.js";
-import { nuiHarnessFactories } from "../../src/harnesses/nui/families.js";
 import { ProcessFactory } from "../../src/harnesses/process/factory.js";
 import type { SessionConfig } from "../../src/protocol/runner.js";
 import type { FakeProvider } from "../../src/testing/fake-provider/index.js";
 import type { ToolService } from "../../src/tools/tool-service.js";
 import { makeBrain, type TestBrain, tempDir } from "../helpers/brain.js";
-import { tsAgent, writeExtension } from "../nui/helpers.js";
+import { catalogFactories, tsAgent, writeExtension } from "../nui/helpers.js";
 
 export const ROOT = join(import.meta.dirname, "../..");
 export const SCRIPTED = join(ROOT, "dist/test/fixtures/scripted-runner.js");
@@ -92,7 +91,7 @@ export async function extBed(options: BedOptions, trigger: string, hang = false)
     writeExtension(src, "faulty", { transport: "stdio", command }),
     join(home, "extensions"),
   );
-  const { factories } = nuiHarnessFactories({
+  const { factories } = catalogFactories({
     brainHome: home,
     hostHome,
     extensionTimeouts: { openMs: OPEN_MS, interruptGraceMs: 1_000 },

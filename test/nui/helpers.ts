@@ -5,7 +5,11 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { stringify } from "yaml";
+import type { HarnessFactory } from "../../src/core/harness.js";
 import type { Session } from "../../src/core/session.js";
+import { builtinCatalog, catalogHarnesses } from "../../src/harnesses/catalog.js";
+import type { Timeouts } from "../../src/harnesses/ext/transport.js";
+import type { BrainConfig } from "../../src/protocol/config.js";
 import type { SessionEvent } from "../../src/protocol/events.js";
 import { waitForEvent } from "../helpers/brain.js";
 
@@ -124,4 +128,37 @@ export function writeExtension(
   );
   writeFileSync(join(extDir, "harnesses.yaml"), stringify({ harnesses: harnesses.map((id) => ({ id })) }));
   return extDir;
+}
+
+export interface CatalogOptions {
+  brainHome: string;
+  /** brain.config.json's `nui` block (docker, devcontainer, connections_dir). */
+  nui?: Record<string, string>;
+  /** The config's `harnesses` (runners) and `cli` blocks. */
+  harnesses?: BrainConfig["harnesses"];
+  cli?: BrainConfig["cli"];
+  configDir?: string;
+  /** HOME for extension hosts. */
+  hostHome?: string;
+  extensionTimeouts?: Partial<Timeouts>;
+}
+
+/** Every harness of Brain's catalog under a config made of these blocks. */
+export function catalogFactories(options: CatalogOptions): {
+  factories: HarnessFactory[];
+  problems: string[];
+} {
+  return catalogHarnesses(builtinCatalog(), {
+    config: {
+      ...(options.nui ? { nui: options.nui } : {}),
+      ...(options.harnesses ? { harnesses: options.harnesses } : {}),
+      ...(options.cli ? { cli: options.cli } : {}),
+    },
+    configDir: options.configDir ?? process.cwd(),
+    brainHome: options.brainHome,
+    testing: {
+      ...(options.hostHome ? { hostHome: options.hostHome } : {}),
+      ...(options.extensionTimeouts ? { extensionTimeouts: options.extensionTimeouts } : {}),
+    },
+  });
 }

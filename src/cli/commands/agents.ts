@@ -1,11 +1,11 @@
 // `brain agents ls | show FILE|ID`: agent definitions (nui's ADL, YAML or JSON) in $BRAIN_HOME/agents and in
 // installed extensions. Run one with `brain run --agent FILE|ID PROMPT`.
 import { listAgents } from "../../agents/catalog.js";
-import { listExtensions } from "../../harnesses/ext/extensions.js";
-import { extensionsDir } from "../../harnesses/nui/families.js";
+import { extensionsDir, listExtensions } from "../../harnesses/ext/extensions.js";
 import { agentLayer, agentsDir, findAgent } from "../agents.js";
-import { need, parse, UsageError } from "../args.js";
-import { brainHome } from "../setup.js";
+import { need, parse, str, UsageError } from "../args.js";
+import { loadConfig } from "../config.js";
+import { brainHome, configHarnessTypes } from "../setup.js";
 
 export const usage = `agents ls [--json] | show FILE|ID
                               agent definitions in $BRAIN_HOME/agents and extensions (run one: run --agent FILE|ID)`;
@@ -16,10 +16,12 @@ export async function command(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, { json: { type: "boolean" } });
   const [verb = "ls", target] = positionals;
   const home = brainHome();
+  // Checked against the harnesses this config's host runs: a type it cannot run is named here, not at run time.
+  const types = configHarnessTypes(loadConfig(str(values.config)), home);
   switch (verb) {
     case "ls": {
       const { extensions, problems: extProblems } = listExtensions(extensionsDir(home));
-      const { agents, problems } = listAgents(agentsDir(home), extensions);
+      const { agents, problems } = listAgents(agentsDir(home), extensions, types);
       for (const agent of agents) {
         const d = agent.definition;
         if (values.json) {
@@ -41,7 +43,7 @@ export async function command(args: string[]): Promise<number> {
       return problems.length || extProblems.length ? 1 : 0;
     }
     case "show": {
-      const agent = findAgent(need(target, "agents show needs a FILE or an agent ID"), home);
+      const agent = findAgent(need(target, "agents show needs a FILE or an agent ID"), home, types);
       const shown = { id: agent.id, file: agent.file, session: agentLayer(agent), ignored: agent.ignored };
       process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
       return 0;

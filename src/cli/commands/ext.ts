@@ -1,9 +1,8 @@
 // `brain ext install SOURCE | ls | rm NAME`: nui extensions in $BRAIN_HOME/extensions. Their harnesses run as
 // `ext:<extension>/<harness-id>` (e.g. `brain run --harness ext:corp-pack/echo "hi"`).
 
-import { listExtensions } from "../../harnesses/ext/extensions.js";
+import { extensionsDir, listExtensions } from "../../harnesses/ext/extensions.js";
 import { installExtension, removeExtension } from "../../harnesses/ext/install.js";
-import { extensionsDir } from "../../harnesses/nui/families.js";
 import { need, parse, UsageError } from "../args.js";
 import { brainHome } from "../setup.js";
 

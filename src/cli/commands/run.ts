@@ -3,8 +3,7 @@ import { agentLayer, findAgent } from "../agents.js";
 import { parse, str, strs, UsageError } from "../args.js";
 import { loadConfig } from "../config.js";
 import { runPrompt } from "../run.js";
-import { brainHome, createBrain } from "../setup.js";
-import { remoteRun } from "./remote/run.js";
+import { brainHome, configHarnessTypes, createBrain } from "../setup.js";
 
 export const usage = `run [--harness NAME | --agent FILE|ID] [--session ID] [--model M] [--provider NAME] [--tool NAME]... [--allow TOOL]... [--deny TOOL]... [--json] [--server URL [--token T]] PROMPT
                               one prompt on a new or existing session, streamed as it comes (--server: on the daemon)`;
@@ -29,7 +28,8 @@ export async function command(args: string[]): Promise<number> {
   if (tooLarge) throw new UsageError(tooLarge);
   const server = str(values.server);
   if (server) {
-    // On the daemon: the session lives there, this process only prompts and follows.
+    // On the daemon: the session lives there, this process only prompts and follows (the client loads only then).
+    const { remoteRun } = await import("./remote/run.js");
     return remoteRun({
       server,
       token: str(values.token),
@@ -47,7 +47,9 @@ export async function command(args: string[]): Promise<number> {
   }
   const loaded = loadConfig(str(values.config));
   // --agent: an agent definition (nui's ADL) decides the harness and the session's settings.
-  const agent = str(values.agent) ? findAgent(str(values.agent)!, brainHome()) : undefined;
+  const agent = str(values.agent)
+    ? findAgent(str(values.agent)!, brainHome(), configHarnessTypes(loaded))
+    : undefined;
   for (const field of agent?.ignored ?? [])
     process.stderr.write(`[agent ${agent!.id}: ${field} is not supported by Brain; ignored]\n`);
   const brain = createBrain(loaded);

@@ -5,6 +5,7 @@ import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness
 import { HarnessError } from "../../core/harness.js";
 import { cliVersion, locateCli, searchPlaces } from "./locate.js";
 import type { CliFactoryOptions } from "./options.js";
+import type { VersionCache } from "./version-cache.js";
 
 export interface CliFamily {
   /** The harness name: "claude-code". */
@@ -75,8 +76,8 @@ export class CliFamilyFactory implements HarnessFactory {
     });
   }
 
-  describe(): Promise<CliDescription> {
-    return describeCli(this.family, this.options);
+  describe(cache?: VersionCache): Promise<CliDescription> {
+    return describeCli(this.family, this.options, cache);
   }
 }
 
@@ -110,19 +111,24 @@ export function requireCli(family: CliFamily, options: CliFactoryOptions): strin
   );
 }
 
-export async function describeCli(family: CliFamily, options: CliFactoryOptions): Promise<CliDescription> {
+export async function describeCli(
+  family: CliFamily,
+  options: CliFactoryOptions,
+  cache?: VersionCache,
+): Promise<CliDescription> {
   const path = locateCli(family.program, { bin: options.bin });
   const out: CliDescription = { harness: family.harness, program: options.bin ?? family.program };
   if (!path) return out;
   out.path = path;
-  const version = await cliVersion(path, options.launcher);
+  const probe = () => cliVersion(path, options.launcher);
+  const version = await (cache ? cache.version(path, probe) : probe());
   if (version) out.version = version;
   return out;
 }
 
 /** A factory whose program `brain harnesses` can report on. */
 export interface DescribableFactory {
-  describe(): Promise<CliDescription>;
+  describe(cache?: VersionCache): Promise<CliDescription>;
 }
 
 export function isDescribable(factory: object): factory is DescribableFactory {

@@ -1,6 +1,5 @@
 // The codex harness family: the OpenAI Codex CLI (`codex`, npm @openai/codex) driven through `codex app-server`.
 import { type CliFamilyDescriptor, familyFactory } from "../cli/family.js";
-import { CodexHarness } from "./harness.js";
 
 export const CODEX: CliFamilyDescriptor = {
   harness: "codex",
@@ -8,7 +7,8 @@ export const CODEX: CliFamilyDescriptor = {
   npmPackage: "@openai/codex",
   title: "Codex",
   steering: "live",
-  open: (opening) => CodexHarness.open(opening),
+  // Imported when a session opens: listing or probing the family does not load its adapter.
+  open: async (opening) => (await import("./harness.js")).CodexHarness.open(opening),
 };
 
 export const CodexFactory = familyFactory(CODEX);

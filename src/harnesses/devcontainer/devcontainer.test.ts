@@ -1,15 +1,14 @@
 // The devcontainer family without a Docker engine: the generated devcontainer.json and the exact commands are
 // checked, and a fake Dev Container CLI runs the inner harness (the echo runner) "inside" by running it here
 // with only the container's environment.
-import { readFileSync, rmSync } from "node:fs";
+import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../../test/helpers/brain.js";
-import { fakeDevcontainer, fakeDocker, readCalls } from "../../../test/nui/helpers.js";
-import { echoRunnerPath } from "../../cli/setup.js";
-import type { NuiSettings } from "../../protocol/config.js";
-import { nuiHarnessFactories } from "../nui/families.js";
+import { catalogFactories, fakeDevcontainer, fakeDocker, readCalls } from "../../../test/nui/helpers.js";
+import type { BrainConfig } from "../../protocol/config.js";
 import { devcontainerShim, installDir } from "../nui/install-paths.js";
+import { echoRunnerPath } from "../process/descriptor.js";
 import { DEFAULT_DEVCONTAINER_IMAGE, devcontainerJson, localEnvRef } from "./config.js";
 
 let t: TestBrain | undefined;
@@ -27,13 +26,20 @@ afterEach(async () => {
   rmSync(state, { recursive: true, force: true });
 });
 
-function brain(settings: NuiSettings = { devcontainer: fakeDevcontainer, docker: fakeDocker }) {
+type NuiSettings = Record<string, string>;
+
+function brain(
+  settings: NuiSettings = { devcontainer: fakeDevcontainer, docker: fakeDocker },
+  cli?: BrainConfig["cli"],
+) {
   const home = tempDir("brain-devc-home-");
-  const { factories } = nuiHarnessFactories({
+  const { factories } = catalogFactories({
     brainHome: home,
-    settings,
-    runners: {
-      echo: { command: process.execPath, args: [echoRunnerPath()], env: { FAKE_DOCKER_STATE: state } },
+    nui: settings,
+    configDir: home,
+    ...(cli ? { cli } : {}),
+    harnesses: {
+      echo: { command: [process.execPath, echoRunnerPath()], env: { FAKE_DOCKER_STATE: state } },
     },
   });
   t = makeBrain({ factories: factories.filter((f) => f.name === "devcontainer") });
@@ -133,9 +139,9 @@ describe("a session in a dev container", () => {
   });
 
   it("the launcher puts the exec shim in front of the inner command", () => {
-    const { factories } = nuiHarnessFactories({
+    const { factories } = catalogFactories({
       brainHome: tempDir("x-"),
-      settings: { devcontainer: "/opt/dc" },
+      nui: { devcontainer: "/opt/dc" },
     });
     const factory = factories.find((f) => f.name === "devcontainer") as unknown as {
       launcher(dir: string): string[];
@@ -149,6 +155,36 @@ describe("a session in a dev container", () => {
       "/ws",
       "--",
     ]);
+  });
+});
+
+describe("a CLI family inside", () => {
+  it("innerHarness: claude-code resolves to the claude-code family, its program run through devcontainer exec", async () => {
+    // A stand-in for claude that says who it is and fails: what is checked is that Brain ran it inside.
+    const bin = join(tempDir("brain-devc-bin-"), "claude");
+    writeFileSync(bin, '#!/bin/sh\necho "fake claude ran: $*" >&2\nexit 3\n');
+    chmodSync(bin, 0o755);
+    const b = brain(undefined, { "claude-code": { bin, env: { FAKE_DOCKER_STATE: state } } });
+    const session = await b.create({
+      harness: "devcontainer",
+      config: { options: { innerHarness: "claude-code" } },
+    });
+    const outcome = await (await session.prompt("x")).settled;
+    // Before the catalog, the devcontainer family knew no CLI family: "cannot run in a dev container".
+    expect(outcome.error?.message).toMatch(/claude exited with code 3; .*fake claude ran: -p /);
+    const calls = readCalls(state, "devcontainer-calls.jsonl");
+    expect(calls[0]?.[0]).toBe("up");
+    expect(calls[1]?.slice(0, 4)).toEqual(["exec", "--workspace-folder", expect.any(String), bin]);
+  });
+
+  it("every CLI family of the catalog can be an innerHarness", () => {
+    const { factories } = catalogFactories({ brainHome: tempDir("x-"), nui: { devcontainer: "/opt/dc" } });
+    const factory = factories.find((f) => f.name === "devcontainer") as unknown as {
+      settings: { inner(name: string, launcher: string[]): { name: string } | undefined };
+    };
+    for (const name of ["claude-code", "codex", "pi-cli", "opencode"]) {
+      expect(factory.settings.inner(name, ["launch"])?.name).toBe(name);
+    }
   });
 });
 
@@ -189,7 +225,7 @@ describe("what is missing is named", () => {
     );
     await t?.cleanup();
     expect(await failure({ innerHarness: "vim" })).toMatch(
-      /innerHarness "vim" cannot run in a dev container; known: echo/,
+      /innerHarness "vim" cannot run in a dev container; known: claude-code, codex, echo, opencode, pi, pi-cli$/,
     );
     await t?.cleanup();
     expect(await failure({})).toMatch(

@@ -14,6 +14,7 @@ import {
 } from "../../../test/helpers/brain.js";
 import {
   asked,
+  catalogFactories,
   fixtures,
   permissionAsked,
   tsAgent,
@@ -21,7 +22,6 @@ import {
   writeExtension,
 } from "../../../test/nui/helpers.js";
 import type { Session } from "../../core/session.js";
-import { nuiHarnessFactories } from "../nui/families.js";
 import { installExtension } from "./install.js";
 
 const cleanups: (() => void | Promise<void>)[] = [];
@@ -43,7 +43,7 @@ async function brainWith(...sources: string[]) {
   const home = scratch("brain-ext-home-");
   const hostHome = scratch("brain-ext-hosthome-");
   for (const source of sources) await installExtension(source, join(home, "extensions"));
-  const { factories, problems } = nuiHarnessFactories({ brainHome: home, hostHome });
+  const { factories, problems } = catalogFactories({ brainHome: home, hostHome });
   expect(problems).toEqual([]);
   t = makeBrain({ factories, home });
   return { brain: t.brain, home, hostHome };
@@ -203,7 +203,7 @@ describe("stdio: a Python extension on sdk/python", () => {
     });
     const home = scratch("brain-ext-home-");
     await installExtension(src, join(home, "extensions"));
-    const { factories } = nuiHarnessFactories({
+    const { factories } = catalogFactories({
       brainHome: home,
       hostHome: scratch("h-"),
       extensionTimeouts: { interruptGraceMs: 300 },
@@ -251,7 +251,7 @@ describe("tcp: hosts found through their connection file", () => {
       join(connections, "ext-running-echo.json"),
       JSON.stringify({ host: "127.0.0.1", port: 9, session_id: "x", pid: dead.pid }),
     );
-    const { factories } = nuiHarnessFactories({ brainHome: home, hostHome });
+    const { factories } = catalogFactories({ brainHome: home, hostHome });
     t = makeBrain({ factories, home });
     const session = await t.brain.create({ harness: "ext:running/echo" });
     const stale = await turnText(session, "hi");

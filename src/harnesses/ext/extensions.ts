@@ -235,6 +235,11 @@ function resolveRuntime(
   };
 }
 
+/** Installed extensions live here. */
+export function extensionsDir(brainHome: string): string {
+  return join(brainHome, "extensions");
+}
+
 /** Every extension under `root`; broken ones are reported in `problems`, not thrown. */
 export function listExtensions(root: string): { extensions: InstalledExtension[]; problems: string[] } {
   const extensions: InstalledExtension[] = [];

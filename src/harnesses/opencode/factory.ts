@@ -1,6 +1,5 @@
 // The opencode harness family: opencode (`opencode`, npm opencode-ai) driven through `opencode serve`.
 import { type CliFamilyDescriptor, familyFactory } from "../cli/family.js";
-import { OpencodeHarness } from "./harness.js";
 
 export const OPENCODE: CliFamilyDescriptor = {
   harness: "opencode",
@@ -10,7 +9,8 @@ export const OPENCODE: CliFamilyDescriptor = {
   steering: "queued",
   // Until the server answers its health check: its 185 MB binary can take long to start.
   timeouts: { startMs: 120_000 },
-  open: (opening) => OpencodeHarness.open(opening),
+  // Imported when a session opens: listing or probing the family does not load its adapter.
+  open: async (opening) => (await import("./harness.js")).OpencodeHarness.open(opening),
 };
 
 export const OpencodeFactory = familyFactory(OPENCODE);

@@ -2,7 +2,7 @@
 // harness and stops when the session closes. Servers start in parallel; one that fails does not hold up the rest.
 import type { McpServers } from "../../protocol/config.js";
 import type { SessionToolServices, ToolService, ToolServiceEvent } from "../tool-service.js";
-import { McpServerService } from "./server.js";
+import type { McpServerService } from "./server.js";
 
 export interface McpHostOptions {
   /** Relative `cwd`s of stdio servers resolve against this (the directory of brain.config.json). */
@@ -25,6 +25,9 @@ export class McpSessionServers implements SessionToolServices {
 
   start(report: (event: ToolServiceEvent) => void): Promise<ToolService[]> {
     this.started ??= (async () => {
+      if (this.closed) return [];
+      // The MCP SDK loads with the first session that has servers: hosts without any never pay for it.
+      const { McpServerService } = await import("./server.js");
       if (this.closed) return [];
       const env = this.options.env ?? process.env;
       this.servers = Object.entries(this.config).map(

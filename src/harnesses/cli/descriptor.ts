@@ -1,0 +1,45 @@
+// A CLI family as a catalog entry: its settings are `cli.<family>` in brain.config.json, its one harness is a
+// CliFamilyFactory (cheap: the family's adapter is imported when a session opens), and it can run behind a
+// launcher (a dev container's exec).
+import { z } from "zod";
+import type { FamilyDescriptor } from "../family.js";
+import { splitCommandLine } from "../process/command.js";
+import { type CliFamilyDescriptor, CliFamilyFactory } from "./family.js";
+import type { CliFactoryOptions } from "./options.js";
+
+/** Host-side settings of one CLI family (brain.config.json `cli.<family>`). */
+export const CliHarnessSettings = z.strictObject({
+  /** The CLI program: a path, or a name looked up in node_modules/.bin and then PATH. */
+  bin: z.string().min(1).optional(),
+  /** Words run in front of the CLI (a sandbox, `nice`, …): an array, or a string split on spaces. */
+  launcher: z.union([z.string().min(1), z.array(z.string()).min(1)]).optional(),
+  /** Variables added to the CLI's environment. Never put provider keys here. */
+  env: z.record(z.string(), z.string()).optional(),
+});
+export type CliHarnessSettings = z.infer<typeof CliHarnessSettings>;
+
+export function cliFactoryOptions(settings: CliHarnessSettings | undefined): CliFactoryOptions {
+  if (!settings) return {};
+  const launcher =
+    typeof settings.launcher === "string" ? splitCommandLine(settings.launcher) : settings.launcher;
+  return {
+    ...(settings.bin ? { bin: settings.bin } : {}),
+    ...(launcher ? { launcher } : {}),
+    ...(settings.env ? { env: settings.env } : {}),
+  };
+}
+
+export function cliFamily(family: CliFamilyDescriptor, summary: string): FamilyDescriptor {
+  return {
+    name: family.harness,
+    summary,
+    settings: { block: "cli", schema: CliHarnessSettings },
+    capabilities: { steering: family.steering, images: false, sharedHost: "never" },
+    factories: (ctx) => [new CliFamilyFactory(family, cliFactoryOptions(ctx.settings as CliHarnessSettings))],
+    // Inside a dev container the host's launcher (a sandbox of the host) does not apply: the container is one.
+    launched: (ctx, launcher) => {
+      const { launcher: _, ...host } = cliFactoryOptions(ctx.settings as CliHarnessSettings);
+      return [new CliFamilyFactory(family, { ...host, launcher })];
+    },
+  };
+}

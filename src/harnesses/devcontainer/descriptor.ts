@@ -1,0 +1,38 @@
+// The devcontainer family's catalog entry: any harness of the catalog that can run behind a launcher (the CLI
+// families, the runners) run inside a dev container Brain provisions per session.
+import { z } from "zod";
+import type { FamilyDescriptor } from "../family.js";
+import { devcontainerShim, installDir } from "../nui/install-paths.js";
+import { DevcontainerFactory } from "./factory.js";
+
+export const DevcontainerSettings = z.strictObject({
+  /** The Dev Container CLI program (name on PATH or path). */
+  devcontainer: z.string().optional(),
+  /** The docker program (name on PATH or path). */
+  docker: z.string().optional(),
+});
+
+export const devcontainerFamily: FamilyDescriptor = {
+  name: "devcontainer",
+  summary: "another harness (innerHarness) inside a dev container provisioned per session",
+  settings: { block: "nui", schema: DevcontainerSettings },
+  capabilities: { steering: "per-harness", images: false, sharedHost: "never" },
+  factories: (ctx) => {
+    const settings = ctx.settings as z.infer<typeof DevcontainerSettings>;
+    return [
+      new DevcontainerFactory({
+        inner: (name, launcher) => ctx.launched(name, launcher),
+        innerNames: () => ctx.launchable(),
+        shim: { node: process.execPath, script: devcontainerShim() },
+        installDir: installDir(),
+        programs: {
+          ...(settings.devcontainer ? { devcontainer: settings.devcontainer } : {}),
+          ...(settings.docker ? { docker: settings.docker } : {}),
+        },
+      }),
+    ];
+  },
+  adl: {
+    needs: [{ field: "innerHarness", fix: "the harness to run inside, e.g. innerHarness: claude-code" }],
+  },
+};

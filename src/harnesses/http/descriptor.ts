@@ -1,0 +1,56 @@
+// The HTTP/SSE agent families' catalog entries: `remote` (an agent someone else runs) and `docker` (an agent
+// image Brain starts per session). Their client code is imported when a session opens.
+import { z } from "zod";
+import { type FamilyDescriptor, LazyFactory } from "../family.js";
+
+export const remoteFamily: FamilyDescriptor = {
+  name: "remote",
+  summary: "an HTTP/SSE agent already running at config.options.url (or host and port)",
+  capabilities: { steering: "none", images: false, sharedHost: "never" },
+  factories: () => [
+    new LazyFactory(
+      "remote",
+      { steering: false },
+      async () => new (await import("./remote.js")).RemoteFactory(),
+    ),
+  ],
+  adl: {
+    needs: [
+      { field: "host", fix: "where the agent runs, e.g. host: 10.0.1.42" },
+      { field: "port", fix: "the port it listens on, e.g. port: 9090" },
+    ],
+  },
+};
+
+export const DockerSettings = z.strictObject({
+  /** The docker program (name on PATH or path). */
+  docker: z.string().optional(),
+});
+
+export const dockerFamily: FamilyDescriptor = {
+  name: "docker",
+  summary: "an HTTP/SSE agent image, one container per session",
+  settings: { block: "nui", schema: DockerSettings },
+  capabilities: { steering: "none", images: false, sharedHost: "never" },
+  factories: (ctx) => {
+    const program = (ctx.settings as z.infer<typeof DockerSettings>).docker ?? "docker";
+    return [
+      new LazyFactory("docker", { steering: false }, async () => {
+        const [{ DockerFactory }, { DockerCli }] = await Promise.all([
+          import("./docker.js"),
+          import("./docker-cli.js"),
+        ]);
+        return new DockerFactory("docker", new DockerCli(program));
+      }),
+    ];
+  },
+  adl: {
+    needs: [
+      { field: "image", fix: 'the image that serves the HTTP/SSE protocol, e.g. image: "my-agent:latest"' },
+      {
+        field: "containerPort",
+        fix: "the port it listens on inside the container, e.g. containerPort: 9090",
+      },
+    ],
+  },
+};

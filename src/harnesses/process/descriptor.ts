@@ -1,0 +1,83 @@
+// The runner family's catalog entry: programs that speak the runner stdio protocol. Two are built in (echo, and
+// pi on pi's agent core); brain.config.json's `harnesses` block adds one per entry, by name.
+import { dirname, join, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { HarnessEntry } from "../../protocol/config.js";
+import type { FamilyContext, FamilyDescriptor } from "../family.js";
+import { splitCommandLine } from "./command.js";
+import { ProcessFactory } from "./factory.js";
+import type { RunnerCommand } from "./runner-process.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** The project root, whether this runs compiled (dist/src/harnesses/process) or from source. */
+const projectRoot = resolve(here, here.includes(`${sep}dist${sep}`) ? "../../../.." : "../../..");
+
+export function echoRunnerPath(): string {
+  return join(projectRoot, "dist/runners/echo/main.js");
+}
+
+/** The reference runner on pi's agent core (runners/pi); it takes its model and provider from the session. */
+export function piRunnerPath(): string {
+  return join(projectRoot, "runners/pi/dist/main.js");
+}
+
+interface Runner extends RunnerCommand {
+  shared?: boolean;
+  steering?: boolean;
+}
+
+function entryRunner(name: string, entry: HarnessEntry, dir: string): Runner {
+  const [command, ...args] =
+    typeof entry.command === "string" ? splitCommandLine(entry.command) : entry.command;
+  return {
+    name,
+    command: command!,
+    args,
+    cwd: dir,
+    ...(entry.env ? { env: entry.env } : {}),
+    ...(entry.shared !== undefined ? { shared: entry.shared } : {}),
+    ...(entry.steering !== undefined ? { steering: entry.steering } : {}),
+  };
+}
+
+/** echo, pi, then the config's runners (one of the same name replaces a built-in). */
+export function configuredRunners(ctx: Pick<FamilyContext, "config" | "configDir">): Runner[] {
+  const runners = new Map<string, Runner>([
+    ["echo", { name: "echo", command: process.execPath, args: [echoRunnerPath()] }],
+    ["pi", { name: "pi", command: process.execPath, args: [piRunnerPath()] }],
+  ]);
+  for (const [name, entry] of Object.entries(ctx.config.harnesses ?? {})) {
+    runners.set(name, entryRunner(name, entry, ctx.configDir));
+  }
+  return [...runners.values()];
+}
+
+export const runnerFamily: FamilyDescriptor = {
+  name: "runner",
+  summary: "a program speaking the runner stdio protocol (echo, pi, and the config's harnesses block)",
+  capabilities: { steering: "per-harness", images: false, sharedHost: "per-harness" },
+  factories: (ctx) =>
+    configuredRunners(ctx).map(
+      ({ shared, steering, ...runner }) =>
+        new ProcessFactory({
+          ...runner,
+          ...(shared !== undefined ? { shared } : {}),
+          ...(steering !== undefined ? { supportsSteering: steering } : {}),
+        }),
+    ),
+  launched: (ctx, launcher) =>
+    configuredRunners(ctx).map((runner) => {
+      // Inside the container, node is the image's: the host's absolute node path means nothing there.
+      const command = runner.command === process.execPath ? "node" : runner.command;
+      const [program, ...prefix] = launcher;
+      return new ProcessFactory({
+        name: runner.name,
+        command: program!,
+        args: [...prefix, command, ...runner.args],
+        // Made for one session in one container: a spare would outlive both.
+        spares: 0,
+        ...(runner.cwd ? { cwd: runner.cwd } : {}),
+        ...(runner.env ? { env: runner.env } : {}),
+      });
+    }),
+};
