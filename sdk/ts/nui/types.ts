@@ -1,4 +1,4 @@
-// The wire shapes of nui's harness protocol, as extension authors see them (seed B). Self-contained: this SDK
+// The wire shapes of nui's harness protocol, as extension authors see them (docs/protocol.md#nuis-harness-protocols). Self-contained: this SDK
 // depends on Node alone.
 
 /** A harness event: `text`, `tool_call`, `tool_result`, `hitl_request`, `image`, `error`, `done`. */

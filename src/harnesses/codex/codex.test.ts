@@ -2,9 +2,9 @@
 // namespace against the fake provider (OpenAI Responses). The checks every CLI family shares are in
 // test/helpers/cli-family.ts; here is what is Codex's own: a steer reaches the running turn.
 import { describe, expect, it, vi } from "vitest";
-import { events, waitForEvent } from "../../../test/helpers/brain.js";
-import { agentRequests, answerNextPermission, FAKE_KEY, historyOf } from "../../../test/helpers/cli.js";
-import { describeCliFamily } from "../../../test/helpers/cli-family.js";
+import { events, waitForEvent } from "../../testing/brain.js";
+import { agentRequests, answerNextPermission, FAKE_KEY, historyOf } from "../../testing/cli.js";
+import { describeCliFamily } from "../../testing/cli-family.js";
 import { CodexFactory } from "./factory.js";
 
 // Real CLIs start slowly on a loaded machine.

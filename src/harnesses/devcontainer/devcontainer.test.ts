@@ -4,10 +4,10 @@
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../../test/helpers/brain.js";
-import { fakeDevcontainer, fakeDocker, readCalls } from "../../../test/nui/helpers.js";
 import { echoRunnerPath } from "../../cli/setup.js";
 import type { NuiSettings } from "../../protocol/config.js";
+import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../testing/brain.js";
+import { fakeDevcontainer, fakeDocker, readCalls } from "../../testing/nui.js";
 import { nuiHarnessFactories } from "../nui/families.js";
 import { devcontainerShim, installDir } from "../nui/install-paths.js";
 import { DEFAULT_DEVCONTAINER_IMAGE, devcontainerJson, localEnvRef } from "./config.js";

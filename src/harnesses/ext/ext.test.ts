@@ -4,23 +4,9 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  events,
-  makeBrain,
-  type TestBrain,
-  tempDir,
-  textOf,
-  waitForEvent,
-} from "../../../test/helpers/brain.js";
-import {
-  asked,
-  fixtures,
-  permissionAsked,
-  tsAgent,
-  warnings,
-  writeExtension,
-} from "../../../test/nui/helpers.js";
 import type { Session } from "../../core/session.js";
+import { events, makeBrain, type TestBrain, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
+import { asked, fixtures, permissionAsked, tsAgent, warnings, writeExtension } from "../../testing/nui.js";
 import { nuiHarnessFactories } from "../nui/families.js";
 import { installExtension } from "./install.js";
 

@@ -1,4 +1,4 @@
-// A client for seed B's HTTP/SSE agents: GET /info, POST /run streaming `text/event-stream`, POST /cancel,
+// A client for nui's HTTP/SSE agents (docs/protocol.md#httpsse-remote-docker-devcontainer-extension-hosts-with-transport-http): GET /info, POST /run streaming `text/event-stream`, POST /cancel,
 // POST /shutdown. The stream is parsed with a real SSE parser (events may span chunks, carry several `data:`
 // lines, comments and ids); each event's data is one harness event object.
 import { createParser } from "eventsource-parser";
@@ -6,7 +6,7 @@ import { HarnessError } from "../../core/harness.js";
 import { type DecodedHarnessEvent, decodeHarnessEvent } from "../../protocol/nui/harness-event.js";
 import { HarnessInfo } from "../../protocol/nui/jsonrpc.js";
 
-/** POST /run body: seed B's fields, plus `runId` so /cancel can name the run (nui's own servers read it). */
+/** POST /run body: nui's documented fields, plus `runId` so /cancel can name the run (nui's own servers read it). */
 export interface RunBody {
   message: string;
   runId: string;

@@ -5,8 +5,8 @@
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { events, tempDir, textOf, waitForEvent } from "../../../test/helpers/brain.js";
-import { answerNextPermission } from "../../../test/helpers/cli.js";
+import { events, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
+import { answerNextPermission } from "../../testing/cli.js";
 import {
   type CliFamilyCase,
   deniesOne,
@@ -14,7 +14,7 @@ import {
   interruptsMidStream,
   resumesAfterRestart,
   shellTurn,
-} from "../../../test/helpers/cli-family.js";
+} from "../../testing/cli-family.js";
 import { OpencodeFactory } from "./factory.js";
 
 // opencode's 185 MB binary can take tens of seconds to start on a loaded machine.
