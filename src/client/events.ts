@@ -1,7 +1,8 @@
 // Follows a session's SSE stream for as long as the caller wants: every event once, in seq order, across
 // dropped connections and daemon restarts (it reconnects with Last-Event-ID = the last seq it yielded).
-import { createParser } from "eventsource-parser";
+import { sleep } from "../core/sleep.js";
 import type { SessionEvent } from "../protocol/events.js";
+import { readSse } from "../protocol/sse.js";
 import type { BrainClient } from "./client.js";
 import { ClientError, errorOf } from "./errors.js";
 
@@ -50,62 +51,33 @@ export async function* streamEvents(
       await sleep(retryMs, signal);
       continue;
     }
-    const ready: SessionEvent[] = [];
-    let bad: Error | undefined;
-    const parser = createParser({
-      onEvent: (message) => {
+    const onRetry = (ms: number) => {
+      if (options.retryMs === undefined) retryMs = ms;
+    };
+    let reason = "the daemon ended the stream";
+    try {
+      for await (const message of readSse(res.body, { onRetry })) {
+        let event: SessionEvent;
         try {
-          ready.push(JSON.parse(message.data) as SessionEvent);
+          event = JSON.parse(message.data) as SessionEvent;
         } catch (err) {
-          bad = new ClientError(
+          throw new ClientError(
             0,
             "bad_stream",
             `the daemon sent an event that is not JSON: ${(err as Error).message}`,
           );
         }
-      },
-      onRetry: (ms) => {
-        if (options.retryMs === undefined) retryMs = ms;
-      },
-    });
-    const reader = res.body.getReader();
-    const decoder = new TextDecoder();
-    let reason = "the daemon ended the stream";
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        parser.feed(decoder.decode(value, { stream: true }));
-        if (bad) throw bad;
-        while (ready.length > 0) {
-          const event = ready.shift()!;
-          if (event.seq <= last) continue; // already yielded before a reconnect
-          last = event.seq;
-          yield event;
-        }
+        if (event.seq <= last) continue; // already yielded before a reconnect
+        last = event.seq;
+        yield event;
       }
     } catch (err) {
       if (signal.aborted) return;
       if (err instanceof ClientError) throw err;
       reason = `the connection broke: ${(err as Error).message}`;
-    } finally {
-      await reader.cancel().catch(() => {});
     }
     if (signal.aborted) return;
     options.onDrop?.(last, reason);
     await sleep(retryMs, signal);
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
