@@ -14,12 +14,12 @@ import { providerWire } from "../cli/provider-api.js";
 import { answerRequest } from "./approvals.js";
 import { codexConfigToml, keyEnvironment } from "./config-toml.js";
 import { CodexNotificationMapper, type CodexSignal } from "./parser.js";
-import type { InitializeParams } from "./protocol/InitializeParams.js";
-import type { ThreadResumeParams } from "./protocol/v2/ThreadResumeParams.js";
-import type { ThreadStartParams } from "./protocol/v2/ThreadStartParams.js";
-import type { TurnInterruptParams } from "./protocol/v2/TurnInterruptParams.js";
-import type { TurnStartParams } from "./protocol/v2/TurnStartParams.js";
-import type { TurnSteerParams } from "./protocol/v2/TurnSteerParams.js";
+import type { InitializeParams } from "./generated/InitializeParams.js";
+import type { ThreadResumeParams } from "./generated/v2/ThreadResumeParams.js";
+import type { ThreadStartParams } from "./generated/v2/ThreadStartParams.js";
+import type { TurnInterruptParams } from "./generated/v2/TurnInterruptParams.js";
+import type { TurnStartParams } from "./generated/v2/TurnStartParams.js";
+import type { TurnSteerParams } from "./generated/v2/TurnSteerParams.js";
 import { RpcConnection, RpcError } from "./rpc.js";
 
 export const STATE_FILE = "codex.json";

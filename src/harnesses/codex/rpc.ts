@@ -3,18 +3,18 @@
 // generated protocol types. Requests go both ways: the server's (approvals) carry both `id` and `method`.
 import { HarnessError } from "../../core/harness.js";
 import { type RpcId, RpcPeer } from "../../protocol/jsonrpc.js";
-import type { InitializeParams } from "./protocol/InitializeParams.js";
-import type { InitializeResponse } from "./protocol/InitializeResponse.js";
-import type { ThreadResumeParams } from "./protocol/v2/ThreadResumeParams.js";
-import type { ThreadResumeResponse } from "./protocol/v2/ThreadResumeResponse.js";
-import type { ThreadStartParams } from "./protocol/v2/ThreadStartParams.js";
-import type { ThreadStartResponse } from "./protocol/v2/ThreadStartResponse.js";
-import type { TurnInterruptParams } from "./protocol/v2/TurnInterruptParams.js";
-import type { TurnInterruptResponse } from "./protocol/v2/TurnInterruptResponse.js";
-import type { TurnStartParams } from "./protocol/v2/TurnStartParams.js";
-import type { TurnStartResponse } from "./protocol/v2/TurnStartResponse.js";
-import type { TurnSteerParams } from "./protocol/v2/TurnSteerParams.js";
-import type { TurnSteerResponse } from "./protocol/v2/TurnSteerResponse.js";
+import type { InitializeParams } from "./generated/InitializeParams.js";
+import type { InitializeResponse } from "./generated/InitializeResponse.js";
+import type { ThreadResumeParams } from "./generated/v2/ThreadResumeParams.js";
+import type { ThreadResumeResponse } from "./generated/v2/ThreadResumeResponse.js";
+import type { ThreadStartParams } from "./generated/v2/ThreadStartParams.js";
+import type { ThreadStartResponse } from "./generated/v2/ThreadStartResponse.js";
+import type { TurnInterruptParams } from "./generated/v2/TurnInterruptParams.js";
+import type { TurnInterruptResponse } from "./generated/v2/TurnInterruptResponse.js";
+import type { TurnStartParams } from "./generated/v2/TurnStartParams.js";
+import type { TurnStartResponse } from "./generated/v2/TurnStartResponse.js";
+import type { TurnSteerParams } from "./generated/v2/TurnSteerParams.js";
+import type { TurnSteerResponse } from "./generated/v2/TurnSteerResponse.js";
 
 export { RpcError } from "../../protocol/jsonrpc.js";
 
