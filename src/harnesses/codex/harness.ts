@@ -13,13 +13,13 @@ import { CliHarness, prepareCli, withTail } from "../cli/harness.js";
 import { providerWire } from "../cli/provider-api.js";
 import { answerRequest } from "./approvals.js";
 import { codexConfigToml, keyEnvironment } from "./config-toml.js";
-import { CodexNotificationMapper, type CodexSignal } from "./parser.js";
 import type { InitializeParams } from "./generated/InitializeParams.js";
 import type { ThreadResumeParams } from "./generated/v2/ThreadResumeParams.js";
 import type { ThreadStartParams } from "./generated/v2/ThreadStartParams.js";
 import type { TurnInterruptParams } from "./generated/v2/TurnInterruptParams.js";
 import type { TurnStartParams } from "./generated/v2/TurnStartParams.js";
 import type { TurnSteerParams } from "./generated/v2/TurnSteerParams.js";
+import { CodexNotificationMapper, type CodexSignal } from "./parser.js";
 import { RpcConnection, RpcError } from "./rpc.js";
 
 export const STATE_FILE = "codex.json";
