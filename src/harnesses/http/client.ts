@@ -3,20 +3,11 @@
 // harness event object.
 import { HarnessError } from "../../core/harness.js";
 import { type DecodedHarnessEvent, decodeHarnessEvent } from "../../protocol/nui/harness-event.js";
-import { HarnessInfo } from "../../protocol/nui/jsonrpc.js";
+import { HarnessInfo, type HttpRunBody } from "../../protocol/nui/jsonrpc.js";
 import { readSse } from "../../protocol/sse.js";
 
-/** POST /run body: nui's documented fields, plus `runId` so /cancel can name the run (nui's own servers read it). */
-export interface RunBody {
-  message: string;
-  runId: string;
-  sessionId?: string;
-  workingDir?: string;
-  systemPrompt?: string;
-  model?: string;
-  /** The session's variables (an agent definition's `env`), as nui's HTTP client sends them. */
-  env?: Record<string, string>;
-}
+/** POST /run body: nui's fields, plus `runId` so /cancel can name the run (nui's own servers read it). */
+export type RunBody = HttpRunBody;
 
 export class HttpAgentClient {
   readonly baseUrl: string;

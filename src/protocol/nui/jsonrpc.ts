@@ -30,6 +30,12 @@ export const HarnessRunParams = z.object({
 });
 export type HarnessRunParams = z.infer<typeof HarnessRunParams>;
 
+/**
+ * POST /run's body (docs/protocol.md): `harness.run`'s params but the harness id (an HTTP host serves one
+ * harness), plus the session's variables (an agent definition's `env`), as nui's HTTP client sends them.
+ */
+export type HttpRunBody = Omit<HarnessRunParams, "harnessId"> & { env?: Record<string, string> };
+
 /** `harness.info` result. nui's Python SDK sends capabilities as a list, nui's HTTP /info as an object. */
 export const HarnessInfo = z.object({
   id: z.string().optional(),
