@@ -6,7 +6,15 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Session } from "../../core/session.js";
 import { events, makeBrain, type TestBrain, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
-import { asked, fixtures, permissionAsked, tsAgent, warnings, writeExtension } from "../../testing/nui.js";
+import {
+  asked,
+  fixtures,
+  permissionAsked,
+  root,
+  tsAgent,
+  warnings,
+  writeExtension,
+} from "../../testing/nui.js";
 import { nuiHarnessFactories } from "../nui/families.js";
 import { installExtension } from "./install.js";
 
@@ -247,7 +255,7 @@ describe("tcp: hosts found through their connection file", () => {
     const host = spawn("python3", [join(demoTcp, "tcp_host.py")], {
       env: {
         ...process.env,
-        PYTHONPATH: join(fixtures, "../../../sdk/python"),
+        PYTHONPATH: join(root, "sdk/python"),
         HOME: hostHome,
         NUI_CONNECTION_ID: "ext-running-echo",
       },
