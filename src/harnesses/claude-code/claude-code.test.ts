@@ -1,5 +1,5 @@
 // The claude-code harness on the real Claude Code CLI (node_modules/.bin/claude), run in a loopback-only network
-// namespace against the fake provider. The checks every CLI family shares are in test/helpers/cli-family.ts;
+// namespace against the fake provider. The checks every CLI family shares are in src/testing/cli-family.ts;
 // here is what is Claude Code's own: a steer waits for the CLI's turn to end.
 import { describe, expect, it, vi } from "vitest";
 import { events, textOf, waitForEvent } from "../../testing/brain.js";

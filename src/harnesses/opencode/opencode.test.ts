@@ -1,7 +1,7 @@
 // The opencode harness on the real opencode CLI (node_modules/.bin/opencode serve), run in a loopback-only
 // network namespace against the fake provider (Chat Completions). The server it starts inside the namespace is
 // published back to the host by the sandbox launcher. The checks every CLI family shares are in
-// test/helpers/cli-family.ts; opencode starts slowly, so several of them share one session here.
+// src/testing/cli-family.ts; opencode starts slowly, so several of them share one session here.
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";

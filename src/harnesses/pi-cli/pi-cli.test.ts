@@ -1,6 +1,6 @@
 // The pi-cli harness on the real pi CLI (node_modules/.bin/pi --mode rpc), run in a loopback-only network
 // namespace against the fake provider (Chat Completions; the other two APIs pi speaks in the last test). The
-// checks every CLI family shares are in test/helpers/cli-family.ts; here is what is pi's own: its tools gated up
+// checks every CLI family shares are in src/testing/cli-family.ts; here is what is pi's own: its tools gated up
 // front, a live steer, and the three wires.
 import { describe, expect, it, vi } from "vitest";
 import { events, textOf, waitForEvent } from "../../testing/brain.js";
