@@ -1,6 +1,6 @@
 // 10. The CLI harnesses' overhead over each CLI's own stream.
 //
-// Per delta: a real captured stream of each CLI (test/fixtures/cli-transcripts), repeated to a few MB, is fed in
+// Per delta: a real captured stream of each CLI (src/testing/fixtures/cli-transcripts), repeated to a few MB, is fed in
 // 64 KiB chunks through Brain's path (LineSplitter, JSON.parse, the family's parser) and through a baseline that
 // only splits and JSON.parses, the least any host must do. The ratio is the parsers' throughput cost; the note
 // gives the time Brain adds per line.
@@ -32,7 +32,7 @@ import { type BenchRow, interleave, log, rateRow, type Sample, timed, timeRow } 
 import { median } from "./lib/stats.js";
 import type { BenchOptions } from "./options.js";
 
-const FIXTURES = fileURLToPath(new URL("../../test/fixtures/cli-transcripts/", import.meta.url));
+const FIXTURES = fileURLToPath(new URL("../../src/testing/fixtures/cli-transcripts/", import.meta.url));
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded third-party JSON
 type Json = any;

@@ -1,4 +1,4 @@
-// Tests spawn compiled runners (dist/runners/echo, dist/test/fixtures/scripted-runner), so the build must be
+// Tests spawn compiled runners (dist/runners/echo, dist/src/testing/fixtures/scripted-runner), so the build must be
 // current before any test runs. The build is incremental: when `npm test` has just built, this is quick.
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";

@@ -15,6 +15,7 @@ import {
   type Turn,
   TurnInterrupted,
 } from "../../sdk/ts/index.js";
+import { sleep } from "../../src/core/sleep.js";
 import { encodeLine } from "../../src/protocol/ndjson.js";
 
 const TRANSCRIPT = "echo.jsonl";
@@ -92,20 +93,6 @@ async function untilInterrupted(call: Promise<ToolResult>): Promise<ToolResult |
     if (err instanceof TurnInterrupted) return undefined;
     throw err;
   }
-}
-
-/** Waits `ms`, or less when the turn is interrupted meanwhile. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (ms <= 0 || signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
 
 serve({ open: (params) => new EchoSession(params) });

@@ -16,7 +16,7 @@ Write the agent once; it runs under nui and under Brain unchanged:
     if __name__ == "__main__":
         EchoAgent().serve_stdio()
 
-Protocol (seed B): requests harness.info, harness.run {message, runId, sessionId?, workingDir?, systemPrompt?,
+Protocol (docs/protocol.md in Brain): requests harness.info, harness.run {message, runId, sessionId?, workingDir?, systemPrompt?,
 model?, harnessId?}, harness.cancel {runId}, harness.shutdown; harness.event notifications
 {runId, type: text|tool_call|tool_result|hitl_request|image|error|done, ...}.
 

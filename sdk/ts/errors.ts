@@ -1,4 +1,4 @@
-// The two ways a request can fail on the wire (seed A): `provider_error` when the model side failed,
+// The two ways a request can fail on the wire (docs/protocol.md#runner-stdio-protocol): `provider_error` when the model side failed,
 // `brain_error` for everything else. A handler throws RunnerFailure to choose the code; any other error is
 // reported as `brain_error` with its message.
 import type { RunnerErrorCode } from "../../src/protocol/runner.js";

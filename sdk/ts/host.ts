@@ -1,4 +1,4 @@
-// The runner side of seed A's stdio protocol: reads Brain's frames from stdin (split on "\n" only, 4 MiB cap,
+// The runner side of Brain's stdio protocol (docs/protocol.md#runner-stdio-protocol): reads Brain's frames from stdin (split on "\n" only, 4 MiB cap,
 // strict decoding), dispatches each request to the attachment it names, and writes replies that echo the
 // request's attachment and turn. Requests are handled concurrently: a prompt runs while steer, interrupt and
 // tool replies for it keep arriving.

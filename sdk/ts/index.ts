@@ -1,4 +1,4 @@
-// Brain's runner SDK for TypeScript: implement a Runner, call serve(), and the SDK speaks seed A's stdio
+// Brain's runner SDK for TypeScript: implement a Runner, call serve(), and the SDK speaks Brain's runner stdio
 // protocol for you. See README.md beside this file.
 export type {
   MessageData,

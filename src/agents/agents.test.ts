@@ -4,10 +4,10 @@ import { spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../test/helpers/brain.js";
-import { fixtures, root, type Served, startSeedHarness } from "../../test/nui/helpers.js";
 import { listExtensions } from "../harnesses/ext/extensions.js";
 import { installExtension } from "../harnesses/ext/install.js";
+import { tempDir } from "../testing/brain.js";
+import { fixtures, root, type Served, startSeedHarness } from "../testing/nui.js";
 import { listAgents, loadAgentFile, resolveAgent } from "./catalog.js";
 import { sessionInput } from "./session-input.js";
 

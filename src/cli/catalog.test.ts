@@ -4,13 +4,13 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { parrotFamily } from "../../test/fixtures/families/parrot/descriptor.js";
-import { events, tempDir, textOf } from "../../test/helpers/brain.js";
 import { loadAgentFile } from "../agents/catalog.js";
 import { sessionInput } from "../agents/session-input.js";
 import { builtinCatalog } from "../harnesses/catalog.js";
-import { raw } from "../server/test-helpers.js";
-import { startTestDaemon } from "../server/testing.js";
+import { events, tempDir, textOf } from "../testing/brain.js";
+import { startTestDaemon } from "../testing/daemon.js";
+import { parrotFamily } from "../testing/fixtures/families/parrot/descriptor.js";
+import { raw } from "../testing/http.js";
 import { harnessLines } from "./commands/harnesses.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { configHarnesses, configHarnessTypes, createBrain } from "./setup.js";

@@ -4,13 +4,13 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { echoFactory, tempDir } from "../../test/helpers/brain.js";
 import { Brain } from "../core/brain.js";
 import { HarnessRegistry } from "../core/registry.js";
-import { collect, raw, settled } from "../server/test-helpers.js";
-import { startTestDaemon } from "../server/testing.js";
 import { FsSessionStore, type LogIO, nodeLogIO, readEventsFile } from "../store/fs/index.js";
 import { processStart } from "../store/fs/log-lock.js";
+import { echoFactory, tempDir } from "../testing/brain.js";
+import { startTestDaemon } from "../testing/daemon.js";
+import { collect, raw, settled } from "../testing/http.js";
 import { BuiltinTools } from "../tools/builtin.js";
 import { ToolRouter } from "../tools/router.js";
 import { runPrompt } from "./run.js";
@@ -301,13 +301,13 @@ describe("brain conformance", () => {
       "conformance",
       "--",
       process.execPath,
-      join(root, "dist/test/fixtures/scripted-runner.js"),
+      join(root, "dist/src/testing/fixtures/scripted-runner.js"),
       "--mode",
       "garbage",
     ]);
     expect(broken.code).toBe(1);
     expect(broken.out).toMatch(/FAIL {2}prompt/);
-    expect(existsSync(join(root, "dist/test/fixtures/scripted-runner.js"))).toBe(true);
+    expect(existsSync(join(root, "dist/src/testing/fixtures/scripted-runner.js"))).toBe(true);
   });
 });
 

@@ -4,9 +4,9 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { events, makeBrain, tempDir, textOf } from "../../test/helpers/brain.js";
-import { catalogFactories, fixtures } from "../../test/nui/helpers.js";
 import { installExtension } from "../harnesses/ext/install.js";
+import { events, makeBrain, tempDir, textOf } from "../testing/brain.js";
+import { catalogFactories, fixtures } from "../testing/nui.js";
 import { type AskPerson, answerRequests, HOW_TO_ANSWER } from "./answers.js";
 
 const root = join(import.meta.dirname, "../..");

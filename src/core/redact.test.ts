@@ -4,11 +4,11 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../test/helpers/brain.js";
 import { ApiHarnessFactory } from "../harnesses/api/factory.js";
 import { ProcessFactory } from "../harnesses/process/factory.js";
 import type { NewEvent, SessionEvent } from "../protocol/events.js";
 import { FsSessionStore } from "../store/fs/index.js";
+import { tempDir } from "../testing/brain.js";
 import { type FakeProvider, startFakeProvider } from "../testing/fake-provider/index.js";
 import { BuiltinTools } from "../tools/builtin.js";
 import { ToolRouter } from "../tools/router.js";
@@ -176,7 +176,7 @@ describe("a Brain keeps keys out of events.jsonl", () => {
     const runner = new ProcessFactory({
       name: "scripted",
       command: process.execPath,
-      args: [join(root, "dist/test/fixtures/scripted-runner.js"), "--mode", "stderr-key"],
+      args: [join(root, "dist/src/testing/fixtures/scripted-runner.js"), "--mode", "stderr-key"],
     });
     brain = brainWith([runner], home);
     const session = await brain.create({

@@ -2,10 +2,10 @@
 // turn is left open, and every tool result has its call.
 import { appendFileSync, rmSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../test/helpers/brain.js";
 import type { SessionEvent } from "../protocol/events.js";
 import type { ToolResult } from "../protocol/runner.js";
 import { FsSessionStore, type LogIO, nodeLogIO } from "../store/fs/index.js";
+import { tempDir } from "../testing/brain.js";
 import { BuiltinTools } from "../tools/builtin.js";
 import { ToolRouter } from "../tools/router.js";
 import { Brain } from "./brain.js";

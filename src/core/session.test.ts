@@ -1,8 +1,8 @@
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { events, makeBrain, type TestBrain, textOf, waitForEvent } from "../../test/helpers/brain.js";
 import type { ToolResult, ToolSchema } from "../protocol/runner.js";
+import { events, makeBrain, type TestBrain, textOf, waitForEvent } from "../testing/brain.js";
 import type { ToolService } from "../tools/tool-service.js";
 
 /** A tool that never finishes on its own: it answers only when the call is aborted. */
@@ -339,7 +339,7 @@ describe("a full disk", () => {
     const { HarnessRegistry } = await import("./registry.js");
     const { ToolRouter } = await import("../tools/router.js");
     const { BuiltinTools } = await import("../tools/builtin.js");
-    const { echoFactory } = await import("../../test/helpers/brain.js");
+    const { echoFactory } = await import("../testing/brain.js");
     const brain = new Brain({
       store: new FsSessionStore(t.home, io),
       harnesses: new HarnessRegistry([echoFactory()]),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decodeBrainFrame, decodeRunnerFrame, ProtocolError } from "./frames.js";
 
-// The seed's own examples, verbatim: they must decode.
+// The protocol's examples (docs/protocol.md), verbatim: they must decode.
 const seedBrainFrames = [
   '{"attachment":"ATTACHMENT_ID","id":"REQUEST_ID","method":"open","params":{"session_id":"SESSION_ID","dir":"/path/to/native","config":{"model":"openai/gpt-4.1-mini","tools":["echo"]},"tools":[{"name":"echo","description":"Echo text","input_schema":{"type":"object"}}],"provider":{"api_key":"PROVIDER_TOKEN"}}}',
   '{"attachment":"ATTACHMENT_ID","turn":"TURN_ID","id":"REQUEST_ID","method":"prompt","params":{"text":"Hello"}}',

@@ -6,10 +6,10 @@ import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { collect, raw, settled, textOf } from "../testing/http.js";
 import { homeAgents } from "./agents.js";
 import { startDaemon } from "./daemon.js";
-import { collect, raw, settled, textOf } from "./test-helpers.js";
-import { startTestDaemon, type TestDaemon } from "./testing.js";
 
 let t: TestDaemon;
 beforeAll(async () => {

@@ -6,8 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_PROMPT_BYTES } from "../protocol/runner.js";
-import { collect, raw, settled } from "./test-helpers.js";
-import { startTestDaemon, type TestDaemon } from "./testing.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { collect, raw, settled } from "../testing/http.js";
 
 let open: TestDaemon; // --no-auth
 let auth: TestDaemon;

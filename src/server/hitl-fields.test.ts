@@ -2,12 +2,12 @@
 // question event, in REST's pending requests and back in nui's envelopes; and nui's respond() answers a
 // request while another client controls the session (an answer, not a command).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ClientError } from "../client/client.js";
 import type { PendingRequest } from "../core/pending.js";
 import { questionsOf } from "../harnesses/nui/hitl-bridge.js";
-import { ClientError } from "./client/client.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { collect, raw, settled } from "../testing/http.js";
 import { requestEnvelopeOf } from "./hitl/envelopes.js";
-import { collect, raw, settled } from "./test-helpers.js";
-import { startTestDaemon, type TestDaemon } from "./testing.js";
 
 let t: TestDaemon;
 beforeAll(async () => {

@@ -4,8 +4,8 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collect, raw, settled } from "./test-helpers.js";
-import { startTestDaemon, type TestDaemon } from "./testing.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { collect, raw, settled } from "../testing/http.js";
 
 let t: TestDaemon;
 beforeAll(async () => {

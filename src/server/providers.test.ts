@@ -4,18 +4,18 @@
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tempDir } from "../../test/helpers/brain.js";
+import { BrainClient } from "../client/client.js";
 import { Brain } from "../core/brain.js";
 import { HarnessRegistry } from "../core/registry.js";
 import { ApiHarnessFactory } from "../harnesses/api/factory.js";
 import { FsSessionStore } from "../store/fs/index.js";
+import { tempDir } from "../testing/brain.js";
 import { type FakeProvider, startFakeProvider } from "../testing/fake-provider/index.js";
+import { collect, raw, settled } from "../testing/http.js";
 import { BuiltinTools } from "../tools/builtin.js";
 import { ToolRouter } from "../tools/router.js";
 import { newToken } from "./auth/tokens.js";
-import { BrainClient } from "./client/client.js";
 import { type Daemon, startDaemon } from "./daemon.js";
-import { collect, raw, settled } from "./test-helpers.js";
 
 const KEY = "sk-operator-key-0123456789";
 const DB_PASSWORD = "db-password-never-leaves-9876";

@@ -8,10 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createParser } from "eventsource-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BrainClient } from "../client/client.js";
 import type { NewEvent, SessionEvent } from "../protocol/events.js";
-import { BrainClient } from "./client/client.js";
-import { collect, raw, settled } from "./test-helpers.js";
-import { startTestDaemon, type TestDaemon } from "./testing.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { collect, raw, settled } from "../testing/http.js";
 
 const dense = (n: number, from = 1) => Array.from({ length: n - from + 1 }, (_, i) => i + from);
 

@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findTestBrowser } from "../testing/browser.js";
-import { collect, raw, settled, textOf } from "./test-helpers.js";
-import { startTestDaemon, type TestDaemon } from "./testing.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { collect, raw, settled, textOf } from "../testing/http.js";
 
 const SHOTS = join(tmpdir(), "brain-web-screens");
 

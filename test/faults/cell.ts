@@ -3,7 +3,7 @@
 import { expect } from "vitest";
 import { FAKE_KEY } from "../../src/harnesses/api/testing/provider.js";
 import type { SessionEvent } from "../../src/protocol/events.js";
-import { textOf } from "../helpers/brain.js";
+import { textOf } from "../../src/testing/brain.js";
 import { acknowledged, auditLog, type Cell, expectWhole, findSecrets, note } from "./audit.js";
 import type { Bed } from "./families.js";
 

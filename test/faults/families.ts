@@ -1,7 +1,7 @@
 // The harness families of the fault matrix, each on a scratch $BRAIN_HOME, with a way to arm each fault:
-//   process  the scripted runner (test/fixtures/scripted-runner, `--mode … --once`) on the fake provider
+//   process  the scripted runner (src/testing/fixtures/scripted-runner, `--mode … --once`) on the fake provider
 //   api      the api harness on the fake provider (Anthropic's wire)
-//   ext      a nui extension host on sdk/ts over stdio (test/fixtures/nui/ts-agent)
+//   ext      a nui extension host on sdk/ts over stdio (src/testing/fixtures/nui/ts-agent)
 //   http     a `remote` HTTP/SSE agent: an inline server that misbehaves as told
 // The real CLI families (claude-code, codex, opencode, pi-cli) are left out: each start costs seconds.
 import { rmSync } from "node:fs";
@@ -15,13 +15,13 @@ import { installExtension } from "../../src/harnesses/ext/install.js";
 import { RemoteFactory } from "../../src/harnesses/http/remote.js";
 import { ProcessFactory } from "../../src/harnesses/process/factory.js";
 import type { SessionConfig } from "../../src/protocol/runner.js";
+import { makeBrain, type TestBrain, tempDir } from "../../src/testing/brain.js";
 import type { FakeProvider } from "../../src/testing/fake-provider/index.js";
+import { catalogFactories, tsAgent, writeExtension } from "../../src/testing/nui.js";
 import type { ToolService } from "../../src/tools/tool-service.js";
-import { makeBrain, type TestBrain, tempDir } from "../helpers/brain.js";
-import { catalogFactories, tsAgent, writeExtension } from "../nui/helpers.js";
 
 export const ROOT = join(import.meta.dirname, "../..");
-export const SCRIPTED = join(ROOT, "dist/test/fixtures/scripted-runner.js");
+export const SCRIPTED = join(ROOT, "dist/src/testing/fixtures/scripted-runner.js");
 
 export type Family = "process" | "api" | "ext" | "http";
 export const FAMILIES: Family[] = ["process", "api", "ext", "http"];

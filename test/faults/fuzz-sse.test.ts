@@ -7,11 +7,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { BrainClient } from "../../src/client/client.js";
 import { HarnessError } from "../../src/core/harness.js";
 import { HttpAgentClient } from "../../src/harnesses/http/client.js";
 import type { SessionEvent } from "../../src/protocol/events.js";
 import type { DecodedHarnessEvent } from "../../src/protocol/nui/harness-event.js";
-import { BrainClient } from "../../src/server/client/client.js";
 import { formatEvent } from "../../src/server/sse/hub.js";
 import { chunks, ITERATIONS, mutate, Prng, randomValue, repro, SEED } from "./fuzz.js";
 

@@ -4,8 +4,8 @@
 import { request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { raw } from "../../src/server/test-helpers.js";
-import { startTestDaemon, type TestDaemon } from "../../src/server/testing.js";
+import { startTestDaemon, type TestDaemon } from "../../src/testing/daemon.js";
+import { raw } from "../../src/testing/http.js";
 import { auditLog, type Cell, note } from "./audit.js";
 
 let d: TestDaemon;

@@ -6,9 +6,9 @@ import { rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { FAKE_KEY, startKeyedProvider } from "../../src/harnesses/api/testing/provider.js";
-import { raw } from "../../src/server/test-helpers.js";
+import { tempDir } from "../../src/testing/brain.js";
 import type { FakeProvider } from "../../src/testing/fake-provider/index.js";
-import { tempDir } from "../helpers/brain.js";
+import { raw } from "../../src/testing/http.js";
 import { auditLog, filesUnder, findSecrets, note } from "./audit.js";
 import { apiBed, type Bed, processBed, ROOT } from "./families.js";
 

@@ -8,12 +8,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Brain } from "../../src/core/brain.js";
 import { HarnessRegistry } from "../../src/core/registry.js";
 import type { SessionEvent } from "../../src/protocol/events.js";
-import { startTestDaemon, type TestDaemon } from "../../src/server/testing.js";
 import { type LogIO, nodeLogIO } from "../../src/store/fs/log-io.js";
 import { FsSessionStore } from "../../src/store/fs/session-store.js";
+import { echoFactory, makeBrain, type TestBrain, tempDir, textOf } from "../../src/testing/brain.js";
+import { startTestDaemon, type TestDaemon } from "../../src/testing/daemon.js";
 import { BuiltinTools } from "../../src/tools/builtin.js";
 import { ToolRouter } from "../../src/tools/router.js";
-import { echoFactory, makeBrain, type TestBrain, tempDir, textOf } from "../helpers/brain.js";
 import { acknowledged, auditLog, expectWhole, note } from "./audit.js";
 import { ROOT } from "./families.js";
 

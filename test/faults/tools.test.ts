@@ -5,9 +5,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startKeyedProvider } from "../../src/harnesses/api/testing/provider.js";
 import type { SessionEvent } from "../../src/protocol/events.js";
 import type { ToolResult, ToolSchema } from "../../src/protocol/runner.js";
+import { textOf, waitForEvent } from "../../src/testing/brain.js";
 import type { FakeProvider } from "../../src/testing/fake-provider/index.js";
 import type { ToolService } from "../../src/tools/tool-service.js";
-import { textOf, waitForEvent } from "../helpers/brain.js";
 import { acknowledged, auditLog, type Cell, expectWhole, note } from "./audit.js";
 import { apiBed, type Bed, type BedOptions, processBed } from "./families.js";
 

@@ -5,8 +5,8 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { tempDir } from "../../src/testing/brain.js";
 import { type FakeProvider, startFakeProvider } from "../../src/testing/fake-provider/index.js";
-import { tempDir } from "../helpers/brain.js";
 import { API_KEY, ROOT } from "./helpers.js";
 
 let fake: FakeProvider;

@@ -5,8 +5,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SUMMARY_MARKER } from "../../runners/pi/compaction.js";
+import type { TestBrain } from "../../src/testing/brain.js";
 import { type FakeProvider, lastUserText, startFakeProvider } from "../../src/testing/fake-provider/index.js";
-import type { TestBrain } from "../helpers/brain.js";
 import { API_KEY, bodyText, FORMATS, piBrain, requestShape, transcript } from "./helpers.js";
 
 const SUMMARY = "SUMMARY OF THE TALK: the user counted turns.";

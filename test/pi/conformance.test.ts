@@ -1,7 +1,7 @@
 // The conformance kit passes runners/pi, every check run (it calls a model, so none is skipped): the same
 // command CI runs, `brain conformance -- node runners/pi/dist/main.js`.
 import { describe, expect, it } from "vitest";
-import { runConformance } from "../../src/conformance/kit.js";
+import { runConformance } from "../../src/cli/commands/conformance/kit.js";
 import { PI_RUNNER } from "./helpers.js";
 
 describe("brain conformance on runners/pi", () => {

@@ -4,9 +4,9 @@ import { join } from "node:path";
 import type { Session } from "../../src/core/session.js";
 import { ProcessFactory } from "../../src/harnesses/process/factory.js";
 import type { ProviderCredentials, ToolResult, ToolSchema } from "../../src/protocol/runner.js";
+import { makeBrain, type TestBrain } from "../../src/testing/brain.js";
 import type { FakeProvider, FakeProviderRequest } from "../../src/testing/fake-provider/index.js";
 import { type ToolService, textResult } from "../../src/tools/tool-service.js";
-import { makeBrain, type TestBrain } from "../helpers/brain.js";
 
 export const ROOT = join(import.meta.dirname, "../..");
 /** The command the seed names: the generated entry that starts the compiled runner. */

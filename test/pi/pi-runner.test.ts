@@ -4,8 +4,8 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { SessionEvent } from "../../src/protocol/events.js";
+import { events, type TestBrain, tempDir, textOf, waitForEvent } from "../../src/testing/brain.js";
 import { type FakeProvider, startFakeProvider } from "../../src/testing/fake-provider/index.js";
-import { events, type TestBrain, tempDir, textOf, waitForEvent } from "../helpers/brain.js";
 import { API_KEY, bodyText, FORMATS, piBrain, requestShape, transcript, WaitTool } from "./helpers.js";
 
 let fake: FakeProvider;

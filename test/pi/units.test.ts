@@ -9,7 +9,7 @@ import { messageEvent, toUsage } from "../../runners/pi/events.js";
 import { readSettings, resolveApi, resolveBaseUrl } from "../../runners/pi/settings.js";
 import { TRANSCRIPT, Transcript } from "../../runners/pi/transcript.js";
 import type { OpenParams } from "../../src/protocol/runner.js";
-import { tempDir } from "../helpers/brain.js";
+import { tempDir } from "../../src/testing/brain.js";
 
 const params = (over: Partial<OpenParams> = {}): OpenParams => ({
   session_id: "s",

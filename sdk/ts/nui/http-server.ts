@@ -1,4 +1,4 @@
-// A reference HTTP/SSE agent server (seed B's `remote` and `docker` protocol) for any NuiAgent:
+// A reference HTTP/SSE agent server (nui's `remote` and `docker` protocol, docs/protocol.md) for any NuiAgent:
 //
 //   GET  /info      → {name, version, capabilities}
 //   POST /run       {message, runId?, sessionId?, workingDir?, systemPrompt?, model?} → text/event-stream,

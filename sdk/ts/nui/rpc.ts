@@ -1,33 +1,41 @@
 // JSON-RPC 2.0 dispatch for one connection (stdio or a TCP socket): harness.info, harness.run (asynchronous,
 // so cancel is read while it works), harness.cancel, harness.shutdown, and Brain's harness.hitl_response.
+// Framing and decoding are Brain's own JSON-RPC peer (src/protocol/jsonrpc.ts).
+
+import { type RpcId, RpcPeer } from "../../../src/protocol/jsonrpc.js";
+import { FramingError } from "../../../src/protocol/ndjson.js";
 import type { NuiAgent } from "./agent.js";
 import { HitlWaiters } from "./hitl.js";
 
-interface Message {
-  id?: number | string | null;
-  method?: string;
-  params?: Record<string, unknown>;
-}
+type Params = Record<string, unknown>;
 
 export class RpcConnection {
   private readonly runs = new Map<string, AbortController>();
   private readonly waiters = new HitlWaiters();
-  private buffer = "";
+  private readonly peer: RpcPeer;
 
   constructor(
     private readonly agent: NuiAgent,
-    private readonly write: (line: string) => void,
+    write: (line: string) => void,
     /** Called after harness.shutdown was answered. */
     private readonly onShutdown: () => void,
-  ) {}
+  ) {
+    this.peer = new RpcPeer(write, {
+      who: "Brain",
+      onRequest: (id, method, params) => this.handle(id, method, params),
+      onNotification: (method, params) => this.handle(null, method, params),
+      onWarning: () => process.stderr.write(`[${agent.name}] ignored a line that is not JSON-RPC\n`),
+    });
+  }
 
   /** Feeds raw text; complete lines (split on "\n" only) are handled. */
   feed(text: string): void {
-    this.buffer += text;
-    for (let nl = this.buffer.indexOf("\n"); nl !== -1; nl = this.buffer.indexOf("\n")) {
-      const line = this.buffer.slice(0, nl).trim();
-      this.buffer = this.buffer.slice(nl + 1);
-      if (line) this.handle(line);
+    try {
+      this.peer.feed(text);
+    } catch (err) {
+      if (!(err instanceof FramingError)) throw err;
+      process.stderr.write(`[${this.agent.name}] ${err.message}: the connection is ended\n`);
+      this.end();
     }
   }
 
@@ -39,23 +47,11 @@ export class RpcConnection {
     }
   }
 
-  private send(message: Record<string, unknown>): void {
-    this.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
-  }
-
-  private handle(line: string): void {
-    let msg: Message;
-    try {
-      msg = JSON.parse(line) as Message;
-    } catch {
-      process.stderr.write(`[${this.agent.name}] ignored a line that is not JSON\n`);
-      return;
-    }
-    const params = msg.params ?? {};
-    const id = msg.id ?? null;
-    switch (msg.method) {
+  private handle(id: RpcId | null, method: string, raw: unknown): void {
+    const params = (raw ?? {}) as Params;
+    switch (method) {
       case "harness.info":
-        return this.send({ id, result: this.agent.info() });
+        return this.peer.respond(id, this.agent.info());
       case "harness.run":
         return void this.run(id, params);
       case "harness.cancel": {
@@ -65,33 +61,32 @@ export class RpcConnection {
         try {
           this.agent.onCancel(runId);
         } finally {
-          this.send({ id, result: { ok: true } });
+          this.peer.respond(id, { ok: true });
         }
         return;
       }
       case "harness.shutdown":
         return void Promise.resolve(this.agent.onShutdown()).finally(() => {
-          this.send({ id, result: { ok: true } });
+          this.peer.respond(id, { ok: true });
           this.onShutdown();
         });
       case "harness.hitl_response":
         return this.waiters.answer(params);
       default:
-        if (id !== null)
-          this.send({ id, error: { code: -32601, message: `method not found: ${msg.method}` } });
+        if (id !== null) this.peer.respondError(id, -32601, `method not found: ${method}`);
     }
   }
 
-  private async run(id: Message["id"], params: Record<string, unknown>): Promise<void> {
+  private async run(id: RpcId | null, params: Params): Promise<void> {
     const controller = new AbortController();
     const runId = typeof params.runId === "string" && params.runId ? params.runId : undefined;
     if (runId) this.runs.set(runId, controller);
     const result = await this.agent.execute(params, {
-      emit: (event) => this.send({ method: "harness.event", params: event }),
+      emit: (event) => this.peer.notify("harness.event", event),
       waiters: this.waiters,
       signal: controller.signal,
     });
     this.runs.delete(result.runId);
-    this.send({ id, result: { runId: result.runId, ...(result.cancelled ? { cancelled: true } : {}) } });
+    this.peer.respond(id, { runId: result.runId, ...(result.cancelled ? { cancelled: true } : {}) });
   }
 }

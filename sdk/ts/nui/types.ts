@@ -1,5 +1,6 @@
-// The wire shapes of nui's harness protocol, as extension authors see them (seed B). Self-contained: this SDK
-// depends on Node alone.
+// The wire shapes of nui's harness protocol, as extension authors see them (docs/protocol.md#nuis-harness-protocols).
+// The params are Brain's protocol types (src/protocol/nui), not a copy.
+import type { HarnessRunParams } from "../../../src/protocol/nui/jsonrpc.js";
 
 /** A harness event: `text`, `tool_call`, `tool_result`, `hitl_request`, `image`, `error`, `done`. */
 export interface HarnessEvent {
@@ -10,17 +11,8 @@ export interface HarnessEvent {
 /** What `run()` yields: a string is a `text` event, an object is sent as it is. */
 export type Chunk = string | HarnessEvent;
 
-/** `harness.run` params (and POST /run's body). */
-export interface RunParams {
-  message: string;
-  runId: string;
-  sessionId?: string;
-  workingDir?: string;
-  systemPrompt?: string;
-  model?: string;
-  harnessId?: string;
-  [field: string]: unknown;
-}
+/** `harness.run` params (and POST /run's body); fields nui adds later come through too. */
+export type RunParams = HarnessRunParams & { [field: string]: unknown };
 
 /** nui's HITL response envelope: `status` is answered, declined, expired or cancelled. */
 export interface HitlResponse {

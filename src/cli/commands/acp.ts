@@ -3,10 +3,10 @@
 // $BRAIN_HOME, so sessions made from the editor are ordinary Brain sessions either way.
 import { Readable, Writable } from "node:stream";
 import { ndJsonStream } from "@agentclientprotocol/sdk";
-import { brainAcpAgent } from "../../server/acp/agent.js";
+import { brainAcpAgent } from "../../acp/agent.js";
+import { BrainClient } from "../../client/client.js";
 import { homeAgents } from "../../server/agents.js";
 import { newToken } from "../../server/auth/tokens.js";
-import { BrainClient } from "../../server/client/client.js";
 import { startDaemon } from "../../server/daemon.js";
 import { parse, str } from "../args.js";
 import { loadConfig } from "../config.js";

@@ -3,16 +3,9 @@
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  events,
-  makeBrain,
-  type TestBrain,
-  tempDir,
-  textOf,
-  waitForEvent,
-} from "../../../test/helpers/brain.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import type { ToolResult, ToolSchema } from "../../protocol/runner.js";
+import { events, makeBrain, type TestBrain, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
 import type { FakeProvider } from "../../testing/fake-provider/index.js";
 import type { ToolService } from "../../tools/tool-service.js";
 import { SUMMARY_REQUEST } from "./compaction.js";

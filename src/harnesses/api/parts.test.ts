@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { APICallError, type LanguageModelUsage } from "ai";
 import { describe, expect, it } from "vitest";
-import { tempDir } from "../../../test/helpers/brain.js";
+import { tempDir } from "../../testing/brain.js";
 import { CONVERSATION_FILE, Conversation } from "./conversation.js";
 import { backoffMs, describeProviderError, isRetryable, messageInBody } from "./errors.js";
 import { parseSettings } from "./settings.js";

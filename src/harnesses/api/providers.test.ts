@@ -1,8 +1,8 @@
 // A tool-call turn on every provider, through the real AI SDK provider packages pointed at the fake provider
 // (which checks the key each one sends), and the rules for model strings, keys and base URLs.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { events, makeBrain, type TestBrain, textOf } from "../../../test/helpers/brain.js";
 import type { SessionEvent } from "../../protocol/events.js";
+import { events, makeBrain, type TestBrain, textOf } from "../../testing/brain.js";
 import type { FakeProvider } from "../../testing/fake-provider/index.js";
 import { ApiHarnessFactory } from "./factory.js";
 import { parseModelSpec, resolveModel } from "./providers.js";

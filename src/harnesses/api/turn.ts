@@ -3,6 +3,7 @@
 // tools and settles the turn as interrupted; provider failures are retried (bounded) and then fail the turn.
 import type { ModelMessage, ProviderMetadata, ToolSet, UserContent } from "ai";
 import { HarnessError, type HarnessOptions, type PromptOutcome } from "../../core/harness.js";
+import { sleep } from "../../core/sleep.js";
 import type { ToolResult } from "../../protocol/runner.js";
 import { shouldCompact, summaryRequest } from "./compaction.js";
 import type { Conversation } from "./conversation.js";
@@ -174,20 +175,4 @@ async function save(
   } catch (err) {
     throw new HarnessError("brain_error", `could not write the conversation file: ${(err as Error).message}`);
   }
-}
-
-/** Resolves true after `ms`, or false as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve(false);
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve(true);
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }

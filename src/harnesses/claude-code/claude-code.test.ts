@@ -1,10 +1,10 @@
 // The claude-code harness on the real Claude Code CLI (node_modules/.bin/claude), run in a loopback-only network
-// namespace against the fake provider. The checks every CLI family shares are in test/helpers/cli-family.ts;
+// namespace against the fake provider. The checks every CLI family shares are in src/testing/cli-family.ts;
 // here is what is Claude Code's own: a steer waits for the CLI's turn to end.
 import { describe, expect, it, vi } from "vitest";
-import { events, textOf, waitForEvent } from "../../../test/helpers/brain.js";
-import { agentRequests, answerNextPermission, FAKE_KEY, historyOf } from "../../../test/helpers/cli.js";
-import { describeCliFamily } from "../../../test/helpers/cli-family.js";
+import { events, textOf, waitForEvent } from "../../testing/brain.js";
+import { agentRequests, answerNextPermission, FAKE_KEY, historyOf } from "../../testing/cli.js";
+import { describeCliFamily } from "../../testing/cli-family.js";
 import { ClaudeCodeFactory } from "./factory.js";
 
 // Real CLIs start slowly on a loaded machine.

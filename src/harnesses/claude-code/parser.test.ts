@@ -1,7 +1,7 @@
 // The stream-json parser on real Claude Code captures (2.1.197 and 2.1.332): one long-lived process that ran a
 // shell tool turn, an approved `touch`, and an interrupted slow turn, then a resumed process.
 import { describe, expect, it } from "vitest";
-import { transcriptLines } from "../../../test/helpers/transcripts.js";
+import { transcriptLines } from "../../testing/transcripts.js";
 import type { CliEvent } from "../cli/events.js";
 import { type ClaudeSignal, ClaudeStreamParser } from "./parser.js";
 

@@ -3,7 +3,7 @@
 import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { events, makeBrain, type TestBrain, tempDir } from "../../../test/helpers/brain.js";
+import { events, makeBrain, type TestBrain, tempDir } from "../../testing/brain.js";
 import { ClaudeCodeFactory } from "./factory.js";
 
 /** Speaks just enough stream-json; the last message's transcript record lands LATE_MS after the `result`. */

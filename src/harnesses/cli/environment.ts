@@ -1,4 +1,4 @@
-// A CLI agent's environment: seed A's minimal variables, a HOME of its own under the native dir (so nothing of
+// A CLI agent's environment: the runner protocol's minimal variables (docs/protocol.md#runner-stdio-protocol), a HOME of its own under the native dir (so nothing of
 // the host user's config, logins or history leaks in, and everything the CLI writes stays with the session),
 // and the family's additions.
 import { mkdirSync } from "node:fs";

@@ -2,12 +2,12 @@
 // the tool names the model sees: `exec_command`, `apply_patch`, `request_permissions`), questions to the
 // session's clients. Each answer is shaped by the installed version's generated protocol types.
 import type { PermissionVerdict, ToolUse } from "../../core/harness.js";
-import type { ExecCommandApprovalResponse } from "./protocol/ExecCommandApprovalResponse.js";
-import type { CommandExecutionRequestApprovalResponse } from "./protocol/v2/CommandExecutionRequestApprovalResponse.js";
-import type { FileChangeRequestApprovalResponse } from "./protocol/v2/FileChangeRequestApprovalResponse.js";
-import type { McpServerElicitationRequestResponse } from "./protocol/v2/McpServerElicitationRequestResponse.js";
-import type { PermissionsRequestApprovalResponse } from "./protocol/v2/PermissionsRequestApprovalResponse.js";
-import type { ToolRequestUserInputResponse } from "./protocol/v2/ToolRequestUserInputResponse.js";
+import type { ExecCommandApprovalResponse } from "./generated/ExecCommandApprovalResponse.js";
+import type { CommandExecutionRequestApprovalResponse } from "./generated/v2/CommandExecutionRequestApprovalResponse.js";
+import type { FileChangeRequestApprovalResponse } from "./generated/v2/FileChangeRequestApprovalResponse.js";
+import type { McpServerElicitationRequestResponse } from "./generated/v2/McpServerElicitationRequestResponse.js";
+import type { PermissionsRequestApprovalResponse } from "./generated/v2/PermissionsRequestApprovalResponse.js";
+import type { ToolRequestUserInputResponse } from "./generated/v2/ToolRequestUserInputResponse.js";
 import type { RpcConnection } from "./rpc.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: third-party messages, decoded leniently

@@ -1,10 +1,10 @@
 // The codex harness on the real Codex CLI (node_modules/.bin/codex app-server), run in a loopback-only network
 // namespace against the fake provider (OpenAI Responses). The checks every CLI family shares are in
-// test/helpers/cli-family.ts; here is what is Codex's own: a steer reaches the running turn.
+// src/testing/cli-family.ts; here is what is Codex's own: a steer reaches the running turn.
 import { describe, expect, it, vi } from "vitest";
-import { events, waitForEvent } from "../../../test/helpers/brain.js";
-import { agentRequests, answerNextPermission, FAKE_KEY, historyOf } from "../../../test/helpers/cli.js";
-import { describeCliFamily } from "../../../test/helpers/cli-family.js";
+import { events, waitForEvent } from "../../testing/brain.js";
+import { agentRequests, answerNextPermission, FAKE_KEY, historyOf } from "../../testing/cli.js";
+import { describeCliFamily } from "../../testing/cli-family.js";
 import { CodexFactory } from "./factory.js";
 
 // Real CLIs start slowly on a loaded machine.

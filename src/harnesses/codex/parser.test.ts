@@ -2,8 +2,8 @@
 // turn, then a resumed process.
 import { rmSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { transcriptLines } from "../../../test/helpers/transcripts.js";
 import { unshareWords } from "../../testing/netns/sandbox.js";
+import { transcriptLines } from "../../testing/transcripts.js";
 import type { CliEvent } from "../cli/events.js";
 import { locateCli } from "../cli/locate.js";
 import { approvalFor, questionsFor } from "./approvals.js";

@@ -4,9 +4,9 @@
 // Notifications for other threads (sub-agents) and every method this mapper does not know are skipped.
 
 import { type CliEvent, type CliTurnEnd, contentText, event, usageOf } from "../cli/events.js";
-import type { ServerNotification } from "./protocol/ServerNotification.js";
-import type { ThreadItem } from "./protocol/v2/ThreadItem.js";
-import type { TokenUsageBreakdown } from "./protocol/v2/TokenUsageBreakdown.js";
+import type { ServerNotification } from "./generated/ServerNotification.js";
+import type { ThreadItem } from "./generated/v2/ThreadItem.js";
+import type { TokenUsageBreakdown } from "./generated/v2/TokenUsageBreakdown.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: third-party messages, decoded leniently
 type Json = any;

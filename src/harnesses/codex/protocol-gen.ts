@@ -1,10 +1,10 @@
 // The Codex app-server protocol types, generated from the installed binary (`codex app-server generate-ts`) and
-// committed under ./protocol. The generator's relative imports get explicit `.js` extensions (NodeNext ESM
+// committed under ./generated. The generator's relative imports get explicit `.js` extensions (NodeNext ESM
 // needs them) and the files are formatted with the project's Biome settings, so the committed tree passes lint.
 // A test regenerates into a temporary dir and diffs, so an upgrade of @openai/codex that changes the protocol
 // fails CI until the types are regenerated:
 //
-//   node dist/src/harnesses/codex/protocol-gen.js        (writes src/harnesses/codex/protocol)
+//   node dist/src/harnesses/codex/protocol-gen.js        (writes src/harnesses/codex/generated)
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,7 +14,7 @@ import { locateCli } from "../cli/locate.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const projectRoot = resolve(here, here.includes(`${sep}dist${sep}`) ? "../../../.." : "../../..");
-export const PROTOCOL_DIR = join(projectRoot, "src/harnesses/codex/protocol");
+export const PROTOCOL_DIR = join(projectRoot, "src/harnesses/codex/generated");
 
 function walk(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

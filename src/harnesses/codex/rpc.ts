@@ -1,123 +1,83 @@
-// JSON-RPC 2.0 as `codex app-server` speaks it on stdio: one JSON object per line, the "jsonrpc" field left out.
-// Requests go both ways: ours get replies by id; the server's (approvals) carry both `id` and `method`.
+// JSON-RPC 2.0 as `codex app-server` speaks it on stdio: the shared peer (src/protocol/jsonrpc.ts), with the
+// "jsonrpc" field left out as codex does, errors labelled, and the requests Brain makes typed with the
+// generated protocol types. Requests go both ways: the server's (approvals) carry both `id` and `method`.
 import { HarnessError } from "../../core/harness.js";
+import { type RpcId, RpcPeer } from "../../protocol/jsonrpc.js";
+import type { InitializeParams } from "./generated/InitializeParams.js";
+import type { InitializeResponse } from "./generated/InitializeResponse.js";
+import type { ThreadResumeParams } from "./generated/v2/ThreadResumeParams.js";
+import type { ThreadResumeResponse } from "./generated/v2/ThreadResumeResponse.js";
+import type { ThreadStartParams } from "./generated/v2/ThreadStartParams.js";
+import type { ThreadStartResponse } from "./generated/v2/ThreadStartResponse.js";
+import type { TurnInterruptParams } from "./generated/v2/TurnInterruptParams.js";
+import type { TurnInterruptResponse } from "./generated/v2/TurnInterruptResponse.js";
+import type { TurnStartParams } from "./generated/v2/TurnStartParams.js";
+import type { TurnStartResponse } from "./generated/v2/TurnStartResponse.js";
+import type { TurnSteerParams } from "./generated/v2/TurnSteerParams.js";
+import type { TurnSteerResponse } from "./generated/v2/TurnSteerResponse.js";
 
-// biome-ignore lint/suspicious/noExplicitAny: third-party messages, decoded leniently
-type Json = any;
+export { RpcError } from "../../protocol/jsonrpc.js";
+
+/** The requests Brain makes, each with its params and its result. */
+export interface CodexRequests {
+  initialize: { params: InitializeParams; result: InitializeResponse };
+  "thread/start": { params: ThreadStartParams; result: ThreadStartResponse };
+  "thread/resume": { params: ThreadResumeParams; result: ThreadResumeResponse };
+  "turn/start": { params: TurnStartParams; result: TurnStartResponse };
+  "turn/steer": { params: TurnSteerParams; result: TurnSteerResponse };
+  "turn/interrupt": { params: TurnInterruptParams; result: TurnInterruptResponse };
+}
 
 export interface RpcHandlers {
-  onNotification(method: string, params: Json): void;
-  onRequest(id: string | number, method: string, params: Json): void;
-}
-
-interface Waiting {
-  method: string;
-  resolve(result: Json): void;
-  reject(err: Error): void;
-  timer?: NodeJS.Timeout;
-}
-
-/** A JSON-RPC error reply, kept apart so callers can tell "Codex said no" from "Codex is gone". */
-export class RpcError extends Error {
-  override name = "RpcError";
-  constructor(
-    readonly method: string,
-    readonly code: number | undefined,
-    message: string,
-  ) {
-    super(message);
-  }
+  onNotification(method: string, params: unknown): void;
+  onRequest(id: RpcId, method: string, params: unknown): void;
 }
 
 export class RpcConnection {
-  private nextId = 1;
-  private readonly waiting = new Map<number, Waiting>();
+  private readonly peer: RpcPeer;
 
-  constructor(
-    private readonly label: string,
-    private readonly write: (line: string) => void,
-    private readonly handlers: RpcHandlers,
-  ) {}
-
-  request(method: string, params: unknown, timeoutMs = 0): Promise<Json> {
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      const waiting: Waiting = { method, resolve, reject };
-      if (timeoutMs > 0) {
-        waiting.timer = setTimeout(() => {
-          this.waiting.delete(id);
-          reject(
-            new HarnessError(
-              "brain_error",
-              `${this.label}: no answer to "${method}" within ${timeoutMs / 1000} s`,
-            ),
-          );
-        }, timeoutMs);
-      }
-      this.waiting.set(id, waiting);
-      this.write(`${JSON.stringify({ id, method, params })}\n`);
+  constructor(label: string, write: (line: string) => void, handlers: RpcHandlers) {
+    this.peer = new RpcPeer(write, {
+      label,
+      versionField: false,
+      onNotification: (method, params) => handlers.onNotification(method, params),
+      onRequest: (id, method, params) => handlers.onRequest(id, method, params),
+      timeoutError: (method, ms) =>
+        new HarnessError("brain_error", `${label}: no answer to "${method}" within ${ms / 1000} s`),
     });
   }
 
+  /**
+   * The result is what codex's generated types promise; codex is third-party, so callers still check the
+   * fields they depend on.
+   */
+  request<M extends keyof CodexRequests>(
+    method: M,
+    params: CodexRequests[M]["params"],
+    timeoutMs = 0,
+  ): Promise<Partial<CodexRequests[M]["result"]> | undefined> {
+    return this.peer.request(method, params, timeoutMs) as Promise<Partial<CodexRequests[M]["result"]>>;
+  }
+
   notify(method: string, params?: unknown): void {
-    this.write(`${JSON.stringify(params === undefined ? { method } : { method, params })}\n`);
+    this.peer.notify(method, params);
   }
 
-  respond(id: string | number, result: unknown): void {
-    this.write(`${JSON.stringify({ id, result })}\n`);
+  respond(id: RpcId, result: unknown): void {
+    this.peer.respond(id, result);
   }
 
-  respondError(id: string | number, code: number, message: string): void {
-    this.write(`${JSON.stringify({ id, error: { code, message } })}\n`);
+  respondError(id: RpcId, code: number, message: string): void {
+    this.peer.respondError(id, code, message);
   }
 
   /** One decoded line from the server. Unknown shapes are ignored. */
-  handle(message: Json): void {
-    if (message === null || typeof message !== "object") return;
-    const hasId = typeof message.id === "number" || typeof message.id === "string";
-    if (typeof message.method === "string") {
-      if (hasId) this.handlers.onRequest(message.id, message.method, message.params);
-      else this.handlers.onNotification(message.method, message.params);
-      return;
-    }
-    if (!hasId) return;
-    const waiting = this.waiting.get(Number(message.id));
-    if (!waiting) return;
-    this.waiting.delete(Number(message.id));
-    clearTimeout(waiting.timer);
-    if (message.error) {
-      const code = typeof message.error.code === "number" ? message.error.code : undefined;
-      waiting.reject(
-        new RpcError(
-          waiting.method,
-          code,
-          `${this.label}: "${waiting.method}" failed: ${errorText(message.error)}`,
-        ),
-      );
-    } else {
-      waiting.resolve(message.result);
-    }
+  handle(message: unknown): void {
+    this.peer.handle(message);
   }
 
-  /** Rejects everything still waiting (the process is gone). */
+  /** Rejects everything still waiting (the process is gone), and every later request. */
   failAll(err: Error): void {
-    for (const waiting of this.waiting.values()) {
-      clearTimeout(waiting.timer);
-      waiting.reject(err);
-    }
-    this.waiting.clear();
-  }
-}
-
-/**
- * The text of an error reply. Codex's output is third-party input: `String()` throws on `{"toString":1}` and
- * `JSON.stringify` on an error nested thousands deep, and a throw here would escape the stdout handler.
- */
-function errorText(error: Json): string {
-  if (typeof error?.message === "string") return error.message;
-  try {
-    return JSON.stringify(error).slice(0, 500);
-  } catch {
-    return "an error reply that cannot be shown";
+    this.peer.fail(err);
   }
 }

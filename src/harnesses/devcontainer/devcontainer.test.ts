@@ -4,9 +4,9 @@
 import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../../test/helpers/brain.js";
-import { catalogFactories, fakeDevcontainer, fakeDocker, readCalls } from "../../../test/nui/helpers.js";
 import type { BrainConfig } from "../../protocol/config.js";
+import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../testing/brain.js";
+import { catalogFactories, fakeDevcontainer, fakeDocker, readCalls } from "../../testing/nui.js";
 import { devcontainerShim, installDir } from "../nui/install-paths.js";
 import { echoRunnerPath } from "../process/descriptor.js";
 import { DEFAULT_DEVCONTAINER_IMAGE, devcontainerJson, localEnvRef } from "./config.js";

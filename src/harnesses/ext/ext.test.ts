@@ -4,24 +4,18 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  events,
-  makeBrain,
-  type TestBrain,
-  tempDir,
-  textOf,
-  waitForEvent,
-} from "../../../test/helpers/brain.js";
+import type { Session } from "../../core/session.js";
+import { events, makeBrain, type TestBrain, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
 import {
   asked,
   catalogFactories,
   fixtures,
   permissionAsked,
+  root,
   tsAgent,
   warnings,
   writeExtension,
-} from "../../../test/nui/helpers.js";
-import type { Session } from "../../core/session.js";
+} from "../../testing/nui.js";
 import { installExtension } from "./install.js";
 
 const cleanups: (() => void | Promise<void>)[] = [];
@@ -261,7 +255,7 @@ describe("tcp: hosts found through their connection file", () => {
     const host = spawn("python3", [join(demoTcp, "tcp_host.py")], {
       env: {
         ...process.env,
-        PYTHONPATH: join(fixtures, "../../../sdk/python"),
+        PYTHONPATH: join(root, "sdk/python"),
         HOME: hostHome,
         NUI_CONNECTION_ID: "ext-running-echo",
       },

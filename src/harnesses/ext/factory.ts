@@ -1,7 +1,7 @@
 // `ext:<extension>/<harness-id>`: a harness an installed nui extension contributes, over the transport its
 // manifest names. stdio: Brain starts the host once per session (at its first run) and keeps it for every
 // run. tcp: one host for all sessions, found through its connection file (started by Brain when the manifest
-// gives a command), one connection per session. http: one host, seed B's HTTP/SSE protocol.
+// gives a command), one connection per session. http: one host, nui's HTTP/SSE protocol (docs/protocol.md).
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";

@@ -1,4 +1,4 @@
-// The environment of an extension host: the seed's minimal variables, HOME (nui's SDKs find ~/.nui through it),
+// The environment of an extension host: the runner protocol's minimal variables (docs/protocol.md), HOME (nui's SDKs find ~/.nui through it),
 // the NUI_* variables nui sets, PYTHONPATH pointing at Brain's Python SDK (so `from nui_agent_stdio import
 // NuiAgent` works as under nui), then the manifest's runtime env and the session's (ADL) env. Brain's own
 // secrets never pass: provider keys reach an extension only when its agent definition names them in `env`.

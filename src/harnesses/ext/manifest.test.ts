@@ -4,8 +4,8 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../../test/helpers/brain.js";
-import { fixtures, root } from "../../../test/nui/helpers.js";
+import { tempDir } from "../../testing/brain.js";
+import { fixtures, root } from "../../testing/nui.js";
 import { listExtensions, loadExtension } from "./extensions.js";
 import { installExtension, removeExtension } from "./install.js";
 

@@ -9,6 +9,7 @@ import {
   type PromptOutcome,
   type TurnContext,
 } from "../../core/harness.js";
+import { RpcError } from "../../protocol/jsonrpc.js";
 import { decodeHarnessEvent } from "../../protocol/nui/harness-event.js";
 import type { HitlResponseEnvelope } from "../../protocol/nui/hitl.js";
 import { HARNESS_METHODS, type HarnessRunParams } from "../../protocol/nui/jsonrpc.js";
@@ -17,7 +18,6 @@ import type { HitlDesk, HitlRun } from "../nui/hitl-desk.js";
 import type { ResumeState } from "../nui/resume-state.js";
 import { RunTranslator } from "../nui/run-translator.js";
 import type { NuiSessionOptions } from "../nui/session-options.js";
-import { RpcError } from "./rpc-peer.js";
 import type { RpcTransport, Timeouts, TransportEvents } from "./transport.js";
 
 interface ActiveRun extends HitlRun {

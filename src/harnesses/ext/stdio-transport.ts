@@ -1,10 +1,11 @@
 // A stdio extension host: Brain starts it (once per session, at the session's first run, so NUI_RUN_ID names a
 // real run) and keeps it for every later run; nui restarts it for each run. `harness.info` is the handshake.
 import { HarnessError } from "../../core/harness.js";
+import { RpcError } from "../../protocol/jsonrpc.js";
 import { FramingError } from "../../protocol/ndjson.js";
 import { HARNESS_METHODS } from "../../protocol/nui/jsonrpc.js";
 import { type HostCommand, HostProcess } from "./host-process.js";
-import { RpcError, RpcPeer } from "./rpc-peer.js";
+import { hostPeer } from "./rpc-peer.js";
 import type { RpcTransport, Timeouts, TransportEvents } from "./transport.js";
 
 export async function startStdioHost(
@@ -21,7 +22,7 @@ export async function startStdioHost(
     host.kill();
     events.onFatal(fatal);
   };
-  const peer = new RpcPeer((text) => {
+  const peer = hostPeer((text) => {
     if (!fatal) host.child.stdin.write(text);
   }, events);
   host.child.stdout.on("data", (chunk: Buffer) => {

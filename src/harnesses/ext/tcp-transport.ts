@@ -3,7 +3,7 @@
 import { connect } from "node:net";
 import { HarnessError } from "../../core/harness.js";
 import { FramingError } from "../../protocol/ndjson.js";
-import { RpcPeer } from "./rpc-peer.js";
+import { hostPeer } from "./rpc-peer.js";
 import type { RpcTransport, Timeouts, TransportEvents } from "./transport.js";
 
 export async function dialTcpHost(
@@ -46,7 +46,7 @@ export async function dialTcpHost(
     socket.destroy();
     events.onFatal(reason);
   };
-  const peer = new RpcPeer((text) => {
+  const peer = hostPeer((text) => {
     if (!fatal) socket.write(text);
   }, events);
   socket.on("data", (chunk: Buffer) => {

@@ -1,6 +1,7 @@
 // How an RPC harness reaches its extension host: a child's stdio (one host per session) or a TCP connection
 // (to a host shared by sessions). Both carry the same JSON-RPC peer.
-import type { RpcPeer, RpcPeerEvents } from "./rpc-peer.js";
+import type { RpcPeer } from "../../protocol/jsonrpc.js";
+import type { RpcPeerEvents } from "./rpc-peer.js";
 
 export interface RpcTransport {
   readonly peer: RpcPeer;

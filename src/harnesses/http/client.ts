@@ -1,22 +1,13 @@
-// A client for seed B's HTTP/SSE agents: GET /info, POST /run streaming `text/event-stream`, POST /cancel,
-// POST /shutdown. The stream is parsed with a real SSE parser (events may span chunks, carry several `data:`
-// lines, comments and ids); each event's data is one harness event object.
-import { createParser } from "eventsource-parser";
+// A client for nui's HTTP/SSE agents (docs/protocol.md#httpsse-remote-docker-devcontainer-extension-hosts-with-transport-http): GET /info, POST /run streaming `text/event-stream`, POST /cancel,
+// POST /shutdown. The stream is read by the shared SSE client (src/protocol/sse.ts); each event's data is one
+// harness event object.
 import { HarnessError } from "../../core/harness.js";
 import { type DecodedHarnessEvent, decodeHarnessEvent } from "../../protocol/nui/harness-event.js";
-import { HarnessInfo } from "../../protocol/nui/jsonrpc.js";
+import { HarnessInfo, type HttpRunBody } from "../../protocol/nui/jsonrpc.js";
+import { readSse } from "../../protocol/sse.js";
 
-/** POST /run body: seed B's fields, plus `runId` so /cancel can name the run (nui's own servers read it). */
-export interface RunBody {
-  message: string;
-  runId: string;
-  sessionId?: string;
-  workingDir?: string;
-  systemPrompt?: string;
-  model?: string;
-  /** The session's variables (an agent definition's `env`), as nui's HTTP client sends them. */
-  env?: Record<string, string>;
-}
+/** POST /run body: nui's fields, plus `runId` so /cancel can name the run (nui's own servers read it). */
+export type RunBody = HttpRunBody;
 
 export class HttpAgentClient {
   readonly baseUrl: string;
@@ -95,31 +86,22 @@ export class HttpAgentClient {
       );
     }
     let ended: "done" | "error" | undefined;
-    const parser = createParser({
-      onEvent: (message) => {
-        if (ended) return;
+    try {
+      for await (const message of readSse(response.body)) {
         let value: unknown;
         try {
           value = JSON.parse(message.data);
         } catch {
-          return onEvent({
-            ok: false,
-            reason: `SSE data that is not JSON skipped: ${message.data.slice(0, 200)}`,
-          });
+          onEvent({ ok: false, reason: `SSE data that is not JSON skipped: ${message.data.slice(0, 200)}` });
+          continue;
         }
         const decoded = decodeHarnessEvent(value);
         onEvent(decoded);
-        if (decoded.ok && (decoded.event.type === "done" || decoded.event.type === "error"))
+        // Stop reading once the run ended: some servers keep the connection open after `done`.
+        if (decoded.ok && (decoded.event.type === "done" || decoded.event.type === "error")) {
           ended = decoded.event.type;
-      },
-    });
-    const reader = response.body.getReader();
-    const decoder = new TextDecoder();
-    try {
-      while (!ended) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        parser.feed(decoder.decode(value, { stream: true }));
+          break;
+        }
       }
     } catch (err) {
       if (signal.aborted) return "aborted";
@@ -127,9 +109,6 @@ export class HttpAgentClient {
         "brain_error",
         `${this.name}: the event stream of POST ${url} broke: ${reason(err)}`,
       );
-    } finally {
-      // Stop reading once the run ended: some servers keep the connection open after `done`.
-      reader.cancel().catch(() => {});
     }
     if (signal.aborted && !ended) return "aborted";
     return ended ?? "ended";

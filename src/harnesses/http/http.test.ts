@@ -6,14 +6,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  events,
-  makeBrain,
-  type TestBrain,
-  tempDir,
-  textOf,
-  waitForEvent,
-} from "../../../test/helpers/brain.js";
+import { events, makeBrain, type TestBrain, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
 import {
   fakeDocker,
   freePort,
@@ -22,7 +15,7 @@ import {
   startSeedHarness,
   startTsHttpAgent,
   warnings,
-} from "../../../test/nui/helpers.js";
+} from "../../testing/nui.js";
 import { DockerFactory } from "./docker.js";
 import { DockerCli, dockerEnvironment } from "./docker-cli.js";
 import { RemoteFactory } from "./remote.js";

@@ -1,12 +1,12 @@
 // The opencode harness on the real opencode CLI (node_modules/.bin/opencode serve), run in a loopback-only
 // network namespace against the fake provider (Chat Completions). The server it starts inside the namespace is
 // published back to the host by the sandbox launcher. The checks every CLI family shares are in
-// test/helpers/cli-family.ts; opencode starts slowly, so several of them share one session here.
+// src/testing/cli-family.ts; opencode starts slowly, so several of them share one session here.
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { events, tempDir, textOf, waitForEvent } from "../../../test/helpers/brain.js";
-import { answerNextPermission } from "../../../test/helpers/cli.js";
+import { events, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
+import { answerNextPermission } from "../../testing/cli.js";
 import {
   type CliFamilyCase,
   deniesOne,
@@ -14,7 +14,7 @@ import {
   interruptsMidStream,
   resumesAfterRestart,
   shellTurn,
-} from "../../../test/helpers/cli-family.js";
+} from "../../testing/cli-family.js";
 import { OpencodeFactory } from "./factory.js";
 
 // opencode's 185 MB binary can take tens of seconds to start on a loaded machine.

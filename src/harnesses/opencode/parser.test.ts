@@ -1,7 +1,7 @@
 // The event mapper on real opencode 1.18.33 captures of `/event`: a shell turn, an approved `touch`, an aborted
 // slow turn (sse-1), and a resumed server (sse-2).
 import { describe, expect, it } from "vitest";
-import { transcriptLines } from "../../../test/helpers/transcripts.js";
+import { transcriptLines } from "../../testing/transcripts.js";
 import type { CliEvent } from "../cli/events.js";
 import { OpencodeEventMapper, type OpencodeSignal } from "./parser.js";
 

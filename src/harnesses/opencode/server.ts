@@ -3,8 +3,8 @@
 // (it can take many seconds to start), JSON calls, and the `/event` SSE stream.
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
-import { createParser } from "eventsource-parser";
 import { HarnessError } from "../../core/harness.js";
+import { readSse } from "../../protocol/sse.js";
 import { CliProcess, type CliSpawn } from "../cli/child.js";
 
 const LABEL = "opencode";
@@ -110,23 +110,15 @@ export class OpencodeServer {
     });
     if (!res.ok || !res.body)
       throw new HarnessError("brain_error", `${LABEL}: GET /event answered HTTP ${res.status}`);
-    const parser = createParser({
-      onEvent: (message) => {
-        try {
-          onEvent(JSON.parse(message.data));
-        } catch {
-          // Not JSON: nothing Brain can use; the stream goes on.
-        }
-      },
-    });
-    const reader = res.body.getReader();
-    const decoder = new TextDecoder();
+    const body = res.body;
     void (async () => {
       try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          parser.feed(decoder.decode(value, { stream: true }));
+        for await (const message of readSse(body)) {
+          try {
+            onEvent(JSON.parse(message.data));
+          } catch {
+            // Not JSON: nothing Brain can use; the stream goes on.
+          }
         }
         if (!this.events.signal.aborted) onGone(`${LABEL}: the server closed its event stream`);
       } catch (err) {

@@ -1,7 +1,7 @@
 // The RPC-mode parser on real pi 0.73.1 captures, for each of the three APIs pi spoke to the fake provider: a
 // shell turn, then an aborted slow turn; and a resumed process.
 import { describe, expect, it } from "vitest";
-import { transcriptLines } from "../../../test/helpers/transcripts.js";
+import { transcriptLines } from "../../testing/transcripts.js";
 import type { CliEvent } from "../cli/events.js";
 import { PiEventParser, type PiSignal } from "./parser.js";
 

@@ -1,11 +1,11 @@
 // The pi-cli harness on the real pi CLI (node_modules/.bin/pi --mode rpc), run in a loopback-only network
 // namespace against the fake provider (Chat Completions; the other two APIs pi speaks in the last test). The
-// checks every CLI family shares are in test/helpers/cli-family.ts; here is what is pi's own: its tools gated up
+// checks every CLI family shares are in src/testing/cli-family.ts; here is what is pi's own: its tools gated up
 // front, a live steer, and the three wires.
 import { describe, expect, it, vi } from "vitest";
-import { events, textOf, waitForEvent } from "../../../test/helpers/brain.js";
-import { agentRequests, FAKE_KEY, historyOf } from "../../../test/helpers/cli.js";
-import { describeCliFamily } from "../../../test/helpers/cli-family.js";
+import { events, textOf, waitForEvent } from "../../testing/brain.js";
+import { agentRequests, FAKE_KEY, historyOf } from "../../testing/cli.js";
+import { describeCliFamily } from "../../testing/cli-family.js";
 import { offeredTools } from "../../testing/fake-provider/shell-agent.js";
 import { PiCliFactory } from "./factory.js";
 

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { echoFactory, events, makeBrain, type TestBrain, textOf } from "../../../test/helpers/brain.js";
+import { echoFactory, events, makeBrain, type TestBrain, textOf } from "../../testing/brain.js";
 import { RunnerProcess } from "./runner-process.js";
 
 let t: TestBrain | undefined;

@@ -1,7 +1,7 @@
 // The ProcessFactory's rules, each against a tiny inline runner that keeps or breaks exactly one of them.
 import { afterEach, describe, expect, it } from "vitest";
-import { events, makeBrain, type TestBrain, textOf, waitForEvent } from "../../../test/helpers/brain.js";
 import type { ToolResult, ToolSchema } from "../../protocol/runner.js";
+import { events, makeBrain, type TestBrain, textOf, waitForEvent } from "../../testing/brain.js";
 import type { ToolService } from "../../tools/tool-service.js";
 import { PASSED_VARIABLES } from "./environment.js";
 import { ProcessFactory, type ProcessHarnessSpec } from "./factory.js";

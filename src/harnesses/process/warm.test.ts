@@ -4,8 +4,8 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../../test/helpers/brain.js";
 import type { Session } from "../../core/session.js";
+import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../testing/brain.js";
 import { ProcessFactory } from "./factory.js";
 
 /** Logs `start <pid>` when it boots (and `child <pid>` for a sleeper it starts), `open <pid>` when opened. */

@@ -1,5 +1,5 @@
 // nui's harness events: the `params` of a `harness.event` JSON-RPC notification (stdio, TCP) and the `data` of an
-// SSE event (HTTP). Seed B names seven shapes; nui's Go client also accepts a few older spellings
+// SSE event (HTTP). docs/protocol.md#harness-events names seven shapes; nui's Go client also accepts a few older spellings
 // (`tool_call_end`, `tool_call_result`, `imageData`/`imageMediaType`), so both are read. Third-party output is
 // decoded leniently: unknown types and unknown fields are skipped, never fatal.
 import { z } from "zod";
@@ -29,7 +29,7 @@ const hitlRequest = z.object({
 });
 const image = z.object({ type: z.literal("image"), mimeType: z.string().min(1), data: z.string() });
 
-/** A harness event after decoding, in seed B's spelling. */
+/** A harness event after decoding, in nui's documented spelling. */
 export type NuiHarnessEvent =
   | { type: "text"; content: string }
   | { type: "done"; sessionId?: string }
@@ -44,7 +44,7 @@ export type DecodedHarnessEvent =
   /** `skip`: an unknown type, or a known one too malformed to use; `reason` says which. */
   | { ok: false; reason: string };
 
-/** Maps nui Go's older spellings onto seed B's. */
+/** Maps nui Go's older spellings onto the documented ones. */
 function canonical(raw: Record<string, unknown>): Record<string, unknown> {
   switch (raw.type) {
     case "tool_call_end":

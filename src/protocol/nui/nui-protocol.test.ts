@@ -1,4 +1,4 @@
-// Decoding what third-party nui hosts send: seed B's shapes, nui Go's older spellings, lenient on the rest.
+// Decoding what third-party nui hosts send: the documented shapes (docs/protocol.md#harness-events), nui Go's older spellings, lenient on the rest.
 import { describe, expect, it } from "vitest";
 import { connectionId } from "./connection.js";
 import { decodeHarnessEvent } from "./harness-event.js";

@@ -3,7 +3,6 @@
 // through reverse tool.call, and directly; start failures, timeouts, crashes and restarts.
 import { rmSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { echoFactory, events, tempDir, waitForEvent } from "../../../test/helpers/brain.js";
 import { Brain } from "../../core/brain.js";
 import { HarnessRegistry } from "../../core/registry.js";
 import type { Session } from "../../core/session.js";
@@ -13,6 +12,7 @@ import { McpServer, McpServers } from "../../protocol/config.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import type { PermissionPolicy } from "../../protocol/permissions.js";
 import { FsSessionStore } from "../../store/fs/index.js";
+import { echoFactory, events, tempDir, waitForEvent } from "../../testing/brain.js";
 import type { FakeProvider } from "../../testing/fake-provider/index.js";
 import { BuiltinTools } from "../builtin.js";
 import { ToolRouter } from "../router.js";

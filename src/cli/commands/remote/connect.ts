@@ -3,8 +3,8 @@
 
 import { existsSync } from "node:fs";
 import { userInfo } from "node:os";
+import { BrainClient } from "../../../client/client.js";
 import { readTokens, tokensPath } from "../../../server/auth/tokens.js";
-import { BrainClient } from "../../../server/client/client.js";
 import { DEFAULT_PORT } from "../../../server/defaults.js";
 import { UsageError } from "../../args.js";
 import { brainHome } from "../../setup.js";

@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionEvent } from "../../../protocol/events.js";
-import { collect, settled } from "../../../server/test-helpers.js";
-import { startTestDaemon, type TestDaemon } from "../../../server/testing.js";
+import { startTestDaemon, type TestDaemon } from "../../../testing/daemon.js";
+import { collect, settled } from "../../../testing/http.js";
 
 const bin = join(import.meta.dirname, "../../../../bin/brain.js");
 let t: TestDaemon;

@@ -1,7 +1,8 @@
 // `brain run --server URL PROMPT`: the same one-prompt run, on the daemon. The session (new, or --session ID)
 // lives there; this process only prompts and follows the turn, so a second Ctrl-C leaves it running.
+
+import { ClientError } from "../../../client/errors.js";
 import type { CreateSessionBody } from "../../../protocol/api.js";
-import { ClientError } from "../../../server/client/errors.js";
 import { connect } from "./connect.js";
 import { onCtrlC } from "./sigint.js";
 import { RemoteTail } from "./tail.js";

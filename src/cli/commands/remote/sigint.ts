@@ -1,6 +1,6 @@
 // Ctrl-C while following a session: the first interrupts the running turn (on the daemon), the next one (or the
 // first, when no turn runs) detaches, leaving the session as it is.
-import type { BrainClient } from "../../../server/client/client.js";
+import type { BrainClient } from "../../../client/client.js";
 import type { RemoteTail } from "./tail.js";
 
 export function onCtrlC(client: BrainClient, id: string, tail: RemoteTail): () => void {

@@ -2,9 +2,10 @@
 // spinner with the elapsed time while a turn runs, asks the person (or applies --allow/--deny) for pending
 // requests once the replay has caught up, and withdraws a question another client answered first. Survives
 // dropped connections and daemon restarts: the stream resumes from the last seq printed.
+
+import type { BrainClient } from "../../../client/client.js";
+import { ClientError } from "../../../client/errors.js";
 import type { SessionEvent, TurnStatus } from "../../../protocol/events.js";
-import type { BrainClient } from "../../../server/client/client.js";
-import { ClientError } from "../../../server/client/errors.js";
 import { jsonPrinter, textPrinter } from "../../output.js";
 import { askPerson, fromFlags, type Rules } from "./ask.js";
 import { Spinner } from "./spinner.js";

@@ -1,0 +1,255 @@
+// `brain acp` as a real process on stdio, driven by the ACP SDK's client side: initialize, session/new on a
+// chosen harness, session/prompt streamed as session/update, permission requests answered in the "editor",
+// session/cancel, session/load replaying the log, and errors for bad input.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable, Writable } from "node:stream";
+import {
+  type ClientContext,
+  client,
+  methods,
+  ndJsonStream,
+  type RequestPermissionRequest,
+  type SessionNotification,
+} from "@agentclientprotocol/sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+
+const bin = join(import.meta.dirname, "../../bin/brain.js");
+let t: TestDaemon;
+beforeAll(async () => {
+  t = await startTestDaemon();
+});
+afterAll(async () => {
+  await t.cleanup();
+});
+
+interface Editor {
+  updates: SessionNotification[];
+  permissions: RequestPermissionRequest[];
+  /** What the "person" picks when asked: an optionId, or "cancel". */
+  pick: string;
+  stderr: () => string;
+}
+
+/** Starts `brain acp ARGS` and runs `body` with an ACP client connected to it over stdio. */
+async function withAgent<T>(
+  args: string[],
+  body: (ctx: ClientContext, editor: Editor) => Promise<T>,
+  env: NodeJS.ProcessEnv = {},
+): Promise<T> {
+  const child: ChildProcess = spawn(process.execPath, [bin, "acp", ...args], {
+    env: { ...process.env, BRAIN_URL: "", BRAIN_TOKEN: "", ...env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.on("data", (c: Buffer) => {
+    stderr += c;
+  });
+  const editor: Editor = { updates: [], permissions: [], pick: "allow", stderr: () => stderr };
+  const app = client({ name: "test-editor" })
+    .onNotification(methods.client.session.update, async ({ params }) => {
+      editor.updates.push(params);
+    })
+    .onRequest(methods.client.session.requestPermission, async ({ params }) => {
+      editor.permissions.push(params);
+      if (editor.pick === "cancel") return { outcome: { outcome: "cancelled" } };
+      return { outcome: { outcome: "selected", optionId: editor.pick } };
+    });
+  const stream = ndJsonStream(
+    Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
+    Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
+  );
+  try {
+    return await app.connectWith(stream, async (ctx) => {
+      const init = await ctx.request(methods.agent.initialize, {
+        protocolVersion: 1,
+        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+      });
+      expect(init.protocolVersion).toBe(1);
+      expect(init.agentCapabilities?.loadSession).toBe(true);
+      return body(ctx, editor);
+    });
+  } finally {
+    child.kill("SIGTERM");
+  }
+}
+
+const server = () => ["--server", t.url, "--token", t.tokens.admin];
+const textOf = (updates: SessionNotification[], kind = "agent_message_chunk") =>
+  updates
+    .map((n) => n.update)
+    .filter((u) => u.sessionUpdate === kind)
+    .map((u) => (u as { content: { text?: string } }).content.text ?? "")
+    .join("");
+
+describe("brain acp", () => {
+  it("creates a session on the harness _meta names, streams the reply, and replays it on session/load", async () => {
+    const id = await withAgent(server(), async (ctx, editor) => {
+      const { sessionId } = await ctx.request(methods.agent.session.new, {
+        cwd: "/srv/project",
+        mcpServers: [],
+        _meta: { brain: { harness: "echo" } },
+      });
+      expect((await t.client().session(sessionId)).harness).toBe("echo");
+      const reply = await ctx.request(methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: "text", text: "hello acp" }],
+      });
+      expect(reply.stopReason).toBe("end_turn");
+      expect(textOf(editor.updates)).toBe("echo #1: hello acp");
+      const list = await ctx.request(methods.agent.session.list, {});
+      expect(list.sessions).toContainEqual(expect.objectContaining({ sessionId, cwd: "/srv/project" }));
+      return sessionId;
+    });
+    await withAgent(server(), async (ctx, editor) => {
+      await ctx.request(methods.agent.session.load, { sessionId: id, cwd: "/srv/project", mcpServers: [] });
+      expect(textOf(editor.updates, "user_message_chunk")).toBe("hello acp");
+      expect(textOf(editor.updates)).toBe("echo #1: hello acp");
+    });
+  });
+
+  it("asks the editor for permission and reports the tool call and its result", async () => {
+    await withAgent(server(), async (ctx, editor) => {
+      const { sessionId } = await ctx.request(methods.agent.session.new, {
+        cwd: "/",
+        mcpServers: [],
+        _meta: {
+          brain: { harness: "echo", config: { tools: ["echo"] }, permissions: { tools: { echo: "ask" } } },
+        },
+      });
+      const reply = await ctx.request(methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: "text", text: "echo: from the editor" }],
+      });
+      expect(reply.stopReason).toBe("end_turn");
+      expect(editor.permissions).toHaveLength(1);
+      expect(editor.permissions[0]!.options.map((o) => o.kind)).toEqual(["allow_once", "reject_once"]);
+      expect(editor.permissions[0]!.toolCall.rawInput).toEqual({ value: "from the editor" });
+      const kinds = editor.updates.map((n) => n.update.sessionUpdate);
+      expect(kinds).toContain("tool_call");
+      const done = editor.updates.map((n) => n.update).find((u) => u.sessionUpdate === "tool_call_update");
+      expect(done).toMatchObject({ status: "completed" });
+      expect(textOf(editor.updates)).toContain("echo returned: from the editor");
+
+      editor.pick = "deny";
+      await ctx.request(methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: "text", text: "echo: again" }],
+      });
+      const failed = editor.updates
+        .map((n) => n.update)
+        .filter((u) => u.sessionUpdate === "tool_call_update");
+      expect(failed.at(-1)).toMatchObject({ status: "failed" });
+    });
+  });
+
+  it("interrupts the turn on session/cancel: the prompt ends with stopReason cancelled", async () => {
+    await withAgent(server(), async (ctx, editor) => {
+      const { sessionId } = await ctx.request(methods.agent.session.new, {
+        cwd: "/",
+        mcpServers: [],
+        _meta: { brain: { harness: "echo", config: { options: { delay_ms: 40 } } } },
+      });
+      const words = Array.from({ length: 300 }, (_, i) => `w${i}`).join(" ");
+      const reply = ctx.request(methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: "text", text: words }],
+      });
+      while (!textOf(editor.updates).includes("w2")) await new Promise((resolve) => setTimeout(resolve, 20));
+      await ctx.notify(methods.agent.session.cancel, { sessionId });
+      expect((await reply).stopReason).toBe("cancelled");
+    });
+  });
+
+  it("answers bad input with JSON-RPC errors that say what is wrong", async () => {
+    await withAgent(server(), async (ctx) => {
+      await expect(
+        ctx.request(methods.agent.session.new, {
+          cwd: "/",
+          mcpServers: [],
+          _meta: { brain: { harness: "nope" } },
+        }),
+      ).rejects.toMatchObject({
+        code: -32602,
+        data: { message: expect.stringContaining('unknown harness "nope"') },
+      });
+      // A provider is a configured name; settings inline (a URL and a variable of the editor's choosing) are not.
+      for (const provider of ["nope", { base_url: "http://127.0.0.1:1/v1", api_key_env: "PATH" }]) {
+        await expect(
+          ctx.request(methods.agent.session.new, {
+            cwd: "/",
+            mcpServers: [],
+            _meta: { brain: { harness: "echo", provider } },
+          }),
+        ).rejects.toMatchObject({ code: -32602, data: { field: "provider" } });
+      }
+      await expect(
+        ctx.request(methods.agent.session.prompt, {
+          sessionId: "ghost",
+          prompt: [{ type: "text", text: "hi" }],
+        }),
+      ).rejects.toMatchObject({ code: -32002 });
+      const { sessionId } = await ctx.request(methods.agent.session.new, { cwd: "/", mcpServers: [] });
+      await expect(
+        ctx.request(methods.agent.session.prompt, {
+          sessionId,
+          prompt: [{ type: "audio", mimeType: "audio/wav", data: "AAAA" }],
+        }),
+      ).rejects.toMatchObject({
+        code: -32602,
+        data: { message: expect.stringContaining("a block of type audio cannot be sent") },
+      });
+      await expect(
+        ctx.request(methods.agent.session.prompt, {
+          sessionId,
+          prompt: [
+            { type: "text", text: "look" },
+            { type: "image", mimeType: "image/png", data: "iVBORw0KGgo=" },
+          ],
+        }),
+      ).rejects.toMatchObject({
+        code: -32602,
+        data: { message: expect.stringContaining("does not take images") },
+      });
+    });
+  });
+
+  it("refuses a prompt too large for a runner frame with invalid params naming the limit", async () => {
+    await withAgent(server(), async (ctx) => {
+      const { sessionId } = await ctx.request(methods.agent.session.new, { cwd: "/", mcpServers: [] });
+      await expect(
+        ctx.request(methods.agent.session.prompt, {
+          sessionId,
+          prompt: [{ type: "text", text: "x".repeat(5 << 20) }],
+        }),
+      ).rejects.toMatchObject({
+        code: -32602,
+        data: { message: expect.stringContaining("a runner frame is at most 4 MiB") },
+      });
+    });
+  });
+
+  it("runs its own daemon over $BRAIN_HOME when no --server is given", async () => {
+    const home = mkdtempSync(join(tmpdir(), "brain-acp-"));
+    try {
+      await withAgent(
+        ["--harness", "echo"],
+        async (ctx, editor) => {
+          const { sessionId } = await ctx.request(methods.agent.session.new, { cwd: "/", mcpServers: [] });
+          await ctx.request(methods.agent.session.prompt, {
+            sessionId,
+            prompt: [{ type: "text", text: "embedded" }],
+          });
+          expect(textOf(editor.updates)).toBe("echo #1: embedded");
+          expect(readdirSync(join(home, "sessions"))).toEqual([sessionId]);
+        },
+        { BRAIN_HOME: home },
+      );
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,225 @@
+// `brain acp`: an Agent Client Protocol agent, so an editor (Zed, ...) can drive any Brain harness. It talks to
+// a daemon through the HTTP client: session/new creates a Brain session (harness or agent definition from
+// `_meta.brain`, else the command line's choice), session/load replays its log, session/prompt starts a turn
+// and streams its events as session/update until it settles, permission requests and questions go to the
+// editor as session/request_permission (or elicitation), session/cancel interrupts.
+import {
+  type AgentApp,
+  type AgentContext,
+  agent,
+  type ClientCapabilities,
+  type ContentBlock,
+  methods,
+  PROTOCOL_VERSION,
+  RequestError,
+  type StopReason,
+} from "@agentclientprotocol/sdk";
+import type { BrainClient } from "../client/client.js";
+import { ClientError } from "../client/errors.js";
+import type { CreateSessionBody, PromptBody } from "../protocol/api.js";
+import type { SessionEvent } from "../protocol/events.js";
+import { askEditor } from "./requests.js";
+import { toSessionUpdate } from "./updates.js";
+
+export interface AcpOptions {
+  /** The harness of new sessions when session/new's _meta names none. */
+  harness?: string;
+  /** Or an agent definition id. */
+  agent?: string;
+  version?: string;
+}
+
+/** session/new's `_meta.brain`: what the editor may choose. */
+interface BrainMeta {
+  harness?: string;
+  agent?: string;
+  /** A provider the operator configured, by name (GET /v1/providers). */
+  provider?: string;
+  config?: CreateSessionBody["config"];
+  permissions?: CreateSessionBody["permissions"];
+}
+
+const STOP: Record<string, StopReason> = { completed: "end_turn", interrupted: "cancelled" };
+
+export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): AgentApp {
+  let capabilities: ClientCapabilities = {};
+  const cwds = new Map<string, string>();
+
+  const fail = (err: unknown): never => {
+    if (err instanceof ClientError) {
+      if (err.status === 404) throw new RequestError(-32002, "Resource not found", { message: err.message });
+      if (err.status === 400 || err.status === 413)
+        throw RequestError.invalidParams({ message: err.message, field: err.field });
+      throw RequestError.internalError({ message: err.message, status: err.status });
+    }
+    throw err;
+  };
+
+  return agent({ name: "brain" })
+    .onRequest(methods.agent.initialize, async ({ params }) => {
+      capabilities = params.clientCapabilities ?? {};
+      return {
+        protocolVersion: Math.min(params.protocolVersion, PROTOCOL_VERSION),
+        agentCapabilities: {
+          loadSession: true,
+          // Images go to the harness; one that takes none refuses them (invalid params, named).
+          promptCapabilities: { image: true, audio: false, embeddedContext: true },
+          sessionCapabilities: { list: {} },
+        },
+        authMethods: [],
+        agentInfo: { name: "brain", title: "Brain", version: options.version ?? "0.0.0" },
+      };
+    })
+    .onRequest(methods.agent.session.new, async ({ params }) => {
+      const meta = brainMeta(params._meta);
+      const harness = meta.harness ?? (meta.agent ? undefined : options.harness);
+      const agentId = meta.agent ?? (meta.harness ? undefined : options.agent);
+      const body: CreateSessionBody = {
+        ...(harness ? { harness } : {}),
+        ...(agentId ? { agent: agentId } : {}),
+        ...(meta.config ? { config: meta.config } : {}),
+        ...(meta.provider ? { provider: meta.provider } : {}),
+        ...(meta.permissions ? { permissions: meta.permissions } : {}),
+      };
+      const view = await client.create(body).catch(fail);
+      cwds.set(view.id, params.cwd);
+      return { sessionId: view.id, _meta: { brain: { harness: view.harness } } };
+    })
+    .onRequest(methods.agent.session.load, async ({ params, client: editor }) => {
+      const view = await client.session(params.sessionId).catch(fail);
+      cwds.set(view.id, params.cwd);
+      const last = (await client.log(view.id, 0, 1)).last_seq;
+      for (let after = 0; after < last; ) {
+        const page = await client.log(view.id, after, 1000);
+        if (page.events.length === 0) break;
+        for (const event of page.events) await send(editor, view.id, event, true);
+        after = page.events.at(-1)!.seq;
+      }
+      return {};
+    })
+    .onRequest(methods.agent.session.list, async ({ params }) => {
+      const sessions = await client.sessions().catch(fail);
+      return {
+        sessions: sessions
+          .filter((s) => !params.cwd || cwds.get(s.id) === params.cwd)
+          .map((s) => ({
+            sessionId: s.id,
+            cwd: cwds.get(s.id) ?? "/",
+            title: `${s.harness} ${s.id.slice(0, 8)}`,
+            updatedAt: s.created_at,
+          })),
+      };
+    })
+    .onRequest(methods.agent.session.close, async ({ params }) => {
+      await client.close(params.sessionId).catch(fail);
+      return {};
+    })
+    .onRequest(methods.agent.session.prompt, async ({ params, client: editor, signal }) => {
+      const { text, images } = promptOf(params.prompt);
+      const view = await client.session(params.sessionId).catch(fail);
+      const after = view.last_seq ?? 0;
+      const { turn } = await client.prompt(params.sessionId, text, images).catch(fail);
+      const status = await followTurn(client, editor, params.sessionId, turn, after, capabilities, signal);
+      const stop = STOP[status.status];
+      if (!stop) {
+        throw RequestError.internalError({ message: status.message ?? "the turn failed", code: status.code });
+      }
+      return { stopReason: stop };
+    })
+    .onNotification(methods.agent.session.cancel, async ({ params }) => {
+      await client.interrupt(params.sessionId).catch(() => {}); // nothing running: nothing to cancel
+    });
+}
+
+/** Streams one turn's events to the editor and answers its requests through it; resolves when it settles. */
+async function followTurn(
+  client: BrainClient,
+  editor: AgentContext,
+  sessionId: string,
+  turn: string,
+  after: number,
+  capabilities: ClientCapabilities,
+  signal: AbortSignal,
+): Promise<{ status: string; message?: string; code?: string }> {
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  signal.addEventListener("abort", onAbort, { once: true });
+  const asked = new Map<string, AbortController>();
+  const toolIds = new Map<string, string>();
+  try {
+    for await (const event of client.events(sessionId, { after, signal: stop.signal })) {
+      if (event.turn !== turn) continue;
+      await send(editor, sessionId, event, false);
+      if (event.type === "tool.call") toolIds.set(event.data.name, event.data.id);
+      if (event.type === "permission.requested" || event.type === "question.requested") {
+        const withdraw = new AbortController();
+        asked.set(event.data.id, withdraw);
+        const toolCallId = event.type === "permission.requested" ? toolIds.get(event.data.tool) : undefined;
+        void askEditor(editor, sessionId, event, { capabilities, signal: withdraw.signal, toolCallId }).then(
+          async (answer) => {
+            if (answer) await client.answer(sessionId, event.data.id, answer).catch(() => {}); // answered elsewhere first
+          },
+        );
+      }
+      if (event.type === "permission.resolved" || event.type === "question.answered") {
+        asked.get(event.data.id)?.abort();
+        asked.delete(event.data.id);
+      }
+      if (event.type === "turn.settled") {
+        const error = event.data.error;
+        return { status: event.data.status, ...(error ? { message: error.message, code: error.code } : {}) };
+      }
+    }
+    return { status: "interrupted" };
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    stop.abort();
+    for (const withdraw of asked.values()) withdraw.abort();
+  }
+}
+
+async function send(
+  editor: AgentContext,
+  sessionId: string,
+  event: SessionEvent,
+  replaying: boolean,
+): Promise<void> {
+  const update = toSessionUpdate(event, replaying);
+  if (update) await editor.notify(methods.client.session.update, { sessionId, update });
+}
+
+/** The prompt as Brain takes it: text (text blocks, links, embedded text resources) and images; audio and binary
+ * resources are refused, named. */
+export function promptOf(blocks: ContentBlock[]): { text: string; images: PromptBody["images"] } {
+  const parts: string[] = [];
+  const images: NonNullable<PromptBody["images"]> = [];
+  for (const block of blocks) {
+    if (block.type === "text") parts.push(block.text);
+    else if (block.type === "image") images.push({ mime_type: block.mimeType, data: block.data });
+    else if (block.type === "resource_link") parts.push(`[${block.name}](${block.uri})`);
+    else if (block.type === "resource" && "text" in block.resource) {
+      parts.push(`<resource uri="${block.resource.uri}">\n${block.resource.text}\n</resource>`);
+    } else {
+      throw RequestError.invalidParams({
+        message: `Brain takes text and images: a block of type ${block.type} cannot be sent (promptCapabilities say so)`,
+      });
+    }
+  }
+  const text = parts.join("\n");
+  if (!text.trim()) throw RequestError.invalidParams({ message: "the prompt has no text" });
+  return { text, images };
+}
+
+function brainMeta(meta: Record<string, unknown> | null | undefined): BrainMeta {
+  const value = (meta?.brain ?? meta ?? {}) as Record<string, unknown>;
+  const out: BrainMeta = {};
+  if (typeof value.harness === "string") out.harness = value.harness;
+  if (typeof value.agent === "string") out.agent = value.agent;
+  // Only a name: settings inline would let an editor's config point the daemon's keys anywhere.
+  if (value.provider !== undefined) out.provider = value.provider as string;
+  if (value.config && typeof value.config === "object") out.config = value.config as BrainMeta["config"];
+  if (value.permissions && typeof value.permissions === "object") {
+    out.permissions = value.permissions as BrainMeta["permissions"];
+  }
+  return out;
+}

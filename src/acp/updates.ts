@@ -1,0 +1,46 @@
+// Brain's session events as ACP `session/update`s: what an editor shows while a turn runs, and what
+// `session/load` replays. Events with no ACP counterpart (turn bookkeeping, checkpoints) are left out.
+import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import type { SessionEvent } from "../protocol/events.js";
+
+export function toSessionUpdate(event: SessionEvent, replaying: boolean): SessionUpdate | undefined {
+  switch (event.type) {
+    case "user.prompt":
+      // Live, the editor shows what it sent itself; on load it has only the log.
+      return replaying
+        ? { sessionUpdate: "user_message_chunk", content: { type: "text", text: event.data.text } }
+        : undefined;
+    case "user.steer":
+      return { sessionUpdate: "user_message_chunk", content: { type: "text", text: event.data.text } };
+    case "assistant.delta":
+      return { sessionUpdate: "agent_message_chunk", content: { type: "text", text: event.data.text } };
+    case "image":
+      return {
+        sessionUpdate: "agent_message_chunk",
+        content: { type: "image", mimeType: event.data.mime_type, data: event.data.data },
+      };
+    case "tool.call":
+      return {
+        sessionUpdate: "tool_call",
+        toolCallId: event.data.id,
+        title: event.data.name,
+        kind: "other",
+        status: "in_progress",
+        rawInput: event.data.arguments,
+      };
+    case "tool.result":
+      return {
+        sessionUpdate: "tool_call_update",
+        toolCallId: event.data.id,
+        status: event.data.is_error ? "failed" : "completed",
+        content: event.data.content.map((c) => ({
+          type: "content" as const,
+          content: { type: "text" as const, text: c.text },
+        })),
+      };
+    case "harness.warning":
+      return { sessionUpdate: "notice", severity: "warning", title: event.data.message };
+    default:
+      return undefined;
+  }
+}

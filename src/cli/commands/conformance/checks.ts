@@ -1,0 +1,262 @@
+// The checks, in the order they run. They share one session, so each builds on the state the ones before left:
+// the four verification checks of docs/protocol.md#runner-stdio-protocol plus the protocol rules a runner must keep.
+import { isDeepStrictEqual } from "node:util";
+import type { Session, StartedTurn } from "../../../core/session.js";
+import type { SessionEvent } from "../../../protocol/events.js";
+import { type FakeProviderRequest, lastUserText } from "../../../testing/fake-provider/index.js";
+import { failureOf, HARNESS, type KitContext, textOf } from "./context.js";
+import { FAIL_MESSAGE } from "./tools.js";
+
+export class Skip extends Error {}
+
+export interface CheckState {
+  session?: Session;
+  /** Did the runner call the model at all? Some checks only apply to runners that do. */
+  usesModel: boolean;
+}
+
+export interface Check {
+  name: string;
+  rule: string;
+  /** When it fails, the checks after it cannot say anything: they are skipped. */
+  required?: boolean;
+  run(ctx: KitContext, state: CheckState): Promise<string>;
+}
+
+const TOOLS = ["echo", "fail", "wait"];
+
+function session(state: CheckState): Session {
+  if (!state.session) throw new Error("no session: an earlier check failed to create it");
+  return state.session;
+}
+
+function assert(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new Error(message);
+}
+
+function toolEvents(events: SessionEvent[], type: "tool.call" | "tool.result") {
+  return events.filter((e) => e.type === type).map((e) => e.data as Record<string, unknown>);
+}
+
+/** Runs one prompt that asks for a tool, both in words (for model-less runners) and as the model's reply. */
+async function toolTurn(
+  ctx: KitContext,
+  s: Session,
+  name: string,
+  args: Record<string, unknown>,
+  after: string,
+) {
+  ctx.fake.script([{ toolCalls: [{ name, arguments: args }] }, { text: after }]);
+  return ctx.turn(s, `call the tool "${name}" with ${JSON.stringify(args)}`);
+}
+
+export const CHECKS: Check[] = [
+  {
+    name: "open",
+    rule: "answers `open` (with its attachment) within the open timeout",
+    required: true,
+    async run(ctx, state) {
+      const config = { model: "openai/conformance-model", tools: TOOLS };
+      state.session = await ctx.brain.create({ harness: HARNESS, config });
+      await state.session.start();
+      return "opened";
+    },
+  },
+  {
+    name: "prompt",
+    rule: "streams assistant events for the active turn and replies to `prompt`; every frame decodes strictly",
+    async run(ctx, state) {
+      const { outcome, events } = await ctx.turn(session(state), "Say hello.");
+      assert(outcome.status === "completed", `the turn ended ${failureOf(outcome)}`);
+      const messages = events.filter((e) => e.type === "assistant.message");
+      assert(messages.length > 0, "no assistant.message event in the turn");
+      state.usesModel = ctx.fake.requests.length > 0;
+      if (state.usesModel) {
+        const auth = ctx.fake.requests.at(-1)?.headers.authorization ?? "";
+        assert(auth.includes(ctx.apiKey), "the model request did not carry the key from the open frame");
+      }
+      const deltas = events.filter((e) => e.type === "assistant.delta").length;
+      return `${messages.length} message(s), ${deltas} delta(s), ${state.usesModel ? "calls the model" : "no model calls"}`;
+    },
+  },
+  {
+    name: "tool call",
+    rule: "calls a bound tool by reverse `tool.call` and uses its result",
+    async run(ctx, state) {
+      const { outcome, events } = await toolTurn(ctx, session(state), "echo", { value: "ping" }, "pong");
+      assert(outcome.status === "completed", `the turn ended ${failureOf(outcome)}`);
+      const calls = toolEvents(events, "tool.call");
+      const results = toolEvents(events, "tool.result");
+      assert(
+        calls.some((c) => c.name === "echo"),
+        "the runner did not call the echo tool",
+      );
+      assert(
+        results.some((r) => r.is_error === false),
+        "the echo tool call did not succeed",
+      );
+      return `${calls.length} tool call(s)`;
+    },
+  },
+  {
+    name: "failure separation",
+    rule: "a tool's error result goes back to the model; the turn goes on",
+    async run(ctx, state) {
+      const before = ctx.fake.requests.length;
+      const { outcome, events } = await toolTurn(ctx, session(state), "fail", {}, "recovered");
+      assert(outcome.status === "completed", `a failing tool broke the turn: ${failureOf(outcome)}`);
+      assert(
+        toolEvents(events, "tool.result").some((r) => r.is_error === true),
+        "the fail tool was not called",
+      );
+      if (state.usesModel) {
+        const followUp = ctx.fake.requests.slice(before + 1);
+        const carried = followUp.some((r) => JSON.stringify(r.body).includes(FAIL_MESSAGE));
+        assert(carried, "the tool's error did not reach the model in the next request");
+        return "error result reached the model";
+      }
+      return "turn completed after the error result";
+    },
+  },
+  {
+    name: "checkpoint",
+    rule: "checkpoint lists regular files inside the dir with exact sizes; append-only files only grow",
+    async run(ctx, state) {
+      const s = session(state);
+      const first = await s.checkpoint();
+      const { outcome } = await ctx.turn(s, "One more turn, please.");
+      assert(outcome.status === "completed", `the turn ended ${failureOf(outcome)}`);
+      const second = await s.checkpoint();
+      const files = second.files.map((f) => `${f.path} ${f.size} B${f.append_only ? " append-only" : ""}`);
+      assert(
+        second.files.length > 0 || first.files.length > 0 || !state.usesModel,
+        "no native files after 4 turns",
+      );
+      return files.join(", ") || "no files";
+    },
+  },
+  {
+    name: "clean interruption",
+    rule: "interrupt while a tool call waits: settles as interrupted, earlier checkpoint files stay intact",
+    async run(ctx, state) {
+      const s = session(state);
+      ctx.fake.script([{ toolCalls: [{ name: "wait", arguments: {} }] }, { text: "after the wait" }]);
+      const started = await s.prompt('call the tool "wait" with {}');
+      await ctx.waitInTurn(s, started, (e) => e.type === "tool.call", "tool.call for the wait tool");
+      await interruptAndGoOn(ctx, s, started);
+      return "settled as interrupted; checkpoint and next turn fine";
+    },
+  },
+  {
+    name: "interrupt mid-stream",
+    rule: "interrupt while the model streams: settles as interrupted, the next turn works",
+    async run(ctx, state) {
+      if (!state.usesModel) throw new Skip("the runner does not call the model");
+      const s = session(state);
+      const slow = Array.from({ length: 200 }, (_, i) => `word${i} `).join("");
+      ctx.fake.script([{ text: slow, chunkSize: 6, delayMs: 20 }]);
+      const started = await s.prompt("Tell me a long story.");
+      await ctx.waitInTurn(s, started, (e) => e.type === "assistant.delta", "streamed delta");
+      await interruptAndGoOn(ctx, s, started);
+      return "settled as interrupted";
+    },
+  },
+  {
+    name: "passive open",
+    rule: "reopening a saved dir makes zero model or tool calls until the next prompt",
+    async run(ctx, state) {
+      const id = session(state).id;
+      await session(state).checkpoint();
+      await ctx.restart();
+      const requests = ctx.fake.requests.length;
+      const reopened = await ctx.brain.session(id);
+      state.session = reopened;
+      const toolCallsBefore = (await reopened.log.read(0)).filter((e) => e.type === "tool.call").length;
+      await reopened.start(); // the runner opens the saved dir
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const toolCalls = (await reopened.log.read(0)).filter((e) => e.type === "tool.call").length;
+      assert(
+        ctx.fake.requests.length === requests,
+        `reopening made ${ctx.fake.requests.length - requests} model call(s)`,
+      );
+      assert(toolCalls === toolCallsBefore, "reopening made a tool call");
+      return "no model or tool calls after reopening";
+    },
+  },
+  {
+    name: "checkpoint fidelity",
+    rule: "a checkpoint restored into a fresh dir gives the same prompt context on the next turn",
+    async run(ctx, state) {
+      const original = session(state);
+      const checkpoint = await original.checkpoint();
+      const fork = await ctx.brain.fork(original.id, checkpoint.id);
+      const prompt = "What did we talk about?";
+      const runOn = async (s: Session) => {
+        ctx.fake.reset();
+        const { outcome, events } = await ctx.turn(s, prompt);
+        assert(outcome.status === "completed", `the turn ended ${failureOf(outcome)}`);
+        return { requests: ctx.fake.requests.map(contextOf), text: textOf(events) };
+      };
+      const a = await runOn(original);
+      const b = await runOn(fork);
+      if (state.usesModel) {
+        assert(
+          a.requests.length === b.requests.length,
+          `${a.requests.length} vs ${b.requests.length} model requests`,
+        );
+        const same = isDeepStrictEqual(a.requests, b.requests);
+        assert(
+          same,
+          `the restored session sent a different request: ${firstDifference(a.requests, b.requests)}`,
+        );
+      }
+      assert(a.text === b.text, `different replies: ${JSON.stringify(a.text)} vs ${JSON.stringify(b.text)}`);
+      return state.usesModel ? `${a.requests.length} identical model request(s)` : "identical replies";
+    },
+  },
+];
+
+/**
+ * Interrupts a running turn and checks the rest of the protocol's clean interruption: it settles as interrupted by
+ * the runner's own doing, the checkpoint after it is valid (earlier bytes intact), and the next turn works.
+ */
+async function interruptAndGoOn(ctx: KitContext, s: Session, started: StartedTurn): Promise<void> {
+  const requests = ctx.fake.requests.length;
+  await s.interrupt();
+  const outcome = await ctx.withTimeout(started.settled, "the interrupted turn did not settle");
+  assertStopped(ctx, await turnEvents(s, started.turn), requests);
+  assert(outcome.status === "interrupted", `the turn ended ${failureOf(outcome)}, not interrupted`);
+  await s.checkpoint(); // refuses append-only files whose earlier bytes changed
+  const next = await ctx.turn(s, "Are you still there?");
+  assert(
+    next.outcome.status === "completed",
+    `the turn after the interrupt ended ${failureOf(next.outcome)}`,
+  );
+}
+
+async function turnEvents(s: Session, turn: string): Promise<SessionEvent[]> {
+  return (await s.log.read(0)).filter((e) => e.turn === turn);
+}
+
+/** After an interrupt the runner must stop by itself: no kill by Brain, no further model request or tool call. */
+function assertStopped(ctx: KitContext, events: SessionEvent[], requestsAtInterrupt: number): void {
+  const killed = events.some((e) => e.type === "harness.warning" && /killed/.test(String(e.data.message)));
+  assert(!killed, "the runner did not settle the interrupted turn itself: Brain had to kill it");
+  const more = ctx.fake.requests.length - requestsAtInterrupt;
+  assert(more === 0, `the runner made ${more} model request(s) after the interrupt`);
+  const interruptAt = events.find((e) => e.type === "user.interrupt")?.seq ?? Number.POSITIVE_INFINITY;
+  const lateCalls = events.filter((e) => e.type === "tool.call" && e.seq > interruptAt).length;
+  assert(lateCalls === 0, `the runner made ${lateCalls} tool call(s) after the interrupt`);
+}
+
+function contextOf(request: FakeProviderRequest) {
+  return { path: request.path, body: request.body, last: lastUserText(request) };
+}
+
+function firstDifference(a: unknown[], b: unknown[]): string {
+  const left = JSON.stringify(a);
+  const right = JSON.stringify(b);
+  let i = 0;
+  while (i < left.length && left[i] === right[i]) i++;
+  return `at character ${i}: …${left.slice(Math.max(0, i - 40), i + 60)}… vs …${right.slice(Math.max(0, i - 40), i + 60)}…`;
+}

@@ -1,0 +1,54 @@
+// The kit passes the project's own runners and fails each misbehaviour of the scripted test runner on the
+// check that guards the rule it breaks.
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runConformance } from "./kit.js";
+
+const root = join(import.meta.dirname, "../../../..");
+const scripted = join(root, "dist/src/testing/fixtures/scripted-runner.js");
+const echo = join(root, "dist/runners/echo/main.js");
+
+const quick = { openTimeoutMs: 2_000, interruptGraceMs: 1_500, turnTimeoutMs: 20_000 };
+
+async function check(args: string[]) {
+  const report = await runConformance({ command: process.execPath, args, ...quick });
+  const failed = report.checks.filter((c) => c.status === "fail").map((c) => c.name);
+  return { report, failed };
+}
+
+describe("brain conformance", () => {
+  it("passes runners/echo (the model checks are skipped: it calls no model)", async () => {
+    const { report, failed } = await check([echo]);
+    expect(failed, JSON.stringify(report.checks, null, 2)).toEqual([]);
+    expect(report.checks.find((c) => c.name === "interrupt mid-stream")?.status).toBe("skip");
+  });
+
+  it.each(["good", "stderr-noise", "unknown-reply"])(
+    "passes the scripted runner in mode %s",
+    async (mode) => {
+      const { report, failed } = await check([scripted, "--mode", mode]);
+      expect(failed, JSON.stringify(report.checks, null, 2)).toEqual([]);
+      expect(report.checks.every((c) => c.status === "pass")).toBe(true);
+    },
+  );
+
+  it.each([
+    ["garbage", "prompt", /not JSON/],
+    ["oversize", "prompt", /capped at 4 MiB/],
+    ["unknown-field", "prompt", /Unrecognized key/],
+    ["exit-mid-turn", "prompt", /exited with code 3/],
+    ["hang-open", "open", /did not answer "open"/],
+    ["chatty-open", "passive open", /model call/],
+    ["not-append-only", "checkpoint", /append-only but bytes/],
+    ["outside-path", "checkpoint", /outside|\.\./],
+    ["wrong-size", "checkpoint", /size/],
+    ["tool-error-aborts", "failure separation", /broke the turn/],
+    ["ignore-interrupt", "clean interruption", /kill|after the interrupt/],
+    ["lossy-checkpoint", "checkpoint fidelity", /different request/],
+  ])("fails mode %s on the %s check", async (mode, checkName, detail) => {
+    const { report, failed } = await check([scripted, "--mode", mode]);
+    expect(report.passed).toBe(false);
+    expect(failed).toContain(checkName);
+    expect(report.checks.find((c) => c.name === checkName)?.detail).toMatch(detail);
+  });
+});

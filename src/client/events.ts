@@ -1,0 +1,83 @@
+// Follows a session's SSE stream for as long as the caller wants: every event once, in seq order, across
+// dropped connections and daemon restarts (it reconnects with Last-Event-ID = the last seq it yielded).
+import { sleep } from "../core/sleep.js";
+import type { SessionEvent } from "../protocol/events.js";
+import { readSse } from "../protocol/sse.js";
+import type { BrainClient } from "./client.js";
+import { ClientError, errorOf } from "./errors.js";
+
+export interface EventStreamOptions {
+  /** Yield events with seq greater than this (default 0: the whole log). */
+  after?: number;
+  signal?: AbortSignal;
+  /** Wait between reconnects; default the server's `retry:` (1 s). */
+  retryMs?: number;
+  /** "observer" watches without keeping the client's control lease alive. */
+  role?: "observer";
+  /** Told each time the stream drops and a reconnect is about to be tried. */
+  onDrop?(lastSeq: number, reason: string): void;
+}
+
+export async function* streamEvents(
+  client: BrainClient,
+  id: string,
+  options: EventStreamOptions = {},
+): AsyncGenerator<SessionEvent> {
+  const signal = options.signal ?? new AbortController().signal;
+  let last = options.after ?? 0;
+  let retryMs = options.retryMs ?? 1000;
+  const role = options.role ? `?role=${options.role}` : "";
+  const url = `${client.url}/v1/sessions/${encodeURIComponent(id)}/events${role}`;
+  while (!signal.aborted) {
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        headers: client.headers({ accept: "text/event-stream", "last-event-id": String(last) }),
+        signal,
+      });
+    } catch (err) {
+      if (signal.aborted) return;
+      options.onDrop?.(
+        last,
+        `cannot connect: ${(err as { cause?: Error }).cause?.message ?? (err as Error).message}`,
+      );
+      await sleep(retryMs, signal);
+      continue;
+    }
+    if (!res.ok || !res.body) {
+      const error = errorOf(res.status, await res.text());
+      if (res.status >= 400 && res.status < 500) throw error;
+      options.onDrop?.(last, error.message);
+      await sleep(retryMs, signal);
+      continue;
+    }
+    const onRetry = (ms: number) => {
+      if (options.retryMs === undefined) retryMs = ms;
+    };
+    let reason = "the daemon ended the stream";
+    try {
+      for await (const message of readSse(res.body, { onRetry })) {
+        let event: SessionEvent;
+        try {
+          event = JSON.parse(message.data) as SessionEvent;
+        } catch (err) {
+          throw new ClientError(
+            0,
+            "bad_stream",
+            `the daemon sent an event that is not JSON: ${(err as Error).message}`,
+          );
+        }
+        if (event.seq <= last) continue; // already yielded before a reconnect
+        last = event.seq;
+        yield event;
+      }
+    } catch (err) {
+      if (signal.aborted) return;
+      if (err instanceof ClientError) throw err;
+      reason = `the connection broke: ${(err as Error).message}`;
+    }
+    if (signal.aborted) return;
+    options.onDrop?.(last, reason);
+    await sleep(retryMs, signal);
+  }
+}

@@ -1,0 +1,218 @@
+// JSON-RPC 2.0 over one line-delimited stream, both ways: Brain's side of codex app-server and of nui's extension
+// hosts, and the host side in sdk/ts/nui. One JSON object per line, split on "\n" only (4 MiB cap). The peers
+// are third-party: a line that is no JSON-RPC message is a warning, not a failure.
+import { LineSplitter } from "./ndjson.js";
+
+export type RpcId = number | string;
+
+export type RpcMessage =
+  | { kind: "response"; id: RpcId; result?: unknown; error?: { code?: number; message: string } }
+  | { kind: "notification"; method: string; params: unknown }
+  | { kind: "request"; id: RpcId; method: string; params: unknown };
+
+export type DecodedRpc = { ok: true; message: RpcMessage } | { ok: false; reason: string };
+
+const isId = (v: unknown): v is RpcId => typeof v === "number" || typeof v === "string";
+
+/** Decodes one parsed JSON value. Never throws. Checked by hand, not by a schema: this runs once per event. */
+export function decodeRpcMessage(value: unknown): DecodedRpc {
+  if (!value || typeof value !== "object" || Array.isArray(value)) {
+    return { ok: false, reason: "not a JSON-RPC message (a JSON object)" };
+  }
+  const obj = value as Record<string, unknown>;
+  if ("method" in obj) {
+    const { method, id, params } = obj;
+    if (typeof method !== "string" || !method)
+      return { ok: false, reason: 'a "method" must be a non-empty string' };
+    if (id === undefined || id === null)
+      return { ok: true, message: { kind: "notification", method, params } };
+    if (!isId(id)) return { ok: false, reason: "a request id must be a number or a string" };
+    return { ok: true, message: { kind: "request", id, method, params } };
+  }
+  if ("result" in obj || "error" in obj) {
+    const { id, result, error } = obj;
+    if (!isId(id)) return { ok: false, reason: "a response needs an id and a result or an error" };
+    if (error === undefined || error === null) return { ok: true, message: { kind: "response", id, result } };
+    if (typeof error !== "object") return { ok: false, reason: "a response error must be an object" };
+    const e = error as { code?: unknown; message?: unknown };
+    // An error without a message still fails its request: its JSON says what went wrong.
+    const message = typeof e.message === "string" ? e.message : JSON.stringify(error);
+    const code = typeof e.code === "number" ? { code: e.code } : {};
+    return { ok: true, message: { kind: "response", id, result, error: { ...code, message } } };
+  }
+  return { ok: false, reason: 'a JSON-RPC message has "method", "result" or "error"' };
+}
+
+/** Decodes one line. Never throws. */
+export function decodeRpcLine(line: string): DecodedRpc {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (err) {
+    return { ok: false, reason: `not JSON (${(err as Error).message})` };
+  }
+  return decodeRpcMessage(value);
+}
+
+/** A JSON-RPC error reply, kept apart so callers can tell "the peer said no" from "the peer is gone". */
+export class RpcError extends Error {
+  override name = "RpcError";
+  constructor(
+    readonly method: string,
+    readonly code: number | undefined,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface RpcPeerOptions {
+  /** Prefixes error messages (`codex: "turn/start" failed: ...`); without it the peer's own message is kept. */
+  label?: string;
+  /** Who the peer is, in warnings ("extension host"); default "the peer". */
+  who?: string;
+  /** Whether frames carry `"jsonrpc": "2.0"` (codex app-server leaves it out). */
+  versionField?: boolean;
+  onNotification(method: string, params: unknown): void;
+  /** A request from the peer. Without a handler it is refused with -32601 and a warning. */
+  onRequest?(id: RpcId, method: string, params: unknown): void;
+  /** A line that is no JSON-RPC message, an answer to no request, a refused request. */
+  onWarning?(message: string): void;
+  /** The error a request that timed out fails with (default: an RpcError saying so). */
+  timeoutError?(method: string, timeoutMs: number): Error;
+}
+
+interface Pending {
+  method: string;
+  resolve(result: unknown): void;
+  reject(err: Error): void;
+  timer?: NodeJS.Timeout;
+}
+
+export class RpcPeer {
+  private readonly pending = new Map<number, Pending>();
+  private readonly splitter = new LineSplitter((line) => this.onLine(line));
+  private nextId = 1;
+  private broken: Error | undefined;
+
+  constructor(
+    private readonly write: (line: string) => void,
+    private readonly options: RpcPeerOptions,
+  ) {}
+
+  /** Feeds bytes from the peer. Throws FramingError when a line passes 4 MiB: the caller ends the stream. */
+  feed(chunk: Buffer | string): void {
+    this.splitter.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+  }
+
+  /** `timeoutMs` 0: no timeout (a run may stream for as long as it works). */
+  request(method: string, params: unknown, timeoutMs = 0): Promise<unknown> {
+    if (this.broken) return Promise.reject(this.broken);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const pending: Pending = { method, resolve, reject };
+      if (timeoutMs > 0) {
+        pending.timer = setTimeout(() => {
+          this.pending.delete(id);
+          reject(
+            this.options.timeoutError?.(method, timeoutMs) ??
+              new RpcError(
+                method,
+                undefined,
+                this.prefix(`no answer to "${method}" within ${timeoutMs / 1000} s`),
+              ),
+          );
+        }, timeoutMs);
+      }
+      this.pending.set(id, pending);
+      this.send({ id, method, params });
+    });
+  }
+
+  notify(method: string, params?: unknown): void {
+    this.send(params === undefined ? { method } : { method, params });
+  }
+
+  respond(id: RpcId | null, result: unknown): void {
+    this.send({ id, result });
+  }
+
+  respondError(id: RpcId | null, code: number, message: string): void {
+    this.send({ id, error: { code, message } });
+  }
+
+  /** The stream is gone: every request in flight fails with `err`, and so does every later one. */
+  fail(err: Error): void {
+    if (this.broken) return;
+    this.broken = err;
+    for (const [id, pending] of this.pending) {
+      clearTimeout(pending.timer);
+      this.pending.delete(id);
+      pending.reject(err);
+    }
+  }
+
+  /** One parsed JSON value from the peer, for callers that split and parse lines themselves. */
+  handle(value: unknown): void {
+    const decoded = decodeRpcMessage(value);
+    if (!decoded.ok)
+      return this.options.onWarning?.(`${this.who} wrote no JSON-RPC message (${decoded.reason})`);
+    this.dispatch(decoded.message);
+  }
+
+  private onLine(line: string): void {
+    if (!line.trim()) return;
+    const decoded = decodeRpcLine(line);
+    if (!decoded.ok) {
+      const shown = line.length > 200 ? `${line.slice(0, 200)}…` : line;
+      return this.options.onWarning?.(
+        `${this.who} wrote a line that is not JSON-RPC (${decoded.reason}): ${shown}`,
+      );
+    }
+    this.dispatch(decoded.message);
+  }
+
+  private dispatch(message: RpcMessage): void {
+    switch (message.kind) {
+      case "notification":
+        return this.options.onNotification(message.method, message.params);
+      case "request":
+        if (this.options.onRequest) return this.options.onRequest(message.id, message.method, message.params);
+        // Say so, so the peer does not wait forever.
+        this.respondError(message.id, -32601, `method not found: "${message.method}"`);
+        return this.options.onWarning?.(`${this.who} called "${message.method}", which is not served here`);
+      case "response": {
+        // Some peers echo the id as a string: "7" answers request 7.
+        const id = typeof message.id === "number" ? message.id : Number(message.id);
+        const pending = this.pending.get(id);
+        if (!pending)
+          return this.options.onWarning?.(
+            `answer for unknown request id ${JSON.stringify(message.id)} ignored`,
+          );
+        this.pending.delete(id);
+        clearTimeout(pending.timer);
+        if (message.error) {
+          const text = this.prefix(
+            `"${pending.method}" failed: ${message.error.message}`,
+            message.error.message,
+          );
+          pending.reject(new RpcError(pending.method, message.error.code, text));
+        } else pending.resolve(message.result);
+      }
+    }
+  }
+
+  private get who(): string {
+    return this.options.who ?? "the peer";
+  }
+
+  private prefix(labelled: string, bare = labelled): string {
+    return this.options.label ? `${this.options.label}: ${labelled}` : bare;
+  }
+
+  private send(message: Record<string, unknown>): void {
+    if (this.broken) return;
+    const framed = this.options.versionField === false ? message : { jsonrpc: "2.0", ...message };
+    this.write(`${JSON.stringify(framed)}\n`);
+  }
+}

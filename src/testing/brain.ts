@@ -1,0 +1,96 @@
+// A Brain on a throwaway $BRAIN_HOME, wired as the CLI wires it, with extra harnesses and tools for tests.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { echoRunnerPath } from "../cli/setup.js";
+import { Brain } from "../core/brain.js";
+import type { HarnessFactory } from "../core/harness.js";
+import { HarnessRegistry } from "../core/registry.js";
+import type { Session } from "../core/session.js";
+import { ProcessFactory } from "../harnesses/process/factory.js";
+import type { SessionEvent } from "../protocol/events.js";
+import type { ProviderCredentials } from "../protocol/runner.js";
+import { FsSessionStore } from "../store/fs/index.js";
+import { BuiltinTools } from "../tools/builtin.js";
+import { ToolRouter } from "../tools/router.js";
+import type { ToolService } from "../tools/tool-service.js";
+
+export interface TestBrain {
+  brain: Brain;
+  home: string;
+  store: FsSessionStore;
+  /** Closes the brain and removes the home dir. */
+  cleanup(): Promise<void>;
+}
+
+export function tempDir(prefix = "brain-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export function echoFactory(
+  extra: Partial<ConstructorParameters<typeof ProcessFactory>[0]> = {},
+): ProcessFactory {
+  return new ProcessFactory({ name: "echo", command: process.execPath, args: [echoRunnerPath()], ...extra });
+}
+
+export function makeBrain(
+  options: {
+    factories?: HarnessFactory[];
+    tools?: ToolService[];
+    home?: string;
+    provider?: ProviderCredentials;
+  } = {},
+): TestBrain {
+  const home = options.home ?? tempDir();
+  const store = new FsSessionStore(home);
+  const brain = new Brain({
+    store,
+    harnesses: new HarnessRegistry(options.factories ?? [echoFactory()]),
+    tools: new ToolRouter([new BuiltinTools(), ...(options.tools ?? [])]),
+    ...(options.provider ? { credentials: () => options.provider! } : {}),
+  });
+  return {
+    brain,
+    home,
+    store,
+    async cleanup() {
+      await brain.close();
+      if (!options.home) rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Every durable event of a session, from the log. */
+export async function events(session: Session): Promise<SessionEvent[]> {
+  return session.log.read(0);
+}
+
+/** Resolves with the first durable event that matches, including ones already in the log. */
+export async function waitForEvent(
+  session: Session,
+  match: (event: SessionEvent) => boolean,
+): Promise<SessionEvent> {
+  return new Promise((resolve) => {
+    const unsubscribe = session.log.subscribe((batch) => {
+      const hit = batch.find(match);
+      if (hit) {
+        unsubscribe();
+        resolve(hit);
+      }
+    });
+    void session.log.read(0).then((all) => {
+      const hit = all.find(match);
+      if (hit) {
+        unsubscribe();
+        resolve(hit);
+      }
+    });
+  });
+}
+
+export function textOf(all: SessionEvent[], turn?: string): string {
+  return all
+    .filter((e) => e.type === "assistant.delta" && (turn === undefined || e.turn === turn))
+    .map((e) => (e.data as { text: string }).text)
+    .join("");
+}

@@ -1,0 +1,81 @@
+// A Brain whose CLI harnesses run the real programs in a loopback-only network namespace, pointed at a fake
+// provider that plays a coding agent's model (shellAgent). The provider's request log is read directly.
+import type { HarnessFactory } from "../core/harness.js";
+import type { Session } from "../core/session.js";
+import type { PermissionPolicy } from "../protocol/permissions.js";
+import type { SessionConfig } from "../protocol/runner.js";
+import { makeBrain, type TestBrain, tempDir, waitForEvent } from "./brain.js";
+import { type FakeProviderRequest, shellAgent } from "./fake-provider/index.js";
+import { type SandboxedProvider, startSandboxedProvider } from "./netns/sandbox.js";
+
+export const FAKE_KEY = "sk-fake-test-key";
+
+export interface CliBed {
+  sandbox: SandboxedProvider;
+  t: TestBrain;
+  /** A new Brain on the same home (the old one closed): what a host restart looks like. */
+  restart(): Promise<TestBrain>;
+  create(options?: { config?: SessionConfig; permissions?: PermissionPolicy }): Promise<Session>;
+  close(): Promise<void>;
+}
+
+export async function cliBed(
+  makeFactory: (launcher: string[]) => HarnessFactory,
+  provider: { api?: string; path?: string; model?: string } = {},
+): Promise<CliBed> {
+  const sandbox = await startSandboxedProvider();
+  sandbox.provider.setFallback(shellAgent({ slowDelayMs: 100 }));
+  const home = tempDir("brain-cli-");
+  const credentials = {
+    base_url: `${sandbox.provider.url}${provider.path ?? ""}`,
+    api_key: FAKE_KEY,
+    ...(provider.api ? { api: provider.api } : {}),
+  };
+  const build = () => makeBrain({ home, factories: [makeFactory(sandbox.launcher)], provider: credentials });
+  const bed: CliBed = {
+    sandbox,
+    t: build(),
+    async restart() {
+      await bed.t.brain.close();
+      bed.t = build();
+      return bed.t;
+    },
+    async create(options = {}) {
+      const harness = makeFactory(sandbox.launcher).name;
+      const model = provider.model ? { model: provider.model } : {};
+      return bed.t.brain.create({ harness, ...options, config: { ...model, ...options.config } });
+    },
+    async close() {
+      await bed.t.cleanup();
+      await sandbox.close();
+      const { rmSync } = await import("node:fs");
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+  return bed;
+}
+
+/** Everything the model was sent in a request, as one string: to look for earlier turns in it. */
+export function historyOf(req: FakeProviderRequest): string {
+  return JSON.stringify(req.body?.messages ?? req.body?.input ?? req.body);
+}
+
+/** The model requests that carried tools (the agent's own), leaving out side requests such as titles. */
+export function agentRequests(requests: FakeProviderRequest[]): FakeProviderRequest[] {
+  return requests.filter((r) => Array.isArray(r.body?.tools) && r.body.tools.length > 0);
+}
+
+/** Waits for the next permission request of a session and answers it. */
+export async function answerNextPermission(session: Session, decision: "allow" | "deny"): Promise<string> {
+  const pending = (id: string) => session.pendingRequests().some((r) => r.id === id);
+  const asked = await waitForEvent(
+    session,
+    (e) => e.type === "permission.requested" && pending((e.data as { id: string }).id),
+  );
+  const id = (asked.data as { id: string }).id;
+  await session.answer({
+    type: "permission.resolved",
+    data: { id, decision, reason: `test says ${decision}` },
+  });
+  return (asked.data as { tool: string }).tool;
+}

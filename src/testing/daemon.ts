@@ -1,0 +1,84 @@
+// A daemon on a throwaway $BRAIN_HOME and a free loopback port, for tests and benchmarks: real HTTP, the echo
+// runner, tokens for two tenants and an observer.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { echoRunnerPath } from "../cli/setup.js";
+import { BrainClient, type ClientOptions } from "../client/client.js";
+import { Brain } from "../core/brain.js";
+import type { HarnessFactory } from "../core/harness.js";
+import { HarnessRegistry } from "../core/registry.js";
+import { ProcessFactory } from "../harnesses/process/factory.js";
+import type { SessionDefaults } from "../protocol/config.js";
+import type { AgentCatalog } from "../server/agents.js";
+import { newToken } from "../server/auth/tokens.js";
+import { type Daemon, startDaemon } from "../server/daemon.js";
+import type { SseLimits } from "../server/sse/stream.js";
+import { FsSessionStore, type LogHolder } from "../store/fs/index.js";
+import { BuiltinTools } from "../tools/builtin.js";
+import { ToolRouter } from "../tools/router.js";
+
+export interface TestDaemon {
+  daemon: Daemon;
+  brain: Brain;
+  home: string;
+  url: string;
+  /** Tokens: the default tenant's controller, another tenant's controller, a default-tenant observer. */
+  tokens: { admin: string; other: string; observer: string };
+  client(options?: Partial<ClientOptions>): BrainClient;
+  /** Stops the daemon and the brain and removes the home. */
+  cleanup(): Promise<void>;
+}
+
+export async function startTestDaemon(
+  options: {
+    auth?: boolean;
+    sse?: Partial<SseLimits>;
+    factories?: HarnessFactory[];
+    defaults?: SessionDefaults;
+    agents?: AgentCatalog;
+    home?: string;
+  } = {},
+): Promise<TestDaemon> {
+  const home = options.home ?? mkdtempSync(join(tmpdir(), "brain-daemon-"));
+  const holder: LogHolder = { kind: "daemon" };
+  const store = new FsSessionStore(home, undefined, holder);
+  const echo = new ProcessFactory({ name: "echo", command: process.execPath, args: [echoRunnerPath()] });
+  const brain = new Brain({
+    store,
+    harnesses: new HarnessRegistry(options.factories ?? [echo]),
+    tools: new ToolRouter([new BuiltinTools()]),
+  });
+  const tokens = { admin: newToken(), other: newToken(), observer: newToken() };
+  const daemon = await startDaemon({
+    brain,
+    home,
+    port: 0,
+    ...(options.auth === false
+      ? {}
+      : {
+          tokens: [
+            { token: tokens.admin, tenant: "default", role: "controller" as const },
+            { token: tokens.other, tenant: "acme", role: "controller" as const },
+            { token: tokens.observer, tenant: "default", role: "observer" as const },
+          ],
+        }),
+    ...(options.sse ? { sse: options.sse } : {}),
+    ...(options.defaults ? { defaults: options.defaults } : {}),
+    ...(options.agents ? { agents: options.agents } : {}),
+  });
+  holder.url = daemon.url;
+  return {
+    daemon,
+    brain,
+    home,
+    url: daemon.url,
+    tokens,
+    client: (extra = {}) => new BrainClient({ url: daemon.url, token: tokens.admin, ...extra }),
+    async cleanup() {
+      await daemon.close();
+      await brain.close();
+      if (!options.home) rmSync(home, { recursive: true, force: true });
+    },
+  };
+}

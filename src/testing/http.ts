@@ -1,0 +1,69 @@
+// Small helpers the daemon's tests share: raw HTTP calls with a status, and following an event stream until
+// an event matches.
+
+import type { BrainClient } from "../client/client.js";
+import type { SessionEvent } from "../protocol/events.js";
+
+export interface Raw {
+  status: number;
+  body: Record<string, unknown>;
+  headers: Headers;
+}
+
+/** One HTTP call, whatever the status; the JSON body parsed. */
+export async function raw(
+  url: string,
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Raw> {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: {
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      ...(options.body !== undefined ? { "content-type": "application/json" } : {}),
+      ...options.headers,
+    },
+    ...(options.body !== undefined
+      ? { body: typeof options.body === "string" ? options.body : JSON.stringify(options.body) }
+      : {}),
+  });
+  const text = await res.text();
+  let body: Record<string, unknown> = {};
+  try {
+    body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  } catch {
+    body = { text };
+  }
+  return { status: res.status, body, headers: res.headers };
+}
+
+/** Follows the session's stream from `after` until `until` matches; every event seen, in order. */
+export async function collect(
+  client: BrainClient,
+  id: string,
+  until: (event: SessionEvent) => boolean,
+  options: { after?: number; role?: "observer" } = {},
+): Promise<SessionEvent[]> {
+  const abort = new AbortController();
+  const seen: SessionEvent[] = [];
+  try {
+    for await (const event of client.events(id, { ...options, signal: abort.signal, retryMs: 50 })) {
+      seen.push(event);
+      if (until(event)) break;
+    }
+  } finally {
+    abort.abort();
+  }
+  return seen;
+}
+
+export const settled = (turn?: string) => (event: SessionEvent) =>
+  event.type === "turn.settled" && (turn === undefined || event.turn === turn);
+
+export function textOf(events: SessionEvent[]): string {
+  return events
+    .filter((e) => e.type === "assistant.delta")
+    .map((e) => (e.data as { text: string }).text)
+    .join("");
+}

@@ -1,0 +1,164 @@
+// Shared pieces of the nui-family tests: free ports, the seed's Python HTTP harness and the TypeScript test
+// agent as processes, the fake docker and devcontainer CLIs, and waiting for a request a session raises.
+import { type ChildProcess, spawn } from "node:child_process";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import type { HarnessFactory } from "../core/harness.js";
+import type { Session } from "../core/session.js";
+import { builtinCatalog, catalogHarnesses } from "../harnesses/catalog.js";
+import type { Timeouts } from "../harnesses/ext/transport.js";
+import type { BrainConfig } from "../protocol/config.js";
+import type { SessionEvent } from "../protocol/events.js";
+import { waitForEvent } from "./brain.js";
+
+export const root = join(import.meta.dirname, "../..");
+export const fixtures = join(root, "src/testing/fixtures/nui");
+export const seedHttpHarness = join(fixtures, "seed_http_echo.py");
+export const tsAgent = join(root, "dist/src/testing/fixtures/nui/ts-agent.js");
+export const fakeDocker = join(fixtures, "fake-docker.mjs");
+export const fakeDevcontainer = join(fixtures, "fake-devcontainer.mjs");
+chmodSync(fakeDocker, 0o755);
+chmodSync(fakeDevcontainer, 0o755);
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Polls GET /info until the agent answers (it has just been started). */
+export async function untilListening(url: string, tries = 200): Promise<void> {
+  for (let i = 0; i < tries; i++) {
+    try {
+      const response = await fetch(`${url}/info`);
+      if (response.ok) return;
+    } catch {
+      // not yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${url} never answered GET /info`);
+}
+
+export interface Served {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  stop(): void;
+}
+
+/** The seed's minimal Python HTTP harness on a free port (its PORT variable; see the fixture). */
+export async function startSeedHarness(): Promise<Served> {
+  const port = await freePort();
+  const child = spawn("python3", [seedHttpHarness], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: "ignore",
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await untilListening(url);
+  return { url, port, child, stop: () => child.kill("SIGKILL") };
+}
+
+/** The TypeScript test agent on Brain's SDK, serving HTTP/SSE on a free port. */
+export async function startTsHttpAgent(): Promise<Served> {
+  const child = spawn(process.execPath, [tsAgent, "http", "0"], { stdio: ["ignore", "pipe", "inherit"] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout?.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
+    child.once("exit", (code) => reject(new Error(`ts agent exited with ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, port, child, stop: () => child.kill("SIGKILL") };
+}
+
+export function readCalls(stateDir: string, file = "calls.jsonl"): string[][] {
+  try {
+    return readFileSync(join(stateDir, file), "utf8")
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as string[]);
+  } catch {
+    return [];
+  }
+}
+
+/** The first question a session raises (already raised or still to come). */
+export function asked(session: Session) {
+  return waitForEvent(session, (e) => e.type === "question.requested") as Promise<
+    Extract<SessionEvent, { type: "question.requested" }>
+  >;
+}
+
+export function permissionAsked(session: Session) {
+  return waitForEvent(session, (e) => e.type === "permission.requested") as Promise<
+    Extract<SessionEvent, { type: "permission.requested" }>
+  >;
+}
+
+export function warnings(events: SessionEvent[]): string[] {
+  return events
+    .filter((e) => e.type === "harness.warning")
+    .map((e) => (e.data as { message: string }).message);
+}
+
+/** Writes a one-harness extension into `dir` (a scratch copy), for transports and commands a test needs. */
+export function writeExtension(
+  dir: string,
+  name: string,
+  runtime: Record<string, unknown>,
+  harnesses: string[] = ["echo"],
+): string {
+  const extDir = join(dir, name);
+  mkdirSync(extDir, { recursive: true });
+  writeFileSync(
+    join(extDir, "extension.yaml"),
+    stringify({
+      apiVersion: "nui.plmbr.dev/extension/v1",
+      name,
+      version: "1.0.0",
+      contributions: { harnesses: { source: { file: "harnesses.yaml" }, runtime } },
+    }),
+  );
+  writeFileSync(join(extDir, "harnesses.yaml"), stringify({ harnesses: harnesses.map((id) => ({ id })) }));
+  return extDir;
+}
+
+export interface CatalogOptions {
+  brainHome: string;
+  /** brain.config.json's `nui` block (docker, devcontainer, connections_dir). */
+  nui?: Record<string, string>;
+  /** The config's `harnesses` (runners) and `cli` blocks. */
+  harnesses?: BrainConfig["harnesses"];
+  cli?: BrainConfig["cli"];
+  configDir?: string;
+  /** HOME for extension hosts. */
+  hostHome?: string;
+  extensionTimeouts?: Partial<Timeouts>;
+}
+
+/** Every harness of Brain's catalog under a config made of these blocks. */
+export function catalogFactories(options: CatalogOptions): {
+  factories: HarnessFactory[];
+  problems: string[];
+} {
+  return catalogHarnesses(builtinCatalog(), {
+    config: {
+      ...(options.nui ? { nui: options.nui } : {}),
+      ...(options.harnesses ? { harnesses: options.harnesses } : {}),
+      ...(options.cli ? { cli: options.cli } : {}),
+    },
+    configDir: options.configDir ?? process.cwd(),
+    brainHome: options.brainHome,
+    testing: {
+      ...(options.hostHome ? { hostHome: options.hostHome } : {}),
+      ...(options.extensionTimeouts ? { extensionTimeouts: options.extensionTimeouts } : {}),
+    },
+  });
+}
