@@ -16,13 +16,13 @@ import { hashOf, LogState, loadState, type OpenState, saveState } from "./log-st
 export interface OpenOptions {
   /** Who this process is, for the error another writer gets (default: a plain process). */
   holder?: LogHolder;
-  /** Close the file after this long without an append or read (default 2 s; Infinity keeps it open). */
+  /** Close the file after this long without an append or read (default 1 s; Infinity keeps it open). */
   idleMs?: number;
 }
 
 /** The state is saved again once the log has grown this much past it: a crash costs at most this much scan. */
 const SAVE_EVERY = 1 << 20;
-const DEFAULT_IDLE_MS = 2000;
+const DEFAULT_IDLE_MS = 1000;
 
 /** One append() call waiting for its batch. Seqs stay mutable until durable: a failed batch gives them back. */
 interface Pending {
