@@ -229,7 +229,13 @@ export class JsonlEventLog implements EventLog {
     while (this.queue.length > 0) {
       const batch = this.queue;
       this.queue = [];
-      await this.withFd((fd) => this.commit(fd, batch)).catch(() => {}); // commit rejects its appends itself
+      await this.withFd((fd) => this.commit(fd, batch)).catch((err: Error) => {
+        // The file could not be reopened after idleness: nothing was written, the batch and those behind it fail.
+        const behind = this.queue;
+        this.queue = [];
+        this.nextSeq = this.durableSeq + 1;
+        for (const p of [...batch, ...behind]) p.reject(err);
+      });
     }
     this.flushing = undefined;
   }

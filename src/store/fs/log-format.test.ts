@@ -195,4 +195,14 @@ describe("an idle log", () => {
     await expect(JsonlEventLog.open(file, "s1")).rejects.toThrow(/already open in this process/);
     expect(await readEventsFile(file)).toHaveLength(2);
   });
+
+  it("fails an append, without hanging, when its file cannot be opened again", async () => {
+    const log = await open(5);
+    await log.append([delta("a")]);
+    await expect.poll(() => log.holdsDescriptor).toBe(false);
+    await fs.rename(file, `${file}.moved`);
+    await expect(log.append([delta("b")])).rejects.toThrow(/cannot reopen/);
+    await fs.rename(`${file}.moved`, file);
+    expect((await log.append([delta("c")]))[0]?.seq).toBe(2);
+  });
 });
