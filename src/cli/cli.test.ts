@@ -143,7 +143,7 @@ describe("sessions, checkpoints, restore and fork", () => {
     const fork = brain(["fork", id]);
     expect(fork.code).toBe(0);
     expect(brain(["run", "--session", fork.out.trim(), "forked"]).out).toBe("echo #2: forked\n");
-  });
+  }, 90_000); // ten CLI processes
 
   it("refuses to restore into a directory that is not empty", () => {
     const id = sessionIdFrom(brain(["run", "x"]).err);
