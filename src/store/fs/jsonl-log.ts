@@ -6,12 +6,12 @@ import fs from "node:fs";
 import nodePath from "node:path";
 import type { EventLog } from "../../core/event-log.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
-import { osMessage, StoreError } from "./errors.js";
-import { readAfter, type ScanResult, scanLog } from "./jsonl-scan.js";
-import { type Encoded, encode, header, LineDecoder, layout, type WriterState } from "./log-format.js";
+import { failure, osMessage, StoreError } from "./errors.js";
+import { readAfter, recover, type ScanResult } from "./jsonl-scan.js";
+import { type Encoded, encode, header, layout, type WriterState } from "./log-format.js";
 import { type LogIO, nodeLogIO, readFully, writeFully } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
-import { hashOf, LogState, loadState, type OpenState, saveState } from "./log-state.js";
+import { hashOf, type LogState, type OpenState, saveState } from "./log-state.js";
 
 export interface OpenOptions {
   /** Who this process is, for the error another writer gets (default: a plain process). */
@@ -385,92 +385,4 @@ export class JsonlEventLog implements EventLog {
   }
 }
 
-/**
- * The log's tail state: from the saved state when its bytes check out (then only what follows its last anchor
- * is read), from the whole log otherwise.
- */
-async function recover(
-  io: LogIO,
-  fd: number,
-  size: number,
-  path: string,
-  session: string,
-): Promise<{ scan: ScanResult; state: LogState; savedEnd: number }> {
-  const saved = await loadState(path);
-  if (saved && saved.end <= size && saved.anchor.offset <= saved.end) {
-    const region = await readFully(io, fd, saved.anchor.offset, saved.end - saved.anchor.offset);
-    if (hashOf(region) === saved.hash) {
-      const state = LogState.from(saved);
-      try {
-        const scan = await scanLog(io, fd, size, path, {
-          session,
-          from: saved.anchor.offset,
-          prevSeq: saved.anchor.seq - 1,
-          onEvents: (events) => state.observe(events),
-          checkAt: saved.end,
-        });
-        if (scan.seqAtCheck === saved.seq) return { scan, state, savedEnd: saved.end };
-      } catch {
-        // The whole scan below says what is wrong, with line numbers.
-      }
-    }
-  }
-  const state = new LogState();
-  const scan = await scanLog(io, fd, size, path, {
-    session,
-    from: 0,
-    prevSeq: 0,
-    onEvents: (events) => state.observe(events),
-  });
-  return { scan, state, savedEnd: 0 };
-}
-
-function failure(path: string, what: string, err: unknown): StoreError {
-  return new StoreError("brain_error", `event log ${path}: ${what}: ${osMessage(err)}`, { cause: err });
-}
-
-/**
- * Events of a log that is not open here (the CLI reading a session), with seq > after (at most `limit`). A torn
- * last line is skipped. The session id is the log's directory name unless given.
- */
-export async function readEventsFile(
-  path: string,
-  io: LogIO = nodeLogIO,
-  range: { after?: number; limit?: number; session?: string } = {},
-): Promise<SessionEvent[]> {
-  let fd: number;
-  try {
-    fd = await io.open(path, fs.constants.O_RDONLY);
-  } catch (err) {
-    throw failure(path, "cannot open", err);
-  }
-  const session = range.session ?? nodePath.basename(nodePath.dirname(path));
-  try {
-    const size = await io.size(fd);
-    const after = range.after ?? 0;
-    if (after === 0 && range.limit === undefined) {
-      // The whole log: walked from the start, so corruption is reported by line number.
-      const events: SessionEvent[] = [];
-      const onEvents = (batch: SessionEvent[]) => {
-        for (const e of batch) events.push(e);
-      };
-      await scanLog(io, fd, size, path, { session, from: 0, prevSeq: 0, onEvents });
-      return events;
-    }
-    const own = range.session ?? (await headerSession(io, fd)) ?? session;
-    return await readAfter(io, fd, size, path, own, after, range.limit ?? Number.POSITIVE_INFINITY);
-  } finally {
-    await io.close(fd);
-  }
-}
-
-/** The session named by the file's header line, if it has one. */
-async function headerSession(io: LogIO, fd: number): Promise<string | undefined> {
-  const head = (await readFully(io, fd, 0, 1024)).toString("utf8");
-  const nl = head.indexOf("\n");
-  if (nl < 0) return undefined;
-  const decoder = new LineDecoder("");
-  return decoder.decode(head.slice(0, nl), []) === undefined && decoder.session !== ""
-    ? decoder.session
-    : undefined;
-}
+export { readEventsFile } from "./log-read.js";

@@ -6,6 +6,7 @@ import type { SessionEvent } from "../../protocol/events.js";
 import { StoreError } from "./errors.js";
 import { ANCHOR_BYTES, anchorSeq, type DeltaContext, LineDecoder } from "./log-format.js";
 import { type LogIO, readFully } from "./log-io.js";
+import { hashOf, LogState, loadState } from "./log-state.js";
 
 const CHUNK = 1 << 20;
 const PROBE = 16 * 1024;
@@ -234,4 +235,44 @@ export async function readAfter(
   );
   if (bad && tail < size && out.length < limit) throw corrupt(path, `byte ${bad.at}`, bad.reason);
   return out;
+}
+
+/**
+ * The log's tail state: from the saved state when its bytes check out (then only what follows its last anchor
+ * is read), from the whole log otherwise.
+ */
+export async function recover(
+  io: LogIO,
+  fd: number,
+  size: number,
+  path: string,
+  session: string,
+): Promise<{ scan: ScanResult; state: LogState; savedEnd: number }> {
+  const saved = await loadState(path);
+  if (saved && saved.end <= size && saved.anchor.offset <= saved.end) {
+    const region = await readFully(io, fd, saved.anchor.offset, saved.end - saved.anchor.offset);
+    if (hashOf(region) === saved.hash) {
+      const state = LogState.from(saved);
+      try {
+        const scan = await scanLog(io, fd, size, path, {
+          session,
+          from: saved.anchor.offset,
+          prevSeq: saved.anchor.seq - 1,
+          onEvents: (events) => state.observe(events),
+          checkAt: saved.end,
+        });
+        if (scan.seqAtCheck === saved.seq) return { scan, state, savedEnd: saved.end };
+      } catch {
+        // The whole scan below says what is wrong, with line numbers.
+      }
+    }
+  }
+  const state = new LogState();
+  const scan = await scanLog(io, fd, size, path, {
+    session,
+    from: 0,
+    prevSeq: 0,
+    onEvents: (events) => state.observe(events),
+  });
+  return { scan, state, savedEnd: 0 };
 }
