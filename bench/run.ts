@@ -20,6 +20,7 @@ import { installCleanup } from "./lib/cleanup.js";
 import { type BenchRow, log } from "./lib/measure.js";
 import { fmtCount, fmtMs, fmtPct, fmtSummary, type Summary } from "./lib/stats.js";
 import { renderTable } from "./lib/table.js";
+import { logScaleBench } from "./log-scale.js";
 import { mcpToolsBench } from "./mcp-tools.js";
 import type { BenchOptions } from "./options.js";
 import { piColdStartBench } from "./pi-cold-start.js";
@@ -46,6 +47,7 @@ const BENCHES: Record<string, (opts: BenchOptions) => Promise<BenchRow[]>> = {
   "cli-start": cliStartBench,
   "first-delta": firstDeltaBench,
   scale: scaleBench,
+  "log-scale": logScaleBench,
   "acp-peer": acpPeerBench,
 };
 

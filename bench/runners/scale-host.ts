@@ -91,6 +91,8 @@ if (mode === "attached") {
     );
     await Promise.all(batch);
   }
+  // An idle log closes its file after a second without appends or reads (JsonlEventLog's idleMs).
+  await new Promise((resolve) => setTimeout(resolve, 1_300));
   await settle();
   out = { sessions: n, fds: fds() - fds0, brainBytes: rssOf("self") - rss0, runnerBytes: 0 };
   await daemon.close();

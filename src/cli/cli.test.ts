@@ -119,6 +119,32 @@ describe("sessions, checkpoints, restore and fork", () => {
     expect(brain(["run", "--session", forkId, "and now?"]).out).toBe("echo #2: and now?\n");
   });
 
+  it("compacts a closed session: deltas of completed turns go, checkpoints, forks and the session carry on", () => {
+    const id = sessionIdFrom(brain(["run", "one two three"]).err);
+    expect(brain(["checkpoint", id]).code).toBe(0);
+    const all = () =>
+      brain(["sessions", "events", id])
+        .out.trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+    const before = all();
+    const compacted = brain(["sessions", "compact", id, "--json"]);
+    expect(compacted.code).toBe(0);
+    expect(JSON.parse(compacted.out)).toMatchObject({ eventsBefore: before.length, turns: 1 });
+    const after = all();
+    expect(after).toEqual(before.filter((e) => e.type !== "assistant.delta"));
+    // A cursor inside the dropped deltas reads on from the next event kept.
+    const firstDelta = before.find((e) => e.type === "assistant.delta").seq;
+    const next = after.find((e) => e.seq > firstDelta);
+    expect(
+      JSON.parse(brain(["sessions", "events", id, "--after", String(firstDelta)]).out.split("\n")[0]!),
+    ).toEqual(next);
+    expect(brain(["run", "--session", id, "again"]).out).toBe("echo #2: again\n");
+    const fork = brain(["fork", id]);
+    expect(fork.code).toBe(0);
+    expect(brain(["run", "--session", fork.out.trim(), "forked"]).out).toBe("echo #2: forked\n");
+  }, 90_000); // ten CLI processes
+
   it("refuses to restore into a directory that is not empty", () => {
     const id = sessionIdFrom(brain(["run", "x"]).err);
     brain(["checkpoint", id]);

@@ -14,6 +14,12 @@ export interface EventLog {
   append(events: NewEvent[]): Promise<SessionEvent[]>;
   /** Durable events with seq > after, in order (at most `limit`). */
   read(after: number, limit?: number): Promise<SessionEvent[]>;
+  /**
+   * The requests still waiting for an answer (their request events, in log order) and the turns started but not
+   * settled, as of the last durable event: what reopening a session needs, without reading the whole log. A log
+   * that does not keep it leaves it out, and the session reads the log from the start instead.
+   */
+  openState?(): { requests: SessionEvent[]; openTurns: string[] } | undefined;
   /** Calls `listener` with each batch as it becomes durable. Returns the unsubscribe function. */
   subscribe(listener: (events: SessionEvent[]) => void): () => void;
   /** Flushes what is queued and closes the file. */

@@ -100,7 +100,8 @@ export class LogWriter {
     this.closingOut ??= (async () => {
       // The index was kept by what was sent, not by what became durable: rebuild it from the log.
       const durable = new PendingRequests();
-      for (const event of await this.log.read(0)) durable.observe(event);
+      const state = this.log.openState?.();
+      for (const event of state ? state.requests : await this.log.read(0)) durable.observe(event);
       const reason =
         "the event log could not be written while the tool call was running; its outcome is unknown";
       const events: NewEvent[] = [

@@ -51,6 +51,10 @@ class RedactingLog implements EventLog {
     return this.log.read(after, limit);
   }
 
+  openState(): { requests: SessionEvent[]; openTurns: string[] } | undefined {
+    return this.log.openState?.();
+  }
+
   subscribe(listener: (events: SessionEvent[]) => void): () => void {
     return this.log.subscribe(listener);
   }

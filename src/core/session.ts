@@ -104,11 +104,13 @@ export class Session {
     const session = new Session(parts);
     // Every turn left open, not only the last: a host that could not write a close-out went on to later turns.
     const open = new Set<string>();
-    for (const event of await parts.log.read(0)) {
+    const state = parts.log.openState?.();
+    for (const event of state ? state.requests : await parts.log.read(0)) {
       session.pending.observe(event);
       if (event.type === "turn.started" && event.turn) open.add(event.turn);
       if (event.type === "turn.settled" && event.turn) open.delete(event.turn);
     }
+    for (const turn of state?.openTurns ?? []) open.add(turn);
     for (const turn of open) await session.recoverTurn(turn);
     return session;
   }

@@ -96,7 +96,10 @@ const eventVariants = (Object.keys(EventData) as EventType[]).map((type) =>
     data: EventData[type],
   }),
 );
-/** One line of events.jsonl: `seq` is dense and increasing per session, from 1. */
+/**
+ * One event of a session's log: `seq` increases per session from 1, dense as written; a compacted log
+ * (`brain sessions compact`) has gaps where deltas were dropped, and a cursor still means "after this seq".
+ */
 export const SessionEvent = z.discriminatedUnion("type", eventVariants as never);
 
 export type ErrorCode = z.infer<typeof ErrorCode>;

@@ -10,6 +10,7 @@ import { createParser } from "eventsource-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BrainClient } from "../client/client.js";
 import type { NewEvent, SessionEvent } from "../protocol/events.js";
+import { decodeLogText } from "../store/fs/log-format.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, raw, settled } from "../testing/http.js";
 
@@ -139,10 +140,7 @@ describe("a daemon killed and started again", () => {
     client = new BrainClient({ url: second.url, token });
     const after = await collect(client, id, settled(), { after: before.at(-1)!.seq });
     const seen = [...before, ...after];
-    const onDisk = readFileSync(join(home, "sessions", id, "events.jsonl"), "utf8")
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line) as SessionEvent);
+    const onDisk = decodeLogText(readFileSync(join(home, "sessions", id, "events.jsonl"), "utf8")).events;
     expect(seen.map((e) => e.seq)).toEqual(dense(seen.length));
     expect(seen).toEqual(onDisk);
     expect(seen.at(-1)?.data).toMatchObject({ status: "failed", error: { code: "brain_error" } });

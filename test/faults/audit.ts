@@ -5,6 +5,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Session } from "../../src/core/session.js";
 import type { SessionEvent } from "../../src/protocol/events.js";
+import { decodeLogText } from "../../src/store/fs/log-format.js";
 
 declare module "vitest" {
   interface TaskMeta {
@@ -49,14 +50,9 @@ export function auditLog(file: string, acked: SessionEvent[] = []): LogAudit {
   } catch (err) {
     corrupt.push(`cannot read ${file}: ${(err as Error).message}`);
   }
-  for (const [i, line] of text.split("\n").entries()) {
-    if (!line) continue;
-    try {
-      events.push(JSON.parse(line) as SessionEvent);
-    } catch {
-      corrupt.push(`line ${i + 1}: not JSON`);
-    }
-  }
+  const decoded = decodeLogText(text);
+  events.push(...decoded.events);
+  corrupt.push(...decoded.bad);
   const bySeq = new Map<number, SessionEvent>();
   for (const event of events) {
     if (bySeq.has(event.seq)) corrupt.push(`seq ${event.seq} repeats`);

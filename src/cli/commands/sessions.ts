@@ -1,14 +1,16 @@
 // `brain sessions ls | show ID | events ID`: reads the store without starting any harness.
 import { PendingRequests } from "../../core/pending.js";
 import type { SessionEvent } from "../../protocol/events.js";
+import { compactLog } from "../../store/fs/compact.js";
 import { FsSessionStore, readEventsFile } from "../../store/fs/index.js";
 import { parse, UsageError, withBrain } from "../args.js";
 import { brainHome } from "../setup.js";
 
-export const usage = `sessions ls | show ID | events ID [--after SEQ] [--json]
-                              the sessions in $BRAIN_HOME (default ~/.brain) and their logs`;
+export const usage = `sessions ls | show ID | events ID [--after SEQ] [--json] | compact ID
+                              the sessions in $BRAIN_HOME (default ~/.brain) and their logs; compact drops
+                              the deltas of completed turns (their messages hold the text) from a closed log`;
 
-export const verbs = ["ls", "show", "events"] as const;
+export const verbs = ["ls", "show", "events", "compact"] as const;
 
 export async function command(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, { after: { type: "string" }, json: { type: "boolean" } });
@@ -40,12 +42,26 @@ export async function command(args: string[]): Promise<number> {
       }
       case "events": {
         const record = await brain.record(required(id));
-        const events = await readEventsFile(store.paths(record.id).events);
-        for (const event of events) if (event.seq > after) process.stdout.write(`${JSON.stringify(event)}\n`);
+        // From the cursor on only: the file is bisected for it, not read from the start.
+        const events = await readEventsFile(store.paths(record.id).events, undefined, {
+          after,
+          session: record.id,
+        });
+        for (const event of events) process.stdout.write(`${JSON.stringify(event)}\n`);
+        return 0;
+      }
+      case "compact": {
+        const record = await brain.record(required(id));
+        const r = await compactLog(store.paths(record.id).events, record.id);
+        process.stdout.write(
+          values.json
+            ? `${JSON.stringify(r)}\n`
+            : `${record.id}: ${r.eventsBefore} → ${r.eventsAfter} events, ${r.bytesBefore} → ${r.bytesAfter} bytes (${r.turns} turn(s) folded)\n`,
+        );
         return 0;
       }
       default:
-        throw new UsageError(`unknown sessions verb "${verb}": use ls, show ID or events ID`);
+        throw new UsageError(`unknown sessions verb "${verb}": use ls, show ID, events ID or compact ID`);
     }
   });
 }

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { SessionEvent } from "../../protocol/events.js";
 import type { PermissionPolicy } from "../../protocol/permissions.js";
+import { decodeLogText } from "../../store/fs/log-format.js";
 import { events, makeBrain, type TestBrain, tempDir, waitForEvent } from "../../testing/brain.js";
 import type { FakeProvider } from "../../testing/fake-provider/index.js";
 import { ApiHarnessFactory } from "./factory.js";
@@ -117,11 +118,7 @@ describe("a host killed while a permission request is pending", () => {
       host.once("exit", (code) => reject(new Error(`the host exited (${code}) before starting the turn`)));
     });
     const eventsFile = join(home, "sessions", sessionId, "events.jsonl");
-    const logged = () =>
-      readFileSync(eventsFile, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as SessionEvent);
+    const logged = () => decodeLogText(readFileSync(eventsFile, "utf8")).events;
     await expect
       .poll(() => logged().some((e) => e.type === "permission.requested"), { timeout: 20_000 })
       .toBe(true);

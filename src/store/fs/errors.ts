@@ -16,3 +16,8 @@ export class StoreError extends BrainError {
 export function osMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/** A failure of the log's file, naming the file and what was being done. */
+export function failure(path: string, what: string, err: unknown): StoreError {
+  return new StoreError("brain_error", `event log ${path}: ${what}: ${osMessage(err)}`, { cause: err });
+}

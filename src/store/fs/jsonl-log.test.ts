@@ -92,23 +92,19 @@ afterEach(async () => {
 });
 
 describe("JsonlEventLog", () => {
-  it("writes one line per event with dense seqs from 1", async () => {
+  it("writes a header, then events without their session, with dense seqs from 1", async () => {
     const log = await open();
     const [a, b] = await log.append([{ type: "turn.started", turn: "t1", data: {} }, delta("hi")]);
     const [c] = await log.append([{ type: "user.prompt", data: { text: "x" } }]);
     expect([a?.seq, b?.seq, c?.seq]).toEqual([1, 2, 3]);
     expect(log.lastSeq).toBe(3);
     const text = await lines();
-    expect(text[0]).toMatch(
-      /^\{"seq":1,"ts":"[^"]+","session":"s1","turn":"t1","type":"turn.started","data":\{\}\}$/,
-    );
-    expect(JSON.parse(text[2]!)).toEqual({
-      seq: 3,
-      ts: c?.ts,
-      session: "s1",
-      type: "user.prompt",
-      data: { text: "x" },
-    });
+    expect(text[0]).toBe('{"brain_log":2,"session":"s1"}');
+    expect(text[1]).toMatch(/^\{"seq":1,"ts":"[^"]+","turn":"t1","type":"turn.started","data":\{\}\}$/);
+    expect(text[2]).toMatch(/^\{"seq":2,"ts":"[^"]+","turn":"t1","d":\["hi"\]\}$/);
+    expect(JSON.parse(text[3]!)).toEqual({ seq: 3, ts: c?.ts, type: "user.prompt", data: { text: "x" } });
+    expect(await readEventsFile(file)).toEqual([a, b, c]);
+    expect(c).toEqual({ seq: 3, ts: c?.ts, session: "s1", type: "user.prompt", data: { text: "x" } });
   });
 
   it("group-commits appends made together: dense seqs in call order, one write and one fdatasync", async () => {
@@ -211,7 +207,7 @@ describe("JsonlEventLog", () => {
     const again = await open();
     expect(again.lastSeq).toBe(3);
     expect((await again.append([delta("d")]))[0]?.seq).toBe(4);
-    expect((await lines()).map((l) => JSON.parse(l).seq)).toEqual([1, 2, 3, 4]);
+    expect((await readEventsFile(file)).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
   });
 
   it("close flushes queued appends; later appends and reads reject", async () => {
@@ -260,19 +256,27 @@ describe("JsonlEventLog", () => {
         expect(log.lastSeq).toBe(2);
         expect(await fileSize()).toBe(good);
         expect((await log.append([delta("c")]))[0]?.seq).toBe(3);
-        expect((await lines()).map((l) => JSON.parse(l).seq)).toEqual([1, 2, 3]);
+        expect((await readEventsFile(file)).map((e) => e.seq)).toEqual([1, 2, 3]);
       });
     }
   });
 
   describe("corruption in the middle", () => {
+    // Written in the format of older files (a whole event per line): those still open and read.
+    const old = (seq: number, text: string) =>
+      JSON.stringify({
+        seq,
+        ts: "2026-01-01T00:00:00.000Z",
+        session: "s1",
+        turn: "t1",
+        type: "assistant.delta",
+        data: { text },
+      });
     async function corruptLine2(line: string): Promise<void> {
       const log = await open();
       await log.append([delta("a"), delta("b"), delta("c")]);
-      await log.close();
-      const text = await lines();
-      text[1] = line;
-      await fs.writeFile(file, `${text.join("\n")}\n`);
+      await log.close(); // leaves a saved state behind: it must not hide what the file now says
+      await fs.writeFile(file, `${[old(1, "a"), line, old(3, "c")].join("\n")}\n`);
     }
 
     it("reports a line that is not JSON with the file and line number", async () => {
@@ -282,16 +286,15 @@ describe("JsonlEventLog", () => {
       await expect(readEventsFile(file)).rejects.toThrow(message);
     });
 
-    it("reports a seq out of place", async () => {
+    it("reports a seq out of order", async () => {
       await corruptLine2('{"seq":7,"ts":"x","session":"s1","type":"user.interrupt","data":{}}');
-      await expect(JsonlEventLog.open(file, "s1")).rejects.toThrow(/line 2: seq 7 where 2 was expected/);
+      await expect(JsonlEventLog.open(file, "s1")).rejects.toThrow(
+        /line 3: seq 3 where one above 7 was expected/,
+      );
     });
 
     it("reports a torn line followed by a partial one", async () => {
-      const log = await open();
-      await log.append([delta("a")]);
-      await log.close();
-      await fs.appendFile(file, '{"seq":2\n{"seq":3');
+      await fs.writeFile(file, `${old(1, "a")}\n{"seq":2\n{"seq":3`);
       await expect(JsonlEventLog.open(file, "s1")).rejects.toThrow(/line 2: not valid JSON/);
     });
   });
@@ -338,7 +341,10 @@ describe("JsonlEventLog", () => {
       expect(log.lastSeq).toBe(1);
       // Appends made once the failure is known go on at dense seqs.
       expect((await log.append([delta("next")]))[0]?.seq).toBe(2);
-      expect((await lines()).map((l) => JSON.parse(l).data.text)).toEqual(["a", "next"]);
+      expect((await readEventsFile(file)).map((e) => (e.data as { text: string }).text)).toEqual([
+        "a",
+        "next",
+      ]);
     });
 
     it("retries cutting the file back before the next write when the first cut fails", async () => {

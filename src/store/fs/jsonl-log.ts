@@ -1,25 +1,33 @@
-// The embedded event log: one JSONL file per session, group-committed (one write + one fdatasync per batch).
+// The embedded event log: one JSONL file per session (lines in log-format.ts), group-committed (one write + one
+// fdatasync per batch). Opening reads the saved state (log-state.ts) and the log's tail, not the whole file; a
+// read after a cursor bisects the file for its anchor. The file's descriptor is closed while the log is idle and
+// reopened by the next append or read; the ownership lock (a file, no descriptor) stays held throughout.
 import fs from "node:fs";
 import nodePath from "node:path";
 import type { EventLog } from "../../core/event-log.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
-import { osMessage, StoreError } from "./errors.js";
-import { LineTails } from "./event-line.js";
-import { corrupt, parseLine, scanLog } from "./jsonl-scan.js";
+import { failure, osMessage, StoreError } from "./errors.js";
+import { readAfter, recover, type ScanResult } from "./jsonl-scan.js";
+import { type Encoded, encode, header, layout, type WriterState } from "./log-format.js";
 import { type LogIO, nodeLogIO, readFully, writeFully } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
+import { hashOf, type LogState, type OpenState, saveState } from "./log-state.js";
 
 export interface OpenOptions {
   /** Who this process is, for the error another writer gets (default: a plain process). */
   holder?: LogHolder;
+  /** Close the file after this long without an append or read (default 1 s; Infinity keeps it open). */
+  idleMs?: number;
 }
+
+/** The state is saved again once the log has grown this much past it: a crash costs at most this much scan. */
+const SAVE_EVERY = 1 << 20;
+const DEFAULT_IDLE_MS = 1000;
 
 /** One append() call waiting for its batch. Seqs stay mutable until durable: a failed batch gives them back. */
 interface Pending {
   events: SessionEvent[];
-  /** Each line after `{"seq":N,`, serialized at append time. */
-  tails: string[];
-  tailBytes: number[];
+  encoded: Encoded[];
   resolve(events: SessionEvent[]): void;
   reject(err: Error): void;
 }
@@ -32,28 +40,38 @@ export class JsonlEventLog implements EventLog {
   private durableSeq: number;
   /** Durable byte length: where the next batch is written and what a failed batch is cut back to. */
   private size: number;
-  /** toISOString costs more than the rest of an append; a burst in one millisecond shares one. */
+  /** toISOString costs more than the rest of an append; commits in one millisecond share one. */
   private clock = { ms: -1, iso: "" };
   /** A failed batch could not be cut off yet; the next flush retries before writing. */
   private rollbackPending = false;
   private readonly listeners = new Set<(events: SessionEvent[]) => void>();
-  private readonly reads = new Set<Promise<unknown>>();
-  private readonly lines: LineTails;
+  private fd: number | undefined;
+  private reopening: Promise<number> | undefined;
+  /** Appends, reads and state saves using the descriptor now: it is closed only when none is. */
+  private busy = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private readonly tasks = new Set<Promise<unknown>>();
+  private savedEnd: number;
+  private saving: Promise<void> | undefined;
 
   private constructor(
     readonly path: string,
     readonly session: string,
     private readonly io: LogIO,
-    private readonly fd: number,
+    fd: number,
     private readonly lock: LogLock,
-    /** offsets[i] = byte offset of seq i + 1, so a read from any seq starts right there. */
-    private readonly offsets: number[],
-    size: number,
+    scan: ScanResult,
+    private readonly state: LogState,
+    savedEnd: number,
+    private readonly idleMs: number,
+    private writer: WriterState,
   ) {
-    this.lines = new LineTails(session);
-    this.durableSeq = offsets.length;
+    this.fd = fd;
+    this.durableSeq = scan.lastSeq;
     this.nextSeq = this.durableSeq + 1;
-    this.size = size;
+    this.size = scan.end;
+    this.savedEnd = savedEnd;
+    this.scheduleIdle();
   }
 
   /**
@@ -79,14 +97,28 @@ export class JsonlEventLog implements EventLog {
     }
     try {
       const size = await io.size(fd);
-      const scan = await scanLog(io, fd, size, path, false);
+      const { scan, state, savedEnd } = await recover(io, fd, size, path, session);
       if (scan.end < size) {
         await io.truncate(fd, scan.end);
         await io.datasync(fd);
       }
       // The file may be new: its directory entry must be durable before any event in it counts as durable.
       await io.syncDir(nodePath.dirname(path));
-      return new JsonlEventLog(path, session, io, fd, lock, scan.offsets, scan.end);
+      const writer = { context: scan.context, sinceAnchor: scan.sinceAnchor, anchor: scan.anchor };
+      const log = new JsonlEventLog(
+        path,
+        session,
+        io,
+        fd,
+        lock,
+        scan,
+        state,
+        savedEnd,
+        options.idleMs ?? DEFAULT_IDLE_MS,
+        writer,
+      );
+      if (log.size - savedEnd > SAVE_EVERY) log.saveSoon();
+      return log;
     } catch (err) {
       await io.close(fd).catch(() => {});
       await lock.release();
@@ -99,36 +131,38 @@ export class JsonlEventLog implements EventLog {
     return this.durableSeq;
   }
 
+  /** Whether the file is open now (it is not while the log is idle). */
+  get holdsDescriptor(): boolean {
+    return this.fd !== undefined;
+  }
+
+  /** Open requests and open turns as of the last durable event: what reopening a session needs. */
+  openState(): OpenState {
+    return this.state.snapshot();
+  }
+
   append(events: NewEvent[]): Promise<SessionEvent[]> {
     if (this.closing)
       return Promise.reject(new StoreError("brain_error", `event log ${this.path} is closed`));
     if (events.length === 0) return Promise.resolve([]);
-    const ts = this.now();
-    const pending: Omit<Pending, "resolve" | "reject"> = { events: [], tails: [], tailBytes: [] };
+    const stored: SessionEvent[] = [];
+    const encoded: Encoded[] = [];
     try {
       for (const e of events) {
-        // Serialized now, so a value JSON cannot hold fails this call alone, not the batch it would join.
-        pending.tails.push(this.lines.tail(ts, e));
-        pending.tailBytes.push(this.lines.bytes);
-        const stored = { seq: 0, ts, session: this.session, type: e.type, data: e.data } as SessionEvent;
-        if (e.turn !== undefined) stored.turn = e.turn;
-        pending.events.push(stored);
+        encoded.push(encode(e));
+        // The ts is the commit's, set once durable.
+        const s = { seq: 0, ts: "", session: this.session, type: e.type, data: e.data } as SessionEvent;
+        if (e.turn !== undefined) s.turn = e.turn;
+        stored.push(s);
       }
     } catch (err) {
       return Promise.reject(
         new StoreError("bad_request", `event log ${this.path}: event not serializable: ${osMessage(err)}`),
       );
     }
-    for (const e of pending.events) e.seq = this.nextSeq++;
+    for (const e of stored) e.seq = this.nextSeq++;
     return new Promise((resolve, reject) => {
-      // Fields written out: an object spread here cost ~3.5 µs per append on the hot path.
-      this.queue.push({
-        events: pending.events,
-        tails: pending.tails,
-        tailBytes: pending.tailBytes,
-        resolve,
-        reject,
-      });
+      this.queue.push({ events: stored, encoded, resolve, reject });
       // A microtask, not a timer: appends made in this tick join the first write; later ones queue up
       // behind the flush in flight and form the next batch.
       this.flushing ??= Promise.resolve().then(() => this.flushLoop());
@@ -143,31 +177,15 @@ export class JsonlEventLog implements EventLog {
         `event log ${this.path}: bad read range after=${after} limit=${limit}`,
       );
     }
-    const last = Math.min(this.durableSeq, after + Math.floor(limit));
-    if (last <= after) return [];
-    const start = this.offsets[after]!;
-    const end = last < this.durableSeq ? this.offsets[last]! : this.size;
-    const task = readFully(this.io, this.fd, start, end - start);
-    this.reads.add(task);
-    let buf: Buffer;
-    try {
-      buf = await task;
-    } finally {
-      this.reads.delete(task);
-    }
-    const out: SessionEvent[] = [];
-    let pos = 0;
-    for (let seq = after + 1; seq <= last; seq++) {
-      const nl = buf.indexOf(0x0a, pos);
-      if (nl < 0) throw corrupt(this.path, seq, "line cut short");
-      const parsed = parseLine(buf.toString("utf8", pos, nl));
-      if ("reason" in parsed) throw corrupt(this.path, seq, parsed.reason);
-      if (parsed.event.seq !== seq)
-        throw corrupt(this.path, seq, `seq ${parsed.event.seq} where ${seq} was expected`);
-      out.push(parsed.event);
-      pos = nl + 1;
-    }
-    return out;
+    if (after >= this.durableSeq || limit < 1) return [];
+    const size = this.size;
+    // Reads near the tail (watchers catching up) start at the writer's last anchor, without a search.
+    const from = after + 1 >= this.writer.anchor.seq ? this.writer.anchor.offset : undefined;
+    return this.track(
+      this.withFd((fd) =>
+        readAfter(this.io, fd, size, this.path, this.session, after, Math.floor(limit), from),
+      ),
+    );
   }
 
   subscribe(listener: (events: SessionEvent[]) => void): () => void {
@@ -178,16 +196,21 @@ export class JsonlEventLog implements EventLog {
   close(): Promise<void> {
     this.closing ??= (async () => {
       while (this.flushing) await this.flushing;
-      await Promise.allSettled([...this.reads]);
+      await Promise.allSettled([...this.tasks]);
+      clearTimeout(this.idleTimer);
       this.listeners.clear();
       try {
         // Left in place, a failed batch's complete lines would come back as events on the next open.
-        if (this.rollbackPending) await this.rollback();
+        if (this.rollbackPending) await this.withFd((fd) => this.rollback(fd));
       } catch (err) {
         throw failure(this.path, "cannot cut a failed batch", err);
       } finally {
         try {
-          await this.io.close(this.fd);
+          if (this.fd !== undefined) {
+            await this.saveState(this.fd).catch(() => {});
+            await this.io.close(this.fd);
+            this.fd = undefined;
+          }
         } finally {
           await this.lock.release();
         }
@@ -196,47 +219,50 @@ export class JsonlEventLog implements EventLog {
     return this.closing;
   }
 
-  private now(): string {
+  private now(): { ms: number; iso: string } {
     const ms = Date.now();
     if (ms !== this.clock.ms) this.clock = { ms, iso: new Date(ms).toISOString() };
-    return this.clock.iso;
+    return this.clock;
   }
 
   private async flushLoop(): Promise<void> {
     while (this.queue.length > 0) {
       const batch = this.queue;
       this.queue = [];
-      await this.commit(batch);
+      await this.withFd((fd) => this.commit(fd, batch)).catch((err: Error) => {
+        // The file could not be reopened after idleness: nothing was written, the batch and those behind it fail.
+        const behind = this.queue;
+        this.queue = [];
+        this.nextSeq = this.durableSeq + 1;
+        for (const p of [...batch, ...behind]) p.reject(err);
+      });
     }
     this.flushing = undefined;
   }
 
-  private async commit(batch: Pending[]): Promise<void> {
-    const lengths: number[] = [];
+  private async commit(fd: number, batch: Pending[]): Promise<void> {
+    const { ms, iso } = this.now();
+    let next: WriterState;
     try {
-      let total = 0;
+      const items: { seq: number; turn?: string; type: string; enc: Encoded }[] = [];
       for (const p of batch) {
-        for (const [i, e] of p.events.entries()) {
-          const len = `{"seq":${e.seq},`.length + p.tailBytes[i]! + 1;
-          lengths.push(len);
-          total += len;
+        for (let i = 0; i < p.events.length; i++) {
+          const e = p.events[i]!;
+          items.push({ seq: e.seq, turn: e.turn, type: e.type, enc: p.encoded[i]! });
         }
       }
-      // The whole batch in one buffer of known size: one write(2), then one fdatasync.
-      const buf = Buffer.allocUnsafe(total);
-      let at = 0;
-      for (const p of batch) {
-        for (const [i, e] of p.events.entries()) {
-          at += buf.write(`{"seq":${e.seq},`, at, "latin1");
-          at += buf.write(p.tails[i]!, at, "utf8");
-          buf[at++] = 0x0a;
-        }
-      }
-      if (this.rollbackPending) await this.rollback();
-      await writeFully(this.io, this.fd, buf, this.size);
-      await this.io.datasync(this.fd);
+      // A new file starts with its header; a failed first batch cuts it with the rest.
+      const head = this.size === 0 ? header(this.session) : "";
+      const laid = layout(items, iso, ms, this.size + Buffer.byteLength(head), this.writer);
+      next = laid.state;
+      // The whole batch in one buffer: one write(2), then one fdatasync.
+      const buf = Buffer.from(head + laid.text, "utf8");
+      if (this.rollbackPending) await this.rollback(fd);
+      await writeFully(this.io, fd, buf, this.size);
+      await this.io.datasync(fd);
+      this.size += buf.length;
     } catch (err) {
-      await this.rollback().catch(() => {});
+      await this.rollback(fd).catch(() => {});
       // Appends queued behind the failed batch were made before its failure was known and may continue it (the
       // rest of a stream of deltas): written after the gap, they would hide lost events behind dense seqs. They
       // fail with it; appends made once the failure is known go on as usual. Their seqs are given back.
@@ -248,18 +274,17 @@ export class JsonlEventLog implements EventLog {
       for (const p of behind) p.reject(error);
       return;
     }
-    let at = this.size;
-    for (const len of lengths) {
-      this.offsets.push(at);
-      at += len;
-    }
-    this.size = at;
-    this.durableSeq = this.offsets.length;
+    this.writer = next;
     const durable: SessionEvent[] = [];
     for (const p of batch) {
-      p.resolve(p.events);
-      for (const e of p.events) durable.push(e);
+      for (const e of p.events) {
+        e.ts = iso;
+        durable.push(e);
+      }
     }
+    this.durableSeq = durable[durable.length - 1]!.seq;
+    this.state.observe(durable);
+    for (const p of batch) p.resolve(p.events);
     for (const listener of [...this.listeners]) {
       try {
         listener(durable);
@@ -268,32 +293,96 @@ export class JsonlEventLog implements EventLog {
         process.emitWarning(`event log ${this.path}: subscriber threw: ${osMessage(err)}`);
       }
     }
+    if (this.size - this.savedEnd > SAVE_EVERY) this.saveSoon();
   }
 
   /** Cuts the file back to its durable length, so no partial batch stays behind. */
-  private async rollback(): Promise<void> {
+  private async rollback(fd: number): Promise<void> {
     this.rollbackPending = true;
-    await this.io.truncate(this.fd, this.size);
-    await this.io.datasync(this.fd);
+    await this.io.truncate(fd, this.size);
+    await this.io.datasync(fd);
     this.rollbackPending = false;
   }
+
+  /** Runs `fn` with the file open (reopening it after idleness); the idle clock restarts when all are done. */
+  private async withFd<T>(fn: (fd: number) => Promise<T>): Promise<T> {
+    this.busy++;
+    clearTimeout(this.idleTimer);
+    try {
+      const fd = this.fd ?? (await this.reopen());
+      return await fn(fd);
+    } finally {
+      if (--this.busy === 0) this.scheduleIdle();
+    }
+  }
+
+  private reopen(): Promise<number> {
+    this.reopening ??= this.io
+      .open(this.path, fs.constants.O_RDWR, 0o600)
+      .then(
+        (fd) => {
+          this.fd = fd;
+          return fd;
+        },
+        (err) => {
+          throw failure(this.path, "cannot reopen", err);
+        },
+      )
+      .finally(() => {
+        this.reopening = undefined;
+      });
+    return this.reopening;
+  }
+
+  private scheduleIdle(): void {
+    if (!Number.isFinite(this.idleMs) || this.closing) return;
+    this.idleTimer = setTimeout(() => void this.track(this.idle()), this.idleMs);
+    this.idleTimer.unref();
+  }
+
+  /** Saves the state and closes the file, unless something started using it meanwhile. */
+  private async idle(): Promise<void> {
+    if (this.busy > 0 || this.fd === undefined || this.closing || this.flushing) return;
+    this.busy++;
+    try {
+      await this.saveState(this.fd).catch(() => {});
+    } finally {
+      this.busy--;
+    }
+    if (this.busy > 0 || this.fd === undefined || this.closing || this.flushing) return;
+    const fd = this.fd;
+    this.fd = undefined;
+    await this.io.close(fd).catch(() => {});
+  }
+
+  private saveSoon(): void {
+    if (this.saving) return;
+    this.saving = this.track(this.withFd((fd) => this.saveState(fd)))
+      .catch(() => {}) // a state not saved only makes the next open scan further
+      .finally(() => {
+        this.saving = undefined;
+      });
+  }
+
+  private async saveState(fd: number): Promise<void> {
+    if (this.savedEnd === this.size) return;
+    const end = this.size;
+    const anchor = this.writer.anchor;
+    const seq = this.durableSeq;
+    const snapshot = this.state.snapshot();
+    const region = await readFully(this.io, fd, anchor.offset, end - anchor.offset);
+    await saveState(this.path, { v: 1, seq, end, anchor, hash: hashOf(region), ...snapshot });
+    this.savedEnd = end;
+  }
+
+  private track<T>(task: Promise<T>): Promise<T> {
+    this.tasks.add(task);
+    void task.then(
+      () => this.tasks.delete(task),
+      () => this.tasks.delete(task),
+    );
+    return task;
+  }
 }
 
-function failure(path: string, what: string, err: unknown): StoreError {
-  return new StoreError("brain_error", `event log ${path}: ${what}: ${osMessage(err)}`, { cause: err });
-}
-
-/** All events of a log that is not open here (the CLI reading a session). A torn last line is skipped. */
-export async function readEventsFile(path: string, io: LogIO = nodeLogIO): Promise<SessionEvent[]> {
-  let fd: number;
-  try {
-    fd = await io.open(path, fs.constants.O_RDONLY);
-  } catch (err) {
-    throw failure(path, "cannot open", err);
-  }
-  try {
-    return (await scanLog(io, fd, await io.size(fd), path, true)).events;
-  } finally {
-    await io.close(fd);
-  }
-}
+export { readEventsFile } from "./log-read.js";

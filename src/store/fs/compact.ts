@@ -1,0 +1,114 @@
+// Retention: a closed session's log rewritten without what its messages already hold. A turn that settled
+// `completed` with an assistant.message has its deltas dropped (the message carries the same text); everything
+// else stays exactly as it was, with its own seq and ts, so seqs have gaps afterwards: a cursor inside a dropped
+// range reads on from the next event kept, and Last-Event-ID keeps meaning "after this seq". A session with a
+// request still waiting or a turn still open is refused: its answer or close-out must land in the log it knows.
+import fs from "node:fs";
+import fsp from "node:fs/promises";
+import nodePath from "node:path";
+import type { SessionEvent } from "../../protocol/events.js";
+import { StoreError } from "./errors.js";
+import { readEventsFile } from "./jsonl-log.js";
+import { header } from "./log-format.js";
+import { type LogIO, nodeLogIO, writeFully } from "./log-io.js";
+import { acquireLogLock, type LogHolder } from "./log-lock.js";
+import { LogState, statePath } from "./log-state.js";
+
+export interface CompactResult {
+  eventsBefore: number;
+  eventsAfter: number;
+  bytesBefore: number;
+  bytesAfter: number;
+  /** Turns whose deltas were folded into their message. */
+  turns: number;
+}
+
+/** The events a compaction keeps, and how many turns it folds (pure, so tests can check it on any history). */
+export function foldedEvents(events: readonly SessionEvent[]): { kept: SessionEvent[]; turns: number } {
+  const withMessage = new Set<string>();
+  const completed = new Set<string>();
+  for (const e of events) {
+    if (!e.turn) continue;
+    if (e.type === "assistant.message") withMessage.add(e.turn);
+    if (e.type === "turn.settled" && (e.data as { status?: string }).status === "completed")
+      completed.add(e.turn);
+  }
+  const folded = new Set([...withMessage].filter((turn) => completed.has(turn)));
+  let turns = 0;
+  const seen = new Set<string>();
+  const kept = events.filter((e) => {
+    if (e.type !== "assistant.delta" || !e.turn || !folded.has(e.turn)) return true;
+    if (!seen.has(e.turn)) {
+      seen.add(e.turn);
+      turns++;
+    }
+    return false;
+  });
+  return { kept, turns };
+}
+
+/** Compacts the log at `path` in place. Takes the log's lock: a session open anywhere is refused. */
+export async function compactLog(
+  path: string,
+  session: string,
+  options: { io?: LogIO; holder?: LogHolder } = {},
+): Promise<CompactResult> {
+  const io = options.io ?? nodeLogIO;
+  const lock = await acquireLogLock(path, { session, ...(options.holder ? { holder: options.holder } : {}) });
+  try {
+    const bytesBefore = (await fsp.stat(path)).size;
+    const events = await readEventsFile(path, io, { session });
+    const state = new LogState();
+    state.observe(events);
+    const open = state.snapshot();
+    if (open.requests.length > 0 || open.openTurns.length > 0) {
+      const what =
+        open.requests.length > 0
+          ? `${open.requests.length} request(s) still waiting for an answer (${open.requests.map((r) => r.type).join(", ")})`
+          : `turn ${open.openTurns[0]} still open`;
+      throw new StoreError(
+        "bad_request",
+        `session ${session} cannot be compacted: it has ${what}; open it (the turn is closed out) or answer first`,
+      );
+    }
+    const { kept, turns } = foldedEvents(events);
+    if (kept.length === events.length)
+      return {
+        eventsBefore: events.length,
+        eventsAfter: kept.length,
+        bytesBefore,
+        bytesAfter: bytesBefore,
+        turns,
+      };
+    const lines = [header(session)];
+    for (const e of kept) {
+      // Whole-event lines with each event's own ts: the rewrite changes nothing a reader sees but the gaps.
+      const turn = e.turn === undefined ? "" : `"turn":${JSON.stringify(e.turn)},`;
+      lines.push(
+        `{"seq":${e.seq},"ts":${JSON.stringify(e.ts)},${turn}"type":"${e.type}","data":${JSON.stringify(e.data)}}\n`,
+      );
+    }
+    const buf = Buffer.from(lines.join(""), "utf8");
+    const tmp = `${path}.compact.tmp`;
+    const fd = await io.open(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC, 0o600);
+    try {
+      await writeFully(io, fd, buf, 0);
+      await io.datasync(fd);
+    } finally {
+      await io.close(fd);
+    }
+    // The saved state described the old bytes: drop it first, so no crash leaves it beside the new file.
+    await fsp.rm(statePath(path), { force: true });
+    await fsp.rename(tmp, path);
+    await io.syncDir(nodePath.dirname(path));
+    return {
+      eventsBefore: events.length,
+      eventsAfter: kept.length,
+      bytesBefore,
+      bytesAfter: buf.length,
+      turns,
+    };
+  } finally {
+    await lock.release();
+  }
+}

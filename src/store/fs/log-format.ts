@@ -1,0 +1,207 @@
+// The lines of events.jsonl. Three shapes, told apart by their first bytes, so files written before this format
+// (every line a whole event) still read, and keep growing in the new shapes:
+//
+//   {"brain_log":2,"session":"S"}                         the first line of a file in this format
+//   {"seq":N,"ts":"…","turn":"T","type":"X","data":{…}}   one event (older files also carry "session")
+//   {"seq":N,"ts":"…","turn":"T","d":["a","b",…]}           assistant.delta events N, N+1, … of one turn
+//   [N,dt,"a","b",…]                                        more deltas of the turn of the line before,
+//                                                           stamped dt ms after that line
+//
+// The session is the file's (never repeated), a commit's events share one timestamp, and a stream of deltas
+// costs its text plus a few bytes per commit instead of ~180 bytes of envelope per delta. A line starting `{` is
+// an anchor: it reads without the lines before it. Continuations are never written more than ANCHOR_BYTES past
+// an anchor, so a reader that seeks to any byte finds an anchor within that distance.
+import type { NewEvent, SessionEvent } from "../../protocol/events.js";
+import { verbatimText } from "../../protocol/fast-frames.js";
+
+export const ANCHOR_BYTES = 4096;
+
+export const header = (session: string) => `{"brain_log":2,"session":${JSON.stringify(session)}}\n`;
+
+/** What a continuation line needs from the lines before it. */
+export interface DeltaContext {
+  turn: string | undefined;
+  ms: number;
+}
+
+/** One appended event, serialised at append time (so a value JSON cannot hold fails its own append only). */
+export interface Encoded {
+  /** The delta's text as a JSON string, or the data's JSON. */
+  body: string;
+  delta: boolean;
+}
+
+export function encode(e: NewEvent): Encoded {
+  if (e.type === "assistant.delta") {
+    const text = verbatimText(e.data);
+    if (text !== undefined) return { body: `"${text}"`, delta: true };
+    const data = e.data as Record<string, unknown>;
+    // Only a plain {text} fits the delta shapes; anything else is stored whole, as the reader must give it back.
+    if (typeof data.text === "string" && Object.keys(data).length === 1)
+      return { body: JSON.stringify(data.text), delta: true };
+  }
+  const body = JSON.stringify(e.data);
+  if (body === undefined) throw new Error(`the data of a ${e.type} event is not JSON`);
+  return { body, delta: false };
+}
+
+/** Where the writer stands: what the next continuation would follow, and the last anchor. */
+export interface WriterState {
+  context: DeltaContext | undefined;
+  /** Bytes written since the last anchor line started. */
+  sinceAnchor: number;
+  anchor: { seq: number; offset: number };
+}
+
+/**
+ * Lays out one commit's lines: adjacent deltas of one turn share a line, and continue the previous line when
+ * it holds deltas of the same turn. Returns the text (to be written at `offset`) and the writer's new state;
+ * `state` itself is left as it was, so a failed commit changes nothing.
+ */
+export function layout(
+  events: readonly { seq: number; turn?: string; type: string; enc: Encoded }[],
+  ts: string,
+  ms: number,
+  offset: number,
+  state: WriterState,
+): { text: string; state: WriterState } {
+  let { context, sinceAnchor, anchor } = state;
+  const parts: string[] = [];
+  let at = offset;
+  const line = (text: string, isAnchor: boolean, seq: number) => {
+    const bytes = Buffer.byteLength(text) + 1;
+    if (isAnchor) {
+      anchor = { seq, offset: at };
+      sinceAnchor = 0;
+    }
+    sinceAnchor += bytes;
+    at += bytes;
+    parts.push(text, "\n");
+  };
+  const turnField = (turn: string | undefined) =>
+    turn === undefined ? "" : `"turn":${JSON.stringify(turn)},`;
+  for (let i = 0; i < events.length; ) {
+    const e = events[i]!;
+    if (!e.enc.delta) {
+      line(
+        `{"seq":${e.seq},"ts":"${ts}",${turnField(e.turn)}"type":"${e.type}","data":${e.enc.body}}`,
+        true,
+        e.seq,
+      );
+      context = undefined;
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    const bodies = [e.enc.body];
+    while (j < events.length && events[j]!.enc.delta && events[j]!.turn === e.turn)
+      bodies.push(events[j++]!.enc.body);
+    if (context && context.turn === e.turn && sinceAnchor < ANCHOR_BYTES) {
+      line(`[${e.seq},${ms - context.ms},${bodies.join(",")}]`, false, e.seq);
+    } else {
+      line(`{"seq":${e.seq},"ts":"${ts}",${turnField(e.turn)}"d":[${bodies.join(",")}]}`, true, e.seq);
+    }
+    context = { turn: e.turn, ms };
+    i = j;
+  }
+  return { text: parts.join(""), state: { context, sinceAnchor, anchor } };
+}
+
+/** Decodes lines in file order; a continuation needs the lines before it from its anchor on. */
+export class LineDecoder {
+  context: DeltaContext | undefined;
+
+  constructor(public session: string) {}
+
+  /** The line's events appended to `out`, or why the line is not one of ours. */
+  decode(text: string, out: SessionEvent[]): string | undefined {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      return `not valid JSON (${(err as Error).message})`;
+    }
+    if (Array.isArray(value)) return this.continuation(value, out);
+    if (value === null || typeof value !== "object") return "not a JSON object";
+    const v = value as Record<string, unknown>;
+    if (v.brain_log !== undefined && v.seq === undefined) {
+      if (v.brain_log !== 2 || typeof v.session !== "string") return "a header this Brain cannot read";
+      this.session = v.session;
+      return undefined;
+    }
+    if (!isSeq(v.seq) || typeof v.ts !== "string") return "not an event (no seq or ts)";
+    const turn = v.turn;
+    if (turn !== undefined && typeof turn !== "string") return "turn is not a string";
+    if (Array.isArray(v.d)) {
+      const ms = Date.parse(v.ts);
+      if (Number.isNaN(ms)) return "a delta line without a valid ts";
+      this.context = { turn, ms };
+      return this.deltas(v.seq, v.ts, turn, v.d, out);
+    }
+    if (typeof v.type !== "string") return "not an event (no seq or type)";
+    this.context = undefined;
+    // A line of an older file names its session: lines written after it in this format are of the same one.
+    if (typeof v.session === "string") this.session = v.session;
+    const event = { seq: v.seq, ts: v.ts, session: this.session };
+    out.push(
+      (turn === undefined
+        ? { ...event, type: v.type, data: v.data }
+        : { ...event, turn, type: v.type, data: v.data }) as SessionEvent,
+    );
+    return undefined;
+  }
+
+  private continuation(v: unknown[], out: SessionEvent[]): string | undefined {
+    const [seq, dt] = v;
+    if (!isSeq(seq) || !Number.isInteger(dt)) return "a continuation line without seq and dt";
+    if (!this.context) return "a continuation line with no delta line before it";
+    const ms = this.context.ms + (dt as number);
+    this.context = { turn: this.context.turn, ms };
+    return this.deltas(seq, new Date(ms).toISOString(), this.context.turn, v.slice(2), out);
+  }
+
+  private deltas(
+    seq: number,
+    ts: string,
+    turn: string | undefined,
+    texts: unknown[],
+    out: SessionEvent[],
+  ): string | undefined {
+    if (texts.length === 0) return "a delta line with no deltas";
+    for (const [i, text] of texts.entries()) {
+      if (typeof text !== "string") return "a delta that is not a string";
+      const e = { seq: seq + i, ts, session: this.session } as SessionEvent;
+      if (turn !== undefined) e.turn = turn;
+      (e as { type: string }).type = "assistant.delta";
+      (e as { data: unknown }).data = { text };
+      out.push(e);
+    }
+    return undefined;
+  }
+}
+
+const isSeq = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v > 0;
+
+const ANCHOR_SEQ = /^\{"seq":(\d+)/;
+
+/** The first seq of an anchor line, from its first bytes alone; undefined for any other line. */
+export function anchorSeq(head: string): number | undefined {
+  const m = ANCHOR_SEQ.exec(head);
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * Every event in a log's text, for tools and tests that read a file whole and synchronously; `bad` lists the
+ * lines that did not decode (a torn tail among them). Readers of a live log use readEventsFile.
+ */
+export function decodeLogText(text: string, session = ""): { events: SessionEvent[]; bad: string[] } {
+  const decoder = new LineDecoder(session);
+  const events: SessionEvent[] = [];
+  const bad: string[] = [];
+  for (const [i, line] of text.split("\n").entries()) {
+    if (!line) continue;
+    const reason = decoder.decode(line, events);
+    if (reason !== undefined) bad.push(`line ${i + 1}: ${reason}`);
+  }
+  return { events, bad };
+}

@@ -1,0 +1,104 @@
+// What reopening a session needs from its log — the requests still waiting for an answer and the turns started
+// but never settled — kept in step with every durable batch, and saved beside the log (events.jsonl.state) so an
+// open reads the state and the log's last few KB instead of the whole file. The file is a hint, never trusted
+// blindly: it names the bytes it covers (from an anchor line to the end of a line) with their hash and last
+// seq; when the log there says otherwise (a crash between a write and the state's update, a torn tail cut, a
+// file rewritten by compaction) the state is rebuilt from the whole log.
+import { createHash } from "node:crypto";
+import fsp from "node:fs/promises";
+import { REQUEST_KINDS } from "../../core/pending.js";
+import type { SessionEvent } from "../../protocol/events.js";
+
+/** Open requests (their request events, in log order) and open turns (in the order they started). */
+export interface OpenState {
+  requests: SessionEvent[];
+  openTurns: string[];
+}
+
+const ANSWERS: Record<string, string> = Object.fromEntries(
+  Object.entries(REQUEST_KINDS).map(([request, answer]) => [answer, request]),
+);
+
+export class LogState {
+  private readonly requests = new Map<string, SessionEvent>();
+  private readonly turns = new Set<string>();
+
+  static from(saved: OpenState): LogState {
+    const state = new LogState();
+    state.observe(saved.requests);
+    for (const turn of saved.openTurns) state.turns.add(turn);
+    return state;
+  }
+
+  /** Feed every durable event in log order. Replaying a suffix already seen leaves the same state. */
+  observe(events: readonly SessionEvent[]): void {
+    for (const e of events) {
+      const type = e.type;
+      if (type === "assistant.delta") continue;
+      if (type === "turn.started" && e.turn) this.turns.add(e.turn);
+      else if (type === "turn.settled" && e.turn) this.turns.delete(e.turn);
+      const id = (e.data as { id?: unknown }).id;
+      if (typeof id !== "string") continue;
+      if (type in REQUEST_KINDS) this.requests.set(`${type}\u0000${id}`, e);
+      else if (type in ANSWERS) this.requests.delete(`${ANSWERS[type]}\u0000${id}`);
+    }
+  }
+
+  snapshot(): OpenState {
+    return { requests: [...this.requests.values()], openTurns: [...this.turns] };
+  }
+}
+
+/** The saved state and the stretch of the log it was taken at. */
+export interface SavedState extends OpenState {
+  v: 1;
+  /** Last seq, and the byte length of the log, it covers. */
+  seq: number;
+  end: number;
+  /** The last anchor line before `end` (a scan restarts there). */
+  anchor: { seq: number; offset: number };
+  /** sha256 of the log's bytes [anchor.offset, end). */
+  hash: string;
+}
+
+export const statePath = (logPath: string) => `${logPath}.state`;
+
+export const hashOf = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
+
+/** The saved state, or undefined when there is none or it is not one (then the log is scanned whole). */
+export async function loadState(logPath: string): Promise<SavedState | undefined> {
+  let value: unknown;
+  try {
+    value = JSON.parse(await fsp.readFile(statePath(logPath), "utf8"));
+  } catch {
+    return undefined;
+  }
+  const s = value as Partial<SavedState> | null;
+  if (
+    s?.v !== 1 ||
+    !Number.isInteger(s.seq) ||
+    !Number.isInteger(s.end) ||
+    !Number.isInteger(s.anchor?.offset) ||
+    !Number.isInteger(s.anchor?.seq) ||
+    typeof s.hash !== "string" ||
+    !Array.isArray(s.requests) ||
+    !Array.isArray(s.openTurns)
+  )
+    return undefined;
+  return s as SavedState;
+}
+
+/**
+ * Replaces the saved state (a temp file renamed over it). Not fdatasync'd: a state lost or torn in a crash is
+ * caught by its check and rebuilt, and costs only the time of one full scan.
+ */
+export async function saveState(logPath: string, state: SavedState): Promise<void> {
+  const path = statePath(logPath);
+  const tmp = `${path}.${process.pid}.tmp`;
+  await fsp.writeFile(tmp, JSON.stringify(state), { mode: 0o600 });
+  await fsp.rename(tmp, path);
+}
+
+export async function dropState(logPath: string): Promise<void> {
+  await fsp.rm(statePath(logPath), { force: true });
+}
