@@ -94,7 +94,8 @@ export class SessionService {
     const events = await this.parts.brain.events(id);
     const pending = new PendingRequests();
     for (const event of events) pending.observe(event);
-    return { ...this.viewOf(record, undefined), last_seq: events.length, pending: pending.list() };
+    // The last event's seq, not the count: a compacted log has gaps in its seqs.
+    return { ...this.viewOf(record, undefined), last_seq: events.at(-1)?.seq ?? 0, pending: pending.list() };
   }
 
   /** Events after `after` of a session not open here, read through Brain (never taking its log's lock). */

@@ -276,7 +276,8 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
         const live = await sessions.forWatching(ctx.caller, id(ctx));
         if (live) return { events: await live.log.read(after, limit), last_seq: live.log.lastSeq };
         const all = await sessions.fileEvents(id(ctx), 0, Number.POSITIVE_INFINITY);
-        return { events: all.filter((e) => e.seq > after).slice(0, limit), last_seq: all.length };
+        // The last event's seq, not the count: a compacted log has gaps in its seqs.
+        return { events: all.filter((e) => e.seq > after).slice(0, limit), last_seq: all.at(-1)?.seq ?? 0 };
       },
     },
   ];
