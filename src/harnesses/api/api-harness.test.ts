@@ -17,19 +17,27 @@ import { toCallParams } from "./tools.js";
 /** `gate` answers only when released (or when the call is aborted): a tool the test holds open. */
 class GateTool implements ToolService {
   private release: (() => void) | undefined;
+  /** Opened before the call reached the tool (tool.call is logged before the tool runs): answer at once. */
+  private opened = false;
   async list(): Promise<ToolSchema[]> {
     return [{ name: "gate", description: "waits", input_schema: { type: "object" } }];
   }
   call(_name: string, _args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult> {
     return new Promise((resolve) => {
       this.release = () => resolve({ content: [{ type: "text", text: "opened" }], is_error: false });
+      if (this.opened) {
+        this.opened = false;
+        this.release();
+      }
       signal.addEventListener("abort", () =>
         resolve({ content: [{ type: "text", text: "aborted" }], is_error: true }),
       );
     });
   }
   open(): void {
-    this.release?.();
+    if (this.release) this.release();
+    else this.opened = true;
+    this.release = undefined;
   }
 }
 
