@@ -27,8 +27,18 @@ export function brainHome(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** Every harness the catalog offers under this config (a later one replaces an earlier one of the same name). */
-export function configHarnesses(loaded: LoadedConfig, home = brainHome(), catalog = builtinCatalog()) {
-  return catalogHarnesses(catalog, { config: loaded.config, configDir: loaded.dir, brainHome: home });
+export function configHarnesses(
+  loaded: LoadedConfig,
+  home = brainHome(),
+  catalog = builtinCatalog(),
+  warmRunners = false,
+) {
+  return catalogHarnesses(catalog, {
+    config: loaded.config,
+    configDir: loaded.dir,
+    brainHome: home,
+    ...(warmRunners ? { warmRunners } : {}),
+  });
 }
 
 /** The ADL harness types this config's host runs: what agent definitions are checked against. */
@@ -71,7 +81,8 @@ export function createBrain(
     holder = { kind: "cli" },
     secrets = [],
     catalog = builtinCatalog(),
-  }: { holder?: LogHolder; secrets?: Secret[]; catalog?: Catalog } = {},
+    warmRunners = false,
+  }: { holder?: LogHolder; secrets?: Secret[]; catalog?: Catalog; warmRunners?: boolean } = {},
 ): Brain {
   return new Brain({
     providers: loaded.config.providers ?? {},
@@ -79,7 +90,7 @@ export function createBrain(
     secrets: [...secrets, ...literalSecrets(loaded, home)],
     store: new FsSessionStore(home, undefined, holder),
     // In catalog order: a runner the config names "api" or "codex" takes that built-in's place.
-    harnesses: new HarnessRegistry(configHarnesses(loaded, home, catalog).factories),
+    harnesses: new HarnessRegistry(configHarnesses(loaded, home, catalog, warmRunners).factories),
     tools: new ToolRouter([new BuiltinTools()]),
     // Each session's mcp_servers; relative cwds resolve against the config's directory.
     sessionTools: mcpSessionTools({ baseDir: loaded.dir }),

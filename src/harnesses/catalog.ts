@@ -49,6 +49,8 @@ export interface HarnessSetup {
   brainHome: string;
   /** Passed to every family as FamilyContext.testing. */
   testing?: Record<string, unknown>;
+  /** Passed to every family as FamilyContext.warmRunners. */
+  warmRunners?: boolean;
 }
 
 /** A family's settings from an accepted config: its `cli.<name>` object, or its fields of `nui`. */
@@ -87,6 +89,7 @@ export function catalogHarnesses(
       launched,
       launchable,
       ...(setup.testing ? { testing: setup.testing } : {}),
+      ...(setup.warmRunners ? { warmRunners: true } : {}),
     });
   }
   const factories: HarnessFactory[] = [];

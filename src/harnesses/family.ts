@@ -40,6 +40,11 @@ export interface FamilyContext {
   launched(name: string, launcher: string[]): HarnessFactory | undefined;
   /** The names `launched` knows. */
   launchable(): string[];
+  /**
+   * Whether runner harnesses keep a started spare for the next session: worth it in a long-lived host (the
+   * daemon, `brain acp`), pure cost in a one-shot `brain run`, which would start a spare only to kill it.
+   */
+  warmRunners?: boolean;
   /** Options tests pass to families that start host processes (HOME for extension hosts, timeouts). */
   testing?: Record<string, unknown>;
 }

@@ -57,7 +57,8 @@ export function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-/** The home as given and as resolved (symlinks, e.g. macOS /tmp), longest first so neither leaves a stub. */
+/** The home as given and as resolved (symlinks, e.g. macOS /tmp), longest first, so the shorter
+ * one never replaces only part of the longer. */
 function homesOf(home: string): string[] {
   const given = resolve(home);
   let real = given;

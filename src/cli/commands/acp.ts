@@ -34,7 +34,7 @@ export async function command(args: string[]): Promise<number> {
   } else {
     const loaded = loadConfig(str(values.config));
     const home = brainHome();
-    const brain = createBrain(loaded, home);
+    const brain = createBrain(loaded, home, { warmRunners: true });
     const token = newToken();
     const daemon = await startDaemon({
       brain,

@@ -41,7 +41,7 @@ export async function command(args: string[]): Promise<number> {
     : [];
   // A `brain run` on a session the daemon has open is told to go through the daemon, at this URL.
   const holder: LogHolder = { kind: "daemon" };
-  const brain = createBrain(loaded, home, { holder, secrets: tokenSecrets });
+  const brain = createBrain(loaded, home, { holder, secrets: tokenSecrets, warmRunners: true });
   let daemon: Awaited<ReturnType<typeof startDaemon>>;
   try {
     daemon = await startDaemon({

@@ -62,6 +62,7 @@ export const runnerFamily: FamilyDescriptor = {
         new ProcessFactory({
           ...runner,
           ...(shared !== undefined ? { shared } : {}),
+          ...(ctx.warmRunners ? {} : { spares: 0 }),
           ...(steering !== undefined ? { supportsSteering: steering } : {}),
         }),
     ),

@@ -2,7 +2,7 @@
 // (inside the namespace) to a Unix socket on the host's filesystem. Path-based Unix sockets are not scoped by
 // network namespaces, so a fake provider in the test process stays reachable, and nothing else is.
 //
-//   unshare -n node launcher.js --port 18080 --socket /tmp/provider.sock -- claude -p …
+//   unshare -n node launcher.js --port 18080 --socket "$RUN_DIR/provider.sock" -- claude -p …
 //
 // It brings `lo` up, starts the relay, then runs the command with the launcher's own stdio, forwards the usual
 // stop signals, and exits with the command's exit code (128+n for a signal, as a shell would).
