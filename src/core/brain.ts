@@ -81,7 +81,8 @@ export class Brain {
 
   /** A new session's input: the defaults, an agent definition and the call's own settings, over each other. */
   resolveInput(layers: InputLayers): NewSessionInput {
-    return resolveSessionInput(layers, this.options.harnesses.names());
+    const { harnesses } = this.options;
+    return resolveSessionInput(layers, harnesses.names(), (name) => harnesses.get(name).clientOptions);
   }
 
   /** Creates a session. Its harness starts with the first prompt. */

@@ -114,8 +114,17 @@ export interface HarnessFactory {
   readonly steering?: "live" | "queued";
   /** Takes images with a prompt (TurnContext.images); a prompt with images to any other harness is refused. */
   readonly supportsImages?: boolean;
+  /**
+   * The `config.options` keys a network client (REST, ACP through the daemon) may set on a session of this
+   * harness. Everything else is the operator's, set in an agent definition or the config's defaults: keys that
+   * pick an image, a URL, a directory, flags or environment would let a token holder reach the host. Absent:
+   * none. "any" for harnesses whose options only tune the harness itself (a runner's).
+   */
+  readonly clientOptions?: ClientOptions;
   open(options: HarnessOptions): Promise<Harness>;
 }
+
+export type ClientOptions = "any" | readonly string[];
 
 /** A failed turn, with the code that says whose side failed. */
 export class HarnessError extends Error {

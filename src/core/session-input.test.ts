@@ -87,4 +87,26 @@ describe("the registry of live sessions", () => {
     await expect(live.get("s1", async () => Promise.reject(new Error("broken")))).rejects.toThrow("broken");
     expect(await live.get("s1", async () => ({ session: fake("s1") }))).toMatchObject({ id: "s1" });
   });
+
+  it("lets a network caller set only the options its harness offers clients, merged over the agent's", () => {
+    const grant = { allowed: [], restricted: false, listedAt: "GET /v1/providers" };
+    const clientOptions = (name: string) => ({ echo: "any" as const, api: ["temperature"] })[name];
+    const agent = { harness: "api", config: { options: { image: "operator:1", temperature: 1 } } };
+    const call = { config: { options: { temperature: 0.2 } } };
+    const input = resolveSessionInput({ agent, call, grant }, harnesses, clientOptions);
+    expect(input.config?.options).toEqual({ image: "operator:1", temperature: 0.2 });
+    const image = { config: { options: { image: "evil", temperature: 0 } } };
+    expect(() => resolveSessionInput({ agent, call: image, grant }, harnesses, clientOptions)).toThrow(
+      expect.objectContaining({ code: "bad_request", field: "config.options.image" }),
+    );
+    // The operator's own CLI has no grant: it may set anything.
+    expect(resolveSessionInput({ agent, call: image }, harnesses, clientOptions).config?.options).toEqual({
+      image: "evil",
+      temperature: 0,
+    });
+    const runner = { harness: "echo", config: { options: { delay_ms: 5 } } };
+    expect(resolveSessionInput({ call: runner, grant }, harnesses, clientOptions).config?.options).toEqual({
+      delay_ms: 5,
+    });
+  });
 });

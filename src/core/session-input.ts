@@ -4,6 +4,7 @@ import type { McpServers, ProviderChoice, SessionDefaults } from "../protocol/co
 import type { PermissionPolicy } from "../protocol/permissions.js";
 import type { SessionConfig } from "../protocol/runner.js";
 import { SessionError } from "./errors.js";
+import type { ClientOptions } from "./harness.js";
 
 export interface NewSessionInput {
   harness: string;
@@ -42,8 +43,15 @@ export interface InputLayers {
 /** When nothing names a harness: the offline echo runner, if the host has it. */
 export const FALLBACK_HARNESS = "echo";
 
-/** The new session's input; `harnesses` are the host's. A mistake names the field and what it may be. */
-export function resolveSessionInput(layers: InputLayers, harnesses: string[]): NewSessionInput {
+/**
+ * The new session's input; `harnesses` are the host's, `clientOptions` says which `config.options` keys a
+ * network caller may set on each. A mistake names the field and what it may be.
+ */
+export function resolveSessionInput(
+  layers: InputLayers,
+  harnesses: string[],
+  clientOptions: (harness: string) => ClientOptions | undefined = () => undefined,
+): NewSessionInput {
   const {
     harness: defaultHarness,
     provider: defaultProvider,
@@ -72,18 +80,46 @@ export function resolveSessionInput(layers: InputLayers, harnesses: string[]): N
       "harness",
     );
   }
+  if (layers.grant) checkClientOptions(call.config?.options, harness, clientOptions(harness));
   const provider = providerFor(call.provider, agent.provider ?? defaults.provider, layers.grant);
   const chosenPermissions = call.permissions ?? agent.permissions ?? defaults.permissions;
   const servers = call.mcp_servers ?? agent.mcp_servers ?? defaults.mcp_servers;
+  // Options merge key by key too: a caller tuning one option keeps the agent's image, directory and the rest.
+  const options = { ...defaults.config?.options, ...agent.config?.options, ...call.config?.options };
   return {
     harness,
-    config: { ...defaults.config, ...agent.config, ...call.config },
+    config: {
+      ...defaults.config,
+      ...agent.config,
+      ...call.config,
+      ...(Object.keys(options).length > 0 ? { options } : {}),
+    },
     ...(provider ? { provider } : {}),
     ...(chosenPermissions ? { permissions: chosenPermissions } : {}),
     ...(servers ? { mcp_servers: servers } : {}),
     ...(call.id ? { id: call.id } : {}),
     ...(call.tenant ? { tenant: call.tenant } : {}),
   };
+}
+
+/**
+ * A network caller sets only the options its harness lets clients set. The others (an image, a URL, a working
+ * directory, flags, environment) reach past the session into the host, so only the operator sets them.
+ */
+function checkClientOptions(
+  options: Record<string, unknown> | undefined,
+  harness: string,
+  allowed: ClientOptions | undefined,
+): void {
+  if (!options || allowed === "any") return;
+  const refused = Object.keys(options).filter((key) => !allowed?.includes(key));
+  if (refused.length === 0) return;
+  const may = allowed?.length ? `clients may set: ${allowed.join(", ")}` : "clients may set none";
+  throw new SessionError(
+    "bad_request",
+    `field "config.options.${refused[0]}": set by the operator only on harness "${harness}" (${may}); name an agent definition that sets it (GET /v1/agents) or ask the operator to add one`,
+    `config.options.${refused[0]}`,
+  );
 }
 
 /**

@@ -2,7 +2,7 @@
 // is built from. A descriptor is cheap to import: it names the family, its settings and capabilities, and loads
 // its harness code (the AI SDK, a CLI's adapter, an extension host's transports) only when a session opens.
 import type { z } from "zod";
-import type { HarnessFactory } from "../core/harness.js";
+import type { ClientOptions, HarnessFactory } from "../core/harness.js";
 import type { BrainConfig } from "../protocol/config.js";
 
 /** Where a family's settings sit in brain.config.json. */
@@ -87,16 +87,18 @@ export class LazyFactory implements HarnessFactory {
   readonly supportsSteering: boolean;
   readonly steering?: "live" | "queued";
   readonly supportsImages?: boolean;
+  readonly clientOptions?: ClientOptions;
   private loaded: Promise<HarnessFactory> | undefined;
 
   constructor(
     readonly name: string,
-    capabilities: { steering: boolean | "live" | "queued"; images?: boolean },
+    capabilities: { steering: boolean | "live" | "queued"; images?: boolean; clientOptions?: ClientOptions },
     private readonly load: Load,
   ) {
     this.supportsSteering = capabilities.steering !== false;
     if (typeof capabilities.steering === "string") this.steering = capabilities.steering;
     if (capabilities.images) this.supportsImages = true;
+    if (capabilities.clientOptions) this.clientOptions = capabilities.clientOptions;
   }
 
   factory(): Promise<HarnessFactory> {

@@ -2,6 +2,7 @@
 import { API_PROVIDERS } from "../../protocol/nui/adl.js";
 import type { FamilyDescriptor } from "../family.js";
 import { LazyFactory } from "../family.js";
+import { ApiOptions } from "./settings.js";
 
 export const apiFamily: FamilyDescriptor = {
   name: "api",
@@ -10,7 +11,8 @@ export const apiFamily: FamilyDescriptor = {
   factories: () => [
     new LazyFactory(
       "api",
-      { steering: true, images: true },
+      // Every api option tunes the model loop only (steps, retries, sampling, headers to the provider).
+      { steering: true, images: true, clientOptions: Object.keys(ApiOptions.shape) },
       async () => new (await import("./factory.js")).ApiHarnessFactory(),
     ),
   ],

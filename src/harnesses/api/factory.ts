@@ -3,7 +3,7 @@
 import { type Harness, HarnessError, type HarnessFactory, type HarnessOptions } from "../../core/harness.js";
 import { ApiHarness } from "./api-harness.js";
 import { ModelConfigError, resolveModel } from "./providers.js";
-import { parseSettings, SettingsError } from "./settings.js";
+import { ApiOptions, parseSettings, SettingsError } from "./settings.js";
 
 export interface ApiFactoryOptions {
   /** Registered under this name (default "api"). */
@@ -16,6 +16,7 @@ export class ApiHarnessFactory implements HarnessFactory {
   readonly name: string;
   readonly supportsSteering = true;
   readonly supportsImages = true;
+  readonly clientOptions = Object.keys(ApiOptions.shape);
   private readonly env: NodeJS.ProcessEnv;
 
   constructor(options: ApiFactoryOptions = {}) {

@@ -26,6 +26,8 @@ export interface ProcessHarnessSpec extends RunnerCommand {
 export class ProcessFactory implements HarnessFactory {
   readonly name: string;
   readonly supportsSteering: boolean;
+  /** A runner's options reach only the runner, which holds nothing but its bound tools and provider. */
+  readonly clientOptions = "any";
   private readonly timeouts: AttachmentTimeouts;
   private sharedRunner: RunnerProcess | undefined;
   private readonly pool: SparePool | undefined;
