@@ -3,8 +3,6 @@ import type { ProviderSettings } from "../protocol/config.js";
 import type { SessionEvent } from "../protocol/events.js";
 import type { ProviderCredentials } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
-import type { ToolRouter } from "../tools/router.js";
-import type { SessionToolServices } from "../tools/tool-service.js";
 import { CheckpointStore, refuseInside } from "./checkpoints/index.js";
 import { SessionError } from "./errors.js";
 import type { EventLog } from "./event-log.js";
@@ -15,6 +13,7 @@ import { redactingLog } from "./redacting-log.js";
 import type { HarnessRegistry } from "./registry.js";
 import { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
+import type { SessionToolServices, ToolCatalog } from "./tools.js";
 
 export type { NewSessionInput } from "./session-input.js";
 
@@ -39,7 +38,7 @@ export interface SessionStore {
 export interface BrainOptions {
   store: SessionStore;
   harnesses: HarnessRegistry;
-  tools: ToolRouter;
+  tools: ToolCatalog;
   /** Resolves credentials when a session opens; by default the key comes from `provider.api_key_env`. */
   credentials?: (settings: ProviderSettings | undefined) => ProviderCredentials;
   env?: NodeJS.ProcessEnv;

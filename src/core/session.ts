@@ -14,8 +14,6 @@ import {
 } from "../protocol/events.js";
 import { describeIssues } from "../protocol/frames.js";
 import type { ProviderCredentials, SessionConfig } from "../protocol/runner.js";
-import type { BoundTools } from "../tools/router.js";
-import type { SessionToolServices } from "../tools/tool-service.js";
 import type { CheckpointManifest, CheckpointStore } from "./checkpoints/index.js";
 import { SessionError } from "./errors.js";
 import type { EventLog } from "./event-log.js";
@@ -25,6 +23,7 @@ import type { PendingRequest, PendingRequests } from "./pending.js";
 import type { PermissionRules } from "./permissions.js";
 import { type Answer, RequestDesk } from "./request-desk.js";
 import { ToolCalls } from "./tool-calls.js";
+import type { BoundTools, SessionToolServices } from "./tools.js";
 
 export interface SessionParts {
   id: string;

@@ -2,10 +2,10 @@
 // (src/core/request-desk.ts), and gets exactly one `tool.result`, a made-up one when its turn ends first.
 import type { NewEvent, SessionEvent } from "../protocol/events.js";
 import type { ToolCallParams, ToolResult } from "../protocol/runner.js";
-import type { BoundTools } from "../tools/router.js";
 import { errorResult } from "./log-writer.js";
 import type { PendingRequests } from "./pending.js";
 import type { RequestDesk } from "./request-desk.js";
+import type { BoundTools } from "./tools.js";
 
 export interface ToolCallParts {
   pending: PendingRequests;

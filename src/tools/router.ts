@@ -2,6 +2,7 @@
 // tool's input schema first, and every failure comes back as an error result, never a thrown error.
 import type { Ajv, ValidateFunction } from "ajv";
 import { BrainError } from "../core/errors.js";
+import type { BoundTools as SessionTools, ToolCatalog } from "../core/tools.js";
 import type { ToolCallParams, ToolResult, ToolSchema } from "../protocol/runner.js";
 import { type ToolService, textResult } from "./tool-service.js";
 
@@ -10,7 +11,7 @@ interface Entry {
   service: ToolService;
 }
 
-export class ToolRouter {
+export class ToolRouter implements ToolCatalog {
   // Ajv loads with the first tool call: a CLI run or daemon start that calls no tool does not pay for it.
   private ajv: Promise<Ajv> | undefined;
   private readonly validators = new WeakMap<ToolSchema, ValidateFunction>();
@@ -63,7 +64,7 @@ export class ToolRouter {
   }
 }
 
-export class BoundTools {
+export class BoundTools implements SessionTools {
   constructor(
     private readonly tools: Map<string, Entry>,
     private readonly validator: (schema: ToolSchema) => Promise<ValidateFunction | Error>,

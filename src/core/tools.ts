@@ -1,0 +1,46 @@
+// What the core needs of tools: a catalog that binds tools to a session by name, and the bound set that runs
+// calls. src/tools implements these (a router over MCP servers, HTTP endpoints and built-ins); the core never
+// imports it, so a session runs the same over any implementation.
+import type { ToolCallParams, ToolResult, ToolSchema } from "../protocol/runner.js";
+
+export interface ToolService {
+  /** The tools this service offers. */
+  list(): Promise<ToolSchema[]>;
+  /**
+   * Runs one tool. A tool's own failure resolves to `{ is_error: true }`; reject only when the service itself
+   * is broken (the router turns that into an error result too).
+   */
+  call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult>;
+  close?(): Promise<void>;
+}
+
+/**
+ * Tool services that belong to one session (its MCP servers): started when the session first needs its tools,
+ * stopped when it closes. Their tools are bound to the session in addition to the names in `config.tools`.
+ */
+export interface SessionToolServices {
+  /** Starts the services (once); resolves when each has started or failed. `report` logs state changes. */
+  start(report: (event: ToolServiceEvent) => void): Promise<ToolService[]>;
+  close(): Promise<void>;
+}
+
+export interface ToolServiceEvent {
+  service: string;
+  state: "started" | "failed" | "exited" | "restarted" | "stopped";
+  message?: string;
+  tools?: string[];
+}
+
+/** The tools bound to one session. Every failure of a call is an error result, never a thrown error. */
+export interface BoundTools {
+  readonly schemas: ToolSchema[];
+  has(name: string): boolean;
+  /** These tools plus every tool of `services` (a session's own); bound names win. */
+  including(services: ToolService[]): Promise<BoundTools>;
+  call(call: ToolCallParams, signal: AbortSignal): Promise<ToolResult>;
+}
+
+/** The host's tools, bound to a session by name; an unknown name is refused naming the known ones. */
+export interface ToolCatalog {
+  bind(names: readonly string[]): Promise<BoundTools>;
+}
