@@ -62,10 +62,6 @@ async function unpackNpmChromium(): Promise<TestBrowser> {
       if (stdout !== join(staging, "chromium")) {
         throw new Error(`${PACKAGE} unpacked chromium to ${stdout}, expected ${join(staging, "chromium")}`);
       }
-      writeFileSync(
-        join(staging, "fonts.conf"),
-        `<?xml version="1.0"?>\n<fontconfig><dir>${join(target, "fonts")}</dir><cachedir>${join(target, "fonts-cache")}</cachedir></fontconfig>\n`,
-      );
       try {
         renameSync(staging, target);
       } catch (error) {
@@ -78,9 +74,25 @@ async function unpackNpmChromium(): Promise<TestBrowser> {
   }
   return {
     executablePath: binary,
-    env: { FONTCONFIG_FILE: join(target, "fonts.conf") },
+    env: { FONTCONFIG_FILE: fontsConf(target) },
     source: `${PACKAGE}@${version}`,
   };
+}
+
+/**
+ * The fontconfig file naming this unpacked copy's fonts by absolute path, rewritten when it names another place:
+ * a node_modules copied or moved with its cache (`cp -al` into a worktree) would otherwise point chromium at
+ * fonts that are gone, and it aborts on the first text it draws.
+ */
+function fontsConf(target: string): string {
+  const path = join(target, "fonts.conf");
+  const text = `<?xml version="1.0"?>\n<fontconfig><dir>${join(target, "fonts")}</dir><cachedir>${join(target, "fonts-cache")}</cachedir></fontconfig>\n`;
+  if (!existsSync(path) || readFileSync(path, "utf8") !== text) {
+    const staging = `${path}.${process.pid}`;
+    writeFileSync(staging, text);
+    renameSync(staging, path);
+  }
+  return path;
 }
 
 function findPackageRoot(entry: string): string {
