@@ -1,3 +1,4 @@
+// @ts-check
 // The daemon's API from the browser: JSON calls with the bearer token and this tab's client id, and a session's
 // event stream read with fetch (EventSource cannot send the Authorization header) that reconnects by itself
 // from the last event id it saw.
@@ -18,6 +19,7 @@ export class Api {
   }
 
   headers(extra = {}) {
+    /** @type {Record<string, string>} */
     const headers = { "x-brain-client": this.client, ...extra };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     return headers;

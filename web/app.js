@@ -1,3 +1,4 @@
+// @ts-check
 // Brain's web UI: the sessions of your tenant with their status, and one session's live transcript with the
 // controls to prompt, steer, interrupt, answer requests, checkpoint, fork and close. The token comes from the
 // link the daemon printed (#token=...) and is kept in this browser; the open session is in the URL
@@ -5,7 +6,13 @@
 import { Api } from "./api.js";
 import { Transcript } from "./transcript.js";
 
-const $ = (id) => document.getElementById(id);
+/**
+ * The page's element with this id. The page's ids name inputs, buttons and forms, so the one type covers what
+ * the code reads of them (value, disabled, files, requestSubmit).
+ * @param {string} id
+ * @returns {HTMLInputElement & HTMLFormElement}
+ */
+const $ = (id) => /** @type {HTMLInputElement & HTMLFormElement} */ (document.getElementById(id));
 
 function clientId() {
   let id = sessionStorage.getItem("brain.client");
@@ -147,7 +154,8 @@ async function openSession(id) {
   transcript.clear();
   state.transcript = transcript;
   setTurnState();
-  for (const li of $("sessions").children) li.classList.toggle("selected", li.dataset.session === id);
+  for (const li of /** @type {HTMLCollectionOf<HTMLElement>} */ ($("sessions").children))
+    li.classList.toggle("selected", li.dataset.session === id);
   try {
     updateHead(await state.api.call("GET", `/v1/sessions/${encodeURIComponent(id)}`));
   } catch (err) {
@@ -211,6 +219,7 @@ function wire() {
       .value.split(/[\s,]+/)
       .filter(Boolean);
     const model = $("new-model").value.trim();
+    /** @type {{ agent?: string, harness?: string, config: object, permissions?: object }} */
     const body = {
       ...($("new-agent").value ? { agent: $("new-agent").value } : { harness: $("new-harness").value }),
       config: { ...(tools.length ? { tools } : {}), ...(model ? { model } : {}) },

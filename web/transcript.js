@@ -1,3 +1,4 @@
+// @ts-check
 // Renders a session's events as a transcript: prompts, streamed replies, tool calls with their arguments and
 // results (collapsed), permission requests and questions with buttons to answer, images, usage and cost, and
 // how each turn ended. Built from the events alone, so a reload rebuilds exactly the same page.
