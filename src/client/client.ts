@@ -1,12 +1,16 @@
 // A client of the daemon's HTTP API: what `brain attach`, `brain run --server`, `brain acp --server`, the
-// tests and the benchmarks use. Errors carry the daemon's status, code and message.
-import type {
-  AnswerBody,
-  CheckpointView,
-  CreateSessionBody,
-  PromptBody,
-  SessionView,
-} from "../protocol/api.js";
+// tests and the benchmarks use. Every call goes through the endpoint table (src/protocol/endpoints.ts), so its
+// path, body and answer types are the daemon's own. Errors carry the daemon's status, code and message.
+import type { AnswerBody, CreateSessionBody, PromptBody, SessionView } from "../protocol/api.js";
+import {
+  ENDPOINTS,
+  type EndpointBody,
+  type EndpointName,
+  type EndpointResponse,
+  type Endpoints,
+  endpointPath,
+  type PathParams,
+} from "../protocol/endpoints.js";
 import type { SessionEvent } from "../protocol/events.js";
 import { ClientError, errorOf } from "./errors.js";
 import { type EventStreamOptions, streamEvents } from "./events.js";
@@ -60,80 +64,75 @@ export class BrainClient {
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
+  /** One endpoint of the daemon's table, its parameters, body and answer typed from the table's schemas. */
+  call<N extends EndpointName>(
+    name: N,
+    params: PathParams<Endpoints[N]["path"]>,
+    body?: EndpointBody<N>,
+    query = "",
+  ): Promise<EndpointResponse<N>> {
+    const { method, path } = ENDPOINTS[name];
+    return this.request(method, `${endpointPath(path, params as Record<string, string>)}${query}`, body);
+  }
+
   whoami() {
-    return this.request<{ tenant: string; role: string; auth: boolean }>("GET", "/v1/whoami");
+    return this.call("whoami", {});
   }
 
   harnesses() {
-    return this.request<{ harnesses: { name: string; steering: boolean }[] }>("GET", "/v1/harnesses");
+    return this.call("harnesses", {});
   }
 
   async sessions(): Promise<SessionView[]> {
-    return (await this.request<{ sessions: SessionView[] }>("GET", "/v1/sessions")).sessions;
+    return (await this.call("sessions", {})).sessions;
   }
 
   session(id: string) {
-    return this.request<SessionView>("GET", `/v1/sessions/${enc(id)}`);
+    return this.call("session", { id });
   }
 
   create(body: CreateSessionBody) {
-    return this.request<SessionView>("POST", "/v1/sessions", body);
+    return this.call("create", {}, body);
   }
 
   prompt(id: string, text: string, images?: PromptBody["images"]) {
-    return this.request<{ turn: string; session: string }>("POST", `/v1/sessions/${enc(id)}/prompt`, {
-      text,
-      ...(images?.length ? { images } : {}),
-    });
+    return this.call("prompt", { id }, { text, ...(images?.length ? { images } : {}) });
   }
 
   steer(id: string, text: string) {
-    return this.request<{ ok: true }>("POST", `/v1/sessions/${enc(id)}/steer`, { text });
+    return this.call("steer", { id }, { text });
   }
 
   interrupt(id: string) {
-    return this.request<{ ok: true }>("POST", `/v1/sessions/${enc(id)}/interrupt`);
+    return this.call("interrupt", { id });
   }
 
   answer(id: string, requestId: string, body: AnswerBody) {
-    return this.request<{ ok: true }>("POST", `/v1/sessions/${enc(id)}/requests/${enc(requestId)}`, body);
+    return this.call("answer", { id, requestId }, body);
   }
 
   checkpoint(id: string) {
-    return this.request<CheckpointView>("POST", `/v1/sessions/${enc(id)}/checkpoints`);
+    return this.call("checkpoint", { id });
   }
 
   fork(id: string, checkpoint?: string) {
-    return this.request<SessionView>(
-      "POST",
-      `/v1/sessions/${enc(id)}/fork`,
-      checkpoint ? { checkpoint } : {},
-    );
+    return this.call("fork", { id }, checkpoint ? { checkpoint } : {});
   }
 
   close(id: string) {
-    return this.request<SessionView>("POST", `/v1/sessions/${enc(id)}/close`);
+    return this.call("close", { id });
   }
 
   delete(id: string) {
-    return this.request<void>("DELETE", `/v1/sessions/${enc(id)}`);
+    return this.call("delete", { id });
   }
 
   takeControl(id: string, client: string) {
-    return this.request<{ controller: string; previous?: string }>(
-      "POST",
-      `/v1/sessions/${enc(id)}/control`,
-      {
-        client,
-      },
-    );
+    return this.call("control", { id }, { client });
   }
 
-  async log(id: string, after = 0, limit = 1000) {
-    return this.request<{ events: SessionEvent[]; last_seq: number }>(
-      "GET",
-      `/v1/sessions/${enc(id)}/log?after=${after}&limit=${limit}`,
-    );
+  log(id: string, after = 0, limit = 1000) {
+    return this.call("log", { id }, undefined, `?after=${after}&limit=${limit}`);
   }
 
   /** The session's events from `after` on, reconnecting with Last-Event-ID until `signal` aborts. */
@@ -141,5 +140,3 @@ export class BrainClient {
     return streamEvents(this, id, options);
   }
 }
-
-const enc = encodeURIComponent;

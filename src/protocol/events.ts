@@ -100,7 +100,11 @@ const eventVariants = (Object.keys(EventData) as EventType[]).map((type) =>
  * One event of a session's log: `seq` increases per session from 1, dense as written; a compacted log
  * (`brain sessions compact`) has gaps where deltas were dropped, and a cursor still means "after this seq".
  */
-export const SessionEvent = z.discriminatedUnion("type", eventVariants as never);
+// Built from a mapped list, so zod cannot infer the union; it is typed with the hand-written SessionEvent below.
+export const SessionEvent = z.discriminatedUnion(
+  "type",
+  eventVariants as never,
+) as unknown as z.ZodType<SessionEvent>;
 
 export type ErrorCode = z.infer<typeof ErrorCode>;
 export type ErrorInfo = z.infer<typeof ErrorInfo>;

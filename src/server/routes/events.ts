@@ -2,6 +2,7 @@
 // seq; Last-Event-ID (or ?after=) replays what came after it, then the stream tails live events.
 import type { ServerResponse } from "node:http";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
+import { ENDPOINTS } from "../../protocol/endpoints.js";
 import type { ControlLeases } from "../control.js";
 import type { SessionService } from "../sessions.js";
 import type { TickFlusher } from "../sse/flusher.js";
@@ -29,19 +30,7 @@ const HEADERS = {
 
 export function eventRoute(parts: EventRouteParts): RouteDef {
   return {
-    method: "GET",
-    path: "/v1/sessions/{id}/events",
-    tag: "events",
-    summary:
-      "The session's events as text/event-stream: replay after Last-Event-ID or ?after=, then live; `id:` is the seq",
-    stream: true,
-    query: {
-      after: "replay events with seq greater than this (overrides Last-Event-ID)",
-      role: '"observer" to watch without holding control',
-      client: "the client id (X-Brain-Client) whose control this stream keeps alive",
-      access_token: "the bearer token, for clients that cannot set headers (EventSource)",
-    },
-    headers: { "Last-Event-ID": "the seq of the last event the client has" },
+    ...ENDPOINTS.events,
     handle: async (ctx) => {
       const id = ctx.params.id!;
       const after = seqParam(ctx.query("after") ?? ctx.header("last-event-id"), "after");

@@ -1,7 +1,7 @@
-// A route of the daemon's API, declared once: the app registers it, checks its body with `body`, and the OpenAPI
-// document describes it from the same fields.
+// A route of the daemon's API: an endpoint declared once (method, path, schemas), which the app registers and
+// checks bodies with, the OpenAPI document describes and the client calls, plus the handler that serves it.
 import type { HttpBindings } from "@hono/node-server";
-import type { ZodType } from "zod";
+import type { Endpoint } from "../../protocol/endpoints.js";
 import type { Caller } from "../sessions.js";
 
 export interface RouteContext {
@@ -16,22 +16,8 @@ export interface RouteContext {
   env: HttpBindings;
 }
 
-export interface RouteDef {
-  method: "GET" | "POST" | "DELETE";
-  /** OpenAPI style: /v1/sessions/{id}. */
-  path: string;
-  summary: string;
-  tag: string;
-  body?: ZodType;
-  response?: ZodType;
-  /** Success status (default 200). */
-  status?: 200 | 201 | 202 | 204;
-  /** Drives a session (prompt, answer, ...): refused to observers. */
-  drive?: boolean;
-  /** Serves text/event-stream instead of JSON. */
-  stream?: boolean;
-  query?: Record<string, string>;
-  headers?: Record<string, string>;
+/** An endpoint (src/protocol/endpoints.ts for /v1) and the handler that serves it. */
+export interface RouteDef extends Endpoint {
   handle(ctx: RouteContext): Promise<unknown>;
 }
 

@@ -1,24 +1,14 @@
 // /v1: sessions, turns, answers, checkpoints, forks, control; the harnesses and agents on offer.
-import {
-  AgentList,
+import type {
   AnswerBody,
-  CheckpointView,
   ControlBody,
-  ControlView,
   CreateSessionBody,
-  EventPage,
   ForkBody,
-  HarnessList,
-  Ok,
   PromptBody,
-  ProviderList,
   RestoreBody,
-  SessionList,
-  SessionView,
   TextBody,
-  TurnStartedBody,
-  WhoAmI,
 } from "../../protocol/api.js";
+import { ENDPOINTS } from "../../protocol/endpoints.js";
 import { promptTooLarge } from "../../protocol/runner.js";
 import type { AgentCatalog } from "../agents.js";
 import { DEFAULT_TENANT } from "../auth/tokens.js";
@@ -63,19 +53,11 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
   const harnesses = sessions.brain.harnesses;
   return [
     {
-      method: "GET",
-      path: "/v1/whoami",
-      tag: "meta",
-      summary: "The tenant and role of the token used",
-      response: WhoAmI,
+      ...ENDPOINTS.whoami,
       handle: async ({ caller }) => ({ tenant: caller.tenant, role: caller.role, auth }),
     },
     {
-      method: "GET",
-      path: "/v1/harnesses",
-      tag: "meta",
-      summary: "The harnesses this daemon can run",
-      response: HarnessList,
+      ...ENDPOINTS.harnesses,
       handle: async () => ({
         harnesses: harnesses.names().map((name) => {
           const factory = harnesses.get(name);
@@ -84,40 +66,19 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
       }),
     },
     {
-      method: "GET",
-      path: "/v1/providers",
-      tag: "meta",
-      summary:
-        'The providers this token may name in POST /v1/sessions {"provider": name} (configured by the operator)',
-      response: ProviderList,
+      ...ENDPOINTS.providers,
       handle: async ({ caller }) => sessions.providers(caller),
     },
     {
-      method: "GET",
-      path: "/v1/agents",
-      tag: "meta",
-      summary: "The agent definitions a session can be created from",
-      response: AgentList,
+      ...ENDPOINTS.agents,
       handle: async () => ({ agents: await agents.list() }),
     },
     {
-      method: "GET",
-      path: "/v1/sessions",
-      tag: "sessions",
-      summary: "The sessions of the caller's tenant, oldest first",
-      response: SessionList,
+      ...ENDPOINTS.sessions,
       handle: async ({ caller }) => ({ sessions: await sessions.list(caller) }),
     },
     {
-      method: "POST",
-      path: "/v1/sessions",
-      tag: "sessions",
-      summary:
-        "Create a session on a harness or from an agent definition (its harness starts with the first prompt)",
-      body: CreateSessionBody,
-      response: SessionView,
-      status: 201,
-      drive: true,
+      ...ENDPOINTS.create,
       handle: async ({ caller, body }) => {
         const create = body as CreateSessionBody;
         // Ids are one namespace for every tenant: a tenant that could pick one would learn from a 409 that
@@ -133,115 +94,55 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
       },
     },
     {
-      method: "GET",
-      path: "/v1/sessions/{id}",
-      tag: "sessions",
-      summary: "A session: its record, running turn, pending requests, last seq and controller",
-      response: SessionView,
+      ...ENDPOINTS.session,
       handle: async ({ caller, ...ctx }) => sessions.view(caller, id(ctx as RouteContext)),
     },
     {
-      method: "DELETE",
-      path: "/v1/sessions/{id}",
-      tag: "sessions",
-      summary: "Delete a session and all its files (its watchers' streams end)",
-      status: 204,
-      drive: true,
+      ...ENDPOINTS.delete,
       handle: async (ctx) => sessions.delete(ctx.caller, id(ctx)),
     },
     {
-      method: "POST",
-      path: "/v1/sessions/{id}/close",
-      tag: "sessions",
-      summary: "Release the session's harness; a later prompt reopens it",
-      response: SessionView,
-      drive: true,
+      ...ENDPOINTS.close,
       handle: async (ctx) => sessions.close(ctx.caller, id(ctx)),
     },
     {
-      method: "POST",
-      path: "/v1/sessions/{id}/prompt",
-      tag: "turns",
-      summary: "Start a turn; returns its id at once while the work goes on (watch /events)",
-      body: PromptBody,
-      response: TurnStartedBody,
-      status: 202,
-      drive: true,
+      ...ENDPOINTS.prompt,
       handle: async (ctx) => {
         const body = ctx.body as PromptBody;
         return sessions.prompt(ctx.caller, id(ctx), framable(body.text), body.images);
       },
     },
     {
-      method: "POST",
-      path: "/v1/sessions/{id}/steer",
-      tag: "turns",
-      summary: "Add text to the running turn (harnesses that support steering)",
-      body: TextBody,
-      response: Ok,
-      status: 202,
-      drive: true,
+      ...ENDPOINTS.steer,
       handle: async (ctx) => {
         await sessions.steer(ctx.caller, id(ctx), framable((ctx.body as TextBody).text));
         return ok;
       },
     },
     {
-      method: "POST",
-      path: "/v1/sessions/{id}/interrupt",
-      tag: "turns",
-      summary: "Stop the running turn; it settles as interrupted",
-      response: Ok,
-      status: 202,
-      drive: true,
+      ...ENDPOINTS.interrupt,
       handle: async (ctx) => {
         await sessions.interrupt(ctx.caller, id(ctx));
         return ok;
       },
     },
     {
-      method: "POST",
-      path: "/v1/sessions/{id}/requests/{requestId}",
-      tag: "turns",
-      summary:
-        'Answer a pending permission request ({"decision"}) or question ({"answer"}); a second answer gets 409',
-      body: AnswerBody,
-      response: Ok,
-      drive: true,
+      ...ENDPOINTS.answer,
       handle: async (ctx) => {
         await sessions.answer(ctx.caller, id(ctx), ctx.params.requestId!, ctx.body as AnswerBody);
         return ok;
       },
     },
     {
-      method: "POST",
-      path: "/v1/sessions/{id}/checkpoints",
-      tag: "checkpoints",
-      summary: "Checkpoint the session's native state (between turns)",
-      response: CheckpointView,
-      status: 201,
-      drive: true,
+      ...ENDPOINTS.checkpoint,
       handle: async (ctx) => sessions.checkpoint(ctx.caller, id(ctx)),
     },
     {
-      method: "POST",
-      path: "/v1/sessions/{id}/fork",
-      tag: "checkpoints",
-      summary: "A new session that starts from a checkpoint of this one (default: the latest)",
-      body: ForkBody,
-      response: SessionView,
-      status: 201,
-      drive: true,
+      ...ENDPOINTS.fork,
       handle: async (ctx) => sessions.fork(ctx.caller, id(ctx), (ctx.body as ForkBody).checkpoint),
     },
     {
-      method: "POST",
-      path: "/v1/sessions/{id}/restore",
-      tag: "checkpoints",
-      summary: "Write a checkpoint's native files into an empty directory on the daemon's machine",
-      body: RestoreBody,
-      response: Ok,
-      drive: true,
+      ...ENDPOINTS.restore,
       handle: async (ctx) => {
         const body = ctx.body as RestoreBody;
         await sessions.restore(ctx.caller, id(ctx), body.into, body.checkpoint);
@@ -249,27 +150,13 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
       },
     },
     {
-      method: "POST",
-      path: "/v1/sessions/{id}/control",
-      tag: "sessions",
-      summary: "Take control of the session for a client id (the previous controller becomes an observer)",
-      body: ControlBody,
-      response: ControlView,
-      drive: true,
+      ...ENDPOINTS.control,
       handle: async (ctx) => {
         return sessions.takeControl(ctx.caller, id(ctx), (ctx.body as ControlBody).client);
       },
     },
     {
-      method: "GET",
-      path: "/v1/sessions/{id}/log",
-      tag: "events",
-      summary: "A page of the session's durable events after a seq, as JSON",
-      query: {
-        after: "events with seq greater than this (default 0)",
-        limit: "at most this many (default 1000)",
-      },
-      response: EventPage,
+      ...ENDPOINTS.log,
       handle: async (ctx) => {
         const after = seqParam(ctx.query("after"), "after");
         const limit = seqParam(ctx.query("limit"), "limit") || 1000;

@@ -1,0 +1,248 @@
+// The daemon's /v1 API as one table: each endpoint's method, path, body and response schemas and what it is for.
+// The daemon registers its routes from it (adding only the handlers), /openapi.json is generated from it, and
+// the TypeScript client derives every call's argument and result types from it, so the three cannot drift.
+import type { z } from "zod";
+import {
+  AgentList,
+  AnswerBody,
+  CheckpointView,
+  ControlBody,
+  ControlView,
+  CreateSessionBody,
+  EventPage,
+  ForkBody,
+  HarnessList,
+  Ok,
+  PromptBody,
+  ProviderList,
+  RestoreBody,
+  SessionList,
+  SessionView,
+  TextBody,
+  TurnStartedBody,
+  WhoAmI,
+} from "./api.js";
+
+export interface Endpoint {
+  method: "GET" | "POST" | "DELETE";
+  /** OpenAPI style: /v1/sessions/{id}. */
+  path: string;
+  summary: string;
+  tag: string;
+  body?: z.ZodType;
+  response?: z.ZodType;
+  /** Success status (default 200). */
+  status?: 200 | 201 | 202 | 204;
+  /** Drives a session (prompt, answer, ...): refused to observers. */
+  drive?: boolean;
+  /** Serves text/event-stream instead of JSON. */
+  stream?: boolean;
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+}
+
+const SEQ_QUERY = {
+  after: "events with seq greater than this (default 0)",
+  limit: "at most this many (default 1000)",
+};
+
+export const ENDPOINTS = {
+  whoami: {
+    method: "GET",
+    path: "/v1/whoami",
+    tag: "meta",
+    summary: "The tenant and role of the token used",
+    response: WhoAmI,
+  },
+  harnesses: {
+    method: "GET",
+    path: "/v1/harnesses",
+    tag: "meta",
+    summary: "The harnesses this daemon can run",
+    response: HarnessList,
+  },
+  providers: {
+    method: "GET",
+    path: "/v1/providers",
+    tag: "meta",
+    summary:
+      'The providers this token may name in POST /v1/sessions {"provider": name} (configured by the operator)',
+    response: ProviderList,
+  },
+  agents: {
+    method: "GET",
+    path: "/v1/agents",
+    tag: "meta",
+    summary: "The agent definitions a session can be created from",
+    response: AgentList,
+  },
+  sessions: {
+    method: "GET",
+    path: "/v1/sessions",
+    tag: "sessions",
+    summary: "The sessions of the caller's tenant, oldest first",
+    response: SessionList,
+  },
+  create: {
+    method: "POST",
+    path: "/v1/sessions",
+    tag: "sessions",
+    summary:
+      "Create a session on a harness or from an agent definition (its harness starts with the first prompt)",
+    body: CreateSessionBody,
+    response: SessionView,
+    status: 201,
+    drive: true,
+  },
+  session: {
+    method: "GET",
+    path: "/v1/sessions/{id}",
+    tag: "sessions",
+    summary: "A session: its record, running turn, pending requests, last seq and controller",
+    response: SessionView,
+  },
+  delete: {
+    method: "DELETE",
+    path: "/v1/sessions/{id}",
+    tag: "sessions",
+    summary: "Delete a session and all its files (its watchers' streams end)",
+    status: 204,
+    drive: true,
+  },
+  close: {
+    method: "POST",
+    path: "/v1/sessions/{id}/close",
+    tag: "sessions",
+    summary: "Release the session's harness; a later prompt reopens it",
+    response: SessionView,
+    drive: true,
+  },
+  prompt: {
+    method: "POST",
+    path: "/v1/sessions/{id}/prompt",
+    tag: "turns",
+    summary: "Start a turn; returns its id at once while the work goes on (watch /events)",
+    body: PromptBody,
+    response: TurnStartedBody,
+    status: 202,
+    drive: true,
+  },
+  steer: {
+    method: "POST",
+    path: "/v1/sessions/{id}/steer",
+    tag: "turns",
+    summary: "Add text to the running turn (harnesses that support steering)",
+    body: TextBody,
+    response: Ok,
+    status: 202,
+    drive: true,
+  },
+  interrupt: {
+    method: "POST",
+    path: "/v1/sessions/{id}/interrupt",
+    tag: "turns",
+    summary: "Stop the running turn; it settles as interrupted",
+    response: Ok,
+    status: 202,
+    drive: true,
+  },
+  answer: {
+    method: "POST",
+    path: "/v1/sessions/{id}/requests/{requestId}",
+    tag: "turns",
+    summary:
+      'Answer a pending permission request ({"decision"}) or question ({"answer"}); a second answer gets 409',
+    body: AnswerBody,
+    response: Ok,
+    drive: true,
+  },
+  checkpoint: {
+    method: "POST",
+    path: "/v1/sessions/{id}/checkpoints",
+    tag: "checkpoints",
+    summary: "Checkpoint the session's native state (between turns)",
+    response: CheckpointView,
+    status: 201,
+    drive: true,
+  },
+  fork: {
+    method: "POST",
+    path: "/v1/sessions/{id}/fork",
+    tag: "checkpoints",
+    summary: "A new session that starts from a checkpoint of this one (default: the latest)",
+    body: ForkBody,
+    response: SessionView,
+    status: 201,
+    drive: true,
+  },
+  restore: {
+    method: "POST",
+    path: "/v1/sessions/{id}/restore",
+    tag: "checkpoints",
+    summary: "Write a checkpoint's native files into an empty directory on the daemon's machine",
+    body: RestoreBody,
+    response: Ok,
+    drive: true,
+  },
+  control: {
+    method: "POST",
+    path: "/v1/sessions/{id}/control",
+    tag: "sessions",
+    summary: "Take control of the session for a client id (the previous controller becomes an observer)",
+    body: ControlBody,
+    response: ControlView,
+    drive: true,
+  },
+  log: {
+    method: "GET",
+    path: "/v1/sessions/{id}/log",
+    tag: "events",
+    summary: "A page of the session's durable events after a seq, as JSON",
+    query: SEQ_QUERY,
+    response: EventPage,
+  },
+  events: {
+    method: "GET",
+    path: "/v1/sessions/{id}/events",
+    tag: "events",
+    summary:
+      "The session's events as text/event-stream: replay after Last-Event-ID or ?after=, then live; `id:` is the seq",
+    stream: true,
+    query: {
+      after: "replay events with seq greater than this (overrides Last-Event-ID)",
+      role: '"observer" to watch without holding control',
+      client: "the client id (X-Brain-Client) whose control this stream keeps alive",
+      access_token: "the bearer token, for clients that cannot set headers (EventSource)",
+    },
+    headers: { "Last-Event-ID": "the seq of the last event the client has" },
+  },
+} as const satisfies Record<string, Endpoint>;
+
+export type Endpoints = typeof ENDPOINTS;
+export type EndpointName = keyof Endpoints;
+
+/** `{id: string, requestId: string}` from "/v1/sessions/{id}/requests/{requestId}". */
+export type PathParams<P extends string> = P extends `${string}{${infer Name}}${infer Rest}`
+  ? { [K in Name]: string } & PathParams<Rest>
+  : unknown;
+
+/** What an endpoint takes as its JSON body (its schema's input), or undefined when it takes none. */
+export type EndpointBody<N extends EndpointName> = Endpoints[N] extends { body: infer B extends z.ZodType }
+  ? z.input<B>
+  : undefined;
+
+/** What an endpoint answers (its schema's output); undefined for 204 and streams. */
+export type EndpointResponse<N extends EndpointName> = Endpoints[N] extends {
+  response: infer R extends z.ZodType;
+}
+  ? z.output<R>
+  : undefined;
+
+/** The endpoint's path with its parameters filled in (each one URL-encoded). */
+export function endpointPath(path: string, params: Record<string, string>): string {
+  return path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new Error(`endpoint ${path}: no value for {${name}}`);
+    return encodeURIComponent(value);
+  });
+}

@@ -1,0 +1,35 @@
+// The daemon serves exactly the endpoint table the client calls: every /v1 endpoint is registered with its
+// table entry's method and path, and /openapi.json (generated from the routes) lists them all.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ENDPOINTS, endpointPath } from "../../protocol/endpoints.js";
+import { startTestDaemon, type TestDaemon } from "../../testing/daemon.js";
+import { raw } from "../../testing/http.js";
+
+let t: TestDaemon;
+beforeAll(async () => {
+  t = await startTestDaemon();
+});
+afterAll(() => t.cleanup());
+
+describe("the endpoint table", () => {
+  it("is what the daemon serves and documents", async () => {
+    const doc = (await raw(t.url, "GET", "/openapi.json", { token: t.tokens.admin })).body as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const served = Object.entries(doc.paths)
+      .filter(([path]) => path.startsWith("/v1/"))
+      .flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`))
+      .sort();
+    const table = Object.values(ENDPOINTS)
+      .map((e) => `${e.method} ${e.path}`)
+      .sort();
+    expect(served).toEqual(table);
+  });
+
+  it("fills path parameters, encoded, and names a missing one", () => {
+    expect(endpointPath(ENDPOINTS.answer.path, { id: "a/b", requestId: "r 1" })).toBe(
+      "/v1/sessions/a%2Fb/requests/r%201",
+    );
+    expect(() => endpointPath(ENDPOINTS.answer.path, { id: "a" })).toThrow("no value for {requestId}");
+  });
+});
