@@ -179,6 +179,7 @@ export const TokensFile = z.strictObject({
 export type ApiErrorCode = z.infer<typeof ApiErrorCode>;
 export type ApiErrorBody = z.infer<typeof ApiErrorBody>;
 export type ProviderList = z.infer<typeof ProviderList>;
+export type AgentList = z.infer<typeof AgentList>;
 export type CreateSessionBody = z.infer<typeof CreateSessionBody>;
 export type SessionView = z.infer<typeof SessionView>;
 export type AnswerBody = z.infer<typeof AnswerBody>;

@@ -8,12 +8,10 @@ import { sessionInput } from "../agents/session-input.js";
 import type { NewSessionInput } from "../core/brain.js";
 import type { HarnessTypes } from "../harnesses/catalog.js";
 import { extensionsDir, listExtensions } from "../harnesses/ext/extensions.js";
+import type { AgentList } from "../protocol/api.js";
 
-export interface AgentSummary {
-  id: string;
-  name?: string;
-  description?: string;
-}
+/** One entry of GET /v1/agents. */
+export type AgentSummary = AgentList["agents"][number];
 
 export interface AgentCatalog {
   list(): Promise<AgentSummary[]>;

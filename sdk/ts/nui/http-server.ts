@@ -87,7 +87,7 @@ export function serveHttp(agent: NuiAgent, options: HttpServeOptions = {}): Prom
         {
           emit: (event) => {
             // nui's HTTP agents send `done` last and carry no runId in events: the stream is the run.
-            const { runId: _own, ...rest } = event;
+            const { runId: _own, ...rest } = event as { type: string; runId?: unknown };
             if (rest.type === "done") return;
             sse(rest);
           },

@@ -1,12 +1,18 @@
 // The wire shapes of nui's harness protocol, as extension authors see them (docs/protocol.md#nuis-harness-protocols).
 // The params are Brain's protocol types (src/protocol/nui), not a copy.
+import type { z } from "zod";
+import type { NuiHarnessEvent } from "../../../src/protocol/nui/harness-event.js";
+import type {
+  HitlQuestion as HitlQuestionSchema,
+  HitlResponseEnvelope,
+} from "../../../src/protocol/nui/hitl.js";
 import type { HarnessRunParams } from "../../../src/protocol/nui/jsonrpc.js";
 
-/** A harness event: `text`, `tool_call`, `tool_result`, `hitl_request`, `image`, `error`, `done`. */
-export interface HarnessEvent {
-  type: string;
-  [field: string]: unknown;
-}
+/**
+ * A harness event: `text`, `tool_call`, `tool_result`, `hitl_request`, `image`, `error`, `done` as Brain decodes
+ * them, or any other event nui adds later (passed through as it is).
+ */
+export type HarnessEvent = NuiHarnessEvent | { type: string; [field: string]: unknown };
 
 /** What `run()` yields: a string is a `text` event, an object is sent as it is. */
 export type Chunk = string | HarnessEvent;
@@ -15,18 +21,11 @@ export type Chunk = string | HarnessEvent;
 export type RunParams = HarnessRunParams & { [field: string]: unknown };
 
 /** nui's HITL response envelope: `status` is answered, declined, expired or cancelled. */
-export interface HitlResponse {
-  requestId: string;
-  status: string;
-  answers?: Record<string, unknown>;
-  [field: string]: unknown;
-}
+export type HitlResponse = Pick<HitlResponseEnvelope, "requestId" | "status"> &
+  Partial<Omit<HitlResponseEnvelope, "requestId" | "status">>;
 
-export interface HitlQuestion {
-  question: string;
-  header?: string;
-  options?: (string | { label: string; description?: string })[];
-}
+/** A question to ask: the protocol's question shape, with its text required. */
+export type HitlQuestion = z.infer<typeof HitlQuestionSchema> & { question: string };
 
 export interface AskUserOptions {
   questions?: HitlQuestion[];
