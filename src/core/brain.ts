@@ -11,6 +11,7 @@ import { PermissionRules } from "./permissions.js";
 import { envSecrets, Redactor, SECRET_NAME, type Secret } from "./redact.js";
 import { redactingLog } from "./redacting-log.js";
 import type { HarnessRegistry } from "./registry.js";
+import type { CompactingStore, CompactResult } from "./retention.js";
 import { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
 import type { SessionToolServices, ToolCatalog } from "./tools.js";
@@ -33,6 +34,8 @@ export interface SessionStore {
   readEvents(id: string): Promise<SessionEvent[]>;
   /** Deletes the session and all its files. */
   remove(id: string): Promise<void>;
+  /** Compacts a closed session's log (stores that can; see ./retention.ts). */
+  compact?: CompactingStore["compact"];
 }
 
 export interface BrainOptions {
@@ -57,6 +60,8 @@ export interface BrainOptions {
 
 export class Brain {
   private readonly live = new LiveSessions();
+  /** Sessions whose log is being compacted: opening one waits for its compaction to end. */
+  private readonly compacting = new Map<string, Promise<void>>();
   /** The host's secrets; each session adds its own (its provider key, its MCP servers' variables). */
   readonly redactor: Redactor;
 
@@ -89,9 +94,35 @@ export class Brain {
     return this.createRecord(input);
   }
 
-  /** The live session for `id`, opened from the store when needed. */
+  /** The live session for `id`, opened from the store when needed (after a compaction of its log ends). */
   async session(id: string): Promise<Session> {
+    for (let busy = this.compacting.get(id); busy; busy = this.compacting.get(id)) await busy;
     return this.live.get(id, () => this.openSession(id));
+  }
+
+  /**
+   * Compacts the logs of sessions not open here that were idle for `idleMs`. A session is never compacted
+   * while open or opening, and one asked for meanwhile opens when its compaction ends.
+   */
+  async compactIdle(idleMs: number): Promise<{ id: string; result: CompactResult }[]> {
+    const store = this.options.store;
+    if (!store.compact) return [];
+    const done: { id: string; result: CompactResult }[] = [];
+    for (const record of await store.list()) {
+      const { id } = record;
+      if (this.live.busy(id) || this.compacting.has(id)) continue;
+      const compaction = store.compact(id, { idleMs }).finally(() => this.compacting.delete(id));
+      this.compacting.set(
+        id,
+        compaction.then(
+          () => {},
+          () => {},
+        ),
+      );
+      const result = await compaction;
+      if (result) done.push({ id, result });
+    }
+    return done;
   }
 
   /** The session if it is open in this process now, with its tenant. */

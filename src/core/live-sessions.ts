@@ -50,6 +50,11 @@ export class LiveSessions {
     return [...this.open.values()];
   }
 
+  /** Open or being opened. */
+  busy(id: string): boolean {
+    return this.opening.has(id);
+  }
+
   /** Forgets `id` and returns what was open or opening, for the caller to close. */
   take(id: string): Promise<Session> | undefined {
     const session = this.opening.get(id);

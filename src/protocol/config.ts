@@ -111,6 +111,12 @@ export interface FamilySettingsSchemas {
   nui: Record<string, z.ZodType>;
 }
 
+/** What a daemon does with closed sessions over time. */
+export const Retention = z.strictObject({
+  /** Compact a closed session's log (its completed turns' deltas folded into their messages) after this idle time. */
+  compact_after_minutes: z.number().positive(),
+});
+
 const GenericBlock = z.record(z.string(), z.unknown());
 
 function configSchema<C extends z.ZodType, N extends z.ZodType>(cli: C, nui: N) {
@@ -123,6 +129,7 @@ function configSchema<C extends z.ZodType, N extends z.ZodType>(cli: C, nui: N) 
       /** The providers sessions may use, by name; a daemon's clients choose among these and nothing else. */
       providers: z.record(ProviderName, ProviderSettings).optional(),
       defaults: SessionDefaults.optional(),
+      retention: Retention.optional(),
     })
     .superRefine((config, ctx) => {
       const chosen = config.defaults?.provider;

@@ -7,6 +7,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
 import type { Brain } from "../core/brain.js";
+import { type RetentionPolicy, RetentionSweeper } from "../core/retention.js";
 import type { SessionDefaults } from "../protocol/config.js";
 import { type AgentCatalog, NO_AGENTS } from "./agents.js";
 import { type App, buildApp } from "./app.js";
@@ -38,6 +39,8 @@ export interface DaemonOptions {
   agents?: AgentCatalog;
   sse?: Partial<SseLimits>;
   heartbeatMs?: number;
+  /** What to do with closed sessions' logs over time (brain.config.json `retention`); absent keeps them whole. */
+  retention?: RetentionPolicy;
   onError?: (err: unknown) => void;
 }
 
@@ -129,6 +132,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   });
   const port = (server.address() as AddressInfo).port;
   const shown = host.includes(":") ? `[${host}]` : host;
+  const onError = options.onError ?? (() => {});
+  const retention = options.retention
+    ? new RetentionSweeper((idleMs) => brain.compactIdle(idleMs), options.retention, onError)
+    : undefined;
+  retention?.start();
   let closing: Promise<void> | undefined;
   return {
     url: `http://${shown}:${port}`,
@@ -140,6 +148,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     close() {
       closing ??= (async () => {
         unsubscribe();
+        await retention?.stop();
         watchers.closeAll();
         hub.endAll();
         await new Promise<void>((resolve) => {

@@ -51,6 +51,9 @@ export async function command(args: string[]): Promise<number> {
       port,
       ...(tokens ? { tokens: tokens.file.tokens } : {}),
       defaults: loaded.config.defaults ?? {},
+      ...(loaded.config.retention
+        ? { retention: { compactAfterMs: loaded.config.retention.compact_after_minutes * 60_000 } }
+        : {}),
       agents: homeAgents(home),
       onError: (err) =>
         process.stderr.write(`brain serve: ${brain.redactor.redact((err as Error).stack ?? String(err))}\n`),

@@ -6,6 +6,7 @@
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
+import type { CompactResult } from "../../core/retention.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { StoreError } from "./errors.js";
 import { readEventsFile } from "./jsonl-log.js";
@@ -14,14 +15,7 @@ import { type LogIO, nodeLogIO, writeFully } from "./log-io.js";
 import { acquireLogLock, type LogHolder } from "./log-lock.js";
 import { LogState, statePath } from "./log-state.js";
 
-export interface CompactResult {
-  eventsBefore: number;
-  eventsAfter: number;
-  bytesBefore: number;
-  bytesAfter: number;
-  /** Turns whose deltas were folded into their message. */
-  turns: number;
-}
+export type { CompactResult };
 
 /** The events a compaction keeps, and how many turns it folds (pure, so tests can check it on any history). */
 export function foldedEvents(events: readonly SessionEvent[]): { kept: SessionEvent[]; turns: number } {

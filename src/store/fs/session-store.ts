@@ -3,7 +3,9 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type { Dirent } from "node:fs";
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
+import type { CompactResult } from "../../core/retention.js";
 import type { SessionEvent } from "../../protocol/events.js";
+import { compactLog } from "./compact.js";
 import { osMessage, StoreError } from "./errors.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
@@ -155,6 +157,31 @@ export class FsSessionStore {
   async openLog(id: string): Promise<JsonlEventLog> {
     if (!(await this.get(id))) throw new StoreError("bad_request", `session ${id} not found`);
     return JsonlEventLog.open(this.paths(id).events, id, this.io, { holder: this.holder });
+  }
+
+  /**
+   * Compacts a session's log that nobody wrote for `idleMs`. `events.jsonl.compacted` holds the size and mtime
+   * the last look left (compacted, or refused for a request or turn still open), so an unchanged log is only
+   * stat'ed on later sweeps, never read again.
+   */
+  async compact(id: string, options: { idleMs: number }): Promise<CompactResult | undefined> {
+    const { events } = this.paths(id);
+    const marker = `${events}.compacted`;
+    const before = await fsp.stat(events).catch(notFound);
+    if (!before || Date.now() - before.mtimeMs < options.idleMs) return undefined;
+    const stamp = (st: { size: number; mtimeMs: number }) => `${st.size}:${st.mtimeMs}`;
+    if ((await fsp.readFile(marker, "utf8").catch(() => "")) === stamp(before)) return undefined;
+    let result: CompactResult | undefined;
+    try {
+      result = await compactLog(events, id, { io: this.io, holder: this.holder });
+    } catch (err) {
+      // Locked: open elsewhere, the next sweep looks again. A request or turn still open: skip until it changes.
+      if ((err as StoreError).code === "locked") return undefined;
+      if ((err as StoreError).code !== "bad_request") throw err;
+    }
+    const after = await fsp.stat(events);
+    await disk("mark compacted", marker, () => fsp.writeFile(marker, stamp(after)));
+    return result;
   }
 
   /** The events on disk, read without the log's lock: a reader never stands in a writer's way. */

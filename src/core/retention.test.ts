@@ -1,0 +1,94 @@
+// Retention on a real Brain with the echo runner: closed, idle sessions are compacted once; open ones never;
+// one asked for during its compaction opens after it, with every kept event intact.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../cli/config.js";
+import { startDaemon } from "../server/daemon.js";
+import { makeBrain, type TestBrain } from "../testing/brain.js";
+
+let t: TestBrain;
+beforeEach(() => {
+  t = makeBrain();
+});
+afterEach(() => t.cleanup());
+
+async function finishedSession(text: string): Promise<string> {
+  const session = await t.brain.create({ harness: "echo" });
+  await (await session.prompt(text)).settled;
+  return session.id;
+}
+
+const deltas = async (id: string) => (await t.brain.events(id)).filter((e) => e.type === "assistant.delta");
+
+describe("retention", () => {
+  it("compacts closed idle sessions once, and never an open one", async () => {
+    const id = await finishedSession("hello there, a few words to stream");
+    expect((await deltas(id)).length).toBeGreaterThan(0);
+    expect(await t.brain.compactIdle(0)).toEqual([]); // still open in this process
+    await t.brain.closeSession(id);
+    expect(await t.brain.compactIdle(60 * 60_000)).toEqual([]); // not idle long enough
+    const [done] = await t.brain.compactIdle(0);
+    expect(done).toMatchObject({ id, result: { turns: 1 } });
+    expect(await deltas(id)).toEqual([]);
+    const message = (await t.brain.events(id)).find((e) => e.type === "assistant.message");
+    expect(message?.data).toMatchObject({ text: expect.stringContaining("hello there") });
+    expect(await t.brain.compactIdle(0)).toEqual([]); // unchanged since: only stat'ed
+  });
+
+  it("opens a session asked for during its compaction after it, with the log whole", async () => {
+    const id = await finishedSession("one two three four five");
+    await t.brain.closeSession(id);
+    const before = (await t.brain.events(id)).filter((e) => e.type !== "assistant.delta");
+    // Ask for the session once the compaction has begun.
+    const compact = t.store.compact.bind(t.store);
+    let begun = () => {};
+    const started = new Promise<void>((resolve) => {
+      begun = resolve;
+    });
+    t.store.compact = (sid, options) => {
+      const running = compact(sid, options);
+      begun();
+      return running;
+    };
+    const sweep = t.brain.compactIdle(0);
+    await started;
+    const session = await t.brain.session(id);
+    expect((await sweep).map((d) => d.id)).toEqual([id]);
+    expect(await session.log.read(0)).toEqual(before);
+    await (await session.prompt("again")).settled;
+    expect((await session.log.read(0)).filter((e) => e.type === "turn.settled")).toHaveLength(2);
+  });
+
+  it("skips a session with a turn still open and looks again only when its log changes", async () => {
+    const id = await finishedSession("first");
+    await t.brain.closeSession(id);
+    // A turn the host died in: its log ends with the turn open.
+    const { JsonlEventLog } = await import("../store/fs/jsonl-log.js");
+    const log = await JsonlEventLog.open(t.store.paths(id).events, id);
+    await log.append([
+      { type: "user.prompt", turn: "t-open", data: { text: "x" } },
+      { type: "turn.started", turn: "t-open", data: {} },
+    ]);
+    await log.close();
+    expect(await t.brain.compactIdle(0)).toEqual([]);
+    expect(await deltas(id)).not.toEqual([]);
+  });
+
+  it("runs in the daemon by its config setting, which is checked", async () => {
+    const file = join(t.home, "brain.config.json");
+    writeFileSync(file, JSON.stringify({ retention: { compact_after_minutes: 0 } }));
+    expect(() => loadConfig(file, t.home)).toThrow(/retention\.compact_after_minutes/);
+    writeFileSync(file, JSON.stringify({ retention: { compact_after_minutes: 5 } }));
+    expect(loadConfig(file, t.home).config.retention).toEqual({ compact_after_minutes: 5 });
+
+    const id = await finishedSession("the daemon compacts this");
+    await t.brain.closeSession(id);
+    const daemon = await startDaemon({ brain: t.brain, port: 0, retention: { compactAfterMs: 0 } });
+    try {
+      while ((await deltas(id)).length > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    } finally {
+      await daemon.close();
+    }
+  });
+});
