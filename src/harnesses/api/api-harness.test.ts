@@ -2,16 +2,15 @@
 // interrupts, provider failures and retries, checkpoint fidelity, passive open, compaction, images, cost.
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../../protocol/events.js";
 import type { ToolResult, ToolSchema } from "../../protocol/runner.js";
-import { events, makeBrain, type TestBrain, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
-import type { FakeProvider } from "../../testing/fake-provider/index.js";
+import { events, makeBrain, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
 import type { ToolService } from "../../tools/tool-service.js";
 import { SUMMARY_REQUEST } from "./compaction.js";
 import { CONVERSATION_FILE } from "./conversation.js";
 import { ApiHarnessFactory } from "./factory.js";
-import { credentialsFor, startKeyedProvider } from "./testing/provider.js";
+import { apiTestBed } from "./testing/bed.js";
 import { toCallParams } from "./tools.js";
 
 /** `gate` answers only when released (or when the call is aborted): a tool the test holds open. */
@@ -41,28 +40,12 @@ class GateTool implements ToolService {
   }
 }
 
-let fake: FakeProvider;
-let t: TestBrain | undefined;
 let gate: GateTool;
-beforeAll(async () => {
-  fake = await startKeyedProvider();
-});
-afterEach(async () => {
-  await t?.cleanup();
-  t = undefined;
-  fake.reset();
-});
-afterAll(() => fake.close());
+const bed = apiTestBed();
 
 function brain(home?: string) {
   gate = new GateTool();
-  t = makeBrain({
-    factories: [new ApiHarnessFactory({ env: {} })],
-    tools: [gate],
-    provider: credentialsFor("anthropic", fake),
-    ...(home ? { home } : {}),
-  });
-  return t;
+  return bed.brain({ tools: [gate], ...(home ? { home } : {}) });
 }
 
 async function apiSession(options: Record<string, unknown> = {}, tools = ["echo", "gate"]) {
@@ -97,13 +80,13 @@ function transcript(body: { messages: { role: string; content: unknown }[] }): s
 describe("steering", () => {
   it("joins the conversation at the next step boundary", async () => {
     const session = await apiSession();
-    fake.script([{ toolCalls: [{ name: "gate", arguments: {} }] }, { text: "steered answer" }]);
+    bed.fake.script([{ toolCalls: [{ name: "gate", arguments: {} }] }, { text: "steered answer" }]);
     const turn = await session.prompt("start");
     await waitForEvent(session, (e) => e.type === "tool.call");
     await session.steer("also do this");
     gate.open();
     expect((await turn.settled).status).toBe("completed");
-    expect(transcript(fake.requests[1]!.body)).toEqual([
+    expect(transcript(bed.fake.requests[1]!.body)).toEqual([
       "user: start",
       "assistant: [call gate]",
       "user: [tool_result] also do this",
@@ -113,34 +96,34 @@ describe("steering", () => {
 
   it("gets a steer that came during the final answer answered in the same turn", async () => {
     const session = await apiSession();
-    fake.script([{ text: "slow answer here", chunkSize: 1, delayMs: 30 }, { text: "second" }]);
+    bed.fake.script([{ text: "slow answer here", chunkSize: 1, delayMs: 30 }, { text: "second" }]);
     const turn = await session.prompt("go");
     await waitForEvent(session, (e) => e.type === "assistant.delta");
     await session.steer("and more");
     expect((await turn.settled).status).toBe("completed");
     const all = await events(session);
     expect(ofType(all, "assistant.message").map((m) => m.text)).toEqual(["slow answer here", "second"]);
-    expect(transcript(fake.requests[1]!.body).at(-1)).toBe("user: and more");
+    expect(transcript(bed.fake.requests[1]!.body).at(-1)).toBe("user: and more");
   });
 });
 
 describe("interrupts", () => {
   it("aborts a request in flight and settles as interrupted; the next turn goes on", async () => {
     const session = await apiSession();
-    fake.script([{ hang: true }]);
+    bed.fake.script([{ hang: true }]);
     const turn = await session.prompt("wait forever");
-    await fake.waitForRequests(1);
+    await bed.fake.waitForRequests(1);
     await session.interrupt();
     expect((await turn.settled).status).toBe("interrupted");
-    await expect.poll(() => fake.requests[0]?.aborted).toBe(true);
+    await expect.poll(() => bed.fake.requests[0]?.aborted).toBe(true);
     await (await session.prompt("again")).settled;
     // Two user messages in a row (the interrupted turn has no answer): the SDK sends them as one.
-    expect(transcript(fake.requests[1]!.body)).toEqual(["user: wait forever again"]);
+    expect(transcript(bed.fake.requests[1]!.body)).toEqual(["user: wait forever again"]);
   });
 
   it("keeps what was streamed before the interrupt as the assistant's message", async () => {
     const session = await apiSession();
-    fake.script([{ text: "a long answer that takes a while", chunkSize: 2, delayMs: 40 }]);
+    bed.fake.script([{ text: "a long answer that takes a while", chunkSize: 2, delayMs: 40 }]);
     const turn = await session.prompt("talk");
     await waitForEvent(session, (e) => e.type === "assistant.delta");
     await session.interrupt();
@@ -149,21 +132,21 @@ describe("interrupts", () => {
     const [message] = ofType(all, "assistant.message");
     expect(message).toMatchObject({ stop_reason: "interrupted", text: textOf(all) });
     await (await session.prompt("next")).settled;
-    expect(transcript(fake.requests[1]!.body)[1]).toBe(`assistant: ${textOf(all)}`);
+    expect(transcript(bed.fake.requests[1]!.body)[1]).toBe(`assistant: ${textOf(all)}`);
   });
 
   it("cancels a waiting tool; its cancelled result keeps the conversation well formed", async () => {
     const session = await apiSession();
-    fake.script([{ toolCalls: [{ name: "gate", arguments: {} }] }]);
+    bed.fake.script([{ toolCalls: [{ name: "gate", arguments: {} }] }]);
     const turn = await session.prompt("use the gate");
     await waitForEvent(session, (e) => e.type === "tool.call");
     await session.interrupt();
     expect((await turn.settled).status).toBe("interrupted");
     const [result] = ofType(await events(session), "tool.result");
     expect(result).toMatchObject({ is_error: true });
-    expect(fake.requests).toHaveLength(1);
+    expect(bed.fake.requests).toHaveLength(1);
     await (await session.prompt("after")).settled;
-    const body = fake.requests[1]!.body;
+    const body = bed.fake.requests[1]!.body;
     expect(transcript(body)).toEqual([
       "user: use the gate",
       "assistant: [call gate]",
@@ -176,7 +159,9 @@ describe("interrupts", () => {
 describe("provider failures", () => {
   it("fails the turn with provider_error and the provider's message", async () => {
     const session = await apiSession();
-    fake.script([{ error: { status: 400, message: "prompt is too long: 300000 tokens > 200000 maximum" } }]);
+    bed.fake.script([
+      { error: { status: 400, message: "prompt is too long: 300000 tokens > 200000 maximum" } },
+    ]);
     const outcome = await (await session.prompt("x")).settled;
     expect(outcome).toMatchObject({
       status: "failed",
@@ -185,12 +170,12 @@ describe("provider failures", () => {
         message: "anthropic answered HTTP 400: prompt is too long: 300000 tokens > 200000 maximum",
       },
     });
-    expect(fake.requests).toHaveLength(1);
+    expect(bed.fake.requests).toHaveLength(1);
   });
 
   it("retries retryable statuses with backoff, saying so, and goes on", async () => {
     const session = await apiSession({ retries: 2 });
-    fake.script([
+    bed.fake.script([
       { error: { status: 429, message: "rate limited" } },
       { error: { status: 529, message: "overloaded" } },
       { text: "made it" },
@@ -203,12 +188,12 @@ describe("provider failures", () => {
       expect.stringMatching(/HTTP 429: rate limited; retrying in .* s \(retry 1 of 2\)/),
       expect.stringMatching(/HTTP 529: overloaded; retrying in .* s \(retry 2 of 2\)/),
     ]);
-    expect(fake.requests).toHaveLength(3);
+    expect(bed.fake.requests).toHaveLength(3);
   });
 
   it("gives up after the configured retries", async () => {
     const session = await apiSession({ retries: 1 });
-    fake.script([
+    bed.fake.script([
       { error: { status: 500, message: "down" } },
       { error: { status: 500, message: "still down" } },
     ]);
@@ -221,27 +206,27 @@ describe("provider failures", () => {
 
   it("fails on a broken stream and never retries text already shown", async () => {
     const session = await apiSession({ retries: 3 });
-    fake.script([{ text: "x".repeat(60), chunkSize: 2, delayMs: 5, breakAfter: 12 }]);
+    bed.fake.script([{ text: "x".repeat(60), chunkSize: 2, delayMs: 5, breakAfter: 12 }]);
     const outcome = await (await session.prompt("x")).settled;
     expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
     expect(outcome.error?.message).toMatch(/anthropic's stream broke off/);
     const streamed = textOf(await events(session));
-    if (streamed !== "") expect(fake.requests).toHaveLength(1);
+    if (streamed !== "") expect(bed.fake.requests).toHaveLength(1);
   });
 
   it("fails a request that sends nothing for idle_timeout_ms", async () => {
     const session = await apiSession({ retries: 0, idle_timeout_ms: 300 });
-    fake.script([{ hang: true }]);
+    bed.fake.script([{ hang: true }]);
     const outcome = await (await session.prompt("x")).settled;
     expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
     expect(outcome.error?.message).toBe(
       "anthropic went quiet: nothing arrived for 0.3 s (config.options.idle_timeout_ms)",
     );
-    await expect.poll(() => fake.requests[0]?.aborted).toBe(true);
+    await expect.poll(() => bed.fake.requests[0]?.aborted).toBe(true);
   });
 
   it("fails with the variable to set when the key is missing", async () => {
-    t = makeBrain({ factories: [new ApiHarnessFactory({ env: {} })] });
+    const t = bed.use(makeBrain({ factories: [new ApiHarnessFactory({ env: {} })] }));
     const session = await t.brain.create({ harness: "api", config: { model: "anthropic:claude-x" } });
     const outcome = await (await session.prompt("x")).settled;
     expect(outcome.error?.message).toMatch(/no API key for anthropic: set ANTHROPIC_API_KEY/);
@@ -257,7 +242,7 @@ describe("provider failures", () => {
 describe("native state", () => {
   it("restores a checkpoint into a fresh dir so that the next request is identical", async () => {
     const session = await apiSession();
-    fake.script([
+    bed.fake.script([
       { text: "checking", toolCalls: [{ name: "echo", arguments: { value: "v" } }] },
       { text: "one" },
     ]);
@@ -265,15 +250,15 @@ describe("native state", () => {
     const manifest = await session.checkpoint();
     expect(manifest.files).toEqual([expect.objectContaining({ path: CONVERSATION_FILE, append_only: true })]);
 
-    fake.script([{ text: "two" }]);
+    bed.fake.script([{ text: "two" }]);
     await (await session.prompt("second")).settled;
-    const forked = await t!.brain.fork(session.id, manifest.id);
-    fake.script([{ text: "two again" }]);
+    const forked = await bed.current.brain.fork(session.id, manifest.id);
+    bed.fake.script([{ text: "two again" }]);
     await (await forked.prompt("second")).settled;
 
-    expect(fake.requests).toHaveLength(4);
-    expect(fake.requests[3]!.body).toEqual(fake.requests[2]!.body);
-    expect(JSON.stringify(fake.requests[3]!.body)).toContain("checking");
+    expect(bed.fake.requests).toHaveLength(4);
+    expect(bed.fake.requests[3]!.body).toEqual(bed.fake.requests[2]!.body);
+    expect(JSON.stringify(bed.fake.requests[3]!.body)).toContain("checking");
   });
 
   it("opens passively: reopening a saved conversation calls no model and no tool", async () => {
@@ -289,60 +274,60 @@ describe("native state", () => {
     const reopened = await second.brain.session(session.id);
     await reopened.start();
     await reopened.checkpoint();
-    expect(fake.requests).toHaveLength(1);
+    expect(bed.fake.requests).toHaveLength(1);
     await (await reopened.prompt("do you?")).settled;
-    expect(transcript(fake.requests[1]!.body)).toEqual([
+    expect(transcript(bed.fake.requests[1]!.body)).toEqual([
       "user: remember me",
       "assistant: echo: remember me",
       "user: do you?",
     ]);
     await second.cleanup();
-    t = undefined;
+    bed.forget();
   });
 
   it("fails the turn with brain_error when the conversation cannot be written", async () => {
     const session = await apiSession();
     await session.start();
-    mkdirSync(join(t!.store.paths(session.id).native, CONVERSATION_FILE));
+    mkdirSync(join(bed.current.store.paths(session.id).native, CONVERSATION_FILE));
     const outcome = await (await session.prompt("x")).settled;
     expect(outcome).toMatchObject({ status: "failed", error: { code: "brain_error" } });
     expect(outcome.error?.message).toMatch(/could not write the conversation file: EISDIR/);
-    expect(fake.requests).toHaveLength(0);
+    expect(bed.fake.requests).toHaveLength(0);
   });
 
   it("skips a torn last line with a warning and keeps appending whole lines", async () => {
     const session = await apiSession();
     await (await session.prompt("one")).settled;
-    const file = join(t!.store.paths(session.id).native, CONVERSATION_FILE);
+    const file = join(bed.current.store.paths(session.id).native, CONVERSATION_FILE);
     appendFileSync(file, '{"type":"message","mess');
-    await t!.brain.close();
-    const again = brain(t!.home);
+    await bed.current.brain.close();
+    const again = brain(bed.current.home);
     const reopened = await again.brain.session(session.id);
     await (await reopened.prompt("two")).settled;
     expect(warnings(await events(reopened))).toEqual([expect.stringMatching(/skipped 1 unreadable line/)]);
     const lines = readFileSync(file, "utf8").split("\n").filter(Boolean);
     expect(lines.filter((l) => l.startsWith('{"type":"message","mess"'))).toHaveLength(0);
     expect(lines.map((l) => l.startsWith("{") && l.endsWith("}"))).toContain(true);
-    expect(transcript(fake.requests[1]!.body).at(-1)).toBe("user: two");
+    expect(transcript(bed.fake.requests[1]!.body).at(-1)).toBe("user: two");
   });
 
   it("compacts a conversation that grew past compact_at_tokens, as an appended summary", async () => {
     const session = await apiSession({ compact_at_tokens: 1000 });
-    fake.script([
+    bed.fake.script([
       { text: "the answer is 42", usage: { input: 1500, output: 10 } },
       { text: "SUMMARY: the user asked a question; the answer was 42." },
       { text: "still 42" },
     ]);
     await (await session.prompt("what is the answer?")).settled;
     await (await session.prompt("remind me")).settled;
-    const [, summarise, next] = fake.requests;
+    const [, summarise, next] = bed.fake.requests;
     expect(transcript(summarise!.body).at(-1)).toBe(`user: ${SUMMARY_REQUEST}`);
     expect(summarise!.body.tool_choice).toEqual({ type: "none" });
     expect(transcript(next!.body)).toEqual([
       expect.stringMatching(/^user: \[The conversation so far was compacted.*SUMMARY: the user asked/s),
     ]);
     expect(JSON.stringify(next!.body)).not.toContain("what is the answer?");
-    const file = readFileSync(join(t!.store.paths(session.id).native, CONVERSATION_FILE), "utf8");
+    const file = readFileSync(join(bed.current.store.paths(session.id).native, CONVERSATION_FILE), "utf8");
     expect(file).toContain('"type":"compaction"');
     expect(file).toContain("what is the answer?");
   });
@@ -351,11 +336,11 @@ describe("native state", () => {
 describe("tools", () => {
   it("answers unbound tools with an error result the model sees", async () => {
     const session = await apiSession();
-    fake.script([{ toolCalls: [{ name: "rm_rf", arguments: { path: "/" } }] }, { text: "sorry" }]);
+    bed.fake.script([{ toolCalls: [{ name: "rm_rf", arguments: { path: "/" } }] }, { text: "sorry" }]);
     expect((await (await session.prompt("x")).settled).status).toBe("completed");
     const [result] = ofType(await events(session), "tool.result");
     expect(result).toMatchObject({ is_error: true, content: [{ text: expect.stringMatching(/not bound/) }] });
-    expect(fake.requests[1]!.body.messages[2].content[0]).toMatchObject({
+    expect(bed.fake.requests[1]!.body.messages[2].content[0]).toMatchObject({
       type: "tool_result",
       is_error: true,
     });
@@ -374,15 +359,15 @@ describe("tools", () => {
 
   it("stops a runaway tool loop at max_steps", async () => {
     const session = await apiSession({ max_steps: 2 });
-    fake.setFallback(() => ({ toolCalls: [{ name: "echo", arguments: { value: "again" } }] }));
+    bed.fake.setFallback(() => ({ toolCalls: [{ name: "echo", arguments: { value: "again" } }] }));
     try {
       const outcome = await (await session.prompt("loop")).settled;
       expect(outcome.status).toBe("completed");
     } finally {
-      fake.setFallback((req) => ({ text: `echo: ${req.seq}` }));
+      bed.fake.setFallback((req) => ({ text: `echo: ${req.seq}` }));
     }
     const all = await events(session);
-    expect(fake.requests).toHaveLength(2);
+    expect(bed.fake.requests).toHaveLength(2);
     expect(ofType(all, "assistant.message")).toEqual([expect.objectContaining({ stop_reason: "max_steps" })]);
     expect(warnings(all)).toEqual([expect.stringMatching(/stopped after 2 model requests/)]);
   });
@@ -391,7 +376,7 @@ describe("tools", () => {
 describe("usage and cost", () => {
   it("sums usage over the turn's requests and prices it", async () => {
     const session = await apiSession({ price: { input: 3, output: 15 } });
-    fake.script([
+    bed.fake.script([
       { toolCalls: [{ name: "echo", arguments: { value: "v" } }], usage: { input: 1000, output: 100 } },
       { text: "done", usage: { input: 2000, output: 200 } },
     ]);
@@ -414,7 +399,7 @@ describe("images", () => {
     writeFileSync(path, png);
     await (await session.prompt("what is this?", { images: [{ path }, { data: png.toString("base64") }] }))
       .settled;
-    const content = fake.requests[0]!.body.messages[0].content;
+    const content = bed.fake.requests[0]!.body.messages[0].content;
     expect(content).toEqual([
       { type: "text", text: "what is this?" },
       { type: "image", source: { type: "base64", media_type: "image/png", data: png.toString("base64") } },
@@ -439,7 +424,7 @@ describe("images", () => {
   });
 
   it("is refused for a harness that takes no images", async () => {
-    t = makeBrain();
+    const t = bed.use(makeBrain());
     const session = await t.brain.create({ harness: "echo" });
     await expect(session.prompt("x", { images: [{ data: png.toString("base64") }] })).rejects.toThrow(
       /harness "echo" does not take images/,

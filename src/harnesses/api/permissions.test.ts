@@ -4,34 +4,18 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../../protocol/events.js";
 import type { PermissionPolicy } from "../../protocol/permissions.js";
 import { decodeLogText } from "../../store/fs/log-format.js";
-import { events, makeBrain, type TestBrain, tempDir, waitForEvent } from "../../testing/brain.js";
-import type { FakeProvider } from "../../testing/fake-provider/index.js";
-import { ApiHarnessFactory } from "./factory.js";
-import { credentialsFor, FAKE_KEY, startKeyedProvider } from "./testing/provider.js";
+import { events, tempDir, waitForEvent } from "../../testing/brain.js";
+import { apiTestBed } from "./testing/bed.js";
+import { credentialsFor, FAKE_KEY } from "./testing/provider.js";
 
-let fake: FakeProvider;
-let t: TestBrain | undefined;
-beforeAll(async () => {
-  fake = await startKeyedProvider();
-});
-afterEach(async () => {
-  await t?.cleanup();
-  t = undefined;
-  fake.reset();
-});
-afterAll(() => fake.close());
+const bed = apiTestBed();
 
 function apiBrain(home?: string) {
-  t = makeBrain({
-    factories: [new ApiHarnessFactory({ env: {} })],
-    provider: credentialsFor("anthropic", fake),
-    ...(home ? { home } : {}),
-  });
-  return t;
+  return bed.brain(home ? { home } : {});
 }
 
 async function askSession(permissions: PermissionPolicy) {
@@ -40,7 +24,7 @@ async function askSession(permissions: PermissionPolicy) {
     config: { model: "anthropic:fake-model", tools: ["echo"] },
     permissions,
   });
-  fake.script([{ toolCalls: [{ name: "echo", arguments: { value: "may I?" } }] }, { text: "ok" }]);
+  bed.fake.script([{ toolCalls: [{ name: "echo", arguments: { value: "may I?" } }] }, { text: "ok" }]);
   return session;
 }
 
@@ -49,7 +33,7 @@ const dataOf = (all: SessionEvent[], type: string) =>
 
 /** What the model was told about the tool call, in the request after it. */
 function toolResultSent(): { content: string; is_error?: boolean } {
-  return fake.requests[1]!.body.messages[2].content[0];
+  return bed.fake.requests[1]!.body.messages[2].content[0];
 }
 
 describe("ask", () => {
@@ -103,11 +87,11 @@ describe("ask", () => {
 describe("a host killed while a permission request is pending", () => {
   it("finds it still pending after the restart, and takes exactly one answer", async () => {
     const home = tempDir();
-    fake.script([{ toolCalls: [{ name: "echo", arguments: { value: "before the crash" } }] }]);
+    bed.fake.script([{ toolCalls: [{ name: "echo", arguments: { value: "before the crash" } }] }]);
     const fixture = join(import.meta.dirname, "../../../dist/src/harnesses/api/testing/hold-permission.js");
     const host = spawn(
       process.execPath,
-      [fixture, home, credentialsFor("anthropic", fake).base_url!, FAKE_KEY],
+      [fixture, home, credentialsFor("anthropic", bed.fake).base_url!, FAKE_KEY],
       {
         stdio: ["ignore", "pipe", "inherit"],
       },

@@ -1,39 +1,25 @@
 // A tool-call turn on every provider, through the real AI SDK provider packages pointed at the fake provider
 // (which checks the key each one sends), and the rules for model strings, keys and base URLs.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../../protocol/events.js";
-import { events, makeBrain, type TestBrain, textOf } from "../../testing/brain.js";
-import type { FakeProvider } from "../../testing/fake-provider/index.js";
-import { ApiHarnessFactory } from "./factory.js";
+import { events, textOf } from "../../testing/brain.js";
 import { parseModelSpec, resolveModel } from "./providers.js";
-import { credentialsFor, FAKE_KEY, PROVIDER_FORMATS, startKeyedProvider } from "./testing/provider.js";
+import { apiTestBed } from "./testing/bed.js";
+import { FAKE_KEY, PROVIDER_FORMATS } from "./testing/provider.js";
 
-let fake: FakeProvider;
-let t: TestBrain | undefined;
-beforeAll(async () => {
-  fake = await startKeyedProvider();
-});
-afterEach(async () => {
-  await t?.cleanup();
-  t = undefined;
-  fake.reset();
-});
-afterAll(() => fake.close());
+const bed = apiTestBed();
 
 const data = (all: SessionEvent[], type: string) =>
   all.filter((e) => e.type === type).map((e) => e.data as Record<string, unknown>);
 
 describe.each(Object.entries(PROVIDER_FORMATS))("%s", (provider, format) => {
   it("runs a tool-call turn: deltas, the bound tool through Brain, the answer with usage", async () => {
-    t = makeBrain({
-      factories: [new ApiHarnessFactory({ env: {} })],
-      provider: credentialsFor(provider, fake),
-    });
+    const t = bed.brain({ provider });
     const session = await t.brain.create({
       harness: "api",
       config: { model: `${provider}:fake-model`, system_prompt: "be brief", tools: ["echo"] },
     });
-    fake.script([
+    bed.fake.script([
       {
         text: "Let me echo.",
         toolCalls: [{ name: "echo", arguments: { value: "ünïcode 🏓" } }],
@@ -55,8 +41,8 @@ describe.each(Object.entries(PROVIDER_FORMATS))("%s", (provider, format) => {
     expect(message).toMatchObject({ text: "It said ünïcode 🏓.", stop_reason: "stop" });
     expect(message?.usage).toMatchObject({ input: 60, output: 11 });
 
-    expect(fake.requests.map((r) => r.format)).toEqual([format, format]);
-    const second = JSON.stringify(fake.requests[1]?.body);
+    expect(bed.fake.requests.map((r) => r.format)).toEqual([format, format]);
+    const second = JSON.stringify(bed.fake.requests[1]?.body);
     expect(second).toContain("ünïcode 🏓");
     expect(second).toContain("be brief");
     expect(second).toContain("echo something");
@@ -104,24 +90,24 @@ describe("keys and base URLs", () => {
   });
 
   it("takes Brain's credentials over the usual variables, and the variables otherwise", async () => {
-    fake.script([{ text: "from env" }, { text: "from creds" }, { text: "from OLLAMA_HOST" }]);
-    const base = `${fake.url}/v1`;
+    bed.fake.script([{ text: "from env" }, { text: "from creds" }, { text: "from OLLAMA_HOST" }]);
+    const base = `${bed.fake.url}/v1`;
     const read = async (model: ReturnType<typeof resolveModel>) => {
       const { streamText } = await import("ai");
       const result = streamText({ model: model.model, prompt: "hi", maxRetries: 0 });
       return result.text;
     };
     // ANTHROPIC_BASE_URL is the host without /v1 (as Claude Code takes it): /v1 is added.
-    const env = { ANTHROPIC_API_KEY: FAKE_KEY, ANTHROPIC_BASE_URL: fake.url };
+    const env = { ANTHROPIC_API_KEY: FAKE_KEY, ANTHROPIC_BASE_URL: bed.fake.url };
     expect(await read(resolveModel("anthropic:x", {}, env))).toBe("from env");
     const creds = { api_key: FAKE_KEY, base_url: base };
     const wrongEnv = { ANTHROPIC_API_KEY: "wrong", ANTHROPIC_BASE_URL: "http://127.0.0.1:1" };
     expect(await read(resolveModel("anthropic:x", creds, wrongEnv))).toBe("from creds");
     // OLLAMA_HOST may be a bare host:port, as the ollama CLI takes it.
-    const host = fake.url.replace("http://", "");
+    const host = bed.fake.url.replace("http://", "");
     expect(await read(resolveModel("ollama:x", {}, { OLLAMA_HOST: host, OLLAMA_API_KEY: FAKE_KEY }))).toBe(
       "from OLLAMA_HOST",
     );
-    expect(fake.requests.map((r) => r.path)).toEqual(["/v1/messages", "/v1/messages", "/api/chat"]);
+    expect(bed.fake.requests.map((r) => r.path)).toEqual(["/v1/messages", "/v1/messages", "/api/chat"]);
   });
 });
