@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { echoFactory, events, makeBrain, type TestBrain, textOf } from "../../testing/brain.js";
+import { alive, until } from "../../testing/processes.js";
 import { RunnerProcess } from "./runner-process.js";
 
 let t: TestBrain | undefined;
@@ -15,25 +16,6 @@ afterEach(async () => {
 });
 
 const root = join(import.meta.dirname, "../../..");
-
-/** Whether a process exists (signal 0 checks without signalling). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  // A zombie is dead for our purposes: it only waits for its parent to reap it.
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return true;
-  }
-}
-
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((resolve) => setTimeout(resolve, 20));
-}
 
 describe("frames too large to send", () => {
   it("fail the one turn that sent it; the shared runner and its other sessions go on", async () => {

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Session } from "../../core/session.js";
 import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../testing/brain.js";
+import { alive, until } from "../../testing/processes.js";
 import { ProcessFactory } from "./factory.js";
 
 /** Logs `start <pid>` when it boots (and `child <pid>` for a sleeper it starts), `open <pid>` when opened. */
@@ -52,24 +53,6 @@ function logged(pidLog: string, kind: "start" | "open" | "child"): number[] {
     .split("\n")
     .filter((line) => line.startsWith(`${kind} `))
     .map((line) => Number(line.slice(kind.length + 1)));
-}
-
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((resolve) => setTimeout(resolve, 20));
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  // A zombie only waits for its parent to reap it: dead for our purposes.
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return true;
-  }
 }
 
 /** One turn on a session (which opens its harness on first use); returns the pid the runner answered from. */

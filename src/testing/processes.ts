@@ -1,0 +1,21 @@
+// What tests ask about processes they started: whether one still runs, and waiting until something is so.
+import { readFileSync } from "node:fs";
+
+/** Whether a process runs (signal 0 checks without signalling); a zombie only waits to be reaped: dead. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return true;
+  }
+}
+
+/** Resolves once `check` holds, looking every 20 ms (the test's own timeout bounds the wait). */
+export async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 20));
+}
