@@ -14,17 +14,11 @@ import {
   type RequestPermissionRequest,
   type SessionNotification,
 } from "@agentclientprotocol/sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { describe, expect, it } from "vitest";
+import { useTestDaemon } from "../testing/use-daemon.js";
 
 const bin = join(import.meta.dirname, "../../bin/brain.js");
-let t: TestDaemon;
-beforeAll(async () => {
-  t = await startTestDaemon();
-});
-afterAll(async () => {
-  await t.cleanup();
-});
+const t = useTestDaemon();
 
 interface Editor {
   updates: SessionNotification[];

@@ -5,19 +5,14 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { describe, expect, it } from "vitest";
+import { startTestDaemon } from "../testing/daemon.js";
 import { collect, raw, settled, textOf } from "../testing/http.js";
+import { useTestDaemon } from "../testing/use-daemon.js";
 import { homeAgents } from "./agents.js";
 import { startDaemon } from "./daemon.js";
 
-let t: TestDaemon;
-beforeAll(async () => {
-  t = await startTestDaemon();
-});
-afterAll(async () => {
-  await t.cleanup();
-});
+const t = useTestDaemon();
 
 const admin = () => t.tokens.admin;
 const slow = { options: { delay_ms: 40 } };

@@ -1,21 +1,15 @@
 // nui's HITL questions keep everything nui sent (title, message, header, option descriptions) in Brain's
 // question event, in REST's pending requests and back in nui's envelopes; and nui's respond() answers a
 // request while another client controls the session (an answer, not a command).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ClientError } from "../client/client.js";
 import type { PendingRequest } from "../core/pending.js";
 import { questionsOf } from "../harnesses/nui/hitl-bridge.js";
-import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, raw, settled } from "../testing/http.js";
+import { useTestDaemon } from "../testing/use-daemon.js";
 import { requestEnvelopeOf } from "./hitl/envelopes.js";
 
-let t: TestDaemon;
-beforeAll(async () => {
-  t = await startTestDaemon();
-});
-afterAll(async () => {
-  await t.cleanup();
-});
+const t = useTestDaemon();
 
 const long = Array.from({ length: 400 }, (_, i) => `w${i}`).join(" ");
 const hitl = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>

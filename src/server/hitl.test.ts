@@ -3,17 +3,11 @@
 // Python client (sdk/python/nui_hitl.py) works unchanged with NUI_API_URL=<daemon>/nui/<token>.
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { describe, expect, it } from "vitest";
 import { collect, raw, settled } from "../testing/http.js";
+import { useTestDaemon } from "../testing/use-daemon.js";
 
-let t: TestDaemon;
-beforeAll(async () => {
-  t = await startTestDaemon();
-});
-afterAll(async () => {
-  await t.cleanup();
-});
+const t = useTestDaemon();
 
 const long = Array.from({ length: 400 }, (_, i) => `w${i}`).join(" ");
 

@@ -1,15 +1,11 @@
 // The daemon serves exactly the endpoint table the client calls: every /v1 endpoint is registered with its
 // table entry's method and path, and /openapi.json (generated from the routes) lists them all.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ENDPOINTS, endpointPath } from "../../protocol/endpoints.js";
-import { startTestDaemon, type TestDaemon } from "../../testing/daemon.js";
 import { raw } from "../../testing/http.js";
+import { useTestDaemon } from "../../testing/use-daemon.js";
 
-let t: TestDaemon;
-beforeAll(async () => {
-  t = await startTestDaemon();
-});
-afterAll(() => t.cleanup());
+const t = useTestDaemon();
 
 describe("the endpoint table", () => {
   it("is what the daemon serves and documents", async () => {

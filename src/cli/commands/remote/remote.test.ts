@@ -3,19 +3,13 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../../../protocol/events.js";
-import { startTestDaemon, type TestDaemon } from "../../../testing/daemon.js";
 import { collect, settled } from "../../../testing/http.js";
+import { useTestDaemon } from "../../../testing/use-daemon.js";
 
 const bin = join(import.meta.dirname, "../../../../bin/brain.js");
-let t: TestDaemon;
-beforeAll(async () => {
-  t = await startTestDaemon();
-});
-afterAll(async () => {
-  await t.cleanup();
-});
+const t = useTestDaemon();
 
 interface Run {
   child: ChildProcess;
