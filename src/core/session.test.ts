@@ -2,7 +2,14 @@ import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ToolResult, ToolSchema } from "../protocol/runner.js";
-import { events, makeBrain, type TestBrain, textOf, waitForEvent } from "../testing/brain.js";
+import {
+  answerPermissionOnce,
+  events,
+  makeBrain,
+  type TestBrain,
+  textOf,
+  waitForEvent,
+} from "../testing/brain.js";
 import type { ToolService } from "../tools/tool-service.js";
 
 /** A tool that never finishes on its own: it answers only when the call is aborted. */
@@ -256,13 +263,8 @@ describe("permissions: the host decides", () => {
   it("asks a client and runs the tool once it is allowed", async () => {
     const session = await askSession({ tools: { "ec*": "ask" } });
     const turn = await session.prompt("echo: may I?");
-    const request = await waitForEvent(session, (e) => e.type === "permission.requested");
-    expect(request.data).toMatchObject({ tool: "echo", arguments: { value: "may I?" } });
-    const id = (request.data as { id: string }).id;
-    await session.answer({ type: "permission.resolved", data: { id, decision: "allow" } });
-    await expect(
-      session.answer({ type: "permission.resolved", data: { id, decision: "deny" } }),
-    ).rejects.toThrow(/answered already/);
+    const request = await answerPermissionOnce(session, "allow");
+    expect(request).toMatchObject({ tool: "echo", arguments: { value: "may I?" } });
     await turn.settled;
     const result = (await events(session)).find((e) => e.type === "tool.result");
     expect(result?.data).toMatchObject({ is_error: false, content: [{ text: "may I?" }] });

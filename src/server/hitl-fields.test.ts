@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { ClientError } from "../client/client.js";
 import type { PendingRequest } from "../core/pending.js";
 import { questionsOf } from "../harnesses/nui/hitl-bridge.js";
-import { collect, raw, settled } from "../testing/http.js";
+import { collect, NUI_RELEASE_QUESTION, raw, settled } from "../testing/http.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 import { requestEnvelopeOf } from "./hitl/envelopes.js";
 
@@ -19,17 +19,7 @@ const hitl = (method: string, path: string, body?: unknown, headers: Record<stri
     ...(body !== undefined ? { body } : {}),
   });
 
-const payload = {
-  title: "Release",
-  message: "Pick how to ship the build.",
-  questions: [
-    {
-      header: "Channel",
-      question: "Where should it go?",
-      options: [{ label: "beta", description: "testers only" }, { label: "stable" }],
-    },
-  ],
-};
+const payload = NUI_RELEASE_QUESTION;
 const asBrain = {
   question: "Where should it go?",
   options: ["beta", "stable"],

@@ -8,7 +8,7 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findTestBrowser } from "../testing/browser.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
-import { collect, raw, settled, textOf } from "../testing/http.js";
+import { collect, NUI_RELEASE_QUESTION, raw, settled, textOf } from "../testing/http.js";
 
 const SHOTS = join(tmpdir(), "brain-web-screens");
 
@@ -132,17 +132,7 @@ describe("web UI and nui's questions", () => {
     const client = t.client();
     const { id } = await client.create({ harness: "echo", config: { options: { delay_ms: 40 } } });
     const { turn } = await client.prompt(id, Array.from({ length: 300 }, (_, i) => `w${i}`).join(" "));
-    const payload = {
-      title: "Release",
-      message: "Pick how to ship the build.",
-      questions: [
-        {
-          header: "Channel",
-          question: "Where should it go?",
-          options: [{ label: "beta", description: "testers only" }, { label: "stable" }],
-        },
-      ],
-    };
+    const payload = NUI_RELEASE_QUESTION;
     const created = await raw(t.url, "POST", "/api/hitl/requests", {
       token: t.tokens.admin,
       body: { kind: "question", sessionId: id, payload },

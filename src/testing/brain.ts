@@ -94,3 +94,24 @@ export function textOf(all: SessionEvent[], turn?: string): string {
     .map((e) => (e.data as { text: string }).text)
     .join("");
 }
+
+/**
+ * Waits for the session's next permission request, answers it with `decision`, and checks a second answer is
+ * refused (each request takes exactly one answer). Returns the request's data.
+ */
+export async function answerPermissionOnce(
+  session: Session,
+  decision: "allow" | "deny",
+): Promise<Record<string, unknown>> {
+  const request = await waitForEvent(session, (e) => e.type === "permission.requested");
+  const id = (request.data as { id: string }).id;
+  await session.answer({ type: "permission.resolved", data: { id, decision } });
+  const again = decision === "allow" ? "deny" : "allow";
+  const second = await session.answer({ type: "permission.resolved", data: { id, decision: again } }).then(
+    () => undefined,
+    (err: Error) => err,
+  );
+  if (!second || !/answered already/.test(second.message))
+    throw new Error(`a second answer to permission request ${id} was not refused as answered already`);
+  return request.data as Record<string, unknown>;
+}

@@ -67,3 +67,16 @@ export function textOf(events: SessionEvent[]): string {
     .map((e) => (e.data as { text: string }).text)
     .join("");
 }
+
+/** A nui question request's payload with every field the UI and the bridge show (title, header, descriptions). */
+export const NUI_RELEASE_QUESTION = {
+  title: "Release",
+  message: "Pick how to ship the build.",
+  questions: [
+    {
+      header: "Channel",
+      question: "Where should it go?",
+      options: [{ label: "beta", description: "testers only" }, { label: "stable" }],
+    },
+  ],
+};

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../../protocol/events.js";
 import type { PermissionPolicy } from "../../protocol/permissions.js";
 import { decodeLogText } from "../../store/fs/log-format.js";
-import { events, tempDir, waitForEvent } from "../../testing/brain.js";
+import { answerPermissionOnce, events, tempDir, waitForEvent } from "../../testing/brain.js";
 import { apiTestBed } from "./testing/bed.js";
 import { credentialsFor, FAKE_KEY } from "./testing/provider.js";
 
@@ -40,17 +40,12 @@ describe("ask", () => {
   it("→ allow: the tool runs once the client allows it; a second answer is refused", async () => {
     const session = await askSession({ tools: { echo: "ask" } });
     const turn = await session.prompt("echo, please");
-    const request = await waitForEvent(session, (e) => e.type === "permission.requested");
-    expect(request.data).toMatchObject({ tool: "echo", arguments: { value: "may I?" } });
-    const id = (request.data as { id: string }).id;
-    await session.answer({ type: "permission.resolved", data: { id, decision: "allow" } });
-    await expect(
-      session.answer({ type: "permission.resolved", data: { id, decision: "deny" } }),
-    ).rejects.toThrow(/answered already/);
+    const request = await answerPermissionOnce(session, "allow");
+    expect(request).toMatchObject({ tool: "echo", arguments: { value: "may I?" } });
     expect((await turn.settled).status).toBe("completed");
     const all = await events(session);
     expect(dataOf(all, "tool.result")[0]).toMatchObject({ is_error: false, content: [{ text: "may I?" }] });
-    expect(dataOf(all, "permission.resolved")).toEqual([{ id, decision: "allow" }]);
+    expect(dataOf(all, "permission.resolved")).toEqual([{ id: request.id, decision: "allow" }]);
     expect(toolResultSent()).toMatchObject({ content: "may I?" });
   });
 
