@@ -28,6 +28,15 @@ function diskIO(full: (text: string) => boolean): LogIO {
 }
 
 /** A harness that runs `script` as its turn: emits and calls as a runner would, one tick apart. */
+/** A harness whose turn calls the echo tool once (id c1) and hands its result to `got`. */
+function callsEcho(got: (result: ToolResult) => void): HarnessFactory {
+  return scripted(async ({ call }, turn) => {
+    got(
+      await call(turn, { id: "c1", name: "echo", arguments: { value: "x" } }, new AbortController().signal),
+    );
+  });
+}
+
 function scripted(script: (options: HarnessOptions, turn: string) => Promise<void>): HarnessFactory {
   return {
     name: "scripted",
@@ -147,12 +156,8 @@ describe("a log that fails mid-turn", () => {
     home = tempDir();
     let result: ToolResult | undefined;
     const b = makeBrain(
-      scripted(async ({ call }, turn) => {
-        result = await call(
-          turn,
-          { id: "c1", name: "echo", arguments: { value: "x" } },
-          new AbortController().signal,
-        );
+      callsEcho((r) => {
+        result = r;
       }),
       diskIO((text) => text.includes('"type":"tool.result"') && !text.includes("outcome is unknown")),
     );
@@ -204,12 +209,8 @@ describe("a tool call the log cannot hold", () => {
     home = tempDir();
     let result: ToolResult | undefined;
     const b = makeBrain(
-      scripted(async ({ call }, turn) => {
-        result = await call(
-          turn,
-          { id: "c1", name: "echo", arguments: { value: "x" } },
-          new AbortController().signal,
-        );
+      callsEcho((r) => {
+        result = r;
       }),
       diskIO((text) => text.includes('"type":"tool.call"')),
     );
