@@ -77,34 +77,6 @@ export const AdlMcpServer = z.object({
 });
 export type AdlMcpServer = z.infer<typeof AdlMcpServer>;
 
-export const ADL_KEYS = [
-  "adl",
-  "kind",
-  "id",
-  "name",
-  "description",
-  "tags",
-  "version",
-  "harness",
-  "allowedHarnesses",
-  "systemPrompt",
-  "skill",
-  "aiAssets",
-  "env",
-  "promptMode",
-  "defaultPrompt",
-  "promptSuggestions",
-  "workingDirInput",
-  "hitl",
-  "toolApprovals",
-  "evals",
-  "orchestration",
-  "council",
-  "steps",
-  "subAgents",
-  "internal",
-] as const;
-
 /** Fields nui defines that Brain accepts but does not act on (yet): `brain agents` names them. */
 export const ADL_IGNORED_KEYS = [
   "kind",
@@ -122,6 +94,21 @@ export const ADL_IGNORED_KEYS = [
   "steps",
   "subAgents",
   "internal",
+] as const;
+
+/** Every field of an ADL file: the ones Brain acts on, then the ignored ones. */
+export const ADL_KEYS = [
+  "adl",
+  "id",
+  "name",
+  "description",
+  "version",
+  "harness",
+  "systemPrompt",
+  "aiAssets",
+  "env",
+  "toolApprovals",
+  ...ADL_IGNORED_KEYS,
 ] as const;
 
 export const AdlDefinition = z.object({
