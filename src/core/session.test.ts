@@ -273,12 +273,7 @@ describe("permissions: the host decides", () => {
   it("turns a client's denial into an error result the model sees", async () => {
     const session = await askSession({ tools: { echo: "ask" } });
     const turn = await session.prompt("echo: may I?");
-    const request = await waitForEvent(session, (e) => e.type === "permission.requested");
-    const id = (request.data as { id: string }).id;
-    await session.answer({
-      type: "permission.resolved",
-      data: { id, decision: "deny", reason: "not today" },
-    });
+    await answerPermissionOnce(session, "deny", "not today");
     expect((await turn.settled).status).toBe("completed");
     const result = (await events(session)).find((e) => e.type === "tool.result");
     expect(result?.data).toMatchObject({

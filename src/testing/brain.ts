@@ -102,10 +102,14 @@ export function textOf(all: SessionEvent[], turn?: string): string {
 export async function answerPermissionOnce(
   session: Session,
   decision: "allow" | "deny",
+  reason?: string,
 ): Promise<Record<string, unknown>> {
   const request = await waitForEvent(session, (e) => e.type === "permission.requested");
   const id = (request.data as { id: string }).id;
-  await session.answer({ type: "permission.resolved", data: { id, decision } });
+  await session.answer({
+    type: "permission.resolved",
+    data: { id, decision, ...(reason ? { reason } : {}) },
+  });
   const again = decision === "allow" ? "deny" : "allow";
   const second = await session.answer({ type: "permission.resolved", data: { id, decision: again } }).then(
     () => undefined,

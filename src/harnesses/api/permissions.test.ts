@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../../protocol/events.js";
 import type { PermissionPolicy } from "../../protocol/permissions.js";
 import { decodeLogText } from "../../store/fs/log-format.js";
-import { answerPermissionOnce, events, tempDir, waitForEvent } from "../../testing/brain.js";
+import { answerPermissionOnce, events, tempDir } from "../../testing/brain.js";
 import { apiTestBed } from "./testing/bed.js";
 import { credentialsFor, FAKE_KEY } from "./testing/provider.js";
 
@@ -52,12 +52,7 @@ describe("ask", () => {
   it("→ deny: the model gets the denial as a failed tool result and the turn goes on", async () => {
     const session = await askSession({ tools: { "ec*": "ask" } });
     const turn = await session.prompt("echo, please");
-    const request = await waitForEvent(session, (e) => e.type === "permission.requested");
-    const id = (request.data as { id: string }).id;
-    await session.answer({
-      type: "permission.resolved",
-      data: { id, decision: "deny", reason: "not today" },
-    });
+    await answerPermissionOnce(session, "deny", "not today");
     expect((await turn.settled).status).toBe("completed");
     const [result] = dataOf(await events(session), "tool.result");
     expect(result).toMatchObject({
