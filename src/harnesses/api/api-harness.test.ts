@@ -4,42 +4,16 @@ import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../../protocol/events.js";
-import type { ToolResult, ToolSchema } from "../../protocol/runner.js";
 import { events, makeBrain, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
-import type { ToolService } from "../../tools/tool-service.js";
 import { SUMMARY_REQUEST } from "./compaction.js";
 import { CONVERSATION_FILE } from "./conversation.js";
 import { ApiHarnessFactory } from "./factory.js";
 import { apiTestBed } from "./testing/bed.js";
+import { GateTool } from "./testing/gate-tool.js";
+import { transcript } from "./testing/provider.js";
 import { toCallParams } from "./tools.js";
 
 /** `gate` answers only when released (or when the call is aborted): a tool the test holds open. */
-class GateTool implements ToolService {
-  private release: (() => void) | undefined;
-  /** Opened before the call reached the tool (tool.call is logged before the tool runs): answer at once. */
-  private opened = false;
-  async list(): Promise<ToolSchema[]> {
-    return [{ name: "gate", description: "waits", input_schema: { type: "object" } }];
-  }
-  call(_name: string, _args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult> {
-    return new Promise((resolve) => {
-      this.release = () => resolve({ content: [{ type: "text", text: "opened" }], is_error: false });
-      if (this.opened) {
-        this.opened = false;
-        this.release();
-      }
-      signal.addEventListener("abort", () =>
-        resolve({ content: [{ type: "text", text: "aborted" }], is_error: true }),
-      );
-    });
-  }
-  open(): void {
-    if (this.release) this.release();
-    else this.opened = true;
-    this.release = undefined;
-  }
-}
-
 let gate: GateTool;
 const bed = apiTestBed();
 
@@ -63,19 +37,6 @@ const warnings = (all: SessionEvent[]) =>
   ofType(all, "harness.warning")
     .map((w) => w.message as string)
     .filter((m) => !m.startsWith("maxOutputTokens"));
-
-/** The Anthropic messages of a logged request, as role + plain text. */
-function transcript(body: { messages: { role: string; content: unknown }[] }): string[] {
-  return body.messages.map((m) => {
-    const parts = Array.isArray(m.content) ? m.content : [{ type: "text", text: m.content }];
-    const text = parts
-      .map((p: { type: string; text?: string; content?: unknown; name?: string }) =>
-        p.type === "text" ? p.text : p.type === "tool_use" ? `[call ${p.name}]` : `[${p.type}]`,
-      )
-      .join(" ");
-    return `${m.role}: ${text}`;
-  });
-}
 
 describe("steering", () => {
   it("joins the conversation at the next step boundary", async () => {

@@ -30,3 +30,16 @@ export const PROVIDER_FORMATS = {
   ollama: "ollama",
   "openai-compatible": "openai-chat",
 } as const;
+
+/** The Anthropic messages of a logged request, as role + plain text. */
+export function transcript(body: { messages: { role: string; content: unknown }[] }): string[] {
+  return body.messages.map((m) => {
+    const parts = Array.isArray(m.content) ? m.content : [{ type: "text", text: m.content }];
+    const text = parts
+      .map((p: { type: string; text?: string; content?: unknown; name?: string }) =>
+        p.type === "text" ? p.text : p.type === "tool_use" ? `[call ${p.name}]` : `[${p.type}]`,
+      )
+      .join(" ");
+    return `${m.role}: ${text}`;
+  });
+}

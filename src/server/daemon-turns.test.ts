@@ -1,0 +1,162 @@
+// The daemon's turn routes over real HTTP on loopback: prompt, steer, interrupt and answers, with the refusals
+// each gives (409 while a turn runs, 400 naming the field, 404 for unknown or foreign sessions).
+
+import { describe, expect, it } from "vitest";
+import { collect, raw, settled, textOf } from "../testing/http.js";
+import { useTestDaemon } from "../testing/use-daemon.js";
+
+const t = useTestDaemon();
+
+const admin = () => t.tokens.admin;
+const slow = { options: { delay_ms: 40 } };
+
+async function newSession(body: Record<string, unknown> = { harness: "echo" }, token = admin()) {
+  const res = await raw(t.url, "POST", "/v1/sessions", { token, body });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.id as string;
+}
+
+describe("turns", () => {
+  it("returns the turn id at once and streams the reply", async () => {
+    const client = t.client();
+    const id = await newSession();
+    const { turn } = await client.prompt(id, "hello daemon");
+    expect(turn).toMatch(/^[0-9a-f-]{36}$/);
+    const events = await collect(client, id, settled(turn));
+    expect(textOf(events)).toBe("echo #1: hello daemon");
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events.at(-1)?.data).toEqual({ status: "completed" });
+  });
+
+  it("refuses a prompt while a turn runs (409), an empty one (400), and a missing text (400)", async () => {
+    const id = await newSession({ harness: "echo", config: slow });
+    const first = await raw(t.url, "POST", `/v1/sessions/${id}/prompt`, {
+      token: admin(),
+      body: { text: "one two three four five six seven eight" },
+    });
+    expect(first.status).toBe(202);
+    const second = await raw(t.url, "POST", `/v1/sessions/${id}/prompt`, {
+      token: admin(),
+      body: { text: "again" },
+    });
+    expect(second.status).toBe(409);
+    expect((second.body.error as { message: string }).message).toContain("still running");
+    const empty = await raw(t.url, "POST", `/v1/sessions/${id}/prompt`, {
+      token: admin(),
+      body: { text: "" },
+    });
+    expect(empty.status).toBe(400);
+    expect(empty.body.error).toMatchObject({ field: "text", message: 'field "text": must not be empty' });
+    const missing = await raw(t.url, "POST", `/v1/sessions/${id}/steer`, { token: admin(), body: {} });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error).toMatchObject({ field: "text", message: 'field "text": required' });
+    await raw(t.url, "POST", `/v1/sessions/${id}/interrupt`, { token: admin() });
+    await collect(t.client(), id, settled(first.body.turn as string));
+  });
+
+  it("refuses images for a harness that takes none (400), and an image without bytes (400 naming it)", async () => {
+    const id = await newSession();
+    const png = { mime_type: "image/png", data: "iVBORw0KGgo=" };
+    const none = await raw(t.url, "POST", `/v1/sessions/${id}/prompt`, {
+      token: admin(),
+      body: { text: "look", images: [png] },
+    });
+    expect(none.status).toBe(400);
+    expect((none.body.error as { message: string }).message).toContain('harness "echo" does not take images');
+    const empty = await raw(t.url, "POST", `/v1/sessions/${id}/prompt`, {
+      token: admin(),
+      body: { text: "look", images: [{ data: "" }] },
+    });
+    expect(empty.status).toBe(400);
+    expect(empty.body.error).toMatchObject({ field: "images.0.data" });
+    const path = await raw(t.url, "POST", `/v1/sessions/${id}/prompt`, {
+      token: admin(),
+      body: { text: "look", images: [{ path: "/etc/passwd" }] },
+    });
+    expect(path.status).toBe(400); // bytes only: the daemon reads no path a client names
+  });
+
+  it("steers and interrupts the running turn; with none running both get 409", async () => {
+    const client = t.client();
+    const id = await newSession({ harness: "echo", config: slow });
+    const { turn } = await client.prompt(
+      id,
+      "one two three four five six seven eight nine ten eleven twelve",
+    );
+    await collect(client, id, (e) => e.type === "assistant.delta");
+    expect(
+      (await raw(t.url, "POST", `/v1/sessions/${id}/steer`, { token: admin(), body: { text: "left" } }))
+        .status,
+    ).toBe(202);
+    await collect(
+      client,
+      id,
+      (e) => e.type === "assistant.delta" && (e.data as { text: string }).text.includes("steered"),
+    );
+    expect((await raw(t.url, "POST", `/v1/sessions/${id}/interrupt`, { token: admin() })).status).toBe(202);
+    const events = await collect(client, id, settled(turn));
+    expect(events.at(-1)?.data).toEqual({ status: "interrupted" });
+    expect(events.some((e) => e.type === "user.interrupt")).toBe(true);
+    const none = await raw(t.url, "POST", `/v1/sessions/${id}/interrupt`, { token: admin() });
+    expect(none.status).toBe(409);
+    expect((none.body.error as { message: string }).message).toContain("no turn is running");
+    const steer = await raw(t.url, "POST", `/v1/sessions/${id}/steer`, {
+      token: admin(),
+      body: { text: "x" },
+    });
+    expect(steer.status).toBe(409);
+  });
+
+  it("interrupts a turn whose harness is still starting: the runner is never prompted", async () => {
+    const client = t.client();
+    const { id } = await client.create({ harness: "echo", config: slow });
+    const words = Array.from({ length: 300 }, (_, i) => `w${i}`);
+    const { turn } = await client.prompt(id, words.join(" "));
+    await client.interrupt(id);
+    const events = await collect(client, id, settled(turn));
+    expect(events.at(-1)?.data).toEqual({ status: "interrupted" });
+    expect(textOf(events)).not.toContain(words.at(-1));
+  });
+
+  it("answers a permission request once: the second answer gets 409", async () => {
+    const client = t.client();
+    const id = await newSession({
+      harness: "echo",
+      config: { tools: ["echo"] },
+      permissions: { tools: { echo: "ask" } },
+    });
+    const { turn } = await client.prompt(id, "echo: ping");
+    const [asked] = (await collect(client, id, (e) => e.type === "permission.requested")).slice(-1);
+    const requestId = (asked!.data as { id: string }).id;
+    const view = await client.session(id);
+    expect(view.pending?.map((p) => [p.kind, p.id])).toContainEqual(["permission.requested", requestId]);
+    const wrongShape = await raw(t.url, "POST", `/v1/sessions/${id}/requests/${requestId}`, {
+      token: admin(),
+      body: { answer: "yes" },
+    });
+    expect(wrongShape.status).toBe(400);
+    expect(wrongShape.body.error).toMatchObject({ field: "decision" });
+    const badDecision = await raw(t.url, "POST", `/v1/sessions/${id}/requests/${requestId}`, {
+      token: admin(),
+      body: { decision: "maybe" },
+    });
+    expect(badDecision.status).toBe(400);
+    const answers = await Promise.all(
+      ["allow", "deny"].map((decision) =>
+        raw(t.url, "POST", `/v1/sessions/${id}/requests/${requestId}`, {
+          token: admin(),
+          body: { decision },
+        }),
+      ),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
+    const events = await collect(client, id, settled(turn));
+    const resolved = events.filter((e) => e.type === "permission.resolved");
+    expect(resolved).toHaveLength(1);
+    const unknown = await raw(t.url, "POST", `/v1/sessions/${id}/requests/nope`, {
+      token: admin(),
+      body: { decision: "allow" },
+    });
+    expect(unknown.status).toBe(409);
+  });
+});
