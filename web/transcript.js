@@ -3,6 +3,9 @@
 // results (collapsed), permission requests and questions with buttons to answer, images, usage and cost, and
 // how each turn ended. Built from the events alone, so a reload rebuilds exactly the same page.
 
+/** @typedef {import("../src/protocol/events.js").SessionEvent} SessionEvent */
+/** @typedef {SessionEvent["type"]} EventType */
+
 const el = (tag, attrs = {}, ...children) => {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
@@ -43,13 +46,19 @@ export class Transcript {
     return this.turn !== undefined;
   }
 
+  /** @param {SessionEvent} event */
   add(event) {
     const stick = this.container.scrollTop + this.container.clientHeight >= this.container.scrollHeight - 40;
     this.render(event);
     if (stick) this.container.scrollTop = this.container.scrollHeight;
   }
 
+  /**
+   * One event of the log, typed from Brain's protocol (each case reads its own event's data).
+   * @param {SessionEvent} event
+   */
   render(event) {
+    /** @type {any} */
     const d = event.data ?? {};
     switch (event.type) {
       case "session.opened":
