@@ -6,6 +6,8 @@
 // - a request whose last item is a tool result: "done";
 // - "SLOW" in the user's text: 120 deltas, `slowDelayMs` apart (something to interrupt);
 // - "NOTOOL" in the user's text: a plain answer, "hello from fake";
+// - `CALL name {json}` in the user's text: a call of the tool `name` with those arguments, offered or not (to
+//   check what a CLI does with a call of a tool it does not offer, or with bad arguments);
 // - otherwise a call of the first shell-like tool offered, running the command in `CMD[...]` (default `ls -1`),
 //   with arguments built from that tool's own JSON schema.
 import { lastUserText } from "./scripts.js";
@@ -77,6 +79,9 @@ export function shellAgent(options: ShellAgentOptions = {}): (req: FakeProviderR
       const ticks = Array.from({ length: 120 }, (_, i) => `tick${i} `).join("");
       return { text: ticks, chunkSize: 7, delayMs: options.slowDelayMs ?? 100 };
     }
+    const forced = /CALL (\S+) (\{.*\})/s.exec(text);
+    if (forced)
+      return { text: "Let me call.", toolCalls: [{ name: forced[1]!, arguments: JSON.parse(forced[2]!) }] };
     const shell = tools.find((t) => SHELL_TOOLS.includes(t.name));
     if (text.includes("NOTOOL") || !shell) return { text: "hello from fake" };
     const command = /CMD\[(.*?)\]/.exec(text)?.[1] ?? "ls -1";
