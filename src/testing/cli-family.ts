@@ -326,6 +326,8 @@ export async function boundMode(b: CliBed, f: CliFamilyCase): Promise<void> {
   for (const tools of offered) expect(tools).toContain("echo");
   if (f.shellTool) for (const tools of offered) expect(tools).not.toContain(`"${f.shellTool}"`);
   let all = await events(session);
+  const warnings = all.filter((e) => e.type === "harness.warning").map((e) => JSON.stringify(e.data));
+  expect(warnings.filter((w) => w.includes("tool endpoint"))).toEqual([]);
   const calls = all.filter((e) => e.type === "tool.call");
   expect(calls.map((e) => e.data)).toMatchObject([{ name: "echo", arguments: { value: "bound hi" } }]);
   const result = all.find((e) => e.type === "tool.result");
