@@ -324,7 +324,7 @@ export async function boundMode(b: CliBed, f: CliFamilyCase): Promise<void> {
   const offered = agentRequests(b.sandbox.provider.requests).map((r) => JSON.stringify(r.body.tools));
   expect(offered.length).toBeGreaterThan(0);
   for (const tools of offered) expect(tools).toContain("echo");
-  if (f.shellTool) for (const tools of offered) expect(tools).not.toContain(`"${f.shellTool}"`);
+  for (const tools of offered) expect(tools).not.toContain(`"${bound.shell.name}"`);
   let all = await events(session);
   const warnings = all.filter((e) => e.type === "harness.warning").map((e) => JSON.stringify(e.data));
   expect(warnings.filter((w) => w.includes("tool endpoint"))).toEqual([]);
