@@ -271,16 +271,22 @@ function fidelityGap(
       for (const field of identity) delete body[field];
       return { ...r, body };
     });
-  const left = withoutDir(drop(a), dirs[0]);
-  const right = withoutDir(drop(b), dirs[1]);
+  // Both directories in both: a resumed history may still name the original's (said below, never silently).
+  const left = withoutDirs(drop(a), dirs);
+  const right = withoutDirs(drop(b), dirs);
   if (!isDeepStrictEqual(left, right))
     return new Error(
       `the restored session sent a different request, also with its directory and identity fields set aside: ${firstDifference(left, right)}`,
     );
   const differed: string[] = [];
-  const dirOnly = [withoutDir(a, dirs[0]), withoutDir(b, dirs[1])] as const;
+  const dirOnly = [withoutDirs(a, dirs), withoutDirs(b, dirs)] as const;
   if (!isDeepStrictEqual(drop(a), drop(b)))
     differed.push(`its directory (${dirs[0]} vs ${dirs[1]}), which the harness puts in the model's context`);
+  const stale = JSON.stringify(b).split(dirs[0]).length - 1;
+  if (stale > 0)
+    differed.push(
+      `the restored session's requests still name the original's directory ${stale} time(s) (the resumed history holds it)`,
+    );
   for (const field of identity) {
     const [x, y] = dirOnly.map((rs) =>
       JSON.stringify(rs.map((r) => (r.body as Record<string, unknown>)[field])),
@@ -293,10 +299,13 @@ function fidelityGap(
   );
 }
 
-/** The requests with a session's directory (also in the dash-encoded form some CLIs name files by) as one token. */
-function withoutDir<T>(requests: T[], dir: string): T[] {
-  const encoded = dir.replace(/[^A-Za-z0-9]/g, "-");
-  const text = JSON.stringify(requests).split(dir).join("<native dir>").split(encoded).join("<native dir>");
+/** The requests with the sessions' directories (also in the dash-encoded form some CLIs name files by) as one token. */
+function withoutDirs<T>(requests: T[], dirs: readonly string[]): T[] {
+  let text = JSON.stringify(requests);
+  for (const dir of dirs) {
+    const encoded = dir.replace(/[^A-Za-z0-9]/g, "-");
+    text = text.split(dir).join("<native dir>").split(encoded).join("<native dir>");
+  }
   return JSON.parse(text) as T[];
 }
 
