@@ -2,7 +2,7 @@
 // extensions) is one adapter behind these two interfaces. This is the TypeScript form of seed A's
 // Factory/Runner.
 //
-// Invariants every adapter must keep (the conformance kit checks them for runner processes):
+// Invariants every adapter must keep (`brain conformance --harness NAME` checks them for any configured harness):
 //
 // - Passive open: `open()` on a native dir that already holds a conversation loads it and does nothing else:
 //   no model request, no tool call, no timer or background cache warmer, until the next `prompt()`.
@@ -12,7 +12,8 @@
 //   dir) that restore the conversation, with their exact sizes; `append_only` files only ever grow. No file may
 //   hold a provider credential.
 // - Isolation: the model may call only the tools in `options.tools`, each through `options.call`. No built-in
-//   shell or editor tools, no ambient plugins.
+//   shell or editor tools, no ambient plugins. (The CLI agents keep this only in `bound` tool mode, through the
+//   session's tool endpoint, src/tools/endpoint; in `native` mode they run their own tools under the policy.)
 import type { ErrorInfo, NewEvent, PromptImage, Question } from "../protocol/events.js";
 import type {
   NativeFile,

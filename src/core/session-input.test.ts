@@ -109,4 +109,17 @@ describe("the registry of live sessions", () => {
       delay_ms: 5,
     });
   });
+
+  it("lets a network caller isolate tools further, never undo an operator's bound mode", () => {
+    const grant = { allowed: [], restricted: false, listedAt: "GET /v1/providers" };
+    const agent = { harness: "echo", config: { tool_mode: "bound" as const } };
+    const native = { config: { tool_mode: "native" as const } };
+    expect(() => resolveSessionInput({ agent, call: native, grant }, harnesses)).toThrow(
+      expect.objectContaining({ code: "bad_request", field: "config.tool_mode" }),
+    );
+    expect(resolveSessionInput({ agent, call: native }, harnesses).config?.tool_mode).toBe("native");
+    const bound = { config: { tool_mode: "bound" as const } };
+    expect(resolveSessionInput({ call: bound, grant }, harnesses).config?.tool_mode).toBe("bound");
+    expect(resolveSessionInput({ agent, grant }, harnesses).config?.tool_mode).toBe("bound");
+  });
 });

@@ -80,7 +80,10 @@ export function resolveSessionInput(
       "harness",
     );
   }
-  if (layers.grant) checkClientOptions(call.config?.options, harness, clientOptions(harness));
+  if (layers.grant) {
+    checkClientOptions(call.config?.options, harness, clientOptions(harness));
+    checkToolMode(call.config?.tool_mode, agent.config?.tool_mode ?? defaults.config?.tool_mode);
+  }
   const provider = providerFor(call.provider, agent.provider ?? defaults.provider, layers.grant);
   const chosenPermissions = call.permissions ?? agent.permissions ?? defaults.permissions;
   const servers = call.mcp_servers ?? agent.mcp_servers ?? defaults.mcp_servers;
@@ -119,6 +122,19 @@ function checkClientOptions(
     "bad_request",
     `field "config.options.${refused[0]}": set by the operator only on harness "${harness}" (${may}); name an agent definition that sets it (GET /v1/agents) or ask the operator to add one`,
     `config.options.${refused[0]}`,
+  );
+}
+
+/** A network caller may isolate a session further, never undo the operator's `bound` (a CLI's own shell back). */
+function checkToolMode(
+  asked: "native" | "bound" | undefined,
+  operator: "native" | "bound" | undefined,
+): void {
+  if (asked !== "native" || operator !== "bound") return;
+  throw new SessionError(
+    "bad_request",
+    `field "config.tool_mode": "native" is set by the operator only; this agent runs in "bound" mode (only Brain's bound tools), leave tool_mode out or ask the operator for an agent definition in "native" mode`,
+    "config.tool_mode",
   );
 }
 

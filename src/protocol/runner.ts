@@ -36,6 +36,13 @@ export const SessionConfig = z.strictObject({
   model: z.string().optional(),
   system_prompt: z.string().optional(),
   tools: z.array(z.string()).optional(),
+  /**
+   * Which tools an agent that has its own (the CLI families) may use. `native` (default): its own shell and
+   * editors, gated by the permission policy. `bound`: only Brain's bound tools, offered over a per-session MCP
+   * endpoint, with its built-ins, plugins and background work turned off. Runners and the api harness only
+   * ever call bound tools, so for them this is always `bound` in effect.
+   */
+  tool_mode: z.enum(["native", "bound"]).optional(),
   /** Harness-specific settings (compaction threshold, CLI flags, ...), passed through untouched. */
   options: z.record(z.string(), z.unknown()).optional(),
 });

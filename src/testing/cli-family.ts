@@ -13,7 +13,15 @@ import { agentRequests, answerNextPermission, type CliBed, cliBed, historyOf } f
 
 const BAD_CWD = /options.cwd must be an absolute path, got "relative\/dir"/;
 
-export type SharedCheck = "turn" | "refused" | "interrupt" | "approvals" | "restart" | "fork" | "garbage";
+export type SharedCheck =
+  | "turn"
+  | "refused"
+  | "interrupt"
+  | "approvals"
+  | "restart"
+  | "fork"
+  | "garbage"
+  | "bound";
 
 export interface CliFamilyCase {
   harness: string;
@@ -38,6 +46,11 @@ export interface CliFamilyCase {
   appendOnly?: boolean;
   /** The CLI's name for its shell tool, for the approval checks. */
   shellTool?: string;
+  /**
+   * `bound` tool mode: the name the model calls Brain's `echo` by, and the shell call the model makes anyway
+   * (the CLI's own name and arguments; it must not run). Absent: the family has no bound mode.
+   */
+  bound?: { echo: string; shell: { name: string; arguments: Record<string, unknown> } };
   /** Settings the family refuses before anything starts, with the words that say why. */
   refusals?: {
     name: string;
@@ -125,6 +138,13 @@ export function describeCliFamily(f: CliFamilyCase): CliFamilyTests {
         expect(resolved.map((e) => (e.data as { decision: string }).decision)).toEqual(["allow", "deny"]);
       },
       f.shellTool,
+    );
+
+    shared(
+      "bound",
+      "in bound mode offers only Brain's tools: echo is logged and checked by Brain, the shell does not run",
+      async () => boundMode(await start(), f),
+      f.bound,
     );
 
     shared("restart", "resumes the conversation in a new process after a host restart", async () => {
@@ -290,4 +310,45 @@ export async function forkRestores(b: CliBed, session: Session, f: CliFamilyCase
   expect(history).toContain("second turn");
   const pwd = (await events(fork)).find((e) => e.type === "tool.result");
   expect(JSON.stringify(pwd?.data)).toContain(join(b.t.store.paths(fork.id).native, "work"));
+}
+
+/**
+ * `tool_mode: "bound"`: the model sees only the endpoint's tools; its echo call (good and bad arguments) is
+ * Brain's logged `tool.call`, its call of the CLI's shell runs nothing and asks no one.
+ */
+export async function boundMode(b: CliBed, f: CliFamilyCase): Promise<void> {
+  const bound = f.bound!;
+  const session = await b.create({ config: { tool_mode: "bound", tools: ["echo"] } });
+  const echo = await session.prompt(`Echo it CALL ${bound.echo} {"value":"bound hi"}`);
+  expect((await echo.settled).status).toBe("completed");
+  const offered = agentRequests(b.sandbox.provider.requests).map((r) => JSON.stringify(r.body.tools));
+  expect(offered.length).toBeGreaterThan(0);
+  for (const tools of offered) expect(tools).toContain("echo");
+  for (const tools of offered) expect(tools).not.toContain(`"${bound.shell.name}"`);
+  let all = await events(session);
+  const warnings = all.filter((e) => e.type === "harness.warning").map((e) => JSON.stringify(e.data));
+  expect(warnings.filter((w) => w.includes("tool endpoint"))).toEqual([]);
+  const calls = all.filter((e) => e.type === "tool.call");
+  expect(calls.map((e) => e.data)).toMatchObject([{ name: "echo", arguments: { value: "bound hi" } }]);
+  const result = all.find((e) => e.type === "tool.result");
+  expect(result?.data).toEqual({
+    id: (calls[0]!.data as { id: string }).id,
+    content: [{ type: "text", text: "bound hi" }],
+    is_error: false,
+  });
+  const bad = await session.prompt(`Echo badly CALL ${bound.echo} {"wrong":1}`);
+  expect((await bad.settled).status).toBe("completed");
+  all = await events(session);
+  const badResult = all.find((e) => e.type === "tool.result" && e.turn === bad.turn);
+  expect(JSON.stringify(badResult?.data)).toContain("invalid arguments for tool");
+  const work = join(b.t.store.paths(session.id).native, "work");
+  const shell = await session.prompt(
+    `Run it CALL ${bound.shell.name} ${JSON.stringify(bound.shell.arguments)}`,
+  );
+  expect((await shell.settled).status).toBe("completed");
+  expect(existsSync(join(work, "shell.txt"))).toBe(false);
+  all = await events(session);
+  expect(all.some((e) => e.type === "permission.requested")).toBe(false);
+  const shellCalls = all.filter((e) => e.type === "tool.call" && e.turn === shell.turn);
+  expect(shellCalls.map((e) => (e.data as { name: string }).name)).not.toContain("echo");
 }

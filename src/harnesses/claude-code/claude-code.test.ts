@@ -25,6 +25,7 @@ const { found, start } = describeCliFamily({
     expect(files.some((f) => f.path.endsWith(".jsonl") && f.append_only)).toBe(true);
   },
   shellTool: "Bash",
+  bound: { echo: "mcp__brain__echo", shell: { name: "Bash", arguments: { command: "touch shell.txt" } } },
   refusals: [
     {
       name: "a provider api Claude Code cannot speak",

@@ -7,6 +7,7 @@ export const CLAUDE_CODE: CliFamilyDescriptor = {
   npmPackage: "@anthropic-ai/claude-code",
   title: "Claude Code",
   steering: "queued",
+  bound: true,
   // Imported when a session opens: listing or probing the family does not load its adapter.
   open: async (opening) => (await import("./harness.js")).ClaudeCodeHarness.open(opening),
 };

@@ -4,9 +4,10 @@
 // Claude reads a user line sent mid-turn only after its current turn, so a steer is queued (by CliHarness) and
 // sent when the CLI's turn ends, inside the same Brain turn.
 import { randomUUID } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { NativeFile } from "../../protocol/runner.js";
+import { ENDPOINT_SERVER_NAME, type ToolEndpoint } from "../../tools/endpoint/index.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles, readJsonFile, writeJsonFile } from "../cli/files.js";
@@ -53,7 +54,18 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
     return new ClaudeCodeHarness(ctx, state);
   }
 
-  protected connect(): { child: CliProcess } {
+  protected connect(): { child: CliProcess } | Promise<{ child: CliProcess }> {
+    if (!this.ctx.bound) return this.start([], {});
+    return this.toolEndpoint().then((endpoint) =>
+      this.start(boundArgs(endpoint), { MCP_CONNECTION_NONBLOCKING: "0" }),
+    );
+  }
+
+  protected override isEndpointTool(name: string): boolean {
+    return name.startsWith(`mcp__${ENDPOINT_SERVER_NAME}__`);
+  }
+
+  private start(extraArgs: string[], extraEnv: Record<string, string>): { child: CliProcess } {
     const configDir = join(this.options.dir, CONFIG_DIR);
     const resume = placeTranscript(configDir, this.ctx.cwd, this.state.session_id);
     const args = [
@@ -68,6 +80,7 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
       "stdio",
       resume ? "--resume" : "--session-id",
       this.state.session_id,
+      ...extraArgs,
     ];
     const { model, system_prompt } = this.options.config;
     if (model) args.push("--model", model);
@@ -81,9 +94,11 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
       DISABLE_TELEMETRY: "1",
       ...(provider.base_url ? { ANTHROPIC_BASE_URL: anthropicBaseUrl(provider.base_url) } : {}),
       ...(provider.api_key ? { ANTHROPIC_API_KEY: provider.api_key } : {}),
+      ...extraEnv,
     });
     this.parser = new ClaudeStreamParser();
     const child = this.spawn(args, env, (line) => {
+      if (this.ctx.bound) this.checkEndpoint(line);
       for (const signal of this.parser.handle(line)) this.onSignal(signal);
     });
     return { child };
@@ -174,6 +189,22 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
     }
   }
 
+  /** Claude carries on without a server that failed to connect: say so, since the model then has no tools. */
+  private checkEndpoint(line: unknown): void {
+    const init = line as {
+      type?: string;
+      subtype?: string;
+      mcp_servers?: { name?: string; status?: string }[];
+    };
+    if (init?.type !== "system" || init.subtype !== "init") return;
+    const brain = init.mcp_servers?.find((server) => server.name === ENDPOINT_SERVER_NAME);
+    if (brain?.status !== "connected") {
+      this.warn(
+        `Brain's tool endpoint is not connected (status: ${brain?.status ?? "missing"}); the model has no tools`,
+      );
+    }
+  }
+
   private async answerPermission(signal: Extract<ClaudeSignal, { kind: "permission" }>): Promise<void> {
     const verdict = await this.permit({
       tool: signal.tool,
@@ -193,4 +224,29 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
   private write(message: unknown): void {
     this.connection?.child.write(`${JSON.stringify(message)}\n`);
   }
+}
+
+/**
+ * Bound mode, as verified in research/cli-isolation.md: only the endpoint's server (`--strict-mcp-config`, no
+ * `.mcp.json`), no built-in tool (`--tools ""`; a deny-list leaves some), no settings files (their hooks run
+ * shell commands), and the endpoint's tools allowed up front: Brain's policy decides each call at the endpoint.
+ * The config names the secret, so it lives in the endpoint's private directory, not on the command line.
+ */
+function boundArgs(endpoint: ToolEndpoint): string[] {
+  const { name, ...stdio } = endpoint.server;
+  const file = join(endpoint.dir, "claude-mcp.json");
+  writeFileSync(file, JSON.stringify({ mcpServers: { [name]: { type: "stdio", ...stdio } } }), {
+    mode: 0o600,
+  });
+  return [
+    "--mcp-config",
+    file,
+    "--strict-mcp-config",
+    "--setting-sources",
+    "",
+    "--tools",
+    "",
+    "--allowedTools",
+    `mcp__${name}`,
+  ];
 }

@@ -41,6 +41,11 @@ export interface CliFamilyDescriptor extends CliFamily {
   title: string;
   /** "queued" when a steer waits for the CLI's turn to end (see HarnessFactory.steering). */
   steering: "live" | "queued";
+  /**
+   * `true` when the family runs in `bound` tool mode (config.tool_mode), or what it lacks to (said in the
+   * refusal). Absent: not implemented.
+   */
+  bound?: true | string;
   /** Defaults over DEFAULT_CLI_TIMEOUTS. */
   timeouts?: Partial<CliTimeouts>;
   open(opening: CliOpening): Promise<Harness>;

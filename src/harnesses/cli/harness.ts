@@ -15,6 +15,8 @@ import {
 } from "../../core/harness.js";
 import { preview } from "../../protocol/frames.js";
 import type { NativeFile } from "../../protocol/runner.js";
+import { sessionToolEndpoint, type ToolEndpoint } from "../../tools/endpoint/index.js";
+import { EndpointCalls, isBound } from "./bound.js";
 import { CliProcess } from "./child.js";
 import { cliEnvironment } from "./environment.js";
 import type { CliEvent, CliTurnEnd } from "./events.js";
@@ -35,23 +37,29 @@ export interface CliContext {
   timeouts: CliTimeouts;
   /** Brain's record of which native session this dir holds, relative to the native dir; none for some CLIs. */
   stateFile?: string;
+  /** `bound` tool mode: only Brain's tools, through the session's tool endpoint (see ./bound.ts). */
+  bound: boolean;
 }
 
-/** Reads the session options and working directory, and says that bound tools do not reach the CLI. */
+/**
+ * Reads the session options, working directory and tool mode; in `native` mode, says that bound tools do not
+ * reach the CLI.
+ */
 export function prepareCli(opening: CliOpening, stateFile?: string): CliContext {
   const { family, options } = opening;
   const session = sessionOptions(family.harness, options.config);
+  const bound = isBound(family, options);
   const cwd = workingDir(family.harness, options.dir, session);
-  if (options.tools.length > 0) {
+  if (!bound && options.tools.length > 0) {
     const names = options.tools.map((t) => t.name).join(", ");
     options.emit({
       type: "harness.warning",
       data: {
-        message: `${family.harness}: ${family.title} runs its own tools; the session's bound tools (${names}) are not offered to it`,
+        message: `${family.harness}: ${family.title} runs its own tools; the session's bound tools (${names}) are not offered to it (config.tool_mode "bound" offers only them)`,
       },
     });
   }
-  return { ...opening, session, cwd, ...(stateFile ? { stateFile } : {}) };
+  return { ...opening, session, cwd, bound, ...(stateFile ? { stateFile } : {}) };
 }
 
 /** What a family has running: the program, and whatever else it talks to it through. */
@@ -69,6 +77,8 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
   private queued: string[] = [];
   private interruptTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  private endpoint: Promise<ToolEndpoint> | undefined;
+  private readonly endpointCalls = new EndpointCalls((name) => this.isEndpointTool(name));
 
   constructor(protected readonly ctx: CliContext) {
     this.options = ctx.options;
@@ -84,6 +94,16 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
   protected abstract nativeFiles(): Promise<NativeFile[]>;
   /** Called as a prompt or follow-up is about to go out, before the program is (re)started. */
   protected beforeSend(): void {}
+  /** In `bound` mode: whether a tool name the CLI reports is its name for one of the endpoint's tools. */
+  protected isEndpointTool(_name: string): boolean {
+    return false;
+  }
+
+  /** The session's tool endpoint, started at first use (opening stays passive) and closed with the harness. */
+  protected toolEndpoint(): Promise<ToolEndpoint> {
+    this.endpoint ??= sessionToolEndpoint(this.options, () => this.turn.current);
+    return this.endpoint;
+  }
 
   async prompt(text: string, ctx: TurnContext): Promise<PromptOutcome> {
     const done = this.turn.begin(ctx);
@@ -128,6 +148,7 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
     const connection = this.connection;
     this.connection = undefined;
     await (connection?.stop ? connection.stop() : connection?.child.stop());
+    await (await this.endpoint?.catch(() => undefined))?.close();
   }
 
   protected get label(): string {
@@ -171,7 +192,8 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
   /** An event of the running turn; dropped between turns. */
   protected emitEvent(event: CliEvent): void {
     const turn = this.turn.current;
-    if (turn) this.options.emit({ ...event, turn: turn.id });
+    const logged = this.ctx.bound ? this.endpointCalls.filter(event) : event;
+    if (turn && logged) this.options.emit({ ...logged, turn: turn.id });
   }
 
   /** Brain's policy on a tool the CLI wants to run; denied when no turn is running. */

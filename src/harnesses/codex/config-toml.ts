@@ -7,8 +7,14 @@ export const KEY_VARIABLE = "BRAIN_CODEX_API_KEY";
 /** A TOML basic string: JSON's escapes are a subset of TOML's. */
 const str = (value: string) => JSON.stringify(value);
 
-export function codexConfigToml(config: SessionConfig, provider: ProviderCredentials): string {
+/** `bound`: bound mode's top-level keys and tables (./bound.ts). */
+export function codexConfigToml(
+  config: SessionConfig,
+  provider: ProviderCredentials,
+  bound?: { topLevel: string[]; tables: string[] },
+): string {
   const lines: string[] = ["# Written by Brain for this session; rewritten whenever Codex starts."];
+  lines.push(...(bound?.topLevel ?? []));
   if (config.model) lines.push(`model = ${str(config.model)}`);
   if (provider.base_url) lines.push('model_provider = "brain"');
   lines.push("check_for_update_on_startup = false", "");
@@ -23,6 +29,7 @@ export function codexConfigToml(config: SessionConfig, provider: ProviderCredent
     );
   }
   lines.push("[analytics]", "enabled = false", "");
+  lines.push(...(bound?.tables ?? []));
   return lines.join("\n");
 }
 

@@ -7,6 +7,7 @@ export const CODEX: CliFamilyDescriptor = {
   npmPackage: "@openai/codex",
   title: "Codex",
   steering: "live",
+  bound: true,
   // Imported when a session opens: listing or probing the family does not load its adapter.
   open: async (opening) => (await import("./harness.js")).CodexHarness.open(opening),
 };

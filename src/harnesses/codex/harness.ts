@@ -2,16 +2,18 @@
 // again whenever it has gone away, then `thread/start`, or `thread/resume` with the current cwd for a thread
 // this native dir already holds (also after a restore into another directory). Prompts are `turn/start`,
 // steering is `turn/steer`, interrupts are `turn/interrupt`; approvals and questions go through Brain.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HarnessError } from "../../core/harness.js";
 import type { NativeFile } from "../../protocol/runner.js";
+import { ENDPOINT_SERVER_NAME } from "../../tools/endpoint/index.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { CliHarness, prepareCli, withTail } from "../cli/harness.js";
 import { providerWire } from "../cli/provider-api.js";
 import { answerRequest } from "./approvals.js";
+import { boundTables, boundTopLevel, writeBoundCatalog } from "./bound.js";
 import { codexConfigToml, keyEnvironment } from "./config-toml.js";
 import type { InitializeParams } from "./generated/InitializeParams.js";
 import type { ThreadResumeParams } from "./generated/v2/ThreadResumeParams.js";
@@ -106,8 +108,12 @@ export class CodexHarness extends CliHarness<Connection> {
 
   protected async connect(): Promise<Connection> {
     const home = join(this.options.dir, CODEX_HOME);
-    writeFileSync(join(home, "config.toml"), codexConfigToml(this.options.config, this.options.provider));
     const env = this.environment({ CODEX_HOME: home, ...keyEnvironment(this.options.provider) });
+    const bound = this.ctx.bound ? await this.boundConfig(env) : undefined;
+    // Bound, it names the endpoint's secret: readable by this user only.
+    const file = join(home, "config.toml");
+    writeFileSync(file, codexConfigToml(this.options.config, this.options.provider, bound), { mode: 0o600 });
+    chmodSync(file, 0o600);
     const mapper = new CodexNotificationMapper();
     let rpc!: RpcConnection;
     const args = ["app-server", ...(this.ctx.session.args ?? [])];
@@ -143,6 +149,20 @@ export class CodexHarness extends CliHarness<Connection> {
       if (err instanceof HarnessError) throw err;
       throw new HarnessError("brain_error", withTail((err as Error).message, child));
     }
+  }
+
+  protected override isEndpointTool(name: string): boolean {
+    return name.startsWith(`mcp__${ENDPOINT_SERVER_NAME}__`);
+  }
+
+  /** Bound mode's config.toml parts; the model catalog goes beside the endpoint's other private files. */
+  private async boundConfig(env: Record<string, string>) {
+    const endpoint = await this.toolEndpoint();
+    const catalog = join(endpoint.dir, "codex-models.json");
+    const { program, cwd, host } = this.ctx;
+    const probe = { command: program, env, cwd, ...(host.launcher ? { launcher: host.launcher } : {}) };
+    await writeBoundCatalog(probe, this.options.config.model, catalog, join(endpoint.dir, "codex-probe"));
+    return { topLevel: boundTopLevel(catalog), tables: boundTables(endpoint.server) };
   }
 
   /** Resumes the thread this native dir holds, with the current cwd; starts one when there is none yet. */

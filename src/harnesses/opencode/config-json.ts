@@ -2,6 +2,7 @@
 // updates, and every permission opencode can ask for set to "ask", so each one comes to Brain's policy. The key
 // stays out of the file: opencode substitutes `{env:…}` from its environment.
 import type { ProviderCredentials, SessionConfig } from "../../protocol/runner.js";
+import type { StdioServerSpec } from "../../tools/endpoint/index.js";
 import type { WireApi } from "../cli/provider-api.js";
 
 export const PROVIDER = "brain";
@@ -33,12 +34,16 @@ export function opencodeConfig(
   config: SessionConfig,
   provider: ProviderCredentials,
   wire: WireApi | undefined,
+  bound?: string,
 ): string {
   const model = modelRef(config, provider);
   const out: Record<string, unknown> = {
     autoupdate: false,
     share: "disabled",
-    permission: { edit: "ask", bash: "ask", webfetch: "ask" },
+    // Bound: every tool denied (opencode then does not offer it) but the endpoint's, `<server>_<tool>`.
+    permission: bound
+      ? { "*": "deny", [`${bound}_*`]: "allow" }
+      : { edit: "ask", bash: "ask", webfetch: "ask" },
   };
   if (model) {
     out.model = `${model.providerID}/${model.modelID}`;
@@ -64,4 +69,15 @@ export function keyEnvironment(provider: ProviderCredentials): Record<string, st
   if (!provider.api_key) return {};
   if (provider.base_url) return { [KEY_VARIABLE]: provider.api_key };
   return { ANTHROPIC_API_KEY: provider.api_key, OPENAI_API_KEY: provider.api_key };
+}
+
+/**
+ * Bound mode's endpoint as an opencode MCP server, for OPENCODE_CONFIG_CONTENT: it names the secret, so it is
+ * handed over in the environment rather than written into the native dir.
+ */
+export function boundConfigContent(server: StdioServerSpec): string {
+  const { name, command, args, env } = server;
+  return JSON.stringify({
+    mcp: { [name]: { type: "local", command: [command, ...args], environment: env } },
+  });
 }

@@ -7,6 +7,7 @@ export const OPENCODE: CliFamilyDescriptor = {
   npmPackage: "opencode-ai",
   title: "opencode",
   steering: "queued",
+  bound: true,
   // Until the server answers its health check: its 185 MB binary can take long to start.
   timeouts: { startMs: 120_000 },
   // Imported when a session opens: listing or probing the family does not load its adapter.

@@ -6,11 +6,18 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HarnessError } from "../../core/harness.js";
 import type { NativeFile } from "../../protocol/runner.js";
+import { ENDPOINT_SERVER_NAME } from "../../tools/endpoint/index.js";
 import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
 import { providerWire, type WireApi } from "../cli/provider-api.js";
-import { keyEnvironment, modelRef, OPENCODE_WIRES, opencodeConfig } from "./config-json.js";
+import {
+  boundConfigContent,
+  keyEnvironment,
+  modelRef,
+  OPENCODE_WIRES,
+  opencodeConfig,
+} from "./config-json.js";
 import { OpencodeEventMapper, type OpencodeSignal } from "./parser.js";
 import { OpencodeServer } from "./server.js";
 import { exportedJson, type OneShot, runOpencode } from "./transfer.js";
@@ -59,7 +66,9 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
   protected async connect(): Promise<OpencodeServer> {
     const root = join(this.options.dir, OPENCODE_DIR);
     const { config, provider } = this.options;
-    writeFileSync(join(root, "opencode.json"), opencodeConfig(config, provider, this.wire));
+    const bound = this.ctx.bound ? ENDPOINT_SERVER_NAME : undefined;
+    writeFileSync(join(root, "opencode.json"), opencodeConfig(config, provider, this.wire, bound));
+    const endpoint = this.ctx.bound ? await this.toolEndpoint() : undefined;
     const state = await this.readState<OpencodeState>();
     const exported = join(this.options.dir, EXPORT_FILE);
     // A restored native dir has the export but no database yet: import it here, in this session's cwd.
@@ -67,8 +76,16 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
       await runOpencode(this.oneShot(), ["import", exported]);
     }
     let server: OpencodeServer | undefined;
+    // Bound: a project's opencode.json could grant its tools back; the plugin install goes to a dead registry.
+    const boundEnv: Record<string, string> = endpoint
+      ? {
+          OPENCODE_CONFIG_CONTENT: boundConfigContent(endpoint.server),
+          OPENCODE_DISABLE_PROJECT_CONFIG: "1",
+          npm_config_registry: "http://127.0.0.1:9/",
+        }
+      : {};
     server = await OpencodeServer.start({
-      ...this.oneShot(),
+      ...this.oneShot(boundEnv),
       extraArgs: this.ctx.session.args ?? [],
       startTimeoutMs: this.ctx.timeouts.startMs,
       onEvent: (event) => {
@@ -78,6 +95,7 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
       onGone: (reason) => this.lost(server?.child, new HarnessError("brain_error", reason)),
     });
     try {
+      if (endpoint) await this.checkEndpoint(server);
       this.sessionId = await this.openSession(server, state);
     } catch (err) {
       await server.stop();
@@ -121,7 +139,24 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
     return join(this.options.dir, OPENCODE_DIR, "data", "opencode", "opencode.db");
   }
 
-  private oneShot(): OneShot {
+  protected override isEndpointTool(name: string): boolean {
+    return name.startsWith(`${ENDPOINT_SERVER_NAME}_`);
+  }
+
+  /** opencode leaves out a server that failed, silently: say so, since the model then has no tools. */
+  private async checkEndpoint(server: OpencodeServer): Promise<void> {
+    const status = (await server.call("GET", "/mcp").catch(() => undefined)) as
+      | Record<string, { status?: string }>
+      | undefined;
+    const state = status?.[ENDPOINT_SERVER_NAME]?.status;
+    if (state !== "connected") {
+      this.warn(
+        `Brain's tool endpoint is not connected (status: ${state ?? "missing"}); the model has no tools`,
+      );
+    }
+  }
+
+  private oneShot(extraEnv: Record<string, string> = {}): OneShot {
     const root = join(this.options.dir, OPENCODE_DIR);
     const env = this.environment({
       OPENCODE_CONFIG: join(root, "opencode.json"),
@@ -134,6 +169,7 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
       OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
       OPENCODE_DISABLE_SHARE: "1",
       ...keyEnvironment(this.options.provider),
+      ...extraEnv,
     });
     const { program, cwd, host } = this.ctx;
     return { command: program, env, cwd, ...(host.launcher ? { launcher: host.launcher } : {}) };

@@ -29,6 +29,8 @@ const family: CliFamilyCase = {
   shellCall: { name: "bash", arguments: { command: "ls -1" } },
   lastMessage: { stop_reason: "stop", usage: { input: expect.any(Number) } },
   resumedToolResult: '"role":"tool"',
+  shellTool: "bash",
+  bound: { echo: "brain_echo", shell: { name: "bash", arguments: { command: "touch shell.txt" } } },
   checkpointFiles: (files) => {
     expect(files.map((f) => f.path).sort()).toEqual(["opencode-session.json", "opencode-state.json"]);
   },

@@ -8,6 +8,7 @@ export const PI_CLI: CliFamilyDescriptor = {
   npmPackage: "@mariozechner/pi-coding-agent",
   title: "pi",
   steering: "live",
+  bound: true,
   // Imported when a session opens: listing or probing the family does not load its adapter.
   open: async (opening) => (await import("./harness.js")).PiHarness.open(opening),
 };

@@ -1,7 +1,9 @@
 // One pi session: `pi --mode rpc`, started at the first prompt (opening is passive) and again, on the session's
 // file, whenever it has gone away. Prompts are `prompt` commands, steering is `steer`, interrupts are `abort`.
 // pi never asks before running a tool, so Brain's policy gates its tools up front with `--tools`: a tool the
-// policy allows is enabled, one it denies or would ask about is not (pi has no way to ask).
+// policy allows is enabled, one it denies or would ask about is not (pi has no way to ask). In `bound` tool mode
+// pi has no tool of its own: Brain's tools come through a bridge extension (./bridge.ts), each call decided by
+// the policy at Brain's endpoint, so there `ask` works.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { HarnessError } from "../../core/harness.js";
@@ -11,6 +13,7 @@ import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
 import { providerWire, type WireApi } from "../cli/provider-api.js";
+import { BRIDGE_SOURCE } from "./bridge.js";
 import { KEY_VARIABLE, modelsJson, PI_WIRES, PROVIDER } from "./models-json.js";
 import { PiEventParser, type PiSignal } from "./parser.js";
 import { latestSessionFile, rebaseSession } from "./sessions.js";
@@ -55,7 +58,29 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     this.write({ id: `steer-${this.nextId++}`, type: "steer", message: text });
   }
 
-  protected connect(): { child: CliProcess } {
+  protected connect(): { child: CliProcess } | Promise<{ child: CliProcess }> {
+    if (!this.ctx.bound) return this.start([], {});
+    return this.toolEndpoint().then((endpoint) => {
+      const bridge = join(endpoint.dir, "pi-bridge.js");
+      writeFileSync(bridge, BRIDGE_SOURCE, { mode: 0o600 });
+      // Bound: no built-in tool, no extension, skill, prompt template or context file but the bridge.
+      const args = [
+        "--no-builtin-tools",
+        "--no-extensions",
+        "-e",
+        bridge,
+        "--no-skills",
+        "--no-prompt-templates",
+      ];
+      return this.start([...args, "--no-context-files"], endpoint.server.env);
+    });
+  }
+
+  protected override isEndpointTool(name: string): boolean {
+    return this.options.tools.some((tool) => tool.name === name);
+  }
+
+  private start(boundArgs: string[], boundEnv: Record<string, string>): { child: CliProcess } {
     const { provider, config } = this.options;
     const { dir } = this.options;
     const { cwd } = this.ctx;
@@ -76,8 +101,9 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
       args.push("--model", config.model);
     }
     if (config.system_prompt) args.push("--append-system-prompt", config.system_prompt);
-    const tools = this.allowedTools();
+    const tools = this.ctx.bound ? undefined : this.allowedTools();
     if (tools) args.push(...(tools.length > 0 ? ["--tools", tools.join(",")] : ["--no-tools"]));
+    args.push(...boundArgs);
     args.push(...(this.ctx.session.args ?? []));
     const key: Record<string, string> = provider.api_key
       ? provider.base_url
@@ -88,7 +114,7 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
             GEMINI_API_KEY: provider.api_key,
           }
       : {};
-    const env = this.environment({ PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", ...key });
+    const env = this.environment({ PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", ...key, ...boundEnv });
     this.parser = new PiEventParser();
     const child = this.spawn(args, env, (line) => {
       for (const signal of this.parser.handle(line)) this.onSignal(signal);

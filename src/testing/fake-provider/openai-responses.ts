@@ -26,6 +26,7 @@ function functionCallItem(ctx: RenderContext, index: number, status: "in_progres
     arguments: status === "completed" ? call.argumentsJson : "",
     call_id: call.id ?? `call_${ctx.seq}_${index}`,
     name: call.name,
+    ...(call.namespace ? { namespace: call.namespace } : {}),
   };
 }
 

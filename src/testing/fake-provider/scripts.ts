@@ -90,6 +90,7 @@ export function toReply(
       ? step.toolCalls.map((call) => ({
           id: call.id,
           name: call.name,
+          ...(call.namespace ? { namespace: call.namespace } : {}),
           argumentsJson: call.argumentsJson ?? JSON.stringify(call.arguments),
         }))
       : [];

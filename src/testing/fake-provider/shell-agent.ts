@@ -6,6 +6,9 @@
 // - a request whose last item is a tool result: "done";
 // - "SLOW" in the user's text: 120 deltas, `slowDelayMs` apart (something to interrupt);
 // - "NOTOOL" in the user's text: a plain answer, "hello from fake";
+// - `CALL name {json}` in the user's text: a call of the tool `name` with those arguments, offered or not (to
+//   check what a CLI does with a call of a tool it does not offer, or with bad arguments); `ns.name` calls a
+//   tool in a namespace (Codex's MCP tools, on the Responses wire);
 // - otherwise a call of the first shell-like tool offered, running the command in `CMD[...]` (default `ls -1`),
 //   with arguments built from that tool's own JSON schema.
 import { lastUserText } from "./scripts.js";
@@ -76,6 +79,12 @@ export function shellAgent(options: ShellAgentOptions = {}): (req: FakeProviderR
     if (text.includes("SLOW")) {
       const ticks = Array.from({ length: 120 }, (_, i) => `tick${i} `).join("");
       return { text: ticks, chunkSize: 7, delayMs: options.slowDelayMs ?? 100 };
+    }
+    const forced = /CALL (\S+) (\{.*\})/s.exec(text);
+    if (forced) {
+      const [namespace, name] = forced[1]!.includes(".") ? forced[1]!.split(".", 2) : [undefined, forced[1]!];
+      const call = { name: name!, ...(namespace ? { namespace } : {}), arguments: JSON.parse(forced[2]!) };
+      return { text: "Let me call.", toolCalls: [call] };
     }
     const shell = tools.find((t) => SHELL_TOOLS.includes(t.name));
     if (text.includes("NOTOOL") || !shell) return { text: "hello from fake" };

@@ -13,6 +13,11 @@ export interface ScriptedToolCall {
   id?: string;
   name: string;
   arguments: Record<string, unknown>;
+  /**
+   * OpenAI Responses only: the namespace of a namespaced tool (Codex offers MCP tools as
+   * `{"type":"namespace","name":"mcp__srv","tools":[…]}` and expects the call back with the namespace set).
+   */
+  namespace?: string;
   /** The arguments as raw JSON text instead, for ones JSON.stringify cannot write (nested too deep). */
   argumentsJson?: string;
 }
@@ -80,7 +85,7 @@ export interface StartOptions {
 /** A step after resolution: what the wire-format writers render. */
 export interface Reply {
   text: string;
-  toolCalls: { id?: string; name: string; argumentsJson: string }[];
+  toolCalls: { id?: string; name: string; namespace?: string; argumentsJson: string }[];
   chunkSize: number;
   delayMs: number;
   usage: TokenUsage;

@@ -4,10 +4,12 @@ import { isDeepStrictEqual } from "node:util";
 import type { Session, StartedTurn } from "../../../core/session.js";
 import type { SessionEvent } from "../../../protocol/events.js";
 import { type FakeProviderRequest, lastUserText } from "../../../testing/fake-provider/index.js";
-import { failureOf, HARNESS, type KitContext, textOf } from "./context.js";
+import { failureOf, type KitContext, textOf } from "./context.js";
 import { FAIL_MESSAGE } from "./tools.js";
 
 export class Skip extends Error {}
+/** The harness cannot keep the rule by its nature; the message says exactly what differed. */
+export class Differs extends Error {}
 
 export interface CheckState {
   session?: Session;
@@ -46,7 +48,7 @@ async function toolTurn(
   args: Record<string, unknown>,
   after: string,
 ) {
-  ctx.fake.script([{ toolCalls: [{ name, arguments: args }] }, { text: after }]);
+  ctx.fake.script([{ toolCalls: [ctx.profile.call(name, args)] }, { text: after }]);
   return ctx.turn(s, `call the tool "${name}" with ${JSON.stringify(args)}`);
 }
 
@@ -56,8 +58,7 @@ export const CHECKS: Check[] = [
     rule: "answers `open` (with its attachment) within the open timeout",
     required: true,
     async run(ctx, state) {
-      const config = { model: "openai/conformance-model", tools: TOOLS };
-      state.session = await ctx.brain.create({ harness: HARNESS, config });
+      state.session = await ctx.brain.create({ harness: ctx.harness, config: ctx.config(TOOLS) });
       await state.session.start();
       return "opened";
     },
@@ -72,8 +73,9 @@ export const CHECKS: Check[] = [
       assert(messages.length > 0, "no assistant.message event in the turn");
       state.usesModel = ctx.fake.requests.length > 0;
       if (state.usesModel) {
-        const auth = ctx.fake.requests.at(-1)?.headers.authorization ?? "";
-        assert(auth.includes(ctx.apiKey), "the model request did not carry the key from the open frame");
+        const headers = ctx.fake.requests.at(-1)?.headers ?? {};
+        const carried = ctx.profile.keyHeaders.some((name) => headers[name]?.includes(ctx.apiKey));
+        assert(carried, "the model request did not carry the session's provider key");
       }
       const deltas = events.filter((e) => e.type === "assistant.delta").length;
       return `${messages.length} message(s), ${deltas} delta(s), ${state.usesModel ? "calls the model" : "no model calls"}`;
@@ -140,7 +142,7 @@ export const CHECKS: Check[] = [
     rule: "interrupt while a tool call waits: settles as interrupted, earlier checkpoint files stay intact",
     async run(ctx, state) {
       const s = session(state);
-      ctx.fake.script([{ toolCalls: [{ name: "wait", arguments: {} }] }, { text: "after the wait" }]);
+      ctx.fake.script([{ toolCalls: [ctx.profile.call("wait", {})] }, { text: "after the wait" }]);
       const started = await s.prompt('call the tool "wait" with {}');
       await ctx.waitInTurn(s, started, (e) => e.type === "tool.call", "tool.call for the wait tool");
       await interruptAndGoOn(ctx, s, started);
@@ -204,11 +206,10 @@ export const CHECKS: Check[] = [
           a.requests.length === b.requests.length,
           `${a.requests.length} vs ${b.requests.length} model requests`,
         );
-        const same = isDeepStrictEqual(a.requests, b.requests);
-        assert(
-          same,
-          `the restored session sent a different request: ${firstDifference(a.requests, b.requests)}`,
-        );
+        if (!isDeepStrictEqual(a.requests, b.requests)) {
+          const dirs = [ctx.nativeDir(original.id), ctx.nativeDir(fork.id)] as const;
+          throw fidelityGap(a.requests, b.requests, dirs, ctx.profile.identity ?? []);
+        }
       }
       assert(a.text === b.text, `different replies: ${JSON.stringify(a.text)} vs ${JSON.stringify(b.text)}`);
       return state.usesModel ? `${a.requests.length} identical model request(s)` : "identical replies";
@@ -251,6 +252,61 @@ function assertStopped(ctx: KitContext, events: SessionEvent[], requestsAtInterr
 
 function contextOf(request: FakeProviderRequest) {
   return { path: request.path, body: request.body, last: lastUserText(request) };
+}
+
+/**
+ * Why two sessions' requests differ: a failure, unless they are equal once the session's directory (a CLI's system
+ * prompt names it, and a restore moves it) and the fields the profile names as the CLI's own identity (not the
+ * conversation) are set aside; then what differs by nature, each named with the first difference.
+ */
+function fidelityGap(
+  a: ReturnType<typeof contextOf>[],
+  b: ReturnType<typeof contextOf>[],
+  dirs: readonly [string, string],
+  identity: string[],
+): Error {
+  const drop = (requests: ReturnType<typeof contextOf>[]) =>
+    requests.map((r) => {
+      const body = { ...(r.body as Record<string, unknown>) };
+      for (const field of identity) delete body[field];
+      return { ...r, body };
+    });
+  // Both directories in both: a resumed history may still name the original's (said below, never silently).
+  const left = withoutDirs(drop(a), dirs);
+  const right = withoutDirs(drop(b), dirs);
+  if (!isDeepStrictEqual(left, right))
+    return new Error(
+      `the restored session sent a different request, also with its directory and identity fields set aside: ${firstDifference(left, right)}`,
+    );
+  const differed: string[] = [];
+  const dirOnly = [withoutDirs(a, dirs), withoutDirs(b, dirs)] as const;
+  if (!isDeepStrictEqual(drop(a), drop(b)))
+    differed.push(`its directory (${dirs[0]} vs ${dirs[1]}), which the harness puts in the model's context`);
+  const stale = JSON.stringify(b).split(dirs[0]).length - 1;
+  if (stale > 0)
+    differed.push(
+      `the restored session's requests still name the original's directory ${stale} time(s) (the resumed history holds it)`,
+    );
+  for (const field of identity) {
+    const [x, y] = dirOnly.map((rs) =>
+      JSON.stringify(rs.map((r) => (r.body as Record<string, unknown>)[field])),
+    );
+    const cut = (text: string | undefined) => (text && text.length > 100 ? `${text.slice(0, 100)}…` : text);
+    if (x !== y) differed.push(`request field "${field}" (the CLI's own identity: ${cut(x)} vs ${cut(y)})`);
+  }
+  return new Differs(
+    `the same conversation; the restored session's requests differ only by ${differed.join("; and ")}`,
+  );
+}
+
+/** The requests with the sessions' directories (also in the dash-encoded form some CLIs name files by) as one token. */
+function withoutDirs<T>(requests: T[], dirs: readonly string[]): T[] {
+  let text = JSON.stringify(requests);
+  for (const dir of dirs) {
+    const encoded = dir.replace(/[^A-Za-z0-9]/g, "-");
+    text = text.split(dir).join("<native dir>").split(encoded).join("<native dir>");
+  }
+  return JSON.parse(text) as T[];
 }
 
 function firstDifference(a: unknown[], b: unknown[]): string {

@@ -2,6 +2,8 @@
 // check that guards the rule it breaks.
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { ApiHarnessFactory } from "../../../harnesses/api/factory.js";
+import { matrix } from "../conformance.js";
 import { runConformance } from "./kit.js";
 
 const root = join(import.meta.dirname, "../../../..");
@@ -21,6 +23,18 @@ describe("brain conformance", () => {
     const { report, failed } = await check([echo]);
     expect(failed, JSON.stringify(report.checks, null, 2)).toEqual([]);
     expect(report.checks.find((c) => c.name === "interrupt mid-stream")?.status).toBe("skip");
+  });
+
+  it("runs against a configured harness, not only a runner command: the api harness passes every check", async () => {
+    const harness = { name: "api", factory: () => new ApiHarnessFactory({ env: {} }) };
+    const report = await runConformance({ harness, ...quick });
+    expect(report.checks.filter((c) => c.status !== "pass")).toEqual([]);
+    expect(report).toMatchObject({ subject: "api", kind: "api", passed: true });
+    const echoReport = (await check([echo])).report;
+    const table = matrix([report, { ...echoReport, subject: "echo" }]).split("\n");
+    expect(table[0]).toMatch(/^harness +open +prompt +tool call .* checkpoint fidelity$/);
+    expect(table[1]).toMatch(/^api +PASS +PASS/);
+    expect(table[2]).toMatch(/^echo +PASS .* skip /);
   });
 
   it.each(["good", "stderr-noise", "unknown-reply"])(

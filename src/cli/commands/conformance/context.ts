@@ -4,20 +4,25 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Brain } from "../../../core/brain.js";
+import type { HarnessFactory } from "../../../core/harness.js";
 import { HarnessRegistry } from "../../../core/registry.js";
 import type { Session, StartedTurn, TurnOutcome } from "../../../core/session.js";
 import { ProcessFactory } from "../../../harnesses/process/factory.js";
 import type { SessionEvent } from "../../../protocol/events.js";
-import type { ProviderCredentials } from "../../../protocol/runner.js";
+import type { ProviderCredentials, SessionConfig } from "../../../protocol/runner.js";
 import { FsSessionStore } from "../../../store/fs/index.js";
 import type { FakeProvider } from "../../../testing/fake-provider/index.js";
 import { BuiltinTools } from "../../../tools/builtin.js";
 import { ToolRouter } from "../../../tools/router.js";
+import { profileFor, type SubjectProfile } from "./profiles.js";
 import { ConformanceTools } from "./tools.js";
 
 export interface KitOptions {
-  command: string;
-  args: string[];
+  /** A runner command, or (`harness`) any configured harness. */
+  command?: string;
+  args?: string[];
+  /** A harness of the host's config: its name, and a fresh factory for each Brain (a restart starts anew). */
+  harness?: { name: string; factory(): HarnessFactory };
   cwd?: string;
   openTimeoutMs?: number;
   interruptGraceMs?: number;
@@ -25,11 +30,14 @@ export interface KitOptions {
   turnTimeoutMs?: number;
 }
 
+/** The name a runner command is registered under. */
 export const HARNESS = "subject";
 
 export class KitContext {
   readonly home = mkdtempSync(join(tmpdir(), "brain-conformance-"));
   readonly provider: ProviderCredentials;
+  readonly profile: SubjectProfile;
+  private store!: FsSessionStore;
   brain: Brain;
 
   constructor(
@@ -37,15 +45,34 @@ export class KitContext {
     readonly fake: FakeProvider,
     readonly apiKey: string,
   ) {
-    this.provider = { base_url: `${fake.url}/v1`, api_key: apiKey, api: "openai-completions" };
+    this.profile = profileFor(options.harness?.name);
+    const api = this.profile.api ? { api: this.profile.api } : {};
+    this.provider = { base_url: `${fake.url}${this.profile.path}`, api_key: apiKey, ...api };
     this.brain = this.newBrain();
   }
 
-  factory(): ProcessFactory {
+  /** The harness under test, by its registered name. */
+  get harness(): string {
+    return this.options.harness?.name ?? HARNESS;
+  }
+
+  /** The session config the checks open with: the profile's, and the tools they bind. */
+  config(tools: string[]): SessionConfig {
+    return { ...this.profile.config, tools };
+  }
+
+  /** The store's native dir of a session (the fidelity check tells two sessions' paths apart). */
+  nativeDir(id: string): string {
+    return this.store.paths(id).native;
+  }
+
+  factory(): HarnessFactory {
+    if (this.options.harness) return this.options.harness.factory();
+    if (!this.options.command) throw new Error("conformance needs a runner command or a harness");
     return new ProcessFactory({
       name: HARNESS,
       command: this.options.command,
-      args: this.options.args,
+      args: this.options.args ?? [],
       cwd: this.options.cwd,
       timeouts: {
         ...(this.options.openTimeoutMs ? { openMs: this.options.openTimeoutMs } : {}),
@@ -56,8 +83,9 @@ export class KitContext {
 
   /** A Brain as after a host restart: same home, fresh processes. */
   newBrain(): Brain {
+    this.store = new FsSessionStore(this.home);
     return new Brain({
-      store: new FsSessionStore(this.home),
+      store: this.store,
       harnesses: new HarnessRegistry([this.factory()]),
       tools: new ToolRouter([new BuiltinTools(), new ConformanceTools()]),
       credentials: () => this.provider,

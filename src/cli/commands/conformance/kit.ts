@@ -1,19 +1,23 @@
-// Runs the checks against one runner command and reports each as pass, fail or skip.
+// Runs the checks against one runner command or configured harness and reports each as pass, fail, skip, or
+// differs: a rule the harness cannot keep by its nature, with what differed (never a silent pass).
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { startFakeProvider } from "../../../testing/fake-provider/index.js";
-import { CHECKS, type CheckState, Skip } from "./checks.js";
+import { CHECKS, type CheckState, Differs, Skip } from "./checks.js";
 import { KitContext, type KitOptions } from "./context.js";
 
 export interface CheckReport {
   name: string;
   rule: string;
-  status: "pass" | "fail" | "skip";
+  status: "pass" | "fail" | "skip" | "differs";
   detail: string;
 }
 
 export interface KitReport {
-  runner: string[];
+  /** The harness name, or the runner's command line. */
+  subject: string;
+  /** "runner", "api", "cli"; "runner command" for one given by its command line. */
+  kind: string;
   passed: boolean;
   checks: CheckReport[];
 }
@@ -36,7 +40,7 @@ export async function runConformance(options: KitOptions): Promise<KitReport> {
       try {
         report.detail = await check.run(kit, state);
       } catch (err) {
-        report.status = err instanceof Skip ? "skip" : "fail";
+        report.status = err instanceof Skip ? "skip" : err instanceof Differs ? "differs" : "fail";
         report.detail = (err as Error).message;
         if (report.status === "fail" && check.required) blocked = check.name;
       }
@@ -48,7 +52,8 @@ export async function runConformance(options: KitOptions): Promise<KitReport> {
     rmSync(kit.home, { recursive: true, force: true });
   }
   return {
-    runner: [options.command, ...options.args],
+    subject: options.harness?.name ?? [options.command, ...(options.args ?? [])].join(" "),
+    kind: options.harness ? kit.profile.kind : "runner command",
     passed: checks.every((c) => c.status !== "fail"),
     checks,
   };

@@ -1,0 +1,74 @@
+// How the kit talks to each kind of harness: which wire the fake provider is reached on, the model named, the
+// session config (CLI agents run in `bound` tool mode, the only mode in which Brain's tools reach them), and the
+// name the model calls a bound tool by. A harness the kit has no profile for is treated as a runner.
+import type { SessionConfig } from "../../../protocol/runner.js";
+import type { ScriptedToolCall } from "../../../testing/fake-provider/index.js";
+
+export interface SubjectProfile {
+  /** What kind of harness this is, for the table: "runner", "api", "cli". */
+  kind: string;
+  /** The provider's `api` (undefined: the harness's default) and the path under the fake provider's URL. */
+  api?: string;
+  path: string;
+  config: SessionConfig;
+  /** The model's call of Brain's tool `name`, as this harness offers it to the model. */
+  call(name: string, args: Record<string, unknown>): ScriptedToolCall;
+  /** Where the key travels: the header names the kit looks in. */
+  keyHeaders: string[];
+  /**
+   * Top-level request fields that carry the CLI's own identity rather than the conversation (Claude Code's
+   * `metadata.user_id` holds a device id made per config dir): the fidelity check names them when they differ.
+   */
+  identity?: string[];
+}
+
+const plain = (name: string, args: Record<string, unknown>): ScriptedToolCall => ({ name, arguments: args });
+const bearer = ["authorization"];
+
+const RUNNER: SubjectProfile = {
+  kind: "runner",
+  api: "openai-completions",
+  path: "/v1",
+  config: { model: "openai/conformance-model" },
+  call: plain,
+  keyHeaders: bearer,
+};
+
+const PROFILES: Record<string, SubjectProfile> = {
+  api: { ...RUNNER, kind: "api", api: undefined, config: { model: "openai-chat:conformance-model" } },
+  "claude-code": {
+    kind: "cli",
+    path: "",
+    config: { tool_mode: "bound" },
+    call: (name, args) => plain(`mcp__brain__${name}`, args),
+    keyHeaders: ["x-api-key", "authorization"],
+    identity: ["metadata"],
+  },
+  codex: {
+    kind: "cli",
+    api: "openai-responses",
+    path: "/v1",
+    config: { tool_mode: "bound", model: "conformance-model" },
+    call: (name, args) => ({ name, namespace: "mcp__brain", arguments: args }),
+    keyHeaders: bearer,
+  },
+  opencode: {
+    kind: "cli",
+    path: "/v1",
+    config: { tool_mode: "bound", model: "conformance-model" },
+    call: (name, args) => plain(`brain_${name}`, args),
+    keyHeaders: bearer,
+  },
+  "pi-cli": {
+    kind: "cli",
+    api: "openai-completions",
+    path: "/v1",
+    config: { tool_mode: "bound", model: "openai/conformance-model" },
+    call: plain,
+    keyHeaders: bearer,
+  },
+};
+
+export function profileFor(harness: string | undefined): SubjectProfile {
+  return (harness && PROFILES[harness]) || RUNNER;
+}

@@ -1,0 +1,131 @@
+// The per-session tool endpoint, end to end: a harness that is an MCP client (as a CLI in `bound` mode is)
+// starts the endpoint's stdio proxy and calls Brain's tools through it. Every call, good or bad, is logged as
+// tool.call/tool.result and goes through the permission policy; the socket refuses anyone without the secret.
+import { connect } from "node:net";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
+import { events, makeBrain, type TestBrain } from "../../testing/brain.js";
+import type { ToolEndpoint } from "./endpoint.js";
+import { type RunningTurnRef, sessionToolEndpoint } from "./session.js";
+
+interface Planned {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/** A harness whose "model" calls the tools named in the prompt (a JSON list) through the endpoint. */
+class McpClientFactory implements HarnessFactory {
+  readonly name = "mcp-client";
+  readonly supportsSteering = false;
+  endpoints: ToolEndpoint[] = [];
+  listed: string[] = [];
+
+  async open(options: HarnessOptions): Promise<Harness> {
+    let turn: RunningTurnRef | undefined;
+    const endpoint = await sessionToolEndpoint(options, () => turn);
+    this.endpoints.push(endpoint);
+    const client = new Client({ name: "test", version: "1" });
+    await client.connect(
+      new StdioClientTransport({
+        ...endpoint.server,
+        env: { ...endpoint.server.env, PATH: "/usr/bin:/bin" },
+      }),
+    );
+    this.listed = (await client.listTools()).tools.map((t) => t.name);
+    return {
+      prompt: async (text, ctx) => {
+        turn = { id: ctx.turn, signal: ctx.signal };
+        for (const call of JSON.parse(text) as Planned[]) {
+          const result = await client.callTool({ name: call.name, arguments: call.arguments });
+          const content = result.content as { text: string }[];
+          options.emit({ type: "assistant.delta", turn: ctx.turn, data: { text: `${content[0]?.text};` } });
+        }
+        turn = undefined;
+        return { interrupted: false };
+      },
+      steer: async () => {},
+      interrupt: async () => {},
+      checkpoint: async () => [],
+      close: async () => {
+        await client.close();
+        await endpoint.close();
+      },
+    };
+  }
+}
+
+let t: TestBrain | undefined;
+afterEach(async () => {
+  await t?.cleanup();
+  t = undefined;
+});
+
+async function session(permissions?: { tools: Record<string, "allow" | "deny"> }) {
+  const factory = new McpClientFactory();
+  t = makeBrain({ factories: [factory] });
+  const s = await t.brain.create({
+    harness: "mcp-client",
+    config: { tools: ["echo"] },
+    ...(permissions ? { permissions } : {}),
+  });
+  return { s, factory };
+}
+
+describe("the session tool endpoint", () => {
+  it("offers the bound tools and logs every call, one with bad arguments too", async () => {
+    const { s, factory } = await session();
+    const calls: Planned[] = [
+      { name: "echo", arguments: { value: "hi" } },
+      { name: "echo", arguments: { wrong: 1 } },
+      { name: "shell", arguments: { command: "ls" } },
+    ];
+    const turn = await s.prompt(JSON.stringify(calls));
+    expect((await turn.settled).status).toBe("completed");
+    expect(factory.listed).toEqual(["echo"]);
+    const all = await events(s);
+    const logged = all.filter((e) => e.type === "tool.call").map((e) => e.data);
+    expect(logged).toMatchObject(calls);
+    const results = all.filter((e) => e.type === "tool.result").map((e) => e.data as { is_error: boolean });
+    expect(results.map((r) => r.is_error)).toEqual([false, true, true]);
+    expect(JSON.stringify(results[1])).toContain('invalid arguments for tool \\"echo\\"');
+    expect(JSON.stringify(results[2])).toContain('tool \\"shell\\" is not bound to this session');
+    const text = all
+      .filter((e) => e.type === "assistant.delta")
+      .map((e) => (e.data as { text: string }).text);
+    expect(text[0]).toBe("hi;");
+  });
+
+  it("puts every call under the permission policy", async () => {
+    const { s } = await session({ tools: { echo: "deny" } });
+    const turn = await s.prompt(JSON.stringify([{ name: "echo", arguments: { value: "hi" } }]));
+    await turn.settled;
+    const all = await events(s);
+    const result = all.find((e) => e.type === "tool.result")?.data as { is_error: boolean };
+    expect(result.is_error).toBe(true);
+    expect(JSON.stringify(result)).toContain("permission to run tool");
+  });
+
+  it("closes a connection that does not start with the secret, and removes its directory on close", async () => {
+    const { s, factory } = await session();
+    await s.start();
+    const [endpoint] = factory.endpoints;
+    const socket = endpoint!.server.env.BRAIN_TOOLS_SOCKET!;
+    const answer = await new Promise<string>((resolve) => {
+      let got = "";
+      const c = connect(socket, () => {
+        c.write(`${"0".repeat(64)}\n`);
+        c.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} })}\n`);
+      });
+      c.on("data", (d) => {
+        got += d.toString();
+      });
+      c.on("close", () => resolve(got));
+    });
+    expect(answer).toBe("");
+    await s.close();
+    const { existsSync } = await import("node:fs");
+    expect(existsSync(endpoint!.dir)).toBe(false);
+  });
+});
