@@ -31,7 +31,7 @@ export interface SessionStore {
   readonly home?: string;
   openLog(id: string): Promise<EventLog>;
   /** Every durable event of a session that is not open here, read without taking its log's write lock. */
-  readEvents(id: string): Promise<SessionEvent[]>;
+  readEvents(id: string, range?: { after?: number; limit?: number }): Promise<SessionEvent[]>;
   /** Deletes the session and all its files. */
   remove(id: string): Promise<void>;
   /** Compacts a closed session's log (stores that can; see ./retention.ts). */
@@ -145,7 +145,8 @@ export class Brain {
     const live = this.live.find(id);
     if (live) return live.session.log.read(after, Number.isFinite(limit) ? limit : undefined);
     await this.record(id);
-    return (await this.options.store.readEvents(id)).filter((e) => e.seq > after).slice(0, limit);
+    // A cursor read: the store finds `after` without reading what comes before it.
+    return this.options.store.readEvents(id, { after, ...(Number.isFinite(limit) ? { limit } : {}) });
   }
 
   async list(): Promise<SessionRecord[]> {

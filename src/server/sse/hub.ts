@@ -35,8 +35,10 @@ interface Feed {
 export class FeedHub {
   private readonly feeds = new Map<string, Feed>();
 
-  /** @param readFile every durable event of a session that has no live log, from its file. */
-  constructor(private readonly readFile: (session: string) => Promise<SessionEvent[]>) {}
+  /** @param readFile durable events after a seq of a session that has no live log, from its file. */
+  constructor(
+    private readonly readFile: (session: string, after: number, limit: number) => Promise<SessionEvent[]>,
+  ) {}
 
   /** Makes `log` the session's live log (after the daemon opened the session). */
   attach(session: string, log: EventLog): void {
@@ -91,7 +93,7 @@ export class FeedHub {
     return this.feeds.get(session)?.listeners.size ?? 0;
   }
 
-  /** Durable events after `after`, at most `limit` (more when read from a file). */
+  /** Durable events after `after`, at most `limit`. */
   async read(session: string, after: number, limit: number): Promise<SessionEvent[]> {
     const log = this.feeds.get(session)?.log;
     if (log) {
@@ -102,8 +104,7 @@ export class FeedHub {
         if (this.feeds.get(session)?.log === log && !/is closed/.test((err as Error).message)) throw err;
       }
     }
-    const all = await this.readFile(session);
-    return all.filter((event) => event.seq > after);
+    return this.readFile(session, after, limit);
   }
 
   private feed(session: string): Feed {

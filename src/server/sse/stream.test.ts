@@ -69,7 +69,7 @@ const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 function setup(limits = DEFAULT_SSE_LIMITS, after = 0) {
   const log = new MemoryLog();
-  const hub = new FeedHub(async () => log.events);
+  const hub = new FeedHub(async (_, after, limit) => log.events.filter((e) => e.seq > after).slice(0, limit));
   hub.attach("s", log);
   const sink = new FakeSink();
   const reasons: CloseReason[] = [];

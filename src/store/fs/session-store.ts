@@ -185,8 +185,8 @@ export class FsSessionStore {
   }
 
   /** The events on disk, read without the log's lock: a reader never stands in a writer's way. */
-  async readEvents(id: string): Promise<SessionEvent[]> {
-    return readEventsFile(this.paths(id).events, this.io);
+  async readEvents(id: string, range: { after?: number; limit?: number } = {}): Promise<SessionEvent[]> {
+    return readEventsFile(this.paths(id).events, this.io, range);
   }
 
   /** tmp + fsync + rename + fsync(dir): a crash leaves the old session.json or the new one, never a mix. */
