@@ -156,8 +156,13 @@ function chunkText(content: Json): string {
   return "";
 }
 
-/** A tool result's text: its content blocks (text, diffs, terminals by id), else its raw output. */
+/**
+ * A tool result's text: the tool's own output where the agent passes it as text (claude-agent-acp's content
+ * wraps it in markdown for display), else the content blocks (text, diffs, terminals by id), else the raw output.
+ */
 function resultText(update: Json): string {
+  const raw = plainOutput(update.rawOutput);
+  if (raw !== undefined) return raw;
   const parts: string[] = [];
   for (const item of Array.isArray(update.content) ? update.content : []) {
     if (item?.type === "content") {
@@ -173,6 +178,16 @@ function resultText(update: Json): string {
   return rawText(update.rawOutput);
 }
 
+/** Raw output that is plainly the tool's text: a string, or an object with the output in a known field. */
+function plainOutput(raw: Json): string | undefined {
+  if (typeof raw === "string") return raw;
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return undefined;
+  for (const key of ["formatted_output", "aggregated_output", "output", "stdout"]) {
+    if (typeof raw[key] === "string") return raw[key];
+  }
+  return undefined;
+}
+
 function rawText(raw: Json): string {
   if (raw === undefined || raw === null) return "";
   if (typeof raw === "string") return raw;
@@ -183,10 +198,7 @@ function rawText(raw: Json): string {
       )
       .join("\n");
   }
-  for (const key of ["formatted_output", "aggregated_output", "output", "stdout", "content"]) {
-    if (typeof raw[key] === "string") return raw[key];
-  }
-  return JSON.stringify(raw);
+  return plainOutput(raw) ?? JSON.stringify(raw);
 }
 
 /** `session/prompt`'s usage (unstable in ACP v1, sent by claude-agent-acp): tokens of the whole turn. */
