@@ -38,12 +38,18 @@ interface Connection extends CliConnection {
   sessionId: string;
 }
 
+/** Updates a load's replay sends this close together; the next turn's first update comes after a model request. */
+const REPLAY_QUIET_MS = 300;
+const REPLAY_MAX_MS = 10_000;
+
 const CANCELLED: RequestPermissionResponse = { outcome: { outcome: "cancelled" } };
 
 export class AcpHarness extends CliHarness<Connection> {
   private readonly mapper: AcpUpdateMapper;
   /** While session/load replays the history as updates: those are the log's already, and are dropped. */
   private replaying = false;
+  /** When the last session/update came: to see a replay that goes on after session/load has answered end. */
+  private lastUpdateAt = 0;
   /** A process stopped on purpose (restartAfterCancel): the next one starts once it is gone. */
   private retiring: Promise<void> | undefined;
 
@@ -53,7 +59,7 @@ export class AcpHarness extends CliHarness<Connection> {
     private readonly mcpServers: AcpMcpServer[],
   ) {
     super(ctx);
-    this.mapper = new AcpUpdateMapper(profile.toolName);
+    this.mapper = new AcpUpdateMapper(profile);
   }
 
   static open(opening: CliOpening, profile: AcpProfile): AcpHarness {
@@ -193,6 +199,7 @@ export class AcpHarness extends CliHarness<Connection> {
           acp.agent.request(methods.agent.session.load, { sessionId: saved, ...common }),
           "session/load",
         );
+        if (this.profile.replayTrailsLoad) await this.replayEnds();
         return saved;
       } catch (err) {
         if (err instanceof HarnessError) throw err;
@@ -206,7 +213,21 @@ export class AcpHarness extends CliHarness<Connection> {
     return created.sessionId;
   }
 
+  /** Resolves once no update has come for REPLAY_QUIET_MS (at most REPLAY_MAX_MS): the replay is over. */
+  private replayEnds(): Promise<void> {
+    return new Promise((resolve) => {
+      const started = Date.now();
+      const check = () => {
+        const quiet = Date.now() - this.lastUpdateAt;
+        if (quiet >= REPLAY_QUIET_MS || Date.now() - started >= REPLAY_MAX_MS) return resolve();
+        setTimeout(check, REPLAY_QUIET_MS - quiet);
+      };
+      check();
+    });
+  }
+
   private onUpdate(params: SessionNotification): void {
+    this.lastUpdateAt = Date.now();
     if (this.replaying || (this.connection && params.sessionId !== this.connection.sessionId)) return;
     for (const event of this.mapper.handle(params.update)) this.emitEvent(event);
   }

@@ -7,6 +7,7 @@ import { placeTranscript } from "../claude-code/transcripts.js";
 import { listNativeFiles } from "../cli/files.js";
 import { anthropicBaseUrl, providerWire } from "../cli/provider-api.js";
 import { codexConfigToml, keyEnvironment } from "../codex/config-toml.js";
+import { placeGeminiChat } from "./gemini-chats.js";
 import type { AcpAgentContext, AcpProfile } from "./profile.js";
 
 export type PresetName = "claude" | "codex" | "gemini";
@@ -126,6 +127,20 @@ const gemini: AcpProfile = {
       ...(provider.api_key ? { GEMINI_API_KEY: provider.api_key } : {}),
     };
   },
+  // Its ACP mode names a call only in its id (`run_shell_command__run_shell_command_<ms>_0`) and shows no
+  // arguments, only a title: for its shell, the command.
+  toolName: (update) => {
+    const id = (update as { toolCallId?: unknown })?.toolCallId;
+    const match = typeof id === "string" ? /^([A-Za-z0-9_.-]+?)__/.exec(id) : null;
+    return match?.[1];
+  },
+  toolArguments: (update) => {
+    const { kind, title } = (update ?? {}) as { kind?: unknown; title?: unknown };
+    if (typeof title !== "string" || title === "") return undefined;
+    return kind === "execute" ? { command: title } : { title };
+  },
+  replayTrailsLoad: true,
+  place: (ctx, sessionId) => placeGeminiChat(join(ctx.dir, GEMINI_DIR, ".gemini"), ctx.cwd, sessionId),
   files: (dir) => appendOnly(dir, `${GEMINI_DIR}/.gemini/tmp`, /\/chats\/[^/]+\.jsonl?$/),
 };
 

@@ -33,6 +33,8 @@ export interface AcpProfile {
    * sends only a kind, and calls `ls` a "search"): the name the permission policy and the log use.
    */
   toolName?(update: unknown): string | undefined;
+  /** The tool's arguments, for agents that send no `rawInput` (gemini's ACP mode shows only a title). */
+  toolArguments?(update: unknown): Record<string, unknown> | undefined;
   /**
    * Whether a failed session/prompt (its error's `data` and message) was the model provider's failure rather
    * than the agent's; undefined leaves it to the message (an HTTP status, "API Error", rate limits).
@@ -40,6 +42,11 @@ export interface AcpProfile {
   providerFailure?(data: unknown, message: string): boolean | undefined;
   /** The agent's own files a checkpoint carries (relative to the native dir). */
   files?(dir: string): Promise<NativeFile[]>;
+  /**
+   * The agent answers session/load before its history replay has all been sent (gemini-cli 0.61 does not await
+   * it): updates are dropped until they stop coming, so the replay's tail is not taken for the next turn's.
+   */
+  replayTrailsLoad?: boolean;
   /**
    * The agent mishandles the turn after a session/cancel (claude-agent-acp 0.23: the next prompt returns at once
    * and its output lags one turn behind): after an interrupted turn the process is stopped, and the next prompt

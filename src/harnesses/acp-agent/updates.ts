@@ -33,8 +33,16 @@ export interface ToolUseInfo {
 
 export class AcpUpdateMapper {
   private text = "";
-  /** `nameOf`: the agent's own tool name read from an update, for agents that do not say it plainly. */
-  constructor(private readonly nameOf?: (update: Json) => string | undefined) {}
+  /**
+   * `reader`: the agent's own tool name and arguments read from an update, for agents that do not say them
+   * plainly (AcpProfile.toolName, toolArguments).
+   */
+  constructor(
+    private readonly reader: {
+      toolName?(update: Json): string | undefined;
+      toolArguments?(update: Json): Record<string, unknown> | undefined;
+    } = {},
+  ) {}
 
   private readonly tools = new Map<string, ToolState>();
 
@@ -119,7 +127,7 @@ export class AcpUpdateMapper {
       const better = this.toolName(update, "");
       if (better && (better !== update?.kind || state.name === "tool")) state.name = better;
     }
-    const input = update?.rawInput;
+    const input = update?.rawInput ?? this.reader.toolArguments?.(update);
     if (!state.logged && input !== undefined && input !== null) {
       const record = asRecord(input);
       if (Object.keys(record).length > 0 || Object.keys(state.input).length === 0) state.input = record;
@@ -131,7 +139,7 @@ export class AcpUpdateMapper {
    * a permission policy can name for agents that give nothing better.
    */
   private toolName(update: Json, fallback = "tool"): string {
-    const own = agentToolName(update) ?? this.nameOf?.(update);
+    const own = agentToolName(update) ?? this.reader.toolName?.(update);
     if (own) return own;
     return typeof update?.kind === "string" && update.kind !== "" ? update.kind : fallback;
   }
