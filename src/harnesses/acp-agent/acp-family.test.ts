@@ -211,6 +211,18 @@ describe("the cli.acp block", () => {
 const codexAcp = locateCli("codex-acp");
 
 describe.runIf(codexAcp)("on codex-acp for real", () => {
+  it("describes a preset by its package's version, without starting the agent", async () => {
+    const codex = PRESETS.find((p) => p.name === "codex")!;
+    const { AcpFactory, presetDescriptor } = await import("./factory.js");
+    const described = await new AcpFactory(presetDescriptor(codex)).describe();
+    expect(described).toEqual({
+      harness: "acp:codex",
+      program: "codex-acp",
+      path: codexAcp,
+      version: "0.16.0",
+    });
+  });
+
   const provider = { path: "/v1", model: "gpt-5.4" };
 
   it("hands the session's MCP servers to the agent in session/new: the model is offered their tools", async () => {
