@@ -2,14 +2,17 @@
 // MCP server list, the config block), and, on codex-acp for real, what every ACP agent gets the same way: the
 // session's MCP servers in session/new, and an agent named by command line in brain.config.json.
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` references are what the MCP test is about
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import type { BrainConfig } from "../../protocol/config.js";
-import { events, textOf } from "../../testing/brain.js";
+import { events, tempDir, textOf } from "../../testing/brain.js";
 import { cliBed } from "../../testing/cli.js";
 import { mcpSessionTools } from "../../tools/mcp/session-servers.js";
 import { everythingStdio } from "../../tools/mcp/testing/servers.js";
 import { builtinCatalog, catalogConfigSchema, catalogHarnesses } from "../catalog.js";
 import { locateCli } from "../cli/locate.js";
+import { placeGeminiChat } from "./gemini-chats.js";
 import { acpMcpServers } from "./mcp-servers.js";
 import { PRESETS } from "./presets.js";
 import { AcpUpdateMapper } from "./updates.js";
@@ -145,6 +148,32 @@ describe("session/update as Brain events", () => {
       { type: "tool.call", data: { id, name: "run_shell_command", arguments: { command: "ls -1" } } },
       { type: "tool.result", data: { id, content: [{ type: "text", text: "boom" }], is_error: true } },
     ]);
+  });
+});
+
+describe("gemini chats after a restore", () => {
+  it("hands the chat's project to the new cwd and renames it out of a new chat's way", () => {
+    const root = tempDir("brain-gemini-");
+    const id = "a2700244-85ea-4ca9-b845-9be8790a06d4";
+    const chats = join(root, "tmp", "work", "chats");
+    mkdirSync(chats, { recursive: true });
+    writeFileSync(
+      join(chats, "session-2026-12-01T18-50-a2700244.jsonl"),
+      `{"sessionId":"${id}"}\n{"type":"user"}\n`,
+    );
+    writeFileSync(join(root, "tmp", "work", ".project_root"), "/old/work");
+    writeFileSync(
+      join(root, "projects.json"),
+      JSON.stringify({ projects: { "/old/work": "work", "/x": "x" } }),
+    );
+    expect(placeGeminiChat(root, "/new/work", id)).toBe(true);
+    expect(readdirSync(chats)).toEqual(["session-brain-a2700244.jsonl"]);
+    expect(JSON.parse(readFileSync(join(root, "projects.json"), "utf8"))).toEqual({
+      projects: { "/x": "x", "/new/work": "work" },
+    });
+    expect(readFileSync(join(root, "tmp", "work", ".project_root"), "utf8")).toBe("/new/work");
+    expect(placeGeminiChat(root, "/new/work", "ffffffff-0000-0000-0000-000000000000")).toBe(false);
+    rmSync(root, { recursive: true, force: true });
   });
 });
 
