@@ -2,7 +2,7 @@
 // MCP server list, the config block), and, on codex-acp for real, what every ACP agent gets the same way: the
 // session's MCP servers in session/new, and an agent named by command line in brain.config.json.
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` references are what the MCP test is about
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import type { BrainConfig } from "../../protocol/config.js";
@@ -11,6 +11,7 @@ import { cliBed } from "../../testing/cli.js";
 import { mcpSessionTools } from "../../tools/mcp/session-servers.js";
 import { everythingStdio } from "../../tools/mcp/testing/servers.js";
 import { builtinCatalog, catalogConfigSchema, catalogHarnesses } from "../catalog.js";
+import { transcriptPath } from "../claude-code/transcripts.js";
 import { locateCli } from "../cli/locate.js";
 import { placeGeminiChat } from "./gemini-chats.js";
 import { acpMcpServers } from "./mcp-servers.js";
@@ -148,6 +149,31 @@ describe("session/update as Brain events", () => {
       { type: "tool.call", data: { id, name: "run_shell_command", arguments: { command: "ls -1" } } },
       { type: "tool.result", data: { id, content: [{ type: "text", text: "boom" }], is_error: true } },
     ]);
+  });
+});
+
+describe("claude's transcript before a checkpoint", () => {
+  it("counts as written only once it ends, at a record boundary, with the turn's last answer", async () => {
+    const claude = PRESETS.find((p) => p.name === "claude")!.profile;
+    const dir = tempDir("brain-claude-");
+    const cwd = join(dir, "work");
+    mkdirSync(cwd);
+    const ctx = { family: {} as never, dir, cwd, config: {}, provider: {} };
+    const id = "7edfe708-6779-47f6-adb5-fc6d38a166a0";
+    const file = transcriptPath(join(dir, "claude"), cwd, id);
+    mkdirSync(join(file, ".."), { recursive: true });
+    const answer = (text: string) =>
+      `${JSON.stringify({ type: "assistant", message: { content: [{ type: "text", text }] } })}\n`;
+    writeFileSync(
+      file,
+      `${answer("done")}${JSON.stringify({ type: "user", message: { content: "NOTOOL" } })}\n`,
+    );
+    expect(await claude.written!(ctx, id, "hello from fake")).toBe(false);
+    appendFileSync(file, answer("hello from fake").slice(0, 20));
+    expect(await claude.written!(ctx, id, "hello from fake")).toBe(false);
+    appendFileSync(file, answer("hello from fake").slice(20));
+    expect(await claude.written!(ctx, id, "hello from fake")).toBe(true);
+    rmSync(dir, { recursive: true, force: true });
   });
 });
 

@@ -41,6 +41,8 @@ interface Connection extends CliConnection {
 /** Updates a load's replay sends this close together; the next turn's first update comes after a model request. */
 const REPLAY_QUIET_MS = 300;
 const REPLAY_MAX_MS = 10_000;
+/** How long a checkpoint waits for the agent's session file to hold the last turn. */
+const WRITE_WAIT_MS = 5_000;
 
 const CANCELLED: RequestPermissionResponse = { outcome: { outcome: "cancelled" } };
 
@@ -48,6 +50,8 @@ export class AcpHarness extends CliHarness<Connection> {
   private readonly mapper: AcpUpdateMapper;
   /** While session/load replays the history as updates: those are the log's already, and are dropped. */
   private replaying = false;
+  /** The text of the last turn's last message: what a checkpoint waits to see in the agent's session file. */
+  private lastText: string | undefined;
   /** When the last session/update came: to see a replay that goes on after session/load has answered end. */
   private lastUpdateAt = 0;
   /** A process stopped on purpose (restartAfterCancel): the next one starts once it is gone. */
@@ -92,7 +96,10 @@ export class AcpHarness extends CliHarness<Connection> {
       throw this.promptError(err, connection.child);
     }
     if (this.turn.current !== running) return;
-    for (const event of this.mapper.end(response.stopReason, response)) this.emitEvent(event);
+    for (const event of this.mapper.end(response.stopReason, response)) {
+      if (event.type === "assistant.message") this.lastText = event.data.text;
+      this.emitEvent(event);
+    }
     const cancelled = response.stopReason === "cancelled";
     if (cancelled && this.profile.restartAfterCancel) this.retire(connection);
     // An agent may end a turn as cancelled on its own (codex-acp does when a command is denied): that turn
@@ -105,6 +112,29 @@ export class AcpHarness extends CliHarness<Connection> {
     connection.acp.agent
       .notify(methods.agent.session.cancel, { sessionId: connection.sessionId })
       .catch(() => {});
+  }
+
+  override async checkpoint(): Promise<NativeFile[]> {
+    await this.sessionWritten();
+    return super.checkpoint();
+  }
+
+  /** Waits (a while) for an agent that writes its session file after answering the prompt (AcpProfile.written). */
+  private async sessionWritten(): Promise<void> {
+    const { written } = this.profile;
+    const lastText = this.lastText;
+    const state = written && lastText ? await this.readState<AcpState>() : undefined;
+    if (!written || !lastText || !state) return;
+    const child = this.connection?.child;
+    const deadline = Date.now() + WRITE_WAIT_MS;
+    for (;;) {
+      // Checked before the read: an agent that has exited has written all it ever will.
+      const gone = !child?.alive;
+      if (await written(agentContext(this.ctx), state.session_id, lastText)) return;
+      if (gone || Date.now() >= deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    this.warn(`its session file did not record the last turn's answer within ${WRITE_WAIT_MS} ms`);
   }
 
   protected async nativeFiles(): Promise<NativeFile[]> {

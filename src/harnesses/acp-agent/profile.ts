@@ -43,6 +43,12 @@ export interface AcpProfile {
   /** The agent's own files a checkpoint carries (relative to the native dir). */
   files?(dir: string): Promise<NativeFile[]>;
   /**
+   * Whether the agent's session file already holds the turn that ended with `lastText`: agents whose answer to
+   * session/prompt comes before their session file is written (Claude Code appends the turn's last message
+   * after reporting the turn's end) are waited for before a checkpoint lists their files.
+   */
+  written?(ctx: AcpAgentContext, sessionId: string, lastText: string): Promise<boolean>;
+  /**
    * The agent answers session/load before its history replay has all been sent (gemini-cli 0.61 does not await
    * it): updates are dropped until they stop coming, so the replay's tail is not taken for the next turn's.
    */
