@@ -274,6 +274,7 @@ export class Brain {
         factory: this.options.harnesses.get(record.harness),
         tools,
         ...(services ? { services } : {}),
+        ...(record.mcp_servers ? { mcpServers: record.mcp_servers } : {}),
         provider,
         checkpoints: new CheckpointStore(paths.checkpoints),
         permissions: new PermissionRules(record.permissions),

@@ -14,6 +14,7 @@
 // - Isolation: the model may call only the tools in `options.tools`, each through `options.call`. No built-in
 //   shell or editor tools, no ambient plugins. (The CLI agents keep this only in `bound` tool mode, through the
 //   session's tool endpoint, src/tools/endpoint; in `native` mode they run their own tools under the policy.)
+import type { McpServers } from "../protocol/config.js";
 import type { ErrorInfo, NewEvent, PromptImage, Question } from "../protocol/events.js";
 import type {
   NativeFile,
@@ -44,6 +45,11 @@ export interface HarnessOptions {
   config: SessionConfig;
   /** The schemas of the tools bound to this session: the only tools the model may call. */
   tools: ToolSchema[];
+  /**
+   * The session's MCP servers as configured (`mcp_servers`), for harnesses whose agent starts MCP servers itself
+   * (the ACP family hands them to the agent in session/new).
+   */
+  mcpServers?: McpServers;
   provider: ProviderCredentials;
   emit(event: HarnessEvent): void;
   /** Runs a bound tool. Never rejects for a tool's own failure: that is a result with `is_error: true`. */

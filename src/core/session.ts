@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { z } from "zod";
 import type { AnswerBody } from "../protocol/api.js";
+import type { McpServers } from "../protocol/config.js";
 import {
   type ErrorInfo,
   type NewEvent,
@@ -35,6 +36,8 @@ export interface SessionParts {
   tools: BoundTools;
   /** The session's own tool services (its MCP servers): started with its harness, stopped when it closes. */
   services?: SessionToolServices;
+  /** The session's MCP servers as configured, passed to harnesses whose agents start them themselves. */
+  mcpServers?: McpServers;
   provider: ProviderCredentials;
   checkpoints: CheckpointStore;
   permissions: PermissionRules;
@@ -304,6 +307,7 @@ export class Session {
           dir: this.parts.nativeDir,
           config: this.parts.config,
           tools: tools.schemas,
+          ...(this.parts.mcpServers ? { mcpServers: this.parts.mcpServers } : {}),
           provider: this.parts.provider,
           emit: (event) => this.writer.emit(event),
           call: (turn, call, signal) => this.toolCalls.call(turn, call, signal),

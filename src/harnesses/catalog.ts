@@ -5,6 +5,7 @@
 import type { ZodType } from "zod";
 import type { HarnessFactory } from "../core/harness.js";
 import { type BrainConfig, brainConfigSchema } from "../protocol/config.js";
+import { acpFamily } from "./acp-agent/descriptor.js";
 import { apiFamily } from "./api/descriptor.js";
 import { claudeCodeFamily } from "./claude-code/descriptor.js";
 import { codexFamily } from "./codex/descriptor.js";
@@ -24,6 +25,7 @@ export function builtinCatalog(): Catalog {
     codexFamily,
     piCliFamily,
     opencodeFamily,
+    acpFamily,
     runnerFamily,
     remoteFamily,
     dockerFamily,

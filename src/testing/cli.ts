@@ -1,7 +1,9 @@
 // A Brain whose CLI harnesses run the real programs in a loopback-only network namespace, pointed at a fake
 // provider that plays a coding agent's model (shellAgent). The provider's request log is read directly.
+import type { BrainOptions } from "../core/brain.js";
 import type { HarnessFactory } from "../core/harness.js";
 import type { Session } from "../core/session.js";
+import type { McpServers } from "../protocol/config.js";
 import type { PermissionPolicy } from "../protocol/permissions.js";
 import type { SessionConfig } from "../protocol/runner.js";
 import { makeBrain, type TestBrain, tempDir, waitForEvent } from "./brain.js";
@@ -15,13 +17,18 @@ export interface CliBed {
   t: TestBrain;
   /** A new Brain on the same home (the old one closed): what a host restart looks like. */
   restart(): Promise<TestBrain>;
-  create(options?: { config?: SessionConfig; permissions?: PermissionPolicy }): Promise<Session>;
+  create(options?: {
+    config?: SessionConfig;
+    permissions?: PermissionPolicy;
+    mcp_servers?: McpServers;
+  }): Promise<Session>;
   close(): Promise<void>;
 }
 
 export async function cliBed(
   makeFactory: (launcher: string[]) => HarnessFactory,
   provider: { api?: string; path?: string; model?: string } = {},
+  brain: { sessionTools?: BrainOptions["sessionTools"] } = {},
 ): Promise<CliBed> {
   const sandbox = await startSandboxedProvider();
   sandbox.provider.setFallback(shellAgent({ slowDelayMs: 100 }));
@@ -31,7 +38,8 @@ export async function cliBed(
     api_key: FAKE_KEY,
     ...(provider.api ? { api: provider.api } : {}),
   };
-  const build = () => makeBrain({ home, factories: [makeFactory(sandbox.launcher)], provider: credentials });
+  const build = () =>
+    makeBrain({ home, factories: [makeFactory(sandbox.launcher)], provider: credentials, ...brain });
   const bed: CliBed = {
     sandbox,
     t: build(),

@@ -225,7 +225,7 @@ describe("what is missing is named", () => {
     );
     await t?.cleanup();
     expect(await failure({ innerHarness: "vim" })).toMatch(
-      /innerHarness "vim" cannot run in a dev container; known: claude-code, codex, echo, opencode, pi, pi-cli$/,
+      /innerHarness "vim" cannot run in a dev container; known: acp:claude, acp:codex, acp:gemini, claude-code, codex, echo, opencode, pi, pi-cli$/,
     );
     await t?.cleanup();
     expect(await failure({})).toMatch(

@@ -1,4 +1,4 @@
-// A fallback that plays a coding agent's model for the real CLIs (Claude Code, Codex, pi, opencode), deciding
+// A fallback that plays a coding agent's model for the real CLIs (Claude Code, Codex, pi, opencode, gemini), deciding
 // from the request alone, never from a counter, so retries, side requests and resumed sessions all get the
 // answer they would get from a real model:
 //
@@ -14,7 +14,7 @@
 import { lastUserText } from "./scripts.js";
 import type { FakeProviderRequest, ScriptStep } from "./types.js";
 
-const SHELL_TOOLS = ["Bash", "bash", "exec_command", "shell", "local_shell"];
+const SHELL_TOOLS = ["Bash", "bash", "exec_command", "shell", "local_shell", "run_shell_command"];
 
 // biome-ignore lint/suspicious/noExplicitAny: request bodies are arbitrary JSON
 type Json = any;
@@ -23,13 +23,16 @@ export interface ShellAgentOptions {
   slowDelayMs?: number;
 }
 
-/** The tools a request offers, by name with their parameter schemas, in any of the three wire formats. */
+/** The tools a request offers, by name with their parameter schemas, in any of the four wire formats. */
 export function offeredTools(body: Json): { name: string; schema: Json }[] {
-  const tools: Json[] = Array.isArray(body?.tools) ? body.tools : [];
+  // Gemini groups its declarations: tools: [{functionDeclarations: [...]}].
+  const tools: Json[] = (Array.isArray(body?.tools) ? body.tools : []).flatMap((t: Json) =>
+    Array.isArray(t?.functionDeclarations) ? t.functionDeclarations : [t],
+  );
   return tools
     .map((t) => ({
       name: t?.name ?? t?.function?.name ?? t?.type,
-      schema: t?.input_schema ?? t?.function?.parameters ?? t?.parameters ?? {},
+      schema: t?.input_schema ?? t?.function?.parameters ?? t?.parameters ?? t?.parametersJsonSchema ?? {},
     }))
     .filter((t) => typeof t.name === "string");
 }
@@ -40,7 +43,9 @@ export function endsWithToolResult(body: Json): boolean {
     ? body.messages
     : Array.isArray(body?.input)
       ? body.input
-      : [];
+      : Array.isArray(body?.contents)
+        ? body.contents
+        : [];
   for (let i = items.length - 1; i >= 0; i--) {
     const item = items[i];
     if (item?.role === "system" || item?.role === "developer") continue;
@@ -49,6 +54,8 @@ export function endsWithToolResult(body: Json): boolean {
     if (Array.isArray(item?.content) && item.content.some((part: Json) => part?.type === "tool_result")) {
       return true;
     }
+    // Gemini puts a prompt that follows tool results into the same user content, after them.
+    if (Array.isArray(item?.parts)) return Boolean(item.parts.at(-1)?.functionResponse);
     return false;
   }
   return false;

@@ -1,0 +1,80 @@
+// The acp family's catalog entry. Its settings are `cli.acp` in brain.config.json: a launcher and variables for
+// every ACP agent, other programs for the three presets, and more agents by command line.
+import { z } from "zod";
+import type { CliFamilyFactoryOptions } from "../cli/family.js";
+import type { FamilyDescriptor } from "../family.js";
+import { splitCommandLine } from "../process/command.js";
+import { AcpFactory, acpFamilyDescriptor, presetDescriptor } from "./factory.js";
+import { PRESETS } from "./presets.js";
+
+const PRESET_NAMES = ["claude", "codex", "gemini"] as const;
+const Words = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
+const Env = z.record(z.string(), z.string());
+
+/** One ACP agent by command line: `acp:<name>`. */
+const AcpAgentEntry = z.strictObject({
+  /** The program and its arguments: an array, or a string split on spaces. */
+  command: Words,
+  /** Variables added to its environment (never provider keys: a preset passes the session's own). */
+  env: Env.optional(),
+  /** Point it at the session's provider, and checkpoint its files, as this preset does. */
+  preset: z.enum(PRESET_NAMES).optional(),
+  /** Its name in messages. */
+  title: z.string().min(1).optional(),
+});
+
+export const AcpSettings = z.strictObject({
+  /** Words run in front of every ACP agent (a sandbox, `nice`, …). */
+  launcher: Words.optional(),
+  /** Variables added to every ACP agent's environment. */
+  env: Env.optional(),
+  /** Another program for a preset: `{"codex": "/opt/codex-acp"}`. */
+  bin: z.partialRecord(z.enum(PRESET_NAMES), z.string().min(1)).optional(),
+  /** More agents, by name (harness `acp:<name>`). */
+  agents: z
+    .record(
+      z.string().regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, "an ACP agent name is 1 to 32 of a-z, 0-9, '_' or '-'"),
+      AcpAgentEntry,
+    )
+    .optional(),
+});
+export type AcpSettings = z.infer<typeof AcpSettings>;
+
+const words = (value: string | string[]) => (typeof value === "string" ? splitCommandLine(value) : value);
+
+function factories(settings: AcpSettings, launcher?: string[]): AcpFactory[] {
+  const host: CliFamilyFactoryOptions = {
+    ...(launcher ? { launcher } : {}),
+    ...(settings.env ? { env: settings.env } : {}),
+  };
+  const out = PRESETS.map((preset) => {
+    const bin = settings.bin?.[preset.name];
+    return new AcpFactory(presetDescriptor(preset), { ...host, ...(bin ? { bin } : {}) });
+  });
+  for (const [name, entry] of Object.entries(settings.agents ?? {})) {
+    const [program, ...args] = words(entry.command);
+    const preset = PRESETS.find((p) => p.name === entry.preset);
+    const profile = { ...preset?.profile, args: () => args };
+    const title = entry.title ?? name;
+    const descriptor = acpFamilyDescriptor(name, program!, preset?.npmPackage ?? program!, title, profile);
+    const env = { ...settings.env, ...entry.env };
+    out.push(
+      new AcpFactory(descriptor, { ...host, bin: program!, ...(Object.keys(env).length ? { env } : {}) }),
+    );
+  }
+  return out;
+}
+
+export const acpFamily: FamilyDescriptor = {
+  name: "acp",
+  summary:
+    "ACP agents (Agent Client Protocol on stdio): claude-agent-acp, codex-acp, gemini --acp, and any by command line",
+  settings: { block: "cli", schema: AcpSettings },
+  capabilities: { steering: "queued", images: false, sharedHost: "never" },
+  factories: (ctx) => {
+    const settings = ctx.settings as AcpSettings;
+    return factories(settings, settings.launcher ? words(settings.launcher) : undefined);
+  },
+  // Inside a dev container the host's launcher does not apply: the container is the sandbox.
+  launched: (ctx, launcher) => factories(ctx.settings as AcpSettings, launcher),
+};

@@ -1,0 +1,82 @@
+// The acp family's harnesses: `acp:claude`, `acp:codex`, `acp:gemini` (the agents Brain knows, installed as
+// pinned dev dependencies), and `acp:<name>` for any ACP agent the config names by command line. Each is a CLI
+// family factory (its program found with a message that says how to install it); the ACP client is imported
+// when a session opens.
+import { readFileSync, realpathSync } from "node:fs";
+import { dirname, join } from "node:path";
+import {
+  type CliDescription,
+  type CliFamilyDescriptor,
+  CliFamilyFactory,
+  type CliFamilyFactoryOptions,
+} from "../cli/family.js";
+import { locateCli } from "../cli/locate.js";
+import type { AcpPreset } from "./presets.js";
+import type { AcpProfile } from "./profile.js";
+
+export function acpFamilyDescriptor(
+  name: string,
+  program: string,
+  npmPackage: string,
+  title: string,
+  profile: AcpProfile,
+): CliFamilyDescriptor {
+  return {
+    harness: `acp:${name}`,
+    program,
+    npmPackage,
+    title,
+    // ACP has no way to add to a running prompt: a steer waits for the agent's turn to end.
+    steering: "queued",
+    open: async (opening) => (await import("./harness.js")).AcpHarness.open(opening, profile),
+  };
+}
+
+export function presetDescriptor(preset: AcpPreset): CliFamilyDescriptor {
+  return acpFamilyDescriptor(preset.name, preset.program, preset.npmPackage, preset.title, preset.profile);
+}
+
+/**
+ * An ACP agent's factory. Its version comes from its npm package's manifest: an ACP agent started with
+ * `--version` may well start serving on stdio and wait there.
+ */
+export class AcpFactory extends CliFamilyFactory {
+  constructor(
+    private readonly agent: CliFamilyDescriptor,
+    private readonly hostOptions: CliFamilyFactoryOptions = {},
+  ) {
+    super(agent, hostOptions);
+  }
+
+  override async describe(): Promise<CliDescription> {
+    const out: CliDescription = {
+      harness: this.agent.harness,
+      program: this.hostOptions.bin ?? this.agent.program,
+    };
+    const path = locateCli(this.agent.program, { bin: this.hostOptions.bin });
+    if (!path) return out;
+    out.path = path;
+    const version = packageVersion(path, this.agent.npmPackage);
+    if (version) out.version = version;
+    return out;
+  }
+}
+
+/** The version in the manifest of the package `name` that holds `program` (found walking up from its real path). */
+function packageVersion(program: string, name: string): string | undefined {
+  let dir: string;
+  try {
+    dir = dirname(realpathSync(program));
+  } catch {
+    return undefined;
+  }
+  for (;;) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+      if (manifest?.name === name && typeof manifest.version === "string") return manifest.version;
+    } catch {}
+    const up = dirname(dir);
+    if (up === dir) return undefined;
+    dir = up;
+  }
+}

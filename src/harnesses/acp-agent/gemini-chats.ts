@@ -1,0 +1,69 @@
+// Where the Gemini CLI keeps a session, and making it loadable from the current working directory. A chat is
+// `<GEMINI_CLI_HOME>/.gemini/tmp/<slug>/chats/session-<YYYY-MM-DDTHH-MM>-<first 8 of its id>.jsonl`, where the
+// slug is the project's short name in `projects.json` (path → slug), owned by the path in `<slug>/.project_root`.
+// gemini-cli 0.61 looks for a session only under the slug of its cwd, so after a restore into another directory
+// the slug must be handed to the new path; and a process that loads a session within the minute it was created
+// opens a new chat file of the same name, whose first record resets the history (acp-agents.md), so the saved
+// chat is renamed out of that name's way first. Chats that hold no messages are skipped by gemini's own lookup.
+import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+
+const SAVED_PREFIX = "session-brain-";
+
+/** Finds the session's chat, makes its slug the cwd's, and gives it a name no new chat takes. */
+export function placeGeminiChat(root: string, cwd: string, sessionId: string): boolean {
+  const tmp = join(root, "tmp");
+  const short = sessionId.slice(0, 8);
+  const found = findChat(tmp, short, sessionId);
+  if (!found) return false;
+  const project = resolve(cwd);
+  const registryFile = join(root, "projects.json");
+  const registry = readRegistry(registryFile);
+  for (const [path, slug] of Object.entries(registry.projects)) {
+    if (slug === found.slug || path === project) delete registry.projects[path];
+  }
+  registry.projects[project] = found.slug;
+  writeFileSync(registryFile, `${JSON.stringify(registry, null, 2)}\n`);
+  for (const base of [tmp, join(root, "history")]) {
+    if (existsSync(join(base, found.slug))) writeFileSync(join(base, found.slug, ".project_root"), project);
+  }
+  const saved = `${SAVED_PREFIX}${short}.jsonl`;
+  if (found.file !== saved) renameSync(join(found.dir, found.file), join(found.dir, saved));
+  return true;
+}
+
+function findChat(tmp: string, short: string, sessionId: string) {
+  let best: { slug: string; dir: string; file: string; size: number } | undefined;
+  for (const slug of list(tmp)) {
+    const dir = join(tmp, slug, "chats");
+    for (const file of list(dir)) {
+      if (!file.startsWith("session-") || !file.endsWith(`-${short}.jsonl`)) continue;
+      const size = statSync(join(dir, file)).size;
+      if (!firstLine(join(dir, file)).includes(sessionId)) continue;
+      if (!best || size > best.size) best = { slug, dir, file, size };
+    }
+  }
+  return best;
+}
+
+function list(dir: string): string[] {
+  try {
+    return readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+}
+
+function firstLine(file: string): string {
+  const text = readFileSync(file, "utf8");
+  const end = text.indexOf("\n");
+  return end < 0 ? text : text.slice(0, end);
+}
+
+function readRegistry(file: string): { projects: Record<string, string> } {
+  try {
+    const parsed = JSON.parse(readFileSync(file, "utf8"));
+    if (parsed && typeof parsed.projects === "object" && parsed.projects) return parsed;
+  } catch {}
+  return { projects: {} };
+}

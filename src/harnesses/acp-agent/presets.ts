@@ -1,0 +1,200 @@
+// The three ACP agents Brain knows by name: how each is pointed at the session's provider with its state under
+// the native dir, and its faults worked around (verified facts: shared/research/acp-agents.md).
+import { mkdirSync, writeFileSync } from "node:fs";
+import { open } from "node:fs/promises";
+import { join } from "node:path";
+import { HarnessError } from "../../core/harness.js";
+import { placeTranscript, transcriptPath } from "../claude-code/transcripts.js";
+import { listNativeFiles } from "../cli/files.js";
+import { anthropicBaseUrl, providerWire } from "../cli/provider-api.js";
+import { codexConfigToml, keyEnvironment } from "../codex/config-toml.js";
+import { placeGeminiChat } from "./gemini-chats.js";
+import type { AcpAgentContext, AcpProfile } from "./profile.js";
+
+export type PresetName = "claude" | "codex" | "gemini";
+
+export interface AcpPreset {
+  /** Harness `acp:<name>`. */
+  name: PresetName;
+  title: string;
+  program: string;
+  npmPackage: string;
+  profile: AcpProfile;
+}
+
+/** The agent's config dir under the native dir, created. */
+function home(ctx: AcpAgentContext, name: string): string {
+  const dir = join(ctx.dir, name);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** Session files only grow; nothing else the agents write (settings, caches, sqlite indexes) is needed to load one. */
+const appendOnly = (dir: string, sub: string, pattern: RegExp) =>
+  listNativeFiles(dir, sub, { include: (path) => pattern.test(path), appendOnly: () => true });
+
+const CLAUDE_DIR = "claude";
+
+/** How much of a transcript's end to read for its last assistant record. */
+const TAIL_BYTES = 1 << 20;
+
+/** Whether the transcript ends at a record boundary with an assistant record whose text is `text`. */
+async function endsWithAnswer(file: string, text: string): Promise<boolean> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(file, "r");
+  } catch {
+    return false;
+  }
+  try {
+    const { size } = await handle.stat();
+    const length = Math.min(size, TAIL_BYTES);
+    const tail = Buffer.alloc(length);
+    await handle.read(tail, 0, length, size - length);
+    const lines = tail.toString("utf8").split("\n");
+    if (lines.pop() !== "") return false;
+    const last = lines.reverse().find((line) => line.includes('"type":"assistant"'));
+    const content = last ? JSON.parse(last)?.message?.content : undefined;
+    return Array.isArray(content) && content.some((part) => part?.type === "text" && part.text === text);
+  } catch {
+    return false;
+  } finally {
+    await handle.close();
+  }
+}
+
+const claude: AcpProfile = {
+  check: (ctx) => void providerWire(ctx.family, ctx.provider.api, { speaks: ["messages"], openai: "chat" }),
+  prepare: (ctx) => {
+    const { provider, config } = ctx;
+    return {
+      CLAUDE_CONFIG_DIR: home(ctx, CLAUDE_DIR),
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      DISABLE_AUTOUPDATER: "1",
+      DISABLE_TELEMETRY: "1",
+      // The SDK always passes --allow-dangerously-skip-permissions, which Claude Code refuses as root unless told
+      // it runs in a sandbox; permissions still go through session/request_permission.
+      ...(process.getuid?.() === 0 ? { IS_SANDBOX: "1" } : {}),
+      ...(config.model ? { ANTHROPIC_MODEL: config.model } : {}),
+      ...(provider.base_url ? { ANTHROPIC_BASE_URL: anthropicBaseUrl(provider.base_url) } : {}),
+      ...(provider.api_key ? { ANTHROPIC_API_KEY: provider.api_key } : {}),
+    };
+  },
+  sessionMeta: ({ config }) => {
+    const options = config.model ? { claudeCode: { options: { model: config.model } } } : {};
+    const prompt = config.system_prompt ? { systemPrompt: { append: config.system_prompt } } : {};
+    return { ...options, ...prompt };
+  },
+  // Claude files a session under a folder named after its cwd, and loads it only from there.
+  place: (ctx, sessionId) => placeTranscript(join(ctx.dir, CLAUDE_DIR), ctx.cwd, sessionId),
+  written: (ctx, sessionId, lastText) =>
+    endsWithAnswer(transcriptPath(join(ctx.dir, CLAUDE_DIR), ctx.cwd, sessionId), lastText),
+  files: (dir) => appendOnly(dir, `${CLAUDE_DIR}/projects`, /\.jsonl$/),
+  restartAfterCancel: true,
+};
+
+const CODEX_DIR = "codex";
+
+const codex: AcpProfile = {
+  check: (ctx) =>
+    void providerWire(ctx.family, ctx.provider.api, { speaks: ["responses"], openai: "responses" }),
+  prepare: (ctx) => {
+    const dir = home(ctx, CODEX_DIR);
+    // Codex asks before anything it does not consider safe, and Brain's policy decides. Its sandbox is off:
+    // bubblewrap is not always there, and Codex will not set up its helper under /tmp.
+    const policy = ['approval_policy = "untrusted"', 'sandbox_mode = "danger-full-access"'];
+    const toml = codexConfigToml(ctx.config, ctx.provider).split("\n");
+    writeFileSync(join(dir, "config.toml"), [toml[0], ...policy, ...toml.slice(1)].join("\n"));
+    return { CODEX_HOME: dir, ...keyEnvironment(ctx.provider) };
+  },
+  // Codex's tools by the names its model sees: a command (whatever kind codex-acp gives it) is exec_command.
+  toolName: (update) => {
+    const u = update as { rawInput?: { command?: unknown }; kind?: string; content?: { type?: string }[] };
+    if (u?.rawInput?.command !== undefined) return "exec_command";
+    if (u?.kind === "edit" || u?.content?.some?.((c) => c?.type === "diff")) return "apply_patch";
+    return undefined;
+  },
+  // codex-acp tags the errors of a model turn with codex's own classification; only the sandbox's is not the model's.
+  providerFailure: (data) => {
+    const info = (data as { codex_error_info?: unknown } | undefined)?.codex_error_info;
+    return info === undefined ? undefined : info !== "sandbox_error";
+  },
+  files: (dir) => appendOnly(dir, `${CODEX_DIR}/sessions`, /\/rollout-[^/]+\.jsonl$/),
+};
+
+const GEMINI_DIR = "gemini";
+/** gemini's `auto` model asks a classifier model before every turn; a fixed model makes one request a turn. */
+export const GEMINI_DEFAULT_MODEL = "gemini-2.5-flash";
+const GEMINI_APIS = ["gemini", "google", "google-gemini"];
+
+const gemini: AcpProfile = {
+  check: (ctx) => {
+    const api = ctx.provider.api;
+    if (api === undefined || GEMINI_APIS.includes(api)) return;
+    throw new HarnessError(
+      "brain_error",
+      `${ctx.family.harness}: ${ctx.family.title} speaks only the Gemini API, but the provider's api is "${api}"; ` +
+        `use "gemini" (or leave it out) with a Gemini-compatible base_url`,
+    );
+  },
+  args: () => ["--acp"],
+  prepare: (ctx) => {
+    const dir = home(ctx, GEMINI_DIR);
+    const settingsDir = join(dir, ".gemini");
+    mkdirSync(settingsDir, { recursive: true });
+    const settings = {
+      privacy: { usageStatisticsEnabled: false },
+      general: { disableAutoUpdate: true, disableUpdateNag: true },
+    };
+    writeFileSync(join(settingsDir, "settings.json"), `${JSON.stringify(settings, null, 2)}\n`);
+    const { provider, config } = ctx;
+    return {
+      GEMINI_CLI_HOME: dir,
+      // One process, not a relaunched second one; MCP servers connect only in a trusted folder.
+      GEMINI_CLI_NO_RELAUNCH: "true",
+      GEMINI_CLI_TRUST_WORKSPACE: "true",
+      GEMINI_MODEL: config.model ?? GEMINI_DEFAULT_MODEL,
+      ...(provider.base_url ? { GOOGLE_GEMINI_BASE_URL: provider.base_url.replace(/\/+$/, "") } : {}),
+      ...(provider.api_key ? { GEMINI_API_KEY: provider.api_key } : {}),
+    };
+  },
+  // Its ACP mode names a call only in its id (`run_shell_command__run_shell_command_<ms>_0`) and shows no
+  // arguments, only a title: for its shell, the command.
+  toolName: (update) => {
+    const id = (update as { toolCallId?: unknown })?.toolCallId;
+    const match = typeof id === "string" ? /^([A-Za-z0-9_.-]+?)__/.exec(id) : null;
+    return match?.[1];
+  },
+  toolArguments: (update) => {
+    const { kind, title } = (update ?? {}) as { kind?: unknown; title?: unknown };
+    if (typeof title !== "string" || title === "") return undefined;
+    return kind === "execute" ? { command: title } : { title };
+  },
+  replayTrailsLoad: true,
+  place: (ctx, sessionId) => placeGeminiChat(join(ctx.dir, GEMINI_DIR, ".gemini"), ctx.cwd, sessionId),
+  files: (dir) => appendOnly(dir, `${GEMINI_DIR}/.gemini/tmp`, /\/chats\/[^/]+\.jsonl?$/),
+};
+
+export const PRESETS: readonly AcpPreset[] = [
+  {
+    name: "claude",
+    title: "Claude Agent (ACP)",
+    program: "claude-agent-acp",
+    npmPackage: "@zed-industries/claude-agent-acp",
+    profile: claude,
+  },
+  {
+    name: "codex",
+    title: "Codex (ACP)",
+    program: "codex-acp",
+    npmPackage: "@zed-industries/codex-acp",
+    profile: codex,
+  },
+  {
+    name: "gemini",
+    title: "Gemini CLI (ACP)",
+    program: "gemini",
+    npmPackage: "@google/gemini-cli",
+    profile: gemini,
+  },
+];
