@@ -41,7 +41,9 @@ fi
 
 NODE=$(command -v node)
 PYTHON=/usr/bin/python3
-TAG="brain/base:node-$("$NODE" --version | tr -d v)"
+# Bump RECIPE when the image's contents change, so a machine that has the old image builds the new one.
+RECIPE=4
+TAG="brain/base:node-$("$NODE" --version | tr -d v)-r$RECIPE"
 if docker image inspect "$TAG" >/dev/null 2>&1; then
   echo "$TAG"
   exit 0
@@ -54,10 +56,15 @@ mkdir -p "$ROOTFS"/{bin,usr/bin,usr/local/bin,etc,tmp,root,home/node,work,proc,s
 chmod 1777 "$ROOTFS/tmp"
 cp -L "$NODE" "$ROOTFS/usr/local/bin/node"
 cp -L "$(command -v busybox)" "$ROOTFS/bin/busybox"
-for applet in $("$ROOTFS/bin/busybox" --list); do
-  [ -e "$ROOTFS/bin/$applet" ] || ln -s busybox "$ROOTFS/bin/$applet"
+# Each applet where scripts look for it (/usr/bin/env for a `#!/usr/bin/env node` CLI, /bin/sh, …).
+for applet in $("$ROOTFS/bin/busybox" --list-full); do
+  mkdir -p "$ROOTFS/$(dirname "$applet")"
+  [ -e "$ROOTFS/$applet" ] || ln -s /bin/busybox "$ROOTFS/$applet"
 done
-binaries=("$NODE")
+# bash too: Claude Code runs its shell tool only in bash or zsh, not busybox's sh.
+cp -L /bin/bash "$ROOTFS/usr/bin/bash"
+ln -s /usr/bin/bash "$ROOTFS/bin/bash"
+binaries=("$NODE" /bin/bash)
 if [ -x "$PYTHON" ]; then
   real=$(readlink -f "$PYTHON")
   cp -L "$real" "$ROOTFS/usr/bin/python3"
@@ -68,6 +75,13 @@ if [ -x "$PYTHON" ]; then
     --exclude="$version/tkinter" -cf - "$version" | tar -C "$ROOTFS/usr/lib" -xf -
   binaries+=("$real")
   for module in /usr/lib/"$version"/lib-dynload/*.so; do binaries+=("$module"); done
+fi
+# All of glibc (4 MB), not only what node loads: the CLIs the project pins ship native binaries of their own
+# (claude needs librt), and they run in this image from the mounted install.
+if command -v dpkg >/dev/null 2>&1; then
+  dpkg -L libc6 | grep -E '\.so(\.[0-9]+)*$' | grep -v gconv | while read -r lib; do
+    [ -e "$lib" ] && cp -L --parents "$lib" "$ROOTFS" 2>/dev/null || true
+  done
 fi
 for binary in "${binaries[@]}"; do
   { ldd "$binary" 2>/dev/null || true; } | { grep -o '/[^ ]*' || true; } | sort -u | while read -r lib; do
@@ -87,7 +101,7 @@ EOF
 chown 1000:1000 "$ROOTFS/home/node"
 echo "127.0.0.1 localhost" >"$ROOTFS/etc/hosts"
 tar -C "$ROOTFS" -cf - . | docker import \
-  -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin' -c 'ENV HOME=/root' -c 'WORKDIR /work' \
+  -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin' -c 'ENV HOME=/root' -c 'ENV SHELL=/usr/bin/bash' -c 'WORKDIR /work' \
   -c 'LABEL brain.image=base' -c 'CMD ["node"]' - "$TAG" >/dev/null ||
   die "docker import of $TAG failed"
 echo "$TAG"

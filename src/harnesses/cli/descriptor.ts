@@ -3,7 +3,9 @@
 // launcher (a dev container's exec).
 import { z } from "zod";
 import type { FamilyDescriptor } from "../family.js";
+import { dockerExecShim, installDir } from "../nui/install-paths.js";
 import { splitCommandLine } from "../process/command.js";
+import { SandboxableFactory } from "../sandbox/docker-sandbox.js";
 import { type CliFamilyDescriptor, CliFamilyFactory } from "./family.js";
 import type { CliFactoryOptions } from "./options.js";
 
@@ -35,7 +37,18 @@ export function cliFamily(family: CliFamilyDescriptor, summary: string): FamilyD
     summary,
     settings: { block: "cli", schema: CliHarnessSettings },
     capabilities: { steering: family.steering, images: false, sharedHost: "never" },
-    factories: (ctx) => [new CliFamilyFactory(family, cliFactoryOptions(ctx.settings as CliHarnessSettings))],
+    factories: (ctx) => {
+      const options = cliFactoryOptions(ctx.settings as CliHarnessSettings);
+      const { launcher: _, ...host } = options;
+      // sandbox: docker replaces the host's launcher with the container's exec.
+      return [
+        new SandboxableFactory(
+          new CliFamilyFactory(family, options),
+          (launcher) => new CliFamilyFactory(family, { ...host, launcher }),
+          { shim: { node: process.execPath, script: dockerExecShim() }, installDir: installDir() },
+        ),
+      ];
+    },
     // Inside a dev container the host's launcher (a sandbox of the host) does not apply: the container is one.
     launched: (ctx, launcher) => {
       const { launcher: _, ...host } = cliFactoryOptions(ctx.settings as CliHarnessSettings);

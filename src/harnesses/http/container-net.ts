@@ -18,7 +18,7 @@ export const NETNS_RELAY_JS = here.includes(`${sep}dist${sep}`)
 
 export class ContainerNet {
   private constructor(
-    /** The agent's base URL on this host's loopback. */
+    /** The agent's base URL on this host's loopback ("" when no port was exposed). */
     readonly url: string,
     private readonly dir: string,
     private readonly child: ChildProcess,
@@ -27,12 +27,12 @@ export class ContainerNet {
 
   /**
    * Bridges the network namespace of process `pid` (the container's init): its 127.0.0.1:`containerPort`
-   * becomes a loopback URL here, and each of `hostPorts` on this host's 127.0.0.1 answers on the container's
+   * (when given) becomes a loopback URL here, and each of `hostPorts` on this host's 127.0.0.1 answers on the container's
    * 127.0.0.1 at the same port.
    */
   static async open(
     pid: number,
-    containerPort: number,
+    containerPort: number | undefined,
     hostPorts: number[],
     harness: string,
   ): Promise<ContainerNet> {
@@ -40,7 +40,7 @@ export class ContainerNet {
     const relays: Relay[] = [];
     let child: ChildProcess | undefined;
     try {
-      const args = ["--expose", `${containerPort}=${join(dir, "agent.sock")}`];
+      const args = containerPort ? ["--expose", `${containerPort}=${join(dir, "agent.sock")}`] : [];
       for (const port of hostPorts) {
         const socket = join(dir, `host-${port}.sock`);
         relays.push(await exposeOnUnixSocket(port, socket));
@@ -54,6 +54,7 @@ export class ContainerNet {
         },
       );
       await ready(child, harness);
+      if (!containerPort) return new ContainerNet("", dir, child, relays);
       const agent = await listenRelay(0, join(dir, "agent.sock"));
       relays.push(agent);
       return new ContainerNet(`http://127.0.0.1:${agent.port}`, dir, child, relays);
@@ -80,7 +81,7 @@ function ready(child: ChildProcess, harness: string): Promise<void> {
       reject(
         new HarnessError(
           "brain_error",
-          `harness "${harness}": network "none" reaches the container through its network namespace (nsenter, which needs root on a Linux host), and that failed: ${why}; run Brain as root, or set network: "published"`,
+          `harness "${harness}": a --network none container is reached through its network namespace (nsenter, which needs root on a Linux host), and that failed: ${why}; run Brain as root${harness === "docker" ? ', or set network: "published"' : ""}`,
         ),
       );
     child.stderr?.on("data", (chunk: Buffer) => {

@@ -10,6 +10,7 @@ import { ResumeState } from "../nui/resume-state.js";
 import { nuiSessionOptions } from "../nui/session-options.js";
 import { HttpAgentClient } from "./client.js";
 import { dockerOptions } from "./connect-options.js";
+import { Container, SESSION_LABEL, sweepSession } from "./container.js";
 import { ContainerNet } from "./container-net.js";
 import { DockerCli, parseDockerPort } from "./docker-cli.js";
 import { HttpHarness, type HttpTimeouts } from "./http-harness.js";
@@ -34,11 +35,6 @@ export const DEFAULT_DOCKER_TIMEOUTS: DockerTimeouts = {
 const HEALTH_POLL_MS = 200;
 /** Every this many failed health polls, ask Docker whether the container is still running. */
 const STATE_EVERY = 5;
-const LOG_TAIL_LINES = 20;
-const STOP_GRACE_S = 2;
-
-/** The label every container of a Brain session carries: its session id. */
-export const SESSION_LABEL = "brain.session";
 
 export interface DockerRunSpec {
   image: string;
@@ -81,7 +77,7 @@ export class DockerFactory implements HarnessFactory {
     );
     const session = nuiSessionOptions(options.config.options, this.name);
     this.docker.assertInstalled(this.name);
-    await this.sweep(options.sessionId);
+    await sweepSession(this.docker, options.sessionId, this.timeouts.stopMs);
     const started = await this.docker.run(
       dockerRunArgs({
         image,
@@ -96,7 +92,7 @@ export class DockerFactory implements HarnessFactory {
     );
     const container = started.stdout.trim().split("\n").at(-1)?.trim() ?? "";
     if (!container) throw new HarnessError("brain_error", `docker run ${image} printed no container id`);
-    const box = new Container(this.docker, container, image, this.timeouts);
+    const box = new Container(this.docker, container, image, this.timeouts.stopMs);
     let net: ContainerNet | undefined;
     let client: HttpAgentClient;
     try {
@@ -131,19 +127,6 @@ export class DockerFactory implements HarnessFactory {
     });
   }
 
-  /** Removes the containers an earlier run of this session left behind (a host that crashed before close). */
-  private async sweep(sessionId: string): Promise<void> {
-    const listed = await this.docker.run(
-      ["ps", "-aq", "--filter", `label=${SESSION_LABEL}=${sessionId}`],
-      this.timeouts.stopMs,
-    );
-    const stale = listed.stdout
-      .split("\n")
-      .map((l) => l.trim())
-      .filter(Boolean);
-    if (stale.length) await this.docker.run(["rm", "-f", ...stale], this.timeouts.stopMs);
-  }
-
   private async waitHealthy(client: HttpAgentClient, box: Container): Promise<void> {
     const deadline = Date.now() + this.timeouts.healthMs;
     let last = "";
@@ -166,70 +149,5 @@ export class DockerFactory implements HarnessFactory {
       "brain_error",
       `container ${box.image} did not answer GET /info within ${this.timeouts.healthMs / 1000} s (last: ${last}); does it listen on its containerPort (on 0.0.0.0 when published)? ${await box.describe()}`,
     );
-  }
-}
-
-/** One session's container, by id. */
-class Container {
-  constructor(
-    private readonly docker: DockerCli,
-    readonly id: string,
-    readonly image: string,
-    private readonly timeouts: DockerTimeouts,
-  ) {}
-
-  async pid(): Promise<number> {
-    const out = await this.docker.run(["inspect", "-f", "{{.State.Pid}}", this.id], 10_000);
-    const pid = Number(out.stdout.trim());
-    if (!Number.isInteger(pid) || pid <= 0) {
-      throw new HarnessError(
-        "brain_error",
-        `container ${this.image} is not running: ${await this.describe()}`,
-      );
-    }
-    return pid;
-  }
-
-  async running(): Promise<boolean> {
-    const out = await this.docker
-      .run(["inspect", "-f", "{{.State.Running}}", this.id], 10_000)
-      .catch(() => ({ stdout: "false" }));
-    return out.stdout.trim() === "true";
-  }
-
-  /** How the container is, and the end of its log: for an error that says why the agent went away. */
-  async describe(): Promise<string> {
-    // A container killed mid-run closes the stream a moment before Docker records the exit: give it that moment.
-    let state = "";
-    for (let i = 0; i < 10; i++) {
-      state = await this.docker
-        .run(["inspect", "-f", "{{.State.Status}} {{.State.ExitCode}} {{.State.OOMKilled}}", this.id], 10_000)
-        .then((r) => r.stdout.trim())
-        .catch((err: Error) => `unknown (${err.message})`);
-      if (!state.startsWith("running")) break;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    const [status, code, oom] = state.split(" ");
-    const how =
-      status === "exited"
-        ? `container ${this.short} exited with code ${code}${oom === "true" ? " (out of memory)" : ""}`
-        : `container ${this.short} is ${state}`;
-    const logs = await this.docker
-      .run(["logs", "--tail", String(LOG_TAIL_LINES), this.id], 10_000)
-      .then((r) => `${r.stdout}${r.stderr}`.trim())
-      .catch(() => "");
-    return logs ? `${how}; its log ends:\n${logs}` : `${how}; its log is empty`;
-  }
-
-  async remove(): Promise<void> {
-    // The agent was asked to /shutdown already: a short grace, as an agent that is PID 1 ignores SIGTERM.
-    await this.docker
-      .run(["stop", "-t", String(STOP_GRACE_S), this.id], this.timeouts.stopMs)
-      .catch(() => {});
-    await this.docker.run(["rm", "-f", this.id], this.timeouts.stopMs).catch(() => {});
-  }
-
-  private get short(): string {
-    return this.id.slice(0, 12);
   }
 }
