@@ -2,14 +2,13 @@
 // container through `docker exec`, and reaches the fake provider on this host's loopback through the container's
 // network namespace, and nothing else. Every check the CLI families share runs against it.
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import type { HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { events, textOf } from "../../testing/brain.js";
 import { FAKE_KEY } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { docker, ensureDockerEngine, sessionContainers } from "../../testing/docker-engine.js";
+import { dockerSandboxed } from "../../testing/docker-sandbox.js";
 import { ClaudeCodeFactory } from "../claude-code/factory.js";
-import { dockerExecShim, installDir } from "../nui/install-paths.js";
-import { BASE_IMAGE, SandboxableFactory } from "./docker-sandbox.js";
+import { BASE_IMAGE } from "./docker-sandbox.js";
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 600_000 });
 
@@ -17,40 +16,11 @@ beforeAll(async () => {
   expect(await ensureDockerEngine()).toBe(BASE_IMAGE);
 });
 
-/** Every session sandboxed, as an agent definition's `harness.sandbox: docker` makes it. */
-class AlwaysDocker implements HarnessFactory {
-  readonly supportsSteering: boolean;
-  readonly steering?: HarnessFactory["steering"];
-  constructor(private readonly inner: SandboxableFactory) {
-    this.supportsSteering = inner.supportsSteering;
-    if (inner.steering) this.steering = inner.steering;
-  }
-  get name() {
-    return this.inner.name;
-  }
-  open(options: HarnessOptions) {
-    return this.inner.open({
-      ...options,
-      config: { ...options.config, options: { ...options.config.options, sandbox: "docker" } },
-    });
-  }
-}
-
-function sandboxed(options: { bin?: string }): HarnessFactory {
-  return new AlwaysDocker(
-    new SandboxableFactory(
-      new ClaudeCodeFactory(options),
-      (launcher) => new ClaudeCodeFactory({ ...options, launcher }),
-      { shim: { node: process.execPath, script: dockerExecShim() }, installDir: installDir() },
-    ),
-  );
-}
-
 const { found, start } = describeCliFamily({
   harness: "claude-code",
   program: "claude",
   npmPackage: "@anthropic-ai/claude-code",
-  factory: ({ bin }) => sandboxed(bin ? { bin } : {}),
+  factory: dockerSandboxed((options) => new ClaudeCodeFactory(options)),
   shellCall: { name: "Bash", arguments: { command: "ls -1" } },
   lastMessage: { stop_reason: "end_turn" },
   keyHeader: ["x-api-key", FAKE_KEY],
