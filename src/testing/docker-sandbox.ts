@@ -3,8 +3,8 @@
 // shared bed offers (a loopback-only namespace) is not used: the container is the sandbox, and it reaches the
 // bed's fake provider on this host's loopback through the container's network namespace.
 import type { HarnessFactory, HarnessOptions } from "../core/harness.js";
+import { sandboxSettings } from "../harnesses/cli/descriptor.js";
 import type { CliFactoryOptions } from "../harnesses/cli/options.js";
-import { dockerExecShim, installDir } from "../harnesses/nui/install-paths.js";
 import { SandboxableFactory } from "../harnesses/sandbox/docker-sandbox.js";
 
 class AlwaysDocker implements HarnessFactory {
@@ -33,10 +33,11 @@ export function dockerSandboxed(
   return ({ bin }) => {
     const host = bin ? { bin } : {};
     return new AlwaysDocker(
-      new SandboxableFactory(make(host), (launcher) => make({ ...host, launcher }), {
-        shim: { node: process.execPath, script: dockerExecShim() },
-        installDir: installDir(),
-      }),
+      new SandboxableFactory(
+        make(host),
+        (launcher) => make({ ...host, launcher }),
+        sandboxSettings(make(host).name),
+      ),
     );
   };
 }

@@ -5,7 +5,7 @@ import { z } from "zod";
 import type { FamilyDescriptor } from "../family.js";
 import { dockerExecShim, installDir } from "../nui/install-paths.js";
 import { splitCommandLine } from "../process/command.js";
-import { SandboxableFactory } from "../sandbox/docker-sandbox.js";
+import { type DockerSandboxSettings, SandboxableFactory } from "../sandbox/docker-sandbox.js";
 import { type CliFamilyDescriptor, CliFamilyFactory } from "./family.js";
 import type { CliFactoryOptions } from "./options.js";
 
@@ -31,6 +31,26 @@ export function cliFactoryOptions(settings: CliHarnessSettings | undefined): Cli
   };
 }
 
+const OPENCODE_UNSUPPORTED =
+  "Brain reaches opencode's HTTP server on the host's loopback, and a --network none container does not publish it back yet";
+
+/**
+ * Codex runs each shell command in its own sandbox (bubblewrap, in a user namespace), which Docker's default
+ * seccomp profile forbids; without it every command fails. The container stays without network and extra
+ * capabilities; codex's sandbox then confines its commands further inside it.
+ */
+const CODEX_DOCKER_ARGS = ["--security-opt", "seccomp=unconfined"];
+
+/** How a CLI family runs with sandbox: docker. */
+export function sandboxSettings(harness: string): DockerSandboxSettings {
+  return {
+    shim: { node: process.execPath, script: dockerExecShim() },
+    installDir: installDir(),
+    ...(harness === "opencode" ? { unsupported: OPENCODE_UNSUPPORTED } : {}),
+    ...(harness === "codex" ? { dockerArgs: CODEX_DOCKER_ARGS } : {}),
+  };
+}
+
 export function cliFamily(family: CliFamilyDescriptor, summary: string): FamilyDescriptor {
   return {
     name: family.harness,
@@ -45,7 +65,7 @@ export function cliFamily(family: CliFamilyDescriptor, summary: string): FamilyD
         new SandboxableFactory(
           new CliFamilyFactory(family, options),
           (launcher) => new CliFamilyFactory(family, { ...host, launcher }),
-          { shim: { node: process.execPath, script: dockerExecShim() }, installDir: installDir() },
+          sandboxSettings(family.harness),
         ),
       ];
     },

@@ -25,6 +25,10 @@ export interface DockerSandboxSettings {
   installDir: string;
   docker?: DockerCli;
   stopMs?: number;
+  /** More `docker run` arguments this harness needs (codex: its own sandbox inside the container). */
+  dockerArgs?: string[];
+  /** Why this harness cannot run in the sandbox yet: `sandbox: docker` is then refused with it. */
+  unsupported?: string;
 }
 
 /**
@@ -53,6 +57,12 @@ export class SandboxableFactory implements HarnessFactory {
   async open(options: HarnessOptions): Promise<Harness> {
     const sandbox = sandboxOptions(options.config.options, this.name);
     if (sandbox.sandbox === "none") return this.plain.open(withoutSandboxOptions(options));
+    if (this.settings.unsupported) {
+      throw new HarnessError(
+        "brain_error",
+        `harness "${this.name}" cannot run with sandbox: docker yet: ${this.settings.unsupported}`,
+      );
+    }
     return openInDocker(this.name, sandbox, options, this.behind, this.settings);
   }
 
@@ -114,6 +124,7 @@ async function openInDocker(
       "--network",
       "none",
       ...user,
+      ...(settings.dockerArgs ?? []),
       ...installMounts(settings.installDir).flatMap((dir) => ["-v", `${dir}:${dir}:ro`]),
       ...mounts.flatMap((dir) => ["-v", `${dir}:${dir}`]),
       image,
