@@ -12,8 +12,11 @@ class AlwaysDocker implements HarnessFactory {
   readonly supportsSteering: boolean;
   readonly steering?: HarnessFactory["steering"];
 
-  constructor(private readonly inner: SandboxableFactory) {
-    this.name = inner.name;
+  constructor(
+    private readonly inner: SandboxableFactory,
+    name?: string,
+  ) {
+    this.name = name ?? inner.name;
     this.supportsSteering = inner.supportsSteering;
     if (inner.steering) this.steering = inner.steering;
   }
@@ -26,9 +29,13 @@ class AlwaysDocker implements HarnessFactory {
   }
 }
 
-/** For CliFamilyCase.factory: the family's factory, sandboxed; the bed's `bin` is kept. */
+/**
+ * For CliFamilyCase.factory: the family's factory, sandboxed; the bed's `bin` is kept. `name`: another name for
+ * the harness (a bench that runs the family both ways).
+ */
 export function dockerSandboxed(
   make: (options: CliFactoryOptions) => HarnessFactory,
+  name?: string,
 ): (options: { launcher?: string[]; bin?: string }) => HarnessFactory {
   return ({ bin }) => {
     const host = bin ? { bin } : {};
@@ -38,6 +45,7 @@ export function dockerSandboxed(
         (launcher) => make({ ...host, launcher }),
         sandboxSettings(make(host).name),
       ),
+      name,
     );
   };
 }
