@@ -7,12 +7,12 @@ import { Brain } from "../src/core/brain.js";
 import { HarnessRegistry } from "../src/core/registry.js";
 import type { Session } from "../src/core/session.js";
 import { DockerFactory } from "../src/harnesses/http/docker.js";
+import { installDir } from "../src/harnesses/nui/install-paths.js";
 import { PiCliFactory } from "../src/harnesses/pi-cli/factory.js";
 import { FsSessionStore } from "../src/store/fs/index.js";
 import { ensureDockerEngine, imageWithCommand } from "../src/testing/docker-engine.js";
 import { dockerSandboxed } from "../src/testing/docker-sandbox.js";
 import { shellAgent, startFakeProvider } from "../src/testing/fake-provider/index.js";
-import { root } from "../src/testing/nui.js";
 import { BuiltinTools } from "../src/tools/builtin.js";
 import { ToolRouter } from "../src/tools/router.js";
 import { makeTemp, removeTemp, withTimeout } from "./lib/cleanup.js";
@@ -43,6 +43,8 @@ async function settle(session: Session, text: string): Promise<void> {
   const outcome = await withTimeout(turn.settled, 120_000, "turn");
   if (outcome.status !== "completed") throw new Error(`docker bench: turn ${outcome.status}`);
 }
+
+const root = installDir();
 
 export async function dockerBench(opts: BenchOptions): Promise<BenchRow[]> {
   const base = await ensureDockerEngine();

@@ -3,7 +3,10 @@
 // with what to install; it never skips them into a false green.
 import { execFile, execFileSync } from "node:child_process";
 import { promisify } from "node:util";
-import { root } from "./nui.js";
+import { installDir } from "../harnesses/nui/install-paths.js";
+
+/** The project (from source or from dist/). */
+const root = installDir();
 
 const run = promisify(execFile);
 
