@@ -9,6 +9,7 @@ import { existsSync, realpathSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
+import { type DescribableFactory, isDescribable } from "../cli/family.js";
 import { Container, SESSION_LABEL, sweepSession } from "../http/container.js";
 import { ContainerNet } from "../http/container-net.js";
 import { DockerCli } from "../http/docker-cli.js";
@@ -41,6 +42,8 @@ export class SandboxableFactory implements HarnessFactory {
   readonly steering?: HarnessFactory["steering"];
   readonly supportsImages?: boolean;
   readonly clientOptions?: HarnessFactory["clientOptions"];
+  /** The CLI's program and version, for `brain harnesses`: the plain factory's, when it has one. */
+  readonly describe?: DescribableFactory["describe"];
 
   constructor(
     private readonly plain: HarnessFactory,
@@ -52,6 +55,7 @@ export class SandboxableFactory implements HarnessFactory {
     if (plain.steering) this.steering = plain.steering;
     if (plain.supportsImages) this.supportsImages = plain.supportsImages;
     if (plain.clientOptions) this.clientOptions = plain.clientOptions;
+    if (isDescribable(plain)) this.describe = (cache) => plain.describe(cache);
   }
 
   async open(options: HarnessOptions): Promise<Harness> {
