@@ -15,6 +15,13 @@ die() {
   exit 1
 }
 
+# Test files run in parallel and each calls this script: one at a time, so dockerd starts once and the image
+# is built once.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"${TMPDIR:-/tmp}/brain-docker-engine.lock"
+  flock 9
+fi
+
 if ! command -v dockerd >/dev/null 2>&1 || ! command -v busybox >/dev/null 2>&1; then
   command -v apt-get >/dev/null 2>&1 ||
     die "no Docker engine and no apt-get: install Docker (https://docs.docker.com/engine/install/) and busybox, then rerun"

@@ -13,12 +13,13 @@ const run = promisify(execFile);
 export const INSTALL_HINT =
   "apt-get install -y --no-install-recommends docker.io busybox-static (as root; then scripts/docker-engine.sh starts dockerd)";
 
-/** Runs the engine script; resolves with the base image's tag. */
-export async function ensureDockerEngine(): Promise<string> {
+/** Runs the engine script; resolves with the base image's tag. `env`: the script's environment (tests). */
+export async function ensureDockerEngine(env: NodeJS.ProcessEnv = process.env): Promise<string> {
   try {
     const { stdout } = await run("bash", [`${root}/scripts/docker-engine.sh`], {
       cwd: root,
       timeout: 600_000,
+      env,
     });
     const tag = stdout.trim().split("\n").at(-1) ?? "";
     if (!tag) throw new Error("the script printed no image tag");
