@@ -106,14 +106,38 @@ export function checkDefinition(raw: unknown, options: CheckOptions): Checked {
       message: `version "${def.adl}" is not supported; Brain reads adl: "${ADL_VERSION}"`,
     });
   }
-  problems.push(...types.check(def.harness), ...approvalProblems(def), ...mcpProblems(def));
+  problems.push(
+    ...types.check(def.harness),
+    ...approvalProblems(def),
+    ...mcpProblems(def),
+    ...sandboxProblems(def),
+  );
   if (problems.length) return { ok: false, problems };
   const ignored = ADL_IGNORED_KEYS.filter((key) => def[key] !== undefined);
   if (def.aiAssets?.skills?.length) ignored.push("aiAssets.skills" as never);
   if (def.aiAssets?.rules?.length) ignored.push("aiAssets.rules" as never);
   if (def.aiAssets?.mentionProviders?.length) ignored.push("aiAssets.mentionProviders" as never);
-  if (def.harness.sandbox && def.harness.sandbox !== "none") ignored.push("harness.sandbox" as never);
   return { ok: true, definition: def, ignored: [...ignored] };
+}
+
+/** The harnesses `sandbox: docker` runs in a container (src/harnesses/sandbox). */
+export const DOCKER_SANDBOXED = ["claude-code", "codex", "pi-cli"];
+
+function sandboxProblems(def: AdlDefinition): Problem[] {
+  const sandbox = def.harness.sandbox;
+  if (sandbox === undefined || sandbox === "none") return [];
+  if (sandbox !== "docker") {
+    return [
+      { field: "harness.sandbox", message: `"${sandbox}" is not a sandbox Brain runs; use docker or none` },
+    ];
+  }
+  if (DOCKER_SANDBOXED.includes(def.harness.type)) return [];
+  return [
+    {
+      field: "harness.sandbox",
+      message: `sandbox: docker runs ${DOCKER_SANDBOXED.join(", ")} in a container, not "${def.harness.type}"; for another harness use type: devcontainer with innerHarness, or drop the sandbox`,
+    },
+  ];
 }
 
 function approvalProblems(def: AdlDefinition): Problem[] {

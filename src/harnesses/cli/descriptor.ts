@@ -3,7 +3,9 @@
 // launcher (a dev container's exec).
 import { z } from "zod";
 import type { FamilyDescriptor } from "../family.js";
+import { dockerExecShim, installDir } from "../nui/install-paths.js";
 import { splitCommandLine } from "../process/command.js";
+import { type DockerSandboxSettings, SandboxableFactory } from "../sandbox/docker-sandbox.js";
 import { type CliFamilyDescriptor, CliFamilyFactory } from "./family.js";
 import type { CliFactoryOptions } from "./options.js";
 
@@ -29,13 +31,44 @@ export function cliFactoryOptions(settings: CliHarnessSettings | undefined): Cli
   };
 }
 
+const OPENCODE_UNSUPPORTED =
+  "Brain reaches opencode's HTTP server on the host's loopback, and a --network none container does not publish it back yet";
+
+/**
+ * Codex runs each shell command in its own sandbox (bubblewrap, in a user namespace), which Docker's default
+ * seccomp profile forbids; without it every command fails. The container stays without network and extra
+ * capabilities; codex's sandbox then confines its commands further inside it.
+ */
+const CODEX_DOCKER_ARGS = ["--security-opt", "seccomp=unconfined"];
+
+/** How a CLI family runs with sandbox: docker. */
+export function sandboxSettings(harness: string): DockerSandboxSettings {
+  return {
+    shim: { node: process.execPath, script: dockerExecShim() },
+    installDir: installDir(),
+    ...(harness === "opencode" ? { unsupported: OPENCODE_UNSUPPORTED } : {}),
+    ...(harness === "codex" ? { dockerArgs: CODEX_DOCKER_ARGS } : {}),
+  };
+}
+
 export function cliFamily(family: CliFamilyDescriptor, summary: string): FamilyDescriptor {
   return {
     name: family.harness,
     summary,
     settings: { block: "cli", schema: CliHarnessSettings },
     capabilities: { steering: family.steering, images: false, sharedHost: "never" },
-    factories: (ctx) => [new CliFamilyFactory(family, cliFactoryOptions(ctx.settings as CliHarnessSettings))],
+    factories: (ctx) => {
+      const options = cliFactoryOptions(ctx.settings as CliHarnessSettings);
+      const { launcher: _, ...host } = options;
+      // sandbox: docker replaces the host's launcher with the container's exec.
+      return [
+        new SandboxableFactory(
+          new CliFamilyFactory(family, options),
+          (launcher) => new CliFamilyFactory(family, { ...host, launcher }),
+          sandboxSettings(family.harness),
+        ),
+      ];
+    },
     // Inside a dev container the host's launcher (a sandbox of the host) does not apply: the container is one.
     launched: (ctx, launcher) => {
       const { launcher: _, ...host } = cliFactoryOptions(ctx.settings as CliHarnessSettings);

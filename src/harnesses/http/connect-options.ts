@@ -17,6 +17,14 @@ const Docker = z.object({
   containerPort: Port,
   /** Extra `docker run` arguments (volumes, networks), placed before the image. */
   docker_args: z.array(z.string()).optional(),
+  /**
+   * "published" (the default): the agent's port is published on this host's 127.0.0.1 (the agent listens on
+   * 0.0.0.0). "none": the container has no network at all (`--network none`); Brain reaches its port through the
+   * container's network namespace (nsenter: Brain runs as root on Linux), so the agent may listen on 127.0.0.1.
+   */
+  network: z.enum(["published", "none"]).default("published"),
+  /** With network "none": host loopback ports the container reaches at its own 127.0.0.1 (a local model server). */
+  host_ports: z.array(Port).default([]),
 });
 
 function parse<T>(schema: z.ZodType<T>, options: unknown, harness: string, fix: string): T {
@@ -42,10 +50,17 @@ export function remoteUrl(options: Record<string, unknown> | undefined, harness:
 }
 
 export function dockerOptions(options: Record<string, unknown> | undefined, harness: string) {
-  return parse(
+  const docker = parse(
     Docker,
     options,
     harness,
     'set config.options.image and containerPort (an agent definition\'s harness.image and harness.containerPort, e.g. image: "my-agent:latest", containerPort: 9090)',
   );
+  if (docker.host_ports.length && docker.network !== "none") {
+    throw new HarnessError(
+      "brain_error",
+      `harness "${harness}": config.options.host_ports needs network: "none" (a published container reaches the host through Docker's own network)`,
+    );
+  }
+  return docker;
 }

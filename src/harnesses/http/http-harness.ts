@@ -30,6 +30,8 @@ export interface HttpHarnessParts {
   timeouts: HttpTimeouts;
   /** When the agent reaches Brain's NUI_API_URL (a host Brain started): its REST HITL requests land here. */
   desk?: HitlDesk;
+  /** Why the agent went away (a container's state and log tail), added to a brain_error that ends a turn. */
+  explain?(): Promise<string>;
   /** Releases the agent: nothing for a remote one, /shutdown + docker stop for a container. */
   release(): Promise<void>;
 }
@@ -87,7 +89,10 @@ export class HttpHarness implements Harness {
         });
       } catch (err) {
         if (ctx.signal.aborted) return { interrupted: true };
-        if (err instanceof HarnessError && err.code === "brain_error") this.broken = true;
+        if (err instanceof HarnessError && err.code === "brain_error") {
+          this.broken = true;
+          throw await this.explained(err.message);
+        }
         throw err;
       }
       translator.finish(ctx.signal.aborted ? "interrupted" : translator.error ? "error" : "done");
@@ -96,16 +101,18 @@ export class HttpHarness implements Harness {
       if (translator.error) throw new HarnessError("provider_error", `${name}: ${translator.error}`);
       if (ending === "ended") {
         this.broken = true;
-        throw new HarnessError(
-          "brain_error",
-          `${name}: the agent closed its event stream before a done event`,
-        );
+        throw await this.explained(`${name}: the agent closed its event stream before a done event`);
       }
       return { interrupted: false };
     } finally {
       clearTimeout(run.grace);
       this.run = undefined;
     }
+  }
+
+  private async explained(message: string): Promise<HarnessError> {
+    const why = await this.parts.explain?.().catch(() => undefined);
+    return new HarnessError("brain_error", why ? `${message}; ${why}` : message);
   }
 
   async steer(): Promise<void> {

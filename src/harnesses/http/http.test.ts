@@ -285,15 +285,32 @@ describe("docker (a fake docker CLI runs the image's agent locally)", () => {
     expect((await turn.settled).status).toBe("completed");
     expect(textOf(await events(session), turn.turn)).toBe("in a container");
     let calls = readCalls(state);
+    // First the sweep of what an earlier run of this session left; the session's id labels its container.
+    expect(calls[0]).toEqual(["ps", "-aq", "--filter", `label=brain.session=${session.id}`]);
     // The variable goes by name; its value reaches the container through docker's environment, not argv.
-    expect(calls[0]).toEqual(["run", "-d", "--rm", "-p", "127.0.0.1::9090", "-e", "GREETING", "seed-echo"]);
-    const id = calls[1]?.[1];
-    expect(calls[1]).toEqual(["port", id, "9090"]);
+    expect(calls[1]).toEqual([
+      "run",
+      "-d",
+      "--label",
+      `brain.session=${session.id}`,
+      "--label",
+      "brain.harness=docker",
+      "-p",
+      "127.0.0.1::9090",
+      "-e",
+      "GREETING",
+      "seed-echo",
+    ]);
+    const id = calls[2]?.[1];
+    expect(calls[2]).toEqual(["port", id, "9090"]);
     const container = JSON.parse(readFileSync(join(state, "containers", `${id}.json`), "utf8"));
     expect(container.env).toEqual({ GREETING: "hi" });
     await brain.closeSession(session.id);
     calls = readCalls(state);
-    expect(calls.at(-1)).toEqual(["stop", id]);
+    expect(calls.slice(-2)).toEqual([
+      ["stop", "-t", "2", id],
+      ["rm", "-f", id],
+    ]);
   });
 
   it("says when Docker is not running, when the image does not exist, and when the docker CLI is missing", async () => {
@@ -330,6 +347,13 @@ describe("docker (a fake docker CLI runs the image's agent locally)", () => {
     const session = await brain.create({ harness: "docker", config: { options: { image: "seed-echo" } } });
     expect((await (await session.prompt("x")).settled).error?.message).toMatch(
       /containerPort: .*set config.options.image and containerPort/,
+    );
+    const ported = await brain.create({
+      harness: "docker",
+      config: { options: { image: "seed-echo", containerPort: 9090, host_ports: [11434] } },
+    });
+    expect((await (await ported.prompt("x")).settled).error?.message).toMatch(
+      /host_ports needs network: "none"/,
     );
   });
 });

@@ -15,3 +15,8 @@ export function installDir(): string {
 export function devcontainerShim(): string {
   return join(projectRoot, "dist/src/harnesses/devcontainer/exec-shim.js");
 }
+
+/** The compiled shim that runs a command through `docker exec` in a session's sandbox container. */
+export function dockerExecShim(): string {
+  return join(projectRoot, "dist/src/harnesses/sandbox/docker-exec-shim.js");
+}

@@ -10,8 +10,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { constants } from "node:os";
 import { parseArgs } from "node:util";
+import { exposeOnUnixSocket, listenRelay, type Relay } from "../../harnesses/http/socket-relay.js";
 import { listeningPorts } from "./publish.js";
-import { exposeOnUnixSocket, listenRelay, type Relay } from "./relay.js";
 
 const split = process.argv.indexOf("--");
 const { values } = parseArgs({

@@ -6,8 +6,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, watch } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { exposeOnUnixSocket, listenRelay, type Relay } from "../../harnesses/http/socket-relay.js";
 import { type FakeProvider, type StartOptions, startFakeProvider } from "../fake-provider/index.js";
-import { exposeOnUnixSocket, listenRelay, type Relay } from "./relay.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The compiled launcher; from source (vitest) it is the built copy under dist/. */

@@ -1,7 +1,11 @@
-// Byte relays between TCP and Unix sockets, both directions of the netns bridge.
-import { connect, createServer, type Socket } from "node:net";
+// Byte relays between TCP and Unix sockets, both directions of a network-namespace bridge: path-based Unix
+// sockets are not scoped by network namespaces, so a socket file joins a loopback in one namespace to a
+// loopback in another (the test sandboxes' CLIs, the docker harness's --network none containers).
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 
 export interface Relay {
+  /** The TCP port it listens on (a listenRelay asked for port 0 gets one). */
+  port?: number;
   /** Stops listening and cuts every open connection. */
   close(): Promise<void>;
 }
@@ -31,6 +35,7 @@ function relay(
     server.once("error", reject);
     listen(server, () =>
       resolve({
+        ...portOf(server.address()),
         close: () =>
           new Promise<void>((done) => {
             server.close(() => done());
@@ -55,4 +60,8 @@ export function exposeOnUnixSocket(port: number, socketPath: string): Promise<Re
     () => connect(port, "127.0.0.1"),
     (server, done) => server.listen(socketPath, done),
   );
+}
+
+function portOf(address: AddressInfo | string | null): { port?: number } {
+  return address && typeof address === "object" ? { port: address.port } : {};
 }

@@ -1,0 +1,96 @@
+// The host half of a `network: "none"` container's bridge: the container has no interface but its loopback, so
+// Brain reaches its agent, and the container reaches the host ports the operator listed, through Unix socket
+// files in a private directory joined to the container's loopback by netns-relay.js, which Brain starts inside
+// the container's network namespace with nsenter. Every packet stays on loopbacks and in socket files.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { HarnessError } from "../../core/harness.js";
+import { exposeOnUnixSocket, listenRelay, type Relay } from "./socket-relay.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** The compiled relay program; from source (vitest) it is the built copy under dist/. */
+export const NETNS_RELAY_JS = here.includes(`${sep}dist${sep}`)
+  ? join(here, "netns-relay.js")
+  : resolve(here, "../../../dist/src/harnesses/http/netns-relay.js");
+
+export class ContainerNet {
+  private constructor(
+    /** The agent's base URL on this host's loopback ("" when no port was exposed). */
+    readonly url: string,
+    private readonly dir: string,
+    private readonly child: ChildProcess,
+    private readonly relays: Relay[],
+  ) {}
+
+  /**
+   * Bridges the network namespace of process `pid` (the container's init): its 127.0.0.1:`containerPort`
+   * (when given) becomes a loopback URL here, and each of `hostPorts` on this host's 127.0.0.1 answers on the container's
+   * 127.0.0.1 at the same port.
+   */
+  static async open(
+    pid: number,
+    containerPort: number | undefined,
+    hostPorts: number[],
+    harness: string,
+  ): Promise<ContainerNet> {
+    const dir = mkdtempSync(join(tmpdir(), "brain-container-"));
+    const relays: Relay[] = [];
+    let child: ChildProcess | undefined;
+    try {
+      const args = containerPort ? ["--expose", `${containerPort}=${join(dir, "agent.sock")}`] : [];
+      for (const port of hostPorts) {
+        const socket = join(dir, `host-${port}.sock`);
+        relays.push(await exposeOnUnixSocket(port, socket));
+        args.push("--listen", `${port}=${socket}`);
+      }
+      child = spawn(
+        "nsenter",
+        [`--net=/proc/${pid}/ns/net`, "--", process.execPath, NETNS_RELAY_JS, ...args],
+        {
+          stdio: ["pipe", "pipe", "pipe"],
+        },
+      );
+      await ready(child, harness);
+      if (!containerPort) return new ContainerNet("", dir, child, relays);
+      const agent = await listenRelay(0, join(dir, "agent.sock"));
+      relays.push(agent);
+      return new ContainerNet(`http://127.0.0.1:${agent.port}`, dir, child, relays);
+    } catch (err) {
+      child?.kill("SIGKILL");
+      await Promise.all(relays.map((r) => r.close()));
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.child.stdin?.end();
+    this.child.kill("SIGTERM");
+    await Promise.all(this.relays.map((r) => r.close()));
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+function ready(child: ChildProcess, harness: string): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    let stderr = "";
+    const fail = (why: string) =>
+      reject(
+        new HarnessError(
+          "brain_error",
+          `harness "${harness}": a --network none container is reached through its network namespace (nsenter, which needs root on a Linux host), and that failed: ${why}; run Brain as root${harness === "docker" ? ', or set network: "published"' : ""}`,
+        ),
+      );
+    child.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.stdout?.on("data", (chunk: Buffer) => {
+      if (chunk.toString().includes("ready")) resolvePromise();
+    });
+    child.once("error", (err) => fail(err.message));
+    child.once("exit", (code) => fail(`the relay exited with ${code}: ${stderr.trim() || "no output"}`));
+  });
+}

@@ -1,0 +1,88 @@
+// One session's container, by id: its init's pid (for its network namespace), whether it runs, how it ended
+// with the end of its log (for the error that says why an agent went away), and its removal. And the sweep of
+// what an earlier, crashed host left of a session: every container carries the session's label.
+import { HarnessError } from "../../core/harness.js";
+import type { DockerCli } from "./docker-cli.js";
+
+/** The label every container of a Brain session carries: its session id. */
+export const SESSION_LABEL = "brain.session";
+
+const LOG_TAIL_LINES = 20;
+/** `docker stop`'s grace: the agent was asked to stop already, and an agent that is PID 1 ignores SIGTERM. */
+const STOP_GRACE_S = 2;
+
+/** Removes the containers an earlier run of this session left behind (a host that crashed before close). */
+export async function sweepSession(docker: DockerCli, sessionId: string, timeoutMs: number): Promise<void> {
+  const listed = await docker.run(
+    ["ps", "-aq", "--filter", `label=${SESSION_LABEL}=${sessionId}`],
+    timeoutMs,
+  );
+  const stale = listed.stdout
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
+  if (stale.length) await docker.run(["rm", "-f", ...stale], timeoutMs);
+}
+
+/** One session's container, by id. */
+export class Container {
+  constructor(
+    private readonly docker: DockerCli,
+    readonly id: string,
+    readonly image: string,
+    /** Each of `docker stop` and `docker rm`. */
+    private readonly stopMs: number,
+  ) {}
+
+  async pid(): Promise<number> {
+    const out = await this.docker.run(["inspect", "-f", "{{.State.Pid}}", this.id], 10_000);
+    const pid = Number(out.stdout.trim());
+    if (!Number.isInteger(pid) || pid <= 0) {
+      throw new HarnessError(
+        "brain_error",
+        `container ${this.image} is not running: ${await this.describe()}`,
+      );
+    }
+    return pid;
+  }
+
+  async running(): Promise<boolean> {
+    const out = await this.docker
+      .run(["inspect", "-f", "{{.State.Running}}", this.id], 10_000)
+      .catch(() => ({ stdout: "false" }));
+    return out.stdout.trim() === "true";
+  }
+
+  /** How the container is, and the end of its log: for an error that says why the agent went away. */
+  async describe(): Promise<string> {
+    // A container killed mid-run closes the stream a moment before Docker records the exit: give it that moment.
+    let state = "";
+    for (let i = 0; i < 10; i++) {
+      state = await this.docker
+        .run(["inspect", "-f", "{{.State.Status}} {{.State.ExitCode}} {{.State.OOMKilled}}", this.id], 10_000)
+        .then((r) => r.stdout.trim())
+        .catch((err: Error) => `unknown (${err.message})`);
+      if (!state.startsWith("running")) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const [status, code, oom] = state.split(" ");
+    const how =
+      status === "exited"
+        ? `container ${this.short} exited with code ${code}${oom === "true" ? " (out of memory)" : ""}`
+        : `container ${this.short} is ${state}`;
+    const logs = await this.docker
+      .run(["logs", "--tail", String(LOG_TAIL_LINES), this.id], 10_000)
+      .then((r) => `${r.stdout}${r.stderr}`.trim())
+      .catch(() => "");
+    return logs ? `${how}; its log ends:\n${logs}` : `${how}; its log is empty`;
+  }
+
+  async remove(): Promise<void> {
+    await this.docker.run(["stop", "-t", String(STOP_GRACE_S), this.id], this.stopMs).catch(() => {});
+    await this.docker.run(["rm", "-f", this.id], this.stopMs).catch(() => {});
+  }
+
+  private get short(): string {
+    return this.id.slice(0, 12);
+  }
+}

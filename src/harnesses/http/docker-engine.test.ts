@@ -1,0 +1,117 @@
+// The `docker` harness on a real Docker engine (scripts/docker-engine.sh installs and starts it, and builds the
+// base image from this host's node and python3). Every container runs with --network none: Brain reaches the
+// agent through the container's network namespace, so no packet leaves a loopback.
+import { join } from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { events, makeBrain, type TestBrain, textOf, waitForEvent } from "../../testing/brain.js";
+import {
+  docker,
+  ensureDockerEngine,
+  imageWithCommand,
+  sessionContainers,
+} from "../../testing/docker-engine.js";
+import { fixtures, root } from "../../testing/nui.js";
+import { DockerFactory } from "./docker.js";
+
+let base = "";
+let seedImage = "";
+let tsImage = "";
+beforeAll(async () => {
+  base = await ensureDockerEngine();
+  seedImage = imageWithCommand(base, "brain-test/seed-echo", [
+    "python3",
+    join(fixtures, "seed_http_echo.py"),
+  ]);
+  tsImage = imageWithCommand(base, "brain-test/ts-agent", [
+    "node",
+    join(root, "dist/src/testing/fixtures/nui/ts-agent.js"),
+    "http",
+    "8090",
+  ]);
+}, 600_000);
+
+let t: TestBrain | undefined;
+afterEach(async () => {
+  await t?.cleanup();
+  t = undefined;
+});
+
+/** The project read-only at its own path, so the images' commands find their scripts. */
+const MOUNT = ["-v", `${root}:${root}:ro`];
+
+function session(image: string, containerPort: number, env: Record<string, string> = {}) {
+  t = makeBrain({ factories: [new DockerFactory("docker", undefined, { interruptGraceMs: 3_000 })] });
+  return t.brain.create({
+    harness: "docker",
+    config: { options: { image, containerPort, network: "none", docker_args: MOUNT, env } },
+  });
+}
+
+describe("docker on a real engine", () => {
+  it("the seed's Python agent: turns stream through, the session's label is on its container, close removes it", async () => {
+    const s = await session(seedImage, 9090, { PORT: "9090" });
+    for (const text of ["hello", "from a container"]) {
+      const turn = await s.prompt(text);
+      expect(await turn.settled).toMatchObject({ status: "completed" });
+      expect(textOf(await events(s), turn.turn)).toBe(text);
+    }
+    const [id] = sessionContainers(s.id);
+    expect(docker("inspect", "-f", "{{.HostConfig.NetworkMode}} {{.State.Running}}", id!)).toBe("none true");
+    await t!.brain.closeSession(s.id);
+    expect(sessionContainers(s.id)).toEqual([]);
+  });
+
+  it("the TypeScript agent: cancel mid-run settles interrupted and the next turn runs in the same container", async () => {
+    const s = await session(tsImage, 8090);
+    const turn = await s.prompt("slow");
+    await waitForEvent(s, (e) => e.type === "assistant.delta" && e.turn === turn.turn);
+    await s.interrupt();
+    expect((await turn.settled).status).toBe("interrupted");
+    const next = await s.prompt("after");
+    expect((await next.settled).status).toBe("completed");
+    expect(textOf(await events(s), next.turn)).toMatch(/^ts says: after/);
+    expect(sessionContainers(s.id)).toHaveLength(1);
+    await t!.brain.closeSession(s.id);
+    expect(sessionContainers(s.id)).toEqual([]);
+  });
+
+  it("an agent that exits mid-run fails the turn with brain_error and its log's tail", async () => {
+    const s = await session(tsImage, 8090);
+    const outcome = await (await s.prompt("crash")).settled;
+    expect(outcome).toMatchObject({ status: "failed", error: { code: "brain_error" } });
+    expect(outcome.error?.message).toMatch(
+      /exited with code 5; its log ends:\n.*ts agent: crashing on purpose/s,
+    );
+  });
+
+  it("a container killed mid-run fails the turn; the next turn sweeps the session's leftovers and starts afresh", async () => {
+    const s = await session(tsImage, 8090);
+    const turn = await s.prompt("slow");
+    await waitForEvent(s, (e) => e.type === "assistant.delta" && e.turn === turn.turn);
+    const [first] = sessionContainers(s.id);
+    // A leftover of an earlier host that crashed with this session open, labelled as the harness labels.
+    const stale = docker(
+      "run",
+      "-d",
+      "--network",
+      "none",
+      "--label",
+      `brain.session=${s.id}`,
+      base,
+      "sleep",
+      "600",
+    );
+    docker("kill", first!);
+    const outcome = await turn.settled;
+    expect(outcome).toMatchObject({ status: "failed", error: { code: "brain_error" } });
+    expect(outcome.error?.message).toMatch(/container [0-9a-f]{12} exited with code 137/);
+    const next = await s.prompt("again");
+    expect((await next.settled).status).toBe("completed");
+    const now = sessionContainers(s.id);
+    expect(now).toHaveLength(1);
+    expect(now[0]).not.toBe(first!.slice(0, 12));
+    expect(now).not.toContain(stale.slice(0, 12));
+    await t!.brain.closeSession(s.id);
+    expect(sessionContainers(s.id)).toEqual([]);
+  });
+});

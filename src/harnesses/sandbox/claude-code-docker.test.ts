@@ -1,0 +1,57 @@
+// claude-code with `sandbox: docker` on a real Docker engine: the real Claude Code CLI runs inside a --network none
+// container through `docker exec`, and reaches the fake provider on this host's loopback through the container's
+// network namespace, and nothing else. Every check the CLI families share runs against it.
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import { events, textOf } from "../../testing/brain.js";
+import { FAKE_KEY } from "../../testing/cli.js";
+import { describeCliFamily } from "../../testing/cli-family.js";
+import { docker, ensureDockerEngine, sessionContainers } from "../../testing/docker-engine.js";
+import { dockerSandboxed } from "../../testing/docker-sandbox.js";
+import { ClaudeCodeFactory } from "../claude-code/factory.js";
+import { BASE_IMAGE } from "./docker-sandbox.js";
+
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 600_000 });
+
+beforeAll(async () => {
+  expect(await ensureDockerEngine()).toBe(BASE_IMAGE);
+});
+
+const { found, start } = describeCliFamily({
+  harness: "claude-code",
+  program: "claude",
+  npmPackage: "@anthropic-ai/claude-code",
+  factory: dockerSandboxed((options) => new ClaudeCodeFactory(options)),
+  shellCall: { name: "Bash", arguments: { command: "ls -1" } },
+  lastMessage: { stop_reason: "end_turn" },
+  keyHeader: ["x-api-key", FAKE_KEY],
+  resumedToolResult: "tool_result",
+  appendOnly: true,
+  checkpointFiles: (files) => {
+    expect(files.map((f) => f.path)).toContain("claude-code.json");
+    expect(files.some((f) => f.path.endsWith(".jsonl") && f.append_only)).toBe(true);
+  },
+  shellTool: "Bash",
+  // Its fake CLIs live in a temp dir the container does not mount: a program outside Brain's install cannot run
+  // in the sandbox (and says so, as docker's exec error in the turn's error).
+  skip: ["garbage"],
+});
+
+describe.runIf(found)("claude-code in a docker sandbox", () => {
+  it("runs its shell tool inside the container, which has no network, and removes the container on close", async () => {
+    const b = await start();
+    const session = await b.create();
+    const turn = await session.prompt(
+      "Look around CMD[hostname; cat /proc/1/cmdline | tr '\\0' ' '; ip -o link]",
+    );
+    expect((await turn.settled).status).toBe("completed");
+    const [id] = sessionContainers(session.id);
+    expect(docker("inspect", "-f", "{{.HostConfig.NetworkMode}}", id!)).toBe("none");
+    const output = JSON.stringify((await events(session)).filter((e) => e.type === "tool.result"));
+    expect(output).toContain(id!.slice(0, 12)); // the container's hostname
+    expect(output).toContain("sleep 2147483647"); // its init
+    expect(output).not.toMatch(/eth0/);
+    expect(textOf(await events(session), turn.turn)).toContain("done");
+    await b.t.brain.closeSession(session.id);
+    expect(sessionContainers(session.id)).toEqual([]);
+  });
+});

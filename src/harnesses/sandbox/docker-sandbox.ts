@@ -1,0 +1,166 @@
+// `sandbox: docker` for the harnesses that run behind a launcher (the CLI agents, the runners): the session's
+// CLI runs inside a container Brain starts for the session, with no network (`--network none`) but a way to the
+// provider when that is on this host's loopback (a local model server, the tests' fake provider), bridged through
+// the container's network namespace. The harness itself stays on the host, so permissions and questions reach
+// Brain's clients as they do without a sandbox; the CLI's command goes through `docker exec` (docker-exec-shim),
+// and the native dir, the working directory and Brain's install (read-only) are mounted at their own paths, so
+// the CLI's state lands in the native dir and checkpoints, restore and fork work as on the host.
+import { existsSync, realpathSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
+import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
+import { HarnessError } from "../../core/harness.js";
+import { type DescribableFactory, isDescribable } from "../cli/family.js";
+import { Container, SESSION_LABEL, sweepSession } from "../http/container.js";
+import { ContainerNet } from "../http/container-net.js";
+import { DockerCli } from "../http/docker-cli.js";
+import { type SandboxOptions, sandboxOptions, withoutSandboxOptions } from "./options.js";
+import { SandboxedHarness } from "./sandboxed-harness.js";
+
+/** The base image scripts/docker-engine.sh builds (keep its RECIPE in step). */
+export const BASE_IMAGE = `brain/base:node-${process.versions.node}-r4`;
+
+export interface DockerSandboxSettings {
+  /** The shim (dist/src/harnesses/sandbox/docker-exec-shim.js) and the node that runs it. */
+  shim: { node: string; script: string };
+  /** Brain's install, mounted read-only so its CLIs and runners run inside. */
+  installDir: string;
+  docker?: DockerCli;
+  stopMs?: number;
+  /** More `docker run` arguments this harness needs (codex: its own sandbox inside the container). */
+  dockerArgs?: string[];
+  /** Why this harness cannot run in the sandbox yet: `sandbox: docker` is then refused with it. */
+  unsupported?: string;
+}
+
+/**
+ * A harness factory that runs its harness as usual, or, when the session's options say `sandbox: docker`,
+ * inside a container: `behind(launcher)` is the same harness with the container's exec in front of its command.
+ */
+export class SandboxableFactory implements HarnessFactory {
+  readonly name: string;
+  readonly supportsSteering: boolean;
+  readonly steering?: HarnessFactory["steering"];
+  readonly supportsImages?: boolean;
+  readonly clientOptions?: HarnessFactory["clientOptions"];
+  /** The CLI's program and version, for `brain harnesses`: the plain factory's, when it has one. */
+  readonly describe?: DescribableFactory["describe"];
+
+  constructor(
+    private readonly plain: HarnessFactory,
+    private readonly behind: (launcher: string[]) => HarnessFactory,
+    private readonly settings: DockerSandboxSettings,
+  ) {
+    this.name = plain.name;
+    this.supportsSteering = plain.supportsSteering;
+    if (plain.steering) this.steering = plain.steering;
+    if (plain.supportsImages) this.supportsImages = plain.supportsImages;
+    if (plain.clientOptions) this.clientOptions = plain.clientOptions;
+    if (isDescribable(plain)) this.describe = (cache) => plain.describe(cache);
+  }
+
+  async open(options: HarnessOptions): Promise<Harness> {
+    const sandbox = sandboxOptions(options.config.options, this.name);
+    if (sandbox.sandbox === "none") return this.plain.open(withoutSandboxOptions(options));
+    if (this.settings.unsupported) {
+      throw new HarnessError(
+        "brain_error",
+        `harness "${this.name}" cannot run with sandbox: docker yet: ${this.settings.unsupported}`,
+      );
+    }
+    return openInDocker(this.name, sandbox, options, this.behind, this.settings);
+  }
+
+  async close(): Promise<void> {
+    await (this.plain as { close?: () => Promise<void> }).close?.();
+  }
+}
+
+/**
+ * Brain's install, and where its node_modules really are when that is a link (a worktree sharing another
+ * checkout's): mounted read-only at their own paths, so the CLIs' paths hold inside.
+ */
+export function installMounts(dir: string): string[] {
+  const modules = join(dir, "node_modules");
+  const real = existsSync(modules) ? realpathSync(modules) : modules;
+  return real === modules || real.startsWith(`${dir}/`) ? [dir] : [dir, real];
+}
+
+/** The provider's port when it is on this host's loopback: the one address the sandbox may reach. */
+export function loopbackProviderPort(baseUrl: string | undefined, harness: string): number[] {
+  if (!baseUrl) return [];
+  const url = new URL(baseUrl);
+  if (!["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) {
+    throw new HarnessError(
+      "brain_error",
+      `harness "${harness}" with sandbox: docker runs its CLI with no network, and its provider ${url.origin} is not on this host's loopback; point the provider's base_url at a loopback proxy or model server (http://127.0.0.1:PORT), or drop the sandbox`,
+    );
+  }
+  return [Number(url.port || (url.protocol === "https:" ? 443 : 80))];
+}
+
+async function openInDocker(
+  name: string,
+  sandbox: SandboxOptions,
+  options: HarnessOptions,
+  behind: (launcher: string[]) => HarnessFactory,
+  settings: DockerSandboxSettings,
+): Promise<Harness> {
+  const docker = settings.docker ?? new DockerCli();
+  const stopMs = settings.stopMs ?? 30_000;
+  docker.assertInstalled(name);
+  const hostPorts = loopbackProviderPort(options.provider.base_url, name);
+  await sweepSession(docker, options.sessionId, stopMs);
+  // A cwd that is no absolute, existing directory is left to the harness to refuse, in its own words.
+  const cwd = sandbox.cwd;
+  const ownCwd = cwd && isAbsolute(cwd) && existsSync(cwd) && !cwd.startsWith(`${options.dir}/`);
+  const mounts = [options.dir, ...(ownCwd ? [cwd] : [])];
+  const user =
+    process.getuid?.() && process.getgid ? ["--user", `${process.getuid?.()}:${process.getgid()}`] : [];
+  const image = sandbox.sandbox_image ?? BASE_IMAGE;
+  const started = await docker.run(
+    [
+      "run",
+      "-d",
+      "--label",
+      `${SESSION_LABEL}=${options.sessionId}`,
+      "--label",
+      `brain.harness=${name}`,
+      "--network",
+      "none",
+      ...user,
+      ...(settings.dockerArgs ?? []),
+      ...installMounts(settings.installDir).flatMap((dir) => ["-v", `${dir}:${dir}:ro`]),
+      ...mounts.flatMap((dir) => ["-v", `${dir}:${dir}`]),
+      image,
+      // Something to keep the container up; the CLI runs through `docker exec`.
+      "sleep",
+      "2147483647",
+    ],
+    300_000,
+  );
+  const id = started.stdout.trim().split("\n").at(-1)?.trim() ?? "";
+  if (!id) throw new HarnessError("brain_error", `docker run ${image} printed no container id`);
+  const box = new Container(docker, id, image, stopMs);
+  let net: ContainerNet | undefined;
+  try {
+    net = await ContainerNet.open(await box.pid(), undefined, hostPorts, name);
+    const launcher = [
+      settings.shim.node,
+      settings.shim.script,
+      "--docker",
+      docker.program,
+      "--container",
+      id,
+      "--",
+    ];
+    const inner = await behind(launcher).open(withoutSandboxOptions(options));
+    return new SandboxedHarness(inner, async () => {
+      await net?.close();
+      await box.remove();
+    });
+  } catch (err) {
+    await net?.close();
+    await box.remove();
+    throw err;
+  }
+}
