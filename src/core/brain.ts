@@ -5,7 +5,7 @@ import type { ProviderCredentials } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
 import type { ToolRouter } from "../tools/router.js";
 import type { SessionToolServices } from "../tools/tool-service.js";
-import { CheckpointStore, refuseInside } from "./checkpoints/index.js";
+import { CheckpointStore, type Checkpoints, refuseInside } from "./checkpoints/index.js";
 import { SessionError } from "./errors.js";
 import type { EventLog } from "./event-log.js";
 import { type LiveChange, type LiveSession, LiveSessions } from "./live-sessions.js";
@@ -34,6 +34,8 @@ export interface SessionStore {
   readEvents(id: string): Promise<SessionEvent[]>;
   /** Deletes the session and all its files. */
   remove(id: string): Promise<void>;
+  /** The session's checkpoints when the store keeps them itself (cluster); else files in paths(id).checkpoints. */
+  checkpoints?(id: string): Checkpoints;
 }
 
 export interface BrainOptions {
@@ -131,7 +133,7 @@ export class Brain {
   /** A new session whose native state starts as `checkpoint` of session `id`. */
   async fork(id: string, checkpoint = "latest"): Promise<Session> {
     const source = await this.record(id);
-    const checkpoints = new CheckpointStore(this.options.store.paths(id).checkpoints);
+    const checkpoints = this.checkpointsOf(id);
     const manifest = await checkpoints.get(checkpoint);
     const forked_from = { session: id, checkpoint: manifest.id };
     const { harness, config, provider, permissions, tenant, mcp_servers } = source;
@@ -146,7 +148,7 @@ export class Brain {
     await this.record(id);
     const home = this.options.store.home;
     if (home !== undefined) await refuseInside(dir, home, "$BRAIN_HOME");
-    await new CheckpointStore(this.options.store.paths(id).checkpoints).restore(checkpoint, dir);
+    await this.checkpointsOf(id).restore(checkpoint, dir);
   }
 
   async closeSession(id: string): Promise<void> {
@@ -244,7 +246,7 @@ export class Brain {
         tools,
         ...(services ? { services } : {}),
         provider,
-        checkpoints: new CheckpointStore(paths.checkpoints),
+        checkpoints: this.checkpointsOf(id),
         permissions: new PermissionRules(record.permissions),
       });
       return { session, ...(record.tenant ? { tenant: record.tenant } : {}) };
@@ -253,6 +255,11 @@ export class Brain {
       await log.close().catch(() => {});
       throw err;
     }
+  }
+
+  private checkpointsOf(id: string): Checkpoints {
+    const { store } = this.options;
+    return store.checkpoints?.(id) ?? new CheckpointStore(store.paths(id).checkpoints);
   }
 
   /** A configured provider by name; an unknown name is the caller's mistake, answered with the known ones. */

@@ -16,7 +16,7 @@ import { describeIssues } from "../protocol/frames.js";
 import type { ProviderCredentials, SessionConfig } from "../protocol/runner.js";
 import type { BoundTools } from "../tools/router.js";
 import type { SessionToolServices } from "../tools/tool-service.js";
-import type { CheckpointManifest, CheckpointStore } from "./checkpoints/index.js";
+import type { CheckpointManifest, Checkpoints } from "./checkpoints/index.js";
 import { SessionError } from "./errors.js";
 import type { EventLog } from "./event-log.js";
 import { type Harness, HarnessError, type HarnessFactory } from "./harness.js";
@@ -37,7 +37,7 @@ export interface SessionParts {
   /** The session's own tool services (its MCP servers): started with its harness, stopped when it closes. */
   services?: SessionToolServices;
   provider: ProviderCredentials;
-  checkpoints: CheckpointStore;
+  checkpoints: Checkpoints;
   permissions: PermissionRules;
 }
 
