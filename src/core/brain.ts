@@ -34,6 +34,8 @@ export interface SessionStore {
   readEvents(id: string): Promise<SessionEvent[]>;
   /** Deletes the session and all its files. */
   remove(id: string): Promise<void>;
+  /** Checkpoint every session after each completed turn (cluster mode: another node may have to take over). */
+  readonly checkpointEveryTurn?: boolean;
   /** The session's checkpoints when the store keeps them itself (cluster); else files in paths(id).checkpoints. */
   checkpoints?(id: string): Checkpoints;
 }
@@ -168,6 +170,13 @@ export class Brain {
     this.live.notify({ type: "deleted", id });
   }
 
+  private async drop(id: string, session: Session): Promise<void> {
+    if (this.live.find(id)?.session !== session) return;
+    await this.live.take(id)?.catch(() => undefined);
+    await session.close().catch(() => {});
+    this.live.notify({ type: "closed", id, log: session.log });
+  }
+
   /** Closes every live session and every harness factory. */
   async close(): Promise<void> {
     const sessions = await Promise.allSettled(this.live.takeAll());
@@ -233,7 +242,8 @@ export class Brain {
       typeof record.provider === "string" ? record.provider : undefined,
     );
     const redactor = this.redactor.with(this.sessionSecrets(record, settings, provider));
-    const log = redactingLog(await this.options.store.openLog(id), redactor);
+    const raw = await this.options.store.openLog(id);
+    const log = redactingLog(raw, redactor);
     try {
       if (record.status === "closed") await this.options.store.update(id, { status: "open" });
       const session = await Session.open({
@@ -248,7 +258,10 @@ export class Brain {
         provider,
         checkpoints: this.checkpointsOf(id),
         permissions: new PermissionRules(record.permissions),
+        ...(this.options.store.checkpointEveryTurn ? { checkpointAfterTurn: true } : {}),
       });
+      // Another node owns the session now: stop its harness here and let go (the log refuses writes already).
+      raw.onRevoked?.(() => void this.drop(id, session));
       return { session, ...(record.tenant ? { tenant: record.tenant } : {}) };
     } catch (err) {
       // Left open, the log would keep its lock: no later open in this process or any other could take it.

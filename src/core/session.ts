@@ -39,6 +39,11 @@ export interface SessionParts {
   provider: ProviderCredentials;
   checkpoints: Checkpoints;
   permissions: PermissionRules;
+  /**
+   * Checkpoint the native state after every completed turn (cluster mode: no settled turn's history may live
+   * on one machine only). A checkpoint that fails is a warning; the turn stands.
+   */
+  checkpointAfterTurn?: boolean;
 }
 
 export interface TurnOutcome {
@@ -265,6 +270,7 @@ export class Session {
       try {
         await this.append([{ type: "turn.settled", turn: turn.id, data }]);
         this.running = undefined;
+        if (this.parts.checkpointAfterTurn && status === "completed") await this.checkpointQuietly();
         return { turn: turn.id, ...data };
       } catch (err) {
         this.writer.stall(turn, err as Error);
@@ -275,6 +281,16 @@ export class Session {
     const failed = this.writer.ended(turn.failure?.toInfo());
     await this.writer.closeOut().catch(() => {});
     return { turn: turn.id, ...failed };
+  }
+
+  private async checkpointQuietly(): Promise<void> {
+    try {
+      await this.checkpoint();
+    } catch (err) {
+      process.emitWarning(
+        `session ${this.parts.id}: checkpoint after the turn failed: ${(err as Error).message}`,
+      );
+    }
   }
 
   private async recoverTurn(turn: string): Promise<void> {

@@ -39,6 +39,7 @@ export class NatsEventLog implements EventLog {
   private tail: SessionEvent[] = [];
   private fence: NatsStoreError | undefined;
   private readonly listeners = new Set<(events: SessionEvent[]) => void>();
+  private readonly revokedListeners = new Set<(err: Error) => void>();
   /** This open's name, in every message it writes. */
   readonly writer = randomUUID();
 
@@ -77,7 +78,19 @@ export class NatsEventLog implements EventLog {
 
   /** Refuses every later append with `err` (the lease was lost: this node must stop writing). */
   revoke(err: NatsStoreError): void {
-    this.fence ??= err;
+    if (this.fence) return;
+    this.fence = err;
+    for (const listener of [...this.revokedListeners]) listener(err);
+    this.revokedListeners.clear();
+  }
+
+  onRevoked(listener: (err: Error) => void): () => void {
+    if (this.fence) {
+      listener(this.fence);
+      return () => {};
+    }
+    this.revokedListeners.add(listener);
+    return () => this.revokedListeners.delete(listener);
   }
 
   append(events: NewEvent[]): Promise<SessionEvent[]> {
@@ -154,7 +167,7 @@ export class NatsEventLog implements EventLog {
         const behind = this.queue;
         this.queue = [];
         const error = err instanceof NatsStoreError ? err : natsFailure(`${this.where}: append failed`, err);
-        if (error.code === "locked") this.fence ??= error;
+        if (error.code === "locked") this.revoke(error);
         for (const p of [...batch, ...behind]) p.reject(error);
         continue;
       }

@@ -3,10 +3,11 @@
 // node that runs the session, under its own home: <home>/sessions/<id>/{native,checkpoints}, the latter a
 // cache of what the object store holds.
 import { randomUUID } from "node:crypto";
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, readdir, rm } from "node:fs/promises";
 import nodePath from "node:path";
 import type { KvEntry } from "@nats-io/kv";
 import type { SessionStore } from "../../core/brain.js";
+import { CheckpointStore } from "../../core/checkpoints/index.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { describeIssue, SESSION_ID, SessionRecord } from "../fs/session-record.js";
 import { ReplicatedCheckpoints } from "./checkpoints.js";
@@ -34,6 +35,8 @@ const UPDATE_TRIES = 20;
 export class NatsSessionStore implements SessionStore {
   readonly home: string;
   readonly root: string;
+  /** Any node may have to take a session over: each completed turn is checkpointed into NATS. */
+  readonly checkpointEveryTurn = true;
   /** The leases of the logs this node has open, by session. */
   private readonly leases = new Map<string, Lease>();
   /**
@@ -169,6 +172,7 @@ export class NatsSessionStore implements SessionStore {
       await lease.release();
     };
     try {
+      await this.restoreNative(id);
       const log = await NatsEventLog.open(this.ctx, id, { guard: lease, onClose: release, incarnation });
       lease.onLost((err) => log.revoke(err));
       return log;
@@ -176,6 +180,23 @@ export class NatsSessionStore implements SessionStore {
       await release();
       throw err;
     }
+  }
+
+  /**
+   * A session taken over from another node (or reopened on a fresh one) starts from its last checkpoint: the
+   * native state as of its last completed turn. This node's own native dir is kept only while no other node
+   * has checkpointed the session since (else it is stale: the session went on elsewhere).
+   */
+  private async restoreNative(id: string): Promise<void> {
+    const { native, checkpoints: cacheDir } = this.paths(id);
+    const mine = new Set(await new CheckpointStore(cacheDir).list());
+    const checkpoints = this.checkpoints(id);
+    const latest = (await checkpoints.list()).at(-1);
+    if (latest === undefined) return;
+    const empty = (await readdir(native)).length === 0;
+    if (!empty && mine.has(latest)) return;
+    await rm(native, { recursive: true, force: true });
+    await checkpoints.restore(latest, native);
   }
 
   /** The lease of a log this node has open (to watch for its loss, or, in tests, to pause it). */
