@@ -14,6 +14,7 @@ import { appendsBench } from "./appends.js";
 import { checkpointBench } from "./checkpoint.js";
 import { cliOverheadBench } from "./cli-overhead.js";
 import { cliStartBench } from "./cli-start.js";
+import { clusterBench } from "./cluster.js";
 import { extEventsBench } from "./ext-events.js";
 import { firstDeltaBench } from "./first-delta.js";
 import { installCleanup } from "./lib/cleanup.js";
@@ -49,6 +50,7 @@ const BENCHES: Record<string, (opts: BenchOptions) => Promise<BenchRow[]>> = {
   scale: scaleBench,
   "log-scale": logScaleBench,
   "acp-peer": acpPeerBench,
+  cluster: clusterBench,
 };
 
 const USAGE = `usage: node dist/bench/run.js [--quick] [--json] [--reps N] [--only ${Object.keys(BENCHES).join(",")}]`;

@@ -2,7 +2,7 @@
 // tests and benchmarks. The server binary comes from scripts/ensure-nats.mjs (Debian's nats-server, installed
 // when missing). Nodes can be killed and started again to test failover.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -25,12 +25,16 @@ export interface NatsCluster {
   stop(): Promise<void>;
 }
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** scripts/ensure-nats.mjs, from src/testing (vitest) or dist/src/testing (benchmarks). */
+const INSTALLER = [join(HERE, "..", "..", "scripts"), join(HERE, "..", "..", "..", "scripts")]
+  .map((dir) => join(dir, "ensure-nats.mjs"))
+  .find((p) => existsSync(p));
 
 /** The nats-server binary, installing Debian's package when it is missing (once per machine). */
 export function natsServerPath(): string {
   // The installer is a plain script (it must run before anything is built, from .ci/run too).
-  const script = join(ROOT, "scripts", "ensure-nats.mjs");
+  const script = INSTALLER ?? join(process.cwd(), "scripts", "ensure-nats.mjs");
   return execFileSync(process.execPath, [script], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
