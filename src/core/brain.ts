@@ -34,6 +34,15 @@ export interface SessionStore {
   readEvents(id: string): Promise<SessionEvent[]>;
   /** Deletes the session and all its files. */
   remove(id: string): Promise<void>;
+  /**
+   * Follows a session's log written by another process (cluster mode: another node): each batch once it is
+   * durable, from the tail as it is when this resolves (`after` undefined) or after a seq. Returns the stop.
+   */
+  follow?(
+    id: string,
+    after: number | undefined,
+    listener: (events: SessionEvent[]) => void,
+  ): Promise<() => void>;
   /** Checkpoint every session after each completed turn (cluster mode: another node may have to take over). */
   readonly checkpointEveryTurn?: boolean;
   /** The session's checkpoints when the store keeps them itself (cluster); else files in paths(id).checkpoints. */
@@ -124,6 +133,14 @@ export class Brain {
 
   async list(): Promise<SessionRecord[]> {
     return this.options.store.list();
+  }
+
+  /**
+   * Follows a session another process writes (cluster mode: another node owns it), when the store can: its
+   * batches from the tail on as they become durable. Undefined when the store cannot (the embedded one).
+   */
+  followStored(id: string, listener: (events: SessionEvent[]) => void): Promise<() => void> | undefined {
+    return this.options.store.follow?.(id, undefined, listener);
   }
 
   async record(id: string): Promise<SessionRecord> {

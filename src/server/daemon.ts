@@ -90,7 +90,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   }
   const brain = options.brain;
   // The feeds follow the core's registry: a session's live log while it is open, its stored events after.
-  const hub = new FeedHub((id) => brain.events(id));
+  const hub = new FeedHub(
+    (id) => brain.events(id),
+    (id, listener) => brain.followStored(id, listener),
+  );
   for (const live of brain.liveSessions()) hub.attach(live.session.id, live.session.log);
   const unsubscribe = brain.subscribe((change) => {
     if (change.type === "opened") hub.attach(change.session.id, change.session.log);

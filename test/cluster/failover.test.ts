@@ -56,6 +56,13 @@ describe("cluster failover", () => {
   it("another node takes over a session whose owner was SIGKILLed mid-turn", async () => {
     const [a, b, c] = nodes as [BrainNode, BrainNode, BrainNode];
     await a.client.create({ id: "f1", harness: "echo", config: { options: { delay_ms: 200 } } });
+    // An SSE watcher on a node that never owns the session: it follows the log through NATS.
+    const watched: SessionEvent[] = [];
+    const abort = new AbortController();
+    const watching = (async () => {
+      for await (const event of c.client.events("f1", { signal: abort.signal, role: "observer" }))
+        watched.push(event);
+    })().catch(() => {});
     const first = await a.client.prompt("f1", "one");
     await waitFor("turn one", async () => settled(await events(a), first.turn));
     // The turn's checkpoint follows its settlement.
@@ -101,5 +108,13 @@ describe("cluster failover", () => {
     const reply = log.find((e) => e.type === "assistant.message" && e.turn === third.turn);
     expect(reply?.data).toMatchObject({ text: "echo #2: after" });
     expect(settled(log, third.turn)?.data).toMatchObject({ status: "completed" });
+    // The watcher on node-c saw every event, in order, once: through the owner's death and the takeover.
+    await waitFor("the watcher to see turn three", async () =>
+      settled(watched, third.turn) ? true : undefined,
+    );
+    abort.abort();
+    await watching;
+    expect(watched.map((e) => e.seq)).toEqual(log.slice(0, watched.length).map((e) => e.seq));
+    expect(watched.slice(0, log.length)).toEqual(log.slice(0, watched.length));
   }, 180_000);
 });

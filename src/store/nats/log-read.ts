@@ -131,19 +131,29 @@ export class LogReader {
   }
 
   /**
-   * Calls `listener` with every batch holding events after `after`, first those stored, then each new one as
-   * it is acknowledged (an ordered consumer on the session's subject). Returns the stop function.
+   * Calls `listener` with every batch holding events after `after` (default: the last one stored now), first
+   * those stored, then each new one as it is acknowledged (an ordered consumer on the session's subject).
+   * Resolves once the consumer is in place, with the stop function.
    */
-  async follow(after: number, listener: (events: SessionEvent[]) => void): Promise<() => void> {
-    const start =
-      (await this.locate(after)) ?? (await this.ctx.jsm.streams.info(this.ctx.stream)).state.last_seq + 1;
+  async follow(after: number | undefined, listener: (events: SessionEvent[]) => void): Promise<() => void> {
+    let start: number;
+    let seen: number;
+    if (after === undefined) {
+      // From the tail as it is now: any later message on the subject has a higher stream sequence.
+      const tail = await this.last();
+      seen = tail?.last ?? 0;
+      start = tail ? tail.streamSeq + 1 : 1;
+    } else {
+      seen = after;
+      const tail = await this.last();
+      start = (await this.locate(after, tail)) ?? (tail ? tail.streamSeq + 1 : 1);
+    }
     const consumer = await this.ctx.js.consumers.get(this.ctx.stream, {
       // A single subject: the 3.4 client refuses the array form on a 2.9 server.
       filter_subjects: this.ctx.subject(this.session),
       opt_start_seq: start,
     } as never);
     const messages = await consumer.consume();
-    let seen = after;
     void (async () => {
       for await (const msg of messages) {
         const events = decodeBatch(msg, this.session, this.where).filter((e) => e.seq > seen);

@@ -214,8 +214,15 @@ export class NatsSessionStore implements SessionStore {
     return new LogReader(this.ctx, id).read(0, Number.POSITIVE_INFINITY);
   }
 
-  /** Every event after `after`, then each new batch as it is acknowledged, from any node. Returns the stop. */
-  follow(id: string, after: number, listener: (events: SessionEvent[]) => void): Promise<() => void> {
+  /**
+   * Every event after `after` (default: from the tail now), then each new batch as it is acknowledged, from
+   * any node. Resolves once following, with the stop function.
+   */
+  follow(
+    id: string,
+    after: number | undefined,
+    listener: (events: SessionEvent[]) => void,
+  ): Promise<() => void> {
     checkId(id);
     return new LogReader(this.ctx, id).follow(after, listener);
   }
