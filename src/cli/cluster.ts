@@ -2,12 +2,15 @@
 // Any number of nodes share the sessions; each session is owned by one node at a time through its lease.
 import { hostname } from "node:os";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { NatsCommandRouter } from "../store/nats/commands.js";
 import { openNatsContext } from "../store/nats/context.js";
 import { NatsSessionStore } from "../store/nats/session-store.js";
 import { UsageError } from "./args.js";
 
 export interface ClusterStore {
   store: NatsSessionStore;
+  /** Commands to a session's owner, by request-reply. */
+  router: NatsCommandRouter;
   node: string;
   close(): Promise<void>;
 }
@@ -53,7 +56,8 @@ export async function openClusterStore(options: {
   try {
     const ctx = await openNatsContext(nc, options.leaseTtlMs ? { leaseTtlMs: options.leaseTtlMs } : {});
     const store = new NatsSessionStore(ctx, { home: options.home, holder: { node } });
-    return { store, node, close: () => nc.drain().catch(() => nc.close()) };
+    const router = new NatsCommandRouter(nc);
+    return { store, router, node, close: () => nc.drain().catch(() => nc.close()) };
   } catch (err) {
     await nc.close().catch(() => {});
     throw err;

@@ -7,7 +7,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { jetstreamManager } from "@nats-io/jetstream";
+import { jetstreamManager, StorageType } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { sleep } from "../core/sleep.js";
 
@@ -116,7 +116,7 @@ export async function startNatsCluster(options: { nodes?: number } = {}): Promis
     },
   };
   try {
-    await waitForJetStream(cluster);
+    await waitForJetStream(cluster, count);
   } catch (err) {
     await cluster.stop();
     throw err;
@@ -125,15 +125,23 @@ export async function startNatsCluster(options: { nodes?: number } = {}): Promis
 }
 
 /** JetStream answers only once the cluster has elected its meta leader. */
-async function waitForJetStream(cluster: NatsCluster, timeoutMs = 30_000): Promise<void> {
+async function waitForJetStream(cluster: NatsCluster, nodes: number, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
     let nc: NatsConnection | undefined;
     try {
       nc = await cluster.connect("brain-test-probe");
-      const jsm = await jetstreamManager(nc, { timeout: 2000 });
-      await jsm.getAccountInfo();
+      const jsm = await jetstreamManager(nc, { timeout: 5000 });
+      // Ready once a stream with a replica on every node can be placed: a meta leader alone is not enough.
+      const probe = `probe_${process.pid}_${Date.now()}`;
+      await jsm.streams.add({
+        name: probe,
+        subjects: [`${probe}.x`],
+        num_replicas: nodes,
+        storage: StorageType.Memory,
+      });
+      await jsm.streams.delete(probe);
       return;
     } catch (err) {
       last = err;

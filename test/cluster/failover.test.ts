@@ -53,6 +53,49 @@ function settled(events: SessionEvent[], turn: string): SessionEvent | undefined
 }
 
 describe("cluster failover", () => {
+  it("a client of one node drives a session another node owns: prompt, steer, interrupt, answer, checkpoint", async () => {
+    const [, b, c] = nodes as [BrainNode, BrainNode, BrainNode];
+    const id = "r1";
+    await b.client.create({
+      id,
+      harness: "echo",
+      config: { options: { delay_ms: 150 }, tools: ["echo"] },
+      permissions: { tools: { echo: "ask" } },
+    });
+    const all = async () => (await c.client.log(id, 0, 1000)).events;
+    // Through node-c, which forwards each command to node-b (the session stays open there only).
+    const first = await c.client.prompt(id, "echo: hi");
+    const asked = await waitFor("the permission request", async () =>
+      (await all()).find((e) => e.type === "permission.requested"),
+    );
+    await c.client.answer(id, (asked.data as { id: string }).id, { decision: "allow" });
+    await waitFor("turn one", async () => settled(await all(), first.turn));
+    const second = await c.client.prompt(
+      id,
+      "one two three four five six seven eight nine ten eleven twelve",
+    );
+    await waitFor("a delta", async () =>
+      (await all()).some((e) => e.type === "assistant.delta" && e.turn === second.turn) ? true : undefined,
+    );
+    await c.client.steer(id, "left");
+    await waitFor("the steer", async () =>
+      (await all()).some((e) => e.type === "user.steer" && e.turn === second.turn) ? true : undefined,
+    );
+    await c.client.interrupt(id);
+    const events = await waitFor("turn two", async () => {
+      const got = await all();
+      return settled(got, second.turn) ? got : undefined;
+    });
+    expect(settled(events, first.turn)?.data).toMatchObject({ status: "completed" });
+    expect(events.find((e) => e.type === "permission.resolved")?.data).toMatchObject({ decision: "allow" });
+    expect(settled(events, second.turn)?.data).toMatchObject({ status: "interrupted" });
+    const checkpoint = await c.client.checkpoint(id);
+    expect(checkpoint.id).toMatch(/^\d+$/);
+    expect((await all()).map((e) => e.seq)).toEqual(
+      Array.from({ length: (await all()).length }, (_, i) => i + 1),
+    );
+  }, 120_000);
+
   it("another node takes over a session whose owner was SIGKILLed mid-turn", async () => {
     const [a, b, c] = nodes as [BrainNode, BrainNode, BrainNode];
     await a.client.create({ id: "f1", harness: "echo", config: { options: { delay_ms: 200 } } });

@@ -70,6 +70,7 @@ export async function command(args: string[]): Promise<number> {
       ...(tokens ? { tokens: tokens.file.tokens } : {}),
       defaults: loaded.config.defaults ?? {},
       agents: homeAgents(home),
+      ...(cluster ? { router: cluster.router } : {}),
       onError: (err) =>
         process.stderr.write(`brain serve: ${brain.redactor.redact((err as Error).stack ?? String(err))}\n`),
     });

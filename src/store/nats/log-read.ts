@@ -94,20 +94,27 @@ export class LogReader {
   async locate(after: number, tail?: MessageRef): Promise<number | undefined> {
     const end = tail ?? (await this.last());
     if (!end || end.last <= after) return undefined;
+    // The tail qualifies; search below it. Other sessions' messages sit between this one's, so a probe at
+    // `mid` finds the subject's first message at or after it, and everything in [mid, that message) is ruled out.
+    let best = end.streamSeq;
     let lo = 1;
-    let hi = end.streamSeq; // a message at hi qualifies; find the first one at or below it that does
-    while (lo < hi) {
+    let hi = best - 1;
+    while (lo <= hi) {
       const mid = lo + Math.floor((hi - lo) / 2);
       const msg = await this.next(mid);
       if (!msg || msg.seq > hi) {
-        hi = Math.min(hi, mid);
+        hi = mid - 1;
         continue;
       }
       const ref = refOf(msg, this.where);
-      if (ref.last > after) hi = ref.streamSeq;
-      else lo = ref.streamSeq + 1;
+      if (ref.last > after) {
+        best = ref.streamSeq;
+        hi = mid - 1;
+      } else {
+        lo = ref.streamSeq + 1;
+      }
     }
-    return hi;
+    return best;
   }
 
   /** Events with seq > after, in order, at most `limit`, up to `upTo` (the last acknowledged seq known). */

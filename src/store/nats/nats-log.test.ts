@@ -93,6 +93,38 @@ describe("NATS event log across nodes", () => {
     await again.close();
   });
 
+  it("reads from any seq when other sessions' messages sit between a session's own", async () => {
+    const [a, b] = await twoNodes();
+    const ids = ["i1", "i2", "i3"];
+    const logs = [];
+    for (const id of ids) {
+      await a.store.create({ ...base, id });
+      logs.push(await a.store.openLog(id));
+    }
+    for (let i = 0; i < 25; i++) {
+      for (const [k, log] of logs.entries()) {
+        // Uneven: the sessions' messages interleave with gaps of every size.
+        for (let j = 0; j <= (i + k) % 3; j++) await log.append([delta(`${i}.${j}`)]);
+      }
+    }
+    for (const [k, id] of ids.entries()) {
+      const all = await b.store.readEvents(id);
+      const count = logs[k]!.lastSeq;
+      expect(all.map((e) => e.seq)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+      await logs[k]!.close();
+      const again = await a.store.openLog(id);
+      for (const after of [0, 1, 7, 20, count - 1, count]) {
+        expect((await again.read(after, 5)).map((e) => e.seq)).toEqual(
+          all
+            .filter((e) => e.seq > after)
+            .slice(0, 5)
+            .map((e) => e.seq),
+        );
+      }
+      await again.close();
+    }
+  });
+
   it("restores on one node a checkpoint made on another", async () => {
     const [a, b] = await twoNodes();
     await a.store.create({ ...base, id: "s3" });
