@@ -20,6 +20,10 @@ export interface BrainNode {
   client: BrainClient;
   /** SIGKILL: the node dies at once, mid-turn if one is running. */
   kill(): Promise<void>;
+  /** SIGSTOP: the node freezes (its lease stops being renewed) until resume(). */
+  pause(): void;
+  /** SIGCONT. */
+  resume(): void;
   /** SIGTERM, then removes its home. */
   stop(): Promise<void>;
 }
@@ -73,7 +77,14 @@ export async function startBrainNode(
       child.kill("SIGKILL");
       await exited(child);
     },
+    pause() {
+      child.kill("SIGSTOP");
+    },
+    resume() {
+      child.kill("SIGCONT");
+    },
     async stop() {
+      child.kill("SIGCONT");
       child.kill("SIGTERM");
       const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
       await exited(child);

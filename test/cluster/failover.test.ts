@@ -160,4 +160,46 @@ describe("cluster failover", () => {
     expect(watched.map((e) => e.seq)).toEqual(log.slice(0, watched.length).map((e) => e.seq));
     expect(watched.slice(0, log.length)).toEqual(log.slice(0, watched.length));
   }, 180_000);
+
+  it("an owner stopped past its lease (SIGSTOP) loses the session; after SIGCONT its writes are refused and it lets go", async () => {
+    const [, b, c] = nodes as [BrainNode, BrainNode, BrainNode];
+    const id = "p1";
+    await b.client.create({ id, harness: "echo" });
+    const all = async () => (await c.client.log(id, 0, 1000)).events;
+    const one = await b.client.prompt(id, "one");
+    await waitFor("turn one and its checkpoint", async () => {
+      const got = await all();
+      return settled(got, one.turn) && got.some((e) => e.type === "checkpoint.created") ? true : undefined;
+    });
+    b.pause();
+    // node-c forwards to node-b, which does not answer; once the lease has run out node-c claims the session.
+    const two = await waitFor("node-c to take the session", async () => {
+      try {
+        return await c.client.prompt(id, "two");
+      } catch (err) {
+        if ((err as ClientError).status === 409) return undefined;
+        throw err;
+      }
+    });
+    await waitFor("turn two", async () => settled(await all(), two.turn));
+    b.resume();
+    // node-b wakes up still holding the session in memory: its lease is gone, so it writes nothing and lets go;
+    // a command sent to it reaches node-c.
+    const three = await waitFor("a prompt through node-b", async () => {
+      try {
+        return await b.client.prompt(id, "three");
+      } catch {
+        return undefined;
+      }
+    });
+    const log = await waitFor("turn three", async () => {
+      const got = await all();
+      return settled(got, three.turn) ? got : undefined;
+    });
+    const seqs = log.map((e) => e.seq);
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+    expect(log.filter((e) => e.type === "session.closed")).toEqual([]);
+    const reply = log.find((e) => e.type === "assistant.message" && e.turn === three.turn);
+    expect(reply?.data).toMatchObject({ text: "echo #3: three" });
+  }, 180_000);
 });

@@ -10,7 +10,7 @@ export class NatsCommandRouter implements CommandRouter {
     private readonly nc: NatsConnection,
     private readonly prefix = "brain",
     /** How long a forwarded command may take on the owner (commands answer at once: a prompt starts a turn). */
-    private readonly timeoutMs = 30_000,
+    private readonly timeoutMs = 10_000,
   ) {}
 
   private subject(session: string): string {

@@ -4,6 +4,7 @@ import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManage
 import { type KV, Kvm } from "@nats-io/kv";
 import { type ObjectStore, Objm } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { sleep } from "../../core/sleep.js";
 import { natsFailure } from "./errors.js";
 
 export interface NatsStoreConfig {
@@ -31,10 +32,27 @@ export interface NatsContext {
   subject(session: string): string;
 }
 
+/**
+ * Sets up (or finds) the stream and buckets. Nodes starting together race to create them and a busy cluster
+ * can be slow to answer: a failed attempt is retried for a while before the node gives up.
+ */
 export async function openNatsContext(
   nc: NatsConnection,
   config: NatsStoreConfig = {},
+  setupMs = 60_000,
 ): Promise<NatsContext> {
+  const deadline = Date.now() + setupMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await setUp(nc, config);
+    } catch (err) {
+      if (Date.now() >= deadline || /bad prefix/.test(String(err))) throw err;
+      await sleep(Math.min(2000, 200 * attempt));
+    }
+  }
+}
+
+async function setUp(nc: NatsConnection, config: NatsStoreConfig): Promise<NatsContext> {
   const prefix = config.prefix ?? "brain";
   if (!/^[A-Za-z0-9_-]+$/.test(prefix)) {
     throw natsFailure(
@@ -46,7 +64,7 @@ export async function openNatsContext(
   const stream = `${prefix}_events`;
   const subjectRoot = `${prefix}.ev`;
   try {
-    const jsm = await jetstreamManager(nc);
+    const jsm = await jetstreamManager(nc, { timeout: 15_000 });
     const js = jetstream(nc);
     await jsm.streams.info(stream).catch(async () => {
       await jsm.streams.add({
