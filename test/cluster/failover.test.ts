@@ -14,9 +14,13 @@ let nodes: BrainNode[] = [];
 
 beforeAll(async () => {
   cluster = await startNatsCluster();
-  nodes = await Promise.all(
+  const started = await Promise.allSettled(
     ["a", "b", "c"].map((n) => startBrainNode(`node-${n}`, cluster.servers, { leaseTtlMs: TTL })),
   );
+  nodes = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+  // One that failed leaves the others running: afterAll stops those, and the suite fails with its reason.
+  const failed = started.find((s) => s.status === "rejected");
+  if (failed) throw failed.reason;
 }, 180_000);
 afterAll(async () => {
   await Promise.allSettled(nodes.map((n) => n.stop()));
