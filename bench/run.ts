@@ -15,6 +15,7 @@ import { checkpointBench } from "./checkpoint.js";
 import { cliOverheadBench } from "./cli-overhead.js";
 import { cliStartBench } from "./cli-start.js";
 import { clusterBench } from "./cluster.js";
+import { clusterNodesBench } from "./cluster-nodes.js";
 import { extEventsBench } from "./ext-events.js";
 import { firstDeltaBench } from "./first-delta.js";
 import { installCleanup } from "./lib/cleanup.js";
@@ -51,6 +52,7 @@ const BENCHES: Record<string, (opts: BenchOptions) => Promise<BenchRow[]>> = {
   "log-scale": logScaleBench,
   "acp-peer": acpPeerBench,
   cluster: clusterBench,
+  "cluster-nodes": clusterNodesBench,
 };
 
 const USAGE = `usage: node dist/bench/run.js [--quick] [--json] [--reps N] [--only ${Object.keys(BENCHES).join(",")}]`;
