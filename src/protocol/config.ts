@@ -113,6 +113,16 @@ export interface FamilySettingsSchemas {
 
 const GenericBlock = z.record(z.string(), z.unknown());
 
+/** Cluster mode for `brain serve` (README "Cluster mode"): what `--nats`, `--node` and BRAIN_LEASE_TTL_MS set. */
+export const ClusterSettings = z.strictObject({
+  /** NATS server URLs (nats://HOST:PORT), any node of the NATS cluster; more than one for failover. */
+  nats: z.array(z.string().regex(/^(nats|tls):\/\/\S+$/, "a nats://HOST:PORT URL")).min(1),
+  /** This Brain node's name, as other nodes see the owner of a session (default: host name and pid). */
+  node: z.string().min(1).optional(),
+  /** How long a session's lease lasts without renewal (ms, default 10000): the longest a failover waits. */
+  lease_ttl_ms: z.number().int().min(500).optional(),
+});
+
 function configSchema<C extends z.ZodType, N extends z.ZodType>(cli: C, nui: N) {
   return z
     .strictObject({
@@ -123,6 +133,8 @@ function configSchema<C extends z.ZodType, N extends z.ZodType>(cli: C, nui: N) 
       /** The providers sessions may use, by name; a daemon's clients choose among these and nothing else. */
       providers: z.record(ProviderName, ProviderSettings).optional(),
       defaults: SessionDefaults.optional(),
+      /** `brain serve` in cluster mode: sessions on NATS JetStream shared by every node. */
+      cluster: ClusterSettings.optional(),
     })
     .superRefine((config, ctx) => {
       const chosen = config.defaults?.provider;

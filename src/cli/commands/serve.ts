@@ -45,13 +45,19 @@ export async function command(args: string[]): Promise<number> {
     : [];
   // A `brain run` on a session the daemon has open is told to go through the daemon, at this URL.
   const holder: LogHolder = { kind: "daemon" };
-  const natsUrls = str(values.nats) ?? process.env.BRAIN_NATS;
+  // The command line, then the environment, then brain.config.json's `cluster` block.
+  const configured = loaded.config.cluster;
+  const natsUrls = str(values.nats) ?? process.env.BRAIN_NATS ?? configured?.nats.join(",");
+  const node = str(values.node) ?? configured?.node;
+  const ttl = process.env.BRAIN_LEASE_TTL_MS
+    ? Number(process.env.BRAIN_LEASE_TTL_MS)
+    : configured?.lease_ttl_ms;
   const cluster = natsUrls
     ? await openClusterStore({
         servers: natsServers(natsUrls),
         home,
-        ...(str(values.node) ? { node: str(values.node)! } : {}),
-        ...(process.env.BRAIN_LEASE_TTL_MS ? { leaseTtlMs: Number(process.env.BRAIN_LEASE_TTL_MS) } : {}),
+        ...(node ? { node } : {}),
+        ...(ttl ? { leaseTtlMs: ttl } : {}),
       })
     : undefined;
   const brain = createBrain(loaded, home, {
