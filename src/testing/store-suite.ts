@@ -130,6 +130,16 @@ export function storeSuite(name: string, make: () => Promise<StoreUnderTest>): v
       await log.close();
     });
 
+    it("reads every event after a cursor however many there are, from the live log", async () => {
+      await store.create({ ...base, id: "m1" });
+      const log = await store.openLog("m1");
+      await Promise.all(Array.from({ length: 5000 }, (_, i) => log.append([prompt(String(i))])));
+      expect((await log.read(0)).length).toBe(5000);
+      expect((await log.read(10)).map((e) => e.seq)).toEqual(Array.from({ length: 4990 }, (_, i) => i + 11));
+      expect((await log.read(0, 3)).map((e) => e.seq)).toEqual([1, 2, 3]);
+      await log.close();
+    });
+
     it("refuses a second writer of one log (one owner per log)", async () => {
       await store.create({ ...base, id: "o1" });
       const log = await store.openLog("o1");

@@ -126,7 +126,8 @@ export class NatsEventLog implements EventLog {
     if (after >= this.durableSeq || limit < 1) return [];
     const first = this.tail[0];
     if (first && after + 1 >= first.seq) {
-      return this.tail.filter((e) => e.seq > after).slice(0, Math.floor(Math.min(limit, TAIL_EVENTS)));
+      const from = this.tail.filter((e) => e.seq > after);
+      return Number.isFinite(limit) ? from.slice(0, Math.floor(limit)) : from;
     }
     return this.reader.read(after, limit, this.tailRef);
   }
