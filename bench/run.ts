@@ -14,6 +14,8 @@ import { appendsBench } from "./appends.js";
 import { checkpointBench } from "./checkpoint.js";
 import { cliOverheadBench } from "./cli-overhead.js";
 import { cliStartBench } from "./cli-start.js";
+import { clusterBench } from "./cluster.js";
+import { clusterNodesBench } from "./cluster-nodes.js";
 import { dockerBench } from "./docker.js";
 import { extEventsBench } from "./ext-events.js";
 import { firstDeltaBench } from "./first-delta.js";
@@ -51,6 +53,8 @@ const BENCHES: Record<string, (opts: BenchOptions) => Promise<BenchRow[]>> = {
   "log-scale": logScaleBench,
   "acp-peer": acpPeerBench,
   docker: dockerBench,
+  cluster: clusterBench,
+  "cluster-nodes": clusterNodesBench,
 };
 
 const USAGE = `usage: node dist/bench/run.js [--quick] [--json] [--reps N] [--only ${Object.keys(BENCHES).join(",")}]`;

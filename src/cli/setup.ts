@@ -3,7 +3,7 @@
 // $BRAIN_HOME (default ~/.brain).
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { Brain } from "../core/brain.js";
+import { Brain, type SessionStore } from "../core/brain.js";
 import { SECRET_NAME, type Secret } from "../core/redact.js";
 import { HarnessRegistry } from "../core/registry.js";
 import {
@@ -73,7 +73,10 @@ export function literalSecrets(loaded: LoadedConfig, home: string): Secret[] {
   );
 }
 
-/** `holder`: who this process is, as another process that finds a session open here is told. */
+/**
+ * `holder`: who this process is, as another process that finds a session open here is told. `store`: another
+ * session store than the embedded one under `home` (cluster mode's NATS store).
+ */
 export function createBrain(
   loaded: LoadedConfig,
   home = brainHome(),
@@ -82,13 +85,20 @@ export function createBrain(
     secrets = [],
     catalog = builtinCatalog(),
     warmRunners = false,
-  }: { holder?: LogHolder; secrets?: Secret[]; catalog?: Catalog; warmRunners?: boolean } = {},
+    store,
+  }: {
+    holder?: LogHolder;
+    secrets?: Secret[];
+    catalog?: Catalog;
+    warmRunners?: boolean;
+    store?: SessionStore;
+  } = {},
 ): Brain {
   return new Brain({
     providers: loaded.config.providers ?? {},
     secretNames: configSecretNames(loaded),
     secrets: [...secrets, ...literalSecrets(loaded, home)],
-    store: new FsSessionStore(home, undefined, holder),
+    store: store ?? new FsSessionStore(home, undefined, holder),
     // In catalog order: a runner the config names "api" or "codex" takes that built-in's place.
     harnesses: new HarnessRegistry(configHarnesses(loaded, home, catalog, warmRunners).factories),
     tools: new ToolRouter([new BuiltinTools()]),

@@ -3,7 +3,7 @@ import type { ProviderSettings } from "../protocol/config.js";
 import type { SessionEvent } from "../protocol/events.js";
 import type { ProviderCredentials } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
-import { CheckpointStore, refuseInside } from "./checkpoints/index.js";
+import { CheckpointStore, type Checkpoints, refuseInside } from "./checkpoints/index.js";
 import { SessionError } from "./errors.js";
 import type { EventLog } from "./event-log.js";
 import { type LiveChange, type LiveSession, LiveSessions } from "./live-sessions.js";
@@ -36,6 +36,19 @@ export interface SessionStore {
   remove(id: string): Promise<void>;
   /** Compacts a closed session's log (stores that can; see ./retention.ts). */
   compact?: CompactingStore["compact"];
+  /**
+   * Follows a session's log written by another process (cluster mode: another node): each batch once it is
+   * durable, from the tail as it is when this resolves (`after` undefined) or after a seq. Returns the stop.
+   */
+  follow?(
+    id: string,
+    after: number | undefined,
+    listener: (events: SessionEvent[]) => void,
+  ): Promise<() => void>;
+  /** Checkpoint every session after each completed turn (cluster mode: another node may have to take over). */
+  readonly checkpointEveryTurn?: boolean;
+  /** The session's checkpoints when the store keeps them itself (cluster); else files in paths(id).checkpoints. */
+  checkpoints?(id: string): Checkpoints;
 }
 
 export interface BrainOptions {
@@ -153,6 +166,14 @@ export class Brain {
     return this.options.store.list();
   }
 
+  /**
+   * Follows a session another process writes (cluster mode: another node owns it), when the store can: its
+   * batches from the tail on as they become durable. Undefined when the store cannot (the embedded one).
+   */
+  followStored(id: string, listener: (events: SessionEvent[]) => void): Promise<() => void> | undefined {
+    return this.options.store.follow?.(id, undefined, listener);
+  }
+
   async record(id: string): Promise<SessionRecord> {
     const record = await this.options.store.get(id);
     if (!record) throw new SessionError("not_found", `no session "${id}"`);
@@ -162,7 +183,7 @@ export class Brain {
   /** A new session whose native state starts as `checkpoint` of session `id`. */
   async fork(id: string, checkpoint = "latest"): Promise<Session> {
     const source = await this.record(id);
-    const checkpoints = new CheckpointStore(this.options.store.paths(id).checkpoints);
+    const checkpoints = this.checkpointsOf(id);
     const manifest = await checkpoints.get(checkpoint);
     const forked_from = { session: id, checkpoint: manifest.id };
     const { harness, config, provider, permissions, tenant, mcp_servers } = source;
@@ -177,7 +198,7 @@ export class Brain {
     await this.record(id);
     const home = this.options.store.home;
     if (home !== undefined) await refuseInside(dir, home, "$BRAIN_HOME");
-    await new CheckpointStore(this.options.store.paths(id).checkpoints).restore(checkpoint, dir);
+    await this.checkpointsOf(id).restore(checkpoint, dir);
   }
 
   async closeSession(id: string): Promise<void> {
@@ -195,6 +216,13 @@ export class Brain {
     if (live) await live.close();
     await this.options.store.remove(id);
     this.live.notify({ type: "deleted", id });
+  }
+
+  private async drop(id: string, session: Session): Promise<void> {
+    if (this.live.find(id)?.session !== session) return;
+    await this.live.take(id)?.catch(() => undefined);
+    await session.close().catch(() => {});
+    this.live.notify({ type: "closed", id, log: session.log });
   }
 
   /** Closes every live session and every harness factory. */
@@ -262,7 +290,8 @@ export class Brain {
       typeof record.provider === "string" ? record.provider : undefined,
     );
     const redactor = this.redactor.with(this.sessionSecrets(record, settings, provider));
-    const log = redactingLog(await this.options.store.openLog(id), redactor);
+    const raw = await this.options.store.openLog(id);
+    const log = redactingLog(raw, redactor);
     try {
       if (record.status === "closed") await this.options.store.update(id, { status: "open" });
       const session = await Session.open({
@@ -276,15 +305,23 @@ export class Brain {
         ...(services ? { services } : {}),
         ...(record.mcp_servers ? { mcpServers: record.mcp_servers } : {}),
         provider,
-        checkpoints: new CheckpointStore(paths.checkpoints),
+        checkpoints: this.checkpointsOf(id),
         permissions: new PermissionRules(record.permissions),
+        ...(this.options.store.checkpointEveryTurn ? { checkpointAfterTurn: true } : {}),
       });
+      // Another node owns the session now: stop its harness here and let go (the log refuses writes already).
+      raw.onRevoked?.(() => void this.drop(id, session));
       return { session, ...(record.tenant ? { tenant: record.tenant } : {}) };
     } catch (err) {
       // Left open, the log would keep its lock: no later open in this process or any other could take it.
       await log.close().catch(() => {});
       throw err;
     }
+  }
+
+  private checkpointsOf(id: string): Checkpoints {
+    const { store } = this.options;
+    return store.checkpoints?.(id) ?? new CheckpointStore(store.paths(id).checkpoints);
   }
 
   /** A configured provider by name; an unknown name is the caller's mistake, answered with the known ones. */

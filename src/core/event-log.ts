@@ -22,6 +22,11 @@ export interface EventLog {
   openState?(): { requests: SessionEvent[]; openTurns: string[] } | undefined;
   /** Calls `listener` with each batch as it becomes durable. Returns the unsubscribe function. */
   subscribe(listener: (events: SessionEvent[]) => void): () => void;
+  /**
+   * Calls `listener` once if this process loses the right to write the log (cluster mode: its lease expired
+   * or another node wrote it). The host then stops the session here. Logs that cannot lose it leave it out.
+   */
+  onRevoked?(listener: (err: Error) => void): () => void;
   /** Flushes what is queued and closes the file. */
   close(): Promise<void>;
 }

@@ -15,7 +15,7 @@ import {
 } from "../protocol/events.js";
 import { describeIssues } from "../protocol/frames.js";
 import type { ProviderCredentials, SessionConfig } from "../protocol/runner.js";
-import type { CheckpointManifest, CheckpointStore } from "./checkpoints/index.js";
+import type { CheckpointManifest, Checkpoints } from "./checkpoints/index.js";
 import { SessionError } from "./errors.js";
 import type { EventLog } from "./event-log.js";
 import { type Harness, HarnessError, type HarnessFactory } from "./harness.js";
@@ -39,8 +39,13 @@ export interface SessionParts {
   /** The session's MCP servers as configured, passed to harnesses whose agents start them themselves. */
   mcpServers?: McpServers;
   provider: ProviderCredentials;
-  checkpoints: CheckpointStore;
+  checkpoints: Checkpoints;
   permissions: PermissionRules;
+  /**
+   * Checkpoint the native state after every completed turn (cluster mode: no settled turn's history may live
+   * on one machine only). A checkpoint that fails is a warning; the turn stands.
+   */
+  checkpointAfterTurn?: boolean;
 }
 
 export interface TurnOutcome {
@@ -267,6 +272,7 @@ export class Session {
       try {
         await this.append([{ type: "turn.settled", turn: turn.id, data }]);
         this.running = undefined;
+        if (this.parts.checkpointAfterTurn && status === "completed") await this.checkpointQuietly();
         return { turn: turn.id, ...data };
       } catch (err) {
         this.writer.stall(turn, err as Error);
@@ -277,6 +283,16 @@ export class Session {
     const failed = this.writer.ended(turn.failure?.toInfo());
     await this.writer.closeOut().catch(() => {});
     return { turn: turn.id, ...failed };
+  }
+
+  private async checkpointQuietly(): Promise<void> {
+    try {
+      await this.checkpoint();
+    } catch (err) {
+      process.emitWarning(
+        `session ${this.parts.id}: checkpoint after the turn failed: ${(err as Error).message}`,
+      );
+    }
   }
 
   private async recoverTurn(turn: string): Promise<void> {

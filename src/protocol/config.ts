@@ -119,6 +119,16 @@ export const Retention = z.strictObject({
 
 const GenericBlock = z.record(z.string(), z.unknown());
 
+/** Cluster mode for `brain serve` (README "Cluster mode"): what `--nats`, `--node` and BRAIN_LEASE_TTL_MS set. */
+export const ClusterSettings = z.strictObject({
+  /** NATS server URLs (nats://HOST:PORT), any node of the NATS cluster; more than one for failover. */
+  nats: z.array(z.string().regex(/^(nats|tls):\/\/\S+$/, "a nats://HOST:PORT URL")).min(1),
+  /** This Brain node's name, as other nodes see the owner of a session (default: host name and pid). */
+  node: z.string().min(1).optional(),
+  /** How long a session's lease lasts without renewal (ms, default 10000): the longest a failover waits. */
+  lease_ttl_ms: z.number().int().min(500).optional(),
+});
+
 function configSchema<C extends z.ZodType, N extends z.ZodType>(cli: C, nui: N) {
   return z
     .strictObject({
@@ -130,6 +140,8 @@ function configSchema<C extends z.ZodType, N extends z.ZodType>(cli: C, nui: N) 
       providers: z.record(ProviderName, ProviderSettings).optional(),
       defaults: SessionDefaults.optional(),
       retention: Retention.optional(),
+      /** `brain serve` in cluster mode: sessions on NATS JetStream shared by every node. */
+      cluster: ClusterSettings.optional(),
     })
     .superRefine((config, ctx) => {
       const chosen = config.defaults?.provider;

@@ -1,7 +1,7 @@
 // The daemon's HTTP app: every route of the table behind the bearer-token check, JSON bodies validated with
 // the zod schemas, errors as {error: {code, message, field?}}, the web UI and /openapi.json beside.
 import type { HttpBindings } from "@hono/node-server";
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import { callerOf } from "./auth/caller.js";
 import { refuseCrossSite, requireJsonBody } from "./auth/origin.js";
 import type { TokenTable } from "./auth/tokens.js";
@@ -21,6 +21,8 @@ export interface AppParts {
   onError?: (err: unknown) => void;
   /** Takes every secret the host knows out of an error message before a client sees it. */
   redact?: (text: string) => string;
+  /** Runs before the routes (cluster mode: forwarding a command to the session's owner). */
+  before?: MiddlewareHandler;
 }
 
 export type App = Hono<{ Bindings: HttpBindings }>;
@@ -65,6 +67,8 @@ export function buildApp(parts: AppParts): App {
       await next();
     });
   }
+
+  if (parts.before) app.use(parts.before);
 
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.get("/openapi.json", (c) => c.json(document));

@@ -18,6 +18,7 @@ import { HitlService } from "./hitl/service.js";
 import { eventRoute } from "./routes/events.js";
 import { hitlRoutes } from "./routes/hitl.js";
 import { sessionRoutes } from "./routes/sessions.js";
+import { type CommandRouter, forwardToOwner, runHere } from "./routing.js";
 import { SessionService } from "./sessions.js";
 import { TickFlusher } from "./sse/flusher.js";
 import { FeedHub } from "./sse/hub.js";
@@ -42,6 +43,8 @@ export interface DaemonOptions {
   /** What to do with closed sessions' logs over time (brain.config.json `retention`); absent keeps them whole. */
   retention?: RetentionPolicy;
   onError?: (err: unknown) => void;
+  /** Cluster mode: commands for sessions another node owns go there; this node serves those it owns. */
+  router?: CommandRouter;
 }
 
 export interface Daemon {
@@ -54,6 +57,30 @@ export interface Daemon {
   watchers: Watchers;
   /** Stops listening and ends every stream; the Brain is the caller's to close. */
   close(): Promise<void>;
+}
+
+/** Serves other nodes' commands for every session while it is open here. Returns the stop function. */
+function serveOwned(brain: Brain, router: CommandRouter, app: App): () => void {
+  const serving = new Map<string, () => void>();
+  const serve = (id: string) => {
+    serving.get(id)?.();
+    serving.set(
+      id,
+      router.serve(id, (request) => runHere(app, request)),
+    );
+  };
+  for (const live of brain.liveSessions()) serve(live.session.id);
+  const unsubscribe = brain.subscribe((change) => {
+    const id = change.type === "opened" ? change.session.id : change.id;
+    if (change.type === "opened") return serve(id);
+    serving.get(id)?.();
+    serving.delete(id);
+  });
+  return () => {
+    unsubscribe();
+    for (const stop of serving.values()) stop();
+    serving.clear();
+  };
 }
 
 export function isLoopback(host: string): boolean {
@@ -93,7 +120,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   }
   const brain = options.brain;
   // The feeds follow the core's registry: a session's live log while it is open, its stored events after.
-  const hub = new FeedHub((id, after, limit) => brain.events(id, after, limit));
+  const hub = new FeedHub(
+    (id, after, limit) => brain.events(id, after, limit),
+    (id, listener) => brain.followStored(id, listener),
+  );
   for (const live of brain.liveSessions()) hub.attach(live.session.id, live.session.log);
   const unsubscribe = brain.subscribe((change) => {
     if (change.type === "opened") hub.attach(change.session.id, change.session.log);
@@ -124,7 +154,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     homes: options.home ? homesOf(options.home) : [],
     redact: (text) => options.brain.redactor.redact(text),
     ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.router ? { before: forwardToOwner(brain, options.router) } : {}),
   });
+  const stopServing = options.router ? serveOwned(brain, options.router, app) : () => {};
   const server = await new Promise<Server>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: options.port ?? DEFAULT_PORT, hostname: host }) as Server;
     s.once("error", reject);
@@ -149,6 +181,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       closing ??= (async () => {
         unsubscribe();
         await retention?.stop();
+        stopServing();
         watchers.closeAll();
         hub.endAll();
         await new Promise<void>((resolve) => {

@@ -2,6 +2,7 @@
 // the controller lease. Which sessions are live, and what a new one is made of, is the core's (Brain): the
 // routes call this; so does anything else that serves sessions (ACP through the HTTP client, tests).
 import type { Brain, NewSessionInput } from "../core/brain.js";
+import { BrainError } from "../core/errors.js";
 import { PendingRequests } from "../core/pending.js";
 import type { Session } from "../core/session.js";
 import type {
@@ -64,6 +65,8 @@ export class SessionService {
     if (!this.openSession(id) && record.status === "closed") return undefined;
     return this.attach(record).catch((err: unknown) => {
       if (err instanceof ApiError && err.code === "conflict") return undefined;
+      // Another process (a `brain run`) or another cluster node writes the log: watch its stored events.
+      if (err instanceof BrainError && err.code === "locked") return undefined;
       throw err;
     });
   }

@@ -5,11 +5,13 @@ import { loadOrCreateTokens, tokensPath } from "../../server/auth/tokens.js";
 import { DEFAULT_HOST, DEFAULT_PORT, startDaemon } from "../../server/daemon.js";
 import type { LogHolder } from "../../store/fs/index.js";
 import { parse, str, UsageError } from "../args.js";
+import { natsServers, openClusterStore } from "../cluster.js";
 import { loadConfig } from "../config.js";
 import { brainHome, createBrain } from "../setup.js";
 
-export const usage = `serve [--port N] [--host H] [--no-auth]
-                              the daemon: REST + SSE under /v1, the web UI, /openapi.json (port: $BRAIN_PORT or 7777)`;
+export const usage = `serve [--port N] [--host H] [--no-auth] [--nats URL[,URL...] [--node NAME]]
+                              the daemon: REST + SSE under /v1, the web UI, /openapi.json (port: $BRAIN_PORT or 7777);
+                              --nats (or $BRAIN_NATS): cluster mode, sessions on NATS JetStream shared by every node`;
 
 export function portOf(value: string | undefined): number {
   if (value === undefined || value === "") return DEFAULT_PORT;
@@ -25,6 +27,8 @@ export async function command(args: string[]): Promise<number> {
     port: { type: "string" },
     host: { type: "string" },
     "no-auth": { type: "boolean" },
+    nats: { type: "string" },
+    node: { type: "string" },
   });
   const port = portOf(str(values.port) ?? process.env.BRAIN_PORT);
   const host = str(values.host) ?? DEFAULT_HOST;
@@ -41,7 +45,27 @@ export async function command(args: string[]): Promise<number> {
     : [];
   // A `brain run` on a session the daemon has open is told to go through the daemon, at this URL.
   const holder: LogHolder = { kind: "daemon" };
-  const brain = createBrain(loaded, home, { holder, secrets: tokenSecrets, warmRunners: true });
+  // The command line, then the environment, then brain.config.json's `cluster` block.
+  const configured = loaded.config.cluster;
+  const natsUrls = str(values.nats) ?? process.env.BRAIN_NATS ?? configured?.nats.join(",");
+  const node = str(values.node) ?? configured?.node;
+  const ttl = process.env.BRAIN_LEASE_TTL_MS
+    ? Number(process.env.BRAIN_LEASE_TTL_MS)
+    : configured?.lease_ttl_ms;
+  const cluster = natsUrls
+    ? await openClusterStore({
+        servers: natsServers(natsUrls),
+        home,
+        ...(node ? { node } : {}),
+        ...(ttl ? { leaseTtlMs: ttl } : {}),
+      })
+    : undefined;
+  const brain = createBrain(loaded, home, {
+    holder,
+    secrets: tokenSecrets,
+    warmRunners: true,
+    ...(cluster ? { store: cluster.store } : {}),
+  });
   let daemon: Awaited<ReturnType<typeof startDaemon>>;
   try {
     daemon = await startDaemon({
@@ -55,11 +79,13 @@ export async function command(args: string[]): Promise<number> {
         ? { retention: { compactAfterMs: loaded.config.retention.compact_after_minutes * 60_000 } }
         : {}),
       agents: homeAgents(home),
+      ...(cluster ? { router: cluster.router } : {}),
       onError: (err) =>
         process.stderr.write(`brain serve: ${brain.redactor.redact((err as Error).stack ?? String(err))}\n`),
     });
   } catch (err) {
     await brain.close();
+    await cluster?.close();
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "EADDRINUSE")
       throw new UsageError(`port ${port} on ${host} is in use: pick another with --port N`);
@@ -68,7 +94,7 @@ export async function command(args: string[]): Promise<number> {
   holder.url = daemon.url;
   const say = (line: string) => process.stdout.write(`${line}\n`);
   say(
-    `brain daemon on ${daemon.url}  (sessions in ${home}; harnesses: ${brain.harnesses.names().join(", ")})`,
+    `brain daemon on ${daemon.url}  (sessions in ${cluster ? `NATS ${natsUrls}, node ${cluster.node}, native files in ${home}` : home}; harnesses: ${brain.harnesses.names().join(", ")})`,
   );
   if (tokens) {
     const admin = tokens.file.tokens[0]!.token;
@@ -95,5 +121,6 @@ export async function command(args: string[]): Promise<number> {
   process.stderr.write("brain serve: stopping\n");
   await daemon.close();
   await brain.close();
+  await cluster?.close();
   return 0;
 }

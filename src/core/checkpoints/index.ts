@@ -3,4 +3,9 @@ export { CheckpointError } from "./errors.js";
 export type { CheckpointFile, CheckpointManifest, CheckpointSegment } from "./manifest.js";
 export { WINDOW } from "./plan.js";
 export { refuseInside } from "./restore.js";
-export { CheckpointStore, type CheckpointStoreOptions, type CreateOptions } from "./store.js";
+export {
+  CheckpointStore,
+  type CheckpointStoreOptions,
+  type Checkpoints,
+  type CreateOptions,
+} from "./store.js";

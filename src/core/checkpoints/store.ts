@@ -18,6 +18,9 @@ export interface CreateOptions {
   secrets?: string[];
 }
 
+/** What the host and a session use of one session's checkpoints: a CheckpointStore, or a store's own (cluster). */
+export type Checkpoints = Pick<CheckpointStore, "create" | "list" | "get" | "restore" | "nativeFiles">;
+
 const MANIFEST = /^(\d{6,})\.json$/;
 
 /**

@@ -30,7 +30,15 @@ interface Feed {
   log?: EventLog;
   unsubscribe?: () => void;
   listeners: Set<FeedListener>;
+  /** Following the log another node writes (cluster mode), while there is no live log here. */
+  remote?: Promise<(() => void) | undefined>;
 }
+
+/** Follows a session written elsewhere from its tail on; undefined when the store cannot. */
+export type RemoteFollow = (
+  session: string,
+  listener: (batch: SessionEvent[]) => void,
+) => Promise<() => void> | undefined;
 
 export class FeedHub {
   private readonly feeds = new Map<string, Feed>();
@@ -38,6 +46,8 @@ export class FeedHub {
   /** @param readFile durable events after a seq of a session that has no live log, from its file. */
   constructor(
     private readonly readFile: (session: string, after: number, limit: number) => Promise<SessionEvent[]>,
+    /** Cluster mode: watchers of a session another node owns follow its log through the store. */
+    private readonly remoteFollow?: RemoteFollow,
   ) {}
 
   /** Makes `log` the session's live log (after the daemon opened the session). */
@@ -45,16 +55,46 @@ export class FeedHub {
     const feed = this.feed(session);
     if (feed.log === log) return;
     feed.unsubscribe?.();
+    this.stopRemote(feed);
     feed.log = log;
-    feed.unsubscribe = log.subscribe((batch) => {
-      let items: SseItem[] | undefined;
-      const formatted = () => {
-        items ??= batch.map(formatEvent);
-        return items;
-      };
-      for (const listener of [...feed.listeners]) listener.events(batch, formatted);
-    });
+    feed.unsubscribe = log.subscribe((batch) => this.deliver(feed, batch));
     for (const listener of [...feed.listeners]) listener.attached();
+  }
+
+  private deliver(feed: Feed, batch: SessionEvent[]): void {
+    let items: SseItem[] | undefined;
+    const formatted = () => {
+      items ??= batch.map(formatEvent);
+      return items;
+    };
+    for (const listener of [...feed.listeners]) listener.events(batch, formatted);
+  }
+
+  /**
+   * Without a live log here, follows the log through the store (another node writes it). Once the follow is
+   * in place the watchers catch up from the store again, so nothing committed while it started is missed.
+   */
+  private startRemote(session: string, feed: Feed): void {
+    if (!this.remoteFollow || feed.log || feed.remote || feed.listeners.size === 0) return;
+    let remote: Promise<(() => void) | undefined> | undefined;
+    remote = (async () => {
+      const stop = await this.remoteFollow!(session, (batch) => {
+        if (feed.remote === remote) this.deliver(feed, batch);
+      });
+      if (feed.remote !== remote) {
+        stop?.();
+        return undefined;
+      }
+      if (stop) for (const listener of [...feed.listeners]) listener.attached();
+      return stop;
+    })().catch(() => undefined);
+    feed.remote = remote;
+  }
+
+  private stopRemote(feed: Feed): void {
+    const remote = feed.remote;
+    feed.remote = undefined;
+    void remote?.then((stop) => stop?.());
   }
 
   /** The session's log was closed: reads go to the file until a log is attached again. */
@@ -64,6 +104,7 @@ export class FeedHub {
     feed.unsubscribe?.();
     feed.unsubscribe = undefined;
     feed.log = undefined;
+    this.startRemote(session, feed);
     this.prune(session, feed);
   }
 
@@ -72,6 +113,7 @@ export class FeedHub {
     const feed = this.feeds.get(session);
     if (!feed) return;
     feed.unsubscribe?.();
+    this.stopRemote(feed);
     this.feeds.delete(session);
     for (const listener of [...feed.listeners]) listener.ended();
   }
@@ -83,6 +125,7 @@ export class FeedHub {
   listen(session: string, listener: FeedListener): () => void {
     const feed = this.feed(session);
     feed.listeners.add(listener);
+    this.startRemote(session, feed);
     return () => {
       feed.listeners.delete(listener);
       this.prune(session, feed);
@@ -117,7 +160,9 @@ export class FeedHub {
   }
 
   private prune(session: string, feed: Feed): void {
-    if (!feed.log && feed.listeners.size === 0 && this.feeds.get(session) === feed)
+    if (!feed.log && feed.listeners.size === 0 && this.feeds.get(session) === feed) {
+      this.stopRemote(feed);
       this.feeds.delete(session);
+    }
   }
 }

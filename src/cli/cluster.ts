@@ -1,0 +1,65 @@
+// Cluster mode for `brain serve --nats URL[,URL...]`: the session store on NATS JetStream instead of files.
+// Any number of nodes share the sessions; each session is owned by one node at a time through its lease.
+import { hostname } from "node:os";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { NatsCommandRouter } from "../store/nats/commands.js";
+import { openNatsContext } from "../store/nats/context.js";
+import { NatsSessionStore } from "../store/nats/session-store.js";
+import { UsageError } from "./args.js";
+
+export interface ClusterStore {
+  store: NatsSessionStore;
+  /** Commands to a session's owner, by request-reply. */
+  router: NatsCommandRouter;
+  node: string;
+  close(): Promise<void>;
+}
+
+/** `nats://a:4222,nats://b:4222` (or with spaces) → the server list; each must be a nats:// URL. */
+export function natsServers(value: string): string[] {
+  const servers = value
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (servers.length === 0)
+    throw new UsageError("--nats needs at least one server URL, e.g. nats://127.0.0.1:4222");
+  for (const server of servers) {
+    let url: URL;
+    try {
+      url = new URL(server);
+    } catch {
+      throw new UsageError(`--nats: "${server}" is not a URL; write it as nats://HOST:PORT`);
+    }
+    if (url.protocol !== "nats:" && url.protocol !== "tls:") {
+      throw new UsageError(`--nats: "${server}" is not a nats:// URL; write it as nats://HOST:PORT`);
+    }
+  }
+  return servers;
+}
+
+export async function openClusterStore(options: {
+  servers: string[];
+  home: string;
+  node?: string;
+  leaseTtlMs?: number;
+}): Promise<ClusterStore> {
+  const node = options.node ?? `${hostname()}-${process.pid}`;
+  let nc: NatsConnection;
+  try {
+    // Reconnect forever: a NATS node going away must not take the Brain node with it.
+    nc = await connect({ servers: options.servers, name: `brain ${node}`, maxReconnectAttempts: -1 });
+  } catch (err) {
+    throw new UsageError(
+      `cannot reach NATS at ${options.servers.join(", ")}: ${(err as Error).message}; start nats-server with JetStream (-js) or fix --nats`,
+    );
+  }
+  try {
+    const ctx = await openNatsContext(nc, options.leaseTtlMs ? { leaseTtlMs: options.leaseTtlMs } : {});
+    const store = new NatsSessionStore(ctx, { home: options.home, holder: { node } });
+    const router = new NatsCommandRouter(nc);
+    return { store, router, node, close: () => nc.drain().catch(() => nc.close()) };
+  } catch (err) {
+    await nc.close().catch(() => {});
+    throw err;
+  }
+}

@@ -1,0 +1,41 @@
+// Errors of the cluster store, carrying Brain's error code like the embedded store's: NATS trouble is the
+// host's (brain_error), a session written by another owner is `locked`, a bad id is the caller's.
+import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
+import { BrainError } from "../../core/errors.js";
+
+export class NatsStoreError extends BrainError {
+  override name = "NatsStoreError";
+  constructor(
+    code: "brain_error" | "bad_request" | "locked" | "payload_too_large",
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(code, message, options);
+  }
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The stream refused a publish because the subject's last message is not the one this writer knows. */
+export function isWrongLastSequence(err: unknown): boolean {
+  return (
+    err instanceof JetStreamApiError &&
+    (err.code === JetStreamApiCodes.StreamWrongLastSequence ||
+      err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  );
+}
+
+/** Another node wrote the session's log, or took its lease: this writer must stop. */
+export function fenced(session: string, why: string): NatsStoreError {
+  return new NatsStoreError(
+    "locked",
+    `session ${session}: this node no longer owns the session's log (${why}); its owner now is another node`,
+  );
+}
+
+export function natsFailure(what: string, err: unknown): NatsStoreError {
+  if (err instanceof BrainError) return err as NatsStoreError;
+  return new NatsStoreError("brain_error", `${what}: NATS: ${errorMessage(err)}`, { cause: err });
+}

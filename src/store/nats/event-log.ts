@@ -1,0 +1,298 @@
+// The cluster event log: a session's events on its own subject of the events stream. Group commit as on disk:
+// appends made in one tick form one batch, published as one message (split only past the size limit) with
+// the id `<session>:<first seq>` (a retried publish is dropped as a duplicate) and the expected last sequence
+// of the subject (a stale writer's publish is refused: it is fenced). Events reach readers and subscribers
+// only once JetStream has acknowledged them.
+import { randomUUID } from "node:crypto";
+import type { EventLog } from "../../core/event-log.js";
+import { sleep } from "../../core/sleep.js";
+import type { NewEvent, SessionEvent } from "../../protocol/events.js";
+import type { NatsContext } from "./context.js";
+import { errorMessage, fenced, isWrongLastSequence, NatsStoreError, natsFailure } from "./errors.js";
+import { batchHeaders, encodeBatch, LogReader, type MessageRef, WRITER } from "./log-read.js";
+
+/** What an append may find: a lease this open holds (src/store/nats/lease.ts), checked before each commit. */
+export interface WriteGuard {
+  /** Throws (code `locked`) when this node may no longer write the session. */
+  check(): void;
+}
+
+interface Pending {
+  events: SessionEvent[];
+  resolve(events: SessionEvent[]): void;
+  reject(err: Error): void;
+}
+
+/** Recent events kept in memory, so watchers catching up on the owner read no NATS at all. */
+const TAIL_EVENTS = 4096;
+/** Bytes per message, under the server's default 1 MB max_payload with room for headers. */
+const MAX_MESSAGE = 900 * 1024;
+
+export class NatsEventLog implements EventLog {
+  private queue: Pending[] = [];
+  private flushing: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+  private durableSeq: number;
+  /** A publish failed without an answer: it may have been stored, so the next commit asks the stream first. */
+  private uncertain = false;
+  private tailRef: MessageRef | undefined;
+  private tail: SessionEvent[] = [];
+  private fence: NatsStoreError | undefined;
+  private readonly listeners = new Set<(events: SessionEvent[]) => void>();
+  private readonly revokedListeners = new Set<(err: Error) => void>();
+  /** This open's name, in every message it writes. */
+  readonly writer = randomUUID();
+
+  private constructor(
+    private readonly ctx: NatsContext,
+    readonly session: string,
+    private readonly reader: LogReader,
+    last: MessageRef | undefined,
+    private readonly guard: WriteGuard | undefined,
+    private readonly onClose: () => Promise<void>,
+    private readonly incarnation: string,
+  ) {
+    this.tailRef = last;
+    this.durableSeq = last?.last ?? 0;
+  }
+
+  static async open(
+    ctx: NatsContext,
+    session: string,
+    options: { guard?: WriteGuard; onClose?: () => Promise<void>; incarnation?: string } = {},
+  ): Promise<NatsEventLog> {
+    const reader = new LogReader(ctx, session);
+    const last = await reader.last();
+    const onClose = options.onClose ?? (async () => {});
+    return new NatsEventLog(ctx, session, reader, last, options.guard, onClose, options.incarnation ?? "");
+  }
+
+  get lastSeq(): number {
+    return this.durableSeq;
+  }
+
+  /** Why this log refuses appends, once fenced (another owner wrote, or the lease was lost). */
+  get fencedBy(): NatsStoreError | undefined {
+    return this.fence;
+  }
+
+  /** Refuses every later append with `err` (the lease was lost: this node must stop writing). */
+  revoke(err: NatsStoreError): void {
+    if (this.fence) return;
+    this.fence = err;
+    for (const listener of [...this.revokedListeners]) listener(err);
+    this.revokedListeners.clear();
+  }
+
+  onRevoked(listener: (err: Error) => void): () => void {
+    if (this.fence) {
+      listener(this.fence);
+      return () => {};
+    }
+    this.revokedListeners.add(listener);
+    return () => this.revokedListeners.delete(listener);
+  }
+
+  append(events: NewEvent[]): Promise<SessionEvent[]> {
+    if (this.closing) return Promise.reject(this.closedError());
+    if (this.fence) return Promise.reject(this.fence);
+    if (events.length === 0) return Promise.resolve([]);
+    const stored: SessionEvent[] = [];
+    try {
+      for (const e of events) {
+        JSON.stringify(e.data);
+        // Seq and ts are the commit's, given when the batch is published.
+        const s = { seq: 0, ts: "", session: this.session, type: e.type, data: e.data };
+        if (e.turn !== undefined) (s as SessionEvent).turn = e.turn;
+        stored.push(s as SessionEvent);
+      }
+    } catch (err) {
+      return Promise.reject(
+        new NatsStoreError("bad_request", `${this.where}: event not serializable: ${errorMessage(err)}`),
+      );
+    }
+    return new Promise((resolve, reject) => {
+      this.queue.push({ events: stored, resolve, reject });
+      // A microtask: appends made in this tick join one publish; later ones queue behind it.
+      this.flushing ??= Promise.resolve().then(() => this.flushLoop());
+    });
+  }
+
+  async read(after: number, limit = Number.POSITIVE_INFINITY): Promise<SessionEvent[]> {
+    if (this.closing) throw this.closedError();
+    if (!Number.isInteger(after) || after < 0 || !(limit >= 0)) {
+      throw new NatsStoreError("bad_request", `${this.where}: bad read range after=${after} limit=${limit}`);
+    }
+    if (after >= this.durableSeq || limit < 1) return [];
+    const first = this.tail[0];
+    if (first && after + 1 >= first.seq) {
+      const from = this.tail.filter((e) => e.seq > after);
+      return Number.isFinite(limit) ? from.slice(0, Math.floor(limit)) : from;
+    }
+    return this.reader.read(after, limit, this.tailRef);
+  }
+
+  subscribe(listener: (events: SessionEvent[]) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      while (this.flushing) await this.flushing;
+      this.listeners.clear();
+      await this.onClose();
+    })();
+    return this.closing;
+  }
+
+  private get where(): string {
+    return `event log of session ${this.session}`;
+  }
+
+  private closedError(): NatsStoreError {
+    return new NatsStoreError("brain_error", `${this.where} is closed`);
+  }
+
+  private async flushLoop(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue;
+      this.queue = [];
+      try {
+        this.guard?.check();
+        if (this.fence) throw this.fence;
+        if (this.uncertain) await this.resync();
+        await this.commit(batch.flatMap((p) => p.events));
+      } catch (err) {
+        // As on disk: the appends queued behind a failed batch may continue it and fail with it.
+        const behind = this.queue;
+        this.queue = [];
+        const error = err instanceof NatsStoreError ? err : natsFailure(`${this.where}: append failed`, err);
+        if (error.code === "locked") this.revoke(error);
+        for (const p of [...batch, ...behind]) p.reject(error);
+        continue;
+      }
+      for (const p of batch) p.resolve(p.events);
+    }
+    this.flushing = undefined;
+  }
+
+  private async commit(events: SessionEvent[]): Promise<void> {
+    const ts = new Date().toISOString();
+    let seq = this.durableSeq;
+    for (const e of events) {
+      e.seq = ++seq;
+      e.ts = ts;
+    }
+    const durable: SessionEvent[] = [];
+    try {
+      for (const chunk of chunks(events, this.where)) {
+        await this.publish(chunk);
+        durable.push(...chunk);
+        this.durableSeq = chunk[chunk.length - 1]!.seq;
+      }
+    } finally {
+      // A batch past the size limit may fail after its first messages were stored: those are in the log.
+      this.delivered(durable);
+    }
+  }
+
+  /** Events now acknowledged: into the tail and to the subscribers. */
+  private delivered(durable: SessionEvent[]): void {
+    if (durable.length === 0) return;
+    this.tail.push(...durable);
+    if (this.tail.length > TAIL_EVENTS * 2) this.tail = this.tail.slice(-TAIL_EVENTS);
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(durable);
+      } catch (err) {
+        process.emitWarning(`${this.where}: subscriber threw: ${errorMessage(err)}`);
+      }
+    }
+  }
+
+  /** One message; retried with the same id through a leader election (the stream drops a repeat). */
+  private async publish(chunk: SessionEvent[]): Promise<void> {
+    const first = chunk[0]!.seq;
+    const last = chunk[chunk.length - 1]!.seq;
+    const subject = this.ctx.subject(this.session);
+    const body = encodeBatch(chunk);
+    const deadline = Date.now() + this.ctx.publishRetryMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const ack = await this.ctx.js.publish(subject, body, {
+          // The incarnation (the record's creation) keeps a session deleted and made again with its id from
+          // being taken for a repeat of its predecessor's messages within the dedup window.
+          msgID: `${this.session}:${first}${this.incarnation ? `@${this.incarnation}` : ""}`,
+          expect: { lastSubjectSequence: this.tailRef?.streamSeq ?? 0 },
+          headers: batchHeaders(first, last, this.writer),
+          timeout: 5000,
+        });
+        if (ack.duplicate) await this.checkOwnDuplicate(ack.seq, first);
+        this.tailRef = { streamSeq: ack.seq, first, last };
+        return;
+      } catch (err) {
+        if (isWrongLastSequence(err))
+          throw fenced(this.session, "its log has events this node did not write");
+        if (err instanceof NatsStoreError) throw err;
+        if (Date.now() >= deadline) {
+          this.uncertain = true;
+          throw natsFailure(`${this.where}: append failed after ${attempt + 1} tries`, err);
+        }
+        await sleep(Math.min(1000, 50 * 2 ** attempt));
+      }
+    }
+  }
+
+  /** A duplicate id is this writer's own retry, or another writer's message with the same seqs: a fence. */
+  private async checkOwnDuplicate(streamSeq: number, first: number): Promise<void> {
+    const msg = await this.ctx.jsm.streams.getMessage(this.ctx.stream, { seq: streamSeq }).catch(() => null);
+    if (msg?.header.get(WRITER) !== this.writer) {
+      throw fenced(this.session, `another node wrote seq ${first} first`);
+    }
+  }
+
+  /**
+   * After a publish that got no answer: the subject's last message is what was stored. This writer's own
+   * (the failed batch landed after all) is taken in, rejected appends notwithstanding: it is in the log, and
+   * the seqs that follow must count it. Another writer's means this node was fenced.
+   */
+  private async resync(): Promise<void> {
+    const last = await this.reader.last();
+    this.uncertain = false;
+    if (!last || last.streamSeq === this.tailRef?.streamSeq) return;
+    const msg = await this.ctx.jsm.streams.getMessage(this.ctx.stream, { seq: last.streamSeq });
+    if (msg?.header.get(WRITER) !== this.writer) {
+      throw fenced(this.session, "its log has events this node did not write");
+    }
+    const landed = await this.reader.read(this.durableSeq, Number.POSITIVE_INFINITY, last);
+    this.tailRef = last;
+    this.durableSeq = last.last;
+    this.delivered(landed);
+  }
+}
+
+/** The batch cut into messages under the size limit; one event over it is refused. */
+function chunks(events: SessionEvent[], where: string): SessionEvent[][] {
+  const out: SessionEvent[][] = [];
+  let current: SessionEvent[] = [];
+  let size = 0;
+  for (const e of events) {
+    const bytes = Buffer.byteLength(JSON.stringify(e));
+    if (bytes > MAX_MESSAGE) {
+      throw new NatsStoreError(
+        "payload_too_large",
+        `${where}: event ${e.seq} (${e.type}) is ${bytes} bytes; the cluster store takes events up to ${MAX_MESSAGE}`,
+      );
+    }
+    if (size + bytes > MAX_MESSAGE && current.length > 0) {
+      out.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(e);
+    size += bytes;
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}

@@ -1,0 +1,176 @@
+// The cluster log's messages and how they are read. One JetStream message holds one commit (a batch of events
+// with dense seqs) on the session's subject; headers give its first and last seq, so a reader finds the
+// message holding seq N by bisecting the subject's stream sequences, without reading what lies before.
+import type { StoredMsg } from "@nats-io/jetstream";
+import { headers, type MsgHdrs } from "@nats-io/transport-node";
+import type { SessionEvent } from "../../protocol/events.js";
+import type { NatsContext } from "./context.js";
+import { errorMessage, NatsStoreError, natsFailure } from "./errors.js";
+
+export const FIRST = "Brain-First-Seq";
+export const LAST = "Brain-Last-Seq";
+/** Which open of the log wrote a message: a dedup hit on another writer's message is a fence, not an ack. */
+export const WRITER = "Brain-Writer";
+
+/** Where a message sits: its stream sequence and the seqs of the events it holds. */
+export interface MessageRef {
+  streamSeq: number;
+  first: number;
+  last: number;
+}
+
+export function batchHeaders(first: number, last: number, writer: string): MsgHdrs {
+  const h = headers();
+  h.set(FIRST, String(first));
+  h.set(LAST, String(last));
+  h.set(WRITER, writer);
+  return h;
+}
+
+/** Events are stored without their session (the subject says it). */
+export function encodeBatch(events: SessionEvent[]): string {
+  return JSON.stringify(events.map(({ session: _, ...rest }) => rest));
+}
+
+export function refOf(msg: { seq: number; header: MsgHdrs }, where: string): MessageRef {
+  const first = Number(msg.header.get(FIRST));
+  const last = Number(msg.header.get(LAST));
+  if (!Number.isInteger(first) || !Number.isInteger(last) || first < 1 || last < first) {
+    throw new NatsStoreError(
+      "brain_error",
+      `${where}: message ${msg.seq} has no valid ${FIRST}/${LAST} headers`,
+    );
+  }
+  return { streamSeq: msg.seq, first, last };
+}
+
+export function decodeBatch(
+  msg: { seq: number; string(): string },
+  session: string,
+  where: string,
+): SessionEvent[] {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(msg.string());
+  } catch (err) {
+    throw new NatsStoreError("brain_error", `${where}: message ${msg.seq} is not JSON: ${errorMessage(err)}`);
+  }
+  if (!Array.isArray(raw))
+    throw new NatsStoreError("brain_error", `${where}: message ${msg.seq} is not a batch`);
+  return raw.map((e) => ({ ...(e as object), session }) as SessionEvent);
+}
+
+export class LogReader {
+  constructor(
+    private readonly ctx: NatsContext,
+    readonly session: string,
+  ) {}
+
+  private get where(): string {
+    return `event log of session ${this.session}`;
+  }
+
+  /** The subject's last message (from the stream leader: what has been acknowledged), or undefined. */
+  async last(): Promise<MessageRef | undefined> {
+    const msg = await this.get({ last_by_subj: this.ctx.subject(this.session) });
+    return msg ? refOf(msg, this.where) : undefined;
+  }
+
+  /** The subject's first message at or after stream sequence `from`. */
+  private next(from: number): Promise<StoredMsg | null> {
+    // MSG.GET answers from the stream leader; 2.9 takes next_by_subj there though the 3.4 client's type omits it.
+    return this.get({ next_by_subj: this.ctx.subject(this.session), seq: from } as never);
+  }
+
+  private async get(query: object): Promise<StoredMsg | null> {
+    try {
+      return await this.ctx.jsm.streams.getMessage(this.ctx.stream, query as never);
+    } catch (err) {
+      throw natsFailure(`${this.where}: read failed`, err);
+    }
+  }
+
+  /** The stream sequence of the first message holding an event with seq > after, or undefined. */
+  async locate(after: number, tail?: MessageRef): Promise<number | undefined> {
+    const end = tail ?? (await this.last());
+    if (!end || end.last <= after) return undefined;
+    // The tail qualifies; search below it. Other sessions' messages sit between this one's, so a probe at
+    // `mid` finds the subject's first message at or after it, and everything in [mid, that message) is ruled out.
+    let best = end.streamSeq;
+    let lo = 1;
+    let hi = best - 1;
+    while (lo <= hi) {
+      const mid = lo + Math.floor((hi - lo) / 2);
+      const msg = await this.next(mid);
+      if (!msg || msg.seq > hi) {
+        hi = mid - 1;
+        continue;
+      }
+      const ref = refOf(msg, this.where);
+      if (ref.last > after) {
+        best = ref.streamSeq;
+        hi = mid - 1;
+      } else {
+        lo = ref.streamSeq + 1;
+      }
+    }
+    return best;
+  }
+
+  /** Events with seq > after, in order, at most `limit`, up to `upTo` (the last acknowledged seq known). */
+  async read(after: number, limit: number, tail?: MessageRef): Promise<SessionEvent[]> {
+    const end = tail ?? (await this.last());
+    if (!end || end.last <= after || limit < 1) return [];
+    let at = await this.locate(after, end);
+    const out: SessionEvent[] = [];
+    while (at !== undefined && at <= end.streamSeq && out.length < limit) {
+      const msg = await this.next(at);
+      if (!msg || msg.seq > end.streamSeq) break;
+      for (const e of decodeBatch(msg, this.session, this.where)) {
+        // Seqs only go up: a batch a raced stale writer got in (nats-server 2.9 lets concurrent publishes
+        // with one expected sequence all through) is skipped where it repeats seqs, never shown twice.
+        const last = out.length > 0 ? out[out.length - 1]!.seq : after;
+        if (e.seq > last && out.length < limit) out.push(e);
+      }
+      at = msg.seq + 1;
+    }
+    return out;
+  }
+
+  /**
+   * Calls `listener` with every batch holding events after `after` (default: the last one stored now), first
+   * those stored, then each new one as it is acknowledged (an ordered consumer on the session's subject).
+   * Resolves once the consumer is in place, with the stop function.
+   */
+  async follow(after: number | undefined, listener: (events: SessionEvent[]) => void): Promise<() => void> {
+    let start: number;
+    let seen: number;
+    if (after === undefined) {
+      // From the tail as it is now: any later message on the subject has a higher stream sequence.
+      const tail = await this.last();
+      seen = tail?.last ?? 0;
+      start = tail ? tail.streamSeq + 1 : 1;
+    } else {
+      seen = after;
+      const tail = await this.last();
+      start = (await this.locate(after, tail)) ?? (tail ? tail.streamSeq + 1 : 1);
+    }
+    const consumer = await this.ctx.js.consumers.get(this.ctx.stream, {
+      // A single subject: the 3.4 client refuses the array form on a 2.9 server.
+      filter_subjects: this.ctx.subject(this.session),
+      opt_start_seq: start,
+    } as never);
+    const messages = await consumer.consume();
+    void (async () => {
+      for await (const msg of messages) {
+        const events = decodeBatch(msg, this.session, this.where).filter((e) => e.seq > seen);
+        if (events.length === 0) continue;
+        seen = events[events.length - 1]!.seq;
+        listener(events);
+      }
+    })().catch(() => {});
+    return () => {
+      void messages.close();
+    };
+  }
+}

@@ -1,0 +1,280 @@
+// The cluster session store: records in a KV bucket (compare-and-set updates), each log on its subject of the
+// events stream, checkpoints in the object store, one owner per log through a lease. Native files live on the
+// node that runs the session, under its own home: <home>/sessions/<id>/{native,checkpoints}, the latter a
+// cache of what the object store holds.
+import { randomUUID } from "node:crypto";
+import { mkdir, readdir, rm } from "node:fs/promises";
+import nodePath from "node:path";
+import type { KvEntry } from "@nats-io/kv";
+import type { SessionStore } from "../../core/brain.js";
+import { CheckpointStore } from "../../core/checkpoints/index.js";
+import type { SessionEvent } from "../../protocol/events.js";
+import { describeIssue, SESSION_ID, SessionRecord } from "../fs/session-record.js";
+import { ReplicatedCheckpoints } from "./checkpoints.js";
+import type { NatsContext } from "./context.js";
+import { errorMessage, NatsStoreError, natsFailure } from "./errors.js";
+import { NatsEventLog } from "./event-log.js";
+import { Lease, type LeaseHolder } from "./lease.js";
+import { LogReader } from "./log-read.js";
+
+type NewSession = Parameters<SessionStore["create"]>[0];
+type SessionPatch = Parameters<SessionStore["update"]>[1];
+
+export interface NatsSessionStoreOptions {
+  /** This node's directory for native files and the checkpoint cache. */
+  home: string;
+  /** This node, as the owner of the logs it opens. */
+  holder: LeaseHolder;
+  /** Take a lease when opening a log (default true). Off only for tools that read. */
+  leases?: boolean;
+}
+
+/** A CAS update that keeps losing to other writers gives up after this many tries. */
+const UPDATE_TRIES = 20;
+
+export class NatsSessionStore implements SessionStore {
+  readonly home: string;
+  readonly root: string;
+  /** Any node may have to take a session over: each completed turn is checkpointed into NATS. */
+  readonly checkpointEveryTurn = true;
+  /** The leases of the logs this node has open, by session. */
+  private readonly leases = new Map<string, Lease>();
+  /**
+   * Per-session chain of this node's updates. Compare-and-set alone is not enough on nats-server 2.9: in a
+   * cluster, writes racing with the same expected revision can all be accepted (measured here: 3 of 3).
+   */
+  private readonly updates = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly ctx: NatsContext,
+    private readonly options: NatsSessionStoreOptions,
+  ) {
+    this.home = options.home;
+    this.root = nodePath.join(options.home, "sessions");
+  }
+
+  paths(id: string): { dir: string; native: string; checkpoints: string } {
+    checkId(id);
+    const dir = nodePath.join(this.root, id);
+    return { dir, native: nodePath.join(dir, "native"), checkpoints: nodePath.join(dir, "checkpoints") };
+  }
+
+  async create(input: NewSession): Promise<SessionRecord> {
+    const id = input.id ?? randomUUID();
+    const paths = this.paths(id);
+    const record = checkInput(`session ${id}`, {
+      ...input,
+      id,
+      created_at: new Date().toISOString(),
+      status: "open",
+    });
+    try {
+      await this.ctx.records.create(id, JSON.stringify(record));
+    } catch (err) {
+      if (/wrong last sequence/i.test(errorMessage(err))) {
+        throw new NatsStoreError("bad_request", `session ${id} already exists`);
+      }
+      throw natsFailure(`cannot create session ${id}`, err);
+    }
+    await this.localDirs(paths);
+    return record;
+  }
+
+  async get(id: string): Promise<SessionRecord | undefined> {
+    checkId(id);
+    const entry = await this.entry(id);
+    return entry ? parseRecord(entry, id) : undefined;
+  }
+
+  /** Every session, oldest first. */
+  async list(): Promise<SessionRecord[]> {
+    const ids: string[] = [];
+    try {
+      for await (const key of await this.ctx.records.keys()) if (SESSION_ID.test(key)) ids.push(key);
+    } catch (err) {
+      throw natsFailure("cannot list sessions", err);
+    }
+    const records = (await Promise.all(ids.map((id) => this.get(id)))).filter(
+      (r): r is SessionRecord => r !== undefined,
+    );
+    return records.sort((a, b) =>
+      a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1,
+    );
+  }
+
+  /** Compare-and-set on the record's revision: two nodes patching at once both land, neither is lost. */
+  async update(id: string, patch: SessionPatch): Promise<SessionRecord> {
+    checkId(id);
+    const next = (this.updates.get(id) ?? Promise.resolve())
+      .catch(() => {})
+      .then(() => this.casUpdate(id, patch));
+    this.updates.set(id, next);
+    try {
+      return await next;
+    } finally {
+      if (this.updates.get(id) === next) this.updates.delete(id);
+    }
+  }
+
+  private async casUpdate(id: string, patch: SessionPatch): Promise<SessionRecord> {
+    for (let i = 0; i < UPDATE_TRIES; i++) {
+      const entry = await this.entry(id);
+      if (!entry) throw new NatsStoreError("bad_request", `session ${id} not found`);
+      const current = parseRecord(entry, id);
+      const record = checkInput(`session ${id}`, {
+        ...current,
+        ...patch,
+        id,
+        created_at: current.created_at,
+      });
+      try {
+        await this.ctx.records.update(id, JSON.stringify(record), entry.revision);
+        return record;
+      } catch (err) {
+        if (!/wrong last sequence/i.test(errorMessage(err)))
+          throw natsFailure(`cannot update session ${id}`, err);
+      }
+    }
+    throw new NatsStoreError(
+      "brain_error",
+      `cannot update session ${id}: it kept changing under ${UPDATE_TRIES} tries`,
+    );
+  }
+
+  /** Deletes the record, the log, the checkpoints and this node's files; refused while another node owns it. */
+  async remove(id: string): Promise<void> {
+    if (!(await this.get(id))) return;
+    const lease = this.leases.get(id) ?? (await this.claim(id));
+    try {
+      await this.ctx.jsm.streams.purge(this.ctx.stream, { filter: this.ctx.subject(id) });
+      await this.checkpoints(id).removeAll();
+      await this.ctx.records.delete(id);
+    } catch (err) {
+      throw natsFailure(`cannot remove session ${id}`, err);
+    } finally {
+      this.leases.delete(id);
+      await lease.release();
+    }
+    await rm(this.paths(id).dir, { recursive: true, force: true });
+  }
+
+  /** Opens the log for writing, claiming the session's lease (refused, code `locked`, while another node has it). */
+  async openLog(id: string): Promise<NatsEventLog> {
+    const record = await this.get(id);
+    if (!record) throw new NatsStoreError("bad_request", `session ${id} not found`);
+    await this.localDirs(this.paths(id));
+    const incarnation = String(Date.parse(record.created_at));
+    if (this.options.leases === false) return NatsEventLog.open(this.ctx, id, { incarnation });
+    const lease = await this.claim(id);
+    this.leases.set(id, lease);
+    const release = async () => {
+      if (this.leases.get(id) === lease) this.leases.delete(id);
+      await lease.release();
+    };
+    try {
+      await this.restoreNative(id);
+      const log = await NatsEventLog.open(this.ctx, id, { guard: lease, onClose: release, incarnation });
+      lease.onLost((err) => log.revoke(err));
+      return log;
+    } catch (err) {
+      await release();
+      throw err;
+    }
+  }
+
+  /**
+   * A session taken over from another node (or reopened on a fresh one) starts from its last checkpoint: the
+   * native state as of its last completed turn. This node's own native dir is kept only while no other node
+   * has checkpointed the session since (else it is stale: the session went on elsewhere).
+   */
+  private async restoreNative(id: string): Promise<void> {
+    const { native, checkpoints: cacheDir } = this.paths(id);
+    const mine = new Set(await new CheckpointStore(cacheDir).list());
+    const checkpoints = this.checkpoints(id);
+    const latest = (await checkpoints.list()).at(-1);
+    if (latest === undefined) return;
+    const empty = (await readdir(native)).length === 0;
+    if (!empty && mine.has(latest)) return;
+    await rm(native, { recursive: true, force: true });
+    await checkpoints.restore(latest, native);
+  }
+
+  /** The lease of a log this node has open (to watch for its loss, or, in tests, to pause it). */
+  lease(id: string): Lease | undefined {
+    return this.leases.get(id);
+  }
+
+  /** The node owning the session now, if any. */
+  owner(id: string): Promise<string | undefined> {
+    return Lease.owner(this.ctx.leases, id);
+  }
+
+  async readEvents(id: string, range: { after?: number; limit?: number } = {}): Promise<SessionEvent[]> {
+    checkId(id);
+    return new LogReader(this.ctx, id).read(range.after ?? 0, range.limit ?? Number.POSITIVE_INFINITY);
+  }
+
+  /**
+   * Every event after `after` (default: from the tail now), then each new batch as it is acknowledged, from
+   * any node. Resolves once following, with the stop function.
+   */
+  follow(
+    id: string,
+    after: number | undefined,
+    listener: (events: SessionEvent[]) => void,
+  ): Promise<() => void> {
+    checkId(id);
+    return new LogReader(this.ctx, id).follow(after, listener);
+  }
+
+  checkpoints(id: string): ReplicatedCheckpoints {
+    return new ReplicatedCheckpoints(this.ctx.blobs, id, this.paths(id).checkpoints);
+  }
+
+  private claim(id: string): Promise<Lease> {
+    return Lease.claim(this.ctx.leases, id, this.options.holder, this.ctx.leaseTtlMs);
+  }
+
+  private async entry(id: string): Promise<KvEntry | undefined> {
+    let entry: KvEntry | null;
+    try {
+      entry = await this.ctx.records.get(id);
+    } catch (err) {
+      throw natsFailure(`cannot read session ${id}`, err);
+    }
+    return entry && entry.operation === "PUT" ? entry : undefined;
+  }
+
+  private async localDirs(paths: { native: string; checkpoints: string }): Promise<void> {
+    await mkdir(paths.native, { recursive: true, mode: 0o700 });
+    await mkdir(paths.checkpoints, { recursive: true, mode: 0o700 });
+  }
+}
+
+function checkId(id: string): void {
+  if (typeof id !== "string" || !SESSION_ID.test(id)) {
+    throw new NatsStoreError(
+      "bad_request",
+      `bad session id ${JSON.stringify(id)}: must match ${SESSION_ID.source}`,
+    );
+  }
+}
+
+function checkInput(what: string, value: unknown): SessionRecord {
+  const result = SessionRecord.safeParse(value);
+  if (!result.success) throw new NatsStoreError("bad_request", `${what}: ${describeIssue(result.error)}`);
+  return result.data;
+}
+
+function parseRecord(entry: KvEntry, id: string): SessionRecord {
+  let value: unknown;
+  try {
+    value = entry.json();
+  } catch (err) {
+    throw new NatsStoreError("brain_error", `session ${id}: record is not valid JSON (${errorMessage(err)})`);
+  }
+  const result = SessionRecord.safeParse(value);
+  if (!result.success)
+    throw new NatsStoreError("brain_error", `session ${id}: record ${describeIssue(result.error)}`);
+  return result.data;
+}

@@ -1,0 +1,209 @@
+// Cluster mode end to end: a 3-node NATS cluster (R3) and Brain nodes running `brain serve --nats`, each in its
+// own temp dir. The owner of a session is SIGKILLed mid-turn: another node takes the session over (once the
+// lease has expired), restores its last checkpoint, settles the interrupted turn as failed with brain_error,
+// and the next prompt continues from the checkpointed history. No acknowledged event is lost or doubled.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ClientError } from "../../src/client/errors.js";
+import type { SessionEvent } from "../../src/protocol/events.js";
+import { type BrainNode, startBrainNode } from "../../src/testing/brain-node.js";
+import { type NatsCluster, startNatsCluster } from "../../src/testing/nats-cluster.js";
+
+const TTL = 2000;
+let cluster: NatsCluster;
+let nodes: BrainNode[] = [];
+
+beforeAll(async () => {
+  cluster = await startNatsCluster();
+  const started = await Promise.allSettled(
+    ["a", "b", "c"].map((n) => startBrainNode(`node-${n}`, cluster.servers, { leaseTtlMs: TTL })),
+  );
+  nodes = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+  // One that failed leaves the others running: afterAll stops those, and the suite fails with its reason.
+  const failed = started.find((s) => s.status === "rejected");
+  if (failed) throw failed.reason;
+}, 180_000);
+afterAll(async () => {
+  await Promise.allSettled(nodes.map((n) => n.stop()));
+  await cluster?.stop();
+});
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await fn();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${String(last)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The whole log, as a client of `node` reads it. */
+async function events(node: BrainNode): Promise<SessionEvent[]> {
+  const out: SessionEvent[] = [];
+  for (;;) {
+    const page = await node.client.log("f1", out.at(-1)?.seq ?? 0, 1000);
+    out.push(...page.events);
+    if (page.events.length === 0 || (out.at(-1)?.seq ?? 0) >= page.last_seq) return out;
+  }
+}
+
+function settled(events: SessionEvent[], turn: string): SessionEvent | undefined {
+  return events.find((e) => e.type === "turn.settled" && e.turn === turn);
+}
+
+describe("cluster failover", () => {
+  it("a client of one node drives a session another node owns: prompt, steer, interrupt, answer, checkpoint", async () => {
+    const [, b, c] = nodes as [BrainNode, BrainNode, BrainNode];
+    const id = "r1";
+    await b.client.create({
+      id,
+      harness: "echo",
+      config: { options: { delay_ms: 150 }, tools: ["echo"] },
+      permissions: { tools: { echo: "ask" } },
+    });
+    const all = async () => (await c.client.log(id, 0, 1000)).events;
+    // Through node-c, which forwards each command to node-b (the session stays open there only).
+    const first = await c.client.prompt(id, "echo: hi");
+    const asked = await waitFor("the permission request", async () =>
+      (await all()).find((e) => e.type === "permission.requested"),
+    );
+    await c.client.answer(id, (asked.data as { id: string }).id, { decision: "allow" });
+    await waitFor("turn one", async () => settled(await all(), first.turn));
+    const second = await c.client.prompt(
+      id,
+      "one two three four five six seven eight nine ten eleven twelve",
+    );
+    await waitFor("a delta", async () =>
+      (await all()).some((e) => e.type === "assistant.delta" && e.turn === second.turn) ? true : undefined,
+    );
+    await c.client.steer(id, "left");
+    await waitFor("the steer", async () =>
+      (await all()).some((e) => e.type === "user.steer" && e.turn === second.turn) ? true : undefined,
+    );
+    await c.client.interrupt(id);
+    const events = await waitFor("turn two", async () => {
+      const got = await all();
+      return settled(got, second.turn) ? got : undefined;
+    });
+    expect(settled(events, first.turn)?.data).toMatchObject({ status: "completed" });
+    expect(events.find((e) => e.type === "permission.resolved")?.data).toMatchObject({ decision: "allow" });
+    expect(settled(events, second.turn)?.data).toMatchObject({ status: "interrupted" });
+    const checkpoint = await c.client.checkpoint(id);
+    expect(checkpoint.id).toMatch(/^\d+$/);
+    expect((await all()).map((e) => e.seq)).toEqual(
+      Array.from({ length: (await all()).length }, (_, i) => i + 1),
+    );
+  }, 120_000);
+
+  it("another node takes over a session whose owner was SIGKILLed mid-turn", async () => {
+    const [a, b, c] = nodes as [BrainNode, BrainNode, BrainNode];
+    await a.client.create({ id: "f1", harness: "echo", config: { options: { delay_ms: 200 } } });
+    // An SSE watcher on a node that never owns the session: it follows the log through NATS.
+    const watched: SessionEvent[] = [];
+    const abort = new AbortController();
+    const watching = (async () => {
+      for await (const event of c.client.events("f1", { signal: abort.signal, role: "observer" }))
+        watched.push(event);
+    })().catch(() => {});
+    const first = await a.client.prompt("f1", "one");
+    await waitFor("turn one", async () => settled(await events(a), first.turn));
+    // The turn's checkpoint follows its settlement.
+    await waitFor("the checkpoint", async () =>
+      (await events(a)).find((e) => e.type === "checkpoint.created") ? true : undefined,
+    );
+    const second = await a.client.prompt("f1", "two three four five six seven eight nine ten");
+    await waitFor("deltas of turn two", async () =>
+      (await events(a)).some((e) => e.type === "assistant.delta" && e.turn === second.turn)
+        ? true
+        : undefined,
+    );
+    const before = await events(a);
+    await a.kill();
+    const killedAt = Date.now();
+
+    // Any node serves the stored log meanwhile; commands wait for the lease to expire.
+    expect((await events(c)).length).toBeGreaterThanOrEqual(before.length);
+    const third = await waitFor("the takeover", async () => {
+      try {
+        return await b.client.prompt("f1", "after");
+      } catch (err) {
+        if ((err as ClientError).code === "conflict" || (err as ClientError).status === 409) return undefined;
+        throw err;
+      }
+    });
+    const takeoverMs = Date.now() - killedAt;
+    const log = await waitFor("turn three", async () => {
+      const all = await events(b);
+      return settled(all, third.turn) ? all : undefined;
+    });
+    process.stdout.write(`cluster failover: a prompt was taken by node-b ${takeoverMs} ms after the kill\n`);
+
+    const seqs = log.map((e) => e.seq);
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+    // Every event acknowledged before the kill is still there, unchanged.
+    expect(log.slice(0, before.length)).toEqual(before);
+    expect(settled(log, second.turn)?.data).toMatchObject({
+      status: "failed",
+      error: { code: "brain_error" },
+    });
+    // The echo runner numbers turns from its native transcript: restored from the checkpoint after turn one.
+    const reply = log.find((e) => e.type === "assistant.message" && e.turn === third.turn);
+    expect(reply?.data).toMatchObject({ text: "echo #2: after" });
+    expect(settled(log, third.turn)?.data).toMatchObject({ status: "completed" });
+    // The watcher on node-c saw every event, in order, once: through the owner's death and the takeover.
+    await waitFor("the watcher to see turn three", async () =>
+      settled(watched, third.turn) ? true : undefined,
+    );
+    abort.abort();
+    await watching;
+    expect(watched.map((e) => e.seq)).toEqual(log.slice(0, watched.length).map((e) => e.seq));
+    expect(watched.slice(0, log.length)).toEqual(log.slice(0, watched.length));
+  }, 180_000);
+
+  it("an owner stopped past its lease (SIGSTOP) loses the session; after SIGCONT its writes are refused and it lets go", async () => {
+    const [, b, c] = nodes as [BrainNode, BrainNode, BrainNode];
+    const id = "p1";
+    await b.client.create({ id, harness: "echo" });
+    const all = async () => (await c.client.log(id, 0, 1000)).events;
+    const one = await b.client.prompt(id, "one");
+    await waitFor("turn one and its checkpoint", async () => {
+      const got = await all();
+      return settled(got, one.turn) && got.some((e) => e.type === "checkpoint.created") ? true : undefined;
+    });
+    b.pause();
+    // node-c forwards to node-b, which does not answer; once the lease has run out node-c claims the session.
+    const two = await waitFor("node-c to take the session", async () => {
+      try {
+        return await c.client.prompt(id, "two");
+      } catch (err) {
+        if ((err as ClientError).status === 409) return undefined;
+        throw err;
+      }
+    });
+    await waitFor("turn two", async () => settled(await all(), two.turn));
+    b.resume();
+    // node-b wakes up still holding the session in memory: its lease is gone, so it writes nothing and lets go;
+    // a command sent to it reaches node-c.
+    const three = await waitFor("a prompt through node-b", async () => {
+      try {
+        return await b.client.prompt(id, "three");
+      } catch {
+        return undefined;
+      }
+    });
+    const log = await waitFor("turn three", async () => {
+      const got = await all();
+      return settled(got, three.turn) ? got : undefined;
+    });
+    const seqs = log.map((e) => e.seq);
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+    expect(log.filter((e) => e.type === "session.closed")).toEqual([]);
+    const reply = log.find((e) => e.type === "assistant.message" && e.turn === three.turn);
+    expect(reply?.data).toMatchObject({ text: "echo #3: three" });
+  }, 180_000);
+});
