@@ -2,7 +2,7 @@
 // Any number of nodes share the sessions; each session is owned by one node at a time through its lease.
 import { hostname } from "node:os";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { NatsCommandRouter } from "../store/nats/commands.js";
+import { NatsCommandRouter } from "../server/nats-commands.js";
 import { openNatsContext } from "../store/nats/context.js";
 import { NatsSessionStore } from "../store/nats/session-store.js";
 import { UsageError } from "./args.js";

@@ -2,8 +2,8 @@
 // the session is open on it, so a request reaches whichever node owns it now, and "no responders" means none
 // does (the sender then claims it itself).
 import { type NatsConnection, NoRespondersError, RequestError, TimeoutError } from "@nats-io/transport-node";
-import type { CommandRouter, RoutedRequest, RoutedResponse } from "../../server/routing.js";
-import { errorMessage } from "./errors.js";
+import { errorMessage } from "../store/nats/errors.js";
+import type { CommandRouter, RoutedRequest, RoutedResponse } from "./routing.js";
 
 export class NatsCommandRouter implements CommandRouter {
   constructor(
