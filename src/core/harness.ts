@@ -32,7 +32,14 @@ import type {
 export type HarnessEvent = Extract<
   NewEvent,
   {
-    type: "assistant.delta" | "assistant.message" | "image" | "harness.warning" | "tool.call" | "tool.result";
+    type:
+      | "assistant.delta"
+      | "assistant.message"
+      | "image"
+      | "harness.warning"
+      | "tool.call"
+      | "tool.result"
+      | "context.compacted";
   }
 >;
 

@@ -71,6 +71,7 @@ export class ApiHarness implements Harness {
           options: this.options,
           steers: this.steers,
           warn: (message) => this.warn(message, ctx.turn),
+          turn: ctx.turn,
         },
         { turn: ctx.turn, text, images, signal },
       );
