@@ -6,15 +6,29 @@ import type { SessionRecord } from "../protocol/session.js";
 import type { ToolRouter } from "../tools/router.js";
 import type { SessionToolServices } from "../tools/tool-service.js";
 import { CheckpointStore, refuseInside } from "./checkpoints/index.js";
+import { expectedHistory } from "./conversation-chain.js";
 import { SessionError } from "./errors.js";
 import type { EventLog } from "./event-log.js";
+import {
+  conversationEvents,
+  type HandoffOptions,
+  handoffConfig,
+  ranOnlyOn,
+  refuseRunning,
+  type Seeded,
+  seedNative,
+  setAside,
+  summaryPreamble,
+} from "./handoff.js";
 import { type LiveChange, type LiveSession, LiveSessions } from "./live-sessions.js";
 import { PermissionRules } from "./permissions.js";
 import { envSecrets, Redactor, SECRET_NAME, type Secret } from "./redact.js";
 import { redactingLog } from "./redacting-log.js";
 import type { HarnessRegistry } from "./registry.js";
+import type { Seeder } from "./seed-messages.js";
 import { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
+import { transcriptOf } from "./transcript.js";
 
 export type { NewSessionInput } from "./session-input.js";
 
@@ -54,6 +68,8 @@ export interface BrainOptions {
   secrets?: Secret[];
   /** Variables whose values are secret whatever their names (`${VAR}` of configured MCP servers, say). */
   secretNames?: string[];
+  /** The families that write their native state from Brain's log (handoff, rebuild), by harness name. */
+  seeders?: Record<string, Seeder>;
 }
 
 export class Brain {
@@ -136,9 +152,56 @@ export class Brain {
     const forked_from = { session: id, checkpoint: manifest.id };
     const { harness, config, provider, permissions, tenant, mcp_servers } = source;
     const input = { harness, config, provider, permissions, tenant, mcp_servers };
-    return this.createRecord(input, forked_from, async (dir) => {
+    return this.createRecord(input, { forked_from }, async (dir) => {
       await checkpoints.restore(manifest.id, dir);
     });
+  }
+
+  /**
+   * A new session on `options.to` that continues session `id`'s conversation: its native state is seeded from
+   * the log (or, for a family that cannot be, the history goes as a marked summary in its first prompt). The
+   * original stays as it was.
+   */
+  async handoff(id: string, options: HandoffOptions): Promise<Session> {
+    const source = await this.record(id);
+    this.options.harnesses.get(options.to);
+    refuseRunning(this.live.find(id)?.session, "handoff");
+    const own = await this.events(id);
+    const events = await conversationEvents(this.options.store, source, own);
+    const seq = own.at(-1)?.seq ?? 0;
+    const config = handoffConfig(source, options);
+    const { provider, permissions, tenant, mcp_servers } = source;
+    const input = { harness: options.to, config, provider, permissions, tenant, mcp_servers };
+    const transcript = transcriptOf(events);
+    const sameFamily = ranOnlyOn(events, options.to);
+    const seeder = this.options.seeders?.[options.to];
+    const seeded: Seeded = { how: seeder ? "native" : "summary", seq: 0 };
+    return this.createRecord(input, { handoff_from: { session: id, seq }, seeded }, async (dir) => {
+      await seedNative(seeder, { dir, config, transcript, sameFamily }, 0);
+    });
+  }
+
+  /**
+   * Rewrites session `id`'s native state from Brain's log, for a harness that lost it (the same seeding as a
+   * handoff to its own family). The old files are kept beside it; the agent's working tree is left alone.
+   */
+  async rebuild(id: string): Promise<{ seeded: Seeded; aside: string }> {
+    const record = await this.record(id);
+    const live = this.live.find(id);
+    refuseRunning(live?.session, "rebuild");
+    if (live) await this.closeSession(id);
+    const own = await this.options.store.readEvents(id);
+    const events = await conversationEvents(this.options.store, record, own);
+    const native = this.options.store.paths(id).native;
+    const aside = await setAside(native);
+    const input = { dir: native, config: record.config, transcript: transcriptOf(events), sameFamily: true };
+    const seq = own.at(-1)?.seq ?? 0;
+    const seeded = await seedNative(this.options.seeders?.[record.harness], input, seq);
+    await this.options.store.update(id, { seeded });
+    const session = await this.session(id);
+    const reason = `native state rebuilt from Brain's log (${seeded.how === "native" ? "in the harness's own format" : "as a summary in the next prompt"}); the old files are in ${aside}`;
+    await session.log.append([{ type: "session.recovered", data: { reason } }]);
+    return { seeded, aside };
   }
 
   /** Writes a checkpoint's native files into `dir` (a fresh or empty directory). */
@@ -181,9 +244,10 @@ export class Brain {
 
   private async createRecord(
     input: NewSessionInput,
-    forked_from?: SessionRecord["forked_from"],
+    links: Pick<SessionRecord, "forked_from" | "handoff_from" | "seeded"> = {},
     seed?: (nativeDir: string) => Promise<void>,
   ): Promise<Session> {
+    const { forked_from, handoff_from, seeded } = links;
     this.options.harnesses.get(input.harness); // an unknown harness fails before anything is written
     const config = input.config ?? {};
     await this.options.tools.bind(config.tools ?? []);
@@ -204,6 +268,8 @@ export class Brain {
       ...(input.provider ? { provider: input.provider } : {}),
       ...(input.permissions ? { permissions: input.permissions } : {}),
       ...(forked_from ? { forked_from } : {}),
+      ...(handoff_from ? { handoff_from } : {}),
+      ...(seeded ? { seeded } : {}),
       ...(input.tenant ? { tenant: input.tenant } : {}),
       ...(input.mcp_servers ? { mcp_servers: input.mcp_servers } : {}),
     });
@@ -213,7 +279,12 @@ export class Brain {
     await log.append([
       {
         type: "session.opened",
-        data: { harness: record.harness, config: record.config, ...(forked_from ? { forked_from } : {}) },
+        data: {
+          harness: record.harness,
+          config: record.config,
+          ...(forked_from ? { forked_from } : {}),
+          ...(handoff_from ? { handoff_from } : {}),
+        },
       },
     ]);
     return session;
@@ -246,6 +317,8 @@ export class Brain {
         provider,
         checkpoints: new CheckpointStore(paths.checkpoints),
         permissions: new PermissionRules(record.permissions),
+        history: () => expectedHistory(this.options.store, record, log),
+        ...summaryOption(record, () => conversationEvents(this.options.store, record, [])),
       });
       return { session, ...(record.tenant ? { tenant: record.tenant } : {}) };
     } catch (err) {
@@ -313,4 +386,11 @@ export class Brain {
     }
     return out;
   }
+}
+
+/** The summary preamble of a summary-seeded session, as a Session part. */
+function summaryOption(record: SessionRecord, ancestors: () => Promise<SessionEvent[]>) {
+  const preamble = summaryPreamble(record);
+  if (!preamble) return {};
+  return { preamble: (text: string, own: SessionEvent[]) => preamble(text, own, ancestors) };
 }
