@@ -49,6 +49,22 @@ describe("transcriptOf", () => {
     });
   });
 
+  it("keeps text that was only streamed (a step that ended in tool calls) as assistant text", () => {
+    const t = transcriptOf(
+      log([
+        { type: "user.prompt", turn: "t1", data: { text: "go" } },
+        { type: "assistant.delta", turn: "t1", data: { text: "Calling " } },
+        { type: "assistant.delta", turn: "t1", data: { text: "echo." } },
+        { type: "tool.call", turn: "t1", data: { id: "c1", name: "echo", arguments: {} } },
+        { type: "assistant.delta", turn: "t1", data: { text: "cut off" } },
+      ]),
+    );
+    expect(t.items.filter((i) => i.kind === "assistant").map((i) => (i as { text: string }).text)).toEqual([
+      "Calling echo.",
+      "cut off",
+    ]);
+  });
+
   it("marks interrupted and failed turns, and counts only the turns the model answered as held", () => {
     const t = transcriptOf(
       log([

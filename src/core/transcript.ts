@@ -34,14 +34,29 @@ export interface HeldTurns {
 }
 
 /**
- * The conversation in a session's events, in log order. Deltas are skipped (their `assistant.message` carries
- * the whole text); a tool result is named by its call; an interrupted or failed turn ends with a `turn_end`.
+ * The conversation in a session's events, in log order. Deltas count only where no `assistant.message` follows
+ * them (it carries their whole text); a tool result is named by its call; an interrupted or failed turn ends
+ * with a `turn_end`.
  */
 export function transcriptOf(events: readonly SessionEvent[]): Transcript {
   const out: Transcript = { items: [] };
   const names = new Map<string, string>();
+  // Text streamed before a tool call is logged only as deltas by some harnesses (no assistant.message for a
+  // step that ends in calls): kept, and flushed as assistant text when anything else comes first.
+  let streamed = "";
+  let streamedTurn = "";
   for (const event of events) {
     const turn = event.turn ?? "";
+    if (event.type === "assistant.delta") {
+      streamed += (event.data as { text: string }).text;
+      streamedTurn = turn;
+      continue;
+    }
+    if (event.type === "assistant.message") streamed = "";
+    if (streamed !== "") {
+      out.items.push({ kind: "assistant", turn: streamedTurn, text: streamed });
+      streamed = "";
+    }
     switch (event.type) {
       case "session.opened": {
         const { harness, config } = event.data as { harness: string; config: Transcript & object };
@@ -97,6 +112,7 @@ export function transcriptOf(events: readonly SessionEvent[]): Transcript {
       }
     }
   }
+  if (streamed !== "") out.items.push({ kind: "assistant", turn: streamedTurn, text: streamed });
   return out;
 }
 
