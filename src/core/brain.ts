@@ -18,7 +18,7 @@ import {
   type Seeded,
   seedNative,
   setAside,
-  summaryPreamble,
+  summaryOption,
 } from "./handoff.js";
 import { type LiveChange, type LiveSession, LiveSessions } from "./live-sessions.js";
 import { PermissionRules } from "./permissions.js";
@@ -164,7 +164,14 @@ export class Brain {
    */
   async handoff(id: string, options: HandoffOptions): Promise<Session> {
     const source = await this.record(id);
-    this.options.harnesses.get(options.to);
+    // The caller's field is `to`, not `harness`: the message names the known harnesses either way.
+    const known = this.options.harnesses.names();
+    if (!known.includes(options.to)) {
+      throw new SessionError(
+        "bad_request",
+        `unknown harness "${options.to}"; known harnesses: ${known.join(", ")}`,
+      );
+    }
     refuseRunning(this.live.find(id)?.session, "handoff");
     const own = await this.events(id);
     const events = await conversationEvents(this.options.store, source, own);
@@ -386,11 +393,4 @@ export class Brain {
     }
     return out;
   }
-}
-
-/** The summary preamble of a summary-seeded session, as a Session part. */
-function summaryOption(record: SessionRecord, ancestors: () => Promise<SessionEvent[]>) {
-  const preamble = summaryPreamble(record);
-  if (!preamble) return {};
-  return { preamble: (text: string, own: SessionEvent[]) => preamble(text, own, ancestors) };
 }

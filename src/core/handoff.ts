@@ -104,6 +104,13 @@ export function summaryPreamble(
   };
 }
 
+/** The summary preamble of a summary-seeded session, as a Session part ({} for any other session). */
+export function summaryOption(record: SessionRecord, ancestors: () => Promise<SessionEvent[]>) {
+  const preamble = summaryPreamble(record);
+  if (!preamble) return {};
+  return { preamble: (text: string, own: SessionEvent[]) => preamble(text, own, ancestors) };
+}
+
 export function refuseRunning(session: Session | undefined, what: string): void {
   if (session?.activeTurn) {
     throw new SessionError(

@@ -8,6 +8,7 @@ import {
   CreateSessionBody,
   EventPage,
   ForkBody,
+  HandoffBody,
   HarnessList,
   Ok,
   PromptBody,
@@ -233,6 +234,18 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
       status: 201,
       drive: true,
       handle: async (ctx) => sessions.fork(ctx.caller, id(ctx), (ctx.body as ForkBody).checkpoint),
+    },
+    {
+      method: "POST",
+      path: "/v1/sessions/{id}/handoff",
+      tag: "sessions",
+      summary:
+        "A new session on another harness that continues this one's conversation (handoff_from links it); the original stays as it was",
+      body: HandoffBody,
+      response: SessionView,
+      status: 201,
+      drive: true,
+      handle: async (ctx) => sessions.handoff(ctx.caller, id(ctx), ctx.body as HandoffBody),
     },
     {
       method: "POST",
