@@ -3,7 +3,7 @@
 // cannot make (another family's built-ins) become text in the assistant's message, with their results, so the
 // model reads what happened instead of seeing calls it would try to repeat.
 import type { SessionConfig } from "../protocol/runner.js";
-import type { Transcript } from "./transcript.js";
+import { answeredOnly, type Transcript } from "./transcript.js";
 
 /** What a family seeds its native state from: Brain's log of the conversation, in no family's format. */
 export interface SeedInput {
@@ -75,7 +75,7 @@ export function seedMessages(transcript: Transcript, options: SeedOptions): Seed
     held = [];
   };
 
-  for (const item of transcript.items) {
+  for (const item of answeredOnly(transcript).items) {
     switch (item.kind) {
       case "user":
       case "steer": {
@@ -88,8 +88,18 @@ export function seedMessages(transcript: Transcript, options: SeedOptions): Seed
         break;
       }
       case "assistant":
-        settle();
-        addText(item.text);
+        // Text logged while the step's calls wait for results belongs to that step, before its calls.
+        if (waiting.length > 0 && results.length === 0 && out.at(-1)?.role === "assistant") {
+          const parts = assistant();
+          parts.splice(
+            parts.findIndex((p) => p.type === "call"),
+            0,
+            { type: "text", text: item.text },
+          );
+        } else {
+          settle();
+          addText(item.text);
+        }
         break;
       case "tool_call":
         if (options.native(item.name)) {

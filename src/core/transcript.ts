@@ -45,6 +45,8 @@ export function transcriptOf(events: readonly SessionEvent[]): Transcript {
   // step that ends in calls): kept, and flushed as assistant text when anything else comes first.
   let streamed = "";
   let streamedTurn = "";
+  /** Text just flushed from deltas: an assistant.message repeating it (logged after the calls) is the same text. */
+  let flushed: string | undefined;
   for (const event of events) {
     const turn = event.turn ?? "";
     if (event.type === "assistant.delta") {
@@ -52,9 +54,16 @@ export function transcriptOf(events: readonly SessionEvent[]): Transcript {
       streamedTurn = turn;
       continue;
     }
-    if (event.type === "assistant.message") streamed = "";
+    if (event.type === "assistant.message") {
+      const { text } = event.data as { text: string };
+      const repeats = streamed === "" && flushed !== undefined && text === flushed;
+      streamed = "";
+      flushed = undefined;
+      if (repeats) continue;
+    }
     if (streamed !== "") {
       out.items.push({ kind: "assistant", turn: streamedTurn, text: streamed });
+      flushed = streamed;
       streamed = "";
     }
     switch (event.type) {
@@ -116,6 +125,21 @@ export function transcriptOf(events: readonly SessionEvent[]): Transcript {
   return out;
 }
 
+/**
+ * The transcript without the turns that failed before the model answered anything (a refused request, a harness
+ * that would not start): they are not part of the conversation the model saw.
+ */
+export function answeredOnly(transcript: Transcript): Transcript {
+  const answered = new Set<string>();
+  const failed = new Set<string>();
+  for (const item of transcript.items) {
+    if (item.kind === "assistant" || item.kind === "tool_call") answered.add(item.turn ?? "");
+    if (item.kind === "turn_end" && item.status === "failed") failed.add(item.turn);
+  }
+  const drop = (turn: string | undefined) => turn !== undefined && failed.has(turn) && !answered.has(turn);
+  return { ...transcript, items: transcript.items.filter((item) => !drop(item.turn)) };
+}
+
 /** The prompts of a transcript the model answered: the turns a harness that ran them has recorded. */
 export function heldTurns(transcript: Transcript): HeldTurns {
   const prompts = new Map<string, string>();
@@ -146,7 +170,7 @@ export function eventsUpTo(
  */
 export function transcriptAsText(transcript: Transcript): string {
   const lines: string[] = [];
-  for (const item of transcript.items) {
+  for (const item of answeredOnly(transcript).items) {
     switch (item.kind) {
       case "user":
         lines.push(`User: ${item.text}`);
