@@ -111,6 +111,14 @@ export class BrainClient {
     );
   }
 
+  /** A new session on harness `to` that continues this one's conversation. */
+  handoff(id: string, to: string, model?: string) {
+    return this.request<SessionView>("POST", `/v1/sessions/${enc(id)}/handoff`, {
+      to,
+      ...(model ? { model } : {}),
+    });
+  }
+
   close(id: string) {
     return this.request<SessionView>("POST", `/v1/sessions/${enc(id)}/close`);
   }

@@ -119,6 +119,23 @@ describe("handoff", () => {
     expect(textOf(await events(moved), second.turn)).not.toContain("Conversation history");
   });
 
+  it("a handed-off session checkpoints and forks like any other: the fork's first request has it all", async () => {
+    const source = await apiConversation();
+    const moved = await t!.brain.handoff(source.id, { to: "api" });
+    fake.script([{ text: "third answer" }]);
+    expect((await (await moved.prompt("third")).settled).status).toBe("completed");
+    await moved.checkpoint();
+    const fork = await t!.brain.fork(moved.id);
+    await t!.brain.close();
+    const again = brain(t!.home);
+    const reopened = await again.brain.session(fork.id);
+    fake.script([{ text: "fourth answer" }]);
+    const before = fake.requests.length;
+    expect((await (await reopened.prompt("fourth")).settled).status).toBe("completed");
+    expectCarries(fake.requests[before]!.body);
+    expect(JSON.stringify(fake.requests[before]!.body)).toContain("third answer");
+  });
+
   it("refuses an unknown harness, naming the known ones", async () => {
     const source = await apiConversation();
     await expect(t!.brain.handoff(source.id, { to: "nope" })).rejects.toThrow(/unknown harness "nope"/);
