@@ -1,6 +1,6 @@
 // Handoffs between the real Claude Code and Codex CLIs, and a Claude Code rebuild, against the fake provider:
 // the first model request of the new (or rebuilt) session carries every earlier prompt, assistant text and tool
-// result. Claude Code is seeded with its own transcript; Codex (no seeder yet) gets a marked summary.
+// result. Each is seeded in its own native format.
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -74,17 +74,33 @@ describe.runIf(found)("handoff between claude-code and codex", () => {
     expect(history).toContain("[Called tool exec_command with");
   });
 
-  it("claude-code → codex: Codex's first request holds Claude's turns (as a marked summary)", async () => {
+  it("claude-code → codex: Codex's first request holds Claude's turns, its Bash call carried as text", async () => {
     const b = await start();
     const source = await shellConversation(b, "claude-code");
     const moved = await b.t.brain.handoff(source.id, { to: "codex" });
-    expect((await b.t.brain.record(moved.id)).seeded?.how).toBe("summary");
+    expect((await b.t.brain.record(moved.id)).seeded?.how).toBe("native");
     const before = b.sandbox.provider.requests.length;
     expect((await (await moved.prompt("NOTOOL and now?")).settled).status).toBe("completed");
     const history = historyOf(
       b.since(before).find((r) => JSON.stringify(r.body).includes("NOTOOL and now?"))!,
     );
     carries(history);
-    expect(history).toContain("Conversation history, carried over");
+    expect(history).toContain("[Called tool Bash with");
+  });
+
+  it("codex rebuild: a lost rollout is rewritten from the log; the next turn carries the history", async () => {
+    const b = await start();
+    const source = await shellConversation(b, "codex");
+    const t = await b.restart();
+    rmSync(join(t.store.paths(source.id).native, "codex/sessions"), { recursive: true, force: true });
+    const lost = await (await (await t.brain.session(source.id)).prompt("NOTOOL one")).settled;
+    expect(lost.error?.message).toMatch(/Codex rollout .* is missing/);
+    expect((await t.brain.rebuild(source.id)).seeded.how).toBe("native");
+    const before = b.sandbox.provider.requests.length;
+    const again = await t.brain.session(source.id);
+    expect((await (await again.prompt("NOTOOL two")).settled).status).toBe("completed");
+    const history = historyOf(b.since(before).find((r) => JSON.stringify(r.body).includes("NOTOOL two"))!);
+    carries(history);
+    expect(history).toContain("function_call_output");
   });
 });
