@@ -15,6 +15,7 @@ import {
   handoffConfig,
   ranOnlyOn,
   refuseRunning,
+  requireHarness,
   type Seeded,
   seedNative,
   setAside,
@@ -164,14 +165,7 @@ export class Brain {
    */
   async handoff(id: string, options: HandoffOptions): Promise<Session> {
     const source = await this.record(id);
-    // The caller's field is `to`, not `harness`: the message names the known harnesses either way.
-    const known = this.options.harnesses.names();
-    if (!known.includes(options.to)) {
-      throw new SessionError(
-        "bad_request",
-        `unknown harness "${options.to}"; known harnesses: ${known.join(", ")}`,
-      );
-    }
+    requireHarness(this.options.harnesses.names(), options.to);
     refuseRunning(this.live.find(id)?.session, "handoff");
     const own = await this.events(id);
     const events = await conversationEvents(this.options.store, source, own);
@@ -194,10 +188,12 @@ export class Brain {
    */
   async rebuild(id: string): Promise<{ seeded: Seeded; aside: string }> {
     const record = await this.record(id);
-    const live = this.live.find(id);
-    refuseRunning(live?.session, "rebuild");
-    if (live) await this.closeSession(id);
-    const own = await this.options.store.readEvents(id);
+    refuseRunning(this.live.find(id)?.session, "rebuild");
+    // A harness still running would write into the files being replaced: stop it. Then hold the session (its log
+    // lock) while the files change, so a session another process has open is refused, not rebuilt under it.
+    if (this.live.find(id)) await this.closeSession(id);
+    await this.session(id);
+    const own = await this.events(id);
     const events = await conversationEvents(this.options.store, record, own);
     const native = this.options.store.paths(id).native;
     const aside = await setAside(native);
@@ -205,6 +201,8 @@ export class Brain {
     const seq = own.at(-1)?.seq ?? 0;
     const seeded = await seedNative(this.options.seeders?.[record.harness], input, seq);
     await this.options.store.update(id, { seeded });
+    // Reopened, so the session runs with the record that says how it was seeded.
+    await this.closeSession(id);
     const session = await this.session(id);
     const reason = `native state rebuilt from Brain's log (${seeded.how === "native" ? "in the harness's own format" : "as a summary in the next prompt"}); the old files are in ${aside}`;
     await session.log.append([{ type: "session.recovered", data: { reason } }]);

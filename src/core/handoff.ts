@@ -111,6 +111,13 @@ export function summaryOption(record: SessionRecord, ancestors: () => Promise<Se
   return { preamble: (text: string, own: SessionEvent[]) => preamble(text, own, ancestors) };
 }
 
+/** The caller's field is `to`, not `harness`: an unknown one is refused naming the harnesses there are. */
+export function requireHarness(known: string[], to: string): void {
+  if (!known.includes(to)) {
+    throw new SessionError("bad_request", `unknown harness "${to}"; known harnesses: ${known.join(", ")}`);
+  }
+}
+
 export function refuseRunning(session: Session | undefined, what: string): void {
   if (session?.activeTurn) {
     throw new SessionError(
