@@ -4,6 +4,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { echoFactory } from "../../testing/brain.js";
 import { historyOf } from "../../testing/cli.js";
 import { type HandoffBed, handoffBed } from "../../testing/handoff-bed.js";
 import { locateCli } from "../cli/locate.js";
@@ -21,7 +22,7 @@ afterEach(async () => {
 
 async function start(): Promise<HandoffBed> {
   bed = await handoffBed(
-    (launcher) => [new ClaudeCodeFactory({ launcher }), new CodexFactory({ launcher })],
+    (launcher) => [new ClaudeCodeFactory({ launcher }), new CodexFactory({ launcher }), echoFactory()],
     "/v1",
   );
   return bed;
@@ -102,5 +103,20 @@ describe.runIf(found)("handoff between claude-code and codex", () => {
     const history = historyOf(b.since(before).find((r) => JSON.stringify(r.body).includes("NOTOOL two"))!);
     carries(history);
     expect(history).toContain("function_call_output");
+  });
+
+  it("a runner → claude-code: Claude's first request holds the runner's turns and its tool call as text", async () => {
+    const b = await start();
+    const source = await b.t.brain.create({ harness: "echo", config: { tools: ["echo"] } });
+    expect((await (await source.prompt("echo: KUMQUAT")).settled).status).toBe("completed");
+    const moved = await b.t.brain.handoff(source.id, { to: "claude-code", model: "fake-model" });
+    const before = b.sandbox.provider.requests.length;
+    expect((await (await moved.prompt("NOTOOL and now?")).settled).status).toBe("completed");
+    const history = historyOf(
+      b.since(before).find((r) => JSON.stringify(r.body).includes("NOTOOL and now?"))!,
+    );
+    expect(history).toContain("echo: KUMQUAT");
+    expect(history).toContain("[Called tool echo with");
+    expect(history).toContain("echo returned: KUMQUAT");
   });
 });
