@@ -60,6 +60,11 @@ async function signIn(token) {
     ),
   );
   if (harnesses.some((h) => h.name === "echo")) $("new-harness").value = "echo"; // works offline, no key
+  $("handoff-to").replaceChildren(
+    ...harnesses.map((h) =>
+      Object.assign(document.createElement("option"), { value: h.name, textContent: h.name }),
+    ),
+  );
   const agents = (await api.call("GET", "/v1/agents")).agents;
   $("new-agent-label").hidden = agents.length === 0;
   $("new-agent").replaceChildren(
@@ -260,6 +265,13 @@ function wire() {
   $("fork").onclick = () =>
     act(async () => {
       const view = await state.api.call("POST", path("/fork"), {});
+      await refreshSessions();
+      await openSession(view.id);
+    });
+  // A new session on the chosen harness that continues this conversation (seeded from Brain's log).
+  $("handoff").onclick = () =>
+    act(async () => {
+      const view = await state.api.call("POST", path("/handoff"), { to: $("handoff-to").value });
       await refreshSessions();
       await openSession(view.id);
     });

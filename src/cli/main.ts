@@ -16,6 +16,7 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   checkpoint: () => import("./commands/checkpoint.js"),
   restore: () => import("./commands/restore.js"),
   fork: () => import("./commands/fork.js"),
+  handoff: () => import("./commands/handoff.js"),
   conformance: () => import("./commands/conformance.js"),
   harnesses: () => import("./commands/harnesses.js"),
   demo: () => import("./commands/demo.js"),

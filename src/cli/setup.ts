@@ -10,6 +10,7 @@ import {
   builtinCatalog,
   catalogHarnesses,
   catalogHarnessTypes,
+  catalogSeeders,
   type HarnessTypes,
 } from "../harnesses/catalog.js";
 import { extensionsDir, listExtensions } from "../harnesses/ext/extensions.js";
@@ -101,6 +102,7 @@ export function createBrain(
     store: store ?? new FsSessionStore(home, undefined, holder),
     // In catalog order: a runner the config names "api" or "codex" takes that built-in's place.
     harnesses: new HarnessRegistry(configHarnesses(loaded, home, catalog, warmRunners).factories),
+    seeders: catalogSeeders(catalog),
     tools: new ToolRouter([new BuiltinTools()]),
     // Each session's mcp_servers; relative cwds resolve against the config's directory.
     sessionTools: mcpSessionTools({ baseDir: loaded.dir }),

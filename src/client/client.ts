@@ -119,6 +119,11 @@ export class BrainClient {
     return this.call("fork", { id }, checkpoint ? { checkpoint } : {});
   }
 
+  /** A new session on harness `to` that continues this one's conversation. */
+  handoff(id: string, to: string, model?: string) {
+    return this.call("handoff", { id }, { to, ...(model ? { model } : {}) });
+  }
+
   close(id: string) {
     return this.call("close", { id });
   }

@@ -4,17 +4,32 @@ import type { SessionEvent } from "../protocol/events.js";
 import type { ProviderCredentials } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
 import { CheckpointStore, type Checkpoints, refuseInside } from "./checkpoints/index.js";
+import { expectedHistory } from "./conversation-chain.js";
 import { SessionError } from "./errors.js";
 import type { EventLog } from "./event-log.js";
+import {
+  conversationEvents,
+  type HandoffOptions,
+  handoffConfig,
+  ranOnlyOn,
+  refuseRunning,
+  requireHarness,
+  type Seeded,
+  seedNative,
+  setAside,
+  summaryOption,
+} from "./handoff.js";
 import { type LiveChange, type LiveSession, LiveSessions } from "./live-sessions.js";
 import { PermissionRules } from "./permissions.js";
 import { envSecrets, Redactor, SECRET_NAME, type Secret } from "./redact.js";
 import { redactingLog } from "./redacting-log.js";
 import type { HarnessRegistry } from "./registry.js";
 import type { CompactingStore, CompactResult } from "./retention.js";
+import type { Seeder } from "./seed-messages.js";
 import { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
 import type { SessionToolServices, ToolCatalog } from "./tools.js";
+import { transcriptOf } from "./transcript.js";
 
 export type { NewSessionInput } from "./session-input.js";
 
@@ -69,6 +84,8 @@ export interface BrainOptions {
   secrets?: Secret[];
   /** Variables whose values are secret whatever their names (`${VAR}` of configured MCP servers, say). */
   secretNames?: string[];
+  /** The families that write their native state from Brain's log (handoff, rebuild), by harness name. */
+  seeders?: Record<string, Seeder>;
 }
 
 export class Brain {
@@ -188,9 +205,60 @@ export class Brain {
     const forked_from = { session: id, checkpoint: manifest.id };
     const { harness, config, provider, permissions, tenant, mcp_servers } = source;
     const input = { harness, config, provider, permissions, tenant, mcp_servers };
-    return this.createRecord(input, forked_from, async (dir) => {
+    return this.createRecord(input, { forked_from }, async (dir) => {
       await checkpoints.restore(manifest.id, dir);
     });
+  }
+
+  /**
+   * A new session on `options.to` that continues session `id`'s conversation: its native state is seeded from
+   * the log (or, for a family that cannot be, the history goes as a marked summary in its first prompt). The
+   * original stays as it was.
+   */
+  async handoff(id: string, options: HandoffOptions): Promise<Session> {
+    const source = await this.record(id);
+    requireHarness(this.options.harnesses.names(), options.to);
+    refuseRunning(this.live.find(id)?.session, "handoff");
+    const own = await this.events(id);
+    const events = await conversationEvents(this.options.store, source, own);
+    const seq = own.at(-1)?.seq ?? 0;
+    const config = handoffConfig(source, options);
+    const { provider, permissions, tenant, mcp_servers } = source;
+    const input = { harness: options.to, config, provider, permissions, tenant, mcp_servers };
+    const transcript = transcriptOf(events);
+    const sameFamily = ranOnlyOn(events, options.to);
+    const seeder = this.options.seeders?.[options.to];
+    const seeded: Seeded = { how: seeder ? "native" : "summary", seq: 0 };
+    return this.createRecord(input, { handoff_from: { session: id, seq }, seeded }, async (dir) => {
+      await seedNative(seeder, { dir, config, transcript, sameFamily }, 0);
+    });
+  }
+
+  /**
+   * Rewrites session `id`'s native state from Brain's log, for a harness that lost it (the same seeding as a
+   * handoff to its own family). The old files are kept beside it; the agent's working tree is left alone.
+   */
+  async rebuild(id: string): Promise<{ seeded: Seeded; aside: string }> {
+    const record = await this.record(id);
+    refuseRunning(this.live.find(id)?.session, "rebuild");
+    // A harness still running would write into the files being replaced: stop it. Then hold the session (its log
+    // lock) while the files change, so a session another process has open is refused, not rebuilt under it.
+    if (this.live.find(id)) await this.closeSession(id);
+    await this.session(id);
+    const own = await this.events(id);
+    const events = await conversationEvents(this.options.store, record, own);
+    const native = this.options.store.paths(id).native;
+    const aside = await setAside(native);
+    const input = { dir: native, config: record.config, transcript: transcriptOf(events), sameFamily: true };
+    const seq = own.at(-1)?.seq ?? 0;
+    const seeded = await seedNative(this.options.seeders?.[record.harness], input, seq);
+    await this.options.store.update(id, { seeded });
+    // Reopened, so the session runs with the record that says how it was seeded.
+    await this.closeSession(id);
+    const session = await this.session(id);
+    const reason = `native state rebuilt from Brain's log (${seeded.how === "native" ? "in the harness's own format" : "as a summary in the next prompt"}); the old files are in ${aside}`;
+    await session.log.append([{ type: "session.recovered", data: { reason } }]);
+    return { seeded, aside };
   }
 
   /** Writes a checkpoint's native files into `dir` (a fresh or empty directory). */
@@ -240,9 +308,10 @@ export class Brain {
 
   private async createRecord(
     input: NewSessionInput,
-    forked_from?: SessionRecord["forked_from"],
+    links: Pick<SessionRecord, "forked_from" | "handoff_from" | "seeded"> = {},
     seed?: (nativeDir: string) => Promise<void>,
   ): Promise<Session> {
+    const { forked_from, handoff_from, seeded } = links;
     this.options.harnesses.get(input.harness); // an unknown harness fails before anything is written
     const config = input.config ?? {};
     await this.options.tools.bind(config.tools ?? []);
@@ -263,6 +332,8 @@ export class Brain {
       ...(input.provider ? { provider: input.provider } : {}),
       ...(input.permissions ? { permissions: input.permissions } : {}),
       ...(forked_from ? { forked_from } : {}),
+      ...(handoff_from ? { handoff_from } : {}),
+      ...(seeded ? { seeded } : {}),
       ...(input.tenant ? { tenant: input.tenant } : {}),
       ...(input.mcp_servers ? { mcp_servers: input.mcp_servers } : {}),
     });
@@ -272,7 +343,12 @@ export class Brain {
     await log.append([
       {
         type: "session.opened",
-        data: { harness: record.harness, config: record.config, ...(forked_from ? { forked_from } : {}) },
+        data: {
+          harness: record.harness,
+          config: record.config,
+          ...(forked_from ? { forked_from } : {}),
+          ...(handoff_from ? { handoff_from } : {}),
+        },
       },
     ]);
     return session;
@@ -308,6 +384,8 @@ export class Brain {
         checkpoints: this.checkpointsOf(id),
         permissions: new PermissionRules(record.permissions),
         ...(this.options.store.checkpointEveryTurn ? { checkpointAfterTurn: true } : {}),
+        history: () => expectedHistory(this.options.store, record, log),
+        ...summaryOption(record, () => conversationEvents(this.options.store, record, [])),
       });
       // Another node owns the session now: stop its harness here and let go (the log refuses writes already).
       raw.onRevoked?.(() => void this.drop(id, session));

@@ -25,6 +25,7 @@ import type {
   ToolResult,
   ToolSchema,
 } from "../protocol/runner.js";
+import type { ExpectedHistory } from "./native-check.js";
 
 /**
  * Events a harness reports during a turn; the session stamps them with seq, ts and session. `tool.call` and
@@ -34,7 +35,14 @@ import type {
 export type HarnessEvent = Extract<
   NewEvent,
   {
-    type: "assistant.delta" | "assistant.message" | "image" | "harness.warning" | "tool.call" | "tool.result";
+    type:
+      | "assistant.delta"
+      | "assistant.message"
+      | "image"
+      | "harness.warning"
+      | "tool.call"
+      | "tool.result"
+      | "context.compacted";
   }
 >;
 
@@ -107,6 +115,13 @@ export interface Harness {
   interrupt(turn: string): Promise<void>;
   checkpoint(): Promise<NativeFile[]>;
   close(): Promise<void>;
+  /**
+   * Whether the native state holds the conversation Brain's log says it had (the last prompt the model answered):
+   * undefined when it does, else what is missing, naming the file. Asked once when the harness opens on a
+   * session with answered turns, before anything starts: a harness without its history must not quietly start
+   * the model afresh. Passive like open: it reads files and nothing else.
+   */
+  verify?(expected: ExpectedHistory): Promise<string | undefined>;
   /** False once the harness can serve no more turns (its process died): the session then opens a fresh one. */
   isAlive?(): boolean;
 }
@@ -148,4 +163,4 @@ export class HarnessError extends Error {
   }
 }
 
-export type { NativeFile };
+export type { ExpectedHistory, NativeFile };

@@ -18,7 +18,7 @@ import type { ProviderCredentials, SessionConfig } from "../protocol/runner.js";
 import type { CheckpointManifest, Checkpoints } from "./checkpoints/index.js";
 import { SessionError } from "./errors.js";
 import type { EventLog } from "./event-log.js";
-import { type Harness, HarnessError, type HarnessFactory } from "./harness.js";
+import { type ExpectedHistory, type Harness, HarnessError, type HarnessFactory } from "./harness.js";
 import { LogWriter, type TurnWrites } from "./log-writer.js";
 import type { PendingRequest, PendingRequests } from "./pending.js";
 import type { PermissionRules } from "./permissions.js";
@@ -46,6 +46,10 @@ export interface SessionParts {
    * on one machine only). A checkpoint that fails is a warning; the turn stands.
    */
   checkpointAfterTurn?: boolean;
+  /** What the log says the harness's native state holds (none before the first answered turn). */
+  history?: () => Promise<ExpectedHistory | undefined>;
+  /** A session seeded with a summary: what its prompt becomes until a turn is answered (the history first). */
+  preamble?: (text: string, own: SessionEvent[]) => Promise<string>;
 }
 
 export interface TurnOutcome {
@@ -81,6 +85,8 @@ export class Session {
   readonly desk: RequestDesk;
   private readonly toolCalls: ToolCalls;
   private closed = false;
+  /** A summary-seeded session's history went out with a turn that completed: later prompts go as they are. */
+  private preambled = false;
 
   private constructor(private readonly parts: SessionParts) {
     this.writer = new LogWriter(
@@ -250,8 +256,10 @@ export class Session {
       const harness = await this.ensureHarness();
       const ctx = { turn: turn.id, signal: turn.abort.signal, ...(images ? { images } : {}) };
       // Interrupted while the harness was still starting: it never heard of the interrupt, so do not prompt it.
-      const outcome = turn.abort.signal.aborted ? { interrupted: true } : await harness.prompt(text, ctx);
+      const sent = await this.withPreamble(text);
+      const outcome = turn.abort.signal.aborted ? { interrupted: true } : await harness.prompt(sent, ctx);
       if (outcome.interrupted) status = "interrupted";
+      else this.preambled = true;
     } catch (err) {
       status = "failed";
       error =
@@ -332,7 +340,8 @@ export class Session {
           policy: (tool) => this.parts.permissions.decide(tool),
         }),
       )
-      .then((harness) => {
+      .then(async (harness) => {
+        await this.verifyHistory(harness);
         this.harness = harness;
         return harness;
       })
@@ -340,6 +349,23 @@ export class Session {
         this.opening = undefined;
       });
     return this.opening;
+  }
+
+  private async withPreamble(text: string): Promise<string> {
+    if (!this.parts.preamble || this.preambled) return text;
+    return this.parts.preamble(text, await this.parts.log.read(0));
+  }
+
+  /** A harness that does not hold the conversation the log says fails loudly: never a silent fresh start. */
+  private async verifyHistory(harness: Harness): Promise<void> {
+    const expected = harness.verify && (await this.parts.history?.());
+    const missing = expected && (await harness.verify!(expected));
+    if (!missing) return;
+    await harness.close().catch(() => {});
+    throw new HarnessError(
+      "brain_error",
+      `${this.parts.harnessName}: ${missing}. Brain will not start the model without its history: \`brain sessions rebuild ${this.parts.id}\` rebuilds the native state from Brain's log`,
+    );
   }
 
   /** The bound tools, with the session's own services (MCP servers) started the first time they are needed. */

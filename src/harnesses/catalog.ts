@@ -4,6 +4,7 @@
 // folder plus one line here.
 import type { ZodType } from "zod";
 import type { HarnessFactory } from "../core/harness.js";
+import type { Seeder } from "../core/seed-messages.js";
 import { type BrainConfig, brainConfigSchema } from "../protocol/config.js";
 import { acpFamily } from "./acp-agent/descriptor.js";
 import { apiFamily } from "./api/descriptor.js";
@@ -32,6 +33,13 @@ export function builtinCatalog(): Catalog {
     devcontainerFamily,
     extFamily,
   ];
+}
+
+/** The families that write their native state from a neutral transcript, by harness name. */
+export function catalogSeeders(catalog: Catalog): Record<string, Seeder> {
+  const out: Record<string, Seeder> = {};
+  for (const family of catalog) if (family.seed) out[family.name] = family.seed;
+  return out;
 }
 
 /** brain.config.json's schema with every family's settings in it. */

@@ -3,7 +3,10 @@
 // its harness code (the AI SDK, a CLI's adapter, an extension host's transports) only when a session opens.
 import type { z } from "zod";
 import type { ClientOptions, HarnessFactory } from "../core/harness.js";
+import type { SeedInput } from "../core/seed-messages.js";
 import type { BrainConfig } from "../protocol/config.js";
+
+export type { SeedInput };
 
 /** Where a family's settings sit in brain.config.json. */
 export type SettingsBlock =
@@ -66,6 +69,12 @@ export interface FamilyDescriptor {
   factories(ctx: FamilyContext): HarnessFactory[] | { factories: HarnessFactory[]; problems: string[] };
   /** The same harnesses behind a launcher, for families that can run inside another (a dev container). */
   launched?(ctx: FamilyContext, launcher: string[]): HarnessFactory[];
+  /**
+   * Writes the family's native state from a neutral transcript, in its own format, so the next model request
+   * carries the history as the family would have built it (a handoff, `brain sessions rebuild`). Absent: the
+   * history goes to the model as a marked summary in the session's first prompt.
+   */
+  seed?(input: SeedInput): Promise<void>;
   /** Agent definitions (ADL) naming this family's harness need these fields in `harness`. */
   adl?: {
     needs?: AdlNeed[];

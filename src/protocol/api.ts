@@ -104,6 +104,11 @@ export const CheckpointView = z.strictObject({
 });
 
 export const ForkBody = z.strictObject({ checkpoint: z.string().min(1).optional() });
+/** A handoff: the harness (from GET /v1/harnesses) the conversation moves to, and its model there. */
+export const HandoffBody = z.strictObject({
+  to: z.string().min(1, "name a harness from GET /v1/harnesses"),
+  model: z.string().min(1).optional(),
+});
 
 export const RestoreBody = z.strictObject({
   checkpoint: z.string().min(1).optional(),
@@ -186,6 +191,7 @@ export type AnswerBody = z.infer<typeof AnswerBody>;
 export type TextBody = z.infer<typeof TextBody>;
 export type PromptBody = z.infer<typeof PromptBody>;
 export type ForkBody = z.infer<typeof ForkBody>;
+export type HandoffBody = z.infer<typeof HandoffBody>;
 export type RestoreBody = z.infer<typeof RestoreBody>;
 export type ControlBody = z.infer<typeof ControlBody>;
 export type CheckpointView = z.infer<typeof CheckpointView>;

@@ -29,6 +29,8 @@ export const EventData = {
     harness: z.string(),
     config: SessionConfig,
     forked_from: z.strictObject({ session: z.string(), checkpoint: z.string() }).optional(),
+    /** The session this one continues on another harness: its conversation up to `seq` came with it. */
+    handoff_from: z.strictObject({ session: z.string(), seq: z.number().int().nonnegative() }).optional(),
   }),
   "session.closed": empty,
   "session.recovered": z.strictObject({ reason: z.string() }),
@@ -68,6 +70,11 @@ export const EventData = {
   image: z.strictObject({ mime_type: z.string(), data: z.string() }),
   "turn.settled": z.strictObject({ status: TurnStatus, error: ErrorInfo.optional() }),
   "checkpoint.created": z.strictObject({ id: z.string(), files: z.array(NativeFile) }),
+  /**
+   * The harness compacted its context: from here on, the model sees `summary` in place of everything before it.
+   * Kept so the conversation can be rebuilt or handed to another harness as the model saw it.
+   */
+  "context.compacted": z.strictObject({ summary: z.string() }),
   /** Something a harness did wrong that did not stop the session (a reply for an unknown id, say). */
   "harness.warning": z.strictObject({ message: z.string() }),
   /**

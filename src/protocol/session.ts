@@ -20,6 +20,19 @@ export const SessionRecord = z.strictObject({
   created_at: z.string(),
   status: z.enum(["open", "closed"]),
   forked_from: z.strictObject({ session: z.string(), checkpoint: z.string() }).optional(),
+  /** The session this one continues on another harness (`brain handoff`): its conversation up to `seq`. */
+  handoff_from: z.strictObject({ session: z.string(), seq: z.number().int().nonnegative() }).optional(),
+  /**
+   * How the native state was seeded from Brain's log (a handoff or rebuild): "native" when the family wrote its
+   * own format, "summary" when the history goes to the model as a marked summary in the first prompt.
+   */
+  seeded: z
+    .strictObject({
+      how: z.enum(["native", "summary"]),
+      /** The last event of this session's own log the seeding covered (0 for a handoff's new session). */
+      seq: z.number().int().nonnegative(),
+    })
+    .optional(),
   /** Whose session this is when a daemon serves several tenants; absent means "default". */
   tenant: z.string().optional(),
   /** The session's own MCP servers; their tools are bound to it as `server__tool`. */

@@ -9,6 +9,7 @@ import type {
   AnswerBody,
   CheckpointView,
   CreateSessionBody,
+  HandoffBody,
   PromptBody,
   ProviderList,
   SessionView,
@@ -171,6 +172,18 @@ export class SessionService {
       session = await this.parts.brain.fork(id, checkpoint);
     } catch (err) {
       throw inField(err, "checkpoint");
+    }
+    return this.view(caller, session.id);
+  }
+
+  /** A new session on another harness, continuing this one's conversation; the caller's tenant owns it too. */
+  async handoff(caller: Caller, id: string, body: HandoffBody): Promise<SessionView> {
+    await this.record(caller, id);
+    let session: Session;
+    try {
+      session = await this.parts.brain.handoff(id, body);
+    } catch (err) {
+      throw inField(err, "to");
     }
     return this.view(caller, session.id);
   }

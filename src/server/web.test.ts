@@ -125,6 +125,20 @@ describe("web UI", () => {
     await page.locator('[data-settled="interrupted"]').waitFor();
     expect(await transcriptText()).toContain("turn interrupted");
   });
+
+  it("hands a session off to a harness from the button, and opens the new session", async () => {
+    const client = t.client();
+    const { id } = await client.create({ harness: "echo" });
+    await collect(client, id, settled((await client.prompt(id, "remember MANGO")).turn));
+    await page.goto(`${t.url}/#session=${id}`);
+    await page.locator("#session").waitFor();
+    await page.selectOption("#handoff-to", "echo");
+    await page.click("#handoff");
+    await expect.poll(() => page.url()).not.toContain(id);
+    await page.fill("#prompt", "go on");
+    await page.click("#send");
+    await expect.poll(transcriptText).toContain("User: remember MANGO");
+  });
 });
 
 describe("web UI and nui's questions", () => {

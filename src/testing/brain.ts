@@ -7,6 +7,7 @@ import { Brain, type BrainOptions } from "../core/brain.js";
 import type { HarnessFactory } from "../core/harness.js";
 import { HarnessRegistry } from "../core/registry.js";
 import type { Session } from "../core/session.js";
+import { builtinCatalog, catalogSeeders } from "../harnesses/catalog.js";
 import { ProcessFactory } from "../harnesses/process/factory.js";
 import type { SessionEvent } from "../protocol/events.js";
 import type { ProviderCredentials } from "../protocol/runner.js";
@@ -48,6 +49,8 @@ export function makeBrain(
   const brain = new Brain({
     store,
     harnesses: new HarnessRegistry(options.factories ?? [echoFactory()]),
+    // The built-in families' seeders (handoff, rebuild), as a real host has them.
+    seeders: catalogSeeders(builtinCatalog()),
     tools: new ToolRouter([new BuiltinTools(), ...(options.tools ?? [])]),
     ...(options.provider ? { credentials: () => options.provider! } : {}),
     ...(options.sessionTools ? { sessionTools: options.sessionTools } : {}),

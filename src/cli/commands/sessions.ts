@@ -6,11 +6,12 @@ import { FsSessionStore, readEventsFile } from "../../store/fs/index.js";
 import { parse, UsageError, withBrain } from "../args.js";
 import { brainHome } from "../setup.js";
 
-export const usage = `sessions ls | show ID | events ID [--after SEQ] [--json] | compact ID
+export const usage = `sessions ls | show ID | events ID [--after SEQ] [--json] | compact ID | rebuild ID
                               the sessions in $BRAIN_HOME (default ~/.brain) and their logs; compact drops
-                              the deltas of completed turns (their messages hold the text) from a closed log`;
+                              the deltas of completed turns (their messages hold the text) from a closed log;
+                              rebuild rewrites a session's native state from its log (a harness that lost it)`;
 
-export const verbs = ["ls", "show", "events", "compact"] as const;
+export const verbs = ["ls", "show", "events", "compact", "rebuild"] as const;
 
 export async function command(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, { after: { type: "string" }, json: { type: "boolean" } });
@@ -60,8 +61,24 @@ export async function command(args: string[]): Promise<number> {
         );
         return 0;
       }
+      case "rebuild": {
+        const record = await brain.record(required(id));
+        const { seeded, aside } = await brain.rebuild(record.id);
+        const how =
+          seeded.how === "native"
+            ? "in the harness's own format"
+            : "as a marked summary in the next prompt (Brain cannot write this harness's own format)";
+        process.stdout.write(
+          values.json
+            ? `${JSON.stringify({ id: record.id, seeded, aside })}\n`
+            : `${record.id}: native state rebuilt from the log ${how}; the old files are in ${aside}\n`,
+        );
+        return 0;
+      }
       default:
-        throw new UsageError(`unknown sessions verb "${verb}": use ls, show ID, events ID or compact ID`);
+        throw new UsageError(
+          `unknown sessions verb "${verb}": use ls, show ID, events ID, compact ID or rebuild ID`,
+        );
     }
   });
 }

@@ -291,6 +291,10 @@ describe("native state", () => {
     const file = readFileSync(join(bed.current.store.paths(session.id).native, CONVERSATION_FILE), "utf8");
     expect(file).toContain('"type":"compaction"');
     expect(file).toContain("what is the answer?");
+    // The log keeps the summary too, so a rebuild or handoff can carry the conversation as the model saw it.
+    expect(ofType(await events(session), "context.compacted")).toEqual([
+      { summary: "SUMMARY: the user asked a question; the answer was 42." },
+    ]);
   });
 });
 

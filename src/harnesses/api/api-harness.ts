@@ -1,7 +1,10 @@
 // The api harness: Brain's own model loop, in process, on the Vercel AI SDK. Its native state is the
 // conversation file; its tools are Brain's bound tools, every call going through Brain's tool callback.
+
+import { join } from "node:path";
 import type { ProviderMetadata, ToolSet } from "ai";
 import {
+  type ExpectedHistory,
   type Harness,
   HarnessError,
   type HarnessOptions,
@@ -9,7 +12,8 @@ import {
   type PromptOutcome,
   type TurnContext,
 } from "../../core/harness.js";
-import { Conversation } from "./conversation.js";
+import { missingHistory } from "../../core/native-check.js";
+import { CONVERSATION_FILE, Conversation } from "./conversation.js";
 import { ImageError, loadImages } from "./images.js";
 import type { ResolvedModel } from "./providers.js";
 import type { ApiSettings } from "./settings.js";
@@ -47,6 +51,11 @@ export class ApiHarness implements Harness {
     }
   }
 
+  async verify(expected: ExpectedHistory): Promise<string | undefined> {
+    const file = join(this.options.dir, CONVERSATION_FILE);
+    return missingHistory("the api harness's conversation file", this.options.dir, [file], expected);
+  }
+
   async prompt(text: string, ctx: TurnContext): Promise<PromptOutcome> {
     if (this.running) throw new HarnessError("brain_error", `turn ${this.running.turn} is still running`);
     const running: Running = { turn: ctx.turn, abort: new AbortController() };
@@ -71,6 +80,7 @@ export class ApiHarness implements Harness {
           options: this.options,
           steers: this.steers,
           warn: (message) => this.warn(message, ctx.turn),
+          turn: ctx.turn,
         },
         { turn: ctx.turn, text, images, signal },
       );

@@ -16,5 +16,6 @@ export const apiFamily: FamilyDescriptor = {
       async () => new (await import("./factory.js")).ApiHarnessFactory(),
     ),
   ],
+  seed: async (input) => (await import("./seed.js")).seedApi(input),
   adl: { needs: [{ field: "provider", fix: `one of ${API_PROVIDERS.join(", ")}` }] },
 };

@@ -26,6 +26,8 @@ export interface TurnDeps {
   /** Steering texts waiting for the next step boundary (the harness pushes, the loop drains). */
   steers: string[];
   warn(message: string): void;
+  /** The turn, for the events the loop itself emits. */
+  turn?: string;
 }
 
 export interface TurnInput {
@@ -161,6 +163,8 @@ async function compactIfLarge(deps: TurnDeps, usage: TurnUsage, signal: AbortSig
   if (outcome.kind === "aborted") return;
   usage.add(outcome.usage, outcome.providerMetadata);
   await save(conversation, { type: "compaction", summary: outcome.text });
+  const turn = deps.turn ? { turn: deps.turn } : {};
+  deps.options.emit({ type: "context.compacted", ...turn, data: { summary: outcome.text } });
   deps.warn(
     `the conversation was compacted: ${conversation.length - 1} entries summarised in ${outcome.text.length} characters`,
   );

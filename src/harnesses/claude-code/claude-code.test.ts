@@ -5,6 +5,7 @@ import { describe, expect, it, vi } from "vitest";
 import { events, textOf, waitForEvent } from "../../testing/brain.js";
 import { agentRequests, answerNextPermission, FAKE_KEY, historyOf } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
+import { describeLostHistory } from "../../testing/cli-lost-history.js";
 import { ClaudeCodeFactory } from "./factory.js";
 
 // Real CLIs start slowly on a loaded machine.
@@ -33,6 +34,13 @@ const { found, start } = describeCliFamily({
       message: /speaks only the Anthropic Messages API, but the provider's api is "openai-responses"/,
     },
   ],
+});
+describeLostHistory({
+  found,
+  start,
+  harness: "claude-code",
+  transcript: ["claude/projects"],
+  named: /the Claude Code transcript \(claude\/projects\/.*\.jsonl\) is missing/,
 });
 
 describe.runIf(found)("claude-code's own", () => {

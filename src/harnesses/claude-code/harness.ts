@@ -6,6 +6,8 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { ExpectedHistory } from "../../core/harness.js";
+import { missingHistory } from "../../core/native-check.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import { ENDPOINT_SERVER_NAME, type ToolEndpoint } from "../../tools/endpoint/index.js";
 import type { CliProcess } from "../cli/child.js";
@@ -150,6 +152,14 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
     this.warn(
       `its transcript did not record the turn's last message (${uuid}) within ${TRANSCRIPT_WAIT_MS} ms`,
     );
+  }
+
+  /** The transcript for this session id, in the folder for the current cwd (where `--resume` looks). */
+  async verify(expected: ExpectedHistory): Promise<string | undefined> {
+    const configDir = join(this.options.dir, CONFIG_DIR);
+    placeTranscript(configDir, this.ctx.cwd, this.state.session_id);
+    const file = transcriptPath(configDir, this.ctx.cwd, this.state.session_id);
+    return missingHistory("the Claude Code transcript", this.options.dir, [file], expected);
   }
 
   protected nativeFiles(): Promise<NativeFile[]> {

@@ -5,6 +5,7 @@ import { describe, expect, it, vi } from "vitest";
 import { events, waitForEvent } from "../../testing/brain.js";
 import { agentRequests, answerNextPermission, FAKE_KEY, historyOf } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
+import { describeLostHistory } from "../../testing/cli-lost-history.js";
 import { CodexFactory } from "./factory.js";
 
 // Real CLIs start slowly on a loaded machine.
@@ -35,6 +36,13 @@ const { found, start } = describeCliFamily({
       message: /speaks only the OpenAI Responses API, but the provider's api is "anthropic"/,
     },
   ],
+});
+describeLostHistory({
+  found,
+  start,
+  harness: "codex",
+  transcript: ["codex/sessions"],
+  named: /the Codex rollout of thread \S+ is missing/,
 });
 
 describe.runIf(found)("codex's own", () => {

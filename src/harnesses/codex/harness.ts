@@ -4,7 +4,8 @@
 // steering is `turn/steer`, interrupts are `turn/interrupt`; approvals and questions go through Brain.
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { HarnessError } from "../../core/harness.js";
+import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
+import { missingHistory } from "../../core/native-check.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import { ENDPOINT_SERVER_NAME } from "../../tools/endpoint/index.js";
 import type { CliProcess } from "../cli/child.js";
@@ -163,6 +164,21 @@ export class CodexHarness extends CliHarness<Connection> {
     const probe = { command: program, env, cwd, ...(host.launcher ? { launcher: host.launcher } : {}) };
     await writeBoundCatalog(probe, this.options.config.model, catalog, join(endpoint.dir, "codex-probe"));
     return { topLevel: boundTopLevel(catalog), tables: boundTables(endpoint.server) };
+  }
+
+  /** The thread's rollout (the only file `thread/resume` rebuilds its history from). */
+  async verify(expected: ExpectedHistory): Promise<string | undefined> {
+    const state = await this.readState<CodexState>();
+    const id = state?.thread_id;
+    const rollouts = id
+      ? await listNativeFiles(this.options.dir, `${CODEX_HOME}/sessions`, {
+          include: (path) => path.endsWith(`-${id}.jsonl`),
+          appendOnly: () => true,
+        })
+      : [];
+    const files = rollouts.map((f) => join(this.options.dir, f.path));
+    const what = id ? `the Codex rollout of thread ${id}` : `the Codex thread (${STATE_FILE} names none)`;
+    return missingHistory(what, this.options.dir, files, expected);
   }
 
   /** Resumes the thread this native dir holds, with the current cwd; starts one when there is none yet. */

@@ -4,7 +4,8 @@
 // next prompt when the session goes idle, inside the same Brain turn.
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { HarnessError } from "../../core/harness.js";
+import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
+import { missingHistory } from "../../core/native-check.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import { ENDPOINT_SERVER_NAME } from "../../tools/endpoint/index.js";
 import type { CliOpening } from "../cli/family.js";
@@ -133,6 +134,25 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
       include: (path) => path === EXPORT_FILE,
       appendOnly: () => false,
     });
+  }
+
+  /**
+   * opencode's database (and its write-ahead log, where a running server keeps recent turns), or the export a
+   * restore imports. Its text is stored as JSON in the rows, so the prompt is found in the raw pages.
+   */
+  async verify(expected: ExpectedHistory): Promise<string | undefined> {
+    const state = await this.readState<OpencodeState>();
+    if (!state?.session_id) {
+      return missingHistory(
+        `the opencode session (${STATE_FILE} names none)`,
+        this.options.dir,
+        [],
+        expected,
+      );
+    }
+    const db = this.databasePath();
+    const files = [db, `${db}-wal`, join(this.options.dir, EXPORT_FILE)];
+    return missingHistory(`the opencode session ${state.session_id}`, this.options.dir, files, expected);
   }
 
   private databasePath(): string {

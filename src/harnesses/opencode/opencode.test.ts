@@ -15,6 +15,7 @@ import {
   resumesAfterRestart,
   shellTurn,
 } from "../../testing/cli-family.js";
+import { describeLostHistory } from "../../testing/cli-lost-history.js";
 import { OpencodeFactory } from "./factory.js";
 
 // opencode's 185 MB binary can take tens of seconds to start on a loaded machine.
@@ -38,6 +39,13 @@ const family: CliFamilyCase = {
   skip: ["turn", "refused", "interrupt", "approvals", "restart", "garbage"],
 };
 const { found, start } = describeCliFamily(family);
+describeLostHistory({
+  found,
+  start,
+  harness: "opencode",
+  transcript: ["opencode/data", "opencode-session.json"],
+  named: /the opencode session ses_\w+ \(.*\) is missing/,
+});
 
 describe.runIf(found)("opencode's own", () => {
   it("runs a turn with a shell tool call and its result, then text; interrupts; resumes after a restart", async () => {

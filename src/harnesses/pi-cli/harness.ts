@@ -6,7 +6,8 @@
 // the policy at Brain's endpoint, so there `ask` works.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { HarnessError } from "../../core/harness.js";
+import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
+import { missingHistory } from "../../core/native-check.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
@@ -51,6 +52,18 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     const ctx = prepareCli(opening);
     mkdirSync(join(opening.options.dir, SESSIONS_DIR), { recursive: true });
     return new PiHarness(ctx, wire);
+  }
+
+  /** The newest session file in the session dir: the one `connect` resumes. */
+  async verify(expected: ExpectedHistory): Promise<string | undefined> {
+    const sessionsDir = join(this.options.dir, SESSIONS_DIR);
+    const file = latestSessionFile(sessionsDir);
+    return missingHistory(
+      file ? "the pi session file" : `the pi session file (none in ${SESSIONS_DIR})`,
+      this.options.dir,
+      file ? [file] : [],
+      expected,
+    );
   }
 
   override async steer(text: string, turn: string): Promise<void> {

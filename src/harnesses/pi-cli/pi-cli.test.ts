@@ -6,6 +6,7 @@ import { describe, expect, it, vi } from "vitest";
 import { events, textOf, waitForEvent } from "../../testing/brain.js";
 import { agentRequests, FAKE_KEY, historyOf } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
+import { describeLostHistory } from "../../testing/cli-lost-history.js";
 import { offeredTools } from "../../testing/fake-provider/shell-agent.js";
 import { PiCliFactory } from "./factory.js";
 
@@ -42,6 +43,13 @@ const { found, start } = describeCliFamily({
       message: /the provider's api "gemini" is not one pi speaks/,
     },
   ],
+});
+describeLostHistory({
+  found,
+  start,
+  harness: "pi-cli",
+  transcript: ["pi/sessions"],
+  named: /the pi session file \(none in pi\/sessions\) is missing/,
 });
 
 describe.runIf(found)("pi-cli's own", () => {

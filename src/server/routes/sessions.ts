@@ -4,6 +4,7 @@ import type {
   ControlBody,
   CreateSessionBody,
   ForkBody,
+  HandoffBody,
   PromptBody,
   RestoreBody,
   TextBody,
@@ -140,6 +141,10 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
     {
       ...ENDPOINTS.fork,
       handle: async (ctx) => sessions.fork(ctx.caller, id(ctx), (ctx.body as ForkBody).checkpoint),
+    },
+    {
+      ...ENDPOINTS.handoff,
+      handle: async (ctx) => sessions.handoff(ctx.caller, id(ctx), ctx.body as HandoffBody),
     },
     {
       ...ENDPOINTS.restore,

@@ -1,0 +1,66 @@
+// A session's whole conversation, across the sessions it came from: a fork starts from its parent's checkpoint,
+// a handoff from its source's log up to the handoff, and each may itself be a fork or handoff. Verification,
+// rebuilds and handoffs all need the conversation as the model has seen it, not only this session's own log.
+import type { SessionEvent } from "../protocol/events.js";
+import type { SessionRecord } from "../protocol/session.js";
+import type { EventLog } from "./event-log.js";
+import type { ExpectedHistory } from "./native-check.js";
+import { eventsUpTo, heldTurns, transcriptOf } from "./transcript.js";
+
+export interface ChainStore {
+  get(id: string): Promise<SessionRecord | undefined>;
+  readEvents(id: string): Promise<SessionEvent[]>;
+}
+
+/** Forks and handoffs nest; a cycle cannot be made, but a damaged store must not loop forever. */
+const MAX_DEPTH = 64;
+
+/** The events of the sessions `record` came from, up to where it left them (empty for an original session). */
+export async function ancestorEvents(
+  store: ChainStore,
+  record: SessionRecord,
+  depth = 0,
+): Promise<SessionEvent[]> {
+  const from = record.forked_from ?? record.handoff_from;
+  if (!from || depth >= MAX_DEPTH) return [];
+  const parent = await store.get(from.session);
+  if (!parent) return [];
+  const own = await store.readEvents(parent.id);
+  const cut = record.forked_from
+    ? eventsUpTo(
+        own,
+        (e) =>
+          e.type === "checkpoint.created" && (e.data as { id: string }).id === record.forked_from!.checkpoint,
+      )
+    : own.filter((e) => e.seq <= record.handoff_from!.seq);
+  return [...(await ancestorEvents(store, parent, depth + 1)), ...cut];
+}
+
+/** Tail windows read before the whole log: the last answered turn is nearly always near the end. */
+const WINDOWS = [256, 4096];
+
+/**
+ * What the harness's native state must hold: the last prompt the model answered, from the end of the session's
+ * own log, or, before its first answered turn, from the sessions it came from. Undefined when no turn was
+ * answered anywhere (a new session has nothing to hold).
+ */
+export async function expectedHistory(
+  store: ChainStore,
+  record: SessionRecord,
+  log: EventLog,
+): Promise<ExpectedHistory | undefined> {
+  // Seeded with a summary: the native state holds only what came after the seeding.
+  const seeded = record.seeded;
+  if (seeded?.how === "summary") {
+    const held = heldTurns(transcriptOf(await log.read(seeded.seq)));
+    return held.lastPrompt === undefined ? undefined : { lastPrompt: held.lastPrompt, turns: held.turns };
+  }
+  for (const size of WINDOWS) {
+    if (log.lastSeq <= size) break;
+    const held = heldTurns(transcriptOf(await log.read(log.lastSeq - size)));
+    if (held.lastPrompt !== undefined) return { lastPrompt: held.lastPrompt };
+  }
+  const own = await log.read(0);
+  const held = heldTurns(transcriptOf([...(await ancestorEvents(store, record)), ...own]));
+  return held.lastPrompt === undefined ? undefined : { lastPrompt: held.lastPrompt, turns: held.turns };
+}

@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import type { NewEvent, SessionEvent } from "../protocol/events.js";
+import { seedMessages } from "./seed-messages.js";
+import { transcriptOf } from "./transcript.js";
+
+function log(events: NewEvent[]): SessionEvent[] {
+  return events.map((e, i) => ({ ...e, seq: i + 1, ts: "2026-12-01T00:00:00Z", session: "s" }));
+}
+
+const result = (id: string, text: string): NewEvent => ({
+  type: "tool.result",
+  turn: "t1",
+  data: { id, content: [{ type: "text", text }], is_error: false },
+});
+
+// As Claude Code logs a tool turn: the step's text streams, the call comes, then the step's message repeats it.
+const claudeTurn = log([
+  { type: "user.prompt", turn: "t1", data: { text: "list" } },
+  { type: "assistant.delta", turn: "t1", data: { text: "Let me look." } },
+  { type: "tool.call", turn: "t1", data: { id: "c1", name: "Bash", arguments: { command: "ls" } } },
+  { type: "assistant.message", turn: "t1", data: { text: "Let me look." } },
+  { type: "user.steer", turn: "t1", data: { text: "hurry" } },
+  result("c1", "a.txt"),
+  { type: "assistant.message", turn: "t1", data: { text: "done" } },
+  { type: "turn.settled", turn: "t1", data: { status: "completed" } },
+  { type: "user.prompt", turn: "t2", data: { text: "refused" } },
+  {
+    type: "turn.settled",
+    turn: "t2",
+    data: { status: "failed", error: { code: "brain_error", message: "x" } },
+  },
+]);
+
+describe("seedMessages", () => {
+  it("keeps a call with its result on the same family, text once, a steer after the result", () => {
+    expect(seedMessages(transcriptOf(claudeTurn), { native: () => true })).toEqual([
+      { role: "user", text: "list" },
+      {
+        role: "assistant",
+        parts: [
+          { type: "text", text: "Let me look." },
+          { type: "call", id: "c1", name: "Bash", arguments: { command: "ls" } },
+        ],
+      },
+      { role: "tool", results: [{ id: "c1", name: "Bash", text: "a.txt", is_error: false }] },
+      { role: "user", text: "hurry" },
+      { role: "assistant", parts: [{ type: "text", text: "done" }] },
+    ]);
+  });
+
+  it("carries a call the target lacks as text, and a call left without result gets an error result", () => {
+    expect(seedMessages(transcriptOf(claudeTurn), { native: () => false })).toEqual([
+      { role: "user", text: "list" },
+      {
+        role: "assistant",
+        parts: [{ type: "text", text: 'Let me look.\n\n[Called tool Bash with {"command":"ls"}]' }],
+      },
+      { role: "user", text: "hurry" },
+      { role: "assistant", parts: [{ type: "text", text: "[Tool Bash returned: a.txt]\n\ndone" }] },
+    ]);
+    const cut = transcriptOf(claudeTurn.slice(0, 3));
+    expect(seedMessages(cut, { native: () => true }).at(-1)).toEqual({
+      role: "tool",
+      results: [
+        {
+          id: "c1",
+          name: "Bash",
+          text: "no result: the turn ended before the tool finished",
+          is_error: true,
+        },
+      ],
+    });
+  });
+});
