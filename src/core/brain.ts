@@ -5,8 +5,8 @@ import type { ProviderCredentials } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
 import { CheckpointStore, type Checkpoints, refuseInside } from "./checkpoints/index.js";
 import { expectedHistory } from "./conversation-chain.js";
+import { credentialsFromEnv, sessionSecrets } from "./credentials.js";
 import { SessionError } from "./errors.js";
-import type { EventLog } from "./event-log.js";
 import {
   conversationEvents,
   type HandoffOptions,
@@ -21,50 +21,19 @@ import {
 } from "./handoff.js";
 import { type LiveChange, type LiveSession, LiveSessions } from "./live-sessions.js";
 import { PermissionRules } from "./permissions.js";
-import { envSecrets, Redactor, SECRET_NAME, type Secret } from "./redact.js";
+import { envSecrets, Redactor, type Secret } from "./redact.js";
 import { redactingLog } from "./redacting-log.js";
 import type { HarnessRegistry } from "./registry.js";
-import type { CompactingStore, CompactResult } from "./retention.js";
+import type { CompactResult } from "./retention.js";
 import type { Seeder } from "./seed-messages.js";
 import { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
+import type { SessionStore } from "./store.js";
 import type { SessionToolServices, ToolCatalog } from "./tools.js";
 import { transcriptOf } from "./transcript.js";
 
 export type { NewSessionInput } from "./session-input.js";
-
-/** What the host needs from a session store (src/store/fs for one machine). */
-export interface SessionStore {
-  create(
-    input: Omit<SessionRecord, "id" | "created_at" | "status"> & { id?: string },
-  ): Promise<SessionRecord>;
-  get(id: string): Promise<SessionRecord | undefined>;
-  list(): Promise<SessionRecord[]>;
-  update(id: string, patch: Partial<Omit<SessionRecord, "id" | "created_at">>): Promise<SessionRecord>;
-  paths(id: string): { native: string; checkpoints: string };
-  /** Where the store keeps its files ($BRAIN_HOME), when on disk: restores into it are refused. */
-  readonly home?: string;
-  openLog(id: string): Promise<EventLog>;
-  /** Every durable event of a session that is not open here, read without taking its log's write lock. */
-  readEvents(id: string, range?: { after?: number; limit?: number }): Promise<SessionEvent[]>;
-  /** Deletes the session and all its files. */
-  remove(id: string): Promise<void>;
-  /** Compacts a closed session's log (stores that can; see ./retention.ts). */
-  compact?: CompactingStore["compact"];
-  /**
-   * Follows a session's log written by another process (cluster mode: another node): each batch once it is
-   * durable, from the tail as it is when this resolves (`after` undefined) or after a seq. Returns the stop.
-   */
-  follow?(
-    id: string,
-    after: number | undefined,
-    listener: (events: SessionEvent[]) => void,
-  ): Promise<() => void>;
-  /** Checkpoint every session after each completed turn (cluster mode: another node may have to take over). */
-  readonly checkpointEveryTurn?: boolean;
-  /** The session's checkpoints when the store keeps them itself (cluster); else files in paths(id).checkpoints. */
-  checkpoints?(id: string): Checkpoints;
-}
+export type { SessionStore } from "./store.js";
 
 export interface BrainOptions {
   store: SessionStore;
@@ -365,7 +334,9 @@ export class Brain {
       settings,
       typeof record.provider === "string" ? record.provider : undefined,
     );
-    const redactor = this.redactor.with(this.sessionSecrets(record, settings, provider));
+    const redactor = this.redactor.with(
+      sessionSecrets(record, settings, provider, this.options.env ?? process.env),
+    );
     const raw = await this.options.store.openLog(id);
     const log = redactingLog(raw, redactor);
     try {
@@ -412,52 +383,8 @@ export class Brain {
     return settings;
   }
 
-  /** The values this session's log must never hold, beyond the host's. */
-  private sessionSecrets(
-    record: SessionRecord,
-    settings: ProviderSettings | undefined,
-    provider: ProviderCredentials,
-  ): Secret[] {
-    const env = this.options.env ?? process.env;
-    const out: Secret[] = [];
-    if (provider.api_key)
-      out.push({ name: settings?.api_key_env ?? "provider_key", value: provider.api_key });
-    const mcpNames = [
-      ...JSON.stringify(record.mcp_servers ?? {}).matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g),
-    ];
-    for (const [, name] of mcpNames) {
-      const value = env[name!];
-      if (value) out.push({ name: name!, value });
-    }
-    // Variables a session hands its processes (an agent definition's `env`): secret-named ones are secrets.
-    const sessionEnv = record.config.options?.env;
-    if (sessionEnv && typeof sessionEnv === "object") {
-      for (const [name, value] of Object.entries(sessionEnv as Record<string, unknown>)) {
-        if (typeof value === "string" && SECRET_NAME.test(name)) out.push({ name, value });
-      }
-    }
-    return out;
-  }
-
   private credentials(settings: ProviderSettings | undefined, named?: string): ProviderCredentials {
     if (this.options.credentials) return this.options.credentials(settings);
-    const env = this.options.env ?? process.env;
-    const out: ProviderCredentials = {};
-    if (settings?.base_url) out.base_url = settings.base_url;
-    if (settings?.api) out.api = settings.api;
-    if (settings?.api_key_env) {
-      const key = env[settings.api_key_env];
-      if (!key) {
-        // A client naming a configured provider learns nothing about the host's variables.
-        throw new SessionError(
-          "bad_request",
-          named
-            ? `provider "${named}" has no API key on this host: the operator must set the variable its api_key_env names`
-            : `set the environment variable ${settings.api_key_env} to the provider's API key`,
-        );
-      }
-      out.api_key = key;
-    }
-    return out;
+    return credentialsFromEnv(settings, this.options.env ?? process.env, named);
   }
 }

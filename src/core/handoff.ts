@@ -7,11 +7,11 @@ import { dirname, join } from "node:path";
 import type { SessionEvent } from "../protocol/events.js";
 import type { SessionConfig } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
-import type { SessionStore } from "./brain.js";
 import { ancestorEvents } from "./conversation-chain.js";
 import { SessionError } from "./errors.js";
 import type { Seeder } from "./seed-messages.js";
 import type { Session } from "./session.js";
+import type { SessionStore } from "./store.js";
 import { heldTurns, historyPreamble, type Transcript, transcriptOf } from "./transcript.js";
 
 export interface HandoffOptions {

@@ -5,7 +5,6 @@ import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { z } from "zod";
 import type { AnswerBody } from "../protocol/api.js";
-import type { McpServers } from "../protocol/config.js";
 import {
   type ErrorInfo,
   type NewEvent,
@@ -14,58 +13,18 @@ import {
   type TurnStatus,
 } from "../protocol/events.js";
 import { describeIssues } from "../protocol/frames.js";
-import type { ProviderCredentials, SessionConfig } from "../protocol/runner.js";
-import type { CheckpointManifest, Checkpoints } from "./checkpoints/index.js";
+import type { CheckpointManifest } from "./checkpoints/index.js";
 import { SessionError } from "./errors.js";
 import type { EventLog } from "./event-log.js";
-import { type ExpectedHistory, type Harness, HarnessError, type HarnessFactory } from "./harness.js";
+import { type Harness, HarnessError } from "./harness.js";
 import { LogWriter, type TurnWrites } from "./log-writer.js";
 import type { PendingRequest, PendingRequests } from "./pending.js";
-import type { PermissionRules } from "./permissions.js";
 import { type Answer, RequestDesk } from "./request-desk.js";
+import type { SessionParts, StartedTurn, TurnOutcome } from "./session-parts.js";
 import { ToolCalls } from "./tool-calls.js";
-import type { BoundTools, SessionToolServices } from "./tools.js";
+import type { BoundTools } from "./tools.js";
 
-export interface SessionParts {
-  id: string;
-  harnessName: string;
-  config: SessionConfig;
-  nativeDir: string;
-  log: EventLog;
-  factory: HarnessFactory;
-  tools: BoundTools;
-  /** The session's own tool services (its MCP servers): started with its harness, stopped when it closes. */
-  services?: SessionToolServices;
-  /** The session's MCP servers as configured, passed to harnesses whose agents start them themselves. */
-  mcpServers?: McpServers;
-  provider: ProviderCredentials;
-  checkpoints: Checkpoints;
-  permissions: PermissionRules;
-  /**
-   * Checkpoint the native state after every completed turn (cluster mode: no settled turn's history may live
-   * on one machine only). A checkpoint that fails is a warning; the turn stands.
-   */
-  checkpointAfterTurn?: boolean;
-  /** What the log says the harness's native state holds (none before the first answered turn). */
-  history?: () => Promise<ExpectedHistory | undefined>;
-  /** A session seeded with a summary: what its prompt becomes until a turn is answered (the history first). */
-  preamble?: (text: string, own: SessionEvent[]) => Promise<string>;
-}
-
-export interface TurnOutcome {
-  turn: string;
-  status: TurnStatus;
-  error?: ErrorInfo;
-}
-
-export interface StartedTurn {
-  turn: string;
-  /**
-   * Resolves once `turn.settled` is durable, or, when the log cannot take it (a full disk), with the failure
-   * it will say once it can (the session starts no other turn before). Never rejects.
-   */
-  settled: Promise<TurnOutcome>;
-}
+export type { SessionParts, StartedTurn, TurnOutcome };
 
 interface RunningTurn extends TurnWrites {
   abort: AbortController;

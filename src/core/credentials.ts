@@ -1,0 +1,59 @@
+// What a session is given of the host's secrets: its provider's credentials, from the environment, and the list
+// of values its log must never hold.
+import type { ProviderSettings } from "../protocol/config.js";
+import type { ProviderCredentials } from "../protocol/runner.js";
+import type { SessionRecord } from "../protocol/session.js";
+import { SessionError } from "./errors.js";
+import { SECRET_NAME, type Secret } from "./redact.js";
+
+/** The values this session's log must never hold, beyond the host's. */
+export function sessionSecrets(
+  record: SessionRecord,
+  settings: ProviderSettings | undefined,
+  provider: ProviderCredentials,
+  env: NodeJS.ProcessEnv,
+): Secret[] {
+  const out: Secret[] = [];
+  if (provider.api_key) out.push({ name: settings?.api_key_env ?? "provider_key", value: provider.api_key });
+  const mcpNames = [...JSON.stringify(record.mcp_servers ?? {}).matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)];
+  for (const [, name] of mcpNames) {
+    const value = env[name!];
+    if (value) out.push({ name: name!, value });
+  }
+  // Variables a session hands its processes (an agent definition's `env`): secret-named ones are secrets.
+  const sessionEnv = record.config.options?.env;
+  if (sessionEnv && typeof sessionEnv === "object") {
+    for (const [name, value] of Object.entries(sessionEnv as Record<string, unknown>)) {
+      if (typeof value === "string" && SECRET_NAME.test(name)) out.push({ name, value });
+    }
+  }
+  return out;
+}
+
+/**
+ * A provider's credentials from the host's environment: the key from the variable `api_key_env` names. A client
+ * that named a configured provider learns nothing about the host's variables from a refusal.
+ */
+export function credentialsFromEnv(
+  settings: ProviderSettings | undefined,
+  env: NodeJS.ProcessEnv,
+  named?: string,
+): ProviderCredentials {
+  const out: ProviderCredentials = {};
+  if (settings?.base_url) out.base_url = settings.base_url;
+  if (settings?.api) out.api = settings.api;
+  if (settings?.api_key_env) {
+    const key = env[settings.api_key_env];
+    if (!key) {
+      // A client naming a configured provider learns nothing about the host's variables.
+      throw new SessionError(
+        "bad_request",
+        named
+          ? `provider "${named}" has no API key on this host: the operator must set the variable its api_key_env names`
+          : `set the environment variable ${settings.api_key_env} to the provider's API key`,
+      );
+    }
+    out.api_key = key;
+  }
+  return out;
+}

@@ -1,0 +1,50 @@
+// What a Session is made of (the host fills these in when it opens one) and what a turn's start and end say.
+import type { McpServers } from "../protocol/config.js";
+import type { ErrorInfo, SessionEvent, TurnStatus } from "../protocol/events.js";
+import type { ProviderCredentials, SessionConfig } from "../protocol/runner.js";
+import type { Checkpoints } from "./checkpoints/index.js";
+import type { EventLog } from "./event-log.js";
+import type { ExpectedHistory, HarnessFactory } from "./harness.js";
+import type { PermissionRules } from "./permissions.js";
+import type { BoundTools, SessionToolServices } from "./tools.js";
+
+export interface SessionParts {
+  id: string;
+  harnessName: string;
+  config: SessionConfig;
+  nativeDir: string;
+  log: EventLog;
+  factory: HarnessFactory;
+  tools: BoundTools;
+  /** The session's own tool services (its MCP servers): started with its harness, stopped when it closes. */
+  services?: SessionToolServices;
+  /** The session's MCP servers as configured, passed to harnesses whose agents start them themselves. */
+  mcpServers?: McpServers;
+  provider: ProviderCredentials;
+  checkpoints: Checkpoints;
+  permissions: PermissionRules;
+  /**
+   * Checkpoint the native state after every completed turn (cluster mode: no settled turn's history may live
+   * on one machine only). A checkpoint that fails is a warning; the turn stands.
+   */
+  checkpointAfterTurn?: boolean;
+  /** What the log says the harness's native state holds (none before the first answered turn). */
+  history?: () => Promise<ExpectedHistory | undefined>;
+  /** A session seeded with a summary: what its prompt becomes until a turn is answered (the history first). */
+  preamble?: (text: string, own: SessionEvent[]) => Promise<string>;
+}
+
+export interface TurnOutcome {
+  turn: string;
+  status: TurnStatus;
+  error?: ErrorInfo;
+}
+
+export interface StartedTurn {
+  turn: string;
+  /**
+   * Resolves once `turn.settled` is durable, or, when the log cannot take it (a full disk), with the failure
+   * it will say once it can (the session starts no other turn before). Never rejects.
+   */
+  settled: Promise<TurnOutcome>;
+}

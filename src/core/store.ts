@@ -1,0 +1,40 @@
+// The store behind the host: session records, their event logs, native dirs and checkpoints. src/store/fs keeps
+// them on one machine's disk, src/store/nats on NATS JetStream for a cluster; the core does not know which.
+import type { SessionEvent } from "../protocol/events.js";
+import type { SessionRecord } from "../protocol/session.js";
+import type { Checkpoints } from "./checkpoints/index.js";
+import type { EventLog } from "./event-log.js";
+import type { CompactingStore } from "./retention.js";
+
+/** What the host needs from a session store (src/store/fs for one machine). */
+export interface SessionStore {
+  create(
+    input: Omit<SessionRecord, "id" | "created_at" | "status"> & { id?: string },
+  ): Promise<SessionRecord>;
+  get(id: string): Promise<SessionRecord | undefined>;
+  list(): Promise<SessionRecord[]>;
+  update(id: string, patch: Partial<Omit<SessionRecord, "id" | "created_at">>): Promise<SessionRecord>;
+  paths(id: string): { native: string; checkpoints: string };
+  /** Where the store keeps its files ($BRAIN_HOME), when on disk: restores into it are refused. */
+  readonly home?: string;
+  openLog(id: string): Promise<EventLog>;
+  /** Every durable event of a session that is not open here, read without taking its log's write lock. */
+  readEvents(id: string, range?: { after?: number; limit?: number }): Promise<SessionEvent[]>;
+  /** Deletes the session and all its files. */
+  remove(id: string): Promise<void>;
+  /** Compacts a closed session's log (stores that can; see ./retention.ts). */
+  compact?: CompactingStore["compact"];
+  /**
+   * Follows a session's log written by another process (cluster mode: another node): each batch once it is
+   * durable, from the tail as it is when this resolves (`after` undefined) or after a seq. Returns the stop.
+   */
+  follow?(
+    id: string,
+    after: number | undefined,
+    listener: (events: SessionEvent[]) => void,
+  ): Promise<() => void>;
+  /** Checkpoint every session after each completed turn (cluster mode: another node may have to take over). */
+  readonly checkpointEveryTurn?: boolean;
+  /** The session's checkpoints when the store keeps them itself (cluster); else files in paths(id).checkpoints. */
+  checkpoints?(id: string): Checkpoints;
+}
