@@ -1,7 +1,13 @@
 // How every model request is made: pi-ai's streamSimple with the open frame's credentials, explicit retries and
 // timeout, the conversation's id as the provider's cache key, and a child abort signal per request.
 import type { StreamFn } from "@mariozechner/pi-agent-core";
-import { type Api, type Model, type SimpleStreamOptions, streamSimple } from "@mariozechner/pi-ai";
+import {
+  type Api,
+  type Model,
+  type SimpleStreamOptions,
+  streamSimple,
+  type TSchema,
+} from "@mariozechner/pi-ai";
 import type { ToolSchema } from "../../src/protocol/runner.js";
 import type { PiSettings } from "./settings.js";
 
@@ -25,10 +31,21 @@ function noAuthHeaders(api: Api): Record<string, string> {
 
 /**
  * The agent's stream function. Each request gets its own AbortController tied to the run's signal: a shared
- * signal would collect one listener per request (a MaxListenersExceededWarning on long tool loops).
+ * signal would collect one listener per request (a MaxListenersExceededWarning on long tool loops). The agent's
+ * tools accept any arguments (tools.ts); each request offers the model the bound schemas instead.
  */
-export function streamFn(base: SimpleStreamOptions): StreamFn {
-  return (model, context, options) => {
+export function streamFn(base: SimpleStreamOptions, tools: ToolSchema[] = []): StreamFn {
+  const byName = new Map(tools.map((t) => [t.name, t.input_schema as unknown as TSchema]));
+  return (model, agentContext, options) => {
+    const context = {
+      ...agentContext,
+      ...(agentContext.tools && {
+        tools: agentContext.tools.map((tool) => ({
+          ...tool,
+          parameters: byName.get(tool.name) ?? tool.parameters,
+        })),
+      }),
+    };
     const parent = options?.signal;
     const child = new AbortController();
     const forward = () => child.abort(parent?.reason);

@@ -59,7 +59,7 @@ export class PiSession implements Attachment {
         tools: hostTools(params.tools, () => this.turn),
         messages,
       },
-      streamFn: streamFn(this.request),
+      streamFn: streamFn(this.request, params.tools),
       onPayload: restoreToolSchemas(params.tools),
       afterToolCall: async ({ result }) =>
         (result.details as HostToolDetails | undefined)?.isError ? { isError: true } : undefined,

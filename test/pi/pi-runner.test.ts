@@ -70,6 +70,30 @@ describe.each(FORMATS)("runners/pi on $api", (format) => {
     }
   });
 
+  it("passes a call with bad arguments to Brain, which logs it and answers the model with its error", async () => {
+    t = piBrain(fake, format);
+    fake.script([
+      { toolCalls: [{ name: "echo", arguments: { value: 42, extra: true } }] },
+      { text: "The call failed." },
+    ]);
+    const session = await t.brain.create({ harness: "pi", config });
+    const turn = await session.prompt("Call echo badly.");
+    expect(await turn.settled).toEqual({ turn: turn.turn, status: "completed" });
+
+    const all = await events(session);
+    // The model's own arguments, not pi's coercion of them ("42").
+    expect(ofType(all, "tool.call")).toEqual([
+      { id: expect.any(String), name: "echo", arguments: { value: 42, extra: true } },
+    ]);
+    const [result] = ofType(all, "tool.result");
+    expect(result).toMatchObject({ is_error: true });
+    expect(JSON.stringify(result)).toContain('invalid arguments for tool \\"echo\\"');
+    expect(bodyText(fake.requests[1])).toContain("invalid arguments for tool");
+    expect(bodyText(fake.requests[1])).not.toContain("Validation failed");
+    // The model is still offered the bound schema, not the permissive one pi checks against.
+    expect(bodyText(fake.requests[0])).toContain('"value"');
+  });
+
   it("lets a steer join the running turn at the next model boundary", async () => {
     t = piBrain(fake, format);
     // About two seconds of streaming: the steer arrives while it runs, even on a busy machine.
