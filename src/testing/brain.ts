@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { echoRunnerPath } from "../cli/setup.js";
-import { Brain } from "../core/brain.js";
+import { Brain, type BrainOptions } from "../core/brain.js";
 import type { HarnessFactory } from "../core/harness.js";
 import { HarnessRegistry } from "../core/registry.js";
 import type { Session } from "../core/session.js";
@@ -39,6 +39,8 @@ export function makeBrain(
     tools?: ToolService[];
     home?: string;
     provider?: ProviderCredentials;
+    /** Runs each session's `mcp_servers` (as the CLI's Brain does); without it such sessions are refused. */
+    sessionTools?: BrainOptions["sessionTools"];
   } = {},
 ): TestBrain {
   const home = options.home ?? tempDir();
@@ -48,6 +50,7 @@ export function makeBrain(
     harnesses: new HarnessRegistry(options.factories ?? [echoFactory()]),
     tools: new ToolRouter([new BuiltinTools(), ...(options.tools ?? [])]),
     ...(options.provider ? { credentials: () => options.provider! } : {}),
+    ...(options.sessionTools ? { sessionTools: options.sessionTools } : {}),
   });
   return {
     brain,

@@ -2,8 +2,10 @@
 // provider that plays a coding agent's model (shellAgent). The provider's request log is read directly.
 import type { HarnessFactory } from "../core/harness.js";
 import type { Session } from "../core/session.js";
+import type { McpServers } from "../protocol/config.js";
 import type { PermissionPolicy } from "../protocol/permissions.js";
 import type { SessionConfig } from "../protocol/runner.js";
+import { mcpSessionTools } from "../tools/mcp/index.js";
 import { makeBrain, type TestBrain, tempDir, waitForEvent } from "./brain.js";
 import { type FakeProviderRequest, shellAgent } from "./fake-provider/index.js";
 import { type SandboxedProvider, startSandboxedProvider } from "./netns/sandbox.js";
@@ -15,7 +17,11 @@ export interface CliBed {
   t: TestBrain;
   /** A new Brain on the same home (the old one closed): what a host restart looks like. */
   restart(): Promise<TestBrain>;
-  create(options?: { config?: SessionConfig; permissions?: PermissionPolicy }): Promise<Session>;
+  create(options?: {
+    config?: SessionConfig;
+    permissions?: PermissionPolicy;
+    mcp_servers?: McpServers;
+  }): Promise<Session>;
   close(): Promise<void>;
 }
 
@@ -31,7 +37,10 @@ export async function cliBed(
     api_key: FAKE_KEY,
     ...(provider.api ? { api: provider.api } : {}),
   };
-  const build = () => makeBrain({ home, factories: [makeFactory(sandbox.launcher)], provider: credentials });
+  // Session MCP servers run in Brain's process, outside the namespace, as on a real host.
+  const sessionTools = mcpSessionTools({ baseDir: home, env: {} });
+  const build = () =>
+    makeBrain({ home, factories: [makeFactory(sandbox.launcher)], provider: credentials, sessionTools });
   const bed: CliBed = {
     sandbox,
     t: build(),
