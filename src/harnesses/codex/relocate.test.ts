@@ -36,7 +36,7 @@ function rollout(home: string, thread: string, cwd: string): string {
     },
     { type: "turn_context", payload: { cwd, note: `${cwd}space stays, ${cwd}/sub moves` } },
   ];
-  writeFileSync(file, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+  writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
   return file;
 }
 

@@ -62,10 +62,10 @@ export function rolloutCwd(file: string): string | undefined {
 export function relocateRollouts(files: string[], moves: { from: string; to: string }[]): string[] {
   const real = moves.filter((m) => m.from && m.from !== m.to);
   if (real.length === 0) return [];
-  const rewrite = (text: string, escape: (path: string) => string) =>
+  const rewrite = (text: string, spell: (path: string) => string) =>
     real.reduce(
       (out, { from, to }) =>
-        out.replace(new RegExp(`${escapeRegExp(escape(from))}(?=${PATH_END}|$)`, "g"), () => escape(to)),
+        out.replace(new RegExp(`${escapeRegExp(spell(from))}(?=${PATH_END}|$)`, "g"), () => spell(to)),
       text,
     );
   const changed: string[] = [];
