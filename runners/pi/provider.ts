@@ -1,6 +1,6 @@
 // How every model request is made: pi-ai's streamSimple with the open frame's credentials, explicit retries and
 // timeout, the conversation's id as the provider's cache key, and a child abort signal per request.
-import type { StreamFn } from "@mariozechner/pi-agent-core";
+import type { AgentTool, StreamFn } from "@mariozechner/pi-agent-core";
 import {
   type Api,
   type Model,
@@ -34,16 +34,21 @@ function noAuthHeaders(api: Api): Record<string, string> {
  * signal would collect one listener per request (a MaxListenersExceededWarning on long tool loops). The agent's
  * tools accept any arguments (tools.ts); each request offers the model the bound schemas instead.
  */
-export function streamFn(base: SimpleStreamOptions, tools: ToolSchema[] = []): StreamFn {
+export function streamFn(
+  base: SimpleStreamOptions,
+  tools: ToolSchema[] = [],
+  unbound?: (name: string) => AgentTool,
+): StreamFn {
   const byName = new Map(tools.map((t) => [t.name, t.input_schema as unknown as TSchema]));
   return (model, agentContext, options) => {
     const context = {
       ...agentContext,
       ...(agentContext.tools && {
-        tools: agentContext.tools.map((tool) => ({
-          ...tool,
-          parameters: byName.get(tool.name) ?? tool.parameters,
-        })),
+        // Only bound tools are offered; one added for an unbound call (below) is not.
+        tools: agentContext.tools.flatMap((tool) => {
+          const parameters = byName.get(tool.name);
+          return parameters ? [{ ...tool, parameters }] : [];
+        }),
       }),
     };
     const parent = options?.signal;
@@ -52,6 +57,18 @@ export function streamFn(base: SimpleStreamOptions, tools: ToolSchema[] = []): S
     if (parent?.aborted) child.abort(parent.reason);
     else parent?.addEventListener("abort", forward, { once: true });
     const stream = streamSimple(model, context, { ...options, ...base, signal: child.signal });
+    // The run's own tool list (pi looks each call up in it once the reply is done; this runs first, as the
+    // reply settles): a call of a name not in it gets a tool that asks Brain, never offered to the model.
+    const offered = agentContext.tools;
+    if (unbound && offered)
+      void stream.result().then(
+        (reply) => {
+          for (const part of reply.content ?? [])
+            if (part.type === "toolCall" && !offered.some((t) => t.name === part.name))
+              offered.push(unbound(part.name));
+        },
+        () => {},
+      );
     void stream
       .result()
       .catch(() => {})
