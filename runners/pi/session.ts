@@ -16,7 +16,7 @@ import { chooseCut, contextTokens, needsCompaction, summarize } from "./compacti
 import { messageEvent } from "./events.js";
 import { requestOptions, restoreToolSchemas, streamFn } from "./provider.js";
 import { type PiSettings, readSettings } from "./settings.js";
-import { type HostToolDetails, hostTools } from "./tools.js";
+import { type HostToolDetails, hostTool, hostTools } from "./tools.js";
 import { TRANSCRIPT, Transcript } from "./transcript.js";
 
 export type Log = (message: string) => void;
@@ -59,7 +59,7 @@ export class PiSession implements Attachment {
         tools: hostTools(params.tools, () => this.turn),
         messages,
       },
-      streamFn: streamFn(this.request),
+      streamFn: streamFn(this.request, params.tools, (name) => hostTool({ name }, () => this.turn)),
       onPayload: restoreToolSchemas(params.tools),
       afterToolCall: async ({ result }) =>
         (result.details as HostToolDetails | undefined)?.isError ? { isError: true } : undefined,

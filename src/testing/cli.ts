@@ -6,6 +6,7 @@ import type { Session } from "../core/session.js";
 import type { McpServers } from "../protocol/config.js";
 import type { PermissionPolicy } from "../protocol/permissions.js";
 import type { SessionConfig } from "../protocol/runner.js";
+import { mcpSessionTools } from "../tools/mcp/index.js";
 import { makeBrain, type TestBrain, tempDir, waitForEvent } from "./brain.js";
 import { type FakeProviderRequest, shellAgent } from "./fake-provider/index.js";
 import { type SandboxedProvider, startSandboxedProvider } from "./netns/sandbox.js";
@@ -38,8 +39,10 @@ export async function cliBed(
     api_key: FAKE_KEY,
     ...(provider.api ? { api: provider.api } : {}),
   };
+  // Session MCP servers run in Brain's process, outside the namespace, as on a real host.
+  const sessionTools = brain.sessionTools ?? mcpSessionTools({ baseDir: home, env: {} });
   const build = () =>
-    makeBrain({ home, factories: [makeFactory(sandbox.launcher)], provider: credentials, ...brain });
+    makeBrain({ home, factories: [makeFactory(sandbox.launcher)], provider: credentials, sessionTools });
   const bed: CliBed = {
     sandbox,
     t: build(),

@@ -70,6 +70,42 @@ describe.each(FORMATS)("runners/pi on $api", (format) => {
     }
   });
 
+  it("passes a call with bad arguments, or of an unbound tool, to Brain, which logs it and answers the model", async () => {
+    t = piBrain(fake, format);
+    fake.script([
+      {
+        toolCalls: [
+          { name: "echo", arguments: { value: 42, extra: true } },
+          { name: "nosuch", arguments: { x: 1 } },
+        ],
+      },
+      { text: "Both calls failed." },
+    ]);
+    const session = await t.brain.create({ harness: "pi", config });
+    const turn = await session.prompt("Call echo badly, then a tool you do not have.");
+    expect(await turn.settled).toEqual({ turn: turn.turn, status: "completed" });
+
+    const all = await events(session);
+    // The model's own arguments, not pi's coercion of them ("42").
+    expect(ofType(all, "tool.call")).toEqual([
+      { id: expect.any(String), name: "echo", arguments: { value: 42, extra: true } },
+      { id: expect.any(String), name: "nosuch", arguments: { x: 1 } },
+    ]);
+    // Each call's result (they run side by side, so they may be logged in either order).
+    const calls = ofType(all, "tool.call");
+    const results = calls.map((c) => ofType(all, "tool.result").find((r) => r.id === c.id));
+    expect(results).toMatchObject([{ is_error: true }, { is_error: true }]);
+    expect(JSON.stringify(results[0])).toContain('invalid arguments for tool \\"echo\\"');
+    expect(JSON.stringify(results[1])).toContain('tool \\"nosuch\\" is not bound to this session');
+    const second = bodyText(fake.requests[1]);
+    expect(second).toContain("invalid arguments for tool");
+    expect(second).toContain("is not bound to this session");
+    expect(second).not.toContain("Validation failed");
+    // The model is offered the bound schema, not the permissive one pi checks against, and never the unbound tool.
+    expect(bodyText(fake.requests[0])).toContain('"value"');
+    for (const request of fake.requests) expect(JSON.stringify(request.body.tools)).not.toContain("nosuch");
+  });
+
   it("lets a steer join the running turn at the next model boundary", async () => {
     t = piBrain(fake, format);
     // About two seconds of streaming: the steer arrives while it runs, even on a busy machine.

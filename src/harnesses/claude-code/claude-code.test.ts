@@ -6,6 +6,7 @@ import { events, textOf, waitForEvent } from "../../testing/brain.js";
 import { agentRequests, answerNextPermission, FAKE_KEY, historyOf } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { describeLostHistory } from "../../testing/cli-lost-history.js";
+import { fixtureStdio } from "../../tools/mcp/testing/servers.js";
 import { ClaudeCodeFactory } from "./factory.js";
 
 // Real CLIs start slowly on a loaded machine.
@@ -61,5 +62,28 @@ describe.runIf(found)("claude-code's own", () => {
     expect(textOf(all, turn.turn)).toBe("Let me look.donehello from fake");
     const last = agentRequests(b.sandbox.provider.requests).at(-1)!;
     expect(historyOf(last)).toContain("NOTOOL and then this");
+  });
+
+  it("in bound mode offers the session's MCP server's tools, each call logged and answered by Brain", async () => {
+    const b = await start();
+    const session = await b.create({
+      config: { tool_mode: "bound", tools: ["echo"] },
+      mcp_servers: { fx: fixtureStdio({ tools: ["echo"] }) },
+    });
+    const turn = await session.prompt('Use the server CALL mcp__brain__fx__echo {"text":"from mcp"}');
+    expect((await turn.settled).status).toBe("completed");
+    const offered = agentRequests(b.sandbox.provider.requests).map((r) => JSON.stringify(r.body.tools));
+    expect(offered[0]).toContain('"mcp__brain__fx__echo"');
+    expect(offered[0]).toContain('"mcp__brain__echo"');
+    const all = await events(session);
+    const call = all.find((e) => e.type === "tool.call");
+    expect(call?.data).toMatchObject({ name: "fx__echo", arguments: { text: "from mcp" } });
+    expect(all.find((e) => e.type === "tool.result")?.data).toEqual({
+      id: (call!.data as { id: string }).id,
+      content: [{ type: "text", text: "from mcp" }],
+      is_error: false,
+    });
+    // The model got the server's answer through Brain.
+    expect(historyOf(agentRequests(b.sandbox.provider.requests).at(-1)!)).toContain("from mcp");
   });
 });

@@ -2,6 +2,7 @@
 // namespace against the fake provider (OpenAI Responses). The checks every CLI family shares are in
 // src/testing/cli-family.ts; here is what is Codex's own: a steer reaches the running turn.
 import { describe, expect, it, vi } from "vitest";
+import type { Session } from "../../core/session.js";
 import { events, waitForEvent } from "../../testing/brain.js";
 import { agentRequests, answerNextPermission, FAKE_KEY, historyOf } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
@@ -58,5 +59,32 @@ describe.runIf(found)("codex's own", () => {
     expect(all.find((e) => e.type === "user.steer")?.data).toEqual({ text: "NOTOOL and also this" });
     const sent = agentRequests(b.sandbox.provider.requests);
     expect(sent.some((r) => historyOf(r).includes("NOTOOL and also this"))).toBe(true);
+  });
+
+  it("resumes a thread restored into a fresh dir as the original goes on: paths moved, no context sent again", async () => {
+    const b = await start();
+    const session = await b.create();
+    expect((await (await session.prompt("List the files here")).settled).status).toBe("completed");
+    await session.checkpoint();
+    const fork = await b.t.brain.fork(session.id);
+    const requests = b.sandbox.provider.requests;
+    const next = async (s: Session) => {
+      const before = requests.length;
+      expect((await (await s.prompt("NOTOOL what now")).settled).status).toBe("completed");
+      const [request] = agentRequests(requests.slice(before));
+      const dir = b.t.store.paths(s.id).native;
+      // The new message's id is minted per request; everything else is the conversation.
+      const input = JSON.stringify(request!.body.input).split(dir).join("<native>");
+      return input.replace(/msg_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<id>");
+    };
+    const original = await next(session);
+    const restored = await next(fork);
+    expect(restored).not.toContain(b.t.store.paths(session.id).native);
+    expect(restored).toBe(original);
+    expect(
+      (await events(fork)).some(
+        (e) => e.type === "harness.warning" && /moved here/.test(JSON.stringify(e.data)),
+      ),
+    ).toBe(true);
   });
 });

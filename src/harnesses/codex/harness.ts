@@ -23,6 +23,7 @@ import type { TurnInterruptParams } from "./generated/v2/TurnInterruptParams.js"
 import type { TurnStartParams } from "./generated/v2/TurnStartParams.js";
 import type { TurnSteerParams } from "./generated/v2/TurnSteerParams.js";
 import { CodexNotificationMapper, type CodexSignal } from "./parser.js";
+import { relocateRollouts, rolloutCwd, rolloutsOf, type ThreadPlace } from "./relocate.js";
 import { RpcConnection, RpcError } from "./rpc.js";
 
 export const STATE_FILE = "codex.json";
@@ -31,6 +32,8 @@ export const CODEX_HOME = "codex";
 
 interface CodexState {
   thread_id: string;
+  /** Where the thread last ran (absent in state written before it was kept). */
+  place?: ThreadPlace;
 }
 
 /** Codex asks before anything it does not consider safe; Brain's policy then decides. */
@@ -188,10 +191,13 @@ export class CodexHarness extends CliHarness<Connection> {
     const { system_prompt } = this.options.config;
     const instructions = system_prompt ? { developerInstructions: system_prompt } : {};
     const common = { cwd: this.ctx.cwd, approvalPolicy: APPROVAL_POLICY, sandbox: SANDBOX, ...instructions };
+    const place: ThreadPlace = { cwd: this.ctx.cwd, home: join(this.options.dir, CODEX_HOME) };
     if (state?.thread_id) {
+      this.relocate(state, place);
       const params: ThreadResumeParams = { threadId: state.thread_id, excludeTurns: true, ...common };
       try {
         await rpc.request("thread/resume", params, startMs);
+        await this.writeState({ thread_id: state.thread_id, place } satisfies CodexState);
         return state.thread_id;
       } catch (err) {
         // A thread checkpointed before its first turn has no rollout yet: there is nothing to resume.
@@ -204,8 +210,20 @@ export class CodexHarness extends CliHarness<Connection> {
     const threadId = result?.thread?.id;
     if (typeof threadId !== "string")
       throw new HarnessError("brain_error", `${this.label}: thread/start returned no thread id`);
-    await this.writeState({ thread_id: threadId } satisfies CodexState);
+    await this.writeState({ thread_id: threadId, place } satisfies CodexState);
     return threadId;
+  }
+
+  /** A thread restored from elsewhere: its rollout's paths are made this session's (relocate.ts says why). */
+  private relocate(state: CodexState, place: ThreadPlace): void {
+    const files = rolloutsOf(place.home, state.thread_id);
+    const was = state.place ?? { cwd: files[0] ? rolloutCwd(files[0]) : undefined, home: undefined };
+    const moves = [
+      { from: was.home ?? "", to: place.home },
+      { from: was.cwd ?? "", to: place.cwd },
+    ];
+    if (relocateRollouts(files, moves).length > 0)
+      this.warn(`thread ${state.thread_id} moved here; its history now names ${place.cwd}`);
   }
 
   private onCodexTurn(id: string): void {

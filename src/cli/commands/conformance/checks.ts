@@ -1,10 +1,12 @@
 // The checks, in the order they run. They share one session, so each builds on the state the ones before left:
 // the four verification checks of docs/protocol.md#runner-stdio-protocol plus the protocol rules a runner must keep.
+
 import { isDeepStrictEqual } from "node:util";
 import type { Session, StartedTurn } from "../../../core/session.js";
 import type { SessionEvent } from "../../../protocol/events.js";
 import { type FakeProviderRequest, lastUserText } from "../../../testing/fake-provider/index.js";
 import { failureOf, type KitContext, textOf } from "./context.js";
+import type { SubjectProfile } from "./profiles.js";
 import { FAIL_MESSAGE } from "./tools.js";
 
 export class Skip extends Error {}
@@ -208,7 +210,7 @@ export const CHECKS: Check[] = [
         );
         if (!isDeepStrictEqual(a.requests, b.requests)) {
           const dirs = [ctx.nativeDir(original.id), ctx.nativeDir(fork.id)] as const;
-          throw fidelityGap(a.requests, b.requests, dirs, ctx.profile.identity ?? []);
+          throw fidelityGap(a.requests, b.requests, dirs, ctx.profile);
         }
       }
       assert(a.text === b.text, `different replies: ${JSON.stringify(a.text)} vs ${JSON.stringify(b.text)}`);
@@ -256,21 +258,25 @@ function contextOf(request: FakeProviderRequest) {
 
 /**
  * Why two sessions' requests differ: a failure, unless they are equal once the session's directory (a CLI's system
- * prompt names it, and a restore moves it) and the fields the profile names as the CLI's own identity (not the
- * conversation) are set aside; then what differs by nature, each named with the first difference.
+ * prompt names it, and a restore moves it), the fields the profile names as the CLI's own identity and the ids it
+ * mints per request (not the conversation) are set aside; then what differs by nature, each named.
  */
 function fidelityGap(
   a: ReturnType<typeof contextOf>[],
   b: ReturnType<typeof contextOf>[],
   dirs: readonly [string, string],
-  identity: string[],
+  profile: Pick<SubjectProfile, "identity" | "freshIds">,
 ): Error {
-  const drop = (requests: ReturnType<typeof contextOf>[]) =>
-    requests.map((r) => {
+  const { identity = [], freshIds } = profile;
+  const drop = (requests: ReturnType<typeof contextOf>[]) => {
+    const kept = requests.map((r) => {
       const body = { ...(r.body as Record<string, unknown>) };
       for (const field of identity) delete body[field];
       return { ...r, body };
     });
+    if (!freshIds) return kept;
+    return JSON.parse(JSON.stringify(kept).replace(freshIds, "<fresh id>")) as typeof kept;
+  };
   // Both directories in both: a resumed history may still name the original's (said below, never silently).
   const left = withoutDirs(drop(a), dirs);
   const right = withoutDirs(drop(b), dirs);
@@ -293,6 +299,16 @@ function fidelityGap(
     );
     const cut = (text: string | undefined) => (text && text.length > 100 ? `${text.slice(0, 100)}…` : text);
     if (x !== y) differed.push(`request field "${field}" (the CLI's own identity: ${cut(x)} vs ${cut(y)})`);
+  }
+  if (freshIds) {
+    const ids = (requests: unknown[]) => new Set(JSON.stringify(requests).match(freshIds) ?? []);
+    const [x, y] = [ids(a), ids(b)];
+    const only = (from: Set<string>, other: Set<string>) => [...from].filter((id) => !other.has(id));
+    const [ox, oy] = [only(x, y), only(y, x)];
+    if (ox.length + oy.length > 0)
+      differed.push(
+        `the ids the CLI minted for the new turn's items (${ox.join(", ") || "none"} vs ${oy.join(", ") || "none"})`,
+      );
   }
   return new Differs(
     `the same conversation; the restored session's requests differ only by ${differed.join("; and ")}`,

@@ -20,6 +20,11 @@ export interface SubjectProfile {
    * `metadata.user_id` holds a device id made per config dir): the fidelity check names them when they differ.
    */
   identity?: string[];
+  /**
+   * Ids the CLI mints for each item it adds to a request (Codex gives the new user message a fresh time-based
+   * id), global: the fidelity check sets them aside and names them when they differ.
+   */
+  freshIds?: RegExp;
 }
 
 const plain = (name: string, args: Record<string, unknown>): ScriptedToolCall => ({ name, arguments: args });
@@ -51,6 +56,9 @@ const PROFILES: Record<string, SubjectProfile> = {
     config: { tool_mode: "bound", model: "conformance-model" },
     call: (name, args) => ({ name, namespace: "mcp__brain", arguments: args }),
     keyHeaders: bearer,
+    // The installation id Codex keeps in its CODEX_HOME (not the conversation's) and the running turn's ids.
+    identity: ["client_metadata"],
+    freshIds: /\bmsg_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g,
   },
   opencode: {
     kind: "cli",

@@ -1,0 +1,71 @@
+// Moving a Codex rollout to another directory: paths rewritten only where whole, and the fingerprints Codex keeps
+// of the context fragments it showed the model follow them, so a resumed thread sends nothing again.
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { tempDir } from "../../testing/brain.js";
+import { fragmentHash, relocateRollouts, rolloutCwd, rolloutsOf } from "./relocate.js";
+
+// A permissions fragment and the fingerprint Codex 0.171.0 wrote for it in a rollout's world_state line.
+const SEEN_DIR = "/tmp/brain-conformance-ldFs7h/sessions/609444e9-9a99-4f38-823b-bb4f7465c6de/native/work";
+const SEEN =
+  "<permissions instructions>\nFilesystem sandboxing defines which files can be read or written. `sandbox_mode` is `workspace-write`: The sandbox permits reading files, and editing files in `cwd` and `writable_roots`. Editing files in other directories requires approval. Network access is restricted.\n `approval_policy` is `unless-trusted`: The harness will require user approval before running commands unless an explicit exec policy rule allows them.\n The writable roots are `/tmp`, `" +
+  SEEN_DIR +
+  "`.\n</permissions instructions>";
+const SEEN_HASH = "07ddd3fbc9a4e2aaee704c576f738345aaa52636";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function rollout(home: string, thread: string, cwd: string): string {
+  const dir = join(home, "sessions/2026/12/01");
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `rollout-2026-12-01T19-45-06-${thread}.jsonl`);
+  const block = SEEN.replace(SEEN_DIR, cwd);
+  const lines = [
+    { type: "session_meta", payload: { id: thread, cwd, runtime_workspace_roots: [cwd] } },
+    {
+      type: "response_item",
+      payload: { type: "message", role: "developer", content: [{ type: "input_text", text: `${block}\n` }] },
+    },
+    {
+      type: "world_state",
+      payload: { state: { permissions: { instructions: fragmentHash("developer", block) } } },
+    },
+    { type: "turn_context", payload: { cwd, note: `${cwd}space stays, ${cwd}/sub moves` } },
+  ];
+  writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+  return file;
+}
+
+describe("codex rollout relocation", () => {
+  it("fingerprints a fragment as Codex does", () => {
+    expect(fragmentHash("developer", SEEN)).toBe(SEEN_HASH);
+  });
+
+  it("rewrites the old paths where whole and re-fingerprints the fragments that named them", () => {
+    const home = tempDir("codex-relocate-");
+    dirs.push(home);
+    const file = rollout(home, "01a2-thread", "/old/place/work");
+    expect(rolloutsOf(home, "01a2-thread")).toEqual([file]);
+    expect(rolloutCwd(file)).toBe("/old/place/work");
+
+    expect(relocateRollouts([file], [{ from: "/old/place/work", to: "/new/spot/work" }])).toEqual([file]);
+    const lines = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines[0].payload).toMatchObject({
+      cwd: "/new/spot/work",
+      runtime_workspace_roots: ["/new/spot/work"],
+    });
+    const block = SEEN.replace(SEEN_DIR, "/new/spot/work");
+    expect(lines[1].payload.content[0].text).toBe(`${block}\n`);
+    expect(lines[2].payload.state.permissions.instructions).toBe(fragmentHash("developer", block));
+    expect(lines[3].payload.note).toBe("/old/place/workspace stays, /new/spot/work/sub moves");
+    // Nothing to move: nothing written.
+    expect(relocateRollouts([file], [{ from: "/new/spot/work", to: "/new/spot/work" }])).toEqual([]);
+  });
+});
