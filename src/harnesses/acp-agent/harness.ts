@@ -19,6 +19,7 @@ import {
 } from "@agentclientprotocol/sdk";
 import { HarnessError } from "../../core/harness.js";
 import type { NativeFile } from "../../protocol/runner.js";
+import type { StdioServerSpec } from "../../tools/endpoint/index.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
 import { type CliConnection, type CliContext, CliHarness, prepareCli, withTail } from "../cli/harness.js";
@@ -56,6 +57,8 @@ export class AcpHarness extends CliHarness<Connection> {
   private lastUpdateAt = 0;
   /** A process stopped on purpose (restartAfterCancel): the next one starts once it is gone. */
   private retiring: Promise<void> | undefined;
+  /** Bound mode: the session's tool endpoint, once started (at the first connect). */
+  private endpointServer: StdioServerSpec | undefined;
 
   private constructor(
     ctx: CliContext,
@@ -156,9 +159,19 @@ export class AcpHarness extends CliHarness<Connection> {
     super.lost(child, err, also);
   }
 
+  protected override isEndpointTool(name: string): boolean {
+    return this.profile.endpointTool?.(name) ?? false;
+  }
+
+  /** The agent's context; in bound mode with the endpoint, started here (opening stays passive). */
+  private async boundContext(): Promise<AcpAgentContext> {
+    if (this.ctx.bound && !this.endpointServer) this.endpointServer = (await this.toolEndpoint()).server;
+    return agentContext(this.ctx, this.endpointServer);
+  }
+
   protected async connect(): Promise<Connection> {
     await this.retiring;
-    const agent = agentContext(this.ctx);
+    const agent = await this.boundContext();
     const env = this.environment(this.profile.prepare?.(agent) ?? {});
     const args = [...(this.profile.args?.(agent) ?? []), ...(this.ctx.session.args ?? [])];
     let input!: ReadableStreamDefaultController<AnyMessage>;
@@ -214,7 +227,8 @@ export class AcpHarness extends CliHarness<Connection> {
     const meta = this.profile.sessionMeta?.(agent);
     const common: NewSessionRequest = {
       cwd: this.ctx.cwd,
-      mcpServers: this.mcpServers,
+      // Bound: the endpoint alone (it serves the session's MCP servers' tools too, under Brain's policy).
+      mcpServers: agent.endpoint ? [acpStdioServer(agent.endpoint)] : this.mcpServers,
       ...(meta ? { _meta: meta } : {}),
     };
     const saved = state?.session_id;
@@ -313,7 +327,7 @@ export class AcpHarness extends CliHarness<Connection> {
   }
 }
 
-function agentContext(ctx: CliContext): AcpAgentContext {
+function agentContext(ctx: CliContext, endpoint?: StdioServerSpec): AcpAgentContext {
   const { options } = ctx;
   return {
     family: ctx.family,
@@ -321,7 +335,14 @@ function agentContext(ctx: CliContext): AcpAgentContext {
     cwd: ctx.cwd,
     config: options.config,
     provider: options.provider,
+    ...(endpoint ? { endpoint } : {}),
   };
+}
+
+/** ACP's stdio server: its environment as name/value pairs. */
+function acpStdioServer(server: StdioServerSpec): AcpMcpServer {
+  const env = Object.entries(server.env).map(([name, value]) => ({ name, value }));
+  return { name: server.name, command: server.command, args: server.args, env };
 }
 
 function messageOf(err: unknown): string {

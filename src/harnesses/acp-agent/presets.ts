@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { HarnessError } from "../../core/harness.js";
+import { ENDPOINT_SERVER_NAME } from "../../tools/endpoint/index.js";
 import { placeTranscript, transcriptPath } from "../claude-code/transcripts.js";
 import { listNativeFiles } from "../cli/files.js";
 import { anthropicBaseUrl, providerWire } from "../cli/provider-api.js";
@@ -95,6 +96,24 @@ const claude: AcpProfile = {
 
 const CODEX_DIR = "codex";
 
+/**
+ * Bound mode (shared/research/acp-agents.md): codex's shell, sub-agents, goals and web search off; the endpoint
+ * comes in session/new. Left on, with no switch found: its MCP resource tools, update_plan, request_user_input,
+ * view_image and apply_patch (the codex family removes the last through a model catalog, which codex-acp's
+ * bundled codex has no `debug models` to probe for).
+ */
+const CODEX_BOUND = {
+  topLevel: ['web_search = "disabled"'],
+  tables: [
+    "[features]",
+    "shell_tool = false",
+    "unified_exec = false",
+    "multi_agent = false",
+    "goals = false",
+    "",
+  ],
+};
+
 const codex: AcpProfile = {
   check: (ctx) =>
     void providerWire(ctx.family, ctx.provider.api, { speaks: ["responses"], openai: "responses" }),
@@ -103,13 +122,23 @@ const codex: AcpProfile = {
     // Codex asks before anything it does not consider safe, and Brain's policy decides. Its sandbox is off:
     // bubblewrap is not always there, and Codex will not set up its helper under /tmp.
     const policy = ['approval_policy = "untrusted"', 'sandbox_mode = "danger-full-access"'];
-    const toml = codexConfigToml(ctx.config, ctx.provider).split("\n");
+    const toml = codexConfigToml(ctx.config, ctx.provider, ctx.endpoint ? CODEX_BOUND : undefined).split(
+      "\n",
+    );
     writeFileSync(join(dir, "config.toml"), [toml[0], ...policy, ...toml.slice(1)].join("\n"));
     return { CODEX_HOME: dir, ...keyEnvironment(ctx.provider) };
   },
-  // Codex's tools by the names its model sees: a command (whatever kind codex-acp gives it) is exec_command.
+  // Codex's tools by the names its model sees: a command (whatever kind codex-acp gives it) is exec_command; an
+  // MCP call (which codex-acp sends with no kind, its input `{server, tool, arguments}`) is the codex family's
+  // `mcp__<server>__<tool>`.
   toolName: (update) => {
-    const u = update as { rawInput?: { command?: unknown }; kind?: string; content?: { type?: string }[] };
+    const u = update as {
+      rawInput?: { command?: unknown; server?: unknown; tool?: unknown };
+      kind?: string;
+      content?: { type?: string }[];
+    };
+    const { server, tool } = u?.rawInput ?? {};
+    if (typeof server === "string" && typeof tool === "string") return `mcp__${server}__${tool}`;
     if (u?.rawInput?.command !== undefined) return "exec_command";
     if (u?.kind === "edit" || u?.content?.some?.((c) => c?.type === "diff")) return "apply_patch";
     return undefined;
@@ -120,6 +149,7 @@ const codex: AcpProfile = {
     return info === undefined ? undefined : info !== "sandbox_error";
   },
   files: (dir) => appendOnly(dir, `${CODEX_DIR}/sessions`, /\/rollout-[^/]+\.jsonl$/),
+  endpointTool: (name) => name.startsWith(`mcp__${ENDPOINT_SERVER_NAME}__`),
 };
 
 const GEMINI_DIR = "gemini";
