@@ -26,6 +26,7 @@ describeCliFamily({
     expect(files.some((f) => f.path.endsWith(".jsonl") && f.append_only)).toBe(true);
   },
   shellTool: "Bash",
+  bound: { echo: "mcp__brain__echo", shell: { name: "Bash", arguments: { command: "touch shell.txt" } } },
   refusals: [
     {
       name: "a provider api claude-agent-acp cannot speak",

@@ -281,16 +281,14 @@ export class AcpHarness extends CliHarness<Connection> {
     if (!running || this.replaying) return CANCELLED;
     const { events, use } = this.mapper.toolFor(params.toolCall);
     for (const event of events) this.emitEvent(event);
+    // The endpoint asks Brain's policy about each call of its tools itself: asking here too would ask twice.
+    if (this.ctx.bound && this.isEndpointTool(use.name))
+      return choose(params, ["allow_once", "allow_always"]);
     const verdict = await this.permit({ tool: use.name, arguments: use.arguments });
     if (running.interrupted || this.turn.current !== running) return CANCELLED;
     const kinds =
       verdict.decision === "allow" ? ["allow_once", "allow_always"] : ["reject_once", "reject_always"];
-    for (const kind of kinds) {
-      const option = params.options.find((o) => o.kind === kind);
-      if (option) return { outcome: { outcome: "selected", optionId: option.optionId } };
-    }
-    // No option says no (or yes): cancelling the request is the one answer every agent takes as "do not run".
-    return CANCELLED;
+    return choose(params, kinds);
   }
 
   /** Stops a process that must not serve another turn; the next prompt starts a fresh one. */
@@ -343,6 +341,16 @@ function agentContext(ctx: CliContext, endpoint?: StdioServerSpec): AcpAgentCont
 function acpStdioServer(server: StdioServerSpec): AcpMcpServer {
   const env = Object.entries(server.env).map(([name, value]) => ({ name, value }));
   return { name: server.name, command: server.command, args: server.args, env };
+}
+
+/** The first option of these kinds, in order. */
+function choose(params: RequestPermissionRequest, kinds: string[]): RequestPermissionResponse {
+  for (const kind of kinds) {
+    const option = params.options.find((o) => o.kind === kind);
+    if (option) return { outcome: { outcome: "selected", optionId: option.optionId } };
+  }
+  // No option says no (or yes): cancelling the request is the one answer every agent takes as "do not run".
+  return CANCELLED;
 }
 
 function messageOf(err: unknown): string {

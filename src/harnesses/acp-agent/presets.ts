@@ -81,10 +81,12 @@ const claude: AcpProfile = {
       ...(provider.api_key ? { ANTHROPIC_API_KEY: provider.api_key } : {}),
     };
   },
-  sessionMeta: ({ config }) => {
+  sessionMeta: ({ config, endpoint }) => {
     const options = config.model ? { claudeCode: { options: { model: config.model } } } : {};
     const prompt = config.system_prompt ? { systemPrompt: { append: config.system_prompt } } : {};
-    return { ...options, ...prompt };
+    // Bound: none of Claude Code's own tools, only the MCP servers session/new names (the endpoint).
+    const bound = endpoint ? { disableBuiltInTools: true } : {};
+    return { ...options, ...prompt, ...bound };
   },
   // Claude files a session under a folder named after its cwd, and loads it only from there.
   place: (ctx, sessionId) => placeTranscript(join(ctx.dir, CLAUDE_DIR), ctx.cwd, sessionId),
@@ -92,6 +94,7 @@ const claude: AcpProfile = {
     endsWithAnswer(transcriptPath(join(ctx.dir, CLAUDE_DIR), ctx.cwd, sessionId), lastText),
   files: (dir) => appendOnly(dir, `${CLAUDE_DIR}/projects`, /\.jsonl$/),
   restartAfterCancel: true,
+  endpointTool: (name) => name.startsWith(`mcp__${ENDPOINT_SERVER_NAME}__`),
 };
 
 const CODEX_DIR = "codex";
