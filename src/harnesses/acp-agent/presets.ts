@@ -160,6 +160,42 @@ const GEMINI_DIR = "gemini";
 export const GEMINI_DEFAULT_MODEL = "gemini-2.5-flash";
 const GEMINI_APIS = ["gemini", "google", "google-gemini"];
 
+/**
+ * Bound mode: gemini-cli 0.61's own tools by name (its bundle's `*_TOOL_NAME`s), in settings' `tools.exclude`
+ * (`tools.core: []` would take the MCP tools away too: shared/research/acp-agents.md).
+ */
+const GEMINI_BUILTINS = [
+  "activate_skill",
+  "ask_user",
+  "complete_task",
+  "enter_plan_mode",
+  "exit_plan_mode",
+  "get_internal_docs",
+  "glob",
+  "google_web_search",
+  "grep_search",
+  "invoke_agent",
+  "list_directory",
+  "list_mcp_resources",
+  "read_file",
+  "read_many_files",
+  "read_mcp_resource",
+  "replace",
+  "run_shell_command",
+  "save_memory",
+  "take_snapshot",
+  "tracker_add_dependency",
+  "tracker_create_task",
+  "tracker_get_task",
+  "tracker_list_tasks",
+  "tracker_update_task",
+  "tracker_visualize",
+  "update_topic",
+  "web_fetch",
+  "write_file",
+  "write_todos",
+];
+
 const gemini: AcpProfile = {
   check: (ctx) => {
     const api = ctx.provider.api;
@@ -178,6 +214,7 @@ const gemini: AcpProfile = {
     const settings = {
       privacy: { usageStatisticsEnabled: false },
       general: { disableAutoUpdate: true, disableUpdateNag: true },
+      ...(ctx.endpoint ? { tools: { exclude: GEMINI_BUILTINS } } : {}),
     };
     writeFileSync(join(settingsDir, "settings.json"), `${JSON.stringify(settings, null, 2)}\n`);
     const { provider, config } = ctx;
@@ -206,6 +243,8 @@ const gemini: AcpProfile = {
   replayTrailsLoad: true,
   place: (ctx, sessionId) => placeGeminiChat(join(ctx.dir, GEMINI_DIR, ".gemini"), ctx.cwd, sessionId),
   files: (dir) => appendOnly(dir, `${GEMINI_DIR}/.gemini/tmp`, /\/chats\/[^/]+\.jsonl?$/),
+  // Its MCP tools are `mcp_<server>_<tool>` (the prefix of their call ids, as toolName reads them).
+  endpointTool: (name) => name.startsWith(`mcp_${ENDPOINT_SERVER_NAME}_`),
 };
 
 export const PRESETS: readonly AcpPreset[] = [
