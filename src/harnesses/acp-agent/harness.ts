@@ -118,6 +118,8 @@ export class AcpHarness extends CliHarness<Connection> {
   }
 
   override async checkpoint(): Promise<NativeFile[]> {
+    // A process stopped after an interrupt may still be writing its session file: it is listed once gone.
+    await this.retiring;
     await this.sessionWritten();
     return super.checkpoint();
   }
