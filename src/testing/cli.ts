@@ -6,6 +6,7 @@ import type { Session } from "../core/session.js";
 import type { McpServers } from "../protocol/config.js";
 import type { PermissionPolicy } from "../protocol/permissions.js";
 import type { SessionConfig } from "../protocol/runner.js";
+import type { ToolService } from "../tools/tool-service.js";
 import { makeBrain, type TestBrain, tempDir, waitForEvent } from "./brain.js";
 import { type FakeProviderRequest, shellAgent } from "./fake-provider/index.js";
 import { type SandboxedProvider, startSandboxedProvider } from "./netns/sandbox.js";
@@ -28,7 +29,7 @@ export interface CliBed {
 export async function cliBed(
   makeFactory: (launcher: string[]) => HarnessFactory,
   provider: { api?: string; path?: string; model?: string } = {},
-  brain: { sessionTools?: BrainOptions["sessionTools"] } = {},
+  brain: { sessionTools?: BrainOptions["sessionTools"]; tools?: ToolService[] } = {},
 ): Promise<CliBed> {
   const sandbox = await startSandboxedProvider();
   sandbox.provider.setFallback(shellAgent({ slowDelayMs: 100 }));
