@@ -50,7 +50,15 @@ export interface CliFamilyCase {
    * `bound` tool mode: the name the model calls Brain's `echo` by, and the shell call the model makes anyway
    * (the CLI's own name and arguments; it must not run). Absent: the family has no bound mode.
    */
-  bound?: { echo: string; shell: { name: string; arguments: Record<string, unknown> } };
+  bound?: {
+    echo: string;
+    shell: { name: string; arguments: Record<string, unknown> };
+    /**
+     * The CLI checks a call's arguments against the endpoint's schema before calling it (gemini-cli): the bad
+     * call does not reach Brain, and the model sees the CLI's error, which this matches.
+     */
+    agentChecksArguments?: RegExp;
+  };
   /** Settings the family refuses before anything starts, with the words that say why. */
   refusals?: {
     name: string;
@@ -340,7 +348,12 @@ export async function boundMode(b: CliBed, f: CliFamilyCase): Promise<void> {
   expect((await bad.settled).status).toBe("completed");
   all = await events(session);
   const badResult = all.find((e) => e.type === "tool.result" && e.turn === bad.turn);
-  expect(JSON.stringify(badResult?.data)).toContain("invalid arguments for tool");
+  if (bound.agentChecksArguments) {
+    // The call never reached the endpoint: the model got the agent's own refusal, and Brain logged no call.
+    expect(badResult).toBeUndefined();
+    const history = historyOf(agentRequests(b.sandbox.provider.requests).at(-1)!);
+    expect(history).toMatch(bound.agentChecksArguments);
+  } else expect(JSON.stringify(badResult?.data)).toContain("invalid arguments for tool");
   const work = join(b.t.store.paths(session.id).native, "work");
   const shell = await session.prompt(
     `Run it CALL ${bound.shell.name} ${JSON.stringify(bound.shell.arguments)}`,

@@ -7,6 +7,7 @@ import type { McpServers } from "../protocol/config.js";
 import type { PermissionPolicy } from "../protocol/permissions.js";
 import type { SessionConfig } from "../protocol/runner.js";
 import { mcpSessionTools } from "../tools/mcp/index.js";
+import type { ToolService } from "../tools/tool-service.js";
 import { makeBrain, type TestBrain, tempDir, waitForEvent } from "./brain.js";
 import { type FakeProviderRequest, shellAgent } from "./fake-provider/index.js";
 import { type SandboxedProvider, startSandboxedProvider } from "./netns/sandbox.js";
@@ -29,7 +30,7 @@ export interface CliBed {
 export async function cliBed(
   makeFactory: (launcher: string[]) => HarnessFactory,
   provider: { api?: string; path?: string; model?: string } = {},
-  brain: { sessionTools?: BrainOptions["sessionTools"] } = {},
+  brain: { sessionTools?: BrainOptions["sessionTools"]; tools?: ToolService[] } = {},
 ): Promise<CliBed> {
   const sandbox = await startSandboxedProvider();
   sandbox.provider.setFallback(shellAgent({ slowDelayMs: 100 }));
@@ -42,7 +43,13 @@ export async function cliBed(
   // Session MCP servers run in Brain's process, outside the namespace, as on a real host.
   const sessionTools = brain.sessionTools ?? mcpSessionTools({ baseDir: home, env: {} });
   const build = () =>
-    makeBrain({ home, factories: [makeFactory(sandbox.launcher)], provider: credentials, sessionTools });
+    makeBrain({
+      home,
+      factories: [makeFactory(sandbox.launcher)],
+      provider: credentials,
+      sessionTools,
+      ...(brain.tools ? { tools: brain.tools } : {}),
+    });
   const bed: CliBed = {
     sandbox,
     t: build(),

@@ -1,8 +1,10 @@
 // The acp family on claude-agent-acp (@zed-industries/claude-agent-acp, Claude Code through its agent SDK), run
 // in a loopback-only network namespace against the fake provider (Anthropic Messages). The checks every CLI
 // family passes are in src/testing/cli-family.ts.
-import { expect, vi } from "vitest";
-import { FAKE_KEY } from "../../testing/cli.js";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ConformanceTools } from "../../cli/commands/conformance/tools.js";
+import { waitForEvent } from "../../testing/brain.js";
+import { type CliBed, cliBed, FAKE_KEY } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { AcpFactory, presetDescriptor } from "./factory.js";
 import { PRESETS } from "./presets.js";
@@ -11,7 +13,7 @@ vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 });
 
 const claude = PRESETS.find((p) => p.name === "claude")!;
 
-describeCliFamily({
+const { found } = describeCliFamily({
   harness: "acp:claude",
   program: claude.program,
   npmPackage: claude.npmPackage,
@@ -26,6 +28,7 @@ describeCliFamily({
     expect(files.some((f) => f.path.endsWith(".jsonl") && f.append_only)).toBe(true);
   },
   shellTool: "Bash",
+  bound: { echo: "mcp__brain__echo", shell: { name: "Bash", arguments: { command: "touch shell.txt" } } },
   refusals: [
     {
       name: "a provider api claude-agent-acp cannot speak",
@@ -33,4 +36,32 @@ describeCliFamily({
       message: /speaks only the Anthropic Messages API, but the provider's api is "openai-responses"/,
     },
   ],
+});
+
+describe.runIf(found)("the acp family's own, on claude-agent-acp", () => {
+  let bed: CliBed | undefined;
+  afterEach(async () => {
+    await bed?.close();
+    bed = undefined;
+  });
+
+  it("checkpoints right after a bound tool call interrupted while it runs: the stopped process is done writing", async () => {
+    // ConformanceTools' `wait` runs until its call is cancelled: the interrupt lands inside claude's tool call.
+    bed = await cliBed(
+      (launcher) => new AcpFactory(presetDescriptor(claude), { launcher }),
+      {},
+      { tools: [new ConformanceTools()] },
+    );
+    const session = await bed.create({ config: { tool_mode: "bound", tools: ["echo", "wait"] } });
+    await (await session.prompt("NOTOOL first")).settled;
+    const turn = await session.prompt("Wait CALL mcp__brain__wait {}");
+    await waitForEvent(session, (e) => e.type === "tool.call" && e.turn === turn.turn);
+    await session.interrupt();
+    expect((await turn.settled).status).toBe("interrupted");
+    // Refused when a file it lists is still growing (its size on disk then differs from the one declared).
+    const files = (await session.checkpoint()).files;
+    expect(files.some((f) => f.path.endsWith(".jsonl"))).toBe(true);
+    const next = await session.prompt("NOTOOL again");
+    expect((await next.settled).status).toBe("completed");
+  });
 });

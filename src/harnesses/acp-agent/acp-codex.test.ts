@@ -30,6 +30,7 @@ const { found, start } = describeCliFamily({
     expect(files.some((f) => f.path.includes("/rollout-") && f.append_only)).toBe(true);
   },
   shellTool: "exec_command",
+  bound: { echo: "mcp__brain.echo", shell: { name: "exec_command", arguments: { cmd: "touch shell.txt" } } },
   refusals: [
     {
       name: "a provider api codex-acp cannot speak",

@@ -6,7 +6,7 @@ import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFile
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import type { BrainConfig } from "../../protocol/config.js";
-import { events, tempDir, textOf } from "../../testing/brain.js";
+import { events, makeBrain, tempDir, textOf } from "../../testing/brain.js";
 import { cliBed } from "../../testing/cli.js";
 import { mcpSessionTools } from "../../tools/mcp/session-servers.js";
 import { everythingStdio } from "../../tools/mcp/testing/servers.js";
@@ -119,6 +119,18 @@ describe("session/update as Brain events", () => {
         },
       },
     ]);
+  });
+
+  it("codex-acp: an MCP call is mcp__<server>__<tool>, so bound mode knows the endpoint's own", () => {
+    const codex = PRESETS.find((p) => p.name === "codex")!.profile;
+    const m = new AcpUpdateMapper(codex);
+    const rawInput = { server: "brain", tool: "echo", arguments: { value: "hi" } };
+    const started = m.handle(
+      update({ sessionUpdate: "tool_call", toolCallId: "m1", status: "in_progress", rawInput }),
+    );
+    expect(started).toMatchObject([{ type: "tool.call", data: { id: "m1", name: "mcp__brain__echo" } }]);
+    expect(codex.endpointTool?.("mcp__brain__echo")).toBe(true);
+    expect(codex.endpointTool?.("mcp__everything__echo")).toBe(false);
   });
 
   it("gemini: the name comes from the call id, the command from the title; a failure is an error result", () => {
@@ -250,6 +262,23 @@ describe("the cli.acp block", () => {
     const { factories } = catalogHarnesses(builtinCatalog(), setup);
     const names = factories.map((f) => f.name).filter((n) => n.startsWith("acp:"));
     expect(names).toEqual(["acp:claude", "acp:codex", "acp:gemini", "acp:mine"]);
+  });
+
+  it("refuses tool_mode bound for an agent without a preset: Brain knows no switch for its own tools", async () => {
+    const config = schema.parse({ cli: { acp: { agents: { mine: { command: "/bin/sh" } } } } });
+    const setup = { config: config as BrainConfig, configDir: "/", brainHome: "/nonexistent" };
+    const factory = catalogHarnesses(builtinCatalog(), setup).factories.find((f) => f.name === "acp:mine")!;
+    const t = makeBrain({ factories: [factory] });
+    try {
+      const session = await t.brain.create({ harness: "acp:mine", config: { tool_mode: "bound" } });
+      const outcome = await (await session.prompt("hi")).settled;
+      expect(outcome.error?.code).toBe("brain_error");
+      expect(outcome.error?.message).toMatch(
+        /acp:mine: config.tool_mode "bound" is not available for .*: Brain knows no way to turn this ACP agent's own tools off/,
+      );
+    } finally {
+      await t.cleanup();
+    }
   });
 
   it("refuses unknown fields and bad names, naming them", () => {

@@ -31,6 +31,11 @@ const { found, start } = describeCliFamily({
     expect(files.some((f) => f.path.endsWith(".jsonl") && f.append_only)).toBe(true);
   },
   shellTool: "run_shell_command",
+  bound: {
+    echo: "mcp_brain_echo",
+    shell: { name: "run_shell_command", arguments: { command: "touch shell.txt" } },
+    agentChecksArguments: /params must have required property 'value'/,
+  },
   refusals: [
     {
       name: "a provider api gemini cannot speak",

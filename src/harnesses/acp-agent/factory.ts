@@ -28,6 +28,7 @@ export function acpFamilyDescriptor(
     title,
     // ACP has no way to add to a running prompt: a steer waits for the agent's turn to end.
     steering: "queued",
+    bound: profile.endpointTool ? true : "Brain knows no way to turn this ACP agent's own tools off",
     open: async (opening) => (await import("./harness.js")).AcpHarness.open(opening, profile),
   };
 }

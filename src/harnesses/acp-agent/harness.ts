@@ -19,6 +19,7 @@ import {
 } from "@agentclientprotocol/sdk";
 import { HarnessError } from "../../core/harness.js";
 import type { NativeFile } from "../../protocol/runner.js";
+import type { StdioServerSpec } from "../../tools/endpoint/index.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
 import { type CliConnection, type CliContext, CliHarness, prepareCli, withTail } from "../cli/harness.js";
@@ -56,6 +57,8 @@ export class AcpHarness extends CliHarness<Connection> {
   private lastUpdateAt = 0;
   /** A process stopped on purpose (restartAfterCancel): the next one starts once it is gone. */
   private retiring: Promise<void> | undefined;
+  /** Bound mode: the session's tool endpoint, once started (at the first connect). */
+  private endpointServer: StdioServerSpec | undefined;
 
   private constructor(
     ctx: CliContext,
@@ -115,6 +118,8 @@ export class AcpHarness extends CliHarness<Connection> {
   }
 
   override async checkpoint(): Promise<NativeFile[]> {
+    // A process stopped after an interrupt may still be writing its session file: it is listed once gone.
+    await this.retiring;
     await this.sessionWritten();
     return super.checkpoint();
   }
@@ -156,9 +161,19 @@ export class AcpHarness extends CliHarness<Connection> {
     super.lost(child, err, also);
   }
 
+  protected override isEndpointTool(name: string): boolean {
+    return this.profile.endpointTool?.(name) ?? false;
+  }
+
+  /** The agent's context; in bound mode with the endpoint, started here (opening stays passive). */
+  private async boundContext(): Promise<AcpAgentContext> {
+    if (this.ctx.bound && !this.endpointServer) this.endpointServer = (await this.toolEndpoint()).server;
+    return agentContext(this.ctx, this.endpointServer);
+  }
+
   protected async connect(): Promise<Connection> {
     await this.retiring;
-    const agent = agentContext(this.ctx);
+    const agent = await this.boundContext();
     const env = this.environment(this.profile.prepare?.(agent) ?? {});
     const args = [...(this.profile.args?.(agent) ?? []), ...(this.ctx.session.args ?? [])];
     let input!: ReadableStreamDefaultController<AnyMessage>;
@@ -214,7 +229,8 @@ export class AcpHarness extends CliHarness<Connection> {
     const meta = this.profile.sessionMeta?.(agent);
     const common: NewSessionRequest = {
       cwd: this.ctx.cwd,
-      mcpServers: this.mcpServers,
+      // Bound: the endpoint alone (it serves the session's MCP servers' tools too, under Brain's policy).
+      mcpServers: agent.endpoint ? [acpStdioServer(agent.endpoint)] : this.mcpServers,
       ...(meta ? { _meta: meta } : {}),
     };
     const saved = state?.session_id;
@@ -267,16 +283,14 @@ export class AcpHarness extends CliHarness<Connection> {
     if (!running || this.replaying) return CANCELLED;
     const { events, use } = this.mapper.toolFor(params.toolCall);
     for (const event of events) this.emitEvent(event);
+    // The endpoint asks Brain's policy about each call of its tools itself: asking here too would ask twice.
+    if (this.ctx.bound && this.isEndpointTool(use.name))
+      return choose(params, ["allow_once", "allow_always"]);
     const verdict = await this.permit({ tool: use.name, arguments: use.arguments });
     if (running.interrupted || this.turn.current !== running) return CANCELLED;
     const kinds =
       verdict.decision === "allow" ? ["allow_once", "allow_always"] : ["reject_once", "reject_always"];
-    for (const kind of kinds) {
-      const option = params.options.find((o) => o.kind === kind);
-      if (option) return { outcome: { outcome: "selected", optionId: option.optionId } };
-    }
-    // No option says no (or yes): cancelling the request is the one answer every agent takes as "do not run".
-    return CANCELLED;
+    return choose(params, kinds);
   }
 
   /** Stops a process that must not serve another turn; the next prompt starts a fresh one. */
@@ -313,7 +327,7 @@ export class AcpHarness extends CliHarness<Connection> {
   }
 }
 
-function agentContext(ctx: CliContext): AcpAgentContext {
+function agentContext(ctx: CliContext, endpoint?: StdioServerSpec): AcpAgentContext {
   const { options } = ctx;
   return {
     family: ctx.family,
@@ -321,7 +335,24 @@ function agentContext(ctx: CliContext): AcpAgentContext {
     cwd: ctx.cwd,
     config: options.config,
     provider: options.provider,
+    ...(endpoint ? { endpoint } : {}),
   };
+}
+
+/** ACP's stdio server: its environment as name/value pairs. */
+function acpStdioServer(server: StdioServerSpec): AcpMcpServer {
+  const env = Object.entries(server.env).map(([name, value]) => ({ name, value }));
+  return { name: server.name, command: server.command, args: server.args, env };
+}
+
+/** The first option of these kinds, in order. */
+function choose(params: RequestPermissionRequest, kinds: string[]): RequestPermissionResponse {
+  for (const kind of kinds) {
+    const option = params.options.find((o) => o.kind === kind);
+    if (option) return { outcome: { outcome: "selected", optionId: option.optionId } };
+  }
+  // No option says no (or yes): cancelling the request is the one answer every agent takes as "do not run".
+  return CANCELLED;
 }
 
 function messageOf(err: unknown): string {

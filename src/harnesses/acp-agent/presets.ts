@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { HarnessError } from "../../core/harness.js";
+import { ENDPOINT_SERVER_NAME } from "../../tools/endpoint/index.js";
 import { placeTranscript, transcriptPath } from "../claude-code/transcripts.js";
 import { listNativeFiles } from "../cli/files.js";
 import { anthropicBaseUrl, providerWire } from "../cli/provider-api.js";
@@ -80,10 +81,12 @@ const claude: AcpProfile = {
       ...(provider.api_key ? { ANTHROPIC_API_KEY: provider.api_key } : {}),
     };
   },
-  sessionMeta: ({ config }) => {
+  sessionMeta: ({ config, endpoint }) => {
     const options = config.model ? { claudeCode: { options: { model: config.model } } } : {};
     const prompt = config.system_prompt ? { systemPrompt: { append: config.system_prompt } } : {};
-    return { ...options, ...prompt };
+    // Bound: none of Claude Code's own tools, only the MCP servers session/new names (the endpoint).
+    const bound = endpoint ? { disableBuiltInTools: true } : {};
+    return { ...options, ...prompt, ...bound };
   },
   // Claude files a session under a folder named after its cwd, and loads it only from there.
   place: (ctx, sessionId) => placeTranscript(join(ctx.dir, CLAUDE_DIR), ctx.cwd, sessionId),
@@ -91,9 +94,28 @@ const claude: AcpProfile = {
     endsWithAnswer(transcriptPath(join(ctx.dir, CLAUDE_DIR), ctx.cwd, sessionId), lastText),
   files: (dir) => appendOnly(dir, `${CLAUDE_DIR}/projects`, /\.jsonl$/),
   restartAfterCancel: true,
+  endpointTool: (name) => name.startsWith(`mcp__${ENDPOINT_SERVER_NAME}__`),
 };
 
 const CODEX_DIR = "codex";
+
+/**
+ * Bound mode (shared/research/acp-agents.md): codex's shell, sub-agents, goals and web search off; the endpoint
+ * comes in session/new. Left on, with no switch found: its MCP resource tools, update_plan, request_user_input,
+ * view_image and apply_patch (the codex family removes the last through a model catalog, which codex-acp's
+ * bundled codex has no `debug models` to probe for).
+ */
+const CODEX_BOUND = {
+  topLevel: ['web_search = "disabled"'],
+  tables: [
+    "[features]",
+    "shell_tool = false",
+    "unified_exec = false",
+    "multi_agent = false",
+    "goals = false",
+    "",
+  ],
+};
 
 const codex: AcpProfile = {
   check: (ctx) =>
@@ -103,13 +125,23 @@ const codex: AcpProfile = {
     // Codex asks before anything it does not consider safe, and Brain's policy decides. Its sandbox is off:
     // bubblewrap is not always there, and Codex will not set up its helper under /tmp.
     const policy = ['approval_policy = "untrusted"', 'sandbox_mode = "danger-full-access"'];
-    const toml = codexConfigToml(ctx.config, ctx.provider).split("\n");
+    const toml = codexConfigToml(ctx.config, ctx.provider, ctx.endpoint ? CODEX_BOUND : undefined).split(
+      "\n",
+    );
     writeFileSync(join(dir, "config.toml"), [toml[0], ...policy, ...toml.slice(1)].join("\n"));
     return { CODEX_HOME: dir, ...keyEnvironment(ctx.provider) };
   },
-  // Codex's tools by the names its model sees: a command (whatever kind codex-acp gives it) is exec_command.
+  // Codex's tools by the names its model sees: a command (whatever kind codex-acp gives it) is exec_command; an
+  // MCP call (which codex-acp sends with no kind, its input `{server, tool, arguments}`) is the codex family's
+  // `mcp__<server>__<tool>`.
   toolName: (update) => {
-    const u = update as { rawInput?: { command?: unknown }; kind?: string; content?: { type?: string }[] };
+    const u = update as {
+      rawInput?: { command?: unknown; server?: unknown; tool?: unknown };
+      kind?: string;
+      content?: { type?: string }[];
+    };
+    const { server, tool } = u?.rawInput ?? {};
+    if (typeof server === "string" && typeof tool === "string") return `mcp__${server}__${tool}`;
     if (u?.rawInput?.command !== undefined) return "exec_command";
     if (u?.kind === "edit" || u?.content?.some?.((c) => c?.type === "diff")) return "apply_patch";
     return undefined;
@@ -120,12 +152,49 @@ const codex: AcpProfile = {
     return info === undefined ? undefined : info !== "sandbox_error";
   },
   files: (dir) => appendOnly(dir, `${CODEX_DIR}/sessions`, /\/rollout-[^/]+\.jsonl$/),
+  endpointTool: (name) => name.startsWith(`mcp__${ENDPOINT_SERVER_NAME}__`),
 };
 
 const GEMINI_DIR = "gemini";
 /** gemini's `auto` model asks a classifier model before every turn; a fixed model makes one request a turn. */
 export const GEMINI_DEFAULT_MODEL = "gemini-2.5-flash";
 const GEMINI_APIS = ["gemini", "google", "google-gemini"];
+
+/**
+ * Bound mode: gemini-cli 0.61's own tools by name (its bundle's `*_TOOL_NAME`s), in settings' `tools.exclude`
+ * (`tools.core: []` would take the MCP tools away too: shared/research/acp-agents.md).
+ */
+const GEMINI_BUILTINS = [
+  "activate_skill",
+  "ask_user",
+  "complete_task",
+  "enter_plan_mode",
+  "exit_plan_mode",
+  "get_internal_docs",
+  "glob",
+  "google_web_search",
+  "grep_search",
+  "invoke_agent",
+  "list_directory",
+  "list_mcp_resources",
+  "read_file",
+  "read_many_files",
+  "read_mcp_resource",
+  "replace",
+  "run_shell_command",
+  "save_memory",
+  "take_snapshot",
+  "tracker_add_dependency",
+  "tracker_create_task",
+  "tracker_get_task",
+  "tracker_list_tasks",
+  "tracker_update_task",
+  "tracker_visualize",
+  "update_topic",
+  "web_fetch",
+  "write_file",
+  "write_todos",
+];
 
 const gemini: AcpProfile = {
   check: (ctx) => {
@@ -145,6 +214,7 @@ const gemini: AcpProfile = {
     const settings = {
       privacy: { usageStatisticsEnabled: false },
       general: { disableAutoUpdate: true, disableUpdateNag: true },
+      ...(ctx.endpoint ? { tools: { exclude: GEMINI_BUILTINS } } : {}),
     };
     writeFileSync(join(settingsDir, "settings.json"), `${JSON.stringify(settings, null, 2)}\n`);
     const { provider, config } = ctx;
@@ -173,6 +243,8 @@ const gemini: AcpProfile = {
   replayTrailsLoad: true,
   place: (ctx, sessionId) => placeGeminiChat(join(ctx.dir, GEMINI_DIR, ".gemini"), ctx.cwd, sessionId),
   files: (dir) => appendOnly(dir, `${GEMINI_DIR}/.gemini/tmp`, /\/chats\/[^/]+\.jsonl?$/),
+  // Its MCP tools are `mcp_<server>_<tool>` (the prefix of their call ids, as toolName reads them).
+  endpointTool: (name) => name.startsWith(`mcp_${ENDPOINT_SERVER_NAME}_`),
 };
 
 export const PRESETS: readonly AcpPreset[] = [

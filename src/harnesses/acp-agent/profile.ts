@@ -2,6 +2,7 @@
 // (environment, a config file under the native dir), what it keeps on disk and where, what session/new's
 // `_meta` may carry, and each agent's known faults that the harness works around.
 import type { NativeFile, ProviderCredentials, SessionConfig } from "../../protocol/runner.js";
+import type { StdioServerSpec } from "../../tools/endpoint/index.js";
 import type { CliFamilyDescriptor } from "../cli/family.js";
 
 export interface AcpAgentContext {
@@ -12,9 +13,20 @@ export interface AcpAgentContext {
   cwd: string;
   config: SessionConfig;
   provider: ProviderCredentials;
+  /**
+   * `bound` tool mode (config.tool_mode): Brain's tool endpoint, which session/new adds to the agent's MCP
+   * servers; the profile's hooks turn the agent's own tools off while it is set.
+   */
+  endpoint?: StdioServerSpec;
 }
 
 export interface AcpProfile {
+  /**
+   * `bound` tool mode: whether a tool name the agent reports (as the update mapper names it) is one of the
+   * endpoint's tools, whose call the endpoint logs itself. Absent: the agent has no bound mode (no known switch
+   * for its own tools).
+   */
+  endpointTool?(name: string): boolean;
   /** Refuses settings the agent cannot work with (a provider api it does not speak), before anything starts. */
   check?(ctx: AcpAgentContext): void;
   /** Arguments before the session's own `options.args`. */

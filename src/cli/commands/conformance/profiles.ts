@@ -67,6 +67,30 @@ const PROFILES: Record<string, SubjectProfile> = {
     call: (name, args) => plain(`brain_${name}`, args),
     keyHeaders: bearer,
   },
+  "acp:claude": {
+    kind: "cli",
+    path: "",
+    config: { tool_mode: "bound" },
+    call: (name, args) => plain(`mcp__brain__${name}`, args),
+    keyHeaders: ["x-api-key", "authorization"],
+    identity: ["metadata"],
+  },
+  // codex-acp has no model catalog of Brain's: a slug its codex knows, or every answer carries a notice.
+  "acp:codex": {
+    kind: "cli",
+    api: "openai-responses",
+    path: "/v1",
+    config: { tool_mode: "bound", model: "gpt-5.4" },
+    call: (name, args) => ({ name, namespace: "mcp__brain", arguments: args }),
+    keyHeaders: bearer,
+  },
+  "acp:gemini": {
+    kind: "cli",
+    path: "",
+    config: { tool_mode: "bound" },
+    call: (name, args) => plain(`mcp_brain_${name}`, args),
+    keyHeaders: ["x-goog-api-key"],
+  },
   "pi-cli": {
     kind: "cli",
     api: "openai-completions",
