@@ -96,8 +96,10 @@ export function describeCliFamily(f: CliFamilyCase): CliFamilyTests {
     bed = undefined;
   });
   // A check the family skips is not registered at all, rather than reported as skipped.
-  const shared = (name: SharedCheck, title: string, fn: () => Promise<void>, when: unknown = true) => {
-    if (when && !f.skip?.includes(name)) it(title, fn);
+  // `needs` is what a check needs of the family (f.bound, f.shellTool): a family without it never runs that
+  // check (a default parameter would have turned an undefined argument into true).
+  const shared = (name: SharedCheck, title: string, fn: () => Promise<void>, ...needs: unknown[]) => {
+    if (needs.every(Boolean) && !f.skip?.includes(name)) it(title, fn);
   };
 
   describe.runIf(found)(`${f.harness} on the real CLI`, () => {
