@@ -2,13 +2,14 @@
 // the native dir, and its faults worked around (verified facts: shared/research/acp-agents.md).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { HarnessError } from "../../core/harness.js";
 import { ENDPOINT_SERVER_NAME } from "../../tools/endpoint/index.js";
 import { placeTranscript, transcriptPath } from "../claude-code/transcripts.js";
 import { listNativeFiles } from "../cli/files.js";
 import { anthropicBaseUrl, providerWire } from "../cli/provider-api.js";
 import { codexConfigToml, keyEnvironment } from "../codex/config-toml.js";
+import { relocateRollouts, rolloutCwd, rolloutsOf } from "../codex/relocate.js";
 import { placeGeminiChat } from "./gemini-chats.js";
 import type { AcpAgentContext, AcpProfile } from "./profile.js";
 
@@ -130,6 +131,21 @@ const codex: AcpProfile = {
     );
     writeFileSync(join(dir, "config.toml"), [toml[0], ...policy, ...toml.slice(1)].join("\n"));
     return { CODEX_HOME: dir, ...keyEnvironment(ctx.provider) };
+  },
+  // A thread restored into another native dir names the old cwd and CODEX_HOME; codex-acp's codex would tell the
+  // model its context again (src/harnesses/codex/relocate.ts says why). The old home is found beside the old
+  // cwd when that was the default `<native>/work`; an explicit cwd keeps the old home's paths as they were.
+  place: (ctx, sessionId) => {
+    const home = join(ctx.dir, CODEX_DIR);
+    const files = rolloutsOf(home, sessionId);
+    const was = files[0] ? rolloutCwd(files[0]) : undefined;
+    if (!was) return true;
+    const oldHome = was.endsWith("/work") ? join(dirname(was), CODEX_DIR) : "";
+    relocateRollouts(files, [
+      { from: oldHome, to: home },
+      { from: was, to: ctx.cwd },
+    ]);
+    return true;
   },
   // Codex's tools by the names its model sees: a command (whatever kind codex-acp gives it) is exec_command; an
   // MCP call (which codex-acp sends with no kind, its input `{server, tool, arguments}`) is the codex family's

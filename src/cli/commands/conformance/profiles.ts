@@ -83,6 +83,9 @@ const PROFILES: Record<string, SubjectProfile> = {
     config: { tool_mode: "bound", model: "gpt-5.4" },
     call: (name, args) => ({ name, namespace: "mcp__brain", arguments: args }),
     keyHeaders: bearer,
+    // The same codex inside: its installation id and the ids it mints for each new message.
+    identity: ["client_metadata"],
+    freshIds: /\bmsg_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g,
   },
   "acp:gemini": {
     kind: "cli",
