@@ -19,7 +19,7 @@ die() {
 # is built once.
 if command -v flock >/dev/null 2>&1; then
   exec 9>"${TMPDIR:-/tmp}/brain-docker-engine.lock"
-  flock 9
+  flock -w 300 9 || die "another docker-engine.sh held ${TMPDIR:-/tmp}/brain-docker-engine.lock for 5 minutes"
 fi
 
 if ! command -v dockerd >/dev/null 2>&1 || ! command -v busybox >/dev/null 2>&1; then
@@ -36,9 +36,10 @@ if ! docker info >/dev/null 2>&1; then
   [ "$(id -u)" = 0 ] || die "dockerd is not running and this user cannot start it: start Docker (sudo dockerd &) and rerun"
   log "starting dockerd"
   mkdir -p /var/log
-  # setsid: the daemon outlives this script and the test run that called it.
+  # setsid: the daemon outlives this script and the test run that called it. 9>&-: it must not inherit the
+  # lock, or every later call of this script waits on a lock the daemon holds forever.
   HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 NO_PROXY= \
-    setsid dockerd --iptables=false --ip-forward=false --ip-masq=false >/var/log/brain-dockerd.log 2>&1 </dev/null &
+    setsid dockerd --iptables=false --ip-forward=false --ip-masq=false >/var/log/brain-dockerd.log 2>&1 </dev/null 9>&- &
   for _ in $(seq 1 150); do
     docker info >/dev/null 2>&1 && break
     sleep 0.2
