@@ -117,6 +117,9 @@ export class ProcessHarness implements Harness {
         `runner did not settle the interrupted turn within ${this.timeouts.interruptGraceMs} ms; killed it`,
       );
       active.settle?.({ interrupted: true });
+      // Broken from now, not from the exit that follows: a prompt sent in between would go to the dying runner
+      // and fail; marked broken, the session drops this attachment and the next prompt starts a fresh runner.
+      this.onFatal("the runner was killed after an interrupt it did not settle");
       this.runner.kill();
     }, this.timeouts.interruptGraceMs);
     try {
