@@ -82,6 +82,27 @@ export interface HarnessOptions {
    * names the request with the harness's own id (nui's HITL requestId), so clients answer it by that id.
    */
   ask(turn: string, question: Question, signal: AbortSignal, options?: { id?: string }): Promise<string>;
+  /**
+   * Set when the harness's program runs in a container Brain started for the session (`sandbox: docker`, a dev
+   * container): what differs from running it on this host.
+   */
+  container?: ContainerContext;
+}
+
+/** What a harness whose program runs in a session's container needs to know of it. */
+export interface ContainerContext {
+  /**
+   * A private directory mounted at its own path inside: the session's tool endpoint puts its socket and config
+   * files here, so a CLI inside reaches Brain's bound tools.
+   */
+  toolsDir: string;
+  /** The node program inside (the host's path to node may not exist there). */
+  node: string;
+  /**
+   * Makes a server the program runs inside on the container's 127.0.0.1:`port` answer on this host's
+   * 127.0.0.1:`port` (the container has no network of its own); close it when that server stops.
+   */
+  publish(port: number): Promise<{ close(): Promise<void> }>;
 }
 
 export interface ToolUse {

@@ -31,9 +31,6 @@ export function cliFactoryOptions(settings: CliHarnessSettings | undefined): Cli
   };
 }
 
-const OPENCODE_UNSUPPORTED =
-  "Brain reaches opencode's HTTP server on the host's loopback, and a --network none container does not publish it back yet";
-
 /**
  * Codex runs each shell command in its own sandbox (bubblewrap, in a user namespace), which Docker's default
  * seccomp profile forbids; without it every command fails. The container stays without network and extra
@@ -46,7 +43,6 @@ export function sandboxSettings(harness: string): DockerSandboxSettings {
   return {
     shim: { node: process.execPath, script: dockerExecShim() },
     installDir: installDir(),
-    ...(harness === "opencode" ? { unsupported: OPENCODE_UNSUPPORTED } : {}),
     ...(harness === "codex" ? { dockerArgs: CODEX_DOCKER_ARGS } : {}),
   };
 }

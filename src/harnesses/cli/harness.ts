@@ -101,7 +101,13 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
 
   /** The session's tool endpoint, started at first use (opening stays passive) and closed with the harness. */
   protected toolEndpoint(): Promise<ToolEndpoint> {
-    this.endpoint ??= sessionToolEndpoint(this.options, () => this.turn.current);
+    // In a container, the endpoint's socket and files go where it mounts them, and its proxy runs on its node.
+    const inside = this.options.container;
+    this.endpoint ??= sessionToolEndpoint(
+      this.options,
+      () => this.turn.current,
+      inside ? { node: inside.node, parent: inside.toolsDir } : {},
+    );
     return this.endpoint;
   }
 

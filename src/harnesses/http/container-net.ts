@@ -27,14 +27,15 @@ export class ContainerNet {
 
   /**
    * Bridges the network namespace of process `pid` (the container's init): its 127.0.0.1:`containerPort`
-   * (when given) becomes a loopback URL here, and each of `hostPorts` on this host's 127.0.0.1 answers on the container's
-   * 127.0.0.1 at the same port.
+   * (when given) becomes a loopback URL here (on `agentPort`, or a port the OS picks), and each of `hostPorts` on
+   * this host's 127.0.0.1 answers on the container's 127.0.0.1 at the same port.
    */
   static async open(
     pid: number,
     containerPort: number | undefined,
     hostPorts: number[],
     harness: string,
+    agentPort = 0,
   ): Promise<ContainerNet> {
     const dir = mkdtempSync(join(tmpdir(), "brain-container-"));
     const relays: Relay[] = [];
@@ -55,7 +56,7 @@ export class ContainerNet {
       );
       await ready(child, harness);
       if (!containerPort) return new ContainerNet("", dir, child, relays);
-      const agent = await listenRelay(0, join(dir, "agent.sock"));
+      const agent = await listenRelay(agentPort, join(dir, "agent.sock"));
       relays.push(agent);
       return new ContainerNet(`http://127.0.0.1:${agent.port}`, dir, child, relays);
     } catch (err) {

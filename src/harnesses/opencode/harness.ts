@@ -89,6 +89,7 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
       ...this.oneShot(boundEnv),
       extraArgs: this.ctx.session.args ?? [],
       startTimeoutMs: this.ctx.timeouts.startMs,
+      ...(this.options.container ? { publish: this.options.container.publish } : {}),
       onEvent: (event) => {
         for (const signal of this.mapper.handle(event)) this.onSignal(server!, signal);
       },

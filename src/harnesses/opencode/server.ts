@@ -3,7 +3,7 @@
 // (it can take many seconds to start), JSON calls, and the `/event` SSE stream.
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
-import { HarnessError } from "../../core/harness.js";
+import { type ContainerContext, HarnessError } from "../../core/harness.js";
 import { readSse } from "../../protocol/sse.js";
 import { CliProcess, type CliSpawn } from "../cli/child.js";
 
@@ -29,6 +29,8 @@ export interface ServerStart extends Omit<CliSpawn, "args" | "onLine" | "onExit"
   onEvent(event: unknown): void;
   /** The process or its event stream is gone. */
   onGone(reason: string): void;
+  /** In a container (sandbox: docker): makes the server's port inside answer on this host's loopback. */
+  publish?: ContainerContext["publish"];
 }
 
 export class OpencodeServer {
@@ -40,6 +42,8 @@ export class OpencodeServer {
     readonly child: CliProcess,
     port: number,
     password: string,
+    /** The server's port published from its container, when it runs in one. */
+    private readonly published?: { close(): Promise<void> },
   ) {
     this.url = `http://127.0.0.1:${port}`;
     this.auth = `Basic ${Buffer.from(`opencode:${password}`).toString("base64")}`;
@@ -48,6 +52,8 @@ export class OpencodeServer {
   static async start(spec: ServerStart): Promise<OpencodeServer> {
     const port = await freePort();
     const password = randomBytes(24).toString("hex");
+    // Published before the server starts: the health check's first tries then fail inside, like any slow start.
+    const published = await spec.publish?.(port);
     let server: OpencodeServer | undefined;
     const child = new CliProcess({
       label: LABEL,
@@ -58,15 +64,17 @@ export class OpencodeServer {
       ...(spec.launcher ? { launcher: spec.launcher } : {}),
       onExit: (reason) => {
         server?.events.abort();
+        void published?.close();
         spec.onGone(reason);
       },
     });
-    server = new OpencodeServer(child, port, password);
+    server = new OpencodeServer(child, port, password, published);
     try {
       await server.waitHealthy(spec.startTimeoutMs);
       await server.subscribe(spec.onEvent, spec.onGone);
     } catch (err) {
       child.kill("SIGKILL");
+      await published?.close();
       throw err;
     }
     return server;
@@ -157,5 +165,6 @@ export class OpencodeServer {
     this.events.abort();
     this.child.kill("SIGTERM");
     if (!(await this.child.exitsWithin(3000))) this.child.kill("SIGKILL");
+    await this.published?.close();
   }
 }

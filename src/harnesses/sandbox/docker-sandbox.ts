@@ -5,9 +5,10 @@
 // Brain's clients as they do without a sandbox; the CLI's command goes through `docker exec` (docker-exec-shim),
 // and the native dir, the working directory and Brain's install (read-only) are mounted at their own paths, so
 // the CLI's state lands in the native dir and checkpoints, restore and fork work as on the host.
-import { existsSync, realpathSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { isAbsolute, join } from "node:path";
-import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
+import type { ContainerContext, Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
 import { type DescribableFactory, isDescribable } from "../cli/family.js";
 import { Container, SESSION_LABEL, sweepSession } from "../http/container.js";
@@ -117,33 +118,61 @@ async function openInDocker(
   const user =
     process.getuid?.() && process.getgid ? ["--user", `${process.getuid?.()}:${process.getgid()}`] : [];
   const image = sandbox.sandbox_image ?? BASE_IMAGE;
-  const started = await docker.run(
-    [
-      "run",
-      "-d",
-      "--label",
-      `${SESSION_LABEL}=${options.sessionId}`,
-      "--label",
-      `brain.harness=${name}`,
-      "--network",
-      "none",
-      ...user,
-      ...(settings.dockerArgs ?? []),
-      ...installMounts(settings.installDir).flatMap((dir) => ["-v", `${dir}:${dir}:ro`]),
-      ...mounts.flatMap((dir) => ["-v", `${dir}:${dir}`]),
-      image,
-      // Something to keep the container up; the CLI runs through `docker exec`.
-      "sleep",
-      "2147483647",
-    ],
-    300_000,
-  );
+  const toolsDir = privateDir();
+  let started: Awaited<ReturnType<typeof docker.run>>;
+  try {
+    started = await docker.run(
+      [
+        "run",
+        "-d",
+        "--label",
+        `${SESSION_LABEL}=${options.sessionId}`,
+        "--label",
+        `brain.harness=${name}`,
+        "--network",
+        "none",
+        ...user,
+        ...(settings.dockerArgs ?? []),
+        ...installMounts(settings.installDir).flatMap((dir) => ["-v", `${dir}:${dir}:ro`]),
+        ...[...mounts, toolsDir].flatMap((dir) => ["-v", `${dir}:${dir}`]),
+        image,
+        // Something to keep the container up; the CLI runs through `docker exec`.
+        "sleep",
+        "2147483647",
+      ],
+      300_000,
+    );
+  } catch (err) {
+    rmSync(toolsDir, { recursive: true, force: true });
+    throw err;
+  }
   const id = started.stdout.trim().split("\n").at(-1)?.trim() ?? "";
-  if (!id) throw new HarnessError("brain_error", `docker run ${image} printed no container id`);
   const box = new Container(docker, id, image, stopMs);
   let net: ContainerNet | undefined;
+  const published = new Set<ContainerNet>();
+  const release = async () => {
+    await Promise.all([net, ...published].map((n) => n?.close()));
+    await box.remove();
+    rmSync(toolsDir, { recursive: true, force: true });
+  };
   try {
-    net = await ContainerNet.open(await box.pid(), undefined, hostPorts, name);
+    if (!id) throw new HarnessError("brain_error", `docker run ${image} printed no container id`);
+    const pid = await box.pid();
+    net = await ContainerNet.open(pid, undefined, hostPorts, name);
+    const container: ContainerContext = {
+      toolsDir,
+      node: "node",
+      publish: async (port) => {
+        const one = await ContainerNet.open(pid, port, [], name, port);
+        published.add(one);
+        return {
+          close: async () => {
+            published.delete(one);
+            await one.close();
+          },
+        };
+      },
+    };
     const launcher = [
       settings.shim.node,
       settings.shim.script,
@@ -153,14 +182,20 @@ async function openInDocker(
       id,
       "--",
     ];
-    const inner = await behind(launcher).open(withoutSandboxOptions(options));
-    return new SandboxedHarness(inner, async () => {
-      await net?.close();
-      await box.remove();
-    });
+    const inner = await behind(launcher).open({ ...withoutSandboxOptions(options), container });
+    return new SandboxedHarness(inner, release);
   } catch (err) {
-    await net?.close();
-    await box.remove();
+    await release();
     throw err;
   }
+}
+
+/**
+ * A directory only this user may enter, mounted into a session's container at its own path: the tool
+ * endpoint's socket and the files that hold its secret live here.
+ */
+export function privateDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "brain-sandbox-"));
+  chmodSync(dir, 0o700);
+  return dir;
 }

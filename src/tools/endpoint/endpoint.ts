@@ -40,6 +40,8 @@ export interface ToolEndpointOptions {
   name?: string;
   /** The node binary that runs the proxy; default this process's. */
   node?: string;
+  /** Where the endpoint's private directory is made (one a container mounts); default the temp dir. */
+  parent?: string;
 }
 
 export interface ToolEndpoint {
@@ -52,7 +54,7 @@ export interface ToolEndpoint {
 
 /** Starts an endpoint; close it when the harness closes. */
 export async function openToolEndpoint(options: ToolEndpointOptions): Promise<ToolEndpoint> {
-  const dir = mkdtempSync(join(tmpdir(), "brain-tools-"));
+  const dir = mkdtempSync(join(options.parent ?? tmpdir(), "brain-tools-"));
   chmodSync(dir, 0o700);
   const socketPath = join(dir, "tools.sock");
   const proxy = join(dir, "proxy.cjs");

@@ -16,7 +16,7 @@ export interface RunningTurnRef {
 export function sessionToolEndpoint(
   options: Pick<HarnessOptions, "tools" | "call">,
   current: () => RunningTurnRef | undefined,
-  settings: { name?: string; node?: string } = {},
+  settings: { name?: string; node?: string; parent?: string } = {},
 ): Promise<ToolEndpoint> {
   return openToolEndpoint({
     ...settings,
