@@ -4,6 +4,7 @@
 // and Docker must answer; each failure says which and what to do.
 import { execFile } from "node:child_process";
 import { HarnessError } from "../../core/harness.js";
+import { locateCli } from "../cli/locate.js";
 import { explain } from "../http/docker-cli.js";
 import { findMissing } from "../process/command.js";
 
@@ -22,7 +23,10 @@ export interface DevcontainerPrograms {
   docker: string;
 }
 
-export const DEFAULT_PROGRAMS: DevcontainerPrograms = { devcontainer: "devcontainer", docker: "docker" };
+/** The Dev Container CLI the project pins (its node_modules/.bin), else `devcontainer` on PATH; docker on PATH. */
+export function defaultPrograms(): DevcontainerPrograms {
+  return { devcontainer: locateCli("devcontainer") ?? "devcontainer", docker: "docker" };
+}
 
 export function upArgs(workspaceFolder: string): string[] {
   return ["up", "--workspace-folder", workspaceFolder];
@@ -58,7 +62,7 @@ export function parseUpOutput(stdout: string): UpResult | undefined {
 
 export class DevcontainerCli {
   constructor(
-    readonly programs: DevcontainerPrograms = DEFAULT_PROGRAMS,
+    readonly programs: DevcontainerPrograms = defaultPrograms(),
     private readonly env: NodeJS.ProcessEnv = process.env,
   ) {}
 
@@ -69,7 +73,7 @@ export class DevcontainerCli {
     if (noCli) {
       throw new HarnessError(
         "brain_error",
-        `harness "${harness}" needs the Dev Container CLI: ${noCli.replace("runner program", "program")} (npm install -g @devcontainers/cli)`,
+        `harness "${harness}" needs the Dev Container CLI: ${noCli.replace("runner program", "program")} (npm install @devcontainers/cli in Brain's install, or npm install -g @devcontainers/cli)`,
       );
     }
     const noDocker = findMissing(this.programs.docker, [], process.cwd(), path);
@@ -107,9 +111,5 @@ export class DevcontainerCli {
       "brain_error",
       `devcontainer up --workspace-folder ${workspaceFolder} failed: ${explain(why)}`,
     );
-  }
-
-  async stop(containerId: string, timeoutMs: number): Promise<void> {
-    await run(this.programs.docker, ["stop", containerId], timeoutMs, this.env);
   }
 }

@@ -21,6 +21,8 @@ export interface DevcontainerSpec {
   /** Variable names passed from `devcontainer exec`'s environment into the container. */
   remoteEnv: string[];
   remoteUser?: string;
+  /** More `docker run` arguments (the session's label, `--network none`). */
+  runArgs?: string[];
 }
 
 export interface DevcontainerJson {
@@ -31,6 +33,9 @@ export interface DevcontainerJson {
   mounts: string[];
   remoteEnv: Record<string, string>;
   overrideCommand: boolean;
+  /** False: with a remoteUser the CLI would otherwise build an image to change its uid (a builder, maybe a pull). */
+  updateRemoteUserUID: boolean;
+  runArgs?: string[];
   remoteUser?: string;
 }
 
@@ -55,6 +60,8 @@ export function devcontainerJson(spec: DevcontainerSpec): DevcontainerJson {
       [...new Set(spec.remoteEnv)].sort().map((name) => [name, localEnvRef(name)]),
     ),
     overrideCommand: true,
+    updateRemoteUserUID: false,
+    ...(spec.runArgs?.length ? { runArgs: spec.runArgs } : {}),
     ...(spec.remoteUser ? { remoteUser: spec.remoteUser } : {}),
   };
 }

@@ -69,13 +69,14 @@ describe("the generated devcontainer.json", () => {
       ],
       remoteEnv: { NO_COLOR: localEnvRef("NO_COLOR"), OPENAI_BASE_URL: localEnvRef("OPENAI_BASE_URL") },
       overrideCommand: true,
+      updateRemoteUserUID: false,
       remoteUser: "node",
     });
   });
 });
 
 describe("a session in a dev container", () => {
-  it("runs devcontainer up, the inner harness through devcontainer exec, and docker stop on close", async () => {
+  it("runs devcontainer up, the inner harness through devcontainer exec, and removes the container on close", async () => {
     const b = brain();
     const session = await b.create({
       harness: "devcontainer",
@@ -96,9 +97,20 @@ describe("a session in a dev container", () => {
       image: DEFAULT_DEVCONTAINER_IMAGE,
       workspaceFolder: native,
       workspaceMount: `source=${native},target=${native},type=bind`,
-      mounts: [`source=${installDir()},target=${installDir()},type=bind,readonly`],
       overrideCommand: true,
+      updateRemoteUserUID: false,
+      runArgs: [
+        "--label",
+        `brain.session=${session.id}`,
+        "--label",
+        "brain.harness=devcontainer",
+        "--network",
+        "none",
+      ],
     });
+    // The tool endpoint's private dir, and Brain's install read-only.
+    expect(json.mounts[0]).toMatch(/^source=(\/.*brain-sandbox-\w+),target=\1,type=bind$/);
+    expect(json.mounts).toContain(`source=${installDir()},target=${installDir()},type=bind,readonly`);
     // What the runner's environment held reached the container by name, its value through localEnv.
     expect(json.remoteEnv).toMatchObject({
       NO_COLOR: localEnvRef("NO_COLOR"),
@@ -113,7 +125,8 @@ describe("a session in a dev container", () => {
     ]);
     const docker = readCalls(state);
     expect(docker[0]).toEqual(["info", "--format", "{{.ServerVersion}}"]);
-    expect(docker.at(-1)).toEqual(["stop", "devc0ffee"]);
+    expect(docker[1]).toEqual(["ps", "-aq", "--filter", `label=brain.session=${session.id}`]);
+    expect(docker.at(-1)).toEqual(["rm", "-f", "devc0ffee"]);
   });
 
   it("uses the given image and working dir as the container's workspace", async () => {
@@ -174,7 +187,18 @@ describe("a CLI family inside", () => {
     expect(outcome.error?.message).toMatch(/claude exited with code 3; .*fake claude ran: -p /);
     const calls = readCalls(state, "devcontainer-calls.jsonl");
     expect(calls[0]?.[0]).toBe("up");
-    expect(calls[1]?.slice(0, 4)).toEqual(["exec", "--workspace-folder", expect.any(String), bin]);
+    // Run in its working dir (mounted inside), not the workspace folder `devcontainer exec` starts in.
+    const work = join(t!.home, "sessions", session.id, "native/inner/work");
+    expect(calls[1]?.slice(0, 8)).toEqual([
+      "exec",
+      "--workspace-folder",
+      expect.any(String),
+      "/bin/sh",
+      "-c",
+      'cd "$0" && exec "$@"',
+      work,
+      bin,
+    ]);
   });
 
   it("every CLI family of the catalog can be an innerHarness", () => {

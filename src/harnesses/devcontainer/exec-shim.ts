@@ -6,7 +6,8 @@
 // becomes `PROGRAM exec --workspace-folder DIR COMMAND ARGS…`, with stdio passed straight through (the inner
 // protocol is spoken across it). The environment the inner harness built for its command (its provider base
 // URL and key, its flags) is named in the devcontainer.json's `remoteEnv` as `${localEnv:NAME}` and handed to
-// `devcontainer exec` in its environment, so values never appear in argv or on disk.
+// `devcontainer exec` in its environment, so values never appear in argv or on disk. `devcontainer exec` runs
+// in the workspace folder; a command started in another mounted directory (a CLI's cwd) is run there.
 import { spawn } from "node:child_process";
 import { readFileSync, realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -56,6 +57,22 @@ export function parseShimArgs(argv: string[]): {
   return { devcontainer, workspaceFolder, command };
 }
 
+/** The container paths devcontainer.json mounts: the workspace folder and each mount's target. */
+export function mountedPaths(json: DevcontainerJson): string[] {
+  const targets = json.mounts.flatMap((mount) => {
+    const target = mount.split(",").find((part) => part.startsWith("target="));
+    return target ? [target.slice("target=".length)] : [];
+  });
+  return [json.workspaceFolder, ...targets];
+}
+
+/** The command, run in `cwd` when that is mounted inside and not where `devcontainer exec` starts anyway. */
+export function inDirectory(json: DevcontainerJson, cwd: string, command: string[]): string[] {
+  if (cwd === json.workspaceFolder) return command;
+  const mounted = mountedPaths(json).some((root) => cwd === root || cwd.startsWith(`${root}/`));
+  return mounted ? ["/bin/sh", "-c", 'cd "$0" && exec "$@"', cwd, ...command] : command;
+}
+
 function main(): void {
   const { devcontainer, workspaceFolder, command } = parseShimArgs(process.argv.slice(2));
   const file = devcontainerJsonPath(workspaceFolder);
@@ -63,7 +80,7 @@ function main(): void {
   const names = forwardedNames(process.env);
   json.remoteEnv = Object.fromEntries(names.map((name) => [name, localEnvRef(name)]));
   writeDevcontainerJson(workspaceFolder, json);
-  const [program, ...args] = command;
+  const [program, ...args] = inDirectory(json, process.cwd(), command);
   const child = spawn(devcontainer, execArgs(workspaceFolder, program!, args), {
     stdio: "inherit",
     env: process.env,

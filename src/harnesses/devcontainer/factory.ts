@@ -2,7 +2,9 @@
 // container Brain provisions for the session. Per session: generate `<native>/devcontainer/.devcontainer/
 // devcontainer.json`, `devcontainer up --workspace-folder <that dir>`, open the inner harness with a launcher
 // that puts `devcontainer exec --workspace-folder <that dir>` in front of its command, and on close close the
-// inner harness and `docker stop` the container. The inner harness keeps its state in `<native>/inner`.
+// inner harness and remove the container. The inner harness keeps its state in `<native>/inner`. The container
+// has no network by default (`network: "none"`): the inner harness's provider, when on this host's loopback, is
+// bridged into it like the docker sandbox does, and so are its servers and Brain's tool endpoint.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
@@ -16,7 +18,11 @@ import type {
 import { HarnessError } from "../../core/harness.js";
 import { describeIssues } from "../../protocol/frames.js";
 import type { NativeFile } from "../../protocol/runner.js";
-import { DEFAULT_PROGRAMS, DevcontainerCli, type DevcontainerPrograms } from "./cli.js";
+import { Container, SESSION_LABEL, sweepSession } from "../http/container.js";
+import { DockerCli } from "../http/docker-cli.js";
+import { ContainerBridge, privateDir } from "../sandbox/container-bridge.js";
+import { installMounts, loopbackProviderPort } from "../sandbox/docker-sandbox.js";
+import { DevcontainerCli, type DevcontainerPrograms, defaultPrograms } from "./cli.js";
 import { DEFAULT_DEVCONTAINER_IMAGE, devcontainerJson, writeDevcontainerJson } from "./config.js";
 
 /** Builds the inner harness's factory with `launcher` in front of its command; undefined: no such harness. */
@@ -50,6 +56,8 @@ const Options = z.looseObject({
   remoteUser: z.string().min(1).optional(),
   /** The agent's working directory on the host (absolute): the container's workspace folder. */
   working_dir: z.string().startsWith("/", "must be an absolute path").optional(),
+  /** "none": no network but the provider on this host's loopback; "bridge": Docker's default network. */
+  network: z.enum(["none", "bridge"]).default("none"),
 });
 
 /** The directory `devcontainer up` gets as its workspace folder. */
@@ -60,6 +68,7 @@ export const INNER_DIR = "inner";
 export class DevcontainerFactory implements HarnessFactory {
   readonly supportsSteering = true;
   private readonly cli: DevcontainerCli;
+  private readonly docker: DockerCli;
   private readonly programs: DevcontainerPrograms;
   private readonly timeouts: DevcontainerTimeouts;
 
@@ -67,8 +76,9 @@ export class DevcontainerFactory implements HarnessFactory {
     private readonly settings: DevcontainerSettings,
     readonly name = "devcontainer",
   ) {
-    this.programs = { ...DEFAULT_PROGRAMS, ...settings.programs };
+    this.programs = { ...defaultPrograms(), ...settings.programs };
     this.cli = new DevcontainerCli(this.programs, settings.env ?? process.env);
+    this.docker = new DockerCli(this.programs.docker, settings.env ?? process.env);
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...settings.timeouts };
   }
 
@@ -94,7 +104,7 @@ export class DevcontainerFactory implements HarnessFactory {
         `harness "${this.name}": config.options: ${describeIssues(parsed.error)}; set innerHarness (an agent definition's harness.innerHarness, e.g. claude-code) and optionally image`,
       );
     }
-    const { innerHarness, image, remoteUser, working_dir, ...innerOptions } = parsed.data;
+    const { innerHarness, image, remoteUser, working_dir, network, ...innerOptions } = parsed.data;
     if (innerHarness === this.name)
       throw new HarnessError("brain_error", `harness "${this.name}" cannot run itself inside`);
     const workspaceFolder = join(options.dir, WORKSPACE_DIR);
@@ -106,24 +116,49 @@ export class DevcontainerFactory implements HarnessFactory {
         `harness "${this.name}": innerHarness "${innerHarness}" cannot run in a dev container; known: ${this.settings.innerNames().join(", ") || "(none)"}`,
       );
     }
+    const hostPorts = network === "none" ? loopbackProviderPort(options.provider.base_url, this.name) : [];
     await this.cli.assertReady(this.name);
+    // What a crashed host left of this session (a container `devcontainer up` would otherwise reuse).
+    await sweepSession(this.docker, options.sessionId, this.timeouts.stopMs);
     mkdirSync(innerDir, { recursive: true });
     mkdirSync(workspaceFolder, { recursive: true });
+    const toolsDir = privateDir();
+    const runArgs = [
+      "--label",
+      `${SESSION_LABEL}=${options.sessionId}`,
+      "--label",
+      `brain.harness=${this.name}`,
+      ...(network === "none" ? ["--network", "none"] : []),
+    ];
     writeDevcontainerJson(
       workspaceFolder,
       devcontainerJson({
         sessionId: options.sessionId,
         image: image ?? DEFAULT_DEVCONTAINER_IMAGE,
         workingDir: working_dir ?? options.dir,
-        mounts: [options.dir],
-        readOnlyMounts: [this.settings.installDir],
+        mounts: [options.dir, toolsDir],
+        readOnlyMounts: installMounts(this.settings.installDir),
         remoteEnv: [],
+        runArgs,
         ...(remoteUser ? { remoteUser } : {}),
       }),
     );
-    const up = await this.cli.up(workspaceFolder, this.timeouts.upMs);
-    const stop = () => this.cli.stop(up.containerId, this.timeouts.stopMs);
+    let box: Container | undefined;
+    const bridge = new ContainerBridge(() => box!.pid(), toolsDir, this.name);
+    const release = async () => {
+      await bridge.close();
+      // Removed, not only stopped: a stopped dev container stays behind until someone removes it.
+      await (box?.remove() ?? sweepSession(this.docker, options.sessionId, this.timeouts.stopMs));
+    };
     try {
+      const up = await this.cli.up(workspaceFolder, this.timeouts.upMs);
+      box = new Container(
+        this.docker,
+        up.containerId,
+        image ?? DEFAULT_DEVCONTAINER_IMAGE,
+        this.timeouts.stopMs,
+      );
+      await bridge.reach(hostPorts);
       const harness = await inner.open({
         ...options,
         dir: innerDir,
@@ -132,10 +167,11 @@ export class DevcontainerFactory implements HarnessFactory {
           ...options.config,
           options: { ...innerOptions, ...(working_dir ? { cwd: working_dir } : {}) },
         },
+        container: bridge.context,
       });
-      return new DevcontainerHarness(harness, stop);
+      return new DevcontainerHarness(harness, release);
     } catch (err) {
-      await stop();
+      await release().catch(() => {});
       throw err;
     }
   }
@@ -145,7 +181,7 @@ export class DevcontainerFactory implements HarnessFactory {
 class DevcontainerHarness implements Harness {
   constructor(
     private readonly inner: Harness,
-    private readonly stop: () => Promise<void>,
+    private readonly release: () => Promise<void>,
   ) {}
 
   prompt(text: string, ctx: TurnContext): Promise<PromptOutcome> {
@@ -166,7 +202,7 @@ class DevcontainerHarness implements Harness {
 
   async close(): Promise<void> {
     await this.inner.close().catch(() => {});
-    await this.stop();
+    await this.release();
   }
 
   isAlive(): boolean {

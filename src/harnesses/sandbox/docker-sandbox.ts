@@ -5,15 +5,14 @@
 // Brain's clients as they do without a sandbox; the CLI's command goes through `docker exec` (docker-exec-shim),
 // and the native dir, the working directory and Brain's install (read-only) are mounted at their own paths, so
 // the CLI's state lands in the native dir and checkpoints, restore and fork work as on the host.
-import { chmodSync, existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, realpathSync, rmSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
-import type { ContainerContext, Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
+import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
 import { type DescribableFactory, isDescribable } from "../cli/family.js";
 import { Container, SESSION_LABEL, sweepSession } from "../http/container.js";
-import { ContainerNet } from "../http/container-net.js";
 import { DockerCli } from "../http/docker-cli.js";
+import { ContainerBridge, privateDir } from "./container-bridge.js";
 import { type SandboxOptions, sandboxOptions, withoutSandboxOptions } from "./options.js";
 import { SandboxedHarness } from "./sandboxed-harness.js";
 
@@ -148,31 +147,16 @@ async function openInDocker(
   }
   const id = started.stdout.trim().split("\n").at(-1)?.trim() ?? "";
   const box = new Container(docker, id, image, stopMs);
-  let net: ContainerNet | undefined;
-  const published = new Set<ContainerNet>();
+  const bridge = new ContainerBridge(() => box.pid(), toolsDir, name);
   const release = async () => {
-    await Promise.all([net, ...published].map((n) => n?.close()));
+    await bridge.close();
     await box.remove();
-    rmSync(toolsDir, { recursive: true, force: true });
   };
   try {
     if (!id) throw new HarnessError("brain_error", `docker run ${image} printed no container id`);
-    const pid = await box.pid();
-    net = await ContainerNet.open(pid, undefined, hostPorts, name);
-    const container: ContainerContext = {
-      toolsDir,
-      node: "node",
-      publish: async (port) => {
-        const one = await ContainerNet.open(pid, port, [], name, port);
-        published.add(one);
-        return {
-          close: async () => {
-            published.delete(one);
-            await one.close();
-          },
-        };
-      },
-    };
+    // Always entered, even with no provider port: a container that died at once fails the session here.
+    await box.pid();
+    await bridge.reach(hostPorts);
     const launcher = [
       settings.shim.node,
       settings.shim.script,
@@ -182,20 +166,13 @@ async function openInDocker(
       id,
       "--",
     ];
-    const inner = await behind(launcher).open({ ...withoutSandboxOptions(options), container });
+    const inner = await behind(launcher).open({
+      ...withoutSandboxOptions(options),
+      container: bridge.context,
+    });
     return new SandboxedHarness(inner, release);
   } catch (err) {
     await release();
     throw err;
   }
-}
-
-/**
- * A directory only this user may enter, mounted into a session's container at its own path: the tool
- * endpoint's socket and the files that hold its secret live here.
- */
-export function privateDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "brain-sandbox-"));
-  chmodSync(dir, 0o700);
-  return dir;
 }

@@ -1,0 +1,63 @@
+// What a harness whose program runs in a session's --network none container has of the host: the provider's
+// loopback port bridged into the container, servers the program starts inside published back to this host's
+// loopback, and a private directory mounted at its own path for the tool endpoint. The docker sandbox and the
+// devcontainer harness both open one per session container and close it before removing the container.
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ContainerContext } from "../../core/harness.js";
+import { ContainerNet } from "../http/container-net.js";
+
+/**
+ * A directory only this user may enter, mounted into a session's container at its own path: the tool
+ * endpoint's socket and the files that hold its secret live here.
+ */
+export function privateDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "brain-sandbox-"));
+  chmodSync(dir, 0o700);
+  return dir;
+}
+
+export class ContainerBridge {
+  private readonly published = new Set<ContainerNet>();
+  private net: ContainerNet | undefined;
+  readonly context: ContainerContext;
+
+  /**
+   * `pid`: the container's init (its network namespace), asked for only when something must cross: a
+   * container with nothing to bridge is never entered.
+   */
+  constructor(
+    private readonly pid: () => Promise<number>,
+    readonly toolsDir: string,
+    private readonly harness: string,
+  ) {
+    this.context = {
+      toolsDir,
+      node: "node",
+      publish: async (port) => {
+        const one = await ContainerNet.open(await this.pid(), port, [], this.harness, port);
+        this.published.add(one);
+        return {
+          close: async () => {
+            this.published.delete(one);
+            await one.close();
+          },
+        };
+      },
+    };
+  }
+
+  /** Each of `hostPorts` on this host's 127.0.0.1 answers on the container's 127.0.0.1 at the same port. */
+  async reach(hostPorts: number[]): Promise<void> {
+    if (hostPorts.length === 0) return;
+    this.net = await ContainerNet.open(await this.pid(), undefined, hostPorts, this.harness);
+  }
+
+  /** Cuts every bridge and removes the private directory. */
+  async close(): Promise<void> {
+    await Promise.all([this.net, ...this.published].map((n) => n?.close()));
+    this.published.clear();
+    rmSync(this.toolsDir, { recursive: true, force: true });
+  }
+}
