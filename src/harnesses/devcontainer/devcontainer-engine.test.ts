@@ -1,0 +1,92 @@
+// The devcontainer harness on a real Docker engine with the real Dev Container CLI (the pinned
+// @devcontainers/cli): `devcontainer up` of the generated devcontainer.json on the project's local base image (no
+// registry), the inner harness started through `devcontainer exec` and reaching only the fake provider on this
+// host's loopback (the container has no network), and the container removed on close.
+import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir, userInfo } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { events, tempDir, textOf } from "../../testing/brain.js";
+import { type CliBed, cliBed } from "../../testing/cli.js";
+import { docker, ensureDockerEngine, sessionContainers } from "../../testing/docker-engine.js";
+import { catalogFactories } from "../../testing/nui.js";
+import { locateCli } from "../cli/locate.js";
+import { BASE_IMAGE } from "../sandbox/docker-sandbox.js";
+
+vi.setConfig({ testTimeout: 300_000, hookTimeout: 600_000 });
+
+beforeAll(async () => {
+  expect(await ensureDockerEngine()).toBe(BASE_IMAGE);
+  expect(locateCli("devcontainer"), "the pinned @devcontainers/cli (npm install)").toBeDefined();
+});
+
+// `devcontainer up` first fetches a control manifest from the Dev Containers site; a fresh copy in its cache (trusted
+// for five minutes by its mtime) keeps the test off the network.
+beforeEach(() => {
+  const dir = join(tmpdir(), `devcontainercli-${userInfo().username}`);
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, "control-manifest.json");
+  writeFileSync(file, JSON.stringify({ disallowedFeatures: [], featureAdvisories: [] }));
+  utimesSync(file, new Date(), new Date());
+});
+
+let bed: CliBed | undefined;
+afterEach(async () => {
+  await bed?.close();
+  bed = undefined;
+});
+
+async function devcontainerBed(provider: { path?: string; model?: string } = {}) {
+  const { factories } = catalogFactories({ brainHome: tempDir("brain-devc-real-") });
+  const factory = factories.find((f) => f.name === "devcontainer")!;
+  // The bed's network-namespace launcher is not used: the container is the sandbox.
+  bed = await cliBed(() => factory, provider);
+  return bed;
+}
+
+function session(b: CliBed, innerHarness: string) {
+  return b.create({ config: { options: { innerHarness, image: BASE_IMAGE } } });
+}
+
+describe.runIf(locateCli("claude"))("a dev container on the real engine", () => {
+  it("runs claude-code inside: a shell tool call in the container, then text from the fake provider; removed on close", async () => {
+    const b = await devcontainerBed();
+    const s = await session(b, "claude-code");
+    const turn = await s.prompt(
+      "Look around CMD[hostname; cat /proc/1/cmdline | tr '\\0' ' '; ip -o link; pwd]",
+    );
+    expect(await turn.settled).toMatchObject({ status: "completed" });
+    const [id] = sessionContainers(s.id);
+    expect(id).toBeDefined();
+    expect(docker("inspect", "-f", "{{.HostConfig.NetworkMode}}", id!)).toBe("none");
+    expect(docker("inspect", "-f", "{{.Config.Image}}", id!)).toBe(BASE_IMAGE);
+    const all = await events(s);
+    expect(all.find((e) => e.type === "tool.call")?.data).toMatchObject({ name: "Bash" });
+    const output = JSON.stringify(all.filter((e) => e.type === "tool.result"));
+    expect(output).toContain(id!.slice(0, 12)); // the container's hostname
+    expect(output).toContain("Container started"); // the Dev Container CLI's init
+    expect(output).not.toMatch(/eth0/);
+    expect(output).toContain(join(b.t.store.paths(s.id).native, "inner", "work")); // its own working dir
+    expect(textOf(all, turn.turn)).toContain("done");
+    // The model was this host's fake provider, reached from inside.
+    expect(b.sandbox.provider.requests.length).toBeGreaterThan(0);
+    await b.t.brain.closeSession(s.id);
+    expect(sessionContainers(s.id)).toEqual([]);
+  });
+});
+
+describe("a runner in a dev container on the real engine", () => {
+  it("runs the pi runner inside against the fake provider, and removes the container on close", async () => {
+    const b = await devcontainerBed({ path: "/v1", model: "openai/fake-model" });
+    const s = await session(b, "pi");
+    const turn = await s.prompt("say hello");
+    expect(await turn.settled).toMatchObject({ status: "completed" });
+    // The session binds no tools, so the fake provider answers as it does a request without tools.
+    expect(textOf(await events(s), turn.turn)).toBe("Fake title");
+    expect(b.sandbox.provider.requests.at(-1)?.body?.model).toBe("fake-model");
+    const [id] = sessionContainers(s.id);
+    expect(docker("top", id!)).toContain("runners/pi/dist/main.js");
+    await b.t.brain.closeSession(s.id);
+    expect(sessionContainers(s.id)).toEqual([]);
+  });
+});
