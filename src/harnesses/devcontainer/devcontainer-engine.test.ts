@@ -73,6 +73,29 @@ describe.runIf(locateCli("claude"))("a dev container on the real engine", () => 
     await b.t.brain.closeSession(s.id);
     expect(sessionContainers(s.id)).toEqual([]);
   });
+
+  it("runs claude-code inside in bound tool mode: Brain's echo through the session's tool endpoint, from inside", async () => {
+    const b = await devcontainerBed();
+    const s = await b.create({
+      config: {
+        tool_mode: "bound",
+        tools: ["echo"],
+        options: { innerHarness: "claude-code", image: BASE_IMAGE },
+      },
+    });
+    const turn = await s.prompt('Echo it CALL mcp__brain__echo {"value":"from the container"}');
+    expect(await turn.settled).toMatchObject({ status: "completed" });
+    const all = await events(s);
+    expect(all.filter((e) => e.type === "tool.call").map((e) => e.data)).toMatchObject([
+      { name: "echo", arguments: { value: "from the container" } },
+    ]);
+    expect(all.find((e) => e.type === "tool.result")?.data).toMatchObject({
+      content: [{ type: "text", text: "from the container" }],
+      is_error: false,
+    });
+    await b.t.brain.closeSession(s.id);
+    expect(sessionContainers(s.id)).toEqual([]);
+  });
 });
 
 describe("a runner in a dev container on the real engine", () => {

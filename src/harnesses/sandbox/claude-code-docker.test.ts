@@ -31,6 +31,8 @@ const { found, start } = describeCliFamily({
     expect(files.some((f) => f.path.endsWith(".jsonl") && f.append_only)).toBe(true);
   },
   shellTool: "Bash",
+  // Bound mode in the sandbox: the tool endpoint's socket and config are in a private dir the container mounts.
+  bound: { echo: "mcp__brain__echo", shell: { name: "Bash", arguments: { command: "touch shell.txt" } } },
   // Its fake CLIs live in a temp dir the container does not mount: a program outside Brain's install cannot run
   // in the sandbox (and says so, as docker's exec error in the turn's error).
   skip: ["garbage"],
