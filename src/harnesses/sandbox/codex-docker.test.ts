@@ -31,6 +31,7 @@ describeCliFamily({
     expect(files.some((f) => f.path.includes("/rollout-") && f.append_only)).toBe(true);
   },
   shellTool: "exec_command",
+  bound: { echo: "mcp__brain.echo", shell: { name: "exec_command", arguments: { cmd: "touch shell.txt" } } },
   // Its fake CLIs live in a temp dir the container does not mount: a program outside Brain's install cannot run
   // in the sandbox.
   skip: ["garbage"],

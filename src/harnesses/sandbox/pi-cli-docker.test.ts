@@ -21,6 +21,7 @@ describeCliFamily({
   factory: dockerSandboxed((options) => new PiCliFactory(options)),
   provider: { path: "/v1", model: "fake-model" },
   shellCall: { name: "bash", arguments: { command: "ls -1" } },
+  bound: { echo: "echo", shell: { name: "bash", arguments: { command: "touch shell.txt" } } },
   lastMessage: { stop_reason: "stop", usage: { input: expect.any(Number) } },
   keyHeader: ["authorization", `Bearer ${FAKE_KEY}`],
   resumedToolResult: '"role":"tool"',
