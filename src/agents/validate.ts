@@ -121,7 +121,7 @@ export function checkDefinition(raw: unknown, options: CheckOptions): Checked {
 }
 
 /** The harnesses `sandbox: docker` runs in a container (src/harnesses/sandbox). */
-export const DOCKER_SANDBOXED = ["claude-code", "codex", "pi-cli"];
+export const DOCKER_SANDBOXED = ["claude-code", "codex", "pi-cli", "opencode"];
 
 function sandboxProblems(def: AdlDefinition): Problem[] {
   const sandbox = def.harness.sandbox;

@@ -12,17 +12,17 @@ const agent = (harness: Record<string, unknown>) => ({ adl: "1.0", id: "a", name
 
 describe("sandbox: docker", () => {
   it("is accepted in an agent definition for the CLI agents it runs, and refused elsewhere with the fix", () => {
-    expect(
-      checkDefinition(agent({ type: "claude-code", sandbox: "docker" }), { requireAdl: true }),
-    ).toMatchObject({
-      ok: true,
-      ignored: [],
-    });
+    for (const type of ["claude-code", "codex", "pi-cli", "opencode"]) {
+      expect(checkDefinition(agent({ type, sandbox: "docker" }), { requireAdl: true })).toMatchObject({
+        ok: true,
+        ignored: [],
+      });
+    }
     const api = checkDefinition(agent({ type: "api", sandbox: "docker" }), { requireAdl: true });
     expect(api.ok ? [] : api.problems).toContainEqual({
       field: "harness.sandbox",
       message: expect.stringMatching(
-        /runs claude-code, codex, pi-cli in a container, not "api"; .*devcontainer/,
+        /runs claude-code, codex, pi-cli, opencode in a container, not "api"; .*devcontainer/,
       ),
     });
     const gvisor = checkDefinition(agent({ type: "codex", sandbox: "gvisor" }), { requireAdl: true });
