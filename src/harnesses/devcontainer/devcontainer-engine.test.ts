@@ -13,7 +13,8 @@ import { catalogFactories } from "../../testing/nui.js";
 import { locateCli } from "../cli/locate.js";
 import { BASE_IMAGE } from "../sandbox/docker-sandbox.js";
 
-vi.setConfig({ testTimeout: 300_000, hookTimeout: 600_000 });
+// opencode's 185 MB binary can take tens of seconds to start on a loaded machine.
+vi.setConfig({ testTimeout: 400_000, hookTimeout: 600_000 });
 
 beforeAll(async () => {
   expect(await ensureDockerEngine()).toBe(BASE_IMAGE);
@@ -93,6 +94,20 @@ describe.runIf(locateCli("claude"))("a dev container on the real engine", () => 
       content: [{ type: "text", text: "from the container" }],
       is_error: false,
     });
+    await b.t.brain.closeSession(s.id);
+    expect(sessionContainers(s.id)).toEqual([]);
+  });
+});
+
+describe.runIf(locateCli("opencode"))("opencode in a dev container on the real engine", () => {
+  it("runs opencode's server inside, published back to this host, against the fake provider", async () => {
+    const b = await devcontainerBed({ path: "/v1", model: "fake-model" });
+    const s = await session(b, "opencode");
+    const turn = await s.prompt("NOTOOL say hello");
+    expect(await turn.settled).toMatchObject({ status: "completed" });
+    expect(textOf(await events(s), turn.turn)).toBe("hello from fake");
+    const [id] = sessionContainers(s.id);
+    expect(docker("top", id!)).toContain("opencode");
     await b.t.brain.closeSession(s.id);
     expect(sessionContainers(s.id)).toEqual([]);
   });

@@ -16,6 +16,12 @@ export const NETNS_RELAY_JS = here.includes(`${sep}dist${sep}`)
   ? join(here, "netns-relay.js")
   : resolve(here, "../../../dist/src/harnesses/http/netns-relay.js");
 
+/** The harnesses that can do without the bridge, and how. */
+const NETWORK_FIX: Record<string, string> = {
+  docker: ', or set network: "published"',
+  devcontainer: ', or set network: "bridge"',
+};
+
 export class ContainerNet {
   private constructor(
     /** The agent's base URL on this host's loopback ("" when no port was exposed). */
@@ -82,7 +88,7 @@ function ready(child: ChildProcess, harness: string): Promise<void> {
       reject(
         new HarnessError(
           "brain_error",
-          `harness "${harness}": a --network none container is reached through its network namespace (nsenter, which needs root on a Linux host), and that failed: ${why}; run Brain as root${harness === "docker" ? ', or set network: "published"' : ""}`,
+          `harness "${harness}": a --network none container is reached through its network namespace (nsenter, which needs root on a Linux host), and that failed: ${why}; run Brain as root${NETWORK_FIX[harness] ?? ""}`,
         ),
       );
     child.stderr?.on("data", (chunk: Buffer) => {
