@@ -18,7 +18,7 @@ import { HitlService } from "./hitl/service.js";
 import { eventRoute } from "./routes/events.js";
 import { hitlRoutes } from "./routes/hitl.js";
 import { sessionRoutes } from "./routes/sessions.js";
-import { type CommandRouter, forwardToOwner, runHere } from "./routing.js";
+import { type CommandRouter, forwardToOwner, hitlAnswerId, runHere } from "./routing.js";
 import { SessionService } from "./sessions.js";
 import { TickFlusher } from "./sse/flusher.js";
 import { FeedHub } from "./sse/hub.js";
@@ -59,8 +59,20 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
-/** Serves other nodes' commands for every session while it is open here. Returns the stop function. */
+/** Whether a permission request or question with this id is pending in a session open here. */
+function pendingHere(brain: Brain, requestId: string): boolean {
+  return brain.liveSessions().some((live) => live.session.pendingRequests().some((r) => r.id === requestId));
+}
+
+/**
+ * Serves other nodes' commands for every session while it is open here, and the HITL answers (by request id)
+ * for the requests pending here. Returns the stop function.
+ */
 function serveOwned(brain: Brain, router: CommandRouter, app: App): () => void {
+  const stopHitl = router.serveAll(async (request) => {
+    const id = hitlAnswerId(request.method, request.path);
+    return id !== undefined && pendingHere(brain, id) ? runHere(app, request) : undefined;
+  });
   const serving = new Map<string, () => void>();
   const serve = (id: string) => {
     serving.get(id)?.();
@@ -78,6 +90,7 @@ function serveOwned(brain: Brain, router: CommandRouter, app: App): () => void {
   });
   return () => {
     unsubscribe();
+    stopHitl();
     for (const stop of serving.values()) stop();
     serving.clear();
   };
@@ -154,7 +167,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     homes: options.home ? homesOf(options.home) : [],
     redact: (text) => options.brain.redactor.redact(text),
     ...(options.onError ? { onError: options.onError } : {}),
-    ...(options.router ? { before: forwardToOwner(brain, options.router) } : {}),
+    ...(options.router
+      ? {
+          before: forwardToOwner({
+            brain,
+            router: options.router,
+            // `app` is built by now: the middleware only runs on requests.
+            runHere: (request) => runHere(app, request),
+            pendingHere: (id) => pendingHere(brain, id),
+          }),
+        }
+      : {}),
   });
   const stopServing = options.router ? serveOwned(brain, options.router, app) : () => {};
   const server = await new Promise<Server>((resolve, reject) => {

@@ -70,7 +70,8 @@ export class SessionService {
     return this.attach(record).catch((err: unknown) => {
       if (err instanceof ApiError && err.code === "conflict") return undefined;
       // Another process (a `brain run`) or another cluster node writes the log: watch its stored events.
-      if (err instanceof BrainError && err.code === "locked") return undefined;
+      // Or its harness cannot move here (pinned to another node): its stored events can still be read.
+      if (err instanceof BrainError && (err.code === "locked" || err.code === "pinned")) return undefined;
       throw err;
     });
   }
