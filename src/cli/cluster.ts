@@ -58,6 +58,7 @@ export async function openClusterStore(options: {
     const store = new NatsSessionStore(ctx, { home: options.home, holder: { node } });
     const ttl = ctx.leaseTtlMs;
     const router = new NatsCommandRouter(nc, {
+      node,
       owner: (id) => store.owner(id),
       // A frozen owner is noticed within a fraction of its lease; it loses the session after one TTL.
       attemptMs: Math.min(2000, Math.max(250, Math.floor(ttl / 4))),

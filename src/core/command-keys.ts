@@ -63,6 +63,12 @@ export class CommandKeys {
 
   private add(index: Map<string, SessionEvent>, event: SessionEvent): void {
     const key = commandKey(event);
-    if (key !== undefined && !index.has(key)) index.set(key, event);
+    if (key === undefined || index.has(key)) return;
+    // A prompt's text and images can be large: the answer needs only its turn, so they are not kept.
+    const slim =
+      event.type === "user.prompt" || event.type === "user.steer"
+        ? ({ ...event, data: { text: "", idempotency_key: key } } as SessionEvent)
+        : event;
+    index.set(key, slim);
   }
 }

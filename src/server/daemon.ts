@@ -18,7 +18,7 @@ import { HitlService } from "./hitl/service.js";
 import { eventRoute } from "./routes/events.js";
 import { hitlRoutes } from "./routes/hitl.js";
 import { sessionRoutes } from "./routes/sessions.js";
-import { type CommandRouter, forwardToOwner, hitlAnswerId, runHere } from "./routing.js";
+import { type CommandRouter, forwardToOwner, runHere } from "./routing.js";
 import { SessionService } from "./sessions.js";
 import { TickFlusher } from "./sse/flusher.js";
 import { FeedHub } from "./sse/hub.js";
@@ -59,9 +59,10 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
-/** Whether a permission request or question with this id is pending in a session open here. */
-function pendingHere(brain: Brain, requestId: string): boolean {
-  return brain.liveSessions().some((live) => live.session.pendingRequests().some((r) => r.id === requestId));
+/** The session open here in which a permission request or question with this id is pending. */
+function pendingIn(brain: Brain, requestId: string): string | undefined {
+  return brain.liveSessions().find((live) => live.session.pendingRequests().some((r) => r.id === requestId))
+    ?.session.id;
 }
 
 /**
@@ -69,10 +70,8 @@ function pendingHere(brain: Brain, requestId: string): boolean {
  * for the requests pending here. Returns the stop function.
  */
 function serveOwned(brain: Brain, router: CommandRouter, app: App): () => void {
-  const stopHitl = router.serveAll(async (request) => {
-    const id = hitlAnswerId(request.method, request.path);
-    return id !== undefined && pendingHere(brain, id) ? runHere(app, request) : undefined;
-  });
+  const stopHitl = router.serveLocate((requestId) => pendingIn(brain, requestId));
+  const stopNode = router.serveNode?.((request) => runHere(app, request)) ?? (() => {});
   const serving = new Map<string, () => void>();
   const serve = (id: string) => {
     serving.get(id)?.();
@@ -91,6 +90,7 @@ function serveOwned(brain: Brain, router: CommandRouter, app: App): () => void {
   return () => {
     unsubscribe();
     stopHitl();
+    stopNode();
     for (const stop of serving.values()) stop();
     serving.clear();
   };
@@ -174,7 +174,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
             router: options.router,
             // `app` is built by now: the middleware only runs on requests.
             runHere: (request) => runHere(app, request),
-            pendingHere: (id) => pendingHere(brain, id),
+            pendingHere: (id) => pendingIn(brain, id) !== undefined,
           }),
         }
       : {}),

@@ -12,6 +12,8 @@ import type { CommandRouter, ForwardOptions, RoutedRequest, RoutedResponse } fro
 export interface NatsCommandRouterOptions {
   /** Subjects start with this (default "brain"). */
   prefix?: string;
+  /** This node's name: it serves `<prefix>.node.<name>`, where commands for sessions pinned to it go. */
+  node?: string;
   /** The node whose lease holds the session now, if any (the store's lease bucket). */
   owner?: (session: string) => Promise<string | undefined>;
   /**
@@ -21,6 +23,8 @@ export interface NatsCommandRouterOptions {
   attemptMs?: number;
   /** How long an unkeyed command (one that must not be sent twice) waits for the owner (ms). */
   timeoutMs?: number;
+  /** How long finding the node with a HITL request pending may take before it counts as pending nowhere (ms). */
+  locateMs?: number;
   /** How long a keyed command keeps trying an owner whose lease stays alive before giving up (ms). */
   patienceMs?: number;
 }
@@ -30,15 +34,18 @@ export class NatsCommandRouter implements CommandRouter {
   private readonly attemptMs: number;
   private readonly timeoutMs: number;
   private readonly patienceMs: number;
+  private readonly locateMs: number;
 
   constructor(
     private readonly nc: NatsConnection,
     private readonly options: NatsCommandRouterOptions = {},
   ) {
     this.prefix = options.prefix ?? "brain";
+    this.node = options.node;
     this.attemptMs = options.attemptMs ?? 2000;
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.patienceMs = options.patienceMs ?? 60_000;
+    this.locateMs = options.locateMs ?? 2000;
   }
 
   private subject(session: string): string {
@@ -49,17 +56,49 @@ export class NatsCommandRouter implements CommandRouter {
     return this.subscribe(this.subject(session), handle);
   }
 
-  /** Every node serves these: `handle` answers undefined for a request it cannot serve, which stays unanswered. */
-  serveAll(handle: (request: RoutedRequest) => Promise<RoutedResponse | undefined>): () => void {
-    return this.subscribe(`${this.prefix}.any`, handle);
+  readonly node: string | undefined;
+
+  /** Commands sent to this node by name (sessions pinned to it that it does not have open). */
+  serveNode(handle: (request: RoutedRequest) => Promise<RoutedResponse>): () => void {
+    if (!this.node) return () => {};
+    return this.subscribe(this.nodeSubject(this.node), handle);
   }
 
-  async broadcast(request: RoutedRequest): Promise<RoutedResponse | undefined> {
+  /** The named node's answer; undefined when that node is not running. */
+  async toNode(node: string, request: RoutedRequest): Promise<RoutedResponse | undefined> {
     try {
-      const reply = await this.nc.request(`${this.prefix}.any`, JSON.stringify(request), {
-        timeout: this.attemptMs,
+      const reply = await this.nc.request(this.nodeSubject(node), JSON.stringify(request), {
+        timeout: this.timeoutMs,
       });
       return reply.json<RoutedResponse>();
+    } catch (err) {
+      if (isNoResponders(err) || isTimeout(err)) return undefined;
+      throw err;
+    }
+  }
+
+  private nodeSubject(node: string): string {
+    // A node name may hold dots (a host name): one subject token, whatever it is.
+    return `${this.prefix}.node.${node.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+  }
+
+  /** Every node answers for the HITL requests pending here; the others stay silent. */
+  serveLocate(find: (requestId: string) => string | undefined): () => void {
+    const sub = this.nc.subscribe(`${this.prefix}.locate`, {
+      callback: (err, msg) => {
+        if (err) return;
+        const session = find(msg.string());
+        if (session !== undefined) msg.respond(session);
+      },
+    });
+    return () => sub.unsubscribe();
+  }
+
+  async locate(requestId: string): Promise<string | undefined> {
+    try {
+      // Answered from memory at once: the wait is only for the case where no node has it.
+      const reply = await this.nc.request(`${this.prefix}.locate`, requestId, { timeout: this.locateMs });
+      return reply.string() || undefined;
     } catch (err) {
       if (isNoResponders(err) || isTimeout(err)) return undefined;
       throw err;
@@ -100,13 +139,13 @@ export class NatsCommandRouter implements CommandRouter {
 
   private subscribe(
     subject: string,
-    handle: (request: RoutedRequest) => Promise<RoutedResponse | undefined>,
+    handle: (request: RoutedRequest) => Promise<RoutedResponse>,
   ): () => void {
     const sub = this.nc.subscribe(subject, {
       callback: (err, msg) => {
         if (err) return;
         void (async () => {
-          let answer: RoutedResponse | undefined;
+          let answer: RoutedResponse;
           try {
             answer = await handle(msg.json<RoutedRequest>());
           } catch (e) {
@@ -118,7 +157,7 @@ export class NatsCommandRouter implements CommandRouter {
               }),
             };
           }
-          if (answer) msg.respond(JSON.stringify(answer));
+          msg.respond(JSON.stringify(answer));
         })();
       },
     });

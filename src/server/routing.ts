@@ -35,12 +35,18 @@ export interface CommandRouter {
     options?: ForwardOptions,
   ): Promise<RoutedResponse | undefined>;
   /**
-   * Serves requests any node may be asked (a HITL answer by request id, whose session the sender does not
-   * know): `handle` answers undefined when this node cannot serve it. Returns the stop function.
+   * Answers, for a HITL request id pending on this node, its session (`find` returns undefined for the others,
+   * which this node leaves to the node that has them). Returns the stop function.
    */
-  serveAll(handle: (request: RoutedRequest) => Promise<RoutedResponse | undefined>): () => void;
-  /** The answer of the node that could serve `request`, or undefined when none could. */
-  broadcast(request: RoutedRequest): Promise<RoutedResponse | undefined>;
+  serveLocate(find: (requestId: string) => string | undefined): () => void;
+  /** The session a HITL request is pending in, on whichever node; undefined when it is pending nowhere. */
+  locate(requestId: string): Promise<string | undefined>;
+  /** This node's name, when it can be sent commands by name. */
+  readonly node?: string | undefined;
+  /** Serves the commands sent to this node by name. Returns the stop function. */
+  serveNode?(handle: (request: RoutedRequest) => Promise<RoutedResponse>): () => void;
+  /** The named node's answer; undefined when it is not running. */
+  toNode?(node: string, request: RoutedRequest): Promise<RoutedResponse | undefined>;
 }
 
 /** Set on a forwarded request: the node that got it runs it, never forwards it again. */
@@ -91,7 +97,9 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
     const hitl = hitlAnswerId(method, request.path);
     if (hitl !== undefined) {
       if (parts.pendingHere(hitl)) return next();
-      const answer = await router.broadcast(request);
+      // nui's answer names only the request: find its session, then it goes to the owner like any command.
+      const session = await router.locate(hitl);
+      const answer = session ? await router.forward(session, request) : undefined;
       return answer ? responseOf(answer) : next();
     }
 
@@ -99,15 +107,32 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
     if (!id || brain.liveSession(id)) return next();
     const retry = method === "POST" && KEYED_COMMAND.test(url.pathname);
     if (retry && headers[KEY] === undefined) headers[KEY] = `fwd-${randomUUID()}`;
-    const answer = await router.forward(id, request, { retry });
+    const answer =
+      (await router.forward(id, request, { retry })) ?? (await toPinnedNode(brain, router, id, request));
     if (answer) return responseOf(answer);
     // Run here with the key the owner may have seen: the log tells whether it ran there before it went away.
     return retry ? responseOf(await parts.runHere(request)) : next();
   };
 }
 
+/**
+ * A session pinned to another node (its harness cannot move) that no node has open goes to that node, which
+ * opens it; undefined when it is pinned to none, or to a node that is not running (this one then refuses it).
+ */
+async function toPinnedNode(
+  brain: Brain,
+  router: CommandRouter,
+  id: string,
+  request: RoutedRequest,
+): Promise<RoutedResponse | undefined> {
+  if (!router.toNode) return undefined;
+  const node = (await brain.record(id).catch(() => undefined))?.pinned?.node;
+  if (!node || node === router.node) return undefined;
+  return router.toNode(node, request);
+}
+
 /** The request id of a nui HITL answer (POST .../respond or DELETE), or undefined for any other request. */
-export function hitlAnswerId(method: string, path: string): string | undefined {
+function hitlAnswerId(method: string, path: string): string | undefined {
   const pathname = new URL(path, "http://x").pathname;
   const id = HITL_ANSWER.exec(pathname)?.[1];
   if (id === undefined || pathname.endsWith("/respond") !== (method === "POST")) return undefined;

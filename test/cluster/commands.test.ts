@@ -160,10 +160,15 @@ describe("cluster commands", () => {
     // While node-a runs it, any node's commands reach it.
     const two = await c.client.prompt(id, "two");
     await waitFor("turn two", async () => settled(await logOf(c, id), two.turn));
+    // Closed on node-a (no owner now): a command through node-c goes to node-a by name, which reopens it.
+    await a.client.close(id);
+    const three = await c.client.prompt(id, "three");
+    await waitFor("turn three", async () => settled(await logOf(c, id), three.turn));
+    expect((await c.client.session(id)).pinned).toMatchObject({ node: "node-a" });
     await a.kill();
     const refused = await waitFor("the refusal", async () => {
       try {
-        await c.client.prompt(id, "three");
+        await c.client.prompt(id, "four");
         throw new Error("node-c ran a prompt of a session pinned to node-a");
       } catch (err) {
         const e = err as ClientError;
@@ -174,7 +179,7 @@ describe("cluster commands", () => {
     });
     expect(refused.status).toBe(409);
     expect(refused.message).toContain("node-a");
-    // Its stored log can still be read anywhere.
-    expect((await logOf(c, id)).filter((e) => e.type === "user.prompt")).toHaveLength(2);
+    // Its stored log can still be read anywhere; nothing of the refused prompt was written.
+    expect((await logOf(c, id)).filter((e) => e.type === "user.prompt")).toHaveLength(3);
   }, 120_000);
 });
