@@ -81,32 +81,31 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
     const method = c.req.method;
     if ((method !== "POST" && method !== "DELETE") || c.req.header(ROUTED)) return next();
     const url = new URL(c.req.url);
-    const headers: Record<string, string> = {};
-    for (const name of FORWARDED_HEADERS) {
-      const value = c.req.header(name);
-      if (value !== undefined) headers[name] = value;
-    }
-    const body = method === "POST" ? await c.req.raw.clone().text() : undefined;
-    const request: RoutedRequest = {
-      method,
-      path: url.pathname + url.search,
-      headers,
-      ...(body ? { body } : {}),
+    // Read only for a request that leaves this node: the body is read again by the route that runs here.
+    const routed = async (): Promise<RoutedRequest> => {
+      const headers: Record<string, string> = {};
+      for (const name of FORWARDED_HEADERS) {
+        const value = c.req.header(name);
+        if (value !== undefined) headers[name] = value;
+      }
+      const body = method === "POST" ? await c.req.raw.clone().text() : undefined;
+      return { method, path: url.pathname + url.search, headers, ...(body ? { body } : {}) };
     };
 
-    const hitl = hitlAnswerId(method, request.path);
+    const hitl = hitlAnswerId(method, url.pathname);
     if (hitl !== undefined) {
       if (parts.pendingHere(hitl)) return next();
       // nui's answer names only the request: find its session, then it goes to the owner like any command.
       const session = await router.locate(hitl);
-      const answer = session ? await router.forward(session, request) : undefined;
+      const answer = session ? await router.forward(session, await routed()) : undefined;
       return answer ? responseOf(answer) : next();
     }
 
     const id = SESSION_COMMAND.exec(url.pathname)?.[1];
     if (!id || brain.liveSession(id)) return next();
+    const request = await routed();
     const retry = method === "POST" && KEYED_COMMAND.test(url.pathname);
-    if (retry && headers[KEY] === undefined) headers[KEY] = `fwd-${randomUUID()}`;
+    if (retry && request.headers[KEY] === undefined) request.headers[KEY] = `fwd-${randomUUID()}`;
     const answer =
       (await router.forward(id, request, { retry })) ?? (await toPinnedNode(brain, router, id, request));
     if (answer) return responseOf(answer);
