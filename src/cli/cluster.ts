@@ -56,7 +56,14 @@ export async function openClusterStore(options: {
   try {
     const ctx = await openNatsContext(nc, options.leaseTtlMs ? { leaseTtlMs: options.leaseTtlMs } : {});
     const store = new NatsSessionStore(ctx, { home: options.home, holder: { node } });
-    const router = new NatsCommandRouter(nc);
+    const ttl = ctx.leaseTtlMs;
+    const router = new NatsCommandRouter(nc, {
+      node,
+      owner: (id) => store.owner(id),
+      // A frozen owner is noticed within a fraction of its lease; it loses the session after one TTL.
+      attemptMs: Math.min(2000, Math.max(250, Math.floor(ttl / 4))),
+      patienceMs: 3 * ttl + 10_000,
+    });
     return { store, router, node, close: () => nc.drain().catch(() => nc.close()) };
   } catch (err) {
     await nc.close().catch(() => {});

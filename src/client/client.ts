@@ -27,6 +27,14 @@ export interface ClientOptions {
   role?: "observer" | "controller";
 }
 
+/** A command's Idempotency-Key: a retry with the same key runs the command once and gets the first answer. */
+export interface CommandOptions {
+  key?: string;
+}
+
+const keyHeader = (options: CommandOptions): Record<string, string> =>
+  options.key ? { "idempotency-key": options.key } : {};
+
 export class BrainClient {
   readonly url: string;
 
@@ -43,12 +51,20 @@ export class BrainClient {
     };
   }
 
-  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  async request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    extraHeaders: Record<string, string> = {},
+  ): Promise<T> {
     let res: Response;
     try {
       res = await fetch(`${this.url}${path}`, {
         method,
-        headers: this.headers(body === undefined ? {} : { "content-type": "application/json" }),
+        headers: this.headers({
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...extraHeaders,
+        }),
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     } catch (err) {
@@ -70,9 +86,11 @@ export class BrainClient {
     params: PathParams<Endpoints[N]["path"]>,
     body?: EndpointBody<N>,
     query = "",
+    headers: Record<string, string> = {},
   ): Promise<EndpointResponse<N>> {
     const { method, path } = ENDPOINTS[name];
-    return this.request(method, `${endpointPath(path, params as Record<string, string>)}${query}`, body);
+    const url = `${endpointPath(path, params as Record<string, string>)}${query}`;
+    return this.request(method, url, body, headers);
   }
 
   whoami() {
@@ -95,24 +113,25 @@ export class BrainClient {
     return this.call("create", {}, body);
   }
 
-  prompt(id: string, text: string, images?: PromptBody["images"]) {
-    return this.call("prompt", { id }, { text, ...(images?.length ? { images } : {}) });
+  prompt(id: string, text: string, images?: PromptBody["images"], options: CommandOptions = {}) {
+    const body = { text, ...(images?.length ? { images } : {}) };
+    return this.call("prompt", { id }, body, "", keyHeader(options));
   }
 
-  steer(id: string, text: string) {
-    return this.call("steer", { id }, { text });
+  steer(id: string, text: string, options: CommandOptions = {}) {
+    return this.call("steer", { id }, { text }, "", keyHeader(options));
   }
 
-  interrupt(id: string) {
-    return this.call("interrupt", { id });
+  interrupt(id: string, options: CommandOptions = {}) {
+    return this.call("interrupt", { id }, undefined, "", keyHeader(options));
   }
 
-  answer(id: string, requestId: string, body: AnswerBody) {
-    return this.call("answer", { id, requestId }, body);
+  answer(id: string, requestId: string, body: AnswerBody, options: CommandOptions = {}) {
+    return this.call("answer", { id, requestId }, body, "", keyHeader(options));
   }
 
-  checkpoint(id: string) {
-    return this.call("checkpoint", { id });
+  checkpoint(id: string, options: CommandOptions = {}) {
+    return this.call("checkpoint", { id }, undefined, "", keyHeader(options));
   }
 
   fork(id: string, checkpoint?: string) {

@@ -21,6 +21,7 @@ import {
 } from "./handoff.js";
 import { type LiveChange, type LiveSession, LiveSessions } from "./live-sessions.js";
 import { PermissionRules } from "./permissions.js";
+import { pinIfUnmovable, refusePinnedElsewhere } from "./pinning.js";
 import { envSecrets, Redactor, type Secret } from "./redact.js";
 import { redactingLog } from "./redacting-log.js";
 import type { HarnessRegistry } from "./registry.js";
@@ -337,9 +338,11 @@ export class Brain {
     const redactor = this.redactor.with(
       sessionSecrets(record, settings, provider, this.options.env ?? process.env),
     );
+    refusePinnedElsewhere(this.options.store, record);
     const raw = await this.options.store.openLog(id);
     const log = redactingLog(raw, redactor);
     try {
+      await pinIfUnmovable(this.options.store, this.options.harnesses.get(record.harness), record);
       if (record.status === "closed") await this.options.store.update(id, { status: "open" });
       const session = await Session.open({
         id,

@@ -10,6 +10,8 @@ export type BrainErrorCode =
   /** Another process holds the session's log. */
   | "locked"
   | "payload_too_large"
+  /** Cluster mode: the session runs only on another node (its harness state cannot move). */
+  | "pinned"
   /** The host failed (disk, a broken file): not the caller's doing. */
   | "brain_error";
 

@@ -164,6 +164,11 @@ export interface HarnessFactory {
    * none. "any" for harnesses whose options only tune the harness itself (a runner's).
    */
   readonly clientOptions?: ClientOptions;
+  /**
+   * Why a session with this config cannot be taken over by another machine (its state is not all in its native
+   * dir and checkpoints), or undefined when it can. Options naming a local directory pin any harness anyway.
+   */
+  pinned?(config: SessionConfig): string | undefined;
   open(options: HarnessOptions): Promise<Harness>;
 }
 

@@ -80,14 +80,16 @@ export class RequestDesk {
     if (!request)
       throw new SessionError("conflict", `no pending ${kind} with id "${event.data.id}" (answered already?)`);
     await this.parts.append([{ ...event, turn: request.turn } as NewEvent]);
-    this.waiters.get(waiterKey(kind, event.data.id))?.(event.data);
+    // The key is the client's bookkeeping, not part of the verdict the harness gets.
+    const { idempotency_key: _, ...verdict } = event.data;
+    this.waiters.get(waiterKey(kind, event.data.id))?.(verdict);
   }
 
   /**
    * A client's answer by request id, in whichever shape it came ({decision} or {answer}): checked against the
    * kind of request it answers, then answered exactly once.
    */
-  async reply(requestId: string, body: AnswerBody, session: string): Promise<void> {
+  async reply(requestId: string, body: AnswerBody, session: string, key?: string): Promise<void> {
     const request = this.parts.pending.list().find((r) => r.id === requestId && r.kind !== "tool.call");
     if (!request) {
       throw new SessionError(
@@ -95,7 +97,10 @@ export class RequestDesk {
         `no pending permission request or question "${requestId}" in session ${session} (answered already, or never asked)`,
       );
     }
-    const reason = body.reason ? { reason: body.reason } : {};
+    const reason = {
+      ...(body.reason ? { reason: body.reason } : {}),
+      ...(key !== undefined ? { idempotency_key: key } : {}),
+    };
     if (request.kind === "permission.requested") {
       if (!("decision" in body)) {
         throw new SessionError(

@@ -14,6 +14,7 @@ import {
 } from "../protocol/events.js";
 import { describeIssues } from "../protocol/frames.js";
 import type { CheckpointManifest } from "./checkpoints/index.js";
+import { CommandKeys } from "./command-keys.js";
 import { SessionError } from "./errors.js";
 import type { EventLog } from "./event-log.js";
 import { type Harness, HarnessError } from "./harness.js";
@@ -43,6 +44,8 @@ export class Session {
   /** Permission requests and questions to the session's clients (asked by the harness or an edge's desk). */
   readonly desk: RequestDesk;
   private readonly toolCalls: ToolCalls;
+  /** Which event recorded each command's idempotency key. */
+  private readonly keys: CommandKeys;
   private closed = false;
   /** A summary-seeded session's history went out with a turn that completed: later prompts go as they are. */
   private preambled = false;
@@ -58,6 +61,7 @@ export class Session {
       permissions: parts.permissions,
       append: (events) => this.append(events),
     });
+    this.keys = new CommandKeys(() => parts.log.read(0));
     this.toolCalls = new ToolCalls({
       pending: this.writer.pending,
       desk: this.desk,
@@ -110,7 +114,7 @@ export class Session {
   }
 
   /** Starts a turn and returns at once; `settled` says how it ended. */
-  async prompt(text: string, input: { images?: PromptImage[] } = {}): Promise<StartedTurn> {
+  async prompt(text: string, input: { images?: PromptImage[]; key?: string } = {}): Promise<StartedTurn> {
     this.assertOpen();
     const images = this.checkImages(input.images);
     this.assertIdle();
@@ -127,7 +131,11 @@ export class Session {
     this.running = turn;
     try {
       await this.append([
-        { type: "user.prompt", turn: turn.id, data: images ? { text, images } : { text } },
+        {
+          type: "user.prompt",
+          turn: turn.id,
+          data: { text, ...(images ? { images } : {}), ...keyed(input.key) },
+        },
         { type: "turn.started", turn: turn.id, data: {} },
       ]);
     } catch (err) {
@@ -150,19 +158,19 @@ export class Session {
     return parsed.data;
   }
 
-  async steer(text: string): Promise<void> {
+  async steer(text: string, key?: string): Promise<void> {
     const turn = this.requireRunning("steer");
     if (!this.parts.factory.supportsSteering) {
       throw new SessionError("bad_request", `harness "${this.parts.harnessName}" does not support steering`);
     }
     const queued = this.parts.factory.steering === "queued" ? { queued: true } : {};
-    await this.append([{ type: "user.steer", turn: turn.id, data: { text, ...queued } }]);
+    await this.append([{ type: "user.steer", turn: turn.id, data: { text, ...queued, ...keyed(key) } }]);
     await this.harness?.steer(text, turn.id);
   }
 
-  async interrupt(): Promise<void> {
+  async interrupt(key?: string): Promise<void> {
     const turn = this.requireRunning("interrupt");
-    await this.append([{ type: "user.interrupt", turn: turn.id, data: {} }]);
+    await this.append([{ type: "user.interrupt", turn: turn.id, data: keyed(key) }]);
     // The harness hears of the interrupt before its waiting tool calls are cancelled, so it does not take a
     // cancelled result for a reason to ask the model again.
     const interrupting = this.harness?.interrupt(turn.id);
@@ -171,7 +179,7 @@ export class Session {
   }
 
   /** Checkpoints the native state between turns. */
-  async checkpoint(): Promise<CheckpointManifest> {
+  async checkpoint(key?: string): Promise<CheckpointManifest> {
     this.assertOpen();
     if (this.running)
       throw new SessionError("conflict", "a checkpoint is taken between turns: wait for the turn to settle");
@@ -181,7 +189,9 @@ export class Session {
     const secrets = this.parts.provider.api_key ? [this.parts.provider.api_key] : [];
     const manifest = await this.parts.checkpoints.create(this.parts.nativeDir, files, { secrets });
     const listed = manifest.files.map(({ path, size, append_only }) => ({ path, size, append_only }));
-    await this.append([{ type: "checkpoint.created", data: { id: manifest.id, files: listed } }]);
+    await this.append([
+      { type: "checkpoint.created", data: { id: manifest.id, files: listed, ...keyed(key) } },
+    ]);
     return manifest;
   }
 
@@ -191,8 +201,13 @@ export class Session {
   }
 
   /** A client's answer by request id, checked against the kind of request it answers. */
-  reply(requestId: string, body: AnswerBody): Promise<void> {
-    return this.desk.reply(requestId, body, this.parts.id);
+  reply(requestId: string, body: AnswerBody, key?: string): Promise<void> {
+    return this.desk.reply(requestId, body, this.parts.id, key);
+  }
+
+  /** The event that recorded the command sent with this idempotency key, if one ran (on any node). */
+  commandEvent(key: string): Promise<SessionEvent | undefined> {
+    return this.keys.find(key);
   }
 
   async close(): Promise<void> {
@@ -276,8 +291,10 @@ export class Session {
     if (this.running === turn) this.harness?.interrupt(turn.id).catch(() => {});
   }
 
-  private append(events: NewEvent[]): Promise<SessionEvent[]> {
-    return this.writer.append(events);
+  private async append(events: NewEvent[]): Promise<SessionEvent[]> {
+    const written = await this.writer.append(events);
+    this.keys.observe(written);
+    return written;
   }
 
   private async ensureHarness(): Promise<Harness> {
@@ -363,3 +380,5 @@ export class Session {
     if (this.closed) throw new SessionError("conflict", `session ${this.parts.id} is closed`);
   }
 }
+
+const keyed = (key: string | undefined) => (key === undefined ? {} : { idempotency_key: key });

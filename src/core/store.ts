@@ -33,6 +33,8 @@ export interface SessionStore {
     after: number | undefined,
     listener: (events: SessionEvent[]) => void,
   ): Promise<() => void>;
+  /** Cluster mode: this node's name. A session whose harness cannot move stays on the node that first ran it. */
+  readonly node?: string;
   /** Checkpoint every session after each completed turn (cluster mode: another node may have to take over). */
   readonly checkpointEveryTurn?: boolean;
   /** The session's checkpoints when the store keeps them itself (cluster); else files in paths(id).checkpoints. */

@@ -19,6 +19,10 @@ export const ApiErrorCode = z.enum([
   "payload_too_large",
   "unsupported_media_type",
   "brain_error",
+  /** Cluster mode: the session's owner did not answer while its lease stayed alive; retry with the same key. */
+  "unavailable",
+  /** Cluster mode: the session's harness state lives on one node only and cannot be taken over elsewhere. */
+  "pinned",
 ]);
 export const ApiErrorBody = z.strictObject({
   error: z.strictObject({

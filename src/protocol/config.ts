@@ -11,6 +11,8 @@ export const HarnessEntry = z.strictObject({
   /** One process serves every session of this harness, one attachment each. */
   shared: z.boolean().optional(),
   steering: z.boolean().optional(),
+  /** false: the runner keeps state outside its native dir; in cluster mode its sessions stay on one node. */
+  movable: z.boolean().optional(),
 });
 
 /** Where the model is. The key itself is read from the environment variable `api_key_env`, never stored. */

@@ -42,6 +42,12 @@ export interface Endpoint {
   headers?: Record<string, string>;
 }
 
+/** Commands take an Idempotency-Key (src/server/idempotency.ts): a retry with the same key runs once. */
+const IDEMPOTENT = {
+  "Idempotency-Key":
+    "a client-chosen id for this command (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key (after a timeout, on any node) does not run it again and gets the first answer",
+};
+
 const SEQ_QUERY = {
   after: "events with seq greater than this (default 0)",
   limit: "at most this many (default 1000)",
@@ -127,6 +133,7 @@ export const ENDPOINTS = {
     response: TurnStartedBody,
     status: 202,
     drive: true,
+    headers: IDEMPOTENT,
   },
   steer: {
     method: "POST",
@@ -137,6 +144,7 @@ export const ENDPOINTS = {
     response: Ok,
     status: 202,
     drive: true,
+    headers: IDEMPOTENT,
   },
   interrupt: {
     method: "POST",
@@ -146,6 +154,7 @@ export const ENDPOINTS = {
     response: Ok,
     status: 202,
     drive: true,
+    headers: IDEMPOTENT,
   },
   answer: {
     method: "POST",
@@ -156,6 +165,7 @@ export const ENDPOINTS = {
     body: AnswerBody,
     response: Ok,
     drive: true,
+    headers: IDEMPOTENT,
   },
   checkpoint: {
     method: "POST",
@@ -165,6 +175,7 @@ export const ENDPOINTS = {
     response: CheckpointView,
     status: 201,
     drive: true,
+    headers: IDEMPOTENT,
   },
   fork: {
     method: "POST",

@@ -10,6 +10,13 @@ export const TurnStatus = z.enum(["completed", "interrupted", "failed"]);
 
 const empty = z.strictObject({});
 
+/**
+ * The Idempotency-Key a client sent with the command this event records (prompt, steer, interrupt, answer,
+ * checkpoint): the log is where a repeated key finds the first answer, on whichever node it lands.
+ */
+export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
+const keyed = { idempotency_key: z.string().regex(IDEMPOTENCY_KEY).optional() };
+
 /** An image sent with a prompt, for harnesses that take them: base64 `data` or a file `path`, not both. */
 export const PromptImage = z
   .strictObject({
@@ -34,9 +41,9 @@ export const EventData = {
   }),
   "session.closed": empty,
   "session.recovered": z.strictObject({ reason: z.string() }),
-  "user.prompt": z.strictObject({ text: z.string(), images: z.array(PromptImage).optional() }),
-  "user.steer": z.strictObject({ text: z.string(), queued: z.boolean().optional() }),
-  "user.interrupt": empty,
+  "user.prompt": z.strictObject({ text: z.string(), images: z.array(PromptImage).optional(), ...keyed }),
+  "user.steer": z.strictObject({ text: z.string(), queued: z.boolean().optional(), ...keyed }),
+  "user.interrupt": z.strictObject({ ...keyed }),
   "turn.started": empty,
   "assistant.delta": DeltaData,
   "assistant.message": MessageData,
@@ -52,6 +59,7 @@ export const EventData = {
     id: z.string(),
     decision: z.enum(["allow", "deny"]),
     reason: z.string().optional(),
+    ...keyed,
   }),
   "question.requested": z.strictObject({
     id: z.string(),
@@ -66,10 +74,15 @@ export const EventData = {
     /** A short label for this one question (nui's `header`). */
     header: z.string().optional(),
   }),
-  "question.answered": z.strictObject({ id: z.string(), answer: z.string(), reason: z.string().optional() }),
+  "question.answered": z.strictObject({
+    id: z.string(),
+    answer: z.string(),
+    reason: z.string().optional(),
+    ...keyed,
+  }),
   image: z.strictObject({ mime_type: z.string(), data: z.string() }),
   "turn.settled": z.strictObject({ status: TurnStatus, error: ErrorInfo.optional() }),
-  "checkpoint.created": z.strictObject({ id: z.string(), files: z.array(NativeFile) }),
+  "checkpoint.created": z.strictObject({ id: z.string(), files: z.array(NativeFile), ...keyed }),
   /**
    * The harness compacted its context: from here on, the model sees `summary` in place of everything before it.
    * Kept so the conversation can be rebuilt or handed to another harness as the model saw it.

@@ -35,6 +35,11 @@ export const SessionRecord = z.strictObject({
     .optional(),
   /** Whose session this is when a daemon serves several tenants; absent means "default". */
   tenant: z.string().optional(),
+  /**
+   * Cluster mode: the session's harness keeps state that cannot move to another node (a local path, a runner
+   * whose state is not in its checkpoints), so it runs only on `node`, the one that first ran it.
+   */
+  pinned: z.strictObject({ node: z.string(), reason: z.string() }).optional(),
   /** The session's own MCP servers; their tools are bound to it as `server__tool`. */
   mcp_servers: McpServers.optional(),
 });

@@ -59,8 +59,19 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
-/** Serves other nodes' commands for every session while it is open here. Returns the stop function. */
+/** The session open here in which a permission request or question with this id is pending. */
+function pendingIn(brain: Brain, requestId: string): string | undefined {
+  return brain.liveSessions().find((live) => live.session.pendingRequests().some((r) => r.id === requestId))
+    ?.session.id;
+}
+
+/**
+ * Serves other nodes' commands for every session while it is open here, and the HITL answers (by request id)
+ * for the requests pending here. Returns the stop function.
+ */
 function serveOwned(brain: Brain, router: CommandRouter, app: App): () => void {
+  const stopHitl = router.serveLocate((requestId) => pendingIn(brain, requestId));
+  const stopNode = router.serveNode?.((request) => runHere(app, request)) ?? (() => {});
   const serving = new Map<string, () => void>();
   const serve = (id: string) => {
     serving.get(id)?.();
@@ -78,6 +89,8 @@ function serveOwned(brain: Brain, router: CommandRouter, app: App): () => void {
   });
   return () => {
     unsubscribe();
+    stopHitl();
+    stopNode();
     for (const stop of serving.values()) stop();
     serving.clear();
   };
@@ -154,7 +167,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     homes: options.home ? homesOf(options.home) : [],
     redact: (text) => options.brain.redactor.redact(text),
     ...(options.onError ? { onError: options.onError } : {}),
-    ...(options.router ? { before: forwardToOwner(brain, options.router) } : {}),
+    ...(options.router
+      ? {
+          before: forwardToOwner({
+            brain,
+            router: options.router,
+            // `app` is built by now: the middleware only runs on requests.
+            runHere: (request) => runHere(app, request),
+            pendingHere: (id) => pendingIn(brain, id) !== undefined,
+          }),
+        }
+      : {}),
   });
   const stopServing = options.router ? serveOwned(brain, options.router, app) : () => {};
   const server = await new Promise<Server>((resolve, reject) => {

@@ -14,6 +14,8 @@ const STATUS: Record<ApiErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   brain_error: 500,
+  unavailable: 503,
+  pinned: 409,
 };
 
 export class ApiError extends Error {
@@ -46,6 +48,7 @@ const FROM_CORE: Record<BrainErrorCode, ApiErrorCode> = {
   // Another process (a `brain run`) has the session open: it is busy, not broken.
   locked: "conflict",
   payload_too_large: "payload_too_large",
+  pinned: "pinned",
   brain_error: "brain_error",
 };
 

@@ -1,24 +1,147 @@
 // Commands to a session's owner by NATS request-reply: the owner subscribes to `<prefix>.cmd.<session>` while
 // the session is open on it, so a request reaches whichever node owns it now, and "no responders" means none
-// does (the sender then claims it itself).
+// does (the sender then claims it itself). An owner that is frozen (SIGSTOP, a stalled VM) keeps its
+// subscription, so a request to it goes unanswered: it is asked again in short attempts, for as long as the
+// session's lease says that node still owns it; once the lease has expired the command runs on this node.
 import { type NatsConnection, NoRespondersError, RequestError, TimeoutError } from "@nats-io/transport-node";
+import { sleep } from "../core/sleep.js";
 import { errorMessage } from "../store/nats/errors.js";
-import type { CommandRouter, RoutedRequest, RoutedResponse } from "./routing.js";
+import { ApiError } from "./errors.js";
+import type { CommandRouter, ForwardOptions, RoutedRequest, RoutedResponse } from "./routing.js";
+
+export interface NatsCommandRouterOptions {
+  /** Subjects start with this (default "brain"). */
+  prefix?: string;
+  /** This node's name: it serves `<prefix>.node.<name>`, where commands for sessions pinned to it go. */
+  node?: string;
+  /** The node whose lease holds the session now, if any (the store's lease bucket). */
+  owner?: (session: string) => Promise<string | undefined>;
+  /**
+   * How long one attempt of a retryable (keyed) command waits for the owner before the lease is looked at (ms).
+   * Commands answer at once (a prompt starts a turn), so a live owner answers well within it.
+   */
+  attemptMs?: number;
+  /** How long an unkeyed command (one that must not be sent twice) waits for the owner (ms). */
+  timeoutMs?: number;
+  /** How long finding the node with a HITL request pending may take before it counts as pending nowhere (ms). */
+  locateMs?: number;
+  /** How long a keyed command keeps trying an owner whose lease stays alive before giving up (ms). */
+  patienceMs?: number;
+}
 
 export class NatsCommandRouter implements CommandRouter {
+  private readonly prefix: string;
+  private readonly attemptMs: number;
+  private readonly timeoutMs: number;
+  private readonly patienceMs: number;
+  private readonly locateMs: number;
+
   constructor(
     private readonly nc: NatsConnection,
-    private readonly prefix = "brain",
-    /** How long a forwarded command may take on the owner (commands answer at once: a prompt starts a turn). */
-    private readonly timeoutMs = 10_000,
-  ) {}
+    private readonly options: NatsCommandRouterOptions = {},
+  ) {
+    this.prefix = options.prefix ?? "brain";
+    this.node = options.node;
+    this.attemptMs = options.attemptMs ?? 2000;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.patienceMs = options.patienceMs ?? 60_000;
+    this.locateMs = options.locateMs ?? 2000;
+  }
 
   private subject(session: string): string {
     return `${this.prefix}.cmd.${session}`;
   }
 
   serve(session: string, handle: (request: RoutedRequest) => Promise<RoutedResponse>): () => void {
-    const sub = this.nc.subscribe(this.subject(session), {
+    return this.subscribe(this.subject(session), handle);
+  }
+
+  readonly node: string | undefined;
+
+  /** Commands sent to this node by name (sessions pinned to it that it does not have open). */
+  serveNode(handle: (request: RoutedRequest) => Promise<RoutedResponse>): () => void {
+    if (!this.node) return () => {};
+    return this.subscribe(this.nodeSubject(this.node), handle);
+  }
+
+  /** The named node's answer; undefined when that node is not running. */
+  async toNode(node: string, request: RoutedRequest): Promise<RoutedResponse | undefined> {
+    try {
+      const reply = await this.nc.request(this.nodeSubject(node), JSON.stringify(request), {
+        timeout: this.timeoutMs,
+      });
+      return reply.json<RoutedResponse>();
+    } catch (err) {
+      if (isNoResponders(err) || isTimeout(err)) return undefined;
+      throw err;
+    }
+  }
+
+  private nodeSubject(node: string): string {
+    // A node name may hold dots (a host name): one subject token, whatever it is.
+    return `${this.prefix}.node.${node.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+  }
+
+  /** Every node answers for the HITL requests pending here; the others stay silent. */
+  serveLocate(find: (requestId: string) => string | undefined): () => void {
+    const sub = this.nc.subscribe(`${this.prefix}.locate`, {
+      callback: (err, msg) => {
+        if (err) return;
+        const session = find(msg.string());
+        if (session !== undefined) msg.respond(session);
+      },
+    });
+    return () => sub.unsubscribe();
+  }
+
+  async locate(requestId: string): Promise<string | undefined> {
+    try {
+      // Answered from memory at once: the wait is only for the case where no node has it.
+      const reply = await this.nc.request(`${this.prefix}.locate`, requestId, { timeout: this.locateMs });
+      return reply.string() || undefined;
+    } catch (err) {
+      if (isNoResponders(err) || isTimeout(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async forward(
+    session: string,
+    request: RoutedRequest,
+    options: ForwardOptions = {},
+  ): Promise<RoutedResponse | undefined> {
+    const giveUpAt = Date.now() + this.patienceMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const reply = await this.nc.request(this.subject(session), JSON.stringify(request), {
+          timeout: options.retry ? this.attemptMs : this.timeoutMs,
+        });
+        return reply.json<RoutedResponse>();
+      } catch (err) {
+        if (isNoResponders(err)) return undefined;
+        if (!isTimeout(err)) throw err;
+      }
+      // Unanswered. Without a key a second try could run the command twice: the owner counts as gone.
+      if (!options.retry || !this.options.owner) return undefined;
+      const owner = await this.options.owner(session).catch(() => "(unknown: NATS did not answer)");
+      // The lease has run out: the owner is gone (or frozen past its lease); this node takes the session.
+      if (owner === undefined) return undefined;
+      if (Date.now() >= giveUpAt) {
+        throw new ApiError(
+          "unavailable",
+          `session ${session}: its owner, node ${owner}, did not answer ${attempt} tries over ${this.patienceMs} ms while its lease stayed alive; retry with the same Idempotency-Key`,
+        );
+      }
+      // The owner may be frozen: its lease expires within a TTL, then the next try finds no owner.
+      await sleep(Math.min(200, this.attemptMs / 4));
+    }
+  }
+
+  private subscribe(
+    subject: string,
+    handle: (request: RoutedRequest) => Promise<RoutedResponse>,
+  ): () => void {
+    const sub = this.nc.subscribe(subject, {
       callback: (err, msg) => {
         if (err) return;
         void (async () => {
@@ -40,25 +163,10 @@ export class NatsCommandRouter implements CommandRouter {
     });
     return () => sub.unsubscribe();
   }
+}
 
-  async forward(session: string, request: RoutedRequest): Promise<RoutedResponse | undefined> {
-    try {
-      const reply = await this.nc.request(this.subject(session), JSON.stringify(request), {
-        timeout: this.timeoutMs,
-      });
-      return reply.json<RoutedResponse>();
-    } catch (err) {
-      // Nobody owns it (or its owner stopped answering): the command runs on this node, which claims it.
-      if (
-        isNoResponders(err) ||
-        err instanceof TimeoutError ||
-        (err as Error).cause instanceof TimeoutError
-      ) {
-        return undefined;
-      }
-      throw err;
-    }
-  }
+function isTimeout(err: unknown): boolean {
+  return err instanceof TimeoutError || (err as Error)?.cause instanceof TimeoutError;
 }
 
 function isNoResponders(err: unknown): boolean {

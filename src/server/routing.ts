@@ -1,6 +1,7 @@
 // Cluster mode: a command for a session another node owns goes to that node. The daemon serves, for each
 // session it has open, the commands that other nodes forward; and forwards to the owner a command for a
 // session it does not have open. What carries them (NATS request-reply) is the router's business.
+import { randomUUID } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 import type { Brain } from "../core/brain.js";
 
@@ -19,47 +20,129 @@ export interface RoutedResponse {
   body: string;
 }
 
+export interface ForwardOptions {
+  /** The request carries an Idempotency-Key: it may be sent again when the owner does not answer in time. */
+  retry?: boolean;
+}
+
 export interface CommandRouter {
   /** Serves the commands other nodes forward for `session` (open here). Returns the stop function. */
   serve(session: string, handle: (request: RoutedRequest) => Promise<RoutedResponse>): () => void;
   /** The owner's answer; undefined when no node serves the session now (it has no live owner). */
-  forward(session: string, request: RoutedRequest): Promise<RoutedResponse | undefined>;
+  forward(
+    session: string,
+    request: RoutedRequest,
+    options?: ForwardOptions,
+  ): Promise<RoutedResponse | undefined>;
+  /**
+   * Answers, for a HITL request id pending on this node, its session (`find` returns undefined for the others,
+   * which this node leaves to the node that has them). Returns the stop function.
+   */
+  serveLocate(find: (requestId: string) => string | undefined): () => void;
+  /** The session a HITL request is pending in, on whichever node; undefined when it is pending nowhere. */
+  locate(requestId: string): Promise<string | undefined>;
+  /** This node's name, when it can be sent commands by name. */
+  readonly node?: string | undefined;
+  /** Serves the commands sent to this node by name. Returns the stop function. */
+  serveNode?(handle: (request: RoutedRequest) => Promise<RoutedResponse>): () => void;
+  /** The named node's answer; undefined when it is not running. */
+  toNode?(node: string, request: RoutedRequest): Promise<RoutedResponse | undefined>;
 }
 
 /** Set on a forwarded request: the node that got it runs it, never forwards it again. */
 export const ROUTED = "x-brain-routed";
-const FORWARDED_HEADERS = ["authorization", "content-type", "x-brain-client", "x-brain-role"];
+const KEY = "idempotency-key";
+const FORWARDED_HEADERS = ["authorization", "content-type", "x-brain-client", "x-brain-role", KEY];
 const SESSION_COMMAND = /^\/v1\/sessions\/([A-Za-z0-9_-]{1,64})(?:\/|$)/;
+/** The commands that take an Idempotency-Key (src/protocol/endpoints.ts): safe to send again. */
+const KEYED_COMMAND =
+  /^\/v1\/sessions\/[A-Za-z0-9_-]{1,64}\/(?:prompt|steer|interrupt|checkpoints|requests\/[^/]+)$/;
+/** nui's HITL answers (respond, cancel): by request id, on whichever node has the request pending. */
+const HITL_ANSWER = /^(?:\/nui\/[^/]+)?\/api\/hitl\/requests\/([^/]+?)(?:\/respond)?$/;
+
+export interface ForwardParts {
+  brain: Brain;
+  router: CommandRouter;
+  /** Runs a request on this node's app, as a forwarded one (never forwarded again). */
+  runHere(request: RoutedRequest): Promise<RoutedResponse>;
+  /** Whether a HITL request with this id is pending in a session open here. */
+  pendingHere(requestId: string): boolean;
+}
 
 /**
  * Forwards a command (any POST or DELETE under /v1/sessions/ID) for a session that is not open here to the node
- * that has it open. Without a live owner the command runs here, which claims the session.
+ * that has it open. Without a live owner the command runs here, which claims the session. A command that takes
+ * an Idempotency-Key gets one when its client sent none, so that trying a frozen owner again, and then running
+ * it here, cannot run it twice.
  */
-export function forwardToOwner(brain: Brain, router: CommandRouter): MiddlewareHandler {
+export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
+  const { brain, router } = parts;
   return async (c, next) => {
     const method = c.req.method;
     if ((method !== "POST" && method !== "DELETE") || c.req.header(ROUTED)) return next();
     const url = new URL(c.req.url);
+    // Read only for a request that leaves this node: the body is read again by the route that runs here.
+    const routed = async (): Promise<RoutedRequest> => {
+      const headers: Record<string, string> = {};
+      for (const name of FORWARDED_HEADERS) {
+        const value = c.req.header(name);
+        if (value !== undefined) headers[name] = value;
+      }
+      const body = method === "POST" ? await c.req.raw.clone().text() : undefined;
+      return { method, path: url.pathname + url.search, headers, ...(body ? { body } : {}) };
+    };
+
+    const hitl = hitlAnswerId(method, url.pathname);
+    if (hitl !== undefined) {
+      if (parts.pendingHere(hitl)) return next();
+      // nui's answer names only the request: find its session, then it goes to the owner like any command.
+      const session = await router.locate(hitl);
+      const answer = session ? await router.forward(session, await routed()) : undefined;
+      return answer ? responseOf(answer) : next();
+    }
+
     const id = SESSION_COMMAND.exec(url.pathname)?.[1];
     if (!id || brain.liveSession(id)) return next();
-    const headers: Record<string, string> = {};
-    for (const name of FORWARDED_HEADERS) {
-      const value = c.req.header(name);
-      if (value !== undefined) headers[name] = value;
-    }
-    const body = method === "POST" ? await c.req.raw.clone().text() : undefined;
-    const answer = await router.forward(id, {
-      method,
-      path: url.pathname + url.search,
-      headers,
-      ...(body ? { body } : {}),
-    });
-    if (!answer) return next();
-    return new Response(answer.body || null, {
-      status: answer.status,
-      headers: answer.contentType ? { "content-type": answer.contentType } : {},
-    });
+    const request = await routed();
+    const retry = method === "POST" && KEYED_COMMAND.test(url.pathname);
+    if (retry && request.headers[KEY] === undefined) request.headers[KEY] = `fwd-${randomUUID()}`;
+    const answer =
+      (await router.forward(id, request, { retry })) ?? (await toPinnedNode(brain, router, id, request));
+    if (answer) return responseOf(answer);
+    // Run here with the key the owner may have seen: the log tells whether it ran there before it went away.
+    return retry ? responseOf(await parts.runHere(request)) : next();
   };
+}
+
+/**
+ * A session pinned to another node (its harness cannot move) that no node has open goes to that node, which
+ * opens it; undefined when it is pinned to none, or to a node that is not running (this one then refuses it).
+ */
+async function toPinnedNode(
+  brain: Brain,
+  router: CommandRouter,
+  id: string,
+  request: RoutedRequest,
+): Promise<RoutedResponse | undefined> {
+  if (!router.toNode) return undefined;
+  const node = (await brain.record(id).catch(() => undefined))?.pinned?.node;
+  if (!node || node === router.node) return undefined;
+  return router.toNode(node, request);
+}
+
+/** The request id of a nui HITL answer (POST .../respond or DELETE), or undefined for any other request. */
+function hitlAnswerId(method: string, path: string): string | undefined {
+  const pathname = new URL(path, "http://x").pathname;
+  const id = HITL_ANSWER.exec(pathname)?.[1];
+  if (id === undefined || pathname.endsWith("/respond") !== (method === "POST")) return undefined;
+  return decodeURIComponent(id);
+}
+
+function responseOf(answer: RoutedResponse): Response {
+  return new Response(answer.body || null, {
+    status: answer.status,
+    headers: answer.contentType ? { "content-type": answer.contentType } : {},
+  });
 }
 
 /** Runs a forwarded request on this node's own app, as if its client had called here. */

@@ -21,6 +21,7 @@ import type { AgentCatalog } from "./agents.js";
 import { DEFAULT_TENANT, type Principal } from "./auth/tokens.js";
 import type { ControlLeases } from "./control.js";
 import { ApiError, inField, notFound } from "./errors.js";
+import { IDEMPOTENCY_HEADER, IdempotentCommands } from "./idempotency.js";
 
 export interface SessionServiceParts {
   brain: Brain;
@@ -37,6 +38,8 @@ export interface Caller extends Principal {
 const tenantOf = (owner: { tenant?: string }) => owner.tenant ?? DEFAULT_TENANT;
 
 export class SessionService {
+  private readonly commands = new IdempotentCommands();
+
   constructor(private readonly parts: SessionServiceParts) {}
 
   get brain(): Brain {
@@ -67,7 +70,8 @@ export class SessionService {
     return this.attach(record).catch((err: unknown) => {
       if (err instanceof ApiError && err.code === "conflict") return undefined;
       // Another process (a `brain run`) or another cluster node writes the log: watch its stored events.
-      if (err instanceof BrainError && err.code === "locked") return undefined;
+      // Or its harness cannot move here (pinned to another node): its stored events can still be read.
+      if (err instanceof BrainError && (err.code === "locked" || err.code === "pinned")) return undefined;
       throw err;
     });
   }
@@ -129,18 +133,41 @@ export class SessionService {
     id: string,
     text: string,
     images?: PromptBody["images"],
+    key?: string,
   ): Promise<{ turn: string; session: string }> {
     const session = await this.drive(caller, id);
-    const started = await session.prompt(text, images?.length ? { images } : {});
-    return { turn: started.turn, session: id };
+    return this.commands.run(
+      session,
+      key,
+      ["user.prompt"],
+      async () => {
+        const input = { ...(images?.length ? { images } : {}), ...(key ? { key } : {}) };
+        return { turn: (await session.prompt(text, input)).turn, session: id };
+      },
+      (earlier) => ({ turn: earlier.turn!, session: id }),
+    );
   }
 
-  async steer(caller: Caller, id: string, text: string): Promise<void> {
-    await (await this.drive(caller, id)).steer(text);
+  async steer(caller: Caller, id: string, text: string, key?: string): Promise<void> {
+    const session = await this.drive(caller, id);
+    await this.commands.run(
+      session,
+      key,
+      ["user.steer"],
+      () => session.steer(text, key),
+      () => {},
+    );
   }
 
-  async interrupt(caller: Caller, id: string): Promise<void> {
-    await (await this.drive(caller, id)).interrupt();
+  async interrupt(caller: Caller, id: string, key?: string): Promise<void> {
+    const session = await this.drive(caller, id);
+    await this.commands.run(
+      session,
+      key,
+      ["user.interrupt"],
+      () => session.interrupt(key),
+      () => {},
+    );
   }
 
   /**
@@ -153,16 +180,42 @@ export class SessionService {
     id: string,
     requestId: string,
     body: AnswerBody,
-    { command = true }: { command?: boolean } = {},
+    { command = true, key }: { command?: boolean; key?: string } = {},
   ): Promise<void> {
     const session = command ? await this.drive(caller, id) : await this.live(caller, id);
-    await session.reply(requestId, body);
+    await this.commands.run(
+      session,
+      key,
+      ["permission.resolved", "question.answered"],
+      () => session.reply(requestId, body, key),
+      (earlier) => {
+        if ((earlier.data as { id: string }).id !== requestId) {
+          throw new ApiError(
+            "conflict",
+            `${IDEMPOTENCY_HEADER} "${key}" answered request "${(earlier.data as { id: string }).id}", not "${requestId}"; send a new key for a new answer`,
+            IDEMPOTENCY_HEADER,
+          );
+        }
+      },
+    );
   }
 
-  async checkpoint(caller: Caller, id: string): Promise<CheckpointView> {
-    const manifest = await (await this.drive(caller, id)).checkpoint();
-    const files = manifest.files.map(({ path, size, append_only }) => ({ path, size, append_only }));
-    return { id: manifest.id, files };
+  async checkpoint(caller: Caller, id: string, key?: string): Promise<CheckpointView> {
+    const session = await this.drive(caller, id);
+    return this.commands.run(
+      session,
+      key,
+      ["checkpoint.created"],
+      async () => {
+        const manifest = await session.checkpoint(key);
+        const files = manifest.files.map(({ path, size, append_only }) => ({ path, size, append_only }));
+        return { id: manifest.id, files };
+      },
+      (earlier) => {
+        const data = earlier.data as CheckpointView;
+        return { id: data.id, files: data.files };
+      },
+    );
   }
 
   async fork(caller: Caller, id: string, checkpoint = "latest"): Promise<SessionView> {

@@ -24,6 +24,7 @@ export function piRunnerPath(): string {
 interface Runner extends RunnerCommand {
   shared?: boolean;
   steering?: boolean;
+  movable?: boolean;
 }
 
 function entryRunner(name: string, entry: HarnessEntry, dir: string): Runner {
@@ -37,6 +38,7 @@ function entryRunner(name: string, entry: HarnessEntry, dir: string): Runner {
     ...(entry.env ? { env: entry.env } : {}),
     ...(entry.shared !== undefined ? { shared: entry.shared } : {}),
     ...(entry.steering !== undefined ? { steering: entry.steering } : {}),
+    ...(entry.movable !== undefined ? { movable: entry.movable } : {}),
   };
 }
 
@@ -58,9 +60,10 @@ export const runnerFamily: FamilyDescriptor = {
   capabilities: { steering: "per-harness", images: false, sharedHost: "per-harness" },
   factories: (ctx) =>
     configuredRunners(ctx).map(
-      ({ shared, steering, ...runner }) =>
+      ({ shared, steering, movable, ...runner }) =>
         new ProcessFactory({
           ...runner,
+          ...(movable !== undefined ? { movable } : {}),
           ...(shared !== undefined ? { shared } : {}),
           ...(ctx.warmRunners ? {} : { spares: 0 }),
           ...(steering !== undefined ? { supportsSteering: steering } : {}),

@@ -21,6 +21,8 @@ export interface ProcessHarnessSpec extends RunnerCommand {
   spares?: number;
   supportsSteering?: boolean;
   timeouts?: Partial<AttachmentTimeouts>;
+  /** false: the runner keeps state outside its native dir, so its sessions cannot move to another node. */
+  movable?: boolean;
 }
 
 export class ProcessFactory implements HarnessFactory {
@@ -40,6 +42,12 @@ export class ProcessFactory implements HarnessFactory {
     if (!Number.isInteger(spares) || spares < 0)
       throw new Error(`harness "${spec.name}": spares must be a whole number ≥ 0, got ${spares}`);
     if (!spec.shared && spares > 0) this.pool = new SparePool(() => new RunnerProcess(spec), spares);
+  }
+
+  pinned(): string | undefined {
+    return this.spec.movable === false
+      ? `harness "${this.name}" is configured with movable: false (its runner keeps state outside its checkpoints)`
+      : undefined;
   }
 
   async open(options: HarnessOptions): Promise<Harness> {

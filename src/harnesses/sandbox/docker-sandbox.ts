@@ -58,6 +58,10 @@ export class SandboxableFactory implements HarnessFactory {
     if (isDescribable(plain)) this.describe = (cache) => plain.describe(cache);
   }
 
+  pinned(config: HarnessOptions["config"]): string | undefined {
+    return this.plain.pinned?.(config);
+  }
+
   async open(options: HarnessOptions): Promise<Harness> {
     const sandbox = sandboxOptions(options.config.options, this.name);
     if (sandbox.sandbox === "none") return this.plain.open(withoutSandboxOptions(options));

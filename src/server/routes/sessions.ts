@@ -14,6 +14,7 @@ import { promptTooLarge } from "../../protocol/runner.js";
 import type { AgentCatalog } from "../agents.js";
 import { DEFAULT_TENANT } from "../auth/tokens.js";
 import { ApiError } from "../errors.js";
+import { IDEMPOTENCY_HEADER, idempotencyKey } from "../idempotency.js";
 import type { SessionService } from "../sessions.js";
 import type { RouteContext, RouteDef } from "./route.js";
 
@@ -32,6 +33,7 @@ function framable(text: string): string {
   return text;
 }
 const id = (ctx: RouteContext) => ctx.params.id!;
+const keyOf = (ctx: RouteContext) => idempotencyKey(ctx.header(IDEMPOTENCY_HEADER));
 
 /**
  * A non-negative integer from a query parameter or header, or a 400 naming it. Decimal digits only: Number()
@@ -110,33 +112,36 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
       ...ENDPOINTS.prompt,
       handle: async (ctx) => {
         const body = ctx.body as PromptBody;
-        return sessions.prompt(ctx.caller, id(ctx), framable(body.text), body.images);
+        return sessions.prompt(ctx.caller, id(ctx), framable(body.text), body.images, keyOf(ctx));
       },
     },
     {
       ...ENDPOINTS.steer,
       handle: async (ctx) => {
-        await sessions.steer(ctx.caller, id(ctx), framable((ctx.body as TextBody).text));
+        await sessions.steer(ctx.caller, id(ctx), framable((ctx.body as TextBody).text), keyOf(ctx));
         return ok;
       },
     },
     {
       ...ENDPOINTS.interrupt,
       handle: async (ctx) => {
-        await sessions.interrupt(ctx.caller, id(ctx));
+        await sessions.interrupt(ctx.caller, id(ctx), keyOf(ctx));
         return ok;
       },
     },
     {
       ...ENDPOINTS.answer,
       handle: async (ctx) => {
-        await sessions.answer(ctx.caller, id(ctx), ctx.params.requestId!, ctx.body as AnswerBody);
+        const key = keyOf(ctx);
+        await sessions.answer(ctx.caller, id(ctx), ctx.params.requestId!, ctx.body as AnswerBody, {
+          ...(key ? { key } : {}),
+        });
         return ok;
       },
     },
     {
       ...ENDPOINTS.checkpoint,
-      handle: async (ctx) => sessions.checkpoint(ctx.caller, id(ctx)),
+      handle: async (ctx) => sessions.checkpoint(ctx.caller, id(ctx), keyOf(ctx)),
     },
     {
       ...ENDPOINTS.fork,

@@ -37,6 +37,8 @@ export class NatsSessionStore implements SessionStore {
   readonly root: string;
   /** Any node may have to take a session over: each completed turn is checkpointed into NATS. */
   readonly checkpointEveryTurn = true;
+  /** Sessions whose harness cannot move stay on the node that first ran them: this one, when it was. */
+  readonly node: string;
   /** The leases of the logs this node has open, by session. */
   private readonly leases = new Map<string, Lease>();
   /**
@@ -51,6 +53,7 @@ export class NatsSessionStore implements SessionStore {
   ) {
     this.home = options.home;
     this.root = nodePath.join(options.home, "sessions");
+    this.node = options.holder.node;
   }
 
   paths(id: string): { dir: string; native: string; checkpoints: string } {

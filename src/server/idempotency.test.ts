@@ -1,0 +1,107 @@
+// Idempotency-Key on a single daemon: a retried command with the same key runs once and gets the first answer,
+// whether the retry comes while the first runs, after it, or after the session was closed and reopened (the key
+// is read back from the log, which is what makes it hold across cluster nodes too).
+import { describe, expect, it } from "vitest";
+import type { SessionEvent } from "../protocol/events.js";
+import { collect, raw, settled } from "../testing/http.js";
+import { useTestDaemon } from "../testing/use-daemon.js";
+
+const t = useTestDaemon();
+const admin = () => t.tokens.admin;
+
+async function newSession(body: Record<string, unknown> = { harness: "echo" }) {
+  const res = await raw(t.url, "POST", "/v1/sessions", { token: admin(), body });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.id as string;
+}
+
+async function log(id: string): Promise<SessionEvent[]> {
+  return (await t.client().log(id, 0, 10_000)).events;
+}
+
+const post = (path: string, key: string | undefined, body?: unknown) =>
+  raw(t.url, "POST", path, {
+    token: admin(),
+    ...(body !== undefined ? { body } : {}),
+    ...(key ? { headers: { "Idempotency-Key": key } } : {}),
+  });
+
+describe("Idempotency-Key", () => {
+  it("runs a prompt once: a retry, a concurrent retry and one after a reopen all get the first turn", async () => {
+    const id = await newSession({ harness: "echo", config: { options: { delay_ms: 30 } } });
+    const path = `/v1/sessions/${id}/prompt`;
+    const [a, b] = await Promise.all([
+      post(path, "k-1", { text: "one two three" }),
+      post(path, "k-1", { text: "one two three" }),
+    ]);
+    expect(a.status).toBe(202);
+    expect(b.status).toBe(202);
+    expect(b.body.turn).toBe(a.body.turn);
+    await collect(t.client(), id, settled(a.body.turn as string));
+    expect((await post(path, "k-1", { text: "one two three" })).body.turn).toBe(a.body.turn);
+    // The key lives in the log, not in the daemon's memory: a reopened session still knows it.
+    await t.client().close(id);
+    expect((await post(path, "k-1", { text: "one two three" })).body.turn).toBe(a.body.turn);
+    const prompts = (await log(id)).filter((e) => e.type === "user.prompt");
+    expect(prompts.map((e) => e.data)).toEqual([{ text: "one two three", idempotency_key: "k-1" }]);
+    // A new key is a new prompt.
+    const next = await post(path, "k-2", { text: "again" });
+    expect(next.status).toBe(202);
+    expect(next.body.turn).not.toBe(a.body.turn);
+    await collect(t.client(), id, settled(next.body.turn as string));
+  });
+
+  it("refuses a key reused for another command (409) and a malformed key (400 naming the header)", async () => {
+    const id = await newSession();
+    const first = await post(`/v1/sessions/${id}/prompt`, "same", { text: "hi" });
+    await collect(t.client(), id, settled(first.body.turn as string));
+    const reused = await post(`/v1/sessions/${id}/checkpoints`, "same");
+    expect(reused.status).toBe(409);
+    expect(reused.body.error).toMatchObject({ code: "conflict", field: "Idempotency-Key" });
+    expect((reused.body.error as { message: string }).message).toContain("user.prompt");
+    const bad = await post(`/v1/sessions/${id}/prompt`, "has space", { text: "hi" });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ field: "Idempotency-Key" });
+  });
+
+  it("answers a permission request once: a keyed retry gets ok, an unkeyed second answer 409", async () => {
+    const id = await newSession({
+      harness: "echo",
+      config: { tools: ["echo"] },
+      permissions: { tools: { echo: "ask" } },
+    });
+    const { turn } = await t.client().prompt(id, "echo: hi");
+    const asked = await collect(t.client(), id, (e) => e.type === "permission.requested");
+    const requestId = (asked.at(-1)!.data as { id: string }).id;
+    const path = `/v1/sessions/${id}/requests/${requestId}`;
+    expect((await post(path, "a-1", { decision: "allow" })).status).toBe(200);
+    expect((await post(path, "a-1", { decision: "allow" })).status).toBe(200);
+    expect((await post(path, undefined, { decision: "deny" })).status).toBe(409);
+    await collect(t.client(), id, settled(turn));
+    const resolved = (await log(id)).filter((e) => e.type === "permission.resolved");
+    expect(resolved.map((e) => e.data)).toEqual([
+      { id: requestId, decision: "allow", idempotency_key: "a-1" },
+    ]);
+  });
+
+  it("checkpoints once per key, and a steer and an interrupt with keys are logged once", async () => {
+    const id = await newSession({ harness: "echo", config: { options: { delay_ms: 60 } } });
+    const { turn } = await t.client().prompt(id, "one two three four five six seven eight nine ten");
+    await collect(t.client(), id, (e) => e.type === "assistant.delta");
+    for (let i = 0; i < 2; i++) {
+      expect((await post(`/v1/sessions/${id}/steer`, "s-1", { text: "left" })).status).toBe(202);
+    }
+    for (let i = 0; i < 2; i++) {
+      expect((await post(`/v1/sessions/${id}/interrupt`, "i-1")).status).toBe(202);
+    }
+    await collect(t.client(), id, settled(turn));
+    const one = await post(`/v1/sessions/${id}/checkpoints`, "c-1");
+    const two = await post(`/v1/sessions/${id}/checkpoints`, "c-1");
+    expect(one.status).toBe(201);
+    expect(two.body).toEqual(one.body);
+    const events = await log(id);
+    expect(events.filter((e) => e.type === "user.steer")).toHaveLength(1);
+    expect(events.filter((e) => e.type === "user.interrupt")).toHaveLength(1);
+    expect(events.filter((e) => e.type === "checkpoint.created")).toHaveLength(1);
+  });
+});

@@ -1,0 +1,63 @@
+// Idempotency-Key on commands (prompt, steer, interrupt, answers, checkpoint): a client retrying after an
+// ambiguous failure sends the same key and gets the first answer instead of a second run. Whether a key ran is
+// read from the session's log (src/core/command-keys.ts), so it holds across nodes and restarts; two requests
+// with one key arriving at once on the owner share one run.
+import { commandKey, type KeyedEventType } from "../core/command-keys.js";
+import type { Session } from "../core/session.js";
+import { IDEMPOTENCY_KEY, type SessionEvent } from "../protocol/events.js";
+import { ApiError } from "./errors.js";
+
+export const IDEMPOTENCY_HEADER = "Idempotency-Key";
+
+/** The header's value, checked; undefined when the client sent none. */
+export function idempotencyKey(value: string | undefined): string | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (!IDEMPOTENCY_KEY.test(value)) {
+    throw new ApiError(
+      "bad_request",
+      `header ${IDEMPOTENCY_HEADER}: 1 to 200 printable ASCII characters without spaces (e.g. a UUID), not ${JSON.stringify(value.slice(0, 40))}`,
+      IDEMPOTENCY_HEADER,
+    );
+  }
+  return value;
+}
+
+export class IdempotentCommands {
+  /** Keyed commands running on this node, by session and key. */
+  private readonly running = new Map<string, Promise<unknown>>();
+
+  /**
+   * Runs `command` once per key: when the log already holds an event of `kinds` with this key, `answer` makes
+   * the first run's answer from it. A key used before for another kind of command is refused.
+   */
+  async run<T>(
+    session: Session,
+    key: string | undefined,
+    kinds: readonly KeyedEventType[],
+    command: () => Promise<T>,
+    answer: (event: SessionEvent) => T,
+  ): Promise<T> {
+    if (key === undefined) return command();
+    const slot = `${session.id}\u0000${key}`;
+    const same = this.running.get(slot);
+    if (same) return same as Promise<T>;
+    const run = (async () => {
+      const earlier = await session.commandEvent(key);
+      if (!earlier) return command();
+      if (!(kinds as readonly string[]).includes(earlier.type) || commandKey(earlier) !== key) {
+        throw new ApiError(
+          "conflict",
+          `${IDEMPOTENCY_HEADER} "${key}" was used for an earlier ${earlier.type} (seq ${earlier.seq}) of session ${session.id}; send a new key for a new command`,
+          IDEMPOTENCY_HEADER,
+        );
+      }
+      return answer(earlier);
+    })();
+    this.running.set(slot, run);
+    try {
+      return await run;
+    } finally {
+      if (this.running.get(slot) === run) this.running.delete(slot);
+    }
+  }
+}

@@ -1,0 +1,185 @@
+// Cluster mode, commands through nodes that do not own the session: nui HITL answers by request id reach the
+// owner; a command to an owner frozen with SIGSTOP runs on the node that takes the session over, once, and a
+// retry with the same Idempotency-Key gets the first answer on any node; a session whose harness cannot move
+// says so in its status and is refused elsewhere with code `pinned` once its node is gone.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ClientError } from "../../src/client/errors.js";
+import type { SessionEvent } from "../../src/protocol/events.js";
+import { type BrainNode, startBrainNode } from "../../src/testing/brain-node.js";
+import { raw } from "../../src/testing/http.js";
+import { type NatsCluster, startNatsCluster } from "../../src/testing/nats-cluster.js";
+
+const TTL = 2000;
+let cluster: NatsCluster;
+let nodes: BrainNode[] = [];
+
+beforeAll(async () => {
+  cluster = await startNatsCluster();
+  const started = await Promise.allSettled(
+    ["a", "b", "c"].map((n) => startBrainNode(`node-${n}`, cluster.servers, { leaseTtlMs: TTL })),
+  );
+  nodes = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+  const failed = started.find((s) => s.status === "rejected");
+  if (failed) throw failed.reason;
+}, 180_000);
+afterAll(async () => {
+  await Promise.allSettled(nodes.map((n) => n.stop()));
+  await cluster?.stop();
+});
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await fn();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${String(last)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const logOf = async (node: BrainNode, id: string): Promise<SessionEvent[]> =>
+  (await node.client.log(id, 0, 10_000)).events;
+const settled = (events: SessionEvent[], turn: string) =>
+  events.find((e) => e.type === "turn.settled" && e.turn === turn);
+const dense = (events: SessionEvent[]) => events.map((e, i) => e.seq === i + 1).every(Boolean);
+
+describe("cluster commands", () => {
+  it("a nui HITL answer sent to a node that does not own the session reaches its owner, and counts once", async () => {
+    const [a, b, c] = nodes as [BrainNode, BrainNode, BrainNode];
+    const id = "h1";
+    await b.client.create({
+      id,
+      harness: "echo",
+      config: { tools: ["echo"] },
+      permissions: { tools: { echo: "ask" } },
+    });
+    const first = await b.client.prompt(id, "echo: one");
+    const asked = await waitFor("the permission request", async () =>
+      (await logOf(c, id)).find((e) => e.type === "permission.requested"),
+    );
+    const requestId = (asked.data as { id: string }).id;
+    // nui's respond names only the request: node-c finds the node that has it pending.
+    const answered = await raw(c.url, "POST", `/api/hitl/requests/${requestId}/respond`, {
+      body: { answers: { approved: true } },
+    });
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+    expect(answered.body).toMatchObject({ requestId, status: "answered" });
+    const again = await raw(a.url, "POST", `/api/hitl/requests/${requestId}/respond`, {
+      body: { status: "declined" },
+    });
+    expect([404, 409]).toContain(again.status);
+    await waitFor("turn one", async () => settled(await logOf(c, id), first.turn));
+
+    // The same through /v1 with an Idempotency-Key: a retry through another node is answered, not applied.
+    const second = await a.client.prompt(id, "echo: two");
+    const asked2 = await waitFor("the second request", async () =>
+      (await logOf(c, id)).filter((e) => e.type === "permission.requested").at(1),
+    );
+    const id2 = (asked2.data as { id: string }).id;
+    await c.client.answer(id, id2, { decision: "deny" }, { key: "answer-2" });
+    await a.client.answer(id, id2, { decision: "deny" }, { key: "answer-2" });
+    await expect(a.client.answer(id, id2, { decision: "allow" })).rejects.toMatchObject({ status: 409 });
+    const log = await waitFor("turn two", async () => {
+      const got = await logOf(c, id);
+      return settled(got, second.turn) ? got : undefined;
+    });
+    expect(log.filter((e) => e.type === "permission.resolved").map((e) => e.data)).toEqual([
+      { id: requestId, decision: "allow", reason: "approved through the HITL API" },
+      { id: id2, decision: "deny", idempotency_key: "answer-2" },
+    ]);
+    expect(dense(log)).toBe(true);
+  }, 120_000);
+
+  it("a command to a frozen owner runs on the node that takes over, once; a retry with its key gets the first answer", async () => {
+    const [a, b, c] = nodes as [BrainNode, BrainNode, BrainNode];
+    const id = "z1";
+    await b.client.create({ id, harness: "echo", config: { options: { delay_ms: 200 } } });
+    const one = await b.client.prompt(id, "one");
+    await waitFor("turn one and its checkpoint", async () => {
+      const got = await logOf(c, id);
+      return settled(got, one.turn) && got.some((e) => e.type === "checkpoint.created") ? true : undefined;
+    });
+    const long = "two three four five six seven eight nine ten eleven twelve";
+    const two = await b.client.prompt(id, long, undefined, { key: "k-two" });
+    await waitFor("a delta of turn two", async () =>
+      (await logOf(c, id)).some((e) => e.type === "assistant.delta" && e.turn === two.turn)
+        ? true
+        : undefined,
+    );
+    b.pause();
+    const frozenAt = Date.now();
+    // The client lost node-b's answer (say) and retries through node-c with the same key. node-c's request to
+    // node-b goes unanswered; once node-b's lease expires node-c takes the session over and finds the key in
+    // the log: the first turn's id, no second run. One call, no 409 to retry on.
+    const retried = await c.client.prompt(id, long, undefined, { key: "k-two" });
+    const tookMs = Date.now() - frozenAt;
+    expect(retried.turn).toBe(two.turn);
+    process.stdout.write(
+      `cluster: a command to a frozen owner was answered by node-c ${tookMs} ms after SIGSTOP\n`,
+    );
+    // A new command through node-a goes to node-c, the owner now; its retry there gets the same turn.
+    const three = await a.client.prompt(id, "three", undefined, { key: "k-three" });
+    expect((await c.client.prompt(id, "three", undefined, { key: "k-three" })).turn).toBe(three.turn);
+    await waitFor("turn three", async () => settled(await logOf(c, id), three.turn));
+    b.resume();
+    // node-b wakes still holding the session: until it has let go, what it runs is refused (its lease is gone);
+    // the same key sent to it again, as a client retrying would, ends with the first answer.
+    const throughB = await waitFor("node-b to answer with the first turn", async () => {
+      try {
+        return await b.client.prompt(id, "three", undefined, { key: "k-three" });
+      } catch {
+        return undefined;
+      }
+    });
+    expect(throughB.turn).toBe(three.turn);
+    const log = await logOf(c, id);
+    expect(dense(log)).toBe(true);
+    expect(log.filter((e) => e.type === "user.prompt").map((e) => e.data.text)).toEqual([
+      "one",
+      long,
+      "three",
+    ]);
+    expect(settled(log, two.turn)?.data).toMatchObject({ status: "failed", error: { code: "brain_error" } });
+    expect(settled(log, three.turn)?.data).toMatchObject({ status: "completed" });
+  }, 180_000);
+
+  it("a session whose harness works in a local directory is pinned to its node; another node refuses it with code pinned", async () => {
+    const [a, , c] = nodes as [BrainNode, BrainNode, BrainNode];
+    const id = "pin1";
+    await a.client.create({ id, harness: "echo", config: { options: { cwd: "/tmp" } } });
+    const one = await a.client.prompt(id, "one");
+    await waitFor("turn one", async () => settled(await logOf(c, id), one.turn));
+    const view = await c.client.session(id);
+    expect(view.pinned).toMatchObject({ node: "node-a" });
+    expect(view.pinned?.reason).toContain('options.cwd "/tmp"');
+    // While node-a runs it, any node's commands reach it.
+    const two = await c.client.prompt(id, "two");
+    await waitFor("turn two", async () => settled(await logOf(c, id), two.turn));
+    // Closed on node-a (no owner now): a command through node-c goes to node-a by name, which reopens it.
+    await a.client.close(id);
+    const three = await c.client.prompt(id, "three");
+    await waitFor("turn three", async () => settled(await logOf(c, id), three.turn));
+    expect((await c.client.session(id)).pinned).toMatchObject({ node: "node-a" });
+    await a.kill();
+    const refused = await waitFor("the refusal", async () => {
+      try {
+        await c.client.prompt(id, "four");
+        throw new Error("node-c ran a prompt of a session pinned to node-a");
+      } catch (err) {
+        const e = err as ClientError;
+        if (e.code === "pinned") return e;
+        if (e.status === 409 && e.code === "conflict") return undefined; // node-a's lease has not expired yet
+        throw err;
+      }
+    });
+    expect(refused.status).toBe(409);
+    expect(refused.message).toContain("node-a");
+    // Its stored log can still be read anywhere; nothing of the refused prompt was written.
+    expect((await logOf(c, id)).filter((e) => e.type === "user.prompt")).toHaveLength(3);
+  }, 120_000);
+});
