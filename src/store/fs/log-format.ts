@@ -141,7 +141,7 @@ export class LineDecoder {
     if (Array.isArray(value)) return this.continuation(value, out);
     if (value === null || typeof value !== "object") return "not a JSON object";
     const v = value as Record<string, unknown>;
-    if (v.brain_log !== undefined && v.seq === undefined) {
+    if (v.brain_log !== undefined) {
       if (v.brain_log !== 2 || typeof v.session !== "string") return "a header this Brain cannot read";
       this.session = v.session;
       if (v.seq !== undefined) {

@@ -33,7 +33,7 @@ export async function readEventsFile(
     const size = fd === undefined ? 0 : await io.size(fd);
     const after = range.after ?? 0;
     const head = fd === undefined ? undefined : await readHeader(io, fd, size);
-    const own = range.session ?? (head?.session || session);
+    const own = range.session ?? (head ?? (await sealedHeader(io, sealed)))?.session ?? session;
     if (after === 0 && range.limit === undefined && sealed.length === 0 && fd !== undefined) {
       // The whole log of one file: walked from the start, so corruption is reported by line number.
       const events: SessionEvent[] = [];
@@ -44,10 +44,24 @@ export async function readEventsFile(
       return events;
     }
     const sources: ReadSource[] = [...sealed];
-    if (fd !== undefined) sources.push({ first: (head?.base?.seq ?? 0) + 1, path, open: { fd, size } });
+    // Without a header (torn by a crash right after sealing) it holds no events, and follows the sealed ones.
+    const first = Math.max((head?.base?.seq ?? 0) + 1, sealed.at(-1)?.first ?? 0);
+    if (fd !== undefined) sources.push({ first, path, open: { fd, size } });
     return await readSegments(io, sources, own, after, range.limit ?? Number.POSITIVE_INFINITY);
   } finally {
     if (fd !== undefined) await io.close(fd);
+  }
+}
+
+async function sealedHeader(io: LogIO, sealed: readonly ReadSource[]) {
+  const last = sealed.at(-1);
+  if (!last) return undefined;
+  const fd = await io.open(last.path, fs.constants.O_RDONLY).catch(() => undefined);
+  if (fd === undefined) return undefined;
+  try {
+    return await readHeader(io, fd, await io.size(fd));
+  } finally {
+    await io.close(fd);
   }
 }
 

@@ -19,10 +19,11 @@ export interface Segment {
   path: string;
 }
 
-const SEALED = /^events\.(\d{16})\.jsonl$/;
+/** `events` for `.../events.jsonl`: segments are named after the log they belong to. */
+const stem = (active: string) => nodePath.basename(active).replace(/\.jsonl$/, "");
 
 export const sealedPath = (active: string, first: number) =>
-  nodePath.join(nodePath.dirname(active), `events.${String(first).padStart(16, "0")}.jsonl`);
+  nodePath.join(nodePath.dirname(active), `${stem(active)}.${String(first).padStart(16, "0")}.jsonl`);
 
 /** The sealed segments beside the log at `active`, oldest first. */
 export async function listSealed(active: string): Promise<Segment[]> {
@@ -34,8 +35,10 @@ export async function listSealed(active: string): Promise<Segment[]> {
     throw failure(active, "cannot list its segments", err);
   }
   const out: Segment[] = [];
+  const prefix = `${stem(active)}.`;
   for (const name of names) {
-    const m = SEALED.exec(name);
+    if (!name.startsWith(prefix)) continue;
+    const m = /^(\d{16})\.jsonl$/.exec(name.slice(prefix.length));
     if (m) out.push({ first: Number(m[1]), path: nodePath.join(nodePath.dirname(active), name) });
   }
   return out.sort((a, b) => a.first - b.first);
