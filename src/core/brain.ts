@@ -24,7 +24,8 @@ import { PermissionRules } from "./permissions.js";
 import { envSecrets, Redactor, type Secret } from "./redact.js";
 import { redactingLog } from "./redacting-log.js";
 import type { HarnessRegistry } from "./registry.js";
-import type { CompactResult } from "./retention.js";
+import type { CompactResult, RetireResult, SegmentPolicy } from "./retention.js";
+import { pinnedSessions, sweepClosed } from "./retention.js";
 import type { Seeder } from "./seed-messages.js";
 import { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
@@ -106,22 +107,28 @@ export class Brain {
   async compactIdle(idleMs: number): Promise<{ id: string; result: CompactResult }[]> {
     const store = this.options.store;
     if (!store.compact) return [];
-    const done: { id: string; result: CompactResult }[] = [];
-    for (const record of await store.list()) {
-      const { id } = record;
-      if (this.live.busy(id) || this.compacting.has(id)) continue;
-      const compaction = store.compact(id, { idleMs }).finally(() => this.compacting.delete(id));
-      this.compacting.set(
-        id,
-        compaction.then(
-          () => {},
-          () => {},
-        ),
-      );
-      const result = await compaction;
-      if (result) done.push({ id, result });
-    }
-    return done;
+    const ids = (await store.list()).map((r) => r.id);
+    return sweepClosed(
+      ids,
+      (id) => this.live.busy(id),
+      this.compacting,
+      (id) => store.compact!(id, { idleMs }),
+    );
+  }
+
+  /** Archives or drops old segments of logs not open here; sessions forked or handed off from keep theirs. */
+  async retireIdle(policy: SegmentPolicy): Promise<{ id: string; result: RetireResult }[]> {
+    const store = this.options.store;
+    if (!store.retire) return [];
+    const records = await store.list();
+    const pinned = pinnedSessions(records);
+    const ids = records.map((r) => r.id).filter((id) => !pinned.has(id));
+    return sweepClosed(
+      ids,
+      (id) => this.live.busy(id),
+      this.compacting,
+      (id) => store.retire!(id, policy),
+    );
   }
 
   /** The session if it is open in this process now, with its tenant. */

@@ -24,6 +24,8 @@ export interface SessionStore {
   remove(id: string): Promise<void>;
   /** Compacts a closed session's log (stores that can; see ./retention.ts). */
   compact?: CompactingStore["compact"];
+  /** Archives or drops the oldest segments of a closed session's log (stores that can; ./retention.ts). */
+  retire?: CompactingStore["retire"];
   /**
    * Follows a session's log written by another process (cluster mode: another node): each batch once it is
    * durable, from the tail as it is when this resolves (`after` undefined) or after a seq. Returns the stop.

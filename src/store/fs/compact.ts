@@ -55,6 +55,9 @@ export async function compactLog(
     const bytesBefore = files.reduce((n, f) => n + f.bytes, 0);
     const events = await readEventsFile(path, io, { session });
     const state = new LogState();
+    // Segments dropped by retention took their events along: the first kept one's header says what was open.
+    const base = files[0]?.base;
+    if (base) state.seed(base);
     state.observe(events);
     const open = state.snapshot();
     if (open.requests.length > 0 || open.openTurns.length > 0) {

@@ -3,13 +3,14 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type { Dirent } from "node:fs";
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
-import type { CompactResult } from "../../core/retention.js";
+import type { CompactResult, RetireResult, SegmentPolicy } from "../../core/retention.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
 import { osMessage, StoreError } from "./errors.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
 import { acquireLogLock, type LogHolder } from "./log-lock.js";
+import { retireSegments } from "./retire.js";
 import { describeIssue, SESSION_ID, SessionRecord } from "./session-record.js";
 
 export interface SessionPaths {
@@ -182,6 +183,21 @@ export class FsSessionStore {
     const after = await fsp.stat(events);
     await disk("mark compacted", marker, () => fsp.writeFile(marker, stamp(after)));
     return result;
+  }
+
+  /** Archives or drops the oldest sealed segments of a session's log (see ./retire.ts); undefined if none went. */
+  async retire(id: string, policy: SegmentPolicy): Promise<RetireResult | undefined> {
+    try {
+      const result = await retireSegments(this.paths(id).events, id, policy, {
+        io: this.io,
+        holder: this.holder,
+      });
+      return result.archived + result.dropped > 0 ? result : undefined;
+    } catch (err) {
+      // Open elsewhere: the next sweep looks again.
+      if ((err as StoreError).code === "locked") return undefined;
+      throw err;
+    }
   }
 
   /** The events on disk, read without the log's lock: a reader never stands in a writer's way. */
