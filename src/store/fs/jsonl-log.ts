@@ -1,32 +1,22 @@
-// The embedded event log: one JSONL file per session (lines in log-format.ts), group-committed (one write + one
-// fdatasync per batch). Opening reads the saved state (log-state.ts) and the log's tail, not the whole file; a
-// read after a cursor bisects the file for its anchor. The file's descriptor is closed while the log is idle and
-// reopened by the next append or read; the ownership lock (a file, no descriptor) stays held throughout.
+// The embedded event log: JSONL segments per session (lines in log-format.ts, segments in segments.ts), group-
+// committed (one write + one fdatasync per batch). Opening reads the saved state (log-state.ts) and the last
+// segment's tail; a read after a cursor bisects the segment holding it. The descriptor is closed while the log
+// is idle and reopened by the next append or read; the ownership lock (a file) stays held throughout.
 import fs from "node:fs";
 import type { EventLog } from "../../core/event-log.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { failure, osMessage, StoreError } from "./errors.js";
 import { type Encoded, encode, header, layout, type WriterState } from "./log-format.js";
 import { type LogIO, nodeLogIO, readFully, writeFully } from "./log-io.js";
-import type { LogHolder, LogLock } from "./log-lock.js";
-import { type OpenedLog, openLogFiles } from "./log-open.js";
+import type { LogLock } from "./log-lock.js";
+import { type OpenedLog, type OpenOptions, openLogFiles } from "./log-open.js";
 import { hashOf, type LogState, type OpenState, saveState } from "./log-state.js";
 import { type ReadSource, readSegments, roll, type Segment } from "./segments.js";
 
-export interface OpenOptions {
-  /** Who this process is, for the error another writer gets (default: a plain process). */
-  holder?: LogHolder;
-  /** Close the file after this long without an append or read (default 1 s; Infinity keeps it open). */
-  idleMs?: number;
-  /** Seal the segment being written once it holds this many bytes (default 8 MiB). */
-  segmentBytes?: number;
-}
-
 /** The state is saved again once the log has grown this much past it: a crash costs at most this much scan. */
 const SAVE_EVERY = 1 << 20;
-const DEFAULT_IDLE_MS = 1000;
-/** Small enough that retention frees space in useful steps, large enough that a log has few files. */
-const SEGMENT_BYTES = 8 << 20;
+/** Segments: small enough that retention frees space in useful steps, large enough that a log has few files. */
+const [DEFAULT_IDLE_MS, SEGMENT_BYTES] = [1000, 8 << 20];
 
 /** One append() call waiting for its batch. Seqs stay mutable until durable: a failed batch gives them back. */
 interface Pending {
@@ -75,11 +65,7 @@ export class JsonlEventLog implements EventLog {
     options: OpenOptions,
     private writer: WriterState,
   ) {
-    this.fd = opened.fd;
-    this.lock = opened.lock;
-    this.state = opened.state;
-    this.sealed = opened.sealed;
-    this.base = opened.base;
+    ({ fd: this.fd, lock: this.lock, state: this.state, sealed: this.sealed, base: this.base } = opened);
     this.durableSeq = opened.scan.lastSeq;
     this.nextSeq = this.durableSeq + 1;
     this.size = opened.scan.end;
@@ -325,6 +311,8 @@ export class JsonlEventLog implements EventLog {
    */
   private async rollIfFull(fd: number): Promise<number> {
     if (this.size < this.segmentBytes || this.durableSeq === this.base) return fd;
+    // A failed batch's bytes must not be sealed in with the rest.
+    if (this.rollbackPending) await this.rollback(fd);
     const base = { seq: this.durableSeq, ...this.state.snapshot() };
     const rolled = await roll(this.io, this.path, this.base + 1, this.session, base);
     this.sealed.push(rolled.sealed);

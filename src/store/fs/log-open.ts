@@ -10,6 +10,15 @@ import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
 import type { LogState } from "./log-state.js";
 import { baseAfter, listSealed, readHeader, type Segment, startSegment } from "./segments.js";
 
+export interface OpenOptions {
+  /** Who this process is, for the error another writer gets (default: a plain process). */
+  holder?: LogHolder;
+  /** Close the file after this long without an append or read (default 1 s; Infinity keeps it open). */
+  idleMs?: number;
+  /** Seal the segment being written once it holds this many bytes (default 8 MiB). */
+  segmentBytes?: number;
+}
+
 export interface OpenedLog {
   fd: number;
   lock: LogLock;
