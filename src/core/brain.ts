@@ -100,18 +100,12 @@ export class Brain {
     return this.live.get(id, () => this.openSession(id));
   }
 
-  /**
-   * Compacts the logs of sessions not open here that were idle for `idleMs`. A session is never compacted
-   * while open or opening, and one asked for meanwhile opens when its compaction ends.
-   */
+  /** Compacts logs not open here idle for `idleMs`; one asked for meanwhile opens when its compaction ends. */
   async compactIdle(idleMs: number): Promise<{ id: string; result: CompactResult }[]> {
     const store = this.options.store;
     if (!store.compact) return [];
-    const ids = (await store.list()).map((r) => r.id);
-    return sweepClosed(
-      ids,
-      (id) => this.live.busy(id),
-      this.compacting,
+    return this.sweep(
+      (await store.list()).map((r) => r.id),
       (id) => store.compact!(id, { idleMs }),
     );
   }
@@ -123,12 +117,18 @@ export class Brain {
     const records = await store.list();
     const pinned = pinnedSessions(records);
     const ids = records.map((r) => r.id).filter((id) => !pinned.has(id));
-    return sweepClosed(
-      ids,
-      (id) => this.live.busy(id),
-      this.compacting,
-      (id) => store.retire!(id, policy),
-    );
+    return this.sweep(ids, (id) => store.retire!(id, policy));
+  }
+
+  private sweep<R>(ids: string[], fn: (id: string) => Promise<R | undefined>) {
+    return sweepClosed(ids, (id) => this.live.busy(id), this.compacting, fn);
+  }
+
+  /** The first seq a session's log still holds: 1, unless retention archived or dropped its oldest segments. */
+  async firstSeq(id: string): Promise<number> {
+    const live = this.live.find(id);
+    if (live) return live.session.log.firstSeq ?? 1;
+    return (await this.options.store.firstSeq?.(id)) ?? 1;
   }
 
   /** The session if it is open in this process now, with its tenant. */

@@ -123,6 +123,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const hub = new FeedHub(
     (id, after, limit) => brain.events(id, after, limit),
     (id, listener) => brain.followStored(id, listener),
+    (id) => brain.firstSeq(id),
   );
   for (const live of brain.liveSessions()) hub.attach(live.session.id, live.session.log);
   const unsubscribe = brain.subscribe((change) => {

@@ -202,3 +202,20 @@ export async function readHeader(
   );
   return found;
 }
+
+/** The first seq the log at `active` still holds: its first sealed segment's, else its own header's base + 1. */
+export async function firstSeqOf(active: string, io: LogIO): Promise<number> {
+  const sealed = await listSealed(active);
+  if (sealed.length > 0) return sealed[0]!.first;
+  let fd: number;
+  try {
+    fd = await io.open(active, fs.constants.O_RDONLY);
+  } catch {
+    return 1;
+  }
+  try {
+    return ((await readHeader(io, fd, await io.size(fd)))?.base?.seq ?? 0) + 1;
+  } finally {
+    await io.close(fd).catch(() => {});
+  }
+}

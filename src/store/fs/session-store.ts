@@ -11,6 +11,7 @@ import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
 import { acquireLogLock, type LogHolder } from "./log-lock.js";
 import { retireSegments } from "./retire.js";
+import { firstSeqOf } from "./segments.js";
 import { describeIssue, SESSION_ID, SessionRecord } from "./session-record.js";
 
 export interface SessionPaths {
@@ -198,6 +199,11 @@ export class FsSessionStore {
       if ((err as StoreError).code === "locked") return undefined;
       throw err;
     }
+  }
+
+  /** The first seq a session's log still holds (1 unless retention took its oldest segments), without its lock. */
+  async firstSeq(id: string): Promise<number> {
+    return firstSeqOf(this.paths(id).events, this.io);
   }
 
   /** The events on disk, read without the log's lock: a reader never stands in a writer's way. */
