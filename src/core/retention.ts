@@ -29,7 +29,7 @@ export interface RetireResult {
   archived: number;
   dropped: number;
   bytesFreed: number;
-  /** The first seq the log still holds after this pass (0: no sealed segment is left). */
+  /** The first seq the log still holds after this pass. */
   firstSeq: number;
 }
 

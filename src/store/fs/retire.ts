@@ -13,7 +13,7 @@ import type { RetireResult, SegmentPolicy } from "../../core/retention.js";
 import { failure, StoreError } from "./errors.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
 import { acquireLogLock, type LogHolder } from "./log-lock.js";
-import { listSealed } from "./segments.js";
+import { firstSeqOf, listSealed } from "./segments.js";
 
 export type { RetireResult, SegmentPolicy };
 
@@ -59,7 +59,7 @@ export async function retireSegments(
     }
     if (kept > 0) await io.syncDir(nodePath.dirname(path));
     if (policy.dropAfterMs !== undefined) await dropOldArchives(path, now - policy.dropAfterMs);
-    result.firstSeq = sealed[kept]?.first ?? 0;
+    result.firstSeq = sealed[kept]?.first ?? (await firstSeqOf(path, io));
     return result;
   } catch (err) {
     throw err instanceof StoreError ? err : failure(path, "retention failed", err);
