@@ -10,8 +10,8 @@ import { osMessage, StoreError } from "./errors.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
 import { acquireLogLock, type LogHolder } from "./log-lock.js";
-import { retireSegments } from "./retire.js";
-import { firstSeqOf } from "./segments.js";
+import { archiveDir, retireSegments } from "./retire.js";
+import { firstSeqOf, listSealed } from "./segments.js";
 import { describeIssue, SESSION_ID, SessionRecord } from "./session-record.js";
 
 export interface SessionPaths {
@@ -188,8 +188,12 @@ export class FsSessionStore {
 
   /** Archives or drops the oldest sealed segments of a session's log (see ./retire.ts); undefined if none went. */
   async retire(id: string, policy: SegmentPolicy): Promise<RetireResult | undefined> {
+    const { events } = this.paths(id);
+    // Most logs never roll: a sweep costs them one directory read, not a lock taken and given back.
+    const archived = await fsp.stat(archiveDir(events)).then(() => true, notFound);
+    if (!archived && (await listSealed(events)).length === 0) return undefined;
     try {
-      const result = await retireSegments(this.paths(id).events, id, policy, {
+      const result = await retireSegments(events, id, policy, {
         io: this.io,
         holder: this.holder,
       });
