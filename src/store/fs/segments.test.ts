@@ -210,6 +210,36 @@ describe("a log in segments", () => {
     await fs.writeFile(first.path, text);
   });
 
+  it("fails the batch when a segment cannot be started, puts the sealed one back, and rolls on the next append", async () => {
+    let failSync = false;
+    const io: LogIO = {
+      ...nodeLogIO,
+      syncDir: async (p) => {
+        if (failSync) {
+          failSync = false;
+          throw Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" });
+        }
+        return nodeLogIO.syncDir(p);
+      },
+    };
+    const log = await open(io);
+    try {
+      const all: SessionEvent[] = [];
+      while ((await fs.stat(file)).size < SEGMENT) all.push(...(await turn(log, `t${all.length}`, 5)));
+      failSync = true;
+      await expect(log.append([{ type: "user.prompt", turn: "x", data: { text: "lost" } }])).rejects.toThrow(
+        /EIO/,
+      );
+      expect(await listSealed(file)).toEqual([]);
+      const [next] = await log.append([{ type: "user.prompt", turn: "x", data: { text: "kept" } }]);
+      expect(next!.seq).toBe(all.length + 1);
+      expect((await listSealed(file)).map((s) => s.first)).toEqual([1]);
+      expect(await log.read(0)).toEqual([...all, next]);
+    } finally {
+      await log.close();
+    }
+  });
+
   it("opens a log written before segments, keeps growing it, and rolls it like any other", async () => {
     const old: string[] = [];
     const want: SessionEvent[] = [];
