@@ -110,6 +110,12 @@ describe("a log in segments", () => {
     try {
       expect(io.opened.filter((name) => name !== "events.jsonl")).toEqual([]);
       expect(log.openState()).toMatchObject({ requests: [{ seq: 2, data: { id: "p1" } }], openTurns: ["q"] });
+      // A read opens only the segments that hold what it asks for.
+      expect(await log.read(all.length - 3)).toEqual(all.slice(-3));
+      expect(io.opened.filter((name) => name !== "events.jsonl")).toEqual([]);
+      const sealed = await listSealed(file);
+      expect(await log.read(sealed[1]!.first, 2)).toEqual(all.slice(sealed[1]!.first, sealed[1]!.first + 2));
+      expect(io.opened.filter((name) => name !== "events.jsonl")).toEqual([path.basename(sealed[1]!.path)]);
       const [next] = await log.append([
         { type: "permission.resolved", turn: "q", data: { id: "p1" } } as never,
       ]);
@@ -225,7 +231,12 @@ describe("a log in segments", () => {
     const log = await open(io);
     try {
       const all: SessionEvent[] = [];
-      while ((await fs.stat(file)).size < SEGMENT) all.push(...(await turn(log, `t${all.length}`, 5)));
+      // One event a commit, so the segment is full right after the last one and nothing has rolled yet.
+      while ((await fs.stat(file)).size < SEGMENT)
+        all.push(
+          ...(await log.append([{ type: "user.prompt", turn: "p", data: { text: `prompt ${all.length}` } }])),
+        );
+      expect(await listSealed(file)).toEqual([]);
       failSync = true;
       await expect(log.append([{ type: "user.prompt", turn: "x", data: { text: "lost" } }])).rejects.toThrow(
         /EIO/,
