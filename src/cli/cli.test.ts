@@ -7,9 +7,7 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { Brain } from "../core/brain.js";
 import { HarnessRegistry } from "../core/registry.js";
 import { FsSessionStore, type LogIO, nodeLogIO, readEventsFile } from "../store/fs/index.js";
-import { decodeLogText, header } from "../store/fs/log-format.js";
 import { processStart } from "../store/fs/log-lock.js";
-import { sealedPath } from "../store/fs/segments.js";
 import { echoFactory, tempDir } from "../testing/brain.js";
 import { startTestDaemon } from "../testing/daemon.js";
 import { collect, raw, settled } from "../testing/http.js";
@@ -146,42 +144,6 @@ describe("sessions, checkpoints, restore and fork", () => {
     expect(fork.code).toBe(0);
     expect(brain(["run", "--session", fork.out.trim(), "forked"]).out).toBe("echo #2: forked\n");
   }, 90_000); // ten CLI processes
-
-  it("archives or drops a closed session's sealed segments with compact's options; the rest opens and runs on", () => {
-    const id = sessionIdFrom(brain(["run", "one two three"]).err);
-    expect(brain(["run", "--session", id, "four five"]).code).toBe(0);
-    // The log as two segments, as it rolls once it is large.
-    const file = join(home, "sessions", id, "events.jsonl");
-    const { events } = decodeLogText(readFileSync(file, "utf8"), id);
-    const cut = events.findIndex((e) => e.type === "turn.settled") + 1;
-    const line = (e: (typeof events)[number]) =>
-      `${JSON.stringify({ seq: e.seq, ts: e.ts, turn: e.turn, type: e.type, data: e.data })}\n`;
-    writeFileSync(sealedPath(file, 1), header(id) + events.slice(0, cut).map(line).join(""));
-    writeFileSync(
-      file,
-      header(id, { seq: cut, requests: [], openTurns: [] }) + events.slice(cut).map(line).join(""),
-    );
-    rmSync(`${file}.state`, { force: true });
-    expect(brain(["sessions", "compact", id, "--max-log-mb", "1"]).code).toBe(2);
-    const done = brain(["sessions", "compact", id, "--drop-segments", "--json"]);
-    expect(done.code).toBe(0);
-    expect(JSON.parse(done.out.split("\n")[0]!)).toMatchObject({
-      segments: { dropped: 1, firstSeq: cut + 1 },
-    });
-    const left = brain(["sessions", "events", id])
-      .out.trim()
-      .split("\n")
-      .map((l) => JSON.parse(l));
-    expect(left[0].seq).toBe(cut + 1);
-    expect(brain(["run", "--session", id, "six"]).out).toBe("echo #3: six\n");
-    // Checkpoints and forks of what remains work as before.
-    expect(brain(["checkpoint", id]).code).toBe(0);
-    const fork = brain(["fork", id]).out.trim();
-    expect(brain(["run", "--session", fork, "forked"]).out).toBe("echo #4: forked\n");
-    const refused = brain(["sessions", "compact", id, "--archive-segments"]);
-    expect(refused.code).not.toBe(0);
-    expect(refused.err).toMatch(/forked or handed off to .*its segments stay/);
-  }, 90_000);
 
   it("refuses to restore into a directory that is not empty", () => {
     const id = sessionIdFrom(brain(["run", "x"]).err);
