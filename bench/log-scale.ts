@@ -4,6 +4,7 @@
 //   - opening a 1,000,000-event session for a new turn (open, open state, first append) in a fresh process, time
 //     and RSS growth against an empty session opened the same way in the same run;
 //   - reading 10 events after a cursor near the end of that log.
+// The log rolls into segments as a real one does (8 MiB each), so the open reads its last segment.
 // --quick builds a 200,000-event log instead, and says so.
 import { execFile } from "node:child_process";
 import { stat } from "node:fs/promises";
@@ -12,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import type { NewEvent } from "../src/protocol/events.js";
 import { decodeRunnerFrameFast } from "../src/protocol/fast-frames.js";
 import { JsonlEventLog } from "../src/store/fs/index.js";
+import { listSealed } from "../src/store/fs/segments.js";
 import { makeTemp, removeTemp } from "./lib/cleanup.js";
 import { type BenchRow, log, type Sample, timeRow } from "./lib/measure.js";
 import type { BenchOptions } from "./options.js";
@@ -107,7 +109,12 @@ export async function logScaleBench(opts: BenchOptions): Promise<BenchRow[]> {
     const big = path.join(dir, "big.jsonl");
     const empty = path.join(dir, "empty.jsonl");
     await buildLog(big, events);
-    log(`log-scale: built a ${events}-event log of ${((await stat(big)).size / MiB).toFixed(0)} MiB`);
+    const segments = await listSealed(big);
+    let bytes = (await stat(big)).size;
+    for (const s of segments) bytes += (await stat(s.path)).size;
+    log(
+      `log-scale: built a ${events}-event log of ${(bytes / MiB).toFixed(0)} MiB in ${segments.length + 1} segments`,
+    );
     const openMs: Sample[] = [];
     const openMem: Sample[] = [];
     const readMs: Sample[] = [];

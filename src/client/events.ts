@@ -16,6 +16,11 @@ export interface EventStreamOptions {
   role?: "observer";
   /** Told each time the stream drops and a reconnect is about to be tried. */
   onDrop?(lastSeq: number, reason: string): void;
+  /**
+   * Told when the cursor was before the first seq the log still holds: retention archived or dropped the
+   * events in between, and the stream goes on from `firstSeq`.
+   */
+  onDroppedRange?(after: number, firstSeq: number): void;
 }
 
 export async function* streamEvents(
@@ -57,6 +62,11 @@ export async function* streamEvents(
     let reason = "the daemon ended the stream";
     try {
       for await (const message of readSse(res.body, { onRetry })) {
+        if (message.event === "dropped") {
+          const { first_seq } = JSON.parse(message.data) as { first_seq: number };
+          options.onDroppedRange?.(last, first_seq);
+          continue;
+        }
         let event: SessionEvent;
         try {
           event = JSON.parse(message.data) as SessionEvent;

@@ -25,7 +25,8 @@ import { pinIfUnmovable, refusePinnedElsewhere } from "./pinning.js";
 import { envSecrets, Redactor, type Secret } from "./redact.js";
 import { redactingLog } from "./redacting-log.js";
 import type { HarnessRegistry } from "./registry.js";
-import type { CompactResult } from "./retention.js";
+import type { CompactResult, RetireResult, SegmentPolicy } from "./retention.js";
+import { pinnedSessions, sweepClosed } from "./retention.js";
 import type { Seeder } from "./seed-messages.js";
 import { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
@@ -100,29 +101,35 @@ export class Brain {
     return this.live.get(id, () => this.openSession(id));
   }
 
-  /**
-   * Compacts the logs of sessions not open here that were idle for `idleMs`. A session is never compacted
-   * while open or opening, and one asked for meanwhile opens when its compaction ends.
-   */
+  /** Compacts logs not open here idle for `idleMs`; one asked for meanwhile opens when its compaction ends. */
   async compactIdle(idleMs: number): Promise<{ id: string; result: CompactResult }[]> {
     const store = this.options.store;
     if (!store.compact) return [];
-    const done: { id: string; result: CompactResult }[] = [];
-    for (const record of await store.list()) {
-      const { id } = record;
-      if (this.live.busy(id) || this.compacting.has(id)) continue;
-      const compaction = store.compact(id, { idleMs }).finally(() => this.compacting.delete(id));
-      this.compacting.set(
-        id,
-        compaction.then(
-          () => {},
-          () => {},
-        ),
-      );
-      const result = await compaction;
-      if (result) done.push({ id, result });
-    }
-    return done;
+    return this.sweep(
+      (await store.list()).map((r) => r.id),
+      (id) => store.compact!(id, { idleMs }),
+    );
+  }
+
+  /** Archives or drops old segments of logs not open here; sessions forked or handed off from keep theirs. */
+  async retireIdle(policy: SegmentPolicy): Promise<{ id: string; result: RetireResult }[]> {
+    const store = this.options.store;
+    if (!store.retire) return [];
+    const records = await store.list();
+    const pinned = pinnedSessions(records);
+    const ids = records.map((r) => r.id).filter((id) => !pinned.has(id));
+    return this.sweep(ids, (id) => store.retire!(id, policy));
+  }
+
+  private sweep<R>(ids: string[], fn: (id: string) => Promise<R | undefined>) {
+    return sweepClosed(ids, (id) => this.live.busy(id), this.compacting, fn);
+  }
+
+  /** The first seq a session's log still holds: 1, unless retention archived or dropped its oldest segments. */
+  async firstSeq(id: string): Promise<number> {
+    const live = this.live.find(id);
+    if (live) return live.session.log.firstSeq ?? 1;
+    return (await this.options.store.firstSeq?.(id)) ?? 1;
   }
 
   /** The session if it is open in this process now, with its tenant. */

@@ -12,6 +12,11 @@ export interface EventLog {
    * behind it (they fail with the same error: written after a gap they would hide it), and stays appendable.
    */
   append(events: NewEvent[]): Promise<SessionEvent[]>;
+  /**
+   * The first seq the log still holds, for logs whose retention can archive or drop their oldest events (absent:
+   * 1). A read after a cursor before it reads on from it: the events in between are gone.
+   */
+  readonly firstSeq?: number;
   /** Durable events with seq > after, in order (at most `limit`). */
   read(after: number, limit?: number): Promise<SessionEvent[]>;
   /**

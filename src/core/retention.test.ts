@@ -91,4 +91,42 @@ describe("retention", () => {
       await daemon.close();
     }
   });
+
+  it("checks the segment settings, naming the field", async () => {
+    const file = join(t.home, "brain.config.json");
+    for (const [retention, field] of [
+      [
+        { archive_segments_after_minutes: 60, drop_segments_after_minutes: 30 },
+        /retention\.drop_segments_after_minutes/,
+      ],
+      [{ max_log_mb: "big" }, /retention\.max_log_mb/],
+      [{ drop_segments_after_minutes: -1 }, /retention\.drop_segments_after_minutes/],
+      [{}, /retention.*set at least one of/],
+    ] as const) {
+      writeFileSync(file, JSON.stringify({ retention }));
+      expect(() => loadConfig(file, t.home)).toThrow(field);
+    }
+    const good = { archive_segments_after_minutes: 60, drop_segments_after_minutes: 600, max_log_mb: 64 };
+    writeFileSync(file, JSON.stringify({ retention: good }));
+    expect(loadConfig(file, t.home).config.retention).toEqual(good);
+  });
+
+  it("retires the segments of closed sessions, never of one open here or one forked or handed off from", async () => {
+    const parent = await finishedSession("a parent");
+    const lone = await finishedSession("on its own");
+    const open = await finishedSession("still open");
+    await t.brain.closeSession(parent);
+    await t.brain.closeSession(lone);
+    await t.store.create({ harness: "echo", config: {}, forked_from: { session: parent, checkpoint: "c1" } });
+    const asked: string[] = [];
+    t.store.retire = async (id) => {
+      asked.push(id);
+      return { archived: 0, dropped: 1, bytesFreed: 1, firstSeq: 2 };
+    };
+    const done = await t.brain.retireIdle({ dropAfterMs: 0 });
+    expect(asked).toContain(lone);
+    expect(asked).not.toContain(parent);
+    expect(asked).not.toContain(open);
+    expect(done.map((d) => d.id)).toEqual(asked);
+  });
 });

@@ -1,6 +1,7 @@
 // Retention of closed sessions: their logs compacted once they have been idle for a while (a completed turn's
-// deltas folded into its message; see src/store/fs/compact.ts), so a daemon that runs for weeks does not keep
-// every streamed chunk of every finished conversation. The policy is the operator's (brain.config.json
+// deltas folded into its message; see src/store/fs/compact.ts), and their oldest segments archived or dropped by
+// age or size (src/store/fs/retire.ts), so a daemon that runs for weeks does not keep every streamed chunk of
+// every finished conversation. The policy is the operator's (brain.config.json
 // `retention`); the store does the rewriting, and the core makes sure no session is open while it happens.
 
 /** What one compaction did. */
@@ -13,6 +14,25 @@ export interface CompactResult {
   turns: number;
 }
 
+/** Which of a log's oldest segments retention archives or drops (any subset; see src/store/fs/retire.ts). */
+export interface SegmentPolicy {
+  /** Sealed segments last written this long ago leave the log for its archive (gzip'd, kept on disk). */
+  archiveAfterMs?: number;
+  /** Sealed segments (and archived ones) last written this long ago are deleted. */
+  dropAfterMs?: number;
+  /** The oldest sealed segments leave the log (archived when archiving is set, else dropped) past this size. */
+  maxBytes?: number;
+}
+
+/** What one pass of a segment policy did. */
+export interface RetireResult {
+  archived: number;
+  dropped: number;
+  bytesFreed: number;
+  /** The first seq the log still holds after this pass. */
+  firstSeq: number;
+}
+
 /** A store that can compact a closed session's log. */
 export interface CompactingStore {
   /**
@@ -20,12 +40,63 @@ export interface CompactingStore {
    * compacted; undefined when it was skipped (recent, unchanged, or holding a request or turn still open).
    */
   compact(id: string, options: { idleMs: number }): Promise<CompactResult | undefined>;
+  /**
+   * Archives or drops the oldest sealed segments of a session's log by `policy`; undefined when the log is open
+   * somewhere (the next sweep looks again).
+   */
+  retire?(id: string, policy: SegmentPolicy): Promise<RetireResult | undefined>;
 }
 
-export interface RetentionPolicy {
+export interface RetentionPolicy extends SegmentPolicy {
   /** Compact a closed session's log once it has been idle this long. */
-  compactAfterMs: number;
+  compactAfterMs?: number;
 }
+
+/**
+ * Runs `fn` on each session not open or opening here (`busy`), one at a time. While `fn` runs for a session it is
+ * in `working`, so a request to open it waits for the end instead of racing the rewrite.
+ */
+export async function sweepClosed<R>(
+  ids: readonly string[],
+  busy: (id: string) => boolean,
+  working: Map<string, Promise<void>>,
+  fn: (id: string) => Promise<R | undefined>,
+): Promise<{ id: string; result: R }[]> {
+  const done: { id: string; result: R }[] = [];
+  for (const id of ids) {
+    if (busy(id) || working.has(id)) continue;
+    const job = fn(id).finally(() => working.delete(id));
+    working.set(
+      id,
+      job.then(
+        () => {},
+        () => {},
+      ),
+    );
+    const result = await job;
+    if (result) done.push({ id, result });
+  }
+  return done;
+}
+
+/**
+ * Sessions whose log is part of another session's history (forked or handed off from): a fork's transcript and
+ * checks read its parent's log up to the fork, so no segment of it may go.
+ */
+export function pinnedSessions(
+  records: readonly { forked_from?: { session: string }; handoff_from?: { session: string } }[],
+): Set<string> {
+  const pinned = new Set<string>();
+  for (const r of records) {
+    const from = r.forked_from?.session ?? r.handoff_from?.session;
+    if (from) pinned.add(from);
+  }
+  return pinned;
+}
+
+/** Whether a policy asks anything of segments. */
+export const retiresSegments = (p: SegmentPolicy) =>
+  p.archiveAfterMs !== undefined || p.dropAfterMs !== undefined || p.maxBytes !== undefined;
 
 /** Sweeps on a timer; the first sweep runs one period after start, not at start-up. */
 export class RetentionSweeper {
@@ -33,19 +104,21 @@ export class RetentionSweeper {
   private running: Promise<void> | undefined;
 
   constructor(
-    private readonly sweep: (idleMs: number) => Promise<unknown>,
+    private readonly sweep: (policy: RetentionPolicy) => Promise<unknown>,
     private readonly policy: RetentionPolicy,
     private readonly onError: (err: unknown) => void,
   ) {}
 
-  /** How often to look: a quarter of the idle time, at least every second and at most every minute. */
+  /** How often to look: a quarter of the shortest age set, at least every second and at most every minute. */
   get periodMs(): number {
-    return Math.min(60_000, Math.max(1_000, this.policy.compactAfterMs / 4));
+    const { compactAfterMs, archiveAfterMs, dropAfterMs } = this.policy;
+    const ages = [compactAfterMs, archiveAfterMs, dropAfterMs].filter((ms) => ms !== undefined);
+    return Math.min(60_000, Math.max(1_000, Math.min(...ages, 240_000) / 4));
   }
 
   start(): void {
     this.timer = setInterval(() => {
-      this.running ??= this.sweep(this.policy.compactAfterMs)
+      this.running ??= this.sweep(this.policy)
         .then(() => {}, this.onError)
         .finally(() => {
           this.running = undefined;

@@ -20,10 +20,14 @@ export interface SessionStore {
   openLog(id: string): Promise<EventLog>;
   /** Every durable event of a session that is not open here, read without taking its log's write lock. */
   readEvents(id: string, range?: { after?: number; limit?: number }): Promise<SessionEvent[]>;
+  /** The first seq the session's log still holds (stores whose retention can drop a log's oldest events). */
+  firstSeq?(id: string): Promise<number>;
   /** Deletes the session and all its files. */
   remove(id: string): Promise<void>;
   /** Compacts a closed session's log (stores that can; see ./retention.ts). */
   compact?: CompactingStore["compact"];
+  /** Archives or drops the oldest segments of a closed session's log (stores that can; ./retention.ts). */
+  retire?: CompactingStore["retire"];
   /**
    * Follows a session's log written by another process (cluster mode: another node): each batch once it is
    * durable, from the tail as it is when this resolves (`after` undefined) or after a seq. Returns the stop.

@@ -159,7 +159,15 @@ export const ProviderList = z.strictObject({
   ),
 });
 
-export const EventPage = z.strictObject({ events: z.array(SessionEvent), last_seq: z.number().int() });
+export const EventPage = z.strictObject({
+  events: z.array(SessionEvent),
+  last_seq: z.number().int(),
+  /**
+   * The first seq the log still holds, when retention archived or dropped its oldest events (absent: 1). A
+   * cursor before it reads on from it; the events in between are gone (docs/protocol.md "Dropped ranges").
+   */
+  first_seq: z.number().int().positive().optional(),
+});
 
 export const WhoAmI = z.strictObject({
   tenant: z.string(),

@@ -113,11 +113,34 @@ export interface FamilySettingsSchemas {
   nui: Record<string, z.ZodType>;
 }
 
-/** What a daemon does with closed sessions over time. */
-export const Retention = z.strictObject({
-  /** Compact a closed session's log (its completed turns' deltas folded into their messages) after this idle time. */
-  compact_after_minutes: z.number().positive(),
-});
+/** What a daemon does with closed sessions over time (README "Retention"). */
+export const Retention = z
+  .strictObject({
+    /** Compact a closed session's log (its completed turns' deltas folded into their messages) after this idle time. */
+    compact_after_minutes: z.number().positive().optional(),
+    /** A log's sealed segments last written this long ago move to the session's archive/ (gzip'd). */
+    archive_segments_after_minutes: z.number().positive().optional(),
+    /** A log's sealed segments (archived or not) last written this long ago are deleted. */
+    drop_segments_after_minutes: z.number().positive().optional(),
+    /** Past this many MB a log's oldest sealed segments leave it (archived when archiving is set, else deleted). */
+    max_log_mb: z.number().positive().optional(),
+  })
+  .superRefine((r, ctx) => {
+    if (Object.values(r).every((v) => v === undefined))
+      ctx.addIssue({
+        code: "custom",
+        message:
+          "set at least one of compact_after_minutes, archive_segments_after_minutes, drop_segments_after_minutes, max_log_mb (or leave retention out)",
+      });
+    const archive = r.archive_segments_after_minutes;
+    const drop = r.drop_segments_after_minutes;
+    if (archive !== undefined && drop !== undefined && drop <= archive)
+      ctx.addIssue({
+        code: "custom",
+        path: ["drop_segments_after_minutes"],
+        message: `must be more than archive_segments_after_minutes (${archive}): a segment is archived first, then dropped`,
+      });
+  });
 
 const GenericBlock = z.record(z.string(), z.unknown());
 

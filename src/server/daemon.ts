@@ -7,7 +7,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
 import type { Brain } from "../core/brain.js";
-import { type RetentionPolicy, RetentionSweeper } from "../core/retention.js";
+import { type RetentionPolicy, RetentionSweeper, retiresSegments } from "../core/retention.js";
 import type { SessionDefaults } from "../protocol/config.js";
 import { type AgentCatalog, NO_AGENTS } from "./agents.js";
 import { type App, buildApp } from "./app.js";
@@ -136,6 +136,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const hub = new FeedHub(
     (id, after, limit) => brain.events(id, after, limit),
     (id, listener) => brain.followStored(id, listener),
+    (id) => brain.firstSeq(id),
   );
   for (const live of brain.liveSessions()) hub.attach(live.session.id, live.session.log);
   const unsubscribe = brain.subscribe((change) => {
@@ -189,7 +190,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const shown = host.includes(":") ? `[${host}]` : host;
   const onError = options.onError ?? (() => {});
   const retention = options.retention
-    ? new RetentionSweeper((idleMs) => brain.compactIdle(idleMs), options.retention, onError)
+    ? new RetentionSweeper(
+        async (policy) => {
+          if (policy.compactAfterMs !== undefined) await brain.compactIdle(policy.compactAfterMs);
+          if (retiresSegments(policy)) await brain.retireIdle(policy);
+        },
+        options.retention,
+        onError,
+      )
     : undefined;
   retention?.start();
   let closing: Promise<void> | undefined;

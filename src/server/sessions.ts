@@ -106,6 +106,11 @@ export class SessionService {
     return { ...this.viewOf(record, undefined), last_seq: events.at(-1)?.seq ?? 0, pending: pending.list() };
   }
 
+  /** The first seq a session's log still holds (retention may have taken its oldest segments). */
+  firstSeq(id: string): Promise<number> {
+    return this.parts.brain.firstSeq(id);
+  }
+
   /** Events after `after` of a session not open here, read through Brain (never taking its log's lock). */
   async fileEvents(id: string, after: number, limit: number): Promise<SessionEvent[]> {
     return this.parts.brain.events(id, after, limit);

@@ -1,5 +1,7 @@
 // `brain serve`: the daemon (REST + SSE + web UI) on the embedded store, until SIGINT or SIGTERM.
 
+import type { RetentionPolicy } from "../../core/retention.js";
+import type { BrainConfig } from "../../protocol/config.js";
 import { homeAgents } from "../../server/agents.js";
 import { loadOrCreateTokens, tokensPath } from "../../server/auth/tokens.js";
 import { DEFAULT_HOST, DEFAULT_PORT, startDaemon } from "../../server/daemon.js";
@@ -75,9 +77,7 @@ export async function command(args: string[]): Promise<number> {
       port,
       ...(tokens ? { tokens: tokens.file.tokens } : {}),
       defaults: loaded.config.defaults ?? {},
-      ...(loaded.config.retention
-        ? { retention: { compactAfterMs: loaded.config.retention.compact_after_minutes * 60_000 } }
-        : {}),
+      ...(loaded.config.retention ? { retention: retentionPolicy(loaded.config.retention) } : {}),
       agents: homeAgents(home),
       ...(cluster ? { router: cluster.router } : {}),
       onError: (err) =>
@@ -123,4 +123,18 @@ export async function command(args: string[]): Promise<number> {
   await brain.close();
   await cluster?.close();
   return 0;
+}
+
+/** brain.config.json `retention` in the daemon's units. */
+function retentionPolicy(r: NonNullable<BrainConfig["retention"]>): RetentionPolicy {
+  const ms = (minutes: number | undefined) => (minutes === undefined ? undefined : minutes * 60_000);
+  const policy: RetentionPolicy = {};
+  const set = <K extends keyof RetentionPolicy>(key: K, value: RetentionPolicy[K] | undefined) => {
+    if (value !== undefined) policy[key] = value;
+  };
+  set("compactAfterMs", ms(r.compact_after_minutes));
+  set("archiveAfterMs", ms(r.archive_segments_after_minutes));
+  set("dropAfterMs", ms(r.drop_segments_after_minutes));
+  set("maxBytes", r.max_log_mb === undefined ? undefined : r.max_log_mb * 1024 * 1024);
+  return policy;
 }

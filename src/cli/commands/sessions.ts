@@ -1,20 +1,30 @@
 // `brain sessions ls | show ID | events ID`: reads the store without starting any harness.
 import { PendingRequests } from "../../core/pending.js";
+import type { SegmentPolicy } from "../../core/retention.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "../../store/fs/compact.js";
 import { FsSessionStore, readEventsFile } from "../../store/fs/index.js";
+import { retireSegments } from "../../store/fs/retire.js";
 import { parse, UsageError, withBrain } from "../args.js";
 import { brainHome } from "../setup.js";
 
 export const usage = `sessions ls | show ID | events ID [--after SEQ] [--json] | compact ID | rebuild ID
                               the sessions in $BRAIN_HOME (default ~/.brain) and their logs; compact drops
-                              the deltas of completed turns (their messages hold the text) from a closed log;
+                              the deltas of completed turns (their messages hold the text) from a closed log,
+                              and with --archive-segments (gzip'd to the session's archive/) or
+                              --drop-segments its sealed segments, all or (--max-log-mb N) the oldest past N MB;
                               rebuild rewrites a session's native state from its log (a harness that lost it)`;
 
 export const verbs = ["ls", "show", "events", "compact", "rebuild"] as const;
 
 export async function command(args: string[]): Promise<number> {
-  const { values, positionals } = parse(args, { after: { type: "string" }, json: { type: "boolean" } });
+  const { values, positionals } = parse(args, {
+    after: { type: "string" },
+    json: { type: "boolean" },
+    "archive-segments": { type: "boolean" },
+    "drop-segments": { type: "boolean" },
+    "max-log-mb": { type: "string" },
+  });
   const [verb = "ls", id] = positionals;
   const after = Number(values.after ?? 0);
   if (!Number.isInteger(after) || after < 0)
@@ -53,6 +63,22 @@ export async function command(args: string[]): Promise<number> {
       }
       case "compact": {
         const record = await brain.record(required(id));
+        const policy = segmentPolicy(values);
+        if (policy) {
+          const children = (await brain.list()).filter(
+            (r) => r.forked_from?.session === record.id || r.handoff_from?.session === record.id,
+          );
+          if (children.length > 0)
+            throw new UsageError(
+              `session ${record.id} was forked or handed off to ${children.map((c) => c.id).join(", ")}: their history reads its whole log, so its segments stay`,
+            );
+          const g = await retireSegments(store.paths(record.id).events, record.id, policy);
+          process.stdout.write(
+            values.json
+              ? `${JSON.stringify({ segments: g })}\n`
+              : `${record.id}: ${g.archived} segment(s) archived, ${g.dropped} dropped, ${g.bytesFreed} bytes freed\n`,
+          );
+        }
         const r = await compactLog(store.paths(record.id).events, record.id);
         process.stdout.write(
           values.json
@@ -98,6 +124,31 @@ function summarize(events: SessionEvent[]) {
     if (event.type === "checkpoint.created") checkpoints.push(event.data.id);
   }
   return { events: events.length, turns, last_turn: lastTurn, checkpoints, pending: pending.list() };
+}
+
+/** `compact`'s segment options as a policy (undefined: leave the segments be). */
+function segmentPolicy(values: {
+  "archive-segments"?: boolean;
+  "drop-segments"?: boolean;
+  "max-log-mb"?: string;
+}): SegmentPolicy | undefined {
+  const archive = values["archive-segments"] === true;
+  const drop = values["drop-segments"] === true;
+  if (archive && drop) throw new UsageError("give --archive-segments or --drop-segments, not both");
+  const mb = values["max-log-mb"];
+  const max = mb === undefined ? undefined : Number(mb);
+  if (max !== undefined && !(max > 0))
+    throw new UsageError(`--max-log-mb takes a positive number, not "${mb}"`);
+  if (max !== undefined && !archive && !drop)
+    throw new UsageError(
+      "--max-log-mb says how much to keep: give --archive-segments or --drop-segments too",
+    );
+  if (!archive && !drop) return undefined;
+  // Without a size, every sealed segment goes; with one, only the oldest past it.
+  const age = max === undefined ? 0 : Number.POSITIVE_INFINITY;
+  const policy: SegmentPolicy = archive ? { archiveAfterMs: age } : { dropAfterMs: age };
+  if (max !== undefined) policy.maxBytes = max * 1024 * 1024;
+  return policy;
 }
 
 function required(id: string | undefined): string {

@@ -171,10 +171,16 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
         const after = seqParam(ctx.query("after"), "after");
         const limit = seqParam(ctx.query("limit"), "limit") || 1000;
         const live = await sessions.forWatching(ctx.caller, id(ctx));
-        if (live) return { events: await live.log.read(after, limit), last_seq: live.log.lastSeq };
+        const first = (n: number) => (n > 1 ? { first_seq: n } : {});
+        if (live) {
+          const events = await live.log.read(after, limit);
+          return { events, last_seq: live.log.lastSeq, ...first(live.log.firstSeq ?? 1) };
+        }
         const all = await sessions.fileEvents(id(ctx), 0, Number.POSITIVE_INFINITY);
         // The last event's seq, not the count: a compacted log has gaps in its seqs.
-        return { events: all.filter((e) => e.seq > after).slice(0, limit), last_seq: all.at(-1)?.seq ?? 0 };
+        const last_seq = all.at(-1)?.seq ?? 0;
+        const events = all.filter((e) => e.seq > after).slice(0, limit);
+        return { events, last_seq, ...first(await sessions.firstSeq(id(ctx))) };
       },
     },
   ];

@@ -14,6 +14,14 @@ export function formatEvent(event: SessionEvent): SseItem {
   return { seq: event.seq, text: `id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n` };
 }
 
+/**
+ * Said once, before the replay, to a watcher whose cursor is before the first seq the log still holds (docs/
+ * protocol.md "Dropped ranges"). No `id:`, so the client's Last-Event-ID stays the cursor it asked with.
+ */
+export function formatDropped(after: number, firstSeq: number): string {
+  return `event: dropped\ndata: ${JSON.stringify({ after, first_seq: firstSeq })}\n\n`;
+}
+
 export interface FeedListener {
   /**
    * A durable batch, in seq order, as the live log commits it; `formatted()` gives it as SSE messages, serialized
@@ -48,7 +56,16 @@ export class FeedHub {
     private readonly readFile: (session: string, after: number, limit: number) => Promise<SessionEvent[]>,
     /** Cluster mode: watchers of a session another node owns follow its log through the store. */
     private readonly remoteFollow?: RemoteFollow,
+    /** The first seq a session's log still holds, when retention may have taken its oldest events. */
+    private readonly firstSeqOf?: (session: string) => Promise<number>,
   ) {}
+
+  /** The first seq the session's log still holds (1 when nothing was archived or dropped). */
+  async firstSeq(session: string): Promise<number> {
+    const log = this.feeds.get(session)?.log;
+    if (log) return log.firstSeq ?? 1;
+    return (await this.firstSeqOf?.(session)) ?? 1;
+  }
 
   /** Makes `log` the session's live log (after the daemon opened the session). */
   attach(session: string, log: EventLog): void {

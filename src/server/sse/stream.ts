@@ -9,7 +9,7 @@
 // the bound, would make healthy clients reconnect for nothing.)
 import type { SessionEvent } from "../../protocol/events.js";
 import type { TickFlusher } from "./flusher.js";
-import { type FeedHub, type FeedListener, formatEvent, type SseItem } from "./hub.js";
+import { type FeedHub, type FeedListener, formatDropped, formatEvent, type SseItem } from "./hub.js";
 
 /** The part of a Node ServerResponse the stream uses (a fake in unit tests). */
 export interface SseSink {
@@ -53,6 +53,8 @@ export class SseStream implements FeedListener {
   private held: SseItem[] = [];
   private missed = false;
   private closed = false;
+  /** Whether the replay has checked the cursor against what the log still holds. */
+  private firstRead = true;
   private unlisten: (() => void) | undefined;
   /** Times this watcher fell behind live and was fed from the log instead. */
   behind = 0;
@@ -168,6 +170,15 @@ export class SseStream implements FeedListener {
           this.needLog = false;
           this.missed = false;
           this.held = []; // all in the log, read next
+          if (this.firstRead) {
+            this.firstRead = false;
+            const first = await this.hub.firstSeq(this.session);
+            if (this.closed) return;
+            if (this.cursor < first - 1) {
+              this.chunks.push(formatDropped(this.cursor, first));
+              await this.writePaced();
+            }
+          }
           for (;;) {
             const page = await this.hub.read(this.session, this.cursor, this.limits.pageSize);
             if (this.closed) return;

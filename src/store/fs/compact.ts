@@ -8,12 +8,13 @@ import fsp from "node:fs/promises";
 import nodePath from "node:path";
 import type { CompactResult } from "../../core/retention.js";
 import type { SessionEvent } from "../../protocol/events.js";
-import { StoreError } from "./errors.js";
+import { failure, StoreError } from "./errors.js";
 import { readEventsFile } from "./jsonl-log.js";
-import { header } from "./log-format.js";
+import { header, type SegmentBase } from "./log-format.js";
 import { type LogIO, nodeLogIO, writeFully } from "./log-io.js";
 import { acquireLogLock, type LogHolder } from "./log-lock.js";
 import { LogState, statePath } from "./log-state.js";
+import { listSealed, readHeader } from "./segments.js";
 
 export type { CompactResult };
 
@@ -50,9 +51,13 @@ export async function compactLog(
   const io = options.io ?? nodeLogIO;
   const lock = await acquireLogLock(path, { session, ...(options.holder ? { holder: options.holder } : {}) });
   try {
-    const bytesBefore = (await fsp.stat(path)).size;
+    const files = await segmentFiles(io, path);
+    const bytesBefore = files.reduce((n, f) => n + f.bytes, 0);
     const events = await readEventsFile(path, io, { session });
     const state = new LogState();
+    // Segments dropped by retention took their events along: the first kept one's header says what was open.
+    const base = files[0]?.base;
+    if (base) state.seed(base);
     state.observe(events);
     const open = state.snapshot();
     if (open.requests.length > 0 || open.openTurns.length > 0) {
@@ -66,43 +71,78 @@ export async function compactLog(
       );
     }
     const { kept, turns } = foldedEvents(events);
-    if (kept.length === events.length)
-      return {
-        eventsBefore: events.length,
-        eventsAfter: kept.length,
-        bytesBefore,
-        bytesAfter: bytesBefore,
-        turns,
-      };
-    const lines = [header(session)];
-    for (const e of kept) {
-      // Whole-event lines with each event's own ts: the rewrite changes nothing a reader sees but the gaps.
-      const turn = e.turn === undefined ? "" : `"turn":${JSON.stringify(e.turn)},`;
-      lines.push(
-        `{"seq":${e.seq},"ts":${JSON.stringify(e.ts)},${turn}"type":"${e.type}","data":${JSON.stringify(e.data)}}\n`,
-      );
-    }
-    const buf = Buffer.from(lines.join(""), "utf8");
-    const tmp = `${path}.compact.tmp`;
-    const fd = await io.open(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC, 0o600);
-    try {
-      await writeFully(io, fd, buf, 0);
-      await io.datasync(fd);
-    } finally {
-      await io.close(fd);
-    }
-    // The saved state described the old bytes: drop it first, so no crash leaves it beside the new file.
-    await fsp.rm(statePath(path), { force: true });
-    await fsp.rename(tmp, path);
-    await io.syncDir(nodePath.dirname(path));
-    return {
+    const result = {
       eventsBefore: events.length,
       eventsAfter: kept.length,
       bytesBefore,
-      bytesAfter: buf.length,
+      bytesAfter: bytesBefore,
       turns,
     };
+    if (kept.length === events.length) return result;
+    // Each segment is rewritten by itself, keeping its name and header: the others, and the order of seqs, stay.
+    let at = 0;
+    let was = 0;
+    for (const [i, file] of files.entries()) {
+      const next = files[i + 1]?.first ?? Number.POSITIVE_INFINITY;
+      const own: SessionEvent[] = [];
+      while (at < kept.length && kept[at]!.seq < next) own.push(kept[at++]!);
+      const before = was;
+      while (was < events.length && events[was]!.seq < next) was++;
+      if (own.length === was - before) continue;
+      const lines = [header(session, file.base)];
+      for (const e of own) {
+        // Whole-event lines with each event's own ts: the rewrite changes nothing a reader sees but the gaps.
+        const turn = e.turn === undefined ? "" : `"turn":${JSON.stringify(e.turn)},`;
+        lines.push(
+          `{"seq":${e.seq},"ts":${JSON.stringify(e.ts)},${turn}"type":"${e.type}","data":${JSON.stringify(e.data)}}\n`,
+        );
+      }
+      const buf = Buffer.from(lines.join(""), "utf8");
+      await replaceFile(io, file.path, buf, file.path === path);
+      result.bytesAfter += buf.length - file.bytes;
+    }
+    return result;
   } finally {
     await lock.release();
   }
+}
+
+/** A segment of the log at `path`: its range's first seq, its header's base, its size. */
+async function segmentFiles(
+  io: LogIO,
+  path: string,
+): Promise<{ path: string; first: number; base: SegmentBase | undefined; bytes: number }[]> {
+  const out = [];
+  for (const seg of [...(await listSealed(path)), { first: -1, path }]) {
+    let fd: number;
+    try {
+      fd = await io.open(seg.path, fs.constants.O_RDONLY);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT" && seg.path === path) continue;
+      throw failure(seg.path, "cannot open", err);
+    }
+    try {
+      const bytes = await io.size(fd);
+      const base = (await readHeader(io, fd, bytes))?.base;
+      out.push({ path: seg.path, first: seg.first < 0 ? (base?.seq ?? 0) + 1 : seg.first, base, bytes });
+    } finally {
+      await io.close(fd);
+    }
+  }
+  return out;
+}
+
+async function replaceFile(io: LogIO, path: string, buf: Buffer, active: boolean): Promise<void> {
+  const tmp = `${path}.compact.tmp`;
+  const fd = await io.open(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC, 0o600);
+  try {
+    await writeFully(io, fd, buf, 0);
+    await io.datasync(fd);
+  } finally {
+    await io.close(fd);
+  }
+  // The saved state described the old bytes: drop it first, so no crash leaves it beside the new file.
+  if (active) await fsp.rm(statePath(path), { force: true });
+  await fsp.rename(tmp, path);
+  await io.syncDir(nodePath.dirname(path));
 }

@@ -1,28 +1,22 @@
-// The embedded event log: one JSONL file per session (lines in log-format.ts), group-committed (one write + one
-// fdatasync per batch). Opening reads the saved state (log-state.ts) and the log's tail, not the whole file; a
-// read after a cursor bisects the file for its anchor. The file's descriptor is closed while the log is idle and
-// reopened by the next append or read; the ownership lock (a file, no descriptor) stays held throughout.
+// The embedded event log: JSONL segments per session (lines in log-format.ts, segments in segments.ts), group-
+// committed (one write + one fdatasync per batch). Opening reads the saved state (log-state.ts) and the last
+// segment's tail; a read after a cursor bisects the segment holding it. The descriptor is closed while the log
+// is idle and reopened by the next append or read; the ownership lock (a file) stays held throughout.
 import fs from "node:fs";
-import nodePath from "node:path";
 import type { EventLog } from "../../core/event-log.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { failure, osMessage, StoreError } from "./errors.js";
-import { readAfter, recover, type ScanResult } from "./jsonl-scan.js";
 import { type Encoded, encode, header, layout, type WriterState } from "./log-format.js";
 import { type LogIO, nodeLogIO, readFully, writeFully } from "./log-io.js";
-import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
+import type { LogLock } from "./log-lock.js";
+import { type OpenedLog, type OpenOptions, openLogFiles } from "./log-open.js";
 import { hashOf, type LogState, type OpenState, saveState } from "./log-state.js";
-
-export interface OpenOptions {
-  /** Who this process is, for the error another writer gets (default: a plain process). */
-  holder?: LogHolder;
-  /** Close the file after this long without an append or read (default 1 s; Infinity keeps it open). */
-  idleMs?: number;
-}
+import { type ReadSource, readSegments, roll, type Segment } from "./segments.js";
 
 /** The state is saved again once the log has grown this much past it: a crash costs at most this much scan. */
 const SAVE_EVERY = 1 << 20;
-const DEFAULT_IDLE_MS = 1000;
+/** Segments: small enough that retention frees space in useful steps, large enough that a log has few files. */
+const [DEFAULT_IDLE_MS, SEGMENT_BYTES] = [1000, 8 << 20];
 
 /** One append() call waiting for its batch. Seqs stay mutable until durable: a failed batch gives them back. */
 interface Pending {
@@ -53,24 +47,31 @@ export class JsonlEventLog implements EventLog {
   private readonly tasks = new Set<Promise<unknown>>();
   private savedEnd: number;
   private saving: Promise<void> | undefined;
+  private readonly lock: LogLock;
+  private readonly state: LogState;
+  private readonly idleMs: number;
+  private readonly segmentBytes: number;
+  /** Sealed segments, oldest first, and the seq before the active one's range. */
+  private readonly sealed: Segment[];
+  private base: number;
+  /** Descriptors of segments sealed while something still used them: closed once nothing does. */
+  private retired: number[] = [];
 
   private constructor(
     readonly path: string,
     readonly session: string,
     private readonly io: LogIO,
-    fd: number,
-    private readonly lock: LogLock,
-    scan: ScanResult,
-    private readonly state: LogState,
-    savedEnd: number,
-    private readonly idleMs: number,
+    opened: OpenedLog,
+    options: OpenOptions,
     private writer: WriterState,
   ) {
-    this.fd = fd;
-    this.durableSeq = scan.lastSeq;
+    ({ fd: this.fd, lock: this.lock, state: this.state, sealed: this.sealed, base: this.base } = opened);
+    this.durableSeq = opened.scan.lastSeq;
     this.nextSeq = this.durableSeq + 1;
-    this.size = scan.end;
-    this.savedEnd = savedEnd;
+    this.size = opened.scan.end;
+    this.savedEnd = opened.savedEnd;
+    this.idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+    this.segmentBytes = options.segmentBytes ?? SEGMENT_BYTES;
     this.scheduleIdle();
   }
 
@@ -84,47 +85,12 @@ export class JsonlEventLog implements EventLog {
     io: LogIO = nodeLogIO,
     options: OpenOptions = {},
   ): Promise<JsonlEventLog> {
-    const lock = await acquireLogLock(path, {
-      session,
-      ...(options.holder ? { holder: options.holder } : {}),
-    });
-    let fd: number;
-    try {
-      fd = await io.open(path, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
-    } catch (err) {
-      await lock.release();
-      throw failure(path, "cannot open", err);
-    }
-    try {
-      const size = await io.size(fd);
-      const { scan, state, savedEnd } = await recover(io, fd, size, path, session);
-      if (scan.end < size) {
-        await io.truncate(fd, scan.end);
-        await io.datasync(fd);
-      }
-      // The file may be new: its directory entry must be durable before any event in it counts as durable.
-      await io.syncDir(nodePath.dirname(path));
-      const writer = { context: scan.context, sinceAnchor: scan.sinceAnchor, anchor: scan.anchor };
-      const log = new JsonlEventLog(
-        path,
-        session,
-        io,
-        fd,
-        lock,
-        scan,
-        state,
-        savedEnd,
-        options.idleMs ?? DEFAULT_IDLE_MS,
-        writer,
-      );
-      if (log.size - savedEnd > SAVE_EVERY) log.saveSoon();
-      return log;
-    } catch (err) {
-      await io.close(fd).catch(() => {});
-      await lock.release();
-      if (err instanceof StoreError) throw err;
-      throw failure(path, "cannot open", err);
-    }
+    const opened = await openLogFiles(path, session, io, options.holder);
+    const { scan } = opened;
+    const writer = { context: scan.context, sinceAnchor: scan.sinceAnchor, anchor: scan.anchor };
+    const log = new JsonlEventLog(path, session, io, opened, options, writer);
+    if (log.size - opened.savedEnd > SAVE_EVERY) log.saveSoon();
+    return log;
   }
 
   get lastSeq(): number {
@@ -181,11 +147,30 @@ export class JsonlEventLog implements EventLog {
     const size = this.size;
     // Reads near the tail (watchers catching up) start at the writer's last anchor, without a search.
     const from = after + 1 >= this.writer.anchor.seq ? this.writer.anchor.offset : undefined;
+    const sealed: ReadSource[] = after + 1 <= this.base ? [...this.sealed] : [];
+    const first = this.base + 1;
     return this.track(
       this.withFd((fd) =>
-        readAfter(this.io, fd, size, this.path, this.session, after, Math.floor(limit), from),
+        readSegments(
+          this.io,
+          [
+            ...sealed,
+            { first, path: this.path, open: { fd, size, ...(from === undefined ? {} : { from }) } },
+          ],
+          this.session,
+          after,
+          Math.floor(limit),
+        ),
       ),
     );
+  }
+
+  /**
+   * The first seq the log still holds a range for: 1, unless retention dropped or archived its oldest segments
+   * (then every event before it is gone from this log).
+   */
+  get firstSeq(): number {
+    return this.sealed[0]?.first ?? this.base + 1;
   }
 
   subscribe(listener: (events: SessionEvent[]) => void): () => void {
@@ -229,7 +214,7 @@ export class JsonlEventLog implements EventLog {
     while (this.queue.length > 0) {
       const batch = this.queue;
       this.queue = [];
-      await this.withFd((fd) => this.commit(fd, batch)).catch((err: Error) => {
+      await this.withFd(async (fd) => this.commit(await this.rollIfFull(fd), batch)).catch((err: Error) => {
         // The file could not be reopened after idleness: nothing was written, the batch and those behind it fail.
         const behind = this.queue;
         this.queue = [];
@@ -312,8 +297,32 @@ export class JsonlEventLog implements EventLog {
       const fd = this.fd ?? (await this.reopen());
       return await fn(fd);
     } finally {
-      if (--this.busy === 0) this.scheduleIdle();
+      if (--this.busy === 0) {
+        for (const old of this.retired.splice(0)) void this.io.close(old).catch(() => {});
+        this.scheduleIdle();
+      }
     }
+  }
+
+  /**
+   * Seals the active segment once it is full, before a batch (a batch never spans two segments), and returns
+   * the descriptor to write with. A failure leaves the batch to fail as a write would, and the log as it was
+   * on disk (a crash at any step of the roll is repaired by the next open).
+   */
+  private async rollIfFull(fd: number): Promise<number> {
+    if (this.size < this.segmentBytes || this.durableSeq === this.base) return fd;
+    // A failed batch's bytes must not be sealed in with the rest.
+    if (this.rollbackPending) await this.rollback(fd);
+    const base = { seq: this.durableSeq, ...this.state.snapshot() };
+    const rolled = await roll(this.io, this.path, this.base + 1, this.session, base);
+    this.sealed.push(rolled.sealed);
+    this.retired.push(fd);
+    this.fd = rolled.fd;
+    this.base = this.durableSeq;
+    this.size = rolled.size;
+    this.savedEnd = -1;
+    this.writer = { context: undefined, sinceAnchor: rolled.size, anchor: { seq: this.base + 1, offset: 0 } };
+    return rolled.fd;
   }
 
   private reopen(): Promise<number> {

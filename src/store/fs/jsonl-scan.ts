@@ -4,7 +4,7 @@
 // so a read after a cursor touches a few pages and what it returns, however long the log.
 import type { SessionEvent } from "../../protocol/events.js";
 import { StoreError } from "./errors.js";
-import { ANCHOR_BYTES, anchorSeq, type DeltaContext, LineDecoder } from "./log-format.js";
+import { ANCHOR_BYTES, anchorSeq, type DeltaContext, LineDecoder, type SegmentBase } from "./log-format.js";
 import { type LogIO, readFully } from "./log-io.js";
 import { hashOf, LogState, loadState } from "./log-state.js";
 
@@ -68,6 +68,8 @@ export interface ScanOptions {
   /** The seq the line before `from` ended with. */
   prevSeq: number;
   onEvents?: (events: SessionEvent[]) => void;
+  /** A segment's header: the seq before its first event and the requests and turns open then. */
+  onBase?: (base: SegmentBase) => void;
   checkAt?: number;
 }
 
@@ -102,9 +104,16 @@ export async function scanLog(
       return;
     }
     if (events.length === 0) {
+      // The file's header. A segment's says where its seqs start and what was open then.
+      const base = decoder.base;
+      if (base && start === 0) {
+        result.lastSeq = base.seq;
+        result.anchor = { seq: base.seq + 1, offset: 0 };
+        options.onBase?.(base);
+      }
       result.sinceAnchor += end - start;
       result.end = end;
-      return; // the file's header
+      return;
     }
     const first = events[0]!.seq;
     if (first <= result.lastSeq)
@@ -273,6 +282,7 @@ export async function recover(
     from: 0,
     prevSeq: 0,
     onEvents: (events) => state.observe(events),
+    onBase: (base) => state.seed(base),
   });
   return { scan, state, savedEnd: 0 };
 }

@@ -2,6 +2,9 @@
 // (every line a whole event) still read, and keep growing in the new shapes:
 //
 //   {"brain_log":2,"session":"S"}                         the first line of a file in this format
+//   {"brain_log":2,"session":"S","seq":N,"requests":[…],"open_turns":[…]}
+//                                                         the first line of a segment rolled at seq N: what
+//                                                         reopening needs from the segments before it
 //   {"seq":N,"ts":"…","turn":"T","type":"X","data":{…}}   one event (older files also carry "session")
 //   {"seq":N,"ts":"…","turn":"T","d":["a","b",…]}           assistant.delta events N, N+1, … of one turn
 //   [N,dt,"a","b",…]                                        more deltas of the turn of the line before,
@@ -16,7 +19,19 @@ import { verbatimText } from "../../protocol/fast-frames.js";
 
 export const ANCHOR_BYTES = 4096;
 
-export const header = (session: string) => `{"brain_log":2,"session":${JSON.stringify(session)}}\n`;
+/** What a segment starts from: the last seq before it, and the requests and turns open at that point. */
+export interface SegmentBase {
+  seq: number;
+  requests: SessionEvent[];
+  openTurns: string[];
+}
+
+export function header(session: string, base?: SegmentBase): string {
+  const head = `{"brain_log":2,"session":${JSON.stringify(session)}`;
+  if (!base || base.seq === 0) return `${head}}\n`;
+  // The requests keep their own session field: a header is read before the decoder knows any other.
+  return `${head},"seq":${base.seq},"requests":${JSON.stringify(base.requests)},"open_turns":${JSON.stringify(base.openTurns)}}\n`;
+}
 
 /** What a continuation line needs from the lines before it. */
 export interface DeltaContext {
@@ -110,6 +125,8 @@ export function layout(
 /** Decodes lines in file order; a continuation needs the lines before it from its anchor on. */
 export class LineDecoder {
   context: DeltaContext | undefined;
+  /** The header's base, when the file is a segment rolled after seq 0. */
+  base: SegmentBase | undefined;
 
   constructor(public session: string) {}
 
@@ -124,9 +141,18 @@ export class LineDecoder {
     if (Array.isArray(value)) return this.continuation(value, out);
     if (value === null || typeof value !== "object") return "not a JSON object";
     const v = value as Record<string, unknown>;
-    if (v.brain_log !== undefined && v.seq === undefined) {
+    if (v.brain_log !== undefined) {
       if (v.brain_log !== 2 || typeof v.session !== "string") return "a header this Brain cannot read";
       this.session = v.session;
+      if (v.seq !== undefined) {
+        if (!isSeq(v.seq) || !Array.isArray(v.requests) || !Array.isArray(v.open_turns))
+          return "a segment header without seq, requests and open_turns";
+        this.base = {
+          seq: v.seq,
+          requests: v.requests as SessionEvent[],
+          openTurns: v.open_turns as string[],
+        };
+      }
       return undefined;
     }
     if (!isSeq(v.seq) || typeof v.ts !== "string") return "not an event (no seq or ts)";

@@ -1,11 +1,12 @@
 // Reading a log that is not open here (the CLI, the daemon for a session it has not opened): no lock needed.
+// A segmented log is read segment by segment, from the one holding the cursor on.
 import fs from "node:fs";
 import nodePath from "node:path";
 import type { SessionEvent } from "../../protocol/events.js";
 import { failure } from "./errors.js";
-import { readAfter, scanLog } from "./jsonl-scan.js";
-import { LineDecoder } from "./log-format.js";
-import { type LogIO, nodeLogIO, readFully } from "./log-io.js";
+import { scanLog } from "./jsonl-scan.js";
+import { type LogIO, nodeLogIO } from "./log-io.js";
+import { listSealed, type ReadSource, readHeader, readSegments } from "./segments.js";
 
 /**
  * Events of a log that is not open here (the CLI reading a session), with seq > after (at most `limit`). A torn
@@ -16,39 +17,54 @@ export async function readEventsFile(
   io: LogIO = nodeLogIO,
   range: { after?: number; limit?: number; session?: string } = {},
 ): Promise<SessionEvent[]> {
-  let fd: number;
+  // The segment being written is opened before the sealed ones are listed: one sealed meanwhile is then listed
+  // too (its events are read once, by seq), and what the reader gets is the log as it was at some instant.
+  let fd: number | undefined;
   try {
     fd = await io.open(path, fs.constants.O_RDONLY);
   } catch (err) {
-    throw failure(path, "cannot open", err);
+    // No events.jsonl: a crash between sealing a segment and starting the next, or a session without a log.
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw failure(path, "cannot open", err);
   }
   const session = range.session ?? nodePath.basename(nodePath.dirname(path));
   try {
-    const size = await io.size(fd);
+    const sealed = await listSealed(path);
+    if (fd === undefined && sealed.length === 0) throw failure(path, "cannot open", enoent(path));
+    const size = fd === undefined ? 0 : await io.size(fd);
     const after = range.after ?? 0;
-    if (after === 0 && range.limit === undefined) {
-      // The whole log: walked from the start, so corruption is reported by line number.
+    const head = fd === undefined ? undefined : await readHeader(io, fd, size);
+    const own = range.session ?? (head ?? (await sealedHeader(io, sealed)))?.session ?? session;
+    if (after === 0 && range.limit === undefined && sealed.length === 0 && fd !== undefined) {
+      // The whole log of one file: walked from the start, so corruption is reported by line number.
       const events: SessionEvent[] = [];
       const onEvents = (batch: SessionEvent[]) => {
         for (const e of batch) events.push(e);
       };
-      await scanLog(io, fd, size, path, { session, from: 0, prevSeq: 0, onEvents });
+      await scanLog(io, fd, size, path, { session: own, from: 0, prevSeq: 0, onEvents });
       return events;
     }
-    const own = range.session ?? (await headerSession(io, fd)) ?? session;
-    return await readAfter(io, fd, size, path, own, after, range.limit ?? Number.POSITIVE_INFINITY);
+    const sources: ReadSource[] = [...sealed];
+    // Without a header (torn by a crash right after sealing) it holds no events, and follows the sealed ones.
+    const first = Math.max((head?.base?.seq ?? 0) + 1, sealed.at(-1)?.first ?? 0);
+    if (fd !== undefined) sources.push({ first, path, open: { fd, size } });
+    return await readSegments(io, sources, own, after, range.limit ?? Number.POSITIVE_INFINITY);
+  } finally {
+    if (fd !== undefined) await io.close(fd);
+  }
+}
+
+async function sealedHeader(io: LogIO, sealed: readonly ReadSource[]) {
+  const last = sealed.at(-1);
+  if (!last) return undefined;
+  const fd = await io.open(last.path, fs.constants.O_RDONLY).catch(() => undefined);
+  if (fd === undefined) return undefined;
+  try {
+    return await readHeader(io, fd, await io.size(fd));
   } finally {
     await io.close(fd);
   }
 }
 
-/** The session named by the file's header line, if it has one. */
-async function headerSession(io: LogIO, fd: number): Promise<string | undefined> {
-  const head = (await readFully(io, fd, 0, 1024)).toString("utf8");
-  const nl = head.indexOf("\n");
-  if (nl < 0) return undefined;
-  const decoder = new LineDecoder("");
-  return decoder.decode(head.slice(0, nl), []) === undefined && decoder.session !== ""
-    ? decoder.session
-    : undefined;
+function enoent(path: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`ENOENT: no such file or directory, open '${path}'`), { code: "ENOENT" });
 }

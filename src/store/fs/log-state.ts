@@ -25,9 +25,14 @@ export class LogState {
 
   static from(saved: OpenState): LogState {
     const state = new LogState();
-    state.observe(saved.requests);
-    for (const turn of saved.openTurns) state.turns.add(turn);
+    state.seed(saved);
     return state;
+  }
+
+  /** Starts from a saved state or a segment header's (what was open before the bytes that follow). */
+  seed(saved: OpenState): void {
+    this.observe(saved.requests);
+    for (const turn of saved.openTurns) this.turns.add(turn);
   }
 
   /** Feed every durable event in log order. Replaying a suffix already seen leaves the same state. */

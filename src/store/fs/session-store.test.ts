@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { StoreError } from "./errors.js";
-import { readEventsFile } from "./jsonl-log.js";
+import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { FsSessionStore } from "./session-store.js";
 
 let home: string;
@@ -172,5 +172,22 @@ describe("FsSessionStore", () => {
       await fs.writeFile(store.paths("s1").record, JSON.stringify({ ...record, id: "s2" }));
       await expect(store.get("s1")).rejects.toThrow(/field "id"/);
     });
+  });
+
+  it("retires a session's old segments and says where its log starts; a log that never rolled is left be", async () => {
+    await store.create({ ...base, id: "s1" });
+    await store.create({ ...base, id: "s2" });
+    const log = await JsonlEventLog.open(store.paths("s1").events, "s1", undefined, { segmentBytes: 512 });
+    for (let i = 0; i < 60; i++)
+      await log.append([{ type: "user.prompt", turn: `t${i}`, data: { text: `prompt ${i}` } }]);
+    await log.close();
+    expect(await store.retire("s2", { dropAfterMs: 0 })).toBeUndefined();
+    expect(await store.firstSeq("s1")).toBe(1);
+    const result = await store.retire("s1", { dropAfterMs: 0 });
+    expect(result).toMatchObject({ archived: 0 });
+    expect(result!.dropped).toBeGreaterThan(0);
+    expect(await store.firstSeq("s1")).toBe(result!.firstSeq);
+    expect((await store.readEvents("s1"))[0]!.seq).toBe(result!.firstSeq);
+    expect((await store.readEvents("s1")).at(-1)!.seq).toBe(60);
   });
 });

@@ -3,13 +3,15 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type { Dirent } from "node:fs";
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
-import type { CompactResult } from "../../core/retention.js";
+import type { CompactResult, RetireResult, SegmentPolicy } from "../../core/retention.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
 import { osMessage, StoreError } from "./errors.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
 import { acquireLogLock, type LogHolder } from "./log-lock.js";
+import { archiveDir, retireSegments } from "./retire.js";
+import { firstSeqOf, listSealed } from "./segments.js";
 import { describeIssue, SESSION_ID, SessionRecord } from "./session-record.js";
 
 export interface SessionPaths {
@@ -182,6 +184,30 @@ export class FsSessionStore {
     const after = await fsp.stat(events);
     await disk("mark compacted", marker, () => fsp.writeFile(marker, stamp(after)));
     return result;
+  }
+
+  /** Archives or drops the oldest sealed segments of a session's log (see ./retire.ts); undefined if none went. */
+  async retire(id: string, policy: SegmentPolicy): Promise<RetireResult | undefined> {
+    const { events } = this.paths(id);
+    // Most logs never roll: a sweep costs them one directory read, not a lock taken and given back.
+    const archived = await fsp.stat(archiveDir(events)).then(() => true, notFound);
+    if (!archived && (await listSealed(events)).length === 0) return undefined;
+    try {
+      const result = await retireSegments(events, id, policy, {
+        io: this.io,
+        holder: this.holder,
+      });
+      return result.archived + result.dropped > 0 ? result : undefined;
+    } catch (err) {
+      // Open elsewhere: the next sweep looks again.
+      if ((err as StoreError).code === "locked") return undefined;
+      throw err;
+    }
+  }
+
+  /** The first seq a session's log still holds (1 unless retention took its oldest segments), without its lock. */
+  async firstSeq(id: string): Promise<number> {
+    return firstSeqOf(this.paths(id).events, this.io);
   }
 
   /** The events on disk, read without the log's lock: a reader never stands in a writer's way. */

@@ -1,0 +1,87 @@
+// A cursor before the first seq a log still holds (retention archived or dropped its oldest segments): the SSE
+// stream says so once, without an id, then replays from the first kept seq; the JSON page carries first_seq.
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SessionEvent } from "../protocol/events.js";
+import { decodeLogText, header } from "../store/fs/log-format.js";
+import { retireSegments } from "../store/fs/retire.js";
+import { sealedPath } from "../store/fs/segments.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { collect, settled } from "../testing/http.js";
+
+const line = (e: SessionEvent) =>
+  `{"seq":${e.seq},"ts":"${e.ts}",${e.turn === undefined ? "" : `"turn":${JSON.stringify(e.turn)},`}"type":"${e.type}","data":${JSON.stringify(e.data)}}\n`;
+
+describe("a cursor in a dropped range", () => {
+  let t: TestDaemon;
+  let id: string;
+  let all: SessionEvent[];
+  const cut = 3;
+
+  beforeAll(async () => {
+    t = await startTestDaemon();
+    const client = t.client();
+    ({ id } = await client.create({ harness: "echo" }));
+    await collect(client, id, settled((await client.prompt(id, "one two three four")).turn));
+    await client.close(id);
+    // The log as two segments, the first of them then dropped by retention.
+    const file = join(t.home, "sessions", id, "events.jsonl");
+    all = decodeLogText(readFileSync(file, "utf8"), id).events;
+    writeFileSync(file, header(id) + all.slice(0, cut).map(line).join(""));
+    renameSync(file, sealedPath(file, 1));
+    const rest = all.slice(cut).map(line).join("");
+    writeFileSync(file, header(id, { seq: cut, requests: [], openTurns: [] }) + rest);
+    await retireSegments(file, id, { maxBytes: 1 });
+  });
+  afterAll(async () => {
+    await t.cleanup();
+  });
+
+  it("streams a dropped notice without an id, then the events from the first kept seq", async () => {
+    const res = await fetch(`${t.url}/v1/sessions/${id}/events`, {
+      headers: { authorization: `Bearer ${t.tokens.admin}`, "last-event-id": "1" },
+    });
+    const reader = res.body!.getReader();
+    let text = "";
+    while (!text.includes(`id: ${cut + 1}\n`)) text += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    const notice = `event: dropped\ndata: {"after":1,"first_seq":${cut + 1}}\n\n`;
+    expect(text).toContain(notice);
+    expect(text.indexOf(notice)).toBeLessThan(text.indexOf(`id: ${cut + 1}\n`));
+    expect(text).not.toMatch(/id: [123]\n/);
+  });
+
+  it("tells the client, which yields every kept event once", async () => {
+    const told: [number, number][] = [];
+    const client = t.client();
+    const abort = new AbortController();
+    const seen: SessionEvent[] = [];
+    for await (const e of client.events(id, {
+      signal: abort.signal,
+      onDroppedRange: (after, first) => told.push([after, first]),
+    })) {
+      seen.push(e);
+      if (e.seq === all.at(-1)!.seq) break;
+    }
+    expect(told).toEqual([[0, cut + 1]]);
+    expect(seen.map((e) => e.seq)).toEqual(all.slice(cut).map((e) => e.seq));
+  });
+
+  it("says nothing to a cursor in the kept range, and the JSON page carries first_seq", async () => {
+    const res = await fetch(`${t.url}/v1/sessions/${id}/events?after=${cut + 1}`, {
+      headers: { authorization: `Bearer ${t.tokens.admin}` },
+    });
+    const reader = res.body!.getReader();
+    let text = "";
+    while (!text.includes(`id: ${cut + 2}\n`)) text += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    expect(text).not.toContain("event: dropped");
+    const page = await fetch(`${t.url}/v1/sessions/${id}/log?after=0`, {
+      headers: { authorization: `Bearer ${t.tokens.admin}` },
+    }).then((r) => r.json() as Promise<{ events: SessionEvent[]; first_seq?: number; last_seq: number }>);
+    expect(page.first_seq).toBe(cut + 1);
+    expect(page.events.map((e) => e.seq)).toEqual(all.slice(cut).map((e) => e.seq));
+    expect(page.last_seq).toBe(all.at(-1)!.seq);
+  });
+});

@@ -1,0 +1,72 @@
+// Opening a log for writing: its lock, then its last segment only. A torn tail is cut; an `events.jsonl` missing
+// or empty beside sealed segments (a crash between sealing one and starting the next) is started again from
+// where the last sealed one ends.
+import fs from "node:fs";
+import nodePath from "node:path";
+import { failure, StoreError } from "./errors.js";
+import { recover, type ScanResult } from "./jsonl-scan.js";
+import type { LogIO } from "./log-io.js";
+import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
+import type { LogState } from "./log-state.js";
+import { baseAfter, listSealed, readHeader, type Segment, startSegment } from "./segments.js";
+
+export interface OpenOptions {
+  /** Who this process is, for the error another writer gets (default: a plain process). */
+  holder?: LogHolder;
+  /** Close the file after this long without an append or read (default 1 s; Infinity keeps it open). */
+  idleMs?: number;
+  /** Seal the segment being written once it holds this many bytes (default 8 MiB). */
+  segmentBytes?: number;
+}
+
+export interface OpenedLog {
+  fd: number;
+  lock: LogLock;
+  scan: ScanResult;
+  state: LogState;
+  savedEnd: number;
+  sealed: Segment[];
+  /** The seq before the active segment's range. */
+  base: number;
+}
+
+export async function openLogFiles(
+  path: string,
+  session: string,
+  io: LogIO,
+  holder: LogHolder | undefined,
+): Promise<OpenedLog> {
+  const lock = await acquireLogLock(path, { session, ...(holder ? { holder } : {}) });
+  let fd: number | undefined;
+  try {
+    const sealed = await listSealed(path);
+    try {
+      fd = await io.open(path, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
+    } catch (err) {
+      throw failure(path, "cannot open", err);
+    }
+    let size = await io.size(fd);
+    let found = await recover(io, fd, size, path, session);
+    if (found.scan.end === 0 && sealed.length > 0) {
+      // Nothing (or only a torn header) after the last sealed segment: start this one from where that ends.
+      const base = await baseAfter(io, sealed[sealed.length - 1]!, session);
+      await io.close(fd);
+      fd = undefined;
+      ({ fd, size } = await startSegment(io, path, session, base));
+      found = await recover(io, fd, size, path, session);
+    }
+    const { scan } = found;
+    if (scan.end < size) {
+      await io.truncate(fd, scan.end);
+      await io.datasync(fd);
+    }
+    // The file may be new: its directory entry must be durable before any event in it counts as durable.
+    await io.syncDir(nodePath.dirname(path));
+    return { fd, lock, ...found, sealed, base: (await readHeader(io, fd, scan.end))?.base?.seq ?? 0 };
+  } catch (err) {
+    if (fd !== undefined) await io.close(fd).catch(() => {});
+    await lock.release();
+    if (err instanceof StoreError) throw err;
+    throw failure(path, "cannot open", err);
+  }
+}
