@@ -3,6 +3,7 @@
 // a host that does not end the run within the grace period is given up on (the next turn starts afresh).
 import { randomUUID } from "node:crypto";
 import {
+  type ExpectedHistory,
   type Harness,
   HarnessError,
   type HarnessOptions,
@@ -128,6 +129,11 @@ export class RpcHarness implements Harness {
 
   async checkpoint(): Promise<NativeFile[]> {
     return this.parts.resume.files();
+  }
+
+  /** The agent holds the conversation; Brain keeps the id that finds it, which must be there after answered turns. */
+  async verify(expected: ExpectedHistory): Promise<string | undefined> {
+    return this.parts.resume.missing(this.parts.name, expected);
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,7 @@
 // the end of the stream from Brain's side.
 import { randomUUID } from "node:crypto";
 import {
+  type ExpectedHistory,
   type Harness,
   HarnessError,
   type HarnessOptions,
@@ -132,6 +133,11 @@ export class HttpHarness implements Harness {
 
   async checkpoint(): Promise<NativeFile[]> {
     return this.parts.resume.files();
+  }
+
+  /** The agent holds the conversation; Brain keeps the id that finds it, which must be there after answered turns. */
+  async verify(expected: ExpectedHistory): Promise<string | undefined> {
+    return this.parts.resume.missing(this.parts.name, expected);
   }
 
   async close(): Promise<void> {
