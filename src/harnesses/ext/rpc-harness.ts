@@ -84,6 +84,9 @@ export class RpcHarness implements Harness {
       try {
         await Promise.race([transport.peer.request(HARNESS_METHODS.run, params), forced]);
       } catch (err) {
+        // A run that ended without its reply still ran: what the agent named (or that it named nothing) is kept,
+        // so the next open does not take this dir for one that lost its id.
+        await resume.update(run.translator.sessionId).catch(() => {});
         if (ctx.signal.aborted) return { interrupted: true };
         if (err instanceof RpcError)
           throw new HarnessError("provider_error", `${this.parts.name}: harness.run failed: ${err.message}`);

@@ -89,6 +89,9 @@ export class HttpHarness implements Harness {
           translator.warn(decoded.reason);
         });
       } catch (err) {
+        // A run that broke off still ran: what the agent named (or that it named nothing) is kept, so the next
+        // open does not take this dir for one that lost its id.
+        await resume.update(translator.sessionId).catch(() => {});
         if (ctx.signal.aborted) return { interrupted: true };
         if (err instanceof HarnessError && err.code === "brain_error") {
           this.broken = true;
