@@ -9,6 +9,11 @@ export interface ExpectedHistory {
   lastPrompt: string;
   /** How many answered turns the log has (for the message). */
   turns?: number;
+  /**
+   * The last answered prompt of a turn that did not fail (absent when every answered turn failed): what a
+   * harness that records a turn only as it ends (a runner that crashed mid-turn) holds at least.
+   */
+  lastKept?: string;
 }
 
 /** A transcript stores a prompt as a JSON string: this much of its start, escaped, is what is looked for. */
