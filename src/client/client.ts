@@ -143,6 +143,11 @@ export class BrainClient {
     return this.call("handoff", { id }, { to, ...(model ? { model } : {}) });
   }
 
+  /** Rewrites the session's native state from its log (a harness that lost it). */
+  rebuild(id: string) {
+    return this.call("rebuild", { id }, {});
+  }
+
   close(id: string) {
     return this.call("close", { id });
   }

@@ -5,7 +5,7 @@ import type { SessionEvent } from "../protocol/events.js";
 import type { SessionRecord } from "../protocol/session.js";
 import type { EventLog } from "./event-log.js";
 import type { ExpectedHistory } from "./native-check.js";
-import { eventsUpTo, heldTurns, transcriptOf } from "./transcript.js";
+import { eventsUpTo, type HeldTurns, heldTurns, transcriptOf } from "./transcript.js";
 
 export interface ChainStore {
   get(id: string): Promise<SessionRecord | undefined>;
@@ -52,15 +52,23 @@ export async function expectedHistory(
   // Seeded with a summary: the native state holds only what came after the seeding.
   const seeded = record.seeded;
   if (seeded?.how === "summary") {
-    const held = heldTurns(transcriptOf(await log.read(seeded.seq)));
-    return held.lastPrompt === undefined ? undefined : { lastPrompt: held.lastPrompt, turns: held.turns };
+    return expectation(heldTurns(transcriptOf(await log.read(seeded.seq))));
   }
   for (const size of WINDOWS) {
     if (log.lastSeq <= size) break;
     const held = heldTurns(transcriptOf(await log.read(log.lastSeq - size)));
-    if (held.lastPrompt !== undefined) return { lastPrompt: held.lastPrompt };
+    if (held.lastPrompt !== undefined) return expectation({ ...held, turns: 0 });
   }
   const own = await log.read(0);
-  const held = heldTurns(transcriptOf([...(await ancestorEvents(store, record)), ...own]));
-  return held.lastPrompt === undefined ? undefined : { lastPrompt: held.lastPrompt, turns: held.turns };
+  return expectation(heldTurns(transcriptOf([...(await ancestorEvents(store, record)), ...own])));
+}
+
+/** `turns` 0: not counted (a window of the log only). */
+function expectation(held: HeldTurns): ExpectedHistory | undefined {
+  if (held.lastPrompt === undefined) return undefined;
+  return {
+    lastPrompt: held.lastPrompt,
+    ...(held.turns ? { turns: held.turns } : {}),
+    ...(held.lastKept !== undefined ? { lastKept: held.lastKept } : {}),
+  };
 }

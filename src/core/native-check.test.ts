@@ -28,4 +28,11 @@ describe("missingHistory", () => {
     const lastPrompt = "use key [redacted:MY_KEY] now";
     expect(missingHistory("the transcript", dir, [file], { lastPrompt })).toBeUndefined();
   });
+
+  it("finds a prompt a writer stored with every non-ASCII character escaped (Python's json.dumps)", () => {
+    const file = join(dir, "py.jsonl");
+    // What json.dumps({"text": "café 😀"}) writes.
+    writeFileSync(file, '{"text": "caf\\u00e9 \\ud83d\\ude00"}\n');
+    expect(missingHistory("the state", dir, [file], { lastPrompt: "café 😀" })).toBeUndefined();
+  });
 });

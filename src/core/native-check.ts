@@ -9,6 +9,11 @@ export interface ExpectedHistory {
   lastPrompt: string;
   /** How many answered turns the log has (for the message). */
   turns?: number;
+  /**
+   * The last answered prompt of a turn that did not fail (absent when every answered turn failed): what a
+   * harness that records a turn only as it ends (a runner that crashed mid-turn) holds at least.
+   */
+  lastKept?: string;
 }
 
 /** A transcript stores a prompt as a JSON string: this much of its start, escaped, is what is looked for. */
@@ -20,7 +25,13 @@ function needles(prompt: string): Buffer[] {
   const known = prompt.split("[redacted:")[0]!;
   const head = [...known].slice(0, NEEDLE_CHARS).join("");
   const escaped = JSON.stringify(head).slice(1, -1);
-  return [...new Set([escaped, head])].filter((s) => s !== "").map((s) => Buffer.from(s, "utf8"));
+  // Writers that escape every non-ASCII character (Python's json.dumps, a runner on the Python SDK) store
+  // "é" as "\u00e9".
+  const ascii = escaped.replace(
+    /[\u007f-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+  return [...new Set([escaped, ascii, head])].filter((s) => s !== "").map((s) => Buffer.from(s, "utf8"));
 }
 
 function shown(text: string): string {

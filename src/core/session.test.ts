@@ -190,6 +190,11 @@ describe("a session on the echo runner", () => {
       },
     ];
     appendFileSync(path, orphan.map((e) => `${JSON.stringify(e)}\n`).join(""));
+    // The runner had recorded the prompt before it called the tool, as the echo runner does.
+    appendFileSync(
+      join(t.store.paths(id).native, "echo.jsonl"),
+      `${JSON.stringify({ role: "user", text: "echo: x" })}\n`,
+    );
 
     const restarted = makeBrain({ home: t.home });
     try {
@@ -207,7 +212,7 @@ describe("a session on the echo runner", () => {
       expect((await events(reopened)).filter((e) => e.type === "assistant.message")).toHaveLength(1);
       const turn = await reopened.prompt("after the restart");
       await turn.settled;
-      expect(textOf(await events(reopened), turn.turn)).toBe("echo #2: after the restart");
+      expect(textOf(await events(reopened), turn.turn)).toBe("echo #3: after the restart");
     } finally {
       await restarted.brain.close();
     }

@@ -85,8 +85,28 @@ describe("transcriptOf", () => {
       { kind: "turn_end", turn: "t1", status: "interrupted" },
       { kind: "turn_end", turn: "t2", status: "failed", error: "429" },
     ]);
-    expect(heldTurns(t)).toEqual({ turns: 1, lastPrompt: "one" });
+    expect(heldTurns(t)).toEqual({ turns: 1, lastPrompt: "one", lastKept: "one" });
     expect(heldTurns(transcriptOf(log([opened])))).toEqual({ turns: 0 });
+  });
+
+  it("names the last answered prompt of a turn that did not fail apart from the last answered one", () => {
+    const t = transcriptOf(
+      log([
+        opened,
+        { type: "user.prompt", turn: "t1", data: { text: "one" } },
+        { type: "assistant.message", turn: "t1", data: { text: "fine" } },
+        { type: "turn.settled", turn: "t1", data: { status: "completed" } },
+        { type: "user.prompt", turn: "t2", data: { text: "two" } },
+        { type: "assistant.delta", turn: "t2", data: { text: "partial" } },
+        {
+          type: "turn.settled",
+          turn: "t2",
+          data: { status: "failed", error: { code: "brain_error", message: "runner exited" } },
+        },
+      ]),
+    );
+    // A runner that records a turn as it ends kept "one", not the crashed "two".
+    expect(heldTurns(t)).toEqual({ turns: 2, lastPrompt: "two", lastKept: "one" });
   });
 
   it("renders a transcript as marked history before a prompt", () => {

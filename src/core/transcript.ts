@@ -31,6 +31,8 @@ export interface HeldTurns {
   turns: number;
   /** The text of the last such prompt: a native transcript that holds the conversation holds it. */
   lastPrompt?: string;
+  /** The text of the last such prompt whose turn did not fail. */
+  lastKept?: string;
 }
 
 /**
@@ -144,15 +146,26 @@ export function answeredOnly(transcript: Transcript): Transcript {
 export function heldTurns(transcript: Transcript): HeldTurns {
   const prompts = new Map<string, string>();
   const answered = new Set<string>();
+  const failed = new Set<string>();
   for (const item of transcript.items) {
     if (item.kind === "user") prompts.set(item.turn, item.text);
     if ((item.kind === "assistant" || item.kind === "tool_call") && prompts.has(item.turn)) {
       answered.add(item.turn);
     }
+    if (item.kind === "turn_end" && item.status === "failed") failed.add(item.turn);
   }
   let lastPrompt: string | undefined;
-  for (const [turn, text] of prompts) if (answered.has(turn)) lastPrompt = text;
-  return { turns: answered.size, ...(lastPrompt !== undefined ? { lastPrompt } : {}) };
+  let lastKept: string | undefined;
+  for (const [turn, text] of prompts) {
+    if (!answered.has(turn)) continue;
+    lastPrompt = text;
+    if (!failed.has(turn)) lastKept = text;
+  }
+  return {
+    turns: answered.size,
+    ...(lastPrompt !== undefined ? { lastPrompt } : {}),
+    ...(lastKept !== undefined ? { lastKept } : {}),
+  };
 }
 
 /** Events up to and including the first that `stop` matches (all of them when none does). */

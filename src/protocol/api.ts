@@ -114,6 +114,16 @@ export const HandoffBody = z.strictObject({
   model: z.string().min(1).optional(),
 });
 
+/** A rebuild takes no fields: the session's own harness is seeded from its log. */
+export const RebuildBody = z.strictObject({});
+/** What a rebuild did: how the native state was seeded, and where the old files were set aside. */
+export const RebuildView = z.strictObject({
+  id: z.string(),
+  seeded: SessionRecord.shape.seeded.unwrap(),
+  /** The directory, relative to the session's own, that holds the native files from before the rebuild. */
+  aside: z.string(),
+});
+
 export const RestoreBody = z.strictObject({
   checkpoint: z.string().min(1).optional(),
   /** An absolute directory on the daemon's machine, empty or missing. */
@@ -204,6 +214,7 @@ export type TextBody = z.infer<typeof TextBody>;
 export type PromptBody = z.infer<typeof PromptBody>;
 export type ForkBody = z.infer<typeof ForkBody>;
 export type HandoffBody = z.infer<typeof HandoffBody>;
+export type RebuildView = z.infer<typeof RebuildView>;
 export type RestoreBody = z.infer<typeof RestoreBody>;
 export type ControlBody = z.infer<typeof ControlBody>;
 export type CheckpointView = z.infer<typeof CheckpointView>;

@@ -16,6 +16,8 @@ import {
   Ok,
   PromptBody,
   ProviderList,
+  RebuildBody,
+  RebuildView,
   RestoreBody,
   SessionList,
   SessionView,
@@ -196,6 +198,16 @@ export const ENDPOINTS = {
     body: HandoffBody,
     response: SessionView,
     status: 201,
+    drive: true,
+  },
+  rebuild: {
+    method: "POST",
+    path: "/v1/sessions/{id}/rebuild",
+    tag: "sessions",
+    summary:
+      "Rewrite the session's native state from its log, for a harness that lost it (brain sessions rebuild); the old files are kept aside. Refused while a turn runs or another process has the session open",
+    body: RebuildBody,
+    response: RebuildView,
     drive: true,
   },
   restore: {

@@ -1,6 +1,7 @@
 // What the daemon does with sessions, apart from HTTP: tenancy (another tenant's session is "not found") and
 // the controller lease. Which sessions are live, and what a new one is made of, is the core's (Brain): the
 // routes call this; so does anything else that serves sessions (ACP through the HTTP client, tests).
+import { basename } from "node:path";
 import type { Brain, NewSessionInput } from "../core/brain.js";
 import { BrainError } from "../core/errors.js";
 import { PendingRequests } from "../core/pending.js";
@@ -12,6 +13,7 @@ import type {
   HandoffBody,
   PromptBody,
   ProviderList,
+  RebuildView,
   SessionView,
 } from "../protocol/api.js";
 import type { SessionDefaults } from "../protocol/config.js";
@@ -244,6 +246,18 @@ export class SessionService {
       throw inField(err, "to");
     }
     return this.view(caller, session.id);
+  }
+
+  /**
+   * Rewrites the session's native state from its log (the same seeding as a handoff to its own family). The
+   * caller drives the session: its harness is closed and reopened.
+   */
+  async rebuild(caller: Caller, id: string): Promise<RebuildView> {
+    await this.record(caller, id);
+    this.parts.leases.drive(id, caller.client);
+    const { seeded, aside } = await this.parts.brain.rebuild(id);
+    // A path inside the session's own directory: the caller learns its name, not the daemon's file system.
+    return { id, seeded, aside: basename(aside) };
   }
 
   /** Writes a checkpoint's native files into a directory on this machine: the default tenant only. */

@@ -6,6 +6,7 @@ import { ConformanceTools } from "../../cli/commands/conformance/tools.js";
 import { waitForEvent } from "../../testing/brain.js";
 import { type CliBed, cliBed, FAKE_KEY } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
+import { describeLostHistory } from "../../testing/cli-lost-history.js";
 import { AcpFactory, presetDescriptor } from "./factory.js";
 import { PRESETS } from "./presets.js";
 
@@ -13,7 +14,7 @@ vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 });
 
 const claude = PRESETS.find((p) => p.name === "claude")!;
 
-const { found } = describeCliFamily({
+const { found, start } = describeCliFamily({
   harness: "acp:claude",
   program: claude.program,
   npmPackage: claude.npmPackage,
@@ -36,6 +37,15 @@ const { found } = describeCliFamily({
       message: /speaks only the Anthropic Messages API, but the provider's api is "openai-responses"/,
     },
   ],
+});
+
+// The agent's home (and so its saved sessions) is in the native dir: lost, session/load would start it over.
+describeLostHistory({
+  found,
+  start,
+  harness: "acp:claude",
+  transcript: ["claude/projects"],
+  named: /^acp:claude: the agent's saved session is missing/,
 });
 
 describe.runIf(found)("the acp family's own, on claude-agent-acp", () => {

@@ -4,6 +4,8 @@
 // or `session/new` with the working directory and the MCP servers. Prompts are `session/prompt`, interrupts
 // `session/cancel`; `session/request_permission` goes to Brain's policy, then the session's clients, and is
 // denied when no one answers. Follow-ups during a turn wait for the agent's turn to end (ACP cannot steer).
+
+import { join } from "node:path";
 import {
   type McpServer as AcpMcpServer,
   type AnyMessage,
@@ -17,7 +19,8 @@ import {
   type RequestPermissionResponse,
   type SessionNotification,
 } from "@agentclientprotocol/sdk";
-import { HarnessError } from "../../core/harness.js";
+import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
+import { missingHistory } from "../../core/native-check.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import type { StdioServerSpec } from "../../tools/endpoint/index.js";
 import type { CliProcess } from "../cli/child.js";
@@ -144,6 +147,18 @@ export class AcpHarness extends CliHarness<Connection> {
 
   protected async nativeFiles(): Promise<NativeFile[]> {
     return (await this.profile.files?.(this.options.dir)) ?? [];
+  }
+
+  /**
+   * A preset's agent keeps its sessions in the native dir (its home is there): the last answered prompt must
+   * be in the files that hold them, else session/load would find nothing and the agent would start over. An
+   * agent without a preset keeps them where it likes, so there is nothing Brain can read.
+   */
+  async verify(expected: ExpectedHistory): Promise<string | undefined> {
+    if (!this.profile.files) return undefined;
+    const dir = this.options.dir;
+    const files = (await this.profile.files(dir)).map((f) => join(dir, f.path));
+    return missingHistory("the agent's saved session", dir, files, expected);
   }
 
   override async close(): Promise<void> {

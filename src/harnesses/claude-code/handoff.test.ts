@@ -4,11 +4,13 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { echoFactory } from "../../testing/brain.js";
+import { echoFactory, events } from "../../testing/brain.js";
 import { historyOf } from "../../testing/cli.js";
 import { type HandoffBed, handoffBed } from "../../testing/handoff-bed.js";
 import { locateCli } from "../cli/locate.js";
 import { CodexFactory } from "../codex/factory.js";
+import { piRunnerPath } from "../process/descriptor.js";
+import { ProcessFactory } from "../process/factory.js";
 import { ClaudeCodeFactory } from "./factory.js";
 
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 60_000 });
@@ -22,7 +24,13 @@ afterEach(async () => {
 
 async function start(): Promise<HandoffBed> {
   bed = await handoffBed(
-    (launcher) => [new ClaudeCodeFactory({ launcher }), new CodexFactory({ launcher }), echoFactory()],
+    (launcher) => [
+      new ClaudeCodeFactory({ launcher }),
+      new CodexFactory({ launcher }),
+      echoFactory(),
+      // runners/pi runs on the host: it reaches the fake provider on 127.0.0.1 like the api harness does.
+      new ProcessFactory({ name: "pi", command: process.execPath, args: [piRunnerPath()] }),
+    ],
     "/v1",
   );
   return bed;
@@ -118,5 +126,47 @@ describe.runIf(found)("handoff between claude-code and codex", () => {
     expect(history).toContain("echo: KUMQUAT");
     expect(history).toContain("[Called tool echo with");
     expect(history).toContain("echo returned: KUMQUAT");
+  });
+
+  it("runners/pi → claude-code: Claude's first request holds pi's turns as Claude builds them, its tool call as text", async () => {
+    const b = await start();
+    const source = await b.t.brain.create({
+      harness: "pi",
+      config: { model: "anthropic/fake-model", tools: ["echo"] },
+    });
+    const call = 'CALL echo {"value":"KUMQUAT"}';
+    expect((await (await source.prompt(call)).settled).status).toBe("completed");
+    expect((await (await source.prompt("NOTOOL say hi")).settled).status).toBe("completed");
+    // pi really made the call through Brain: the log has it with its result.
+    const logged = await events(source);
+    expect(logged.find((e) => e.type === "tool.call")?.data).toMatchObject({ name: "echo" });
+    const moved = await b.t.brain.handoff(source.id, { to: "claude-code", model: "fake-model" });
+    expect((await b.t.brain.record(moved.id)).seeded?.how).toBe("native");
+    const before = b.sandbox.provider.requests.length;
+    const outcome = await (await moved.prompt("NOTOOL and now?")).settled;
+    expect(outcome.status, JSON.stringify(outcome.error)).toBe("completed");
+    const request = b.since(before).find((r) => JSON.stringify(r.body).includes("NOTOOL and now?"))!;
+    const history = historyOf(request);
+    // The history is JSON: the prompt's quotes are escaped in it.
+    const escaped = JSON.stringify(call).slice(1, -1);
+    for (const text of [escaped, "Let me call.", "KUMQUAT", "done", "NOTOOL say hi", "hello from fake"]) {
+      expect(history).toContain(text);
+    }
+    expect(history).toContain("[Called tool echo with");
+    // As Claude builds a conversation: Messages API turns, user and assistant alternating, each earlier prompt a
+    // user message of its own, then the new prompt last.
+    // (Claude Code also sends its agent and skill list as a trailing "system" entry: not a turn.)
+    const messages = (request.body as { messages: { role: string; content: unknown }[] }).messages.filter(
+      (m) => m.role === "user" || m.role === "assistant",
+    );
+    const roles = messages.map((m) => m.role);
+    for (let i = 1; i < roles.length; i++) expect(roles[i]).not.toBe(roles[i - 1]);
+    expect(roles[0]).toBe("user");
+    expect(roles.at(-1)).toBe("user");
+    const userTexts = messages.filter((m) => m.role === "user").map((m) => JSON.stringify(m.content));
+    expect(userTexts.findIndex((t) => t.includes("KUMQUAT"))).toBeLessThan(
+      userTexts.findIndex((t) => t.includes("NOTOOL say hi")),
+    );
+    expect(JSON.stringify(messages.at(-1)!.content)).toContain("NOTOOL and now?");
   });
 });

@@ -9,6 +9,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import type {
+  ExpectedHistory,
   Harness,
   HarnessFactory,
   HarnessOptions,
@@ -178,7 +179,7 @@ export class DevcontainerFactory implements HarnessFactory {
 }
 
 /** The inner harness, its checkpoint paths under `inner/`, the container stopped after it closes. */
-class DevcontainerHarness implements Harness {
+export class DevcontainerHarness implements Harness {
   constructor(
     private readonly inner: Harness,
     private readonly release: () => Promise<void>,
@@ -207,5 +208,10 @@ class DevcontainerHarness implements Harness {
 
   isAlive(): boolean {
     return this.inner.isAlive?.() ?? true;
+  }
+
+  /** The inner harness checks its own native state: left out here, a wrapped CLI would resume unchecked. */
+  async verify(expected: ExpectedHistory): Promise<string | undefined> {
+    return this.inner.verify?.(expected);
   }
 }

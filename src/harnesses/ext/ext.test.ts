@@ -321,6 +321,19 @@ describe("a TypeScript extension on sdk/ts", () => {
     },
   );
 
+  it("fails the next turn loudly when the id of the host's conversation was lost (verified resume)", async () => {
+    const { brain } = await tsBrain("stdio");
+    const session = await brain.create({ harness: "ext:ts-stdio/echo" });
+    expect((await turnText(session, "one")).outcome.status).toBe("completed");
+    await brain.closeSession(session.id);
+    rmSync(join(t!.store.paths(session.id).native, "nui-session.json"));
+    const lost = await turnText(await brain.session(session.id), "two");
+    expect(lost.outcome).toMatchObject({ status: "failed", error: { code: "brain_error" } });
+    expect(lost.outcome.error?.message).toMatch(
+      /the conversation id of .* \(nui-session\.json\) is missing.*last prompt "one".*brain sessions rebuild/s,
+    );
+  });
+
   it.each([
     ["through NUI_API_URL", {}],
     ["over the protocol", { NUI_API_URL: "" }],

@@ -3,6 +3,7 @@
 // a host that does not end the run within the grace period is given up on (the next turn starts afresh).
 import { randomUUID } from "node:crypto";
 import {
+  type ExpectedHistory,
   type Harness,
   HarnessError,
   type HarnessOptions,
@@ -83,6 +84,9 @@ export class RpcHarness implements Harness {
       try {
         await Promise.race([transport.peer.request(HARNESS_METHODS.run, params), forced]);
       } catch (err) {
+        // A run that ended without its reply still ran: what the agent named (or that it named nothing) is kept,
+        // so the next open does not take this dir for one that lost its id.
+        await resume.update(run.translator.sessionId).catch(() => {});
         if (ctx.signal.aborted) return { interrupted: true };
         if (err instanceof RpcError)
           throw new HarnessError("provider_error", `${this.parts.name}: harness.run failed: ${err.message}`);
@@ -128,6 +132,11 @@ export class RpcHarness implements Harness {
 
   async checkpoint(): Promise<NativeFile[]> {
     return this.parts.resume.files();
+  }
+
+  /** The agent holds the conversation; Brain keeps the id that finds it, which must be there after answered turns. */
+  async verify(expected: ExpectedHistory): Promise<string | undefined> {
+    return this.parts.resume.missing(this.parts.name, expected);
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,7 @@
 // the end of the stream from Brain's side.
 import { randomUUID } from "node:crypto";
 import {
+  type ExpectedHistory,
   type Harness,
   HarnessError,
   type HarnessOptions,
@@ -88,6 +89,9 @@ export class HttpHarness implements Harness {
           translator.warn(decoded.reason);
         });
       } catch (err) {
+        // A run that broke off still ran: what the agent named (or that it named nothing) is kept, so the next
+        // open does not take this dir for one that lost its id.
+        await resume.update(translator.sessionId).catch(() => {});
         if (ctx.signal.aborted) return { interrupted: true };
         if (err instanceof HarnessError && err.code === "brain_error") {
           this.broken = true;
@@ -132,6 +136,11 @@ export class HttpHarness implements Harness {
 
   async checkpoint(): Promise<NativeFile[]> {
     return this.parts.resume.files();
+  }
+
+  /** The agent holds the conversation; Brain keeps the id that finds it, which must be there after answered turns. */
+  async verify(expected: ExpectedHistory): Promise<string | undefined> {
+    return this.parts.resume.missing(this.parts.name, expected);
   }
 
   async close(): Promise<void> {

@@ -1,13 +1,16 @@
 // One attachment on a runner process: the Harness side of seed A's stdio protocol. Requests are correlated by
 // id, replies must echo the attachment and turn, events and tool calls must name the active turn.
 import { randomUUID } from "node:crypto";
+import { join } from "node:path";
 import {
+  type ExpectedHistory,
   type Harness,
   HarnessError,
   type HarnessOptions,
   type PromptOutcome,
   type TurnContext,
 } from "../../core/harness.js";
+import { missingHistory } from "../../core/native-check.js";
 import { tailOf } from "../../core/redact.js";
 import { describeIssues } from "../../protocol/frames.js";
 import type {
@@ -18,6 +21,7 @@ import type {
   ToolCallRequest,
 } from "../../protocol/runner.js";
 import { OpenParams, RequestResults } from "../../protocol/runner.js";
+import { listNativeFiles } from "../cli/files.js";
 import type { RunnerProcess } from "./runner-process.js";
 
 export interface AttachmentTimeouts {
@@ -102,6 +106,27 @@ export class ProcessHarness implements Harness {
       clearTimeout(active.grace);
       this.activeTurn = undefined;
     }
+  }
+
+  /**
+   * A runner's native format is its own, so Brain looks for the last answered prompt in every file the runner
+   * keeps in its native dir (the agent's `work` tree aside). A runner that kept nothing there, or other text,
+   * lost the conversation: the turn fails rather than start the model afresh.
+   */
+  async verify(expected: ExpectedHistory): Promise<string | undefined> {
+    const dir = this.options.dir;
+    const kept = await listNativeFiles(dir, "", {
+      include: (path) => path !== "work" && !path.startsWith("work/"),
+      appendOnly: () => false,
+    });
+    const what = `the native state of runner "${this.runner.spec.name}"`;
+    const files = kept.map((f) => join(dir, f.path));
+    const missing = missingHistory(what, dir, files, expected);
+    // A runner may record a turn only as it ends: one that crashed mid-turn kept nothing of that failed turn,
+    // and must hold only the turns before it.
+    if (!missing || expected.lastKept === expected.lastPrompt) return missing;
+    if (expected.lastKept === undefined) return undefined;
+    return missingHistory(what, dir, files, { ...expected, lastPrompt: expected.lastKept }) && missing;
   }
 
   async steer(text: string, turn: string): Promise<void> {

@@ -7,7 +7,9 @@ import { PASSED_VARIABLES } from "./environment.js";
 import { ProcessFactory, type ProcessHarnessSpec } from "./factory.js";
 
 /** A runner in a few lines of JS. `onPrompt` runs in an async function with `f` (the frame), `reply`, `delta`,
- * `callTool`, `send`, `dir` (from open) and `fs` in scope; `once()` is true the first time per native dir. */
+ * `callTool`, `send`, `dir` (from open) and `fs` in scope; `once()` is true the first time per native dir. Like a
+ * real runner it keeps each prompt in its native dir, so the fresh runner after a broken one resumes (a runner
+ * that kept nothing would fail verified resume). */
 function inlineRunner(onPrompt: string, onOpen = "reply({})"): string[] {
   const script = `
 import fs from "node:fs";
@@ -31,7 +33,7 @@ function handle(f) {
   });
   switch (f.method) {
     case "open": dir = f.params.dir; ${onOpen}; break;
-    case "prompt": (async () => { ${onPrompt} })(); break;
+    case "prompt": fs.appendFileSync(dir + "/prompts.jsonl", JSON.stringify(f.params.text) + "\\n"); (async () => { ${onPrompt} })(); break;
     case "checkpoint": reply([]); break;
     default: reply({});
   }

@@ -1,5 +1,5 @@
 // The harness that runs in the sandbox, unchanged, with the container released after it closes.
-import type { Harness, PromptOutcome, TurnContext } from "../../core/harness.js";
+import type { ExpectedHistory, Harness, PromptOutcome, TurnContext } from "../../core/harness.js";
 import type { NativeFile } from "../../protocol/runner.js";
 
 export class SandboxedHarness implements Harness {
@@ -31,5 +31,10 @@ export class SandboxedHarness implements Harness {
 
   isAlive(): boolean {
     return this.inner.isAlive?.() ?? true;
+  }
+
+  /** The inner harness checks its own native state: left out here, a wrapped CLI would resume unchecked. */
+  async verify(expected: ExpectedHistory): Promise<string | undefined> {
+    return this.inner.verify?.(expected);
   }
 }

@@ -152,6 +152,10 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
       handle: async (ctx) => sessions.handoff(ctx.caller, id(ctx), ctx.body as HandoffBody),
     },
     {
+      ...ENDPOINTS.rebuild,
+      handle: async (ctx) => sessions.rebuild(ctx.caller, id(ctx)),
+    },
+    {
       ...ENDPOINTS.restore,
       handle: async (ctx) => {
         const body = ctx.body as RestoreBody;

@@ -1,0 +1,71 @@
+// Verified resume for the HTTP/SSE (and, through the same ResumeState, the extension) families: the agent holds
+// the conversation and Brain keeps the id that finds it. After answered turns that file must be there: lost,
+// the turn fails loudly instead of starting the agent afresh; `rebuild` then sends the history as a summary.
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { events, makeBrain, type TestBrain, textOf } from "../../testing/brain.js";
+import { type Served, startSeedHarness, startTsHttpAgent } from "../../testing/nui.js";
+import { RESUME_FILE } from "../nui/resume-state.js";
+import { RemoteFactory } from "./remote.js";
+
+let t: TestBrain | undefined;
+const agents: Served[] = [];
+afterEach(async () => {
+  await t?.cleanup();
+  t = undefined;
+  for (const agent of agents.splice(0)) await agent.stop();
+});
+
+async function answered(start: () => Promise<Served>) {
+  const agent = await start();
+  agents.push(agent);
+  t = makeBrain({ factories: [new RemoteFactory()] });
+  const session = await t.brain.create({ harness: "remote", config: { options: { url: agent.url } } });
+  expect((await (await session.prompt("remember PLUM")).settled).status).toBe("completed");
+  return { id: session.id, native: t.store.paths(session.id).native };
+}
+
+async function reopened(id: string, text: string) {
+  await t!.brain.close();
+  t = makeBrain({ home: t!.home, factories: [new RemoteFactory()] });
+  const session = await t.brain.session(id);
+  const { turn, settled } = await session.prompt(text);
+  return { session, turn, outcome: await settled };
+}
+
+describe("verified resume on an HTTP agent", () => {
+  it("resumes with the saved session id after a restart", async () => {
+    const { id } = await answered(startTsHttpAgent);
+    const { session, turn, outcome } = await reopened(id, "again");
+    expect(outcome.status).toBe("completed");
+    expect(textOf(await events(session), turn)).toMatch(/session=ts-conv-1\)$/);
+  });
+
+  it("fails loudly when the session id is lost; a rebuild sends the history as a marked summary", async () => {
+    const { id, native } = await answered(startTsHttpAgent);
+    rmSync(join(native, RESUME_FILE));
+    const { outcome } = await reopened(id, "what was it?");
+    expect(outcome.status).toBe("failed");
+    expect(outcome.error?.code).toBe("brain_error");
+    expect(outcome.error?.message).toMatch(
+      /^remote: the conversation id of remote agent at http:\S+ \(nui-session\.json\) is missing, but Brain's log has 1 answered turn it should hold \(last prompt "remember PLUM"\)\. .*brain sessions rebuild/,
+    );
+    expect((await t!.brain.rebuild(id)).seeded.how).toBe("summary");
+    const session = await t!.brain.session(id);
+    const next = await session.prompt("what was it?");
+    expect((await next.settled).status).toBe("completed");
+    const reply = textOf(await events(session), next.turn);
+    expect(reply).toContain("User: remember PLUM");
+    // The agent started a new conversation of its own: its id is saved, and a later restart resumes.
+    const later = await reopened(id, "and now");
+    expect(later.outcome.status).toBe("completed");
+  });
+
+  it("an agent that names no session keeps none: the file says so, and a restart resumes as before", async () => {
+    const { id, native } = await answered(startSeedHarness);
+    expect(JSON.parse(readFileSync(join(native, RESUME_FILE), "utf8"))).toEqual({ sessionId: null });
+    const { outcome } = await reopened(id, "again");
+    expect(outcome.status).toBe("completed");
+  });
+});

@@ -1,0 +1,74 @@
+// Verified resume for runners: Brain does not know a runner's native format, so a reopened runner must keep the
+// last answered prompt somewhere in its native dir (the agent's `work` tree aside); when it does not, the turn
+// fails loudly and `rebuild` gives the runner the history as a marked summary in its next prompt.
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { events as logOf, makeBrain, type TestBrain, textOf } from "../../testing/brain.js";
+
+let t: TestBrain | undefined;
+afterEach(async () => {
+  await t?.cleanup();
+  t = undefined;
+});
+
+async function answered(): Promise<{ id: string; native: string }> {
+  t = makeBrain();
+  const session = await t.brain.create({ harness: "echo" });
+  expect((await (await session.prompt("remember PLUM")).settled).status).toBe("completed");
+  return { id: session.id, native: t.store.paths(session.id).native };
+}
+
+/** A restarted host: the runner process is a new one, opened on the native dir as it is now. */
+async function reopened(id: string, text: string) {
+  await t!.brain.close();
+  t = makeBrain({ home: t!.home });
+  const session = await t.brain.session(id);
+  const { turn, settled } = await session.prompt(text);
+  return { session, turn, outcome: await settled };
+}
+
+describe("verified resume on a runner", () => {
+  it("resumes when the runner's files hold the conversation", async () => {
+    const { id } = await answered();
+    const { session, turn, outcome } = await reopened(id, "again");
+    expect(outcome.status).toBe("completed");
+    expect(textOf(await logOf(session), turn)).toBe("echo #2: again");
+  });
+
+  it("fails loudly when the runner kept nothing, and a rebuild sends the history as a marked summary", async () => {
+    const { id, native } = await answered();
+    rmSync(join(native, "echo.jsonl"));
+    // The agent's working tree is not the runner's state, whatever it holds.
+    mkdirSync(join(native, "work"), { recursive: true });
+    writeFileSync(join(native, "work", "notes.txt"), "remember PLUM");
+    const { outcome } = await reopened(id, "what was it?");
+    expect(outcome.status).toBe("failed");
+    expect(outcome.error?.code).toBe("brain_error");
+    expect(outcome.error?.message).toMatch(
+      /^echo: the native state of runner "echo" is missing, but Brain's log has 1 answered turn it should hold \(last prompt "remember PLUM"\)\. .*brain sessions rebuild/,
+    );
+
+    const { seeded } = await t!.brain.rebuild(id);
+    expect(seeded.how).toBe("summary");
+    expect((await t!.brain.record(id)).seeded?.how).toBe("summary");
+    const session = await t!.brain.session(id);
+    const next = await session.prompt("what was it?");
+    expect((await next.settled).status).toBe("completed");
+    const reply = textOf(await logOf(session), next.turn);
+    expect(reply).toContain("[Conversation history, carried over");
+    expect(reply).toContain("User: remember PLUM");
+    // The runner holds what came after the rebuild: a later restart resumes, and prompts go as they are.
+    const after = await reopened(id, "and now");
+    expect(after.outcome.status).toBe("completed");
+    expect(textOf(await logOf(after.session), after.turn)).toBe("echo #2: and now");
+  });
+
+  it("fails loudly when the runner's files hold another conversation", async () => {
+    const { id, native } = await answered();
+    writeFileSync(join(native, "echo.jsonl"), `${JSON.stringify({ role: "user", text: "other" })}\n`);
+    const { outcome } = await reopened(id, "what was it?");
+    expect(outcome.status).toBe("failed");
+    expect(outcome.error?.message).toMatch(/runner "echo" \(echo\.jsonl\) does not hold the last prompt/);
+  });
+});
