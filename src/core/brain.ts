@@ -26,7 +26,7 @@ import { envSecrets, Redactor, type Secret } from "./redact.js";
 import { redactingLog } from "./redacting-log.js";
 import type { HarnessRegistry } from "./registry.js";
 import type { CompactResult, RetireResult, SegmentPolicy } from "./retention.js";
-import { pinnedSessions, sweepClosed } from "./retention.js";
+import { ClosedLogs } from "./retention.js";
 import type { Seeder } from "./seed-messages.js";
 import { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
@@ -61,12 +61,13 @@ export interface BrainOptions {
 
 export class Brain {
   private readonly live = new LiveSessions();
-  /** Sessions whose log is being compacted: opening one waits for its compaction to end. */
-  private readonly compacting = new Map<string, Promise<void>>();
+  /** Compaction and retirement of logs not open here: opening one waits for its job to end. */
+  private readonly closedLogs: ClosedLogs;
   /** The host's secrets; each session adds its own (its provider key, its MCP servers' variables). */
   readonly redactor: Redactor;
 
   constructor(private readonly options: BrainOptions) {
+    this.closedLogs = new ClosedLogs(options.store, (id) => this.live.busy(id));
     const env = options.env ?? process.env;
     const keyNames = Object.values(options.providers ?? {}).flatMap((p) => p.api_key_env ?? []);
     this.redactor = new Redactor([
@@ -97,32 +98,18 @@ export class Brain {
 
   /** The live session for `id`, opened from the store when needed (after a compaction of its log ends). */
   async session(id: string): Promise<Session> {
-    for (let busy = this.compacting.get(id); busy; busy = this.compacting.get(id)) await busy;
+    await this.closedLogs.idle(id);
     return this.live.get(id, () => this.openSession(id));
   }
 
   /** Compacts logs not open here idle for `idleMs`; one asked for meanwhile opens when its compaction ends. */
-  async compactIdle(idleMs: number): Promise<{ id: string; result: CompactResult }[]> {
-    const store = this.options.store;
-    if (!store.compact) return [];
-    return this.sweep(
-      (await store.list()).map((r) => r.id),
-      (id) => store.compact!(id, { idleMs }),
-    );
+  compactIdle(idleMs: number): Promise<{ id: string; result: CompactResult }[]> {
+    return this.closedLogs.compactIdle(idleMs);
   }
 
   /** Archives or drops old segments of logs not open here; sessions forked or handed off from keep theirs. */
-  async retireIdle(policy: SegmentPolicy): Promise<{ id: string; result: RetireResult }[]> {
-    const store = this.options.store;
-    if (!store.retire) return [];
-    const records = await store.list();
-    const pinned = pinnedSessions(records);
-    const ids = records.map((r) => r.id).filter((id) => !pinned.has(id));
-    return this.sweep(ids, (id) => store.retire!(id, policy));
-  }
-
-  private sweep<R>(ids: string[], fn: (id: string) => Promise<R | undefined>) {
-    return sweepClosed(ids, (id) => this.live.busy(id), this.compacting, fn);
+  retireIdle(policy: SegmentPolicy): Promise<{ id: string; result: RetireResult }[]> {
+    return this.closedLogs.retireIdle(policy);
   }
 
   /** The first seq a session's log still holds: 1, unless retention archived or dropped its oldest segments. */

@@ -4,6 +4,8 @@
 // every finished conversation. The policy is the operator's (brain.config.json
 // `retention`); the store does the rewriting, and the core makes sure no session is open while it happens.
 
+import type { SessionRecord } from "../protocol/session.js";
+
 /** What one compaction did. */
 export interface CompactResult {
   eventsBefore: number;
@@ -53,30 +55,62 @@ export interface RetentionPolicy extends SegmentPolicy {
 }
 
 /**
- * Runs `fn` on each session not open or opening here (`busy`), one at a time. While `fn` runs for a session it is
- * in `working`, so a request to open it waits for the end instead of racing the rewrite.
+ * Compaction and segment retirement over the logs no session holds open here (`busy`), one at a time. While a
+ * job runs for a session, opening it waits (`idle`) instead of racing the rewrite.
  */
-export async function sweepClosed<R>(
-  ids: readonly string[],
-  busy: (id: string) => boolean,
-  working: Map<string, Promise<void>>,
-  fn: (id: string) => Promise<R | undefined>,
-): Promise<{ id: string; result: R }[]> {
-  const done: { id: string; result: R }[] = [];
-  for (const id of ids) {
-    if (busy(id) || working.has(id)) continue;
-    const job = fn(id).finally(() => working.delete(id));
-    working.set(
-      id,
-      job.then(
-        () => {},
-        () => {},
-      ),
-    );
-    const result = await job;
-    if (result) done.push({ id, result });
+export class ClosedLogs {
+  private readonly working = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly store: Partial<CompactingStore> & { list(): Promise<SessionRecord[]> },
+    private readonly busy: (id: string) => boolean,
+  ) {}
+
+  /** Resolves once no compaction or retirement runs on `id`. */
+  async idle(id: string): Promise<void> {
+    for (let job = this.working.get(id); job; job = this.working.get(id)) await job;
   }
-  return done;
+
+  /** Compacts logs idle for `idleMs`. */
+  async compactIdle(idleMs: number): Promise<{ id: string; result: CompactResult }[]> {
+    const store = this.store;
+    if (!store.compact) return [];
+    const ids = (await store.list()).map((r) => r.id);
+    return this.sweep(ids, (id) => store.compact!(id, { idleMs }));
+  }
+
+  /** Archives or drops old segments; sessions forked or handed off from keep theirs. */
+  async retireIdle(policy: SegmentPolicy): Promise<{ id: string; result: RetireResult }[]> {
+    const store = this.store;
+    if (!store.retire) return [];
+    const records = await store.list();
+    const pinned = pinnedSessions(records);
+    return this.sweep(
+      records.map((r) => r.id).filter((id) => !pinned.has(id)),
+      (id) => store.retire!(id, policy),
+    );
+  }
+
+  private async sweep<R>(
+    ids: readonly string[],
+    fn: (id: string) => Promise<R | undefined>,
+  ): Promise<{ id: string; result: R }[]> {
+    const done: { id: string; result: R }[] = [];
+    for (const id of ids) {
+      if (this.busy(id) || this.working.has(id)) continue;
+      const job = fn(id).finally(() => this.working.delete(id));
+      this.working.set(
+        id,
+        job.then(
+          () => {},
+          () => {},
+        ),
+      );
+      const result = await job;
+      if (result) done.push({ id, result });
+    }
+    return done;
+  }
 }
 
 /**
