@@ -6,16 +6,10 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import type {
-  Harness,
-  HarnessFactory,
-  HarnessOptions,
-  PromptOutcome,
-  TurnContext,
-} from "../../core/harness.js";
+import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
 import { describeIssues } from "../../protocol/frames.js";
-import type { NativeFile } from "../../protocol/runner.js";
+import { ContainedHarness } from "../contained-harness.js";
 import { DEFAULT_PROGRAMS, DevcontainerCli, type DevcontainerPrograms } from "./cli.js";
 import { DEFAULT_DEVCONTAINER_IMAGE, devcontainerJson, writeDevcontainerJson } from "./config.js";
 
@@ -133,43 +127,10 @@ export class DevcontainerFactory implements HarnessFactory {
           options: { ...innerOptions, ...(working_dir ? { cwd: working_dir } : {}) },
         },
       });
-      return new DevcontainerHarness(harness, stop);
+      return new ContainedHarness(harness, stop, INNER_DIR);
     } catch (err) {
       await stop();
       throw err;
     }
-  }
-}
-
-/** The inner harness, its checkpoint paths under `inner/`, the container stopped after it closes. */
-class DevcontainerHarness implements Harness {
-  constructor(
-    private readonly inner: Harness,
-    private readonly stop: () => Promise<void>,
-  ) {}
-
-  prompt(text: string, ctx: TurnContext): Promise<PromptOutcome> {
-    return this.inner.prompt(text, ctx);
-  }
-
-  steer(text: string, turn: string): Promise<void> {
-    return this.inner.steer(text, turn);
-  }
-
-  interrupt(turn: string): Promise<void> {
-    return this.inner.interrupt(turn);
-  }
-
-  async checkpoint(): Promise<NativeFile[]> {
-    return (await this.inner.checkpoint()).map((file) => ({ ...file, path: `${INNER_DIR}/${file.path}` }));
-  }
-
-  async close(): Promise<void> {
-    await this.inner.close().catch(() => {});
-    await this.stop();
-  }
-
-  isAlive(): boolean {
-    return this.inner.isAlive?.() ?? true;
   }
 }

@@ -10,11 +10,11 @@ import { isAbsolute, join } from "node:path";
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
 import { type DescribableFactory, isDescribable } from "../cli/family.js";
+import { ContainedHarness } from "../contained-harness.js";
 import { Container, SESSION_LABEL, sweepSession } from "../http/container.js";
 import { ContainerNet } from "../http/container-net.js";
 import { DockerCli } from "../http/docker-cli.js";
 import { type SandboxOptions, sandboxOptions, withoutSandboxOptions } from "./options.js";
-import { SandboxedHarness } from "./sandboxed-harness.js";
 
 /** The base image scripts/docker-engine.sh builds (keep its RECIPE in step). */
 export const BASE_IMAGE = `brain/base:node-${process.versions.node}-r4`;
@@ -154,7 +154,7 @@ async function openInDocker(
       "--",
     ];
     const inner = await behind(launcher).open(withoutSandboxOptions(options));
-    return new SandboxedHarness(inner, async () => {
+    return new ContainedHarness(inner, async () => {
       await net?.close();
       await box.remove();
     });

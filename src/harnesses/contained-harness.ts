@@ -1,0 +1,40 @@
+// A harness that runs inside a container (the docker sandbox's, or a dev container), unchanged: what it does
+// is the inner harness's, and the container is released once the harness has closed (whether or not it closed
+// cleanly). A dev container keeps the inner harness's native files under a folder of its own (`nativeDir`).
+import type { Harness, PromptOutcome, TurnContext } from "../core/harness.js";
+import type { NativeFile } from "../protocol/runner.js";
+
+export class ContainedHarness implements Harness {
+  constructor(
+    private readonly inner: Harness,
+    private readonly release: () => Promise<void>,
+    private readonly nativeDir?: string,
+  ) {}
+
+  prompt(text: string, ctx: TurnContext): Promise<PromptOutcome> {
+    return this.inner.prompt(text, ctx);
+  }
+
+  steer(text: string, turn: string): Promise<void> {
+    return this.inner.steer(text, turn);
+  }
+
+  interrupt(turn: string): Promise<void> {
+    return this.inner.interrupt(turn);
+  }
+
+  async checkpoint(): Promise<NativeFile[]> {
+    const files = await this.inner.checkpoint();
+    const dir = this.nativeDir;
+    return dir === undefined ? files : files.map((file) => ({ ...file, path: `${dir}/${file.path}` }));
+  }
+
+  async close(): Promise<void> {
+    await this.inner.close().catch(() => {});
+    await this.release();
+  }
+
+  isAlive(): boolean {
+    return this.inner.isAlive?.() ?? true;
+  }
+}
