@@ -3,30 +3,17 @@
 // here is what is Claude Code's own: a steer waits for the CLI's turn to end.
 import { describe, expect, it, vi } from "vitest";
 import { events, textOf, waitForEvent } from "../../testing/brain.js";
-import { agentRequests, answerNextPermission, FAKE_KEY, historyOf } from "../../testing/cli.js";
+import { agentRequests, answerNextPermission, historyOf } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { describeLostHistory } from "../../testing/cli-lost-history.js";
 import { fixtureStdio } from "../../tools/mcp/testing/servers.js";
-import { ClaudeCodeFactory } from "./factory.js";
+import { claudeCodeCase } from "./testing/case.js";
 
 // Real CLIs start slowly on a loaded machine.
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 });
 
 const { found, start } = describeCliFamily({
-  harness: "claude-code",
-  program: "claude",
-  npmPackage: "@anthropic-ai/claude-code",
-  factory: (options) => new ClaudeCodeFactory(options),
-  shellCall: { name: "Bash", arguments: { command: "ls -1" } },
-  lastMessage: { stop_reason: "end_turn" },
-  keyHeader: ["x-api-key", FAKE_KEY],
-  resumedToolResult: "tool_result",
-  appendOnly: true,
-  checkpointFiles: (files) => {
-    expect(files.map((f) => f.path)).toContain("claude-code.json");
-    expect(files.some((f) => f.path.endsWith(".jsonl") && f.append_only)).toBe(true);
-  },
-  shellTool: "Bash",
+  ...claudeCodeCase,
   bound: { echo: "mcp__brain__echo", shell: { name: "Bash", arguments: { command: "touch shell.txt" } } },
   refusals: [
     {
