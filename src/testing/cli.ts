@@ -1,14 +1,16 @@
 // A Brain whose CLI harnesses run the real programs in a loopback-only network namespace, pointed at a fake
 // provider that plays a coding agent's model (shellAgent). The provider's request log is read directly.
+import { expect } from "vitest";
 import type { BrainOptions } from "../core/brain.js";
 import type { HarnessFactory } from "../core/harness.js";
 import type { Session } from "../core/session.js";
 import type { McpServers } from "../protocol/config.js";
+import type { SessionEvent } from "../protocol/events.js";
 import type { PermissionPolicy } from "../protocol/permissions.js";
 import type { SessionConfig } from "../protocol/runner.js";
 import { mcpSessionTools } from "../tools/mcp/index.js";
 import type { ToolService } from "../tools/tool-service.js";
-import { makeBrain, type TestBrain, tempDir, waitForEvent } from "./brain.js";
+import { events, makeBrain, type TestBrain, tempDir, waitForEvent } from "./brain.js";
 import { type FakeProviderRequest, shellAgent } from "./fake-provider/index.js";
 import { type SandboxedProvider, startSandboxedProvider } from "./netns/sandbox.js";
 
@@ -96,4 +98,29 @@ export async function answerNextPermission(session: Session, decision: "allow" |
     data: { id, decision, reason: `test says ${decision}` },
   });
   return (asked.data as { tool: string }).tool;
+}
+
+/**
+ * A family whose steer cannot reach the running generation queues it: a steer sent while a permission request
+ * (for `tool`) holds the CLI's turn open is logged as `user.steer` with `queued: true` and reaches the model as a
+ * follow-up inside the same turn. The turn's events and id are returned for the family's check of its text.
+ */
+export async function checkQueuedSteer(
+  b: CliBed,
+  tool: string,
+): Promise<{ all: SessionEvent[]; turn: string }> {
+  const session = await b.create({ permissions: { tools: { [tool]: "ask" } } });
+  const turn = await session.prompt("Create a file CMD[touch steered.txt]");
+  await waitForEvent(session, (e) => e.type === "permission.requested");
+  await session.steer("NOTOOL and then this");
+  await answerNextPermission(session, "allow");
+  expect((await turn.settled).status).toBe("completed");
+  const all = await events(session);
+  expect(all.find((e) => e.type === "user.steer")?.data).toEqual({
+    text: "NOTOOL and then this",
+    queued: true,
+  });
+  const last = agentRequests(b.sandbox.provider.requests).at(-1)!;
+  expect(historyOf(last)).toContain("NOTOOL and then this");
+  return { all, turn: turn.turn };
 }

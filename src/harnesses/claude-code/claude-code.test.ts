@@ -2,8 +2,8 @@
 // namespace against the fake provider. The checks every CLI family shares are in src/testing/cli-family.ts;
 // here is what is Claude Code's own: a steer waits for the CLI's turn to end.
 import { describe, expect, it, vi } from "vitest";
-import { events, textOf, waitForEvent } from "../../testing/brain.js";
-import { agentRequests, answerNextPermission, historyOf } from "../../testing/cli.js";
+import { events, textOf } from "../../testing/brain.js";
+import { agentRequests, checkQueuedSteer, historyOf } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { describeLostHistory } from "../../testing/cli-lost-history.js";
 import { fixtureStdio } from "../../tools/mcp/testing/servers.js";
@@ -33,22 +33,8 @@ describeLostHistory({
 
 describe.runIf(found)("claude-code's own", () => {
   it("queues a steer as a follow-up inside the same turn, and says so", async () => {
-    const b = await start();
-    // The permission request holds the CLI's turn open, so the steer surely arrives while it runs.
-    const session = await b.create({ permissions: { tools: { Bash: "ask" } } });
-    const turn = await session.prompt("Create a file CMD[touch steered.txt]");
-    await waitForEvent(session, (e) => e.type === "permission.requested");
-    await session.steer("NOTOOL and then this");
-    await answerNextPermission(session, "allow");
-    expect((await turn.settled).status).toBe("completed");
-    const all = await events(session);
-    expect(all.find((e) => e.type === "user.steer")?.data).toEqual({
-      text: "NOTOOL and then this",
-      queued: true,
-    });
-    expect(textOf(all, turn.turn)).toBe("Let me look.donehello from fake");
-    const last = agentRequests(b.sandbox.provider.requests).at(-1)!;
-    expect(historyOf(last)).toContain("NOTOOL and then this");
+    const { all, turn } = await checkQueuedSteer(await start(), "Bash");
+    expect(textOf(all, turn)).toBe("Let me look.donehello from fake");
   });
 
   it("in bound mode offers the session's MCP server's tools, each call logged and answered by Brain", async () => {
