@@ -1,5 +1,6 @@
 // A Brain whose CLI harnesses run the real programs in a loopback-only network namespace, pointed at a fake
 // provider that plays a coding agent's model (shellAgent). The provider's request log is read directly.
+import { rmSync } from "node:fs";
 import { expect } from "vitest";
 import type { BrainOptions } from "../core/brain.js";
 import type { HarnessFactory } from "../core/harness.js";
@@ -29,48 +30,87 @@ export interface CliBed {
   close(): Promise<void>;
 }
 
-export async function cliBed(
-  makeFactory: (launcher: string[]) => HarnessFactory,
-  provider: { api?: string; path?: string; model?: string } = {},
-  brain: { sessionTools?: BrainOptions["sessionTools"]; tools?: ToolService[] } = {},
-): Promise<CliBed> {
+export interface SandboxBrain {
+  sandbox: SandboxedProvider;
+  home: string;
+  t: TestBrain;
+  /** A new Brain on the same home (the old one closed): what a host restart looks like. */
+  restart(): Promise<TestBrain>;
+  close(): Promise<void>;
+}
+
+/**
+ * A Brain on a fresh home whose harnesses (`factories`, given the namespace's launcher) reach the fake provider,
+ * playing a coding agent, at `provider.path` under its URL with the test key.
+ */
+export async function sandboxBrain(options: {
+  home: string;
+  factories: (launcher: string[]) => HarnessFactory[];
+  provider?: { api?: string; path?: string };
+  sessionTools?: (home: string) => BrainOptions["sessionTools"];
+  tools?: ToolService[];
+}): Promise<SandboxBrain> {
+  const { provider = {} } = options;
   const sandbox = await startSandboxedProvider();
   sandbox.provider.setFallback(shellAgent({ slowDelayMs: 100 }));
-  const home = tempDir("brain-cli-");
+  const home = tempDir(options.home);
   const credentials = {
     base_url: `${sandbox.provider.url}${provider.path ?? ""}`,
     api_key: FAKE_KEY,
     ...(provider.api ? { api: provider.api } : {}),
   };
-  // Session MCP servers run in Brain's process, outside the namespace, as on a real host.
-  const sessionTools = brain.sessionTools ?? mcpSessionTools({ baseDir: home, env: {} });
+  const sessionTools = options.sessionTools?.(home);
   const build = () =>
     makeBrain({
       home,
-      factories: [makeFactory(sandbox.launcher)],
+      factories: options.factories(sandbox.launcher),
       provider: credentials,
-      sessionTools,
-      ...(brain.tools ? { tools: brain.tools } : {}),
+      ...(sessionTools ? { sessionTools } : {}),
+      ...(options.tools ? { tools: options.tools } : {}),
     });
-  const bed: CliBed = {
+  const bed: SandboxBrain = {
     sandbox,
+    home,
     t: build(),
     async restart() {
       await bed.t.brain.close();
       bed.t = build();
       return bed.t;
     },
-    async create(options = {}) {
-      const harness = makeFactory(sandbox.launcher).name;
-      const model = provider.model ? { model: provider.model } : {};
-      return bed.t.brain.create({ harness, ...options, config: { ...model, ...options.config } });
-    },
     async close() {
       await bed.t.cleanup();
       await sandbox.close();
-      const { rmSync } = await import("node:fs");
       rmSync(home, { recursive: true, force: true });
     },
+  };
+  return bed;
+}
+
+export async function cliBed(
+  makeFactory: (launcher: string[]) => HarnessFactory,
+  provider: { api?: string; path?: string; model?: string } = {},
+  brain: { sessionTools?: BrainOptions["sessionTools"]; tools?: ToolService[] } = {},
+): Promise<CliBed> {
+  const base = await sandboxBrain({
+    home: "brain-cli-",
+    factories: (launcher) => [makeFactory(launcher)],
+    provider,
+    // Session MCP servers run in Brain's process, outside the namespace, as on a real host.
+    sessionTools: (home) => brain.sessionTools ?? mcpSessionTools({ baseDir: home, env: {} }),
+    ...(brain.tools ? { tools: brain.tools } : {}),
+  });
+  const bed: CliBed = {
+    sandbox: base.sandbox,
+    get t() {
+      return base.t;
+    },
+    restart: () => base.restart(),
+    async create(options = {}) {
+      const harness = makeFactory(base.sandbox.launcher).name;
+      const model = provider.model ? { model: provider.model } : {};
+      return base.t.brain.create({ harness, ...options, config: { ...model, ...options.config } });
+    },
+    close: () => base.close(),
   };
   return bed;
 }
