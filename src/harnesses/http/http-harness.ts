@@ -12,7 +12,7 @@ import {
 import type { NativeFile } from "../../protocol/runner.js";
 import type { HitlDesk, HitlRun } from "../nui/hitl-desk.js";
 import { ResumeState } from "../nui/resume-state.js";
-import { RunTranslator } from "../nui/run-translator.js";
+import { cannotSteer, RunTranslator } from "../nui/run-translator.js";
 import type { NuiSessionOptions } from "../nui/session-options.js";
 import type { HttpAgentClient, RunBody } from "./client.js";
 
@@ -125,10 +125,7 @@ export class HttpHarness implements Harness {
   }
 
   async steer(): Promise<void> {
-    throw new HarnessError(
-      "brain_error",
-      `${this.parts.name} cannot be steered: nui's protocol has no steering`,
-    );
+    throw cannotSteer(this.parts.name);
   }
 
   async interrupt(turn: string): Promise<void> {
