@@ -1,43 +1,24 @@
 // The brain command end to end: a real process on a throwaway $BRAIN_HOME.
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { Brain } from "../core/brain.js";
 import { HarnessRegistry } from "../core/registry.js";
 import { FsSessionStore, type LogIO, nodeLogIO, readEventsFile } from "../store/fs/index.js";
 import { processStart } from "../store/fs/log-lock.js";
 import { echoFactory, tempDir } from "../testing/brain.js";
+import { root, sessionIdFrom, useBrainCli } from "../testing/brain-cli.js";
 import { startTestDaemon } from "../testing/daemon.js";
 import { collect, raw, settled } from "../testing/http.js";
 import { BuiltinTools } from "../tools/builtin.js";
 import { ToolRouter } from "../tools/router.js";
 import { runPrompt } from "./run.js";
 
-const root = join(import.meta.dirname, "../..");
-const home = tempDir("brain-cli-");
-const work = tempDir("brain-cli-work-");
-afterAll(() => {
-  rmSync(home, { recursive: true, force: true });
-  rmSync(work, { recursive: true, force: true });
-});
-
-function brain(args: string[], cwd = work) {
-  const result = spawnSync(process.execPath, [join(root, "bin/brain.js"), ...args], {
-    cwd,
-    env: { ...process.env, BRAIN_HOME: home },
-    encoding: "utf8",
-    input: "",
-  });
-  return { code: result.status, out: result.stdout, err: result.stderr };
-}
-
-function sessionIdFrom(stderr: string): string {
-  const id = /session (\S+)\n/.exec(stderr)?.[1];
-  if (!id) throw new Error(`no session id in: ${stderr}`);
-  return id;
-}
+const cli = useBrainCli("cli");
+const { home, work } = cli;
+const brain = cli.run;
 
 describe("brain run", () => {
   it("streams the reply, prints the session id and exits 0", () => {

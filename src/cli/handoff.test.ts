@@ -1,34 +1,9 @@
 // `brain handoff` and `brain sessions rebuild` through bin/brain.js, on the echo runner (the default harness
 // here): a family Brain cannot seed natively, so the history goes as a marked summary in the next prompt.
-import { spawnSync } from "node:child_process";
-import { rmSync } from "node:fs";
-import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { tempDir } from "../testing/brain.js";
+import { describe, expect, it } from "vitest";
+import { sessionIdFrom, useBrainCli } from "../testing/brain-cli.js";
 
-const root = join(import.meta.dirname, "../..");
-const home = tempDir("brain-cli-handoff-");
-const work = tempDir("brain-cli-handoff-work-");
-afterAll(() => {
-  rmSync(home, { recursive: true, force: true });
-  rmSync(work, { recursive: true, force: true });
-});
-
-function brain(args: string[]) {
-  const result = spawnSync(process.execPath, [join(root, "bin/brain.js"), ...args], {
-    cwd: work,
-    env: { ...process.env, BRAIN_HOME: home },
-    encoding: "utf8",
-    input: "",
-  });
-  return { code: result.status, out: result.stdout, err: result.stderr };
-}
-
-function sessionIdFrom(stderr: string): string {
-  const id = /session (\S+)\n/.exec(stderr)?.[1];
-  if (!id) throw new Error(`no session id in: ${stderr}`);
-  return id;
-}
+const brain = useBrainCli("cli-handoff").run;
 
 describe("brain handoff and brain sessions rebuild", () => {
   it("hands a session to a harness as a new linked session that starts with the history", () => {

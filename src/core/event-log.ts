@@ -35,3 +35,35 @@ export interface EventLog {
   /** Flushes what is queued and closes the file. */
   close(): Promise<void>;
 }
+
+/**
+ * The subscribers of one log: each durable batch goes to every one of them. One that throws is reported as a
+ * warning naming the log (`where`), and neither stops the log nor starves the others.
+ */
+export class LogSubscribers {
+  private readonly listeners = new Set<(events: SessionEvent[]) => void>();
+
+  constructor(private readonly where: () => string) {}
+
+  /** Adds `listener`; returns the unsubscribe function. */
+  add(listener: (events: SessionEvent[]) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  notify(events: SessionEvent[]): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(events);
+      } catch (err) {
+        process.emitWarning(
+          `${this.where()}: subscriber threw: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      }
+    }
+  }
+
+  clear(): void {
+    this.listeners.clear();
+  }
+}

@@ -3,33 +3,13 @@
 // src/testing/cli-handoff.test.ts.
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { CONVERSATION_FILE } from "../harnesses/api/conversation.js";
-import { ApiHarnessFactory } from "../harnesses/api/factory.js";
-import { credentialsFor, startKeyedProvider } from "../harnesses/api/testing/provider.js";
-import { echoFactory, events, makeBrain, type TestBrain, textOf } from "../testing/brain.js";
-import type { FakeProvider } from "../testing/fake-provider/index.js";
+import { apiTestBed } from "../harnesses/api/testing/bed.js";
+import { echoFactory, events, textOf } from "../testing/brain.js";
 
-let fake: FakeProvider;
-let t: TestBrain | undefined;
-beforeAll(async () => {
-  fake = await startKeyedProvider();
-});
-afterEach(async () => {
-  await t?.cleanup();
-  t = undefined;
-  fake.reset();
-});
-afterAll(() => fake.close());
-
-function brain(home?: string): TestBrain {
-  t = makeBrain({
-    factories: [new ApiHarnessFactory({ env: {} }), echoFactory()],
-    provider: credentialsFor("anthropic", fake),
-    ...(home ? { home } : {}),
-  });
-  return t;
-}
+const bed = apiTestBed();
+const brain = (home?: string) => bed.brain({ factories: [echoFactory()], ...(home ? { home } : {}) });
 
 /** An api session with a tool turn and a text turn: every kind of item a history must carry. */
 async function apiConversation() {
@@ -37,7 +17,7 @@ async function apiConversation() {
     harness: "api",
     config: { model: "anthropic:fake-model", tools: ["echo"] },
   });
-  fake.script([
+  bed.fake.script([
     {
       text: "Calling echo.",
       toolCalls: [{ id: "toolu_1", name: "echo", arguments: { value: "PAPAYA-42" } }],
@@ -67,20 +47,20 @@ function expectCarries(body: unknown) {
 describe("rebuild", () => {
   it("rewrites a lost api conversation from the log; the next request carries the whole history", async () => {
     const session = await apiConversation();
-    const native = t!.store.paths(session.id).native;
-    await t!.brain.close();
+    const native = bed.current.store.paths(session.id).native;
+    await bed.current.brain.close();
     rmSync(join(native, CONVERSATION_FILE));
-    const again = brain(t!.home);
+    const again = brain(bed.current.home);
     const failed = await (await (await again.brain.session(session.id)).prompt("third")).settled;
     expect(failed.error?.message).toMatch(/conversation file .* is missing/);
     const { seeded, aside } = await again.brain.rebuild(session.id);
     expect(seeded.how).toBe("native");
     expect(existsSync(aside)).toBe(true);
     const reopened = await again.brain.session(session.id);
-    fake.script([{ text: "third answer" }]);
-    const before = fake.requests.length;
+    bed.fake.script([{ text: "third answer" }]);
+    const before = bed.fake.requests.length;
     expect((await (await reopened.prompt("third")).settled).status).toBe("completed");
-    const request = fake.requests[before]!;
+    const request = bed.fake.requests[before]!;
     expectCarries(request.body);
     // The tool call went back as a call with its result, not as text: the same family made it.
     expect(JSON.stringify(request.body)).toContain('"tool_use"');
@@ -93,21 +73,21 @@ describe("handoff", () => {
   it("api → api: a new linked session whose first request carries everything; the original is untouched", async () => {
     const source = await apiConversation();
     const lastSeq = source.log.lastSeq;
-    const moved = await t!.brain.handoff(source.id, { to: "api" });
-    const record = await t!.brain.record(moved.id);
+    const moved = await bed.current.brain.handoff(source.id, { to: "api" });
+    const record = await bed.current.brain.record(moved.id);
     expect(record.handoff_from).toEqual({ session: source.id, seq: lastSeq });
     expect((await events(moved))[0]?.data).toMatchObject({ handoff_from: { session: source.id } });
-    fake.script([{ text: "continued" }]);
-    const before = fake.requests.length;
+    bed.fake.script([{ text: "continued" }]);
+    const before = bed.fake.requests.length;
     expect((await (await moved.prompt("third")).settled).status).toBe("completed");
-    expectCarries(fake.requests[before]!.body);
+    expectCarries(bed.fake.requests[before]!.body);
     expect(source.log.lastSeq).toBe(lastSeq);
   });
 
   it("api → a family Brain cannot seed: the history goes as a marked summary in the first prompt only", async () => {
     const source = await apiConversation();
-    const moved = await t!.brain.handoff(source.id, { to: "echo" });
-    expect((await t!.brain.record(moved.id)).seeded).toEqual({ how: "summary", seq: 0 });
+    const moved = await bed.current.brain.handoff(source.id, { to: "echo" });
+    expect((await bed.current.brain.record(moved.id)).seeded).toEqual({ how: "summary", seq: 0 });
     const first = await moved.prompt("third");
     expect((await first.settled).status).toBe("completed");
     const echoed = textOf(await events(moved), first.turn);
@@ -121,23 +101,25 @@ describe("handoff", () => {
 
   it("a handed-off session checkpoints and forks like any other: the fork's first request has it all", async () => {
     const source = await apiConversation();
-    const moved = await t!.brain.handoff(source.id, { to: "api" });
-    fake.script([{ text: "third answer" }]);
+    const moved = await bed.current.brain.handoff(source.id, { to: "api" });
+    bed.fake.script([{ text: "third answer" }]);
     expect((await (await moved.prompt("third")).settled).status).toBe("completed");
     await moved.checkpoint();
-    const fork = await t!.brain.fork(moved.id);
-    await t!.brain.close();
-    const again = brain(t!.home);
+    const fork = await bed.current.brain.fork(moved.id);
+    await bed.current.brain.close();
+    const again = brain(bed.current.home);
     const reopened = await again.brain.session(fork.id);
-    fake.script([{ text: "fourth answer" }]);
-    const before = fake.requests.length;
+    bed.fake.script([{ text: "fourth answer" }]);
+    const before = bed.fake.requests.length;
     expect((await (await reopened.prompt("fourth")).settled).status).toBe("completed");
-    expectCarries(fake.requests[before]!.body);
-    expect(JSON.stringify(fake.requests[before]!.body)).toContain("third answer");
+    expectCarries(bed.fake.requests[before]!.body);
+    expect(JSON.stringify(bed.fake.requests[before]!.body)).toContain("third answer");
   });
 
   it("refuses an unknown harness, naming the known ones", async () => {
     const source = await apiConversation();
-    await expect(t!.brain.handoff(source.id, { to: "nope" })).rejects.toThrow(/unknown harness "nope"/);
+    await expect(bed.current.brain.handoff(source.id, { to: "nope" })).rejects.toThrow(
+      /unknown harness "nope"/,
+    );
   });
 });

@@ -3,53 +3,32 @@
 // The same check on each real CLI is in src/testing/cli-lost-history.ts.
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { CONVERSATION_FILE } from "../harnesses/api/conversation.js";
-import { ApiHarnessFactory } from "../harnesses/api/factory.js";
-import { credentialsFor, startKeyedProvider } from "../harnesses/api/testing/provider.js";
-import { makeBrain, type TestBrain } from "../testing/brain.js";
-import type { FakeProvider } from "../testing/fake-provider/index.js";
+import { apiTestBed } from "../harnesses/api/testing/bed.js";
 
-let fake: FakeProvider;
-let t: TestBrain | undefined;
-beforeAll(async () => {
-  fake = await startKeyedProvider();
-});
-afterEach(async () => {
-  await t?.cleanup();
-  t = undefined;
-  fake.reset();
-});
-afterAll(() => fake.close());
-
-function brain(home?: string): TestBrain {
-  t = makeBrain({
-    factories: [new ApiHarnessFactory({ env: {} })],
-    provider: credentialsFor("anthropic", fake),
-    ...(home ? { home } : {}),
-  });
-  return t;
-}
+const bed = apiTestBed();
+const brain = (home?: string) => bed.brain({ ...(home ? { home } : {}) });
 
 async function answeredSession() {
   const session = await brain().brain.create({ harness: "api", config: { model: "anthropic:fake-model" } });
-  fake.script([{ text: "first answer" }]);
+  bed.fake.script([{ text: "first answer" }]);
   expect((await (await session.prompt("remember the word tangerine")).settled).status).toBe("completed");
   return session;
 }
 
 async function reopenedTurn(id: string) {
-  await t!.brain.close();
-  const again = await brain(t!.home).brain.session(id);
-  const before = fake.requests.length;
+  await bed.current.brain.close();
+  const again = await brain(bed.current.home).brain.session(id);
+  const before = bed.fake.requests.length;
   const outcome = await (await again.prompt("what was the word?")).settled;
-  return { outcome, requests: fake.requests.length - before };
+  return { outcome, requests: bed.fake.requests.length - before };
 }
 
 describe("verified resume", () => {
   it("fails loudly, naming the file, when the conversation file is gone", async () => {
     const session = await answeredSession();
-    rmSync(join(t!.store.paths(session.id).native, CONVERSATION_FILE));
+    rmSync(join(bed.current.store.paths(session.id).native, CONVERSATION_FILE));
     const { outcome, requests } = await reopenedTurn(session.id);
     expect(outcome.status).toBe("failed");
     expect(outcome.error?.code).toBe("brain_error");
@@ -61,7 +40,7 @@ describe("verified resume", () => {
 
   it("fails loudly when the file holds another conversation", async () => {
     const session = await answeredSession();
-    const file = join(t!.store.paths(session.id).native, CONVERSATION_FILE);
+    const file = join(bed.current.store.paths(session.id).native, CONVERSATION_FILE);
     writeFileSync(
       file,
       `${JSON.stringify({ type: "message", message: { role: "user", content: "other" } })}\n`,
@@ -75,10 +54,10 @@ describe("verified resume", () => {
 
   it("resumes as before when the history is there, and a new session has nothing to check", async () => {
     const session = await answeredSession();
-    fake.script([{ text: "tangerine" }]);
+    bed.fake.script([{ text: "tangerine" }]);
     const { outcome, requests } = await reopenedTurn(session.id);
     expect(outcome.status).toBe("completed");
     expect(requests).toBe(1);
-    expect(JSON.stringify(fake.requests.at(-1)!.body)).toContain("remember the word tangerine");
+    expect(JSON.stringify(bed.fake.requests.at(-1)!.body)).toContain("remember the word tangerine");
   });
 });

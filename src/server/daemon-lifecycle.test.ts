@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startTestDaemon } from "../testing/daemon.js";
-import { collect, raw, settled, textOf } from "../testing/http.js";
+import { collect, newSession, raw, settled, textOf } from "../testing/http.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 import { homeAgents } from "./agents.js";
 
@@ -15,16 +15,10 @@ const t = useTestDaemon();
 const admin = () => t.tokens.admin;
 const slow = { options: { delay_ms: 40 } };
 
-async function newSession(body: Record<string, unknown> = { harness: "echo" }, token = admin()) {
-  const res = await raw(t.url, "POST", "/v1/sessions", { token, body });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.id as string;
-}
-
 describe("checkpoints, forks, restore, close, delete", () => {
   it("checkpoints, forks from it, and restores it into a directory", async () => {
     const client = t.client();
-    const id = await newSession();
+    const id = await newSession(t);
     await collect(client, id, settled((await client.prompt(id, "remember me")).turn));
     const checkpoint = await raw(t.url, "POST", `/v1/sessions/${id}/checkpoints`, { token: admin() });
     expect(checkpoint.status).toBe(201);
@@ -67,12 +61,12 @@ describe("checkpoints, forks, restore, close, delete", () => {
 
   it("refuses a checkpoint while a turn runs (409), and restore to another tenant (403)", async () => {
     const client = t.client();
-    const id = await newSession({ harness: "echo", config: slow });
+    const id = await newSession(t, { harness: "echo", config: slow });
     const { turn } = await client.prompt(id, "one two three four five six");
     const busy = await raw(t.url, "POST", `/v1/sessions/${id}/checkpoints`, { token: admin() });
     expect(busy.status).toBe(409);
     await collect(client, id, settled(turn));
-    const theirs = await newSession({ harness: "echo" }, t.tokens.other);
+    const theirs = await newSession(t, { harness: "echo" }, t.tokens.other);
     const restore = await raw(t.url, "POST", `/v1/sessions/${theirs}/restore`, {
       token: t.tokens.other,
       body: { into: join(tmpdir(), "brain-never-written") },
@@ -82,7 +76,7 @@ describe("checkpoints, forks, restore, close, delete", () => {
 
   it("closes (twice is fine), reopens on the next prompt, and deletes", async () => {
     const client = t.client();
-    const id = await newSession();
+    const id = await newSession(t);
     await collect(client, id, settled((await client.prompt(id, "one")).turn));
     expect((await client.close(id)).status).toBe("closed");
     expect((await client.close(id)).status).toBe("closed");
@@ -99,7 +93,7 @@ describe("checkpoints, forks, restore, close, delete", () => {
 
   it("serves a page of the log as JSON, and refuses a bad ?after=", async () => {
     const client = t.client();
-    const id = await newSession();
+    const id = await newSession(t);
     await collect(client, id, settled((await client.prompt(id, "hi")).turn));
     const page = await client.log(id, 2, 3);
     expect(page.events.map((e) => e.seq)).toEqual([3, 4, 5]);

@@ -2,7 +2,7 @@
 // each gives (409 while a turn runs, 400 naming the field, 404 for unknown or foreign sessions).
 
 import { describe, expect, it } from "vitest";
-import { collect, raw, settled, textOf } from "../testing/http.js";
+import { collect, newSession, raw, settled, textOf } from "../testing/http.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
 const t = useTestDaemon();
@@ -10,16 +10,10 @@ const t = useTestDaemon();
 const admin = () => t.tokens.admin;
 const slow = { options: { delay_ms: 40 } };
 
-async function newSession(body: Record<string, unknown> = { harness: "echo" }, token = admin()) {
-  const res = await raw(t.url, "POST", "/v1/sessions", { token, body });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.id as string;
-}
-
 describe("turns", () => {
   it("returns the turn id at once and streams the reply", async () => {
     const client = t.client();
-    const id = await newSession();
+    const id = await newSession(t);
     const { turn } = await client.prompt(id, "hello daemon");
     expect(turn).toMatch(/^[0-9a-f-]{36}$/);
     const events = await collect(client, id, settled(turn));
@@ -29,7 +23,7 @@ describe("turns", () => {
   });
 
   it("refuses a prompt while a turn runs (409), an empty one (400), and a missing text (400)", async () => {
-    const id = await newSession({ harness: "echo", config: slow });
+    const id = await newSession(t, { harness: "echo", config: slow });
     const first = await raw(t.url, "POST", `/v1/sessions/${id}/prompt`, {
       token: admin(),
       body: { text: "one two three four five six seven eight" },
@@ -55,7 +49,7 @@ describe("turns", () => {
   });
 
   it("refuses images for a harness that takes none (400), and an image without bytes (400 naming it)", async () => {
-    const id = await newSession();
+    const id = await newSession(t);
     const png = { mime_type: "image/png", data: "iVBORw0KGgo=" };
     const none = await raw(t.url, "POST", `/v1/sessions/${id}/prompt`, {
       token: admin(),
@@ -78,7 +72,7 @@ describe("turns", () => {
 
   it("steers and interrupts the running turn; with none running both get 409", async () => {
     const client = t.client();
-    const id = await newSession({ harness: "echo", config: slow });
+    const id = await newSession(t, { harness: "echo", config: slow });
     const { turn } = await client.prompt(
       id,
       "one two three four five six seven eight nine ten eleven twelve",
@@ -120,7 +114,7 @@ describe("turns", () => {
 
   it("answers a permission request once: the second answer gets 409", async () => {
     const client = t.client();
-    const id = await newSession({
+    const id = await newSession(t, {
       harness: "echo",
       config: { tools: ["echo"] },
       permissions: { tools: { echo: "ask" } },

@@ -4,7 +4,7 @@
 import http from "node:http";
 import { describe, expect, it } from "vitest";
 import { startTestDaemon } from "../testing/daemon.js";
-import { collect, raw, settled, textOf } from "../testing/http.js";
+import { collect, newSession, raw, settled, textOf } from "../testing/http.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 import { startDaemon } from "./daemon.js";
 
@@ -12,12 +12,6 @@ const t = useTestDaemon();
 
 const admin = () => t.tokens.admin;
 const _slow = { options: { delay_ms: 40 } };
-
-async function newSession(body: Record<string, unknown> = { harness: "echo" }, token = admin()) {
-  const res = await raw(t.url, "POST", "/v1/sessions", { token, body });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.id as string;
-}
 
 describe("auth", () => {
   it("refuses a request without a token, or with an unknown one, with 401", async () => {
@@ -61,7 +55,7 @@ describe("sessions", () => {
   });
 
   it("creates, gets and lists a session", async () => {
-    const id = await newSession({ harness: "echo", id: "my-session", config: { tools: ["echo"] } });
+    const id = await newSession(t, { harness: "echo", id: "my-session", config: { tools: ["echo"] } });
     expect(id).toBe("my-session");
     const got = await raw(t.url, "GET", `/v1/sessions/${id}`, { token: admin() });
     expect(got.body).toMatchObject({ id, harness: "echo", status: "open", last_seq: 1, pending: [] });
@@ -102,7 +96,7 @@ describe("sessions", () => {
   });
 
   it("refuses a body over 8 MiB", async () => {
-    const id = await newSession();
+    const id = await newSession(t);
     const res = await raw(t.url, "POST", `/v1/sessions/${id}/prompt`, {
       token: admin(),
       body: { text: "x".repeat(9 << 20) },
@@ -112,7 +106,7 @@ describe("sessions", () => {
   });
 
   it("refuses a second session with the same id with 409", async () => {
-    await newSession({ harness: "echo", id: "twice" });
+    await newSession(t, { harness: "echo", id: "twice" });
     const again = await raw(t.url, "POST", "/v1/sessions", {
       token: admin(),
       body: { harness: "echo", id: "twice" },
@@ -174,7 +168,7 @@ describe("binding", () => {
 
 describe("a session whose harness this daemon does not offer", () => {
   it("can be read and watched, not driven (409 naming the harness)", async () => {
-    const id = await newSession();
+    const id = await newSession(t);
     await collect(t.client(), id, settled((await t.client().prompt(id, "before")).turn));
     const other = await startTestDaemon({ home: t.home, factories: [] });
     try {
@@ -201,7 +195,7 @@ describe("a session whose harness this daemon does not offer", () => {
 
 describe("tenants and roles", () => {
   it("hides another tenant's sessions: 404, not 403, and not listed", async () => {
-    const id = await newSession();
+    const id = await newSession(t);
     const theirs = await raw(t.url, "GET", `/v1/sessions/${id}`, { token: t.tokens.other });
     expect(theirs.status).toBe(404);
     const prompt = await raw(t.url, "POST", `/v1/sessions/${id}/prompt`, {
@@ -213,7 +207,7 @@ describe("tenants and roles", () => {
     expect(events.status).toBe(404);
     const list = await raw(t.url, "GET", "/v1/sessions", { token: t.tokens.other });
     expect((list.body.sessions as { id: string }[]).map((s) => s.id)).not.toContain(id);
-    const mine = await newSession({ harness: "echo" }, t.tokens.other);
+    const mine = await newSession(t, { harness: "echo" }, t.tokens.other);
     const seen = await raw(t.url, "GET", "/v1/sessions", { token: t.tokens.other });
     expect((seen.body.sessions as { id: string; tenant: string }[]).map((s) => [s.id, s.tenant])).toEqual([
       [mine, "acme"],
@@ -222,7 +216,7 @@ describe("tenants and roles", () => {
   });
 
   it("lets an observer watch but not drive (403), by token or by request", async () => {
-    const id = await newSession();
+    const id = await newSession(t);
     const watched = await raw(t.url, "GET", `/v1/sessions/${id}`, { token: t.tokens.observer });
     expect(watched.status).toBe(200);
     const prompt = await raw(t.url, "POST", `/v1/sessions/${id}/prompt`, {
@@ -244,7 +238,7 @@ describe("tenants and roles", () => {
   });
 
   it("has one controller: another client gets 409 until it takes control", async () => {
-    const id = await newSession();
+    const id = await newSession(t);
     const as = (client: string) => ({ token: admin(), headers: { "x-brain-client": client } });
     const first = await raw(t.url, "POST", `/v1/sessions/${id}/prompt`, {
       ...as("tab-a"),

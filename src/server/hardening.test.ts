@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinCatalog, catalogHarnesses } from "../harnesses/catalog.js";
 import { MAX_PROMPT_BYTES } from "../protocol/runner.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
-import { collect, raw, settled } from "../testing/http.js";
+import { collect, newSession, raw, settled } from "../testing/http.js";
 
 let open: TestDaemon; // --no-auth
 let auth: TestDaemon;
@@ -20,12 +20,6 @@ afterAll(async () => {
 });
 
 const json = { "content-type": "application/json" };
-
-async function newSession(t: TestDaemon, body: Record<string, unknown> = { harness: "echo" }) {
-  const res = await raw(t.url, "POST", "/v1/sessions", { token: t.tokens.admin, body });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.id as string;
-}
 
 describe("cross-site requests", () => {
   it("are refused on --no-auth: a foreign Origin or Sec-Fetch-Site changes nothing", async () => {

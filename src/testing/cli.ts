@@ -1,14 +1,17 @@
 // A Brain whose CLI harnesses run the real programs in a loopback-only network namespace, pointed at a fake
 // provider that plays a coding agent's model (shellAgent). The provider's request log is read directly.
+import { rmSync } from "node:fs";
+import { expect } from "vitest";
 import type { BrainOptions } from "../core/brain.js";
 import type { HarnessFactory } from "../core/harness.js";
 import type { Session } from "../core/session.js";
 import type { McpServers } from "../protocol/config.js";
+import type { SessionEvent } from "../protocol/events.js";
 import type { PermissionPolicy } from "../protocol/permissions.js";
 import type { SessionConfig } from "../protocol/runner.js";
 import { mcpSessionTools } from "../tools/mcp/index.js";
 import type { ToolService } from "../tools/tool-service.js";
-import { makeBrain, type TestBrain, tempDir, waitForEvent } from "./brain.js";
+import { events, makeBrain, type TestBrain, tempDir, waitForEvent } from "./brain.js";
 import { type FakeProviderRequest, shellAgent } from "./fake-provider/index.js";
 import { type SandboxedProvider, startSandboxedProvider } from "./netns/sandbox.js";
 
@@ -27,48 +30,87 @@ export interface CliBed {
   close(): Promise<void>;
 }
 
-export async function cliBed(
-  makeFactory: (launcher: string[]) => HarnessFactory,
-  provider: { api?: string; path?: string; model?: string } = {},
-  brain: { sessionTools?: BrainOptions["sessionTools"]; tools?: ToolService[] } = {},
-): Promise<CliBed> {
+export interface SandboxBrain {
+  sandbox: SandboxedProvider;
+  home: string;
+  t: TestBrain;
+  /** A new Brain on the same home (the old one closed): what a host restart looks like. */
+  restart(): Promise<TestBrain>;
+  close(): Promise<void>;
+}
+
+/**
+ * A Brain on a fresh home whose harnesses (`factories`, given the namespace's launcher) reach the fake provider,
+ * playing a coding agent, at `provider.path` under its URL with the test key.
+ */
+export async function sandboxBrain(options: {
+  home: string;
+  factories: (launcher: string[]) => HarnessFactory[];
+  provider?: { api?: string; path?: string };
+  sessionTools?: (home: string) => BrainOptions["sessionTools"];
+  tools?: ToolService[];
+}): Promise<SandboxBrain> {
+  const { provider = {} } = options;
   const sandbox = await startSandboxedProvider();
   sandbox.provider.setFallback(shellAgent({ slowDelayMs: 100 }));
-  const home = tempDir("brain-cli-");
+  const home = tempDir(options.home);
   const credentials = {
     base_url: `${sandbox.provider.url}${provider.path ?? ""}`,
     api_key: FAKE_KEY,
     ...(provider.api ? { api: provider.api } : {}),
   };
-  // Session MCP servers run in Brain's process, outside the namespace, as on a real host.
-  const sessionTools = brain.sessionTools ?? mcpSessionTools({ baseDir: home, env: {} });
+  const sessionTools = options.sessionTools?.(home);
   const build = () =>
     makeBrain({
       home,
-      factories: [makeFactory(sandbox.launcher)],
+      factories: options.factories(sandbox.launcher),
       provider: credentials,
-      sessionTools,
-      ...(brain.tools ? { tools: brain.tools } : {}),
+      ...(sessionTools ? { sessionTools } : {}),
+      ...(options.tools ? { tools: options.tools } : {}),
     });
-  const bed: CliBed = {
+  const bed: SandboxBrain = {
     sandbox,
+    home,
     t: build(),
     async restart() {
       await bed.t.brain.close();
       bed.t = build();
       return bed.t;
     },
-    async create(options = {}) {
-      const harness = makeFactory(sandbox.launcher).name;
-      const model = provider.model ? { model: provider.model } : {};
-      return bed.t.brain.create({ harness, ...options, config: { ...model, ...options.config } });
-    },
     async close() {
       await bed.t.cleanup();
       await sandbox.close();
-      const { rmSync } = await import("node:fs");
       rmSync(home, { recursive: true, force: true });
     },
+  };
+  return bed;
+}
+
+export async function cliBed(
+  makeFactory: (launcher: string[]) => HarnessFactory,
+  provider: { api?: string; path?: string; model?: string } = {},
+  brain: { sessionTools?: BrainOptions["sessionTools"]; tools?: ToolService[] } = {},
+): Promise<CliBed> {
+  const base = await sandboxBrain({
+    home: "brain-cli-",
+    factories: (launcher) => [makeFactory(launcher)],
+    provider,
+    // Session MCP servers run in Brain's process, outside the namespace, as on a real host.
+    sessionTools: (home) => brain.sessionTools ?? mcpSessionTools({ baseDir: home, env: {} }),
+    ...(brain.tools ? { tools: brain.tools } : {}),
+  });
+  const bed: CliBed = {
+    sandbox: base.sandbox,
+    get t() {
+      return base.t;
+    },
+    restart: () => base.restart(),
+    async create(options = {}) {
+      const harness = makeFactory(base.sandbox.launcher).name;
+      const model = provider.model ? { model: provider.model } : {};
+      return base.t.brain.create({ harness, ...options, config: { ...model, ...options.config } });
+    },
+    close: () => base.close(),
   };
   return bed;
 }
@@ -96,4 +138,29 @@ export async function answerNextPermission(session: Session, decision: "allow" |
     data: { id, decision, reason: `test says ${decision}` },
   });
   return (asked.data as { tool: string }).tool;
+}
+
+/**
+ * A family whose steer cannot reach the running generation queues it: a steer sent while a permission request
+ * (for `tool`) holds the CLI's turn open is logged as `user.steer` with `queued: true` and reaches the model as a
+ * follow-up inside the same turn. The turn's events and id are returned for the family's check of its text.
+ */
+export async function checkQueuedSteer(
+  b: CliBed,
+  tool: string,
+): Promise<{ all: SessionEvent[]; turn: string }> {
+  const session = await b.create({ permissions: { tools: { [tool]: "ask" } } });
+  const turn = await session.prompt("Create a file CMD[touch steered.txt]");
+  await waitForEvent(session, (e) => e.type === "permission.requested");
+  await session.steer("NOTOOL and then this");
+  await answerNextPermission(session, "allow");
+  expect((await turn.settled).status).toBe("completed");
+  const all = await events(session);
+  expect(all.find((e) => e.type === "user.steer")?.data).toEqual({
+    text: "NOTOOL and then this",
+    queued: true,
+  });
+  const last = agentRequests(b.sandbox.provider.requests).at(-1)!;
+  expect(historyOf(last)).toContain("NOTOOL and then this");
+  return { all, turn: turn.turn };
 }

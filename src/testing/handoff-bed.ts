@@ -1,11 +1,11 @@
 // A Brain with several harness families on one fake provider: the api harness in process, the real CLIs in a
 // loopback-only network namespace. For handoffs between families and rebuilds (issue 17).
-import { rmSync } from "node:fs";
+import { afterEach } from "vitest";
 import type { HarnessFactory } from "../core/harness.js";
-import { makeBrain, type TestBrain, tempDir } from "./brain.js";
-import { FAKE_KEY } from "./cli.js";
-import { type FakeProviderRequest, shellAgent } from "./fake-provider/index.js";
-import { type SandboxedProvider, startSandboxedProvider } from "./netns/sandbox.js";
+import type { TestBrain } from "./brain.js";
+import { sandboxBrain } from "./cli.js";
+import type { FakeProviderRequest } from "./fake-provider/index.js";
+import type { SandboxedProvider } from "./netns/sandbox.js";
 
 export interface HandoffBed {
   sandbox: SandboxedProvider;
@@ -20,25 +20,30 @@ export async function handoffBed(
   factories: (launcher: string[]) => HarnessFactory[],
   path = "",
 ): Promise<HandoffBed> {
-  const sandbox = await startSandboxedProvider();
-  sandbox.provider.setFallback(shellAgent({ slowDelayMs: 100 }));
-  const home = tempDir("brain-handoff-");
-  const provider = { base_url: `${sandbox.provider.url}${path}`, api_key: FAKE_KEY };
-  const build = () => makeBrain({ home, factories: factories(sandbox.launcher), provider });
-  const bed: HandoffBed = {
-    sandbox,
-    t: build(),
-    async restart() {
-      await bed.t.brain.close();
-      bed.t = build();
-      return bed.t;
+  const base = await sandboxBrain({ home: "brain-handoff-", factories, provider: { path } });
+  return {
+    sandbox: base.sandbox,
+    get t() {
+      return base.t;
     },
-    since: (before) => sandbox.provider.requests.slice(before),
-    async close() {
-      await bed.t.cleanup();
-      await sandbox.close();
-      rmSync(home, { recursive: true, force: true });
-    },
+    restart: () => base.restart(),
+    since: (before) => base.sandbox.provider.requests.slice(before),
+    close: () => base.close(),
   };
-  return bed;
+}
+
+/** `start()` opens a bed on these families for the calling test file's test, closed after it. */
+export function useHandoffBed(
+  factories: (launcher: string[]) => HarnessFactory[],
+  path = "",
+): () => Promise<HandoffBed> {
+  let bed: HandoffBed | undefined;
+  afterEach(async () => {
+    await bed?.close();
+    bed = undefined;
+  });
+  return async () => {
+    bed = await handoffBed(factories, path);
+    return bed;
+  };
 }

@@ -3,6 +3,7 @@
 
 import type { BrainClient } from "../client/client.js";
 import type { SessionEvent } from "../protocol/events.js";
+import type { TestDaemon } from "./daemon.js";
 
 export interface Raw {
   status: number;
@@ -36,6 +37,18 @@ export async function raw(
     body = { text };
   }
   return { status: res.status, body, headers: res.headers };
+}
+
+/** Creates a session on a test daemon (echo unless `body` says otherwise) as `token` (admin), and its id. */
+export async function newSession(
+  daemon: Pick<TestDaemon, "url" | "tokens">,
+  body: Record<string, unknown> = { harness: "echo" },
+  token = daemon.tokens.admin,
+): Promise<string> {
+  const res = await raw(daemon.url, "POST", "/v1/sessions", { token, body });
+  if (res.status !== 201)
+    throw new Error(`creating a session: expected 201, got ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body.id as string;
 }
 
 /** Follows the session's stream from `after` until `until` matches; every event seen, in order. */

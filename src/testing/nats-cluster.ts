@@ -3,12 +3,12 @@
 // when missing). Nodes can be killed and started again to test failover.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { jetstreamManager, StorageType } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { freePort } from "../core/free-port.js";
 import { sleep } from "../core/sleep.js";
 
 export interface NatsCluster {
@@ -39,17 +39,6 @@ export function natsServerPath(): string {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
   }).trim();
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
 }
 
 export async function startNatsCluster(options: { nodes?: number } = {}): Promise<NatsCluster> {

@@ -2,9 +2,9 @@
 // agent as processes, the fake docker and devcontainer CLIs, and waiting for a request a session raises.
 import { type ChildProcess, spawn } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { stringify } from "yaml";
+import { freePort } from "../core/free-port.js";
 import type { HarnessFactory } from "../core/harness.js";
 import type { Session } from "../core/session.js";
 import { builtinCatalog, catalogHarnesses } from "../harnesses/catalog.js";
@@ -21,18 +21,6 @@ export const fakeDocker = join(fixtures, "fake-docker.mjs");
 export const fakeDevcontainer = join(fixtures, "fake-devcontainer.mjs");
 chmodSync(fakeDocker, 0o755);
 chmodSync(fakeDevcontainer, 0o755);
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Polls GET /info until the agent answers (it has just been started). */
 export async function untilListening(url: string, tries = 200): Promise<void> {

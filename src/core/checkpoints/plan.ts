@@ -56,7 +56,17 @@ export async function planCheckpoint(
     for (const file of files) {
       const handle = await openChecked(root, file);
       try {
-        const plan = await planFile(handle, file, prevFiles.get(file.path), previous?.id, secrets);
+        // Only append-only files are stored incrementally: a file that is not (or was not) is stored whole.
+        const prev = prevFiles.get(file.path);
+        const plan = await planBytes(
+          handle,
+          file,
+          prev?.append_only && file.append_only ? prev : undefined,
+          previous?.id,
+          secrets,
+        ).catch((err) => {
+          throw shrankWhileRead(file, err);
+        });
         plan.mode = (await handle.stat()).mode & 0o777;
         planned.push(plan);
       } catch (err) {
@@ -132,30 +142,13 @@ async function openChecked(root: string, file: NativeFile): Promise<FileHandle> 
   return handle;
 }
 
-async function planFile(
-  handle: FileHandle,
-  file: NativeFile,
-  prev: CheckpointFile | undefined,
-  prevId: string | undefined,
-  secrets: Buffer[],
-): Promise<PlannedFile> {
-  try {
-    return await planBytes(
-      handle,
-      file,
-      prev?.append_only && file.append_only ? prev : undefined,
-      prevId,
-      secrets,
-    );
-  } catch (err) {
-    if (err instanceof ShortReadError) {
-      throw refused(
-        file.path,
-        `it shrank while being read (${err.message}); checkpoint only after the turn has settled`,
-      );
-    }
-    throw err;
-  }
+/** A ShortReadError means the file shrank under the reader: the harness checkpointed before its turn settled. */
+function shrankWhileRead(file: NativeFile, err: unknown): unknown {
+  if (!(err instanceof ShortReadError)) return err;
+  return refused(
+    file.path,
+    `it shrank while being read (${err.message}); checkpoint only after the turn has settled`,
+  );
 }
 
 async function planBytes(

@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { events, textOf, waitForEvent } from "../../testing/brain.js";
-import { agentRequests, answerNextPermission, FAKE_KEY, historyOf } from "../../testing/cli.js";
+import { checkQueuedSteer, FAKE_KEY } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { AcpFactory, presetDescriptor } from "./factory.js";
 import { PRESETS } from "./presets.js";
@@ -42,21 +42,8 @@ const { found, start } = describeCliFamily({
 
 describe.runIf(found)("the acp family's own, on codex-acp", () => {
   it("queues a steer as a follow-up inside the same turn (ACP cannot add to a running prompt)", async () => {
-    const b = await start();
-    const session = await b.create({ permissions: { tools: { exec_command: "ask" } } });
-    const turn = await session.prompt("Create a file CMD[touch steered.txt]");
-    await waitForEvent(session, (e) => e.type === "permission.requested");
-    await session.steer("NOTOOL and then this");
-    await answerNextPermission(session, "allow");
-    expect((await turn.settled).status).toBe("completed");
-    const all = await events(session);
-    expect(all.find((e) => e.type === "user.steer")?.data).toEqual({
-      text: "NOTOOL and then this",
-      queued: true,
-    });
-    expect(textOf(all, turn.turn)).toContain("hello from fake");
-    const last = agentRequests(b.sandbox.provider.requests).at(-1)!;
-    expect(historyOf(last)).toContain("NOTOOL and then this");
+    const { all, turn } = await checkQueuedSteer(await start(), "exec_command");
+    expect(textOf(all, turn)).toContain("hello from fake");
   });
 
   it("an interrupt while a permission is pending cancels the request; the command does not run", async () => {

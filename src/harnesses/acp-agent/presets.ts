@@ -1,11 +1,10 @@
 // The three ACP agents Brain knows by name: how each is pointed at the session's provider with its state under
 // the native dir, and its faults worked around (verified facts: shared/research/acp-agents.md).
 import { mkdirSync, writeFileSync } from "node:fs";
-import { open } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { HarnessError } from "../../core/harness.js";
 import { ENDPOINT_SERVER_NAME } from "../../tools/endpoint/index.js";
-import { placeTranscript, transcriptPath } from "../claude-code/transcripts.js";
+import { placeTranscript, transcriptPath, transcriptTail } from "../claude-code/transcripts.js";
 import { listNativeFiles } from "../cli/files.js";
 import { anthropicBaseUrl, providerWire } from "../cli/provider-api.js";
 import { codexConfigToml, keyEnvironment } from "../codex/config-toml.js";
@@ -37,31 +36,16 @@ const appendOnly = (dir: string, sub: string, pattern: RegExp) =>
 
 const CLAUDE_DIR = "claude";
 
-/** How much of a transcript's end to read for its last assistant record. */
-const TAIL_BYTES = 1 << 20;
-
 /** Whether the transcript ends at a record boundary with an assistant record whose text is `text`. */
 async function endsWithAnswer(file: string, text: string): Promise<boolean> {
-  let handle: Awaited<ReturnType<typeof open>>;
   try {
-    handle = await open(file, "r");
-  } catch {
-    return false;
-  }
-  try {
-    const { size } = await handle.stat();
-    const length = Math.min(size, TAIL_BYTES);
-    const tail = Buffer.alloc(length);
-    await handle.read(tail, 0, length, size - length);
-    const lines = tail.toString("utf8").split("\n");
+    const lines = (await transcriptTail(file))?.split("\n") ?? [];
     if (lines.pop() !== "") return false;
     const last = lines.reverse().find((line) => line.includes('"type":"assistant"'));
     const content = last ? JSON.parse(last)?.message?.content : undefined;
     return Array.isArray(content) && content.some((part) => part?.type === "text" && part.text === text);
   } catch {
     return false;
-  } finally {
-    await handle.close();
   }
 }
 

@@ -2,32 +2,18 @@
 // namespace against the fake provider. The checks every CLI family shares are in src/testing/cli-family.ts;
 // here is what is Claude Code's own: a steer waits for the CLI's turn to end.
 import { describe, expect, it, vi } from "vitest";
-import { events, textOf, waitForEvent } from "../../testing/brain.js";
-import { agentRequests, answerNextPermission, FAKE_KEY, historyOf } from "../../testing/cli.js";
+import { events, textOf } from "../../testing/brain.js";
+import { agentRequests, checkQueuedSteer, historyOf } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { describeLostHistory } from "../../testing/cli-lost-history.js";
 import { fixtureStdio } from "../../tools/mcp/testing/servers.js";
-import { ClaudeCodeFactory } from "./factory.js";
+import { claudeCodeCase } from "./testing/case.js";
 
 // Real CLIs start slowly on a loaded machine.
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 });
 
 const { found, start } = describeCliFamily({
-  harness: "claude-code",
-  program: "claude",
-  npmPackage: "@anthropic-ai/claude-code",
-  factory: (options) => new ClaudeCodeFactory(options),
-  shellCall: { name: "Bash", arguments: { command: "ls -1" } },
-  lastMessage: { stop_reason: "end_turn" },
-  keyHeader: ["x-api-key", FAKE_KEY],
-  resumedToolResult: "tool_result",
-  appendOnly: true,
-  checkpointFiles: (files) => {
-    expect(files.map((f) => f.path)).toContain("claude-code.json");
-    expect(files.some((f) => f.path.endsWith(".jsonl") && f.append_only)).toBe(true);
-  },
-  shellTool: "Bash",
-  bound: { echo: "mcp__brain__echo", shell: { name: "Bash", arguments: { command: "touch shell.txt" } } },
+  ...claudeCodeCase,
   refusals: [
     {
       name: "a provider api Claude Code cannot speak",
@@ -46,22 +32,8 @@ describeLostHistory({
 
 describe.runIf(found)("claude-code's own", () => {
   it("queues a steer as a follow-up inside the same turn, and says so", async () => {
-    const b = await start();
-    // The permission request holds the CLI's turn open, so the steer surely arrives while it runs.
-    const session = await b.create({ permissions: { tools: { Bash: "ask" } } });
-    const turn = await session.prompt("Create a file CMD[touch steered.txt]");
-    await waitForEvent(session, (e) => e.type === "permission.requested");
-    await session.steer("NOTOOL and then this");
-    await answerNextPermission(session, "allow");
-    expect((await turn.settled).status).toBe("completed");
-    const all = await events(session);
-    expect(all.find((e) => e.type === "user.steer")?.data).toEqual({
-      text: "NOTOOL and then this",
-      queued: true,
-    });
-    expect(textOf(all, turn.turn)).toBe("Let me look.donehello from fake");
-    const last = agentRequests(b.sandbox.provider.requests).at(-1)!;
-    expect(historyOf(last)).toContain("NOTOOL and then this");
+    const { all, turn } = await checkQueuedSteer(await start(), "Bash");
+    expect(textOf(all, turn)).toBe("Let me look.donehello from fake");
   });
 
   it("in bound mode offers the session's MCP server's tools, each call logged and answered by Brain", async () => {

@@ -3,10 +3,10 @@
 // result. Each is seeded in its own native format.
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { echoFactory, events } from "../../testing/brain.js";
 import { historyOf } from "../../testing/cli.js";
-import { type HandoffBed, handoffBed } from "../../testing/handoff-bed.js";
+import { type HandoffBed, useHandoffBed } from "../../testing/handoff-bed.js";
 import { locateCli } from "../cli/locate.js";
 import { CodexFactory } from "../codex/factory.js";
 import { piRunnerPath } from "../process/descriptor.js";
@@ -16,25 +16,16 @@ import { ClaudeCodeFactory } from "./factory.js";
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 60_000 });
 
 const found = locateCli("claude") && locateCli("codex");
-let bed: HandoffBed | undefined;
-afterEach(async () => {
-  await bed?.close();
-  bed = undefined;
-});
-
-async function start(): Promise<HandoffBed> {
-  bed = await handoffBed(
-    (launcher) => [
-      new ClaudeCodeFactory({ launcher }),
-      new CodexFactory({ launcher }),
-      echoFactory(),
-      // runners/pi runs on the host: it reaches the fake provider on 127.0.0.1 like the api harness does.
-      new ProcessFactory({ name: "pi", command: process.execPath, args: [piRunnerPath()] }),
-    ],
-    "/v1",
-  );
-  return bed;
-}
+const start = useHandoffBed(
+  (launcher) => [
+    new ClaudeCodeFactory({ launcher }),
+    new CodexFactory({ launcher }),
+    echoFactory(),
+    // runners/pi runs on the host: it reaches the fake provider on 127.0.0.1 like the api harness does.
+    new ProcessFactory({ name: "pi", command: process.execPath, args: [piRunnerPath()] }),
+  ],
+  "/v1",
+);
 
 async function shellConversation(b: HandoffBed, harness: string) {
   const source = await b.t.brain.create({ harness, config: { model: "fake-model" } });
@@ -47,70 +38,71 @@ async function shellConversation(b: HandoffBed, harness: string) {
 
 const EARLIER = ["List the files here", "Let me look.", "marker.txt", "NOTOOL say hi", "hello from fake"];
 
+/** The history in the first request since `before` that carried `prompt`. */
+function sentWith(b: HandoffBed, before: number, prompt: string): string {
+  return historyOf(b.since(before).find((r) => JSON.stringify(r.body).includes(prompt))!);
+}
+
 function carries(history: string) {
   for (const text of EARLIER) expect(history).toContain(text);
 }
 
 describe.runIf(found)("handoff between claude-code and codex", () => {
-  it("claude-code rebuild: a lost transcript is rewritten from the log; the next turn carries the history", async () => {
-    const b = await start();
-    const source = await shellConversation(b, "claude-code");
-    const t = await b.restart();
-    rmSync(join(t.store.paths(source.id).native, "claude/projects"), { recursive: true, force: true });
-    const lost = await (await (await t.brain.session(source.id)).prompt("NOTOOL one")).settled;
-    expect(lost.error?.message).toMatch(/Claude Code transcript .* is missing/);
-    expect((await t.brain.rebuild(source.id)).seeded.how).toBe("native");
-    const before = b.sandbox.provider.requests.length;
-    const again = await t.brain.session(source.id);
-    expect((await (await again.prompt("NOTOOL two")).settled).status).toBe("completed");
-    const history = historyOf(b.since(before).find((r) => JSON.stringify(r.body).includes("NOTOOL two"))!);
-    carries(history);
-    // The same family made the Bash call: it goes back as a call and its result.
-    expect(history).toContain('"tool_result"');
-  });
+  // A family's own history is rewritten from Brain's log in its native format: its shell call goes back as a call
+  // and its result.
+  it.each([
+    {
+      family: "claude-code",
+      file: "transcript",
+      dir: "claude/projects",
+      lost: /Claude Code transcript .* is missing/,
+      result: '"tool_result"',
+    },
+    {
+      family: "codex",
+      file: "rollout",
+      dir: "codex/sessions",
+      lost: /Codex rollout .* is missing/,
+      result: "function_call_output",
+    },
+  ])(
+    "$family rebuild: a lost $file is rewritten from the log; the next turn carries the history",
+    async ({ family, dir, lost, result }) => {
+      const b = await start();
+      const source = await shellConversation(b, family);
+      const t = await b.restart();
+      rmSync(join(t.store.paths(source.id).native, dir), { recursive: true, force: true });
+      const failed = await (await (await t.brain.session(source.id)).prompt("NOTOOL one")).settled;
+      expect(failed.error?.message).toMatch(lost);
+      expect((await t.brain.rebuild(source.id)).seeded.how).toBe("native");
+      const before = b.sandbox.provider.requests.length;
+      const again = await t.brain.session(source.id);
+      expect((await (await again.prompt("NOTOOL two")).settled).status).toBe("completed");
+      const history = sentWith(b, before, "NOTOOL two");
+      carries(history);
+      expect(history).toContain(result);
+    },
+  );
 
-  it("codex → claude-code: Claude's first request holds Codex's turns, its shell call carried as text", async () => {
+  // Each family seeds the other natively; the other family's shell call goes over as text.
+  it.each([
+    {
+      from: "codex",
+      to: "claude-code",
+      title: "Claude's first request holds Codex's turns",
+      call: "exec_command",
+    },
+    { from: "claude-code", to: "codex", title: "Codex's first request holds Claude's turns", call: "Bash" },
+  ])("$from → $to: $title, its $call call carried as text", async ({ from, to, call }) => {
     const b = await start();
-    const source = await shellConversation(b, "codex");
-    const moved = await b.t.brain.handoff(source.id, { to: "claude-code" });
+    const source = await shellConversation(b, from);
+    const moved = await b.t.brain.handoff(source.id, { to });
     expect((await b.t.brain.record(moved.id)).seeded?.how).toBe("native");
     const before = b.sandbox.provider.requests.length;
     expect((await (await moved.prompt("NOTOOL and now?")).settled).status).toBe("completed");
-    const history = historyOf(
-      b.since(before).find((r) => JSON.stringify(r.body).includes("NOTOOL and now?"))!,
-    );
+    const history = sentWith(b, before, "NOTOOL and now?");
     carries(history);
-    expect(history).toContain("[Called tool exec_command with");
-  });
-
-  it("claude-code → codex: Codex's first request holds Claude's turns, its Bash call carried as text", async () => {
-    const b = await start();
-    const source = await shellConversation(b, "claude-code");
-    const moved = await b.t.brain.handoff(source.id, { to: "codex" });
-    expect((await b.t.brain.record(moved.id)).seeded?.how).toBe("native");
-    const before = b.sandbox.provider.requests.length;
-    expect((await (await moved.prompt("NOTOOL and now?")).settled).status).toBe("completed");
-    const history = historyOf(
-      b.since(before).find((r) => JSON.stringify(r.body).includes("NOTOOL and now?"))!,
-    );
-    carries(history);
-    expect(history).toContain("[Called tool Bash with");
-  });
-
-  it("codex rebuild: a lost rollout is rewritten from the log; the next turn carries the history", async () => {
-    const b = await start();
-    const source = await shellConversation(b, "codex");
-    const t = await b.restart();
-    rmSync(join(t.store.paths(source.id).native, "codex/sessions"), { recursive: true, force: true });
-    const lost = await (await (await t.brain.session(source.id)).prompt("NOTOOL one")).settled;
-    expect(lost.error?.message).toMatch(/Codex rollout .* is missing/);
-    expect((await t.brain.rebuild(source.id)).seeded.how).toBe("native");
-    const before = b.sandbox.provider.requests.length;
-    const again = await t.brain.session(source.id);
-    expect((await (await again.prompt("NOTOOL two")).settled).status).toBe("completed");
-    const history = historyOf(b.since(before).find((r) => JSON.stringify(r.body).includes("NOTOOL two"))!);
-    carries(history);
-    expect(history).toContain("function_call_output");
+    expect(history).toContain(`[Called tool ${call} with`);
   });
 
   it("a runner → claude-code: Claude's first request holds the runner's turns and its tool call as text", async () => {
@@ -120,9 +112,7 @@ describe.runIf(found)("handoff between claude-code and codex", () => {
     const moved = await b.t.brain.handoff(source.id, { to: "claude-code", model: "fake-model" });
     const before = b.sandbox.provider.requests.length;
     expect((await (await moved.prompt("NOTOOL and now?")).settled).status).toBe("completed");
-    const history = historyOf(
-      b.since(before).find((r) => JSON.stringify(r.body).includes("NOTOOL and now?"))!,
-    );
+    const history = sentWith(b, before, "NOTOOL and now?");
     expect(history).toContain("echo: KUMQUAT");
     expect(history).toContain("[Called tool echo with");
     expect(history).toContain("echo returned: KUMQUAT");

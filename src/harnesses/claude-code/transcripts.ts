@@ -41,25 +41,31 @@ export function placeTranscript(configDir: string, cwd: string, sessionId: strin
   return false;
 }
 
-/** How much of a transcript's end to search for a record: the turn's last record is at or near the end. */
+/** How much of a transcript's end to read: the turn's last record is at or near the end. */
 const TAIL_BYTES = 1 << 20;
 
-/** Whether the transcript holds the record with this uuid and ends at a record boundary (no line half written). */
-export async function holdsRecord(file: string, uuid: string): Promise<boolean> {
+/** The end of a transcript (its last MiB), undefined when there is no file to open. */
+export async function transcriptTail(file: string): Promise<string | undefined> {
   let handle: Awaited<ReturnType<typeof open>>;
   try {
     handle = await open(file, "r");
   } catch {
-    return false;
+    return undefined;
   }
   try {
     const { size } = await handle.stat();
     const length = Math.min(size, TAIL_BYTES);
     const tail = Buffer.alloc(length);
     await handle.read(tail, 0, length, size - length);
-    const text = tail.toString("utf8");
-    return text.endsWith("\n") && text.includes(`"uuid":"${uuid}"`);
+    return tail.toString("utf8");
   } finally {
     await handle.close();
   }
+}
+
+/** Whether the transcript holds the record with this uuid and ends at a record boundary (no line half written). */
+export async function holdsRecord(file: string, uuid: string): Promise<boolean> {
+  const text = await transcriptTail(file);
+  if (!text?.endsWith("\n")) return false;
+  return text.includes(`"uuid":"${uuid}"`);
 }

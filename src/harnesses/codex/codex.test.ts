@@ -4,32 +4,16 @@
 import { describe, expect, it, vi } from "vitest";
 import type { Session } from "../../core/session.js";
 import { events, waitForEvent } from "../../testing/brain.js";
-import { agentRequests, answerNextPermission, FAKE_KEY, historyOf } from "../../testing/cli.js";
+import { agentRequests, answerNextPermission, historyOf } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { describeLostHistory } from "../../testing/cli-lost-history.js";
-import { CodexFactory } from "./factory.js";
+import { codexCase } from "./testing/case.js";
 
 // Real CLIs start slowly on a loaded machine.
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 });
 
 const { found, start } = describeCliFamily({
-  harness: "codex",
-  program: "codex",
-  npmPackage: "@openai/codex",
-  factory: (options) => new CodexFactory(options),
-  provider: { path: "/v1", model: "fake-model" },
-  shellCall: { name: "exec_command" },
-  exactText: false,
-  lastMessage: { usage: { input: expect.any(Number) } },
-  keyHeader: ["authorization", `Bearer ${FAKE_KEY}`],
-  resumedToolResult: "function_call_output",
-  appendOnly: true,
-  checkpointFiles: (files) => {
-    expect(files.map((f) => f.path)).toContain("codex.json");
-    expect(files.some((f) => f.path.includes("/rollout-") && f.append_only)).toBe(true);
-  },
-  shellTool: "exec_command",
-  bound: { echo: "mcp__brain.echo", shell: { name: "exec_command", arguments: { cmd: "touch shell.txt" } } },
+  ...codexCase,
   refusals: [
     {
       name: "a provider api Codex cannot speak",

@@ -8,17 +8,10 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import type {
-  ExpectedHistory,
-  Harness,
-  HarnessFactory,
-  HarnessOptions,
-  PromptOutcome,
-  TurnContext,
-} from "../../core/harness.js";
+import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
 import { describeIssues } from "../../protocol/frames.js";
-import type { NativeFile } from "../../protocol/runner.js";
+import { ContainedHarness } from "../contained-harness.js";
 import { Container, SESSION_LABEL, sweepSession } from "../http/container.js";
 import { DockerCli } from "../http/docker-cli.js";
 import { ContainerBridge, privateDir } from "../sandbox/container-bridge.js";
@@ -170,48 +163,10 @@ export class DevcontainerFactory implements HarnessFactory {
         },
         container: bridge.context,
       });
-      return new DevcontainerHarness(harness, release);
+      return new ContainedHarness(harness, release, INNER_DIR);
     } catch (err) {
       await release().catch(() => {});
       throw err;
     }
-  }
-}
-
-/** The inner harness, its checkpoint paths under `inner/`, the container stopped after it closes. */
-export class DevcontainerHarness implements Harness {
-  constructor(
-    private readonly inner: Harness,
-    private readonly release: () => Promise<void>,
-  ) {}
-
-  prompt(text: string, ctx: TurnContext): Promise<PromptOutcome> {
-    return this.inner.prompt(text, ctx);
-  }
-
-  steer(text: string, turn: string): Promise<void> {
-    return this.inner.steer(text, turn);
-  }
-
-  interrupt(turn: string): Promise<void> {
-    return this.inner.interrupt(turn);
-  }
-
-  async checkpoint(): Promise<NativeFile[]> {
-    return (await this.inner.checkpoint()).map((file) => ({ ...file, path: `${INNER_DIR}/${file.path}` }));
-  }
-
-  async close(): Promise<void> {
-    await this.inner.close().catch(() => {});
-    await this.release();
-  }
-
-  isAlive(): boolean {
-    return this.inner.isAlive?.() ?? true;
-  }
-
-  /** The inner harness checks its own native state: left out here, a wrapped CLI would resume unchecked. */
-  async verify(expected: ExpectedHistory): Promise<string | undefined> {
-    return this.inner.verify?.(expected);
   }
 }

@@ -17,7 +17,7 @@ import { HARNESS_METHODS, type HarnessRunParams } from "../../protocol/nui/jsonr
 import type { NativeFile } from "../../protocol/runner.js";
 import type { HitlDesk, HitlRun } from "../nui/hitl-desk.js";
 import type { ResumeState } from "../nui/resume-state.js";
-import { RunTranslator } from "../nui/run-translator.js";
+import { cannotSteer, RunTranslator } from "../nui/run-translator.js";
 import type { NuiSessionOptions } from "../nui/session-options.js";
 import type { RpcTransport, Timeouts, TransportEvents } from "./transport.js";
 
@@ -106,10 +106,7 @@ export class RpcHarness implements Harness {
   }
 
   async steer(): Promise<void> {
-    throw new HarnessError(
-      "brain_error",
-      `${this.parts.name} cannot be steered: nui's protocol has no steering`,
-    );
+    throw cannotSteer(this.parts.name);
   }
 
   async interrupt(turn: string): Promise<void> {

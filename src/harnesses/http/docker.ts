@@ -6,7 +6,6 @@
 // dies mid-run fails the turn with brain_error and the end of its log.
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
-import { ResumeState } from "../nui/resume-state.js";
 import { nuiSessionOptions } from "../nui/session-options.js";
 import { HttpAgentClient } from "./client.js";
 import { dockerOptions } from "./connect-options.js";
@@ -111,12 +110,10 @@ export class DockerFactory implements HarnessFactory {
       await box.remove();
       throw err instanceof HarnessError ? err : new HarnessError("brain_error", (err as Error).message);
     }
-    return new HttpHarness({
-      name: client.name,
+    return HttpHarness.open({
       client,
       options,
       session,
-      resume: await ResumeState.load(options.dir),
       timeouts: this.timeouts,
       explain: () => box.describe(),
       release: async () => {

@@ -12,8 +12,8 @@ import {
 } from "../../core/harness.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import type { HitlDesk, HitlRun } from "../nui/hitl-desk.js";
-import type { ResumeState } from "../nui/resume-state.js";
-import { RunTranslator } from "../nui/run-translator.js";
+import { ResumeState } from "../nui/resume-state.js";
+import { cannotSteer, RunTranslator } from "../nui/run-translator.js";
 import type { NuiSessionOptions } from "../nui/session-options.js";
 import type { HttpAgentClient, RunBody } from "./client.js";
 
@@ -48,6 +48,15 @@ export class HttpHarness implements Harness {
   private broken = false;
 
   constructor(private readonly parts: HttpHarnessParts) {}
+
+  /** The harness of one session on `client`'s agent (named as the agent names itself), its resume state loaded. */
+  static async open(parts: Omit<HttpHarnessParts, "name" | "resume">): Promise<HttpHarness> {
+    return new HttpHarness({
+      ...parts,
+      name: parts.client.name,
+      resume: await ResumeState.load(parts.options.dir),
+    });
+  }
 
   runFor(_runId: string | undefined): HitlRun | undefined {
     return this.run;
@@ -120,10 +129,7 @@ export class HttpHarness implements Harness {
   }
 
   async steer(): Promise<void> {
-    throw new HarnessError(
-      "brain_error",
-      `${this.parts.name} cannot be steered: nui's protocol has no steering`,
-    );
+    throw cannotSteer(this.parts.name);
   }
 
   async interrupt(turn: string): Promise<void> {

@@ -6,10 +6,10 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { freePort } from "../../core/free-port.js";
 import { events, makeBrain, type TestBrain, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
 import {
   fakeDocker,
-  freePort,
   readCalls,
   type Served,
   startSeedHarness,

@@ -1,7 +1,6 @@
 // `remote`: an HTTP/SSE agent someone else runs, at `config.options.url` (or host and port). Brain checks it
 // answers GET /info when the session starts and never starts or stops it.
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
-import { ResumeState } from "../nui/resume-state.js";
 import { nuiSessionOptions } from "../nui/session-options.js";
 import { HttpAgentClient } from "./client.js";
 import { remoteUrl } from "./connect-options.js";
@@ -34,14 +33,6 @@ export class RemoteFactory implements HarnessFactory {
     const session = nuiSessionOptions(options.config.options, this.name);
     const client = new HttpAgentClient(url, `${this.name} agent at ${url}`);
     await client.info(this.timeouts.infoMs);
-    return new HttpHarness({
-      name: client.name,
-      client,
-      options,
-      session,
-      resume: await ResumeState.load(options.dir),
-      timeouts: this.timeouts,
-      release: async () => {},
-    });
+    return HttpHarness.open({ client, options, session, timeouts: this.timeouts, release: async () => {} });
   }
 }

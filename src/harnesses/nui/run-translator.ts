@@ -2,8 +2,13 @@
 // assistant.message with the whole text at the end), the agent's own tool calls and results → tool.call and
 // tool.result, images → image. It remembers what the end of the run needs: the error the agent reported and
 // the sessionId of its `done` event.
-import type { HarnessOptions } from "../../core/harness.js";
+import { HarnessError, type HarnessOptions } from "../../core/harness.js";
 import type { NuiHarnessEvent } from "../../protocol/nui/harness-event.js";
+
+/** nui's protocols have no way to add to a running run: a steer to the harness `name` is refused, saying so. */
+export function cannotSteer(name: string): HarnessError {
+  return new HarnessError("brain_error", `${name} cannot be steered: nui's protocol has no steering`);
+}
 
 export class RunTranslator {
   private text = "";

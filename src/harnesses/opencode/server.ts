@@ -2,26 +2,12 @@
 // Basic, user "opencode") that only this process knows, a health check that retries until the server answers
 // (it can take many seconds to start), JSON calls, and the `/event` SSE stream.
 import { randomBytes } from "node:crypto";
-import { createServer } from "node:net";
+import { freePort } from "../../core/free-port.js";
 import { type ContainerContext, HarnessError } from "../../core/harness.js";
 import { readSse } from "../../protocol/sse.js";
 import { CliProcess, type CliSpawn } from "../cli/child.js";
 
 const LABEL = "opencode";
-
-/** A port free on this host right now (the OS picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
-}
 
 export interface ServerStart extends Omit<CliSpawn, "args" | "onLine" | "onExit" | "label"> {
   extraArgs: string[];

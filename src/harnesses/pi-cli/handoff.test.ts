@@ -2,10 +2,10 @@
 // model request of the new (or rebuilt) session carries every earlier prompt, assistant text and tool result.
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { events } from "../../testing/brain.js";
 import { historyOf } from "../../testing/cli.js";
-import { type HandoffBed, handoffBed } from "../../testing/handoff-bed.js";
+import { useHandoffBed } from "../../testing/handoff-bed.js";
 import { ApiHarnessFactory } from "../api/factory.js";
 import { locateCli } from "../cli/locate.js";
 import { PiCliFactory } from "./factory.js";
@@ -13,19 +13,10 @@ import { PiCliFactory } from "./factory.js";
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 });
 
 const found = locateCli("pi");
-let bed: HandoffBed | undefined;
-afterEach(async () => {
-  await bed?.close();
-  bed = undefined;
-});
-
-async function start(): Promise<HandoffBed> {
-  bed = await handoffBed(
-    (launcher) => [new ApiHarnessFactory({ env: {} }), new PiCliFactory({ launcher })],
-    "/v1",
-  );
-  return bed;
-}
+const start = useHandoffBed(
+  (launcher) => [new ApiHarnessFactory({ env: {} }), new PiCliFactory({ launcher })],
+  "/v1",
+);
 
 const API_MODEL = "openai-chat:fake-model";
 

@@ -4,30 +4,17 @@
 // front, a live steer, and the three wires.
 import { describe, expect, it, vi } from "vitest";
 import { events, textOf, waitForEvent } from "../../testing/brain.js";
-import { agentRequests, FAKE_KEY, historyOf } from "../../testing/cli.js";
+import { agentRequests, historyOf } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { describeLostHistory } from "../../testing/cli-lost-history.js";
 import { offeredTools } from "../../testing/fake-provider/shell-agent.js";
-import { PiCliFactory } from "./factory.js";
+import { piCliCase } from "./testing/case.js";
 
 // Real CLIs start slowly on a loaded machine.
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 });
 
 const { found, start } = describeCliFamily({
-  harness: "pi-cli",
-  program: "pi",
-  npmPackage: "@mariozechner/pi-coding-agent",
-  factory: (options) => new PiCliFactory(options),
-  provider: { path: "/v1", model: "fake-model" },
-  shellCall: { name: "bash", arguments: { command: "ls -1" } },
-  bound: { echo: "echo", shell: { name: "bash", arguments: { command: "touch shell.txt" } } },
-  lastMessage: { stop_reason: "stop", usage: { input: expect.any(Number) } },
-  keyHeader: ["authorization", `Bearer ${FAKE_KEY}`],
-  resumedToolResult: '"role":"tool"',
-  appendOnly: true,
-  checkpointFiles: (files) => {
-    expect(files.some((f) => f.path.startsWith("pi/sessions/") && f.append_only)).toBe(true);
-  },
+  ...piCliCase,
   // pi never asks before a tool: its own test below gates the tools instead.
   skip: ["approvals"],
   refusals: [

@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ToolResult, ToolSchema } from "../../protocol/runner.js";
 import { events, makeBrain, type TestBrain, textOf, waitForEvent } from "../../testing/brain.js";
+import { inlineRunnerArgs } from "../../testing/inline-runner.js";
 import type { ToolService } from "../../tools/tool-service.js";
 import { PASSED_VARIABLES } from "./environment.js";
 import { ProcessFactory, type ProcessHarnessSpec } from "./factory.js";
@@ -11,21 +12,13 @@ import { ProcessFactory, type ProcessHarnessSpec } from "./factory.js";
  * real runner it keeps each prompt in its native dir, so the fresh runner after a broken one resumes (a runner
  * that kept nothing would fail verified resume). */
 function inlineRunner(onPrompt: string, onOpen = "reply({})"): string[] {
-  const script = `
-import fs from "node:fs";
-let buf = "", dir = "";
-const send = (f) => process.stdout.write(JSON.stringify(f) + "\\n");
+  return inlineRunnerArgs(
+    `
+let dir = "";
 const waits = new Map();
-const once = () => { const p = dir + "/.once"; if (fs.existsSync(p)) return false; fs.writeFileSync(p, ""); return true; };
-process.stdin.on("data", (c) => {
-  buf += c;
-  let i;
-  while ((i = buf.indexOf("\\n")) >= 0) { const line = buf.slice(0, i); buf = buf.slice(i + 1); handle(JSON.parse(line)); }
-});
-process.stdin.on("end", () => process.exit(0));
-function handle(f) {
+const once = () => { const p = dir + "/.once"; if (fs.existsSync(p)) return false; fs.writeFileSync(p, ""); return true; };`,
+    `
   if (!f.method) { waits.get(f.id)?.(f.result); return; }
-  const reply = (result) => send({ attachment: f.attachment, ...(f.turn ? { turn: f.turn } : {}), id: f.id, result });
   const delta = (text) => send({ attachment: f.attachment, turn: f.turn, event: "assistant.delta", data: { text } });
   const callTool = (id, name, args) => new Promise((res) => {
     waits.set(id, res);
@@ -36,9 +29,8 @@ function handle(f) {
     case "prompt": fs.appendFileSync(dir + "/prompts.jsonl", JSON.stringify(f.params.text) + "\\n"); (async () => { ${onPrompt} })(); break;
     case "checkpoint": reply([]); break;
     default: reply({});
-  }
-}`;
-  return ["--input-type=module", "-e", script];
+  }`,
+  );
 }
 
 function runner(onPrompt: string, extra: Partial<ProcessHarnessSpec> = {}, onOpen?: string): ProcessFactory {

@@ -6,30 +6,22 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Session } from "../../core/session.js";
 import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../testing/brain.js";
+import { inlineRunnerArgs } from "../../testing/inline-runner.js";
 import { alive, until } from "../../testing/processes.js";
 import { ProcessFactory } from "./factory.js";
 
 /** Logs `start <pid>` when it boots (and `child <pid>` for a sleeper it starts), `open <pid>` when opened. */
-const RUNNER = `
-import fs from "node:fs";
+const RUNNER = inlineRunnerArgs(
+  `
 import { spawn } from "node:child_process";
 const log = (line) => fs.appendFileSync(process.env.PID_LOG, line + "\\n");
 log("start " + process.pid);
-if (process.env.SLEEPER) log("child " + spawn("sleep", ["300"], { stdio: "ignore" }).pid);
-let buf = "";
-const send = (f) => process.stdout.write(JSON.stringify(f) + "\\n");
-process.stdin.on("data", (c) => {
-  buf += c;
-  let i;
-  while ((i = buf.indexOf("\\n")) >= 0) { const line = buf.slice(0, i); buf = buf.slice(i + 1); handle(JSON.parse(line)); }
-});
-process.stdin.on("end", () => process.exit(0));
-function handle(f) {
-  const reply = (result) => send({ attachment: f.attachment, ...(f.turn ? { turn: f.turn } : {}), id: f.id, result });
+if (process.env.SLEEPER) log("child " + spawn("sleep", ["300"], { stdio: "ignore" }).pid);`,
+  `
   if (f.method === "open") log("open " + process.pid);
   if (f.method === "prompt") send({ attachment: f.attachment, turn: f.turn, event: "assistant.delta", data: { text: "pid " + process.pid } });
-  reply(f.method === "checkpoint" ? [] : {});
-}`;
+  reply(f.method === "checkpoint" ? [] : {});`,
+);
 
 let t: TestBrain | undefined;
 afterEach(async () => {
@@ -41,7 +33,7 @@ function warmFactory(pidLog: string, env: Record<string, string> = {}): ProcessF
   return new ProcessFactory({
     name: "warm",
     command: process.execPath,
-    args: ["--input-type=module", "-e", RUNNER],
+    args: RUNNER,
     env: { PID_LOG: pidLog, ...env },
   });
 }

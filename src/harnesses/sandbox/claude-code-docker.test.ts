@@ -3,11 +3,11 @@
 // network namespace, and nothing else. Every check the CLI families share runs against it.
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { events, textOf } from "../../testing/brain.js";
-import { FAKE_KEY } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { docker, ensureDockerEngine, sessionContainers } from "../../testing/docker-engine.js";
 import { dockerSandboxed } from "../../testing/docker-sandbox.js";
 import { ClaudeCodeFactory } from "../claude-code/factory.js";
+import { claudeCodeCase } from "../claude-code/testing/case.js";
 import { BASE_IMAGE } from "./docker-sandbox.js";
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 600_000 });
@@ -17,22 +17,8 @@ beforeAll(async () => {
 });
 
 const { found, start } = describeCliFamily({
-  harness: "claude-code",
-  program: "claude",
-  npmPackage: "@anthropic-ai/claude-code",
+  ...claudeCodeCase,
   factory: dockerSandboxed((options) => new ClaudeCodeFactory(options)),
-  shellCall: { name: "Bash", arguments: { command: "ls -1" } },
-  lastMessage: { stop_reason: "end_turn" },
-  keyHeader: ["x-api-key", FAKE_KEY],
-  resumedToolResult: "tool_result",
-  appendOnly: true,
-  checkpointFiles: (files) => {
-    expect(files.map((f) => f.path)).toContain("claude-code.json");
-    expect(files.some((f) => f.path.endsWith(".jsonl") && f.append_only)).toBe(true);
-  },
-  shellTool: "Bash",
-  // Bound mode in the sandbox: the tool endpoint's socket and config are in a private dir the container mounts.
-  bound: { echo: "mcp__brain__echo", shell: { name: "Bash", arguments: { command: "touch shell.txt" } } },
   // Its fake CLIs live in a temp dir the container does not mount: a program outside Brain's install cannot run
   // in the sandbox (and says so, as docker's exec error in the turn's error).
   skip: ["garbage"],

@@ -10,11 +10,11 @@ import { isAbsolute, join } from "node:path";
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
 import { type DescribableFactory, isDescribable } from "../cli/family.js";
+import { ContainedHarness } from "../contained-harness.js";
 import { Container, SESSION_LABEL, sweepSession } from "../http/container.js";
 import { DockerCli } from "../http/docker-cli.js";
 import { ContainerBridge, privateDir } from "./container-bridge.js";
 import { type SandboxOptions, sandboxOptions, withoutSandboxOptions } from "./options.js";
-import { SandboxedHarness } from "./sandboxed-harness.js";
 
 /** The base image scripts/docker-engine.sh builds (keep its RECIPE in step). */
 export const BASE_IMAGE = `brain/base:node-${process.versions.node}-r4`;
@@ -174,7 +174,7 @@ async function openInDocker(
       ...withoutSandboxOptions(options),
       container: bridge.context,
     });
-    return new SandboxedHarness(inner, release);
+    return new ContainedHarness(inner, release);
   } catch (err) {
     await release();
     throw err;

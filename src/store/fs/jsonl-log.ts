@@ -3,7 +3,7 @@
 // segment's tail; a read after a cursor bisects the segment holding it. The descriptor is closed while the log
 // is idle and reopened by the next append or read; the ownership lock (a file) stays held throughout.
 import fs from "node:fs";
-import type { EventLog } from "../../core/event-log.js";
+import { type EventLog, LogSubscribers } from "../../core/event-log.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { failure, osMessage, StoreError } from "./errors.js";
 import { type Encoded, encode, header, layout, type WriterState } from "./log-format.js";
@@ -38,7 +38,7 @@ export class JsonlEventLog implements EventLog {
   private clock = { ms: -1, iso: "" };
   /** A failed batch could not be cut off yet; the next flush retries before writing. */
   private rollbackPending = false;
-  private readonly listeners = new Set<(events: SessionEvent[]) => void>();
+  private readonly subscribers = new LogSubscribers(() => `event log ${this.path}`);
   private fd: number | undefined;
   private reopening: Promise<number> | undefined;
   /** Appends, reads and state saves using the descriptor now: it is closed only when none is. */
@@ -174,8 +174,7 @@ export class JsonlEventLog implements EventLog {
   }
 
   subscribe(listener: (events: SessionEvent[]) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.subscribers.add(listener);
   }
 
   close(): Promise<void> {
@@ -183,7 +182,7 @@ export class JsonlEventLog implements EventLog {
       while (this.flushing) await this.flushing;
       await Promise.allSettled([...this.tasks]);
       clearTimeout(this.idleTimer);
-      this.listeners.clear();
+      this.subscribers.clear();
       try {
         // Left in place, a failed batch's complete lines would come back as events on the next open.
         if (this.rollbackPending) await this.withFd((fd) => this.rollback(fd));
@@ -270,14 +269,7 @@ export class JsonlEventLog implements EventLog {
     this.durableSeq = durable[durable.length - 1]!.seq;
     this.state.observe(durable);
     for (const p of batch) p.resolve(p.events);
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(durable);
-      } catch (err) {
-        // One broken subscriber must neither stop the log nor starve the others.
-        process.emitWarning(`event log ${this.path}: subscriber threw: ${osMessage(err)}`);
-      }
-    }
+    this.subscribers.notify(durable);
     if (this.size - this.savedEnd > SAVE_EVERY) this.saveSoon();
   }
 

@@ -15,3 +15,30 @@ export function describeIssue(error: z.ZodError): string {
   const message = issue.message.endsWith("received undefined") ? "missing" : issue.message;
   return `field "${field}": ${message}`;
 }
+
+/**
+ * Checks a record about to be written against the schema: a bad one is the caller's (`badRequest` makes the
+ * store's own error, naming `what` and the first problem).
+ */
+export function checkRecord(
+  what: string,
+  value: unknown,
+  badRequest: (message: string) => Error,
+): SessionRecord {
+  const result = SessionRecord.safeParse(value);
+  if (!result.success) throw badRequest(`${what}: ${describeIssue(result.error)}`);
+  return result.data;
+}
+
+/** A new session's record, open and created now, from what the caller asked for (`id` already chosen). */
+export function newRecord(
+  id: string,
+  input: Omit<SessionRecord, "id" | "created_at" | "status">,
+  badRequest: (message: string) => Error,
+): SessionRecord {
+  return checkRecord(
+    `session ${id}`,
+    { ...input, id, created_at: new Date().toISOString(), status: "open" },
+    badRequest,
+  );
+}

@@ -12,7 +12,7 @@ import { type LogIO, nodeLogIO } from "./log-io.js";
 import { acquireLogLock, type LogHolder } from "./log-lock.js";
 import { archiveDir, retireSegments } from "./retire.js";
 import { firstSeqOf, listSealed } from "./segments.js";
-import { describeIssue, SESSION_ID, SessionRecord } from "./session-record.js";
+import { checkRecord, describeIssue, newRecord, SESSION_ID, SessionRecord } from "./session-record.js";
 
 export interface SessionPaths {
   dir: string;
@@ -62,12 +62,7 @@ export class FsSessionStore {
   async create(input: NewSession): Promise<SessionRecord> {
     const id = input.id ?? randomUUID();
     const paths = this.paths(id);
-    const record = checkInput(`session ${id}`, {
-      ...input,
-      id,
-      created_at: new Date().toISOString(),
-      status: "open",
-    });
+    const record = newRecord(id, input, badRequest);
     await disk("create", this.root, () => fsp.mkdir(this.root, { recursive: true, mode: 0o700 }));
     try {
       await fsp.mkdir(paths.dir, { mode: 0o700 });
@@ -235,10 +230,10 @@ export class FsSessionStore {
   }
 }
 
+const badRequest = (message: string) => new StoreError("bad_request", message);
+
 function checkInput(what: string, value: unknown): SessionRecord {
-  const result = SessionRecord.safeParse(value);
-  if (!result.success) throw new StoreError("bad_request", `${what}: ${describeIssue(result.error)}`);
-  return result.data;
+  return checkRecord(what, value, badRequest);
 }
 
 function parseRecord(file: string, text: string, id: string): SessionRecord {

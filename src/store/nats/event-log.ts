@@ -4,7 +4,7 @@
 // of the subject (a stale writer's publish is refused: it is fenced). Events reach readers and subscribers
 // only once JetStream has acknowledged them.
 import { randomUUID } from "node:crypto";
-import type { EventLog } from "../../core/event-log.js";
+import { type EventLog, LogSubscribers } from "../../core/event-log.js";
 import { sleep } from "../../core/sleep.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import type { NatsContext } from "./context.js";
@@ -38,7 +38,7 @@ export class NatsEventLog implements EventLog {
   private tailRef: MessageRef | undefined;
   private tail: SessionEvent[] = [];
   private fence: NatsStoreError | undefined;
-  private readonly listeners = new Set<(events: SessionEvent[]) => void>();
+  private readonly subscribers = new LogSubscribers(() => this.where);
   private readonly revokedListeners = new Set<(err: Error) => void>();
   /** This open's name, in every message it writes. */
   readonly writer = randomUUID();
@@ -133,14 +133,13 @@ export class NatsEventLog implements EventLog {
   }
 
   subscribe(listener: (events: SessionEvent[]) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.subscribers.add(listener);
   }
 
   close(): Promise<void> {
     this.closing ??= (async () => {
       while (this.flushing) await this.flushing;
-      this.listeners.clear();
+      this.subscribers.clear();
       await this.onClose();
     })();
     return this.closing;
@@ -202,13 +201,7 @@ export class NatsEventLog implements EventLog {
     if (durable.length === 0) return;
     this.tail.push(...durable);
     if (this.tail.length > TAIL_EVENTS * 2) this.tail = this.tail.slice(-TAIL_EVENTS);
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(durable);
-      } catch (err) {
-        process.emitWarning(`${this.where}: subscriber threw: ${errorMessage(err)}`);
-      }
-    }
+    this.subscribers.notify(durable);
   }
 
   /** One message; retried with the same id through a leader election (the stream drops a repeat). */

@@ -1,12 +1,12 @@
 // One owner per session in cluster mode: the lease. A second node's open is refused naming the owner; an owner
 // that stops renewing (SIGSTOP, simulated by pausing its renewals) loses the session to the next node, and its
 // late appends are refused (no split brain), by its own lease check and by the stream's sequence fence.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { BrainError } from "../../core/errors.js";
 import type { EventLog } from "../../core/event-log.js";
 import type { NewEvent } from "../../protocol/events.js";
-import { type NatsCluster, startNatsCluster } from "../../testing/nats-cluster.js";
-import { startStoreNode, type TestNode } from "../../testing/nats-store.js";
+import { useNatsCluster } from "../../testing/nats-bed.js";
+import type { TestNode } from "../../testing/nats-store.js";
 import type { NatsStoreError } from "./errors.js";
 import type { NatsEventLog } from "./event-log.js";
 
@@ -14,28 +14,8 @@ const base = { harness: "process", config: { model: "m1" } };
 const note = (text: string): NewEvent => ({ type: "user.prompt", turn: "t1", data: { text } }) as NewEvent;
 const TTL = 1500;
 
-let cluster: NatsCluster;
-let nodes: TestNode[] = [];
-let n = 0;
-
-beforeAll(async () => {
-  cluster = await startNatsCluster();
-}, 120_000);
-afterAll(async () => {
-  await cluster?.stop();
-});
-afterEach(async () => {
-  await Promise.all(nodes.map((node) => node.close()));
-  nodes = [];
-});
-
-async function twoNodes(): Promise<[TestNode, TestNode]> {
-  const prefix = `lease${++n}`;
-  const a = await startStoreNode(cluster, "node-a", { prefix, leaseTtlMs: TTL });
-  const b = await startStoreNode(cluster, "node-b", { prefix, leaseTtlMs: TTL });
-  nodes.push(a, b);
-  return [a, b];
-}
+const nats = useNatsCluster();
+const twoNodes = () => nats.twoNodes("lease", { leaseTtlMs: TTL });
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
   return promise.then(

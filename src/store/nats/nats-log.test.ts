@@ -3,38 +3,17 @@
 // and a NATS node killed mid-stream costs no acknowledged event and doubles none.
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { BrainError } from "../../core/errors.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
-import { type NatsCluster, startNatsCluster } from "../../testing/nats-cluster.js";
-import { startStoreNode, type TestNode } from "../../testing/nats-store.js";
+import { useNatsCluster } from "../../testing/nats-bed.js";
 
 const base = { harness: "process", config: { model: "m1" } };
 const delta = (text: string): NewEvent =>
   ({ type: "assistant.delta", turn: "t1", data: { text } }) as NewEvent;
 
-let cluster: NatsCluster;
-let nodes: TestNode[] = [];
-let n = 0;
-
-beforeAll(async () => {
-  cluster = await startNatsCluster();
-}, 120_000);
-afterAll(async () => {
-  await cluster?.stop();
-});
-afterEach(async () => {
-  await Promise.all(nodes.map((node) => node.close()));
-  nodes = [];
-});
-
-async function twoNodes(leases = true): Promise<[TestNode, TestNode]> {
-  const prefix = `log${++n}`;
-  const a = await startStoreNode(cluster, "node-a", { prefix, leases });
-  const b = await startStoreNode(cluster, "node-b", { prefix, leases });
-  nodes.push(a, b);
-  return [a, b];
-}
+const nats = useNatsCluster();
+const twoNodes = (leases = true) => nats.twoNodes("log", { leases });
 
 async function until<T>(what: string, fn: () => T | undefined, ms = 20_000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -148,11 +127,11 @@ describe("NATS event log across nodes", () => {
     const log = await a.store.openLog("s4");
     const acked: number[] = [];
     for (let i = 0; i < 150; i++) {
-      if (i === 50) cluster.kill(0);
+      if (i === 50) nats.cluster.kill(0);
       const [e] = await log.append([delta(String(i))]);
       acked.push(e!.seq);
     }
-    cluster.start(0);
+    nats.cluster.start(0);
     expect(acked).toEqual(Array.from({ length: 150 }, (_, i) => i + 1));
     const stored = await b.store.readEvents("s4");
     expect(stored.map((e) => (e.data as { text: string }).text)).toEqual(acked.map((s) => String(s - 1)));

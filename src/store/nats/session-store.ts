@@ -9,7 +9,7 @@ import type { KvEntry } from "@nats-io/kv";
 import type { SessionStore } from "../../core/brain.js";
 import { CheckpointStore } from "../../core/checkpoints/index.js";
 import type { SessionEvent } from "../../protocol/events.js";
-import { describeIssue, SESSION_ID, SessionRecord } from "../fs/session-record.js";
+import { checkRecord, describeIssue, newRecord, SESSION_ID, SessionRecord } from "../fs/session-record.js";
 import { ReplicatedCheckpoints } from "./checkpoints.js";
 import type { NatsContext } from "./context.js";
 import { errorMessage, NatsStoreError, natsFailure } from "./errors.js";
@@ -65,12 +65,7 @@ export class NatsSessionStore implements SessionStore {
   async create(input: NewSession): Promise<SessionRecord> {
     const id = input.id ?? randomUUID();
     const paths = this.paths(id);
-    const record = checkInput(`session ${id}`, {
-      ...input,
-      id,
-      created_at: new Date().toISOString(),
-      status: "open",
-    });
+    const record = newRecord(id, input, badRequest);
     try {
       await this.ctx.records.create(id, JSON.stringify(record));
     } catch (err) {
@@ -263,10 +258,10 @@ function checkId(id: string): void {
   }
 }
 
+const badRequest = (message: string) => new NatsStoreError("bad_request", message);
+
 function checkInput(what: string, value: unknown): SessionRecord {
-  const result = SessionRecord.safeParse(value);
-  if (!result.success) throw new NatsStoreError("bad_request", `${what}: ${describeIssue(result.error)}`);
-  return result.data;
+  return checkRecord(what, value, badRequest);
 }
 
 function parseRecord(entry: KvEntry, id: string): SessionRecord {

@@ -7,7 +7,7 @@ export function bearerAuthorized(headers: Record<string, string>, apiKey: string
 }
 
 /** OpenAI's error envelope, shared by Chat Completions and Responses. */
-export function openaiErrorBody(error: ErrorInfo): unknown {
+function openaiErrorBody(error: ErrorInfo): unknown {
   return {
     error: {
       message: error.message,
@@ -24,12 +24,19 @@ function openaiErrorType(status: number): string {
   return "invalid_request_error";
 }
 
-export const openaiUnauthorized = (): ErrorInfo => ({
+const openaiUnauthorized = (): ErrorInfo => ({
   status: 401,
   message: "Incorrect API key provided.",
   type: "invalid_request_error",
   code: "invalid_api_key",
 });
+
+/** How OpenAI's APIs (Chat Completions and Responses alike) take the key and answer a bad one or an error. */
+export const openaiAccess: Pick<WireFormatHandler, "authorized" | "errorBody" | "unauthorized"> = {
+  authorized: bearerAuthorized,
+  errorBody: openaiErrorBody,
+  unauthorized: openaiUnauthorized,
+};
 
 function toolCallId(ctx: RenderContext, index: number): string {
   return ctx.reply.toolCalls[index]?.id ?? `call_${ctx.seq}_${index}`;
@@ -127,9 +134,7 @@ function json(ctx: RenderContext): unknown {
 export const openaiChat: WireFormatHandler = {
   format: "openai-chat",
   paths: ["/v1/chat/completions", "/chat/completions"],
-  authorized: bearerAuthorized,
-  errorBody: openaiErrorBody,
-  unauthorized: openaiUnauthorized,
+  ...openaiAccess,
   stream,
   json,
 };

@@ -1,5 +1,5 @@
 // OpenAI Responses: typed SSE events (response.created … response.completed), or one `response` object.
-import { bearerAuthorized, openaiErrorBody, openaiUnauthorized } from "./openai-chat.js";
+import { openaiAccess } from "./openai-chat.js";
 import { chunk } from "./scripts.js";
 import type { RenderContext, SseFrame, WireFormatHandler } from "./types.js";
 
@@ -133,9 +133,7 @@ function* stream(ctx: RenderContext): Iterable<SseFrame> {
 export const openaiResponses: WireFormatHandler = {
   format: "openai-responses",
   paths: ["/v1/responses", "/responses"],
-  authorized: bearerAuthorized,
-  errorBody: openaiErrorBody,
-  unauthorized: openaiUnauthorized,
+  ...openaiAccess,
   stream,
   json: (ctx) => responseObject(ctx, true),
 };

@@ -2,7 +2,7 @@
 // the four verification checks of docs/protocol.md#runner-stdio-protocol plus the protocol rules a runner must keep.
 
 import { isDeepStrictEqual } from "node:util";
-import type { Session, StartedTurn } from "../../../core/session.js";
+import type { Session } from "../../../core/session.js";
 import type { SessionEvent } from "../../../protocol/events.js";
 import { type FakeProviderRequest, lastUserText } from "../../../testing/fake-provider/index.js";
 import { failureOf, type KitContext, textOf } from "./context.js";
@@ -143,11 +143,12 @@ export const CHECKS: Check[] = [
     name: "clean interruption",
     rule: "interrupt while a tool call waits: settles as interrupted, earlier checkpoint files stay intact",
     async run(ctx, state) {
-      const s = session(state);
-      ctx.fake.script([{ toolCalls: [ctx.profile.call("wait", {})] }, { text: "after the wait" }]);
-      const started = await s.prompt('call the tool "wait" with {}');
-      await ctx.waitInTurn(s, started, (e) => e.type === "tool.call", "tool.call for the wait tool");
-      await interruptAndGoOn(ctx, s, started);
+      await interruptAt(ctx, session(state), {
+        script: [{ toolCalls: [ctx.profile.call("wait", {})] }, { text: "after the wait" }],
+        prompt: 'call the tool "wait" with {}',
+        at: (e) => e.type === "tool.call",
+        what: "tool.call for the wait tool",
+      });
       return "settled as interrupted; checkpoint and next turn fine";
     },
   },
@@ -156,12 +157,13 @@ export const CHECKS: Check[] = [
     rule: "interrupt while the model streams: settles as interrupted, the next turn works",
     async run(ctx, state) {
       if (!state.usesModel) throw new Skip("the runner does not call the model");
-      const s = session(state);
       const slow = Array.from({ length: 200 }, (_, i) => `word${i} `).join("");
-      ctx.fake.script([{ text: slow, chunkSize: 6, delayMs: 20 }]);
-      const started = await s.prompt("Tell me a long story.");
-      await ctx.waitInTurn(s, started, (e) => e.type === "assistant.delta", "streamed delta");
-      await interruptAndGoOn(ctx, s, started);
+      await interruptAt(ctx, session(state), {
+        script: [{ text: slow, chunkSize: 6, delayMs: 20 }],
+        prompt: "Tell me a long story.",
+        at: (e) => e.type === "assistant.delta",
+        what: "streamed delta",
+      });
       return "settled as interrupted";
     },
   },
@@ -223,7 +225,23 @@ export const CHECKS: Check[] = [
  * Interrupts a running turn and checks the rest of the protocol's clean interruption: it settles as interrupted by
  * the runner's own doing, the checkpoint after it is valid (earlier bytes intact), and the next turn works.
  */
-async function interruptAndGoOn(ctx: KitContext, s: Session, started: StartedTurn): Promise<void> {
+/**
+ * Starts a turn on `script` and interrupts it once `at` shows in it (`what` names that event): the turn must
+ * stop calling the model and settle as interrupted, and the session must checkpoint and take the next turn.
+ */
+async function interruptAt(
+  ctx: KitContext,
+  s: Session,
+  turn: {
+    script: Parameters<KitContext["fake"]["script"]>[0];
+    prompt: string;
+    at: (e: SessionEvent) => boolean;
+    what: string;
+  },
+): Promise<void> {
+  ctx.fake.script(turn.script);
+  const started = await s.prompt(turn.prompt);
+  await ctx.waitInTurn(s, started, turn.at, turn.what);
   const requests = ctx.fake.requests.length;
   await s.interrupt();
   const outcome = await ctx.withTimeout(started.settled, "the interrupted turn did not settle");

@@ -39,27 +39,34 @@ const RUNNER: SubjectProfile = {
   keyHeaders: bearer,
 };
 
+/** Claude Code, on its own or inside an ACP adapter: its device id (per config dir) is not the conversation's. */
+const CLAUDE_CODE: SubjectProfile = {
+  kind: "cli",
+  path: "",
+  config: { tool_mode: "bound" },
+  call: (name, args) => plain(`mcp__brain__${name}`, args),
+  keyHeaders: ["x-api-key", "authorization"],
+  identity: ["metadata"],
+};
+
+/** Codex, on its own or inside codex-acp. */
+const CODEX: SubjectProfile = {
+  kind: "cli",
+  api: "openai-responses",
+  path: "/v1",
+  config: { tool_mode: "bound", model: "conformance-model" },
+  call: (name, args) => ({ name, namespace: "mcp__brain", arguments: args }),
+  keyHeaders: bearer,
+  // The installation id Codex keeps in its CODEX_HOME (not the conversation's) and the ids it mints for each
+  // new message.
+  identity: ["client_metadata"],
+  freshIds: /\bmsg_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g,
+};
+
 const PROFILES: Record<string, SubjectProfile> = {
   api: { ...RUNNER, kind: "api", api: undefined, config: { model: "openai-chat:conformance-model" } },
-  "claude-code": {
-    kind: "cli",
-    path: "",
-    config: { tool_mode: "bound" },
-    call: (name, args) => plain(`mcp__brain__${name}`, args),
-    keyHeaders: ["x-api-key", "authorization"],
-    identity: ["metadata"],
-  },
-  codex: {
-    kind: "cli",
-    api: "openai-responses",
-    path: "/v1",
-    config: { tool_mode: "bound", model: "conformance-model" },
-    call: (name, args) => ({ name, namespace: "mcp__brain", arguments: args }),
-    keyHeaders: bearer,
-    // The installation id Codex keeps in its CODEX_HOME (not the conversation's) and the running turn's ids.
-    identity: ["client_metadata"],
-    freshIds: /\bmsg_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g,
-  },
+  "claude-code": CLAUDE_CODE,
+  codex: CODEX,
   opencode: {
     kind: "cli",
     path: "/v1",
@@ -67,26 +74,11 @@ const PROFILES: Record<string, SubjectProfile> = {
     call: (name, args) => plain(`brain_${name}`, args),
     keyHeaders: bearer,
   },
-  "acp:claude": {
-    kind: "cli",
-    path: "",
-    config: { tool_mode: "bound" },
-    call: (name, args) => plain(`mcp__brain__${name}`, args),
-    keyHeaders: ["x-api-key", "authorization"],
-    identity: ["metadata"],
-  },
-  // codex-acp has no model catalog of Brain's: a slug its codex knows, or every answer carries a notice.
-  "acp:codex": {
-    kind: "cli",
-    api: "openai-responses",
-    path: "/v1",
-    config: { tool_mode: "bound", model: "gpt-5.4" },
-    call: (name, args) => ({ name, namespace: "mcp__brain", arguments: args }),
-    keyHeaders: bearer,
-    // The same codex inside: its installation id and the ids it mints for each new message.
-    identity: ["client_metadata"],
-    freshIds: /\bmsg_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g,
-  },
+  // The same Claude Code inside, behind its ACP adapter.
+  "acp:claude": CLAUDE_CODE,
+  // The same codex inside; but codex-acp has no model catalog of Brain's: a slug its codex knows, or every answer
+  // carries a notice.
+  "acp:codex": { ...CODEX, config: { tool_mode: "bound", model: "gpt-5.4" } },
   "acp:gemini": {
     kind: "cli",
     path: "",

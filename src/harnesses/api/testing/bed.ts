@@ -1,6 +1,7 @@
 // The api harness's test bed: one keyed fake provider per test file, and a fresh Brain per test that reaches it
 // through the real AI SDK packages, cleaned up after each test. Call `apiTestBed()` at a test file's top level.
 import { afterAll, afterEach, beforeAll } from "vitest";
+import type { HarnessFactory } from "../../../core/harness.js";
 import type { ToolService } from "../../../core/tools.js";
 import { makeBrain, type TestBrain } from "../../../testing/brain.js";
 import type { FakeProvider } from "../../../testing/fake-provider/index.js";
@@ -10,8 +11,16 @@ import { credentialsFor, startKeyedProvider } from "./provider.js";
 export interface ApiTestBed {
   /** The fake provider (set once the file's tests start). */
   readonly fake: FakeProvider;
-  /** A Brain with the api harness, its credentials for `provider` (default anthropic) on the fake provider. */
-  brain(options?: { home?: string; tools?: ToolService[]; provider?: string }): TestBrain;
+  /**
+   * A Brain with the api harness (and `factories` beside it), its credentials for `provider` (default anthropic)
+   * on the fake provider.
+   */
+  brain(options?: {
+    home?: string;
+    tools?: ToolService[];
+    provider?: string;
+    factories?: HarnessFactory[];
+  }): TestBrain;
   /** The Brain this test made last (cleaned up after it). */
   readonly current: TestBrain;
   /** Cleans up `brain` after this test instead (one made another way). */
@@ -40,7 +49,7 @@ export function apiTestBed(): ApiTestBed {
     brain(options = {}) {
       return this.use(
         makeBrain({
-          factories: [new ApiHarnessFactory({ env: {} })],
+          factories: [new ApiHarnessFactory({ env: {} }), ...(options.factories ?? [])],
           provider: credentialsFor(options.provider ?? "anthropic", this.fake),
           ...(options.tools ? { tools: options.tools } : {}),
           ...(options.home ? { home: options.home } : {}),

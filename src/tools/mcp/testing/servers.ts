@@ -1,9 +1,9 @@
 // Real MCP servers for tests and benchmarks: @modelcontextprotocol/server-everything (from npm) on stdio or
 // streamable HTTP, and this project's fixture server (misbehaving tools) on stdio.
 import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../../../core/free-port.js";
 import type { McpServer } from "../../../protocol/config.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -28,17 +28,6 @@ export interface HttpServer {
   url: string;
   process: ChildProcess;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => resolvePort(typeof address === "object" && address ? address.port : 0));
-    });
-  });
 }
 
 /**

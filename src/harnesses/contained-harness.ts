@@ -1,11 +1,14 @@
-// The harness that runs in the sandbox, unchanged, with the container released after it closes.
-import type { ExpectedHistory, Harness, PromptOutcome, TurnContext } from "../../core/harness.js";
-import type { NativeFile } from "../../protocol/runner.js";
+// A harness that runs inside a container (the docker sandbox's, or a dev container), unchanged: what it does
+// is the inner harness's, and the container is released once the harness has closed (whether or not it closed
+// cleanly). A dev container keeps the inner harness's native files under a folder of its own (`nativeDir`).
+import type { ExpectedHistory, Harness, PromptOutcome, TurnContext } from "../core/harness.js";
+import type { NativeFile } from "../protocol/runner.js";
 
-export class SandboxedHarness implements Harness {
+export class ContainedHarness implements Harness {
   constructor(
     private readonly inner: Harness,
     private readonly release: () => Promise<void>,
+    private readonly nativeDir?: string,
   ) {}
 
   prompt(text: string, ctx: TurnContext): Promise<PromptOutcome> {
@@ -20,8 +23,10 @@ export class SandboxedHarness implements Harness {
     return this.inner.interrupt(turn);
   }
 
-  checkpoint(): Promise<NativeFile[]> {
-    return this.inner.checkpoint();
+  async checkpoint(): Promise<NativeFile[]> {
+    const files = await this.inner.checkpoint();
+    const dir = this.nativeDir;
+    return dir === undefined ? files : files.map((file) => ({ ...file, path: `${dir}/${file.path}` }));
   }
 
   async close(): Promise<void> {

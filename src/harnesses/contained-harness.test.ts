@@ -1,9 +1,8 @@
 // The wrappers that run a harness in a container (docker sandbox, devcontainer) pass verified resume through:
 // without it a sandboxed CLI whose transcript was lost would resume into an empty context, unchecked.
 import { describe, expect, it } from "vitest";
-import type { ExpectedHistory, Harness } from "../../core/harness.js";
-import { DevcontainerHarness } from "../devcontainer/factory.js";
-import { SandboxedHarness } from "./sandboxed-harness.js";
+import type { ExpectedHistory, Harness } from "../core/harness.js";
+import { ContainedHarness } from "./contained-harness.js";
 
 function inner(verify?: (e: ExpectedHistory) => Promise<string | undefined>): Harness {
   return {
@@ -19,8 +18,8 @@ function inner(verify?: (e: ExpectedHistory) => Promise<string | undefined>): Ha
 const expected = { lastPrompt: "remember PLUM", turns: 1 };
 
 describe.each([
-  ["docker sandbox", (h: Harness) => new SandboxedHarness(h, async () => {})],
-  ["devcontainer", (h: Harness) => new DevcontainerHarness(h, async () => {})],
+  ["docker sandbox", (h: Harness) => new ContainedHarness(h, async () => {})],
+  ["devcontainer", (h: Harness) => new ContainedHarness(h, async () => {}, "inner")],
 ])("%s wrapper", (_name, wrap) => {
   it("asks the inner harness whether it holds the conversation", async () => {
     const asked: ExpectedHistory[] = [];

@@ -1,0 +1,69 @@
+// What the exec shims share (the dev container's, src/harnesses/devcontainer/exec-shim.ts, and the docker
+// sandbox's, src/harnesses/sandbox/docker-exec-shim.ts): their own flags before `--` and the command after it,
+// the variables they forward into the container by name, and running the container's exec as if it were this
+// process (stdio straight through, signals passed on, its exit status or signal taken as the shim's own).
+import { spawn } from "node:child_process";
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+/** Host-only variables that must not override the container's own. */
+const HOST_ONLY = new Set([
+  "PATH",
+  "HOME",
+  "TMPDIR",
+  "TMP",
+  "TEMP",
+  "PWD",
+  "OLDPWD",
+  "SHLVL",
+  "_",
+  "SystemRoot",
+  "WINDIR",
+  "COMSPEC",
+  "PATHEXT",
+]);
+
+/** The names of the variables in `env` the container gets (the harness's provider URL and key, its flags). */
+export function forwardedNames(env: NodeJS.ProcessEnv): string[] {
+  return Object.keys(env)
+    .filter((name) => !HOST_ONLY.has(name) && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+    .sort();
+}
+
+/** A shim's argv: its own `--flag value` pairs before `--`, the command after it. */
+export function shimArgs(argv: string[]): { flag(name: string): string | undefined; command: string[] } {
+  const dash = argv.indexOf("--");
+  const own = dash === -1 ? argv : argv.slice(0, dash);
+  return {
+    flag: (name) => {
+      const i = own.indexOf(name);
+      return i === -1 ? undefined : own[i + 1];
+    },
+    command: dash === -1 ? [] : argv.slice(dash + 1),
+  };
+}
+
+/** Runs `program args` in this process's place; `label` names the shim in the error when it cannot start. */
+export function relay(program: string, args: string[], label: string): void {
+  const child = spawn(program, args, { stdio: "inherit", env: process.env });
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+    process.on(signal, () => child.kill(signal));
+  }
+  child.on("error", (err) => {
+    process.stderr.write(`${label}: could not start ${program}: ${err.message}\n`);
+    process.exit(127);
+  });
+  child.on("exit", (code, signal) => {
+    if (signal) process.kill(process.pid, signal);
+    else process.exit(code ?? 1);
+  });
+}
+
+/** True when the module at `moduleUrl` is the program node runs (not imported by a test). */
+export function isMain(moduleUrl: string): boolean {
+  try {
+    return !!process.argv[1] && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(moduleUrl));
+  } catch {
+    return false;
+  }
+}
