@@ -8,7 +8,6 @@ import { describe, expect, it, vi } from "vitest";
 import { events, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
 import { answerNextPermission } from "../../testing/cli.js";
 import {
-  type CliFamilyCase,
   deniesOne,
   describeCliFamily,
   interruptsMidStream,
@@ -16,28 +15,12 @@ import {
   shellTurn,
 } from "../../testing/cli-family.js";
 import { describeLostHistory } from "../../testing/cli-lost-history.js";
-import { OpencodeFactory } from "./factory.js";
+import { opencodeCase } from "./testing/case.js";
 
 // opencode's 185 MB binary can take tens of seconds to start on a loaded machine.
 vi.setConfig({ testTimeout: 400_000, hookTimeout: 60_000 });
 
-const family: CliFamilyCase = {
-  harness: "opencode",
-  program: "opencode",
-  npmPackage: "opencode-ai",
-  factory: (options) => new OpencodeFactory(options),
-  provider: { path: "/v1", model: "fake-model" },
-  shellCall: { name: "bash", arguments: { command: "ls -1" } },
-  lastMessage: { stop_reason: "stop", usage: { input: expect.any(Number) } },
-  resumedToolResult: '"role":"tool"',
-  shellTool: "bash",
-  bound: { echo: "brain_echo", shell: { name: "bash", arguments: { command: "touch shell.txt" } } },
-  checkpointFiles: (files) => {
-    expect(files.map((f) => f.path).sort()).toEqual(["opencode-session.json", "opencode-state.json"]);
-  },
-  // Covered by the combined tests below, one server start for several checks; opencode prints no JSON lines.
-  skip: ["turn", "refused", "interrupt", "approvals", "restart", "garbage"],
-};
+const family = opencodeCase;
 const { found, start } = describeCliFamily(family);
 describeLostHistory({
   found,

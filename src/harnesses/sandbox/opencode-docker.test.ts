@@ -13,6 +13,7 @@ import {
 import { docker, ensureDockerEngine, sessionContainers } from "../../testing/docker-engine.js";
 import { dockerSandboxed } from "../../testing/docker-sandbox.js";
 import { OpencodeFactory } from "../opencode/factory.js";
+import { opencodeCase } from "../opencode/testing/case.js";
 import { BASE_IMAGE } from "./docker-sandbox.js";
 
 // opencode's 185 MB binary can take tens of seconds to start on a loaded machine.
@@ -23,22 +24,8 @@ beforeAll(async () => {
 });
 
 const family: CliFamilyCase = {
-  harness: "opencode",
-  program: "opencode",
-  npmPackage: "opencode-ai",
+  ...opencodeCase,
   factory: dockerSandboxed((options) => new OpencodeFactory(options)),
-  provider: { path: "/v1", model: "fake-model" },
-  shellCall: { name: "bash", arguments: { command: "ls -1" } },
-  lastMessage: { stop_reason: "stop", usage: { input: expect.any(Number) } },
-  resumedToolResult: '"role":"tool"',
-  shellTool: "bash",
-  bound: { echo: "brain_echo", shell: { name: "bash", arguments: { command: "touch shell.txt" } } },
-  checkpointFiles: (files) => {
-    expect(files.map((f) => f.path).sort()).toEqual(["opencode-session.json", "opencode-state.json"]);
-  },
-  // Covered by the combined test below (one server start for several checks), or by opencode's own tests on the
-  // host; its fake CLIs live in a temp dir the container does not mount.
-  skip: ["turn", "refused", "interrupt", "approvals", "restart", "garbage"],
 };
 const { found, start } = describeCliFamily(family);
 

@@ -1,22 +1,11 @@
 import fs from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
+import { useLogDir } from "./testing/log-dir.js";
 
-let dir: string;
-let file: string;
-
-beforeEach(async () => {
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), "brain-compact-"));
-  file = path.join(dir, "events.jsonl");
-});
-
-afterEach(async () => {
-  await fs.rm(dir, { recursive: true, force: true });
-});
+const tmp = useLogDir("brain-compact-");
 
 function turn(id: string, status: "completed" | "failed", texts: string[]): NewEvent[] {
   return [
@@ -35,7 +24,7 @@ function turn(id: string, status: "completed" | "failed", texts: string[]): NewE
 }
 
 async function write(...batches: NewEvent[][]): Promise<SessionEvent[]> {
-  const log = await JsonlEventLog.open(file, "s1");
+  const log = await JsonlEventLog.open(tmp.file, "s1");
   const out: SessionEvent[] = [];
   for (const batch of batches) out.push(...(await log.append(batch)));
   await log.close();
@@ -49,17 +38,17 @@ describe("compacting a closed session's log", () => {
       turn("t2", "failed", ["par", "tial"]),
       turn("t3", "completed", ["a", "b", "c"]),
     );
-    const result = await compactLog(file, "s1");
+    const result = await compactLog(tmp.file, "s1");
     const kept = all.filter((e) => !(e.type === "assistant.delta" && e.turn !== "t2"));
     expect(result).toMatchObject({ eventsBefore: all.length, eventsAfter: kept.length, turns: 2 });
     expect(result.bytesAfter).toBeLessThan(result.bytesBefore);
-    expect(await readEventsFile(file)).toEqual(kept);
-    const log = await JsonlEventLog.open(file, "s1");
+    expect(await readEventsFile(tmp.file)).toEqual(kept);
+    const log = await JsonlEventLog.open(tmp.file, "s1");
     try {
       expect(log.lastSeq).toBe(all.at(-1)?.seq);
       // A cursor inside a dropped range (t1's deltas are seqs 3 and 4): the next event kept comes next.
       expect(await log.read(3, 2)).toEqual([all[4], all[5]]);
-      expect(await readEventsFile(file, undefined, { after: 3, limit: 1 })).toEqual([all[4]]);
+      expect(await readEventsFile(tmp.file, undefined, { after: 3, limit: 1 })).toEqual([all[4]]);
       const [next] = await log.append([{ type: "user.prompt", turn: "t4", data: { text: "on" } }]);
       expect(next?.seq).toBe(all.length + 1);
     } finally {
@@ -73,18 +62,18 @@ describe("compacting a closed session's log", () => {
       { type: "assistant.delta", turn: "t2", data: { text: "y" } },
       { type: "permission.requested", turn: "t2", data: { id: "p1", tool: "bash" } as never },
     ]);
-    const before = await fs.readFile(file);
-    await expect(compactLog(file, "s1")).rejects.toThrow(
+    const before = await fs.readFile(tmp.file);
+    await expect(compactLog(tmp.file, "s1")).rejects.toThrow(
       /cannot be compacted: it has 1 request\(s\) still waiting/,
     );
-    expect(await fs.readFile(file)).toEqual(before);
+    expect(await fs.readFile(tmp.file)).toEqual(before);
   });
 
   it("refuses a log another process or open has", async () => {
     await write(turn("t1", "completed", ["x"]));
-    const log = await JsonlEventLog.open(file, "s1");
+    const log = await JsonlEventLog.open(tmp.file, "s1");
     try {
-      await expect(compactLog(file, "s1")).rejects.toThrow(/already open in this process/);
+      await expect(compactLog(tmp.file, "s1")).rejects.toThrow(/already open in this process/);
     } finally {
       await log.close();
     }
@@ -98,8 +87,8 @@ describe("compacting a closed session's log", () => {
       { type: "assistant.message", data: { text: "hi" } },
       { type: "turn.settled", data: { status: "completed" } },
     ].map((e, i) => ({ seq: i + 1, ts, session: "s1", turn: "t1", ...e }));
-    await fs.writeFile(file, old.map((e) => `${JSON.stringify(e)}\n`).join(""));
-    await compactLog(file, "s1");
-    expect(await readEventsFile(file)).toEqual([old[0], old[2], old[3]]);
+    await fs.writeFile(tmp.file, old.map((e) => `${JSON.stringify(e)}\n`).join(""));
+    await compactLog(tmp.file, "s1");
+    expect(await readEventsFile(tmp.file)).toEqual([old[0], old[2], old[3]]);
   });
 });

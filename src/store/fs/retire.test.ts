@@ -1,28 +1,18 @@
 import fs from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { archiveDir, retireSegments } from "./retire.js";
 import { listSealed } from "./segments.js";
+import { useLogDir } from "./testing/log-dir.js";
 
-let dir: string;
-let file: string;
+const tmp = useLogDir("brain-retire-");
 const HOUR = 3_600_000;
 
-beforeEach(async () => {
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), "brain-retire-"));
-  file = path.join(dir, "events.jsonl");
-});
-
-afterEach(async () => {
-  await fs.rm(dir, { recursive: true, force: true });
-});
-
-const open = () => JsonlEventLog.open(file, "s1", undefined, { segmentBytes: 1024 });
+const open = () => JsonlEventLog.open(tmp.file, "s1", undefined, { segmentBytes: 1024 });
 const request: NewEvent = {
   type: "permission.requested",
   turn: "q",
@@ -41,7 +31,7 @@ async function segmented(): Promise<SessionEvent[]> {
     all.push(...(await log.append([{ type: "turn.settled", turn, data: { status: "completed" } }])));
   }
   await log.close();
-  const sealed = await listSealed(file);
+  const sealed = await listSealed(tmp.file);
   const now = Date.now();
   // The oldest is the oldest: segment i was last written (sealed.length - i) hours ago.
   for (const [i, s] of sealed.entries()) {
@@ -54,15 +44,15 @@ async function segmented(): Promise<SessionEvent[]> {
 describe("retiring a log's oldest segments", () => {
   it("drops segments past an age; what remains opens, reads on from the first kept seq, and keeps the request exact", async () => {
     const all = await segmented();
-    const sealed = await listSealed(file);
+    const sealed = await listSealed(tmp.file);
     expect(sealed.length).toBeGreaterThanOrEqual(3);
-    const result = await retireSegments(file, "s1", { dropAfterMs: (sealed.length - 2) * HOUR + 60_000 });
+    const result = await retireSegments(tmp.file, "s1", { dropAfterMs: (sealed.length - 2) * HOUR + 60_000 });
     // Ages are n, n-1, …, 1 h: those older than n-2 h (the first two) go.
     expect(result).toMatchObject({ dropped: 2, archived: 0, firstSeq: sealed[2]!.first });
     const kept = all.filter((e) => e.seq >= sealed[2]!.first);
-    expect(await readEventsFile(file)).toEqual(kept);
+    expect(await readEventsFile(tmp.file)).toEqual(kept);
     // A cursor in the dropped range reads on from the first kept seq; one in the kept range is exact.
-    expect(await readEventsFile(file, undefined, { after: 3, limit: 2 })).toEqual(kept.slice(0, 2));
+    expect(await readEventsFile(tmp.file, undefined, { after: 3, limit: 2 })).toEqual(kept.slice(0, 2));
     const log = await open();
     try {
       expect(log.firstSeq).toBe(sealed[2]!.first);
@@ -81,12 +71,12 @@ describe("retiring a log's oldest segments", () => {
 
   it("keeps a request made in a dropped segment exact for compaction, which refuses the session", async () => {
     await segmented();
-    await retireSegments(file, "s1", { dropAfterMs: 60_000 }); // every sealed segment
-    expect(await listSealed(file)).toEqual([]);
-    await expect(compactLog(file, "s1")).rejects.toThrow(/request\(s\) still waiting/);
+    await retireSegments(tmp.file, "s1", { dropAfterMs: 60_000 }); // every sealed segment
+    expect(await listSealed(tmp.file)).toEqual([]);
+    await expect(compactLog(tmp.file, "s1")).rejects.toThrow(/request\(s\) still waiting/);
     const log = await open();
     try {
-      const head = JSON.parse((await fs.readFile(file, "utf8")).split("\n")[0]!) as { seq: number };
+      const head = JSON.parse((await fs.readFile(tmp.file, "utf8")).split("\n")[0]!) as { seq: number };
       expect(log.firstSeq).toBe(head.seq + 1);
       expect(log.openState().requests).toHaveLength(1);
     } finally {
@@ -96,13 +86,15 @@ describe("retiring a log's oldest segments", () => {
 
   it("archives segments past an age (gzip'd, the same bytes), then drops the archives past the drop age", async () => {
     await segmented();
-    const sealed = await listSealed(file);
+    const sealed = await listSealed(tmp.file);
     const bytes = await fs.readFile(sealed[0]!.path);
-    const result = await retireSegments(file, "s1", { archiveAfterMs: (sealed.length - 1) * HOUR + 60_000 });
+    const result = await retireSegments(tmp.file, "s1", {
+      archiveAfterMs: (sealed.length - 1) * HOUR + 60_000,
+    });
     expect(result).toMatchObject({ archived: 1, dropped: 0, firstSeq: sealed[1]!.first });
-    const archived = path.join(archiveDir(file), `${path.basename(sealed[0]!.path)}.gz`);
+    const archived = path.join(archiveDir(tmp.file), `${path.basename(sealed[0]!.path)}.gz`);
     expect(gunzipSync(await fs.readFile(archived))).toEqual(bytes);
-    await retireSegments(file, "s1", {
+    await retireSegments(tmp.file, "s1", {
       archiveAfterMs: (sealed.length - 1) * HOUR + 60_000,
       dropAfterMs: (sealed.length - 0.5) * HOUR,
     });
@@ -111,26 +103,28 @@ describe("retiring a log's oldest segments", () => {
 
   it("keeps a log under a size by its oldest segments, never the one being written", async () => {
     await segmented();
-    const sealed = await listSealed(file);
-    const active = (await fs.stat(file)).size;
-    const result = await retireSegments(file, "s1", { maxBytes: active + 2500 });
-    const left = await listSealed(file);
+    const sealed = await listSealed(tmp.file);
+    const active = (await fs.stat(tmp.file)).size;
+    const result = await retireSegments(tmp.file, "s1", { maxBytes: active + 2500 });
+    const left = await listSealed(tmp.file);
     expect(result.dropped).toBe(sealed.length - left.length);
     expect(result.dropped).toBeGreaterThan(0);
     expect(left).toEqual(sealed.slice(sealed.length - left.length)); // the oldest went
     let total = active;
     for (const s of left) total += (await fs.stat(s.path)).size;
     expect(total).toBeLessThanOrEqual(active + 2500);
-    await retireSegments(file, "s1", { maxBytes: 1 });
-    expect(await listSealed(file)).toEqual([]);
-    expect((await fs.stat(file)).size).toBe(active);
+    await retireSegments(tmp.file, "s1", { maxBytes: 1 });
+    expect(await listSealed(tmp.file)).toEqual([]);
+    expect((await fs.stat(tmp.file)).size).toBe(active);
   });
 
   it("is refused while the log is open", async () => {
     await segmented();
     const log = await open();
     try {
-      await expect(retireSegments(file, "s1", { dropAfterMs: 1 })).rejects.toMatchObject({ code: "locked" });
+      await expect(retireSegments(tmp.file, "s1", { dropAfterMs: 1 })).rejects.toMatchObject({
+        code: "locked",
+      });
     } finally {
       await log.close();
     }

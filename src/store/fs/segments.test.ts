@@ -1,28 +1,18 @@
 import fs from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
 import { statePath } from "./log-state.js";
 import { listSealed } from "./segments.js";
+import { useLogDir } from "./testing/log-dir.js";
 
-let dir: string;
-let file: string;
+const tmp = useLogDir("brain-segments-");
 const SEGMENT = 2048;
 
-beforeEach(async () => {
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), "brain-segments-"));
-  file = path.join(dir, "events.jsonl");
-});
-
-afterEach(async () => {
-  await fs.rm(dir, { recursive: true, force: true });
-});
-
-const open = (io: LogIO = nodeLogIO) => JsonlEventLog.open(file, "s1", io, { segmentBytes: SEGMENT });
+const open = (io: LogIO = nodeLogIO) => JsonlEventLog.open(tmp.file, "s1", io, { segmentBytes: SEGMENT });
 
 /** A completed turn of `n` deltas, committed as a model streams them (one commit per delta). */
 async function turn(log: JsonlEventLog, id: string, n: number): Promise<SessionEvent[]> {
@@ -77,12 +67,12 @@ function countingIO(): LogIO & { opened: string[] } {
 describe("a log in segments", () => {
   it("rolls past the segment size, each segment named by the first seq of its range, and reads the same events", async () => {
     const all = await segmented();
-    const sealed = await listSealed(file);
+    const sealed = await listSealed(tmp.file);
     expect(sealed.length).toBeGreaterThan(2);
     expect(sealed[0]!.first).toBe(1);
     for (const s of sealed)
       expect(path.basename(s.path)).toBe(`events.${String(s.first).padStart(16, "0")}.jsonl`);
-    expect(await readEventsFile(file)).toEqual(all);
+    expect(await readEventsFile(tmp.file)).toEqual(all);
     const log = await open();
     try {
       expect(log.lastSeq).toBe(all.length);
@@ -94,7 +84,7 @@ describe("a log in segments", () => {
           if (after < 0) continue;
           const want = all.filter((e) => e.seq > after).slice(0, 5);
           expect(await log.read(after, 5)).toEqual(want);
-          expect(await readEventsFile(file, undefined, { after, limit: 5 })).toEqual(want);
+          expect(await readEventsFile(tmp.file, undefined, { after, limit: 5 })).toEqual(want);
         }
       }
       expect(await log.read(all.length - 10, 10)).toEqual(all.slice(-10));
@@ -113,7 +103,7 @@ describe("a log in segments", () => {
       // A read opens only the segments that hold what it asks for.
       expect(await log.read(all.length - 3)).toEqual(all.slice(-3));
       expect(io.opened.filter((name) => name !== "events.jsonl")).toEqual([]);
-      const sealed = await listSealed(file);
+      const sealed = await listSealed(tmp.file);
       expect(await log.read(sealed[1]!.first, 2)).toEqual(all.slice(sealed[1]!.first, sealed[1]!.first + 2));
       expect(io.opened.filter((name) => name !== "events.jsonl")).toEqual([path.basename(sealed[1]!.path)]);
       const [next] = await log.append([
@@ -124,7 +114,7 @@ describe("a log in segments", () => {
       await log.close();
     }
     // Without a saved state the open still reads only the last segment: its header has what came before.
-    await fs.rm(statePath(file));
+    await fs.rm(statePath(tmp.file));
     const io2 = countingIO();
     const again = await open(io2);
     try {
@@ -137,13 +127,13 @@ describe("a log in segments", () => {
 
   it("rebuilds the open state from the last segment after a crash between a write and the state's update", async () => {
     await segmented();
-    const stale = await fs.readFile(statePath(file));
+    const stale = await fs.readFile(statePath(tmp.file));
     const log = await open();
     await log.append([{ type: "permission.resolved", turn: "q", data: { id: "p1" } } as never]);
     await log.append([{ type: "turn.settled", turn: "q", data: { status: "completed" } }]);
     const last = log.lastSeq;
     await log.close();
-    await fs.writeFile(statePath(file), stale);
+    await fs.writeFile(statePath(tmp.file), stale);
     const reopened = await open();
     try {
       expect(reopened.openState()).toEqual({ requests: [], openTurns: [] });
@@ -160,10 +150,10 @@ describe("a log in segments", () => {
     "starts events.jsonl again when a crash came between sealing a segment and starting the next (%s)",
     async (_, leftover) => {
       const all = await segmented();
-      const base = JSON.parse((await fs.readFile(file, "utf8")).split("\n")[0]!) as { seq: number };
-      await fs.rename(file, path.join(dir, `events.${String(base.seq + 1).padStart(16, "0")}.jsonl`));
-      if (leftover !== undefined) await fs.writeFile(file, leftover);
-      expect(await readEventsFile(file)).toEqual(all);
+      const base = JSON.parse((await fs.readFile(tmp.file, "utf8")).split("\n")[0]!) as { seq: number };
+      await fs.rename(tmp.file, path.join(tmp.dir, `events.${String(base.seq + 1).padStart(16, "0")}.jsonl`));
+      if (leftover !== undefined) await fs.writeFile(tmp.file, leftover);
+      expect(await readEventsFile(tmp.file)).toEqual(all);
       const log = await open();
       try {
         expect(log.lastSeq).toBe(all.length);
@@ -174,18 +164,18 @@ describe("a log in segments", () => {
       } finally {
         await log.close();
       }
-      expect((await readEventsFile(file)).length).toBe(all.length + 1);
+      expect((await readEventsFile(tmp.file)).length).toBe(all.length + 1);
     },
   );
 
   it("cuts a torn tail in the last sealed segment when it has to start the next from it", async () => {
     const all = await segmented();
-    await fs.rm(statePath(file), { force: true });
-    const active = await fs.readFile(file, "utf8");
+    await fs.rm(statePath(tmp.file), { force: true });
+    const active = await fs.readFile(tmp.file, "utf8");
     const base = JSON.parse(active.split("\n")[0]!) as { seq: number };
-    const sealedCopy = path.join(dir, `events.${String(base.seq + 1).padStart(16, "0")}.jsonl`);
+    const sealedCopy = path.join(tmp.dir, `events.${String(base.seq + 1).padStart(16, "0")}.jsonl`);
     await fs.writeFile(sealedCopy, `${active}{"seq":${all.length + 1},"ts":"2026-`);
-    await fs.rm(file);
+    await fs.rm(tmp.file);
     const log = await open();
     try {
       expect(log.lastSeq).toBe(all.length);
@@ -199,12 +189,15 @@ describe("a log in segments", () => {
 
   it("cuts a torn tail in the segment being written, and a reader skips one at the end of any segment", async () => {
     const all = await segmented();
-    await fs.appendFile(file, `{"seq":${all.length + 1},"ts":"2026-01-01T00:00:00.000Z","type":"user.pro`);
-    const first = (await listSealed(file))[0]!;
+    await fs.appendFile(
+      tmp.file,
+      `{"seq":${all.length + 1},"ts":"2026-01-01T00:00:00.000Z","type":"user.pro`,
+    );
+    const first = (await listSealed(tmp.file))[0]!;
     const text = await fs.readFile(first.path, "utf8");
     await fs.appendFile(first.path, '[9999,1,"torn');
-    expect(await readEventsFile(file)).toEqual(all);
-    expect(await readEventsFile(file, undefined, { after: 1, limit: 1000 })).toEqual(all.slice(1));
+    expect(await readEventsFile(tmp.file)).toEqual(all);
+    expect(await readEventsFile(tmp.file, undefined, { after: 1, limit: 1000 })).toEqual(all.slice(1));
     const log = await open();
     try {
       expect(log.lastSeq).toBe(all.length);
@@ -212,7 +205,7 @@ describe("a log in segments", () => {
     } finally {
       await log.close();
     }
-    expect((await fs.readFile(file, "utf8")).endsWith("\n")).toBe(true);
+    expect((await fs.readFile(tmp.file, "utf8")).endsWith("\n")).toBe(true);
     await fs.writeFile(first.path, text);
   });
 
@@ -232,19 +225,19 @@ describe("a log in segments", () => {
     try {
       const all: SessionEvent[] = [];
       // One event a commit, so the segment is full right after the last one and nothing has rolled yet.
-      while ((await fs.stat(file)).size < SEGMENT)
+      while ((await fs.stat(tmp.file)).size < SEGMENT)
         all.push(
           ...(await log.append([{ type: "user.prompt", turn: "p", data: { text: `prompt ${all.length}` } }])),
         );
-      expect(await listSealed(file)).toEqual([]);
+      expect(await listSealed(tmp.file)).toEqual([]);
       failSync = true;
       await expect(log.append([{ type: "user.prompt", turn: "x", data: { text: "lost" } }])).rejects.toThrow(
         /EIO/,
       );
-      expect(await listSealed(file)).toEqual([]);
+      expect(await listSealed(tmp.file)).toEqual([]);
       const [next] = await log.append([{ type: "user.prompt", turn: "x", data: { text: "kept" } }]);
       expect(next!.seq).toBe(all.length + 1);
-      expect((await listSealed(file)).map((s) => s.first)).toEqual([1]);
+      expect((await listSealed(tmp.file)).map((s) => s.first)).toEqual([1]);
       expect(await log.read(0)).toEqual([...all, next]);
     } finally {
       await log.close();
@@ -266,12 +259,12 @@ describe("a log in segments", () => {
       old.push(JSON.stringify(e));
       want.push(e);
     }
-    await fs.writeFile(file, `${old.join("\n")}\n`);
+    await fs.writeFile(tmp.file, `${old.join("\n")}\n`);
     const log = await open();
     want.push(...(await turn(log, "new", 40)));
     await log.close();
-    expect((await listSealed(file)).length).toBeGreaterThan(0);
-    expect(await readEventsFile(file)).toEqual(want);
+    expect((await listSealed(tmp.file)).length).toBeGreaterThan(0);
+    expect(await readEventsFile(tmp.file)).toEqual(want);
     const again = await open();
     try {
       expect(await again.read(35, 10)).toEqual(want.slice(35, 45));
@@ -285,12 +278,12 @@ describe("a log in segments", () => {
     const all: SessionEvent[] = [];
     for (let t = 0; t < 6; t++) all.push(...(await turn(log, `t${t}`, 40)));
     await log.close();
-    const before = await listSealed(file);
-    const result = await compactLog(file, "s1");
+    const before = await listSealed(tmp.file);
+    const result = await compactLog(tmp.file, "s1");
     const kept = all.filter((e) => e.type !== "assistant.delta");
     expect(result).toMatchObject({ eventsBefore: all.length, eventsAfter: kept.length, turns: 6 });
-    expect(await listSealed(file)).toEqual(before);
-    expect(await readEventsFile(file)).toEqual(kept);
+    expect(await listSealed(tmp.file)).toEqual(before);
+    expect(await readEventsFile(tmp.file)).toEqual(kept);
     const again = await open();
     try {
       expect(again.lastSeq).toBe(all.length);
