@@ -13,6 +13,11 @@ export const HarnessEntry = z.strictObject({
   steering: z.boolean().optional(),
   /** false: the runner keeps state outside its native dir; in cluster mode its sessions stay on one node. */
   movable: z.boolean().optional(),
+  /**
+   * false: the runner keeps no conversation Brain can find in its native dir (none at all, or stored where Brain
+   * cannot read it), so a reopened session is not checked for lost history.
+   */
+  verify_history: z.boolean().optional(),
 });
 
 /** Where the model is. The key itself is read from the environment variable `api_key_env`, never stored. */

@@ -25,6 +25,7 @@ interface Runner extends RunnerCommand {
   shared?: boolean;
   steering?: boolean;
   movable?: boolean;
+  verifyHistory?: boolean;
 }
 
 function entryRunner(name: string, entry: HarnessEntry, dir: string): Runner {
@@ -39,6 +40,7 @@ function entryRunner(name: string, entry: HarnessEntry, dir: string): Runner {
     ...(entry.shared !== undefined ? { shared: entry.shared } : {}),
     ...(entry.steering !== undefined ? { steering: entry.steering } : {}),
     ...(entry.movable !== undefined ? { movable: entry.movable } : {}),
+    ...(entry.verify_history !== undefined ? { verifyHistory: entry.verify_history } : {}),
   };
 }
 

@@ -23,6 +23,8 @@ export interface ProcessHarnessSpec extends RunnerCommand {
   timeouts?: Partial<AttachmentTimeouts>;
   /** false: the runner keeps state outside its native dir, so its sessions cannot move to another node. */
   movable?: boolean;
+  /** false: the runner keeps no conversation Brain can find in its native dir; resume is not checked. */
+  verifyHistory?: boolean;
 }
 
 export class ProcessFactory implements HarnessFactory {
@@ -80,7 +82,14 @@ export class ProcessFactory implements HarnessFactory {
     options: HarnessOptions,
     spare: boolean,
   ): Promise<Harness | undefined> {
-    const harness = new ProcessHarness(runner, options, this.timeouts, (h) => this.release(runner, h));
+    const release = (h: ProcessHarness) => this.release(runner, h);
+    const harness = new ProcessHarness(
+      runner,
+      options,
+      this.timeouts,
+      release,
+      this.spec.verifyHistory !== false,
+    );
     try {
       await harness.open();
       return harness;

@@ -67,6 +67,8 @@ export class ProcessHarness implements Harness {
     private readonly options: HarnessOptions,
     private readonly timeouts: AttachmentTimeouts,
     private readonly release: (harness: ProcessHarness) => Promise<void>,
+    /** false: the runner is configured with `verify_history: false`. */
+    private readonly verifiesHistory = true,
   ) {
     runner.attach(this.attachment, {
       onFrame: (frame) => this.onFrame(frame),
@@ -111,9 +113,11 @@ export class ProcessHarness implements Harness {
   /**
    * A runner's native format is its own, so Brain looks for the last answered prompt in every file the runner
    * keeps in its native dir (the agent's `work` tree aside). A runner that kept nothing there, or other text,
-   * lost the conversation: the turn fails rather than start the model afresh.
+   * lost the conversation: the turn fails rather than start the model afresh. A runner configured with
+   * `verify_history: false` (stateless, or keeping its conversation where Brain cannot read it) is not checked.
    */
   async verify(expected: ExpectedHistory): Promise<string | undefined> {
+    if (!this.verifiesHistory) return undefined;
     const dir = this.options.dir;
     const kept = await listNativeFiles(dir, "", {
       include: (path) => path !== "work" && !path.startsWith("work/"),

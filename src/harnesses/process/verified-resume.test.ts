@@ -4,7 +4,8 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { events as logOf, makeBrain, type TestBrain, textOf } from "../../testing/brain.js";
+import type { HarnessFactory } from "../../core/harness.js";
+import { echoFactory, events as logOf, makeBrain, type TestBrain, textOf } from "../../testing/brain.js";
 
 let t: TestBrain | undefined;
 afterEach(async () => {
@@ -12,17 +13,17 @@ afterEach(async () => {
   t = undefined;
 });
 
-async function answered(): Promise<{ id: string; native: string }> {
-  t = makeBrain();
+async function answered(factories?: HarnessFactory[]): Promise<{ id: string; native: string }> {
+  t = makeBrain(factories ? { factories } : {});
   const session = await t.brain.create({ harness: "echo" });
   expect((await (await session.prompt("remember PLUM")).settled).status).toBe("completed");
   return { id: session.id, native: t.store.paths(session.id).native };
 }
 
 /** A restarted host: the runner process is a new one, opened on the native dir as it is now. */
-async function reopened(id: string, text: string) {
+async function reopened(id: string, text: string, factories?: HarnessFactory[]) {
   await t!.brain.close();
-  t = makeBrain({ home: t!.home });
+  t = makeBrain({ home: t!.home, ...(factories ? { factories } : {}) });
   const session = await t.brain.session(id);
   const { turn, settled } = await session.prompt(text);
   return { session, turn, outcome: await settled };
@@ -70,5 +71,13 @@ describe("verified resume on a runner", () => {
     const { outcome } = await reopened(id, "what was it?");
     expect(outcome.status).toBe("failed");
     expect(outcome.error?.message).toMatch(/runner "echo" \(echo\.jsonl\) does not hold the last prompt/);
+  });
+
+  it("does not check a runner configured with verify_history: false", async () => {
+    const stateless = () => [echoFactory({ verifyHistory: false })];
+    const { id, native } = await answered(stateless());
+    rmSync(join(native, "echo.jsonl"));
+    const { outcome } = await reopened(id, "again", stateless());
+    expect(outcome.status).toBe("completed");
   });
 });
