@@ -1,8 +1,8 @@
 // What every fault-matrix cell checks after its fault, and what it reports to the table (test/faults/reporter.ts):
 // the log on disk is whole (dense seqs, every line JSON, every turn settled), every event Brain acknowledged
 // (handed to subscribers) is in it, and no configured secret appears in anything Brain wrote.
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { Session } from "../../src/core/session.js";
 import type { SessionEvent } from "../../src/protocol/events.js";
 import { decodeLogText } from "../../src/store/fs/log-format.js";
@@ -40,19 +40,24 @@ export function acknowledged(session: Session): { seen: SessionEvent[]; stop(): 
   return { seen, stop };
 }
 
-/** Reads events.jsonl straight from disk (no Brain involved) and checks it against what was acknowledged. */
+/**
+ * Reads the log straight from disk (no Brain involved): its sealed segments (`events.<first seq>.jsonl`, oldest
+ * first) and then `file`, the one being written; checks it against what was acknowledged.
+ */
 export function auditLog(file: string, acked: SessionEvent[] = []): LogAudit {
   const corrupt: string[] = [];
   const events: SessionEvent[] = [];
-  let text = "";
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (err) {
-    corrupt.push(`cannot read ${file}: ${(err as Error).message}`);
+  for (const part of [...sealedSegments(file), file]) {
+    let text = "";
+    try {
+      text = readFileSync(part, "utf8");
+    } catch (err) {
+      corrupt.push(`cannot read ${part}: ${(err as Error).message}`);
+    }
+    const decoded = decodeLogText(text);
+    events.push(...decoded.events);
+    corrupt.push(...decoded.bad);
   }
-  const decoded = decodeLogText(text);
-  events.push(...decoded.events);
-  corrupt.push(...decoded.bad);
   const bySeq = new Map<number, SessionEvent>();
   for (const event of events) {
     if (bySeq.has(event.seq)) corrupt.push(`seq ${event.seq} repeats`);
@@ -80,6 +85,16 @@ export function auditLog(file: string, acked: SessionEvent[] = []): LogAudit {
     settledTwice: [...settled].filter(([, n]) => n > 1).map(([turn]) => turn),
     events,
   };
+}
+
+/** The sealed segments beside a session's `events.jsonl`, oldest first (their names carry their first seq). */
+function sealedSegments(file: string): string[] {
+  const dir = dirname(file);
+  const names = existsSync(dir) ? readdirSync(dir) : [];
+  return names
+    .filter((name) => /^events\.\d{16}\.jsonl$/.test(name))
+    .sort()
+    .map((name) => join(dir, name));
 }
 
 /** Every regular file under `dir`, recursively (symlinks not followed). */
