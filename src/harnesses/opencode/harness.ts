@@ -11,7 +11,7 @@ import { ENDPOINT_SERVER_NAME } from "../../tools/endpoint/index.js";
 import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
-import { providerWire, type WireApi } from "../cli/provider-api.js";
+import { endpointWire, type WireApi } from "../cli/provider-api.js";
 import {
   boundConfigContent,
   keyEnvironment,
@@ -47,17 +47,8 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
   }
 
   static async open(opening: CliOpening): Promise<OpencodeHarness> {
-    const { provider, config, dir } = opening.options;
-    let wire: WireApi | undefined;
-    if (provider.base_url) {
-      wire = providerWire(opening.family, provider.api, OPENCODE_WIRES);
-      if (!config.model) {
-        throw new HarnessError(
-          "brain_error",
-          `${opening.family.harness}: with a provider base_url, opencode needs the model's id at that endpoint: set the session's model (--model)`,
-        );
-      }
-    }
+    const { dir } = opening.options;
+    const wire = endpointWire(opening.family, opening.options, OPENCODE_WIRES);
     const ctx = prepareCli(opening, STATE_FILE);
     for (const sub of ["config", "data", "state", "cache"])
       mkdirSync(join(dir, OPENCODE_DIR, sub), { recursive: true });
