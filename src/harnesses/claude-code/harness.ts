@@ -4,27 +4,26 @@
 // Claude reads a user line sent mid-turn only after its current turn, so a steer is queued (by CliHarness) and
 // sent when the CLI's turn ends, inside the same Brain turn.
 import { randomUUID } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { ExpectedHistory } from "../../core/harness.js";
 import { missingHistory } from "../../core/native-check.js";
 import type { NativeFile } from "../../protocol/runner.js";
-import { ENDPOINT_SERVER_NAME, type ToolEndpoint } from "../../tools/endpoint/index.js";
+import { isMcpEndpointTool } from "../cli/bound.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles, readJsonFile, writeJsonFile } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
 import { anthropicBaseUrl, providerWire } from "../cli/provider-api.js";
+import { BOUND_ENV, boundArgs, endpointWarning } from "./bound.js";
+import { interruptRequest, permissionResponse, unsupportedControl, userMessage } from "./messages.js";
 import { type ClaudeSignal, ClaudeStreamParser } from "./parser.js";
-import { holdsRecord, placeTranscript, transcriptPath } from "./transcripts.js";
+import { placeTranscript, recordWritten, TRANSCRIPT_WAIT_MS, transcriptPath } from "./transcripts.js";
 
 /** Brain's record of which Claude session this native dir holds. */
 export const STATE_FILE = "claude-code.json";
 /** CLAUDE_CONFIG_DIR, relative to the native dir. */
 export const CONFIG_DIR = "claude";
-
-/** How long a checkpoint waits for the CLI to write the settled turn's last record to its transcript. */
-const TRANSCRIPT_WAIT_MS = 5_000;
 
 interface ClaudeState {
   session_id: string;
@@ -58,13 +57,11 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
 
   protected connect(): { child: CliProcess } | Promise<{ child: CliProcess }> {
     if (!this.ctx.bound) return this.start([], {});
-    return this.toolEndpoint().then((endpoint) =>
-      this.start(boundArgs(endpoint), { MCP_CONNECTION_NONBLOCKING: "0" }),
-    );
+    return this.toolEndpoint().then((endpoint) => this.start(boundArgs(endpoint), BOUND_ENV));
   }
 
   protected override isEndpointTool(name: string): boolean {
-    return name.startsWith(`mcp__${ENDPOINT_SERVER_NAME}__`);
+    return isMcpEndpointTool(name);
   }
 
   private start(extraArgs: string[], extraEnv: Record<string, string>): { child: CliProcess } {
@@ -100,27 +97,19 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
     });
     this.parser = new ClaudeStreamParser();
     const child = this.spawn(args, env, (line) => {
-      if (this.ctx.bound) this.checkEndpoint(line);
+      const warning = this.ctx.bound ? endpointWarning(line) : undefined;
+      if (warning) this.warn(warning);
       for (const signal of this.parser.handle(line)) this.onSignal(signal);
     });
     return { child };
   }
 
   protected send(_connection: unknown, text: string): void {
-    this.write({
-      type: "user",
-      message: { role: "user", content: text },
-      parent_tool_use_id: null,
-      session_id: this.state.session_id,
-    });
+    this.write(userMessage(text, this.state.session_id));
   }
 
   protected abort(): void {
-    this.write({
-      type: "control_request",
-      request_id: `interrupt-${randomUUID()}`,
-      request: { subtype: "interrupt" },
-    });
+    this.write(interruptRequest());
   }
 
   /**
@@ -140,14 +129,7 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
     const configDir = join(this.options.dir, CONFIG_DIR);
     const file = transcriptPath(configDir, this.ctx.cwd, this.state.session_id);
     const child = this.connection?.child;
-    const deadline = Date.now() + TRANSCRIPT_WAIT_MS;
-    for (;;) {
-      // Checked before the read: a CLI that has exited has written all it ever will.
-      const gone = !child?.alive;
-      if (await holdsRecord(file, uuid)) return;
-      if (gone || Date.now() >= deadline) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    if (await recordWritten(file, uuid, () => child?.alive === true)) return;
     // Not fatal: the checkpoint goes on, and its size check refuses a transcript that is still being written.
     this.warn(
       `its transcript did not record the turn's last message (${uuid}) within ${TRANSCRIPT_WAIT_MS} ms`,
@@ -182,14 +164,7 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
         void this.answerPermission(signal);
         return;
       case "control-unsupported":
-        this.write({
-          type: "control_response",
-          response: {
-            subtype: "error",
-            request_id: signal.requestId,
-            error: `Brain does not serve "${signal.subtype}" control requests`,
-          },
-        });
+        this.write(unsupportedControl(signal));
         return;
       case "control-response":
         if (signal.error) this.warn(`the CLI refused a control request: ${signal.error}`);
@@ -199,64 +174,16 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
     }
   }
 
-  /** Claude carries on without a server that failed to connect: say so, since the model then has no tools. */
-  private checkEndpoint(line: unknown): void {
-    const init = line as {
-      type?: string;
-      subtype?: string;
-      mcp_servers?: { name?: string; status?: string }[];
-    };
-    if (init?.type !== "system" || init.subtype !== "init") return;
-    const brain = init.mcp_servers?.find((server) => server.name === ENDPOINT_SERVER_NAME);
-    if (brain?.status !== "connected") {
-      this.warn(
-        `Brain's tool endpoint is not connected (status: ${brain?.status ?? "missing"}); the model has no tools`,
-      );
-    }
-  }
-
   private async answerPermission(signal: Extract<ClaudeSignal, { kind: "permission" }>): Promise<void> {
     const verdict = await this.permit({
       tool: signal.tool,
       arguments: signal.input,
       ...(signal.reason ? { reason: signal.reason } : {}),
     });
-    const response =
-      verdict.decision === "allow"
-        ? { behavior: "allow", updatedInput: signal.input }
-        : { behavior: "deny", message: verdict.reason ?? "denied by the session's permission policy" };
-    this.write({
-      type: "control_response",
-      response: { subtype: "success", request_id: signal.requestId, response },
-    });
+    this.write(permissionResponse(signal, verdict));
   }
 
   private write(message: unknown): void {
     this.connection?.child.write(`${JSON.stringify(message)}\n`);
   }
-}
-
-/**
- * Bound mode, as verified in research/cli-isolation.md: only the endpoint's server (`--strict-mcp-config`, no
- * `.mcp.json`), no built-in tool (`--tools ""`; a deny-list leaves some), no settings files (their hooks run
- * shell commands), and the endpoint's tools allowed up front: Brain's policy decides each call at the endpoint.
- * The config names the secret, so it lives in the endpoint's private directory, not on the command line.
- */
-function boundArgs(endpoint: ToolEndpoint): string[] {
-  const { name, ...stdio } = endpoint.server;
-  const file = join(endpoint.dir, "claude-mcp.json");
-  writeFileSync(file, JSON.stringify({ mcpServers: { [name]: { type: "stdio", ...stdio } } }), {
-    mode: 0o600,
-  });
-  return [
-    "--mcp-config",
-    file,
-    "--strict-mcp-config",
-    "--setting-sources",
-    "",
-    "--tools",
-    "",
-    "--allowedTools",
-    `mcp__${name}`,
-  ];
 }

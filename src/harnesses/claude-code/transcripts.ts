@@ -69,3 +69,18 @@ export async function holdsRecord(file: string, uuid: string): Promise<boolean> 
   if (!text?.endsWith("\n")) return false;
   return text.includes(`"uuid":"${uuid}"`);
 }
+
+/** How long a checkpoint waits for the CLI to write the settled turn's last record to its transcript. */
+export const TRANSCRIPT_WAIT_MS = 5_000;
+
+/** Waits until the transcript holds the record (true), or the CLI is gone or the wait is over (false). */
+export async function recordWritten(file: string, uuid: string, alive: () => boolean): Promise<boolean> {
+  const deadline = Date.now() + TRANSCRIPT_WAIT_MS;
+  for (;;) {
+    // Checked before the read: a CLI that has exited has written all it ever will.
+    const gone = !alive();
+    if (await holdsRecord(file, uuid)) return true;
+    if (gone || Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

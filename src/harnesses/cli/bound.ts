@@ -3,6 +3,7 @@
 // is told so; what they share is here: whether a session is bound, and keeping the CLI's own report of an
 // endpoint call out of the log, since the endpoint already logged that call as Brain's `tool.call`.
 import { HarnessError, type HarnessOptions } from "../../core/harness.js";
+import { ENDPOINT_SERVER_NAME } from "../../tools/endpoint/index.js";
 import type { CliEvent } from "./events.js";
 import type { CliFamilyDescriptor } from "./family.js";
 
@@ -34,4 +35,14 @@ export class EndpointCalls {
     if (event.type === "tool.result" && this.ids.delete(event.data.id)) return undefined;
     return event;
   }
+}
+
+/** Claude Code's and Codex's name for an endpoint tool: `mcp__<server>__<tool>`. */
+export function isMcpEndpointTool(name: string): boolean {
+  return name.startsWith(`mcp__${ENDPOINT_SERVER_NAME}__`);
+}
+
+/** The warning for a CLI that carries on without the endpoint's server: the model then has no tools. */
+export function endpointNotConnected(status: string | undefined): string {
+  return `Brain's tool endpoint is not connected (status: ${status ?? "missing"}); the model has no tools`;
 }

@@ -62,6 +62,14 @@ export function prepareCli(opening: CliOpening, stateFile?: string): CliContext 
   return { ...opening, session, cwd, bound, ...(stateFile ? { stateFile } : {}) };
 }
 
+/** The program run once, with the session's working directory and launcher. */
+export interface CliProgramRun {
+  command: string;
+  env: Record<string, string>;
+  cwd: string;
+  launcher?: string[];
+}
+
 /** What a family has running: the program, and whatever else it talks to it through. */
 export interface CliConnection {
   readonly child: CliProcess;
@@ -229,6 +237,12 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
   /** The CLI's environment: a HOME of its own under the native dir, the family's variables, the host's. */
   protected environment(family: Record<string, string>): Record<string, string> {
     return cliEnvironment(this.options.dir, family, this.ctx.host.env);
+  }
+
+  /** How to run the program once, beside the session's (a probe, an export): its path, cwd and launcher. */
+  protected programRun(env: Record<string, string>): CliProgramRun {
+    const { program, cwd, host } = this.ctx;
+    return { command: program, env, cwd, ...(host.launcher ? { launcher: host.launcher } : {}) };
   }
 
   /**

@@ -1,7 +1,7 @@
 // Brain's provider `api` names, read once for every CLI family: which wire protocol each name means, and the
 // refusal when a family cannot speak it. A bare "openai" names OpenAI without choosing a wire, so each family
 // reads it as its own OpenAI default (Chat Completions for most compatible endpoints, Responses for Codex).
-import { HarnessError } from "../../core/harness.js";
+import { HarnessError, type HarnessOptions } from "../../core/harness.js";
 import type { CliFamilyDescriptor } from "./family.js";
 
 export type WireApi = "chat" | "responses" | "messages";
@@ -58,6 +58,28 @@ export function providerWire(
     "brain_error",
     `${family.harness}: the provider's api "${api}" is not one ${family.program} speaks; use one of ${names.join(", ")}`,
   );
+}
+
+/**
+ * For a family that names its endpoint's model itself (pi, opencode): the wire to the provider's base_url, or
+ * undefined when there is none; a base_url without the session's model is refused, since only it can say
+ * which model that endpoint serves.
+ */
+export function endpointWire(
+  family: Pick<CliFamilyDescriptor, "harness" | "program" | "title">,
+  options: Pick<HarnessOptions, "provider" | "config">,
+  rules: WireRules,
+): WireApi | undefined {
+  const { provider, config } = options;
+  if (!provider.base_url) return undefined;
+  const wire = providerWire(family, provider.api, rules); // before anything starts
+  if (!config.model) {
+    throw new HarnessError(
+      "brain_error",
+      `${family.harness}: with a provider base_url, ${family.program} needs the model's id at that endpoint: set the session's model (--model)`,
+    );
+  }
+  return wire;
 }
 
 /** Anthropic's SDKs take the host without /v1 and add it themselves. */

@@ -5,9 +5,11 @@
 // resource tools (they reach only configured servers: the endpoint, which has no resources) and
 // `request_user_input` (inert in app-server turns without a client that answers it).
 import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { HarnessError } from "../../core/harness.js";
-import type { StdioServerSpec } from "../../tools/endpoint/index.js";
+import type { StdioServerSpec, ToolEndpoint } from "../../tools/endpoint/index.js";
 import { CliProcess } from "../cli/child.js";
+import type { CliProgramRun } from "../cli/harness.js";
 
 const str = (value: string) => JSON.stringify(value);
 
@@ -39,12 +41,7 @@ export function boundTables(server: StdioServerSpec): string[] {
   ];
 }
 
-export interface ProbeSpec {
-  command: string;
-  env: Record<string, string>;
-  cwd: string;
-  launcher?: string[];
-}
+export type ProbeSpec = CliProgramRun;
 
 /**
  * Writes a one-model catalog for `model` to `file`: Codex's own entry for it (or, for a slug it does not know,
@@ -90,4 +87,11 @@ export async function writeBoundCatalog(
     experimental_supported_tools: [],
   };
   writeFileSync(file, JSON.stringify({ models: [bound] }));
+}
+
+/** Bound mode's config.toml parts; the model catalog goes beside the endpoint's other private files. */
+export async function boundConfig(endpoint: ToolEndpoint, probe: ProbeSpec, model: string | undefined) {
+  const catalog = join(endpoint.dir, "codex-models.json");
+  await writeBoundCatalog(probe, model, catalog, join(endpoint.dir, "codex-probe"));
+  return { topLevel: boundTopLevel(catalog), tables: boundTables(endpoint.server) };
 }

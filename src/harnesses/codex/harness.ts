@@ -5,40 +5,27 @@
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
-import { missingHistory } from "../../core/native-check.js";
 import type { NativeFile } from "../../protocol/runner.js";
-import { ENDPOINT_SERVER_NAME } from "../../tools/endpoint/index.js";
+import { isMcpEndpointTool } from "../cli/bound.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { CliHarness, prepareCli, withTail } from "../cli/harness.js";
 import { providerWire } from "../cli/provider-api.js";
 import { answerRequest } from "./approvals.js";
-import { boundTables, boundTopLevel, writeBoundCatalog } from "./bound.js";
+import { boundConfig } from "./bound.js";
 import { codexConfigToml, keyEnvironment } from "./config-toml.js";
 import type { InitializeParams } from "./generated/InitializeParams.js";
-import type { ThreadResumeParams } from "./generated/v2/ThreadResumeParams.js";
-import type { ThreadStartParams } from "./generated/v2/ThreadStartParams.js";
 import type { TurnInterruptParams } from "./generated/v2/TurnInterruptParams.js";
 import type { TurnStartParams } from "./generated/v2/TurnStartParams.js";
 import type { TurnSteerParams } from "./generated/v2/TurnSteerParams.js";
 import { CodexNotificationMapper, type CodexSignal } from "./parser.js";
-import { relocateRollouts, rolloutCwd, rolloutsOf, type ThreadPlace } from "./relocate.js";
-import { RpcConnection, RpcError } from "./rpc.js";
+import { RpcConnection } from "./rpc.js";
+import { type CodexState, missingThreadHistory, openThread } from "./threads.js";
 
 export const STATE_FILE = "codex.json";
 /** CODEX_HOME, relative to the native dir. */
 export const CODEX_HOME = "codex";
-
-interface CodexState {
-  thread_id: string;
-  /** Where the thread last ran (absent in state written before it was kept). */
-  place?: ThreadPlace;
-}
-
-/** Codex asks before anything it does not consider safe; Brain's policy then decides. */
-const APPROVAL_POLICY = "untrusted" as const;
-const SANDBOX = "workspace-write" as const;
 
 interface Connection {
   child: CliProcess;
@@ -113,7 +100,10 @@ export class CodexHarness extends CliHarness<Connection> {
   protected async connect(): Promise<Connection> {
     const home = join(this.options.dir, CODEX_HOME);
     const env = this.environment({ CODEX_HOME: home, ...keyEnvironment(this.options.provider) });
-    const bound = this.ctx.bound ? await this.boundConfig(env) : undefined;
+    const { model } = this.options.config;
+    const bound = this.ctx.bound
+      ? await boundConfig(await this.toolEndpoint(), this.programRun(env), model)
+      : undefined;
     // Bound, it names the endpoint's secret: readable by this user only.
     const file = join(home, "config.toml");
     writeFileSync(file, codexConfigToml(this.options.config, this.options.provider, bound), { mode: 0o600 });
@@ -156,74 +146,28 @@ export class CodexHarness extends CliHarness<Connection> {
   }
 
   protected override isEndpointTool(name: string): boolean {
-    return name.startsWith(`mcp__${ENDPOINT_SERVER_NAME}__`);
-  }
-
-  /** Bound mode's config.toml parts; the model catalog goes beside the endpoint's other private files. */
-  private async boundConfig(env: Record<string, string>) {
-    const endpoint = await this.toolEndpoint();
-    const catalog = join(endpoint.dir, "codex-models.json");
-    const { program, cwd, host } = this.ctx;
-    const probe = { command: program, env, cwd, ...(host.launcher ? { launcher: host.launcher } : {}) };
-    await writeBoundCatalog(probe, this.options.config.model, catalog, join(endpoint.dir, "codex-probe"));
-    return { topLevel: boundTopLevel(catalog), tables: boundTables(endpoint.server) };
+    return isMcpEndpointTool(name);
   }
 
   /** The thread's rollout (the only file `thread/resume` rebuilds its history from). */
   async verify(expected: ExpectedHistory): Promise<string | undefined> {
     const state = await this.readState<CodexState>();
-    const id = state?.thread_id;
-    const rollouts = id
-      ? await listNativeFiles(this.options.dir, `${CODEX_HOME}/sessions`, {
-          include: (path) => path.endsWith(`-${id}.jsonl`),
-          appendOnly: () => true,
-        })
-      : [];
-    const files = rollouts.map((f) => join(this.options.dir, f.path));
-    const what = id ? `the Codex rollout of thread ${id}` : `the Codex thread (${STATE_FILE} names none)`;
-    return missingHistory(what, this.options.dir, files, expected);
+    return missingThreadHistory(this.options.dir, `${CODEX_HOME}/sessions`, state, STATE_FILE, expected);
   }
 
   /** Resumes the thread this native dir holds, with the current cwd; starts one when there is none yet. */
   private async openThread(rpc: RpcConnection): Promise<string> {
-    const state = await this.readState<CodexState>();
-    const { startMs } = this.ctx.timeouts;
-    const { system_prompt } = this.options.config;
-    const instructions = system_prompt ? { developerInstructions: system_prompt } : {};
-    const common = { cwd: this.ctx.cwd, approvalPolicy: APPROVAL_POLICY, sandbox: SANDBOX, ...instructions };
-    const place: ThreadPlace = { cwd: this.ctx.cwd, home: join(this.options.dir, CODEX_HOME) };
-    if (state?.thread_id) {
-      this.relocate(state, place);
-      const params: ThreadResumeParams = { threadId: state.thread_id, excludeTurns: true, ...common };
-      try {
-        await rpc.request("thread/resume", params, startMs);
-        await this.writeState({ thread_id: state.thread_id, place } satisfies CodexState);
-        return state.thread_id;
-      } catch (err) {
-        // A thread checkpointed before its first turn has no rollout yet: there is nothing to resume.
-        if (!(err instanceof RpcError) || !/no rollout found/i.test(err.message)) throw err;
-        this.warn(`thread ${state.thread_id} had no saved history; started a new thread`);
-      }
-    }
-    const params: ThreadStartParams = common;
-    const result = await rpc.request("thread/start", params, startMs);
-    const threadId = result?.thread?.id;
-    if (typeof threadId !== "string")
-      throw new HarnessError("brain_error", `${this.label}: thread/start returned no thread id`);
-    await this.writeState({ thread_id: threadId, place } satisfies CodexState);
-    return threadId;
-  }
-
-  /** A thread restored from elsewhere: its rollout's paths are made this session's (relocate.ts says why). */
-  private relocate(state: CodexState, place: ThreadPlace): void {
-    const files = rolloutsOf(place.home, state.thread_id);
-    const was = state.place ?? { cwd: files[0] ? rolloutCwd(files[0]) : undefined, home: undefined };
-    const moves = [
-      { from: was.home ?? "", to: place.home },
-      { from: was.cwd ?? "", to: place.cwd },
-    ];
-    if (relocateRollouts(files, moves).length > 0)
-      this.warn(`thread ${state.thread_id} moved here; its history now names ${place.cwd}`);
+    const state = await openThread({
+      rpc,
+      state: await this.readState<CodexState>(),
+      place: { cwd: this.ctx.cwd, home: join(this.options.dir, CODEX_HOME) },
+      systemPrompt: this.options.config.system_prompt,
+      startMs: this.ctx.timeouts.startMs,
+      label: this.label,
+      warn: (message) => this.warn(message),
+    });
+    await this.writeState(state);
+    return state.thread_id;
   }
 
   private onCodexTurn(id: string): void {

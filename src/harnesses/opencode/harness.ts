@@ -5,22 +5,17 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
-import { missingHistory } from "../../core/native-check.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import { ENDPOINT_SERVER_NAME } from "../../tools/endpoint/index.js";
 import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
-import { providerWire, type WireApi } from "../cli/provider-api.js";
-import {
-  boundConfigContent,
-  keyEnvironment,
-  modelRef,
-  OPENCODE_WIRES,
-  opencodeConfig,
-} from "./config-json.js";
+import { endpointWire, type WireApi } from "../cli/provider-api.js";
+import { boundEnvironment, endpointWarning, isEndpointTool } from "./bound.js";
+import { keyEnvironment, modelRef, OPENCODE_WIRES, opencodeConfig } from "./config-json.js";
 import { OpencodeEventMapper, type OpencodeSignal } from "./parser.js";
 import { OpencodeServer } from "./server.js";
+import { missingSessionHistory, type OpencodeState, openSession } from "./session.js";
 import { exportedJson, type OneShot, runOpencode } from "./transfer.js";
 
 /** Brain's record of which opencode session this native dir holds. */
@@ -29,10 +24,6 @@ export const STATE_FILE = "opencode-state.json";
 export const EXPORT_FILE = "opencode-session.json";
 /** opencode's config, data, state and cache dirs, relative to the native dir. */
 export const OPENCODE_DIR = "opencode";
-
-interface OpencodeState {
-  session_id: string;
-}
 
 export class OpencodeHarness extends CliHarness<OpencodeServer> {
   private readonly mapper = new OpencodeEventMapper();
@@ -47,17 +38,8 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
   }
 
   static async open(opening: CliOpening): Promise<OpencodeHarness> {
-    const { provider, config, dir } = opening.options;
-    let wire: WireApi | undefined;
-    if (provider.base_url) {
-      wire = providerWire(opening.family, provider.api, OPENCODE_WIRES);
-      if (!config.model) {
-        throw new HarnessError(
-          "brain_error",
-          `${opening.family.harness}: with a provider base_url, opencode needs the model's id at that endpoint: set the session's model (--model)`,
-        );
-      }
-    }
+    const { dir } = opening.options;
+    const wire = endpointWire(opening.family, opening.options, OPENCODE_WIRES);
     const ctx = prepareCli(opening, STATE_FILE);
     for (const sub of ["config", "data", "state", "cache"])
       mkdirSync(join(dir, OPENCODE_DIR, sub), { recursive: true });
@@ -77,16 +59,8 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
       await runOpencode(this.oneShot(), ["import", exported]);
     }
     let server: OpencodeServer | undefined;
-    // Bound: a project's opencode.json could grant its tools back; the plugin install goes to a dead registry.
-    const boundEnv: Record<string, string> = endpoint
-      ? {
-          OPENCODE_CONFIG_CONTENT: boundConfigContent(endpoint.server),
-          OPENCODE_DISABLE_PROJECT_CONFIG: "1",
-          npm_config_registry: "http://127.0.0.1:9/",
-        }
-      : {};
     server = await OpencodeServer.start({
-      ...this.oneShot(boundEnv),
+      ...this.oneShot(endpoint ? boundEnvironment(endpoint) : {}),
       extraArgs: this.ctx.session.args ?? [],
       startTimeoutMs: this.ctx.timeouts.startMs,
       ...(this.options.container ? { publish: this.options.container.publish } : {}),
@@ -97,8 +71,10 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
       onGone: (reason) => this.lost(server?.child, new HarnessError("brain_error", reason)),
     });
     try {
-      if (endpoint) await this.checkEndpoint(server);
-      this.sessionId = await this.openSession(server, state);
+      const warning = endpoint ? await endpointWarning(server) : undefined;
+      if (warning) this.warn(warning);
+      const title = `brain ${this.options.sessionId}`;
+      this.sessionId = await openSession(server, state, title, this.label, (message) => this.warn(message));
     } catch (err) {
       await server.stop();
       throw err;
@@ -137,23 +113,11 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
     });
   }
 
-  /**
-   * opencode's database (and its write-ahead log, where a running server keeps recent turns), or the export a
-   * restore imports. Its text is stored as JSON in the rows, so the prompt is found in the raw pages.
-   */
+  /** opencode's database, or the export a restore imports (session.ts says how it is read). */
   async verify(expected: ExpectedHistory): Promise<string | undefined> {
-    const state = await this.readState<OpencodeState>();
-    if (!state?.session_id) {
-      return missingHistory(
-        `the opencode session (${STATE_FILE} names none)`,
-        this.options.dir,
-        [],
-        expected,
-      );
-    }
-    const db = this.databasePath();
-    const files = [db, `${db}-wal`, join(this.options.dir, EXPORT_FILE)];
-    return missingHistory(`the opencode session ${state.session_id}`, this.options.dir, files, expected);
+    const exported = join(this.options.dir, EXPORT_FILE);
+    const files = { db: this.databasePath(), exported, stateFile: STATE_FILE };
+    return missingSessionHistory(this.options.dir, files, await this.readState<OpencodeState>(), expected);
   }
 
   private databasePath(): string {
@@ -161,20 +125,7 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
   }
 
   protected override isEndpointTool(name: string): boolean {
-    return name.startsWith(`${ENDPOINT_SERVER_NAME}_`);
-  }
-
-  /** opencode leaves out a server that failed, silently: say so, since the model then has no tools. */
-  private async checkEndpoint(server: OpencodeServer): Promise<void> {
-    const status = (await server.call("GET", "/mcp").catch(() => undefined)) as
-      | Record<string, { status?: string }>
-      | undefined;
-    const state = status?.[ENDPOINT_SERVER_NAME]?.status;
-    if (state !== "connected") {
-      this.warn(
-        `Brain's tool endpoint is not connected (status: ${state ?? "missing"}); the model has no tools`,
-      );
-    }
+    return isEndpointTool(name);
   }
 
   private oneShot(extraEnv: Record<string, string> = {}): OneShot {
@@ -192,25 +143,7 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
       ...keyEnvironment(this.options.provider),
       ...extraEnv,
     });
-    const { program, cwd, host } = this.ctx;
-    return { command: program, env, cwd, ...(host.launcher ? { launcher: host.launcher } : {}) };
-  }
-
-  private async openSession(server: OpencodeServer, state: OpencodeState | undefined): Promise<string> {
-    if (state?.session_id) {
-      try {
-        await server.call("GET", `/session/${state.session_id}`);
-        return state.session_id;
-      } catch {
-        this.warn(`session ${state.session_id} is not in opencode's database; started a new one`);
-      }
-    }
-    const created = (await server.call("POST", "/session", { title: `brain ${this.options.sessionId}` })) as {
-      id?: string;
-    };
-    if (typeof created?.id !== "string")
-      throw new HarnessError("brain_error", `${this.label}: POST /session returned no id`);
-    return created.id;
+    return this.programRun(env);
   }
 
   private onSignal(server: OpencodeServer, signal: OpencodeSignal): void {

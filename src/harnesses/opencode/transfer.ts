@@ -4,13 +4,9 @@
 // new working directory before the server starts, which rebinds the session to it (cli-relocation.md, recipe 2).
 import { HarnessError } from "../../core/harness.js";
 import { CliProcess } from "../cli/child.js";
+import type { CliProgramRun } from "../cli/harness.js";
 
-export interface OneShot {
-  command: string;
-  env: Record<string, string>;
-  cwd: string;
-  launcher?: string[];
-}
+export type OneShot = CliProgramRun;
 
 /** Runs `opencode <args>` to completion; resolves with its stdout, rejects with a brain_error naming the step. */
 export async function runOpencode(spec: OneShot, args: string[], timeoutMs = 120_000): Promise<string> {

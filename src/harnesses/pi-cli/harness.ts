@@ -13,7 +13,7 @@ import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
-import { providerWire, type WireApi } from "../cli/provider-api.js";
+import { endpointWire, type WireApi } from "../cli/provider-api.js";
 import { BRIDGE_SOURCE } from "./bridge.js";
 import { KEY_VARIABLE, modelsJson, PI_WIRES, PROVIDER } from "./models-json.js";
 import { PiEventParser, type PiSignal } from "./parser.js";
@@ -38,17 +38,7 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
   }
 
   static async open(opening: CliOpening): Promise<PiHarness> {
-    const { provider, config } = opening.options;
-    let wire: WireApi | undefined;
-    if (provider.base_url) {
-      wire = providerWire(opening.family, provider.api, PI_WIRES); // before anything starts
-      if (!config.model) {
-        throw new HarnessError(
-          "brain_error",
-          `${opening.family.harness}: with a provider base_url, pi needs the model's id at that endpoint: set the session's model (--model)`,
-        );
-      }
-    }
+    const wire = endpointWire(opening.family, opening.options, PI_WIRES);
     const ctx = prepareCli(opening);
     mkdirSync(join(opening.options.dir, SESSIONS_DIR), { recursive: true });
     return new PiHarness(ctx, wire);
