@@ -78,8 +78,8 @@ export const acpFamily: FamilyDescriptor = {
   // Inside a dev container the host's launcher does not apply: the container is the sandbox.
   launched: (ctx, launcher) => factories(ctx.settings as AcpSettings, launcher),
   // The presets whose agent loads a session from files Brain can write (a handoff, `brain sessions rebuild`).
-  // gemini-cli's session/load reads its chat recording, whose records carry gemini's own message ids, token
-  // counts and thoughts: no seeder yet, so it gets the history as a summary.
+  // gemini-cli's session/load reads its chat recording (gemini-chats.ts), a format Brain does not write yet: it
+  // gets the history as a summary, as do agents configured by command line.
   seeds: {
     "acp:claude": async (input) => (await import("./seed.js")).seedAcpClaude(input),
     "acp:codex": async (input) => (await import("./seed.js")).seedAcpCodex(input),
