@@ -1,5 +1,5 @@
-// Handoffs to the ACP presets that load sessions from their own files, and their rebuilds, against the fake
-// provider: claude-agent-acp gets a Claude Code transcript, codex-acp a Codex rollout, acp.json names it, and the
+// Handoffs to the ACP presets, and their rebuilds, against the fake provider: claude-agent-acp gets a Claude Code
+// transcript, codex-acp a Codex rollout, gemini-cli a chat recording, acp.json names it, and the
 // harness's session/load makes the first model request carry the history as that agent builds it (not a summary).
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -16,8 +16,9 @@ vi.setConfig({ testTimeout: 300_000, hookTimeout: 60_000 });
 const preset = (name: string) => PRESETS.find((p) => p.name === name)!;
 const claude = preset("claude");
 const codex = preset("codex");
-const found = locateCli(claude.program) && locateCli(codex.program);
-const start = useHandoffBed(
+const gemini = preset("gemini");
+const found = locateCli(claude.program) && locateCli(codex.program) && locateCli(gemini.program);
+const onV1 = useHandoffBed(
   (launcher) => [
     new AcpFactory(presetDescriptor(claude), { launcher }),
     new AcpFactory(presetDescriptor(codex), { launcher }),
@@ -25,9 +26,19 @@ const start = useHandoffBed(
   ],
   "/v1",
 );
+// gemini-cli adds its own `/v1beta` to the base URL.
+const onRoot = useHandoffBed((launcher) => [
+  new AcpFactory(presetDescriptor(gemini), { launcher }),
+  echoFactory(),
+]);
+const start = (harness: string) => (harness === "acp:gemini" ? onRoot() : onV1());
 
 /** A model codex knows: for others it writes a "model metadata not found" notice into every answer. */
-const MODELS: Record<string, string> = { "acp:claude": "fake-model", "acp:codex": "gpt-5.4" };
+const MODELS: Record<string, string> = {
+  "acp:claude": "fake-model",
+  "acp:codex": "gpt-5.4",
+  "acp:gemini": "gemini-2.5-flash",
+};
 const SUMMARY = "Conversation history, carried over";
 
 /** The request since `before` that carried `prompt`. */
@@ -38,10 +49,10 @@ function sentWith(b: HandoffBed, before: number, prompt: string) {
 }
 
 describe.runIf(found)("handoff to and rebuild of the ACP presets, seeded natively", () => {
-  it.each([{ to: "acp:claude" }, { to: "acp:codex" }])(
+  it.each([{ to: "acp:claude" }, { to: "acp:codex" }, { to: "acp:gemini" }])(
     "echo → $to: the first request holds the runner's turns, its tool call as text",
     async ({ to }) => {
-      const b = await start();
+      const b = await start(to);
       const source = await b.t.brain.create({ harness: "echo", config: { tools: ["echo"] } });
       expect((await (await source.prompt("echo: KUMQUAT")).settled).status).toBe("completed");
       expect((await (await source.prompt("second PERSIMMON")).settled).status).toBe("completed");
@@ -62,8 +73,13 @@ describe.runIf(found)("handoff to and rebuild of the ACP presets, seeded nativel
       }
       expect(history).not.toContain(SUMMARY);
       // The earlier prompts are turns of their own, before the new one: not folded into it.
-      const items = (request.body.messages ?? request.body.input) as { role?: string; content: unknown }[];
-      const users = items.filter((m) => m.role === "user").map((m) => JSON.stringify(m.content));
+      const { messages, input, contents } = request.body;
+      const items = (messages ?? input ?? contents) as {
+        role?: string;
+        content?: unknown;
+        parts?: unknown;
+      }[];
+      const users = items.filter((m) => m.role === "user").map((m) => JSON.stringify(m.content ?? m.parts));
       const at = (text: string) => users.findIndex((u) => u.includes(text));
       expect(at("KUMQUAT")).toBeGreaterThanOrEqual(0);
       expect(at("KUMQUAT")).toBeLessThan(at("PERSIMMON"));
@@ -75,10 +91,11 @@ describe.runIf(found)("handoff to and rebuild of the ACP presets, seeded nativel
   it.each([
     { harness: "acp:claude", dir: "claude/projects", result: '"tool_result"' },
     { harness: "acp:codex", dir: "codex/sessions", result: "function_call_output" },
+    { harness: "acp:gemini", dir: "gemini/.gemini/tmp", result: "functionResponse" },
   ])(
     "$harness rebuild: lost session files are rewritten from the log; the next request carries the history",
     async ({ harness, dir, result }) => {
-      const b = await start();
+      const b = await start(harness);
       const source = await b.t.brain.create({ harness, config: { model: MODELS[harness]! } });
       expect((await (await source.prompt("List the files here")).settled).status).toBe("completed");
       expect((await (await source.prompt("NOTOOL say hi")).settled).status).toBe("completed");

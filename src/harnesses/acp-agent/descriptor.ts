@@ -77,11 +77,11 @@ export const acpFamily: FamilyDescriptor = {
   },
   // Inside a dev container the host's launcher does not apply: the container is the sandbox.
   launched: (ctx, launcher) => factories(ctx.settings as AcpSettings, launcher),
-  // The presets whose agent loads a session from files Brain can write (a handoff, `brain sessions rebuild`).
-  // gemini-cli's session/load reads its chat recording (gemini-chats.ts), a format Brain does not write yet: it
-  // gets the history as a summary, as do agents configured by command line.
+  // The presets, in the files each agent's session/load reads (a handoff, `brain sessions rebuild`). Agents
+  // configured by command line keep their sessions where Brain cannot know: they get the history as a summary.
   seeds: {
     "acp:claude": async (input) => (await import("./seed.js")).seedAcpClaude(input),
     "acp:codex": async (input) => (await import("./seed.js")).seedAcpCodex(input),
+    "acp:gemini": async (input) => (await import("./seed.js")).seedAcpGemini(input),
   },
 };

@@ -155,7 +155,7 @@ const codex: AcpProfile = {
   endpointTool: (name) => name.startsWith(`mcp__${ENDPOINT_SERVER_NAME}__`),
 };
 
-const GEMINI_DIR = "gemini";
+export const GEMINI_DIR = "gemini";
 /** gemini's `auto` model asks a classifier model before every turn; a fixed model makes one request a turn. */
 export const GEMINI_DEFAULT_MODEL = "gemini-2.5-flash";
 const GEMINI_APIS = ["gemini", "google", "google-gemini"];
