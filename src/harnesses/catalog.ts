@@ -38,7 +38,10 @@ export function builtinCatalog(): Catalog {
 /** The families that write their native state from a neutral transcript, by harness name. */
 export function catalogSeeders(catalog: Catalog): Record<string, Seeder> {
   const out: Record<string, Seeder> = {};
-  for (const family of catalog) if (family.seed) out[family.name] = family.seed;
+  for (const family of catalog) {
+    if (family.seed) out[family.name] = family.seed;
+    Object.assign(out, family.seeds);
+  }
   return out;
 }
 

@@ -75,6 +75,8 @@ export interface FamilyDescriptor {
    * history goes to the model as a marked summary in the session's first prompt.
    */
   seed?(input: SeedInput): Promise<void>;
+  /** The same, per harness name, for a family whose harnesses keep different native formats (the acp presets). */
+  seeds?: Readonly<Record<string, (input: SeedInput) => Promise<void>>>;
   /** Agent definitions (ADL) naming this family's harness need these fields in `harness`. */
   adl?: {
     needs?: AdlNeed[];

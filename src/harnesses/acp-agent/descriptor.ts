@@ -77,4 +77,11 @@ export const acpFamily: FamilyDescriptor = {
   },
   // Inside a dev container the host's launcher does not apply: the container is the sandbox.
   launched: (ctx, launcher) => factories(ctx.settings as AcpSettings, launcher),
+  // The presets, in the files each agent's session/load reads (a handoff, `brain sessions rebuild`). Agents
+  // configured by command line keep their sessions where Brain cannot know: they get the history as a summary.
+  seeds: {
+    "acp:claude": async (input) => (await import("./seed.js")).seedAcpClaude(input),
+    "acp:codex": async (input) => (await import("./seed.js")).seedAcpCodex(input),
+    "acp:gemini": async (input) => (await import("./seed.js")).seedAcpGemini(input),
+  },
 };

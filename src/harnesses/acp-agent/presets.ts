@@ -34,7 +34,7 @@ function home(ctx: AcpAgentContext, name: string): string {
 const appendOnly = (dir: string, sub: string, pattern: RegExp) =>
   listNativeFiles(dir, sub, { include: (path) => pattern.test(path), appendOnly: () => true });
 
-const CLAUDE_DIR = "claude";
+export const CLAUDE_DIR = "claude";
 
 /** Whether the transcript ends at a record boundary with an assistant record whose text is `text`. */
 async function endsWithAnswer(file: string, text: string): Promise<boolean> {
@@ -82,7 +82,7 @@ const claude: AcpProfile = {
   endpointTool: (name) => name.startsWith(`mcp__${ENDPOINT_SERVER_NAME}__`),
 };
 
-const CODEX_DIR = "codex";
+export const CODEX_DIR = "codex";
 
 /**
  * Bound mode (shared/research/acp-agents.md): codex's shell, sub-agents, goals and web search off; the endpoint
@@ -155,7 +155,7 @@ const codex: AcpProfile = {
   endpointTool: (name) => name.startsWith(`mcp__${ENDPOINT_SERVER_NAME}__`),
 };
 
-const GEMINI_DIR = "gemini";
+export const GEMINI_DIR = "gemini";
 /** gemini's `auto` model asks a classifier model before every turn; a fixed model makes one request a turn. */
 export const GEMINI_DEFAULT_MODEL = "gemini-2.5-flash";
 const GEMINI_APIS = ["gemini", "google", "google-gemini"];

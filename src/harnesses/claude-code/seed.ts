@@ -36,7 +36,9 @@ export async function seedClaudeCode(input: SeedInput, configDir: string, stateF
   const cwd = workingDir("claude-code", input.dir, sessionOptions("claude-code", input.config));
   const sessionId = randomUUID();
   const messages = seedMessages(input.transcript, { native: () => input.sameFamily });
-  const timestamp = new Date().toISOString();
+  // One millisecond apart: Claude Code 2.1.83 (claude-agent-acp's) resumes from the latest record by timestamp,
+  // and a tie makes it take the first, leaving the rest of the chain out.
+  const start = Date.now();
   const common = {
     isSidechain: false,
     userType: "external",
@@ -50,6 +52,7 @@ export async function seedClaudeCode(input: SeedInput, configDir: string, stateF
   let parentUuid: string | null = null;
   for (const [i, message] of messages.entries()) {
     const uuid = randomUUID();
+    const timestamp = new Date(start + i).toISOString();
     const record =
       message.role === "assistant"
         ? {

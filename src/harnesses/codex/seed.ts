@@ -26,7 +26,13 @@ function items(message: SeedMessage): unknown[] {
   }
 }
 
-export async function seedCodex(input: SeedInput, codexHome: string, stateFile: string): Promise<void> {
+/** `state`: what the state file says of the thread (the codex family's `thread_id`; the acp harness's `session_id`). */
+export async function seedCodex(
+  input: SeedInput,
+  codexHome: string,
+  stateFile: string,
+  state: (threadId: string) => Record<string, unknown> = (threadId) => ({ thread_id: threadId }),
+): Promise<void> {
   const cwd = workingDir("codex", input.dir, sessionOptions("codex", input.config));
   const threadId = randomUUID();
   const now = new Date();
@@ -50,5 +56,5 @@ export async function seedCodex(input: SeedInput, codexHome: string, stateFile: 
   mkdirSync(dir, { recursive: true });
   const name = `rollout-${timestamp.slice(0, 19).replace(/:/g, "-")}-${threadId}.jsonl`;
   writeFileSync(join(dir, name), lines.map((l) => `${JSON.stringify(l)}\n`).join(""), { flag: "wx" });
-  writeFileSync(join(input.dir, stateFile), `${JSON.stringify({ thread_id: threadId }, null, 2)}\n`);
+  writeFileSync(join(input.dir, stateFile), `${JSON.stringify(state(threadId), null, 2)}\n`);
 }
