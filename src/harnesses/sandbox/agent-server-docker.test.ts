@@ -1,0 +1,93 @@
+// The CLI agent server (agent-server.ts) in its family image (docker/agent-server.Dockerfile, built by
+// scripts/agent-images.sh from the local base image) behind the `docker` harness on a real engine: the real pi
+// CLI in a --network none container, reaching only the fake provider on this host's loopback (host_ports), the
+// provider's URL and key arriving with the run, never in the image.
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Session } from "../../core/session.js";
+import { events, makeBrain, type TestBrain, textOf, waitForEvent } from "../../testing/brain.js";
+import { FAKE_KEY } from "../../testing/cli.js";
+import { docker, ensureDockerEngine, sessionContainers } from "../../testing/docker-engine.js";
+import { type FakeProvider, shellAgent, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { root } from "../../testing/nui.js";
+import { DockerFactory } from "../http/docker.js";
+import { AGENT_PORT, PROVIDER_ENV } from "./agent-server.js";
+
+let image = "";
+beforeAll(async () => {
+  await ensureDockerEngine();
+  const { stdout } = await promisify(execFile)("bash", [`${root}/scripts/agent-images.sh`, "pi-cli"], {
+    cwd: root,
+    timeout: 600_000,
+  });
+  image = stdout.trim().split("\n").at(-1) ?? "";
+}, 600_000);
+
+let t: TestBrain | undefined;
+let provider: FakeProvider | undefined;
+afterEach(async () => {
+  await t?.cleanup();
+  await provider?.close();
+  t = provider = undefined;
+});
+
+async function piSession(): Promise<Session> {
+  provider = await startFakeProvider();
+  provider.setFallback(shellAgent({ slowDelayMs: 100 }));
+  const port = Number(new URL(provider.url).port);
+  t = makeBrain({ factories: [new DockerFactory("docker", undefined, { interruptGraceMs: 5_000 })] });
+  return t.brain.create({
+    harness: "docker",
+    config: {
+      model: "fake-model",
+      options: {
+        image,
+        containerPort: AGENT_PORT,
+        network: "none",
+        host_ports: [port],
+        docker_args: ["-v", `${root}:${root}:ro`],
+        env: {
+          [PROVIDER_ENV.base_url]: `http://127.0.0.1:${port}/v1`,
+          [PROVIDER_ENV.api_key]: FAKE_KEY,
+        },
+      },
+    },
+  });
+}
+
+describe("the pi-cli agent server in its image, behind the docker harness", () => {
+  it("runs a shell tool call and its result, then text; the key reached the provider; no key in the image", async () => {
+    const s = await piSession();
+    const turn = await s.prompt("List the files here");
+    expect(await turn.settled).toMatchObject({ status: "completed" });
+    const all = await events(s);
+    const call = all.find((e) => e.type === "tool.call" && e.turn === turn.turn);
+    expect(call?.data).toMatchObject({ name: "bash", arguments: { command: "ls -1" } });
+    const result = all.find((e) => e.type === "tool.result" && e.turn === turn.turn);
+    expect(result?.data).toMatchObject({
+      id: (call?.data as { id: string } | undefined)?.id,
+      is_error: false,
+    });
+    expect(textOf(all, turn.turn)).toBe("Let me look.done");
+    const sent = provider!.requests.filter((r) => r.path.includes("/chat/completions"));
+    expect(sent[0]?.headers.authorization).toBe(`Bearer ${FAKE_KEY}`);
+    const [id] = sessionContainers(s.id);
+    expect(docker("inspect", "-f", "{{.HostConfig.NetworkMode}}", id!)).toBe("none");
+    expect(docker("image", "inspect", "-f", "{{json .Config.Env}}", image)).not.toContain(FAKE_KEY);
+    await t!.brain.closeSession(s.id);
+    expect(sessionContainers(s.id)).toEqual([]);
+  });
+
+  it("a cancel mid-run settles interrupted, and the next turn runs in the same container", async () => {
+    const s = await piSession();
+    const turn = await s.prompt("SLOW NOTOOL count");
+    await waitForEvent(s, (e) => e.type === "assistant.delta" && e.turn === turn.turn);
+    await s.interrupt();
+    expect((await turn.settled).status).toBe("interrupted");
+    const next = await s.prompt("NOTOOL hello");
+    expect(await next.settled).toMatchObject({ status: "completed" });
+    expect(textOf(await events(s), next.turn)).toBe("hello from fake");
+    expect(sessionContainers(s.id)).toHaveLength(1);
+  });
+});
