@@ -13,6 +13,7 @@ import { type FakeProvider, shellAgent, startFakeProvider } from "../../testing/
 import { root } from "../../testing/nui.js";
 import { DockerFactory } from "../http/docker.js";
 import { AGENT_PORT, PROVIDER_ENV } from "./agent-server.js";
+import { installMounts } from "./docker-sandbox.js";
 
 let image = "";
 beforeAll(async () => {
@@ -46,7 +47,7 @@ async function piSession(): Promise<Session> {
         containerPort: AGENT_PORT,
         network: "none",
         host_ports: [port],
-        docker_args: ["-v", `${root}:${root}:ro`],
+        docker_args: installMounts(root).flatMap((dir) => ["-v", `${dir}:${dir}:ro`]),
         env: {
           [PROVIDER_ENV.base_url]: `http://127.0.0.1:${port}/v1`,
           [PROVIDER_ENV.api_key]: FAKE_KEY,
@@ -60,7 +61,7 @@ describe("the pi-cli agent server in its image, behind the docker harness", () =
   it("runs a shell tool call and its result, then text; the key reached the provider; no key in the image", async () => {
     const s = await piSession();
     const turn = await s.prompt("List the files here");
-    expect(await turn.settled).toMatchObject({ status: "completed" });
+    expect(await turn.settled).toEqual({ turn: turn.turn, status: "completed" });
     const all = await events(s);
     const call = all.find((e) => e.type === "tool.call" && e.turn === turn.turn);
     expect(call?.data).toMatchObject({ name: "bash", arguments: { command: "ls -1" } });

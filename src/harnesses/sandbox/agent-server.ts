@@ -109,9 +109,8 @@ export class CliAgentServer extends NuiAgent {
   }
 
   override getSessionId(runId: string): string | undefined {
-    const id = this.runSessions.get(runId);
-    this.runSessions.delete(runId);
-    return id;
+    // Asked twice per run (the SDK's done, then the HTTP server's own): kept, one short string per run.
+    return this.runSessions.get(runId);
   }
 
   override async onShutdown(): Promise<void> {
