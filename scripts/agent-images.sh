@@ -25,8 +25,10 @@ for family in "${families[@]}"; do
   tag="brain/$family:node-$node_version-$hash"
   if ! docker image inspect "$tag" >/dev/null 2>&1; then
     # An empty context: nothing is copied in; the base image is local, so nothing is pulled.
+    # The legacy builder: it uses a local base image as it is (BuildKit may ask a registry for its metadata).
     DOCKER_BUILDKIT=0 docker build -q --pull=false -t "$tag" --build-arg "BASE=$base" \
-      --build-arg "FAMILY=$family" --build-arg "BRAIN_ROOT=$root" "$ctx" >/dev/null
+      --build-arg "FAMILY=$family" --build-arg "BRAIN_ROOT=$root" "$ctx" >/dev/null 2>"$ctx/build.log" ||
+      { cat "$ctx/build.log" >&2; echo "agent-images: docker build of $tag failed" >&2; exit 1; }
   fi
   echo "$tag"
 done

@@ -73,6 +73,10 @@ describe("the pi-cli agent server in its image, behind the docker harness", () =
     expect(textOf(all, turn.turn)).toBe("Let me look.done");
     const sent = provider!.requests.filter((r) => r.path.includes("/chat/completions"));
     expect(sent[0]?.headers.authorization).toBe(`Bearer ${FAKE_KEY}`);
+    // The next turn continues the same CLI session: the agent named it in `done`, Brain sent it back.
+    const next = await s.prompt("NOTOOL again");
+    expect(await next.settled).toMatchObject({ status: "completed" });
+    expect(JSON.stringify(provider!.requests.at(-1)?.body.messages)).toContain("List the files here");
     const [id] = sessionContainers(s.id);
     expect(docker("inspect", "-f", "{{.HostConfig.NetworkMode}}", id!)).toBe("none");
     expect(docker("image", "inspect", "-f", "{{json .Config.Env}}", image)).not.toContain(FAKE_KEY);
