@@ -143,6 +143,29 @@ describe("the CLI agent server", () => {
     expect(out).toContainEqual({ type: "tool_result", toolCallId: "c1", content: "deny", isError: true });
   });
 
+  it("BRAIN_AGENT_TOOLS on the server answers every permission itself; a bad value fails the run saying why", async () => {
+    const asked = await hitlApi("declined");
+    const client = await serve([]);
+    process.env.BRAIN_AGENT_TOOLS = "allow";
+    cleanups.push(() => {
+      delete process.env.BRAIN_AGENT_TOOLS;
+    });
+    expect((await run(client, {})).out).toContainEqual({
+      type: "tool_result",
+      toolCallId: "c1",
+      content: "allow",
+      isError: false,
+    });
+    expect(asked).toEqual([]);
+    process.env.BRAIN_AGENT_TOOLS = "maybe";
+    const { ending, out } = await run(client, {});
+    expect(ending).toBe("error");
+    expect(out).toContainEqual({
+      type: "error",
+      error: expect.stringMatching(/BRAIN_AGENT_TOOLS must be "allow" or "deny"/),
+    });
+  });
+
   it("the provider comes from the run's env before the server's; an unknown family is refused with the known ones", () => {
     expect(
       runProvider(

@@ -7,7 +7,8 @@
 // (the /run body's `env`, which the `docker` harness also sets on the container), BRAIN_PROVIDER_BASE_URL,
 // BRAIN_PROVIDER_API_KEY and BRAIN_PROVIDER_API. A permission the CLI asks for, or a question, goes out as
 // nui's HITL (create through NUI_API_URL, a `hitl_request` event, wait for the answer); without NUI_API_URL
-// nobody can answer, so the tool is denied and the question gets "".
+// nobody can answer, so the tool is denied and the question gets "". BRAIN_AGENT_TOOLS on the container answers
+// every permission itself (allow or deny).
 import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -54,6 +55,21 @@ export function runProvider(
     if (value) out[field] = value;
   }
   return out;
+}
+
+/**
+ * The operator's answer to every tool the CLI runs, set on the container (never by a run): "allow" or "deny".
+ * Unset, each permission the CLI asks for goes to a person through nui's HITL.
+ */
+export const TOOLS_ENV = "BRAIN_AGENT_TOOLS";
+
+function toolsPolicy(env: NodeJS.ProcessEnv = process.env): "allow" | "deny" | undefined {
+  const value = env[TOOLS_ENV];
+  if (value === undefined || value === "") return undefined;
+  if (value === "allow" || value === "deny") return value;
+  throw new Error(
+    `${TOOLS_ENV} must be "allow" or "deny" (or unset, to ask through nui's HITL), got "${value}"`,
+  );
 }
 
 /** The run that is working now in one agent session: where the harness's events and HITL go. */
@@ -130,6 +146,7 @@ export class CliAgentServer extends NuiAgent {
     const session: AgentSession = {} as AgentSession;
     const options: Record<string, unknown> = {};
     if (typeof params.workingDir === "string" && params.workingDir) options.cwd = params.workingDir;
+    const tools = toolsPolicy();
     session.harness = await this.factory.open({
       sessionId: id,
       dir,
@@ -147,7 +164,9 @@ export class CliAgentServer extends NuiAgent {
         content: [{ type: "text", text: "this agent server binds no tools" }],
         is_error: true,
       }),
+      ...(tools ? { policy: () => tools } : {}),
       permit: async (_turn, use) => {
+        if (tools) return tools === "allow" ? { decision: "allow" } : { decision: "deny", reason: TOOLS_ENV };
         const ctx = session.live?.ctx;
         if (!ctx || !process.env.NUI_API_URL) {
           return { decision: "deny", reason: "no NUI_API_URL: nobody can answer a permission request" };
