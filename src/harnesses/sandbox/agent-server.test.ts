@@ -19,6 +19,12 @@ function standIn(seen: HarnessOptions[]): HarnessFactory {
       seen.push(options);
       const harness: Harness = {
         async prompt(text, ctx) {
+          if (text === "ask") {
+            const question = { question: "Your name?", options: ["Ada", "Bob"] };
+            const answer = await options.ask(ctx.turn, question, ctx.signal);
+            options.emit({ type: "assistant.message", turn: ctx.turn, data: { text: `answer=${answer}` } });
+            return { interrupted: false };
+          }
           options.emit({
             type: "tool.call",
             turn: ctx.turn,
@@ -85,7 +91,13 @@ async function hitlApi(status: string): Promise<string[]> {
   const server: Server = createServer((req, res) => {
     asked.push(`${req.method} ${req.url}`);
     res.setHeader("content-type", "application/json");
-    res.end(JSON.stringify(req.method === "POST" ? { requestId: "h1" } : { requestId: "h1", status }));
+    res.end(
+      JSON.stringify(
+        req.method === "POST"
+          ? { requestId: "h1" }
+          : { requestId: "h1", status, answers: { "Your name?": "Ada" } },
+      ),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as { port: number }).port;
@@ -126,6 +138,22 @@ describe("the CLI agent server", () => {
     const sessionId = (out.at(-1) as { sessionId: string }).sessionId;
     expect((await run(client, { sessionId })).ending).toBe("done");
     expect(seen).toHaveLength(1);
+  });
+
+  it("a question the CLI asks goes out as nui's HITL question, with its options; the answer comes back", async () => {
+    const asked = await hitlApi("answered");
+    const { out } = await run(await serve([]), { message: "ask" });
+    expect(out).toContainEqual(
+      expect.objectContaining({
+        type: "hitl_request",
+        kind: "question",
+        payload: expect.objectContaining({
+          questions: [{ question: "Your name?", options: [{ label: "Ada" }, { label: "Bob" }] }],
+        }),
+      }),
+    );
+    expect(out).toContainEqual({ type: "text", content: "answer=Ada" });
+    expect(asked).toHaveLength(2);
   });
 
   it("a declined permission denies the tool; without NUI_API_URL nobody can answer, so it is denied too", async () => {

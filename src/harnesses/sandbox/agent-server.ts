@@ -184,8 +184,26 @@ export class CliAgentServer extends NuiAgent {
       ask: async (_turn, question: Question) => {
         const ctx = session.live?.ctx;
         if (!ctx || !process.env.NUI_API_URL) return "";
-        const text = JSON.stringify(question);
-        const answer = await ctx.askUser({ message: text, questions: [{ question: text }] });
+        const answer = await ctx.askUser({
+          ...(question.title ? { title: question.title } : {}),
+          message: question.message ?? question.question,
+          questions: [
+            {
+              question: question.question,
+              ...(question.header ? { header: question.header } : {}),
+              ...(question.options
+                ? {
+                    options: question.options.map((label) => ({
+                      label,
+                      ...(question.option_descriptions?.[label]
+                        ? { description: question.option_descriptions[label] }
+                        : {}),
+                    })),
+                  }
+                : {}),
+            },
+          ],
+        });
         const first = Object.values(answer.answers ?? {})[0];
         return typeof first === "string" ? first : first === undefined ? "" : JSON.stringify(first);
       },
