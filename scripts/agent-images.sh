@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Builds the CLI families' agent images (docker/agent-server.Dockerfile) from the project's base image, locally:
 #   scripts/agent-images.sh [family...]     (default: claude-code codex opencode pi-cli)
-# Each is tagged brain/<family>:node-<version>-<hash of the Dockerfile and package-lock.json>, so a changed pin
-# or definition builds a new image and an unchanged one is not rebuilt. Needs `npm run build` (the server runs
-# from dist/) and scripts/docker-engine.sh (the engine and the base image). Prints one tag per line.
+# Each is tagged brain/<family>:node-<version>-<hash of the Dockerfile, package-lock.json and this checkout's
+# path>, so a changed pin or definition builds a new image and an unchanged one is not rebuilt. Needs
+# `npm run build` (the server runs from dist/) and scripts/docker-engine.sh (the engine and the base image).
+# Prints one tag per line.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 base="$("$root/scripts/docker-engine.sh" | tail -n 1)"
 [ -f "$root/dist/src/harnesses/sandbox/agent-server-main.js" ] ||
   { echo "agent-images: no dist/ build: run npm run build first" >&2; exit 1; }
-hash="$(cat "$root/docker/agent-server.Dockerfile" "$root/package-lock.json" | sha256sum | cut -c1-12)"
+# The install's path is in the image's command, so two checkouts get two images.
+hash="$({ cat "$root/docker/agent-server.Dockerfile" "$root/package-lock.json"; echo "$root"; } | sha256sum | cut -c1-12)"
 node_version="$(node -p process.versions.node)"
 families=("$@")
 [ ${#families[@]} -gt 0 ] || families=(claude-code codex opencode pi-cli)
