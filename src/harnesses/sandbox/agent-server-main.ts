@@ -1,0 +1,26 @@
+// The agent server's program, as the family images run it:
+//   node dist/src/harnesses/sandbox/agent-server-main.js <family> [port]
+// <family> defaults to BRAIN_AGENT_FAMILY, the port to PORT or 8090. It listens on 0.0.0.0: the `docker`
+// harness reaches it from outside the container (published, or through the container's network namespace).
+import { serveHttp } from "../../../sdk/ts/nui/index.js";
+import { AGENT_PORT, CliAgentServer, familyFactory } from "./agent-server.js";
+
+const family = process.argv[2] ?? process.env.BRAIN_AGENT_FAMILY ?? "";
+const port = Number(process.argv[3] ?? process.env.PORT ?? AGENT_PORT);
+if (!family || !Number.isInteger(port) || port < 0 || port > 65_535) {
+  process.stderr.write(
+    "usage: agent-server-main.js <family> [port] (or BRAIN_AGENT_FAMILY and PORT); family: claude-code, codex, opencode or pi-cli\n",
+  );
+  process.exit(2);
+}
+let server: CliAgentServer;
+try {
+  server = new CliAgentServer(familyFactory(family));
+} catch (err) {
+  process.stderr.write(`agent-server: ${(err as Error).message}\n`);
+  process.exit(2);
+}
+const serving = await serveHttp(server, { port, host: "0.0.0.0" });
+process.stderr.write(`agent-server: ${family} on port ${serving.port}\n`);
+await serving.closed;
+process.exit(0);

@@ -1,0 +1,212 @@
+// The CLI agent server on this host, over a stand-in harness: what goes out on the seed's wire for each Brain
+// harness event, how a permission request becomes nui's HITL (through NUI_API_URL, which a stand-in nui serves
+// here), and what is refused. The real CLI in its image: agent-server-docker.test.ts.
+import { randomUUID } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import { afterEach, describe, expect, it } from "vitest";
+import { serveHttp } from "../../../sdk/ts/nui/index.js";
+import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
+import type { DecodedHarnessEvent } from "../../protocol/nui/harness-event.js";
+import { HttpAgentClient, type RunBody } from "../http/client.js";
+import { CliAgentServer, familyFactory, runProvider } from "./agent-server.js";
+
+/** A harness that reports a tool use it asks permission for, its result, and text naming its provider. */
+function standIn(seen: HarnessOptions[]): HarnessFactory {
+  return {
+    name: "stand-in",
+    supportsSteering: false,
+    async open(options) {
+      seen.push(options);
+      const harness: Harness = {
+        async prompt(text, ctx) {
+          if (text === "ask") {
+            const question = { question: "Your name?", options: ["Ada", "Bob"] };
+            const answer = await options.ask(ctx.turn, question, ctx.signal);
+            options.emit({ type: "assistant.message", turn: ctx.turn, data: { text: `answer=${answer}` } });
+            return { interrupted: false };
+          }
+          options.emit({
+            type: "tool.call",
+            turn: ctx.turn,
+            data: { id: "c1", name: "bash", arguments: { command: "ls" } },
+          });
+          const verdict = await options.permit(
+            ctx.turn,
+            { tool: "bash", arguments: { command: "ls" } },
+            ctx.signal,
+          );
+          options.emit({
+            type: "tool.result",
+            turn: ctx.turn,
+            data: {
+              id: "c1",
+              content: [{ type: "text", text: verdict.decision }],
+              is_error: verdict.decision === "deny",
+            },
+          });
+          options.emit({
+            type: "assistant.message",
+            turn: ctx.turn,
+            data: { text: `${text} via ${options.provider.base_url}` },
+          });
+          return { interrupted: false };
+        },
+        steer: async () => {},
+        interrupt: async () => {},
+        checkpoint: async () => [],
+        close: async () => {},
+      };
+      return harness;
+    },
+  };
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function serve(seen: HarnessOptions[]) {
+  const serving = await serveHttp(new CliAgentServer(standIn(seen), `/tmp/brain-agent-test-${process.pid}`), {
+    port: 0,
+    host: "127.0.0.1",
+  });
+  cleanups.push(() => serving.close());
+  return new HttpAgentClient(serving.url, "agent server");
+}
+
+async function run(client: HttpAgentClient, body: Record<string, unknown>) {
+  const out: unknown[] = [];
+  const ending = await client.run(
+    { message: "hi", runId: `run-${randomUUID()}`, ...body } as RunBody,
+    new AbortController().signal,
+    (d: DecodedHarnessEvent) => out.push(d.ok ? d.event : d.reason),
+  );
+  return { ending, out };
+}
+
+/** A stand-in for nui's HITL REST API that answers every request with `status`. */
+async function hitlApi(status: string): Promise<string[]> {
+  const asked: string[] = [];
+  const server: Server = createServer((req, res) => {
+    asked.push(`${req.method} ${req.url}`);
+    res.setHeader("content-type", "application/json");
+    res.end(
+      JSON.stringify(
+        req.method === "POST"
+          ? { requestId: "h1" }
+          : { requestId: "h1", status, answers: { "Your name?": "Ada" } },
+      ),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  const before = process.env.NUI_API_URL;
+  process.env.NUI_API_URL = `http://127.0.0.1:${port}`;
+  cleanups.push(() => {
+    if (before === undefined) delete process.env.NUI_API_URL;
+    else process.env.NUI_API_URL = before;
+    server.close();
+  });
+  return asked;
+}
+
+describe("the CLI agent server", () => {
+  it("sends the harness's events as the seed's, asks permission through nui's HITL, and names its session in done", async () => {
+    const asked = await hitlApi("answered");
+    const seen: HarnessOptions[] = [];
+    const client = await serve(seen);
+    const { ending, out } = await run(client, {
+      runId: "r1",
+      model: "m1",
+      env: { BRAIN_PROVIDER_BASE_URL: "http://127.0.0.1:1/v1", BRAIN_PROVIDER_API_KEY: "k" },
+    });
+    expect(ending).toBe("done");
+    expect(out).toEqual([
+      { type: "tool_call", toolCallId: "c1", name: "bash", args: { command: "ls" } },
+      expect.objectContaining({ type: "hitl_request", requestId: "h1", kind: "approval" }),
+      { type: "tool_result", toolCallId: "c1", content: "allow", isError: false },
+      { type: "text", content: "hi via http://127.0.0.1:1/v1" },
+      { type: "done", sessionId: expect.stringMatching(/^agent-/) },
+    ]);
+    expect(asked).toEqual(["POST /api/hitl/requests", "GET /api/hitl/requests/h1/wait"]);
+    expect(seen[0]).toMatchObject({
+      config: { model: "m1" },
+      provider: { base_url: "http://127.0.0.1:1/v1", api_key: "k" },
+    });
+    // The session id in done brings the next run back to the same harness.
+    const sessionId = (out.at(-1) as { sessionId: string }).sessionId;
+    expect((await run(client, { sessionId })).ending).toBe("done");
+    expect(seen).toHaveLength(1);
+  });
+
+  it("a question the CLI asks goes out as nui's HITL question, with its options; the answer comes back", async () => {
+    const asked = await hitlApi("answered");
+    const { out } = await run(await serve([]), { message: "ask" });
+    expect(out).toContainEqual(
+      expect.objectContaining({
+        type: "hitl_request",
+        kind: "question",
+        payload: expect.objectContaining({
+          questions: [{ question: "Your name?", options: [{ label: "Ada" }, { label: "Bob" }] }],
+        }),
+      }),
+    );
+    expect(out).toContainEqual({ type: "text", content: "answer=Ada" });
+    expect(asked).toHaveLength(2);
+  });
+
+  it("a declined permission denies the tool; without NUI_API_URL nobody can answer, so it is denied too", async () => {
+    await hitlApi("declined");
+    const client = await serve([]);
+    expect((await run(client, {})).out).toContainEqual({
+      type: "tool_result",
+      toolCallId: "c1",
+      content: "deny",
+      isError: true,
+    });
+    delete process.env.NUI_API_URL;
+    const { out } = await run(client, {});
+    expect(out.some((e) => (e as { type: string }).type === "hitl_request")).toBe(false);
+    expect(out).toContainEqual({ type: "tool_result", toolCallId: "c1", content: "deny", isError: true });
+  });
+
+  it("BRAIN_AGENT_TOOLS on the server answers every permission itself; a bad value fails the run saying why", async () => {
+    const asked = await hitlApi("declined");
+    const client = await serve([]);
+    process.env.BRAIN_AGENT_TOOLS = "allow";
+    cleanups.push(() => {
+      delete process.env.BRAIN_AGENT_TOOLS;
+    });
+    expect((await run(client, {})).out).toContainEqual({
+      type: "tool_result",
+      toolCallId: "c1",
+      content: "allow",
+      isError: false,
+    });
+    expect(asked).toEqual([]);
+    process.env.BRAIN_AGENT_TOOLS = "maybe";
+    const { ending, out } = await run(client, {});
+    expect(ending).toBe("error");
+    expect(out).toContainEqual({
+      type: "error",
+      error: expect.stringMatching(/BRAIN_AGENT_TOOLS must be "allow" or "deny"/),
+    });
+  });
+
+  it("the provider comes from the run's env before the server's; an unknown family is refused with the known ones", () => {
+    expect(
+      runProvider(
+        { BRAIN_PROVIDER_API_KEY: "run" },
+        { BRAIN_PROVIDER_API_KEY: "own", BRAIN_PROVIDER_API: "openai" },
+      ),
+    ).toEqual({
+      api_key: "run",
+      api: "openai",
+    });
+    expect(familyFactory("pi-cli").name).toBe("pi-cli");
+    expect(() => familyFactory("nope")).toThrow(
+      /unknown CLI family "nope"; this server drives one of: claude-code, codex, opencode, pi-cli/,
+    );
+  });
+});

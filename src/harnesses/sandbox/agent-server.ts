@@ -1,0 +1,263 @@
+// An HTTP/SSE agent (nui's /info, /run, /cancel, /shutdown; docs/protocol.md) that drives one CLI family the way
+// Brain drives it on a host: the family's own factory from the catalog opens a harness per agent session, each
+// POST /run is one prompt, and the harness's events go out as the seed's events (text, tool_call, tool_result,
+// image). It runs inside the family's image (docker/agent-server.Dockerfile) behind the `docker` harness.
+//
+// What a real host would bake in stays out of the image: the provider's base URL and key come with each run
+// (the /run body's `env`, which the `docker` harness also sets on the container), BRAIN_PROVIDER_BASE_URL,
+// BRAIN_PROVIDER_API_KEY and BRAIN_PROVIDER_API. A permission the CLI asks for, or a question, goes out as
+// nui's HITL (create through NUI_API_URL, a `hitl_request` event, wait for the answer); without NUI_API_URL
+// nobody can answer, so the tool is denied and the question gets "". BRAIN_AGENT_TOOLS on the container answers
+// every permission itself (allow or deny).
+import { randomUUID } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { NuiAgent, type RunContext } from "../../../sdk/ts/nui/index.js";
+import type { HarnessEvent as BrainEvent, Harness, HarnessFactory } from "../../core/harness.js";
+import type { Question } from "../../protocol/events.js";
+import type { ProviderCredentials } from "../../protocol/runner.js";
+import { builtinCatalog, catalogHarnesses } from "../catalog.js";
+
+export const AGENT_PORT = 8090;
+
+/** The run-scoped variables that carry the provider; read from the run's env, then the server's own. */
+export const PROVIDER_ENV = {
+  base_url: "BRAIN_PROVIDER_BASE_URL",
+  api_key: "BRAIN_PROVIDER_API_KEY",
+  api: "BRAIN_PROVIDER_API",
+} as const;
+
+/** The family's factory as Brain builds it on a host with an empty config. */
+export function familyFactory(family: string): HarnessFactory {
+  const { factories } = catalogHarnesses(builtinCatalog(), {
+    config: {},
+    configDir: process.cwd(),
+    brainHome: join(tmpdir(), "brain-agent-home"),
+  });
+  const found = factories.find((f) => f.name === family);
+  if (!found) {
+    const cli = ["claude-code", "codex", "opencode", "pi-cli"].filter((n) =>
+      factories.some((f) => f.name === n),
+    );
+    throw new Error(`unknown CLI family "${family}"; this server drives one of: ${cli.join(", ")}`);
+  }
+  return found;
+}
+
+export function runProvider(
+  runEnv: Record<string, string>,
+  env: NodeJS.ProcessEnv = process.env,
+): ProviderCredentials {
+  const out: ProviderCredentials = {};
+  for (const [field, name] of Object.entries(PROVIDER_ENV) as [keyof ProviderCredentials, string][]) {
+    const value = runEnv[name] ?? env[name];
+    if (value) out[field] = value;
+  }
+  return out;
+}
+
+/**
+ * The operator's answer to every tool the CLI runs, set on the container (never by a run): "allow" or "deny".
+ * Unset, each permission the CLI asks for goes to a person through nui's HITL.
+ */
+export const TOOLS_ENV = "BRAIN_AGENT_TOOLS";
+
+function toolsPolicy(env: NodeJS.ProcessEnv = process.env): "allow" | "deny" | undefined {
+  const value = env[TOOLS_ENV];
+  if (value === undefined || value === "") return undefined;
+  if (value === "allow" || value === "deny") return value;
+  throw new Error(
+    `${TOOLS_ENV} must be "allow" or "deny" (or unset, to ask through nui's HITL), got "${value}"`,
+  );
+}
+
+/** The run that is working now in one agent session: where the harness's events and HITL go. */
+interface Live {
+  ctx: RunContext;
+  /** Text streamed since the last assistant.message: a message that streamed nothing is sent whole. */
+  streamed: boolean;
+}
+
+interface AgentSession {
+  harness: Harness;
+  live?: Live;
+}
+
+export class CliAgentServer extends NuiAgent {
+  override name: string;
+  override version = "1.0.0";
+  private readonly sessions = new Map<string, AgentSession>();
+  private readonly runSessions = new Map<string, string>();
+
+  constructor(
+    private readonly factory: HarnessFactory,
+    /** Where each agent session keeps the CLI's native state. */
+    private readonly home = process.env.BRAIN_AGENT_HOME || join(tmpdir(), "brain-agent"),
+  ) {
+    super();
+    this.name = `brain-${factory.name}`;
+  }
+
+  async *run(message: string, runId: string, ctx: RunContext) {
+    const params = ctx.params as RunContext["params"] & { env?: Record<string, string> };
+    const sessionId = typeof params.sessionId === "string" && params.sessionId ? params.sessionId : "";
+    const id = /^[A-Za-z0-9_-]{1,100}$/.test(sessionId) ? sessionId : `agent-${randomUUID()}`;
+    const session = await this.session(id, params);
+    if (session.live) throw new Error(`session ${id} already has a run working; cancel it first`);
+    const live: Live = { ctx, streamed: false };
+    session.live = live;
+    this.runSessions.set(runId, id);
+    const turn = `turn-${runId}`;
+    const stop = () => void session.harness.interrupt(turn).catch(() => {});
+    ctx.signal.addEventListener("abort", stop, { once: true });
+    try {
+      await session.harness.prompt(message, { turn, signal: ctx.signal });
+    } finally {
+      ctx.signal.removeEventListener("abort", stop);
+      session.live = undefined;
+      if (session.harness.isAlive?.() === false) {
+        this.sessions.delete(id);
+        await session.harness.close().catch(() => {});
+      }
+    }
+    yield* [];
+  }
+
+  override getSessionId(runId: string): string | undefined {
+    // Asked twice per run (the SDK's done, then the HTTP server's own): kept, one short string per run.
+    return this.runSessions.get(runId);
+  }
+
+  override async onShutdown(): Promise<void> {
+    const open = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.all(open.map((s) => s.harness.close().catch(() => {})));
+  }
+
+  private async session(
+    id: string,
+    params: RunContext["params"] & { env?: Record<string, string> },
+  ): Promise<AgentSession> {
+    const open = this.sessions.get(id);
+    if (open) return open;
+    const dir = join(this.home, id);
+    mkdirSync(dir, { recursive: true });
+    const session: AgentSession = {} as AgentSession;
+    const options: Record<string, unknown> = {};
+    if (typeof params.workingDir === "string" && params.workingDir) options.cwd = params.workingDir;
+    const tools = toolsPolicy();
+    session.harness = await this.factory.open({
+      sessionId: id,
+      dir,
+      config: {
+        ...(typeof params.model === "string" && params.model ? { model: params.model } : {}),
+        ...(typeof params.systemPrompt === "string" && params.systemPrompt
+          ? { system_prompt: params.systemPrompt }
+          : {}),
+        options,
+      },
+      tools: [],
+      provider: runProvider(params.env ?? {}),
+      emit: (event) => this.forward(session.live, event),
+      call: async () => ({
+        content: [{ type: "text", text: "this agent server binds no tools" }],
+        is_error: true,
+      }),
+      ...(tools ? { policy: () => tools } : {}),
+      permit: async (_turn, use) => {
+        if (tools) return tools === "allow" ? { decision: "allow" } : { decision: "deny", reason: TOOLS_ENV };
+        const ctx = session.live?.ctx;
+        if (!ctx || !process.env.NUI_API_URL) {
+          return { decision: "deny", reason: "no NUI_API_URL: nobody can answer a permission request" };
+        }
+        const answer = await ctx.requestApproval({
+          title: `Allow ${use.tool}?`,
+          toolName: use.tool,
+          toolInput: use.arguments ?? {},
+          ...(use.reason ? { description: use.reason } : {}),
+        });
+        return answer.status === "answered"
+          ? { decision: "allow" }
+          : { decision: "deny", reason: answer.status };
+      },
+      ask: async (_turn, question: Question) => {
+        const ctx = session.live?.ctx;
+        if (!ctx || !process.env.NUI_API_URL) return "";
+        const answer = await ctx.askUser({
+          ...(question.title ? { title: question.title } : {}),
+          message: question.message ?? question.question,
+          questions: [
+            {
+              question: question.question,
+              ...(question.header ? { header: question.header } : {}),
+              ...(question.options
+                ? {
+                    options: question.options.map((label) => ({
+                      label,
+                      ...(question.option_descriptions?.[label]
+                        ? { description: question.option_descriptions[label] }
+                        : {}),
+                    })),
+                  }
+                : {}),
+            },
+          ],
+        });
+        const first = Object.values(answer.answers ?? {})[0];
+        return typeof first === "string" ? first : first === undefined ? "" : JSON.stringify(first);
+      },
+    });
+    this.sessions.set(id, session);
+    return session;
+  }
+
+  /** One Brain harness event as the seed's event, on the run that is working. */
+  private forward(live: Live | undefined, event: BrainEvent): void {
+    if (!live) return;
+    const emit = live.ctx.emit;
+    const data = event.data as Record<string, unknown>;
+    switch (event.type) {
+      case "assistant.delta":
+        live.streamed = true;
+        if (data.text) emit({ type: "text", content: String(data.text) });
+        return;
+      case "assistant.message":
+        if (!live.streamed && data.text) emit({ type: "text", content: String(data.text) });
+        live.streamed = false;
+        return;
+      case "tool.call":
+        emit({
+          type: "tool_call",
+          toolCallId: String(data.id),
+          name: String(data.name),
+          args: data.arguments ?? {},
+        });
+        return;
+      case "tool.result":
+        emit({
+          type: "tool_result",
+          toolCallId: String(data.id),
+          content: resultText(data.content),
+          isError: data.is_error === true,
+        });
+        return;
+      case "image":
+        emit({ type: "image", mimeType: String(data.mime_type), data: String(data.data) });
+        return;
+      case "harness.warning":
+        process.stderr.write(`agent-server: ${JSON.stringify(data)}\n`);
+        return;
+    }
+  }
+}
+
+function resultText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return content === undefined ? "" : JSON.stringify(content);
+  return content
+    .map((part: { type?: string; text?: string }) =>
+      part?.type === "text" ? (part.text ?? "") : JSON.stringify(part),
+    )
+    .join("");
+}
