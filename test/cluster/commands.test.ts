@@ -2,45 +2,14 @@
 // owner; a command to an owner frozen with SIGSTOP runs on the node that takes the session over, once, and a
 // retry with the same Idempotency-Key gets the first answer on any node; a session whose harness cannot move
 // says so in its status and is refused elsewhere with code `pinned` once its node is gone.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ClientError } from "../../src/client/errors.js";
 import type { SessionEvent } from "../../src/protocol/events.js";
-import { type BrainNode, startBrainNode } from "../../src/testing/brain-node.js";
+import type { BrainNode } from "../../src/testing/brain-node.js";
 import { raw } from "../../src/testing/http.js";
-import { type NatsCluster, startNatsCluster } from "../../src/testing/nats-cluster.js";
+import { useBrainCluster, waitFor } from "./bed.js";
 
-const TTL = 2000;
-let cluster: NatsCluster;
-let nodes: BrainNode[] = [];
-
-beforeAll(async () => {
-  cluster = await startNatsCluster();
-  const started = await Promise.allSettled(
-    ["a", "b", "c"].map((n) => startBrainNode(`node-${n}`, cluster.servers, { leaseTtlMs: TTL })),
-  );
-  nodes = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
-  const failed = started.find((s) => s.status === "rejected");
-  if (failed) throw failed.reason;
-}, 180_000);
-afterAll(async () => {
-  await Promise.allSettled(nodes.map((n) => n.stop()));
-  await cluster?.stop();
-});
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await fn();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${String(last)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const bed = useBrainCluster();
 
 const logOf = async (node: BrainNode, id: string): Promise<SessionEvent[]> =>
   (await node.client.log(id, 0, 10_000)).events;
@@ -50,7 +19,7 @@ const dense = (events: SessionEvent[]) => events.map((e, i) => e.seq === i + 1).
 
 describe("cluster commands", () => {
   it("a nui HITL answer sent to a node that does not own the session reaches its owner, and counts once", async () => {
-    const [a, b, c] = nodes as [BrainNode, BrainNode, BrainNode];
+    const [a, b, c] = bed.nodes;
     const id = "h1";
     await b.client.create({
       id,
@@ -96,7 +65,7 @@ describe("cluster commands", () => {
   }, 120_000);
 
   it("a command to a frozen owner runs on the node that takes over, once; a retry with its key gets the first answer", async () => {
-    const [a, b, c] = nodes as [BrainNode, BrainNode, BrainNode];
+    const [a, b, c] = bed.nodes;
     const id = "z1";
     await b.client.create({ id, harness: "echo", config: { options: { delay_ms: 200 } } });
     const one = await b.client.prompt(id, "one");
@@ -149,7 +118,7 @@ describe("cluster commands", () => {
   }, 180_000);
 
   it("a session whose harness works in a local directory is pinned to its node; another node refuses it with code pinned", async () => {
-    const [a, , c] = nodes as [BrainNode, BrainNode, BrainNode];
+    const [a, , c] = bed.nodes;
     const id = "pin1";
     await a.client.create({ id, harness: "echo", config: { options: { cwd: "/tmp" } } });
     const one = await a.client.prompt(id, "one");

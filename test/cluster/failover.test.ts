@@ -2,45 +2,13 @@
 // own temp dir. The owner of a session is SIGKILLed mid-turn: another node takes the session over (once the
 // lease has expired), restores its last checkpoint, settles the interrupted turn as failed with brain_error,
 // and the next prompt continues from the checkpointed history. No acknowledged event is lost or doubled.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ClientError } from "../../src/client/errors.js";
 import type { SessionEvent } from "../../src/protocol/events.js";
-import { type BrainNode, startBrainNode } from "../../src/testing/brain-node.js";
-import { type NatsCluster, startNatsCluster } from "../../src/testing/nats-cluster.js";
+import type { BrainNode } from "../../src/testing/brain-node.js";
+import { useBrainCluster, waitFor } from "./bed.js";
 
-const TTL = 2000;
-let cluster: NatsCluster;
-let nodes: BrainNode[] = [];
-
-beforeAll(async () => {
-  cluster = await startNatsCluster();
-  const started = await Promise.allSettled(
-    ["a", "b", "c"].map((n) => startBrainNode(`node-${n}`, cluster.servers, { leaseTtlMs: TTL })),
-  );
-  nodes = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
-  // One that failed leaves the others running: afterAll stops those, and the suite fails with its reason.
-  const failed = started.find((s) => s.status === "rejected");
-  if (failed) throw failed.reason;
-}, 180_000);
-afterAll(async () => {
-  await Promise.allSettled(nodes.map((n) => n.stop()));
-  await cluster?.stop();
-});
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await fn();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${String(last)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const bed = useBrainCluster();
 
 /** The whole log, as a client of `node` reads it. */
 async function events(node: BrainNode): Promise<SessionEvent[]> {
@@ -58,7 +26,7 @@ function settled(events: SessionEvent[], turn: string): SessionEvent | undefined
 
 describe("cluster failover", () => {
   it("a client of one node drives a session another node owns: prompt, steer, interrupt, answer, checkpoint", async () => {
-    const [, b, c] = nodes as [BrainNode, BrainNode, BrainNode];
+    const [, b, c] = bed.nodes;
     const id = "r1";
     await b.client.create({
       id,
@@ -101,7 +69,7 @@ describe("cluster failover", () => {
   }, 120_000);
 
   it("another node takes over a session whose owner was SIGKILLed mid-turn", async () => {
-    const [a, b, c] = nodes as [BrainNode, BrainNode, BrainNode];
+    const [a, b, c] = bed.nodes;
     await a.client.create({ id: "f1", harness: "echo", config: { options: { delay_ms: 200 } } });
     // An SSE watcher on a node that never owns the session: it follows the log through NATS.
     const watched: SessionEvent[] = [];
@@ -166,7 +134,7 @@ describe("cluster failover", () => {
   }, 180_000);
 
   it("an owner stopped past its lease (SIGSTOP) loses the session; after SIGCONT its writes are refused and it lets go", async () => {
-    const [, b, c] = nodes as [BrainNode, BrainNode, BrainNode];
+    const [, b, c] = bed.nodes;
     const id = "p1";
     await b.client.create({ id, harness: "echo" });
     const all = async () => (await c.client.log(id, 0, 1000)).events;
