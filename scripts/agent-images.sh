@@ -8,7 +8,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 base="$("$root/scripts/docker-engine.sh" | tail -n 1)"
-[ -f "$root/dist/src/harnesses/sandbox/agent-server-main.js" ] ||
+[ -f "$root/dist/src/agent-server/agent-server-main.js" ] ||
   { echo "agent-images: no dist/ build: run npm run build first" >&2; exit 1; }
 # The install's path is in the image's command, so two checkouts get two images.
 hash="$({ cat "$root/docker/agent-server.Dockerfile" "$root/package-lock.json"; echo "$root"; } | sha256sum | cut -c1-12)"

@@ -39,11 +39,14 @@ async function claimWhenFree(node: TestNode, id: string): Promise<EventLog> {
 
 describe("session leases", () => {
   it("refuses a second node's open while the owner renews, naming the owner; frees it on close", async () => {
-    const [a, b] = await twoNodes();
+    // A longer lease here: the renewals must outlast two of them, and on a loaded machine a 1.5 s lease (a renewal
+    // every 0.5 s) is lost to a one-second stall of the event loop, which is not what this test is about.
+    const LONG_TTL = 4000;
+    const [a, b] = await nats.twoNodes("lease", { leaseTtlMs: LONG_TTL });
     await a.store.create({ ...base, id: "l1" });
     const log = await a.store.openLog("l1");
     // Several TTLs pass: renewals keep the lease.
-    await new Promise((r) => setTimeout(r, 2 * TTL));
+    await new Promise((r) => setTimeout(r, 2 * LONG_TTL));
     const refused = await b.store.openLog("l1").catch((err: BrainError) => err);
     expect((refused as BrainError).code).toBe("locked");
     expect((refused as BrainError).message).toMatch(/owned by node node-a/);

@@ -13,11 +13,11 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { NuiAgent, type RunContext } from "../../../sdk/ts/nui/index.js";
-import type { HarnessEvent as BrainEvent, Harness, HarnessFactory } from "../../core/harness.js";
-import type { Question } from "../../protocol/events.js";
-import type { ProviderCredentials } from "../../protocol/runner.js";
-import { builtinCatalog, catalogHarnesses } from "../catalog.js";
+import { NuiAgent, type RunContext } from "../../sdk/ts/nui/index.js";
+import type { HarnessEvent as BrainEvent, Harness, HarnessFactory } from "../core/harness.js";
+import { builtinCatalog, catalogHarnesses } from "../harnesses/catalog.js";
+import type { Question } from "../protocol/events.js";
+import type { ProviderCredentials } from "../protocol/runner.js";
 
 export const AGENT_PORT = 8090;
 

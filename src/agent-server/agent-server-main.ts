@@ -1,8 +1,8 @@
 // The agent server's program, as the family images run it:
-//   node dist/src/harnesses/sandbox/agent-server-main.js <family> [port]
+//   node dist/src/agent-server/agent-server-main.js <family> [port]
 // <family> defaults to BRAIN_AGENT_FAMILY, the port to PORT or 8090. It listens on 0.0.0.0: the `docker`
 // harness reaches it from outside the container (published, or through the container's network namespace).
-import { serveHttp } from "../../../sdk/ts/nui/index.js";
+import { serveHttp } from "../../sdk/ts/nui/index.js";
 import { AGENT_PORT, CliAgentServer, familyFactory } from "./agent-server.js";
 
 const family = process.argv[2] ?? process.env.BRAIN_AGENT_FAMILY ?? "";

@@ -4,10 +4,10 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import { serveHttp } from "../../../sdk/ts/nui/index.js";
-import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
-import type { DecodedHarnessEvent } from "../../protocol/nui/harness-event.js";
-import { HttpAgentClient, type RunBody } from "../http/client.js";
+import { serveHttp } from "../../sdk/ts/nui/index.js";
+import type { Harness, HarnessFactory, HarnessOptions } from "../core/harness.js";
+import { HttpAgentClient, type RunBody } from "../harnesses/http/client.js";
+import type { DecodedHarnessEvent } from "../protocol/nui/harness-event.js";
 import { CliAgentServer, familyFactory, runProvider } from "./agent-server.js";
 
 /** A harness that reports a tool use it asks permission for, its result, and text naming its provider. */

@@ -5,15 +5,15 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Session } from "../../core/session.js";
-import { events, makeBrain, type TestBrain, textOf, waitForEvent } from "../../testing/brain.js";
-import { FAKE_KEY } from "../../testing/cli.js";
-import { docker, ensureDockerEngine, sessionContainers } from "../../testing/docker-engine.js";
-import { type FakeProvider, shellAgent, startFakeProvider } from "../../testing/fake-provider/index.js";
-import { root } from "../../testing/nui.js";
-import { DockerFactory } from "../http/docker.js";
+import type { Session } from "../core/session.js";
+import { DockerFactory } from "../harnesses/http/docker.js";
+import { installMounts } from "../harnesses/sandbox/docker-sandbox.js";
+import { events, makeBrain, type TestBrain, textOf, waitForEvent } from "../testing/brain.js";
+import { FAKE_KEY } from "../testing/cli.js";
+import { docker, ensureDockerEngine, sessionContainers } from "../testing/docker-engine.js";
+import { type FakeProvider, shellAgent, startFakeProvider } from "../testing/fake-provider/index.js";
+import { root } from "../testing/nui.js";
 import { AGENT_PORT, PROVIDER_ENV } from "./agent-server.js";
-import { installMounts } from "./docker-sandbox.js";
 
 /** What differs between the families run here: the provider's path, the shell tool, how the key is sent. */
 const FAMILIES = {
