@@ -3,38 +3,27 @@
 // grows, the next request carries the summary instead of the old turns, and a fork rebuilds the same context.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SUMMARY_MARKER } from "../../runners/pi/compaction.js";
 import type { TestBrain } from "../../src/testing/brain.js";
-import { type FakeProvider, lastUserText, startFakeProvider } from "../../src/testing/fake-provider/index.js";
-import { API_KEY, bodyText, FORMATS, piBrain, requestShape, transcript } from "./helpers.js";
+import { lastUserText } from "../../src/testing/fake-provider/index.js";
+import { bodyText, FORMATS, requestShape, transcript, usePiBed } from "./helpers.js";
 
 const SUMMARY = "SUMMARY OF THE TALK: the user counted turns.";
 
-let fake: FakeProvider;
-let t: TestBrain | undefined;
-
-beforeAll(async () => {
-  fake = await startFakeProvider({ apiKey: API_KEY });
+let t: TestBrain;
+const bed = usePiBed((fake) => {
   // The summarization request is recognisable by its marker; everything else is echoed back.
   fake.setFallback((req) =>
     bodyText(req).includes(SUMMARY_MARKER) ? { text: SUMMARY } : { text: `echo: ${lastUserText(req)}` },
   );
-});
-afterAll(async () => {
-  await fake.close();
-});
-afterEach(async () => {
-  await t?.cleanup();
-  t = undefined;
-  fake.reset();
 });
 
 const filler = "lorem ipsum dolor sit amet ".repeat(24);
 
 describe.each(FORMATS)("runners/pi compaction on $api", (format) => {
   it("compacts past the threshold as an appended entry, and a fork rebuilds the same compacted context", async () => {
-    t = piBrain(fake, format);
+    t = bed.brain(format);
     const options = { context_window: 2_000, compaction_threshold: 0.5, compaction_keep_tokens: 150 };
     const session = await t.brain.create({ harness: "pi", config: { model: format.model, options } });
     const file = join(t.store.paths(session.id).native, "conversation.jsonl");
@@ -51,29 +40,29 @@ describe.each(FORMATS)("runners/pi compaction on $api", (format) => {
     const entry = transcript(t, session).find((e) => e.type === "compaction")!;
     expect(entry).toMatchObject({ summary: SUMMARY, first_kept: expect.any(Number) });
     expect(entry.tokens_before).toBeGreaterThan(1_000);
-    const summaryRequest = fake.requests.find((r) => bodyText(r).includes(SUMMARY_MARKER))!;
+    const summaryRequest = bed.fake.requests.find((r) => bodyText(r).includes(SUMMARY_MARKER))!;
     expect(bodyText(summaryRequest)).toContain("turn 1:");
 
     // The next request: the summary instead of the early turns, the last exchange kept verbatim.
-    fake.reset();
+    bed.fake.reset();
     await (await session.prompt("What now?")).settled;
-    const next = bodyText(fake.requests[0]);
+    const next = bodyText(bed.fake.requests[0]);
     expect(next).toContain("<summary>");
     expect(next).toContain(SUMMARY);
     expect(next).toContain(`turn ${compactedAfter}:`);
     expect(next).not.toContain("turn 1:");
-    const original = fake.requests.map(requestShape);
+    const original = bed.fake.requests.map(requestShape);
 
     // A fork from a checkpoint taken before that turn sends exactly the same request.
     const checkpoint = await session.checkpoint();
     const fork = await t.brain.fork(session.id, checkpoint.id);
-    fake.reset();
+    bed.fake.reset();
     await (await session.prompt("And then?")).settled;
-    const again = fake.requests.map(requestShape);
-    fake.reset();
+    const again = bed.fake.requests.map(requestShape);
+    bed.fake.reset();
     await (await fork.prompt("And then?")).settled;
-    expect(fake.requests.map(requestShape)).toEqual(again);
-    expect(bodyText(fake.requests[0])).toContain(SUMMARY);
+    expect(bed.fake.requests.map(requestShape)).toEqual(again);
+    expect(bodyText(bed.fake.requests[0])).toContain(SUMMARY);
     expect(original).toHaveLength(1);
   });
 });

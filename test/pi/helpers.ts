@@ -1,11 +1,16 @@
 // runners/pi behind a Brain on a throwaway home, pointed at the fake provider in one of the three wire formats.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import type { Session } from "../../src/core/session.js";
 import { ProcessFactory } from "../../src/harnesses/process/factory.js";
 import type { ProviderCredentials, ToolResult, ToolSchema } from "../../src/protocol/runner.js";
 import { makeBrain, type TestBrain } from "../../src/testing/brain.js";
-import type { FakeProvider, FakeProviderRequest } from "../../src/testing/fake-provider/index.js";
+import {
+  type FakeProvider,
+  type FakeProviderRequest,
+  startFakeProvider,
+} from "../../src/testing/fake-provider/index.js";
 import { type ToolService, textResult } from "../../src/tools/tool-service.js";
 
 export const ROOT = join(import.meta.dirname, "../..");
@@ -90,4 +95,38 @@ export class WaitTool implements ToolService {
       else signal.addEventListener("abort", done, { once: true });
     });
   }
+}
+
+/**
+ * The fake provider of a test file (started once; `setup` gives it fallbacks) and the Brains its tests make with
+ * `brain(format)`: each cleaned up, and the provider's record reset, after its test.
+ */
+export function usePiBed(setup?: (fake: FakeProvider) => void): {
+  readonly fake: FakeProvider;
+  brain(format: WireFormat, options?: Parameters<typeof piBrain>[2]): TestBrain;
+} {
+  let fake: FakeProvider | undefined;
+  const made: TestBrain[] = [];
+  beforeAll(async () => {
+    fake = await startFakeProvider({ apiKey: API_KEY });
+    setup?.(fake);
+  });
+  afterAll(async () => {
+    await fake?.close();
+  });
+  afterEach(async () => {
+    for (const t of made.splice(0)) await t.cleanup();
+    fake?.reset();
+  });
+  return {
+    get fake() {
+      if (!fake) throw new Error("the fake provider starts in beforeAll: use it inside a test");
+      return fake;
+    },
+    brain(format, options) {
+      const t = piBrain(this.fake, format, options);
+      made.push(t);
+      return t;
+    },
+  };
 }

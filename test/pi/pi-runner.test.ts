@@ -2,26 +2,23 @@
 // then text, steering mid-turn, interrupt mid-stream, provider errors, and checkpoint → fork → the same request.
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../../src/protocol/events.js";
 import { events, type TestBrain, tempDir, textOf, waitForEvent } from "../../src/testing/brain.js";
-import { type FakeProvider, startFakeProvider } from "../../src/testing/fake-provider/index.js";
-import { API_KEY, bodyText, FORMATS, piBrain, requestShape, transcript, WaitTool } from "./helpers.js";
+import { startFakeProvider } from "../../src/testing/fake-provider/index.js";
+import {
+  API_KEY,
+  bodyText,
+  FORMATS,
+  piBrain,
+  requestShape,
+  transcript,
+  usePiBed,
+  WaitTool,
+} from "./helpers.js";
 
-let fake: FakeProvider;
-let t: TestBrain | undefined;
-
-beforeAll(async () => {
-  fake = await startFakeProvider({ apiKey: API_KEY });
-});
-afterAll(async () => {
-  await fake.close();
-});
-afterEach(async () => {
-  await t?.cleanup();
-  t = undefined;
-  fake.reset();
-});
+let t: TestBrain;
+const bed = usePiBed();
 
 const ofType = (all: SessionEvent[], type: SessionEvent["type"]) =>
   all.filter((e) => e.type === type).map((e) => e.data as Record<string, unknown>);
@@ -32,8 +29,8 @@ describe.each(FORMATS)("runners/pi on $api", (format) => {
   const config = { model: format.model, tools: ["echo"], system_prompt: "You are terse." };
 
   it("runs a turn with a tool call through Brain, then answers with text", async () => {
-    t = piBrain(fake, format);
-    fake.script([
+    t = bed.brain(format);
+    bed.fake.script([
       { toolCalls: [{ name: "echo", arguments: { value: "ping" } }] },
       { text: "The tool said ping." },
     ]);
@@ -58,21 +55,21 @@ describe.each(FORMATS)("runners/pi on $api", (format) => {
     expect((messages[1]!.usage as { input: number }).input).toBeGreaterThan(0);
 
     // Two model requests to the right endpoint with the open frame's key; the second carries the tool result.
-    expect(fake.requests.map((r) => r.path)).toEqual([format.path, format.path]);
-    const auth = `${fake.requests[0]!.headers.authorization ?? ""} ${fake.requests[0]!.headers["x-api-key"] ?? ""}`;
+    expect(bed.fake.requests.map((r) => r.path)).toEqual([format.path, format.path]);
+    const auth = `${bed.fake.requests[0]!.headers.authorization ?? ""} ${bed.fake.requests[0]!.headers["x-api-key"] ?? ""}`;
     expect(auth).toContain(API_KEY);
-    expect(bodyText(fake.requests[0])).toContain("You are terse.");
-    expect(bodyText(fake.requests[0])).toContain('"echo"');
-    expect(bodyText(fake.requests[1])).toContain("ping");
+    expect(bodyText(bed.fake.requests[0])).toContain("You are terse.");
+    expect(bodyText(bed.fake.requests[0])).toContain('"echo"');
+    expect(bodyText(bed.fake.requests[1])).toContain("ping");
     if (format.api === "anthropic-messages") {
       // The host's whole schema, not pi-ai's {type, properties, required} cut-down.
-      expect(fake.requests[0]!.body.tools[0].input_schema).toMatchObject({ additionalProperties: false });
+      expect(bed.fake.requests[0]!.body.tools[0].input_schema).toMatchObject({ additionalProperties: false });
     }
   });
 
   it("passes a call with bad arguments, or of an unbound tool, to Brain, which logs it and answers the model", async () => {
-    t = piBrain(fake, format);
-    fake.script([
+    t = bed.brain(format);
+    bed.fake.script([
       {
         toolCalls: [
           { name: "echo", arguments: { value: 42, extra: true } },
@@ -97,19 +94,20 @@ describe.each(FORMATS)("runners/pi on $api", (format) => {
     expect(results).toMatchObject([{ is_error: true }, { is_error: true }]);
     expect(JSON.stringify(results[0])).toContain('invalid arguments for tool \\"echo\\"');
     expect(JSON.stringify(results[1])).toContain('tool \\"nosuch\\" is not bound to this session');
-    const second = bodyText(fake.requests[1]);
+    const second = bodyText(bed.fake.requests[1]);
     expect(second).toContain("invalid arguments for tool");
     expect(second).toContain("is not bound to this session");
     expect(second).not.toContain("Validation failed");
     // The model is offered the bound schema, not the permissive one pi checks against, and never the unbound tool.
-    expect(bodyText(fake.requests[0])).toContain('"value"');
-    for (const request of fake.requests) expect(JSON.stringify(request.body.tools)).not.toContain("nosuch");
+    expect(bodyText(bed.fake.requests[0])).toContain('"value"');
+    for (const request of bed.fake.requests)
+      expect(JSON.stringify(request.body.tools)).not.toContain("nosuch");
   });
 
   it("lets a steer join the running turn at the next model boundary", async () => {
-    t = piBrain(fake, format);
+    t = bed.brain(format);
     // About two seconds of streaming: the steer arrives while it runs, even on a busy machine.
-    fake.script([{ text: slowText(120), chunkSize: 5, delayMs: 12 }, { text: "Going left now." }]);
+    bed.fake.script([{ text: slowText(120), chunkSize: 5, delayMs: 12 }, { text: "Going left now." }]);
     const session = await t.brain.create({ harness: "pi", config });
     const turn = await session.prompt("Walk somewhere.");
     await waitForEvent(session, (e) => e.type === "assistant.delta");
@@ -117,8 +115,8 @@ describe.each(FORMATS)("runners/pi on $api", (format) => {
     expect((await turn.settled).status).toBe("completed");
 
     // The first reply was not cut off; the steer went to the model in the same turn, after that reply.
-    expect(fake.requests).toHaveLength(2);
-    const second = bodyText(fake.requests[1]);
+    expect(bed.fake.requests).toHaveLength(2);
+    const second = bodyText(bed.fake.requests[1]);
     expect(second).toContain("word119");
     expect(second.indexOf("Go left instead.")).toBeGreaterThan(second.indexOf("word119"));
     const all = await events(session);
@@ -128,38 +126,38 @@ describe.each(FORMATS)("runners/pi on $api", (format) => {
   });
 
   it("interrupts mid-stream: the request is aborted, the turn settles interrupted, the next turn works", async () => {
-    t = piBrain(fake, format);
-    fake.script([{ text: slowText(300), chunkSize: 6, delayMs: 20 }]);
+    t = bed.brain(format);
+    bed.fake.script([{ text: slowText(300), chunkSize: 6, delayMs: 20 }]);
     const session = await t.brain.create({ harness: "pi", config });
     const turn = await session.prompt("Tell me a long story.");
     await waitForEvent(session, (e) => e.type === "assistant.delta");
     await session.interrupt();
     expect((await turn.settled).status).toBe("interrupted");
-    await expect.poll(() => fake.requests[0]?.aborted).toBe(true);
+    await expect.poll(() => bed.fake.requests[0]?.aborted).toBe(true);
     expect(textOf(await events(session))).not.toContain("word299");
     const interrupted = ofType(await events(session), "assistant.message");
     expect(interrupted.at(-1)).toMatchObject({ stop_reason: "interrupted" });
 
     const next = await session.prompt("Short answer now.");
     expect((await next.settled).status).toBe("completed");
-    expect(fake.requests).toHaveLength(2);
+    expect(bed.fake.requests).toHaveLength(2);
     // pi never sends an aborted reply back to the model; the prompt it answered is still there.
-    expect(bodyText(fake.requests[1])).not.toContain("word0");
-    expect(bodyText(fake.requests[1])).toContain("Tell me a long story.");
+    expect(bodyText(bed.fake.requests[1])).not.toContain("word0");
+    expect(bodyText(bed.fake.requests[1])).toContain("Tell me a long story.");
     // The native file is still whole JSONL.
     expect(transcript(t, session).at(-1)).toMatchObject({ type: "message", message: { role: "assistant" } });
   });
 
   it("interrupts while a tool call waits: the call is cancelled and no request follows the interrupt", async () => {
-    t = piBrain(fake, format, { tools: [new WaitTool()] });
-    fake.script([{ toolCalls: [{ name: "wait", arguments: {} }] }, { text: "never asked for" }]);
+    t = bed.brain(format, { tools: [new WaitTool()] });
+    bed.fake.script([{ toolCalls: [{ name: "wait", arguments: {} }] }, { text: "never asked for" }]);
     const session = await t.brain.create({ harness: "pi", config: { ...config, tools: ["wait"] } });
     const first = await session.checkpoint();
     const turn = await session.prompt("Wait for it.");
     await waitForEvent(session, (e) => e.type === "tool.call");
     await session.interrupt();
     expect((await turn.settled).status).toBe("interrupted");
-    expect(fake.requests).toHaveLength(1);
+    expect(bed.fake.requests).toHaveLength(1);
     expect(session.pendingRequests()).toEqual([]);
     // The native file only grew, and holds the cancelled call's error result for the model to see next time.
     const after = await session.checkpoint();
@@ -171,8 +169,10 @@ describe.each(FORMATS)("runners/pi on $api", (format) => {
   });
 
   it("fails the turn with provider_error and the provider's message, and goes on after", async () => {
-    t = piBrain(fake, format);
-    fake.script([{ error: { status: 400, message: "model fake-model does not exist here", retry: false } }]);
+    t = bed.brain(format);
+    bed.fake.script([
+      { error: { status: 400, message: "model fake-model does not exist here", retry: false } },
+    ]);
     const session = await t.brain.create({ harness: "pi", config });
     const outcome = await (await session.prompt("Hello?")).settled;
     expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
@@ -181,8 +181,11 @@ describe.each(FORMATS)("runners/pi on $api", (format) => {
   });
 
   it("checkpoints, and a fork (or a restore) sends the provider exactly the request the original would", async () => {
-    t = piBrain(fake, format);
-    fake.script([{ toolCalls: [{ name: "echo", arguments: { value: "abc" } }] }, { text: "Echoed abc." }]);
+    t = bed.brain(format);
+    bed.fake.script([
+      { toolCalls: [{ name: "echo", arguments: { value: "abc" } }] },
+      { text: "Echoed abc." },
+    ]);
     const session = await t.brain.create({ harness: "pi", config });
     await (await session.prompt("Echo abc, please.")).settled;
     await (await session.prompt("Thanks. And now?")).settled;
@@ -200,14 +203,14 @@ describe.each(FORMATS)("runners/pi on $api", (format) => {
 
     // Fork: opening it is passive, and its next request equals the original's.
     const fork = await t.brain.fork(session.id, checkpoint.id);
-    fake.reset();
+    bed.fake.reset();
     await fork.start();
-    expect(fake.requests).toHaveLength(0);
+    expect(bed.fake.requests).toHaveLength(0);
     await (await session.prompt("What did we do?")).settled;
-    const original = fake.requests.map(requestShape);
-    fake.reset();
+    const original = bed.fake.requests.map(requestShape);
+    bed.fake.reset();
     await (await fork.prompt("What did we do?")).settled;
-    const forked = fake.requests.map(requestShape);
+    const forked = bed.fake.requests.map(requestShape);
     expect(original).toHaveLength(1);
     expect(forked).toEqual(original);
     expect(JSON.stringify(original)).toContain("Echoed abc.");
@@ -219,22 +222,21 @@ describe("runners/pi without a key", () => {
     "sends no auth header at all to a keyless $api endpoint",
     async (format) => {
       const open = await startFakeProvider();
+      const own = piBrain(open, format, { provider: { api_key: undefined } });
       try {
-        t = piBrain(open, format, { provider: { api_key: undefined } });
-        const session = await t.brain.create({ harness: "pi", config: { model: format.model } });
+        const session = await own.brain.create({ harness: "pi", config: { model: format.model } });
         expect((await (await session.prompt("hi")).settled).status).toBe("completed");
         expect(open.requests[0]!.headers.authorization).toBeUndefined();
         expect(open.requests[0]!.headers["x-api-key"]).toBeUndefined();
       } finally {
-        await t?.cleanup();
-        t = undefined;
+        await own.cleanup();
         await open.close();
       }
     },
   );
 
   it("refuses to open without a model or a base URL it can use, with a brain_error that says why", async () => {
-    t = piBrain(fake, FORMATS[0]!, { provider: { base_url: undefined } });
+    t = bed.brain(FORMATS[0]!, { provider: { base_url: undefined } });
     const noModel = await t.brain.create({ harness: "pi", config: {} });
     await expect(noModel.start()).rejects.toThrow(/config\.model/);
     const noUrl = await t.brain.create({ harness: "pi", config: { model: "local/llama" } });

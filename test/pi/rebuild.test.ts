@@ -3,32 +3,20 @@
 // write a runner's own format) makes the next request carry every earlier prompt, answer and tool result.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { TestBrain } from "../../src/testing/brain.js";
-import { type FakeProvider, startFakeProvider } from "../../src/testing/fake-provider/index.js";
-import { API_KEY, bodyText, FORMATS, piBrain } from "./helpers.js";
+import { bodyText, FORMATS, usePiBed } from "./helpers.js";
 
-let fake: FakeProvider;
-let t: TestBrain | undefined;
-beforeAll(async () => {
-  fake = await startFakeProvider({ apiKey: API_KEY });
-});
-afterAll(async () => {
-  await fake.close();
-});
-afterEach(async () => {
-  await t?.cleanup();
-  t = undefined;
-  fake.reset();
-});
+let t: TestBrain;
+const bed = usePiBed();
 
 const format = FORMATS.find((f) => f.api === "anthropic-messages")!;
 
 describe("runners/pi rebuild", () => {
   it("a lost transcript fails loudly; rebuilt, the next request carries the history as a summary", async () => {
-    t = piBrain(fake, format);
+    t = bed.brain(format);
     const session = await t.brain.create({ harness: "pi", config: { model: format.model, tools: ["echo"] } });
-    fake.script([
+    bed.fake.script([
       { text: "Let me call.", toolCalls: [{ name: "echo", arguments: { value: "KUMQUAT" } }] },
       { text: "The tool said KUMQUAT." },
     ]);
@@ -37,18 +25,18 @@ describe("runners/pi rebuild", () => {
     await t.brain.close();
     rmSync(join(t.store.paths(session.id).native, "conversation.jsonl"));
 
-    t = piBrain(fake, format, { home });
-    const before = fake.requests.length;
+    t = bed.brain(format, { home });
+    const before = bed.fake.requests.length;
     const lost = await (await (await t.brain.session(session.id)).prompt("what did it say?")).settled;
     expect(lost.status).toBe("failed");
     expect(lost.error?.message).toMatch(/runner "pi" is missing.*last prompt "Call echo with KUMQUAT"/);
-    expect(fake.requests.length).toBe(before);
+    expect(bed.fake.requests.length).toBe(before);
 
     expect((await t.brain.rebuild(session.id)).seeded.how).toBe("summary");
-    fake.script([{ text: "It said KUMQUAT." }]);
+    bed.fake.script([{ text: "It said KUMQUAT." }]);
     const again = await t.brain.session(session.id);
     expect((await (await again.prompt("what did it say?")).settled).status).toBe("completed");
-    const sent = bodyText(fake.requests.at(-1));
+    const sent = bodyText(bed.fake.requests.at(-1));
     for (const text of [
       "Call echo with KUMQUAT",
       "Let me call.",
