@@ -2,35 +2,22 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import type { NewEvent, SessionEvent } from "../../protocol/events.js";
+import type { SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { archiveDir, retireSegments } from "./retire.js";
 import { listSealed } from "./segments.js";
 import { useLogDir } from "./testing/log-dir.js";
+import { writeSegmented } from "./testing/segmented.js";
 
 const tmp = useLogDir("brain-retire-");
 const HOUR = 3_600_000;
 
 const open = () => JsonlEventLog.open(tmp.file, "s1", undefined, { segmentBytes: 1024 });
-const request: NewEvent = {
-  type: "permission.requested",
-  turn: "q",
-  data: { id: "p1", tool: "bash" } as never,
-};
 
 /** Several segments; a request made in the first is still waiting. Sealed segments are aged 1 h per step. */
 async function segmented(): Promise<SessionEvent[]> {
-  const log = await open();
-  const all = [...(await log.append([{ type: "turn.started", turn: "q", data: {} }, request]))];
-  for (let t = 0; t < 8; t++) {
-    const turn = `t${t}`;
-    all.push(...(await log.append([{ type: "turn.started", turn, data: {} }])));
-    for (let i = 0; i < 40; i++)
-      all.push(...(await log.append([{ type: "assistant.delta", turn, data: { text: `w${i} ` } }])));
-    all.push(...(await log.append([{ type: "turn.settled", turn, data: { status: "completed" } }])));
-  }
-  await log.close();
+  const all = await writeSegmented(await open());
   const sealed = await listSealed(tmp.file);
   const now = Date.now();
   // The oldest is the oldest: segment i was last written (sealed.length - i) hours ago.

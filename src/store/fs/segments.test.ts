@@ -1,55 +1,22 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import type { NewEvent, SessionEvent } from "../../protocol/events.js";
+import type { SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
 import { statePath } from "./log-state.js";
 import { listSealed } from "./segments.js";
 import { useLogDir } from "./testing/log-dir.js";
+import { streamedTurn as turn, writeSegmented } from "./testing/segmented.js";
 
 const tmp = useLogDir("brain-segments-");
 const SEGMENT = 2048;
 
 const open = (io: LogIO = nodeLogIO) => JsonlEventLog.open(tmp.file, "s1", io, { segmentBytes: SEGMENT });
 
-/** A completed turn of `n` deltas, committed as a model streams them (one commit per delta). */
-async function turn(log: JsonlEventLog, id: string, n: number): Promise<SessionEvent[]> {
-  const out = [
-    ...(await log.append([
-      { type: "user.prompt", turn: id, data: { text: `prompt ${id}` } },
-      { type: "turn.started", turn: id, data: {} },
-    ])),
-  ];
-  const texts: string[] = [];
-  for (let i = 0; i < n; i++) {
-    texts.push(`word${i} `);
-    out.push(...(await log.append([{ type: "assistant.delta", turn: id, data: { text: texts.at(-1)! } }])));
-  }
-  out.push(
-    ...(await log.append([
-      { type: "assistant.message", turn: id, data: { text: texts.join("") } } as NewEvent,
-      { type: "turn.settled", turn: id, data: { status: "completed" } },
-    ])),
-  );
-  return out;
-}
-
-const request: NewEvent = {
-  type: "permission.requested",
-  turn: "q",
-  data: { id: "p1", tool: "bash" } as never,
-};
-
 /** A log of several segments, with a request made in its first segment and never answered. */
-async function segmented(): Promise<SessionEvent[]> {
-  const log = await open();
-  const all = [...(await log.append([{ type: "turn.started", turn: "q", data: {} }, request]))];
-  for (let t = 0; t < 8; t++) all.push(...(await turn(log, `t${t}`, 40)));
-  await log.close();
-  return all;
-}
+const segmented = async (): Promise<SessionEvent[]> => writeSegmented(await open());
 
 /** Counts the opens of each file: an open that reads only the tail opens no sealed segment. */
 function countingIO(): LogIO & { opened: string[] } {
