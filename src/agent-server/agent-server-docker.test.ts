@@ -1,7 +1,8 @@
 // The CLI agent server (agent-server.ts) in its family image (docker/agent-server.Dockerfile, built by
 // scripts/agent-images.sh from the local base image) behind the `docker` harness on a real engine: the real pi
 // and Claude Code CLIs in --network none containers, reaching only the fake provider on this host's loopback
-// (host_ports), the provider's URL and key arriving with the run, never in the image.
+// (host_ports) and their session's own HITL API (NUI_API_URL), the provider's URL and key arriving with the run,
+// never in the image; the CLI's state in the session's native dir, mounted, so checkpoints and forks carry it.
 import { execFile } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -20,7 +21,7 @@ import { AGENT_PORT, PROVIDER_ENV } from "./agent-server.js";
 /** What differs between the families run here: the provider's path, the shell tool, how the key is sent. */
 const FAMILIES = {
   "pi-cli": { path: "/v1", shell: "bash", key: ["authorization", `Bearer ${FAKE_KEY}`], env: {} },
-  // Claude Code asks before Bash; nobody answers HITL here (no NUI_API_URL), so the operator allows its tools.
+  // The operator answers each of Claude Code's permission requests here; the HITL tests below leave them to Brain.
   "claude-code": {
     path: "",
     shell: "Bash",
