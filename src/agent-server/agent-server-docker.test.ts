@@ -1,8 +1,11 @@
 // The CLI agent server (agent-server.ts) in its family image (docker/agent-server.Dockerfile, built by
 // scripts/agent-images.sh from the local base image) behind the `docker` harness on a real engine: the real pi
 // and Claude Code CLIs in --network none containers, reaching only the fake provider on this host's loopback
-// (host_ports), the provider's URL and key arriving with the run, never in the image.
+// (host_ports) and their session's own HITL API (NUI_API_URL), the provider's URL and key arriving with the run,
+// never in the image; the CLI's state in the session's native dir, mounted, so checkpoints and forks carry it.
 import { execFile } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Session } from "../core/session.js";
@@ -18,7 +21,7 @@ import { AGENT_PORT, PROVIDER_ENV } from "./agent-server.js";
 /** What differs between the families run here: the provider's path, the shell tool, how the key is sent. */
 const FAMILIES = {
   "pi-cli": { path: "/v1", shell: "bash", key: ["authorization", `Bearer ${FAKE_KEY}`], env: {} },
-  // Claude Code asks before Bash; nobody answers HITL here (no NUI_API_URL), so the operator allows its tools.
+  // The operator answers each of Claude Code's permission requests here; the HITL tests below leave them to Brain.
   "claude-code": {
     path: "",
     shell: "Bash",
@@ -47,18 +50,30 @@ let provider: FakeProvider | undefined;
 afterEach(async () => {
   await t?.cleanup();
   await provider?.close();
-  t = provider = undefined;
+  t = undefined;
+  provider = undefined;
 });
 
-async function agentSession(family: Family): Promise<Session> {
+/**
+ * A session of `family`'s image behind `docker` (a Brain and a fake provider made on first use). `hitl`: no
+ * BRAIN_AGENT_TOOLS, so each permission goes to Brain's clients; `permissions`: the session's policy.
+ */
+async function agentSession(
+  family: Family,
+  opts: { hitl?: boolean; permissions?: Record<string, unknown> } = {},
+): Promise<Session> {
   const f = FAMILIES[family];
   const image = images[family]!;
-  provider = await startFakeProvider();
-  provider.setFallback(shellAgent({ slowDelayMs: 100 }));
+  if (!provider) {
+    provider = await startFakeProvider();
+    provider.setFallback(shellAgent({ slowDelayMs: 100 }));
+  }
   const port = Number(new URL(provider.url).port);
-  t = makeBrain({ factories: [new DockerFactory("docker", undefined, { interruptGraceMs: 5_000 })] });
+  t ??= makeBrain({ factories: [new DockerFactory("docker", undefined, { interruptGraceMs: 5_000 })] });
+  const { BRAIN_AGENT_TOOLS: _tools, ...hitlEnv } = f.env as Record<string, string>;
   return t.brain.create({
     harness: "docker",
+    ...(opts.permissions ? { permissions: opts.permissions } : {}),
     config: {
       model: "fake-model",
       options: {
@@ -70,7 +85,7 @@ async function agentSession(family: Family): Promise<Session> {
         env: {
           [PROVIDER_ENV.base_url]: `http://127.0.0.1:${port}${f.path}`,
           [PROVIDER_ENV.api_key]: FAKE_KEY,
-          ...f.env,
+          ...(opts.hitl ? hitlEnv : f.env),
         },
       },
     },
@@ -124,3 +139,115 @@ describe.each(Object.keys(FAMILIES) as Family[])(
     });
   },
 );
+
+/** The value of `name` in a container's environment (Docker's record of it). */
+function containerEnv(id: string, name: string): string {
+  const all = JSON.parse(docker("inspect", "-f", "{{json .Config.Env}}", id)) as string[];
+  return all.find((e) => e.startsWith(`${name}=`))?.slice(name.length + 1) ?? "";
+}
+
+/** Answers the permission request `turn` raises, after checking what it asks. */
+async function answer(s: Session, turn: string, decision: "allow" | "deny", command: string) {
+  const asked = await waitForEvent(s, (e) => e.type === "permission.requested" && e.turn === turn);
+  expect(asked.data).toMatchObject({ tool: "Bash", arguments: { command } });
+  await s.answer({
+    type: "permission.resolved",
+    data: { id: (asked.data as { id: string }).id, decision },
+  });
+}
+
+/** Files the agent's CLI made in its working dir (<native>/agent/<its session>/work, mounted from here). */
+function made(s: Session): string[] {
+  const agent = join(t!.store.paths(s.id).native, "agent");
+  return readdirSync(agent).flatMap((id) => {
+    const work = join(agent, id, "work");
+    return existsSync(work) ? readdirSync(work) : [];
+  });
+}
+
+// Claude Code runs a read-only command such as `ls` without asking; `touch` it asks for.
+describe("HITL from the CLI inside the container", () => {
+  it("Claude Code's permission requests reach Brain's client, which allows one turn's and denies the next's", async () => {
+    const s = await agentSession("claude-code", { hitl: true });
+    const first = await s.prompt("Make it CMD[touch allowed-file]");
+    await answer(s, first.turn, "allow", "touch allowed-file");
+    expect(await first.settled).toMatchObject({ status: "completed" });
+    let all = await events(s);
+    expect(all.find((e) => e.type === "tool.result" && e.turn === first.turn)?.data).toMatchObject({
+      is_error: false,
+    });
+    expect(textOf(all, first.turn)).toBe("Let me look.done");
+    expect(made(s)).toEqual(["allowed-file"]);
+
+    const second = await s.prompt("Now CMD[touch denied-file]");
+    await answer(s, second.turn, "deny", "touch denied-file");
+    expect(await second.settled).toMatchObject({ status: "completed" });
+    all = await events(s);
+    expect(all.find((e) => e.type === "tool.result" && e.turn === second.turn)?.data).toMatchObject({
+      is_error: true,
+    });
+    expect(made(s)).toEqual(["allowed-file"]);
+
+    // The container's NUI_API_URL is its session's own, with a secret in it that is nowhere else.
+    const [id] = sessionContainers(s.id);
+    const url = containerEnv(id!, "NUI_API_URL");
+    const secret = new URL(url).pathname.split("/")[1] ?? "";
+    expect(secret.length).toBeGreaterThanOrEqual(32);
+    expect(JSON.stringify(all)).not.toContain(secret);
+    expect(docker("logs", id!)).not.toContain(secret);
+    const manifest = await s.checkpoint();
+    expect(manifest.files.some((f) => f.path.endsWith(".jsonl"))).toBe(true); // Claude's transcript
+    for (const file of manifest.files) {
+      const text = readFileSync(join(t!.store.paths(s.id).native, file.path), "utf8");
+      expect(text).not.toContain(secret);
+    }
+    expect(docker("image", "inspect", "-f", "{{json .Config.Env}}", images["claude-code"]!)).not.toContain(
+      "NUI_API_URL",
+    );
+  });
+
+  it("nobody answering is a deny: a headless session (ask_timeout_ms 0) refuses the tool", async () => {
+    const s = await agentSession("claude-code", { hitl: true, permissions: { ask_timeout_ms: 0 } });
+    const turn = await s.prompt("Make it CMD[touch headless-file]");
+    expect(await turn.settled).toMatchObject({ status: "completed" });
+    const result = (await events(s)).find((e) => e.type === "tool.result" && e.turn === turn.turn);
+    expect(result?.data).toMatchObject({ is_error: true });
+    expect(made(s)).toEqual([]);
+  });
+});
+
+describe("the CLI's state in the session's native dir", () => {
+  it("a checkpoint takes pi's session, a fork into a fresh dir resumes it, and a fork without it is refused", async () => {
+    const s = await agentSession("pi-cli");
+    const first = await s.prompt("NOTOOL remember the word zebra");
+    expect(await first.settled).toMatchObject({ status: "completed" });
+    const manifest = await s.checkpoint();
+    const paths = manifest.files.map((f) => f.path);
+    expect(paths).toContain("nui-session.json");
+    const agentFiles = paths.filter((p) => p.startsWith("agent/"));
+    expect(agentFiles.length).toBeGreaterThan(0);
+
+    const fork = await t!.brain.fork(s.id);
+    const next = await fork.prompt("NOTOOL which word?");
+    expect(await next.settled).toMatchObject({ status: "completed" });
+    const carrying = provider!.requests.filter((r) => JSON.stringify(r.body).includes("which word?"));
+    expect(carrying.length).toBeGreaterThan(0);
+    for (const r of carrying) expect(JSON.stringify(r.body)).toContain("remember the word zebra");
+    // Its own container, on its own native dir.
+    const [id] = sessionContainers(fork.id);
+    expect(docker("inspect", "-f", "{{range .Mounts}}{{.Source}}>{{.Destination}} {{end}}", id!)).toContain(
+      `${t!.store.paths(fork.id).native}>/brain/native`,
+    );
+
+    // Verified resume goes through the agent: a fork whose pi session is gone fails before the model is asked.
+    // (A session opens its harness at its first prompt: the files go before that.)
+    const lost = await t!.brain.fork(s.id);
+    rmSync(join(t!.store.paths(lost.id).native, "agent"), { recursive: true, force: true });
+    const asked = provider!.requests.length;
+    const failed = await lost.prompt("NOTOOL still there?");
+    const settled = await failed.settled;
+    expect(settled.status).toBe("failed");
+    expect(settled.error?.message).toMatch(/Brain will not start the model without its history/);
+    expect(provider!.requests.length).toBe(asked);
+  });
+});

@@ -20,7 +20,7 @@ try {
   process.stderr.write(`agent-server: ${(err as Error).message}\n`);
   process.exit(2);
 }
-const serving = await serveHttp(server, { port, host: "0.0.0.0" });
+const serving = await serveHttp(server, { port, host: "0.0.0.0", routes: server.routes() });
 process.stderr.write(`agent-server: ${family} on port ${serving.port}\n`);
 await serving.closed;
 process.exit(0);

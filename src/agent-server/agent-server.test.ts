@@ -2,7 +2,10 @@
 // harness event, how a permission request becomes nui's HITL (through NUI_API_URL, which a stand-in nui serves
 // here), and what is refused. The real CLI in its image: agent-server-docker.test.ts.
 import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { serveHttp } from "../../sdk/ts/nui/index.js";
 import type { Harness, HarnessFactory, HarnessOptions } from "../core/harness.js";
@@ -11,7 +14,7 @@ import type { DecodedHarnessEvent } from "../protocol/nui/harness-event.js";
 import { CliAgentServer, familyFactory, runProvider } from "./agent-server.js";
 
 /** A harness that reports a tool use it asks permission for, its result, and text naming its provider. */
-function standIn(seen: HarnessOptions[]): HarnessFactory {
+function standIn(seen: HarnessOptions[], closed: string[] = []): HarnessFactory {
   return {
     name: "stand-in",
     supportsSteering: false,
@@ -53,8 +56,12 @@ function standIn(seen: HarnessOptions[]): HarnessFactory {
         },
         steer: async () => {},
         interrupt: async () => {},
-        checkpoint: async () => [],
-        close: async () => {},
+        checkpoint: async () => [{ path: "state/session.jsonl", size: 2, append_only: true }],
+        verify: async (expected) =>
+          expected.lastPrompt === "kept" ? undefined : `the transcript lacks ${expected.lastPrompt}`,
+        close: async () => {
+          closed.push(options.sessionId);
+        },
       };
       return harness;
     },
@@ -66,11 +73,10 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function serve(seen: HarnessOptions[]) {
-  const serving = await serveHttp(new CliAgentServer(standIn(seen), `/tmp/brain-agent-test-${process.pid}`), {
-    port: 0,
-    host: "127.0.0.1",
-  });
+async function serve(seen: HarnessOptions[], native?: string, closed?: string[]) {
+  const home = native ? join(native, "agent") : `/tmp/brain-agent-test-${process.pid}`;
+  const server = new CliAgentServer(standIn(seen, closed), home, native);
+  const serving = await serveHttp(server, { port: 0, host: "127.0.0.1", routes: server.routes() });
   cleanups.push(() => serving.close());
   return new HttpAgentClient(serving.url, "agent server");
 }
@@ -85,12 +91,19 @@ async function run(client: HttpAgentClient, body: Record<string, unknown>) {
   return { ending, out };
 }
 
-/** A stand-in for nui's HITL REST API that answers every request with `status`. */
-async function hitlApi(status: string): Promise<string[]> {
+/**
+ * A stand-in for nui's HITL REST API that answers every request with `status` ("broken": every request fails with
+ * 500), at a URL whose path is `secret`.
+ */
+async function hitlApi(status: string, secret = ""): Promise<string[]> {
   const asked: string[] = [];
   const server: Server = createServer((req, res) => {
     asked.push(`${req.method} ${req.url}`);
     res.setHeader("content-type", "application/json");
+    if (status === "broken") {
+      res.statusCode = 500;
+      return res.end(JSON.stringify({ error: "down" }));
+    }
     res.end(
       JSON.stringify(
         req.method === "POST"
@@ -102,7 +115,7 @@ async function hitlApi(status: string): Promise<string[]> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as { port: number }).port;
   const before = process.env.NUI_API_URL;
-  process.env.NUI_API_URL = `http://127.0.0.1:${port}`;
+  process.env.NUI_API_URL = `http://127.0.0.1:${port}${secret ? `/${secret}` : ""}`;
   cleanups.push(() => {
     if (before === undefined) delete process.env.NUI_API_URL;
     else process.env.NUI_API_URL = before;
@@ -207,6 +220,64 @@ describe("the CLI agent server", () => {
     expect(familyFactory("pi-cli").name).toBe("pi-cli");
     expect(() => familyFactory("nope")).toThrow(
       /unknown CLI family "nope"; this server drives one of: claude-code, codex, opencode, pi-cli/,
+    );
+  });
+  it("a HITL request that fails ends the run with an error that names NUI_API_URL, never its secret", async () => {
+    const secret = "s3cr3t-token-of-this-session";
+    await hitlApi("broken", secret);
+    const { ending, out } = await run(await serve([]), {});
+    expect(ending).toBe("error");
+    const error = out.find((e) => (e as { type: string }).type === "error") as { error: string };
+    expect(error.error).toMatch(/HITL POST NUI_API_URL\/api\/hitl\/requests failed \(500\)/);
+    expect(JSON.stringify(out)).not.toContain(secret);
+  });
+});
+
+describe("the CLI's state in the mounted native dir", () => {
+  function nativeDir(): string {
+    const dir = mkdtempSync(join(tmpdir(), "brain-agent-native-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    return dir;
+  }
+
+  it("/checkpoint lists the family's files relative to the native dir, /verify asks the family; both between runs", async () => {
+    const native = nativeDir();
+    const closed: string[] = [];
+    const client = await serve([], native, closed);
+    expect((await client.info(2_000)).capabilities).toEqual([
+      "run",
+      "cancel",
+      "shutdown",
+      "checkpoint",
+      "verify",
+    ]);
+    const sessionId = ((await run(client, {})).out.at(-1) as { sessionId: string }).sessionId;
+    expect(await client.call("/checkpoint", { sessionId }, 2_000)).toEqual({
+      files: [{ path: `agent/${sessionId}/state/session.jsonl`, size: 2, append_only: true }],
+    });
+    expect(await client.call("/verify", { sessionId, expected: { lastPrompt: "kept" } }, 2_000)).toEqual({
+      missing: null,
+    });
+    expect(closed).toEqual([]); // the open session's harness answered
+    // A session this server has not opened (a fresh container on a restored dir): opened for the answer, closed.
+    expect(
+      await client.call("/verify", { sessionId: "agent-restored", expected: { lastPrompt: "gone" } }, 2_000),
+    ).toEqual({ missing: "the transcript lacks gone" });
+    expect(closed).toEqual(["agent-restored"]);
+  });
+
+  it("refuses a bad session id, a missing expectation, and a server whose CLI state is not in a native dir", async () => {
+    const client = await serve([], nativeDir());
+    await expect(client.call("/checkpoint", { sessionId: "../etc" }, 2_000)).rejects.toThrow(
+      /answered 400: sessionId must be the id a run's done named/,
+    );
+    await expect(client.call("/verify", { sessionId: "a" }, 2_000)).rejects.toThrow(
+      /POST \/verify needs \{"sessionId": "...", "expected"/,
+    );
+    const inContainer = await serve([]);
+    expect((await inContainer.info(2_000)).capabilities).toEqual(["run", "cancel", "shutdown"]);
+    await expect(inContainer.call("/checkpoint", { sessionId: "a" }, 2_000)).rejects.toThrow(
+      /keeps its CLI's state inside the container: set BRAIN_NATIVE_DIR/,
     );
   });
 });

@@ -8,18 +8,41 @@
 // BRAIN_PROVIDER_API_KEY and BRAIN_PROVIDER_API. A permission the CLI asks for, or a question, goes out as
 // nui's HITL (create through NUI_API_URL, a `hitl_request` event, wait for the answer); without NUI_API_URL
 // nobody can answer, so the tool is denied and the question gets "". BRAIN_AGENT_TOOLS on the container answers
-// every permission itself (allow or deny).
+// every permission itself (allow or deny). The `docker` harness serves a `--network none` container a NUI_API_URL
+// of that session's own (container-hitl.ts).
+//
+// Where the CLI keeps its state: with BRAIN_NATIVE_DIR (the Brain session's native dir, which the `docker` harness
+// mounts there) each agent session's dir is <native>/agent/<id>, so the CLI's files are Brain's native files;
+// POST /checkpoint lists them as the family's checkpoint does (relative to the native dir) and POST /verify asks
+// the family whether they hold the conversation Brain's log says they should. Without it, a temporary dir.
 import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
 import { NuiAgent, type RunContext } from "../../sdk/ts/nui/index.js";
-import type { HarnessEvent as BrainEvent, Harness, HarnessFactory } from "../core/harness.js";
+import type {
+  HarnessEvent as BrainEvent,
+  ExpectedHistory,
+  Harness,
+  HarnessFactory,
+} from "../core/harness.js";
 import { builtinCatalog, catalogHarnesses } from "../harnesses/catalog.js";
-import type { Question } from "../protocol/events.js";
-import type { ProviderCredentials } from "../protocol/runner.js";
+import { NATIVE_DIR_ENV } from "../harnesses/http/docker.js";
+import type { NativeFile, ProviderCredentials } from "../protocol/runner.js";
+import { askThroughNui, permitThroughNui, toolsPolicy } from "./agent-hitl.js";
 
 export const AGENT_PORT = 8090;
+
+/** Set on the container by the `docker` harness: where the Brain session's native dir is mounted. */
+export const NATIVE_ENV = NATIVE_DIR_ENV;
+
+/** The agent sessions' dirs: BRAIN_AGENT_HOME, else under the mounted native dir, else a temporary dir. */
+function defaultHome(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.BRAIN_AGENT_HOME) return env.BRAIN_AGENT_HOME;
+  return env[NATIVE_ENV] ? join(env[NATIVE_ENV], "agent") : join(tmpdir(), "brain-agent");
+}
+
+const SESSION_ID = /^[A-Za-z0-9_-]{1,100}$/;
 
 /** The run-scoped variables that carry the provider; read from the run's env, then the server's own. */
 export const PROVIDER_ENV = {
@@ -57,21 +80,6 @@ export function runProvider(
   return out;
 }
 
-/**
- * The operator's answer to every tool the CLI runs, set on the container (never by a run): "allow" or "deny".
- * Unset, each permission the CLI asks for goes to a person through nui's HITL.
- */
-export const TOOLS_ENV = "BRAIN_AGENT_TOOLS";
-
-function toolsPolicy(env: NodeJS.ProcessEnv = process.env): "allow" | "deny" | undefined {
-  const value = env[TOOLS_ENV];
-  if (value === undefined || value === "") return undefined;
-  if (value === "allow" || value === "deny") return value;
-  throw new Error(
-    `${TOOLS_ENV} must be "allow" or "deny" (or unset, to ask through nui's HITL), got "${value}"`,
-  );
-}
-
 /** The run that is working now in one agent session: where the harness's events and HITL go. */
 interface Live {
   ctx: RunContext;
@@ -93,16 +101,38 @@ export class CliAgentServer extends NuiAgent {
   constructor(
     private readonly factory: HarnessFactory,
     /** Where each agent session keeps the CLI's native state. */
-    private readonly home = process.env.BRAIN_AGENT_HOME || join(tmpdir(), "brain-agent"),
+    private readonly home = defaultHome(),
+    /** The Brain session's native dir, when mounted: /checkpoint and /verify then answer. */
+    private readonly native = process.env[NATIVE_ENV] || undefined,
   ) {
     super();
     this.name = `brain-${factory.name}`;
+    if (native) this.capabilities = [...this.capabilities, "checkpoint", "verify"];
+  }
+
+  /** POST /checkpoint {sessionId} and POST /verify {sessionId, expected}, for serveHttp's `routes`. */
+  routes(): Record<string, (body: Record<string, unknown>) => Promise<unknown>> {
+    return {
+      "/checkpoint": async (body) => ({
+        files: await this.between(body, (harness, dir) => this.nativeFiles(harness, dir)),
+      }),
+      "/verify": async (body) => {
+        const expected = body.expected as ExpectedHistory | undefined;
+        if (!expected || typeof expected.lastPrompt !== "string") {
+          throw new Error('POST /verify needs {"sessionId": "...", "expected": {"lastPrompt": "..."}}');
+        }
+        const missing = await this.between(body, (harness) =>
+          harness.verify ? harness.verify(expected) : Promise.resolve(undefined),
+        );
+        return { missing: missing ?? null };
+      },
+    };
   }
 
   async *run(message: string, runId: string, ctx: RunContext) {
     const params = ctx.params as RunContext["params"] & { env?: Record<string, string> };
     const sessionId = typeof params.sessionId === "string" && params.sessionId ? params.sessionId : "";
-    const id = /^[A-Za-z0-9_-]{1,100}$/.test(sessionId) ? sessionId : `agent-${randomUUID()}`;
+    const id = SESSION_ID.test(sessionId) ? sessionId : `agent-${randomUUID()}`;
     const session = await this.session(id, params);
     if (session.live) throw new Error(`session ${id} already has a run working; cancel it first`);
     const live: Live = { ctx, streamed: false };
@@ -135,12 +165,66 @@ export class CliAgentServer extends NuiAgent {
     await Promise.all(open.map((s) => s.harness.close().catch(() => {})));
   }
 
+  /**
+   * `use` on the harness of agent session `sessionId` between its runs: the open one, else one opened for this
+   * (passive: a CLI starts at its first prompt) and closed after.
+   */
+  private async between<T>(
+    body: Record<string, unknown>,
+    use: (harness: Harness, dir: string) => Promise<T>,
+  ): Promise<T> {
+    const { sessionId } = body;
+    if (!this.native) {
+      throw new Error(
+        `this agent keeps its CLI's state inside the container: set ${NATIVE_ENV} to the mounted native dir`,
+      );
+    }
+    if (typeof sessionId !== "string" || !SESSION_ID.test(sessionId)) {
+      throw new Error(
+        `sessionId must be the id a run's done named (letters, digits, "-", "_"), got ${JSON.stringify(sessionId)}`,
+      );
+    }
+    const dir = join(this.home, sessionId);
+    const open = this.sessions.get(sessionId);
+    if (open?.live) throw new Error(`session ${sessionId} has a run working; ask between runs`);
+    if (open) return use(open.harness, dir);
+    // The run's own settings (its working dir decides where some CLIs file a transcript), not its env.
+    const { env: _env, ...params } = body;
+    const session = await this.open(sessionId, params as RunContext["params"]);
+    try {
+      return await use(session.harness, dir);
+    } finally {
+      await session.harness.close().catch(() => {});
+    }
+  }
+
+  /** The family's checkpoint, its paths made relative to the native dir (where Brain reads them). */
+  private async nativeFiles(harness: Harness, dir: string): Promise<NativeFile[]> {
+    const native = this.native!;
+    return (await harness.checkpoint()).map((file) => {
+      const path = relative(native, join(dir, file.path)).split(sep).join("/");
+      if (path.startsWith("../") || path === "..") {
+        throw new Error(`${file.path} is outside the native dir; BRAIN_AGENT_HOME must lie under ${native}`);
+      }
+      return { ...file, path };
+    });
+  }
+
   private async session(
     id: string,
     params: RunContext["params"] & { env?: Record<string, string> },
   ): Promise<AgentSession> {
     const open = this.sessions.get(id);
     if (open) return open;
+    const session = await this.open(id, params);
+    this.sessions.set(id, session);
+    return session;
+  }
+
+  private async open(
+    id: string,
+    params: RunContext["params"] & { env?: Record<string, string> },
+  ): Promise<AgentSession> {
     const dir = join(this.home, id);
     mkdirSync(dir, { recursive: true });
     const session: AgentSession = {} as AgentSession;
@@ -165,50 +249,9 @@ export class CliAgentServer extends NuiAgent {
         is_error: true,
       }),
       ...(tools ? { policy: () => tools } : {}),
-      permit: async (_turn, use) => {
-        if (tools) return tools === "allow" ? { decision: "allow" } : { decision: "deny", reason: TOOLS_ENV };
-        const ctx = session.live?.ctx;
-        if (!ctx || !process.env.NUI_API_URL) {
-          return { decision: "deny", reason: "no NUI_API_URL: nobody can answer a permission request" };
-        }
-        const answer = await ctx.requestApproval({
-          title: `Allow ${use.tool}?`,
-          toolName: use.tool,
-          toolInput: use.arguments ?? {},
-          ...(use.reason ? { description: use.reason } : {}),
-        });
-        return answer.status === "answered"
-          ? { decision: "allow" }
-          : { decision: "deny", reason: answer.status };
-      },
-      ask: async (_turn, question: Question) => {
-        const ctx = session.live?.ctx;
-        if (!ctx || !process.env.NUI_API_URL) return "";
-        const answer = await ctx.askUser({
-          ...(question.title ? { title: question.title } : {}),
-          message: question.message ?? question.question,
-          questions: [
-            {
-              question: question.question,
-              ...(question.header ? { header: question.header } : {}),
-              ...(question.options
-                ? {
-                    options: question.options.map((label) => ({
-                      label,
-                      ...(question.option_descriptions?.[label]
-                        ? { description: question.option_descriptions[label] }
-                        : {}),
-                    })),
-                  }
-                : {}),
-            },
-          ],
-        });
-        const first = Object.values(answer.answers ?? {})[0];
-        return typeof first === "string" ? first : first === undefined ? "" : JSON.stringify(first);
-      },
+      permit: (_turn, use) => permitThroughNui(session.live?.ctx, use, tools),
+      ask: (_turn, question) => askThroughNui(session.live?.ctx, question),
     });
-    this.sessions.set(id, session);
     return session;
   }
 

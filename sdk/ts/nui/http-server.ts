@@ -20,6 +20,11 @@ export interface HttpServeOptions {
   /** Default 0.0.0.0: inside a container the agent must be reachable from outside it. */
   host?: string;
   connectionFile?: boolean;
+  /**
+   * More `POST <path>` endpoints beside nui's: JSON body in, the handler's value out as JSON (an error it throws
+   * answers 400 with its message). Brain's CLI agent server adds /checkpoint and /verify this way.
+   */
+  routes?: Record<string, (body: Record<string, unknown>) => Promise<unknown>>;
 }
 
 export interface HttpServing {
@@ -128,8 +133,19 @@ export function serveHttp(agent: NuiAgent, options: HttpServeOptions = {}): Prom
         void close();
       });
     }
+    const routes = options.routes ?? {};
+    const route = req.method === "POST" && path && Object.hasOwn(routes, path) ? routes[path] : undefined;
+    if (route) {
+      return void readJson(req)
+        .then(route)
+        .then(
+          (value) => json(res, 200, value ?? {}),
+          (err: Error) => json(res, 400, { error: err.message }),
+        );
+    }
+    const more = Object.keys(routes).map((p) => `, ${p}`);
     json(res, 404, {
-      error: `no ${req.method} ${path}: this agent serves GET /info, POST /run, /cancel, /shutdown`,
+      error: `no ${req.method} ${path}: this agent serves GET /info, POST /run, /cancel, /shutdown${more.join("")}`,
     });
   });
 

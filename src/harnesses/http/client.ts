@@ -119,6 +119,40 @@ export class HttpAgentClient {
     await this.post("/cancel", { runId }, timeoutMs);
   }
 
+  /**
+   * POST `path` with a JSON body, answered with JSON (Brain's own agent endpoints, /checkpoint and /verify).
+   * Throws a HarnessError naming the endpoint and what the agent said.
+   */
+  async call(path: string, body: unknown, timeoutMs: number): Promise<Record<string, unknown>> {
+    const url = `${this.baseUrl}${path}`;
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (err) {
+      throw new HarnessError("brain_error", `${this.name}: POST ${url} failed: ${reason(err)}`);
+    }
+    const text = await response.text().catch(() => "");
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      value = undefined;
+    }
+    if (!response.ok || !value || typeof value !== "object" || Array.isArray(value)) {
+      const said = (value as { error?: unknown } | undefined)?.error ?? text.slice(0, 300);
+      throw new HarnessError(
+        "brain_error",
+        `${this.name}: POST ${url} answered ${response.status}: ${String(said)}`,
+      );
+    }
+    return value as Record<string, unknown>;
+  }
+
   /** POST /shutdown: release the agent's resources (before `docker stop`). Best effort. */
   async shutdown(timeoutMs: number): Promise<void> {
     await this.post("/shutdown", {}, timeoutMs);

@@ -34,7 +34,9 @@ export class ContainerNet {
   /**
    * Bridges the network namespace of process `pid` (the container's init): its 127.0.0.1:`containerPort`
    * (when given) becomes a loopback URL here (on `agentPort`, or a port the OS picks), and each of `hostPorts` on
-   * this host's 127.0.0.1 answers on the container's 127.0.0.1 at the same port.
+   * this host's 127.0.0.1 answers on the container's 127.0.0.1 at the same port, and each of `served` (a Unix
+   * socket a server of Brain's listens on, such as a session's own NUI_API_URL) on the container's 127.0.0.1 at
+   * its port.
    */
   static async open(
     pid: number,
@@ -42,6 +44,7 @@ export class ContainerNet {
     hostPorts: number[],
     harness: string,
     agentPort = 0,
+    served: { port: number; socket: string }[] = [],
   ): Promise<ContainerNet> {
     const dir = mkdtempSync(join(tmpdir(), "brain-container-"));
     const relays: Relay[] = [];
@@ -53,6 +56,7 @@ export class ContainerNet {
         relays.push(await exposeOnUnixSocket(port, socket));
         args.push("--listen", `${port}=${socket}`);
       }
+      for (const { port, socket } of served) args.push("--listen", `${port}=${socket}`);
       child = spawn(
         "nsenter",
         [`--net=/proc/${pid}/ns/net`, "--", process.execPath, NETNS_RELAY_JS, ...args],

@@ -4,12 +4,21 @@
 // namespace (container-net.ts). GET /info until it answers (every 200 ms up to a timeout, failing at once with
 // the container's log when it exits). On close POST /shutdown, `docker stop`, `docker rm`. A container that
 // dies mid-run fails the turn with brain_error and the end of its log.
+//
+// The session's native dir is mounted at /brain/native (BRAIN_NATIVE_DIR): an agent that keeps its conversation
+// there and says so in /info (Brain's CLI agent server) has it checkpointed, restored and forked with the session
+// (agent-state.ts); the same path in every container, so a fork's files mean what they meant. A `network: "none"`
+// container gets a NUI_API_URL of its session's own (container-hitl.ts): its permissions and questions reach
+// Brain's clients. Both values go to the container by name (`-e NAME`), never in argv or an image.
+import { isAbsolute } from "node:path";
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
 import { nuiSessionOptions } from "../nui/session-options.js";
+import { AgentState } from "./agent-state.js";
 import { HttpAgentClient } from "./client.js";
 import { dockerOptions } from "./connect-options.js";
 import { Container, SESSION_LABEL, sweepSession } from "./container.js";
+import { ContainerHitl } from "./container-hitl.js";
 import { ContainerNet } from "./container-net.js";
 import { DockerCli, parseDockerPort } from "./docker-cli.js";
 import { HttpHarness, type HttpTimeouts } from "./http-harness.js";
@@ -30,6 +39,10 @@ export const DEFAULT_DOCKER_TIMEOUTS: DockerTimeouts = {
   interruptGraceMs: 5_000,
   shutdownMs: 3_000,
 };
+
+/** Where every container finds its session's native dir, and the variable that says so. */
+export const NATIVE_MOUNT = "/brain/native";
+export const NATIVE_DIR_ENV = "BRAIN_NATIVE_DIR";
 
 const HEALTH_POLL_MS = 200;
 /** Every this many failed health polls, ask Docker whether the container is still running. */
@@ -57,6 +70,17 @@ export function dockerRunArgs(spec: DockerRunSpec): string[] {
   return ["run", "-d", ...labels, ...network, ...envArgs, ...(spec.extra ?? []), spec.image];
 }
 
+/** `--mount` for the native dir; a path `--mount` cannot carry is refused rather than misread. */
+export function nativeMount(dir: string, harness: string): string[] {
+  if (!isAbsolute(dir) || /[,\n\r"]/.test(dir)) {
+    throw new HarnessError(
+      "brain_error",
+      `harness "${harness}": the session's native dir ${JSON.stringify(dir)} cannot be mounted into its container (it must be an absolute path without commas, quotes or line breaks); give Brain a home under such a path (BRAIN_HOME)`,
+    );
+  }
+  return ["--mount", `type=bind,source=${dir},target=${NATIVE_MOUNT}`];
+}
+
 export class DockerFactory implements HarnessFactory {
   readonly supportsSteering = false;
   private readonly timeouts: DockerTimeouts;
@@ -75,62 +99,85 @@ export class DockerFactory implements HarnessFactory {
       this.name,
     );
     const session = nuiSessionOptions(options.config.options, this.name);
+    const mount = nativeMount(options.dir, this.name);
     this.docker.assertInstalled(this.name);
     await sweepSession(this.docker, options.sessionId, this.timeouts.stopMs);
-    const started = await this.docker.run(
-      dockerRunArgs({
-        image,
-        containerPort,
-        env: session.env,
-        extra: docker_args,
-        network,
-        labels: { [SESSION_LABEL]: options.sessionId, "brain.harness": this.name },
-      }),
-      this.timeouts.runMs,
-      session.env,
-    );
+    let harness: HttpHarness | undefined;
+    const hitl =
+      network === "none"
+        ? await ContainerHitl.open(options, (runId) => harness?.runFor(runId), [containerPort, ...host_ports])
+        : undefined;
+    const env = {
+      ...session.env,
+      [NATIVE_DIR_ENV]: NATIVE_MOUNT,
+      ...(hitl ? { NUI_API_URL: hitl.url } : {}),
+    };
+    let started: Awaited<ReturnType<DockerCli["run"]>>;
+    try {
+      started = await this.docker.run(
+        dockerRunArgs({
+          image,
+          containerPort,
+          env,
+          extra: [...mount, ...(docker_args ?? [])],
+          network,
+          labels: { [SESSION_LABEL]: options.sessionId, "brain.harness": this.name },
+        }),
+        this.timeouts.runMs,
+        env,
+      );
+    } catch (err) {
+      await hitl?.close();
+      throw err;
+    }
     const container = started.stdout.trim().split("\n").at(-1)?.trim() ?? "";
-    if (!container) throw new HarnessError("brain_error", `docker run ${image} printed no container id`);
     const box = new Container(this.docker, container, image, this.timeouts.stopMs);
     let net: ContainerNet | undefined;
     let client: HttpAgentClient;
+    let capabilities: unknown;
     try {
+      if (!container) throw new HarnessError("brain_error", `docker run ${image} printed no container id`);
       let url: string;
       if (network === "none") {
-        net = await ContainerNet.open(await box.pid(), containerPort, host_ports, this.name);
+        const served = hitl ? [{ port: hitl.port, socket: hitl.socket }] : [];
+        net = await ContainerNet.open(await box.pid(), containerPort, host_ports, this.name, 0, served);
         url = net.url;
       } else {
         const ported = await this.docker.run(["port", container, String(containerPort)], 10_000);
         url = `http://127.0.0.1:${parseDockerPort(ported.stdout)}`;
       }
       client = new HttpAgentClient(url, `${this.name} agent ${image} at ${url}`);
-      await this.waitHealthy(client, box);
+      capabilities = (await this.waitHealthy(client, box)).capabilities;
     } catch (err) {
       await net?.close();
-      await box.remove();
+      await hitl?.close();
+      if (container) await box.remove();
       throw err instanceof HarnessError ? err : new HarnessError("brain_error", (err as Error).message);
     }
-    return HttpHarness.open({
+    harness = await HttpHarness.open({
       client,
       options,
       session,
       timeouts: this.timeouts,
+      ...(hitl ? { desk: hitl.desk } : {}),
+      ...(AgentState.offered(capabilities) ? { state: new AgentState(client) } : {}),
       explain: () => box.describe(),
       release: async () => {
         await client.shutdown(this.timeouts.shutdownMs);
         await net?.close();
+        await hitl?.close();
         await box.remove();
       },
     });
+    return harness;
   }
 
-  private async waitHealthy(client: HttpAgentClient, box: Container): Promise<void> {
+  private async waitHealthy(client: HttpAgentClient, box: Container): Promise<{ capabilities?: unknown }> {
     const deadline = Date.now() + this.timeouts.healthMs;
     let last = "";
     for (let attempt = 1; Date.now() < deadline; attempt++) {
       try {
-        await client.info(Math.min(2_000, this.timeouts.healthMs));
-        return;
+        return await client.info(Math.min(2_000, this.timeouts.healthMs));
       } catch (err) {
         last = (err as Error).message;
       }

@@ -15,6 +15,7 @@ import type { HitlDesk, HitlRun } from "../nui/hitl-desk.js";
 import { ResumeState } from "../nui/resume-state.js";
 import { cannotSteer, RunTranslator } from "../nui/run-translator.js";
 import type { NuiSessionOptions } from "../nui/session-options.js";
+import type { AgentState } from "./agent-state.js";
 import type { HttpAgentClient, RunBody } from "./client.js";
 
 export interface HttpTimeouts {
@@ -31,6 +32,8 @@ export interface HttpHarnessParts {
   timeouts: HttpTimeouts;
   /** When the agent reaches Brain's NUI_API_URL (a host Brain started): its REST HITL requests land here. */
   desk?: HitlDesk;
+  /** When the agent keeps its conversation in the native dir: its checkpoint and verify are asked of it. */
+  state?: AgentState;
   /** Why the agent went away (a container's state and log tail), added to a brain_error that ends a turn. */
   explain?(): Promise<string>;
   /** Releases the agent: nothing for a remote one, /shutdown + docker stop for a container. */
@@ -82,10 +85,7 @@ export class HttpHarness implements Harness {
     const body: RunBody = {
       message: text,
       runId: run.runId,
-      ...(resume.sessionId ? { sessionId: resume.sessionId } : {}),
-      ...(session.workingDir ? { workingDir: session.workingDir } : {}),
-      ...(options.config.system_prompt ? { systemPrompt: options.config.system_prompt } : {}),
-      ...(options.config.model ? { model: options.config.model } : {}),
+      ...this.settings(),
       ...(Object.keys(session.env).length ? { env: session.env } : {}),
     };
     try {
@@ -123,6 +123,17 @@ export class HttpHarness implements Harness {
     }
   }
 
+  /** What a run tells the agent of the session besides its message: which conversation, where, with what. */
+  private settings(): Omit<RunBody, "message" | "runId" | "env"> {
+    const { options, session, resume } = this.parts;
+    return {
+      ...(resume.sessionId ? { sessionId: resume.sessionId } : {}),
+      ...(session.workingDir ? { workingDir: session.workingDir } : {}),
+      ...(options.config.system_prompt ? { systemPrompt: options.config.system_prompt } : {}),
+      ...(options.config.model ? { model: options.config.model } : {}),
+    };
+  }
+
   private async explained(message: string): Promise<HarnessError> {
     const why = await this.parts.explain?.().catch(() => undefined);
     return new HarnessError("brain_error", why ? `${message}; ${why}` : message);
@@ -140,13 +151,22 @@ export class HttpHarness implements Harness {
     await this.parts.client.cancel(run.runId, this.parts.timeouts.interruptGraceMs);
   }
 
+  /** The resume file, and the agent's own files when it keeps them in the native dir. */
   async checkpoint(): Promise<NativeFile[]> {
-    return this.parts.resume.files();
+    const { resume, state } = this.parts;
+    const own = await resume.files();
+    return state && resume.sessionId ? [...own, ...(await state.files(this.settings()))] : own;
   }
 
-  /** The agent holds the conversation; Brain keeps the id that finds it, which must be there after answered turns. */
+  /**
+   * The agent holds the conversation; Brain keeps the id that finds it, which must be there after answered turns.
+   * An agent that keeps its files in the native dir is asked whether they hold it.
+   */
   async verify(expected: ExpectedHistory): Promise<string | undefined> {
-    return this.parts.resume.missing(this.parts.name, expected);
+    const { resume, state, name } = this.parts;
+    const lost = resume.missing(name, expected);
+    if (lost || !state || !resume.sessionId) return lost;
+    return state.missing(this.settings(), expected);
   }
 
   async close(): Promise<void> {

@@ -299,12 +299,17 @@ describe("docker (a fake docker CLI runs the image's agent locally)", () => {
       "127.0.0.1::9090",
       "-e",
       "GREETING",
+      "-e",
+      "BRAIN_NATIVE_DIR",
+      // The session's native dir, at the same path in every container (a fork's files mean what they meant).
+      "--mount",
+      `type=bind,source=${t!.store.paths(session.id).native},target=/brain/native`,
       "seed-echo",
     ]);
     const id = calls[2]?.[1];
     expect(calls[2]).toEqual(["port", id, "9090"]);
     const container = JSON.parse(readFileSync(join(state, "containers", `${id}.json`), "utf8"));
-    expect(container.env).toEqual({ GREETING: "hi" });
+    expect(container.env).toEqual({ GREETING: "hi", BRAIN_NATIVE_DIR: "/brain/native" });
     await brain.closeSession(session.id);
     calls = readCalls(state);
     expect(calls.slice(-2)).toEqual([

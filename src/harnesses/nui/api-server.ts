@@ -4,11 +4,16 @@
 // NUI_API_URL. It listens only while some session is registered, and routes by the session id in the body (or
 // the one session, when there is just one).
 //
+// A container's own server (`{ socketPath, token }`): the same API on a Unix socket in a private directory, which
+// the `docker` harness relays into one container's network namespace. Its base URL carries a secret path
+// segment (`http://127.0.0.1:PORT/<token>`), and it holds that one session's desk, so it serves that session only.
+//
 //   POST /api/hitl/requests             create → the request envelope (asks Brain's clients)
 //   GET  /api/hitl/requests/:id/wait    block until answered → the response envelope
 //   GET  /api/hitl/requests/:id         the request envelope
 //   GET  /api/hitl/requests?pending=true[&sessionId=&runId=]   pending requests
 //   POST /api/hitl/requests/:id/respond refused: answers come from Brain's clients (Session.answer)
+import { timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describeIssues } from "../../protocol/frames.js";
@@ -17,12 +22,21 @@ import { type HitlDesk, HitlRefusal } from "./hitl-desk.js";
 
 const MAX_BODY = 1 << 20;
 
+export interface NuiApiListen {
+  /** Listen on this Unix socket instead of a loopback port (retain() then resolves with the socket's path). */
+  socketPath?: string;
+  /** Serve only under `/<token>/api/hitl/...`: anything else is answered 404 without a word of why. */
+  token?: string;
+}
+
 export class NuiApiServer {
   private readonly desks = new Map<string, HitlDesk>();
   private server: Server | undefined;
   private listening: Promise<string> | undefined;
 
   private holders = 0;
+
+  constructor(private readonly listen: NuiApiListen = {}) {}
 
   /**
    * Keeps the server listening until `release()`; resolves with the base URL to pass as NUI_API_URL. Every
@@ -69,10 +83,13 @@ export class NuiApiServer {
       });
       this.server = server;
       server.once("error", reject);
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as AddressInfo;
-        resolve(`http://127.0.0.1:${port}`);
-      });
+      const { socketPath } = this.listen;
+      if (socketPath) server.listen(socketPath, () => resolve(socketPath));
+      else
+        server.listen(0, "127.0.0.1", () => {
+          const { port } = server.address() as AddressInfo;
+          resolve(`http://127.0.0.1:${port}`);
+        });
     });
     return this.listening;
   }
@@ -80,9 +97,12 @@ export class NuiApiServer {
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://localhost");
     const parts = url.pathname.split("/").filter(Boolean);
+    if (this.listen.token !== undefined && !sameToken(parts.shift(), this.listen.token)) {
+      return send(res, 404, { error: "not found" });
+    }
     if (parts[0] !== "api" || parts[1] !== "hitl" || parts[2] !== "requests") {
       return send(res, 404, {
-        error: `Brain serves only nui's HITL API under /api/hitl/requests, not ${url.pathname}`,
+        error: `Brain serves only nui's HITL API under /api/hitl/requests, not /${parts.join("/")}`,
       });
     }
     const id = parts[3] ? decodeURIComponent(parts[3]) : undefined;
@@ -146,6 +166,12 @@ export class NuiApiServer {
     if (sessionId) return `no session "${sessionId}" runs a nui agent here (NUI_SESSION_ID names it)`;
     return "the request names neither a sessionId nor a running runId: set sessionId (NUI_SESSION_ID) or runId (NUI_RUN_ID)";
   }
+}
+
+function sameToken(given: string | undefined, token: string): boolean {
+  const a = Buffer.from(given ?? "");
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
