@@ -3,6 +3,8 @@
 // Claude Code, Codex and opencode CLIs in --network none containers, reaching only the fake provider on this
 // host's loopback (host_ports), the provider's URL and key arriving with the run, never in the image.
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Session } from "../core/session.js";
@@ -11,7 +13,6 @@ import { codexCase } from "../harnesses/codex/testing/case.js";
 import { DockerFactory } from "../harnesses/http/docker.js";
 import { opencodeCase } from "../harnesses/opencode/testing/case.js";
 import { piCliCase } from "../harnesses/pi-cli/testing/case.js";
-import { installMounts } from "../harnesses/sandbox/docker-sandbox.js";
 import { events, makeBrain, type TestBrain, textOf, waitForEvent } from "../testing/brain.js";
 import { agentRequests, FAKE_KEY } from "../testing/cli.js";
 import { docker, ensureDockerEngine, sessionContainers } from "../testing/docker-engine.js";
@@ -76,7 +77,8 @@ async function agentSession(family: Family): Promise<Session> {
         containerPort: AGENT_PORT,
         network: "none",
         host_ports: [port],
-        docker_args: [...installMounts(root).flatMap((dir) => ["-v", `${dir}:${dir}:ro`]), ...f.dockerArgs],
+        // Nothing of this host's install is mounted: the image carries Brain's build and the pinned CLI.
+        docker_args: [...f.dockerArgs],
         env: {
           [PROVIDER_ENV.base_url]: `http://127.0.0.1:${port}${f.case.provider?.path ?? ""}`,
           [PROVIDER_ENV.api_key]: FAKE_KEY,
@@ -125,6 +127,10 @@ describe.each(Object.keys(FAMILIES) as Family[])(
       );
       await t!.brain.closeSession(s.id);
       expect(sessionContainers(s.id)).toEqual([]);
+      // The image carries the CLI this install pins (nothing of the host's install was mounted).
+      const pkg = `node_modules/${f.case.npmPackage}/package.json`;
+      const carried = docker("run", "--rm", "--network", "none", images[family]!, "cat", `/opt/brain/${pkg}`);
+      expect(JSON.parse(carried).version).toBe(JSON.parse(readFileSync(join(root, pkg), "utf8")).version);
     });
 
     it("a cancel mid-run settles interrupted, and the next turn runs in the same container", async () => {
