@@ -57,14 +57,16 @@ const run = promisify(execFile);
 
 /**
  * The baseline of a new session: what Docker itself takes to start the same image and have it answer. `docker
- * run` on Docker's bridge (the agent listening on 0.0.0.0), GET /info polled every 20 ms at the container's
- * address, then POST /run until its first text event. The container is removed after the timing.
+ * run` on Docker's bridge (TS_AGENT_HOST=0.0.0.0 makes the agent listen there), GET /info polled every 20 ms at
+ * the container's address, then POST /run until its first text event. The container is removed after the timing.
  */
 async function plainFirstEvent(image: string, mounts: string[]): Promise<Sample> {
   let id = "";
   try {
     const { seconds, foreign } = await timed(async () => {
-      id = (await run("docker", ["run", "-d", "-e", "HOST=0.0.0.0", ...mounts, image])).stdout.trim();
+      id = (
+        await run("docker", ["run", "-d", "-e", "TS_AGENT_HOST=0.0.0.0", ...mounts, image])
+      ).stdout.trim();
       const address = await run("docker", ["inspect", "-f", "{{.NetworkSettings.IPAddress}}", id]);
       const client = new HttpAgentClient(`http://${address.stdout.trim()}:8090`, "plain docker run");
       const deadline = Date.now() + 30_000;
