@@ -20,13 +20,13 @@ import { type FakeProvider, shellAgent, startFakeProvider } from "../testing/fak
 import { root } from "../testing/nui.js";
 import { AGENT_PORT, PROVIDER_ENV } from "./agent-server.js";
 
+// Claude Code, Codex and opencode ask before running a shell command; nobody answers HITL here (no NUI_API_URL),
+// so the operator allows their tools (pi asks nothing).
+const ALLOW = { BRAIN_AGENT_TOOLS: "allow" };
 /**
  * What differs between the families: each family's shared test case (provider path, shell call, key header,
  * whether its text is exact), and what its container needs from the operator.
  */
-// Claude Code, Codex and opencode ask before running a shell command; nobody answers HITL here (no NUI_API_URL),
-// so the operator allows their tools (pi asks nothing).
-const ALLOW = { BRAIN_AGENT_TOOLS: "allow" };
 const FAMILIES = {
   "pi-cli": { case: piCliCase, env: {}, dockerArgs: [] },
   "claude-code": { case: claudeCodeCase, env: ALLOW, dockerArgs: [] },
