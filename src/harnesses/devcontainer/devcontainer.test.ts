@@ -5,11 +5,13 @@ import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { BrainConfig } from "../../protocol/config.js";
+import type { ProviderCredentials } from "../../protocol/runner.js";
 import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../testing/brain.js";
 import { catalogFactories, fakeDevcontainer, fakeDocker, readCalls } from "../../testing/nui.js";
 import { devcontainerShim, installDir } from "../nui/install-paths.js";
 import { echoRunnerPath } from "../process/descriptor.js";
 import { DEFAULT_DEVCONTAINER_IMAGE, devcontainerJson, localEnvRef } from "./config.js";
+import { DevcontainerFactory, type DevcontainerSettings } from "./factory.js";
 
 let t: TestBrain | undefined;
 let state: string;
@@ -31,6 +33,7 @@ type NuiSettings = Record<string, string>;
 function brain(
   settings: NuiSettings = { devcontainer: fakeDevcontainer, docker: fakeDocker },
   cli?: BrainConfig["cli"],
+  host: { uid?: number; provider?: ProviderCredentials } = {},
 ) {
   const home = tempDir("brain-devc-home-");
   const { factories } = catalogFactories({
@@ -42,7 +45,22 @@ function brain(
       echo: { command: [process.execPath, echoRunnerPath()], env: { FAKE_DOCKER_STATE: state } },
     },
   });
-  t = makeBrain({ factories: factories.filter((f) => f.name === "devcontainer") });
+  const found = factories.filter((f) => f.name === "devcontainer");
+  const { uid, provider } = host;
+  t = makeBrain({
+    // The catalog's factory, as a host user other than this test's would have it.
+    factories:
+      uid === undefined
+        ? found
+        : found.map(
+            (f) =>
+              new DevcontainerFactory({
+                ...(f as unknown as { settings: DevcontainerSettings }).settings,
+                uid,
+              }),
+          ),
+    ...(provider ? { provider } : {}),
+  });
   return t.brain;
 }
 
@@ -240,6 +258,31 @@ describe("what is missing is named", () => {
     await t?.cleanup();
     process.env.FAKE_DOCKER_DOWN = "1";
     expect(await failure({ innerHarness: "echo" })).toMatch(/Docker is not running or not reachable/);
+  });
+
+  it("Brain not running as root: what to change, before any container starts", async () => {
+    const refused = async (options: Record<string, unknown>, provider?: ProviderCredentials) => {
+      const b = brain(undefined, undefined, { uid: 1000, ...(provider ? { provider } : {}) });
+      const session = await b.create({ harness: "devcontainer", config: { options } });
+      const outcome = await (await session.prompt("x")).settled;
+      expect(readCalls(state, "devcontainer-calls.jsonl")).toEqual([]);
+      await t?.cleanup();
+      return outcome.error?.message ?? "";
+    };
+    expect(await refused({ innerHarness: "echo" }, { base_url: "http://127.0.0.1:9/v1" })).toMatch(
+      /Brain runs as uid 1000, not root, and a network: "none" container reaches its provider on this host's loopback \(port 9\) through the container's network namespace \(nsenter\), which needs root; run Brain as root, or set network: "bridge"/,
+    );
+    const owner =
+      /Brain runs as uid 1000, not root, and the container's commands would run as the image's user .*; set remoteUser \(an agent definition's harness.remoteUser\) to a user of the image whose uid is 1000/;
+    expect(await refused({ innerHarness: "echo" })).toMatch(owner);
+    expect(await refused({ innerHarness: "echo", network: "bridge" })).toMatch(owner);
+    // With a user of the image named, it runs.
+    const b = brain(undefined, undefined, { uid: 1000 });
+    const session = await b.create({
+      harness: "devcontainer",
+      config: { options: { innerHarness: "echo", network: "bridge", remoteUser: "node" } },
+    });
+    expect(await (await session.prompt("inside")).settled).toMatchObject({ status: "completed" });
   });
 
   it("a failed devcontainer up, an unknown or missing innerHarness", async () => {

@@ -18,6 +18,7 @@ import { ContainerBridge, privateDir } from "../sandbox/container-bridge.js";
 import { installMounts, loopbackProviderPort } from "../sandbox/docker-sandbox.js";
 import { DevcontainerCli, type DevcontainerPrograms, defaultPrograms } from "./cli.js";
 import { DEFAULT_DEVCONTAINER_IMAGE, devcontainerJson, writeDevcontainerJson } from "./config.js";
+import { assertHostUser } from "./host-user.js";
 
 /** Builds the inner harness's factory with `launcher` in front of its command; undefined: no such harness. */
 export type InnerFactories = (innerHarness: string, launcher: string[]) => HarnessFactory | undefined;
@@ -34,6 +35,8 @@ export interface DevcontainerSettings {
   /** Environment of the devcontainer and docker commands (tests put fakes on its PATH). */
   env?: NodeJS.ProcessEnv;
   timeouts?: Partial<DevcontainerTimeouts>;
+  /** Brain's uid (tests); default this process's. */
+  uid?: number;
 }
 
 export interface DevcontainerTimeouts {
@@ -112,6 +115,14 @@ export class DevcontainerFactory implements HarnessFactory {
     }
     const hostPorts = network === "none" ? loopbackProviderPort(options.provider.base_url, this.name) : [];
     await this.cli.assertReady(this.name);
+    await assertHostUser({
+      harness: this.name,
+      uid: this.settings.uid ?? process.getuid?.(),
+      network,
+      remoteUser,
+      hostPorts,
+      docker: this.docker,
+    });
     // What a crashed host left of this session (a container `devcontainer up` would otherwise reuse).
     await sweepSession(this.docker, options.sessionId, this.timeouts.stopMs);
     mkdirSync(innerDir, { recursive: true });
