@@ -9,7 +9,7 @@ import { root, useBrainCli } from "../testing/brain-cli.js";
 
 const HOOK = `export async function resolve(specifier, context, next) {
   const resolved = await next(specifier, context);
-  if (resolved.url.includes("/node_modules/")) process.stderr.write("RESOLVED " + resolved.url + "\\n");
+  if (resolved.url.startsWith("file:")) process.stderr.write("RESOLVED " + resolved.url + "\\n");
   return resolved;
 }`;
 const REGISTER = `import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOK)}`)});`;
@@ -27,16 +27,21 @@ const HEAVY = [
   "@agentclientprotocol/sdk",
 ];
 
-/** The npm packages whose modules `brain <args>` resolved. */
-function packagesLoaded(cli: ReturnType<typeof useBrainCli>, args: string[]): string[] {
+/** The files `brain <args>` resolved. */
+function filesLoaded(cli: ReturnType<typeof useBrainCli>, args: string[]): string[] {
   const result = spawnSync(
     process.execPath,
     ["--import", `data:text/javascript,${encodeURIComponent(REGISTER)}`, join(root, "bin/brain.js"), ...args],
     { cwd: cli.work, env: { ...process.env, BRAIN_HOME: cli.home }, encoding: "utf8", input: "" },
   );
   expect(result.status, result.stderr).toBe(0);
+  return [...result.stderr.matchAll(/^RESOLVED (\S+)$/gm)].map((m) => m[1]!);
+}
+
+/** The npm packages among `files`. */
+function packages(files: string[]): string[] {
   const names = new Set<string>();
-  for (const [, path] of result.stderr.matchAll(/^RESOLVED \S*\/node_modules\/(\S+)$/gm)) {
+  for (const [, path] of files.join("\n").matchAll(/\/node_modules\/(\S+)$/gm)) {
     const parts = path!.split("/");
     names.add(parts[0]!.startsWith("@") ? `${parts[0]}/${parts[1]}` : parts[0]!);
   }
@@ -50,10 +55,14 @@ describe("CLI start-up imports", () => {
   const cli = useBrainCli("start-imports");
 
   it("`brain run` on the echo runner loads none of the packages its session does not use", () => {
-    expect(heavy(packagesLoaded(cli, ["run", "hello"]))).toEqual([]);
+    expect(heavy(packages(filesLoaded(cli, ["run", "hello"])))).toEqual([]);
   });
 
-  it("`brain harnesses` loads none of them either", () => {
-    expect(heavy(packagesLoaded(cli, ["harnesses"]))).toEqual([]);
+  it("`brain harnesses` loads none of them either, nor the session store and the core", () => {
+    const files = filesLoaded(cli, ["harnesses"]);
+    expect(heavy(packages(files))).toEqual([]);
+    expect(
+      files.filter((f) => /\/src\/(store\/|core\/brain\.js|tools\/(builtin|router|mcp)\b)/.test(f)),
+    ).toEqual([]);
   });
 });
