@@ -11,6 +11,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Turn } from "../../sdk/ts/index.js";
+import { decodeBrainFrame } from "../../src/protocol/frames.js";
 import type { WireApi } from "./settings.js";
 
 /** pi-ai's public entry of the module behind each API (the very module its own lazy loader imports). */
@@ -106,19 +107,35 @@ async function rehearse(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "brain-pi-warm-"));
   try {
     const { openPiSession } = await import("./session.js");
-    const session = openPiSession(
-      {
-        session_id: "warm",
-        dir,
-        config: { model: "warm/warm" },
-        tools: [],
-        provider: {
-          base_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-          api: "openai-completions",
+    // Through the frame decoder too, as the SDK reads Brain's frames with it (its schemas compile on first use).
+    const open = decodeBrainFrame(
+      JSON.stringify({
+        attachment: "warm",
+        id: "1",
+        method: "open",
+        params: {
+          session_id: "warm",
+          dir,
+          config: { model: "warm/warm" },
+          tools: [],
+          provider: {
+            base_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+            api: "openai-completions",
+          },
         },
-      },
-      () => {},
+      }),
     );
+    if (!("method" in open) || open.method !== "open") throw new Error("rehearsal: not an open frame");
+    decodeBrainFrame(
+      JSON.stringify({
+        attachment: "warm",
+        turn: "warm",
+        id: "2",
+        method: "prompt",
+        params: { text: "warm" },
+      }),
+    );
+    const session = openPiSession(open.params, () => {});
     await session.prompt("warm", silentTurn());
     await session.detach?.();
   } finally {
