@@ -3,10 +3,10 @@
 // Brain formats it (the same fields, so watchers read the same bytes), one coalesced write per tick to every
 // watcher. No validation, no session, no durable log.
 //
-// `durable`: the same relay with the one thing Brain's guarantee adds (an event is sent only once durable): each
-// batch is written to a file and fdatasync'd, through libuv's thread pool as Brain's log does, before it goes to
-// the watchers; events that arrive meanwhile form the next batch (group commit). The floor of any relay that
-// keeps that promise on this disk.
+// `durable`: the same relay with the one thing Brain's guarantee adds (an event is sent only once durable):
+// each batch is written to a file and fdatasync'd, through libuv's thread pool as Brain's log does, before it
+// goes to the watchers; events that arrive meanwhile form the next batch (group commit). The floor of any
+// relay that keeps that promise on this disk.
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";

@@ -4,7 +4,8 @@
 // reply. The runner does it ahead: it loads the open frame's API as soon as it is known, and a runner that sits
 // unopened (a warm spare) loads every API it supports and rehearses one whole turn in a throwaway directory
 // against a server of its own on loopback (no credentials, nothing leaves the machine), so the session that
-// takes the spare finds all of it ready. A runner opened at once (a one-shot `brain run`) loads only what its session uses.
+// takes the spare finds all of it ready. A runner opened at once (a one-shot `brain run`) loads only what its
+// session uses.
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
