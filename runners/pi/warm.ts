@@ -6,7 +6,7 @@
 // against a server of its own on loopback (no credentials, nothing leaves the machine), so the session that
 // takes the spare finds all of it ready. A runner opened at once (a one-shot `brain run`) loads only what its
 // session uses.
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -78,6 +78,29 @@ function reply(): string {
   return `${chunk({ role: "assistant", content: "ok" }, null)}${chunk({}, "stop")}data: [DONE]\n\n`;
 }
 
+const PREFIX = "brain-pi-warm-";
+
+/**
+ * Removes the rehearsal directories of runners that died mid-rehearsal: a spare is killed without warning when
+ * its host closes, so its own cleanup may never run. Named by pid; a live (or reused) pid's is left alone.
+ */
+async function sweep(): Promise<void> {
+  for (const name of await readdir(tmpdir()).catch(() => [] as string[])) {
+    const pid = Number(new RegExp(`^${PREFIX}(\\d+)-`).exec(name)?.[1]);
+    if (!pid || pid === process.pid || alive(pid)) continue;
+    await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /** A turn whose events go nowhere: the rehearsal's. */
 function silentTurn(): Turn {
   return {
@@ -105,7 +128,8 @@ async function rehearse(): Promise<void> {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const dir = await mkdtemp(join(tmpdir(), "brain-pi-warm-"));
+  await sweep();
+  const dir = await mkdtemp(join(tmpdir(), `${PREFIX}${process.pid}-`));
   try {
     const { openPiSession } = await import("./session.js");
     // Through the frame decoder too, as the SDK reads Brain's frames with it (its schemas compile on first use).
