@@ -1,6 +1,8 @@
 // A new session's first delta against a warm session's, through Brain on runners/pi (the fake provider
 // streaming a short reply): what a user waits for when a session is new (runner spawn, its imports, `open`)
 // beyond what every turn costs.
+
+import { setTimeout as sleep } from "node:timers/promises";
 import { Brain } from "../src/core/brain.js";
 import { HarnessRegistry } from "../src/core/registry.js";
 import type { Session } from "../src/core/session.js";
@@ -15,6 +17,16 @@ import type { BenchOptions } from "./options.js";
 import { piRunnerPath, providerFor } from "./pi-turn.js";
 
 const MODEL = "openai/fake-model";
+
+/** Waits until the pool holds a spare and it has had time to start and warm, so no round runs beside that. */
+async function settled(factory: ProcessFactory): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (factory.sparePids().length === 0) {
+    if (Date.now() > deadline) throw new Error("first-delta: the pool never held a spare");
+    await sleep(50);
+  }
+  await sleep(2000);
+}
 
 /** Prompts and resolves at the first assistant.delta the log delivers; the turn is then let settle. */
 async function firstDelta(session: Session, text: string): Promise<void> {
@@ -41,11 +53,16 @@ export async function firstDeltaBench(opts: BenchOptions): Promise<BenchRow[]> {
   fake.setFallback(() => ({ text: "ready and listening, what shall we do?", chunkSize: 8 }));
   const home = await makeTemp("first-delta");
   const store = new FsSessionStore(home);
+  // One warm spare (the default, as in `brain serve`): a new session takes it instead of starting a runner.
+  const factory = new ProcessFactory({
+    name: "pi",
+    command: process.execPath,
+    args: [piRunnerPath()],
+    spares: 1,
+  });
   const brain = new Brain({
     store,
-    harnesses: new HarnessRegistry([
-      new ProcessFactory({ name: "pi", command: process.execPath, args: [piRunnerPath()] }),
-    ]),
+    harnesses: new HarnessRegistry([factory]),
     tools: new ToolRouter([new BuiltinTools()]),
     credentials: () => providerFor(fake),
   });
@@ -55,17 +72,22 @@ export async function firstDeltaBench(opts: BenchOptions): Promise<BenchRow[]> {
     for (let i = 0; i < 3; i++) await firstDelta(warm, "warm up");
     const samples = await interleave("first delta", reps, {
       warm: async (): Promise<Sample> => {
+        await settled(factory);
         const { seconds, foreign } = await timed(() => firstDelta(warm, "hello"));
         return { value: seconds * 1000, foreign };
       },
       cold: async (): Promise<Sample> => {
+        await settled(factory);
+        const spares = factory.sparePids();
         let session: Session | undefined;
         const { seconds, foreign } = await timed(async () => {
           session = await brain.create({ harness: "pi", config: { model: MODEL } });
           await firstDelta(session, "hello");
         });
+        // The spare the new session took is no longer in the pool (the pool starts its replacement).
+        const taken = spares.filter((pid) => !factory.sparePids().includes(pid)).length;
         await session?.close();
-        return { value: seconds * 1000, foreign };
+        return { value: seconds * 1000, foreign, extra: { spare_taken: taken } };
       },
     });
     return [
@@ -77,6 +99,8 @@ export async function firstDeltaBench(opts: BenchOptions): Promise<BenchRow[]> {
           baselineWhat: "the same prompt's first delta on a warm session (runner up, opened)",
           notes: [
             "both timed to the first assistant.delta the durable log delivers; the fake provider answers",
+            "before each round the pool's spare is up and has had 2 s to warm (what a pool is for), so neither side runs beside its start",
+            "spare_taken: new sessions that took the pool's spare (1 each when the pool is used)",
           ],
         },
         { subject: samples.cold, baseline: samples.warm },

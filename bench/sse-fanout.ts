@@ -6,7 +6,9 @@
 //   throughput  deltas delivered per second to 10 watchers while the runner floods
 //   slow        10 reading watchers' delivered rate with one watcher that never reads, against none
 //
-// Baseline for the first two: a plain node:http SSE server fed by the same runner child (bench/lib/raw-sse.ts).
+// Baseline for the first two: a plain node:http SSE server fed by the same runner child (bench/lib/raw-sse.ts),
+// sending the same event fields. Context for the first: the same relay making each batch durable first
+// (write + fdatasync, group commit), as Brain must: what of Brain's delay the disk accounts for.
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Brain } from "../src/core/brain.js";
@@ -100,8 +102,8 @@ async function brainSide(home: string) {
   };
 }
 
-async function rawSide(dir: string) {
-  const relay = new RawSseRelay(runnerPath(), dir);
+async function rawSide(dir: string, durable = false) {
+  const relay = new RawSseRelay(runnerPath(), dir, durable);
   const url = await relay.listen();
   await relay.prompt("paced 20 1000");
   return {
@@ -137,13 +139,15 @@ export async function sseFanoutBench(opts: BenchOptions): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   const home = await makeTemp("sse-brain");
   const dir = await makeTemp("sse-raw");
+  const durableDir = await makeTemp("sse-raw-durable");
   const brain = await brainSide(home);
   const raw = await rawSide(dir);
+  const durable = await rawSide(durableDir, true);
   try {
     const deltas = opts.quick ? 200 : 300;
     for (const watchers of [1, 10, 100]) {
       log(`sse latency: ${deltas} deltas at 100/s to ${watchers} watcher(s), ${opts.reps} rounds`);
-      const p50s: Record<string, number[]> = { brain: [], raw: [] };
+      const p50s: Record<string, number[]> = { brain: [], raw: [], durable: [] };
       const sample = (side: Side, name: string) => async (): Promise<Sample> => {
         const { foreign, result } = await measure(side, `paced ${deltas} 100`, watchers, 0, true);
         if (result.events !== deltas * watchers) {
@@ -157,6 +161,7 @@ export async function sseFanoutBench(opts: BenchOptions): Promise<BenchRow[]> {
       const samples = await interleave(`sse latency ×${watchers}`, opts.reps, {
         baseline: sample(raw, "raw"),
         subject: sample(brain, "brain"),
+        durable: sample(durable, "durable"),
       });
       rows.push(
         timeRow(
@@ -173,6 +178,21 @@ export async function sseFanoutBench(opts: BenchOptions): Promise<BenchRow[]> {
           },
           samples,
           { kind: "max-ratio", ratio: 1.3 },
+        ),
+        timeRow(
+          {
+            id: `sse-latency-durable-${watchers}`,
+            what: `SSE delay runner → ${watchers} watcher(s), p99 per round, against a relay that also makes each batch durable (context)`,
+            unit: "ms",
+            baselineWhat:
+              "the same node:http SSE relay with write + fdatasync per batch before sending (group commit)",
+            notes: [
+              `p50 per round: durable relay ${p50s.durable!.map((v) => v.toFixed(2)).join(", ")} ms`,
+              "what the durable log costs any relay on this disk: the part of the row above that is not Brain's own",
+            ],
+          },
+          { subject: samples.subject, baseline: samples.durable },
+          { kind: "none" },
         ),
       );
     }
@@ -233,8 +253,10 @@ export async function sseFanoutBench(opts: BenchOptions): Promise<BenchRow[]> {
   } finally {
     await brain.close();
     await raw.close();
+    await durable.close();
     await removeTemp(home);
     await removeTemp(dir);
+    await removeTemp(durableDir);
   }
   return rows;
 }

@@ -1,6 +1,6 @@
 // The 100-session SSE baseline: a plain node:http SSE server fed by one runner child carrying many attachments
 // (as Brain's shared runner host does), one stream per attachment at /events/<k>. Each runner line is split and
-// JSON.parsed, formatted as Brain formats an event, and written to that stream's watchers once per tick.
+// JSON.parsed, formatted as Brain formats an event (the same fields), and written to that stream's watchers once per tick.
 // No validation, no session, no durable log.
 import { randomUUID } from "node:crypto";
 import http from "node:http";
@@ -12,6 +12,7 @@ import { spawnTracked, withTimeout } from "./cleanup.js";
 interface Frame {
   attachment?: string;
   id?: string;
+  turn?: string;
   event?: string;
   data?: unknown;
   result?: unknown;
@@ -32,6 +33,7 @@ export class RawSseHub {
   private readonly replies = new Map<string, () => void>();
   private readonly dirty = new Set<Stream>();
   private scheduled = false;
+  private clock = { ms: -1, iso: "" };
 
   constructor(runner: string, dir: string, count: number) {
     this.child = spawnTracked(process.execPath, [runner], {
@@ -105,20 +107,24 @@ export class RawSseHub {
     const stream = frame.attachment ? this.byAttachment.get(frame.attachment) : undefined;
     if (!stream) return;
     if (frame.event === "assistant.delta") {
-      this.emit(stream, "assistant.delta", frame.data);
+      this.emit(stream, "assistant.delta", frame.data, frame.turn);
     } else if (frame.id && ("result" in frame || "error" in frame)) {
       const reply = this.replies.get(frame.id);
       this.replies.delete(frame.id);
       if (reply) {
-        this.emit(stream, "turn.settled", { status: "completed" });
+        this.emit(stream, "turn.settled", { status: "completed" }, frame.turn);
         reply();
       }
     }
   }
 
-  private emit(stream: Stream, type: string, data: unknown): void {
+  /** Brain's event fields, in its order; like Brain, one timestamp string per millisecond. */
+  private emit(stream: Stream, type: string, data: unknown, turn: string | undefined): void {
     const seq = ++stream.seq;
-    stream.pending.push(`id: ${seq}\ndata: ${JSON.stringify({ seq, type, data })}\n\n`);
+    const ms = Date.now();
+    if (ms !== this.clock.ms) this.clock = { ms, iso: new Date(ms).toISOString() };
+    const event = { seq, ts: this.clock.iso, session: stream.attachment, type, data, turn };
+    stream.pending.push(`id: ${seq}\ndata: ${JSON.stringify(event)}\n\n`);
     this.dirty.add(stream);
     if (this.scheduled) return;
     this.scheduled = true;

@@ -1,7 +1,14 @@
 // The SSE benchmarks' baseline: a plain node:http SSE server fed by the same runner child over the same pipe,
 // with nothing of Brain in between: LineSplitter + JSON.parse of each runner line, the event formatted as
-// Brain formats it, one coalesced write per tick to every watcher. No validation, no session, no durable log.
+// Brain formats it (the same fields, so watchers read the same bytes), one coalesced write per tick to every
+// watcher. No validation, no session, no durable log.
+//
+// `durable`: the same relay with the one thing Brain's guarantee adds (an event is sent only once durable):
+// each batch is written to a file and fdatasync'd, through libuv's thread pool as Brain's log does, before it
+// goes to the watchers; events that arrive meanwhile form the next batch (group commit). The floor of any
+// relay that keeps that promise on this disk.
 import { randomUUID } from "node:crypto";
+import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { minimalEnvironment } from "../../src/harnesses/process/environment.js";
@@ -10,6 +17,7 @@ import { spawnTracked, withTimeout } from "./cleanup.js";
 
 interface Frame {
   id?: string;
+  turn?: string;
   event?: string;
   data?: unknown;
   result?: unknown;
@@ -23,8 +31,14 @@ export class RawSseRelay {
   private seq = 0;
   private pending: string[] = [];
   private scheduled = false;
+  private readonly fd: number | undefined;
+  private committing = false;
+  private clock = { ms: -1, iso: "" };
+  /** A session id as long as Brain's. */
+  private readonly session = randomUUID();
 
-  constructor(runner: string, dir: string) {
+  constructor(runner: string, dir: string, durable = false) {
+    if (durable) this.fd = fs.openSync(`${dir}/events.log`, "w");
     this.child = spawnTracked(process.execPath, [runner], {
       stdio: ["pipe", "pipe", "inherit"],
       env: minimalEnvironment(process.env),
@@ -54,6 +68,7 @@ export class RawSseRelay {
 
   async close(): Promise<void> {
     for (const res of this.watchers) res.destroy();
+    if (this.fd !== undefined) fs.closeSync(this.fd);
     this.child.stdin!.end();
     this.child.kill("SIGKILL");
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -75,27 +90,59 @@ export class RawSseRelay {
 
   private line(frame: Frame): void {
     if (frame.event === "assistant.delta") {
-      this.emit("assistant.delta", frame.data);
+      this.emit("assistant.delta", frame.data, frame.turn);
     } else if (frame.id && ("result" in frame || "error" in frame)) {
       const reply = this.replies.get(frame.id);
       this.replies.delete(frame.id);
       if (reply) {
-        this.emit("turn.settled", { status: "completed" });
+        this.emit("turn.settled", { status: "completed" }, frame.turn);
         reply();
       }
     }
   }
 
-  private emit(type: string, data: unknown): void {
+  /** Brain's event fields, in its order; like Brain, one timestamp string per millisecond. */
+  private emit(type: string, data: unknown, turn: string | undefined): void {
     const seq = ++this.seq;
-    this.pending.push(`id: ${seq}\ndata: ${JSON.stringify({ seq, type, data })}\n\n`);
+    const ms = Date.now();
+    if (ms !== this.clock.ms) this.clock = { ms, iso: new Date(ms).toISOString() };
+    const event = { seq, ts: this.clock.iso, session: this.session, type, data, turn };
+    this.pending.push(`id: ${seq}\ndata: ${JSON.stringify(event)}\n\n`);
+    if (this.fd !== undefined) {
+      if (!this.committing) void this.commit(this.fd);
+      return;
+    }
     if (this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      const text = this.pending.join("");
-      this.pending = [];
-      for (const res of this.watchers) res.write(text);
+      this.broadcast();
     });
+  }
+
+  private broadcast(): void {
+    const text = this.pending.join("");
+    this.pending = [];
+    for (const res of this.watchers) res.write(text);
+  }
+
+  /** Group commit: write + fdatasync what is pending, send it, repeat while more came meanwhile. */
+  private async commit(fd: number): Promise<void> {
+    this.committing = true;
+    // Appends of this tick join the batch, as they do in Brain's log.
+    await Promise.resolve();
+    while (this.pending.length > 0) {
+      const batch = this.pending;
+      this.pending = [];
+      const text = batch.join("");
+      await new Promise<void>((resolve, reject) =>
+        fs.write(fd, text, (err) => (err ? reject(err) : resolve())),
+      );
+      await new Promise<void>((resolve, reject) =>
+        fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())),
+      );
+      for (const res of this.watchers) res.write(text);
+    }
+    this.committing = false;
   }
 }

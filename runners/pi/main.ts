@@ -4,7 +4,9 @@
 import "./env.js"; // first: clears the variables the vendor SDKs would read, before they load
 import { serve } from "../../sdk/ts/index.js";
 import { openPiSession } from "./session.js";
+import { Warmer } from "./warm.js";
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
+const warmer = new Warmer();
 
-serve({ open: (params) => openPiSession(params, log) }, { log });
+serve({ open: (params) => openPiSession(params, log, warmer) }, { log });

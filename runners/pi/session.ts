@@ -18,12 +18,14 @@ import { requestOptions, restoreToolSchemas, streamFn } from "./provider.js";
 import { type PiSettings, readSettings } from "./settings.js";
 import { type HostToolDetails, hostTool, hostTools } from "./tools.js";
 import { TRANSCRIPT, Transcript } from "./transcript.js";
+import type { Warmer } from "./warm.js";
 
 export type Log = (message: string) => void;
 
 /** Opens an attachment: reads the settings and the transcript, and calls nobody (passive open). */
-export function openPiSession(params: OpenParams, log: Log): PiSession {
+export function openPiSession(params: OpenParams, log: Log, warmer?: Warmer): PiSession {
   const settings = readSettings(params);
+  warmer?.opened(settings.model.api);
   if (settings.ignoredOptions.length > 0) {
     log(`runner pi: ignoring options it does not know: ${settings.ignoredOptions.join(", ")}`);
   }

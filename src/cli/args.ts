@@ -2,7 +2,6 @@
 import { parseArgs } from "node:util";
 import type { Brain } from "../core/brain.js";
 import { loadConfig } from "./config.js";
-import { createBrain } from "./setup.js";
 
 export class UsageError extends Error {
   override name = "UsageError";
@@ -44,6 +43,8 @@ export async function withBrain<T>(
   values: Record<string, unknown>,
   body: (brain: Brain) => Promise<T>,
 ): Promise<T> {
+  // Loaded here, not at the top: every command parses its arguments with this module, few build a Brain.
+  const { createBrain } = await import("./setup.js");
   const brain = createBrain(loadConfig(str(values.config)));
   try {
     return await body(brain);

@@ -1,18 +1,10 @@
 // Builds a Brain from the config: the harnesses of the catalog's families (the api loop, the CLI agents, the
 // runners of the "harnesses" block, the nui families), the built-in tools, and the embedded store under
 // $BRAIN_HOME (default ~/.brain).
-import { homedir } from "node:os";
-import { join, resolve } from "node:path";
 import { Brain, type SessionStore } from "../core/brain.js";
 import { SECRET_NAME, type Secret } from "../core/redact.js";
 import { HarnessRegistry } from "../core/registry.js";
-import {
-  builtinCatalog,
-  catalogHarnesses,
-  catalogHarnessTypes,
-  catalogSeeders,
-  type HarnessTypes,
-} from "../harnesses/catalog.js";
+import { builtinCatalog, catalogSeeders } from "../harnesses/catalog.js";
 import { extensionsDir, listExtensions } from "../harnesses/ext/extensions.js";
 import type { Catalog } from "../harnesses/family.js";
 import { FsSessionStore, type LogHolder } from "../store/fs/index.js";
@@ -20,37 +12,10 @@ import { BuiltinTools } from "../tools/builtin.js";
 import { mcpSessionTools } from "../tools/mcp/session-servers.js";
 import { ToolRouter } from "../tools/router.js";
 import type { LoadedConfig } from "./config.js";
+import { brainHome, configHarnesses } from "./harness-setup.js";
 
 export { echoRunnerPath, piRunnerPath } from "../harnesses/process/descriptor.js";
-
-export function brainHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.BRAIN_HOME ? resolve(env.BRAIN_HOME) : join(homedir(), ".brain");
-}
-
-/** Every harness the catalog offers under this config (a later one replaces an earlier one of the same name). */
-export function configHarnesses(
-  loaded: LoadedConfig,
-  home = brainHome(),
-  catalog = builtinCatalog(),
-  warmRunners = false,
-) {
-  return catalogHarnesses(catalog, {
-    config: loaded.config,
-    configDir: loaded.dir,
-    brainHome: home,
-    ...(warmRunners ? { warmRunners } : {}),
-  });
-}
-
-/** The ADL harness types this config's host runs: what agent definitions are checked against. */
-export function configHarnessTypes(
-  loaded: LoadedConfig,
-  home = brainHome(),
-  catalog = builtinCatalog(),
-): HarnessTypes {
-  const names = configHarnesses(loaded, home, catalog).factories.map((f) => f.name);
-  return catalogHarnessTypes(catalog, names);
-}
+export { brainHome, configHarnesses, configHarnessTypes } from "./harness-setup.js";
 
 /** Variables the config names as holding secrets: inline providers' keys and `${VAR}` in MCP servers. */
 export function configSecretNames(loaded: LoadedConfig): string[] {

@@ -5,7 +5,7 @@ import { VersionCache } from "../../harnesses/cli/version-cache.js";
 import type { Catalog } from "../../harnesses/family.js";
 import { parse, str } from "../args.js";
 import { type LoadedConfig, loadConfig } from "../config.js";
-import { brainHome, configHarnesses } from "../setup.js";
+import { brainHome, configHarnesses } from "../harness-setup.js";
 
 export const usage =
   "harnesses                   the harnesses this config offers (CLI agents: found? version?)";

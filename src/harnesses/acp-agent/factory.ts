@@ -2,15 +2,13 @@
 // pinned dev dependencies), and `acp:<name>` for any ACP agent the config names by command line. Each is a CLI
 // family factory (its program found with a message that says how to install it); the ACP client is imported
 // when a session opens.
-import { readFileSync, realpathSync } from "node:fs";
-import { dirname, join } from "node:path";
 import {
   type CliDescription,
   type CliFamilyDescriptor,
   CliFamilyFactory,
   type CliFamilyFactoryOptions,
 } from "../cli/family.js";
-import { locateCli } from "../cli/locate.js";
+import { locateCli, manifestVersion } from "../cli/locate.js";
 import type { AcpPreset } from "./presets.js";
 import type { AcpProfile } from "./profile.js";
 
@@ -57,27 +55,8 @@ export class AcpFactory extends CliFamilyFactory {
     const path = locateCli(this.agent.program, { bin: this.hostOptions.bin });
     if (!path) return out;
     out.path = path;
-    const version = packageVersion(path, this.agent.npmPackage);
+    const version = manifestVersion(path, this.agent.npmPackage);
     if (version) out.version = version;
     return out;
-  }
-}
-
-/** The version in the manifest of the package `name` that holds `program` (found walking up from its real path). */
-function packageVersion(program: string, name: string): string | undefined {
-  let dir: string;
-  try {
-    dir = dirname(realpathSync(program));
-  } catch {
-    return undefined;
-  }
-  for (;;) {
-    try {
-      const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-      if (manifest?.name === name && typeof manifest.version === "string") return manifest.version;
-    } catch {}
-    const up = dirname(dir);
-    if (up === dir) return undefined;
-    dir = up;
   }
 }

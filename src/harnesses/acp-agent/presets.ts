@@ -3,7 +3,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { HarnessError } from "../../core/harness.js";
-import { ENDPOINT_SERVER_NAME } from "../../tools/endpoint/index.js";
+import { ENDPOINT_SERVER_NAME } from "../../tools/endpoint/name.js";
 import { placeTranscript, transcriptPath, transcriptTail } from "../claude-code/transcripts.js";
 import { listNativeFiles } from "../cli/files.js";
 import { anthropicBaseUrl, providerWire } from "../cli/provider-api.js";

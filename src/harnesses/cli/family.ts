@@ -3,7 +3,7 @@
 // opens a family's harness once its program is found.
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
-import { cliVersion, locateCli, searchPlaces } from "./locate.js";
+import { cliVersion, locateCli, manifestVersion, searchPlaces } from "./locate.js";
 import type { CliFactoryOptions } from "./options.js";
 import type { VersionCache } from "./version-cache.js";
 
@@ -125,8 +125,10 @@ export async function describeCli(
   const out: CliDescription = { harness: family.harness, program: options.bin ?? family.program };
   if (!path) return out;
   out.path = path;
+  // The package's manifest answers at once; only a program from elsewhere is started to ask it.
   const probe = () => cliVersion(path, options.launcher);
-  const version = await (cache ? cache.version(path, probe) : probe());
+  const version =
+    manifestVersion(path, family.npmPackage) ?? (await (cache ? cache.version(path, probe) : probe()));
   if (version) out.version = version;
   return out;
 }

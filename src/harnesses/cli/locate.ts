@@ -1,7 +1,7 @@
 // Finding a CLI agent's program: an explicit path from the config, else the project's node_modules/.bin (where
 // the pinned versions are installed), else the caller's node_modules/.bin, else PATH.
 import { execFile } from "node:child_process";
-import { accessSync, constants } from "node:fs";
+import { accessSync, constants, readFileSync, realpathSync } from "node:fs";
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -60,4 +60,27 @@ export function cliVersion(
       resolveVersion(match ? match[0] : err ? undefined : text.trim().split("\n")[0] || undefined);
     });
   });
+}
+
+/**
+ * The version in the manifest of the npm package `name` that holds `program` (found walking up from its real
+ * path): an installed CLI's version without starting it, which costs seconds for some (and an ACP agent started
+ * with `--version` may start serving on stdio instead). Undefined when the program is no part of that package.
+ */
+export function manifestVersion(program: string, name: string): string | undefined {
+  let dir: string;
+  try {
+    dir = dirname(realpathSync(program));
+  } catch {
+    return undefined;
+  }
+  for (;;) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+      if (manifest?.name === name && typeof manifest.version === "string") return manifest.version;
+    } catch {}
+    const up = dirname(dir);
+    if (up === dir) return undefined;
+    dir = up;
+  }
 }

@@ -22,12 +22,17 @@ export function formatDropped(after: number, firstSeq: number): string {
   return `event: dropped\ndata: ${JSON.stringify({ after, first_seq: firstSeq })}\n\n`;
 }
 
+/** A committed batch as SSE, built once for every watcher of the batch (and only if one asks). */
+export interface FormattedBatch {
+  /** One message per event. */
+  items(): SseItem[];
+  /** All of them as one text: what a watcher that is up to date writes. */
+  text(): string;
+}
+
 export interface FeedListener {
-  /**
-   * A durable batch, in seq order, as the live log commits it; `formatted()` gives it as SSE messages, serialized
-   * once for every watcher of the batch.
-   */
-  events(batch: SessionEvent[], formatted: () => SseItem[]): void;
+  /** A durable batch, in seq order, as the live log commits it. */
+  events(batch: SessionEvent[], formatted: FormattedBatch): void;
   /** A (new) live log was attached: events may have been appended that were never delivered. */
   attached(): void;
   /** The session is gone (deleted) or the daemon is stopping: end the stream. */
@@ -80,9 +85,19 @@ export class FeedHub {
 
   private deliver(feed: Feed, batch: SessionEvent[]): void {
     let items: SseItem[] | undefined;
-    const formatted = () => {
-      items ??= batch.map(formatEvent);
-      return items;
+    let text: string | undefined;
+    const formatted: FormattedBatch = {
+      items: () => {
+        items ??= batch.map(formatEvent);
+        return items;
+      },
+      text: () => {
+        text ??= formatted
+          .items()
+          .map((item) => item.text)
+          .join("");
+        return text;
+      },
     };
     for (const listener of [...feed.listeners]) listener.events(batch, formatted);
   }

@@ -90,6 +90,24 @@ describe("SseStream", () => {
     expect(sink.writes[0]).toMatch(/^id: 1\ndata: \{"type":"assistant.delta"/);
   });
 
+  it("gives every up-to-date watcher a batch as one text, and one ahead of it only what follows its cursor", async () => {
+    const { log, hub, sink, stream } = setup();
+    const other = new FakeSink();
+    const ahead = new FakeSink();
+    const flusher = new TickFlusher();
+    const streams = [
+      new SseStream(other, hub, "s", 0, flusher, DEFAULT_SSE_LIMITS),
+      new SseStream(ahead, hub, "s", 2, flusher, DEFAULT_SSE_LIMITS),
+    ];
+    await Promise.all([stream.start(), ...streams.map((s) => s.start())]);
+    await log.append([delta("a"), delta("b"), delta("c")]);
+    await tick();
+    expect(sink.writes).toHaveLength(1);
+    expect(sink.seqs()).toEqual([1, 2, 3]);
+    expect(other.writes).toEqual(sink.writes);
+    expect(ahead.seqs()).toEqual([3]);
+  });
+
   it("replays from the cursor, then goes live without a gap or a double", async () => {
     const { log, sink, stream } = setup(DEFAULT_SSE_LIMITS, 3);
     for (let i = 0; i < 10; i++) await log.append([delta(`old${i}`)]);

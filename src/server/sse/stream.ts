@@ -9,7 +9,14 @@
 // the bound, would make healthy clients reconnect for nothing.)
 import type { SessionEvent } from "../../protocol/events.js";
 import type { TickFlusher } from "./flusher.js";
-import { type FeedHub, type FeedListener, formatDropped, formatEvent, type SseItem } from "./hub.js";
+import {
+  type FeedHub,
+  type FeedListener,
+  type FormattedBatch,
+  formatDropped,
+  formatEvent,
+  type SseItem,
+} from "./hub.js";
 
 /** The part of a Node ServerResponse the stream uses (a fake in unit tests). */
 export interface SseSink {
@@ -82,9 +89,9 @@ export class SseStream implements FeedListener {
     await this.catchUp(false);
   }
 
-  events(_batch: SessionEvent[], formatted: () => SseItem[]): void {
+  events(_batch: SessionEvent[], formatted: FormattedBatch): void {
     if (this.closed) return;
-    const items = formatted();
+    const items = formatted.items();
     if (this.catching) {
       if (this.missed) return;
       for (const item of items) this.held.push(item);
@@ -94,7 +101,12 @@ export class SseStream implements FeedListener {
       }
       return;
     }
-    if (this.enqueue(items)) this.flusher.mark(this);
+    if (items.length > 0 && items[0]!.seq > this.cursor) {
+      // Up to date: the batch's one text, shared with every other such watcher, instead of its messages.
+      this.chunks.push(formatted.text());
+      this.cursor = items[items.length - 1]!.seq;
+      this.flusher.mark(this);
+    } else if (this.enqueue(items)) this.flusher.mark(this);
   }
 
   attached(): void {
@@ -114,7 +126,7 @@ export class SseStream implements FeedListener {
 
   flush(): void {
     if (this.closed || this.chunks.length === 0) return;
-    const text = this.chunks.join("");
+    const text = this.chunks.length === 1 ? this.chunks[0]! : this.chunks.join("");
     this.chunks = [];
     this.sink.write(text);
     if (!this.catching && this.sink.writableLength > this.limits.maxBufferBytes) {

@@ -14,10 +14,10 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolCallParams, ToolResult, ToolSchema } from "../../protocol/runner.js";
 import { textResult } from "../tool-service.js";
+import { ENDPOINT_SERVER_NAME } from "./name.js";
 import { PROXY_SOURCE } from "./proxy.js";
 
-/** The server name harnesses give the endpoint: the model sees `mcp__brain__echo` (Claude), `brain_echo`… */
-export const ENDPOINT_SERVER_NAME = "brain";
+export { ENDPOINT_SERVER_NAME } from "./name.js";
 
 /** How a harness starts the endpoint's stdio side: the common shape of every MCP client's stdio config. */
 export interface StdioServerSpec {

@@ -1,0 +1,171 @@
+// pi-ai loads a provider's SDK (hundreds of modules for openai's) on its first request, and Node its fetch on
+// first use: a new session's first reply paid both, and the first run of all that code besides (the HTTP
+// parser's WebAssembly, the streams, the SDK's request path): measured 250-600 ms against 15-70 ms for the next
+// reply. The runner does it ahead: it loads the open frame's API as soon as it is known, and a runner that sits
+// unopened (a warm spare) loads every API it supports and rehearses one whole turn in a throwaway directory
+// against a server of its own on loopback (no credentials, nothing leaves the machine), so the session that
+// takes the spare finds all of it ready. A runner opened at once (a one-shot `brain run`) loads only what its
+// session uses.
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Turn } from "../../sdk/ts/index.js";
+import { decodeBrainFrame } from "../../src/protocol/frames.js";
+import type { WireApi } from "./settings.js";
+
+/** pi-ai's public entry of the module behind each API (the very module its own lazy loader imports). */
+const PROVIDER_MODULES: Record<WireApi, string> = {
+  "openai-completions": "@mariozechner/pi-ai/openai-completions",
+  "openai-responses": "@mariozechner/pi-ai/openai-responses",
+  "anthropic-messages": "@mariozechner/pi-ai/anthropic",
+};
+
+/** How long a started runner waits for an open before it counts as a spare. */
+const SPARE_AFTER_MS = 100;
+
+export class Warmer {
+  private readonly started = new Set<WireApi>();
+  private readonly idle: NodeJS.Timeout;
+  private settle: (rehearsed: boolean) => void = () => {};
+  /** Whether a rehearsal turn ran to its end: false for a runner opened before it counted as a spare. */
+  readonly warmed = new Promise<boolean>((resolve) => {
+    this.settle = resolve;
+  });
+
+  constructor(spareAfterMs = SPARE_AFTER_MS) {
+    this.idle = setTimeout(() => void this.all(), spareAfterMs);
+    // Never what keeps the runner alive.
+    this.idle.unref();
+  }
+
+  /** A session opened on `api` (pi-ai's name): load it now (in the background), and nothing else. */
+  opened(api: string): void {
+    clearTimeout(this.idle);
+    this.settle(false);
+    if (api in PROVIDER_MODULES) void this.load(api as WireApi);
+  }
+
+  private async all(): Promise<void> {
+    for (const api of Object.keys(PROVIDER_MODULES) as WireApi[]) await this.load(api);
+    // Warming is never worth failing for: the first real request reports its own errors.
+    this.settle(
+      await rehearse().then(
+        () => true,
+        () => false,
+      ),
+    );
+  }
+
+  private load(api: WireApi): Promise<void> {
+    if (this.started.has(api)) return Promise.resolve();
+    this.started.add(api);
+    // Node compiles its fetch implementation (undici, ~100 ms) when one of its classes is first read.
+    void globalThis.Headers;
+    // A failure here is the first request's to report, as it would have been without warming.
+    return import(PROVIDER_MODULES[api]).then(
+      () => {},
+      () => {},
+    );
+  }
+}
+
+/** One chat-completions reply, streamed as an OpenAI-compatible server streams it. */
+function reply(): string {
+  const chunk = (delta: object, finish: string | null) =>
+    `data: ${JSON.stringify({ id: "warm", object: "chat.completion.chunk", created: 0, model: "warm", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  return `${chunk({ role: "assistant", content: "ok" }, null)}${chunk({}, "stop")}data: [DONE]\n\n`;
+}
+
+const PREFIX = "brain-pi-warm-";
+
+/**
+ * Removes the rehearsal directories of runners that died mid-rehearsal: a spare is killed without warning when
+ * its host closes, so its own cleanup may never run. Named by pid; a live (or reused) pid's is left alone.
+ */
+async function sweep(): Promise<void> {
+  for (const name of await readdir(tmpdir()).catch(() => [] as string[])) {
+    const pid = Number(new RegExp(`^${PREFIX}(\\d+)-`).exec(name)?.[1]);
+    if (!pid || pid === process.pid || alive(pid)) continue;
+    await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** A turn whose events go nowhere: the rehearsal's. */
+function silentTurn(): Turn {
+  return {
+    id: "warm",
+    attachment: "warm",
+    signal: new AbortController().signal,
+    active: true,
+    delta() {},
+    message() {},
+    callTool: () => Promise.reject(new Error("no tools in a rehearsal")),
+    takeSteering: () => [],
+  };
+}
+
+/**
+ * One whole turn of a pi session (agent loop, transcript, pi-ai, the provider SDK, fetch) against a loopback
+ * server of this process, in a throwaway directory.
+ */
+async function rehearse(): Promise<void> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(reply());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await sweep();
+  const dir = await mkdtemp(join(tmpdir(), `${PREFIX}${process.pid}-`));
+  try {
+    const { openPiSession } = await import("./session.js");
+    // Through the frame decoder too, as the SDK reads Brain's frames with it (its schemas compile on first use).
+    const open = decodeBrainFrame(
+      JSON.stringify({
+        attachment: "warm",
+        id: "1",
+        method: "open",
+        params: {
+          session_id: "warm",
+          dir,
+          config: { model: "warm/warm" },
+          tools: [],
+          provider: {
+            base_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+            api: "openai-completions",
+          },
+        },
+      }),
+    );
+    if (!("method" in open) || open.method !== "open") throw new Error("rehearsal: not an open frame");
+    decodeBrainFrame(
+      JSON.stringify({
+        attachment: "warm",
+        turn: "warm",
+        id: "2",
+        method: "prompt",
+        params: { text: "warm" },
+      }),
+    );
+    const session = openPiSession(open.params, () => {});
+    await session.prompt("warm", silentTurn());
+    await session.detach?.();
+  } finally {
+    server.closeAllConnections();
+    server.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,68 @@
+// What the CLI loads to start: `brain run` on a runner and `brain harnesses` must not import the packages only
+// some sessions use (the MCP SDK, the AI SDK, Ajv, Hono, NATS, the ACP SDK). A module-resolution hook in the
+// real process reports every package module it resolves; one stray static import of a heavy module from a
+// family's descriptor costs every start hundreds of milliseconds.
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { root, useBrainCli } from "../testing/brain-cli.js";
+
+const HOOK = `export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  if (resolved.url.startsWith("file:")) process.stderr.write("RESOLVED " + resolved.url + "\\n");
+  return resolved;
+}`;
+const REGISTER = `import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOK)}`)});`;
+
+/** Packages a runner session or a listing never needs. */
+const HEAVY = [
+  "@modelcontextprotocol/sdk",
+  "ai",
+  "@ai-sdk",
+  "ajv",
+  "zod-to-json-schema",
+  "hono",
+  "@hono",
+  "@nats-io",
+  "@agentclientprotocol/sdk",
+];
+
+/** The files `brain <args>` resolved. */
+function filesLoaded(cli: ReturnType<typeof useBrainCli>, args: string[]): string[] {
+  const result = spawnSync(
+    process.execPath,
+    ["--import", `data:text/javascript,${encodeURIComponent(REGISTER)}`, join(root, "bin/brain.js"), ...args],
+    { cwd: cli.work, env: { ...process.env, BRAIN_HOME: cli.home }, encoding: "utf8", input: "" },
+  );
+  expect(result.status, result.stderr).toBe(0);
+  return [...result.stderr.matchAll(/^RESOLVED (\S+)$/gm)].map((m) => m[1]!);
+}
+
+/** The npm packages among `files`. */
+function packages(files: string[]): string[] {
+  const names = new Set<string>();
+  for (const [, path] of files.join("\n").matchAll(/\/node_modules\/(\S+)$/gm)) {
+    const parts = path!.split("/");
+    names.add(parts[0]!.startsWith("@") ? `${parts[0]}/${parts[1]}` : parts[0]!);
+  }
+  return [...names].sort();
+}
+
+const heavy = (names: string[]) =>
+  names.filter((name) => HEAVY.some((h) => name === h || name.startsWith(`${h}/`)));
+
+describe("CLI start-up imports", () => {
+  const cli = useBrainCli("start-imports");
+
+  it("`brain run` on the echo runner loads none of the packages its session does not use", () => {
+    expect(heavy(packages(filesLoaded(cli, ["run", "hello"])))).toEqual([]);
+  });
+
+  it("`brain harnesses` loads none of them either, nor the session store and the core", () => {
+    const files = filesLoaded(cli, ["harnesses"]);
+    expect(heavy(packages(files))).toEqual([]);
+    expect(
+      files.filter((f) => /\/src\/(store\/|core\/brain\.js|tools\/(builtin|router|mcp)\b)/.test(f)),
+    ).toEqual([]);
+  });
+});

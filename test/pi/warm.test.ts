@@ -1,0 +1,33 @@
+// runners/pi's warming: a runner left unopened (a warm spare) loads its providers' code and rehearses one whole
+// turn against a loopback server of its own, leaving nothing behind; a runner opened at once does not rehearse.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { Warmer } from "../../runners/pi/warm.js";
+
+const leftovers = () => readdirSync(tmpdir()).filter((name) => name.startsWith("brain-pi-warm-"));
+
+describe("runners/pi warming", () => {
+  it("rehearses a turn once idle, in a directory it removes", async () => {
+    const before = leftovers();
+    const warmer = new Warmer(0);
+    expect(await warmer.warmed).toBe(true);
+    expect(leftovers()).toEqual(before);
+  });
+
+  it("removes what a runner killed mid-rehearsal left behind", async () => {
+    const dead = spawnSync(process.execPath, ["-e", "0"]).pid;
+    const left = join(tmpdir(), `brain-pi-warm-${dead}-killed`);
+    mkdirSync(join(left, "native"), { recursive: true });
+    expect(await new Warmer(0).warmed).toBe(true);
+    expect(existsSync(left)).toBe(false);
+  });
+
+  it("does not rehearse in a runner opened before it counted as a spare", async () => {
+    const warmer = new Warmer(60_000);
+    warmer.opened("openai-completions");
+    expect(await warmer.warmed).toBe(false);
+  });
+});
