@@ -1,0 +1,207 @@
+// One group commit's worth of appends, and its lines. Events wait for their fdatasync as parallel arrays (the
+// caller's event objects, each one's body, its kind; per append() call its count and promise functions): an
+// event queued costs no object of the log's own, so the thousands that wait through one fdatasync give the GC
+// nothing more to copy. Their SessionEvents are made once durable, and the lines are written straight into the
+// commit's buffer (its byte offsets come from the writes themselves, no second pass to measure the text).
+import type { NewEvent, SessionEvent } from "../../protocol/events.js";
+import { verbatimText } from "../../protocol/fast-frames.js";
+import { ANCHOR_BYTES, type WriterState } from "./log-format.js";
+
+/** The body is the data's JSON: the event gets a line of its own. */
+const WHOLE = 0;
+/** The body is a delta's text as a JSON string, quotes included. */
+const QUOTED = 1;
+/** The body is a delta's text itself: no character in it needs escaping in JSON, and none is a lone surrogate. */
+const RAW = 2;
+
+/** What a JSON string cannot hold as is, and lone surrogates (UTF-8 cannot carry them; JSON escapes them). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+const [QUOTE, COMMA, NEWLINE, BRACE] = [0x22, 0x2c, 0x0a, 0x7d];
+
+/** `{text}` and nothing else: the only data the delta lines can hold. */
+function onlyText(data: Record<string, unknown>): boolean {
+  let n = 0;
+  for (const _ in data) n++;
+  return n === 1;
+}
+
+export class Batch {
+  readonly events: NewEvent[] = [];
+  readonly bodies: string[] = [];
+  readonly kinds: number[] = [];
+  private readonly counts: number[] = [];
+  private readonly resolves: ((events: SessionEvent[]) => void)[] = [];
+  private readonly rejects: ((err: Error) => void)[] = [];
+
+  get length(): number {
+    return this.events.length;
+  }
+
+  /**
+   * Queues one append() call's events, serialised now so a value JSON cannot hold fails its own append only
+   * (then none of them is queued, and this throws). Its promise's functions follow with `settleWith`.
+   */
+  add(events: readonly NewEvent[]): void {
+    const before = this.events.length;
+    try {
+      for (const e of events) this.push(e);
+    } catch (err) {
+      this.events.length = before;
+      this.bodies.length = before;
+      this.kinds.length = before;
+      throw err;
+    }
+    this.counts.push(events.length);
+  }
+
+  settleWith(resolve: (events: SessionEvent[]) => void, reject: (err: Error) => void): void {
+    this.resolves.push(resolve);
+    this.rejects.push(reject);
+  }
+
+  /** Every append() of the batch resolves with its own events, in order. */
+  resolve(durable: SessionEvent[]): void {
+    let at = 0;
+    for (let k = 0; k < this.counts.length; k++) {
+      const n = this.counts[k]!;
+      this.resolves[k]!(n === 1 ? [durable[at]!] : durable.slice(at, at + n));
+      at += n;
+    }
+  }
+
+  reject(err: Error): void {
+    for (const reject of this.rejects) reject(err);
+  }
+
+  /** The batch's events as stored, numbered from `first`, all stamped `ts`. */
+  stored(session: string, first: number, ts: string): SessionEvent[] {
+    const out: SessionEvent[] = new Array(this.events.length);
+    for (let i = 0; i < this.events.length; i++) {
+      const { turn, type, data } = this.events[i]!;
+      out[i] = (
+        turn === undefined
+          ? { seq: first + i, ts, session, type, data }
+          : { seq: first + i, ts, session, turn, type, data }
+      ) as SessionEvent;
+    }
+    return out;
+  }
+
+  /**
+   * Lays out the batch's lines (after `head`, a new file's header or "") in one buffer to be written at byte
+   * `offset`: adjacent deltas of one turn share a line, and continue the previous line when it holds deltas of
+   * the same turn. Returns the bytes and the writer's new state; `state` is left as it was, so a failed commit
+   * changes nothing.
+   */
+  layout(
+    head: string,
+    first: number,
+    ts: string,
+    ms: number,
+    offset: number,
+    state: WriterState,
+  ): { bytes: Buffer; state: WriterState } {
+    let { context, sinceAnchor, anchor } = state;
+    const { events, bodies, kinds } = this;
+    let estimate = head.length * 3 + 64;
+    for (let i = 0; i < bodies.length; i++) estimate += bodies[i]!.length + 96;
+    const out = new Bytes(estimate);
+    out.text(head);
+    for (let i = 0; i < events.length; ) {
+      const e = events[i]!;
+      const seq = first + i;
+      const start = out.at;
+      const turn = e.turn === undefined ? "" : `"turn":${JSON.stringify(e.turn)},`;
+      if (kinds[i] === WHOLE) {
+        out.text(`{"seq":${seq},"ts":"${ts}",${turn}"type":"${e.type}","data":`);
+        out.text(bodies[i]!);
+        out.byte(BRACE);
+        out.byte(NEWLINE);
+        anchor = { seq, offset: offset + start };
+        sinceAnchor = out.at - start;
+        context = undefined;
+        i++;
+        continue;
+      }
+      const continues = context !== undefined && context.turn === e.turn && sinceAnchor < ANCHOR_BYTES;
+      if (continues) out.text(`[${seq},${ms - context!.ms},`);
+      else out.text(`{"seq":${seq},"ts":"${ts}",${turn}"d":[`);
+      let j = i;
+      do {
+        if (j > i) out.byte(COMMA);
+        if (kinds[j] === RAW) {
+          out.byte(QUOTE);
+          out.text(bodies[j]!);
+          out.byte(QUOTE);
+        } else out.text(bodies[j]!);
+        j++;
+      } while (j < events.length && kinds[j] !== WHOLE && events[j]!.turn === e.turn);
+      out.byte(0x5d); // ]
+      if (!continues) {
+        out.byte(BRACE);
+        anchor = { seq, offset: offset + start };
+        sinceAnchor = 0;
+      }
+      out.byte(NEWLINE);
+      sinceAnchor += out.at - start;
+      context = { turn: e.turn, ms };
+      i = j;
+    }
+    return { bytes: out.done(), state: { context, sinceAnchor, anchor } };
+  }
+
+  private push(e: NewEvent): void {
+    if (e.type === "assistant.delta") {
+      const verbatim = verbatimText(e.data);
+      if (verbatim !== undefined) return this.queue(e, verbatim, RAW);
+      const data = e.data as Record<string, unknown>;
+      const text = data.text;
+      // Only a plain {text} fits the delta lines; anything else is stored whole, as the reader must give it back.
+      if (typeof text === "string" && onlyText(data)) {
+        if (NEEDS_ESCAPE.test(text)) return this.queue(e, JSON.stringify(text), QUOTED);
+        return this.queue(e, text, RAW);
+      }
+    }
+    const body = JSON.stringify(e.data);
+    if (body === undefined) throw new Error(`the data of a ${e.type} event is not JSON`);
+    this.queue(e, body, WHOLE);
+  }
+
+  private queue(e: NewEvent, body: string, kind: number): void {
+    this.events.push(e);
+    this.bodies.push(body);
+    this.kinds.push(kind);
+  }
+}
+
+/** A growing buffer written as UTF-8; every write knows its byte count, so no text is measured twice. */
+class Bytes {
+  private buf: Buffer;
+  at = 0;
+
+  constructor(size: number) {
+    this.buf = Buffer.allocUnsafe(size);
+  }
+
+  text(s: string): void {
+    // A UTF-16 unit never takes more than 3 bytes in UTF-8.
+    if (this.buf.length - this.at < s.length * 3) this.grow(s.length * 3);
+    this.at += this.buf.write(s, this.at);
+  }
+
+  byte(b: number): void {
+    if (this.at === this.buf.length) this.grow(1);
+    this.buf[this.at++] = b;
+  }
+
+  done(): Buffer {
+    return this.buf.subarray(0, this.at);
+  }
+
+  private grow(need: number): void {
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + need + 64));
+    this.buf.copy(next, 0, 0, this.at);
+    this.buf = next;
+  }
+}
