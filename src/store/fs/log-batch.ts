@@ -175,6 +175,17 @@ export class Batch {
   }
 }
 
+type Utf8Write = (this: Buffer, s: string, offset: number, length: number) => number;
+/**
+ * Buffer's own UTF-8 writer, without the argument checks of buf.write (which cost more than the copy for a
+ * delta's text); buf.write where a runtime lacks it.
+ */
+const utf8Write: Utf8Write =
+  (Buffer.prototype as unknown as { utf8Write?: Utf8Write }).utf8Write ??
+  function (this: Buffer, s, offset, length) {
+    return this.write(s, offset, length, "utf8");
+  };
+
 /** A growing buffer written as UTF-8; every write knows its byte count, so no text is measured twice. */
 class Bytes {
   private buf: Buffer;
@@ -187,7 +198,7 @@ class Bytes {
   text(s: string): void {
     // A UTF-16 unit never takes more than 3 bytes in UTF-8.
     if (this.buf.length - this.at < s.length * 3) this.grow(s.length * 3);
-    this.at += this.buf.write(s, this.at);
+    this.at += utf8Write.call(this.buf, s, this.at, this.buf.length - this.at);
   }
 
   byte(b: number): void {
