@@ -3,7 +3,7 @@
 // segment's tail; a read after a cursor bisects the segment holding it. The descriptor is closed while the log
 // is idle and reopened by the next append or read; the ownership lock (a file) stays held throughout.
 import fs from "node:fs";
-import { type EventLog, LogSubscribers } from "../../core/event-log.js";
+import { type AppendOptions, type EventLog, LogSubscribers } from "../../core/event-log.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { failure, osMessage, StoreError } from "./errors.js";
 import { Batch } from "./log-batch.js";
@@ -22,11 +22,18 @@ import { type ReadSource, readSegments, roll, type Segment } from "./segments.js
 const SAVE_EVERY = 4 << 20;
 /** Segments: small enough that retention frees space in useful steps, large enough that a log has few files. */
 const [DEFAULT_IDLE_MS, SEGMENT_BYTES] = [1000, 8 << 20];
+/**
+ * How long a deferred append may wait for another append to commit with. A tool result waits for the harness's
+ * next call (tens of µs away on a quiet machine, a few ms on a loaded one); nothing waits on the result itself.
+ */
+const DEFER_MS = 4;
 
 export class JsonlEventLog implements EventLog {
   /** Appends waiting for the next commit. Their seqs are given at the commit: a failed batch takes none. */
   private queue = new Batch();
   private flushing: Promise<void> | undefined;
+  /** Deferred appends are queued: the commit that takes them starts by this timer, or earlier with another append. */
+  private deferTimer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
   private durableSeq: number;
   /** Durable byte length: where the next batch is written and what a failed batch is cut back to. */
@@ -103,7 +110,7 @@ export class JsonlEventLog implements EventLog {
     return this.state.snapshot();
   }
 
-  append(events: NewEvent[]): Promise<SessionEvent[]> {
+  append(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]> {
     if (this.closing)
       return Promise.reject(new StoreError("brain_error", `event log ${this.path} is closed`));
     if (events.length === 0) return Promise.resolve([]);
@@ -115,9 +122,11 @@ export class JsonlEventLog implements EventLog {
       );
     }
     const written = new Promise<SessionEvent[]>(this.settleWith);
-    // A microtask, not a timer: appends made in this tick join the first write; later ones queue up behind the
-    // flush in flight and form the next batch.
-    this.flushing ??= Promise.resolve().then(() => this.flushLoop());
+    if (options?.deferred && !this.flushing) {
+      this.deferTimer ??= setTimeout(() => this.flushSoon(), DEFER_MS);
+      return written;
+    }
+    this.flushSoon();
     return written;
   }
 
@@ -169,6 +178,7 @@ export class JsonlEventLog implements EventLog {
 
   close(): Promise<void> {
     this.closing ??= (async () => {
+      if (this.queue.length > 0) this.flushSoon(); // deferred appends do not wait out their timer
       while (this.flushing) await this.flushing;
       await Promise.allSettled([...this.tasks]);
       clearTimeout(this.idleTimer);
@@ -197,6 +207,16 @@ export class JsonlEventLog implements EventLog {
     const ms = Date.now();
     if (ms !== this.clock.ms) this.clock = { ms, iso: new Date(ms).toISOString() };
     return this.clock;
+  }
+
+  /**
+   * A microtask, not a timer: appends made in this tick join the first write; later ones queue up behind the
+   * flush in flight and form the next batch.
+   */
+  private flushSoon(): void {
+    clearTimeout(this.deferTimer);
+    this.deferTimer = undefined;
+    this.flushing ??= Promise.resolve().then(() => this.flushLoop());
   }
 
   private async flushLoop(): Promise<void> {
