@@ -1,8 +1,10 @@
 // One group commit's worth of appends, and its lines. Events wait for their fdatasync as parallel arrays (the
 // caller's event objects, each one's body, its kind; per append() call its count and promise functions): an
-// event queued costs no object of the log's own, so the thousands that wait through one fdatasync give the GC
-// nothing more to copy. Their SessionEvents are made once durable, and the lines are written straight into the
-// commit's buffer (its byte offsets come from the writes themselves, no second pass to measure the text).
+// event queued costs no object of the log's own. A delta whose text needs no escape keeps not even the caller's
+// objects: its text is copied at once into the batch's bytes (off the JS heap), so the thousands of deltas that
+// wait through one fdatasync leave the GC nothing to copy or promote; its string is made again once durable, for
+// the short life of the subscribers' call. The lines are written straight into the commit's buffer (its byte
+// offsets come from the writes themselves, no second pass to measure the text).
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { verbatimText } from "../../protocol/fast-frames.js";
 import { ANCHOR_BYTES, type WriterState } from "./log-format.js";
@@ -13,6 +15,8 @@ const WHOLE = 0;
 const QUOTED = 1;
 /** The body is a delta's text itself: no character in it needs escaping in JSON, and none is a lone surrogate. */
 const RAW = 2;
+/** As RAW, but the text is in the batch's bytes, not held as a string. */
+const HELD = 3;
 
 /** What a JSON string cannot hold as is, and lone surrogates (UTF-8 cannot carry them; JSON escapes them). */
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
@@ -27,9 +31,17 @@ function onlyText(data: Record<string, unknown>): boolean {
 }
 
 export class Batch {
-  readonly events: NewEvent[] = [];
-  readonly bodies: string[] = [];
-  readonly kinds: number[] = [];
+  /** The caller's event; undefined for a delta held in `texts` (its turn is in `turns`). */
+  private readonly events: (NewEvent | undefined)[] = [];
+  private readonly turns: (string | undefined)[] = [];
+  private readonly bodies: string[] = [];
+  private readonly kinds: number[] = [];
+  /**
+   * Where a held delta ends in `texts` (it starts where the one before it ended). Each is held as it is written
+   * in a line, `"text",`, so a run of them is copied as one range.
+   */
+  private readonly ends: number[] = [];
+  private readonly texts = new Bytes(0);
   private readonly counts: number[] = [];
   private readonly resolves: ((events: SessionEvent[]) => void)[] = [];
   private readonly rejects: ((err: Error) => void)[] = [];
@@ -44,12 +56,12 @@ export class Batch {
    */
   add(events: readonly NewEvent[]): void {
     const before = this.events.length;
+    const textsBefore = this.texts.at;
     try {
       for (const e of events) this.push(e);
     } catch (err) {
-      this.events.length = before;
-      this.bodies.length = before;
-      this.kinds.length = before;
+      for (const a of [this.events, this.turns, this.bodies, this.kinds, this.ends]) a.length = before;
+      this.texts.at = textsBefore;
       throw err;
     }
     this.counts.push(events.length);
@@ -77,8 +89,18 @@ export class Batch {
   /** The batch's events as stored, numbered from `first`, all stamped `ts`. */
   stored(session: string, first: number, ts: string): SessionEvent[] {
     const out: SessionEvent[] = new Array(this.events.length);
+    let from = 0;
     for (let i = 0; i < this.events.length; i++) {
-      const { turn, type, data } = this.events[i]!;
+      const e = this.events[i];
+      const turn = this.turns[i];
+      let type: string;
+      let data: unknown;
+      if (e === undefined) {
+        const to = this.ends[i]!;
+        type = "assistant.delta";
+        data = { text: this.texts.text(from + 1, to - 2) };
+        from = to;
+      } else ({ type, data } = e);
       out[i] = (
         turn === undefined
           ? { seq: first + i, ts, session, type, data }
@@ -103,19 +125,20 @@ export class Batch {
     state: WriterState,
   ): { bytes: Buffer; state: WriterState } {
     let { context, sinceAnchor, anchor } = state;
-    const { events, bodies, kinds } = this;
-    let estimate = head.length * 3 + 64;
-    for (let i = 0; i < bodies.length; i++) estimate += bodies[i]!.length + 96;
+    const { events, turns, bodies, kinds, ends, texts } = this;
+    let estimate = head.length * 3 + texts.at + 64;
+    for (let i = 0; i < bodies.length; i++) estimate += bodies[i]!.length + 16;
     const out = new Bytes(estimate);
-    out.text(head);
+    out.write(head);
+    let from = 0; // where the next held delta's text starts in `texts`
     for (let i = 0; i < events.length; ) {
-      const e = events[i]!;
       const seq = first + i;
       const start = out.at;
-      const turn = e.turn === undefined ? "" : `"turn":${JSON.stringify(e.turn)},`;
+      const eventTurn = turns[i];
+      const turn = eventTurn === undefined ? "" : `"turn":${JSON.stringify(eventTurn)},`;
       if (kinds[i] === WHOLE) {
-        out.text(`{"seq":${seq},"ts":"${ts}",${turn}"type":"${e.type}","data":`);
-        out.text(bodies[i]!);
+        out.write(`{"seq":${seq},"ts":"${ts}",${turn}"type":"${events[i]!.type}","data":`);
+        out.write(bodies[i]!);
         out.byte(BRACE);
         out.byte(NEWLINE);
         anchor = { seq, offset: offset + start };
@@ -124,19 +147,27 @@ export class Batch {
         i++;
         continue;
       }
-      const continues = context !== undefined && context.turn === e.turn && sinceAnchor < ANCHOR_BYTES;
-      if (continues) out.text(`[${seq},${ms - context!.ms},`);
-      else out.text(`{"seq":${seq},"ts":"${ts}",${turn}"d":[`);
+      const continues = context !== undefined && context.turn === eventTurn && sinceAnchor < ANCHOR_BYTES;
+      if (continues) out.write(`[${seq},${ms - context!.ms},`);
+      else out.write(`{"seq":${seq},"ts":"${ts}",${turn}"d":[`);
       let j = i;
       do {
         if (j > i) out.byte(COMMA);
+        if (kinds[j] === HELD) {
+          let k = j;
+          while (k + 1 < events.length && kinds[k + 1] === HELD && turns[k + 1] === eventTurn) k++;
+          out.copy(texts, from, ends[k]! - 1); // the last one's comma is the line's to write
+          from = ends[k]!;
+          j = k + 1;
+          continue;
+        }
         if (kinds[j] === RAW) {
           out.byte(QUOTE);
-          out.text(bodies[j]!);
+          out.write(bodies[j]!);
           out.byte(QUOTE);
-        } else out.text(bodies[j]!);
+        } else out.write(bodies[j]!);
         j++;
-      } while (j < events.length && kinds[j] !== WHOLE && events[j]!.turn === e.turn);
+      } while (j < events.length && kinds[j] !== WHOLE && turns[j] === eventTurn);
       out.byte(0x5d); // ]
       if (!continues) {
         out.byte(BRACE);
@@ -145,7 +176,7 @@ export class Batch {
       }
       out.byte(NEWLINE);
       sinceAnchor += out.at - start;
-      context = { turn: e.turn, ms };
+      context = { turn: eventTurn, ms };
       i = j;
     }
     return { bytes: out.done(), state: { context, sinceAnchor, anchor } };
@@ -154,13 +185,13 @@ export class Batch {
   private push(e: NewEvent): void {
     if (e.type === "assistant.delta") {
       const verbatim = verbatimText(e.data);
-      if (verbatim !== undefined) return this.queue(e, verbatim, RAW);
+      if (verbatim !== undefined) return this.hold(e.turn, verbatim);
       const data = e.data as Record<string, unknown>;
       const text = data.text;
       // Only a plain {text} fits the delta lines; anything else is stored whole, as the reader must give it back.
       if (typeof text === "string" && onlyText(data)) {
         if (NEEDS_ESCAPE.test(text)) return this.queue(e, JSON.stringify(text), QUOTED);
-        return this.queue(e, text, RAW);
+        return this.hold(e.turn, text);
       }
     }
     const body = JSON.stringify(e.data);
@@ -168,10 +199,25 @@ export class Batch {
     this.queue(e, body, WHOLE);
   }
 
+  /** A delta whose text needs no escape: its bytes now, its string again once durable. */
+  private hold(turn: string | undefined, text: string): void {
+    this.texts.byte(QUOTE);
+    this.texts.write(text);
+    this.texts.byte(QUOTE);
+    this.texts.byte(COMMA);
+    this.events.push(undefined);
+    this.turns.push(turn);
+    this.bodies.push("");
+    this.kinds.push(HELD);
+    this.ends.push(this.texts.at);
+  }
+
   private queue(e: NewEvent, body: string, kind: number): void {
     this.events.push(e);
+    this.turns.push(e.turn);
     this.bodies.push(body);
     this.kinds.push(kind);
+    this.ends.push(0);
   }
 }
 
@@ -195,10 +241,21 @@ class Bytes {
     this.buf = Buffer.allocUnsafe(size);
   }
 
-  text(s: string): void {
+  write(s: string): void {
     // A UTF-16 unit never takes more than 3 bytes in UTF-8.
     if (this.buf.length - this.at < s.length * 3) this.grow(s.length * 3);
     this.at += utf8Write.call(this.buf, s, this.at, this.buf.length - this.at);
+  }
+
+  /** Bytes [from, to) of `other`. */
+  copy(other: Bytes, from: number, to: number): void {
+    if (this.buf.length - this.at < to - from) this.grow(to - from);
+    this.at += other.buf.copy(this.buf, this.at, from, to);
+  }
+
+  /** Bytes [from, to) as the string they encode. */
+  text(from: number, to: number): string {
+    return this.buf.toString("utf8", from, to);
   }
 
   byte(b: number): void {
@@ -211,7 +268,7 @@ class Bytes {
   }
 
   private grow(need: number): void {
-    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + need + 64));
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + need + 4096));
     this.buf.copy(next, 0, 0, this.at);
     this.buf = next;
   }
