@@ -121,34 +121,6 @@ describe("JsonlEventLog", () => {
     expect((await log.read(0)).map((e) => e.seq)).toEqual(results.flat().map((e) => e.seq));
   });
 
-  it("writes a deferred append with the next append's commit, or alone once its wait is over", async () => {
-    const io = testIO();
-    const log = await open(io);
-    const commits: number[][] = [];
-    log.subscribe((batch) => commits.push(batch.map((e) => e.seq)));
-    const before = { ...io.counts };
-    let result: SessionEvent[] | undefined;
-    const deferred = log.append([delta("result")], { deferred: true }).then((r) => {
-      result = r;
-    });
-    await new Promise((r) => setImmediate(r));
-    expect(result).toBeUndefined(); // not written on its own: it waits for company
-    expect(io.counts.write - before.write).toBe(0);
-    const [call] = await log.append([{ type: "user.prompt", data: { text: "next" } }]);
-    await deferred;
-    // One commit for both, in append order.
-    expect(commits).toEqual([[1, 2]]);
-    expect([result?.[0]?.seq, call?.seq]).toEqual([1, 2]);
-    expect(io.counts.datasync - before.datasync).toBe(1);
-    // Alone, it is written once its wait is over, and nothing is lost on close.
-    const [alone] = await log.append([delta("alone")], { deferred: true });
-    expect(alone?.seq).toBe(3);
-    const last = log.append([delta("at close")], { deferred: true });
-    await log.close();
-    expect((await last)[0]?.seq).toBe(4);
-    expect((await readEventsFile(file)).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
-  });
-
   it("batches the appends that arrive while a flush is in flight into the next flush", async () => {
     const io = testIO();
     const log = await open(io);

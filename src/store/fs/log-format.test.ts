@@ -233,3 +233,29 @@ describe("an idle log", () => {
     expect((await log.append([delta("c")]))[0]?.seq).toBe(2);
   });
 });
+
+describe("deferred appends", () => {
+  it("writes a deferred append with the next append's commit, or alone once its wait is over", async () => {
+    const log = await open();
+    const commits: number[][] = [];
+    log.subscribe((batch) => commits.push(batch.map((e) => e.seq)));
+    let result: SessionEvent[] | undefined;
+    const deferred = log.append([delta("result")], { deferred: true }).then((r) => {
+      result = r;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(result).toBeUndefined(); // not written on its own: it waits for company
+    const [call] = await log.append([{ type: "user.prompt", data: { text: "next" } }]);
+    await deferred;
+    // One commit for both, in append order.
+    expect(commits).toEqual([[1, 2]]);
+    expect([result?.[0]?.seq, call?.seq]).toEqual([1, 2]);
+    // Alone, it is written once its wait is over, and nothing is lost on close.
+    const [alone] = await log.append([delta("alone")], { deferred: true });
+    expect(alone?.seq).toBe(3);
+    const last = log.append([delta("at close")], { deferred: true });
+    await log.close();
+    expect((await last)[0]?.seq).toBe(4);
+    expect((await readEventsFile(file)).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+  });
+});
