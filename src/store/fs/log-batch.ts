@@ -1,9 +1,11 @@
 // One group commit's worth of appends, and its lines. Events wait for their fdatasync as parallel arrays (the
 // caller's event objects, each one's body, its kind; per append() call its count and promise functions): an
-// event queued costs no object of the log's own. A delta whose text needs no escape keeps not even the caller's
-// objects: its text is copied at once into the batch's bytes (off the JS heap), so the thousands of deltas that
-// wait through one fdatasync leave the GC nothing to copy or promote; its string is made again once durable, for
-// the short life of the subscribers' call. The lines are written straight into the commit's buffer (its byte
+// event queued costs no object of the log's own. A runner's delta (its text verbatim in its frame) keeps not even
+// the caller's objects: its text is copied at once into the batch's bytes (off the JS heap), so the thousands of
+// deltas that wait through one fdatasync leave the GC nothing to copy or promote (their strings would keep each
+// frame's whole line alive); its string is made again once durable, for the short life of the subscribers' call.
+// Other deltas keep their string: their callers mostly hold it anyway (a whole-text accumulator), and the two
+// copies cost more than they save there (measured on the extension host and appends benches). The lines are written straight into the commit's buffer (its byte
 // offsets come from the writes themselves, no second pass to measure the text).
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { verbatimText } from "../../protocol/fast-frames.js";
@@ -191,7 +193,7 @@ export class Batch {
       // Only a plain {text} fits the delta lines; anything else is stored whole, as the reader must give it back.
       if (typeof text === "string" && onlyText(data)) {
         if (NEEDS_ESCAPE.test(text)) return this.queue(e, JSON.stringify(text), QUOTED);
-        return this.hold(e.turn, text);
+        return this.queue(e, text, RAW);
       }
     }
     const body = JSON.stringify(e.data);
