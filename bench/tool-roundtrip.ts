@@ -1,8 +1,10 @@
 // 2. Tool round trip: the runner issues reverse tool.calls of the built-in echo tool; Brain checks the call is
 // bound, logs tool.call durably, dispatches, logs tool.result and answers. Baseline: the same runner over the
 // same pipe to a parent that answers each call at once. Context: the "durable floor", the same raw parent but
-// writing each read's tool.call lines to a file + one fdatasync before answering. The runner times first call →
-// last result itself, identically on every side.
+// writing each read's tool.call lines to a file + one fdatasync before answering, and (sequential only) the same
+// with a second fdatasync of the results before they are sent: the floor if a result had to be durable before
+// the runner sees it (Brain does not wait for that: it sends the result at once, and the result's commit rides
+// with the runner's next call). The runner times first call → last result itself, identically on every side.
 import path from "node:path";
 import { floodRunnerPath, openBenchSession, watchTurn } from "./lib/brain.js";
 import { makeTemp, removeTemp } from "./lib/cleanup.js";
@@ -29,9 +31,12 @@ async function roundTrips(opts: BenchOptions, inFlight: number, k: number): Prom
   const warmup = `tools ${inFlight === 1 ? 100 : 1_000} ${inFlight}`;
   log(`tools: ${k} echo round trips, ${inFlight} in flight, ${opts.reps} rounds`);
 
-  const raw = async (durable: boolean): Promise<Sample> => {
+  const raw = async (durable: boolean, resultSyncs = false): Promise<Sample> => {
     const dir = await makeTemp("tools-raw");
-    const host = new RawHost(runner, durable ? { durableLog: path.join(dir, "calls.jsonl") } : {});
+    const host = new RawHost(
+      runner,
+      durable ? { durableLog: path.join(dir, "calls.jsonl"), resultSyncs } : {},
+    );
     try {
       await host.open(dir);
       await host.prompt(warmup);
@@ -65,11 +70,16 @@ async function roundTrips(opts: BenchOptions, inFlight: number, k: number): Prom
     }
   };
 
-  const samples = await interleave(`tools×${inFlight}`, opts.reps, {
+  const sides: Record<string, () => Promise<Sample>> = {
     baseline: () => raw(false),
     subject,
     durable: () => raw(true),
-  });
+  };
+  if (inFlight === 1) sides.durable2 = () => raw(true, true);
+  const samples = (await interleave(`tools×${inFlight}`, opts.reps, sides)) as Record<
+    "baseline" | "subject" | "durable",
+    Sample[]
+  > & { durable2?: Sample[] };
   const notes =
     inFlight === 1
       ? [
@@ -100,6 +110,24 @@ async function roundTrips(opts: BenchOptions, inFlight: number, k: number): Prom
       { subject: samples.subject, baseline: samples.durable },
       inFlight === 1 ? { kind: "min-ratio", ratio: 0.85 } : { kind: "none" },
     ),
+    ...(samples.durable2
+      ? [
+          rateRow(
+            {
+              id: `${id}-two-syncs-floor`,
+              what: `${what}, vs a floor that also makes each result durable before sending it`,
+              unit: "RT/s",
+              baselineWhat:
+                "same raw parent: call lines + fdatasync, then result lines + fdatasync, then answers",
+              notes: [
+                "context: two fdatasyncs per round trip, the least a host must do if a result must be durable before the runner sees it",
+              ],
+            },
+            { subject: samples.subject, baseline: samples.durable2 },
+            { kind: "none" },
+          ),
+        ]
+      : []),
   ];
 }
 

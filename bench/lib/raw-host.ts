@@ -4,7 +4,9 @@
 //
 // With `durableLog`, it is the durable floor instead: the tool.call lines of each stdout chunk are written to
 // that file with one writeSync and made durable with one fdatasyncSync before they are answered (a group
-// commit per read, the least a host that logs calls durably before dispatch must do).
+// commit per read, the least a host that logs calls durably before dispatch must do). With `resultSyncs`, the
+// results are then written and made durable too (a second fdatasync) before they are sent: the floor of a host
+// whose rule is that a result is durable before the runner sees it.
 import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
@@ -44,11 +46,13 @@ export class RawHost {
   private message: string | undefined;
   private gone: string | undefined;
   private readonly logFd: number | undefined;
+  private readonly resultSyncs: boolean;
   /** Tool calls read in the current chunk: [the line as read, the reply]. */
   private calls: [string, string][] = [];
 
-  constructor(runnerPath: string, options: { durableLog?: string } = {}) {
+  constructor(runnerPath: string, options: { durableLog?: string; resultSyncs?: boolean } = {}) {
     if (options.durableLog) this.logFd = openSync(options.durableLog, "w");
+    this.resultSyncs = options.resultSyncs === true;
     this.child = spawnTracked(process.execPath, [runnerPath], {
       stdio: ["pipe", "pipe", "inherit"],
       env: minimalEnvironment(process.env),
@@ -69,11 +73,16 @@ export class RawHost {
     const calls = this.calls;
     this.calls = [];
     if (this.logFd !== undefined) {
-      const buf = Buffer.from(calls.map(([line]) => `${line}\n`).join(""));
-      for (let done = 0; done < buf.length; ) done += writeSync(this.logFd, buf, done, buf.length - done);
-      fdatasyncSync(this.logFd);
+      this.logDurably(calls.map(([line]) => `${line}\n`).join(""));
+      if (this.resultSyncs) this.logDurably(calls.map(([, reply]) => reply).join(""));
     }
     for (const [, reply] of calls) this.child.stdin!.write(reply);
+  }
+
+  private logDurably(text: string): void {
+    const buf = Buffer.from(text);
+    for (let done = 0; done < buf.length; ) done += writeSync(this.logFd!, buf, done, buf.length - done);
+    fdatasyncSync(this.logFd!);
   }
 
   private onLine(line: string): void {

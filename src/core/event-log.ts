@@ -10,8 +10,10 @@ export interface EventLog {
    * (written and fdatasync'd in a group commit). Readers and subscribers see an event only once durable.
    * Rejects with the disk's error; the log then holds none of that batch, nor of the appends already queued
    * behind it (they fail with the same error: written after a gap they would hide it), and stays appendable.
+   * With `deferred`, the events may wait (a few ms at most) to be written with the next append's commit instead
+   * of starting one: for an event nothing waits on, whose commit would otherwise delay the next one.
    */
-  append(events: NewEvent[]): Promise<SessionEvent[]>;
+  append(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]>;
   /**
    * The first seq the log still holds, for logs whose retention can archive or drop their oldest events (absent:
    * 1). A read after a cursor before it reads on from it: the events in between are gone.
@@ -34,6 +36,10 @@ export interface EventLog {
   onRevoked?(listener: (err: Error) => void): () => void;
   /** Flushes what is queued and closes the file. */
   close(): Promise<void>;
+}
+
+export interface AppendOptions {
+  deferred?: boolean;
 }
 
 /**

@@ -3,7 +3,7 @@
 // event after a lost one would leave a gap no reader could see) until the turn's close-out is durable.
 import type { ErrorInfo, NewEvent, SessionEvent } from "../protocol/events.js";
 import type { ToolResult } from "../protocol/runner.js";
-import type { EventLog } from "./event-log.js";
+import type { AppendOptions, EventLog } from "./event-log.js";
 import { PendingRequests } from "./pending.js";
 
 /** What the writer needs of a running turn. */
@@ -56,9 +56,9 @@ export class LogWriter {
     this.write(batch).catch(() => {}); // a failure stalls the turn (write)
   }
 
-  append(events: NewEvent[]): Promise<SessionEvent[]> {
+  append(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]> {
     this.flush(); // what the harness emitted before this keeps its place in the log
-    return this.write(events);
+    return this.write(events, options);
   }
 
   /** Resolves once every write of `turn` is durable or known lost. */
@@ -118,10 +118,10 @@ export class LogWriter {
     return this.closingOut;
   }
 
-  private write(events: NewEvent[]): Promise<SessionEvent[]> {
+  private write(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]> {
     if (this.stalled) return Promise.reject(this.stalled.error);
     for (const event of events) this.pending.observe(event);
-    const written = this.log.append(events);
+    const written = this.log.append(events, options);
     const turn = this.running();
     if (turn) {
       const done: Promise<void> = written.then(

@@ -3,7 +3,7 @@
 // caught by holding back a tail that could be a secret's start until the next delta (or any other event of
 // the session) shows whether it is one.
 import type { NewEvent, SessionEvent } from "../protocol/events.js";
-import type { EventLog } from "./event-log.js";
+import type { AppendOptions, EventLog } from "./event-log.js";
 import type { Redactor } from "./redact.js";
 
 export function redactingLog(log: EventLog, redactor: Redactor): EventLog {
@@ -28,7 +28,7 @@ class RedactingLog implements EventLog {
     return this.log.lastSeq;
   }
 
-  append(events: NewEvent[]): Promise<SessionEvent[]> {
+  append(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]> {
     const out: NewEvent[] = [];
     for (const event of events) {
       if (event.type === "assistant.delta") {
@@ -44,7 +44,7 @@ class RedactingLog implements EventLog {
       this.release(out);
       out.push(this.redactor.redactDeep(event));
     }
-    return out.length > 0 ? this.log.append(out) : Promise.resolve([]);
+    return out.length > 0 ? this.log.append(out, options) : Promise.resolve([]);
   }
 
   read(after: number, limit?: number): Promise<SessionEvent[]> {

@@ -6,6 +6,7 @@ import type { AnswerBody } from "../protocol/api.js";
 import type { NewEvent, Question, SessionEvent } from "../protocol/events.js";
 import type { PermissionDecision } from "../protocol/permissions.js";
 import { SessionError } from "./errors.js";
+import type { AppendOptions } from "./event-log.js";
 import type { PendingRequests, RequestKind } from "./pending.js";
 import type { PermissionRules } from "./permissions.js";
 
@@ -13,7 +14,7 @@ export interface DeskParts {
   /** The session's pending index, kept in step with its log. */
   pending: PendingRequests;
   permissions: PermissionRules;
-  append(events: NewEvent[]): Promise<SessionEvent[]>;
+  append(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]>;
 }
 
 export type Answer = NewEvent & { type: "permission.resolved" | "question.answered" };
@@ -128,9 +129,9 @@ export class RequestDesk {
   }
 
   /** Appends an answer if, and only if, the request is still pending. Not awaited: order is kept by the log. */
-  resolve(kind: RequestKind, id: string, answer: NewEvent): void {
+  resolve(kind: RequestKind, id: string, answer: NewEvent, options?: AppendOptions): void {
     if (!this.parts.pending.take(kind, id)) return;
-    this.parts.append([answer]).catch(() => {});
+    this.parts.append([answer], options).catch(() => {});
   }
 
   /**

@@ -275,3 +275,30 @@ describe("a session that fails to open", () => {
     await later.close();
   });
 });
+
+describe("sequential tool calls", () => {
+  it("write each result with the harness's next call: one commit per round trip, results after their calls", async () => {
+    home = tempDir();
+    const b = makeBrain(
+      scripted(async ({ call }, turn) => {
+        for (let i = 0; i < 5; i++) {
+          const args = { id: `c${i}`, name: "echo", arguments: { value: `v${i}` } };
+          const result = await call(turn, args, new AbortController().signal);
+          expect(result.content[0]).toMatchObject({ text: `v${i}` });
+        }
+      }),
+    );
+    const session = await b.create({ harness: "scripted", config: { tools: ["echo"] } });
+    const commits: string[][] = [];
+    session.log.subscribe((batch) =>
+      commits.push(batch.map((e) => `${e.type}:${(e.data as { id?: string }).id ?? ""}`)),
+    );
+    const turn = await session.prompt("go");
+    expect(await turn.settled).toMatchObject({ status: "completed" });
+    for (let i = 0; i < 4; i++) {
+      const shared = commits.find((c) => c.includes(`tool.result:c${i}`));
+      expect(shared).toEqual([`tool.result:c${i}`, `tool.call:c${i + 1}`]);
+    }
+    expectClosedAndPaired(await session.log.read(0));
+  });
+});

@@ -16,7 +16,7 @@ import { describeIssues } from "../protocol/frames.js";
 import type { CheckpointManifest } from "./checkpoints/index.js";
 import { CommandKeys } from "./command-keys.js";
 import { SessionError } from "./errors.js";
-import type { EventLog } from "./event-log.js";
+import type { AppendOptions, EventLog } from "./event-log.js";
 import { type Harness, HarnessError } from "./harness.js";
 import { LogWriter, type TurnWrites } from "./log-writer.js";
 import type { PendingRequest, PendingRequests } from "./pending.js";
@@ -59,13 +59,13 @@ export class Session {
     this.desk = new RequestDesk({
       pending: this.writer.pending,
       permissions: parts.permissions,
-      append: (events) => this.append(events),
+      append: (events, options) => this.append(events, options),
     });
     this.keys = new CommandKeys(() => parts.log.read(0));
     this.toolCalls = new ToolCalls({
       pending: this.writer.pending,
       desk: this.desk,
-      append: (events) => this.append(events),
+      append: (events, options) => this.append(events, options),
       running: () => this.running,
       tools: () => this.boundTools(),
     });
@@ -291,8 +291,8 @@ export class Session {
     if (this.running === turn) this.harness?.interrupt(turn.id).catch(() => {});
   }
 
-  private async append(events: NewEvent[]): Promise<SessionEvent[]> {
-    const written = await this.writer.append(events);
+  private async append(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]> {
+    const written = await this.writer.append(events, options);
     this.keys.observe(written);
     return written;
   }

@@ -2,7 +2,7 @@
 // in every spelling JSON allows, and each kind of breakage. Both must accept with equal values, or both refuse
 // with the same error.
 import { describe, expect, it } from "vitest";
-import { decodeRunnerFrameFast, fastFrame, verbatimText } from "./fast-frames.js";
+import { decodeRunnerFrameFast, exactDelta, fastFrame, verbatimText } from "./fast-frames.js";
 import { decodeRunnerFrame } from "./frames.js";
 
 /** mulberry32: a small seeded generator, so a failure names a case that can be replayed. */
@@ -211,6 +211,48 @@ describe("fast runner frame decoding", () => {
     // Not vacuous: many frames were valid, many of them plain.
     expect(accepted).toBeGreaterThan(1500);
     expect(plain).toBeGreaterThan(1000);
+  });
+
+  it("decodes deltas spelled as runners write them without JSON.parse, agreeing with the reference", () => {
+    const r = rng(21);
+    let exact = 0;
+    // Shared by every line, as a runner's stream shares it: ids found again must still come out right.
+    const seen = { attachment: "a", turn: "4f9c-x" };
+    for (let i = 0; i < 5000; i++) {
+      const value = (allowEmpty: boolean) =>
+        r.next() < 0.85
+          ? str(r.next() < 0.7 ? r.pick(["a", "4f9c-x", "é😀", "x".repeat(40)]) : stringBody(r, allowEmpty))
+          : r.pick([...WRONG_VALUES, str(r.pick(BAD_PIECES))]);
+      const members: [string, string][] = [
+        ["attachment", value(false)],
+        ["turn", value(false)],
+        ["event", r.next() < 0.9 ? str("assistant.delta") : r.pick(['"assistant.message"', '"x"', "1"])],
+        ["data", r.next() < 0.9 ? `{"text":${value(true)}}` : r.pick(['{"text":"x","b":1}', "{}", '"x"'])],
+      ];
+      let input = `{${members.map(([k, v]) => `"${k}":${v}`).join(",")}}`;
+      const cut = r.int(8);
+      if (cut === 0) input = input.slice(0, r.int(input.length));
+      else if (cut === 1) input += r.pick(["x", "}", " ", '"}}']);
+      const want = run(decodeRunnerFrame, input);
+      expect({ input, ...run(decodeRunnerFrameFast, input) }).toEqual({ input, ...want });
+      const got = exactDelta(input, r.next() < 0.5 ? seen : undefined);
+      if (got) {
+        exact++;
+        expect({ input, got }).toEqual({ input, got: want.ok ? want.value : "refused" });
+        expect(verbatimText((got as { data: unknown }).data)).toBe(
+          (want as { value: { data: { text: string } } }).value.data.text,
+        );
+      } else if (
+        want.ok &&
+        (want.value as { event?: string }).event === "assistant.delta" &&
+        !input.includes("\\") &&
+        input === JSON.stringify(JSON.parse(input))
+      ) {
+        // Only a delta spelled otherwise (an escape, whitespace) may leave the exact path.
+        throw new Error(`a plain delta left the exact path: ${input}`);
+      }
+    }
+    expect(exact).toBeGreaterThan(800);
   });
 
   it("marks a delta's text verbatim exactly when the frame holds it unescaped", () => {

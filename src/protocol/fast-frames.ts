@@ -34,9 +34,64 @@ export function verbatimText(data: unknown): string | undefined {
 const DATA_TEXT = '"data":{"text":"';
 const QUOTE = 0x22;
 
+const DELTA_HEAD = '{"attachment":"';
+const DELTA_TURN = '","turn":"';
+const DELTA_TEXT = '","event":"assistant.delta","data":{"text":"';
+const DELTA_END = '"}}';
+/** Anything that would make a JSON string token mean other than its characters, or not be one. */
+const ESCAPE_OR_CONTROL = /[\\\u0000-\u001f]/;
+
+/**
+ * The ids of the last delta decoded from one stream. A runner's deltas name the same attachment and turn
+ * thousands of times: found again, the same string objects are used (no copy, and a Map keyed by them finds its
+ * hash already computed).
+ */
+export interface SeenIds {
+  attachment: string;
+  turn: string;
+}
+
+/** `line`'s characters [from, to) as a string: `known` itself when it holds exactly those. */
+function same(line: string, from: number, to: number, known: string): string {
+  return to - from === known.length && line.startsWith(known, from) ? known : line.slice(from, to);
+}
+
+/**
+ * A delta spelled exactly as runners write one (the schema's member order, no whitespace) whose strings hold no
+ * escape: decoded by position, without JSON.parse. Its three strings are then the token contents themselves.
+ * Whatever else (another order, whitespace, an escape, an extra member) is undefined, for JSON.parse to decide.
+ */
+export function exactDelta(line: string, seen?: SeenIds): RunnerToBrainFrame | undefined {
+  if (!line.startsWith(DELTA_HEAD) || !line.endsWith(DELTA_END)) return undefined;
+  const a = DELTA_HEAD.length;
+  // The first `"` after each opening quote closes that token: with no `\\` in the line none is escaped.
+  const aEnd = line.indexOf('"', a);
+  if (aEnd <= a || !line.startsWith(DELTA_TURN, aEnd)) return undefined;
+  const t = aEnd + DELTA_TURN.length;
+  const tEnd = line.indexOf('"', t);
+  if (tEnd <= t || !line.startsWith(DELTA_TEXT, tEnd)) return undefined;
+  const x = tEnd + DELTA_TEXT.length;
+  const xEnd = line.length - DELTA_END.length;
+  if (xEnd < x || line.indexOf('"', x) !== xEnd || ESCAPE_OR_CONTROL.test(line)) return undefined;
+  const attachment = seen ? same(line, a, aEnd, seen.attachment) : line.slice(a, aEnd);
+  const turn = seen ? same(line, t, tEnd, seen.turn) : line.slice(t, tEnd);
+  if (seen) {
+    seen.attachment = attachment;
+    seen.turn = turn;
+  }
+  return {
+    attachment,
+    turn,
+    event: "assistant.delta",
+    data: new VerbatimText(line.slice(x, xEnd)),
+  } as RunnerToBrainFrame;
+}
+
 /** Decodes one line a runner wrote on stdout: the fast path when it applies, decodeRunnerFrame otherwise. */
-export function decodeRunnerFrameFast(line: string): RunnerToBrainFrame {
+export function decodeRunnerFrameFast(line: string, seen?: SeenIds): RunnerToBrainFrame {
   if (line.length <= MAX_FRAME) {
+    const delta = exactDelta(line, seen);
+    if (delta) return delta;
     let obj: unknown;
     try {
       obj = JSON.parse(line);

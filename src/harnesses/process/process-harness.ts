@@ -227,10 +227,13 @@ export class ProcessHarness implements Harness {
 
   private onFrame(frame: RunnerToBrainFrame): void {
     if ("event" in frame) {
-      if (frame.turn !== this.activeTurn?.id) {
+      const turn = this.activeTurn?.id;
+      if (frame.turn !== turn) {
         return this.warn(`"${frame.event}" event for turn "${frame.turn}", which is not running; ignored`);
       }
-      this.options.emit({ type: frame.event, turn: frame.turn, data: frame.data } as never);
+      // The turn's own id, equal to the frame's: the frame's copy is a slice of its line, which an event waiting
+      // for its commit would otherwise keep alive whole.
+      this.options.emit({ type: frame.event, turn, data: frame.data } as never);
       return;
     }
     if ("method" in frame) return void this.onToolCall(frame);

@@ -4,7 +4,7 @@
 // attachment is only a warning.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { tailOf } from "../../core/redact.js";
-import { decodeRunnerFrameFast } from "../../protocol/fast-frames.js";
+import { decodeRunnerFrameFast, type SeenIds } from "../../protocol/fast-frames.js";
 import { ProtocolError } from "../../protocol/frames.js";
 import { encodeFrame, FramingError, LineSplitter } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame, RunnerToBrainFrame } from "../../protocol/runner.js";
@@ -37,6 +37,7 @@ export class RunnerProcess {
   private readonly child: ChildProcessWithoutNullStreams;
   private readonly sinks = new Map<string, AttachmentSink>();
   private stderrTail = "";
+  private readonly seen: SeenIds = { attachment: "", turn: "" };
   private fatal: string | undefined;
   /** Resolves once the process is gone and its output drained (or it never started). */
   readonly exited: Promise<void>;
@@ -177,7 +178,7 @@ export class RunnerProcess {
     if (this.fatal) return;
     let frame: RunnerToBrainFrame;
     try {
-      frame = decodeRunnerFrameFast(line);
+      frame = decodeRunnerFrameFast(line, this.seen);
     } catch (err) {
       if (err instanceof ProtocolError) return this.fail(`protocol violation on stdout: ${err.message}`);
       throw err;

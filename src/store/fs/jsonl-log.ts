@@ -3,34 +3,38 @@
 // segment's tail; a read after a cursor bisects the segment holding it. The descriptor is closed while the log
 // is idle and reopened by the next append or read; the ownership lock (a file) stays held throughout.
 import fs from "node:fs";
-import { type EventLog, LogSubscribers } from "../../core/event-log.js";
+import { type AppendOptions, type EventLog, LogSubscribers } from "../../core/event-log.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { failure, osMessage, StoreError } from "./errors.js";
-import { type Encoded, encode, header, layout, type WriterState } from "./log-format.js";
+import { Batch } from "./log-batch.js";
+import { header, type WriterState } from "./log-format.js";
 import { type LogIO, nodeLogIO, readFully, writeFully } from "./log-io.js";
 import type { LogLock } from "./log-lock.js";
 import { type OpenedLog, type OpenOptions, openLogFiles } from "./log-open.js";
 import { hashOf, type LogState, type OpenState, saveState } from "./log-state.js";
 import { type ReadSource, readSegments, roll, type Segment } from "./segments.js";
 
-/** The state is saved again once the log has grown this much past it: a crash costs at most this much scan. */
-const SAVE_EVERY = 1 << 20;
+/**
+ * The state is saved again once the log has grown this much past it: a crash costs at most this much scan (tens
+ * of ms). Each save reads and hashes the bytes since the last anchor, which in a stream of deltas can be a whole
+ * commit's line: at 1 MiB a streaming log spent about as long on saves as on its commits.
+ */
+const SAVE_EVERY = 4 << 20;
 /** Segments: small enough that retention frees space in useful steps, large enough that a log has few files. */
 const [DEFAULT_IDLE_MS, SEGMENT_BYTES] = [1000, 8 << 20];
-
-/** One append() call waiting for its batch. Seqs stay mutable until durable: a failed batch gives them back. */
-interface Pending {
-  events: SessionEvent[];
-  encoded: Encoded[];
-  resolve(events: SessionEvent[]): void;
-  reject(err: Error): void;
-}
+/**
+ * How long a deferred append may wait for another append to commit with. A tool result waits for the harness's
+ * next call (tens of µs away on a quiet machine, a few ms on a loaded one); nothing waits on the result itself.
+ */
+const DEFER_MS = 4;
 
 export class JsonlEventLog implements EventLog {
-  private queue: Pending[] = [];
+  /** Appends waiting for the next commit. Their seqs are given at the commit: a failed batch takes none. */
+  private queue = new Batch();
   private flushing: Promise<void> | undefined;
+  /** Deferred appends are queued: the commit that takes them starts by this timer, or earlier with another append. */
+  private deferTimer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
-  private nextSeq: number;
   private durableSeq: number;
   /** Durable byte length: where the next batch is written and what a failed batch is cut back to. */
   private size: number;
@@ -67,7 +71,6 @@ export class JsonlEventLog implements EventLog {
   ) {
     ({ fd: this.fd, lock: this.lock, state: this.state, sealed: this.sealed, base: this.base } = opened);
     this.durableSeq = opened.scan.lastSeq;
-    this.nextSeq = this.durableSeq + 1;
     this.size = opened.scan.end;
     this.savedEnd = opened.savedEnd;
     this.idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
@@ -107,33 +110,29 @@ export class JsonlEventLog implements EventLog {
     return this.state.snapshot();
   }
 
-  append(events: NewEvent[]): Promise<SessionEvent[]> {
+  append(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]> {
     if (this.closing)
       return Promise.reject(new StoreError("brain_error", `event log ${this.path} is closed`));
     if (events.length === 0) return Promise.resolve([]);
-    const stored: SessionEvent[] = [];
-    const encoded: Encoded[] = [];
     try {
-      for (const e of events) {
-        encoded.push(encode(e));
-        // The ts is the commit's, set once durable.
-        const s = { seq: 0, ts: "", session: this.session, type: e.type, data: e.data } as SessionEvent;
-        if (e.turn !== undefined) s.turn = e.turn;
-        stored.push(s);
-      }
+      this.queue.add(events);
     } catch (err) {
       return Promise.reject(
         new StoreError("bad_request", `event log ${this.path}: event not serializable: ${osMessage(err)}`),
       );
     }
-    for (const e of stored) e.seq = this.nextSeq++;
-    return new Promise((resolve, reject) => {
-      this.queue.push({ events: stored, encoded, resolve, reject });
-      // A microtask, not a timer: appends made in this tick join the first write; later ones queue up
-      // behind the flush in flight and form the next batch.
-      this.flushing ??= Promise.resolve().then(() => this.flushLoop());
-    });
+    const written = new Promise<SessionEvent[]>(this.settleWith);
+    if (options?.deferred && !this.flushing) {
+      this.deferTimer ??= setTimeout(() => this.flushSoon(), DEFER_MS);
+      return written;
+    }
+    this.flushSoon();
+    return written;
   }
+
+  /** One function for every append's promise, rather than a closure each. */
+  private readonly settleWith = (resolve: (events: SessionEvent[]) => void, reject: (err: Error) => void) =>
+    this.queue.settleWith(resolve, reject);
 
   async read(after: number, limit = Number.POSITIVE_INFINITY): Promise<SessionEvent[]> {
     if (this.closing) throw new StoreError("brain_error", `event log ${this.path} is closed`);
@@ -179,6 +178,7 @@ export class JsonlEventLog implements EventLog {
 
   close(): Promise<void> {
     this.closing ??= (async () => {
+      if (this.queue.length > 0) this.flushSoon(); // deferred appends do not wait out their timer
       while (this.flushing) await this.flushing;
       await Promise.allSettled([...this.tasks]);
       clearTimeout(this.idleTimer);
@@ -209,38 +209,42 @@ export class JsonlEventLog implements EventLog {
     return this.clock;
   }
 
+  /**
+   * A microtask, not a timer: appends made in this tick join the first write; later ones queue up behind the
+   * flush in flight and form the next batch.
+   */
+  private flushSoon(): void {
+    clearTimeout(this.deferTimer);
+    this.deferTimer = undefined;
+    this.flushing ??= Promise.resolve().then(() => this.flushLoop());
+  }
+
   private async flushLoop(): Promise<void> {
     while (this.queue.length > 0) {
       const batch = this.queue;
-      this.queue = [];
+      this.queue = new Batch();
       await this.withFd(async (fd) => this.commit(await this.rollIfFull(fd), batch)).catch((err: Error) => {
         // The file could not be reopened after idleness: nothing was written, the batch and those behind it fail.
         const behind = this.queue;
-        this.queue = [];
-        this.nextSeq = this.durableSeq + 1;
-        for (const p of [...batch, ...behind]) p.reject(err);
+        this.queue = new Batch();
+        batch.reject(err);
+        behind.reject(err);
       });
     }
     this.flushing = undefined;
   }
 
-  private async commit(fd: number, batch: Pending[]): Promise<void> {
+  private async commit(fd: number, batch: Batch): Promise<void> {
     const { ms, iso } = this.now();
+    const first = this.durableSeq + 1;
     let next: WriterState;
     try {
-      const items: { seq: number; turn?: string; type: string; enc: Encoded }[] = [];
-      for (const p of batch) {
-        for (let i = 0; i < p.events.length; i++) {
-          const e = p.events[i]!;
-          items.push({ seq: e.seq, turn: e.turn, type: e.type, enc: p.encoded[i]! });
-        }
-      }
       // A new file starts with its header; a failed first batch cuts it with the rest.
       const head = this.size === 0 ? header(this.session) : "";
-      const laid = layout(items, iso, ms, this.size + Buffer.byteLength(head), this.writer);
-      next = laid.state;
       // The whole batch in one buffer: one write(2), then one fdatasync.
-      const buf = Buffer.from(head + laid.text, "utf8");
+      const laid = batch.layout(head, first, iso, ms, this.size, this.writer);
+      next = laid.state;
+      const buf = laid.bytes;
       if (this.rollbackPending) await this.rollback(fd);
       await writeFully(this.io, fd, buf, this.size);
       await this.io.datasync(fd);
@@ -249,26 +253,19 @@ export class JsonlEventLog implements EventLog {
       await this.rollback(fd).catch(() => {});
       // Appends queued behind the failed batch were made before its failure was known and may continue it (the
       // rest of a stream of deltas): written after the gap, they would hide lost events behind dense seqs. They
-      // fail with it; appends made once the failure is known go on as usual. Their seqs are given back.
+      // fail with it; appends made once the failure is known go on as usual. No seq was taken.
       const behind = this.queue;
-      this.queue = [];
-      this.nextSeq = this.durableSeq + 1;
+      this.queue = new Batch();
       const error = failure(this.path, "append failed", err);
-      for (const p of batch) p.reject(error);
-      for (const p of behind) p.reject(error);
+      batch.reject(error);
+      behind.reject(error);
       return;
     }
     this.writer = next;
-    const durable: SessionEvent[] = [];
-    for (const p of batch) {
-      for (const e of p.events) {
-        e.ts = iso;
-        durable.push(e);
-      }
-    }
-    this.durableSeq = durable[durable.length - 1]!.seq;
+    const durable = batch.stored(this.session, first, iso);
+    this.durableSeq = first + durable.length - 1;
     this.state.observe(durable);
-    for (const p of batch) p.resolve(p.events);
+    batch.resolve(durable);
     this.subscribers.notify(durable);
     if (this.size - this.savedEnd > SAVE_EVERY) this.saveSoon();
   }

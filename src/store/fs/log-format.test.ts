@@ -74,6 +74,33 @@ describe("compact lines", () => {
     expect(written[1]?.data).toEqual({ text: "é\t" });
   });
 
+  it("keeps every mix of held, escaped and whole events of two turns in order, in one commit or many", async () => {
+    const log = await open();
+    const pieces = ["plain", "", 'q"', "é", "😀", "tab\t", "x".repeat(300)];
+    const written: SessionEvent[] = [];
+    let n = 0;
+    for (let round = 0; round < 6; round++) {
+      const calls: Promise<SessionEvent[]>[] = [];
+      for (let i = 0; i < 40; i++) {
+        n++;
+        const turn = n % 7 < 4 ? "t1" : "t2";
+        const text = `${pieces[n % pieces.length]}${n}`;
+        const e: NewEvent =
+          n % 11 === 0
+            ? { type: "turn.started", turn, data: {} }
+            : n % 3 === 0
+              ? frameDelta(text.replace(/[^\w é😀]/gu, ""), turn)
+              : delta(text, turn);
+        calls.push(log.append(n % 5 === 0 ? [e, delta(`and ${n}`, turn)] : [e]));
+      }
+      for (const events of await Promise.all(calls)) written.push(...events);
+    }
+    expect(written.map((e) => e.seq)).toEqual(written.map((_, i) => i + 1));
+    expect(await log.read(0)).toEqual(written);
+    await log.close();
+    expect(await readEventsFile(file)).toEqual(written);
+  });
+
   it("reads a file in the older format, and keeps appending to it", async () => {
     const ts = "2025-06-01T00:00:00.000Z";
     const old = [
@@ -204,5 +231,31 @@ describe("an idle log", () => {
     await expect(log.append([delta("b")])).rejects.toThrow(/cannot reopen/);
     await fs.rename(`${file}.moved`, file);
     expect((await log.append([delta("c")]))[0]?.seq).toBe(2);
+  });
+});
+
+describe("deferred appends", () => {
+  it("writes a deferred append with the next append's commit, or alone once its wait is over", async () => {
+    const log = await open();
+    const commits: number[][] = [];
+    log.subscribe((batch) => commits.push(batch.map((e) => e.seq)));
+    let result: SessionEvent[] | undefined;
+    const deferred = log.append([delta("result")], { deferred: true }).then((r) => {
+      result = r;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(result).toBeUndefined(); // not written on its own: it waits for company
+    const [call] = await log.append([{ type: "user.prompt", data: { text: "next" } }]);
+    await deferred;
+    // One commit for both, in append order.
+    expect(commits).toEqual([[1, 2]]);
+    expect([result?.[0]?.seq, call?.seq]).toEqual([1, 2]);
+    // Alone, it is written once its wait is over, and nothing is lost on close.
+    const [alone] = await log.append([delta("alone")], { deferred: true });
+    expect(alone?.seq).toBe(3);
+    const last = log.append([delta("at close")], { deferred: true });
+    await log.close();
+    expect((await last)[0]?.seq).toBe(4);
+    expect((await readEventsFile(file)).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
   });
 });

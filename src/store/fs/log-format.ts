@@ -14,8 +14,7 @@
 // costs its text plus a few bytes per commit instead of ~180 bytes of envelope per delta. A line starting `{` is
 // an anchor: it reads without the lines before it. Continuations are never written more than ANCHOR_BYTES past
 // an anchor, so a reader that seeks to any byte finds an anchor within that distance.
-import type { NewEvent, SessionEvent } from "../../protocol/events.js";
-import { verbatimText } from "../../protocol/fast-frames.js";
+import type { SessionEvent } from "../../protocol/events.js";
 
 export const ANCHOR_BYTES = 4096;
 
@@ -39,87 +38,12 @@ export interface DeltaContext {
   ms: number;
 }
 
-/** One appended event, serialised at append time (so a value JSON cannot hold fails its own append only). */
-export interface Encoded {
-  /** The delta's text as a JSON string, or the data's JSON. */
-  body: string;
-  delta: boolean;
-}
-
-export function encode(e: NewEvent): Encoded {
-  if (e.type === "assistant.delta") {
-    const text = verbatimText(e.data);
-    if (text !== undefined) return { body: `"${text}"`, delta: true };
-    const data = e.data as Record<string, unknown>;
-    // Only a plain {text} fits the delta shapes; anything else is stored whole, as the reader must give it back.
-    if (typeof data.text === "string" && Object.keys(data).length === 1)
-      return { body: JSON.stringify(data.text), delta: true };
-  }
-  const body = JSON.stringify(e.data);
-  if (body === undefined) throw new Error(`the data of a ${e.type} event is not JSON`);
-  return { body, delta: false };
-}
-
 /** Where the writer stands: what the next continuation would follow, and the last anchor. */
 export interface WriterState {
   context: DeltaContext | undefined;
   /** Bytes written since the last anchor line started. */
   sinceAnchor: number;
   anchor: { seq: number; offset: number };
-}
-
-/**
- * Lays out one commit's lines: adjacent deltas of one turn share a line, and continue the previous line when
- * it holds deltas of the same turn. Returns the text (to be written at `offset`) and the writer's new state;
- * `state` itself is left as it was, so a failed commit changes nothing.
- */
-export function layout(
-  events: readonly { seq: number; turn?: string; type: string; enc: Encoded }[],
-  ts: string,
-  ms: number,
-  offset: number,
-  state: WriterState,
-): { text: string; state: WriterState } {
-  let { context, sinceAnchor, anchor } = state;
-  const parts: string[] = [];
-  let at = offset;
-  const line = (text: string, isAnchor: boolean, seq: number) => {
-    const bytes = Buffer.byteLength(text) + 1;
-    if (isAnchor) {
-      anchor = { seq, offset: at };
-      sinceAnchor = 0;
-    }
-    sinceAnchor += bytes;
-    at += bytes;
-    parts.push(text, "\n");
-  };
-  const turnField = (turn: string | undefined) =>
-    turn === undefined ? "" : `"turn":${JSON.stringify(turn)},`;
-  for (let i = 0; i < events.length; ) {
-    const e = events[i]!;
-    if (!e.enc.delta) {
-      line(
-        `{"seq":${e.seq},"ts":"${ts}",${turnField(e.turn)}"type":"${e.type}","data":${e.enc.body}}`,
-        true,
-        e.seq,
-      );
-      context = undefined;
-      i++;
-      continue;
-    }
-    let j = i + 1;
-    const bodies = [e.enc.body];
-    while (j < events.length && events[j]!.enc.delta && events[j]!.turn === e.turn)
-      bodies.push(events[j++]!.enc.body);
-    if (context && context.turn === e.turn && sinceAnchor < ANCHOR_BYTES) {
-      line(`[${e.seq},${ms - context.ms},${bodies.join(",")}]`, false, e.seq);
-    } else {
-      line(`{"seq":${e.seq},"ts":"${ts}",${turnField(e.turn)}"d":[${bodies.join(",")}]}`, true, e.seq);
-    }
-    context = { turn: e.turn, ms };
-    i = j;
-  }
-  return { text: parts.join(""), state: { context, sinceAnchor, anchor } };
 }
 
 /** Decodes lines in file order; a continuation needs the lines before it from its anchor on. */
