@@ -236,38 +236,49 @@ describe("HITL from the CLI inside the container", () => {
   });
 });
 
-describe("the CLI's state in the session's native dir", () => {
-  it("a checkpoint takes pi's session, a fork into a fresh dir resumes it, and a fork without it is refused", async () => {
-    const s = await agentSession("pi-cli");
-    const first = await s.prompt("NOTOOL remember the word zebra");
-    expect(await first.settled).toMatchObject({ status: "completed" });
-    const manifest = await s.checkpoint();
-    const paths = manifest.files.map((f) => f.path);
-    expect(paths).toContain("nui-session.json");
-    const agentFiles = paths.filter((p) => p.startsWith("agent/"));
-    expect(agentFiles.length).toBeGreaterThan(0);
+/** Where each family keeps its conversation, among the checkpoint's files under the agent's dir. */
+const STATE_FILES: Record<"pi-cli" | "claude-code", RegExp> = {
+  "pi-cli": /^agent\//,
+  // Claude Code's transcript, in the folder its config dir names after the CLI's cwd.
+  "claude-code": /^agent\/[^/]+\/claude\/projects\/[^/]+\/[^/]+\.jsonl$/,
+};
 
-    const fork = await t!.brain.fork(s.id);
-    const next = await fork.prompt("NOTOOL which word?");
-    expect(await next.settled).toMatchObject({ status: "completed" });
-    const carrying = provider!.requests.filter((r) => JSON.stringify(r.body).includes("which word?"));
-    expect(carrying.length).toBeGreaterThan(0);
-    for (const r of carrying) expect(JSON.stringify(r.body)).toContain("remember the word zebra");
-    // Its own container, on its own native dir.
-    const [id] = sessionContainers(fork.id);
-    expect(docker("inspect", "-f", "{{range .Mounts}}{{.Source}}>{{.Destination}} {{end}}", id!)).toContain(
-      `${t!.store.paths(fork.id).native}>/brain/native`,
-    );
+describe.each(Object.keys(STATE_FILES) as (keyof typeof STATE_FILES)[])(
+  "%s's state in the session's native dir",
+  (family) => {
+    it("a checkpoint after a turn takes the CLI's session, a fork into a fresh dir resumes it, and a fork without it is refused", async () => {
+      const s = await agentSession(family);
+      const first = await s.prompt("NOTOOL remember the word zebra");
+      expect(await first.settled).toMatchObject({ status: "completed" });
+      const manifest = await s.checkpoint();
+      const paths = manifest.files.map((f) => f.path);
+      expect(paths).toContain("nui-session.json");
+      expect(paths.filter((p) => STATE_FILES[family].test(p)).length).toBeGreaterThan(0);
 
-    // Verified resume goes through the agent: a fork whose pi session is gone fails before the model is asked.
-    // (A session opens its harness at its first prompt: the files go before that.)
-    const lost = await t!.brain.fork(s.id);
-    rmSync(join(t!.store.paths(lost.id).native, "agent"), { recursive: true, force: true });
-    const asked = provider!.requests.length;
-    const failed = await lost.prompt("NOTOOL still there?");
-    const settled = await failed.settled;
-    expect(settled.status).toBe("failed");
-    expect(settled.error?.message).toMatch(/Brain will not start the model without its history/);
-    expect(provider!.requests.length).toBe(asked);
-  });
-});
+      const fork = await t!.brain.fork(s.id);
+      const next = await fork.prompt("NOTOOL which word?");
+      expect(await next.settled).toMatchObject({ status: "completed" });
+      const carrying = agentRequests(provider!.requests).filter((r) =>
+        JSON.stringify(r.body).includes("which word?"),
+      );
+      expect(carrying.length).toBeGreaterThan(0);
+      for (const r of carrying) expect(JSON.stringify(r.body)).toContain("remember the word zebra");
+      // Its own container, on its own native dir.
+      const [id] = sessionContainers(fork.id);
+      expect(docker("inspect", "-f", "{{range .Mounts}}{{.Source}}>{{.Destination}} {{end}}", id!)).toContain(
+        `${t!.store.paths(fork.id).native}>/brain/native`,
+      );
+
+      // Verified resume goes through the agent: a fork whose CLI session is gone fails before the model is
+      // asked. (A session opens its harness at its first prompt: the files go before that.)
+      const lost = await t!.brain.fork(s.id);
+      rmSync(join(t!.store.paths(lost.id).native, "agent"), { recursive: true, force: true });
+      const asked = provider!.requests.length;
+      const failed = await lost.prompt("NOTOOL still there?");
+      const settled = await failed.settled;
+      expect(settled.status).toBe("failed");
+      expect(settled.error?.message).toMatch(/Brain will not start the model without its history/);
+      expect(provider!.requests.length).toBe(asked);
+    });
+  },
+);

@@ -50,25 +50,30 @@ export class ContainerNet {
     const relays: Relay[] = [];
     let child: ChildProcess | undefined;
     try {
-      const args = containerPort ? ["--expose", `${containerPort}=${join(dir, "agent.sock")}`] : [];
-      for (const port of hostPorts) {
-        const socket = join(dir, `host-${port}.sock`);
-        relays.push(await exposeOnUnixSocket(port, socket));
+      const agentSocket = join(dir, "agent.sock");
+      const args = containerPort ? ["--expose", `${containerPort}=${agentSocket}`] : [];
+      const hostSockets = hostPorts.map((port) => [port, join(dir, `host-${port}.sock`)] as const);
+      for (const [port, socket] of [...hostSockets, ...served.map((s) => [s.port, s.socket] as const)]) {
         args.push("--listen", `${port}=${socket}`);
       }
-      for (const { port, socket } of served) args.push("--listen", `${port}=${socket}`);
+      // The relay (a node process: the slow part) starts first; this side's listeners are made while it does.
+      // The container connects to a host socket only once its agent runs, and this side's agent port is used
+      // only after the relay is ready.
       child = spawn(
         "nsenter",
         [`--net=/proc/${pid}/ns/net`, "--", process.execPath, NETNS_RELAY_JS, ...args],
-        {
-          stdio: ["pipe", "pipe", "pipe"],
-        },
+        { stdio: ["pipe", "pipe", "pipe"] },
       );
-      await ready(child, harness);
-      if (!containerPort) return new ContainerNet("", dir, child, relays);
-      const agent = await listenRelay(agentPort, join(dir, "agent.sock"));
-      relays.push(agent);
-      return new ContainerNet(`http://127.0.0.1:${agent.port}`, dir, child, relays);
+      const settled = await Promise.allSettled([
+        ready(child, harness),
+        containerPort ? listenRelay(agentPort, agentSocket) : undefined,
+        ...hostSockets.map(([port, socket]) => exposeOnUnixSocket(port, socket)),
+      ]);
+      for (const s of settled.slice(1)) if (s.status === "fulfilled" && s.value) relays.push(s.value);
+      const failed = settled.find((s) => s.status === "rejected");
+      if (failed) throw failed.reason;
+      const agent = settled[1].status === "fulfilled" ? settled[1].value : undefined;
+      return new ContainerNet(agent ? `http://127.0.0.1:${agent.port}` : "", dir, child, relays);
     } catch (err) {
       child?.kill("SIGKILL");
       await Promise.all(relays.map((r) => r.close()));

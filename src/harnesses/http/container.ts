@@ -2,6 +2,7 @@
 // with the end of its log (for the error that says why an agent went away), and its removal. And the sweep of
 // what an earlier, crashed host left of a session: every container carries the session's label.
 import { HarnessError } from "../../core/harness.js";
+import { containerInit } from "./container-pid.js";
 import type { DockerCli } from "./docker-cli.js";
 
 /** The label every container of a Brain session carries: its session id. */
@@ -11,16 +12,27 @@ const LOG_TAIL_LINES = 20;
 /** `docker stop`'s grace: the agent was asked to stop already, and an agent that is PID 1 ignores SIGTERM. */
 const STOP_GRACE_S = 2;
 
-/** Removes the containers an earlier run of this session left behind (a host that crashed before close). */
-export async function sweepSession(docker: DockerCli, sessionId: string, timeoutMs: number): Promise<void> {
+/**
+ * Removes the containers an earlier run of this session left behind (a host that crashed before close). It runs
+ * alongside the `docker run` of the session's new container, which carries the same label and may be listed:
+ * `spare` resolves to that container's id (undefined when none started), which is never removed.
+ */
+export async function sweepSession(
+  docker: DockerCli,
+  sessionId: string,
+  timeoutMs: number,
+  spare: Promise<string | undefined> = Promise.resolve(undefined),
+): Promise<void> {
   const listed = await docker.run(
     ["ps", "-aq", "--filter", `label=${SESSION_LABEL}=${sessionId}`],
     timeoutMs,
   );
+  const keep = await spare;
+  // `ps -q` prints short ids, `run -d` the full one: the same container when one begins the other.
   const stale = listed.stdout
     .split("\n")
     .map((l) => l.trim())
-    .filter(Boolean);
+    .filter((id) => id && !(keep && (keep.startsWith(id) || id.startsWith(keep))));
   if (stale.length) await docker.run(["rm", "-f", ...stale], timeoutMs);
 }
 
@@ -34,7 +46,10 @@ export class Container {
     private readonly stopMs: number,
   ) {}
 
+  /** From /proc when it shows the container (no docker command on a new session's path), else from Docker. */
   async pid(): Promise<number> {
+    const found = await containerInit(this.id);
+    if (found) return found;
     const out = await this.docker.run(["inspect", "-f", "{{.State.Pid}}", this.id], 10_000);
     const pid = Number(out.stdout.trim());
     if (!Number.isInteger(pid) || pid <= 0) {

@@ -1,9 +1,11 @@
 // `docker`: an HTTP/SSE agent in a container Brain starts for the session. `docker run -d` with labels naming
 // the session (so a session reopened after a host crash first removes what it left), then the agent's port:
 // published on 127.0.0.1 (`docker port`), or with network "none" bridged through the container's network
-// namespace (container-net.ts). GET /info until it answers (every 200 ms up to a timeout, failing at once with
-// the container's log when it exits). On close POST /shutdown, `docker stop`, `docker rm`. A container that
-// dies mid-run fails the turn with brain_error and the end of its log.
+// namespace (container-net.ts). GET /info until it answers (every 20 ms at first, then 200 ms, up to a timeout,
+// failing with the container's log when it exits). The sweep of leftovers runs alongside `docker run`, each step
+// after it as soon as what it needs is known: a session's start costs little beyond Docker's own. On close POST
+// /shutdown, `docker stop`, `docker rm`. A container that dies mid-run fails the turn with brain_error and the
+// end of its log.
 //
 // The session's native dir is mounted at /brain/native (BRAIN_NATIVE_DIR): an agent that keeps its conversation
 // there and says so in /info (Brain's CLI agent server) has it checkpointed, restored and forked with the session
@@ -44,9 +46,13 @@ export const DEFAULT_DOCKER_TIMEOUTS: DockerTimeouts = {
 export const NATIVE_MOUNT = "/brain/native";
 export const NATIVE_DIR_ENV = "BRAIN_NATIVE_DIR";
 
-const HEALTH_POLL_MS = 200;
-/** Every this many failed health polls, ask Docker whether the container is still running. */
-const STATE_EVERY = 5;
+/**
+ * GET /info's retry: often while the agent is likely starting (a refused connection through the bridge costs
+ * little, and a start is not held up by a wait), then less often.
+ */
+const HEALTH_POLL_MS = { fast: 20, fastFor: 3_000, slow: 200 };
+/** This often while it does not answer, ask Docker whether the container is still running. */
+const STATE_EVERY_MS = 1_000;
 
 export interface DockerRunSpec {
   image: string;
@@ -101,20 +107,34 @@ export class DockerFactory implements HarnessFactory {
     const session = nuiSessionOptions(options.config.options, this.name);
     const mount = nativeMount(options.dir, this.name);
     this.docker.assertInstalled(this.name);
-    await sweepSession(this.docker, options.sessionId, this.timeouts.stopMs);
+    // The sweep of a crashed host's leftovers runs alongside `docker run`, sparing the container it starts.
+    let started: (id: string | undefined) => void = () => {};
+    const sweep = sweepSession(
+      this.docker,
+      options.sessionId,
+      this.timeouts.stopMs,
+      new Promise((resolve) => {
+        started = resolve;
+      }),
+    );
+    sweep.catch(() => {}); // settled below, on every path
     let harness: HttpHarness | undefined;
-    const hitl =
-      network === "none"
-        ? await ContainerHitl.open(options, (runId) => harness?.runFor(runId), [containerPort, ...host_ports])
-        : undefined;
-    const env = {
-      ...session.env,
-      [NATIVE_DIR_ENV]: NATIVE_MOUNT,
-      ...(hitl ? { NUI_API_URL: hitl.url } : {}),
-    };
-    let started: Awaited<ReturnType<DockerCli["run"]>>;
+    let hitl: ContainerHitl | undefined;
+    let container = "";
     try {
-      started = await this.docker.run(
+      hitl =
+        network === "none"
+          ? await ContainerHitl.open(options, (runId) => harness?.runFor(runId), [
+              containerPort,
+              ...host_ports,
+            ])
+          : undefined;
+      const env = {
+        ...session.env,
+        [NATIVE_DIR_ENV]: NATIVE_MOUNT,
+        ...(hitl ? { NUI_API_URL: hitl.url } : {}),
+      };
+      const run = await this.docker.run(
         dockerRunArgs({
           image,
           containerPort,
@@ -126,16 +146,17 @@ export class DockerFactory implements HarnessFactory {
         this.timeouts.runMs,
         env,
       );
+      container = run.stdout.trim().split("\n").at(-1)?.trim() ?? "";
     } catch (err) {
+      started(undefined);
+      await sweep.catch(() => {});
       await hitl?.close();
       throw err;
     }
-    const container = started.stdout.trim().split("\n").at(-1)?.trim() ?? "";
+    started(container || undefined);
     const box = new Container(this.docker, container, image, this.timeouts.stopMs);
     let net: ContainerNet | undefined;
-    let client: HttpAgentClient;
-    let capabilities: unknown;
-    try {
+    const reach = async () => {
       if (!container) throw new HarnessError("brain_error", `docker run ${image} printed no container id`);
       let url: string;
       if (network === "none") {
@@ -146,14 +167,19 @@ export class DockerFactory implements HarnessFactory {
         const ported = await this.docker.run(["port", container, String(containerPort)], 10_000);
         url = `http://127.0.0.1:${parseDockerPort(ported.stdout)}`;
       }
-      client = new HttpAgentClient(url, `${this.name} agent ${image} at ${url}`);
-      capabilities = (await this.waitHealthy(client, box)).capabilities;
-    } catch (err) {
+      const client = new HttpAgentClient(url, `${this.name} agent ${image} at ${url}`);
+      return { client, capabilities: (await this.waitHealthy(client, box)).capabilities };
+    };
+    // Both settle before either's failure is handled: a bridge still starting when the sweep failed is closed too.
+    const [swept, reached] = await Promise.allSettled([sweep, reach()]);
+    if (swept.status === "rejected" || reached.status === "rejected") {
       await net?.close();
       await hitl?.close();
       if (container) await box.remove();
+      const err = reached.status === "rejected" ? reached.reason : (swept as PromiseRejectedResult).reason;
       throw err instanceof HarnessError ? err : new HarnessError("brain_error", (err as Error).message);
     }
+    const { client, capabilities } = reached.value;
     harness = await HttpHarness.open({
       client,
       options,
@@ -173,21 +199,27 @@ export class DockerFactory implements HarnessFactory {
   }
 
   private async waitHealthy(client: HttpAgentClient, box: Container): Promise<{ capabilities?: unknown }> {
-    const deadline = Date.now() + this.timeouts.healthMs;
+    const start = Date.now();
+    const deadline = start + this.timeouts.healthMs;
     let last = "";
-    for (let attempt = 1; Date.now() < deadline; attempt++) {
+    let checked = start;
+    while (Date.now() < deadline) {
       try {
         return await client.info(Math.min(2_000, this.timeouts.healthMs));
       } catch (err) {
         last = (err as Error).message;
       }
-      if (attempt % STATE_EVERY === 0 && !(await box.running())) {
-        throw new HarnessError(
-          "brain_error",
-          `container ${box.image} stopped before it answered GET /info: ${await box.describe()}`,
-        );
+      if (Date.now() - checked >= STATE_EVERY_MS) {
+        checked = Date.now();
+        if (!(await box.running())) {
+          throw new HarnessError(
+            "brain_error",
+            `container ${box.image} stopped before it answered GET /info: ${await box.describe()}`,
+          );
+        }
       }
-      await new Promise((resolve) => setTimeout(resolve, HEALTH_POLL_MS));
+      const { fast, fastFor, slow } = HEALTH_POLL_MS;
+      await new Promise((resolve) => setTimeout(resolve, Date.now() - start < fastFor ? fast : slow));
     }
     throw new HarnessError(
       "brain_error",

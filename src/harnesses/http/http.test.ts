@@ -285,10 +285,16 @@ describe("docker (a fake docker CLI runs the image's agent locally)", () => {
     expect((await turn.settled).status).toBe("completed");
     expect(textOf(await events(session), turn.turn)).toBe("in a container");
     let calls = readCalls(state);
-    // First the sweep of what an earlier run of this session left; the session's id labels its container.
-    expect(calls[0]).toEqual(["ps", "-aq", "--filter", `label=brain.session=${session.id}`]);
+    // The sweep of what an earlier run of this session left, alongside the run; the session's id labels its
+    // container.
+    expect(calls.slice(0, 2).find((c) => c[0] === "ps")).toEqual([
+      "ps",
+      "-aq",
+      "--filter",
+      `label=brain.session=${session.id}`,
+    ]);
     // The variable goes by name; its value reaches the container through docker's environment, not argv.
-    expect(calls[1]).toEqual([
+    expect(calls.slice(0, 2).find((c) => c[0] === "run")).toEqual([
       "run",
       "-d",
       "--label",
@@ -306,8 +312,9 @@ describe("docker (a fake docker CLI runs the image's agent locally)", () => {
       `type=bind,source=${t!.store.paths(session.id).native},target=/brain/native`,
       "seed-echo",
     ]);
-    const id = calls[2]?.[1];
-    expect(calls[2]).toEqual(["port", id, "9090"]);
+    const port = calls.find((c) => c[0] === "port");
+    const id = port?.[1];
+    expect(port).toEqual(["port", id, "9090"]);
     const container = JSON.parse(readFileSync(join(state, "containers", `${id}.json`), "utf8"));
     expect(container.env).toEqual({ GREETING: "hi", BRAIN_NATIVE_DIR: "/brain/native" });
     await brain.closeSession(session.id);
