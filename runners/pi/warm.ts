@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Turn } from "../../sdk/ts/index.js";
-import { decodeBrainFrame } from "../../src/protocol/frames.js";
+import { decodeBrainFrameFast } from "../../src/protocol/fast-brain-frames.js";
 import type { WireApi } from "./settings.js";
 
 /** pi-ai's public entry of the module behind each API (the very module its own lazy loader imports). */
@@ -132,8 +132,8 @@ async function rehearse(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), `${PREFIX}${process.pid}-`));
   try {
     const { openPiSession } = await import("./session.js");
-    // Through the frame decoder too, as the SDK reads Brain's frames with it (its schemas compile on first use).
-    const open = decodeBrainFrame(
+    // Through the frame decoder too, as the SDK reads Brain's frames with it (warm code runs faster).
+    const open = decodeBrainFrameFast(
       JSON.stringify({
         attachment: "warm",
         id: "1",
@@ -150,8 +150,9 @@ async function rehearse(): Promise<void> {
         },
       }),
     );
-    if (!("method" in open) || open.method !== "open") throw new Error("rehearsal: not an open frame");
-    decodeBrainFrame(
+    if (!open || !("method" in open) || open.method !== "open")
+      throw new Error("rehearsal: not an open frame");
+    decodeBrainFrameFast(
       JSON.stringify({
         attachment: "warm",
         turn: "warm",

@@ -2,17 +2,20 @@
 // strict decoding), dispatches each request to the attachment it names, and writes replies that echo the
 // request's attachment and turn. Requests are handled concurrently: a prompt runs while steer, interrupt and
 // tool replies for it keep arriving.
+//
+// zod is not loaded to start: well-formed frames and results pass the checks of fast-brain-frames.ts, and the
+// zod schemas (the reference, which words every error) are imported only when something fails those checks.
 import type { Readable } from "node:stream";
 import { format } from "node:util";
-import { decodeBrainFrame, describeIssues, preview } from "../../src/protocol/frames.js";
-import { encodeLine, LineSplitter } from "../../src/protocol/ndjson.js";
-import {
-  MAX_FRAME,
-  RequestResults,
-  type RunnerError,
-  type RunnerRequest,
-  type ToolReply,
-  type ToolResult,
+import { decodeBrainFrameFast, isRequestResult } from "../../src/protocol/fast-brain-frames.js";
+import { encodeLine, LineSplitter, MAX_FRAME, preview } from "../../src/protocol/ndjson.js";
+import type {
+  BrainToRunnerFrame,
+  RunnerError,
+  RunnerMethod,
+  RunnerRequest,
+  ToolReply,
+  ToolResult,
 } from "../../src/protocol/runner.js";
 import { RunnerFailure } from "./errors.js";
 import { type TurnHost, TurnState } from "./turn.js";
@@ -71,6 +74,10 @@ class Host implements RunnerHost, TurnHost {
   private readonly exit: (code: number) => void;
   readonly log: (message: string) => void;
   private frameIds = 0;
+  /** Lines held, in order, while the reference decoder loads for one the fast check did not accept. */
+  private backlog: string[] | undefined;
+  /** Settles once the backlog has been decoded and dispatched. */
+  private drained: Promise<void> = Promise.resolve();
   private shuttingDown = false;
   private resolveClosed: () => void = () => {};
 
@@ -138,12 +145,42 @@ class Host implements RunnerHost, TurnHost {
   }
 
   private onLine(line: string): void {
-    let frame: ReturnType<typeof decodeBrainFrame>;
-    try {
-      frame = decodeBrainFrame(line);
-    } catch (err) {
-      return this.onBadFrame(line, err as Error);
+    if (this.backlog) {
+      this.backlog.push(line);
+      return;
     }
+    const frame = decodeBrainFrameFast(line);
+    if (frame) return this.onFrame(frame);
+    // Frames are handled in the order they came: those that follow wait for the reference decoder too.
+    this.backlog = [line];
+    this.drained = this.drainBacklog();
+  }
+
+  private async drainBacklog(): Promise<void> {
+    let decode: (line: string) => BrainToRunnerFrame;
+    try {
+      ({ decodeBrainFrame: decode } = await import("../../src/protocol/frames.js"));
+    } catch (err) {
+      this.log(`runner: cannot load the frame schemas: ${(err as Error).message}`);
+      this.backlog = undefined;
+      void this.shutdown(1);
+      return;
+    }
+    const lines = this.backlog ?? [];
+    this.backlog = undefined;
+    for (const line of lines) {
+      let frame: BrainToRunnerFrame;
+      try {
+        frame = decodeBrainFrameFast(line) ?? decode(line);
+      } catch (err) {
+        this.onBadFrame(line, err as Error);
+        continue;
+      }
+      this.onFrame(frame);
+    }
+  }
+
+  private onFrame(frame: BrainToRunnerFrame): void {
     if ("method" in frame) void this.onRequest(frame);
     else this.onToolReply(frame);
   }
@@ -155,10 +192,10 @@ class Host implements RunnerHost, TurnHost {
     try {
       const result = await this.dispatch(frame);
       if (result === SILENT) return;
-      const checked = RequestResults[frame.method].safeParse(result);
-      out = checked.success
-        ? { result }
-        : { error: brainError(`invalid ${frame.method} result: ${describeIssues(checked.error)}`) };
+      const problem = isRequestResult(frame.method, result)
+        ? undefined
+        : await resultProblem(frame.method, result);
+      out = problem ? { error: brainError(`invalid ${frame.method} result: ${problem}`) } : { result };
     } catch (err) {
       out = { error: toWireError(err) };
     }
@@ -289,6 +326,8 @@ class Host implements RunnerHost, TurnHost {
   private async shutdown(code: number): Promise<void> {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
+    // Frames that came before the end still get their turn (a line the reference decoder is loading for).
+    await this.drained;
     const release = async (attachment: OpenAttachment) => {
       attachment.detached = true;
       attachment.turn?.abort();
@@ -315,6 +354,16 @@ class Host implements RunnerHost, TurnHost {
     this.resolveClosed();
     this.exit(code);
   }
+}
+
+/** What the reference schema finds wrong with a result the fast check did not accept, or undefined. */
+async function resultProblem(method: RunnerMethod, result: unknown): Promise<string | undefined> {
+  const [{ RequestResults }, { describeIssues }] = await Promise.all([
+    import("../../src/protocol/runner.js"),
+    import("../../src/protocol/frames.js"),
+  ]);
+  const checked = RequestResults[method].safeParse(result);
+  return checked.success ? undefined : describeIssues(checked.error);
 }
 
 async function runPrompt(handlers: Attachment, text: string, turn: TurnState) {

@@ -1,6 +1,7 @@
 // One running turn as the prompt handler sees it. Every frame it writes carries the attachment and the turn;
 // once the prompt has been answered, the turn refuses to write anything more (Brain would only warn about it).
-import { MessageData, type ToolResult } from "../../src/protocol/runner.js";
+import { messageDataProblem } from "../../src/protocol/fast-brain-frames.js";
+import type { MessageData, ToolResult } from "../../src/protocol/runner.js";
 import { RunnerFailure, TurnInterrupted } from "./errors.js";
 import type { ToolCallOptions, Turn } from "./types.js";
 
@@ -53,10 +54,8 @@ export class TurnState implements Turn {
     if (!this.writable("assistant.message")) return;
     // Checked here so an invalid message fails the runner's own turn with a clear reason, instead of Brain
     // refusing the frame and killing the process.
-    const parsed = MessageData.safeParse(data);
-    if (!parsed.success) {
-      throw new RunnerFailure("brain_error", `invalid assistant.message data: ${parsed.error.message}`);
-    }
+    const problem = messageDataProblem(data);
+    if (problem) throw new RunnerFailure("brain_error", `invalid assistant.message data: ${problem}`);
     this.host.send({ attachment: this.attachment, turn: this.id, event: "assistant.message", data });
   }
 

@@ -1,7 +1,7 @@
 // `brain run`: one prompt on a new or existing session, streamed as it happens.
 import type { Brain } from "../core/brain.js";
 import type { Session } from "../core/session.js";
-import type { SessionLayer } from "../core/session-input.js";
+import type { InputLayers, SessionLayer } from "../core/session-input.js";
 import type { ProviderChoice, SessionDefaults } from "../protocol/config.js";
 import { answerRequests } from "./answers.js";
 import { jsonPrinter, textPrinter } from "./output.js";
@@ -71,8 +71,13 @@ async function openOrCreate(brain: Brain, options: RunOptions): Promise<Session>
     const existing = (await brain.list()).find((record) => record.id === options.session);
     if (existing) return brain.session(existing.id);
   }
+  return brain.create(brain.resolveInput(newSessionLayers(options)));
+}
+
+/** What a new session of this run is made of, layer by layer (resolved by resolveSessionInput). */
+export function newSessionLayers(options: RunOptions): InputLayers {
   const { harness, model, tools, provider, session } = options;
-  const input = brain.resolveInput({
+  return {
     defaults: options.defaults,
     ...(options.agent ? { agent: options.agent } : {}),
     call: {
@@ -81,6 +86,5 @@ async function openOrCreate(brain: Brain, options: RunOptions): Promise<Session>
       ...(provider ? { provider } : {}),
       ...(session ? { id: session } : {}),
     },
-  });
-  return brain.create(input);
+  };
 }

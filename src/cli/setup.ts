@@ -2,6 +2,7 @@
 // runners of the "harnesses" block, the nui families), the built-in tools, and the embedded store under
 // $BRAIN_HOME (default ~/.brain).
 import { Brain, type SessionStore } from "../core/brain.js";
+import type { HarnessFactory } from "../core/harness.js";
 import { SECRET_NAME, type Secret } from "../core/redact.js";
 import { HarnessRegistry } from "../core/registry.js";
 import { builtinCatalog, catalogSeeders } from "../harnesses/catalog.js";
@@ -52,12 +53,15 @@ export function createBrain(
     catalog = builtinCatalog(),
     warmRunners = false,
     store,
+    harnesses,
   }: {
     holder?: LogHolder;
     secrets?: Secret[];
     catalog?: Catalog;
     warmRunners?: boolean;
     store?: SessionStore;
+    /** The factories of configHarnesses(loaded, home, catalog), when the caller built them already. */
+    harnesses?: HarnessFactory[];
   } = {},
 ): Brain {
   return new Brain({
@@ -66,7 +70,9 @@ export function createBrain(
     secrets: [...secrets, ...literalSecrets(loaded, home)],
     store: store ?? new FsSessionStore(home, undefined, holder),
     // In catalog order: a runner the config names "api" or "codex" takes that built-in's place.
-    harnesses: new HarnessRegistry(configHarnesses(loaded, home, catalog, warmRunners).factories),
+    harnesses: new HarnessRegistry(
+      harnesses ?? configHarnesses(loaded, home, catalog, warmRunners).factories,
+    ),
     seeders: catalogSeeders(catalog),
     tools: new ToolRouter([new BuiltinTools()]),
     // Each session's mcp_servers; relative cwds resolve against the config's directory.

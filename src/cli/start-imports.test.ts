@@ -27,15 +27,26 @@ const HEAVY = [
   "@agentclientprotocol/sdk",
 ];
 
-/** The files `brain <args>` resolved. */
-function filesLoaded(cli: ReturnType<typeof useBrainCli>, args: string[]): string[] {
+/** The files `node <script> <args>` resolved, given `input` on stdin. */
+function filesResolved(
+  script: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  input = "",
+): string[] {
   const result = spawnSync(
     process.execPath,
-    ["--import", `data:text/javascript,${encodeURIComponent(REGISTER)}`, join(root, "bin/brain.js"), ...args],
-    { cwd: cli.work, env: { ...process.env, BRAIN_HOME: cli.home }, encoding: "utf8", input: "" },
+    ["--import", `data:text/javascript,${encodeURIComponent(REGISTER)}`, script, ...args],
+    { cwd, env, encoding: "utf8", input },
   );
   expect(result.status, result.stderr).toBe(0);
   return [...result.stderr.matchAll(/^RESOLVED (\S+)$/gm)].map((m) => m[1]!);
+}
+
+/** The files `brain <args>` resolved. */
+function filesLoaded(cli: ReturnType<typeof useBrainCli>, args: string[]): string[] {
+  return filesResolved(join(root, "bin/brain.js"), args, cli.work, { ...process.env, BRAIN_HOME: cli.home });
 }
 
 /** The npm packages among `files`. */
@@ -56,6 +67,21 @@ describe("CLI start-up imports", () => {
 
   it("`brain run` on the echo runner loads none of the packages its session does not use", () => {
     expect(heavy(packages(filesLoaded(cli, ["run", "hello"])))).toEqual([]);
+  });
+
+  it("the echo runner (on the runner SDK) answers an open and a prompt without loading zod", () => {
+    const frames = [
+      {
+        attachment: "A",
+        id: "o1",
+        method: "open",
+        params: { session_id: "s", dir: cli.work, config: {}, tools: [], provider: {} },
+      },
+      { attachment: "A", turn: "T1", id: "p1", method: "prompt", params: { text: "hello" } },
+    ];
+    const input = frames.map((f) => `${JSON.stringify(f)}\n`).join("");
+    const files = filesResolved(join(root, "dist/runners/echo/main.js"), [], cli.work, process.env, input);
+    expect(packages(files)).toEqual([]);
   });
 
   it("`brain harnesses` loads none of them either, nor the session store and the core", () => {

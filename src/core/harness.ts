@@ -169,6 +169,11 @@ export interface HarnessFactory {
    * dir and checkpoints), or undefined when it can. Options naming a local directory pin any harness anyway.
    */
   pinned?(config: SessionConfig): string | undefined;
+  /**
+   * Starts what the next open will need (a runner process) ahead of it, for a caller that knows the harness
+   * before the rest of its start-up has run. Released by the factory's close if no session takes it.
+   */
+  prestart?(): void;
   open(options: HarnessOptions): Promise<Harness>;
 }
 

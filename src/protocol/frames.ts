@@ -1,5 +1,6 @@
 // Strict decoding of runner frames with errors that name the field and the fix.
 import type { ZodType, z } from "zod";
+import { preview } from "./ndjson.js";
 import {
   type BrainToRunnerFrame,
   RunnerEvent,
@@ -43,9 +44,7 @@ export function describeIssues(error: z.ZodError): string {
     .join("; ");
 }
 
-export function preview(line: string, max = 200): string {
-  return line.length <= max ? line : `${line.slice(0, max)}… (${line.length} chars)`;
-}
+export { preview };
 
 /**
  * A field's value for a message. Never String(): a decoded object such as {"toString": 1} makes it throw a

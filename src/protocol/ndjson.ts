@@ -1,6 +1,9 @@
 // NDJSON framing. Lines split on "\n" only: readline also splits on U+2028/U+2029, which are legal inside JSON
 // strings. An over-long line is refused as soon as it passes the cap, before it is buffered whole.
-import { MAX_FRAME } from "./runner.js";
+// No zod here: a runner built on the SDK imports this at start, and zod is the heaviest thing it could load.
+
+/** A frame (one line, newline excluded) may be at most 4 MiB: `MaxFrame = 4 << 20` in Brain's Go original. */
+export const MAX_FRAME = 4 << 20;
 
 export class FramingError extends Error {
   override name = "FramingError";
@@ -84,4 +87,9 @@ export function encodeFrame(value: unknown, maxLine = MAX_FRAME): Buffer {
     );
   }
   return bytes;
+}
+
+/** A line shortened for an error message. */
+export function preview(line: string, max = 200): string {
+  return line.length <= max ? line : `${line.slice(0, max)}… (${line.length} chars)`;
 }

@@ -1,9 +1,9 @@
 // The runner stdio protocol (docs/protocol.md#runner-stdio-protocol), field for field. These zod schemas are the one source of its types and of
 // the JSON Schema in schema/. Frames decode strictly: an unknown field is an error, as Go's DisallowUnknownFields.
 import { z } from "zod";
+import { MAX_FRAME } from "./ndjson.js";
 
-/** A frame (one line, newline excluded) may be at most 4 MiB: `MaxFrame = 4 << 20` in Brain's Go original. */
-export const MAX_FRAME = 4 << 20;
+export { MAX_FRAME };
 
 /** What a prompt or steer frame carries besides its text: attachment, turn and request ids, the method. */
 const FRAME_ENVELOPE_BYTES = 1024;

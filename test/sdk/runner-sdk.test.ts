@@ -272,6 +272,16 @@ describe("runner SDK: framing and bad frames", () => {
     expect(sdk.logs[0]).toMatch(/not JSON/);
   });
 
+  it("handles the frames that follow a broken one after it, in the order they came", async () => {
+    const sdk = runSdk({ open: () => simple() });
+    // In one chunk: the open breaks the schema (so the schemas load to word its error), the prompt after it
+    // passes the fast check but must not overtake it, so it finds no open attachment.
+    sdk.write(`${JSON.stringify({ ...open("A"), extra: 1 })}\n${JSON.stringify(prompt("A", "T1", "p1"))}\n`);
+    expect((await sdk.next(reply("open-A"))).error.message).toMatch(/extra/);
+    expect((await sdk.next(reply("p1"))).error.message).toMatch(/not open/);
+    expect(sdk.frames.map((f) => f.id)).toEqual(["open-A", "p1"]);
+  });
+
   it("fails a waiting tool call when Brain's reply to it does not decode", async () => {
     const sdk = runSdk({
       open: () =>

@@ -1,9 +1,11 @@
+import type { HarnessFactory } from "../../core/harness.js";
+import { resolveSessionInput } from "../../core/session-input.js";
 import { promptTooLarge } from "../../protocol/runner.js";
 import { agentLayer, findAgent } from "../agents.js";
 import { parse, str, strs, UsageError } from "../args.js";
 import { loadConfig } from "../config.js";
-import { runPrompt } from "../run.js";
-import { brainHome, configHarnessTypes, createBrain } from "../setup.js";
+import { brainHome, configHarnesses, configHarnessTypes } from "../harness-setup.js";
+import { newSessionLayers, type RunOptions, runPrompt } from "../run.js";
 
 export const usage = `run [--harness NAME | --agent FILE|ID] [--session ID] [--model M] [--provider NAME] [--tool NAME]... [--allow TOOL]... [--deny TOOL]... [--json] [--server URL [--token T]] PROMPT
                               one prompt on a new or existing session, streamed as it comes (--server: on the daemon)`;
@@ -52,23 +54,50 @@ export async function command(args: string[]): Promise<number> {
     : undefined;
   for (const field of agent?.ignored ?? [])
     process.stderr.write(`[agent ${agent!.id}: ${field} is not supported by Brain; ignored]\n`);
-  const brain = createBrain(loaded);
+  const options: RunOptions = {
+    prompt,
+    defaults: loaded.config.defaults ?? {},
+    ...(agent ? { agent: agentLayer(agent) } : {}),
+    harness: str(values.harness),
+    session: str(values.session),
+    model: str(values.model),
+    ...(values.tool ? { tools: strs(values.tool) } : {}),
+    // A name from the config's "providers"; Brain refuses an unknown one, listing the configured names.
+    ...(str(values.provider) ? { provider: str(values.provider) } : {}),
+    json: values.json === true,
+    allow: strs(values.allow),
+    deny: strs(values.deny),
+  };
+  const home = brainHome();
+  const harnesses = configHarnesses(loaded, home).factories;
+  prestartHarness(harnesses, options);
+  // The session store and the rest of Brain load while the runner starts.
+  const { createBrain } = await import("../setup.js");
+  const brain = createBrain(loaded, home, { harnesses });
   try {
-    return await runPrompt(brain, {
-      prompt,
-      defaults: loaded.config.defaults ?? {},
-      ...(agent ? { agent: agentLayer(agent) } : {}),
-      harness: str(values.harness),
-      session: str(values.session),
-      model: str(values.model),
-      ...(values.tool ? { tools: strs(values.tool) } : {}),
-      // A name from the config's "providers"; Brain refuses an unknown one, listing the configured names.
-      ...(str(values.provider) ? { provider: str(values.provider) } : {}),
-      json: values.json === true,
-      allow: strs(values.allow),
-      deny: strs(values.deny),
-    });
+    return await runPrompt(brain, options);
   } finally {
     await brain.close();
   }
+}
+
+/**
+ * Starts the runner of the session this run will create, when that is already certain (no --session, which may
+ * name an existing session of another harness). Input the resolution refuses starts nothing: runPrompt resolves
+ * it again and reports the mistake.
+ */
+function prestartHarness(harnesses: HarnessFactory[], options: RunOptions): void {
+  if (options.session) return;
+  const byName = new Map(harnesses.map((h) => [h.name, h]));
+  let name: string;
+  try {
+    name = resolveSessionInput(
+      newSessionLayers(options),
+      [...byName.keys()],
+      (h) => byName.get(h)?.clientOptions,
+    ).harness;
+  } catch {
+    return;
+  }
+  byName.get(name)?.prestart?.();
 }

@@ -43,7 +43,16 @@ export class ProcessFactory implements HarnessFactory {
     const spares = spec.spares ?? DEFAULT_SPARES;
     if (!Number.isInteger(spares) || spares < 0)
       throw new Error(`harness "${spec.name}": spares must be a whole number ≥ 0, got ${spares}`);
-    if (!spec.shared && spares > 0) this.pool = new SparePool(() => new RunnerProcess(spec), spares);
+    // Size 0 still takes a prestarted runner.
+    if (!spec.shared) this.pool = new SparePool(() => new RunnerProcess(spec), spares);
+  }
+
+  /**
+   * Starts the next session's runner now, so its process start overlaps the caller's own (`brain run` knows its
+   * harness long before it has loaded the session store). A shared host starts with its first session as usual.
+   */
+  prestart(): void {
+    this.pool?.startOne();
   }
 
   pinned(): string | undefined {

@@ -25,14 +25,18 @@ export class SparePool {
 
   /** Tops the pool up. Called after a session opened, so a harness nobody uses never costs a process. */
   fill(): void {
-    while (!this.closed && this.spares.size < this.size) {
-      const spare = this.start();
-      // An idle spare must not keep a one-shot Brain process alive; the session that takes it holds it again.
-      spare.hold(false);
-      this.spares.add(spare);
-      // A spare that dies is only dropped: no session was using it, and the next one starts afresh.
-      void spare.exited.then(() => this.spares.delete(spare));
-    }
+    while (!this.closed && this.spares.size < this.size) this.startOne();
+  }
+
+  /** Starts one spare now, whatever the pool's size (a caller that knows a session is about to open). */
+  startOne(): void {
+    if (this.closed) return;
+    const spare = this.start();
+    // An idle spare must not keep a one-shot Brain process alive; the session that takes it holds it again.
+    spare.hold(false);
+    this.spares.add(spare);
+    // A spare that dies is only dropped: no session was using it, and the next one starts afresh.
+    void spare.exited.then(() => this.spares.delete(spare));
   }
 
   /** The pids of the spares ready now (for tests and diagnostics). */

@@ -76,6 +76,35 @@ describe("warm runners", () => {
     expect(factory.sparePids()).not.toContain(spare);
   });
 
+  it("prestart: a factory without spares starts one runner ahead of the next session, which opens it", async () => {
+    const pidLog = join(tempDir(), "pids");
+    const factory = new ProcessFactory({
+      name: "warm",
+      command: process.execPath,
+      args: RUNNER,
+      env: { PID_LOG: pidLog },
+      spares: 0,
+    });
+    t = makeBrain({ factories: [factory] });
+    factory.prestart();
+    const [early] = factory.sparePids();
+    expect(early).toBeDefined();
+    const session = await t.brain.create({ harness: "warm" });
+    expect(await turnOn(session)).toBe(early);
+    // spares: 0, so nothing is started after it.
+    expect(factory.sparePids()).toEqual([]);
+    expect(logged(pidLog, "start")).toEqual([early]);
+  });
+
+  it("prestart: a runner no session took is killed when the factory closes", async () => {
+    const factory = new ProcessFactory({ name: "warm", command: process.execPath, args: RUNNER, spares: 0 });
+    factory.prestart();
+    const [early] = factory.sparePids();
+    expect(early).toBeDefined();
+    await factory.close();
+    await until(() => !alive(early!));
+  });
+
   it("replace a spare that died, and no session sees its death", async () => {
     const pidLog = join(tempDir(), "pids");
     const factory = warmFactory(pidLog);
