@@ -5,8 +5,8 @@ import fs from "node:fs";
 
 export interface LogIO {
   /**
-   * Whether the log opens its descriptors for writing with `syncFlag` (O_DSYNC), so that each write is durable
-   * when it returns and a commit needs no fdatasync after it (see writeDurably).
+   * Whether the log opens its descriptors for writing with O_DSYNC, so that each write is durable when it
+   * returns and a commit needs no fdatasync after it (see writeDurably). Honoured on Linux only.
    */
   readonly syncWrites: boolean;
   open(path: string, flags: number, mode?: number): Promise<number>;
@@ -40,6 +40,9 @@ const syncFlag = process.platform === "linux" ? (fs.constants.O_DSYNC ?? 0) : 0;
 export function writeFlags(io: LogIO, flags: number): number {
   return io.syncWrites ? flags | syncFlag : flags;
 }
+
+/** Whether `io`'s writes are durable when they return (its descriptors opened with writeFlags). */
+const writesAreDurable = (io: LogIO) => io.syncWrites && syncFlag !== 0;
 
 export const nodeLogIO: LogIO = {
   syncWrites: syncFlag !== 0,
@@ -88,5 +91,5 @@ export async function writeFully(io: LogIO, fd: number, buf: Buffer, position: n
  */
 export async function writeDurably(io: LogIO, fd: number, buf: Buffer, position: number): Promise<void> {
   await writeFully(io, fd, buf, position);
-  if (!io.syncWrites) await io.datasync(fd);
+  if (!writesAreDurable(io)) await io.datasync(fd);
 }

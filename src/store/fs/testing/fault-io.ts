@@ -40,8 +40,9 @@ export function testIO(syncWrites = false): TestIO {
   };
   const io: TestIO = {
     ...nodeLogIO,
-    syncWrites,
-    durable: syncWrites ? "write" : "datasync",
+    // Where O_DSYNC is not honoured (not Linux) both modes are write + fdatasync.
+    syncWrites: syncWrites && nodeLogIO.syncWrites,
+    durable: syncWrites && nodeLogIO.syncWrites ? "write" : "datasync",
     flags: [],
     counts: { write: 0, datasync: 0, truncate: 0 },
     failNext: (op, code) => failures.set(op, code),
