@@ -1,70 +1,12 @@
+import { constants } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
-import { type LogIO, nodeLogIO } from "./log-io.js";
-
-type Op = "write" | "datasync" | "truncate";
-
-function osError(code: string, syscall: string): NodeJS.ErrnoException {
-  const text = code === "ENOSPC" ? "no space left on device" : "i/o error";
-  return Object.assign(new Error(`${code}: ${text}, ${syscall}`), { code, syscall });
-}
-
-interface TestIO extends LogIO {
-  counts: Record<Op, number>;
-  /** The next call of `op` fails with `code`; a failing write first writes half its bytes, as a full disk does. */
-  failNext(op: Op, code: string): void;
-  /** Holds the next datasync until the returned function is called. */
-  holdDatasync(): () => void;
-}
-
-function testIO(): TestIO {
-  const failures = new Map<Op, string>();
-  let hold: Promise<void> | undefined;
-  const take = (op: Op) => {
-    io.counts[op]++;
-    const code = failures.get(op);
-    failures.delete(op);
-    return code;
-  };
-  const io: TestIO = {
-    ...nodeLogIO,
-    counts: { write: 0, datasync: 0, truncate: 0 },
-    failNext: (op, code) => failures.set(op, code),
-    holdDatasync() {
-      let release!: () => void;
-      hold = new Promise((r) => {
-        release = r;
-      });
-      return release;
-    },
-    async write(fd, buffer, offset, length, position) {
-      const code = take("write");
-      if (code) {
-        await nodeLogIO.write(fd, buffer, offset, Math.floor(length / 2), position);
-        throw osError(code, "write");
-      }
-      return nodeLogIO.write(fd, buffer, offset, length, position);
-    },
-    async datasync(fd) {
-      const code = take("datasync");
-      const wait = hold;
-      hold = undefined;
-      if (wait) await wait;
-      if (code) throw osError(code, "fdatasync");
-      return nodeLogIO.datasync(fd);
-    },
-    async truncate(fd, length) {
-      const code = take("truncate");
-      if (code) throw osError(code, "ftruncate");
-      return nodeLogIO.truncate(fd, length);
-    },
-  };
-  return io;
-}
+import type { LogIO } from "./log-io.js";
+import { MODES, testIO } from "./testing/fault-io.js";
 
 const delta = (text: string): NewEvent => ({ type: "assistant.delta", turn: "t1", data: { text } });
 
@@ -107,40 +49,45 @@ describe("JsonlEventLog", () => {
     expect(c).toEqual({ seq: 3, ts: c?.ts, session: "s1", type: "user.prompt", data: { text: "x" } });
   });
 
-  it("group-commits appends made together: dense seqs in call order, one write and one fdatasync", async () => {
-    const io = testIO();
-    const log = await open(io);
-    const before = { ...io.counts };
-    const calls = Array.from({ length: 300 }, (_, i) =>
-      log.append(i % 10 === 0 ? [delta(`${i}a`), delta(`${i}b`)] : [delta(`${i}`)]),
-    );
-    const results = await Promise.all(calls);
-    expect(results.flat().map((e) => e.seq)).toEqual(Array.from({ length: 330 }, (_, i) => i + 1));
-    expect(io.counts.write - before.write).toBe(1);
-    expect(io.counts.datasync - before.datasync).toBe(1);
-    expect((await log.read(0)).map((e) => e.seq)).toEqual(results.flat().map((e) => e.seq));
-  });
+  describe.each(MODES)("group commit (O_DSYNC writes: %s)", (syncWrites) => {
+    it("group-commits appends made together: dense seqs in call order, one durable write", async () => {
+      const io = testIO(syncWrites);
+      const log = await open(io);
+      const before = { ...io.counts };
+      const calls = Array.from({ length: 300 }, (_, i) =>
+        log.append(i % 10 === 0 ? [delta(`${i}a`), delta(`${i}b`)] : [delta(`${i}`)]),
+      );
+      const results = await Promise.all(calls);
+      expect(results.flat().map((e) => e.seq)).toEqual(Array.from({ length: 330 }, (_, i) => i + 1));
+      expect(io.counts.write - before.write).toBe(1);
+      expect(io.counts.datasync - before.datasync).toBe(io.syncWrites ? 0 : 1);
+      // No write may skip its fdatasync on a descriptor opened without O_DSYNC.
+      const dsync = constants.O_DSYNC ?? 0;
+      expect(io.flags.map((f) => (f & dsync) !== 0)).toEqual(io.flags.map(() => io.syncWrites));
+      expect((await log.read(0)).map((e) => e.seq)).toEqual(results.flat().map((e) => e.seq));
+    });
 
-  it("batches the appends that arrive while a flush is in flight into the next flush", async () => {
-    const io = testIO();
-    const log = await open(io);
-    const release = io.holdDatasync();
-    const before = { ...io.counts };
-    const first = log.append([delta("first")]);
-    await new Promise((r) => setImmediate(r)); // the first flush is now waiting in fdatasync
-    const later: Promise<SessionEvent[]>[] = [];
-    for (let tick = 0; tick < 5; tick++) {
-      for (let i = 0; i < 20; i++) later.push(log.append([delta(`${tick}.${i}`)]));
-      await new Promise((r) => setImmediate(r));
-    }
-    expect(log.lastSeq).toBe(0);
-    release();
-    expect((await first)[0]?.seq).toBe(1);
-    expect((await Promise.all(later)).flat().map((e) => e.seq)).toEqual(
-      Array.from({ length: 100 }, (_, i) => i + 2),
-    );
-    expect(io.counts.datasync - before.datasync).toBe(2);
-    expect(io.counts.write - before.write).toBe(2);
+    it("batches the appends that arrive while a flush is in flight into the next flush", async () => {
+      const io = testIO(syncWrites);
+      const log = await open(io);
+      const release = io.holdDurable();
+      const before = { ...io.counts };
+      const first = log.append([delta("first")]);
+      await new Promise((r) => setImmediate(r)); // the first flush is now waiting to be durable
+      const later: Promise<SessionEvent[]>[] = [];
+      for (let tick = 0; tick < 5; tick++) {
+        for (let i = 0; i < 20; i++) later.push(log.append([delta(`${tick}.${i}`)]));
+        await new Promise((r) => setImmediate(r));
+      }
+      expect(log.lastSeq).toBe(0);
+      release();
+      expect((await first)[0]?.seq).toBe(1);
+      expect((await Promise.all(later)).flat().map((e) => e.seq)).toEqual(
+        Array.from({ length: 100 }, (_, i) => i + 2),
+      );
+      expect(io.counts.datasync - before.datasync).toBe(io.syncWrites ? 0 : 2);
+      expect(io.counts.write - before.write).toBe(2);
+    });
   });
 
   it("reads from any seq using byte offsets, also after reopening", async () => {
@@ -164,27 +111,30 @@ describe("JsonlEventLog", () => {
     expect(await readEventsFile(file)).toEqual(written);
   });
 
-  it("shows events to readers and subscribers only once durable, in order", async () => {
-    const io = testIO();
-    const log = await open(io);
-    const seen: number[][] = [];
-    const unsubscribe = log.subscribe((events) => seen.push(events.map((e) => e.seq)));
-    const release = io.holdDatasync();
-    const a = log.append([delta("a"), delta("b")]);
-    const b = log.append([delta("c")]);
-    await new Promise((r) => setImmediate(r));
-    expect(seen).toEqual([]);
-    expect(await log.read(0)).toEqual([]);
-    expect(log.lastSeq).toBe(0);
-    release();
-    await Promise.all([a, b]);
-    expect(seen).toEqual([[1, 2, 3]]);
-    await log.append([delta("d")]);
-    expect(seen).toEqual([[1, 2, 3], [4]]);
-    unsubscribe();
-    await log.append([delta("e")]);
-    expect(seen).toHaveLength(2);
-  });
+  it.each(MODES)(
+    "shows events to readers and subscribers only once durable, in order (O_DSYNC writes: %s)",
+    async (syncWrites) => {
+      const io = testIO(syncWrites);
+      const log = await open(io);
+      const seen: number[][] = [];
+      const unsubscribe = log.subscribe((events) => seen.push(events.map((e) => e.seq)));
+      const release = io.holdDurable();
+      const a = log.append([delta("a"), delta("b")]);
+      const b = log.append([delta("c")]);
+      await new Promise((r) => setImmediate(r));
+      expect(seen).toEqual([]);
+      expect(await log.read(0)).toEqual([]);
+      expect(log.lastSeq).toBe(0);
+      release();
+      await Promise.all([a, b]);
+      expect(seen).toEqual([[1, 2, 3]]);
+      await log.append([delta("d")]);
+      expect(seen).toEqual([[1, 2, 3], [4]]);
+      unsubscribe();
+      await log.append([delta("e")]);
+      expect(seen).toHaveLength(2);
+    },
+  );
 
   it("keeps the log going when a subscriber throws", async () => {
     const log = await open();
@@ -299,13 +249,13 @@ describe("JsonlEventLog", () => {
     });
   });
 
-  describe("disk failure", () => {
+  describe.each(MODES)("disk failure (O_DSYNC writes: %s)", (syncWrites) => {
     for (const [op, code] of [
       ["write", "ENOSPC"],
-      ["datasync", "EIO"],
+      [syncWrites ? "write" : "datasync", "EIO"],
     ] as const) {
       it(`rejects the whole batch on a failed ${op}, cuts the file back and reuses the seqs`, async () => {
-        const io = testIO();
+        const io = testIO(syncWrites);
         const log = await open(io);
         await log.append([delta("a"), delta("b")]);
         const durable = await fileSize();
@@ -327,11 +277,11 @@ describe("JsonlEventLog", () => {
     }
 
     it("fails the appends queued behind a failed batch, so none is written after the gap", async () => {
-      const io = testIO();
+      const io = testIO(syncWrites);
       const log = await open(io);
       await log.append([delta("a")]);
-      io.failNext("datasync", "EIO");
-      const release = io.holdDatasync();
+      io.failNext(io.durable, "EIO");
+      const release = io.holdDurable();
       const failed = log.append([delta("lost1"), delta("lost2")]);
       await new Promise((r) => setImmediate(r));
       const queued = log.append([delta("lost3, made before the failure was known")]);
@@ -348,7 +298,7 @@ describe("JsonlEventLog", () => {
     });
 
     it("retries cutting the file back before the next write when the first cut fails", async () => {
-      const io = testIO();
+      const io = testIO(syncWrites);
       const log = await open(io);
       await log.append([delta("a")]);
       const durable = await fileSize();
@@ -363,11 +313,11 @@ describe("JsonlEventLog", () => {
     });
 
     it("cuts a failed batch left behind at close", async () => {
-      const io = testIO();
+      const io = testIO(syncWrites);
       const log = await open(io);
       await log.append([delta("a")]);
       const durable = await fileSize();
-      io.failNext("datasync", "EIO");
+      io.failNext(io.durable, "EIO");
       io.failNext("truncate", "EIO");
       await expect(log.append([delta("complete but never durable")])).rejects.toThrow(/EIO/);
       expect(await fileSize()).toBeGreaterThan(durable);

@@ -1,14 +1,15 @@
 // The embedded event log: JSONL segments per session (lines in log-format.ts, segments in segments.ts), group-
-// committed (one write + one fdatasync per batch). Opening reads the saved state (log-state.ts) and the last
-// segment's tail; a read after a cursor bisects the segment holding it. The descriptor is closed while the log
-// is idle and reopened by the next append or read; the ownership lock (a file) stays held throughout.
+// committed (one durable write per batch: O_DSYNC where that is as strong as write + fdatasync, see log-io.ts).
+// Opening reads the saved state (log-state.ts) and the last segment's tail; a read after a cursor bisects the
+// segment holding it. The descriptor is closed while the log is idle and reopened by the next append or read;
+// the ownership lock (a file) stays held throughout.
 import fs from "node:fs";
 import { type AppendOptions, type EventLog, LogSubscribers } from "../../core/event-log.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { failure, osMessage, StoreError } from "./errors.js";
 import { Batch } from "./log-batch.js";
 import { header, type WriterState } from "./log-format.js";
-import { type LogIO, nodeLogIO, readFully, writeFully } from "./log-io.js";
+import { type LogIO, nodeLogIO, readFully, writeDurably, writeFlags } from "./log-io.js";
 import type { LogLock } from "./log-lock.js";
 import { type OpenedLog, type OpenOptions, openLogFiles } from "./log-open.js";
 import { hashOf, type LogState, type OpenState, saveState } from "./log-state.js";
@@ -241,13 +242,12 @@ export class JsonlEventLog implements EventLog {
     try {
       // A new file starts with its header; a failed first batch cuts it with the rest.
       const head = this.size === 0 ? header(this.session) : "";
-      // The whole batch in one buffer: one write(2), then one fdatasync.
+      // The whole batch in one buffer: one write(2), durable when it returns (see writeDurably).
       const laid = batch.layout(head, first, iso, ms, this.size, this.writer);
       next = laid.state;
       const buf = laid.bytes;
       if (this.rollbackPending) await this.rollback(fd);
-      await writeFully(this.io, fd, buf, this.size);
-      await this.io.datasync(fd);
+      await writeDurably(this.io, fd, buf, this.size);
       this.size += buf.length;
     } catch (err) {
       await this.rollback(fd).catch(() => {});
@@ -316,7 +316,7 @@ export class JsonlEventLog implements EventLog {
 
   private reopen(): Promise<number> {
     this.reopening ??= this.io
-      .open(this.path, fs.constants.O_RDWR, 0o600)
+      .open(this.path, writeFlags(this.io, fs.constants.O_RDWR), 0o600)
       .then(
         (fd) => {
           this.fd = fd;

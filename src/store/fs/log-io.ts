@@ -4,6 +4,11 @@
 import fs from "node:fs";
 
 export interface LogIO {
+  /**
+   * Whether the log opens its descriptors for writing with O_DSYNC, so that each write is durable when it
+   * returns and a commit needs no fdatasync after it (see writeDurably). Honoured on Linux only.
+   */
+  readonly syncWrites: boolean;
   open(path: string, flags: number, mode?: number): Promise<number>;
   /** Bytes read (may be short). */
   read(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number>;
@@ -21,7 +26,26 @@ function call<T>(fn: (cb: (err: NodeJS.ErrnoException | null, value: T) => void)
   return new Promise((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value))));
 }
 
+/**
+ * O_DSYNC makes write(2) return only once its data, and the metadata needed to read it back (the file's size),
+ * are on stable storage: on Linux exactly the data-integrity completion of fdatasync, for the range written
+ * (generic_write_sync runs the fdatasync path on it). Every byte of the log's file is written through such a
+ * descriptor, and a truncate is still followed by its own fdatasync, so nothing else is ever dirty in it: the
+ * write returning is as durable as write + fdatasync, in one trip through the thread pool instead of two. Linux
+ * only: elsewhere libuv's fdatasync is stronger than O_DSYNC (F_FULLFSYNC on macOS), or O_DSYNC is missing.
+ */
+const syncFlag = process.platform === "linux" ? (fs.constants.O_DSYNC ?? 0) : 0;
+
+/** The flags to open a log's file for writing with: `flags`, plus O_DSYNC where `io` writes through it. */
+export function writeFlags(io: LogIO, flags: number): number {
+  return io.syncWrites ? flags | syncFlag : flags;
+}
+
+/** Whether `io`'s writes are durable when they return (its descriptors opened with writeFlags). */
+const writesAreDurable = (io: LogIO) => io.syncWrites && syncFlag !== 0;
+
 export const nodeLogIO: LogIO = {
+  syncWrites: syncFlag !== 0,
   open: (path, flags, mode = 0o600) => call((cb) => fs.open(path, flags, mode, cb)),
   read: (fd, buffer, offset, length, position) =>
     call((cb) => fs.read(fd, buffer, offset, length, position, cb)),
@@ -59,4 +83,13 @@ export async function writeFully(io: LogIO, fd: number, buf: Buffer, position: n
     if (n <= 0) throw new Error(`write returned ${n} at offset ${position + done}`); // would loop forever
     done += n;
   }
+}
+
+/**
+ * Writes `buf` at `position` and returns once it is durable: one write(2) on a descriptor opened with
+ * writeFlags where `io` writes through O_DSYNC, else write + fdatasync.
+ */
+export async function writeDurably(io: LogIO, fd: number, buf: Buffer, position: number): Promise<void> {
+  await writeFully(io, fd, buf, position);
+  if (!writesAreDurable(io)) await io.datasync(fd);
 }

@@ -5,7 +5,7 @@ import fs from "node:fs";
 import nodePath from "node:path";
 import { failure, StoreError } from "./errors.js";
 import { recover, type ScanResult } from "./jsonl-scan.js";
-import type { LogIO } from "./log-io.js";
+import { type LogIO, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
 import type { LogState } from "./log-state.js";
 import { baseAfter, listSealed, readHeader, type Segment, startSegment } from "./segments.js";
@@ -41,7 +41,7 @@ export async function openLogFiles(
   try {
     const sealed = await listSealed(path);
     try {
-      fd = await io.open(path, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
+      fd = await io.open(path, writeFlags(io, fs.constants.O_RDWR | fs.constants.O_CREAT), 0o600);
     } catch (err) {
       throw failure(path, "cannot open", err);
     }

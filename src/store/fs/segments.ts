@@ -10,7 +10,7 @@ import type { SessionEvent } from "../../protocol/events.js";
 import { failure } from "./errors.js";
 import { forEachLine, readAfter, scanLog } from "./jsonl-scan.js";
 import { header, LineDecoder, type SegmentBase } from "./log-format.js";
-import { type LogIO, writeFully } from "./log-io.js";
+import { type LogIO, writeFlags, writeFully } from "./log-io.js";
 import { LogState } from "./log-state.js";
 
 export interface Segment {
@@ -81,7 +81,7 @@ export async function startSegment(
 ): Promise<{ fd: number; size: number }> {
   let fd: number;
   try {
-    fd = await io.open(active, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
+    fd = await io.open(active, writeFlags(io, fs.constants.O_RDWR | fs.constants.O_CREAT), 0o600);
   } catch (err) {
     throw failure(active, "cannot start a segment", err);
   }
@@ -89,7 +89,7 @@ export async function startSegment(
     const buf = Buffer.from(header(session, base), "utf8");
     await io.truncate(fd, 0);
     await writeFully(io, fd, buf, 0);
-    await io.datasync(fd);
+    await io.datasync(fd); // the truncate's too: O_DSYNC covers only the write
     await io.syncDir(nodePath.dirname(active));
     return { fd, size: buf.length };
   } catch (err) {

@@ -1,0 +1,80 @@
+// A LogIO over the real files that counts calls, fails the next one of a kind, and holds the call that makes a
+// commit durable: the log tests' disk faults, for either way the log makes a commit durable.
+import { type LogIO, nodeLogIO } from "../log-io.js";
+
+export type Op = "write" | "datasync" | "truncate";
+
+function osError(code: string, syscall: string): NodeJS.ErrnoException {
+  const text = code === "ENOSPC" ? "no space left on device" : "i/o error";
+  return Object.assign(new Error(`${code}: ${text}, ${syscall}`), { code, syscall });
+}
+
+export interface TestIO extends LogIO {
+  counts: Record<Op, number>;
+  /** The call that makes a commit durable: its fdatasync, or its write where writes are O_DSYNC. */
+  durable: Op;
+  /** The flags of every open(). */
+  flags: number[];
+  /** The next call of `op` fails with `code`; a failing write first writes half its bytes, as a full disk does. */
+  failNext(op: Op, code: string): void;
+  /** Holds the next call of `durable` until the returned function is called. */
+  holdDurable(): () => void;
+}
+
+/** Both ways a commit can be made durable: write + fdatasync (where O_DSYNC is not as strong), O_DSYNC write. */
+export const MODES = [false, true] as const;
+
+export function testIO(syncWrites = false): TestIO {
+  const failures = new Map<Op, string>();
+  let hold: Promise<void> | undefined;
+  const take = async (op: Op) => {
+    io.counts[op]++;
+    const code = failures.get(op);
+    failures.delete(op);
+    if (op === io.durable) {
+      const wait = hold;
+      hold = undefined;
+      if (wait) await wait;
+    }
+    return code;
+  };
+  const io: TestIO = {
+    ...nodeLogIO,
+    // Where O_DSYNC is not honoured (not Linux) both modes are write + fdatasync.
+    syncWrites: syncWrites && nodeLogIO.syncWrites,
+    durable: syncWrites && nodeLogIO.syncWrites ? "write" : "datasync",
+    flags: [],
+    counts: { write: 0, datasync: 0, truncate: 0 },
+    failNext: (op, code) => failures.set(op, code),
+    holdDurable() {
+      let release!: () => void;
+      hold = new Promise((r) => {
+        release = r;
+      });
+      return release;
+    },
+    open(p, flags, mode) {
+      io.flags.push(flags);
+      return nodeLogIO.open(p, flags, mode);
+    },
+    async write(fd, buffer, offset, length, position) {
+      const code = await take("write");
+      if (code) {
+        await nodeLogIO.write(fd, buffer, offset, Math.floor(length / 2), position);
+        throw osError(code, "write");
+      }
+      return nodeLogIO.write(fd, buffer, offset, length, position);
+    },
+    async datasync(fd) {
+      const code = await take("datasync");
+      if (code) throw osError(code, "fdatasync");
+      return nodeLogIO.datasync(fd);
+    },
+    async truncate(fd, length) {
+      const code = await take("truncate");
+      if (code) throw osError(code, "ftruncate");
+      return nodeLogIO.truncate(fd, length);
+    },
+  };
+  return io;
+}
