@@ -16,8 +16,12 @@ export function tokensPath(home: string): string {
   return join(home, "tokens.json");
 }
 
+/**
+ * A new bearer token: 32 random bytes, base64url, after a `brain_` prefix. Without it one token in 64 would start
+ * with `-`, which a command line then takes for an option (`--token -x…` is refused as ambiguous).
+ */
 export function newToken(): string {
-  return randomBytes(32).toString("base64url");
+  return `brain_${randomBytes(32).toString("base64url")}`;
 }
 
 /** Reads the token file, creating it (with one admin token) when it does not exist yet. */

@@ -200,7 +200,7 @@ describe("brain token", () => {
       const first = brain(["token"], { BRAIN_HOME: home });
       expect(await first.exit).toBe(0);
       const admin = first.out().trim();
-      expect(admin).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(admin).toMatch(/^brain_[A-Za-z0-9_-]{43}$/);
       expect(statSync(join(home, "tokens.json")).mode & 0o777).toBe(0o600);
       const again = brain(["token"], { BRAIN_HOME: home });
       await again.exit;
