@@ -61,7 +61,8 @@ export function makeBrain(
     store,
     async cleanup() {
       await brain.close();
-      if (!options.home) rmSync(home, { recursive: true, force: true });
+      // A CLI's own children may still be finishing a write as the session closes: retry a dir that refills.
+      if (!options.home) rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };
 }

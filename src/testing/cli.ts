@@ -80,7 +80,7 @@ export async function sandboxBrain(options: {
     async close() {
       await bed.t.cleanup();
       await sandbox.close();
-      rmSync(home, { recursive: true, force: true });
+      rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };
   return bed;
