@@ -74,7 +74,12 @@ afterEach(async () => {
 });
 
 async function serve(seen: HarnessOptions[], native?: string, closed?: string[]) {
-  const home = native ? join(native, "agent") : `/tmp/brain-agent-test-${process.pid}`;
+  let home = native ? join(native, "agent") : "";
+  if (!native) {
+    const made = mkdtempSync(join(tmpdir(), "brain-agent-test-"));
+    cleanups.push(() => rmSync(made, { recursive: true, force: true }));
+    home = made;
+  }
   const server = new CliAgentServer(standIn(seen, closed), home, native);
   const serving = await serveHttp(server, { port: 0, host: "127.0.0.1", routes: server.routes() });
   cleanups.push(() => serving.close());

@@ -51,19 +51,19 @@ export function lockClosure(
     }
   };
   const found = new Set<string>();
-  const todo = roots.map((name) => {
+  const unvisited = roots.map((name) => {
     const path = resolve("", name);
     if (!path) throw new Error(`${name} is not installed: run npm ci (package-lock.json pins it)`);
     return path;
   });
-  for (let path = todo.pop(); path !== undefined; path = todo.pop()) {
+  for (let path = unvisited.pop(); path !== undefined; path = unvisited.pop()) {
     if (found.has(path)) continue;
     found.add(path);
     const entry = packages[path] ?? {};
     const names = { ...entry.dependencies, ...entry.optionalDependencies, ...entry.peerDependencies };
     for (const name of Object.keys(names)) {
       const dep = resolve(path, name);
-      if (dep) todo.push(dep);
+      if (dep) unvisited.push(dep);
     }
   }
   return found;

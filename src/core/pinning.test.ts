@@ -37,7 +37,7 @@ function store(node: string | undefined): SessionStore & { patches: unknown[] } 
 
 describe("pinning", () => {
   it("pins a session working in a local directory, or on a runner configured movable: false", () => {
-    expect(pinnedReason(runner(), { options: { cwd: "/work/repo" } })).toContain('options.cwd "/work/repo"');
+    expect(pinnedReason(runner(), { options: { cwd: "/srv/repo" } })).toContain('options.cwd "/srv/repo"');
     expect(pinnedReason(runner(), { options: { working_dir: "/w" } })).toContain("options.working_dir");
     expect(pinnedReason(runner(false), {})).toContain("movable: false");
     expect(pinnedReason(runner(), { options: { delay_ms: 5 } })).toBeUndefined();
