@@ -6,6 +6,8 @@
 // median and min – max of each, the ratio of medians (and the min – max of the per-pair ratios), and the CPU
 // other processes used meanwhile. Progress goes to stderr; the table to stdout, or with --json one JSON
 // document to stdout (and the table to stderr).
+import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import { acpPeerBench } from "./acp-peer.js";
@@ -148,6 +150,8 @@ interface Meta {
   seconds: number;
   sections: Record<string, number>;
   tmpdir: string;
+  /** libuv's thread pool size, as `brain serve` sets it. */
+  ioThreads: number;
 }
 
 function render(rows: BenchRow[], meta: Meta): string {
@@ -186,7 +190,7 @@ function render(rows: BenchRow[], meta: Meta): string {
   });
   return [
     `Brain bench (${meta.mode}, ${meta.reps} interleaved rounds per comparison), ${meta.date}`,
-    `node ${meta.node} on ${meta.platform}, ${meta.cpus} × ${meta.cpuModel}; temp dirs under ${meta.tmpdir}`,
+    `node ${meta.node} on ${meta.platform}, ${meta.cpus} × ${meta.cpuModel}; temp dirs under ${meta.tmpdir}; ${meta.ioThreads} I/O threads (as brain serve sizes its pool)`,
     `load average (1/5/15 min): ${meta.loadStart} at start, ${meta.loadEnd} at end`,
     `run took ${meta.seconds} s (${Object.entries(meta.sections)
       .map(([name, seconds]) => `${name} ${seconds} s`)
@@ -229,6 +233,7 @@ async function main(): Promise<void> {
     seconds: Number(((Date.now() - started) / 1000).toFixed(1)),
     sections,
     tmpdir: os.tmpdir(),
+    ioThreads: Number(process.env.UV_THREADPOOL_SIZE),
   };
   const table = render(rows, meta);
   if (opts.json) {
@@ -239,8 +244,26 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`bench: ${err.stack ?? err.message}\n`);
-  process.exitCode = 1;
-  process.exit(1);
-});
+/**
+ * Brain is hosted in this process as `brain serve` hosts it, with the daemon's thread pool (bin/io-threads.js).
+ * libuv sized the pool before this module ran, so a run started without it runs again with it.
+ */
+function underDaemonThreads(): boolean {
+  if (process.env.UV_THREADPOOL_SIZE) return true;
+  const { reserveIoThreads } = createRequire(import.meta.url)("../../bin/io-threads.js") as {
+    reserveIoThreads(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
+  };
+  const again = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+    stdio: "inherit",
+    env: reserveIoThreads({ ...process.env }),
+  });
+  process.exitCode = again.status ?? 1;
+  return false;
+}
+
+if (underDaemonThreads())
+  main().catch((err: Error) => {
+    process.stderr.write(`bench: ${err.stack ?? err.message}\n`);
+    process.exitCode = 1;
+    process.exit(1);
+  });
