@@ -1,5 +1,14 @@
 #!/usr/bin/env node
-// The `brain` command: the compiled CLI lives in dist/ (npm start / npm test build it first).
-import { main } from "../dist/src/cli/main.js";
-
-process.exitCode = await main(process.argv.slice(2));
+// The `brain` command: the CLI bundled by `npm run build` (scripts/bundle-cli.mjs) into dist/cli/, a few files to
+// load instead of a few hundred modules (npm start / npm test build it first).
+let cli;
+try {
+  cli = await import("../dist/cli/main.js");
+} catch (err) {
+  if (err?.code !== "ERR_MODULE_NOT_FOUND" || !String(err.message).includes("dist/cli/main.js")) throw err;
+  process.stderr.write(
+    "brain: the CLI is not built (dist/cli/main.js is missing): run `npm run build` first\n",
+  );
+  process.exit(1);
+}
+process.exitCode = await cli.main(process.argv.slice(2));
