@@ -1,9 +1,12 @@
 // What the CLI loads to start: `brain run` on a runner and `brain harnesses` must not import the packages only
 // some sessions use (the MCP SDK, the AI SDK, Ajv, Hono, NATS, the ACP SDK). A module-resolution hook in the
 // real process reports every package module it resolves; one stray static import of a heavy module from a
-// family's descriptor costs every start hundreds of milliseconds.
+// family's descriptor costs every start hundreds of milliseconds. bin/brain.js loads the bundle in dist/cli/: a
+// chunk loaded counts as every module it holds (dist/cli/modules.json, written with the bundle).
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { root, useBrainCli } from "../testing/brain-cli.js";
 
@@ -44,9 +47,23 @@ function filesResolved(
   return [...result.stderr.matchAll(/^RESOLVED (\S+)$/gm)].map((m) => m[1]!);
 }
 
-/** The files `brain <args>` resolved. */
+/** The files `brain <args>` resolved, each chunk of the bundle as the files it holds. */
 function filesLoaded(cli: ReturnType<typeof useBrainCli>, args: string[]): string[] {
-  return filesResolved(join(root, "bin/brain.js"), args, cli.work, { ...process.env, BRAIN_HOME: cli.home });
+  const files = filesResolved(join(root, "bin/brain.js"), args, cli.work, {
+    ...process.env,
+    BRAIN_HOME: cli.home,
+  });
+  const bundle = pathToFileURL(join(root, "dist/cli/")).href;
+  const chunks = JSON.parse(readFileSync(join(root, "dist/cli/modules.json"), "utf8")) as Record<
+    string,
+    string[]
+  >;
+  return files.flatMap((file) => {
+    if (!file.startsWith(bundle)) return [file];
+    const held = chunks[file.slice(bundle.length)];
+    expect(held, `${file} is not in dist/cli/modules.json`).toBeDefined();
+    return held!.map((id) => pathToFileURL(join(root, id)).href);
+  });
 }
 
 /** The npm packages among `files`. */
@@ -67,6 +84,15 @@ describe("CLI start-up imports", () => {
 
   it("`brain run` on the echo runner loads none of the packages its session does not use", () => {
     expect(heavy(packages(filesLoaded(cli, ["run", "hello"])))).toEqual([]);
+  });
+
+  it("`brain run` loads the bundle's chunks, neither compiled modules one by one nor zod's files", () => {
+    const files = filesResolved(join(root, "bin/brain.js"), ["run", "hello"], cli.work, {
+      ...process.env,
+      BRAIN_HOME: cli.home,
+    });
+    expect(files.filter((f) => f.includes("/dist/src/") || f.includes("/node_modules/"))).toEqual([]);
+    expect(files).toContain(pathToFileURL(join(root, "dist/cli/main.js")).href);
   });
 
   it("the echo runner (on the runner SDK) answers an open and a prompt without loading zod", () => {

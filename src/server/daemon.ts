@@ -1,12 +1,12 @@
 // `brain serve`: the daemon on @hono/node-server. Wires the session service, the watchers' feeds, the control
 // leases and nui's HITL API into one app, and listens (127.0.0.1:7777 by default).
-import { readFileSync, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { resolve } from "node:path";
 import { serve } from "@hono/node-server";
 import type { Brain } from "../core/brain.js";
+import { installVersion } from "../core/install-root.js";
 import { type RetentionPolicy, RetentionSweeper, retiresSegments } from "../core/retention.js";
 import type { SessionDefaults } from "../protocol/config.js";
 import { type AgentCatalog, NO_AGENTS } from "./agents.js";
@@ -111,19 +111,6 @@ function homesOf(home: string): string[] {
   return [...new Set([given, real])].sort((a, b) => b.length - a.length);
 }
 
-function version(): string {
-  try {
-    const here = dirname(fileURLToPath(import.meta.url));
-    for (const up of ["../..", "../../.."]) {
-      try {
-        return (JSON.parse(readFileSync(join(here, up, "package.json"), "utf8")) as { version: string })
-          .version;
-      } catch {}
-    }
-  } catch {}
-  return "0.0.0";
-}
-
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const host = options.host ?? DEFAULT_HOST;
   if (!options.tokens && !isLoopback(host)) {
@@ -164,7 +151,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const app = buildApp({
     routes,
     tokens: options.tokens ? new TokenTable(options.tokens) : undefined,
-    version: version(),
+    version: installVersion(),
     homes: options.home ? homesOf(options.home) : [],
     redact: (text) => options.brain.redactor.redact(text),
     ...(options.onError ? { onError: options.onError } : {}),

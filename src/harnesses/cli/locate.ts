@@ -2,12 +2,8 @@
 // the pinned versions are installed), else the caller's node_modules/.bin, else PATH.
 import { execFile } from "node:child_process";
 import { accessSync, constants, readFileSync, realpathSync } from "node:fs";
-import { delimiter, dirname, isAbsolute, join, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const here = dirname(fileURLToPath(import.meta.url));
-/** The project root, whether this runs compiled (dist/src/harnesses/cli) or from source (src/harnesses/cli). */
-const projectRoot = resolve(here, here.includes(`${sep}dist${sep}`) ? "../../../.." : "../../..");
+import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
+import { installRoot } from "../../core/install-root.js";
 
 function executable(file: string): boolean {
   try {
@@ -28,7 +24,7 @@ export interface LocateOptions {
 /** Every place looked at, in order: for the "not found" message. */
 export function searchPlaces(program: string, opts: LocateOptions = {}): string[] {
   const cwd = opts.cwd ?? process.cwd();
-  const dirs = [join(projectRoot, "node_modules/.bin"), join(cwd, "node_modules/.bin")];
+  const dirs = [join(installRoot(), "node_modules/.bin"), join(cwd, "node_modules/.bin")];
   const pathDirs = (opts.path ?? process.env.PATH ?? "").split(delimiter).filter(Boolean);
   return [...new Set([...dirs, ...pathDirs])].map((dir) => join(dir, program));
 }

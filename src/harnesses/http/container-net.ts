@@ -5,16 +5,15 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { HarnessError } from "../../core/harness.js";
+import { installRoot } from "../../core/install-root.js";
 import { exposeOnUnixSocket, listenRelay, type Relay } from "./socket-relay.js";
 
-const here = dirname(fileURLToPath(import.meta.url));
-/** The compiled relay program; from source (vitest) it is the built copy under dist/. */
-export const NETNS_RELAY_JS = here.includes(`${sep}dist${sep}`)
-  ? join(here, "netns-relay.js")
-  : resolve(here, "../../../dist/src/harnesses/http/netns-relay.js");
+/** The compiled relay program, run by path (from source under vitest too, it is the built copy in dist/). */
+export function netnsRelayJs(): string {
+  return join(installRoot(), "dist/src/harnesses/http/netns-relay.js");
+}
 
 /** The harnesses that can do without the bridge, and how. */
 const NETWORK_FIX: Record<string, string> = {
@@ -61,7 +60,7 @@ export class ContainerNet {
       // only after the relay is ready.
       child = spawn(
         "nsenter",
-        [`--net=/proc/${pid}/ns/net`, "--", process.execPath, NETNS_RELAY_JS, ...args],
+        [`--net=/proc/${pid}/ns/net`, "--", process.execPath, netnsRelayJs(), ...args],
         { stdio: ["pipe", "pipe", "pipe"] },
       );
       const settled = await Promise.allSettled([

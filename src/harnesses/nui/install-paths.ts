@@ -1,22 +1,18 @@
-// Paths inside Brain's own install, whether this module runs compiled (dist/src/harnesses/nui) or from source
-// under vitest (src/harnesses/nui).
-import { dirname, join, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const here = dirname(fileURLToPath(import.meta.url));
-const projectRoot = resolve(here, here.includes(`${sep}dist${sep}`) ? "../../../.." : "../../..");
+// Paths inside Brain's own install.
+import { join } from "node:path";
+import { installRoot } from "../../core/install-root.js";
 
 /** The install Brain runs from: mounted read-only into dev containers so its runners and CLIs run inside. */
 export function installDir(): string {
-  return projectRoot;
+  return installRoot();
 }
 
 /** The compiled exec shim that runs a command through `devcontainer exec`. */
 export function devcontainerShim(): string {
-  return join(projectRoot, "dist/src/harnesses/devcontainer/exec-shim.js");
+  return join(installRoot(), "dist/src/harnesses/devcontainer/exec-shim.js");
 }
 
 /** The compiled shim that runs a command through `docker exec` in a session's sandbox container. */
 export function dockerExecShim(): string {
-  return join(projectRoot, "dist/src/harnesses/sandbox/docker-exec-shim.js");
+  return join(installRoot(), "dist/src/harnesses/sandbox/docker-exec-shim.js");
 }

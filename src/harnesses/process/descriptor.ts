@@ -1,24 +1,20 @@
 // The runner family's catalog entry: programs that speak the runner stdio protocol. Two are built in (echo, and
 // pi on pi's agent core); brain.config.json's `harnesses` block adds one per entry, by name.
-import { dirname, join, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { installRoot } from "../../core/install-root.js";
 import type { HarnessEntry } from "../../protocol/config.js";
 import type { FamilyContext, FamilyDescriptor } from "../family.js";
 import { splitCommandLine } from "./command.js";
 import { ProcessFactory } from "./factory.js";
 import type { RunnerCommand } from "./runner-process.js";
 
-const here = dirname(fileURLToPath(import.meta.url));
-/** The project root, whether this runs compiled (dist/src/harnesses/process) or from source. */
-const projectRoot = resolve(here, here.includes(`${sep}dist${sep}`) ? "../../../.." : "../../..");
-
 export function echoRunnerPath(): string {
-  return join(projectRoot, "dist/runners/echo/main.js");
+  return join(installRoot(), "dist/runners/echo/main.js");
 }
 
 /** The reference runner on pi's agent core (runners/pi); it takes its model and provider from the session. */
 export function piRunnerPath(): string {
-  return join(projectRoot, "runners/pi/dist/main.js");
+  return join(installRoot(), "runners/pi/dist/main.js");
 }
 
 interface Runner extends RunnerCommand {
