@@ -40,9 +40,8 @@ export class RequestDesk {
      * the policy names in no rule and gives no default for (an explicit approval request asks). */
     options: { id?: string; unlisted?: PermissionDecision } = {},
   ): Promise<Verdict> {
-    const decision = this.parts.permissions.decide(use.tool, options.unlisted);
-    if (decision === "allow") return { decision: "allow" };
-    if (decision === "deny") return { decision: "deny", reason: "the session's policy denies it" };
+    const decided = this.decided(use.tool, options.unlisted);
+    if (decided) return decided;
     const id = options.id ?? `permission-${randomUUID()}`;
     const answer = await this.waitForAnswer(
       "permission.requested",
@@ -51,6 +50,14 @@ export class RequestDesk {
       (reason) => ({ type: "permission.resolved", turn, data: { id, decision: "deny", reason } }),
     );
     return answer as Verdict;
+  }
+
+  /** The policy's verdict on a tool use when it needs no client (allow or deny); undefined when it asks. */
+  decided(tool: string, unlisted?: PermissionDecision): Verdict | undefined {
+    const decision = this.parts.permissions.decide(tool, unlisted);
+    if (decision === "allow") return { decision: "allow" };
+    if (decision === "deny") return { decision: "deny", reason: "the session's policy denies it" };
+    return undefined;
   }
 
   /** Asks the session's clients a question; resolves with the first answer, or "" when none comes in time. */

@@ -33,12 +33,17 @@ export class ToolCalls {
       await append([{ type: "harness.warning", turn: turnId, data: { message } }]).catch(() => {});
       return errorResult(`${message}; call it again with smaller, flatter arguments`);
     }
+    // Everything that needs no durable call is done while its commit is in flight: the policy's verdict (fixed
+    // for the session; only "ask" has to wait, as its request is logged after the call) and the bound tools.
+    const decided = desk.decided(call.name);
+    const tools = this.parts.tools();
     const work = (async () => {
       await append([{ type: "tool.call", turn: turnId, data: call }]);
-      const verdict = await desk.permit(turnId, { tool: call.name, arguments: call.arguments }, signal);
+      const verdict =
+        decided ?? (await desk.permit(turnId, { tool: call.name, arguments: call.arguments }, signal));
       const result =
         verdict.decision === "allow"
-          ? await (await this.parts.tools()).call(call, signal)
+          ? await (await tools).call(call, signal)
           : errorResult(
               `permission to run tool "${call.name}" was denied: ${verdict.reason ?? "by a client"}`,
             );

@@ -46,28 +46,32 @@ export class ToolRouter implements ToolCatalog {
     return new BoundTools(bound, (schema) => this.validator(schema));
   }
 
-  private async validator(schema: ToolSchema): Promise<ValidateFunction | Error> {
+  /** The schema's compiled validator: at once once compiled (every call but the first of each tool). */
+  private validator(schema: ToolSchema): ValidateFunction | Error | Promise<ValidateFunction | Error> {
+    return this.validators.get(schema) ?? this.compile(schema);
+  }
+
+  private async compile(schema: ToolSchema): Promise<ValidateFunction | Error> {
+    this.ajv ??= import("ajv").then((m) => new m.Ajv({ allErrors: true, strict: false }));
+    const ajv = await this.ajv;
     let fn = this.validators.get(schema);
-    if (!fn) {
-      this.ajv ??= import("ajv").then((m) => new m.Ajv({ allErrors: true, strict: false }));
-      const ajv = await this.ajv;
-      fn = this.validators.get(schema);
-      if (fn) return fn;
-      try {
-        fn = ajv.compile(schema.input_schema);
-      } catch (err) {
-        return new Error(`tool "${schema.name}" has an invalid input_schema: ${(err as Error).message}`);
-      }
-      this.validators.set(schema, fn);
+    if (fn) return fn;
+    try {
+      fn = ajv.compile(schema.input_schema);
+    } catch (err) {
+      return new Error(`tool "${schema.name}" has an invalid input_schema: ${(err as Error).message}`);
     }
+    this.validators.set(schema, fn);
     return fn;
   }
 }
 
+type Validator = ValidateFunction | Error | Promise<ValidateFunction | Error>;
+
 export class BoundTools implements SessionTools {
   constructor(
     private readonly tools: Map<string, Entry>,
-    private readonly validator: (schema: ToolSchema) => Promise<ValidateFunction | Error>,
+    private readonly validator: (schema: ToolSchema) => Validator,
   ) {}
 
   get schemas(): ToolSchema[] {
@@ -94,7 +98,8 @@ export class BoundTools implements SessionTools {
       const bound = [...this.tools.keys()].join(", ") || "(none)";
       return textResult(`tool "${call.name}" is not bound to this session; bound tools: ${bound}`, true);
     }
-    const validate = await this.validator(entry.schema);
+    const found = this.validator(entry.schema);
+    const validate = found instanceof Promise ? await found : found;
     if (validate instanceof Error) return textResult(validate.message, true);
     if (!validate(call.arguments)) {
       const problems = (validate.errors ?? [])
@@ -102,12 +107,12 @@ export class BoundTools implements SessionTools {
         .join("; ");
       return textResult(`invalid arguments for tool "${call.name}": ${problems}`, true);
     }
-    const cancelled = textResult(`tool "${call.name}" was cancelled: the turn was interrupted`, true);
-    if (signal.aborted) return cancelled;
+    const cancelled = () => textResult(`tool "${call.name}" was cancelled: the turn was interrupted`, true);
+    if (signal.aborted) return cancelled();
     // An interrupt answers at once, whether or not the service honours the signal.
     let onAbort = () => {};
     const aborted = new Promise<ToolResult>((resolve) => {
-      onAbort = () => resolve(cancelled);
+      onAbort = () => resolve(cancelled());
       signal.addEventListener("abort", onAbort, { once: true });
     });
     const running = entry.service

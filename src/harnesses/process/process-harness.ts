@@ -263,6 +263,15 @@ export class ProcessHarness implements Harness {
   }
 
   private async onToolCall(frame: ToolCallRequest): Promise<void> {
+    this.runner.openCalls++;
+    try {
+      await this.answerToolCall(frame);
+    } finally {
+      this.runner.openCalls--;
+    }
+  }
+
+  private async answerToolCall(frame: ToolCallRequest): Promise<void> {
     const turn = this.activeTurn;
     const send = (result: { content: { type: "text"; text: string }[]; is_error: boolean }) =>
       this.runner.send({ attachment: this.attachment, turn: frame.turn, id: frame.id, result });

@@ -39,6 +39,10 @@ export class RunnerProcess {
   private stderrTail = "";
   private readonly seen: SeenIds = { attachment: "", turn: "" };
   private fatal: string | undefined;
+  /** Tool calls read from the runner and not answered yet, over all its attachments (see send). */
+  openCalls = 0;
+  /** Frames are being held for one write at the end of this tick (see send). */
+  private corked = false;
   /** Resolves once the process is gone and its output drained (or it never started). */
   readonly exited: Promise<void>;
 
@@ -115,8 +119,23 @@ export class RunnerProcess {
    */
   send(frame: BrainToRunnerFrame): void {
     const bytes = encodeFrame(frame);
-    if (!this.fatal) this.child.stdin.write(bytes);
+    if (this.fatal) return;
+    // While other tool calls are open, the answers that one commit let through are written in the same tick: held
+    // (cork) until the tick ends, they leave in one writev(2) instead of one write(2) each, and the runner wakes
+    // once for them (a write to the pipe costs tens of µs, as much as the rest of a call's handling). The answer
+    // to the only open call goes at once: nothing else would share its write.
+    if (!this.corked && this.openCalls > 1) {
+      this.corked = true;
+      this.child.stdin.cork();
+      process.nextTick(this.uncork);
+    }
+    this.child.stdin.write(bytes);
   }
+
+  private readonly uncork = () => {
+    this.corked = false;
+    this.child.stdin.uncork();
+  };
 
   /** The last few KiB the runner wrote on stderr, for error messages. */
   stderr(): string {

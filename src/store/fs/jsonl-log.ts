@@ -224,7 +224,12 @@ export class JsonlEventLog implements EventLog {
     while (this.queue.length > 0) {
       const batch = this.queue;
       this.queue = new Batch();
-      await this.withFd(async (fd) => this.commit(await this.rollIfFull(fd), batch)).catch((err: Error) => {
+      // A segment that is not full (nearly every commit) goes straight to the write, without the roll's await.
+      const commit = (fd: number) =>
+        this.size < this.segmentBytes
+          ? this.commit(fd, batch)
+          : this.rollIfFull(fd).then((f) => this.commit(f, batch));
+      await this.withFd(commit).catch((err: Error) => {
         // The file could not be reopened after idleness: nothing was written, the batch and those behind it fail.
         const behind = this.queue;
         this.queue = new Batch();
