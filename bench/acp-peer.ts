@@ -5,7 +5,7 @@ import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { client, methods, ndJsonStream } from "@agentclientprotocol/sdk";
 import { openBenchSession, watchTurn } from "./lib/brain.js";
-import { makeTemp, removeTemp, spawnTracked, withTimeout } from "./lib/cleanup.js";
+import { LIKE_BRAIN_RUNNER, makeTemp, removeTemp, spawnTracked, withTimeout } from "./lib/cleanup.js";
 import { type BenchRow, interleave, log, rateRow, type Sample, timed } from "./lib/measure.js";
 import type { BenchOptions } from "./options.js";
 
@@ -15,7 +15,10 @@ const WARMUP = 5_000;
 const agentPath = () => fileURLToPath(new URL("./runners/acp-flood-agent.js", import.meta.url));
 
 async function acpFlood(n: number): Promise<Sample> {
-  const child = spawnTracked(process.execPath, [agentPath()], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawnTracked(process.execPath, [agentPath()], {
+    ...LIKE_BRAIN_RUNNER,
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   let chunks = 0;
   const app = client({ name: "bench" }).onNotification(methods.client.session.update, async ({ params }) => {
     if (params.update.sessionUpdate === "agent_message_chunk") chunks++;

@@ -11,7 +11,7 @@ import { encodeLine, LineSplitter } from "../src/protocol/ndjson.js";
 import { McpSessionServers } from "../src/tools/mcp/index.js";
 import { EVERYTHING_ENTRY } from "../src/tools/mcp/testing/servers.js";
 import { ToolRouter } from "../src/tools/router.js";
-import { makeTemp, removeTemp, spawnTracked } from "./lib/cleanup.js";
+import { LIKE_BRAIN_RUNNER, makeTemp, removeTemp, spawnTracked } from "./lib/cleanup.js";
 import { type BenchRow, interleave, log, rateRow, type Sample, timed } from "./lib/measure.js";
 import type { BenchOptions } from "./options.js";
 
@@ -40,7 +40,10 @@ class RawPipe {
   private nextId = 1;
 
   constructor() {
-    this.child = spawnTracked(process.execPath, ["-e", RAW_ECHO], { stdio: ["pipe", "pipe", "inherit"] });
+    this.child = spawnTracked(process.execPath, ["-e", RAW_ECHO], {
+      ...LIKE_BRAIN_RUNNER,
+      stdio: ["pipe", "pipe", "inherit"],
+    });
     const splitter = new LineSplitter((line) => {
       const reply = JSON.parse(line) as { id: number };
       this.waits.get(reply.id)?.();

@@ -22,6 +22,14 @@ export async function removeTemp(dir: string): Promise<void> {
   tempDirs.delete(dir);
 }
 
+/**
+ * Spread into a baseline's spawn options: its child is started as Brain starts a runner, in a session of its own
+ * (runner-process.ts: `detached`). With the kernel's autogroup scheduling a session is scheduled as one group, so
+ * a child in the parent's session and one in its own share a busy machine's CPU differently (measured: a tool
+ * round trip's runner turnaround 140–200 vs 390–470 µs under load); the baselines must not get the better seat.
+ */
+export const LIKE_BRAIN_RUNNER = { detached: true } as const;
+
 /** spawn(), remembered so the exit handler can kill it. */
 export function spawnTracked(command: string, args: string[], options: SpawnOptions): ChildProcess {
   const child = spawn(command, args, options);

@@ -13,7 +13,7 @@ import { once } from "node:events";
 import { closeSync, fdatasyncSync, openSync, writeSync } from "node:fs";
 import { minimalEnvironment } from "../../src/harnesses/process/environment.js";
 import { encodeLine, LineSplitter } from "../../src/protocol/ndjson.js";
-import { spawnTracked, withTimeout } from "./cleanup.js";
+import { LIKE_BRAIN_RUNNER, spawnTracked, withTimeout } from "./cleanup.js";
 
 interface RawFrame {
   attachment?: string;
@@ -54,6 +54,7 @@ export class RawHost {
     if (options.durableLog) this.logFd = openSync(options.durableLog, "w");
     this.resultSyncs = options.resultSyncs === true;
     this.child = spawnTracked(process.execPath, [runnerPath], {
+      ...LIKE_BRAIN_RUNNER,
       stdio: ["pipe", "pipe", "inherit"],
       env: minimalEnvironment(process.env),
     });

@@ -7,7 +7,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { minimalEnvironment } from "../../src/harnesses/process/environment.js";
 import { encodeLine, LineSplitter } from "../../src/protocol/ndjson.js";
-import { spawnTracked, withTimeout } from "./cleanup.js";
+import { LIKE_BRAIN_RUNNER, spawnTracked, withTimeout } from "./cleanup.js";
 
 interface Frame {
   attachment?: string;
@@ -37,6 +37,7 @@ export class RawSseHub {
 
   constructor(runner: string, dir: string, count: number) {
     this.child = spawnTracked(process.execPath, [runner], {
+      ...LIKE_BRAIN_RUNNER,
       stdio: ["pipe", "pipe", "inherit"],
       env: minimalEnvironment(process.env),
     });

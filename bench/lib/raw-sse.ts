@@ -13,7 +13,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { minimalEnvironment } from "../../src/harnesses/process/environment.js";
 import { encodeLine, LineSplitter } from "../../src/protocol/ndjson.js";
-import { spawnTracked, withTimeout } from "./cleanup.js";
+import { LIKE_BRAIN_RUNNER, spawnTracked, withTimeout } from "./cleanup.js";
 
 interface Frame {
   id?: string;
@@ -40,6 +40,7 @@ export class RawSseRelay {
   constructor(runner: string, dir: string, durable = false) {
     if (durable) this.fd = fs.openSync(`${dir}/events.log`, "w");
     this.child = spawnTracked(process.execPath, [runner], {
+      ...LIKE_BRAIN_RUNNER,
       stdio: ["pipe", "pipe", "inherit"],
       env: minimalEnvironment(process.env),
     });
