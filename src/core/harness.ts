@@ -14,6 +14,8 @@
 // - Isolation: the model may call only the tools in `options.tools`, each through `options.call`. No built-in
 //   shell or editor tools, no ambient plugins. (The CLI agents keep this only in `bound` tool mode, through the
 //   session's tool endpoint, src/tools/endpoint; in `native` mode they run their own tools under the policy.)
+
+import type { StartedRunner } from "../harnesses/process/started-runner.js";
 import type { McpServers } from "../protocol/config.js";
 import type { ErrorInfo, NewEvent, PromptImage, Question } from "../protocol/events.js";
 import type {
@@ -171,9 +173,11 @@ export interface HarnessFactory {
   pinned?(config: SessionConfig): string | undefined;
   /**
    * Starts what the next open will need (a runner process) ahead of it, for a caller that knows the harness
-   * before the rest of its start-up has run. Released by the factory's close if no session takes it.
+   * before the rest of its start-up has run. Released by the factory's close if no session takes it. `started`:
+   * a runner spawned before the config was validated, which the factory takes (true) only if it is exactly the
+   * one it would start; the caller discards it otherwise.
    */
-  prestart?(): void;
+  prestart?(started?: StartedRunner): boolean | undefined;
   open(options: HarnessOptions): Promise<Harness>;
 }
 
