@@ -55,6 +55,11 @@ export class StartedRunner {
     child.stdin.on("error", () => {});
   }
 
+  /** The child's pid while it is unclaimed (for tests and diagnostics). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   /** The child, once, when `launch` is the one it was started with; undefined otherwise. */
   claim(launch: RunnerLaunch): ChildProcessWithoutNullStreams | undefined {
     if (!this.child || !sameLaunch(this.launch, launch)) return undefined;
