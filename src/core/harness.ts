@@ -15,7 +15,6 @@
 //   shell or editor tools, no ambient plugins. (The CLI agents keep this only in `bound` tool mode, through the
 //   session's tool endpoint, src/tools/endpoint; in `native` mode they run their own tools under the policy.)
 
-import type { StartedRunner } from "../harnesses/process/started-runner.js";
 import type { McpServers } from "../protocol/config.js";
 import type { ErrorInfo, NewEvent, PromptImage, Question } from "../protocol/events.js";
 import type {
@@ -149,6 +148,15 @@ export interface Harness {
   isAlive?(): boolean;
 }
 
+/**
+ * A process a caller started before it knew which factory would need it (the CLI's early runner,
+ * src/harnesses/process/started-runner.ts): a factory takes only what it would have started itself.
+ */
+export interface Prestarted {
+  /** Ends it if no factory took it. */
+  discard(): Promise<void>;
+}
+
 export interface HarnessFactory {
   readonly name: string;
   readonly supportsSteering: boolean;
@@ -177,7 +185,7 @@ export interface HarnessFactory {
    * a runner spawned before the config was validated, which the factory takes (true) only if it is exactly the
    * one it would start; the caller discards it otherwise.
    */
-  prestart?(started?: StartedRunner): boolean | undefined;
+  prestart?(started?: Prestarted): boolean | undefined;
   open(options: HarnessOptions): Promise<Harness>;
 }
 
