@@ -2,10 +2,9 @@
 import { parseArgs } from "node:util";
 import type { Brain } from "../core/brain.js";
 import { loadConfig } from "./config.js";
+import { UsageError } from "./errors.js";
 
-export class UsageError extends Error {
-  override name = "UsageError";
-}
+export { UsageError };
 
 type Options = NonNullable<Parameters<typeof parseArgs>[0]>["options"];
 

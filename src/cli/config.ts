@@ -5,10 +5,9 @@ import { dirname, resolve } from "node:path";
 import { builtinCatalog, catalogConfigSchema } from "../harnesses/catalog.js";
 import type { Catalog } from "../harnesses/family.js";
 import type { BrainConfig } from "../protocol/config.js";
+import { ConfigError } from "./errors.js";
 
-export class ConfigError extends Error {
-  override name = "ConfigError";
-}
+export { ConfigError };
 
 export interface LoadedConfig {
   config: BrainConfig;

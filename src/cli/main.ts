@@ -1,13 +1,14 @@
 // The `brain` command: a table of subcommands, each in its own module under commands/, loaded on use.
-import { UsageError } from "./args.js";
-import { ConfigError } from "./config.js";
-import { describeError } from "./errors.js";
+import type { StartedRunner } from "../harnesses/process/started-runner.js";
+import { startEarlyRunner } from "./early-runner.js";
+import { ConfigError, describeError, UsageError } from "./errors.js";
 
 export interface CommandModule {
   usage: string;
   /** The verbs a command with subcommands takes (`sessions ls`), each of which answers --help too. */
   verbs?: readonly string[];
-  command(args: string[]): Promise<number>;
+  /** `early`: for `run`, the runner spawned before the command loaded (early-runner.ts), to take or discard. */
+  command(args: string[], early?: StartedRunner): Promise<number>;
 }
 
 export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
@@ -44,6 +45,8 @@ function asksForHelp(args: string[]): boolean {
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  // Before the command's modules (zod, the config schema, the catalog) load: its start overlaps theirs.
+  const early = name === "run" && !asksForHelp(rest) ? startEarlyRunner(rest) : undefined;
   try {
     if (name === undefined || name === "help" || name === "--help" || name === "-h") {
       process.stdout.write(await usage());
@@ -56,7 +59,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(`usage: brain ${module.usage}\n\n${CONFIG_OPTION}`);
       return 0;
     }
-    return await module.command(rest);
+    return await module.command(rest, early);
   } catch (err) {
     if (err instanceof UsageError) {
       process.stderr.write(`brain: ${err.message}\n\n${await usage()}`);
@@ -64,5 +67,8 @@ export async function main(argv: string[]): Promise<number> {
     }
     process.stderr.write(`brain: ${describeError(err)}\n`);
     return err instanceof ConfigError ? 2 : 1;
+  } finally {
+    // Not taken by the session's harness (a bad config, another harness, an error): gone before Brain exits.
+    await early?.discard();
   }
 }

@@ -14,6 +14,7 @@
 // - Isolation: the model may call only the tools in `options.tools`, each through `options.call`. No built-in
 //   shell or editor tools, no ambient plugins. (The CLI agents keep this only in `bound` tool mode, through the
 //   session's tool endpoint, src/tools/endpoint; in `native` mode they run their own tools under the policy.)
+
 import type { McpServers } from "../protocol/config.js";
 import type { ErrorInfo, NewEvent, PromptImage, Question } from "../protocol/events.js";
 import type {
@@ -147,6 +148,15 @@ export interface Harness {
   isAlive?(): boolean;
 }
 
+/**
+ * A process a caller started before it knew which factory would need it (the CLI's early runner,
+ * src/harnesses/process/started-runner.ts): a factory takes only what it would have started itself.
+ */
+export interface Prestarted {
+  /** Ends it if no factory took it. */
+  discard(): Promise<void>;
+}
+
 export interface HarnessFactory {
   readonly name: string;
   readonly supportsSteering: boolean;
@@ -171,9 +181,11 @@ export interface HarnessFactory {
   pinned?(config: SessionConfig): string | undefined;
   /**
    * Starts what the next open will need (a runner process) ahead of it, for a caller that knows the harness
-   * before the rest of its start-up has run. Released by the factory's close if no session takes it.
+   * before the rest of its start-up has run. Released by the factory's close if no session takes it. `started`:
+   * a runner spawned before the config was validated, which the factory takes (true) only if it is exactly the
+   * one it would start; the caller discards it otherwise.
    */
-  prestart?(): void;
+  prestart?(started?: Prestarted): boolean | undefined;
   open(options: HarnessOptions): Promise<Harness>;
 }
 

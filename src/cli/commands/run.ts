@@ -1,29 +1,20 @@
 import type { HarnessFactory } from "../../core/harness.js";
 import { resolveSessionInput } from "../../core/session-input.js";
+import type { StartedRunner } from "../../harnesses/process/started-runner.js";
 import { promptTooLarge } from "../../protocol/runner.js";
 import { agentLayer, findAgent } from "../agents.js";
 import { parse, str, strs, UsageError } from "../args.js";
 import { loadConfig } from "../config.js";
+import { RUN_OPTIONS } from "../early-runner.js";
 import { brainHome, configHarnesses, configHarnessTypes } from "../harness-setup.js";
 import { newSessionLayers, type RunOptions, runPrompt } from "../run.js";
 
 export const usage = `run [--harness NAME | --agent FILE|ID] [--session ID] [--model M] [--provider NAME] [--tool NAME]... [--allow TOOL]... [--deny TOOL]... [--json] [--server URL [--token T]] PROMPT
                               one prompt on a new or existing session, streamed as it comes (--server: on the daemon)`;
 
-export async function command(args: string[]): Promise<number> {
-  const { values, positionals } = parse(args, {
-    harness: { type: "string" },
-    agent: { type: "string" },
-    session: { type: "string" },
-    model: { type: "string" },
-    provider: { type: "string" },
-    tool: { type: "string", multiple: true },
-    allow: { type: "string", multiple: true },
-    deny: { type: "string", multiple: true },
-    json: { type: "boolean" },
-    server: { type: "string" },
-    token: { type: "string" },
-  });
+/** `early`: the runner main.ts spawned before this module loaded; taken by the session's harness or discarded. */
+export async function command(args: string[], early?: StartedRunner): Promise<number> {
+  const { values, positionals } = parse(args, RUN_OPTIONS);
   const prompt = positionals.join(" ");
   if (!prompt) throw new UsageError("run needs a PROMPT");
   const tooLarge = promptTooLarge(prompt);
@@ -70,7 +61,9 @@ export async function command(args: string[]): Promise<number> {
   };
   const home = brainHome();
   const harnesses = configHarnesses(loaded, home).factories;
-  prestartHarness(harnesses, options);
+  prestartHarness(harnesses, options, early);
+  // Not this session's runner after all: killed now rather than left running through the turn.
+  void early?.discard();
   // The session store and the rest of Brain load while the runner starts.
   const { createBrain } = await import("../setup.js");
   const brain = createBrain(loaded, home, { harnesses });
@@ -86,7 +79,7 @@ export async function command(args: string[]): Promise<number> {
  * name an existing session of another harness). Input the resolution refuses starts nothing: runPrompt resolves
  * it again and reports the mistake.
  */
-function prestartHarness(harnesses: HarnessFactory[], options: RunOptions): void {
+function prestartHarness(harnesses: HarnessFactory[], options: RunOptions, early?: StartedRunner): void {
   if (options.session) return;
   const byName = new Map(harnesses.map((h) => [h.name, h]));
   let name: string;
@@ -99,5 +92,5 @@ function prestartHarness(harnesses: HarnessFactory[], options: RunOptions): void
   } catch {
     return;
   }
-  byName.get(name)?.prestart?.();
+  byName.get(name)?.prestart?.(early);
 }

@@ -1,21 +1,13 @@
 // The runner family's catalog entry: programs that speak the runner stdio protocol. Two are built in (echo, and
 // pi on pi's agent core); brain.config.json's `harnesses` block adds one per entry, by name.
-import { join } from "node:path";
-import { installRoot } from "../../core/install-root.js";
 import type { HarnessEntry } from "../../protocol/config.js";
 import type { FamilyContext, FamilyDescriptor } from "../family.js";
 import { splitCommandLine } from "./command.js";
 import { ProcessFactory } from "./factory.js";
+import { echoRunnerPath, piRunnerPath } from "./runner-paths.js";
 import type { RunnerCommand } from "./runner-process.js";
 
-export function echoRunnerPath(): string {
-  return join(installRoot(), "dist/runners/echo/main.js");
-}
-
-/** The reference runner on pi's agent core (runners/pi); it takes its model and provider from the session. */
-export function piRunnerPath(): string {
-  return join(installRoot(), "runners/pi/dist/main.js");
-}
+export { echoRunnerPath, piRunnerPath };
 
 interface Runner extends RunnerCommand {
   shared?: boolean;

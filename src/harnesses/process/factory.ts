@@ -7,6 +7,7 @@ import { findMissing } from "./command.js";
 import { type AttachmentTimeouts, DEFAULT_TIMEOUTS, ProcessHarness } from "./process-harness.js";
 import { type RunnerCommand, RunnerProcess } from "./runner-process.js";
 import { SparePool } from "./spare-pool.js";
+import type { StartedRunner } from "./started-runner.js";
 
 /** One warm runner per harness: enough to hide the process start of the next session. */
 export const DEFAULT_SPARES = 1;
@@ -50,9 +51,14 @@ export class ProcessFactory implements HarnessFactory {
   /**
    * Starts the next session's runner now, so its process start overlaps the caller's own (`brain run` knows its
    * harness long before it has loaded the session store). A shared host starts with its first session as usual.
+   * `started`: a runner the CLI spawned before the config was validated, taken when it is this harness's exact
+   * launch (program, arguments, working directory, environment); true when it was taken.
    */
-  prestart(): void {
-    this.pool?.startOne();
+  prestart(started?: StartedRunner): boolean {
+    if (!this.pool) return false;
+    const child = started?.claim(this.spec);
+    this.pool.startOne(child ? new RunnerProcess(this.spec, child) : undefined);
+    return child !== undefined;
   }
 
   pinned(): string | undefined {

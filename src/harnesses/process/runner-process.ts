@@ -2,27 +2,22 @@
 // tail of its stderr for error messages (stderr never reaches the event log), and routes each frame to the
 // attachment it names. Broken framing or an exit is fatal to every attachment; a frame for an unknown
 // attachment is only a warning.
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { tailOf } from "../../core/redact.js";
 import { decodeRunnerFrameFast, type SeenIds } from "../../protocol/fast-frames.js";
 import { ProtocolError } from "../../protocol/frames.js";
 import { encodeFrame, FramingError, LineSplitter } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame, RunnerToBrainFrame } from "../../protocol/runner.js";
-import { minimalEnvironment } from "./environment.js";
 import { Semaphore } from "./semaphore.js";
+import { type RunnerLaunch, spawnRunner } from "./started-runner.js";
 
 /** Seed A: up to 32 concurrent reverse tool calls per runner. */
 export const MAX_TOOL_CALLS_IN_FLIGHT = 32;
 const STDERR_TAIL_BYTES = 8 * 1024;
 
-export interface RunnerCommand {
+export interface RunnerCommand extends RunnerLaunch {
   /** The harness name, for messages. */
   name: string;
-  command: string;
-  args: string[];
-  /** Added to the minimal environment. */
-  env?: Record<string, string>;
-  cwd?: string;
 }
 
 export interface AttachmentSink {
@@ -46,15 +41,12 @@ export class RunnerProcess {
   /** Resolves once the process is gone and its output drained (or it never started). */
   readonly exited: Promise<void>;
 
-  constructor(readonly spec: RunnerCommand) {
-    this.child = spawn(spec.command, spec.args, {
-      cwd: spec.cwd,
-      env: minimalEnvironment(process.env, spec.env),
-      stdio: ["pipe", "pipe", "pipe"],
-      // Its own process group: a kill reaches what the runner started too, and Ctrl-C at Brain's terminal does
-      // not hit the runner behind Brain's back (Brain interrupts the turn itself).
-      detached: true,
-    });
+  /** `child`: one already spawned from this spec's launch (a StartedRunner's), instead of spawning now. */
+  constructor(
+    readonly spec: RunnerCommand,
+    child?: ChildProcessWithoutNullStreams,
+  ) {
+    this.child = child ?? spawnRunner(spec);
     const splitter = new LineSplitter((line) => this.onLine(line));
     this.child.stdout.on("data", (chunk: Buffer) => {
       if (this.fatal) return;

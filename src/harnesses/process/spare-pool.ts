@@ -28,10 +28,16 @@ export class SparePool {
     while (!this.closed && this.spares.size < this.size) this.startOne();
   }
 
-  /** Starts one spare now, whatever the pool's size (a caller that knows a session is about to open). */
-  startOne(): void {
-    if (this.closed) return;
-    const spare = this.start();
+  /**
+   * Starts one spare now, whatever the pool's size (a caller that knows a session is about to open); `started`:
+   * one the caller already started, taken as this spare.
+   */
+  startOne(started?: RunnerProcess): void {
+    if (this.closed) {
+      void started?.destroy();
+      return;
+    }
+    const spare = started ?? this.start();
     // An idle spare must not keep a one-shot Brain process alive; the session that takes it holds it again.
     spare.hold(false);
     this.spares.add(spare);

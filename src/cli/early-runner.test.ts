@@ -1,0 +1,176 @@
+// `brain run` spawns its runner before the config is validated: the session's harness takes that very child when
+// it would spawn the same launch, a bad config still fails as before and leaves no process behind, and the early
+// step starts nothing for the runs it cannot be sure of.
+import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { minimalEnvironment } from "../harnesses/process/environment.js";
+import { ProcessFactory } from "../harnesses/process/factory.js";
+import { echoRunnerPath } from "../harnesses/process/runner-paths.js";
+import type { StartedRunner } from "../harnesses/process/started-runner.js";
+import { events, makeBrain, type TestBrain, tempDir, textOf } from "../testing/brain.js";
+import { useBrainCli } from "../testing/brain-cli.js";
+import { inlineRunnerArgs } from "../testing/inline-runner.js";
+import { alive } from "../testing/processes.js";
+import { startEarlyRunner } from "./early-runner.js";
+
+/** Logs `start <pid> <its environment's names>` when it boots; answers a prompt with its pid. */
+const RUNNER = inlineRunnerArgs(
+  `fs.appendFileSync(process.env.PID_LOG, "start " + process.pid + " " + Object.keys(process.env).sort().join(",") + "\\n");`,
+  `
+  if (f.method === "prompt") send({ attachment: f.attachment, turn: f.turn, event: "assistant.delta", data: { text: "pid " + process.pid } });
+  reply(f.method === "checkpoint" ? [] : {});`,
+);
+
+/** The runners that booted: pid and environment names. */
+function starts(pidLog: string): { pid: number; env: string[] }[] {
+  if (!existsSync(pidLog)) return [];
+  return readFileSync(pidLog, "utf8")
+    .split("\n")
+    .filter((line) => line.startsWith("start "))
+    .map((line) => {
+      const [, pid, env] = line.split(" ");
+      return { pid: Number(pid), env: env!.split(",") };
+    });
+}
+
+const config = (dir: string, body: unknown) =>
+  writeFileSync(join(dir, "brain.config.json"), JSON.stringify(body));
+
+let started: StartedRunner | undefined;
+let t: TestBrain | undefined;
+afterEach(async () => {
+  await started?.discard();
+  await t?.cleanup();
+  started = undefined;
+  t = undefined;
+});
+
+/** The processes whose command line holds `marker`. */
+function running(marker: string): string[] {
+  const ps = spawnSync("ps", ["-eo", "pid,args"], { encoding: "utf8" });
+  return ps.stdout.split("\n").filter((line) => line.includes(marker));
+}
+
+describe("the early runner of brain run", () => {
+  it("is not started when the run may not create a new session on a known runner", () => {
+    const dir = tempDir();
+    for (const args of [
+      ["hello", "--server", "http://127.0.0.1:1"],
+      ["hello", "--session", "s1"],
+      ["hello", "--agent", "a"],
+      ["hello", "--harness", "api"],
+      ["hello", "--no-such-flag"],
+      [],
+      ["hello", "--config", "missing.json"],
+    ])
+      expect(startEarlyRunner(args, dir), args.join(" ")).toBeUndefined();
+    writeFileSync(join(dir, "brain.config.json"), "{ not json");
+    expect(startEarlyRunner(["hello"], dir)).toBeUndefined();
+    config(dir, { harnesses: { echo: { command: "node runner.js", shared: true } } });
+    expect(startEarlyRunner(["hello"], dir)).toBeUndefined();
+    config(dir, { harnesses: { echo: { command: ["/no/such/program"] } } });
+    expect(startEarlyRunner(["hello"], dir)).toBeUndefined();
+  });
+
+  it("starts the default echo runner, or the config's entry with its directory and environment", () => {
+    const dir = tempDir();
+    started = startEarlyRunner(["hello"], dir);
+    expect(started?.launch).toEqual({ command: process.execPath, args: [echoRunnerPath()] });
+    void started?.discard();
+    config(dir, {
+      defaults: { harness: "mine" },
+      harnesses: { mine: { command: [process.execPath, "-e", "0"], env: { A: "1" } } },
+    });
+    started = startEarlyRunner(["hello"], dir);
+    expect(started?.launch).toEqual({
+      command: process.execPath,
+      args: ["-e", "0"],
+      cwd: dir,
+      env: { A: "1" },
+    });
+  });
+
+  it("is taken by a factory only when it would spawn the same launch, and its session runs on it", async () => {
+    const pidLog = join(tempDir(), "pids");
+    const spec = {
+      name: "warm",
+      command: process.execPath,
+      args: RUNNER,
+      env: { PID_LOG: pidLog },
+      spares: 0,
+    };
+    const other = startEarlyRunner(["hello"], tempDir())!; // the echo runner
+    const factory = new ProcessFactory(spec);
+    try {
+      expect(factory.prestart(other)).toBe(false);
+      const [fresh] = factory.sparePids();
+      await other.discard();
+      expect(fresh).toBeDefined();
+      await factory.close();
+
+      const dir = tempDir();
+      config(dir, {
+        defaults: { harness: "warm" },
+        harnesses: { warm: { command: [process.execPath, ...RUNNER], env: { PID_LOG: pidLog } } },
+      });
+      started = startEarlyRunner(["hello"], dir)!;
+      const earlyPid = started.pid;
+      const mine = new ProcessFactory({ ...spec, cwd: dir });
+      expect(mine.prestart(started)).toBe(true);
+      const [pid] = mine.sparePids();
+      expect(pid).toBe(earlyPid);
+      t = makeBrain({ factories: [mine] });
+      const session = await t.brain.create({ harness: "warm" });
+      const turn = await session.prompt("hi");
+      expect((await turn.settled).status).toBe("completed");
+      expect(textOf(await events(session), turn.turn)).toBe(`pid ${pid}`);
+    } finally {
+      await factory.close();
+    }
+  });
+});
+
+describe("brain run with an early runner", () => {
+  const cli = useBrainCli("early-runner");
+
+  it("runs the session on the runner it started first, with the minimal environment", () => {
+    const pidLog = join(tempDir(), "pids");
+    config(cli.work, {
+      defaults: { harness: "logged" },
+      harnesses: { logged: { command: [process.execPath, ...RUNNER], env: { PID_LOG: pidLog } } },
+    });
+    const run = cli.run(["run", "hi"]);
+    expect(run.code, run.err).toBe(0);
+    const booted = starts(pidLog);
+    // One runner only: the one started before the config was checked is the one that answered.
+    expect(booted).toHaveLength(1);
+    expect(run.out).toContain(`pid ${booted[0]!.pid}`);
+    const expected = Object.keys(minimalEnvironment(process.env, { PID_LOG: pidLog }));
+    expect(booted[0]!.env).toEqual(expect.arrayContaining(expected));
+  });
+
+  it("reports an invalid harness as before and leaves no runner behind", async () => {
+    const pidLog = join(tempDir(), "pids");
+    const marker = `early-runner-test-${randomUUID()}`;
+    const file = join(cli.work, "brain.config.json");
+    config(cli.work, { defaults: { harness: "logged" }, harnesses: { logged: { command: 42 } } });
+    const bad = cli.run(["run", "hi"]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toBe(`brain: ${file}: field "harnesses.logged.command": Invalid input\n`);
+    // A launch the early step accepts, in a config the schema refuses: started, then killed before the exit.
+    config(cli.work, {
+      defaults: { harness: "logged" },
+      harnesses: {
+        logged: { command: [process.execPath, ...RUNNER, marker], env: { PID_LOG: pidLog }, colour: "red" },
+      },
+    });
+    const refused = cli.run(["run", "hi"]);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toBe(`brain: ${file}: field "harnesses.logged": Unrecognized key: "colour"\n`);
+    expect(running(marker)).toEqual([]);
+    for (const { pid } of starts(pidLog)) expect(alive(pid), `runner ${pid}`).toBe(false);
+  });
+});
