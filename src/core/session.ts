@@ -129,6 +129,11 @@ export class Session {
     };
     setMaxListeners(0, turn.abort.signal); // every tool call in flight listens for the interrupt
     this.running = turn;
+    // A harness not open yet opens while the prompt becomes durable: its open is passive (no model or tool call),
+    // and the two waits (a runner's open round trip, the log's commit) overlap instead of adding up.
+    const harness = this.ensureHarness();
+    // Its failure is the turn's to report (runTurn awaits the same promise); a prompt that never starts drops it.
+    harness.catch(() => {});
     try {
       await this.append([
         {
@@ -144,7 +149,7 @@ export class Session {
       this.writer.forget(turn.id);
       throw err;
     }
-    return { turn: turn.id, settled: this.runTurn(turn, text, images) };
+    return { turn: turn.id, settled: this.runTurn(turn, harness, text, images) };
   }
 
   /** Images are the caller's input: a malformed one, or any for a harness that takes none, is a bad request. */
@@ -223,11 +228,16 @@ export class Session {
     await this.parts.log.close();
   }
 
-  private async runTurn(turn: RunningTurn, text: string, images?: PromptImage[]): Promise<TurnOutcome> {
+  private async runTurn(
+    turn: RunningTurn,
+    opening: Promise<Harness>,
+    text: string,
+    images?: PromptImage[],
+  ): Promise<TurnOutcome> {
     let status: TurnStatus = "completed";
     let error: ErrorInfo | undefined;
     try {
-      const harness = await this.ensureHarness();
+      const harness = await opening;
       const ctx = { turn: turn.id, signal: turn.abort.signal, ...(images ? { images } : {}) };
       // Interrupted while the harness was still starting: it never heard of the interrupt, so do not prompt it.
       const sent = await this.withPreamble(text);

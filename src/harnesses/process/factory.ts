@@ -12,6 +12,9 @@ import type { StartedRunner } from "./started-runner.js";
 /** One warm runner per harness: enough to hide the process start of the next session. */
 export const DEFAULT_SPARES = 1;
 
+/** The latest a spare is replaced after a session opened, when its first turn has not ended by then. */
+const REFILL_AFTER_MS = 1000;
+
 export interface ProcessHarnessSpec extends RunnerCommand {
   /** One runner process for every session of this harness (attachments), instead of one per session. */
   shared?: boolean;
@@ -20,6 +23,8 @@ export interface ProcessHarnessSpec extends RunnerCommand {
    * none, e.g. a factory made for one session). Ignored when shared: sessions attach to the running host.
    */
   spares?: number;
+  /** How long a taken spare's replacement waits at most for the new session's first turn to end (default 1 s). */
+  refillAfterMs?: number;
   supportsSteering?: boolean;
   timeouts?: Partial<AttachmentTimeouts>;
   /** false: the runner keeps state outside its native dir, so its sessions cannot move to another node. */
@@ -75,7 +80,7 @@ export class ProcessFactory implements HarnessFactory {
     // No spare, or one that died before answering: that was never this session's failure, start afresh.
     // Not a spare: openOn throws rather than return undefined.
     harness ??= (await this.openOn(this.runnerFor(), options, false))!;
-    this.pool?.fill();
+    if (this.pool) refillAfterFirstTurn(this.pool, harness, this.spec.refillAfterMs ?? REFILL_AFTER_MS);
     return harness;
   }
 
@@ -96,7 +101,7 @@ export class ProcessFactory implements HarnessFactory {
     runner: RunnerProcess,
     options: HarnessOptions,
     spare: boolean,
-  ): Promise<Harness | undefined> {
+  ): Promise<ProcessHarness | undefined> {
     const release = (h: ProcessHarness) => this.release(runner, h);
     const harness = new ProcessHarness(
       runner,
@@ -128,4 +133,21 @@ export class ProcessFactory implements HarnessFactory {
     if (runner === this.sharedRunner && runner.alive) return; // peers keep it; detach already released us
     await runner.stop();
   }
+}
+
+/**
+ * Tops the pool up once the session just opened has had its first turn: a runner starting (Node's boot, its
+ * imports, a warm runner's rehearsal) takes far more CPU than a turn, and started at the open it competed with
+ * the very turn the user was waiting for (a new session's first delta was about twice as late). A session that
+ * does not prompt (or takes long) gets it after `latestMs` all the same.
+ */
+function refillAfterFirstTurn(pool: SparePool, harness: ProcessHarness, latestMs: number): void {
+  const fill = () => {
+    clearTimeout(timer);
+    pool.fill();
+  };
+  const timer = setTimeout(fill, latestMs);
+  // Never what keeps a one-shot Brain process alive.
+  timer.unref();
+  void harness.firstTurnEnded.then(fill);
 }

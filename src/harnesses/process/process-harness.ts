@@ -61,6 +61,11 @@ export class ProcessHarness implements Harness {
   private activeTurn: ActiveTurn | undefined;
   private nextId = 1;
   private broken: string | undefined;
+  private endFirstTurn: () => void = () => {};
+  /** Resolves once the first prompt on this attachment has settled (or the attachment closed). */
+  readonly firstTurnEnded = new Promise<void>((resolve) => {
+    this.endFirstTurn = resolve;
+  });
 
   constructor(
     private readonly runner: RunnerProcess,
@@ -107,6 +112,7 @@ export class ProcessHarness implements Harness {
     } finally {
       clearTimeout(active.grace);
       this.activeTurn = undefined;
+      this.endFirstTurn();
     }
   }
 
@@ -173,6 +179,7 @@ export class ProcessHarness implements Harness {
     }
     this.runner.detach(this.attachment);
     this.rejectAll("the session closed");
+    this.endFirstTurn();
     await this.release(this);
   }
 

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Session } from "../../core/session.js";
-import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../testing/brain.js";
+import { events, makeBrain, type TestBrain, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
 import { inlineRunnerArgs } from "../../testing/inline-runner.js";
 import { alive, until } from "../../testing/processes.js";
 import { ProcessFactory } from "./factory.js";
@@ -20,6 +20,19 @@ if (process.env.SLEEPER) log("child " + spawn("sleep", ["300"], { stdio: "ignore
   `
   if (f.method === "open") log("open " + process.pid);
   if (f.method === "prompt") send({ attachment: f.attachment, turn: f.turn, event: "assistant.delta", data: { text: "pid " + process.pid } });
+  reply(f.method === "checkpoint" ? [] : {});`,
+);
+
+/** Streams a delta for a prompt and answers it only when a steer arrives: a turn that lasts until told to end. */
+const HOLDING = inlineRunnerArgs(
+  "let held;",
+  `
+  if (f.method === "prompt") {
+    send({ attachment: f.attachment, turn: f.turn, event: "assistant.delta", data: { text: "working" } });
+    held = reply;
+    return;
+  }
+  if (f.method === "steer") { held?.({}); held = undefined; }
   reply(f.method === "checkpoint" ? [] : {});`,
 );
 
@@ -74,6 +87,51 @@ describe("warm runners", () => {
     // Taken, so replaced by a fresh one.
     expect(factory.sparePids()).toHaveLength(1);
     expect(factory.sparePids()).not.toContain(spare);
+  });
+
+  it("start the replacement of a taken spare once the new session's first turn has ended, not while it runs", async () => {
+    // Only the turn's end starts it here: the fallback for a session that never prompts is out of reach.
+    const factory = new ProcessFactory({
+      name: "warm",
+      command: process.execPath,
+      args: HOLDING,
+      refillAfterMs: 600_000,
+    });
+    t = makeBrain({ factories: [factory] });
+    const heldTurn = async (session: Session) => {
+      const turn = await session.prompt("hi");
+      await waitForEvent(session, (e) => e.type === "assistant.delta" && e.turn === turn.turn);
+      return turn;
+    };
+    const first = await t.brain.create({ harness: "warm" });
+    let turn = await heldTurn(first);
+    expect(factory.sparePids()).toEqual([]);
+    await first.steer("done");
+    expect((await turn.settled).status).toBe("completed");
+    const [spare] = factory.sparePids();
+    expect(spare).toBeDefined();
+
+    const second = await t.brain.create({ harness: "warm" });
+    turn = await heldTurn(second);
+    // Taken by the second session, whose first turn is still running: its replacement would compete with it.
+    expect(factory.sparePids()).toEqual([]);
+    await second.steer("done");
+    expect((await turn.settled).status).toBe("completed");
+    expect(factory.sparePids()).toHaveLength(1);
+    expect(factory.sparePids()).not.toContain(spare);
+  });
+
+  it("replace a taken spare all the same when the session that took it does not prompt", async () => {
+    const factory = new ProcessFactory({
+      name: "warm",
+      command: process.execPath,
+      args: HOLDING,
+      refillAfterMs: 0,
+    });
+    t = makeBrain({ factories: [factory] });
+    const session = await t.brain.create({ harness: "warm" });
+    await session.start();
+    await until(() => factory.sparePids().length === 1);
   });
 
   it("prestart: a factory without spares starts one runner ahead of the next session, which opens it", async () => {

@@ -17,6 +17,11 @@ export interface OpenOptions {
   idleMs?: number;
   /** Seal the segment being written once it holds this many bytes (default 8 MiB). */
   segmentBytes?: number;
+  /**
+   * The log's file exists and its directory entry is durable already (the store created it and synced its
+   * directory), so opening it needs no directory sync of its own.
+   */
+  durableEntry?: boolean;
 }
 
 export interface OpenedLog {
@@ -35,6 +40,7 @@ export async function openLogFiles(
   session: string,
   io: LogIO,
   holder: LogHolder | undefined,
+  durableEntry = false,
 ): Promise<OpenedLog> {
   const lock = await acquireLogLock(path, { session, ...(holder ? { holder } : {}) });
   let fd: number | undefined;
@@ -47,7 +53,9 @@ export async function openLogFiles(
     }
     let size = await io.size(fd);
     let found = await recover(io, fd, size, path, session);
+    let entryDurable = durableEntry;
     if (found.scan.end === 0 && sealed.length > 0) {
+      entryDurable = false;
       // Nothing (or only a torn header) after the last sealed segment: start this one from where that ends.
       const base = await baseAfter(io, sealed[sealed.length - 1]!, session);
       await io.close(fd);
@@ -61,7 +69,7 @@ export async function openLogFiles(
       await io.datasync(fd);
     }
     // The file may be new: its directory entry must be durable before any event in it counts as durable.
-    await io.syncDir(nodePath.dirname(path));
+    if (!entryDurable) await io.syncDir(nodePath.dirname(path));
     return { fd, lock, ...found, sealed, base: (await readHeader(io, fd, scan.end))?.base?.seq ?? 0 };
   } catch (err) {
     if (fd !== undefined) await io.close(fd).catch(() => {});

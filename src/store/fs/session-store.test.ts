@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { StoreError } from "./errors.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
+import { type LogIO, nodeLogIO } from "./log-io.js";
 import { FsSessionStore } from "./session-store.js";
 
 let home: string;
@@ -29,7 +30,13 @@ describe("FsSessionStore", () => {
     expect(Number.isNaN(Date.parse(record.created_at))).toBe(false);
     const paths = store.paths(record.id);
     expect(paths.dir).toBe(path.join(home, "sessions", record.id));
-    expect((await fs.readdir(paths.dir)).sort()).toEqual(["checkpoints", "native", "session.json"]);
+    expect((await fs.readdir(paths.dir)).sort()).toEqual([
+      "checkpoints",
+      "events.jsonl",
+      "native",
+      "session.json",
+    ]);
+    expect((await fs.stat(paths.events)).size).toBe(0);
     expect(await store.get(record.id)).toEqual(record);
     expect(JSON.parse(await fs.readFile(paths.record, "utf8"))).toEqual(record);
   });
@@ -112,10 +119,49 @@ describe("FsSessionStore", () => {
     );
     expect((await fs.readdir(store.paths("s1").dir)).sort()).toEqual([
       "checkpoints",
+      "events.jsonl",
       "native",
       "session.json",
     ]);
     expect((await store.get("s1"))?.config.model).toBe("m9");
+  });
+
+  it("makes a new session durable with one sync of its directory and one of sessions/, none again to open its log", async () => {
+    const synced: string[] = [];
+    const io: LogIO = {
+      ...nodeLogIO,
+      syncDir: (dir) => {
+        synced.push(dir);
+        return nodeLogIO.syncDir(dir);
+      },
+    };
+    const own = new FsSessionStore(home, io);
+    await own.create({ ...base, id: "s1" });
+    const { dir, events } = own.paths("s1");
+    // The log's file is made with the rest, so the one sync of the session's directory covers its entry too.
+    expect(synced.sort()).toEqual([own.root, dir].sort());
+    const log = await own.openLog("s1");
+    await log.append([{ type: "session.opened", data: { harness: "process", config: base.config } }]);
+    await log.close();
+    expect(synced).toHaveLength(2);
+    // Any later open is an open like any other: the file it finds may not be one this store made durable.
+    const again = await own.openLog("s1");
+    await again.close();
+    expect(synced).toEqual(expect.arrayContaining([dir]));
+    expect(synced).toHaveLength(3);
+    expect((await readEventsFile(events)).map((e) => e.type)).toEqual(["session.opened"]);
+  });
+
+  it("leaves nothing behind when a new session cannot be made durable", async () => {
+    const io: LogIO = {
+      ...nodeLogIO,
+      syncDir: async () => {
+        throw Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" });
+      },
+    };
+    const own = new FsSessionStore(home, io);
+    await expect(own.create({ ...base, id: "s1" })).rejects.toThrow(/cannot create .*EIO/);
+    expect(await fs.readdir(own.root)).toEqual([]);
   });
 
   it("removes a session and everything in it", async () => {

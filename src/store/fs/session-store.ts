@@ -1,6 +1,6 @@
 // The embedded session store: <home>/sessions/<id>/{session.json, events.jsonl, native/, checkpoints/}.
 import { randomBytes, randomUUID } from "node:crypto";
-import type { Dirent } from "node:fs";
+import fs, { type Dirent } from "node:fs";
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
 import type { CompactResult, RetireResult, SegmentPolicy } from "../../core/retention.js";
@@ -32,6 +32,8 @@ export class FsSessionStore {
   readonly root: string;
   /** Per-session chain, so two updates in flight cannot both read the old record and lose one patch. */
   private readonly updates = new Map<string, Promise<unknown>>();
+  /** Sessions create() made here whose log file it made durable and that have not been opened since. */
+  private readonly createdLogs = new Set<string>();
 
   constructor(
     readonly home: string,
@@ -73,10 +75,16 @@ export class FsSessionStore {
       throw diskError("create", paths.dir, err);
     }
     try {
-      await fsp.mkdir(paths.native, { mode: 0o700 });
-      await fsp.mkdir(paths.checkpoints, { mode: 0o700 });
-      await this.writeRecord(paths.record, record);
-      await this.io.syncDir(this.root);
+      // Every entry of the new directory at once (the log's file too), then both directories synced together: a
+      // new session's durability costs one file sync and two directory syncs that overlap, not five in a row.
+      await allDone([
+        fsp.mkdir(paths.native, { mode: 0o700 }),
+        fsp.mkdir(paths.checkpoints, { mode: 0o700 }),
+        this.writeRecord(paths.record, record, { syncDir: false }),
+        this.io.open(paths.events, EXCLUSIVE_CREATE, 0o600).then((fd) => this.io.close(fd)),
+      ]);
+      await allDone([this.io.syncDir(paths.dir), this.io.syncDir(this.root)]);
+      this.createdLogs.add(id);
     } catch (err) {
       // Leave no half-made session behind to be mistaken for a real one.
       await fsp.rm(paths.dir, { recursive: true, force: true }).catch(() => {});
@@ -148,12 +156,18 @@ export class FsSessionStore {
     if (!(await disk("remove", dir, () => fsp.stat(dir).then(() => true, notFound)))) return;
     // Never from under a writer: a session another process has open is refused (LogLockedError).
     await acquireLogLock(events, { session: id, holder: this.holder });
+    this.createdLogs.delete(id);
     await disk("remove", dir, () => fsp.rm(dir, { recursive: true, force: true }));
   }
 
   async openLog(id: string): Promise<JsonlEventLog> {
     if (!(await this.get(id))) throw new StoreError("bad_request", `session ${id} not found`);
-    return JsonlEventLog.open(this.paths(id).events, id, this.io, { holder: this.holder });
+    // Opened once as created, then like any other log: what a later open finds may have been made elsewhere.
+    const created = this.createdLogs.delete(id);
+    return JsonlEventLog.open(this.paths(id).events, id, this.io, {
+      holder: this.holder,
+      ...(created ? { durableEntry: true } : {}),
+    });
   }
 
   /**
@@ -210,8 +224,11 @@ export class FsSessionStore {
     return readEventsFile(this.paths(id).events, this.io, range);
   }
 
-  /** tmp + fsync + rename + fsync(dir): a crash leaves the old session.json or the new one, never a mix. */
-  private async writeRecord(file: string, record: SessionRecord): Promise<void> {
+  /**
+   * tmp + fsync + rename + fsync(dir): a crash leaves the old session.json or the new one, never a mix. Without
+   * `syncDir` the rename is durable only once the caller has synced the directory.
+   */
+  private async writeRecord(file: string, record: SessionRecord, options = { syncDir: true }): Promise<void> {
     const tmp = `${file}.${randomBytes(6).toString("hex")}.tmp`;
     try {
       const handle = await fsp.open(tmp, "wx", 0o600);
@@ -222,7 +239,7 @@ export class FsSessionStore {
         await handle.close();
       }
       await fsp.rename(tmp, file);
-      await this.io.syncDir(nodePath.dirname(file));
+      if (options.syncDir) await this.io.syncDir(nodePath.dirname(file));
     } catch (err) {
       await fsp.rm(tmp, { force: true }).catch(() => {});
       throw diskError("write", file, err);
@@ -231,6 +248,14 @@ export class FsSessionStore {
 }
 
 const badRequest = (message: string) => new StoreError("bad_request", message);
+
+/** A new session's log file: made empty by create(), so one directory sync covers its entry with the rest. */
+const EXCLUSIVE_CREATE = fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_EXCL;
+
+/** Waits for every step, then throws the first failure: nothing still writes into what the caller cleans up. */
+async function allDone(steps: Promise<unknown>[]): Promise<void> {
+  for (const result of await Promise.allSettled(steps)) if (result.status === "rejected") throw result.reason;
+}
 
 function checkInput(what: string, value: unknown): SessionRecord {
   return checkRecord(what, value, badRequest);
