@@ -1,0 +1,109 @@
+// A session over the fs store whose log writes fail (a full disk) or are held back (a slow disk): what the
+// session guarantees when the disk is the slow or broken part.
+import { afterEach, describe, expect, it } from "vitest";
+import { events, makeBrain, type TestBrain, textOf } from "../testing/brain.js";
+import type { HarnessFactory } from "./harness.js";
+
+let t: TestBrain;
+afterEach(async () => {
+  await t?.cleanup();
+});
+
+describe("a full disk", () => {
+  it("fails the prompt with the disk's error, loses nothing already written, and works again after", async () => {
+    const { FsSessionStore, nodeLogIO } = await import("../store/fs/index.js");
+    let full = false;
+    const io = {
+      ...nodeLogIO,
+      write: (...args: Parameters<typeof nodeLogIO.write>) => {
+        if (full) {
+          const err = Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+          return Promise.reject(err);
+        }
+        return nodeLogIO.write(...args);
+      },
+    } as typeof nodeLogIO;
+    t = makeBrain();
+    const { Brain } = await import("./brain.js");
+    const { HarnessRegistry } = await import("./registry.js");
+    const { ToolRouter } = await import("../tools/router.js");
+    const { BuiltinTools } = await import("../tools/builtin.js");
+    const { echoFactory } = await import("../testing/brain.js");
+    const brain = new Brain({
+      store: new FsSessionStore(t.home, io),
+      harnesses: new HarnessRegistry([echoFactory()]),
+      tools: new ToolRouter([new BuiltinTools()]),
+    });
+    try {
+      const session = await brain.create({ harness: "echo" });
+      await (await session.prompt("before")).settled;
+      const before = await events(session);
+      full = true;
+      await expect(session.prompt("during")).rejects.toThrow(/ENOSPC/);
+      full = false;
+      expect((await events(session)).slice(0, before.length)).toEqual(before);
+      const turn = await session.prompt("after");
+      expect((await turn.settled).status).toBe("completed");
+      const all = await events(session);
+      expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1));
+    } finally {
+      await brain.close();
+    }
+  });
+});
+
+describe("a new session's first prompt", () => {
+  it("opens the harness while the prompt is made durable, and logs the prompt before anything the harness says", async () => {
+    const { FsSessionStore, nodeLogIO } = await import("../store/fs/index.js");
+    let held: Promise<void> | undefined;
+    const io = {
+      ...nodeLogIO,
+      write: async (...args: Parameters<typeof nodeLogIO.write>) => {
+        await held;
+        return nodeLogIO.write(...args);
+      },
+    } as typeof nodeLogIO;
+    t = makeBrain();
+    const { Brain } = await import("./brain.js");
+    const { HarnessRegistry } = await import("./registry.js");
+    const { ToolRouter } = await import("../tools/router.js");
+    const { echoFactory } = await import("../testing/brain.js");
+    const echo = echoFactory();
+    let opened: () => void = () => {};
+    const opening = new Promise<void>((resolve) => {
+      opened = resolve;
+    });
+    const factory: HarnessFactory = {
+      name: "echo",
+      supportsSteering: true,
+      open: (options) => {
+        opened();
+        return echo.open(options);
+      },
+    };
+    const brain = new Brain({
+      store: new FsSessionStore(t.home, io),
+      harnesses: new HarnessRegistry([factory]),
+      tools: new ToolRouter([]),
+    });
+    try {
+      const session = await brain.create({ harness: "echo" });
+      let release: () => void = () => {};
+      held = new Promise((resolve) => {
+        release = resolve;
+      });
+      const started = session.prompt("hello");
+      // The prompt's commit is held back: the harness is asked to open all the same.
+      await opening;
+      release();
+      const turn = await started;
+      expect((await turn.settled).status).toBe("completed");
+      const all = await events(session);
+      expect(all.slice(0, 3).map((e) => e.type)).toEqual(["session.opened", "user.prompt", "turn.started"]);
+      expect(textOf(all)).toBe("echo #1: hello");
+    } finally {
+      await brain.close();
+      await echo.close();
+    }
+  }, 30_000);
+});
