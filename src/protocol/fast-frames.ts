@@ -31,12 +31,56 @@ export function verbatimText(data: unknown): string | undefined {
   return data instanceof VerbatimText ? data.text : undefined;
 }
 
+/**
+ * A delta's data whose text is bytes [start, end) of a runner's stdout chunk, valid UTF-8 that JSON writes as it
+ * is (no quote, backslash or control character): the log copies those bytes into its line without a string
+ * ever being made of them. `text` makes the string on demand (once), and JSON.stringify sees a plain `{text}`.
+ * The bytes are private fields, so a spread (`{...data}`) copies none of them.
+ */
+class VerbatimBytes {
+  readonly #buf: Buffer;
+  readonly #start: number;
+  readonly #end: number;
+  #text: string | undefined;
+  constructor(buf: Buffer, start: number, end: number) {
+    this.#buf = buf;
+    this.#start = start;
+    this.#end = end;
+  }
+  get text(): string {
+    this.#text ??= this.#buf.toString("utf8", this.#start, this.#end);
+    return this.#text;
+  }
+  toJSON(): { text: string } {
+    return { text: this.text };
+  }
+  /** Copies the text's bytes into `target` at `at`; returns how many. */
+  copyTo(target: Buffer, at: number): number {
+    return this.#buf.copy(target, at, this.#start, this.#end);
+  }
+  get byteLength(): number {
+    return this.#end - this.#start;
+  }
+}
+
+/** A delta's data made of a chunk's bytes (see VerbatimBytes): `{text}` where the bytes are the text. */
+export function verbatimBytes(buf: Buffer, start: number, end: number): { readonly text: string } {
+  return new VerbatimBytes(buf, start, end);
+}
+
+/** The bytes behind a delta's data when it was made by verbatimBytes; otherwise undefined. */
+export function heldBytes(
+  data: unknown,
+): { copyTo(target: Buffer, at: number): number; readonly byteLength: number } | undefined {
+  return data instanceof VerbatimBytes ? data : undefined;
+}
+
 const DATA_TEXT = '"data":{"text":"';
 const QUOTE = 0x22;
 
-const DELTA_HEAD = '{"attachment":"';
-const DELTA_TURN = '","turn":"';
-const DELTA_TEXT = '","event":"assistant.delta","data":{"text":"';
+export const DELTA_HEAD = '{"attachment":"';
+export const DELTA_TURN = '","turn":"';
+export const DELTA_TEXT = '","event":"assistant.delta","data":{"text":"';
 const DELTA_END = '"}}';
 /** Anything that would make a JSON string token mean other than its characters, or not be one. */
 const ESCAPE_OR_CONTROL = /[\\\u0000-\u001f]/;

@@ -1,14 +1,15 @@
 // One group commit's worth of appends, and its lines. Events wait for their fdatasync as parallel arrays (the
 // caller's event objects, each one's body, its kind; per append() call its count and promise functions): an
-// event queued costs no object of the log's own. A runner's delta (its text verbatim in its frame) keeps not even
-// the caller's objects: its text is copied at once into the batch's bytes (off the JS heap), so the thousands of
+// event queued costs no object of the log's own. A runner's delta (its text verbatim in its frame, or still the
+// bytes of its stdout chunk: see RunnerFrameReader) keeps not even the caller's objects: its text is copied at
+// once into the batch's bytes (off the JS heap), so the thousands of
 // deltas that wait through one fdatasync leave the GC nothing to copy or promote (their strings would keep each
 // frame's whole line alive); its string is made again once durable, for the short life of the subscribers' call.
 // Other deltas keep their string: their callers mostly hold it anyway (a whole-text accumulator), and the two
 // copies cost more than they save there (measured on the extension host and appends benches). The lines are written straight into the commit's buffer (its byte
 // offsets come from the writes themselves, no second pass to measure the text).
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
-import { verbatimText } from "../../protocol/fast-frames.js";
+import { heldBytes, verbatimText } from "../../protocol/fast-frames.js";
 import { ANCHOR_BYTES, type WriterState } from "./log-format.js";
 
 /** The body is the data's JSON: the event gets a line of its own. */
@@ -22,6 +23,8 @@ const HELD = 3;
 
 /** What a JSON string cannot hold as is, and lone surrogates (UTF-8 cannot carry them; JSON escapes them). */
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+type HeldBytes = NonNullable<ReturnType<typeof heldBytes>>;
 
 const [QUOTE, COMMA, NEWLINE, BRACE] = [0x22, 0x2c, 0x0a, 0x7d];
 
@@ -186,6 +189,8 @@ export class Batch {
 
   private push(e: NewEvent): void {
     if (e.type === "assistant.delta") {
+      const bytes = heldBytes(e.data);
+      if (bytes !== undefined) return this.hold(e.turn, bytes);
       const verbatim = verbatimText(e.data);
       if (verbatim !== undefined) return this.hold(e.turn, verbatim);
       const data = e.data as Record<string, unknown>;
@@ -201,10 +206,14 @@ export class Batch {
     this.queue(e, body, WHOLE);
   }
 
-  /** A delta whose text needs no escape: its bytes now, its string again once durable. */
-  private hold(turn: string | undefined, text: string): void {
+  /**
+   * A delta whose text needs no escape: its bytes now (copied from the chunk it was read from, when it is bytes),
+   * its string again once durable.
+   */
+  private hold(turn: string | undefined, text: string | HeldBytes): void {
     this.texts.byte(QUOTE);
-    this.texts.write(text);
+    if (typeof text === "string") this.texts.write(text);
+    else this.texts.from(text);
     this.texts.byte(QUOTE);
     this.texts.byte(COMMA);
     this.events.push(undefined);
@@ -253,6 +262,12 @@ class Bytes {
   copy(other: Bytes, from: number, to: number): void {
     if (this.buf.length - this.at < to - from) this.grow(to - from);
     this.at += other.buf.copy(this.buf, this.at, from, to);
+  }
+
+  /** Bytes that copy themselves (a VerbatimBytes). */
+  from(text: HeldBytes): void {
+    if (this.buf.length - this.at < text.byteLength) this.grow(text.byteLength);
+    this.at += text.copyTo(this.buf, this.at);
   }
 
   /** Bytes [from, to) as the string they encode. */

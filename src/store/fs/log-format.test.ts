@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
-import { decodeRunnerFrameFast } from "../../protocol/fast-frames.js";
+import { decodeRunnerFrameFast, verbatimBytes } from "../../protocol/fast-frames.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { statePath } from "./log-state.js";
 
@@ -36,6 +36,12 @@ function frameDelta(text: string, turn = "t1"): NewEvent {
   );
   if (!("event" in frame)) throw new Error("not decoded");
   return { type: frame.event, turn: frame.turn, data: frame.data } as NewEvent;
+}
+
+/** A delta as the runner relay reads one from stdout's bytes: its text a range of the chunk, never a string. */
+function bytesDelta(text: string, turn = "t1"): NewEvent {
+  const chunk = Buffer.from(`..${text}..`);
+  return { type: "assistant.delta", turn, data: verbatimBytes(chunk, 2, chunk.length - 2) };
 }
 
 const words = (n: number) => Array.from({ length: n }, (_, i) => `${"w".repeat(1 + (i % 19))} `);
@@ -78,6 +84,7 @@ describe("compact lines", () => {
     const log = await open();
     const pieces = ["plain", "", 'q"', "é", "😀", "tab\t", "x".repeat(300)];
     const written: SessionEvent[] = [];
+    const texts = new Map<number, string>();
     let n = 0;
     for (let round = 0; round < 6; round++) {
       const calls: Promise<SessionEvent[]>[] = [];
@@ -90,12 +97,20 @@ describe("compact lines", () => {
             ? { type: "turn.started", turn, data: {} }
             : n % 3 === 0
               ? frameDelta(text.replace(/[^\w é😀]/gu, ""), turn)
-              : delta(text, turn);
+              : n % 3 === 1 && n % 2 === 0
+                ? bytesDelta(text.replace(/[^\w é😀]/gu, ""), turn)
+                : delta(text, turn);
+        if (e.type === "assistant.delta") texts.set(n, e.data.text);
         calls.push(log.append(n % 5 === 0 ? [e, delta(`and ${n}`, turn)] : [e]));
       }
       for (const events of await Promise.all(calls)) written.push(...events);
     }
     expect(written.map((e) => e.seq)).toEqual(written.map((_, i) => i + 1));
+    // Each call's first event: its text as given, however it was held.
+    const firsts = written.filter(
+      (e) => e.type === "assistant.delta" && !(e.data as { text: string }).text.startsWith("and "),
+    );
+    expect(firsts.map((e) => (e.data as { text: string }).text)).toEqual([...texts.values()]);
     expect(await log.read(0)).toEqual(written);
     await log.close();
     expect(await readEventsFile(file)).toEqual(written);
