@@ -75,6 +75,60 @@ export function heldBytes(
   return data instanceof VerbatimBytes ? data : undefined;
 }
 
+type Utf8Write = (this: Buffer, s: string, offset: number, length: number) => number;
+/** Buffer's own UTF-8 writer, without buf.write's argument checks; buf.write where a runtime lacks it. */
+const utf8Write: Utf8Write =
+  (Buffer.prototype as unknown as { utf8Write?: Utf8Write }).utf8Write ??
+  function (this: Buffer, s, offset, length) {
+    return this.write(s, offset, length, "utf8");
+  };
+
+/** What JSON writes other than as the character itself. */
+const ESCAPED = /["\\\u0000-\u001f]/;
+/** A surrogate not in a pair: UTF-8 cannot carry it (it would become U+FFFD). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * A turn's whole text, gathered piece by piece as UTF-8 off the JS heap instead of as a string holding every
+ * piece until the turn ends (which the GC copied and promoted, piece by piece). Each piece comes back as its
+ * delta's data: the accumulator's own bytes (verbatimBytes) when JSON writes the piece as it is, so the log
+ * copies them and the piece's string dies young; a plain `{text}` otherwise. A piece with a lone surrogate
+ * turns it into a plain string from then on, so the whole text stays exactly the pieces joined.
+ */
+export class TextBytes {
+  private buf = Buffer.allocUnsafe(0);
+  private at = 0;
+  /** Set once a piece could not be held as UTF-8: the text so far as a string. */
+  private string: string | undefined;
+
+  /** Adds `piece` to the text; returns the data of its delta. */
+  add(piece: string): { readonly text: string } {
+    if (this.string !== undefined || LONE_SURROGATE.test(piece)) {
+      this.string = this.text() + piece;
+      return { text: piece };
+    }
+    // A UTF-16 unit never takes more than 3 bytes in UTF-8.
+    if (this.buf.length - this.at < piece.length * 3) {
+      // The old buffer stays as it is: deltas not yet in the log may still be made of its bytes.
+      const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + piece.length * 3, 64 * 1024));
+      this.buf.copy(next, 0, 0, this.at);
+      this.buf = next;
+    }
+    const start = this.at;
+    this.at += utf8Write.call(this.buf, piece, start, this.buf.length - start);
+    return ESCAPED.test(piece) ? { text: piece } : new VerbatimBytes(this.buf, start, this.at);
+  }
+
+  get empty(): boolean {
+    return this.string === undefined ? this.at === 0 : this.string.length === 0;
+  }
+
+  /** The whole text so far. */
+  text(): string {
+    return this.string ?? this.buf.toString("utf8", 0, this.at);
+  }
+}
+
 const DATA_TEXT = '"data":{"text":"';
 const QUOTE = 0x22;
 

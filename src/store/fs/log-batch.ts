@@ -5,6 +5,7 @@
 // once into the batch's bytes (off the JS heap), so the thousands of
 // deltas that wait through one fdatasync leave the GC nothing to copy or promote (their strings would keep each
 // frame's whole line alive); its string is made again once durable, for the short life of the subscribers' call.
+// So does an extension host's delta, whose text the run's translator gathers as bytes (TextBytes).
 // Other deltas keep their string: their callers mostly hold it anyway (a whole-text accumulator), and the two
 // copies cost more than they save there (measured on the extension host and appends benches). The lines are written straight into the commit's buffer (its byte
 // offsets come from the writes themselves, no second pass to measure the text).
