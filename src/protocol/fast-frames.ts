@@ -108,19 +108,39 @@ export class TextBytes {
       return { text: piece };
     }
     // A UTF-16 unit never takes more than 3 bytes in UTF-8.
-    if (this.buf.length - this.at < piece.length * 3) {
-      // The old buffer stays as it is: deltas not yet in the log may still be made of its bytes.
-      const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + piece.length * 3, 64 * 1024));
-      this.buf.copy(next, 0, 0, this.at);
-      this.buf = next;
-    }
+    this.reserve(piece.length * 3);
     const start = this.at;
     this.at += utf8Write.call(this.buf, piece, start, this.buf.length - start);
     return ESCAPED.test(piece) ? { text: piece } : new VerbatimBytes(this.buf, start, this.at);
   }
 
+  /**
+   * Adds bytes [start, end) of `buf`, which must be plain (no quote, backslash or control character) and valid
+   * UTF-8 (see plainToken); returns the data of their delta.
+   */
+  addBytes(buf: Buffer, start: number, end: number): { readonly text: string } {
+    if (this.string !== undefined) {
+      const piece = buf.toString("utf8", start, end);
+      this.string += piece;
+      return { text: piece };
+    }
+    const n = end - start;
+    this.reserve(n);
+    const at = this.at;
+    this.at += buf.copy(this.buf, at, start, end);
+    return new VerbatimBytes(this.buf, at, this.at);
+  }
+
   get empty(): boolean {
     return this.string === undefined ? this.at === 0 : this.string.length === 0;
+  }
+
+  private reserve(n: number): void {
+    if (this.buf.length - this.at >= n) return;
+    // The old buffer stays as it is: deltas not yet in the log may still be made of its bytes.
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + n, 64 * 1024));
+    this.buf.copy(next, 0, 0, this.at);
+    this.buf = next;
   }
 
   /** The whole text so far. */

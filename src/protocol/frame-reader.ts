@@ -6,7 +6,6 @@
 // LineSplitter and decodeRunnerFrameFast (and so the zod reference), which keep every rule: the 4 MiB cap,
 // escapes, other members or spellings, bad UTF-8 (replaced by U+FFFD there, as before). frame-reader.test.ts
 // holds the two ways to the same frames and errors on generated streams cut into random chunks.
-import { isUtf8 } from "node:buffer";
 import {
   DELTA_HEAD,
   DELTA_TEXT,
@@ -15,14 +14,15 @@ import {
   type SeenIds,
   verbatimBytes,
 } from "./fast-frames.js";
-import { LineSplitter, MAX_FRAME } from "./ndjson.js";
+import { bytesAt, FastLineSplitter, plainToken } from "./fast-lines.js";
+import { MAX_FRAME } from "./ndjson.js";
 import type { RunnerToBrainFrame } from "./runner.js";
 
-const [NEWLINE, QUOTE, BACKSLASH, BRACE] = [0x0a, 0x22, 0x5c, 0x7d];
+const [NEWLINE, BRACE] = [0x0a, 0x7d];
 const NO_PREFIX = Buffer.alloc(0);
 
 export class RunnerFrameReader {
-  private readonly splitter: LineSplitter;
+  private readonly splitter: FastLineSplitter;
   private readonly seen: SeenIds = { attachment: "", turn: "" };
   /** The bytes a delta of `seen`'s ids starts with, up to its text; empty until a delta was decoded. */
   private prefix: Buffer = NO_PREFIX;
@@ -36,7 +36,7 @@ export class RunnerFrameReader {
     onLine: (line: string) => void,
     private readonly onFrame: (frame: RunnerToBrainFrame) => void,
   ) {
-    this.splitter = new LineSplitter(onLine);
+    this.splitter = new FastLineSplitter(onLine, (chunk, pos) => this.delta(chunk, pos));
   }
 
   /** One line as a frame (decodeRunnerFrameFast); throws ProtocolError for an invalid one. */
@@ -52,25 +52,7 @@ export class RunnerFrameReader {
 
   /** Throws FramingError when a line passes the cap (from LineSplitter); unusable after that. */
   push(chunk: Buffer): void {
-    let pos = 0;
-    if (this.splitter.buffered > 0) {
-      // The rest of a line begun in an earlier chunk.
-      const nl = chunk.indexOf(NEWLINE);
-      if (nl === -1) return this.splitter.push(chunk);
-      this.splitter.push(chunk.subarray(0, nl + 1));
-      pos = nl + 1;
-    }
-    while (pos < chunk.length) {
-      const next = this.delta(chunk, pos);
-      if (next !== -1) {
-        pos = next;
-        continue;
-      }
-      const nl = chunk.indexOf(NEWLINE, pos);
-      if (nl === -1) return this.splitter.push(pos === 0 ? chunk : chunk.subarray(pos));
-      this.splitter.push(chunk.subarray(pos, nl + 1));
-      pos = nl + 1;
-    }
+    this.splitter.push(chunk);
   }
 
   /** Bytes of an unfinished line still held. */
@@ -89,23 +71,19 @@ export class RunnerFrameReader {
    */
   private delta(chunk: Buffer, pos: number): number {
     const prefix = this.prefix;
-    const n = prefix.length;
-    if (n === 0 || chunk.length - pos < n + 4) return -1;
-    for (let i = 0; i < n; i++) if (chunk[pos + i] !== prefix[i]) return -1;
-    const start = pos + n;
-    let high = false;
-    let i = start;
-    for (; i < chunk.length; i++) {
-      const b = chunk[i]!;
-      if (b === QUOTE) break;
-      if (b < 0x20 || b === BACKSLASH) return -1;
-      if (b >= 0x80) high = true;
-    }
+    if (prefix.length === 0 || !bytesAt(chunk, pos, prefix)) return -1;
+    const start = pos + prefix.length;
+    const i = plainToken(chunk, start);
     // The line must end right after the text: `"}}` and its newline, all in this chunk.
-    if (i + 3 >= chunk.length || chunk[i + 1] !== BRACE || chunk[i + 2] !== BRACE || chunk[i + 3] !== NEWLINE)
+    if (
+      i === -1 ||
+      i + 3 >= chunk.length ||
+      chunk[i + 1] !== BRACE ||
+      chunk[i + 2] !== BRACE ||
+      chunk[i + 3] !== NEWLINE
+    )
       return -1;
     if (i + 3 - pos > MAX_FRAME) return -1; // LineSplitter refuses it
-    if (high && !isUtf8(chunk.subarray(start, i))) return -1; // decoded, it would hold U+FFFD instead
     const { attachment, turn } = this.prefixIds;
     this.onFrame({
       attachment,

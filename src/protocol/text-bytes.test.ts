@@ -43,6 +43,17 @@ describe("TextBytes", () => {
     expect(JSON.stringify(data[1])).toBe(JSON.stringify({ text: pieces[1] }));
   });
 
+  it("takes plain bytes read from a stream as pieces too, before and after a lone surrogate", () => {
+    const acc = new TextBytes();
+    const chunk = Buffer.from("..héllo..wörld..");
+    const first = acc.addBytes(chunk, 2, 8);
+    expect(bytesOf(first)).toBe("héllo");
+    acc.add("\udc00");
+    const after = acc.addBytes(chunk, 10, 16);
+    expect(after).toEqual({ text: "wörld" });
+    expect(acc.text()).toBe("héllo\udc00wörld");
+  });
+
   it("keeps a lone surrogate exactly (UTF-8 cannot carry one), and every piece after it", () => {
     const acc = new TextBytes();
     const pieces = ["before ", "\ud83d", "\ude00 after", "more"];

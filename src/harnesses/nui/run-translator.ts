@@ -76,6 +76,19 @@ export class RunTranslator {
     }
   }
 
+  /**
+   * A text event's content as bytes [start, end) of `buf`, plain and valid UTF-8 (read straight from the host's
+   * stream): the same as handle() of that text event.
+   */
+  textBytes(buf: Buffer, start: number, end: number): void {
+    if (start === end) return;
+    this.options.emit({
+      type: "assistant.delta",
+      turn: this.turn,
+      data: this.text.addBytes(buf, start, end),
+    });
+  }
+
   /** Ends the run's output: the whole text as one assistant.message (when there was any). */
   finish(stopReason: string): void {
     if (!this.text.empty) {
