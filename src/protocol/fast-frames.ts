@@ -75,6 +75,34 @@ export function heldBytes(
   return data instanceof VerbatimBytes ? data : undefined;
 }
 
+/**
+ * An assistant.message's data whose text is also held as its UTF-8 blocks, each plain (no character JSON would
+ * escape), so `{"text":"` + blocks + `","stop_reason":` + JSON of stop_reason + `}` is its JSON. Its fields are
+ * plain own ones (JSON.stringify, a spread and deep equality see `{text, stop_reason}`); the blocks are private,
+ * and the object is frozen so the two cannot drift apart.
+ */
+class HeldMessage {
+  readonly text: string;
+  readonly stop_reason: string;
+  readonly #blocks: Buffer[];
+  constructor(text: string, stopReason: string, blocks: Buffer[]) {
+    this.text = text;
+    this.stop_reason = stopReason;
+    this.#blocks = blocks;
+    Object.freeze(this);
+  }
+  get blocks(): readonly Buffer[] {
+    return this.#blocks;
+  }
+}
+
+/** The text's blocks of an assistant.message's data made by TextBytes.message with its bytes; else undefined. */
+export function heldMessage(
+  data: unknown,
+): { readonly blocks: readonly Buffer[]; readonly stop_reason: string } | undefined {
+  return data instanceof HeldMessage ? data : undefined;
+}
+
 type Utf8Write = (this: Buffer, s: string, offset: number, length: number) => number;
 /** Buffer's own UTF-8 writer, without buf.write's argument checks; buf.write where a runtime lacks it. */
 const utf8Write: Utf8Write =
@@ -96,8 +124,12 @@ const LONE_SURROGATE = /\p{Cs}/u;
  * turns it into a plain string from then on, so the whole text stays exactly the pieces joined.
  */
 export class TextBytes {
+  /** Full blocks, each the UTF-8 of whole pieces. */
+  private readonly full: Buffer[] = [];
   private buf = Buffer.allocUnsafe(0);
   private at = 0;
+  /** Whether every piece so far is one JSON writes as it is (so the whole text is too). */
+  private plain = true;
   /** Set once a piece could not be held as UTF-8: the text so far as a string. */
   private string: string | undefined;
 
@@ -111,7 +143,9 @@ export class TextBytes {
     this.reserve(piece.length * 3);
     const start = this.at;
     this.at += utf8Write.call(this.buf, piece, start, this.buf.length - start);
-    return ESCAPED.test(piece) ? { text: piece } : new VerbatimBytes(this.buf, start, this.at);
+    if (!ESCAPED.test(piece)) return new VerbatimBytes(this.buf, start, this.at);
+    this.plain = false;
+    return { text: piece };
   }
 
   /**
@@ -132,20 +166,37 @@ export class TextBytes {
   }
 
   get empty(): boolean {
-    return this.string === undefined ? this.at === 0 : this.string.length === 0;
+    return this.string === undefined ? this.at === 0 && this.full.length === 0 : this.string.length === 0;
   }
 
+  /**
+   * Room for `n` more bytes: a new block when the current one is short (never copied: deltas not yet in the log
+   * may be made of its bytes, and a long turn's text would be copied again at each doubling).
+   */
   private reserve(n: number): void {
     if (this.buf.length - this.at >= n) return;
-    // The old buffer stays as it is: deltas not yet in the log may still be made of its bytes.
-    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + n, 64 * 1024));
-    this.buf.copy(next, 0, 0, this.at);
-    this.buf = next;
+    if (this.at > 0) this.full.push(this.buf.subarray(0, this.at));
+    this.buf = Buffer.allocUnsafe(Math.max(Math.min(this.buf.length * 2, 1 << 20), n, 64 * 1024));
+    this.at = 0;
+  }
+
+  /**
+   * The data of the assistant.message that closes the turn: the whole text and `stopReason`. When every piece
+   * was plain it keeps the text's bytes too (heldMessage), so the log copies them instead of serialising a turn's
+   * worth of text again.
+   */
+  message(stopReason: string): { text: string; stop_reason: string } {
+    const text = this.text();
+    if (this.string !== undefined || !this.plain) return { text, stop_reason: stopReason };
+    const blocks = this.at > 0 ? [...this.full, this.buf.subarray(0, this.at)] : [...this.full];
+    return new HeldMessage(text, stopReason, blocks);
   }
 
   /** The whole text so far. */
   text(): string {
-    return this.string ?? this.buf.toString("utf8", 0, this.at);
+    if (this.string !== undefined) return this.string;
+    const last = this.buf.toString("utf8", 0, this.at);
+    return this.full.length === 0 ? last : this.full.map((b) => b.toString("utf8")).join("") + last;
   }
 }
 

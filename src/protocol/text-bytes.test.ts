@@ -43,6 +43,19 @@ describe("TextBytes", () => {
     expect(JSON.stringify(data[1])).toBe(JSON.stringify({ text: pieces[1] }));
   });
 
+  it("keeps a long turn's text whole across its blocks, and every piece's bytes as they were", () => {
+    const acc = new TextBytes();
+    const pieces = Array.from(
+      { length: 30_000 },
+      (_, i) => `${i % 7 === 0 ? "é😀" : "w"}${"x".repeat(i % 97)} `,
+    );
+    const data = pieces.map((p, i) =>
+      i % 2 ? acc.add(p) : acc.addBytes(Buffer.from(p), 0, Buffer.byteLength(p)),
+    );
+    expect(acc.text()).toBe(pieces.join(""));
+    expect(data.map((d) => bytesOf(d))).toEqual(pieces);
+  });
+
   it("takes plain bytes read from a stream as pieces too, before and after a lone surrogate", () => {
     const acc = new TextBytes();
     const chunk = Buffer.from("..héllo..wörld..");

@@ -95,7 +95,7 @@ export class RunTranslator {
       this.options.emit({
         type: "assistant.message",
         turn: this.turn,
-        data: { text: this.text.text(), stop_reason: stopReason },
+        data: this.text.message(stopReason),
       });
     }
   }

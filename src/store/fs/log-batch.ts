@@ -10,7 +10,7 @@
 // copies cost more than they save there (measured on the extension host and appends benches). The lines are written straight into the commit's buffer (its byte
 // offsets come from the writes themselves, no second pass to measure the text).
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
-import { heldBytes, verbatimText } from "../../protocol/fast-frames.js";
+import { heldBytes, heldMessage, verbatimText } from "../../protocol/fast-frames.js";
 import { ANCHOR_BYTES, type WriterState } from "./log-format.js";
 
 /** The body is the data's JSON: the event gets a line of its own. */
@@ -21,6 +21,11 @@ const QUOTED = 1;
 const RAW = 2;
 /** As RAW, but the text is in the batch's bytes, not held as a string. */
 const HELD = 3;
+/**
+ * The body is the end of a message's JSON after its text, which is in `blocks` (see heldMessage). Like WHOLE, a
+ * line of its own; the kinds below it are the deltas'.
+ */
+const MESSAGE = 4;
 
 /** What a JSON string cannot hold as is, and lone surrogates (UTF-8 cannot carry them; JSON escapes them). */
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
@@ -48,6 +53,8 @@ export class Batch {
    */
   private readonly ends: number[] = [];
   private readonly texts = new Bytes(0);
+  /** The bytes of the texts of the MESSAGE events. */
+  private messageBytes = 0;
   private readonly counts: number[] = [];
   private readonly resolves: ((events: SessionEvent[]) => void)[] = [];
   private readonly rejects: ((err: Error) => void)[] = [];
@@ -132,7 +139,7 @@ export class Batch {
   ): { bytes: Buffer; state: WriterState } {
     let { context, sinceAnchor, anchor } = state;
     const { events, turns, bodies, kinds, ends, texts } = this;
-    let estimate = head.length * 3 + texts.at + 64;
+    let estimate = head.length * 3 + texts.at + this.messageBytes + 64;
     for (let i = 0; i < bodies.length; i++) estimate += bodies[i]!.length + 16;
     const out = new Bytes(estimate);
     out.write(head);
@@ -142,8 +149,12 @@ export class Batch {
       const start = out.at;
       const eventTurn = turns[i];
       const turn = eventTurn === undefined ? "" : `"turn":${JSON.stringify(eventTurn)},`;
-      if (kinds[i] === WHOLE) {
+      if (kinds[i] === WHOLE || kinds[i] === MESSAGE) {
         out.write(`{"seq":${seq},"ts":"${ts}",${turn}"type":"${events[i]!.type}","data":`);
+        if (kinds[i] === MESSAGE) {
+          out.write('{"text":"');
+          for (const block of heldMessage(events[i]!.data)!.blocks) out.buffer(block);
+        }
         out.write(bodies[i]!);
         out.byte(BRACE);
         out.byte(NEWLINE);
@@ -173,7 +184,7 @@ export class Batch {
           out.byte(QUOTE);
         } else out.write(bodies[j]!);
         j++;
-      } while (j < events.length && kinds[j] !== WHOLE && turns[j] === eventTurn);
+      } while (j < events.length && kinds[j]! < MESSAGE && kinds[j] !== WHOLE && turns[j] === eventTurn);
       out.byte(0x5d); // ]
       if (!continues) {
         out.byte(BRACE);
@@ -201,6 +212,11 @@ export class Batch {
         if (NEEDS_ESCAPE.test(text)) return this.queue(e, JSON.stringify(text), QUOTED);
         return this.queue(e, text, RAW);
       }
+    }
+    const message = e.type === "assistant.message" ? heldMessage(e.data) : undefined;
+    if (message) {
+      for (const block of message.blocks) this.messageBytes += block.length;
+      return this.queue(e, `","stop_reason":${JSON.stringify(message.stop_reason)}}`, MESSAGE);
     }
     const body = JSON.stringify(e.data);
     if (body === undefined) throw new Error(`the data of a ${e.type} event is not JSON`);
@@ -269,6 +285,11 @@ class Bytes {
   from(text: HeldBytes): void {
     if (this.buf.length - this.at < text.byteLength) this.grow(text.byteLength);
     this.at += text.copyTo(this.buf, this.at);
+  }
+
+  buffer(b: Buffer): void {
+    if (this.buf.length - this.at < b.length) this.grow(b.length);
+    this.at += b.copy(this.buf, this.at);
   }
 
   /** Bytes [from, to) as the string they encode. */

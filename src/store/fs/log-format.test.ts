@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
-import { decodeRunnerFrameFast, verbatimBytes } from "../../protocol/fast-frames.js";
+import { decodeRunnerFrameFast, heldMessage, TextBytes, verbatimBytes } from "../../protocol/fast-frames.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { statePath } from "./log-state.js";
 
@@ -111,6 +111,35 @@ describe("compact lines", () => {
       (e) => e.type === "assistant.delta" && !(e.data as { text: string }).text.startsWith("and "),
     );
     expect(firsts.map((e) => (e.data as { text: string }).text)).toEqual([...texts.values()]);
+    expect(await log.read(0)).toEqual(written);
+    await log.close();
+    expect(await readEventsFile(file)).toEqual(written);
+  });
+
+  it("writes a turn's whole text from its bytes, and gives it back as it was gathered", async () => {
+    const log = await open();
+    const plain = new TextBytes();
+    const escaped = new TextBytes();
+    const pieces = ["héllo ", "x".repeat(70_000), " 😀 ", "end"];
+    for (const p of pieces) plain.add(p);
+    for (const p of [...pieces, 'q"uote\n']) escaped.add(p);
+    const messages = [plain.message("end_turn"), escaped.message('odd "reason"')];
+    expect(messages.map((m) => heldMessage(m) !== undefined)).toEqual([true, false]);
+    // Each after deltas of its turn, in one commit: the message is a line of its own, not one more delta.
+    const written = await log.append([
+      frameDelta("a"),
+      bytesDelta("b"),
+      { type: "assistant.message", turn: "t1", data: messages[0]! },
+      delta("c"),
+      { type: "assistant.message", turn: "t1", data: messages[1]! },
+    ]);
+    expect(written.map((e) => e.data)).toEqual([
+      { text: "a" },
+      { text: "b" },
+      { text: pieces.join(""), stop_reason: "end_turn" },
+      { text: "c" },
+      { text: `${pieces.join("")}q"uote\n`, stop_reason: 'odd "reason"' },
+    ]);
     expect(await log.read(0)).toEqual(written);
     await log.close();
     expect(await readEventsFile(file)).toEqual(written);
