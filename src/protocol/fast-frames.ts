@@ -31,12 +31,181 @@ export function verbatimText(data: unknown): string | undefined {
   return data instanceof VerbatimText ? data.text : undefined;
 }
 
+/**
+ * A delta's data whose text is bytes [start, end) of a runner's stdout chunk, valid UTF-8 that JSON writes as it
+ * is (no quote, backslash or control character): the log copies those bytes into its line without a string
+ * ever being made of them. `text` makes the string on demand (once), and JSON.stringify sees a plain `{text}`.
+ * The bytes are private fields, so a spread (`{...data}`) copies none of them.
+ */
+class VerbatimBytes {
+  readonly #buf: Buffer;
+  readonly #start: number;
+  readonly #end: number;
+  #text: string | undefined;
+  constructor(buf: Buffer, start: number, end: number) {
+    this.#buf = buf;
+    this.#start = start;
+    this.#end = end;
+  }
+  get text(): string {
+    this.#text ??= this.#buf.toString("utf8", this.#start, this.#end);
+    return this.#text;
+  }
+  toJSON(): { text: string } {
+    return { text: this.text };
+  }
+  /** Copies the text's bytes into `target` at `at`; returns how many. */
+  copyTo(target: Buffer, at: number): number {
+    return this.#buf.copy(target, at, this.#start, this.#end);
+  }
+  get byteLength(): number {
+    return this.#end - this.#start;
+  }
+}
+
+/** A delta's data made of a chunk's bytes (see VerbatimBytes): `{text}` where the bytes are the text. */
+export function verbatimBytes(buf: Buffer, start: number, end: number): { readonly text: string } {
+  return new VerbatimBytes(buf, start, end);
+}
+
+/** The bytes behind a delta's data when it was made by verbatimBytes; otherwise undefined. */
+export function heldBytes(
+  data: unknown,
+): { copyTo(target: Buffer, at: number): number; readonly byteLength: number } | undefined {
+  return data instanceof VerbatimBytes ? data : undefined;
+}
+
+/**
+ * An assistant.message's data whose text is also held as its UTF-8 blocks, each plain (no character JSON would
+ * escape), so `{"text":"` + blocks + `","stop_reason":` + JSON of stop_reason + `}` is its JSON. Its fields are
+ * plain own ones (JSON.stringify, a spread and deep equality see `{text, stop_reason}`); the blocks are private,
+ * and the object is frozen so the two cannot drift apart.
+ */
+class HeldMessage {
+  readonly text: string;
+  readonly stop_reason: string;
+  readonly #blocks: Buffer[];
+  constructor(text: string, stopReason: string, blocks: Buffer[]) {
+    this.text = text;
+    this.stop_reason = stopReason;
+    this.#blocks = blocks;
+    Object.freeze(this);
+  }
+  get blocks(): readonly Buffer[] {
+    return this.#blocks;
+  }
+}
+
+/** The text's blocks of an assistant.message's data made by TextBytes.message with its bytes; else undefined. */
+export function heldMessage(
+  data: unknown,
+): { readonly blocks: readonly Buffer[]; readonly stop_reason: string } | undefined {
+  return data instanceof HeldMessage ? data : undefined;
+}
+
+type Utf8Write = (this: Buffer, s: string, offset: number, length: number) => number;
+/** Buffer's own UTF-8 writer, without buf.write's argument checks; buf.write where a runtime lacks it. */
+const utf8Write: Utf8Write =
+  (Buffer.prototype as unknown as { utf8Write?: Utf8Write }).utf8Write ??
+  function (this: Buffer, s, offset, length) {
+    return this.write(s, offset, length, "utf8");
+  };
+
+/** What JSON writes other than as the character itself. */
+const ESCAPED = /["\\\u0000-\u001f]/;
+/** A surrogate not in a pair: UTF-8 cannot carry it (it would become U+FFFD). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * A turn's whole text, gathered piece by piece as UTF-8 off the JS heap instead of as a string holding every
+ * piece until the turn ends (which the GC copied and promoted, piece by piece). Each piece comes back as its
+ * delta's data: the accumulator's own bytes (verbatimBytes) when JSON writes the piece as it is, so the log
+ * copies them and the piece's string dies young; a plain `{text}` otherwise. A piece with a lone surrogate
+ * turns it into a plain string from then on, so the whole text stays exactly the pieces joined.
+ */
+export class TextBytes {
+  /** Full blocks, each the UTF-8 of whole pieces. */
+  private readonly full: Buffer[] = [];
+  private buf = Buffer.allocUnsafe(0);
+  private at = 0;
+  /** Whether every piece so far is one JSON writes as it is (so the whole text is too). */
+  private plain = true;
+  /** Set once a piece could not be held as UTF-8: the text so far as a string. */
+  private string: string | undefined;
+
+  /** Adds `piece` to the text; returns the data of its delta. */
+  add(piece: string): { readonly text: string } {
+    if (this.string !== undefined || LONE_SURROGATE.test(piece)) {
+      this.string = this.text() + piece;
+      return { text: piece };
+    }
+    // A UTF-16 unit never takes more than 3 bytes in UTF-8.
+    this.reserve(piece.length * 3);
+    const start = this.at;
+    this.at += utf8Write.call(this.buf, piece, start, this.buf.length - start);
+    if (!ESCAPED.test(piece)) return new VerbatimBytes(this.buf, start, this.at);
+    this.plain = false;
+    return { text: piece };
+  }
+
+  /**
+   * Adds bytes [start, end) of `buf`, which must be plain (no quote, backslash or control character) and valid
+   * UTF-8 (see plainToken); returns the data of their delta.
+   */
+  addBytes(buf: Buffer, start: number, end: number): { readonly text: string } {
+    if (this.string !== undefined) {
+      const piece = buf.toString("utf8", start, end);
+      this.string += piece;
+      return { text: piece };
+    }
+    const n = end - start;
+    this.reserve(n);
+    const at = this.at;
+    this.at += buf.copy(this.buf, at, start, end);
+    return new VerbatimBytes(this.buf, at, this.at);
+  }
+
+  get empty(): boolean {
+    return this.string === undefined ? this.at === 0 && this.full.length === 0 : this.string.length === 0;
+  }
+
+  /**
+   * Room for `n` more bytes: a new block when the current one is short (never copied: deltas not yet in the log
+   * may be made of its bytes, and a long turn's text would be copied again at each doubling).
+   */
+  private reserve(n: number): void {
+    if (this.buf.length - this.at >= n) return;
+    if (this.at > 0) this.full.push(this.buf.subarray(0, this.at));
+    this.buf = Buffer.allocUnsafe(Math.max(Math.min(this.buf.length * 2, 1 << 20), n, 64 * 1024));
+    this.at = 0;
+  }
+
+  /**
+   * The data of the assistant.message that closes the turn: the whole text and `stopReason`. When every piece
+   * was plain it keeps the text's bytes too (heldMessage), so the log copies them instead of serialising a turn's
+   * worth of text again.
+   */
+  message(stopReason: string): { text: string; stop_reason: string } {
+    const text = this.text();
+    if (this.string !== undefined || !this.plain) return { text, stop_reason: stopReason };
+    const blocks = this.at > 0 ? [...this.full, this.buf.subarray(0, this.at)] : [...this.full];
+    return new HeldMessage(text, stopReason, blocks);
+  }
+
+  /** The whole text so far. */
+  text(): string {
+    if (this.string !== undefined) return this.string;
+    const last = this.buf.toString("utf8", 0, this.at);
+    return this.full.length === 0 ? last : this.full.map((b) => b.toString("utf8")).join("") + last;
+  }
+}
+
 const DATA_TEXT = '"data":{"text":"';
 const QUOTE = 0x22;
 
-const DELTA_HEAD = '{"attachment":"';
-const DELTA_TURN = '","turn":"';
-const DELTA_TEXT = '","event":"assistant.delta","data":{"text":"';
+export const DELTA_HEAD = '{"attachment":"';
+export const DELTA_TURN = '","turn":"';
+export const DELTA_TEXT = '","event":"assistant.delta","data":{"text":"';
 const DELTA_END = '"}}';
 /** Anything that would make a JSON string token mean other than its characters, or not be one. */
 const ESCAPE_OR_CONTROL = /[\\\u0000-\u001f]/;

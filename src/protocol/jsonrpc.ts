@@ -1,6 +1,7 @@
 // JSON-RPC 2.0 over one line-delimited stream, both ways: Brain's side of codex app-server and of nui's extension
 // hosts, and the host side in sdk/ts/nui. One JSON object per line, split on "\n" only (4 MiB cap). The peers
 // are third-party: a line that is no JSON-RPC message is a warning, not a failure.
+import { FastLineSplitter } from "./fast-lines.js";
 import { LineSplitter } from "./ndjson.js";
 
 export type RpcId = number | string;
@@ -78,6 +79,11 @@ export interface RpcPeerOptions {
   onRequest?(id: RpcId, method: string, params: unknown): void;
   /** A line that is no JSON-RPC message, an answer to no request, a refused request. */
   onWarning?(message: string): void;
+  /**
+   * Takes a line wholly inside a chunk straight from its bytes when it can: returns where the next line starts,
+   * or -1 (having done nothing) to leave it to the decode here. What it takes it must handle as the decode would.
+   */
+  fastLine?(chunk: Buffer, pos: number): number;
   /** The error a request that timed out fails with (default: an RpcError saying so). */
   timeoutError?(method: string, timeoutMs: number): Error;
 }
@@ -91,14 +97,19 @@ interface Pending {
 
 export class RpcPeer {
   private readonly pending = new Map<number, Pending>();
-  private readonly splitter = new LineSplitter((line) => this.onLine(line));
+  private readonly splitter: LineSplitter | FastLineSplitter;
   private nextId = 1;
   private broken: Error | undefined;
 
   constructor(
     private readonly write: (line: string) => void,
     private readonly options: RpcPeerOptions,
-  ) {}
+  ) {
+    const fastLine = options.fastLine;
+    this.splitter = fastLine
+      ? new FastLineSplitter((line) => this.onLine(line), fastLine)
+      : new LineSplitter((line) => this.onLine(line));
+  }
 
   /** Feeds bytes from the peer. Throws FramingError when a line passes 4 MiB: the caller ends the stream. */
   feed(chunk: Buffer | string): void {

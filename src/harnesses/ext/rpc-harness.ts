@@ -19,10 +19,13 @@ import type { HitlDesk, HitlRun } from "../nui/hitl-desk.js";
 import type { ResumeState } from "../nui/resume-state.js";
 import { cannotSteer, RunTranslator } from "../nui/run-translator.js";
 import type { NuiSessionOptions } from "../nui/session-options.js";
+import type { TextSink } from "./rpc-peer.js";
 import type { RpcTransport, Timeouts, TransportEvents } from "./transport.js";
 
 interface ActiveRun extends HitlRun {
   translator: RunTranslator;
+  /** Where the host's text events for this run go straight from the stream's bytes. */
+  textSink: TextSink;
   /** Ends the turn without the host's reply (after Brain gave up on the host). */
   settle?: () => void;
   grace?: NodeJS.Timeout;
@@ -59,12 +62,15 @@ export class RpcHarness implements Harness {
   async prompt(text: string, ctx: TurnContext): Promise<PromptOutcome> {
     if (this.run) throw new HarnessError("brain_error", "a run is already working in this session");
     const { options, session, resume } = this.parts;
+    const runId = `run-${randomUUID()}`;
+    const translator = new RunTranslator(ctx.turn, options, (event) => this.onHitl(run, event));
     const run: ActiveRun = {
-      runId: `run-${randomUUID()}`,
+      runId,
       turn: ctx.turn,
       signal: ctx.signal,
       warned: new Set(),
-      translator: new RunTranslator(ctx.turn, options, (event) => this.onHitl(run, event)),
+      translator,
+      textSink: { runId, text: (buf, start, end) => translator.textBytes(buf, start, end) },
     };
     this.run = run;
     try {
@@ -153,6 +159,7 @@ export class RpcHarness implements Harness {
     this.transport = await this.parts.connect(runId, {
       onNotification: (method, params) => this.onNotification(method, params),
       onWarning: (message) => this.warn(message),
+      textSink: () => this.run?.textSink,
       onFatal: () => {
         // The run's request fails with the reason; between runs the next turn reconnects.
       },

@@ -1,16 +1,69 @@
 // Brain's side of the JSON-RPC conversation with a nui extension host over one byte stream (a child's stdio or
 // a TCP socket; docs/protocol.md#json-rpc-over-stdio-or-tcp-extension-hosts). The protocol has no
 // host-to-Brain requests: one is refused, so the host does not wait forever, and reported.
+import { bytesAt, plainToken } from "../../protocol/fast-lines.js";
 import { RpcPeer } from "../../protocol/jsonrpc.js";
+import { MAX_FRAME } from "../../protocol/ndjson.js";
 
 export interface RpcPeerEvents {
   onNotification(method: string, params: unknown): void;
   onWarning(message: string): void;
+  /** The running run, whose text events go to it straight from the stream's bytes (see textLine). */
+  textSink?(): TextSink | undefined;
+}
+
+export interface TextSink {
+  runId: string;
+  /** A text event's content: bytes [start, end) of `buf`, plain and valid UTF-8. */
+  text(buf: Buffer, start: number, end: number): void;
+}
+
+// A text event spelled as hosts write one (nui's SDKs, Brain's): these members in this order, no whitespace.
+const HEAD = '{"jsonrpc":"2.0","method":"harness.event","params":{"runId":"';
+const MID = '","type":"text","content":"';
+const [NEWLINE, BRACE] = [0x0a, 0x7d];
+/** A run id JSON writes as it is. */
+const PLAIN_ID = /^[^"\\\u0000-\u001f]*$/;
+
+/**
+ * Takes a text event for the running run straight from the bytes: a line that is, byte for byte, HEAD, the run's
+ * id, MID, plain valid UTF-8 content, `"}}`. The generic decode would give that very notification
+ * ({runId, type: "text", content}) to onNotification, which hands the content to the same run; any other line
+ * (another run, spelling, an escape) is left to it. Returns where the next line starts, or -1.
+ */
+function textLine(events: RpcPeerEvents): ((chunk: Buffer, pos: number) => number) | undefined {
+  const textSink = events.textSink;
+  if (!textSink) return undefined;
+  let prefixFor: string | undefined;
+  let prefix = Buffer.alloc(0);
+  return (chunk, pos) => {
+    const sink = textSink();
+    if (!sink) return -1;
+    if (sink.runId !== prefixFor) {
+      prefixFor = sink.runId;
+      prefix = PLAIN_ID.test(sink.runId) ? Buffer.from(`${HEAD}${sink.runId}${MID}`) : Buffer.alloc(0);
+    }
+    if (prefix.length === 0 || !bytesAt(chunk, pos, prefix)) return -1;
+    const start = pos + prefix.length;
+    const end = plainToken(chunk, start);
+    if (
+      end === -1 ||
+      end + 3 >= chunk.length ||
+      chunk[end + 1] !== BRACE ||
+      chunk[end + 2] !== BRACE ||
+      chunk[end + 3] !== NEWLINE ||
+      end + 3 - pos > MAX_FRAME
+    )
+      return -1;
+    sink.text(chunk, start, end);
+    return end + 4;
+  };
 }
 
 export function hostPeer(write: (text: string) => void, events: RpcPeerEvents): RpcPeer {
   const peer: RpcPeer = new RpcPeer(write, {
     who: "extension host",
+    fastLine: textLine(events),
     onNotification: (method, params) => events.onNotification(method, params),
     onWarning: (message) => events.onWarning(message),
     onRequest: (id, method) => {

@@ -3,6 +3,7 @@
 // tool.result, images → image. It remembers what the end of the run needs: the error the agent reported and
 // the sessionId of its `done` event.
 import { HarnessError, type HarnessOptions } from "../../core/harness.js";
+import { TextBytes } from "../../protocol/fast-frames.js";
 import type { NuiHarnessEvent } from "../../protocol/nui/harness-event.js";
 
 /** nui's protocols have no way to add to a running run: a steer to the harness `name` is refused, saying so. */
@@ -11,7 +12,7 @@ export function cannotSteer(name: string): HarnessError {
 }
 
 export class RunTranslator {
-  private text = "";
+  private readonly text = new TextBytes();
   private readonly openCalls = new Set<string>();
   /** What the agent's `error` event said (the last one wins). */
   error: string | undefined;
@@ -30,8 +31,7 @@ export class RunTranslator {
     switch (event.type) {
       case "text":
         if (!event.content) return;
-        this.text += event.content;
-        this.options.emit({ type: "assistant.delta", turn, data: { text: event.content } });
+        this.options.emit({ type: "assistant.delta", turn, data: this.text.add(event.content) });
         return;
       case "done":
         this.done = true;
@@ -76,13 +76,26 @@ export class RunTranslator {
     }
   }
 
+  /**
+   * A text event's content as bytes [start, end) of `buf`, plain and valid UTF-8 (read straight from the host's
+   * stream): the same as handle() of that text event.
+   */
+  textBytes(buf: Buffer, start: number, end: number): void {
+    if (start === end) return;
+    this.options.emit({
+      type: "assistant.delta",
+      turn: this.turn,
+      data: this.text.addBytes(buf, start, end),
+    });
+  }
+
   /** Ends the run's output: the whole text as one assistant.message (when there was any). */
   finish(stopReason: string): void {
-    if (this.text) {
+    if (!this.text.empty) {
       this.options.emit({
         type: "assistant.message",
         turn: this.turn,
-        data: { text: this.text, stop_reason: stopReason },
+        data: this.text.message(stopReason),
       });
     }
   }

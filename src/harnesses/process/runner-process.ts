@@ -4,9 +4,9 @@
 // attachment is only a warning.
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { tailOf } from "../../core/redact.js";
-import { decodeRunnerFrameFast, type SeenIds } from "../../protocol/fast-frames.js";
+import { RunnerFrameReader } from "../../protocol/frame-reader.js";
 import { ProtocolError } from "../../protocol/frames.js";
-import { encodeFrame, FramingError, LineSplitter } from "../../protocol/ndjson.js";
+import { encodeFrame, FramingError } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame, RunnerToBrainFrame } from "../../protocol/runner.js";
 import { Semaphore } from "./semaphore.js";
 import { type RunnerLaunch, spawnRunner } from "./started-runner.js";
@@ -32,7 +32,10 @@ export class RunnerProcess {
   private readonly child: ChildProcessWithoutNullStreams;
   private readonly sinks = new Map<string, AttachmentSink>();
   private stderrTail = "";
-  private readonly seen: SeenIds = { attachment: "", turn: "" };
+  private readonly reader = new RunnerFrameReader(
+    (line) => this.onLine(line),
+    (frame) => this.route(frame),
+  );
   private fatal: string | undefined;
   /** Tool calls read from the runner and not answered yet, over all its attachments (see send). */
   openCalls = 0;
@@ -47,18 +50,17 @@ export class RunnerProcess {
     child?: ChildProcessWithoutNullStreams,
   ) {
     this.child = child ?? spawnRunner(spec);
-    const splitter = new LineSplitter((line) => this.onLine(line));
     this.child.stdout.on("data", (chunk: Buffer) => {
       if (this.fatal) return;
       try {
-        splitter.push(chunk);
+        this.reader.push(chunk);
       } catch (err) {
         this.fail(`broken framing on stdout: ${(err as Error).message}`);
       }
     });
     this.child.stdout.on("end", () => {
       try {
-        splitter.end();
+        this.reader.end();
       } catch (err) {
         if (err instanceof FramingError) this.fail(`broken framing on stdout: ${err.message}`);
       }
@@ -189,11 +191,16 @@ export class RunnerProcess {
     if (this.fatal) return;
     let frame: RunnerToBrainFrame;
     try {
-      frame = decodeRunnerFrameFast(line, this.seen);
+      frame = this.reader.decode(line);
     } catch (err) {
       if (err instanceof ProtocolError) return this.fail(`protocol violation on stdout: ${err.message}`);
       throw err;
     }
+    this.route(frame);
+  }
+
+  private route(frame: RunnerToBrainFrame): void {
+    if (this.fatal) return;
     const sink = this.sinks.get(frame.attachment);
     if (sink) return sink.onFrame(frame);
     const message = `frame for unknown attachment "${frame.attachment}" ignored`;

@@ -1,14 +1,16 @@
 // One group commit's worth of appends, and its lines. Events wait for their fdatasync as parallel arrays (the
 // caller's event objects, each one's body, its kind; per append() call its count and promise functions): an
-// event queued costs no object of the log's own. A runner's delta (its text verbatim in its frame) keeps not even
-// the caller's objects: its text is copied at once into the batch's bytes (off the JS heap), so the thousands of
+// event queued costs no object of the log's own. A runner's delta (its text verbatim in its frame, or still the
+// bytes of its stdout chunk: see RunnerFrameReader) keeps not even the caller's objects: its text is copied at
+// once into the batch's bytes (off the JS heap), so the thousands of
 // deltas that wait through one fdatasync leave the GC nothing to copy or promote (their strings would keep each
 // frame's whole line alive); its string is made again once durable, for the short life of the subscribers' call.
+// So does an extension host's delta, whose text the run's translator gathers as bytes (TextBytes).
 // Other deltas keep their string: their callers mostly hold it anyway (a whole-text accumulator), and the two
 // copies cost more than they save there (measured on the extension host and appends benches). The lines are written straight into the commit's buffer (its byte
 // offsets come from the writes themselves, no second pass to measure the text).
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
-import { verbatimText } from "../../protocol/fast-frames.js";
+import { heldBytes, heldMessage, verbatimText } from "../../protocol/fast-frames.js";
 import { ANCHOR_BYTES, type WriterState } from "./log-format.js";
 
 /** The body is the data's JSON: the event gets a line of its own. */
@@ -19,9 +21,16 @@ const QUOTED = 1;
 const RAW = 2;
 /** As RAW, but the text is in the batch's bytes, not held as a string. */
 const HELD = 3;
+/**
+ * The body is the end of a message's JSON after its text, which is in `blocks` (see heldMessage). Like WHOLE, a
+ * line of its own; the kinds below it are the deltas'.
+ */
+const MESSAGE = 4;
 
 /** What a JSON string cannot hold as is, and lone surrogates (UTF-8 cannot carry them; JSON escapes them). */
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+type HeldBytes = NonNullable<ReturnType<typeof heldBytes>>;
 
 const [QUOTE, COMMA, NEWLINE, BRACE] = [0x22, 0x2c, 0x0a, 0x7d];
 
@@ -44,6 +53,8 @@ export class Batch {
    */
   private readonly ends: number[] = [];
   private readonly texts = new Bytes(0);
+  /** The bytes of the texts of the MESSAGE events. */
+  private messageBytes = 0;
   private readonly counts: number[] = [];
   private readonly resolves: ((events: SessionEvent[]) => void)[] = [];
   private readonly rejects: ((err: Error) => void)[] = [];
@@ -128,7 +139,7 @@ export class Batch {
   ): { bytes: Buffer; state: WriterState } {
     let { context, sinceAnchor, anchor } = state;
     const { events, turns, bodies, kinds, ends, texts } = this;
-    let estimate = head.length * 3 + texts.at + 64;
+    let estimate = head.length * 3 + texts.at + this.messageBytes + 64;
     for (let i = 0; i < bodies.length; i++) estimate += bodies[i]!.length + 16;
     const out = new Bytes(estimate);
     out.write(head);
@@ -138,8 +149,12 @@ export class Batch {
       const start = out.at;
       const eventTurn = turns[i];
       const turn = eventTurn === undefined ? "" : `"turn":${JSON.stringify(eventTurn)},`;
-      if (kinds[i] === WHOLE) {
+      if (kinds[i] === WHOLE || kinds[i] === MESSAGE) {
         out.write(`{"seq":${seq},"ts":"${ts}",${turn}"type":"${events[i]!.type}","data":`);
+        if (kinds[i] === MESSAGE) {
+          out.write('{"text":"');
+          for (const block of heldMessage(events[i]!.data)!.blocks) out.buffer(block);
+        }
         out.write(bodies[i]!);
         out.byte(BRACE);
         out.byte(NEWLINE);
@@ -169,7 +184,7 @@ export class Batch {
           out.byte(QUOTE);
         } else out.write(bodies[j]!);
         j++;
-      } while (j < events.length && kinds[j] !== WHOLE && turns[j] === eventTurn);
+      } while (j < events.length && kinds[j]! < MESSAGE && kinds[j] !== WHOLE && turns[j] === eventTurn);
       out.byte(0x5d); // ]
       if (!continues) {
         out.byte(BRACE);
@@ -186,6 +201,8 @@ export class Batch {
 
   private push(e: NewEvent): void {
     if (e.type === "assistant.delta") {
+      const bytes = heldBytes(e.data);
+      if (bytes !== undefined) return this.hold(e.turn, bytes);
       const verbatim = verbatimText(e.data);
       if (verbatim !== undefined) return this.hold(e.turn, verbatim);
       const data = e.data as Record<string, unknown>;
@@ -196,15 +213,24 @@ export class Batch {
         return this.queue(e, text, RAW);
       }
     }
+    const message = e.type === "assistant.message" ? heldMessage(e.data) : undefined;
+    if (message) {
+      for (const block of message.blocks) this.messageBytes += block.length;
+      return this.queue(e, `","stop_reason":${JSON.stringify(message.stop_reason)}}`, MESSAGE);
+    }
     const body = JSON.stringify(e.data);
     if (body === undefined) throw new Error(`the data of a ${e.type} event is not JSON`);
     this.queue(e, body, WHOLE);
   }
 
-  /** A delta whose text needs no escape: its bytes now, its string again once durable. */
-  private hold(turn: string | undefined, text: string): void {
+  /**
+   * A delta whose text needs no escape: its bytes now (copied from the chunk it was read from, when it is bytes),
+   * its string again once durable.
+   */
+  private hold(turn: string | undefined, text: string | HeldBytes): void {
     this.texts.byte(QUOTE);
-    this.texts.write(text);
+    if (typeof text === "string") this.texts.write(text);
+    else this.texts.from(text);
     this.texts.byte(QUOTE);
     this.texts.byte(COMMA);
     this.events.push(undefined);
@@ -253,6 +279,17 @@ class Bytes {
   copy(other: Bytes, from: number, to: number): void {
     if (this.buf.length - this.at < to - from) this.grow(to - from);
     this.at += other.buf.copy(this.buf, this.at, from, to);
+  }
+
+  /** Bytes that copy themselves (a VerbatimBytes). */
+  from(text: HeldBytes): void {
+    if (this.buf.length - this.at < text.byteLength) this.grow(text.byteLength);
+    this.at += text.copyTo(this.buf, this.at);
+  }
+
+  buffer(b: Buffer): void {
+    if (this.buf.length - this.at < b.length) this.grow(b.length);
+    this.at += b.copy(this.buf, this.at);
   }
 
   /** Bytes [from, to) as the string they encode. */

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
-import { decodeRunnerFrameFast } from "../../protocol/fast-frames.js";
+import { decodeRunnerFrameFast, heldMessage, TextBytes, verbatimBytes } from "../../protocol/fast-frames.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { statePath } from "./log-state.js";
 
@@ -36,6 +36,12 @@ function frameDelta(text: string, turn = "t1"): NewEvent {
   );
   if (!("event" in frame)) throw new Error("not decoded");
   return { type: frame.event, turn: frame.turn, data: frame.data } as NewEvent;
+}
+
+/** A delta as the runner relay reads one from stdout's bytes: its text a range of the chunk, never a string. */
+function bytesDelta(text: string, turn = "t1"): NewEvent {
+  const chunk = Buffer.from(`..${text}..`);
+  return { type: "assistant.delta", turn, data: verbatimBytes(chunk, 2, chunk.length - 2) };
 }
 
 const words = (n: number) => Array.from({ length: n }, (_, i) => `${"w".repeat(1 + (i % 19))} `);
@@ -78,6 +84,7 @@ describe("compact lines", () => {
     const log = await open();
     const pieces = ["plain", "", 'q"', "é", "😀", "tab\t", "x".repeat(300)];
     const written: SessionEvent[] = [];
+    const texts = new Map<number, string>();
     let n = 0;
     for (let round = 0; round < 6; round++) {
       const calls: Promise<SessionEvent[]>[] = [];
@@ -90,12 +97,49 @@ describe("compact lines", () => {
             ? { type: "turn.started", turn, data: {} }
             : n % 3 === 0
               ? frameDelta(text.replace(/[^\w é😀]/gu, ""), turn)
-              : delta(text, turn);
+              : n % 3 === 1 && n % 2 === 0
+                ? bytesDelta(text.replace(/[^\w é😀]/gu, ""), turn)
+                : delta(text, turn);
+        if (e.type === "assistant.delta") texts.set(n, e.data.text);
         calls.push(log.append(n % 5 === 0 ? [e, delta(`and ${n}`, turn)] : [e]));
       }
       for (const events of await Promise.all(calls)) written.push(...events);
     }
     expect(written.map((e) => e.seq)).toEqual(written.map((_, i) => i + 1));
+    // Each call's first event: its text as given, however it was held.
+    const firsts = written.filter(
+      (e) => e.type === "assistant.delta" && !(e.data as { text: string }).text.startsWith("and "),
+    );
+    expect(firsts.map((e) => (e.data as { text: string }).text)).toEqual([...texts.values()]);
+    expect(await log.read(0)).toEqual(written);
+    await log.close();
+    expect(await readEventsFile(file)).toEqual(written);
+  });
+
+  it("writes a turn's whole text from its bytes, and gives it back as it was gathered", async () => {
+    const log = await open();
+    const plain = new TextBytes();
+    const escaped = new TextBytes();
+    const pieces = ["héllo ", "x".repeat(70_000), " 😀 ", "end"];
+    for (const p of pieces) plain.add(p);
+    for (const p of [...pieces, 'q"uote\n']) escaped.add(p);
+    const messages = [plain.message("end_turn"), escaped.message('odd "reason"')];
+    expect(messages.map((m) => heldMessage(m) !== undefined)).toEqual([true, false]);
+    // Each after deltas of its turn, in one commit: the message is a line of its own, not one more delta.
+    const written = await log.append([
+      frameDelta("a"),
+      bytesDelta("b"),
+      { type: "assistant.message", turn: "t1", data: messages[0]! },
+      delta("c"),
+      { type: "assistant.message", turn: "t1", data: messages[1]! },
+    ]);
+    expect(written.map((e) => e.data)).toEqual([
+      { text: "a" },
+      { text: "b" },
+      { text: pieces.join(""), stop_reason: "end_turn" },
+      { text: "c" },
+      { text: `${pieces.join("")}q"uote\n`, stop_reason: 'odd "reason"' },
+    ]);
     expect(await log.read(0)).toEqual(written);
     await log.close();
     expect(await readEventsFile(file)).toEqual(written);

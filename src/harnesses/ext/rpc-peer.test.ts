@@ -1,0 +1,104 @@
+// Text events taken straight from the host's bytes, against the generic decode on the same streams: a peer with
+// a text sink must hand on the very notifications (and warnings) a peer without one does, in the same order,
+// whatever the chunks.
+import { describe, expect, it } from "vitest";
+import { hostPeer, type TextSink } from "./rpc-peer.js";
+
+function rng(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (n: number) => Math.floor(next() * n);
+  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
+  return { next, int, pick };
+}
+
+const b = (s: string) => Buffer.from(s);
+const CONTENT = [
+  b("hello "),
+  b("x".repeat(50)),
+  b("é日😀"),
+  b("\u2028"),
+  b("\\n"),
+  b('\\"'),
+  b("\\u0041"),
+  b("\t"),
+  Buffer.from([0xff]),
+  Buffer.from([0xed, 0xa0, 0x80]),
+  Buffer.from([0xef, 0xbf, 0xbd]),
+  b('"'),
+];
+const RUN = "run-1";
+
+function line(r: ReturnType<typeof rng>): Buffer {
+  const run = r.next() < 0.85 ? RUN : r.pick(["run-2", "", "run-\\u0031"]);
+  const parts: Buffer[] = [];
+  for (let n = r.int(4); n > 0; n--) parts.push(r.next() < 0.75 ? CONTENT[r.int(4)]! : r.pick(CONTENT));
+  let text = Buffer.concat([
+    b(`{"jsonrpc":"2.0","method":"harness.event","params":{"runId":"${run}","type":"text","content":"`),
+    ...parts,
+    b('"}}'),
+  ]);
+  const k = r.int(14);
+  if (k === 0) text = text.subarray(0, r.int(text.length));
+  else if (k === 1) text = Buffer.concat([text, b(r.pick([" ", "}", '"']))]);
+  else if (k === 2) text = b(text.toString("latin1").replace('"type":"text"', '"type":"done"'));
+  else if (k === 3)
+    text = b(
+      `{"jsonrpc":"2.0","method":"harness.event","params":{"runId":"${run}","type":"text", "content":"x"}}`,
+    );
+  else if (k === 4) text = b(`{"jsonrpc":"2.0","id":1,"result":{}}`);
+  else if (k === 5) text = b("");
+  return Buffer.concat([text, b("\n")]);
+}
+
+type Seen = [string, unknown];
+
+let fromBytes = 0;
+
+function feed(parts: Buffer[], withSink: boolean): Seen[] {
+  const seen: Seen[] = [];
+  const sink: TextSink = {
+    runId: RUN,
+    text: (buf, start, end) => {
+      fromBytes++;
+      const content = buf.toString("utf8", start, end);
+      // The bytes are the content's own UTF-8 (what the log will copy), byte for byte.
+      expect(buf.subarray(start, end)).toEqual(Buffer.from(content));
+      seen.push(["harness.event", { runId: RUN, type: "text", content }]);
+    },
+  };
+  const peer = hostPeer(() => {}, {
+    onNotification: (method, params) => seen.push([method, params]),
+    onWarning: (message) => seen.push(["warning", message]),
+    ...(withSink ? { textSink: () => sink } : {}),
+  });
+  for (const p of parts) peer.feed(p);
+  return seen;
+}
+
+describe("hostPeer's text events from the bytes", () => {
+  it("hands on what the generic decode does, on generated streams cut anywhere", () => {
+    fromBytes = 0;
+    for (let seed = 1; seed <= 300; seed++) {
+      const r = rng(seed);
+      const lines: Buffer[] = [];
+      for (let n = 5 + r.int(30); n > 0; n--) lines.push(line(r));
+      const all = Buffer.concat(lines);
+      const parts: Buffer[] = [];
+      for (let at = 0; at < all.length; ) {
+        const size = r.next() < 0.2 ? 1 + r.int(8) : 1 + r.int(500);
+        parts.push(all.subarray(at, at + size));
+        at += size;
+      }
+      const withSink = feed(parts, true);
+      expect(withSink, `seed ${seed}`).toEqual(feed(parts, false));
+    }
+    expect(fromBytes).toBeGreaterThan(1000);
+  });
+});

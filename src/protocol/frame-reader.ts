@@ -1,0 +1,96 @@
+// A runner's stdout as frames, with the relay's common case read straight from the chunk's bytes: a delta that
+// repeats the attachment and turn of the last delta decoded, spelled as runners write it, its text valid UTF-8
+// with nothing JSON would escape. Such a line makes no string of its own (nor of its text: the log copies the
+// bytes, see verbatimBytes); decodeRunnerFrameFast would have returned the same frame from it, since the bytes
+// match, one for one, the line it accepts for these ids and that text. Every other line goes through
+// LineSplitter and decodeRunnerFrameFast (and so the zod reference), which keep every rule: the 4 MiB cap,
+// escapes, other members or spellings, bad UTF-8 (replaced by U+FFFD there, as before). frame-reader.test.ts
+// holds the two ways to the same frames and errors on generated streams cut into random chunks.
+import {
+  DELTA_HEAD,
+  DELTA_TEXT,
+  DELTA_TURN,
+  decodeRunnerFrameFast,
+  type SeenIds,
+  verbatimBytes,
+} from "./fast-frames.js";
+import { bytesAt, FastLineSplitter, plainToken } from "./fast-lines.js";
+import { MAX_FRAME } from "./ndjson.js";
+import type { RunnerToBrainFrame } from "./runner.js";
+
+const [NEWLINE, BRACE] = [0x0a, 0x7d];
+const NO_PREFIX = Buffer.alloc(0);
+
+export class RunnerFrameReader {
+  private readonly splitter: FastLineSplitter;
+  private readonly seen: SeenIds = { attachment: "", turn: "" };
+  /** The bytes a delta of `seen`'s ids starts with, up to its text; empty until a delta was decoded. */
+  private prefix: Buffer = NO_PREFIX;
+  private prefixIds: SeenIds = { attachment: "", turn: "" };
+
+  /**
+   * `onLine` gets every line not read from the bytes (decode it with `decode`, which may throw ProtocolError);
+   * `onFrame` the deltas that were. Both are called in stream order.
+   */
+  constructor(
+    onLine: (line: string) => void,
+    private readonly onFrame: (frame: RunnerToBrainFrame) => void,
+  ) {
+    this.splitter = new FastLineSplitter(onLine, (chunk, pos) => this.delta(chunk, pos));
+  }
+
+  /** One line as a frame (decodeRunnerFrameFast); throws ProtocolError for an invalid one. */
+  decode(line: string): RunnerToBrainFrame {
+    const frame = decodeRunnerFrameFast(line, this.seen);
+    const { attachment, turn } = this.seen;
+    if (attachment !== this.prefixIds.attachment || turn !== this.prefixIds.turn) {
+      this.prefixIds = { attachment, turn };
+      this.prefix = Buffer.from(`${DELTA_HEAD}${attachment}${DELTA_TURN}${turn}${DELTA_TEXT}`);
+    }
+    return frame;
+  }
+
+  /** Throws FramingError when a line passes the cap (from LineSplitter); unusable after that. */
+  push(chunk: Buffer): void {
+    this.splitter.push(chunk);
+  }
+
+  /** Bytes of an unfinished line still held. */
+  get buffered(): number {
+    return this.splitter.buffered;
+  }
+
+  /** At end of stream: a half-written last line is a FramingError. */
+  end(): void {
+    this.splitter.end();
+  }
+
+  /**
+   * When the line at `pos` is a delta of the known ids whose text is plain (see the file's comment), passes it
+   * on and returns where the next line starts; otherwise -1, having passed on nothing.
+   */
+  private delta(chunk: Buffer, pos: number): number {
+    const prefix = this.prefix;
+    if (prefix.length === 0 || !bytesAt(chunk, pos, prefix)) return -1;
+    const start = pos + prefix.length;
+    const i = plainToken(chunk, start);
+    // The line must end right after the text: `"}}` and its newline, all in this chunk.
+    if (
+      i === -1 ||
+      i + 3 >= chunk.length ||
+      chunk[i + 1] !== BRACE ||
+      chunk[i + 2] !== BRACE ||
+      chunk[i + 3] !== NEWLINE
+    )
+      return -1;
+    if (i + 3 - pos > MAX_FRAME) return -1; // LineSplitter refuses it
+    const { attachment, turn } = this.prefixIds;
+    this.onFrame({
+      attachment,
+      turn,
+      event: "assistant.delta",
+      data: verbatimBytes(chunk, start, i),
+    } as RunnerToBrainFrame);
+    return i + 4;
+  }
+}

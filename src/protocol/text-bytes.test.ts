@@ -1,0 +1,79 @@
+// A turn's text gathered as bytes: the whole text is the pieces joined, whatever they hold, and each piece's
+// delta data gives back that piece (as the log will write it).
+import { describe, expect, it } from "vitest";
+import { heldBytes, TextBytes } from "./fast-frames.js";
+
+const bytesOf = (data: unknown): string | undefined => {
+  const held = heldBytes(data);
+  if (!held) return undefined;
+  const out = Buffer.alloc(held.byteLength);
+  held.copyTo(out, 0);
+  return out.toString("utf8");
+};
+
+describe("TextBytes", () => {
+  it("is the pieces joined, and gives each piece back as its delta's data", () => {
+    const acc = new TextBytes();
+    expect(acc.empty).toBe(true);
+    const pieces = [
+      "plain ",
+      "é日本😀",
+      'q"uote',
+      "back\\slash",
+      "tab\t",
+      "\u2028",
+      "x".repeat(70_000),
+      "end",
+    ];
+    const data = pieces.map((p) => acc.add(p));
+    expect(acc.text()).toBe(pieces.join(""));
+    expect(data.map((d) => d.text)).toEqual(pieces);
+    // Pieces JSON writes as they are are the accumulator's bytes (across its growth); the rest plain strings.
+    expect(data.map((d) => bytesOf(d) !== undefined)).toEqual([
+      true,
+      true,
+      false,
+      false,
+      false,
+      true,
+      true,
+      true,
+    ]);
+    expect(data.map((d) => bytesOf(d) ?? d.text)).toEqual(pieces);
+    expect(JSON.stringify(data[1])).toBe(JSON.stringify({ text: pieces[1] }));
+  });
+
+  it("keeps a long turn's text whole across its blocks, and every piece's bytes as they were", () => {
+    const acc = new TextBytes();
+    const pieces = Array.from(
+      { length: 30_000 },
+      (_, i) => `${i % 7 === 0 ? "é😀" : "w"}${"x".repeat(i % 97)} `,
+    );
+    const data = pieces.map((p, i) =>
+      i % 2 ? acc.add(p) : acc.addBytes(Buffer.from(p), 0, Buffer.byteLength(p)),
+    );
+    expect(acc.text()).toBe(pieces.join(""));
+    expect(data.map((d) => bytesOf(d))).toEqual(pieces);
+  });
+
+  it("takes plain bytes read from a stream as pieces too, before and after a lone surrogate", () => {
+    const acc = new TextBytes();
+    const chunk = Buffer.from("..héllo..wörld..");
+    const first = acc.addBytes(chunk, 2, 8);
+    expect(bytesOf(first)).toBe("héllo");
+    acc.add("\udc00");
+    const after = acc.addBytes(chunk, 10, 16);
+    expect(after).toEqual({ text: "wörld" });
+    expect(acc.text()).toBe("héllo\udc00wörld");
+  });
+
+  it("keeps a lone surrogate exactly (UTF-8 cannot carry one), and every piece after it", () => {
+    const acc = new TextBytes();
+    const pieces = ["before ", "\ud83d", "\ude00 after", "more"];
+    const data = pieces.map((p) => acc.add(p));
+    expect(acc.text()).toBe(pieces.join(""));
+    expect(data.map((d) => d.text)).toEqual(pieces);
+    expect(data.slice(1).every((d) => bytesOf(d) === undefined)).toBe(true);
+    expect(acc.empty).toBe(false);
+  });
+});
