@@ -1,7 +1,7 @@
 // A session over the fs store whose log writes fail (a full disk) or are held back (a slow disk): what the
 // session guarantees when the disk is the slow or broken part.
 import { afterEach, describe, expect, it } from "vitest";
-import { events, makeBrain, type TestBrain, textOf } from "../testing/brain.js";
+import { echoFactory, events, makeBrain, type TestBrain, textOf } from "../testing/brain.js";
 import type { HarnessFactory } from "./harness.js";
 
 let t: TestBrain;
@@ -9,31 +9,37 @@ afterEach(async () => {
   await t?.cleanup();
 });
 
+type LogWrite = typeof import("../store/fs/index.js")["nodeLogIO"]["write"];
+
+/** A Brain on the fs store whose log writes go through `write` (given the real one), with `factory`'s harness. */
+async function brainOverDisk(
+  write: (real: LogWrite, ...args: Parameters<LogWrite>) => ReturnType<LogWrite>,
+  factory: HarnessFactory,
+) {
+  const { FsSessionStore, nodeLogIO } = await import("../store/fs/index.js");
+  const { Brain } = await import("./brain.js");
+  const { HarnessRegistry } = await import("./registry.js");
+  const { ToolRouter } = await import("../tools/router.js");
+  const { BuiltinTools } = await import("../tools/builtin.js");
+  const io = { ...nodeLogIO, write: (...args: Parameters<LogWrite>) => write(nodeLogIO.write, ...args) };
+  t = makeBrain();
+  return new Brain({
+    store: new FsSessionStore(t.home, io),
+    harnesses: new HarnessRegistry([factory]),
+    tools: new ToolRouter([new BuiltinTools()]),
+  });
+}
+
 describe("a full disk", () => {
   it("fails the prompt with the disk's error, loses nothing already written, and works again after", async () => {
-    const { FsSessionStore, nodeLogIO } = await import("../store/fs/index.js");
     let full = false;
-    const io = {
-      ...nodeLogIO,
-      write: (...args: Parameters<typeof nodeLogIO.write>) => {
-        if (full) {
-          const err = Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
-          return Promise.reject(err);
-        }
-        return nodeLogIO.write(...args);
-      },
-    } as typeof nodeLogIO;
-    t = makeBrain();
-    const { Brain } = await import("./brain.js");
-    const { HarnessRegistry } = await import("./registry.js");
-    const { ToolRouter } = await import("../tools/router.js");
-    const { BuiltinTools } = await import("../tools/builtin.js");
-    const { echoFactory } = await import("../testing/brain.js");
-    const brain = new Brain({
-      store: new FsSessionStore(t.home, io),
-      harnesses: new HarnessRegistry([echoFactory()]),
-      tools: new ToolRouter([new BuiltinTools()]),
-    });
+    const brain = await brainOverDisk((write, ...args) => {
+      if (full) {
+        const err = Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+        return Promise.reject(err);
+      }
+      return write(...args);
+    }, echoFactory());
     try {
       const session = await brain.create({ harness: "echo" });
       await (await session.prompt("before")).settled;
@@ -54,20 +60,7 @@ describe("a full disk", () => {
 
 describe("a new session's first prompt", () => {
   it("opens the harness while the prompt is made durable, and logs the prompt before anything the harness says", async () => {
-    const { FsSessionStore, nodeLogIO } = await import("../store/fs/index.js");
     let held: Promise<void> | undefined;
-    const io = {
-      ...nodeLogIO,
-      write: async (...args: Parameters<typeof nodeLogIO.write>) => {
-        await held;
-        return nodeLogIO.write(...args);
-      },
-    } as typeof nodeLogIO;
-    t = makeBrain();
-    const { Brain } = await import("./brain.js");
-    const { HarnessRegistry } = await import("./registry.js");
-    const { ToolRouter } = await import("../tools/router.js");
-    const { echoFactory } = await import("../testing/brain.js");
     const echo = echoFactory();
     let opened: () => void = () => {};
     const opening = new Promise<void>((resolve) => {
@@ -81,11 +74,10 @@ describe("a new session's first prompt", () => {
         return echo.open(options);
       },
     };
-    const brain = new Brain({
-      store: new FsSessionStore(t.home, io),
-      harnesses: new HarnessRegistry([factory]),
-      tools: new ToolRouter([]),
-    });
+    const brain = await brainOverDisk(async (write, ...args) => {
+      await held;
+      return write(...args);
+    }, factory);
     try {
       const session = await brain.create({ harness: "echo" });
       let release: () => void = () => {};

@@ -2,24 +2,9 @@
 // in every spelling JSON allows, and each kind of breakage. Both must accept with equal values, or both refuse
 // with the same error.
 import { describe, expect, it } from "vitest";
+import { type Rng, rng } from "../testing/rng.js";
 import { decodeRunnerFrameFast, exactDelta, fastFrame, verbatimText } from "./fast-frames.js";
 import { decodeRunnerFrame } from "./frames.js";
-
-/** mulberry32: a small seeded generator, so a failure names a case that can be replayed. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
-  return { next, int, pick };
-}
-type Rng = ReturnType<typeof rng>;
 
 const PIECES = [
   "a",

@@ -2,25 +2,11 @@
 // LineSplitter + decodeRunnerFrame (zod) over the same bytes cut into random chunks. Both must give the same
 // frames and the same errors, in the same order, whatever the cuts.
 import { describe, expect, it } from "vitest";
+import { type Rng, rng } from "../testing/rng.js";
 import { heldBytes } from "./fast-frames.js";
 import { RunnerFrameReader } from "./frame-reader.js";
 import { decodeRunnerFrame, ProtocolError } from "./frames.js";
 import { FramingError, LineSplitter, MAX_FRAME } from "./ndjson.js";
-
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
-  return { next, int, pick };
-}
-type Rng = ReturnType<typeof rng>;
 
 const b = (s: string) => Buffer.from(s);
 /** Pieces of a text token's inside, as bytes: plain, multi-byte, escaped, and bytes no valid line may hold. */

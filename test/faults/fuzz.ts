@@ -3,22 +3,19 @@
 // FAULTS_FUZZ_ITERATIONS (default 4000 per codec) and FAULTS_SEED (default 14) change the run.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { mulberry32 } from "../../src/testing/rng.js";
 
 export const SEED = Number(process.env.FAULTS_SEED ?? 14);
 export const ITERATIONS = Number(process.env.FAULTS_FUZZ_ITERATIONS ?? 4_000);
 
-/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
+/** Seeded draws (mulberry32, src/testing/rng.ts) with the helpers the fuzzers use. */
 export class Prng {
-  private state: number;
+  private readonly draw: () => number;
   constructor(seed: number) {
-    this.state = seed >>> 0;
+    this.draw = mulberry32(seed);
   }
   next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    return this.draw();
   }
   int(n: number): number {
     return Math.floor(this.next() * n);

@@ -2,21 +2,8 @@
 // a text sink must hand on the very notifications (and warnings) a peer without one does, in the same order,
 // whatever the chunks.
 import { describe, expect, it } from "vitest";
+import { rng } from "../../testing/rng.js";
 import { hostPeer, type TextSink } from "./rpc-peer.js";
-
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
-  return { next, int, pick };
-}
 
 const b = (s: string) => Buffer.from(s);
 const CONTENT = [
