@@ -1,10 +1,11 @@
 // Loads brain.config.json (from the working dir, or --config FILE). Every error names the file, the field and
 // what is wrong.
 import { existsSync, readFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname } from "node:path";
 import { builtinCatalog, catalogConfigSchema } from "../harnesses/catalog.js";
 import type { Catalog } from "../harnesses/family.js";
 import type { BrainConfig } from "../protocol/config.js";
+import { configFile } from "./config-file.js";
 import { ConfigError } from "./errors.js";
 
 export { ConfigError };
@@ -17,15 +18,13 @@ export interface LoadedConfig {
   dir: string;
 }
 
-export const CONFIG_FILE = "brain.config.json";
-
 /** Checked against the catalog's families: their settings blocks are strict, naming an unknown family or field. */
 export function loadConfig(
   explicit: string | undefined,
   cwd = process.cwd(),
   catalog: Catalog = builtinCatalog(),
 ): LoadedConfig {
-  const file = explicit ? resolve(cwd, explicit) : resolve(cwd, CONFIG_FILE);
+  const file = configFile(explicit, cwd);
   if (!existsSync(file)) {
     if (explicit) throw new ConfigError(`${explicit}: no such config file`);
     return { config: {}, dir: cwd };

@@ -5,12 +5,13 @@
 // same launch; otherwise the child is killed and the run goes on as if it had never been started. Anything
 // unexpected here means no early start, never an error: the validated path reports mistakes.
 import { existsSync, readFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { findMissing, splitCommandLine } from "../harnesses/process/command.js";
 import { echoRunnerPath, piRunnerPath } from "../harnesses/process/runner-paths.js";
 import { type RunnerLaunch, StartedRunner, spawnRunner } from "../harnesses/process/started-runner.js";
 import { MAX_FRAME } from "../protocol/ndjson.js";
+import { configFile } from "./config-file.js";
 
 /** `brain run`'s options (commands/run.ts parses with these too, plus --config). */
 export const RUN_OPTIONS = {
@@ -26,9 +27,6 @@ export const RUN_OPTIONS = {
   server: { type: "string" },
   token: { type: "string" },
 } as const;
-
-/** The file loadConfig reads when no --config is given (config.ts's CONFIG_FILE). */
-const CONFIG_FILE = "brain.config.json";
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -65,7 +63,7 @@ function earlyLaunch(args: string[], cwd: string): RunnerLaunch | undefined {
   const prompt = positionals.join(" ");
   // An empty or oversized prompt is refused before any session: no runner for it.
   if (!prompt || Buffer.byteLength(JSON.stringify(prompt)) > MAX_FRAME - 1024) return;
-  const file = resolve(cwd, values.config ?? CONFIG_FILE);
+  const file = configFile(values.config, cwd);
   let config: unknown = {};
   let dir = cwd;
   if (existsSync(file)) {

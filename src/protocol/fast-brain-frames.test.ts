@@ -2,6 +2,8 @@
 // Brain sends, each result the SDK sends back and assistant.message data, valid and broken at every field in
 // every way (missing, wrong type, empty, unknown field, `__proto__`). A fast check may pass a value only when
 // the reference does, to the same value; the valid ones it must pass, or it saves nothing.
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { decodeBrainFrameFast, isRequestResult, messageDataProblem } from "./fast-brain-frames.js";
 import { decodeBrainFrame } from "./frames.js";
@@ -85,7 +87,7 @@ const OPEN = {
   method: "open",
   params: {
     session_id: "s1",
-    dir: "/tmp/s1",
+    dir: join(tmpdir(), "s1"),
     config: {
       model: "m",
       system_prompt: "be brief",

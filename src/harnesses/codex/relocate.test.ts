@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { tempDir } from "../../testing/brain.js";
 import { fragmentHash, relocateRollouts, rolloutCwd, rolloutsOf } from "./relocate.js";
 
-// A permissions fragment and the fingerprint Codex 0.171.0 wrote for it in a rollout's world_state line.
+// A permissions fragment and the fingerprint Codex 0.171.0 wrote for it in a rollout's world_state line: captured
+// data, its directory included (the fingerprint hashes that exact text), not a path this test uses.
 const SEEN_DIR = "/tmp/brain-conformance-ldFs7h/sessions/609444e9-9a99-4f38-823b-bb4f7465c6de/native/work";
 const SEEN =
   "<permissions instructions>\nFilesystem sandboxing defines which files can be read or written. `sandbox_mode` is `workspace-write`: The sandbox permits reading files, and editing files in `cwd` and `writable_roots`. Editing files in other directories requires approval. Network access is restricted.\n `approval_policy` is `unless-trusted`: The harness will require user approval before running commands unless an explicit exec policy rule allows them.\n The writable roots are `/tmp`, `" +
@@ -48,24 +49,25 @@ describe("codex rollout relocation", () => {
   it("rewrites the old paths where whole and re-fingerprints the fragments that named them", () => {
     const home = tempDir("codex-relocate-");
     dirs.push(home);
-    const file = rollout(home, "01a2-thread", "/old/place/work");
+    const [from, to] = [join(home, "old/place/work"), join(home, "new/spot/work")];
+    const file = rollout(home, "01a2-thread", from);
     expect(rolloutsOf(home, "01a2-thread")).toEqual([file]);
-    expect(rolloutCwd(file)).toBe("/old/place/work");
+    expect(rolloutCwd(file)).toBe(from);
 
-    expect(relocateRollouts([file], [{ from: "/old/place/work", to: "/new/spot/work" }])).toEqual([file]);
+    expect(relocateRollouts([file], [{ from, to }])).toEqual([file]);
     const lines = readFileSync(file, "utf8")
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l));
     expect(lines[0].payload).toMatchObject({
-      cwd: "/new/spot/work",
-      runtime_workspace_roots: ["/new/spot/work"],
+      cwd: to,
+      runtime_workspace_roots: [to],
     });
-    const block = SEEN.replace(SEEN_DIR, "/new/spot/work");
+    const block = SEEN.replace(SEEN_DIR, to);
     expect(lines[1].payload.content[0].text).toBe(`${block}\n`);
     expect(lines[2].payload.state.permissions.instructions).toBe(fragmentHash("developer", block));
-    expect(lines[3].payload.note).toBe("/old/place/workspace stays, /new/spot/work/sub moves");
+    expect(lines[3].payload.note).toBe(`${from}space stays, ${to}/sub moves`);
     // Nothing to move: nothing written.
-    expect(relocateRollouts([file], [{ from: "/new/spot/work", to: "/new/spot/work" }])).toEqual([]);
+    expect(relocateRollouts([file], [{ from: to, to }])).toEqual([]);
   });
 });
