@@ -104,3 +104,30 @@ describe("session leases", () => {
     await stale.close();
   });
 });
+
+describe("a lease released while a renewal is in flight", () => {
+  it("frees the session at once: the release waits for the renewal and deletes at its revision", async () => {
+    const [a, b] = await twoNodes();
+    await a.store.create({ ...base, id: "l9" });
+    const log = await a.store.openLog("l9");
+    type Bucket = { update: (...args: unknown[]) => Promise<number> };
+    const leases = (a.store as unknown as { leases: Map<string, { bucket: Bucket }> }).leases;
+    const bucket = leases.get("l9")!.bucket;
+    const update = bucket.update.bind(bucket);
+    let started: () => void = () => {};
+    const renewalStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    // The next renewal is done in NATS, but its answer arrives late: the close below lands in between.
+    bucket.update = async (...args: unknown[]) => {
+      const revision = await update(...args);
+      started();
+      await new Promise((r) => setTimeout(r, 200));
+      return revision;
+    };
+    await renewalStarted;
+    await log.close();
+    bucket.update = update;
+    expect(await b.store.owner("l9")).toBeUndefined();
+  });
+});

@@ -17,6 +17,8 @@ export class Lease {
   private lostWith: NatsStoreError | undefined;
   private released = false;
   private paused = false;
+  /** The renewal in flight, if any: release waits for it, or would delete at a revision it just replaced. */
+  private renewing: Promise<unknown> | undefined;
   private readonly lostListeners = new Set<(err: NatsStoreError) => void>();
 
   private constructor(
@@ -106,6 +108,7 @@ export class Lease {
     if (this.released) return;
     this.released = true;
     clearTimeout(this.timer);
+    await this.renewing;
     if (this.lostWith) return;
     await this.bucket.delete(this.session, { previousSeq: this.revision }).catch(() => {});
   }
@@ -128,8 +131,12 @@ export class Lease {
     const sentAt = Date.now();
     const value = JSON.stringify({ node: this.holder.node, renewed: new Date(sentAt).toISOString() });
     try {
-      this.revision = await this.bucket.update(this.session, value, this.revision);
-      this.renewedAt = sentAt;
+      const update = this.bucket.update(this.session, value, this.revision).then((revision) => {
+        this.revision = revision;
+        this.renewedAt = sentAt;
+      });
+      this.renewing = update.catch(() => {});
+      await update;
     } catch (err) {
       if (/wrong last sequence/i.test(errorMessage(err))) {
         this.lose("its lease was taken by another node");
