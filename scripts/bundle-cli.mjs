@@ -23,35 +23,50 @@ const out = join(root, "dist/cli");
 /** Bundled packages: zod, and the ACP SDK, so that no chunk needs require() of an ES module (Node 20.19+). */
 const BUNDLED = /^(zod|@agentclientprotocol\/sdk)(\/|$)/;
 
-rmSync(out, { recursive: true, force: true });
-const bundle = await rolldown({
-  input: { main: join(root, "dist/src/cli/main.js") },
-  platform: "node",
-  external: (id, importer) => !id.startsWith(".") && !id.startsWith("/") && !!importer && !BUNDLED.test(id),
-  logLevel: "warn",
-});
-const { output } = await bundle.write({
-  dir: out,
-  format: "cjs",
-  // A package imported lazily is require()d lazily: code compiled by vm.Script cannot run import().
-  dynamicImportInCjs: false,
-  entryFileNames: "[name].js",
-  chunkFileNames: "[name]-[hash].js",
-  sourcemap: false,
-});
-await bundle.close();
-writeFileSync(join(out, "package.json"), '{\n  "type": "commonjs"\n}\n');
+/** Bundles `input` into CommonJS chunks in `dir`; packages stay require()d from node_modules unless `bundled`. */
+async function bundleCjs(input, dir, bundled) {
+  rmSync(dir, { recursive: true, force: true });
+  const bundle = await rolldown({
+    input: { main: input },
+    platform: "node",
+    external: (id, importer) => !id.startsWith(".") && !id.startsWith("/") && !!importer && !bundled.test(id),
+    logLevel: "warn",
+  });
+  const { output } = await bundle.write({
+    dir,
+    format: "cjs",
+    // A package imported lazily is require()d lazily: code compiled by vm.Script cannot run import().
+    dynamicImportInCjs: false,
+    entryFileNames: "[name].js",
+    chunkFileNames: "[name]-[hash].js",
+    sourcemap: false,
+  });
+  await bundle.close();
+  writeFileSync(join(dir, "package.json"), '{\n  "type": "commonjs"\n}\n');
+  const chunks = output.filter((chunk) => chunk.type === "chunk");
+  for (const chunk of chunks) {
+    if (/\bimport\(/.test(readFileSync(join(dir, chunk.fileName), "utf8")))
+      throw new Error(
+        `${relative(root, dir)}/${chunk.fileName} kept an import(): bin/load-bundle.js cannot run it`,
+      );
+  }
+  return chunks;
+}
+
 const modules = {};
-for (const chunk of output) {
-  if (chunk.type !== "chunk") continue;
-  if (/\bimport\(/.test(readFileSync(join(out, chunk.fileName), "utf8")))
-    throw new Error(`dist/cli/${chunk.fileName} kept an import(): bin/load-bundle.js cannot run it`);
+for (const chunk of await bundleCjs(join(root, "dist/src/cli/main.js"), out, BUNDLED)) {
   modules[chunk.fileName] = chunk.moduleIds.map((id) => {
     const at = id.lastIndexOf("/node_modules/");
     return at >= 0 ? id.slice(at + 1) : relative(root, id);
   });
 }
 writeFileSync(join(out, "modules.json"), `${JSON.stringify(modules, null, 1)}\n`);
+
+// The echo runner, which `brain run` starts by default (src/harnesses/process/runner-paths.ts), as one CommonJS
+// file: Node 20's ES module loader, loading it as tsc writes it (8 modules), was about 30 ms of its 195 ms of CPU
+// to start (alternating runs, loaded machine), and the runner's start is what a short `brain run` waits for.
+// runners/echo/main.ts stays the readable example; zod (the SDK's check of a frame it cannot read) stays lazy.
+await bundleCjs(join(root, "dist/runners/echo/main.js"), join(root, "dist/runners/echo/bundle"), /^$/);
 
 // The code cache: --help loads every command's chunk, then the run writes the chunks it loads again, with the
 // functions a run compiles.
