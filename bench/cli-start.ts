@@ -4,6 +4,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { makeTemp, removeTemp, withTimeout } from "./lib/cleanup.js";
 import { type BenchRow, interleave, log, type Sample, timed, timeRow } from "./lib/measure.js";
+import { userEnv } from "./lib/user-env.js";
 import type { BenchOptions } from "./options.js";
 
 /** dist/bench → bin/brain.js */
@@ -33,7 +34,8 @@ export async function cliStartBench(opts: BenchOptions): Promise<BenchRow[]> {
   const reps = opts.quick ? opts.reps : opts.reps * 2;
   const home = await makeTemp("cli-start-home");
   const cwd = await makeTemp("cli-start-cwd");
-  const env = { ...process.env, BRAIN_HOME: home, BRAIN_URL: "", BRAIN_TOKEN: "" };
+  // As a user runs them: not with the daemon's thread pool the bench runs under (lib/user-env.ts).
+  const env = { ...userEnv(), BRAIN_HOME: home, BRAIN_URL: "", BRAIN_TOKEN: "" };
   log(`cli-start: brain run "hello", brain harnesses and node -e 0, ${reps} rounds`);
   const sample = (args: string[]) => async (): Promise<Sample> => {
     const { seconds, foreign } = await timed(() => runToExit(args, env, cwd));

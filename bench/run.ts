@@ -25,6 +25,7 @@ import { installCleanup } from "./lib/cleanup.js";
 import { type BenchRow, log } from "./lib/measure.js";
 import { fmtCount, fmtMs, fmtPct, fmtSummary, type Summary } from "./lib/stats.js";
 import { renderTable } from "./lib/table.js";
+import { BENCH_IO_THREADS } from "./lib/user-env.js";
 import { logScaleBench } from "./log-scale.js";
 import { mcpToolsBench } from "./mcp-tools.js";
 import type { BenchOptions } from "./options.js";
@@ -255,7 +256,7 @@ function underDaemonThreads(): boolean {
   };
   const again = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
     stdio: "inherit",
-    env: reserveIoThreads({ ...process.env }),
+    env: { ...reserveIoThreads({ ...process.env }), [BENCH_IO_THREADS]: "1" },
   });
   process.exitCode = again.status ?? 1;
   return false;

@@ -1,8 +1,9 @@
 // What the CLI loads to start: `brain run` on a runner and `brain harnesses` must not import the packages only
-// some sessions use (the MCP SDK, the AI SDK, Ajv, Hono, NATS, the ACP SDK). A module-resolution hook in the
-// real process reports every package module it resolves; one stray static import of a heavy module from a
-// family's descriptor costs every start hundreds of milliseconds. bin/brain.js loads the bundle in dist/cli/: a
-// chunk loaded counts as every module it holds (dist/cli/modules.json, written with the bundle).
+// some sessions use (the MCP SDK, the AI SDK, Ajv, Hono, NATS, the ACP SDK). Hooks in the real process report
+// every file it resolves, as an ES module or with require(), and at exit the CommonJS modules it holds; one stray
+// static import of a heavy module from a family's descriptor costs every start hundreds of milliseconds.
+// bin/brain.js loads the bundle in dist/cli/ (CommonJS chunks): a chunk loaded counts as every module it holds
+// (dist/cli/modules.json, written with the bundle).
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -15,7 +16,18 @@ const HOOK = `export async function resolve(specifier, context, next) {
   if (resolved.url.startsWith("file:")) process.stderr.write("RESOLVED " + resolved.url + "\\n");
   return resolved;
 }`;
-const REGISTER = `import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOK)}`)});`;
+/** The ES module hook, plus require()'s resolution and, at exit, the modules in require.cache (the chunks). */
+const REGISTER = `import Module, { register } from "node:module";
+import { pathToFileURL } from "node:url";
+register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOK)}`)});
+const report = (file) => file.startsWith("/") && process.stderr.write("RESOLVED " + pathToFileURL(file).href + "\\n");
+const resolveFilename = Module._resolveFilename;
+Module._resolveFilename = function (...args) {
+  const file = resolveFilename.apply(this, args);
+  report(file);
+  return file;
+};
+process.on("exit", () => Object.keys(Module._cache).forEach(report));`;
 
 /** Packages a runner session or a listing never needs. */
 const HEAVY = [
@@ -44,7 +56,7 @@ function filesResolved(
     { cwd, env, encoding: "utf8", input },
   );
   expect(result.status, result.stderr).toBe(0);
-  return [...result.stderr.matchAll(/^RESOLVED (\S+)$/gm)].map((m) => m[1]!);
+  return [...new Set([...result.stderr.matchAll(/^RESOLVED (\S+)$/gm)].map((m) => m[1]!))];
 }
 
 /** The files `brain <args>` resolved, each chunk of the bundle as the files it holds. */

@@ -3,8 +3,9 @@
 import { join } from "node:path";
 import { installRoot } from "../../core/install-root.js";
 
+/** The echo runner (runners/echo) as `npm run build` bundles it (scripts/bundle-cli.mjs): it starts faster. */
 export function echoRunnerPath(): string {
-  return join(installRoot(), "dist/runners/echo/main.js");
+  return join(installRoot(), "dist/runners/echo/bundle/main.js");
 }
 
 /** The reference runner on pi's agent core (runners/pi); it takes its model and provider from the session. */
