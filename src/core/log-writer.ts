@@ -9,8 +9,10 @@ import { PendingRequests } from "./pending.js";
 /** What the writer needs of a running turn. */
 export interface TurnWrites {
   id: string;
-  /** The turn's appends in flight: it settles only once each is durable or known lost. */
-  writes: Set<Promise<void>>;
+  /** How many of the turn's appends are in flight: it settles only once each is durable or known lost. */
+  writing: number;
+  /** Woken when `writing` drops to 0 (drain). */
+  drained?: (() => void)[];
 }
 
 /** A turn whose write failed; `settled` is its turn.settled's data, once the turn has ended. */
@@ -26,6 +28,8 @@ export class LogWriter {
   private emitted: NewEvent[] = [];
   private stalled: Stalled | undefined;
   private closingOut: Promise<void> | undefined;
+  /** The settle functions of the last turn that wrote (see settlers). */
+  private settling: { turn: TurnWrites; then: [() => void, (err: Error) => void] } | undefined;
 
   constructor(
     readonly log: EventLog,
@@ -64,7 +68,11 @@ export class LogWriter {
   /** Resolves once every write of `turn` is durable or known lost. */
   async drain(turn: TurnWrites): Promise<void> {
     this.flush();
-    while (turn.writes.size > 0) await Promise.allSettled([...turn.writes]);
+    while (turn.writing > 0) {
+      turn.drained ??= [];
+      const drained = turn.drained;
+      await new Promise<void>((resolve) => drained.push(resolve));
+    }
   }
 
   /** The first failed write of a turn: nothing more is written until its close-out. */
@@ -124,14 +132,34 @@ export class LogWriter {
     const written = this.log.append(events, options);
     const turn = this.running();
     if (turn) {
-      const done: Promise<void> = written.then(
-        () => {},
-        (err: Error) => this.stall(turn, err),
-      );
-      turn.writes.add(done);
-      void done.then(() => turn.writes.delete(done));
+      turn.writing++;
+      const [done, failed] = this.settlers(turn);
+      written.then(done, failed);
     }
     return written;
+  }
+
+  /**
+   * What a turn's write does once durable or lost: the functions are made once per turn, not per append (a tool
+   * call appends twice, a runner's stdout chunk once).
+   */
+  private settlers(turn: TurnWrites): [() => void, (err: Error) => void] {
+    if (this.settling?.turn === turn) return this.settling.then;
+    const done = () => {
+      if (--turn.writing > 0 || !turn.drained) return;
+      const drained = turn.drained;
+      turn.drained = undefined;
+      for (const wake of drained) wake();
+    };
+    const then: [() => void, (err: Error) => void] = [
+      done,
+      (err) => {
+        this.stall(turn, err);
+        done();
+      },
+    ];
+    this.settling = { turn, then };
+    return then;
   }
 }
 

@@ -14,7 +14,7 @@ import {
 } from "../protocol/events.js";
 import { describeIssues } from "../protocol/frames.js";
 import type { CheckpointManifest } from "./checkpoints/index.js";
-import { CommandKeys } from "./command-keys.js";
+import { CommandKeys, KEYED_EVENTS } from "./command-keys.js";
 import { SessionError } from "./errors.js";
 import type { AppendOptions, EventLog } from "./event-log.js";
 import { type Harness, HarnessError } from "./harness.js";
@@ -125,7 +125,7 @@ export class Session {
       id: randomUUID(),
       abort: new AbortController(),
       toolCalls: new Set(),
-      writes: new Set(),
+      writing: 0,
     };
     setMaxListeners(0, turn.abort.signal); // every tool call in flight listens for the interrupt
     this.running = turn;
@@ -301,10 +301,14 @@ export class Session {
     if (this.running === turn) this.harness?.interrupt(turn.id).catch(() => {});
   }
 
-  private async append(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]> {
-    const written = await this.writer.append(events, options);
-    this.keys.observe(written);
-    return written;
+  private append(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]> {
+    const written = this.writer.append(events, options);
+    // Only a command's event carries a key: a tool call's or result's append needs no step after its commit.
+    if (!events.some(isKeyed)) return written;
+    return written.then((durable) => {
+      this.keys.observe(durable);
+      return durable;
+    });
   }
 
   private async ensureHarness(): Promise<Harness> {
@@ -390,5 +394,8 @@ export class Session {
     if (this.closed) throw new SessionError("conflict", `session ${this.parts.id} is closed`);
   }
 }
+
+const KEYED_TYPES = new Set<string>(KEYED_EVENTS);
+const isKeyed = (event: NewEvent) => KEYED_TYPES.has(event.type);
 
 const keyed = (key: string | undefined) => (key === undefined ? {} : { idempotency_key: key });
