@@ -4,15 +4,14 @@
 import type { ErrorInfo, NewEvent, SessionEvent } from "../protocol/events.js";
 import type { ToolResult } from "../protocol/runner.js";
 import type { AppendOptions, EventLog } from "./event-log.js";
+import type { InFlight } from "./in-flight.js";
 import { PendingRequests } from "./pending.js";
 
 /** What the writer needs of a running turn. */
 export interface TurnWrites {
   id: string;
-  /** How many of the turn's appends are in flight: it settles only once each is durable or known lost. */
-  writing: number;
-  /** Woken when `writing` drops to 0 (drain). */
-  drained?: (() => void)[];
+  /** The turn's appends in flight: it settles only once each is durable or known lost. */
+  writes: InFlight;
 }
 
 /** A turn whose write failed; `settled` is its turn.settled's data, once the turn has ended. */
@@ -68,11 +67,7 @@ export class LogWriter {
   /** Resolves once every write of `turn` is durable or known lost. */
   async drain(turn: TurnWrites): Promise<void> {
     this.flush();
-    while (turn.writing > 0) {
-      turn.drained ??= [];
-      const drained = turn.drained;
-      await new Promise<void>((resolve) => drained.push(resolve));
-    }
+    await turn.writes.idle();
   }
 
   /** The first failed write of a turn: nothing more is written until its close-out. */
@@ -132,7 +127,7 @@ export class LogWriter {
     const written = this.log.append(events, options);
     const turn = this.running();
     if (turn) {
-      turn.writing++;
+      turn.writes.start();
       const [done, failed] = this.settlers(turn);
       written.then(done, failed);
     }
@@ -145,12 +140,7 @@ export class LogWriter {
    */
   private settlers(turn: TurnWrites): [() => void, (err: Error) => void] {
     if (this.settling?.turn === turn) return this.settling.then;
-    const done = () => {
-      if (--turn.writing > 0 || !turn.drained) return;
-      const drained = turn.drained;
-      turn.drained = undefined;
-      for (const wake of drained) wake();
-    };
+    const done = () => turn.writes.end();
     const then: [() => void, (err: Error) => void] = [
       done,
       (err) => {

@@ -18,6 +18,7 @@ import { CommandKeys, KEYED_EVENTS } from "./command-keys.js";
 import { SessionError } from "./errors.js";
 import type { AppendOptions, EventLog } from "./event-log.js";
 import { type Harness, HarnessError } from "./harness.js";
+import { InFlight } from "./in-flight.js";
 import { LogWriter, type TurnWrites } from "./log-writer.js";
 import type { PendingRequest, PendingRequests } from "./pending.js";
 import { type Answer, RequestDesk } from "./request-desk.js";
@@ -29,7 +30,7 @@ export type { SessionParts, StartedTurn, TurnOutcome };
 
 interface RunningTurn extends TurnWrites {
   abort: AbortController;
-  toolCalls: Set<Promise<unknown>>;
+  toolCalls: InFlight;
   failure?: HarnessError;
 }
 
@@ -124,8 +125,8 @@ export class Session {
     const turn: RunningTurn = {
       id: randomUUID(),
       abort: new AbortController(),
-      toolCalls: new Set(),
-      writing: 0,
+      toolCalls: new InFlight(),
+      writes: new InFlight(),
     };
     setMaxListeners(0, turn.abort.signal); // every tool call in flight listens for the interrupt
     this.running = turn;
@@ -251,7 +252,7 @@ export class Session {
       if (!(err instanceof HarnessError) || err.code === "brain_error") await this.dropHarness();
     }
     turn.abort.abort(); // cancels any tool call the harness abandoned
-    await Promise.allSettled(turn.toolCalls);
+    await turn.toolCalls.idle();
     // Whatever the turn emitted is durable or known lost before it says how it ended.
     await this.writer.drain(turn);
     if (turn.failure) {
@@ -361,7 +362,10 @@ export class Session {
   /** The bound tools, with the session's own services (MCP servers) started the first time they are needed. */
   private boundTools(): Promise<BoundTools> {
     const services = this.parts.services;
-    if (!services) return Promise.resolve(this.parts.tools);
+    if (!services) {
+      this.tools ??= Promise.resolve(this.parts.tools);
+      return this.tools;
+    }
     this.tools ??= services
       .start((data) => void this.append([{ type: "tool.service", data }]).catch(() => {}))
       .then((started) => this.parts.tools.including(started))

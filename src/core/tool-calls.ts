@@ -3,6 +3,7 @@
 import type { NewEvent, SessionEvent } from "../protocol/events.js";
 import type { ToolCallParams, ToolResult } from "../protocol/runner.js";
 import type { AppendOptions } from "./event-log.js";
+import type { InFlight } from "./in-flight.js";
 import { errorResult } from "./log-writer.js";
 import type { PendingRequests } from "./pending.js";
 import type { RequestDesk, Verdict } from "./request-desk.js";
@@ -13,7 +14,7 @@ export interface ToolCallParts {
   desk: RequestDesk;
   append(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]>;
   /** The running turn, if any, and the calls it has in flight (waited for before it settles). */
-  running(): { id: string; toolCalls: Set<Promise<unknown>> } | undefined;
+  running(): { id: string; toolCalls: InFlight } | undefined;
   tools(): Promise<BoundTools>;
 }
 
@@ -31,21 +32,13 @@ export class ToolCalls {
     if (unloggable) return this.refuse(turnId, call, unloggable);
     // Everything that needs no durable call is done while its commit is in flight: the policy's verdict (fixed
     // for the session; only "ask" has to wait, as its request is logged after the call) and the bound tools.
-    const work = this.dispatch(turnId, call, signal, this.parts.desk.decided(call.name), this.parts.tools());
-    turn.toolCalls.add(work);
-    return work.then(
-      (result) => {
-        turn.toolCalls.delete(work);
-        return result;
-      },
-      (err: Error) => {
-        turn.toolCalls.delete(work);
-        return errorResult(`tool call could not be logged: ${err.message}`);
-      },
-    );
+    const decided = this.parts.desk.decided(call.name);
+    turn.toolCalls.start();
+    return this.dispatch(turn.toolCalls, turnId, call, signal, decided, this.parts.tools());
   }
 
   private async dispatch(
+    inFlight: InFlight,
     turnId: string,
     call: ToolCallParams,
     signal: AbortSignal,
@@ -53,23 +46,31 @@ export class ToolCalls {
     tools: Promise<BoundTools>,
   ): Promise<ToolResult> {
     const { desk } = this.parts;
-    await this.parts.append([{ type: "tool.call", turn: turnId, data: call }]);
-    const verdict =
-      decided ?? (await desk.permit(turnId, { tool: call.name, arguments: call.arguments }, signal));
-    const result =
-      verdict.decision === "allow"
-        ? await (await tools).call(call, signal)
-        : errorResult(`permission to run tool "${call.name}" was denied: ${verdict.reason ?? "by a client"}`);
-    // The harness gets the result at once, as it always has (nothing waits on the result's commit, and the
-    // harness's reaction to it can only be logged after it). Deferred, the result rides with the next commit,
-    // typically the harness's next tool.call: one fdatasync per sequential round trip instead of two.
-    desk.resolve(
-      "tool.call",
-      call.id,
-      { type: "tool.result", turn: turnId, data: { id: call.id, ...result } },
-      { deferred: true },
-    );
-    return result;
+    try {
+      await this.parts.append([{ type: "tool.call", turn: turnId, data: call }]);
+      const verdict =
+        decided ?? (await desk.permit(turnId, { tool: call.name, arguments: call.arguments }, signal));
+      const result =
+        verdict.decision === "allow"
+          ? await (await tools).call(call, signal)
+          : errorResult(
+              `permission to run tool "${call.name}" was denied: ${verdict.reason ?? "by a client"}`,
+            );
+      // The harness gets the result at once, as it always has (nothing waits on the result's commit, and the
+      // harness's reaction to it can only be logged after it). Deferred, the result rides with the next commit,
+      // typically the harness's next tool.call: one fdatasync per sequential round trip instead of two.
+      desk.resolve(
+        "tool.call",
+        call.id,
+        { type: "tool.result", turn: turnId, data: { id: call.id, ...result } },
+        DEFERRED,
+      );
+      return result;
+    } catch (err) {
+      return errorResult(`tool call could not be logged: ${(err as Error).message}`);
+    } finally {
+      inFlight.end();
+    }
   }
 
   private async refuse(turnId: string, call: ToolCallParams, why: string): Promise<ToolResult> {
@@ -91,6 +92,8 @@ export class ToolCalls {
     }
   }
 }
+
+const DEFERRED: AppendOptions = Object.freeze({ deferred: true });
 
 /** Nesting that JSON.stringify always manages; deeper arguments (or anything not plain JSON) are tried for real. */
 const SURELY_LOGGABLE_DEPTH = 64;
