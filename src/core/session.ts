@@ -14,7 +14,7 @@ import {
 } from "../protocol/events.js";
 import { describeIssues } from "../protocol/frames.js";
 import type { CheckpointManifest } from "./checkpoints/index.js";
-import { CommandKeys, KEYED_EVENTS } from "./command-keys.js";
+import { anyKeyed, CommandKeys } from "./command-keys.js";
 import { SessionError } from "./errors.js";
 import type { AppendOptions, EventLog } from "./event-log.js";
 import { type Harness, HarnessError } from "./harness.js";
@@ -304,8 +304,7 @@ export class Session {
 
   private append(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]> {
     const written = this.writer.append(events, options);
-    // Only a command's event carries a key: a tool call's or result's append needs no step after its commit.
-    if (!events.some(isKeyed)) return written;
+    if (!anyKeyed(events)) return written; // a tool call's append (no key) needs no step after its commit
     return written.then((durable) => {
       this.keys.observe(durable);
       return durable;
@@ -362,14 +361,12 @@ export class Session {
   /** The bound tools, with the session's own services (MCP servers) started the first time they are needed. */
   private boundTools(): Promise<BoundTools> {
     const services = this.parts.services;
-    if (!services) {
-      this.tools ??= Promise.resolve(this.parts.tools);
-      return this.tools;
-    }
-    this.tools ??= services
-      .start((data) => void this.append([{ type: "tool.service", data }]).catch(() => {}))
-      .then((started) => this.parts.tools.including(started))
-      .catch(() => this.parts.tools);
+    this.tools ??= !services
+      ? Promise.resolve(this.parts.tools)
+      : services
+          .start((data) => void this.append([{ type: "tool.service", data }]).catch(() => {}))
+          .then((started) => this.parts.tools.including(started))
+          .catch(() => this.parts.tools);
     return this.tools;
   }
 
@@ -398,8 +395,5 @@ export class Session {
     if (this.closed) throw new SessionError("conflict", `session ${this.parts.id} is closed`);
   }
 }
-
-const KEYED_TYPES = new Set<string>(KEYED_EVENTS);
-const isKeyed = (event: NewEvent) => KEYED_TYPES.has(event.type);
 
 const keyed = (key: string | undefined) => (key === undefined ? {} : { idempotency_key: key });
