@@ -22,6 +22,11 @@ export const KEYED_EVENTS: readonly KeyedEventType[] = [
   "checkpoint.created",
 ];
 
+const KEYED_TYPES = new Set<string>(KEYED_EVENTS);
+
+/** Whether any of `events` is of a type that carries a command's key. */
+export const anyKeyed = (events: readonly { type: string }[]) => events.some((e) => KEYED_TYPES.has(e.type));
+
 export function commandKey(event: SessionEvent): string | undefined {
   if (!(KEYED_EVENTS as readonly string[]).includes(event.type)) return undefined;
   return (event.data as { idempotency_key?: string }).idempotency_key;

@@ -4,13 +4,14 @@
 import type { ErrorInfo, NewEvent, SessionEvent } from "../protocol/events.js";
 import type { ToolResult } from "../protocol/runner.js";
 import type { AppendOptions, EventLog } from "./event-log.js";
+import type { InFlight } from "./in-flight.js";
 import { PendingRequests } from "./pending.js";
 
 /** What the writer needs of a running turn. */
 export interface TurnWrites {
   id: string;
   /** The turn's appends in flight: it settles only once each is durable or known lost. */
-  writes: Set<Promise<void>>;
+  writes: InFlight;
 }
 
 /** A turn whose write failed; `settled` is its turn.settled's data, once the turn has ended. */
@@ -26,6 +27,8 @@ export class LogWriter {
   private emitted: NewEvent[] = [];
   private stalled: Stalled | undefined;
   private closingOut: Promise<void> | undefined;
+  /** The settle functions of the last turn that wrote (see settlers). */
+  private settling: { turn: TurnWrites; then: [() => void, (err: Error) => void] } | undefined;
 
   constructor(
     readonly log: EventLog,
@@ -64,7 +67,7 @@ export class LogWriter {
   /** Resolves once every write of `turn` is durable or known lost. */
   async drain(turn: TurnWrites): Promise<void> {
     this.flush();
-    while (turn.writes.size > 0) await Promise.allSettled([...turn.writes]);
+    await turn.writes.idle();
   }
 
   /** The first failed write of a turn: nothing more is written until its close-out. */
@@ -124,14 +127,29 @@ export class LogWriter {
     const written = this.log.append(events, options);
     const turn = this.running();
     if (turn) {
-      const done: Promise<void> = written.then(
-        () => {},
-        (err: Error) => this.stall(turn, err),
-      );
-      turn.writes.add(done);
-      void done.then(() => turn.writes.delete(done));
+      turn.writes.start();
+      const [done, failed] = this.settlers(turn);
+      written.then(done, failed);
     }
     return written;
+  }
+
+  /**
+   * What a turn's write does once durable or lost: the functions are made once per turn, not per append (a tool
+   * call appends twice, a runner's stdout chunk once).
+   */
+  private settlers(turn: TurnWrites): [() => void, (err: Error) => void] {
+    if (this.settling?.turn === turn) return this.settling.then;
+    const done = () => turn.writes.end();
+    const then: [() => void, (err: Error) => void] = [
+      done,
+      (err) => {
+        this.stall(turn, err);
+        done();
+      },
+    ];
+    this.settling = { turn, then };
+    return then;
   }
 }
 

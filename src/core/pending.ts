@@ -10,11 +10,14 @@ export const REQUEST_KINDS = {
 } as const;
 
 export type RequestKind = keyof typeof REQUEST_KINDS;
-type AnswerKind = (typeof REQUEST_KINDS)[RequestKind];
 
-const ANSWER_TO_REQUEST = Object.fromEntries(
-  Object.entries(REQUEST_KINDS).map(([request, answer]) => [answer, request]),
-) as Record<AnswerKind, RequestKind>;
+/** Each event type that opens or answers a request, and the kind of request it is about. */
+const ROLES = new Map<string, { kind: RequestKind; opens: boolean }>(
+  (Object.entries(REQUEST_KINDS) as [RequestKind, string][]).flatMap(([kind, answer]) => [
+    [kind, { kind, opens: true }],
+    [answer, { kind, opens: false }],
+  ]),
+);
 
 export interface PendingRequest {
   kind: RequestKind;
@@ -23,37 +26,58 @@ export interface PendingRequest {
   data: Record<string, unknown>;
 }
 
-const key = (kind: RequestKind, id: string) => `${kind}\u0000${id}`;
+/** A request and when it was opened, so list() gives them in log order across kinds. */
+interface Open {
+  request: PendingRequest;
+  order: number;
+}
 
 export class PendingRequests {
-  private readonly open = new Map<string, PendingRequest>();
+  /**
+   * By kind, then id: every appended event is looked up here (a tool call twice), and one map per kind needs no
+   * `kind + id` key string made and hashed per lookup.
+   */
+  private readonly open: Record<RequestKind, Map<string, Open>> = {
+    "tool.call": new Map(),
+    "permission.requested": new Map(),
+    "question.requested": new Map(),
+  };
+  private opened = 0;
 
   /** Feed every event, in log order. */
   observe(event: NewEvent): void {
+    const role = ROLES.get(event.type);
+    if (role === undefined) return;
     const data = event.data as { id?: string };
     if (typeof data.id !== "string") return;
-    if (event.type in REQUEST_KINDS) {
-      const kind = event.type as RequestKind;
-      this.open.set(key(kind, data.id), { kind, id: data.id, turn: event.turn, data: event.data });
-    } else if (event.type in ANSWER_TO_REQUEST) {
-      this.open.delete(key(ANSWER_TO_REQUEST[event.type as AnswerKind], data.id));
-    }
+    if (role.opens) {
+      const request = { kind: role.kind, id: data.id, turn: event.turn, data: event.data };
+      const open = this.open[role.kind];
+      // A repeated id replaces the earlier request in its place.
+      open.set(data.id, { request, order: open.get(data.id)?.order ?? this.opened++ });
+    } else this.open[role.kind].delete(data.id);
   }
 
   has(kind: RequestKind, id: string): boolean {
-    return this.open.has(key(kind, id));
+    return this.open[kind].has(id);
   }
 
   /** Removes and returns the request if it is still pending: whoever gets it is the one to answer it. */
   take(kind: RequestKind, id: string): PendingRequest | undefined {
-    const k = key(kind, id);
-    const request = this.open.get(k);
-    this.open.delete(k);
-    return request;
+    const open = this.open[kind];
+    const found = open.get(id);
+    if (found === undefined) return undefined;
+    open.delete(id);
+    return found.request;
   }
 
+  /** The pending requests (of `turn` only, when given), in the order they were opened. */
   list(turn?: string): PendingRequest[] {
-    const all = [...this.open.values()];
-    return turn === undefined ? all : all.filter((request) => request.turn === turn);
+    const all: Open[] = [];
+    for (const open of Object.values(this.open)) {
+      for (const entry of open.values())
+        if (turn === undefined || entry.request.turn === turn) all.push(entry);
+    }
+    return all.sort((a, b) => a.order - b.order).map((entry) => entry.request);
   }
 }

@@ -22,6 +22,10 @@ export type Verdict = { decision: "allow" | "deny"; reason?: string };
 
 const waiterKey = (kind: RequestKind, id: string) => `${kind}\u0000${id}`;
 
+/** The policy's two verdicts that need no client: one object each, not one per tool call. */
+const ALLOWED: Verdict = Object.freeze({ decision: "allow" });
+const DENIED: Verdict = Object.freeze({ decision: "deny", reason: "the session's policy denies it" });
+
 export class RequestDesk {
   /** Turns waiting on a permission or question, by request: woken by the one answer. */
   private readonly waiters = new Map<string, (answer: Record<string, unknown>) => void>();
@@ -55,8 +59,8 @@ export class RequestDesk {
   /** The policy's verdict on a tool use when it needs no client (allow or deny); undefined when it asks. */
   decided(tool: string, unlisted?: PermissionDecision): Verdict | undefined {
     const decision = this.parts.permissions.decide(tool, unlisted);
-    if (decision === "allow") return { decision: "allow" };
-    if (decision === "deny") return { decision: "deny", reason: "the session's policy denies it" };
+    if (decision === "allow") return ALLOWED;
+    if (decision === "deny") return DENIED;
     return undefined;
   }
 

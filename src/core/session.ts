@@ -14,10 +14,11 @@ import {
 } from "../protocol/events.js";
 import { describeIssues } from "../protocol/frames.js";
 import type { CheckpointManifest } from "./checkpoints/index.js";
-import { CommandKeys } from "./command-keys.js";
+import { anyKeyed, CommandKeys } from "./command-keys.js";
 import { SessionError } from "./errors.js";
 import type { AppendOptions, EventLog } from "./event-log.js";
 import { type Harness, HarnessError } from "./harness.js";
+import { InFlight } from "./in-flight.js";
 import { LogWriter, type TurnWrites } from "./log-writer.js";
 import type { PendingRequest, PendingRequests } from "./pending.js";
 import { type Answer, RequestDesk } from "./request-desk.js";
@@ -29,7 +30,7 @@ export type { SessionParts, StartedTurn, TurnOutcome };
 
 interface RunningTurn extends TurnWrites {
   abort: AbortController;
-  toolCalls: Set<Promise<unknown>>;
+  toolCalls: InFlight;
   failure?: HarnessError;
 }
 
@@ -124,8 +125,8 @@ export class Session {
     const turn: RunningTurn = {
       id: randomUUID(),
       abort: new AbortController(),
-      toolCalls: new Set(),
-      writes: new Set(),
+      toolCalls: new InFlight(),
+      writes: new InFlight(),
     };
     setMaxListeners(0, turn.abort.signal); // every tool call in flight listens for the interrupt
     this.running = turn;
@@ -251,7 +252,7 @@ export class Session {
       if (!(err instanceof HarnessError) || err.code === "brain_error") await this.dropHarness();
     }
     turn.abort.abort(); // cancels any tool call the harness abandoned
-    await Promise.allSettled(turn.toolCalls);
+    await turn.toolCalls.idle();
     // Whatever the turn emitted is durable or known lost before it says how it ended.
     await this.writer.drain(turn);
     if (turn.failure) {
@@ -301,10 +302,13 @@ export class Session {
     if (this.running === turn) this.harness?.interrupt(turn.id).catch(() => {});
   }
 
-  private async append(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]> {
-    const written = await this.writer.append(events, options);
-    this.keys.observe(written);
-    return written;
+  private append(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]> {
+    const written = this.writer.append(events, options);
+    if (!anyKeyed(events)) return written; // a tool call's append (no key) needs no step after its commit
+    return written.then((durable) => {
+      this.keys.observe(durable);
+      return durable;
+    });
   }
 
   private async ensureHarness(): Promise<Harness> {
@@ -357,11 +361,12 @@ export class Session {
   /** The bound tools, with the session's own services (MCP servers) started the first time they are needed. */
   private boundTools(): Promise<BoundTools> {
     const services = this.parts.services;
-    if (!services) return Promise.resolve(this.parts.tools);
-    this.tools ??= services
-      .start((data) => void this.append([{ type: "tool.service", data }]).catch(() => {}))
-      .then((started) => this.parts.tools.including(started))
-      .catch(() => this.parts.tools);
+    this.tools ??= !services
+      ? Promise.resolve(this.parts.tools)
+      : services
+          .start((data) => void this.append([{ type: "tool.service", data }]).catch(() => {}))
+          .then((started) => this.parts.tools.including(started))
+          .catch(() => this.parts.tools);
     return this.tools;
   }
 

@@ -3,9 +3,10 @@
 import type { NewEvent, SessionEvent } from "../protocol/events.js";
 import type { ToolCallParams, ToolResult } from "../protocol/runner.js";
 import type { AppendOptions } from "./event-log.js";
+import type { InFlight } from "./in-flight.js";
 import { errorResult } from "./log-writer.js";
 import type { PendingRequests } from "./pending.js";
-import type { RequestDesk } from "./request-desk.js";
+import type { RequestDesk, Verdict } from "./request-desk.js";
 import type { BoundTools } from "./tools.js";
 
 export interface ToolCallParts {
@@ -13,7 +14,7 @@ export interface ToolCallParts {
   desk: RequestDesk;
   append(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]>;
   /** The running turn, if any, and the calls it has in flight (waited for before it settles). */
-  running(): { id: string; toolCalls: Set<Promise<unknown>> } | undefined;
+  running(): { id: string; toolCalls: InFlight } | undefined;
   tools(): Promise<BoundTools>;
 }
 
@@ -21,24 +22,32 @@ export class ToolCalls {
   constructor(private readonly parts: ToolCallParts) {}
 
   /** The harness's tool callback: log the intent durably, dispatch, log the result, answer. */
-  async call(turnId: string, call: ToolCallParams, signal: AbortSignal): Promise<ToolResult> {
-    const { pending, desk, append } = this.parts;
+  call(turnId: string, call: ToolCallParams, signal: AbortSignal): Promise<ToolResult> {
     const turn = this.parts.running();
-    if (!turn || turn.id !== turnId) return errorResult("no turn is running");
-    if (pending.has("tool.call", call.id)) return errorResult(`tool call id "${call.id}" is already in use`);
+    if (!turn || turn.id !== turnId) return Promise.resolve(errorResult("no turn is running"));
+    if (this.parts.pending.has("tool.call", call.id))
+      return Promise.resolve(errorResult(`tool call id "${call.id}" is already in use`));
     // A call the log cannot hold is never run: it would leave a result without its call.
     const unloggable = notLoggable(call);
-    if (unloggable) {
-      const message = `tool call "${call.id}" (${call.name}) was refused: its arguments cannot be logged (${unloggable})`;
-      await append([{ type: "harness.warning", turn: turnId, data: { message } }]).catch(() => {});
-      return errorResult(`${message}; call it again with smaller, flatter arguments`);
-    }
+    if (unloggable) return this.refuse(turnId, call, unloggable);
     // Everything that needs no durable call is done while its commit is in flight: the policy's verdict (fixed
     // for the session; only "ask" has to wait, as its request is logged after the call) and the bound tools.
-    const decided = desk.decided(call.name);
-    const tools = this.parts.tools();
-    const work = (async () => {
-      await append([{ type: "tool.call", turn: turnId, data: call }]);
+    const decided = this.parts.desk.decided(call.name);
+    turn.toolCalls.start();
+    return this.dispatch(turn.toolCalls, turnId, call, signal, decided, this.parts.tools());
+  }
+
+  private async dispatch(
+    inFlight: InFlight,
+    turnId: string,
+    call: ToolCallParams,
+    signal: AbortSignal,
+    decided: Verdict | undefined,
+    tools: Promise<BoundTools>,
+  ): Promise<ToolResult> {
+    const { desk } = this.parts;
+    try {
+      await this.parts.append([{ type: "tool.call", turn: turnId, data: call }]);
       const verdict =
         decided ?? (await desk.permit(turnId, { tool: call.name, arguments: call.arguments }, signal));
       const result =
@@ -54,18 +63,20 @@ export class ToolCalls {
         "tool.call",
         call.id,
         { type: "tool.result", turn: turnId, data: { id: call.id, ...result } },
-        { deferred: true },
+        DEFERRED,
       );
       return result;
-    })();
-    turn.toolCalls.add(work);
-    try {
-      return await work;
     } catch (err) {
       return errorResult(`tool call could not be logged: ${(err as Error).message}`);
     } finally {
-      turn.toolCalls.delete(work);
+      inFlight.end();
     }
+  }
+
+  private async refuse(turnId: string, call: ToolCallParams, why: string): Promise<ToolResult> {
+    const message = `tool call "${call.id}" (${call.name}) was refused: its arguments cannot be logged (${why})`;
+    await this.parts.append([{ type: "harness.warning", turn: turnId, data: { message } }]).catch(() => {});
+    return errorResult(`${message}; call it again with smaller, flatter arguments`);
   }
 
   /** Gives every call of `turn` still without a result one that says its outcome is unknown, and why. */
@@ -82,12 +93,46 @@ export class ToolCalls {
   }
 }
 
+const DEFERRED: AppendOptions = Object.freeze({ deferred: true });
+
+/** Nesting that JSON.stringify always manages; deeper arguments (or anything not plain JSON) are tried for real. */
+const SURELY_LOGGABLE_DEPTH = 64;
+
 /** Why the log could not hold this call (arguments nested too deep for JSON.stringify), or undefined. */
 function notLoggable(call: ToolCallParams): string | undefined {
+  // Serialising every call's arguments just to see that it can be done cost as much as the log's own line:
+  // plain JSON values of modest depth are certain to serialise.
   try {
+    if (plainJson(call.arguments, SURELY_LOGGABLE_DEPTH)) return undefined;
     JSON.stringify(call.arguments);
     return undefined;
   } catch (err) {
     return (err as Error).message;
+  }
+}
+
+/** Whether `value` is made only of strings, finite numbers, booleans, null, arrays and plain objects, `depth` deep at most. */
+function plainJson(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return Number.isFinite(value);
+    case "object": {
+      if (value === null) return true;
+      if (depth === 0) return false;
+      if (Array.isArray(value)) {
+        for (const item of value) if (!plainJson(item, depth - 1)) return false;
+        return true;
+      }
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) return false;
+      for (const key in value)
+        if (!plainJson((value as Record<string, unknown>)[key], depth - 1)) return false;
+      return true;
+    }
+    default:
+      return false;
   }
 }

@@ -3,7 +3,7 @@
 // with the same error.
 import { describe, expect, it } from "vitest";
 import { type Rng, rng } from "../testing/rng.js";
-import { decodeRunnerFrameFast, exactDelta, fastFrame, verbatimText } from "./fast-frames.js";
+import { decodeRunnerFrameFast, exactDelta, exactToolCall, fastFrame, verbatimText } from "./fast-frames.js";
 import { decodeRunnerFrame } from "./frames.js";
 
 const PIECES = [
@@ -238,6 +238,69 @@ describe("fast runner frame decoding", () => {
       }
     }
     expect(exact).toBeGreaterThan(800);
+  });
+
+  it("decodes tool calls spelled as runners write them by position, agreeing with the reference", () => {
+    const r = rng(33);
+    let exact = 0;
+    const seen = { attachment: "a", turn: "4f9c-x" };
+    for (let i = 0; i < 6000; i++) {
+      const value = (allowEmpty: boolean) =>
+        r.next() < 0.85
+          ? str(
+              r.next() < 0.7
+                ? r.pick(["a", "4f9c-x", "é😀", "echo", "x".repeat(40)])
+                : stringBody(r, allowEmpty),
+            )
+          : r.pick([...WRONG_VALUES, str(r.pick(BAD_PIECES)), '""']);
+      const args =
+        r.next() < 0.85
+          ? r.pick([
+              "{}",
+              '{"value":"v"}',
+              '{"value":"}}","n":[1,{"a":null}]}',
+              '{"a":1,"a":2}',
+              '{"__proto__":1}',
+              '{"x":{"__proto__":{"y":1}}}',
+              '{ "s" : "\\u0041" }',
+              `{"t":${str(stringBody(r))}}`,
+            ])
+          : r.pick(["[]", "1", '"x"', "null", '{"a":}', "{", '{"a":1}}', '{"a":1},"b":2', " {}"]);
+      const members: [string, string][] = [
+        ["attachment", value(false)],
+        ["turn", value(false)],
+        ["id", value(false)],
+        ["method", r.next() < 0.9 ? str("tool.call") : r.pick(['"tool.calls"', '"prompt"', "1"])],
+        [
+          "params",
+          r.next() < 0.9
+            ? `{"id":${value(false)},"name":${value(false)},"arguments":${args}}`
+            : r.pick(['{"id":"c","name":"n"}', '{"id":"c","name":"n","arguments":{},"x":1}', "{}", '"p"']),
+        ],
+      ];
+      if (r.next() < 0.05) members.push(["extra", "1"]);
+      let input = `{${members.map(([k, v]) => `"${k}":${v}`).join(",")}}`;
+      const cut = r.int(10);
+      if (cut === 0) input = input.slice(0, r.int(input.length));
+      else if (cut === 1) input += r.pick(["x", "}", " ", "}}", "\t"]);
+      const want = run(decodeRunnerFrame, input);
+      expect({ input, ...run(decodeRunnerFrameFast, input) }).toEqual({ input, ...want });
+      const got = exactToolCall(input, r.next() < 0.5 ? seen : undefined);
+      if (got) {
+        exact++;
+        expect({ input, got }).toEqual({ input, got: want.ok ? want.value : "refused" });
+      } else if (
+        want.ok &&
+        (want.value as { method?: string }).method === "tool.call" &&
+        !input.includes("\\") &&
+        !input.includes("__proto__") &&
+        input === JSON.stringify(JSON.parse(input))
+      ) {
+        // Only a call spelled otherwise (an escape, whitespace, a `__proto__` argument) may leave the exact path.
+        throw new Error(`a plain tool call left the exact path: ${input}`);
+      }
+    }
+    expect(exact).toBeGreaterThan(300);
   });
 
   it("marks a delta's text verbatim exactly when the frame holds it unescaped", () => {

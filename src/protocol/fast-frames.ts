@@ -7,29 +7,10 @@
 //
 // A delta whose text the runner wrote verbatim (no escapes: the common case) gets a VerbatimText as its data, so
 // the event log writes that text as it came instead of serialising it again (see verbatimText).
+import { isAscii } from "node:buffer";
+import { fastFrame, isObject, VerbatimText } from "./fast-parsed.js";
 import { decodeRunnerFrame } from "./frames.js";
 import { MAX_FRAME, type RunnerToBrainFrame } from "./runner.js";
-
-/**
- * A delta's data whose text appears in its frame exactly as JSON would write it (no character needed
- * escaping), so `{"text":"` + text + `"}` is its JSON. Frozen: the text cannot drift from that promise, and no
- * field can be added that the log line would miss. JSON.stringify and deep equality see a plain `{text}`.
- */
-class VerbatimText {
-  readonly text: string;
-  constructor(text: string) {
-    this.text = text;
-    Object.freeze(this);
-  }
-}
-
-/**
- * The text of a delta's data when the fast decoder found it verbatim in the frame (so `{"text":"` + text + `"}`
- * is the data's JSON); otherwise undefined.
- */
-export function verbatimText(data: unknown): string | undefined {
-  return data instanceof VerbatimText ? data.text : undefined;
-}
 
 /**
  * A delta's data whose text is bytes [start, end) of a runner's stdout chunk, valid UTF-8 that JSON writes as it
@@ -103,6 +84,8 @@ export function heldMessage(
   return data instanceof HeldMessage ? data : undefined;
 }
 
+export { fastFrame, verbatimText } from "./fast-parsed.js";
+
 type Utf8Write = (this: Buffer, s: string, offset: number, length: number) => number;
 /** Buffer's own UTF-8 writer, without buf.write's argument checks; buf.write where a runtime lacks it. */
 const utf8Write: Utf8Write =
@@ -110,6 +93,15 @@ const utf8Write: Utf8Write =
   function (this: Buffer, s, offset, length) {
     return this.write(s, offset, length, "utf8");
   };
+
+/**
+ * A block of a turn's text as a string. ASCII (most model output) is read as Latin-1, which for those bytes is the
+ * same text: Node makes a block of 1 MB or more an external string then (one copy), where UTF-8 decoding
+ * allocates it on the JS heap; a 100k-delta turn's message cost about 5 ms per MB that way.
+ */
+function decode(block: Buffer): string {
+  return block.toString(isAscii(block) ? "latin1" : "utf8");
+}
 
 /** What JSON writes other than as the character itself. */
 const ESCAPED = /["\\\u0000-\u001f]/;
@@ -195,13 +187,10 @@ export class TextBytes {
   /** The whole text so far. */
   text(): string {
     if (this.string !== undefined) return this.string;
-    const last = this.buf.toString("utf8", 0, this.at);
-    return this.full.length === 0 ? last : this.full.map((b) => b.toString("utf8")).join("") + last;
+    const last = decode(this.buf.subarray(0, this.at));
+    return this.full.length === 0 ? last : this.full.map(decode).join("") + last;
   }
 }
-
-const DATA_TEXT = '"data":{"text":"';
-const QUOTE = 0x22;
 
 export const DELTA_HEAD = '{"attachment":"';
 export const DELTA_TURN = '","turn":"';
@@ -211,9 +200,8 @@ const DELTA_END = '"}}';
 const ESCAPE_OR_CONTROL = /[\\\u0000-\u001f]/;
 
 /**
- * The ids of the last delta decoded from one stream. A runner's deltas name the same attachment and turn
- * thousands of times: found again, the same string objects are used (no copy, and a Map keyed by them finds its
- * hash already computed).
+ * The ids of the last delta decoded from one stream. A runner's deltas name the same attachment and turn thousands
+ * of times: found again, the same strings are used (no copy, and a Map keyed by them finds its hash computed).
  */
 export interface SeenIds {
   attachment: string;
@@ -256,11 +244,73 @@ export function exactDelta(line: string, seen?: SeenIds): RunnerToBrainFrame | u
   } as RunnerToBrainFrame;
 }
 
+const CALL_ID = '","id":"';
+const CALL_PARAMS = '","method":"tool.call","params":{"id":"';
+const CALL_NAME = '","name":"';
+const CALL_ARGS = '","arguments":{';
+
+/** A token's contents [from, to) as a non-empty string: `known` when equal, else a slice with no escape. */
+function token(line: string, from: number, to: number, known?: string): string | undefined {
+  if (to <= from) return undefined; // an empty id
+  if (known !== undefined && to - from === known.length && line.startsWith(known, from)) return known;
+  const value = line.slice(from, to);
+  return ESCAPE_OR_CONTROL.test(value) ? undefined : value;
+}
+
+/**
+ * A tool call spelled exactly as runners write one (the schema's member order, no whitespace before the
+ * arguments, no escape in its ids, method and name), decoded by position: only its arguments go through
+ * JSON.parse. With no `\\` in a token the first `"` after its opening quote closes it, so each token's contents
+ * are the string itself. Whatever else (another order, an escape, an extra member, arguments that are no JSON
+ * object or hold `__proto__`) is undefined, for the full decode to decide.
+ */
+export function exactToolCall(line: string, seen?: SeenIds): RunnerToBrainFrame | undefined {
+  if (!line.startsWith(DELTA_HEAD) || !line.endsWith("}}")) return undefined;
+  const a = DELTA_HEAD.length;
+  const aEnd = line.indexOf('"', a);
+  if (aEnd === -1 || !line.startsWith(DELTA_TURN, aEnd)) return undefined;
+  const t = aEnd + DELTA_TURN.length;
+  const tEnd = line.indexOf('"', t);
+  if (tEnd === -1 || !line.startsWith(CALL_ID, tEnd)) return undefined;
+  const i = tEnd + CALL_ID.length;
+  const iEnd = line.indexOf('"', i);
+  if (iEnd === -1 || !line.startsWith(CALL_PARAMS, iEnd)) return undefined;
+  const c = iEnd + CALL_PARAMS.length;
+  const cEnd = line.indexOf('"', c);
+  if (cEnd === -1 || !line.startsWith(CALL_NAME, cEnd)) return undefined;
+  const n = cEnd + CALL_NAME.length;
+  const nEnd = line.indexOf('"', n);
+  if (nEnd === -1 || !line.startsWith(CALL_ARGS, nEnd)) return undefined;
+  const attachment = token(line, a, aEnd, seen?.attachment);
+  const turn = token(line, t, tEnd, seen?.turn);
+  const id = token(line, i, iEnd);
+  const callId = token(line, c, cEnd);
+  const name = token(line, n, nEnd);
+  if (!attachment || !turn || !id || !callId || !name) return undefined;
+  let args: unknown;
+  try {
+    args = JSON.parse(line.slice(nEnd + CALL_ARGS.length - 1, line.length - 2)); // `{` to before the last `}}`
+  } catch {
+    return undefined;
+  }
+  // The reference's record copies `arguments` key by key; a `__proto__` key is left to it.
+  if (!isObject(args) || Object.hasOwn(args, "__proto__")) return undefined;
+  return {
+    attachment,
+    turn,
+    id,
+    method: "tool.call",
+    params: { id: callId, name, arguments: args },
+  } as RunnerToBrainFrame;
+}
+
 /** Decodes one line a runner wrote on stdout: the fast path when it applies, decodeRunnerFrame otherwise. */
 export function decodeRunnerFrameFast(line: string, seen?: SeenIds): RunnerToBrainFrame {
   if (line.length <= MAX_FRAME) {
     const delta = exactDelta(line, seen);
     if (delta) return delta;
+    const call = exactToolCall(line, seen);
+    if (call) return call;
     let obj: unknown;
     try {
       obj = JSON.parse(line);
@@ -271,61 +321,4 @@ export function decodeRunnerFrameFast(line: string, seen?: SeenIds): RunnerToBra
     if (frame) return frame;
   }
   return decodeRunnerFrame(line);
-}
-
-type Obj = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
-
-/** A non-empty string, as the schema's ids and tool names must be. */
-const isId = (v: unknown): v is string => typeof v === "string" && v.length > 0;
-
-/** Own enumerable keys: JSON.parse makes every key own and enumerable, `__proto__` included. */
-function keyCount(o: Obj): number {
-  let n = 0;
-  for (const _ in o) n++;
-  return n;
-}
-
-/** The parsed line as a frame when it is a valid assistant.delta or tool.call; undefined for anything else. */
-export function fastFrame(obj: unknown, line: string): RunnerToBrainFrame | undefined {
-  if (!isObject(obj)) return undefined;
-  if (obj.event === "assistant.delta") return fastDelta(obj, line);
-  if (obj.method === "tool.call") return fastToolCall(obj);
-  return undefined;
-}
-
-/** Exactly {attachment, turn, event, data: {text}} with non-empty ids. */
-function fastDelta(obj: Obj, line: string): RunnerToBrainFrame | undefined {
-  const { attachment, turn, data } = obj;
-  if (!isId(attachment) || !isId(turn) || !isObject(data) || keyCount(obj) !== 4) return undefined;
-  const text = data.text;
-  if (typeof text !== "string" || keyCount(data) !== 1) return undefined;
-  // The line ends `"data":{"text":"<text>"}}`: `data` is its last member (the only one whose value ends in
-  // `}`), its text token ends right before `"}}`, and the `"` before <text> is not escaped (a `:` precedes
-  // it), so it opens that token: the token holds <text> itself, with no escape in it.
-  const end = line.length - 3;
-  const start = end - text.length;
-  if (
-    line.charCodeAt(end) === QUOTE &&
-    line.charCodeAt(end + 1) === 0x7d &&
-    line.charCodeAt(end + 2) === 0x7d &&
-    line.startsWith(text, start) &&
-    line.startsWith(DATA_TEXT, start - DATA_TEXT.length)
-  ) {
-    obj.data = new VerbatimText(text);
-  }
-  return obj as RunnerToBrainFrame;
-}
-
-/** Exactly {attachment, turn, id, method, params: {id, name, arguments: {...}}} with non-empty ids. */
-function fastToolCall(obj: Obj): RunnerToBrainFrame | undefined {
-  const { attachment, turn, id, params } = obj;
-  if (!isId(attachment) || !isId(turn) || !isId(id) || !isObject(params) || keyCount(obj) !== 5)
-    return undefined;
-  const { id: callId, name, arguments: args } = params;
-  if (!isId(callId) || !isId(name) || !isObject(args) || keyCount(params) !== 3) return undefined;
-  // The reference's record copies `arguments` key by key; a `__proto__` key is left to it.
-  if (Object.hasOwn(args, "__proto__")) return undefined;
-  return obj as RunnerToBrainFrame;
 }

@@ -56,6 +56,19 @@ describe("TextBytes", () => {
     expect(data.map((d) => bytesOf(d))).toEqual(pieces);
   });
 
+  it("gives the same text whether its blocks are all ASCII or not (ASCII blocks are read as Latin-1)", () => {
+    const acc = new TextBytes();
+    // Over 3 MB: several full 1 MiB blocks of ASCII, then pieces with é and 😀 in the last ones only.
+    const pieces = Array.from({ length: 16_000 }, (_, i) =>
+      i < 14_000 ? `${"a".repeat(200)}${i % 10} ` : `é${"b".repeat(150)}😀 `,
+    );
+    for (const p of pieces) acc.addBytes(Buffer.from(p), 0, Buffer.byteLength(p));
+    const text = acc.text();
+    expect(text.length).toBe(pieces.join("").length);
+    expect(text).toBe(pieces.join(""));
+    expect(acc.message("stop").text).toBe(text);
+  });
+
   it("takes plain bytes read from a stream as pieces too, before and after a lone surrogate", () => {
     const acc = new TextBytes();
     const chunk = Buffer.from("..héllo..wörld..");

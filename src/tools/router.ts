@@ -72,6 +72,7 @@ export class BoundTools implements SessionTools {
   constructor(
     private readonly tools: Map<string, Entry>,
     private readonly validator: (schema: ToolSchema) => Validator,
+    private readonly aborts = new AbortWaits(),
   ) {}
 
   get schemas(): ToolSchema[] {
@@ -89,39 +90,83 @@ export class BoundTools implements SessionTools {
       for (const schema of await service.list())
         if (!tools.has(schema.name)) tools.set(schema.name, { schema, service });
     }
-    return new BoundTools(tools, this.validator);
+    return new BoundTools(tools, this.validator, this.aborts);
   }
 
-  async call(call: ToolCallParams, signal: AbortSignal): Promise<ToolResult> {
+  call(call: ToolCallParams, signal: AbortSignal): Promise<ToolResult> {
     const entry = this.tools.get(call.name);
     if (!entry) {
       const bound = [...this.tools.keys()].join(", ") || "(none)";
-      return textResult(`tool "${call.name}" is not bound to this session; bound tools: ${bound}`, true);
+      return Promise.resolve(
+        textResult(`tool "${call.name}" is not bound to this session; bound tools: ${bound}`, true),
+      );
     }
     const found = this.validator(entry.schema);
-    const validate = found instanceof Promise ? await found : found;
-    if (validate instanceof Error) return textResult(validate.message, true);
+    if (found instanceof Promise) return found.then((validate) => this.run(entry, validate, call, signal));
+    return this.run(entry, found, call, signal);
+  }
+
+  private run(
+    entry: Entry,
+    validate: ValidateFunction | Error,
+    call: ToolCallParams,
+    signal: AbortSignal,
+  ): Promise<ToolResult> {
+    if (validate instanceof Error) return Promise.resolve(textResult(validate.message, true));
     if (!validate(call.arguments)) {
       const problems = (validate.errors ?? [])
         .map((e) => `${e.instancePath || "(arguments)"} ${e.message ?? "is invalid"}`)
         .join("; ");
-      return textResult(`invalid arguments for tool "${call.name}": ${problems}`, true);
+      return Promise.resolve(textResult(`invalid arguments for tool "${call.name}": ${problems}`, true));
     }
-    const cancelled = () => textResult(`tool "${call.name}" was cancelled: the turn was interrupted`, true);
-    if (signal.aborted) return cancelled();
+    if (signal.aborted) return Promise.resolve(cancelled(call.name));
     // An interrupt answers at once, whether or not the service honours the signal.
-    let onAbort = () => {};
-    const aborted = new Promise<ToolResult>((resolve) => {
-      onAbort = () => resolve(cancelled());
-      signal.addEventListener("abort", onAbort, { once: true });
+    return new Promise<ToolResult>((resolve) => {
+      const onAbort = () => resolve(cancelled(call.name));
+      const waiting = this.aborts.of(signal);
+      waiting.add(onAbort);
+      const settle = (result: ToolResult) => {
+        waiting.delete(onAbort);
+        resolve(result);
+      };
+      let running: Promise<ToolResult>;
+      try {
+        running = entry.service.call(call.name, call.arguments, signal);
+      } catch (err) {
+        running = Promise.reject(err);
+      }
+      running.then(settle, (err: Error) =>
+        settle(textResult(`tool "${call.name}" failed: ${err.message}`, true)),
+      );
     });
-    const running = entry.service
-      .call(call.name, call.arguments, signal)
-      .catch((err: Error) => textResult(`tool "${call.name}" failed: ${err.message}`, true));
-    try {
-      return await Promise.race([running, aborted]);
-    } finally {
-      signal.removeEventListener("abort", onAbort);
+  }
+}
+
+const cancelled = (name: string) =>
+  textResult(`tool "${name}" was cancelled: the turn was interrupted`, true);
+
+/**
+ * The calls waiting on each turn's abort signal. One listener per signal wakes them all: an EventTarget listener
+ * added and removed per call (with a Promise.race against the call) cost more than the echo tool itself.
+ */
+class AbortWaits {
+  private readonly bySignal = new WeakMap<AbortSignal, Set<() => void>>();
+
+  of(signal: AbortSignal): Set<() => void> {
+    let waiting = this.bySignal.get(signal);
+    if (waiting === undefined) {
+      const all = new Set<() => void>();
+      waiting = all;
+      this.bySignal.set(signal, all);
+      signal.addEventListener(
+        "abort",
+        () => {
+          for (const wake of all) wake();
+          all.clear();
+        },
+        { once: true },
+      );
     }
+    return waiting;
   }
 }

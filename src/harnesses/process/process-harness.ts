@@ -19,6 +19,7 @@ import type {
   RunnerReply,
   RunnerToBrainFrame,
   ToolCallRequest,
+  ToolResult,
 } from "../../protocol/runner.js";
 import { OpenParams, RequestResults } from "../../protocol/runner.js";
 import { listNativeFiles } from "../cli/files.js";
@@ -243,7 +244,7 @@ export class ProcessHarness implements Harness {
       this.options.emit({ type: frame.event, turn, data: frame.data } as never);
       return;
     }
-    if ("method" in frame) return void this.onToolCall(frame);
+    if ("method" in frame) return this.onToolCall(frame);
     this.onReply(frame);
   }
 
@@ -269,38 +270,45 @@ export class ProcessHarness implements Harness {
     pending.resolve(parsed.data);
   }
 
-  private async onToolCall(frame: ToolCallRequest): Promise<void> {
-    this.runner.openCalls++;
-    try {
-      await this.answerToolCall(frame);
-    } finally {
-      this.runner.openCalls--;
-    }
-  }
-
-  private async answerToolCall(frame: ToolCallRequest): Promise<void> {
+  /**
+   * Logs, checks and runs the call through the session, then answers it. Plain callbacks rather than async
+   * functions: thousands of calls a second each paid for several promises and closures here.
+   */
+  private onToolCall(frame: ToolCallRequest): void {
     const turn = this.activeTurn;
-    const send = (result: { content: { type: "text"; text: string }[]; is_error: boolean }) =>
-      this.runner.send({ attachment: this.attachment, turn: frame.turn, id: frame.id, result });
-    const answer = (result: { content: { type: "text"; text: string }[]; is_error: boolean }) => {
-      try {
-        send(result);
-      } catch (err) {
-        // A result too large for one frame reaches the model as an error it can act on, not as a dead runner.
-        send({
-          content: [{ type: "text", text: `tool result not sent: ${(err as Error).message}` }],
-          is_error: true,
-        });
-      }
-    };
     if (!turn || frame.turn !== turn.id) {
       this.warn(`tool.call "${frame.params.name}" for turn "${frame.turn}", which is not running; refused`);
-      return answer({ content: [{ type: "text", text: "no turn is running" }], is_error: true });
+      return this.answer(frame, refusal("no turn is running"));
     }
-    const result = await this.runner.toolCalls.run(() =>
-      this.options.call(turn.id, frame.params, turn.signal),
-    );
-    answer(result);
+    const runner = this.runner;
+    runner.openCalls++;
+    const answered = (result: ToolResult) => {
+      runner.toolCalls.release();
+      this.answer(frame, result);
+      runner.openCalls--;
+    };
+    const failed = (err: Error) => answered(refusal(`tool call failed: ${err.message}`));
+    const run = () => {
+      try {
+        this.options.call(turn.id, frame.params, turn.signal).then(answered, failed);
+      } catch (err) {
+        failed(err as Error);
+      }
+    };
+    const place = runner.toolCalls.acquire();
+    if (place === true) run();
+    else place.then(run);
+  }
+
+  private answer(frame: ToolCallRequest, result: ToolResult): void {
+    const reply = (r: ToolResult) =>
+      this.runner.send({ attachment: this.attachment, turn: frame.turn, id: frame.id, result: r });
+    try {
+      reply(result);
+    } catch (err) {
+      // A result too large for one frame reaches the model as an error it can act on, not as a dead runner.
+      reply(refusal(`tool result not sent: ${(err as Error).message}`));
+    }
   }
 
   private onFatal(message: string): void {
@@ -322,3 +330,5 @@ export class ProcessHarness implements Harness {
     return tail ? `${message}; its stderr ended with: ${tailOf(tail, 1000)}` : message;
   }
 }
+
+const refusal = (text: string): ToolResult => ({ content: [{ type: "text", text }], is_error: true });

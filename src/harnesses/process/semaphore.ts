@@ -17,6 +17,25 @@ export class Semaphore {
     }
   }
 
+  /**
+   * Takes a place when one is free (true: call release() when done), or queues for one (the promise: resolved
+   * with the place taken). For hot callers that would pay run()'s promise and closure per task.
+   */
+  acquire(): true | Promise<void> {
+    if (this.active < this.limit) {
+      this.active++;
+      return true;
+    }
+    return new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  /** Gives back a place taken by acquire(): to the first waiter, if any. */
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.active--;
+  }
+
   get inFlight(): number {
     return this.active;
   }
