@@ -284,8 +284,11 @@ export class ProcessHarness implements Harness {
     runner.openCalls++;
     const answered = (result: ToolResult) => {
       runner.toolCalls.release();
-      this.answer(frame, result);
-      runner.openCalls--;
+      try {
+        this.answer(frame, result);
+      } finally {
+        runner.openCalls--; // a miscount would cork every later answer
+      }
     };
     const failed = (err: Error) => answered(refusal(`tool call failed: ${err.message}`));
     const run = () => {
