@@ -4,7 +4,7 @@ import type { SessionEvent } from "../protocol/events.js";
 import type { ProviderCredentials } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
 import { CheckpointStore, type Checkpoints, refuseInside } from "./checkpoints/index.js";
-import { expectedHistory } from "./conversation-chain.js";
+import { historyCheck } from "./conversation-chain.js";
 import { credentialsFromEnv, sessionSecrets } from "./credentials.js";
 import { SessionError } from "./errors.js";
 import {
@@ -97,9 +97,14 @@ export class Brain {
   }
 
   /** The live session for `id`, opened from the store when needed (after a compaction of its log ends). */
-  async session(id: string): Promise<Session> {
+  session(id: string): Promise<Session> {
+    return this.openLive(id);
+  }
+
+  /** `created`: the record createRecord just wrote, so the session opens without reading it back. */
+  private async openLive(id: string, created?: SessionRecord): Promise<Session> {
     await this.closedLogs.idle(id);
-    return this.live.get(id, () => this.openSession(id));
+    return this.live.get(id, () => this.openSession(id, created));
   }
 
   /** Compacts logs not open here idle for `idleMs`; one asked for meanwhile opens when its compaction ends. */
@@ -302,7 +307,7 @@ export class Brain {
       ...(input.mcp_servers ? { mcp_servers: input.mcp_servers } : {}),
     });
     if (seed) await seed(this.options.store.paths(record.id).native);
-    const session = this.session(record.id);
+    const session = this.openLive(record.id, record);
     const log = (await session).log;
     await log.append([
       {
@@ -318,8 +323,8 @@ export class Brain {
     return session;
   }
 
-  private async openSession(id: string): Promise<LiveSession> {
-    const record = await this.record(id);
+  private async openSession(id: string, created?: SessionRecord): Promise<LiveSession> {
+    const record = created ?? (await this.record(id));
     const paths = this.options.store.paths(id);
     const tools = await this.options.tools.bind(record.config.tools ?? []);
     const services = this.options.sessionTools?.(record);
@@ -352,7 +357,7 @@ export class Brain {
         checkpoints: this.checkpointsOf(id),
         permissions: new PermissionRules(record.permissions),
         ...(this.options.store.checkpointEveryTurn ? { checkpointAfterTurn: true } : {}),
-        history: () => expectedHistory(this.options.store, record, log),
+        history: historyCheck(this.options.store, record, log, created !== undefined),
         ...summaryOption(record, () => conversationEvents(this.options.store, record, [])),
       });
       // Another node owns the session now: stop its harness here and let go (the log refuses writes already).

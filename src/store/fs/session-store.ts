@@ -161,9 +161,10 @@ export class FsSessionStore {
   }
 
   async openLog(id: string): Promise<JsonlEventLog> {
-    if (!(await this.get(id))) throw new StoreError("bad_request", `session ${id} not found`);
-    // Opened once as created, then like any other log: what a later open finds may have been made elsewhere.
+    // Opened once as created (its record known to exist: no read), then like any other log: what a later open
+    // finds may have been made elsewhere.
     const created = this.createdLogs.delete(id);
+    if (!created && !(await this.get(id))) throw new StoreError("bad_request", `session ${id} not found`);
     return JsonlEventLog.open(this.paths(id).events, id, this.io, {
       holder: this.holder,
       ...(created ? { durableEntry: true } : {}),
