@@ -5,6 +5,7 @@ import type { ProviderCredentials } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
 import { CheckpointStore, type Checkpoints, refuseInside } from "./checkpoints/index.js";
 import { historyCheck } from "./conversation-chain.js";
+import { type CreatedSession, createdSession, openCreated } from "./created-session.js";
 import { credentialsFromEnv, sessionSecrets } from "./credentials.js";
 import { SessionError } from "./errors.js";
 import {
@@ -97,14 +98,9 @@ export class Brain {
   }
 
   /** The live session for `id`, opened from the store when needed (after a compaction of its log ends). */
-  session(id: string): Promise<Session> {
-    return this.openLive(id);
-  }
-
-  /** `created`: the record createRecord just wrote, so the session opens without reading it back. */
-  private async openLive(id: string, created?: SessionRecord): Promise<Session> {
+  async session(id: string): Promise<Session> {
     await this.closedLogs.idle(id);
-    return this.live.get(id, () => this.openSession(id, created));
+    return this.live.get(id, () => this.openSession(id));
   }
 
   /** Compacts logs not open here idle for `idleMs`; one asked for meanwhile opens when its compaction ends. */
@@ -294,7 +290,7 @@ export class Brain {
         "this host runs no MCP servers: remove mcp_servers from the session",
       );
     }
-    const record = await this.options.store.create({
+    const made = await createdSession(this.options.store, {
       id: input.id,
       harness: input.harness,
       config,
@@ -306,25 +302,21 @@ export class Brain {
       ...(input.tenant ? { tenant: input.tenant } : {}),
       ...(input.mcp_servers ? { mcp_servers: input.mcp_servers } : {}),
     });
-    if (seed) await seed(this.options.store.paths(record.id).native);
-    const session = this.openLive(record.id, record);
-    const log = (await session).log;
-    await log.append([
-      {
-        type: "session.opened",
-        data: {
-          harness: record.harness,
-          config: record.config,
-          ...(forked_from ? { forked_from } : {}),
-          ...(handoff_from ? { handoff_from } : {}),
-        },
-      },
-    ]);
-    return session;
+    const { record } = made;
+    try {
+      if (seed) await seed(this.options.store.paths(record.id).native);
+      await this.closedLogs.idle(record.id);
+    } catch (err) {
+      await made.abandon();
+      throw err;
+    }
+    // Registered (and announced) only once its first event and its files are durable.
+    return this.live.get(record.id, () => openCreated(made, () => this.openSession(record.id, made)));
   }
 
-  private async openSession(id: string, created?: SessionRecord): Promise<LiveSession> {
-    const record = created ?? (await this.record(id));
+  /** `created`: a session createRecord just made, opened without reading its record back (and on its log). */
+  private async openSession(id: string, created?: CreatedSession): Promise<LiveSession> {
+    const record = created?.record ?? (await this.record(id));
     const paths = this.options.store.paths(id);
     const tools = await this.options.tools.bind(record.config.tools ?? []);
     const services = this.options.sessionTools?.(record);
@@ -338,7 +330,7 @@ export class Brain {
       sessionSecrets(record, settings, provider, this.options.env ?? process.env),
     );
     refusePinnedElsewhere(this.options.store, record);
-    const raw = await this.options.store.openLog(id);
+    const raw = created?.log ?? (await this.options.store.openLog(id));
     const log = redactingLog(raw, redactor);
     try {
       await pinIfUnmovable(this.options.store, this.options.harnesses.get(record.harness), record);

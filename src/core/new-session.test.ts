@@ -1,8 +1,9 @@
 // What opening a session this host has just created skips, and what it still does: its record is not read back,
 // its first harness open reads no log for a history check (there is none to hold), and every later open checks.
-import { rmSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { FsSessionStore } from "../store/fs/index.js";
+import { FsSessionStore, nodeLogIO } from "../store/fs/index.js";
+import type { JsonlEventLog as FsLog } from "../store/fs/jsonl-log.js";
 import { echoFactory, tempDir } from "../testing/brain.js";
 import { ToolRouter } from "../tools/router.js";
 import { Brain } from "./brain.js";
@@ -40,15 +41,20 @@ function countingStore(store: FsSessionStore) {
     counts.gets++;
     return get(id);
   };
-  const openLog = store.openLog.bind(store);
-  store.openLog = async (id) => {
-    const log = await openLog(id);
+  const counting = <L extends { read: FsLog["read"] }>(log: L): L => {
     const read = log.read.bind(log);
     log.read = (after, limit) => {
       counts.logReads++;
       return read(after, limit);
     };
     return log;
+  };
+  const openLog = store.openLog.bind(store);
+  store.openLog = async (id) => counting(await openLog(id));
+  const createOpen = store.createOpen.bind(store);
+  store.createOpen = async (input) => {
+    const made = await createOpen(input);
+    return { ...made, log: counting(made.log) };
   };
   return { counted: store, counts };
 }
@@ -90,5 +96,40 @@ describe("a session this host has just created", () => {
     expect(opened).toHaveLength(2);
     expect(counts.logReads).toBeGreaterThan(0);
     expect(checks).toEqual([expect.objectContaining({ lastPrompt: "remember tangerine" })]);
+  });
+
+  it("is announced only once its first event is durable", async () => {
+    const { brain } = countedBrain();
+    const seen: number[] = [];
+    brain.subscribe((change) => {
+      if (change.type === "opened") seen.push(change.session.log.lastSeq);
+    });
+    const session = await brain.create({ harness: "echo" });
+    expect(seen).toEqual([1]);
+    expect((await session.log.read(0)).map((e) => e.type)).toEqual(["session.opened"]);
+  });
+
+  it("is not made, nor left behind, when its files cannot be made durable", async () => {
+    const home = tempDir();
+    const io = {
+      ...nodeLogIO,
+      syncDir: async () => {
+        throw Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" });
+      },
+    };
+    const store = new FsSessionStore(home, io);
+    const brain = new Brain({
+      store,
+      harnesses: new HarnessRegistry([echoFactory({ spares: 0 })]),
+      tools: new ToolRouter([]),
+    });
+    cleanups.push(async () => {
+      await brain.close();
+      rmSync(home, { recursive: true, force: true });
+    });
+    await expect(brain.create({ harness: "echo" })).rejects.toThrow(/cannot create .*EIO/);
+    expect(brain.liveSessions()).toEqual([]);
+    expect(await store.list()).toEqual([]);
+    expect(readdirSync(store.root)).toEqual([]);
   });
 });
