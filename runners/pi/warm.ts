@@ -2,10 +2,10 @@
 // first use: a new session's first reply paid both, and the first run of all that code besides (the HTTP
 // parser's WebAssembly, the streams, the SDK's request path): measured 250-600 ms against 15-70 ms for the next
 // reply. The runner does it ahead: it loads the open frame's API as soon as it is known, and a runner that sits
-// unopened (a warm spare) loads every API it supports and rehearses one whole turn in a throwaway directory
+// unopened (a warm spare) loads every API it supports and rehearses whole turns in a throwaway directory
 // against a server of its own on loopback (no credentials, nothing leaves the machine), so the session that
 // takes the spare finds all of it ready. A runner opened at once (a one-shot `brain run`) loads only what its
-// session uses.
+// session uses; a spare taken mid-rehearsal rehearses no further turn.
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -25,6 +25,13 @@ const PROVIDER_MODULES: Record<WireApi, string> = {
 /** How long a started runner waits for an open before it counts as a spare. */
 const SPARE_AFTER_MS = 100;
 
+/**
+ * Turns rehearsed. One runs all the code once, but V8 leaves code run once to its interpreter: after one, a new
+ * session's first request still took about twice the CPU to build (pi-ai, the provider SDK, fetch) that a warm
+ * session's did; after five, about the same. Each is a few ms of CPU in a runner nobody waits for.
+ */
+export const REHEARSALS = 5;
+
 export class Warmer {
   private readonly started = new Set<WireApi>();
   private readonly idle: NodeJS.Timeout;
@@ -32,6 +39,13 @@ export class Warmer {
   /** Whether a rehearsal turn ran to its end: false for a runner opened before it counted as a spare. */
   readonly warmed = new Promise<boolean>((resolve) => {
     this.settle = resolve;
+  });
+  private taken = false;
+  private rehearsing = false;
+  private count: (turns: number) => void = () => {};
+  /** How many turns the rehearsal ran, once it has ended (0 when none started): for tests. */
+  readonly rehearsed = new Promise<number>((resolve) => {
+    this.count = resolve;
   });
 
   constructor(spareAfterMs = SPARE_AFTER_MS) {
@@ -43,19 +57,19 @@ export class Warmer {
   /** A session opened on `api` (pi-ai's name): load it now (in the background), and nothing else. */
   opened(api: string): void {
     clearTimeout(this.idle);
+    this.taken = true;
     this.settle(false);
+    if (!this.rehearsing) this.count(0);
     if (api in PROVIDER_MODULES) void this.load(api as WireApi);
   }
 
   private async all(): Promise<void> {
+    this.rehearsing = true;
     for (const api of Object.keys(PROVIDER_MODULES) as WireApi[]) await this.load(api);
     // Warming is never worth failing for: the first real request reports its own errors.
-    this.settle(
-      await rehearse().then(
-        () => true,
-        () => false,
-      ),
-    );
+    const turns = await rehearse((done) => !this.taken && done < REHEARSALS).catch(() => undefined);
+    this.settle(turns !== undefined);
+    this.count(turns ?? 0);
   }
 
   private load(api: WireApi): Promise<void> {
@@ -116,10 +130,11 @@ function silentTurn(): Turn {
 }
 
 /**
- * One whole turn of a pi session (agent loop, transcript, pi-ai, the provider SDK, fetch) against a loopback
- * server of this process, in a throwaway directory.
+ * Whole turns of pi sessions (agent loop, transcript, pi-ai, the provider SDK, fetch) against a loopback server of
+ * this process, in a throwaway directory, each in a session of its own as a new session's first turn is, while
+ * `another` says so. Returns how many ran.
  */
-async function rehearse(): Promise<void> {
+async function rehearse(another: (done: number) => boolean): Promise<number> {
   const server = createServer((req, res) => {
     req.resume();
     req.on("end", () => {
@@ -161,9 +176,13 @@ async function rehearse(): Promise<void> {
         params: { text: "warm" },
       }),
     );
-    const session = openPiSession(open.params, () => {});
-    await session.prompt("warm", silentTurn());
-    await session.detach?.();
+    let done = 0;
+    for (; another(done); done++) {
+      const session = openPiSession({ ...open.params, dir: join(dir, String(done)) }, () => {});
+      await session.prompt("warm", silentTurn());
+      await session.detach?.();
+    }
+    return done;
   } finally {
     server.closeAllConnections();
     server.close();

@@ -4,7 +4,8 @@ import type { SessionEvent } from "../protocol/events.js";
 import type { ProviderCredentials } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
 import { CheckpointStore, type Checkpoints, refuseInside } from "./checkpoints/index.js";
-import { expectedHistory } from "./conversation-chain.js";
+import { historyCheck } from "./conversation-chain.js";
+import { type CreatedSession, createdSession, openCreated } from "./created-session.js";
 import { credentialsFromEnv, sessionSecrets } from "./credentials.js";
 import { SessionError } from "./errors.js";
 import {
@@ -289,7 +290,7 @@ export class Brain {
         "this host runs no MCP servers: remove mcp_servers from the session",
       );
     }
-    const record = await this.options.store.create({
+    const made = await createdSession(this.options.store, {
       id: input.id,
       harness: input.harness,
       config,
@@ -301,25 +302,21 @@ export class Brain {
       ...(input.tenant ? { tenant: input.tenant } : {}),
       ...(input.mcp_servers ? { mcp_servers: input.mcp_servers } : {}),
     });
-    if (seed) await seed(this.options.store.paths(record.id).native);
-    const session = this.session(record.id);
-    const log = (await session).log;
-    await log.append([
-      {
-        type: "session.opened",
-        data: {
-          harness: record.harness,
-          config: record.config,
-          ...(forked_from ? { forked_from } : {}),
-          ...(handoff_from ? { handoff_from } : {}),
-        },
-      },
-    ]);
-    return session;
+    const { record } = made;
+    try {
+      if (seed) await seed(this.options.store.paths(record.id).native);
+      await this.closedLogs.idle(record.id);
+    } catch (err) {
+      await made.abandon();
+      throw err;
+    }
+    // Registered (and announced) only once its first event and its files are durable.
+    return this.live.get(record.id, () => openCreated(made, () => this.openSession(record.id, made)));
   }
 
-  private async openSession(id: string): Promise<LiveSession> {
-    const record = await this.record(id);
+  /** `created`: a session createRecord just made, opened without reading its record back (and on its log). */
+  private async openSession(id: string, created?: CreatedSession): Promise<LiveSession> {
+    const record = created?.record ?? (await this.record(id));
     const paths = this.options.store.paths(id);
     const tools = await this.options.tools.bind(record.config.tools ?? []);
     const services = this.options.sessionTools?.(record);
@@ -333,7 +330,7 @@ export class Brain {
       sessionSecrets(record, settings, provider, this.options.env ?? process.env),
     );
     refusePinnedElsewhere(this.options.store, record);
-    const raw = await this.options.store.openLog(id);
+    const raw = created?.log ?? (await this.options.store.openLog(id));
     const log = redactingLog(raw, redactor);
     try {
       await pinIfUnmovable(this.options.store, this.options.harnesses.get(record.harness), record);
@@ -352,7 +349,7 @@ export class Brain {
         checkpoints: this.checkpointsOf(id),
         permissions: new PermissionRules(record.permissions),
         ...(this.options.store.checkpointEveryTurn ? { checkpointAfterTurn: true } : {}),
-        history: () => expectedHistory(this.options.store, record, log),
+        history: historyCheck(this.options.store, record, log, created !== undefined),
         ...summaryOption(record, () => conversationEvents(this.options.store, record, [])),
       });
       // Another node owns the session now: stop its harness here and let go (the log refuses writes already).

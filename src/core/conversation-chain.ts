@@ -63,6 +63,25 @@ export async function expectedHistory(
   return expectation(heldTurns(transcriptOf([...(await ancestorEvents(store, record)), ...own])));
 }
 
+/**
+ * The check a session's harness opens with. A session this host has just created from nothing (not a fork, not
+ * a handoff, not seeded) has an empty log, and its first harness open always comes before its first turn runs:
+ * that open has nothing to hold, and skips reading the log. Every later open checks.
+ */
+export function historyCheck(
+  store: ChainStore,
+  record: SessionRecord,
+  log: EventLog,
+  created: boolean,
+): () => Promise<ExpectedHistory | undefined> {
+  let fresh = created && !record.forked_from && !record.handoff_from && !record.seeded;
+  return () => {
+    if (!fresh) return expectedHistory(store, record, log);
+    fresh = false;
+    return Promise.resolve(undefined);
+  };
+}
+
 /** `turns` 0: not counted (a window of the log only). */
 function expectation(held: HeldTurns): ExpectedHistory | undefined {
   if (held.lastPrompt === undefined) return undefined;

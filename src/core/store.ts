@@ -7,10 +7,19 @@ import type { EventLog } from "./event-log.js";
 import type { CompactingStore } from "./retention.js";
 
 /** What the host needs from a session store (src/store/fs for one machine). */
+export type NewSessionRecord = Omit<SessionRecord, "id" | "created_at" | "status"> & { id?: string };
+
 export interface SessionStore {
-  create(
-    input: Omit<SessionRecord, "id" | "created_at" | "status"> & { id?: string },
-  ): Promise<SessionRecord>;
+  create(input: NewSessionRecord): Promise<SessionRecord>;
+  /**
+   * create() and openLog() in one, for stores that can overlap them: the log is this caller's from the start,
+   * and `durable` settles once the record and the log are durable (what create() waits for before it returns).
+   * The caller writes the log's first batch meanwhile and acknowledges the session only once both are durable.
+   * A failed `durable` has closed the log and removed the session.
+   */
+  createOpen?(
+    input: NewSessionRecord,
+  ): Promise<{ record: SessionRecord; log: EventLog; durable: Promise<void> }>;
   get(id: string): Promise<SessionRecord | undefined>;
   list(): Promise<SessionRecord[]>;
   update(id: string, patch: Partial<Omit<SessionRecord, "id" | "created_at">>): Promise<SessionRecord>;

@@ -1,19 +1,32 @@
-// runners/pi's warming: a runner left unopened (a warm spare) loads its providers' code and rehearses one whole
-// turn against a loopback server of its own, leaving nothing behind; a runner opened at once does not rehearse.
+// runners/pi's warming: a runner left unopened (a warm spare) loads its providers' code and rehearses whole turns
+// against a loopback server of its own, leaving nothing behind; a runner opened at once does not rehearse, and one
+// opened mid-rehearsal rehearses no further turn.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { Warmer } from "../../runners/pi/warm.js";
+import { REHEARSALS, Warmer } from "../../runners/pi/warm.js";
 
 const leftovers = () => readdirSync(tmpdir()).filter((name) => name.startsWith("brain-pi-warm-"));
 
 describe("runners/pi warming", () => {
-  it("rehearses a turn once idle, in a directory it removes", async () => {
+  it("rehearses its turns once idle, in a directory it removes", async () => {
     const before = leftovers();
     const warmer = new Warmer(0);
     expect(await warmer.warmed).toBe(true);
+    expect(await warmer.rehearsed).toBe(REHEARSALS);
+    expect(leftovers()).toEqual(before);
+  });
+
+  it("rehearses no further turn once a session opens on it", async () => {
+    const before = leftovers();
+    const warmer = new Warmer(0);
+    // The rehearsal has begun (its timer fired) and is still loading and starting its server.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    warmer.opened("openai-completions");
+    expect(await warmer.warmed).toBe(false);
+    expect(await warmer.rehearsed).toBe(0);
     expect(leftovers()).toEqual(before);
   });
 
@@ -29,5 +42,6 @@ describe("runners/pi warming", () => {
     const warmer = new Warmer(60_000);
     warmer.opened("openai-completions");
     expect(await warmer.warmed).toBe(false);
+    expect(await warmer.rehearsed).toBe(0);
   });
 });

@@ -89,7 +89,7 @@ export class JsonlEventLog implements EventLog {
     io: LogIO = nodeLogIO,
     options: OpenOptions = {},
   ): Promise<JsonlEventLog> {
-    const opened = await openLogFiles(path, session, io, options.holder, options.durableEntry);
+    const opened = await openLogFiles(path, session, io, options);
     const { scan } = opened;
     const writer = { context: scan.context, sinceAnchor: scan.sinceAnchor, anchor: scan.anchor };
     const log = new JsonlEventLog(path, session, io, opened, options, writer);

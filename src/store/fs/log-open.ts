@@ -4,10 +4,10 @@
 import fs from "node:fs";
 import nodePath from "node:path";
 import { failure, StoreError } from "./errors.js";
-import { recover, type ScanResult } from "./jsonl-scan.js";
+import { recover, type ScanResult, scanLog } from "./jsonl-scan.js";
 import { type LogIO, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
-import type { LogState } from "./log-state.js";
+import { LogState } from "./log-state.js";
 import { baseAfter, listSealed, readHeader, type Segment, startSegment } from "./segments.js";
 
 export interface OpenOptions {
@@ -22,6 +22,11 @@ export interface OpenOptions {
    * directory), so opening it needs no directory sync of its own.
    */
   durableEntry?: boolean;
+  /**
+   * The log's file was made empty a moment ago by its store, opened with writeFlags, and its lock taken with it
+   * (a new session): nothing to look for, read or repair, so opening it does no I/O.
+   */
+  created?: { fd: number; lock: LogLock };
 }
 
 export interface OpenedLog {
@@ -39,9 +44,10 @@ export async function openLogFiles(
   path: string,
   session: string,
   io: LogIO,
-  holder: LogHolder | undefined,
-  durableEntry = false,
+  options: OpenOptions,
 ): Promise<OpenedLog> {
+  if (options.created) return openCreated(path, session, io, options.created);
+  const { holder, durableEntry = false } = options;
   const lock = await acquireLogLock(path, { session, ...(holder ? { holder } : {}) });
   let fd: number | undefined;
   try {
@@ -77,4 +83,15 @@ export async function openLogFiles(
     if (err instanceof StoreError) throw err;
     throw failure(path, "cannot open", err);
   }
+}
+
+async function openCreated(
+  path: string,
+  session: string,
+  io: LogIO,
+  { fd, lock }: { fd: number; lock: LogLock },
+): Promise<OpenedLog> {
+  // An empty file: the walk reads nothing and gives the start state every scan of an empty log gives.
+  const scan = await scanLog(io, fd, 0, path, { session, from: 0, prevSeq: 0 });
+  return { fd, lock, scan, state: new LogState(), savedEnd: 0, sealed: [], base: 0 };
 }

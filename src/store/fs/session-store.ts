@@ -8,8 +8,8 @@ import type { SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
 import { osMessage, StoreError } from "./errors.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
-import { type LogIO, nodeLogIO } from "./log-io.js";
-import { acquireLogLock, type LogHolder } from "./log-lock.js";
+import { type LogIO, nodeLogIO, writeFlags } from "./log-io.js";
+import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
 import { archiveDir, retireSegments } from "./retire.js";
 import { firstSeqOf, listSealed } from "./segments.js";
 import { checkRecord, describeIssue, newRecord, SESSION_ID, SessionRecord } from "./session-record.js";
@@ -62,35 +62,55 @@ export class FsSessionStore {
   }
 
   async create(input: NewSession): Promise<SessionRecord> {
-    const id = input.id ?? randomUUID();
-    const paths = this.paths(id);
-    const record = newRecord(id, input, badRequest);
-    await disk("create", this.root, () => fsp.mkdir(this.root, { recursive: true, mode: 0o700 }));
-    try {
-      await fsp.mkdir(paths.dir, { mode: 0o700 });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "EEXIST") {
-        throw new StoreError("bad_request", `session ${id} already exists`);
-      }
-      throw diskError("create", paths.dir, err);
-    }
+    const { record, paths } = await this.newDir(input);
     try {
       // Every entry of the new directory at once (the log's file too), then both directories synced together: a
       // new session's durability costs one file sync and two directory syncs that overlap, not five in a row.
       await allDone([
-        fsp.mkdir(paths.native, { mode: 0o700 }),
-        fsp.mkdir(paths.checkpoints, { mode: 0o700 }),
-        this.writeRecord(paths.record, record, { syncDir: false }),
+        ...this.entries(paths, record),
         this.io.open(paths.events, EXCLUSIVE_CREATE, 0o600).then((fd) => this.io.close(fd)),
       ]);
-      await allDone([this.io.syncDir(paths.dir), this.io.syncDir(this.root)]);
-      this.createdLogs.add(id);
+      await this.syncDirs(paths);
+      this.createdLogs.add(record.id);
     } catch (err) {
-      // Leave no half-made session behind to be mistaken for a real one.
-      await fsp.rm(paths.dir, { recursive: true, force: true }).catch(() => {});
-      throw err instanceof StoreError ? err : diskError("create", paths.dir, err);
+      throw await this.unmake(paths, err);
     }
     return record;
+  }
+
+  /**
+   * create() and openLog() in one: the log's lock is taken and its file opened with the rest of the directory, so
+   * the open reads nothing, and the caller writes the log's first batch while both directories sync. `durable`
+   * settles once the record and the log's file are durable; if it fails, the log is closed and the session gone.
+   */
+  async createOpen(
+    input: NewSession,
+  ): Promise<{ record: SessionRecord; log: JsonlEventLog; durable: Promise<void> }> {
+    const { record, paths } = await this.newDir(input);
+    const taken: { fd?: number; lock?: LogLock } = {};
+    let log: JsonlEventLog;
+    try {
+      await allDone([
+        ...this.entries(paths, record),
+        this.io.open(paths.events, writeFlags(this.io, EXCLUSIVE_CREATE), 0o600).then((fd) => {
+          taken.fd = fd;
+        }),
+        acquireLogLock(paths.events, { session: record.id, holder: this.holder }).then((lock) => {
+          taken.lock = lock;
+        }),
+      ]);
+      const created = { fd: taken.fd!, lock: taken.lock! };
+      log = await JsonlEventLog.open(paths.events, record.id, this.io, { holder: this.holder, created });
+    } catch (err) {
+      if (taken.fd !== undefined) await this.io.close(taken.fd).catch(() => {});
+      await taken.lock?.release();
+      throw await this.unmake(paths, err);
+    }
+    const durable = this.syncDirs(paths).catch(async (err: unknown) => {
+      await log.close().catch(() => {});
+      throw await this.unmake(paths, err);
+    });
+    return { record, log, durable };
   }
 
   async get(id: string): Promise<SessionRecord | undefined> {
@@ -161,9 +181,10 @@ export class FsSessionStore {
   }
 
   async openLog(id: string): Promise<JsonlEventLog> {
-    if (!(await this.get(id))) throw new StoreError("bad_request", `session ${id} not found`);
-    // Opened once as created, then like any other log: what a later open finds may have been made elsewhere.
+    // Opened once as created (its record known to exist: no read), then like any other log: what a later open
+    // finds may have been made elsewhere.
     const created = this.createdLogs.delete(id);
+    if (!created && !(await this.get(id))) throw new StoreError("bad_request", `session ${id} not found`);
     return JsonlEventLog.open(this.paths(id).events, id, this.io, {
       holder: this.holder,
       ...(created ? { durableEntry: true } : {}),
@@ -222,6 +243,43 @@ export class FsSessionStore {
   /** The events on disk, read without the log's lock: a reader never stands in a writer's way. */
   async readEvents(id: string, range: { after?: number; limit?: number } = {}): Promise<SessionEvent[]> {
     return readEventsFile(this.paths(id).events, this.io, range);
+  }
+
+  /** A new session's directory, made exclusively: an id in use is the caller's mistake. */
+  private async newDir(input: NewSession): Promise<{ record: SessionRecord; paths: SessionPaths }> {
+    const id = input.id ?? randomUUID();
+    const paths = this.paths(id);
+    const record = newRecord(id, input, badRequest);
+    await disk("create", this.root, () => fsp.mkdir(this.root, { recursive: true, mode: 0o700 }));
+    try {
+      await fsp.mkdir(paths.dir, { mode: 0o700 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "EEXIST") {
+        throw new StoreError("bad_request", `session ${id} already exists`);
+      }
+      throw diskError("create", paths.dir, err);
+    }
+    return { record, paths };
+  }
+
+  /** The entries of a new session's directory besides its log, made at once; the record made durable by its dir sync. */
+  private entries(paths: SessionPaths, record: SessionRecord): Promise<unknown>[] {
+    return [
+      fsp.mkdir(paths.native, { mode: 0o700 }),
+      fsp.mkdir(paths.checkpoints, { mode: 0o700 }),
+      this.writeRecord(paths.record, record, { syncDir: false }),
+    ];
+  }
+
+  /** The new session's directory and the sessions directory holding it, synced together. */
+  private syncDirs(paths: SessionPaths): Promise<void> {
+    return allDone([this.io.syncDir(paths.dir), this.io.syncDir(this.root)]);
+  }
+
+  /** Leaves no half-made session behind to be mistaken for a real one; returns the error to throw. */
+  private async unmake(paths: SessionPaths, err: unknown): Promise<StoreError> {
+    await fsp.rm(paths.dir, { recursive: true, force: true }).catch(() => {});
+    return err instanceof StoreError ? err : diskError("create", paths.dir, err);
   }
 
   /**

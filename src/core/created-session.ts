@@ -1,0 +1,66 @@
+// A session the host has just made in its store, before it is opened: with a store that can (createOpen), its log
+// is open already and its files are still being made durable while the host writes its first event.
+import type { SessionRecord } from "../protocol/session.js";
+import type { EventLog } from "./event-log.js";
+import type { LiveSession } from "./live-sessions.js";
+import type { NewSessionRecord, SessionStore } from "./store.js";
+
+export interface CreatedSession {
+  record: SessionRecord;
+  /** The session's log, taken with its creation (stores with createOpen); else the host opens it. */
+  log?: EventLog;
+  /** Settles once the record and the log's file are durable: the session is acknowledged only after. */
+  durable: Promise<void>;
+  /** For a session that will not be opened after all (its seeding failed): its files as made, its log let go. */
+  abandon(): Promise<void>;
+}
+
+export async function createdSession(store: SessionStore, input: NewSessionRecord): Promise<CreatedSession> {
+  if (!store.createOpen) {
+    const record = await store.create(input);
+    return { record, durable: Promise.resolve(), abandon: async () => {} };
+  }
+  const { record, log, durable } = await store.createOpen(input);
+  // Awaited by whoever opens the session; failing before anyone awaits it is not an unhandled rejection.
+  durable.catch(() => {});
+  const abandon = async () => {
+    await durable.catch(() => {});
+    await log.close().catch(() => {});
+  };
+  return { record, log, durable, abandon };
+}
+
+/**
+ * Opens a session just made (`open`) and writes its first event, `session.opened`. Resolves once that event and
+ * the session's files are durable; until then nobody is told of the session. A failure closes what was opened.
+ */
+export async function openCreated(
+  made: CreatedSession,
+  open: () => Promise<LiveSession>,
+): Promise<LiveSession> {
+  let live: LiveSession;
+  try {
+    live = await open();
+  } catch (err) {
+    await made.abandon();
+    throw err;
+  }
+  const { harness, config, forked_from, handoff_from } = made.record;
+  const data = {
+    harness,
+    config,
+    ...(forked_from ? { forked_from } : {}),
+    ...(handoff_from ? { handoff_from } : {}),
+  };
+  const [event, files] = await Promise.allSettled([
+    live.session.log.append([{ type: "session.opened", data }]),
+    made.durable,
+  ]);
+  // The files' failure first: it is the cause (the store then closed the log under the append).
+  const failed = files.status === "rejected" ? files : event.status === "rejected" ? event : undefined;
+  if (failed) {
+    await live.session.close().catch(() => {});
+    throw failed.reason;
+  }
+  return live;
+}
