@@ -1,6 +1,8 @@
 // Scale: 100 sessions streaming at once, 100 deltas/s each, one SSE watcher each (in another process), through
 // Brain's daemon with one shared runner host carrying every session; against a plain node:http SSE relay
-// carrying the same load from one runner child with as many attachments (bench/lib/raw-sse-hub.ts).
+// carrying the same load from one runner child with as many attachments (bench/lib/raw-sse-hub.ts). Context: the
+// same hub making each stream's batches durable first (a file and group commit per stream, as Brain's logs): what
+// of Brain's delay the disk accounts for under this load.
 import { Brain } from "../src/core/brain.js";
 import { HarnessRegistry } from "../src/core/registry.js";
 import type { Session } from "../src/core/session.js";
@@ -65,11 +67,15 @@ export async function sseLoadBench(opts: BenchOptions): Promise<BenchRow[]> {
   const deltas = opts.quick ? 100 : 300;
   const home = await makeTemp("sse-load-brain");
   const dir = await makeTemp("sse-load-raw");
+  const durableDir = await makeTemp("sse-load-durable");
   log(`sse-load: ${SESSIONS} sessions × ${deltas} deltas at ${HZ}/s, one watcher each, ${opts.reps} rounds`);
   const brain = await brainSide(home);
   const hub = new RawSseHub(runnerPath(), dir, SESSIONS);
   const hubUrls = await hub.listen();
   await hub.promptAll("paced 2 1000");
+  const durableHub = new RawSseHub(runnerPath(), durableDir, SESSIONS, true);
+  const durableUrls = await durableHub.listen();
+  await durableHub.promptAll("paced 2 1000");
   try {
     const round =
       (
@@ -106,12 +112,19 @@ export async function sseLoadBench(opts: BenchOptions): Promise<BenchRow[]> {
         undefined,
       ),
       subject: round(brain.urls, brain.lastSeqs, brain.runAll, brain.token),
+      durable: round(
+        durableUrls,
+        () => durableHub.lastSeqs(),
+        (text) => durableHub.promptAll(text),
+        undefined,
+      ),
     });
+    const what = `${SESSIONS} sessions streaming ${HZ} deltas/s each, one SSE watcher each: delay p99`;
     return [
       timeRow(
         {
           id: "sse-load-100",
-          what: `${SESSIONS} sessions streaming ${HZ} deltas/s each, one SSE watcher each: delay p99`,
+          what,
           unit: "ms",
           baselineWhat: "plain node:http SSE relay, one runner child with 100 attachments, same load, no log",
           notes: [
@@ -119,14 +132,28 @@ export async function sseLoadBench(opts: BenchOptions): Promise<BenchRow[]> {
             "Brain: one shared runner host (shared: true) carrying the 100 sessions, each with its own durable log",
           ],
         },
-        samples,
+        { subject: samples.subject, baseline: samples.baseline },
         { kind: "max-ratio", ratio: 1.5 },
+      ),
+      timeRow(
+        {
+          id: "sse-load-100-durable",
+          what: `${what}, vs the durable relay`,
+          unit: "ms",
+          baselineWhat:
+            "the same plain relay, each stream's batch written + fdatasync'd to a file of its own before it is sent",
+          notes: ["context: what the disk costs this load with nothing of Brain in the way"],
+        },
+        { subject: samples.subject, baseline: samples.durable },
+        { kind: "none" },
       ),
     ];
   } finally {
     await brain.close();
     await hub.close();
+    await durableHub.close();
     await removeTemp(home);
     await removeTemp(dir);
+    await removeTemp(durableDir);
   }
 }

@@ -2,7 +2,13 @@
 // (as Brain's shared runner host does), one stream per attachment at /events/<k>. Each runner line is split and
 // JSON.parsed, formatted as Brain formats an event (the same fields), and written to that stream's watchers once per tick.
 // No validation, no session, no durable log.
+//
+// `durable`: the same hub with the one thing Brain's guarantee adds, as RawSseRelay's durable mode does: each stream
+// has a file of its own (as each Brain session has its log), and a stream's batch is written and fdatasync'd through
+// libuv's thread pool before its watchers get it; what arrives meanwhile forms the stream's next batch. The floor of
+// any host that keeps that promise for 100 sessions at once on this disk.
 import { randomUUID } from "node:crypto";
+import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { minimalEnvironment } from "../../src/harnesses/process/environment.js";
@@ -23,6 +29,9 @@ interface Stream {
   seq: number;
   watchers: Set<http.ServerResponse>;
   pending: string[];
+  /** Durable mode: the stream's file, and whether its group commit is running. */
+  fd?: number;
+  committing: boolean;
 }
 
 export class RawSseHub {
@@ -35,7 +44,7 @@ export class RawSseHub {
   private scheduled = false;
   private clock = { ms: -1, iso: "" };
 
-  constructor(runner: string, dir: string, count: number) {
+  constructor(runner: string, dir: string, count: number, durable = false) {
     this.child = spawnTracked(process.execPath, [runner], {
       ...LIKE_BRAIN_RUNNER,
       stdio: ["pipe", "pipe", "inherit"],
@@ -43,12 +52,14 @@ export class RawSseHub {
     });
     const splitter = new LineSplitter((line) => this.line(JSON.parse(line) as Frame));
     this.child.stdout!.on("data", (chunk: Buffer) => splitter.push(chunk));
-    this.streams = Array.from({ length: count }, () => {
-      const stream = {
+    this.streams = Array.from({ length: count }, (_, k) => {
+      const stream: Stream = {
         attachment: randomUUID(),
         seq: 0,
         watchers: new Set<http.ServerResponse>(),
         pending: [],
+        committing: false,
+        ...(durable ? { fd: fs.openSync(`${dir}/events-${k}.log`, "w") } : {}),
       };
       this.byAttachment.set(stream.attachment, stream);
       this.send(stream, "open", { session_id: stream.attachment, dir, config: {}, tools: [], provider: {} });
@@ -79,7 +90,10 @@ export class RawSseHub {
   }
 
   async close(): Promise<void> {
-    for (const stream of this.streams) for (const res of stream.watchers) res.destroy();
+    for (const stream of this.streams) {
+      for (const res of stream.watchers) res.destroy();
+      if (stream.fd !== undefined) fs.closeSync(stream.fd);
+    }
     this.child.stdin!.end();
     this.child.kill("SIGKILL");
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -126,6 +140,10 @@ export class RawSseHub {
     if (ms !== this.clock.ms) this.clock = { ms, iso: new Date(ms).toISOString() };
     const event = { seq, ts: this.clock.iso, session: stream.attachment, type, data, turn };
     stream.pending.push(`id: ${seq}\ndata: ${JSON.stringify(event)}\n\n`);
+    if (stream.fd !== undefined) {
+      if (!stream.committing) void this.commit(stream, stream.fd);
+      return;
+    }
     this.dirty.add(stream);
     if (this.scheduled) return;
     this.scheduled = true;
@@ -138,5 +156,24 @@ export class RawSseHub {
       }
       this.dirty.clear();
     });
+  }
+
+  /** Group commit of one stream: write + fdatasync what is pending, send it, repeat while more came meanwhile. */
+  private async commit(stream: Stream, fd: number): Promise<void> {
+    stream.committing = true;
+    // Events of this tick join the batch, as they do in Brain's log.
+    await Promise.resolve();
+    while (stream.pending.length > 0) {
+      const text = stream.pending.join("");
+      stream.pending = [];
+      await new Promise<void>((resolve, reject) =>
+        fs.write(fd, text, (err) => (err ? reject(err) : resolve())),
+      );
+      await new Promise<void>((resolve, reject) =>
+        fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())),
+      );
+      for (const res of stream.watchers) res.write(text);
+    }
+    stream.committing = false;
   }
 }
