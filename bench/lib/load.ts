@@ -19,7 +19,7 @@ function machineBusyTicks(): number {
 }
 
 /** utime + stime + cutime + cstime of one process, in ticks (0 when it is gone). */
-function processTicks(pid: number | "self"): number {
+export function processTicks(pid: number | "self"): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");

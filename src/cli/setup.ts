@@ -68,7 +68,8 @@ export function createBrain(
     providers: loaded.config.providers ?? {},
     secretNames: configSecretNames(loaded),
     secrets: [...secrets, ...literalSecrets(loaded, home)],
-    store: store ?? new FsSessionStore(home, undefined, holder),
+    // A host that keeps warm runners keeps a session directory made ahead too (../store/fs/session-slot.ts).
+    store: store ?? new FsSessionStore(home, undefined, holder, { spareSlot: warmRunners }),
     // In catalog order: a runner the config names "api" or "codex" takes that built-in's place.
     harnesses: new HarnessRegistry(
       harnesses ?? configHarnesses(loaded, home, catalog, warmRunners).factories,

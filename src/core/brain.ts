@@ -258,7 +258,7 @@ export class Brain {
     this.live.notify({ type: "closed", id, log: session.log });
   }
 
-  /** Closes every live session and every harness factory. */
+  /** Closes every live session, every harness factory, and what the store made ahead of need. */
   async close(): Promise<void> {
     const sessions = await Promise.allSettled(this.live.takeAll());
     await Promise.allSettled(
@@ -269,6 +269,7 @@ export class Brain {
       }),
     );
     await this.options.harnesses.close();
+    await this.options.store.close?.();
   }
 
   private async createRecord(

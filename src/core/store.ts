@@ -48,6 +48,8 @@ export interface SessionStore {
   ): Promise<() => void>;
   /** Cluster mode: this node's name. A session whose harness cannot move stays on the node that first ran it. */
   readonly node?: string;
+  /** Lets go of what the store made ahead of need (the embedded store's spare session directory). */
+  close?(): Promise<void>;
   /** Checkpoint every session after each completed turn (cluster mode: another node may have to take over). */
   readonly checkpointEveryTurn?: boolean;
   /** The session's checkpoints when the store keeps them itself (cluster); else files in paths(id).checkpoints. */

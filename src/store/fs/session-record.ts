@@ -42,3 +42,8 @@ export function newRecord(
     badRequest,
   );
 }
+
+/** session.json's text: pretty-printed, which tells a record cut short from damage (./session-slot.ts isSlotText). */
+export function recordText(record: SessionRecord): string {
+  return `${JSON.stringify(record, null, 2)}\n`;
+}

@@ -12,7 +12,15 @@ import { type LogIO, nodeLogIO, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
 import { archiveDir, retireSegments } from "./retire.js";
 import { firstSeqOf, listSealed } from "./segments.js";
-import { checkRecord, describeIssue, newRecord, SESSION_ID, SessionRecord } from "./session-record.js";
+import {
+  checkRecord,
+  describeIssue,
+  newRecord,
+  recordText,
+  SESSION_ID,
+  SessionRecord,
+} from "./session-record.js";
+import { allDone, createInSlot, isSlotText, SlotKeeper } from "./session-slot.js";
 
 export interface SessionPaths {
   dir: string;
@@ -25,6 +33,16 @@ export interface SessionPaths {
 export type NewSession = Omit<SessionRecord, "id" | "created_at" | "status"> & { id?: string };
 export type SessionPatch = Partial<Omit<SessionRecord, "id" | "created_at">>;
 
+export interface StoreOptions {
+  /**
+   * Keep one session directory made ahead of need (./session-slot.ts), so that a new session with a Brain-chosen
+   * id costs one durable write instead of several in a row: for a long-lived host (as warm runners are).
+   */
+  spareSlot?: boolean;
+  /** How long after a slot is taken the next one is made (default 1 s: after the new session's first turn). */
+  slotDelayMs?: number;
+}
+
 /** Sessions read at once by list(): enough to overlap the reads, few enough to stay clear of EMFILE. */
 const LIST_CONCURRENCY = 32;
 
@@ -34,14 +52,31 @@ export class FsSessionStore {
   private readonly updates = new Map<string, Promise<unknown>>();
   /** Sessions create() made here whose log file it made durable and that have not been opened since. */
   private readonly createdLogs = new Set<string>();
+  private readonly slots: SlotKeeper | undefined;
 
   constructor(
     readonly home: string,
     private readonly io: LogIO = nodeLogIO,
     /** Who this process is, in the lock of each log it opens (the daemon sets its URL once it listens). */
     private readonly holder: LogHolder = { kind: "process" },
+    options: StoreOptions = {},
   ) {
     this.root = nodePath.join(home, "sessions");
+    if (options.spareSlot) {
+      const { root } = this;
+      const delayMs = options.slotDelayMs ?? 1000;
+      this.slots = new SlotKeeper({ root, io, holder, paths: (id) => this.paths(id), delayMs });
+    }
+  }
+
+  /** Makes the spare session directory now if there is none (with spareSlot); resolves once it is ready. */
+  async prepareSlot(): Promise<void> {
+    await this.slots?.prepare();
+  }
+
+  /** Removes the unused slot, if any (the store stays usable: a later create makes one again). */
+  async close(): Promise<void> {
+    await this.slots?.close();
   }
 
   paths(id: string): SessionPaths {
@@ -86,6 +121,15 @@ export class FsSessionStore {
   async createOpen(
     input: NewSession,
   ): Promise<{ record: SessionRecord; log: JsonlEventLog; durable: Promise<void> }> {
+    // A client-chosen id names its own directory: only a Brain-chosen one can be a slot's.
+    const inSlot =
+      input.id === undefined ? this.slots?.take((id) => newRecord(id, input, badRequest)) : undefined;
+    if (inSlot) {
+      const { slot, value: record } = inSlot;
+      const fail = (err: unknown) => this.unmake(slot.paths, err);
+      const made = await createInSlot(slot, recordText(record), { io: this.io, holder: this.holder }, fail);
+      return { record, ...made };
+    }
     const { record, paths } = await this.newDir(input);
     const taken: { fd?: number; lock?: LogLock } = {};
     let log: JsonlEventLog;
@@ -122,6 +166,8 @@ export class FsSessionStore {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
       throw diskError("read", file, err);
     }
+    // A slot (./session-slot.ts), or a session made in one that a crash cut short: never acknowledged.
+    if (isSlotText(text)) return undefined;
     return parseRecord(file, text, id);
   }
 
@@ -291,7 +337,7 @@ export class FsSessionStore {
     try {
       const handle = await fsp.open(tmp, "wx", 0o600);
       try {
-        await handle.writeFile(`${JSON.stringify(record, null, 2)}\n`);
+        await handle.writeFile(recordText(record));
         await handle.sync();
       } finally {
         await handle.close();
@@ -309,11 +355,6 @@ const badRequest = (message: string) => new StoreError("bad_request", message);
 
 /** A new session's log file: made empty by create(), so one directory sync covers its entry with the rest. */
 const EXCLUSIVE_CREATE = fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_EXCL;
-
-/** Waits for every step, then throws the first failure: nothing still writes into what the caller cleans up. */
-async function allDone(steps: Promise<unknown>[]): Promise<void> {
-  for (const result of await Promise.allSettled(steps)) if (result.status === "rejected") throw result.reason;
-}
 
 function checkInput(what: string, value: unknown): SessionRecord {
   return checkRecord(what, value, badRequest);
