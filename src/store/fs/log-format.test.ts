@@ -44,6 +44,12 @@ function bytesDelta(text: string, turn = "t1"): NewEvent {
   return { type: "assistant.delta", turn, data: verbatimBytes(chunk, 2, chunk.length - 2) };
 }
 
+/** A delta as an extension host's run gathers one (TextBytes): its text a range of the turn's own blocks. */
+function stableDelta(acc: TextBytes, text: string, turn = "t1"): NewEvent {
+  const bytes = Buffer.from(text);
+  return { type: "assistant.delta", turn, data: acc.addBytes(bytes, 0, bytes.length) };
+}
+
 const words = (n: number) => Array.from({ length: n }, (_, i) => `${"w".repeat(1 + (i % 19))} `);
 
 describe("compact lines", () => {
@@ -85,6 +91,7 @@ describe("compact lines", () => {
     const pieces = ["plain", "", 'q"', "é", "😀", "tab\t", "x".repeat(300)];
     const written: SessionEvent[] = [];
     const texts = new Map<number, string>();
+    const acc = new TextBytes();
     let n = 0;
     for (let round = 0; round < 6; round++) {
       const calls: Promise<SessionEvent[]>[] = [];
@@ -99,7 +106,9 @@ describe("compact lines", () => {
               ? frameDelta(text.replace(/[^\w é😀]/gu, ""), turn)
               : n % 3 === 1 && n % 2 === 0
                 ? bytesDelta(text.replace(/[^\w é😀]/gu, ""), turn)
-                : delta(text, turn);
+                : n % 3 === 2 && n % 4 < 2
+                  ? stableDelta(acc, text.replace(/[^\w é😀]/gu, ""), turn)
+                  : delta(text, turn);
         if (e.type === "assistant.delta") texts.set(n, e.data.text);
         calls.push(log.append(n % 5 === 0 ? [e, delta(`and ${n}`, turn)] : [e]));
       }
