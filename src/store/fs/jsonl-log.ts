@@ -247,14 +247,14 @@ export class JsonlEventLog implements EventLog {
     try {
       // A new file starts with its header; a failed first batch cuts it with the rest.
       const head = this.size === 0 ? header(this.session) : "";
-      // The whole batch in one buffer: one write(2), durable when it returns (see writeDurably).
+      // The whole batch in one buffer (and a message's text blocks as they are): one write(2) each, durable
+      // when it returns (see writeDurably).
       const laid = batch.layout(head, first, iso, ms, this.size, this.writer, this.scratch);
       this.scratch = undefined; // until the write is done with it
       next = laid.state;
-      const buf = laid.bytes;
       if (this.rollbackPending) await this.rollback(fd);
-      await writeDurably(this.io, fd, buf, this.size);
-      this.size += buf.length;
+      await writeDurably(this.io, fd, laid.parts, this.size);
+      this.size += laid.length;
       if (laid.scratch.length <= REUSE_BYTES) this.scratch = laid.scratch;
     } catch (err) {
       await this.rollback(fd).catch(() => {});

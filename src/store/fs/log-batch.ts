@@ -57,7 +57,7 @@ export class Batch {
    * The HELD deltas' texts, each as it is written in a line, `"text",`, so a run of them is copied as one range.
    */
   private texts = new Bytes(0);
-  /** The bytes of the texts that are neither in `texts` nor in `bodies` (REF deltas, MESSAGE events). */
+  /** The bytes of the REF deltas' texts, which are neither in `texts` nor in `bodies`. */
   private outside = 0;
   private counts: number[] = [];
   private resolves: ((events: SessionEvent[]) => void)[] = [];
@@ -145,8 +145,9 @@ export class Batch {
   /**
    * Lays out the batch's lines (after `head`, a new file's header or "") in one buffer to be written at byte
    * `offset`: adjacent deltas of one turn share a line, and continue the previous line when it holds deltas of
-   * the same turn. Returns the bytes and the writer's new state; `state` is left as it was, so a failed commit
-   * changes nothing. `scratch`, when big enough, is written over; `scratch` out is the buffer written, for the next.
+   * the same turn. Returns the bytes, as parts to write one after the other (a message's text blocks are parts of
+   * their own, not copied), and the writer's new state; `state` is left as it was, so a failed commit changes
+   * nothing. `scratch`, when big enough, is written over; `scratch` out is the buffer written, for the next.
    */
   layout(
     head: string,
@@ -156,7 +157,7 @@ export class Batch {
     offset: number,
     state: WriterState,
     scratch?: Buffer,
-  ): { bytes: Buffer; state: WriterState; scratch: Buffer } {
+  ): { parts: Buffer[]; length: number; state: WriterState; scratch: Buffer } {
     let { context, sinceAnchor, anchor } = state;
     const { n, kinds, turns, objs, bodies, starts, ends, texts } = this;
     let estimate = head.length * 3 + texts.at + this.outside + 64;
@@ -164,9 +165,11 @@ export class Batch {
     // Fresh pages fault in one by one: a new buffer leaves room to be reused by larger batches.
     const out = new Bytes(scratch !== undefined && scratch.length >= estimate ? scratch : estimate * 2);
     out.write(head);
+    const parts: Buffer[] = [];
+    let [mark, aside] = [0, 0]; // where the part being written starts in `out`; the bytes of the blocks before
     for (let i = 0; i < n; ) {
       const seq = first + i;
-      const start = out.at;
+      const start = out.at + aside;
       const eventTurn = turns[i];
       const turn = eventTurn === undefined ? "" : `"turn":${JSON.stringify(eventTurn)},`;
       if (kinds[i] === WHOLE || kinds[i] === MESSAGE) {
@@ -174,13 +177,18 @@ export class Batch {
         out.write(`{"seq":${seq},"ts":"${ts}",${turn}"type":"${e.type}","data":`);
         if (kinds[i] === MESSAGE) {
           out.write('{"text":"');
-          for (const block of heldMessage(e.data)!.blocks) out.buffer(block);
+          parts.push(out.part(mark));
+          mark = out.at;
+          for (const block of heldMessage(e.data)!.blocks) {
+            parts.push(block);
+            aside += block.length;
+          }
         }
         out.write(bodies[i]!);
         out.byte(BRACE);
         out.byte(NEWLINE);
         anchor = { seq, offset: offset + start };
-        sinceAnchor = out.at - start;
+        sinceAnchor = out.at + aside - start;
         context = undefined;
         i++;
         continue;
@@ -217,11 +225,13 @@ export class Batch {
         sinceAnchor = 0;
       }
       out.byte(NEWLINE);
-      sinceAnchor += out.at - start;
+      sinceAnchor += out.at + aside - start;
       context = { turn: eventTurn, ms };
       i = j;
     }
-    return { bytes: out.done(), state: { context, sinceAnchor, anchor }, scratch: out.whole() };
+    parts.push(out.part(mark));
+    const length = out.at + aside;
+    return { parts, length, state: { context, sinceAnchor, anchor }, scratch: out.whole() };
   }
 
   private push(e: NewEvent): void {
@@ -244,7 +254,6 @@ export class Batch {
     }
     const message = e.type === "assistant.message" ? heldMessage(e.data) : undefined;
     if (message) {
-      for (const block of message.blocks) this.outside += block.length;
       return this.set(e.turn, e, `","stop_reason":${JSON.stringify(message.stop_reason)}}`, MESSAGE);
     }
     const body = JSON.stringify(e.data);

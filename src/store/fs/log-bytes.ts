@@ -32,12 +32,6 @@ export class Bytes {
     this.at += utf8Write.call(this.buf, s, this.at, this.buf.length - this.at);
   }
 
-  /** Bytes [from, to) of `other`. */
-  copy(other: Bytes, from: number, to: number): void {
-    if (this.buf.length - this.at < to - from) this.grow(to - from);
-    this.at += other.buf.copy(this.buf, this.at, from, to);
-  }
-
   /** Bytes that copy themselves (a VerbatimBytes). */
   from(text: { copyTo(target: Buffer, at: number): number; readonly byteLength: number }): void {
     if (this.buf.length - this.at < text.byteLength) this.grow(text.byteLength);
@@ -50,23 +44,14 @@ export class Bytes {
     this.at += b.copy(this.buf, this.at, from, to);
   }
 
-  buffer(b: Buffer): void {
-    if (this.buf.length - this.at < b.length) this.grow(b.length);
-    this.at += b.copy(this.buf, this.at);
-  }
-
-  /** Bytes [from, to) as the string they encode. */
-  text(from: number, to: number): string {
-    return this.buf.toString("utf8", from, to);
-  }
-
   byte(b: number): void {
     if (this.at === this.buf.length) this.grow(1);
     this.buf[this.at++] = b;
   }
 
-  done(): Buffer {
-    return this.buf.subarray(0, this.at);
+  /** Bytes [from, at): the buffer may still grow (into a new one) after. */
+  part(from: number): Buffer {
+    return this.buf.subarray(from, this.at);
   }
 
   private grow(need: number): void {

@@ -154,6 +154,26 @@ describe("compact lines", () => {
     expect(await readEventsFile(file)).toEqual(written);
   });
 
+  it("keeps its anchors right around a message written from its blocks, live and after reopening", async () => {
+    const log = await open();
+    const acc = new TextBytes();
+    const pieces = Array.from({ length: 3000 }, (_, i) => `piece ${i} ${"y".repeat(i % 50)} `);
+    const written: SessionEvent[] = [];
+    written.push(...(await log.append(pieces.slice(0, 1500).map((p) => stableDelta(acc, p)))));
+    const rest = pieces.slice(1500).map((p) => stableDelta(acc, p));
+    const message: NewEvent = { type: "assistant.message", turn: "t1", data: acc.message("end_turn") };
+    written.push(...(await log.append([...rest, message, delta("after"), delta("more", "t2")])));
+    written.push(...(await log.append([delta("and more", "t2")])));
+    const text = (written[3000]?.data as { text?: string }).text;
+    expect(text === pieces.join("")).toBe(true);
+    for (const after of [0, 1499, 2999, 3000, 3001, 3002])
+      expect(await log.read(after)).toEqual(written.slice(after));
+    await log.close();
+    const again = await open();
+    for (const after of [0, 2999, 3000, 3002]) expect(await again.read(after)).toEqual(written.slice(after));
+    expect(await again.append([delta("last", "t2")])).toMatchObject([{ seq: written.length + 1 }]);
+  });
+
   it("reads a file in the older format, and keeps appending to it", async () => {
     const ts = "2025-06-01T00:00:00.000Z";
     const old = [
