@@ -164,7 +164,7 @@ describe("compact lines", () => {
     const message: NewEvent = { type: "assistant.message", turn: "t1", data: acc.message("end_turn") };
     written.push(...(await log.append([...rest, message, delta("after"), delta("more", "t2")])));
     written.push(...(await log.append([delta("and more", "t2")])));
-    const text = (written[3000]?.data as { text?: string }).text;
+    const text = (written[3000]!.data as { text?: string }).text;
     expect(text === pieces.join("")).toBe(true);
     for (const after of [0, 1499, 2999, 3000, 3001, 3002])
       expect(await log.read(after)).toEqual(written.slice(after));
