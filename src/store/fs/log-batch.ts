@@ -1,17 +1,19 @@
 // One group commit's worth of appends, and its lines. Events wait for their fdatasync as parallel arrays (the
-// caller's event objects, each one's body, its kind; per append() call its count and promise functions): an
-// event queued costs no object of the log's own. A runner's delta (its text verbatim in its frame, or still the
-// bytes of its stdout chunk: see RunnerFrameReader) keeps not even the caller's objects: its text is copied at
-// once into the batch's bytes (off the JS heap), so the thousands of
-// deltas that wait through one fdatasync leave the GC nothing to copy or promote (their strings would keep each
-// frame's whole line alive); its string is made again once durable, for the short life of the subscribers' call.
-// So does an extension host's delta, whose text the run's translator gathers as bytes (TextBytes).
+// caller's event objects, each one's body, its kind; per append() call its count and promise functions), written
+// by index and kept, with their room, by the log's next batch: an event queued costs no object of the log's own.
+// A runner's delta (its text verbatim in its frame, or still the bytes of its stdout chunk: see RunnerFrameReader)
+// keeps not even the caller's objects: its text is copied at once into the batch's bytes (off the JS heap), so
+// the thousands of deltas that wait through one fdatasync leave the GC nothing to copy or promote (their strings
+// would keep each frame's whole line alive); its string is made again once durable, for the short life of the
+// subscribers' call. An extension host's delta, whose text the run's translator gathers as bytes (TextBytes),
+// keeps only its place in those bytes, which stay as they are: its text is copied once, into the line.
 // Other deltas keep their string: their callers mostly hold it anyway (a whole-text accumulator), and the two
-// copies cost more than they save there (measured on the extension host and appends benches). The lines are written straight into the commit's buffer (its byte
-// offsets come from the writes themselves, no second pass to measure the text).
+// copies cost more than they save there (measured on the extension host and appends benches). The lines are
+// written straight into the commit's buffer (its byte offsets come from the writes themselves, no second pass to
+// measure the text); a turn's message's text blocks are written as they are, after it.
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { heldBytes, heldMessage, verbatimText } from "../../protocol/fast-frames.js";
-import { Bytes } from "./log-bytes.js";
+import { Bytes, utf8Slice } from "./log-bytes.js";
 import { ANCHOR_BYTES, type WriterState } from "./log-format.js";
 
 /** The body is the data's JSON: the event gets a line of its own. */
@@ -131,7 +133,7 @@ export class Batch {
       if (kind === HELD || kind === REF) {
         type = "assistant.delta";
         const buf = kind === HELD ? this.texts.whole() : (objs[i] as Buffer);
-        data = { text: buf.toString("utf8", starts[i], ends[i]) };
+        data = { text: utf8Slice.call(buf, starts[i]!, ends[i]!) };
       } else ({ type, data } = objs[i] as NewEvent);
       out[i] = (
         turn === undefined

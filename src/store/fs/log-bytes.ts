@@ -11,6 +11,14 @@ const utf8Write: Utf8Write =
     return this.write(s, offset, length, "utf8");
   };
 
+type Utf8Slice = (this: Buffer, start: number, end: number) => string;
+/** Buffer's own UTF-8 decoder, without toString's argument checks; toString where a runtime lacks it. */
+export const utf8Slice: Utf8Slice =
+  (Buffer.prototype as unknown as { utf8Slice?: Utf8Slice }).utf8Slice ??
+  function (this: Buffer, start, end) {
+    return this.toString("utf8", start, end);
+  };
+
 /** A growing buffer written as UTF-8; every write knows its byte count, so no text is measured twice. */
 export class Bytes {
   private buf: Buffer;
