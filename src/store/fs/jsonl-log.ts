@@ -361,7 +361,8 @@ export class JsonlEventLog implements EventLog {
     if (this.busy > 0 || this.fd === undefined || this.closing || this.flushing) return;
     const fd = this.fd;
     this.fd = undefined;
-    this.scratch = this.spare = undefined;
+    this.scratch = this.spare = undefined; // and the queue's room, when it is the last commit's batch reused
+    if (this.queue.length === 0) this.queue = new Batch();
     await this.io.close(fd).catch(() => {});
   }
 
