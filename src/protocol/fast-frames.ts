@@ -22,11 +22,14 @@ class VerbatimBytes {
   readonly #buf: Buffer;
   readonly #start: number;
   readonly #end: number;
+  /** Set by TextBytes, whose blocks are never written again and live until the turn's message is made. */
+  readonly #stable: boolean;
   #text: string | undefined;
-  constructor(buf: Buffer, start: number, end: number) {
+  constructor(buf: Buffer, start: number, end: number, stable = false) {
     this.#buf = buf;
     this.#start = start;
     this.#end = end;
+    this.#stable = stable;
   }
   get text(): string {
     this.#text ??= this.#buf.toString("utf8", this.#start, this.#end);
@@ -42,6 +45,20 @@ class VerbatimBytes {
   get byteLength(): number {
     return this.#end - this.#start;
   }
+  /**
+   * The buffer holding the bytes when it is stable (a TextBytes block: its bytes are never overwritten, and the
+   * turn keeps it anyway), so a holder may keep [start, end) of it instead of a copy; undefined otherwise (a
+   * runner's stdout chunk, which nothing else keeps).
+   */
+  get stableBuffer(): Buffer | undefined {
+    return this.#stable ? this.#buf : undefined;
+  }
+  get start(): number {
+    return this.#start;
+  }
+  get end(): number {
+    return this.#end;
+  }
 }
 
 /** A delta's data made of a chunk's bytes (see VerbatimBytes): `{text}` where the bytes are the text. */
@@ -50,9 +67,15 @@ export function verbatimBytes(buf: Buffer, start: number, end: number): { readon
 }
 
 /** The bytes behind a delta's data when it was made by verbatimBytes; otherwise undefined. */
-export function heldBytes(
-  data: unknown,
-): { copyTo(target: Buffer, at: number): number; readonly byteLength: number } | undefined {
+export function heldBytes(data: unknown):
+  | {
+      copyTo(target: Buffer, at: number): number;
+      readonly byteLength: number;
+      readonly stableBuffer: Buffer | undefined;
+      readonly start: number;
+      readonly end: number;
+    }
+  | undefined {
   return data instanceof VerbatimBytes ? data : undefined;
 }
 
@@ -135,7 +158,7 @@ export class TextBytes {
     this.reserve(piece.length * 3);
     const start = this.at;
     this.at += utf8Write.call(this.buf, piece, start, this.buf.length - start);
-    if (!ESCAPED.test(piece)) return new VerbatimBytes(this.buf, start, this.at);
+    if (!ESCAPED.test(piece)) return new VerbatimBytes(this.buf, start, this.at, true);
     this.plain = false;
     return { text: piece };
   }
@@ -154,7 +177,7 @@ export class TextBytes {
     this.reserve(n);
     const at = this.at;
     this.at += buf.copy(this.buf, at, start, end);
-    return new VerbatimBytes(this.buf, at, this.at);
+    return new VerbatimBytes(this.buf, at, this.at, true);
   }
 
   get empty(): boolean {
@@ -187,8 +210,11 @@ export class TextBytes {
   /** The whole text so far. */
   text(): string {
     if (this.string !== undefined) return this.string;
-    const last = decode(this.buf.subarray(0, this.at));
-    return this.full.length === 0 ? last : this.full.map(decode).join("") + last;
+    // Joined with +, not join(): V8 makes a rope of the blocks then, and copies a turn's worth of text into one
+    // flat string only if something reads it character by character (join copied it at once, into fresh pages).
+    let text = "";
+    for (const block of this.full) text += decode(block);
+    return text + decode(this.buf.subarray(0, this.at));
   }
 }
 

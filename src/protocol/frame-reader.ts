@@ -14,18 +14,18 @@ import {
   type SeenIds,
   verbatimBytes,
 } from "./fast-frames.js";
-import { bytesAt, FastLineSplitter, plainToken } from "./fast-lines.js";
+import { ExactBytes, FastLineSplitter, plainToken } from "./fast-lines.js";
 import { MAX_FRAME } from "./ndjson.js";
 import type { RunnerToBrainFrame } from "./runner.js";
 
 const [NEWLINE, BRACE] = [0x0a, 0x7d];
-const NO_PREFIX = Buffer.alloc(0);
+const NO_PREFIX = new ExactBytes(Buffer.alloc(0));
 
 export class RunnerFrameReader {
   private readonly splitter: FastLineSplitter;
   private readonly seen: SeenIds = { attachment: "", turn: "" };
   /** The bytes a delta of `seen`'s ids starts with, up to its text; empty until a delta was decoded. */
-  private prefix: Buffer = NO_PREFIX;
+  private prefix: ExactBytes = NO_PREFIX;
   private prefixIds: SeenIds = { attachment: "", turn: "" };
 
   /**
@@ -36,7 +36,7 @@ export class RunnerFrameReader {
     onLine: (line: string) => void,
     private readonly onFrame: (frame: RunnerToBrainFrame) => void,
   ) {
-    this.splitter = new FastLineSplitter(onLine, (chunk, pos) => this.delta(chunk, pos));
+    this.splitter = new FastLineSplitter(onLine, (chunk, pos, view) => this.delta(chunk, pos, view));
   }
 
   /** One line as a frame (decodeRunnerFrameFast); throws ProtocolError for an invalid one. */
@@ -45,7 +45,9 @@ export class RunnerFrameReader {
     const { attachment, turn } = this.seen;
     if (attachment !== this.prefixIds.attachment || turn !== this.prefixIds.turn) {
       this.prefixIds = { attachment, turn };
-      this.prefix = Buffer.from(`${DELTA_HEAD}${attachment}${DELTA_TURN}${turn}${DELTA_TEXT}`);
+      this.prefix = new ExactBytes(
+        Buffer.from(`${DELTA_HEAD}${attachment}${DELTA_TURN}${turn}${DELTA_TEXT}`),
+      );
     }
     return frame;
   }
@@ -69,11 +71,11 @@ export class RunnerFrameReader {
    * When the line at `pos` is a delta of the known ids whose text is plain (see the file's comment), passes it
    * on and returns where the next line starts; otherwise -1, having passed on nothing.
    */
-  private delta(chunk: Buffer, pos: number): number {
+  private delta(chunk: Buffer, pos: number, view: DataView): number {
     const prefix = this.prefix;
-    if (prefix.length === 0 || !bytesAt(chunk, pos, prefix)) return -1;
+    if (prefix.length === 0 || !prefix.at(chunk, view, pos)) return -1;
     const start = pos + prefix.length;
-    const i = plainToken(chunk, start);
+    const i = plainToken(chunk, start, view);
     // The line must end right after the text: `"}}` and its newline, all in this chunk.
     if (
       i === -1 ||

@@ -83,7 +83,7 @@ export interface RpcPeerOptions {
    * Takes a line wholly inside a chunk straight from its bytes when it can: returns where the next line starts,
    * or -1 (having done nothing) to leave it to the decode here. What it takes it must handle as the decode would.
    */
-  fastLine?(chunk: Buffer, pos: number): number;
+  fastLine?(chunk: Buffer, pos: number, view: DataView): number;
   /** The error a request that timed out fails with (default: an RpcError saying so). */
   timeoutError?(method: string, timeoutMs: number): Error;
 }

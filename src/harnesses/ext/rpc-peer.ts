@@ -1,7 +1,7 @@
 // Brain's side of the JSON-RPC conversation with a nui extension host over one byte stream (a child's stdio or
 // a TCP socket; docs/protocol.md#json-rpc-over-stdio-or-tcp-extension-hosts). The protocol has no
 // host-to-Brain requests: one is refused, so the host does not wait forever, and reported.
-import { bytesAt, plainToken } from "../../protocol/fast-lines.js";
+import { ExactBytes, plainToken } from "../../protocol/fast-lines.js";
 import { RpcPeer } from "../../protocol/jsonrpc.js";
 import { MAX_FRAME } from "../../protocol/ndjson.js";
 
@@ -31,21 +31,24 @@ const PLAIN_ID = /^[^"\\\u0000-\u001f]*$/;
  * ({runId, type: "text", content}) to onNotification, which hands the content to the same run; any other line
  * (another run, spelling, an escape) is left to it. Returns where the next line starts, or -1.
  */
-function textLine(events: RpcPeerEvents): ((chunk: Buffer, pos: number) => number) | undefined {
+function textLine(
+  events: RpcPeerEvents,
+): ((chunk: Buffer, pos: number, view: DataView) => number) | undefined {
   const textSink = events.textSink;
   if (!textSink) return undefined;
   let prefixFor: string | undefined;
-  let prefix = Buffer.alloc(0);
-  return (chunk, pos) => {
+  let prefix = new ExactBytes(Buffer.alloc(0));
+  return (chunk, pos, view) => {
     const sink = textSink();
     if (!sink) return -1;
     if (sink.runId !== prefixFor) {
       prefixFor = sink.runId;
-      prefix = PLAIN_ID.test(sink.runId) ? Buffer.from(`${HEAD}${sink.runId}${MID}`) : Buffer.alloc(0);
+      const plain = PLAIN_ID.test(sink.runId);
+      prefix = new ExactBytes(plain ? Buffer.from(`${HEAD}${sink.runId}${MID}`) : Buffer.alloc(0));
     }
-    if (prefix.length === 0 || !bytesAt(chunk, pos, prefix)) return -1;
+    if (prefix.length === 0 || !prefix.at(chunk, view, pos)) return -1;
     const start = pos + prefix.length;
-    const end = plainToken(chunk, start);
+    const end = plainToken(chunk, start, view);
     if (
       end === -1 ||
       end + 3 >= chunk.length ||

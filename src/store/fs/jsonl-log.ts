@@ -12,17 +12,13 @@ import { header, type WriterState } from "./log-format.js";
 import { type LogIO, nodeLogIO, readFully, writeDurably, writeFlags } from "./log-io.js";
 import type { LogLock } from "./log-lock.js";
 import { type OpenedLog, type OpenOptions, openLogFiles } from "./log-open.js";
-import { hashOf, type LogState, type OpenState, saveState } from "./log-state.js";
+import { hashOf, type LogState, type OpenState, SAVE_EVERY, saveState, worthSaving } from "./log-state.js";
 import { type ReadSource, readSegments, roll, type Segment } from "./segments.js";
 
-/**
- * The state is saved again once the log has grown this much past it: a crash costs at most this much scan (tens
- * of ms). Each save reads and hashes the bytes since the last anchor, which in a stream of deltas can be a whole
- * commit's line: at 1 MiB a streaming log spent about as long on saves as on its commits.
- */
-const SAVE_EVERY = 4 << 20;
 /** Segments: small enough that retention frees space in useful steps, large enough that a log has few files. */
 const [DEFAULT_IDLE_MS, SEGMENT_BYTES] = [1000, 8 << 20];
+/** A commit's buffers up to this size, and its batch up to this many events, are reused by the next. */
+const [REUSE_BYTES, REUSE_EVENTS] = [4 << 20, 1 << 16];
 /**
  * How long a deferred append may wait for another append to commit with. A tool result waits for the harness's
  * next call (tens of µs away on a quiet machine, a few ms on a loaded one); nothing waits on the result itself.
@@ -32,6 +28,9 @@ const DEFER_MS = 4;
 export class JsonlEventLog implements EventLog {
   /** Appends waiting for the next commit. Their seqs are given at the commit: a failed batch takes none. */
   private queue = new Batch();
+  /** The last commit's buffer and batch, for the next (see REUSE_BYTES); dropped when the log idles. */
+  private scratch: Buffer | undefined;
+  private spare: Batch | undefined;
   private flushing: Promise<void> | undefined;
   /** Deferred appends are queued: the commit that takes them starts by this timer, or earlier with another append. */
   private deferTimer: NodeJS.Timeout | undefined;
@@ -223,7 +222,8 @@ export class JsonlEventLog implements EventLog {
   private async flushLoop(): Promise<void> {
     while (this.queue.length > 0) {
       const batch = this.queue;
-      this.queue = new Batch();
+      this.queue = this.spare ?? new Batch();
+      this.spare = undefined;
       // A segment that is not full (nearly every commit) goes straight to the write, without the roll's await.
       const commit = (fd: number) =>
         this.size < this.segmentBytes
@@ -247,13 +247,15 @@ export class JsonlEventLog implements EventLog {
     try {
       // A new file starts with its header; a failed first batch cuts it with the rest.
       const head = this.size === 0 ? header(this.session) : "";
-      // The whole batch in one buffer: one write(2), durable when it returns (see writeDurably).
-      const laid = batch.layout(head, first, iso, ms, this.size, this.writer);
+      // The whole batch in one buffer (and a message's text blocks as they are): one write(2) each, durable
+      // when it returns (see writeDurably).
+      const laid = batch.layout(head, first, iso, ms, this.size, this.writer, this.scratch);
+      this.scratch = undefined; // until the write is done with it
       next = laid.state;
-      const buf = laid.bytes;
       if (this.rollbackPending) await this.rollback(fd);
-      await writeDurably(this.io, fd, buf, this.size);
-      this.size += buf.length;
+      await writeDurably(this.io, fd, laid.parts, this.size);
+      this.size += laid.length;
+      if (laid.scratch.length <= REUSE_BYTES) this.scratch = laid.scratch;
     } catch (err) {
       await this.rollback(fd).catch(() => {});
       // Appends queued behind the failed batch were made before its failure was known and may continue it (the
@@ -271,8 +273,12 @@ export class JsonlEventLog implements EventLog {
     this.durableSeq = first + durable.length - 1;
     this.state.observe(durable);
     batch.resolve(durable);
+    if (durable.length <= REUSE_EVENTS) {
+      batch.reset(REUSE_BYTES);
+      this.spare = batch;
+    }
     this.subscribers.notify(durable);
-    if (this.size - this.savedEnd > SAVE_EVERY) this.saveSoon();
+    if (worthSaving(this.size, this.savedEnd, this.writer.anchor.offset)) this.saveSoon();
   }
 
   /** Cuts the file back to its durable length, so no partial batch stays behind. */
@@ -355,6 +361,8 @@ export class JsonlEventLog implements EventLog {
     if (this.busy > 0 || this.fd === undefined || this.closing || this.flushing) return;
     const fd = this.fd;
     this.fd = undefined;
+    this.scratch = this.spare = undefined; // and the queue's room, when it is the last commit's batch reused
+    if (this.queue.length === 0) this.queue = new Batch();
     await this.io.close(fd).catch(() => {});
   }
 

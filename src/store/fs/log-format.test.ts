@@ -44,6 +44,12 @@ function bytesDelta(text: string, turn = "t1"): NewEvent {
   return { type: "assistant.delta", turn, data: verbatimBytes(chunk, 2, chunk.length - 2) };
 }
 
+/** A delta as an extension host's run gathers one (TextBytes): its text a range of the turn's own blocks. */
+function stableDelta(acc: TextBytes, text: string, turn = "t1"): NewEvent {
+  const bytes = Buffer.from(text);
+  return { type: "assistant.delta", turn, data: acc.addBytes(bytes, 0, bytes.length) };
+}
+
 const words = (n: number) => Array.from({ length: n }, (_, i) => `${"w".repeat(1 + (i % 19))} `);
 
 describe("compact lines", () => {
@@ -85,6 +91,7 @@ describe("compact lines", () => {
     const pieces = ["plain", "", 'q"', "é", "😀", "tab\t", "x".repeat(300)];
     const written: SessionEvent[] = [];
     const texts = new Map<number, string>();
+    const acc = new TextBytes();
     let n = 0;
     for (let round = 0; round < 6; round++) {
       const calls: Promise<SessionEvent[]>[] = [];
@@ -99,7 +106,9 @@ describe("compact lines", () => {
               ? frameDelta(text.replace(/[^\w é😀]/gu, ""), turn)
               : n % 3 === 1 && n % 2 === 0
                 ? bytesDelta(text.replace(/[^\w é😀]/gu, ""), turn)
-                : delta(text, turn);
+                : n % 3 === 2 && n % 4 < 2
+                  ? stableDelta(acc, text.replace(/[^\w é😀]/gu, ""), turn)
+                  : delta(text, turn);
         if (e.type === "assistant.delta") texts.set(n, e.data.text);
         calls.push(log.append(n % 5 === 0 ? [e, delta(`and ${n}`, turn)] : [e]));
       }
@@ -143,6 +152,26 @@ describe("compact lines", () => {
     expect(await log.read(0)).toEqual(written);
     await log.close();
     expect(await readEventsFile(file)).toEqual(written);
+  });
+
+  it("keeps its anchors right around a message written from its blocks, live and after reopening", async () => {
+    const log = await open();
+    const acc = new TextBytes();
+    const pieces = Array.from({ length: 3000 }, (_, i) => `piece ${i} ${"y".repeat(i % 50)} `);
+    const written: SessionEvent[] = [];
+    written.push(...(await log.append(pieces.slice(0, 1500).map((p) => stableDelta(acc, p)))));
+    const rest = pieces.slice(1500).map((p) => stableDelta(acc, p));
+    const message: NewEvent = { type: "assistant.message", turn: "t1", data: acc.message("end_turn") };
+    written.push(...(await log.append([...rest, message, delta("after"), delta("more", "t2")])));
+    written.push(...(await log.append([delta("and more", "t2")])));
+    const text = (written[3000]!.data as { text?: string }).text;
+    expect(text === pieces.join("")).toBe(true);
+    for (const after of [0, 1499, 2999, 3000, 3001, 3002])
+      expect(await log.read(after)).toEqual(written.slice(after));
+    await log.close();
+    const again = await open();
+    for (const after of [0, 2999, 3000, 3002]) expect(await again.read(after)).toEqual(written.slice(after));
+    expect(await again.append([delta("last", "t2")])).toMatchObject([{ seq: written.length + 1 }]);
   });
 
   it("reads a file in the older format, and keeps appending to it", async () => {

@@ -86,10 +86,18 @@ export async function writeFully(io: LogIO, fd: number, buf: Buffer, position: n
 }
 
 /**
- * Writes `buf` at `position` and returns once it is durable: one write(2) on a descriptor opened with
- * writeFlags where `io` writes through O_DSYNC, else write + fdatasync.
+ * Writes `bufs` one after the other from `position` and returns once they are durable: a write(2) each on a
+ * descriptor opened with writeFlags where `io` writes through O_DSYNC, else writes + one fdatasync.
  */
-export async function writeDurably(io: LogIO, fd: number, buf: Buffer, position: number): Promise<void> {
-  await writeFully(io, fd, buf, position);
+export async function writeDurably(
+  io: LogIO,
+  fd: number,
+  bufs: Buffer | readonly Buffer[],
+  position: number,
+): Promise<void> {
+  for (const buf of Buffer.isBuffer(bufs) ? [bufs] : bufs) {
+    await writeFully(io, fd, buf, position);
+    position += buf.length;
+  }
   if (!writesAreDurable(io)) await io.datasync(fd);
 }

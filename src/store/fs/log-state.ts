@@ -19,6 +19,23 @@ const ANSWERS: Record<string, string> = Object.fromEntries(
   Object.entries(REQUEST_KINDS).map(([request, answer]) => [answer, request]),
 );
 
+/**
+ * The state is saved again once the log has grown this much past it: a crash costs at most this much scan (tens
+ * of ms). Each save reads and hashes the bytes since the last anchor, which in a stream of deltas can be a whole
+ * commit's line: at 1 MiB a streaming log spent about as long on saves as on its commits.
+ */
+export const SAVE_EVERY = 4 << 20;
+
+/**
+ * Whether to save the state now: once the log's last anchor is SAVE_EVERY past the last save, unless the anchor
+ * starts a line longer than the scan the save would spare the next open (which reads and hashes it again to
+ * check the save). A turn's whole-text message is one such line; its turn.settled, an anchor of its own, follows.
+ */
+export function worthSaving(size: number, savedEnd: number, anchor: number): boolean {
+  const spared = anchor - savedEnd;
+  return spared > SAVE_EVERY && size - anchor < spared;
+}
+
 export class LogState {
   private readonly requests = new Map<string, SessionEvent>();
   private readonly turns = new Set<string>();

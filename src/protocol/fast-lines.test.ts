@@ -1,0 +1,84 @@
+import { isUtf8 } from "node:buffer";
+import { describe, expect, it } from "vitest";
+import { ExactBytes, plainToken } from "./fast-lines.js";
+
+/** The rule plainToken keeps, byte by byte: the reference for its four-bytes-at-a-time reading. */
+function reference(chunk: Buffer, start: number): number {
+  for (let i = start; i < chunk.length; i++) {
+    const b = chunk[i]!;
+    if (b === 0x22) return isUtf8(chunk.subarray(start, i)) ? i : -1;
+    if (b < 0x20 || b === 0x5c) return -1;
+  }
+  return -1;
+}
+
+const view = (b: Buffer) => new DataView(b.buffer, b.byteOffset, b.length);
+
+/** A seeded generator, so a failure can be replayed. */
+function random(seed: number): () => number {
+  let s = seed;
+  return () => {
+    s = (s * 1103515245 + 12345) & 0x7fffffff;
+    return s / 0x80000000;
+  };
+}
+
+describe("plainToken", () => {
+  it("finds the same end with or without the chunk's view, on every byte that matters at every offset", () => {
+    const special = [
+      0x22, 0x5c, 0x00, 0x1f, 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0xbf, 0xc3, 0xe2, 0xff,
+    ];
+    for (let len = 0; len < 12; len++) {
+      for (const b of special) {
+        for (let at = 0; at < len; at++) {
+          const bytes = Buffer.alloc(len + 1, 0x61);
+          bytes[at] = b;
+          bytes[len] = 0x22;
+          // At every alignment within the underlying buffer, and from every start.
+          for (let shift = 0; shift < 4; shift++) {
+            const chunk = Buffer.concat([Buffer.alloc(shift, 0x61), bytes]).subarray(shift);
+            for (let start = 0; start <= len; start++)
+              expect(plainToken(chunk, start, view(chunk))).toBe(reference(chunk, start));
+          }
+        }
+      }
+    }
+  });
+
+  it("agrees with the byte-by-byte rule on generated text (UTF-8, escapes, controls, cut lines)", () => {
+    const next = random(7);
+    const pieces = ["a", "é", "😀", '"', "\\", "\n", "\u0001", " ", "}", "\u007f"];
+    for (let n = 0; n < 3000; n++) {
+      let text = "";
+      const len = Math.floor(next() * 40);
+      for (let i = 0; i < len; i++) text += next() < 0.85 ? "x" : pieces[Math.floor(next() * pieces.length)];
+      let chunk = Buffer.from(`${text}"}}`);
+      if (next() < 0.2) chunk = chunk.subarray(0, Math.floor(next() * chunk.length)); // cut mid-line
+      if (next() < 0.1 && chunk.length > 0) chunk[Math.floor(next() * chunk.length)] = 0xc0; // invalid UTF-8
+      const start = Math.floor(next() * 3);
+      expect(plainToken(chunk, start, view(chunk))).toBe(reference(chunk, start));
+      expect(plainToken(chunk, start)).toBe(reference(chunk, start));
+    }
+  });
+});
+
+describe("ExactBytes", () => {
+  it("is bytes-equal at a position, at every length and alignment, and never past the chunk's end", () => {
+    const text = Buffer.from('{"jsonrpc":"2.0","method":"harness.event","params":{"runId":"r1"');
+    for (let n = 0; n <= 13; n++) {
+      const exact = new ExactBytes(text.subarray(3, 3 + n));
+      for (let pos = 0; pos < 8; pos++) {
+        const chunk = text.subarray(3 - Math.min(pos, 3), 3 + n + 2);
+        const at = Math.min(pos, 3);
+        expect(exact.at(chunk, view(chunk), at)).toBe(true);
+        for (let k = 0; k < n; k++) {
+          const changed = Buffer.from(chunk);
+          changed[at + k] = changed[at + k]! ^ 1;
+          expect(exact.at(changed, view(changed), at)).toBe(false);
+        }
+        const short = chunk.subarray(0, at + n - 1);
+        if (n > 0) expect(exact.at(short, view(short), at)).toBe(false);
+      }
+    }
+  });
+});
