@@ -7,9 +7,10 @@ import fs from "node:fs";
 import { type AppendOptions, type EventLog, LogSubscribers } from "../../core/event-log.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { failure, osMessage, StoreError } from "./errors.js";
+import { InlineCommits } from "./inline-commits.js";
 import { Batch } from "./log-batch.js";
 import { header, type WriterState } from "./log-format.js";
-import { type LogIO, nodeLogIO, readFully, writeDurably, writeFlags } from "./log-io.js";
+import { type LogIO, nodeLogIO, readFully, writeFlags } from "./log-io.js";
 import type { LogLock } from "./log-lock.js";
 import { type OpenedLog, type OpenOptions, openLogFiles } from "./log-open.js";
 import { hashOf, type LogState, type OpenState, saveState } from "./log-state.js";
@@ -61,6 +62,7 @@ export class JsonlEventLog implements EventLog {
   private base: number;
   /** Descriptors of segments sealed while something still used them: closed once nothing does. */
   private retired: number[] = [];
+  private readonly inline: InlineCommits;
 
   private constructor(
     readonly path: string,
@@ -76,6 +78,7 @@ export class JsonlEventLog implements EventLog {
     this.savedEnd = opened.savedEnd;
     this.idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
     this.segmentBytes = options.segmentBytes ?? SEGMENT_BYTES;
+    this.inline = options.inline ?? new InlineCommits();
     this.scheduleIdle();
   }
 
@@ -123,6 +126,7 @@ export class JsonlEventLog implements EventLog {
       );
     }
     const written = new Promise<SessionEvent[]>(this.settleWith);
+    if (options?.awaited) this.queue.awaited = true;
     if (options?.deferred && !this.flushing) {
       this.deferTimer ??= setTimeout(() => this.flushSoon(), DEFER_MS);
       return written;
@@ -252,7 +256,7 @@ export class JsonlEventLog implements EventLog {
       next = laid.state;
       const buf = laid.bytes;
       if (this.rollbackPending) await this.rollback(fd);
-      await writeDurably(this.io, fd, buf, this.size);
+      await this.inline.write(this, batch.awaited, this.io, fd, buf, this.size);
       this.size += buf.length;
     } catch (err) {
       await this.rollback(fd).catch(() => {});

@@ -58,6 +58,8 @@ export class Batch {
   private readonly counts: number[] = [];
   private readonly resolves: ((events: SessionEvent[]) => void)[] = [];
   private readonly rejects: ((err: Error) => void)[] = [];
+  /** One of the appends is awaited (AppendOptions): its caller can do nothing until the batch is durable. */
+  awaited = false;
 
   get length(): number {
     return this.events.length;

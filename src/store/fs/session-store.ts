@@ -7,6 +7,7 @@ import type { CompactResult, RetireResult, SegmentPolicy } from "../../core/rete
 import type { SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
 import { osMessage, StoreError } from "./errors.js";
+import { InlineCommits } from "./inline-commits.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { type LogIO, nodeLogIO, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
@@ -34,6 +35,8 @@ export class FsSessionStore {
   private readonly updates = new Map<string, Promise<unknown>>();
   /** Sessions create() made here whose log file it made durable and that have not been opened since. */
   private readonly createdLogs = new Set<string>();
+  /** One for all the logs of this store: an awaited commit skips the thread pool only while no other log commits. */
+  private readonly inline = new InlineCommits();
 
   constructor(
     readonly home: string,
@@ -100,7 +103,8 @@ export class FsSessionStore {
         }),
       ]);
       const created = { fd: taken.fd!, lock: taken.lock! };
-      log = await JsonlEventLog.open(paths.events, record.id, this.io, { holder: this.holder, created });
+      const options = { holder: this.holder, created, inline: this.inline };
+      log = await JsonlEventLog.open(paths.events, record.id, this.io, options);
     } catch (err) {
       if (taken.fd !== undefined) await this.io.close(taken.fd).catch(() => {});
       await taken.lock?.release();
@@ -187,6 +191,7 @@ export class FsSessionStore {
     if (!created && !(await this.get(id))) throw new StoreError("bad_request", `session ${id} not found`);
     return JsonlEventLog.open(this.paths(id).events, id, this.io, {
       holder: this.holder,
+      inline: this.inline,
       ...(created ? { durableEntry: true } : {}),
     });
   }
