@@ -28,7 +28,7 @@ function timing(message: string | undefined, k: number, side: string): RunnerTim
 async function roundTrips(opts: BenchOptions, inFlight: number, k: number): Promise<BenchRow[]> {
   const runner = floodRunnerPath();
   const prompt = `tools ${k} ${inFlight}`;
-  const warmup = `tools ${inFlight === 1 ? 100 : 1_000} ${inFlight}`;
+  const warmup = `tools 1000 ${inFlight}`;
   log(`tools: ${k} echo round trips, ${inFlight} in flight, ${opts.reps} rounds`);
 
   const raw = async (durable: boolean, resultSyncs = false): Promise<Sample> => {

@@ -40,6 +40,12 @@ export interface EventLog {
 
 export interface AppendOptions {
   deferred?: boolean;
+  /**
+   * The caller can do nothing until these events are durable (a harness blocked on its tool call): a log may
+   * then make them durable on the calling thread rather than hand the write to another, while nothing else of
+   * its process is writing.
+   */
+  awaited?: boolean;
 }
 
 /**

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { SessionEvent } from "../protocol/events.js";
 import type { ToolResult } from "../protocol/runner.js";
 import { FsSessionStore, type LogIO, nodeLogIO } from "../store/fs/index.js";
+import { testIO } from "../store/fs/testing/fault-io.js";
 import { tempDir } from "../testing/brain.js";
 import { BuiltinTools } from "../tools/builtin.js";
 import { ToolRouter } from "../tools/router.js";
@@ -279,6 +280,7 @@ describe("a session that fails to open", () => {
 describe("sequential tool calls", () => {
   it("write each result with the harness's next call: one commit per round trip, results after their calls", async () => {
     home = tempDir();
+    const io = testIO(true, { writeNow: true });
     const b = makeBrain(
       scripted(async ({ call }, turn) => {
         for (let i = 0; i < 5; i++) {
@@ -287,6 +289,7 @@ describe("sequential tool calls", () => {
           expect(result.content[0]).toMatchObject({ text: `v${i}` });
         }
       }),
+      io,
     );
     const session = await b.create({ harness: "scripted", config: { tools: ["echo"] } });
     const commits: string[][] = [];
@@ -299,6 +302,9 @@ describe("sequential tool calls", () => {
       const shared = commits.find((c) => c.includes(`tool.result:c${i}`));
       expect(shared).toEqual([`tool.result:c${i}`, `tool.call:c${i + 1}`]);
     }
+    // The harness waits on each call's commit, and no other log commits: each is written on the loop's thread
+    // where writes are O_DSYNC (elsewhere every commit needs its fdatasync, through the pool).
+    expect(io.counts.now).toBe(io.syncWrites ? 5 : 0);
     expectClosedAndPaired(await session.log.read(0));
   });
 });

@@ -47,7 +47,7 @@ export class ToolCalls {
   ): Promise<ToolResult> {
     const { desk } = this.parts;
     try {
-      await this.parts.append([{ type: "tool.call", turn: turnId, data: call }]);
+      await this.parts.append([{ type: "tool.call", turn: turnId, data: call }], AWAITED);
       const verdict =
         decided ?? (await desk.permit(turnId, { tool: call.name, arguments: call.arguments }, signal));
       const result =
@@ -94,6 +94,8 @@ export class ToolCalls {
 }
 
 const DEFERRED: AppendOptions = Object.freeze({ deferred: true });
+/** The harness waits on its call's commit: nothing of its turn goes on until the call is durable. */
+const AWAITED: AppendOptions = Object.freeze({ awaited: true });
 
 /** Nesting that JSON.stringify always manages; deeper arguments (or anything not plain JSON) are tried for real. */
 const SURELY_LOGGABLE_DEPTH = 64;

@@ -7,9 +7,10 @@ import fs from "node:fs";
 import { type AppendOptions, type EventLog, LogSubscribers } from "../../core/event-log.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { failure, osMessage, StoreError } from "./errors.js";
+import { InlineCommits } from "./inline-commits.js";
 import { Batch } from "./log-batch.js";
 import { header, type WriterState } from "./log-format.js";
-import { type LogIO, nodeLogIO, readFully, writeDurably, writeFlags } from "./log-io.js";
+import { type LogIO, nodeLogIO, readFully, writeFlags } from "./log-io.js";
 import type { LogLock } from "./log-lock.js";
 import { type OpenedLog, type OpenOptions, openLogFiles } from "./log-open.js";
 import { hashOf, type LogState, type OpenState, SAVE_EVERY, saveState, worthSaving } from "./log-state.js";
@@ -60,6 +61,7 @@ export class JsonlEventLog implements EventLog {
   private base: number;
   /** Descriptors of segments sealed while something still used them: closed once nothing does. */
   private retired: number[] = [];
+  private readonly inline: InlineCommits;
 
   private constructor(
     readonly path: string,
@@ -75,6 +77,7 @@ export class JsonlEventLog implements EventLog {
     this.savedEnd = opened.savedEnd;
     this.idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
     this.segmentBytes = options.segmentBytes ?? SEGMENT_BYTES;
+    this.inline = options.inline ?? new InlineCommits();
     this.scheduleIdle();
   }
 
@@ -122,11 +125,9 @@ export class JsonlEventLog implements EventLog {
       );
     }
     const written = new Promise<SessionEvent[]>(this.settleWith);
-    if (options?.deferred && !this.flushing) {
-      this.deferTimer ??= setTimeout(() => this.flushSoon(), DEFER_MS);
-      return written;
-    }
-    this.flushSoon();
+    if (options?.awaited) this.queue.awaited = true;
+    if (!options?.deferred || this.flushing) this.flushSoon();
+    else this.deferTimer ??= setTimeout(() => this.flushSoon(), DEFER_MS);
     return written;
   }
 
@@ -247,13 +248,12 @@ export class JsonlEventLog implements EventLog {
     try {
       // A new file starts with its header; a failed first batch cuts it with the rest.
       const head = this.size === 0 ? header(this.session) : "";
-      // The whole batch in one buffer (and a message's text blocks as they are): one write(2) each, durable
-      // when it returns (see writeDurably).
+      // One buffer (and a message's text blocks as they are): a write(2) each, durable when it returns.
       const laid = batch.layout(head, first, iso, ms, this.size, this.writer, this.scratch);
       this.scratch = undefined; // until the write is done with it
       next = laid.state;
       if (this.rollbackPending) await this.rollback(fd);
-      await writeDurably(this.io, fd, laid.parts, this.size);
+      await this.inline.write(this, batch.awaited, this.io, fd, laid.parts, this.size);
       this.size += laid.length;
       if (laid.scratch.length <= REUSE_BYTES) this.scratch = laid.scratch;
     } catch (err) {

@@ -64,6 +64,8 @@ export class Batch {
   private counts: number[] = [];
   private resolves: ((events: SessionEvent[]) => void)[] = [];
   private rejects: ((err: Error) => void)[] = [];
+  /** One of the appends is awaited (AppendOptions): its caller can do nothing until the batch is durable. */
+  awaited = false;
 
   get length(): number {
     return this.n;
@@ -77,6 +79,7 @@ export class Batch {
     this.objs.fill(undefined, 0, this.n); // nothing of the caller's is kept
     this.bodies.fill("", 0, this.n);
     this.n = 0;
+    this.awaited = false;
     this.texts = this.texts.whole().length <= keepBytes ? this.texts : new Bytes(0);
     this.texts.at = 0;
     this.outside = 0;

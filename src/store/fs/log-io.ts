@@ -14,6 +14,11 @@ export interface LogIO {
   read(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number>;
   /** Bytes written (may be short; the caller loops). */
   write(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number>;
+  /**
+   * The same write on the calling thread, blocking it until it returns (see InlineCommits). Absent: every write
+   * goes through `write`.
+   */
+  writeNow?(fd: number, buffer: Buffer, offset: number, length: number, position: number): number;
   datasync(fd: number): Promise<void>;
   truncate(fd: number, length: number): Promise<void>;
   size(fd: number): Promise<number>;
@@ -51,6 +56,7 @@ export const nodeLogIO: LogIO = {
     call((cb) => fs.read(fd, buffer, offset, length, position, cb)),
   write: (fd, buffer, offset, length, position) =>
     call((cb) => fs.write(fd, buffer, offset, length, position, cb)),
+  writeNow: (fd, buffer, offset, length, position) => fs.writeSync(fd, buffer, offset, length, position),
   datasync: (fd) => call<void>((cb) => fs.fdatasync(fd, (err) => cb(err, undefined))),
   truncate: (fd, length) => call<void>((cb) => fs.ftruncate(fd, length, (err) => cb(err, undefined))),
   size: (fd) => call<fs.Stats>((cb) => fs.fstat(fd, cb)).then((s) => s.size),
@@ -100,4 +106,36 @@ export async function writeDurably(
     position += buf.length;
   }
   if (!writesAreDurable(io)) await io.datasync(fd);
+}
+
+/**
+ * Whether `io` can make a write durable on the calling thread: it has writeNow, its writes are durable when they
+ * return, and its writeNow is the same write as its write (not an IO that replaced write, to inject faults, and
+ * kept nodeLogIO's writeNow by spreading it).
+ */
+export function canWriteNow(io: LogIO): boolean {
+  return (
+    io.writeNow !== undefined &&
+    writesAreDurable(io) &&
+    (io.writeNow !== nodeLogIO.writeNow || io.write === nodeLogIO.write)
+  );
+}
+
+/** writeDurably on the calling thread, for an `io` that canWriteNow. */
+export function writeDurablyNow(
+  io: LogIO,
+  fd: number,
+  bufs: Buffer | readonly Buffer[],
+  position: number,
+): void {
+  const writeNow = io.writeNow;
+  if (!writeNow || !canWriteNow(io)) throw new Error("this LogIO cannot write durably on the calling thread");
+  for (const buf of Buffer.isBuffer(bufs) ? [bufs] : bufs) {
+    for (let done = 0; done < buf.length; ) {
+      const n = writeNow.call(io, fd, buf, done, buf.length - done, position + done);
+      if (n <= 0) throw new Error(`write returned ${n} at offset ${position + done}`); // would loop forever
+      done += n;
+    }
+    position += buf.length;
+  }
 }

@@ -4,6 +4,7 @@
 import fs from "node:fs";
 import nodePath from "node:path";
 import { failure, StoreError } from "./errors.js";
+import type { InlineCommits } from "./inline-commits.js";
 import { recover, type ScanResult, scanLog } from "./jsonl-scan.js";
 import { type LogIO, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
@@ -27,6 +28,8 @@ export interface OpenOptions {
    * (a new session): nothing to look for, read or repair, so opening it does no I/O.
    */
   created?: { fd: number; lock: LogLock };
+  /** Shared by the logs of one store: lets an awaited commit skip the thread pool while no other log commits. */
+  inline?: InlineCommits;
 }
 
 export interface OpenedLog {

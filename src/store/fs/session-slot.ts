@@ -12,6 +12,7 @@
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
+import type { InlineCommits } from "./inline-commits.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { type LogIO, writeDurably, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
@@ -176,7 +177,7 @@ export async function discardSlot(
 export async function createInSlot(
   slot: Slot,
   text: string,
-  { io, holder }: { io: LogIO; holder: LogHolder },
+  { io, holder, inline }: { io: LogIO; holder: LogHolder; inline: InlineCommits },
   fail: (err: unknown) => Promise<Error>,
 ): Promise<{ log: JsonlEventLog; durable: Promise<void> }> {
   let log: JsonlEventLog;
@@ -184,6 +185,7 @@ export async function createInSlot(
     log = await JsonlEventLog.open(slot.paths.events, slot.id, io, {
       holder,
       created: { fd: slot.eventsFd, lock: slot.lock },
+      inline,
     });
   } catch (err) {
     await io.close(slot.recordFd).catch(() => {});

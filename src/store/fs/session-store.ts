@@ -7,6 +7,7 @@ import type { CompactResult, RetireResult, SegmentPolicy } from "../../core/rete
 import type { SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
 import { osMessage, StoreError } from "./errors.js";
+import { InlineCommits } from "./inline-commits.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { type LogIO, nodeLogIO, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
@@ -53,6 +54,8 @@ export class FsSessionStore {
   /** Sessions create() made here whose log file it made durable and that have not been opened since. */
   private readonly createdLogs = new Set<string>();
   private readonly slots: SlotKeeper | undefined;
+  /** One for all the logs of this store: an awaited commit skips the thread pool only while no other log commits. */
+  private readonly inline = new InlineCommits();
 
   constructor(
     readonly home: string,
@@ -62,22 +65,15 @@ export class FsSessionStore {
     options: StoreOptions = {},
   ) {
     this.root = nodePath.join(home, "sessions");
-    if (options.spareSlot) {
-      const { root } = this;
-      const delayMs = options.slotDelayMs ?? 1000;
-      this.slots = new SlotKeeper({ root, io, holder, paths: (id) => this.paths(id), delayMs });
-    }
+    const [root, paths, delayMs] = [this.root, (id: string) => this.paths(id), options.slotDelayMs ?? 1000];
+    if (options.spareSlot) this.slots = new SlotKeeper({ root, io, holder, paths, delayMs });
   }
 
   /** Makes the spare session directory now if there is none (with spareSlot); resolves once it is ready. */
-  async prepareSlot(): Promise<void> {
-    await this.slots?.prepare();
-  }
+  prepareSlot = async (): Promise<void> => this.slots?.prepare();
 
   /** Removes the unused slot, if any (the store stays usable: a later create makes one again). */
-  async close(): Promise<void> {
-    await this.slots?.close();
-  }
+  close = async (): Promise<void> => this.slots?.close();
 
   paths(id: string): SessionPaths {
     if (typeof id !== "string" || !SESSION_ID.test(id)) {
@@ -127,7 +123,8 @@ export class FsSessionStore {
     if (inSlot) {
       const { slot, value: record } = inSlot;
       const fail = (err: unknown) => this.unmake(slot.paths, err);
-      const made = await createInSlot(slot, recordText(record), { io: this.io, holder: this.holder }, fail);
+      const { io, holder, inline } = this;
+      const made = await createInSlot(slot, recordText(record), { io, holder, inline }, fail);
       return { record, ...made };
     }
     const { record, paths } = await this.newDir(input);
@@ -144,7 +141,8 @@ export class FsSessionStore {
         }),
       ]);
       const created = { fd: taken.fd!, lock: taken.lock! };
-      log = await JsonlEventLog.open(paths.events, record.id, this.io, { holder: this.holder, created });
+      const options = { holder: this.holder, created, inline: this.inline };
+      log = await JsonlEventLog.open(paths.events, record.id, this.io, options);
     } catch (err) {
       if (taken.fd !== undefined) await this.io.close(taken.fd).catch(() => {});
       await taken.lock?.release();
@@ -233,6 +231,7 @@ export class FsSessionStore {
     if (!created && !(await this.get(id))) throw new StoreError("bad_request", `session ${id} not found`);
     return JsonlEventLog.open(this.paths(id).events, id, this.io, {
       holder: this.holder,
+      inline: this.inline,
       ...(created ? { durableEntry: true } : {}),
     });
   }

@@ -1,5 +1,6 @@
 // A LogIO over the real files that counts calls, fails the next one of a kind, and holds the call that makes a
 // commit durable: the log tests' disk faults, for either way the log makes a commit durable.
+import { writeSync } from "node:fs";
 import { type LogIO, nodeLogIO } from "../log-io.js";
 
 export type Op = "write" | "datasync" | "truncate";
@@ -10,7 +11,8 @@ function osError(code: string, syscall: string): NodeJS.ErrnoException {
 }
 
 export interface TestIO extends LogIO {
-  counts: Record<Op, number>;
+  /** `now`: writes made on the calling thread (writeNow), which fail as `write` is told to. */
+  counts: Record<Op | "now", number>;
   /** The call that makes a commit durable: its fdatasync, or its write where writes are O_DSYNC. */
   durable: Op;
   /** The flags of every open(). */
@@ -24,7 +26,8 @@ export interface TestIO extends LogIO {
 /** Both ways a commit can be made durable: write + fdatasync (where O_DSYNC is not as strong), O_DSYNC write. */
 export const MODES = [false, true] as const;
 
-export function testIO(syncWrites = false): TestIO {
+/** `writeNow`: the IO also writes on the calling thread (see InlineCommits), failing as its `write` does. */
+export function testIO(syncWrites = false, { writeNow = false } = {}): TestIO {
   const failures = new Map<Op, string>();
   let hold: Promise<void> | undefined;
   const take = async (op: Op) => {
@@ -44,7 +47,7 @@ export function testIO(syncWrites = false): TestIO {
     syncWrites: syncWrites && nodeLogIO.syncWrites,
     durable: syncWrites && nodeLogIO.syncWrites ? "write" : "datasync",
     flags: [],
-    counts: { write: 0, datasync: 0, truncate: 0 },
+    counts: { write: 0, datasync: 0, truncate: 0, now: 0 },
     failNext: (op, code) => failures.set(op, code),
     holdDurable() {
       let release!: () => void;
@@ -65,6 +68,20 @@ export function testIO(syncWrites = false): TestIO {
       }
       return nodeLogIO.write(fd, buffer, offset, length, position);
     },
+    ...(writeNow
+      ? {
+          writeNow(fd: number, buffer: Buffer, offset: number, length: number, position: number) {
+            io.counts.now++;
+            const code = failures.get("write");
+            failures.delete("write");
+            if (code) {
+              writeSync(fd, buffer, offset, Math.floor(length / 2), position);
+              throw osError(code, "write");
+            }
+            return writeSync(fd, buffer, offset, length, position);
+          },
+        }
+      : { writeNow: undefined }),
     async datasync(fd) {
       const code = await take("datasync");
       if (code) throw osError(code, "fdatasync");
