@@ -90,19 +90,6 @@ describe("SseStream", () => {
     expect(sink.writes[0]).toMatch(/^id: 1\ndata: \{"type":"assistant.delta"/);
   });
 
-  it("writes a committed batch once the callback that committed it is done, not on a later turn of the loop", async () => {
-    const { log, sink, stream } = setup();
-    await stream.start();
-    const other = new Promise<number>((resolve) => setImmediate(() => resolve(sink.writes.length)));
-    await log.append([delta("a")]);
-    await log.append([delta("b")]);
-    expect(sink.writes).toHaveLength(0); // still coalescing: the commit's callback is not done
-    await new Promise((resolve) => process.nextTick(resolve));
-    expect(sink.seqs()).toEqual([1, 2]);
-    expect(sink.writes).toHaveLength(1);
-    expect(await other).toBe(1); // before the check phase of this turn of the loop
-  });
-
   it("gives every up-to-date watcher a batch as one text, and one ahead of it only what follows its cursor", async () => {
     const { log, hub, sink, stream } = setup();
     const other = new FakeSink();
