@@ -14,6 +14,7 @@ import type { AddressInfo } from "node:net";
 import { minimalEnvironment } from "../../src/harnesses/process/environment.js";
 import { encodeLine, LineSplitter } from "../../src/protocol/ndjson.js";
 import { LIKE_BRAIN_RUNNER, spawnTracked, withTimeout } from "./cleanup.js";
+import { groupCommit } from "./raw-sse.js";
 
 interface Frame {
   attachment?: string;
@@ -161,19 +162,7 @@ export class RawSseHub {
   /** Group commit of one stream: write + fdatasync what is pending, send it, repeat while more came meanwhile. */
   private async commit(stream: Stream, fd: number): Promise<void> {
     stream.committing = true;
-    // Events of this tick join the batch, as they do in Brain's log.
-    await Promise.resolve();
-    while (stream.pending.length > 0) {
-      const text = stream.pending.join("");
-      stream.pending = [];
-      await new Promise<void>((resolve, reject) =>
-        fs.write(fd, text, (err) => (err ? reject(err) : resolve())),
-      );
-      await new Promise<void>((resolve, reject) =>
-        fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())),
-      );
-      for (const res of stream.watchers) res.write(text);
-    }
+    await groupCommit(fd, stream, stream.watchers);
     stream.committing = false;
   }
 }

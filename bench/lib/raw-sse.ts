@@ -29,7 +29,7 @@ export class RawSseRelay {
   private readonly child;
   private readonly replies = new Map<string, () => void>();
   private seq = 0;
-  private pending: string[] = [];
+  pending: string[] = [];
   private scheduled = false;
   private readonly fd: number | undefined;
   private committing = false;
@@ -130,20 +130,29 @@ export class RawSseRelay {
   /** Group commit: write + fdatasync what is pending, send it, repeat while more came meanwhile. */
   private async commit(fd: number): Promise<void> {
     this.committing = true;
-    // Appends of this tick join the batch, as they do in Brain's log.
-    await Promise.resolve();
-    while (this.pending.length > 0) {
-      const batch = this.pending;
-      this.pending = [];
-      const text = batch.join("");
-      await new Promise<void>((resolve, reject) =>
-        fs.write(fd, text, (err) => (err ? reject(err) : resolve())),
-      );
-      await new Promise<void>((resolve, reject) =>
-        fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())),
-      );
-      for (const res of this.watchers) res.write(text);
-    }
+    await groupCommit(fd, this, this.watchers);
     this.committing = false;
+  }
+}
+
+/**
+ * The durable relays' group commit: what `queue` holds is written to `fd` and fdatasync'd (through libuv's pool,
+ * as Brain's log writes), then sent to `watchers`; repeated while more was queued meanwhile.
+ */
+export async function groupCommit(
+  fd: number,
+  queue: { pending: string[] },
+  watchers: Iterable<http.ServerResponse>,
+): Promise<void> {
+  // Events of this tick join the batch, as they do in Brain's log.
+  await Promise.resolve();
+  while (queue.pending.length > 0) {
+    const text = queue.pending.join("");
+    queue.pending = [];
+    await new Promise<void>((resolve, reject) =>
+      fs.write(fd, text, (err) => (err ? reject(err) : resolve())),
+    );
+    await new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+    for (const res of watchers) res.write(text);
   }
 }
