@@ -275,6 +275,12 @@ const CALL_PARAMS = '","method":"tool.call","params":{"id":"';
 const CALL_NAME = '","name":"';
 const CALL_ARGS = '","arguments":{';
 
+/** Where the token opened before `from` closes (its first `"`), when `literal` follows it; else -1. */
+function closedBefore(line: string, from: number, literal: string): number {
+  const end = line.indexOf('"', from);
+  return end !== -1 && line.startsWith(literal, end) ? end : -1;
+}
+
 /** A token's contents [from, to) as a non-empty string: `known` when equal, else a slice with no escape. */
 function token(line: string, from: number, to: number, known?: string): string | undefined {
   if (to <= from) return undefined; // an empty id
@@ -293,20 +299,20 @@ function token(line: string, from: number, to: number, known?: string): string |
 export function exactToolCall(line: string, seen?: SeenIds): RunnerToBrainFrame | undefined {
   if (!line.startsWith(DELTA_HEAD) || !line.endsWith("}}")) return undefined;
   const a = DELTA_HEAD.length;
-  const aEnd = line.indexOf('"', a);
-  if (aEnd === -1 || !line.startsWith(DELTA_TURN, aEnd)) return undefined;
+  const aEnd = closedBefore(line, a, DELTA_TURN);
+  if (aEnd === -1) return undefined;
   const t = aEnd + DELTA_TURN.length;
-  const tEnd = line.indexOf('"', t);
-  if (tEnd === -1 || !line.startsWith(CALL_ID, tEnd)) return undefined;
+  const tEnd = closedBefore(line, t, CALL_ID);
+  if (tEnd === -1) return undefined;
   const i = tEnd + CALL_ID.length;
-  const iEnd = line.indexOf('"', i);
-  if (iEnd === -1 || !line.startsWith(CALL_PARAMS, iEnd)) return undefined;
+  const iEnd = closedBefore(line, i, CALL_PARAMS);
+  if (iEnd === -1) return undefined;
   const c = iEnd + CALL_PARAMS.length;
-  const cEnd = line.indexOf('"', c);
-  if (cEnd === -1 || !line.startsWith(CALL_NAME, cEnd)) return undefined;
+  const cEnd = closedBefore(line, c, CALL_NAME);
+  if (cEnd === -1) return undefined;
   const n = cEnd + CALL_NAME.length;
-  const nEnd = line.indexOf('"', n);
-  if (nEnd === -1 || !line.startsWith(CALL_ARGS, nEnd)) return undefined;
+  const nEnd = closedBefore(line, n, CALL_ARGS);
+  if (nEnd === -1) return undefined;
   const attachment = token(line, a, aEnd, seen?.attachment);
   const turn = token(line, t, tEnd, seen?.turn);
   const id = token(line, i, iEnd);
