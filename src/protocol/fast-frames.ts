@@ -7,7 +7,8 @@
 //
 // A delta whose text the runner wrote verbatim (no escapes: the common case) gets a VerbatimText as its data, so
 // the event log writes that text as it came instead of serialising it again (see verbatimText).
-import { isAscii } from "node:buffer";
+import { isAscii, isUtf8 } from "node:buffer";
+import { copyPlain } from "./fast-lines.js";
 import { fastFrame, isObject, VerbatimText } from "./fast-parsed.js";
 import { decodeRunnerFrame } from "./frames.js";
 import { MAX_FRAME, type RunnerToBrainFrame } from "./runner.js";
@@ -142,6 +143,8 @@ export class TextBytes {
   /** Full blocks, each the UTF-8 of whole pieces. */
   private readonly full: Buffer[] = [];
   private buf = Buffer.allocUnsafe(0);
+  /** A DataView of `buf`, for copyPlain. */
+  private view = new DataView(this.buf.buffer, this.buf.byteOffset, 0);
   private at = 0;
   /** Whether every piece so far is one JSON writes as it is (so the whole text is too). */
   private plain = true;
@@ -180,6 +183,26 @@ export class TextBytes {
     return new VerbatimBytes(this.buf, at, this.at, true);
   }
 
+  /**
+   * Adds bytes [start, end) of `buf` (`view` is a DataView of it) when they are plain (see copyPlain): a JSON string
+   * token's contents as read from a stream, checked and copied in one pass. Returns the data of their delta, or
+   * undefined, having added nothing, when they are not plain.
+   */
+  addPlain(buf: Buffer, start: number, end: number, view: DataView): { readonly text: string } | undefined {
+    if (this.string !== undefined) {
+      const piece = buf.toString("utf8", start, end);
+      if (ESCAPED.test(piece) || !isUtf8(buf.subarray(start, end))) return undefined;
+      this.string += piece;
+      return { text: piece };
+    }
+    const n = end - start;
+    this.reserve(n);
+    const at = this.at;
+    if (!copyPlain(buf, view, start, end, this.buf, this.view, at)) return undefined;
+    this.at += n;
+    return new VerbatimBytes(this.buf, at, this.at, true);
+  }
+
   get empty(): boolean {
     return this.string === undefined ? this.at === 0 && this.full.length === 0 : this.string.length === 0;
   }
@@ -192,6 +215,7 @@ export class TextBytes {
     if (this.buf.length - this.at >= n) return;
     if (this.at > 0) this.full.push(this.buf.subarray(0, this.at));
     this.buf = Buffer.allocUnsafe(Math.max(Math.min(this.buf.length * 2, 1 << 20), n, 64 * 1024));
+    this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.length);
     this.at = 0;
   }
 

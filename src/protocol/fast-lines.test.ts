@@ -1,6 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import { describe, expect, it } from "vitest";
-import { ExactBytes, plainToken } from "./fast-lines.js";
+import { copyPlain, ExactBytes, plainToken } from "./fast-lines.js";
 
 /** The rule plainToken keeps, byte by byte: the reference for its four-bytes-at-a-time reading. */
 function reference(chunk: Buffer, start: number): number {
@@ -58,6 +58,61 @@ describe("plainToken", () => {
       const start = Math.floor(next() * 3);
       expect(plainToken(chunk, start, view(chunk))).toBe(reference(chunk, start));
       expect(plainToken(chunk, start)).toBe(reference(chunk, start));
+    }
+  });
+});
+
+/** copyPlain's answer for bytes [start, end) of `chunk`, after checking it copied them when it says they are plain. */
+function copied(chunk: Buffer, start: number, end: number, shift: number): boolean {
+  const dst = Buffer.alloc(shift + end - start + 3, 0xaa).subarray(shift);
+  const plain = copyPlain(chunk, view(chunk), start, end, dst, view(dst), 1);
+  if (plain) expect(dst.subarray(1, 1 + end - start)).toEqual(chunk.subarray(start, end));
+  return plain;
+}
+
+/** What copyPlain must say of [start, end): plainToken's rule for a token whose closing quote is at `end`. */
+function plainRange(chunk: Buffer, start: number, end: number): boolean {
+  const token = Buffer.concat([chunk.subarray(start, end), Buffer.from('"')]);
+  return reference(token, 0) === end - start;
+}
+
+describe("copyPlain", () => {
+  it("says what plainToken's rule says, on every byte that matters at every offset and alignment", () => {
+    const special = [
+      0x22, 0x5c, 0x00, 0x1f, 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0xa2, 0xbf, 0xc3, 0xdc, 0xe2, 0xff,
+    ];
+    for (let len = 0; len < 11; len++) {
+      for (const b of special) {
+        for (let at = 0; at < len; at++) {
+          const bytes = Buffer.alloc(len, 0x61);
+          bytes[at] = b;
+          // A high byte among ASCII is invalid UTF-8 alone; with é before it, a lead byte may complete it.
+          if (at > 1 && b >= 0x80 && b < 0xc0) bytes.set([0xc3], at - 1);
+          for (let shift = 0; shift < 4; shift++) {
+            const chunk = Buffer.concat([Buffer.alloc(shift, 0x61), bytes]).subarray(shift);
+            for (let start = 0; start <= len; start++)
+              for (let end = start; end <= len; end++)
+                expect(copied(chunk, start, end, shift), `${b} at ${at} of ${len} [${start}, ${end})`).toBe(
+                  plainRange(chunk, start, end),
+                );
+          }
+        }
+      }
+    }
+  });
+
+  it("agrees with the byte-by-byte rule on generated text", () => {
+    const next = random(11);
+    const pieces = ["a", "é", "😀", "日", '"', "\\", "\n", "\u0001", " ", "}", "\u007f", "\u00ff"];
+    for (let n = 0; n < 3000; n++) {
+      let text = "";
+      const len = Math.floor(next() * 60);
+      for (let i = 0; i < len; i++) text += next() < 0.8 ? "x" : pieces[Math.floor(next() * pieces.length)];
+      const chunk = Buffer.from(text);
+      if (next() < 0.1 && chunk.length > 0) chunk[Math.floor(next() * chunk.length)] = 0xc0; // invalid UTF-8
+      const start = Math.floor(next() * Math.min(3, chunk.length + 1));
+      const end = start + Math.floor(next() * (chunk.length - start + 1));
+      expect(copied(chunk, start, end, n % 4)).toBe(plainRange(chunk, start, end));
     }
   });
 });

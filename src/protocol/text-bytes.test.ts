@@ -80,6 +80,34 @@ describe("TextBytes", () => {
     expect(acc.text()).toBe("héllo\udc00wörld");
   });
 
+  it("adds plain bytes and declines any others, adding nothing, before and after a lone surrogate", () => {
+    const acc = new TextBytes();
+    const view = (b: Buffer) => new DataView(b.buffer, b.byteOffset, b.length);
+    const pieces = ["plain ", "é日😀", 'q"uote', "back\\slash", "tab\t", "x".repeat(70_000), "\u2028", "end"];
+    const invalid = Buffer.from([0x61, 0xc0, 0x62]);
+    let expected = "";
+    for (const round of [0, 1]) {
+      if (round === 1) {
+        acc.add("\ud800");
+        expected += "\ud800";
+      }
+      for (const p of pieces) {
+        const chunk = Buffer.from(`..${p}..`);
+        const data = acc.addPlain(chunk, 2, chunk.length - 2, view(chunk));
+        expect(acc.addPlain(invalid, 0, 3, view(invalid))).toBeUndefined();
+        if (/["\\\u0000-\u001f]/.test(p)) {
+          expect(data).toBeUndefined();
+          continue;
+        }
+        expect(data?.text).toBe(p);
+        // Before the surrogate, the accumulator's own bytes (what the log copies); after it, a plain {text}.
+        expect(bytesOf(data)).toBe(round === 0 ? p : undefined);
+        expected += p;
+      }
+    }
+    expect(acc.text()).toBe(expected);
+  });
+
   it("keeps a lone surrogate exactly (UTF-8 cannot carry one), and every piece after it", () => {
     const acc = new TextBytes();
     const pieces = ["before ", "\ud83d", "\ude00 after", "more"];

@@ -70,7 +70,10 @@ export class RpcHarness implements Harness {
       signal: ctx.signal,
       warned: new Set(),
       translator,
-      textSink: { runId, text: (buf, start, end) => translator.textBytes(buf, start, end) },
+      textSink: {
+        runId,
+        plainText: (buf, start, end, view) => translator.plainText(buf, start, end, view),
+      },
     };
     this.run = run;
     try {

@@ -2,6 +2,7 @@
 // a text sink must hand on the very notifications (and warnings) a peer without one does, in the same order,
 // whatever the chunks.
 import { describe, expect, it } from "vitest";
+import { TextBytes } from "../../protocol/fast-frames.js";
 import { rng } from "../../testing/rng.js";
 import { hostPeer, type TextSink } from "./rpc-peer.js";
 
@@ -19,6 +20,11 @@ const CONTENT = [
   Buffer.from([0xed, 0xa0, 0x80]),
   Buffer.from([0xef, 0xbf, 0xbd]),
   b('"'),
+  b('"}}'),
+  b("\n"),
+  b("\u007f~ "),
+  b("\u001f"),
+  b("\u00ff\u0100"),
 ];
 const RUN = "run-1";
 
@@ -50,14 +56,19 @@ let fromBytes = 0;
 
 function feed(parts: Buffer[], withSink: boolean): Seen[] {
   const seen: Seen[] = [];
+  // The run's own accumulator decides what is plain, as RunTranslator's does.
+  const acc = new TextBytes();
   const sink: TextSink = {
     runId: RUN,
-    text: (buf, start, end) => {
+    plainText: (buf, start, end, view) => {
+      const data = acc.addPlain(buf, start, end, view);
+      if (!data) return false;
       fromBytes++;
-      const content = buf.toString("utf8", start, end);
+      const content = data.text;
       // The bytes are the content's own UTF-8 (what the log will copy), byte for byte.
       expect(buf.subarray(start, end)).toEqual(Buffer.from(content));
       seen.push(["harness.event", { runId: RUN, type: "text", content }]);
+      return true;
     },
   };
   const peer = hostPeer(() => {}, {

@@ -1,7 +1,7 @@
 // Brain's side of the JSON-RPC conversation with a nui extension host over one byte stream (a child's stdio or
 // a TCP socket; docs/protocol.md#json-rpc-over-stdio-or-tcp-extension-hosts). The protocol has no
 // host-to-Brain requests: one is refused, so the host does not wait forever, and reported.
-import { ExactBytes, plainToken } from "../../protocol/fast-lines.js";
+import { ExactBytes } from "../../protocol/fast-lines.js";
 import { RpcPeer } from "../../protocol/jsonrpc.js";
 import { MAX_FRAME } from "../../protocol/ndjson.js";
 
@@ -14,14 +14,18 @@ export interface RpcPeerEvents {
 
 export interface TextSink {
   runId: string;
-  /** A text event's content: bytes [start, end) of `buf`, plain and valid UTF-8. */
-  text(buf: Buffer, start: number, end: number): void;
+  /**
+   * A text event's content: bytes [start, end) of `buf` (`view` is a DataView of it). Taken, as the generic decode's
+   * notification would be, when plain (no quote, backslash or control character) and valid UTF-8: returns whether
+   * it was; when not, nothing is done and the line is decoded as any other.
+   */
+  plainText(buf: Buffer, start: number, end: number, view: DataView): boolean;
 }
 
 // A text event spelled as hosts write one (nui's SDKs, Brain's): these members in this order, no whitespace.
 const HEAD = '{"jsonrpc":"2.0","method":"harness.event","params":{"runId":"';
 const MID = '","type":"text","content":"';
-const [NEWLINE, BRACE] = [0x0a, 0x7d];
+const [NEWLINE, QUOTE, BRACE] = [0x0a, 0x22, 0x7d];
 /** A run id JSON writes as it is. */
 const PLAIN_ID = /^[^"\\\u0000-\u001f]*$/;
 
@@ -48,18 +52,20 @@ function textLine(
     }
     if (prefix.length === 0 || !prefix.at(chunk, view, pos)) return -1;
     const start = pos + prefix.length;
-    const end = plainToken(chunk, start, view);
+    // Plain content holds no newline (nor would JSON's string): the first one ends the line, `"}}` before it. Found
+    // natively, it gives the content's end before its bytes are read, so they are checked and copied in one pass.
+    const nl = chunk.indexOf(NEWLINE, start);
+    const end = nl - 3;
     if (
-      end === -1 ||
-      end + 3 >= chunk.length ||
+      nl === -1 ||
+      end < start ||
+      nl - pos > MAX_FRAME ||
+      chunk[end] !== QUOTE ||
       chunk[end + 1] !== BRACE ||
-      chunk[end + 2] !== BRACE ||
-      chunk[end + 3] !== NEWLINE ||
-      end + 3 - pos > MAX_FRAME
+      chunk[end + 2] !== BRACE
     )
       return -1;
-    sink.text(chunk, start, end);
-    return end + 4;
+    return sink.plainText(chunk, start, end, view) ? nl + 1 : -1;
   };
 }
 

@@ -77,16 +77,16 @@ export class RunTranslator {
   }
 
   /**
-   * A text event's content as bytes [start, end) of `buf`, plain and valid UTF-8 (read straight from the host's
-   * stream): the same as handle() of that text event.
+   * A text event's content as bytes [start, end) of `buf` (`view` is a DataView of it), read straight from the
+   * host's stream: when they are plain (see copyPlain) this is handle() of that text event, and returns true; when
+   * not, it does nothing and returns false (the caller decodes the event instead).
    */
-  textBytes(buf: Buffer, start: number, end: number): void {
-    if (start === end) return;
-    this.options.emit({
-      type: "assistant.delta",
-      turn: this.turn,
-      data: this.text.addBytes(buf, start, end),
-    });
+  plainText(buf: Buffer, start: number, end: number, view: DataView): boolean {
+    if (start === end) return true;
+    const data = this.text.addPlain(buf, start, end, view);
+    if (data === undefined) return false;
+    this.options.emit({ type: "assistant.delta", turn: this.turn, data });
+    return true;
   }
 
   /** Ends the run's output: the whole text as one assistant.message (when there was any). */
