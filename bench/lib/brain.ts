@@ -34,7 +34,7 @@ export interface WatchedTurn {
   deltas: number;
   toolCalls: number;
   toolResults: number;
-  /** Group commits (subscriber batches) while the turn ran. */
+  /** Subscriber batches while the turn ran: one per group commit, or several for one above 1024 events. */
   commits: number;
   /** Events committed while the turn ran (user.prompt to turn.settled). */
   events: number;

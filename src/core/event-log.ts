@@ -27,7 +27,10 @@ export interface EventLog {
    * that does not keep it leaves it out, and the session reads the log from the start instead.
    */
   openState?(): { requests: SessionEvent[]; openTurns: string[] } | undefined;
-  /** Calls `listener` with each batch as it becomes durable. Returns the unsubscribe function. */
+  /**
+   * Calls `listener` with each batch as it becomes durable (a large commit may come as several batches, in
+   * order). Returns the unsubscribe function.
+   */
   subscribe(listener: (events: SessionEvent[]) => void): () => void;
   /**
    * Calls `listener` once if this process loses the right to write the log (cluster mode: its lease expired
@@ -46,6 +49,11 @@ export interface AppendOptions {
    * its process is writing.
    */
   awaited?: boolean;
+  /**
+   * The caller does not read the events the promise resolves with (a harness's stream of deltas): a log may
+   * resolve it with none, so that it need not hold a large commit's events until all of them are delivered.
+   */
+  ignoreResult?: boolean;
 }
 
 /**

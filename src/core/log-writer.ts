@@ -21,6 +21,9 @@ interface Stalled {
   settled?: { status: "failed"; error: ErrorInfo };
 }
 
+/** What a harness emitted is appended for the log's sake only: nothing reads the events back. */
+const IGNORE_RESULT: AppendOptions = { ignoreResult: true };
+
 export class LogWriter {
   /** Requests waiting for an answer, kept in step with every append (rebuilt from the log after a failure). */
   pending = new PendingRequests();
@@ -56,7 +59,7 @@ export class LogWriter {
     if (this.emitted.length === 0) return;
     const batch = this.emitted;
     this.emitted = [];
-    this.write(batch).catch(() => {}); // a failure stalls the turn (write)
+    this.write(batch, IGNORE_RESULT).catch(() => {}); // a failure stalls the turn (write)
   }
 
   append(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]> {

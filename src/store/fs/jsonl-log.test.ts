@@ -90,6 +90,30 @@ describe("JsonlEventLog", () => {
     });
   });
 
+  it("delivers a large commit in parts, in order, and resolves each append with its own events", async () => {
+    const log = await open();
+    const parts: SessionEvent[][] = [];
+    log.subscribe((events) => parts.push(events));
+    // One commit of 3 600 events: appends spanning the parts, single ones, and appends that ignore their result.
+    const calls = Array.from({ length: 26 }, (_, k) => {
+      const events = Array.from({ length: k % 2 === 0 ? 199 : 1 }, (_, i) => delta(`${k}.${i} é`));
+      return log.append(events, k % 3 === 0 ? { ignoreResult: true } : undefined);
+    });
+    calls.push(log.append(Array.from({ length: 1000 }, (_, i) => delta(`tail ${i}`))));
+    const results = await Promise.all(calls);
+    const all = await log.read(0);
+    expect(all).toHaveLength(3600);
+    expect(parts.length).toBeGreaterThan(1);
+    expect(parts.flat()).toEqual(all);
+    let seq = 1;
+    results.forEach((events, k) => {
+      const count = k === 26 ? 1000 : k % 2 === 0 ? 199 : 1;
+      if (k < 26 && k % 3 === 0) expect(events).toEqual([]);
+      else expect(events).toEqual(all.slice(seq - 1, seq - 1 + count));
+      seq += count;
+    });
+  });
+
   it("reads from any seq using byte offsets, also after reopening", async () => {
     const log = await open();
     const written: SessionEvent[] = [];

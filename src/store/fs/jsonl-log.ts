@@ -118,7 +118,7 @@ export class JsonlEventLog implements EventLog {
       return Promise.reject(new StoreError("brain_error", `event log ${this.path} is closed`));
     if (events.length === 0) return Promise.resolve([]);
     try {
-      this.queue.add(events);
+      this.queue.add(events, !options?.ignoreResult);
     } catch (err) {
       return Promise.reject(
         new StoreError("bad_request", `event log ${this.path}: event not serializable: ${osMessage(err)}`),
@@ -269,15 +269,12 @@ export class JsonlEventLog implements EventLog {
       return;
     }
     this.writer = next;
-    const durable = batch.stored(this.session, first, iso);
-    this.durableSeq = first + durable.length - 1;
-    this.state.observe(durable);
-    batch.resolve(durable);
-    if (durable.length <= REUSE_EVENTS) {
+    this.durableSeq = first + batch.length - 1;
+    batch.deliver(this.session, first, iso, this.state, this.subscribers);
+    if (batch.length <= REUSE_EVENTS) {
       batch.reset(REUSE_BYTES);
       this.spare = batch;
     }
-    this.subscribers.notify(durable);
     if (worthSaving(this.size, this.savedEnd, this.writer.anchor.offset)) this.saveSoon();
   }
 

@@ -35,6 +35,12 @@ const MESSAGE = 5;
 /** What a JSON string cannot hold as is, and lone surrogates (UTF-8 cannot carry them; JSON escapes them). */
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
+/**
+ * A commit's events are delivered this many at a time (see deliver): a part's events die before the next part's
+ * are made, so a young-generation GC finds few alive, while each delivery still carries hundreds of them.
+ */
+const DELIVER_EVENTS = 1024;
+
 const [QUOTE, COMMA, NEWLINE, BRACE] = [0x22, 0x2c, 0x0a, 0x7d];
 
 /** `{text}` and nothing else: the only data the delta lines can hold. */
@@ -62,6 +68,13 @@ export class Batch {
   /** The bytes of the REF deltas' texts, which are neither in `texts` nor in `bodies`. */
   private outside = 0;
   private counts: number[] = [];
+  /** Per append: whether its caller reads the events its promise resolves with (AppendOptions.ignoreResult). */
+  private wants: boolean[] = [];
+  /** The events of the appends that want them, gathered part by part as they are made (see collect). */
+  private results: (SessionEvent[] | undefined)[] = [];
+  /** The append the next part starts in, and the index of its first event. */
+  private cursor = 0;
+  private cursorAt = 0;
   private resolves: ((events: SessionEvent[]) => void)[] = [];
   private rejects: ((err: Error) => void)[] = [];
   /** One of the appends is awaited (AppendOptions): its caller can do nothing until the batch is durable. */
@@ -84,6 +97,9 @@ export class Batch {
     this.texts.at = 0;
     this.outside = 0;
     this.counts = [];
+    this.wants = [];
+    this.results = [];
+    this.cursor = this.cursorAt = 0;
     this.resolves = [];
     this.rejects = [];
   }
@@ -92,7 +108,7 @@ export class Batch {
    * Queues one append() call's events, serialised now so a value JSON cannot hold fails its own append only
    * (then none of them is queued, and this throws). Its promise's functions follow with `settleWith`.
    */
-  add(events: readonly NewEvent[]): void {
+  add(events: readonly NewEvent[], wanted = true): void {
     const [before, textsBefore, outsideBefore] = [this.n, this.texts.at, this.outside];
     try {
       for (const e of events) this.push(e);
@@ -103,6 +119,7 @@ export class Batch {
       throw err;
     }
     this.counts.push(events.length);
+    this.wants.push(wanted);
   }
 
   settleWith(resolve: (events: SessionEvent[]) => void, reject: (err: Error) => void): void {
@@ -110,25 +127,66 @@ export class Batch {
     this.rejects.push(reject);
   }
 
-  /** Every append() of the batch resolves with its own events, in order. */
-  resolve(durable: SessionEvent[]): void {
-    let at = 0;
-    for (let k = 0; k < this.counts.length; k++) {
-      const n = this.counts[k]!;
-      this.resolves[k]!(n === 1 ? [durable[at]!] : durable.slice(at, at + n));
-      at += n;
+  /**
+   * Gives the durable batch's events, numbered from `first` and stamped `ts`, to the log's state and then its
+   * subscribers in parts of DELIVER_EVENTS, each made as it is given; then resolves every append() with its own.
+   */
+  deliver(
+    session: string,
+    first: number,
+    ts: string,
+    state: { observe(events: readonly SessionEvent[]): void },
+    subscribers: { notify(events: SessionEvent[]): void },
+  ): void {
+    for (let from = 0; from < this.n; from += DELIVER_EVENTS) {
+      const part = this.stored(session, first, ts, from, Math.min(this.n, from + DELIVER_EVENTS));
+      state.observe(part);
+      this.collect(part, from);
+      subscribers.notify(part);
     }
+    this.resolve();
+  }
+
+  /**
+   * Keeps, of `part` (the batch's events from index `from` on; the parts come in order, from 0), the events of
+   * the appends that want them back. The others' events are held by nothing once the part is delivered.
+   */
+  private collect(part: readonly SessionEvent[], from: number): void {
+    const { counts, wants, results } = this;
+    const to = from + part.length;
+    while (this.cursor < counts.length) {
+      const k = this.cursor;
+      const start = this.cursorAt;
+      const end = start + counts[k]!;
+      if (wants[k]) {
+        let out = results[k];
+        if (out === undefined) results[k] = out = [];
+        for (let i = Math.max(start, from); i < end && i < to; i++) out.push(part[i - from]!);
+      }
+      if (end > to) return; // it goes on in the next part
+      this.cursor++;
+      this.cursorAt = end;
+    }
+  }
+
+  /** Every append() of the batch resolves with its own events (collected), in order; [] when not wanted. */
+  private resolve(): void {
+    for (let k = 0; k < this.counts.length; k++) this.resolves[k]!(this.results[k] ?? []);
   }
 
   reject(err: Error): void {
     for (const reject of this.rejects) reject(err);
   }
 
-  /** The batch's events as stored, numbered from `first`, all stamped `ts`. */
-  stored(session: string, first: number, ts: string): SessionEvent[] {
-    const { n, kinds, turns, objs, starts, ends } = this;
-    const out: SessionEvent[] = new Array(n);
-    for (let i = 0; i < n; i++) {
+  /**
+   * The batch's events [from, to) as stored, numbered from `first` (the batch's first event's seq), all stamped
+   * `ts`. A commit's events are made part by part, in order, so that no more than a part of them is alive at
+   * once while subscribers run: thousands of deltas alive together were what the GC copied and promoted.
+   */
+  private stored(session: string, first: number, ts: string, from: number, to: number): SessionEvent[] {
+    const { kinds, turns, objs, starts, ends } = this;
+    const out: SessionEvent[] = new Array(to - from);
+    for (let i = from; i < to; i++) {
       const kind = kinds[i];
       const turn = turns[i];
       let type: string;
@@ -138,7 +196,7 @@ export class Batch {
         const buf = kind === HELD ? this.texts.whole() : (objs[i] as Buffer);
         data = { text: utf8Slice.call(buf, starts[i]!, ends[i]!) };
       } else ({ type, data } = objs[i] as NewEvent);
-      out[i] = (
+      out[i - from] = (
         turn === undefined
           ? { seq: first + i, ts, session, type, data }
           : { seq: first + i, ts, session, turn, type, data }
