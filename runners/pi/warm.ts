@@ -11,8 +11,9 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Turn } from "../../sdk/ts/index.js";
-import { decodeBrainFrameFast } from "../../src/protocol/fast-brain-frames.js";
+import { PassThrough } from "node:stream";
+import { type Runner, type RunnerHost, serve } from "../../sdk/ts/index.js";
+import type { RunnerRequest } from "../../src/protocol/runner.js";
 import type { WireApi } from "./settings.js";
 
 /** pi-ai's public entry of the module behind each API (the very module its own lazy loader imports). */
@@ -115,24 +116,57 @@ function alive(pid: number): boolean {
   }
 }
 
-/** A turn whose events go nowhere: the rehearsal's. */
-function silentTurn(): Turn {
-  return {
-    id: "warm",
-    attachment: "warm",
-    signal: new AbortController().signal,
-    active: true,
-    delta() {},
-    message() {},
-    callTool: () => Promise.reject(new Error("no tools in a rehearsal")),
-    takeSteering: () => [],
-  };
+/** The SDK's host over in-memory streams: frames in as Brain writes them, replies awaited by attachment and id. */
+class LoopbackHost {
+  private readonly input = new PassThrough();
+  private readonly waits = new Map<string, (error: string | undefined) => void>();
+  private readonly host: RunnerHost;
+
+  constructor(runner: Runner) {
+    const output = {
+      write: (chunk: string) => {
+        // Events stream by (encoded as a real turn's are); only replies are waited for.
+        if (!chunk.includes('"result"') && !chunk.includes('"error"')) return true;
+        const frame = JSON.parse(chunk) as { attachment: string; id: string; error?: { message: string } };
+        this.waits.get(`${frame.attachment}/${frame.id}`)?.(frame.error?.message);
+        return true;
+      },
+    };
+    this.host = serve(runner, {
+      input: this.input,
+      output,
+      log: () => {},
+      exit: () => {},
+      guardStdout: false,
+    });
+  }
+
+  /** Writes each frame at once (an open's followers wait for it in the host), then awaits the last one's reply. */
+  request(...frames: RunnerRequest[]): Promise<void> {
+    const last = frames.at(-1)!;
+    const reply = new Promise<void>((resolve, reject) => {
+      this.waits.set(`${last.attachment}/${last.id}`, (error) => {
+        this.waits.delete(`${last.attachment}/${last.id}`);
+        if (error === undefined) resolve();
+        else reject(new Error(`rehearsal: ${error}`));
+      });
+    });
+    for (const frame of frames) this.input.write(`${JSON.stringify(frame)}\n`);
+    return reply;
+  }
+
+  close(): Promise<void> {
+    this.input.end();
+    return this.host.closed;
+  }
 }
 
 /**
  * Whole turns of pi sessions (agent loop, transcript, pi-ai, the provider SDK, fetch) against a loopback server of
  * this process, in a throwaway directory, each in a session of its own as a new session's first turn is, while
- * `another` says so. Returns how many ran.
+ * `another` says so. Through the SDK's own host, fed the frames Brain sends (open with a tool bound, prompt,
+ * detach): the line splitting, frame checks, dispatch, event and reply encoding a session's first turn runs are
+ * warm too. Returns how many ran.
  */
 async function rehearse(another: (done: number) => boolean): Promise<number> {
   const server = createServer((req, res) => {
@@ -145,45 +179,32 @@ async function rehearse(another: (done: number) => boolean): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   await sweep();
   const dir = await mkdtemp(join(tmpdir(), `${PREFIX}${process.pid}-`));
+  let host: LoopbackHost | undefined;
   try {
     const { openPiSession } = await import("./session.js");
-    // Through the frame decoder too, as the SDK reads Brain's frames with it (warm code runs faster).
-    const open = decodeBrainFrameFast(
-      JSON.stringify({
-        attachment: "warm",
-        id: "1",
-        method: "open",
-        params: {
-          session_id: "warm",
-          dir,
-          config: { model: "warm/warm" },
-          tools: [],
-          provider: {
-            base_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-            api: "openai-completions",
-          },
-        },
-      }),
-    );
-    if (!open || !("method" in open) || open.method !== "open")
-      throw new Error("rehearsal: not an open frame");
-    decodeBrainFrameFast(
-      JSON.stringify({
-        attachment: "warm",
-        turn: "warm",
-        id: "2",
-        method: "prompt",
-        params: { text: "warm" },
-      }),
-    );
+    host = new LoopbackHost({ open: (params) => openPiSession(params, () => {}) });
+    const params = {
+      session_id: "warm",
+      config: { model: "warm/warm" },
+      tools: [{ name: "warm", description: "unused", input_schema: { type: "object", properties: {} } }],
+      provider: {
+        api_key: "warm",
+        base_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+        api: "openai-completions",
+      },
+    };
     let done = 0;
     for (; another(done); done++) {
-      const session = openPiSession({ ...open.params, dir: join(dir, String(done)) }, () => {});
-      await session.prompt("warm", silentTurn());
-      await session.detach?.();
+      const attachment = `warm-${done}`;
+      await host.request(
+        { attachment, id: "1", method: "open", params: { ...params, dir: join(dir, String(done)) } },
+        { attachment, turn: "warm", id: "2", method: "prompt", params: { text: "warm" } },
+      );
+      await host.request({ attachment, id: "3", method: "detach", params: null });
     }
     return done;
   } finally {
+    await host?.close().catch(() => {});
     server.closeAllConnections();
     server.close();
     await rm(dir, { recursive: true, force: true });

@@ -14,6 +14,12 @@ export const DEFAULT_SPARES = 1;
 
 /** The latest a spare is replaced after a session opened, when its first turn has not ended by then. */
 const REFILL_AFTER_MS = 1000;
+/**
+ * How long after the new session's first turn ended its spare is replaced. A turn's last events are committed
+ * after the runner's reply (the log drains them, then writes turn.settled); a runner started meanwhile (a fork of
+ * this process, then Node's boot beside it) delayed those commits: with a fast reply, the first delta itself.
+ */
+const REFILL_DELAY_MS = 200;
 
 export interface ProcessHarnessSpec extends RunnerCommand {
   /** One runner process for every session of this harness (attachments), instead of one per session. */
@@ -25,6 +31,8 @@ export interface ProcessHarnessSpec extends RunnerCommand {
   spares?: number;
   /** How long a taken spare's replacement waits at most for the new session's first turn to end (default 1 s). */
   refillAfterMs?: number;
+  /** How long after that first turn ended the replacement starts (default 200 ms). */
+  refillDelayMs?: number;
   supportsSteering?: boolean;
   timeouts?: Partial<AttachmentTimeouts>;
   /** false: the runner keeps state outside its native dir, so its sessions cannot move to another node. */
@@ -80,7 +88,10 @@ export class ProcessFactory implements HarnessFactory {
     // No spare, or one that died before answering: that was never this session's failure, start afresh.
     // Not a spare: openOn throws rather than return undefined.
     harness ??= (await this.openOn(this.runnerFor(), options, false))!;
-    if (this.pool) refillAfterFirstTurn(this.pool, harness, this.spec.refillAfterMs ?? REFILL_AFTER_MS);
+    if (this.pool) {
+      const { refillAfterMs = REFILL_AFTER_MS, refillDelayMs = REFILL_DELAY_MS } = this.spec;
+      refillAfterFirstTurn(this.pool, harness, refillAfterMs, refillDelayMs);
+    }
     return harness;
   }
 
@@ -136,18 +147,30 @@ export class ProcessFactory implements HarnessFactory {
 }
 
 /**
- * Tops the pool up once the session just opened has had its first turn: a runner starting (Node's boot, its
- * imports, a warm runner's rehearsal) takes far more CPU than a turn, and started at the open it competed with
- * the very turn the user was waiting for (a new session's first delta was about twice as late). A session that
- * does not prompt (or takes long) gets it after `latestMs` all the same.
+ * Tops the pool up once the session just opened has had its first turn (and `delayMs` more, for the turn's last
+ * commits): a runner starting (Node's boot, its imports, a warm runner's rehearsal) takes far more CPU than a
+ * turn, and started at the open it competed with the very turn the user was waiting for (a new session's first
+ * delta was about twice as late). A session that does not prompt (or takes long) gets it after `latestMs` all
+ * the same.
  */
-function refillAfterFirstTurn(pool: SparePool, harness: ProcessHarness, latestMs: number): void {
+function refillAfterFirstTurn(
+  pool: SparePool,
+  harness: ProcessHarness,
+  latestMs: number,
+  delayMs: number,
+): void {
+  let filled = false;
   const fill = () => {
-    clearTimeout(timer);
+    if (filled) return;
+    filled = true;
+    clearTimeout(latest);
     pool.fill();
   };
-  const timer = setTimeout(fill, latestMs);
-  // Never what keeps a one-shot Brain process alive.
-  timer.unref();
-  void harness.firstTurnEnded.then(fill);
+  // Neither timer is what keeps a one-shot Brain process alive.
+  const latest = setTimeout(fill, latestMs);
+  latest.unref();
+  void harness.firstTurnEnded.then(() => {
+    clearTimeout(latest);
+    setTimeout(fill, delayMs).unref();
+  });
 }

@@ -76,8 +76,9 @@ describe("warm runners", () => {
     expect(factory.sparePids()).toEqual([]);
 
     const firstPid = await turnOn(first);
+    // Started shortly after the first turn ended (refillDelayMs).
+    await until(() => factory.sparePids().length === 1);
     const [spare] = factory.sparePids();
-    expect(spare).toBeDefined();
     expect(spare).not.toBe(firstPid);
 
     const second = await t.brain.create({ harness: "warm" });
@@ -85,7 +86,7 @@ describe("warm runners", () => {
     expect(await turnOn(second)).toBe(spare);
     expect(logged(pidLog, "open")).toEqual([firstPid, spare]);
     // Taken, so replaced by a fresh one.
-    expect(factory.sparePids()).toHaveLength(1);
+    await until(() => factory.sparePids().length === 1);
     expect(factory.sparePids()).not.toContain(spare);
   });
 
@@ -96,6 +97,7 @@ describe("warm runners", () => {
       command: process.execPath,
       args: HOLDING,
       refillAfterMs: 600_000,
+      refillDelayMs: 0,
     });
     t = makeBrain({ factories: [factory] });
     const heldTurn = async (session: Session) => {
@@ -108,8 +110,8 @@ describe("warm runners", () => {
     expect(factory.sparePids()).toEqual([]);
     await first.steer("done");
     expect((await turn.settled).status).toBe("completed");
+    await until(() => factory.sparePids().length === 1);
     const [spare] = factory.sparePids();
-    expect(spare).toBeDefined();
 
     const second = await t.brain.create({ harness: "warm" });
     turn = await heldTurn(second);
@@ -117,8 +119,26 @@ describe("warm runners", () => {
     expect(factory.sparePids()).toEqual([]);
     await second.steer("done");
     expect((await turn.settled).status).toBe("completed");
-    expect(factory.sparePids()).toHaveLength(1);
+    await until(() => factory.sparePids().length === 1);
     expect(factory.sparePids()).not.toContain(spare);
+  });
+
+  it("start the replacement only refillDelayMs after the first turn ended, so it does not delay the turn's last commits", async () => {
+    const factory = new ProcessFactory({
+      name: "warm",
+      command: process.execPath,
+      args: HOLDING,
+      refillAfterMs: 600_000,
+      refillDelayMs: 600_000,
+    });
+    t = makeBrain({ factories: [factory] });
+    const session = await t.brain.create({ harness: "warm" });
+    const turn = await session.prompt("hi");
+    await waitForEvent(session, (e) => e.type === "assistant.delta" && e.turn === turn.turn);
+    await session.steer("done");
+    expect((await turn.settled).status).toBe("completed");
+    // The turn has settled in the log, and the replacement still waits out its delay.
+    expect(factory.sparePids()).toEqual([]);
   });
 
   it("replace a taken spare all the same when the session that took it does not prompt", async () => {
@@ -169,6 +189,7 @@ describe("warm runners", () => {
     t = makeBrain({ factories: [factory] });
     const first = await t.brain.create({ harness: "warm" });
     await turnOn(first);
+    await until(() => factory.sparePids().length === 1);
     const [spare] = factory.sparePids();
     await until(() => logged(pidLog, "start").includes(spare!));
     process.kill(spare!, "SIGKILL");
@@ -185,7 +206,7 @@ describe("warm runners", () => {
       );
       expect(trouble).toEqual([]);
     }
-    expect(factory.sparePids()).toHaveLength(1);
+    await until(() => factory.sparePids().length === 1);
     expect(factory.sparePids()).not.toContain(spare);
   });
 
@@ -194,6 +215,7 @@ describe("warm runners", () => {
     const factory = warmFactory(pidLog, { SLEEPER: "1" });
     t = makeBrain({ factories: [factory] });
     await turnOn(await t.brain.create({ harness: "warm" }));
+    await until(() => factory.sparePids().length === 1);
     const [spare] = factory.sparePids();
     // The spare has booted and started its own child (the session's runner started one too).
     await until(() => logged(pidLog, "child").length === 2);
