@@ -94,6 +94,27 @@ describe.runIf(nodeLogIO.syncWrites)("inline commits", () => {
     expect(io.counts).toMatchObject({ now: 1, write: 1 });
   });
 
+  it("one slow write among fast ones keeps the commits on the calling thread; writes slow on average do not", async () => {
+    const io = testIO(true, { writeNow: true });
+    let clock = 0;
+    let writeMs = 1;
+    const writeNow = io.writeNow?.bind(io);
+    io.writeNow = (...args) => {
+      clock += writeMs;
+      return writeNow?.(...args) ?? 0;
+    };
+    const log = await open("a", io, new InlineCommits(20, 5, () => clock));
+    for (const ms of [1, 1, 30, 1, 1]) {
+      writeMs = ms;
+      await log.append([call(`fast${ms}-${io.counts.now}`)], AWAITED);
+    }
+    expect(io.counts).toMatchObject({ now: 5, write: 0 });
+    writeMs = 12; // a disk that stalls: each write 12 ms
+    for (let i = 0; i < 10; i++) await log.append([call(`slow${i}`)], AWAITED);
+    expect(io.counts.now).toBeLessThan(5 + 10);
+    expect(io.counts.write).toBeGreaterThan(0);
+  });
+
   it("a failed write on the calling thread fails its batch, cuts it off and leaves the log appendable", async () => {
     const io = testIO(true, { writeNow: true });
     const file = path.join(dir, "a");

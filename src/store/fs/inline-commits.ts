@@ -16,11 +16,14 @@ import { canWriteNow, type LogIO, writeDurably, writeDurablyNow } from "./log-io
  */
 const QUIET_MS = 20;
 /**
- * A write on the calling thread that took longer than SLOW_MS (the disk stalls: a full journal, a busy device)
- * sends every commit back to the pool for BACKOFF_MS, so a stalling disk blocks the event loop for one write, not
- * for one per tool call: the loop keeps serving the daemon's requests and other sessions meanwhile.
+ * Once writes on the calling thread take longer than SLOW_MS on average (the disk stalls: a full journal, a busy
+ * device), every commit goes back to the pool for BACKOFF_MS, so a stalling disk blocks the event loop for a few
+ * writes, not for one per tool call: the loop keeps serving the daemon's requests and other sessions meanwhile.
+ * An average over recent writes (each weighs 1/WEIGHT), not a single write: on a busy VM about one write in a
+ * hundred takes over 5 ms (its thread waits for a core), and a backoff for each such outlier kept a sequential
+ * tool caller on the pool most of the time. A real stall still backs off within a few writes (one of 40 ms).
  */
-const [SLOW_MS, BACKOFF_MS] = [5, 1000];
+const [SLOW_MS, BACKOFF_MS, WEIGHT] = [5, 1000, 8];
 
 /** Shared by the logs of one store: which of their commits may be written on the calling thread. */
 export class InlineCommits {
@@ -29,16 +32,20 @@ export class InlineCommits {
   private lastAt = Number.NEGATIVE_INFINITY;
   /** Commits written through the pool and not done yet. */
   private pooled = 0;
-  /** No commit is written on the calling thread before this time (after a slow one). */
+  /** No commit is written on the calling thread before this time (after slow ones). */
   private poolUntil = Number.NEGATIVE_INFINITY;
+  /** Recent writes on the calling thread: their duration, averaged; starts afresh after each backoff. */
+  private averageMs = 0;
 
   /**
    * `quietMs`: how long after another log's commit started a log still counts as not alone; `slowMs`: how long
-   * a write on the calling thread may take before the next ones go through the pool for a while.
+   * writes on the calling thread may take on average before the next ones go through the pool for a while;
+   * `clock`: milliseconds, as performance.now (tests give their own).
    */
   constructor(
     private readonly quietMs = QUIET_MS,
     private readonly slowMs = SLOW_MS,
+    private readonly clock: () => number = () => performance.now(),
   ) {}
 
   /**
@@ -54,15 +61,19 @@ export class InlineCommits {
     bufs: Buffer | readonly Buffer[],
     position: number,
   ): Promise<void> {
-    const now = performance.now();
+    const now = this.clock();
     const alone =
       this.pooled === 0 && (this.last === undefined || this.last === log || now - this.lastAt > this.quietMs);
     this.last = log;
     this.lastAt = now;
     if (awaited && alone && now >= this.poolUntil && canWriteNow(io)) {
       writeDurablyNow(io, fd, bufs, position);
-      const done = performance.now();
-      if (done - now > this.slowMs) this.poolUntil = done + BACKOFF_MS;
+      const done = this.clock();
+      this.averageMs += (done - now - this.averageMs) / WEIGHT;
+      if (this.averageMs > this.slowMs) {
+        this.poolUntil = done + BACKOFF_MS;
+        this.averageMs = 0;
+      }
       return;
     }
     this.pooled++;
