@@ -16,14 +16,15 @@ import { canWriteNow, type LogIO, writeDurably, writeDurablyNow } from "./log-io
  */
 const QUIET_MS = 20;
 /**
- * Once writes on the calling thread take longer than SLOW_MS on average (the disk stalls: a full journal, a busy
- * device), every commit goes back to the pool for BACKOFF_MS, so a stalling disk blocks the event loop for a few
- * writes, not for one per tool call: the loop keeps serving the daemon's requests and other sessions meanwhile.
- * An average over recent writes (each weighs 1/WEIGHT), not a single write: on a busy VM about one write in a
- * hundred takes over 5 ms (its thread waits for a core), and a backoff for each such outlier kept a sequential
- * tool caller on the pool most of the time. A real stall still backs off within a few writes (one of 40 ms).
+ * Once writes take longer than SLOW_MS on average (the disk stalls: a full journal, a busy device), every commit
+ * goes through the pool until they take less than half that again, so a stalling disk blocks the event loop for
+ * a few writes, not for one per tool call: the loop keeps serving the daemon's requests and other sessions
+ * meanwhile. An average over recent writes (each weighs 1/WEIGHT), not a single write: on a busy VM about one
+ * write in a hundred takes over 5 ms (its thread waits for a core), and a fixed second on the pool after each
+ * such outlier kept a sequential tool caller on the pool most of the time. A real stall still sends commits to
+ * the pool within a few writes (after one of 40 ms), and the pool's writes, timed too, say when it is over.
  */
-const [SLOW_MS, BACKOFF_MS, WEIGHT] = [5, 1000, 8];
+const [SLOW_MS, WEIGHT] = [5, 8];
 
 /** Shared by the logs of one store: which of their commits may be written on the calling thread. */
 export class InlineCommits {
@@ -32,14 +33,14 @@ export class InlineCommits {
   private lastAt = Number.NEGATIVE_INFINITY;
   /** Commits written through the pool and not done yet. */
   private pooled = 0;
-  /** No commit is written on the calling thread before this time (after slow ones). */
-  private poolUntil = Number.NEGATIVE_INFINITY;
-  /** Recent writes on the calling thread: their duration, averaged; starts afresh after each backoff. */
+  /** Recent writes' duration, averaged: those on the calling thread, and the pool's while backingOff. */
   private averageMs = 0;
+  /** Writes were slow on average: no commit is written on the calling thread until they are fast again. */
+  private backingOff = false;
 
   /**
    * `quietMs`: how long after another log's commit started a log still counts as not alone; `slowMs`: how long
-   * writes on the calling thread may take on average before the next ones go through the pool for a while;
+   * writes may take on average before commits go through the pool until they are fast again;
    * `clock`: milliseconds, as performance.now (tests give their own).
    */
   constructor(
@@ -66,14 +67,9 @@ export class InlineCommits {
       this.pooled === 0 && (this.last === undefined || this.last === log || now - this.lastAt > this.quietMs);
     this.last = log;
     this.lastAt = now;
-    if (awaited && alone && now >= this.poolUntil && canWriteNow(io)) {
+    if (awaited && alone && !this.backingOff && canWriteNow(io)) {
       writeDurablyNow(io, fd, bufs, position);
-      const done = this.clock();
-      this.averageMs += (done - now - this.averageMs) / WEIGHT;
-      if (this.averageMs > this.slowMs) {
-        this.poolUntil = done + BACKOFF_MS;
-        this.averageMs = 0;
-      }
+      this.observe(this.clock() - now);
       return;
     }
     this.pooled++;
@@ -82,5 +78,12 @@ export class InlineCommits {
     } finally {
       this.pooled--;
     }
+    if (this.backingOff) this.observe(this.clock() - now);
+  }
+
+  private observe(ms: number): void {
+    this.averageMs += (ms - this.averageMs) / WEIGHT;
+    if (this.averageMs > this.slowMs) this.backingOff = true;
+    else if (this.averageMs < this.slowMs / 2) this.backingOff = false;
   }
 }
