@@ -86,12 +86,37 @@ describe.runIf(nodeLogIO.syncWrites)("inline commits", () => {
     expect(io.counts).toMatchObject({ now: 1, write: 2 });
   });
 
-  it("goes through the pool for a while after a write on the calling thread was slow", async () => {
+  it("goes through the pool after a write on the calling thread was slow", async () => {
     const io = testIO(true, { writeNow: true });
     const log = await open("a", io, new InlineCommits(20, -1)); // every write counts as slow
     await log.append([call("c1")], AWAITED);
     await log.append([call("c2")], AWAITED);
     expect(io.counts).toMatchObject({ now: 1, write: 1 });
+  });
+
+  it("one slow write among fast ones keeps the commits on the calling thread; writes slow on average do not, until fast again", async () => {
+    const io = testIO(true, { writeNow: true });
+    let clock = 0;
+    let writeMs = 1;
+    const writeNow = io.writeNow?.bind(io);
+    io.writeNow = (...args) => {
+      clock += writeMs;
+      return writeNow?.(...args) ?? 0;
+    };
+    const log = await open("a", io, new InlineCommits(20, 5, () => clock));
+    for (const ms of [1, 1, 30, 1, 1]) {
+      writeMs = ms;
+      await log.append([call(`fast${ms}-${io.counts.now}`)], AWAITED);
+    }
+    expect(io.counts).toMatchObject({ now: 5, write: 0 });
+    writeMs = 12; // a disk that stalls: each write 12 ms
+    for (let i = 0; i < 10; i++) await log.append([call(`slow${i}`)], AWAITED);
+    expect(io.counts.now).toBeLessThan(5 + 10);
+    expect(io.counts.write).toBeGreaterThan(0);
+    // The pool's writes are timed too (here they take no time): once fast again, commits come back.
+    const now = io.counts.now;
+    for (let i = 0; i < 30; i++) await log.append([call(`again${i}`)], AWAITED);
+    expect(io.counts.now).toBeGreaterThan(now);
   });
 
   it("a failed write on the calling thread fails its batch, cuts it off and leaves the log appendable", async () => {

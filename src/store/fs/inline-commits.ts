@@ -16,11 +16,15 @@ import { canWriteNow, type LogIO, writeDurably, writeDurablyNow } from "./log-io
  */
 const QUIET_MS = 20;
 /**
- * A write on the calling thread that took longer than SLOW_MS (the disk stalls: a full journal, a busy device)
- * sends every commit back to the pool for BACKOFF_MS, so a stalling disk blocks the event loop for one write, not
- * for one per tool call: the loop keeps serving the daemon's requests and other sessions meanwhile.
+ * Once writes take longer than SLOW_MS on average (the disk stalls: a full journal, a busy device), every commit
+ * goes through the pool until they take less than half that again, so a stalling disk blocks the event loop for
+ * a few writes, not for one per tool call: the loop keeps serving the daemon's requests and other sessions
+ * meanwhile. An average over recent writes (each weighs 1/WEIGHT), not a single write: on a busy VM about one
+ * write in a hundred takes over 5 ms (its thread waits for a core), and a fixed second on the pool after each
+ * such outlier kept a sequential tool caller on the pool most of the time. A real stall still sends commits to
+ * the pool within a few writes (after one of 40 ms), and the pool's writes, timed too, say when it is over.
  */
-const [SLOW_MS, BACKOFF_MS] = [5, 1000];
+const [SLOW_MS, WEIGHT] = [5, 8];
 
 /** Shared by the logs of one store: which of their commits may be written on the calling thread. */
 export class InlineCommits {
@@ -29,16 +33,20 @@ export class InlineCommits {
   private lastAt = Number.NEGATIVE_INFINITY;
   /** Commits written through the pool and not done yet. */
   private pooled = 0;
-  /** No commit is written on the calling thread before this time (after a slow one). */
-  private poolUntil = Number.NEGATIVE_INFINITY;
+  /** Recent writes' duration, averaged: those on the calling thread, and the pool's while backingOff. */
+  private averageMs = 0;
+  /** Writes were slow on average: no commit is written on the calling thread until they are fast again. */
+  private backingOff = false;
 
   /**
    * `quietMs`: how long after another log's commit started a log still counts as not alone; `slowMs`: how long
-   * a write on the calling thread may take before the next ones go through the pool for a while.
+   * writes may take on average before commits go through the pool until they are fast again;
+   * `clock`: milliseconds, as performance.now (tests give their own).
    */
   constructor(
     private readonly quietMs = QUIET_MS,
     private readonly slowMs = SLOW_MS,
+    private readonly clock: () => number = () => performance.now(),
   ) {}
 
   /**
@@ -54,15 +62,14 @@ export class InlineCommits {
     bufs: Buffer | readonly Buffer[],
     position: number,
   ): Promise<void> {
-    const now = performance.now();
+    const now = this.clock();
     const alone =
       this.pooled === 0 && (this.last === undefined || this.last === log || now - this.lastAt > this.quietMs);
     this.last = log;
     this.lastAt = now;
-    if (awaited && alone && now >= this.poolUntil && canWriteNow(io)) {
+    if (awaited && alone && !this.backingOff && canWriteNow(io)) {
       writeDurablyNow(io, fd, bufs, position);
-      const done = performance.now();
-      if (done - now > this.slowMs) this.poolUntil = done + BACKOFF_MS;
+      this.observe(this.clock() - now);
       return;
     }
     this.pooled++;
@@ -71,5 +78,12 @@ export class InlineCommits {
     } finally {
       this.pooled--;
     }
+    if (this.backingOff) this.observe(this.clock() - now);
+  }
+
+  private observe(ms: number): void {
+    this.averageMs += (ms - this.averageMs) / WEIGHT;
+    if (this.averageMs > this.slowMs) this.backingOff = true;
+    else if (this.averageMs < this.slowMs / 2) this.backingOff = false;
   }
 }
