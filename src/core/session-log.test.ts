@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { SessionEvent } from "../protocol/events.js";
 import type { ToolResult } from "../protocol/runner.js";
 import { FsSessionStore, type LogIO, nodeLogIO } from "../store/fs/index.js";
+import { InlineCommits } from "../store/fs/inline-commits.js";
 import { testIO } from "../store/fs/testing/fault-io.js";
 import { tempDir } from "../testing/brain.js";
 import { BuiltinTools } from "../tools/builtin.js";
@@ -69,8 +70,11 @@ afterEach(async () => {
 
 function makeBrain(factory: HarnessFactory, io: LogIO = nodeLogIO): Brain {
   home ??= tempDir();
+  // A clock that never moves: no write counts as slow, so a loaded machine's slow write cannot send the awaited
+  // commits to the pool (which commits go where is what the sequential tool-call test counts).
+  const inline = new InlineCommits(undefined, undefined, () => 0);
   brain = new Brain({
-    store: new FsSessionStore(home, io),
+    store: new FsSessionStore(home, io, undefined, { inline }),
     harnesses: new HarnessRegistry([factory]),
     tools: new ToolRouter([new BuiltinTools()]),
   });

@@ -42,6 +42,8 @@ export interface StoreOptions {
   spareSlot?: boolean;
   /** How long after a slot is taken the next one is made (default 1 s: after the new session's first turn). */
   slotDelayMs?: number;
+  /** Which awaited commits skip the thread pool (default: a fresh InlineCommits; tests give one on their own clock). */
+  inline?: InlineCommits;
 }
 
 /** Sessions read at once by list(): enough to overlap the reads, few enough to stay clear of EMFILE. */
@@ -55,7 +57,7 @@ export class FsSessionStore {
   private readonly createdLogs = new Set<string>();
   private readonly slots: SlotKeeper | undefined;
   /** One for all the logs of this store: an awaited commit skips the thread pool only while no other log commits. */
-  private readonly inline = new InlineCommits();
+  private readonly inline: InlineCommits;
 
   constructor(
     readonly home: string,
@@ -65,6 +67,7 @@ export class FsSessionStore {
     options: StoreOptions = {},
   ) {
     this.root = nodePath.join(home, "sessions");
+    this.inline = options.inline ?? new InlineCommits();
     const [root, paths, delayMs] = [this.root, (id: string) => this.paths(id), options.slotDelayMs ?? 1000];
     if (options.spareSlot) this.slots = new SlotKeeper({ root, io, holder, paths, delayMs });
   }
