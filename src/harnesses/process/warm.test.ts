@@ -8,7 +8,7 @@ import type { Session } from "../../core/session.js";
 import { events, makeBrain, type TestBrain, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
 import { inlineRunnerArgs } from "../../testing/inline-runner.js";
 import { alive, until } from "../../testing/processes.js";
-import { ProcessFactory } from "./factory.js";
+import { ProcessFactory, type ProcessHarnessSpec } from "./factory.js";
 
 /** Logs `start <pid>` when it boots (and `child <pid>` for a sleeper it starts), `open <pid>` when opened. */
 const RUNNER = inlineRunnerArgs(
@@ -52,6 +52,11 @@ function warmFactory(pidLog: string, env: Record<string, string> = {}): ProcessF
 }
 
 /** The pids the runners logged, by kind, in order. */
+/** A pool of runners that hold each turn open until steered, replaced after the given delays. */
+function holdingFactory(refill: Pick<ProcessHarnessSpec, "refillAfterMs" | "refillDelayMs">): ProcessFactory {
+  return new ProcessFactory({ name: "warm", command: process.execPath, args: HOLDING, ...refill });
+}
+
 function logged(pidLog: string, kind: "start" | "open" | "child"): number[] {
   if (!existsSync(pidLog)) return [];
   return readFileSync(pidLog, "utf8")
@@ -92,13 +97,7 @@ describe("warm runners", () => {
 
   it("start the replacement of a taken spare once the new session's first turn has ended, not while it runs", async () => {
     // Only the turn's end starts it here: the fallback for a session that never prompts is out of reach.
-    const factory = new ProcessFactory({
-      name: "warm",
-      command: process.execPath,
-      args: HOLDING,
-      refillAfterMs: 600_000,
-      refillDelayMs: 0,
-    });
+    const factory = holdingFactory({ refillAfterMs: 600_000, refillDelayMs: 0 });
     t = makeBrain({ factories: [factory] });
     const heldTurn = async (session: Session) => {
       const turn = await session.prompt("hi");
@@ -124,13 +123,7 @@ describe("warm runners", () => {
   });
 
   it("start the replacement only refillDelayMs after the first turn ended, so it does not delay the turn's last commits", async () => {
-    const factory = new ProcessFactory({
-      name: "warm",
-      command: process.execPath,
-      args: HOLDING,
-      refillAfterMs: 600_000,
-      refillDelayMs: 600_000,
-    });
+    const factory = holdingFactory({ refillAfterMs: 600_000, refillDelayMs: 600_000 });
     t = makeBrain({ factories: [factory] });
     const session = await t.brain.create({ harness: "warm" });
     const turn = await session.prompt("hi");
@@ -142,12 +135,7 @@ describe("warm runners", () => {
   });
 
   it("replace a taken spare all the same when the session that took it does not prompt", async () => {
-    const factory = new ProcessFactory({
-      name: "warm",
-      command: process.execPath,
-      args: HOLDING,
-      refillAfterMs: 0,
-    });
+    const factory = holdingFactory({ refillAfterMs: 0 });
     t = makeBrain({ factories: [factory] });
     const session = await t.brain.create({ harness: "warm" });
     await session.start();
