@@ -8,7 +8,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REHEARSALS, Warmer } from "../../runners/pi/warm.js";
 
-const leftovers = () => readdirSync(tmpdir()).filter((name) => name.startsWith("brain-pi-warm-"));
+// This process's rehearsal directories only: a Warmer also sweeps the directories of dead runners that other
+// tests' spares left (the last test checks that), so the whole of tmpdir can shrink while a test runs.
+const leftovers = () =>
+  readdirSync(tmpdir()).filter((name) => name.startsWith(`brain-pi-warm-${process.pid}-`));
 
 describe("runners/pi warming", () => {
   it("rehearses its turns once idle, in a directory it removes", async () => {
