@@ -1,12 +1,16 @@
 // The codex harness on the real Codex CLI (node_modules/.bin/codex app-server), run in a loopback-only network
 // namespace against the fake provider (OpenAI Responses). The checks every CLI family shares are in
 // src/testing/cli-family.ts; here is what is Codex's own: a steer reaches the running turn.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import type { Session } from "../../core/session.js";
 import { events, waitForEvent } from "../../testing/brain.js";
 import { agentRequests, answerNextPermission, historyOf } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { describeLostHistory } from "../../testing/cli-lost-history.js";
+import { CODEX_HOME } from "./harness.js";
+import { fragmentHash, rolloutsOf } from "./relocate.js";
 import { codexCase } from "./testing/case.js";
 
 // Real CLIs start slowly on a loaded machine.
@@ -43,6 +47,31 @@ describe.runIf(found)("codex's own", () => {
     expect(all.find((e) => e.type === "user.steer")?.data).toEqual({ text: "NOTOOL and also this" });
     const sent = agentRequests(b.sandbox.provider.requests);
     expect(sent.some((r) => historyOf(r).includes("NOTOOL and also this"))).toBe(true);
+  });
+
+  // relocate.ts re-fingerprints the fragments it rewrites; its hash must be the one Codex itself writes, or a
+  // resumed thread would show the model its permissions again. Checked on what this Codex wrote just now.
+  it("fingerprints the fragments it showed the model as relocate's fragmentHash does", async () => {
+    const b = await start();
+    const session = await b.create();
+    expect((await (await session.prompt("NOTOOL hello")).settled).status).toBe("completed");
+    const home = join(b.t.store.paths(session.id).native, CODEX_HOME);
+    // Every rollout under this session's CODEX_HOME: an empty thread id matches them all.
+    const lines = rolloutsOf(home, "")
+      .flatMap((file) => readFileSync(file, "utf8").trim().split("\n"))
+      .map((line) => JSON.parse(line) as { type: string; payload: Record<string, unknown> });
+    const blocks = lines
+      .filter((l) => l.type === "response_item" && l.payload.role === "developer")
+      .flatMap((l) => (l.payload.content as { text?: string }[]).map((c) => c.text ?? ""))
+      .flatMap((text) => text.match(/<permissions instructions>[\s\S]*?<\/permissions instructions>/g) ?? []);
+    expect(blocks.length).toBeGreaterThan(0);
+    // The block names this session's own working directory, made for this run.
+    expect(blocks[0]).toContain(b.t.store.paths(session.id).native);
+    const states = lines.filter((l) => l.type === "world_state").map((l) => JSON.stringify(l.payload));
+    expect(states.length).toBeGreaterThan(0);
+    for (const block of blocks) expect(states.join("\n")).toContain(fragmentHash("developer", block));
+    // A fingerprint of anything else is not there: the check can fail.
+    expect(states.join("\n")).not.toContain(fragmentHash("developer", `${blocks[0]} `));
   });
 
   it("resumes a thread restored into a fresh dir as the original goes on: paths moved, no context sent again", async () => {
