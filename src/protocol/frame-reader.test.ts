@@ -120,15 +120,15 @@ function subject(parts: Buffer[]): { outcomes: Outcome[]; fromBytes: number } {
         out.push({ error: err.message });
       }
     },
-    (frame) => {
-      const data = "event" in frame ? (frame.data as { text: string }) : undefined;
+    (attachment, turn, data) => {
+      const frame = { attachment, turn, event: "assistant.delta", data };
       const held = heldBytes(data);
       if (held) {
         fromBytes++;
         // What the log will write is the text's own UTF-8, byte for byte.
         const bytes = Buffer.alloc(held.byteLength);
         held.copyTo(bytes, 0);
-        expect(bytes).toEqual(Buffer.from(data!.text));
+        expect(bytes).toEqual(Buffer.from(data.text));
       }
       out.push(plain(frame));
     },
@@ -157,7 +157,7 @@ describe("RunnerFrameReader", () => {
     const frames: unknown[] = [];
     const reader: RunnerFrameReader = new RunnerFrameReader(
       (l) => frames.push(reader.decode(l)),
-      (f) => frames.push(f),
+      (attachment, turn, data) => frames.push({ attachment, turn, event: "assistant.delta", data }),
     );
     const d = (t: string) =>
       `{"attachment":"a","turn":"t","event":"assistant.delta","data":{"text":"${t}"}}\n`;

@@ -18,6 +18,9 @@ import { ExactBytes, FastLineSplitter, plainToken } from "./fast-lines.js";
 import { MAX_FRAME } from "./ndjson.js";
 import type { RunnerToBrainFrame } from "./runner.js";
 
+/** A delta frame read from the bytes: `{attachment, turn, event: "assistant.delta", data}`. */
+export type DeltaHandler = (attachment: string, turn: string, data: { readonly text: string }) => void;
+
 const [NEWLINE, BRACE] = [0x0a, 0x7d];
 const NO_PREFIX = new ExactBytes(Buffer.alloc(0));
 
@@ -30,11 +33,13 @@ export class RunnerFrameReader {
 
   /**
    * `onLine` gets every line not read from the bytes (decode it with `decode`, which may throw ProtocolError);
-   * `onFrame` the deltas that were. Both are called in stream order.
+   * `onDelta` the deltas that were, as the parts of their frame (`{attachment, turn, event: "assistant.delta",
+   * data}`): no frame object is made for them, as the caller makes its event of them. Both are called in stream
+   * order.
    */
   constructor(
     onLine: (line: string) => void,
-    private readonly onFrame: (frame: RunnerToBrainFrame) => void,
+    private readonly onDelta: DeltaHandler,
   ) {
     this.splitter = new FastLineSplitter(onLine, (chunk, pos, view) => this.delta(chunk, pos, view));
   }
@@ -86,13 +91,8 @@ export class RunnerFrameReader {
     )
       return -1;
     if (i + 3 - pos > MAX_FRAME) return -1; // LineSplitter refuses it
-    const { attachment, turn } = this.prefixIds;
-    this.onFrame({
-      attachment,
-      turn,
-      event: "assistant.delta",
-      data: verbatimBytes(chunk, start, i),
-    } as RunnerToBrainFrame);
+    const ids = this.prefixIds;
+    this.onDelta(ids.attachment, ids.turn, verbatimBytes(chunk, start, i));
     return i + 4;
   }
 }

@@ -78,6 +78,7 @@ export class ProcessHarness implements Harness {
   ) {
     runner.attach(this.attachment, {
       onFrame: (frame) => this.onFrame(frame),
+      onDelta: (turn, data) => this.onDelta(turn, data),
       onWarning: (message) => this.warn(message),
       onFatal: (message) => this.onFatal(message),
     });
@@ -234,18 +235,24 @@ export class ProcessHarness implements Harness {
   }
 
   private onFrame(frame: RunnerToBrainFrame): void {
-    if ("event" in frame) {
-      const turn = this.activeTurn?.id;
-      if (frame.turn !== turn) {
-        return this.warn(`"${frame.event}" event for turn "${frame.turn}", which is not running; ignored`);
-      }
-      // The turn's own id, equal to the frame's: the frame's copy is a slice of its line, which an event waiting
-      // for its commit would otherwise keep alive whole.
-      this.options.emit({ type: frame.event, turn, data: frame.data } as never);
-      return;
-    }
+    if ("event" in frame) return this.onEvent(frame.event, frame.turn, frame.data);
     if ("method" in frame) return this.onToolCall(frame);
     this.onReply(frame);
+  }
+
+  /** The runner's deltas, most of its frames, skip onFrame's tests of the frame's kind. */
+  private onDelta(turn: string, data: { readonly text: string }): void {
+    this.onEvent("assistant.delta", turn, data);
+  }
+
+  private onEvent(event: string, frameTurn: string, data: unknown): void {
+    const turn = this.activeTurn?.id;
+    if (frameTurn !== turn) {
+      return this.warn(`"${event}" event for turn "${frameTurn}", which is not running; ignored`);
+    }
+    // The turn's own id, equal to the frame's: the frame's copy is a slice of its line, which an event waiting
+    // for its commit would otherwise keep alive whole.
+    this.options.emit({ type: event, turn, data } as never);
   }
 
   private onReply(reply: RunnerReply): void {

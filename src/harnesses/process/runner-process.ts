@@ -22,6 +22,11 @@ export interface RunnerCommand extends RunnerLaunch {
 
 export interface AttachmentSink {
   onFrame(frame: RunnerToBrainFrame): void;
+  /**
+   * A delta read straight from the bytes (RunnerFrameReader): the frame `{attachment, turn, event:
+   * "assistant.delta", data}`, without the object, as most of a streaming turn's frames are.
+   */
+  onDelta(turn: string, data: { readonly text: string }): void;
   onWarning(message: string): void;
   /** The process is gone or its stream is broken: fail everything in flight. */
   onFatal(message: string): void;
@@ -34,7 +39,7 @@ export class RunnerProcess {
   private stderrTail = "";
   private readonly reader = new RunnerFrameReader(
     (line) => this.onLine(line),
-    (frame) => this.route(frame),
+    (attachment, turn, data) => this.routeDelta(attachment, turn, data),
   );
   private fatal: string | undefined;
   /** Tool calls read from the runner and not answered yet, over all its attachments (see send). */
@@ -205,6 +210,13 @@ export class RunnerProcess {
     if (sink) return sink.onFrame(frame);
     const message = `frame for unknown attachment "${frame.attachment}" ignored`;
     for (const other of this.sinks.values()) other.onWarning(message);
+  }
+
+  private routeDelta(attachment: string, turn: string, data: { readonly text: string }): void {
+    if (this.fatal) return;
+    const sink = this.sinks.get(attachment);
+    if (sink) return sink.onDelta(turn, data);
+    this.route({ attachment, turn, event: "assistant.delta", data } as RunnerToBrainFrame);
   }
 
   private fail(reason: string): void {
