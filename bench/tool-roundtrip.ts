@@ -5,6 +5,12 @@
 // with a second fdatasync of the results before they are sent: the floor if a result had to be durable before
 // the runner sees it (Brain does not wait for that: it sends the result at once, and the result's commit rides
 // with the runner's next call). The runner times first call → last result itself, identically on every side.
+//
+// Warm-up: every side gets a fresh runner child, and a fresh child's JIT ramps for thousands of calls (measured:
+// after one 1,000-call warm-up, the raw pipe's next 4,000-call run went at about half the rate of the runs after
+// it, and Brain's likewise), so a single timed run after a short warm-up measured mostly the runner warming up,
+// on both sides. Every side now runs the timed prompt itself WARM_RUNS times, untimed, before the timed run:
+// the same calls, on the same kind of child, whatever the side.
 import path from "node:path";
 import { floodRunnerPath, openBenchSession, watchTurn } from "./lib/brain.js";
 import { makeTemp, removeTemp } from "./lib/cleanup.js";
@@ -25,11 +31,16 @@ function timing(message: string | undefined, k: number, side: string): RunnerTim
   return t as RunnerTiming;
 }
 
+/** Untimed runs of the timed prompt itself before the timed one, on every side alike (see the header). */
+const WARM_RUNS = 3;
+
 async function roundTrips(opts: BenchOptions, inFlight: number, k: number): Promise<BenchRow[]> {
   const runner = floodRunnerPath();
   const prompt = `tools ${k} ${inFlight}`;
   const warmup = `tools 1000 ${inFlight}`;
-  log(`tools: ${k} echo round trips, ${inFlight} in flight, ${opts.reps} rounds`);
+  log(
+    `tools: ${k} echo round trips, ${inFlight} in flight, ${opts.reps} rounds (after a 1,000-call and ${WARM_RUNS} × ${k}-call warm-up)`,
+  );
 
   const raw = async (durable: boolean, resultSyncs = false): Promise<Sample> => {
     const dir = await makeTemp("tools-raw");
@@ -40,6 +51,7 @@ async function roundTrips(opts: BenchOptions, inFlight: number, k: number): Prom
     try {
       await host.open(dir);
       await host.prompt(warmup);
+      for (let i = 0; i < WARM_RUNS; i++) await host.prompt(prompt);
       const { foreign, result } = await timed(() => host.prompt(prompt));
       const t = timing(result.message, k, "tool baseline");
       if (result.toolCalls !== k)
@@ -55,6 +67,7 @@ async function roundTrips(opts: BenchOptions, inFlight: number, k: number): Prom
     const home = await makeTemp("tools-brain");
     const bench = await openBenchSession(home, warmup);
     try {
+      for (let i = 0; i < WARM_RUNS; i++) await watchTurn(bench.session, prompt);
       const { foreign, result } = await timed(() => watchTurn(bench.session, prompt));
       const t = timing(result.message, k, "tool round trip");
       if (result.toolCalls !== k || result.toolResults !== k) {
@@ -87,7 +100,7 @@ async function roundTrips(opts: BenchOptions, inFlight: number, k: number): Prom
         ]
       : [`${inFlight} in flight: the tool.call appends of concurrent calls share group commits`];
   notes.push(
-    `${k} round trips of 200-byte tool.call frames per run, timed by the runner (first call → last result)`,
+    `${k} round trips of 200-byte tool.call frames per run, timed by the runner (first call → last result), after ${WARM_RUNS} untimed runs of the same on every side`,
   );
   const id = inFlight === 1 ? "tool-rt-seq" : `tool-rt-${inFlight}`;
   const what = `tool round trip (echo), ${inFlight === 1 ? "sequential" : `${inFlight} in flight`}`;
