@@ -7,8 +7,6 @@
 //
 // A delta whose text the runner wrote verbatim (no escapes: the common case) gets a VerbatimText as its data, so
 // the event log writes that text as it came instead of serialising it again (see verbatimText).
-import { isAscii, isUtf8 } from "node:buffer";
-import { copyPlain } from "./fast-lines.js";
 import { fastFrame, isObject, VerbatimText } from "./fast-parsed.js";
 import { decodeRunnerFrame } from "./frames.js";
 import { MAX_FRAME, type RunnerToBrainFrame } from "./runner.js";
@@ -72,6 +70,11 @@ class VerbatimBytes {
   }
 }
 
+/** A delta's data made of bytes of a TextBytes block (see VerbatimBytes.stableBuffer). */
+export function stableBytes(buf: Buffer, start: number, end: number): { readonly text: string } {
+  return new VerbatimBytes(buf, start, end, true);
+}
+
 /** A delta's data made of a chunk's bytes (see VerbatimBytes): `{text}` where the bytes are the text. */
 export function verbatimBytes(buf: Buffer, start: number, end: number): { readonly text: string } {
   return new VerbatimBytes(buf, start, end);
@@ -111,6 +114,15 @@ class HeldMessage {
   }
 }
 
+/** An assistant.message's data: `text` and `stopReason`, the text held as `blocks` too (see HeldMessage). */
+export function heldMessageOf(
+  text: string,
+  stopReason: string,
+  blocks: Buffer[],
+): { text: string; stop_reason: string } {
+  return new HeldMessage(text, stopReason, blocks);
+}
+
 /** The text's blocks of an assistant.message's data made by TextBytes.message with its bytes; else undefined. */
 export function heldMessage(
   data: unknown,
@@ -119,138 +131,6 @@ export function heldMessage(
 }
 
 export { fastFrame, verbatimText } from "./fast-parsed.js";
-
-type Utf8Write = (this: Buffer, s: string, offset: number, length: number) => number;
-/** Buffer's own UTF-8 writer, without buf.write's argument checks; buf.write where a runtime lacks it. */
-const utf8Write: Utf8Write =
-  (Buffer.prototype as unknown as { utf8Write?: Utf8Write }).utf8Write ??
-  function (this: Buffer, s, offset, length) {
-    return this.write(s, offset, length, "utf8");
-  };
-
-/**
- * A block of a turn's text as a string. ASCII (most model output) is read as Latin-1, which for those bytes is the
- * same text: Node makes a block of 1 MB or more an external string then (one copy), where UTF-8 decoding
- * allocates it on the JS heap; a 100k-delta turn's message cost about 5 ms per MB that way.
- */
-function decode(block: Buffer): string {
-  return block.toString(isAscii(block) ? "latin1" : "utf8");
-}
-
-/** What JSON writes other than as the character itself. */
-const ESCAPED = /["\\\u0000-\u001f]/;
-/** A surrogate not in a pair: UTF-8 cannot carry it (it would become U+FFFD). */
-const LONE_SURROGATE = /\p{Cs}/u;
-
-/**
- * A turn's whole text, gathered piece by piece as UTF-8 off the JS heap instead of as a string holding every
- * piece until the turn ends (which the GC copied and promoted, piece by piece). Each piece comes back as its
- * delta's data: the accumulator's own bytes (verbatimBytes) when JSON writes the piece as it is, so the log
- * copies them and the piece's string dies young; a plain `{text}` otherwise. A piece with a lone surrogate
- * turns it into a plain string from then on, so the whole text stays exactly the pieces joined.
- */
-export class TextBytes {
-  /** Full blocks, each the UTF-8 of whole pieces. */
-  private readonly full: Buffer[] = [];
-  private buf = Buffer.allocUnsafe(0);
-  /** A DataView of `buf`, for copyPlain. */
-  private view = new DataView(this.buf.buffer, this.buf.byteOffset, 0);
-  private at = 0;
-  /** Whether every piece so far is one JSON writes as it is (so the whole text is too). */
-  private plain = true;
-  /** Set once a piece could not be held as UTF-8: the text so far as a string. */
-  private string: string | undefined;
-
-  /** Adds `piece` to the text; returns the data of its delta. */
-  add(piece: string): { readonly text: string } {
-    if (this.string !== undefined || LONE_SURROGATE.test(piece)) {
-      this.string = this.text() + piece;
-      return { text: piece };
-    }
-    // A UTF-16 unit never takes more than 3 bytes in UTF-8.
-    this.reserve(piece.length * 3);
-    const start = this.at;
-    this.at += utf8Write.call(this.buf, piece, start, this.buf.length - start);
-    if (!ESCAPED.test(piece)) return new VerbatimBytes(this.buf, start, this.at, true);
-    this.plain = false;
-    return { text: piece };
-  }
-
-  /**
-   * Adds bytes [start, end) of `buf`, which must be plain (no quote, backslash or control character) and valid
-   * UTF-8 (see plainToken); returns the data of their delta.
-   */
-  addBytes(buf: Buffer, start: number, end: number): { readonly text: string } {
-    if (this.string !== undefined) {
-      const piece = buf.toString("utf8", start, end);
-      this.string += piece;
-      return { text: piece };
-    }
-    const n = end - start;
-    this.reserve(n);
-    const at = this.at;
-    this.at += buf.copy(this.buf, at, start, end);
-    return new VerbatimBytes(this.buf, at, this.at, true);
-  }
-
-  /**
-   * Adds bytes [start, end) of `buf` (`view` is a DataView of it) when they are plain (see copyPlain): a JSON string
-   * token's contents as read from a stream, checked and copied in one pass. Returns the data of their delta, or
-   * undefined, having added nothing, when they are not plain.
-   */
-  addPlain(buf: Buffer, start: number, end: number, view: DataView): { readonly text: string } | undefined {
-    if (this.string !== undefined) {
-      const piece = buf.toString("utf8", start, end);
-      if (ESCAPED.test(piece) || !isUtf8(buf.subarray(start, end))) return undefined;
-      this.string += piece;
-      return { text: piece };
-    }
-    const n = end - start;
-    this.reserve(n);
-    const at = this.at;
-    if (!copyPlain(buf, view, start, end, this.buf, this.view, at)) return undefined;
-    this.at += n;
-    return new VerbatimBytes(this.buf, at, this.at, true);
-  }
-
-  get empty(): boolean {
-    return this.string === undefined ? this.at === 0 && this.full.length === 0 : this.string.length === 0;
-  }
-
-  /**
-   * Room for `n` more bytes: a new block when the current one is short (never copied: deltas not yet in the log
-   * may be made of its bytes, and a long turn's text would be copied again at each doubling).
-   */
-  private reserve(n: number): void {
-    if (this.buf.length - this.at >= n) return;
-    if (this.at > 0) this.full.push(this.buf.subarray(0, this.at));
-    this.buf = Buffer.allocUnsafe(Math.max(Math.min(this.buf.length * 2, 1 << 20), n, 64 * 1024));
-    this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.length);
-    this.at = 0;
-  }
-
-  /**
-   * The data of the assistant.message that closes the turn: the whole text and `stopReason`. When every piece
-   * was plain it keeps the text's bytes too (heldMessage), so the log copies them instead of serialising a turn's
-   * worth of text again.
-   */
-  message(stopReason: string): { text: string; stop_reason: string } {
-    const text = this.text();
-    if (this.string !== undefined || !this.plain) return { text, stop_reason: stopReason };
-    const blocks = this.at > 0 ? [...this.full, this.buf.subarray(0, this.at)] : [...this.full];
-    return new HeldMessage(text, stopReason, blocks);
-  }
-
-  /** The whole text so far. */
-  text(): string {
-    if (this.string !== undefined) return this.string;
-    // Joined with +, not join(): V8 makes a rope of the blocks then, and copies a turn's worth of text into one
-    // flat string only if something reads it character by character (join copied it at once, into fresh pages).
-    let text = "";
-    for (const block of this.full) text += decode(block);
-    return text + decode(this.buf.subarray(0, this.at));
-  }
-}
 
 export const DELTA_HEAD = '{"attachment":"';
 export const DELTA_TURN = '","turn":"';

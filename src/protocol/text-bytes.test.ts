@@ -1,7 +1,8 @@
 // A turn's text gathered as bytes: the whole text is the pieces joined, whatever they hold, and each piece's
 // delta data gives back that piece (as the log will write it).
 import { describe, expect, it } from "vitest";
-import { heldBytes, TextBytes } from "./fast-frames.js";
+import { heldBytes } from "./fast-frames.js";
+import { TextBytes } from "./text-bytes.js";
 
 const bytesOf = (data: unknown): string | undefined => {
   const held = heldBytes(data);
@@ -67,6 +68,16 @@ describe("TextBytes", () => {
     expect(text.length).toBe(pieces.join("").length);
     expect(text).toBe(pieces.join(""));
     expect(acc.message("stop").text).toBe(text);
+  });
+
+  it("decodes a long non-ASCII block in pieces without cutting a character in two", () => {
+    const acc = new TextBytes();
+    // One piece of 1 + 4 × 30 000 bytes: every 32 KiB boundary of the block falls inside a 😀.
+    const piece = `a${"😀".repeat(30_000)}`;
+    acc.addBytes(Buffer.from(piece), 0, Buffer.byteLength(piece));
+    acc.add("é".repeat(40_000)); // and a second piece of two-byte characters after it, in the same block
+    expect(acc.text()).toBe(`${piece}${"é".repeat(40_000)}`);
+    expect(acc.message("done").text).toBe(acc.text());
   });
 
   it("takes plain bytes read from a stream as pieces too, before and after a lone surrogate", () => {

@@ -2,7 +2,7 @@
 // a text sink must hand on the very notifications (and warnings) a peer without one does, in the same order,
 // whatever the chunks.
 import { describe, expect, it } from "vitest";
-import { TextBytes } from "../../protocol/fast-frames.js";
+import { TextBytes } from "../../protocol/text-bytes.js";
 import { rng } from "../../testing/rng.js";
 import { hostPeer, type TextSink } from "./rpc-peer.js";
 

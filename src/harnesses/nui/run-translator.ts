@@ -3,8 +3,8 @@
 // tool.result, images → image. It remembers what the end of the run needs: the error the agent reported and
 // the sessionId of its `done` event.
 import { HarnessError, type HarnessOptions } from "../../core/harness.js";
-import { TextBytes } from "../../protocol/fast-frames.js";
 import type { NuiHarnessEvent } from "../../protocol/nui/harness-event.js";
+import { TextBytes } from "../../protocol/text-bytes.js";
 
 /** nui's protocols have no way to add to a running run: a steer to the harness `name` is refused, saying so. */
 export function cannotSteer(name: string): HarnessError {

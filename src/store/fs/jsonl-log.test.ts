@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
+import { TextBytes } from "../../protocol/text-bytes.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import type { LogIO } from "./log-io.js";
 import { MODES, testIO } from "./testing/fault-io.js";
@@ -299,6 +300,26 @@ describe("JsonlEventLog", () => {
         expect((await readEventsFile(file)).map((e) => e.seq)).toEqual([1, 2, 3]);
       });
     }
+
+    it("rejects a message written from its blocks (one write of several buffers) on a full disk", async () => {
+      const io = testIO(syncWrites);
+      const log = await open(io);
+      await log.append([delta("a")]);
+      const durable = await fileSize();
+      const acc = new TextBytes();
+      for (let i = 0; i < 3000; i++) acc.add(`piece ${i} ${"z".repeat(40)} `); // several blocks
+      const message: NewEvent = { type: "assistant.message", turn: "t1", data: acc.message("end_turn") };
+      const before = io.counts.write;
+      io.failNext("write", "ENOSPC");
+      await expect(log.append([message])).rejects.toThrow(/ENOSPC/);
+      expect(await fileSize()).toBe(durable);
+      const [stored] = await log.append([message]);
+      expect(io.counts.write - before).toBe(2); // the message's prefix, blocks and end in one write
+      expect(stored).toMatchObject({ seq: 2, data: { text: acc.text(), stop_reason: "end_turn" } });
+      await log.close();
+      expect((await readEventsFile(file)).map((e) => e.seq)).toEqual([1, 2]);
+      expect((await readEventsFile(file))[1]?.data).toEqual(stored?.data);
+    });
 
     it("fails the appends queued behind a failed batch, so none is written after the gap", async () => {
       const io = testIO(syncWrites);

@@ -3,7 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
-import { decodeRunnerFrameFast, heldMessage, TextBytes, verbatimBytes } from "../../protocol/fast-frames.js";
+import { decodeRunnerFrameFast, heldMessage, verbatimBytes } from "../../protocol/fast-frames.js";
+import { TextBytes } from "../../protocol/text-bytes.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { statePath } from "./log-state.js";
 

@@ -15,6 +15,11 @@ export interface LogIO {
   /** Bytes written (may be short; the caller loops). */
   write(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number>;
   /**
+   * Writes `buffers` one after the other from `position`, in one call (pwritev); bytes written (may be short; the
+   * caller loops). Absent: each buffer goes through `write`.
+   */
+  writev?(fd: number, buffers: readonly Buffer[], position: number): Promise<number>;
+  /**
    * The same write on the calling thread, blocking it until it returns (see InlineCommits). Absent: every write
    * goes through `write`.
    */
@@ -56,6 +61,7 @@ export const nodeLogIO: LogIO = {
     call((cb) => fs.read(fd, buffer, offset, length, position, cb)),
   write: (fd, buffer, offset, length, position) =>
     call((cb) => fs.write(fd, buffer, offset, length, position, cb)),
+  writev: (fd, buffers, position) => call((cb) => fs.writev(fd, buffers as Buffer[], position, cb)),
   writeNow: (fd, buffer, offset, length, position) => fs.writeSync(fd, buffer, offset, length, position),
   datasync: (fd) => call<void>((cb) => fs.fdatasync(fd, (err) => cb(err, undefined))),
   truncate: (fd, length) => call<void>((cb) => fs.ftruncate(fd, length, (err) => cb(err, undefined))),
@@ -92,8 +98,10 @@ export async function writeFully(io: LogIO, fd: number, buf: Buffer, position: n
 }
 
 /**
- * Writes `bufs` one after the other from `position` and returns once they are durable: a write(2) each on a
- * descriptor opened with writeFlags where `io` writes through O_DSYNC, else writes + one fdatasync.
+ * Writes `bufs` one after the other from `position` and returns once they are durable: on a descriptor opened
+ * with writeFlags where `io` writes through O_DSYNC, by the writes themselves, else by one fdatasync after them.
+ * Several buffers (a turn's message, its text blocks as they are) go in one pwritev where `io` can: each O_DSYNC
+ * write is a trip to the disk of its own, and a 7 MB message's dozen writes took 1.5-3 times as long as one.
  */
 export async function writeDurably(
   io: LogIO,
@@ -101,11 +109,40 @@ export async function writeDurably(
   bufs: Buffer | readonly Buffer[],
   position: number,
 ): Promise<void> {
-  for (const buf of Buffer.isBuffer(bufs) ? [bufs] : bufs) {
-    await writeFully(io, fd, buf, position);
-    position += buf.length;
+  if (!Buffer.isBuffer(bufs) && bufs.length > 1 && canWritev(io)) await writevFully(io, fd, bufs, position);
+  else {
+    for (const buf of Buffer.isBuffer(bufs) ? [bufs] : bufs) {
+      await writeFully(io, fd, buf, position);
+      position += buf.length;
+    }
   }
   if (!writesAreDurable(io)) await io.datasync(fd);
+}
+
+/**
+ * Whether `io` writes several buffers in one call: it has writev, and its writev is its own (not nodeLogIO's kept
+ * by spreading it into an IO that replaced write, to inject faults), or its write is nodeLogIO's too.
+ */
+function canWritev(io: LogIO): boolean {
+  return io.writev !== undefined && (io.writev !== nodeLogIO.writev || io.write === nodeLogIO.write);
+}
+
+async function writevFully(io: LogIO, fd: number, bufs: readonly Buffer[], position: number): Promise<void> {
+  let rest = bufs;
+  while (rest.length > 0) {
+    const n = await io.writev!(fd, rest, position);
+    if (n <= 0) throw new Error(`write returned ${n} at offset ${position}`); // would loop forever
+    position += n;
+    rest = after(rest, n);
+  }
+}
+
+/** What is left of `bufs` once their first `n` bytes are written. */
+export function after(bufs: readonly Buffer[], n: number): readonly Buffer[] {
+  let i = 0;
+  while (i < bufs.length && n >= bufs[i]!.length) n -= bufs[i++]!.length;
+  if (i === bufs.length || n === 0) return bufs.slice(i);
+  return [bufs[i]!.subarray(n), ...bufs.slice(i + 1)];
 }
 
 /**

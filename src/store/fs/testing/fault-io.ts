@@ -23,6 +23,17 @@ export interface TestIO extends LogIO {
   holdDurable(): () => void;
 }
 
+/** The first `n` bytes of `bufs`. */
+function firstBytes(bufs: readonly Buffer[], n: number): Buffer[] {
+  const out: Buffer[] = [];
+  for (const b of bufs) {
+    if (n <= 0) break;
+    out.push(b.subarray(0, n));
+    n -= b.length;
+  }
+  return out;
+}
+
 /** Both ways a commit can be made durable: write + fdatasync (where O_DSYNC is not as strong), O_DSYNC write. */
 export const MODES = [false, true] as const;
 
@@ -67,6 +78,16 @@ export function testIO(syncWrites = false, { writeNow = false } = {}): TestIO {
         throw osError(code, "write");
       }
       return nodeLogIO.write(fd, buffer, offset, length, position);
+    },
+    /** As `write`, for a commit of several buffers (a message written from its blocks). */
+    async writev(fd, buffers, position) {
+      const code = await take("write");
+      if (code) {
+        const total = buffers.reduce((n, b) => n + b.length, 0);
+        await nodeLogIO.writev!(fd, firstBytes(buffers, Math.floor(total / 2)), position);
+        throw osError(code, "write");
+      }
+      return nodeLogIO.writev!(fd, buffers, position);
     },
     ...(writeNow
       ? {
