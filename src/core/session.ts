@@ -253,12 +253,9 @@ export class Session {
     }
     turn.abort.abort(); // cancels any tool call the harness abandoned
     await turn.toolCalls.idle();
-    // Whatever the turn emitted is durable or known lost before it says how it ended.
-    await this.writer.drain(turn);
-    if (turn.failure) {
-      status = "failed";
-      error = turn.failure.toInfo();
-    }
+    // turn.settled is appended behind what the turn emitted, without waiting for it: it joins the last commit
+    // unless that has started. The log fails an append queued behind a failed one, so it is durable only once all
+    // before it is, and a write failed while it waited fails it too: the close-out below then says so.
     if (!this.writer.isStalled) {
       this.toolCalls.settleLeftovers(turn.id, "the turn ended before the tool call finished");
       const data = error ? { status, error } : { status };
@@ -271,7 +268,9 @@ export class Session {
         this.writer.stall(turn, err as Error);
       }
     }
-    // The log failed during this turn: it failed, whatever the harness said, and its close-out says so.
+    // The log failed during this turn: it failed, whatever the harness said, and its close-out says so once each
+    // of its writes is durable or known lost.
+    await this.writer.drain(turn);
     this.running = undefined;
     const failed = this.writer.ended(turn.failure?.toInfo());
     await this.writer.closeOut().catch(() => {});

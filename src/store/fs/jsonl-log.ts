@@ -10,10 +10,10 @@ import { failure, osMessage, StoreError } from "./errors.js";
 import { InlineCommits } from "./inline-commits.js";
 import { Batch } from "./log-batch.js";
 import { header, type WriterState } from "./log-format.js";
-import { type LogIO, nodeLogIO, readFully, writeFlags } from "./log-io.js";
+import { type LogIO, nodeLogIO, writeFlags } from "./log-io.js";
 import type { LogLock } from "./log-lock.js";
 import { type OpenedLog, type OpenOptions, openLogFiles } from "./log-open.js";
-import { hashOf, type LogState, type OpenState, SAVE_EVERY, saveState, worthSaving } from "./log-state.js";
+import { type LogState, type OpenState, SAVE_EVERY, saveStateAt, worthSaving } from "./log-state.js";
 import { type ReadSource, readSegments, roll, type Segment } from "./segments.js";
 
 /** Segments: small enough that retention frees space in useful steps, large enough that a log has few files. */
@@ -25,6 +25,9 @@ const [REUSE_BYTES, REUSE_EVENTS] = [4 << 20, 1 << 16];
  * next call (tens of µs away on a quiet machine, a few ms on a loaded one); nothing waits on the result itself.
  */
 const DEFER_MS = 4;
+
+/** A commit started as the one before it was delivered (see followOn). */
+type FollowOn = { commit: Promise<FollowOn | undefined> };
 
 export class JsonlEventLog implements EventLog {
   /** Appends waiting for the next commit. Their seqs are given at the commit: a failed batch takes none. */
@@ -144,25 +147,13 @@ export class JsonlEventLog implements EventLog {
       );
     }
     if (after >= this.durableSeq || limit < 1) return [];
-    const size = this.size;
+    const [size, first] = [this.size, this.base + 1];
     // Reads near the tail (watchers catching up) start at the writer's last anchor, without a search.
-    const from = after + 1 >= this.writer.anchor.seq ? this.writer.anchor.offset : undefined;
+    const near = after + 1 >= this.writer.anchor.seq ? { from: this.writer.anchor.offset } : {};
     const sealed: ReadSource[] = after + 1 <= this.base ? [...this.sealed] : [];
-    const first = this.base + 1;
-    return this.track(
-      this.withFd((fd) =>
-        readSegments(
-          this.io,
-          [
-            ...sealed,
-            { first, path: this.path, open: { fd, size, ...(from === undefined ? {} : { from }) } },
-          ],
-          this.session,
-          after,
-          Math.floor(limit),
-        ),
-      ),
-    );
+    const sources = (fd: number) => [...sealed, { first, path: this.path, open: { fd, size, ...near } }];
+    const read = (fd: number) => readSegments(this.io, sources(fd), this.session, after, Math.floor(limit));
+    return this.track(this.withFd(read));
   }
 
   /**
@@ -230,18 +221,23 @@ export class JsonlEventLog implements EventLog {
         this.size < this.segmentBytes
           ? this.commit(fd, batch)
           : this.rollIfFull(fd).then((f) => this.commit(f, batch));
-      await this.withFd(commit).catch((err: Error) => {
-        // The file could not be reopened after idleness: nothing was written, the batch and those behind it fail.
-        const behind = this.queue;
-        this.queue = new Batch();
-        batch.reject(err);
-        behind.reject(err);
-      });
+      // The file could not be reopened after idleness: nothing was written, the batch and those behind it fail.
+      let next = await this.withFd(commit).catch((err: Error) => this.fail(err, batch));
+      while (next) next = await next.commit.catch((err: Error) => this.fail(err));
     }
     this.flushing = undefined;
   }
 
-  private async commit(fd: number, batch: Batch): Promise<void> {
+  /** Fails `batch` and the appends queued behind it. */
+  private fail(err: Error, batch?: Batch): undefined {
+    const behind = this.queue;
+    this.queue = new Batch();
+    batch?.reject(err);
+    behind.reject(err);
+    return undefined;
+  }
+
+  private async commit(fd: number, batch: Batch): Promise<FollowOn | undefined> {
     const { ms, iso } = this.now();
     const first = this.durableSeq + 1;
     let next: WriterState;
@@ -261,21 +257,32 @@ export class JsonlEventLog implements EventLog {
       // Appends queued behind the failed batch were made before its failure was known and may continue it (the
       // rest of a stream of deltas): written after the gap, they would hide lost events behind dense seqs. They
       // fail with it; appends made once the failure is known go on as usual. No seq was taken.
-      const behind = this.queue;
-      this.queue = new Batch();
-      const error = failure(this.path, "append failed", err);
-      batch.reject(error);
-      behind.reject(error);
-      return;
+      return this.fail(failure(this.path, "append failed", err), batch);
     }
     this.writer = next;
     this.durableSeq = first + batch.length - 1;
+    const following = this.followOn();
     batch.deliver(this.session, first, iso, this.state, this.subscribers);
     if (batch.length <= REUSE_EVENTS) {
       batch.reset(REUSE_BYTES);
       this.spare = batch;
     }
     if (worthSaving(this.size, this.savedEnd, this.writer.anchor.offset)) this.saveSoon();
+    return following;
+  }
+
+  /**
+   * Starts the next batch's commit once this one is durable and before it is delivered, so that the delivery
+   * (thousands of events made and handed out) runs while the disk writes. Still one write at a time, each once
+   * the one before is durable; deliveries keep their order. Not when the next awaits a roll or a cut back before
+   * its write, nor when it is awaited (written on this thread, it would hold up the delivery).
+   */
+  private followOn(): FollowOn | undefined {
+    const next = this.queue;
+    if (next.length === 0 || next.awaited || this.size >= this.segmentBytes || this.rollbackPending) return;
+    this.queue = this.spare ?? new Batch();
+    this.spare = undefined;
+    return { commit: this.withFd((f) => this.commit(f, next)) };
   }
 
   /** Cuts the file back to its durable length, so no partial batch stays behind. */
@@ -374,21 +381,15 @@ export class JsonlEventLog implements EventLog {
 
   private async saveState(fd: number): Promise<void> {
     if (this.savedEnd === this.size) return;
-    const end = this.size;
-    const anchor = this.writer.anchor;
-    const seq = this.durableSeq;
-    const snapshot = this.state.snapshot();
-    const region = await readFully(this.io, fd, anchor.offset, end - anchor.offset);
-    await saveState(this.path, { v: 1, seq, end, anchor, hash: hashOf(region), ...snapshot });
+    const [end, seq, anchor] = [this.size, this.durableSeq, this.writer.anchor];
+    await saveStateAt(this.io, fd, this.path, { seq, end, anchor, ...this.state.snapshot() });
     this.savedEnd = end;
   }
 
   private track<T>(task: Promise<T>): Promise<T> {
     this.tasks.add(task);
-    void task.then(
-      () => this.tasks.delete(task),
-      () => this.tasks.delete(task),
-    );
+    const done = () => this.tasks.delete(task);
+    void task.then(done, done);
     return task;
   }
 }

@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import fsp from "node:fs/promises";
 import { REQUEST_KINDS } from "../../core/pending.js";
 import type { SessionEvent } from "../../protocol/events.js";
+import { type LogIO, readFully } from "./log-io.js";
 
 /** Open requests (their request events, in log order) and open turns (in the order they started). */
 export interface OpenState {
@@ -119,6 +120,17 @@ export async function saveState(logPath: string, state: SavedState): Promise<voi
   const tmp = `${path}.${process.pid}.tmp`;
   await fsp.writeFile(tmp, JSON.stringify(state), { mode: 0o600 });
   await fsp.rename(tmp, path);
+}
+
+/** Saves the state of a log whose durable bytes end at `end`, with the hash of its bytes from the anchor on. */
+export async function saveStateAt(
+  io: LogIO,
+  fd: number,
+  logPath: string,
+  state: Omit<SavedState, "v" | "hash">,
+): Promise<void> {
+  const region = await readFully(io, fd, state.anchor.offset, state.end - state.anchor.offset);
+  await saveState(logPath, { v: 1, ...state, hash: hashOf(region) });
 }
 
 export async function dropState(logPath: string): Promise<void> {
