@@ -7,6 +7,7 @@ import type { ControlLeases } from "../control.js";
 import type { SessionService } from "../sessions.js";
 import type { TickFlusher } from "../sse/flusher.js";
 import type { FeedHub } from "../sse/hub.js";
+import { ChunkFrames, ResponseSink } from "../sse/sink.js";
 import { type SseLimits, SseStream } from "../sse/stream.js";
 import type { Watchers } from "../sse/watchers.js";
 import type { RouteDef } from "./route.js";
@@ -29,6 +30,8 @@ const HEADERS = {
 };
 
 export function eventRoute(parts: EventRouteParts): RouteDef {
+  // Shared by the route's streams: watchers written to in a row with the same batch frame it once.
+  const frames = new ChunkFrames();
   return {
     ...ENDPOINTS.events,
     handle: async (ctx) => {
@@ -39,7 +42,8 @@ export function eventRoute(parts: EventRouteParts): RouteDef {
       res.writeHead(200, HEADERS);
       res.write("retry: 1000\n: connected\n\n");
       let release = () => {};
-      const stream = new SseStream(res, parts.hub, id, after, parts.flusher, parts.limits, (reason) => {
+      const sink = new ResponseSink(res, frames);
+      const stream = new SseStream(sink, parts.hub, id, after, parts.flusher, parts.limits, (reason) => {
         forget(reason);
         release();
       });
