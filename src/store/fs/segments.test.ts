@@ -121,6 +121,8 @@ describe("a log in segments", () => {
       await fs.rename(tmp.file, path.join(tmp.dir, `events.${String(base.seq + 1).padStart(16, "0")}.jsonl`));
       if (leftover !== undefined) await fs.writeFile(tmp.file, leftover);
       expect(await readEventsFile(tmp.file)).toEqual(all);
+      // A cursor in the last sealed segment reads on from there, not from the segment without a header.
+      expect(await readEventsFile(tmp.file, undefined, { after: all.length - 3 })).toEqual(all.slice(-3));
       const log = await open();
       try {
         expect(log.lastSeq).toBe(all.length);
