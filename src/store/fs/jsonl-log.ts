@@ -3,18 +3,18 @@
 // Opening reads the saved state (log-state.ts) and the last segment's tail; a read after a cursor bisects the
 // segment holding it. The descriptor is closed while the log is idle and reopened by the next append or read;
 // the ownership lock (a file) stays held throughout.
-import fs from "node:fs";
+import nodePath from "node:path";
 import { type AppendOptions, type EventLog, LogSubscribers } from "../../core/event-log.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { failure, osMessage, StoreError } from "./errors.js";
 import { InlineCommits } from "./inline-commits.js";
 import { Batch } from "./log-batch.js";
 import { header, type WriterState } from "./log-format.js";
-import { type LogIO, nodeLogIO, writeFlags } from "./log-io.js";
+import { allDone, type LogIO, nodeLogIO } from "./log-io.js";
 import type { LogLock } from "./log-lock.js";
-import { type OpenedLog, type OpenOptions, openLogFiles } from "./log-open.js";
+import { type OpenedLog, type OpenOptions, openLogFiles, reopenLog } from "./log-open.js";
 import { type LogState, type OpenState, SAVE_EVERY, saveStateAt, worthSaving } from "./log-state.js";
-import { type ReadSource, readSegments, roll, type Segment } from "./segments.js";
+import { type ReadSource, readSegments, type Segment, seal } from "./segments.js";
 
 /** Segments: small enough that retention frees space in useful steps, large enough that a log has few files. */
 const [DEFAULT_IDLE_MS, SEGMENT_BYTES] = [1000, 8 << 20];
@@ -46,6 +46,8 @@ export class JsonlEventLog implements EventLog {
   private clock = { ms: -1, iso: "" };
   /** A failed batch could not be cut off yet; the next flush retries before writing. */
   private rollbackPending = false;
+  /** A segment rolled to and not written yet: its header, which the next write puts first (see rollIfFull). */
+  private rolledHead: string | undefined;
   private readonly subscribers = new LogSubscribers(() => `event log ${this.path}`);
   private fd: number | undefined;
   private reopening: Promise<number> | undefined;
@@ -216,13 +218,8 @@ export class JsonlEventLog implements EventLog {
       const batch = this.queue;
       this.queue = this.spare ?? new Batch();
       this.spare = undefined;
-      // A segment that is not full (nearly every commit) goes straight to the write, without the roll's await.
-      const commit = (fd: number) =>
-        this.size < this.segmentBytes
-          ? this.commit(fd, batch)
-          : this.rollIfFull(fd).then((f) => this.commit(f, batch));
       // The file could not be reopened after idleness: nothing was written, the batch and those behind it fail.
-      let next = await this.withFd(commit).catch((err: Error) => this.fail(err, batch));
+      let next = await this.withFd((f) => this.write(f, batch)).catch((err: Error) => this.fail(err, batch));
       while (next) next = await next.commit.catch((err: Error) => this.fail(err));
     }
     this.flushing = undefined;
@@ -237,19 +234,29 @@ export class JsonlEventLog implements EventLog {
     return undefined;
   }
 
+  /** A segment that is not full (nearly every commit) goes straight to the write, without the roll's await. */
+  private write(fd: number, batch: Batch): Promise<FollowOn | undefined> {
+    if (this.size < this.segmentBytes) return this.commit(fd, batch);
+    return this.rollIfFull(fd).then((f) => this.commit(f, batch));
+  }
+
   private async commit(fd: number, batch: Batch): Promise<FollowOn | undefined> {
     const { ms, iso } = this.now();
     const first = this.durableSeq + 1;
     let next: WriterState;
     try {
       // A new file starts with its header; a failed first batch cuts it with the rest.
-      const head = this.size === 0 ? header(this.session) : "";
+      const head = this.size === 0 ? (this.rolledHead ?? header(this.session)) : "";
       // One buffer (and a message's text blocks as they are): a write(2) each, durable when it returns.
       const laid = batch.layout(head, first, iso, ms, this.size, this.writer, this.scratch);
       this.scratch = undefined; // until the write is done with it
       next = laid.state;
       if (this.rollbackPending) await this.rollback(fd);
-      await this.inline.write(this, batch.awaited, this.io, fd, laid.parts, this.size);
+      // Nothing in a rolled segment is durable before its name is: the directory sync runs beside the write.
+      const entry = this.rolledHead === undefined ? undefined : this.io.syncDir(nodePath.dirname(this.path));
+      const wrote = this.inline.write(this, batch.awaited, this.io, fd, laid.parts, this.size);
+      await (entry ? allDone([wrote, entry]) : wrote);
+      this.rolledHead = undefined;
       this.size += laid.length;
       if (laid.scratch.length <= REUSE_BYTES) this.scratch = laid.scratch;
     } catch (err) {
@@ -274,15 +281,16 @@ export class JsonlEventLog implements EventLog {
   /**
    * Starts the next batch's commit once this one is durable and before it is delivered, so that the delivery
    * (thousands of events made and handed out) runs while the disk writes. Still one write at a time, each once
-   * the one before is durable; deliveries keep their order. Not when the next awaits a roll or a cut back before
-   * its write, nor when it is awaited (written on this thread, it would hold up the delivery).
+   * the one before is durable; deliveries keep their order; a roll's rename and create run during the delivery.
+   * Not when the next awaits a cut back before its write, nor when it is awaited (written on this thread, it
+   * would hold up the delivery).
    */
   private followOn(): FollowOn | undefined {
     const next = this.queue;
-    if (next.length === 0 || next.awaited || this.size >= this.segmentBytes || this.rollbackPending) return;
+    if (next.length === 0 || next.awaited || this.rollbackPending) return;
     this.queue = this.spare ?? new Batch();
     this.spare = undefined;
-    return { commit: this.withFd((f) => this.commit(f, next)) };
+    return { commit: this.withFd((f) => this.write(f, next)) };
   }
 
   /** Cuts the file back to its durable length, so no partial batch stays behind. */
@@ -310,37 +318,31 @@ export class JsonlEventLog implements EventLog {
 
   /**
    * Seals the active segment once it is full, before a batch (a batch never spans two segments), and returns
-   * the descriptor to write with. A failure leaves the batch to fail as a write would, and the log as it was
-   * on disk (a crash at any step of the roll is repaired by the next open).
+   * the descriptor to write with: a rename and a create, the header left to the batch's write. A failure leaves
+   * the batch to fail as a write would, and the log as it was on disk, or rolled with the new segment empty
+   * (its header written by the next batch); a crash at any step of the roll is repaired by the next open.
    */
   private async rollIfFull(fd: number): Promise<number> {
     if (this.size < this.segmentBytes || this.durableSeq === this.base) return fd;
     // A failed batch's bytes must not be sealed in with the rest.
     if (this.rollbackPending) await this.rollback(fd);
-    const base = { seq: this.durableSeq, ...this.state.snapshot() };
-    const rolled = await roll(this.io, this.path, this.base + 1, this.session, base);
+    const rolled = await seal(this.io, this.path, this.base + 1);
+    // Taken after an await: a follow-on commit rolls before the state has observed the commit before it.
+    this.rolledHead = header(this.session, { seq: this.durableSeq, ...this.state.snapshot() });
     this.sealed.push(rolled.sealed);
     this.retired.push(fd);
     this.fd = rolled.fd;
     this.base = this.durableSeq;
-    this.size = rolled.size;
+    this.size = 0;
+    this.rollbackPending = rolled.stale; // cut to 0 before the first write
     this.savedEnd = -1;
-    this.writer = { context: undefined, sinceAnchor: rolled.size, anchor: { seq: this.base + 1, offset: 0 } };
+    this.writer = { context: undefined, sinceAnchor: 0, anchor: { seq: this.base + 1, offset: 0 } };
     return rolled.fd;
   }
 
   private reopen(): Promise<number> {
-    this.reopening ??= this.io
-      .open(this.path, writeFlags(this.io, fs.constants.O_RDWR), 0o600)
-      .then(
-        (fd) => {
-          this.fd = fd;
-          return fd;
-        },
-        (err) => {
-          throw failure(this.path, "cannot reopen", err);
-        },
-      )
+    this.reopening ??= reopenLog(this.io, this.path)
+      .then((fd) => (this.fd = fd))
       .finally(() => {
         this.reopening = undefined;
       });
@@ -381,9 +383,9 @@ export class JsonlEventLog implements EventLog {
 
   private async saveState(fd: number): Promise<void> {
     if (this.savedEnd === this.size) return;
-    const [end, seq, anchor] = [this.size, this.durableSeq, this.writer.anchor];
+    const [end, seq, anchor, base] = [this.size, this.durableSeq, this.writer.anchor, this.base];
     await saveStateAt(this.io, fd, this.path, { seq, end, anchor, ...this.state.snapshot() });
-    this.savedEnd = end;
+    if (this.base === base) this.savedEnd = end; // not the size of a segment sealed meanwhile
   }
 
   private track<T>(task: Promise<T>): Promise<T> {

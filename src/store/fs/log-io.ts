@@ -77,6 +77,14 @@ export const nodeLogIO: LogIO = {
   },
 };
 
+/**
+ * Waits for every step, then throws the first failure: nothing still writes into what the caller cleans up (nor
+ * is cut back while a write into it runs).
+ */
+export async function allDone(steps: Promise<unknown>[]): Promise<void> {
+  for (const result of await Promise.allSettled(steps)) if (result.status === "rejected") throw result.reason;
+}
+
 export async function readFully(io: LogIO, fd: number, position: number, length: number): Promise<Buffer> {
   const buf = Buffer.allocUnsafe(length);
   let done = 0;

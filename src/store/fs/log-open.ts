@@ -88,6 +88,15 @@ export async function openLogFiles(
   }
 }
 
+/** The log's file again, after idleness. */
+export async function reopenLog(io: LogIO, path: string): Promise<number> {
+  try {
+    return await io.open(path, writeFlags(io, fs.constants.O_RDWR), 0o600);
+  } catch (err) {
+    throw failure(path, "cannot reopen", err);
+  }
+}
+
 async function openCreated(
   path: string,
   session: string,

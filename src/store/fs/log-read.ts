@@ -44,8 +44,12 @@ export async function readEventsFile(
       return events;
     }
     const sources: ReadSource[] = [...sealed];
-    // Without a header (torn by a crash right after sealing) it holds no events, and follows the sealed ones.
-    const first = Math.max((head?.base?.seq ?? 0) + 1, sealed.at(-1)?.first ?? 0);
+    // Without a header (a segment just rolled to, or torn by a crash right after sealing) it holds no events,
+    // and follows the sealed ones: never the one a read starts in (the last sealed one may hold the cursor).
+    const first =
+      head === undefined && sealed.length > 0
+        ? Number.MAX_SAFE_INTEGER
+        : Math.max((head?.base?.seq ?? 0) + 1, sealed.at(-1)?.first ?? 0);
     if (fd !== undefined) sources.push({ first, path, open: { fd, size } });
     return await readSegments(io, sources, own, after, range.limit ?? Number.POSITIVE_INFINITY);
   } finally {

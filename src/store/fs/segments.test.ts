@@ -121,6 +121,8 @@ describe("a log in segments", () => {
       await fs.rename(tmp.file, path.join(tmp.dir, `events.${String(base.seq + 1).padStart(16, "0")}.jsonl`));
       if (leftover !== undefined) await fs.writeFile(tmp.file, leftover);
       expect(await readEventsFile(tmp.file)).toEqual(all);
+      // A cursor in the last sealed segment reads on from there, not from the segment without a header.
+      expect(await readEventsFile(tmp.file, undefined, { after: all.length - 3 })).toEqual(all.slice(-3));
       const log = await open();
       try {
         expect(log.lastSeq).toBe(all.length);
@@ -176,11 +178,13 @@ describe("a log in segments", () => {
     await fs.writeFile(first.path, text);
   });
 
-  it("fails the batch when a segment cannot be started, puts the sealed one back, and rolls on the next append", async () => {
+  it("fails the batch whose directory sync fails in a new segment, and writes it again, header first, with the next", async () => {
     let failSync = false;
+    let syncs = 0;
     const io: LogIO = {
       ...nodeLogIO,
       syncDir: async (p) => {
+        syncs++;
         if (failSync) {
           failSync = false;
           throw Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" });
@@ -201,13 +205,30 @@ describe("a log in segments", () => {
       await expect(log.append([{ type: "user.prompt", turn: "x", data: { text: "lost" } }])).rejects.toThrow(
         /EIO/,
       );
-      expect(await listSealed(tmp.file)).toEqual([]);
+      // The roll stands with its segment cut back to nothing, as a crash before the sync could leave it too.
+      expect((await listSealed(tmp.file)).map((s) => s.first)).toEqual([1]);
+      expect((await fs.stat(tmp.file)).size).toBe(0);
+      expect(await readEventsFile(tmp.file)).toEqual(all);
+      syncs = 0;
       const [next] = await log.append([{ type: "user.prompt", turn: "x", data: { text: "kept" } }]);
       expect(next!.seq).toBe(all.length + 1);
+      expect(syncs).toBe(1);
       expect((await listSealed(tmp.file)).map((s) => s.first)).toEqual([1]);
       expect(await log.read(0)).toEqual([...all, next]);
+      syncs = 0;
+      await log.append([{ type: "user.prompt", turn: "x", data: { text: "no sync" } }]);
+      expect(syncs).toBe(0);
     } finally {
       await log.close();
+    }
+    const again = await open();
+    try {
+      expect(again.lastSeq).toBe((await readEventsFile(tmp.file)).length);
+      expect((await fs.readFile(tmp.file, "utf8")).startsWith('{"brain_log":2,"session":"s1","seq":')).toBe(
+        true,
+      );
+    } finally {
+      await again.close();
     }
   });
 

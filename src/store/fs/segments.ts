@@ -45,30 +45,41 @@ export async function listSealed(active: string): Promise<Segment[]> {
 }
 
 /**
- * Seals the segment at `active` (its range starts at `first`) and starts a new one holding only its header.
- * Each step leaves a log that opens: after the rename there is no `events.jsonl` and the open rebuilds its
- * header from the last sealed segment; a torn header is cut like any torn tail and rebuilt the same way.
+ * Seals the segment at `active` (its range starts at `first`) and creates the next one, empty: two calls, no
+ * write and no sync. Its header goes in with the first batch written to it, and the directory sync that makes
+ * both names durable runs beside that write, before any event of the new segment counts as durable (see
+ * JsonlEventLog). Each step leaves a log that opens: with no `events.jsonl`, or one empty or holding a torn
+ * header, the open rebuilds the header from the last sealed segment. `stale`: an `events.jsonl` was there
+ * already (none of this log's: it holds the lock), with bytes that must be cut before the first write.
  */
-export async function roll(
+export async function seal(
   io: LogIO,
   active: string,
   first: number,
-  session: string,
-  base: SegmentBase,
-): Promise<{ fd: number; size: number; sealed: Segment }> {
+): Promise<{ fd: number; stale: boolean; sealed: Segment }> {
   const sealed = { first, path: sealedPath(active, first) };
   try {
     await fsp.rename(active, sealed.path);
   } catch (err) {
     throw failure(active, "cannot seal the segment", err);
   }
+  const { O_RDWR, O_CREAT, O_EXCL } = fs.constants;
   try {
-    const { fd, size } = await startSegment(io, active, session, base);
-    return { fd, size, sealed };
+    try {
+      return {
+        fd: await io.open(active, writeFlags(io, O_RDWR | O_CREAT | O_EXCL), 0o600),
+        stale: false,
+        sealed,
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+    return { fd: await io.open(active, writeFlags(io, O_RDWR), 0o600), stale: true, sealed };
   } catch (err) {
-    // Put the segment back so this log keeps writing where it was; if even that fails, the next open repairs it.
+    // Nothing was created: put the segment back so this log keeps writing where it was (if even that fails, the
+    // next open starts `events.jsonl` from the sealed segment, whatever it holds by then).
     await fsp.rename(sealed.path, active).catch(() => {});
-    throw err;
+    throw failure(active, "cannot start a segment", err);
   }
 }
 

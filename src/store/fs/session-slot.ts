@@ -14,7 +14,7 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import type { InlineCommits } from "./inline-commits.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
-import { type LogIO, writeDurably, writeFlags } from "./log-io.js";
+import { allDone, type LogIO, writeDurably, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
 import { SESSION_ID } from "./session-record.js";
 
@@ -272,9 +272,4 @@ async function countEvents(path: string, io: LogIO): Promise<number | undefined>
     (events) => events.length,
     () => undefined,
   );
-}
-
-/** Waits for every step, then throws the first failure: nothing still writes into what the caller cleans up. */
-export async function allDone(steps: Promise<unknown>[]): Promise<void> {
-  for (const result of await Promise.allSettled(steps)) if (result.status === "rejected") throw result.reason;
 }

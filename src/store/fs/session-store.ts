@@ -9,7 +9,7 @@ import { compactLog } from "./compact.js";
 import { osMessage, StoreError } from "./errors.js";
 import { InlineCommits } from "./inline-commits.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
-import { type LogIO, nodeLogIO, writeFlags } from "./log-io.js";
+import { allDone, type LogIO, nodeLogIO, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
 import { archiveDir, retireSegments } from "./retire.js";
 import { firstSeqOf, listSealed } from "./segments.js";
@@ -21,7 +21,7 @@ import {
   SESSION_ID,
   SessionRecord,
 } from "./session-record.js";
-import { allDone, createInSlot, isSlotText, SlotKeeper } from "./session-slot.js";
+import { createInSlot, isSlotText, SlotKeeper } from "./session-slot.js";
 
 export interface SessionPaths {
   dir: string;
