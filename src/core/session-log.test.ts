@@ -7,11 +7,11 @@ import type { ToolResult } from "../protocol/runner.js";
 import { FsSessionStore, type LogIO, nodeLogIO } from "../store/fs/index.js";
 import { InlineCommits } from "../store/fs/inline-commits.js";
 import { testIO } from "../store/fs/testing/fault-io.js";
-import { tempDir } from "../testing/brain.js";
+import { scripted, tempDir } from "../testing/brain.js";
 import { BuiltinTools } from "../tools/builtin.js";
 import { ToolRouter } from "../tools/router.js";
 import { Brain } from "./brain.js";
-import type { Harness, HarnessFactory, HarnessOptions } from "./harness.js";
+import type { HarnessFactory } from "./harness.js";
 import { HarnessRegistry } from "./registry.js";
 
 /** Fails every write while `full` says so, as a full disk does (nothing of the write lands). */
@@ -37,25 +37,6 @@ function callsEcho(got: (result: ToolResult) => void): HarnessFactory {
       await call(turn, { id: "c1", name: "echo", arguments: { value: "x" } }, new AbortController().signal),
     );
   });
-}
-
-function scripted(script: (options: HarnessOptions, turn: string) => Promise<void>): HarnessFactory {
-  return {
-    name: "scripted",
-    supportsSteering: false,
-    async open(options): Promise<Harness> {
-      return {
-        async prompt(_text, ctx) {
-          await script(options, ctx.turn);
-          return { interrupted: false };
-        },
-        steer: async () => {},
-        interrupt: async () => {},
-        checkpoint: async () => [],
-        close: async () => {},
-      };
-    },
-  };
 }
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));

@@ -6,11 +6,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { SessionEvent } from "../protocol/events.js";
 import { FsSessionStore } from "../store/fs/index.js";
 import { MODES, type TestIO, testIO } from "../store/fs/testing/fault-io.js";
-import { tempDir } from "../testing/brain.js";
+import { scripted, tempDir } from "../testing/brain.js";
 import { BuiltinTools } from "../tools/builtin.js";
 import { ToolRouter } from "../tools/router.js";
 import { Brain } from "./brain.js";
-import type { Harness, HarnessFactory, HarnessOptions } from "./harness.js";
+import type { HarnessFactory, HarnessOptions } from "./harness.js";
 import { HarnessRegistry } from "./registry.js";
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
@@ -28,22 +28,7 @@ function endsBehindHeldCommit(io: TestIO, before: (io: TestIO) => void): Harness
       .then(tick)
       .then(() => release());
   };
-  return {
-    name: "scripted",
-    supportsSteering: false,
-    async open(options): Promise<Harness> {
-      return {
-        async prompt(_text, ctx) {
-          await script(options, ctx.turn);
-          return { interrupted: false };
-        },
-        steer: async () => {},
-        interrupt: async () => {},
-        checkpoint: async () => [],
-        close: async () => {},
-      };
-    },
-  };
+  return scripted(script);
 }
 
 let home: string | undefined;

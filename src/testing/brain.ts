@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { echoRunnerPath } from "../cli/setup.js";
 import { Brain, type BrainOptions } from "../core/brain.js";
-import type { HarnessFactory } from "../core/harness.js";
+import type { Harness, HarnessFactory, HarnessOptions } from "../core/harness.js";
 import { HarnessRegistry } from "../core/registry.js";
 import type { Session } from "../core/session.js";
 import { builtinCatalog, catalogSeeders } from "../harnesses/catalog.js";
@@ -125,4 +125,24 @@ export async function answerPermissionOnce(
   if (!second || !/answered already/.test(second.message))
     throw new Error(`a second answer to permission request ${id} was not refused as answered already`);
   return request.data as Record<string, unknown>;
+}
+
+/** A harness factory ("scripted") whose every turn runs `script` with the session's options and the turn id. */
+export function scripted(script: (options: HarnessOptions, turn: string) => Promise<void>): HarnessFactory {
+  return {
+    name: "scripted",
+    supportsSteering: false,
+    async open(options): Promise<Harness> {
+      return {
+        async prompt(_text, ctx) {
+          await script(options, ctx.turn);
+          return { interrupted: false };
+        },
+        steer: async () => {},
+        interrupt: async () => {},
+        checkpoint: async () => [],
+        close: async () => {},
+      };
+    },
+  };
 }
