@@ -22,7 +22,12 @@ export async function listNativeFiles(
     }
     for (const name of names.sort()) {
       const full = join(dir, name);
-      const st = await lstat(full);
+      // A CLI's lock and temp files come and go while it runs: one listed but gone by now is not in the checkpoint.
+      const st = await lstat(full).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === "ENOENT") return undefined;
+        throw err;
+      });
+      if (!st) continue;
       if (st.isDirectory()) await walk(full);
       else if (st.isFile()) {
         const path = relative(nativeDir, full).split(sep).join("/");
