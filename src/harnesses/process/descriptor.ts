@@ -6,6 +6,7 @@ import { splitCommandLine } from "./command.js";
 import { ProcessFactory } from "./factory.js";
 import { echoRunnerPath, piRunnerPath } from "./runner-paths.js";
 import type { RunnerCommand } from "./runner-process.js";
+import { Spawner } from "./spawner.js";
 
 export { echoRunnerPath, piRunnerPath };
 
@@ -48,17 +49,23 @@ export const runnerFamily: FamilyDescriptor = {
   name: "runner",
   summary: "a program speaking the runner stdio protocol (echo, pi, and the config's harnesses block)",
   capabilities: { steering: "per-harness", images: false, sharedHost: "per-harness" },
-  factories: (ctx) =>
-    configuredRunners(ctx).map(
+  factories: (ctx) => {
+    // One spawn host for all of them, started by the first runner wanted.
+    const spawner = new Spawner();
+    return configuredRunners(ctx).map(
       ({ shared, steering, movable, ...runner }) =>
-        new ProcessFactory({
-          ...runner,
-          ...(movable !== undefined ? { movable } : {}),
-          ...(shared !== undefined ? { shared } : {}),
-          ...(ctx.warmRunners ? {} : { spares: 0 }),
-          ...(steering !== undefined ? { supportsSteering: steering } : {}),
-        }),
-    ),
+        new ProcessFactory(
+          {
+            ...runner,
+            ...(movable !== undefined ? { movable } : {}),
+            ...(shared !== undefined ? { shared } : {}),
+            ...(ctx.warmRunners ? {} : { spares: 0 }),
+            ...(steering !== undefined ? { supportsSteering: steering } : {}),
+          },
+          spawner,
+        ),
+    );
+  },
   launched: (ctx, launcher) =>
     configuredRunners(ctx).map((runner) => {
       // Inside the container, node is the image's: the host's absolute node path means nothing there.

@@ -7,6 +7,7 @@ import { findMissing } from "./command.js";
 import { type AttachmentTimeouts, DEFAULT_TIMEOUTS, ProcessHarness } from "./process-harness.js";
 import { type RunnerCommand, RunnerProcess } from "./runner-process.js";
 import { SparePool } from "./spare-pool.js";
+import { Spawner } from "./spawner.js";
 import type { StartedRunner } from "./started-runner.js";
 
 /** One warm runner per harness: enough to hide the process start of the next session. */
@@ -49,8 +50,14 @@ export class ProcessFactory implements HarnessFactory {
   private readonly timeouts: AttachmentTimeouts;
   private sharedRunner: RunnerProcess | undefined;
   private readonly pool: SparePool | undefined;
+  private readonly release: () => void;
 
-  constructor(private readonly spec: ProcessHarnessSpec) {
+  /** `spawner`: where runners are started; one may serve several factories (the runner family's all share one). */
+  constructor(
+    private readonly spec: ProcessHarnessSpec,
+    private readonly spawner = new Spawner(),
+  ) {
+    this.release = spawner.use();
     this.name = spec.name;
     this.supportsSteering = spec.supportsSteering ?? true;
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...spec.timeouts };
@@ -58,7 +65,7 @@ export class ProcessFactory implements HarnessFactory {
     if (!Number.isInteger(spares) || spares < 0)
       throw new Error(`harness "${spec.name}": spares must be a whole number ≥ 0, got ${spares}`);
     // Size 0 still takes a prestarted runner.
-    if (!spec.shared) this.pool = new SparePool(() => new RunnerProcess(spec), spares);
+    if (!spec.shared) this.pool = new SparePool(() => this.startRunner(), spares);
   }
 
   /**
@@ -100,6 +107,7 @@ export class ProcessFactory implements HarnessFactory {
     const runner = this.sharedRunner;
     this.sharedRunner = undefined;
     await Promise.all([runner?.stop(), this.pool?.close()]);
+    this.release();
   }
 
   /** The pids of the warm runners ready now. */
@@ -113,7 +121,7 @@ export class ProcessFactory implements HarnessFactory {
     options: HarnessOptions,
     spare: boolean,
   ): Promise<ProcessHarness | undefined> {
-    const release = (h: ProcessHarness) => this.release(runner, h);
+    const release = (h: ProcessHarness) => this.releaseRunner(runner, h);
     const harness = new ProcessHarness(
       runner,
       options,
@@ -135,12 +143,16 @@ export class ProcessFactory implements HarnessFactory {
   }
 
   private runnerFor(): RunnerProcess {
-    if (!this.spec.shared) return new RunnerProcess(this.spec);
-    if (!this.sharedRunner?.alive) this.sharedRunner = new RunnerProcess(this.spec);
+    if (!this.spec.shared) return this.startRunner();
+    if (!this.sharedRunner?.alive) this.sharedRunner = this.startRunner();
     return this.sharedRunner;
   }
 
-  private async release(runner: RunnerProcess, _harness: ProcessHarness): Promise<void> {
+  private startRunner(): RunnerProcess {
+    return new RunnerProcess(this.spec, this.spawner.spawn(this.spec));
+  }
+
+  private async releaseRunner(runner: RunnerProcess, _harness: ProcessHarness): Promise<void> {
     if (runner === this.sharedRunner && runner.alive) return; // peers keep it; detach already released us
     await runner.stop();
   }

@@ -2,13 +2,13 @@
 // tail of its stderr for error messages (stderr never reaches the event log), and routes each frame to the
 // attachment it names. Broken framing or an exit is fatal to every attachment; a frame for an unknown
 // attachment is only a warning.
-import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { tailOf } from "../../core/redact.js";
 import { RunnerFrameReader } from "../../protocol/frame-reader.js";
 import { ProtocolError } from "../../protocol/frames.js";
 import { encodeFrame, FramingError } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame, RunnerToBrainFrame } from "../../protocol/runner.js";
 import { Semaphore } from "./semaphore.js";
+import type { RunnerChild } from "./spawner.js";
 import { type RunnerLaunch, spawnRunner } from "./started-runner.js";
 
 /** Seed A: up to 32 concurrent reverse tool calls per runner. */
@@ -34,7 +34,11 @@ export interface AttachmentSink {
 
 export class RunnerProcess {
   readonly toolCalls = new Semaphore(MAX_TOOL_CALLS_IN_FLIGHT);
-  private readonly child: ChildProcessWithoutNullStreams;
+  /** Undefined while a spawn host starts it (see Spawner): frames wait in `early`, a kill in `killWith`. */
+  private child: RunnerChild | undefined;
+  private early: Buffer[] = [];
+  private killWith: NodeJS.Signals | undefined;
+  private held = true;
   private readonly sinks = new Map<string, AttachmentSink>();
   private stderrTail = "";
   private readonly reader = new RunnerFrameReader(
@@ -49,13 +53,31 @@ export class RunnerProcess {
   /** Resolves once the process is gone and its output drained (or it never started). */
   readonly exited: Promise<void>;
 
-  /** `child`: one already spawned from this spec's launch (a StartedRunner's), instead of spawning now. */
+  /**
+   * `child`: one already spawned from this spec's launch (a StartedRunner's), or one a spawn host is starting;
+   * none: spawned here.
+   */
   constructor(
     readonly spec: RunnerCommand,
-    child?: ChildProcessWithoutNullStreams,
+    child?: RunnerChild | Promise<RunnerChild>,
   ) {
-    this.child = child ?? spawnRunner(spec);
-    this.child.stdout.on("data", (chunk: Buffer) => {
+    let started: (child: RunnerChild) => void = () => {};
+    let failed: (err: Error) => void = () => {};
+    this.exited = new Promise((resolve) => {
+      started = (child) => this.adopt(child, resolve);
+      failed = (err) => {
+        this.fail(`could not start "${spec.command}": ${err.message}`);
+        resolve();
+      };
+    });
+    const given = child ?? spawnRunner(spec);
+    if ("then" in given) given.then(started, failed);
+    else started(given);
+  }
+
+  private adopt(child: RunnerChild, exited: () => void): void {
+    this.child = child;
+    child.stdout.on("data", (chunk: Buffer) => {
       if (this.fatal) return;
       try {
         this.reader.push(chunk);
@@ -63,36 +85,39 @@ export class RunnerProcess {
         this.fail(`broken framing on stdout: ${(err as Error).message}`);
       }
     });
-    this.child.stdout.on("end", () => {
+    child.stdout.on("end", () => {
       try {
         this.reader.end();
       } catch (err) {
         if (err instanceof FramingError) this.fail(`broken framing on stdout: ${err.message}`);
       }
     });
-    this.child.stderr.on("data", (chunk: Buffer) => {
+    child.stderr.on("data", (chunk: Buffer) => {
       this.stderrTail = tailOf(this.stderrTail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
     });
     // EPIPE after the child died: the exit handler reports it with the stderr tail.
-    this.child.stdin.on("error", () => {});
-    this.exited = new Promise((resolve) => {
-      this.child.on("error", (err) => {
-        this.fail(`could not start "${spec.command}": ${err.message}`);
-        resolve();
-      });
-      // "close", not "exit": by then stdout and stderr are drained, so no frame or stderr line is lost.
-      this.child.on("close", (code, signal) => {
-        // The runner is gone; whatever it started in its group goes with it.
-        this.signalGroup("SIGKILL");
-        const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-        this.fail(`runner "${spec.name}" ${how}`);
-        resolve();
-      });
+    child.stdin.on("error", () => {});
+    child.on("error", (err) => {
+      this.fail(`could not start "${this.spec.command}": ${err.message}`);
+      exited();
     });
+    // "close", not "exit": by then stdout and stderr are drained, so no frame or stderr line is lost.
+    child.on("close", (code, signal) => {
+      // The runner is gone; whatever it started in its group goes with it.
+      this.signalGroup("SIGKILL");
+      const how = signal ? `was killed by ${signal}` : code === null ? "exited" : `exited with code ${code}`;
+      this.fail(`runner "${this.spec.name}" ${how}`);
+      exited();
+    });
+    this.hold(this.held);
+    if (this.killWith) this.signalGroup(this.killWith);
+    else if (this.fatal) this.signalGroup("SIGKILL");
+    else for (const bytes of this.early) child.stdin.write(bytes);
+    this.early = [];
   }
 
   get pid(): number | undefined {
-    return this.child.pid;
+    return this.child?.pid;
   }
 
   get alive(): boolean {
@@ -119,6 +144,10 @@ export class RunnerProcess {
   send(frame: BrainToRunnerFrame): void {
     const bytes = encodeFrame(frame);
     if (this.fatal) return;
+    if (!this.child) {
+      this.early.push(bytes);
+      return;
+    }
     // While other tool calls are open, the answers that one commit let through are written in the same tick: held
     // (cork) until the tick ends, they leave in one writev(2) instead of one write(2) each, and the runner wakes
     // once for them (a write to the pipe costs tens of µs, as much as the rest of a call's handling). The answer
@@ -133,7 +162,7 @@ export class RunnerProcess {
 
   private readonly uncork = () => {
     this.corked = false;
-    this.child.stdin.uncork();
+    this.child?.stdin.uncork();
   };
 
   /** The last few KiB the runner wrote on stderr, for error messages. */
@@ -143,6 +172,11 @@ export class RunnerProcess {
 
   /** Ends the process: close stdin, then SIGTERM, then SIGKILL, each after a grace period. */
   async stop(graceMs = 2000): Promise<void> {
+    if (!this.child) {
+      this.signalGroup("SIGTERM"); // never opened by anyone: nothing to let it finish
+      await this.exited;
+      return;
+    }
     if (this.child.exitCode === null && this.child.signalCode === null) {
       this.child.stdin.end();
       const escalate = setTimeout(() => this.signalGroup("SIGTERM"), graceMs);
@@ -161,12 +195,15 @@ export class RunnerProcess {
   async destroy(): Promise<void> {
     // An unreferenced (spare) process would let Node exit before its exit is seen, mid-await (exit code 13).
     this.hold(true);
-    if (this.child.exitCode === null && this.child.signalCode === null) this.signalGroup("SIGKILL");
+    if (!this.child || (this.child.exitCode === null && this.child.signalCode === null))
+      this.signalGroup("SIGKILL");
     await this.exited;
   }
 
   /** Whether this process keeps Brain's event loop alive (an idle spare does not; a process in use does). */
   hold(held: boolean): void {
+    this.held = held;
+    if (!this.child) return; // applied once it is started
     const streams = [this.child.stdin, this.child.stdout, this.child.stderr] as unknown as {
       ref?(): void;
       unref?(): void;
@@ -182,6 +219,10 @@ export class RunnerProcess {
 
   /** Signals the runner's whole process group (the runner and everything it started). */
   private signalGroup(signal: NodeJS.Signals): void {
+    if (!this.child) {
+      this.killWith ??= signal; // sent once it is started
+      return;
+    }
     const pid = this.child.pid;
     if (pid === undefined) return;
     try {
@@ -223,7 +264,7 @@ export class RunnerProcess {
     if (this.fatal) return;
     this.fatal = reason;
     // A runner that broke the protocol is not trusted with another frame.
-    if (this.child.exitCode === null) this.signalGroup("SIGKILL");
+    if (!this.child || this.child.exitCode === null) this.signalGroup("SIGKILL");
     const message = this.describe(reason);
     for (const sink of this.sinks.values()) sink.onFatal(message);
   }

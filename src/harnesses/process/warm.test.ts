@@ -153,8 +153,9 @@ describe("warm runners", () => {
     });
     t = makeBrain({ factories: [factory] });
     factory.prestart();
+    // Its pid is known once the spawn host has started it.
+    await until(() => factory.sparePids().length === 1);
     const [early] = factory.sparePids();
-    expect(early).toBeDefined();
     const session = await t.brain.create({ harness: "warm" });
     expect(await turnOn(session)).toBe(early);
     // spares: 0, so nothing is started after it.
@@ -165,8 +166,9 @@ describe("warm runners", () => {
   it("prestart: a runner no session took is killed when the factory closes", async () => {
     const factory = new ProcessFactory({ name: "warm", command: process.execPath, args: RUNNER, spares: 0 });
     factory.prestart();
+    // Its pid is known once the spawn host has started it.
+    await until(() => factory.sparePids().length === 1);
     const [early] = factory.sparePids();
-    expect(early).toBeDefined();
     await factory.close();
     await until(() => !alive(early!));
   });

@@ -1,0 +1,54 @@
+// The spawn host: a small Node process that starts runners for Brain and hands their pipes back (see Spawner).
+// It exists because a process that forks copies its page tables and write-protects every page it has: for a
+// while after each spawn, every page Brain writes to faults once (libuv spawns with fork(2) on Linux). Forked
+// from here instead, a runner's start costs Brain nothing but a message.
+//
+// Protocol, over the IPC channel Brain forked it with (JSON messages):
+//   Brain → host  {id, command, args, cwd?, env}                  spawn a runner: pipes on 0-2, its own group
+//   host → Brain  {id, pid, fd: 0 | 1 | 2} + the pipe's handle     once per pipe, in order
+//   host → Brain  {id, error, code?}                              it could not start (nothing else follows)
+//   host → Brain  {id, exit: [code, signal]}                      it exited (after its three pipes were sent)
+// The host keeps no pipe: each goes with its message, so a runner sees EOF on stdin when Brain closes its end.
+// It exits when Brain goes (the channel closes); runners it started are Brain's, and end when their stdin does.
+// Imports nothing but Node's own modules: it should stay as small as a Node process can be.
+import { spawn } from "node:child_process";
+
+interface SpawnRequest {
+  id: number;
+  command: string;
+  args: string[];
+  cwd?: string;
+  env: Record<string, string>;
+}
+
+const send = (message: object, handle?: unknown) =>
+  // biome-ignore lint/suspicious/noExplicitAny: the handle is a net.Socket; send's typing wants a narrower one
+  process.send?.(message, handle as any, undefined, () => {});
+
+function start(request: SpawnRequest): void {
+  const { id } = request;
+  const child = spawn(request.command, request.args, {
+    ...(request.cwd !== undefined ? { cwd: request.cwd } : {}),
+    env: request.env,
+    stdio: ["pipe", "pipe", "pipe"],
+    // Its own process group, as spawnRunner does: a kill reaches what the runner started too.
+    detached: true,
+  });
+  child.on("error", (err: NodeJS.ErrnoException) => send({ id, error: err.message, code: err.code }));
+  if (child.pid === undefined) return; // "error" follows
+  const pid = child.pid;
+  send({ id, pid, fd: 0 }, child.stdin);
+  send({ id, pid, fd: 1 }, child.stdout);
+  send({ id, pid, fd: 2 }, child.stderr);
+  child.on("exit", (code, signal) => send({ id, exit: [code, signal] }));
+}
+
+process.on("message", (request: SpawnRequest) => {
+  try {
+    start(request);
+  } catch (err) {
+    // Bad arguments (spawn throws before any "error" event): the request fails, the host goes on.
+    send({ id: request.id, error: (err as Error).message, code: (err as NodeJS.ErrnoException).code });
+  }
+});
+process.on("disconnect", () => process.exit(0));
