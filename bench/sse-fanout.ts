@@ -20,9 +20,10 @@ import { type Daemon, startDaemon } from "../src/server/daemon.js";
 import { FsSessionStore } from "../src/store/fs/index.js";
 import { BuiltinTools } from "../src/tools/builtin.js";
 import { ToolRouter } from "../src/tools/router.js";
-import { makeTemp, removeTemp, spawnTracked, withTimeout } from "./lib/cleanup.js";
+import { makeTemp, removeTemp, withTimeout } from "./lib/cleanup.js";
 import { type BenchRow, interleave, log, rateRow, type Sample, timed, timeRow } from "./lib/measure.js";
 import { RawSseRelay } from "./lib/raw-sse.js";
+import { spawnViaHost } from "./lib/spawn.js";
 import type { BenchOptions } from "./options.js";
 
 export const runnerPath = () => fileURLToPath(new URL("./runners/stamp-runner.js", import.meta.url));
@@ -48,9 +49,9 @@ export async function startWatchers(config: {
   after: number;
   record: boolean;
 }): Promise<{ result: Promise<WatchResult> }> {
-  const child = spawnTracked(process.execPath, [watchersPath(), JSON.stringify(config)], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  // From the spawn host: a fork here would fault every page the round's sides write next (bench/lib/spawn.ts).
+  const child = await spawnViaHost(process.execPath, [watchersPath(), JSON.stringify(config)]);
+  child.stdin.end();
   const lines = createInterface({ input: child.stdout! });
   const next = () =>
     new Promise<Record<string, unknown>>((resolve, reject) => {

@@ -5,30 +5,24 @@ import { Brain } from "../../src/core/brain.js";
 import { HarnessRegistry } from "../../src/core/registry.js";
 import type { Session } from "../../src/core/session.js";
 import { ProcessFactory } from "../../src/harnesses/process/factory.js";
-import { Spawner } from "../../src/harnesses/process/spawner.js";
 import type { SessionEvent } from "../../src/protocol/events.js";
 import { FsSessionStore } from "../../src/store/fs/index.js";
 import { BuiltinTools } from "../../src/tools/builtin.js";
 import { ToolRouter } from "../../src/tools/router.js";
 import { withTimeout } from "./cleanup.js";
+import { benchSpawner } from "./spawn.js";
 
 /** dist/bench/lib → dist/bench/runners/flood-runner.js */
 export function floodRunnerPath(): string {
   return fileURLToPath(new URL("../runners/flood-runner.js", import.meta.url));
 }
 
-/**
- * Every bench Brain of this process starts its runners from one spawn host, as a daemon's factories do for its
- * whole life: a Brain made per round must not fork this process (and fault every page it writes next) per round.
- */
-const spawner = new Spawner();
-spawner.use(); // never released: the host lives as long as the bench (its channel does not hold the process)
-
 export function benchBrain(home: string): { brain: Brain; store: FsSessionStore } {
   const store = new FsSessionStore(home);
   const factory = new ProcessFactory(
     { name: "flood", command: process.execPath, args: [floodRunnerPath()] },
-    spawner,
+    // As a daemon's factories do for their whole life: a Brain made per round does not fork this process per round.
+    benchSpawner,
   );
   const brain = new Brain({
     store,

@@ -8,7 +8,8 @@ import os from "node:os";
 import path from "node:path";
 
 const tempDirs = new Set<string>();
-const spawned = new Set<ChildProcess>();
+/** What the exit handler kills: our children, and those the bench's spawn host started for us (bench/lib/spawn.ts). */
+const spawned = new Set<{ kill(signal?: NodeJS.Signals): boolean }>();
 
 /** A fresh directory under os.tmpdir(), removed by removeTemp() or at exit at the latest. */
 export async function makeTemp(prefix: string): Promise<string> {
@@ -29,6 +30,12 @@ export async function removeTemp(dir: string): Promise<void> {
  * round trip's runner turnaround 140–200 vs 390–470 µs under load); the baselines must not get the better seat.
  */
 export const LIKE_BRAIN_RUNNER = { detached: true } as const;
+
+/** A process the exit handler kills, until it closes. */
+export function track(child: { kill(signal?: NodeJS.Signals): boolean } & NodeJS.EventEmitter): void {
+  spawned.add(child);
+  child.once("close", () => spawned.delete(child));
+}
 
 /** spawn(), remembered so the exit handler can kill it. */
 export function spawnTracked(command: string, args: string[], options: SpawnOptions): ChildProcess {

@@ -7,13 +7,13 @@
 // commit per read, the least a host that logs calls durably before dispatch must do). With `resultSyncs`, the
 // results are then written and made durable too (a second fdatasync) before they are sent: the floor of a host
 // whose rule is that a result is durable before the runner sees it.
-import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { closeSync, fdatasyncSync, openSync, writeSync } from "node:fs";
-import { minimalEnvironment } from "../../src/harnesses/process/environment.js";
+import type { RemoteChild } from "../../src/harnesses/process/spawner.js";
 import { encodeLine, LineSplitter } from "../../src/protocol/ndjson.js";
-import { LIKE_BRAIN_RUNNER, spawnTracked, withTimeout } from "./cleanup.js";
+import { withTimeout } from "./cleanup.js";
+import { spawnViaHost } from "./spawn.js";
 
 interface RawFrame {
   attachment?: string;
@@ -37,8 +37,10 @@ export interface RawTurn {
 
 export class RawHost {
   readonly attachment = randomUUID();
-  private readonly child: ChildProcess;
-  private readonly exited: Promise<unknown>;
+  /** Started by the bench's spawn host (bench/lib/spawn.ts), in a process group of its own as Brain's runners. */
+  private readonly started: Promise<RemoteChild>;
+  private child!: RemoteChild;
+  private exited: Promise<unknown> = Promise.resolve();
   private readonly pending = new Map<string, (frame: RawFrame) => void>();
   private nextId = 1;
   private deltas = 0;
@@ -53,11 +55,11 @@ export class RawHost {
   constructor(runnerPath: string, options: { durableLog?: string; resultSyncs?: boolean } = {}) {
     if (options.durableLog) this.logFd = openSync(options.durableLog, "w");
     this.resultSyncs = options.resultSyncs === true;
-    this.child = spawnTracked(process.execPath, [runnerPath], {
-      ...LIKE_BRAIN_RUNNER,
-      stdio: ["pipe", "pipe", "inherit"],
-      env: minimalEnvironment(process.env),
-    });
+    this.started = spawnViaHost(process.execPath, [runnerPath]);
+  }
+
+  private adopt(child: RemoteChild): void {
+    this.child = child;
     this.exited = once(this.child, "close").then(([code, signal]) => {
       this.gone = `runner exited (${signal ?? `code ${code}`})`;
       for (const reply of [...this.pending.values()]) reply({ error: { message: this.gone } });
@@ -123,6 +125,7 @@ export class RawHost {
   }
 
   async open(dir: string): Promise<void> {
+    this.adopt(await this.started);
     const params = { session_id: "raw", dir, config: {}, tools: [], provider: {} };
     await this.request("open", params);
   }
@@ -139,6 +142,7 @@ export class RawHost {
 
   /** Closes stdin (the runner exits on end of input); SIGKILL if it has not exited within 5 s. */
   async close(): Promise<void> {
+    if (!this.child) this.adopt(await this.started);
     this.child.stdin!.end();
     const timer = setTimeout(() => this.child.kill("SIGKILL"), 5_000);
     await this.exited;

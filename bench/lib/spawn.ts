@@ -1,0 +1,18 @@
+// Processes the bench starts during its rounds (the SSE watchers, the baselines' runners, Brain's runners) come
+// from one spawn host, as a daemon's runners do (src/harnesses/process/spawner.ts): a fork of this process, which
+// hosts Brain and every baseline, makes each page any side writes next fault once, inside the timed part of the
+// round that follows.
+import { type RemoteChild, Spawner } from "../../src/harnesses/process/spawner.js";
+import { track } from "./cleanup.js";
+
+/** Never released: the host lives as long as the bench (its channel does not keep the process alive). */
+export const benchSpawner = new Spawner();
+benchSpawner.use();
+
+/** `command args` started by the bench's spawn host (minimal environment, its own process group), its stderr ours. */
+export async function spawnViaHost(command: string, args: string[]): Promise<RemoteChild> {
+  const child = await benchSpawner.spawn({ command, args });
+  track(child);
+  child.stderr.on("data", (chunk: Buffer) => process.stderr.write(chunk));
+  return child;
+}
