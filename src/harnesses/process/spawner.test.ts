@@ -91,6 +91,14 @@ describe("Spawner", () => {
     expect(await closed(next)).toEqual([0, null]);
   });
 
+  it("fails a start with what became of the host when the host cannot run", async () => {
+    const s = new Spawner("/nonexistent/spawn-host.js");
+    releases.push(s.use());
+    await expect(s.spawn({ command: "cat", args: [] })).rejects.toThrow(
+      "Brain's spawn host (/nonexistent/spawn-host.js) exited with code 1 before the runner was started",
+    );
+  });
+
   it("ends the host once its last user releases it, not before", async () => {
     const s = new Spawner();
     const [first, second] = [s.use(), s.use()];

@@ -83,6 +83,11 @@ export class RemoteChild extends EventEmitter implements RunnerChild {
     return true;
   }
 
+  /** The host went away before all three pipes came: those that did are closed. */
+  abandon(): void {
+    for (const pipe of this.pipes) pipe?.destroy();
+  }
+
   /**
    * The runner exited (`exit`), or the host went away and its exit will never be told (undefined): "close"
    * follows once stdout and stderr are closed too, as a ChildProcess's does, so no output is lost.
@@ -114,6 +119,8 @@ export class RemoteChild extends EventEmitter implements RunnerChild {
 
 interface Pending {
   child: RemoteChild;
+  /** The host asked to start it. */
+  host: ChildProcess;
   resolve(child: RemoteChild): void;
   reject(err: Error): void;
 }
@@ -153,7 +160,7 @@ export class Spawner {
     const child = new RemoteChild(this);
     this.hold(+1);
     return new Promise<RemoteChild>((resolve, reject) => {
-      this.live.set(id, { child, resolve, reject });
+      this.live.set(id, { child, host, resolve, reject });
       host.send({
         id,
         command: launch.command,
@@ -191,8 +198,10 @@ export class Spawner {
       stdio: ["ignore", "ignore", "inherit", "ipc"],
     });
     host.on("message", (message: HostMessage, handle?: Socket) => this.onMessage(message, handle));
-    host.on("error", () => {}); // "exit" follows, or the channel closes: handled there
-    host.on("disconnect", () => this.lost(host));
+    host.on("error", () => {}); // a failed fork or send: "exit" follows, handled there
+    host.on("exit", (code, signal) =>
+      this.lost(host, signal ? `was killed by ${signal}` : `exited with code ${code}`),
+    );
     this.host = host;
     this.hold(0);
     return host;
@@ -216,14 +225,16 @@ export class Spawner {
   }
 
   /** The host is gone: requests not answered fail; started runners close when their output ends. */
-  private lost(host: ChildProcess): void {
+  private lost(host: ChildProcess, how: string): void {
     if (this.host === host) this.host = undefined;
     for (const [id, entry] of this.live) {
+      if (entry.host !== host) continue;
       this.live.delete(id);
       if (entry.child.stdout) entry.child.exited(undefined);
       else {
+        entry.child.abandon();
         this.hold(-1);
-        entry.reject(new Error("the spawn host exited before the runner was started"));
+        entry.reject(new Error(`Brain's spawn host (${this.hostPath}) ${how} before the runner was started`));
       }
     }
   }
