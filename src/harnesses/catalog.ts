@@ -17,6 +17,7 @@ import { dockerFamily, remoteFamily } from "./http/descriptor.js";
 import { opencodeFamily } from "./opencode/descriptor.js";
 import { piCliFamily } from "./pi-cli/descriptor.js";
 import { runnerFamily } from "./process/descriptor.js";
+import { Spawner } from "./process/spawner.js";
 
 /** Brain's families, in the order a later harness replaces an earlier one of the same name. */
 export function builtinCatalog(): Catalog {
@@ -93,8 +94,10 @@ export function catalogHarnesses(
     const names = catalog.flatMap((f) => f.launched?.(contexts.get(f)!, ["launcher"]) ?? []);
     return [...new Set(names.map((f) => f.name))].sort();
   };
+  const spawner = new Spawner();
   for (const family of catalog) {
     contexts.set(family, {
+      spawner,
       config: setup.config,
       configDir: setup.configDir,
       brainHome: setup.brainHome,

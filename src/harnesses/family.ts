@@ -5,6 +5,7 @@ import type { z } from "zod";
 import type { ClientOptions, HarnessFactory } from "../core/harness.js";
 import type { SeedInput } from "../core/seed-messages.js";
 import type { BrainConfig } from "../protocol/config.js";
+import type { Spawner } from "./process/spawner.js";
 
 export type { SeedInput };
 
@@ -50,6 +51,11 @@ export interface FamilyContext {
   warmRunners?: boolean;
   /** Options tests pass to families that start host processes (HOME for extension hosts, timeouts). */
   testing?: Record<string, unknown>;
+  /**
+   * The spawn host the families start their long-lived processes from (runners, CLI agents), one per catalog:
+   * a fork of Brain write-protects all of its pages (see Spawner). Factories that use it hold it until closed.
+   */
+  spawner?: Spawner;
 }
 
 /** A field an agent definition's harness block must have for this family, and how to fix its absence. */

@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { CliFamilyFactoryOptions } from "../cli/family.js";
 import type { FamilyDescriptor } from "../family.js";
 import { splitCommandLine } from "../process/command.js";
+import type { Spawner } from "../process/spawner.js";
 import { AcpFactory, acpFamilyDescriptor, presetDescriptor } from "./factory.js";
 import { PRESETS } from "./presets.js";
 
@@ -42,10 +43,11 @@ export type AcpSettings = z.infer<typeof AcpSettings>;
 
 const words = (value: string | string[]) => (typeof value === "string" ? splitCommandLine(value) : value);
 
-function factories(settings: AcpSettings, launcher?: string[]): AcpFactory[] {
+function factories(settings: AcpSettings, launcher?: string[], spawner?: Spawner): AcpFactory[] {
   const host: CliFamilyFactoryOptions = {
     ...(launcher ? { launcher } : {}),
     ...(settings.env ? { env: settings.env } : {}),
+    ...(spawner ? { spawner } : {}),
   };
   const out = PRESETS.map((preset) => {
     const bin = settings.bin?.[preset.name];
@@ -73,7 +75,7 @@ export const acpFamily: FamilyDescriptor = {
   capabilities: { steering: "queued", images: false, sharedHost: "never" },
   factories: (ctx) => {
     const settings = ctx.settings as AcpSettings;
-    return factories(settings, settings.launcher ? words(settings.launcher) : undefined);
+    return factories(settings, settings.launcher ? words(settings.launcher) : undefined, ctx.spawner);
   },
   // Inside a dev container the host's launcher does not apply: the container is the sandbox.
   launched: (ctx, launcher) => factories(ctx.settings as AcpSettings, launcher),

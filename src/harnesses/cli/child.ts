@@ -1,9 +1,10 @@
 // One CLI agent child process: spawned (behind an optional launcher prefix such as a network sandbox) with the
 // environment its harness built, stdout split into lines on "\n" only, a bounded tail of stderr kept for error
 // messages (stderr never reaches the event log), and a clear description of how it ended.
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { tailOf } from "../../core/redact.js";
 import { LineSplitter } from "../../protocol/ndjson.js";
+import type { RunnerChild, Spawner } from "../process/spawner.js";
 
 const STDERR_TAIL_BYTES = 8 * 1024;
 /** CLI output lines (a whole tool result, a long transcript replay) can be far larger than a runner frame. */
@@ -22,6 +23,8 @@ export interface CliSpawn {
   onLine?: (line: string) => void;
   /** The process is gone (or never started): `reason` says how, with the stderr tail. */
   onExit?: (reason: string) => void;
+  /** Started by this spawn host instead of a fork of Brain (see Spawner); none: spawned here. */
+  spawner?: Spawner;
 }
 
 export interface ExitInfo {
@@ -33,7 +36,11 @@ export interface ExitInfo {
 
 export class CliProcess {
   readonly exited: Promise<ExitInfo>;
-  private readonly child: ChildProcessWithoutNullStreams;
+  /** Undefined while a spawn host starts it: writes wait in `early`, a signal in `killWith`. */
+  private child: RunnerChild | undefined;
+  private early: string[] = [];
+  private ended = false;
+  private killWith: NodeJS.Signals | undefined;
   private tail = "";
   private exit: ExitInfo | undefined;
   private stopping = false;
@@ -41,17 +48,31 @@ export class CliProcess {
   constructor(readonly spec: CliSpawn) {
     const [command, ...prefix] = spec.launcher?.length ? spec.launcher : [spec.command];
     const args = spec.launcher?.length ? [...prefix, spec.command, ...spec.args] : spec.args;
-    // Its own process group, so a kill reaches the launcher, the CLI and the tools the CLI started.
-    this.child = spawn(command!, args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      stdio: ["pipe", "pipe", "pipe"],
-      detached: true,
+    let settle: (exit: ExitInfo) => void = () => {};
+    this.exited = new Promise((resolve) => {
+      settle = (exit) => {
+        if (this.exit) return;
+        this.exit = exit;
+        resolve(exit);
+        spec.onExit?.(this.describeExit());
+      };
     });
-    this.child.stdin.on("error", () => {}); // a closed pipe shows up as the exit below
-    const splitter = new LineSplitter((line) => spec.onLine?.(line), MAX_CLI_LINE);
-    this.child.stdout.on("data", (chunk: Buffer) => {
-      if (!spec.onLine) return;
+    // Its own process group, so a kill reaches the launcher, the CLI and the tools the CLI started.
+    const options = { cwd: spec.cwd, env: spec.env, detached: true };
+    if (spec.spawner) {
+      spec.spawner.start({ command: command!, args, ...options }).then(
+        (child) => this.adopt(child, settle),
+        (error: Error) => settle({ code: null, signal: null, error }),
+      );
+    } else this.adopt(spawn(command!, args, { ...options, stdio: ["pipe", "pipe", "pipe"] }), settle);
+  }
+
+  private adopt(child: RunnerChild, settle: (exit: ExitInfo) => void): void {
+    this.child = child;
+    child.stdin.on("error", () => {}); // a closed pipe shows up as the exit below
+    const splitter = new LineSplitter((line) => this.spec.onLine?.(line), MAX_CLI_LINE);
+    child.stdout.on("data", (chunk: Buffer) => {
+      if (!this.spec.onLine) return;
       try {
         splitter.push(chunk);
       } catch (err) {
@@ -59,27 +80,19 @@ export class CliProcess {
         this.kill("SIGKILL");
       }
     });
-    this.child.stderr.on("data", (chunk: Buffer) => {
+    child.stderr.on("data", (chunk: Buffer) => {
       this.tail = tailOf(this.tail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
     });
-    this.exited = new Promise((resolve) => {
-      this.child.once("error", (error) => {
-        if (this.exit) return;
-        this.exit = { code: null, signal: null, error };
-        resolve(this.exit);
-        spec.onExit?.(this.describeExit());
-      });
-      this.child.once("close", (code, signal) => {
-        if (this.exit) return;
-        this.exit = { code, signal };
-        resolve(this.exit);
-        spec.onExit?.(this.describeExit());
-      });
-    });
+    child.on("error", (error) => settle({ code: null, signal: null, error }));
+    child.on("close", (code, signal) => settle({ code, signal }));
+    if (this.killWith) this.signal(this.killWith);
+    for (const text of this.early) child.stdin.write(text);
+    this.early = [];
+    if (this.ended) child.stdin.end();
   }
 
   get pid(): number | undefined {
-    return this.child.pid;
+    return this.child?.pid;
   }
 
   get alive(): boolean {
@@ -92,8 +105,9 @@ export class CliProcess {
   }
 
   write(text: string): void {
-    if (this.exit || this.child.stdin.destroyed) return;
-    this.child.stdin.write(text);
+    if (this.exit || this.ended) return;
+    if (!this.child) this.early.push(text);
+    else if (!this.child.stdin.destroyed) this.child.stdin.write(text);
   }
 
   stderrTail(max = 2000): string {
@@ -115,10 +129,19 @@ export class CliProcess {
   kill(signal: NodeJS.Signals = "SIGTERM"): void {
     this.stopping = true;
     if (this.exit) return;
+    this.signal(signal);
+  }
+
+  private signal(signal: NodeJS.Signals): void {
+    const child = this.child;
+    if (!child) {
+      this.killWith = signal; // sent once it is started
+      return;
+    }
     try {
-      if (this.child.pid !== undefined) process.kill(-this.child.pid, signal);
+      if (child.pid !== undefined) process.kill(-child.pid, signal);
     } catch {
-      this.child.kill(signal);
+      child.kill(signal);
     }
   }
 
@@ -126,7 +149,8 @@ export class CliProcess {
   async stop(graceMs = 3000): Promise<void> {
     this.stopping = true;
     if (this.exit) return;
-    this.child.stdin.end();
+    this.ended = true;
+    this.child?.stdin.end();
     for (const signal of [undefined, "SIGTERM", "SIGKILL"] as const) {
       if (signal) this.kill(signal);
       if (await this.exitsWithin(graceMs)) return;

@@ -59,7 +59,8 @@ export function cliFamily(family: CliFamilyDescriptor, summary: string): FamilyD
       // sandbox: docker replaces the host's launcher with the container's exec.
       return [
         new SandboxableFactory(
-          new CliFamilyFactory(family, options),
+          // Its programs start from the catalog's spawn host; those of a sandbox's container are forked here.
+          new CliFamilyFactory(family, { ...options, ...(ctx.spawner ? { spawner: ctx.spawner } : {}) }),
           (launcher) => new CliFamilyFactory(family, { ...host, launcher }),
           sandboxSettings(family.harness),
         ),

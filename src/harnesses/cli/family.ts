@@ -3,6 +3,7 @@
 // opens a family's harness once its program is found.
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
+import type { Spawner } from "../process/spawner.js";
 import { cliVersion, locateCli, manifestVersion, searchPlaces } from "./locate.js";
 import type { CliFactoryOptions } from "./options.js";
 import type { VersionCache } from "./version-cache.js";
@@ -33,6 +34,8 @@ export interface CliOpening {
   program: string;
   host: CliFactoryOptions;
   timeouts: CliTimeouts;
+  /** Where the program is started (see Spawner); none: forked from Brain. */
+  spawner?: Spawner;
 }
 
 /** One CLI family: its names, what it calls itself in messages, how it steers, and how its harness opens. */
@@ -53,6 +56,8 @@ export interface CliFamilyDescriptor extends CliFamily {
 
 export interface CliFamilyFactoryOptions extends CliFactoryOptions {
   timeouts?: Partial<CliTimeouts>;
+  /** Where its programs are started; the factory holds it (Spawner.use) until closed. */
+  spawner?: Spawner;
 }
 
 /** The factory of every CLI family; a family's factory is this class with its descriptor. */
@@ -60,6 +65,7 @@ export class CliFamilyFactory implements HarnessFactory {
   readonly name: string;
   readonly supportsSteering = true;
   readonly steering: "live" | "queued";
+  private readonly release: (() => void) | undefined;
 
   constructor(
     private readonly family: CliFamilyDescriptor,
@@ -67,10 +73,11 @@ export class CliFamilyFactory implements HarnessFactory {
   ) {
     this.name = family.harness;
     this.steering = family.steering;
+    this.release = options.spawner?.use();
   }
 
   async open(options: HarnessOptions): Promise<Harness> {
-    const { timeouts, ...host } = this.options;
+    const { timeouts, spawner, ...host } = this.options;
     const program = requireCli(this.family, host);
     return this.family.open({
       family: this.family,
@@ -78,7 +85,13 @@ export class CliFamilyFactory implements HarnessFactory {
       program,
       host,
       timeouts: { ...DEFAULT_CLI_TIMEOUTS, ...this.family.timeouts, ...timeouts },
+      ...(spawner ? { spawner } : {}),
     });
+  }
+
+  /** Lets its spawn host go (sessions it opened stop their own programs). */
+  async close(): Promise<void> {
+    this.release?.();
   }
 
   describe(cache?: VersionCache): Promise<CliDescription> {

@@ -16,6 +16,7 @@ import {
 import { preview } from "../../protocol/frames.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import { sessionToolEndpoint, type ToolEndpoint } from "../../tools/endpoint/index.js";
+import type { Spawner } from "../process/spawner.js";
 import { EndpointCalls, isBound } from "./bound.js";
 import { CliProcess } from "./child.js";
 import { cliEnvironment } from "./environment.js";
@@ -39,6 +40,8 @@ export interface CliContext {
   stateFile?: string;
   /** `bound` tool mode: only Brain's tools, through the session's tool endpoint (see ./bound.ts). */
   bound: boolean;
+  /** Where the program is started (see Spawner); none: forked from Brain. */
+  spawner?: Spawner;
 }
 
 /**
@@ -264,6 +267,7 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
       env,
       cwd,
       ...(host.launcher ? { launcher: host.launcher } : {}),
+      ...(this.ctx.spawner ? { spawner: this.ctx.spawner } : {}),
       onLine: (line) => {
         const text = line.endsWith("\r") ? line.slice(0, -1) : line;
         if (text.trim() === "") return;

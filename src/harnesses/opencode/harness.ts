@@ -63,6 +63,7 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
       ...this.oneShot(endpoint ? boundEnvironment(endpoint) : {}),
       extraArgs: this.ctx.session.args ?? [],
       startTimeoutMs: this.ctx.timeouts.startMs,
+      ...(this.ctx.spawner ? { spawner: this.ctx.spawner } : {}),
       ...(this.options.container ? { publish: this.options.container.publish } : {}),
       onEvent: (event) => {
         for (const signal of this.mapper.handle(event)) this.onSignal(server!, signal);

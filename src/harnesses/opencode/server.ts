@@ -48,6 +48,7 @@ export class OpencodeServer {
       env: { ...spec.env, OPENCODE_SERVER_PASSWORD: password },
       cwd: spec.cwd,
       ...(spec.launcher ? { launcher: spec.launcher } : {}),
+      ...(spec.spawner ? { spawner: spec.spawner } : {}),
       onExit: (reason) => {
         server?.events.abort();
         void published?.close();

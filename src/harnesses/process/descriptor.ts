@@ -50,8 +50,8 @@ export const runnerFamily: FamilyDescriptor = {
   summary: "a program speaking the runner stdio protocol (echo, pi, and the config's harnesses block)",
   capabilities: { steering: "per-harness", images: false, sharedHost: "per-harness" },
   factories: (ctx) => {
-    // One spawn host for all of them, started by the first runner wanted.
-    const spawner = new Spawner();
+    // One spawn host for all of them (the catalog's, shared with other families), started by the first start.
+    const spawner = ctx.spawner ?? new Spawner();
     return configuredRunners(ctx).map(
       ({ shared, steering, movable, ...runner }) =>
         new ProcessFactory(

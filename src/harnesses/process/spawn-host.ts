@@ -4,7 +4,7 @@
 // from here instead, a runner's start costs Brain nothing but a message.
 //
 // Protocol, over the IPC channel Brain forked it with (JSON messages):
-//   Brain → host  {id, command, args, cwd?, env}                  spawn a runner: pipes on 0-2, its own group
+//   Brain → host  {id, command, args, cwd?, env, detached}        spawn it: pipes on 0-2, env exactly this
 //   host → Brain  {id, pid, fd: 0 | 1 | 2} + the pipe's handle     once per pipe, in order
 //   host → Brain  {id, error, code?}                              it could not start (nothing else follows)
 //   host → Brain  {id, exit: [code, signal]}                      it exited (after its three pipes were sent)
@@ -19,6 +19,8 @@ interface SpawnRequest {
   args: string[];
   cwd?: string;
   env: Record<string, string>;
+  /** In a process group of its own (a runner's, a CLI's): a kill of the group reaches what it started. */
+  detached: boolean;
 }
 
 const send = (message: object, handle?: unknown) =>
@@ -31,8 +33,7 @@ function start(request: SpawnRequest): void {
     ...(request.cwd !== undefined ? { cwd: request.cwd } : {}),
     env: request.env,
     stdio: ["pipe", "pipe", "pipe"],
-    // Its own process group, as spawnRunner does: a kill reaches what the runner started too.
-    detached: true,
+    detached: request.detached === true,
   });
   child.on("error", (err: NodeJS.ErrnoException) => send({ id, error: err.message, code: err.code }));
   if (child.pid === undefined) return; // "error" follows

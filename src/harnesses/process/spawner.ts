@@ -18,7 +18,12 @@ export interface RunnerChild {
   readonly pid?: number | undefined;
   readonly exitCode: number | null;
   readonly signalCode: NodeJS.Signals | null;
-  readonly stdin: NodeJS.WritableStream & { cork(): void; uncork(): void; destroy(): void };
+  readonly stdin: NodeJS.WritableStream & {
+    cork(): void;
+    uncork(): void;
+    destroy(): void;
+    readonly destroyed: boolean;
+  };
   readonly stdout: NodeJS.ReadableStream & { destroy(): void };
   readonly stderr: NodeJS.ReadableStream & { destroy(): void };
   on(event: "error", listener: (err: Error) => void): this;
@@ -32,6 +37,15 @@ type HostMessage =
   | { id: number; pid: number; fd: 0 | 1 | 2 }
   | { id: number; error: string; code?: string }
   | { id: number; exit: [number | null, NodeJS.Signals | null] };
+
+/** What the spawn host starts (its message, less the id). */
+export interface SpawnRequest {
+  command: string;
+  args: string[];
+  cwd?: string;
+  env: Record<string, string>;
+  detached: boolean;
+}
 
 export function spawnHostPath(): string {
   return join(installRoot(), "dist/src/harnesses/process/spawn-host.js");
@@ -155,19 +169,24 @@ export class Spawner {
 
   /** Starts `launch` as spawnRunner does (minimal environment, its own process group, pipes on 0-2). */
   spawn(launch: RunnerLaunch): Promise<RemoteChild> {
+    return this.start({
+      command: launch.command,
+      args: launch.args,
+      ...(launch.cwd !== undefined ? { cwd: launch.cwd } : {}),
+      env: minimalEnvironment(process.env, launch.env),
+      detached: true,
+    });
+  }
+
+  /** Starts `command args` with exactly `env`, pipes on 0-2, in its own process group when `detached`. */
+  start(request: SpawnRequest): Promise<RemoteChild> {
     const host = this.ensureHost();
     const id = ++this.nextId;
     const child = new RemoteChild(this);
     this.hold(+1);
     return new Promise<RemoteChild>((resolve, reject) => {
       this.live.set(id, { child, host, resolve, reject });
-      host.send({
-        id,
-        command: launch.command,
-        args: launch.args,
-        ...(launch.cwd !== undefined ? { cwd: launch.cwd } : {}),
-        env: minimalEnvironment(process.env, launch.env),
-      });
+      host.send({ id, ...request });
     });
   }
 
