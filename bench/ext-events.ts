@@ -11,14 +11,14 @@ import { loadExtension } from "../src/harnesses/ext/extensions.js";
 import { ExtensionHarnessFactory } from "../src/harnesses/ext/factory.js";
 import { pythonSdkDir } from "../src/harnesses/ext/sdk-paths.js";
 import { NuiApiServer } from "../src/harnesses/nui/api-server.js";
-import { minimalEnvironment } from "../src/harnesses/process/environment.js";
 import { LineSplitter } from "../src/protocol/ndjson.js";
 import { FsSessionStore } from "../src/store/fs/index.js";
 import { BuiltinTools } from "../src/tools/builtin.js";
 import { ToolRouter } from "../src/tools/router.js";
 import { watchTurn } from "./lib/brain.js";
-import { makeTemp, removeTemp, spawnTracked, withTimeout } from "./lib/cleanup.js";
+import { makeTemp, removeTemp, withTimeout } from "./lib/cleanup.js";
 import { type BenchRow, interleave, log, rateRow, type Sample, timed } from "./lib/measure.js";
+import { benchSpawner, spawnViaHost } from "./lib/spawn.js";
 import type { BenchOptions } from "./options.js";
 
 const WARMUP = 20_000;
@@ -30,10 +30,8 @@ function hostPath(): string {
 
 /** The raw side: harness.run over the pipe, count `harness.event` lines until the reply. */
 async function rawFlood(n: number): Promise<number> {
-  const child = spawnTracked(process.execPath, [hostPath()], {
-    stdio: ["pipe", "pipe", "inherit"],
-    env: minimalEnvironment(process.env),
-  });
+  // From the bench's spawn host, as the subject's extension host (bench/lib/spawn.ts).
+  const child = await spawnViaHost(process.execPath, [hostPath()]);
   try {
     const run = (id: number, message: string) =>
       new Promise<number>((resolve) => {
@@ -90,6 +88,7 @@ export async function extEventsBench(opts: BenchOptions): Promise<BenchRow[]> {
       api,
       pythonSdkDir: pythonSdkDir(),
       home,
+      spawner: benchSpawner,
     });
     const store = new FsSessionStore(join(home, "brain"));
     const brain = new Brain({

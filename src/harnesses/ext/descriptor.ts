@@ -46,6 +46,7 @@ export const extFamily: FamilyDescriptor = {
           return new ExtensionHarnessFactory(extension, harness, {
             api: await sharedApi(),
             pythonSdkDir: pythonSdkDir(),
+            ...(ctx.spawner ? { spawner: ctx.spawner } : {}),
             home: testing.hostHome ?? homedir(),
             ...(testing.extensionTimeouts ? { timeouts: testing.extensionTimeouts } : {}),
             ...(settings.connections_dir

@@ -14,6 +14,7 @@ import type { NuiApiServer } from "../nui/api-server.js";
 import { HitlDesk } from "../nui/hitl-desk.js";
 import { ResumeState } from "../nui/resume-state.js";
 import { type NuiSessionOptions, nuiSessionOptions } from "../nui/session-options.js";
+import type { Spawner } from "../process/spawner.js";
 import type { ExtensionHarness, InstalledExtension, ResolvedRuntime } from "./extensions.js";
 import { hostEnvironment } from "./host-env.js";
 import type { HostCommand } from "./host-process.js";
@@ -33,6 +34,8 @@ export interface NuiHostSettings {
   /** Where Brain looks first for connection files (and tells hosts, as NUI_CONNECTIONS_DIR). Default ~/.nui/connections. */
   connectionsDir?: string;
   timeouts?: Partial<Timeouts>;
+  /** Where hosts are started (see Spawner); the factory holds it until closed. None: forked from Brain. */
+  spawner?: Spawner;
 }
 
 export class ExtensionHarnessFactory implements HarnessFactory {
@@ -45,6 +48,7 @@ export class ExtensionHarnessFactory implements HarnessFactory {
   private readonly connectionId: string;
   private readonly shared: SharedHost | undefined;
   private sharedLease: { url: string; release: () => Promise<void> } | undefined;
+  private readonly releaseSpawner: (() => void) | undefined;
 
   constructor(
     readonly extension: InstalledExtension,
@@ -58,6 +62,7 @@ export class ExtensionHarnessFactory implements HarnessFactory {
     this.home = settings.home ?? homedir();
     this.connectionsDir = settings.connectionsDir ?? join(this.home, ".nui", "connections");
     this.connectionId = connectionId(harness.ref);
+    this.releaseSpawner = settings.spawner?.use();
     if (this.runtime.transport !== "stdio") {
       const fixed =
         this.runtime.transport === "http" && this.runtime.port
@@ -69,6 +74,7 @@ export class ExtensionHarnessFactory implements HarnessFactory {
         connectionDirs: [this.connectionsDir, join(this.home, ".nui", "connections")],
         ...(fixed ? { fixed } : {}),
         ...(this.runtime.command ? { command: () => this.sharedCommand() } : {}),
+        ...(settings.spawner ? { spawner: settings.spawner } : {}),
         openMs: this.timeouts.openMs,
       });
     }
@@ -100,6 +106,14 @@ export class ExtensionHarnessFactory implements HarnessFactory {
 
   /** Stops the shared TCP or HTTP host if Brain started it. */
   async close(): Promise<void> {
+    try {
+      await this.stopShared();
+    } finally {
+      this.releaseSpawner?.();
+    }
+  }
+
+  private async stopShared(): Promise<void> {
     if (!this.shared) return;
     const name = this.name;
     const { shutdownMs } = this.timeouts;
@@ -137,6 +151,7 @@ export class ExtensionHarnessFactory implements HarnessFactory {
               this.command({ apiUrl, sessionId: options.sessionId, runId, sessionEnv: session.env }),
               this.timeouts,
               events,
+              this.settings.spawner,
             ),
         });
       case "tcp":

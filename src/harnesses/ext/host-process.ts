@@ -1,10 +1,12 @@
 // An extension host child process: started with the environment Brain decides, its stderr kept as a bounded
 // tail for error messages (never logged as events), its exit reported once. stdio hosts speak JSON-RPC on its
-// stdin/stdout; TCP and HTTP hosts are only started here and reached through their connection file.
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+// stdin/stdout; TCP and HTTP hosts are only started here and reached through their connection file. Started by
+// the catalog's spawn host when there is one (see Spawner), so what is written or asked before it runs waits.
+import { spawn } from "node:child_process";
 import { HarnessError } from "../../core/harness.js";
 import { tailOf } from "../../core/redact.js";
 import { findMissing } from "../process/command.js";
+import type { RunnerChild, Spawner } from "../process/spawner.js";
 
 const STDERR_TAIL_BYTES = 8 * 1024;
 
@@ -18,46 +20,87 @@ export interface HostCommand {
 }
 
 export class HostProcess {
-  readonly child: ChildProcessWithoutNullStreams;
+  /** Undefined while the spawn host starts it: writes wait in `early`, a kill in `killWith`. */
+  private child: RunnerChild | undefined;
+  private early: string[] = [];
+  private ended = false;
+  private killWith: NodeJS.Signals | undefined;
+  private readonly readers: ((chunk: Buffer) => void)[] = [];
   private stderrTail = "";
   private exitReason: string | undefined;
   readonly exited: Promise<string>;
 
-  /** Throws a HarnessError naming what is missing when the program or its script does not exist. */
-  constructor(readonly spec: HostCommand) {
+  /**
+   * Throws a HarnessError naming what is missing when the program or its script does not exist. `spawner`: where
+   * it is started; none: forked from Brain.
+   */
+  constructor(
+    readonly spec: HostCommand,
+    spawner?: Spawner,
+  ) {
     const missing = findMissing(spec.command, spec.args, spec.cwd, spec.env.PATH ?? process.env.PATH ?? "");
     if (missing) throw new HarnessError("brain_error", `extension host for ${spec.name}: ${missing}`);
-    this.child = spawn(spec.command, spec.args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      stdio: ["pipe", "pipe", "pipe"],
+    let settle: (reason: string) => void = () => {};
+    this.exited = new Promise((resolve) => {
+      settle = (reason) => {
+        this.exitReason ??= reason;
+        resolve(this.exitReason);
+      };
     });
-    this.child.stderr.on("data", (chunk: Buffer) => {
+    const couldNot = (err: Error) => settle(`could not start "${spec.command}": ${err.message}`);
+    const options = { cwd: spec.cwd, env: spec.env };
+    if (spawner) {
+      spawner
+        .start({ command: spec.command, args: spec.args, ...options, detached: false })
+        .then((child) => this.adopt(child, settle, couldNot), couldNot);
+    } else {
+      const child = spawn(spec.command, spec.args, { ...options, stdio: ["pipe", "pipe", "pipe"] });
+      this.adopt(child, settle, couldNot);
+    }
+  }
+
+  private adopt(child: RunnerChild, settle: (reason: string) => void, couldNot: (err: Error) => void): void {
+    this.child = child;
+    child.stderr.on("data", (chunk: Buffer) => {
       this.stderrTail = tailOf(this.stderrTail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
     });
+    for (const reader of this.readers) child.stdout.on("data", reader);
     // EPIPE after the host died: the exit below reports it, with its stderr.
-    this.child.stdin.on("error", () => {});
-    this.exited = new Promise((resolve) => {
-      this.child.once("error", (err) => {
-        this.exitReason ??= `could not start "${spec.command}": ${err.message}`;
-        resolve(this.exitReason);
-      });
-      // "close": stdout and stderr are drained by then, so no last line is lost.
-      this.child.once("close", (code, signal) => {
-        this.exitReason ??= signal
-          ? `extension host for ${spec.name} was killed by ${signal}`
-          : `extension host for ${spec.name} exited with code ${code}`;
-        resolve(this.exitReason);
-      });
-    });
+    child.stdin.on("error", () => {});
+    child.on("error", couldNot);
+    // "close": stdout and stderr are drained by then, so no last line is lost.
+    child.on("close", (code, signal) =>
+      settle(
+        signal
+          ? `extension host for ${this.spec.name} was killed by ${signal}`
+          : `extension host for ${this.spec.name} exited with code ${code}`,
+      ),
+    );
+    if (this.killWith) child.kill(this.killWith);
+    for (const text of this.early) child.stdin.write(text);
+    this.early = [];
+    if (this.ended) child.stdin.end();
   }
 
   get pid(): number | undefined {
-    return this.child.pid;
+    return this.child?.pid;
   }
 
   get alive(): boolean {
     return this.exitReason === undefined;
+  }
+
+  /** Writes to its stdin (once it runs). */
+  write(text: string): void {
+    if (!this.alive || this.ended) return;
+    if (this.child) this.child.stdin.write(text);
+    else this.early.push(text);
+  }
+
+  /** Reads its stdout (from its start). */
+  onStdout(reader: (chunk: Buffer) => void): void {
+    this.readers.push(reader);
+    this.child?.stdout.on("data", reader);
   }
 
   /** `reason` with the last of the host's stderr, for an error message a user can act on. */
@@ -69,15 +112,21 @@ export class HostProcess {
   /** Closes stdin, then SIGTERM, then SIGKILL, each after `graceMs`. */
   async stop(graceMs = 2000): Promise<void> {
     if (!this.alive) return;
-    this.child.stdin.end();
-    const term = setTimeout(() => this.child.kill("SIGTERM"), graceMs);
-    const kill = setTimeout(() => this.child.kill("SIGKILL"), graceMs * 2);
+    this.ended = true;
+    this.child?.stdin.end();
+    const term = setTimeout(() => this.signal("SIGTERM"), graceMs);
+    const kill = setTimeout(() => this.signal("SIGKILL"), graceMs * 2);
     await this.exited;
     clearTimeout(term);
     clearTimeout(kill);
   }
 
   kill(): void {
-    if (this.alive) this.child.kill("SIGKILL");
+    if (this.alive) this.signal("SIGKILL");
+  }
+
+  private signal(signal: NodeJS.Signals): void {
+    if (this.child) this.child.kill(signal);
+    else this.killWith ??= signal; // sent once it is started
   }
 }

@@ -2,6 +2,7 @@
 // file; when there is none (or only a stale one) and the manifest gives a command, Brain starts it, waits for
 // the file, and stops it when the harness family closes (harness.shutdown / POST /shutdown first).
 import { HarnessError } from "../../core/harness.js";
+import type { Spawner } from "../process/spawner.js";
 import { describeLookup, findConnection, removeStale, waitForConnection } from "./connection-file.js";
 import { type HostCommand, HostProcess } from "./host-process.js";
 
@@ -21,6 +22,8 @@ export interface SharedHostSpec {
   fixed?: HostAddress;
   /** How to start the host; resolves the command with its environment. Absent: Brain never starts it. */
   command?: () => Promise<HostCommand>;
+  /** Where the host is started (see Spawner); none: forked from Brain. */
+  spawner?: Spawner;
   openMs: number;
 }
 
@@ -61,7 +64,7 @@ export class SharedHost {
       return { host: lookup.info.host, port: lookup.info.port, path: lookup.path };
     if (!this.spec.command) throw new HarnessError("brain_error", `${ref}: ${describeLookup(lookup, ref)}`);
     await removeStale(lookup);
-    if (!this.process?.alive) this.process = new HostProcess(await this.spec.command());
+    if (!this.process?.alive) this.process = new HostProcess(await this.spec.command(), this.spec.spawner);
     const host = this.process;
     try {
       const ready = await waitForConnection(connectionDirs, connectionId, this.spec.openMs, () =>

@@ -4,6 +4,7 @@ import { HarnessError } from "../../core/harness.js";
 import { RpcError } from "../../protocol/jsonrpc.js";
 import { FramingError } from "../../protocol/ndjson.js";
 import { HARNESS_METHODS } from "../../protocol/nui/jsonrpc.js";
+import type { Spawner } from "../process/spawner.js";
 import { type HostCommand, HostProcess } from "./host-process.js";
 import { hostPeer } from "./rpc-peer.js";
 import type { RpcTransport, Timeouts, TransportEvents } from "./transport.js";
@@ -12,8 +13,9 @@ export async function startStdioHost(
   command: HostCommand,
   timeouts: Timeouts,
   events: TransportEvents,
+  spawner?: Spawner,
 ): Promise<RpcTransport> {
-  const host = new HostProcess(command);
+  const host = new HostProcess(command, spawner);
   let fatal: string | undefined;
   const fail = (reason: string) => {
     if (fatal) return;
@@ -23,9 +25,9 @@ export async function startStdioHost(
     events.onFatal(fatal);
   };
   const peer = hostPeer((text) => {
-    if (!fatal) host.child.stdin.write(text);
+    if (!fatal) host.write(text);
   }, events);
-  host.child.stdout.on("data", (chunk: Buffer) => {
+  host.onStdout((chunk: Buffer) => {
     if (fatal) return;
     try {
       peer.feed(chunk);

@@ -49,6 +49,11 @@ describe("Spawner", () => {
     expect(child.exitCode).toBe(0);
   });
 
+  it("closes after its exit even when nobody reads its output, as a ChildProcess does", async () => {
+    const child = await started(spawner(), process.execPath, ["-e", "process.stdout.write('x'.repeat(100))"]);
+    expect(await closed(child)).toEqual([0, null]);
+  });
+
   it("gives the runner the minimal environment and its own process group", async () => {
     process.env.BRAIN_SPAWNER_TEST_SECRET = "must-not-leak";
     try {

@@ -117,6 +117,8 @@ export class RemoteChild extends EventEmitter implements RunnerChild {
     };
     for (const stream of [this.stdout, this.stderr]) {
       if (stream.closed || stream.destroyed) continue;
+      // As a ChildProcess at its exit: output nobody reads is drained, or its pipe would never close.
+      if (stream.readable && stream.listenerCount("readable") === 0) stream.resume();
       open++;
       stream.once("close", closed);
     }
