@@ -283,17 +283,22 @@ function fidelityGap(
   a: ReturnType<typeof contextOf>[],
   b: ReturnType<typeof contextOf>[],
   dirs: readonly [string, string],
-  profile: Pick<SubjectProfile, "identity" | "freshIds">,
+  profile: Pick<SubjectProfile, "identity" | "freshIds" | "unordered">,
 ): Error {
-  const { identity = [], freshIds } = profile;
-  const drop = (requests: ReturnType<typeof contextOf>[]) => {
+  const { identity = [], freshIds, unordered } = profile;
+  // `inOrder`: the unordered lists left as the CLI listed them.
+  const drop = (requests: ReturnType<typeof contextOf>[], inOrder = false) => {
     const kept = requests.map((r) => {
       const body = { ...(r.body as Record<string, unknown>) };
       for (const field of identity) delete body[field];
       return { ...r, body };
     });
-    if (!freshIds) return kept;
-    return JSON.parse(JSON.stringify(kept).replace(freshIds, "<fresh id>")) as typeof kept;
+    const reorder = unordered && !inOrder;
+    if (!freshIds && !reorder) return kept;
+    let text = JSON.stringify(kept);
+    if (freshIds) text = text.replace(freshIds, "<fresh id>");
+    if (reorder) text = unordered.apply(text);
+    return JSON.parse(text) as typeof kept;
   };
   // Both directories in both: a resumed history may still name the original's (said below, never silently).
   const left = withoutDirs(drop(a), dirs);
@@ -303,6 +308,8 @@ function fidelityGap(
       `the restored session sent a different request, also with its directory and identity fields set aside: ${firstDifference(left, right)}`,
     );
   const differed: string[] = [];
+  if (unordered && !isDeepStrictEqual(withoutDirs(drop(a, true), dirs), withoutDirs(drop(b, true), dirs)))
+    differed.push(unordered.what);
   const dirOnly = [withoutDirs(a, dirs), withoutDirs(b, dirs)] as const;
   if (!isDeepStrictEqual(drop(a), drop(b)))
     differed.push(`its directory (${dirs[0]} vs ${dirs[1]}), which the harness puts in the model's context`);

@@ -25,6 +25,12 @@ export interface SubjectProfile {
    * id), global: the fidelity check sets them aside and names them when they differ.
    */
   freshIds?: RegExp;
+  /**
+   * What the CLI lists in an order of its own making, not the conversation's (Gemini's skills, in the order its
+   * glob found their files): the fidelity check compares the requests with it put in one order (`apply`, on their
+   * JSON text), and names it (`what`) when only that order differed.
+   */
+  unordered?: { what: string; apply(json: string): string };
 }
 
 const plain = (name: string, args: Record<string, unknown>): ScriptedToolCall => ({ name, arguments: args });
@@ -85,6 +91,10 @@ const PROFILES: Record<string, SubjectProfile> = {
     config: { tool_mode: "bound" },
     call: (name, args) => plain(`mcp_brain_${name}`, args),
     keyHeaders: ["x-goog-api-key"],
+    unordered: {
+      what: "the order of the skills Gemini lists in its system prompt (the order its glob found their files in)",
+      apply: sortedSkills,
+    },
   },
   "pi-cli": {
     kind: "cli",
@@ -95,6 +105,18 @@ const PROFILES: Record<string, SubjectProfile> = {
     keyHeaders: bearer,
   },
 };
+
+/** Each `<available_skills>` block of `json` (a JSON text: its newlines escaped) with its `<skill>` entries sorted. */
+export function sortedSkills(json: string): string {
+  return json.replace(
+    /(<available_skills>)(.*?)(<\/available_skills>)/g,
+    (_all, open, body: string, close) => {
+      const skills = body.match(/<skill>.*?<\/skill>/g) ?? [];
+      const rest = body.replace(/<skill>.*?<\/skill>/g, "");
+      return `${open}${[...skills].sort().join("")}${rest}${close}`;
+    },
+  );
+}
 
 export function profileFor(harness: string | undefined): SubjectProfile {
   return (harness && PROFILES[harness]) || RUNNER;
