@@ -27,6 +27,18 @@ export function isWrongLastSequence(err: unknown): boolean {
   );
 }
 
+/**
+ * A request nobody answered in time, or no server took (a stream between leaders, a node restarting): worth
+ * asking again. Anything else (a stream that does not exist, a refusal) is an answer.
+ */
+export function isUnanswered(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (err.name === "TimeoutError" || err.name === "NoResponders") return true;
+  return (
+    err.name === "RequestError" && (err as Error & { isNoResponders?(): boolean }).isNoResponders?.() === true
+  );
+}
+
 /** Another node wrote the session's log, or took its lease: this writer must stop. */
 export function fenced(session: string, why: string): NatsStoreError {
   return new NatsStoreError(

@@ -1,11 +1,13 @@
 // The cluster log's messages and how they are read. One JetStream message holds one commit (a batch of events
 // with dense seqs) on the session's subject; headers give its first and last seq, so a reader finds the
 // message holding seq N by bisecting the subject's stream sequences, without reading what lies before.
+
+import { setTimeout as sleep } from "node:timers/promises";
 import type { StoredMsg } from "@nats-io/jetstream";
 import { headers, type MsgHdrs } from "@nats-io/transport-node";
 import type { SessionEvent } from "../../protocol/events.js";
 import type { NatsContext } from "./context.js";
-import { errorMessage, NatsStoreError, natsFailure } from "./errors.js";
+import { errorMessage, isUnanswered, NatsStoreError, natsFailure } from "./errors.js";
 
 export const FIRST = "Brain-First-Seq";
 export const LAST = "Brain-Last-Seq";
@@ -82,11 +84,24 @@ export class LogReader {
     return this.get({ next_by_subj: this.ctx.subject(this.session), seq: from } as never);
   }
 
+  /**
+   * One message, asked again while the request goes unanswered, for as long as a publish retries through a
+   * leader election (publishRetryMs): a read right after a node died or came back met the stream between
+   * leaders and failed with a timeout, though nothing was lost.
+   */
   private async get(query: object): Promise<StoredMsg | null> {
-    try {
-      return await this.ctx.jsm.streams.getMessage(this.ctx.stream, query as never);
-    } catch (err) {
-      throw natsFailure(`${this.where}: read failed`, err);
+    const deadline = Date.now() + this.ctx.publishRetryMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.ctx.jsm.streams.getMessage(this.ctx.stream, query as never);
+      } catch (err) {
+        if (!isUnanswered(err) || Date.now() >= deadline)
+          throw natsFailure(
+            `${this.where}: read failed${attempt > 0 ? ` after ${attempt + 1} tries` : ""}`,
+            err,
+          );
+        await sleep(Math.min(1000, 50 * 2 ** attempt));
+      }
     }
   }
 
