@@ -50,7 +50,8 @@ export async function startWatchers(config: {
   record: boolean;
 }): Promise<{ result: Promise<WatchResult> }> {
   // From the spawn host: a fork here would fault every page the round's sides write next (bench/lib/spawn.ts).
-  const child = await spawnViaHost(process.execPath, [watchersPath(), JSON.stringify(config)]);
+  // In the bench's own session, as the watchers were when forked from it.
+  const child = await spawnViaHost(process.execPath, [watchersPath(), JSON.stringify(config)], false);
   child.stdin.end();
   const lines = createInterface({ input: child.stdout! });
   const next = () =>

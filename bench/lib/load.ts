@@ -30,9 +30,14 @@ export function processTicks(pid: number | "self"): number {
   }
 }
 
+/** This process and all its descendants: runners and watchers are grandchildren, under the spawn host. */
 function ownTreeTicks(): number {
   let ticks = processTicks("self");
-  for (const pid of childPids()) ticks += processTicks(pid);
+  const pending = childPids();
+  for (let pid = pending.pop(); pid !== undefined; pid = pending.pop()) {
+    ticks += processTicks(pid);
+    pending.push(...childPids(pid));
+  }
   return ticks;
 }
 
