@@ -55,8 +55,9 @@ let out: Record<string, number>;
 if (mode === "attached") {
   const first = await brain.create({ harness: "flood" });
   await first.start();
-  const runner = childPids()[0];
-  if (runner === undefined) throw new Error("scale: no runner process");
+  // The runner is the spawn host's child (see Spawner), not this process's.
+  const runner = childPids().flatMap((host) => childPids(host))[0];
+  if (runner === undefined) throw new Error("scale: no runner process under the spawn host");
   await settle();
   const brain0 = rssOf("self");
   const runner0 = rssOf(runner);
