@@ -4,6 +4,7 @@
 import { spawn } from "node:child_process";
 import { tailOf } from "../../core/redact.js";
 import { LineSplitter } from "../../protocol/ndjson.js";
+import { PendingChild } from "../process/pending-child.js";
 import type { RunnerChild, Spawner } from "../process/spawner.js";
 
 const STDERR_TAIL_BYTES = 8 * 1024;
@@ -36,11 +37,8 @@ export interface ExitInfo {
 
 export class CliProcess {
   readonly exited: Promise<ExitInfo>;
-  /** Undefined while a spawn host starts it: writes wait in `early`, a signal in `killWith`. */
-  private child: RunnerChild | undefined;
-  private early: string[] = [];
-  private ended = false;
-  private killWith: NodeJS.Signals | undefined;
+  /** Writes and signals given while a spawn host starts it are held there until it runs. */
+  private readonly pending: PendingChild;
   private tail = "";
   private exit: ExitInfo | undefined;
   private stopping = false;
@@ -59,17 +57,18 @@ export class CliProcess {
     });
     // Its own process group, so a kill reaches the launcher, the CLI and the tools the CLI started.
     const options = { cwd: spec.cwd, env: spec.env, detached: true };
-    if (spec.spawner) {
-      spec.spawner.start({ command: command!, args, ...options }).then(
-        (child) => this.adopt(child, settle),
-        (error: Error) => settle({ code: null, signal: null, error }),
-      );
-    } else this.adopt(spawn(command!, args, { ...options, stdio: ["pipe", "pipe", "pipe"] }), settle);
+    const start = spec.spawner
+      ? spec.spawner.start({ command: command!, args, ...options })
+      : spawn(command!, args, { ...options, stdio: ["pipe", "pipe", "pipe"] });
+    this.pending = new PendingChild({
+      group: true,
+      onStart: (child) => this.listen(child, settle),
+      onError: (error) => settle({ code: null, signal: null, error }),
+    });
+    this.pending.start(start);
   }
 
-  private adopt(child: RunnerChild, settle: (exit: ExitInfo) => void): void {
-    this.child = child;
-    child.stdin.on("error", () => {}); // a closed pipe shows up as the exit below
+  private listen(child: RunnerChild, settle: (exit: ExitInfo) => void): void {
     const splitter = new LineSplitter((line) => this.spec.onLine?.(line), MAX_CLI_LINE);
     child.stdout.on("data", (chunk: Buffer) => {
       if (!this.spec.onLine) return;
@@ -85,14 +84,10 @@ export class CliProcess {
     });
     child.on("error", (error) => settle({ code: null, signal: null, error }));
     child.on("close", (code, signal) => settle({ code, signal }));
-    if (this.killWith) this.signal(this.killWith);
-    for (const text of this.early) child.stdin.write(text);
-    this.early = [];
-    if (this.ended) child.stdin.end();
   }
 
   get pid(): number | undefined {
-    return this.child?.pid;
+    return this.pending.child?.pid;
   }
 
   get alive(): boolean {
@@ -105,9 +100,7 @@ export class CliProcess {
   }
 
   write(text: string): void {
-    if (this.exit || this.ended) return;
-    if (!this.child) this.early.push(text);
-    else if (!this.child.stdin.destroyed) this.child.stdin.write(text);
+    if (!this.exit) this.pending.write(text);
   }
 
   stderrTail(max = 2000): string {
@@ -128,29 +121,14 @@ export class CliProcess {
 
   kill(signal: NodeJS.Signals = "SIGTERM"): void {
     this.stopping = true;
-    if (this.exit) return;
-    this.signal(signal);
-  }
-
-  private signal(signal: NodeJS.Signals): void {
-    const child = this.child;
-    if (!child) {
-      this.killWith = signal; // sent once it is started
-      return;
-    }
-    try {
-      if (child.pid !== undefined) process.kill(-child.pid, signal);
-    } catch {
-      child.kill(signal);
-    }
+    if (!this.exit) this.pending.signal(signal);
   }
 
   /** Closes stdin (most CLIs exit on EOF), then SIGTERM, then SIGKILL, each after `graceMs`. */
   async stop(graceMs = 3000): Promise<void> {
     this.stopping = true;
     if (this.exit) return;
-    this.ended = true;
-    this.child?.stdin.end();
+    this.pending.end();
     for (const signal of [undefined, "SIGTERM", "SIGKILL"] as const) {
       if (signal) this.kill(signal);
       if (await this.exitsWithin(graceMs)) return;

@@ -6,6 +6,7 @@ import { spawn } from "node:child_process";
 import { HarnessError } from "../../core/harness.js";
 import { tailOf } from "../../core/redact.js";
 import { findMissing } from "../process/command.js";
+import { PendingChild } from "../process/pending-child.js";
 import type { RunnerChild, Spawner } from "../process/spawner.js";
 
 const STDERR_TAIL_BYTES = 8 * 1024;
@@ -20,11 +21,8 @@ export interface HostCommand {
 }
 
 export class HostProcess {
-  /** Undefined while the spawn host starts it: writes wait in `early`, a kill in `killWith`. */
-  private child: RunnerChild | undefined;
-  private early: string[] = [];
-  private ended = false;
-  private killWith: NodeJS.Signals | undefined;
+  /** Writes and signals given while the spawn host starts it are held there until it runs. */
+  private readonly pending: PendingChild;
   private readonly readers: ((chunk: Buffer) => void)[] = [];
   private stderrTail = "";
   private exitReason: string | undefined;
@@ -49,24 +47,22 @@ export class HostProcess {
     });
     const couldNot = (err: Error) => settle(`could not start "${spec.command}": ${err.message}`);
     const options = { cwd: spec.cwd, env: spec.env };
-    if (spawner) {
-      spawner
-        .start({ command: spec.command, args: spec.args, ...options, detached: false })
-        .then((child) => this.adopt(child, settle, couldNot), couldNot);
-    } else {
-      const child = spawn(spec.command, spec.args, { ...options, stdio: ["pipe", "pipe", "pipe"] });
-      this.adopt(child, settle, couldNot);
-    }
+    const start = spawner
+      ? spawner.start({ command: spec.command, args: spec.args, ...options, detached: false })
+      : spawn(spec.command, spec.args, { ...options, stdio: ["pipe", "pipe", "pipe"] });
+    this.pending = new PendingChild({
+      group: false,
+      onStart: (child) => this.listen(child, settle, couldNot),
+      onError: couldNot,
+    });
+    this.pending.start(start);
   }
 
-  private adopt(child: RunnerChild, settle: (reason: string) => void, couldNot: (err: Error) => void): void {
-    this.child = child;
+  private listen(child: RunnerChild, settle: (reason: string) => void, couldNot: (err: Error) => void): void {
     child.stderr.on("data", (chunk: Buffer) => {
       this.stderrTail = tailOf(this.stderrTail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
     });
     for (const reader of this.readers) child.stdout.on("data", reader);
-    // EPIPE after the host died: the exit below reports it, with its stderr.
-    child.stdin.on("error", () => {});
     child.on("error", couldNot);
     // "close": stdout and stderr are drained by then, so no last line is lost.
     child.on("close", (code, signal) =>
@@ -76,14 +72,10 @@ export class HostProcess {
           : `extension host for ${this.spec.name} exited with code ${code}`,
       ),
     );
-    if (this.killWith) child.kill(this.killWith);
-    for (const text of this.early) child.stdin.write(text);
-    this.early = [];
-    if (this.ended) child.stdin.end();
   }
 
   get pid(): number | undefined {
-    return this.child?.pid;
+    return this.pending.child?.pid;
   }
 
   get alive(): boolean {
@@ -92,15 +84,13 @@ export class HostProcess {
 
   /** Writes to its stdin (once it runs). */
   write(text: string): void {
-    if (!this.alive || this.ended) return;
-    if (this.child) this.child.stdin.write(text);
-    else this.early.push(text);
+    if (this.alive) this.pending.write(text);
   }
 
   /** Reads its stdout (from its start). */
   onStdout(reader: (chunk: Buffer) => void): void {
     this.readers.push(reader);
-    this.child?.stdout.on("data", reader);
+    this.pending.child?.stdout.on("data", reader);
   }
 
   /** `reason` with the last of the host's stderr, for an error message a user can act on. */
@@ -112,21 +102,15 @@ export class HostProcess {
   /** Closes stdin, then SIGTERM, then SIGKILL, each after `graceMs`. */
   async stop(graceMs = 2000): Promise<void> {
     if (!this.alive) return;
-    this.ended = true;
-    this.child?.stdin.end();
-    const term = setTimeout(() => this.signal("SIGTERM"), graceMs);
-    const kill = setTimeout(() => this.signal("SIGKILL"), graceMs * 2);
+    this.pending.end();
+    const term = setTimeout(() => this.pending.signal("SIGTERM"), graceMs);
+    const kill = setTimeout(() => this.pending.signal("SIGKILL"), graceMs * 2);
     await this.exited;
     clearTimeout(term);
     clearTimeout(kill);
   }
 
   kill(): void {
-    if (this.alive) this.signal("SIGKILL");
-  }
-
-  private signal(signal: NodeJS.Signals): void {
-    if (this.child) this.child.kill(signal);
-    else this.killWith ??= signal; // sent once it is started
+    if (this.alive) this.pending.signal("SIGKILL");
   }
 }

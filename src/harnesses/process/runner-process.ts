@@ -7,6 +7,7 @@ import { RunnerFrameReader } from "../../protocol/frame-reader.js";
 import { ProtocolError } from "../../protocol/frames.js";
 import { encodeFrame, FramingError } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame, RunnerToBrainFrame } from "../../protocol/runner.js";
+import { PendingChild } from "./pending-child.js";
 import { Semaphore } from "./semaphore.js";
 import type { RunnerChild } from "./spawner.js";
 import { type RunnerLaunch, spawnRunner } from "./started-runner.js";
@@ -34,10 +35,8 @@ export interface AttachmentSink {
 
 export class RunnerProcess {
   readonly toolCalls = new Semaphore(MAX_TOOL_CALLS_IN_FLIGHT);
-  /** Undefined while a spawn host starts it (see Spawner): frames wait in `early`, a kill in `killWith`. */
-  private child: RunnerChild | undefined;
-  private early: Buffer[] = [];
-  private killWith: NodeJS.Signals | undefined;
+  /** Frames sent and signals given while a spawn host starts it (see Spawner) are held there until it runs. */
+  private readonly pending: PendingChild;
   private held = true;
   private readonly sinks = new Map<string, AttachmentSink>();
   private stderrTail = "";
@@ -61,22 +60,27 @@ export class RunnerProcess {
     readonly spec: RunnerCommand,
     child?: RunnerChild | Promise<RunnerChild>,
   ) {
-    let started: (child: RunnerChild) => void = () => {};
-    let failed: (err: Error) => void = () => {};
+    let exited: () => void = () => {};
     this.exited = new Promise((resolve) => {
-      started = (child) => this.adopt(child, resolve);
-      failed = (err) => {
-        this.fail(`could not start "${spec.command}": ${err.message}`);
-        resolve();
-      };
+      exited = resolve;
     });
-    const given = child ?? spawnRunner(spec);
-    if ("then" in given) given.then(started, failed);
-    else started(given);
+    const couldNot = (err: Error) => {
+      this.fail(`could not start "${spec.command}": ${err.message}`);
+      exited();
+    };
+    this.pending = new PendingChild({
+      group: true,
+      onStart: (started) => this.listen(started, exited, couldNot),
+      onError: couldNot,
+    });
+    this.pending.start(child ?? spawnRunner(spec));
   }
 
-  private adopt(child: RunnerChild, exited: () => void): void {
-    this.child = child;
+  private get child(): RunnerChild | undefined {
+    return this.pending.child;
+  }
+
+  private listen(child: RunnerChild, exited: () => void, couldNot: (err: Error) => void): void {
     child.stdout.on("data", (chunk: Buffer) => {
       if (this.fatal) return;
       try {
@@ -95,12 +99,7 @@ export class RunnerProcess {
     child.stderr.on("data", (chunk: Buffer) => {
       this.stderrTail = tailOf(this.stderrTail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
     });
-    // EPIPE after the child died: the exit handler reports it with the stderr tail.
-    child.stdin.on("error", () => {});
-    child.on("error", (err) => {
-      this.fail(`could not start "${this.spec.command}": ${err.message}`);
-      exited();
-    });
+    child.on("error", couldNot);
     // "close", not "exit": by then stdout and stderr are drained, so no frame or stderr line is lost.
     child.on("close", (code, signal) => {
       // The runner is gone; whatever it started in its group goes with it.
@@ -110,10 +109,6 @@ export class RunnerProcess {
       exited();
     });
     this.hold(this.held);
-    if (this.killWith) this.signalGroup(this.killWith);
-    else if (this.fatal) this.signalGroup("SIGKILL");
-    else for (const bytes of this.early) child.stdin.write(bytes);
-    this.early = [];
   }
 
   get pid(): number | undefined {
@@ -144,10 +139,7 @@ export class RunnerProcess {
   send(frame: BrainToRunnerFrame): void {
     const bytes = encodeFrame(frame);
     if (this.fatal) return;
-    if (!this.child) {
-      this.early.push(bytes);
-      return;
-    }
+    if (!this.child) return this.pending.write(bytes); // held until it runs
     // While other tool calls are open, the answers that one commit let through are written in the same tick: held
     // (cork) until the tick ends, they leave in one writev(2) instead of one write(2) each, and the runner wakes
     // once for them (a write to the pipe costs tens of µs, as much as the rest of a call's handling). The answer
@@ -157,7 +149,7 @@ export class RunnerProcess {
       this.child.stdin.cork();
       process.nextTick(this.uncork);
     }
-    this.child.stdin.write(bytes);
+    this.pending.write(bytes);
   }
 
   private readonly uncork = () => {
@@ -177,8 +169,8 @@ export class RunnerProcess {
       await this.exited;
       return;
     }
-    if (this.child.exitCode === null && this.child.signalCode === null) {
-      this.child.stdin.end();
+    if (this.pending.running) {
+      this.pending.end();
       const escalate = setTimeout(() => this.signalGroup("SIGTERM"), graceMs);
       const kill = setTimeout(() => this.signalGroup("SIGKILL"), graceMs * 2);
       await this.exited;
@@ -195,8 +187,7 @@ export class RunnerProcess {
   async destroy(): Promise<void> {
     // An unreferenced (spare) process would let Node exit before its exit is seen, mid-await (exit code 13).
     this.hold(true);
-    if (!this.child || (this.child.exitCode === null && this.child.signalCode === null))
-      this.signalGroup("SIGKILL");
+    if (this.pending.running) this.signalGroup("SIGKILL");
     await this.exited;
   }
 
@@ -219,18 +210,7 @@ export class RunnerProcess {
 
   /** Signals the runner's whole process group (the runner and everything it started). */
   private signalGroup(signal: NodeJS.Signals): void {
-    if (!this.child) {
-      this.killWith ??= signal; // sent once it is started
-      return;
-    }
-    const pid = this.child.pid;
-    if (pid === undefined) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      // No group left (all exited), or no process groups here (Windows): the runner alone.
-      if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
-    }
+    this.pending.signal(signal);
   }
 
   private onLine(line: string): void {
@@ -264,7 +244,7 @@ export class RunnerProcess {
     if (this.fatal) return;
     this.fatal = reason;
     // A runner that broke the protocol is not trusted with another frame.
-    if (!this.child || this.child.exitCode === null) this.signalGroup("SIGKILL");
+    if (this.pending.running) this.signalGroup("SIGKILL");
     const message = this.describe(reason);
     for (const sink of this.sinks.values()) sink.onFatal(message);
   }

@@ -1,0 +1,80 @@
+// A child process that a spawn host may still be starting (see Spawner). Its owner (RunnerProcess, CliProcess,
+// HostProcess) can write to it, end its stdin and signal it from the moment it is asked for; what comes before
+// the child exists is held and applied, in order, once it does: the signal, then the writes, then the end of
+// stdin. One copy of that bookkeeping, so the three owners cannot drift apart on it.
+import type { RunnerChild } from "./spawner.js";
+
+export interface PendingChildOptions {
+  /** Signals go to the child's process group (it was started detached), falling back to the child alone. */
+  group: boolean;
+  /** The child is there: attach listeners. Runs before anything held is applied, so no output is missed. */
+  onStart(child: RunnerChild): void;
+  /** It could not be started (the spawn host's refusal, or a failed spawn). */
+  onError(err: Error): void;
+}
+
+export class PendingChild {
+  /** Undefined until started (or for good, when it could not be). */
+  child: RunnerChild | undefined;
+  private held: (string | Buffer)[] = [];
+  private ended = false;
+  private signalled: NodeJS.Signals | undefined;
+
+  constructor(private readonly options: PendingChildOptions) {}
+
+  /**
+   * Takes the child, or the promise of it. Apart from the constructor so that an owner can keep this object
+   * before `onStart` runs (it runs at once for a child already spawned).
+   */
+  start(start: RunnerChild | Promise<RunnerChild>): void {
+    if ("then" in start) start.then((child) => this.adopt(child), this.options.onError);
+    else this.adopt(start);
+  }
+
+  private adopt(child: RunnerChild): void {
+    this.child = child;
+    // EPIPE after the child died: its owner reports the exit itself, with the stderr tail.
+    child.stdin.on("error", () => {});
+    this.options.onStart(child);
+    if (this.signalled) this.signal(this.signalled);
+    for (const data of this.held) child.stdin.write(data);
+    this.held = [];
+    if (this.ended) child.stdin.end();
+  }
+
+  /** Whether it has not exited (true while it is being started). */
+  get running(): boolean {
+    return !this.child || (this.child.exitCode === null && this.child.signalCode === null);
+  }
+
+  write(data: string | Buffer): void {
+    if (this.ended) return;
+    if (!this.child) this.held.push(data);
+    else if (!this.child.stdin.destroyed) this.child.stdin.write(data);
+  }
+
+  /** Closes its stdin after what was written. */
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.child?.stdin.end();
+  }
+
+  /** Sends `signal` now, or once it is started (a SIGKILL held replaces any gentler one). */
+  signal(signal: NodeJS.Signals): void {
+    const child = this.child;
+    if (!child) {
+      if (signal === "SIGKILL" || !this.signalled) this.signalled = signal;
+      return;
+    }
+    if (this.options.group && child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, signal);
+        return;
+      } catch {
+        // No group left (all exited), or no process groups here (Windows): the child alone.
+      }
+    }
+    if (this.running) child.kill(signal);
+  }
+}
