@@ -4,6 +4,10 @@
 // run.ts) resolves the harness as always and its factory takes this child only when it would spawn exactly the
 // same launch; otherwise the child is killed and the run goes on as if it had never been started. Anything
 // unexpected here means no early start, never an error: the validated path reports mistakes.
+//
+// Forked from this process itself, not from a spawn host (spawner.ts): this early, the process has loaded next
+// to nothing, so a fork copies few page tables and leaves few pages to fault, while a host would first cost a
+// Node start of its own, the very start this step exists to overlap.
 import { existsSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
