@@ -12,6 +12,7 @@ import { FsSessionStore } from "../src/store/fs/index.js";
 import { type FakeProvider, startFakeProvider } from "../src/testing/fake-provider/index.js";
 import { BuiltinTools } from "../src/tools/builtin.js";
 import { ToolRouter } from "../src/tools/router.js";
+import { completeTurn } from "./lib/brain.js";
 import { makeTemp, removeTemp } from "./lib/cleanup.js";
 import { type BenchRow, interleave, log, type Sample, timed, timeRow } from "./lib/measure.js";
 import { median } from "./lib/stats.js";
@@ -113,10 +114,7 @@ export async function apiTurnBench(opts: BenchOptions): Promise<BenchRow[]> {
       const b = brainOn(fake, home);
       try {
         const session = await b.create({ harness: "api", config });
-        const turn = async (text: string) => {
-          const outcome = await (await session.prompt(text)).settled;
-          if (outcome.status !== "completed") throw new Error(`api-turn: a turn ended ${outcome.status}`);
-        };
+        const turn = (text: string) => completeTurn(session, text, "api-turn");
         await each(prompts.slice(0, WARM), turn);
         const { foreign, result } = await timed(() => each(prompts.slice(WARM), turn));
         return { value: median(result), foreign };

@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { Brain } from "../src/core/brain.js";
 import { HarnessRegistry } from "../src/core/registry.js";
 import { ClaudeCodeFactory } from "../src/harnesses/claude-code/factory.js";
+import { STREAM_JSON_ARGS } from "../src/harnesses/claude-code/harness.js";
 import { ClaudeStreamParser } from "../src/harnesses/claude-code/parser.js";
 import { CliProcess } from "../src/harnesses/cli/child.js";
 import { cliEnvironment } from "../src/harnesses/cli/environment.js";
@@ -146,21 +147,7 @@ async function parserRows(opts: BenchOptions): Promise<BenchRow[]> {
 const TURN_PROMPT = "NOTOOL say hello";
 
 function claudeArgs(sessionId: string): string[] {
-  return [
-    "-p",
-    "--input-format",
-    "stream-json",
-    "--output-format",
-    "stream-json",
-    "--verbose",
-    "--include-partial-messages",
-    "--permission-prompt-tool",
-    "stdio",
-    "--session-id",
-    sessionId,
-    "--model",
-    "fake-model",
-  ];
+  return [...STREAM_JSON_ARGS, "--session-id", sessionId, "--model", "fake-model"];
 }
 
 /** `claude -p` stream-json with nothing in between: a user line in, lines read until `result`. */

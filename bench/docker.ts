@@ -23,34 +23,10 @@ import { dockerSandboxed } from "../src/testing/docker-sandbox.js";
 import { shellAgent, startFakeProvider } from "../src/testing/fake-provider/index.js";
 import { BuiltinTools } from "../src/tools/builtin.js";
 import { ToolRouter } from "../src/tools/router.js";
-import { makeTemp, removeTemp, withTimeout } from "./lib/cleanup.js";
+import { completeTurn, firstDelta } from "./lib/brain.js";
+import { makeTemp, removeTemp } from "./lib/cleanup.js";
 import { type BenchRow, interleave, log, type Sample, timed, timeRow } from "./lib/measure.js";
 import type { BenchOptions } from "./options.js";
-
-/** Prompts and resolves at the first assistant.delta the log delivers; the turn is then let settle. */
-async function firstDelta(session: Session, text: string): Promise<void> {
-  let seen: () => void = () => {};
-  const delta = new Promise<void>((resolve) => {
-    seen = resolve;
-  });
-  const unsubscribe = session.log.subscribe((batch) => {
-    if (batch.some((e) => e.type === "assistant.delta")) seen();
-  });
-  try {
-    const turn = await session.prompt(text);
-    await withTimeout(delta, 60_000, "first delta");
-    const outcome = await withTimeout(turn.settled, 60_000, "turn");
-    if (outcome.status !== "completed") throw new Error(`docker bench: turn ${outcome.status}`);
-  } finally {
-    unsubscribe();
-  }
-}
-
-async function settle(session: Session, text: string): Promise<void> {
-  const turn = await session.prompt(text);
-  const outcome = await withTimeout(turn.settled, 120_000, "turn");
-  if (outcome.status !== "completed") throw new Error(`docker bench: turn ${outcome.status}`);
-}
 
 const root = installDir();
 const run = promisify(execFile);
@@ -132,7 +108,7 @@ export async function dockerBench(opts: BenchOptions): Promise<BenchRow[]> {
         let session: Session | undefined;
         const { seconds, foreign } = await timed(async () => {
           session = await brain.create({ harness: "docker", config: docker });
-          await firstDelta(session, "hello");
+          await firstDelta(session, "hello", "docker bench");
         });
         await session?.close();
         return { value: seconds * 1000, foreign };
@@ -154,9 +130,11 @@ export async function dockerBench(opts: BenchOptions): Promise<BenchRow[]> {
         },
       },
     });
-    for (const s of [host, boxed, served]) await settle(s, "List the files here");
+    for (const s of [host, boxed, served]) await completeTurn(s, "List the files here", "docker bench");
     const turnOf = (session: Session) => async (): Promise<Sample> => {
-      const { seconds, foreign } = await timed(() => settle(session, "List the files here"));
+      const { seconds, foreign } = await timed(() =>
+        completeTurn(session, "List the files here", "docker bench"),
+      );
       return { value: seconds * 1000, foreign };
     };
     const turn = await interleave("pi-cli turn", opts.reps, {

@@ -12,7 +12,8 @@ import { FsSessionStore } from "../src/store/fs/index.js";
 import { startFakeProvider } from "../src/testing/fake-provider/index.js";
 import { BuiltinTools } from "../src/tools/builtin.js";
 import { ToolRouter } from "../src/tools/router.js";
-import { makeTemp, removeTemp, withTimeout } from "./lib/cleanup.js";
+import { firstDelta } from "./lib/brain.js";
+import { makeTemp, removeTemp } from "./lib/cleanup.js";
 import { processTicks } from "./lib/load.js";
 import { type BenchRow, interleave, log, type Sample, timed, timeRow } from "./lib/measure.js";
 import type { BenchOptions } from "./options.js";
@@ -49,25 +50,6 @@ async function settled(factory: ProcessFactory, store: FsSessionStore): Promise<
   }
 }
 
-/** Prompts and resolves at the first assistant.delta the log delivers; the turn is then let settle. */
-async function firstDelta(session: Session, text: string): Promise<void> {
-  let seen: () => void = () => {};
-  const delta = new Promise<void>((resolve) => {
-    seen = resolve;
-  });
-  const unsubscribe = session.log.subscribe((batch) => {
-    if (batch.some((e) => e.type === "assistant.delta")) seen();
-  });
-  try {
-    const turn = await session.prompt(text);
-    await withTimeout(delta, 60_000, "first delta");
-    const outcome = await withTimeout(turn.settled, 60_000, "turn");
-    if (outcome.status !== "completed") throw new Error(`first-delta: turn ${outcome.status}`);
-  } finally {
-    unsubscribe();
-  }
-}
-
 export async function firstDeltaBench(opts: BenchOptions): Promise<BenchRow[]> {
   const reps = opts.reps * 2;
   const fake = await startFakeProvider();
@@ -91,11 +73,11 @@ export async function firstDeltaBench(opts: BenchOptions): Promise<BenchRow[]> {
   log(`first-delta: new pi session vs warm one, ${reps} rounds`);
   try {
     const warm = await brain.create({ harness: "pi", config: { model: MODEL } });
-    for (let i = 0; i < 3; i++) await firstDelta(warm, "warm up");
+    for (let i = 0; i < 3; i++) await firstDelta(warm, "warm up", "first-delta");
     const samples = await interleave("first delta", reps, {
       warm: async (): Promise<Sample> => {
         await settled(factory, store);
-        const { seconds, foreign } = await timed(() => firstDelta(warm, "hello"));
+        const { seconds, foreign } = await timed(() => firstDelta(warm, "hello", "first-delta"));
         return { value: seconds * 1000, foreign };
       },
       cold: async (): Promise<Sample> => {
@@ -104,7 +86,7 @@ export async function firstDeltaBench(opts: BenchOptions): Promise<BenchRow[]> {
         let session: Session | undefined;
         const { seconds, foreign } = await timed(async () => {
           session = await brain.create({ harness: "pi", config: { model: MODEL } });
-          await firstDelta(session, "hello");
+          await firstDelta(session, "hello", "first-delta");
         });
         // The spare the new session took is no longer in the pool (the pool starts its replacement).
         const taken = spares.filter((pid) => !factory.sparePids().includes(pid)).length;

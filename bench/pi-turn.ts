@@ -15,6 +15,7 @@ import { FsSessionStore } from "../src/store/fs/index.js";
 import { type FakeProvider, startFakeProvider } from "../src/testing/fake-provider/index.js";
 import { BuiltinTools } from "../src/tools/builtin.js";
 import { ToolRouter } from "../src/tools/router.js";
+import { completeTurn } from "./lib/brain.js";
 import { makeTemp, removeTemp, spawnTracked, withTimeout } from "./lib/cleanup.js";
 import { type BenchRow, interleave, log, type Sample, timed, timeRow } from "./lib/measure.js";
 import { median } from "./lib/stats.js";
@@ -167,10 +168,7 @@ export async function piTurnBench(opts: BenchOptions): Promise<BenchRow[]> {
       });
       try {
         const session = await b.create({ harness: "pi", config: { model: MODEL } });
-        const turn = async (text: string) => {
-          const outcome = await (await session.prompt(text)).settled;
-          if (outcome.status !== "completed") throw new Error(`pi-turn: a turn ended ${outcome.status}`);
-        };
+        const turn = (text: string) => completeTurn(session, text, "pi-turn");
         for (const text of prompts.slice(0, WARM)) await turn(text);
         const { foreign, result } = await timed(() => each(prompts.slice(WARM), turn));
         return { value: median(result), foreign };

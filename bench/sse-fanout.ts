@@ -25,6 +25,7 @@ import { type BenchRow, interleave, log, rateRow, type Sample, timed, timeRow } 
 import { RawSseRelay } from "./lib/raw-sse.js";
 import { spawnViaHost } from "./lib/spawn.js";
 import type { BenchOptions } from "./options.js";
+import type { WatcherConfig } from "./runners/sse-watchers.js";
 
 export const runnerPath = () => fileURLToPath(new URL("./runners/stamp-runner.js", import.meta.url));
 const watchersPath = () => fileURLToPath(new URL("./runners/sse-watchers.js", import.meta.url));
@@ -39,16 +40,7 @@ interface WatchResult {
 }
 
 /** Starts the watchers process; resolves once every stream is open, with a promise of its report. */
-export async function startWatchers(config: {
-  url: string;
-  urls?: string[];
-  afters?: number[];
-  token?: string;
-  watchers: number;
-  paused: number;
-  after: number;
-  record: boolean;
-}): Promise<{ result: Promise<WatchResult> }> {
+export async function startWatchers(config: WatcherConfig): Promise<{ result: Promise<WatchResult> }> {
   // From the spawn host: a fork here would fault every page the round's sides write next (bench/lib/spawn.ts).
   // In the bench's own session, as the watchers were when forked from it.
   const child = await spawnViaHost(process.execPath, [watchersPath(), JSON.stringify(config)], false);

@@ -111,3 +111,29 @@ export async function openBenchSession(home: string, warmup: string) {
     },
   };
 }
+
+/** Prompts and waits for the turn to settle; a turn that does not complete fails the bench, named by `bench`. */
+export async function completeTurn(session: Session, text: string, bench: string, timeoutMs = 120_000) {
+  const turn = await session.prompt(text);
+  const outcome = await withTimeout(turn.settled, timeoutMs, `${bench}: turn`);
+  if (outcome.status !== "completed") throw new Error(`${bench}: a turn ended ${outcome.status}`);
+}
+
+/** Prompts and resolves at the first assistant.delta the log delivers, once the turn has completed too. */
+export async function firstDelta(session: Session, text: string, bench: string): Promise<void> {
+  let seen: () => void = () => {};
+  const delta = new Promise<void>((resolve) => {
+    seen = resolve;
+  });
+  const unsubscribe = session.log.subscribe((batch) => {
+    if (batch.some((e) => e.type === "assistant.delta")) seen();
+  });
+  try {
+    const turn = await session.prompt(text);
+    await withTimeout(delta, 60_000, `${bench}: first delta`);
+    const outcome = await withTimeout(turn.settled, 60_000, `${bench}: turn`);
+    if (outcome.status !== "completed") throw new Error(`${bench}: a turn ended ${outcome.status}`);
+  } finally {
+    unsubscribe();
+  }
+}

@@ -11,19 +11,9 @@ import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { minimalEnvironment } from "../../src/harnesses/process/environment.js";
-import { encodeLine, LineSplitter } from "../../src/protocol/ndjson.js";
-import { LIKE_BRAIN_RUNNER, spawnTracked, withTimeout } from "./cleanup.js";
-import { groupCommit } from "./raw-sse.js";
-
-interface Frame {
-  attachment?: string;
-  id?: string;
-  turn?: string;
-  event?: string;
-  data?: unknown;
-  result?: unknown;
-}
+import { encodeLine } from "../../src/protocol/ndjson.js";
+import { withTimeout } from "./cleanup.js";
+import { type Frame, groupCommit, startRunner } from "./raw-sse.js";
 
 interface Stream {
   attachment: string;
@@ -46,13 +36,7 @@ export class RawSseHub {
   private clock = { ms: -1, iso: "" };
 
   constructor(runner: string, dir: string, count: number, durable = false) {
-    this.child = spawnTracked(process.execPath, [runner], {
-      ...LIKE_BRAIN_RUNNER,
-      stdio: ["pipe", "pipe", "inherit"],
-      env: minimalEnvironment(process.env),
-    });
-    const splitter = new LineSplitter((line) => this.line(JSON.parse(line) as Frame));
-    this.child.stdout!.on("data", (chunk: Buffer) => splitter.push(chunk));
+    this.child = startRunner(runner, (frame) => this.line(frame));
     this.streams = Array.from({ length: count }, (_, k) => {
       const stream: Stream = {
         attachment: randomUUID(),

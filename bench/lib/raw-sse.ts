@@ -7,6 +7,7 @@
 // each batch is written to a file and fdatasync'd, through libuv's thread pool as Brain's log does, before it
 // goes to the watchers; events that arrive meanwhile form the next batch (group commit). The floor of any
 // relay that keeps that promise on this disk.
+import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
@@ -15,12 +16,29 @@ import { minimalEnvironment } from "../../src/harnesses/process/environment.js";
 import { encodeLine, LineSplitter } from "../../src/protocol/ndjson.js";
 import { LIKE_BRAIN_RUNNER, spawnTracked, withTimeout } from "./cleanup.js";
 
-interface Frame {
+/** A runner's line as the raw baselines read it (no validation). */
+export interface Frame {
+  attachment?: string;
   id?: string;
   turn?: string;
   event?: string;
   data?: unknown;
   result?: unknown;
+}
+
+/**
+ * The runner as the SSE baselines start it: forked from the bench (once per bench), in a group of its own as
+ * Brain's runners are, its stdout split and JSON.parsed line by line into `onFrame`.
+ */
+export function startRunner(runner: string, onFrame: (frame: Frame) => void): ChildProcess {
+  const child = spawnTracked(process.execPath, [runner], {
+    ...LIKE_BRAIN_RUNNER,
+    stdio: ["pipe", "pipe", "inherit"],
+    env: minimalEnvironment(process.env),
+  });
+  const splitter = new LineSplitter((line) => onFrame(JSON.parse(line) as Frame));
+  child.stdout!.on("data", (chunk: Buffer) => splitter.push(chunk));
+  return child;
 }
 
 export class RawSseRelay {
@@ -39,13 +57,7 @@ export class RawSseRelay {
 
   constructor(runner: string, dir: string, durable = false) {
     if (durable) this.fd = fs.openSync(`${dir}/events.log`, "w");
-    this.child = spawnTracked(process.execPath, [runner], {
-      ...LIKE_BRAIN_RUNNER,
-      stdio: ["pipe", "pipe", "inherit"],
-      env: minimalEnvironment(process.env),
-    });
-    const splitter = new LineSplitter((line) => this.line(JSON.parse(line) as Frame));
-    this.child.stdout!.on("data", (chunk: Buffer) => splitter.push(chunk));
+    this.child = startRunner(runner, (frame) => this.line(frame));
     this.send("open", { session_id: "raw", dir, config: {}, tools: [], provider: {} });
   }
 

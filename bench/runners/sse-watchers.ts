@@ -7,7 +7,8 @@
 // With `urls` (and `afters`, one Last-Event-ID each), W watchers open on every one of those streams instead.
 import http from "node:http";
 
-interface Config {
+/** What the parent passes (argv[2], as JSON). */
+export interface WatcherConfig {
   url: string;
   urls?: string[];
   afters?: number[];
@@ -19,7 +20,7 @@ interface Config {
   record: boolean;
 }
 
-const config = JSON.parse(process.argv[2] ?? "{}") as Config;
+const config = JSON.parse(process.argv[2] ?? "{}") as WatcherConfig;
 const urls = config.urls ?? [config.url];
 const streams = urls.length;
 const agent = new http.Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });

@@ -25,6 +25,22 @@ export const STATE_FILE = "claude-code.json";
 /** CLAUDE_CONFIG_DIR, relative to the native dir. */
 export const CONFIG_DIR = "claude";
 
+/**
+ * `claude -p` as a stream-json peer: user lines in, every event out (partial messages included), permission
+ * prompts asked over stdio. Shared with the bench's bare-claude baseline, so both run the same CLI mode.
+ */
+export const STREAM_JSON_ARGS: readonly string[] = [
+  "-p",
+  "--input-format",
+  "stream-json",
+  "--output-format",
+  "stream-json",
+  "--verbose",
+  "--include-partial-messages",
+  "--permission-prompt-tool",
+  "stdio",
+];
+
 interface ClaudeState {
   session_id: string;
 }
@@ -68,15 +84,7 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
     const configDir = join(this.options.dir, CONFIG_DIR);
     const resume = placeTranscript(configDir, this.ctx.cwd, this.state.session_id);
     const args = [
-      "-p",
-      "--input-format",
-      "stream-json",
-      "--output-format",
-      "stream-json",
-      "--verbose",
-      "--include-partial-messages",
-      "--permission-prompt-tool",
-      "stdio",
+      ...STREAM_JSON_ARGS,
       resume ? "--resume" : "--session-id",
       this.state.session_id,
       ...extraArgs,
