@@ -52,11 +52,7 @@ export async function relayBench(opts: BenchOptions): Promise<BenchRow[]> {
     }
   };
 
-  for (let i = 0; i < WARM_ROUNDS; i++) {
-    await baseline();
-    await subject();
-  }
-  const samples = await interleave("relay", opts.reps, { baseline, subject });
+  const samples = await interleave("relay", opts.reps, { baseline, subject }, WARM_ROUNDS);
   return [
     rateRow(
       {

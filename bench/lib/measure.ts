@@ -58,15 +58,20 @@ export function log(message: string): void {
 
 /**
  * Runs `reps` rounds of every side, in the given order on even rounds and reversed on odd ones, so no side
- * always runs first (after the same neighbour).
+ * always runs first (after the same neighbour). `warmRounds` untimed rounds of every side come first (their rep
+ * is negative): for a bench that runs code the process has not run before, whose first rounds measure the JIT.
  */
 export async function interleave<K extends string>(
   label: string,
   reps: number,
   sides: Record<K, (rep: number) => Promise<Sample>>,
+  warmRounds = 0,
 ): Promise<Record<K, Sample[]>> {
   const keys = Object.keys(sides) as K[];
   const out = Object.fromEntries(keys.map((k) => [k, [] as Sample[]])) as Record<K, Sample[]>;
+  for (let round = 0; round < warmRounds; round++) {
+    for (const side of keys) await sides[side](-1 - round);
+  }
   for (let rep = 0; rep < reps; rep++) {
     const order = rep % 2 === 0 ? keys : [...keys].reverse();
     for (const side of order) {
