@@ -82,7 +82,6 @@ export class CliProcess {
     child.stderr.on("data", (chunk: Buffer) => {
       this.tail = tailOf(this.tail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
     });
-    child.on("error", (error) => settle({ code: null, signal: null, error }));
     child.on("close", (code, signal) => settle({ code, signal }));
   }
 

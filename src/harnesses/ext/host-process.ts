@@ -52,18 +52,17 @@ export class HostProcess {
       : spawn(spec.command, spec.args, { ...options, stdio: ["pipe", "pipe", "pipe"] });
     this.pending = new PendingChild({
       group: false,
-      onStart: (child) => this.listen(child, settle, couldNot),
+      onStart: (child) => this.listen(child, settle),
       onError: couldNot,
     });
     this.pending.start(start);
   }
 
-  private listen(child: RunnerChild, settle: (reason: string) => void, couldNot: (err: Error) => void): void {
+  private listen(child: RunnerChild, settle: (reason: string) => void): void {
     child.stderr.on("data", (chunk: Buffer) => {
       this.stderrTail = tailOf(this.stderrTail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
     });
     for (const reader of this.readers) child.stdout.on("data", reader);
-    child.on("error", couldNot);
     // "close": stdout and stderr are drained by then, so no last line is lost.
     child.on("close", (code, signal) =>
       settle(

@@ -27,23 +27,28 @@ function later(command: string, args: string[]) {
   return { start, release: () => release() };
 }
 
-function output(child: RunnerChild): Promise<string> {
-  let text = "";
-  child.stdout.on("data", (chunk: Buffer) => {
-    text += chunk.toString("utf8");
+/** A PendingChild that collects its child's stdout: `output()` is all of it once the child has closed. */
+function collecting(group: boolean) {
+  let out: Promise<string> = Promise.reject(new Error("never started"));
+  out.catch(() => {});
+  const pending = new PendingChild({
+    group,
+    onStart: (child) => {
+      let text = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        text += chunk.toString("utf8");
+      });
+      out = new Promise((resolve) => child.on("close", () => resolve(text)));
+    },
+    onError: () => {},
   });
-  return new Promise((resolve) => child.on("close", () => resolve(text)));
+  return { pending, output: () => out };
 }
 
 describe("PendingChild", () => {
   it("writes what was written before the start, in order, then ends stdin", async () => {
     const { start, release } = later("cat", []);
-    let out: Promise<string> | undefined;
-    const pending = new PendingChild({
-      group: true,
-      onStart: (c) => (out = output(c)),
-      onError: () => {},
-    });
+    const { pending, output } = collecting(true);
     pending.start(start);
     pending.write("one ");
     pending.write(Buffer.from("two "));
@@ -53,7 +58,7 @@ describe("PendingChild", () => {
     expect(pending.running).toBe(true);
     release();
     // cat exits only at EOF on stdin, so this resolves only because the held end was applied after the writes.
-    expect(await start.then(() => out)).toBe("one two ");
+    expect(await start.then(output)).toBe("one two ");
     expect(pending.running).toBe(false);
   });
 
@@ -87,16 +92,11 @@ describe("PendingChild", () => {
   it("adopts a child that is already running at once, listeners before anything is applied", async () => {
     const child = spawn("cat", [], { stdio: ["pipe", "pipe", "pipe"] });
     children.push(child);
-    let out: Promise<string> | undefined;
-    const pending = new PendingChild({
-      group: false,
-      onStart: (c) => (out = output(c)),
-      onError: () => {},
-    });
+    const { pending, output } = collecting(false);
     pending.start(child);
     expect(pending.child).toBe(child);
     pending.write("now");
     pending.end();
-    expect(await out).toBe("now");
+    expect(await output()).toBe("now");
   });
 });

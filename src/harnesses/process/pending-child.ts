@@ -9,7 +9,7 @@ export interface PendingChildOptions {
   group: boolean;
   /** The child is there: attach listeners. Runs before anything held is applied, so no output is missed. */
   onStart(child: RunnerChild): void;
-  /** It could not be started (the spawn host's refusal, or a failed spawn). */
+  /** It could not be started: the spawn host's refusal, or the child's own "error" (a failed spawn). */
   onError(err: Error): void;
 }
 
@@ -35,6 +35,7 @@ export class PendingChild {
     this.child = child;
     // EPIPE after the child died: its owner reports the exit itself, with the stderr tail.
     child.stdin.on("error", () => {});
+    child.on("error", this.options.onError);
     this.options.onStart(child);
     if (this.signalled) this.signal(this.signalled);
     for (const data of this.held) child.stdin.write(data);

@@ -70,7 +70,7 @@ export class RunnerProcess {
     };
     this.pending = new PendingChild({
       group: true,
-      onStart: (started) => this.listen(started, exited, couldNot),
+      onStart: (started) => this.listen(started, exited),
       onError: couldNot,
     });
     this.pending.start(child ?? spawnRunner(spec));
@@ -80,7 +80,7 @@ export class RunnerProcess {
     return this.pending.child;
   }
 
-  private listen(child: RunnerChild, exited: () => void, couldNot: (err: Error) => void): void {
+  private listen(child: RunnerChild, exited: () => void): void {
     child.stdout.on("data", (chunk: Buffer) => {
       if (this.fatal) return;
       try {
@@ -99,7 +99,6 @@ export class RunnerProcess {
     child.stderr.on("data", (chunk: Buffer) => {
       this.stderrTail = tailOf(this.stderrTail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
     });
-    child.on("error", couldNot);
     // "close", not "exit": by then stdout and stderr are drained, so no frame or stderr line is lost.
     child.on("close", (code, signal) => {
       // The runner is gone; whatever it started in its group goes with it.
@@ -139,12 +138,11 @@ export class RunnerProcess {
   send(frame: BrainToRunnerFrame): void {
     const bytes = encodeFrame(frame);
     if (this.fatal) return;
-    if (!this.child) return this.pending.write(bytes); // held until it runs
     // While other tool calls are open, the answers that one commit let through are written in the same tick: held
     // (cork) until the tick ends, they leave in one writev(2) instead of one write(2) each, and the runner wakes
     // once for them (a write to the pipe costs tens of µs, as much as the rest of a call's handling). The answer
     // to the only open call goes at once: nothing else would share its write.
-    if (!this.corked && this.openCalls > 1) {
+    if (this.child && !this.corked && this.openCalls > 1) {
       this.corked = true;
       this.child.stdin.cork();
       process.nextTick(this.uncork);

@@ -2,6 +2,7 @@
 // host's (brain_error), a session written by another owner is `locked`, a bad id is the caller's.
 import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 import { BrainError } from "../../core/errors.js";
+import { sleep } from "../../core/sleep.js";
 
 export class NatsStoreError extends BrainError {
   override name = "NatsStoreError";
@@ -50,4 +51,26 @@ export function fenced(session: string, why: string): NatsStoreError {
 export function natsFailure(what: string, err: unknown): NatsStoreError {
   if (err instanceof BrainError) return err as NatsStoreError;
   return new NatsStoreError("brain_error", `${what}: NATS: ${errorMessage(err)}`, { cause: err });
+}
+
+/**
+ * Runs `request` until it succeeds, again after a back-off (50 ms doubling up to 1 s) while `retryable` says its
+ * failure is worth another try, for up to `budgetMs`: a NATS cluster between leaders answers within seconds.
+ * A failure not retried, or the last one, is thrown as `giveUp(err, tries)` makes it.
+ */
+export async function retrying<T>(
+  budgetMs: number,
+  request: () => Promise<T>,
+  retryable: (err: unknown) => boolean,
+  giveUp: (err: unknown, tries: number) => Error,
+): Promise<T> {
+  const deadline = Date.now() + budgetMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await request();
+    } catch (err) {
+      if (!retryable(err) || Date.now() >= deadline) throw giveUp(err, attempt + 1);
+      await sleep(Math.min(1000, 50 * 2 ** attempt));
+    }
+  }
 }

@@ -5,10 +5,16 @@
 // only once JetStream has acknowledged them.
 import { randomUUID } from "node:crypto";
 import { type EventLog, LogSubscribers } from "../../core/event-log.js";
-import { sleep } from "../../core/sleep.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import type { NatsContext } from "./context.js";
-import { errorMessage, fenced, isWrongLastSequence, NatsStoreError, natsFailure } from "./errors.js";
+import {
+  errorMessage,
+  fenced,
+  isWrongLastSequence,
+  NatsStoreError,
+  natsFailure,
+  retrying,
+} from "./errors.js";
 import { batchHeaders, encodeBatch, LogReader, type MessageRef, WRITER } from "./log-read.js";
 
 /** What an append may find: a lease this open holds (src/store/nats/lease.ts), checked before each commit. */
@@ -210,10 +216,9 @@ export class NatsEventLog implements EventLog {
     const last = chunk[chunk.length - 1]!.seq;
     const subject = this.ctx.subject(this.session);
     const body = encodeBatch(chunk);
-    const deadline = Date.now() + this.ctx.publishRetryMs;
-    for (let attempt = 0; ; attempt++) {
+    const attempt = async () => {
       try {
-        const ack = await this.ctx.js.publish(subject, body, {
+        return await this.ctx.js.publish(subject, body, {
           // The incarnation (the record's creation) keeps a session deleted and made again with its id from
           // being taken for a repeat of its predecessor's messages within the dedup window.
           msgID: `${this.session}:${first}${this.incarnation ? `@${this.incarnation}` : ""}`,
@@ -221,20 +226,25 @@ export class NatsEventLog implements EventLog {
           headers: batchHeaders(first, last, this.writer),
           timeout: 5000,
         });
-        if (ack.duplicate) await this.checkOwnDuplicate(ack.seq, first);
-        this.tailRef = { streamSeq: ack.seq, first, last };
-        return;
       } catch (err) {
         if (isWrongLastSequence(err))
           throw fenced(this.session, "its log has events this node did not write");
-        if (err instanceof NatsStoreError) throw err;
-        if (Date.now() >= deadline) {
-          this.uncertain = true;
-          throw natsFailure(`${this.where}: append failed after ${attempt + 1} tries`, err);
-        }
-        await sleep(Math.min(1000, 50 * 2 ** attempt));
+        throw err;
       }
-    }
+    };
+    // A fence (NatsStoreError) is an answer; anything else may be the cluster between leaders.
+    const ack = await retrying(
+      this.ctx.publishRetryMs,
+      attempt,
+      (err) => !(err instanceof NatsStoreError),
+      (err, tries) => {
+        if (err instanceof NatsStoreError) return err;
+        this.uncertain = true;
+        return natsFailure(`${this.where}: append failed after ${tries} tries`, err);
+      },
+    );
+    if (ack.duplicate) await this.checkOwnDuplicate(ack.seq, first);
+    this.tailRef = { streamSeq: ack.seq, first, last };
   }
 
   /** A duplicate id is this writer's own retry, or another writer's message with the same seqs: a fence. */

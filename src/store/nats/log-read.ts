@@ -2,12 +2,11 @@
 // with dense seqs) on the session's subject; headers give its first and last seq, so a reader finds the
 // message holding seq N by bisecting the subject's stream sequences, without reading what lies before.
 
-import { setTimeout as sleep } from "node:timers/promises";
 import type { StoredMsg } from "@nats-io/jetstream";
 import { headers, type MsgHdrs } from "@nats-io/transport-node";
 import type { SessionEvent } from "../../protocol/events.js";
 import type { NatsContext } from "./context.js";
-import { errorMessage, isUnanswered, NatsStoreError, natsFailure } from "./errors.js";
+import { errorMessage, isUnanswered, NatsStoreError, natsFailure, retrying } from "./errors.js";
 
 export const FIRST = "Brain-First-Seq";
 export const LAST = "Brain-Last-Seq";
@@ -89,20 +88,14 @@ export class LogReader {
    * leader election (publishRetryMs): a read right after a node died or came back met the stream between
    * leaders and failed with a timeout, though nothing was lost.
    */
-  private async get(query: object): Promise<StoredMsg | null> {
-    const deadline = Date.now() + this.ctx.publishRetryMs;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.ctx.jsm.streams.getMessage(this.ctx.stream, query as never);
-      } catch (err) {
-        if (!isUnanswered(err) || Date.now() >= deadline)
-          throw natsFailure(
-            `${this.where}: read failed${attempt > 0 ? ` after ${attempt + 1} tries` : ""}`,
-            err,
-          );
-        await sleep(Math.min(1000, 50 * 2 ** attempt));
-      }
-    }
+  private get(query: object): Promise<StoredMsg | null> {
+    return retrying(
+      this.ctx.publishRetryMs,
+      () => this.ctx.jsm.streams.getMessage(this.ctx.stream, query as never),
+      isUnanswered,
+      (err, tries) =>
+        natsFailure(`${this.where}: read failed${tries > 1 ? ` after ${tries} tries` : ""}`, err),
+    );
   }
 
   /** The stream sequence of the first message holding an event with seq > after, or undefined. */
