@@ -17,8 +17,17 @@ import { BuiltinTools } from "../src/tools/builtin.js";
 import { ToolRouter } from "../src/tools/router.js";
 import { completeTurn } from "./lib/brain.js";
 import { makeTemp, removeTemp, spawnTracked, withTimeout } from "./lib/cleanup.js";
-import { type BenchRow, interleave, log, type Sample, timed, timeRow } from "./lib/measure.js";
-import { median } from "./lib/stats.js";
+import { type BenchRow, interleave, log, type Sample, timeRow } from "./lib/measure.js";
+import {
+  conversation,
+  DIRECT_BASELINE,
+  medianTurn,
+  recordRequests,
+  replayDirect,
+  replyToAll,
+  turnNotes,
+  WARM,
+} from "./lib/turns.js";
 import type { BenchOptions } from "./options.js";
 
 /** dist/bench → runners/pi/dist/main.js, the command Brain runs. */
@@ -28,10 +37,6 @@ export function piRunnerPath(): string {
 
 const KEY = "sk-bench-pi";
 const MODEL = "openai/fake-model";
-/** A reply of about 60 words in 16-character chunks: a short answer, streamed as a real one is. */
-const REPLY = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
-/** Turns in the sequence that warm the runner (first request, lazy provider import) and are not timed. */
-const WARM = 3;
 
 export function providerFor(fake: FakeProvider) {
   return { api_key: KEY, base_url: `${fake.url}/v1`, api: "openai-completions" };
@@ -90,66 +95,32 @@ export class PiStdio {
   }
 }
 
-interface Recorded {
-  path: string;
-  body: string;
-}
-
-/** Milliseconds per call of `fn` for each item, in order. */
-async function each<T>(items: T[], fn: (item: T) => Promise<unknown>): Promise<number[]> {
-  const ms: number[] = [];
-  for (const item of items) {
-    const t0 = process.hrtime.bigint();
-    await fn(item);
-    ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
-  }
-  return ms;
-}
-
 export async function piTurnBench(opts: BenchOptions): Promise<BenchRow[]> {
-  const turns = WARM + (opts.quick ? 20 : 40);
-  const prompts = Array.from({ length: turns }, (_, i) => `Turn ${i}: tell me about the number ${i}.`);
+  const prompts = conversation(opts.quick);
   const fake = await startFakeProvider({ apiKey: KEY });
-  fake.setFallback(() => ({ text: REPLY, chunkSize: 16 }));
-  log(`pi-turn: ${turns - WARM} timed turns per run (after ${WARM} warm-up turns), ${opts.reps} rounds`);
+  replyToAll(fake);
+  log(
+    `pi-turn: ${prompts.length - WARM} timed turns per run (after ${WARM} warm-up turns), ${opts.reps} rounds`,
+  );
   try {
     // The requests the runner sends for this prompt sequence, once, for the baseline to replay.
     const dir = await makeTemp("pi-record");
     const recorder = new PiStdio(process.execPath, [piRunnerPath()]);
-    try {
+    const recorded = await recordRequests(fake, prompts, "pi-turn", async () => {
       await recorder.open(dir, providerFor(fake));
-      fake.reset();
       for (const text of prompts) await recorder.prompt(text);
-    } finally {
+    }).finally(async () => {
       await recorder.close();
       await removeTemp(dir);
-    }
-    const recorded: Recorded[] = fake.requests.map((r) => ({ path: r.path, body: JSON.stringify(r.body) }));
-    if (recorded.length !== turns)
-      throw new Error(`pi-turn: ${recorded.length} requests recorded, ${turns} expected`);
-
-    const direct = async (): Promise<Sample> => {
-      const send = async (r: Recorded) => {
-        const res = await fetch(`${fake.url}${r.path}`, {
-          method: "POST",
-          headers: { "content-type": "application/json", authorization: `Bearer ${KEY}` },
-          body: r.body,
-        });
-        await res.text();
-      };
-      await each(recorded.slice(0, WARM), send);
-      const { foreign, result } = await timed(() => each(recorded.slice(WARM), send));
-      return { value: median(result), foreign };
-    };
+    });
+    const direct = replayDirect(fake, recorded, { authorization: `Bearer ${KEY}` });
 
     const runner = async (): Promise<Sample> => {
       const dir = await makeTemp("pi-runner");
       const pi = new PiStdio(process.execPath, [piRunnerPath()]);
       try {
         await pi.open(dir, providerFor(fake));
-        for (const text of prompts.slice(0, WARM)) await pi.prompt(text);
-        const { foreign, result } = await timed(() => each(prompts.slice(WARM), (text) => pi.prompt(text)));
-        return { value: median(result), foreign };
+        return await medianTurn(prompts, (text) => pi.prompt(text));
       } finally {
         await pi.close();
         await removeTemp(dir);
@@ -168,10 +139,7 @@ export async function piTurnBench(opts: BenchOptions): Promise<BenchRow[]> {
       });
       try {
         const session = await b.create({ harness: "pi", config: { model: MODEL } });
-        const turn = (text: string) => completeTurn(session, text, "pi-turn");
-        for (const text of prompts.slice(0, WARM)) await turn(text);
-        const { foreign, result } = await timed(() => each(prompts.slice(WARM), turn));
-        return { value: median(result), foreign };
+        return await medianTurn(prompts, (text) => completeTurn(session, text, "pi-turn"));
       } finally {
         await b.close();
         await removeTemp(home);
@@ -179,12 +147,8 @@ export async function piTurnBench(opts: BenchOptions): Promise<BenchRow[]> {
     };
 
     const samples = await interleave("pi-turn", opts.reps, { direct, runner, brain });
-    const notes = [
-      `${turns - WARM} turns of one conversation per run (it grows: turn i sends i earlier exchanges), median ms per turn`,
-      `each turn: one Chat Completions request streaming a ${REPLY.length}-character reply in 16-character chunks`,
-      "baseline: the runner's own request bodies for the same turns, sent with fetch and read to the end",
-    ];
-    const baselineWhat = "the same request, sent straight to the fake provider (fetch, body read to the end)";
+    const notes = turnNotes(prompts, "Chat Completions", "runner");
+    const baselineWhat = DIRECT_BASELINE;
     return [
       timeRow(
         {
