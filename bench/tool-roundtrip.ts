@@ -9,8 +9,15 @@
 // Warm-up: every side gets a fresh runner child, and a fresh child's JIT ramps for thousands of calls (measured:
 // after one 1,000-call warm-up, the raw pipe's next 4,000-call run went at about half the rate of the runs after
 // it, and Brain's likewise), so a single timed run after a short warm-up measured mostly the runner warming up,
-// on both sides. Every side now runs the timed prompt itself WARM_RUNS times, untimed, before the timed run:
-// the same calls, on the same kind of child, whatever the side.
+// on both sides. Every side runs the timed prompt itself WARM_RUNS times, untimed, before its timed runs: the
+// same calls, on the same kind of child, whatever the side.
+//
+// Rounds: each side's host (its runner child; Brain's session and log; the floor's file) is started and warmed
+// once and kept for all its timed runs, which alternate with the other sides' back to back. A timed run lasts
+// well under a second, while this disk's sync speed drifts over seconds: with a fresh host per round, each
+// round's several seconds of start-up and warm-up stood between the two runs of a pair, and the floor's rate
+// alone spread 1.0-2.65 k RT/s within one run. Kept hosts put a pair's runs next to each other, and the time
+// saved buys three times as many pairs for the median.
 import path from "node:path";
 import { floodRunnerPath, openBenchSession, watchTurn } from "./lib/brain.js";
 import { makeTemp, removeTemp } from "./lib/cleanup.js";
@@ -31,43 +38,71 @@ function timing(message: string | undefined, k: number, side: string): RunnerTim
   return t as RunnerTiming;
 }
 
-/** Untimed runs of the timed prompt itself before the timed one, on every side alike (see the header). */
+/** Untimed runs of the timed prompt itself before the timed ones, on every side alike (see the header). */
 const WARM_RUNS = 3;
+/** Timed runs per requested rep: each is short, and the disk's speed drifts between them (see the header). */
+const ROUNDS_PER_REP = 3;
+
+/** A side warmed once and kept for every round: `run` times one turn of `k` calls. */
+interface Side {
+  run(): Promise<Sample>;
+  close(): Promise<void>;
+}
+
+/** Runs `warm`; if it fails, closes what was opened before passing the failure on. */
+async function warmed(close: () => Promise<void>, warm: () => Promise<void>): Promise<void> {
+  try {
+    await warm();
+  } catch (err) {
+    await close().catch(() => {});
+    throw err;
+  }
+}
 
 async function roundTrips(opts: BenchOptions, inFlight: number, k: number): Promise<BenchRow[]> {
   const runner = floodRunnerPath();
   const prompt = `tools ${k} ${inFlight}`;
   const warmup = `tools 1000 ${inFlight}`;
   log(
-    `tools: ${k} echo round trips, ${inFlight} in flight, ${opts.reps} rounds (after a 1,000-call and ${WARM_RUNS} × ${k}-call warm-up)`,
+    `tools: ${k} echo round trips, ${inFlight} in flight, ${opts.reps * ROUNDS_PER_REP} rounds (after a 1,000-call and ${WARM_RUNS} × ${k}-call warm-up of each side, once)`,
   );
 
-  const raw = async (durable: boolean, resultSyncs = false): Promise<Sample> => {
+  const raw = async (durable: boolean, resultSyncs = false): Promise<Side> => {
     const dir = await makeTemp("tools-raw");
     const host = new RawHost(
       runner,
       durable ? { durableLog: path.join(dir, "calls.jsonl"), resultSyncs } : {},
     );
-    try {
+    const close = async () => {
+      await host.close();
+      await removeTemp(dir);
+    };
+    await warmed(close, async () => {
       await host.open(dir);
       await host.prompt(warmup);
       for (let i = 0; i < WARM_RUNS; i++) await host.prompt(prompt);
+    });
+    const run = async (): Promise<Sample> => {
       const { foreign, result } = await timed(() => host.prompt(prompt));
       const t = timing(result.message, k, "tool baseline");
       if (result.toolCalls !== k)
         throw new Error(`tool baseline: ${result.toolCalls} calls seen, ${k} expected`);
       return { value: k / (t.ns / 1e9), foreign };
-    } finally {
-      await host.close();
-      await removeTemp(dir);
-    }
+    };
+    return { run, close };
   };
 
-  const subject = async (): Promise<Sample> => {
+  const subject = async (): Promise<Side> => {
     const home = await makeTemp("tools-brain");
     const bench = await openBenchSession(home, warmup);
-    try {
+    const close = async () => {
+      await bench.close();
+      await removeTemp(home);
+    };
+    await warmed(close, async () => {
       for (let i = 0; i < WARM_RUNS; i++) await watchTurn(bench.session, prompt);
+    });
+    const run = async (): Promise<Sample> => {
       const { foreign, result } = await timed(() => watchTurn(bench.session, prompt));
       const t = timing(result.message, k, "tool round trip");
       if (result.toolCalls !== k || result.toolResults !== k) {
@@ -77,22 +112,29 @@ async function roundTrips(opts: BenchOptions, inFlight: number, k: number): Prom
       }
       // Commits over the timed turn include the 3 of user.prompt/turn.started, assistant.message, turn.settled.
       return { value: k / (t.ns / 1e9), foreign, extra: { commits_per_round_trip: result.commits / k } };
-    } finally {
-      await bench.close();
-      await removeTemp(home);
-    }
+    };
+    return { run, close };
   };
 
-  const sides: Record<string, () => Promise<Sample>> = {
+  const open: Record<string, () => Promise<Side>> = {
     baseline: () => raw(false),
     subject,
     durable: () => raw(true),
   };
-  if (inFlight === 1) sides.durable2 = () => raw(true, true);
-  const samples = (await interleave(`tools×${inFlight}`, opts.reps, sides)) as Record<
-    "baseline" | "subject" | "durable",
-    Sample[]
-  > & { durable2?: Sample[] };
+  if (inFlight === 1) open.durable2 = () => raw(true, true);
+  const sides: Side[] = [];
+  const runs: Record<string, () => Promise<Sample>> = {};
+  let samples: Record<"baseline" | "subject" | "durable", Sample[]> & { durable2?: Sample[] };
+  try {
+    for (const [name, start] of Object.entries(open)) {
+      const side = await start();
+      sides.push(side);
+      runs[name] = side.run;
+    }
+    samples = (await interleave(`tools×${inFlight}`, opts.reps * ROUNDS_PER_REP, runs)) as typeof samples;
+  } finally {
+    for (const side of sides) await side.close();
+  }
   const notes =
     inFlight === 1
       ? [
@@ -100,7 +142,7 @@ async function roundTrips(opts: BenchOptions, inFlight: number, k: number): Prom
         ]
       : [`${inFlight} in flight: the tool.call appends of concurrent calls share group commits`];
   notes.push(
-    `${k} round trips of 200-byte tool.call frames per run, timed by the runner (first call → last result), after ${WARM_RUNS} untimed runs of the same on every side`,
+    `${k} round trips of 200-byte tool.call frames per run, timed by the runner (first call → last result); ${opts.reps * ROUNDS_PER_REP} runs per side, each side's host (runner, session, log) started and warmed once (${WARM_RUNS} untimed runs of the same), then kept for every run`,
   );
   const id = inFlight === 1 ? "tool-rt-seq" : `tool-rt-${inFlight}`;
   const what = `tool round trip (echo), ${inFlight === 1 ? "sequential" : `${inFlight} in flight`}`;
