@@ -14,17 +14,8 @@ import { BuiltinTools } from "../src/tools/builtin.js";
 import { ToolRouter } from "../src/tools/router.js";
 import { completeTurn } from "./lib/brain.js";
 import { makeTemp, removeTemp } from "./lib/cleanup.js";
-import { type BenchRow, interleave, log, type Sample, timeRow } from "./lib/measure.js";
-import {
-  conversation,
-  DIRECT_BASELINE,
-  medianTurn,
-  recordRequests,
-  replayDirect,
-  replyToAll,
-  turnNotes,
-  WARM,
-} from "./lib/turns.js";
+import { type BenchRow, interleave, type Sample, timeRow } from "./lib/measure.js";
+import { medianTurn, recordRequests, replayDirect, startConversation, turnRowText } from "./lib/turns.js";
 import type { BenchOptions } from "./options.js";
 
 const KEY = "sk-bench-api";
@@ -44,12 +35,8 @@ function brainOn(fake: FakeProvider, home: string): Brain {
 const config = { model: `anthropic:${MODEL_ID}`, options: { max_output_tokens: MAX_OUTPUT_TOKENS } };
 
 export async function apiTurnBench(opts: BenchOptions): Promise<BenchRow[]> {
-  const prompts = conversation(opts.quick);
   const fake = await startFakeProvider({ apiKey: KEY });
-  replyToAll(fake);
-  log(
-    `api-turn: ${prompts.length - WARM} timed turns per run (after ${WARM} warm-up turns), ${opts.reps} rounds`,
-  );
+  const prompts = startConversation(fake, "api-turn", opts);
   try {
     // The requests the harness sends for this prompt sequence, once, for the baseline to replay.
     const recordHome = await makeTemp("api-record");
@@ -90,8 +77,7 @@ export async function apiTurnBench(opts: BenchOptions): Promise<BenchRow[]> {
     };
 
     const samples = await interleave("api-turn", opts.reps, { direct, sdk, brain });
-    const notes = turnNotes(prompts, "Anthropic Messages", "harness");
-    const baselineWhat = DIRECT_BASELINE;
+    const { notes, baselineWhat } = turnRowText(prompts, "Anthropic Messages", "harness");
     return [
       timeRow(
         {

@@ -17,17 +17,8 @@ import { BuiltinTools } from "../src/tools/builtin.js";
 import { ToolRouter } from "../src/tools/router.js";
 import { completeTurn } from "./lib/brain.js";
 import { makeTemp, removeTemp, spawnTracked, withTimeout } from "./lib/cleanup.js";
-import { type BenchRow, interleave, log, type Sample, timeRow } from "./lib/measure.js";
-import {
-  conversation,
-  DIRECT_BASELINE,
-  medianTurn,
-  recordRequests,
-  replayDirect,
-  replyToAll,
-  turnNotes,
-  WARM,
-} from "./lib/turns.js";
+import { type BenchRow, interleave, type Sample, timeRow } from "./lib/measure.js";
+import { medianTurn, recordRequests, replayDirect, startConversation, turnRowText } from "./lib/turns.js";
 import type { BenchOptions } from "./options.js";
 
 /** dist/bench → runners/pi/dist/main.js, the command Brain runs. */
@@ -96,12 +87,8 @@ export class PiStdio {
 }
 
 export async function piTurnBench(opts: BenchOptions): Promise<BenchRow[]> {
-  const prompts = conversation(opts.quick);
   const fake = await startFakeProvider({ apiKey: KEY });
-  replyToAll(fake);
-  log(
-    `pi-turn: ${prompts.length - WARM} timed turns per run (after ${WARM} warm-up turns), ${opts.reps} rounds`,
-  );
+  const prompts = startConversation(fake, "pi-turn", opts);
   try {
     // The requests the runner sends for this prompt sequence, once, for the baseline to replay.
     const dir = await makeTemp("pi-record");
@@ -147,8 +134,7 @@ export async function piTurnBench(opts: BenchOptions): Promise<BenchRow[]> {
     };
 
     const samples = await interleave("pi-turn", opts.reps, { direct, runner, brain });
-    const notes = turnNotes(prompts, "Chat Completions", "runner");
-    const baselineWhat = DIRECT_BASELINE;
+    const { notes, baselineWhat } = turnRowText(prompts, "Chat Completions", "runner");
     return [
       timeRow(
         {

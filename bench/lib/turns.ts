@@ -2,24 +2,24 @@
 // provider, its requests recorded once and replayed with fetch as the baseline, each side's turns timed one at a
 // time after the same untimed warm-up, the median turn as the sample.
 import type { FakeProvider } from "../../src/testing/fake-provider/index.js";
-import type { Sample } from "./measure.js";
-import { timed } from "./measure.js";
+import type { BenchOptions } from "../options.js";
+import { log, type Sample, timed } from "./measure.js";
 import { median } from "./stats.js";
 
 /** A reply of about 60 words in 16-character chunks: a short answer, streamed as a real one is. */
-export const REPLY = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
+const REPLY = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
 /** Turns at the start of the conversation that warm the path (first request, lazy imports) and are not timed. */
-export const WARM = 3;
+const WARM = 3;
 
-/** The conversation's prompts: WARM untimed turns, then 20 (quick) or 40 timed ones. */
-export function conversation(quick: boolean): string[] {
-  const turns = WARM + (quick ? 20 : 40);
-  return Array.from({ length: turns }, (_, i) => `Turn ${i}: tell me about the number ${i}.`);
-}
-
-/** The fake provider's answer to every request of the conversation. */
-export function replyToAll(fake: FakeProvider): void {
+/**
+ * Sets `fake`'s answer to every request of the conversation and returns its prompts: WARM untimed turns, then
+ * 20 (quick) or 40 timed ones; says so in the log as `bench`.
+ */
+export function startConversation(fake: FakeProvider, bench: string, opts: BenchOptions): string[] {
   fake.setFallback(() => ({ text: REPLY, chunkSize: 16 }));
+  const turns = WARM + (opts.quick ? 20 : 40);
+  log(`${bench}: ${turns - WARM} timed turns per run (after ${WARM} warm-up turns), ${opts.reps} rounds`);
+  return Array.from({ length: turns }, (_, i) => `Turn ${i}: tell me about the number ${i}.`);
 }
 
 /** Milliseconds per call of `fn` for each item, in order. */
@@ -40,7 +40,7 @@ export async function medianTurn<T>(items: T[], turn: (item: T) => Promise<unkno
   return { value: median(result), foreign };
 }
 
-export interface Recorded {
+interface Recorded {
   path: string;
   body: string;
 }
@@ -80,14 +80,17 @@ export function replayDirect(
   return () => medianTurn(recorded, send);
 }
 
-/** The notes every per-turn row carries; `wire` names the provider API, `sender` what sent the requests. */
-export function turnNotes(prompts: string[], wire: string, sender: string): string[] {
-  return [
-    `${prompts.length - WARM} turns of one conversation per run (it grows: turn i sends i earlier exchanges), median ms per turn`,
-    `each turn: one ${wire} request streaming a ${REPLY.length}-character reply in 16-character chunks`,
-    `baseline: the ${sender}'s own request bodies for the same turns, sent with fetch and read to the end`,
-  ];
+/**
+ * What every per-turn row says of its baseline, and its notes; `wire` names the provider API, `sender` what
+ * sent the requests.
+ */
+export function turnRowText(prompts: string[], wire: string, sender: string) {
+  return {
+    baselineWhat: "the same request, sent straight to the fake provider (fetch, body read to the end)",
+    notes: [
+      `${prompts.length - WARM} turns of one conversation per run (it grows: turn i sends i earlier exchanges), median ms per turn`,
+      `each turn: one ${wire} request streaming a ${REPLY.length}-character reply in 16-character chunks`,
+      `baseline: the ${sender}'s own request bodies for the same turns, sent with fetch and read to the end`,
+    ],
+  };
 }
-
-export const DIRECT_BASELINE =
-  "the same request, sent straight to the fake provider (fetch, body read to the end)";
