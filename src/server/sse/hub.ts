@@ -3,6 +3,7 @@
 // and must catch up from its cursor. Reads come from the live log when there is one, else from the file.
 import type { EventLog } from "../../core/event-log.js";
 import type { SessionEvent } from "../../protocol/events.js";
+import { eventJson } from "./event-json.js";
 
 /** An event as an SSE message (`id:` is its seq), with its seq beside. */
 export interface SseItem {
@@ -11,7 +12,7 @@ export interface SseItem {
 }
 
 export function formatEvent(event: SessionEvent): SseItem {
-  return { seq: event.seq, text: `id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n` };
+  return { seq: event.seq, text: `id: ${event.seq}\ndata: ${eventJson(event)}\n\n` };
 }
 
 /**

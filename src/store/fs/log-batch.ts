@@ -13,6 +13,7 @@
 // measure the text); a turn's message's text blocks are written as they are, after it.
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { heldBytes, heldMessage, verbatimText } from "../../protocol/fast-frames.js";
+import { isPlainJsonString } from "../../protocol/json-string.js";
 import { Bytes, utf8Slice } from "./log-bytes.js";
 import { ANCHOR_BYTES, type WriterState } from "./log-format.js";
 
@@ -31,9 +32,6 @@ const REF = 4;
  * line of its own; the kinds below it are the deltas'.
  */
 const MESSAGE = 5;
-
-/** What a JSON string cannot hold as is, and lone surrogates (UTF-8 cannot carry them; JSON escapes them). */
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 /**
  * A commit's events are delivered this many at a time (see deliver): a part's events die before the next part's
@@ -311,7 +309,7 @@ export class Batch {
       const text = data.text;
       // Only a plain {text} fits the delta lines; anything else is stored whole, as the reader must give it back.
       if (typeof text === "string" && onlyText(data)) {
-        if (NEEDS_ESCAPE.test(text)) return this.set(e.turn, e, JSON.stringify(text), QUOTED);
+        if (!isPlainJsonString(text)) return this.set(e.turn, e, JSON.stringify(text), QUOTED);
         return this.set(e.turn, e, text, RAW);
       }
     }
