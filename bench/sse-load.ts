@@ -3,6 +3,8 @@
 // carrying the same load from one runner child with as many attachments (bench/lib/raw-sse-hub.ts). Context: the
 // same hub making each stream's batches durable first (a file and group commit per stream, as Brain's logs): what
 // of Brain's delay the disk accounts for under this load.
+
+import { availableParallelism } from "node:os";
 import { Brain } from "../src/core/brain.js";
 import { HarnessRegistry } from "../src/core/registry.js";
 import type { Session } from "../src/core/session.js";
@@ -13,8 +15,10 @@ import { FsSessionStore } from "../src/store/fs/index.js";
 import { BuiltinTools } from "../src/tools/builtin.js";
 import { ToolRouter } from "../src/tools/router.js";
 import { makeTemp, removeTemp, withTimeout } from "./lib/cleanup.js";
+import { startMachineProbe } from "./lib/load.js";
 import { type BenchRow, interleave, log, type Sample, timed, timeRow } from "./lib/measure.js";
 import { RawSseHub } from "./lib/raw-sse-hub.js";
+import { median } from "./lib/stats.js";
 import type { BenchOptions } from "./options.js";
 import { runnerPath, startWatchers } from "./sse-fanout.js";
 
@@ -95,14 +99,17 @@ export async function sseLoadBench(opts: BenchOptions): Promise<BenchRow[]> {
           after: 0,
           record: true,
         });
+        const machine = startMachineProbe();
         const { foreign, result } = await timed(async () => {
           await run(`paced ${deltas} ${HZ}`);
           return w.result;
         });
+        const machineCores = machine.stop();
         if (result.events !== deltas * SESSIONS) {
           throw new Error(`sse-load: ${result.events} deltas delivered, ${deltas * SESSIONS} expected`);
         }
-        return { value: result.p99Ms, foreign, extra: { p50_ms: result.p50Ms, max_ms: result.maxMs } };
+        const extra = { p50_ms: result.p50Ms, max_ms: result.maxMs, machine_cores: machineCores };
+        return { value: result.p99Ms, foreign, extra };
       };
     const samples = await interleave("sse-load ×100", opts.reps, {
       baseline: round(
@@ -120,6 +127,12 @@ export async function sseLoadBench(opts: BenchOptions): Promise<BenchRow[]> {
       ),
     });
     const what = `${SESSIONS} sessions streaming ${HZ} deltas/s each, one SSE watcher each: delay p99`;
+    // The whole machine's CPU during each side's rounds: what durability costs this load before any delay does.
+    const cores = (side: Sample[]) =>
+      median(side.map((s) => s.extra?.machine_cores ?? Number.NaN)).toFixed(2);
+    const machine =
+      `machine CPU during a round (median, in cores of ${availableParallelism()}, the kernel's work included): ` +
+      `plain relay ${cores(samples.baseline)}, durable relay ${cores(samples.durable)}, Brain ${cores(samples.subject)}`;
     return [
       timeRow(
         {
@@ -130,6 +143,7 @@ export async function sseLoadBench(opts: BenchOptions): Promise<BenchRow[]> {
           notes: [
             `${deltas} deltas of 200 B per session per round; each round's figure is the p99 of all ${deltas * SESSIONS} delays`,
             "Brain: one shared runner host (shared: true) carrying the 100 sessions, each with its own durable log",
+            machine,
           ],
         },
         { subject: samples.subject, baseline: samples.baseline },
@@ -142,7 +156,7 @@ export async function sseLoadBench(opts: BenchOptions): Promise<BenchRow[]> {
           unit: "ms",
           baselineWhat:
             "the same plain relay, each stream's batch written + fdatasync'd to a file of its own before it is sent",
-          notes: ["context: what the disk costs this load with nothing of Brain in the way"],
+          notes: ["context: what the disk costs this load with nothing of Brain in the way", machine],
         },
         { subject: samples.subject, baseline: samples.durable },
         { kind: "none" },

@@ -49,6 +49,27 @@ export interface LoadProbe {
   stop(): number;
 }
 
+/**
+ * Cores' worth of CPU the whole machine used since it started, whoever used it: this process, its children, the
+ * kernel's own threads working for them (the file system's journal, the network's softirqs), and others.
+ */
+export function startMachineProbe(): LoadProbe {
+  let busy0: number;
+  try {
+    busy0 = machineBusyTicks();
+  } catch {
+    return { stop: () => Number.NaN };
+  }
+  const t0 = process.hrtime.bigint();
+  return {
+    stop(): number {
+      const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+      if (seconds < MIN_SECONDS) return Number.NaN;
+      return (machineBusyTicks() - busy0) / TICKS_PER_SECOND / seconds;
+    },
+  };
+}
+
 export function startProbe(): LoadProbe {
   let busy0: number;
   let own0: number;
