@@ -45,37 +45,24 @@ function ownTreeTicks(): number {
 const MIN_SECONDS = 0.1;
 
 export interface LoadProbe {
-  /** Cores' worth of CPU used by other processes since the probe started (NaN over less than 0.1 s). */
+  /** Cores' worth of CPU since the probe started (NaN over less than 0.1 s, or where /proc cannot be read). */
   stop(): number;
 }
 
-/**
- * Cores' worth of CPU the whole machine used since it started, whoever used it: this process, its children, the
- * kernel's own threads working for them (the file system's journal, the network's softirqs), and others.
- */
-export function startMachineProbe(): LoadProbe {
-  let busy0: number;
-  try {
-    busy0 = machineBusyTicks();
-  } catch {
-    return { stop: () => Number.NaN };
-  }
-  const t0 = process.hrtime.bigint();
-  return {
-    stop(): number {
-      const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-      if (seconds < MIN_SECONDS) return Number.NaN;
-      return (machineBusyTicks() - busy0) / TICKS_PER_SECOND / seconds;
-    },
-  };
-}
+/** Cores used by other processes than this one and its descendants: the load the bench's figures share. */
+export const startProbe = (): LoadProbe => probeTicks(() => machineBusyTicks() - ownTreeTicks());
 
-export function startProbe(): LoadProbe {
-  let busy0: number;
-  let own0: number;
+/**
+ * Cores the whole machine used, whoever used them: this process, its children, the kernel's own threads working
+ * for them (the file system's journal, the network's softirqs), and others.
+ */
+export const startMachineProbe = (): LoadProbe => probeTicks(machineBusyTicks);
+
+/** How fast `ticks` grows from now until stop(), in cores. */
+function probeTicks(ticks: () => number): LoadProbe {
+  let ticks0: number;
   try {
-    busy0 = machineBusyTicks();
-    own0 = ownTreeTicks();
+    ticks0 = ticks();
   } catch {
     return { stop: () => Number.NaN };
   }
@@ -84,8 +71,7 @@ export function startProbe(): LoadProbe {
     stop(): number {
       const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
       if (seconds < MIN_SECONDS) return Number.NaN;
-      const foreign = machineBusyTicks() - busy0 - (ownTreeTicks() - own0);
-      return Math.max(0, foreign / TICKS_PER_SECOND / seconds);
+      return Math.max(0, (ticks() - ticks0) / TICKS_PER_SECOND / seconds);
     },
   };
 }
