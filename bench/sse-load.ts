@@ -17,7 +17,7 @@ import { ToolRouter } from "../src/tools/router.js";
 import { makeTemp, removeTemp, withTimeout } from "./lib/cleanup.js";
 import { startMachineProbe } from "./lib/load.js";
 import { type BenchRow, interleave, log, type Sample, timed, timeRow } from "./lib/measure.js";
-import { RawSseHub } from "./lib/raw-sse-hub.js";
+import { type HubDurability, RawSseHub } from "./lib/raw-sse-hub.js";
 import { median } from "./lib/stats.js";
 import type { BenchOptions } from "./options.js";
 import { runnerPath, startWatchers } from "./sse-fanout.js";
@@ -70,16 +70,19 @@ async function brainSide(home: string) {
 export async function sseLoadBench(opts: BenchOptions): Promise<BenchRow[]> {
   const deltas = opts.quick ? 100 : 300;
   const home = await makeTemp("sse-load-brain");
-  const dir = await makeTemp("sse-load-raw");
-  const durableDir = await makeTemp("sse-load-durable");
   log(`sse-load: ${SESSIONS} sessions × ${deltas} deltas at ${HZ}/s, one watcher each, ${opts.reps} rounds`);
   const brain = await brainSide(home);
-  const hub = new RawSseHub(runnerPath(), dir, SESSIONS);
-  const hubUrls = await hub.listen();
-  await hub.promptAll("paced 2 1000");
-  const durableHub = new RawSseHub(runnerPath(), durableDir, SESSIONS, true);
-  const durableUrls = await durableHub.listen();
-  await durableHub.promptAll("paced 2 1000");
+  const hubs: Record<HubDurability, { hub: RawSseHub; urls: string[]; dir: string } | undefined> = {
+    none: undefined,
+    "per-stream": undefined,
+    journal: undefined,
+  };
+  for (const durability of ["none", "per-stream", "journal"] as const) {
+    const dir = await makeTemp(`sse-load-${durability}`);
+    const hub = new RawSseHub(runnerPath(), dir, SESSIONS, durability);
+    hubs[durability] = { hub, urls: await hub.listen(), dir };
+    await hub.promptAll("paced 2 1000");
+  }
   try {
     const round =
       (
@@ -111,20 +114,20 @@ export async function sseLoadBench(opts: BenchOptions): Promise<BenchRow[]> {
         const extra = { p50_ms: result.p50Ms, max_ms: result.maxMs, machine_cores: machineCores };
         return { value: result.p99Ms, foreign, extra };
       };
-    const samples = await interleave("sse-load ×100", opts.reps, {
-      baseline: round(
-        hubUrls,
+    const hubRound = (durability: HubDurability) => {
+      const { hub, urls } = hubs[durability]!;
+      return round(
+        urls,
         () => hub.lastSeqs(),
         (text) => hub.promptAll(text),
         undefined,
-      ),
+      );
+    };
+    const samples = await interleave("sse-load ×100", opts.reps, {
+      baseline: hubRound("none"),
       subject: round(brain.urls, brain.lastSeqs, brain.runAll, brain.token),
-      durable: round(
-        durableUrls,
-        () => durableHub.lastSeqs(),
-        (text) => durableHub.promptAll(text),
-        undefined,
-      ),
+      durable: hubRound("per-stream"),
+      journal: hubRound("journal"),
     });
     const what = `${SESSIONS} sessions streaming ${HZ} deltas/s each, one SSE watcher each: delay p99`;
     // The whole machine's CPU during each side's rounds: what durability costs this load before any delay does.
@@ -132,7 +135,12 @@ export async function sseLoadBench(opts: BenchOptions): Promise<BenchRow[]> {
       median(side.map((s) => s.extra?.machine_cores ?? Number.NaN)).toFixed(2);
     const machine =
       `machine CPU during a round (median, in cores of ${availableParallelism()}, the kernel's work included): ` +
-      `plain relay ${cores(samples.baseline)}, durable relay ${cores(samples.durable)}, Brain ${cores(samples.subject)}`;
+      `plain relay ${cores(samples.baseline)}, durable relay ${cores(samples.durable)}, ` +
+      `journal relay ${cores(samples.journal)}, Brain ${cores(samples.subject)}`;
+    const p99 = (side: Sample[]) => median(side.map((s) => s.value));
+    const journalVsPlain =
+      `the journal relay itself: p99 ${p99(samples.journal).toFixed(1)} ms, ` +
+      `${(p99(samples.journal) / p99(samples.baseline)).toFixed(2)}× the plain relay's (medians of the rounds)`;
     return [
       timeRow(
         {
@@ -161,13 +169,29 @@ export async function sseLoadBench(opts: BenchOptions): Promise<BenchRow[]> {
         { subject: samples.subject, baseline: samples.durable },
         { kind: "none" },
       ),
+      timeRow(
+        {
+          id: "sse-load-100-journal",
+          what: `${what}, vs a relay with one journal for all streams`,
+          unit: "ms",
+          baselineWhat:
+            "the same plain relay, every stream's pending batch written + fdatasync'd together to one file before it is sent",
+          notes: [
+            "context: what sharing each sync among the sessions (a store-wide journal, which Brain does not have) wins under this load",
+            journalVsPlain,
+            machine,
+          ],
+        },
+        { subject: samples.subject, baseline: samples.journal },
+        { kind: "none" },
+      ),
     ];
   } finally {
     await brain.close();
-    await hub.close();
-    await durableHub.close();
     await removeTemp(home);
-    await removeTemp(dir);
-    await removeTemp(durableDir);
+    for (const side of Object.values(hubs)) {
+      await side?.hub.close();
+      if (side) await removeTemp(side.dir);
+    }
   }
 }

@@ -3,17 +3,23 @@
 // JSON.parsed, formatted as Brain formats an event (the same fields), and written to that stream's watchers once per tick.
 // No validation, no session, no durable log.
 //
-// `durable`: the same hub with the one thing Brain's guarantee adds, as RawSseRelay's durable mode does: each stream
-// has a file of its own (as each Brain session has its log), and a stream's batch is written and fdatasync'd through
-// libuv's thread pool before its watchers get it; what arrives meanwhile forms the stream's next batch. The floor of
-// any host that keeps that promise for 100 sessions at once on this disk.
+// "per-stream": the same hub with the one thing Brain's guarantee adds, as RawSseRelay's durable mode does: each
+// stream has a file of its own (as each Brain session has its log), and a stream's batch is written and fdatasync'd
+// through libuv's thread pool before its watchers get it; what arrives meanwhile forms the stream's next batch. The
+// floor of any host that keeps that promise for 100 sessions at once with a log per session, on this disk.
+// "journal": the same promise kept by one file for all streams (a store-wide write-ahead journal, which Brain does
+// not have): every stream's pending batch goes into one write + fdatasync, then each stream's watchers get theirs.
+// What the per-session logs cost under this load, against a design that shares each sync among the sessions.
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { encodeLine } from "../../src/protocol/ndjson.js";
 import { withTimeout } from "./cleanup.js";
-import { type Frame, groupCommit, startRunner } from "./raw-sse.js";
+import { type Frame, groupCommit, startRunner, writeDurable } from "./raw-sse.js";
+
+/** How the hub makes a batch durable before its watchers get it: not at all, a file per stream, or one journal. */
+export type HubDurability = "none" | "per-stream" | "journal";
 
 interface Stream {
   attachment: string;
@@ -34,8 +40,12 @@ export class RawSseHub {
   private readonly dirty = new Set<Stream>();
   private scheduled = false;
   private clock = { ms: -1, iso: "" };
+  /** "journal": the one file, and whether its group commit is running. */
+  private readonly journalFd: number | undefined;
+  private journaling = false;
 
-  constructor(runner: string, dir: string, count: number, durable = false) {
+  constructor(runner: string, dir: string, count: number, durability: HubDurability = "none") {
+    this.journalFd = durability === "journal" ? fs.openSync(`${dir}/journal.log`, "w") : undefined;
     this.child = startRunner(runner, (frame) => this.line(frame));
     this.streams = Array.from({ length: count }, (_, k) => {
       const stream: Stream = {
@@ -44,7 +54,7 @@ export class RawSseHub {
         watchers: new Set<http.ServerResponse>(),
         pending: [],
         committing: false,
-        ...(durable ? { fd: fs.openSync(`${dir}/events-${k}.log`, "w") } : {}),
+        ...(durability === "per-stream" ? { fd: fs.openSync(`${dir}/events-${k}.log`, "w") } : {}),
       };
       this.byAttachment.set(stream.attachment, stream);
       this.send(stream, "open", { session_id: stream.attachment, dir, config: {}, tools: [], provider: {} });
@@ -79,6 +89,7 @@ export class RawSseHub {
       for (const res of stream.watchers) res.destroy();
       if (stream.fd !== undefined) fs.closeSync(stream.fd);
     }
+    if (this.journalFd !== undefined) fs.closeSync(this.journalFd);
     this.child.stdin!.end();
     this.child.kill("SIGKILL");
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -130,6 +141,10 @@ export class RawSseHub {
       return;
     }
     this.dirty.add(stream);
+    if (this.journalFd !== undefined) {
+      if (!this.journaling) void this.journal(this.journalFd);
+      return;
+    }
     if (this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => {
@@ -141,6 +156,20 @@ export class RawSseHub {
       }
       this.dirty.clear();
     });
+  }
+
+  /** Group commit of all streams: one write + fdatasync of every stream's pending batch, then each one sent. */
+  private async journal(fd: number): Promise<void> {
+    this.journaling = true;
+    await Promise.resolve(); // events of this tick join the group, as in a log
+    while (this.dirty.size > 0) {
+      const group = [...this.dirty].map((stream) => ({ stream, text: stream.pending.join("") }));
+      for (const { stream } of group) stream.pending = [];
+      this.dirty.clear();
+      await writeDurable(fd, group.map((g) => g.text).join(""));
+      for (const { stream, text } of group) for (const res of stream.watchers) res.write(text);
+    }
+    this.journaling = false;
   }
 
   /** Group commit of one stream: write + fdatasync what is pending, send it, repeat while more came meanwhile. */

@@ -161,10 +161,13 @@ export async function groupCommit(
   while (queue.pending.length > 0) {
     const text = queue.pending.join("");
     queue.pending = [];
-    await new Promise<void>((resolve, reject) =>
-      fs.write(fd, text, (err) => (err ? reject(err) : resolve())),
-    );
-    await new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+    await writeDurable(fd, text);
     for (const res of watchers) res.write(text);
   }
+}
+
+/** `text` written to `fd` and fdatasync'd, each through libuv's pool, as Brain's log writes. */
+export async function writeDurable(fd: number, text: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => fs.write(fd, text, (err) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
 }
