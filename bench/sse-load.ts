@@ -2,7 +2,8 @@
 // Brain's daemon with one shared runner host carrying every session; against a plain node:http SSE relay
 // carrying the same load from one runner child with as many attachments (bench/lib/raw-sse-hub.ts). Context: the
 // same hub making each stream's batches durable first (a file and group commit per stream, as Brain's logs): what
-// of Brain's delay the disk accounts for under this load.
+// of Brain's delay the disk accounts for under this load; and the same hub with one journal for all streams: what
+// sharing each sync among the sessions would win.
 
 import { availableParallelism } from "node:os";
 import { Brain } from "../src/core/brain.js";
@@ -72,18 +73,15 @@ export async function sseLoadBench(opts: BenchOptions): Promise<BenchRow[]> {
   const home = await makeTemp("sse-load-brain");
   log(`sse-load: ${SESSIONS} sessions × ${deltas} deltas at ${HZ}/s, one watcher each, ${opts.reps} rounds`);
   const brain = await brainSide(home);
-  const hubs: Record<HubDurability, { hub: RawSseHub; urls: string[]; dir: string } | undefined> = {
-    none: undefined,
-    "per-stream": undefined,
-    journal: undefined,
-  };
-  for (const durability of ["none", "per-stream", "journal"] as const) {
-    const dir = await makeTemp(`sse-load-${durability}`);
-    const hub = new RawSseHub(runnerPath(), dir, SESSIONS, durability);
-    hubs[durability] = { hub, urls: await hub.listen(), dir };
-    await hub.promptAll("paced 2 1000");
-  }
+  // Filled as each starts, so the cleanup below closes exactly those that did.
+  const hubs: Partial<Record<HubDurability, { hub: RawSseHub; urls: string[]; dir: string }>> = {};
   try {
+    for (const durability of ["none", "per-stream", "journal"] as const) {
+      const dir = await makeTemp(`sse-load-${durability}`);
+      const hub = new RawSseHub(runnerPath(), dir, SESSIONS, durability);
+      hubs[durability] = { hub, urls: await hub.listen(), dir };
+      await hub.promptAll("paced 2 1000");
+    }
     const round =
       (
         urls: string[],
@@ -189,9 +187,9 @@ export async function sseLoadBench(opts: BenchOptions): Promise<BenchRow[]> {
   } finally {
     await brain.close();
     await removeTemp(home);
-    for (const side of Object.values(hubs)) {
-      await side?.hub.close();
-      if (side) await removeTemp(side.dir);
+    for (const { hub, dir } of Object.values(hubs)) {
+      await hub.close();
+      await removeTemp(dir);
     }
   }
 }
