@@ -8,6 +8,7 @@ import { type AppendOptions, type EventLog, LogSubscribers } from "../../core/ev
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { failure, osMessage, StoreError } from "./errors.js";
 import { InlineCommits } from "./inline-commits.js";
+import { IsoTime } from "./iso-time.js";
 import { Batch } from "./log-batch.js";
 import { header, type WriterState } from "./log-format.js";
 import { allDone, type LogIO, nodeLogIO } from "./log-io.js";
@@ -42,8 +43,9 @@ export class JsonlEventLog implements EventLog {
   private durableSeq: number;
   /** Durable byte length: where the next batch is written and what a failed batch is cut back to. */
   private size: number;
-  /** toISOString costs more than the rest of an append; commits in one millisecond share one. */
+  /** Commits in one millisecond share one timestamp; those in one second, its text up to the milliseconds. */
   private clock = { ms: -1, iso: "" };
+  private readonly time = new IsoTime();
   /** A failed batch could not be cut off yet; the next flush retries before writing. */
   private rollbackPending = false;
   /** A segment rolled to and not written yet: its header, which the next write puts first (see rollIfFull). */
@@ -199,7 +201,7 @@ export class JsonlEventLog implements EventLog {
 
   private now(): { ms: number; iso: string } {
     const ms = Date.now();
-    if (ms !== this.clock.ms) this.clock = { ms, iso: new Date(ms).toISOString() };
+    if (ms !== this.clock.ms) this.clock = { ms, iso: this.time.of(ms) };
     return this.clock;
   }
 

@@ -15,6 +15,7 @@
 // an anchor: it reads without the lines before it. Continuations are never written more than ANCHOR_BYTES past
 // an anchor, so a reader that seeks to any byte finds an anchor within that distance.
 import type { SessionEvent } from "../../protocol/events.js";
+import { IsoTime } from "./iso-time.js";
 
 export const ANCHOR_BYTES = 4096;
 
@@ -51,6 +52,7 @@ export class LineDecoder {
   context: DeltaContext | undefined;
   /** The header's base, when the file is a segment rolled after seq 0. */
   base: SegmentBase | undefined;
+  private readonly time = new IsoTime();
 
   constructor(public session: string) {}
 
@@ -107,7 +109,7 @@ export class LineDecoder {
     if (!this.context) return "a continuation line with no delta line before it";
     const ms = this.context.ms + (dt as number);
     this.context = { turn: this.context.turn, ms };
-    return this.deltas(seq, new Date(ms).toISOString(), this.context.turn, v.slice(2), out);
+    return this.deltas(seq, this.time.of(ms), this.context.turn, v.slice(2), out);
   }
 
   private deltas(
