@@ -13,6 +13,7 @@ import { readEventsFile } from "./jsonl-log.js";
 import { header, type SegmentBase } from "./log-format.js";
 import { type LogIO, nodeLogIO, writeFully } from "./log-io.js";
 import { acquireLogLock, type LogHolder } from "./log-lock.js";
+import { repairActive } from "./log-open.js";
 import { LogState, statePath } from "./log-state.js";
 import { listSealed, readHeader } from "./segments.js";
 
@@ -51,6 +52,8 @@ export async function compactLog(
   const io = options.io ?? nodeLogIO;
   const lock = await acquireLogLock(path, { session, ...(options.holder ? { holder: options.holder } : {}) });
   try {
+    // A crash mid-roll can leave the active file without a header: rewritten as it is, it would start at seq 1.
+    await io.close((await repairActive(io, path, session, false)).fd);
     const files = await segmentFiles(io, path);
     const bytesBefore = files.reduce((n, f) => n + f.bytes, 0);
     const events = await readEventsFile(path, io, { session });

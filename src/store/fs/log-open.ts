@@ -52,6 +52,27 @@ export async function openLogFiles(
   if (options.created) return openCreated(path, session, io, options.created);
   const { holder, durableEntry = false } = options;
   const lock = await acquireLogLock(path, { session, ...(holder ? { holder } : {}) });
+  try {
+    return { lock, ...(await repairActive(io, path, session, durableEntry)) };
+  } catch (err) {
+    await lock.release();
+    throw err;
+  }
+}
+
+/**
+ * The log's active segment, opened for writing, ready for the next batch: a torn tail cut, and an active file
+ * missing, empty or holding only a torn header beside sealed segments (a crash between sealing one and starting the
+ * next, or a roll whose first write failed) started again from where the last sealed one ends. Everything that
+ * rewrites a closed log (compaction, retention) runs this first, as opening does: without it they would take the
+ * headerless file for a log starting at seq 1. The caller holds the log's lock.
+ */
+export async function repairActive(
+  io: LogIO,
+  path: string,
+  session: string,
+  durableEntry: boolean,
+): Promise<Omit<OpenedLog, "lock">> {
   let fd: number | undefined;
   try {
     const sealed = await listSealed(path);
@@ -79,10 +100,9 @@ export async function openLogFiles(
     }
     // The file may be new: its directory entry must be durable before any event in it counts as durable.
     if (!entryDurable) await io.syncDir(nodePath.dirname(path));
-    return { fd, lock, ...found, sealed, base: (await readHeader(io, fd, scan.end))?.base?.seq ?? 0 };
+    return { fd, ...found, sealed, base: (await readHeader(io, fd, scan.end))?.base?.seq ?? 0 };
   } catch (err) {
     if (fd !== undefined) await io.close(fd).catch(() => {});
-    await lock.release();
     if (err instanceof StoreError) throw err;
     throw failure(path, "cannot open", err);
   }

@@ -13,6 +13,7 @@ import type { RetireResult, SegmentPolicy } from "../../core/retention.js";
 import { failure, StoreError } from "./errors.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
 import { acquireLogLock, type LogHolder } from "./log-lock.js";
+import { repairActive } from "./log-open.js";
 import { firstSeqOf, listSealed } from "./segments.js";
 
 export type { RetireResult, SegmentPolicy };
@@ -30,6 +31,9 @@ export async function retireSegments(
   const now = options.now ?? Date.now();
   const lock = await acquireLogLock(path, { session, ...(options.holder ? { holder: options.holder } : {}) });
   try {
+    // The active segment's header carries the base once the sealed ones are gone: a crash mid-roll can leave it
+    // without one, and dropping them then would start the log again at seq 1.
+    await io.close((await repairActive(io, path, session, false)).fd);
     const sealed = await listSealed(path);
     const stats = await Promise.all(sealed.map((s) => fsp.stat(s.path)));
     const active = await fsp.stat(path).then(

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
 import type { SessionEvent } from "../../protocol/events.js";
-import { failure } from "./errors.js";
+import { failure, StoreError } from "./errors.js";
 import { forEachLine, readAfter, scanLog } from "./jsonl-scan.js";
 import { header, LineDecoder, type SegmentBase } from "./log-format.js";
 import { type LogIO, writeFlags, writeFully } from "./log-io.js";
@@ -58,6 +58,15 @@ export async function seal(
   first: number,
 ): Promise<{ fd: number; stale: boolean; sealed: Segment }> {
   const sealed = { first, path: sealedPath(active, first) };
+  // rename replaces silently: a segment already sealed under this name (a base gone wrong) must not be lost.
+  if (
+    await fsp.stat(sealed.path).then(
+      () => true,
+      () => false,
+    )
+  ) {
+    throw new StoreError("brain_error", `${active}: cannot seal the segment: ${sealed.path} exists already`);
+  }
   try {
     await fsp.rename(active, sealed.path);
   } catch (err) {
