@@ -4,10 +4,10 @@ import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { NewEvent } from "../../protocol/events.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
-import { LogLockedError, processStart } from "./log-lock.js";
+import { acquireLogLock, type LogLock, LogLockedError, processStart } from "./log-lock.js";
 
 const delta = (text: string): NewEvent => ({ type: "assistant.delta", turn: "t1", data: { text } });
 
@@ -42,6 +42,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
+  vi.restoreAllMocks();
   await Promise.allSettled(opened.splice(0).map((l) => l.close()));
   for (const child of children.splice(0)) child.kill("SIGKILL");
   await fs.rm(dir, { recursive: true, force: true });
@@ -99,6 +100,69 @@ describe("the log's lock", () => {
       expect(log.lastSeq).toBe(0);
     },
   );
+
+  it("lets one taker at a time remove a stale lock: a slow taker never removes the lock a faster one placed", async () => {
+    const child = await otherProcess();
+    const start = processStart(child.pid);
+    await new Promise((resolve) => child.once("exit", resolve).kill("SIGKILL"));
+    await lockAs({ pid: child.pid, start });
+    const lockPath = `${file}.lock`;
+    type Taken = { lock?: LogLock; err?: unknown };
+    const acquire = (): Promise<Taken> =>
+      acquireLogLock(file, { session: "s1" }).then(
+        (lock) => ({ lock }),
+        (err: unknown) => ({ err }),
+      );
+    // C reads the stale lock and stalls there; B takes it over meanwhile. Whatever C then does to the lock's
+    // name, D tries right after it: a C that moved or deleted B's lock would let D in beside B.
+    let release!: () => void;
+    const stalled = new Promise<void>((resolve) => (release = resolve));
+    let [cRead, bHolds] = [false, false];
+    let d: Promise<Taken> | undefined;
+    const dRightAfter = async () => {
+      if (!bHolds || d) return;
+      d = acquire();
+      await d;
+    };
+    const [readFile, rename, rm] = [fs.readFile, fs.rename, fs.rm];
+    vi.spyOn(fs, "readFile").mockImplementation((async (...args: Parameters<typeof readFile>) => {
+      const text = await readFile(...args);
+      if (args[0] === lockPath && !cRead) {
+        cRead = true;
+        await stalled;
+      }
+      return text;
+    }) as typeof readFile);
+    vi.spyOn(fs, "rename").mockImplementation(async (from, to) => {
+      await rename(from, to);
+      if (from === lockPath) await dRightAfter();
+    });
+    vi.spyOn(fs, "rm").mockImplementation(async (target, options) => {
+      await rm(target, options);
+      if (target === lockPath) await dRightAfter();
+    });
+    const c = acquire();
+    while (!cRead) await new Promise((resolve) => setImmediate(resolve));
+    const b = await acquire();
+    expect(b.lock).toBeDefined();
+    bHolds = true;
+    release();
+    const results = [b, await c, ...(d ? [await d] : [])];
+    expect(results.filter((r) => r.lock).length).toBe(1);
+    for (const r of results) if (!r.lock) expect(r.err).toBeInstanceOf(LogLockedError);
+    await b.lock!.release();
+  });
+
+  it("removes a takeover's breaker left by a taker that died in it", async () => {
+    const child = await otherProcess();
+    await new Promise((resolve) => child.once("exit", resolve).kill("SIGKILL"));
+    await lockAs({ pid: child.pid });
+    await fs.writeFile(`${file}.lock.break`, `${child.pid}\n`);
+    const past = new Date(Date.now() - 60_000);
+    await fs.utimes(`${file}.lock.break`, past, past);
+    expect((await open()).lastSeq).toBe(0);
+    expect(existsSync(`${file}.lock.break`)).toBe(false);
+  });
 
   it("waits out a lock still being written, and takes over one left unreadable", async () => {
     await fs.writeFile(`${file}.lock`, "");

@@ -65,8 +65,8 @@ export async function acquireLogLock(logPath: string, options: LockOptions): Pro
   const tmp = `${path}.${record.nonce}.tmp`;
   try {
     await fsp.writeFile(tmp, text, { mode: 0o600, flag: "wx" });
-    // A stale lock is moved aside and then checked; a few rounds settle any race between takers.
-    for (let attempt = 0; attempt < 5; attempt++) {
+    // A stale lock is removed by one taker at a time (takeOver); the takers then race to place theirs.
+    for (let attempt = 0; attempt < TAKER_ROUNDS; attempt++) {
       try {
         await place(tmp, path, text);
         return { path, release: () => release(path, record.nonce) };
@@ -140,18 +140,38 @@ function isLive(held: HeldLock, alive: (pid: number, start: string | undefined) 
   return alive(r.pid, r.start);
 }
 
-/** Moves the stale lock aside; if what was moved is not the stale lock after all, puts it back. */
+/** Rounds of place-or-take-over before giving up: a taker waiting on another's takeOver spends one per wait. */
+const TAKER_ROUNDS = 200;
+/** A takeover takes milliseconds: a breaker this old was left by a taker that died in it. */
+const BREAKER_STALE_MS = 10_000;
+
+/**
+ * Removes the stale lock, holding `<lock>.break` (made exclusively) meanwhile, so takers go one at a time. Without
+ * it a taker that read the stale lock could move aside or delete the lock that a faster taker had just placed, and
+ * two processes would each hold the log. Under the breaker the lock can change only by its holder's release, and
+ * its holder is gone: what was read stale is still stale when it is removed. Another taker's breaker means wait
+ * (the caller's next round), unless it is old: then it was left by a crash and is removed.
+ */
 async function takeOver(path: string, staleText: string): Promise<void> {
-  const aside = `${path}.${randomBytes(8).toString("hex")}.stale`;
+  const breaker = `${path}.break`;
   try {
-    await fsp.rename(path, aside);
+    await fsp.writeFile(breaker, `${process.pid}\n`, { mode: 0o600, flag: "wx" });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
-    throw err;
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    const since = await fsp.stat(breaker).then(
+      (st) => Date.now() - st.mtimeMs,
+      () => 0,
+    );
+    if (since > BREAKER_STALE_MS) await fsp.rm(breaker, { force: true });
+    else await new Promise((resolve) => setTimeout(resolve, 5));
+    return;
   }
-  const moved = await fsp.readFile(aside, "utf8").catch(() => undefined);
-  if (moved !== staleText) await fsp.link(aside, path).catch(() => {});
-  await fsp.rm(aside, { force: true });
+  try {
+    const now = await fsp.readFile(path, "utf8").catch(() => undefined);
+    if (now === staleText) await fsp.rm(path, { force: true });
+  } finally {
+    await fsp.rm(breaker, { force: true });
+  }
 }
 
 function lockedError(session: string, held: HeldLock) {
