@@ -19,19 +19,66 @@ export interface ExpectedHistory {
 /** A transcript stores a prompt as a JSON string: this much of its start, escaped, is what is looked for. */
 const NEEDLE_CHARS = 120;
 
-function needles(prompt: string): Buffer[] {
+/** JSON's two-character escapes; every character may also be written `\uXXXX`. */
+const SHORT_ESCAPES: Record<string, string> = {
+  '"': '\\"',
+  "\\": "\\\\",
+  "/": "\\/",
+  "\b": "\\b",
+  "\f": "\\f",
+  "\n": "\\n",
+  "\r": "\\r",
+  "\t": "\\t",
+};
+
+const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+
+/** `\uXXXX` for each UTF-16 unit of `c` (a surrogate pair past U+FFFF), hex digits in either case. */
+function unitEscapes(c: string): string {
+  let out = "";
+  for (let i = 0; i < c.length; i++) {
+    const hex = c.charCodeAt(i).toString(16).padStart(4, "0");
+    out += `\\\\u${hex.replace(/[a-f]/g, (d) => `[${d}${d.toUpperCase()}]`)}`;
+  }
+  return out;
+}
+
+interface Needle {
+  /** The spellings nearly every writer uses (raw text, minimal JSON escapes), found fast in the bytes. */
+  common: Buffer[];
+  /** Any spelling JSON allows, character by character: what else a writer may have chosen. */
+  anyEscape: RegExp;
+}
+
+function needle(prompt: string): Needle | undefined {
   // The log holds a secret in a prompt as `[redacted:NAME]` while the native file holds the value: look only for
   // what comes before the first one.
   const known = prompt.split("[redacted:")[0]!;
-  const head = [...known].slice(0, NEEDLE_CHARS).join("");
+  const chars = [...known].slice(0, NEEDLE_CHARS);
+  if (chars.length === 0) return undefined;
+  const head = chars.join("");
   const escaped = JSON.stringify(head).slice(1, -1);
-  // Writers that escape every non-ASCII character (Python's json.dumps, a runner on the Python SDK) store
-  // "é" as "\u00e9".
-  const ascii = escaped.replace(
-    /[\u007f-\uffff]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  // Writers escape more than they must, each its own way: Python's json.dumps every non-ASCII character
+  // ("\u00e9"), Go's encoding/json and Gson `<`, `>`, `&` ("\u003c"), U+2028 and U+2029, PHP "/" as "\/", .NET
+  // in upper-case hex ("\u003C"). Each character is matched as itself or as any escape JSON has for it.
+  const anyEscape = chars
+    .map((c) => {
+      const ways = [literal(c), unitEscapes(c)];
+      const short = SHORT_ESCAPES[c];
+      if (short) ways.push(literal(short));
+      return `(?:${ways.join("|")})`;
+    })
+    .join("");
+  return {
+    common: [...new Set([escaped, head])].map((s) => Buffer.from(s, "utf8")),
+    anyEscape: new RegExp(anyEscape),
+  };
+}
+
+function holds(bytes: Buffer, wanted: Needle): boolean {
+  return (
+    wanted.common.some((b) => bytes.lastIndexOf(b) >= 0) || wanted.anyEscape.test(bytes.toString("utf8"))
   );
-  return [...new Set([escaped, ascii, head])].filter((s) => s !== "").map((s) => Buffer.from(s, "utf8"));
 }
 
 function shown(text: string): string {
@@ -57,12 +104,9 @@ export function missingHistory(
     const where = files.length > 0 ? ` (${files.map((f) => relative(dir, f)).join(", ")})` : "";
     return `${what}${where} is missing, but Brain's log has ${turns} it should hold (last prompt ${shown(expected.lastPrompt)})`;
   }
-  const wanted = needles(expected.lastPrompt);
-  if (wanted.length === 0) return undefined;
-  for (const file of present) {
-    const bytes = readFileSync(file);
-    if (wanted.some((needle) => bytes.lastIndexOf(needle) >= 0)) return undefined;
-  }
+  const wanted = needle(expected.lastPrompt);
+  if (!wanted) return undefined;
+  for (const file of present) if (holds(readFileSync(file), wanted)) return undefined;
   const names = present.map((f) => relative(dir, f)).join(", ");
   return `${what} (${names}) does not hold the last prompt Brain's log says the model answered (${shown(expected.lastPrompt)})`;
 }

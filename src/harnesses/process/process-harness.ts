@@ -119,26 +119,32 @@ export class ProcessHarness implements Harness {
   }
 
   /**
-   * A runner's native format is its own, so Brain looks for the last answered prompt in every file the runner
-   * keeps in its native dir (the agent's `work` tree aside). A runner that kept nothing there, or other text,
-   * lost the conversation: the turn fails rather than start the model afresh. A runner configured with
-   * `verify_history: false` (stateless, or keeping its conversation where Brain cannot read it) is not checked.
+   * A runner's native format is its own, so Brain looks for the last answered prompt, as text or any JSON escape of
+   * it, in every file the runner keeps in its native dir: the seed gives the runner the whole dir and reserves no
+   * part of it (Brain never makes a runner's working tree there, unlike the CLI families' `work`). A runner that kept
+   * nothing there, or other text, lost the conversation: the turn fails rather than start the model afresh. A
+   * runner configured with `verify_history: false` (stateless, or keeping its conversation where Brain cannot read
+   * it) is not checked.
    */
   async verify(expected: ExpectedHistory): Promise<string | undefined> {
     if (!this.verifiesHistory) return undefined;
     const dir = this.options.dir;
-    const kept = await listNativeFiles(dir, "", {
-      include: (path) => path !== "work" && !path.startsWith("work/"),
-      appendOnly: () => false,
-    });
+    const kept = await listNativeFiles(dir, "", { appendOnly: () => false });
     const what = `the native state of runner "${this.runner.spec.name}"`;
     const files = kept.map((f) => join(dir, f.path));
-    const missing = missingHistory(what, dir, files, expected);
+    const missing = this.missingHistory(what, files, expected);
     // A runner may record a turn only as it ends: one that crashed mid-turn kept nothing of that failed turn,
     // and must hold only the turns before it.
     if (!missing || expected.lastKept === expected.lastPrompt) return missing;
     if (expected.lastKept === undefined) return undefined;
-    return missingHistory(what, dir, files, { ...expected, lastPrompt: expected.lastKept }) && missing;
+    return this.missingHistory(what, files, { ...expected, lastPrompt: expected.lastKept }) && missing;
+  }
+
+  private missingHistory(what: string, files: string[], expected: ExpectedHistory): string | undefined {
+    const missing = missingHistory(what, this.options.dir, files, expected);
+    if (!missing || files.length === 0) return missing;
+    // Files that hold the conversation in a form other than text (compressed, encrypted, a database) look lost.
+    return `${missing}; a runner that keeps its conversation in a form Brain cannot read as text sets "verify_history": false in its harnesses entry`;
   }
 
   async steer(text: string, turn: string): Promise<void> {

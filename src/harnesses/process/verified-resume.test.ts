@@ -1,5 +1,5 @@
 // Verified resume for runners: Brain does not know a runner's native format, so a reopened runner must keep the
-// last answered prompt somewhere in its native dir (the agent's `work` tree aside); when it does not, the turn
+// last answered prompt somewhere in its native dir (any file, any JSON escape); when it does not, the turn
 // fails loudly and `rebuild` gives the runner the history as a marked summary in its next prompt.
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,10 +13,13 @@ afterEach(async () => {
   t = undefined;
 });
 
-async function answered(factories?: HarnessFactory[]): Promise<{ id: string; native: string }> {
+async function answered(
+  factories?: HarnessFactory[],
+  text = "remember PLUM",
+): Promise<{ id: string; native: string }> {
   t = makeBrain(factories ? { factories } : {});
   const session = await t.brain.create({ harness: "echo" });
-  expect((await (await session.prompt("remember PLUM")).settled).status).toBe("completed");
+  expect((await (await session.prompt(text)).settled).status).toBe("completed");
   return { id: session.id, native: t.store.paths(session.id).native };
 }
 
@@ -40,9 +43,6 @@ describe("verified resume on a runner", () => {
   it("fails loudly when the runner kept nothing, and a rebuild sends the history as a marked summary", async () => {
     const { id, native } = await answered();
     rmSync(join(native, "echo.jsonl"));
-    // The agent's working tree is not the runner's state, whatever it holds.
-    mkdirSync(join(native, "work"), { recursive: true });
-    writeFileSync(join(native, "work", "notes.txt"), "remember PLUM");
     const { outcome } = await reopened(id, "what was it?");
     expect(outcome.status).toBe("failed");
     expect(outcome.error?.code).toBe("brain_error");
@@ -70,7 +70,19 @@ describe("verified resume on a runner", () => {
     writeFileSync(join(native, "echo.jsonl"), `${JSON.stringify({ role: "user", text: "other" })}\n`);
     const { outcome } = await reopened(id, "what was it?");
     expect(outcome.status).toBe("failed");
-    expect(outcome.error?.message).toMatch(/runner "echo" \(echo\.jsonl\) does not hold the last prompt/);
+    expect(outcome.error?.message).toMatch(
+      /runner "echo" \(echo\.jsonl\) does not hold the last prompt .*sets "verify_history": false/,
+    );
+  });
+
+  it("resumes a runner whose state is in any folder of its native dir, under any JSON escape", async () => {
+    const { id, native } = await answered(undefined, "is 1 < 2 & 3?");
+    // The seed reserves no part of the native dir (`work` is the CLI families' working tree, never a runner's),
+    // and Go's encoding/json writes `<` and `&` as \u003c and \u0026.
+    rmSync(join(native, "echo.jsonl"));
+    mkdirSync(join(native, "work"), { recursive: true });
+    writeFileSync(join(native, "work", "go.json"), '{"text":"is 1 \\u003c 2 \\u0026 3?"}');
+    expect((await reopened(id, "again")).outcome.status).toBe("completed");
   });
 
   it("does not check a runner configured with verify_history: false", async () => {
