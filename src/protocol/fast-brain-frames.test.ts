@@ -215,6 +215,17 @@ describe("isRequestResult against RequestResults", () => {
   });
 });
 
+describe("null results", () => {
+  it("are the empty result of every method, as the seed's Go host decodes a nil map or slice", () => {
+    for (const method of Object.keys(RequestResults) as RunnerMethod[]) {
+      expect(isRequestResult(method, null), method).toBe(true);
+      const parsed = RequestResults[method].safeParse(null);
+      expect(parsed.data, method).toEqual(method === "checkpoint" ? [] : {});
+    }
+    expect(RequestResults.checkpoint.safeParse("x").error?.issues[0]?.message).toMatch(/expected array/);
+  });
+});
+
 describe("messageDataProblem against MessageData", () => {
   const BASES = [
     { text: "hi" },

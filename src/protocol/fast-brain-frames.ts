@@ -146,6 +146,8 @@ function everyItem(items: unknown[], check: (item: unknown) => boolean): boolean
 
 /** Whether `result` is certainly what RequestResults[method] accepts; false means "ask the schema". */
 export function isRequestResult(method: RunnerMethod, result: unknown): boolean {
+  // A Go runner's nil map or slice: the empty result, for every method (see RequestResults).
+  if (result === null) return true;
   switch (method) {
     case "open":
       return isPlainRecord(result);

@@ -119,14 +119,23 @@ export const RunnerRequest = z.discriminatedUnion("method", [
   DetachRequest,
 ]);
 
+/**
+ * A result as the seed's Go host decodes it: json.Unmarshal of `null` into a map, struct or slice leaves it
+ * empty, and `null` is what a Go runner's nil map or slice encodes to (a checkpoint with no files). So `null` is
+ * accepted, as the empty value.
+ */
+function nullAsEmpty<T extends z.ZodType>(schema: T, empty: () => z.output<T>) {
+  return schema.nullable().transform((result): z.output<T> => result ?? empty());
+}
+
 /** What each request's `result` must be. `open` may return diagnostic metadata such as `{"tools": [...]}`. */
 export const RequestResults = {
-  open: z.record(z.string(), z.unknown()),
-  prompt: z.strictObject({ interrupted: z.boolean().optional() }),
-  steer: z.strictObject({}),
-  interrupt: z.strictObject({}),
-  checkpoint: z.array(NativeFile),
-  detach: z.strictObject({}),
+  open: nullAsEmpty(z.record(z.string(), z.unknown()), () => ({})),
+  prompt: nullAsEmpty(z.strictObject({ interrupted: z.boolean().optional() }), () => ({})),
+  steer: nullAsEmpty(z.strictObject({}), () => ({})),
+  interrupt: nullAsEmpty(z.strictObject({}), () => ({})),
+  checkpoint: nullAsEmpty(z.array(NativeFile), () => []),
+  detach: nullAsEmpty(z.strictObject({}), () => ({})),
 } as const;
 
 // Replies go both ways: the runner answers Brain's requests, Brain answers the runner's tool calls.

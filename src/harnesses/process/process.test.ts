@@ -7,11 +7,14 @@ import type { ToolService } from "../../tools/tool-service.js";
 import { PASSED_VARIABLES } from "./environment.js";
 import { ProcessFactory, type ProcessHarnessSpec } from "./factory.js";
 
+/** What the inline runner answers to steer, interrupt, checkpoint (no files) and detach. */
+const REPLY_EMPTY = 'reply(f.method === "checkpoint" ? [] : {})';
+
 /** A runner in a few lines of JS. `onPrompt` runs in an async function with `f` (the frame), `reply`, `delta`,
  * `callTool`, `send`, `dir` (from open) and `fs` in scope; `once()` is true the first time per native dir. Like a
  * real runner it keeps each prompt in its native dir, so the fresh runner after a broken one resumes (a runner
  * that kept nothing would fail verified resume). */
-function inlineRunner(onPrompt: string, onOpen = "reply({})"): string[] {
+function inlineRunner(onPrompt: string, onOpen = "reply({})", onOther = REPLY_EMPTY): string[] {
   return inlineRunnerArgs(
     `
 let dir = "";
@@ -27,17 +30,21 @@ const once = () => { const p = dir + "/.once"; if (fs.existsSync(p)) return fals
   switch (f.method) {
     case "open": dir = f.params.dir; ${onOpen}; break;
     case "prompt": fs.appendFileSync(dir + "/prompts.jsonl", JSON.stringify(f.params.text) + "\\n"); (async () => { ${onPrompt} })(); break;
-    case "checkpoint": reply([]); break;
-    default: reply({});
+    default: ${onOther};
   }`,
   );
 }
 
-function runner(onPrompt: string, extra: Partial<ProcessHarnessSpec> = {}, onOpen?: string): ProcessFactory {
+function runner(
+  onPrompt: string,
+  extra: Partial<ProcessHarnessSpec> = {},
+  onOpen?: string,
+  onOther?: string,
+): ProcessFactory {
   return new ProcessFactory({
     name: "inline",
     command: process.execPath,
-    args: inlineRunner(onPrompt, onOpen),
+    args: inlineRunner(onPrompt, onOpen, onOther),
     ...extra,
   });
 }
@@ -189,6 +196,24 @@ describe("protocol mistakes that are only warnings", () => {
       .map((e) => (e.data as { message: string }).message);
     expect(warnings.join("\n")).toMatch(/unknown request id "9999"/);
     expect(warnings.join("\n")).toMatch(/unknown attachment "nobody"/);
+  });
+});
+
+describe("null results, as a Go runner encodes a nil map or slice", () => {
+  it("are the empty result, as the seed's Go host decodes them: a prompt, a steer, a checkpoint of no files", async () => {
+    const factory = runner(
+      'delta("waiting"); waits.set("steered", () => reply(null));',
+      {},
+      "reply(null)",
+      'reply(null); if (f.method === "steer") waits.get("steered")();',
+    );
+    t = makeBrain({ factories: [factory] });
+    const session = await t.brain.create({ harness: "inline" });
+    const turn = await session.prompt("go");
+    await waitForEvent(session, (e) => e.type === "assistant.delta");
+    await session.steer("done");
+    expect((await turn.settled).status).toBe("completed");
+    expect((await session.checkpoint()).files).toEqual([]);
   });
 });
 
