@@ -54,8 +54,13 @@ describe("one resolution of session input", () => {
     expect(() => resolveSessionInput({ defaults: { provider: "p2" }, grant }, harnesses)).toThrow(
       /required for this token/,
     );
+    // No default at all: a restricted token's session would have no provider, and could reach the host's keys.
+    expect(() => resolveSessionInput({ grant }, harnesses)).toThrow(
+      'field "provider": required for this token (this host has no default provider); name one in "provider"; this token may use: p1 (GET /v1/providers)',
+    );
     const open = { ...grant, restricted: false };
     expect(resolveSessionInput({ defaults: { provider: "p2" }, grant: open }, harnesses).provider).toBe("p2");
+    expect(resolveSessionInput({ grant: open }, harnesses).provider).toBeUndefined();
   });
 });
 

@@ -161,8 +161,13 @@ function providerFor(
       );
     return named;
   }
-  if (!grant.restricted || fallback === undefined) return fallback;
-  // A restricted token gets the default only when it is one of its own providers.
+  if (!grant.restricted) return fallback;
+  // A restricted token's sessions always have one of its providers: with none, a harness could reach for the
+  // host's own keys. It gets the default only when that is one of them.
   if (typeof fallback === "string" && grant.allowed.includes(fallback)) return fallback;
-  throw refuse(`field "provider": required for this token (the default provider is not one it may use)`);
+  throw refuse(
+    fallback === undefined
+      ? `field "provider": required for this token (this host has no default provider); name one in "provider"`
+      : `field "provider": required for this token (the default provider is not one it may use)`,
+  );
 }
