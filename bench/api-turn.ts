@@ -26,7 +26,7 @@ const MAX_OUTPUT_TOKENS = 1024;
 function brainOn(fake: FakeProvider, home: string): Brain {
   return new Brain({
     store: new FsSessionStore(home),
-    harnesses: new HarnessRegistry([new ApiHarnessFactory({ env: {} })]),
+    harnesses: new HarnessRegistry([new ApiHarnessFactory()]),
     tools: new ToolRouter([new BuiltinTools()]),
     credentials: () => ({ api_key: KEY, base_url: `${fake.url}/v1` }),
   });

@@ -54,6 +54,7 @@ export function createBrain(
     warmRunners = false,
     store,
     harnesses,
+    providerEnv,
   }: {
     holder?: LogHolder;
     secrets?: Secret[];
@@ -62,11 +63,14 @@ export function createBrain(
     store?: SessionStore;
     /** The factories of configHarnesses(loaded, home, catalog), when the caller built them already. */
     harnesses?: HarnessFactory[];
+    /** BrainOptions.providerEnv: only a host that serves the operator alone passes its environment. */
+    providerEnv?: NodeJS.ProcessEnv;
   } = {},
 ): Brain {
   return new Brain({
     providers: loaded.config.providers ?? {},
     secretNames: configSecretNames(loaded),
+    ...(providerEnv ? { providerEnv } : {}),
     secrets: [...secrets, ...literalSecrets(loaded, home)],
     // A host that keeps warm runners keeps a session directory made ahead too (../store/fs/session-slot.ts).
     store: store ?? new FsSessionStore(home, undefined, holder, { spareSlot: warmRunners }),

@@ -45,6 +45,11 @@ export interface BrainOptions {
   /** Resolves credentials when a session opens; by default the key comes from `provider.api_key_env`. */
   credentials?: (settings: ProviderSettings | undefined) => ProviderCredentials;
   env?: NodeJS.ProcessEnv;
+  /**
+   * Where a session naming no provider may take the usual provider variables from (HarnessOptions.providerEnv):
+   * the operator's own CLI passes its environment; a daemon passes none, so its clients never reach its keys.
+   */
+  providerEnv?: NodeJS.ProcessEnv;
   /** The tool services of one session (its `mcp_servers`), made when it opens; src/tools/mcp makes them. */
   sessionTools?: (record: SessionRecord) => SessionToolServices | undefined;
   /** The providers sessions may name (brain.config.json `providers`). */
@@ -347,6 +352,9 @@ export class Brain {
         ...(services ? { services } : {}),
         ...(record.mcp_servers ? { mcpServers: record.mcp_servers } : {}),
         provider,
+        ...(record.provider === undefined && this.options.providerEnv
+          ? { providerEnv: this.options.providerEnv }
+          : {}),
         checkpoints: this.checkpointsOf(id),
         permissions: new PermissionRules(record.permissions),
         ...(this.options.store.checkpointEveryTurn ? { checkpointAfterTurn: true } : {}),

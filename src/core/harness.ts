@@ -60,6 +60,13 @@ export interface HarnessOptions {
    */
   mcpServers?: McpServers;
   provider: ProviderCredentials;
+  /**
+   * The usual provider variables (OPENAI_API_KEY, OLLAMA_HOST, …) a harness may take a key and endpoint from: given
+   * only for a session that names no provider, on a host run by the operator for themselves (`brain run`, `brain
+   * acp`). Absent otherwise, and then the key and endpoint are `provider`'s alone: nothing a client sends (a model
+   * name, say) may pick one of the host's keys or send one elsewhere.
+   */
+  providerEnv?: NodeJS.ProcessEnv;
   emit(event: HarnessEvent): void;
   /** Runs a bound tool. Never rejects for a tool's own failure: that is a result with `is_error: true`. */
   call(turn: string, call: ToolCallParams, signal: AbortSignal): Promise<ToolResult>;

@@ -155,7 +155,7 @@ describe("a Brain keeps keys out of events.jsonl", () => {
     const home = tempDir();
     brain = new Brain({
       store: new FsSessionStore(home),
-      harnesses: new HarnessRegistry([new ApiHarnessFactory({ env: {} })]),
+      harnesses: new HarnessRegistry([new ApiHarnessFactory()]),
       tools: new ToolRouter([new BuiltinTools()]),
       env: { MY_LLM: KEY },
       providers: { fake: { api: "openai-chat", base_url: `${provider.url}/v1`, api_key_env: "MY_LLM" } },
@@ -194,7 +194,7 @@ describe("a Brain keeps keys out of events.jsonl", () => {
 
   it("refuses an unknown provider name before writing anything, naming the configured ones", async () => {
     const home = tempDir();
-    brain = brainWith([new ApiHarnessFactory({ env: {} })], home);
+    brain = brainWith([new ApiHarnessFactory()], home);
     await expect(brain.create({ harness: "api", provider: "MY_LLM" })).rejects.toThrow(
       'unknown provider "MY_LLM" (configured: fake)',
     );

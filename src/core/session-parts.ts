@@ -21,6 +21,8 @@ export interface SessionParts {
   /** The session's MCP servers as configured, passed to harnesses whose agents start them themselves. */
   mcpServers?: McpServers;
   provider: ProviderCredentials;
+  /** HarnessOptions.providerEnv: set only for a session that names no provider, on a host that allows it. */
+  providerEnv?: NodeJS.ProcessEnv;
   checkpoints: Checkpoints;
   permissions: PermissionRules;
   /**

@@ -322,6 +322,7 @@ export class Session {
           tools: tools.schemas,
           ...(this.parts.mcpServers ? { mcpServers: this.parts.mcpServers } : {}),
           provider: this.parts.provider,
+          ...(this.parts.providerEnv ? { providerEnv: this.parts.providerEnv } : {}),
           emit: (event) => this.writer.emit(event),
           call: (turn, call, signal) => this.toolCalls.call(turn, call, signal),
           permit: (turn, use, signal, options) => this.desk.permit(turn, use, signal, options),

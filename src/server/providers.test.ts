@@ -32,7 +32,7 @@ beforeAll(async () => {
   const store = new FsSessionStore(home);
   brain = new Brain({
     store,
-    harnesses: new HarnessRegistry([new ApiHarnessFactory({ env: {} })]),
+    harnesses: new HarnessRegistry([new ApiHarnessFactory()]),
     tools: new ToolRouter([new BuiltinTools()]),
     env: { OPERATOR_KEY: KEY, DB_PASSWORD },
     providers: {
@@ -145,5 +145,124 @@ describe("choosing a provider over REST", () => {
       properties: Record<string, { type?: string }>;
     };
     expect(create.properties.provider).toMatchObject({ type: "string" });
+  });
+});
+
+// The daemon's own environment holds vendor keys and points the vendors' base URLs at a capture server: nothing
+// a client sends (a model prefix, a handoff's model, leaving the provider out) may make a request carry them.
+describe("the daemon's own provider variables", () => {
+  const HOST_KEY = "sk-daemon-own-openai-key-0123";
+  const ANTHROPIC_KEY = "sk-ant-configured-key-4567";
+  const saved = { ...process.env };
+  const tenant = { admin: newToken(), local: newToken() };
+  let capture: FakeProvider;
+  let hostDaemon: Daemon;
+  let hostBrain: Brain;
+  let hostHome: string;
+
+  beforeAll(async () => {
+    capture = await startFakeProvider();
+    Object.assign(process.env, {
+      OPENAI_API_KEY: HOST_KEY,
+      OPENAI_BASE_URL: `${capture.url}/v1`,
+      ANTHROPIC_API_KEY: HOST_KEY,
+      ANTHROPIC_BASE_URL: capture.url,
+      OLLAMA_API_KEY: HOST_KEY,
+    });
+    hostHome = tempDir();
+    // Built as `brain serve` builds it: the api factory of the catalog, no providerEnv.
+    hostBrain = new Brain({
+      store: new FsSessionStore(hostHome),
+      harnesses: new HarnessRegistry([new ApiHarnessFactory()]),
+      tools: new ToolRouter([new BuiltinTools()]),
+      env: { ANTH_KEY: ANTHROPIC_KEY },
+      providers: {
+        local: { api: "ollama", base_url: capture.url },
+        anth: { api: "anthropic", base_url: capture.url, api_key_env: "ANTH_KEY" },
+      },
+    });
+    hostDaemon = await startDaemon({
+      brain: hostBrain,
+      port: 0,
+      tokens: [
+        { token: tenant.admin, tenant: "default", role: "controller" },
+        { token: tenant.local, tenant: "acme", role: "controller", providers: ["local"] },
+      ],
+      defaults: { options: { retries: 0 } },
+    });
+  });
+  afterAll(async () => {
+    await hostDaemon.close();
+    await hostBrain.close();
+    await capture.close();
+    rmSync(hostHome, { recursive: true, force: true });
+    for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+  });
+
+  const createOn = (token: string, body: Record<string, unknown>) =>
+    raw(hostDaemon.url, "POST", "/v1/sessions", { token, body: { harness: "api", ...body } });
+
+  /** Prompts session `id` and returns its turn's outcome. */
+  async function turnOf(token: string, id: string) {
+    const client = new BrainClient({ url: hostDaemon.url, token });
+    const { turn } = await client.prompt(id, "hi");
+    const seen = await collect(client, id, settled(turn));
+    return seen.at(-1)?.data as { status: string; error?: { message: string } };
+  }
+
+  const carriedHostKey = () => capture.requests.some((r) => JSON.stringify(r.headers).includes(HOST_KEY));
+
+  it("refuses a restricted token's session that names no provider when the host has no default", async () => {
+    const res = await createOn(tenant.local, { config: { model: "openai-chat:gpt-4o" } });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: "bad_request", field: "provider" });
+    expect((res.body.error as { message: string }).message).toMatch(
+      /required for this token \(this host has no default provider\).*this token may use: local/,
+    );
+    expect(capture.requests).toEqual([]);
+  });
+
+  it("never sends the daemon's key to a keyless provider, whatever the model's prefix", async () => {
+    const res = await createOn(tenant.local, { provider: "local", config: { model: "openai:gpt-4o" } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const outcome = await turnOf(tenant.local, res.body.id as string);
+    expect(outcome.status).toBe("failed");
+    expect(outcome.error?.message).toContain('model "openai:gpt-4o" asks for openai');
+    expect(outcome.error?.message).toContain('speaks "ollama"');
+    expect(capture.requests).toEqual([]);
+  });
+
+  it("does not send a configured provider's key to another vendor (model prefix or handoff)", async () => {
+    const res = await createOn(tenant.admin, { provider: "anth", config: { model: "openai:gpt-4o" } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect((await turnOf(tenant.admin, res.body.id as string)).error?.message).toContain(
+      'the session\'s provider speaks "anthropic"',
+    );
+    const source = await createOn(tenant.admin, { provider: "anth", config: { model: "claude-x" } });
+    const handoff = await raw(hostDaemon.url, "POST", `/v1/sessions/${source.body.id}/handoff`, {
+      token: tenant.admin,
+      body: { to: "api", model: "gemini:gemini-x" },
+    });
+    expect(handoff.status, JSON.stringify(handoff.body)).toBe(201);
+    expect((await turnOf(tenant.admin, handoff.body.id as string)).status).toBe("failed");
+    expect(capture.requests).toEqual([]);
+  });
+
+  it("gives a session naming no provider none of the daemon's keys", async () => {
+    const res = await createOn(tenant.admin, { config: { model: "openai:gpt-4o" } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const outcome = await turnOf(tenant.admin, res.body.id as string);
+    expect(outcome.error?.message).toContain("no API key for openai");
+    expect(outcome.error?.message).toContain("can come only from its provider");
+    expect(capture.requests).toEqual([]);
+  });
+
+  it("runs a keyless provider on its own endpoint with no key at all", async () => {
+    capture.script([{ text: "local answer" }]);
+    const res = await createOn(tenant.local, { provider: "local", config: { model: "ollama:llama3.2" } });
+    expect((await turnOf(tenant.local, res.body.id as string)).status).toBe("completed");
+    expect(capture.requests.map((r) => r.path)).toEqual(["/api/chat"]);
+    expect(capture.requests[0]?.headers.authorization).toBeUndefined();
+    expect(carriedHostKey()).toBe(false);
   });
 });

@@ -42,6 +42,10 @@ export function makeBrain(
     provider?: ProviderCredentials;
     /** The session tool services (MCP servers) of sessions that name some. */
     sessionTools?: BrainOptions["sessionTools"];
+    /** Configured providers, their keys read from `env` (instead of a fixed `provider`). */
+    providers?: BrainOptions["providers"];
+    env?: BrainOptions["env"];
+    providerEnv?: BrainOptions["providerEnv"];
   } = {},
 ): TestBrain {
   const home = options.home ?? tempDir();
@@ -54,6 +58,9 @@ export function makeBrain(
     tools: new ToolRouter([new BuiltinTools(), ...(options.tools ?? [])]),
     ...(options.provider ? { credentials: () => options.provider! } : {}),
     ...(options.sessionTools ? { sessionTools: options.sessionTools } : {}),
+    ...(options.providers ? { providers: options.providers } : {}),
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.providerEnv ? { providerEnv: options.providerEnv } : {}),
   });
   return {
     brain,

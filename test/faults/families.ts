@@ -72,7 +72,7 @@ export function processBed(mode: string, options: BedOptions, extra: Partial<Ses
 
 export function apiBed(options: BedOptions, extra: Partial<SessionConfig> = {}): Bed {
   const home = tempDir("brain-faults-");
-  const t = brainOn(home, [new ApiHarnessFactory({ env: {} })], options, "anthropic");
+  const t = brainOn(home, [new ApiHarnessFactory()], options, "anthropic");
   const config = {
     model: "anthropic:fake-model",
     ...extra,

@@ -34,7 +34,8 @@ export async function command(args: string[]): Promise<number> {
   } else {
     const loaded = loadConfig(str(values.config));
     const home = brainHome();
-    const brain = createBrain(loaded, home, { warmRunners: true });
+    // The operator's editor on stdio, the only client: as `brain run`, it may use the usual provider variables.
+    const brain = createBrain(loaded, home, { warmRunners: true, providerEnv: process.env });
     const token = newToken();
     const daemon = await startDaemon({
       brain,

@@ -66,7 +66,8 @@ export async function command(args: string[], early?: StartedRunner): Promise<nu
   void early?.discard();
   // The session store and the rest of Brain load while the runner starts.
   const { createBrain } = await import("../setup.js");
-  const brain = createBrain(loaded, home, { harnesses });
+  // The operator's own run: a session naming no provider may use the usual variables (OPENAI_API_KEY, …).
+  const brain = createBrain(loaded, home, { harnesses, providerEnv: process.env });
   try {
     return await runPrompt(brain, options);
   } finally {

@@ -186,11 +186,19 @@ describe("provider failures", () => {
     await expect.poll(() => bed.fake.requests[0]?.aborted).toBe(true);
   });
 
-  it("fails with the variable to set when the key is missing", async () => {
-    const t = bed.use(makeBrain({ factories: [new ApiHarnessFactory({ env: {} })] }));
-    const session = await t.brain.create({ harness: "api", config: { model: "anthropic:claude-x" } });
+  it("fails saying where the missing key should come from", async () => {
+    // A host that lends its environment (the operator's `brain run`): the variable to set.
+    const local = bed.use(makeBrain({ factories: [new ApiHarnessFactory()], providerEnv: {} }));
+    const session = await local.brain.create({ harness: "api", config: { model: "anthropic:claude-x" } });
     const outcome = await (await session.prompt("x")).settled;
     expect(outcome.error?.message).toMatch(/no API key for anthropic: set ANTHROPIC_API_KEY/);
+    await local.cleanup();
+    // A daemon lends none: only a provider gives a key.
+    const daemon = bed.use(makeBrain({ factories: [new ApiHarnessFactory()] }));
+    const bare = await daemon.brain.create({ harness: "api", config: { model: "anthropic:claude-x" } });
+    expect((await (await bare.prompt("x")).settled).error?.message).toMatch(
+      /no API key for anthropic: this session's key can come only from its provider/,
+    );
   });
 
   it("names an option with a bad value, and leaves other harnesses' options alone", async () => {

@@ -88,12 +88,28 @@ describe.each(Object.keys(PROVIDER_FORMATS))("brain run --harness api --model %s
 describe("brain run on the api harness", () => {
   const provider = () => ({ base_url: `${fake.url}/v1`, api_key_env: "MY_PROVIDER_KEY" });
 
-  it("names the variable to set when the key is missing", async () => {
+  it("says where the key should come from when it is missing", async () => {
+    // The session's provider gives no key: the host's ANTHROPIC_API_KEY is not taken for its endpoint.
     const where = workspace({ provider: { base_url: `${fake.url}/v1` } });
-    const run = await brain(["run", "--harness", "api", "--model", "anthropic:m", "hi"], where);
+    const run = await brain(["run", "--harness", "api", "--model", "anthropic:m", "hi"], where, {
+      ANTHROPIC_API_KEY: FAKE_KEY,
+    });
     expect(run.code).toBe(1);
-    expect(run.err).toMatch(/no API key for anthropic: set ANTHROPIC_API_KEY/);
+    expect(run.err).toMatch(/no API key for anthropic: this session's key can come only from its provider/);
+    // No provider: the operator's own run reads the usual variables, and says which one to set.
+    const bare = await brain(["run", "--harness", "api", "--model", "anthropic:m", "hi"], workspace({}));
+    expect(bare.err).toMatch(/no API key for anthropic: set ANTHROPIC_API_KEY/);
     expect(fake.requests).toHaveLength(0);
+  });
+
+  it("runs a session naming no provider on the usual variables, as the operator's own run", async () => {
+    fake.script([{ text: "from the environment" }]);
+    const run = await brain(["run", "--harness", "api", "--model", "anthropic:m", "hi"], workspace({}), {
+      ANTHROPIC_API_KEY: FAKE_KEY,
+      ANTHROPIC_BASE_URL: fake.url,
+    });
+    expect(run.out).toBe("from the environment\n");
+    expect(run.code).toBe(0);
   });
 
   it("starts the session's MCP servers from the config and lets the model call them", async () => {

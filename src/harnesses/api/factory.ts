@@ -8,8 +8,6 @@ import { ApiOptions, parseSettings, SettingsError } from "./settings.js";
 export interface ApiFactoryOptions {
   /** Registered under this name (default "api"). */
   name?: string;
-  /** Where the usual provider variables (ANTHROPIC_API_KEY, OLLAMA_HOST, …) are read; default process.env. */
-  env?: NodeJS.ProcessEnv;
 }
 
 export class ApiHarnessFactory implements HarnessFactory {
@@ -17,11 +15,9 @@ export class ApiHarnessFactory implements HarnessFactory {
   readonly supportsSteering = true;
   readonly supportsImages = true;
   readonly clientOptions = Object.keys(ApiOptions.shape);
-  private readonly env: NodeJS.ProcessEnv;
 
   constructor(options: ApiFactoryOptions = {}) {
     this.name = options.name ?? "api";
-    this.env = options.env ?? process.env;
     // The SDK would print its warnings to the console; this harness reports them as harness.warning events.
     (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
   }
@@ -29,7 +25,12 @@ export class ApiHarnessFactory implements HarnessFactory {
   async open(options: HarnessOptions): Promise<Harness> {
     try {
       const settings = parseSettings(options.config.options);
-      const model = resolveModel(options.config.model, options.provider, this.env, settings.headers);
+      const model = resolveModel(
+        options.config.model,
+        options.provider,
+        options.providerEnv,
+        settings.headers,
+      );
       return new ApiHarness(options, model, settings);
     } catch (err) {
       if (err instanceof ModelConfigError || err instanceof SettingsError) {

@@ -2,7 +2,8 @@
 // (which checks the key each one sends), and the rules for model strings, keys and base URLs.
 import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../../protocol/events.js";
-import { events, textOf } from "../../testing/brain.js";
+import { events, makeBrain, textOf } from "../../testing/brain.js";
+import { ApiHarnessFactory } from "./factory.js";
 import { parseModelSpec, resolveModel } from "./providers.js";
 import { apiTestBed } from "./testing/bed.js";
 import { FAKE_KEY, PROVIDER_FORMATS } from "./testing/provider.js";
@@ -109,5 +110,65 @@ describe("keys and base URLs", () => {
       "from OLLAMA_HOST",
     );
     expect(bed.fake.requests.map((r) => r.path)).toEqual(["/v1/messages", "/v1/messages", "/api/chat"]);
+  });
+});
+
+describe("a session with a provider takes its key and base URL from it alone", () => {
+  const HOST_KEY = "sk-host-openai-key-0123456789";
+  const hostEnv = { OPENAI_API_KEY: HOST_KEY, OPENAI_BASE_URL: "http://127.0.0.1:1/v1" };
+
+  it("reads no variable without an environment to read, and says to name a provider", () => {
+    expect(() => resolveModel("openai:x", {}, undefined)).toThrow(
+      /no API key for openai: this session's key can come only from its provider; use a provider whose api_key_env/,
+    );
+    expect(() => resolveModel("openai-chat:x", { base_url: "http://127.0.0.1:1/v1" }, undefined)).toThrow(
+      /no API key for openai-chat/,
+    );
+    expect(() => resolveModel("openai-compatible:x", {}, undefined)).toThrow(
+      /needs a base URL: set provider.base_url in brain.config.json$/,
+    );
+  });
+
+  it("refuses a model prefix of another vendor than the provider's api, naming what to write", () => {
+    const anthropic = { api: "anthropic", api_key: "sk-ant-configured", base_url: "http://127.0.0.1:1" };
+    expect(() => resolveModel("openai:gpt-4o", anthropic, undefined)).toThrow(
+      /model "openai:gpt-4o" asks for openai, but the session's provider speaks "anthropic".*"anthropic:<model>"/,
+    );
+    expect(() => resolveModel("openai:gpt-4o", { api: "ollama" }, undefined)).toThrow(/speaks "ollama"/);
+    expect(() => resolveModel("x", { api: "messages" }, undefined)).toThrow(/unknown provider "messages"/);
+    // The prefix may choose the wire among the provider's own vendor's APIs (OpenAI's Responses or Chat).
+    const openai = { api: "openai", api_key: "sk-configured", base_url: "http://127.0.0.1:1/v1" };
+    expect(resolveModel("openai-chat:gpt-4o", openai, undefined).provider).toBe("openai-chat");
+    expect(resolveModel("google:gemini-x", { ...openai, api: "gemini" }, undefined).provider).toBe("gemini");
+    // Without an api, a base URL fixes where the key goes and the prefix picks only the wire.
+    const bare = { api_key: "sk-configured", base_url: "http://127.0.0.1:1/v1" };
+    expect(resolveModel("anthropic:claude-x", bare, undefined).provider).toBe("anthropic");
+    expect(() => resolveModel("anthropic:claude-x", { api_key: "sk-configured" }, undefined)).toThrow(
+      /gives a key but no "api" or "base_url", so model "anthropic:claude-x" alone would choose/,
+    );
+  });
+
+  it("keeps the usual variables for the operator's own session naming no provider, never for a provider's", async () => {
+    const t = bed.use(
+      makeBrain({
+        factories: [new ApiHarnessFactory()],
+        providerEnv: { ...hostEnv, ANTHROPIC_API_KEY: FAKE_KEY, ANTHROPIC_BASE_URL: bed.fake.url },
+        env: {},
+        providers: { local: { base_url: `${bed.fake.url}/v1` } },
+      }),
+    );
+    bed.fake.script([{ text: "from the environment" }]);
+    const bare = await t.brain.create({ harness: "api", config: { model: "anthropic:x" } });
+    expect(await (await bare.prompt("hi")).settled).toMatchObject({ status: "completed" });
+    const named = await t.brain.create({
+      harness: "api",
+      provider: "local",
+      config: { model: "openai-chat:x", options: { retries: 0 } },
+    });
+    const outcome = await (await named.prompt("hi")).settled;
+    expect(outcome).toMatchObject({ status: "failed" });
+    expect(JSON.stringify(outcome)).toContain("can come only from its provider");
+    expect(bed.fake.requests.map((r) => r.path)).toEqual(["/v1/messages"]);
+    expect(JSON.stringify(bed.fake.requests)).not.toContain(HOST_KEY);
   });
 });

@@ -1,6 +1,8 @@
 // Which AI SDK provider serves a `provider:model` string, where its key and base URL come from, and how the
-// model object is made. Credentials resolved by Brain (from `provider.api_key_env` and `provider.base_url`) win
-// over the usual environment variables; nothing here reads `process.env` itself.
+// model object is made. A session with a provider takes its key and base URL from it alone; only a session with
+// none, on a host that hands over its environment (the operator's own `brain run`), reads the usual variables.
+// Nothing here reads `process.env`, and every SDK provider gets an explicit base URL, since the SDKs would
+// otherwise read OPENAI_BASE_URL or ANTHROPIC_BASE_URL from the process themselves.
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createGoogleGenerativeAI } from "@ai-sdk/google";
 import { createOpenAI } from "@ai-sdk/openai";
@@ -22,6 +24,10 @@ interface ProviderKind {
   keyEnv: string[];
   keyRequired: boolean;
   baseUrlEnv: string[];
+  /** Where the vendor's API is when nothing names a base URL (the SDK's own default, given explicitly). */
+  defaultBaseUrl?: string;
+  /** The vendor whose key this kind sends, when it is another kind's too ("openai-chat": the OpenAI key). */
+  vendor?: string;
   /** Puts a base URL from config or environment into the form the SDK provider wants. */
   normalizeBaseUrl?: (url: string) => string;
   baseUrlRequired?: boolean;
@@ -47,6 +53,7 @@ const PROVIDERS: Record<string, ProviderKind> = {
     keyEnv: ["ANTHROPIC_API_KEY"],
     keyRequired: true,
     baseUrlEnv: ["ANTHROPIC_BASE_URL"],
+    defaultBaseUrl: "https://api.anthropic.com/v1",
     normalizeBaseUrl: withSuffix("/v1"),
     create: ({ modelId, ...rest }) => createAnthropic(rest)(modelId),
   },
@@ -55,6 +62,7 @@ const PROVIDERS: Record<string, ProviderKind> = {
     keyEnv: ["OPENAI_API_KEY"],
     keyRequired: true,
     baseUrlEnv: ["OPENAI_BASE_URL"],
+    defaultBaseUrl: "https://api.openai.com/v1",
     create: ({ modelId, ...rest }) => createOpenAI(rest).responses(modelId),
   },
   /** Chat Completions, for servers (and models) that only speak that. */
@@ -62,18 +70,22 @@ const PROVIDERS: Record<string, ProviderKind> = {
     keyEnv: ["OPENAI_API_KEY"],
     keyRequired: true,
     baseUrlEnv: ["OPENAI_BASE_URL"],
+    defaultBaseUrl: "https://api.openai.com/v1",
+    vendor: "openai",
     create: ({ modelId, ...rest }) => createOpenAI(rest).chat(modelId),
   },
   gemini: {
     keyEnv: ["GEMINI_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY", "GOOGLE_API_KEY"],
     keyRequired: true,
     baseUrlEnv: ["GEMINI_BASE_URL"],
+    defaultBaseUrl: "https://generativelanguage.googleapis.com/v1beta",
     create: ({ modelId, ...rest }) => createGoogleGenerativeAI(rest)(modelId),
   },
   openrouter: {
     keyEnv: ["OPENROUTER_API_KEY"],
     keyRequired: true,
     baseUrlEnv: ["OPENROUTER_BASE_URL"],
+    defaultBaseUrl: "https://openrouter.ai/api/v1",
     // "strict" asks for usage in the stream; `usage.include` adds the cost OpenRouter charged.
     create: ({ modelId, ...rest }) =>
       createOpenRouter({ ...rest, compatibility: "strict" }).chat(modelId, { usage: { include: true } }),
@@ -83,6 +95,7 @@ const PROVIDERS: Record<string, ProviderKind> = {
     keyEnv: ["OLLAMA_API_KEY"],
     keyRequired: false,
     baseUrlEnv: ["OLLAMA_HOST"],
+    defaultBaseUrl: "http://127.0.0.1:11434/api",
     normalizeBaseUrl: ollamaBaseUrl,
     create: ({ modelId, baseURL, apiKey, headers }) =>
       createOllama({
@@ -157,29 +170,29 @@ export function parseModelSpec(
   return { provider, modelId };
 }
 
+/**
+ * The model for `spec`. `env` is given only for a session that names no provider, on a host that lets such a
+ * session use its own variables; otherwise the key and base URL are the provider's (`credentials`) or none.
+ */
 export function resolveModel(
   spec: string | undefined,
   credentials: ProviderCredentials,
-  env: NodeJS.ProcessEnv,
+  env: NodeJS.ProcessEnv | undefined,
   headers: Record<string, string> = {},
 ): ResolvedModel {
   const { provider, modelId } = parseModelSpec(spec, credentials.api);
   const kind = PROVIDERS[provider]!;
-  const apiKey = credentials.api_key ?? firstSet(env, kind.keyEnv);
-  if (kind.keyRequired && !apiKey) {
-    const [main, ...others] = kind.keyEnv;
-    const alternatives = others.length ? ` (or ${others.join(" or ")})` : "";
-    throw new ModelConfigError(
-      `no API key for ${provider}: set ${main}${alternatives}, or name the variable that holds it in provider.api_key_env`,
-    );
-  }
-  const rawBase = credentials.base_url ?? firstSet(env, kind.baseUrlEnv);
+  if (!env) checkDestination(spec!, provider, credentials);
+  const apiKey = credentials.api_key ?? (env ? firstSet(env, kind.keyEnv) : undefined);
+  if (kind.keyRequired && !apiKey) throw new ModelConfigError(missingKey(provider, kind, env));
+  const rawBase = credentials.base_url ?? (env ? firstSet(env, kind.baseUrlEnv) : undefined);
   if (kind.baseUrlRequired && !rawBase) {
+    const variables = env ? ` (or ${kind.baseUrlEnv.join(" or ")})` : "";
     throw new ModelConfigError(
-      `the ${provider} provider needs a base URL: set provider.base_url in brain.config.json (or ${kind.baseUrlEnv.join(" or ")})`,
+      `the ${provider} provider needs a base URL: set provider.base_url in brain.config.json${variables}`,
     );
   }
-  const baseURL = rawBase ? (kind.normalizeBaseUrl ?? trimSlash)(rawBase) : undefined;
+  const baseURL = rawBase ? (kind.normalizeBaseUrl ?? trimSlash)(rawBase) : kind.defaultBaseUrl;
   const model = kind.create({
     modelId,
     ...(baseURL ? { baseURL } : {}),
@@ -187,6 +200,43 @@ export function resolveModel(
     headers,
   });
   return { provider, modelId, model };
+}
+
+const vendorOf = (provider: string) => PROVIDERS[provider]?.vendor ?? provider;
+
+/**
+ * The model's prefix may choose the wire, never where the provider's key goes: a prefix of another vendor than
+ * the provider's `api` is refused (it would send, say, the Anthropic key to OpenAI), and so is any prefix when a
+ * provider with a key says neither its `api` nor its `base_url` (the prefix alone would pick the host).
+ */
+function checkDestination(spec: string, provider: string, credentials: ProviderCredentials): void {
+  const { api, api_key, base_url } = credentials;
+  if (api !== undefined) {
+    const own = ALIASES[api] ?? api;
+    if (!PROVIDERS[own]) {
+      throw new ModelConfigError(
+        `the provider's api "${api}" is not one the api harness speaks; use one of ${PROVIDER_NAMES.join(", ")}`,
+      );
+    }
+    if (vendorOf(own) === vendorOf(provider)) return;
+    throw new ModelConfigError(
+      `model "${spec}" asks for ${provider}, but the session's provider speaks "${api}": its key and base URL go only to its own API; write the model as "${api}:<model>" (or without a prefix), or choose a provider whose api is ${provider}`,
+    );
+  }
+  if (api_key && !base_url) {
+    throw new ModelConfigError(
+      `the session's provider gives a key but no "api" or "base_url", so model "${spec}" alone would choose where the key is sent; the operator must set the provider's api (e.g. "${provider}") or base_url`,
+    );
+  }
+}
+
+function missingKey(provider: string, kind: ProviderKind, env: NodeJS.ProcessEnv | undefined): string {
+  if (!env) {
+    return `no API key for ${provider}: this session's key can come only from its provider; use a provider whose api_key_env names the variable that holds the key`;
+  }
+  const [main, ...others] = kind.keyEnv;
+  const alternatives = others.length ? ` (or ${others.join(" or ")})` : "";
+  return `no API key for ${provider}: set ${main}${alternatives}, or name the variable that holds it in provider.api_key_env`;
 }
 
 function firstSet(env: NodeJS.ProcessEnv, names: string[]): string | undefined {

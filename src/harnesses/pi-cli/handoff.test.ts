@@ -13,10 +13,7 @@ import { PiCliFactory } from "./factory.js";
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 });
 
 const found = locateCli("pi");
-const start = useHandoffBed(
-  (launcher) => [new ApiHarnessFactory({ env: {} }), new PiCliFactory({ launcher })],
-  "/v1",
-);
+const start = useHandoffBed((launcher) => [new ApiHarnessFactory(), new PiCliFactory({ launcher })], "/v1");
 
 const API_MODEL = "openai-chat:fake-model";
 

@@ -40,7 +40,7 @@ function mcpBrain(env: NodeJS.ProcessEnv = {}) {
   const home = tempDir();
   const brain = new Brain({
     store: new FsSessionStore(home),
-    harnesses: new HarnessRegistry([new ApiHarnessFactory({ env: {} }), echoFactory()]),
+    harnesses: new HarnessRegistry([new ApiHarnessFactory(), echoFactory()]),
     tools: new ToolRouter([new BuiltinTools()]),
     credentials: () => credentialsFor("anthropic", fake),
     sessionTools: mcpSessionTools({ baseDir: home, env, restartDelays: [10, 10] }),

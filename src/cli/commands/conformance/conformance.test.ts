@@ -26,7 +26,7 @@ describe("brain conformance", () => {
   });
 
   it("runs against a configured harness, not only a runner command: the api harness passes every check", async () => {
-    const harness = { name: "api", factory: () => new ApiHarnessFactory({ env: {} }) };
+    const harness = { name: "api", factory: () => new ApiHarnessFactory() };
     const report = await runConformance({ harness, ...quick });
     expect(report.checks.filter((c) => c.status !== "pass")).toEqual([]);
     expect(report).toMatchObject({ subject: "api", kind: "api", passed: true });

@@ -49,7 +49,7 @@ export function apiTestBed(): ApiTestBed {
     brain(options = {}) {
       return this.use(
         makeBrain({
-          factories: [new ApiHarnessFactory({ env: {} }), ...(options.factories ?? [])],
+          factories: [new ApiHarnessFactory(), ...(options.factories ?? [])],
           provider: credentialsFor(options.provider ?? "anthropic", this.fake),
           ...(options.tools ? { tools: options.tools } : {}),
           ...(options.home ? { home: options.home } : {}),

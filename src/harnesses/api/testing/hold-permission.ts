@@ -16,7 +16,7 @@ if (!home || !baseUrl || !apiKey) {
 }
 const brain = new Brain({
   store: new FsSessionStore(home),
-  harnesses: new HarnessRegistry([new ApiHarnessFactory({ env: {} })]),
+  harnesses: new HarnessRegistry([new ApiHarnessFactory()]),
   tools: new ToolRouter([new BuiltinTools()]),
   credentials: () => ({ api_key: apiKey, base_url: baseUrl }),
 });
