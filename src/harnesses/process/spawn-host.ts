@@ -23,6 +23,11 @@ interface SpawnRequest {
   detached: boolean;
 }
 
+/** A socket's libuv handle (internal to Node, and stable for as long as child_process has sent handles). */
+interface Unread {
+  _handle?: { readStop(): number };
+}
+
 const send = (message: object, handle?: unknown) =>
   // biome-ignore lint/suspicious/noExplicitAny: the handle is a net.Socket; send's typing wants a narrower one
   process.send?.(message, handle as any, undefined, () => {});
@@ -38,6 +43,11 @@ function start(request: SpawnRequest): void {
   child.on("error", (err: NodeJS.ErrnoException) => send({ id, error: err.message, code: err.code }));
   if (child.pid === undefined) return; // "error" follows
   const pid = child.pid;
+  // Node starts reading a child's output pipes the moment it makes sockets of them, and a socket's handle is sent
+  // (one at a time, each after the last one's acknowledgement) without what the socket read meanwhile: what the
+  // child wrote first was lost, and its exit's EOF could close the pipe here before it was sent at all. Not read
+  // here, its output waits in the pipe for Brain. Nothing is read before this: reads happen on later ticks.
+  for (const pipe of [child.stdout, child.stderr]) (pipe as unknown as Unread)._handle?.readStop();
   send({ id, pid, fd: 0 }, child.stdin);
   send({ id, pid, fd: 1 }, child.stdout);
   send({ id, pid, fd: 2 }, child.stderr);

@@ -54,6 +54,17 @@ describe("Spawner", () => {
     expect(await closed(child)).toEqual([0, null]);
   });
 
+  it("hands over what a runner writes the moment it starts, and an exit right after it: nothing read by the host", async () => {
+    const s = spawner();
+    // Lost now and then before the host stopped reading the pipes it sends; a few starts in a row show it.
+    for (let i = 0; i < 20; i++) {
+      const child = await started(s, "sh", ["-c", "echo out; echo err >&2; exit 7"]);
+      const output = Promise.all([read(child.stdout), read(child.stderr)]);
+      expect(await closed(child)).toEqual([7, null]);
+      expect(await output).toEqual(["out\n", "err\n"]);
+    }
+  });
+
   it("gives the runner the minimal environment and its own process group", async () => {
     process.env.BRAIN_SPAWNER_TEST_SECRET = "must-not-leak";
     try {
