@@ -1,12 +1,20 @@
 // A CLI agent's process, forked from Brain or started by the spawn host: the same lines, stdin, exits and
 // failures either way, including what is asked of it before the host has started it.
 import { afterEach, describe, expect, it } from "vitest";
+import { alive, until } from "../../testing/processes.js";
 import { Spawner } from "../process/spawner.js";
 import { CliProcess, type CliSpawn } from "./child.js";
 
 const releases: (() => void)[] = [];
+/** Processes a test's CLI left behind, killed here should the test fail before their group is. */
+const helpers: number[] = [];
 afterEach(() => {
   for (const release of releases.splice(0)) release();
+  for (const pid of helpers.splice(0)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {}
+  }
 });
 
 function spawner(): Spawner {
@@ -49,6 +57,25 @@ describe.each(["forked", "host"] as const)("CliProcess (%s)", (how) => {
     child.kill("SIGKILL");
     expect(await child.exited).toEqual({ code: null, signal: "SIGKILL" });
     expect(child.stopRequested).toBe(true);
+  });
+
+  it("sees it exit while a process it started holds its stdout, reads its last line, and kills that process", async () => {
+    const lines: string[] = [];
+    const { child } = cli(how, {
+      command: "sh",
+      // The helper inherits the CLI's stdout and stderr, as a tool it ran in the background (`tool &`) does.
+      args: ["-c", 'sleep 300 & echo "helper $!"; exit 3'],
+      onLine: (line) => {
+        lines.push(line);
+        const pid = /^helper (\d+)$/.exec(line)?.[1];
+        if (pid) helpers.push(Number(pid));
+      },
+    });
+    // Without the fix this waits for the helper's `sleep 300`: the test's timeout, not an assertion, catches it.
+    expect(await child.exited).toEqual({ code: 3, signal: null });
+    expect(child.describeExit()).toBe("test-cli: sh exited with code 3");
+    expect(lines).toEqual([`helper ${helpers[0]}`]);
+    await until(() => !alive(helpers[0]!));
   });
 
   it("says what could not be started", async () => {

@@ -82,6 +82,7 @@ export class CliProcess {
     child.stderr.on("data", (chunk: Buffer) => {
       this.tail = tailOf(this.tail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
     });
+    // Drained by then; PendingChild sees to it that it comes soon after the exit, whoever else holds the pipes.
     child.on("close", (code, signal) => settle({ code, signal }));
   }
 

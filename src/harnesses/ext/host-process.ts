@@ -46,12 +46,15 @@ export class HostProcess {
       };
     });
     const couldNot = (err: Error) => settle(`could not start "${spec.command}": ${err.message}`);
-    const options = { cwd: spec.cwd, env: spec.env };
+    // Its own process group, as runners and CLIs have: hosts are often started through a wrapper (uv run, npx,
+    // a shell) whose agent is a child of its own, and a signal to the wrapper alone would leave the agent running,
+    // holding the pipes, so that stop() would wait for it forever.
+    const options = { cwd: spec.cwd, env: spec.env, detached: true };
     const start = spawner
-      ? spawner.start({ command: spec.command, args: spec.args, ...options, detached: false })
+      ? spawner.start({ command: spec.command, args: spec.args, ...options })
       : spawn(spec.command, spec.args, { ...options, stdio: ["pipe", "pipe", "pipe"] });
     this.pending = new PendingChild({
-      group: false,
+      group: true,
       onStart: (child) => this.listen(child, settle),
       onError: couldNot,
     });
@@ -63,7 +66,8 @@ export class HostProcess {
       this.stderrTail = tailOf(this.stderrTail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
     });
     for (const reader of this.readers) child.stdout.on("data", reader);
-    // "close": stdout and stderr are drained by then, so no last line is lost.
+    // "close": stdout and stderr are drained by then, so no last line is lost; PendingChild sees to it that it
+    // comes soon after the exit, whoever else holds the pipes.
     child.on("close", (code, signal) =>
       settle(
         signal
@@ -98,7 +102,7 @@ export class HostProcess {
     return tail ? `${reason}; its stderr ended with: ${tailOf(tail, 1000)}` : reason;
   }
 
-  /** Closes stdin, then SIGTERM, then SIGKILL, each after `graceMs`. */
+  /** Closes stdin, then SIGTERM, then SIGKILL to its group, each after `graceMs`. */
   async stop(graceMs = 2000): Promise<void> {
     if (!this.alive) return;
     this.pending.end();

@@ -1,5 +1,5 @@
 // What one session, or a dead process, may not do to the others: a prompt too large to frame fails alone on a
-// shared runner, and a runner's whole process group goes when the runner is killed or Brain itself is.
+// shared runner, and a runner's whole process group goes when the runner is killed, exits or Brain itself is.
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { echoFactory, events, makeBrain, type TestBrain, textOf } from "../../testing/brain.js";
 import { alive, until } from "../../testing/processes.js";
+import { ProcessFactory } from "./factory.js";
 import { RunnerProcess } from "./runner-process.js";
 
 let t: TestBrain | undefined;
@@ -60,6 +61,38 @@ describe.skipIf(process.platform !== "linux")("process groups", () => {
     }
   });
 
+  it("a runner that exits while a process it started holds its stdout fails the turn at once, naming its exit code; that process goes too", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "brain-leaver-"));
+    const pidFile = join(dir, "helper.pid");
+    try {
+      const script = join(dir, "runner.mjs");
+      writeFileSync(script, leavingRunner(pidFile));
+      // Started by the spawn host, as Brain starts runners; CliProcess's tests cover a child forked from Brain.
+      const factory = new ProcessFactory({
+        name: "leaver",
+        command: process.execPath,
+        args: [script],
+        spares: 0,
+        verifyHistory: false,
+      });
+      t = makeBrain({ factories: [factory] });
+      const session = await t.brain.create({ harness: "leaver" });
+      const turn = await session.prompt("go");
+      // Without the fix this waits for the helper's `sleep 300`: the test's timeout, not an assertion, catches it.
+      expect((await turn.settled).status).toBe("failed");
+      const log = await events(session);
+      const settled = log.find((e) => e.type === "turn.settled" && e.turn === turn.turn);
+      expect(JSON.stringify(settled?.data)).toMatch(/runner \\"leaver\\" exited with code 3/);
+      // The delta it wrote the instant before it exited is in the log: the drain after the exit read it.
+      const helper = Number(/^helper (\d+)$/.exec(textOf(log, turn.turn))?.[1]);
+      expect(helper).toBeGreaterThan(0);
+      await until(() => !alive(helper));
+    } finally {
+      killPidIn(pidFile);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("a runner exits once the brain process that started it is SIGKILLed", async () => {
     const home = mkdtempSync(join(tmpdir(), "brain-sigkill-"));
     try {
@@ -86,6 +119,40 @@ describe.skipIf(process.platform !== "linux")("process groups", () => {
     }
   });
 });
+
+/**
+ * A runner that, at its first prompt, starts a helper on its own stdio (as `tool &` does), writes the helper's pid
+ * as a delta and exits with code 3 at once. The pid also goes to `pidFile`, for the cleanup of a failed test.
+ */
+function leavingRunner(pidFile: string): string {
+  return `
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+const send = (frame, then) => process.stdout.write(JSON.stringify(frame) + "\\n", then);
+let buffered = "";
+process.stdin.on("data", (chunk) => {
+  buffered += chunk;
+  for (let nl = buffered.indexOf("\\n"); nl >= 0; nl = buffered.indexOf("\\n")) {
+    const frame = JSON.parse(buffered.slice(0, nl));
+    buffered = buffered.slice(nl + 1);
+    if (frame.method === "prompt") {
+      const helper = spawn("sleep", ["300"], { stdio: "inherit" });
+      writeFileSync(${JSON.stringify(pidFile)}, String(helper.pid));
+      const delta = { attachment: frame.attachment, turn: frame.turn, event: "assistant.delta", data: { text: "helper " + helper.pid } };
+      send(delta, () => process.exit(3));
+    } else if (frame.id) {
+      send({ attachment: frame.attachment, id: frame.id, ...(frame.turn ? { turn: frame.turn } : {}), result: {} });
+    }
+  }
+});
+`;
+}
+
+function killPidIn(file: string): void {
+  try {
+    process.kill(Number(readFileSync(file, "utf8")), "SIGKILL");
+  } catch {}
+}
 
 /** The pids whose parent is `pid` (Linux /proc). */
 function childrenOf(pid: number): number[] {

@@ -2,7 +2,16 @@
 // HostProcess) can write to it, end its stdin and signal it from the moment it is asked for; what comes before
 // the child exists is held and applied, in order, once it does: the signal, then the writes, then the end of
 // stdin. One copy of that bookkeeping, so the three owners cannot drift apart on it.
+//
+// It also makes sure an exit is seen. Owners wait for the child's "close" (stdout and stderr drained, so no
+// last line is lost), and "close" waits for every process holding those pipes: one the child left running
+// behind it (`tool &`, a wrapper's agent) keeps them open, and the owner would take a dead child for a live one
+// until that process exits, for a daemon never. So after the exit, output is read a little longer; then the
+// child's group is killed and its pipes are closed from here, and "close" follows.
 import type { RunnerChild } from "./spawner.js";
+
+/** How long output is still read after the child's exit. What it wrote before it exited is read in far less. */
+export const EXIT_DRAIN_MS = 250;
 
 export interface PendingChildOptions {
   /** Signals go to the child's process group (it was started detached), falling back to the child alone. */
@@ -19,6 +28,8 @@ export class PendingChild {
   private held: (string | Buffer)[] = [];
   private ended = false;
   private signalled: NodeJS.Signals | undefined;
+  private drain: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(private readonly options: PendingChildOptions) {}
 
@@ -37,6 +48,12 @@ export class PendingChild {
     child.stdin.on("error", () => {});
     child.on("error", this.options.onError);
     this.options.onStart(child);
+    child.on("exit", () => this.exited(child));
+    child.on("close", () => {
+      this.closed = true;
+      clearTimeout(this.drain);
+    });
+    if (!this.running) this.exited(child); // it exited before it was handed over (a runner claimed late)
     if (this.signalled) this.signal(this.signalled);
     for (const data of this.held) child.stdin.write(data);
     this.held = [];
@@ -46,6 +63,23 @@ export class PendingChild {
   /** Whether it has not exited (true while it is being started). */
   get running(): boolean {
     return !this.child || (this.child.exitCode === null && this.child.signalCode === null);
+  }
+
+  /** Its pipes are closed after EXIT_DRAIN_MS unless "close" came first (nothing else held them). */
+  private exited(child: RunnerChild): void {
+    if (this.drain) return;
+    this.drain = setTimeout(() => {
+      // One more pass of the event loop's poll phase first: had the loop been too busy to read the pipe since the
+      // exit, this timer would otherwise run before the read and drop what the child wrote last.
+      setImmediate(() => {
+        if (this.closed) return;
+        // What it left behind holds the pipes: it goes with the child, as on a kill of the child.
+        this.signal("SIGKILL");
+        // Something outside its group (setsid) may hold them still; Brain stops listening either way.
+        child.stdout.destroy();
+        child.stderr.destroy();
+      });
+    }, EXIT_DRAIN_MS);
   }
 
   write(data: string | Buffer): void {

@@ -99,7 +99,8 @@ export class RunnerProcess {
     child.stderr.on("data", (chunk: Buffer) => {
       this.stderrTail = tailOf(this.stderrTail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
     });
-    // "close", not "exit": by then stdout and stderr are drained, so no frame or stderr line is lost.
+    // "close", not "exit": by then stdout and stderr are drained, so no frame or stderr line is lost. It comes
+    // even when something the runner started still holds them (PendingChild closes them shortly after the exit).
     child.on("close", (code, signal) => {
       // The runner is gone; whatever it started in its group goes with it.
       this.signalGroup("SIGKILL");

@@ -27,6 +27,7 @@ export interface RunnerChild {
   readonly stdout: NodeJS.ReadableStream & { destroy(): void };
   readonly stderr: NodeJS.ReadableStream & { destroy(): void };
   on(event: "error", listener: (err: Error) => void): this;
+  on(event: "exit", listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
   on(event: "close", listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
   kill(signal?: NodeJS.Signals): boolean;
   ref(): void;
