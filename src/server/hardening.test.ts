@@ -179,6 +179,29 @@ describe("restore", () => {
     }
   });
 
+  it("blames a target that cannot be a fresh directory on field into, saying what is in the way", async () => {
+    const file = join(outside, "a-file");
+    writeFileSync(file, "x");
+    const full = join(outside, "full");
+    mkdirSync(full);
+    writeFileSync(join(full, "kept"), "x");
+    const cases: [string, RegExp][] = [
+      [file, /a-file is a file/],
+      [full, /full is not empty/],
+      [join(file, "below"), /a-file is not a directory, so .*below cannot be one/],
+    ];
+    // procfs makes no directories: mkdir there fails with ENOENT though the parent exists.
+    if (existsSync("/proc/self")) cases.push(["/proc/self/restored", /file system does not create/]);
+    for (const [into, message] of cases) {
+      const res = await restore(into);
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      expect(res.body.error).toMatchObject({ code: "bad_request", field: "into" });
+      expect(String((res.body.error as { message: string }).message)).toMatch(message);
+    }
+    const unknown = await restore(join(outside, "fresh"), "nope");
+    expect(unknown.body.error).toMatchObject({ field: "checkpoint" });
+  });
+
   it("refuses any target inside $BRAIN_HOME, through links too, without showing its path", async () => {
     const other = await newSession(auth);
     const sessionDir = join(auth.home, "sessions", id);

@@ -11,9 +11,16 @@ export class CheckpointError extends BrainError {
     message: string,
     /** The native file concerned, when there is one. */
     readonly path?: string,
+    /** The caller's input at fault, when it is not the checkpoint (a restore's `into`). */
+    field?: string,
   ) {
-    super(code, message);
+    super(code, message, field === undefined ? {} : { field });
   }
+}
+
+/** The directory a restore was to write cannot be one: the caller's `into` (REST body and CLI flag alike). */
+export function targetRefused(message: string): CheckpointError {
+  return new CheckpointError("bad_request", `restore refused: ${message}`, undefined, "into");
 }
 
 /** A native file broke a rule: the message names the file, the rule, and how to fix it. */

@@ -2,41 +2,72 @@ import { randomUUID } from "node:crypto";
 import { lstat, mkdir, open, readdir, realpath, rename, rm, rmdir } from "node:fs/promises";
 import path from "node:path";
 import { copyBlobInto } from "./blobs.js";
-import { CheckpointError, errnoCode } from "./errors.js";
+import { CheckpointError, errnoCode, targetRefused } from "./errors.js";
 import { fsyncDir } from "./io.js";
 import type { CheckpointFile, CheckpointManifest } from "./manifest.js";
 import { isInside } from "./paths.js";
 
 /** Whether `dir` exists (and is empty); throws when it holds anything or is not a directory. */
 async function checkTarget(dir: string): Promise<boolean> {
+  const stat = await lstat(dir).catch(async (err: unknown) => {
+    if (errnoCode(err) === "ENOENT") return undefined;
+    throw await targetError(err, dir);
+  });
+  if (!stat) return false;
   // The final rename would replace a symlink (live or dangling) with a directory, or fail with ENOTDIR.
-  const stat = await lstat(dir).catch(() => undefined);
-  if (stat?.isSymbolicLink()) {
-    throw new CheckpointError(
-      "bad_request",
-      `restore refused: ${dir} is a symbolic link; give a new or empty directory that is not a link`,
-    );
+  if (stat.isSymbolicLink()) {
+    throw targetRefused(`${dir} is a symbolic link; give a new or empty directory that is not a link`);
   }
-  let entries: string[];
-  try {
-    entries = await readdir(dir);
-  } catch (err) {
-    if (errnoCode(err) === "ENOENT") return false;
-    if (errnoCode(err) === "ENOTDIR") {
-      throw new CheckpointError(
-        "bad_request",
-        `restore refused: ${dir} is a file; give a new or empty directory`,
-      );
-    }
-    throw err;
-  }
+  if (!stat.isDirectory()) throw targetRefused(`${dir} is a file; give a new or empty directory`);
+  const entries = await readdir(dir).catch(async (err: unknown) => {
+    throw await targetError(err, dir);
+  });
   if (entries.length > 0) {
-    throw new CheckpointError(
-      "bad_request",
-      `restore refused: ${dir} is not empty (${entries.length} entries); restore into a new or empty directory`,
+    throw targetRefused(
+      `${dir} is not empty (${entries.length} entries); restore into a new or empty directory`,
     );
   }
   return true;
+}
+
+/**
+ * The file system's refusal to read or make the target, as the caller's mistake naming what is in the way;
+ * anything else (a failing disk) stays the host's error.
+ */
+async function targetError(err: unknown, dir: string): Promise<unknown> {
+  const fix = "give a new or empty directory the daemon can write";
+  switch (errnoCode(err)) {
+    case "ENOTDIR":
+    case "EEXIST": {
+      const file = await fileOnPath(dir);
+      return targetRefused(
+        `${file ?? "a part of its path"} is not a directory, so ${dir} cannot be one; ${fix}`,
+      );
+    }
+    case "EACCES":
+    case "EPERM":
+      return targetRefused(`permission denied making or reading ${dir}; ${fix}`);
+    case "EROFS":
+      return targetRefused(`${dir} is on a read-only file system; ${fix}`);
+    case "ENOENT":
+      return targetRefused(
+        `${dir} cannot be made: its file system does not create directories there; ${fix}`,
+      );
+    case "ENAMETOOLONG":
+    case "ELOOP":
+      return targetRefused(`${dir} cannot be resolved (${errnoCode(err)}); ${fix}`);
+    default:
+      return err;
+  }
+}
+
+/** The nearest existing ancestor of `dir` when it is not a directory (what made a mkdir fail with ENOTDIR). */
+async function fileOnPath(dir: string): Promise<string | undefined> {
+  for (let at = path.dirname(dir); at !== path.dirname(at); at = path.dirname(at)) {
+    const stat = await lstat(at).catch(() => undefined);
+    if (stat) return stat.isDirectory() ? undefined : at;
+  }
+  return undefined;
 }
 
 /**
@@ -59,9 +90,8 @@ export async function refuseInside(intoDir: string, root: string, rootName: stri
     }
   }
   if (isInside(realRoot, path.join(existing, ...rest))) {
-    throw new CheckpointError(
-      "bad_request",
-      `restore refused: ${intoDir} is inside ${rootName} (${root}), where Brain keeps its sessions; restore into a directory outside it`,
+    throw targetRefused(
+      `${intoDir} is inside ${rootName} (${root}), where Brain keeps its sessions; restore into a directory outside it`,
     );
   }
 }
@@ -78,10 +108,14 @@ export async function restoreManifest(
   const target = path.resolve(intoDir);
   const existed = await checkTarget(target);
   const parent = path.dirname(target);
-  await mkdir(parent, { recursive: true });
   const staging = path.join(parent, `.${path.basename(target)}.restoring-${randomUUID()}`);
-  // Private until renamed into place; the target itself is the caller's to open up.
-  await mkdir(staging, { mode: 0o700 });
+  try {
+    await mkdir(parent, { recursive: true });
+    // Private until renamed into place; the target itself is the caller's to open up.
+    await mkdir(staging, { mode: 0o700 });
+  } catch (err) {
+    throw await targetError(err, target);
+  }
   try {
     const dirs = new Set<string>([staging]);
     for (const file of manifest.files) await restoreFile(file, blobsDir, staging, dirs);

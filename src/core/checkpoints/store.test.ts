@@ -80,6 +80,17 @@ describe("CheckpointStore round trip", () => {
     const err = await store.restore("000001", empty).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CheckpointError);
     expect((err as Error).message).toMatch(/not empty/);
+    // The target is the caller's `into`, not the checkpoint.
+    expect((err as CheckpointError).field).toBe("into");
+    const file = path.join(base, "a-file");
+    await writeFile(file, "x");
+    for (const into of [file, path.join(file, "below")]) {
+      const refused = await store.restore("000001", into).catch((e: unknown) => e);
+      expect(refused).toMatchObject({ code: "bad_request", field: "into" });
+    }
+    await expect(store.restore("000001", path.join(file, "below"))).rejects.toThrow(
+      /a-file is not a directory/,
+    );
   });
 
   it("names the known ids for an unknown one", async () => {
