@@ -6,7 +6,7 @@ import type { SessionRecord } from "../protocol/session.js";
 import { CheckpointStore, type Checkpoints, refuseInside } from "./checkpoints/index.js";
 import { historyCheck } from "./conversation-chain.js";
 import { type CreatedSession, createdSession, openCreated } from "./created-session.js";
-import { credentialsFromEnv, sessionSecrets } from "./credentials.js";
+import { credentialsFromEnv, recordSecrets, sessionSecrets } from "./credentials.js";
 import { SessionError } from "./errors.js";
 import {
   conversationEvents,
@@ -159,6 +159,15 @@ export class Brain {
    */
   followStored(id: string, listener: (events: SessionEvent[]) => void): Promise<() => void> | undefined {
     return this.options.store.follow?.(id, undefined, listener);
+  }
+
+  /**
+   * The record as a client may see it: every value the session's log would never hold (the host's secrets, its
+   * MCP servers' variables, secret-named `env` an agent definition gives it) replaced as the log replaces it.
+   */
+  shownRecord(record: SessionRecord): SessionRecord {
+    const env = this.options.env ?? process.env;
+    return this.redactor.with(recordSecrets(record, env)).redactDeep(record);
   }
 
   async record(id: string): Promise<SessionRecord> {

@@ -15,12 +15,21 @@ export function sessionSecrets(
 ): Secret[] {
   const out: Secret[] = [];
   if (provider.api_key) out.push({ name: settings?.api_key_env ?? "provider_key", value: provider.api_key });
+  out.push(...recordSecrets(record, env));
+  return out;
+}
+
+/**
+ * The secrets a session's record names or holds: its MCP servers' `${VAR}` values, and the secret-named
+ * variables it hands its processes (an agent definition's `env`), which the record itself holds in plain text.
+ */
+export function recordSecrets(record: SessionRecord, env: NodeJS.ProcessEnv): Secret[] {
+  const out: Secret[] = [];
   const mcpNames = [...JSON.stringify(record.mcp_servers ?? {}).matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)];
   for (const [, name] of mcpNames) {
     const value = env[name!];
     if (value) out.push({ name: name!, value });
   }
-  // Variables a session hands its processes (an agent definition's `env`): secret-named ones are secrets.
   const sessionEnv = record.config.options?.env;
   if (sessionEnv && typeof sessionEnv === "object") {
     for (const [name, value] of Object.entries(sessionEnv as Record<string, unknown>)) {

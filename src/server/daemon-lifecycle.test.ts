@@ -172,4 +172,44 @@ describe("agent definitions", () => {
       rmSync(home, { recursive: true, force: true });
     }
   });
+
+  it("shows an agent's secret-named env in a session view as the log does: redacted", async () => {
+    const secret = "ghp_OPERATOR_SECRET_TOKEN_0123456789";
+    const home = mkdtempSync(join(tmpdir(), "brain-agents-"));
+    mkdirSync(join(home, "agents"));
+    writeFileSync(
+      join(home, "agents", "helper.json"),
+      JSON.stringify({
+        adl: "1.0",
+        id: "helper",
+        name: "Helper",
+        harness: { type: "echo", env: { GITHUB_TOKEN: secret, PLAIN_SETTING: "kept-as-is" } },
+      }),
+    );
+    const d = await startTestDaemon({ home, agents: homeAgents(home) });
+    try {
+      const created = await raw(d.url, "POST", "/v1/sessions", {
+        token: d.tokens.other,
+        body: { agent: "helper" },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const id = created.body.id as string;
+      const client = d.client({ token: d.tokens.other });
+      await collect(client, id, settled((await client.prompt(id, "hi")).turn));
+      const view = await raw(d.url, "GET", `/v1/sessions/${id}`, { token: d.tokens.other });
+      const list = await raw(d.url, "GET", "/v1/sessions", { token: d.tokens.other });
+      for (const shown of [created.body, view.body, list.body]) {
+        expect(JSON.stringify(shown)).not.toContain(secret);
+      }
+      const env = { GITHUB_TOKEN: "[redacted:GITHUB_TOKEN]", PLAIN_SETTING: "kept-as-is" };
+      expect(view.body.config).toMatchObject({ options: { env } });
+      // The record keeps the value (the harness needs it); only what clients are shown is redacted.
+      expect((await d.brain.record(id)).config.options?.env).toMatchObject({ GITHUB_TOKEN: secret });
+      const opened = (await d.brain.events(id)).find((e) => e.type === "session.opened");
+      expect(JSON.stringify(opened)).not.toContain(secret);
+    } finally {
+      await d.cleanup();
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
 });

@@ -327,7 +327,8 @@ export class SessionService {
     return this.parts.brain.session(record.id);
   }
 
-  private viewOf(record: SessionRecord, session: Session | undefined): SessionView {
+  private viewOf(stored: SessionRecord, session: Session | undefined): SessionView {
+    const record = this.parts.brain.shownRecord(stored);
     const controller = this.parts.leases.holder(record.id);
     const view: SessionView = { ...record, ...(controller ? { controller } : {}) };
     // Which variable holds a key is the host's business: a view shows inline settings without it.
