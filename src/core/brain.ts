@@ -11,7 +11,7 @@ import { SessionError } from "./errors.js";
 import {
   conversationEvents,
   type HandoffOptions,
-  handoffConfig,
+  handoffLayers,
   ranOnlyOn,
   refuseRunning,
   requireHarness,
@@ -161,13 +161,9 @@ export class Brain {
     return this.options.store.follow?.(id, undefined, listener);
   }
 
-  /**
-   * The record as a client may see it: every value the session's log would never hold (the host's secrets, its
-   * MCP servers' variables, secret-named `env` an agent definition gives it) replaced as the log replaces it.
-   */
+  /** The record as clients see it: what its log would never hold (recordSecrets, the host's) redacted. */
   shownRecord(record: SessionRecord): SessionRecord {
-    const env = this.options.env ?? process.env;
-    return this.redactor.with(recordSecrets(record, env)).redactDeep(record);
+    return this.redactor.with(recordSecrets(record, this.options.env ?? process.env)).redactDeep(record);
   }
 
   async record(id: string): Promise<SessionRecord> {
@@ -192,18 +188,25 @@ export class Brain {
   /**
    * A new session on `options.to` that continues session `id`'s conversation: its native state is seeded from
    * the log (or, for a family that cannot be, the history goes as a marked summary in its first prompt). The
-   * original stays as it was.
+   * original stays as it was. `limits` are a network caller's (the operator's defaults, its provider grant).
    */
-  async handoff(id: string, options: HandoffOptions): Promise<Session> {
+  async handoff(
+    id: string,
+    options: HandoffOptions,
+    limits: Pick<InputLayers, "defaults" | "grant"> = {},
+  ): Promise<Session> {
     const source = await this.record(id);
-    requireHarness(this.options.harnesses.names(), options.to);
+    const harnesses = this.options.harnesses.names();
+    requireHarness(harnesses, options.to);
     refuseRunning(this.live.find(id)?.session, "handoff");
     const own = await this.events(id);
     const events = await conversationEvents(this.options.store, source, own);
     const seq = own.at(-1)?.seq ?? 0;
-    const config = handoffConfig(source, options);
-    const { provider, permissions, tenant, mcp_servers } = source;
-    const input = { harness: options.to, config, provider, permissions, tenant, mcp_servers };
+    const from = harnesses.includes(source.harness) ? this.harnesses.get(source.harness) : undefined;
+    const { operator, call } = handoffLayers(source, options, from ? from.clientOptions : "any");
+    // What a caller's create would be refused, its handoff is too: the same checks, the operator's same limits.
+    const input = this.resolveInput({ ...limits, agent: operator, call });
+    const config = input.config ?? {};
     const transcript = transcriptOf(events);
     const sameFamily = ranOnlyOn(events, options.to);
     const seeder = this.options.seeders?.[options.to];

@@ -9,8 +9,10 @@ import type { SessionConfig } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
 import { ancestorEvents } from "./conversation-chain.js";
 import { SessionError } from "./errors.js";
+import type { ClientOptions } from "./harness.js";
 import type { Seeder } from "./seed-messages.js";
 import type { Session } from "./session.js";
+import type { InputLayers, SessionLayer } from "./session-input.js";
 import type { SessionStore } from "./store.js";
 import { heldTurns, historyPreamble, type Transcript, transcriptOf } from "./transcript.js";
 
@@ -41,21 +43,52 @@ export function ranOnlyOn(events: SessionEvent[], harness: string): boolean {
 }
 
 /**
- * The new session's config: the source's prompt and bound tools; its options only on the same family (they are
- * family-specific), except the working directory, which the agent's files are in.
+ * The new session's settings, split by who could have chosen them in the source, so that a handoff asked for
+ * over the network passes the checks a create would: `operator` holds what only the operator sets (and what the
+ * source's create already vetted for its family), `call` what any caller may. The prompt, model, bound tools,
+ * permissions and a named provider are the caller's. The tool mode moves as the caller's: "bound" always may,
+ * "native" only where the operator's limits allow it. Options are family-specific: on the same family they all
+ * move, as the source's create vetted them; on another family only the working directory does (the agent's files
+ * are there), the operator's when the source's family lets only the operator set it, else the caller's.
  */
-export function handoffConfig(source: SessionRecord, options: HandoffOptions): SessionConfig {
-  const { model, system_prompt, tools, options: sourceOptions } = source.config;
-  const same = options.to === source.harness;
+export function handoffLayers(
+  source: SessionRecord,
+  options: HandoffOptions,
+  /** The options clients may set on the source's family: "any" when that family is not known here. */
+  sourceClientOptions: ClientOptions | undefined,
+): { operator: SessionLayer; call: NonNullable<InputLayers["call"]> } {
+  const { model, system_prompt, tools, tool_mode, options: sourceOptions } = source.config;
+  const { provider, permissions, mcp_servers } = source;
   const chosen = options.model ?? model;
-  const cwd = sourceOptions?.cwd;
-  const carried = same ? sourceOptions : cwd !== undefined ? { cwd } : undefined;
-  return {
+  const operator: SessionLayer = {
+    ...(typeof provider === "object" ? { provider } : {}),
+    ...(mcp_servers ? { mcp_servers } : {}),
+  };
+  const config: SessionConfig = {
     ...(chosen ? { model: chosen } : {}),
     ...(system_prompt ? { system_prompt } : {}),
     ...(tools ? { tools } : {}),
-    ...(carried ? { options: carried } : {}),
   };
+  const call: NonNullable<InputLayers["call"]> = {
+    harness: options.to,
+    ...(source.tenant ? { tenant: source.tenant } : {}),
+    config,
+    ...(typeof provider === "string" ? { provider } : {}),
+    ...(permissions ? { permissions } : {}),
+  };
+  if (options.to === source.harness) {
+    operator.config = {
+      ...(tool_mode ? { tool_mode } : {}),
+      ...(sourceOptions ? { options: sourceOptions } : {}),
+    };
+    return { operator, call };
+  }
+  if (tool_mode) config.tool_mode = tool_mode;
+  const cwd = sourceOptions?.cwd;
+  if (cwd === undefined) return { operator, call };
+  if (sourceClientOptions === "any" || sourceClientOptions?.includes("cwd")) config.options = { cwd };
+  else operator.config = { options: { cwd } };
+  return { operator, call };
 }
 
 /** Writes the family's native state, or says the history goes as a summary; `seq` is where the seeding stands. */

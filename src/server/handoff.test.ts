@@ -1,8 +1,10 @@
 // POST /v1/sessions/{id}/handoff: a client names a harness (and a model), the daemon makes the linked session.
 // POST /v1/sessions/{id}/rebuild: the REST twin of `brain sessions rebuild ID`.
-import { readdirSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { builtinCatalog, catalogHarnesses } from "../harnesses/catalog.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, raw, settled, textOf } from "../testing/http.js";
 
@@ -52,6 +54,102 @@ describe("POST /v1/sessions/{id}/handoff", () => {
       body: { to: "echo" },
     });
     expect(otherTenant.status).toBe(404);
+  });
+});
+
+describe("a handoff asked for by a client", () => {
+  // Families that keep cwd and native mode for the operator (the CLIs), the runners that let clients set any
+  // option, an agent in "bound" mode and one with an operator-set working directory; a second daemon whose
+  // defaults are "bound". Nothing here starts a CLI: a session's harness starts with its first prompt.
+  let dir: string;
+  let agents: TestDaemon;
+  let bound: TestDaemon;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "brain-handoff-limits-"));
+    const { factories } = catalogHarnesses(builtinCatalog(), { config: {}, configDir: dir, brainHome: dir });
+    const defined: Record<string, { harness: string; config: object }> = {
+      reviewer: { harness: "claude-code", config: { tool_mode: "bound" } },
+      "in-repo": { harness: "claude-code", config: { options: { cwd: dir } } },
+    };
+    [agents, bound] = await Promise.all([
+      startTestDaemon({
+        factories,
+        agents: {
+          list: async () => Object.keys(defined).map((id) => ({ id })),
+          resolve: async (id) => defined[id],
+        },
+      }),
+      startTestDaemon({ factories, defaults: { tool_mode: "bound" } }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([agents?.cleanup(), bound?.cleanup()]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const as = (d: TestDaemon) => ({
+    create: async (body: object) => {
+      const res = await raw(d.url, "POST", "/v1/sessions", { token: d.tokens.other, body });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body.id as string;
+    },
+    handoff: (id: string, to: string) =>
+      raw(d.url, "POST", `/v1/sessions/${id}/handoff`, { token: d.tokens.other, body: { to } }),
+  });
+
+  it("keeps the source's bound tool mode, on its own family and another", async () => {
+    const tenant = as(agents);
+    const id = await tenant.create({ agent: "reviewer" });
+    for (const to of ["claude-code", "codex"]) {
+      const res = await tenant.handoff(id, to);
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      expect(res.body.config).toMatchObject({ tool_mode: "bound" });
+    }
+  });
+
+  it("applies the operator's defaults for the target: a native source moves only to its own family", async () => {
+    const tenant = as(bound);
+    const id = await tenant.create({ harness: "echo" });
+    const moved = await tenant.handoff(id, "claude-code");
+    expect(moved.status, JSON.stringify(moved.body)).toBe(201);
+    expect(moved.body.config).toMatchObject({ tool_mode: "bound" });
+    // Native by the operator's own hand (its CLI): a client's create could not ask for that here.
+    const native = await bound.brain.create({
+      harness: "echo",
+      config: { tool_mode: "native" },
+      tenant: "acme",
+    });
+    const refused = await tenant.handoff(native.id, "claude-code");
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({
+      field: "to",
+      message: expect.stringContaining('field "config.tool_mode"'),
+    });
+    const same = await tenant.handoff(native.id, "echo");
+    expect(same.status, JSON.stringify(same.body)).toBe(201);
+    expect(same.body.config).toMatchObject({ tool_mode: "native" });
+  });
+
+  it("carries a working directory to another family only when the operator set it", async () => {
+    const tenant = as(agents);
+    // A runner lets a client set any option: its cwd is the client's, which claude-code keeps for the operator.
+    const runner = await tenant.create({ harness: "echo", config: { options: { cwd: "/" } } });
+    const refused = await tenant.handoff(runner, "claude-code");
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({
+      field: "to",
+      message: expect.stringContaining('field "config.options.cwd": set by the operator only'),
+    });
+    const sameRunner = await tenant.handoff(runner, "echo");
+    expect(sameRunner.status).toBe(201);
+    expect(sameRunner.body.config).toMatchObject({ options: { cwd: "/" } });
+
+    const repo = await tenant.create({ agent: "in-repo" });
+    for (const to of ["codex", "claude-code"]) {
+      const res = await tenant.handoff(repo, to);
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      expect(res.body.config).toEqual({ options: { cwd: dir } });
+    }
   });
 });
 

@@ -6,6 +6,7 @@ import type { Brain, NewSessionInput } from "../core/brain.js";
 import { BrainError } from "../core/errors.js";
 import { PendingRequests } from "../core/pending.js";
 import type { Session } from "../core/session.js";
+import type { ProviderGrant } from "../core/session-input.js";
 import type {
   AnswerBody,
   CheckpointView,
@@ -241,9 +242,10 @@ export class SessionService {
     await this.record(caller, id);
     let session: Session;
     try {
-      session = await this.parts.brain.handoff(id, body);
+      const limits = { defaults: this.parts.defaults, grant: this.grant(caller) };
+      session = await this.parts.brain.handoff(id, body, limits);
     } catch (err) {
-      throw inField(err, "to");
+      throw carriedRefusal(err, id, body.to);
     }
     return this.view(caller, session.id);
   }
@@ -368,16 +370,28 @@ export class SessionService {
         ...(id ? { id } : {}),
         ...(caller.tenant !== DEFAULT_TENANT ? { tenant: caller.tenant } : {}),
       },
-      grant: {
-        allowed: allowedProviders(this.parts.brain.providerNames(), caller),
-        restricted: caller.providers !== undefined,
-        listedAt: "GET /v1/providers",
-      },
+      grant: this.grant(caller),
     });
+  }
+
+  /** The providers the caller may name in what it asks for. */
+  private grant(caller: Caller): ProviderGrant {
+    return {
+      allowed: allowedProviders(this.parts.brain.providerNames(), caller),
+      restricted: caller.providers !== undefined,
+      listedAt: "GET /v1/providers",
+    };
   }
 }
 
 /** The configured providers a caller may use: all of them, or the ones its token lists. */
 function allowedProviders(configured: string[], caller: Principal): string[] {
   return caller.providers ? configured.filter((name) => caller.providers!.includes(name)) : configured;
+}
+
+/** A handoff refused for a setting it would carry: the body holds only `to`, the message names the setting. */
+function carriedRefusal(err: unknown, id: string, to: string): unknown {
+  if (!(err instanceof BrainError && err.code === "bad_request" && err.field)) return inField(err, "to");
+  const message = `session ${id} cannot be handed off to harness "${to}" with the settings it has; ${err.message}`;
+  return new ApiError("bad_request", message, "to");
 }
