@@ -45,10 +45,7 @@ export interface BrainOptions {
   /** Resolves credentials when a session opens; by default the key comes from `provider.api_key_env`. */
   credentials?: (settings: ProviderSettings | undefined) => ProviderCredentials;
   env?: NodeJS.ProcessEnv;
-  /**
-   * Where a session naming no provider may take the usual provider variables from (HarnessOptions.providerEnv):
-   * the operator's own CLI passes its environment; a daemon passes none, so its clients never reach its keys.
-   */
+  /** Where a session naming no provider may take provider variables from: the operator's CLI only, never a daemon. */
   providerEnv?: NodeJS.ProcessEnv;
   /** The tool services of one session (its `mcp_servers`), made when it opens; src/tools/mcp makes them. */
   sessionTools?: (record: SessionRecord) => SessionToolServices | undefined;
@@ -190,11 +187,7 @@ export class Brain {
    * the log (or, for a family that cannot be, the history goes as a marked summary in its first prompt). The
    * original stays as it was. `limits` are a network caller's (the operator's defaults, its provider grant).
    */
-  async handoff(
-    id: string,
-    options: HandoffOptions,
-    limits: Pick<InputLayers, "defaults" | "grant"> = {},
-  ): Promise<Session> {
+  async handoff(id: string, options: HandoffOptions, limits: Pick<InputLayers, "defaults" | "grant"> = {}) {
     const source = await this.record(id);
     const harnesses = this.options.harnesses.names();
     requireHarness(harnesses, options.to);

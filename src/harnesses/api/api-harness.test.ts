@@ -7,7 +7,6 @@ import type { SessionEvent } from "../../protocol/events.js";
 import { events, makeBrain, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
 import { SUMMARY_REQUEST } from "./compaction.js";
 import { CONVERSATION_FILE } from "./conversation.js";
-import { ApiHarnessFactory } from "./factory.js";
 import { apiTestBed } from "./testing/bed.js";
 import { GateTool } from "./testing/gate-tool.js";
 import { transcript } from "./testing/provider.js";
@@ -184,21 +183,6 @@ describe("provider failures", () => {
       "anthropic went quiet: nothing arrived for 0.3 s (config.options.idle_timeout_ms)",
     );
     await expect.poll(() => bed.fake.requests[0]?.aborted).toBe(true);
-  });
-
-  it("fails saying where the missing key should come from", async () => {
-    // A host that lends its environment (the operator's `brain run`): the variable to set.
-    const local = bed.use(makeBrain({ factories: [new ApiHarnessFactory()], providerEnv: {} }));
-    const session = await local.brain.create({ harness: "api", config: { model: "anthropic:claude-x" } });
-    const outcome = await (await session.prompt("x")).settled;
-    expect(outcome.error?.message).toMatch(/no API key for anthropic: set ANTHROPIC_API_KEY/);
-    await local.cleanup();
-    // A daemon lends none: only a provider gives a key.
-    const daemon = bed.use(makeBrain({ factories: [new ApiHarnessFactory()] }));
-    const bare = await daemon.brain.create({ harness: "api", config: { model: "anthropic:claude-x" } });
-    expect((await (await bare.prompt("x")).settled).error?.message).toMatch(
-      /no API key for anthropic: this session's key can come only from its provider/,
-    );
   });
 
   it("names an option with a bad value, and leaves other harnesses' options alone", async () => {

@@ -113,6 +113,25 @@ describe("keys and base URLs", () => {
   });
 });
 
+describe("a session with no provider", () => {
+  it("fails saying where the missing key should come from", async () => {
+    // A host that lends its environment (the operator's `brain run`) names the variable; a daemon lends none.
+    const failure = async (providerEnv?: NodeJS.ProcessEnv) => {
+      const t = makeBrain({ factories: [new ApiHarnessFactory()], ...(providerEnv ? { providerEnv } : {}) });
+      try {
+        const session = await t.brain.create({ harness: "api", config: { model: "anthropic:claude-x" } });
+        return (await (await session.prompt("x")).settled).error?.message;
+      } finally {
+        await t.cleanup();
+      }
+    };
+    expect(await failure({})).toMatch(/no API key for anthropic: set ANTHROPIC_API_KEY/);
+    expect(await failure()).toMatch(
+      /no API key for anthropic: this session's key can come only from its provider/,
+    );
+  });
+});
+
 describe("a session with a provider takes its key and base URL from it alone", () => {
   const HOST_KEY = "sk-host-openai-key-0123456789";
   const hostEnv = { OPENAI_API_KEY: HOST_KEY, OPENAI_BASE_URL: "http://127.0.0.1:1/v1" };
