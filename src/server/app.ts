@@ -1,13 +1,14 @@
 // The daemon's HTTP app: every route of the table behind the bearer-token check, JSON bodies validated with
 // the zod schemas, errors as {error: {code, message, field?}}, the web UI and /openapi.json beside.
 import type { HttpBindings } from "@hono/node-server";
-import { Hono, type MiddlewareHandler } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { callerOf } from "./auth/caller.js";
 import { refuseCrossSite, requireJsonBody } from "./auth/origin.js";
 import type { TokenTable } from "./auth/tokens.js";
 import { ApiError, parseBody, readJson, toApiError, withoutHome } from "./errors.js";
 import { openApiDocument } from "./openapi.js";
 import { honoPath, type RouteDef } from "./routes/route.js";
+import type { Caller } from "./sessions.js";
 import { webFile } from "./static.js";
 
 export interface AppParts {
@@ -21,7 +22,10 @@ export interface AppParts {
   onError?: (err: unknown) => void;
   /** Takes every secret the host knows out of an error message before a client sees it. */
   redact?: (text: string) => string;
-  /** Runs before the routes (cluster mode: forwarding a command to the session's owner). */
+  /**
+   * Runs before a route's handler, once its caller is known to be allowed (cluster mode: forwarding a command to
+   * the session's owner). After the token check, so an unknown caller cannot make this node read or send a body.
+   */
   before?: MiddlewareHandler;
 }
 
@@ -29,6 +33,10 @@ export type App = Hono<{ Bindings: HttpBindings }>;
 
 export function buildApp(parts: AppParts): App {
   const app: App = new Hono<{ Bindings: HttpBindings }>();
+  const redacted = (message: string) => {
+    const out = withoutHome(message, parts.homes ?? []);
+    return parts.redact ? parts.redact(out) : out;
+  };
   const document = openApiDocument(parts.routes, {
     version: parts.version,
     auth: parts.tokens !== undefined,
@@ -40,8 +48,7 @@ export function buildApp(parts: AppParts): App {
     const headers: Record<string, string> =
       apiError.code === "unauthorized" ? { "www-authenticate": "Bearer" } : {};
     const body = apiError.body();
-    body.error.message = withoutHome(body.error.message, parts.homes ?? []);
-    if (parts.redact) body.error.message = parts.redact(body.error.message);
+    body.error.message = redacted(body.error.message);
     return c.json(body, apiError.status as 400, headers);
   });
   app.notFound((c) =>
@@ -68,8 +75,6 @@ export function buildApp(parts: AppParts): App {
     });
   }
 
-  if (parts.before) app.use(parts.before);
-
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.get("/openapi.json", (c) => c.json(document));
   app.get(
@@ -79,10 +84,8 @@ export function buildApp(parts: AppParts): App {
   app.get("/ui/:file", async (c) => (await webFile(c.req.param("file"))) ?? c.notFound());
 
   for (const route of parts.routes) {
-    app.on(route.method, honoPath(route.path), async (c) => {
-      const url = new URL(c.req.url);
-      const params = c.req.param() as Record<string, string>;
-      const caller = callerOf(c.req.raw, url, parts.tokens, params.token);
+    const allowed = (c: Context): Caller => {
+      const caller = callerOf(c.req.raw, new URL(c.req.url), parts.tokens, c.req.param("token"));
       if (route.drive && caller.role === "observer") {
         throw new ApiError(
           "forbidden",
@@ -90,6 +93,17 @@ export function buildApp(parts: AppParts): App {
         );
       }
       requireJsonBody(c.req.raw);
+      return caller;
+    };
+    const checked: MiddlewareHandler = async (c, next) => {
+      allowed(c);
+      await next();
+    };
+    const handle = async (c: Context) => {
+      const url = new URL(c.req.url);
+      const params = c.req.param() as Record<string, string>;
+      // Checked again when `before` ran: a token lookup, cheaper than carrying the caller through Hono's context.
+      const caller = allowed(c);
       const body = route.body ? parseBody(route.body, await readJson(c.req.raw)) : undefined;
       const result = await route.handle({
         caller,
@@ -103,7 +117,10 @@ export function buildApp(parts: AppParts): App {
       if (result instanceof Response) return result;
       if (route.status === 204) return c.body(null, 204);
       return c.json(result ?? { ok: true }, (route.status ?? 200) as 200);
-    });
+    };
+    const path = honoPath(route.path);
+    if (parts.before) app.on(route.method, path, checked, parts.before, handle);
+    else app.on(route.method, path, handle);
   }
   return app;
 }

@@ -96,11 +96,25 @@ export const MAX_BODY_BYTES = 8 << 20;
 /** JSON nested deeper than this is refused: nothing the API takes needs it, and deep values overflow stacks. */
 export const MAX_BODY_DEPTH = 64;
 
-/**
- * Parses a request body as JSON; empty means {}. The size is counted as the bytes arrive, so a body without
- * Content-Length is refused once it passes the limit instead of being buffered whole.
- */
+/** Parses a request body as JSON; empty means {}. At most `limit` bytes are read (readText). */
 export async function readJson(request: Request, limit = MAX_BODY_BYTES): Promise<unknown> {
+  const text = await readText(request, limit);
+  if (text.trim() === "") return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new ApiError("bad_request", `body is not valid JSON: ${(err as Error).message}`);
+  }
+  checkDepth(value);
+  return value;
+}
+
+/**
+ * A request body as text. The size is counted as the bytes arrive, so a body without Content-Length is refused
+ * (413) once it passes the limit instead of being buffered whole.
+ */
+export async function readText(request: Request, limit = MAX_BODY_BYTES): Promise<string> {
   const tooBig = () =>
     new ApiError("payload_too_large", `body over ${limit >> 20} MiB: send less (prompts are text)`);
   if (Number(request.headers.get("content-length") ?? 0) > limit) throw tooBig();
@@ -113,22 +127,14 @@ export async function readJson(request: Request, limit = MAX_BODY_BYTES): Promis
       if (done) break;
       size += value.byteLength;
       if (size > limit) {
-        await reader.cancel().catch(() => {});
+        // Not awaited: a clone's cancel (one branch of a tee) settles only once the other branch is cancelled too.
+        reader.cancel().catch(() => {});
         throw tooBig();
       }
       chunks.push(value);
     }
   }
-  const text = Buffer.concat(chunks, size).toString("utf8");
-  if (text.trim() === "") return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new ApiError("bad_request", `body is not valid JSON: ${(err as Error).message}`);
-  }
-  checkDepth(value);
-  return value;
+  return Buffer.concat(chunks, size).toString("utf8");
 }
 
 /** Walks the value without recursion (a deep one is what would overflow the stack). */

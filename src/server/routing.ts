@@ -4,6 +4,7 @@
 import { randomUUID } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 import type { Brain } from "../core/brain.js";
+import { ApiError, readText } from "./errors.js";
 
 /** An HTTP request as forwarded: the caller's own credentials go with it, the owner checks them again. */
 export interface RoutedRequest {
@@ -88,7 +89,8 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
         const value = c.req.header(name);
         if (value !== undefined) headers[name] = value;
       }
-      const body = method === "POST" ? await c.req.raw.clone().text() : undefined;
+      // The same limit as a body read here (413 past it): what the owner would refuse is not buffered first.
+      const body = method === "POST" ? await readText(c.req.raw.clone()) : undefined;
       return { method, path: url.pathname + url.search, headers, ...(body ? { body } : {}) };
     };
 
@@ -135,7 +137,15 @@ function hitlAnswerId(method: string, path: string): string | undefined {
   const pathname = new URL(path, "http://x").pathname;
   const id = HITL_ANSWER.exec(pathname)?.[1];
   if (id === undefined || pathname.endsWith("/respond") !== (method === "POST")) return undefined;
-  return decodeURIComponent(id);
+  try {
+    return decodeURIComponent(id);
+  } catch {
+    throw new ApiError(
+      "bad_request",
+      "the request id in the path has a malformed %-escape: percent-encode it as UTF-8 (encodeURIComponent)",
+      "requestId",
+    );
+  }
 }
 
 function responseOf(answer: RoutedResponse): Response {

@@ -13,6 +13,7 @@ import type { SessionDefaults } from "../protocol/config.js";
 import type { AgentCatalog } from "../server/agents.js";
 import { newToken } from "../server/auth/tokens.js";
 import { type Daemon, startDaemon } from "../server/daemon.js";
+import type { CommandRouter } from "../server/routing.js";
 import type { SseLimits } from "../server/sse/stream.js";
 import { FsSessionStore, type LogHolder } from "../store/fs/index.js";
 import { BuiltinTools } from "../tools/builtin.js";
@@ -38,18 +39,22 @@ export async function startTestDaemon(
     defaults?: SessionDefaults;
     agents?: AgentCatalog;
     home?: string;
+    /** Cluster mode's command routing (a stub stands in for NATS where only this node's side is tested). */
+    router?: CommandRouter;
   } = {},
 ): Promise<TestDaemon> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), "brain-daemon-"));
   const holder: LogHolder = { kind: "daemon" };
   const store = new FsSessionStore(home, undefined, holder);
   const echo = new ProcessFactory({ name: "echo", command: process.execPath, args: [echoRunnerPath()] });
+  const tokens = { admin: newToken(), other: newToken(), observer: newToken() };
   const brain = new Brain({
     store,
     harnesses: new HarnessRegistry(options.factories ?? [echo]),
     tools: new ToolRouter([new BuiltinTools()]),
+    // As `brain serve` does: no event, error or log line may hold a token.
+    secrets: Object.values(tokens).map((value) => ({ name: "token", value })),
   });
-  const tokens = { admin: newToken(), other: newToken(), observer: newToken() };
   const daemon = await startDaemon({
     brain,
     home,
@@ -66,6 +71,7 @@ export async function startTestDaemon(
     ...(options.sse ? { sse: options.sse } : {}),
     ...(options.defaults ? { defaults: options.defaults } : {}),
     ...(options.agents ? { agents: options.agents } : {}),
+    ...(options.router ? { router: options.router } : {}),
   });
   holder.url = daemon.url;
   return {

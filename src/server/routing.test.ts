@@ -1,0 +1,126 @@
+// Cluster mode's forwarding, on one node: a command for a session not open here goes to its owner only once its
+// caller is known and allowed, with a body read under the same limit as one read here. The router is a stub that
+// records what it is asked (this node's side needs no NATS; test/cluster runs the real thing).
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { raw } from "../testing/http.js";
+import type { CommandRouter, RoutedRequest } from "./routing.js";
+
+const forwarded: RoutedRequest[] = [];
+const located: string[] = [];
+/** Another node owns session "elsewhere" and has HITL request "hr-elsewhere" pending in it. */
+const router: CommandRouter = {
+  serve: () => () => {},
+  async forward(session, request) {
+    if (session !== "elsewhere") return undefined;
+    forwarded.push(request);
+    return { status: 202, contentType: "application/json", body: '{"owner":"other"}' };
+  },
+  serveLocate: () => () => {},
+  async locate(requestId) {
+    located.push(requestId);
+    return requestId === "hr-elsewhere" ? "elsewhere" : undefined;
+  },
+};
+
+let d: TestDaemon;
+beforeAll(async () => {
+  d = await startTestDaemon({ router });
+});
+afterAll(() => d.cleanup());
+beforeEach(() => {
+  forwarded.length = 0;
+  located.length = 0;
+});
+
+/** A chunked body of `mib` MiB pulled as the daemon reads it; `pulled()` says how much it read. */
+function largeBody(mib: number) {
+  let pulled = 0;
+  const chunk = new Uint8Array(1 << 20).fill(0x20);
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (pulled >= mib << 20) return controller.close();
+      pulled += chunk.length;
+      controller.enqueue(chunk);
+    },
+  });
+  return { body, pulled: () => pulled };
+}
+
+const post = (path: string, body: ReadableStream<Uint8Array>, token?: string) =>
+  d.daemon.app.request(`http://127.0.0.1${path}`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "transfer-encoding": "chunked",
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body,
+    duplex: "half",
+  } as RequestInit);
+
+describe("forwarding a command to the session's owner", () => {
+  it("refuses a caller without a token before reading its body or asking the router", async () => {
+    const big = largeBody(64);
+    const res = await post("/v1/sessions/elsewhere/prompt", big.body);
+    expect(res.status).toBe(401);
+    expect(big.pulled()).toBeLessThan(16 << 20);
+    const wrong = largeBody(64);
+    expect((await post("/v1/sessions/elsewhere/prompt", wrong.body, "not-a-token")).status).toBe(401);
+    expect(wrong.pulled()).toBeLessThan(16 << 20);
+    expect(forwarded).toEqual([]);
+  });
+
+  it("reads an allowed caller's body under the limit: 413 past it, nothing forwarded", async () => {
+    const big = largeBody(64);
+    const res = await post("/v1/sessions/elsewhere/prompt", big.body, d.tokens.admin);
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("payload_too_large");
+    expect(big.pulled()).toBeLessThan(16 << 20);
+    expect(forwarded).toEqual([]);
+  });
+
+  it("refuses an observer's command here, and forwards a controller's with its body and credentials", async () => {
+    const observer = await raw(d.url, "POST", "/v1/sessions/elsewhere/prompt", {
+      token: d.tokens.observer,
+      body: { text: "hi" },
+    });
+    expect(observer.status).toBe(403);
+    expect(forwarded).toEqual([]);
+    const res = await raw(d.url, "POST", "/v1/sessions/elsewhere/prompt", {
+      token: d.tokens.admin,
+      body: { text: "hi" },
+    });
+    expect([res.status, res.body]).toEqual([202, { owner: "other" }]);
+    expect(forwarded).toHaveLength(1);
+    expect(forwarded[0]).toMatchObject({
+      method: "POST",
+      path: "/v1/sessions/elsewhere/prompt",
+      headers: { authorization: `Bearer ${d.tokens.admin}` },
+    });
+    expect(JSON.parse(forwarded[0]!.body!)).toEqual({ text: "hi" });
+  });
+
+  it("answers a HITL answer with a malformed %-escape with 401 without a token, 400 naming it with one", async () => {
+    for (const path of ["/api/hitl/requests/%E0%A4%A", `/nui/x/api/hitl/requests/%E0%A4%A/respond`]) {
+      const method = path.endsWith("/respond") ? "POST" : "DELETE";
+      const anonymous = await raw(d.url, method, path, method === "POST" ? { body: {} } : {});
+      expect(anonymous.status, path).toBe(401);
+    }
+    const res = await raw(d.url, "DELETE", "/api/hitl/requests/%E0%A4%A", { token: d.tokens.admin });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: "bad_request", field: "requestId" });
+    expect(String((res.body.error as { message: string }).message)).toContain("%-escape");
+    expect(located).toEqual([]);
+  });
+
+  it("finds the session of a HITL answer pending on another node only for an allowed caller", async () => {
+    const anonymous = await raw(d.url, "DELETE", "/api/hitl/requests/hr-elsewhere");
+    expect(anonymous.status).toBe(401);
+    expect(located).toEqual([]);
+    const res = await raw(d.url, "DELETE", `/nui/${d.tokens.admin}/api/hitl/requests/hr-elsewhere`);
+    expect([res.status, res.body]).toEqual([202, { owner: "other" }]);
+    expect(located).toEqual(["hr-elsewhere"]);
+    expect(forwarded[0]).toMatchObject({ method: "DELETE" });
+  });
+});
