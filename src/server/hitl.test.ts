@@ -4,6 +4,7 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { MAX_HITL_TTL_SECONDS } from "../protocol/nui/hitl.js";
 import { collect, raw, settled } from "../testing/http.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
@@ -144,6 +145,28 @@ describe("nui HITL API", () => {
     expect(badKind.body.error).toMatchObject({ field: "kind" });
     const observer = await hitl("POST", "", { kind: "question", sessionId: id }, t.tokens.observer);
     expect(observer.status).toBe(403);
+  });
+
+  it("takes a ttl of up to a year; a longer one gets 400 naming ttlSeconds, and asks nothing", async () => {
+    const { client, id, turn } = await running();
+    for (const ttlSeconds of [MAX_HITL_TTL_SECONDS + 1, 1e13, 9e15]) {
+      const res = await hitl("POST", "", { kind: "question", sessionId: id, ttlSeconds });
+      expect(res.status, String(ttlSeconds)).toBe(400);
+      expect(res.body.error).toMatchObject({ code: "bad_request", field: "ttlSeconds" });
+      expect((res.body.error as { message: string }).message).toContain(String(MAX_HITL_TTL_SECONDS));
+    }
+    expect((await hitl("GET", `?sessionId=${id}`)).body).toEqual([]);
+    const year = await hitl("POST", "", {
+      kind: "question",
+      sessionId: id,
+      ttlSeconds: MAX_HITL_TTL_SECONDS,
+      payload: { message: "in a year?" },
+    });
+    expect(year.status, JSON.stringify(year.body)).toBe(201);
+    const { createdAt, expiresAt } = year.body as { createdAt: string; expiresAt: string };
+    expect(Date.parse(expiresAt) - Date.parse(createdAt)).toBe(MAX_HITL_TTL_SECONDS * 1000);
+    await client.interrupt(id);
+    await collect(client, id, settled(turn));
   });
 
   it("works with nui's unchanged Python client, NUI_API_URL carrying the token in the path", async () => {

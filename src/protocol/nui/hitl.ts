@@ -10,6 +10,12 @@ export type HitlKind = z.infer<typeof HitlKind>;
 export const HitlStatus = z.enum(["pending", "delivered", "answered", "declined", "cancelled", "expired"]);
 export type HitlStatus = z.infer<typeof HitlStatus>;
 
+/**
+ * The longest a HITL request may wait: a year. nui sets no bound, but its envelope carries `expiresAt` as an ISO
+ * date, which a ttl past Date's range (about 8.64e12 s from now) cannot have.
+ */
+export const MAX_HITL_TTL_SECONDS = 31_536_000;
+
 /** `POST /api/hitl/requests` body (nui_hitl.create_request). */
 export const HitlCreateBody = z.object({
   kind: HitlKind.optional(),
@@ -17,7 +23,14 @@ export const HitlCreateBody = z.object({
   sessionId: z.string().optional(),
   runId: z.string().optional(),
   routing: z.object({ channels: z.array(z.string()).optional() }).optional(),
-  ttlSeconds: z.number().int().positive().optional(),
+  ttlSeconds: z
+    .number()
+    .int()
+    .positive()
+    .max(MAX_HITL_TTL_SECONDS, {
+      message: `at most ${MAX_HITL_TTL_SECONDS} seconds (one year): send a shorter ttl`,
+    })
+    .optional(),
   requestId: z.string().min(1).optional(),
   correlationId: z.string().optional(),
   stepName: z.string().optional(),
