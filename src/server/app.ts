@@ -51,8 +51,9 @@ export function buildApp(parts: AppParts): App {
     body.error.message = redacted(body.error.message);
     return c.json(body, apiError.status as 400, headers);
   });
+  // The path may hold a token (a mistyped /nui/TOKEN/... URL): redacted like every other error body.
   app.notFound((c) =>
-    c.json(new ApiError("not_found", `no route ${c.req.method} ${c.req.path}`).body(), 404),
+    c.json(new ApiError("not_found", redacted(`no route ${c.req.method} ${c.req.path}`)).body(), 404),
   );
 
   // In auth mode too: a token in a query string (EventSource) could otherwise ride a cross-site form.

@@ -1,6 +1,6 @@
 // The daemon's smaller doors, each closed: cross-site requests, non-JSON and oversized bodies (also without
 // Content-Length), deep JSON, sloppy seqs, restores into Brain's own files or through links, paths of the
-// daemon's machine in error bodies, client ids, and prompts no runner frame could carry.
+// daemon's machine or tokens in error bodies, client ids, and prompts no runner frame could carry.
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -228,6 +228,21 @@ describe("restore", () => {
     const message = String((res.body.error as { message: string }).message);
     expect(message).toContain("$BRAIN_HOME");
     expect(message).not.toContain(auth.home);
+  });
+});
+
+describe("unknown routes", () => {
+  it("get a 404 that names the path with its tokens and the daemon's home taken out", async () => {
+    const token = auth.tokens.admin;
+    const typo = await raw(auth.url, "GET", `/nui/${token}/api/hitl/request`);
+    expect(typo.status).toBe(404);
+    expect(typo.body.error).toMatchObject({
+      code: "not_found",
+      message: "no route GET /nui/[redacted:token]/api/hitl/request",
+    });
+    const home = await raw(auth.url, "GET", `/files${auth.home}/x`);
+    expect(home.status).toBe(404);
+    expect((home.body.error as { message: string }).message).toBe("no route GET /files$BRAIN_HOME/x");
   });
 });
 

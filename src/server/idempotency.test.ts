@@ -62,6 +62,19 @@ describe("Idempotency-Key", () => {
     const bad = await post(`/v1/sessions/${id}/prompt`, "has space", { text: "hi" });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ field: "Idempotency-Key" });
+    expect((bad.body.error as { message: string }).message).toContain("character 4 is a space");
+    const long = await post(`/v1/sessions/${id}/prompt`, "k".repeat(201), { text: "hi" });
+    expect((long.body.error as { message: string }).message).toContain("201 characters long");
+  });
+
+  it("says what is wrong with a malformed key without echoing it: a token sent by mistake stays out", async () => {
+    const id = await newSession();
+    const token = admin();
+    const bad = await post(`/v1/sessions/${id}/interrupt`, `${token} x`);
+    expect(bad.status).toBe(400);
+    const message = (bad.body.error as { message: string }).message;
+    expect(message).toContain(`character ${token.length + 1} is a space`);
+    expect(message).not.toContain(token.slice(0, 8));
   });
 
   it("answers a permission request once: a keyed retry gets ok, an unkeyed second answer 409", async () => {

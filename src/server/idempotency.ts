@@ -15,11 +15,24 @@ export function idempotencyKey(value: string | undefined): string | undefined {
   if (!IDEMPOTENCY_KEY.test(value)) {
     throw new ApiError(
       "bad_request",
-      `header ${IDEMPOTENCY_HEADER}: 1 to 200 printable ASCII characters without spaces (e.g. a UUID), not ${JSON.stringify(value.slice(0, 40))}`,
+      `header ${IDEMPOTENCY_HEADER}: ${keyFault(value)}; send 1 to 200 printable ASCII characters without spaces (e.g. a UUID)`,
       IDEMPOTENCY_HEADER,
     );
   }
   return value;
+}
+
+/**
+ * What is wrong with a key, without its text: a client may have put a secret there by mistake, and a slice of
+ * one is not caught by the redaction of error bodies, which knows whole secrets only.
+ */
+function keyFault(value: string): string {
+  if (value.length > 200) return `it is ${value.length} characters long`;
+  const chars = [...value];
+  const at = chars.findIndex((char) => !IDEMPOTENCY_KEY.test(char));
+  const code = chars[at]!.codePointAt(0)!;
+  const what = code === 0x20 ? "a space" : `U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
+  return `character ${at + 1} is ${what}`;
 }
 
 export class IdempotentCommands {
