@@ -122,6 +122,15 @@ export class Brain {
     return (await this.options.store.firstSeq?.(id)) ?? 1;
   }
 
+  /** The last seq of a session's log: the open log's own, else the store's, read from the log's tail. */
+  async lastSeq(id: string): Promise<number> {
+    const live = this.live.find(id);
+    if (live) return live.session.log.lastSeq;
+    await this.record(id);
+    const { store } = this.options;
+    return store.lastSeq ? store.lastSeq(id) : ((await this.events(id)).at(-1)?.seq ?? 0);
+  }
+
   /** The session if it is open in this process now, with its tenant. */
   liveSession(id: string): LiveSession | undefined {
     return this.live.find(id);

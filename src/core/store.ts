@@ -29,6 +29,8 @@ export interface SessionStore {
   openLog(id: string): Promise<EventLog>;
   /** Every durable event of a session that is not open here, read without taking its log's write lock. */
   readEvents(id: string, range?: { after?: number; limit?: number }): Promise<SessionEvent[]>;
+  /** The last seq of a session's log not open here, found without reading all of it (0 for none). */
+  lastSeq?(id: string): Promise<number>;
   /** The first seq the session's log still holds (stores whose retention can drop a log's oldest events). */
   firstSeq?(id: string): Promise<number>;
   /** Deletes the session and all its files. */

@@ -1,5 +1,6 @@
 // A cursor before the first seq a log still holds (retention archived or dropped its oldest segments): the SSE
-// stream says so once, without an id, then replays from the first kept seq; the JSON page carries first_seq.
+// stream says so once, without an id, then replays from the first kept seq; the JSON page carries first_seq. A
+// page of a closed session's log reads from the cursor on and the log's tail only.
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,7 +9,7 @@ import { decodeLogText, header } from "../store/fs/log-format.js";
 import { retireSegments } from "../store/fs/retire.js";
 import { sealedPath } from "../store/fs/segments.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
-import { collect, settled } from "../testing/http.js";
+import { collect, raw, settled } from "../testing/http.js";
 
 const line = (e: SessionEvent) =>
   `{"seq":${e.seq},"ts":"${e.ts}",${e.turn === undefined ? "" : `"turn":${JSON.stringify(e.turn)},`}"type":"${e.type}","data":${JSON.stringify(e.data)}}\n`;
@@ -83,5 +84,31 @@ describe("a cursor in a dropped range", () => {
     expect(page.first_seq).toBe(cut + 1);
     expect(page.events.map((e) => e.seq)).toEqual(all.slice(cut).map((e) => e.seq));
     expect(page.last_seq).toBe(all.at(-1)!.seq);
+  });
+
+  it("serves a closed session's page from the cursor on and its log's tail, never what comes before", async () => {
+    const client = t.client();
+    const { id: other } = await client.create({ harness: "echo" });
+    await collect(client, other, settled((await client.prompt(other, "one two three four")).turn));
+    await client.close(other);
+    const file = join(t.home, "sessions", other, "events.jsonl");
+    const events = decodeLogText(readFileSync(file, "utf8"), other).events;
+    const whole = await client.log(other, 0, 10_000);
+    expect(whole.events).toEqual(events);
+    expect(whole.last_seq).toBe(events.at(-1)!.seq);
+    // A first segment damaged in its middle: a page after it must not read it, nor must its last_seq.
+    const damaged = `${line(events[0]!)}not an event\n${events.slice(1, cut).map(line).join("")}`;
+    writeFileSync(file, header(other) + damaged);
+    renameSync(file, sealedPath(file, 1));
+    const rest = events.slice(cut).map(line).join("");
+    writeFileSync(file, header(other, { seq: cut, requests: [], openTurns: [] }) + rest);
+    const page = await client.log(other, cut, 2);
+    expect(page).toEqual({ events: events.slice(cut, cut + 2), last_seq: events.at(-1)!.seq });
+    const end = await client.log(other, events.at(-1)!.seq, 5);
+    expect(end).toEqual({ events: [], last_seq: events.at(-1)!.seq });
+    // From the start the damage is read, and reported.
+    expect(
+      (await raw(t.url, "GET", `/v1/sessions/${other}/log?after=0`, { token: t.tokens.admin })).status,
+    ).toBe(500);
   });
 });

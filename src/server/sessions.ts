@@ -114,6 +114,11 @@ export class SessionService {
     return this.parts.brain.firstSeq(id);
   }
 
+  /** The last seq of a session not open here (its log's tail: a compacted log has gaps in its seqs). */
+  fileLastSeq(id: string): Promise<number> {
+    return this.parts.brain.lastSeq(id);
+  }
+
   /** Events after `after` of a session not open here, read through Brain (never taking its log's lock). */
   async fileEvents(id: string, after: number, limit: number): Promise<SessionEvent[]> {
     return this.parts.brain.events(id, after, limit);

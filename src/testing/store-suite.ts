@@ -109,6 +109,10 @@ export function storeSuite(name: string, make: () => Promise<StoreUnderTest>): v
       await again.close();
       expect((await store.readEvents("l1")).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
       expect((await store.readEvents("l1", { after: 1, limit: 2 })).map((e) => e.seq)).toEqual([2, 3]);
+      expect(await store.lastSeq?.("l1")).toBe(4);
+      await store.create({ ...base, id: "l0" });
+      await (await store.openLog("l0")).close();
+      expect(await store.lastSeq?.("l0")).toBe(0);
     });
 
     it("commits appends made in one tick together, and shows subscribers only durable events", async () => {

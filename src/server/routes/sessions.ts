@@ -180,10 +180,10 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
           const events = await live.log.read(after, limit);
           return { events, last_seq: live.log.lastSeq, ...first(live.log.firstSeq ?? 1) };
         }
-        const all = await sessions.fileEvents(id(ctx), 0, Number.POSITIVE_INFINITY);
-        // The last event's seq, not the count: a compacted log has gaps in its seqs.
-        const last_seq = all.at(-1)?.seq ?? 0;
-        const events = all.filter((e) => e.seq > after).slice(0, limit);
+        // A cursor read and the log's tail, never the whole log. The events first: should another process be
+        // writing the log, last_seq is then never below the last event returned.
+        const events = await sessions.fileEvents(id(ctx), after, limit);
+        const last_seq = await sessions.fileLastSeq(id(ctx));
         return { events, last_seq, ...first(await sessions.firstSeq(id(ctx))) };
       },
     },

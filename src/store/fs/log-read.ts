@@ -4,7 +4,7 @@ import fs from "node:fs";
 import nodePath from "node:path";
 import type { SessionEvent } from "../../protocol/events.js";
 import { failure } from "./errors.js";
-import { scanLog } from "./jsonl-scan.js";
+import { recover, scanLog } from "./jsonl-scan.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
 import { listSealed, type ReadSource, readHeader, readSegments } from "./segments.js";
 
@@ -54,6 +54,49 @@ export async function readEventsFile(
     return await readSegments(io, sources, own, after, range.limit ?? Number.POSITIVE_INFINITY);
   } finally {
     if (fd !== undefined) await io.close(fd);
+  }
+}
+
+/**
+ * The last seq of a log that is not open here, read from its last segment only: the one being written, or the
+ * last sealed one when that holds nothing yet (a crash between sealing and starting the next). 0 for no events.
+ */
+export async function lastSeqOfFile(
+  path: string,
+  io: LogIO = nodeLogIO,
+  session = nodePath.basename(nodePath.dirname(path)),
+): Promise<number> {
+  // The segment being written first, as readEventsFile does: one sealed meanwhile still has the events it had.
+  const active = await segmentLastSeq(io, path, session, 0);
+  if (active) return active;
+  const last = (await listSealed(path)).at(-1);
+  if (!last) {
+    if (active === undefined) throw failure(path, "cannot open", enoent(path));
+    return 0;
+  }
+  return (await segmentLastSeq(io, last.path, session, last.first - 1)) ?? last.first - 1;
+}
+
+/** The last seq a segment's lines reach (its header's base when it holds no event); undefined if it is missing. */
+async function segmentLastSeq(
+  io: LogIO,
+  path: string,
+  session: string,
+  prevSeq: number,
+): Promise<number | undefined> {
+  let fd: number;
+  try {
+    fd = await io.open(path, fs.constants.O_RDONLY);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw failure(path, "cannot open", err);
+  }
+  try {
+    // From the saved state's anchor when it checks out (as an open does: the log's last few KB), else whole.
+    const { scan } = await recover(io, fd, await io.size(fd), path, session);
+    return Math.max(scan.lastSeq, prevSeq);
+  } finally {
+    await io.close(fd);
   }
 }
 

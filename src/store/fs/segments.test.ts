@@ -5,6 +5,7 @@ import type { SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
+import { lastSeqOfFile } from "./log-read.js";
 import { statePath } from "./log-state.js";
 import { listSealed } from "./segments.js";
 import { useLogDir } from "./testing/log-dir.js";
@@ -136,6 +137,45 @@ describe("a log in segments", () => {
       expect((await readEventsFile(tmp.file)).length).toBe(all.length + 1);
     },
   );
+
+  it.each([
+    ["being written", "written"],
+    ["missing after a seal", "missing"],
+    ["holding a torn header after a seal", "torn"],
+  ])("finds a closed log's last seq from its last segment alone (events.jsonl %s)", async (_, active) => {
+    const all = await segmented();
+    const sealed = await listSealed(tmp.file);
+    let last = "events.jsonl";
+    if (active !== "written") {
+      const base = JSON.parse((await fs.readFile(tmp.file, "utf8")).split("\n")[0]!) as { seq: number };
+      last = `events.${String(base.seq + 1).padStart(16, "0")}.jsonl`;
+      await fs.rename(tmp.file, path.join(tmp.dir, last));
+      if (active === "torn") await fs.writeFile(tmp.file, '{"brain_log":2,"sess');
+    }
+    const io = countingIO();
+    expect(await lastSeqOfFile(tmp.file, io)).toBe(all.length);
+    expect(io.opened).toEqual(active === "written" ? ["events.jsonl"] : ["events.jsonl", last]);
+    expect(io.opened).not.toContain(path.basename(sealed[0]!.path));
+  });
+
+  it("reads a closed log's last seq from its saved state's anchor on, not the lines before", async () => {
+    const log = await JsonlEventLog.open(tmp.file, "s1");
+    const all = [...(await turn(log, "a", 5)), ...(await turn(log, "b", 5))];
+    await log.close();
+    // The first event's line made garbage of the same length: only a read from the start meets it.
+    const text = await fs.readFile(tmp.file, "utf8");
+    const lines = text.split("\n");
+    lines[1] = "x".repeat(lines[1]!.length);
+    await fs.writeFile(tmp.file, lines.join("\n"));
+    expect(await lastSeqOfFile(tmp.file)).toBe(all.length);
+    await expect(readEventsFile(tmp.file)).rejects.toThrow();
+  });
+
+  it("gives 0 for a log without events, and fails for a session without a log", async () => {
+    await (await open()).close();
+    expect(await lastSeqOfFile(tmp.file)).toBe(0);
+    await expect(lastSeqOfFile(path.join(tmp.dir, "none", "events.jsonl"))).rejects.toThrow("cannot open");
+  });
 
   it("cuts a torn tail in the last sealed segment when it has to start the next from it", async () => {
     const all = await segmented();

@@ -2,6 +2,7 @@
 // one in src/protocol/session.ts.
 import type { z } from "zod";
 import { SESSION_ID_PATTERN, SessionRecord } from "../../protocol/session.js";
+import { osMessage, StoreError } from "./errors.js";
 
 /** Ids name directories: this pattern can never be `.`, `..` or hold a separator. */
 export const SESSION_ID = SESSION_ID_PATTERN;
@@ -46,4 +47,23 @@ export function newRecord(
 /** session.json's text: pretty-printed, which tells a record cut short from damage (./session-slot.ts isSlotText). */
 export function recordText(record: SessionRecord): string {
   return `${JSON.stringify(record, null, 2)}\n`;
+}
+
+/** session.json's text, checked: the record, or a brain_error naming the file and what is wrong in it. */
+export function parseRecord(file: string, text: string, id: string): SessionRecord {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new StoreError("brain_error", `${file}: not valid JSON (${osMessage(err)})`);
+  }
+  const result = SessionRecord.safeParse(value);
+  if (!result.success) throw new StoreError("brain_error", `${file}: ${describeIssue(result.error)}`);
+  if (result.data.id !== id) {
+    throw new StoreError(
+      "brain_error",
+      `${file}: field "id": "${result.data.id}" is not its directory's name`,
+    );
+  }
+  return result.data;
 }

@@ -11,15 +11,16 @@ import { InlineCommits } from "./inline-commits.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { allDone, type LogIO, nodeLogIO, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
+import { lastSeqOfFile } from "./log-read.js";
 import { archiveDir, retireSegments } from "./retire.js";
 import { firstSeqOf, listSealed } from "./segments.js";
 import {
   checkRecord,
-  describeIssue,
   newRecord,
+  parseRecord,
   recordText,
   SESSION_ID,
-  SessionRecord,
+  type SessionRecord,
 } from "./session-record.js";
 import { createInSlot, isSlotText, SlotKeeper } from "./session-slot.js";
 
@@ -288,6 +289,11 @@ export class FsSessionStore {
     return firstSeqOf(this.paths(id).events, this.io);
   }
 
+  /** The last seq on disk, from the log's last segment only, without its lock. */
+  lastSeq(id: string): Promise<number> {
+    return lastSeqOfFile(this.paths(id).events, this.io, id);
+  }
+
   /** The events on disk, read without the log's lock: a reader never stands in a writer's way. */
   async readEvents(id: string, range: { after?: number; limit?: number } = {}): Promise<SessionEvent[]> {
     return readEventsFile(this.paths(id).events, this.io, range);
@@ -360,24 +366,6 @@ const EXCLUSIVE_CREATE = fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constan
 
 function checkInput(what: string, value: unknown): SessionRecord {
   return checkRecord(what, value, badRequest);
-}
-
-function parseRecord(file: string, text: string, id: string): SessionRecord {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new StoreError("brain_error", `${file}: not valid JSON (${osMessage(err)})`);
-  }
-  const result = SessionRecord.safeParse(value);
-  if (!result.success) throw new StoreError("brain_error", `${file}: ${describeIssue(result.error)}`);
-  if (result.data.id !== id) {
-    throw new StoreError(
-      "brain_error",
-      `${file}: field "id": "${result.data.id}" is not its directory's name`,
-    );
-  }
-  return result.data;
 }
 
 function diskError(op: string, path: string, err: unknown): StoreError {

@@ -207,6 +207,12 @@ export class NatsSessionStore implements SessionStore {
     return Lease.owner(this.ctx.leases, id);
   }
 
+  /** The last seq acknowledged: from the header of the session's last message, not its events. */
+  async lastSeq(id: string): Promise<number> {
+    checkId(id);
+    return (await new LogReader(this.ctx, id).last())?.last ?? 0;
+  }
+
   async readEvents(id: string, range: { after?: number; limit?: number } = {}): Promise<SessionEvent[]> {
     checkId(id);
     return new LogReader(this.ctx, id).read(range.after ?? 0, range.limit ?? Number.POSITIVE_INFINITY);
