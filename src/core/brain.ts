@@ -3,6 +3,7 @@ import type { ProviderSettings } from "../protocol/config.js";
 import type { SessionEvent } from "../protocol/events.js";
 import type { ProviderCredentials } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
+import type { BrainOptions } from "./brain-options.js";
 import { CheckpointStore, type Checkpoints, refuseInside } from "./checkpoints/index.js";
 import { historyCheck } from "./conversation-chain.js";
 import { type CreatedSession, createdSession, openCreated } from "./created-session.js";
@@ -23,44 +24,18 @@ import {
 import { type LiveChange, type LiveSession, LiveSessions } from "./live-sessions.js";
 import { PermissionRules } from "./permissions.js";
 import { pinIfUnmovable, refusePinnedElsewhere } from "./pinning.js";
-import { envSecrets, Redactor, type Secret } from "./redact.js";
+import { envSecrets, Redactor } from "./redact.js";
 import { redactingLog } from "./redacting-log.js";
 import type { HarnessRegistry } from "./registry.js";
 import type { CompactResult, RetireResult, SegmentPolicy } from "./retention.js";
 import { ClosedLogs } from "./retention.js";
-import type { Seeder } from "./seed-messages.js";
 import { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
-import type { SessionStore } from "./store.js";
-import type { SessionToolServices, ToolCatalog } from "./tools.js";
 import { transcriptOf } from "./transcript.js";
 
+export type { BrainOptions } from "./brain-options.js";
 export type { NewSessionInput } from "./session-input.js";
 export type { SessionStore } from "./store.js";
-
-export interface BrainOptions {
-  store: SessionStore;
-  harnesses: HarnessRegistry;
-  tools: ToolCatalog;
-  /** Resolves credentials when a session opens; by default the key comes from `provider.api_key_env`. */
-  credentials?: (settings: ProviderSettings | undefined) => ProviderCredentials;
-  env?: NodeJS.ProcessEnv;
-  /** Where a session naming no provider may take provider variables from: the operator's CLI only, never a daemon. */
-  providerEnv?: NodeJS.ProcessEnv;
-  /** The tool services of one session (its `mcp_servers`), made when it opens; src/tools/mcp makes them. */
-  sessionTools?: (record: SessionRecord) => SessionToolServices | undefined;
-  /** The providers sessions may name (brain.config.json `providers`). */
-  providers?: Record<string, ProviderSettings>;
-  /**
-   * Values never to be written anywhere (token values, say), besides the ones Brain finds itself: secret-named
-   * environment variables, the providers' keys and the variables `secretNames` lists.
-   */
-  secrets?: Secret[];
-  /** Variables whose values are secret whatever their names (`${VAR}` of configured MCP servers, say). */
-  secretNames?: string[];
-  /** The families that write their native state from Brain's log (handoff, rebuild), by harness name. */
-  seeders?: Record<string, Seeder>;
-}
 
 export class Brain {
   private readonly live = new LiveSessions();

@@ -109,14 +109,9 @@ export class SessionService {
     return { ...this.viewOf(record, undefined), last_seq: events.at(-1)?.seq ?? 0, pending: pending.list() };
   }
 
-  /** The first seq a session's log still holds (retention may have taken its oldest segments). */
-  firstSeq(id: string): Promise<number> {
-    return this.parts.brain.firstSeq(id);
-  }
-
-  /** The last seq of a session not open here (its log's tail: a compacted log has gaps in its seqs). */
-  fileLastSeq(id: string): Promise<number> {
-    return this.parts.brain.lastSeq(id);
+  /** A session's first seq (retention may have taken its oldest) and last (its tail: compaction leaves gaps). */
+  async seqBounds(id: string): Promise<{ first: number; last: number }> {
+    return { first: await this.parts.brain.firstSeq(id), last: await this.parts.brain.lastSeq(id) };
   }
 
   /** Events after `after` of a session not open here, read through Brain (never taking its log's lock). */

@@ -183,8 +183,8 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
         // A cursor read and the log's tail, never the whole log. The events first: should another process be
         // writing the log, last_seq is then never below the last event returned.
         const events = await sessions.fileEvents(id(ctx), after, limit);
-        const last_seq = await sessions.fileLastSeq(id(ctx));
-        return { events, last_seq, ...first(await sessions.firstSeq(id(ctx))) };
+        const bounds = await sessions.seqBounds(id(ctx));
+        return { events, last_seq: bounds.last, ...first(bounds.first) };
       },
     },
   ];
