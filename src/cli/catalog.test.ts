@@ -38,11 +38,11 @@ describe("a family added to the catalog", () => {
   it("has its settings checked in brain.config.json, strictly, and only when the catalog has it", () => {
     expect(loaded().config.cli?.parrot).toEqual({ greeting: "polly" });
     expect(() => loadConfig(configFile({ cli: { parrot: { greting: "x" } } }), dir, catalog)).toThrow(
-      /field "cli.parrot": .*greting/,
+      /unknown field "cli.parrot.greting": the fields here are greeting/,
     );
     const without = () => loadConfig(configFile({ cli: { parrot: {} } }), dir, builtinCatalog());
     expect(without).toThrow(ConfigError);
-    expect(without).toThrow(/field "cli": .*parrot/);
+    expect(without).toThrow(/unknown field "cli.parrot": the fields here are claude-code, codex/);
   });
 
   it("is listed by brain harnesses", async () => {

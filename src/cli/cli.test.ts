@@ -259,7 +259,11 @@ describe("bad input gets a clear error", () => {
     expect(code).toBe(2);
     expect(err).toMatch(/brain\.config\.json: field "harnesses\.pi\.command"/);
     const unknown = brain(["run", "x"], withConfig(JSON.stringify({ harneses: {} })));
-    expect(unknown.err).toMatch(/Unrecognized key.*harneses/);
+    expect(unknown.err).toMatch(/unknown field "harneses": the fields here are .*harnesses/);
+    // A field of several types says which; a byte-order mark before the JSON is no error.
+    expect(err).toMatch(/field "harnesses\.pi\.command": expected string or array/);
+    const bom = brain(["run", "--harness", "echo", "x"], withConfig(`\uFEFF${JSON.stringify({})}`));
+    expect(bom.code).toBe(0);
   });
 
   it("lists the known harnesses for an unknown one", () => {
