@@ -22,6 +22,7 @@ import {
   summaryOption,
 } from "./handoff.js";
 import { type LiveChange, type LiveSession, LiveSessions } from "./live-sessions.js";
+import { type PendingRequest, pendingInStore } from "./pending.js";
 import { PermissionRules } from "./permissions.js";
 import { pinIfUnmovable, refusePinnedElsewhere } from "./pinning.js";
 import { envSecrets, Redactor } from "./redact.js";
@@ -104,6 +105,14 @@ export class Brain {
     await this.record(id);
     const { store } = this.options;
     return store.lastSeq ? store.lastSeq(id) : ((await this.events(id)).at(-1)?.seq ?? 0);
+  }
+
+  /** A session's last seq and its requests waiting for an answer: the open session's own, else its stored log's. */
+  async pending(id: string): Promise<{ lastSeq: number; pending: PendingRequest[] }> {
+    const live = this.live.find(id);
+    if (live) return { lastSeq: live.session.log.lastSeq, pending: live.session.pendingRequests() };
+    await this.record(id);
+    return pendingInStore(this.options.store, id);
   }
 
   /** The session if it is open in this process now, with its tenant. */

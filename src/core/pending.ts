@@ -2,6 +2,7 @@
 // from the log on open and kept in step with every append, so each request is resolved exactly once, even
 // across restarts and with concurrent answers.
 import type { NewEvent } from "../protocol/events.js";
+import type { SessionStore } from "./store.js";
 
 export const REQUEST_KINDS = {
   "tool.call": "tool.result",
@@ -80,4 +81,25 @@ export class PendingRequests {
     }
     return all.sort((a, b) => a.order - b.order).map((entry) => entry.request);
   }
+}
+
+/**
+ * The last seq of a stored log (a session not open here) and its pending requests, as folding every event would
+ * give them: from the store's tail of the log, or from the whole log for a store that cannot give its tail.
+ */
+export async function pendingInStore(
+  store: SessionStore,
+  id: string,
+): Promise<{ lastSeq: number; pending: PendingRequest[] }> {
+  const found = new PendingRequests();
+  if (store.tail) {
+    // The tail's requests are the ones still open, in the order they were made: folded, they list as the log does.
+    const { lastSeq, requests } = await store.tail(id);
+    for (const request of requests) found.observe(request);
+    return { lastSeq, pending: found.list() };
+  }
+  const events = await store.readEvents(id);
+  for (const event of events) found.observe(event);
+  // The last event's seq, not the count: a compacted log has gaps in its seqs.
+  return { lastSeq: events.at(-1)?.seq ?? 0, pending: found.list() };
 }

@@ -6,6 +6,12 @@ import type { Checkpoints } from "./checkpoints/index.js";
 import type { EventLog } from "./event-log.js";
 import type { CompactingStore } from "./retention.js";
 
+/** Where a log ends: its last seq and the requests open there (their request events, in log order). */
+export interface LogTail {
+  lastSeq: number;
+  requests: SessionEvent[];
+}
+
 /** What the host needs from a session store (src/store/fs for one machine). */
 export type NewSessionRecord = Omit<SessionRecord, "id" | "created_at" | "status"> & { id?: string };
 
@@ -31,6 +37,12 @@ export interface SessionStore {
   readEvents(id: string, range?: { after?: number; limit?: number }): Promise<SessionEvent[]>;
   /** The last seq of a session's log not open here, found without reading all of it (0 for none). */
   lastSeq?(id: string): Promise<number>;
+  /**
+   * Where a session's log not open here ends, found without reading all of it: its last seq (0 for none) and
+   * the request events still waiting for an answer there, in the order they were made. A store without it
+   * (NATS keeps no open state beside its log) has the host read the whole log instead.
+   */
+  tail?(id: string): Promise<LogTail>;
   /** The first seq the session's log still holds (stores whose retention can drop a log's oldest events). */
   firstSeq?(id: string): Promise<number>;
   /** Deletes the session and all its files. */

@@ -1,11 +1,13 @@
 // A cursor before the first seq a log still holds (retention archived or dropped its oldest segments): the SSE
 // stream says so once, without an id, then replays from the first kept seq; the JSON page carries first_seq. A
-// page of a closed session's log reads from the cursor on and the log's tail only.
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+// page of a closed session's log reads from the cursor on and the log's tail only; its view, the tail only.
+import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PendingRequests } from "../core/pending.js";
 import type { SessionEvent } from "../protocol/events.js";
 import { decodeLogText, header } from "../store/fs/log-format.js";
+import { statePath } from "../store/fs/log-state.js";
 import { retireSegments } from "../store/fs/retire.js";
 import { sealedPath } from "../store/fs/segments.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
@@ -107,6 +109,49 @@ describe("a cursor in a dropped range", () => {
     const end = await client.log(other, events.at(-1)!.seq, 5);
     expect(end).toEqual({ events: [], last_seq: events.at(-1)!.seq });
     // From the start the damage is read, and reported.
+    expect(
+      (await raw(t.url, "GET", `/v1/sessions/${other}/log?after=0`, { token: t.tokens.admin })).status,
+    ).toBe(500);
+  });
+
+  it("shows a closed session's last seq and pending requests from its log's tail, a request made before it too", async () => {
+    const client = t.client();
+    const { id: other } = await client.create({ harness: "echo" });
+    await collect(client, other, settled((await client.prompt(other, "one two three four")).turn));
+    await client.close(other);
+    const file = join(t.home, "sessions", other, "events.jsonl");
+    const events = decodeLogText(readFileSync(file, "utf8"), other).events;
+    const { turn, ts } = events.find((e) => e.type === "turn.settled")!;
+    let seq = events.at(-1)!.seq;
+    const next = (type: string, data: object) =>
+      ({ seq: ++seq, ts, session: other, turn, type, data }) as SessionEvent;
+    // Two requests made in the first segment; the second segment answers one of them and makes another.
+    const early = [
+      next("permission.requested", { id: "p-early", tool: "bash" }),
+      next("question.requested", { id: "q-early", question: "which?" }),
+    ];
+    const late = [
+      next("question.answered", { id: "q-early", answer: "this" }),
+      next("question.requested", { id: "q-late", question: "and then?", options: ["a", "b"] }),
+    ];
+    // What folding the whole log gives: the view as it was when it read all of it.
+    const whole = new PendingRequests();
+    for (const e of [...events, ...early, ...late]) whole.observe(e);
+    expect(whole.list().map((p) => p.id)).toEqual(["p-early", "q-late"]);
+    // A first segment damaged in its middle, and no saved state: only the second's header carries its requests.
+    const first = [...events, ...early];
+    writeFileSync(
+      file,
+      `${header(other)}${line(first[0]!)}not an event\n${first.slice(1).map(line).join("")}`,
+    );
+    renameSync(file, sealedPath(file, 1));
+    rmSync(statePath(file), { force: true });
+    const base = { seq: early.at(-1)!.seq, requests: early, openTurns: [] };
+    writeFileSync(file, header(other, base) + late.map(line).join(""));
+    const view = await client.session(other);
+    expect(view.last_seq).toBe(seq);
+    expect(view.pending).toEqual(JSON.parse(JSON.stringify(whole.list())));
+    // Reading the whole log meets the damage, and reports it.
     expect(
       (await raw(t.url, "GET", `/v1/sessions/${other}/log?after=0`, { token: t.tokens.admin })).status,
     ).toBe(500);

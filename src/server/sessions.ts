@@ -4,7 +4,6 @@
 import { basename } from "node:path";
 import type { Brain, NewSessionInput } from "../core/brain.js";
 import { BrainError } from "../core/errors.js";
-import { PendingRequests } from "../core/pending.js";
 import type { Session } from "../core/session.js";
 import type { ProviderGrant } from "../core/session-input.js";
 import type {
@@ -102,11 +101,9 @@ export class SessionService {
     const record = await this.record(caller, id);
     const session = this.openSession(id);
     if (session) return this.viewOf(record, session);
-    const events = await this.parts.brain.events(id);
-    const pending = new PendingRequests();
-    for (const event of events) pending.observe(event);
-    // The last event's seq, not the count: a compacted log has gaps in its seqs.
-    return { ...this.viewOf(record, undefined), last_seq: events.at(-1)?.seq ?? 0, pending: pending.list() };
+    // From the log's tail: a view never reads the whole log of a long session.
+    const { lastSeq, pending } = await this.parts.brain.pending(id);
+    return { ...this.viewOf(record, undefined), last_seq: lastSeq, pending };
   }
 
   /** A session's first seq (retention may have taken its oldest) and last (its tail: compaction leaves gaps). */

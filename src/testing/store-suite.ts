@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SessionStore } from "../core/brain.js";
 import { CheckpointStore, type Checkpoints } from "../core/checkpoints/index.js";
 import { BrainError } from "../core/errors.js";
+import { PendingRequests, pendingInStore } from "../core/pending.js";
 import type { NewEvent, SessionEvent } from "../protocol/events.js";
 
 export interface StoreUnderTest {
@@ -113,6 +114,20 @@ export function storeSuite(name: string, make: () => Promise<StoreUnderTest>): v
       await store.create({ ...base, id: "l0" });
       await (await store.openLog("l0")).close();
       expect(await store.lastSeq?.("l0")).toBe(0);
+    });
+
+    it("gives a closed log's last seq and pending requests as folding all its events does", async () => {
+      await store.create({ ...base, id: "p1" });
+      const log = await store.openLog("p1");
+      const ask = (type: string, id: string): NewEvent => ({ type, turn: "t1", data: { id } }) as NewEvent;
+      await log.append([prompt("one"), ask("tool.call", "c1"), ask("permission.requested", "r1")]);
+      await log.append([ask("question.requested", "q1"), ask("tool.result", "c1"), ask("tool.call", "c2")]);
+      await log.append([ask("permission.resolved", "r1"), ask("permission.requested", "r1")]);
+      await log.close();
+      const all = new PendingRequests();
+      for (const e of await store.readEvents("p1")) all.observe(e);
+      expect(all.list().map((r) => r.id)).toEqual(["q1", "c2", "r1"]);
+      expect(await pendingInStore(store, "p1")).toEqual({ lastSeq: 8, pending: all.list() });
     });
 
     it("commits appends made in one tick together, and shows subscribers only durable events", async () => {

@@ -5,6 +5,7 @@ import nodePath from "node:path";
 import type { SessionEvent } from "../../protocol/events.js";
 import { failure } from "./errors.js";
 import { recover, scanLog } from "./jsonl-scan.js";
+import type { SegmentBase } from "./log-format.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
 import { listSealed, type ReadSource, readHeader, readSegments } from "./segments.js";
 
@@ -58,32 +59,40 @@ export async function readEventsFile(
 }
 
 /**
- * The last seq of a log that is not open here, read from its last segment only: the one being written, or the
- * last sealed one when that holds nothing yet (a crash between sealing and starting the next). 0 for no events.
+ * Where a log that is not open here ends: its last seq, and the requests and turns open there (what an open of it
+ * would find). Read from its last segment only: the one being written, or the last sealed one when that holds
+ * nothing yet (a crash between sealing and starting the next). What was open when a segment began is in its
+ * header. Seq 0 and nothing open for a log without events.
  */
-export async function lastSeqOfFile(
+export async function tailOfFile(
   path: string,
   io: LogIO = nodeLogIO,
   session = nodePath.basename(nodePath.dirname(path)),
-): Promise<number> {
+): Promise<SegmentBase> {
   // The segment being written first, as readEventsFile does: one sealed meanwhile still has the events it had.
-  const active = await segmentLastSeq(io, path, session, 0);
-  if (active) return active;
+  const active = await segmentTail(io, path, session, 0);
+  if (active?.seq) return active;
   const last = (await listSealed(path)).at(-1);
   if (!last) {
     if (active === undefined) throw failure(path, "cannot open", enoent(path));
-    return 0;
+    return active;
   }
-  return (await segmentLastSeq(io, last.path, session, last.first - 1)) ?? last.first - 1;
+  const sealed = await segmentTail(io, last.path, session, last.first - 1);
+  return sealed ?? { seq: last.first - 1, requests: [], openTurns: [] };
 }
 
-/** The last seq a segment's lines reach (its header's base when it holds no event); undefined if it is missing. */
-async function segmentLastSeq(
+/** The last seq of a log that is not open here, from its last segment only (see tailOfFile). */
+export async function lastSeqOfFile(path: string, io: LogIO = nodeLogIO, session?: string): Promise<number> {
+  return (await tailOfFile(path, io, session)).seq;
+}
+
+/** Where a segment's lines end (its header's base when it holds no event); undefined if it is missing. */
+async function segmentTail(
   io: LogIO,
   path: string,
   session: string,
   prevSeq: number,
-): Promise<number | undefined> {
+): Promise<SegmentBase | undefined> {
   let fd: number;
   try {
     fd = await io.open(path, fs.constants.O_RDONLY);
@@ -92,9 +101,10 @@ async function segmentLastSeq(
     throw failure(path, "cannot open", err);
   }
   try {
-    // From the saved state's anchor when it checks out (as an open does: the log's last few KB), else whole.
-    const { scan } = await recover(io, fd, await io.size(fd), path, session);
-    return Math.max(scan.lastSeq, prevSeq);
+    // From the saved state's anchor when it checks out (as an open does: the log's last few KB), else whole,
+    // seeded by the segment's header.
+    const { scan, state } = await recover(io, fd, await io.size(fd), path, session);
+    return { seq: Math.max(scan.lastSeq, prevSeq), ...state.snapshot() };
   } finally {
     await io.close(fd);
   }

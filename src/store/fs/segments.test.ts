@@ -5,7 +5,7 @@ import type { SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
-import { lastSeqOfFile } from "./log-read.js";
+import { lastSeqOfFile, tailOfFile } from "./log-read.js";
 import { statePath } from "./log-state.js";
 import { listSealed } from "./segments.js";
 import { useLogDir } from "./testing/log-dir.js";
@@ -156,6 +156,14 @@ describe("a log in segments", () => {
     expect(await lastSeqOfFile(tmp.file, io)).toBe(all.length);
     expect(io.opened).toEqual(active === "written" ? ["events.jsonl"] : ["events.jsonl", last]);
     expect(io.opened).not.toContain(path.basename(sealed[0]!.path));
+    // What is open there too: the request made in the first segment, carried by the later ones' headers.
+    const tailIO = countingIO();
+    expect(await tailOfFile(tmp.file, tailIO)).toEqual({
+      seq: all.length,
+      requests: [all[1]],
+      openTurns: ["q"],
+    });
+    expect(tailIO.opened).toEqual(io.opened);
   });
 
   it("reads a closed log's last seq from its saved state's anchor on, not the lines before", async () => {
@@ -174,6 +182,7 @@ describe("a log in segments", () => {
   it("gives 0 for a log without events, and fails for a session without a log", async () => {
     await (await open()).close();
     expect(await lastSeqOfFile(tmp.file)).toBe(0);
+    expect(await tailOfFile(tmp.file)).toEqual({ seq: 0, requests: [], openTurns: [] });
     await expect(lastSeqOfFile(path.join(tmp.dir, "none", "events.jsonl"))).rejects.toThrow("cannot open");
   });
 

@@ -4,6 +4,7 @@ import fs, { type Dirent } from "node:fs";
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
 import type { CompactResult, RetireResult, SegmentPolicy } from "../../core/retention.js";
+import type { LogTail } from "../../core/store.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
 import { osMessage, StoreError } from "./errors.js";
@@ -11,7 +12,7 @@ import { InlineCommits } from "./inline-commits.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { allDone, type LogIO, nodeLogIO, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
-import { lastSeqOfFile } from "./log-read.js";
+import { lastSeqOfFile, tailOfFile } from "./log-read.js";
 import { archiveDir, retireSegments } from "./retire.js";
 import { firstSeqOf, listSealed } from "./segments.js";
 import {
@@ -292,6 +293,12 @@ export class FsSessionStore {
   /** The last seq on disk, from the log's last segment only, without its lock. */
   lastSeq(id: string): Promise<number> {
     return lastSeqOfFile(this.paths(id).events, this.io, id);
+  }
+
+  /** The last seq and the open requests on disk, from the log's last segment only, without its lock. */
+  async tail(id: string): Promise<LogTail> {
+    const { seq, requests } = await tailOfFile(this.paths(id).events, this.io, id);
+    return { lastSeq: seq, requests };
   }
 
   /** The events on disk, read without the log's lock: a reader never stands in a writer's way. */

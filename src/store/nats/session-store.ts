@@ -207,6 +207,9 @@ export class NatsSessionStore implements SessionStore {
     return Lease.owner(this.ctx.leases, id);
   }
 
+  // No tail(): the cluster log keeps no record of what is open beside its messages (an open reads them all, too),
+  // so the pending requests of a session not open here come from reading its whole log (core/pending.ts).
+
   /** The last seq acknowledged: from the header of the session's last message, not its events. */
   async lastSeq(id: string): Promise<number> {
     checkId(id);
