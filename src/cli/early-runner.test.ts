@@ -168,7 +168,9 @@ describe("brain run with an early runner", () => {
     });
     const refused = cli.run(["run", "hi"]);
     expect(refused.code).toBe(2);
-    expect(refused.err).toMatch(`brain: ${file}: unknown field "harnesses.logged.colour": the fields here are command`);
+    expect(refused.err).toMatch(
+      `brain: ${file}: unknown field "harnesses.logged.colour": the fields here are command`,
+    );
     expect(running(marker)).toEqual([]);
     for (const { pid } of starts(pidLog)) expect(alive(pid), `runner ${pid}`).toBe(false);
   });
