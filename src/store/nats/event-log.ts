@@ -1,8 +1,9 @@
 // The cluster event log: a session's events on its own subject of the events stream. Group commit as on disk:
 // appends made in one tick form one batch, published as one message (split only past the size limit) with
-// the id `<session>:<first seq>` (a retried publish is dropped as a duplicate) and the expected last sequence
-// of the subject (a stale writer's publish is refused: it is fenced). Events reach readers and subscribers
-// only once JetStream has acknowledged them.
+// the id `<session>:<first seq>` (a retried publish is dropped as a duplicate; a Brain-Batch header tells a retry
+// from an earlier failed batch that landed late) and the expected last sequence of the subject (a stale
+// writer's publish is refused: it is fenced). Events reach readers and subscribers only once JetStream has
+// acknowledged them, with the seqs the log holds them at.
 import { randomUUID } from "node:crypto";
 import { type EventLog, LogSubscribers } from "../../core/event-log.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
@@ -15,7 +16,15 @@ import {
   natsFailure,
   retrying,
 } from "./errors.js";
-import { batchHeaders, encodeBatch, LogReader, type MessageRef, WRITER } from "./log-read.js";
+import {
+  BATCH,
+  batchHeaders,
+  decodeBatch,
+  encodeBatch,
+  LogReader,
+  type MessageRef,
+  WRITER,
+} from "./log-read.js";
 
 /** What an append may find: a lease this open holds (src/store/nats/lease.ts), checked before each commit. */
 export interface WriteGuard {
@@ -184,21 +193,25 @@ export class NatsEventLog implements EventLog {
 
   private async commit(events: SessionEvent[]): Promise<void> {
     const ts = new Date().toISOString();
-    let seq = this.durableSeq;
-    for (const e of events) {
-      e.seq = ++seq;
-      e.ts = ts;
-    }
-    const durable: SessionEvent[] = [];
-    try {
-      for (const chunk of chunks(events, this.where)) {
-        await this.publish(chunk);
-        durable.push(...chunk);
-        this.durableSeq = chunk[chunk.length - 1]!.seq;
+    const batch = randomUUID();
+    numberFrom(events, this.durableSeq, ts);
+    for (const chunk of chunks(events, this.where)) {
+      // Each message lands after the last one this writer knows of; an earlier publish of its own that failed
+      // and landed late takes those seqs first, and this one follows it.
+      for (;;) {
+        numberFrom(chunk, this.durableSeq, ts);
+        if (await this.publish(chunk, batch)) break;
+        if (!(await this.resync())) {
+          throw new NatsStoreError(
+            "brain_error",
+            `${this.where}: the stream refused seq ${chunk[0]!.seq} as a repeat or out of order, yet holds no message past stream message ${this.tailRef?.streamSeq ?? 0}`,
+          );
+        }
       }
-    } finally {
-      // A batch past the size limit may fail after its first messages were stored: those are in the log.
-      this.delivered(durable);
+      // Delivered message by message: a batch past the size limit may fail after its first messages were
+      // stored, and those are in the log.
+      this.durableSeq = chunk[chunk.length - 1]!.seq;
+      this.delivered(chunk);
     }
   }
 
@@ -210,8 +223,11 @@ export class NatsEventLog implements EventLog {
     this.subscribers.notify(durable);
   }
 
-  /** One message; retried with the same id through a leader election (the stream drops a repeat). */
-  private async publish(chunk: SessionEvent[]): Promise<void> {
+  /**
+   * One message; retried with the same id through a leader election (the stream drops a repeat). True once it is
+   * stored; false when the log has a later message of this writer's (an earlier failed publish that landed).
+   */
+  private async publish(chunk: SessionEvent[], batch: string): Promise<boolean> {
     const first = chunk[0]!.seq;
     const last = chunk[chunk.length - 1]!.seq;
     const subject = this.ctx.subject(this.session);
@@ -219,16 +235,17 @@ export class NatsEventLog implements EventLog {
     const attempt = async () => {
       try {
         return await this.ctx.js.publish(subject, body, {
-          // The incarnation (the record's creation) keeps a session deleted and made again with its id from
-          // being taken for a repeat of its predecessor's messages within the dedup window.
+          // The id is the first seq's, so another writer's message with the same seqs is a dedup hit even when
+          // both expected the same last sequence. The incarnation (the record's creation) keeps a session deleted
+          // and made again with its id from being taken for a repeat of its predecessor's messages.
           msgID: `${this.session}:${first}${this.incarnation ? `@${this.incarnation}` : ""}`,
           expect: { lastSubjectSequence: this.tailRef?.streamSeq ?? 0 },
-          headers: batchHeaders(first, last, this.writer),
+          headers: batchHeaders(first, last, this.writer, batch),
           timeout: 5000,
         });
       } catch (err) {
-        if (isWrongLastSequence(err))
-          throw fenced(this.session, "its log has events this node did not write");
+        // Whose the later messages are, resync finds out (this writer's late one, or a fence).
+        if (isWrongLastSequence(err)) return undefined;
         throw err;
       }
     };
@@ -243,35 +260,61 @@ export class NatsEventLog implements EventLog {
         return natsFailure(`${this.where}: append failed after ${tries} tries`, err);
       },
     );
-    if (ack.duplicate) await this.checkOwnDuplicate(ack.seq, first);
+    if (!ack) return false;
+    if (ack.duplicate && !(await this.isThisBatch(ack.seq, first, batch))) return false;
     this.tailRef = { streamSeq: ack.seq, first, last };
-  }
-
-  /** A duplicate id is this writer's own retry, or another writer's message with the same seqs: a fence. */
-  private async checkOwnDuplicate(streamSeq: number, first: number): Promise<void> {
-    const msg = await this.ctx.jsm.streams.getMessage(this.ctx.stream, { seq: streamSeq }).catch(() => null);
-    if (msg?.header.get(WRITER) !== this.writer) {
-      throw fenced(this.session, `another node wrote seq ${first} first`);
-    }
+    return true;
   }
 
   /**
-   * After a publish that got no answer: the subject's last message is what was stored. This writer's own
-   * (the failed batch landed after all) is taken in, rejected appends notwithstanding: it is in the log, and
-   * the seqs that follow must count it. Another writer's means this node was fenced.
+   * A duplicate id is this batch's own retry (an ack), an earlier batch of this writer that failed and landed
+   * late (false: the batch goes after it), or another writer's message with the same seqs: a fence.
    */
-  private async resync(): Promise<void> {
+  private async isThisBatch(streamSeq: number, first: number, batch: string): Promise<boolean> {
+    const msg = await this.ctx.jsm.streams.getMessage(this.ctx.stream, { seq: streamSeq }).catch((err) => {
+      this.uncertain = true;
+      throw natsFailure(
+        `${this.where}: append of seq ${first} is a repeat, but its original is unreadable`,
+        err,
+      );
+    });
+    if (msg?.header.get(BATCH) === batch) return true;
+    if (msg?.header.get(WRITER) === this.writer) return false;
+    throw fenced(this.session, `another node wrote seq ${first} first`);
+  }
+
+  /**
+   * Takes in what the log holds past the last message this writer knows of: its own publishes that failed
+   * without an answer but were stored after all, rejected appends notwithstanding: they are in the log, and the
+   * seqs that follow must count them. Another writer's message there means this node was fenced. True when
+   * anything was taken in.
+   */
+  private async resync(): Promise<boolean> {
     const last = await this.reader.last();
     this.uncertain = false;
-    if (!last || last.streamSeq === this.tailRef?.streamSeq) return;
-    const msg = await this.ctx.jsm.streams.getMessage(this.ctx.stream, { seq: last.streamSeq });
-    if (msg?.header.get(WRITER) !== this.writer) {
-      throw fenced(this.session, "its log has events this node did not write");
+    if (!last || last.streamSeq === this.tailRef?.streamSeq) return false;
+    const landed: SessionEvent[] = [];
+    for await (const msg of this.reader.messagesAfter(this.tailRef?.streamSeq ?? 0, last.streamSeq)) {
+      if (msg.header.get(WRITER) !== this.writer) {
+        throw fenced(this.session, "its log has events this node did not write");
+      }
+      for (const e of decodeBatch(msg, this.session, this.where)) {
+        // Seqs only go up (as in LogReader.read): a repeat is never taken twice.
+        if (e.seq > (landed.at(-1)?.seq ?? this.durableSeq)) landed.push(e);
+      }
     }
-    const landed = await this.reader.read(this.durableSeq, Number.POSITIVE_INFINITY, last);
     this.tailRef = last;
     this.durableSeq = last.last;
     this.delivered(landed);
+    return true;
+  }
+}
+
+/** Gives `events` the seqs after `seq`, and the commit's time. */
+function numberFrom(events: SessionEvent[], seq: number, ts: string): void {
+  for (const e of events) {
+    e.seq = ++seq;
+    e.ts = ts;
   }
 }
 

@@ -23,7 +23,7 @@ function reader(answers: (() => unknown)[], publishRetryMs = 5_000) {
   return { log: new LogReader(ctx, "s1"), asked: () => asked };
 }
 
-const message = { seq: 7, header: batchHeaders(3, 5, "w"), string: () => "[]" };
+const message = { seq: 7, header: batchHeaders(3, 5, "w", "b"), string: () => "[]" };
 const timeout = () => {
   throw new TimeoutError();
 };

@@ -12,6 +12,11 @@ export const FIRST = "Brain-First-Seq";
 export const LAST = "Brain-Last-Seq";
 /** Which open of the log wrote a message: a dedup hit on another writer's message is a fence, not an ack. */
 export const WRITER = "Brain-Writer";
+/**
+ * Which commit a message belongs to: the same through the retries of one publish, new for every batch. A dedup hit
+ * on the writer's own message of another batch is an earlier publish that failed and landed late, not an ack.
+ */
+export const BATCH = "Brain-Batch";
 
 /** Where a message sits: its stream sequence and the seqs of the events it holds. */
 export interface MessageRef {
@@ -20,11 +25,12 @@ export interface MessageRef {
   last: number;
 }
 
-export function batchHeaders(first: number, last: number, writer: string): MsgHdrs {
+export function batchHeaders(first: number, last: number, writer: string, batch: string): MsgHdrs {
   const h = headers();
   h.set(FIRST, String(first));
   h.set(LAST, String(last));
   h.set(WRITER, writer);
+  h.set(BATCH, batch);
   return h;
 }
 
@@ -96,6 +102,16 @@ export class LogReader {
       (err, tries) =>
         natsFailure(`${this.where}: read failed${tries > 1 ? ` after ${tries} tries` : ""}`, err),
     );
+  }
+
+  /** The subject's messages after stream sequence `after` up to `end`, in order. */
+  async *messagesAfter(after: number, end: number): AsyncGenerator<StoredMsg> {
+    for (let at = after + 1; at <= end; ) {
+      const msg = await this.next(at);
+      if (!msg || msg.seq > end) return;
+      yield msg;
+      at = msg.seq + 1;
+    }
   }
 
   /** The stream sequence of the first message holding an event with seq > after, or undefined. */

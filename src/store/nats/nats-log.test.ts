@@ -1,12 +1,20 @@
 // What only the cluster store has: several nodes on one stream. A stale writer is fenced by the expected
 // sequence, any node reads and follows any session's log, checkpoints made on one node restore on another,
-// and a NATS node killed mid-stream costs no acknowledged event and doubles none.
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+// a NATS node killed mid-stream costs no acknowledged event and doubles none, and a publish that timed out but
+// landed later never makes another append's acknowledgement a lie.
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
+import { connect } from "@nats-io/transport-node";
 import { describe, expect, it } from "vitest";
 import { BrainError } from "../../core/errors.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { useNatsCluster } from "../../testing/nats-bed.js";
+import { type NatsCluster, startNatsCluster } from "../../testing/nats-cluster.js";
+import { startNatsProxy } from "../../testing/nats-proxy.js";
+import { startStoreNode, type TestNode } from "../../testing/nats-store.js";
+import { openNatsContext } from "./context.js";
+import { NatsSessionStore } from "./session-store.js";
 
 const base = { harness: "process", config: { model: "m1" } };
 const delta = (text: string): NewEvent =>
@@ -15,10 +23,14 @@ const delta = (text: string): NewEvent =>
 const nats = useNatsCluster();
 const twoNodes = (leases = true) => nats.twoNodes("log", { leases });
 
-async function until<T>(what: string, fn: () => T | undefined, ms = 20_000): Promise<T> {
+async function until<T>(
+  what: string,
+  fn: () => T | undefined | Promise<T | undefined>,
+  ms = 20_000,
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
-    const value = fn();
+    const value = await fn();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
@@ -137,4 +149,89 @@ describe("NATS event log across nodes", () => {
     expect(stored.map((e) => (e.data as { text: string }).text)).toEqual(acked.map((s) => String(s - 1)));
     await log.close();
   }, 120_000);
+
+  // A clustered stream checks the expected last sequence first (the late message makes it wrong); a single
+  // server finds the repeated message id first (the late message looks like this append's own retry).
+  it("acknowledges an append with the seq and content every reader sees, when a timed-out publish lands late", async () => {
+    await lateLanding(nats.cluster, nats.prefix("late"), 3);
+  }, 60_000);
+
+  it("the same on a single NATS server", async () => {
+    const single = await startNatsCluster({ nodes: 1 });
+    try {
+      await lateLanding(single, "late", 1);
+    } finally {
+      await single.stop();
+    }
+  }, 120_000);
 });
+
+/**
+ * A writer whose publishes go through a proxy that holds them past their timeout: two appends fail, and their
+ * messages land later, one right before the next append's publish, one before the next append begins.
+ */
+async function lateLanding(cluster: NatsCluster, prefix: string, replicas: number): Promise<void> {
+  const target = new URL(cluster.servers[0]!);
+  const proxy = await startNatsProxy({ host: target.hostname, port: Number(target.port) });
+  // The writer's only way to NATS is the proxy.
+  const nc = await connect({ servers: [proxy.url], ignoreClusterUpdates: true });
+  const home = await mkdtemp(path.join(tmpdir(), "brain-late-"));
+  let other: TestNode | undefined;
+  try {
+    const ctx = await openNatsContext(nc, { prefix, replicas, publishRetryMs: 500 });
+    const store = new NatsSessionStore(ctx, { home, holder: { node: "node-a" } });
+    other = await startStoreNode(cluster, "node-b", { prefix, replicas });
+    const reader = other.store;
+    await store.create({ ...base, id: "late" });
+    const log = await store.openLog("late");
+    const notified: SessionEvent[] = [];
+    log.subscribe((events) => notified.push(...events));
+    const acked: [number, string][] = [];
+    const append = async (text: string) => {
+      const [e] = await log.append([delta(text)]);
+      acked.push([e!.seq, text]);
+    };
+    const timesOut = async (text: string) => {
+      proxy.hold();
+      const err = await log.append([delta(text)]).catch((e: BrainError) => e);
+      expect((err as BrainError).message).toMatch(/append failed .*timeout/);
+    };
+    const texts = (events: SessionEvent[]) => events.map((e) => [e.seq, (e.data as { text: string }).text]);
+
+    await append("one");
+    // Lands right before the next append's publish, which has the same first seq (and message id).
+    await timesOut("late 1");
+    proxy.release({ onNext: true });
+    await append("two");
+    // Lands before the next append begins: that commit finds it on the stream.
+    await timesOut("late 2");
+    proxy.release();
+    await until("the late publish", async () =>
+      (await reader.readEvents("late")).length === 4 ? true : undefined,
+    );
+    await append("three");
+
+    const expected = [
+      [1, "one"],
+      [2, "late 1"],
+      [3, "two"],
+      [4, "late 2"],
+      [5, "three"],
+    ];
+    expect(acked).toEqual([
+      [1, "one"],
+      [3, "two"],
+      [5, "three"],
+    ]);
+    expect(texts(await reader.readEvents("late"))).toEqual(expected);
+    // The owner's memory and subscribers agree with every other reader.
+    expect(texts(await log.read(0))).toEqual(expected);
+    expect(texts(notified)).toEqual(expected);
+    await log.close();
+  } finally {
+    await nc.close().catch(() => {});
+    await proxy.close();
+    await other?.close();
+    await rm(home, { recursive: true, force: true });
+  }
+}
