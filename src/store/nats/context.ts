@@ -5,14 +5,17 @@ import { type KV, Kvm } from "@nats-io/kv";
 import { type ObjectStore, Objm } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { sleep } from "../../core/sleep.js";
-import { natsFailure } from "./errors.js";
+import { NatsStoreError, natsFailure } from "./errors.js";
 
 export interface NatsStoreConfig {
   /** Names of the stream and buckets start with this (default "brain"): several Brains can share a NATS. */
   prefix?: string;
   /** Raft replicas of the stream and buckets (default 3: a cluster survives the loss of one node). */
   replicas?: number;
-  /** How long a session's lease lasts without renewal (ms, default 10 s); renewed every third of it. */
+  /**
+   * How long a session's lease lasts without renewal (ms); renewed every third of it. Unset: the leases bucket's
+   * (10 s when this node makes it). The cluster has one: a value other than an existing bucket's is refused.
+   */
   leaseTtlMs?: number;
   /** How long a publish may keep retrying through a NATS leader election before the append fails (ms). */
   publishRetryMs?: number;
@@ -46,7 +49,7 @@ export async function openNatsContext(
     try {
       return await setUp(nc, config);
     } catch (err) {
-      if (Date.now() >= deadline || /bad prefix/.test(String(err))) throw err;
+      if (Date.now() >= deadline || err instanceof NatsConfigError) throw err;
       await sleep(Math.min(2000, 200 * attempt));
     }
   }
@@ -55,9 +58,8 @@ export async function openNatsContext(
 async function setUp(nc: NatsConnection, config: NatsStoreConfig): Promise<NatsContext> {
   const prefix = config.prefix ?? "brain";
   if (!/^[A-Za-z0-9_-]+$/.test(prefix)) {
-    throw natsFailure(
-      "cluster store",
-      new Error(`bad prefix ${JSON.stringify(prefix)}: use letters, digits, '_' or '-'`),
+    throw new NatsConfigError(
+      `cluster store: NATS: bad prefix ${JSON.stringify(prefix)}: use letters, digits, '_' or '-'`,
     );
   }
   const replicas = config.replicas ?? 3;
@@ -81,14 +83,15 @@ async function setUp(nc: NatsConnection, config: NatsStoreConfig): Promise<NatsC
     const records = await kvm.create(`${prefix}_sessions`, { replicas, history: 1, allow_direct: false });
     const objm = new Objm(nc);
     const blobs = await objm.create(`${prefix}_checkpoints`, { replicas });
-    const leaseTtlMs = config.leaseTtlMs ?? 10_000;
     // The bucket's max_age is the lease's TTL: an owner that stops renewing loses its key to expiry.
     const leases = await kvm.create(`${prefix}_owners`, {
       replicas,
       history: 1,
-      ttl: leaseTtlMs,
+      ttl: config.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS,
       allow_direct: false,
     });
+    // An existing bucket keeps its max_age whatever this node asked for.
+    const leaseTtlMs = leaseTtlOf(`${prefix}_owners`, (await leases.status()).ttl, config.leaseTtlMs);
     return {
       nc,
       js,
@@ -103,6 +106,35 @@ async function setUp(nc: NatsConnection, config: NatsStoreConfig): Promise<NatsC
       leaseTtlMs,
     };
   } catch (err) {
+    if (err instanceof NatsConfigError) throw err;
     throw natsFailure("cluster store: cannot set up the stream and buckets", err);
   }
+}
+
+const DEFAULT_LEASE_TTL_MS = 10_000;
+
+/** A setting NATS cannot take or that disagrees with the cluster's: asking again will not help. */
+export class NatsConfigError extends NatsStoreError {
+  constructor(message: string) {
+    super("brain_error", message);
+  }
+}
+
+/**
+ * The lease TTL this node must use: the owners bucket's max_age, which the server enforces. A node not told one
+ * takes the bucket's. One told another is refused rather than reconciled: lowering the bucket's max_age would
+ * let keys of nodes renewing at the old, slower pace expire under them (two owners of a session), and raising it
+ * from one node's config would change every node's failover time behind its operator's back.
+ */
+export function leaseTtlOf(bucket: string, bucketTtlMs: number, configuredMs: number | undefined): number {
+  if (bucketTtlMs > 0 && (configuredMs === undefined || configuredMs === bucketTtlMs)) return bucketTtlMs;
+  const stream = `KV_${bucket}`;
+  if (bucketTtlMs <= 0) {
+    throw new NatsConfigError(
+      `cluster store: the leases bucket ${bucket} (stream ${stream}) never expires its keys, so a dead owner would hold its sessions forever; delete the stream while no Brain node runs and start again (it is made with the lease TTL)`,
+    );
+  }
+  throw new NatsConfigError(
+    `cluster store: this node's lease TTL is ${configuredMs} ms (leaseTtlMs, BRAIN_LEASE_TTL_MS or cluster.lease_ttl_ms), but the leases bucket ${bucket} expires leases after ${bucketTtlMs} ms (max_age of stream ${stream}), which every node must use: set it to ${bucketTtlMs} or leave it unset. To change the cluster's TTL, raise max_age of ${stream} (safe while nodes run: they renew more often than needed) and then every node's setting, or lower it only with every Brain node stopped`,
+  );
 }

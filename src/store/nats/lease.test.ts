@@ -7,6 +7,7 @@ import type { EventLog } from "../../core/event-log.js";
 import type { NewEvent } from "../../protocol/events.js";
 import { useNatsCluster } from "../../testing/nats-bed.js";
 import type { TestNode } from "../../testing/nats-store.js";
+import { openNatsContext } from "./context.js";
 import type { NatsStoreError } from "./errors.js";
 import type { NatsEventLog } from "./event-log.js";
 
@@ -129,5 +130,30 @@ describe("a lease released while a renewal is in flight", () => {
     await log.close();
     bucket.update = update;
     expect(await b.store.owner("l9")).toBeUndefined();
+  });
+});
+
+describe("the lease TTL", () => {
+  it("is the leases bucket's: a node configured with another is refused, naming both; one unset takes it", async () => {
+    const [a] = await twoNodes();
+    const prefix = a.ctx.stream.replace(/_events$/, "");
+    expect((await a.ctx.leases.status()).ttl).toBe(TTL);
+    const nc = await nats.cluster.connect("node-c");
+    try {
+      // Longer or shorter, a lease that is not the one the server expires would let two nodes own a session.
+      for (const leaseTtlMs of [30_000, 500]) {
+        const refused = await openNatsContext(nc, { prefix, leaseTtlMs }).catch((err: BrainError) => err);
+        expect(refused).toBeInstanceOf(BrainError);
+        expect((refused as BrainError).message).toContain(`lease TTL is ${leaseTtlMs} ms`);
+        expect((refused as BrainError).message).toContain(`expires leases after ${TTL} ms`);
+        expect((refused as BrainError).message).toMatch(/set it to 1500 or leave it unset/);
+      }
+      // The bucket was not changed by the refused nodes.
+      expect((await a.ctx.leases.status()).ttl).toBe(TTL);
+      expect((await openNatsContext(nc, { prefix, leaseTtlMs: TTL })).leaseTtlMs).toBe(TTL);
+      expect((await openNatsContext(nc, { prefix })).leaseTtlMs).toBe(TTL);
+    } finally {
+      await nc.close();
+    }
   });
 });
