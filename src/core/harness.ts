@@ -91,6 +91,12 @@ export interface HarnessOptions {
    */
   ask(turn: string, question: Question, signal: AbortSignal, options?: { id?: string }): Promise<string>;
   /**
+   * Whether a permission request or question with this id is pending in the session: `permit` and `ask` refuse
+   * such an id, and a harness that lets its agent choose ids (nui's HITL requestId) can refuse it up front.
+   * Optional, so hosts and tests need not provide it.
+   */
+  asking?(id: string): boolean;
+  /**
    * Set when the harness's program runs in a container Brain started for the session (`sandbox: docker`, a dev
    * container): what differs from running it on this host.
    */

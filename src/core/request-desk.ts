@@ -22,12 +22,18 @@ export type Verdict = { decision: "allow" | "deny"; reason?: string };
 
 const waiterKey = (kind: RequestKind, id: string) => `${kind}\u0000${id}`;
 
+/** The kinds a client answers by id alone (reply()): one id names at most one pending request of them. */
+const ASKED_KINDS = ["permission.requested", "question.requested"] as const;
+
 /** The policy's two verdicts that need no client: one object each, not one per tool call. */
 const ALLOWED: Verdict = Object.freeze({ decision: "allow" });
 const DENIED: Verdict = Object.freeze({ decision: "deny", reason: "the session's policy denies it" });
 
 export class RequestDesk {
-  /** Turns waiting on a permission or question, by request: woken by the one answer. */
+  /**
+   * Turns waiting on a permission or question, by request: woken by the one answer. answer() claims (removes)
+   * the waiter when it takes the request, so a waiter still here after its request was taken is orphaned.
+   */
   private readonly waiters = new Map<string, (answer: Record<string, unknown>) => void>();
 
   constructor(private readonly parts: DeskParts) {}
@@ -82,6 +88,16 @@ export class RequestDesk {
   }
 
   /**
+   * Whether a permission request or question with this id is pending or waited on: a new request may not
+   * take its id (clients answer by id alone, and one id has one waiter).
+   */
+  asking(id: string): boolean {
+    return ASKED_KINDS.some(
+      (kind) => this.parts.pending.has(kind, id) || this.waiters.has(waiterKey(kind, id)),
+    );
+  }
+
+  /**
    * Answers a pending request (a permission or a question) exactly once. A second answer, or one for an
    * unknown id, is refused.
    */
@@ -91,10 +107,14 @@ export class RequestDesk {
     const request = this.parts.pending.take(kind, event.data.id);
     if (!request)
       throw new SessionError("conflict", `no pending ${kind} with id "${event.data.id}" (answered already?)`);
+    // Claimed now, woken once the answer is logged: the waiter's own timeout or interrupt leaves it to us.
+    const key = waiterKey(kind, event.data.id);
+    const wake = this.waiters.get(key);
+    this.waiters.delete(key);
     await this.parts.append([{ ...event, turn: request.turn } as NewEvent]);
     // The key is the client's bookkeeping, not part of the verdict the harness gets.
     const { idempotency_key: _, ...verdict } = event.data;
-    this.waiters.get(waiterKey(kind, event.data.id))?.(verdict);
+    wake?.(verdict);
   }
 
   /**
@@ -155,15 +175,32 @@ export class RequestDesk {
     signal: AbortSignal,
     fallback: (reason: string) => NewEvent,
   ): Promise<Record<string, unknown>> {
-    const key = waiterKey(kind, request.data.id);
-    const answered = new Promise<Record<string, unknown>>((resolve) => this.waiters.set(key, resolve));
+    const { id } = request.data;
+    // A second request under a pending id would take over the first one's waiter and leave that turn waiting
+    // for good; the one who chose the id (a harness, nui's HITL API) hears why.
+    if (this.asking(id)) {
+      throw new SessionError(
+        "conflict",
+        `a permission request or question with id "${id}" is already pending in this session; give each request its own id`,
+        "requestId",
+      );
+    }
+    const key = waiterKey(kind, id);
+    let wake!: (answer: Record<string, unknown>) => void;
+    const answered = new Promise<Record<string, unknown>>((resolve) => {
+      wake = resolve;
+    });
+    this.waiters.set(key, wake);
     const timeoutMs = this.parts.permissions.askTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const giveUp = (reason: string) => {
-      if (!this.parts.pending.take(kind, request.data.id)) return;
       const event = fallback(reason);
-      this.parts.append([event]).catch(() => {});
-      this.waiters.get(key)?.(event.data as Record<string, unknown>);
+      if (this.parts.pending.take(kind, id)) {
+        this.parts.append([event]).catch(() => {});
+        wake(event.data as Record<string, unknown>);
+        // Taken without an answer() claiming this waiter (or claimed by nobody): no one else will wake it, and a
+        // turn must settle on an interrupt whatever became of its request.
+      } else if (this.waiters.get(key) === wake) wake(event.data as Record<string, unknown>);
     };
     const onAbort = () => giveUp("the turn was interrupted");
     try {
@@ -175,7 +212,7 @@ export class RequestDesk {
     } finally {
       clearTimeout(timer);
       signal.removeEventListener("abort", onAbort);
-      this.waiters.delete(key);
+      if (this.waiters.get(key) === wake) this.waiters.delete(key);
     }
   }
 }

@@ -177,8 +177,7 @@ export class Session {
   async interrupt(key?: string): Promise<void> {
     const turn = this.requireRunning("interrupt");
     await this.append([{ type: "user.interrupt", turn: turn.id, data: keyed(key) }]);
-    // The harness hears of the interrupt before its waiting tool calls are cancelled, so it does not take a
-    // cancelled result for a reason to ask the model again.
+    // The harness hears of the interrupt before its tool calls are cancelled: a cancelled result is no reason to ask again.
     const interrupting = this.harness?.interrupt(turn.id);
     turn.abort.abort();
     await interrupting;
@@ -327,6 +326,7 @@ export class Session {
           call: (turn, call, signal) => this.toolCalls.call(turn, call, signal),
           permit: (turn, use, signal, options) => this.desk.permit(turn, use, signal, options),
           ask: (turn, question, signal, options) => this.desk.ask(turn, question, signal, options),
+          asking: (id) => this.desk.asking(id),
           policy: (tool) => this.parts.permissions.decide(tool),
         }),
       )

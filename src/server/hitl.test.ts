@@ -129,6 +129,47 @@ describe("nui HITL API", () => {
     expect(events.find((e) => e.type === "tool.result")?.data).toMatchObject({ is_error: true });
   });
 
+  it("refuses a request under an id that is pending (409); the first request keeps its wait and an interrupt settles the turn", async () => {
+    const client = t.client();
+    const { id } = await client.create({
+      harness: "echo",
+      config: { tools: ["echo"] },
+      permissions: { tools: { echo: "ask" } },
+    });
+    const { turn } = await client.prompt(id, "echo: ping");
+    const asked = await collect(client, id, (e) => e.type === "permission.requested");
+    const requestId = (asked.at(-1)!.data as { id: string }).id;
+    for (const kind of ["approval", "question"]) {
+      const twin = await hitl("POST", "", { sessionId: id, requestId, kind, payload: { message: "hi" } });
+      expect(twin.status, JSON.stringify(twin.body)).toBe(409);
+      expect((twin.body.error as { message: string }).message).toContain(`"${requestId}" is already pending`);
+    }
+    // A multi-question request's further questions have ids of their own (`<id>#2`): taken as well.
+    const multi = await hitl("POST", "", {
+      sessionId: id,
+      requestId: "multi",
+      kind: "question",
+      payload: { questions: ["one?", "two?"] },
+    });
+    expect(multi.status, JSON.stringify(multi.body)).toBe(201);
+    expect((await hitl("POST", "", { sessionId: id, requestId: "multi#2", kind: "question" })).status).toBe(
+      409,
+    );
+    const interrupted = await raw(t.url, "POST", `/v1/sessions/${id}/interrupt`, {
+      token: t.tokens.admin,
+      body: {},
+    });
+    expect(interrupted.status, JSON.stringify(interrupted.body)).toBeLessThan(300);
+    const events = await collect(client, id, settled(turn));
+    expect(events.at(-1)?.data).toMatchObject({ status: "interrupted" });
+    expect(events.find((e) => e.type === "permission.resolved")?.data).toMatchObject({
+      id: requestId,
+      decision: "deny",
+    });
+    expect(events.find((e) => e.type === "tool.result")?.data).toMatchObject({ is_error: true });
+    expect((await client.session(id)).pending).toEqual([]);
+  });
+
   it("refuses what it cannot do: no running turn (409), unknown or foreign session (404), unknown id (404)", async () => {
     const client = t.client();
     const { id } = await client.create({ harness: "echo" });

@@ -49,13 +49,13 @@ export function requestEnvelope(body: HitlCreateBody, defaults: { sessionId: str
 const str = (value: unknown): string | undefined =>
   typeof value === "string" && value.trim() ? value.trim() : undefined;
 
-/** Asks Brain's clients and resolves with nui's response envelope. Never rejects. */
-export async function answerHitl(
-  options: Pick<HarnessOptions, "ask" | "permit">,
-  at: HitlTurn,
+/** nui's response envelope to a request, as Brain gives it. */
+export function responseTo(
   request: HitlRequestEnvelope,
-): Promise<HitlResponseEnvelope> {
-  const respond = (status: HitlStatus, answers?: Record<string, unknown>): HitlResponseEnvelope => ({
+  status: HitlStatus,
+  answers?: Record<string, unknown>,
+): HitlResponseEnvelope {
+  return {
     schemaVersion: HITL_SCHEMA_VERSION,
     requestId: request.requestId,
     ...(request.correlationId ? { correlationId: request.correlationId } : {}),
@@ -63,7 +63,30 @@ export async function answerHitl(
     ...(answers ? { answers } : {}),
     respondedBy: { channel: "brain" },
     respondedAt: new Date().toISOString(),
-  });
+  };
+}
+
+/**
+ * The ids of the Brain requests a HITL request becomes: nui's requestId for an approval and the first question,
+ * `<requestId>#<n>` for the n-th question of a multi-question request.
+ */
+export function brainRequestIds(
+  request: Pick<HitlRequestEnvelope, "requestId" | "kind" | "payload">,
+): string[] {
+  if (request.kind === "approval") return [request.requestId];
+  return questionsOf(request.kind, request.payload).map((_, i) =>
+    i === 0 ? request.requestId : `${request.requestId}#${i + 1}`,
+  );
+}
+
+/** Asks Brain's clients and resolves with nui's response envelope. Never rejects. */
+export async function answerHitl(
+  options: Pick<HarnessOptions, "ask" | "permit">,
+  at: HitlTurn,
+  request: HitlRequestEnvelope,
+): Promise<HitlResponseEnvelope> {
+  const respond = (status: HitlStatus, answers?: Record<string, unknown>) =>
+    responseTo(request, status, answers);
   try {
     if (request.kind === "approval") return await approve(options, at, request, respond);
     return await ask(options, at, request, respond);
@@ -157,11 +180,10 @@ async function ask(
 ): Promise<HitlResponseEnvelope> {
   const answers: Record<string, unknown> = {};
   const questions = questionsOf(request.kind, request.payload);
+  const ids = brainRequestIds(request);
   for (const [i, q] of questions.entries()) {
-    // The first question carries nui's requestId; further ones of the same request get a suffix.
-    const id = i === 0 ? request.requestId : `${request.requestId}#${i + 1}`;
     const { key: _key, ...question } = q;
-    const answer = await options.ask(at.turn, question, at.signal, { id });
+    const answer = await options.ask(at.turn, question, at.signal, { id: ids[i] });
     if (at.signal.aborted) return respond("cancelled", { reason: "the turn was interrupted" });
     if (answer === "") return respond("expired");
     answers[q.key] = answer;

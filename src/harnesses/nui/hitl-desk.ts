@@ -3,7 +3,7 @@
 // Brain has not seen (answered over the protocol when the transport can carry it). Each request is asked once.
 import type { HarnessOptions } from "../../core/harness.js";
 import type { HitlCreateBody, HitlRequestEnvelope, HitlResponseEnvelope } from "../../protocol/nui/hitl.js";
-import { answerHitl, type HitlTurn, requestEnvelope } from "./hitl-bridge.js";
+import { answerHitl, brainRequestIds, type HitlTurn, requestEnvelope, responseTo } from "./hitl-bridge.js";
 
 export interface HitlRun extends HitlTurn {
   runId: string;
@@ -30,7 +30,7 @@ export class HitlDesk {
 
   constructor(
     readonly sessionId: string,
-    private readonly options: Pick<HarnessOptions, "ask" | "permit">,
+    private readonly options: Pick<HarnessOptions, "ask" | "permit" | "asking">,
     /** The run a request belongs to: by id, or the one running when the request names none. */
     private readonly runFor: (runId: string | undefined) => HitlRun | undefined,
   ) {}
@@ -60,7 +60,28 @@ export class HitlDesk {
       if (!known.answered) return known.envelope;
       throw new HitlRefusal(409, `HITL request "${body.requestId}" exists already and was answered`);
     }
-    return this.open(requestEnvelope(body, { sessionId: this.sessionId, runId: run.runId }), run).envelope;
+    const envelope = requestEnvelope(body, { sessionId: this.sessionId, runId: run.runId });
+    const taken = this.takenId(envelope);
+    if (taken !== undefined) throw new HitlRefusal(409, taken);
+    return this.open(envelope, run).envelope;
+  }
+
+  /**
+   * Why a new request may not have its id: one of the Brain request ids it would become (its requestId, and
+   * `<requestId>#<n>` for further questions) is pending in the session or will be asked by an unanswered request
+   * of this desk. A second request under a pending id would take over the first one's wait.
+   */
+  private takenId(envelope: HitlRequestEnvelope): string | undefined {
+    const ids = brainRequestIds(envelope);
+    const clash =
+      ids.find((id) => this.options.asking?.(id)) ??
+      ids.find((id) =>
+        [...this.requests.values()].some(
+          (entry) => !entry.answered && brainRequestIds(entry.envelope).includes(id),
+        ),
+      );
+    if (clash === undefined) return undefined;
+    return `a permission request or question with id "${clash}" is already pending in session ${this.sessionId}; choose another requestId`;
   }
 
   /** `GET /api/hitl/requests/:id/wait`. */
@@ -93,6 +114,9 @@ export class HitlDesk {
       { requestId: event.requestId, kind, payload: event.payload },
       { sessionId: this.sessionId, runId: run.runId },
     );
+    const taken = this.takenId(envelope);
+    // Not recorded: the id stays the pending request's, and the agent hears why its request was not asked.
+    if (taken !== undefined) return deliver(responseTo(envelope, "cancelled", { reason: taken }));
     void this.open(envelope, run).response.then(deliver);
   }
 

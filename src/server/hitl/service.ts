@@ -145,6 +145,7 @@ export class HitlService {
         {
           ask: (turn, question, signal, options) => session.desk.ask(turn, question, signal, options),
           permit: (turn, use, signal, options) => session.desk.permit(turn, use, signal, options),
+          asking: (id) => session.desk.asking(id),
         },
         (runId) => {
           const turn = session.activeTurn;

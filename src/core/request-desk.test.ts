@@ -1,0 +1,76 @@
+// The request desk: one id names one waiting request. A second request under a pending id is refused (it would
+// take over the first one's wait), and an interrupt wakes a turn's waiter whatever became of its request.
+import { describe, expect, it } from "vitest";
+import type { NewEvent, SessionEvent } from "../protocol/events.js";
+import { PendingRequests } from "./pending.js";
+import { PermissionRules } from "./permissions.js";
+import { RequestDesk } from "./request-desk.js";
+
+/** A desk over an in-memory log: every append is observed by the pending index, as a session's log does. */
+function desk() {
+  const pending = new PendingRequests();
+  const log: NewEvent[] = [];
+  const append = async (events: NewEvent[]) => {
+    for (const event of events) {
+      log.push(event);
+      pending.observe(event);
+    }
+    return events as SessionEvent[];
+  };
+  const requests = new RequestDesk({ pending, permissions: new PermissionRules({ default: "ask" }), append });
+  /** Resolves once an event of `type` is in the log. */
+  const logged = async (type: string) => {
+    while (!log.some((e) => e.type === type)) await new Promise((r) => setImmediate(r));
+  };
+  return { requests, pending, log, append, logged };
+}
+
+describe("RequestDesk", () => {
+  it("refuses a second request under a pending id, and the first one is still answered", async () => {
+    const { requests, log, logged } = desk();
+    const turn = new AbortController();
+    const first = requests.permit("t1", { tool: "echo" }, turn.signal, { id: "r1" });
+    await logged("permission.requested");
+    expect(requests.asking("r1")).toBe(true);
+    // Same id again, as a permission request and as a question: both refused, nothing logged for them.
+    await expect(requests.permit("t1", { tool: "other" }, turn.signal, { id: "r1" })).rejects.toMatchObject({
+      code: "conflict",
+      message: expect.stringContaining('"r1" is already pending'),
+    });
+    await expect(requests.ask("t1", { question: "why?" }, turn.signal, { id: "r1" })).rejects.toMatchObject({
+      code: "conflict",
+    });
+    expect(log.filter((e) => e.type.endsWith(".requested"))).toHaveLength(1);
+    await requests.reply("r1", { decision: "allow" }, "s1");
+    await expect(first).resolves.toEqual({ id: "r1", decision: "allow" });
+    await expect(requests.reply("r1", { decision: "allow" }, "s1")).rejects.toMatchObject({
+      code: "conflict",
+    });
+    // Answered, the id is free again.
+    expect(requests.asking("r1")).toBe(false);
+  });
+
+  it("wakes a waiter on interrupt even when its request was resolved behind the desk's back", async () => {
+    const { requests, append, log, logged } = desk();
+    const turn = new AbortController();
+    const waiting = requests.ask("t1", { question: "why?" }, turn.signal, { id: "q1" });
+    await logged("question.requested");
+    // An answer logged without the desk (another writer of the log): nobody claims the waiter.
+    await append([{ type: "question.answered", turn: "t1", data: { id: "q1", answer: "because" } }]);
+    turn.abort();
+    await expect(waiting).resolves.toBe("");
+    // The request was answered once already; the interrupt logs no second answer.
+    expect(log.filter((e) => e.type === "question.answered")).toHaveLength(1);
+  });
+
+  it("gives up a pending request on interrupt: the fallback is logged and the turn's waiter woken", async () => {
+    const { requests, log, logged } = desk();
+    const turn = new AbortController();
+    const waiting = requests.permit("t1", { tool: "echo" }, turn.signal, { id: "p1" });
+    await logged("permission.requested");
+    turn.abort();
+    await expect(waiting).resolves.toMatchObject({ decision: "deny", reason: "the turn was interrupted" });
+    expect(log.at(-1)).toMatchObject({ type: "permission.resolved", data: { id: "p1", decision: "deny" } });
+    expect(requests.asking("p1")).toBe(false);
+  });
+});
