@@ -61,4 +61,39 @@ describe("ToolRouter's bound tools", () => {
       text: expect.stringMatching(/not bound to this session/),
     });
   });
+
+  it("leaves a schema's regex checks to the tool's server: a catastrophic pattern cannot block the daemon", async () => {
+    // Backtracking on ^(a+)+$ doubles with each "a": 40 of them would hold the event loop for days.
+    const hostile: ToolSchema = {
+      name: "lookup",
+      description: "lookup",
+      input_schema: {
+        type: "object",
+        properties: { q: { type: "string", pattern: "^(a+)+$" } },
+        patternProperties: { "^(b+)+$": { type: "number" } },
+        additionalProperties: false,
+        required: ["q"],
+      },
+    };
+    const seen: Record<string, unknown>[] = [];
+    const server: ToolService = {
+      list: async () => [hostile],
+      call: async (_name, args) => {
+        seen.push(args);
+        return textResult("the server refuses q: it does not match ^(a+)+$", true);
+      },
+    };
+    const bound = await new ToolRouter([server]).bind(["lookup"]);
+    const signal = new AbortController().signal;
+    const q = `${"a".repeat(40)}!`;
+    const result = await bound.call({ id: "c1", name: "lookup", arguments: { q, bbbb: 1 } }, signal);
+    expect(result).toEqual(textResult("the server refuses q: it does not match ^(a+)+$", true));
+    expect(seen).toEqual([{ q, bbbb: 1 }]);
+    // Every other check still holds: a wrong type and a missing required property are refused here.
+    const wrong = await bound.call({ id: "c2", name: "lookup", arguments: { q: 1 } }, signal);
+    expect(wrong.content[0]).toMatchObject({ text: expect.stringMatching(/\/q must be string/) });
+    const missing = await bound.call({ id: "c3", name: "lookup", arguments: {} }, signal);
+    expect(missing.content[0]).toMatchObject({ text: expect.stringMatching(/required property 'q'/) });
+    expect(seen).toHaveLength(1);
+  });
 });

@@ -4,6 +4,7 @@ import type { Ajv, ValidateFunction } from "ajv";
 import { BrainError } from "../core/errors.js";
 import type { BoundTools as SessionTools, ToolCatalog } from "../core/tools.js";
 import type { ToolCallParams, ToolResult, ToolSchema } from "../protocol/runner.js";
+import { withoutPatterns } from "./schema-patterns.js";
 import { type ToolService, textResult } from "./tool-service.js";
 
 interface Entry {
@@ -57,7 +58,8 @@ export class ToolRouter implements ToolCatalog {
     let fn = this.validators.get(schema);
     if (fn) return fn;
     try {
-      fn = ajv.compile(schema.input_schema);
+      // The schema's regex checks are the tool server's to make: on Brain's loop they could block it (ReDoS).
+      fn = ajv.compile(withoutPatterns(schema.input_schema) as object);
     } catch (err) {
       return new Error(`tool "${schema.name}" has an invalid input_schema: ${(err as Error).message}`);
     }
