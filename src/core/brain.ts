@@ -168,8 +168,8 @@ export class Brain {
     const checkpoints = this.checkpointsOf(id);
     const manifest = await checkpoints.get(checkpoint);
     const forked_from = { session: id, checkpoint: manifest.id };
-    const { harness, config, provider, permissions, tenant, mcp_servers } = source;
-    const input = { harness, config, provider, permissions, tenant, mcp_servers };
+    const { harness, config, provider, permissions, client_permissions, tenant, mcp_servers } = source;
+    const input = { harness, config, provider, permissions, client_permissions, tenant, mcp_servers };
     return this.createRecord(input, { forked_from }, async (dir) => {
       await checkpoints.restore(manifest.id, dir);
     });
@@ -191,7 +191,7 @@ export class Brain {
     const from = harnesses.includes(source.harness) ? this.harnesses.get(source.harness) : undefined;
     const { operator, call } = handoffLayers(source, options, from ? from.clientOptions : "any");
     // What a caller's create would be refused, its handoff is too: the same checks, the operator's same limits.
-    const input = this.resolveInput({ ...limits, agent: operator, call });
+    const input = this.resolveInput({ ...limits, agent: operator, call, callPermissionsTighten: true });
     const config = input.config ?? {};
     const transcript = transcriptOf(events);
     const sameFamily = ranOnlyOn(events, options.to);
@@ -300,6 +300,7 @@ export class Brain {
       config,
       ...(input.provider ? { provider: input.provider } : {}),
       ...(input.permissions ? { permissions: input.permissions } : {}),
+      ...(input.client_permissions ? { client_permissions: input.client_permissions } : {}),
       ...(forked_from ? { forked_from } : {}),
       ...(handoff_from ? { handoff_from } : {}),
       ...(seeded ? { seeded } : {}),
@@ -354,7 +355,7 @@ export class Brain {
           ? { providerEnv: this.options.providerEnv }
           : {}),
         checkpoints: this.checkpointsOf(id),
-        permissions: new PermissionRules(record.permissions),
+        permissions: new PermissionRules(record.permissions, record.client_permissions),
         ...(this.options.store.checkpointEveryTurn ? { checkpointAfterTurn: true } : {}),
         history: historyCheck(this.options.store, record, log, created !== undefined),
         ...summaryOption(record, () => conversationEvents(this.options.store, record, [])),

@@ -45,8 +45,9 @@ export function ranOnlyOn(events: SessionEvent[], harness: string): boolean {
 /**
  * The new session's settings, split by who could have chosen them in the source, so that a handoff asked for
  * over the network passes the checks a create would: `operator` holds what only the operator sets (and what the
- * source's create already vetted for its family), `call` what any caller may. The prompt, model, bound tools,
- * permissions and a named provider are the caller's. The tool mode moves as the caller's: "bound" always may,
+ * source's create already vetted for its family), `call` what any caller may. The prompt, model, bound tools
+ * and a named provider are the caller's. The permission policy keeps its two layers: the operator's, and the
+ * client's that only tightens it (resolve them with `callPermissionsTighten`). The tool mode moves as the caller's: "bound" always may,
  * "native" only where the operator's limits allow it. Options are family-specific: on the same family they all
  * move, as the source's create vetted them; on another family only the working directory does (the agent's files
  * are there), the operator's when the source's family lets only the operator set it, else the caller's.
@@ -58,11 +59,12 @@ export function handoffLayers(
   sourceClientOptions: ClientOptions | undefined,
 ): { operator: SessionLayer; call: NonNullable<InputLayers["call"]> } {
   const { model, system_prompt, tools, tool_mode, options: sourceOptions } = source.config;
-  const { provider, permissions, mcp_servers } = source;
+  const { provider, permissions, client_permissions, mcp_servers } = source;
   const chosen = options.model ?? model;
   const operator: SessionLayer = {
     ...(typeof provider === "object" ? { provider } : {}),
     ...(mcp_servers ? { mcp_servers } : {}),
+    ...(permissions ? { permissions } : {}),
   };
   const config: SessionConfig = {
     ...(chosen ? { model: chosen } : {}),
@@ -74,7 +76,7 @@ export function handoffLayers(
     ...(source.tenant ? { tenant: source.tenant } : {}),
     config,
     ...(typeof provider === "string" ? { provider } : {}),
-    ...(permissions ? { permissions } : {}),
+    ...(client_permissions ? { permissions: client_permissions } : {}),
   };
   if (options.to === source.harness) {
     operator.config = {

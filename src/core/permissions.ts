@@ -3,6 +3,9 @@ import type { PermissionDecision, PermissionPolicy } from "../protocol/permissio
 /** No answer in a minute: deny, so an unattended session never hangs. */
 export const DEFAULT_ASK_TIMEOUT_MS = 60_000;
 
+/** How strict each decision is: a combination of policies takes the strictest. */
+const STRICTNESS: Record<PermissionDecision, number> = { allow: 0, ask: 1, deny: 2 };
+
 function globToRegExp(glob: string): RegExp {
   const body = glob
     .replace(/[.+^${}()|[\]\\]/g, "\\$&")
@@ -11,18 +14,48 @@ function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${body}$`);
 }
 
+/** One policy's rules: the first glob that matches decides, else its default, else the caller's `unlisted`. */
+function policyRules(
+  policy: PermissionPolicy,
+): (tool: string, unlisted: PermissionDecision) => PermissionDecision {
+  const rules = Object.entries(policy.tools ?? {}).map(
+    ([glob, decision]) => [globToRegExp(glob), decision] as const,
+  );
+  return (tool, unlisted) => {
+    for (const [pattern, decision] of rules) if (pattern.test(tool)) return decision;
+    return policy.default ?? unlisted;
+  };
+}
+
+/**
+ * A session's permission policy: the operator's, and optionally a client's that may only tighten it (a network
+ * caller's own choice). Each is evaluated whole, as it would be alone, and the stricter verdict wins
+ * (deny > ask > allow), so no client policy, whatever its globs and default, can loosen the operator's verdict
+ * on any tool. The two are not merged into one rule list: the intersection of two globs is not a glob.
+ */
 export class PermissionRules {
-  private readonly rules: [RegExp, PermissionDecision][];
+  private readonly layers: ((tool: string, unlisted: PermissionDecision) => PermissionDecision)[];
+  /**
+   * The operator's ask timeout (or the default), shortened by the client's if it sets a shorter one: an ask that
+   * times out is denied, so a shorter wait is the stricter one, and a client cannot lengthen it.
+   */
   readonly askTimeoutMs: number;
 
-  constructor(private readonly policy: PermissionPolicy = {}) {
-    this.rules = Object.entries(policy.tools ?? {}).map(([glob, decision]) => [globToRegExp(glob), decision]);
-    this.askTimeoutMs = policy.ask_timeout_ms ?? DEFAULT_ASK_TIMEOUT_MS;
+  constructor(operator: PermissionPolicy = {}, client?: PermissionPolicy) {
+    this.layers = [policyRules(operator), ...(client ? [policyRules(client)] : [])];
+    this.askTimeoutMs = Math.min(
+      operator.ask_timeout_ms ?? DEFAULT_ASK_TIMEOUT_MS,
+      client?.ask_timeout_ms ?? Number.POSITIVE_INFINITY,
+    );
   }
 
-  /** `unlisted` applies when no rule names the tool and the policy sets no default. */
+  /** `unlisted` applies, in each policy, when no rule names the tool and that policy sets no default. */
   decide(tool: string, unlisted: PermissionDecision = "allow"): PermissionDecision {
-    for (const [pattern, decision] of this.rules) if (pattern.test(tool)) return decision;
-    return this.policy.default ?? unlisted;
+    let verdict: PermissionDecision = "allow";
+    for (const layer of this.layers) {
+      const decision = layer(tool, unlisted);
+      if (STRICTNESS[decision] > STRICTNESS[verdict]) verdict = decision;
+    }
+    return verdict;
   }
 }

@@ -64,6 +64,59 @@ describe("one resolution of session input", () => {
   });
 });
 
+describe("a new session's permission policy", () => {
+  const deny = { tools: { echo: "deny" } } as const;
+  const grant = { allowed: [], restricted: false, listedAt: "GET /v1/providers" };
+
+  it("is the operator's own choice on its CLI (no grant): the call's replaces the agent's and the defaults'", () => {
+    const input = resolveSessionInput(
+      {
+        defaults: { permissions: deny },
+        agent: { permissions: deny },
+        call: { permissions: { default: "allow" } },
+      },
+      harnesses,
+    );
+    expect(input.permissions).toEqual({ default: "allow" });
+    expect(input.client_permissions).toBeUndefined();
+  });
+
+  it("keeps a network caller's beside the operator's, the agent's or else the defaults'", () => {
+    const client = { default: "allow" } as const;
+    const agent = { tools: { "*": "ask" } } as const;
+    const viaAgent = resolveSessionInput(
+      {
+        defaults: { permissions: deny },
+        agent: { permissions: agent },
+        call: { permissions: client },
+        grant,
+      },
+      harnesses,
+    );
+    expect(viaAgent).toMatchObject({ permissions: agent, client_permissions: client });
+    const viaDefaults = resolveSessionInput(
+      { defaults: { permissions: deny }, call: { permissions: {} }, grant },
+      harnesses,
+    );
+    expect(viaDefaults).toMatchObject({ permissions: deny, client_permissions: {} });
+    // Nothing of the operator's: Brain's own defaults are what the client tightens.
+    const alone = resolveSessionInput({ call: { permissions: client }, grant }, harnesses);
+    expect(alone.permissions).toBeUndefined();
+    expect(alone.client_permissions).toEqual(client);
+    const none = resolveSessionInput({ defaults: { permissions: deny }, grant }, harnesses);
+    expect(none).not.toHaveProperty("client_permissions");
+    expect(none.permissions).toEqual(deny);
+  });
+
+  it("keeps a handoff's carried client policy beside the operator's, with or without a grant", () => {
+    const layers = { agent: { permissions: deny }, call: { permissions: { default: "ask" as const } } };
+    for (const limits of [{}, { grant }]) {
+      const input = resolveSessionInput({ ...layers, ...limits, callPermissionsTighten: true }, harnesses);
+      expect(input).toMatchObject({ permissions: deny, client_permissions: { default: "ask" } });
+    }
+  });
+});
+
 describe("the registry of live sessions", () => {
   const fake = (id: string) => ({ id, log: {} }) as unknown as Session;
 

@@ -1,5 +1,6 @@
 // What a new session is made of, resolved in one place for every edge (`brain run`, REST, ACP through REST):
-// the host's defaults, then an agent definition, then what this one call says, each layer over the last.
+// the host's defaults, then an agent definition, then what this one call says, each layer over the last. A network
+// caller's permission policy is the exception: it is kept beside the operator's and can only tighten it.
 import type { McpServers, ProviderChoice, SessionDefaults } from "../protocol/config.js";
 import type { PermissionPolicy } from "../protocol/permissions.js";
 import type { SessionConfig } from "../protocol/runner.js";
@@ -11,7 +12,10 @@ export interface NewSessionInput {
   config?: SessionConfig;
   /** A configured provider's name, or inline settings (the operator's own CLI and agent definitions). */
   provider?: ProviderChoice;
+  /** The operator's policy (the agent's, the defaults', or the operator's own CLI's choice). */
   permissions?: PermissionPolicy;
+  /** A network caller's own policy: it only tightens `permissions`, tool by tool (see PermissionRules). */
+  client_permissions?: PermissionPolicy;
   id?: string;
   /** The tenant that owns the session (daemon with tenant tokens); absent means "default". */
   tenant?: string;
@@ -20,7 +24,7 @@ export interface NewSessionInput {
 }
 
 /** One layer of a new session's settings; `config` merges key by key over the layers below. */
-export type SessionLayer = Partial<Omit<NewSessionInput, "id" | "tenant">>;
+export type SessionLayer = Partial<Omit<NewSessionInput, "id" | "tenant" | "client_permissions">>;
 
 /** The providers a remote caller may name: only configured ones, by name, and only those its token lists. */
 export interface ProviderGrant {
@@ -38,6 +42,11 @@ export interface InputLayers {
   call?: SessionLayer & { id?: string; tenant?: string };
   /** Absent for the operator's own CLI, which may also give inline provider settings. */
   grant?: ProviderGrant;
+  /**
+   * The call's permissions only tighten the operator's, as a network caller's always do (with `grant`); a
+   * handoff says so for the client policy it carries over, whoever asks for it.
+   */
+  callPermissionsTighten?: boolean;
 }
 
 /** When nothing names a harness: the offline echo runner, if the host has it. */
@@ -85,7 +94,11 @@ export function resolveSessionInput(
     checkToolMode(call.config?.tool_mode, agent.config?.tool_mode ?? defaults.config?.tool_mode);
   }
   const provider = providerFor(call.provider, agent.provider ?? defaults.provider, layers.grant);
-  const chosenPermissions = call.permissions ?? agent.permissions ?? defaults.permissions;
+  const policy = permissionLayers(
+    call.permissions,
+    agent.permissions ?? defaults.permissions,
+    layers.grant !== undefined || layers.callPermissionsTighten === true,
+  );
   const servers = call.mcp_servers ?? agent.mcp_servers ?? defaults.mcp_servers;
   // Options merge key by key too: a caller tuning one option keeps the agent's image, directory and the rest.
   const options = { ...defaults.config?.options, ...agent.config?.options, ...call.config?.options };
@@ -98,7 +111,7 @@ export function resolveSessionInput(
       ...(Object.keys(options).length > 0 ? { options } : {}),
     },
     ...(provider ? { provider } : {}),
-    ...(chosenPermissions ? { permissions: chosenPermissions } : {}),
+    ...policy,
     ...(servers ? { mcp_servers: servers } : {}),
     ...(call.id ? { id: call.id } : {}),
     ...(call.tenant ? { tenant: call.tenant } : {}),
@@ -136,6 +149,23 @@ function checkToolMode(
     `field "config.tool_mode": "native" is set by the operator only; this agent runs in "bound" mode (only Brain's bound tools), leave tool_mode out or ask the operator for an agent definition in "native" mode`,
     "config.tool_mode",
   );
+}
+
+/**
+ * The operator's own CLI chooses the policy outright. A network caller chooses one too (the web UI offers it),
+ * but it may only make the operator's stricter, never looser, as with the tool mode: both are kept, and each
+ * tool gets the stricter verdict of the two.
+ */
+function permissionLayers(
+  called: PermissionPolicy | undefined,
+  operator: PermissionPolicy | undefined,
+  tightenOnly: boolean,
+): Pick<NewSessionInput, "permissions" | "client_permissions"> {
+  const chosen = tightenOnly ? operator : (called ?? operator);
+  return {
+    ...(chosen ? { permissions: chosen } : {}),
+    ...(tightenOnly && called ? { client_permissions: called } : {}),
+  };
 }
 
 /**

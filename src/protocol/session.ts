@@ -16,7 +16,14 @@ export const SessionRecord = z.strictObject({
   config: SessionConfig,
   /** A configured provider's name, or (sessions the operator made) inline settings. */
   provider: ProviderChoice.optional(),
+  /** The operator's permission policy: the agent's, the config's defaults', or the operator's own choice. */
   permissions: PermissionPolicy.optional(),
+  /**
+   * The policy the client that created the session over the network asked for. It only tightens `permissions`:
+   * each tool gets the stricter of the two verdicts (deny > ask > allow), and an ask waits the shorter of the two
+   * timeouts. A client's `allow` never lifts the operator's `ask` or `deny`.
+   */
+  client_permissions: PermissionPolicy.optional(),
   created_at: z.string(),
   status: z.enum(["open", "closed"]),
   forked_from: z.strictObject({ session: z.string(), checkpoint: z.string() }).optional(),

@@ -3,6 +3,8 @@
 
 import http from "node:http";
 import { describe, expect, it } from "vitest";
+import type { NewSessionInput } from "../core/session-input.js";
+import type { SessionEvent } from "../protocol/events.js";
 import { startTestDaemon } from "../testing/daemon.js";
 import { collect, newSession, raw, settled, textOf } from "../testing/http.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
@@ -162,6 +164,79 @@ describe("binding", () => {
       });
     } finally {
       await open.cleanup();
+    }
+  });
+});
+
+describe("a client's permission policy", () => {
+  // The operator denies echo by default and in the "locked" agent; the "open" agent allows everything.
+  const deny = { tools: { echo: "deny" } } as const;
+  const defined: Record<string, NewSessionInput> = {
+    locked: { harness: "echo", config: { tools: ["echo"] }, permissions: deny },
+    open: { harness: "echo", config: { tools: ["echo"] }, permissions: { default: "allow" } },
+  };
+  const agents = {
+    list: async () => Object.keys(defined).map((id) => ({ id })),
+    resolve: async (id: string) => defined[id],
+  };
+
+  async function echoTurn(d: Awaited<ReturnType<typeof startTestDaemon>>, body: object) {
+    const created = await raw(d.url, "POST", "/v1/sessions", { token: d.tokens.admin, body });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.id as string;
+    const { turn } = await d.client().prompt(id, "echo: secret-op");
+    const events = await collect(d.client(), id, settled(turn));
+    const of = (type: string) =>
+      events.find((e: SessionEvent) => e.type === type)?.data as Record<string, unknown>;
+    return {
+      id,
+      view: created.body,
+      result: of("tool.result"),
+      requested: of("permission.requested"),
+      resolved: of("permission.resolved"),
+    };
+  }
+
+  it("cannot lift the operator's deny; the session view shows both policies", async () => {
+    const d = await startTestDaemon({ agents, defaults: { permissions: deny } });
+    try {
+      for (const body of [
+        { agent: "locked", permissions: { default: "allow" } },
+        { agent: "locked", permissions: { tools: { "*": "allow" }, ask_timeout_ms: 5 } },
+        { harness: "echo", config: { tools: ["echo"] }, permissions: {} },
+      ]) {
+        const { id, view, result } = await echoTurn(d, body);
+        expect(result, JSON.stringify(body)).toMatchObject({ is_error: true });
+        expect(JSON.stringify(result.content)).toContain("denied");
+        expect(view).toMatchObject({ permissions: deny, client_permissions: body.permissions });
+        const got = await raw(d.url, "GET", `/v1/sessions/${id}`, { token: d.tokens.admin });
+        expect(got.body).toMatchObject({ permissions: deny, client_permissions: body.permissions });
+      }
+    } finally {
+      await d.cleanup();
+    }
+  });
+
+  it("can tighten the operator's allow to ask or deny, and keeps both through a handoff", async () => {
+    const d = await startTestDaemon({ agents });
+    try {
+      expect((await echoTurn(d, { agent: "open" })).result).toMatchObject({ is_error: false });
+      const denied = await echoTurn(d, { agent: "open", permissions: deny });
+      expect(denied.result).toMatchObject({ is_error: true });
+      // An ask the client's own timeout (0) denies at once: nobody needs to answer for the test.
+      const tightened = { tools: { echo: "ask" }, ask_timeout_ms: 0 };
+      const asked = await echoTurn(d, { agent: "open", permissions: tightened });
+      expect(asked.requested).toMatchObject({ tool: "echo" });
+      expect(asked.resolved).toMatchObject({ decision: "deny" });
+      expect(asked.result).toMatchObject({ is_error: true });
+      const moved = await raw(d.url, "POST", `/v1/sessions/${asked.id}/handoff`, {
+        token: d.tokens.admin,
+        body: { to: "echo" },
+      });
+      expect(moved.status, JSON.stringify(moved.body)).toBe(201);
+      expect(moved.body).toMatchObject({ permissions: { default: "allow" }, client_permissions: tightened });
+    } finally {
+      await d.cleanup();
     }
   });
 });

@@ -70,7 +70,8 @@ describe("web UI", () => {
     await page.click("#create");
     await page.locator("#session").waitFor();
     const id = (await page.locator("#s-title").textContent()) ?? "";
-    expect((await t.client().session(id)).permissions).toEqual({ default: "ask" });
+    // The page is a network client: its choice tightens the operator's policy (none here), kept beside it.
+    expect((await t.client().session(id)).client_permissions).toEqual({ default: "ask" });
     await shot("1-created");
 
     await page.fill("#prompt", "echo: hello browser");

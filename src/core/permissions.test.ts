@@ -1,0 +1,55 @@
+import { describe, expect, it } from "vitest";
+import type { PermissionPolicy } from "../protocol/permissions.js";
+import { DEFAULT_ASK_TIMEOUT_MS, PermissionRules } from "./permissions.js";
+
+const DECISIONS = ["allow", "ask", "deny"] as const;
+
+describe("a session's permission rules", () => {
+  it("lets the first matching glob decide, then the default, then the caller's unlisted", () => {
+    const rules = new PermissionRules({ tools: { "fs__write_*": "ask", "fs__*": "deny", "sh?ll": "allow" } });
+    expect(rules.decide("fs__write_file")).toBe("ask");
+    expect(rules.decide("fs__read")).toBe("deny");
+    expect(rules.decide("shell")).toBe("allow");
+    expect(rules.decide("other")).toBe("allow");
+    expect(rules.decide("other", "ask")).toBe("ask");
+    expect(new PermissionRules({ default: "deny" }).decide("other", "ask")).toBe("deny");
+  });
+
+  it("gives each tool the stricter verdict of the operator's policy and a client's", () => {
+    const operator = { default: "ask", tools: { echo: "deny", "read_*": "allow" } } as const;
+    const client = { default: "allow", tools: { read_secret: "deny", "*": "allow" } } as const;
+    const rules = new PermissionRules(operator, client);
+    expect(rules.decide("echo")).toBe("deny");
+    expect(rules.decide("read_file")).toBe("allow");
+    expect(rules.decide("read_secret")).toBe("deny");
+    expect(rules.decide("write")).toBe("ask");
+  });
+
+  it("is never looser than either policy alone, for any tool, glob, default and unlisted", () => {
+    const policies: PermissionPolicy[] = [{}];
+    for (const d of DECISIONS) {
+      policies.push({ default: d }, { tools: { "e*": d } }, { tools: { echo: d, "*": "allow" } });
+      for (const e of DECISIONS) policies.push({ default: d, tools: { "?cho": e } });
+    }
+    const strictness = (d: string) => DECISIONS.indexOf(d as (typeof DECISIONS)[number]);
+    for (const operator of policies) {
+      for (const client of policies) {
+        const both = new PermissionRules(operator, client);
+        for (const tool of ["echo", "ech", "xcho", "other"]) {
+          for (const unlisted of DECISIONS) {
+            const alone = [operator, client].map((p) => new PermissionRules(p).decide(tool, unlisted));
+            expect(strictness(both.decide(tool, unlisted))).toBe(Math.max(...alone.map(strictness)));
+          }
+        }
+      }
+    }
+  });
+
+  it("waits the shorter of the two ask timeouts, the operator's default if it sets none", () => {
+    expect(new PermissionRules().askTimeoutMs).toBe(DEFAULT_ASK_TIMEOUT_MS);
+    expect(new PermissionRules({}, { ask_timeout_ms: 5 }).askTimeoutMs).toBe(5);
+    expect(new PermissionRules({}, { ask_timeout_ms: 3_600_000 }).askTimeoutMs).toBe(DEFAULT_ASK_TIMEOUT_MS);
+    expect(new PermissionRules({ ask_timeout_ms: 3_600_000 }, {}).askTimeoutMs).toBe(3_600_000);
+    expect(new PermissionRules({ ask_timeout_ms: 10 }, { ask_timeout_ms: 0 }).askTimeoutMs).toBe(0);
+  });
+});
