@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { PermissionPolicy } from "../protocol/permissions.js";
+import { PermissionPolicy } from "../protocol/permissions.js";
 import { DEFAULT_ASK_TIMEOUT_MS, PermissionRules } from "./permissions.js";
 
 const DECISIONS = ["allow", "ask", "deny"] as const;
@@ -51,5 +51,15 @@ describe("a session's permission rules", () => {
     expect(new PermissionRules({}, { ask_timeout_ms: 3_600_000 }).askTimeoutMs).toBe(DEFAULT_ASK_TIMEOUT_MS);
     expect(new PermissionRules({ ask_timeout_ms: 3_600_000 }, {}).askTimeoutMs).toBe(3_600_000);
     expect(new PermissionRules({ ask_timeout_ms: 10 }, { ask_timeout_ms: 0 }).askTimeoutMs).toBe(0);
+  });
+
+  it("refuses an ask timeout longer than a timer can wait", () => {
+    expect(PermissionPolicy.safeParse({ ask_timeout_ms: 2_147_483_647 }).success).toBe(true);
+    const over = PermissionPolicy.safeParse({ ask_timeout_ms: 2 ** 31 });
+    expect(over.success).toBe(false);
+    expect(over.error?.issues[0]).toMatchObject({
+      path: ["ask_timeout_ms"],
+      message: expect.stringContaining("at most 2147483647 ms"),
+    });
   });
 });

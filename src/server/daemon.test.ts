@@ -73,6 +73,11 @@ describe("sessions", () => {
     [{ harness: "echo", config: { tools: ["no-such-tool"] } }, "config.tools", 'unknown tool "no-such-tool"'],
     [{ harness: "echo", config: { model: 3 } }, "config.model", "expected string"],
     [{ harness: "echo", permissions: { default: "maybe" } }, "permissions.default", "Invalid option"],
+    [
+      { harness: "echo", permissions: { ask_timeout_ms: 2 ** 31 } },
+      "permissions.ask_timeout_ms",
+      "at most 2147483647",
+    ],
     [{ agent: "ghost" }, "agent", 'unknown agent "ghost"'],
   ])("refuses the body %j with 400 naming %s", async (body, field, reason) => {
     const res = await raw(t.url, "POST", "/v1/sessions", { token: admin(), body });
