@@ -6,6 +6,7 @@ import { callerOf } from "./auth/caller.js";
 import { refuseCrossSite, requireJsonBody } from "./auth/origin.js";
 import type { TokenTable } from "./auth/tokens.js";
 import { ApiError, parseBody, readJson, toApiError, withoutHome } from "./errors.js";
+import { isLoopback } from "./loopback.js";
 import { openApiDocument } from "./openapi.js";
 import { honoPath, type RouteDef } from "./routes/route.js";
 import type { Caller } from "./sessions.js";
@@ -65,8 +66,8 @@ export function buildApp(parts: AppParts): App {
   if (!parts.tokens) {
     // Without tokens, only a loopback Host may call: a web page that rebinds its own name to 127.0.0.1 cannot.
     app.use(async (c, next) => {
-      const host = (c.req.header("host") ?? "").replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
-      if (host !== "localhost" && host !== "::1" && !/^127\.\d+\.\d+\.\d+$/.test(host)) {
+      const host = (c.req.header("host") ?? "").replace(/:\d+$/, "");
+      if (!isLoopback(host)) {
         throw new ApiError(
           "forbidden",
           `Host "${host}" is refused: without auth only loopback names are served`,

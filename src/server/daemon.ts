@@ -15,6 +15,7 @@ import { type Principal, TokenTable } from "./auth/tokens.js";
 import { ControlLeases } from "./control.js";
 import { DEFAULT_HOST, DEFAULT_PORT } from "./defaults.js";
 import { HitlService } from "./hitl/service.js";
+import { isLoopback } from "./loopback.js";
 import { eventRoute } from "./routes/events.js";
 import { hitlRoutes } from "./routes/hitl.js";
 import { sessionRoutes } from "./routes/sessions.js";
@@ -94,10 +95,6 @@ function serveOwned(brain: Brain, router: CommandRouter, app: App): () => void {
     for (const stop of serving.values()) stop();
     serving.clear();
   };
-}
-
-export function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 /** The home as given and as resolved (symlinks, e.g. macOS /tmp), longest first, so the shorter

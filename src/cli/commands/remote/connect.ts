@@ -1,11 +1,13 @@
 // Which daemon the CLI talks to and with which token: --server / $BRAIN_URL / http://127.0.0.1:$BRAIN_PORT|7777,
-// and --token / $BRAIN_TOKEN / the admin token in $BRAIN_HOME/tokens.json (a daemon on this machine).
+// and --token / $BRAIN_TOKEN / the admin token in $BRAIN_HOME/tokens.json. That file holds this machine's admin
+// token, so it is sent only to a loopback URL: a daemon elsewhere takes its own token, given explicitly.
 
 import { existsSync } from "node:fs";
 import { userInfo } from "node:os";
 import { BrainClient } from "../../../client/client.js";
 import { readTokens, tokensPath } from "../../../server/auth/tokens.js";
 import { DEFAULT_PORT } from "../../../server/defaults.js";
+import { isLoopback } from "../../../server/loopback.js";
 import { UsageError } from "../../args.js";
 import { brainHome } from "../../setup.js";
 
@@ -22,11 +24,18 @@ export function serverUrl(flag: string | undefined, env: NodeJS.ProcessEnv = pro
 
 export function serverToken(
   flag: string | undefined,
+  url: string,
   env: NodeJS.ProcessEnv = process.env,
 ): string | undefined {
   if (flag) return flag;
   if (env.BRAIN_TOKEN) return env.BRAIN_TOKEN;
   const file = tokensPath(brainHome(env));
+  if (!isLoopback(new URL(url).hostname)) {
+    throw new UsageError(
+      `the daemon at ${url} needs its token: give it with --token or $BRAIN_TOKEN (the admin token in ${file} ` +
+        "is sent only to a loopback address: 127.0.0.0/8, ::1, localhost)",
+    );
+  }
   return existsSync(file) ? readTokens(file).tokens[0]?.token : undefined;
 }
 
@@ -43,9 +52,10 @@ export function cliClientId(): string {
 }
 
 export function connect(values: { server?: string; token?: string }): BrainClient {
-  const token = serverToken(values.token);
+  const url = serverUrl(values.server);
+  const token = serverToken(values.token, url);
   return new BrainClient({
-    url: serverUrl(values.server),
+    url,
     ...(token ? { token } : {}),
     client: cliClientId(),
   });

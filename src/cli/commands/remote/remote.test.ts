@@ -1,12 +1,17 @@
 // `brain run --server` and `brain attach` against a daemon over real HTTP: the CLI as a real process.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../../../protocol/events.js";
+import { loadOrCreateTokens, newToken, tokensPath, writeTokens } from "../../../server/auth/tokens.js";
 import { collect, settled } from "../../../testing/http.js";
 import { useTestDaemon } from "../../../testing/use-daemon.js";
+import { UsageError } from "../../errors.js";
+import { serverToken } from "./connect.js";
 
 const bin = join(import.meta.dirname, "../../../../bin/brain.js");
 const t = useTestDaemon();
@@ -157,6 +162,86 @@ describe("brain attach", () => {
     expect(await ghost.exit).toBe(1);
     expect(ghost.err()).toContain('no session "ghost"');
   });
+});
+
+describe("the token the CLI sends", () => {
+  /** A home whose tokens.json holds `admin` as the admin token. */
+  const homeWith = (admin: string) => {
+    const home = mkdtempSync(join(tmpdir(), "brain-connect-"));
+    const { file } = loadOrCreateTokens(home);
+    writeTokens(tokensPath(home), { ...file, tokens: [{ ...file.tokens[0]!, token: admin }] });
+    return home;
+  };
+  // This machine's own non-loopback address: a listener a test can run that stands for a daemon elsewhere.
+  const outside = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a && a.family === "IPv4" && !a.internal)?.address;
+
+  it("takes the admin token of tokens.json only for a loopback URL; elsewhere --token or $BRAIN_TOKEN", () => {
+    const admin = newToken();
+    const home = homeWith(admin);
+    try {
+      const env = { BRAIN_HOME: home };
+      for (const url of [
+        "http://127.0.0.1:7777",
+        "http://127.4.5.6:1",
+        "http://[::1]:7777",
+        "http://localhost",
+      ]) {
+        expect(serverToken(undefined, url, env)).toBe(admin);
+      }
+      for (const url of ["http://192.0.2.2:7777", "https://brain.example", "http://[fd00::2]:7777"]) {
+        expect(() => serverToken(undefined, url, env)).toThrow(UsageError);
+        expect(() => serverToken(undefined, url, env)).toThrow("give it with --token or $BRAIN_TOKEN");
+        expect(serverToken("given", url, env)).toBe("given");
+        expect(serverToken(undefined, url, { ...env, BRAIN_TOKEN: "from-env" })).toBe("from-env");
+      }
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it("sends the admin token of tokens.json to a daemon on loopback", async () => {
+    const home = homeWith(t.tokens.admin);
+    try {
+      const run = brain(["run", "--server", t.url, "hello", "loopback"], { BRAIN_HOME: home });
+      expect(await run.exit, run.err()).toBe(0);
+      expect(run.out()).toBe("echo #1: hello loopback\n");
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it.skipIf(!outside)(
+    "never sends it to a daemon elsewhere: run, attach and acp ask for --token",
+    async () => {
+      const home = homeWith(newToken());
+      const seen: (string | undefined)[] = [];
+      const capture = createServer((req, res) => {
+        seen.push(req.headers.authorization);
+        res.writeHead(401, { "content-type": "application/json" });
+        res.end('{"error":{"code":"unauthorized","message":"not this token"}}');
+      });
+      await new Promise<void>((resolve) => capture.listen(0, outside, resolve));
+      const url = `http://${outside}:${(capture.address() as AddressInfo).port}`;
+      try {
+        for (const args of [["run", "hello"], ["attach", "some-session"], ["acp"]]) {
+          const run = brain([...args, "--server", url], { BRAIN_HOME: home });
+          expect(await run.exit, run.err()).toBe(2);
+          expect(run.err()).toContain(
+            `the daemon at ${url} needs its token: give it with --token or $BRAIN_TOKEN`,
+          );
+        }
+        expect(seen).toEqual([]);
+        const given = brain(["run", "hello", "--server", url, "--token", "its-own"], { BRAIN_HOME: home });
+        expect(await given.exit).toBe(1);
+        expect(seen).toEqual(["Bearer its-own"]);
+      } finally {
+        capture.close();
+        rmSync(home, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 describe("brain serve", () => {
