@@ -11,6 +11,7 @@ import {
   client,
   methods,
   ndJsonStream,
+  PROTOCOL_VERSION,
   type RequestPermissionRequest,
   type SessionNotification,
 } from "@agentclientprotocol/sdk";
@@ -155,6 +156,18 @@ describe("brain acp", () => {
       while (!textOf(editor.updates).includes("w2")) await new Promise((resolve) => setTimeout(resolve, 20));
       await ctx.notify(methods.agent.session.cancel, { sessionId });
       expect((await reply).stopReason).toBe("cancelled");
+    });
+  });
+
+  it("answers initialize with the protocol version it speaks when asked for one it does not", async () => {
+    await withAgent(server(), async (ctx) => {
+      for (const asked of [0, PROTOCOL_VERSION + 1]) {
+        const init = await ctx.request(methods.agent.initialize, {
+          protocolVersion: asked,
+          clientCapabilities: {},
+        });
+        expect(init.protocolVersion).toBe(PROTOCOL_VERSION);
+      }
     });
   });
 

@@ -59,7 +59,8 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
     .onRequest(methods.agent.initialize, async ({ params }) => {
       capabilities = params.clientCapabilities ?? {};
       return {
-        protocolVersion: Math.min(params.protocolVersion, PROTOCOL_VERSION),
+        // ACP: a version the agent does not support is answered with the latest it does; Brain speaks only its own.
+        protocolVersion: PROTOCOL_VERSION,
         agentCapabilities: {
           loadSession: true,
           // Images go to the harness; one that takes none refuses them (invalid params, named).
