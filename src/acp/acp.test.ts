@@ -73,6 +73,20 @@ async function withAgent<T>(
 }
 
 const server = () => ["--server", t.url, "--token", t.tokens.admin];
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The statuses of a session's settled turns, in order. */
+const settledTurns = async (sessionId: string) =>
+  (await t.client().log(sessionId, 0, 1000)).events.flatMap((e) =>
+    e.type === "turn.settled" ? [e.data.status] : [],
+  );
+/** An echo session slow enough that a cancel lands while it runs. */
+const slowSession = (ctx: ClientContext) =>
+  ctx.request(methods.agent.session.new, {
+    cwd: "/",
+    mcpServers: [],
+    _meta: { brain: { harness: "echo", config: { options: { delay_ms: 40 } } } },
+  });
+const manyWords = Array.from({ length: 300 }, (_, i) => `w${i}`).join(" ");
 const textOf = (updates: SessionNotification[], kind = "agent_message_chunk") =>
   updates
     .map((n) => n.update)
@@ -148,14 +162,44 @@ describe("brain acp", () => {
         mcpServers: [],
         _meta: { brain: { harness: "echo", config: { options: { delay_ms: 40 } } } },
       });
-      const words = Array.from({ length: 300 }, (_, i) => `w${i}`).join(" ");
       const reply = ctx.request(methods.agent.session.prompt, {
         sessionId,
-        prompt: [{ type: "text", text: words }],
+        prompt: [{ type: "text", text: manyWords }],
       });
-      while (!textOf(editor.updates).includes("w2")) await new Promise((resolve) => setTimeout(resolve, 20));
+      while (!textOf(editor.updates).includes("w2")) await sleep(20);
       await ctx.notify(methods.agent.session.cancel, { sessionId });
       expect((await reply).stopReason).toBe("cancelled");
+    });
+  });
+
+  it("answers cancelled to a session/cancel sent right after the prompt, and the turn does not complete", async () => {
+    await withAgent(server(), async (ctx) => {
+      const { sessionId } = await slowSession(ctx);
+      const reply = ctx.request(methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: "text", text: manyWords }],
+      });
+      await ctx.notify(methods.agent.session.cancel, { sessionId });
+      expect((await reply).stopReason).toBe("cancelled");
+      // Either the turn never started or it was interrupted: the reply came after its turn.settled, if any.
+      expect(await settledTurns(sessionId)).not.toContain("completed");
+    });
+  });
+
+  it("interrupts the turn when the editor withdraws the prompt with $/cancel_request", async () => {
+    await withAgent(server(), async (ctx, editor) => {
+      const { sessionId } = await slowSession(ctx);
+      const withdraw = new AbortController();
+      const reply = ctx.request(
+        methods.agent.session.prompt,
+        { sessionId, prompt: [{ type: "text", text: manyWords }] },
+        { cancellationSignal: withdraw.signal },
+      );
+      while (!textOf(editor.updates).includes("w2")) await sleep(20);
+      withdraw.abort();
+      // Answered once the daemon's turn has settled, interrupted rather than run on to the end.
+      expect((await reply).stopReason).toBe("cancelled");
+      expect(await settledTurns(sessionId)).toEqual(["interrupted"]);
     });
   });
 

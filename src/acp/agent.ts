@@ -44,6 +44,8 @@ const STOP: Record<string, StopReason> = { completed: "end_turn", interrupted: "
 export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): AgentApp {
   let capabilities: ClientCapabilities = {};
   const cwds = new Map<string, string>();
+  /** The session/prompt in progress per session, aborted by session/cancel. */
+  const prompting = new Map<string, AbortController>();
 
   const fail = (err: unknown): never => {
     if (err instanceof ClientError) {
@@ -116,23 +118,49 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       return {};
     })
     .onRequest(methods.agent.session.prompt, async ({ params, client: editor, signal }) => {
-      const { text, images } = promptOf(params.prompt);
-      const view = await client.session(params.sessionId).catch(fail);
-      const after = view.last_seq ?? 0;
-      const { turn } = await client.prompt(params.sessionId, text, images).catch(fail);
-      const status = await followTurn(client, editor, params.sessionId, turn, after, capabilities, signal);
-      const stop = STOP[status.status];
-      if (!stop) {
-        throw RequestError.internalError({ message: status.message ?? "the turn failed", code: status.code });
+      const { sessionId } = params;
+      // Registered before the first await: the SDK hands messages to their handlers in the order they arrive, so a
+      // session/cancel sent right after this prompt finds it even while the turn has not reached the daemon yet.
+      // $/cancel_request on this request (its signal) cancels the same way.
+      const cancel = new AbortController();
+      const onAbort = () => cancel.abort();
+      signal.addEventListener("abort", onAbort, { once: true });
+      prompting.set(sessionId, cancel);
+      try {
+        const { text, images } = promptOf(params.prompt);
+        const view = await client.session(sessionId).catch(fail);
+        if (cancel.signal.aborted) return { stopReason: "cancelled" as const }; // cancelled before it started
+        const after = view.last_seq ?? 0;
+        const { turn } = await client.prompt(sessionId, text, images).catch(fail);
+        const status = await followTurn(client, editor, sessionId, turn, after, capabilities, cancel.signal);
+        // ACP: after a cancel the prompt MUST end cancelled, even if the turn finished before the interrupt landed.
+        if (cancel.signal.aborted) return { stopReason: "cancelled" as const };
+        const stop = STOP[status.status];
+        if (!stop) {
+          throw RequestError.internalError({
+            message: status.message ?? "the turn failed",
+            code: status.code,
+          });
+        }
+        return { stopReason: stop };
+      } finally {
+        signal.removeEventListener("abort", onAbort);
+        if (prompting.get(sessionId) === cancel) prompting.delete(sessionId);
       }
-      return { stopReason: stop };
     })
     .onNotification(methods.agent.session.cancel, async ({ params }) => {
-      await client.interrupt(params.sessionId).catch(() => {}); // nothing running: nothing to cancel
+      const prompt = prompting.get(params.sessionId);
+      if (prompt) prompt.abort();
+      // A turn this agent did not start (another client's): interrupt it; nothing running, nothing to cancel.
+      else await client.interrupt(params.sessionId).catch(() => {});
     });
 }
 
-/** Streams one turn's events to the editor and answers its requests through it; resolves when it settles. */
+/**
+ * Streams one turn's events to the editor and answers its requests through it; resolves when it settles. When
+ * `cancel` aborts, the turn is interrupted and still followed to its turn.settled, so the prompt is answered only
+ * once the daemon has stopped it.
+ */
 async function followTurn(
   client: BrainClient,
   editor: AgentContext,
@@ -140,11 +168,13 @@ async function followTurn(
   turn: string,
   after: number,
   capabilities: ClientCapabilities,
-  signal: AbortSignal,
+  cancel: AbortSignal,
 ): Promise<{ status: string; message?: string; code?: string }> {
   const stop = new AbortController();
-  const onAbort = () => stop.abort();
-  signal.addEventListener("abort", onAbort, { once: true });
+  // Settled already (or interrupted by someone else): the interrupt is refused, and turn.settled comes anyway.
+  const interrupt = () => void client.interrupt(sessionId).catch(() => {});
+  if (cancel.aborted) interrupt();
+  else cancel.addEventListener("abort", interrupt, { once: true });
   const asked = new Map<string, AbortController>();
   const toolIds = new Map<string, string>();
   try {
@@ -173,7 +203,7 @@ async function followTurn(
     }
     return { status: "interrupted" };
   } finally {
-    signal.removeEventListener("abort", onAbort);
+    cancel.removeEventListener("abort", interrupt);
     stop.abort();
     for (const withdraw of asked.values()) withdraw.abort();
   }
