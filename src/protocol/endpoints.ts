@@ -244,7 +244,7 @@ export const ENDPOINTS = {
       "The session's events as text/event-stream: replay after Last-Event-ID or ?after=, then live; `id:` is the seq",
     stream: true,
     query: {
-      after: "replay events with seq greater than this (overrides Last-Event-ID)",
+      after: "replay events with seq greater than this, unless a Last-Event-ID header says where to resume",
       role: '"observer" to watch without holding control',
       client: "the client id (X-Brain-Client) whose control this stream keeps alive",
       access_token: "the bearer token, for clients that cannot set headers (EventSource)",

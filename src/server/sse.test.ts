@@ -48,6 +48,37 @@ describe("event streams", () => {
     expect(live.map((e) => e.seq)).toEqual(dense(live.at(-1)!.seq, after.at(-1)!.seq + 1));
   });
 
+  it("resumes after Last-Event-ID when ?after= is there too, as an EventSource reconnecting does", async () => {
+    const client = t.client();
+    const { id } = await client.create({ harness: "echo" });
+    await collect(client, id, settled((await client.prompt(id, "first")).turn));
+    const stream = (query: string, lastEventId?: string) =>
+      fetch(`${t.url}/v1/sessions/${id}/events?${query}&access_token=${t.tokens.admin}`, {
+        headers: lastEventId === undefined ? {} : { "last-event-id": lastEventId },
+      });
+    const both = await readUntil(await stream("after=0", "4"), "id: 5\n");
+    expect(both).not.toMatch(/^id: [1-4]$/m);
+    const emptyAfter = await readUntil(await stream("after=", "3"), "id: 4\n");
+    expect(emptyAfter).not.toMatch(/^id: [1-3]$/m);
+    // An empty header is no cursor (EventSource sends none before its first id): ?after= holds.
+    const emptyHeader = await readUntil(await stream("after=2", ""), "id: 3\n");
+    expect(emptyHeader).not.toMatch(/^id: [1-2]$/m);
+    const path = `/v1/sessions/${id}/events`;
+    const badHeader = await raw(t.url, "GET", `${path}?after=0`, {
+      token: t.tokens.admin,
+      headers: { "last-event-id": "x7" },
+    });
+    expect(badHeader.status).toBe(400);
+    expect(badHeader.body.error).toMatchObject({ field: "Last-Event-ID" });
+    expect(JSON.stringify(badHeader.body)).toContain('not \\"x7\\"');
+    const badQuery = await raw(t.url, "GET", `${path}?after=-1`, {
+      token: t.tokens.admin,
+      headers: { "last-event-id": "3" },
+    });
+    expect(badQuery.status).toBe(400);
+    expect(badQuery.body.error).toMatchObject({ field: "after" });
+  });
+
   it("gives many watchers the same events, in order, once", async () => {
     const client = t.client();
     const { id } = await client.create({ harness: "echo", config: { options: { delay_ms: 2 } } });

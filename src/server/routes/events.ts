@@ -1,5 +1,7 @@
 // GET /v1/sessions/{id}/events: the session's events as Server-Sent Events, from the durable log. `id:` is the
 // seq; Last-Event-ID (or ?after=) replays what came after it, then the stream tails live events.
+// Last-Event-ID wins over ?after=: an EventSource reconnects with the URL it opened (?after= the seq it
+// started from) plus the id of the last event it got, so only the header says what the client has.
 import type { ServerResponse } from "node:http";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { ENDPOINTS } from "../../protocol/endpoints.js";
@@ -29,6 +31,12 @@ const HEADERS = {
   "x-accel-buffering": "no",
 };
 
+/** The cursor to replay after: Last-Event-ID when the client sent one, else ?after=, else 0. Both are checked. */
+function resumeSeq(lastEventId: string | undefined, after: string | undefined): number {
+  const fromQuery = seqParam(after, "after");
+  return lastEventId ? seqParam(lastEventId, "Last-Event-ID") : fromQuery;
+}
+
 export function eventRoute(parts: EventRouteParts): RouteDef {
   // Shared by the route's streams: watchers written to in a row with the same batch frame it once.
   const frames = new ChunkFrames();
@@ -36,7 +44,7 @@ export function eventRoute(parts: EventRouteParts): RouteDef {
     ...ENDPOINTS.events,
     handle: async (ctx) => {
       const id = ctx.params.id!;
-      const after = seqParam(ctx.query("after") ?? ctx.header("last-event-id"), "after");
+      const after = resumeSeq(ctx.header("last-event-id"), ctx.query("after"));
       await parts.sessions.forWatching(ctx.caller, id); // 404 before any header is sent
       const res = ctx.env.outgoing as ServerResponse;
       res.writeHead(200, HEADERS);
