@@ -17,10 +17,46 @@ const el = (tag, attrs = {}, ...children) => {
   return node;
 };
 
+const formatted = (value) => (typeof value === "string" ? value : JSON.stringify(value, null, 2));
+
+/** Tool arguments and results in the transcript: cut at 4000 characters, so a huge one cannot stall the page. */
 const short = (value) => {
-  const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
+  const text = formatted(value);
   return text.length > 4000 ? `${text.slice(0, 4000)}…` : text;
 };
+
+// A blank run inside a line: enough of them wraps to screens of nothing, and whatever follows goes unseen.
+const BLANK_RUN = /(?<=\S)[^\S\n]{32,}/g;
+const jsonEscape = (chars) =>
+  Array.from(
+    { length: chars.length },
+    (_, i) => `\\u${chars.charCodeAt(i).toString(16).padStart(4, "0")}`,
+  ).join("");
+
+/**
+ * What a permission request asks to run, in full: Allow approves all of it, so none of it may be cut or hidden.
+ * Invisible format characters (zero-width, bidi overrides) are shown as the JSON escapes they are, and long
+ * blank runs as a marked span saying how long they are (the text itself stays in the card, exactly).
+ */
+function fullArguments(args) {
+  const text = formatted(args).replace(/\p{Cf}+/gu, jsonEscape);
+  const pre = el("pre", { class: "request-args" });
+  let at = 0;
+  for (const run of text.matchAll(BLANK_RUN)) {
+    const blanks = run[0].length;
+    pre.append(
+      text.slice(at, run.index),
+      el(
+        "span",
+        { class: "blank-run", title: `${blanks} blank characters`, "data-length": String(blanks) },
+        run[0],
+      ),
+    );
+    at = run.index + blanks;
+  }
+  pre.append(text.slice(at));
+  return [el("div", { class: "label" }, `arguments, ${text.length} characters:`), pre];
+}
 
 export class Transcript {
   /** @param answer (requestId, body) => Promise, called by the request cards' buttons. */
@@ -130,7 +166,7 @@ export class Transcript {
         return;
       }
       case "permission.requested":
-        return this.request(event, `Allow tool ${d.tool}?`, d.arguments, [
+        return this.request(event, `Allow tool ${d.tool}?`, d.arguments && fullArguments(d.arguments), [
           ["Allow", { decision: "allow" }],
           ["Deny", { decision: "deny" }],
         ]);
@@ -150,7 +186,12 @@ export class Transcript {
           event,
           title,
           undefined,
-          (d.options ?? []).map((option) => [option, { answer: option }, descriptions[option]]),
+          // Own keys only: an option named "constructor" or "__proto__" has no inherited description.
+          (d.options ?? []).map((option) => [
+            option,
+            { answer: option },
+            Object.hasOwn(descriptions, option) ? descriptions[option] : undefined,
+          ]),
           true,
           extra,
         );
@@ -209,7 +250,8 @@ export class Transcript {
     return reply;
   }
 
-  request(event, title, args, choices, freeText = false, extra = []) {
+  /** `asked`: the nodes that show what a permission request would run, above the buttons. */
+  request(event, title, asked, choices, freeText = false, extra = []) {
     const d = event.data;
     const status = el("div", { class: "request-status muted" });
     const buttons = el("div", { class: "buttons" });
@@ -240,7 +282,7 @@ export class Transcript {
       { class: "request", "data-request": d.id },
       el("div", { class: "title" }, title),
       ...extra,
-      args ? el("pre", {}, short(args)) : undefined,
+      ...(asked ?? []),
       buttons,
       status,
     );
