@@ -41,6 +41,18 @@ describe("auth", () => {
     expect((await raw(t.url, "GET", "/ui/..%2Fpackage.json")).status).toBe(404);
   });
 
+  it("serves the web UI with a content security policy, nosniff and no referrer", async () => {
+    for (const path of ["/", "/ui/app.js", "/ui/style.css", "/ui/transcript.js"]) {
+      const res = await fetch(`${t.url}${path}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-security-policy")).toBe(
+        "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+      );
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+    }
+  });
+
   it("answers an unknown route with a JSON 404", async () => {
     const res = await raw(t.url, "GET", "/v1/nothing", { token: admin() });
     expect(res.status).toBe(404);

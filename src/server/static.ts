@@ -16,6 +16,15 @@ const TYPES: Record<string, string> = {
   png: "image/png",
 };
 
+// The UI needs only its own files, same-origin fetch and EventSource (default-src 'self'), and data: images (the
+// transcript shows images inline). Nothing else may load, nothing may frame it, and no address leaks in a Referer.
+export const UI_HEADERS = {
+  "content-security-policy":
+    "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+};
+
 /** A file of web/ by its bare name, or undefined. Names with anything but [a-z0-9._-] never reach the disk. */
 export async function webFile(name: string, dir = webDir()): Promise<Response | undefined> {
   if (!/^[a-z0-9_-][a-z0-9._-]*$/i.test(name)) return undefined;
@@ -23,7 +32,9 @@ export async function webFile(name: string, dir = webDir()): Promise<Response | 
   if (!type) return undefined;
   try {
     const body = await readFile(join(dir, name));
-    return new Response(body, { headers: { "content-type": type, "cache-control": "no-cache" } });
+    return new Response(body, {
+      headers: { ...UI_HEADERS, "content-type": type, "cache-control": "no-cache" },
+    });
   } catch {
     return undefined;
   }

@@ -15,6 +15,8 @@ const SHOTS = join(tmpdir(), "brain-web-screens");
 let t: TestDaemon;
 let browser: Browser;
 let page: Page;
+/** What the page's content security policy refused (the console says so), over every test. */
+const refused: string[] = [];
 
 beforeAll(async () => {
   // The first run unpacks the npm package's chromium (about 200 MB), which takes longer than a hook usually may.
@@ -35,6 +37,9 @@ beforeAll(async () => {
     ],
   });
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.on("console", (message) => {
+    if (/Content Security Policy/i.test(message.text())) refused.push(message.text());
+  });
 }, 180_000);
 
 afterAll(async () => {
@@ -116,7 +121,11 @@ describe("web UI", () => {
     expect(await args.textContent()).toBe(shown); // every character, the right-to-left override as its escape
     const run = args.locator(".blank-run");
     expect(await run.getAttribute("data-length")).toBe("4100");
-    expect(await run.evaluate((node) => getComputedStyle(node, "::before").content)).toBe('"[4100 blanks]"');
+    expect(
+      await run.evaluate(
+        (node) => node.ownerDocument.defaultView!.getComputedStyle(node, "::before").content,
+      ),
+    ).toBe('"[4100 blanks]"');
     // The blanks take no room, so the tail is in view without scrolling.
     expect(await args.evaluate((node) => node.scrollHeight <= node.clientHeight)).toBe(true);
     expect(await card.textContent()).toContain(`arguments, ${shown.length} characters`);
@@ -228,7 +237,7 @@ describe("web UI and nui's questions", () => {
     await card.waitFor();
     const buttons = await card
       .locator(".buttons button")
-      .evaluateAll((all) => all.map((b) => [b.textContent, (b as HTMLButtonElement).title]));
+      .evaluateAll((all) => all.map((b) => [b.textContent, b.getAttribute("title") ?? ""]));
     expect(buttons).toEqual([
       ["constructor", ""],
       ["toString", ""],
@@ -241,5 +250,12 @@ describe("web UI and nui's questions", () => {
     await expect.poll(() => page.locator(".request .request-status").textContent()).toContain("constructor");
     await page.click("#interrupt");
     await collect(client, id, settled(turn));
+  });
+});
+
+describe("web UI under its content security policy", () => {
+  it("was refused nothing in any of the flows above", async () => {
+    expect(await page.locator("#transcript > *").count()).toBeGreaterThan(0);
+    expect(refused).toEqual([]);
   });
 });
