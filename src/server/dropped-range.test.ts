@@ -88,13 +88,18 @@ describe("a cursor in a dropped range", () => {
     expect(page.last_seq).toBe(all.at(-1)!.seq);
   });
 
-  it("serves a closed session's page from the cursor on and its log's tail, never what comes before", async () => {
+  /** An echo session with one turn, closed: its log is read from its files, and its events as written. */
+  async function closedSession() {
     const client = t.client();
     const { id: other } = await client.create({ harness: "echo" });
     await collect(client, other, settled((await client.prompt(other, "one two three four")).turn));
     await client.close(other);
     const file = join(t.home, "sessions", other, "events.jsonl");
-    const events = decodeLogText(readFileSync(file, "utf8"), other).events;
+    return { client, other, file, events: decodeLogText(readFileSync(file, "utf8"), other).events };
+  }
+
+  it("serves a closed session's page from the cursor on and its log's tail, never what comes before", async () => {
+    const { client, other, file, events } = await closedSession();
     const whole = await client.log(other, 0, 10_000);
     expect(whole.events).toEqual(events);
     expect(whole.last_seq).toBe(events.at(-1)!.seq);
@@ -115,12 +120,7 @@ describe("a cursor in a dropped range", () => {
   });
 
   it("shows a closed session's last seq and pending requests from its log's tail, a request made before it too", async () => {
-    const client = t.client();
-    const { id: other } = await client.create({ harness: "echo" });
-    await collect(client, other, settled((await client.prompt(other, "one two three four")).turn));
-    await client.close(other);
-    const file = join(t.home, "sessions", other, "events.jsonl");
-    const events = decodeLogText(readFileSync(file, "utf8"), other).events;
+    const { client, other, file, events } = await closedSession();
     const { turn, ts } = events.find((e) => e.type === "turn.settled")!;
     let seq = events.at(-1)!.seq;
     const next = (type: string, data: object) =>

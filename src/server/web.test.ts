@@ -187,11 +187,11 @@ describe("web UI", () => {
 });
 
 describe("web UI and nui's questions", () => {
-  it("shows a nui question's title, message, header and option descriptions, and answers it", async () => {
+  /** A running echo turn with a nui question asked in it, shown on the page: the question's card. */
+  async function questionCard(payload: unknown) {
     const client = t.client();
     const { id } = await client.create({ harness: "echo", config: { options: { delay_ms: 40 } } });
     const { turn } = await client.prompt(id, Array.from({ length: 300 }, (_, i) => `w${i}`).join(" "));
-    const payload = NUI_RELEASE_QUESTION;
     const created = await raw(t.url, "POST", "/api/hitl/requests", {
       token: t.tokens.admin,
       body: { kind: "question", sessionId: id, payload },
@@ -200,6 +200,11 @@ describe("web UI and nui's questions", () => {
     await page.goto(`${t.url}/#session=${id}`);
     const card = page.locator(".request");
     await card.waitFor();
+    return { client, id, turn, card };
+  }
+
+  it("shows a nui question's title, message, header and option descriptions, and answers it", async () => {
+    const { client, id, turn, card } = await questionCard(NUI_RELEASE_QUESTION);
     const text = (await card.textContent()) ?? "";
     for (const part of [
       "Release",
@@ -217,24 +222,13 @@ describe("web UI and nui's questions", () => {
   });
 
   it("gives an option only the description the agent sent, whatever the option is called", async () => {
-    const client = t.client();
-    const { id } = await client.create({ harness: "echo", config: { options: { delay_ms: 40 } } });
-    const { turn } = await client.prompt(id, Array.from({ length: 300 }, (_, i) => `w${i}`).join(" "));
     const options = ["constructor", "toString", "__proto__", "hasOwnProperty"].map((label) => ({ label }));
-    const payload = {
+    const { client, id, turn, card } = await questionCard({
       title: "Which method?",
       questions: [
         { question: "Pick one", options: [...options, { label: "plain", description: "the real one" }] },
       ],
-    };
-    const created = await raw(t.url, "POST", "/api/hitl/requests", {
-      token: t.tokens.admin,
-      body: { kind: "question", sessionId: id, payload },
     });
-    expect(created.status).toBe(201);
-    await page.goto(`${t.url}/#session=${id}`);
-    const card = page.locator(".request");
-    await card.waitFor();
     const buttons = await card
       .locator(".buttons button")
       .evaluateAll((all) => all.map((b) => [b.textContent, b.getAttribute("title") ?? ""]));
