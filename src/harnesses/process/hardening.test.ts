@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import type { ToolService } from "../../core/tools.js";
 import { echoFactory, events, makeBrain, type TestBrain, textOf } from "../../testing/brain.js";
 import { alive, until } from "../../testing/processes.js";
 import { ProcessFactory } from "./factory.js";
@@ -38,6 +39,23 @@ describe("frames too large to send", () => {
     // The session that sent too much is not broken either.
     const again = await a.prompt("small");
     expect((await again.settled).status).toBe("completed");
+  });
+
+  it("a tool result too large to send reaches the runner as an error, and the log says so", async () => {
+    const big: ToolService = {
+      list: async () => [{ name: "big", description: "5 MiB of text", input_schema: { type: "object" } }],
+      call: async () => ({ content: [{ type: "text", text: "y".repeat(5 << 20) }], is_error: false }),
+    };
+    t = makeBrain({ factories: [echoFactory()], tools: [big] });
+    const session = await t.brain.create({ harness: "echo", config: { tools: ["big"] } });
+    const turn = await session.prompt('call the tool "big" with {}');
+    expect((await turn.settled).status).toBe("completed");
+    const all = await events(session);
+    const warning = all.find((e) => e.type === "harness.warning");
+    expect(JSON.stringify(warning?.data)).toMatch(
+      /the runner got an error in place of its result.*4194304-byte/,
+    );
+    expect(textOf(all, turn.turn)).toContain("tool result not sent");
   });
 });
 

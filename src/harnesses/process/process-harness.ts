@@ -322,8 +322,11 @@ export class ProcessHarness implements Harness {
     try {
       reply(result);
     } catch (err) {
-      // A result too large for one frame reaches the model as an error it can act on, not as a dead runner.
-      reply(refusal(`tool result not sent: ${(err as Error).message}`));
+      // A result too large for one frame reaches the model as an error it can act on, not as a dead runner; the
+      // log, which holds the result the tool gave, says the runner got that error instead.
+      const why = `tool result not sent: ${(err as Error).message}`;
+      reply(refusal(why));
+      this.warn(`tool call "${frame.id}": the runner got an error in place of its result (${why})`);
     }
   }
 
