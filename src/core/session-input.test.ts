@@ -37,6 +37,8 @@ describe("one resolution of session input", () => {
     expect(resolveSessionInput({}, harnesses).harness).toBe("echo");
     const unknown = () => resolveSessionInput({ call: { harness: "nope" } }, harnesses);
     expect(unknown).toThrow('field "harness": unknown harness "nope"; known harnesses: echo, api');
+    const configured = () => resolveSessionInput({ defaults: { harness: "nope" } }, harnesses);
+    expect(configured).toThrow(/unknown harness "nope" \(set by the config's defaults\.harness\); known/);
     expect(() => resolveSessionInput({}, ["api"])).toThrow(
       expect.objectContaining({ code: "bad_request", field: "harness" }),
     );

@@ -83,9 +83,11 @@ export function resolveSessionInput(
     );
   }
   if (!harnesses.includes(harness)) {
+    // Named by the operator's defaults, the mistake is in the config, not in what the caller sent.
+    const where = (call.harness ?? agent.harness) ? "" : ` (set by the config's defaults.harness)`;
     throw new SessionError(
       "bad_request",
-      `field "harness": unknown harness "${harness}"; known harnesses: ${harnesses.join(", ") || "(none)"}`,
+      `field "harness": unknown harness "${harness}"${where}; known harnesses: ${harnesses.join(", ") || "(none)"}`,
       "harness",
     );
   }
