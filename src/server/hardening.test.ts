@@ -139,7 +139,7 @@ describe("seqs", () => {
         headers: { "last-event-id": bad },
       });
       expect(stream.status, bad).toBe(400);
-      expect(stream.body.error).toMatchObject({ field: "after" });
+      expect(stream.body.error).toMatchObject({ field: "Last-Event-ID" });
     }
     const good = await raw(auth.url, "GET", `/v1/sessions/${id}/log?after=0&limit=10`, {
       token: auth.tokens.admin,
