@@ -75,12 +75,12 @@ describe("brain harnesses", () => {
     const run = brain(["harnesses"], { cli: { claude: { bin: "claude" } } });
     await expect(run).rejects.toMatchObject({
       code: 2,
-      stderr: expect.stringMatching(/field "cli".*claude/),
+      stderr: expect.stringMatching(/unknown field "cli.claude": the fields here are claude-code/),
     });
     const field = brain(["harnesses"], { cli: { codex: { binary: "codex" } } });
     await expect(field).rejects.toMatchObject({
       code: 2,
-      stderr: expect.stringMatching(/field "cli.codex".*binary/),
+      stderr: expect.stringMatching(/unknown field "cli.codex.binary"/),
     });
   });
 });
