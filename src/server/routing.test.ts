@@ -1,5 +1,5 @@
 // Cluster mode's forwarding, on one node: a command for a session not open here goes to its owner only once its
-// caller is known and allowed, with a body read under the same limit as one read here. The router is a stub that
+// caller is known and allowed, with a body read under the same limit as one read here. The router here only
 // records what it is asked (this node's side needs no NATS; test/cluster runs the real thing).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";

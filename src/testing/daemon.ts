@@ -39,7 +39,7 @@ export async function startTestDaemon(
     defaults?: SessionDefaults;
     agents?: AgentCatalog;
     home?: string;
-    /** Cluster mode's command routing (a stub stands in for NATS where only this node's side is tested). */
+    /** Cluster mode's command routing (a recording stand-in replaces NATS where only this node's side is tested). */
     router?: CommandRouter;
   } = {},
 ): Promise<TestDaemon> {
