@@ -87,7 +87,7 @@ export class HttpAgentClient {
     }
     let ended: "done" | "error" | undefined;
     try {
-      for await (const message of readSse(response.body)) {
+      for await (const message of readSse(response.body, { dataLineEndsJsonEvent: true })) {
         let value: unknown;
         try {
           value = JSON.parse(message.data);

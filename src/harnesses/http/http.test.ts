@@ -181,6 +181,22 @@ describe("the SSE stream", () => {
     });
   });
 
+  it("reads an agent written for nui's line reader: data lines with no blank line between them", async () => {
+    const inline = await sseServer((res) => {
+      res.write('data: {"type":"text","content":"Hel"}\ndata: {"type":"text","content":"lo"}\n');
+      res.end('data: {"type":"done","sessionId":"s-2"}\n');
+    });
+    const session = await remoteBrain().create({
+      harness: "remote",
+      config: { options: { url: inline.url } },
+    });
+    const turn = await session.prompt("go");
+    expect((await turn.settled).status).toBe("completed");
+    const all = await events(session);
+    expect(textOf(all, turn.turn)).toBe("Hello");
+    expect(warnings(all)).toEqual([]);
+  });
+
   it("a stream that ends without done fails the turn with brain_error, and the next turn reconnects", async () => {
     let n = 0;
     const inline = await sseServer((res) => {

@@ -1,0 +1,55 @@
+import { describe, expect, it } from "vitest";
+import { readSse } from "./sse.js";
+
+/** A body that delivers `chunks` as they are: the splits are where a network may put them. */
+function body(chunks: string[]): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  return new ReadableStream({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(encoder.encode(chunk));
+      controller.close();
+    },
+  });
+}
+
+async function datas(chunks: string[], dataLineEndsJsonEvent: boolean): Promise<string[]> {
+  const out: string[] = [];
+  for await (const message of readSse(body(chunks), { dataLineEndsJsonEvent })) out.push(message.data);
+  return out;
+}
+
+describe("readSse", () => {
+  it("joins the data lines of one event and drops an event the stream does not end (the standard)", async () => {
+    expect(await datas(['data: {"a":\ndata: 1}\n\n', 'data: {"b":2}\n'], false)).toEqual(['{"a":\n1}']);
+  });
+
+  describe("with dataLineEndsJsonEvent (nui's line-by-line agents)", () => {
+    it("ends an event at each data line that is a whole JSON object, blank line or not", async () => {
+      const stream = 'data: {"n":1}\ndata: {"n":2}\r\ndata:{"n":3}\rdata: {"n":4}\n\ndata: {"n":5}';
+      const want = ['{"n":1}', '{"n":2}', '{"n":3}', '{"n":4}', '{"n":5}'];
+      expect(await datas([stream], true)).toEqual(want);
+      // Split at every character: a CRLF across two chunks is one line end, a line across chunks one line.
+      expect(await datas([...stream], true)).toEqual(want);
+    });
+
+    it("still joins an event whose object spans several data lines, and keeps ids and names", async () => {
+      const chunks = [
+        'event: message\nid: 7\ndata: {"a":\ndata: 1}\n\n',
+        "data: not json\n\n",
+        ": comment\n",
+      ];
+      const seen: { data: string; id?: string | undefined; event?: string | undefined }[] = [];
+      for await (const m of readSse(body(chunks), { dataLineEndsJsonEvent: true })) {
+        seen.push({ data: m.data, id: m.id, event: m.event });
+      }
+      expect(seen).toEqual([
+        { data: '{"a":\n1}', id: "7", event: "message" },
+        { data: "not json", id: undefined, event: undefined },
+      ]);
+    });
+
+    it("does not end an event at a data line that only looks like an object", async () => {
+      expect(await datas(['data: {"a": "}\ndata: {"}\n\n'], true)).toEqual(['{"a": "}\n{"}']);
+    });
+  });
+});
