@@ -23,6 +23,23 @@ describe("readSse", () => {
     expect(await datas(['data: {"a":\ndata: 1}\n\n', 'data: {"b":2}\n'], false)).toEqual(['{"a":\n1}']);
   });
 
+  it("takes an event up to maxEventChars, its lines together, and ends the stream with an error past it", async () => {
+    const big = "x".repeat(100);
+    const read = async (chunks: string[]) => {
+      const out: string[] = [];
+      for await (const m of readSse(body(chunks), { maxEventChars: 220 })) out.push(m.data);
+      return out;
+    };
+    // Two lines of 106 characters each: 212, under the limit; each event counts on its own.
+    const ok = [`data: ${big}\ndata: ${big}\n\n`, `data: ${big}\n\n`];
+    expect(await read(ok)).toEqual([`${big}\n${big}`, big]);
+    // A third line makes 318; a line without its end counts as it comes, chunk by chunk.
+    await expect(read([`data: ${big}\ndata: ${big}\ndata: ${big}\n\n`])).rejects.toThrow(
+      /an event of more than 220 characters/,
+    );
+    await expect(read([...`data: ${big}${big}${big}`])).rejects.toThrow(/more than 220 characters/);
+  });
+
   describe("with dataLineEndsJsonEvent (nui's line-by-line agents)", () => {
     it("ends an event at each data line that is a whole JSON object, blank line or not", async () => {
       const stream = 'data: {"n":1}\ndata: {"n":2}\r\ndata:{"n":3}\rdata: {"n":4}\n\ndata: {"n":5}';

@@ -1,6 +1,8 @@
 // Reading a text/event-stream body: the one SSE client, shared by the daemon's client (src/client) and the
 // harnesses that read SSE (nui's HTTP agents, opencode's server). A real parser (eventsource-parser): events may
-// span chunks and carry several `data:` lines, comments and ids.
+// span chunks and carry several `data:` lines, comments and ids. Lines are split here, and the parser is fed
+// whole lines only: it re-reads an unfinished line with each chunk, which made one long line cost its length
+// squared.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 
 export type { EventSourceMessage };
@@ -16,11 +18,20 @@ export interface SseOptions {
    * of an object does not parse alone, and two objects joined by a newline are not JSON either.
    */
   dataLineEndsJsonEvent?: boolean;
+  /** The longest event taken, in characters (its lines together); a longer one ends the stream with an error. */
+  maxEventChars?: number;
 }
 
 /**
- * Yields each event of `body` in order until the body ends. Throws what reading throws (a broken connection).
- * Leaving the loop early (break, return, a throw) cancels the body: some servers keep it open after the end.
+ * Far above any event Brain writes or an agent sends (a message with its text, a base64 image), and a bound on
+ * what one server can make the reader hold.
+ */
+export const MAX_SSE_EVENT_CHARS = 64 << 20;
+
+/**
+ * Yields each event of `body` in order until the body ends. Throws what reading throws (a broken connection), and
+ * an error naming the limit for an event over `maxEventChars`. Leaving the loop early (break, return, a throw)
+ * cancels the body: some servers keep it open after the end.
  */
 export async function* readSse(
   body: ReadableStream<Uint8Array>,
@@ -31,21 +42,16 @@ export async function* readSse(
     onEvent: (message) => ready.push(message),
     ...(options.onRetry ? { onRetry: options.onRetry } : {}),
   });
+  const lines = new SseLines((text) => parser.feed(text), options);
   const reader = body.getReader();
   const decoder = new TextDecoder();
-  const lines = options.dataLineEndsJsonEvent ? endJsonDataLines((text) => parser.feed(text)) : undefined;
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) {
-        lines?.end();
-        while (ready.length > 0) yield ready.shift()!;
-        break;
-      }
-      const text = decoder.decode(value, { stream: true });
-      if (lines) lines.feed(text);
-      else parser.feed(text);
+      if (done) lines.end();
+      else lines.feed(decoder.decode(value, { stream: true }));
       while (ready.length > 0) yield ready.shift()!;
+      if (done) break;
     }
   } finally {
     reader.cancel().catch(() => {});
@@ -53,38 +59,81 @@ export async function* readSse(
 }
 
 /**
- * Passes text on to `feed` with a blank line after each `data:` line whose value parses as a JSON object (a
+ * Splits text into lines and passes whole lines on, each ended by "\n" (CR, LF and CRLF all end a line in SSE).
+ * With `dataLineEndsJsonEvent`, a blank line follows each `data:` line whose value parses as a JSON object (a
  * blank line more where the server sends one is nothing: the parser dispatches an event only when it holds
- * data). `end` passes on a last line the stream did not end with a newline, as nui's line reader takes it.
+ * data), and `end` passes on such a line the stream did not end with a newline, as nui's line reader takes it.
  */
-function endJsonDataLines(feed: (text: string) => void): { feed(text: string): void; end(): void } {
-  let partial = "";
-  const lineEnd = /\r\n|\r|\n/g;
-  const endsEvent = (line: string) =>
-    line.startsWith("data:") && isJsonObject(line.slice(line[5] === " " ? 6 : 5));
-  return {
-    feed(text) {
-      // Only the new text can hold a line end (the partial had none), but a CR the partial ended with may be
-      // the first half of a CRLF: scan from the partial's last character.
-      const all = partial + text;
-      lineEnd.lastIndex = Math.max(0, partial.length - 1);
-      let start = 0;
-      let out = "";
-      for (let m = lineEnd.exec(all); m !== null; m = lineEnd.exec(all)) {
-        if (m[0] === "\r" && m.index === all.length - 1) break; // wait: it may be a CRLF
-        const line = all.slice(start, m.index);
-        // The blank line in the line's own ending: a LF after its CR would make one CRLF of them.
-        out += all.slice(start, m.index + m[0].length) + (endsEvent(line) ? m[0] : "");
-        start = m.index + m[0].length;
+class SseLines {
+  /** The unfinished line, in the pieces it came in: joined once, when its end comes. */
+  private readonly pieces: string[] = [];
+  private pieceChars = 0;
+  /** Characters of the event so far (its finished lines). */
+  private eventChars = 0;
+  /** The last text ended with a CR: a LF first in the next is the rest of that CRLF. */
+  private skipLf = false;
+  private readonly lineEnd = /\r\n|\r|\n/g;
+  private readonly max: number;
+  private readonly endJson: boolean;
+
+  constructor(
+    private readonly pass: (lines: string) => void,
+    options: SseOptions,
+  ) {
+    this.max = options.maxEventChars ?? MAX_SSE_EVENT_CHARS;
+    this.endJson = options.dataLineEndsJsonEvent === true;
+  }
+
+  feed(text: string): void {
+    if (text === "") return;
+    let start = this.skipLf && text.startsWith("\n") ? 1 : 0;
+    this.skipLf = false;
+    let out = "";
+    this.lineEnd.lastIndex = start;
+    for (let m = this.lineEnd.exec(text); m !== null; m = this.lineEnd.exec(text)) {
+      let line = text.slice(start, m.index);
+      if (this.pieces.length > 0) {
+        this.pieces.push(line);
+        line = this.pieces.join("");
+        this.pieces.length = 0;
+        this.pieceChars = 0;
       }
-      partial = all.slice(start);
-      if (out) feed(out);
-    },
-    end() {
-      if (partial && endsEvent(partial)) feed(`${partial}\n\n`);
-      partial = "";
-    },
-  };
+      start = m.index + m[0].length;
+      if (m[0] === "\r" && start === text.length) this.skipLf = true;
+      out += `${line}\n`;
+      if (line === "") this.eventChars = 0;
+      else if (this.endJson && endsJsonEvent(line)) {
+        out += "\n";
+        this.eventChars = 0;
+      } else this.count(line.length);
+    }
+    if (start < text.length) {
+      const rest = text.slice(start);
+      this.pieces.push(rest);
+      this.pieceChars += rest.length;
+      this.count(0);
+    }
+    if (out) this.pass(out);
+  }
+
+  end(): void {
+    const line = this.pieces.join("");
+    this.pieces.length = 0;
+    if (this.endJson && endsJsonEvent(line)) this.pass(`${line}\n\n`);
+  }
+
+  private count(lineChars: number): void {
+    this.eventChars += lineChars;
+    if (this.eventChars + this.pieceChars > this.max) {
+      throw new Error(
+        `an event of more than ${this.max} characters: the stream was cut off there (the limit keeps one server from filling the reader's memory)`,
+      );
+    }
+  }
+}
+
+function endsJsonEvent(line: string): boolean {
+  return line.startsWith("data:") && isJsonObject(line.slice(line[5] === " " ? 6 : 5));
 }
 
 function isJsonObject(value: string): boolean {

@@ -1,6 +1,8 @@
 // A client for nui's HTTP/SSE agents (docs/protocol.md#httpsse-remote-docker-devcontainer-extension-hosts-with-transport-http): GET /info, POST /run streaming `text/event-stream`, POST /cancel,
 // POST /shutdown. The stream is read by the shared SSE client (src/protocol/sse.ts); each event's data is one
 // harness event object.
+
+import { Agent, fetch as streamFetch } from "undici";
 import { HarnessError } from "../../core/harness.js";
 import { type DecodedHarnessEvent, decodeHarnessEvent } from "../../protocol/nui/harness-event.js";
 import { HarnessInfo, type HttpRunBody } from "../../protocol/nui/jsonrpc.js";
@@ -9,15 +11,29 @@ import { readSse } from "../../protocol/sse.js";
 /** POST /run body: nui's fields, plus `runId` so /cancel can name the run (nui's own servers read it). */
 export type RunBody = HttpRunBody;
 
+export interface HttpAgentClientOptions {
+  /**
+   * How long POST /run may go without a byte before it is cut; 0 (the default) never cuts it. An agent thinking
+   * silently for minutes is normal, and an interrupt (the run's signal) is how a run is stopped, so the run
+   * stream gets none of fetch's default 300 s body and header timeouts.
+   */
+  runIdleTimeoutMs?: number;
+}
+
 export class HttpAgentClient {
   readonly baseUrl: string;
+  /** The connection pool of POST /run streams, with the idle timeouts of `runIdleTimeoutMs`. */
+  private readonly runDispatcher: Agent;
 
   constructor(
     baseUrl: string,
     /** For messages: the harness name. */
     readonly name: string,
+    options: HttpAgentClientOptions = {},
   ) {
     this.baseUrl = baseUrl.replace(/\/+$/, "");
+    const idle = options.runIdleTimeoutMs ?? 0;
+    this.runDispatcher = new Agent({ bodyTimeout: idle, headersTimeout: idle });
   }
 
   /** GET /info: the health check. Throws a HarnessError saying what failed and where. */
@@ -66,13 +82,14 @@ export class HttpAgentClient {
     onEvent: (decoded: DecodedHarnessEvent) => void,
   ): Promise<"done" | "error" | "ended" | "aborted"> {
     const url = `${this.baseUrl}/run`;
-    let response: Response;
+    let response: Awaited<ReturnType<typeof streamFetch>>;
     try {
-      response = await fetch(url, {
+      response = await streamFetch(url, {
         method: "POST",
         headers: { "content-type": "application/json", accept: "text/event-stream" },
         body: JSON.stringify(body),
         signal,
+        dispatcher: this.runDispatcher,
       });
     } catch (err) {
       if (signal.aborted) return "aborted";

@@ -1,0 +1,58 @@
+// The HTTP agent client's run stream: an agent may go quiet for as long as it thinks, so POST /run is never cut
+// for idleness unless asked (fetch's defaults cut a body after 300 s without a byte).
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { HttpAgentClient } from "./client.js";
+
+const closers: (() => void)[] = [];
+afterEach(() => {
+  for (const close of closers.splice(0)) close();
+});
+
+/** An agent that sends one text event, says nothing for `pauseMs`, then ends the run. */
+async function pausingAgent(pauseMs: number): Promise<string> {
+  const server = createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write('data: {"type":"text","content":"thinking"}\n\n');
+    setTimeout(() => res.end('data: {"type":"done"}\n\n'), pauseMs);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  closers.push(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+const body = { runId: "run-1", prompt: "go", history: [], tools: [] } as never;
+
+describe("HttpAgentClient.run", () => {
+  it("waits through a silent stretch by default, where an idle timeout would cut the stream", async () => {
+    // undici checks its idle timers about once a second, so the pause is a few of those ticks long.
+    const url = await pausingAgent(2500);
+    const seen: string[] = [];
+    const ended = await new HttpAgentClient(url, "agent").run(body, new AbortController().signal, (d) => {
+      if (d.ok) seen.push(d.event.type);
+    });
+    expect(ended).toBe("done");
+    expect(seen).toEqual(["text", "done"]);
+
+    // The same agent through a client told to cut after 200 ms of silence: the knob the default leaves off.
+    const cut = new HttpAgentClient(url, "agent", { runIdleTimeoutMs: 200 });
+    await expect(cut.run(body, new AbortController().signal, () => {})).rejects.toThrow(
+      /agent: the event stream of POST .*\/run broke/,
+    );
+  });
+
+  it("an interrupt still stops a silent run at once", async () => {
+    const url = await pausingAgent(60_000);
+    const abort = new AbortController();
+    const client = new HttpAgentClient(url, "agent");
+    const ended = client.run(body, abort.signal, (d) => {
+      if (d.ok && d.event.type === "text") abort.abort();
+    });
+    await expect(ended).resolves.toBe("aborted");
+  });
+});
