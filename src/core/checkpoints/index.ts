@@ -4,6 +4,7 @@ export type { CheckpointFile, CheckpointManifest, CheckpointSegment } from "./ma
 export { WINDOW } from "./plan.js";
 export { refuseInside } from "./restore.js";
 export {
+  type CheckpointHooks,
   CheckpointStore,
   type CheckpointStoreOptions,
   type Checkpoints,

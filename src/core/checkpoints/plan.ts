@@ -5,15 +5,21 @@ import type { NativeFile } from "../../protocol/runner.js";
 import { CheckpointError, errnoCode, refused } from "./errors.js";
 import { hashRange, inspectRange, ShortReadError } from "./io.js";
 import type { CheckpointFile, CheckpointManifest, CheckpointSegment } from "./manifest.js";
+import { openedPath } from "./opened.js";
 import { isInside, pathProblem } from "./paths.js";
 
 /** Size of the head and tail windows hashed to detect rewrites of an append-only file's earlier bytes. */
 export const WINDOW = 4096;
 
-/** A validated file, held open so the bytes copied are the bytes checked. */
+/**
+ * A validated file, with what it needs stored. It is not held open: a checkpoint of many files would hold one
+ * descriptor each (EMFILE, and the daemon starved of them meanwhile). `reopenPlanned` opens it again to store it,
+ * and refuses unless it is the same file at the same place; the copy re-hashes the bytes it stores.
+ */
 export interface PlannedFile {
   file: NativeFile;
-  handle: FileHandle;
+  /** The native dir's realpath, the file's real path under it, and the inode that was checked. */
+  source: { root: string; real: string; dev: number; ino: number };
   /** Segments carried over from the previous checkpoint. */
   kept: CheckpointSegment[];
   /** The bytes to store now, already hashed. */
@@ -26,7 +32,7 @@ export interface PlannedFile {
 
 /**
  * Checks every file against every rule before anything is written, and works out what each needs stored.
- * On a refusal, closes what it opened and throws a CheckpointError.
+ * Opens one file at a time. On a refusal, throws a CheckpointError.
  */
 export async function planCheckpoint(
   nativeDir: string,
@@ -52,31 +58,38 @@ export async function planCheckpoint(
   }
   const prevFiles = new Map(previous?.files.map((f) => [f.path, f]));
   const planned: PlannedFile[] = [];
-  try {
-    for (const file of files) {
-      const handle = await openChecked(root, file);
-      try {
-        // Only append-only files are stored incrementally: a file that is not (or was not) is stored whole.
-        const prev = prevFiles.get(file.path);
-        const plan = await planBytes(
-          handle,
-          file,
-          prev?.append_only && file.append_only ? prev : undefined,
-          previous?.id,
-          secrets,
-        ).catch((err) => {
-          throw shrankWhileRead(file, err);
-        });
-        plan.mode = (await handle.stat()).mode & 0o777;
-        planned.push(plan);
-      } catch (err) {
-        await handle.close();
-        throw err;
-      }
+  for (const file of files) {
+    const { handle, real, st } = await openChecked(root, file);
+    try {
+      // Only append-only files are stored incrementally: a file that is not (or was not) is stored whole.
+      const prev = prevFiles.get(file.path);
+      const bytes = await planBytes(
+        handle,
+        file,
+        prev?.append_only && file.append_only ? prev : undefined,
+        previous?.id,
+        secrets,
+      ).catch((err) => {
+        throw shrankWhileRead(file, err);
+      });
+      const source = { root, real, dev: st.dev, ino: st.ino };
+      planned.push({ file, source, ...bytes, mode: st.mode & 0o777 });
+    } finally {
+      await handle.close();
     }
-    return planned;
+  }
+  return planned;
+}
+
+/** Opens a planned file again to store it; refuses unless it is still the file planned, where it was planned. */
+export async function reopenPlanned(planned: PlannedFile): Promise<FileHandle> {
+  const { root, real } = planned.source;
+  const handle = await openNoFollow(real, planned.file);
+  try {
+    await checkOpened(handle, root, real, planned.file, planned.source);
+    return handle;
   } catch (err) {
-    await Promise.all(planned.map((p) => p.handle.close()));
+    await handle.close();
     throw err;
   }
 }
@@ -89,7 +102,13 @@ function kind(st: Stats): string {
   return "a device";
 }
 
-async function openChecked(root: string, file: NativeFile): Promise<FileHandle> {
+const changed = (file: NativeFile) =>
+  refused(file.path, "it changed while being checkpointed; checkpoint only after the turn has settled");
+
+async function openChecked(
+  root: string,
+  file: NativeFile,
+): Promise<{ handle: FileHandle; real: string; st: Stats }> {
   const missing = () =>
     refused(file.path, "it does not exist in the native dir; list only files the harness wrote");
   // A symlinked parent could lead anywhere: resolve it and require the result to stay under the real root.
@@ -101,13 +120,7 @@ async function openChecked(root: string, file: NativeFile): Promise<FileHandle> 
     if (["ENOENT", "ENOTDIR"].includes(errnoCode(err) ?? "")) throw missing();
     throw err;
   }
-  if (!isInside(root, parent)) {
-    throw refused(
-      file.path,
-      `its directory resolves to ${parent}, outside the native dir (through a symbolic link); ` +
-        "keep native files in real directories under the native dir",
-    );
-  }
+  if (!isInside(root, parent)) throw resolvesOutside(file, parent);
   const real = path.join(parent, path.basename(joined));
   let st: Stats;
   try {
@@ -129,17 +142,64 @@ async function openChecked(root: string, file: NativeFile): Promise<FileHandle> 
         "report the exact size, and checkpoint only after the turn has settled",
     );
   }
-  // O_NOFOLLOW plus the inode check: the file opened is the one just checked, not a link swapped in since.
-  const handle = await open(real, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
-  const fst = await handle.stat();
-  if (fst.ino !== st.ino || fst.dev !== st.dev || fst.size !== file.size) {
+  const handle = await openNoFollow(real, file);
+  try {
+    return { handle, real, st: await checkOpened(handle, root, real, file, st) };
+  } catch (err) {
     await handle.close();
-    throw refused(
-      file.path,
-      "it changed while being checkpointed; checkpoint only after the turn has settled",
-    );
+    throw err;
   }
-  return handle;
+}
+
+function resolvesOutside(file: NativeFile, where: string) {
+  return refused(
+    file.path,
+    `it resolves to ${where}, outside the native dir (through a symbolic link); ` +
+      "keep native files in real directories under the native dir",
+  );
+}
+
+/** O_NOFOLLOW covers the last component only: checkOpened answers for the directories on the way. */
+async function openNoFollow(real: string, file: NativeFile): Promise<FileHandle> {
+  try {
+    return await open(real, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+  } catch (err) {
+    // Gone, or a link (ELOOP) since it was checked: swapped under us.
+    if (["ENOENT", "ENOTDIR", "ELOOP"].includes(errnoCode(err) ?? "")) throw changed(file);
+    throw err;
+  }
+}
+
+/**
+ * The checks made by name (realpath of the directory, lstat) hold for the file opened only if nothing was
+ * swapped between them and the open: require the descriptor's own location to be the path checked, and its
+ * inode the one checked. Returns the descriptor's stat.
+ */
+async function checkOpened(
+  handle: FileHandle,
+  root: string,
+  real: string,
+  file: NativeFile,
+  expected: { dev: number; ino: number },
+): Promise<Stats> {
+  const at = await openedPath(handle);
+  if (at !== undefined && at !== real) {
+    // A deleted file reads "<path> (deleted)": inside, but not a file the harness still has.
+    throw isInside(root, at) ? changed(file) : resolvesOutside(file, at);
+  }
+  if (
+    at === undefined &&
+    (await realpath(path.dirname(real)).catch(() => undefined)) !== path.dirname(real)
+  ) {
+    // No /proc view of descriptors: a second resolution after the open narrows the window; only openat(2),
+    // which Node lacks, would close it.
+    throw changed(file);
+  }
+  const st = await handle.stat();
+  if (!st.isFile() || st.ino !== expected.ino || st.dev !== expected.dev || st.size !== file.size) {
+    throw changed(file);
+  }
+  return st;
 }
 
 /** A ShortReadError means the file shrank under the reader: the harness checkpointed before its turn settled. */
@@ -151,13 +211,16 @@ function shrankWhileRead(file: NativeFile, err: unknown): unknown {
   );
 }
 
+/** What planBytes works out: what to keep, what to store, the append-only windows. */
+type PlannedBytes = Pick<PlannedFile, "kept" | "fresh" | "head_sha256" | "tail_sha256">;
+
 async function planBytes(
   handle: FileHandle,
   file: NativeFile,
   prev: CheckpointFile | undefined,
   prevId: string | undefined,
   secrets: Buffer[],
-): Promise<PlannedFile> {
+): Promise<PlannedBytes> {
   let start = 0;
   if (prev) {
     // Only append-only files are stored incrementally, so this is the one promise we must hold the harness to.
@@ -191,7 +254,7 @@ async function planBytes(
         "native files must never hold provider credentials: keep them out of the harness's saved state",
     );
   }
-  const plan: PlannedFile = { file, handle, kept: prev?.segments ?? [] };
+  const plan: PlannedBytes = { kept: prev?.segments ?? [] };
   if (file.size > start) plan.fresh = { offset: start, length: file.size - start, sha256 };
   if (file.append_only) {
     plan.head_sha256 =

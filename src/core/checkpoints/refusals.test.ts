@@ -1,10 +1,10 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { appendFile, mkdir, open, readdir, symlink, truncate } from "node:fs/promises";
+import { appendFile, mkdir, open, readdir, rename, rm, symlink, truncate } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { NativeFile } from "../../protocol/runner.js";
-import { CheckpointError, CheckpointStore, WINDOW } from "./index.js";
+import { CheckpointError, type CheckpointHooks, CheckpointStore, WINDOW } from "./index.js";
 import { native, put, tempDirs } from "./testing.js";
 
 const temp = tempDirs();
@@ -93,6 +93,40 @@ describe("file kinds and sizes", () => {
   it("refuses a size that is not the size on disk", async () => {
     const { nativeDir, store } = await setup();
     await expectRefused(store, nativeDir, [file("ok.txt", 5)], "ok.txt", /size on disk is 4 bytes but 5/);
+  });
+});
+
+// A file is checked and hashed, closed, and opened again to be copied: what happens in between must not get a
+// different file into the checkpoint. The afterPlan seam is that moment.
+describe("swaps between the check and the copy", () => {
+  async function swapping(swap: (nativeDir: string, base: string) => Promise<void>) {
+    const base = await tempDir();
+    const nativeDir = path.join(base, "native");
+    await put(nativeDir, "d/f.txt", "mine");
+    await put(base, "outside/f.txt", "HOST");
+    const hooks: CheckpointHooks = { afterPlan: () => swap(nativeDir, base) };
+    return { nativeDir, store: new CheckpointStore(path.join(base, "checkpoints"), { hooks }) };
+  }
+
+  it("refuses a file whose directory became a symbolic link to outside the native dir", async () => {
+    const { nativeDir, store } = await swapping(async (nativeDir, base) => {
+      await rename(path.join(nativeDir, "d"), path.join(nativeDir, "real"));
+      await symlink(path.join(base, "outside"), path.join(nativeDir, "d"));
+    });
+    // Linux names where the descriptor really is; elsewhere the second resolution sees the directory moved.
+    const rule = process.platform === "linux" ? /resolves to .*outside.*outside the native dir/ : /changed/;
+    await expectRefused(store, nativeDir, [file("d/f.txt")], "d/f.txt", rule);
+  });
+
+  it("refuses a file replaced by another of the same size, or removed", async () => {
+    const replaced = await swapping(async (nativeDir) => {
+      await put(nativeDir, "d/new.txt", "evil");
+      await rename(path.join(nativeDir, "d/new.txt"), path.join(nativeDir, "d/f.txt"));
+    });
+    const rule = /changed while being checkpointed/;
+    await expectRefused(replaced.store, replaced.nativeDir, [file("d/f.txt")], "d/f.txt", rule);
+    const removed = await swapping((nativeDir) => rm(path.join(nativeDir, "d/f.txt")));
+    await expectRefused(removed.store, removed.nativeDir, [file("d/f.txt")], "d/f.txt", rule);
   });
 });
 

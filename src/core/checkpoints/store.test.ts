@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { readdirSync } from "node:fs";
 import { appendFile, chmod, mkdir, readdir, readFile, stat, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -198,4 +199,32 @@ describe("damage and failure", () => {
     fail = false;
     expect((await store.create(nativeDir, await files())).id).toBe("000002");
   });
+
+  // Each file is checked, hashed and closed, then opened again only while its bytes are copied: a native dir of
+  // more files than the descriptor limit checkpoints, and the daemon keeps its descriptors meanwhile.
+  it.skipIf(process.platform !== "linux")(
+    "holds no descriptor per file while it checkpoints many",
+    async () => {
+      const { base, nativeDir } = await setup();
+      const openFds = () => readdirSync("/proc/self/fd").length;
+      let most = 0;
+      const note = () => {
+        most = Math.max(most, openFds());
+      };
+      const store = new CheckpointStore(path.join(base, "checkpoints"), {
+        hooks: { afterPlan: note, beforeBlobCommit: note },
+      });
+      const files = [];
+      for (let i = 0; i < 120; i++) {
+        await put(nativeDir, `d/f${i}`, `file ${i}`);
+        files.push(await native(nativeDir, `d/f${i}`));
+      }
+      const before = openFds();
+      expect((await store.create(nativeDir, files)).files).toHaveLength(120);
+      expect(most - before).toBeLessThan(20);
+      const into = path.join(base, "restored");
+      await store.restore("latest", into);
+      expect((await read(into, "d/f119")).toString()).toBe("file 119");
+    },
+  );
 });

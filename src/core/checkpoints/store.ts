@@ -5,12 +5,17 @@ import { type BlobHooks, storeBlob } from "./blobs.js";
 import { CheckpointError, errnoCode } from "./errors.js";
 import { fsyncDir, writeFileDurable } from "./io.js";
 import { type CheckpointFile, type CheckpointManifest, parseManifest } from "./manifest.js";
-import { planCheckpoint } from "./plan.js";
+import { planCheckpoint, reopenPlanned } from "./plan.js";
 import { restoreManifest } from "./restore.js";
 
+/** Test seams: fault injection, and a moment to change the native dir between planning and storing. */
+export interface CheckpointHooks extends BlobHooks {
+  /** After every file was checked and hashed (and closed), before any is opened again to be stored. */
+  afterPlan?(): void | Promise<void>;
+}
+
 export interface CheckpointStoreOptions {
-  /** Fault injection for tests. */
-  hooks?: BlobHooks;
+  hooks?: CheckpointHooks;
 }
 
 export interface CreateOptions {
@@ -55,39 +60,42 @@ export class CheckpointStore {
     const lastId = ids.at(-1);
     const previous = lastId === undefined ? undefined : await this.read(lastId);
     const planned = await planCheckpoint(nativeDir, files, previous, secrets);
-    try {
-      await this.ensureDirs();
-      const out: CheckpointFile[] = [];
-      for (const p of planned) {
-        const segments = [...p.kept];
-        if (p.fresh) {
-          const { offset, length, sha256 } = p.fresh;
+    await this.options.hooks?.afterPlan?.();
+    await this.ensureDirs();
+    const out: CheckpointFile[] = [];
+    for (const p of planned) {
+      const segments = [...p.kept];
+      if (p.fresh) {
+        const { offset, length, sha256 } = p.fresh;
+        // One file open at a time, and only while its bytes are copied.
+        const handle = await reopenPlanned(p);
+        try {
           await storeBlob(
             this.blobsDir,
-            p.handle,
+            handle,
             offset,
             offset + length,
             sha256,
             p.file.path,
             this.options.hooks,
           );
-          segments.push({ blob: sha256, offset, length, sha256 });
+        } finally {
+          await handle.close();
         }
-        const entry: CheckpointFile = { ...p.file, segments };
-        if (p.head_sha256 !== undefined) entry.head_sha256 = p.head_sha256;
-        if (p.tail_sha256 !== undefined) entry.tail_sha256 = p.tail_sha256;
-        if (p.mode !== undefined) entry.mode = p.mode;
-        out.push(entry);
+        segments.push({ blob: sha256, offset, length, sha256 });
       }
-      // Blob renames must be durable before a manifest can point at them.
-      await fsyncDir(this.blobsDir);
-      const id = String(lastId === undefined ? 1 : Number(lastId) + 1).padStart(6, "0");
-      const manifest: CheckpointManifest = { id, created_at: new Date().toISOString(), files: out };
-      await writeFileDurable(path.join(this.dir, `${id}.json`), `${JSON.stringify(manifest, null, 2)}\n`);
-      return manifest;
-    } finally {
-      await Promise.all(planned.map((p) => p.handle.close()));
+      const entry: CheckpointFile = { ...p.file, segments };
+      if (p.head_sha256 !== undefined) entry.head_sha256 = p.head_sha256;
+      if (p.tail_sha256 !== undefined) entry.tail_sha256 = p.tail_sha256;
+      if (p.mode !== undefined) entry.mode = p.mode;
+      out.push(entry);
     }
+    // Blob renames must be durable before a manifest can point at them.
+    await fsyncDir(this.blobsDir);
+    const id = String(lastId === undefined ? 1 : Number(lastId) + 1).padStart(6, "0");
+    const manifest: CheckpointManifest = { id, created_at: new Date().toISOString(), files: out };
+    await writeFileDurable(path.join(this.dir, `${id}.json`), `${JSON.stringify(manifest, null, 2)}\n`);
+    return manifest;
   }
 
   private async ensureDirs(): Promise<void> {
