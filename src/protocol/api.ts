@@ -130,7 +130,9 @@ export const RestoreBody = z.strictObject({
   into: z
     .string()
     .min(1)
-    .refine((p) => p.startsWith("/"), "must be an absolute path"),
+    .refine((p) => p.startsWith("/"), "must be an absolute path")
+    // No file system path holds a NUL: Node would throw on it rather than answer what is wrong.
+    .refine((p) => !p.includes("\0"), "must not contain a NUL byte (\\u0000); give a plain absolute path"),
 });
 
 /** A client id, as the X-Brain-Client header and POST .../control both take it. */

@@ -189,6 +189,7 @@ describe("restore", () => {
       [file, /a-file is a file/],
       [full, /full is not empty/],
       [join(file, "below"), /a-file is not a directory, so .*below cannot be one/],
+      [join(outside, "x\0y"), /field "into": must not contain a NUL byte/],
     ];
     // procfs makes no directories: mkdir there fails with ENOENT though the parent exists.
     if (existsSync("/proc/self")) cases.push(["/proc/self/restored", /file system does not create/]);

@@ -53,6 +53,11 @@ async function targetError(err: unknown, dir: string): Promise<unknown> {
       return targetRefused(
         `${dir} cannot be made: its file system does not create directories there; ${fix}`,
       );
+    case "ERR_INVALID_ARG_VALUE":
+      // Node refuses a path with a NUL byte before any system call: the caller's input, not a host failure.
+      return targetRefused(
+        `${JSON.stringify(dir)} cannot be a path${dir.includes("\0") ? " (it contains a NUL byte)" : ""}; ${fix}`,
+      );
     case "ENAMETOOLONG":
     case "ELOOP":
       return targetRefused(`${dir} cannot be resolved (${errnoCode(err)}); ${fix}`);

@@ -92,6 +92,12 @@ describe("CheckpointStore round trip", () => {
     await expect(store.restore("000001", path.join(file, "below"))).rejects.toThrow(
       /a-file is not a directory/,
     );
+    // Node throws on a NUL byte before any system call: still the caller's `into`, not a host failure.
+    await expect(store.restore("000001", path.join(base, "x\0y"))).rejects.toMatchObject({
+      code: "bad_request",
+      field: "into",
+      message: expect.stringMatching(/contains a NUL byte/),
+    });
   });
 
   it("names the known ids for an unknown one", async () => {
