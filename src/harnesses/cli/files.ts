@@ -1,19 +1,11 @@
 // Native files for checkpoints and small JSON state files the CLI harnesses keep beside the CLI's own.
 import { constants } from "node:fs";
-import {
-  type FileHandle,
-  lstat,
-  open,
-  readdir,
-  readFile,
-  realpath,
-  rename,
-  writeFile,
-} from "node:fs/promises";
+import { type FileHandle, lstat, open, readdir, realpath } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { fdPath, openedPath } from "../../core/checkpoints/opened.js";
 import { isInside } from "../../core/checkpoints/paths.js";
 import type { NativeFile } from "../../protocol/runner.js";
+import { readAgentFile, replaceAgentFile } from "../agent-files.js";
 
 /**
  * Every regular file under `nativeDir/sub` (recursively), as NativeFiles relative to `nativeDir` with `/`
@@ -74,18 +66,16 @@ export async function listNativeFiles(
   return out;
 }
 
+/** The state file's JSON, or undefined when there is none (a link planted in its place is an error). */
 export async function readJsonFile<T>(file: string): Promise<T | undefined> {
-  try {
-    return JSON.parse(await readFile(file, "utf8")) as T;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw err;
-  }
+  const text = await readAgentFile(file);
+  return text === undefined ? undefined : (JSON.parse(text) as T);
 }
 
-/** Written to a temporary name and renamed: a crash leaves the old file or the new one, never half of one. */
+/**
+ * Written to a temporary name and renamed: a crash leaves the old file or the new one, never half of one. The
+ * native dir may be mounted into the CLI's container: neither name is followed if it is a link.
+ */
 export async function writeJsonFile(file: string, value: unknown): Promise<void> {
-  const tmp = `${file}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(value, null, 2)}\n`);
-  await rename(tmp, file);
+  await replaceAgentFile(file, `${JSON.stringify(value, null, 2)}\n`);
 }

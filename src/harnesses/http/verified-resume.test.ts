@@ -1,20 +1,22 @@
 // Verified resume for the HTTP/SSE (and, through the same ResumeState, the extension) families: the agent holds
 // the conversation and Brain keeps the id that finds it. After answered turns that file must be there: lost,
 // the turn fails loudly instead of starting the agent afresh; `rebuild` then sends the history as a summary.
-import { readFileSync, rmSync } from "node:fs";
+import { lstatSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { events, makeBrain, type TestBrain, textOf } from "../../testing/brain.js";
+import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../testing/brain.js";
 import { type Served, startSeedHarness, startTsHttpAgent } from "../../testing/nui.js";
 import { RESUME_FILE } from "../nui/resume-state.js";
 import { RemoteFactory } from "./remote.js";
 
 let t: TestBrain | undefined;
 const agents: Served[] = [];
+const dirs: string[] = [];
 afterEach(async () => {
   await t?.cleanup();
   t = undefined;
   for (const agent of agents.splice(0)) await agent.stop();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 async function answered(start: () => Promise<Served>) {
@@ -60,6 +62,33 @@ describe("verified resume on an HTTP agent", () => {
     // The agent started a new conversation of its own: its id is saved, and a later restart resumes.
     const later = await reopened(id, "and now");
     expect(later.outcome.status).toBe("completed");
+  });
+
+  it("follows no link planted in the native dir: neither to write the id nor to read one back", async () => {
+    // The docker harness mounts the native dir into the agent's container, which may plant links there.
+    const outside = tempDir("brain-outside-");
+    const victim = join(outside, "victim.json");
+    writeFileSync(victim, "precious\n");
+    dirs.push(outside);
+    const agent = await startTsHttpAgent();
+    agents.push(agent);
+    t = makeBrain({ factories: [new RemoteFactory()] });
+    const session = await t.brain.create({ harness: "remote", config: { options: { url: agent.url } } });
+    const native = t.store.paths(session.id).native;
+    symlinkSync(victim, join(native, `${RESUME_FILE}.tmp`));
+    expect((await (await session.prompt("remember PLUM")).settled).status).toBe("completed");
+    expect(readFileSync(victim, "utf8")).toBe("precious\n");
+    expect(lstatSync(join(native, RESUME_FILE)).isFile()).toBe(true);
+
+    // A link in the file's place, to a file that names a conversation: not read, so the id counts as lost.
+    writeFileSync(victim, '{"sessionId":"ts-conv-1"}\n');
+    rmSync(join(native, RESUME_FILE));
+    symlinkSync(victim, join(native, RESUME_FILE));
+    const { outcome } = await reopened(session.id, "again");
+    expect(outcome.status).toBe("failed");
+    expect(outcome.error?.message).toMatch(
+      /the conversation id of remote agent .* \(nui-session\.json\) (is missing|does not hold)/,
+    );
   });
 
   it("an agent that names no session keeps none: the file says so, and a restart resumes as before", async () => {

@@ -4,11 +4,12 @@
 //
 // An agent that names no session keeps no conversation between runs (each run stands alone): the file then says
 // so (`{"sessionId": null}`), so that a file that is absent after answered turns means lost, never stateless.
-import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { lstat, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { ExpectedHistory } from "../../core/harness.js";
 import { missingHistory } from "../../core/native-check.js";
 import type { NativeFile } from "../../protocol/runner.js";
+import { readAgentFile, replaceAgentFile } from "../agent-files.js";
 
 export const RESUME_FILE = "nui-session.json";
 
@@ -23,11 +24,14 @@ export class ResumeState {
   static async load(dir: string): Promise<ResumeState> {
     const state = new ResumeState(dir);
     try {
-      const saved = JSON.parse(await readFile(join(dir, RESUME_FILE), "utf8")) as { sessionId?: unknown };
+      // Not followed when a link: the docker harness's container can write the native dir.
+      const text = await readAgentFile(join(dir, RESUME_FILE));
+      if (text === undefined) return state; // a new session
+      const saved = JSON.parse(text) as { sessionId?: unknown };
       state.saved = true;
       if (typeof saved.sessionId === "string" && saved.sessionId) state.current = saved.sessionId;
     } catch {
-      // no file yet (a new session), or one we cannot read: start without a resume id
+      // one we cannot read (not JSON, a planted link): start without a resume id
     }
     return state;
   }
@@ -45,15 +49,14 @@ export class ResumeState {
     this.current = sessionId ?? undefined;
     const file = join(this.dir, RESUME_FILE);
     await mkdir(this.dir, { recursive: true });
-    await writeFile(`${file}.tmp`, `${JSON.stringify({ sessionId: sessionId ?? null })}\n`);
-    await rename(`${file}.tmp`, file);
+    await replaceAgentFile(file, `${JSON.stringify({ sessionId: sessionId ?? null })}\n`);
     this.saved = true;
   }
 
   /** The checkpoint: the resume file when there is one. */
   async files(): Promise<NativeFile[]> {
     if (!this.saved) return [];
-    const { size } = await stat(join(this.dir, RESUME_FILE));
+    const { size } = await lstat(join(this.dir, RESUME_FILE));
     return [{ path: RESUME_FILE, size, append_only: false }];
   }
 

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import { ENDPOINT_SERVER_NAME } from "../../tools/endpoint/index.js";
+import { replaceAgentFile } from "../agent-files.js";
 import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
@@ -106,7 +107,8 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
     const state = await this.readState<OpencodeState>();
     if (state?.session_id && existsSync(this.databasePath())) {
       const stdout = await runOpencode(this.oneShot(), ["export", state.session_id]);
-      writeFileSync(join(this.options.dir, EXPORT_FILE), exportedJson(stdout));
+      // Not through a link: a sandboxed opencode can write the native dir.
+      await replaceAgentFile(join(this.options.dir, EXPORT_FILE), exportedJson(stdout));
     }
     return listNativeFiles(this.options.dir, ".", {
       include: (path) => path === EXPORT_FILE,
