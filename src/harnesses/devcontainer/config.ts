@@ -3,8 +3,9 @@
 // given means the same inside), Brain's install mounted read-only at its path (so the inner CLIs and runners
 // Brain ships run inside), and `remoteEnv` naming the variables the inner harness needs, each as
 // `${localEnv:NAME}`: their values travel in the environment of `devcontainer exec`, never in a file or argv.
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { readAgentFile, replaceAgentFile } from "../agent-files.js";
 
 /** Node 20 on Debian 12, like the host Brain runs on, so Brain's node_modules work inside. */
 export const DEFAULT_DEVCONTAINER_IMAGE = "mcr.microsoft.com/devcontainers/javascript-node:1-20-bookworm";
@@ -71,11 +72,24 @@ export function devcontainerJsonPath(workspaceFolder: string): string {
   return join(workspaceFolder, ".devcontainer", "devcontainer.json");
 }
 
-/** Writes the file (tmp + rename: `devcontainer exec` may read it while it is rewritten). */
-export function writeDevcontainerJson(workspaceFolder: string, json: DevcontainerJson): string {
+/**
+ * Writes the file (tmp + rename: `devcontainer exec` may read it while it is rewritten). The workspace folder is
+ * mounted into no container, and neither name is followed if it is a link all the same.
+ */
+export async function writeDevcontainerJson(
+  workspaceFolder: string,
+  json: DevcontainerJson,
+): Promise<string> {
   const file = devcontainerJsonPath(workspaceFolder);
-  mkdirSync(join(workspaceFolder, ".devcontainer"), { recursive: true });
-  writeFileSync(`${file}.tmp`, `${JSON.stringify(json, null, 2)}\n`);
-  renameSync(`${file}.tmp`, file);
+  await mkdir(join(workspaceFolder, ".devcontainer"), { recursive: true });
+  await replaceAgentFile(file, `${JSON.stringify(json, null, 2)}\n`);
   return file;
+}
+
+/** The session's devcontainer.json, as `writeDevcontainerJson` wrote it. */
+export async function readDevcontainerJson(workspaceFolder: string): Promise<DevcontainerJson> {
+  const file = devcontainerJsonPath(workspaceFolder);
+  const text = await readAgentFile(file);
+  if (text === undefined) throw new Error(`${file} does not exist; the dev container's session is not open`);
+  return JSON.parse(text) as DevcontainerJson;
 }

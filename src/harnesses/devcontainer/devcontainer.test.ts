@@ -1,7 +1,8 @@
 // The devcontainer family without a Docker engine: the generated devcontainer.json and the exact commands are
 // checked, and a fake Dev Container CLI runs the inner harness (the echo runner) "inside" by running it here
 // with only the container's environment.
-import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, lstatSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { BrainConfig } from "../../protocol/config.js";
@@ -33,9 +34,9 @@ type NuiSettings = Record<string, string>;
 function brain(
   settings: NuiSettings = { devcontainer: fakeDevcontainer, docker: fakeDocker },
   cli?: BrainConfig["cli"],
-  host: { uid?: number; provider?: ProviderCredentials } = {},
+  host: { uid?: number; provider?: ProviderCredentials; home?: string } = {},
 ) {
-  const home = tempDir("brain-devc-home-");
+  const home = host.home ?? tempDir("brain-devc-home-");
   const { factories } = catalogFactories({
     brainHome: home,
     nui: settings,
@@ -60,6 +61,7 @@ function brain(
               }),
           ),
     ...(provider ? { provider } : {}),
+    ...(host.home ? { home } : {}),
   });
   return t.brain;
 }
@@ -109,12 +111,14 @@ describe("a session in a dev container", () => {
 
     const native = join(t!.home, "sessions", session.id, "native");
     const workspace = join(native, "devcontainer");
+    const inner = join(native, "inner");
     const json = JSON.parse(readFileSync(join(workspace, ".devcontainer/devcontainer.json"), "utf8"));
     expect(json).toMatchObject({
       name: `brain-session-${session.id}`,
       image: DEFAULT_DEVCONTAINER_IMAGE,
-      workspaceFolder: native,
-      workspaceMount: `source=${native},target=${native},type=bind`,
+      // Of the native dir, only the inner harness's part is mounted: the devcontainer.json is out of reach.
+      workspaceFolder: inner,
+      workspaceMount: `source=${inner},target=${inner},type=bind`,
       overrideCommand: true,
       updateRemoteUserUID: false,
       runArgs: [
@@ -128,6 +132,7 @@ describe("a session in a dev container", () => {
     });
     // The tool endpoint's private dir, and Brain's install read-only.
     expect(json.mounts[0]).toMatch(/^source=(\/.*brain-sandbox-\w+),target=\1,type=bind$/);
+    expect(JSON.stringify(json.mounts)).not.toContain(native);
     expect(json.mounts).toContain(`source=${installDir()},target=${installDir()},type=bind,readonly`);
     // What the runner's environment held reached the container by name, its value through localEnv.
     expect(json.remoteEnv).toMatchObject({
@@ -167,6 +172,59 @@ describe("a session in a dev container", () => {
       workspaceMount: `source=${work},target=${work},type=bind`,
     });
     rmSync(work, { recursive: true, force: true });
+  });
+
+  it("a link planted in the workspace folder makes the host read or write nothing outside it", async () => {
+    const outside = tempDir("brain-devc-outside-");
+    const secret = join(outside, "tokens.json");
+    const victim = join(outside, "victim.json");
+    writeFileSync(secret, '{"admin":"SECRET-ADMIN-TOKEN"}');
+    writeFileSync(victim, "precious\n");
+    let b = brain();
+    const session = await b.create({
+      harness: "devcontainer",
+      config: { options: { innerHarness: "echo" } },
+    });
+    expect((await (await session.prompt("one")).settled).status).toBe("completed");
+    const workspace = join(t!.home, "sessions", session.id, "native/devcontainer");
+    const config = join(workspace, ".devcontainer/devcontainer.json");
+    const home = t!.home;
+    await t!.brain.close();
+
+    // The exec shim, run by the host on each start of the inner command, follows neither link.
+    rmSync(config);
+    symlinkSync(secret, config);
+    symlinkSync(victim, `${config}.tmp`);
+    const shim = spawnSync(
+      process.execPath,
+      [devcontainerShim(), "--devcontainer", "/bin/true", "--workspace-folder", workspace, "--", "x"],
+      { encoding: "utf8" },
+    );
+    expect(shim.status).toBe(1);
+    expect(shim.stderr).toMatch(/^brain devcontainer exec: .*devcontainer\.json is a symbolic link/);
+    expect(readFileSync(victim, "utf8")).toBe("precious\n");
+    expect(readFileSync(secret, "utf8")).toBe('{"admin":"SECRET-ADMIN-TOKEN"}');
+
+    // What an earlier container could leave there (when the whole native dir was mounted) is replaced on open.
+    b = brain(undefined, undefined, { home });
+    const again = await b.session(session.id);
+    expect((await (await again.prompt("two")).settled).status).toBe("completed");
+    expect(lstatSync(config).isFile()).toBe(true);
+    expect(readFileSync(config, "utf8")).not.toContain("SECRET");
+    expect(readFileSync(victim, "utf8")).toBe("precious\n");
+    rmSync(outside, { recursive: true, force: true });
+  });
+
+  it("refuses a working_dir that would mount the session's native dir", async () => {
+    const b = brain();
+    const session = await b.create({
+      harness: "devcontainer",
+      config: { options: { innerHarness: "echo", working_dir: t!.home } },
+    });
+    const outcome = await (await session.prompt("x")).settled;
+    expect(outcome.error?.message).toMatch(
+      /config\.options\.working_dir ".*" would mount .*\/native\/devcontainer into the container.*choose a directory outside .*\/native, or none for .*\/native\/inner$/,
+    );
   });
 
   it("the launcher puts the exec shim in front of the inner command", () => {

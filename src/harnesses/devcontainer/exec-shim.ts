@@ -8,10 +8,9 @@
 // URL and key, its flags) is named in the devcontainer.json's `remoteEnv` as `${localEnv:NAME}` and handed to
 // `devcontainer exec` in its environment, so values never appear in argv or on disk. `devcontainer exec` runs
 // in the workspace folder; a command started in another mounted directory (a CLI's cwd) is run there.
-import { readFileSync } from "node:fs";
 import { forwardedNames, isMain, relay, shimArgs } from "../exec-relay.js";
 import { execArgs } from "./cli.js";
-import { type DevcontainerJson, devcontainerJsonPath, localEnvRef, writeDevcontainerJson } from "./config.js";
+import { type DevcontainerJson, localEnvRef, readDevcontainerJson, writeDevcontainerJson } from "./config.js";
 
 export function parseShimArgs(argv: string[]): {
   devcontainer: string;
@@ -43,15 +42,19 @@ export function inDirectory(json: DevcontainerJson, cwd: string, command: string
   return mounted ? ["/bin/sh", "-c", 'cd "$0" && exec "$@"', cwd, ...command] : command;
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const { devcontainer, workspaceFolder, command } = parseShimArgs(process.argv.slice(2));
-  const file = devcontainerJsonPath(workspaceFolder);
-  const json = JSON.parse(readFileSync(file, "utf8")) as DevcontainerJson;
+  const json = await readDevcontainerJson(workspaceFolder);
   const names = forwardedNames(process.env);
   json.remoteEnv = Object.fromEntries(names.map((name) => [name, localEnvRef(name)]));
-  writeDevcontainerJson(workspaceFolder, json);
+  await writeDevcontainerJson(workspaceFolder, json);
   const [program, ...args] = inDirectory(json, process.cwd(), command);
   relay(devcontainer, execArgs(workspaceFolder, program!, args), "brain devcontainer exec");
 }
 
-if (isMain(import.meta.url)) main();
+if (isMain(import.meta.url)) {
+  await main().catch((err: Error) => {
+    process.stderr.write(`brain devcontainer exec: ${err.message}\n`);
+    process.exit(1);
+  });
+}

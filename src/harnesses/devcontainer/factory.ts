@@ -2,11 +2,13 @@
 // container Brain provisions for the session. Per session: generate `<native>/devcontainer/.devcontainer/
 // devcontainer.json`, `devcontainer up --workspace-folder <that dir>`, open the inner harness with a launcher
 // that puts `devcontainer exec --workspace-folder <that dir>` in front of its command, and on close close the
-// inner harness and remove the container. The inner harness keeps its state in `<native>/inner`. The container
+// inner harness and remove the container. The inner harness keeps its state in `<native>/inner`, the only part
+// of the native dir mounted into the container: the host reads and rewrites the devcontainer.json (the exec
+// shim, on every start of the inner command), so nothing inside may reach it to plant a link there. The container
 // has no network by default (`network: "none"`): the inner harness's provider, when on this host's loopback, is
 // bridged into it like the docker sandbox does, and so are its servers and Brain's tool endpoint.
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { lstatSync, mkdirSync, rmSync } from "node:fs";
+import { isAbsolute, join, relative } from "node:path";
 import { z } from "zod";
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
@@ -57,9 +59,9 @@ const Options = z.looseObject({
   network: z.enum(["none", "bridge"]).default("none"),
 });
 
-/** The directory `devcontainer up` gets as its workspace folder. */
+/** The directory `devcontainer up` gets as its workspace folder (host-only: never mounted into the container). */
 export const WORKSPACE_DIR = "devcontainer";
-/** Where the inner harness keeps its state, inside the native dir. */
+/** Where the inner harness keeps its state, inside the native dir: the container's default working dir. */
 export const INNER_DIR = "inner";
 
 export class DevcontainerFactory implements HarnessFactory {
@@ -106,6 +108,12 @@ export class DevcontainerFactory implements HarnessFactory {
       throw new HarnessError("brain_error", `harness "${this.name}" cannot run itself inside`);
     const workspaceFolder = join(options.dir, WORKSPACE_DIR);
     const innerDir = join(options.dir, INNER_DIR);
+    if (working_dir && (contains(working_dir, workspaceFolder) || contains(workspaceFolder, working_dir))) {
+      throw new HarnessError(
+        "brain_error",
+        `harness "${this.name}": config.options.working_dir "${working_dir}" would mount ${workspaceFolder} into the container, where Brain keeps the dev container's own config out of its reach; choose a directory outside ${options.dir}, or none for ${innerDir}`,
+      );
+    }
     const inner = this.settings.inner(innerHarness, this.launcher(workspaceFolder));
     if (!inner) {
       throw new HarnessError(
@@ -126,6 +134,15 @@ export class DevcontainerFactory implements HarnessFactory {
     // What a crashed host left of this session (a container `devcontainer up` would otherwise reuse).
     await sweepSession(this.docker, options.sessionId, this.timeouts.stopMs);
     mkdirSync(innerDir, { recursive: true });
+    // Mounted as it is: a link left there (when earlier versions mounted the whole native dir) would mount its target.
+    if (lstatSync(innerDir).isSymbolicLink()) {
+      throw new HarnessError(
+        "brain_error",
+        `harness "${this.name}": ${innerDir} is a symbolic link; remove it`,
+      );
+    }
+    // Made afresh: what an earlier open left there (one that mounted the whole native dir) is not trusted.
+    rmSync(workspaceFolder, { recursive: true, force: true });
     mkdirSync(workspaceFolder, { recursive: true });
     const toolsDir = privateDir();
     const runArgs = [
@@ -135,13 +152,13 @@ export class DevcontainerFactory implements HarnessFactory {
       `brain.harness=${this.name}`,
       ...(network === "none" ? ["--network", "none"] : []),
     ];
-    writeDevcontainerJson(
+    await writeDevcontainerJson(
       workspaceFolder,
       devcontainerJson({
         sessionId: options.sessionId,
         image: image ?? DEFAULT_DEVCONTAINER_IMAGE,
-        workingDir: working_dir ?? options.dir,
-        mounts: [options.dir, toolsDir],
+        workingDir: working_dir ?? innerDir,
+        mounts: [innerDir, toolsDir],
         readOnlyMounts: installMounts(this.settings.installDir),
         remoteEnv: [],
         runArgs,
@@ -180,4 +197,10 @@ export class DevcontainerFactory implements HarnessFactory {
       throw err;
     }
   }
+}
+
+/** `dir` is `path` or one of its ancestors. */
+function contains(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
