@@ -1,13 +1,15 @@
 // The two shortcuts on a docker session's start: the sweep of a crashed host's leftovers runs alongside
 // `docker run` and must spare the container that run starts, and the container's init comes from /proc when
 // /proc shows it unambiguously (else Docker is asked).
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempDir } from "../../testing/brain.js";
+import { fakeDocker, readCalls } from "../../testing/nui.js";
 import { Container, sweepSession } from "./container.js";
 import { containerInit } from "./container-pid.js";
-import type { DockerCli, DockerResult } from "./docker-cli.js";
+import { DockerFactory } from "./docker.js";
+import { DockerCli, type DockerResult } from "./docker-cli.js";
 
 const NEW = "a".repeat(64);
 const STALE = `b${"0".repeat(63)}`;
@@ -56,6 +58,43 @@ describe("the sweep beside docker run", () => {
     const { cli, calls } = fakeCli({ ps: `${STALE.slice(0, 12)}\n` });
     await sweepSession(cli, "s-1", 1_000, Promise.resolve(undefined));
     expect(calls.at(-1)).toEqual(["rm", "-f", STALE.slice(0, 12)]);
+  });
+});
+
+describe("a docker run that does not return", () => {
+  let state = "";
+  afterEach(() => {
+    // An agent the fake started and nothing removed (what the test is about) is stopped, then its state goes.
+    for (const file of readdirSync(join(state, "containers"))) {
+      const { pid } = JSON.parse(readFileSync(join(state, "containers", file), "utf8"));
+      try {
+        process.kill(-pid, "SIGTERM");
+      } catch {
+        // already gone
+      }
+    }
+    rmSync(state, { recursive: true, force: true });
+  });
+
+  it("removes the container the run started after the sweep beside it looked, and says the run timed out", async () => {
+    state = tempDir("fake-docker-");
+    // The fake's run starts the container once the sweep has listed the session's, says only Docker's
+    // warning, and never returns.
+    const env = { ...process.env, FAKE_DOCKER_STATE: state, FAKE_DOCKER_SLOW_RUN: "1" };
+    const factory = new DockerFactory("docker", new DockerCli(fakeDocker, env), { runMs: 5_000 });
+    const options = {
+      sessionId: "s-timeout",
+      dir: state,
+      tools: [],
+      provider: {},
+      config: { options: { image: "seed-echo", containerPort: 9090 } },
+    } as never;
+    await expect(factory.open(options)).rejects.toThrow(
+      /docker\.mjs run timed out after 5s \(it said: WARNING: IPv4 forwarding is disabled/,
+    );
+    expect(readdirSync(join(state, "containers"))).toEqual([]);
+    const removed = readCalls(state).filter((c) => c[0] === "rm");
+    expect(removed).toEqual([["rm", "-f", expect.stringMatching(/^fake\d+$/)]]);
   });
 });
 

@@ -51,11 +51,31 @@ export class DockerCli {
       const options = { env: { ...this.env, ...env }, timeout: timeoutMs, maxBuffer: 4 << 20 };
       execFile(this.program, args, options, (err, stdout, stderr) => {
         if (!err) return resolve({ stdout, stderr });
-        const detail = (stderr || stdout || err.message).trim();
-        reject(new HarnessError("brain_error", `${this.program} ${args[0]}: ${explain(detail)}`));
+        const detail = usefulOutput(stderr) || stdout.trim();
+        // Killed by the timeout: Docker's last words (if any) are not why it failed.
+        if (err.killed && typeof err.code !== "string") {
+          const waited = `${this.program} ${args[0]} timed out after ${timeoutMs / 1000}s`;
+          return reject(new HarnessError("brain_error", detail ? `${waited} (it said: ${detail})` : waited));
+        }
+        reject(
+          new HarnessError("brain_error", `${this.program} ${args[0]}: ${explain(detail || err.message)}`),
+        );
       });
     });
   }
+}
+
+/**
+ * Docker's stderr without its warnings ("WARNING: IPv4 forwarding is disabled", printed on every run of some
+ * hosts), unless warnings are all it said.
+ */
+export function usefulOutput(stderr: string): string {
+  const lines = stderr
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const errors = lines.filter((l) => !l.startsWith("WARNING:"));
+  return (errors.length ? errors : lines).join("\n");
 }
 
 /** Docker's own words, with what to do about the common failures. */

@@ -121,6 +121,7 @@ export class DockerFactory implements HarnessFactory {
     let harness: HttpHarness | undefined;
     let hitl: ContainerHitl | undefined;
     let container = "";
+    let running = false;
     try {
       hitl =
         network === "none"
@@ -134,6 +135,7 @@ export class DockerFactory implements HarnessFactory {
         [NATIVE_DIR_ENV]: NATIVE_MOUNT,
         ...(hitl ? { NUI_API_URL: hitl.url } : {}),
       };
+      running = true;
       const run = await this.docker.run(
         dockerRunArgs({
           image,
@@ -151,6 +153,9 @@ export class DockerFactory implements HarnessFactory {
       started(undefined);
       await sweep.catch(() => {});
       await hitl?.close();
+      // A run that timed out (or failed) may have started the container all the same, after the sweep beside it
+      // listed the session's: without a second look it would run on with no session to remove it.
+      if (running) await sweepSession(this.docker, options.sessionId, this.timeouts.stopMs).catch(() => {});
       throw err;
     }
     started(container || undefined);

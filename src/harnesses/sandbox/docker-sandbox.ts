@@ -26,6 +26,8 @@ export interface DockerSandboxSettings {
   installDir: string;
   docker?: DockerCli;
   stopMs?: number;
+  /** `docker run` (may pull the image); default 300 s. */
+  runMs?: number;
   /** More `docker run` arguments this harness needs (codex: its own sandbox inside the container). */
   dockerArgs?: string[];
   /** Why this harness cannot run in the sandbox yet: `sandbox: docker` is then refused with it. */
@@ -143,10 +145,12 @@ async function openInDocker(
         "sleep",
         "2147483647",
       ],
-      300_000,
+      settings.runMs ?? 300_000,
     );
   } catch (err) {
     rmSync(toolsDir, { recursive: true, force: true });
+    // A run that timed out (or failed) may have started the container all the same: removed by its label.
+    await sweepSession(docker, options.sessionId, stopMs).catch(() => {});
     throw err;
   }
   const id = started.stdout.trim().split("\n").at(-1)?.trim() ?? "";

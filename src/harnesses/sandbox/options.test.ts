@@ -1,10 +1,15 @@
 // sandbox: docker's settings, without an engine: what an agent definition may say, what a session's options may
-// say, and the one address a sandboxed CLI may reach.
-import { describe, expect, it } from "vitest";
+// say, and the one address a sandboxed CLI may reach; and, with a fake docker CLI, a `docker run` that times out.
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
 import { checkDefinition } from "../../agents/validate.js";
 import type { HarnessOptions } from "../../core/harness.js";
+import { tempDir } from "../../testing/brain.js";
+import { fakeDocker } from "../../testing/nui.js";
 import { CLAUDE_CODE } from "../claude-code/factory.js";
 import { CliFamilyFactory } from "../cli/family.js";
+import { DockerCli } from "../http/docker-cli.js";
 import { loopbackProviderPort, SandboxableFactory } from "./docker-sandbox.js";
 import { sandboxOptions, withoutSandboxOptions } from "./options.js";
 
@@ -54,5 +59,51 @@ describe("sandbox: docker", () => {
     });
     const options = { config: { options: { sandbox: "docker" } } } as never;
     await expect(factory.open(options)).rejects.toThrow(/cannot run with sandbox: docker yet: no reason/);
+  });
+});
+
+describe("a sandbox's docker run that does not return", () => {
+  let state = "";
+  afterEach(() => {
+    // An agent the fake started and nothing removed (what the test is about) is stopped, then its state goes.
+    for (const file of readdirSync(join(state, "containers"))) {
+      try {
+        process.kill(-Number(file.replace(/^fake|\.json$/g, "")), "SIGTERM");
+      } catch {
+        // already gone
+      }
+    }
+    rmSync(state, { recursive: true, force: true });
+  });
+
+  it("removes the container the run started, and says the run timed out", async () => {
+    state = tempDir("fake-docker-");
+    // The fake's run starts the container, says only Docker's warning, and never returns.
+    const docker = new DockerCli(fakeDocker, {
+      ...process.env,
+      FAKE_DOCKER_STATE: state,
+      FAKE_DOCKER_SLOW_RUN: "1",
+    });
+    const plain = new CliFamilyFactory(CLAUDE_CODE, {});
+    const factory = new SandboxableFactory(plain, () => plain, {
+      shim: { node: "node", script: "shim.js" },
+      installDir: "/nonexistent/brain",
+      docker,
+      runMs: 5_000,
+    });
+    const dir = tempDir("brain-sandbox-native-");
+    const options = {
+      sessionId: "s-timeout",
+      dir,
+      provider: {},
+      config: { options: { sandbox: "docker", sandbox_image: "seed-echo" } },
+    } as never;
+    await expect(factory.open(options)).rejects.toThrow(
+      /docker\.mjs run timed out after 5s \(it said: WARNING: IPv4 forwarding is disabled/,
+    );
+    rmSync(dir, { recursive: true, force: true });
+    expect(readdirSync(join(state, "containers"))).toEqual([]);
+    const calls = readFileSync(join(state, "calls.jsonl"), "utf8");
+    expect(calls.split("\n").filter((l) => l.startsWith('["rm"'))).toHaveLength(1);
   });
 });
