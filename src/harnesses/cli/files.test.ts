@@ -1,7 +1,7 @@
 // Listing a CLI's native files while the CLI creates and removes its lock files beside them; Brain's state
 // files in a native dir a container can write, where what runs inside may plant links.
 import { execFileSync } from "node:child_process";
-import { lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { tempDir } from "../../testing/brain.js";
@@ -38,6 +38,51 @@ it("skips a file that is gone between the directory listing and its lstat, and l
     churning = false;
   }
 });
+
+// Linux only: elsewhere nothing shows where a descriptor is, and the walk reads by name (the checkpoint still
+// refuses a file that resolves outside).
+it.skipIf(process.platform !== "linux")(
+  "never lists a file from outside the native dir while a directory is swapped for a symbolic link",
+  async () => {
+    dir = tempDir("brain-files-");
+    const nativeDir = join(dir, "native");
+    mkdirSync(join(nativeDir, "state", "d"), { recursive: true });
+    writeFileSync(join(nativeDir, "state", "d", "inside.txt"), "mine");
+    mkdirSync(join(dir, "outside"));
+    writeFileSync(join(dir, "outside", "host-only.txt"), "HOST");
+    // The agent's loop: state/d is a real directory, then a link to outside, then the directory again, one swap
+    // per turn of the event loop, so listings fall between a directory's lstat and its reading.
+    const d = join(nativeDir, "state", "d");
+    const aside = join(nativeDir, "state", "real");
+    const link = join(nativeDir, "state", "link");
+    symlinkSync(join(dir, "outside"), link);
+    let swapping = true;
+    const swap = () => {
+      if (!swapping) return;
+      renameSync(d, aside);
+      renameSync(link, d);
+      setImmediate(() => {
+        renameSync(d, link);
+        renameSync(aside, d);
+        setImmediate(swap);
+      });
+    };
+    swap();
+    const seen = new Set<string>();
+    try {
+      for (let i = 0; i < 300; i++) {
+        for (const f of await listNativeFiles(nativeDir, "state", { appendOnly: () => false }))
+          seen.add(f.path);
+      }
+    } finally {
+      swapping = false;
+    }
+    expect([...seen].filter((p) => p.includes("host-only"))).toEqual([]);
+    // A symbolic link as the listed directory itself leads outside too: nothing is listed from there.
+    symlinkSync(join(dir, "outside"), join(nativeDir, "elsewhere"));
+    expect(await listNativeFiles(nativeDir, "elsewhere", { appendOnly: () => false })).toEqual([]);
+  },
+);
 
 it("writes a state file without following a link planted at its temporary name or at the file itself", async () => {
   dir = tempDir("brain-files-");
