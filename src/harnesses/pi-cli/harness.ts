@@ -11,7 +11,7 @@ import { missingHistory } from "../../core/native-check.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
-import { listNativeFiles } from "../cli/files.js";
+import { listNativeFiles, writePrivateFile } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
 import { endpointWire, type WireApi } from "../cli/provider-api.js";
 import { BRIDGE_SOURCE } from "./bridge.js";
@@ -22,6 +22,8 @@ import { latestSessionFile, rebaseSession } from "./sessions.js";
 /** PI_CODING_AGENT_DIR, relative to the native dir. */
 export const AGENT_DIR = "pi";
 export const SESSIONS_DIR = "pi/sessions";
+/** The session's system prompt, in the agent dir, for `--append-system-prompt`. */
+export const SYSTEM_PROMPT_FILE = "append-system-prompt.md";
 /** pi's tools enabled by default; `--tools` narrows them to the ones the policy allows. */
 export const PI_TOOLS = ["read", "bash", "edit", "write"] as const;
 
@@ -103,7 +105,13 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     } else if (config.model) {
       args.push("--model", config.model);
     }
-    if (config.system_prompt) args.push("--append-system-prompt", config.system_prompt);
+    // pi reads `--append-system-prompt` as a file whenever a file of that name exists, so the text goes in a
+    // file of Brain's: pi gets exactly the client's text, never a host file the client named.
+    if (config.system_prompt) {
+      const file = join(agentDir, SYSTEM_PROMPT_FILE);
+      writePrivateFile(file, config.system_prompt);
+      args.push("--append-system-prompt", file);
+    }
     const tools = this.ctx.bound ? undefined : this.allowedTools();
     if (tools) args.push(...(tools.length > 0 ? ["--tools", tools.join(",")] : ["--no-tools"]));
     args.push(...boundArgs);

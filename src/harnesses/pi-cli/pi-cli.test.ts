@@ -1,9 +1,11 @@
 // The pi-cli harness on the real pi CLI (node_modules/.bin/pi --mode rpc), run in a loopback-only network
 // namespace against the fake provider (Chat Completions; the other two APIs pi speaks in the last test). The
 // checks every CLI family shares are in src/testing/cli-family.ts; here is what is pi's own: its tools gated up
-// front, a live steer, and the three wires.
+// front, its system prompt passed as text, a live steer, and the three wires.
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { events, textOf, waitForEvent } from "../../testing/brain.js";
+import { events, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
 import { agentRequests, historyOf } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { describeLostHistory } from "../../testing/cli-lost-history.js";
@@ -50,6 +52,23 @@ describe.runIf(found)("pi-cli's own", () => {
     expect(textOf(await events(session), turn.turn)).toBe("hello from fake");
     const warning = (await events(session)).find((e) => e.type === "harness.warning");
     expect(JSON.stringify(warning?.data)).toMatch(/disabled: write/);
+  });
+
+  it("sends a system prompt that names a host file as text, never the file's content", async () => {
+    const b = await start();
+    const dir = tempDir("brain-pi-prompt-");
+    try {
+      const file = join(dir, "host-secret.txt");
+      writeFileSync(file, "HOST-ONLY-CONTENT\n", { mode: 0o600 });
+      const session = await b.create({ config: { system_prompt: file } });
+      const turn = await session.prompt("NOTOOL hi");
+      expect((await turn.settled).status).toBe("completed");
+      const sent = JSON.stringify(b.sandbox.provider.requests.map((r) => r.body));
+      expect(sent).toContain(file);
+      expect(sent).not.toContain("HOST-ONLY-CONTENT");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("steers the running turn", async () => {
