@@ -1,6 +1,13 @@
 // The opencode config for one session (OPENCODE_CONFIG): Brain's endpoint as provider "brain", no sharing or
 // updates, and every permission opencode can ask for set to "ask", so each one comes to Brain's policy. The key
 // stays out of the file: opencode substitutes `{env:…}` from its environment.
+//
+// opencode substitutes `{env:NAME}` and `{file:path}` anywhere in the config's raw text before it parses the
+// JSON, so a client's model such as `{file:/etc/shadow}` would read a host file into the config (and back out
+// in opencode's "model not found" message). Every such opening brace in the text is written as the JSON escape
+// `\u007b`: opencode's substitution does not see it, its JSON parser reads it back as `{`, so opencode gets
+// the client's text exactly. Brain's own key reference is the one left to substitute.
+import { randomUUID } from "node:crypto";
 import type { ProviderCredentials, SessionConfig } from "../../protocol/runner.js";
 import type { StdioServerSpec } from "../../tools/endpoint/index.js";
 import type { WireApi } from "../cli/provider-api.js";
@@ -37,6 +44,8 @@ export function opencodeConfig(
   bound?: string,
 ): string {
   const model = modelRef(config, provider);
+  // Stands for Brain's `{env:…}` until the client's text is escaped; random, so no client string can be it.
+  const keyPlaceholder = `brain-key-${randomUUID()}`;
   const out: Record<string, unknown> = {
     autoupdate: false,
     share: "disabled",
@@ -54,14 +63,15 @@ export function opencodeConfig(
       [PROVIDER]: {
         npm: PACKAGES[wire],
         name: "Brain provider",
-        options: { baseURL: provider.base_url, apiKey: `{env:${KEY_VARIABLE}}` },
+        options: { baseURL: provider.base_url, apiKey: keyPlaceholder },
         models: {
           [config.model]: { name: config.model, tool_call: true, limit: { context: 128000, output: 16384 } },
         },
       },
     };
   }
-  return `${JSON.stringify(out, null, 2)}\n`;
+  const text = JSON.stringify(out, null, 2).replace(/\{(?=(?:env|file):)/gi, "\\u007b");
+  return `${text.replace(`"${keyPlaceholder}"`, `"{env:${KEY_VARIABLE}}"`)}\n`;
 }
 
 /** Where the key goes: our variable for a Brain endpoint, the providers' usual ones otherwise. */

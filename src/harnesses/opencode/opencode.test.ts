@@ -2,7 +2,7 @@
 // network namespace against the fake provider (Chat Completions). The server it starts inside the namespace is
 // published back to the host by the sandbox launcher. The checks every CLI family shares are in
 // src/testing/cli-family.ts; opencode starts slowly, so several of them share one session here.
-import { chmodSync, existsSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { events, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
@@ -56,6 +56,25 @@ describe.runIf(found)("opencode's own", () => {
     });
     expect(textOf(all, allowed.turn)).toBe("Let me look.donehello from fake");
     await deniesOne(session, work);
+  });
+
+  it("gives opencode a model naming {file:…} as text: the file is not read into its config", async () => {
+    const b = await start();
+    const dir = tempDir("brain-opencode-model-");
+    try {
+      const file = join(dir, "host-secret.txt");
+      writeFileSync(file, "HOST-ONLY-CONTENT", { mode: 0o600 });
+      const model = `{file:${file}}`;
+      const session = await b.create({ config: { model } });
+      const turn = await session.prompt("NOTOOL hi");
+      expect((await turn.settled).status).toBe("completed");
+      const requests = b.sandbox.provider.requests;
+      expect(requests.map((r) => r.body?.model)).toContain(model);
+      expect(JSON.stringify(requests.map((r) => r.body))).not.toContain("HOST-ONLY-CONTENT");
+      expect(JSON.stringify(await events(session))).not.toContain("HOST-ONLY-CONTENT");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("a server that exits before it is healthy, then one that works", async () => {
