@@ -1,6 +1,7 @@
 // A Brain whose CLI harnesses run the real programs in a loopback-only network namespace, pointed at a fake
 // provider that plays a coding agent's model (shellAgent). The provider's request log is read directly.
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { expect } from "vitest";
 import type { BrainOptions } from "../core/brain.js";
 import type { HarnessFactory } from "../core/harness.js";
@@ -163,4 +164,35 @@ export async function checkQueuedSteer(
   const last = agentRequests(b.sandbox.provider.requests).at(-1)!;
   expect(historyOf(last)).toContain("NOTOOL and then this");
   return { all, turn: turn.turn };
+}
+
+/**
+ * Claude Code runs its read-only tools in its cwd without asking (no can_use_tool, no request_permission), so a
+ * family on it must give the policy to the CLI up front. Under a policy that denies Read, the model's Read of a
+ * file in the cwd does not run; under one that asks (a rule, or the default), it is asked first: denied here,
+ * as no client answers. Either way the file's content never reaches the model.
+ */
+export async function checkReadGated(b: CliBed): Promise<void> {
+  const cwd = tempDir("brain-read-gated-");
+  try {
+    const file = join(cwd, "secret.txt");
+    writeFileSync(file, "DENIED-READ-CONTENT\n");
+    const policies: [PermissionPolicy, boolean][] = [
+      [{ tools: { Read: "deny" } }, false],
+      [{ tools: { Read: "ask" }, ask_timeout_ms: 0 }, true],
+      [{ default: "ask", ask_timeout_ms: 0 }, true],
+    ];
+    for (const [permissions, asks] of policies) {
+      const session = await b.create({ config: { options: { cwd } }, permissions });
+      const turn = await session.prompt(`Read it CALL Read ${JSON.stringify({ file_path: file })}`);
+      expect((await turn.settled).status).toBe("completed");
+      const asked = (await events(session)).filter((e) => e.type === "permission.requested");
+      expect(asked.map((e) => (e.data as { tool: string }).tool)).toEqual(asks ? ["Read"] : []);
+    }
+    const sent = JSON.stringify(b.sandbox.provider.requests.map((r) => r.body));
+    expect(sent).toContain("CALL Read");
+    expect(sent).not.toContain("DENIED-READ-CONTENT");
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
 }

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ConformanceTools } from "../../cli/commands/conformance/tools.js";
 import { waitForEvent } from "../../testing/brain.js";
-import { type CliBed, cliBed, FAKE_KEY } from "../../testing/cli.js";
+import { type CliBed, checkReadGated, cliBed, FAKE_KEY } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { describeLostHistory } from "../../testing/cli-lost-history.js";
 import { AcpFactory, presetDescriptor } from "./factory.js";
@@ -53,6 +53,10 @@ describe.runIf(found)("the acp family's own, on claude-agent-acp", () => {
   afterEach(async () => {
     await bed?.close();
     bed = undefined;
+  });
+
+  it("gates the read-only tools Claude Code runs unasked: a denied Read does not run, an asked one is asked", async () => {
+    await checkReadGated(await start());
   });
 
   it("checkpoints right after a bound tool call interrupted while it runs: the stopped process is done writing", async () => {

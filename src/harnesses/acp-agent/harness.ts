@@ -351,6 +351,7 @@ function agentContext(ctx: CliContext, endpoint?: StdioServerSpec): AcpAgentCont
     config: options.config,
     provider: options.provider,
     ...(endpoint ? { endpoint } : {}),
+    ...(options.policy ? { policy: options.policy } : {}),
   };
 }
 

@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { HarnessError } from "../../core/harness.js";
 import { ENDPOINT_SERVER_NAME } from "../../tools/endpoint/name.js";
+import { askSettings, claudeToolRules } from "../claude-code/policy.js";
 import { placeTranscript, transcriptPath, transcriptTail } from "../claude-code/transcripts.js";
 import { listNativeFiles } from "../cli/files.js";
 import { anthropicBaseUrl, providerWire } from "../cli/provider-api.js";
@@ -66,12 +67,21 @@ const claude: AcpProfile = {
       ...(provider.api_key ? { ANTHROPIC_API_KEY: provider.api_key } : {}),
     };
   },
-  sessionMeta: ({ config, endpoint }) => {
-    const options = config.model ? { claudeCode: { options: { model: config.model } } } : {};
+  sessionMeta: ({ config, endpoint, policy }) => {
+    // Native: the policy given up front too, as the claude-code family does (../claude-code/policy.ts), since
+    // Claude Code runs its read-only tools without a session/request_permission.
+    const rules = endpoint ? undefined : claudeToolRules(policy);
+    const options = {
+      ...(config.model ? { model: config.model } : {}),
+      ...(rules?.tools ? { tools: rules.tools } : {}),
+      ...(rules?.disallowed.length ? { disallowedTools: rules.disallowed } : {}),
+      ...(rules?.ask.length ? { extraArgs: { settings: askSettings(rules.ask) } } : {}),
+    };
+    const meta = Object.keys(options).length > 0 ? { claudeCode: { options } } : {};
     const prompt = config.system_prompt ? { systemPrompt: { append: config.system_prompt } } : {};
     // Bound: none of Claude Code's own tools, only the MCP servers session/new names (the endpoint).
     const bound = endpoint ? { disableBuiltInTools: true } : {};
-    return { ...options, ...prompt, ...bound };
+    return { ...meta, ...prompt, ...bound };
   },
   // Claude files a session under a folder named after its cwd, and loads it only from there.
   place: (ctx, sessionId) => placeTranscript(join(ctx.dir, CLAUDE_DIR), ctx.cwd, sessionId),

@@ -18,6 +18,8 @@ export interface AcpAgentContext {
    * servers; the profile's hooks turn the agent's own tools off while it is set.
    */
   endpoint?: StdioServerSpec;
+  /** What the session's permission policy says of a tool (HarnessOptions.policy), for agents told it up front. */
+  policy?(tool: string): "allow" | "ask" | "deny";
 }
 
 export interface AcpProfile {

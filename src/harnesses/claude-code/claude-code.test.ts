@@ -1,9 +1,10 @@
 // The claude-code harness on the real Claude Code CLI (node_modules/.bin/claude), run in a loopback-only network
 // namespace against the fake provider. The checks every CLI family shares are in src/testing/cli-family.ts;
-// here is what is Claude Code's own: a steer waits for the CLI's turn to end.
+// here is what is Claude Code's own: a steer waits for the CLI's turn to end, and its read-only tools, which it
+// runs unasked, are gated by the policy given up front.
 import { describe, expect, it, vi } from "vitest";
 import { events, textOf } from "../../testing/brain.js";
-import { agentRequests, checkQueuedSteer, historyOf } from "../../testing/cli.js";
+import { agentRequests, checkQueuedSteer, checkReadGated, historyOf } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { describeLostHistory } from "../../testing/cli-lost-history.js";
 import { fixtureStdio } from "../../tools/mcp/testing/servers.js";
@@ -34,6 +35,10 @@ describe.runIf(found)("claude-code's own", () => {
   it("queues a steer as a follow-up inside the same turn, and says so", async () => {
     const { all, turn } = await checkQueuedSteer(await start(), "Bash");
     expect(textOf(all, turn)).toBe("Let me look.donehello from fake");
+  });
+
+  it("gates the read-only tools Claude Code runs unasked: a denied Read does not run, an asked one is asked", async () => {
+    await checkReadGated(await start());
   });
 
   it("in bound mode offers the session's MCP server's tools, each call logged and answered by Brain", async () => {

@@ -1,6 +1,7 @@
 // One Claude Code session: a long-lived `claude -p` speaking stream-json both ways, started at the first prompt
 // (opening is passive) and again, with `--resume`, whenever it has gone away. Prompts are `user` lines; an
-// interrupt is a `control_request`; `can_use_tool` requests are answered through Brain's permission policy.
+// interrupt is a `control_request`; `can_use_tool` requests are answered through Brain's permission policy, which
+// is also given to the CLI up front (./policy.ts) so that the tools it would run unasked are gated too.
 // Claude reads a user line sent mid-turn only after its current turn, so a steer is queued (by CliHarness) and
 // sent when the CLI's turn ends, inside the same Brain turn.
 import { randomUUID } from "node:crypto";
@@ -18,6 +19,7 @@ import { anthropicBaseUrl, providerWire } from "../cli/provider-api.js";
 import { BOUND_ENV, boundArgs, endpointWarning } from "./bound.js";
 import { interruptRequest, permissionResponse, unsupportedControl, userMessage } from "./messages.js";
 import { type ClaudeSignal, ClaudeStreamParser } from "./parser.js";
+import { claudeToolArgs, claudeToolRules } from "./policy.js";
 import { placeTranscript, recordWritten, TRANSCRIPT_WAIT_MS, transcriptPath } from "./transcripts.js";
 
 /** Brain's record of which Claude session this native dir holds. */
@@ -72,7 +74,7 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
   }
 
   protected connect(): { child: CliProcess } | Promise<{ child: CliProcess }> {
-    if (!this.ctx.bound) return this.start([], {});
+    if (!this.ctx.bound) return this.start(claudeToolArgs(claudeToolRules(this.options.policy)), {});
     return this.toolEndpoint().then((endpoint) => this.start(boundArgs(endpoint), BOUND_ENV));
   }
 
