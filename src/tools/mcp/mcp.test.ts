@@ -253,6 +253,29 @@ describe("configuration", () => {
     expect(result).toEqual({ content: [{ type: "text", text: "odd" }], is_error: false });
   });
 
+  it("gives a session name two servers' tools share to the first server, and the other's event says so", async () => {
+    // `git` + `_env` and `git_` + `env` are both `git___env`; the servers tell apart by their variable.
+    const session = await apiSession({
+      git_: fixtureStdio({ tools: ["env", "pid"] }),
+      git: fixtureStdio({ tools: ["_env"], env: { FIXTURE_TOOL_PREFIX: "_" } }),
+    });
+    const result = await modelCalls(session, "git___env", { name: "FIXTURE_TOOL_PREFIX" });
+    expect(result).toMatchObject({ content: [{ type: "text", text: "(unset)" }], is_error: false });
+    const started = serviceEvents(await events(session));
+    expect(started.find((e) => e.service === "git_")).toEqual({
+      service: "git_",
+      state: "started",
+      tools: ["git___pid", "git___env"],
+    });
+    expect(started.find((e) => e.service === "git")).toEqual({
+      service: "git",
+      state: "started",
+      tools: [],
+      message:
+        'skipped tools whose names another server of the session has first: git___env (server "git_"\'s)',
+    });
+  });
+
   it("validates server entries with messages that say what to fix", () => {
     const problems = (value: unknown) => {
       const parsed = McpServer.safeParse(value);

@@ -1,5 +1,7 @@
 // MCP tools join a session as `server__tool`. Providers accept tool names of letters, digits, '_' and '-' up
-// to 64 characters, so anything else in a server's tool name becomes '_'.
+// to 64 characters, so anything else in a server's tool name becomes '_'. The names are not injective: within a
+// server two tools can sanitise alike, and across servers `git` + `_push` and `git_` + `push` are both
+// `git___push`; every name keeps its first owner and the others are reported (session-servers.ts).
 import type { ToolSchema } from "../../protocol/runner.js";
 
 export const SEPARATOR = "__";
@@ -50,4 +52,10 @@ export function exposeTools(
     });
   }
   return { exposed, skipped };
+}
+
+/** What a server's `tool.service` event says of its tools left out: `clashes` maps a session name to the server that has it. */
+export function shadowedMessage(clashes: ReadonlyMap<string, string>): string {
+  const named = [...clashes].map(([name, owner]) => `${name} (server "${owner}"'s)`);
+  return `skipped tools whose names another server of the session has first: ${named.join(", ")}`;
 }

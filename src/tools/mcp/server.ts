@@ -6,7 +6,7 @@ import type { ToolResult, ToolSchema } from "../../protocol/runner.js";
 import { type ToolService, type ToolServiceEvent, textResult } from "../tool-service.js";
 import { McpConnection, type ServerSpec } from "./connection.js";
 import { toToolResult } from "./content.js";
-import { type ExposedTool, exposeTools } from "./names.js";
+import { type ExposedTool, exposeTools, shadowedMessage } from "./names.js";
 
 export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
 /** MCP's own default is 60 s; tools that report progress get a fresh clock at each report. */
@@ -18,6 +18,8 @@ export class McpServerService implements ToolService {
   private connection: McpConnection | undefined;
   private starting: Promise<McpConnection | undefined> | undefined;
   private tools = new Map<string, ExposedTool>();
+  /** Session names another server of the session has first (name → that server): this one leaves them out. */
+  private readonly shadowed = new Map<string, string>();
   private restartTimer: NodeJS.Timeout | undefined;
   private failedRestarts = 0;
   private everStarted = false;
@@ -37,6 +39,14 @@ export class McpServerService implements ToolService {
   /** The first start; resolves either way (a server that failed offers no tools, and says why in an event). */
   async start(): Promise<void> {
     await this.connect();
+  }
+
+  /** Leaves out the tools whose session names `clashes` gives to other servers, now and after a restart. */
+  withhold(clashes: ReadonlyMap<string, string>): void {
+    for (const [name, owner] of clashes) {
+      this.shadowed.set(name, owner);
+      this.tools.delete(name);
+    }
   }
 
   async list(): Promise<ToolSchema[]> {
@@ -113,14 +123,19 @@ export class McpServerService implements ToolService {
     this.connection = connection;
     connection.onLost = (reason) => this.lost(connection, reason);
     const { exposed, skipped } = exposeTools(this.name, connection.tools, this.spec.config.tools);
+    // Names another server has first stay out, after a restart too.
+    const clashes = new Map([...this.shadowed].filter(([name]) => exposed.delete(name)));
     // Tools the session was opened with keep their names; a restarted server's new tools are callable too.
     for (const [name, tool] of exposed) this.tools.set(name, tool);
-    const message = skipped.length ? `skipped tools whose names clash: ${skipped.join(", ")}` : undefined;
+    const messages = [
+      ...(skipped.length ? [`skipped tools whose names clash: ${skipped.join(", ")}`] : []),
+      ...(clashes.size ? [shadowedMessage(clashes)] : []),
+    ];
     this.report({
       service: this.name,
       state: restart ? "restarted" : "started",
       tools: [...exposed.keys()],
-      ...(message ? { message } : {}),
+      ...(messages.length ? { message: messages.join("; ") } : {}),
     });
     return connection;
   }

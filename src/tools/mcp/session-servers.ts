@@ -2,6 +2,7 @@
 // harness and stops when the session closes. Servers start in parallel; one that fails does not hold up the rest.
 import type { McpServers } from "../../protocol/config.js";
 import type { SessionToolServices, ToolService, ToolServiceEvent } from "../tool-service.js";
+import { shadowedMessage } from "./names.js";
 import type { McpServerService } from "./server.js";
 
 export interface McpHostOptions {
@@ -30,18 +31,48 @@ export class McpSessionServers implements SessionToolServices {
       const { McpServerService } = await import("./server.js");
       if (this.closed) return [];
       const env = this.options.env ?? process.env;
+      // The first start's events wait for the clash check below, so that each server's `started` names the
+      // tools it really offers.
+      const held: ToolServiceEvent[] = [];
+      let holding = true;
+      const hold = (event: ToolServiceEvent) => (holding ? held.push(event) : report(event));
       this.servers = Object.entries(this.config).map(
         ([name, config]) =>
           new McpServerService(
             { name, config, baseDir: this.options.baseDir, env },
-            report,
+            hold,
             this.options.restartDelays,
           ),
       );
       await Promise.all(this.servers.map((server) => server.start()));
+      const shadowed = await this.resolveClashes();
+      holding = false;
+      for (const event of held) report(withShadowed(event, shadowed.get(event.service)));
       return this.servers;
     })();
     return this.started;
+  }
+
+  /**
+   * Two servers' tools can get one session name (`git` + `_push`, `git_` + `push`): the name goes to the server
+   * first in the config, and the others leave their tool out. Returns, per server, the names it left out and
+   * whose they are.
+   */
+  private async resolveClashes(): Promise<Map<string, Map<string, string>>> {
+    const owners = new Map<string, string>();
+    const shadowed = new Map<string, Map<string, string>>();
+    for (const server of this.servers) {
+      const clashes = new Map<string, string>();
+      for (const { name } of await server.list()) {
+        const owner = owners.get(name);
+        if (owner === undefined) owners.set(name, server.name);
+        else clashes.set(name, owner);
+      }
+      if (clashes.size === 0) continue;
+      server.withhold(clashes);
+      shadowed.set(server.name, clashes);
+    }
+    return shadowed;
   }
 
   async close(): Promise<void> {
@@ -57,4 +88,11 @@ export function mcpSessionTools(options: McpHostOptions) {
     record.mcp_servers && Object.keys(record.mcp_servers).length > 0
       ? new McpSessionServers(record.mcp_servers, options)
       : undefined;
+}
+
+/** A server's first `started` event, without the tools it left out to other servers, saying so. */
+function withShadowed(event: ToolServiceEvent, clashes: Map<string, string> | undefined): ToolServiceEvent {
+  if (!clashes || event.state !== "started") return event;
+  const message = [event.message, shadowedMessage(clashes)].filter(Boolean).join("; ");
+  return { ...event, tools: event.tools?.filter((name) => !clashes.has(name)), message };
 }

@@ -1,5 +1,6 @@
 // A small MCP server on stdio for the tests: tools that misbehave on purpose (crash mid-call, sleep past a
-// timeout, fail), and ones that report on the process (pid, an environment variable).
+// timeout, fail), and ones that report on the process (pid, an environment variable). FIXTURE_TOOL_PREFIX, when
+// set, goes before every tool's name (two servers' names can then be made to meet).
 // Run: node dist/src/tools/mcp/testing/fixture-server.js
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -34,11 +35,15 @@ const TOOLS = [
 ];
 
 const server = new Server({ name: "brain-fixture", version: "1.0.0" }, { capabilities: { tools: {} } });
-server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
+const prefix = process.env.FIXTURE_TOOL_PREFIX ?? "";
+server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  tools: TOOLS.map((tool) => ({ ...tool, name: `${prefix}${tool.name}` })),
+}));
 server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  const name = request.params.name.startsWith(prefix) ? request.params.name.slice(prefix.length) : "";
   const args = (request.params.arguments ?? {}) as Record<string, unknown>;
   const text = (value: string, isError = false) => ({ content: [{ type: "text", text: value }], isError });
-  switch (request.params.name) {
+  switch (name) {
     case "echo":
       return text(String(args.text));
     case "pid":
