@@ -3,16 +3,9 @@
 // checkpoint) and reopened after it broke, so a crashed runner never makes the session unusable.
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
-import { z } from "zod";
 import type { AnswerBody } from "../protocol/api.js";
-import {
-  type ErrorInfo,
-  type NewEvent,
-  PromptImage,
-  type SessionEvent,
-  type TurnStatus,
-} from "../protocol/events.js";
-import { describeIssues } from "../protocol/frames.js";
+import type { ErrorInfo, NewEvent, PromptImage, SessionEvent, TurnStatus } from "../protocol/events.js";
+import { BetweenTurns } from "./between-turns.js";
 import type { CheckpointManifest } from "./checkpoints/index.js";
 import { anyKeyed, CommandKeys } from "./command-keys.js";
 import { SessionError } from "./errors.js";
@@ -21,6 +14,7 @@ import { type Harness, HarnessError } from "./harness.js";
 import { InFlight } from "./in-flight.js";
 import { LogWriter, type TurnWrites } from "./log-writer.js";
 import type { PendingRequest, PendingRequests } from "./pending.js";
+import { checkImages } from "./prompt-images.js";
 import { type Answer, RequestDesk } from "./request-desk.js";
 import type { SessionParts, StartedTurn, TurnOutcome } from "./session-parts.js";
 import { ToolCalls } from "./tool-calls.js";
@@ -50,6 +44,7 @@ export class Session {
   private closed = false;
   /** A summary-seeded session's history went out with a turn that completed: later prompts go as they are. */
   private preambled = false;
+  private readonly betweenTurns = new BetweenTurns();
 
   private constructor(private readonly parts: SessionParts) {
     this.writer = new LogWriter(
@@ -114,14 +109,21 @@ export class Session {
     await this.ensureHarness();
   }
 
-  /** Starts a turn and returns at once; `settled` says how it ended. */
+  /** Starts a turn and returns at once; `settled` says how it ended. A checkpoint being taken finishes first. */
   async prompt(text: string, input: { images?: PromptImage[]; key?: string } = {}): Promise<StartedTurn> {
     this.assertOpen();
-    const images = this.checkImages(input.images);
+    const images = checkImages(input.images, this.parts.factory, this.parts.harnessName);
     this.assertIdle();
-    // The last turn's close-out first: no turn starts while one is open in the log.
-    await this.writer.closeOut();
-    this.assertIdle();
+    return this.betweenTurns.startTurn(async () => {
+      // The last turn's close-out first: no turn starts while one is open in the log.
+      await this.writer.closeOut();
+      this.assertOpen();
+      this.assertIdle();
+      return this.startTurn(text, images, input.key);
+    });
+  }
+
+  private async startTurn(text: string, images?: PromptImage[], key?: string): Promise<StartedTurn> {
     const turn: RunningTurn = {
       id: randomUUID(),
       abort: new AbortController(),
@@ -137,11 +139,7 @@ export class Session {
     harness.catch(() => {});
     try {
       await this.append([
-        {
-          type: "user.prompt",
-          turn: turn.id,
-          data: { text, ...(images ? { images } : {}), ...keyed(input.key) },
-        },
+        { type: "user.prompt", turn: turn.id, data: { text, ...(images ? { images } : {}), ...keyed(key) } },
         { type: "turn.started", turn: turn.id, data: {} },
       ]);
     } catch (err) {
@@ -151,17 +149,6 @@ export class Session {
       throw err;
     }
     return { turn: turn.id, settled: this.runTurn(turn, harness, text, images) };
-  }
-
-  /** Images are the caller's input: a malformed one, or any for a harness that takes none, is a bad request. */
-  private checkImages(images: PromptImage[] | undefined): PromptImage[] | undefined {
-    if (!images || images.length === 0) return undefined;
-    if (!this.parts.factory.supportsImages) {
-      throw new SessionError("bad_request", `harness "${this.parts.harnessName}" does not take images`);
-    }
-    const parsed = z.array(PromptImage).safeParse(images);
-    if (!parsed.success) throw new SessionError("bad_request", `bad image: ${describeIssues(parsed.error)}`);
-    return parsed.data;
   }
 
   async steer(text: string, key?: string): Promise<void> {
@@ -183,21 +170,27 @@ export class Session {
     await interrupting;
   }
 
-  /** Checkpoints the native state between turns. */
+  /**
+   * Checkpoints the native state between turns (src/core/between-turns.ts): refused while a turn runs or starts;
+   * a prompt that comes while it is taken starts its turn after it.
+   */
   async checkpoint(key?: string): Promise<CheckpointManifest> {
     this.assertOpen();
     if (this.running)
       throw new SessionError("conflict", "a checkpoint is taken between turns: wait for the turn to settle");
-    await this.writer.closeOut();
-    const harness = await this.ensureHarness();
-    const files = await harness.checkpoint();
-    const secrets = this.parts.provider.api_key ? [this.parts.provider.api_key] : [];
-    const manifest = await this.parts.checkpoints.create(this.parts.nativeDir, files, { secrets });
-    const listed = manifest.files.map(({ path, size, append_only }) => ({ path, size, append_only }));
-    await this.append([
-      { type: "checkpoint.created", data: { id: manifest.id, files: listed, ...keyed(key) } },
-    ]);
-    return manifest;
+    return this.betweenTurns.checkpoint(async () => {
+      this.assertOpen();
+      await this.writer.closeOut();
+      const harness = await this.ensureHarness();
+      const files = await harness.checkpoint();
+      const secrets = this.parts.provider.api_key ? [this.parts.provider.api_key] : [];
+      const manifest = await this.parts.checkpoints.create(this.parts.nativeDir, files, { secrets });
+      const listed = manifest.files.map(({ path, size, append_only }) => ({ path, size, append_only }));
+      await this.append([
+        { type: "checkpoint.created", data: { id: manifest.id, files: listed, ...keyed(key) } },
+      ]);
+      return manifest;
+    });
   }
 
   /** Answers a pending permission request or question exactly once (src/core/request-desk.ts). */
@@ -261,6 +254,7 @@ export class Session {
       try {
         await this.append([{ type: "turn.settled", turn: turn.id, data }]);
         this.running = undefined;
+        // Queued before this returns to the event loop: a prompt that comes now starts its turn after it.
         if (this.parts.checkpointAfterTurn && status === "completed") await this.checkpointQuietly();
         return { turn: turn.id, ...data };
       } catch (err) {

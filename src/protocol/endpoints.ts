@@ -173,7 +173,8 @@ export const ENDPOINTS = {
     method: "POST",
     path: "/v1/sessions/{id}/checkpoints",
     tag: "checkpoints",
-    summary: "Checkpoint the session's native state (between turns)",
+    summary:
+      "Checkpoint the session's native state between turns (409 while a turn runs or a prompt is starting one); a prompt sent meanwhile starts after it",
     response: CheckpointView,
     status: 201,
     drive: true,

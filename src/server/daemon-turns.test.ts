@@ -2,6 +2,8 @@
 // each gives (409 while a turn runs, 400 naming the field, 404 for unknown or foreign sessions).
 
 import { describe, expect, it } from "vitest";
+import type { HarnessFactory } from "../core/harness.js";
+import { startTestDaemon } from "../testing/daemon.js";
 import { collect, newSession, raw, settled, textOf } from "../testing/http.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
@@ -152,5 +154,76 @@ describe("turns", () => {
       body: { decision: "allow" },
     });
     expect(unknown.status).toBe(409);
+  });
+});
+
+/** A harness whose checkpoint stops, once `hold` is called, until released: a checkpoint caught midway. */
+function heldCheckpoints() {
+  let held: { reached: () => void; released: Promise<void> } | undefined;
+  const factory: HarnessFactory = {
+    name: "held",
+    supportsSteering: false,
+    async open() {
+      return {
+        prompt: async () => ({ interrupted: false }),
+        steer: async () => {},
+        interrupt: async () => {},
+        async checkpoint() {
+          const gate = held;
+          held = undefined;
+          if (gate) {
+            gate.reached();
+            await gate.released;
+          }
+          return [];
+        },
+        close: async () => {},
+      };
+    },
+  };
+  const hold = () => {
+    let reached!: () => void;
+    let release!: () => void;
+    const reachedP = new Promise<void>((resolve) => (reached = resolve));
+    held = { reached, released: new Promise<void>((resolve) => (release = resolve)) };
+    return { reached: reachedP, release };
+  };
+  return { factory, hold };
+}
+
+describe("checkpoints and prompts", () => {
+  it("starts a prompt sent during a checkpoint after it, and refuses (409) a checkpoint while a prompt waits", async () => {
+    const { factory, hold } = heldCheckpoints();
+    const d = await startTestDaemon({ factories: [factory] });
+    try {
+      const token = d.tokens.admin;
+      const id = await newSession(d, { harness: "held" });
+      const gate = hold();
+      const checkpoint = raw(d.url, "POST", `/v1/sessions/${id}/checkpoints`, { token });
+      await gate.reached;
+      // A prompt sent now waits for the checkpoint: its turn is not in the files the checkpoint holds.
+      const session = await d.brain.session(id);
+      const prompted = session.prompt("after the checkpoint");
+      const refused = await raw(d.url, "POST", `/v1/sessions/${id}/checkpoints`, { token });
+      expect(refused.status).toBe(409);
+      expect(refused.body.error).toMatchObject({ code: "conflict" });
+      expect((refused.body.error as { message: string }).message).toContain("a prompt is starting a turn");
+      gate.release();
+      expect((await checkpoint).status).toBe(201);
+      const { turn } = await prompted;
+      const events = await collect(d.client(), id, settled(turn));
+      const types = events.map((e) => e.type).filter((type) => type !== "tool.service");
+      expect(types).toEqual([
+        "session.opened",
+        "checkpoint.created",
+        "user.prompt",
+        "turn.started",
+        "turn.settled",
+      ]);
+      // Between turns again: a checkpoint is taken, after the turn it now holds.
+      expect((await raw(d.url, "POST", `/v1/sessions/${id}/checkpoints`, { token })).status).toBe(201);
+    } finally {
+      await d.cleanup();
+    }
   });
 });

@@ -1,0 +1,87 @@
+// Checkpoints against turns: a checkpoint holds the native state of exactly the turns the log places before its
+// checkpoint.created (a prompt sent while one is taken starts its turn after it; a checkpoint asked for while a
+// turn runs or starts is refused).
+import { afterEach, describe, expect, it } from "vitest";
+import { events, makeBrain, type TestBrain, textOf } from "../testing/brain.js";
+import { CheckpointStore } from "./checkpoints/index.js";
+import type { Session } from "./session.js";
+
+/** Makes the store's next blob commit wait until released: a checkpoint caught midway, as the fs store writes it. */
+function holdNextBlob(brain: TestBrain, extra: { checkpointEveryTurn?: boolean } = {}) {
+  let reached!: () => void;
+  let release!: () => void;
+  const atCommit = new Promise<void>((resolve) => (reached = resolve));
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let held = false;
+  const beforeBlobCommit = async () => {
+    if (held) return;
+    held = true;
+    reached();
+    await released;
+  };
+  Object.assign(brain.store, extra, {
+    checkpoints: (id: string) =>
+      new CheckpointStore(brain.store.paths(id).checkpoints, { hooks: { beforeBlobCommit } }),
+  });
+  return { atCommit, release };
+}
+
+const typesOf = async (session: Session) => (await events(session)).map((e) => e.type);
+
+let t: TestBrain;
+afterEach(async () => {
+  await t?.cleanup();
+});
+
+describe("checkpoints between turns", () => {
+  it("starts a prompt sent during a checkpoint after it, and refuses a checkpoint while that prompt waits", async () => {
+    t = makeBrain();
+    const hold = holdNextBlob(t);
+    const session = await t.brain.create({ harness: "echo" });
+    await (await session.prompt("first")).settled;
+    const checkpoint = session.checkpoint();
+    await hold.atCommit;
+    const prompted = session.prompt("second");
+    await expect(session.checkpoint()).rejects.toMatchObject({
+      code: "conflict",
+      message: expect.stringContaining("a prompt is starting a turn"),
+    });
+    hold.release();
+    const manifest = await checkpoint;
+    await (await prompted).settled;
+    expect((await typesOf(session)).slice(8, 11)).toEqual([
+      "checkpoint.created",
+      "user.prompt",
+      "turn.started",
+    ]);
+    // The log places the checkpoint where its files are: a fork of it continues from the first turn.
+    const fork = await t.brain.fork(session.id, manifest.id);
+    const turn = await fork.prompt("third");
+    expect((await turn.settled).status).toBe("completed");
+    expect(textOf(await events(fork), turn.turn)).toBe("echo #2: third");
+  });
+
+  it("refuses a checkpoint asked for while a prompt starts its turn", async () => {
+    t = makeBrain();
+    const session = await t.brain.create({ harness: "echo" });
+    const prompted = session.prompt("first");
+    await expect(session.checkpoint()).rejects.toMatchObject({ code: "conflict" });
+    await (await prompted).settled;
+    expect((await session.checkpoint()).files.map((f) => f.path)).toEqual(["echo.jsonl"]);
+  });
+
+  it("cluster mode: a prompt sent as a turn settles waits for the checkpoint taken after that turn", async () => {
+    t = makeBrain();
+    const hold = holdNextBlob(t, { checkpointEveryTurn: true });
+    const session = await t.brain.create({ harness: "echo" });
+    const first = await session.prompt("first");
+    await hold.atCommit; // turn.settled is durable, the checkpoint after it is being written
+    const second = session.prompt("second");
+    hold.release();
+    await first.settled;
+    await (await second).settled;
+    const types = await typesOf(session);
+    expect(types.slice(7, 10)).toEqual(["turn.settled", "checkpoint.created", "user.prompt"]);
+    expect(types.filter((type) => type === "checkpoint.created")).toHaveLength(2);
+  });
+});
