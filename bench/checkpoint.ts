@@ -55,7 +55,9 @@ export async function checkpointBench(opts: BenchOptions): Promise<BenchRow[]> {
 
     const store = new CheckpointStore(path.join(dir, "checkpoints"));
     const declared = () => [{ path: NATIVE, size: statSync(file).size, append_only: true }];
-    const first = await timed(() => store.create(nativeDir, declared(), { secrets: [SECRET] }));
+    const first = await timed(() =>
+      store.create(nativeDir, declared(), { secrets: [{ name: "BENCH_KEY", value: SECRET }] }),
+    );
     log(`  first checkpoint of ${FILE_MIB} MiB: ${(first.seconds * 1000).toFixed(0)} ms`);
 
     const rawDir = path.join(dir, "raw");
@@ -64,7 +66,7 @@ export async function checkpointBench(opts: BenchOptions): Promise<BenchRow[]> {
       appendFileSync(file, randomBytes(APPEND / 2).toString("hex")); // 1 KiB, not timed
       const files = declared();
       const { seconds, foreign, result } = await timed(() =>
-        store.create(nativeDir, files, { secrets: [SECRET] }),
+        store.create(nativeDir, files, { secrets: [{ name: "BENCH_KEY", value: SECRET }] }),
       );
       const last = result.files[0]?.segments.at(-1);
       if (last?.length !== APPEND)

@@ -355,6 +355,7 @@ export class Brain {
           ? { providerEnv: this.options.providerEnv }
           : {}),
         checkpoints: this.checkpointsOf(id),
+        secrets: redactor.values,
         permissions: new PermissionRules(record.permissions, record.client_permissions),
         ...(this.options.store.checkpointEveryTurn ? { checkpointAfterTurn: true } : {}),
         history: historyCheck(this.options.store, record, log, created !== undefined),

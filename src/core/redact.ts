@@ -42,6 +42,11 @@ export class Redactor {
     this.maxLength = this.secrets[0]?.value.length ?? 0;
   }
 
+  /** The values redacted (none shorter than MIN_SECRET_LENGTH). */
+  get values(): readonly Secret[] {
+    return this.secrets;
+  }
+
   get empty(): boolean {
     return this.secrets.length === 0;
   }

@@ -1,6 +1,6 @@
 // Checkpoints against turns: a checkpoint holds the native state of exactly the turns the log places before its
 // checkpoint.created (a prompt sent while one is taken starts its turn after it; a checkpoint asked for while a
-// turn runs or starts is refused).
+// turn runs or starts is refused), and it holds none of the values the session's log redacts.
 import { afterEach, describe, expect, it } from "vitest";
 import { events, makeBrain, type TestBrain, textOf } from "../testing/brain.js";
 import { CheckpointStore } from "./checkpoints/index.js";
@@ -83,5 +83,20 @@ describe("checkpoints between turns", () => {
     const types = await typesOf(session);
     expect(types.slice(7, 10)).toEqual(["turn.settled", "checkpoint.created", "user.prompt"]);
     expect(types.filter((type) => type === "checkpoint.created")).toHaveLength(2);
+  });
+
+  it("refuses a checkpoint whose files hold a value the log redacts, naming where it came from", async () => {
+    const token = "ghp_test-token-value-0123456789";
+    t = makeBrain();
+    const session = await t.brain.create({
+      harness: "echo",
+      config: { options: { env: { GITHUB_TOKEN: token } } },
+    });
+    await (await session.prompt(`the token is ${token}`)).settled;
+    expect(JSON.stringify(await events(session))).not.toContain(token);
+    const refused = await session.checkpoint().catch((err: Error) => err);
+    expect(refused).toMatchObject({ message: expect.stringContaining("the value of GITHUB_TOKEN") });
+    expect((refused as Error).message).not.toContain(token);
+    expect(await typesOf(session)).not.toContain("checkpoint.created");
   });
 });

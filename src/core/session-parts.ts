@@ -6,6 +6,7 @@ import type { Checkpoints } from "./checkpoints/index.js";
 import type { EventLog } from "./event-log.js";
 import type { ExpectedHistory, HarnessFactory } from "./harness.js";
 import type { PermissionRules } from "./permissions.js";
+import type { Secret } from "./redact.js";
 import type { BoundTools, SessionToolServices } from "./tools.js";
 
 export interface SessionParts {
@@ -24,6 +25,8 @@ export interface SessionParts {
   /** HarnessOptions.providerEnv: set only for a session that names no provider, on a host that allows it. */
   providerEnv?: NodeJS.ProcessEnv;
   checkpoints: Checkpoints;
+  /** What the session's log redacts (the host's secrets and the session's): no checkpoint may hold one either. */
+  secrets: readonly Secret[];
   permissions: PermissionRules;
   /**
    * Checkpoint the native state after every completed turn (cluster mode: no settled turn's history may live

@@ -183,8 +183,10 @@ export class Session {
       await this.writer.closeOut();
       const harness = await this.ensureHarness();
       const files = await harness.checkpoint();
-      const secrets = this.parts.provider.api_key ? [this.parts.provider.api_key] : [];
-      const manifest = await this.parts.checkpoints.create(this.parts.nativeDir, files, { secrets });
+      // What the log redacts no checkpoint may hold: a fork or restore would copy it on.
+      const manifest = await this.parts.checkpoints.create(this.parts.nativeDir, files, {
+        secrets: this.parts.secrets,
+      });
       const listed = manifest.files.map(({ path, size, append_only }) => ({ path, size, append_only }));
       await this.append([
         { type: "checkpoint.created", data: { id: manifest.id, files: listed, ...keyed(key) } },

@@ -11,6 +11,12 @@ import { isInside, pathProblem } from "./paths.js";
 /** Size of the head and tail windows hashed to detect rewrites of an append-only file's earlier bytes. */
 export const WINDOW = 4096;
 
+/** A value no native file may hold, and the name a refusal gives it (never the value itself). */
+export interface SecretBytes {
+  name: string;
+  bytes: Buffer;
+}
+
 /**
  * A validated file, with what it needs stored. It is not held open: a checkpoint of many files would hold one
  * descriptor each (EMFILE, and the daemon starved of them meanwhile). `reopenPlanned` opens it again to store it,
@@ -38,7 +44,7 @@ export async function planCheckpoint(
   nativeDir: string,
   files: NativeFile[],
   previous: CheckpointManifest | undefined,
-  secrets: Buffer[],
+  secrets: SecretBytes[],
 ): Promise<PlannedFile[]> {
   const seen = new Set<string>();
   for (const file of files) {
@@ -219,7 +225,7 @@ async function planBytes(
   file: NativeFile,
   prev: CheckpointFile | undefined,
   prevId: string | undefined,
-  secrets: Buffer[],
+  secrets: SecretBytes[],
 ): Promise<PlannedBytes> {
   let start = 0;
   if (prev) {
@@ -245,13 +251,14 @@ async function planBytes(
     start = prev.size;
   }
   // Only new bytes can hold a new secret, but one may straddle the old end: re-scan length-1 bytes before it.
-  const overlap = Math.max(0, ...secrets.map((s) => s.length - 1));
-  const { sha256, hit } = await inspectRange(handle, Math.max(0, start - overlap), start, file.size, secrets);
+  const values = secrets.map((s) => s.bytes);
+  const overlap = Math.max(0, ...values.map((s) => s.length - 1));
+  const { sha256, hit } = await inspectRange(handle, Math.max(0, start - overlap), start, file.size, values);
   if (hit) {
     throw refused(
       file.path,
-      `it contains a credential (secret #${hit.index + 1} of the session's, at byte ${hit.offset}); ` +
-        "native files must never hold provider credentials: keep them out of the harness's saved state",
+      `it contains a credential (the value of ${secrets[hit.index]!.name}, at byte ${hit.offset}); native files ` +
+        "must never hold credentials (provider keys, tokens, secret-named variables): keep them out of the harness's saved state",
     );
   }
   const plan: PlannedBytes = { kept: prev?.segments ?? [] };

@@ -12,6 +12,9 @@ const tempDir = temp.make;
 afterEach(temp.cleanup);
 const SECRET = "sk-ant-THIS-IS-THE-KEY-0123456789";
 
+/** Secrets as a session passes them: each with the name a refusal gives it (SECRET_1, SECRET_2, ...). */
+const named = (values: string[]) => values.map((value, i) => ({ name: `SECRET_${i + 1}`, value }));
+
 async function setup() {
   const base = await tempDir();
   const nativeDir = path.join(base, "native");
@@ -30,7 +33,7 @@ async function expectRefused(
 ): Promise<CheckpointError> {
   const before = await store.list();
   const blobs = await readdir(store.blobsDir).catch(() => []);
-  const err = await store.create(nativeDir, files, { secrets }).catch((e: unknown) => e);
+  const err = await store.create(nativeDir, files, { secrets: named(secrets) }).catch((e: unknown) => e);
   expect(err).toBeInstanceOf(CheckpointError);
   const message = (err as Error).message;
   expect(message).toContain(JSON.stringify(name));
@@ -184,7 +187,7 @@ describe("secrets", () => {
     const { nativeDir, store } = await setup();
     await put(nativeDir, "log.jsonl", "clean line\n".repeat(1000));
     const list = async () => [await native(nativeDir, "log.jsonl", true)];
-    await store.create(nativeDir, await list(), { secrets: [SECRET] });
+    await store.create(nativeDir, await list(), { secrets: named([SECRET]) });
     await appendFile(path.join(nativeDir, "log.jsonl"), `{"key":"${SECRET}"}\n`);
     const err = await expectRefused(store, nativeDir, await list(), "log.jsonl", /credential/, [SECRET]);
     expect(err.message).not.toContain(SECRET);
@@ -195,7 +198,7 @@ describe("secrets", () => {
     const { nativeDir, store } = await setup();
     await put(nativeDir, "log.jsonl", `prefix ${SECRET.slice(0, 10)}`);
     const list = async () => [await native(nativeDir, "log.jsonl", true)];
-    await store.create(nativeDir, await list(), { secrets: [SECRET] });
+    await store.create(nativeDir, await list(), { secrets: named([SECRET]) });
     await appendFile(path.join(nativeDir, "log.jsonl"), `${SECRET.slice(10)} suffix`);
     await expectRefused(store, nativeDir, await list(), "log.jsonl", /credential/, [SECRET]);
   });
@@ -211,7 +214,7 @@ describe("secrets", () => {
       nativeDir,
       [file("ok.txt"), await native(nativeDir, "state.bin")],
       "state.bin",
-      new RegExp(`secret #2 .* at byte ${at}`),
+      new RegExp(`the value of SECRET_2, at byte ${at}`),
       ["other-secret", SECRET],
     );
     expect(err.message).not.toContain(SECRET);

@@ -33,7 +33,9 @@ describe("CheckpointStore round trip", () => {
       await native(nativeDir, "deep/empty.txt"),
       await native(nativeDir, "meta.json"),
     ];
-    const manifest = await store.create(nativeDir, files, { secrets: ["sk-test-secret"] });
+    const manifest = await store.create(nativeDir, files, {
+      secrets: [{ name: "TEST_KEY", value: "sk-test-secret" }],
+    });
     expect(manifest.id).toBe("000001");
     expect(await store.list()).toEqual(["000001"]);
     expect(await store.get("latest")).toEqual(manifest);

@@ -1,6 +1,7 @@
 import { mkdir, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import type { NativeFile } from "../../protocol/runner.js";
+import type { Secret } from "../redact.js";
 import { type BlobHooks, storeBlob } from "./blobs.js";
 import { CheckpointError, errnoCode } from "./errors.js";
 import { fsyncDir, writeFileDurable } from "./io.js";
@@ -19,8 +20,11 @@ export interface CheckpointStoreOptions {
 }
 
 export interface CreateOptions {
-  /** Credentials (e.g. the provider API key) no native file may contain. Empty strings are ignored. */
-  secrets?: string[];
+  /**
+   * Credentials no native file may contain (the provider key, whatever the session's log redacts); a refusal
+   * names the one found. Empty values are ignored.
+   */
+  secrets?: readonly Secret[];
 }
 
 /** What the host and a session use of one session's checkpoints: a CheckpointStore, or a store's own (cluster). */
@@ -55,7 +59,9 @@ export class CheckpointStore {
     files: NativeFile[],
     opts: CreateOptions,
   ): Promise<CheckpointManifest> {
-    const secrets = (opts.secrets ?? []).filter((s) => s.length > 0).map((s) => Buffer.from(s, "utf8"));
+    const secrets = (opts.secrets ?? [])
+      .filter((s) => s.value.length > 0)
+      .map((s) => ({ name: s.name, bytes: Buffer.from(s.value, "utf8") }));
     const ids = await this.list();
     const lastId = ids.at(-1);
     const previous = lastId === undefined ? undefined : await this.read(lastId);
