@@ -117,7 +117,7 @@ export async function hasSize(file: string, size: number): Promise<boolean> {
 }
 
 /** write(2) may write less than asked: loop until the whole chunk is at `position`. */
-export async function writeAll(fh: FileHandle, chunk: Buffer, position: number): Promise<void> {
+export async function writeAll(fh: FileHandle, chunk: Uint8Array, position: number): Promise<void> {
   for (let done = 0; done < chunk.length; ) {
     const { bytesWritten } = await fh.write(chunk, done, chunk.length - done, position + done);
     done += bytesWritten;

@@ -2,14 +2,17 @@
 // same incremental segments, same manifests) into a local cache directory, then copied into the JetStream
 // object store: each new content-addressed blob once (an append-only file grown since the last checkpoint
 // sends only its new bytes), then the manifest, then the session's index of checkpoint ids. Another node
-// pulls the manifests, and the blobs a restore needs, before it reads.
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+// pulls the manifests, and the blobs a restore needs, before it reads. Blobs are streamed both ways, never held
+// whole in memory: a native file may be larger than the memory of the node, or than a Buffer can be.
+import { createHash, randomUUID } from "node:crypto";
+import { type FileHandle, mkdir, open, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
+import type { JetStreamClient } from "@nats-io/jetstream";
 import type { ObjectStore } from "@nats-io/obj";
 import type { Checkpoints, CreateOptions } from "../../core/checkpoints/index.js";
-import { CheckpointStore } from "../../core/checkpoints/index.js";
-import { writeFileDurable } from "../../core/checkpoints/io.js";
-import type { CheckpointManifest } from "../../core/checkpoints/manifest.js";
+import { CheckpointError, CheckpointStore } from "../../core/checkpoints/index.js";
+import { fsyncDir, writeAll, writeFileDurable } from "../../core/checkpoints/io.js";
+import type { CheckpointManifest, CheckpointSegment } from "../../core/checkpoints/manifest.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import { natsFailure } from "./errors.js";
 
@@ -17,10 +20,15 @@ export class ReplicatedCheckpoints implements Checkpoints {
   private readonly local: CheckpointStore;
   private tail: Promise<unknown> = Promise.resolve();
 
+  /** The object store's stream, looked up once: a blob is read from its chunk messages. */
+  private streamName: Promise<string> | undefined;
+
+  /** `js` reads a blob's chunks with flow control (ObjectStore.get does not: see readObject). */
   constructor(
     private readonly objects: ObjectStore,
     readonly session: string,
     readonly dir: string,
+    private readonly js: JetStreamClient,
   ) {
     this.local = new CheckpointStore(dir);
   }
@@ -94,13 +102,86 @@ export class ReplicatedCheckpoints implements Checkpoints {
       for (const segment of file.segments) {
         const local = path.join(blobsDir, segment.blob);
         if ((await stat(local).catch(() => undefined))?.size === segment.length) continue;
-        const data = await this.nats(`read blob ${segment.blob}`, () =>
-          this.objects.getBlob(this.name("blobs", segment.blob)),
-        );
-        // A missing blob is left missing: the restore then names it as damaged.
-        if (data) await writeFile(local, data, { mode: 0o600 });
+        await this.pullBlob(segment, local, file.path);
       }
     }
+  }
+
+  /**
+   * Streams one blob into a temporary file beside `local`, checks its size and sha256, and only then renames
+   * it into place: a pull cut short, or bytes that are not the blob, never pass for it. A blob missing from
+   * NATS is left missing: the restore then names it as damaged.
+   */
+  private async pullBlob(segment: CheckpointSegment, local: string, label: string): Promise<void> {
+    const tmp = path.join(path.dirname(local), `.tmp-${randomUUID()}`);
+    try {
+      const out = await open(tmp, "wx", 0o600);
+      const hash = createHash("sha256");
+      let size = 0;
+      let found: boolean;
+      try {
+        found = await this.nats(`read blob ${segment.blob}`, () =>
+          this.readObject(this.name("blobs", segment.blob), async (chunk) => {
+            hash.update(chunk);
+            await writeAll(out, chunk, size);
+            size += chunk.length;
+          }),
+        );
+        await out.sync();
+      } finally {
+        await out.close();
+      }
+      if (!found) {
+        await unlink(tmp);
+        return;
+      }
+      const sha256 = hash.digest("hex");
+      if (size !== segment.length || sha256 !== segment.sha256) {
+        throw new CheckpointError(
+          "brain_error",
+          `restore failed: blob ${segment.blob} (for ${JSON.stringify(label)}) as stored in NATS is ${size} ` +
+            `bytes with sha256 ${sha256}; the manifest expects ${segment.length} bytes with sha256 ${segment.sha256}`,
+          label,
+        );
+      }
+      await rename(tmp, local);
+      await fsyncDir(path.dirname(local));
+    } catch (err) {
+      await unlink(tmp).catch(() => {});
+      throw err;
+    }
+  }
+
+  /**
+   * Streams an object's bytes to `onChunk`, the next asked for only once it has taken the last; false when
+   * there is no such object. ObjectStore.get would serve the same bytes, but it queues every chunk as fast as
+   * NATS delivers them, whatever the reader takes: a blob larger than memory would not fit. So its chunk
+   * messages (the object store's layout: subject `$O.<bucket>.C.<nuid>` of its stream) are read here with an
+   * ordered pull consumer, which holds only a few chunks ahead. The caller checks the bytes against the manifest.
+   */
+  private async readObject(name: string, onChunk: (chunk: Uint8Array) => Promise<void>): Promise<boolean> {
+    const info = await this.objects.info(name);
+    if (!info || info.deleted) return false;
+    if (info.size === 0) return true;
+    this.streamName ??= this.objects.status().then((status) => status.streamInfo.config.name);
+    const consumer = await this.js.consumers.get(await this.streamName, {
+      // A single subject: the 3.4 client refuses the array form on a 2.9 server.
+      filter_subjects: `$O.${info.bucket}.C.${info.nuid}`,
+    } as never);
+    const messages = await consumer.consume({ max_messages: READ_AHEAD });
+    let received = 0;
+    try {
+      for await (const msg of messages) {
+        await onChunk(msg.data);
+        received += msg.data.length;
+        if (msg.info.pending === 0 || received >= info.size) break;
+      }
+    } finally {
+      await messages.close();
+      // Left alone, the ephemeral consumer would linger on the server until it has been idle for minutes.
+      await consumer.delete().catch(() => {});
+    }
+    return true;
   }
 
   /** New blobs first, then the manifest that points at them, then the index that lists it. */
@@ -113,8 +194,12 @@ export class ReplicatedCheckpoints implements Checkpoints {
         const name = this.name("blobs", segment.blob);
         const info = await this.nats("look up a blob", () => this.objects.info(name));
         if (info && !info.deleted && info.size === segment.length) continue;
-        const data = await readFile(path.join(this.local.blobsDir, segment.blob));
-        await this.nats(`store blob ${segment.blob}`, () => this.objects.putBlob({ name }, data));
+        const blob = await open(path.join(this.local.blobsDir, segment.blob), "r");
+        try {
+          await this.nats(`store blob ${segment.blob}`, () => this.objects.put({ name }, readStream(blob)));
+        } finally {
+          await blob.close();
+        }
       }
     }
     const text = `${JSON.stringify(manifest, null, 2)}\n`;
@@ -151,4 +236,25 @@ export class ReplicatedCheckpoints implements Checkpoints {
       throw natsFailure(`checkpoints of session ${this.session}: cannot ${what}`, err);
     }
   }
+}
+
+/** How many chunk messages (128 KiB each, as the object store writes them) a pull may hold ahead of the disk. */
+const READ_AHEAD = 8;
+
+/** Chunks the object store is sent at a time: it publishes 128 KiB messages, and asks for more as it sends. */
+const SEND_CHUNK = 128 * 1024;
+
+/** The file as a stream that reads the next chunk only when asked (the caller closes the handle). */
+function readStream(handle: FileHandle): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const buf = Buffer.allocUnsafe(SEND_CHUNK);
+        const { bytesRead } = await handle.read(buf, 0, SEND_CHUNK, null);
+        if (bytesRead === 0) controller.close();
+        else controller.enqueue(buf.subarray(0, bytesRead));
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }

@@ -2,7 +2,8 @@
 // sequence, any node reads and follows any session's log, checkpoints made on one node restore on another,
 // a NATS node killed mid-stream costs no acknowledged event and doubles none, and a publish that timed out but
 // landed later never makes another append's acknowledgement a lie.
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { connect } from "@nats-io/transport-node";
@@ -13,6 +14,7 @@ import { useNatsCluster } from "../../testing/nats-bed.js";
 import { type NatsCluster, startNatsCluster } from "../../testing/nats-cluster.js";
 import { startNatsProxy } from "../../testing/nats-proxy.js";
 import { startStoreNode, type TestNode } from "../../testing/nats-store.js";
+import { ReplicatedCheckpoints } from "./checkpoints.js";
 import { openNatsContext } from "./context.js";
 import { NatsSessionStore } from "./session-store.js";
 
@@ -131,6 +133,32 @@ describe("NATS event log across nodes", () => {
     await b.store.checkpoints("s3").restore("latest", into);
     expect(await readFile(path.join(into, "log.jsonl"), "utf8")).toBe("one\ntwo\n");
     expect(await b.store.checkpoints("s3").list()).toEqual(["000001", m2.id]);
+  });
+
+  it("streams a blob of many chunks to another node, and never takes bytes that are not the manifest's", async () => {
+    const [a, b] = await twoNodes();
+    await a.store.create({ ...base, id: "s7" });
+    const native = a.store.paths("s7").native;
+    await mkdir(native, { recursive: true });
+    const big = randomBytes((1 << 20) + 12345); // nine of the object store's 128 KiB chunks, the last one short
+    await writeFile(path.join(native, "state.bin"), big);
+    const m = await a.store
+      .checkpoints("s7")
+      .create(native, [{ path: "state.bin", size: big.length, append_only: false }]);
+    const into = path.join(b.home, "restored");
+    await b.store.checkpoints("s7").restore(m.id, into);
+    expect((await readFile(path.join(into, "state.bin"))).equals(big)).toBe(true);
+    // The store damaged (other bytes under the blob's name): a node that pulls it refuses them and keeps nothing.
+    const blob = m.files[0]!.segments[0]!.blob;
+    await a.ctx.blobs.putBlob({ name: `s7/blobs/${blob}` }, Buffer.from("not the blob"));
+    const cache = path.join(b.home, "another-cache");
+    const pulled = new ReplicatedCheckpoints(b.ctx.blobs, "s7", cache, b.ctx.js);
+    const refused = await pulled.restore(m.id, path.join(b.home, "again")).catch((err: Error) => err);
+    expect(refused).toBeInstanceOf(BrainError);
+    expect((refused as Error).message).toContain(
+      `blob ${blob} (for "state.bin") as stored in NATS is 12 bytes`,
+    );
+    expect(await readdir(path.join(cache, "blobs"))).toEqual([]);
   });
 
   it("keeps every acknowledged event, once, when a NATS node is killed mid-stream", async () => {

@@ -235,7 +235,7 @@ export class NatsSessionStore implements SessionStore {
   }
 
   checkpoints(id: string): ReplicatedCheckpoints {
-    return new ReplicatedCheckpoints(this.ctx.blobs, id, this.paths(id).checkpoints);
+    return new ReplicatedCheckpoints(this.ctx.blobs, id, this.paths(id).checkpoints, this.ctx.js);
   }
 
   private claim(id: string): Promise<Lease> {
