@@ -7,6 +7,8 @@
 //   POST /shutdown  → {ok: true}; the server stops (nui and Brain call it before `docker stop`)
 //
 // A client that goes away cancels its run. Start from it: `await serveHttp(new MyAgent(), { port: 9090 })`.
+// The server has no authentication, so it listens on 127.0.0.1 unless told otherwise; an agent inside a
+// container passes `host: "0.0.0.0"` so that a published port reaches it.
 // With `connectionFile` (default: when NUI_CONNECTION_ID is set, i.e. an extension host with transport http)
 // the server also writes its connection file.
 import { randomUUID } from "node:crypto";
@@ -17,7 +19,10 @@ import { connectionFile, writeConnectionFile } from "./connection-file.js";
 export interface HttpServeOptions {
   /** 0 picks a free port. Default 9090 (nui's docker examples). */
   port?: number;
-  /** Default 0.0.0.0: inside a container the agent must be reachable from outside it. */
+  /**
+   * Default 127.0.0.1: anyone who reaches the port can run the agent, so only this machine may. Inside a
+   * container whose port is published, pass "0.0.0.0" (the container's network is then the boundary).
+   */
   host?: string;
   connectionFile?: boolean;
   /**
@@ -160,7 +165,7 @@ export function serveHttp(agent: NuiAgent, options: HttpServeOptions = {}): Prom
   const writeFile = options.connectionFile ?? Boolean(process.env.NUI_CONNECTION_ID);
   return new Promise((resolve, reject) => {
     server.once("error", reject);
-    server.listen(options.port ?? 9090, options.host ?? "0.0.0.0", () => {
+    server.listen(options.port ?? 9090, options.host ?? "127.0.0.1", () => {
       const address = server.address();
       const port = typeof address === "object" && address ? address.port : 0;
       if (writeFile) removeFile = writeConnectionFile(connectionFile(agent.name), port);

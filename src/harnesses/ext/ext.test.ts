@@ -4,6 +4,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { NuiAgent, serveHttp } from "../../../sdk/ts/nui/index.js";
 import type { Session } from "../../core/session.js";
 import { events, makeBrain, type TestBrain, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
 import {
@@ -89,7 +90,7 @@ describe("stdio: a Python extension on sdk/python", () => {
         NUI_CONNECTION_ID: "ext-demo-py-echo",
         secret: "",
       });
-      expect(env.NUI_API_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(env.NUI_API_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/[\w-]{32}$/); // a secret path segment
     } finally {
       delete process.env.BRAIN_TEST_SECRET;
     }
@@ -346,6 +347,23 @@ describe("a TypeScript extension on sdk/ts", () => {
     await session.answer({ type: "question.answered", data: { id: question.data.id, answer: "Ada" } });
     await turn.settled;
     expect(textOf(await events(session), turn.turn)).toBe('status=answered answers={"Your name?":"Ada"}');
+  });
+
+  it("serveHttp has no authentication, so it listens on loopback unless told otherwise", async () => {
+    class Echo extends NuiAgent {
+      override name = "echo";
+      async *run(message: string) {
+        yield message;
+      }
+    }
+    const local = await serveHttp(new Echo(), { port: 0, connectionFile: false });
+    cleanups.push(() => local.close());
+    const open = await serveHttp(new Echo(), { port: 0, host: "0.0.0.0", connectionFile: false });
+    cleanups.push(() => open.close());
+    expect((await fetch(`http://127.0.0.1:${local.port}/info`)).status).toBe(200);
+    // Linux routes all of 127/8 to loopback: a server on every interface answers at 127.0.0.2, one on 127.0.0.1 not.
+    expect((await fetch(`http://127.0.0.2:${open.port}/info`)).status).toBe(200);
+    await expect(fetch(`http://127.0.0.2:${local.port}/info`)).rejects.toThrow();
   });
 
   it("a crashing TypeScript host is a brain_error with its stderr, and the session carries on", async () => {
