@@ -4,7 +4,6 @@
 // with a secret of this session's, so neither another session nor anything that guessed the port can use it. A
 // permission or question the agent asks there reaches Brain's clients through the session's HitlDesk, the same
 // plumbing an extension host's requests take.
-import { randomBytes } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -38,8 +37,7 @@ export class ContainerHitl {
     const dir = mkdtempSync(join(tmpdir(), "brain-hitl-"));
     chmodSync(dir, 0o700);
     const socket = join(dir, "nui-api.sock");
-    const token = randomBytes(24).toString("base64url");
-    const server = new NuiApiServer({ socketPath: socket, token });
+    const server = new NuiApiServer({ socketPath: socket });
     try {
       await server.retain();
     } catch (err) {
@@ -48,7 +46,7 @@ export class ContainerHitl {
     }
     const desk = new HitlDesk(options.sessionId, options, runFor);
     server.addDesk(desk);
-    return new ContainerHitl(desk, port, socket, `http://127.0.0.1:${port}/${token}`, server, dir);
+    return new ContainerHitl(desk, port, socket, `http://127.0.0.1:${port}/${server.token}`, server, dir);
   }
 
   async close(): Promise<void> {

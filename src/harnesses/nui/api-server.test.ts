@@ -1,5 +1,6 @@
 // The loopback REST API behind NUI_API_URL, on its own: routing by session and run, nui's envelopes, and a
 // clear answer to every request it cannot serve.
+import { request } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import type { HarnessOptions } from "../../core/harness.js";
 import { NuiApiServer } from "./api-server.js";
@@ -40,13 +41,20 @@ async function serve(...desks: HitlDesk[]) {
   servers.push(server);
   const { url } = await server.retain();
   for (const d of desks) server.addDesk(d);
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${url}${path}`, {
-      method,
-      ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+  // node:http, not fetch: fetch drops a Host header of the caller's.
+  const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    new Promise<{ status: number; body: Record<string, unknown> & { error?: string } }>((resolve, reject) => {
+      const req = request(`${url}${path}`, { method, headers }, (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          text += chunk;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+      });
+      req.on("error", reject);
+      req.end(body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body));
     });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> & { error?: string } };
-  };
   return { url, call };
 }
 
@@ -154,5 +162,34 @@ describe("nui's HITL REST API", () => {
       body: { error: expect.stringMatching(/answer it through Brain/) },
     });
     expect((await call("GET", "/api/other")).body.error).toMatch(/only nui's HITL API/);
+  });
+
+  it("serves only under NUI_API_URL's secret segment, and never a web page or a rebound Host name", async () => {
+    const d = desk("s1", running());
+    const { url, call } = await serve(d.desk);
+    const { origin, pathname } = new URL(url);
+    expect(pathname).toMatch(/^\/[\w-]{32}$/);
+    const approval = { kind: "approval", payload: { toolName: "update", toolInput: {} } };
+    for (const path of ["/api/hitl/requests", `${pathname}x/api/hitl/requests`, "/wrong/api/hitl/requests"]) {
+      const res = await fetch(`${origin}${path}`, { method: "POST", body: JSON.stringify(approval) });
+      expect([path, res.status, await res.json()]).toEqual([path, 404, { error: "not found" }]);
+    }
+    // What a page can send without a preflight (text/plain), and what reaches us under a DNS-rebound name.
+    const page = await call("POST", "/api/hitl/requests", JSON.stringify(approval), {
+      "content-type": "text/plain",
+      origin: "https://evil.example",
+    });
+    expect(page).toMatchObject({ status: 403, body: { error: expect.stringMatching(/Origin header/) } });
+    const rebound = await call("GET", "/api/hitl/requests?pending=true", undefined, {
+      host: "evil.example:80",
+    });
+    expect(rebound).toMatchObject({ status: 403, body: { error: expect.stringMatching(/Host must name/) } });
+    expect(d.asked).toEqual([]);
+    // The host itself, by any loopback name.
+    for (const host of [new URL(url).host, "localhost:1", "[::1]:2"]) {
+      expect((await call("GET", "/api/hitl/requests?pending=true", undefined, { host })).status).toBe(200);
+    }
+    expect((await call("POST", "/api/hitl/requests", approval)).status).toBe(200);
+    expect(d.asked).toHaveLength(1);
   });
 });

@@ -4,16 +4,22 @@
 // NUI_API_URL. It listens only while some session is registered, and routes by the session id in the body (or
 // the one session, when there is just one).
 //
-// A container's own server (`{ socketPath, token }`): the same API on a Unix socket in a private directory, which
-// the `docker` harness relays into one container's network namespace. Its base URL carries a secret path
-// segment (`http://127.0.0.1:PORT/<token>`), and it holds that one session's desk, so it serves that session only.
+// Loopback is not a boundary against a web browser on this machine: a page can POST text/plain to 127.0.0.1
+// without a preflight, and a DNS-rebound name reaches it as its own origin. So every server serves only under a
+// secret first path segment (`http://127.0.0.1:PORT/<token>`: nui's SDKs append /api/hitl/... to NUI_API_URL,
+// so unchanged extensions carry it along), and refuses any request with an Origin header (hosts send none) or a
+// Host that is not a loopback name.
+//
+// A container's own server (`{ socketPath }`): the same API on a Unix socket in a private directory, which the
+// `docker` harness relays into one container's network namespace at `http://127.0.0.1:PORT/<token>`; it holds
+// that one session's desk, so it serves that session only.
 //
 //   POST /api/hitl/requests             create → the request envelope (asks Brain's clients)
 //   GET  /api/hitl/requests/:id/wait    block until answered → the response envelope
 //   GET  /api/hitl/requests/:id         the request envelope
 //   GET  /api/hitl/requests?pending=true[&sessionId=&runId=]   pending requests
 //   POST /api/hitl/requests/:id/respond refused: answers come from Brain's clients (Session.answer)
-import { timingSafeEqual } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describeIssues } from "../../protocol/frames.js";
@@ -25,8 +31,6 @@ const MAX_BODY = 1 << 20;
 export interface NuiApiListen {
   /** Listen on this Unix socket instead of a loopback port (retain() then resolves with the socket's path). */
   socketPath?: string;
-  /** Serve only under `/<token>/api/hitl/...`: anything else is answered 404 without a word of why. */
-  token?: string;
 }
 
 export class NuiApiServer {
@@ -36,11 +40,17 @@ export class NuiApiServer {
 
   private holders = 0;
 
+  /**
+   * The secret first path segment: served only under `/<token>/api/hitl/...`, anything else is answered 404
+   * without a word of why. A secret: never logged, never in an error.
+   */
+  readonly token = randomBytes(24).toString("base64url");
+
   constructor(private readonly listen: NuiApiListen = {}) {}
 
   /**
-   * Keeps the server listening until `release()`; resolves with the base URL to pass as NUI_API_URL. Every
-   * session that runs a nui agent holds it, and so does a host shared by several sessions.
+   * Keeps the server listening until `release()`; resolves with the base URL to pass as NUI_API_URL (its path is
+   * the token). Every session that runs a nui agent holds it, and so does a host shared by several sessions.
    */
   async retain(): Promise<{ url: string; release: () => Promise<void> }> {
     this.holders++;
@@ -88,18 +98,18 @@ export class NuiApiServer {
       else
         server.listen(0, "127.0.0.1", () => {
           const { port } = server.address() as AddressInfo;
-          resolve(`http://127.0.0.1:${port}`);
+          resolve(`http://127.0.0.1:${port}/${this.token}`);
         });
     });
     return this.listening;
   }
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const foreign = foreignCaller(req);
+    if (foreign) return send(res, 403, { error: foreign });
     const url = new URL(req.url ?? "/", "http://localhost");
     const parts = url.pathname.split("/").filter(Boolean);
-    if (this.listen.token !== undefined && !sameToken(parts.shift(), this.listen.token)) {
-      return send(res, 404, { error: "not found" });
-    }
+    if (!sameToken(parts.shift(), this.token)) return send(res, 404, { error: "not found" });
     if (parts[0] !== "api" || parts[1] !== "hitl" || parts[2] !== "requests") {
       return send(res, 404, {
         error: `Brain serves only nui's HITL API under /api/hitl/requests, not /${parts.join("/")}`,
@@ -166,6 +176,23 @@ export class NuiApiServer {
     if (sessionId) return `no session "${sessionId}" runs a nui agent here (NUI_SESSION_ID names it)`;
     return "the request names neither a sessionId nor a running runId: set sessionId (NUI_SESSION_ID) or runId (NUI_RUN_ID)";
   }
+}
+
+/** Why a request cannot be an extension host's (a web page's, or one sent to a rebound name), if so. */
+function foreignCaller(req: IncomingMessage): string | undefined {
+  if (req.headers.origin !== undefined) {
+    return "requests from a web page (with an Origin header) are refused: this API is for the extension hosts Brain starts, which send none";
+  }
+  const host = req.headers.host;
+  if (host !== undefined && !isLoopbackHost(host)) {
+    return "Host must name this machine's loopback (127.0.0.1, localhost or [::1]): use NUI_API_URL as Brain gave it";
+  }
+  return undefined;
+}
+
+function isLoopbackHost(host: string): boolean {
+  const name = host.replace(/:\d+$/, "").toLowerCase();
+  return name === "localhost" || name === "[::1]" || /^127(\.\d{1,3}){3}$/.test(name);
 }
 
 function sameToken(given: string | undefined, token: string): boolean {
