@@ -214,6 +214,27 @@ describe("stdio: a Python extension on sdk/python", () => {
     );
     expect((await turnText(session, "next")).outcome.status).toBe("completed");
   });
+
+  it("a host kept across runs that tags HITL requests with its first NUI_RUN_ID (as nui's SDK) asks in each run", async () => {
+    const dir = scratch("brain-ext-src-");
+    const command = ["python3", join(fixtures, "stale_run_host.py")];
+    const { brain } = await brainWith(writeExtension(dir, "stale", { command }));
+    const session = await brain.create({ harness: "ext:stale/echo" });
+    for (const pick of ["one", "two"]) {
+      const turn = await session.prompt(pick);
+      const question = await waitForEvent(
+        session,
+        (e) => e.type === "question.requested" && e.turn === turn.turn,
+      );
+      await session.answer({
+        type: "question.answered",
+        data: { id: (question.data as { id: string }).id, answer: pick },
+      });
+      expect((await turn.settled).status).toBe("completed");
+      expect(textOf(await events(session), turn.turn)).toBe(`answered {"answer": "${pick}"}`);
+    }
+    expect(warnings(await events(session))).toEqual([]);
+  });
 });
 
 describe("tcp: hosts found through their connection file", () => {

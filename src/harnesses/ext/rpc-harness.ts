@@ -50,6 +50,8 @@ export interface RpcHarnessParts {
 
 export class RpcHarness implements Harness {
   private transport: RpcTransport | undefined;
+  /** The run the host was started for: its NUI_RUN_ID, which nui's SDK keeps putting in later runs' events. */
+  private hostRunId: string | undefined;
   private run: ActiveRun | undefined;
 
   constructor(private readonly parts: RpcHarnessParts) {}
@@ -159,6 +161,7 @@ export class RpcHarness implements Harness {
   private async ensureTransport(runId: string): Promise<RpcTransport> {
     if (this.transport?.isAlive()) return this.transport;
     await this.transport?.close().catch(() => {});
+    this.hostRunId = runId;
     this.transport = await this.parts.connect(runId, {
       onNotification: (method, params) => this.onNotification(method, params),
       onWarning: (message) => this.warn(message),
@@ -175,7 +178,9 @@ export class RpcHarness implements Harness {
       return this.warn(`notification "${method}" is not part of nui's protocol; ignored`);
     const run = this.run;
     const runId = (params as { runId?: unknown } | undefined)?.runId;
-    if (!run || (typeof runId === "string" && runId !== run.runId)) {
+    // As runFor: the host's stale NUI_RUN_ID (nui's SDK puts it in hitl_request events) means the running run.
+    const stale = typeof runId === "string" && runId !== run?.runId && runId !== this.hostRunId;
+    if (!run || stale) {
       return this.warn(`harness.event for run "${String(runId)}", which is not running; ignored`);
     }
     const decoded = decodeHarnessEvent(params);
