@@ -15,6 +15,11 @@ export type DecodedRpc = { ok: true; message: RpcMessage } | { ok: false; reason
 
 const isId = (v: unknown): v is RpcId => typeof v === "number" || typeof v === "string";
 
+/** What a message quotes of a peer's text (a line, a method name, an id): the peer may send megabytes of it. */
+export function clip(text: string, max = 200): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
 /** Decodes one parsed JSON value. Never throws. Checked by hand, not by a schema: this runs once per event. */
 export function decodeRpcMessage(value: unknown): DecodedRpc {
   if (!value || typeof value !== "object" || Array.isArray(value)) {
@@ -175,9 +180,8 @@ export class RpcPeer {
     if (!line.trim()) return;
     const decoded = decodeRpcLine(line);
     if (!decoded.ok) {
-      const shown = line.length > 200 ? `${line.slice(0, 200)}…` : line;
       return this.options.onWarning?.(
-        `${this.who} wrote a line that is not JSON-RPC (${decoded.reason}): ${shown}`,
+        `${this.who} wrote a line that is not JSON-RPC (${decoded.reason}): ${clip(line)}`,
       );
     }
     this.dispatch(decoded.message);
@@ -190,15 +194,17 @@ export class RpcPeer {
       case "request":
         if (this.options.onRequest) return this.options.onRequest(message.id, message.method, message.params);
         // Say so, so the peer does not wait forever.
-        this.respondError(message.id, -32601, `method not found: "${message.method}"`);
-        return this.options.onWarning?.(`${this.who} called "${message.method}", which is not served here`);
+        this.respondError(message.id, -32601, `method not found: "${clip(message.method)}"`);
+        return this.options.onWarning?.(
+          `${this.who} called "${clip(message.method)}", which is not served here`,
+        );
       case "response": {
         // Some peers echo the id as a string: "7" answers request 7.
         const id = typeof message.id === "number" ? message.id : Number(message.id);
         const pending = this.pending.get(id);
         if (!pending)
           return this.options.onWarning?.(
-            `answer for unknown request id ${JSON.stringify(message.id)} ignored`,
+            `answer for unknown request id ${clip(JSON.stringify(message.id))} ignored`,
           );
         this.pending.delete(id);
         clearTimeout(pending.timer);

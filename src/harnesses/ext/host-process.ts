@@ -90,6 +90,11 @@ export class HostProcess {
     if (this.alive) this.pending.write(text);
   }
 
+  /** Bytes written to its stdin that it has not read yet. */
+  get queued(): number {
+    return this.pending.child?.stdin.writableLength ?? 0;
+  }
+
   /** Reads its stdout (from its start). */
   onStdout(reader: (chunk: Buffer) => void): void {
     this.readers.push(reader);

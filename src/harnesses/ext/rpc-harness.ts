@@ -10,7 +10,7 @@ import {
   type PromptOutcome,
   type TurnContext,
 } from "../../core/harness.js";
-import { RpcError } from "../../protocol/jsonrpc.js";
+import { clip, RpcError } from "../../protocol/jsonrpc.js";
 import { decodeHarnessEvent } from "../../protocol/nui/harness-event.js";
 import type { HitlResponseEnvelope } from "../../protocol/nui/hitl.js";
 import { HARNESS_METHODS, type HarnessRunParams } from "../../protocol/nui/jsonrpc.js";
@@ -19,7 +19,7 @@ import type { HitlDesk, HitlRun } from "../nui/hitl-desk.js";
 import type { ResumeState } from "../nui/resume-state.js";
 import { cannotSteer, RunTranslator } from "../nui/run-translator.js";
 import type { NuiSessionOptions } from "../nui/session-options.js";
-import type { TextSink } from "./rpc-peer.js";
+import { type TextSink, WarningLimit } from "./rpc-peer.js";
 import type { RpcTransport, Timeouts, TransportEvents } from "./transport.js";
 
 interface ActiveRun extends HitlRun {
@@ -53,6 +53,13 @@ export class RpcHarness implements Harness {
   /** The run the host was started for: its NUI_RUN_ID, which nui's SDK keeps putting in later runs' events. */
   private hostRunId: string | undefined;
   private run: ActiveRun | undefined;
+  private readonly warnings = new WarningLimit((message) =>
+    this.parts.options.emit({
+      type: "harness.warning",
+      ...(this.run ? { turn: this.run.turn } : {}),
+      data: { message },
+    }),
+  );
 
   constructor(private readonly parts: RpcHarnessParts) {}
 
@@ -112,6 +119,7 @@ export class RpcHarness implements Harness {
       return { interrupted: false };
     } finally {
       clearTimeout(run.grace);
+      this.warnings.flush(this.parts.name);
       this.run = undefined;
     }
   }
@@ -175,13 +183,13 @@ export class RpcHarness implements Harness {
 
   private onNotification(method: string, params: unknown): void {
     if (method !== HARNESS_METHODS.event)
-      return this.warn(`notification "${method}" is not part of nui's protocol; ignored`);
+      return this.warn(`notification "${clip(method)}" is not part of nui's protocol; ignored`);
     const run = this.run;
     const runId = (params as { runId?: unknown } | undefined)?.runId;
     // As runFor: the host's stale NUI_RUN_ID (nui's SDK puts it in hitl_request events) means the running run.
     const stale = typeof runId === "string" && runId !== run?.runId && runId !== this.hostRunId;
     if (!run || stale) {
-      return this.warn(`harness.event for run "${String(runId)}", which is not running; ignored`);
+      return this.warn(`harness.event for run "${clip(String(runId))}", which is not running; ignored`);
     }
     const decoded = decodeHarnessEvent(params);
     if (decoded.ok) return run.translator.handle(decoded.event);
@@ -206,10 +214,6 @@ export class RpcHarness implements Harness {
   }
 
   private warn(message: string): void {
-    this.parts.options.emit({
-      type: "harness.warning",
-      ...(this.run ? { turn: this.run.turn } : {}),
-      data: { message },
-    });
+    this.warnings.warn(message);
   }
 }

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { TextBytes } from "../../protocol/text-bytes.js";
 import { rng } from "../../testing/rng.js";
-import { hostPeer, type TextSink } from "./rpc-peer.js";
+import { hostPeer, MAX_QUEUED_FOR_REPLIES, type TextSink, WarningLimit } from "./rpc-peer.js";
 
 const b = (s: string) => Buffer.from(s);
 const CONTENT = [
@@ -98,5 +98,57 @@ describe("hostPeer's text events from the bytes", () => {
       expect(withSink, `seed ${seed}`).toEqual(feed(parts, false));
     }
     expect(fromBytes).toBeGreaterThan(1000);
+  });
+});
+
+describe("a host that floods Brain", () => {
+  const quiet = { onNotification: () => {} };
+
+  it("quotes no more than 200 characters of a method name, and stops replying to a host that does not read", () => {
+    // The host reads nothing: all that is written to it stays queued.
+    const replies: string[] = [];
+    let queued = 0;
+    const warnings: string[] = [];
+    const warn = (message: string) => warnings.push(message);
+    const peer = hostPeer(
+      (text) => {
+        replies.push(text);
+        queued += Buffer.byteLength(text);
+      },
+      { ...quiet, onWarning: warn },
+      () => queued,
+    );
+    const method = `m${"x".repeat(5000)}`;
+    const count = 5000;
+    for (let id = 1; id <= count; id++) peer.feed(`{"jsonrpc":"2.0","id":${id},"method":"${method}"}\n`);
+    const first = JSON.parse(replies[0]!) as { id: number; error: { code: number; message: string } };
+    expect(first).toMatchObject({ id: 1, error: { code: -32601 } });
+    expect(first.error.message).toBe(`Brain does not serve method "${method.slice(0, 200)}…"`);
+    expect(warnings).toHaveLength(count); // the harness's WarningLimit holds them back (below)
+    expect(warnings[0]).toBe(`extension host called "${method.slice(0, 200)}…", which Brain does not serve`);
+    expect(replies.length).toBeLessThan(count);
+    expect(queued).toBeLessThan(MAX_QUEUED_FOR_REPLIES + replies[0]!.length);
+  });
+
+  it("logs the first 20 different warnings of a run, and how many more it held back", () => {
+    const logged: string[] = [];
+    const limit = new WarningLimit((message) => logged.push(message));
+    const peer = hostPeer(() => {}, { ...quiet, onWarning: (message) => limit.warn(message) });
+    for (let n = 0; n < 5000; n++) peer.feed(`stray line ${n}\n`);
+    for (let n = 0; n < 100; n++) peer.feed(`{"jsonrpc":"2.0","id":999,"result":{}}\n`);
+    limit.flush("ext:x/y");
+    expect(logged).toHaveLength(21);
+    expect(logged[0]).toMatch(
+      /^extension host wrote a line that is not JSON-RPC \(not JSON .*\): stray line 0$/,
+    );
+    expect(logged[20]).toBe("ext:x/y: 5080 more warnings like the ones above, not logged");
+    // A new run starts afresh; a repeat is logged once.
+    logged.length = 0;
+    for (let n = 0; n < 3; n++) peer.feed(`{"jsonrpc":"2.0","id":7,"result":{}}\n`);
+    limit.flush("ext:x/y");
+    expect(logged).toEqual([
+      "answer for unknown request id 7 ignored",
+      "ext:x/y: 2 more warnings like the ones above, not logged",
+    ]);
   });
 });

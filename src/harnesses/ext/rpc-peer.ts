@@ -2,7 +2,7 @@
 // a TCP socket; docs/protocol.md#json-rpc-over-stdio-or-tcp-extension-hosts). The protocol has no
 // host-to-Brain requests: one is refused, so the host does not wait forever, and reported.
 import { ExactBytes } from "../../protocol/fast-lines.js";
-import { RpcPeer } from "../../protocol/jsonrpc.js";
+import { clip, RpcPeer } from "../../protocol/jsonrpc.js";
 import { MAX_FRAME } from "../../protocol/ndjson.js";
 
 export interface RpcPeerEvents {
@@ -69,16 +69,62 @@ function textLine(
   };
 }
 
-export function hostPeer(write: (text: string) => void, events: RpcPeerEvents): RpcPeer {
+/** Output queued to a host past which its requests get no reply: it does not read, and each reply queues more. */
+export const MAX_QUEUED_FOR_REPLIES = 1 << 20;
+
+/** `queued`: bytes written to the host and not yet taken by it (its stdin's or socket's writableLength). */
+export function hostPeer(
+  write: (text: string) => void,
+  events: RpcPeerEvents,
+  queued: () => number = () => 0,
+): RpcPeer {
   const peer: RpcPeer = new RpcPeer(write, {
     who: "extension host",
     fastLine: textLine(events),
     onNotification: (method, params) => events.onNotification(method, params),
     onWarning: (message) => events.onWarning(message),
     onRequest: (id, method) => {
-      peer.respondError(id, -32601, `Brain does not serve method "${method}"`);
-      events.onWarning(`extension host called "${method}", which Brain does not serve`);
+      const name = clip(method);
+      if (queued() < MAX_QUEUED_FOR_REPLIES)
+        peer.respondError(id, -32601, `Brain does not serve method "${name}"`);
+      events.onWarning(`extension host called "${name}", which Brain does not serve`);
     },
   });
   return peer;
+}
+
+/** Different warnings logged per run (or between runs); the rest are counted. */
+const WARNINGS_PER_RUN = 20;
+
+/**
+ * A host's warnings as the log gets them: a buggy host can cause one per line it writes, so only the first few
+ * different ones are logged, and repeats and the rest are counted until flush() says how many.
+ */
+export class WarningLimit {
+  private readonly logged = new Set<string>();
+  private held = 0;
+
+  constructor(
+    private readonly emit: (message: string) => void,
+    private readonly limit = WARNINGS_PER_RUN,
+  ) {}
+
+  warn(message: string): void {
+    if (this.logged.has(message) || this.logged.size >= this.limit) {
+      this.held++;
+      return;
+    }
+    this.logged.add(message);
+    this.emit(message);
+  }
+
+  /** Logs how many were held back, and starts afresh (at the end of each run). */
+  flush(who: string): void {
+    if (this.held > 0)
+      this.emit(
+        `${who}: ${this.held} more warning${this.held === 1 ? "" : "s"} like the ones above, not logged`,
+      );
+    this.logged.clear();
+    this.held = 0;
+  }
 }

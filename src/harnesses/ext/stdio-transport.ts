@@ -24,9 +24,13 @@ export async function startStdioHost(
     host.kill();
     events.onFatal(fatal);
   };
-  const peer = hostPeer((text) => {
-    if (!fatal) host.write(text);
-  }, events);
+  const peer = hostPeer(
+    (text) => {
+      if (!fatal) host.write(text);
+    },
+    events,
+    () => host.queued,
+  );
   host.onStdout((chunk: Buffer) => {
     if (fatal) return;
     try {

@@ -46,9 +46,13 @@ export async function dialTcpHost(
     socket.destroy();
     events.onFatal(reason);
   };
-  const peer = hostPeer((text) => {
-    if (!fatal) socket.write(text);
-  }, events);
+  const peer = hostPeer(
+    (text) => {
+      if (!fatal) socket.write(text);
+    },
+    events,
+    () => socket.writableLength,
+  );
   socket.on("data", (chunk: Buffer) => {
     if (fatal) return;
     try {

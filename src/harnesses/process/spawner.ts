@@ -23,6 +23,8 @@ export interface RunnerChild {
     uncork(): void;
     destroy(): void;
     readonly destroyed: boolean;
+    /** Bytes written and not yet taken by the child. */
+    readonly writableLength: number;
   };
   readonly stdout: NodeJS.ReadableStream & { destroy(): void };
   readonly stderr: NodeJS.ReadableStream & { destroy(): void };
