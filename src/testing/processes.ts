@@ -1,5 +1,5 @@
 // What tests ask about processes they started: whether one still runs, and waiting until something is so.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /** Whether a process runs (signal 0 checks without signalling); a zombie only waits to be reaped: dead. */
 export function alive(pid: number): boolean {
@@ -13,6 +13,21 @@ export function alive(pid: number): boolean {
   } catch {
     return true;
   }
+}
+
+/** Whether any process of group `pgid` runs, zombies aside (a dead leader's group may live on in its children). */
+export function groupAlive(pgid: number): boolean {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // After the command's closing parenthesis: state, ppid, pgrp.
+      const [state, , group] = readFileSync(`/proc/${entry}/stat`, "utf8").split(") ").at(-1)!.split(" ");
+      if (Number(group) === pgid && state !== "Z") return true;
+    } catch {
+      // Gone while listed.
+    }
+  }
+  return false;
 }
 
 /** Resolves once `check` holds, looking every 20 ms (the test's own timeout bounds the wait). */

@@ -8,10 +8,17 @@
 //   host → Brain  {id, pid, fd: 0 | 1 | 2} + the pipe's handle     once per pipe, in order
 //   host → Brain  {id, error, code?}                              it could not start (nothing else follows)
 //   host → Brain  {id, exit: [code, signal]}                      it exited (after its three pipes were sent)
+//   Brain → host  {release: true}                                  Brain is done with it: exit at disconnect
 // The host keeps no pipe: each goes with its message, so a runner sees EOF on stdin when Brain closes its end.
-// It exits when Brain goes (the channel closes); runners it started are Brain's, and end when their stdin does.
+// Released, it exits when the channel closes and leaves its runners to their owners. A channel that closes
+// unreleased means Brain died (killed, crashed): what it started is stopped then, process group by group
+// (SIGTERM, SIGKILL after a grace), since not all of it ends with its stdin (`opencode serve` does not read it)
+// and a restarted Brain knows nothing of it.
 // Imports nothing but Node's own modules: it should stay as small as a Node process can be.
 import { spawn } from "node:child_process";
+
+/** How long what it started has to stop after SIGTERM, when Brain died, before SIGKILL. */
+const GRACE_MS = 3000;
 
 interface SpawnRequest {
   id: number;
@@ -27,6 +34,11 @@ interface SpawnRequest {
 interface Unread {
   _handle?: { readStop(): number };
 }
+
+/** Runners started and not yet exited, by pid: whether each leads its own process group. */
+const running = new Map<number, boolean>();
+let released = false;
+let stopping = false;
 
 const send = (message: object, handle?: unknown) =>
   // biome-ignore lint/suspicious/noExplicitAny: the handle is a net.Socket; send's typing wants a narrower one
@@ -51,10 +63,43 @@ function start(request: SpawnRequest): void {
   send({ id, pid, fd: 0 }, child.stdin);
   send({ id, pid, fd: 1 }, child.stdout);
   send({ id, pid, fd: 2 }, child.stderr);
-  child.on("exit", (code, signal) => send({ id, exit: [code, signal] }));
+  running.set(pid, request.detached === true);
+  child.on("exit", (code, signal) => {
+    // While stopping, a leader's exit leaves its group to the SIGKILL: what it started may linger.
+    if (!stopping) running.delete(pid);
+    send({ id, exit: [code, signal] });
+  });
 }
 
-process.on("message", (request: SpawnRequest) => {
+/** Signals a runner's process group (or the runner, when it shares the host's); false when nothing is left. */
+function signal(pid: number, detached: boolean, name: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(detached ? -pid : pid, name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Brain died: every runner's group gets SIGTERM, and what is left of them after the grace SIGKILL. */
+function stopRunners(): void {
+  stopping = true;
+  for (const [pid, detached] of running) if (!signal(pid, detached, "SIGTERM")) running.delete(pid);
+  const deadline = Date.now() + GRACE_MS;
+  const check = setInterval(() => {
+    for (const [pid, detached] of running) if (!signal(pid, detached, 0)) running.delete(pid);
+    if (running.size > 0 && Date.now() < deadline) return;
+    for (const [pid, detached] of running) signal(pid, detached, "SIGKILL");
+    clearInterval(check);
+    process.exit(0);
+  }, 50);
+}
+
+process.on("message", (request: SpawnRequest | { release: true }) => {
+  if ("release" in request) {
+    released = true;
+    return;
+  }
   try {
     start(request);
   } catch (err) {
@@ -62,4 +107,7 @@ process.on("message", (request: SpawnRequest) => {
     send({ id: request.id, error: (err as Error).message, code: (err as NodeJS.ErrnoException).code });
   }
 });
-process.on("disconnect", () => process.exit(0));
+// Ctrl-C in a terminal reaches Brain's process group, this host included: it goes when Brain does, not before,
+// so that a Brain that dies of it still has its runners stopped.
+process.on("SIGINT", () => {});
+process.on("disconnect", () => (released || running.size === 0 ? process.exit(0) : stopRunners()));

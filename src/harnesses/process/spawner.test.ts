@@ -1,11 +1,13 @@
 // The spawn host: runners it starts behave as runners Brain spawns itself (pipes, exit, minimal environment,
 // failures named), without Brain forking; the host's own death or release loses no runner.
+import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { alive, until } from "../../testing/processes.js";
+import { alive, groupAlive, until } from "../../testing/processes.js";
 import type { AttachmentSink } from "./runner-process.js";
 import { RunnerProcess } from "./runner-process.js";
-import { type RemoteChild, Spawner } from "./spawner.js";
+import { type RemoteChild, Spawner, spawnHostPath } from "./spawner.js";
 import { spawnRunner } from "./started-runner.js";
 
 const releases: (() => void)[] = [];
@@ -105,6 +107,37 @@ describe("Spawner", () => {
     expect(s.hostPid).not.toBe(host);
     next.stdin.end();
     expect(await closed(next)).toEqual([0, null]);
+  });
+
+  it("stops what it started, group by group, when Brain is killed: SIGTERM, then SIGKILL for what ignores it", async () => {
+    // A Brain of its own (the built spawner), to be SIGKILLed: one runner that ends at SIGTERM, one that ignores
+    // it; each has a child in its group, as `opencode serve` under a launcher has.
+    const spawnerJs = join(dirname(spawnHostPath()), "spawner.js");
+    const brain = spawn(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `import { Spawner } from ${JSON.stringify(spawnerJs)};
+        const s = new Spawner();
+        s.use();
+        const runners = await Promise.all([
+          s.spawn({ command: "sh", args: ["-c", "sleep 1000 & exec sleep 1000"] }),
+          s.spawn({ command: "sh", args: ["-c", "trap '' TERM; sleep 1000 & wait"] }),
+        ]);
+        console.log(JSON.stringify(runners.map((r) => r.pid)));`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    const [line] = (await once(brain.stdout!, "data")) as [Buffer];
+    const groups = JSON.parse(String(line)) as number[];
+    try {
+      expect(groups.every(groupAlive)).toBe(true);
+      brain.kill("SIGKILL");
+      await until(() => !groups.some(groupAlive));
+    } finally {
+      for (const group of groups) if (groupAlive(group)) process.kill(-group, "SIGKILL");
+    }
   });
 
   it("fails a start with what became of the host when the host cannot run", async () => {

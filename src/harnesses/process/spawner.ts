@@ -146,8 +146,9 @@ interface Pending {
 
 /**
  * One spawn host and the runners it started. Not started until the first spawn; started again at the next spawn
- * if it died, or after its last user released it (runners it started are not touched: their owners stop them). Runners outlive a host that dies (their pipes are Brain's): only their exit status is lost then,
- * and their "close" comes when their output ends.
+ * if it died, or after its last user released it (runners it started are not touched: their owners stop them).
+ * Runners outlive a host that dies (their pipes are Brain's): only their exit status is lost then, and their
+ * "close" comes when their output ends. Brain dying is another matter: the host stops them (spawn-host.ts).
  */
 export class Spawner {
   private host: ChildProcess | undefined;
@@ -168,8 +169,22 @@ export class Spawner {
     return () => {
       if (released) return;
       released = true;
-      if (--this.users === 0) this.host?.disconnect();
+      if (--this.users === 0) this.release();
     };
+  }
+
+  /**
+   * Ends the host and leaves its runners to their owners: told first, since a host whose channel closes
+   * untold takes Brain for dead and stops them. The channel closes once the message is written.
+   */
+  private release(): void {
+    const host = this.host;
+    if (!host?.connected) return;
+    // The next spawn starts a new host: this one exits at the disconnect.
+    this.host = undefined;
+    host.send({ release: true }, () => {
+      if (host.connected) host.disconnect();
+    });
   }
 
   /** Starts `launch` as spawnRunner does (minimal environment, its own process group, pipes on 0-2). */
