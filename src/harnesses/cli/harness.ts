@@ -13,6 +13,7 @@ import {
   type ToolUse,
   type TurnContext,
 } from "../../core/harness.js";
+import type { Question } from "../../protocol/events.js";
 import { preview } from "../../protocol/frames.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import { sessionToolEndpoint, type ToolEndpoint } from "../../tools/endpoint/index.js";
@@ -221,7 +222,7 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
   }
 
   /** A question to the session's clients; "" when no turn is running or no one answers. */
-  protected ask(question: { question: string; options?: string[] }): Promise<string> {
+  protected ask(question: Question): Promise<string> {
     const turn = this.turn.current;
     return turn ? this.options.ask(turn.id, question, turn.signal) : Promise.resolve("");
   }

@@ -1,6 +1,6 @@
 // One opencode session: `opencode serve` on a free loopback port with a password, started at the first prompt
 // (opening is passive) and again whenever it has gone away; its `/event` stream, `prompt_async`, `abort`, and
-// permission replies. opencode cannot take input mid-turn, so a steer is queued (by CliHarness) and sent as the
+// permission and question replies. opencode cannot take input mid-turn, so a steer is queued (by CliHarness) and sent as the
 // next prompt when the session goes idle, inside the same Brain turn.
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -14,7 +14,7 @@ import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
 import { endpointWire, type WireApi } from "../cli/provider-api.js";
 import { boundEnvironment, endpointWarning, isEndpointTool } from "./bound.js";
 import { keyEnvironment, modelRef, OPENCODE_WIRES, opencodeConfig } from "./config-json.js";
-import { OpencodeEventMapper, type OpencodeSignal } from "./parser.js";
+import { OpencodeEventMapper, type OpencodeQuestion, type OpencodeSignal } from "./parser.js";
 import { OpencodeServer } from "./server.js";
 import { missingSessionHistory, type OpencodeState, openSession } from "./session.js";
 import { exportedJson, type OneShot, runOpencode } from "./transfer.js";
@@ -156,6 +156,9 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
       case "permission":
         void this.answerPermission(server, signal);
         return;
+      case "question":
+        void this.answerQuestion(server, signal);
+        return;
       case "end":
         return this.endTurn(signal.end);
     }
@@ -165,10 +168,60 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
     server: OpencodeServer,
     signal: Extract<OpencodeSignal, { kind: "permission" }>,
   ) {
-    const verdict = await this.permit({ tool: signal.tool, arguments: signal.arguments });
+    const verdict = await this.permit({
+      tool: signal.tool,
+      arguments: signal.arguments,
+      ...(signal.subagent ? { reason: `a subagent asks (opencode session ${signal.subagent})` } : {}),
+    });
     const reply = verdict.decision === "allow" ? "once" : "reject";
     await server
       .call("POST", `/permission/${signal.id}/reply`, { reply })
       .catch((err: Error) => this.warn(err.message));
   }
+
+  /**
+   * opencode's `question` tool: each of its questions goes to the session's clients in turn. No answer (none in
+   * time, the turn interrupted) dismisses the request, which opencode gives the model as the user's refusal.
+   */
+  private async answerQuestion(
+    server: OpencodeServer,
+    signal: Extract<OpencodeSignal, { kind: "question" }>,
+  ) {
+    const answers: string[][] = [];
+    for (const question of signal.questions) {
+      const answer = await this.ask(brainQuestion(question));
+      if (answer === "") {
+        // Best effort: an aborted session has dropped its questions already.
+        await server.call("POST", `/question/${signal.id}/reject`).catch(() => {});
+        return;
+      }
+      answers.push(selected(question, answer));
+    }
+    await server
+      .call("POST", `/question/${signal.id}/reply`, { answers })
+      .catch((err: Error) => this.warn(err.message));
+  }
+}
+
+function brainQuestion(question: OpencodeQuestion) {
+  const descriptions = question.options.filter((o) => o.description !== undefined);
+  return {
+    question: question.question,
+    ...(question.header ? { header: question.header } : {}),
+    ...(question.options.length > 0 ? { options: question.options.map((o) => o.label) } : {}),
+    ...(descriptions.length > 0
+      ? { option_descriptions: Object.fromEntries(descriptions.map((o) => [o.label, o.description!])) }
+      : {}),
+  };
+}
+
+/**
+ * opencode's answer is the labels picked: a question that allows several takes them comma-separated, when each
+ * is one of its labels; anything else is one answer (opencode lets the user type their own).
+ */
+function selected(question: OpencodeQuestion, answer: string): string[] {
+  if (!question.multiple) return [answer];
+  const labels = new Set(question.options.map((o) => o.label));
+  const picked = answer.split(",").map((a) => a.trim());
+  return picked.every((a) => labels.has(a)) ? picked : [answer];
 }

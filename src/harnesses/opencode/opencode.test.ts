@@ -77,6 +77,52 @@ describe.runIf(found)("opencode's own", () => {
     }
   });
 
+  it("puts opencode's questions to Brain's clients, its subagents' requests too, and dismisses a question at an interrupt", async () => {
+    const b = await start();
+    const session = await b.create({ permissions: { tools: { bash: "ask" } } });
+    const work = join(b.t.store.paths(session.id).native, "work");
+    const colour = {
+      question: "Which colour?",
+      header: "Colour",
+      options: [
+        { label: "red", description: "warm" },
+        { label: "blue", description: "cool" },
+      ],
+    };
+    const asked = await session.prompt(`CALL question ${JSON.stringify({ questions: [colour] })}`);
+    const question = await waitForEvent(session, (e) => e.type === "question.requested");
+    expect(question.data).toMatchObject({
+      question: "Which colour?",
+      header: "Colour",
+      options: ["red", "blue"],
+      option_descriptions: { red: "warm", blue: "cool" },
+    });
+    const id = (question.data as { id: string }).id;
+    await session.answer({ type: "question.answered", data: { id, answer: "blue" } });
+    expect((await asked.settled).status).toBe("completed");
+    const result = (await events(session)).find((e) => e.type === "tool.result" && e.turn === asked.turn);
+    expect(JSON.stringify(result?.data)).toContain('\\"Which colour?\\"=\\"blue\\"');
+
+    // A subagent (opencode's `task` tool) runs in a session of its own; its bash asks Brain's policy all the same.
+    const task = { description: "make a file", prompt: "CMD[touch sub.txt]", subagent_type: "general" };
+    const delegated = await session.prompt(`CALL task ${JSON.stringify(task)}`);
+    const permission = await waitForEvent(session, (e) => e.type === "permission.requested");
+    expect(permission.data).toMatchObject({
+      tool: "bash",
+      reason: expect.stringMatching(/^a subagent asks/),
+    });
+    expect(await answerNextPermission(session, "allow")).toBe("bash");
+    expect((await delegated.settled).status).toBe("completed");
+    expect(existsSync(join(work, "sub.txt"))).toBe(true);
+
+    const unanswered = await session.prompt(`CALL question ${JSON.stringify({ questions: [colour] })}`);
+    await waitForEvent(session, (e) => e.type === "question.requested" && e.turn === unanswered.turn);
+    await session.interrupt();
+    expect((await unanswered.settled).status).toBe("interrupted");
+    const after = await session.prompt("NOTOOL still there?");
+    expect((await after.settled).status).toBe("completed");
+  });
+
   it("a server that exits before it is healthy, then one that works", async () => {
     const dir = tempDir("brain-fake-opencode-");
     const script = join(dir, "opencode");

@@ -96,4 +96,80 @@ describe("opencode /event transcript", () => {
       { kind: "end", end: { outcome: "failed", code: "provider_error", message: "opencode: APIError: 429" } },
     ]);
   });
+
+  // Shapes as opencode 1.18.33 sends them (question.asked of its `question` tool; a `task` subagent's session).
+  it("maps question.asked to a question, after the call it belongs to", () => {
+    const mapper = new OpencodeEventMapper("mine");
+    const part = { id: "prt_1", sessionID: "mine", messageID: "msg_1", type: "tool", callID: "call_1_0" };
+    mapper.handle({
+      type: "message.updated",
+      properties: { info: { id: "msg_1", sessionID: "mine", role: "assistant" } },
+    });
+    mapper.handle({
+      type: "message.part.updated",
+      properties: { part: { ...part, tool: "question", state: { status: "pending", input: {} } } },
+    });
+    const questions = [
+      {
+        question: "Which colour?",
+        header: "Colour",
+        options: [{ label: "red", description: "r" }],
+        multiple: true,
+      },
+    ];
+    expect(
+      mapper.handle({
+        type: "question.asked",
+        properties: {
+          id: "que_1",
+          sessionID: "mine",
+          questions,
+          tool: { messageID: "msg_1", callID: "call_1_0" },
+        },
+      }),
+    ).toEqual([
+      {
+        kind: "event",
+        event: { type: "tool.call", data: { id: "call_1_0", name: "question", arguments: { questions } } },
+      },
+      { kind: "question", id: "que_1", questions },
+    ]);
+  });
+
+  it("passes on the requests of its subagents' sessions (and theirs), nothing else of them", () => {
+    const mapper = new OpencodeEventMapper("mine");
+    const created = (id: string, parentID: string) => ({
+      type: "session.created",
+      properties: { sessionID: id, info: { id, parentID } },
+    });
+    const asked = (sessionID: string) => ({
+      type: "permission.asked",
+      properties: { id: `per_${sessionID}`, sessionID, permission: "bash", patterns: ["touch sub.txt"] },
+    });
+    mapper.handle(created("child", "mine"));
+    mapper.handle(created("grandchild", "child"));
+    mapper.handle(created("stranger", "other"));
+    expect(mapper.handle(asked("grandchild"))).toEqual([
+      {
+        kind: "permission",
+        id: "per_grandchild",
+        tool: "bash",
+        arguments: { patterns: ["touch sub.txt"] },
+        subagent: "grandchild",
+      },
+    ]);
+    expect(mapper.handle(asked("stranger"))).toEqual([]);
+    expect(
+      mapper.handle({
+        type: "question.asked",
+        properties: { id: "que_2", sessionID: "child", questions: [] },
+      }),
+    ).toEqual([{ kind: "question", id: "que_2", questions: [] }]);
+    expect(
+      mapper.handle({
+        type: "message.part.delta",
+        properties: { sessionID: "child", partID: "p", field: "text", delta: "x" },
+      }),
+    ).toEqual([]);
+  });
 });

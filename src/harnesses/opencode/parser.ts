@@ -1,8 +1,10 @@
 // opencode's `/event` stream (one JSON object per SSE `data:`) mapped to Brain for one session: text deltas from
 // `message.part.delta` on assistant text parts (reasoning is left out), tool calls and results from tool parts
 // (opencode's tool names: bash, edit, read, …), one `assistant.message` per assistant message when it completes
-// (tokens and cost), permission requests, and the end of the prompt at `session.idle`. Events of other sessions
-// and unknown types are skipped.
+// (tokens and cost), permission requests and questions (`question.asked`: opencode's `question` tool), and the end
+// of the prompt at `session.idle`. A subagent (the `task` tool) runs in a child session, whose requests block the
+// turn as much as the session's own: they are passed on, the rest of its events is left out, like those of other
+// sessions and unknown types.
 import { asRecord, type CliEvent, type CliTurnEnd, event, usageOf } from "../cli/events.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: third-party events, decoded leniently
@@ -10,8 +12,24 @@ type Json = any;
 
 export type OpencodeSignal =
   | { kind: "event"; event: CliEvent }
-  | { kind: "permission"; id: string; tool: string; arguments: Record<string, unknown> }
+  | {
+      kind: "permission";
+      id: string;
+      tool: string;
+      arguments: Record<string, unknown>;
+      /** Set when a subagent asks: its session, named for the client. */
+      subagent?: string;
+    }
+  | { kind: "question"; id: string; questions: OpencodeQuestion[] }
   | { kind: "end"; end: CliTurnEnd };
+
+/** One question of a `question.asked` (opencode's QuestionInfo). */
+export interface OpencodeQuestion {
+  question: string;
+  header?: string;
+  options: { label: string; description?: string }[];
+  multiple?: boolean;
+}
 
 interface Part {
   type: string;
@@ -37,13 +55,21 @@ export class OpencodeEventMapper {
   /** Messages already sent: opencode repeats `message.updated`, and sends a last one after an abort's idle. */
   private readonly emitted = new Set<string>();
   private error: { name: string; message: string } | undefined;
+  /** Sessions of the subagents this session started, and theirs in turn. */
+  private readonly children = new Set<string>();
 
   constructor(public sessionId: string | undefined = undefined) {}
 
   handle(ev: Json): OpencodeSignal[] {
     const props = ev?.properties ?? {};
     const session = props.sessionID ?? props.info?.sessionID ?? props.part?.sessionID;
-    if (this.sessionId && session !== undefined && session !== this.sessionId) return [];
+    if (ev?.type === "session.created" || ev?.type === "session.updated") this.adopt(props.info);
+    if (this.sessionId && session !== undefined && session !== this.sessionId) {
+      if (!this.children.has(session)) return [];
+      if (ev?.type === "permission.asked") return [this.permission(props, session)];
+      if (ev?.type === "question.asked") return [this.question(props)];
+      return [];
+    }
     switch (ev?.type) {
       case "message.updated":
         return this.onMessage(props.info);
@@ -52,18 +78,9 @@ export class OpencodeEventMapper {
       case "message.part.delta":
         return this.onDelta(props);
       case "permission.asked":
-        return [
-          ...this.announceBeforeAsking(props),
-          {
-            kind: "permission",
-            id: String(props.id),
-            tool: String(props.permission ?? "unknown"),
-            arguments: asRecord({
-              patterns: props.patterns,
-              ...(props.metadata ? { metadata: props.metadata } : {}),
-            }),
-          },
-        ];
+        return [...this.announceBeforeAsking(props, props.metadata ?? {}), this.permission(props)];
+      case "question.asked":
+        return [...this.announceBeforeAsking(props, { questions: props.questions }), this.question(props)];
       case "session.error": {
         const error = props.error ?? {};
         this.error = {
@@ -77,6 +94,41 @@ export class OpencodeEventMapper {
       default:
         return [];
     }
+  }
+
+  /** A session whose parent is this one or one of its subagents' is a subagent's too. */
+  private adopt(info: Json): void {
+    const parent = info?.parentID;
+    if (typeof info?.id !== "string" || typeof parent !== "string") return;
+    if (parent === this.sessionId || this.children.has(parent)) this.children.add(info.id);
+  }
+
+  private permission(props: Json, subagent?: string): OpencodeSignal {
+    return {
+      kind: "permission",
+      id: String(props.id),
+      tool: String(props.permission ?? "unknown"),
+      arguments: asRecord({
+        patterns: props.patterns,
+        ...(props.metadata ? { metadata: props.metadata } : {}),
+      }),
+      ...(subagent ? { subagent } : {}),
+    };
+  }
+
+  private question(props: Json): OpencodeSignal {
+    const questions = (Array.isArray(props.questions) ? props.questions : []).map(
+      (q: Json): OpencodeQuestion => ({
+        question: String(q?.question ?? ""),
+        ...(typeof q?.header === "string" && q.header ? { header: q.header } : {}),
+        options: (Array.isArray(q?.options) ? q.options : []).map((o: Json) => ({
+          label: String(o?.label ?? ""),
+          ...(typeof o?.description === "string" ? { description: o.description } : {}),
+        })),
+        ...(q?.multiple === true ? { multiple: true } : {}),
+      }),
+    );
+    return { kind: "question", id: String(props.id), questions };
   }
 
   private message(id: string): Message {
@@ -155,15 +207,15 @@ export class OpencodeEventMapper {
   }
 
   /**
-   * A tool part is still "pending" with no input when opencode asks for permission; announce the call now, with
-   * what the permission request shows of it, so the log has the call before the request about it.
+   * A tool part is still "pending" with no input when opencode asks for permission or a question; announce the
+   * call now, with what the request shows of it, so the log has the call before the request about it.
    */
-  private announceBeforeAsking(props: Json): OpencodeSignal[] {
+  private announceBeforeAsking(props: Json, input: Record<string, unknown>): OpencodeSignal[] {
     const callId = props.tool?.callID;
     const tool = typeof callId === "string" ? this.pendingTools.get(callId) : undefined;
     if (!tool || this.called.has(callId)) return [];
     this.called.add(callId);
-    return [{ kind: "event", event: event.toolCall(callId, tool, props.metadata ?? {}) }];
+    return [{ kind: "event", event: event.toolCall(callId, tool, input) }];
   }
 
   private onDelta(props: Json): OpencodeSignal[] {
