@@ -2,7 +2,7 @@
 // POST /shutdown. The stream is read by the shared SSE client (src/protocol/sse.ts); each event's data is one
 // harness event object.
 
-import { Agent, fetch as streamFetch } from "undici";
+import { Agent } from "undici";
 import { HarnessError } from "../../core/harness.js";
 import { type DecodedHarnessEvent, decodeHarnessEvent } from "../../protocol/nui/harness-event.js";
 import { HarnessInfo, type HttpRunBody } from "../../protocol/nui/jsonrpc.js";
@@ -82,15 +82,17 @@ export class HttpAgentClient {
     onEvent: (decoded: DecodedHarnessEvent) => void,
   ): Promise<"done" | "error" | "ended" | "aborted"> {
     const url = `${this.baseUrl}/run`;
-    let response: Awaited<ReturnType<typeof streamFetch>>;
+    let response: Response;
     try {
-      response = await streamFetch(url, {
+      // Node's fetch is undici's and takes its dispatcher (RequestInit's type does not name it).
+      const init: RequestInit & { dispatcher: Agent } = {
         method: "POST",
         headers: { "content-type": "application/json", accept: "text/event-stream" },
         body: JSON.stringify(body),
         signal,
         dispatcher: this.runDispatcher,
-      });
+      };
+      response = await fetch(url, init);
     } catch (err) {
       if (signal.aborted) return "aborted";
       throw new HarnessError("brain_error", `${this.name}: POST ${url} failed: ${reason(err)}`);
