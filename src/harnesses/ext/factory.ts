@@ -87,7 +87,7 @@ export class ExtensionHarnessFactory implements HarnessFactory {
   async open(options: HarnessOptions): Promise<Harness> {
     const session = nuiSessionOptions(options.config.options, this.name);
     const resume = await ResumeState.load(options.dir);
-    const lease = await this.settings.api.retain();
+    const lease = await this.settings.api.retain({ sessionId: options.sessionId });
     let harness: RpcHarness | HttpHarness | undefined;
     const desk = new HitlDesk(options.sessionId, options, (runId) => harness?.runFor(runId));
     const removeDesk = this.settings.api.addDesk(desk);

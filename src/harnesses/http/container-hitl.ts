@@ -38,15 +38,16 @@ export class ContainerHitl {
     chmodSync(dir, 0o700);
     const socket = join(dir, "nui-api.sock");
     const server = new NuiApiServer({ socketPath: socket });
+    let token: string;
     try {
-      await server.retain();
+      ({ token } = await server.retain());
     } catch (err) {
       rmSync(dir, { recursive: true, force: true });
       throw err;
     }
     const desk = new HitlDesk(options.sessionId, options, runFor);
     server.addDesk(desk);
-    return new ContainerHitl(desk, port, socket, `http://127.0.0.1:${port}/${server.token}`, server, dir);
+    return new ContainerHitl(desk, port, socket, `http://127.0.0.1:${port}/${token}`, server, dir);
   }
 
   async close(): Promise<void> {

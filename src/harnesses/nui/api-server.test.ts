@@ -41,8 +41,12 @@ async function serve(...desks: HitlDesk[]) {
   servers.push(server);
   const { url } = await server.retain();
   for (const d of desks) server.addDesk(d);
-  // node:http, not fetch: fetch drops a Host header of the caller's.
-  const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  return { url, call: caller(url) };
+}
+
+/** Calls under a NUI_API_URL. node:http, not fetch: fetch drops a Host header of the caller's. */
+function caller(url: string) {
+  return (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
     new Promise<{ status: number; body: Record<string, unknown> & { error?: string } }>((resolve, reject) => {
       const req = request(`${url}${path}`, { method, headers }, (res) => {
         let text = "";
@@ -55,7 +59,6 @@ async function serve(...desks: HitlDesk[]) {
       req.on("error", reject);
       req.end(body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body));
     });
-  return { url, call };
 }
 
 describe("nui's HITL REST API", () => {
@@ -191,5 +194,51 @@ describe("nui's HITL REST API", () => {
     }
     expect((await call("POST", "/api/hitl/requests", approval)).status).toBe(200);
     expect(d.asked).toHaveLength(1);
+  });
+
+  it("gives each holder its own token: a session's host reaches only its session, a shared host refuses a taken id", async () => {
+    const server = new NuiApiServer();
+    servers.push(server);
+    const a = desk("A", running("run-A"));
+    const b = desk("B", running("run-B"), [], "deny");
+    server.addDesk(a.desk);
+    server.addDesk(b.desk);
+    const hostA = caller((await server.retain({ sessionId: "A" })).url);
+    const hostB = caller((await server.retain({ sessionId: "B" })).url);
+    const approval = (toolName: string) => ({ kind: "approval", requestId: "deploy", payload: { toolName } });
+
+    // Both hosts choose the same id; each wait answers its own session's request.
+    expect((await hostA("POST", "/api/hitl/requests", approval("deploy"))).body.sessionId).toBe("A");
+    expect((await hostA("GET", "/api/hitl/requests/deploy/wait")).body.answers).toMatchObject({
+      approved: true,
+    });
+    expect((await hostB("POST", "/api/hitl/requests", approval("rm -rf prod"))).body.sessionId).toBe("B");
+    expect((await hostB("GET", "/api/hitl/requests/deploy/wait")).body.answers).toMatchObject({
+      approved: false,
+    });
+
+    // A session's host neither names nor lists another session's requests.
+    expect(await hostB("POST", "/api/hitl/requests", { ...approval("x"), sessionId: "A" })).toMatchObject({
+      status: 404,
+      body: { error: expect.stringMatching(/no session "A" runs a nui agent here/) },
+    });
+    const pendingA = await hostA("POST", "/api/hitl/requests", { kind: "question", requestId: "q-a" });
+    expect(pendingA.status).toBe(200);
+    expect((await hostB("GET", "/api/hitl/requests/q-a")).status).toBe(404);
+    expect((await hostB("GET", "/api/hitl/requests?pending=true")).body).toEqual([]);
+    expect((await hostA("GET", "/api/hitl/requests/q-a")).body.requestId).toBe("q-a");
+
+    // A host shared by both sessions reaches both, and may not reuse an id one of them already has.
+    const shared = caller((await server.retain()).url);
+    expect(
+      await shared("POST", "/api/hitl/requests", { ...approval("y"), runId: "run-A", requestId: "new" }),
+    ).toMatchObject({ status: 200 });
+    expect(
+      await shared("POST", "/api/hitl/requests", { ...approval("z"), runId: "run-B", requestId: "new" }),
+    ).toMatchObject({
+      status: 409,
+      body: { error: expect.stringMatching(/"new" is taken by another session's request/) },
+    });
+    expect(b.asked).toHaveLength(1);
   });
 });

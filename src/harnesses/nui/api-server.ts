@@ -10,6 +10,11 @@
 // so unchanged extensions carry it along), and refuses any request with an Origin header (hosts send none) or a
 // Host that is not a loopback name.
 //
+// The sessions on one server may belong to different tenants, and their hosts choose their own request ids. So
+// each holder gets a token of its own: a host started for one session reaches that session's requests only (its
+// ids cannot collide with another session's, nor read them); a host shared by sessions reaches theirs, and a
+// request id already used by another of them is refused.
+//
 // A container's own server (`{ socketPath }`): the same API on a Unix socket in a private directory, which the
 // `docker` harness relays into one container's network namespace at `http://127.0.0.1:PORT/<token>`; it holds
 // that one session's desk, so it serves that session only.
@@ -19,7 +24,7 @@
 //   GET  /api/hitl/requests/:id         the request envelope
 //   GET  /api/hitl/requests?pending=true[&sessionId=&runId=]   pending requests
 //   POST /api/hitl/requests/:id/respond refused: answers come from Brain's clients (Session.answer)
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describeIssues } from "../../protocol/frames.js";
@@ -33,36 +38,47 @@ export interface NuiApiListen {
   socketPath?: string;
 }
 
+/** Whose requests a holder's token reaches: one session's, or (unset) every session's on this server. */
+export interface NuiApiScope {
+  sessionId?: string;
+}
+
+export interface NuiApiLease {
+  /** NUI_API_URL: the base URL, whose path is the holder's token (for a socket: the socket's path). */
+  url: string;
+  /** The secret first path segment of this holder's requests. Never logged, never in an error. */
+  token: string;
+  release: () => Promise<void>;
+}
+
 export class NuiApiServer {
   private readonly desks = new Map<string, HitlDesk>();
+  /** Holders by the sha256 of their token, so finding one does not compare the secret byte by byte. */
+  private readonly holders = new Map<string, NuiApiScope>();
   private server: Server | undefined;
   private listening: Promise<string> | undefined;
-
-  private holders = 0;
-
-  /**
-   * The secret first path segment: served only under `/<token>/api/hitl/...`, anything else is answered 404
-   * without a word of why. A secret: never logged, never in an error.
-   */
-  readonly token = randomBytes(24).toString("base64url");
 
   constructor(private readonly listen: NuiApiListen = {}) {}
 
   /**
-   * Keeps the server listening until `release()`; resolves with the base URL to pass as NUI_API_URL (its path is
-   * the token). Every session that runs a nui agent holds it, and so does a host shared by several sessions.
+   * Keeps the server listening until `release()`; resolves with the base URL to pass as NUI_API_URL, under a
+   * token of this holder's that reaches the requests of `scope` only. Every session that runs a nui agent holds
+   * it, and so does a host shared by several sessions (unscoped).
    */
-  async retain(): Promise<{ url: string; release: () => Promise<void> }> {
-    this.holders++;
+  async retain(scope: NuiApiScope = {}): Promise<NuiApiLease> {
+    const token = randomBytes(24).toString("base64url");
+    const key = digest(token);
+    this.holders.set(key, scope);
     let released = false;
     const release = async () => {
       if (released) return;
       released = true;
-      this.holders--;
-      if (this.holders === 0) await this.stop();
+      this.holders.delete(key);
+      if (this.holders.size === 0) await this.stop();
     };
     try {
-      return { url: await this.start(), release };
+      const base = await this.start();
+      return { url: this.listen.socketPath ? base : `${base}/${token}`, token, release };
     } catch (err) {
       await release();
       throw err;
@@ -98,7 +114,7 @@ export class NuiApiServer {
       else
         server.listen(0, "127.0.0.1", () => {
           const { port } = server.address() as AddressInfo;
-          resolve(`http://127.0.0.1:${port}/${this.token}`);
+          resolve(`http://127.0.0.1:${port}`);
         });
     });
     return this.listening;
@@ -109,7 +125,9 @@ export class NuiApiServer {
     if (foreign) return send(res, 403, { error: foreign });
     const url = new URL(req.url ?? "/", "http://localhost");
     const parts = url.pathname.split("/").filter(Boolean);
-    if (!sameToken(parts.shift(), this.token)) return send(res, 404, { error: "not found" });
+    const scope = this.holders.get(digest(parts.shift() ?? ""));
+    if (!scope) return send(res, 404, { error: "not found" });
+    const desks = this.desksOf(scope);
     if (parts[0] !== "api" || parts[1] !== "hitl" || parts[2] !== "requests") {
       return send(res, 404, {
         error: `Brain serves only nui's HITL API under /api/hitl/requests, not /${parts.join("/")}`,
@@ -117,11 +135,13 @@ export class NuiApiServer {
     }
     const id = parts[3] ? decodeURIComponent(parts[3]) : undefined;
     const action = parts[4];
-    if (req.method === "POST" && !id) return this.create(req, res);
-    if (req.method === "GET" && !id) return this.list(url, res);
+    if (req.method === "POST" && !id) return this.create(req, res, desks);
+    if (req.method === "GET" && !id) return this.list(url, res, desks);
     if (!id) return send(res, 405, { error: `${req.method} is not served on /api/hitl/requests` });
-    const desk = [...this.desks.values()].find((d) => d.has(id));
-    if (!desk) return send(res, 404, { error: `no HITL request "${id}" in any session Brain runs here` });
+    // Unambiguous: create refuses an id another desk of the same holder has.
+    const desk = desks.find((d) => d.has(id));
+    if (!desk)
+      return send(res, 404, { error: `no HITL request "${id}" in the sessions this NUI_API_URL serves` });
     if (req.method === "GET" && action === "wait") return send(res, 200, await desk.wait(id));
     if (req.method === "GET" && !action) return send(res, 200, desk.get(id));
     if (req.method === "POST" && action === "respond") {
@@ -134,7 +154,14 @@ export class NuiApiServer {
     });
   }
 
-  private async create(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** The registered desks a holder reaches. */
+  private desksOf(scope: NuiApiScope): HitlDesk[] {
+    if (scope.sessionId === undefined) return [...this.desks.values()];
+    const desk = this.desks.get(scope.sessionId);
+    return desk ? [desk] : [];
+  }
+
+  private async create(req: IncomingMessage, res: ServerResponse, desks: HitlDesk[]): Promise<void> {
     let raw: unknown;
     try {
       raw = JSON.parse((await readBody(req)) || "{}");
@@ -143,8 +170,14 @@ export class NuiApiServer {
     }
     const body = HitlCreateBody.safeParse(raw);
     if (!body.success) return send(res, 400, { error: `bad HITL request: ${describeIssues(body.error)}` });
-    const desk = this.deskFor(body.data.sessionId, body.data.runId);
+    const desk = deskFor(desks, body.data.sessionId, body.data.runId);
     if (typeof desk === "string") return send(res, 404, { error: desk });
+    const { requestId } = body.data;
+    if (requestId !== undefined && desks.some((d) => d !== desk && d.has(requestId))) {
+      return send(res, 409, {
+        error: `HITL request id "${requestId}" is taken by another session's request on this NUI_API_URL: give each request an id of its own (nui's SDK makes a uuid when none is given)`,
+      });
+    }
     try {
       return send(res, 200, desk.create(body.data));
     } catch (err) {
@@ -153,29 +186,34 @@ export class NuiApiServer {
     }
   }
 
-  private list(url: URL, res: ServerResponse): void {
+  private list(url: URL, res: ServerResponse, desks: HitlDesk[]): void {
     const sessionId = url.searchParams.get("sessionId") ?? undefined;
     const runId = url.searchParams.get("runId") ?? undefined;
-    const desks = sessionId
-      ? [this.desks.get(sessionId)].filter((d) => d !== undefined)
-      : [...this.desks.values()];
+    const listed = sessionId ? desks.filter((d) => d.sessionId === sessionId) : desks;
     send(
       res,
       200,
-      desks.flatMap((d) => d.pending(runId)),
+      listed.flatMap((d) => d.pending(runId)),
     );
   }
+}
 
-  /** By session id; else by the run id (a host shared by sessions has no NUI_SESSION_ID); else the only one. */
-  private deskFor(sessionId: string | undefined, runId: string | undefined): HitlDesk | string {
-    const bySession = sessionId ? this.desks.get(sessionId) : undefined;
-    if (bySession) return bySession;
-    const byRun = runId ? [...this.desks.values()].find((d) => d.runs(runId)) : undefined;
-    if (byRun) return byRun;
-    if (!sessionId && this.desks.size === 1) return [...this.desks.values()][0]!;
-    if (sessionId) return `no session "${sessionId}" runs a nui agent here (NUI_SESSION_ID names it)`;
-    return "the request names neither a sessionId nor a running runId: set sessionId (NUI_SESSION_ID) or runId (NUI_RUN_ID)";
-  }
+/**
+ * Among a holder's desks: by session id; else by the run id (a host shared by sessions has no NUI_SESSION_ID);
+ * else the only one.
+ */
+function deskFor(
+  desks: HitlDesk[],
+  sessionId: string | undefined,
+  runId: string | undefined,
+): HitlDesk | string {
+  const bySession = sessionId ? desks.find((d) => d.sessionId === sessionId) : undefined;
+  if (bySession) return bySession;
+  const byRun = runId ? desks.find((d) => d.runs(runId)) : undefined;
+  if (byRun) return byRun;
+  if (!sessionId && desks.length === 1) return desks[0]!;
+  if (sessionId) return `no session "${sessionId}" runs a nui agent here (NUI_SESSION_ID names it)`;
+  return "the request names neither a sessionId nor a running runId: set sessionId (NUI_SESSION_ID) or runId (NUI_RUN_ID)";
 }
 
 /** Why a request cannot be an extension host's (a web page's, or one sent to a rebound name), if so. */
@@ -195,10 +233,8 @@ function isLoopbackHost(host: string): boolean {
   return name === "localhost" || name === "[::1]" || /^127(\.\d{1,3}){3}$/.test(name);
 }
 
-function sameToken(given: string | undefined, token: string): boolean {
-  const a = Buffer.from(given ?? "");
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
+function digest(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
