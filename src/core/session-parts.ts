@@ -1,10 +1,11 @@
-// What a Session is made of (the host fills these in when it opens one) and what a turn's start and end say.
+// What a Session is made of (the host fills these in when it opens one), what a turn's start and end say, and
+// the check a harness passes before a session uses it.
 import type { McpServers } from "../protocol/config.js";
 import type { ErrorInfo, SessionEvent, TurnStatus } from "../protocol/events.js";
 import type { ProviderCredentials, SessionConfig } from "../protocol/runner.js";
 import type { Checkpoints } from "./checkpoints/index.js";
 import type { EventLog } from "./event-log.js";
-import type { ExpectedHistory, HarnessFactory } from "./harness.js";
+import { type ExpectedHistory, type Harness, HarnessError, type HarnessFactory } from "./harness.js";
 import type { PermissionRules } from "./permissions.js";
 import type { Secret } from "./redact.js";
 import type { BoundTools, SessionToolServices } from "./tools.js";
@@ -52,4 +53,16 @@ export interface StartedTurn {
    * it will say once it can (the session starts no other turn before). Never rejects.
    */
   settled: Promise<TurnOutcome>;
+}
+
+/** A harness that does not hold the conversation the log says fails loudly: never a silent fresh start. */
+export async function verifyHistory(harness: Harness, parts: SessionParts): Promise<void> {
+  const expected = harness.verify && (await parts.history?.());
+  const missing = expected && (await harness.verify!(expected));
+  if (!missing) return;
+  await harness.close().catch(() => {});
+  throw new HarnessError(
+    "brain_error",
+    `${parts.harnessName}: ${missing}. Brain will not start the model without its history: \`brain sessions rebuild ${parts.id}\` rebuilds the native state from Brain's log`,
+  );
 }

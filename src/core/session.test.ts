@@ -11,6 +11,7 @@ import {
   waitForEvent,
 } from "../testing/brain.js";
 import type { ToolService } from "../tools/tool-service.js";
+import type { HarnessFactory } from "./harness.js";
 
 /** A tool that never finishes on its own: it answers only when the call is aborted. */
 class WaitTool implements ToolService {
@@ -245,6 +246,47 @@ describe("a session on the echo runner", () => {
     } finally {
       await restarted.brain.close();
     }
+  });
+});
+
+describe("closing a session whose harness is still starting", () => {
+  it("waits for the start, then closes the harness: nothing is left running on a closed session", async () => {
+    let started = () => {};
+    const gate = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const life: string[] = [];
+    const slow: HarnessFactory = {
+      name: "slow",
+      supportsSteering: false,
+      async open() {
+        life.push("opening");
+        await gate; // a runner process still starting
+        life.push("opened");
+        return {
+          prompt: async () => ({ interrupted: false }),
+          steer: async () => {},
+          interrupt: async () => {},
+          checkpoint: async () => [],
+          close: async () => {
+            life.push("closed");
+          },
+        };
+      },
+    };
+    t = makeBrain({ factories: [slow] });
+    const session = await t.brain.create({ harness: "slow" });
+    const turn = await session.prompt("hi");
+    while (!life.includes("opening")) await new Promise((resolve) => setImmediate(resolve));
+    const closing = session.close();
+    // The close has interrupted the turn and gone on (one macrotask after its interrupt is logged) before the
+    // harness is up.
+    await waitForEvent(session, (e) => e.type === "user.interrupt");
+    await new Promise((resolve) => setImmediate(resolve));
+    started();
+    await closing;
+    expect(life).toEqual(["opening", "opened", "closed"]);
+    expect((await turn.settled).status).not.toBe("completed");
   });
 });
 

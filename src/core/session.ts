@@ -16,7 +16,7 @@ import { LogWriter, type TurnWrites } from "./log-writer.js";
 import type { PendingRequest, PendingRequests } from "./pending.js";
 import { checkImages } from "./prompt-images.js";
 import { type Answer, RequestDesk } from "./request-desk.js";
-import type { SessionParts, StartedTurn, TurnOutcome } from "./session-parts.js";
+import { type SessionParts, type StartedTurn, type TurnOutcome, verifyHistory } from "./session-parts.js";
 import { ToolCalls } from "./tool-calls.js";
 import type { BoundTools } from "./tools.js";
 
@@ -216,6 +216,8 @@ export class Session {
       await this.interrupt().catch(() => {});
     }
     this.closed = true;
+    // A harness still starting cannot be stopped halfway: wait for it, and it closes itself (ensureHarness).
+    await this.opening?.catch(() => {});
     await this.dropHarness();
     await this.parts.services?.close().catch(() => {});
     await this.writer.closeOut().catch(() => {});
@@ -327,7 +329,14 @@ export class Session {
         }),
       )
       .then(async (harness) => {
-        await this.verifyHistory(harness);
+        if (this.closed) {
+          await harness.close().catch(() => {});
+          throw new HarnessError(
+            "brain_error",
+            `session ${this.parts.id} was closed while its harness started`,
+          );
+        }
+        await verifyHistory(harness, this.parts);
         this.harness = harness;
         return harness;
       })
@@ -340,18 +349,6 @@ export class Session {
   private async withPreamble(text: string): Promise<string> {
     if (!this.parts.preamble || this.preambled) return text;
     return this.parts.preamble(text, await this.parts.log.read(0));
-  }
-
-  /** A harness that does not hold the conversation the log says fails loudly: never a silent fresh start. */
-  private async verifyHistory(harness: Harness): Promise<void> {
-    const expected = harness.verify && (await this.parts.history?.());
-    const missing = expected && (await harness.verify!(expected));
-    if (!missing) return;
-    await harness.close().catch(() => {});
-    throw new HarnessError(
-      "brain_error",
-      `${this.parts.harnessName}: ${missing}. Brain will not start the model without its history: \`brain sessions rebuild ${this.parts.id}\` rebuilds the native state from Brain's log`,
-    );
   }
 
   /** The bound tools, with the session's own services (MCP servers) started the first time they are needed. */
