@@ -3,7 +3,7 @@
 // there may plant a symlink (or a FIFO) at any name, and Brain runs on the host, maybe as root: every read and
 // write of such a file here refuses to follow a link, so a planted one cannot make the host read or overwrite a
 // file outside the directory.
-import { constants } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, writeFileSync } from "node:fs";
 import { open, rename, unlink } from "node:fs/promises";
 
 /**
@@ -52,4 +52,37 @@ export async function replaceAgentFile(file: string, data: string): Promise<void
     await handle.close();
   }
   await rename(tmp, file);
+}
+
+/**
+ * Writes the file in place, synchronously (for a config a CLI reads as it starts), never through a link planted
+ * at `file`: a symlink there is refused, and so is anything but a regular file. A `mode` given is set even on a
+ * file that was there before with another; without one, a file there keeps its own.
+ */
+export function writeAgentFileSync(file: string, data: string, mode?: number): void {
+  let fd: number;
+  try {
+    // O_NONBLOCK: opening a FIFO planted at the name for writing fails at once instead of waiting for a reader.
+    fd = openSync(
+      file,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      mode ?? 0o644,
+    );
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ELOOP") throw new Error(`${file} is a symbolic link, not a file Brain wrote; remove it`);
+    // A FIFO with no reader.
+    if (code === "ENXIO") throw new Error(`${file} is not a regular file, not one Brain wrote; remove it`);
+    throw err;
+  }
+  try {
+    if (!fstatSync(fd).isFile())
+      throw new Error(`${file} is not a regular file, not one Brain wrote; remove it`);
+    if (mode !== undefined) fchmodSync(fd, mode);
+    // Truncated only once known to be a regular file of its own.
+    ftruncateSync(fd, 0);
+    writeFileSync(fd, data);
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -1,8 +1,6 @@
-// Claude Code in `bound` tool mode (../cli/bound.ts): how it is told to offer only the endpoint's tools, and how
-// Brain learns that it did not connect to the endpoint.
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ENDPOINT_SERVER_NAME, type ToolEndpoint } from "../../tools/endpoint/index.js";
+import { writeAgentFileSync } from "../agent-files.js";
 import { endpointNotConnected } from "../cli/bound.js";
 
 /**
@@ -14,9 +12,7 @@ import { endpointNotConnected } from "../cli/bound.js";
 export function boundArgs(endpoint: ToolEndpoint): string[] {
   const { name, ...stdio } = endpoint.server;
   const file = join(endpoint.dir, "claude-mcp.json");
-  writeFileSync(file, JSON.stringify({ mcpServers: { [name]: { type: "stdio", ...stdio } } }), {
-    mode: 0o600,
-  });
+  writeAgentFileSync(file, JSON.stringify({ mcpServers: { [name]: { type: "stdio", ...stdio } } }), 0o600);
   return [
     "--mcp-config",
     file,

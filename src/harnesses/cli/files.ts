@@ -1,5 +1,5 @@
 // Native files for checkpoints and small JSON state files the CLI harnesses keep beside the CLI's own.
-import { closeSync, constants, fchmodSync, ftruncateSync, openSync, writeFileSync } from "node:fs";
+import { constants } from "node:fs";
 import { type FileHandle, lstat, open, readdir, realpath } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { fdPath, openedPath } from "../../core/checkpoints/opened.js";
@@ -78,20 +78,4 @@ export async function readJsonFile<T>(file: string): Promise<T | undefined> {
  */
 export async function writeJsonFile(file: string, value: unknown): Promise<void> {
   await replaceAgentFile(file, `${JSON.stringify(value, null, 2)}\n`);
-}
-
-/**
- * A file of Brain's own for a CLI to read (a prompt it takes by path): owner-only, and never written through a
- * symlink planted where it goes, so the CLI reads exactly `text`.
- */
-export function writePrivateFile(file: string, text: string): void {
-  const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0), 0o600);
-  try {
-    // An older copy may have had another mode, or been longer.
-    fchmodSync(fd, 0o600);
-    ftruncateSync(fd, 0);
-    writeFileSync(fd, text);
-  } finally {
-    closeSync(fd);
-  }
 }

@@ -4,10 +4,11 @@
 // (with them, Codex hides MCP tools behind `tool_search`). Left on, with no setting found: the three MCP
 // resource tools (they reach only configured servers: the endpoint, which has no resources) and
 // `request_user_input` (inert in app-server turns without a client that answers it).
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { HarnessError } from "../../core/harness.js";
 import type { StdioServerSpec, ToolEndpoint } from "../../tools/endpoint/index.js";
+import { writeAgentFileSync } from "../agent-files.js";
 import { CliProcess } from "../cli/child.js";
 import type { CliProgramRun } from "../cli/harness.js";
 
@@ -86,7 +87,7 @@ export async function writeBoundCatalog(
     supports_search_tool: false,
     experimental_supported_tools: [],
   };
-  writeFileSync(file, JSON.stringify({ models: [bound] }));
+  writeAgentFileSync(file, JSON.stringify({ models: [bound] }));
 }
 
 /** Bound mode's config.toml parts; the model catalog goes beside the endpoint's other private files. */

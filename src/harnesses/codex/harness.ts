@@ -2,10 +2,11 @@
 // again whenever it has gone away, then `thread/start`, or `thread/resume` with the current cwd for a thread
 // this native dir already holds (also after a restore into another directory). Prompts are `turn/start`,
 // steering is `turn/steer`, interrupts are `turn/interrupt`; approvals and questions go through Brain.
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
 import type { NativeFile } from "../../protocol/runner.js";
+import { writeAgentFileSync } from "../agent-files.js";
 import { isMcpEndpointTool } from "../cli/bound.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
@@ -106,8 +107,7 @@ export class CodexHarness extends CliHarness<Connection> {
       : undefined;
     // Bound, it names the endpoint's secret: readable by this user only.
     const file = join(home, "config.toml");
-    writeFileSync(file, codexConfigToml(this.options.config, this.options.provider, bound), { mode: 0o600 });
-    chmodSync(file, 0o600);
+    writeAgentFileSync(file, codexConfigToml(this.options.config, this.options.provider, bound), 0o600);
     const mapper = new CodexNotificationMapper();
     let rpc!: RpcConnection;
     const args = ["app-server", ...(this.ctx.session.args ?? [])];

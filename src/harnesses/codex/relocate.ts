@@ -6,8 +6,9 @@
 // rollout-only recipe, which is what a checkpoint holds: no SQLite whose byte offsets it would break) lets Codex
 // resume it as if it had always been here.
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { writeAgentFileSync } from "../agent-files.js";
 
 /** Where a thread last ran: kept in the harness's state so a restore elsewhere can tell what moved. */
 export interface ThreadPlace {
@@ -78,7 +79,7 @@ export function relocateRollouts(files: string[], moves: { from: string; to: str
       if (moved !== fragment)
         after = after.split(fragmentHash(role, fragment)).join(fragmentHash(role, moved));
     }
-    writeFileSync(file, after);
+    writeAgentFileSync(file, after);
     changed.push(file);
   }
   return changed;

@@ -2,12 +2,12 @@
 // (opening is passive) and again whenever it has gone away; its `/event` stream, `prompt_async`, `abort`, and
 // permission and question replies. opencode cannot take input mid-turn, so a steer is queued (by CliHarness) and sent as the
 // next prompt when the session goes idle, inside the same Brain turn.
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import { ENDPOINT_SERVER_NAME } from "../../tools/endpoint/index.js";
-import { replaceAgentFile } from "../agent-files.js";
+import { replaceAgentFile, writeAgentFileSync } from "../agent-files.js";
 import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
@@ -51,7 +51,7 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
     const root = join(this.options.dir, OPENCODE_DIR);
     const { config, provider } = this.options;
     const bound = this.ctx.bound ? ENDPOINT_SERVER_NAME : undefined;
-    writeFileSync(join(root, "opencode.json"), opencodeConfig(config, provider, this.wire, bound));
+    writeAgentFileSync(join(root, "opencode.json"), opencodeConfig(config, provider, this.wire, bound));
     const endpoint = this.ctx.bound ? await this.toolEndpoint() : undefined;
     const state = await this.readState<OpencodeState>();
     const exported = join(this.options.dir, EXPORT_FILE);

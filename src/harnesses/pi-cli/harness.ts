@@ -4,14 +4,15 @@
 // policy allows is enabled, one it denies or would ask about is not (pi has no way to ask). In `bound` tool mode
 // pi has no tool of its own: Brain's tools come through a bridge extension (./bridge.ts), each call decided by
 // the policy at Brain's endpoint, so there `ask` works.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
 import { missingHistory } from "../../core/native-check.js";
 import type { NativeFile } from "../../protocol/runner.js";
+import { writeAgentFileSync } from "../agent-files.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
-import { listNativeFiles, writePrivateFile } from "../cli/files.js";
+import { listNativeFiles } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
 import { endpointWire, type WireApi } from "../cli/provider-api.js";
 import { BRIDGE_SOURCE } from "./bridge.js";
@@ -67,7 +68,7 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     if (!this.ctx.bound) return this.start([], {});
     return this.toolEndpoint().then((endpoint) => {
       const bridge = join(endpoint.dir, "pi-bridge.js");
-      writeFileSync(bridge, BRIDGE_SOURCE, { mode: 0o600 });
+      writeAgentFileSync(bridge, BRIDGE_SOURCE, 0o600);
       // Bound: no built-in tool, no extension, skill, prompt template or context file but the bridge.
       const args = [
         "--no-builtin-tools",
@@ -100,7 +101,7 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
       args.push("--session", existing);
     }
     if (this.wire) {
-      writeFileSync(join(agentDir, "models.json"), modelsJson(provider, config.model!, this.wire));
+      writeAgentFileSync(join(agentDir, "models.json"), modelsJson(provider, config.model!, this.wire));
       args.push("--provider", PROVIDER, "--model", config.model!);
     } else if (config.model) {
       args.push("--model", config.model);
@@ -109,7 +110,7 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     // file of Brain's: pi gets exactly the client's text, never a host file the client named.
     if (config.system_prompt) {
       const file = join(agentDir, SYSTEM_PROMPT_FILE);
-      writePrivateFile(file, config.system_prompt);
+      writeAgentFileSync(file, config.system_prompt, 0o600);
       args.push("--append-system-prompt", file);
     }
     const tools = this.ctx.bound ? undefined : this.allowedTools();

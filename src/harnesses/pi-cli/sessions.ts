@@ -1,8 +1,9 @@
 // pi keeps a session as one append-only JSONL file; with `--session-dir` it sits directly in that dir. Its first
 // line is a header whose `cwd` pi runs the tools in when it resumes the file, so a session restored under
 // another directory must have that line rewritten (cli-relocation.md).
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
+import { writeAgentFileSync } from "../agent-files.js";
 
 /** The newest session file in `dir` (names start with an ISO timestamp), or undefined. */
 export function latestSessionFile(dir: string): string | undefined {
@@ -34,6 +35,6 @@ export function rebaseSession(file: string, cwd: string): boolean {
   const text = readFileSync(file, "utf8");
   const nl = text.indexOf("\n");
   const rest = nl < 0 ? "" : text.slice(nl);
-  writeFileSync(file, JSON.stringify({ ...header, cwd }) + rest);
+  writeAgentFileSync(file, JSON.stringify({ ...header, cwd }) + rest);
   return true;
 }
