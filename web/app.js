@@ -39,6 +39,8 @@ const state = {
   stream: undefined,
   transcript: undefined,
   sessions: [],
+  /** The session list's refresh loop now running (pollSessions). */
+  poll: undefined,
 };
 
 function showError(id, err) {
@@ -77,8 +79,7 @@ async function signIn(token) {
     ),
   );
   await refreshSessions();
-  clearInterval(state.poll);
-  state.poll = setInterval(refreshSessions, 3000);
+  pollSessions();
   const wanted = hashParams().get("session");
   if (wanted) await openSession(wanted);
 }
@@ -88,6 +89,27 @@ function statusOf(s) {
   if ((s.pending ?? []).some((p) => p.kind !== "tool.call")) return "waiting";
   if (s.active_turn) return "running";
   return "idle";
+}
+
+/**
+ * Refreshes the session list 3 s after the previous refresh finished (or failed), never on a fixed beat: behind a
+ * slow daemon a tab waits for its answer instead of sending more calls to pile up. A hidden tab skips its turns.
+ * Signing in again starts a new loop, which ends this one.
+ */
+function pollSessions() {
+  const loop = Symbol("poll");
+  state.poll = loop;
+  const next = () => {
+    if (state.poll === loop) setTimeout(tick, 3000);
+  };
+  const tick = () => {
+    if (state.poll !== loop) return;
+    if (document.visibilityState === "hidden") return next();
+    refreshSessions()
+      .catch((err) => console.error(err))
+      .finally(next);
+  };
+  next();
 }
 
 async function refreshSessions() {

@@ -4,7 +4,7 @@
 import { mkdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, chromium, type Page, type Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findTestBrowser } from "../testing/browser.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
@@ -246,6 +246,71 @@ describe("web UI and nui's questions", () => {
     await collect(client, id, settled(turn));
   });
 });
+
+describe("web UI's session list", () => {
+  it("asks for the list again only once the previous answer came, and not while the tab is hidden", async () => {
+    // A page of its own on a fake clock: ten poll periods pass in an instant, and the list's answer is held.
+    const own = await browser.newPage();
+    try {
+      await own.clock.install();
+      await own.clock.pauseAt(Date.now() + 1000);
+      const held: Route[] = [];
+      let asked = 0;
+      /** A second of the page's clock, then how many times it has asked. */
+      const turnClock = async () => {
+        await own.clock.runFor(1000);
+        return asked;
+      };
+      await own.route(
+        (url) => url.pathname === "/v1/sessions",
+        async (route) => {
+          if (route.request().method() !== "GET") return route.continue();
+          asked++;
+          // The first is the sign-in's own; every later one is the poll's, held until the test lets it go.
+          if (asked === 1) return route.continue();
+          held.push(route);
+        },
+      );
+      await own.goto(`${t.url}/#token=${t.tokens.admin}`);
+      // Until the sign-in's own list has come and the poll has started, a turn of the clock asks nothing.
+      await expect.poll(turnClock).toBe(2);
+      await own.clock.runFor(30_000); // a poll on a fixed beat would have asked ten times more by now
+      expect(await askedBy(own, () => asked)).toBe(2);
+      await held[0]!.continue();
+      await expect.poll(turnClock).toBe(3);
+      // Hidden: its turns pass without a call; shown again, the next turn asks.
+      await setHidden(own, true);
+      await held[1]!.continue();
+      await own.clock.runFor(30_000);
+      expect(await askedBy(own, () => asked)).toBe(3);
+      await setHidden(own, false);
+      await expect.poll(turnClock).toBe(4);
+      await held[2]!.continue();
+    } finally {
+      await own.close();
+    }
+  });
+});
+
+/**
+ * `asked()` once every request the page has sent so far has reached the test's route: a request of its own sent
+ * after them and answered means those before it were seen (one connection, in order).
+ */
+async function askedBy(own: Page, asked: () => number): Promise<number> {
+  await own.evaluate(() => fetch("/healthz").then((res) => res.status));
+  return asked();
+}
+
+/** What the page's document.visibilityState says (as a minimised or background tab has it). */
+async function setHidden(own: Page, hidden: boolean): Promise<void> {
+  await own.evaluate(
+    (value) => {
+      const { document } = globalThis as unknown as { document: object }; // the page's, where this runs
+      Object.defineProperty(document, "visibilityState", { configurable: true, get: () => value });
+    },
+    hidden ? "hidden" : "visible",
+  );
+}
 
 describe("web UI under its content security policy", () => {
   it("was refused nothing in any of the flows above", async () => {
