@@ -101,8 +101,15 @@ export class BrainClient {
     return this.call("harnesses", {});
   }
 
+  /** Every session of the token's tenant, oldest first. */
   async sessions(): Promise<SessionView[]> {
     return (await this.call("sessions", {})).sessions;
+  }
+
+  /** A page of them: `limit` sessions after the session `after` (`next` is the following page's `after`). */
+  sessionPage(page: { limit: number; after?: string }) {
+    const after = page.after === undefined ? "" : `&after=${encodeURIComponent(page.after)}`;
+    return this.call("sessions", {}, undefined, `?limit=${page.limit}${after}`);
   }
 
   session(id: string) {

@@ -6,7 +6,7 @@ import { PROVIDER_NAME, ProviderName } from "./config.js";
 import { SessionEvent } from "./events.js";
 import { PermissionPolicy } from "./permissions.js";
 import { SessionConfig } from "./runner.js";
-import { SessionId, SessionRecord } from "./session.js";
+import { SESSION_ID_PATTERN, SessionId, SessionRecord } from "./session.js";
 
 // ---- errors ----------------------------------------------------------------------------------------------
 
@@ -75,7 +75,33 @@ export const SessionView = SessionRecord.extend({
   controller: z.string().optional(),
 });
 
-export const SessionList = z.strictObject({ sessions: z.array(SessionView) });
+export const SessionList = z.strictObject({
+  sessions: z.array(SessionView),
+  /** Only when a `limit` left sessions out: pass it as `?after=` for the next page. */
+  next: z.string().optional(),
+});
+
+/** The most sessions one page of GET /v1/sessions holds. */
+export const MAX_SESSION_PAGE = 1000;
+
+const pageSize = `must be a whole number from 1 to ${MAX_SESSION_PAGE}`;
+
+/**
+ * GET /v1/sessions's query: `?limit=N` pages the caller's sessions (oldest first), `?after=ID` starts after that
+ * session (the `next` of the page before). Without them, every session at once.
+ */
+export const SessionListQuery = z.object({
+  limit: z
+    .string()
+    .regex(/^[0-9]{1,7}$/, pageSize)
+    .transform(Number)
+    .pipe(z.number().min(1, pageSize).max(MAX_SESSION_PAGE, pageSize))
+    .optional(),
+  after: z
+    .string()
+    .regex(SESSION_ID_PATTERN, "must be a session id (the `next` of the page before)")
+    .optional(),
+});
 
 export const Ok = z.strictObject({ ok: z.literal(true) });
 
@@ -211,6 +237,8 @@ export type ProviderList = z.infer<typeof ProviderList>;
 export type AgentList = z.infer<typeof AgentList>;
 export type CreateSessionBody = z.infer<typeof CreateSessionBody>;
 export type SessionView = z.infer<typeof SessionView>;
+export type SessionList = z.infer<typeof SessionList>;
+export type SessionListQuery = z.output<typeof SessionListQuery>;
 export type AnswerBody = z.infer<typeof AnswerBody>;
 export type TextBody = z.infer<typeof TextBody>;
 export type PromptBody = z.infer<typeof PromptBody>;

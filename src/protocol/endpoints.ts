@@ -13,6 +13,7 @@ import {
   ForkBody,
   HandoffBody,
   HarnessList,
+  MAX_SESSION_PAGE,
   Ok,
   PromptBody,
   ProviderList,
@@ -89,7 +90,13 @@ export const ENDPOINTS = {
     method: "GET",
     path: "/v1/sessions",
     tag: "sessions",
-    summary: "The sessions of the caller's tenant, oldest first",
+    summary:
+      "The sessions of the caller's tenant, oldest first: all of them, or a page of them with ?limit= and ?after=",
+    query: {
+      limit: `at most this many sessions (1 to ${MAX_SESSION_PAGE}); the answer's \`next\` says where the next page starts. Without it, every session`,
+      after:
+        "the sessions after this one (a page's `next`), which must still be one of the caller's sessions",
+    },
     response: SessionList,
   },
   create: {

@@ -67,8 +67,8 @@ export function inField(err: unknown, field: string): unknown {
   return err;
 }
 
-/** Validates a parsed JSON body; the first issue names the field and the reason. */
-export function parseBody<T>(schema: ZodType<T>, value: unknown): T {
+/** Validates a parsed JSON body (or query: `kind`); the first issue names the field and the reason. */
+export function parseBody<T>(schema: ZodType<T>, value: unknown, kind = "field"): T {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
@@ -84,7 +84,7 @@ export function parseBody<T>(schema: ZodType<T>, value: unknown): T {
       `unknown field "${name}": remove it (see /openapi.json for the fields this route takes)`,
     );
   }
-  return fail(field, field ? `field "${field}": ${reason}` : `body: ${reason}`);
+  return fail(field, field ? `${kind} "${field}": ${reason}` : `body: ${reason}`);
 }
 
 function fail(field: string | undefined, message: string): never {

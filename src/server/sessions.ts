@@ -14,6 +14,8 @@ import type {
   PromptBody,
   ProviderList,
   RebuildView,
+  SessionList,
+  SessionListQuery,
   SessionView,
 } from "../protocol/api.js";
 import type { SessionDefaults } from "../protocol/config.js";
@@ -24,6 +26,7 @@ import { DEFAULT_TENANT, type Principal } from "./auth/tokens.js";
 import type { ControlLeases } from "./control.js";
 import { ApiError, inField, notFound } from "./errors.js";
 import { IDEMPOTENCY_HEADER, IdempotentCommands } from "./idempotency.js";
+import { pageOf } from "./paging.js";
 
 export interface SessionServiceParts {
   brain: Brain;
@@ -90,11 +93,13 @@ export class SessionService {
     };
   }
 
-  async list(caller: Principal): Promise<SessionView[]> {
-    const records = await this.parts.brain.list();
-    return records
-      .filter((r) => tenantOf(r) === caller.tenant)
-      .map((r) => this.viewOf(r, this.openSession(r.id)));
+  /** The caller's sessions, oldest first: all, or `limit` of them after the session `after` (and where to go on). */
+  async list(caller: Principal, page: SessionListQuery = {}): Promise<SessionList> {
+    const mine = (await this.parts.brain.list()).filter((r) => tenantOf(r) === caller.tenant);
+    // Views only for the page: the rest of the list costs nothing but its place in the order.
+    const { items, next } = pageOf(mine, page, "session");
+    const sessions = items.map((r) => this.viewOf(r, this.openSession(r.id)));
+    return next === undefined ? { sessions } : { sessions, next };
   }
 
   async view(caller: Principal, id: string): Promise<SessionView> {

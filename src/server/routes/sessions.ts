@@ -1,19 +1,20 @@
 // /v1: sessions, turns, answers, checkpoints, forks, control; the harnesses and agents on offer.
-import type {
-  AnswerBody,
-  ControlBody,
-  CreateSessionBody,
-  ForkBody,
-  HandoffBody,
-  PromptBody,
-  RestoreBody,
-  TextBody,
+import {
+  type AnswerBody,
+  type ControlBody,
+  type CreateSessionBody,
+  type ForkBody,
+  type HandoffBody,
+  type PromptBody,
+  type RestoreBody,
+  SessionListQuery,
+  type TextBody,
 } from "../../protocol/api.js";
 import { ENDPOINTS } from "../../protocol/endpoints.js";
 import { promptTooLarge } from "../../protocol/runner.js";
 import type { AgentCatalog } from "../agents.js";
 import { DEFAULT_TENANT } from "../auth/tokens.js";
-import { ApiError } from "../errors.js";
+import { ApiError, parseBody } from "../errors.js";
 import { IDEMPOTENCY_HEADER, idempotencyKey } from "../idempotency.js";
 import type { SessionService } from "../sessions.js";
 import type { RouteContext, RouteDef } from "./route.js";
@@ -78,7 +79,11 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
     },
     {
       ...ENDPOINTS.sessions,
-      handle: async ({ caller }) => ({ sessions: await sessions.list(caller) }),
+      handle: async ({ caller, query }) => {
+        const given = (name: string) => query(name) || undefined;
+        const page = { limit: given("limit"), after: given("after") };
+        return sessions.list(caller, parseBody(SessionListQuery, page, "query parameter"));
+      },
     },
     {
       ...ENDPOINTS.create,

@@ -21,3 +21,9 @@ export function osMessage(err: unknown): string {
 export function failure(path: string, what: string, err: unknown): StoreError {
   return new StoreError("brain_error", `event log ${path}: ${what}: ${osMessage(err)}`, { cause: err });
 }
+
+/** A disk operation that failed, naming it and the path (a StoreError already made is passed through). */
+export function diskError(op: string, path: string, err: unknown): StoreError {
+  if (err instanceof StoreError) return err;
+  return new StoreError("brain_error", `cannot ${op} ${path}: ${osMessage(err)}`, { cause: err });
+}

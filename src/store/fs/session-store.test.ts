@@ -95,6 +95,40 @@ describe("FsSessionStore", () => {
     expect((await store.list()).map((r) => r.id)).toEqual(["b", "a", "c"]);
   });
 
+  it("lists from memory what it read before, and sees what this store and another one on the same home change", async () => {
+    const [a, b] = [await store.create({ ...base, id: "a" }), await store.create({ ...base, id: "b" })];
+    const byId = async (s: FsSessionStore) => Object.fromEntries((await s.list()).map((r) => [r.id, r]));
+    expect(Object.keys(await byId(store)).sort()).toEqual(["a", "b"]);
+    const reads = vi.spyOn(fs, "readFile");
+    try {
+      expect(await byId(store)).toEqual({ a, b });
+      expect(reads).not.toHaveBeenCalled(); // unchanged since read: one stat each, no read, no schema check
+    } finally {
+      reads.mockRestore();
+    }
+    // Another process's store (a `brain run`, the CLI) writes the same files: its changes are seen, never stale.
+    const other = new FsSessionStore(home);
+    await other.update("a", { status: "closed" });
+    await other.create({ ...base, id: "c" });
+    expect((await byId(store)).a?.status).toBe("closed");
+    expect((await store.get("a"))?.status).toBe("closed");
+    expect(Object.keys(await byId(store)).sort()).toEqual(["a", "b", "c"]);
+    await other.remove("b");
+    expect(await store.get("b")).toBeUndefined();
+    expect(Object.keys(await byId(store)).sort()).toEqual(["a", "c"]);
+    // And this store's own changes.
+    await store.update("c", { config: { model: "m2" } });
+    await store.remove("a");
+    const after = await byId(store);
+    expect(Object.keys(after)).toEqual(["c"]);
+    expect(after.c?.config).toEqual({ model: "m2" });
+    expect((await other.get("c"))?.config).toEqual({ model: "m2" });
+    // One object shared by every caller: frozen, so no caller can change it for the others.
+    expect(() => {
+      (after.c as { status: string }).status = "closed";
+    }).toThrow(TypeError);
+  });
+
   it("updates a record, keeping id and created_at, and applies concurrent patches both", async () => {
     const record = await store.create({ ...base, id: "s1" });
     const [closed, configured] = await Promise.all([

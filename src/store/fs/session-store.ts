@@ -7,23 +7,17 @@ import type { CompactResult, RetireResult, SegmentPolicy } from "../../core/rete
 import type { LogTail } from "../../core/store.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
-import { osMessage, StoreError } from "./errors.js";
+import { diskError, StoreError } from "./errors.js";
 import { InlineCommits } from "./inline-commits.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { allDone, type LogIO, nodeLogIO, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
 import { lastSeqOfFile, tailOfFile } from "./log-read.js";
+import { RecordCache } from "./record-cache.js";
 import { archiveDir, retireSegments } from "./retire.js";
 import { firstSeqOf, listSealed } from "./segments.js";
-import {
-  checkRecord,
-  newRecord,
-  parseRecord,
-  recordText,
-  SESSION_ID,
-  type SessionRecord,
-} from "./session-record.js";
-import { createInSlot, isSlotText, SlotKeeper } from "./session-slot.js";
+import { checkRecord, newRecord, recordText, SESSION_ID, type SessionRecord } from "./session-record.js";
+import { createInSlot, SlotKeeper } from "./session-slot.js";
 
 export interface SessionPaths {
   dir: string;
@@ -48,7 +42,7 @@ export interface StoreOptions {
   inline?: InlineCommits;
 }
 
-/** Sessions read at once by list(): enough to overlap the reads, few enough to stay clear of EMFILE. */
+/** Sessions looked at once by list(): enough to overlap the stats and reads, few enough to stay clear of EMFILE. */
 const LIST_CONCURRENCY = 32;
 
 export class FsSessionStore {
@@ -60,6 +54,8 @@ export class FsSessionStore {
   private readonly slots: SlotKeeper | undefined;
   /** One for all the logs of this store: an awaited commit skips the thread pool only while no other log commits. */
   private readonly inline: InlineCommits;
+  /** The records read so far, served again while their session.json is unchanged (./record-cache.ts says why). */
+  private readonly records = new RecordCache();
 
   constructor(
     readonly home: string,
@@ -160,21 +156,15 @@ export class FsSessionStore {
     return { record, log, durable };
   }
 
+  /** The record, or undefined for none (or a slot: ./session-slot.ts). One stat when it is unchanged since read. */
   async get(id: string): Promise<SessionRecord | undefined> {
-    const file = this.paths(id).record;
-    let text: string;
-    try {
-      text = await fsp.readFile(file, "utf8");
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw diskError("read", file, err);
-    }
-    // A slot (./session-slot.ts), or a session made in one that a crash cut short: never acknowledged.
-    if (isSlotText(text)) return undefined;
-    return parseRecord(file, text, id);
+    return this.records.get(id, this.paths(id).record);
   }
 
-  /** Every session, oldest first. A directory without session.json (a create cut short) is skipped. */
+  /**
+   * Every session, oldest first. A directory without session.json (a create cut short) is skipped. One directory
+   * read and one stat per session: only records changed since this store last read them are read again.
+   */
   async list(): Promise<SessionRecord[]> {
     let entries: Dirent[];
     try {
@@ -184,6 +174,7 @@ export class FsSessionStore {
       throw diskError("list", this.root, err);
     }
     const ids = entries.filter((e) => e.isDirectory() && SESSION_ID.test(e.name)).map((e) => e.name);
+    this.records.keepOnly(new Set(ids));
     const records: SessionRecord[] = [];
     for (let i = 0; i < ids.length; i += LIST_CONCURRENCY) {
       const chunk = await Promise.all(ids.slice(i, i + LIST_CONCURRENCY).map((id) => this.get(id)));
@@ -208,6 +199,7 @@ export class FsSessionStore {
           id: current.id,
           created_at: current.created_at,
         });
+        this.records.forget(id);
         await this.writeRecord(paths.record, record);
         return record;
       });
@@ -226,6 +218,7 @@ export class FsSessionStore {
     // Never from under a writer: a session another process has open is refused (LogLockedError).
     await acquireLogLock(events, { session: id, holder: this.holder });
     this.createdLogs.delete(id);
+    this.records.forget(id);
     await disk("remove", dir, () => fsp.rm(dir, { recursive: true, force: true }));
   }
 
@@ -373,11 +366,6 @@ const EXCLUSIVE_CREATE = fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constan
 
 function checkInput(what: string, value: unknown): SessionRecord {
   return checkRecord(what, value, badRequest);
-}
-
-function diskError(op: string, path: string, err: unknown): StoreError {
-  if (err instanceof StoreError) return err;
-  return new StoreError("brain_error", `cannot ${op} ${path}: ${osMessage(err)}`, { cause: err });
 }
 
 async function disk<T>(op: string, path: string, fn: () => Promise<T>): Promise<T> {

@@ -1,0 +1,63 @@
+// GET /v1/sessions's pages over real HTTP: ?limit= and ?after= walk the caller's sessions oldest first, and a bad
+// limit or cursor is a 400 naming it.
+import { describe, expect, it } from "vitest";
+import { newSession, raw } from "../testing/http.js";
+import { useTestDaemon } from "../testing/use-daemon.js";
+
+const t = useTestDaemon();
+
+describe("GET /v1/sessions", () => {
+  it("pages the list with ?limit= and ?after=, oldest first, and refuses a bad limit or cursor with 400", async () => {
+    for (let i = 0; i < 3; i++) await newSession(t);
+    const list = async (query: string) =>
+      raw(t.url, "GET", `/v1/sessions${query}`, { token: t.tokens.admin });
+    const all = ((await list("")).body as { sessions: { id: string }[]; next?: string }).sessions;
+    expect((await list("")).body.next).toBeUndefined();
+    const paged: string[] = [];
+    let query = "?limit=2";
+    for (;;) {
+      const page = await list(query);
+      expect(page.status).toBe(200);
+      const body = page.body as { sessions: { id: string }[]; next?: string };
+      expect(body.sessions.length).toBeLessThanOrEqual(2);
+      paged.push(...body.sessions.map((s) => s.id));
+      if (!body.next) break;
+      expect(body.next).toBe(body.sessions.at(-1)?.id);
+      query = `?limit=2&after=${body.next}`;
+    }
+    expect(paged).toEqual(all.map((s) => s.id));
+    const last = all.at(-1)!.id;
+    expect((await list(`?after=${last}`)).body).toEqual({ sessions: [] });
+    expect((await list(`?limit=1000&after=${all[0]!.id}`)).body.sessions).toHaveLength(all.length - 1);
+    for (const [bad, field, says] of [
+      ["?limit=0", "limit", "from 1 to 1000"],
+      ["?limit=1001", "limit", "from 1 to 1000"],
+      ["?limit=two", "limit", "from 1 to 1000"],
+      ["?limit=-1", "limit", "from 1 to 1000"],
+      ["?after=no/such", "after", "session id"],
+      ["?after=no-such-session", "after", 'no session "no-such-session"'],
+    ] as const) {
+      const res = await list(bad);
+      expect(res.status, bad).toBe(400);
+      expect(res.body.error, bad).toMatchObject({ code: "bad_request", field });
+      expect((res.body.error as { message: string }).message, bad).toContain(says);
+    }
+  });
+
+  it("pages only the caller's tenant: another tenant's session is no cursor, and an empty parameter is none", async () => {
+    const theirs = await newSession(t, { harness: "echo" }, t.tokens.other);
+    const mine = await newSession(t);
+    const list = async (query: string, token = t.tokens.admin) =>
+      raw(t.url, "GET", `/v1/sessions${query}`, { token });
+    const foreign = await list(`?limit=5&after=${theirs}`);
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.error).toMatchObject({ field: "after" });
+    expect((foreign.body.error as { message: string }).message).toContain(`no session "${theirs}"`);
+    const ids = async (query: string, token?: string) =>
+      ((await list(query, token)).body.sessions as { id: string }[]).map((s) => s.id);
+    expect(await ids("?limit=1000", t.tokens.other)).toEqual([theirs]);
+    expect(await ids("?limit=1000")).toContain(mine);
+    expect(await ids("?limit=1000")).not.toContain(theirs);
+    expect(await ids("?limit=&after=")).toEqual(await ids(""));
+  });
+});
