@@ -78,6 +78,25 @@ describe.each(["forked", "host"] as const)("CliProcess (%s)", (how) => {
     await until(() => !alive(helpers[0]!));
   });
 
+  it("takes what it left in its group with it when it ends at its stdin's end, though that holds no pipe of it", async () => {
+    const lines: string[] = [];
+    const { child } = cli(how, {
+      command: "sh",
+      // A tool it ran in the background, its output elsewhere; the CLI then ends at EOF, as most do.
+      args: ["-c", 'sleep 300 </dev/null >/dev/null 2>&1 & echo "helper $!"; exec cat >/dev/null'],
+      onLine: (line) => {
+        lines.push(line);
+        const pid = /^helper (\d+)$/.exec(line)?.[1];
+        if (pid) helpers.push(Number(pid));
+      },
+    });
+    await until(() => helpers.length > 0);
+    expect(alive(helpers[0]!)).toBe(true);
+    await child.stop();
+    expect(await child.exited).toEqual({ code: 0, signal: null });
+    await until(() => !alive(helpers[0]!));
+  });
+
   it("says what could not be started", async () => {
     const reasons: string[] = [];
     const { child } = cli(how, {

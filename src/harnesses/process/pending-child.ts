@@ -8,6 +8,10 @@
 // behind it (`tool &`, a wrapper's agent) keeps them open, and the owner would take a dead child for a live one
 // until that process exits, for a daemon never. So after the exit, output is read a little longer; then the
 // child's group is killed and its pipes are closed from here, and "close" follows.
+//
+// Whatever ends the child (its stdin closed, a signal, its own exit), its group goes with it: at "close" what it
+// left running in its group (a tool's `sleep &` with its output elsewhere, which holds no pipe) is killed too.
+// The group outlives its leader while any member lives, so the kill reaches them after the leader is reaped.
 import type { RunnerChild } from "./spawner.js";
 
 /** How long output is still read after the child's exit. What it wrote before it exited is read in far less. */
@@ -52,6 +56,7 @@ export class PendingChild {
     child.on("close", () => {
       this.closed = true;
       clearTimeout(this.drain);
+      if (this.options.group) this.signal("SIGKILL");
     });
     if (!this.running) this.exited(child); // it exited before it was handed over (a runner claimed late)
     if (this.signalled) this.signal(this.signalled);

@@ -1,14 +1,23 @@
 // How frames leave for the runner: the answers to tool calls that one commit let through, written in the same
 // tick, share one writev(2); the answer to the only open call is written at once.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Writable } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { BrainToRunnerFrame } from "../../protocol/runner.js";
+import { alive, until } from "../../testing/processes.js";
 import { RunnerProcess } from "./runner-process.js";
 
 let runner: RunnerProcess | undefined;
+/** Processes a test's runner left behind and temp dirs, removed here should the test fail before they go. */
+const helpers: number[] = [];
+const dirs: string[] = [];
 afterEach(async () => {
   await runner?.destroy();
   runner = undefined;
+  for (const pid of helpers.splice(0)) if (alive(pid)) process.kill(pid, "SIGKILL");
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 /** A runner that reads its stdin and answers nothing: only Brain's side of the pipe is looked at. */
@@ -51,5 +60,35 @@ describe("answers to tool calls", () => {
     runner.openCalls = 1;
     runner.send(answer("c1"));
     expect(write).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("stop", () => {
+  it("ends what the runner left in its group, when the runner itself exits at its stdin's end", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "brain-runner-group-"));
+    dirs.push(dir);
+    const pidFile = join(dir, "helper.pid");
+    // A tool's background process with its output elsewhere (so it holds none of the runner's pipes); the
+    // runner then ends at EOF, before any signal would reach its group.
+    runner = new RunnerProcess({
+      name: "leaves-a-child",
+      command: "sh",
+      args: [
+        "-c",
+        'sleep 300 </dev/null >/dev/null 2>&1 & echo $! > "$0.tmp" && mv "$0.tmp" "$0"; exec cat',
+        pidFile,
+      ],
+    });
+    let helper = 0;
+    await until(() => {
+      try {
+        helper = Number(readFileSync(pidFile, "utf8"));
+      } catch {}
+      return helper > 0;
+    });
+    helpers.push(helper);
+    expect(alive(helper)).toBe(true);
+    await runner.stop();
+    await until(() => !alive(helper));
   });
 });

@@ -101,9 +101,8 @@ export class RunnerProcess {
     });
     // "close", not "exit": by then stdout and stderr are drained, so no frame or stderr line is lost. It comes
     // even when something the runner started still holds them (PendingChild closes them shortly after the exit).
+    // Whatever the runner started in its group goes with it then (PendingChild).
     child.on("close", (code, signal) => {
-      // The runner is gone; whatever it started in its group goes with it.
-      this.signalGroup("SIGKILL");
       const how = signal ? `was killed by ${signal}` : code === null ? "exited" : `exited with code ${code}`;
       this.fail(`runner "${this.spec.name}" ${how}`);
       exited();
