@@ -13,7 +13,9 @@
 // Released, it exits when the channel closes and leaves its runners to their owners. A channel that closes
 // unreleased means Brain died (killed, crashed): what it started is stopped then, process group by group
 // (SIGTERM, SIGKILL after a grace), since not all of it ends with its stdin (`opencode serve` does not read it)
-// and a restarted Brain knows nothing of it.
+// and a restarted Brain knows nothing of it. A group is stopped even when its leader has exited: a runner that
+// exits at the EOF of Brain's death, or just before it, leaves what it started (a tool's `sleep &`) in its group,
+// and Brain, which kills a group when its leader closes, is not there to.
 // Imports nothing but Node's own modules: it should stay as small as a Node process can be.
 import { spawn } from "node:child_process";
 
@@ -35,7 +37,10 @@ interface Unread {
   _handle?: { readStop(): number };
 }
 
-/** Runners started and not yet exited, by pid: whether each leads its own process group. */
+/**
+ * Runners started, by pid: whether each leads its own process group. One that shares the host's group is
+ * forgotten at its exit; a group is forgotten once nothing in it is left (see prune).
+ */
 const running = new Map<number, boolean>();
 let released = false;
 let stopping = false;
@@ -63,12 +68,20 @@ function start(request: SpawnRequest): void {
   send({ id, pid, fd: 0 }, child.stdin);
   send({ id, pid, fd: 1 }, child.stdout);
   send({ id, pid, fd: 2 }, child.stderr);
+  prune();
   running.set(pid, request.detached === true);
   child.on("exit", (code, signal) => {
-    // While stopping, a leader's exit leaves its group to the SIGKILL: what it started may linger.
-    if (!stopping) running.delete(pid);
+    // A leader's exit leaves its group until it is empty: what it started may linger.
+    if (!stopping && !request.detached) running.delete(pid);
+    prune();
     send({ id, exit: [code, signal] });
   });
+}
+
+/** Forgets the groups (and runners) that have nothing left running, so that none is signalled after its end. */
+function prune(): void {
+  if (stopping) return;
+  for (const [pid, detached] of running) if (!signal(pid, detached, 0)) running.delete(pid);
 }
 
 /** Signals a runner's process group (or the runner, when it shares the host's); false when nothing is left. */
@@ -110,4 +123,19 @@ process.on("message", (request: SpawnRequest | { release: true }) => {
 // Ctrl-C in a terminal reaches Brain's process group, this host included: it goes when Brain does, not before,
 // so that a Brain that dies of it still has its runners stopped.
 process.on("SIGINT", () => {});
-process.on("disconnect", () => (released || running.size === 0 ? process.exit(0) : stopRunners()));
+
+/** The channel is gone: exit, stopping what it started first unless Brain released it. */
+function disconnected(): void {
+  clearInterval(watch);
+  if (stopping) return;
+  prune();
+  if (released || running.size === 0) process.exit(0);
+  else stopRunners();
+}
+process.on("disconnect", disconnected);
+// Node emits no "disconnect" when the channel closes while a pipe it sent waits for Brain's acknowledgement (it
+// defers it until the queue is flushed, which needs that acknowledgement): a Brain killed during a start would
+// leave this host, and the runner whose stdin it still holds, running for good. `connected` is false at once.
+const watch = setInterval(() => {
+  if (!process.connected) disconnected();
+}, 250);

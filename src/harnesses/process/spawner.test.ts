@@ -2,6 +2,7 @@
 // failures named), without Brain forking; the host's own death or release loses no runner.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import type { Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { alive, groupAlive, until } from "../../testing/processes.js";
@@ -12,9 +13,12 @@ import { spawnRunner } from "./started-runner.js";
 
 const releases: (() => void)[] = [];
 const children: RemoteChild[] = [];
+/** Process groups a test left running (it failed before they ended), killed here. */
+const groups: number[] = [];
 afterEach(() => {
   for (const child of children.splice(0)) child.kill("SIGKILL");
   for (const release of releases.splice(0)) release();
+  for (const group of groups.splice(0)) if (groupAlive(group)) process.kill(-group, "SIGKILL");
 });
 
 function spawner(): Spawner {
@@ -130,14 +134,64 @@ describe("Spawner", () => {
       { stdio: ["ignore", "pipe", "inherit"] },
     );
     const [line] = (await once(brain.stdout!, "data")) as [Buffer];
-    const groups = JSON.parse(String(line)) as number[];
-    try {
-      expect(groups.every(groupAlive)).toBe(true);
-      brain.kill("SIGKILL");
-      await until(() => !groups.some(groupAlive));
-    } finally {
-      for (const group of groups) if (groupAlive(group)) process.kill(-group, "SIGKILL");
-    }
+    const started = JSON.parse(String(line)) as number[];
+    groups.push(...started);
+    expect(started.every(groupAlive)).toBe(true);
+    brain.kill("SIGKILL");
+    await until(() => !started.some(groupAlive));
+  });
+
+  it("stops a group whose leader exited before Brain was killed", async () => {
+    // A runner that has exited and left a child in its group, which its owner had not yet killed when Brain died:
+    // the host still knows the group.
+    const spawnerJs = join(dirname(spawnHostPath()), "spawner.js");
+    const brain = spawn(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `import { Spawner } from ${JSON.stringify(spawnerJs)};
+        const s = new Spawner();
+        s.use();
+        const runner = await s.spawn({ command: "sh", args: ["-c", "sleep 1000 </dev/null >/dev/null 2>&1 &"] });
+        runner.on("close", () => console.log(JSON.stringify(runner.pid)));
+        runner.stdout.resume();
+        runner.stderr.resume();
+        setInterval(() => {}, 1000); // alive until killed`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    const [line] = (await once(brain.stdout!, "data")) as [Buffer];
+    const group = JSON.parse(String(line)) as number;
+    groups.push(group);
+    expect(groupAlive(group)).toBe(true);
+    brain.kill("SIGKILL");
+    await until(() => !groupAlive(group));
+  });
+
+  it("stops what it started when Brain dies before it acknowledged a runner's pipes", async () => {
+    // Brain's side of the channel, raw: it asks for a runner and goes away without the acknowledgement Node sends
+    // for each pipe handed over, as a Brain killed in the middle of a start does.
+    const host = spawn(process.execPath, [spawnHostPath()], {
+      env: { NODE_CHANNEL_FD: "3", NODE_CHANNEL_SERIALIZATION_MODE: "json" },
+      stdio: ["ignore", "ignore", "inherit", "pipe"],
+    });
+    releases.push(() => host.kill("SIGKILL"));
+    const channel = host.stdio[3] as Socket;
+    channel.write(
+      `${JSON.stringify({ id: 1, command: "sh", args: ["-c", "sleep 1000 & exec cat"], env: {}, detached: true })}\n`,
+    );
+    let heard = "";
+    await until(() => {
+      heard += String(channel.read() ?? "");
+      return /"pid":(\d+)/.test(heard);
+    });
+    const group = Number(/"pid":(\d+)/.exec(heard)![1]);
+    groups.push(group);
+    expect(groupAlive(group)).toBe(true);
+    channel.destroy();
+    await until(() => !groupAlive(group));
+    await until(() => host.exitCode !== null);
   });
 
   it("fails a start with what became of the host when the host cannot run", async () => {
