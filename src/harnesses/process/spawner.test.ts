@@ -1,6 +1,6 @@
 // The spawn host: runners it starts behave as runners Brain spawns itself (pipes, exit, minimal environment,
 // failures named), without Brain forking; the host's own death or release loses no runner.
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import type { Socket } from "node:net";
 import { dirname, join } from "node:path";
@@ -116,24 +116,12 @@ describe("Spawner", () => {
   it("stops what it started, group by group, when Brain is killed: SIGTERM, then SIGKILL for what ignores it", async () => {
     // A Brain of its own (the built spawner), to be SIGKILLed: one runner that ends at SIGTERM, one that ignores
     // it; each has a child in its group, as `opencode serve` under a launcher has.
-    const spawnerJs = join(dirname(spawnHostPath()), "spawner.js");
-    const brain = spawn(
-      process.execPath,
-      [
-        "--input-type=module",
-        "-e",
-        `import { Spawner } from ${JSON.stringify(spawnerJs)};
-        const s = new Spawner();
-        s.use();
+    const { brain, line } = await brainOfItsOwn(`
         const runners = await Promise.all([
           s.spawn({ command: "sh", args: ["-c", "sleep 1000 & exec sleep 1000"] }),
           s.spawn({ command: "sh", args: ["-c", "trap '' TERM; sleep 1000 & wait"] }),
         ]);
-        console.log(JSON.stringify(runners.map((r) => r.pid)));`,
-      ],
-      { stdio: ["ignore", "pipe", "inherit"] },
-    );
-    const [line] = (await once(brain.stdout!, "data")) as [Buffer];
+        console.log(JSON.stringify(runners.map((r) => r.pid)));`);
     const started = JSON.parse(String(line)) as number[];
     groups.push(...started);
     expect(started.every(groupAlive)).toBe(true);
@@ -144,24 +132,12 @@ describe("Spawner", () => {
   it("stops a group whose leader exited before Brain was killed", async () => {
     // A runner that has exited and left a child in its group, which its owner had not yet killed when Brain died:
     // the host still knows the group.
-    const spawnerJs = join(dirname(spawnHostPath()), "spawner.js");
-    const brain = spawn(
-      process.execPath,
-      [
-        "--input-type=module",
-        "-e",
-        `import { Spawner } from ${JSON.stringify(spawnerJs)};
-        const s = new Spawner();
-        s.use();
+    const { brain, line } = await brainOfItsOwn(`
         const runner = await s.spawn({ command: "sh", args: ["-c", "sleep 1000 </dev/null >/dev/null 2>&1 &"] });
         runner.on("close", () => console.log(JSON.stringify(runner.pid)));
         runner.stdout.resume();
         runner.stderr.resume();
-        setInterval(() => {}, 1000); // alive until killed`,
-      ],
-      { stdio: ["ignore", "pipe", "inherit"] },
-    );
-    const [line] = (await once(brain.stdout!, "data")) as [Buffer];
+        setInterval(() => {}, 1000); // alive until killed`);
     const group = JSON.parse(String(line)) as number;
     groups.push(group);
     expect(groupAlive(group)).toBe(true);
@@ -263,3 +239,19 @@ describe("RunnerProcess on a spawn host", () => {
     expect(fatal).toEqual(['could not start "cat": spawn cat EAGAIN']);
   });
 });
+
+/**
+ * A Brain of its own (the built spawner, its `s` in use), to be SIGKILLed: runs `body`, and resolves with the
+ * process and the first line it prints.
+ */
+async function brainOfItsOwn(body: string): Promise<{ brain: ChildProcess; line: string }> {
+  const spawnerJs = join(dirname(spawnHostPath()), "spawner.js");
+  const script = `import { Spawner } from ${JSON.stringify(spawnerJs)};
+        const s = new Spawner();
+        s.use();${body}`;
+  const brain = spawn(process.execPath, ["--input-type=module", "-e", script], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const [line] = (await once(brain.stdout!, "data")) as [Buffer];
+  return { brain, line: String(line) };
+}
