@@ -18,12 +18,12 @@ export async function readAgentFile(file: string): Promise<string | undefined> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return undefined;
-    if (code === "ELOOP") throw new Error(`${file} is a symbolic link, not a file Brain wrote; remove it`);
+    if (code === "ELOOP") throw plantedLink(file);
     throw err;
   }
   try {
     if (!(await handle.stat()).isFile()) {
-      throw new Error(`${file} is not a regular file, not one Brain wrote; remove it`);
+      throw notRegular(file);
     }
     return await handle.readFile("utf8");
   } finally {
@@ -70,14 +70,13 @@ export function writeAgentFileSync(file: string, data: string, mode?: number): v
     );
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ELOOP") throw new Error(`${file} is a symbolic link, not a file Brain wrote; remove it`);
+    if (code === "ELOOP") throw plantedLink(file);
     // A FIFO with no reader.
-    if (code === "ENXIO") throw new Error(`${file} is not a regular file, not one Brain wrote; remove it`);
+    if (code === "ENXIO") throw notRegular(file);
     throw err;
   }
   try {
-    if (!fstatSync(fd).isFile())
-      throw new Error(`${file} is not a regular file, not one Brain wrote; remove it`);
+    if (!fstatSync(fd).isFile()) throw notRegular(file);
     if (mode !== undefined) fchmodSync(fd, mode);
     // Truncated only once known to be a regular file of its own.
     ftruncateSync(fd, 0);
@@ -86,3 +85,9 @@ export function writeAgentFileSync(file: string, data: string, mode?: number): v
     closeSync(fd);
   }
 }
+
+// What is at the name is not Brain's: something that runs in the directory put it there.
+const plantedLink = (file: string) =>
+  new Error(`${file} is a symbolic link, not a file Brain wrote; remove it`);
+const notRegular = (file: string) =>
+  new Error(`${file} is not a regular file, not one Brain wrote; remove it`);

@@ -1,7 +1,6 @@
 // A client for nui's HTTP/SSE agents (docs/protocol.md#httpsse-remote-docker-devcontainer-extension-hosts-with-transport-http): GET /info, POST /run streaming `text/event-stream`, POST /cancel,
 // POST /shutdown. The stream is read by the shared SSE client (src/protocol/sse.ts); each event's data is one
 // harness event object.
-
 import { Agent } from "undici";
 import { HarnessError } from "../../core/harness.js";
 import { type DecodedHarnessEvent, decodeHarnessEvent } from "../../protocol/nui/harness-event.js";
