@@ -14,6 +14,9 @@ import { Transcript } from "./transcript.js";
  */
 const $ = (id) => /** @type {HTMLInputElement & HTMLFormElement} */ (document.getElementById(id));
 
+/** How many sessions the list shows at first, and how many more each "Show more" adds. */
+const LIST_PAGE = 100;
+
 function clientId() {
   let id = sessionStorage.getItem("brain.client");
   if (!id) {
@@ -39,6 +42,8 @@ const state = {
   stream: undefined,
   transcript: undefined,
   sessions: [],
+  /** How many of the newest sessions the list shows: one page until "Show more" asks for the next. */
+  listSize: LIST_PAGE,
   /** The session list's refresh loop now running (pollSessions). */
   poll: undefined,
 };
@@ -112,15 +117,34 @@ function pollSessions() {
   next();
 }
 
+/**
+ * The newest `state.listSize` sessions, a page at a time (the daemon's pages hold at most 1000): a tenant with
+ * thousands of sessions costs each refresh what it shows, not the whole list.
+ */
+async function newestSessions() {
+  const sessions = [];
+  let after;
+  do {
+    const limit = Math.min(1000, state.listSize - sessions.length);
+    const cursor = after === undefined ? "" : `&after=${encodeURIComponent(after)}`;
+    const page = await state.api.call("GET", `/v1/sessions?order=newest&limit=${limit}${cursor}`);
+    sessions.push(...page.sessions);
+    after = page.next;
+  } while (after !== undefined && sessions.length < state.listSize);
+  return { sessions, more: after !== undefined };
+}
+
 async function refreshSessions() {
+  let more;
   try {
-    state.sessions = (await state.api.call("GET", "/v1/sessions")).sessions;
+    ({ sessions: state.sessions, more } = await newestSessions());
   } catch {
     return;
   }
+  $("more-sessions").hidden = !more;
   const list = $("sessions");
   list.replaceChildren(
-    ...[...state.sessions].reverse().map((s) => {
+    ...state.sessions.map((s) => {
       const li = document.createElement("li");
       li.dataset.session = s.id;
       if (s.id === state.session) li.classList.add("selected");
@@ -298,6 +322,10 @@ function wire() {
       await openSession(view.id);
     });
   $("close").onclick = () => act(async () => updateHead(await state.api.call("POST", path("/close"))));
+  $("more-sessions").onclick = () => {
+    state.listSize += LIST_PAGE;
+    return refreshSessions();
+  };
   $("take-control").onclick = () =>
     act(async () => {
       await state.api.call("POST", path("/control"), { client: state.api.client });

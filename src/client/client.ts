@@ -106,10 +106,14 @@ export class BrainClient {
     return (await this.call("sessions", {})).sessions;
   }
 
-  /** A page of them: `limit` sessions after the session `after` (`next` is the following page's `after`). */
-  sessionPage(page: { limit: number; after?: string }) {
+  /**
+   * A page of them: `limit` sessions after the session `after` (`next` is the following page's `after`), oldest
+   * first unless `order` is "newest".
+   */
+  sessionPage(page: { limit: number; after?: string; order?: "oldest" | "newest" }) {
     const after = page.after === undefined ? "" : `&after=${encodeURIComponent(page.after)}`;
-    return this.call("sessions", {}, undefined, `?limit=${page.limit}${after}`);
+    const order = page.order === undefined ? "" : `&order=${page.order}`;
+    return this.call("sessions", {}, undefined, `?limit=${page.limit}${after}${order}`);
   }
 
   session(id: string) {

@@ -87,8 +87,9 @@ export const MAX_SESSION_PAGE = 1000;
 const pageSize = `must be a whole number from 1 to ${MAX_SESSION_PAGE}`;
 
 /**
- * GET /v1/sessions's query: `?limit=N` pages the caller's sessions (oldest first), `?after=ID` starts after that
- * session (the `next` of the page before). Without them, every session at once.
+ * GET /v1/sessions's query: `?limit=N` pages the caller's sessions (oldest first, or newest first with
+ * `?order=newest`: a UI shows the latest without reading the rest), `?after=ID` starts after that session (the
+ * `next` of the page before, in the same order). Without them, every session at once.
  */
 export const SessionListQuery = z.object({
   limit: z
@@ -101,6 +102,7 @@ export const SessionListQuery = z.object({
     .string()
     .regex(SESSION_ID_PATTERN, "must be a session id (the `next` of the page before)")
     .optional(),
+  order: z.enum(["oldest", "newest"], { message: 'must be "oldest" (the default) or "newest"' }).optional(),
 });
 
 export const Ok = z.strictObject({ ok: z.literal(true) });

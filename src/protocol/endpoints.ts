@@ -91,11 +91,12 @@ export const ENDPOINTS = {
     path: "/v1/sessions",
     tag: "sessions",
     summary:
-      "The sessions of the caller's tenant, oldest first: all of them, or a page of them with ?limit= and ?after=",
+      "The sessions of the caller's tenant, oldest first (or newest with ?order=newest): all of them, or a page of them with ?limit= and ?after=",
     query: {
       limit: `at most this many sessions (1 to ${MAX_SESSION_PAGE}); the answer's \`next\` says where the next page starts. Without it, every session`,
       after:
         "the sessions after this one (a page's `next`), which must still be one of the caller's sessions",
+      order: '"oldest" (the default) or "newest": the order of the list and of its pages',
     },
     response: SessionList,
   },

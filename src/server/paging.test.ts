@@ -1,5 +1,5 @@
-// GET /v1/sessions's pages over real HTTP: ?limit= and ?after= walk the caller's sessions oldest first, and a bad
-// limit or cursor is a 400 naming it.
+// GET /v1/sessions's pages over real HTTP: ?limit= and ?after= walk the caller's sessions oldest first (newest with
+// ?order=newest), and a bad limit, cursor or order is a 400 naming it.
 import { describe, expect, it } from "vitest";
 import { newSession, raw } from "../testing/http.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
@@ -36,12 +36,35 @@ describe("GET /v1/sessions", () => {
       ["?limit=-1", "limit", "from 1 to 1000"],
       ["?after=no/such", "after", "session id"],
       ["?after=no-such-session", "after", 'no session "no-such-session"'],
+      ["?order=latest", "order", '"oldest" (the default) or "newest"'],
     ] as const) {
       const res = await list(bad);
       expect(res.status, bad).toBe(400);
       expect(res.body.error, bad).toMatchObject({ code: "bad_request", field });
       expect((res.body.error as { message: string }).message, bad).toContain(says);
     }
+  });
+
+  it("lists newest first with ?order=newest, and its pages walk that order", async () => {
+    for (let i = 0; i < 3; i++) await newSession(t);
+    const list = async (query: string) =>
+      (await raw(t.url, "GET", `/v1/sessions${query}`, { token: t.tokens.admin })).body as {
+        sessions: { id: string }[];
+        next?: string;
+      };
+    const oldest = (await list("")).sessions.map((s) => s.id);
+    expect((await list("?order=oldest")).sessions.map((s) => s.id)).toEqual(oldest);
+    const newest = [...oldest].reverse();
+    expect((await list("?order=newest")).sessions.map((s) => s.id)).toEqual(newest);
+    const paged: string[] = [];
+    let query = "?order=newest&limit=2";
+    for (;;) {
+      const page = await list(query);
+      paged.push(...page.sessions.map((s) => s.id));
+      if (!page.next) break;
+      query = `?order=newest&limit=2&after=${page.next}`;
+    }
+    expect(paged).toEqual(newest);
   });
 
   it("pages only the caller's tenant: another tenant's session is no cursor, and an empty parameter is none", async () => {

@@ -93,11 +93,11 @@ export class SessionService {
     };
   }
 
-  /** The caller's sessions, oldest first: all, or `limit` of them after the session `after` (and where to go on). */
+  /** The caller's sessions (oldest first, or newest): all, or `limit` after the session `after`, and where to go on. */
   async list(caller: Principal, page: SessionListQuery = {}): Promise<SessionList> {
     const mine = (await this.parts.brain.list()).filter((r) => tenantOf(r) === caller.tenant);
     // Views only for the page: the rest of the list costs nothing but its place in the order.
-    const { items, next } = pageOf(mine, page, "session");
+    const { items, next } = pageOf(page.order === "newest" ? mine.reverse() : mine, page, "session");
     const sessions = items.map((r) => this.viewOf(r, this.openSession(r.id)));
     return next === undefined ? { sessions } : { sessions, next };
   }

@@ -8,7 +8,7 @@ import { type Browser, chromium, type Page, type Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findTestBrowser } from "../testing/browser.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
-import { collect, NUI_RELEASE_QUESTION, raw, settled, textOf } from "../testing/http.js";
+import { collect, NUI_RELEASE_QUESTION, newSession, raw, settled, textOf } from "../testing/http.js";
 
 const SHOTS = join(tmpdir(), "brain-web-screens");
 
@@ -286,6 +286,31 @@ describe("web UI's session list", () => {
       await setHidden(own, false);
       await expect.poll(turnClock).toBe(4);
       await held[2]!.continue();
+    } finally {
+      await own.close();
+    }
+  });
+});
+
+describe("web UI's session list, page by page", () => {
+  it("shows the newest 100 sessions, and the next ones on Show more", async () => {
+    // Another tenant's: the list the other tests see stays as it was.
+    const token = t.tokens.other;
+    const ids: string[] = [];
+    while (ids.length < 102) ids.push(await newSession(t, { harness: "echo" }, token));
+    const all = (await raw(t.url, "GET", "/v1/sessions?order=newest", { token })).body.sessions as {
+      id: string;
+    }[];
+    expect(all[0]!.id).toBe(ids.at(-1));
+    const own = await browser.newPage();
+    try {
+      await own.goto(`${t.url}/#token=${token}`);
+      const shown = () =>
+        own.locator("#sessions li").evaluateAll((lis) => lis.map((li) => li.dataset.session));
+      await expect.poll(shown).toEqual(all.slice(0, 100).map((s) => s.id));
+      await own.click("#more-sessions");
+      await expect.poll(shown).toEqual(all.map((s) => s.id));
+      expect(await own.locator("#more-sessions").isHidden()).toBe(true);
     } finally {
       await own.close();
     }

@@ -81,7 +81,7 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
       ...ENDPOINTS.sessions,
       handle: async ({ caller, query }) => {
         const given = (name: string) => query(name) || undefined;
-        const page = { limit: given("limit"), after: given("after") };
+        const page = { limit: given("limit"), after: given("after"), order: given("order") };
         return sessions.list(caller, parseBody(SessionListQuery, page, "query parameter"));
       },
     },
