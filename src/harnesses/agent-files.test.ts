@@ -1,10 +1,25 @@
 // Brain's files in a directory an agent can write: a link or a FIFO planted at the name is never followed.
 import { execFileSync } from "node:child_process";
-import { lstatSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { tempDir } from "../testing/brain.js";
-import { writeAgentFileSync } from "./agent-files.js";
+import {
+  makeAgentDirSync,
+  moveAgentFileSync,
+  readAgentFile,
+  replaceAgentFile,
+  writeAgentFileSync,
+} from "./agent-files.js";
 
 let dir: string | undefined;
 afterEach(() => {
@@ -17,14 +32,14 @@ it("writeAgentFileSync writes a config in place, and refuses a link or a FIFO pl
   writeFileSync(outside, "precious\n");
   const config = join(dir, "config.toml");
 
-  writeAgentFileSync(config, "a = 1\nb = 2\n", 0o600);
-  writeAgentFileSync(config, "a = 3\n", 0o600); // shorter: nothing of the old text is left
+  writeAgentFileSync(dir!, config, "a = 1\nb = 2\n", 0o600);
+  writeAgentFileSync(dir!, config, "a = 3\n", 0o600); // shorter: nothing of the old text is left
   expect(readFileSync(config, "utf8")).toBe("a = 3\n");
   expect(statSync(config).mode & 0o777).toBe(0o600);
 
   rmSync(config);
   symlinkSync(outside, config);
-  expect(() => writeAgentFileSync(config, "stolen")).toThrow(
+  expect(() => writeAgentFileSync(dir!, config, "stolen")).toThrow(
     /config\.toml is a symbolic link, not a file Brain wrote/,
   );
   expect(readFileSync(outside, "utf8")).toBe("precious\n");
@@ -33,14 +48,62 @@ it("writeAgentFileSync writes a config in place, and refuses a link or a FIFO pl
   rmSync(config);
   execFileSync("mkfifo", [config]);
   // No reader: without O_NONBLOCK the open would wait forever.
-  expect(() => writeAgentFileSync(config, "x")).toThrow(/config\.toml is not a regular file/);
+  expect(() => writeAgentFileSync(dir!, config, "x")).toThrow(/config\.toml is not a regular file/);
 });
 
 it("writeAgentFileSync keeps an existing file's mode unless given one", () => {
   dir = tempDir("brain-agent-files-");
   const session = join(dir, "session.jsonl");
   writeFileSync(session, "old\n", { mode: 0o640 });
-  writeAgentFileSync(session, "new\n");
+  writeAgentFileSync(dir!, session, "new\n");
   expect(readFileSync(session, "utf8")).toBe("new\n");
   expect(statSync(session).mode & 0o777).toBe(0o640);
+});
+
+it("walks from the root: a directory on the way swapped for a link is refused, and nothing lands outside", async () => {
+  dir = tempDir("brain-agent-files-");
+  const native = join(dir, "native");
+  const outside = join(dir, "etc"); // a host directory the agent cannot see
+  mkdirSync(native);
+  mkdirSync(outside);
+  writeFileSync(join(outside, "config.toml"), "precious\n");
+
+  // Nested writes make their directories, and read back.
+  writeAgentFileSync(native, "codex/config.toml", "a = 1\n", 0o600);
+  await replaceAgentFile(native, join(native, "state", "deep", "s.json"), "{}\n");
+  expect(await readAgentFile(native, "codex/config.toml")).toBe("a = 1\n");
+  expect(await readAgentFile(native, "state/deep/s.json")).toBe("{}\n");
+  expect(await readAgentFile(native, "missing/dir/file")).toBeUndefined();
+
+  // The agent swaps `codex` for a link to a host directory: every write and read through it is refused.
+  rmSync(join(native, "codex"), { recursive: true });
+  symlinkSync(outside, join(native, "codex"));
+  const refused = /native\/codex is a symbolic link, not a file Brain wrote; remove it/;
+  expect(() => writeAgentFileSync(native, "codex/config.toml", "stolen")).toThrow(refused);
+  await expect(replaceAgentFile(native, "codex/config.toml", "stolen")).rejects.toThrow(refused);
+  await expect(readAgentFile(native, "codex/config.toml")).rejects.toThrow(refused);
+  expect(() => makeAgentDirSync(native, "codex/sessions")).toThrow(refused);
+  expect(() => moveAgentFileSync(native, "state/deep/s.json", "codex/s.json")).toThrow(refused);
+  expect(readFileSync(join(outside, "config.toml"), "utf8")).toBe("precious\n");
+  expect(existsSync(join(outside, "sessions"))).toBe(false);
+  expect(existsSync(join(outside, "s.json"))).toBe(false);
+
+  // A file where a directory should be.
+  writeFileSync(join(native, "plain"), "x");
+  expect(() => writeAgentFileSync(native, "plain/f", "x")).toThrow(/native\/plain is not a directory/);
+});
+
+it("refuses a path that leaves the root", () => {
+  dir = tempDir("brain-agent-files-");
+  for (const path of ["../x", "a/../../x", "/etc/passwd", ".", ""]) {
+    expect(() => writeAgentFileSync(dir!, path, "x")).toThrow(/is not a path inside .*; give one under it/);
+  }
+});
+
+it("moves a file between directories under the root, making the target's", () => {
+  dir = tempDir("brain-agent-files-");
+  writeAgentFileSync(dir, "projects/a/t.jsonl", "line\n");
+  moveAgentFileSync(dir, join(dir, "projects/a/t.jsonl"), join(dir, "projects/b/t.jsonl"));
+  expect(readFileSync(join(dir, "projects/b/t.jsonl"), "utf8")).toBe("line\n");
+  expect(existsSync(join(dir, "projects/a/t.jsonl"))).toBe(false);
 });

@@ -3,86 +3,233 @@
 // there may plant a symlink (or a FIFO) at any name, and Brain runs on the host, maybe as root: every read and
 // write of such a file here refuses to follow a link, so a planted one cannot make the host read or overwrite a
 // file outside the directory.
-import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, writeFileSync } from "node:fs";
+//
+// Not only the file's own name: a directory on the way (`<native>/.codex`) swapped for a link to `/etc` would
+// carry the write out just as well. So each is given as a path relative to a root Brain made itself (the
+// native dir, an endpoint's private dir), which the agent can write into but not replace, and the path is
+// walked from there one directory at a time, each opened without following a link, the next looked up in the
+// one already open (`/proc/self/fd/<fd>/<name>`, Node's stand-in for openat). Where there is no /proc (not
+// Linux) the path is used as it is, guarding the file's own name only.
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fchmodSync,
+  fstatSync,
+  ftruncateSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  writeFileSync,
+} from "node:fs";
 import { open, rename, unlink } from "node:fs/promises";
+import { isAbsolute, join, normalize, relative, sep } from "node:path";
+
+const DIRECTORY = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) | constants.O_NOFOLLOW;
+
+/** A file's directory, held open while the file is read or written, and the names to use for it. */
+interface OpenedDir {
+  /** A path naming the opened directory itself, whatever its old name points at now. */
+  path: string;
+  /** What the messages call the file: root + relative path, as the caller knows it. */
+  shown: string;
+  name: string;
+  close(): void;
+}
 
 /**
- * The file's text, or undefined when there is none. A symlink or anything but a regular file at `file` is an
- * error: an agent put it there, and what it points at is none of the session's.
+ * The parts of `path` under the root: relative to it, or absolute and inside it. One that could leave the root
+ * is refused.
  */
-export async function readAgentFile(file: string): Promise<string | undefined> {
-  let handle: Awaited<ReturnType<typeof open>>;
+function parts(root: string, path: string): string[] {
+  const inside = isAbsolute(path) ? relative(root, path) : normalize(path);
+  if (
+    inside === "" ||
+    inside === "." ||
+    inside === ".." ||
+    inside.startsWith(`..${sep}`) ||
+    isAbsolute(inside)
+  ) {
+    throw new Error(`${path} is not a path inside ${root}; give one under it, without ".."`);
+  }
+  return inside.split(sep).filter((p) => p !== "");
+}
+
+/**
+ * Opens the directories of `path` from `root`, one at a time and none through a link; with `create`,
+ * makes those missing. The last part is the file's name, left to the caller. Undefined when a directory is
+ * missing and not to be made.
+ */
+function openParent(root: string, path: string, create: boolean): OpenedDir | undefined {
+  const names = parts(root, path);
+  const name = names.pop()!;
+  const dir = openDirs(root, names, create);
+  return dir && { ...dir, shown: isAbsolute(path) ? path : join(root, path), name };
+}
+
+function openDirs(root: string, names: string[], create: boolean) {
+  if (!existsSync("/proc/self/fd")) {
+    const dir = join(root, ...names);
+    if (create) mkdirSync(dir, { recursive: true });
+    return { path: dir, close: () => {} };
+  }
+  // The root is Brain's own: it may be reached through links of the host's (a /tmp that is one).
+  let fd = openSync(root, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0));
   try {
-    // O_NONBLOCK: a FIFO planted at the name would otherwise block the open until someone writes to it.
-    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    for (let i = 0; i < names.length; i++) {
+      const next = `/proc/self/fd/${fd}/${names[i]}`;
+      let child: number;
+      try {
+        child = openSync(next, DIRECTORY);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        const here = join(root, ...names.slice(0, i + 1));
+        // O_DIRECTORY on a link answers ENOTDIR before O_NOFOLLOW's ELOOP: tell the two apart.
+        if (code === "ELOOP" || (code === "ENOTDIR" && lstatSync(next).isSymbolicLink()))
+          throw plantedLink(here);
+        if (code === "ENOTDIR") throw notDirectory(here);
+        if (code !== "ENOENT") throw err;
+        if (!create) {
+          closeSync(fd);
+          return undefined;
+        }
+        mkdirSync(next, 0o755);
+        child = openSync(next, DIRECTORY);
+      }
+      closeSync(fd);
+      fd = child;
+    }
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return undefined;
-    if (code === "ELOOP") throw plantedLink(file);
+    closeSync(fd);
     throw err;
   }
+  const held = fd;
+  return { path: `/proc/self/fd/${held}`, close: () => closeSync(held) };
+}
+
+/**
+ * The file's text, or undefined when there is none. A symlink or anything but a regular file at the name, or a
+ * link for a directory on the way, is an error: an agent put it there, and what it points at is none of the
+ * session's.
+ */
+export async function readAgentFile(root: string, path: string): Promise<string | undefined> {
+  const dir = openParent(root, path, false);
+  if (!dir) return undefined;
   try {
-    if (!(await handle.stat()).isFile()) {
-      throw notRegular(file);
+    let handle: Awaited<ReturnType<typeof open>>;
+    try {
+      // O_NONBLOCK: a FIFO planted at the name would otherwise block the open until someone writes to it.
+      handle = await open(
+        join(dir.path, dir.name),
+        constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      );
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return undefined;
+      if (code === "ELOOP") throw plantedLink(dir.shown);
+      throw err;
     }
-    return await handle.readFile("utf8");
+    try {
+      if (!(await handle.stat()).isFile()) throw notRegular(dir.shown);
+      return await handle.readFile("utf8");
+    } finally {
+      await handle.close();
+    }
   } finally {
-    await handle.close();
+    dir.close();
   }
 }
 
 /**
- * Replaces the file's content: written to `<file>.tmp` and renamed over it, so a reader sees the old file or the
+ * Replaces the file's content: written to `<name>.tmp` and renamed over it, so a reader sees the old file or the
  * whole new one. The temporary name is created afresh (O_EXCL: never opened through a link planted there) and
- * the rename replaces a link at `file` itself rather than writing through it.
+ * the rename replaces a link at the name itself rather than writing through it. Missing directories are made.
  */
-export async function replaceAgentFile(file: string, data: string): Promise<void> {
-  const tmp = `${file}.tmp`;
-  await unlink(tmp).catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== "ENOENT") throw err;
-  });
-  const handle = await open(
-    tmp,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-    0o644,
-  );
+export async function replaceAgentFile(root: string, path: string, data: string): Promise<void> {
+  const dir = openParent(root, path, true)!;
   try {
-    await handle.writeFile(data);
+    const file = join(dir.path, dir.name);
+    const tmp = `${file}.tmp`;
+    await unlink(tmp).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== "ENOENT") throw err;
+    });
+    const handle = await open(
+      tmp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o644,
+    );
+    try {
+      await handle.writeFile(data);
+    } finally {
+      await handle.close();
+    }
+    await rename(tmp, file);
   } finally {
-    await handle.close();
+    dir.close();
   }
-  await rename(tmp, file);
 }
 
 /**
  * Writes the file in place, synchronously (for a config a CLI reads as it starts), never through a link planted
- * at `file`: a symlink there is refused, and so is anything but a regular file. A `mode` given is set even on a
- * file that was there before with another; without one, a file there keeps its own.
+ * at its name or for a directory on the way: a symlink is refused, and so is anything but a regular file.
+ * Missing directories are made. A `mode` given is set even on a file that was there before with another;
+ * without one, a file there keeps its own.
  */
-export function writeAgentFileSync(file: string, data: string, mode?: number): void {
-  let fd: number;
+export function writeAgentFileSync(root: string, path: string, data: string, mode?: number): void {
+  const dir = openParent(root, path, true)!;
   try {
-    // O_NONBLOCK: opening a FIFO planted at the name for writing fails at once instead of waiting for a reader.
-    fd = openSync(
-      file,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-      mode ?? 0o644,
-    );
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ELOOP") throw plantedLink(file);
-    // A FIFO with no reader.
-    if (code === "ENXIO") throw notRegular(file);
-    throw err;
-  }
-  try {
-    if (!fstatSync(fd).isFile()) throw notRegular(file);
-    if (mode !== undefined) fchmodSync(fd, mode);
-    // Truncated only once known to be a regular file of its own.
-    ftruncateSync(fd, 0);
-    writeFileSync(fd, data);
+    let fd: number;
+    try {
+      // O_NONBLOCK: opening a FIFO planted at the name for writing fails at once instead of waiting for a reader.
+      fd = openSync(
+        join(dir.path, dir.name),
+        constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+        mode ?? 0o644,
+      );
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ELOOP") throw plantedLink(dir.shown);
+      // A FIFO with no reader.
+      if (code === "ENXIO") throw notRegular(dir.shown);
+      throw err;
+    }
+    try {
+      if (!fstatSync(fd).isFile()) throw notRegular(dir.shown);
+      if (mode !== undefined) fchmodSync(fd, mode);
+      // Truncated only once known to be a regular file of its own.
+      ftruncateSync(fd, 0);
+      writeFileSync(fd, data);
+    } finally {
+      closeSync(fd);
+    }
   } finally {
-    closeSync(fd);
+    dir.close();
+  }
+}
+
+/** `mkdir -p` of a directory under the root, never through a link planted for one on the way. */
+export function makeAgentDirSync(root: string, path: string): void {
+  openDirs(root, parts(root, path), true)?.close();
+}
+
+/**
+ * Moves a file or directory from one path under the root to another (a rename: the same file system), never
+ * through a link for a directory on the way; the directories to `to` are made. A link at either name is moved
+ * or replaced itself, never followed.
+ */
+export function moveAgentFileSync(root: string, from: string, to: string): void {
+  const source = openParent(root, from, false);
+  if (!source) throw Object.assign(new Error(`${from}: no such file`), { code: "ENOENT" });
+  try {
+    const target = openParent(root, to, true)!;
+    try {
+      renameSync(join(source.path, source.name), join(target.path, target.name));
+    } finally {
+      target.close();
+    }
+  } finally {
+    source.close();
   }
 }
 
@@ -91,3 +238,4 @@ const plantedLink = (file: string) =>
   new Error(`${file} is a symbolic link, not a file Brain wrote; remove it`);
 const notRegular = (file: string) =>
   new Error(`${file} is not a regular file, not one Brain wrote; remove it`);
+const notDirectory = (dir: string) => new Error(`${dir} is not a directory, not one Brain made; remove it`);

@@ -204,13 +204,13 @@ describe("gemini chats after a restore", () => {
       join(root, "projects.json"),
       JSON.stringify({ projects: { "/old/work": "work", "/x": "x" } }),
     );
-    expect(placeGeminiChat(root, "/new/work", id)).toBe(true);
+    expect(placeGeminiChat(root, root, "/new/work", id)).toBe(true);
     expect(readdirSync(chats)).toEqual(["session-brain-a2700244.jsonl"]);
     expect(JSON.parse(readFileSync(join(root, "projects.json"), "utf8"))).toEqual({
       projects: { "/x": "x", "/new/work": "work" },
     });
     expect(readFileSync(join(root, "tmp", "work", ".project_root"), "utf8")).toBe("/new/work");
-    expect(placeGeminiChat(root, "/new/work", "ffffffff-0000-0000-0000-000000000000")).toBe(false);
+    expect(placeGeminiChat(root, root, "/new/work", "ffffffff-0000-0000-0000-000000000000")).toBe(false);
     rmSync(root, { recursive: true, force: true });
   });
 });

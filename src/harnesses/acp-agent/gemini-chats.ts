@@ -5,13 +5,17 @@
 // the slug must be handed to the new path; and a process that loads a session within the minute it was created
 // opens a new chat file of the same name, whose first record resets the history (acp-agents.md), so the saved
 // chat is renamed out of that name's way first. Chats that hold no messages are skipped by gemini's own lookup.
-import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { moveAgentFileSync, writeAgentFileSync } from "../agent-files.js";
 
 const SAVED_PREFIX = "session-brain-";
 
-/** Finds the session's chat, makes its slug the cwd's, and gives it a name no new chat takes. */
-export function placeGeminiChat(root: string, cwd: string, sessionId: string): boolean {
+/**
+ * Finds the session's chat, makes its slug the cwd's, and gives it a name no new chat takes. `root` is under the
+ * native dir `native`, which the agent can write: Brain's writes go only through real directories from there.
+ */
+export function placeGeminiChat(native: string, root: string, cwd: string, sessionId: string): boolean {
   const tmp = join(root, "tmp");
   const short = sessionId.slice(0, 8);
   const found = findChat(tmp, short, sessionId);
@@ -23,12 +27,13 @@ export function placeGeminiChat(root: string, cwd: string, sessionId: string): b
     if (slug === found.slug || path === project) delete registry.projects[path];
   }
   registry.projects[project] = found.slug;
-  writeFileSync(registryFile, `${JSON.stringify(registry, null, 2)}\n`);
+  writeAgentFileSync(native, registryFile, `${JSON.stringify(registry, null, 2)}\n`);
   for (const base of [tmp, join(root, "history")]) {
-    if (existsSync(join(base, found.slug))) writeFileSync(join(base, found.slug, ".project_root"), project);
+    if (existsSync(join(base, found.slug)))
+      writeAgentFileSync(native, join(base, found.slug, ".project_root"), project);
   }
   const saved = `${SAVED_PREFIX}${short}.jsonl`;
-  if (found.file !== saved) renameSync(join(found.dir, found.file), join(found.dir, saved));
+  if (found.file !== saved) moveAgentFileSync(native, join(found.dir, found.file), join(found.dir, saved));
   return true;
 }
 

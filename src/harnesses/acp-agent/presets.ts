@@ -1,9 +1,9 @@
 // The three ACP agents Brain knows by name: how each is pointed at the session's provider with its state under
 // the native dir, and its faults worked around (verified facts: shared/research/acp-agents.md).
-import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { HarnessError } from "../../core/harness.js";
 import { ENDPOINT_SERVER_NAME } from "../../tools/endpoint/name.js";
+import { makeAgentDirSync, writeAgentFileSync } from "../agent-files.js";
 import { askSettings, claudeToolRules } from "../claude-code/policy.js";
 import { placeTranscript, transcriptPath, transcriptTail } from "../claude-code/transcripts.js";
 import { listNativeFiles } from "../cli/files.js";
@@ -24,11 +24,10 @@ export interface AcpPreset {
   profile: AcpProfile;
 }
 
-/** The agent's config dir under the native dir, created. */
+/** The agent's config dir under the native dir, created (never through a link the agent put there). */
 function home(ctx: AcpAgentContext, name: string): string {
-  const dir = join(ctx.dir, name);
-  mkdirSync(dir, { recursive: true });
-  return dir;
+  makeAgentDirSync(ctx.dir, name);
+  return join(ctx.dir, name);
 }
 
 /** Session files only grow; nothing else the agents write (settings, caches, sqlite indexes) is needed to load one. */
@@ -84,7 +83,7 @@ const claude: AcpProfile = {
     return { ...meta, ...prompt, ...bound };
   },
   // Claude files a session under a folder named after its cwd, and loads it only from there.
-  place: (ctx, sessionId) => placeTranscript(join(ctx.dir, CLAUDE_DIR), ctx.cwd, sessionId),
+  place: (ctx, sessionId) => placeTranscript(ctx.dir, join(ctx.dir, CLAUDE_DIR), ctx.cwd, sessionId),
   written: (ctx, sessionId, lastText) =>
     endsWithAnswer(transcriptPath(join(ctx.dir, CLAUDE_DIR), ctx.cwd, sessionId), lastText),
   files: (dir) => appendOnly(dir, `${CLAUDE_DIR}/projects`, /\.jsonl$/),
@@ -123,7 +122,7 @@ const codex: AcpProfile = {
     const toml = codexConfigToml(ctx.config, ctx.provider, ctx.endpoint ? CODEX_BOUND : undefined).split(
       "\n",
     );
-    writeFileSync(join(dir, "config.toml"), [toml[0], ...policy, ...toml.slice(1)].join("\n"));
+    writeAgentFileSync(ctx.dir, join(dir, "config.toml"), [toml[0], ...policy, ...toml.slice(1)].join("\n"));
     return { CODEX_HOME: dir, ...keyEnvironment(ctx.provider) };
   },
   // A thread restored into another native dir names the old cwd and CODEX_HOME; codex-acp's codex would tell the
@@ -135,7 +134,7 @@ const codex: AcpProfile = {
     const was = files[0] ? rolloutCwd(files[0]) : undefined;
     if (!was) return true;
     const oldHome = was.endsWith("/work") ? join(dirname(was), CODEX_DIR) : "";
-    relocateRollouts(files, [
+    relocateRollouts(ctx.dir, files, [
       { from: oldHome, to: home },
       { from: was, to: ctx.cwd },
     ]);
@@ -220,13 +219,12 @@ const gemini: AcpProfile = {
   prepare: (ctx) => {
     const dir = home(ctx, GEMINI_DIR);
     const settingsDir = join(dir, ".gemini");
-    mkdirSync(settingsDir, { recursive: true });
     const settings = {
       privacy: { usageStatisticsEnabled: false },
       general: { disableAutoUpdate: true, disableUpdateNag: true },
       ...(ctx.endpoint ? { tools: { exclude: GEMINI_BUILTINS } } : {}),
     };
-    writeFileSync(join(settingsDir, "settings.json"), `${JSON.stringify(settings, null, 2)}\n`);
+    writeAgentFileSync(ctx.dir, join(settingsDir, "settings.json"), `${JSON.stringify(settings, null, 2)}\n`);
     const { provider, config } = ctx;
     return {
       GEMINI_CLI_HOME: dir,
@@ -251,7 +249,8 @@ const gemini: AcpProfile = {
     return kind === "execute" ? { command: title } : { title };
   },
   replayTrailsLoad: true,
-  place: (ctx, sessionId) => placeGeminiChat(join(ctx.dir, GEMINI_DIR, ".gemini"), ctx.cwd, sessionId),
+  place: (ctx, sessionId) =>
+    placeGeminiChat(ctx.dir, join(ctx.dir, GEMINI_DIR, ".gemini"), ctx.cwd, sessionId),
   files: (dir) => appendOnly(dir, `${GEMINI_DIR}/.gemini/tmp`, /\/chats\/[^/]+\.jsonl?$/),
   // Its MCP tools are `mcp_<server>_<tool>` (the prefix of their call ids, as toolName reads them).
   endpointTool: (name) => name.startsWith(`mcp_${ENDPOINT_SERVER_NAME}_`),

@@ -12,7 +12,12 @@ import { endpointNotConnected } from "../cli/bound.js";
 export function boundArgs(endpoint: ToolEndpoint): string[] {
   const { name, ...stdio } = endpoint.server;
   const file = join(endpoint.dir, "claude-mcp.json");
-  writeAgentFileSync(file, JSON.stringify({ mcpServers: { [name]: { type: "stdio", ...stdio } } }), 0o600);
+  writeAgentFileSync(
+    endpoint.dir,
+    "claude-mcp.json",
+    JSON.stringify({ mcpServers: { [name]: { type: "stdio", ...stdio } } }),
+    0o600,
+  );
   return [
     "--mcp-config",
     file,

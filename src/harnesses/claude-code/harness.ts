@@ -5,11 +5,11 @@
 // Claude reads a user line sent mid-turn only after its current turn, so a steer is queued (by CliHarness) and
 // sent when the CLI's turn ends, inside the same Brain turn.
 import { randomUUID } from "node:crypto";
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { ExpectedHistory } from "../../core/harness.js";
 import { missingHistory } from "../../core/native-check.js";
 import type { NativeFile } from "../../protocol/runner.js";
+import { makeAgentDirSync } from "../agent-files.js";
 import { isMcpEndpointTool } from "../cli/bound.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
@@ -62,14 +62,13 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
     providerWire(opening.family, opening.options.provider.api, { speaks: ["messages"], openai: "chat" });
     const ctx = prepareCli(opening, STATE_FILE);
     const { dir } = opening.options;
-    mkdirSync(join(dir, CONFIG_DIR), { recursive: true });
-    const stateFile = join(dir, STATE_FILE);
-    let state = await readJsonFile<ClaudeState>(stateFile);
+    makeAgentDirSync(dir, CONFIG_DIR);
+    let state = await readJsonFile<ClaudeState>(dir, STATE_FILE);
     if (!state?.session_id) {
       state = { session_id: randomUUID() };
-      await writeJsonFile(stateFile, state);
+      await writeJsonFile(dir, STATE_FILE, state);
     }
-    placeTranscript(join(dir, CONFIG_DIR), ctx.cwd, state.session_id);
+    placeTranscript(dir, join(dir, CONFIG_DIR), ctx.cwd, state.session_id);
     return new ClaudeCodeHarness(ctx, state);
   }
 
@@ -84,7 +83,7 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
 
   private start(extraArgs: string[], extraEnv: Record<string, string>): { child: CliProcess } {
     const configDir = join(this.options.dir, CONFIG_DIR);
-    const resume = placeTranscript(configDir, this.ctx.cwd, this.state.session_id);
+    const resume = placeTranscript(this.options.dir, configDir, this.ctx.cwd, this.state.session_id);
     const args = [
       ...STREAM_JSON_ARGS,
       resume ? "--resume" : "--session-id",
@@ -149,7 +148,7 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
   /** The transcript for this session id, in the folder for the current cwd (where `--resume` looks). */
   async verify(expected: ExpectedHistory): Promise<string | undefined> {
     const configDir = join(this.options.dir, CONFIG_DIR);
-    placeTranscript(configDir, this.ctx.cwd, this.state.session_id);
+    placeTranscript(this.options.dir, configDir, this.ctx.cwd, this.state.session_id);
     const file = transcriptPath(configDir, this.ctx.cwd, this.state.session_id);
     return missingHistory("the Claude Code transcript", this.options.dir, [file], expected);
   }

@@ -2,9 +2,10 @@
 // fork into another native dir). The transcript lives at
 // `$CLAUDE_CONFIG_DIR/projects/<folder(cwd)>/<session-id>.jsonl`, and `--resume <id>` only looks in the folder
 // of the current cwd, so a moved session must move folders (cli-relocation.md).
-import { existsSync, mkdirSync, readdirSync, realpathSync, renameSync } from "node:fs";
+import { existsSync, readdirSync, realpathSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
+import { moveAgentFileSync } from "../agent-files.js";
 
 /** Claude's folder name for a cwd: every character outside [A-Za-z0-9] becomes "-"; long names get a hash. */
 export function projectFolder(cwd: string): string {
@@ -22,8 +23,10 @@ export function transcriptPath(configDir: string, cwd: string, sessionId: string
 /**
  * Makes sure the session's transcript (and its sub-agent folder, if any) sits in the folder for `cwd`, moving
  * it from whichever project folder holds it. Returns true when a transcript exists (the session can resume).
+ * `configDir` is under the native dir `native`, which an agent can write: the moves go only through real
+ * directories from there.
  */
-export function placeTranscript(configDir: string, cwd: string, sessionId: string): boolean {
+export function placeTranscript(native: string, configDir: string, cwd: string, sessionId: string): boolean {
   const target = transcriptPath(configDir, cwd, sessionId);
   if (existsSync(target)) return true;
   const projects = join(configDir, "projects");
@@ -31,11 +34,9 @@ export function placeTranscript(configDir: string, cwd: string, sessionId: strin
   for (const folder of readdirSync(projects)) {
     const found = join(projects, folder, `${sessionId}.jsonl`);
     if (!existsSync(found)) continue;
-    const targetDir = join(target, "..");
-    mkdirSync(targetDir, { recursive: true });
-    renameSync(found, target);
+    moveAgentFileSync(native, found, target);
     const extras = join(projects, folder, sessionId);
-    if (existsSync(extras)) renameSync(extras, join(targetDir, sessionId));
+    if (existsSync(extras)) moveAgentFileSync(native, extras, join(target, "..", sessionId));
     return true;
   }
   return false;

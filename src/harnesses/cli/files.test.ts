@@ -92,13 +92,13 @@ it("writes a state file without following a link planted at its temporary name o
   writeFileSync(outside, '{"precious":true}\n');
   const state = join(native, "claude-code.json");
   symlinkSync(outside, `${state}.tmp`);
-  await writeJsonFile(state, { session_id: "from-the-cli" });
+  await writeJsonFile(native, state, { session_id: "from-the-cli" });
   expect(readFileSync(outside, "utf8")).toBe('{"precious":true}\n');
-  expect(await readJsonFile(state)).toEqual({ session_id: "from-the-cli" });
+  expect(await readJsonFile(native, state)).toEqual({ session_id: "from-the-cli" });
 
   rmSync(state);
   symlinkSync(outside, state);
-  await writeJsonFile(state, { session_id: "next" });
+  await writeJsonFile(native, state, { session_id: "next" });
   expect(readFileSync(outside, "utf8")).toBe('{"precious":true}\n');
   expect(lstatSync(state).isFile()).toBe(true);
 });
@@ -108,11 +108,11 @@ it("refuses to read a state file that is a link or a FIFO, and reads none that i
   const secret = join(dir, "tokens.json");
   writeFileSync(secret, '{"admin":"SECRET"}');
   const state = join(dir, "claude-code.json");
-  expect(await readJsonFile(state)).toBeUndefined();
+  expect(await readJsonFile(dir, state)).toBeUndefined();
   symlinkSync(secret, state);
-  await expect(readJsonFile(state)).rejects.toThrow(/claude-code\.json is a symbolic link/);
+  await expect(readJsonFile(dir, state)).rejects.toThrow(/claude-code\.json is a symbolic link/);
   rmSync(state);
   // A FIFO would block an ordinary open until something wrote to it.
   execFileSync("mkfifo", [state]);
-  await expect(readJsonFile(state)).rejects.toThrow(/claude-code\.json is not a regular file/);
+  await expect(readJsonFile(dir, state)).rejects.toThrow(/claude-code\.json is not a regular file/);
 });

@@ -66,9 +66,12 @@ export async function listNativeFiles(
   return out;
 }
 
-/** The state file's JSON, or undefined when there is none (a link planted in its place is an error). */
-export async function readJsonFile<T>(file: string): Promise<T | undefined> {
-  const text = await readAgentFile(file);
+/**
+ * The state file's JSON (`file` under the native dir `root`), or undefined when there is none (a link planted in
+ * its place, or for a directory on the way, is an error).
+ */
+export async function readJsonFile<T>(root: string, file: string): Promise<T | undefined> {
+  const text = await readAgentFile(root, file);
   return text === undefined ? undefined : (JSON.parse(text) as T);
 }
 
@@ -76,6 +79,6 @@ export async function readJsonFile<T>(file: string): Promise<T | undefined> {
  * Written to a temporary name and renamed: a crash leaves the old file or the new one, never half of one. The
  * native dir may be mounted into the CLI's container: neither name is followed if it is a link.
  */
-export async function writeJsonFile(file: string, value: unknown): Promise<void> {
-  await replaceAgentFile(file, `${JSON.stringify(value, null, 2)}\n`);
+export async function writeJsonFile(root: string, file: string, value: unknown): Promise<void> {
+  await replaceAgentFile(root, file, `${JSON.stringify(value, null, 2)}\n`);
 }

@@ -3,7 +3,6 @@
 // turn with the program's stderr, lines that are not JSON, and the small state file that records which native
 // session a native dir holds. A family says only how to start its program, send a prompt, ask it to stop, read
 // what it writes, and which of its files a checkpoint carries.
-import { join } from "node:path";
 import {
   type Harness,
   HarnessError,
@@ -229,13 +228,13 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
 
   protected readState<T>(): Promise<T | undefined> {
     return this.ctx.stateFile
-      ? readJsonFile<T>(join(this.options.dir, this.ctx.stateFile))
+      ? readJsonFile<T>(this.options.dir, this.ctx.stateFile)
       : Promise.resolve(undefined);
   }
 
   protected writeState(state: unknown): Promise<void> {
     if (!this.ctx.stateFile) throw new Error(`${this.label} keeps no state file`);
-    return writeJsonFile(join(this.options.dir, this.ctx.stateFile), state);
+    return writeJsonFile(this.options.dir, this.ctx.stateFile, state);
   }
 
   /** The CLI's environment: a HOME of its own under the native dir, the family's variables, the host's. */

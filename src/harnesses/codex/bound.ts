@@ -5,7 +5,7 @@
 // resource tools (they reach only configured servers: the endpoint, which has no resources) and
 // `request_user_input` (inert in app-server turns without a client that answers it).
 import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { HarnessError } from "../../core/harness.js";
 import type { StdioServerSpec, ToolEndpoint } from "../../tools/endpoint/index.js";
 import { writeAgentFileSync } from "../agent-files.js";
@@ -87,7 +87,8 @@ export async function writeBoundCatalog(
     supports_search_tool: false,
     experimental_supported_tools: [],
   };
-  writeAgentFileSync(file, JSON.stringify({ models: [bound] }));
+  // The endpoint's dir is Brain's own, out of the agent's reach: only the name needs guarding.
+  writeAgentFileSync(dirname(file), basename(file), JSON.stringify({ models: [bound] }));
 }
 
 /** Bound mode's config.toml parts; the model catalog goes beside the endpoint's other private files. */

@@ -2,11 +2,10 @@
 // again whenever it has gone away, then `thread/start`, or `thread/resume` with the current cwd for a thread
 // this native dir already holds (also after a restore into another directory). Prompts are `turn/start`,
 // steering is `turn/steer`, interrupts are `turn/interrupt`; approvals and questions go through Brain.
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
 import type { NativeFile } from "../../protocol/runner.js";
-import { writeAgentFileSync } from "../agent-files.js";
+import { makeAgentDirSync, writeAgentFileSync } from "../agent-files.js";
 import { isMcpEndpointTool } from "../cli/bound.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
@@ -42,7 +41,7 @@ export class CodexHarness extends CliHarness<Connection> {
     const { options } = opening;
     providerWire(opening.family, options.provider.api, { speaks: ["responses"], openai: "responses" });
     const ctx = prepareCli(opening, STATE_FILE);
-    mkdirSync(join(options.dir, CODEX_HOME), { recursive: true });
+    makeAgentDirSync(options.dir, CODEX_HOME);
     const harness = new CodexHarness(ctx);
     // Seen with 0.171.0: for its default model at a custom endpoint, Codex sent requests without any tools.
     if (options.provider.base_url && !options.config.model)
@@ -106,8 +105,12 @@ export class CodexHarness extends CliHarness<Connection> {
       ? await boundConfig(await this.toolEndpoint(), this.programRun(env), model)
       : undefined;
     // Bound, it names the endpoint's secret: readable by this user only.
-    const file = join(home, "config.toml");
-    writeAgentFileSync(file, codexConfigToml(this.options.config, this.options.provider, bound), 0o600);
+    writeAgentFileSync(
+      this.options.dir,
+      join(CODEX_HOME, "config.toml"),
+      codexConfigToml(this.options.config, this.options.provider, bound),
+      0o600,
+    );
     const mapper = new CodexNotificationMapper();
     let rpc!: RpcConnection;
     const args = ["app-server", ...(this.ctx.session.args ?? [])];

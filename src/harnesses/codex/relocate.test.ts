@@ -1,7 +1,7 @@
 // Moving a Codex rollout to another directory: paths rewritten only where whole, and the fingerprints Codex keeps
 // of the context fragments it showed the model follow them, so a resumed thread sends nothing again.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempDir } from "../../testing/brain.js";
 import { fragmentHash, relocateRollouts, rolloutCwd, rolloutsOf } from "./relocate.js";
@@ -48,7 +48,7 @@ describe("codex rollout relocation", () => {
     expect(rolloutsOf(home, "01a2-thread")).toEqual([file]);
     expect(rolloutCwd(file)).toBe(from);
 
-    expect(relocateRollouts([file], [{ from, to }])).toEqual([file]);
+    expect(relocateRollouts(home, [file], [{ from, to }])).toEqual([file]);
     const lines = readFileSync(file, "utf8")
       .trim()
       .split("\n")
@@ -62,6 +62,25 @@ describe("codex rollout relocation", () => {
     expect(lines[2].payload.state.permissions.instructions).toBe(fragmentHash("developer", block));
     expect(lines[3].payload.note).toBe(`${from}space stays, ${to}/sub moves`);
     // Nothing to move: nothing written.
-    expect(relocateRollouts([file], [{ from: to, to }])).toEqual([]);
+    expect(relocateRollouts(home, [file], [{ from: to, to }])).toEqual([]);
+  });
+
+  it("writes a rollout back only through real directories from the native dir", () => {
+    const native = tempDir("codex-relocate-");
+    dirs.push(native);
+    const home = join(native, "codex");
+    const [from, to] = [join(native, "old/work"), join(native, "new/work")];
+    const file = rollout(home, "03c4-thread", from);
+    // What runs in the container swaps `codex/sessions` for a link to a host directory holding a look-alike.
+    const host = join(native, "..", `${basename(native)}-host`);
+    dirs.push(host);
+    const planted = rollout(host, "03c4-thread", from);
+    const before = readFileSync(planted, "utf8");
+    rmSync(join(home, "sessions"), { recursive: true });
+    symlinkSync(join(host, "sessions"), join(home, "sessions"));
+    expect(() => relocateRollouts(native, [file], [{ from, to }])).toThrow(
+      /codex\/sessions is a symbolic link, not a file Brain wrote; remove it/,
+    );
+    expect(readFileSync(planted, "utf8")).toBe(before);
   });
 });

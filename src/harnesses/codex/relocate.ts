@@ -59,8 +59,13 @@ export function rolloutCwd(file: string): string | undefined {
  * `/a/workspace`. Codex's world_state lines fingerprint each context fragment the model was shown (the
  * permissions instructions name the cwd); a fingerprint left as it was would make Codex tell the model the
  * rewritten fragment again, so each is replaced by the rewritten fragment's.
+ * `files` lie under `root` (the native dir), written back only through real directories from there.
  */
-export function relocateRollouts(files: string[], moves: { from: string; to: string }[]): string[] {
+export function relocateRollouts(
+  root: string,
+  files: string[],
+  moves: { from: string; to: string }[],
+): string[] {
   const real = moves.filter((m) => m.from && m.from !== m.to);
   if (real.length === 0) return [];
   const rewrite = (text: string, spell: (path: string) => string) =>
@@ -79,7 +84,7 @@ export function relocateRollouts(files: string[], moves: { from: string; to: str
       if (moved !== fragment)
         after = after.split(fragmentHash(role, fragment)).join(fragmentHash(role, moved));
     }
-    writeAgentFileSync(file, after);
+    writeAgentFileSync(root, file, after);
     changed.push(file);
   }
   return changed;

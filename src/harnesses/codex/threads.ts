@@ -1,7 +1,7 @@
 // The Codex thread a native dir holds: Brain's record of it (the state file), opening it on a fresh app-server
 // (`thread/resume` with the current cwd, after moving a restored rollout's paths here, or `thread/start`), and
 // the check that its rollout holds the history Brain's log says it had.
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
 import { missingHistory } from "../../core/native-check.js";
 import { listNativeFiles } from "../cli/files.js";
@@ -66,7 +66,8 @@ function relocate(state: CodexState, place: ThreadPlace, warn: (message: string)
     { from: was.home ?? "", to: place.home },
     { from: was.cwd ?? "", to: place.cwd },
   ];
-  if (relocateRollouts(files, moves).length > 0)
+  // The native dir: the rollouts are under `<native>/codex`, which an agent could swap for a link.
+  if (relocateRollouts(dirname(place.home), files, moves).length > 0)
     warn(`thread ${state.thread_id} moved here; its history now names ${place.cwd}`);
 }
 

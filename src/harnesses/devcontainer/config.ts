@@ -3,7 +3,6 @@
 // given means the same inside), Brain's install mounted read-only at its path (so the inner CLIs and runners
 // Brain ships run inside), and `remoteEnv` naming the variables the inner harness needs, each as
 // `${localEnv:NAME}`: their values travel in the environment of `devcontainer exec`, never in a file or argv.
-import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { readAgentFile, replaceAgentFile } from "../agent-files.js";
 
@@ -81,15 +80,14 @@ export async function writeDevcontainerJson(
   json: DevcontainerJson,
 ): Promise<string> {
   const file = devcontainerJsonPath(workspaceFolder);
-  await mkdir(join(workspaceFolder, ".devcontainer"), { recursive: true });
-  await replaceAgentFile(file, `${JSON.stringify(json, null, 2)}\n`);
+  await replaceAgentFile(workspaceFolder, file, `${JSON.stringify(json, null, 2)}\n`);
   return file;
 }
 
 /** The session's devcontainer.json, as `writeDevcontainerJson` wrote it. */
 export async function readDevcontainerJson(workspaceFolder: string): Promise<DevcontainerJson> {
   const file = devcontainerJsonPath(workspaceFolder);
-  const text = await readAgentFile(file);
+  const text = await readAgentFile(workspaceFolder, file);
   if (text === undefined) throw new Error(`${file} does not exist; the dev container's session is not open`);
   return JSON.parse(text) as DevcontainerJson;
 }

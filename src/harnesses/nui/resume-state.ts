@@ -25,7 +25,7 @@ export class ResumeState {
     const state = new ResumeState(dir);
     try {
       // Not followed when a link: the docker harness's container can write the native dir.
-      const text = await readAgentFile(join(dir, RESUME_FILE));
+      const text = await readAgentFile(dir, RESUME_FILE);
       if (text === undefined) return state; // a new session
       const saved = JSON.parse(text) as { sessionId?: unknown };
       state.saved = true;
@@ -47,9 +47,8 @@ export class ResumeState {
   async update(sessionId: string | undefined): Promise<void> {
     if (sessionId ? sessionId === this.current : this.saved) return;
     this.current = sessionId ?? undefined;
-    const file = join(this.dir, RESUME_FILE);
     await mkdir(this.dir, { recursive: true });
-    await replaceAgentFile(file, `${JSON.stringify({ sessionId: sessionId ?? null })}\n`);
+    await replaceAgentFile(this.dir, RESUME_FILE, `${JSON.stringify({ sessionId: sessionId ?? null })}\n`);
     this.saved = true;
   }
 

@@ -2,12 +2,12 @@
 // (opening is passive) and again whenever it has gone away; its `/event` stream, `prompt_async`, `abort`, and
 // permission and question replies. opencode cannot take input mid-turn, so a steer is queued (by CliHarness) and sent as the
 // next prompt when the session goes idle, inside the same Brain turn.
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import { ENDPOINT_SERVER_NAME } from "../../tools/endpoint/index.js";
-import { replaceAgentFile, writeAgentFileSync } from "../agent-files.js";
+import { makeAgentDirSync, replaceAgentFile, writeAgentFileSync } from "../agent-files.js";
 import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
@@ -42,8 +42,7 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
     const { dir } = opening.options;
     const wire = endpointWire(opening.family, opening.options, OPENCODE_WIRES);
     const ctx = prepareCli(opening, STATE_FILE);
-    for (const sub of ["config", "data", "state", "cache"])
-      mkdirSync(join(dir, OPENCODE_DIR, sub), { recursive: true });
+    for (const sub of ["config", "data", "state", "cache"]) makeAgentDirSync(dir, join(OPENCODE_DIR, sub));
     return new OpencodeHarness(ctx, wire);
   }
 
@@ -51,7 +50,11 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
     const root = join(this.options.dir, OPENCODE_DIR);
     const { config, provider } = this.options;
     const bound = this.ctx.bound ? ENDPOINT_SERVER_NAME : undefined;
-    writeAgentFileSync(join(root, "opencode.json"), opencodeConfig(config, provider, this.wire, bound));
+    writeAgentFileSync(
+      this.options.dir,
+      join(root, "opencode.json"),
+      opencodeConfig(config, provider, this.wire, bound),
+    );
     const endpoint = this.ctx.bound ? await this.toolEndpoint() : undefined;
     const state = await this.readState<OpencodeState>();
     const exported = join(this.options.dir, EXPORT_FILE);
@@ -108,7 +111,7 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
     if (state?.session_id && existsSync(this.databasePath())) {
       const stdout = await runOpencode(this.oneShot(), ["export", state.session_id]);
       // Not through a link: a sandboxed opencode can write the native dir.
-      await replaceAgentFile(join(this.options.dir, EXPORT_FILE), exportedJson(stdout));
+      await replaceAgentFile(this.options.dir, EXPORT_FILE, exportedJson(stdout));
     }
     return listNativeFiles(this.options.dir, ".", {
       include: (path) => path === EXPORT_FILE,

@@ -4,12 +4,11 @@
 // policy allows is enabled, one it denies or would ask about is not (pi has no way to ask). In `bound` tool mode
 // pi has no tool of its own: Brain's tools come through a bridge extension (./bridge.ts), each call decided by
 // the policy at Brain's endpoint, so there `ask` works.
-import { mkdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
 import { missingHistory } from "../../core/native-check.js";
 import type { NativeFile } from "../../protocol/runner.js";
-import { writeAgentFileSync } from "../agent-files.js";
+import { makeAgentDirSync, writeAgentFileSync } from "../agent-files.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
@@ -43,7 +42,7 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
   static async open(opening: CliOpening): Promise<PiHarness> {
     const wire = endpointWire(opening.family, opening.options, PI_WIRES);
     const ctx = prepareCli(opening);
-    mkdirSync(join(opening.options.dir, SESSIONS_DIR), { recursive: true });
+    makeAgentDirSync(opening.options.dir, SESSIONS_DIR);
     return new PiHarness(ctx, wire);
   }
 
@@ -68,7 +67,7 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     if (!this.ctx.bound) return this.start([], {});
     return this.toolEndpoint().then((endpoint) => {
       const bridge = join(endpoint.dir, "pi-bridge.js");
-      writeAgentFileSync(bridge, BRIDGE_SOURCE, 0o600);
+      writeAgentFileSync(endpoint.dir, bridge, BRIDGE_SOURCE, 0o600);
       // Bound: no built-in tool, no extension, skill, prompt template or context file but the bridge.
       const args = [
         "--no-builtin-tools",
@@ -95,13 +94,13 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     const args = ["--mode", "rpc", "--offline", "--session-dir", sessionsDir];
     const existing = latestSessionFile(sessionsDir);
     if (existing) {
-      if (rebaseSession(existing, cwd)) {
+      if (rebaseSession(dir, existing, cwd)) {
         this.warn(`session ${relative(dir, existing)} moved here; its working directory is now ${cwd}`);
       }
       args.push("--session", existing);
     }
     if (this.wire) {
-      writeAgentFileSync(join(agentDir, "models.json"), modelsJson(provider, config.model!, this.wire));
+      writeAgentFileSync(dir, join(agentDir, "models.json"), modelsJson(provider, config.model!, this.wire));
       args.push("--provider", PROVIDER, "--model", config.model!);
     } else if (config.model) {
       args.push("--model", config.model);
@@ -110,7 +109,7 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     // file of Brain's: pi gets exactly the client's text, never a host file the client named.
     if (config.system_prompt) {
       const file = join(agentDir, SYSTEM_PROMPT_FILE);
-      writeAgentFileSync(file, config.system_prompt, 0o600);
+      writeAgentFileSync(dir, file, config.system_prompt, 0o600);
       args.push("--append-system-prompt", file);
     }
     const tools = this.ctx.bound ? undefined : this.allowedTools();

@@ -28,13 +28,13 @@ function firstLine(file: string): string {
   }
 }
 
-/** Points the session's header at `cwd`; returns true when it had to be rewritten. */
-export function rebaseSession(file: string, cwd: string): boolean {
+/** Points the session's header at `cwd`; returns true when it had to be rewritten. `file` is under `native`. */
+export function rebaseSession(native: string, file: string, cwd: string): boolean {
   const header = JSON.parse(firstLine(file)) as { type?: string; cwd?: string };
   if (header.type !== "session" || header.cwd === cwd) return false;
   const text = readFileSync(file, "utf8");
   const nl = text.indexOf("\n");
   const rest = nl < 0 ? "" : text.slice(nl);
-  writeAgentFileSync(file, JSON.stringify({ ...header, cwd }) + rest);
+  writeAgentFileSync(native, file, JSON.stringify({ ...header, cwd }) + rest);
   return true;
 }
