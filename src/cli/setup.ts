@@ -8,6 +8,7 @@ import { HarnessRegistry } from "../core/registry.js";
 import { builtinCatalog, catalogSeeders } from "../harnesses/catalog.js";
 import { extensionsDir, listExtensions } from "../harnesses/ext/extensions.js";
 import type { Catalog } from "../harnesses/family.js";
+import { spawnRecordsDir, stopOrphanedGroups } from "../harnesses/process/spawn-records.js";
 import { FsSessionStore, type LogHolder } from "../store/fs/index.js";
 import { BuiltinTools } from "../tools/builtin.js";
 import { mcpSessionTools } from "../tools/mcp/session-servers.js";
@@ -67,6 +68,7 @@ export function createBrain(
     providerEnv?: NodeJS.ProcessEnv;
   } = {},
 ): Brain {
+  stopOrphans(home);
   return new Brain({
     providers: loaded.config.providers ?? {},
     secretNames: configSecretNames(loaded),
@@ -83,4 +85,22 @@ export function createBrain(
     // Each session's mcp_servers; relative cwds resolve against the config's directory.
     sessionTools: mcpSessionTools({ baseDir: loaded.dir }),
   });
+}
+
+/**
+ * Stops what a Brain on this home started and left running when it died together with its spawn host
+ * (../harnesses/process/spawn-records.ts). Says so on stderr, the only place a start has to say it.
+ */
+function stopOrphans(home: string): void {
+  const sweep = stopOrphanedGroups(spawnRecordsDir(home));
+  if (sweep.stopped > 0) {
+    process.stderr.write(
+      `brain: stopped ${sweep.stopped} process group(s) left running by a Brain that died (${spawnRecordsDir(home)})\n`,
+    );
+  }
+  if (sweep.malformed.length > 0) {
+    process.stderr.write(
+      `brain: removed ${sweep.malformed.length} unreadable record(s) from ${spawnRecordsDir(home)}: ${sweep.malformed.join(", ")}\n`,
+    );
+  }
 }

@@ -17,7 +17,8 @@ import { dockerFamily, remoteFamily } from "./http/descriptor.js";
 import { opencodeFamily } from "./opencode/descriptor.js";
 import { piCliFamily } from "./pi-cli/descriptor.js";
 import { runnerFamily } from "./process/descriptor.js";
-import { Spawner } from "./process/spawner.js";
+import { SpawnRecords, spawnRecordsDir } from "./process/spawn-records.js";
+import { Spawner, spawnHostPath } from "./process/spawner.js";
 
 /** Brain's families, in the order a later harness replaces an earlier one of the same name. */
 export function builtinCatalog(): Catalog {
@@ -94,7 +95,7 @@ export function catalogHarnesses(
     const names = catalog.flatMap((f) => f.launched?.(contexts.get(f)!, ["launcher"]) ?? []);
     return [...new Set(names.map((f) => f.name))].sort();
   };
-  const spawner = new Spawner();
+  const spawner = new Spawner(spawnHostPath(), new SpawnRecords(spawnRecordsDir(setup.brainHome)));
   for (const family of catalog) {
     contexts.set(family, {
       spawner,

@@ -11,6 +11,7 @@ import type { Socket } from "node:net";
 import { join } from "node:path";
 import { installRoot } from "../../core/install-root.js";
 import { minimalEnvironment } from "./environment.js";
+import type { SpawnRecords } from "./spawn-records.js";
 import type { RunnerLaunch } from "./started-runner.js";
 
 /** What RunnerProcess needs of a child process: what a ChildProcess with piped stdio has, and a RemoteChild. */
@@ -140,6 +141,8 @@ interface Pending {
   child: RemoteChild;
   /** The host asked to start it. */
   host: ChildProcess;
+  /** In a process group of its own: recorded while it runs (spawn-records.ts). */
+  group: boolean;
   resolve(child: RemoteChild): void;
   reject(err: Error): void;
 }
@@ -160,7 +163,11 @@ export class Spawner {
   /** Owners (factories) that have not released it; at none, the host is ended. */
   private users = 0;
 
-  constructor(private readonly hostPath = spawnHostPath()) {}
+  /** `records`: where the groups it starts are written down, for a later Brain to stop if this one dies. */
+  constructor(
+    private readonly hostPath = spawnHostPath(),
+    private readonly records?: SpawnRecords,
+  ) {}
 
   /** Counts an owner in; the returned function counts it out, and ends the host after the last one. */
   use(): () => void {
@@ -205,7 +212,7 @@ export class Spawner {
     const child = new RemoteChild(this);
     this.hold(+1);
     return new Promise<RemoteChild>((resolve, reject) => {
-      this.live.set(id, { child, host, resolve, reject });
+      this.live.set(id, { child, host, group: request.detached, resolve, reject });
       host.send({ id, ...request });
     });
   }
@@ -250,6 +257,7 @@ export class Spawner {
     const entry = this.live.get(message.id);
     if (!entry) return;
     if ("fd" in message) {
+      if (message.fd === 0 && entry.group) this.records?.add(message.pid);
       if (handle && entry.child.pipe(message.fd, message.pid, handle)) entry.resolve(entry.child);
     } else if ("error" in message) {
       this.live.delete(message.id);
@@ -259,6 +267,8 @@ export class Spawner {
       entry.reject(err);
     } else {
       this.live.delete(message.id);
+      // Its owner kills what is left of the group as the leader closes (RunnerProcess, CliProcess).
+      if (entry.group && entry.child.pid !== undefined) this.records?.remove(entry.child.pid);
       entry.child.exited(message.exit);
     }
   }

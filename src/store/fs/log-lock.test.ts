@@ -5,9 +5,10 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { processStart } from "../../core/process-identity.js";
 import type { NewEvent } from "../../protocol/events.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
-import { acquireLogLock, type LogLock, LogLockedError, processStart } from "./log-lock.js";
+import { acquireLogLock, type LogLock, LogLockedError } from "./log-lock.js";
 
 const delta = (text: string): NewEvent => ({ type: "assistant.delta", turn: "t1", data: { text } });
 

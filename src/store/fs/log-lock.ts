@@ -3,9 +3,9 @@
 // and is taken over only when its holder is gone: its pid is dead, a zombie, or now a different process (its
 // start time differs, so a reused pid does not keep a dead holder's lock alive). Readers never take it.
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import fsp from "node:fs/promises";
 import { hostname } from "node:os";
+import { processAlive, processStart } from "../../core/process-identity.js";
 import { StoreError } from "./errors.js";
 
 /** Who holds a log, as another process is told: the daemon says where to reach it instead. */
@@ -203,40 +203,4 @@ function lockedError(session: string, held: HeldLock) {
     `session ${session} is open in ${who} (${where}); ${rule}: wait for it to finish${stale}`,
     holder,
   );
-}
-
-/** Linux: boot id + the process's start time in clock ticks, which no later process with this pid shares. */
-export function processStart(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // Fields after the command name (which may hold spaces and parentheses): state is field 3, starttime 22.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
-    return `${boot}:${fields[19]}`;
-  } catch {
-    return undefined;
-  }
-}
-
-function processState(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
-  } catch {
-    return undefined;
-  }
-}
-
-export function processAlive(pid: number, start: string | undefined): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    // EPERM: it exists, as another user's process.
-    if ((err as NodeJS.ErrnoException).code !== "EPERM") return false;
-  }
-  const state = processState(pid);
-  if (state === "Z" || state === "X") return false; // exited, not yet reaped: it writes nothing more
-  if (start === undefined) return true;
-  const now = processStart(pid);
-  return now === undefined || now === start;
 }
