@@ -32,6 +32,7 @@ import type { CompactResult, RetireResult, SegmentPolicy } from "./retention.js"
 import { ClosedLogs } from "./retention.js";
 import { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
+import { refuseShadowingTools } from "./tools.js";
 import { transcriptOf } from "./transcript.js";
 
 export type { BrainOptions } from "./brain-options.js";
@@ -284,6 +285,7 @@ export class Brain {
     this.options.harnesses.get(input.harness); // an unknown harness fails before anything is written
     const config = input.config ?? {};
     await this.options.tools.bind(config.tools ?? []);
+    refuseShadowingTools(config.tools ?? [], Object.keys(input.mcp_servers ?? {}));
     // An unknown provider or a missing key fails before anything is written.
     const choice = input.provider;
     if (typeof choice === "string") this.credentials(this.providerSettings(choice), choice);

@@ -357,7 +357,10 @@ export class Session {
     this.tools ??= !services
       ? Promise.resolve(this.parts.tools)
       : services
-          .start((data) => void this.append([{ type: "tool.service", data }]).catch(() => {}))
+          .start(
+            (data) => void this.append([{ type: "tool.service", data }]).catch(() => {}),
+            this.parts.tools.schemas.map((schema) => schema.name),
+          )
           .then((started) => this.parts.tools.including(started))
           .catch(() => this.parts.tools);
     return this.tools;

@@ -1,7 +1,9 @@
 // What the core needs of tools: a catalog that binds tools to a session by name, and the bound set that runs
 // calls. src/tools implements these (a router over MCP servers, HTTP endpoints and built-ins); the core never
 // imports it, so a session runs the same over any implementation.
+import { MCP_TOOL_SEPARATOR } from "../protocol/config.js";
 import type { ToolCallParams, ToolResult, ToolSchema } from "../protocol/runner.js";
+import { SessionError } from "./errors.js";
 
 export interface ToolService {
   /** The tools this service offers. */
@@ -19,8 +21,11 @@ export interface ToolService {
  * stopped when it closes. Their tools are bound to the session in addition to the names in `config.tools`.
  */
 export interface SessionToolServices {
-  /** Starts the services (once); resolves when each has started or failed. `report` logs state changes. */
-  start(report: (event: ToolServiceEvent) => void): Promise<ToolService[]>;
+  /**
+   * Starts the services (once); resolves when each has started or failed. `report` logs state changes. `bound`:
+   * the names the session's config.tools binds, which keep them (a service leaves its tools of those names out).
+   */
+  start(report: (event: ToolServiceEvent) => void, bound?: readonly string[]): Promise<ToolService[]>;
   close(): Promise<void>;
 }
 
@@ -43,4 +48,22 @@ export interface BoundTools {
 /** The host's tools, bound to a session by name; an unknown name is refused naming the known ones. */
 export interface ToolCatalog {
   bind(names: readonly string[]): Promise<BoundTools>;
+}
+
+/**
+ * A tool of config.tools named in an MCP server's namespace (`server__…`) would take the place of that server's
+ * tool of the name, unseen: refused when a session is made. (A session recorded before keeps its bound tool, and
+ * the server's event says which of its tools it left out.)
+ */
+export function refuseShadowingTools(tools: readonly string[], servers: readonly string[]): void {
+  for (const tool of tools) {
+    const server = servers.find((s) => tool.startsWith(`${s}${MCP_TOOL_SEPARATOR}`));
+    if (server === undefined) continue;
+    throw new SessionError(
+      "bad_request",
+      `tool "${tool}" in config.tools is in MCP server "${server}"'s namespace (${server}${MCP_TOOL_SEPARATOR}…) and would hide ` +
+        `that server's tool of the name; leave it out of config.tools or give the server in mcp_servers another name`,
+      "config.tools",
+    );
+  }
 }

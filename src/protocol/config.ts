@@ -86,6 +86,9 @@ export const McpServer = z
     }
   });
 
+/** Between an MCP server's name and its tool's in the session's tool names: `server__tool`. */
+export const MCP_TOOL_SEPARATOR = "__";
+
 /** Server name → server. Names prefix their tools (`name__tool`), so they are short and hold no "__". */
 export const McpServers = z.record(
   z

@@ -1,7 +1,7 @@
 // MCP servers as session tool services: real servers (server-everything from npm over stdio and streamable HTTP,
 // the project's misbehaving fixture over stdio), called by the model through the api harness, by a runner
 // through reverse tool.call, and directly; start failures, timeouts, crashes and restarts.
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Brain } from "../../core/brain.js";
 import { HarnessRegistry } from "../../core/registry.js";
@@ -16,7 +16,7 @@ import { echoFactory, events, tempDir, waitForEvent } from "../../testing/brain.
 import type { FakeProvider } from "../../testing/fake-provider/index.js";
 import { BuiltinTools } from "../builtin.js";
 import { ToolRouter } from "../router.js";
-import type { ToolServiceEvent } from "../tool-service.js";
+import type { ToolService, ToolServiceEvent } from "../tool-service.js";
 import { McpSessionServers, mcpSessionTools } from "./index.js";
 import { everythingStdio, fixtureStdio, type HttpServer, startEverythingHttp } from "./testing/servers.js";
 
@@ -271,8 +271,54 @@ describe("configuration", () => {
       service: "git",
       state: "started",
       tools: [],
-      message:
-        'skipped tools whose names another server of the session has first: git___env (server "git_"\'s)',
+      message: 'skipped tools whose names the session has given first: git___env (server "git_"\'s)',
+    });
+  });
+
+  it("refuses a config.tools name in a server's namespace; a session recorded with one keeps it, and the server says so", async () => {
+    // A host tool named as server "fx"'s echo would be: bound, it would answer every call meant for the server.
+    const hostEcho: ToolService = {
+      list: async () => [{ name: "fx__echo", input_schema: { type: "object" } }],
+      call: async () => ({ content: [{ type: "text", text: "the host's" }], is_error: false }),
+    };
+    const home = tempDir();
+    const open = () =>
+      new Brain({
+        store: new FsSessionStore(home),
+        harnesses: new HarnessRegistry([new ApiHarnessFactory()]),
+        tools: new ToolRouter([new BuiltinTools(), hostEcho]),
+        credentials: () => credentialsFor("anthropic", fake),
+        sessionTools: mcpSessionTools({ baseDir: home, env: {} }),
+      });
+    const brain = open();
+    cleanups.push(async () => rmSync(home, { recursive: true, force: true }));
+    const config = { model: "anthropic:fake-model", tools: ["fx__echo"], options: { retry_base_ms: 1 } };
+    await expect(
+      brain.create({ harness: "api", config, mcp_servers: { fx: fixtureStdio() } }),
+    ).rejects.toMatchObject({
+      code: "bad_request",
+      field: "config.tools",
+      message: expect.stringMatching(/tool "fx__echo" in config.tools is in MCP server "fx"'s namespace/),
+    });
+    // As a session made before the rule was: recorded with another server, renamed on disk.
+    const made = await brain.create({
+      harness: "api",
+      config,
+      mcp_servers: { fy: fixtureStdio({ tools: ["echo", "pid"] }) },
+    });
+    const recordFile = new FsSessionStore(home).paths(made.id).record;
+    await brain.close();
+    writeFileSync(recordFile, readFileSync(recordFile, "utf8").replace('"fy":', '"fx":'));
+    const again = open();
+    cleanups.push(() => again.close());
+    const session = await again.session(made.id);
+    const result = await modelCalls(session, "fx__echo", {});
+    expect(result).toMatchObject({ content: [{ type: "text", text: "the host's" }], is_error: false });
+    expect(serviceEvents(await events(session)).find((e) => e.service === "fx")).toEqual({
+      service: "fx",
+      state: "started",
+      tools: ["fx__pid"],
+      message: "skipped tools whose names the session has given first: fx__echo (config.tools')",
     });
   });
 

@@ -2,9 +2,10 @@
 // to 64 characters, so anything else in a server's tool name becomes '_'. The names are not injective: within a
 // server two tools can sanitise alike, and across servers `git` + `_push` and `git_` + `push` are both
 // `git___push`; every name keeps its first owner and the others are reported (session-servers.ts).
+import { MCP_TOOL_SEPARATOR } from "../../protocol/config.js";
 import type { ToolSchema } from "../../protocol/runner.js";
 
-export const SEPARATOR = "__";
+export const SEPARATOR = MCP_TOOL_SEPARATOR;
 const MAX_NAME = 64;
 
 export function exposedName(server: string, tool: string): string {
@@ -54,8 +55,17 @@ export function exposeTools(
   return { exposed, skipped };
 }
 
-/** What a server's `tool.service` event says of its tools left out: `clashes` maps a session name to the server that has it. */
+/**
+ * What a server's `tool.service` event says of its tools left out: `clashes` maps a session name to what has it
+ * first, another server (its name) or, in a session recorded before such names were refused, a tool of
+ * config.tools (BOUND_OWNER).
+ */
 export function shadowedMessage(clashes: ReadonlyMap<string, string>): string {
-  const named = [...clashes].map(([name, owner]) => `${name} (server "${owner}"'s)`);
-  return `skipped tools whose names another server of the session has first: ${named.join(", ")}`;
+  const named = [...clashes].map(([name, owner]) =>
+    owner === BOUND_OWNER ? `${name} (config.tools')` : `${name} (server "${owner}"'s)`,
+  );
+  return `skipped tools whose names the session has given first: ${named.join(", ")}`;
 }
+
+/** Not a server name (those hold no "__"): the owner of a name config.tools binds. */
+export const BOUND_OWNER = "__config.tools";

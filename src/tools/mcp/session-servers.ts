@@ -2,7 +2,7 @@
 // harness and stops when the session closes. Servers start in parallel; one that fails does not hold up the rest.
 import type { McpServers } from "../../protocol/config.js";
 import type { SessionToolServices, ToolService, ToolServiceEvent } from "../tool-service.js";
-import { shadowedMessage } from "./names.js";
+import { BOUND_OWNER, shadowedMessage } from "./names.js";
 import type { McpServerService } from "./server.js";
 
 export interface McpHostOptions {
@@ -24,7 +24,7 @@ export class McpSessionServers implements SessionToolServices {
     private readonly options: McpHostOptions,
   ) {}
 
-  start(report: (event: ToolServiceEvent) => void): Promise<ToolService[]> {
+  start(report: (event: ToolServiceEvent) => void, bound: readonly string[] = []): Promise<ToolService[]> {
     this.started ??= (async () => {
       if (this.closed) return [];
       // The MCP SDK loads with the first session that has servers: hosts without any never pay for it.
@@ -45,7 +45,7 @@ export class McpSessionServers implements SessionToolServices {
           ),
       );
       await Promise.all(this.servers.map((server) => server.start()));
-      const shadowed = await this.resolveClashes();
+      const shadowed = await this.resolveClashes(bound);
       holding = false;
       for (const event of held) report(withShadowed(event, shadowed.get(event.service)));
       return this.servers;
@@ -55,11 +55,12 @@ export class McpSessionServers implements SessionToolServices {
 
   /**
    * Two servers' tools can get one session name (`git` + `_push`, `git_` + `push`): the name goes to the server
-   * first in the config, and the others leave their tool out. Returns, per server, the names it left out and
-   * whose they are.
+   * first in the config, and the others leave their tool out. A name config.tools binds is the session's before
+   * any server's (only a session recorded before such names were refused has one). Returns, per server, the names
+   * it left out and whose they are.
    */
-  private async resolveClashes(): Promise<Map<string, Map<string, string>>> {
-    const owners = new Map<string, string>();
+  private async resolveClashes(bound: readonly string[]): Promise<Map<string, Map<string, string>>> {
+    const owners = new Map<string, string>(bound.map((name) => [name, BOUND_OWNER]));
     const shadowed = new Map<string, Map<string, string>>();
     for (const server of this.servers) {
       const clashes = new Map<string, string>();
