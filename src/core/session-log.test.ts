@@ -66,7 +66,8 @@ const ofTurn = (all: SessionEvent[], turn: string) => all.filter((e) => e.turn =
 
 /** Every turn.started has its turn.settled, and every tool.result follows its tool.call. */
 function expectClosedAndPaired(all: SessionEvent[]): void {
-  expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1));
+  // Ascending; a lost batch's seqs are not given again (jsonl-log.ts, burnedSeq), so gaps may sit where it was.
+  expect(all.every((e, i) => i === 0 || e.seq > all[i - 1]!.seq)).toBe(true);
   const started = all.filter((e) => e.type === "turn.started").map((e) => e.turn);
   const settled = all.filter((e) => e.type === "turn.settled").map((e) => e.turn);
   expect(settled).toEqual(started);

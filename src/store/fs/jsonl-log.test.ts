@@ -279,7 +279,7 @@ describe("JsonlEventLog", () => {
       ["write", "ENOSPC"],
       [syncWrites ? "write" : "datasync", "EIO"],
     ] as const) {
-      it(`rejects the whole batch on a failed ${op}, cuts the file back and reuses the seqs`, async () => {
+      it(`rejects the whole batch on a failed ${op}, cuts the file back and never gives its seqs again`, async () => {
         const io = testIO(syncWrites);
         const log = await open(io);
         await log.append([delta("a"), delta("b")]);
@@ -294,10 +294,12 @@ describe("JsonlEventLog", () => {
         expect(await fileSize()).toBe(durable);
         expect(log.lastSeq).toBe(2);
         expect(seen).toEqual([]);
-        expect((await log.append([delta("f")]))[0]?.seq).toBe(3);
+        // c, d and e were one batch, laid out as 3..5: a reader without the lock may have seen those lines
+        // before the cut, so f comes after them, never as a second seq 3.
+        expect((await log.append([delta("f")]))[0]?.seq).toBe(6);
         expect((await log.read(0)).map((e) => (e.data as { text: string }).text)).toEqual(["a", "b", "f"]);
         await log.close();
-        expect((await readEventsFile(file)).map((e) => e.seq)).toEqual([1, 2, 3]);
+        expect((await readEventsFile(file)).map((e) => e.seq)).toEqual([1, 2, 6]);
       });
     }
 
@@ -315,9 +317,9 @@ describe("JsonlEventLog", () => {
       expect(await fileSize()).toBe(durable);
       const [stored] = await log.append([message]);
       expect(io.counts.write - before).toBe(2); // the message's prefix, blocks and end in one write
-      expect(stored).toMatchObject({ seq: 2, data: { text: acc.text(), stop_reason: "end_turn" } });
+      expect(stored).toMatchObject({ seq: 3, data: { text: acc.text(), stop_reason: "end_turn" } });
       await log.close();
-      expect((await readEventsFile(file)).map((e) => e.seq)).toEqual([1, 2]);
+      expect((await readEventsFile(file)).map((e) => e.seq)).toEqual([1, 3]);
       expect((await readEventsFile(file))[1]?.data).toEqual(stored?.data);
     });
 
@@ -334,8 +336,8 @@ describe("JsonlEventLog", () => {
       await expect(failed).rejects.toThrow(/EIO/);
       await expect(queued).rejects.toThrow(/EIO/);
       expect(log.lastSeq).toBe(1);
-      // Appends made once the failure is known go on at dense seqs.
-      expect((await log.append([delta("next")]))[0]?.seq).toBe(2);
+      // Appends made once the failure is known go on, above the failed batch's seqs (2, 3).
+      expect((await log.append([delta("next")]))[0]?.seq).toBe(4);
       expect((await readEventsFile(file)).map((e) => (e.data as { text: string }).text)).toEqual([
         "a",
         "next",
@@ -353,8 +355,27 @@ describe("JsonlEventLog", () => {
         /ENOSPC/,
       );
       expect(await fileSize()).toBeGreaterThan(durable); // the partial write is still there
-      expect((await log.append([delta("b")]))[0]?.seq).toBe(2);
-      expect((await readEventsFile(file)).map((e) => e.seq)).toEqual([1, 2]);
+      expect((await log.append([delta("b")]))[0]?.seq).toBe(3);
+      expect((await readEventsFile(file)).map((e) => e.seq)).toEqual([1, 3]);
+    });
+
+    // A failed sync after a whole write: the batch's lines were in the file, and stay there while the cut fails.
+    it.skipIf(syncWrites)("never gives again a seq a reader without the lock may have read", async () => {
+      const io = testIO(syncWrites);
+      const log = await open(io);
+      await log.append([delta("a")]);
+      io.failNext("datasync", "EIO");
+      io.failNext("truncate", "EIO");
+      await expect(log.append([delta("complete but never durable")])).rejects.toThrow(/EIO/);
+      // Another process (a CLI, a daemon serving a session held elsewhere) reads the file now.
+      const seen = await readEventsFile(file);
+      expect(seen.map((e) => e.seq)).toEqual([1, 2]);
+      const cursor = seen.at(-1)!.seq;
+      await log.append([delta("next")]);
+      // Reading on from its cursor, it gets what came after; a second seq 2 would have been skipped.
+      const after = (await readEventsFile(file)).filter((e) => e.seq > cursor);
+      expect(after.map((e) => (e.data as { text: string }).text)).toEqual(["next"]);
+      await log.close();
     });
 
     it("cuts a failed batch left behind at close", async () => {

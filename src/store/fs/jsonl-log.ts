@@ -31,7 +31,7 @@ const DEFER_MS = 4;
 type FollowOn = { commit: Promise<FollowOn | undefined> };
 
 export class JsonlEventLog implements EventLog {
-  /** Appends waiting for the next commit. Their seqs are given at the commit: a failed batch takes none. */
+  /** Appends waiting for the next commit. Their seqs are given at the commit (a failed batch's: see burnedSeq). */
   private queue = new Batch();
   /** The last commit's buffer and batch, for the next (see REUSE_BYTES); dropped when the log idles. */
   private scratch: Buffer | undefined;
@@ -41,6 +41,9 @@ export class JsonlEventLog implements EventLog {
   private deferTimer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
   private durableSeq: number;
+  /** A failed batch's last seq: a reader in another process may have read its lines before the cut, so no event
+   *  gets its seqs again (a gap, as compaction leaves; for this log's life: a crash forgets it). */
+  private burnedSeq = 0;
   /** Durable byte length: where the next batch is written and what a failed batch is cut back to. */
   private size: number;
   /** Commits in one second share its timestamp's text up to the milliseconds (toISOString costs more than them). */
@@ -238,7 +241,7 @@ export class JsonlEventLog implements EventLog {
   private async commit(fd: number, batch: Batch): Promise<FollowOn | undefined> {
     const ms = Date.now();
     const iso = this.time.of(ms);
-    const first = this.durableSeq + 1;
+    const first = Math.max(this.durableSeq, this.burnedSeq) + 1;
     let next: WriterState;
     try {
       // A new file starts with its header; a failed first batch cuts it with the rest.
@@ -256,6 +259,7 @@ export class JsonlEventLog implements EventLog {
       this.size += laid.length;
       if (laid.scratch.length <= REUSE_BYTES) this.scratch = laid.scratch;
     } catch (err) {
+      this.burnedSeq = first + batch.length - 1;
       await this.rollback(fd).catch(() => {});
       // Appends queued behind the failed batch were made before its failure was known and may continue it (the
       // rest of a stream of deltas): written after the gap, they would hide lost events behind dense seqs. They
