@@ -72,13 +72,11 @@ describe("sessions, checkpoints, restore and fork", () => {
     const id = sessionIdFrom(brain(["run", "remember me"]).err);
     expect(brain(["sessions", "ls"]).out).toContain(id);
     const shown = JSON.parse(brain(["sessions", "show", id]).out);
-    expect(shown).toMatchObject({
-      id,
-      harness: "echo",
-      turns: 1,
-      last_turn: { status: "completed" },
-      pending: [],
-    });
+    expect(shown).toMatchObject({ id, harness: "echo", pending: [], checkpoints: [] });
+    expect(shown.events.at(-1).seq).toBe(shown.last_seq);
+    expect(shown.events).toContainEqual(
+      expect.objectContaining({ type: "turn.settled", data: { status: "completed" } }),
+    );
     const events = brain(["sessions", "events", id, "--after", "2"])
       .out.trim()
       .split("\n")

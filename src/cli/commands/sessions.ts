@@ -1,15 +1,16 @@
 // `brain sessions ls | show ID | events ID`: reads the store without starting any harness.
-import { PendingRequests } from "../../core/pending.js";
 import type { SegmentPolicy } from "../../core/retention.js";
-import type { SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "../../store/fs/compact.js";
 import { FsSessionStore, readEventsFile } from "../../store/fs/index.js";
 import { retireSegments } from "../../store/fs/retire.js";
-import { parse, UsageError, withBrain } from "../args.js";
+import { parse, str, UsageError, withBrain } from "../args.js";
 import { brainHome } from "../setup.js";
+import { DEFAULT_TAIL, showSession, showWindow, wholeNumber } from "./session-show.js";
 
-export const usage = `sessions ls | show ID | events ID [--after SEQ] [--json] | compact ID | rebuild ID
-                              the sessions in $BRAIN_HOME (default ~/.brain) and their logs; compact drops
+export const usage = `sessions ls | show ID [--tail N] [--after SEQ] | events ID [--after SEQ] [--json] | compact ID | rebuild ID
+                              the sessions in $BRAIN_HOME (default ~/.brain) and their logs; show prints a
+                              session's record, last seq, pending requests, checkpoints and its last ${DEFAULT_TAIL}
+                              events (--tail N: the last N; --after SEQ: the first N after SEQ); compact drops
                               the deltas of completed turns (their messages hold the text) from a closed log,
                               and with --archive-segments (gzip'd to the session's archive/) or
                               --drop-segments its sealed segments, all or (--max-log-mb N) the oldest past N MB;
@@ -20,15 +21,20 @@ export const verbs = ["ls", "show", "events", "compact", "rebuild"] as const;
 export async function command(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, {
     after: { type: "string" },
+    tail: { type: "string" },
     json: { type: "boolean" },
     "archive-segments": { type: "boolean" },
     "drop-segments": { type: "boolean" },
     "max-log-mb": { type: "string" },
   });
   const [verb = "ls", id] = positionals;
-  const after = Number(values.after ?? 0);
-  if (!Number.isInteger(after) || after < 0)
-    throw new UsageError(`--after takes a sequence number, not "${values.after}"`);
+  const flags = { tail: str(values.tail), after: str(values.after) };
+  if (flags.tail !== undefined && verb !== "show")
+    throw new UsageError(`--tail is for \`sessions show\`, not \`sessions ${verb}\``);
+  // Checked before the store is touched: a bad value is refused as a usage error, whatever the session.
+  const window = verb === "show" ? showWindow(flags) : undefined;
+  const after =
+    flags.after === undefined ? 0 : wholeNumber("--after", flags.after, "the seq to print events after");
   const store = new FsSessionStore(brainHome());
   return withBrain(values, async (brain) => {
     switch (verb) {
@@ -46,9 +52,8 @@ export async function command(args: string[]): Promise<number> {
         return 0;
       }
       case "show": {
-        const record = await brain.record(required(id));
-        const events = await readEventsFile(store.paths(record.id).events);
-        process.stdout.write(`${JSON.stringify({ ...record, ...summarize(events) }, null, 2)}\n`);
+        const shown = await showSession(brain, store, required(id), window ?? { tail: DEFAULT_TAIL });
+        process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
         return 0;
       }
       case "events": {
@@ -107,23 +112,6 @@ export async function command(args: string[]): Promise<number> {
         );
     }
   });
-}
-
-function summarize(events: SessionEvent[]) {
-  const pending = new PendingRequests();
-  let turns = 0;
-  let lastTurn: { turn?: string; status?: string } | undefined;
-  const checkpoints: string[] = [];
-  for (const event of events) {
-    pending.observe(event);
-    if (event.type === "turn.started") {
-      turns += 1;
-      lastTurn = { turn: event.turn, status: "running" };
-    }
-    if (event.type === "turn.settled") lastTurn = { turn: event.turn, status: event.data.status };
-    if (event.type === "checkpoint.created") checkpoints.push(event.data.id);
-  }
-  return { events: events.length, turns, last_turn: lastTurn, checkpoints, pending: pending.list() };
 }
 
 /** `compact`'s segment options as a policy (undefined: leave the segments be). */

@@ -1,0 +1,68 @@
+// `brain sessions show ID [--tail N] [--after SEQ]`: a session's record, where its log ends, the requests waiting
+// for an answer, its checkpoints, and a window of its events. Everything comes from the log's tail or from a
+// cursor read, so a session of a million events shows as quickly as a new one.
+import type { Brain } from "../../core/brain.js";
+import { CheckpointStore } from "../../core/checkpoints/index.js";
+import type { SessionStore } from "../../core/store.js";
+import type { SessionEvent } from "../../protocol/events.js";
+import { UsageError } from "../args.js";
+
+export const DEFAULT_TAIL = 20;
+
+/** Which events `show` prints: the log's last `tail`, or with `after` the first `tail` after that seq. */
+export interface ShowWindow {
+  tail: number;
+  after?: number;
+}
+
+/** `--tail` and `--after` as a window; a value that is not a whole number is refused naming its flag. */
+export function showWindow(values: { tail?: string | undefined; after?: string | undefined }): ShowWindow {
+  const tail =
+    values.tail === undefined ? DEFAULT_TAIL : wholeNumber("--tail", values.tail, "how many events to print");
+  return values.after === undefined
+    ? { tail }
+    : { tail, after: wholeNumber("--after", values.after, "the seq to print events after") };
+}
+
+/** A flag's value as a whole number 0 or more; anything else is the caller's mistake, said with what it takes. */
+export function wholeNumber(flag: string, value: string, takes: string): number {
+  // Number() alone would take "", " 7", "1e3" and "0x10".
+  const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n))
+    throw new UsageError(`${flag} takes ${takes} (a whole number, 0 or more), not "${value}"`);
+  return n;
+}
+
+export async function showSession(
+  brain: Brain,
+  store: Pick<SessionStore, "paths" | "checkpoints">,
+  id: string,
+  window: ShowWindow,
+): Promise<Record<string, unknown>> {
+  const record = await brain.record(id);
+  const { lastSeq, pending } = await brain.pending(id);
+  const checkpoints = await (
+    store.checkpoints?.(id) ?? new CheckpointStore(store.paths(id).checkpoints)
+  ).list();
+  const events =
+    window.after === undefined
+      ? await lastEvents(brain, id, lastSeq, window.tail)
+      : window.tail === 0
+        ? []
+        : await brain.events(id, window.after, window.tail);
+  return { ...record, last_seq: lastSeq, pending, checkpoints, events };
+}
+
+/**
+ * The log's last `count` events, read after a cursor computed from the last seq. A compacted log has gaps in its
+ * seqs, so the window widens back until it holds `count` events or reaches the log's start.
+ */
+async function lastEvents(brain: Brain, id: string, lastSeq: number, count: number): Promise<SessionEvent[]> {
+  if (count === 0 || lastSeq === 0) return [];
+  const start = (await brain.firstSeq(id)) - 1;
+  for (let span = count; ; span *= 2) {
+    const after = Math.max(lastSeq - span, start, 0);
+    const events = await brain.events(id, after);
+    if (events.length >= count || after <= start) return events.slice(-count);
+  }
+}

@@ -1,0 +1,102 @@
+// `brain sessions show ID [--tail N] [--after SEQ]` through bin/brain.js on a session with a long log: the record,
+// the last seq, the pending requests and checkpoints, and only a window of the events.
+import { beforeAll, describe, expect, it } from "vitest";
+import type { SessionEvent } from "../protocol/events.js";
+import { makeBrain } from "../testing/brain.js";
+import { sessionIdFrom, useBrainCli } from "../testing/brain-cli.js";
+
+const cli = useBrainCli("cli-show");
+const brain = cli.run;
+const WARNINGS = 1_000;
+
+let id: string;
+beforeAll(async () => {
+  const host = makeBrain({ home: cli.home });
+  try {
+    const session = await host.brain.create({ harness: "echo" });
+    id = session.id;
+    await session.checkpoint();
+    for (let written = 0; written < WARNINGS; written += 100) {
+      const batch = Array.from({ length: 100 }, (_, i) => ({
+        type: "harness.warning" as const,
+        data: { message: `warning ${written + i + 1}` },
+      }));
+      await session.log.append(batch);
+    }
+    await session.log.append([{ type: "question.requested", data: { id: "q1", question: "which way?" } }]);
+  } finally {
+    await host.cleanup();
+  }
+});
+
+function show(...flags: string[]) {
+  const shown = brain(["sessions", "show", id, ...flags]);
+  expect(shown.code, shown.err).toBe(0);
+  return JSON.parse(shown.out) as {
+    id: string;
+    last_seq: number;
+    pending: { id: string; kind: string }[];
+    checkpoints: string[];
+    events: SessionEvent[];
+  };
+}
+
+const seqs = (events: SessionEvent[]) => events.map((e) => e.seq);
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+describe("brain sessions show", () => {
+  it("prints the record, last seq, pending requests, checkpoints and only the last 20 events", () => {
+    const shown = show();
+    expect(shown).toMatchObject({ id, harness: "echo", status: expect.any(String) });
+    const last = shown.last_seq;
+    expect(last).toBeGreaterThan(WARNINGS);
+    expect(shown.pending).toMatchObject([{ id: "q1" }]);
+    expect(shown.checkpoints).toEqual(["000001"]);
+    expect(seqs(shown.events)).toEqual(range(last - 19, last));
+    expect(shown.events.some((e) => e.type === "question.requested")).toBe(true);
+  });
+
+  it("--tail N prints the last N, --after SEQ the first N after SEQ", () => {
+    const last = show().last_seq;
+    expect(seqs(show("--tail", "3").events)).toEqual(range(last - 2, last));
+    expect(show("--tail", "0").events).toEqual([]);
+    expect(show("--tail", String(last + 50)).events).toHaveLength(last);
+    expect(seqs(show("--after", "100").events)).toEqual(range(101, 120));
+    const five = show("--after", "500", "--tail", "5").events;
+    expect(seqs(five)).toEqual(range(501, 505));
+    expect(five[0]).toMatchObject({
+      type: "harness.warning",
+      data: { message: expect.stringMatching(/^warning /) },
+    });
+    expect(show("--after", String(last)).events).toEqual([]);
+  });
+
+  it("refuses a bad --tail or --after, naming the flag and what it takes", () => {
+    for (const [flag, value] of [
+      ["--tail", "ten"],
+      ["--tail", "1.5"],
+      ["--tail=-1", undefined],
+      ["--after", "x"],
+      ["--after", ""],
+    ] as const) {
+      const refused = brain(["sessions", "show", id, flag, ...(value === undefined ? [] : [value])]);
+      expect(refused.code).toBe(2);
+      const name = flag.split("=")[0];
+      const takes = name === "--tail" ? "how many events to print" : "the seq to print events after";
+      expect(refused.err).toContain(`${name} takes ${takes} (a whole number, 0 or more), not "`);
+    }
+    expect(brain(["sessions", "events", id, "--tail", "3"]).err).toContain("--tail is for `sessions show`");
+  });
+
+  it("widens its window back over the gaps a compacted log has", () => {
+    const other = sessionIdFrom(brain(["run", "one two three four five six seven eight nine ten"]).err);
+    expect(brain(["sessions", "compact", other]).code).toBe(0);
+    const all = brain(["sessions", "events", other])
+      .out.trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as SessionEvent);
+    const shown = JSON.parse(brain(["sessions", "show", other, "--tail", "4"]).out);
+    expect(seqs(shown.events)).toEqual(seqs(all.slice(-4)));
+    expect(seqs(all).at(-1)).toBe(shown.last_seq);
+  });
+});
