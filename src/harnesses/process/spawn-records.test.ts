@@ -2,7 +2,7 @@
 // process group, the OOM killer) leaves nothing running for good: the next start on the same home stops them.
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { processStart } from "../../core/process-identity.js";
@@ -107,6 +107,10 @@ describe("spawn records", () => {
     record(dir, "not a record", "12.json");
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, "13.json"), "{ torn");
+    // Just written, it may be one another Brain is writing still: left for a later start.
+    expect(stopOrphanedGroups(dir).malformed).toEqual([]);
+    const old = new Date(Date.now() - 60_000);
+    for (const name of ["12.json", "13.json"]) utimesSync(join(dir, name), old, old);
     const sweep = stopOrphanedGroups(dir);
     expect(sweep.malformed.sort()).toEqual(["12.json", "13.json"]);
     expect(readdirSync(dir)).toEqual([]);

@@ -5,8 +5,9 @@
 //
 // A pid is reused once its process is gone, so a record holds the group leader's start time and its owner's
 // (process-identity.ts). A group whose leader has exited is still stopped while any of it runs: Linux gives out
-// no pid that is still some group's id, so a group with the recorded id and no process at that pid can only be
-// what is left of the recorded one.
+// no pid that is still some group's id, so while the recorded group lives on, its id names nothing else. What
+// is left: the recorded group ends, its id goes to a new process that leads a group of its own, and that one
+// exits leaving members behind - all before the next start. That group would be stopped.
 import {
   closeSync,
   constants,
@@ -15,6 +16,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -22,6 +24,8 @@ import { processAlive, processStart } from "../../core/process-identity.js";
 
 /** How long an orphaned group has to stop after SIGTERM before SIGKILL. */
 const GRACE_MS = 3000;
+/** A record younger than this that does not parse may be one another Brain is writing now: left for later. */
+const WRITING_MS = 5000;
 
 interface SpawnRecord {
   /** The group's id: its leader's pid. */
@@ -102,8 +106,10 @@ export function stopOrphanedGroups(dir: string, graceMs = GRACE_MS): OrphanSweep
     const file = join(dir, name);
     const record = readRecord(file);
     if (!record) {
-      sweep.malformed.push(name);
-      rmSync(file, { force: true });
+      if (!beingWritten(file)) {
+        sweep.malformed.push(name);
+        rmSync(file, { force: true });
+      }
       continue;
     }
     if (processAlive(record.owner.pid, record.owner.start)) continue;
@@ -155,6 +161,14 @@ function groupOf(pid: number): number | undefined {
     return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
   } catch {
     return undefined;
+  }
+}
+
+function beingWritten(file: string): boolean {
+  try {
+    return Date.now() - statSync(file).mtimeMs < WRITING_MS;
+  } catch {
+    return false;
   }
 }
 
