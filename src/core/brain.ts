@@ -285,7 +285,10 @@ export class Brain {
     this.options.harnesses.get(input.harness); // an unknown harness fails before anything is written
     const config = input.config ?? {};
     await this.options.tools.bind(config.tools ?? []);
-    refuseShadowingTools(config.tools ?? [], Object.keys(input.mcp_servers ?? {}));
+    // A fork or handoff carries a recorded session's tools, which its caller cannot rename: not refused here.
+    if (!forked_from && !handoff_from) {
+      refuseShadowingTools(config.tools ?? [], Object.keys(input.mcp_servers ?? {}));
+    }
     // An unknown provider or a missing key fails before anything is written.
     const choice = input.provider;
     if (typeof choice === "string") this.credentials(this.providerSettings(choice), choice);

@@ -62,7 +62,8 @@ export function refuseShadowingTools(tools: readonly string[], servers: readonly
     throw new SessionError(
       "bad_request",
       `tool "${tool}" in config.tools is in MCP server "${server}"'s namespace (${server}${MCP_TOOL_SEPARATOR}…) and would hide ` +
-        `that server's tool of the name; leave it out of config.tools or give the server in mcp_servers another name`,
+        `that server's tool of the name; rename the tool so its name does not start with "${server}${MCP_TOOL_SEPARATOR}" ` +
+        `(or leave it out of config.tools, or give the server in mcp_servers another name)`,
       "config.tools",
     );
   }

@@ -298,7 +298,9 @@ describe("configuration", () => {
     ).rejects.toMatchObject({
       code: "bad_request",
       field: "config.tools",
-      message: expect.stringMatching(/tool "fx__echo" in config.tools is in MCP server "fx"'s namespace/),
+      message: expect.stringMatching(
+        /tool "fx__echo" in config.tools is in MCP server "fx"'s namespace .*rename the tool so its name does not start with "fx__"/,
+      ),
     });
     // As a session made before the rule was: recorded with another server, renamed on disk.
     const made = await brain.create({
@@ -320,6 +322,12 @@ describe("configuration", () => {
       tools: ["fx__pid"],
       message: "skipped tools whose names the session has given first: fx__echo (config.tools')",
     });
+    // A fork or a handoff carries the recorded tools, which its caller cannot rename: it goes on as its source.
+    await session.checkpoint();
+    for (const next of [await again.fork(made.id), await again.handoff(made.id, { to: "api" })]) {
+      expect(await modelCalls(next, "fx__echo", {})).toMatchObject({ content: [{ text: "the host's" }] });
+      expect(serviceEvents(await events(next)).find((e) => e.service === "fx")?.tools).toEqual(["fx__pid"]);
+    }
   });
 
   it("validates server entries with messages that say what to fix", () => {
