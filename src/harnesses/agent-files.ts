@@ -25,6 +25,7 @@ import {
 } from "node:fs";
 import { open, rename, unlink } from "node:fs/promises";
 import { isAbsolute, join, normalize, relative, sep } from "node:path";
+import { fdPath } from "../core/checkpoints/opened.js";
 
 const DIRECTORY = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) | constants.O_NOFOLLOW;
 
@@ -78,7 +79,7 @@ function openDirs(root: string, names: string[], create: boolean) {
   let fd = openSync(root, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0));
   try {
     for (let i = 0; i < names.length; i++) {
-      const next = `/proc/self/fd/${fd}/${names[i]}`;
+      const next = `${fdPath(fd)}/${names[i]}`;
       let child: number;
       try {
         child = openSync(next, DIRECTORY);
@@ -105,7 +106,7 @@ function openDirs(root: string, names: string[], create: boolean) {
     throw err;
   }
   const held = fd;
-  return { path: `/proc/self/fd/${held}`, close: () => closeSync(held) };
+  return { path: fdPath(held), close: () => closeSync(held) };
 }
 
 /**

@@ -20,6 +20,6 @@ export async function openedPath(handle: FileHandle): Promise<string | undefined
  * A name for the open file or directory itself (Linux): `${fdPath(dir)}/name` is looked up in that directory
  * whatever its old name points at now, as openat(2) would. Only meaningful where openedPath answered.
  */
-export function fdPath(handle: FileHandle): string {
-  return `/proc/self/fd/${handle.fd}`;
+export function fdPath(handle: FileHandle | number): string {
+  return `/proc/self/fd/${typeof handle === "number" ? handle : handle.fd}`;
 }

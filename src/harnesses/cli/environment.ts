@@ -1,8 +1,8 @@
 // A CLI agent's environment: the runner protocol's minimal variables (docs/protocol.md#runner-stdio-protocol), a HOME of its own under the native dir (so nothing of
 // the host user's config, logins or history leaks in, and everything the CLI writes stays with the session),
 // and the family's additions.
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { makeAgentDirSync } from "../agent-files.js";
 import { minimalEnvironment } from "../process/environment.js";
 
 export function cliEnvironment(
@@ -11,6 +11,8 @@ export function cliEnvironment(
   host: Record<string, string> = {},
 ): Record<string, string> {
   const home = join(nativeDir, "home");
-  mkdirSync(home, { recursive: true });
+  // The agent may have swapped it for a link (the native dir is mounted into containers): the CLI, on the host,
+  // would then write its config and history wherever that leads.
+  makeAgentDirSync(nativeDir, "home");
   return minimalEnvironment(process.env, { HOME: home, TERM: "dumb", ...host, ...family });
 }

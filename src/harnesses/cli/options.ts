@@ -1,11 +1,12 @@
 // What every CLI family accepts: from the host's config (which program, a launcher, extra environment) and from
 // a session's `config.options` (its working directory and extra command-line flags).
-import { existsSync, mkdirSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { z } from "zod";
 import { HarnessError } from "../../core/harness.js";
 import { describeIssues } from "../../protocol/frames.js";
 import type { SessionConfig } from "../../protocol/runner.js";
+import { makeAgentDirSync } from "../agent-files.js";
 
 /** Host-side settings of one CLI family (brain.config.json `cli.<family>`, or the factory's constructor). */
 export interface CliFactoryOptions {
@@ -40,9 +41,9 @@ export function sessionOptions(label: string, config: SessionConfig): CliSession
 /** The agent's working directory: `options.cwd`, checked, or `<native>/work`, created. */
 export function workingDir(label: string, nativeDir: string, options: CliSessionOptions): string {
   if (options.cwd === undefined) {
-    const dir = join(nativeDir, "work");
-    mkdirSync(dir, { recursive: true });
-    return dir;
+    // Not a link an agent swapped in: the CLI, on the host, would work (and write) wherever it leads.
+    makeAgentDirSync(nativeDir, "work");
+    return join(nativeDir, "work");
   }
   if (!isAbsolute(options.cwd)) {
     throw new HarnessError(

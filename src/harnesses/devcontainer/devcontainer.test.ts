@@ -2,7 +2,7 @@
 // checked, and a fake Dev Container CLI runs the inner harness (the echo runner) "inside" by running it here
 // with only the container's environment.
 import { spawnSync } from "node:child_process";
-import { chmodSync, lstatSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, lstatSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { BrainConfig } from "../../protocol/config.js";
@@ -204,6 +204,23 @@ describe("a session in a dev container", () => {
     expect(shim.stderr).toMatch(/^brain devcontainer exec: .*devcontainer\.json is a symbolic link/);
     expect(readFileSync(victim, "utf8")).toBe("precious\n");
     expect(readFileSync(secret, "utf8")).toBe('{"admin":"SECRET-ADMIN-TOKEN"}');
+
+    // A link for the folder the file is in: the shim neither reads a host file through it nor writes one there.
+    const hostJson = '{"workspaceFolder":"/host","mounts":[],"remoteEnv":{}}';
+    writeFileSync(join(outside, "devcontainer.json"), hostJson);
+    rmSync(join(workspace, ".devcontainer"), { recursive: true });
+    symlinkSync(outside, join(workspace, ".devcontainer"));
+    const throughLink = spawnSync(
+      process.execPath,
+      [devcontainerShim(), "--devcontainer", "/bin/true", "--workspace-folder", workspace, "--", "x"],
+      { encoding: "utf8" },
+    );
+    expect(throughLink.status).toBe(1);
+    expect(throughLink.stderr).toMatch(
+      /devcontainer\/\.devcontainer is a symbolic link, not a file Brain wrote/,
+    );
+    expect(readFileSync(join(outside, "devcontainer.json"), "utf8")).toBe(hostJson);
+    expect(readdirSync(outside).sort()).toEqual(["devcontainer.json", "tokens.json", "victim.json"]);
 
     // What an earlier container could leave there (when the whole native dir was mounted) is replaced on open.
     b = brain(undefined, undefined, { home });

@@ -7,12 +7,13 @@
 // shim, on every start of the inner command), so nothing inside may reach it to plant a link there. The container
 // has no network by default (`network: "none"`): the inner harness's provider, when on this host's loopback, is
 // bridged into it like the docker sandbox does, and so are its servers and Brain's tool endpoint.
-import { lstatSync, mkdirSync, rmSync } from "node:fs";
+import { lstatSync, rmSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
 import { z } from "zod";
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
 import { describeIssues } from "../../protocol/frames.js";
+import { makeAgentDirSync } from "../agent-files.js";
 import { ContainedHarness } from "../contained-harness.js";
 import { Container, SESSION_LABEL, sweepSession } from "../http/container.js";
 import { DockerCli } from "../http/docker-cli.js";
@@ -133,17 +134,17 @@ export class DevcontainerFactory implements HarnessFactory {
     });
     // What a crashed host left of this session (a container `devcontainer up` would otherwise reuse).
     await sweepSession(this.docker, options.sessionId, this.timeouts.stopMs);
-    mkdirSync(innerDir, { recursive: true });
     // Mounted as it is: a link left there (when earlier versions mounted the whole native dir) would mount its target.
-    if (lstatSync(innerDir).isSymbolicLink()) {
+    if (lstatSync(innerDir, { throwIfNoEntry: false })?.isSymbolicLink()) {
       throw new HarnessError(
         "brain_error",
         `harness "${this.name}": ${innerDir} is a symbolic link; remove it`,
       );
     }
+    makeAgentDirSync(options.dir, INNER_DIR);
     // Made afresh: what an earlier open left there (one that mounted the whole native dir) is not trusted.
     rmSync(workspaceFolder, { recursive: true, force: true });
-    mkdirSync(workspaceFolder, { recursive: true });
+    makeAgentDirSync(options.dir, WORKSPACE_DIR);
     const toolsDir = privateDir();
     const runArgs = [
       "--label",
