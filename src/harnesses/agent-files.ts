@@ -95,8 +95,18 @@ function openDirs(root: string, names: string[], create: boolean) {
           closeSync(fd);
           return undefined;
         }
-        mkdirSync(next, 0o755);
-        child = openSync(next, DIRECTORY);
+        try {
+          mkdirSync(next, 0o755);
+        } catch (made) {
+          // Made meanwhile (the agent, another writer): opened below like any other, a link refused as ever.
+          if ((made as NodeJS.ErrnoException).code !== "EEXIST") throw made;
+        }
+        try {
+          child = openSync(next, DIRECTORY);
+        } catch (again) {
+          const swapped = ["ELOOP", "ENOTDIR"].includes((again as NodeJS.ErrnoException).code ?? "");
+          throw swapped && lstatSync(next).isSymbolicLink() ? plantedLink(here) : again;
+        }
       }
       closeSync(fd);
       fd = child;
