@@ -35,6 +35,7 @@ export async function startStoreNode(
     nc,
     home,
     close: async () => {
+      await store.close();
       await nc.close().catch(() => {});
       await rm(home, { recursive: true, force: true });
     },

@@ -10,6 +10,7 @@ import { CheckpointStore, type Checkpoints } from "../core/checkpoints/index.js"
 import { BrainError } from "../core/errors.js";
 import { PendingRequests, pendingInStore } from "../core/pending.js";
 import type { NewEvent, SessionEvent } from "../protocol/events.js";
+import { pageOf } from "../server/paging.js";
 
 export interface StoreUnderTest {
   store: SessionStore;
@@ -64,6 +65,38 @@ export function storeSuite(name: string, make: () => Promise<StoreUnderTest>): v
       expect(await codeOf(store.update("nope", { status: "closed" }))).toBe("bad_request");
       expect(await codeOf(store.get("../x"))).toBe("bad_request");
       expect(await codeOf(store.create({ ...base, config: { model: 3 } } as never))).toBe("bad_request");
+    });
+
+    it("lists in one order (created_at, then id) that pages walk either way, updates and removes included", async () => {
+      // Made in a burst: several share a millisecond, so the id decides between them.
+      for (const id of ["p4", "p1", "p6", "p3", "p5", "p2", "p7"]) await store.create({ ...base, id });
+      await store.update("p6", { status: "closed" }); // an update keeps a session's place
+      const all = await store.list();
+      const expected = [...all]
+        .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
+        .map((r) => r.id);
+      expect(all.map((r) => r.id)).toEqual(expected);
+      expect(all.find((r) => r.id === "p6")?.status).toBe("closed");
+      const walk = async (order: "oldest" | "newest") => {
+        const seen: string[][] = [];
+        let after: string | undefined;
+        do {
+          const listed = await store.list();
+          const page = pageOf(order === "newest" ? listed.reverse() : listed, { limit: 3, after }, "session");
+          seen.push(page.items.map((r) => r.id));
+          after = page.next;
+        } while (after !== undefined);
+        return seen;
+      };
+      expect(await walk("oldest")).toEqual([expected.slice(0, 3), expected.slice(3, 6), expected.slice(6)]);
+      const newest = [...expected].reverse();
+      expect(await walk("newest")).toEqual([newest.slice(0, 3), newest.slice(3, 6), newest.slice(6)]);
+      const cursor = expected[2]!;
+      await store.remove(cursor);
+      const left = await store.list();
+      expect(left.map((r) => r.id)).toEqual(expected.filter((id) => id !== cursor));
+      // A page after a session removed since is refused, naming the cursor: the client lists again.
+      expect(() => pageOf(left, { limit: 3, after: cursor }, "session")).toThrow(/"after"/);
     });
 
     it("keeps concurrent updates of one record, none lost", async () => {

@@ -11,7 +11,7 @@
 import type { BigIntStats } from "node:fs";
 import fsp from "node:fs/promises";
 import { diskError } from "./errors.js";
-import { parseRecord, type SessionRecord } from "./session-record.js";
+import { deepFreeze, parseRecord, type SessionRecord } from "./session-record.js";
 import { isSlotText } from "./session-slot.js";
 
 interface Cached {
@@ -59,12 +59,4 @@ export class RecordCache {
     this.records.delete(id);
     return undefined;
   }
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === "object" && !Object.isFrozen(value)) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
 }

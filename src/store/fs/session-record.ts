@@ -49,6 +49,24 @@ export function recordText(record: SessionRecord): string {
   return `${JSON.stringify(record, null, 2)}\n`;
 }
 
+/**
+ * The order of every store's list(): oldest first by `created_at`, then by id (two sessions made in one
+ * millisecond). Pages of `GET /v1/sessions` walk it (or its reverse), so every store must sort by this one.
+ */
+export function oldestFirst(a: SessionRecord, b: SessionRecord): number {
+  if (a.created_at !== b.created_at) return a.created_at < b.created_at ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** Frozen in place, deeply: for records a store hands every caller as the same object, so none can change it for all. */
+export function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object" && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 /** session.json's text, checked: the record, or a brain_error naming the file and what is wrong in it. */
 export function parseRecord(file: string, text: string, id: string): SessionRecord {
   let value: unknown;

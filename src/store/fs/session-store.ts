@@ -16,7 +16,14 @@ import { lastSeqOfFile, tailOfFile } from "./log-read.js";
 import { RecordCache } from "./record-cache.js";
 import { archiveDir, retireSegments } from "./retire.js";
 import { firstSeqOf, listSealed } from "./segments.js";
-import { checkRecord, newRecord, recordText, SESSION_ID, type SessionRecord } from "./session-record.js";
+import {
+  checkRecord,
+  newRecord,
+  oldestFirst,
+  recordText,
+  SESSION_ID,
+  type SessionRecord,
+} from "./session-record.js";
 import { createInSlot, SlotKeeper } from "./session-slot.js";
 
 export interface SessionPaths {
@@ -180,9 +187,7 @@ export class FsSessionStore {
       const chunk = await Promise.all(ids.slice(i, i + LIST_CONCURRENCY).map((id) => this.get(id)));
       for (const r of chunk) if (r) records.push(r);
     }
-    return records.sort((a, b) =>
-      a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1,
-    );
+    return records.sort(oldestFirst);
   }
 
   async update(id: string, patch: SessionPatch): Promise<SessionRecord> {

@@ -9,13 +9,14 @@ import type { KvEntry } from "@nats-io/kv";
 import type { SessionStore } from "../../core/brain.js";
 import { CheckpointStore } from "../../core/checkpoints/index.js";
 import type { SessionEvent } from "../../protocol/events.js";
-import { checkRecord, describeIssue, newRecord, SESSION_ID, SessionRecord } from "../fs/session-record.js";
+import { checkRecord, newRecord, oldestFirst, SESSION_ID, type SessionRecord } from "../fs/session-record.js";
 import { ReplicatedCheckpoints } from "./checkpoints.js";
 import type { NatsContext } from "./context.js";
 import { errorMessage, NatsStoreError, natsFailure } from "./errors.js";
 import { NatsEventLog } from "./event-log.js";
 import { Lease, type LeaseHolder } from "./lease.js";
 import { LogReader } from "./log-read.js";
+import { bucketState, parseRecord, RecordView } from "./record-view.js";
 
 type NewSession = Parameters<SessionStore["create"]>[0];
 type SessionPatch = Parameters<SessionStore["update"]>[1];
@@ -27,6 +28,10 @@ export interface NatsSessionStoreOptions {
   holder: LeaseHolder;
   /** Take a lease when opening a log (default true). Off only for tools that read. */
   leases?: boolean;
+  /** How long a list waits for the watch of the records bucket to catch up before reading it in full (ms, default 5000). */
+  listCatchUpMs?: number;
+  /** Where the store says something worth an operator's eye (default: stderr). */
+  warn?: (message: string) => void;
 }
 
 /** A CAS update that keeps losing to other writers gives up after this many tries. */
@@ -46,6 +51,8 @@ export class NatsSessionStore implements SessionStore {
    * cluster, writes racing with the same expected revision can all be accepted (measured here: 3 of 3).
    */
   private readonly updates = new Map<string, Promise<unknown>>();
+  /** The records, as a watch of their bucket delivers them: what list() answers from. */
+  private readonly view: RecordView;
 
   constructor(
     private readonly ctx: NatsContext,
@@ -54,6 +61,13 @@ export class NatsSessionStore implements SessionStore {
     this.home = options.home;
     this.root = nodePath.join(options.home, "sessions");
     this.node = options.holder.node;
+    const records = ctx.records;
+    this.view = new RecordView({
+      watch: () => records.watch(),
+      bucket: () => bucketState(records),
+      catchUpMs: options.listCatchUpMs ?? 5000,
+      warn: options.warn ?? ((message) => process.stderr.write(`brain: ${message}\n`)),
+    });
   }
 
   paths(id: string): { dir: string; native: string; checkpoints: string } {
@@ -84,8 +98,27 @@ export class NatsSessionStore implements SessionStore {
     return entry ? parseRecord(entry, id) : undefined;
   }
 
-  /** Every session, oldest first. */
+  /**
+   * Every session, oldest first: from the view of the records bucket (./record-view.ts), one request a list;
+   * by reading every record when the view cannot answer.
+   */
   async list(): Promise<SessionRecord[]> {
+    let viewed: SessionRecord[] | undefined;
+    try {
+      viewed = await this.view.list();
+    } catch (err) {
+      throw natsFailure("cannot list sessions", err);
+    }
+    return viewed ?? this.readAll();
+  }
+
+  /** Stops watching the records bucket (the connection is the caller's to close). */
+  async close(): Promise<void> {
+    this.view.close();
+  }
+
+  /** Every session, oldest first, read record by record: a KV read each. */
+  private async readAll(): Promise<SessionRecord[]> {
     const ids: string[] = [];
     try {
       for await (const key of await this.ctx.records.keys()) if (SESSION_ID.test(key)) ids.push(key);
@@ -95,9 +128,7 @@ export class NatsSessionStore implements SessionStore {
     const records = (await Promise.all(ids.map((id) => this.get(id)))).filter(
       (r): r is SessionRecord => r !== undefined,
     );
-    return records.sort((a, b) =>
-      a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1,
-    );
+    return records.sort(oldestFirst);
   }
 
   /** Compare-and-set on the record's revision: two nodes patching at once both land, neither is lost. */
@@ -271,17 +302,4 @@ const badRequest = (message: string) => new NatsStoreError("bad_request", messag
 
 function checkInput(what: string, value: unknown): SessionRecord {
   return checkRecord(what, value, badRequest);
-}
-
-function parseRecord(entry: KvEntry, id: string): SessionRecord {
-  let value: unknown;
-  try {
-    value = entry.json();
-  } catch (err) {
-    throw new NatsStoreError("brain_error", `session ${id}: record is not valid JSON (${errorMessage(err)})`);
-  }
-  const result = SessionRecord.safeParse(value);
-  if (!result.success)
-    throw new NatsStoreError("brain_error", `session ${id}: record ${describeIssue(result.error)}`);
-  return result.data;
 }

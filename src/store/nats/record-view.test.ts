@@ -1,0 +1,189 @@
+// The cluster store lists from a watch of the records bucket (./record-view.ts): what another node writes shows
+// in the next list without a read per record, a bad record fails the list as the full read does, and a broken
+// watch never answers stale: the list reads every record instead, says so once, and the view watches again.
+import type { KV } from "@nats-io/kv";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { afterEach, describe, expect, it } from "vitest";
+import { BrainError } from "../../core/errors.js";
+import { useNatsCluster } from "../../testing/nats-bed.js";
+import type { TestNode } from "../../testing/nats-store.js";
+import { bucketState, RecordView } from "./record-view.js";
+import { NatsSessionStore } from "./session-store.js";
+
+const base = { harness: "process", config: { model: "m1" } };
+const nats = useNatsCluster();
+
+let closing: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const close of closing.reverse()) await close();
+  closing = [];
+});
+
+/** A second store on node-a's connection that lists from its own view, its warnings kept. */
+function lister(node: TestNode, listCatchUpMs = 30_000): { store: NatsSessionStore; warnings: string[] } {
+  const warnings: string[] = [];
+  const warn = (message: string) => warnings.push(message);
+  const store = new NatsSessionStore(node.ctx, {
+    home: node.home,
+    holder: { node: "lister" },
+    listCatchUpMs,
+    warn,
+  });
+  closing.push(() => store.close());
+  return { store, warnings };
+}
+
+/** Counts the per-record reads of the sessions bucket (STREAM.MSG.GET requests), seen from another connection. */
+async function countRecordReads(node: TestNode): Promise<{ count(): Promise<number> }> {
+  const watcher: NatsConnection = await nats.cluster.connect("counter");
+  closing.push(() => watcher.close());
+  const stream = (await node.ctx.records.status()).streamInfo.config.name;
+  let reads = 0;
+  watcher.subscribe(`$JS.API.STREAM.MSG.GET.${stream}`, {
+    callback: () => {
+      reads++;
+    },
+  });
+  await watcher.flush();
+  return {
+    async count() {
+      await watcher.flush();
+      return reads;
+    },
+  };
+}
+
+const ids = async (store: NatsSessionStore) => (await store.list()).map((r) => r.id);
+
+describe("listing cluster sessions from a watch of the records bucket", () => {
+  it("shows another node's creates, updates and deletes, with no read per record", async () => {
+    const [a, b] = await nats.twoNodes("view");
+    for (const id of ["w1", "w2", "w3"]) await b.store.create({ ...base, id });
+    const { store, warnings } = lister(a);
+    const reads = await countRecordReads(a);
+    expect(await ids(store)).toEqual(["w1", "w2", "w3"]); // the watch's first values
+    // Written on node-b's connection straight into the bucket: the store's update and remove read records too.
+    await b.store.create({ ...base, id: "w4" });
+    const w2 = (await store.list()).find((r) => r.id === "w2");
+    await b.ctx.records.put("w2", JSON.stringify({ ...w2, status: "closed" }));
+    await b.ctx.records.delete("w1");
+    const listed = await store.list();
+    expect(listed.map((r) => r.id)).toEqual(["w2", "w3", "w4"]);
+    expect(listed.find((r) => r.id === "w2")?.status).toBe("closed");
+    // The old list read each record (4 reads for the 4 listed above); the view reads none.
+    expect(await reads.count()).toBe(0);
+    expect(warnings).toEqual([]);
+  });
+
+  it("fails a list on a bad record as the full read does, naming the session, and lists again once it is gone", async () => {
+    const [a] = await nats.twoNodes("view");
+    await a.store.create({ ...base, id: "ok1" });
+    const { store } = lister(a);
+    expect(await ids(store)).toEqual(["ok1"]);
+    await a.ctx.records.put("bad1", "{not json");
+    const refused = await store.list().catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(BrainError);
+    expect(refused).toMatchObject({ code: "brain_error" });
+    expect((refused as Error).message).toMatch(/session bad1: record is not valid JSON/);
+    await a.ctx.records.put("bad1", JSON.stringify({ id: "bad1" }));
+    expect(String(await store.list().catch((err: unknown) => err))).toMatch(/session bad1: record field "/);
+    await a.ctx.records.delete("bad1");
+    expect(await ids(store)).toEqual(["ok1"]);
+  });
+
+  it("answers a list correctly while its watch is broken (its consumer deleted), and again after", async () => {
+    const [a, b] = await nats.twoNodes("view");
+    await b.store.create({ ...base, id: "x1" });
+    const { store } = lister(a, 1000);
+    expect(await ids(store)).toEqual(["x1"]);
+    // The watch's consumer goes away on the server: nothing more is delivered to the view until the client
+    // notices missed heartbeats, so the next list may not answer from it (never stale, whichever way it answers).
+    const stream = (await a.ctx.records.status()).streamInfo.config.name;
+    for await (const consumer of a.ctx.jsm.consumers.list(stream)) {
+      await a.ctx.jsm.consumers.delete(stream, consumer.name);
+    }
+    await b.store.create({ ...base, id: "x2" });
+    await b.store.remove("x1");
+    expect(await ids(store)).toEqual(["x2"]);
+    await b.store.create({ ...base, id: "x3" });
+    expect(await ids(store)).toEqual(["x2", "x3"]);
+  });
+
+  it("stops watching when the store closes", async () => {
+    const [a] = await nats.twoNodes("view");
+    const { store } = lister(a);
+    await store.list();
+    const stream = (await a.ctx.records.status()).streamInfo.config.name;
+    const bound = async () => {
+      let n = 0;
+      for await (const c of a.ctx.jsm.consumers.list(stream)) if (c.push_bound) n++;
+      return n;
+    };
+    expect(await bound()).toBe(1);
+    await store.close();
+    await a.nc.flush();
+    // The server drops the consumer's interest once the unsubscribe reaches it: look until then (bounded).
+    for (let i = 0; i < 100 && (await bound()) > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await bound()).toBe(0);
+  });
+});
+
+describe("RecordView", () => {
+  /** A view of node-a's records bucket whose watches the test can reach, as a dropped subscription ends them. */
+  function viewOf(records: KV) {
+    const watches: Awaited<ReturnType<KV["watch"]>>[] = [];
+    const warnings: string[] = [];
+    const view = new RecordView({
+      watch: async () => {
+        const watch = await records.watch();
+        watches.push(watch);
+        return watch;
+      },
+      bucket: () => bucketState(records),
+      catchUpMs: 30_000,
+      warn: (message) => warnings.push(message),
+    });
+    closing.push(async () => view.close());
+    return { view, watches, warnings };
+  }
+  const idsOf = (records: { id: string }[] | undefined) => records?.map((r) => r.id);
+
+  it("waits for the first values, even of an empty bucket", async () => {
+    const [a, b] = await nats.twoNodes("view");
+    const empty = viewOf(a.ctx.records);
+    expect(await empty.view.list()).toEqual([]);
+    for (const id of ["f1", "f2"]) await b.store.create({ ...base, id });
+    const full = viewOf(a.ctx.records);
+    expect(idsOf(await full.view.list())).toEqual(["f1", "f2"]);
+    expect(idsOf(await empty.view.list())).toEqual(["f1", "f2"]);
+  });
+
+  it("when its watch ends, has the list read in full (said once) and watches again", async () => {
+    const [a, b] = await nats.twoNodes("view");
+    await b.store.create({ ...base, id: "e1" });
+    const { view, watches, warnings } = viewOf(a.ctx.records);
+    expect(idsOf(await view.list())).toEqual(["e1"]);
+    watches[0]!.stop();
+    await b.store.create({ ...base, id: "e2" });
+    // Undefined: the caller reads every record (the store's full read); never the view as it stood.
+    expect(await view.list()).toBeUndefined();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /cluster store: listing sessions by reading every record: .*the watch ended.*watching again/,
+    );
+    expect(idsOf(await view.list())).toEqual(["e1", "e2"]);
+    expect(watches).toHaveLength(2);
+    await b.store.remove("e1");
+    expect(idsOf(await view.list())).toEqual(["e2"]);
+    expect(warnings).toHaveLength(1);
+  });
+
+  it("answers nothing once closed", async () => {
+    const [a] = await nats.twoNodes("view");
+    const { view, watches } = viewOf(a.ctx.records);
+    expect(await view.list()).toEqual([]);
+    view.close();
+    expect(await view.list()).toBeUndefined();
+    expect(watches).toHaveLength(1);
+  });
+});

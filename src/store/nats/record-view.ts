@@ -1,0 +1,232 @@
+// The session records of the cluster store kept in memory, fed by a watch of the records bucket, so listing
+// thousands of sessions costs one request (the bucket's last revision), not a KV read and a schema check each.
+//
+// Why a watch and a revision check rather than "our own writes keep it fresh": every node writes the bucket, and
+// a list must see what any node wrote before it began, as the full read did. The watch delivers every node's
+// writes in revision order; a list asks the bucket for its last revision and answers once the view has applied
+// it. A view that cannot get there (its watch ended, failed, or stopped delivering) is never answered from:
+// the caller reads the bucket in full instead, and the view starts a new watch.
+import type { KV, KvEntry, KvWatchEntry } from "@nats-io/kv";
+import { deepFreeze, describeIssue, oldestFirst, SESSION_ID, SessionRecord } from "../fs/session-record.js";
+import { errorMessage, NatsStoreError } from "./errors.js";
+
+/** What kv.watch() gives (its type lives in @nats-io/nats-core, not a dependency of ours). */
+type WatchIterator = Awaited<ReturnType<KV["watch"]>>;
+
+export interface RecordViewOptions {
+  /** Starts a watch of the records bucket (`kv.watch()`): its last values first, then every change. */
+  watch(): Promise<WatchIterator>;
+  /** The bucket's last revision now and how many values it holds (deleted ones too, as their markers). */
+  bucket(): Promise<BucketState>;
+  /** How long a list waits for the view to catch up before it reads the bucket in full instead (ms). */
+  catchUpMs: number;
+  /** One line when lists stop being answered from the view (and why). */
+  warn(message: string): void;
+}
+
+export interface BucketState {
+  lastRevision: number;
+  values: number;
+}
+
+/** A record as a list gives it, or what is wrong with it (thrown by the list, as the full read throws it). */
+type Slot = { record: SessionRecord } | { error: NatsStoreError };
+
+/** One watch and the records it delivered; a new one replaces it when it ends or stops delivering. */
+class Watch {
+  readonly slots = new Map<string, Slot>();
+  /** The last revision applied: once loaded, the view holds every write up to it. */
+  revision = 0;
+  /** The watch's first values (each key's last) are all in: until then, a high revision does not tell. */
+  loaded = false;
+  /** The bucket's last revision before the watch began: the first values cover it, whatever is left of it. */
+  floor = 0;
+  /** Why the watch ended (undefined while it runs). */
+  ended: string | undefined;
+  iterator: WatchIterator | undefined;
+  /** Stopped by the view itself (closed, or replaced): its end is no failure. */
+  stopped = false;
+  private sorted: SessionRecord[] | undefined;
+  private readonly waiters = new Set<() => void>();
+
+  apply(entry: KvWatchEntry): void {
+    if (SESSION_ID.test(entry.key)) {
+      if (entry.operation === "PUT") this.slots.set(entry.key, slotOf(entry));
+      else this.slots.delete(entry.key);
+      this.sorted = undefined;
+    }
+    this.revision = Math.max(this.revision, entry.revision);
+    // kv.watch() marks the last of the first values (and all after) as updates.
+    if (entry.isUpdate) this.load();
+    this.wake();
+  }
+
+  /**
+   * The first values are in. They are every key's last value as of the watch's start, which is after `floor` was
+   * read: so the view holds every write up to `floor` even when the last of them is gone from the bucket (an
+   * operator's purge of delete markers), which a wait for that revision to arrive would never see.
+   */
+  load(): void {
+    this.loaded = true;
+    this.revision = Math.max(this.revision, this.floor);
+    this.wake();
+  }
+
+  end(why: string): void {
+    this.ended ??= why;
+    this.wake();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.iterator?.stop();
+    this.end("stopped");
+  }
+
+  /** Every record, oldest first; throws what is wrong with a bad one. */
+  records(): SessionRecord[] {
+    if (!this.sorted) {
+      const records: SessionRecord[] = [];
+      for (const slot of this.slots.values()) {
+        if ("error" in slot) throw slot.error;
+        records.push(slot.record);
+      }
+      this.sorted = records.sort(oldestFirst);
+    }
+    // A copy: callers may sort or reverse what they get.
+    return [...this.sorted];
+  }
+
+  /** Resolves once the view has applied `revision`, or it ends, or `ms` pass: true only in the first case. */
+  async reach(revision: number, ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    while (!this.reached(revision) && this.ended === undefined) {
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.waiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, left);
+        this.waiters.add(done);
+      });
+    }
+    return this.reached(revision);
+  }
+
+  private reached(revision: number): boolean {
+    return this.loaded && this.revision >= revision;
+  }
+
+  private wake(): void {
+    for (const waiter of [...this.waiters]) waiter();
+  }
+}
+
+export class RecordView {
+  private watch: Watch | undefined;
+  private closed = false;
+  /** Lists are being answered by full reads: said once, until the view answers again. */
+  private degraded = false;
+
+  constructor(private readonly options: RecordViewOptions) {}
+
+  /**
+   * Every session record as of now (every write acknowledged before the call), oldest first; undefined when the
+   * view cannot tell (the caller reads the bucket in full). Throws what is wrong with a bad record, as the full
+   * read does, and a failure to ask for the bucket's last revision.
+   */
+  async list(): Promise<SessionRecord[] | undefined> {
+    if (this.closed) return undefined;
+    const watch = this.watch ?? this.start();
+    const before = watch.revision;
+    const target = (await this.options.bucket()).lastRevision;
+    if (await watch.reach(target, this.options.catchUpMs)) {
+      this.degraded = false;
+      return watch.records();
+    }
+    // Ended or failed: start again. Stuck (nothing new in all that time): its delivery stopped, start again.
+    // Still loading (a large bucket, a slow link): let it go on; this list reads in full meanwhile.
+    const why =
+      watch.ended ??
+      (watch.revision === before
+        ? `it delivered nothing for ${this.options.catchUpMs} ms while behind the bucket (revision ${watch.revision} of ${target})`
+        : undefined);
+    if (why !== undefined && watch === this.watch) this.restart();
+    if (!this.degraded) {
+      this.degraded = true;
+      this.options.warn(
+        `cluster store: listing sessions by reading every record: the watch of the records bucket ${why ? `failed (${why}); watching again` : `is still loading (revision ${watch.revision} of ${target})`}`,
+      );
+    }
+    return undefined;
+  }
+
+  /** Stops the watch; lists answer undefined from now on. */
+  close(): void {
+    this.closed = true;
+    this.watch?.stop();
+    this.watch = undefined;
+  }
+
+  private restart(): void {
+    this.watch?.stop();
+    this.watch = undefined;
+    this.start();
+  }
+
+  private start(): Watch {
+    const watch = new Watch();
+    this.watch = watch;
+    void this.run(watch);
+    return watch;
+  }
+
+  private async run(watch: Watch): Promise<void> {
+    try {
+      const before = await this.options.bucket();
+      watch.floor = before.lastRevision;
+      const iterator = await this.options.watch();
+      watch.iterator = iterator;
+      // Closed or replaced while the watch was being set up.
+      if (watch.stopped) return iterator.stop();
+      // An empty bucket has no first values to wait for: none will say the last of them is in.
+      if (before.values === 0) watch.load();
+      for await (const entry of iterator) watch.apply(entry);
+      watch.end("the watch ended");
+    } catch (err) {
+      watch.end(`the watch failed: ${errorMessage(err)}`);
+    }
+  }
+}
+
+/** What a list compares the view with: the records bucket's last revision and value count, in one request. */
+export async function bucketState(records: KV): Promise<BucketState> {
+  const { state } = (await records.status()).streamInfo;
+  return { lastRevision: state.last_seq, values: state.messages };
+}
+
+/** A stored record, checked as every read of one is: the record, or a brain_error naming the session. */
+export function parseRecord(entry: KvEntry, id: string): SessionRecord {
+  let value: unknown;
+  try {
+    value = entry.json();
+  } catch (err) {
+    throw new NatsStoreError("brain_error", `session ${id}: record is not valid JSON (${errorMessage(err)})`);
+  }
+  const result = SessionRecord.safeParse(value);
+  if (!result.success)
+    throw new NatsStoreError("brain_error", `session ${id}: record ${describeIssue(result.error)}`);
+  return result.data;
+}
+
+function slotOf(entry: KvEntry): Slot {
+  try {
+    // Frozen: every list hands out this one object, so a caller changing it in place would change it for all.
+    return { record: deepFreeze(parseRecord(entry, entry.key)) };
+  } catch (err) {
+    return { error: err as NatsStoreError };
+  }
+}
