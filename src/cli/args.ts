@@ -51,3 +51,12 @@ export async function withBrain<T>(
     await brain.close();
   }
 }
+
+/** A flag's value as a whole number 0 or more; anything else is the caller's mistake, said with what it takes. */
+export function wholeNumber(flag: string, value: string, takes: string): number {
+  // Number() alone would take "", " 7", "1e3" and "0x10".
+  const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n))
+    throw new UsageError(`${flag} takes ${takes} (a whole number, 0 or more), not "${value}"`);
+  return n;
+}

@@ -92,15 +92,16 @@ export function createBrain(
  * (../harnesses/process/spawn-records.ts). Says so on stderr, the only place a start has to say it.
  */
 function stopOrphans(home: string): void {
-  const sweep = stopOrphanedGroups(spawnRecordsDir(home));
+  const dir = spawnRecordsDir(home);
+  const sweep = stopOrphanedGroups(dir);
   if (sweep.stopped > 0) {
     process.stderr.write(
-      `brain: stopped ${sweep.stopped} process group(s) left running by a Brain that died (${spawnRecordsDir(home)})\n`,
+      `brain: stopped ${sweep.stopped} process group(s) left running by a Brain that died (${dir})\n`,
     );
   }
   if (sweep.malformed.length > 0) {
     process.stderr.write(
-      `brain: removed ${sweep.malformed.length} unreadable record(s) from ${spawnRecordsDir(home)}: ${sweep.malformed.join(", ")}\n`,
+      `brain: removed ${sweep.malformed.length} unreadable record(s) from ${dir}: ${sweep.malformed.join(", ")}\n`,
     );
   }
 }

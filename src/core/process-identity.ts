@@ -5,21 +5,29 @@ import { readFileSync } from "node:fs";
 
 /** Linux: boot id + the process's start time in clock ticks, which no later process with this pid shares. */
 export function processStart(pid: number): string | undefined {
+  const starttime = statFields(pid)?.[19];
+  if (starttime === undefined) return undefined;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // Fields after the command name (which may hold spaces and parentheses): state is field 3, starttime 22.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
-    return `${boot}:${fields[19]}`;
+    return `${readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()}:${starttime}`;
   } catch {
     return undefined;
   }
 }
 
-function processState(pid: number): string | undefined {
+/** The process group `pid` is in (Linux), undefined when it cannot be read. */
+export function processGroup(pid: number): number | undefined {
+  const group = statFields(pid)?.[2];
+  return group === undefined ? undefined : Number(group);
+}
+
+/**
+ * The fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses): state first
+ * (field 3), then ppid, pgrp, … starttime at index 19 (field 22).
+ */
+function statFields(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
     return undefined;
   }
@@ -32,7 +40,7 @@ export function processAlive(pid: number, start: string | undefined): boolean {
     // EPERM: it exists, as another user's process.
     if ((err as NodeJS.ErrnoException).code !== "EPERM") return false;
   }
-  const state = processState(pid);
+  const state = statFields(pid)?.[0];
   if (state === "Z" || state === "X") return false; // exited, not yet reaped: it writes nothing more
   if (start === undefined) return true;
   const now = processStart(pid);

@@ -80,17 +80,9 @@ function openDirs(root: string, names: string[], create: boolean) {
   try {
     for (let i = 0; i < names.length; i++) {
       const next = `${fdPath(fd)}/${names[i]}`;
-      let child: number;
-      try {
-        child = openSync(next, DIRECTORY);
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        const here = join(root, ...names.slice(0, i + 1));
-        // O_DIRECTORY on a link answers ENOTDIR before O_NOFOLLOW's ELOOP: tell the two apart.
-        if (code === "ELOOP" || (code === "ENOTDIR" && lstatSync(next).isSymbolicLink()))
-          throw plantedLink(here);
-        if (code === "ENOTDIR") throw notDirectory(here);
-        if (code !== "ENOENT") throw err;
+      const here = join(root, ...names.slice(0, i + 1));
+      let child = openDir(next, here);
+      if (child === undefined) {
         if (!create) {
           closeSync(fd);
           return undefined;
@@ -101,12 +93,7 @@ function openDirs(root: string, names: string[], create: boolean) {
           // Made meanwhile (the agent, another writer): opened below like any other, a link refused as ever.
           if ((made as NodeJS.ErrnoException).code !== "EEXIST") throw made;
         }
-        try {
-          child = openSync(next, DIRECTORY);
-        } catch (again) {
-          const swapped = ["ELOOP", "ENOTDIR"].includes((again as NodeJS.ErrnoException).code ?? "");
-          throw swapped && lstatSync(next).isSymbolicLink() ? plantedLink(here) : again;
-        }
+        child = openDir(next, here) ?? openSync(next, DIRECTORY); // gone again: its ENOENT, as it is
       }
       closeSync(fd);
       fd = child;
@@ -117,6 +104,24 @@ function openDirs(root: string, names: string[], create: boolean) {
   }
   const held = fd;
   return { path: fdPath(held), close: () => closeSync(held) };
+}
+
+/**
+ * Opens the directory at `path` (`shown` in messages) without following a link; undefined when there is none.
+ * A link or anything but a directory there is refused.
+ */
+function openDir(path: string, shown: string): number | undefined {
+  try {
+    return openSync(path, DIRECTORY);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return undefined;
+    // O_DIRECTORY on a link answers ENOTDIR before O_NOFOLLOW's ELOOP: tell the two apart.
+    if (code === "ELOOP" || (code === "ENOTDIR" && lstatSync(path).isSymbolicLink()))
+      throw plantedLink(shown);
+    if (code === "ENOTDIR") throw notDirectory(shown);
+    throw err;
+  }
 }
 
 /**

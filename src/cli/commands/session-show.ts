@@ -5,7 +5,7 @@ import type { Brain } from "../../core/brain.js";
 import { CheckpointStore } from "../../core/checkpoints/index.js";
 import type { SessionStore } from "../../core/store.js";
 import type { SessionEvent } from "../../protocol/events.js";
-import { UsageError } from "../args.js";
+import { wholeNumber } from "../args.js";
 
 export const DEFAULT_TAIL = 20;
 
@@ -22,15 +22,6 @@ export function showWindow(values: { tail?: string | undefined; after?: string |
   return values.after === undefined
     ? { tail }
     : { tail, after: wholeNumber("--after", values.after, "the seq to print events after") };
-}
-
-/** A flag's value as a whole number 0 or more; anything else is the caller's mistake, said with what it takes. */
-export function wholeNumber(flag: string, value: string, takes: string): number {
-  // Number() alone would take "", " 7", "1e3" and "0x10".
-  const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isSafeInteger(n))
-    throw new UsageError(`${flag} takes ${takes} (a whole number, 0 or more), not "${value}"`);
-  return n;
 }
 
 export async function showSession(

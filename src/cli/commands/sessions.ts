@@ -3,9 +3,9 @@ import type { SegmentPolicy } from "../../core/retention.js";
 import { compactLog } from "../../store/fs/compact.js";
 import { FsSessionStore, readEventsFile } from "../../store/fs/index.js";
 import { retireSegments } from "../../store/fs/retire.js";
-import { parse, str, UsageError, withBrain } from "../args.js";
+import { parse, str, UsageError, wholeNumber, withBrain } from "../args.js";
 import { brainHome } from "../setup.js";
-import { DEFAULT_TAIL, showSession, showWindow, wholeNumber } from "./session-show.js";
+import { DEFAULT_TAIL, showSession, showWindow } from "./session-show.js";
 
 export const usage = `sessions ls | show ID [--tail N] [--after SEQ] | events ID [--after SEQ] [--json] | compact ID | rebuild ID
                               the sessions in $BRAIN_HOME (default ~/.brain) and their logs; show prints a

@@ -20,7 +20,7 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
-import { processAlive, processStart } from "../../core/process-identity.js";
+import { processAlive, processGroup, processStart } from "../../core/process-identity.js";
 
 /** How long an orphaned group has to stop after SIGTERM before SIGKILL. */
 const GRACE_MS = 3000;
@@ -135,7 +135,7 @@ export function stopOrphanedGroups(dir: string, graceMs = GRACE_MS): OrphanSweep
 
 /** Whether anything of the recorded group still runs, and is the recorded group's (see the header). */
 function orphanRuns(record: SpawnRecord): boolean {
-  if (record.pgid === process.pid || record.pgid === groupOf(process.pid)) return false; // never our own
+  if (record.pgid === process.pid || record.pgid === processGroup(process.pid)) return false; // never our own
   if (processAlive(record.pgid, record.start)) return true; // the leader itself
   // A process at the leader's pid that is not the leader: the pid was reused after the whole group was gone.
   if (processAlive(record.pgid, undefined)) return false;
@@ -152,15 +152,6 @@ function signal(pgid: number, name: NodeJS.Signals): void {
     process.kill(-pgid, name);
   } catch {
     // gone meanwhile
-  }
-}
-
-function groupOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
-  } catch {
-    return undefined;
   }
 }
 

@@ -5,11 +5,10 @@
 import { MCP_TOOL_SEPARATOR } from "../../protocol/config.js";
 import type { ToolSchema } from "../../protocol/runner.js";
 
-export const SEPARATOR = MCP_TOOL_SEPARATOR;
 const MAX_NAME = 64;
 
 export function exposedName(server: string, tool: string): string {
-  return `${server}${SEPARATOR}${tool.replace(/[^A-Za-z0-9_-]/g, "_")}`.slice(0, MAX_NAME);
+  return `${server}${MCP_TOOL_SEPARATOR}${tool.replace(/[^A-Za-z0-9_-]/g, "_")}`.slice(0, MAX_NAME);
 }
 
 export interface McpToolInfo {
