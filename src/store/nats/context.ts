@@ -21,10 +21,19 @@ export interface NatsStoreConfig {
   publishRetryMs?: number;
 }
 
+/** How long one read of the log waits for an answer before it is asked again (within publishRetryMs). */
+const READ_TIMEOUT_MS = 3000;
+
 export interface NatsContext {
   readonly nc: NatsConnection;
   readonly js: JetStreamClient;
   readonly jsm: JetStreamManager;
+  /**
+   * For reads of the log (a message get), with a short request timeout: a get asked of a stream between leaders
+   * goes unanswered, and with the 15 s management timeout one such try spent the whole retry budget
+   * (publishRetryMs), so the read failed where a second try would have found the new leader.
+   */
+  readonly reads: JetStreamManager;
   readonly stream: string;
   readonly records: KV;
   readonly leases: KV;
@@ -67,6 +76,7 @@ async function setUp(nc: NatsConnection, config: NatsStoreConfig): Promise<NatsC
   const subjectRoot = `${prefix}.ev`;
   try {
     const jsm = await jetstreamManager(nc, { timeout: 15_000 });
+    const reads = await jetstreamManager(nc, { timeout: READ_TIMEOUT_MS, checkAPI: false });
     const js = jetstream(nc);
     await jsm.streams.info(stream).catch(async () => {
       await jsm.streams.add({
@@ -96,6 +106,7 @@ async function setUp(nc: NatsConnection, config: NatsStoreConfig): Promise<NatsC
       nc,
       js,
       jsm,
+      reads,
       stream,
       records,
       blobs,

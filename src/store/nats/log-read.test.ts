@@ -11,7 +11,7 @@ function reader(answers: (() => unknown)[], publishRetryMs = 5_000) {
     stream: "BRAIN",
     subject: (session: string) => `brain.${session}`,
     publishRetryMs,
-    jsm: {
+    reads: {
       streams: {
         getMessage: async () => {
           const answer = answers[Math.min(asked++, answers.length - 1)]!;

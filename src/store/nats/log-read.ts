@@ -97,7 +97,7 @@ export class LogReader {
   private get(query: object): Promise<StoredMsg | null> {
     return retrying(
       this.ctx.publishRetryMs,
-      () => this.ctx.jsm.streams.getMessage(this.ctx.stream, query as never),
+      () => this.ctx.reads.streams.getMessage(this.ctx.stream, query as never),
       isUnanswered,
       (err, tries) =>
         natsFailure(`${this.where}: read failed${tries > 1 ? ` after ${tries} tries` : ""}`, err),
