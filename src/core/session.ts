@@ -15,6 +15,7 @@ import { InFlight } from "./in-flight.js";
 import { LogWriter, type TurnWrites } from "./log-writer.js";
 import type { PendingRequest, PendingRequests } from "./pending.js";
 import { checkImages } from "./prompt-images.js";
+import { Redactor } from "./redact.js";
 import { type Answer, RequestDesk } from "./request-desk.js";
 import { type SessionParts, type StartedTurn, type TurnOutcome, verifyHistory } from "./session-parts.js";
 import { ToolCalls } from "./tool-calls.js";
@@ -41,6 +42,8 @@ export class Session {
   private readonly toolCalls: ToolCalls;
   /** Which event recorded each command's idempotency key. */
   private readonly keys: CommandKeys;
+  /** What the log redacts: pending requests are kept as sent, and redacted as clients see them. */
+  private readonly redactor: Redactor;
   private closed = false;
   /** A summary-seeded session's history went out with a turn that completed: later prompts go as they are. */
   private preambled = false;
@@ -58,6 +61,7 @@ export class Session {
       append: (events, options) => this.append(events, options),
     });
     this.keys = new CommandKeys(() => parts.log.read(0));
+    this.redactor = new Redactor(parts.secrets);
     this.toolCalls = new ToolCalls({
       pending: this.writer.pending,
       desk: this.desk,
@@ -100,7 +104,7 @@ export class Session {
   }
 
   pendingRequests(): PendingRequest[] {
-    return this.pending.list();
+    return this.redactor.redactDeep(this.pending.list());
   }
 
   /** Starts the harness now rather than at the first prompt (it opens passively: no model or tool call). */

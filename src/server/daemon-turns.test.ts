@@ -155,6 +155,35 @@ describe("turns", () => {
     });
     expect(unknown.status).toBe(409);
   });
+
+  it("shows a pending request's arguments as the log holds them: a secret it redacts is redacted in views too", async () => {
+    // The admin token is one of the host's secrets; here another tenant's tool call carries it.
+    const token = t.tokens.other;
+    const secret = admin();
+    const id = await newSession(
+      t,
+      { harness: "echo", config: { tools: ["echo"] }, permissions: { tools: { echo: "ask" } } },
+      token,
+    );
+    const client = t.client({ token });
+    const { turn } = await client.prompt(id, `call the tool "echo" with {"value":"${secret}"}`);
+    const asked = (await collect(client, id, (e) => e.type === "permission.requested")).at(-1)!;
+    expect(asked.data).toMatchObject({ arguments: { value: "[redacted:token]" } });
+    const seen = [
+      await raw(t.url, "GET", `/v1/sessions/${id}`, { token }),
+      await raw(t.url, "GET", "/v1/sessions", { token }),
+      await raw(t.url, "GET", `/api/hitl/requests?sessionId=${id}`, { token }),
+    ];
+    for (const res of seen) {
+      expect(res.status).toBe(200);
+      expect(JSON.stringify(res.body)).not.toContain(secret);
+    }
+    expect(seen[0]!.body.pending).toContainEqual(
+      expect.objectContaining({ kind: "permission.requested", data: asked.data }),
+    );
+    await client.answer(id, (asked.data as { id: string }).id, { decision: "deny" });
+    await collect(client, id, settled(turn));
+  });
 });
 
 /** A harness whose checkpoint stops, once `hold` is called, until released: a checkpoint caught midway. */
