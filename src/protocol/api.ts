@@ -249,6 +249,7 @@ export type HandoffBody = z.infer<typeof HandoffBody>;
 export type RebuildView = z.infer<typeof RebuildView>;
 export type RestoreBody = z.infer<typeof RestoreBody>;
 export type ControlBody = z.infer<typeof ControlBody>;
+export type ControlView = z.infer<typeof ControlView>;
 export type CheckpointView = z.infer<typeof CheckpointView>;
 export type TokenRole = z.infer<typeof TokenRole>;
 export type TokenEntry = z.infer<typeof TokenEntry>;

@@ -255,4 +255,31 @@ describe("checkpoints and prompts", () => {
       await d.cleanup();
     }
   });
+
+  it("refuses (409) a prompt under the Idempotency-Key of a checkpoint still running, instead of its answer", async () => {
+    const { factory, hold } = heldCheckpoints();
+    const d = await startTestDaemon({ factories: [factory] });
+    try {
+      const token = d.tokens.admin;
+      const headers = { "Idempotency-Key": "k-shared" };
+      const id = await newSession(d, { harness: "held" });
+      const gate = hold();
+      const checkpoint = raw(d.url, "POST", `/v1/sessions/${id}/checkpoints`, { token, headers });
+      await gate.reached;
+      const prompt = await raw(d.url, "POST", `/v1/sessions/${id}/prompt`, {
+        token,
+        headers,
+        body: { text: "not a checkpoint" },
+      });
+      expect(prompt.status).toBe(409);
+      expect(prompt.body.error).toMatchObject({ code: "conflict", field: "Idempotency-Key" });
+      expect((prompt.body.error as { message: string }).message).toContain("checkpoint.created");
+      gate.release();
+      expect((await checkpoint).status).toBe(201);
+      const types = (await d.client().log(id)).events.map((e) => e.type);
+      expect(types).not.toContain("user.prompt");
+    } finally {
+      await d.cleanup();
+    }
+  });
 });

@@ -35,13 +35,21 @@ function keyFault(value: string): string {
   return `character ${at + 1} is ${what}`;
 }
 
+/** A keyed command running: what it is, so that only a retry of the same command shares its run. */
+interface Running {
+  kinds: readonly KeyedEventType[];
+  subject: string;
+  run: Promise<unknown>;
+}
+
 export class IdempotentCommands {
   /** Keyed commands running on this node, by session and key. */
-  private readonly running = new Map<string, Promise<unknown>>();
+  private readonly running = new Map<string, Running>();
 
   /**
    * Runs `command` once per key: when the log already holds an event of `kinds` with this key, `answer` makes
-   * the first run's answer from it. A key used before for another kind of command is refused.
+   * the first run's answer from it. A key used before for another kind of command is refused, and so is one
+   * still in use by another command (`subject` tells apart commands of one kind: the request an answer is for).
    */
   async run<T>(
     session: Session,
@@ -49,11 +57,19 @@ export class IdempotentCommands {
     kinds: readonly KeyedEventType[],
     command: () => Promise<T>,
     answer: (event: SessionEvent) => T,
+    subject = "",
   ): Promise<T> {
     if (key === undefined) return command();
     const slot = `${session.id}\u0000${key}`;
     const same = this.running.get(slot);
-    if (same) return same as Promise<T>;
+    if (same) {
+      if (same.kinds.join() === kinds.join() && same.subject === subject) return same.run as Promise<T>;
+      throw new ApiError(
+        "conflict",
+        `${IDEMPOTENCY_HEADER} "${key}" is in use by another command of session ${session.id} (${same.kinds.join(" or ")}${same.subject ? ` ${same.subject}` : ""}), still running; send a new key for a new command`,
+        IDEMPOTENCY_HEADER,
+      );
+    }
     const run = (async () => {
       const earlier = await session.commandEvent(key);
       if (!earlier) return command();
@@ -66,11 +82,11 @@ export class IdempotentCommands {
       }
       return answer(earlier);
     })();
-    this.running.set(slot, run);
+    this.running.set(slot, { kinds, subject, run });
     try {
       return await run;
     } finally {
-      if (this.running.get(slot) === run) this.running.delete(slot);
+      if (this.running.get(slot)?.run === run) this.running.delete(slot);
     }
   }
 }

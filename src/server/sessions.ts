@@ -9,6 +9,7 @@ import type { ProviderGrant } from "../core/session-input.js";
 import type {
   AnswerBody,
   CheckpointView,
+  ControlView,
   CreateSessionBody,
   HandoffBody,
   PromptBody,
@@ -207,6 +208,7 @@ export class SessionService {
           );
         }
       },
+      requestId,
     );
   }
 
@@ -298,11 +300,7 @@ export class SessionService {
     this.parts.leases.release(id);
   }
 
-  async takeControl(
-    caller: Caller,
-    id: string,
-    client: string,
-  ): Promise<{ controller: string; previous?: string }> {
+  async takeControl(caller: Caller, id: string, client: string): Promise<ControlView> {
     await this.record(caller, id);
     const previous = this.parts.leases.take(id, client);
     return { controller: client, ...(previous ? { previous } : {}) };
