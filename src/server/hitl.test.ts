@@ -93,6 +93,32 @@ describe("nui HITL API", () => {
     await collect(client, id, settled(turn));
   });
 
+  it("makes requests in a session closed and opened again (a new run on a new Session)", async () => {
+    const { client, id, turn } = await running();
+    const approval = (requestId: string) => ({
+      kind: "approval",
+      sessionId: id,
+      requestId,
+      payload: { toolName: "deploy" },
+    });
+    expect((await hitl("POST", "", approval("before-close"))).status).toBe(201);
+    await client.interrupt(id);
+    await collect(client, id, settled(turn));
+    await client.close(id);
+    const again = await client.prompt(id, long);
+    const created = await hitl("POST", "", approval("after-reopen"));
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body).toMatchObject({ requestId: "after-reopen", runId: again.turn });
+    const asked = await collect(
+      client,
+      id,
+      (e) => e.type === "permission.requested" && (e.data as { id: string }).id === "after-reopen",
+    );
+    expect(asked.at(-1)).toMatchObject({ turn: again.turn, data: { tool: "deploy" } });
+    await client.interrupt(id);
+    await collect(client, id, settled(again.turn));
+  });
+
   it("lists and answers a permission request any harness raised (a bound tool under an ask policy)", async () => {
     const client = t.client();
     const { id } = await client.create({

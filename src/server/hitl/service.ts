@@ -22,7 +22,11 @@ interface Found {
 }
 
 export class HitlService {
-  private readonly desks = new Map<string, HitlDesk>();
+  /**
+   * By the Session itself, not its id: a session closed and opened again is a new Session, and a desk made for
+   * the old one would still ask through it (a request made then was refused: "no run is working").
+   */
+  private readonly desks = new WeakMap<Session, HitlDesk>();
   /** One abort per running turn: a request of a turn that settles is cancelled. */
   private readonly turns = new Map<string, AbortController>();
 
@@ -48,7 +52,7 @@ export class HitlService {
       if (filter.sessionId && session.id !== filter.sessionId) continue;
       for (const request of session.pendingRequests()) {
         if (!isAnswerable(request) || (filter.runId && request.turn !== filter.runId)) continue;
-        out.push(this.desks.get(session.id)?.get(request.id) ?? requestEnvelopeOf(session.id, request, ""));
+        out.push(this.desks.get(session)?.get(request.id) ?? requestEnvelopeOf(session.id, request, ""));
       }
     }
     return out;
@@ -63,7 +67,7 @@ export class HitlService {
   /** Resolves with the response once the request is answered (at once if it was). */
   async wait(caller: Caller, requestId: string, signal: AbortSignal): Promise<HitlResponseEnvelope> {
     for (const session of this.sessions.openSessions(caller)) {
-      const desk = this.desks.get(session.id);
+      const desk = this.desks.get(session);
       const waiting = desk?.wait(requestId);
       if (waiting) return waiting;
     }
@@ -110,7 +114,7 @@ export class HitlService {
 
   private find(caller: Caller, requestId: string): Found | undefined {
     for (const session of this.sessions.openSessions(caller)) {
-      const fromDesk = this.desks.get(session.id)?.get(requestId);
+      const fromDesk = this.desks.get(session)?.get(requestId);
       if (fromDesk) return { session, envelope: fromDesk };
       const request = session.pendingRequests().find((r) => r.id === requestId);
       if (request && isAnswerable(request))
@@ -138,7 +142,7 @@ export class HitlService {
   }
 
   private desk(session: Session): HitlDesk {
-    let desk = this.desks.get(session.id);
+    let desk = this.desks.get(session);
     if (!desk) {
       desk = new HitlDesk(
         session.id,
@@ -153,7 +157,7 @@ export class HitlService {
           return { runId: turn, turn, signal: this.turnSignal(session, turn) };
         },
       );
-      this.desks.set(session.id, desk);
+      this.desks.set(session, desk);
     }
     return desk;
   }
