@@ -214,6 +214,38 @@ describe("nui HITL API", () => {
     expect(observer.status).toBe(403);
   });
 
+  it("searches a log a page at a time for an answered or unknown id, never reading it whole", async () => {
+    const client = t.client();
+    const { id } = await client.create({
+      harness: "echo",
+      config: { tools: ["echo"] },
+      permissions: { tools: { echo: "ask" } },
+    });
+    const words = Array.from({ length: 3000 }, (_, i) => `w${i}`).join(" ");
+    await collect(client, id, settled((await client.prompt(id, words)).turn));
+    // Answered past the first page of the log.
+    const { turn } = await client.prompt(id, "echo: late");
+    const asked = await collect(client, id, (e) => e.type === "permission.requested");
+    const requestId = (asked.at(-1)!.data as { id: string }).id;
+    await client.answer(id, requestId, { decision: "allow" });
+    await collect(client, id, settled(turn));
+    const log = (await t.brain.session(id)).log;
+    expect(log.lastSeq).toBeGreaterThan(3000);
+    const read = log.read.bind(log);
+    let most = 0;
+    log.read = async (after, limit) => {
+      const events = await read(after, limit);
+      most = Math.max(most, events.length);
+      return events;
+    };
+    expect((await hitl("GET", "/nope/wait", undefined, t.tokens.observer)).status).toBe(404);
+    expect((await hitl("POST", "/nope/respond", {})).status).toBe(404);
+    expect((await hitl("GET", `/${requestId}/wait`)).body).toMatchObject({ requestId, status: "answered" });
+    expect((await hitl("POST", `/${requestId}/respond`, {})).status).toBe(409);
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(1000);
+  });
+
   it("takes a ttl of up to a year; a longer one gets 400 naming ttlSeconds, and asks nothing", async () => {
     const { client, id, turn } = await running();
     for (const ttlSeconds of [MAX_HITL_TTL_SECONDS + 1, 1e13, 9e15]) {

@@ -2,6 +2,7 @@
 // here becomes a Brain permission request or question of the session's running turn (through the same
 // HitlDesk the nui harnesses use), and every pending Brain request can be listed, read, awaited and answered
 // in nui's envelopes, whichever harness asked it. Answers go through Session.answer: the first one wins.
+import type { EventLog } from "../../core/event-log.js";
 import type { Session } from "../../core/session.js";
 import { HitlDesk, HitlRefusal } from "../../harnesses/nui/hitl-desk.js";
 import type { SessionEvent } from "../../protocol/events.js";
@@ -74,9 +75,7 @@ export class HitlService {
     const found = this.find(caller, requestId);
     if (found) return this.answerFromLog(found.session, requestId, signal);
     for (const session of this.sessions.openSessions(caller)) {
-      const answered = (await session.log.read(0))
-        .map(responseEnvelopeOf)
-        .find((r) => r?.requestId === requestId);
+      const answered = await firstInLog(session.log, (e) => responseTo(e, requestId));
       if (answered) return answered;
     }
     throw notFound(`no HITL request "${requestId}" in your sessions`);
@@ -105,7 +104,7 @@ export class HitlService {
       };
     }
     for (const session of this.sessions.openSessions(caller)) {
-      if ((await session.log.read(0)).some((e) => answerId(e) === requestId)) {
+      if (await firstInLog(session.log, (e) => (answerId(e) === requestId ? true : undefined))) {
         throw new ApiError("conflict", `HITL request "${requestId}" was answered already`);
       }
     }
@@ -209,12 +208,36 @@ export class HitlService {
       });
       signal.addEventListener("abort", onAbort, { once: true });
       // Answered between the lookup and the subscription: it is in the log.
-      void session.log.read(0).then((all) => {
-        const response = all.map(responseEnvelopeOf).find((r) => r?.requestId === requestId);
-        if (response) finish(response);
-      });
+      firstInLog(session.log, (e) => responseTo(e, requestId)).then(
+        (response) => response && finish(response),
+        (err: unknown) => finish(undefined, err as Error),
+      );
     });
   }
+}
+
+/** Events read at once when a log is searched: a search holds a page of it, never the whole log. */
+const SEARCH_PAGE = 1000;
+
+/** The first thing `pick` finds in the log, read from its start a page at a time. */
+async function firstInLog<T>(
+  log: EventLog,
+  pick: (event: SessionEvent) => T | undefined,
+): Promise<T | undefined> {
+  for (let after = 0; ; ) {
+    const page = await log.read(after, SEARCH_PAGE);
+    if (page.length === 0) return undefined;
+    for (const event of page) {
+      const found = pick(event);
+      if (found !== undefined) return found;
+    }
+    after = page.at(-1)!.seq;
+  }
+}
+
+function responseTo(event: SessionEvent, requestId: string): HitlResponseEnvelope | undefined {
+  const response = responseEnvelopeOf(event);
+  return response?.requestId === requestId ? response : undefined;
 }
 
 function answerId(event: SessionEvent): string | undefined {
