@@ -84,6 +84,9 @@ export const SessionList = z.strictObject({
 /** The most sessions one page of GET /v1/sessions holds. */
 export const MAX_SESSION_PAGE = 1000;
 
+/** The most events one page of GET /v1/sessions/{id}/log holds (default 1000): a page is read whole into memory. */
+export const MAX_EVENT_PAGE = 10_000;
+
 const pageSize = `must be a whole number from 1 to ${MAX_SESSION_PAGE}`;
 
 /**

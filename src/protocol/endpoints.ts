@@ -13,6 +13,7 @@ import {
   ForkBody,
   HandoffBody,
   HarnessList,
+  MAX_EVENT_PAGE,
   MAX_SESSION_PAGE,
   Ok,
   PromptBody,
@@ -53,7 +54,7 @@ const IDEMPOTENT = {
 
 const SEQ_QUERY = {
   after: "events with seq greater than this (default 0)",
-  limit: "at most this many (default 1000)",
+  limit: `at most this many (default 1000, at most ${MAX_EVENT_PAGE}); the next page starts after the last seq`,
 };
 
 export const ENDPOINTS = {

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinCatalog, catalogHarnesses } from "../harnesses/catalog.js";
+import { MAX_EVENT_PAGE } from "../protocol/api.js";
 import { MAX_PROMPT_BYTES } from "../protocol/runner.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, newSession, raw, settled } from "../testing/http.js";
@@ -145,6 +146,19 @@ describe("seqs", () => {
       token: auth.tokens.admin,
     });
     expect(good.status).toBe(200);
+  });
+
+  it("page a log at most MAX_EVENT_PAGE events at a time: a larger limit is a 400 naming it, not the whole log", async () => {
+    const id = await newSession(auth);
+    const page = (limit: number) =>
+      raw(auth.url, "GET", `/v1/sessions/${id}/log?limit=${limit}`, { token: auth.tokens.observer });
+    expect((await page(MAX_EVENT_PAGE)).status).toBe(200);
+    for (const limit of [MAX_EVENT_PAGE + 1, 999_999_999_999_999]) {
+      const res = await page(limit);
+      expect(res.status, String(limit)).toBe(400);
+      expect(res.body.error).toMatchObject({ code: "bad_request", field: "limit" });
+      expect((res.body.error as { message: string }).message).toContain(`at most ${MAX_EVENT_PAGE}`);
+    }
   });
 });
 

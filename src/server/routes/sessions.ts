@@ -5,6 +5,7 @@ import {
   type CreateSessionBody,
   type ForkBody,
   type HandoffBody,
+  MAX_EVENT_PAGE,
   type PromptBody,
   type RestoreBody,
   SessionListQuery,
@@ -51,6 +52,19 @@ export function seqParam(value: string | undefined, name: string): number {
     );
   }
   return n;
+}
+
+/** A log page's size: 1000 by default (also for 0), at most MAX_EVENT_PAGE, or a 400 naming `limit`. */
+function pageLimit(value: string | undefined): number {
+  const limit = seqParam(value, "limit") || 1000;
+  if (limit > MAX_EVENT_PAGE) {
+    throw new ApiError(
+      "bad_request",
+      `limit must be at most ${MAX_EVENT_PAGE} events a page, not ${limit}; read on with ?after= the last seq of the page`,
+      "limit",
+    );
+  }
+  return limit;
 }
 
 export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): RouteDef[] {
@@ -178,7 +192,7 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
       ...ENDPOINTS.log,
       handle: async (ctx) => {
         const after = seqParam(ctx.query("after"), "after");
-        const limit = seqParam(ctx.query("limit"), "limit") || 1000;
+        const limit = pageLimit(ctx.query("limit"));
         const live = await sessions.forWatching(ctx.caller, id(ctx));
         const first = (n: number) => (n > 1 ? { first_seq: n } : {});
         if (live) {
