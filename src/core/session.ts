@@ -42,8 +42,8 @@ export class Session {
   private readonly toolCalls: ToolCalls;
   /** Which event recorded each command's idempotency key. */
   private readonly keys: CommandKeys;
-  /** What the log redacts: pending requests are kept as sent, and redacted as clients see them. */
-  private readonly redactor: Redactor;
+  /** What the log redacts: requests are kept as sent, and redacted as clients see them (nui's HITL too). */
+  readonly redactor: Redactor;
   private closed = false;
   /** A summary-seeded session's history went out with a turn that completed: later prompts go as they are. */
   private preambled = false;

@@ -119,6 +119,28 @@ describe("nui HITL API", () => {
     await collect(client, id, settled(again.turn));
   });
 
+  it("lists a request made here as the log holds it: a value the log redacts is redacted in the list and by id", async () => {
+    const { client, id, turn } = await running();
+    const secret = t.tokens.other; // one of the host's secrets
+    const created = await hitl("POST", "", {
+      kind: "approval",
+      sessionId: id,
+      requestId: "req-with-secret",
+      payload: { toolName: "deploy", toolInput: { key: secret } },
+    });
+    expect(created.status).toBe(201);
+    const asked = await collect(client, id, (e) => e.type === "permission.requested");
+    expect(asked.at(-1)?.data).toMatchObject({ arguments: { key: "[redacted:token]" } });
+    for (const path of [`?sessionId=${id}`, "/req-with-secret"]) {
+      const seen = await hitl("GET", path, undefined, t.tokens.observer);
+      expect(seen.status).toBe(200);
+      expect(JSON.stringify(seen.body)).not.toContain(secret);
+      expect(JSON.stringify(seen.body)).toContain("[redacted:token]");
+    }
+    await client.interrupt(id);
+    await collect(client, id, settled(turn));
+  });
+
   it("lists and answers a permission request any harness raised (a bound tool under an ask policy)", async () => {
     const client = t.client();
     const { id } = await client.create({

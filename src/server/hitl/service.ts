@@ -53,7 +53,7 @@ export class HitlService {
       if (filter.sessionId && session.id !== filter.sessionId) continue;
       for (const request of session.pendingRequests()) {
         if (!isAnswerable(request) || (filter.runId && request.turn !== filter.runId)) continue;
-        out.push(this.desks.get(session)?.get(request.id) ?? requestEnvelopeOf(session.id, request, ""));
+        out.push(this.fromDesk(session, request.id) ?? requestEnvelopeOf(session.id, request, ""));
       }
     }
     return out;
@@ -113,13 +113,19 @@ export class HitlService {
 
   private find(caller: Caller, requestId: string): Found | undefined {
     for (const session of this.sessions.openSessions(caller)) {
-      const fromDesk = this.desks.get(session)?.get(requestId);
+      const fromDesk = this.fromDesk(session, requestId);
       if (fromDesk) return { session, envelope: fromDesk };
       const request = session.pendingRequests().find((r) => r.id === requestId);
       if (request && isAnswerable(request))
         return { session, envelope: requestEnvelopeOf(session.id, request, "") };
     }
     return undefined;
+  }
+
+  /** A request made through this API, as its maker sent it but for what the session's log redacts. */
+  private fromDesk(session: Session, requestId: string): HitlRequestEnvelope | undefined {
+    const envelope = this.desks.get(session)?.get(requestId);
+    return envelope && session.redactor.redactDeep(envelope);
   }
 
   /** The session a create body names; or, without one, the caller's one session running the given turn. */
