@@ -27,6 +27,11 @@ export interface AcpOptions {
   /** Or an agent definition id. */
   agent?: string;
   version?: string;
+  /**
+   * Aborts when the editor's connection closes: a turn being followed is interrupted and no longer followed, since
+   * no one is left to answer (and `brain acp`'s own daemon is going away, so the stream would retry for good).
+   */
+  editorGone?: AbortSignal;
 }
 
 /** session/new's `_meta.brain`: what the editor may choose. */
@@ -132,7 +137,11 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
         if (cancel.signal.aborted) return { stopReason: "cancelled" as const }; // cancelled before it started
         const after = view.last_seq ?? 0;
         const { turn } = await client.prompt(sessionId, text, images).catch(fail);
-        const status = await followTurn(client, editor, sessionId, turn, after, capabilities, cancel.signal);
+        const status = await followTurn(client, editor, sessionId, turn, after, {
+          capabilities,
+          cancel: cancel.signal,
+          ...(options.editorGone ? { editorGone: options.editorGone } : {}),
+        });
         // ACP: after a cancel the prompt MUST end cancelled, even if the turn finished before the interrupt landed.
         if (cancel.signal.aborted) return { stopReason: "cancelled" as const };
         const stop = STOP[status.status];
@@ -156,10 +165,18 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
     });
 }
 
+interface FollowOptions {
+  capabilities: ClientCapabilities;
+  /** session/cancel or $/cancel_request: interrupt the turn, follow it to its end. */
+  cancel: AbortSignal;
+  /** The editor went away: interrupt the turn and stop following it. */
+  editorGone?: AbortSignal;
+}
+
 /**
  * Streams one turn's events to the editor and answers its requests through it; resolves when it settles. When
  * `cancel` aborts, the turn is interrupted and still followed to its turn.settled, so the prompt is answered only
- * once the daemon has stopped it.
+ * once the daemon has stopped it. When `editorGone` aborts, the turn is interrupted and left at once.
  */
 async function followTurn(
   client: BrainClient,
@@ -167,14 +184,24 @@ async function followTurn(
   sessionId: string,
   turn: string,
   after: number,
-  capabilities: ClientCapabilities,
-  cancel: AbortSignal,
+  { capabilities, cancel, editorGone }: FollowOptions,
 ): Promise<{ status: string; message?: string; code?: string }> {
   const stop = new AbortController();
+  let interrupting = false;
   // Settled already (or interrupted by someone else): the interrupt is refused, and turn.settled comes anyway.
-  const interrupt = () => void client.interrupt(sessionId).catch(() => {});
+  const interrupt = () => {
+    if (interrupting) return;
+    interrupting = true;
+    void client.interrupt(sessionId).catch(() => {});
+  };
+  const leave = () => {
+    interrupt();
+    stop.abort();
+  };
   if (cancel.aborted) interrupt();
   else cancel.addEventListener("abort", interrupt, { once: true });
+  if (editorGone?.aborted) leave();
+  else editorGone?.addEventListener("abort", leave, { once: true });
   const asked = new Map<string, AbortController>();
   const toolIds = new Map<string, string>();
   try {
@@ -204,6 +231,7 @@ async function followTurn(
     return { status: "interrupted" };
   } finally {
     cancel.removeEventListener("abort", interrupt);
+    editorGone?.removeEventListener("abort", leave);
     stop.abort();
     for (const withdraw of asked.values()) withdraw.abort();
   }

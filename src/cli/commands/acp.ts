@@ -55,7 +55,9 @@ export async function command(args: string[]): Promise<number> {
     Writable.toWeb(process.stdout) as WritableStream<Uint8Array>,
     Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>,
   );
-  const connection = brainAcpAgent(client, options).connect(stream);
+  const editorGone = new AbortController();
+  const connection = brainAcpAgent(client, { ...options, editorGone: editorGone.signal }).connect(stream);
+  connection.signal.addEventListener("abort", () => editorGone.abort(), { once: true });
   await connection.closed;
   await stop();
   return 0;
