@@ -121,6 +121,28 @@ describe("brain acp", () => {
     });
   });
 
+  it("replays a compacted session's replies on session/load, each once", async () => {
+    const id = await withAgent(server(), async (ctx) => {
+      const { sessionId } = await ctx.request(methods.agent.session.new, {
+        cwd: "/srv/project",
+        mcpServers: [],
+        _meta: { brain: { harness: "echo" } },
+      });
+      for (const text of ["one", "two"]) {
+        await ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+      }
+      await ctx.request(methods.agent.session.close, { sessionId });
+      return sessionId;
+    });
+    // Retention folds each completed turn's deltas into its message: the log keeps only the message's text.
+    expect((await t.brain.compactIdle(0)).map((c) => c.id)).toContain(id);
+    await withAgent(server(), async (ctx, editor) => {
+      await ctx.request(methods.agent.session.load, { sessionId: id, cwd: "/srv/project", mcpServers: [] });
+      expect(textOf(editor.updates, "user_message_chunk")).toBe("onetwo");
+      expect(textOf(editor.updates)).toBe("echo #1: oneecho #2: two");
+    });
+  });
+
   it("asks the editor for permission and reports the tool call and its result", async () => {
     await withAgent(server(), async (ctx, editor) => {
       const { sessionId } = await ctx.request(methods.agent.session.new, {

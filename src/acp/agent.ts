@@ -12,14 +12,14 @@ import {
   methods,
   PROTOCOL_VERSION,
   RequestError,
+  type SessionUpdate,
   type StopReason,
 } from "@agentclientprotocol/sdk";
 import type { BrainClient } from "../client/client.js";
 import { ClientError } from "../client/errors.js";
 import type { CreateSessionBody, PromptBody } from "../protocol/api.js";
-import type { SessionEvent } from "../protocol/events.js";
 import { askEditor } from "./requests.js";
-import { toSessionUpdate } from "./updates.js";
+import { sessionUpdates } from "./updates.js";
 
 export interface AcpOptions {
   /** The harness of new sessions when session/new's _meta names none. */
@@ -97,10 +97,11 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       const view = await client.session(params.sessionId).catch(fail);
       cwds.set(view.id, params.cwd);
       const last = (await client.log(view.id, 0, 1)).last_seq;
+      const updates = sessionUpdates(true);
       for (let after = 0; after < last; ) {
         const page = await client.log(view.id, after, 1000);
         if (page.events.length === 0) break;
-        for (const event of page.events) await send(editor, view.id, event, true);
+        for (const event of page.events) await send(editor, view.id, updates(event));
         after = page.events.at(-1)!.seq;
       }
       return {};
@@ -204,10 +205,11 @@ async function followTurn(
   else editorGone?.addEventListener("abort", leave, { once: true });
   const asked = new Map<string, AbortController>();
   const toolIds = new Map<string, string>();
+  const updates = sessionUpdates(false);
   try {
     for await (const event of client.events(sessionId, { after, signal: stop.signal })) {
       if (event.turn !== turn) continue;
-      await send(editor, sessionId, event, false);
+      await send(editor, sessionId, updates(event));
       if (event.type === "tool.call") toolIds.set(event.data.name, event.data.id);
       if (event.type === "permission.requested" || event.type === "question.requested") {
         const withdraw = new AbortController();
@@ -240,10 +242,8 @@ async function followTurn(
 async function send(
   editor: AgentContext,
   sessionId: string,
-  event: SessionEvent,
-  replaying: boolean,
+  update: SessionUpdate | undefined,
 ): Promise<void> {
-  const update = toSessionUpdate(event, replaying);
   if (update) await editor.notify(methods.client.session.update, { sessionId, update });
 }
 

@@ -1,8 +1,21 @@
 // Brain's session events as ACP `session/update`s: what an editor shows while a turn runs, and what
 // `session/load` replays. Events with no ACP counterpart (turn bookkeeping, checkpoints) are left out.
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import { unstreamedMessages } from "../core/message-text.js";
 import type { SessionEvent } from "../protocol/events.js";
 
+/** One session's events, in log order, as updates: each message's text once (see unstreamedMessages). */
+export function sessionUpdates(replaying: boolean): (event: SessionEvent) => SessionUpdate | undefined {
+  const unstreamed = unstreamedMessages();
+  return (event) => {
+    const whole = unstreamed(event);
+    if (whole !== undefined)
+      return { sessionUpdate: "agent_message_chunk", content: { type: "text", text: whole } };
+    return toSessionUpdate(event, replaying);
+  };
+}
+
+/** One event as an update, on its own: an assistant.message is left to sessionUpdates, which knows what streamed. */
 export function toSessionUpdate(event: SessionEvent, replaying: boolean): SessionUpdate | undefined {
   switch (event.type) {
     case "user.prompt":

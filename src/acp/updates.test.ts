@@ -1,0 +1,37 @@
+// Brain's events as ACP session/updates: each message's text shown once, as its deltas or (when it streamed
+// nothing, as in a compacted log) whole.
+import { describe, expect, it } from "vitest";
+import type { NewEvent, SessionEvent } from "../protocol/events.js";
+import { sessionUpdates } from "./updates.js";
+
+const log = (events: NewEvent[]): SessionEvent[] =>
+  events.map((e, i) => ({ ...e, seq: i + 1, ts: "2026-01-01T00:00:00.000Z", session: "s" }) as SessionEvent);
+
+const agentText = (events: SessionEvent[]) => {
+  const updates = sessionUpdates(true);
+  return events.flatMap((e) => {
+    const update = updates(e);
+    return update?.sessionUpdate === "agent_message_chunk" && update.content.type === "text"
+      ? [update.content.text]
+      : [];
+  });
+};
+
+describe("sessionUpdates", () => {
+  it("shows a streamed message as its deltas, and one that streamed nothing whole", () => {
+    const events = log([
+      // Interrupted: deltas and no message.
+      { type: "assistant.delta", turn: "a", data: { text: "cut " } },
+      { type: "turn.settled", turn: "a", data: { status: "interrupted" } },
+      // Compacted: the message alone.
+      { type: "assistant.message", turn: "b", data: { text: "whole" } },
+      // Streamed: deltas, then the message holding the same text.
+      { type: "assistant.delta", turn: "c", data: { text: "stre" } },
+      { type: "assistant.delta", turn: "c", data: { text: "amed" } },
+      { type: "assistant.message", turn: "c", data: { text: "streamed" } },
+      { type: "tool.call", turn: "c", data: { id: "t1", name: "echo", arguments: {} } },
+      { type: "assistant.message", turn: "c", data: { text: "after the tool" } },
+    ]);
+    expect(agentText(events)).toEqual(["cut ", "whole", "stre", "amed", "after the tool"]);
+  });
+});
