@@ -1,5 +1,6 @@
 // How the CLI shows a session's events: text as it streams, tool calls and failures on stderr, or one JSON
 // event per line.
+import { unstreamedMessages } from "../core/message-text.js";
 import type { SessionEvent } from "../protocol/events.js";
 
 export type Printer = (events: SessionEvent[]) => void;
@@ -15,6 +16,11 @@ export function textPrinter(
   err: NodeJS.WritableStream = process.stderr,
 ): Printer {
   let midLine = false;
+  const unstreamed = unstreamedMessages();
+  const write = (text: string) => {
+    out.write(text);
+    midLine = !text.endsWith("\n");
+  };
   const note = (line: string) => {
     if (midLine) out.write("\n");
     midLine = false;
@@ -22,10 +28,12 @@ export function textPrinter(
   };
   return (events) => {
     for (const event of events) {
+      // A message that streamed nothing (a compacted log's) is printed whole.
+      const whole = unstreamed(event);
+      if (whole !== undefined) write(whole);
       switch (event.type) {
         case "assistant.delta":
-          out.write(event.data.text);
-          midLine = !event.data.text.endsWith("\n");
+          write(event.data.text);
           break;
         case "tool.call":
           note(`[tool ${event.data.name} ${JSON.stringify(event.data.arguments)}]`);

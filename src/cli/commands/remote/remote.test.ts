@@ -154,6 +154,23 @@ describe("brain attach", () => {
     expect(events.find((e) => e.type === "permission.resolved")?.data).toMatchObject({ decision: "deny" });
   });
 
+  it("prints a compacted session's replies, each once", async () => {
+    const client = t.client();
+    const { id } = await client.create({ harness: "echo" });
+    for (const text of ["one", "two"]) {
+      const { turn } = await client.prompt(id, text);
+      await collect(client, id, settled(turn));
+    }
+    await client.close(id);
+    // Retention folds each completed turn's deltas into its message: the log keeps only the message's text.
+    expect((await t.brain.compactIdle(0)).map((c) => c.id)).toContain(id);
+    const run = brain(["attach", id, ...remote()]);
+    await until(run, (out) => out.includes("echo #2: two"));
+    run.child.kill("SIGINT");
+    expect(await run.exit).toBe(0);
+    expect(run.out()).toBe("echo #1: one\necho #2: two\n");
+  });
+
   it("refuses a missing or unknown session id", async () => {
     const none = brain(["attach", ...remote()]);
     expect(await none.exit).toBe(2);
