@@ -291,6 +291,25 @@ describe("brain acp", () => {
     });
   });
 
+  it("refuses a _meta.brain field of the wrong type, naming it, rather than making a session without it", async () => {
+    await withAgent(server(), async (ctx) => {
+      const fields: [unknown, string][] = [
+        [{ harness: "echo", permissions: "ask" }, "permissions"],
+        [{ harness: "echo", config: "x" }, "config"],
+        [{ harness: 5 }, "harness"],
+        [{ agent: 7 }, "agent"],
+        ["echo", "_meta.brain"],
+      ];
+      const before = (await t.client().sessions()).length;
+      for (const [brain, field] of fields) {
+        await expect(
+          ctx.request(methods.agent.session.new, { cwd: "/", mcpServers: [], _meta: { brain } }),
+        ).rejects.toMatchObject({ code: -32602, data: { field } });
+      }
+      expect(await t.client().sessions()).toHaveLength(before);
+    });
+  });
+
   it("refuses a prompt too large for a runner frame with invalid params naming the limit", async () => {
     await withAgent(server(), async (ctx) => {
       const { sessionId } = await ctx.request(methods.agent.session.new, { cwd: "/", mcpServers: [] });

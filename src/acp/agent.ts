@@ -80,14 +80,12 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
     })
     .onRequest(methods.agent.session.new, async ({ params }) => {
       const meta = brainMeta(params._meta);
-      const harness = meta.harness ?? (meta.agent ? undefined : options.harness);
-      const agentId = meta.agent ?? (meta.harness ? undefined : options.agent);
+      // The command line's choice only when the editor named neither.
+      const named = meta.harness !== undefined || meta.agent !== undefined;
       const body: CreateSessionBody = {
-        ...(harness ? { harness } : {}),
-        ...(agentId ? { agent: agentId } : {}),
-        ...(meta.config ? { config: meta.config } : {}),
-        ...(meta.provider ? { provider: meta.provider } : {}),
-        ...(meta.permissions ? { permissions: meta.permissions } : {}),
+        ...meta,
+        ...(!named && options.harness ? { harness: options.harness } : {}),
+        ...(!named && options.agent ? { agent: options.agent } : {}),
       };
       const view = await client.create(body).catch(fail);
       cwds.set(view.id, params.cwd);
@@ -269,16 +267,25 @@ export function promptOf(blocks: ContentBlock[]): { text: string; images: Prompt
   return { text, images };
 }
 
+/**
+ * session/new's `_meta.brain` (or `_meta` itself), its fields passed on as given: the daemon checks them and
+ * names a wrong one. Dropping a field of the wrong type here made a session without what the editor asked for
+ * (its permissions, its harness) and said nothing.
+ */
 function brainMeta(meta: Record<string, unknown> | null | undefined): BrainMeta {
-  const value = (meta?.brain ?? meta ?? {}) as Record<string, unknown>;
-  const out: BrainMeta = {};
-  if (typeof value.harness === "string") out.harness = value.harness;
-  if (typeof value.agent === "string") out.agent = value.agent;
-  // Only a name: settings inline would let an editor's config point the daemon's keys anywhere.
-  if (value.provider !== undefined) out.provider = value.provider as string;
-  if (value.config && typeof value.config === "object") out.config = value.config as BrainMeta["config"];
-  if (value.permissions && typeof value.permissions === "object") {
-    out.permissions = value.permissions as BrainMeta["permissions"];
+  const value = meta?.brain ?? meta ?? {};
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw RequestError.invalidParams({
+      message: `_meta.brain is an object such as {"harness": "echo"}, not ${Array.isArray(value) ? "an array" : typeof value}`,
+      field: "_meta.brain",
+    });
   }
-  return out;
+  const given = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  // provider is only a name (the daemon refuses inline settings, which would let an editor's config point the
+  // daemon's keys anywhere).
+  for (const key of ["harness", "agent", "provider", "config", "permissions"] as const) {
+    if (given[key] !== undefined) out[key] = given[key];
+  }
+  return out as BrainMeta;
 }
