@@ -187,11 +187,15 @@ async function followTurn(
 ): Promise<{ status: string; message?: string; code?: string }> {
   const stop = new AbortController();
   let interrupting = false;
-  // Settled already (or interrupted by someone else): the interrupt is refused, and turn.settled comes anyway.
   const interrupt = () => {
     if (interrupting) return;
     interrupting = true;
-    void client.interrupt(sessionId).catch(() => {});
+    void client.interrupt(sessionId).catch((err) => {
+      // Settled already (or interrupted by someone else): the interrupt is refused, and turn.settled comes anyway.
+      // A daemon out of reach sends no turn.settled: the stream would retry for as long as it is gone, and ACP
+      // wants the prompt answered (cancelled) after a cancel, so it is left.
+      if (err instanceof ClientError && err.status === 0) stop.abort();
+    });
   };
   const leave = () => {
     interrupt();
