@@ -1,66 +1,40 @@
 // `brain acp` when the other side goes: the editor hanging up mid-turn, the daemon going away mid-turn. Neither
 // may leave a prompt or the process waiting for good.
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
-import { client, methods, ndJsonStream, type SessionNotification } from "@agentclientprotocol/sdk";
+import { methods } from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { FsSessionStore, readEventsFile } from "../store/fs/index.js";
+import { connectEditor, type TestEditor } from "../testing/acp-editor.js";
 import { startTestDaemon } from "../testing/daemon.js";
 
-const bin = join(import.meta.dirname, "../../bin/brain.js");
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const manyWords = Array.from({ length: 300 }, (_, i) => `w${i}`).join(" ");
 
-/** `brain acp ARGS` with an editor connected on its stdio, initialized. */
-async function connectEditor(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const child = spawn(process.execPath, [bin, "acp", ...args], {
-    env: { ...process.env, BRAIN_URL: "", BRAIN_TOKEN: "", ...env },
-    stdio: ["pipe", "pipe", "inherit"],
+/** A slow echo turn's prompt, once its reply has begun to stream. */
+async function promptStreaming({ ctx, updates }: TestEditor) {
+  const { sessionId } = await ctx.request(methods.agent.session.new, {
+    cwd: "/",
+    mcpServers: [],
+    _meta: { brain: { harness: "echo", config: { options: { delay_ms: 40 } } } },
   });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-  const updates: SessionNotification[] = [];
-  const connection = client({ name: "test-editor" })
-    .onNotification(methods.client.session.update, async ({ params }) => {
-      updates.push(params);
-    })
-    .connect(
-      ndJsonStream(
-        Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
-        Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
-      ),
-    );
-  const ctx = connection.agent;
-  await ctx.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
-  /** A slow echo turn's prompt, once its reply has begun to stream. */
-  const promptStreaming = async () => {
-    const { sessionId } = await ctx.request(methods.agent.session.new, {
-      cwd: "/",
-      mcpServers: [],
-      _meta: { brain: { harness: "echo", config: { options: { delay_ms: 40 } } } },
-    });
-    const reply = ctx.request(methods.agent.session.prompt, {
-      sessionId,
-      prompt: [{ type: "text", text: manyWords }],
-    });
-    const streamed = () =>
-      updates.some(
-        (n) => n.update.sessionUpdate === "agent_message_chunk" && JSON.stringify(n).includes("w2"),
-      );
-    while (!streamed()) await sleep(20);
-    return { sessionId, reply };
-  };
-  return { child, exited, ctx, promptStreaming };
+  const reply = ctx.request(methods.agent.session.prompt, {
+    sessionId,
+    prompt: [{ type: "text", text: manyWords }],
+  });
+  const streamed = () =>
+    updates.some((n) => n.update.sessionUpdate === "agent_message_chunk" && JSON.stringify(n).includes("w2"));
+  while (!streamed()) await sleep(20);
+  return { sessionId, reply };
 }
 
 describe("brain acp when a side goes away", () => {
   it("exits when the editor hangs up mid-turn, its own daemon's turn interrupted rather than followed for good", async () => {
     const home = mkdtempSync(join(tmpdir(), "brain-acp-"));
-    const editor = await connectEditor(["--harness", "echo"], { BRAIN_HOME: home });
+    const editor = await connectEditor(["--harness", "echo"], { env: { BRAIN_HOME: home } });
     try {
-      const { sessionId, reply } = await editor.promptStreaming();
+      const { sessionId, reply } = await promptStreaming(editor);
       reply.catch(() => {}); // the connection closes under it: no answer comes
       editor.child.stdin!.end();
       // It kept following the turn on its own daemon, closed meanwhile, retrying the stream for good.
@@ -82,7 +56,7 @@ describe("brain acp when a side goes away", () => {
     const daemon = await startTestDaemon();
     const editor = await connectEditor(["--server", daemon.url, "--token", daemon.tokens.admin]);
     try {
-      const { sessionId, reply } = await editor.promptStreaming();
+      const { sessionId, reply } = await promptStreaming(editor);
       await daemon.daemon.close();
       await editor.ctx.notify(methods.agent.session.cancel, { sessionId });
       // ACP: after a cancel the prompt MUST be answered. It followed a stream that could not reconnect, for good.

@@ -60,9 +60,9 @@ async function ask(
       send,
     );
     if (outcome.outcome === "cancelled") return { decision: "deny", reason: "cancelled in the editor" };
-    return outcome.optionId === "allow"
-      ? { decision: "allow", reason: "allowed in the editor" }
-      : { decision: "deny", reason: "denied in the editor" };
+    if (outcome.optionId === "allow") return { decision: "allow", reason: "allowed in the editor" };
+    if (outcome.optionId === "deny") return { decision: "deny", reason: "denied in the editor" };
+    return { decision: "deny", reason: notOffered(outcome.optionId) };
   }
   const choices = request.data.options ?? [];
   if (choices.length > 0) {
@@ -87,7 +87,10 @@ async function ask(
     if (outcome.outcome === "cancelled" || outcome.optionId === "skip") {
       return { answer: "", reason: "skipped in the editor" };
     }
-    return { answer: choices[Number(outcome.optionId.slice("option-".length))] ?? "" };
+    // Only an id it was offered: a prefix cut off any other id ("allow", "bogus") read as option 0.
+    const picked = offered.findIndex((option) => option.optionId === outcome.optionId);
+    const answer = choices[picked];
+    return answer === undefined ? { answer: "", reason: notOffered(outcome.optionId) } : { answer };
   }
   if (!capabilities.elicitation?.form) return undefined;
   const reply = await editor.request(
@@ -107,4 +110,9 @@ async function ask(
   if (reply.action !== "accept") return { answer: "", reason: `${reply.action} in the editor` };
   const content = (reply as { content?: Record<string, unknown> | null }).content;
   return { answer: String(content?.answer ?? "") };
+}
+
+/** An editor's pick of an option it was not offered: answered as no choice, and said so in the log. */
+function notOffered(optionId: string): string {
+  return `the editor picked an option it was not offered (${JSON.stringify(optionId.slice(0, 100))})`;
 }

@@ -1,0 +1,59 @@
+// An editor for tests of `brain acp`: the command started as a real process, the ACP SDK's client connected to it
+// on its stdio and initialized, recording the session/updates it is sent and answering permission requests.
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+import { Readable, Writable } from "node:stream";
+import {
+  type ClientContext,
+  client,
+  methods,
+  ndJsonStream,
+  type RequestPermissionRequest,
+  type RequestPermissionResponse,
+  type SessionNotification,
+} from "@agentclientprotocol/sdk";
+
+const bin = join(import.meta.dirname, "../../bin/brain.js");
+
+export interface TestEditor {
+  child: ChildProcess;
+  /** The exit code of `brain acp`, once it has exited. */
+  exited: Promise<number | null>;
+  ctx: ClientContext;
+  updates: SessionNotification[];
+  permissions: RequestPermissionRequest[];
+}
+
+export async function connectEditor(
+  args: string[],
+  options: {
+    env?: NodeJS.ProcessEnv;
+    /** What the person picks when asked; cancelled when not given. */
+    pick?: (request: RequestPermissionRequest) => RequestPermissionResponse["outcome"];
+  } = {},
+): Promise<TestEditor> {
+  const child = spawn(process.execPath, [bin, "acp", ...args], {
+    env: { ...process.env, BRAIN_URL: "", BRAIN_TOKEN: "", ...options.env },
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const updates: SessionNotification[] = [];
+  const permissions: RequestPermissionRequest[] = [];
+  const connection = client({ name: "test-editor" })
+    .onNotification(methods.client.session.update, async ({ params }) => {
+      updates.push(params);
+    })
+    .onRequest(methods.client.session.requestPermission, async ({ params }) => {
+      permissions.push(params);
+      return { outcome: options.pick?.(params) ?? { outcome: "cancelled" } };
+    })
+    .connect(
+      ndJsonStream(
+        Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
+        Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
+      ),
+    );
+  const ctx = connection.agent;
+  await ctx.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+  return { child, exited, ctx, updates, permissions };
+}
