@@ -95,7 +95,7 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       const view = await client.session(params.sessionId).catch(fail);
       cwds.set(view.id, params.cwd);
       const last = (await client.log(view.id, 0, 1)).last_seq;
-      const updates = sessionUpdates(true);
+      const updates = sessionUpdates({ replaying: true, notices: false });
       for (let after = 0; after < last; ) {
         const page = await client.log(view.id, after, 1000);
         if (page.events.length === 0) break;
@@ -207,7 +207,7 @@ async function followTurn(
   else editorGone?.addEventListener("abort", leave, { once: true });
   const asked = new Map<string, AbortController>();
   const toolIds = new Map<string, string>();
-  const updates = sessionUpdates(false);
+  const updates = sessionUpdates({ replaying: false, notices: Boolean(capabilities.session?.notices) });
   try {
     for await (const event of client.events(sessionId, { after, signal: stop.signal })) {
       if (event.turn !== turn) continue;

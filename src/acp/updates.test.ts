@@ -8,7 +8,7 @@ const log = (events: NewEvent[]): SessionEvent[] =>
   events.map((e, i) => ({ ...e, seq: i + 1, ts: "2026-01-01T00:00:00.000Z", session: "s" }) as SessionEvent);
 
 const agentText = (events: SessionEvent[]) => {
-  const updates = sessionUpdates(true);
+  const updates = sessionUpdates({ replaying: true, notices: false });
   return events.flatMap((e) => {
     const update = updates(e);
     return update?.sessionUpdate === "agent_message_chunk" && update.content.type === "text"

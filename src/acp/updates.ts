@@ -4,19 +4,32 @@ import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { unstreamedMessages } from "../core/message-text.js";
 import type { SessionEvent } from "../protocol/events.js";
 
+export interface UpdateOptions {
+  /** session/load's replay of the log, rather than a turn as it runs. */
+  replaying: boolean;
+  /**
+   * The editor advertised `session.notices`: ACP allows a `notice` only then, and only live (notices are not
+   * session history), so a harness.warning is left out otherwise.
+   */
+  notices: boolean;
+}
+
 /** One session's events, in log order, as updates: each message's text once (see unstreamedMessages). */
-export function sessionUpdates(replaying: boolean): (event: SessionEvent) => SessionUpdate | undefined {
+export function sessionUpdates(options: UpdateOptions): (event: SessionEvent) => SessionUpdate | undefined {
   const unstreamed = unstreamedMessages();
   return (event) => {
     const whole = unstreamed(event);
     if (whole !== undefined)
       return { sessionUpdate: "agent_message_chunk", content: { type: "text", text: whole } };
-    return toSessionUpdate(event, replaying);
+    return toSessionUpdate(event, options);
   };
 }
 
 /** One event as an update, on its own: an assistant.message is left to sessionUpdates, which knows what streamed. */
-export function toSessionUpdate(event: SessionEvent, replaying: boolean): SessionUpdate | undefined {
+export function toSessionUpdate(
+  event: SessionEvent,
+  { replaying, notices }: UpdateOptions,
+): SessionUpdate | undefined {
   switch (event.type) {
     case "user.prompt":
       // Live, the editor shows what it sent itself; on load it has only the log.
@@ -52,7 +65,10 @@ export function toSessionUpdate(event: SessionEvent, replaying: boolean): Sessio
         })),
       };
     case "harness.warning":
-      return { sessionUpdate: "notice", severity: "warning", title: event.data.message };
+      // A notice's title may not be empty.
+      return notices && !replaying
+        ? { sessionUpdate: "notice", severity: "warning", title: event.data.message || "warning" }
+        : undefined;
     default:
       return undefined;
   }

@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import {
+  type ClientCapabilities,
   type ClientContext,
   client,
   methods,
@@ -28,6 +29,7 @@ export async function connectEditor(
   args: string[],
   options: {
     env?: NodeJS.ProcessEnv;
+    capabilities?: ClientCapabilities;
     /** What the person picks when asked; cancelled when not given. */
     pick?: (request: RequestPermissionRequest) => RequestPermissionResponse["outcome"];
   } = {},
@@ -54,6 +56,9 @@ export async function connectEditor(
       ),
     );
   const ctx = connection.agent;
-  await ctx.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+  await ctx.request(methods.agent.initialize, {
+    protocolVersion: 1,
+    clientCapabilities: options.capabilities ?? {},
+  });
   return { child, exited, ctx, updates, permissions };
 }
