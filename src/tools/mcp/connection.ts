@@ -7,6 +7,7 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { tailOf } from "../../core/redact.js";
 import type { McpServer } from "../../protocol/config.js";
 import type { McpCallResult } from "./content.js";
@@ -35,6 +36,14 @@ class StderrTail {
 
 const CLIENT_INFO = { name: "brain", version: "0.1.0" };
 
+/**
+ * How much Brain may have written to a stdio server's input that the server has not read. Brain answers every
+ * request a server sends (a ping, a sampling request it refuses); a server that sends them without reading the
+ * answers would have them pile up in Brain's memory (a few KiB of bookkeeping each, beside the bytes), so past
+ * either limit it is stopped as broken.
+ */
+export const UNREAD_INPUT_LIMITS = { messages: 4096, bytes: 64 * 1024 * 1024 };
+
 export class McpConnection {
   /** Called once if the connection ends without close() (the process exited, the stream broke). */
   onLost: ((reason: string) => void) | undefined;
@@ -44,18 +53,33 @@ export class McpConnection {
     private readonly client: Client,
     private readonly stderr: StderrTail | undefined,
     readonly tools: McpToolInfo[],
+    private readonly stopped: { why?: string },
   ) {
     client.onclose = () => {
       if (this.closing) return;
       this.closing = true;
       const said = this.stderr?.lastLines();
-      this.onLost?.(said ? `the connection closed; it last said: ${said}` : "the connection closed");
+      const closed = this.stopped.why ? `Brain stopped it: ${this.stopped.why}` : "the connection closed";
+      this.onLost?.(said ? `${closed}; it last said: ${said}` : closed);
     };
+  }
+
+  /** Why Brain ended the connection itself (the server broke a limit), if it did. */
+  get stoppedBecause(): string | undefined {
+    return this.stopped.why;
   }
 
   /** Connects, initialises and lists the tools, or rejects with a message that says what went wrong. */
   static async open(spec: ServerSpec, timeoutMs: number): Promise<McpConnection> {
     const { transport, stderr } = makeTransport(spec);
+    const stopped: { why?: string } = {};
+    if (transport instanceof StdioClientTransport) {
+      limitUnreadInput(transport, UNREAD_INPUT_LIMITS, (why) => {
+        if (stopped.why !== undefined) return;
+        stopped.why = why;
+        void transport.close().catch(() => {});
+      });
+    }
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
@@ -77,7 +101,7 @@ export class McpConnection {
       })();
       start.catch(() => {});
       const tools = await Promise.race([start, deadline]);
-      return new McpConnection(client, stderr, tools);
+      return new McpConnection(client, stderr, tools, stopped);
     } catch (err) {
       await client.close().catch(() => {});
       const said = stderr?.lastLines();
@@ -130,6 +154,39 @@ function makeTransport(spec: ServerSpec): { transport: Transport; stderr?: Stder
   });
   transport.stderr?.on("data", (chunk: Buffer) => stderr.add(chunk));
   return { transport, stderr };
+}
+
+/**
+ * Counts what has been handed to the server's stdin and not yet taken by it (the SDK's send settles once the
+ * pipe takes the message), and calls `overflow` instead of writing past `max`.
+ */
+function limitUnreadInput(
+  transport: StdioClientTransport,
+  max: typeof UNREAD_INPUT_LIMITS,
+  overflow: (why: string) => void,
+): void {
+  const send = transport.send.bind(transport);
+  let unread = 0;
+  let messages = 0;
+  transport.send = (message: JSONRPCMessage) => {
+    const bytes = JSON.stringify(message).length;
+    if (unread + bytes > max.bytes || messages >= max.messages) {
+      const why =
+        `it did not read its input (${messages} messages, ${unread} bytes from Brain waiting; ` +
+        `the limit is ${max.messages} messages or ${max.bytes} bytes)`;
+      overflow(why);
+      return Promise.reject(new Error(`not sent: ${why}`));
+    }
+    unread += bytes;
+    messages++;
+    const sent = send(message);
+    const taken = () => {
+      unread -= bytes;
+      messages--;
+    };
+    sent.then(taken, taken);
+    return sent;
+  };
 }
 
 function resolveDir(base: string, dir: string): string {

@@ -68,7 +68,7 @@ export class McpServerService implements ToolService {
     try {
       return toToolResult(await connection.call(tool.original, args, own.signal, timeoutMs));
     } catch (err) {
-      return textResult(this.callError(tool.original, err, signal, timeoutMs), true);
+      return textResult(this.callError(connection, tool.original, err, signal, timeoutMs), true);
     } finally {
       signal.removeEventListener("abort", forward);
     }
@@ -159,19 +159,29 @@ export class McpServerService implements ToolService {
     this.restartTimer.unref();
   }
 
-  private callError(tool: string, err: unknown, signal: AbortSignal, timeoutMs: number): string {
+  private callError(
+    connection: McpConnection,
+    tool: string,
+    err: unknown,
+    signal: AbortSignal,
+    timeoutMs: number,
+  ): string {
     const server = `MCP server "${this.name}"`;
     if (signal.aborted) return `${server}: the call to ${tool} was cancelled`;
     if (err instanceof McpError) {
       if (err.code === ErrorCode.RequestTimeout)
         return `${server} did not answer ${tool} within ${timeoutMs / 1000} s`;
-      if (err.code === ErrorCode.ConnectionClosed)
+      if (err.code === ErrorCode.ConnectionClosed) {
+        const stopped = connection.stoppedBecause;
+        if (stopped)
+          return `${server} was stopped during the call to ${tool}: ${stopped}; it is being restarted`;
         return `${server} exited during the call to ${tool}; it is being restarted`;
+      }
       return `${server} refused ${tool}: ${err.message}`;
     }
     // Not an answer from the server: the connection itself failed (an HTTP server went away). Start afresh.
-    const connection = this.connection;
-    if (connection) this.lost(connection, (err as Error).message);
+    const live = this.connection;
+    if (live) this.lost(live, (err as Error).message);
     return `${server} could not be reached for ${tool}: ${(err as Error).message}`;
   }
 }

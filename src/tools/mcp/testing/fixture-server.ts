@@ -1,6 +1,6 @@
 // A small MCP server on stdio for the tests: tools that misbehave on purpose (crash mid-call, sleep past a
-// timeout, fail), and ones that report on the process (pid, an environment variable). FIXTURE_TOOL_PREFIX, when
-// set, goes before every tool's name (two servers' names can then be made to meet).
+// timeout, fail, flood Brain with requests while reading nothing), and ones that report on the process (pid, an
+// environment variable). FIXTURE_TOOL_PREFIX, when set, goes before every tool's name (two servers' names can then be made to meet).
 // Run: node dist/src/tools/mcp/testing/fixture-server.js
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -32,6 +32,12 @@ const TOOLS = [
   { name: "crash", description: "Exits the server without answering.", inputSchema: object() },
   { name: "fail", description: "Answers with a tool error.", inputSchema: object() },
   { name: "odd.name", description: "A name providers would refuse as is.", inputSchema: object() },
+  {
+    name: "flood",
+    description:
+      "Stops reading its input and sends Brain pings, as fast as they go, never reading the answers.",
+    inputSchema: object(),
+  },
 ];
 
 const server = new Server({ name: "brain-fixture", version: "1.0.0" }, { capabilities: { tools: {} } });
@@ -61,8 +67,25 @@ server.setRequestHandler(CallToolRequestSchema, async (request) => {
       return text("this tool always fails", true);
     case "odd.name":
       return text("odd");
+    case "flood":
+      flood();
+      return new Promise<never>(() => {});
   }
   return text(`unknown tool ${request.params.name}`, true);
 });
+
+function writeLine(message: unknown): boolean {
+  return process.stdout.write(`${JSON.stringify(message)}\n`);
+}
+
+function flood(): void {
+  process.stdin.pause();
+  let n = 0;
+  const more = () => {
+    while (writeLine({ jsonrpc: "2.0", id: `flood-${n++}`, method: "ping" })) {}
+    process.stdout.once("drain", more);
+  };
+  more();
+}
 
 await server.connect(new StdioServerTransport());

@@ -1,0 +1,61 @@
+// One MCP server as a tool service, driven directly (no session around it): servers that break the protocol or
+// Brain's limits get an error result and a stopped process, and never take Brain's memory or its close with them.
+import { afterEach, describe, expect, it } from "vitest";
+import type { McpServer } from "../../protocol/config.js";
+import type { ToolServiceEvent } from "../tool-service.js";
+import { McpServerService } from "./server.js";
+import { fixtureStdio } from "./testing/servers.js";
+
+const services: McpServerService[] = [];
+afterEach(async () => {
+  await Promise.all(services.splice(0).map((service) => service.close()));
+});
+
+/** A started service for `config`, named fx, and the events it reported. */
+async function serve(config: McpServer = fixtureStdio(), restartDelays: number[] = []) {
+  const events: ToolServiceEvent[] = [];
+  const service = new McpServerService(
+    { name: "fx", config, baseDir: process.cwd(), env: {} },
+    (event) => events.push(event),
+    restartDelays,
+  );
+  services.push(service);
+  await service.start();
+  return { service, events };
+}
+
+const call = (service: McpServerService, tool: string, args: Record<string, unknown> = {}) =>
+  service.call(`fx__${tool}`, args, new AbortController().signal);
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe("a stdio server that breaks Brain's limits", () => {
+  it("is stopped when it sends requests without reading Brain's answers, and the call says why", async () => {
+    // A deadline of its own, so that without the limit the call ends (as a timeout) before memory runs short.
+    const { service, events } = await serve(fixtureStdio({ call_timeout_ms: 5_000 }));
+    const pid = Number((await call(service, "pid")).content[0]?.text);
+    const result = await call(service, "flood");
+    expect(result).toMatchObject({
+      is_error: true,
+      content: [
+        {
+          text: expect.stringMatching(
+            /^MCP server "fx" was stopped during the call to flood: it did not read its input \(4096 messages, \d+ bytes from Brain waiting; the limit is 4096 messages or 67108864 bytes\); it is being restarted$/,
+          ),
+        },
+      ],
+    });
+    expect(events.at(-1)).toMatchObject({
+      state: "exited",
+      message: expect.stringMatching(/^Brain stopped it: it did not read its input/),
+    });
+    await expect.poll(() => isAlive(pid)).toBe(false);
+  });
+});
