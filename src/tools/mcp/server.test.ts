@@ -59,3 +59,23 @@ describe("a stdio server that breaks Brain's limits", () => {
     await expect.poll(() => isAlive(pid)).toBe(false);
   });
 });
+
+describe("a server that answers with something that is not a tool result", () => {
+  it("gets an error result naming what is wrong, and keeps running: no restart, no second process", async () => {
+    const { service, events } = await serve(fixtureStdio(), [10]);
+    const pid = Number((await call(service, "pid")).content[0]?.text);
+    expect(await call(service, "malformed")).toEqual({
+      is_error: true,
+      content: [
+        {
+          type: "text",
+          text: 'MCP server "fx" answered malformed with something that is not an MCP tool result: content: Invalid input: expected array, received string',
+        },
+      ],
+    });
+    expect(await call(service, "pid")).toMatchObject({ is_error: false, content: [{ text: String(pid) }] });
+    expect(events.map((e) => e.state)).toEqual(["started"]);
+    await service.close();
+    expect(isAlive(pid)).toBe(false);
+  });
+});

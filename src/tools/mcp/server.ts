@@ -179,9 +179,28 @@ export class McpServerService implements ToolService {
       }
       return `${server} refused ${tool}: ${err.message}`;
     }
-    // Not an answer from the server: the connection itself failed (an HTTP server went away). Start afresh.
-    const live = this.connection;
-    if (live) this.lost(live, (err as Error).message);
+    // An answer, but not a tool result: the server is still there, and its other calls go on.
+    const problems = resultProblems(err);
+    if (problems)
+      return `${server} answered ${tool} with something that is not an MCP tool result: ${problems}`;
+    // Not an answer from the server: the connection itself failed (an HTTP server went away). Start afresh, and
+    // end this connection for good: a stdio server's process would otherwise run on beside its replacement.
+    if (this.connection === connection) {
+      this.lost(connection, (err as Error).message);
+      void connection.close();
+    }
     return `${server} could not be reached for ${tool}: ${(err as Error).message}`;
   }
+}
+
+/** What is wrong with a result the MCP client could not read (its schema check failed), or undefined. */
+function resultProblems(err: unknown): string | undefined {
+  const issues = (err as { issues?: unknown } | undefined)?.issues;
+  // The SDK checks results with zod 4's core ("$ZodError") or zod 3 ("ZodError"), as the schema is.
+  if (!(err instanceof Error) || !/ZodError$/.test(err.name) || !Array.isArray(issues)) return undefined;
+  const said = (issues as { path?: unknown[]; message?: string }[]).slice(0, 3).map((issue) => {
+    const at = issue.path?.length ? issue.path.join(".") : "(the result)";
+    return `${at}: ${issue.message ?? "invalid"}`;
+  });
+  return `${said.join("; ")}${issues.length > 3 ? `; and ${issues.length - 3} more` : ""}`;
 }

@@ -1,6 +1,7 @@
 // A small MCP server on stdio for the tests: tools that misbehave on purpose (crash mid-call, sleep past a
-// timeout, fail, flood Brain with requests while reading nothing), and ones that report on the process (pid, an
-// environment variable). FIXTURE_TOOL_PREFIX, when set, goes before every tool's name (two servers' names can then be made to meet).
+// timeout, fail, flood Brain with requests while reading nothing, answer with a result that is not MCP's), and
+// ones that report on the process (pid, an environment variable). FIXTURE_TOOL_PREFIX, when
+// set, goes before every tool's name (two servers' names can then be made to meet).
 // Run: node dist/src/tools/mcp/testing/fixture-server.js
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -38,6 +39,7 @@ const TOOLS = [
       "Stops reading its input and sends Brain pings, as fast as they go, never reading the answers.",
     inputSchema: object(),
   },
+  { name: "malformed", description: "Answers with content that is not a list.", inputSchema: object() },
 ];
 
 const server = new Server({ name: "brain-fixture", version: "1.0.0" }, { capabilities: { tools: {} } });
@@ -45,7 +47,7 @@ const prefix = process.env.FIXTURE_TOOL_PREFIX ?? "";
 server.setRequestHandler(ListToolsRequestSchema, async () => ({
   tools: TOOLS.map((tool) => ({ ...tool, name: `${prefix}${tool.name}` })),
 }));
-server.setRequestHandler(CallToolRequestSchema, async (request) => {
+server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
   const name = request.params.name.startsWith(prefix) ? request.params.name.slice(prefix.length) : "";
   const args = (request.params.arguments ?? {}) as Record<string, unknown>;
   const text = (value: string, isError = false) => ({ content: [{ type: "text", text: value }], isError });
@@ -69,6 +71,10 @@ server.setRequestHandler(CallToolRequestSchema, async (request) => {
       return text("odd");
     case "flood":
       flood();
+      return new Promise<never>(() => {});
+    case "malformed":
+      // Written by hand: the SDK's server would not send it.
+      writeLine({ jsonrpc: "2.0", id: extra.requestId, result: { content: "not a list" } });
       return new Promise<never>(() => {});
   }
   return text(`unknown tool ${request.params.name}`, true);
