@@ -69,8 +69,11 @@ export class McpConnection {
     return this.stopped.why;
   }
 
-  /** Connects, initialises and lists the tools, or rejects with a message that says what went wrong. */
-  static async open(spec: ServerSpec, timeoutMs: number): Promise<McpConnection> {
+  /**
+   * Connects, initialises and lists the tools, or rejects with a message that says what went wrong. `stop`
+   * gives up at once (the session closed): a server that hangs at initialize is not waited for.
+   */
+  static async open(spec: ServerSpec, timeoutMs: number, stop?: AbortSignal): Promise<McpConnection> {
     const { transport, stderr } = makeTransport(spec);
     const stopped: { why?: string } = {};
     if (transport instanceof StdioClientTransport) {
@@ -82,8 +85,12 @@ export class McpConnection {
     }
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     let timer: NodeJS.Timeout | undefined;
+    let giveUp: (() => void) | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`did not start within ${timeoutMs / 1000} s`)), timeoutMs);
+      giveUp = () => reject(new Error("stopped while it started"));
+      stop?.addEventListener("abort", giveUp, { once: true });
+      if (stop?.aborted) giveUp();
     });
     try {
       // The deadline below is the one that speaks; the client's own request timeouts only back it up.
@@ -108,6 +115,7 @@ export class McpConnection {
       throw new Error(`${startError(spec, err)}${said ? `; it said: ${said}` : ""}`);
     } finally {
       clearTimeout(timer);
+      if (giveUp) stop?.removeEventListener("abort", giveUp);
     }
   }
 

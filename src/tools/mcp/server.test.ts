@@ -1,9 +1,13 @@
 // One MCP server as a tool service, driven directly (no session around it): servers that break the protocol or
 // Brain's limits get an error result and a stopped process, and never take Brain's memory or its close with them.
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { McpServer } from "../../protocol/config.js";
+import { tempDir } from "../../testing/brain.js";
 import type { ToolServiceEvent } from "../tool-service.js";
 import { McpServerService } from "./server.js";
+import { McpSessionServers } from "./session-servers.js";
 import { fixtureStdio } from "./testing/servers.js";
 
 const services: McpServerService[] = [];
@@ -77,5 +81,27 @@ describe("a server that answers with something that is not a tool result", () =>
     expect(events.map((e) => e.state)).toEqual(["started"]);
     await service.close();
     expect(isAlive(pid)).toBe(false);
+  });
+});
+
+describe("closing while a server starts", () => {
+  it("stops a server that never answers initialize instead of waiting out its startup timeout", async () => {
+    const dir = tempDir();
+    const pidFile = join(dir, "pid");
+    // Never answers and never reads its input: only a kill ends it.
+    const hanging = `require("node:fs").writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1 << 30);`;
+    const servers = new McpSessionServers(
+      { slow: { command: process.execPath, args: ["-e", hanging], startup_timeout_ms: 2_000_000_000 } },
+      { baseDir: dir, env: {} },
+    );
+    const events: ToolServiceEvent[] = [];
+    const started = servers.start((event) => events.push(event));
+    await expect.poll(() => readFileSync(pidFile, "utf8").length > 0 || undefined).toBe(true);
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    await servers.close();
+    expect(await started).toHaveLength(1);
+    expect(isAlive(pid)).toBe(false);
+    expect(events).toEqual([]);
+    rmSync(dir, { recursive: true, force: true });
   });
 });

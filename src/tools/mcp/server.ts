@@ -25,6 +25,8 @@ export class McpServerService implements ToolService {
   private everStarted = false;
   private lastError = "it has not started";
   private stopped = false;
+  /** Aborted by close: a start under way gives up instead of holding the close until its deadline. */
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly spec: ServerSpec,
@@ -77,6 +79,7 @@ export class McpServerService implements ToolService {
   async close(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.stopping.abort();
     clearTimeout(this.restartTimer);
     await this.starting?.catch(() => undefined);
     const connection = this.connection;
@@ -107,8 +110,9 @@ export class McpServerService implements ToolService {
     const timeoutMs = this.spec.config.startup_timeout_ms ?? DEFAULT_STARTUP_TIMEOUT_MS;
     let connection: McpConnection;
     try {
-      connection = await McpConnection.open(this.spec, timeoutMs);
+      connection = await McpConnection.open(this.spec, timeoutMs, this.stopping.signal);
     } catch (err) {
+      if (this.stopped) return undefined;
       this.lastError = (err as Error).message;
       this.report({ service: this.name, state: "failed", message: this.lastError });
       if (restart) this.scheduleRestart();

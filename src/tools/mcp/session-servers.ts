@@ -78,8 +78,9 @@ export class McpSessionServers implements SessionToolServices {
 
   async close(): Promise<void> {
     this.closed = true;
-    await this.started?.catch(() => {});
+    // Stopped before the start is awaited: a server that hangs at initialize gives up now, not at its deadline.
     await Promise.all(this.servers.map((server) => server.close()));
+    await this.started?.catch(() => {});
   }
 }
 
