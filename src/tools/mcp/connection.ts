@@ -13,6 +13,7 @@ import type { McpServer } from "../../protocol/config.js";
 import type { McpCallResult } from "./content.js";
 import { expandRecord, expandVars } from "./expand.js";
 import type { McpToolInfo } from "./names.js";
+import { OutputSchemaChecks } from "./output-schemas.js";
 
 export interface ServerSpec {
   name: string;
@@ -83,7 +84,10 @@ export class McpConnection {
         void transport.close().catch(() => {});
       });
     }
-    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    const client = new Client(CLIENT_INFO, {
+      capabilities: {},
+      jsonSchemaValidator: new OutputSchemaChecks(),
+    });
     let timer: NodeJS.Timeout | undefined;
     let giveUp: (() => void) | undefined;
     const deadline = new Promise<never>((_, reject) => {

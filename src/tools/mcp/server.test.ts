@@ -105,3 +105,27 @@ describe("closing while a server starts", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe("a tool's output schema, from its server", () => {
+  const withSchema = (tool: string) => fixtureStdio({ env: { FIXTURE_OUTPUT_SCHEMA: tool } });
+
+  it("one that does not compile checks nothing, and the server's tools all start", async () => {
+    const { service, events } = await serve(withSchema("unchecked"));
+    expect(events).toMatchObject([{ state: "started", tools: expect.arrayContaining(["fx__unchecked"]) }]);
+    expect(await call(service, "echo", { text: "hi" })).toMatchObject({ is_error: false });
+    expect(await call(service, "unchecked")).toEqual({
+      is_error: false,
+      content: [{ type: "text", text: '{"a":1}' }],
+    });
+  });
+
+  it("its patterns are not run on Brain's loop (no ReDoS): the result is taken as the server gave it", async () => {
+    const { service } = await serve(withSchema("structured"));
+    // Against ^(a+)+$, each more a before the '!' doubles a backtracking engine's work.
+    const a = `${"a".repeat(25)}!`;
+    expect(await call(service, "structured", { a })).toEqual({
+      is_error: false,
+      content: [{ type: "text", text: JSON.stringify({ a }) }],
+    });
+  });
+});

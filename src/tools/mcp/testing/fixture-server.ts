@@ -42,6 +42,23 @@ const TOOLS = [
   { name: "malformed", description: "Answers with content that is not a list.", inputSchema: object() },
 ];
 
+/** Tools whose output schemas Brain must not take at their word: FIXTURE_OUTPUT_SCHEMA names the one offered. */
+const OUTPUT_SCHEMA_TOOLS = [
+  {
+    name: "structured",
+    description: "Answers {a: `a`}, under a schema whose pattern backtracks without end on a's and a '!'.",
+    inputSchema: object({ a: { type: "string" } }, ["a"]),
+    outputSchema: object({ a: { type: "string", pattern: "^(a+)+$" } }),
+  },
+  {
+    name: "unchecked",
+    description: "Its output schema does not compile.",
+    inputSchema: object(),
+    outputSchema: object({ a: { type: "no such type" } }),
+  },
+];
+TOOLS.push(...OUTPUT_SCHEMA_TOOLS.filter((tool) => tool.name === process.env.FIXTURE_OUTPUT_SCHEMA));
+
 const server = new Server({ name: "brain-fixture", version: "1.0.0" }, { capabilities: { tools: {} } });
 const prefix = process.env.FIXTURE_TOOL_PREFIX ?? "";
 server.setRequestHandler(ListToolsRequestSchema, async () => ({
@@ -69,6 +86,10 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       return text("this tool always fails", true);
     case "odd.name":
       return text("odd");
+    case "structured":
+      return { content: [], structuredContent: { a: String(args.a) } };
+    case "unchecked":
+      return { content: [], structuredContent: { a: 1 } };
     case "flood":
       flood();
       return new Promise<never>(() => {});
