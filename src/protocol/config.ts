@@ -1,6 +1,6 @@
 // brain.config.json: the runner harnesses (seed A's "harnesses" block) and the defaults of new sessions.
 import { z } from "zod";
-import { PermissionPolicy } from "./permissions.js";
+import { MAX_TIMER_MS, PermissionPolicy } from "./permissions.js";
 import { SessionConfig } from "./runner.js";
 
 export const HarnessEntry = z.strictObject({
@@ -39,6 +39,16 @@ export const ProviderName = z
  */
 export const ProviderChoice = z.union([ProviderName, ProviderSettings]);
 
+/** A timeout in ms, refused past what a timer holds (it would fire at once); `fallback` is the default's text. */
+const timerMs = (fallback: string) =>
+  z
+    .number()
+    .int()
+    .positive()
+    .max(MAX_TIMER_MS, {
+      message: `at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest a timer can wait); leave it out for the default of ${fallback}`,
+    });
+
 /**
  * One MCP server of a session, in the shape of nui's `aiAssets.mcpServers` (and of `.mcp.json`): `command` (with
  * `args`, `env`, `cwd`) for a server on stdio, or `url` (with `headers`) for one over streamable HTTP. In `env`,
@@ -58,8 +68,9 @@ export const McpServer = z
     headers: z.record(z.string(), z.string()).optional(),
     /** Offer only these of the server's tools (by the server's own names). */
     tools: z.array(z.string()).optional(),
-    startup_timeout_ms: z.number().int().positive().optional(),
-    call_timeout_ms: z.number().int().positive().optional(),
+    startup_timeout_ms: timerMs("30000").optional(),
+    /** A call's deadline; a progress report from the tool starts it afresh. */
+    call_timeout_ms: timerMs("120000").optional(),
   })
   .superRefine((server, ctx) => {
     const stdio = server.command !== undefined;

@@ -4,12 +4,15 @@ import { z } from "zod";
 
 export const PermissionDecision = z.enum(["allow", "ask", "deny"]);
 
+/** The longest delay a Node timer holds (2^31 - 1 ms, about 24.8 days): a longer one fires at once (1 ms). */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 /**
- * The longest an `ask` may wait: the longest delay a Node timer holds (2^31 - 1 ms, about 24.8 days). A longer
- * one would fire at once (Node clamps it to 1 ms) and deny the request unanswered; an ask pending for weeks is
- * already past any human's answer, so a longer wait is refused rather than built from chained timers.
+ * The longest an `ask` may wait: the longest a timer holds. A longer one would fire at once and deny the request
+ * unanswered; an ask pending for weeks is already past any human's answer, so a longer wait is refused rather
+ * than built from chained timers.
  */
-export const MAX_ASK_TIMEOUT_MS = 2_147_483_647;
+export const MAX_ASK_TIMEOUT_MS = MAX_TIMER_MS;
 
 export const PermissionPolicy = z.strictObject({
   /** For bound tools no rule names. Default: allow (binding a tool is already a decision). */

@@ -342,6 +342,13 @@ describe("configuration", () => {
       '"env" is for stdio servers, and this one has a url',
     ]);
     expect(problems({ command: "x", type: "http" })).toEqual(['type "http" does not match']);
+    // A timer holds at most 2^31 - 1 ms; past that it would fire at once and every call would time out.
+    const timer = (ms: number) => problems({ command: "x", call_timeout_ms: ms, startup_timeout_ms: ms });
+    expect(timer(2_147_483_647)).toEqual([]);
+    expect(timer(2_147_483_648)).toEqual([
+      "at most 2147483647 ms (about 24.8 days, the longest a timer can wait); leave it out for the default of 30000",
+      "at most 2147483647 ms (about 24.8 days, the longest a timer can wait); leave it out for the default of 120000",
+    ]);
     expect(McpServers.safeParse({ a__b: { command: "x" } }).success).toBe(false);
     expect(McpServer.safeParse({ type: "stdio", command: "npx", args: ["-y", "pkg"], env: {} }).success).toBe(
       true,
