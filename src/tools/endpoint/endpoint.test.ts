@@ -7,7 +7,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { afterEach, describe, expect, it } from "vitest";
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { events, makeBrain, type TestBrain } from "../../testing/brain.js";
-import type { ToolEndpoint } from "./endpoint.js";
+import { openToolEndpoint, type ToolEndpoint } from "./endpoint.js";
 import { type RunningTurnRef, sessionToolEndpoint } from "./session.js";
 
 interface Planned {
@@ -127,5 +127,32 @@ describe("the session tool endpoint", () => {
     await s.close();
     const { existsSync } = await import("node:fs");
     expect(existsSync(endpoint!.dir)).toBe(false);
+  });
+
+  it("drops a connection whose message is past the line limit, so the agent's call fails instead of waiting", async () => {
+    const endpoint = await openToolEndpoint({
+      tools: [{ name: "echo", input_schema: { type: "object" } }],
+      call: async () => ({ content: [{ type: "text", text: "ran" }], is_error: false }),
+    });
+    const agent = async () => {
+      const client = new Client({ name: "test", version: "1" });
+      await client.connect(
+        new StdioClientTransport({
+          ...endpoint.server,
+          env: { ...endpoint.server.env, PATH: "/usr/bin:/bin" },
+        }),
+      );
+      return client;
+    };
+    const first = await agent();
+    // Over the MCP SDK's 10 MiB limit for one message on stdio.
+    const huge = { text: "x".repeat(11 * 1024 * 1024) };
+    await expect(first.callTool({ name: "echo", arguments: huge })).rejects.toThrow(/Connection closed/);
+    const second = await agent();
+    expect(await second.callTool({ name: "echo", arguments: {} })).toMatchObject({
+      content: [{ text: "ran" }],
+    });
+    await Promise.all([first.close(), second.close()]);
+    await endpoint.close();
   });
 });

@@ -143,6 +143,9 @@ function serve(socket: Socket, options: ToolEndpointOptions): void {
   });
   const transport = new StdioServerTransport(socket, socket);
   socket.on("close", () => void server.close().catch(() => {}));
+  // The transport gives up by itself on a message past its 10 MiB line limit, and then only stops reading: the
+  // socket must go too, or the agent's calls on it wait for answers that never come.
+  server.onclose = () => socket.destroy();
   // Paused while the secret was read; a `data` listener alone does not resume an explicitly paused stream.
   void server.connect(transport).then(
     () => socket.resume(),
