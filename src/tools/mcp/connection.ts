@@ -12,6 +12,7 @@ import { tailOf } from "../../core/redact.js";
 import type { McpServer } from "../../protocol/config.js";
 import type { McpCallResult } from "./content.js";
 import { expandRecord, expandVars } from "./expand.js";
+import { limitedFetch } from "./http-limits.js";
 import type { McpToolInfo } from "./names.js";
 import { OutputSchemaChecks } from "./output-schemas.js";
 
@@ -150,9 +151,10 @@ function makeTransport(spec: ServerSpec): { transport: Transport; stderr?: Stder
   if (config.url !== undefined) {
     const url = new URL(expandVars(config.url, env, `${where}.url`));
     const headers = expandRecord(config.headers, env, `${where}.headers`);
+    const fetch = limitedFetch();
     if (config.type === "sse")
-      return { transport: new SSEClientTransport(url, { requestInit: { headers } }) };
-    return { transport: new StreamableHTTPClientTransport(url, { requestInit: { headers } }) };
+      return { transport: new SSEClientTransport(url, { requestInit: { headers }, fetch }) };
+    return { transport: new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch }) };
   }
   const stderr = new StderrTail();
   const cwd = config.cwd === undefined ? spec.baseDir : resolveDir(spec.baseDir, config.cwd);
