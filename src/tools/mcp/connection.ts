@@ -38,6 +38,9 @@ class StderrTail {
 
 const CLIENT_INFO = { name: "brain", version: "0.1.0" };
 
+/** The most tools one server may offer: more than any model is given, far less than would strain Brain. */
+export const MAX_TOOLS = 4096;
+
 /**
  * How much Brain may have written to a stdio server's input that the server has not read. Brain answers every
  * request a server sends (a ping, a sampling request it refuses); a server that sends them without reading the
@@ -103,11 +106,20 @@ export class McpConnection {
       const start = (async () => {
         await client.connect(transport, requestTimeout);
         const tools: McpToolInfo[] = [];
+        const cursors = new Set<string>();
         let cursor: string | undefined;
         do {
           const page = await client.listTools(cursor ? { cursor } : {}, requestTimeout);
           tools.push(...page.tools);
           cursor = page.nextCursor;
+          // Pages that never end would be asked for and kept until the deadline: gigabytes at a local pace.
+          if (cursor !== undefined && cursors.has(cursor))
+            throw new Error(
+              `its tools/list gave the cursor ${JSON.stringify(cursor).slice(0, 80)} twice: its pages do not end`,
+            );
+          if (tools.length > MAX_TOOLS)
+            throw new Error(`its tools/list offered more than ${MAX_TOOLS} tools (its pages may not end)`);
+          if (cursor !== undefined) cursors.add(cursor);
         } while (cursor);
         return tools;
       })();

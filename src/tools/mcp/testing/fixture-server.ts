@@ -61,9 +61,14 @@ TOOLS.push(...OUTPUT_SCHEMA_TOOLS.filter((tool) => tool.name === process.env.FIX
 
 const server = new Server({ name: "brain-fixture", version: "1.0.0" }, { capabilities: { tools: {} } });
 const prefix = process.env.FIXTURE_TOOL_PREFIX ?? "";
-server.setRequestHandler(ListToolsRequestSchema, async () => ({
-  tools: TOOLS.map((tool) => ({ ...tool, name: `${prefix}${tool.name}` })),
-}));
+// FIXTURE_PAGES: "same" gives every page the same next cursor, "endless" a new one each time (paging bugs).
+const paging = process.env.FIXTURE_PAGES;
+server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+  const page = Number(request.params?.cursor ?? 0);
+  const nextCursor = paging === "same" ? "again" : paging === "endless" ? String(page + 1) : undefined;
+  const tools = TOOLS.map((tool) => ({ ...tool, name: `${prefix}${tool.name}${paging ? `_${page}` : ""}` }));
+  return { tools, ...(nextCursor ? { nextCursor } : {}) };
+});
 server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
   const name = request.params.name.startsWith(prefix) ? request.params.name.slice(prefix.length) : "";
   const args = (request.params.arguments ?? {}) as Record<string, unknown>;
