@@ -19,9 +19,13 @@ export function sessionSecrets(
   return out;
 }
 
+/** Headers that carry a credential whatever their value looks like. */
+const CREDENTIAL_HEADER = /^(authorization|proxy-authorization|cookie)$/i;
+
 /**
- * The secrets a session's record names or holds: its MCP servers' `${VAR}` values, and the secret-named
- * variables it hands its processes (an agent definition's `env`), which the record itself holds in plain text.
+ * The secrets a session's record names or holds: its MCP servers' `${VAR}` values, and what it holds in plain
+ * text: the secret-named variables it hands its processes (an agent definition's `env`, an MCP server's `env`)
+ * and an MCP server's credential headers written out rather than as `${VAR}`.
  */
 export function recordSecrets(record: SessionRecord, env: NodeJS.ProcessEnv): Secret[] {
   const out: Secret[] = [];
@@ -29,6 +33,14 @@ export function recordSecrets(record: SessionRecord, env: NodeJS.ProcessEnv): Se
   for (const [, name] of mcpNames) {
     const value = env[name!];
     if (value) out.push({ name: name!, value });
+  }
+  // A value with a `${VAR}` in it shows the reference as written; the variable's value is redacted above.
+  for (const server of Object.values(record.mcp_servers ?? {})) {
+    for (const [name, value] of Object.entries(server.env ?? {}))
+      if (SECRET_NAME.test(name) && !value.includes("${")) out.push({ name, value });
+    for (const [name, value] of Object.entries(server.headers ?? {}))
+      if ((SECRET_NAME.test(name) || CREDENTIAL_HEADER.test(name)) && !value.includes("${"))
+        out.push({ name, value });
   }
   const sessionEnv = record.config.options?.env;
   if (sessionEnv && typeof sessionEnv === "object") {
