@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
-import type { ModelMessage } from "ai";
+import type { ModelMessage, ToolCallPart } from "ai";
 import type { NativeFile } from "../../core/harness.js";
 import { encodeLine } from "../../protocol/ndjson.js";
 
@@ -28,6 +28,46 @@ export function summaryMessage(summary: string): ModelMessage {
     role: "user",
     content: `[The conversation so far was compacted. Summary of it:]\n\n${summary}`,
   };
+}
+
+/** What the model is told of a call whose result was never saved: the log's word for it after a restart. */
+export const UNSAVED_RESULT = "the host stopped while the tool call was running; its outcome is unknown";
+
+/**
+ * `messages` with every tool call of an assistant message answered in the tool messages right after it. A call's
+ * result is missing when Brain stopped while the call ran (the call is saved before it runs, its result after);
+ * the SDK refuses to send a call without its result, so every later turn would fail. The missing ones get an
+ * error result, as the log gives such a call one.
+ */
+function answered(messages: ModelMessage[]): ModelMessage[] {
+  const out: ModelMessage[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]!;
+    out.push(message);
+    if (message.role !== "assistant" || typeof message.content === "string") continue;
+    const calls = message.content.filter(
+      (part): part is ToolCallPart => part.type === "tool-call" && !part.providerExecuted,
+    );
+    if (calls.length === 0) continue;
+    const results = new Set<string>();
+    for (let next = messages[i + 1]; next?.role === "tool"; next = messages[i + 1]) {
+      for (const part of next.content) if (part.type === "tool-result") results.add(part.toolCallId);
+      out.push(next);
+      i++;
+    }
+    const unanswered = calls.filter((call) => !results.has(call.toolCallId));
+    if (unanswered.length === 0) continue;
+    out.push({
+      role: "tool",
+      content: unanswered.map((call) => ({
+        type: "tool-result" as const,
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        output: { type: "error-text" as const, value: UNSAVED_RESULT },
+      })),
+    });
+  }
+  return out;
 }
 
 export class Conversation {
@@ -69,7 +109,7 @@ export class Conversation {
     }
     const out: ModelMessage[] = summary === undefined ? [] : [summaryMessage(summary)];
     for (const entry of this.entries.slice(start)) if (entry.type === "message") out.push(entry.message);
-    return out;
+    return answered(out);
   }
 
   /** The input tokens of the last request made since the last compaction (0 when there was none). */
