@@ -4,6 +4,7 @@ import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { encodeLine } from "../../protocol/ndjson.js";
+import { events } from "../../testing/brain.js";
 import { CONVERSATION_FILE, type Entry, UNSAVED_RESULT } from "./conversation.js";
 import { apiTestBed } from "./testing/bed.js";
 import { transcript } from "./testing/provider.js";
@@ -52,5 +53,63 @@ describe("conversation file", () => {
       content: UNSAVED_RESULT,
       is_error: true,
     });
+  });
+});
+
+/** The tool_result blocks of an Anthropic request, as [tool_use_id, content]. */
+function results(body: { messages: { content: unknown }[] }): [string, string][] {
+  return body.messages.flatMap((m) =>
+    Array.isArray(m.content)
+      ? m.content
+          .filter((p: { type: string }) => p.type === "tool_result")
+          .map(
+            (p: { tool_use_id: string; content: string }) => [p.tool_use_id, p.content] as [string, string],
+          )
+      : [],
+  );
+}
+
+describe("calls the SDK cannot parse", () => {
+  it("answers a call with arguments that are not JSON, or to a tool not offered, once, and logs why", async () => {
+    const session = await bed.brain().brain.create({
+      harness: "api",
+      config: { model: "anthropic:fake-model", tools: ["echo"] },
+    });
+    bed.fake.script([
+      {
+        toolCalls: [
+          { id: "toolu_bad", name: "echo", arguments: {}, argumentsJson: '{"value": "x' },
+          { id: "toolu_unknown", name: "nosuch", arguments: { a: 1 } },
+        ],
+      },
+      { text: "sorry" },
+    ]);
+    expect((await (await session.prompt("go")).settled).status).toBe("completed");
+    expect(results(bed.fake.requests[1]!.body)).toEqual([
+      ["toolu_bad", 'the arguments of echo must be a JSON object; got: {"value": "x'],
+      ["toolu_unknown", 'tool "nosuch" is not bound to this session; bound tools: echo'],
+    ]);
+    const warnings = (await events(session))
+      .filter((e) => e.type === "harness.warning")
+      .map((e) => (e.data as { message: string }).message);
+    expect(warnings).toContain(
+      'tool call "toolu_bad" (echo) was not run: the arguments of echo must be a JSON object; got: {"value": "x',
+    );
+  });
+
+  it("sends one answer of a call a conversation file answers twice (written before that was fixed)", async () => {
+    const answer = (value: string) => ({
+      type: "tool-result" as const,
+      toolCallId: "toolu_twice",
+      toolName: "nosuch",
+      output: { type: "error-text" as const, value },
+    });
+    const session = await reopenedWith([
+      call("toolu_twice"),
+      { type: "message", message: { role: "tool", content: [answer("the SDK's")] } },
+      { type: "message", message: { role: "tool", content: [answer("Brain's")] } },
+    ]);
+    await (await session.prompt("two")).settled;
+    expect(results(bed.fake.requests[1]!.body)).toEqual([["toolu_twice", "Brain's"]]);
   });
 });

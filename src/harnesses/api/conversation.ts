@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
-import type { ModelMessage, ToolCallPart } from "ai";
+import type { ModelMessage, ToolCallPart, ToolContent, ToolModelMessage } from "ai";
 import type { NativeFile } from "../../core/harness.js";
 import { encodeLine } from "../../protocol/ndjson.js";
 
@@ -34,10 +34,11 @@ export function summaryMessage(summary: string): ModelMessage {
 export const UNSAVED_RESULT = "the host stopped while the tool call was running; its outcome is unknown";
 
 /**
- * `messages` with every tool call of an assistant message answered in the tool messages right after it. A call's
- * result is missing when Brain stopped while the call ran (the call is saved before it runs, its result after);
- * the SDK refuses to send a call without its result, so every later turn would fail. The missing ones get an
- * error result, as the log gives such a call one.
+ * `messages` with every tool call of an assistant message answered once in the tool messages right after it.
+ * A call's result is missing when Brain stopped while the call ran (the call is saved before it runs, its result
+ * after): the SDK refuses to send a call without its result, so every later turn would fail. The missing ones
+ * get an error result, as the log gives such a call one. A call answered twice (files written before Brain kept
+ * only its own result of a call the SDK could not parse) keeps its last answer, Brain's: providers refuse two.
  */
 function answered(messages: ModelMessage[]): ModelMessage[] {
   const out: ModelMessage[] = [];
@@ -49,13 +50,23 @@ function answered(messages: ModelMessage[]): ModelMessage[] {
       (part): part is ToolCallPart => part.type === "tool-call" && !part.providerExecuted,
     );
     if (calls.length === 0) continue;
-    const results = new Set<string>();
+    const replies: ToolModelMessage[] = [];
     for (let next = messages[i + 1]; next?.role === "tool"; next = messages[i + 1]) {
-      for (const part of next.content) if (part.type === "tool-result") results.add(part.toolCallId);
-      out.push(next);
+      replies.push(next);
       i++;
     }
-    const unanswered = calls.filter((call) => !results.has(call.toolCallId));
+    const last = new Map<string, ToolContent[number]>();
+    for (const reply of replies) {
+      for (const part of reply.content) if (part.type === "tool-result") last.set(part.toolCallId, part);
+    }
+    for (const reply of replies) {
+      const content = reply.content.filter(
+        (part) => part.type !== "tool-result" || last.get(part.toolCallId) === part,
+      );
+      if (content.length === reply.content.length) out.push(reply);
+      else if (content.length > 0) out.push({ ...reply, content });
+    }
+    const unanswered = calls.filter((call) => !last.has(call.toolCallId));
     if (unanswered.length === 0) continue;
     out.push({
       role: "tool",

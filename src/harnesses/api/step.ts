@@ -152,7 +152,10 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
     kind: "done",
     text,
     toolCalls,
-    messages: response.messages,
+    // The tools have no `execute`, so the SDK's tool messages hold only its own errors for calls it could not
+    // parse (arguments that are not JSON, a tool not offered): Brain answers every call itself, and a provider
+    // refuses a call answered twice.
+    messages: response.messages.filter((message) => message.role !== "tool"),
     usage,
     providerMetadata,
     finishReason,

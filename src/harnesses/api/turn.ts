@@ -81,9 +81,10 @@ export async function runTurn(deps: TurnDeps, input: TurnInput): Promise<PromptO
     const results = await Promise.all(
       outcome.toolCalls.map((call): Promise<ToolResult> => {
         const params = toCallParams(call);
-        return typeof params === "string"
-          ? Promise.resolve(errorResult(params))
-          : options.call(turn, params, signal);
+        if (typeof params !== "string") return options.call(turn, params, signal);
+        // Never logged as a tool.call (the log takes only object arguments): the log says what the model was told.
+        deps.warn(`tool call "${call.id}" (${call.name}) was not run: ${params}`);
+        return Promise.resolve(errorResult(params));
       }),
     );
     // Every call gets its result, cancelled ones included: the next request must be well formed.
