@@ -51,6 +51,20 @@ describe.each(Object.entries(PROVIDER_FORMATS))("%s", (provider, format) => {
     expect(second).toContain("Let me echo.");
     expect(second).not.toContain("item_reference");
   });
+
+  it("fails a stream that ends before the model finished, instead of taking the cut answer as whole", async () => {
+    const session = await bed.brain({ provider }).brain.create({
+      harness: "api",
+      config: { model: `${provider}:fake-model`, options: { retries: 0 } },
+    });
+    bed.fake.script([{ text: "The answer is forty-two.", chunkSize: 4, endAfter: 3 }]);
+    const outcome = await (await session.prompt("the answer?")).settled;
+    expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
+    // openai-compatible's own SDK package already says so, in its words.
+    expect(outcome.error?.message).toMatch(
+      /stream ended (before the model finished|without a finish reason)/,
+    );
+  });
 });
 
 describe("model strings", () => {

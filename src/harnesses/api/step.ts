@@ -65,6 +65,14 @@ export class IdleTimeoutError extends Error {
   override name = "TimeoutError";
 }
 
+/**
+ * The stream ended without the model's finish: no finish reason came. The SDK still ends the step, as "other", so
+ * a cut answer would pass for a whole one.
+ */
+export class UnfinishedStreamError extends Error {
+  override name = "UnfinishedStreamError";
+}
+
 export async function streamStep(req: StepRequest): Promise<StepOutcome> {
   const { settings } = req;
   const idle = new AbortController();
@@ -105,6 +113,7 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
   let usage: LanguageModelUsage | undefined;
   let providerMetadata: ProviderMetadata | undefined;
   let finishReason: FinishReason = "other";
+  let rawFinishReason: string | undefined;
   try {
     for await (const part of result.fullStream) {
       stillAlive();
@@ -121,6 +130,7 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
         usage = part.usage;
         providerMetadata = part.providerMetadata;
         finishReason = part.finishReason;
+        rawFinishReason = part.rawFinishReason;
       } else if (part.type === "error") {
         failure = part.error;
         break;
@@ -147,6 +157,12 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
     Promise.resolve(result.response).catch(() => {});
     throw new StepError(failure ?? new Error("the stream ended without finishing"), streamed);
   }
+  if (unfinished(finishReason, rawFinishReason)) {
+    throw new StepError(
+      new UnfinishedStreamError("the stream ended before the model finished (it sent no finish reason)"),
+      streamed,
+    );
+  }
   const response = await result.response;
   return {
     kind: "done",
@@ -160,6 +176,16 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
     providerMetadata,
     finishReason,
   };
+}
+
+/**
+ * Every provider says why the model stopped: Anthropic's stop_reason, OpenAI's finish_reason (the Responses API:
+ * response.completed, whose reason is "stop" or "tool-calls" unless incomplete), Gemini's finishReason, Ollama's
+ * done_reason. "other" with no reason of the provider's own is the SDK's default for a stream that never said.
+ * (Not usage: Gemini reports it in every chunk.)
+ */
+function unfinished(reason: FinishReason, raw: string | undefined): boolean {
+  return reason === "other" && raw === undefined;
 }
 
 function describeWarning(warning: unknown): string {

@@ -96,7 +96,8 @@ export async function writeSse(
 
 /**
  * Writes frames in the given framing; returns false when the client left before the last one. With
- * `breakAfter`, the connection is destroyed after that many frames, as a proxy or provider dropping it would.
+ * `breakAfter`, the connection is destroyed after that many frames, as a proxy or provider dropping it would;
+ * with `endAfter`, the response ends after that many, as a stream cut short without an error.
  */
 export async function writeStream(
   res: ServerResponse,
@@ -104,8 +105,9 @@ export async function writeStream(
   signal: AbortSignal,
   headers: Record<string, string>,
   framing: StreamFraming,
-  breakAfter?: number,
+  cut: { breakAfter?: number; endAfter?: number } = {},
 ): Promise<boolean> {
+  const { breakAfter, endAfter } = cut;
   res.writeHead(200, {
     "content-type": framing.contentType,
     "cache-control": "no-cache",
@@ -120,6 +122,7 @@ export async function writeStream(
       res.destroy();
       return false;
     }
+    if (endAfter !== undefined && written >= endAfter) break;
     if (frame.delayMs) await pause(frame.delayMs, signal);
     if (signal.aborted) return false;
     if (!res.write(framing.encode(frame))) await drained(res, signal);

@@ -102,6 +102,7 @@ export function toReply(
   const chunkSize = "chunkSize" in step && step.chunkSize ? step.chunkSize : DEFAULT_CHUNK_SIZE;
   const delayMs = "delayMs" in step && step.delayMs ? step.delayMs : 0;
   const breakAfter = "breakAfter" in step ? step.breakAfter : undefined;
+  const endAfter = "endAfter" in step ? step.endAfter : undefined;
   return {
     text,
     toolCalls,
@@ -109,6 +110,7 @@ export function toReply(
     delayMs,
     usage,
     ...(breakAfter === undefined ? {} : { breakAfter }),
+    ...(endAfter === undefined ? {} : { endAfter }),
   };
 }
 

@@ -102,7 +102,11 @@ export async function startFakeProvider(opts: StartOptions = {}): Promise<FakePr
     const streams = handler.streams ? handler.streams(json, path) : json.stream === true;
     if (streams) {
       const framing = handler.framing === "ndjson" ? NDJSON_FRAMING : SSE_FRAMING;
-      await writeStream(res, handler.stream(ctx), signal, ids, framing, ctx.reply.breakAfter);
+      const { breakAfter, endAfter } = ctx.reply;
+      await writeStream(res, handler.stream(ctx), signal, ids, framing, {
+        ...(breakAfter === undefined ? {} : { breakAfter }),
+        ...(endAfter === undefined ? {} : { endAfter }),
+      });
     } else {
       sendJson(res, 200, handler.json(ctx), ids);
     }

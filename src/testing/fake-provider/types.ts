@@ -25,9 +25,17 @@ export interface ScriptedToolCall {
 export type ScriptStep =
   /**
    * Streams `text` in chunks of `chunkSize` characters, waiting `delayMs` between chunks. With `breakAfter`, only
-   * that many stream frames are written before the connection is dropped: a broken stream.
+   * that many stream frames are written before the connection is dropped: a broken stream. With `endAfter`, only
+   * that many are written and the response then ends as if it were whole: a stream cut short without an error.
    */
-  | { text: string; chunkSize?: number; delayMs?: number; usage?: TokenUsage; breakAfter?: number }
+  | {
+      text: string;
+      chunkSize?: number;
+      delayMs?: number;
+      usage?: TokenUsage;
+      breakAfter?: number;
+      endAfter?: number;
+    }
   /** Tool calls, optionally preceded by text in the same turn (as real models often do). */
   | { toolCalls: ScriptedToolCall[]; text?: string; usage?: TokenUsage }
   /**
@@ -91,6 +99,8 @@ export interface Reply {
   usage: TokenUsage;
   /** Drop the connection after this many stream frames. */
   breakAfter?: number;
+  /** End the response, as if whole, after this many stream frames. */
+  endAfter?: number;
 }
 
 /** One server-sent event. `data` is JSON-encoded unless it is a string. */
