@@ -113,3 +113,29 @@ describe("calls the SDK cannot parse", () => {
     expect(results(bed.fake.requests[1]!.body)).toEqual([["toolu_twice", "Brain's"]]);
   });
 });
+
+describe("compaction", () => {
+  it("keeps the conversation when the model's summary comes back empty", async () => {
+    const session = await bed.brain().brain.create({
+      harness: "api",
+      config: { model: "anthropic:fake-model", options: { compact_at_tokens: 1000 } },
+    });
+    bed.fake.script([
+      { text: "the number is 42", usage: { input: 1500, output: 10 } },
+      { text: "" },
+      { text: "42" },
+    ]);
+    await (await session.prompt("remember the number 42")).settled;
+    expect((await (await session.prompt("which number?")).settled).status).toBe("completed");
+    expect(transcript(bed.fake.requests[2]!.body)).toEqual([
+      "user: remember the number 42",
+      "assistant: the number is 42",
+      "user: which number?",
+    ]);
+    const all = await events(session);
+    expect(all.filter((e) => e.type === "context.compacted")).toEqual([]);
+    expect(all.map((e) => (e.data as { message?: string }).message)).toContain(
+      "compacting the conversation failed, going on without: the model's summary was empty",
+    );
+  });
+});

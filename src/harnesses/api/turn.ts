@@ -1,7 +1,7 @@
 // One user turn on the api harness: request, stream, hand the tool calls to Brain, repeat until the model
 // answers in text. Steering joins at the next step boundary; an interrupt stops the request or the waiting
 // tools and settles the turn as interrupted; provider failures are retried (bounded) and then fail the turn.
-import type { ModelMessage, ProviderMetadata, ToolSet, UserContent } from "ai";
+import type { FinishReason, ModelMessage, ProviderMetadata, ToolSet, UserContent } from "ai";
 import { HarnessError, type HarnessOptions, type PromptOutcome } from "../../core/harness.js";
 import { sleep } from "../../core/sleep.js";
 import type { ToolResult } from "../../protocol/runner.js";
@@ -163,12 +163,27 @@ async function compactIfLarge(deps: TurnDeps, usage: TurnUsage, signal: AbortSig
   }
   if (outcome.kind === "aborted") return;
   usage.add(outcome.usage, outcome.providerMetadata);
+  const flaw = summaryFlaw(outcome.text, outcome.finishReason);
+  if (flaw) {
+    deps.warn(`compacting the conversation failed, going on without: ${flaw}`);
+    return;
+  }
   await save(conversation, { type: "compaction", summary: outcome.text });
   const turn = deps.turn ? { turn: deps.turn } : {};
   deps.options.emit({ type: "context.compacted", ...turn, data: { summary: outcome.text } });
   deps.warn(
     `the conversation was compacted: ${conversation.length - 1} entries summarised in ${outcome.text.length} characters`,
   );
+}
+
+/**
+ * Why a summary must not be kept, if it must not: it stands in for everything before it from then on, so one that
+ * is empty or stopped short (at the output limit, say) would lose what it left out for good.
+ */
+function summaryFlaw(text: string, finishReason: FinishReason): string | undefined {
+  if (text.trim() === "") return "the model's summary was empty";
+  if (finishReason !== "stop") return `the model's summary stopped short (finish reason "${finishReason}")`;
+  return undefined;
 }
 
 async function save(
