@@ -139,3 +139,31 @@ describe("compaction", () => {
     );
   });
 });
+
+describe("an answer that failed midway", () => {
+  it("keeps what the user saw of it, in the conversation and as the turn's message", async () => {
+    const session = await bed.brain().brain.create({
+      harness: "api",
+      config: { model: "anthropic:fake-model", options: { retries: 0 } },
+    });
+    bed.fake.script([{ text: "The first half, then the rest", chunkSize: 4, endAfter: 7 }, { text: "ok" }]);
+    const broken = await session.prompt("tell me");
+    expect((await broken.settled).status).toBe("failed");
+    await (await session.prompt("go on")).settled;
+    const all = await events(session);
+    const seen = all
+      .filter((e) => e.type === "assistant.delta" && e.turn === broken.turn)
+      .map((e) => (e.data as { text: string }).text)
+      .join("");
+    expect(seen).not.toBe("");
+    expect(all.find((e) => e.type === "assistant.message" && e.turn === broken.turn)?.data).toMatchObject({
+      text: seen,
+      stop_reason: "error",
+    });
+    expect(transcript(bed.fake.requests[1]!.body)).toEqual([
+      "user: tell me",
+      `assistant: ${seen}`,
+      "user: go on",
+    ]);
+  });
+});

@@ -46,14 +46,18 @@ export type StepOutcome =
   /** Interrupted: what was streamed before the abort. */
   | { kind: "aborted"; text: string };
 
-/** A request that failed; `streamed` says whether any of it reached the user (then it must not be retried). */
+/** A request that failed; `text` is what of its answer reached the user (then it must not be retried). */
 export class StepError extends Error {
   override name = "StepError";
   constructor(
     readonly error: unknown,
-    readonly streamed: boolean,
+    readonly text: string,
   ) {
     super(error instanceof Error ? error.message : String(error));
+  }
+
+  get streamed(): boolean {
+    return this.text !== "";
   }
 }
 
@@ -107,7 +111,6 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
     onError: () => {},
   });
   let text = "";
-  let streamed = false;
   const toolCalls: StepToolCall[] = [];
   let failure: unknown;
   let usage: LanguageModelUsage | undefined;
@@ -120,7 +123,6 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
       if (part.type === "text-delta") {
         if (part.text === "") continue;
         text += part.text;
-        streamed = true;
         req.onDelta(part.text);
       } else if (part.type === "tool-call") {
         toolCalls.push({ id: part.toolCallId, name: part.toolName, input: part.input });
@@ -150,17 +152,17 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
     const seconds = settings.idleTimeoutMs / 1000;
     throw new StepError(
       new IdleTimeoutError(`nothing arrived for ${seconds} s (config.options.idle_timeout_ms)`),
-      streamed,
+      text,
     );
   }
   if (failure !== undefined || !usage) {
     Promise.resolve(result.response).catch(() => {});
-    throw new StepError(failure ?? new Error("the stream ended without finishing"), streamed);
+    throw new StepError(failure ?? new Error("the stream ended without finishing"), text);
   }
   if (unfinished(finishReason, rawFinishReason)) {
     throw new StepError(
       new UnfinishedStreamError("the stream ended before the model finished (it sent no finish reason)"),
-      streamed,
+      text,
     );
   }
   const response = await result.response;

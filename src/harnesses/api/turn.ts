@@ -50,15 +50,19 @@ export async function runTurn(deps: TurnDeps, input: TurnInput): Promise<PromptO
     for (const steer of deps.steers.splice(0)) {
       await save(conversation, { type: "message", message: { role: "user", content: steer } });
     }
-    const outcome = await request(deps, conversation.messages(), signal, (text) =>
-      options.emit({ type: "assistant.delta", turn, data: { text } }),
-    );
+    let outcome: StepOutcome;
+    try {
+      outcome = await request(deps, conversation.messages(), signal, (text) =>
+        options.emit({ type: "assistant.delta", turn, data: { text } }),
+      );
+    } catch (err) {
+      // The provider's failure stays the turn's error; a conversation that cannot be written shows next turn.
+      if (err instanceof BrokenAnswer)
+        await keepUnfinished(deps, turn, err.text, usage, "error").catch(() => {});
+      throw err;
+    }
     if (outcome.kind === "aborted") {
-      if (outcome.text) {
-        await save(conversation, { type: "message", message: { role: "assistant", content: outcome.text } });
-        const data = { text: outcome.text, usage: usage.toUsage(), stop_reason: "interrupted" };
-        options.emit({ type: "assistant.message", turn, data });
-      }
+      await keepUnfinished(deps, turn, outcome.text, usage, "interrupted");
       return { interrupted: true };
     }
     const stepUsage = usage.add(outcome.usage, outcome.providerMetadata);
@@ -102,6 +106,33 @@ export async function runTurn(deps: TurnDeps, input: TurnInput): Promise<PromptO
   return { interrupted: false };
 }
 
+/**
+ * A request that failed after some of its answer reached the user. The text goes into the conversation all the
+ * same (as an interrupted answer's does), so the model's next request holds what the user saw.
+ */
+class BrokenAnswer extends HarnessError {
+  constructor(
+    message: string,
+    readonly text: string,
+  ) {
+    super("provider_error", message);
+  }
+}
+
+/** Keeps the text of an answer that did not finish, interrupted or failed, as the assistant's message. */
+async function keepUnfinished(
+  deps: TurnDeps,
+  turn: string,
+  text: string,
+  usage: TurnUsage,
+  stopReason: "interrupted" | "error",
+): Promise<void> {
+  if (!text) return;
+  await save(deps.conversation, { type: "message", message: { role: "assistant", content: text } });
+  const data = { text, usage: usage.toUsage(), stop_reason: stopReason };
+  deps.options.emit({ type: "assistant.message", turn, data });
+}
+
 function userMessage(text: string, images: LoadedImage[]): ModelMessage {
   if (images.length === 0) return { role: "user", content: text };
   const content: UserContent = [{ type: "text", text }];
@@ -135,8 +166,9 @@ async function request(
     } catch (err) {
       if (!(err instanceof StepError)) throw err;
       const why = describeProviderError(model.provider, err.error);
-      if (err.streamed || !isRetryable(err.error) || attempt >= settings.retries) {
-        const tries = attempt > 0 ? ` (after ${attempt + 1} attempts)` : "";
+      const tries = attempt > 0 ? ` (after ${attempt + 1} attempts)` : "";
+      if (err.streamed) throw new BrokenAnswer(`${why}${tries}`, err.text);
+      if (!isRetryable(err.error) || attempt >= settings.retries) {
         throw new HarnessError("provider_error", `${why}${tries}`);
       }
       const wait = backoffMs(attempt, settings.retryBaseMs, err.error);
