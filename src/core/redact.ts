@@ -120,3 +120,9 @@ export function tailOf(text: string, max: number): string {
   if (text.length <= max) return text;
   return text.slice(-max).replace(/^\S*\s*/, "");
 }
+
+/** The first `max` characters of `text`, for an error message; a word the cut falls in is dropped, as in tailOf. */
+export function headOf(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return text.slice(0, max).replace(/\s*\S*$/, "");
+}

@@ -1,6 +1,7 @@
 // Provider failures in words a user can act on: the HTTP status and the provider's own message, a dropped
 // stream, a silent one. Which of them are worth another try is decided here too.
 import { APICallError } from "ai";
+import { headOf } from "../../core/redact.js";
 
 /** The provider's message from an error body in any of the formats we speak; undefined when there is none. */
 export function messageInBody(body: string | undefined): string | undefined {
@@ -14,7 +15,8 @@ export function messageInBody(body: string | undefined): string | undefined {
   } catch {
     // not JSON: a proxy's HTML page, say
   }
-  return body.length > 300 ? `${body.slice(0, 300)}…` : body;
+  // Cut between words: a key the page echoes, cut in two, would leave its start where no redactor knows it.
+  return body.length > 300 ? `${headOf(body, 300)}…` : body;
 }
 
 /** The innermost cause's message: a dropped connection surfaces as "terminated" caused by "other side closed". */

@@ -86,9 +86,14 @@ export async function startFakeProvider(opts: StartOptions = {}): Promise<FakePr
       return;
     }
     if ("error" in step) {
-      const { retry, ...error } = step.error;
+      const { retry, page, ...error } = step.error;
       const retryHeader: Record<string, string> =
         retry === undefined ? {} : { "x-should-retry": String(retry) };
+      if (page !== undefined) {
+        res.writeHead(error.status, { "content-type": "text/html", ...ids, ...retryHeader });
+        res.end(page);
+        return;
+      }
       return sendJson(res, error.status, handler.errorBody(error), { ...ids, ...retryHeader });
     }
     const json = body as Record<string, unknown>;

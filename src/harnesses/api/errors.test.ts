@@ -1,0 +1,29 @@
+// Provider failures as the turn reports them: what of a provider's error body reaches the log.
+import { describe, expect, it } from "vitest";
+import { events } from "../../testing/brain.js";
+import { messageInBody } from "./errors.js";
+import { apiTestBed } from "./testing/bed.js";
+import { FAKE_KEY } from "./testing/provider.js";
+
+const bed = apiTestBed();
+
+describe("provider error bodies", () => {
+  it("cuts a long page between words, so no start of a key it echoes reaches the log", async () => {
+    const session = await bed.brain().brain.create({
+      harness: "api",
+      config: { model: "anthropic:fake-model", options: { retries: 0 } },
+    });
+    // The 300-character cut falls inside the key the page echoes.
+    const page = `<html><body><pre>${"x".repeat(260)} x-api-key: ${FAKE_KEY}</pre></body></html>`;
+    bed.fake.script([{ error: { status: 400, message: "", page } }]);
+    const outcome = await (await session.prompt("x")).settled;
+    expect(outcome.error?.message).toMatch(/^anthropic answered HTTP 400: <html><body><pre>x+ x-api-key:…$/);
+    expect(JSON.stringify(await events(session))).not.toContain(FAKE_KEY.slice(0, 8));
+  });
+
+  it("gives a short page whole, and a JSON body's own message", () => {
+    expect(messageInBody("Bad gateway")).toBe("Bad gateway");
+    expect(messageInBody('{"error":{"message":"overloaded"}}')).toBe("overloaded");
+    expect(messageInBody(`${"word ".repeat(100)}`)).toBe(`${"word ".repeat(59)}word…`);
+  });
+});
