@@ -14,6 +14,9 @@ export class ImageError extends Error {
   override name = "ImageError";
 }
 
+/** The types `sniff` knows: bytes of none of them are not an image of one of these types, whatever the label says. */
+const SNIFFED = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
 /** Recognised from the first bytes, so a mislabelled file still goes out with the right type. */
 function sniff(bytes: Buffer): string | undefined {
   if (bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
@@ -51,7 +54,19 @@ async function loadImage(image: PromptImage, label: string): Promise<LoadedImage
   } else {
     throw new ImageError(`${label} has neither data nor path`);
   }
-  const mimeType = image.mime_type ?? sniff(bytes);
+  const sniffed = sniff(bytes);
+  const claimed = image.mime_type;
+  // The image is saved with the prompt and sent again with every later request: bytes a provider cannot take
+  // would fail every turn of the session from then on, so what can be checked is checked here.
+  if (!sniffed && claimed && SNIFFED.has(claimed)) {
+    throw new ImageError(
+      `${label} has mime_type ${claimed} but its bytes are not that kind of image (not a PNG, JPEG, GIF or WebP); send the image file's own bytes, base64`,
+    );
+  }
+  if (!sniffed && claimed && !claimed.startsWith("image/")) {
+    throw new ImageError(`${label} has mime_type ${claimed}, which is not an image type (image/...)`);
+  }
+  const mimeType = sniffed ?? claimed;
   if (!mimeType) {
     throw new ImageError(
       `${label} is not a PNG, JPEG, GIF or WebP image; give its mime_type if it is another kind`,
