@@ -167,3 +167,21 @@ describe("an answer that failed midway", () => {
     ]);
   });
 });
+
+describe("a turn that fails before any answer", () => {
+  it("leaves its prompt out of the conversation, so a prompt refused as too long does not fail every later turn", async () => {
+    const session = await bed.brain().brain.create({
+      harness: "api",
+      config: { model: "anthropic:fake-model", options: { retries: 0 } },
+    });
+    bed.fake.script([
+      { error: { status: 400, message: "prompt is too long: 300000 tokens > 200000 maximum" } },
+      { text: "answered" },
+    ]);
+    expect((await (await session.prompt("a prompt far too long")).settled).error?.message).toBe(
+      "anthropic answered HTTP 400: prompt is too long: 300000 tokens > 200000 maximum",
+    );
+    expect((await (await session.prompt("a short one")).settled).status).toBe("completed");
+    expect(transcript(bed.fake.requests[1]!.body)).toEqual(["user: a short one"]);
+  });
+});

@@ -146,6 +146,14 @@ export class Conversation {
     return this.writing;
   }
 
+  /** Opens the file for appending, if it is not open yet: a file that cannot be written fails before a request. */
+  writable(): Promise<void> {
+    this.writing = this.writing.then(async () => {
+      this.file ??= await open(this.path, "a");
+    });
+    return this.writing;
+  }
+
   /** Waits for every append so far and makes it durable (one fdatasync), as the end of a turn should. */
   async sync(): Promise<void> {
     await this.writing;

@@ -43,24 +43,33 @@ export async function runTurn(deps: TurnDeps, input: TurnInput): Promise<PromptO
   const usage = new TurnUsage(settings.price);
   await compactIfLarge(deps, usage, signal);
   if (signal.aborted) return { interrupted: true };
-  await save(conversation, { type: "message", message: userMessage(input.text, input.images) });
+  // What a request adds (the prompt, steers) is saved once the provider has answered it. A turn that fails before
+  // any answer is left out, as the log's transcript leaves it out (answeredOnly): a prompt the provider refuses for
+  // what it holds (too long, say) would otherwise go with every later request and fail each the same way.
+  const unsaved: ModelMessage[] = [userMessage(input.text, input.images)];
+  await written(conversation.writable());
+  const saveUnsaved = async () => {
+    if (unsaved.length === 0) return;
+    await save(conversation, ...unsaved.splice(0).map((message) => ({ type: "message" as const, message })));
+  };
 
   let lastText = "";
   for (let step = 0; step < settings.maxSteps; step++) {
-    for (const steer of deps.steers.splice(0)) {
-      await save(conversation, { type: "message", message: { role: "user", content: steer } });
-    }
+    for (const steer of deps.steers.splice(0)) unsaved.push({ role: "user", content: steer });
     let outcome: StepOutcome;
     try {
-      outcome = await request(deps, conversation.messages(), signal, (text) =>
+      outcome = await request(deps, [...conversation.messages(), ...unsaved], signal, (text) =>
         options.emit({ type: "assistant.delta", turn, data: { text } }),
       );
     } catch (err) {
-      // The provider's failure stays the turn's error; a conversation that cannot be written shows next turn.
+      // Left out only while the turn is unanswered (its first request, nothing streamed). The provider's failure
+      // stays the turn's error; a conversation that cannot be written shows next turn.
+      if (step > 0 || err instanceof BrokenAnswer) await saveUnsaved().catch(() => {});
       if (err instanceof BrokenAnswer)
         await keepUnfinished(deps, turn, err.text, usage, "error").catch(() => {});
       throw err;
     }
+    await saveUnsaved();
     if (outcome.kind === "aborted") {
       await keepUnfinished(deps, turn, outcome.text, usage, "interrupted");
       return { interrupted: true };
@@ -218,12 +227,14 @@ function summaryFlaw(text: string, finishReason: FinishReason): string | undefin
   return undefined;
 }
 
-async function save(
-  conversation: Conversation,
-  ...entries: Parameters<Conversation["append"]>
-): Promise<void> {
+function save(conversation: Conversation, ...entries: Parameters<Conversation["append"]>): Promise<void> {
+  return written(conversation.append(...entries));
+}
+
+/** A write of the conversation file; its failure fails the turn as Brain's. */
+async function written(write: Promise<void>): Promise<void> {
   try {
-    await conversation.append(...entries);
+    await write;
   } catch (err) {
     throw new HarnessError("brain_error", `could not write the conversation file: ${(err as Error).message}`);
   }
