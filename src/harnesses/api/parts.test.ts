@@ -121,4 +121,11 @@ describe("settings", () => {
     expect(() => parseSettings({ price: { input: 1 } })).toThrow(/price.output/);
     expect(() => parseSettings({ retries: -1 })).toThrow(/retries/);
   });
+
+  it("refuses an idle_timeout_ms longer than a timer can wait (it would fire at once, failing every request)", () => {
+    expect(parseSettings({ idle_timeout_ms: 2_147_483_647 }).idleTimeoutMs).toBe(2_147_483_647);
+    expect(() => parseSettings({ idle_timeout_ms: 3_000_000_000 })).toThrow(
+      "bad config.options for the api harness: idle_timeout_ms: at most 2147483647 ms (about 24.8 days, the longest a timer can wait); leave it out for the default of 300000",
+    );
+  });
 });

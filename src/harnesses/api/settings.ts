@@ -3,6 +3,7 @@
 // alone; the ones named here are checked, and a bad value is an error naming the field.
 import { z } from "zod";
 import { describeIssues } from "../../protocol/frames.js";
+import { MAX_TIMER_MS } from "../../protocol/permissions.js";
 
 /** US dollars per million tokens. Cache prices default to the input price. */
 export const Price = z.strictObject({
@@ -11,6 +12,14 @@ export const Price = z.strictObject({
   cache_read: z.number().nonnegative().optional(),
   cache_write: z.number().nonnegative().optional(),
 });
+
+export const DEFAULTS = {
+  maxSteps: 50,
+  retries: 2,
+  retryBaseMs: 1_000,
+  idleTimeoutMs: 300_000,
+  compactAtTokens: 100_000,
+} as const;
 
 export const ApiOptions = z.object({
   /** Model requests per turn at most (each tool round is one): a runaway tool loop stops here. */
@@ -22,7 +31,15 @@ export const ApiOptions = z.object({
   /** The first retry waits this long, doubling each time (a provider's retry-after wins when longer). */
   retry_base_ms: z.number().int().nonnegative().optional(),
   /** A stream that sends nothing for this long is a provider failure. */
-  idle_timeout_ms: z.number().int().positive().optional(),
+  idle_timeout_ms: z
+    .number()
+    .int()
+    .positive()
+    // A longer timer would fire at once: every request would go quiet as it starts.
+    .max(MAX_TIMER_MS, {
+      message: `at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest a timer can wait); leave it out for the default of ${DEFAULTS.idleTimeoutMs}`,
+    })
+    .optional(),
   /**
    * When the last request's input reached this many tokens, the next turn starts by having the model summarise
    * the conversation so far; the summary replaces it in later requests. 0 turns compaction off.
@@ -48,14 +65,6 @@ export interface ApiSettings {
   price?: Price;
   headers: Record<string, string>;
 }
-
-export const DEFAULTS = {
-  maxSteps: 50,
-  retries: 2,
-  retryBaseMs: 1_000,
-  idleTimeoutMs: 300_000,
-  compactAtTokens: 100_000,
-} as const;
 
 export class SettingsError extends Error {
   override name = "SettingsError";
