@@ -122,6 +122,20 @@ describe("settings", () => {
     expect(() => parseSettings({ retries: -1 })).toThrow(/retries/);
   });
 
+  it("refuses headers HTTP cannot carry or the client sets itself (a content-length stalled the request)", () => {
+    expect(parseSettings({ headers: { "x-route": "eu" } }).headers).toEqual({ "x-route": "eu" });
+    expect(() => parseSettings({ headers: { "Content-Length": "1" } })).toThrow(
+      "headers.Content-Length: is set by the HTTP client itself; leave it out",
+    );
+    expect(() => parseSettings({ headers: { host: "other.example" } })).toThrow("headers.host: is set by");
+    expect(() => parseSettings({ headers: { "bad name": "x" } })).toThrow(
+      "headers.bad name: is not an HTTP header name",
+    );
+    expect(() => parseSettings({ headers: { "x-a": "one\r\nx-b: two" } })).toThrow(
+      "headers.x-a: must not hold a line break or NUL",
+    );
+  });
+
   it("refuses an idle_timeout_ms longer than a timer can wait (it would fire at once, failing every request)", () => {
     expect(parseSettings({ idle_timeout_ms: 2_147_483_647 }).idleTimeoutMs).toBe(2_147_483_647);
     expect(() => parseSettings({ idle_timeout_ms: 3_000_000_000 })).toThrow(

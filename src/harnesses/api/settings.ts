@@ -21,6 +21,30 @@ export const DEFAULTS = {
   compactAtTokens: 100_000,
 } as const;
 
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * Headers the HTTP client sets from the request itself. One from the session's options is at best ignored (host),
+ * at worst stalls the request until the idle timeout (a content-length that is not the body's).
+ */
+const CLIENT_HEADERS = new Set([
+  "host",
+  "content-length",
+  "transfer-encoding",
+  "connection",
+  "keep-alive",
+  "upgrade",
+  "te",
+  "trailer",
+  "expect",
+]);
+
+function headerNameProblem(name: string): string | undefined {
+  if (!HEADER_NAME.test(name)) return "is not an HTTP header name (letters, digits and !#$%&'*+.^_`|~-)";
+  if (CLIENT_HEADERS.has(name.toLowerCase())) return "is set by the HTTP client itself; leave it out";
+  return undefined;
+}
+
 export const ApiOptions = z.object({
   /** Model requests per turn at most (each tool round is one): a runaway tool loop stops here. */
   max_steps: z.number().int().positive().optional(),
@@ -48,7 +72,15 @@ export const ApiOptions = z.object({
   /** The model's price, for `usage.cost` on each turn (OpenRouter reports the cost itself). */
   price: Price.optional(),
   /** Extra HTTP headers on every model request (a proxy's routing header, say). */
-  headers: z.record(z.string(), z.string()).optional(),
+  headers: z
+    .record(z.string(), z.string().regex(/^[^\r\n\0]*$/, "must not hold a line break or NUL"))
+    .superRefine((headers, ctx) => {
+      for (const name of Object.keys(headers)) {
+        const problem = headerNameProblem(name);
+        if (problem) ctx.addIssue({ code: "custom", path: [name], message: problem });
+      }
+    })
+    .optional(),
 });
 
 export type Price = z.infer<typeof Price>;
