@@ -19,7 +19,8 @@ import type { HitlDesk, HitlRun } from "../nui/hitl-desk.js";
 import type { ResumeState } from "../nui/resume-state.js";
 import { cannotSteer, RunTranslator } from "../nui/run-translator.js";
 import type { NuiSessionOptions } from "../nui/session-options.js";
-import { type TextSink, WarningLimit } from "./rpc-peer.js";
+import { WarningLimit } from "../warning-limit.js";
+import type { TextSink } from "./rpc-peer.js";
 import type { RpcTransport, Timeouts, TransportEvents } from "./transport.js";
 
 interface ActiveRun extends HitlRun {

@@ -4,7 +4,8 @@
 import { describe, expect, it } from "vitest";
 import { TextBytes } from "../../protocol/text-bytes.js";
 import { rng } from "../../testing/rng.js";
-import { hostPeer, MAX_QUEUED_FOR_REPLIES, type TextSink, WarningLimit } from "./rpc-peer.js";
+import { WarningLimit } from "../warning-limit.js";
+import { hostPeer, MAX_QUEUED_FOR_REPLIES, type TextSink } from "./rpc-peer.js";
 
 const b = (s: string) => Buffer.from(s);
 const CONTENT = [

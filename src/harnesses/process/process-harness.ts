@@ -13,6 +13,7 @@ import {
 import { missingHistory } from "../../core/native-check.js";
 import { tailOf } from "../../core/redact.js";
 import { describeIssues } from "../../protocol/frames.js";
+import { clip } from "../../protocol/jsonrpc.js";
 import type {
   NativeFile,
   RunnerMethod,
@@ -23,6 +24,7 @@ import type {
 } from "../../protocol/runner.js";
 import { OpenParams, RequestResults } from "../../protocol/runner.js";
 import { listNativeFiles } from "../cli/files.js";
+import { WarningLimit } from "../warning-limit.js";
 import type { RunnerProcess } from "./runner-process.js";
 
 export interface AttachmentTimeouts {
@@ -62,6 +64,10 @@ export class ProcessHarness implements Harness {
   private activeTurn: ActiveTurn | undefined;
   private nextId = 1;
   private broken: string | undefined;
+  /** A runner can cause a warning per line it writes (late events, stray replies): the log gets a few a turn. */
+  private readonly warnings = new WarningLimit((message) =>
+    this.options.emit({ type: "harness.warning", data: { message } }),
+  );
   private endFirstTurn: () => void = () => {};
   /** Resolves once the first prompt on this attachment has settled (or the attachment closed). */
   readonly firstTurnEnded = new Promise<void>((resolve) => {
@@ -114,6 +120,7 @@ export class ProcessHarness implements Harness {
     } finally {
       clearTimeout(active.grace);
       this.activeTurn = undefined;
+      this.warnings.flush(`runner "${this.runner.spec.name}"`);
       this.endFirstTurn();
     }
   }
@@ -254,7 +261,7 @@ export class ProcessHarness implements Harness {
   private onEvent(event: string, frameTurn: string, data: unknown): void {
     const turn = this.activeTurn?.id;
     if (frameTurn !== turn) {
-      return this.warn(`"${event}" event for turn "${frameTurn}", which is not running; ignored`);
+      return this.warn(`"${event}" event for turn "${clip(frameTurn)}", which is not running; ignored`);
     }
     // The turn's own id, equal to the frame's: the frame's copy is a slice of its line, which an event waiting
     // for its commit would otherwise keep alive whole.
@@ -263,9 +270,9 @@ export class ProcessHarness implements Harness {
 
   private onReply(reply: RunnerReply): void {
     const pending = this.pending.get(reply.id);
-    if (!pending) return this.warn(`reply for unknown request id "${reply.id}" ignored`);
+    if (!pending) return this.warn(`reply for unknown request id "${clip(reply.id)}" ignored`);
     if (reply.turn !== pending.turn) {
-      const got = reply.turn ?? "(none)";
+      const got = clip(reply.turn ?? "(none)");
       const want = pending.turn ?? "(none)";
       return pending.reject(
         new HarnessError(
@@ -290,7 +297,9 @@ export class ProcessHarness implements Harness {
   private onToolCall(frame: ToolCallRequest): void {
     const turn = this.activeTurn;
     if (!turn || frame.turn !== turn.id) {
-      this.warn(`tool.call "${frame.params.name}" for turn "${frame.turn}", which is not running; refused`);
+      this.warn(
+        `tool.call "${clip(frame.params.name)}" for turn "${clip(frame.turn)}", which is not running; refused`,
+      );
       return this.answer(frame, refusal("no turn is running"));
     }
     const runner = this.runner;
@@ -326,7 +335,7 @@ export class ProcessHarness implements Harness {
       // log, which holds the result the tool gave, says the runner got that error instead.
       const why = `tool result not sent: ${(err as Error).message}`;
       reply(refusal(why));
-      this.warn(`tool call "${frame.id}": the runner got an error in place of its result (${why})`);
+      this.warn(`tool call "${clip(frame.id)}": the runner got an error in place of its result (${why})`);
     }
   }
 
@@ -341,7 +350,7 @@ export class ProcessHarness implements Harness {
   }
 
   private warn(message: string): void {
-    this.options.emit({ type: "harness.warning", data: { message } });
+    this.warnings.warn(message);
   }
 
   private withStderr(message: string): string {

@@ -197,6 +197,24 @@ describe("protocol mistakes that are only warnings", () => {
     expect(warnings.join("\n")).toMatch(/unknown request id "9999"/);
     expect(warnings.join("\n")).toMatch(/unknown attachment "nobody"/);
   });
+
+  it("logs a few of a turn's warnings, each quoting at most 200 characters of the runner's, and counts the rest", async () => {
+    const { session, outcome } = await oneTurn(
+      runner(`
+        for (let i = 0; i < 20; i++) send({ attachment: f.attachment, turn: f.turn, id: "x".repeat(256 << 10) + i, result: {} });
+        for (let i = 0; i < 200; i++) send({ attachment: f.attachment, turn: "gone" + i, event: "assistant.delta", data: { text: "late" } });
+        reply({});`),
+    );
+    expect(outcome.status).toBe("completed");
+    const warnings = (await events(session))
+      .filter((e) => e.type === "harness.warning")
+      .map((e) => (e.data as { message: string }).message);
+    // The 20 long ids are one warning once clipped; then 19 of the deltas'; the other 200 are counted.
+    expect(warnings).toHaveLength(21);
+    expect(warnings[0]).toBe(`reply for unknown request id "${"x".repeat(200)}…" ignored`);
+    expect(Math.max(...warnings.map((w) => w.length))).toBeLessThan(300);
+    expect(warnings[20]).toBe('runner "inline": 200 more warnings like the ones above, not logged');
+  });
 });
 
 describe("null results, as a Go runner encodes a nil map or slice", () => {

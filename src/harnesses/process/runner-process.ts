@@ -5,6 +5,7 @@
 import { tailOf } from "../../core/redact.js";
 import { RunnerFrameReader } from "../../protocol/frame-reader.js";
 import { ProtocolError } from "../../protocol/frames.js";
+import { clip } from "../../protocol/jsonrpc.js";
 import { encodeFrame, FramingError } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame, RunnerToBrainFrame } from "../../protocol/runner.js";
 import { PendingChild } from "./pending-child.js";
@@ -227,7 +228,7 @@ export class RunnerProcess {
     if (this.fatal) return;
     const sink = this.sinks.get(frame.attachment);
     if (sink) return sink.onFrame(frame);
-    const message = `frame for unknown attachment "${frame.attachment}" ignored`;
+    const message = `frame for unknown attachment "${clip(frame.attachment)}" ignored`;
     for (const other of this.sinks.values()) other.onWarning(message);
   }
 
