@@ -270,4 +270,25 @@ describe("shared hosts", () => {
     expect((await turn.settled).status).toBe("completed");
     expect(textOf(await events(b), turn.turn)).toBe(pids[0]);
   });
+
+  it("drop a closed session's late frames: no other session hears of them", async () => {
+    // Like an SDK runner whose model stream has not noticed the abort yet: the closed session's turn writes on. Its
+    // frames come before the next turn's of another session, after Brain has let the attachment go.
+    const factory = runner(
+      `const late = globalThis.slow && { attachment: globalThis.slow.attachment, turn: globalThis.slow.turn, event: "assistant.delta", data: { text: "late" } };
+      if (f.params.text === "slow") globalThis.slow = f;
+      else { if (late) { send(late); send(late); } delta("quick"); reply({}); }`,
+      { shared: true },
+    );
+    t = makeBrain({ factories: [factory] });
+    const a = await t.brain.create({ harness: "inline" });
+    const b = await t.brain.create({ harness: "inline" });
+    await (await b.prompt("quick")).settled;
+    await a.prompt("slow");
+    await waitForEvent(a, (e) => e.type === "turn.started");
+    await t.brain.closeSession(a.id);
+    const turn = await b.prompt("quick");
+    expect((await turn.settled).status).toBe("completed");
+    expect((await events(b)).filter((e) => e.type === "harness.warning")).toEqual([]);
+  });
 });

@@ -1,7 +1,7 @@
 // One runner child process: spawns it with a minimal environment, splits its stdout into frames, keeps a bounded
 // tail of its stderr for error messages (stderr never reaches the event log), and routes each frame to the
 // attachment it names. Broken framing or an exit is fatal to every attachment; a frame for an unknown
-// attachment is only a warning.
+// attachment is only a warning, and one for an attachment detached lately is dropped.
 import { tailOf } from "../../core/redact.js";
 import { RunnerFrameReader } from "../../protocol/frame-reader.js";
 import { ProtocolError } from "../../protocol/frames.js";
@@ -16,6 +16,8 @@ import { type RunnerLaunch, spawnRunner } from "./started-runner.js";
 /** Seed A: up to 32 concurrent reverse tool calls per runner. */
 export const MAX_TOOL_CALLS_IN_FLIGHT = 32;
 const STDERR_TAIL_BYTES = 8 * 1024;
+/** How many detached attachments a process remembers, to drop their late frames without a word. */
+const DETACHED_REMEMBERED = 1024;
 
 export interface RunnerCommand extends RunnerLaunch {
   /** The harness name, for messages. */
@@ -40,6 +42,11 @@ export class RunnerProcess {
   private readonly pending: PendingChild;
   private held = true;
   private readonly sinks = new Map<string, AttachmentSink>();
+  /**
+   * Attachments detached lately, oldest first. A runner may still be writing a detached attachment's turn when
+   * its detach is answered; those frames are nobody's business, least of all the other sessions of a shared host.
+   */
+  private readonly detached = new Set<string>();
   private stderrTail = "";
   private readonly reader = new RunnerFrameReader(
     (line) => this.onLine(line),
@@ -129,7 +136,9 @@ export class RunnerProcess {
   }
 
   detach(id: string): void {
-    this.sinks.delete(id);
+    if (!this.sinks.delete(id)) return;
+    this.detached.add(id);
+    if (this.detached.size > DETACHED_REMEMBERED) this.detached.delete(this.detached.values().next().value!);
   }
 
   /**
@@ -228,6 +237,7 @@ export class RunnerProcess {
     if (this.fatal) return;
     const sink = this.sinks.get(frame.attachment);
     if (sink) return sink.onFrame(frame);
+    if (this.detached.has(frame.attachment)) return;
     const message = `frame for unknown attachment "${clip(frame.attachment)}" ignored`;
     for (const other of this.sinks.values()) other.onWarning(message);
   }
