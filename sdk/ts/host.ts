@@ -238,7 +238,9 @@ class Host implements RunnerHost, TurnHost {
         return open.handlers.checkpoint();
       case "detach":
         open.detached = true;
+        // Nothing more of its turn is written: Brain has let the attachment go and would refuse its frames.
         open.turn?.abort();
+        open.turn?.end();
         try {
           await open.handlers.detach?.();
         } finally {
@@ -331,6 +333,7 @@ class Host implements RunnerHost, TurnHost {
     const release = async (attachment: OpenAttachment) => {
       attachment.detached = true;
       attachment.turn?.abort();
+      attachment.turn?.end();
       await attachment.handlers.detach?.();
     };
     const open = [...this.attachments.values()];

@@ -55,7 +55,7 @@ export interface Turn {
   readonly attachment: string;
   /** Aborted when Brain interrupts the turn or detaches the attachment, or when stdin ends. */
   readonly signal: AbortSignal;
-  /** False once the prompt has been answered: events and tool calls are refused after that. */
+  /** False once the prompt has been answered or the attachment detached: events and tool calls are refused then. */
   readonly active: boolean;
   /** Streams assistant text (`assistant.delta`). Very long text is split so no frame passes 4 MiB. */
   delta(text: string): void;

@@ -1,5 +1,6 @@
 // When Brain goes away (stdin ends or breaks), the runner stops what it started and exits: turns are aborted,
-// every attachment is released, including one whose open was still running, and nothing waits forever.
+// every attachment is released, including one whose open was still running, and nothing waits forever. When
+// Brain lets one attachment go (detach), nothing more of it is written.
 import { describe, expect, it } from "vitest";
 import type { Attachment } from "../../sdk/ts/index.js";
 import { OPEN_PARAMS, reply, runSdk } from "./harness.js";
@@ -75,5 +76,34 @@ describe("runner SDK: when Brain goes away", () => {
     expect(aborted).toBe(true);
     expect(detached).toEqual(["A"]);
     expect(sdk.logs.join("\n")).toMatch(/stdin failed: EIO/);
+  });
+
+  it("writes nothing more of a turn once its attachment's detach is answered", async () => {
+    const stream = gate();
+    const finished = gate();
+    let active: boolean | undefined;
+    const sdk = runSdk({
+      open: () => ({
+        async prompt(_text, turn) {
+          await stream.promise; // a model stream that has not yet noticed the abort
+          active = turn.active;
+          turn.delta("late");
+          turn.message({ text: "late" });
+          await turn.callTool("echo", {}).catch(() => {});
+          finished.release();
+        },
+        checkpoint: () => [],
+      }),
+    });
+    sdk.send(open("A"));
+    await sdk.next(reply("open-A"));
+    sdk.send({ attachment: "A", turn: "T1", id: "p1", method: "prompt", params: { text: "hi" } });
+    sdk.send({ attachment: "A", id: "d1", method: "detach", params: null });
+    await sdk.next(reply("d1"));
+    const written = sdk.frames.length;
+    stream.release();
+    await finished.promise;
+    expect(active).toBe(false);
+    expect(sdk.frames.slice(written)).toEqual([]);
   });
 });
