@@ -128,6 +128,7 @@ export class ProcessFactory implements HarnessFactory {
       this.timeouts,
       release,
       this.spec.verifyHistory !== false,
+      this.spec.shared === true,
     );
     try {
       await harness.open();

@@ -81,6 +81,8 @@ export class ProcessHarness implements Harness {
     private readonly release: (harness: ProcessHarness) => Promise<void>,
     /** false: the runner is configured with `verify_history: false`. */
     private readonly verifiesHistory = true,
+    /** true: a shared host, whose other sessions a kill for this attachment's sake would take down with it. */
+    private readonly shared = false,
   ) {
     runner.attach(this.attachment, {
       onFrame: (frame) => this.onFrame(frame),
@@ -232,7 +234,8 @@ export class ProcessHarness implements Harness {
         timer = setTimeout(() => {
           const message = `runner "${this.runner.spec.name}" did not answer "${method}" within ${timeoutMs / 1000} s`;
           this.pending.get(id)?.reject(new HarnessError("brain_error", this.withStderr(message)));
-          if (method === "open") this.runner.kill();
+          // A shared host is left to its other sessions: this attachment is detached as the open fails.
+          if (method === "open" && !this.shared) this.runner.kill();
         }, timeoutMs);
       }
       const frame = { attachment: this.attachment, ...(turn ? { turn } : {}), id, method, params };

@@ -271,6 +271,28 @@ describe("shared hosts", () => {
     expect(textOf(await events(b), turn.turn)).toBe(pids[0]);
   });
 
+  it("fail only the open a shared runner does not answer in time; its other sessions go on", async () => {
+    // The second open is never answered; the held turn of the first session is answered once that open is given up
+    // (its detach), so it completes only if the runner was left running.
+    const factory = runner(
+      "globalThis.held = f;",
+      { shared: true, timeouts: { openMs: 300 } },
+      "globalThis.opens = (globalThis.opens ?? 0) + 1; if (globalThis.opens === 1) reply({});",
+      `reply(f.method === "checkpoint" ? [] : {});
+      const held = globalThis.held;
+      if (f.method === "detach" && held) send({ attachment: held.attachment, turn: held.turn, id: held.id, result: {} });`,
+    );
+    t = makeBrain({ factories: [factory] });
+    const b = await t.brain.create({ harness: "inline" });
+    const held = await b.prompt("held");
+    await waitForEvent(b, (e) => e.type === "turn.started");
+    const a = await t.brain.create({ harness: "inline" });
+    const failed = await (await a.prompt("hi")).settled;
+    expect(failed.status).toBe("failed");
+    expect(failed.error?.message).toMatch(/did not answer "open" within 0.3 s/);
+    expect((await held.settled).status).toBe("completed");
+  });
+
   it("drop a closed session's late frames: no other session hears of them", async () => {
     // Like an SDK runner whose model stream has not noticed the abort yet: the closed session's turn writes on. Its
     // frames come before the next turn's of another session, after Brain has let the attachment go.
