@@ -26,6 +26,14 @@ import { OpenParams, RequestResults } from "../../protocol/runner.js";
 import { listNativeFiles } from "../cli/files.js";
 import { WarningLimit } from "../warning-limit.js";
 import type { RunnerProcess } from "./runner-process.js";
+import { Semaphore } from "./semaphore.js";
+
+/**
+ * Seed A: up to 32 concurrent reverse tool calls per runner, that is per harness.Runner, one session's. Counted per
+ * attachment: on a shared host, one session's calls that wait (a slow tool, a permission nobody answers) must
+ * not hold back another session's.
+ */
+export const MAX_TOOL_CALLS_IN_FLIGHT = 32;
 
 export interface AttachmentTimeouts {
   /** Seed A: the `open` request has 30 seconds. */
@@ -60,6 +68,7 @@ interface ActiveTurn {
 
 export class ProcessHarness implements Harness {
   readonly attachment = randomUUID();
+  private readonly toolCalls = new Semaphore(MAX_TOOL_CALLS_IN_FLIGHT);
   private readonly pending = new Map<string, Pending>();
   private activeTurn: ActiveTurn | undefined;
   private nextId = 1;
@@ -308,7 +317,7 @@ export class ProcessHarness implements Harness {
     const runner = this.runner;
     runner.openCalls++;
     const answered = (result: ToolResult) => {
-      runner.toolCalls.release();
+      this.toolCalls.release();
       try {
         this.answer(frame, result);
       } finally {
@@ -323,7 +332,7 @@ export class ProcessHarness implements Harness {
         failed(err as Error);
       }
     };
-    const place = runner.toolCalls.acquire();
+    const place = this.toolCalls.acquire();
     if (place === true) run();
     else place.then(run);
   }

@@ -253,6 +253,39 @@ describe("reverse tool calls", () => {
 });
 
 describe("shared hosts", () => {
+  it("count 32 tool calls in flight per session: one session's waiting calls hold back no other's", async () => {
+    let open: () => void = () => {};
+    const opened = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const gated: ToolService = {
+      list: async () => [{ name: "gated", input_schema: { type: "object" } }],
+      call: async () => {
+        await opened;
+        return { content: [{ type: "text", text: "done" }], is_error: false };
+      },
+    };
+    const factory = runner(
+      `const [n, tool] = f.params.text === "many" ? [32, "gated"] : [1, "echo"];
+      const results = await Promise.all(Array.from({ length: n }, (_, i) => callTool(f.turn + i, tool, { value: "v" })));
+      delta(String(results.length)); reply({});`,
+      { shared: true },
+    );
+    t = makeBrain({ factories: [factory], tools: [gated] });
+    const a = await t.brain.create({ harness: "inline", config: { tools: ["gated"] } });
+    const b = await t.brain.create({ harness: "inline", config: { tools: ["echo"] } });
+    const many = await a.prompt("many");
+    await waitForEvent(
+      a,
+      (e) => e.type === "tool.call" && (e.data as { id: string }).id === `${many.turn}31`,
+    );
+    const one = await b.prompt("one");
+    expect((await one.settled).status).toBe("completed");
+    open();
+    expect((await many.settled).status).toBe("completed");
+    expect(textOf(await events(a), many.turn)).toBe("32");
+  });
+
   it("serve many sessions from one process, one attachment each; detach releases one", async () => {
     const factory = runner("delta(String(process.pid)); reply({});", { shared: true });
     t = makeBrain({ factories: [factory] });

@@ -9,12 +9,9 @@ import { clip } from "../../protocol/jsonrpc.js";
 import { encodeFrame, FramingError } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame, RunnerToBrainFrame } from "../../protocol/runner.js";
 import { PendingChild } from "./pending-child.js";
-import { Semaphore } from "./semaphore.js";
 import type { RunnerChild } from "./spawner.js";
 import { type RunnerLaunch, spawnRunner } from "./started-runner.js";
 
-/** Seed A: up to 32 concurrent reverse tool calls per runner. */
-export const MAX_TOOL_CALLS_IN_FLIGHT = 32;
 const STDERR_TAIL_BYTES = 8 * 1024;
 /** How many detached attachments a process remembers, to drop their late frames without a word. */
 const DETACHED_REMEMBERED = 1024;
@@ -37,7 +34,6 @@ export interface AttachmentSink {
 }
 
 export class RunnerProcess {
-  readonly toolCalls = new Semaphore(MAX_TOOL_CALLS_IN_FLIGHT);
   /** Frames sent and signals given while a spawn host starts it (see Spawner) are held there until it runs. */
   private readonly pending: PendingChild;
   private held = true;
