@@ -123,6 +123,11 @@ describe("broken runners abort the turn with brain_error; the session stays usab
       'delta("partial"); process.stderr.write("boom: the runner gave up\\n"); process.exit(3);',
       /exited with code 3.*boom: the runner gave up/s,
     ],
+    [
+      "a stdout closed while the runner lives on",
+      'delta("partial"); fs.closeSync(1); setInterval(() => {}, 1000);',
+      /runner "inline" closed its stdout/,
+    ],
   ])("%s", async (_name, misbehave, message) => {
     const { session, outcome } = await oneTurn(
       runner(`if (once()) { ${misbehave} } else { delta("fine"); reply({}); }`),

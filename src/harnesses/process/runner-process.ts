@@ -13,6 +13,8 @@ import type { RunnerChild } from "./spawner.js";
 import { type RunnerLaunch, spawnRunner } from "./started-runner.js";
 
 const STDERR_TAIL_BYTES = 8 * 1024;
+/** How long a runner whose stdout ended may take to exit before it is taken for one that can never answer. */
+const STDOUT_ENDED_GRACE_MS = 1000;
 /** How many detached attachments a process remembers, to drop their late frames without a word. */
 const DETACHED_REMEMBERED = 1024;
 
@@ -93,12 +95,20 @@ export class RunnerProcess {
         this.fail(`broken framing on stdout: ${(err as Error).message}`);
       }
     });
+    let stdoutEnded: NodeJS.Timeout | undefined;
     child.stdout.on("end", () => {
       try {
         this.reader.end();
       } catch (err) {
         if (err instanceof FramingError) this.fail(`broken framing on stdout: ${err.message}`);
       }
+      // A runner that closed its stdout and lives on can never answer: its turn would wait forever. An exiting
+      // one closes within the grace, and its exit code says more.
+      stdoutEnded = setTimeout(() => {
+        if (child.exitCode === null && child.signalCode === null)
+          this.fail(`runner "${this.spec.name}" closed its stdout`);
+      }, STDOUT_ENDED_GRACE_MS);
+      stdoutEnded.unref();
     });
     child.stderr.on("data", (chunk: Buffer) => {
       this.stderrTail = tailOf(this.stderrTail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
@@ -107,6 +117,7 @@ export class RunnerProcess {
     // even when something the runner started still holds them (PendingChild closes them shortly after the exit).
     // Whatever the runner started in its group goes with it then (PendingChild).
     child.on("close", (code, signal) => {
+      clearTimeout(stdoutEnded);
       const how = signal ? `was killed by ${signal}` : code === null ? "exited" : `exited with code ${code}`;
       this.fail(`runner "${this.spec.name}" ${how}`);
       exited();
