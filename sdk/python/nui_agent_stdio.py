@@ -224,16 +224,12 @@ class NuiAgent:
             run_id = params.get("runId", "")
             self.cancelled(run_id).set()
             self._release_hitl(run_id)
-            try:
-                self.on_cancel(run_id)
-            finally:
-                self._write({"jsonrpc": "2.0", "id": rid, "result": {"ok": True}})
+            self._guarded("on_cancel", self.on_cancel, run_id)
+            self._write({"jsonrpc": "2.0", "id": rid, "result": {"ok": True}})
         elif method == "harness.shutdown":
-            try:
-                self.on_shutdown()
-            finally:
-                self._write({"jsonrpc": "2.0", "id": rid, "result": {"ok": True}})
-                self._shutdown_requested = True
+            self._guarded("on_shutdown", self.on_shutdown)
+            self._write({"jsonrpc": "2.0", "id": rid, "result": {"ok": True}})
+            self._shutdown_requested = True
         elif method == "harness.hitl_response":
             self._answer_hitl(params)
         elif rid is not None:
@@ -266,7 +262,8 @@ class NuiAgent:
         finally:
             local.run_id = ""
         done: Dict[str, Any] = {"type": "done"}
-        session_id = self.get_session_id(run_id)
+        # The run must end (done, then the reply) whatever the agent's hooks do, or Brain waits for it forever.
+        session_id = self._guarded("get_session_id", self.get_session_id, run_id)
         if session_id:
             done["sessionId"] = session_id
         self.emit(done, run_id)
@@ -277,6 +274,14 @@ class NuiAgent:
         with self._lock():
             self._cancel_flags.pop(run_id, None)
             self.__dict__.get("_threads", {}).pop(run_id, None)
+
+    def _guarded(self, hook: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """Calls one of the agent's hooks; what it raises is reported on stderr, never the end of the host or a run."""
+        try:
+            return fn(*args)
+        except Exception as exc:
+            sys.stderr.write(f"[{self.name}] {hook} raised {exc.__class__.__name__}: {exc}\n")
+            return None
 
     def _finish(self) -> None:
         for flag in list(self._cancel_flags.values()):

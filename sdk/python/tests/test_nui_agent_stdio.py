@@ -69,6 +69,28 @@ def test_an_exception_in_run_is_an_error_event_and_the_run_still_ends():
     assert events(seen, "error")[0]["error"] == "model unavailable"
 
 
+def test_hooks_that_raise_are_reported_and_neither_a_run_nor_the_host_ends_there(capsys):
+    class Faulty(NuiAgent):
+        def run(self, message, run_id, **kwargs):
+            yield "ok"
+
+        def get_session_id(self, run_id):
+            raise RuntimeError("no session yet")
+
+        def on_cancel(self, run_id):
+            raise RuntimeError("cleanup failed")
+
+    cap = Capture(Faulty())
+    cap.send("harness.run", {"message": "x", "runId": "r"}, rid=5)
+    seen = cap.until(reply_to(5))
+    assert [e["type"] for e in events(seen)] == ["text", "done"]
+    cap.send("harness.cancel", {"runId": "r"}, rid=6)
+    assert cap.until(reply_to(6))[-1]["result"] == {"ok": True}
+    err = capsys.readouterr().err
+    assert "get_session_id raised RuntimeError: no session yet" in err
+    assert "on_cancel raised RuntimeError: cleanup failed" in err
+
+
 def test_done_carries_the_session_id_for_the_next_run():
     class Resuming(NuiAgent):
         def run(self, message, run_id, **kwargs):
