@@ -15,6 +15,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { NuiAgent } from "./agent.js";
 import { connectionFile, writeConnectionFile } from "./connection-file.js";
+import { guarded } from "./run.js";
 
 export interface HttpServeOptions {
   /** 0 picks a free port. Default 9090 (nui's docker examples). */
@@ -110,7 +111,7 @@ export function serveHttp(agent: NuiAgent, options: HttpServeOptions = {}): Prom
     }
     if (cancelled) sse({ type: "error", error: "cancelled" });
     else {
-      const sessionId = agent.getSessionId(runId);
+      const sessionId = await guarded(agent, "getSessionId", () => agent.getSessionId(runId));
       sse({ type: "done", ...(sessionId ? { sessionId } : {}) });
     }
     res.end();
@@ -124,16 +125,16 @@ export function serveHttp(agent: NuiAgent, options: HttpServeOptions = {}): Prom
     if (req.method === "POST" && path === "/run") return void run(req, res);
     if (req.method === "POST" && path === "/cancel") {
       return void readJson(req)
-        .then((body) => {
+        .then(async (body) => {
           const runId = String(body.runId ?? "");
           runs.get(runId)?.abort();
-          agent.onCancel(runId);
+          await guarded(agent, "onCancel", () => agent.onCancel(runId));
           json(res, 200, { ok: true });
         })
         .catch((err: Error) => json(res, 400, { error: err.message }));
     }
     if (req.method === "POST" && path === "/shutdown") {
-      return void Promise.resolve(agent.onShutdown()).finally(() => {
+      return void guarded(agent, "onShutdown", () => agent.onShutdown()).then(() => {
         json(res, 200, { ok: true });
         void close();
       });

@@ -6,6 +6,7 @@ import { type RpcId, RpcPeer } from "../../../src/protocol/jsonrpc.js";
 import { FramingError } from "../../../src/protocol/ndjson.js";
 import type { NuiAgent } from "./agent.js";
 import { HitlWaiters } from "./hitl.js";
+import { guarded } from "./run.js";
 
 type Params = Record<string, unknown>;
 
@@ -58,15 +59,12 @@ export class RpcConnection {
         const runId = String(params.runId ?? "");
         this.runs.get(runId)?.abort();
         this.waiters.cancelRun(runId);
-        try {
-          this.agent.onCancel(runId);
-        } finally {
-          this.peer.respond(id, { ok: true });
-        }
-        return;
+        return void guarded(this.agent, "onCancel", () => this.agent.onCancel(runId)).then(() =>
+          this.peer.respond(id, { ok: true }),
+        );
       }
       case "harness.shutdown":
-        return void Promise.resolve(this.agent.onShutdown()).finally(() => {
+        return void guarded(this.agent, "onShutdown", () => this.agent.onShutdown()).then(() => {
           this.peer.respond(id, { ok: true });
           this.onShutdown();
         });

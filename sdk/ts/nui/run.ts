@@ -21,6 +21,23 @@ function isIterable(value: unknown): value is Iterable<Chunk> {
   );
 }
 
+/**
+ * Calls one of the agent's hooks (getSessionId, onCancel, onShutdown). What it throws or rejects with goes to stderr:
+ * a run must still end with its done and its reply, and the host must serve on, or the caller waits forever.
+ */
+export async function guarded<T>(
+  agent: NuiAgent,
+  hook: string,
+  call: () => T | Promise<T>,
+): Promise<T | undefined> {
+  try {
+    return await call();
+  } catch (err) {
+    process.stderr.write(`[${agent.name}] ${hook} failed: ${(err as Error)?.message ?? String(err)}\n`);
+    return undefined;
+  }
+}
+
 export async function runAgent(
   agent: NuiAgent,
   raw: Record<string, unknown>,
@@ -67,7 +84,7 @@ export async function runAgent(
   } catch (err) {
     if (!sink.signal.aborted) emit({ type: "error", error: (err as Error).message || String(err) });
   }
-  const sessionId = agent.getSessionId(runId);
+  const sessionId = await guarded(agent, "getSessionId", () => agent.getSessionId(runId));
   emit({ type: "done", ...(sessionId ? { sessionId } : {}) });
   return { runId, cancelled: sink.signal.aborted };
 }

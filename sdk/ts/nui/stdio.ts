@@ -1,6 +1,7 @@
 // Serving over stdin/stdout: the host nui and Brain start for an extension (`transport: stdio`).
 import type { NuiAgent } from "./agent.js";
 import { RpcConnection } from "./rpc.js";
+import { guarded } from "./run.js";
 
 export function serveStream(
   agent: NuiAgent,
@@ -27,7 +28,7 @@ export function serveStream(
     input.setEncoding?.("utf8");
     input.on("data", (chunk: string | Buffer) => connection.feed(chunk.toString()));
     input.on("end", () => {
-      void Promise.resolve(agent.onShutdown()).finally(finish);
+      void guarded(agent, "onShutdown", () => agent.onShutdown()).then(finish);
     });
   });
 }

@@ -1,0 +1,72 @@
+// The TypeScript nui SDK (sdk/ts/nui) when an agent's own hooks throw: the run still ends with its done and its
+// reply, and the host serves on, as the Python SDK does.
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { NuiAgent } from "../../sdk/ts/nui/index.js";
+
+class Faulty extends NuiAgent {
+  override name = "faulty";
+  async *run() {
+    yield "ok";
+  }
+  override getSessionId(): string {
+    throw new Error("no session yet");
+  }
+  override onCancel(): void {
+    throw new Error("cleanup failed");
+  }
+}
+
+/** Serves `agent` over in-memory stdio; `reply(id)` resolves with the response to request `id`. */
+function serve(agent: NuiAgent) {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const lines: Record<string, unknown>[] = [];
+  const waiting = new Map<number, (line: Record<string, unknown>) => void>();
+  let pending = "";
+  output.on("data", (chunk: Buffer) => {
+    pending += chunk.toString();
+    for (let nl = pending.indexOf("\n"); nl >= 0; nl = pending.indexOf("\n")) {
+      const line = JSON.parse(pending.slice(0, nl)) as Record<string, unknown>;
+      pending = pending.slice(nl + 1);
+      lines.push(line);
+      if (typeof line.id === "number") waiting.get(line.id)?.(line);
+    }
+  });
+  void agent.serveStdio(input, output);
+  let nextId = 0;
+  return {
+    lines,
+    request(method: string, params: Record<string, unknown>) {
+      const id = ++nextId;
+      const answered = new Promise<Record<string, unknown>>((resolve) => waiting.set(id, resolve));
+      input.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+      return answered;
+    },
+  };
+}
+
+describe("nui SDK: hooks that throw", () => {
+  it("end the run all the same, answer the cancel, and say on stderr what failed", async () => {
+    const stderr: string[] = [];
+    const write = process.stderr.write;
+    process.stderr.write = ((text: string) => stderr.push(text) > 0) as typeof process.stderr.write;
+    try {
+      const host = serve(new Faulty());
+      expect(await host.request("harness.run", { message: "m", runId: "r1" })).toMatchObject({
+        result: { runId: "r1" },
+      });
+      const events = host.lines.filter((l) => l.method === "harness.event").map((l) => l.params);
+      expect(events).toEqual([
+        { runId: "r1", type: "text", content: "ok" },
+        { runId: "r1", type: "done" },
+      ]);
+      expect(await host.request("harness.cancel", { runId: "r1" })).toMatchObject({ result: { ok: true } });
+      expect(await host.request("harness.info", {})).toMatchObject({ result: { name: "faulty" } });
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(stderr.join("")).toContain("[faulty] getSessionId failed: no session yet");
+    expect(stderr.join("")).toContain("[faulty] onCancel failed: cleanup failed");
+  });
+});
