@@ -331,6 +331,26 @@ describe("shared hosts", () => {
     expect((await held.settled).status).toBe("completed");
   });
 
+  it("quote a bad frame only to the session it names, and their stderr to none: it may hold any session's text", async () => {
+    const factory = runner(
+      `if (f.params.text === "waits") return;
+      process.stderr.write("working on: " + f.params.text + "\\n");
+      send({ attachment: f.attachment, turn: f.turn, event: "assistant.message", data: { text: f.params.text }, extra: 1 });`,
+      { shared: true },
+    );
+    t = makeBrain({ factories: [factory] });
+    const a = await t.brain.create({ harness: "inline" });
+    const b = await t.brain.create({ harness: "inline" });
+    const waiting = await b.prompt("waits");
+    await waitForEvent(b, (e) => e.type === "turn.started");
+    const broken = await (await a.prompt("a's private words")).settled;
+    expect(broken.error?.message).toMatch(/Unrecognized key: "extra" in .*a's private words/);
+    const other = await waiting.settled;
+    expect(other.status).toBe("failed");
+    expect(other.error?.message).toBe("protocol violation on stdout, in a frame not quoted here");
+    expect(JSON.stringify(await events(b))).not.toContain("private");
+  });
+
   it("drop a closed session's late frames: no other session hears of them", async () => {
     // Like an SDK runner whose model stream has not noticed the abort yet: the closed session's turn writes on. Its
     // frames come before the next turn's of another session, after Brain has let the attachment go.

@@ -46,6 +46,8 @@ export class RunnerProcess {
    */
   private readonly detached = new Set<string>();
   private stderrTail = "";
+  /** How many attachments it has served: past one, what it writes may be any of their sessions' (see quotable). */
+  private served = 0;
   private readonly reader = new RunnerFrameReader(
     (line) => this.onLine(line),
     (attachment, turn, data) => this.routeDelta(attachment, turn, data),
@@ -139,6 +141,7 @@ export class RunnerProcess {
 
   attach(id: string, sink: AttachmentSink): void {
     this.sinks.set(id, sink);
+    this.served++;
     if (this.fatal) sink.onFatal(this.describe(this.fatal));
   }
 
@@ -172,9 +175,17 @@ export class RunnerProcess {
     this.child?.stdin.uncork();
   };
 
-  /** The last few KiB the runner wrote on stderr, for error messages. */
+  /**
+   * The last few KiB the runner wrote on stderr, for error messages; empty once it has served more than one
+   * session, as a shared host's stderr may hold any of its sessions' text and no session may read another's.
+   */
   stderr(): string {
-    return this.stderrTail.trim();
+    return this.quotable ? this.stderrTail.trim() : "";
+  }
+
+  /** Whether what the runner wrote may be quoted to its sessions: only while it has served just one. */
+  private get quotable(): boolean {
+    return this.served <= 1;
   }
 
   /** Ends the process: close stdin, then SIGTERM, then SIGKILL, each after a grace period. */
@@ -234,7 +245,12 @@ export class RunnerProcess {
     try {
       frame = this.reader.decode(line);
     } catch (err) {
-      if (err instanceof ProtocolError) return this.fail(`protocol violation on stdout: ${err.message}`);
+      if (err instanceof ProtocolError) {
+        // The bad line quoted (ProtocolError's preview) goes only to the session it names, or to the only one.
+        const own = `protocol violation on stdout: ${err.message}`;
+        if (this.quotable) return this.fail(own);
+        return this.fail("protocol violation on stdout, in a frame not quoted here", attachmentOf(line), own);
+      }
       throw err;
     }
     this.route(frame);
@@ -256,17 +272,29 @@ export class RunnerProcess {
     this.route({ attachment, turn, event: "assistant.delta", data } as RunnerToBrainFrame);
   }
 
-  private fail(reason: string): void {
+  /** `own`: what attachment `about` is told instead of `reason` (a reason quoting what concerns it alone). */
+  private fail(reason: string, about?: string, own?: string): void {
     if (this.fatal) return;
     this.fatal = reason;
     // A runner that broke the protocol is not trusted with another frame.
     if (this.pending.running) this.signalGroup("SIGKILL");
     const message = this.describe(reason);
-    for (const sink of this.sinks.values()) sink.onFatal(message);
+    for (const [id, sink] of this.sinks) sink.onFatal(id === about && own ? this.describe(own) : message);
   }
 
   private describe(reason: string): string {
     const tail = this.stderr();
     return tail ? `${reason}; its stderr ended with: ${tailOf(tail, 1000)}` : reason;
+  }
+}
+
+/** The attachment a line names, when it is a JSON object with one; else undefined. */
+function attachmentOf(line: string): string | undefined {
+  try {
+    const value: unknown = JSON.parse(line);
+    const attachment = (value as { attachment?: unknown } | null)?.attachment;
+    return typeof attachment === "string" ? attachment : undefined;
+  } catch {
+    return undefined;
   }
 }
