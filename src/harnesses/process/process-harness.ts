@@ -174,10 +174,10 @@ export class ProcessHarness implements Harness {
     if (!active || active.id !== turn || active.grace) return;
     active.grace = setTimeout(() => {
       if (this.activeTurn !== active) return;
-      this.warn(
-        `runner did not settle the interrupted turn within ${this.timeouts.interruptGraceMs} ms; killed it`,
-      );
+      const late = `runner did not settle the interrupted turn within ${this.timeouts.interruptGraceMs} ms`;
       active.settle?.({ interrupted: true });
+      if (this.shared) return this.letGo(late);
+      this.warn(`${late}; killed it`);
       // Broken from now, not from the exit that follows: a prompt sent in between would go to the dying runner
       // and fail; marked broken, the session drops this attachment and the next prompt starts a fresh runner.
       this.onFatal("the runner was killed after an interrupt it did not settle");
@@ -188,6 +188,21 @@ export class ProcessHarness implements Harness {
     } catch {
       // The grace timer settles the turn if the runner neither answers nor stops.
     }
+  }
+
+  /**
+   * A shared host's turn that did not settle: a kill would end every other session's turn too, so only this
+   * attachment is let go (detach, which the SDK answers by ending the turn), and the session opens a fresh one.
+   */
+  private letGo(late: string): void {
+    this.warn(`${late}; its attachment was detached, and the shared runner goes on for its other sessions`);
+    // Asked before the attachment is marked broken (request refuses then); nobody waits for its answer.
+    this.request("detach", null, undefined, this.timeouts.requestMs).catch(() => {});
+    this.onFatal(
+      "the shared runner did not settle an interrupted turn; this session's attachment was detached",
+    );
+    // What the runner still writes for it, the detach's answer among them, is dropped from here (RunnerProcess).
+    this.runner.detach(this.attachment);
   }
 
   async checkpoint(): Promise<NativeFile[]> {

@@ -331,6 +331,30 @@ describe("shared hosts", () => {
     expect((await held.settled).status).toBe("completed");
   });
 
+  it("let go of an interrupted turn a shared runner does not settle, not of the runner: other sessions go on", async () => {
+    // The runner ignores a's interrupt; b's held turn is answered at a's detach: only a runner left running does.
+    const factory = runner(
+      'if (f.params.text === "held") { globalThis.held = f; delta("held"); } else if (f.params.text === "again") { delta("back"); reply({}); } else delta("stuck");',
+      { shared: true, verifyHistory: false, timeouts: { interruptGraceMs: 300 } },
+      undefined,
+      `reply(f.method === "checkpoint" ? [] : {}); const h = globalThis.held;
+      if (f.method === "detach" && h) send({ attachment: h.attachment, turn: h.turn, id: h.id, result: {} });`,
+    );
+    t = makeBrain({ factories: [factory] });
+    const a = await t.brain.create({ harness: "inline" });
+    const b = await t.brain.create({ harness: "inline" });
+    const held = await b.prompt("held");
+    await waitForEvent(b, (e) => e.type === "assistant.delta");
+    const stuck = await a.prompt("stuck");
+    await waitForEvent(a, (e) => e.type === "assistant.delta");
+    await a.interrupt();
+    expect((await stuck.settled).status).toBe("interrupted");
+    expect((await held.settled).status).toBe("completed");
+    const again = await a.prompt("again");
+    expect((await again.settled).status).toBe("completed");
+    expect(textOf(await events(a), again.turn)).toBe("back");
+  });
+
   it("quote a bad frame only to the session it names, and their stderr to none: it may hold any session's text", async () => {
     const factory = runner(
       `if (f.params.text === "waits") return;
