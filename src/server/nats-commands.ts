@@ -3,7 +3,13 @@
 // does (the sender then claims it itself). An owner that is frozen (SIGSTOP, a stalled VM) keeps its
 // subscription, so a request to it goes unanswered: it is asked again in short attempts, for as long as the
 // session's lease says that node still owns it; once the lease has expired the command runs on this node.
-import { type NatsConnection, NoRespondersError, RequestError, TimeoutError } from "@nats-io/transport-node";
+import {
+  type Msg,
+  type NatsConnection,
+  NoRespondersError,
+  RequestError,
+  TimeoutError,
+} from "@nats-io/transport-node";
 import { sleep } from "../core/sleep.js";
 import { errorMessage } from "../store/nats/errors.js";
 import { ApiError } from "./errors.js";
@@ -157,11 +163,37 @@ export class NatsCommandRouter implements CommandRouter {
               }),
             };
           }
-          msg.respond(JSON.stringify(answer));
+          this.reply(msg, answer);
         })();
       },
     });
     return () => sub.unsubscribe();
+  }
+
+  /**
+   * Sends the owner's answer back. NATS refuses a message past the server's max_payload by throwing, and a throw
+   * here (a callback nobody awaits) would end the daemon: an answer too large to carry becomes an error that is.
+   */
+  private reply(msg: Msg, answer: RoutedResponse): void {
+    let text = JSON.stringify(answer);
+    const limit = this.nc.info?.max_payload;
+    if (limit !== undefined && Buffer.byteLength(text) > limit) {
+      text = JSON.stringify({
+        status: 502,
+        contentType: "application/json",
+        body: JSON.stringify({
+          error: {
+            code: "brain_error",
+            message: `the session's owner answered ${answer.status} with ${Buffer.byteLength(text)} bytes, more than NATS carries between nodes (max_payload ${limit}); send the request to the owner node itself`,
+          },
+        }),
+      } satisfies RoutedResponse);
+    }
+    try {
+      msg.respond(text);
+    } catch {
+      // The connection is closing or gone: the sender's request times out and it decides as for a lost owner.
+    }
   }
 }
 
