@@ -3,6 +3,7 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type NatsCluster, startNatsCluster } from "../testing/nats-cluster.js";
+import { ApiError } from "./errors.js";
 import { NatsCommandRouter } from "./nats-commands.js";
 import type { RoutedRequest, RoutedResponse } from "./routing.js";
 
@@ -52,6 +53,30 @@ describe("commands forwarded over NATS", () => {
       stopSmall();
       expect(ok).toEqual({ status: 202, body: "{}" });
       expect(answered).toBe(1);
+    } finally {
+      stop();
+    }
+  });
+
+  it("a request past max_payload is refused as too large by the node that would forward it, naming the limit", async () => {
+    const owner = new NatsCommandRouter(ownerNc, { prefix: "body" });
+    const sender = new NatsCommandRouter(senderNc, { prefix: "body" });
+    const limit = senderNc.info!.max_payload;
+    const seen: RoutedRequest[] = [];
+    const stop = owner.serve("s1", async (request) => {
+      seen.push(request);
+      return { status: 202, body: "{}" };
+    });
+    try {
+      const refused = await sender.forward("s1", prompt("y".repeat(limit))).catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(ApiError);
+      expect((refused as ApiError).status).toBe(413);
+      expect((refused as ApiError).message).toMatch(
+        new RegExp(`NATS carries at most ${limit} between nodes \\(its max_payload\\): send less`),
+      );
+      const refusedByName = await sender.toNode("n1", prompt("y".repeat(limit))).catch((err: unknown) => err);
+      expect((refusedByName as ApiError).code).toBe("payload_too_large");
+      expect(seen).toEqual([]);
     } finally {
       stop();
     }

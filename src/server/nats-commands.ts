@@ -73,7 +73,7 @@ export class NatsCommandRouter implements CommandRouter {
   /** The named node's answer; undefined when that node is not running. */
   async toNode(node: string, request: RoutedRequest): Promise<RoutedResponse | undefined> {
     try {
-      const reply = await this.nc.request(this.nodeSubject(node), JSON.stringify(request), {
+      const reply = await this.nc.request(this.nodeSubject(node), this.encode(request), {
         timeout: this.timeoutMs,
       });
       return reply.json<RoutedResponse>();
@@ -119,7 +119,7 @@ export class NatsCommandRouter implements CommandRouter {
     const giveUpAt = Date.now() + this.patienceMs;
     for (let attempt = 1; ; attempt++) {
       try {
-        const reply = await this.nc.request(this.subject(session), JSON.stringify(request), {
+        const reply = await this.nc.request(this.subject(session), this.encode(request), {
           timeout: options.retry ? this.attemptMs : this.timeoutMs,
         });
         return reply.json<RoutedResponse>();
@@ -141,6 +141,23 @@ export class NatsCommandRouter implements CommandRouter {
       // The owner may be frozen: its lease expires within a TTL, then the next try finds no owner.
       await sleep(Math.min(200, this.attemptMs / 4));
     }
+  }
+
+  /**
+   * The request as sent to the owner. NATS carries at most max_payload bytes a message (1 MB by default), less
+   * than a body this node takes (8 MiB): one past it is refused here as too large, where sending it would fail.
+   */
+  private encode(request: RoutedRequest): string {
+    const text = JSON.stringify(request);
+    const limit = this.nc.info?.max_payload;
+    const size = Buffer.byteLength(text);
+    if (limit !== undefined && size > limit) {
+      throw new ApiError(
+        "payload_too_large",
+        `this request is ${size} bytes as forwarded to the session's owner, another node, and NATS carries at most ${limit} between nodes (its max_payload): send less, or send it to the node that owns the session`,
+      );
+    }
+    return text;
   }
 
   private subscribe(
