@@ -5,7 +5,7 @@
 // pulls the manifests, and the blobs a restore needs, before it reads. Blobs are streamed both ways, never held
 // whole in memory: a native file may be larger than the memory of the node, or than a Buffer can be.
 import { createHash, randomUUID } from "node:crypto";
-import { type FileHandle, mkdir, open, rename, stat, unlink } from "node:fs/promises";
+import { type FileHandle, mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { JetStreamClient } from "@nats-io/jetstream";
 import type { ObjectStore } from "@nats-io/obj";
@@ -23,12 +23,17 @@ export class ReplicatedCheckpoints implements Checkpoints {
   /** The object store's stream, looked up once: a blob is read from its chunk messages. */
   private streamName: Promise<string> | undefined;
 
-  /** `js` reads a blob's chunks with flow control (ObjectStore.get does not: see readObject). */
+  /**
+   * `js` reads a blob's chunks with flow control (ObjectStore.get does not: see readObject). `native` is the
+   * session's native dir on this node: which checkpoint it holds is noted when one is made of it or restored
+   * into it (nativeAt).
+   */
   constructor(
     private readonly objects: ObjectStore,
     readonly session: string,
     readonly dir: string,
     private readonly js: JetStreamClient,
+    private readonly native?: string,
   ) {
     this.local = new CheckpointStore(dir);
   }
@@ -39,10 +44,25 @@ export class ReplicatedCheckpoints implements Checkpoints {
       await this.pull();
       const manifest = await this.local.create(nativeDir, files, opts);
       await this.push(manifest);
+      await this.noteNative(nativeDir, manifest.id);
       return manifest;
     });
     this.tail = run.catch(() => {});
     return run;
+  }
+
+  /**
+   * The checkpoint this node's native dir was last made into or restored from, if it was. The cache's manifests
+   * cannot say it: reading the checkpoints (a fork, a restore, a list) pulls in those made on other nodes too.
+   */
+  async nativeAt(): Promise<string | undefined> {
+    const text = await readFile(path.join(this.dir, NATIVE_AT), "utf8").catch(() => undefined);
+    return text?.trim() || undefined;
+  }
+
+  private async noteNative(dir: string, id: string): Promise<void> {
+    if (this.native === undefined || path.resolve(dir) !== path.resolve(this.native)) return;
+    await writeFileDurable(path.join(this.dir, NATIVE_AT), `${id}\n`);
   }
 
   async list(): Promise<string[]> {
@@ -59,7 +79,9 @@ export class ReplicatedCheckpoints implements Checkpoints {
     await this.pull();
     const manifest = await this.local.get(id);
     await this.pullBlobs(manifest);
-    return this.local.restore(manifest.id, intoDir);
+    const restored = await this.local.restore(manifest.id, intoDir);
+    await this.noteNative(intoDir, restored.id);
+    return restored;
   }
 
   async nativeFiles(id: string): Promise<NativeFile[]> {
@@ -237,6 +259,9 @@ export class ReplicatedCheckpoints implements Checkpoints {
     }
   }
 }
+
+/** In the cache dir, beside the manifests (which are <id>.json): the checkpoint the native dir holds. */
+const NATIVE_AT = "native-at";
 
 /** How many chunk messages (128 KiB each, as the object store writes them) a pull may hold ahead of the disk. */
 const READ_AHEAD = 8;

@@ -135,6 +135,32 @@ describe("NATS event log across nodes", () => {
     expect(await b.store.checkpoints("s3").list()).toEqual(["000001", m2.id]);
   });
 
+  it("a node taking a session back restores what another node checkpointed since, even after reading its checkpoints", async () => {
+    const [a, b] = await twoNodes();
+    await a.store.create({ ...base, id: "s8" });
+    const state = (node: TestNode) => path.join(node.store.paths("s8").native, "state.txt");
+    const files = [{ path: "state.txt", size: 2, append_only: false }];
+    let log = await a.store.openLog("s8");
+    await writeFile(state(a), "v1");
+    await a.store.checkpoints("s8").create(a.store.paths("s8").native, files);
+    await log.close();
+    log = await b.store.openLog("s8");
+    expect(await readFile(state(b), "utf8")).toBe("v1");
+    await writeFile(state(b), "v2");
+    await b.store.checkpoints("s8").create(b.store.paths("s8").native, files);
+    await log.close();
+    // node-a reads the session's checkpoints meanwhile (a fork or restore there does): their manifests come along.
+    expect(await a.store.checkpoints("s8").list()).toEqual(["000001", "000002"]);
+    log = await a.store.openLog("s8");
+    expect(await readFile(state(a), "utf8")).toBe("v2");
+    await log.close();
+    // Its own native dir, holding the latest checkpoint, is kept as it is.
+    await writeFile(state(a), "v3");
+    log = await a.store.openLog("s8");
+    expect(await readFile(state(a), "utf8")).toBe("v3");
+    await log.close();
+  });
+
   it("streams a blob of many chunks to another node, and never takes bytes that are not the manifest's", async () => {
     const [a, b] = await twoNodes();
     await a.store.create({ ...base, id: "s7" });

@@ -7,7 +7,6 @@ import { mkdir, readdir, rm } from "node:fs/promises";
 import nodePath from "node:path";
 import type { KvEntry } from "@nats-io/kv";
 import type { SessionStore } from "../../core/brain.js";
-import { CheckpointStore } from "../../core/checkpoints/index.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { checkRecord, newRecord, oldestFirst, SESSION_ID, type SessionRecord } from "../fs/session-record.js";
 import { ReplicatedCheckpoints } from "./checkpoints.js";
@@ -213,17 +212,16 @@ export class NatsSessionStore implements SessionStore {
 
   /**
    * A session taken over from another node (or reopened on a fresh one) starts from its last checkpoint: the
-   * native state as of its last completed turn. This node's own native dir is kept only while no other node
-   * has checkpointed the session since (else it is stale: the session went on elsewhere).
+   * native state as of its last completed turn. This node's own native dir is kept only while it holds that
+   * checkpoint, made or restored here (else it is stale: the session went on elsewhere).
    */
   private async restoreNative(id: string): Promise<void> {
-    const { native, checkpoints: cacheDir } = this.paths(id);
-    const mine = new Set(await new CheckpointStore(cacheDir).list());
+    const { native } = this.paths(id);
     const checkpoints = this.checkpoints(id);
     const latest = (await checkpoints.list()).at(-1);
     if (latest === undefined) return;
     const empty = (await readdir(native)).length === 0;
-    if (!empty && mine.has(latest)) return;
+    if (!empty && (await checkpoints.nativeAt()) === latest) return;
     await rm(native, { recursive: true, force: true });
     await checkpoints.restore(latest, native);
   }
@@ -266,7 +264,8 @@ export class NatsSessionStore implements SessionStore {
   }
 
   checkpoints(id: string): ReplicatedCheckpoints {
-    return new ReplicatedCheckpoints(this.ctx.blobs, id, this.paths(id).checkpoints, this.ctx.js);
+    const paths = this.paths(id);
+    return new ReplicatedCheckpoints(this.ctx.blobs, id, paths.checkpoints, this.ctx.js, paths.native);
   }
 
   private claim(id: string): Promise<Lease> {
