@@ -1,8 +1,13 @@
-// Cluster mode's settings: --nats URLs and brain.config.json's `cluster` block, checked before anything starts.
+// Cluster mode's settings: --nats URLs and brain.config.json's `cluster` block, checked before anything starts;
+// credentials in a NATS URL are never printed.
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { freePort } from "../core/free-port.js";
+import { root, useBrainCli } from "../testing/brain-cli.js";
+import { startNatsCluster } from "../testing/nats-cluster.js";
 import { natsServers } from "./cluster.js";
 import { loadConfig } from "./config.js";
 
@@ -38,4 +43,57 @@ describe("cluster settings", () => {
     );
     expect(() => loadConfig(configFile({ cluster: { nats: [], nodes: 3 } }))).toThrow(/cluster/);
   });
+});
+
+describe("credentials in a NATS URL", () => {
+  const cli = useBrainCli("cluster-secret");
+  const withSecret = (server: string) => server.replace("nats://", "nats://brain:pw-s3cret%40x@");
+
+  it("are not in the error when NATS cannot be reached, nor when a URL is refused", async () => {
+    const nats = withSecret(`nats://127.0.0.1:${await freePort()}`);
+    const down = cli.run(["serve", "--port", "0", "--no-auth", "--nats", nats]);
+    expect(down.code).toBe(2);
+    expect(down.err).toMatch(/cannot reach NATS at nats:\/\/\*\*\*@127\.0\.0\.1:\d+: /);
+    expect(down.err).not.toContain("s3cret");
+    expect(() => natsServers("http://tok3n-s3cret@a:4222")).toThrow(/"http:\/\/\*\*\*@a:4222" is not a nats/);
+  });
+
+  it("are not in the line brain serve starts with", async () => {
+    const cluster = await startNatsCluster();
+    const child = spawn(
+      process.execPath,
+      [
+        join(root, "bin/brain.js"),
+        "serve",
+        "--port",
+        "0",
+        "--no-auth",
+        "--nats",
+        cluster.servers.map(withSecret).join(","),
+      ],
+      { env: { ...process.env, BRAIN_HOME: cli.home }, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    try {
+      let out = "";
+      const line = await new Promise<string>((resolve, reject) => {
+        child.stdout.on("data", (d: Buffer) => {
+          out += d.toString();
+          const started = /^brain daemon on .*$/m.exec(out)?.[0];
+          if (started) resolve(started);
+        });
+        child.stderr.on("data", (d: Buffer) => {
+          out += d.toString();
+        });
+        child.once("exit", (code) => reject(new Error(`brain serve exited (${code}): ${out}`)));
+      });
+      expect(line).toContain(
+        `NATS ${cluster.servers.map((s) => s.replace("nats://", "nats://***@")).join(",")}, node`,
+      );
+      expect(out).not.toContain("s3cret");
+    } finally {
+      child.kill("SIGTERM");
+      if (child.exitCode === null) await new Promise((r) => child.once("exit", r));
+      await cluster.stop();
+    }
+  }, 120_000);
 });

@@ -28,13 +28,31 @@ export function natsServers(value: string): string[] {
     try {
       url = new URL(server);
     } catch {
-      throw new UsageError(`--nats: "${server}" is not a URL; write it as nats://HOST:PORT`);
+      throw new UsageError(`--nats: "${shownServer(server)}" is not a URL; write it as nats://HOST:PORT`);
     }
     if (url.protocol !== "nats:" && url.protocol !== "tls:") {
-      throw new UsageError(`--nats: "${server}" is not a nats:// URL; write it as nats://HOST:PORT`);
+      throw new UsageError(
+        `--nats: "${shownServer(server)}" is not a nats:// URL; write it as nats://HOST:PORT`,
+      );
     }
   }
   return servers;
+}
+
+/**
+ * A NATS URL as Brain prints it: credentials in it (nats://USER:PASSWORD@ or nats://TOKEN@) are replaced by ***,
+ * so the startup line and errors, which end up in logs, do not hold them.
+ */
+export function shownServer(server: string): string {
+  // Up to the last @, whether the URL parses or not: a password may hold an @ of its own.
+  const at = server.lastIndexOf("@");
+  if (at === -1) return server;
+  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(server)?.[0] ?? "";
+  return `${scheme}***${server.slice(at)}`;
+}
+
+export function shownServers(servers: string[]): string {
+  return servers.map(shownServer).join(",");
 }
 
 export async function openClusterStore(options: {
@@ -50,7 +68,7 @@ export async function openClusterStore(options: {
     nc = await connect({ servers: options.servers, name: `brain ${node}`, maxReconnectAttempts: -1 });
   } catch (err) {
     throw new UsageError(
-      `cannot reach NATS at ${options.servers.join(", ")}: ${(err as Error).message}; start nats-server with JetStream (-js) or fix --nats`,
+      `cannot reach NATS at ${options.servers.map(shownServer).join(", ")}: ${(err as Error).message}; start nats-server with JetStream (-js) or fix --nats`,
     );
   }
   try {

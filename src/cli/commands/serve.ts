@@ -7,7 +7,7 @@ import { loadOrCreateTokens, tokensPath } from "../../server/auth/tokens.js";
 import { DEFAULT_HOST, DEFAULT_PORT, startDaemon } from "../../server/daemon.js";
 import type { LogHolder } from "../../store/fs/index.js";
 import { parse, str, UsageError } from "../args.js";
-import { natsServers, openClusterStore } from "../cluster.js";
+import { natsServers, openClusterStore, shownServers } from "../cluster.js";
 import { loadConfig } from "../config.js";
 import { brainHome, createBrain } from "../setup.js";
 
@@ -54,9 +54,10 @@ export async function command(args: string[]): Promise<number> {
   const ttl = process.env.BRAIN_LEASE_TTL_MS
     ? Number(process.env.BRAIN_LEASE_TTL_MS)
     : configured?.lease_ttl_ms;
-  const cluster = natsUrls
+  const servers = natsUrls ? natsServers(natsUrls) : undefined;
+  const cluster = servers
     ? await openClusterStore({
-        servers: natsServers(natsUrls),
+        servers,
         home,
         ...(node ? { node } : {}),
         ...(ttl ? { leaseTtlMs: ttl } : {}),
@@ -94,7 +95,7 @@ export async function command(args: string[]): Promise<number> {
   holder.url = daemon.url;
   const say = (line: string) => process.stdout.write(`${line}\n`);
   say(
-    `brain daemon on ${daemon.url}  (sessions in ${cluster ? `NATS ${natsUrls}, node ${cluster.node}, native files in ${home}` : home}; harnesses: ${brain.harnesses.names().join(", ")})`,
+    `brain daemon on ${daemon.url}  (sessions in ${cluster && servers ? `NATS ${shownServers(servers)}, node ${cluster.node}, native files in ${home}` : home}; harnesses: ${brain.harnesses.names().join(", ")})`,
   );
   if (tokens) {
     const admin = tokens.file.tokens[0]!.token;
