@@ -97,9 +97,30 @@ export class ReplicatedCheckpoints implements Checkpoints {
     return `${this.session}/index`;
   }
 
+  /**
+   * The ids of the session's checkpoints as NATS lists them. Each names a file of the local cache (<id>.json):
+   * an index holding anything but checkpoint ids (a damaged or planted object) is refused, never followed to a
+   * path outside the cache.
+   */
   private async index(): Promise<string[]> {
     const data = await this.nats("read the checkpoint index", () => this.objects.getBlob(this.indexName));
-    return data ? (JSON.parse(Buffer.from(data).toString("utf8")) as string[]) : [];
+    if (!data) return [];
+    let ids: unknown;
+    try {
+      ids = JSON.parse(Buffer.from(data).toString("utf8"));
+    } catch {
+      ids = undefined;
+    }
+    const bad = Array.isArray(ids)
+      ? ids.find((id) => typeof id !== "string" || !CHECKPOINT_ID.test(id))
+      : ids;
+    if (!Array.isArray(ids) || bad !== undefined) {
+      throw new CheckpointError(
+        "brain_error",
+        `checkpoints of session ${this.session}: the index in NATS (object ${this.indexName}) is damaged: ${Array.isArray(ids) ? `it names ${JSON.stringify(bad)?.slice(0, 100)}, not a checkpoint id (digits)` : "it is not a JSON array of checkpoint ids"}`,
+      );
+    }
+    return ids as string[];
   }
 
   /** Copies the manifests stored in NATS that this node lacks into the local cache. */
@@ -237,7 +258,8 @@ export class ReplicatedCheckpoints implements Checkpoints {
 
   /** Deletes every object of the session (its removal). */
   async removeAll(): Promise<void> {
-    const ids = await this.index();
+    // A damaged index does not keep the session from going: its objects are removed as far as they are known.
+    const ids = await this.index().catch(() => []);
     const blobs = new Set<string>();
     for (const id of ids) {
       const data = await this.objects.getBlob(this.name("manifests", `${id}.json`)).catch(() => null);
@@ -259,6 +281,9 @@ export class ReplicatedCheckpoints implements Checkpoints {
     }
   }
 }
+
+/** A checkpoint's id, as CheckpointStore makes them (000001, ...). */
+const CHECKPOINT_ID = /^\d{6,}$/;
 
 /** In the cache dir, beside the manifests (which are <id>.json): the checkpoint the native dir holds. */
 const NATIVE_AT = "native-at";

@@ -161,6 +161,27 @@ describe("NATS event log across nodes", () => {
     await log.close();
   });
 
+  it("refuses a checkpoint index naming anything but checkpoint ids, and writes nothing outside its cache", async () => {
+    const [a] = await twoNodes();
+    await a.store.create({ ...base, id: "s9" });
+    const cache = a.store.paths("s9").checkpoints;
+    const planted = path.relative(cache, path.join(a.home, "outside"));
+    await a.ctx.blobs.putBlob({ name: "s9/index" }, Buffer.from(JSON.stringify([planted])));
+    await a.ctx.blobs.putBlob({ name: `s9/manifests/${planted}.json` }, Buffer.from("{}"));
+    const refused = await a.store
+      .checkpoints("s9")
+      .list()
+      .catch((err: Error) => err);
+    expect(refused).toBeInstanceOf(BrainError);
+    expect((refused as Error).message).toContain(
+      `the index in NATS (object s9/index) is damaged: it names ${JSON.stringify(planted)}, not a checkpoint id`,
+    );
+    expect(await readdir(a.home)).not.toContain("outside.json");
+    // The session can still be removed.
+    await a.store.remove("s9");
+    expect(await a.store.get("s9")).toBeUndefined();
+  });
+
   it("streams a blob of many chunks to another node, and never takes bytes that are not the manifest's", async () => {
     const [a, b] = await twoNodes();
     await a.store.create({ ...base, id: "s7" });
