@@ -215,10 +215,13 @@ export function storeSuite(name: string, make: () => Promise<StoreUnderTest>): v
         { path: "state.json", size: 2, append_only: false },
       ];
       const checkpoints = checkpointsOf(store, "c1");
+      // Checkpoints are made by the session's owner: the node holding its log.
+      const log = await store.openLog("c1");
       const m1 = await checkpoints.create(native, files);
       await writeFile(path.join(native, "log.jsonl"), "one\ntwo\n");
       files[0]!.size = 8;
       const m2 = await checkpoints.create(native, files);
+      await log.close();
       const log2 = m2.files.find((f) => f.path === "log.jsonl")!;
       // The append-only file's second checkpoint sends only its new bytes.
       expect(log2.segments.map((s) => [s.offset, s.length])).toEqual([

@@ -24,23 +24,30 @@ export class ReplicatedCheckpoints implements Checkpoints {
   private streamName: Promise<string> | undefined;
 
   /**
-   * `js` reads a blob's chunks with flow control (ObjectStore.get does not: see readObject). `native` is the
+   * `js` reads a blob's chunks with flow control (ObjectStore.get does not: see readObject). `node.native` is the
    * session's native dir on this node: which checkpoint it holds is noted when one is made of it or restored
-   * into it (nativeAt).
+   * into it (nativeAt). `node.owns` throws unless this node owns the session now (its lease).
    */
   constructor(
     private readonly objects: ObjectStore,
     readonly session: string,
     readonly dir: string,
     private readonly js: JetStreamClient,
-    private readonly native?: string,
+    private readonly node: { native?: string; owns?: () => void } = {},
   ) {
     this.local = new CheckpointStore(dir);
   }
 
+  /**
+   * Only the session's owner makes checkpoints: one that lost its lease (frozen past it while a turn ended) would
+   * otherwise list a checkpoint of its stale native dir as the latest, and the next node to open the session
+   * would restore it over the new owner's work. Unlike the log, the object store has no fence of its own, so the
+   * lease is checked before each write that makes the checkpoint visible.
+   */
   create(nativeDir: string, files: NativeFile[], opts: CreateOptions = {}): Promise<CheckpointManifest> {
     // One at a time: the index is read, extended and written back.
     const run = this.tail.then(async () => {
+      this.node.owns?.();
       await this.pull();
       const manifest = await this.local.create(nativeDir, files, opts);
       await this.push(manifest);
@@ -61,7 +68,8 @@ export class ReplicatedCheckpoints implements Checkpoints {
   }
 
   private async noteNative(dir: string, id: string): Promise<void> {
-    if (this.native === undefined || path.resolve(dir) !== path.resolve(this.native)) return;
+    const { native } = this.node;
+    if (native === undefined || path.resolve(dir) !== path.resolve(native)) return;
     await writeFileDurable(path.join(this.dir, NATIVE_AT), `${id}\n`);
   }
 
@@ -246,11 +254,13 @@ export class ReplicatedCheckpoints implements Checkpoints {
       }
     }
     const text = `${JSON.stringify(manifest, null, 2)}\n`;
+    this.node.owns?.();
     await this.nats(`store checkpoint ${manifest.id}`, () =>
       this.objects.putBlob({ name: this.name("manifests", `${manifest.id}.json`) }, Buffer.from(text)),
     );
     const ids = await this.index();
     if (!ids.includes(manifest.id)) ids.push(manifest.id);
+    this.node.owns?.();
     await this.nats("store the checkpoint index", () =>
       this.objects.putBlob({ name: this.indexName }, Buffer.from(JSON.stringify(ids))),
     );

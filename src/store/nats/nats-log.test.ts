@@ -125,10 +125,12 @@ describe("NATS event log across nodes", () => {
     await mkdir(native, { recursive: true });
     await writeFile(path.join(native, "log.jsonl"), "one\n");
     const files = [{ path: "log.jsonl", size: 4, append_only: true }];
+    const log = await a.store.openLog("s3");
     await a.store.checkpoints("s3").create(native, files);
     await writeFile(path.join(native, "log.jsonl"), "one\ntwo\n");
     files[0]!.size = 8;
     const m2 = await a.store.checkpoints("s3").create(native, files);
+    await log.close();
     const into = path.join(b.home, "restored");
     await b.store.checkpoints("s3").restore("latest", into);
     expect(await readFile(path.join(into, "log.jsonl"), "utf8")).toBe("one\ntwo\n");
@@ -182,6 +184,41 @@ describe("NATS event log across nodes", () => {
     expect(await a.store.get("s9")).toBeUndefined();
   });
 
+  it("refuses a checkpoint from a node that lost the session's lease, so the new owner's stays the latest", async () => {
+    const [a, b] = await nats.twoNodes("log", { leaseTtlMs: 1500 });
+    await a.store.create({ ...base, id: "s10" });
+    const state = (node: TestNode) => path.join(node.store.paths("s10").native, "state.txt");
+    const files = [{ path: "state.txt", size: 2, append_only: false }];
+    const stale = await a.store.openLog("s10");
+    await writeFile(state(a), "v1");
+    await a.store.checkpoints("s10").create(a.store.paths("s10").native, files);
+    // node-a freezes: its lease runs out and node-b takes the session, going on from v1 to v2.
+    a.store.lease("s10")!.pauseRenewals(true);
+    let log = await until("node-b's claim", () => b.store.openLog("s10").catch(() => undefined));
+    await writeFile(state(b), "v2");
+    await b.store.checkpoints("s10").create(b.store.paths("s10").native, files);
+    // node-a wakes and checkpoints its stale native dir, as after a turn that ended before it froze.
+    await writeFile(state(a), "v0");
+    const refused = await a.store
+      .checkpoints("s10")
+      .create(a.store.paths("s10").native, files)
+      .catch((err: unknown) => err);
+    expect((refused as BrainError).code).toBe("locked");
+    expect((refused as BrainError).message).toMatch(/no longer owns the session's log/);
+    // Nor once it has let the session go.
+    await stale.close();
+    const after = await a.store
+      .checkpoints("s10")
+      .create(a.store.paths("s10").native, files)
+      .catch((err: unknown) => err);
+    expect((after as BrainError).message).toMatch(/it does not hold the session's lease/);
+    expect(await b.store.checkpoints("s10").list()).toEqual(["000001", "000002"]);
+    await log.close();
+    log = await b.store.openLog("s10");
+    expect(await readFile(state(b), "utf8")).toBe("v2");
+    await log.close();
+  });
+
   it("streams a blob of many chunks to another node, and never takes bytes that are not the manifest's", async () => {
     const [a, b] = await twoNodes();
     await a.store.create({ ...base, id: "s7" });
@@ -189,9 +226,11 @@ describe("NATS event log across nodes", () => {
     await mkdir(native, { recursive: true });
     const big = randomBytes((1 << 20) + 12345); // nine of the object store's 128 KiB chunks, the last one short
     await writeFile(path.join(native, "state.bin"), big);
+    const log = await a.store.openLog("s7");
     const m = await a.store
       .checkpoints("s7")
       .create(native, [{ path: "state.bin", size: big.length, append_only: false }]);
+    await log.close();
     const into = path.join(b.home, "restored");
     await b.store.checkpoints("s7").restore(m.id, into);
     expect((await readFile(path.join(into, "state.bin"))).equals(big)).toBe(true);

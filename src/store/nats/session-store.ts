@@ -11,7 +11,7 @@ import type { SessionEvent } from "../../protocol/events.js";
 import { checkRecord, newRecord, oldestFirst, SESSION_ID, type SessionRecord } from "../fs/session-record.js";
 import { ReplicatedCheckpoints } from "./checkpoints.js";
 import type { NatsContext } from "./context.js";
-import { errorMessage, NatsStoreError, natsFailure } from "./errors.js";
+import { errorMessage, fenced, NatsStoreError, natsFailure } from "./errors.js";
 import { NatsEventLog } from "./event-log.js";
 import { Lease, type LeaseHolder } from "./lease.js";
 import { LogReader } from "./log-read.js";
@@ -265,7 +265,18 @@ export class NatsSessionStore implements SessionStore {
 
   checkpoints(id: string): ReplicatedCheckpoints {
     const paths = this.paths(id);
-    return new ReplicatedCheckpoints(this.ctx.blobs, id, paths.checkpoints, this.ctx.js, paths.native);
+    return new ReplicatedCheckpoints(this.ctx.blobs, id, paths.checkpoints, this.ctx.js, {
+      native: paths.native,
+      owns: () => this.checkOwner(id),
+    });
+  }
+
+  /** Throws (code `locked`) unless this node has the session's log open under a lease that still holds. */
+  private checkOwner(id: string): void {
+    if (this.options.leases === false) return;
+    const lease = this.leases.get(id);
+    if (!lease) throw fenced(id, "it does not hold the session's lease");
+    lease.check();
   }
 
   private claim(id: string): Promise<Lease> {
