@@ -2,7 +2,7 @@
 // credentials in a NATS URL are never printed.
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { freePort } from "../core/free-port.js";
@@ -42,6 +42,23 @@ describe("cluster settings", () => {
       /field "cluster.nats.0": a nats:\/\/HOST:PORT URL/,
     );
     expect(() => loadConfig(configFile({ cluster: { nats: [], nodes: 3 } }))).toThrow(/cluster/);
+  });
+});
+
+describe("--no-auth in cluster mode", () => {
+  const cli = useBrainCli("cluster-no-auth");
+  /** This machine's own address off loopback: nothing leaves it, whatever is tried. */
+  const own = Object.values(networkInterfaces())
+    .flat()
+    .find((i) => i && !i.internal && i.family === "IPv4")?.address;
+
+  it.skipIf(own === undefined)("is refused with NATS off loopback, before connecting to it", async () => {
+    const nats = `nats://${own}:${await freePort()}`;
+    const refused = cli.run(["serve", "--port", "0", "--no-auth", "--nats", `nats://127.0.0.1:1,${nats}`]);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toContain(
+      `--no-auth is only allowed with NATS on a loopback address, not ${nats}: without tokens, anyone who can publish on that NATS could drive every session`,
+    );
   });
 });
 

@@ -2,6 +2,7 @@
 // Any number of nodes share the sessions; each session is owned by one node at a time through its lease.
 import { hostname } from "node:os";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { isLoopback } from "../server/loopback.js";
 import { NatsCommandRouter } from "../server/nats-commands.js";
 import { openNatsContext } from "../store/nats/context.js";
 import { NatsSessionStore } from "../store/nats/session-store.js";
@@ -37,6 +38,19 @@ export function natsServers(value: string): string[] {
     }
   }
   return servers;
+}
+
+/**
+ * `--no-auth` runs every command that reaches the daemon unchecked, and in cluster mode commands also come over
+ * NATS (forwarded by the other nodes, or published by any NATS client): without tokens, anyone who can publish
+ * on the NATS drives every session. So, as --no-auth's HTTP listener must be on loopback, so must its NATS.
+ */
+export function refuseOpenCluster(servers: string[]): void {
+  const remote = servers.find((server) => !isLoopback(new URL(server).hostname));
+  if (remote === undefined) return;
+  throw new UsageError(
+    `--no-auth is only allowed with NATS on a loopback address, not ${shownServer(remote)}: without tokens, anyone who can publish on that NATS could drive every session; drop --no-auth (give every node a copy of the same tokens.json) or run NATS on 127.0.0.1`,
+  );
 }
 
 /**

@@ -7,7 +7,7 @@ import { loadOrCreateTokens, tokensPath } from "../../server/auth/tokens.js";
 import { DEFAULT_HOST, DEFAULT_PORT, startDaemon } from "../../server/daemon.js";
 import type { LogHolder } from "../../store/fs/index.js";
 import { parse, str, UsageError } from "../args.js";
-import { natsServers, openClusterStore, shownServers } from "../cluster.js";
+import { natsServers, openClusterStore, refuseOpenCluster, shownServers } from "../cluster.js";
 import { loadConfig } from "../config.js";
 import { brainHome, createBrain } from "../setup.js";
 
@@ -55,6 +55,7 @@ export async function command(args: string[]): Promise<number> {
     ? Number(process.env.BRAIN_LEASE_TTL_MS)
     : configured?.lease_ttl_ms;
   const servers = natsUrls ? natsServers(natsUrls) : undefined;
+  if (servers && noAuth) refuseOpenCluster(servers);
   const cluster = servers
     ? await openClusterStore({
         servers,
@@ -106,7 +107,7 @@ export async function command(args: string[]): Promise<number> {
   } else {
     say(`web UI: ${daemon.url}/`);
     process.stderr.write(
-      "warning: --no-auth: anyone who can reach this port on this machine can drive every session\n",
+      `warning: --no-auth: anyone who can reach this port on this machine${cluster ? ", or publish on its NATS," : ""} can drive every session\n`,
     );
   }
   say(`API: ${daemon.url}/openapi.json · stop with Ctrl-C`);
