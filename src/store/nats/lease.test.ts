@@ -1,6 +1,7 @@
 // One owner per session in cluster mode: the lease. A second node's open is refused naming the owner; an owner
 // that stops renewing (SIGSTOP, simulated by pausing its renewals) loses the session to the next node, and its
 // late appends are refused (no split brain), by its own lease check and by the stream's sequence fence.
+import { TimeoutError } from "@nats-io/transport-node";
 import { describe, expect, it } from "vitest";
 import { BrainError } from "../../core/errors.js";
 import type { EventLog } from "../../core/event-log.js";
@@ -130,6 +131,36 @@ describe("a lease released while a renewal is in flight", () => {
     await log.close();
     bucket.update = update;
     expect(await b.store.owner("l9")).toBeUndefined();
+  });
+});
+
+describe("a renewal that landed but whose answer was lost", () => {
+  it("keeps the lease: the next renewal finds its own value in the key and goes on from there", async () => {
+    const [a, b] = await twoNodes();
+    await a.store.create({ ...base, id: "l10" });
+    const log = await a.store.openLog("l10");
+    type Bucket = { update: (...args: unknown[]) => Promise<number> };
+    const lease = a.store.lease("l10")!;
+    const bucket = (lease as unknown as { bucket: Bucket }).bucket;
+    const update = bucket.update.bind(bucket);
+    let landed = 0;
+    // One renewal is stored in NATS, but its answer never comes (a leader election, a dropped reply).
+    bucket.update = async (...args: unknown[]) => {
+      bucket.update = update;
+      await update(...args);
+      landed++;
+      throw new TimeoutError();
+    };
+    const lost: NatsStoreError[] = [];
+    lease.onLost((err) => lost.push(err));
+    // Two more TTLs: renewals after the lost answer must keep the lease.
+    await new Promise((r) => setTimeout(r, 2 * TTL));
+    expect(landed).toBe(1);
+    expect(lost.map((err) => err.message)).toEqual([]);
+    expect((await log.append([note("still the owner")]))[0]!.seq).toBe(1);
+    expect(await b.store.owner("l10")).toBe("node-a");
+    await log.close();
+    expect(await b.store.owner("l10")).toBeUndefined();
   });
 });
 

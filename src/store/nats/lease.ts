@@ -19,6 +19,11 @@ export class Lease {
   private paused = false;
   /** The renewal in flight, if any: release waits for it, or would delete at a revision it just replaced. */
   private renewing: Promise<unknown> | undefined;
+  /**
+   * Renewals sent at `revision` whose answer never came (value → when it was sent): one of them may be stored,
+   * and the key then holds this node's value at a revision it was never told.
+   */
+  private unanswered = new Map<string, number>();
   private readonly lostListeners = new Set<(err: NatsStoreError) => void>();
 
   private constructor(
@@ -110,7 +115,11 @@ export class Lease {
     clearTimeout(this.timer);
     await this.renewing;
     if (this.lostWith) return;
-    await this.bucket.delete(this.session, { previousSeq: this.revision }).catch(() => {});
+    const remove = () => this.bucket.delete(this.session, { previousSeq: this.revision });
+    // A renewal stored without its answer moved the revision: delete at that one, or the key stays a whole TTL.
+    await remove().catch(async () => {
+      if (await this.foundOwnRenewal()) await remove().catch(() => {});
+    });
   }
 
   private schedule(): void {
@@ -134,17 +143,39 @@ export class Lease {
       const update = this.bucket.update(this.session, value, this.revision).then((revision) => {
         this.revision = revision;
         this.renewedAt = sentAt;
+        this.unanswered.clear();
       });
       this.renewing = update.catch(() => {});
       await update;
     } catch (err) {
       if (/wrong last sequence/i.test(errorMessage(err))) {
-        this.lose("its lease was taken by another node");
-        return;
+        if (!(await this.foundOwnRenewal())) {
+          this.lose("its lease was taken by another node");
+          return;
+        }
+        // Renewed then, at a revision now known: renew from it at once rather than a third of a TTL later.
+        return this.renew();
+      } else {
+        // NATS unreachable, or the answer lost: keep trying until the TTL runs out (check() refuses writes then).
+        this.unanswered.set(value, sentAt);
       }
-      // NATS unreachable: keep trying until the TTL runs out (check() refuses writes from then on).
     }
     this.schedule();
+  }
+
+  /**
+   * After a renewal refused for a revision that moved on: true when the key holds a renewal of this node's that
+   * was stored though its answer was lost, taken as renewed then (at its revision). Any other value is another
+   * node's claim, and a key that cannot be read is not taken for this node's.
+   */
+  private async foundOwnRenewal(): Promise<boolean> {
+    const entry = await this.bucket.get(this.session).catch(() => null);
+    const sentAt = entry?.operation === "PUT" ? this.unanswered.get(entry.string()) : undefined;
+    if (!entry || sentAt === undefined) return false;
+    this.revision = entry.revision;
+    this.renewedAt = sentAt;
+    this.unanswered.clear();
+    return true;
   }
 
   private lose(why: string): void {
