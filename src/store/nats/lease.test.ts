@@ -11,6 +11,7 @@ import type { TestNode } from "../../testing/nats-store.js";
 import { openNatsContext } from "./context.js";
 import type { NatsStoreError } from "./errors.js";
 import type { NatsEventLog } from "./event-log.js";
+import { Lease } from "./lease.js";
 
 const base = { harness: "process", config: { model: "m1" } };
 const note = (text: string): NewEvent => ({ type: "user.prompt", turn: "t1", data: { text } }) as NewEvent;
@@ -161,6 +162,28 @@ describe("a renewal that landed but whose answer was lost", () => {
     expect(await b.store.owner("l10")).toBe("node-a");
     await log.close();
     expect(await b.store.owner("l10")).toBeUndefined();
+  });
+});
+
+describe("a claim that landed but whose answer was lost", () => {
+  it("is this node's: the lease is taken from the key holding its own claim", async () => {
+    const [a, b] = await twoNodes();
+    const leases = a.ctx.leases;
+    const create = leases.create.bind(leases);
+    // The claim is stored in NATS, but its answer never comes.
+    const bucket = Object.create(leases, {
+      create: {
+        value: async (...args: Parameters<typeof create>) => {
+          await create(...args);
+          throw new TimeoutError();
+        },
+      },
+    });
+    const lease = await Lease.claim(bucket, "l11", { node: "node-a" }, TTL);
+    expect(await b.store.owner("l11")).toBe("node-a");
+    lease.check();
+    await lease.release();
+    expect(await b.store.owner("l11")).toBeUndefined();
   });
 });
 

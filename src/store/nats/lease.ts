@@ -46,6 +46,11 @@ export class Lease {
       const revision = await bucket.create(session, value);
       return new Lease(bucket, session, holder, revision, ttlMs, startedAt);
     } catch (err) {
+      // A claim stored without its answer (a timeout through a leader election): the key holds this very value.
+      const entry = await bucket.get(session).catch(() => null);
+      if (entry?.operation === "PUT" && entry.string() === value) {
+        return new Lease(bucket, session, holder, entry.revision, ttlMs, startedAt);
+      }
       const owner = await Lease.owner(bucket, session).catch(() => undefined);
       if (owner !== undefined || /wrong last sequence/i.test(errorMessage(err))) {
         throw new NatsStoreError(
