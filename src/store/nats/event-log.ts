@@ -38,8 +38,13 @@ interface Pending {
   reject(err: Error): void;
 }
 
-/** Recent events kept in memory, so watchers catching up on the owner read no NATS at all. */
+/**
+ * Recent events kept in memory, so watchers catching up on the owner read no NATS at all: this many, and no more
+ * bytes than TAIL_BYTES (events may be up to MAX_MESSAGE each: by count alone a client's large prompts could make
+ * the tail gigabytes).
+ */
 const TAIL_EVENTS = 4096;
+const TAIL_BYTES = 8 * 1024 * 1024;
 /** Bytes per message, under the server's default 1 MB max_payload with room for headers. */
 const MAX_MESSAGE = 900 * 1024;
 
@@ -52,6 +57,9 @@ export class NatsEventLog implements EventLog {
   private uncertain = false;
   private tailRef: MessageRef | undefined;
   private tail: SessionEvent[] = [];
+  /** The JSON size of each event of the tail, and their sum. */
+  private tailSizes: number[] = [];
+  private tailBytes = 0;
   private fence: NatsStoreError | undefined;
   private readonly subscribers = new LogSubscribers(() => this.where);
   private readonly revokedListeners = new Set<(err: Error) => void>();
@@ -195,7 +203,7 @@ export class NatsEventLog implements EventLog {
     const ts = new Date().toISOString();
     const batch = randomUUID();
     numberFrom(events, this.durableSeq, ts);
-    for (const chunk of chunks(events, this.where)) {
+    for (const { events: chunk, sizes } of chunks(events, this.where)) {
       // Each message lands after the last one this writer knows of; an earlier publish of its own that failed
       // and landed late takes those seqs first, and this one follows it.
       for (;;) {
@@ -211,16 +219,34 @@ export class NatsEventLog implements EventLog {
       // Delivered message by message: a batch past the size limit may fail after its first messages were
       // stored, and those are in the log.
       this.durableSeq = chunk[chunk.length - 1]!.seq;
-      this.delivered(chunk);
+      this.delivered(chunk, sizes);
     }
   }
 
-  /** Events now acknowledged: into the tail and to the subscribers. */
-  private delivered(durable: SessionEvent[]): void {
+  /** Events now acknowledged (`sizes`: each one's JSON size): into the tail and to the subscribers. */
+  private delivered(durable: SessionEvent[], sizes: number[]): void {
     if (durable.length === 0) return;
     this.tail.push(...durable);
-    if (this.tail.length > TAIL_EVENTS * 2) this.tail = this.tail.slice(-TAIL_EVENTS);
+    this.tailSizes.push(...sizes);
+    for (const size of sizes) this.tailBytes += size;
+    if (this.tail.length > TAIL_EVENTS * 2 || this.tailBytes > TAIL_BYTES * 2) this.trimTail();
     this.subscribers.notify(durable);
+  }
+
+  /** Keeps the last TAIL_EVENTS events that fit in TAIL_BYTES (a read before them goes to NATS). */
+  private trimTail(): void {
+    let from = this.tail.length;
+    let bytes = 0;
+    while (
+      from > 0 &&
+      this.tail.length - from < TAIL_EVENTS &&
+      bytes + this.tailSizes[from - 1]! <= TAIL_BYTES
+    ) {
+      bytes += this.tailSizes[--from]!;
+    }
+    this.tail = this.tail.slice(from);
+    this.tailSizes = this.tailSizes.slice(from);
+    this.tailBytes = bytes;
   }
 
   /**
@@ -294,18 +320,22 @@ export class NatsEventLog implements EventLog {
     this.uncertain = false;
     if (!last || last.streamSeq === this.tailRef?.streamSeq) return false;
     const landed: SessionEvent[] = [];
+    const sizes: number[] = [];
     for await (const msg of this.reader.messagesAfter(this.tailRef?.streamSeq ?? 0, last.streamSeq)) {
       if (msg.header.get(WRITER) !== this.writer) {
         throw fenced(this.session, "its log has events this node did not write");
       }
-      for (const e of decodeBatch(msg, this.session, this.where)) {
+      const batch = decodeBatch(msg, this.session, this.where);
+      for (const e of batch) {
         // Seqs only go up (as in LogReader.read): a repeat is never taken twice.
-        if (e.seq > (landed.at(-1)?.seq ?? this.durableSeq)) landed.push(e);
+        if (e.seq <= (landed.at(-1)?.seq ?? this.durableSeq)) continue;
+        landed.push(e);
+        sizes.push(Math.ceil(msg.data.length / batch.length));
       }
     }
     this.tailRef = last;
     this.durableSeq = last.last;
-    this.delivered(landed);
+    this.delivered(landed, sizes);
     return true;
   }
 }
@@ -318,10 +348,11 @@ function numberFrom(events: SessionEvent[], seq: number, ts: string): void {
   }
 }
 
-/** The batch cut into messages under the size limit; one event over it is refused. */
-function chunks(events: SessionEvent[], where: string): SessionEvent[][] {
-  const out: SessionEvent[][] = [];
+/** The batch cut into messages under the size limit, with each event's size; one event over it is refused. */
+function chunks(events: SessionEvent[], where: string): { events: SessionEvent[]; sizes: number[] }[] {
+  const out: { events: SessionEvent[]; sizes: number[] }[] = [];
   let current: SessionEvent[] = [];
+  let sizes: number[] = [];
   let size = 0;
   for (const e of events) {
     const bytes = Buffer.byteLength(JSON.stringify(e));
@@ -332,13 +363,15 @@ function chunks(events: SessionEvent[], where: string): SessionEvent[][] {
       );
     }
     if (size + bytes > MAX_MESSAGE && current.length > 0) {
-      out.push(current);
+      out.push({ events: current, sizes });
       current = [];
+      sizes = [];
       size = 0;
     }
     current.push(e);
+    sizes.push(bytes);
     size += bytes;
   }
-  if (current.length > 0) out.push(current);
+  if (current.length > 0) out.push({ events: current, sizes });
   return out;
 }

@@ -219,6 +219,24 @@ describe("NATS event log across nodes", () => {
     await log.close();
   });
 
+  it("keeps a bounded tail in memory however large the events, and reads the rest from NATS", async () => {
+    const [a] = await twoNodes();
+    await a.store.create({ ...base, id: "s11" });
+    const log = await a.store.openLog("s11");
+    const big = "x".repeat(450 * 1024);
+    for (let i = 0; i < 40; i++) await log.append([delta(`${i}:${big}`)]);
+    const tail = (log as unknown as { tail: SessionEvent[] }).tail;
+    const held = tail.reduce((sum, e) => sum + JSON.stringify(e).length, 0);
+    // 18 MB appended: the tail holds at most twice its 8 MiB between trims.
+    expect(held).toBeLessThanOrEqual(16 * 1024 * 1024);
+    expect(tail.at(-1)?.seq).toBe(40);
+    const all = await log.read(0);
+    expect(all.map((e) => (e.data as { text: string }).text.split(":")[0])).toEqual(
+      Array.from({ length: 40 }, (_, i) => String(i)),
+    );
+    await log.close();
+  });
+
   it("streams a blob of many chunks to another node, and never takes bytes that are not the manifest's", async () => {
     const [a, b] = await twoNodes();
     await a.store.create({ ...base, id: "s7" });
