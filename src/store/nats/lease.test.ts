@@ -2,7 +2,7 @@
 // that stops renewing (SIGSTOP, simulated by pausing its renewals) loses the session to the next node, and its
 // late appends are refused (no split brain), by its own lease check and by the stream's sequence fence.
 import { TimeoutError } from "@nats-io/transport-node";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { BrainError } from "../../core/errors.js";
 import type { EventLog } from "../../core/event-log.js";
 import type { NewEvent } from "../../protocol/events.js";
@@ -184,6 +184,24 @@ describe("a claim that landed but whose answer was lost", () => {
     lease.check();
     await lease.release();
     expect(await b.store.owner("l11")).toBeUndefined();
+  });
+});
+
+describe("a lease's clock", () => {
+  it("runs out after its TTL even when the wall clock is set back meanwhile", async () => {
+    const [a] = await twoNodes();
+    const lease = await Lease.claim(a.ctx.leases, "l12", { node: "node-a" }, TTL);
+    lease.pauseRenewals(true);
+    // NTP or an operator steps the clock back an hour: the server's expiry does not care, nor may the lease.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.now() - 3_600_000);
+    try {
+      await new Promise((r) => setTimeout(r, TTL + 100));
+      expect(() => lease.check()).toThrow(/past its 1500 ms TTL/);
+    } finally {
+      vi.useRealTimers();
+      await lease.release();
+    }
   });
 });
 

@@ -40,8 +40,8 @@ export class Lease {
 
   /** Claims the session for `holder`; refused (code `locked`, naming the owner) while another holds it. */
   static async claim(bucket: KV, session: string, holder: LeaseHolder, ttlMs: number): Promise<Lease> {
-    const startedAt = Date.now();
-    const value = JSON.stringify({ node: holder.node, since: new Date(startedAt).toISOString() });
+    const startedAt = monotonicNow();
+    const value = JSON.stringify({ node: holder.node, since: new Date().toISOString() });
     try {
       const revision = await bucket.create(session, value);
       return new Lease(bucket, session, holder, revision, ttlMs, startedAt);
@@ -85,10 +85,9 @@ export class Lease {
 
   /** Throws (code `locked`) unless the lease is surely still this node's: renewed less than a TTL ago. */
   check(): void {
-    if (!this.lostWith && Date.now() - this.renewedAt >= this.ttlMs) {
-      this.lose(
-        `its lease was last renewed ${Date.now() - this.renewedAt} ms ago, past its ${this.ttlMs} ms TTL`,
-      );
+    const since = monotonicNow() - this.renewedAt;
+    if (!this.lostWith && since >= this.ttlMs) {
+      this.lose(`its lease was last renewed ${Math.round(since)} ms ago, past its ${this.ttlMs} ms TTL`);
     }
     if (this.lostWith) throw this.lostWith;
     if (this.released) throw new NatsStoreError("brain_error", `session ${this.session}: lease released`);
@@ -138,12 +137,12 @@ export class Lease {
   private async renew(): Promise<void> {
     if (this.released || this.lostWith || this.paused) return;
     // A late timer (a paused process) must not renew a lease that has already run out: another may own it.
-    if (Date.now() - this.renewedAt >= this.ttlMs) {
+    if (monotonicNow() - this.renewedAt >= this.ttlMs) {
       this.lose(`it could not renew its lease within the ${this.ttlMs} ms TTL`);
       return;
     }
-    const sentAt = Date.now();
-    const value = JSON.stringify({ node: this.holder.node, renewed: new Date(sentAt).toISOString() });
+    const sentAt = monotonicNow();
+    const value = JSON.stringify({ node: this.holder.node, renewed: new Date().toISOString() });
     try {
       const update = this.bucket.update(this.session, value, this.revision).then((revision) => {
         this.revision = revision;
@@ -190,4 +189,12 @@ export class Lease {
     for (const listener of [...this.lostListeners]) listener(this.lostWith);
     this.lostListeners.clear();
   }
+}
+
+/**
+ * The clock a lease is timed by (ms): monotonic, as the server's expiry is. The wall clock can be stepped back
+ * (NTP, an operator), and a lease timed by it would seem fresh long after the server let it go to another node.
+ */
+function monotonicNow(): number {
+  return performance.now();
 }
