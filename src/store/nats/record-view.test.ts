@@ -1,8 +1,9 @@
 // The cluster store lists from a watch of the records bucket (./record-view.ts): what another node writes shows
 // in the next list without a read per record, a bad record fails the list as the full read does, and a broken
 // watch never answers stale: the list reads every record instead, says so once, and the view watches again.
+// A record stored though NATS's answer to its create was lost is that create's.
 import type { KV } from "@nats-io/kv";
-import type { NatsConnection } from "@nats-io/transport-node";
+import { type NatsConnection, TimeoutError } from "@nats-io/transport-node";
 import { afterEach, describe, expect, it } from "vitest";
 import { BrainError } from "../../core/errors.js";
 import { useNatsCluster } from "../../testing/nats-bed.js";
@@ -125,6 +126,33 @@ describe("listing cluster sessions from a watch of the records bucket", () => {
     // The server drops the consumer's interest once the unsubscribe reaches it: look until then (bounded).
     for (let i = 0; i < 100 && (await bound()) > 0; i++) await new Promise((r) => setTimeout(r, 100));
     expect(await bound()).toBe(0);
+  });
+});
+
+describe("a session created while NATS's answer was lost", () => {
+  it("is created: the record stored is this create's own", async () => {
+    const [a] = await nats.twoNodes("lost");
+    const records = a.ctx.records;
+    const create = records.create.bind(records);
+    // The record is stored, but the answer never comes (a leader election, a dropped reply).
+    const lossy = Object.create(records, {
+      create: {
+        value: async (...args: Parameters<typeof create>) => {
+          await create(...args);
+          throw new TimeoutError();
+        },
+      },
+    });
+    const store = new NatsSessionStore(
+      { ...a.ctx, records: lossy },
+      { home: a.home, holder: { node: "node-a" } },
+    );
+    closing.push(() => store.close());
+    const made = await store.create({ ...base, id: "lost1" });
+    expect(await a.store.get("lost1")).toEqual(made);
+    // Another create of that id is still refused: it is not this one's record.
+    const again = await store.create({ ...base, id: "lost1" }).catch((err: BrainError) => err);
+    expect((again as BrainError).message).toBe("session lost1 already exists");
   });
 });
 

@@ -79,9 +79,15 @@ export class NatsSessionStore implements SessionStore {
     const id = input.id ?? randomUUID();
     const paths = this.paths(id);
     const record = newRecord(id, input, badRequest);
+    const value = JSON.stringify(record);
     try {
-      await this.ctx.records.create(id, JSON.stringify(record));
+      await this.ctx.records.create(id, value);
     } catch (err) {
+      // Stored though its answer was lost (a timeout through a leader election): the key holds this very record.
+      if ((await this.ctx.records.get(id).catch(() => null))?.string() === value) {
+        await this.localDirs(paths);
+        return record;
+      }
       if (/wrong last sequence/i.test(errorMessage(err))) {
         throw new NatsStoreError("bad_request", `session ${id} already exists`);
       }
