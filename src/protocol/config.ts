@@ -71,6 +71,8 @@ export const McpServer = z
     startup_timeout_ms: timerMs("30000").optional(),
     /** A call's deadline; a progress report from the tool starts it afresh. */
     call_timeout_ms: timerMs("120000").optional(),
+    /** A call's deadline whatever progress it reports: a tool that reports forever still ends. */
+    call_total_timeout_ms: timerMs("3600000").optional(),
   })
   .superRefine((server, ctx) => {
     const stdio = server.command !== undefined;

@@ -64,6 +64,25 @@ describe("a stdio server that breaks Brain's limits", () => {
   });
 });
 
+describe("a tool that reports progress and never answers", () => {
+  it("ends at call_total_timeout_ms, though each report starts call_timeout_ms afresh", async () => {
+    const { service } = await serve(fixtureStdio({ call_timeout_ms: 300, call_total_timeout_ms: 1_500 }));
+    expect(await call(service, "progress")).toEqual({
+      is_error: true,
+      content: [
+        {
+          type: "text",
+          text: 'MCP server "fx" did not finish progress within 1.5 s, however much progress it reported (call_total_timeout_ms)',
+        },
+      ],
+    });
+    // The server was told the call is cancelled and serves on.
+    expect(await call(service, "echo", { text: "still here" })).toMatchObject({
+      content: [{ text: "still here" }],
+    });
+  });
+});
+
 describe("a server that answers with something that is not a tool result", () => {
   it("gets an error result naming what is wrong, and keeps running: no restart, no second process", async () => {
     const { service, events } = await serve(fixtureStdio(), [10]);

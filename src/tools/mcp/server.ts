@@ -11,6 +11,11 @@ import { type ExposedTool, exposeTools, shadowedMessage } from "./names.js";
 export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
 /** MCP's own default is 60 s; tools that report progress get a fresh clock at each report. */
 export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
+/**
+ * A call's deadline however often it reports progress. MCP says a client SHOULD have one "regardless of progress
+ * notifications": without it, a tool that reports progress and never answers holds its turn until an interrupt.
+ */
+export const DEFAULT_CALL_TOTAL_TIMEOUT_MS = 3_600_000;
 /** Waits before the automatic restarts after a crash; after the last, the next call tries once more. */
 export const RESTART_DELAYS_MS = [100, 1_000, 5_000];
 
@@ -61,17 +66,28 @@ export class McpServerService implements ToolService {
     const connection = await this.ready();
     if (!connection) return textResult(`MCP server "${this.name}" is not running: ${this.lastError}`, true);
     const timeoutMs = this.spec.config.call_timeout_ms ?? DEFAULT_CALL_TIMEOUT_MS;
+    const totalMs = this.spec.config.call_total_timeout_ms ?? DEFAULT_CALL_TOTAL_TIMEOUT_MS;
     // The MCP client leaves a listener on the signal it is given for every call; a per-call signal keeps the
-    // turn's own (shared by every call of the turn) from collecting them.
+    // turn's own (shared by every call of the turn) from collecting them. Aborting it also tells the server
+    // the call is cancelled, which the client's own total timeout (maxTotalTimeout) would not.
     const own = new AbortController();
     const forward = () => own.abort(signal.reason);
     signal.addEventListener("abort", forward, { once: true });
     if (signal.aborted) forward();
+    let overdue = false;
+    const deadline = setTimeout(() => {
+      overdue = true;
+      own.abort();
+    }, totalMs);
     try {
       return toToolResult(await connection.call(tool.original, args, own.signal, timeoutMs));
     } catch (err) {
-      return textResult(this.callError(connection, tool.original, err, signal, timeoutMs), true);
+      const error = overdue
+        ? `MCP server "${this.name}" did not finish ${tool.original} within ${totalMs / 1000} s, however much progress it reported (call_total_timeout_ms)`
+        : this.callError(connection, tool.original, err, signal, timeoutMs);
+      return textResult(error, true);
     } finally {
+      clearTimeout(deadline);
       signal.removeEventListener("abort", forward);
     }
   }

@@ -1,7 +1,7 @@
 // A small MCP server on stdio for the tests: tools that misbehave on purpose (crash mid-call, sleep past a
-// timeout, fail, flood Brain with requests while reading nothing, answer with a result that is not MCP's), and
-// ones that report on the process (pid, an environment variable). FIXTURE_TOOL_PREFIX, when
-// set, goes before every tool's name (two servers' names can then be made to meet).
+// timeout, fail, flood Brain with requests while reading nothing, answer with a result that is not MCP's, report
+// progress forever), and ones that report on the process (pid, an environment variable). FIXTURE_TOOL_PREFIX,
+// when set, goes before every tool's name (two servers' names can then be made to meet).
 // Run: node dist/src/tools/mcp/testing/fixture-server.js
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -40,6 +40,7 @@ const TOOLS = [
     inputSchema: object(),
   },
   { name: "malformed", description: "Answers with content that is not a list.", inputSchema: object() },
+  { name: "progress", description: "Reports progress every 50 ms and never answers.", inputSchema: object() },
 ];
 
 /** Tools whose output schemas Brain must not take at their word: FIXTURE_OUTPUT_SCHEMA names the one offered. */
@@ -102,6 +103,19 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       // Written by hand: the SDK's server would not send it.
       writeLine({ jsonrpc: "2.0", id: extra.requestId, result: { content: "not a list" } });
       return new Promise<never>(() => {});
+    case "progress": {
+      const progressToken = request.params._meta?.progressToken;
+      if (progressToken === undefined) return text("no progress token: nothing to report to", true);
+      let progress = 0;
+      const report = setInterval(() => {
+        const params = { progressToken, progress: ++progress };
+        extra
+          .sendNotification({ method: "notifications/progress", params })
+          .catch(() => clearInterval(report));
+      }, 50);
+      extra.signal.addEventListener("abort", () => clearInterval(report));
+      return new Promise<never>(() => {});
+    }
   }
   return text(`unknown tool ${request.params.name}`, true);
 });
