@@ -56,3 +56,32 @@ describe("HttpAgentClient.run", () => {
     await expect(ended).resolves.toBe("aborted");
   });
 });
+
+describe("HttpAgentClient errors", () => {
+  it("quote an agent's error page cut between words, so a secret the cut falls in stays out whole", async () => {
+    // A page echoing a header, long enough that a cut at 300 characters falls inside the key.
+    const secret = `sk-${"s".repeat(40)}`;
+    const page = `${"x ".repeat(130)}Authorization: Bearer ${secret}`;
+    const server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(502, { "content-type": "text/html" });
+      res.end(page);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    closers.push(() => server.close());
+    const client = new HttpAgentClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, "agent");
+    const failures = [
+      client.info(5_000),
+      client.run(body, new AbortController().signal, () => {}),
+      client.call("/checkpoint", {}, 5_000),
+    ];
+    for (const failure of failures) {
+      const message = await failure.then(
+        () => "",
+        (err: Error) => err.message,
+      );
+      expect(message).toContain("answered 502: x x");
+      expect(message).not.toContain("sk-s");
+    }
+  });
+});

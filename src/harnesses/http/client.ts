@@ -3,6 +3,7 @@
 // harness event object.
 import { Agent } from "undici";
 import { HarnessError } from "../../core/harness.js";
+import { headOf } from "../../core/redact.js";
 import { type DecodedHarnessEvent, decodeHarnessEvent } from "../../protocol/nui/harness-event.js";
 import { HarnessInfo, type HttpRunBody } from "../../protocol/nui/jsonrpc.js";
 import { readSse } from "../../protocol/sse.js";
@@ -48,7 +49,7 @@ export class HttpAgentClient {
     if (!response.ok) {
       throw new HarnessError(
         "brain_error",
-        `${this.name}: GET ${url} answered ${response.status}: ${text.slice(0, 300)}`,
+        `${this.name}: GET ${url} answered ${response.status}: ${headOf(text, 300)}`,
       );
     }
     let body: unknown;
@@ -57,14 +58,14 @@ export class HttpAgentClient {
     } catch {
       throw new HarnessError(
         "brain_error",
-        `${this.name}: GET ${url} did not answer JSON: ${text.slice(0, 200)}`,
+        `${this.name}: GET ${url} did not answer JSON: ${headOf(text, 200)}`,
       );
     }
     const parsed = HarnessInfo.safeParse(body);
     if (!parsed.success) {
       throw new HarnessError(
         "brain_error",
-        `${this.name}: GET ${url} must answer {name, version, capabilities}, got ${text.slice(0, 200)}`,
+        `${this.name}: GET ${url} must answer {name, version, capabilities}, got ${headOf(text, 200)}`,
       );
     }
     return parsed.data;
@@ -100,7 +101,7 @@ export class HttpAgentClient {
       const text = await response.text().catch(() => "");
       throw new HarnessError(
         "provider_error",
-        `${this.name}: POST ${url} answered ${response.status}: ${text.trim().slice(0, 300)}`,
+        `${this.name}: POST ${url} answered ${response.status}: ${headOf(text.trim(), 300)}`,
       );
     }
     let ended: "done" | "error" | undefined;
@@ -110,7 +111,7 @@ export class HttpAgentClient {
         try {
           value = JSON.parse(message.data);
         } catch {
-          onEvent({ ok: false, reason: `SSE data that is not JSON skipped: ${message.data.slice(0, 200)}` });
+          onEvent({ ok: false, reason: `SSE data that is not JSON skipped: ${headOf(message.data, 200)}` });
           continue;
         }
         const decoded = decodeHarnessEvent(value);
@@ -162,7 +163,7 @@ export class HttpAgentClient {
       value = undefined;
     }
     if (!response.ok || !value || typeof value !== "object" || Array.isArray(value)) {
-      const said = (value as { error?: unknown } | undefined)?.error ?? text.slice(0, 300);
+      const said = (value as { error?: unknown } | undefined)?.error ?? headOf(text, 300);
       throw new HarnessError(
         "brain_error",
         `${this.name}: POST ${url} answered ${response.status}: ${String(said)}`,

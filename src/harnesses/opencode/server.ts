@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { freePort } from "../../core/free-port.js";
 import { type ContainerContext, HarnessError } from "../../core/harness.js";
+import { headOf } from "../../core/redact.js";
 import { readSse } from "../../protocol/sse.js";
 import { CliProcess, type CliSpawn } from "../cli/child.js";
 
@@ -137,7 +138,7 @@ export class OpencodeServer {
     if (!res.ok) {
       throw new HarnessError(
         "brain_error",
-        `${LABEL}: ${method} ${path} answered HTTP ${res.status}: ${text.slice(0, 500)}`,
+        `${LABEL}: ${method} ${path} answered HTTP ${res.status}: ${headOf(text, 500)}`,
       );
     }
     if (text === "") return undefined;
