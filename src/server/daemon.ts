@@ -11,7 +11,8 @@ import { type RetentionPolicy, RetentionSweeper, retiresSegments } from "../core
 import type { SessionDefaults } from "../protocol/config.js";
 import { type AgentCatalog, NO_AGENTS } from "./agents.js";
 import { type App, buildApp } from "./app.js";
-import { type Principal, TokenTable } from "./auth/tokens.js";
+import { callerOf } from "./auth/caller.js";
+import { DEFAULT_TENANT, type Principal, TokenTable } from "./auth/tokens.js";
 import { ControlLeases } from "./control.js";
 import { DEFAULT_HOST, DEFAULT_PORT } from "./defaults.js";
 import { HitlService } from "./hitl/service.js";
@@ -60,10 +61,19 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
-/** The session open here in which a permission request or question with this id is pending. */
-function pendingIn(brain: Brain, requestId: string): string | undefined {
-  return brain.liveSessions().find((live) => live.session.pendingRequests().some((r) => r.id === requestId))
-    ?.session.id;
+/**
+ * The session of `tenant` open here in which a permission request or question with this id is pending. Clients
+ * choose nui's request ids, so two tenants may use the same one: only the caller's own sessions count (an old
+ * node that sends no tenant finds any).
+ */
+function pendingIn(brain: Brain, requestId: string, tenant: string | undefined): string | undefined {
+  return brain
+    .liveSessions()
+    .find(
+      (live) =>
+        (tenant === undefined || (live.tenant ?? DEFAULT_TENANT) === tenant) &&
+        live.session.pendingRequests().some((r) => r.id === requestId),
+    )?.session.id;
 }
 
 /**
@@ -71,7 +81,7 @@ function pendingIn(brain: Brain, requestId: string): string | undefined {
  * for the requests pending here. Returns the stop function.
  */
 function serveOwned(brain: Brain, router: CommandRouter, app: App): () => void {
-  const stopHitl = router.serveLocate((requestId) => pendingIn(brain, requestId));
+  const stopHitl = router.serveLocate((requestId, tenant) => pendingIn(brain, requestId, tenant));
   const stopNode = router.serveNode?.((request) => runHere(app, request)) ?? (() => {});
   const serving = new Map<string, () => void>();
   const serve = (id: string) => {
@@ -145,9 +155,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     eventRoute({ sessions, hub, leases, flusher, watchers, limits }),
     ...hitlRoutes(hitl),
   ];
+  const tokens = options.tokens ? new TokenTable(options.tokens) : undefined;
   const app = buildApp({
     routes,
-    tokens: options.tokens ? new TokenTable(options.tokens) : undefined,
+    tokens,
     version: installVersion(),
     homes: options.home ? homesOf(options.home) : [],
     redact: (text) => options.brain.redactor.redact(text),
@@ -159,7 +170,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
             router: options.router,
             // `app` is built by now: the middleware only runs on requests.
             runHere: (request) => runHere(app, request),
-            pendingHere: (id) => pendingIn(brain, id) !== undefined,
+            pendingHere: (id, tenant) => pendingIn(brain, id, tenant) !== undefined,
+            tenantOf: (c) => callerOf(c.req.raw, new URL(c.req.url), tokens, c.req.param("token")).tenant,
           }),
         }
       : {}),

@@ -89,21 +89,23 @@ export class NatsCommandRouter implements CommandRouter {
   }
 
   /** Every node answers for the HITL requests pending here; the others stay silent. */
-  serveLocate(find: (requestId: string) => string | undefined): () => void {
+  serveLocate(find: (requestId: string, tenant: string | undefined) => string | undefined): () => void {
     const sub = this.nc.subscribe(`${this.prefix}.locate`, {
       callback: (err, msg) => {
         if (err) return;
-        const session = find(msg.string());
+        const { id, tenant } = locateQuery(msg.string());
+        const session = find(id, tenant);
         if (session !== undefined) msg.respond(session);
       },
     });
     return () => sub.unsubscribe();
   }
 
-  async locate(requestId: string): Promise<string | undefined> {
+  async locate(requestId: string, tenant: string): Promise<string | undefined> {
     try {
       // Answered from memory at once: the wait is only for the case where no node has it.
-      const reply = await this.nc.request(`${this.prefix}.locate`, requestId, { timeout: this.locateMs });
+      const query = JSON.stringify({ id: requestId, tenant });
+      const reply = await this.nc.request(`${this.prefix}.locate`, query, { timeout: this.locateMs });
       return reply.string() || undefined;
     } catch (err) {
       if (isNoResponders(err) || isTimeout(err)) return undefined;
@@ -212,6 +214,23 @@ export class NatsCommandRouter implements CommandRouter {
       // The connection is closing or gone: the sender's request times out and it decides as for a lost owner.
     }
   }
+}
+
+/**
+ * A locate request: `{id, tenant}` as JSON; a node of an earlier version sends the bare id, and gets any tenant's
+ * request, as it did.
+ */
+function locateQuery(text: string): { id: string; tenant?: string } {
+  if (text.startsWith("{")) {
+    try {
+      const query = JSON.parse(text) as { id?: unknown; tenant?: unknown };
+      if (typeof query.id === "string" && typeof query.tenant === "string")
+        return { id: query.id, tenant: query.tenant };
+    } catch {
+      // not ours: taken as a bare id below
+    }
+  }
+  return { id: text };
 }
 
 function isTimeout(err: unknown): boolean {

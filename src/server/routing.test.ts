@@ -3,12 +3,16 @@
 // records what it is asked (this node's side needs no NATS; test/cluster runs the real thing).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
-import { raw } from "../testing/http.js";
+import { collect, raw, settled } from "../testing/http.js";
 import type { CommandRouter, RoutedRequest } from "./routing.js";
 
 const forwarded: RoutedRequest[] = [];
 const located: string[] = [];
-/** Another node owns session "elsewhere" and has HITL request "hr-elsewhere" pending in it. */
+const tenantsAsked: string[] = [];
+/**
+ * Another node owns session "elsewhere" and has HITL requests "hr-elsewhere" and "shared-id" pending in it, both
+ * the default tenant's.
+ */
 const router: CommandRouter = {
   serve: () => () => {},
   async forward(session, request) {
@@ -17,9 +21,10 @@ const router: CommandRouter = {
     return { status: 202, contentType: "application/json", body: '{"owner":"other"}' };
   },
   serveLocate: () => () => {},
-  async locate(requestId) {
+  async locate(requestId, tenant) {
     located.push(requestId);
-    return requestId === "hr-elsewhere" ? "elsewhere" : undefined;
+    tenantsAsked.push(tenant);
+    return requestId === "hr-elsewhere" || requestId === "shared-id" ? "elsewhere" : undefined;
   },
 };
 
@@ -31,6 +36,7 @@ afterAll(() => d.cleanup());
 beforeEach(() => {
   forwarded.length = 0;
   located.length = 0;
+  tenantsAsked.length = 0;
 });
 
 /** A chunked body of `mib` MiB pulled as the daemon reads it; `pulled()` says how much it read. */
@@ -122,5 +128,25 @@ describe("forwarding a command to the session's owner", () => {
     expect([res.status, res.body]).toEqual([202, { owner: "other" }]);
     expect(located).toEqual(["hr-elsewhere"]);
     expect(forwarded[0]).toMatchObject({ method: "DELETE" });
+  });
+
+  it("sends a HITL answer to its tenant's request elsewhere, though another tenant has the same id pending here", async () => {
+    // nui's request ids are the client's: tenant "other" holds "shared-id" here, in a turn kept running.
+    const token = d.tokens.other;
+    const client = d.client({ token });
+    const { id } = await client.create({ harness: "echo", config: { options: { delay_ms: 25 } } });
+    const { turn } = await client.prompt(id, Array.from({ length: 400 }, (_, i) => `w${i}`).join(" "));
+    const body = { kind: "approval", sessionId: id, requestId: "shared-id", payload: { toolName: "x" } };
+    expect((await raw(d.url, "POST", "/api/hitl/requests", { token, body })).status).toBe(201);
+    const answer = { status: "answered", answers: { approved: true } };
+    const res = await raw(d.url, "POST", "/api/hitl/requests/shared-id/respond", {
+      token: d.tokens.admin,
+      body: answer,
+    });
+    expect([res.status, res.body]).toEqual([202, { owner: "other" }]);
+    expect(tenantsAsked).toEqual(["default"]);
+    expect(forwarded).toHaveLength(1);
+    await client.interrupt(id);
+    await collect(client, id, settled(turn));
   });
 });

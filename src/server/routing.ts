@@ -2,7 +2,7 @@
 // session it has open, the commands that other nodes forward; and forwards to the owner a command for a
 // session it does not have open. What carries them (NATS request-reply) is the router's business.
 import { randomUUID } from "node:crypto";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { Brain } from "../core/brain.js";
 import { ApiError, readText } from "./errors.js";
 
@@ -36,12 +36,15 @@ export interface CommandRouter {
     options?: ForwardOptions,
   ): Promise<RoutedResponse | undefined>;
   /**
-   * Answers, for a HITL request id pending on this node, its session (`find` returns undefined for the others,
-   * which this node leaves to the node that has them). Returns the stop function.
+   * Answers, for a HITL request id pending on this node in a session of `tenant`, its session (`find` returns
+   * undefined for the others, which this node leaves to the node that has them). Returns the stop function.
    */
-  serveLocate(find: (requestId: string) => string | undefined): () => void;
-  /** The session a HITL request is pending in, on whichever node; undefined when it is pending nowhere. */
-  locate(requestId: string): Promise<string | undefined>;
+  serveLocate(find: (requestId: string, tenant: string | undefined) => string | undefined): () => void;
+  /**
+   * The session of `tenant` a HITL request is pending in, on whichever node; undefined when it is pending in none
+   * of that tenant's sessions (request ids are the client's: another tenant may use the same).
+   */
+  locate(requestId: string, tenant: string): Promise<string | undefined>;
   /** This node's name, when it can be sent commands by name. */
   readonly node?: string | undefined;
   /** Serves the commands sent to this node by name. Returns the stop function. */
@@ -66,8 +69,10 @@ export interface ForwardParts {
   router: CommandRouter;
   /** Runs a request on this node's app, as a forwarded one (never forwarded again). */
   runHere(request: RoutedRequest): Promise<RoutedResponse>;
-  /** Whether a HITL request with this id is pending in a session open here. */
-  pendingHere(requestId: string): boolean;
+  /** Whether a HITL request with this id is pending in a session of `tenant` open here. */
+  pendingHere(requestId: string, tenant: string): boolean;
+  /** The caller's tenant (its token already checked). */
+  tenantOf(c: Context): string;
 }
 
 /**
@@ -96,9 +101,10 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
 
     const hitl = hitlAnswerId(method, url.pathname);
     if (hitl !== undefined) {
-      if (parts.pendingHere(hitl)) return next();
+      const tenant = parts.tenantOf(c);
+      if (parts.pendingHere(hitl, tenant)) return next();
       // nui's answer names only the request: find its session, then it goes to the owner like any command.
-      const session = await router.locate(hitl);
+      const session = await router.locate(hitl, tenant);
       const answer = session ? await router.forward(session, await routed()) : undefined;
       return answer ? responseOf(answer) : next();
     }
