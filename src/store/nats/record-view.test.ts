@@ -156,6 +156,31 @@ describe("a session created while NATS's answer was lost", () => {
   });
 });
 
+describe("a session updated while NATS's answer was lost", () => {
+  it("is updated: the record stored is this update's own", async () => {
+    const [a] = await nats.twoNodes("lost-update");
+    const records = a.ctx.records;
+    const update = records.update.bind(records);
+    const lossy = Object.create(records, {
+      update: {
+        value: async (...args: Parameters<typeof update>) => {
+          await update(...args);
+          throw new TimeoutError();
+        },
+      },
+    });
+    const store = new NatsSessionStore(
+      { ...a.ctx, records: lossy },
+      { home: a.home, holder: { node: "node-a" } },
+    );
+    closing.push(() => store.close());
+    await store.create({ ...base, id: "lost2" });
+    const updated = await store.update("lost2", { status: "closed" });
+    expect(updated.status).toBe("closed");
+    expect(await a.store.get("lost2")).toEqual(updated);
+  });
+});
+
 describe("RecordView", () => {
   /** A view of node-a's records bucket whose watches the test can reach, as a dropped subscription ends them. */
   function viewOf(records: KV) {
