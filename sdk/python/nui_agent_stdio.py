@@ -147,8 +147,9 @@ class NuiAgent:
         out = sys.stdout
         sys.stdout = sys.stderr  # print() in an agent must never corrupt the protocol
         self._writer = lambda text: (out.write(text), out.flush())
-        for line in sys.stdin:
-            self._handle_line(line)
+        # Frames are UTF-8 whatever the locale says: sys.stdin would decode them with the locale's encoding.
+        for raw in sys.stdin.buffer:
+            self._handle_line(raw.decode("utf-8", "replace"))
             if self._shutdown_requested:
                 break
         self._finish()

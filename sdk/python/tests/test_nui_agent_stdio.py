@@ -212,3 +212,32 @@ def test_serve_stdio_keeps_stdout_for_the_protocol_and_exits_on_shutdown(tmp_pat
     assert proc.wait(timeout=10) == 0
     assert "debug noise" in proc.stderr.read()
     assert [e["content"] for e in events(out, "text")] == ["HI"]
+
+
+def test_serve_stdio_reads_utf8_frames_whatever_the_locale(tmp_path):
+    script = tmp_path / "host.py"
+    script.write_text(
+        "from nui_agent_stdio import NuiAgent\n"
+        "class A(NuiAgent):\n"
+        "    name = 'upper'\n"
+        "    def run(self, message, run_id, **kw):\n"
+        "        yield message.upper()\n"
+        "A().serve_stdio()\n"
+    )
+    # A host whose locale is not UTF-8 (its standard streams' encoding is latin-1); Brain writes raw UTF-8.
+    proc = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": SDK_DIR, "PYTHONIOENCODING": "latin-1"},
+    )
+    run = {"jsonrpc": "2.0", "id": 1, "method": "harness.run", "params": {"message": "héllo €", "runId": "r"}}
+    proc.stdin.write((json.dumps(run, ensure_ascii=False) + "\n").encode("utf-8"))
+    proc.stdin.flush()
+    out = []
+    while not out or out[-1].get("id") != 1:
+        out.append(json.loads(proc.stdout.readline().decode("utf-8")))
+    proc.stdin.close()
+    assert proc.wait(timeout=10) == 0
+    assert [e["content"] for e in events(out, "text")] == ["HÉLLO €"]
