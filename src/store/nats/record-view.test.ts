@@ -120,25 +120,30 @@ describe("listing cluster sessions from a watch of the records bucket", () => {
       for await (const c of a.ctx.jsm.consumers.list(stream)) if (c.push_bound) n++;
       return n;
     };
+    // The server reports a consumer's interest once the subscription reaches it, both ways: look until then
+    // (bounded); under load the first look can come before it.
+    const until = async (count: number) => {
+      for (let i = 0; i < 100 && (await bound()) !== count; i++) await new Promise((r) => setTimeout(r, 100));
+    };
+    await until(1);
     expect(await bound()).toBe(1);
     await store.close();
     await a.nc.flush();
-    // The server drops the consumer's interest once the unsubscribe reaches it: look until then (bounded).
-    for (let i = 0; i < 100 && (await bound()) > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    await until(0);
     expect(await bound()).toBe(0);
   });
 });
 
-describe("a session created while NATS's answer was lost", () => {
-  it("is created: the record stored is this create's own", async () => {
-    const [a] = await nats.twoNodes("lost");
+describe("a record written while NATS's answer was lost", () => {
+  /** A store on node-a whose records bucket stores `method`'s writes but never answers them (a leader election). */
+  async function lossyStore(cluster: string, method: "create" | "update") {
+    const [a] = await nats.twoNodes(cluster);
     const records = a.ctx.records;
-    const create = records.create.bind(records);
-    // The record is stored, but the answer never comes (a leader election, a dropped reply).
+    const write = records[method].bind(records) as (...args: unknown[]) => Promise<unknown>;
     const lossy = Object.create(records, {
-      create: {
-        value: async (...args: Parameters<typeof create>) => {
-          await create(...args);
+      [method]: {
+        value: async (...args: unknown[]) => {
+          await write(...args);
           throw new TimeoutError();
         },
       },
@@ -148,36 +153,24 @@ describe("a session created while NATS's answer was lost", () => {
       { home: a.home, holder: { node: "node-a" } },
     );
     closing.push(() => store.close());
+    return { store, other: a.store };
+  }
+
+  it("a create is created: the record stored is this create's own", async () => {
+    const { store, other } = await lossyStore("lost", "create");
     const made = await store.create({ ...base, id: "lost1" });
-    expect(await a.store.get("lost1")).toEqual(made);
+    expect(await other.get("lost1")).toEqual(made);
     // Another create of that id is still refused: it is not this one's record.
     const again = await store.create({ ...base, id: "lost1" }).catch((err: BrainError) => err);
     expect((again as BrainError).message).toBe("session lost1 already exists");
   });
-});
 
-describe("a session updated while NATS's answer was lost", () => {
-  it("is updated: the record stored is this update's own", async () => {
-    const [a] = await nats.twoNodes("lost-update");
-    const records = a.ctx.records;
-    const update = records.update.bind(records);
-    const lossy = Object.create(records, {
-      update: {
-        value: async (...args: Parameters<typeof update>) => {
-          await update(...args);
-          throw new TimeoutError();
-        },
-      },
-    });
-    const store = new NatsSessionStore(
-      { ...a.ctx, records: lossy },
-      { home: a.home, holder: { node: "node-a" } },
-    );
-    closing.push(() => store.close());
+  it("an update is updated: the record stored is this update's own", async () => {
+    const { store, other } = await lossyStore("lost-update", "update");
     await store.create({ ...base, id: "lost2" });
     const updated = await store.update("lost2", { status: "closed" });
     expect(updated.status).toBe("closed");
-    expect(await a.store.get("lost2")).toEqual(updated);
+    expect(await other.get("lost2")).toEqual(updated);
   });
 });
 
