@@ -1,6 +1,7 @@
 // Errors of the cluster store, carrying Brain's error code like the embedded store's: NATS trouble is the
 // host's (brain_error), a session written by another owner is `locked`, a bad id is the caller's.
 import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
+import type { KV, KvEntry } from "@nats-io/kv";
 import { BrainError } from "../../core/errors.js";
 import { sleep } from "../../core/sleep.js";
 
@@ -38,6 +39,21 @@ export function isUnanswered(err: unknown): boolean {
   return (
     err.name === "RequestError" && (err as Error & { isNoResponders?(): boolean }).isNoResponders?.() === true
   );
+}
+
+/**
+ * After a KV write that failed: the entry, when the key holds `value` written after revision `after` anyway (a
+ * write stored though its answer was lost, a timeout through a leader election); undefined otherwise, and when
+ * the key cannot be read.
+ */
+export async function storedUnanswered(
+  kv: KV,
+  key: string,
+  value: string,
+  after = 0,
+): Promise<KvEntry | undefined> {
+  const entry = await kv.get(key).catch(() => null);
+  return entry?.operation === "PUT" && entry.revision > after && entry.string() === value ? entry : undefined;
 }
 
 /** Another node wrote the session's log, or took its lease: this writer must stop. */

@@ -4,7 +4,7 @@
 // stream's expected-sequence check is the second fence: a paused owner's late append is refused even if its
 // own clock has not noticed yet.
 import type { KV } from "@nats-io/kv";
-import { errorMessage, fenced, NatsStoreError } from "./errors.js";
+import { errorMessage, fenced, NatsStoreError, storedUnanswered } from "./errors.js";
 
 export interface LeaseHolder {
   /** The node's id, as other nodes see it (its name, or its URL for routing). */
@@ -47,10 +47,8 @@ export class Lease {
       return new Lease(bucket, session, holder, revision, ttlMs, startedAt);
     } catch (err) {
       // A claim stored without its answer (a timeout through a leader election): the key holds this very value.
-      const entry = await bucket.get(session).catch(() => null);
-      if (entry?.operation === "PUT" && entry.string() === value) {
-        return new Lease(bucket, session, holder, entry.revision, ttlMs, startedAt);
-      }
+      const stored = await storedUnanswered(bucket, session, value);
+      if (stored) return new Lease(bucket, session, holder, stored.revision, ttlMs, startedAt);
       const owner = await Lease.owner(bucket, session).catch(() => undefined);
       if (owner !== undefined || /wrong last sequence/i.test(errorMessage(err))) {
         throw new NatsStoreError(

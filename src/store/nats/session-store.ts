@@ -11,7 +11,7 @@ import type { SessionEvent } from "../../protocol/events.js";
 import { checkRecord, newRecord, oldestFirst, SESSION_ID, type SessionRecord } from "../fs/session-record.js";
 import { ReplicatedCheckpoints } from "./checkpoints.js";
 import type { NatsContext } from "./context.js";
-import { errorMessage, fenced, NatsStoreError, natsFailure } from "./errors.js";
+import { errorMessage, fenced, NatsStoreError, natsFailure, storedUnanswered } from "./errors.js";
 import { NatsEventLog } from "./event-log.js";
 import { Lease, type LeaseHolder } from "./lease.js";
 import { LogReader } from "./log-read.js";
@@ -83,8 +83,8 @@ export class NatsSessionStore implements SessionStore {
     try {
       await this.ctx.records.create(id, value);
     } catch (err) {
-      // Stored though its answer was lost (a timeout through a leader election): the key holds this very record.
-      if ((await this.ctx.records.get(id).catch(() => null))?.string() === value) {
+      // Stored though its answer was lost: the key holds this very record.
+      if (await storedUnanswered(this.ctx.records, id, value)) {
         await this.localDirs(paths);
         return record;
       }
@@ -167,9 +167,8 @@ export class NatsSessionStore implements SessionStore {
         return record;
       } catch (err) {
         if (/wrong last sequence/i.test(errorMessage(err))) continue;
-        // Stored though its answer was lost (as in create): the key holds this very update, made on `entry`.
-        const now = await this.ctx.records.get(id).catch(() => null);
-        if (now && now.revision > entry.revision && now.string() === value) return record;
+        // Stored though its answer was lost: the key holds this very update, made on `entry`.
+        if (await storedUnanswered(this.ctx.records, id, value, entry.revision)) return record;
         throw natsFailure(`cannot update session ${id}`, err);
       }
     }
