@@ -38,6 +38,7 @@ describe("commands forwarded over NATS", () => {
       answered++;
       return { status: 200, contentType: "application/json", body: JSON.stringify("x".repeat(limit)) };
     });
+    await ownerNc.flush();
     try {
       const answer = await sender.forward("s1", prompt("hi"));
       expect(answer?.status).toBe(502);
@@ -49,6 +50,8 @@ describe("commands forwarded over NATS", () => {
       // The owner still serves: a small answer goes through as before.
       const small = new NatsCommandRouter(ownerNc, { prefix: "small" });
       const stopSmall = small.serve("s1", async () => ({ status: 202, body: "{}" }));
+      // The subscription reaches the server with the next flush: asked before that, nobody would answer.
+      await ownerNc.flush();
       const ok = await new NatsCommandRouter(senderNc, { prefix: "small" }).forward("s1", prompt("hi"));
       stopSmall();
       expect(ok).toEqual({ status: 202, body: "{}" });
