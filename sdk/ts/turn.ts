@@ -72,8 +72,8 @@ export class TurnState implements Turn {
         if (result instanceof Error) reject(result);
         else resolve(result);
       };
-      this.waiting.set(frameId, settle);
-      this.host.awaitToolReply(frameId, this, settle);
+      // Sent before it is awaited: a call too large to frame throws here and leaves nothing waiting. Brain's
+      // reply comes on a later read, never between the two.
       this.host.send({
         attachment: this.attachment,
         turn: this.id,
@@ -81,6 +81,8 @@ export class TurnState implements Turn {
         method: "tool.call",
         params,
       });
+      this.waiting.set(frameId, settle);
+      this.host.awaitToolReply(frameId, this, settle);
     });
   }
 

@@ -1,7 +1,7 @@
 // Drives the runner SDK in-process, as Brain would over stdio: frames in through a stream, frames out collected
 // and decoded strictly with Brain's own decoder, so every frame the SDK writes is checked against the protocol.
 import { PassThrough } from "node:stream";
-import { type Runner, serve } from "../../sdk/ts/index.js";
+import { type Runner, type RunnerHost, serve } from "../../sdk/ts/index.js";
 import { decodeRunnerFrame } from "../../src/protocol/frames.js";
 import { encodeLine } from "../../src/protocol/ndjson.js";
 
@@ -21,6 +21,7 @@ export interface SdkHarness {
   /** Resolves with the first frame (already written or still to come) that matches. */
   next(match: (frame: Frame) => boolean): Promise<Frame>;
   closed: Promise<void>;
+  host: RunnerHost;
 }
 
 export function runSdk(runner: Runner): SdkHarness {
@@ -69,6 +70,7 @@ export function runSdk(runner: Runner): SdkHarness {
       return new Promise((resolve) => waiters.push({ match, resolve }));
     },
     closed: host.closed,
+    host,
   };
 }
 

@@ -209,6 +209,35 @@ describe("runner SDK: turns", () => {
     expect(sdk.frames.filter((f) => f.method === "tool.call")).toHaveLength(1);
   });
 
+  it("fails a tool call too large to frame alone, leaving nothing waiting for a reply that cannot come", async () => {
+    const sdk = runSdk({
+      open: () =>
+        simple({
+          async prompt(_text, turn) {
+            const big = turn.callTool("echo", { value: "x".repeat(MAX_FRAME) });
+            await expect(big).rejects.toThrow(/4 MiB cap/);
+            const result = await turn.callTool("echo", { value: "small" });
+            turn.delta(result.content[0]!.text);
+          },
+        }),
+    });
+    sdk.send(open("A"));
+    sdk.send(prompt("A", "T1", "p1"));
+    const call = await sdk.next((f) => f.method === "tool.call");
+    expect(call.params.arguments).toEqual({ value: "small" });
+    const host = sdk.host as unknown as { toolWaits: Map<string, unknown>; abandoned: Set<string> };
+    expect([...host.toolWaits.keys()]).toEqual([call.id]);
+    sdk.send({
+      attachment: "A",
+      turn: "T1",
+      id: call.id,
+      result: { content: [{ type: "text", text: "ok" }] },
+    });
+    await sdk.next(reply("p1"));
+    expect(host.toolWaits.size).toBe(0);
+    expect(host.abandoned.size).toBe(0);
+  });
+
   it("queues steering on the turn when the attachment has no steer handler, and refuses it for another turn", async () => {
     const steered = gate();
     const sdk = runSdk({
