@@ -1,5 +1,6 @@
 // `brain acp` when the other side goes: the editor hanging up mid-turn, the daemon going away mid-turn. Neither
 // may leave a prompt or the process waiting for good.
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -63,6 +64,33 @@ describe("brain acp when a side goes away", () => {
       expect((await reply).stopReason).toBe("cancelled");
     } finally {
       editor.child.kill("SIGKILL");
+      await daemon.cleanup();
+    }
+  });
+
+  it("exits 1 naming the limit when the editor sends a line over ACP's 32 MiB cap", async () => {
+    const daemon = await startTestDaemon();
+    const bin = join(import.meta.dirname, "../../bin/brain.js");
+    const child = spawn(
+      process.execPath,
+      [bin, "acp", "--server", daemon.url, "--token", daemon.tokens.admin],
+      {
+        env: { ...process.env, BRAIN_URL: "", BRAIN_TOKEN: "" },
+        stdio: ["pipe", "ignore", "pipe"],
+      },
+    );
+    try {
+      let stderr = "";
+      child.stderr!.on("data", (chunk) => {
+        stderr += chunk;
+      });
+      const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+      child.stdin!.on("error", () => {}); // it may exit before taking the whole line
+      child.stdin!.write(Buffer.alloc(33 * 2 ** 20, "a"));
+      expect(await exited).toBe(1);
+      expect(stderr).toMatch(/over 32 MiB.*resource link/);
+    } finally {
+      child.kill("SIGKILL");
       await daemon.cleanup();
     }
   });

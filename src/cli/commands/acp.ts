@@ -2,7 +2,7 @@
 // --server it drives that daemon; without, it runs its own daemon on a private loopback port and token over
 // $BRAIN_HOME, so sessions made from the editor are ordinary Brain sessions either way.
 import { Readable, Writable } from "node:stream";
-import { ndJsonStream } from "@agentclientprotocol/sdk";
+import { MessageTooLargeError, ndJsonStream } from "@agentclientprotocol/sdk";
 import { brainAcpAgent } from "../../acp/agent.js";
 import { BrainClient } from "../../client/client.js";
 import { homeAgents } from "../../server/agents.js";
@@ -60,5 +60,14 @@ export async function command(args: string[]): Promise<number> {
   connection.signal.addEventListener("abort", () => editorGone.abort(), { once: true });
   await connection.closed;
   await stop();
+  // The SDK closes the connection on a line past its cap and says nothing: the editor would see a silent exit.
+  const reason: unknown = connection.signal.reason;
+  if (reason instanceof MessageTooLargeError) {
+    process.stderr.write(
+      `brain acp: the editor sent a message over ${reason.maxMessageBytes / 2 ** 20} MiB, ACP's limit on one line; ` +
+        "the connection is closed. Send large content as a resource link instead of inline.\n",
+    );
+    return 1;
+  }
   return 0;
 }
