@@ -24,7 +24,9 @@ export async function ancestorEvents(
   const from = record.forked_from ?? record.handoff_from;
   if (!from || depth >= MAX_DEPTH) return [];
   const parent = await store.get(from.session);
-  if (!parent) return [];
+  // A parent is always of the session's own tenant (forks and handoffs keep it); a record naming another
+  // tenant's session (a damaged or planted store) must not bring that tenant's conversation in.
+  if (!parent || (parent.tenant ?? "default") !== (record.tenant ?? "default")) return [];
   const own = await store.readEvents(parent.id);
   const cut = record.forked_from
     ? eventsUpTo(
