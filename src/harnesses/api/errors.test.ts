@@ -1,7 +1,9 @@
-// Provider failures as the turn reports them: what of a provider's error body reaches the log.
+// Provider failures as the turn reports them: what of a provider's error body reaches the log, and a provider
+// that never stops.
 import { describe, expect, it } from "vitest";
-import { events } from "../../testing/brain.js";
+import { events, textOf } from "../../testing/brain.js";
 import { messageInBody } from "./errors.js";
+import { MAX_ANSWER_CHARS } from "./step.js";
 import { apiTestBed } from "./testing/bed.js";
 import { FAKE_KEY } from "./testing/provider.js";
 
@@ -25,5 +27,20 @@ describe("provider error bodies", () => {
     expect(messageInBody("Bad gateway")).toBe("Bad gateway");
     expect(messageInBody('{"error":{"message":"overloaded"}}')).toBe("overloaded");
     expect(messageInBody(`${"word ".repeat(100)}`)).toBe(`${"word ".repeat(59)}word…`);
+  });
+});
+
+describe("a provider streaming without end", () => {
+  it("is stopped past what any model writes, keeping what it streamed up to the cap", async () => {
+    const session = await bed.brain().brain.create({
+      harness: "api",
+      config: { model: "anthropic:fake-model", options: { retries: 3 } },
+    });
+    bed.fake.script([{ text: "x".repeat(MAX_ANSWER_CHARS + 2 ** 20), chunkSize: 2 ** 18 }]);
+    const outcome = await (await session.prompt("x")).settled;
+    const message = expect.stringMatching(/streamed over 16 Mi characters in one answer.*stopped/);
+    expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error", message } });
+    // Not retried: text was streamed.
+    expect([textOf(await events(session)).length, bed.fake.requests.length]).toEqual([MAX_ANSWER_CHARS, 1]);
   });
 });

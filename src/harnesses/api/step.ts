@@ -77,6 +77,17 @@ export class UnfinishedStreamError extends Error {
   override name = "UnfinishedStreamError";
 }
 
+/** The model wrote more in one answer than any model can: a broken provider or proxy streaming without end. */
+export class OversizeAnswerError extends Error {
+  override name = "OversizeAnswerError";
+}
+
+/**
+ * Characters of text, reasoning and tool arguments one answer may stream. Models stop at a few hundred KB (their
+ * output token limits); without a cap a provider streaming forever grows Brain's memory until an interrupt.
+ */
+export const MAX_ANSWER_CHARS = 16 * 2 ** 20;
+
 export async function streamStep(req: StepRequest): Promise<StepOutcome> {
   const { settings } = req;
   const idle = new AbortController();
@@ -95,6 +106,12 @@ export async function streamStep(req: StepRequest): Promise<StepOutcome> {
 
 async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => void): Promise<StepOutcome> {
   const { settings } = req;
+  const oversize = new AbortController();
+  let streamed = 0;
+  const count = (chars: number) => {
+    streamed += chars;
+    if (streamed > MAX_ANSWER_CHARS) oversize.abort();
+  };
   const result = streamText({
     model: req.model,
     ...(req.system ? { system: req.system } : {}),
@@ -106,7 +123,7 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
     ...(req.providerOptions ? { providerOptions: req.providerOptions } : {}),
     // Retries are the turn loop's, so they can be reported and never repeat text already streamed.
     maxRetries: 0,
-    abortSignal: AbortSignal.any([req.signal, idle]),
+    abortSignal: AbortSignal.any([req.signal, idle, oversize.signal]),
     // Errors come back as stream parts and are handled there; the default would also print them.
     onError: () => {},
   });
@@ -122,8 +139,14 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
       stillAlive();
       if (part.type === "text-delta") {
         if (part.text === "") continue;
+        count(part.text.length);
+        if (oversize.signal.aborted) break;
         text += part.text;
         req.onDelta(part.text);
+      } else if (part.type === "reasoning-delta") {
+        count(part.text.length);
+      } else if (part.type === "tool-input-delta") {
+        count(part.delta.length);
       } else if (part.type === "tool-call") {
         toolCalls.push({ id: part.toolCallId, name: part.toolName, input: part.input });
       } else if (part.type === "start-step") {
@@ -146,6 +169,16 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
   if (req.signal.aborted) {
     Promise.resolve(result.response).catch(() => {});
     return { kind: "aborted", text };
+  }
+  if (oversize.signal.aborted) {
+    Promise.resolve(result.response).catch(() => {});
+    throw new StepError(
+      new OversizeAnswerError(
+        `streamed over ${MAX_ANSWER_CHARS / 2 ** 20} Mi characters in one answer, more than any model writes; ` +
+          "stopped (check the provider, or the proxy at its base URL)",
+      ),
+      text,
+    );
   }
   if (idle.aborted) {
     Promise.resolve(result.response).catch(() => {});
