@@ -155,4 +155,45 @@ describe("the session tool endpoint", () => {
     await Promise.all([first.close(), second.close()]);
     await endpoint.close();
   });
+
+  it("cuts off an agent that calls without reading the answers, instead of holding them all", async () => {
+    let calls = 0;
+    const endpoint = await openToolEndpoint({
+      tools: [{ name: "big", input_schema: { type: "object" } }],
+      call: async () => {
+        calls++;
+        return { content: [{ type: "text", text: "x".repeat(2 ** 20) }], is_error: false };
+      },
+    });
+    const rpc = (id: number, method: string, params: object) =>
+      `${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`;
+    const c = connect(endpoint.server.env.BRAIN_TOOLS_SOCKET!, () => {
+      c.write(`${endpoint.server.env.BRAIN_TOOLS_SECRET}\n`);
+      const info = {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "t", version: "1" },
+      };
+      c.write(rpc(0, "initialize", info));
+      for (let id = 1; id <= 100; id++) c.write(rpc(id, "tools/call", { name: "big", arguments: {} }));
+    });
+    c.pause(); // reads no answer until every call has run and its answer was handed to the socket
+    c.on("error", () => {});
+    await expect.poll(() => calls).toBe(100);
+    // Now it reads: all 101 answers if Brain held them, or what was sent before Brain cut it off.
+    const seen = await new Promise<{ answers: number; closed: boolean }>((resolve) => {
+      let text = "";
+      c.on("data", (chunk) => {
+        text += chunk.toString();
+        const answers = text.split("\n").length - 1;
+        if (answers === 101) resolve({ answers, closed: false });
+      });
+      c.on("close", () => resolve({ answers: text.split("\n").length - 1, closed: true }));
+      c.resume();
+    });
+    expect(seen.closed).toBe(true);
+    expect(seen.answers).toBeLessThan(101);
+    c.destroy();
+    await endpoint.close();
+  });
 });

@@ -13,6 +13,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolCallParams, ToolResult, ToolSchema } from "../../protocol/runner.js";
+import { limitUnreadInput, UNREAD_INPUT_LIMITS } from "../mcp/unread-limit.js";
 import { textResult } from "../tool-service.js";
 import { ENDPOINT_SERVER_NAME } from "./name.js";
 import { PROXY_SOURCE } from "./proxy.js";
@@ -142,6 +143,8 @@ function serve(socket: Socket, options: ToolEndpointOptions): void {
     return { content: result.content, isError: result.is_error };
   });
   const transport = new StdioServerTransport(socket, socket);
+  // An agent that calls without reading the answers would have them pile up here: it is cut off instead.
+  limitUnreadInput(transport, UNREAD_INPUT_LIMITS, () => socket.destroy());
   socket.on("close", () => void server.close().catch(() => {}));
   // The transport gives up by itself on a message past its 10 MiB line limit, and then only stops reading: the
   // socket must go too, or the agent's calls on it wait for answers that never come.

@@ -15,6 +15,7 @@ import { expandRecord, expandVars } from "./expand.js";
 import { limitedFetch } from "./http-limits.js";
 import type { McpToolInfo } from "./names.js";
 import { OutputSchemaChecks } from "./output-schemas.js";
+import { limitUnreadInput, UNREAD_INPUT_LIMITS } from "./unread-limit.js";
 
 export interface ServerSpec {
   name: string;
@@ -40,14 +41,6 @@ const CLIENT_INFO = { name: "brain", version: "0.1.0" };
 
 /** The most tools one server may offer: more than any model is given, far less than would strain Brain. */
 export const MAX_TOOLS = 4096;
-
-/**
- * How much Brain may have written to a stdio server's input that the server has not read. Brain answers every
- * request a server sends (a ping, a sampling request it refuses); a server that sends them without reading the
- * answers would have them pile up in Brain's memory (a few KiB of bookkeeping each, beside the bytes), so past
- * either limit it is stopped as broken.
- */
-export const UNREAD_INPUT_LIMITS = { messages: 4096, bytes: 64 * 1024 * 1024 };
 
 export class McpConnection {
   /** Called once if the connection ends without close() (the process exited, the stream broke). */
@@ -180,39 +173,6 @@ function makeTransport(spec: ServerSpec): { transport: Transport; stderr?: Stder
   });
   transport.stderr?.on("data", (chunk: Buffer) => stderr.add(chunk));
   return { transport, stderr };
-}
-
-/**
- * Counts what has been handed to the server's stdin and not yet taken by it (the SDK's send settles once the
- * pipe takes the message), and calls `overflow` instead of writing past `max`.
- */
-function limitUnreadInput(
-  transport: StdioClientTransport,
-  max: typeof UNREAD_INPUT_LIMITS,
-  overflow: (why: string) => void,
-): void {
-  const send = transport.send.bind(transport);
-  let unread = 0;
-  let messages = 0;
-  transport.send = (message: JSONRPCMessage) => {
-    const bytes = JSON.stringify(message).length;
-    if (unread + bytes > max.bytes || messages >= max.messages) {
-      const why =
-        `it did not read its input (${messages} messages, ${unread} bytes from Brain waiting; ` +
-        `the limit is ${max.messages} messages or ${max.bytes} bytes)`;
-      overflow(why);
-      return Promise.reject(new Error(`not sent: ${why}`));
-    }
-    unread += bytes;
-    messages++;
-    const sent = send(message);
-    const taken = () => {
-      unread -= bytes;
-      messages--;
-    };
-    sent.then(taken, taken);
-    return sent;
-  };
 }
 
 function resolveDir(base: string, dir: string): string {
