@@ -7,7 +7,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ApiHarnessFactory } from "../harnesses/api/factory.js";
 import { ProcessFactory } from "../harnesses/process/factory.js";
 import type { NewEvent, SessionEvent } from "../protocol/events.js";
-import { FsSessionStore } from "../store/fs/index.js";
+import { FsSessionStore, JsonlEventLog } from "../store/fs/index.js";
+import { retireSegments } from "../store/fs/retire.js";
 import { tempDir } from "../testing/brain.js";
 import { type FakeProvider, startFakeProvider } from "../testing/fake-provider/index.js";
 import { BuiltinTools } from "../tools/builtin.js";
@@ -123,6 +124,24 @@ describe("the log boundary", () => {
       .filter((e) => e.type === "assistant.delta")
       .map((e) => (e.data as { text: string }).text);
     expect(deltas.join("")).toBe("ends with sk-");
+  });
+
+  it("says where the log starts once retention has dropped its oldest segments", async () => {
+    const file = join(tempDir(), "events.jsonl");
+    const written = await JsonlEventLog.open(file, "s1", undefined, { segmentBytes: 1024 });
+    for (let i = 0; i < 40; i++) {
+      await written.append([{ type: "user.prompt", turn: `t${i}`, data: { text: "x".repeat(40) } }]);
+    }
+    await written.close();
+    const { firstSeq } = await retireSegments(file, "s1", { dropAfterMs: 0 });
+    expect(firstSeq).toBeGreaterThan(1);
+    const inner = await JsonlEventLog.open(file, "s1");
+    try {
+      // What a live session's readers are told (GET …/log's first_seq, the stream's dropped notice).
+      expect(redactingLog(inner, new Redactor([{ name: "K", value: KEY }])).firstSeq).toBe(firstSeq);
+    } finally {
+      await inner.close();
+    }
   });
 });
 

@@ -28,6 +28,11 @@ class RedactingLog implements EventLog {
     return this.log.lastSeq;
   }
 
+  /** Where retention left the log starting: without it a live session's readers are told 1 (no dropped notice). */
+  get firstSeq(): number | undefined {
+    return this.log.firstSeq;
+  }
+
   append(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]> {
     const out: NewEvent[] = [];
     for (const event of events) {
