@@ -69,6 +69,22 @@ describe("compacting a closed session's log", () => {
     expect(await fs.readFile(tmp.file)).toEqual(before);
   });
 
+  it("keeps a late delta that ends the log, so the next event gets a seq of its own", async () => {
+    const all = await write(turn("t1", "completed", ["a"]), [
+      { type: "assistant.delta", turn: "t1", data: { text: "late" } },
+    ]);
+    await compactLog(tmp.file, "s1");
+    expect(await readEventsFile(tmp.file)).toEqual([...all.slice(0, 2), ...all.slice(3)]);
+    const log = await JsonlEventLog.open(tmp.file, "s1");
+    try {
+      expect(log.lastSeq).toBe(all.at(-1)?.seq);
+      const [next] = await log.append([{ type: "user.prompt", turn: "t2", data: { text: "on" } }]);
+      expect(next?.seq).toBe(all.length + 1);
+    } finally {
+      await log.close();
+    }
+  });
+
   it("refuses a log another process or open has", async () => {
     await write(turn("t1", "completed", ["x"]));
     const log = await JsonlEventLog.open(tmp.file, "s1");

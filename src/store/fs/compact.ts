@@ -19,7 +19,10 @@ import { listSealed, readHeader } from "./segments.js";
 
 export type { CompactResult };
 
-/** The events a compaction keeps, and how many turns it folds (pure, so tests can check it on any history). */
+/**
+ * The events a compaction keeps, and how many turns it folds (pure, so tests can check it on any history). The
+ * history's last event is always kept.
+ */
 export function foldedEvents(events: readonly SessionEvent[]): { kept: SessionEvent[]; turns: number } {
   const withMessage = new Set<string>();
   const completed = new Set<string>();
@@ -32,8 +35,10 @@ export function foldedEvents(events: readonly SessionEvent[]): { kept: SessionEv
   const folded = new Set([...withMessage].filter((turn) => completed.has(turn)));
   let turns = 0;
   const seen = new Set<string>();
+  const last = events.at(-1);
   const kept = events.filter((e) => {
-    if (e.type !== "assistant.delta" || !e.turn || !folded.has(e.turn)) return true;
+    // The log's last seq is its last line's: a late delta of a folded turn dropped there would give its seq again.
+    if (e.type !== "assistant.delta" || !e.turn || !folded.has(e.turn) || e === last) return true;
     if (!seen.has(e.turn)) {
       seen.add(e.turn);
       turns++;
