@@ -1,4 +1,7 @@
+import { spawnSync } from "node:child_process";
 import fs from "node:fs/promises";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
@@ -83,6 +86,45 @@ describe("compacting a closed session's log", () => {
     } finally {
       await log.close();
     }
+  });
+
+  it("holds one segment's events at a time, not the whole log's", async () => {
+    // 800k deltas: 8.4 MiB on disk in 1 MiB segments, some hundreds of MiB as events. A process with a 96 MiB heap
+    // (a daemon's retention sweep, in small) compacts it without running out of memory.
+    const log = await JsonlEventLog.open(tmp.file, "s1", undefined, { segmentBytes: 1 << 20 });
+    for (let t = 0; t < 40; t++) {
+      const turn = `t${t}`;
+      await log.append([{ type: "turn.started", turn, data: {} }]);
+      for (let b = 0; b < 20; b++) {
+        const texts = Array.from({ length: 1000 }, (_, i) => `word${i} `);
+        await log.append(
+          texts.map((text) => ({ type: "assistant.delta", turn, data: { text } }) as NewEvent),
+        );
+      }
+      await log.append([
+        { type: "assistant.message", turn, data: { text: "all" } },
+        { type: "turn.settled", turn, data: { status: "completed" } },
+      ]);
+    }
+    await log.close();
+    const compact = pathToFileURL(
+      path.join(import.meta.dirname, "../../../dist/src/store/fs/compact.js"),
+    ).href;
+    const script = `const { compactLog } = await import(${JSON.stringify(compact)});
+      process.stdout.write(JSON.stringify(await compactLog(${JSON.stringify(tmp.file)}, "s1")));`;
+    const child = spawnSync(
+      process.execPath,
+      ["--max-old-space-size=96", "--input-type=module", "-e", script],
+      {
+        encoding: "utf8",
+      },
+    );
+    expect(child.stderr).not.toMatch(/heap out of memory/);
+    expect(child.status).toBe(0);
+    expect(JSON.parse(child.stdout)).toMatchObject({ eventsBefore: 800_120, eventsAfter: 120, turns: 40 });
+    const kept = await readEventsFile(tmp.file);
+    expect(kept.map((e) => e.type).filter((type) => type === "assistant.delta")).toEqual([]);
+    expect(kept).toHaveLength(120);
   });
 
   it("refuses a log another process or open has", async () => {

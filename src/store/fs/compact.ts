@@ -9,43 +9,70 @@ import nodePath from "node:path";
 import type { CompactResult } from "../../core/retention.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { failure, StoreError } from "./errors.js";
-import { readEventsFile } from "./jsonl-log.js";
 import { header, type SegmentBase } from "./log-format.js";
 import { type LogIO, nodeLogIO, writeFully } from "./log-io.js";
 import { acquireLogLock, type LogHolder } from "./log-lock.js";
 import { repairActive } from "./log-open.js";
 import { LogState, statePath } from "./log-state.js";
-import { listSealed, readHeader } from "./segments.js";
+import { listSealed, readHeader, readSegments, type Segment } from "./segments.js";
 
 export type { CompactResult };
+
+/**
+ * Which deltas a compaction drops, learnt from the whole history a segment at a time (`see`), so that the log's
+ * events are never all in memory at once: a long streamed session holds millions of deltas, tens of bytes each
+ * on disk and a few hundred as objects. Only turn ids are kept.
+ */
+class Folding {
+  private readonly withMessage = new Set<string>();
+  private readonly completed = new Set<string>();
+  private readonly withDeltas = new Set<string>();
+  private readonly dropped = new Set<string>();
+  private lastSeq = 0;
+
+  see(events: readonly SessionEvent[]): void {
+    for (const e of events) {
+      this.lastSeq = e.seq;
+      if (!e.turn) continue;
+      if (e.type === "assistant.delta") this.withDeltas.add(e.turn);
+      if (e.type === "assistant.message") this.withMessage.add(e.turn);
+      if (e.type === "turn.settled" && (e.data as { status?: string }).status === "completed")
+        this.completed.add(e.turn);
+    }
+  }
+
+  /** Whether any delta would go (else nothing is rewritten). Call after seeing every event. */
+  get anything(): boolean {
+    for (const turn of this.withDeltas) if (this.folds(turn)) return true;
+    return false;
+  }
+
+  /** Whether `e` stays. The log's last seq is its last line's: a late delta dropped there would give it again. */
+  keeps(e: SessionEvent): boolean {
+    if (e.type !== "assistant.delta" || !e.turn || !this.folds(e.turn) || e.seq === this.lastSeq) return true;
+    this.dropped.add(e.turn);
+    return false;
+  }
+
+  /** Turns whose deltas were dropped so far. */
+  get turns(): number {
+    return this.dropped.size;
+  }
+
+  private folds(turn: string): boolean {
+    return this.withMessage.has(turn) && this.completed.has(turn);
+  }
+}
 
 /**
  * The events a compaction keeps, and how many turns it folds (pure, so tests can check it on any history). The
  * history's last event is always kept.
  */
 export function foldedEvents(events: readonly SessionEvent[]): { kept: SessionEvent[]; turns: number } {
-  const withMessage = new Set<string>();
-  const completed = new Set<string>();
-  for (const e of events) {
-    if (!e.turn) continue;
-    if (e.type === "assistant.message") withMessage.add(e.turn);
-    if (e.type === "turn.settled" && (e.data as { status?: string }).status === "completed")
-      completed.add(e.turn);
-  }
-  const folded = new Set([...withMessage].filter((turn) => completed.has(turn)));
-  let turns = 0;
-  const seen = new Set<string>();
-  const last = events.at(-1);
-  const kept = events.filter((e) => {
-    // The log's last seq is its last line's: a late delta of a folded turn dropped there would give its seq again.
-    if (e.type !== "assistant.delta" || !e.turn || !folded.has(e.turn) || e === last) return true;
-    if (!seen.has(e.turn)) {
-      seen.add(e.turn);
-      turns++;
-    }
-    return false;
-  });
-  return { kept, turns };
+  const folding = new Folding();
+  folding.see(events);
+  const kept = events.filter((e) => folding.keeps(e));
+  return { kept, turns: folding.turns };
 }
 
 /** Compacts the log at `path` in place. Takes the log's lock: a session open anywhere is refused. */
@@ -61,12 +88,21 @@ export async function compactLog(
     await io.close((await repairActive(io, path, session, false)).fd);
     const files = await segmentFiles(io, path);
     const bytesBefore = files.reduce((n, f) => n + f.bytes, 0);
-    const events = await readEventsFile(path, io, { session });
+    // One segment's events at a time, read twice (what folds is known only once all were seen).
+    const eventsOf = (file: Segment) =>
+      readSegments(io, [file], session, file.first - 1, Number.POSITIVE_INFINITY);
     const state = new LogState();
     // Segments dropped by retention took their events along: the first kept one's header says what was open.
     const base = files[0]?.base;
     if (base) state.seed(base);
-    state.observe(events);
+    const folding = new Folding();
+    let eventsBefore = 0;
+    for (const file of files) {
+      const events = await eventsOf(file);
+      state.observe(events);
+      folding.see(events);
+      eventsBefore += events.length;
+    }
     const open = state.snapshot();
     if (open.requests.length > 0 || open.openTurns.length > 0) {
       const what =
@@ -78,25 +114,20 @@ export async function compactLog(
         `session ${session} cannot be compacted: it has ${what}; open it (the turn is closed out) or answer first`,
       );
     }
-    const { kept, turns } = foldedEvents(events);
     const result = {
-      eventsBefore: events.length,
-      eventsAfter: kept.length,
+      eventsBefore,
+      eventsAfter: eventsBefore,
       bytesBefore,
       bytesAfter: bytesBefore,
-      turns,
+      turns: 0,
     };
-    if (kept.length === events.length) return result;
+    if (!folding.anything) return result;
     // Each segment is rewritten by itself, keeping its name and header: the others, and the order of seqs, stay.
-    let at = 0;
-    let was = 0;
-    for (const [i, file] of files.entries()) {
-      const next = files[i + 1]?.first ?? Number.POSITIVE_INFINITY;
-      const own: SessionEvent[] = [];
-      while (at < kept.length && kept[at]!.seq < next) own.push(kept[at++]!);
-      const before = was;
-      while (was < events.length && events[was]!.seq < next) was++;
-      if (own.length === was - before) continue;
+    for (const file of files) {
+      const events = await eventsOf(file);
+      const own = events.filter((e) => folding.keeps(e));
+      if (own.length === events.length) continue;
+      result.eventsAfter -= events.length - own.length;
       const lines = [header(session, file.base)];
       for (const e of own) {
         // Whole-event lines with each event's own ts: the rewrite changes nothing a reader sees but the gaps.
@@ -109,6 +140,7 @@ export async function compactLog(
       await replaceFile(io, file.path, buf, file.path === path);
       result.bytesAfter += buf.length - file.bytes;
     }
+    result.turns = folding.turns;
     return result;
   } finally {
     await lock.release();
