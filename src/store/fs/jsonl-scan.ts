@@ -198,9 +198,15 @@ async function anchorFrom(
   return found;
 }
 
+/** What is left of a page's bytes (see PAGE_BYTES): the lines that gave it events count. */
+export interface PageBudget {
+  bytes: number;
+}
+
 /**
  * At most `limit` events with seq > after from the log's first `size` bytes, starting at the anchor found
- * for after + 1. A bad last line (a torn tail a writer will cut) ends the read; a bad line before it throws.
+ * for after + 1, ending with the line that spends `budget` (never before the first event). A bad last line (a
+ * torn tail a writer will cut) ends the read; a bad line before it throws.
  */
 export async function readAfter(
   io: LogIO,
@@ -211,6 +217,7 @@ export async function readAfter(
   after: number,
   limit: number,
   from?: number,
+  budget: PageBudget = { bytes: Number.POSITIVE_INFINITY },
 ): Promise<SessionEvent[]> {
   const start = from ?? (await findAnchor(io, fd, after + 1, size));
   const decoder = new LineDecoder(session);
@@ -223,7 +230,7 @@ export async function readAfter(
     fd,
     start,
     size,
-    (text, at) => {
+    (text, at, end) => {
       if (bad) throw corrupt(path, `byte ${bad.at}`, bad.reason);
       events.length = 0;
       const reason = decoder.decode(text, events);
@@ -231,12 +238,17 @@ export async function readAfter(
         bad = { at, reason };
         return undefined;
       }
+      const before = out.length;
       for (const e of events) {
         if (e.seq <= prev)
           throw corrupt(path, `byte ${at}`, `seq ${e.seq} where one above ${prev} was expected`);
         prev = e.seq;
         if (e.seq > after) out.push(e);
         if (out.length >= limit) return false;
+      }
+      if (out.length > before) {
+        budget.bytes -= end - at;
+        if (budget.bytes <= 0) return false;
       }
       return undefined;
     },

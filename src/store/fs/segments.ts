@@ -158,9 +158,18 @@ export interface ReadSource {
 }
 
 /**
+ * The bytes of lines a page (a read with a limit) holds at most, past its first event. Counted in events alone, a
+ * page of a log of large events (prompts and tool results of megabytes) is as large as its count allows: a few
+ * watchers catching up on such a log (SSE reads 1000 a page, GET …/log up to 10000) would run the daemon out of
+ * memory. Readers page on from the last event they got: a page may be shorter than its limit.
+ */
+export const PAGE_BYTES = 16 << 20;
+
+/**
  * At most `limit` events with seq > after across `sources` (oldest first), touching only the segments that
  * hold them: the first is the last one whose range starts at or before after + 1. A sealed segment gone
- * meanwhile (dropped by retention) is skipped: reads never take the log's lock.
+ * meanwhile (dropped by retention) is skipped: reads never take the log's lock. With a finite `limit` the read
+ * is a page, ending with the line that takes it past PAGE_BYTES.
  */
 export async function readSegments(
   io: LogIO,
@@ -172,14 +181,15 @@ export async function readSegments(
   let start = 0;
   for (let i = 0; i < sources.length; i++) if (sources[i]!.first <= after + 1) start = i;
   const out: SessionEvent[] = [];
+  const budget = { bytes: Number.isFinite(limit) ? PAGE_BYTES : Number.POSITIVE_INFINITY };
   let cursor = after;
-  for (let i = start; i < sources.length && out.length < limit; i++) {
+  for (let i = start; i < sources.length && out.length < limit && budget.bytes > 0; i++) {
     const source = sources[i]!;
     const want = limit - out.length;
     let events: SessionEvent[];
     if (source.open) {
       const { fd, size, from } = source.open;
-      events = await readAfter(io, fd, size, source.path, session, cursor, want, from);
+      events = await readAfter(io, fd, size, source.path, session, cursor, want, from, budget);
     } else {
       let fd: number;
       try {
@@ -189,7 +199,17 @@ export async function readSegments(
         throw failure(source.path, "cannot open", err);
       }
       try {
-        events = await readAfter(io, fd, await io.size(fd), source.path, session, cursor, want);
+        events = await readAfter(
+          io,
+          fd,
+          await io.size(fd),
+          source.path,
+          session,
+          cursor,
+          want,
+          undefined,
+          budget,
+        );
       } finally {
         await io.close(fd).catch(() => {});
       }
