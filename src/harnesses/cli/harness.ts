@@ -164,8 +164,14 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
     this.turn.fail(new HarnessError("brain_error", `${this.label}: the session closed`));
     const connection = this.connection;
     this.connection = undefined;
-    await (connection?.stop ? connection.stop() : connection?.child.stop());
+    if (connection) await this.stopConnection(connection);
+    // A program still starting is stopped as soon as it is up (ensureConnection): wait for that too.
+    await this.starting?.catch(() => {});
     await (await this.endpoint?.catch(() => undefined))?.close();
+  }
+
+  private async stopConnection(connection: C): Promise<void> {
+    await (connection.stop ? connection.stop() : connection.child.stop());
   }
 
   protected get label(): string {
@@ -316,7 +322,12 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
       return made;
     }
     this.starting = made
-      .then((connection) => {
+      .then(async (connection) => {
+        // Closed while it started: close() found nothing to stop, so this program would run on unowned.
+        if (this.closed) {
+          await this.stopConnection(connection);
+          throw new HarnessError("brain_error", `${this.label}: the harness is closed`);
+        }
         this.connection = connection;
         return connection;
       })
