@@ -4,12 +4,12 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
 import type { BrainOptions } from "../core/brain.js";
-import type { HarnessFactory } from "../core/harness.js";
+import type { HarnessFactory, HarnessOptions } from "../core/harness.js";
 import type { Session } from "../core/session.js";
 import type { McpServers } from "../protocol/config.js";
 import type { SessionEvent } from "../protocol/events.js";
 import type { PermissionPolicy } from "../protocol/permissions.js";
-import type { SessionConfig } from "../protocol/runner.js";
+import type { ProviderCredentials, SessionConfig } from "../protocol/runner.js";
 import { mcpSessionTools } from "../tools/mcp/index.js";
 import type { ToolService } from "../tools/tool-service.js";
 import { events, makeBrain, type TestBrain, tempDir, waitForEvent } from "./brain.js";
@@ -195,4 +195,25 @@ export async function checkReadGated(b: CliBed): Promise<void> {
   } finally {
     rmSync(cwd, { recursive: true, force: true });
   }
+}
+
+/**
+ * What a CLI harness opened directly (no Brain around it) is given: a session with no tools, every permission
+ * denied and no answers, for tests of the program's start and end with a stand-in for the CLI.
+ */
+export function bareHarnessOptions(
+  dir: string,
+  more: { config?: SessionConfig; provider?: ProviderCredentials } = {},
+): HarnessOptions {
+  return {
+    sessionId: "bare",
+    dir,
+    config: more.config ?? {},
+    tools: [],
+    provider: more.provider ?? {},
+    emit: () => {},
+    call: async () => ({ content: [], is_error: false }),
+    permit: async () => ({ decision: "deny" }),
+    ask: async () => "",
+  };
 }

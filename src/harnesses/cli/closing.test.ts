@@ -5,8 +5,8 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import type { HarnessOptions } from "../../core/harness.js";
 import { tempDir } from "../../testing/brain.js";
+import { bareHarnessOptions } from "../../testing/cli.js";
 import { alive, until } from "../../testing/processes.js";
 import { CodexFactory } from "../codex/factory.js";
 
@@ -38,20 +38,6 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-function harnessOptions(dir: string): HarnessOptions {
-  return {
-    sessionId: "closing",
-    dir,
-    config: {},
-    tools: [],
-    provider: {},
-    emit: () => {},
-    call: async () => ({ content: [], is_error: false }),
-    permit: async () => ({ decision: "deny" }),
-    ask: async () => "",
-  };
-}
-
 it("stops a program that was still starting when the harness closed", async () => {
   const dir = tempDir("brain-closing-");
   dirs.push(dir);
@@ -60,7 +46,9 @@ it("stops a program that was still starting when the harness closed", async () =
   const pidFile = join(dir, "pid");
   const native = join(dir, "native");
   mkdirSync(native);
-  const harness = await new CodexFactory({ bin, env: { PID_FILE: pidFile } }).open(harnessOptions(native));
+  const harness = await new CodexFactory({ bin, env: { PID_FILE: pidFile } }).open(
+    bareHarnessOptions(native),
+  );
   const turn = harness.prompt("hello", { turn: "t1", signal: new AbortController().signal });
   const failed = expect(turn).rejects.toThrow(/the session closed/);
   await harness.close();

@@ -86,3 +86,28 @@ export function endpointWire(
 export function anthropicBaseUrl(url: string): string {
   return url.replace(/\/+$/, "").replace(/\/v1$/, "");
 }
+
+/** The variable each wire's vendor SDK reads its key from. */
+const VENDOR_KEY: Record<WireApi, string> = {
+  chat: "OPENAI_API_KEY",
+  responses: "OPENAI_API_KEY",
+  messages: "ANTHROPIC_API_KEY",
+};
+
+/**
+ * The key of a provider without a base_url, for a CLI that picks the vendor from the model's name (pi,
+ * opencode): only in the variable of the vendor the provider's `api` names, since a client's model of another
+ * vendor would otherwise have the CLI send this key there. A provider that names no `api` leaves the vendor
+ * unknown: its key goes in each of `unnamed`.
+ */
+export function vendorKeyEnvironment(
+  family: Pick<CliFamilyDescriptor, "harness" | "program" | "title">,
+  provider: Pick<HarnessOptions["provider"], "api_key" | "api">,
+  rules: WireRules,
+  unnamed: readonly string[],
+): Record<string, string> {
+  const key = provider.api_key;
+  if (!key) return {};
+  if (provider.api === undefined) return Object.fromEntries(unnamed.map((name) => [name, key]));
+  return { [VENDOR_KEY[providerWire(family, provider.api, rules)]]: key };
+}

@@ -10,7 +10,7 @@
 import { randomUUID } from "node:crypto";
 import type { ProviderCredentials, SessionConfig } from "../../protocol/runner.js";
 import type { StdioServerSpec } from "../../tools/endpoint/index.js";
-import type { WireApi } from "../cli/provider-api.js";
+import { vendorKeyEnvironment, type WireApi } from "../cli/provider-api.js";
 
 export const PROVIDER = "brain";
 export const KEY_VARIABLE = "BRAIN_OPENCODE_API_KEY";
@@ -75,10 +75,13 @@ export function opencodeConfig(
 }
 
 /** Where the key goes: our variable for a Brain endpoint, the providers' usual ones otherwise. */
-export function keyEnvironment(provider: ProviderCredentials): Record<string, string> {
+export function keyEnvironment(
+  family: Parameters<typeof vendorKeyEnvironment>[0],
+  provider: ProviderCredentials,
+): Record<string, string> {
   if (!provider.api_key) return {};
   if (provider.base_url) return { [KEY_VARIABLE]: provider.api_key };
-  return { ANTHROPIC_API_KEY: provider.api_key, OPENAI_API_KEY: provider.api_key };
+  return vendorKeyEnvironment(family, provider, OPENCODE_WIRES, ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"]);
 }
 
 /**

@@ -146,7 +146,7 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
       OPENCODE_DISABLE_AUTOUPDATE: "1",
       OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
       OPENCODE_DISABLE_SHARE: "1",
-      ...keyEnvironment(this.options.provider),
+      ...keyEnvironment(this.ctx.family, this.options.provider),
       ...extraEnv,
     });
     return this.programRun(env);

@@ -13,7 +13,7 @@ import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
-import { endpointWire, type WireApi } from "../cli/provider-api.js";
+import { endpointWire, vendorKeyEnvironment, type WireApi } from "../cli/provider-api.js";
 import { BRIDGE_SOURCE } from "./bridge.js";
 import { KEY_VARIABLE, modelsJson, PI_WIRES, PROVIDER } from "./models-json.js";
 import { PiEventParser, type PiSignal } from "./parser.js";
@@ -26,6 +26,8 @@ export const SESSIONS_DIR = "pi/sessions";
 export const SYSTEM_PROMPT_FILE = "append-system-prompt.md";
 /** pi's tools enabled by default; `--tools` narrows them to the ones the policy allows. */
 export const PI_TOOLS = ["read", "bash", "edit", "write"] as const;
+/** Where pi looks for a vendor's key, for a provider that does not say which vendor its key is for. */
+const PI_KEY_VARIABLES = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"];
 
 export class PiHarness extends CliHarness<{ child: CliProcess }> {
   private parser = new PiEventParser();
@@ -116,15 +118,10 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     if (tools) args.push(...(tools.length > 0 ? ["--tools", tools.join(",")] : ["--no-tools"]));
     args.push(...boundArgs);
     args.push(...(this.ctx.session.args ?? []));
-    const key: Record<string, string> = provider.api_key
-      ? provider.base_url
+    const key: Record<string, string> =
+      provider.base_url && provider.api_key
         ? { [KEY_VARIABLE]: provider.api_key }
-        : {
-            ANTHROPIC_API_KEY: provider.api_key,
-            OPENAI_API_KEY: provider.api_key,
-            GEMINI_API_KEY: provider.api_key,
-          }
-      : {};
+        : vendorKeyEnvironment(this.ctx.family, provider, PI_WIRES, PI_KEY_VARIABLES);
     const env = this.environment({ PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", ...key, ...boundEnv });
     this.parser = new PiEventParser();
     const child = this.spawn(args, env, (line) => {

@@ -1,0 +1,67 @@
+// The key of a provider without a base_url, for the CLIs that choose the vendor from the model's name (pi,
+// opencode): it goes only in the variable of the vendor the provider's `api` names. Were it in every vendor's
+// variable, a client's model of another vendor ("openai/gpt-4o" on an Anthropic provider) would have the CLI
+// send the key to that vendor. The program is a stand-in that writes down its environment and exits.
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { HarnessFactory } from "../../core/harness.js";
+import type { ProviderCredentials } from "../../protocol/runner.js";
+import { tempDir } from "../../testing/brain.js";
+import { bareHarnessOptions } from "../../testing/cli.js";
+import { OpencodeFactory } from "../opencode/factory.js";
+import { PiCliFactory } from "../pi-cli/factory.js";
+
+const KEY = "sk-vendor-keys-test-0123456789";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** The variables that hold the key in the environment the family's program was started with. */
+async function keyVariables(
+  makeFactory: (options: { bin: string }) => HarnessFactory,
+  provider: ProviderCredentials,
+): Promise<string[]> {
+  const dir = tempDir("brain-vendor-keys-");
+  dirs.push(dir);
+  const out = join(dir, "env.json");
+  const bin = join(dir, "program");
+  const record = `require("node:fs").writeFileSync(${JSON.stringify(out)}, JSON.stringify(process.env));`;
+  writeFileSync(bin, `#!/usr/bin/env node\n${record}\n`, { mode: 0o755 });
+  const native = join(dir, "native");
+  mkdirSync(native);
+  const options = bareHarnessOptions(native, { config: { model: "openai/gpt-4o" }, provider });
+  const harness = await makeFactory({ bin }).open(options);
+  const turn = harness.prompt("hello", { turn: "t1", signal: new AbortController().signal });
+  await expect(turn).rejects.toThrow(/exited with code 0/);
+  await harness.close();
+  const env = JSON.parse(readFileSync(out, "utf8")) as Record<string, string>;
+  return Object.keys(env)
+    .filter((name) => env[name] === KEY)
+    .sort();
+}
+
+describe.each([
+  [
+    "pi-cli",
+    (o: { bin: string }) => new PiCliFactory(o),
+    ["ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY"],
+  ],
+  ["opencode", (o: { bin: string }) => new OpencodeFactory(o), ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"]],
+] as const)("%s without a base_url", (_family, makeFactory, unnamed) => {
+  it("puts an Anthropic provider's key in ANTHROPIC_API_KEY only", async () => {
+    expect(await keyVariables(makeFactory, { api: "anthropic", api_key: KEY })).toEqual([
+      "ANTHROPIC_API_KEY",
+    ]);
+  });
+
+  it("puts an OpenAI provider's key in OPENAI_API_KEY only", async () => {
+    expect(await keyVariables(makeFactory, { api: "openai", api_key: KEY })).toEqual(["OPENAI_API_KEY"]);
+  });
+
+  it("puts the key of a provider that names no api in each vendor's variable", async () => {
+    expect(await keyVariables(makeFactory, { api_key: KEY })).toEqual([...unnamed]);
+  });
+});
