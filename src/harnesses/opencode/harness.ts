@@ -81,6 +81,8 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
       const title = `brain ${this.options.sessionId}`;
       this.sessionId = await openSession(server, state, title, this.label, (message) => this.warn(message));
     } catch (err) {
+      // First: the stop below ends the program, and its exit must not stand in for why the start failed.
+      this.failTurn(err as Error);
       await server.stop();
       throw err;
     }

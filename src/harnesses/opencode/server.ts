@@ -20,6 +20,16 @@ export interface ServerStart extends Omit<CliSpawn, "args" | "onLine" | "onExit"
   publish?: ContainerContext["publish"];
 }
 
+/** A call the server answered with an error status: the status tells a missing thing from a failure. */
+export class OpencodeHttpError extends HarnessError {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super("brain_error", message);
+  }
+}
+
 export class OpencodeServer {
   readonly url: string;
   private readonly auth: string;
@@ -136,8 +146,8 @@ export class OpencodeServer {
     });
     const text = await res.text();
     if (!res.ok) {
-      throw new HarnessError(
-        "brain_error",
+      throw new OpencodeHttpError(
+        res.status,
         `${LABEL}: ${method} ${path} answered HTTP ${res.status}: ${headOf(text, 500)}`,
       );
     }

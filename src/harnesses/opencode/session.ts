@@ -2,7 +2,7 @@
 // fresh server, and the check that opencode's files hold the history Brain's log says it had.
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
 import { missingHistory } from "../../core/native-check.js";
-import type { OpencodeServer } from "./server.js";
+import { OpencodeHttpError, type OpencodeServer } from "./server.js";
 
 /** What the state file records. */
 export interface OpencodeState {
@@ -21,7 +21,10 @@ export async function openSession(
     try {
       await server.call("GET", `/session/${state.session_id}`);
       return state.session_id;
-    } catch {
+    } catch (err) {
+      // Only opencode's "not found" means the session is gone. Any other failure (a busy database, a crash)
+      // fails the start: a new session would replace the recorded one, and its conversation with it.
+      if (!(err instanceof OpencodeHttpError) || err.status !== 404) throw err;
       warn(`session ${state.session_id} is not in opencode's database; started a new one`);
     }
   }
