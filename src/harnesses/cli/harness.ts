@@ -142,8 +142,15 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
     const graceMs = this.ctx.timeouts.interruptGraceMs;
     this.interruptTimer = setTimeout(() => {
       if (this.turn.current !== running) return;
-      this.warn(`the CLI did not end the interrupted turn within ${graceMs} ms; killed it`);
-      this.connection?.child.kill("SIGKILL");
+      const child = this.connection?.child;
+      if (child) {
+        this.warn(`the CLI did not end the interrupted turn within ${graceMs} ms; killed it`);
+        return child.kill("SIGKILL");
+      }
+      // Still starting: there is nothing to kill yet, and the start may wait long. The turn ends here; the
+      // program, once up, waits for the next prompt (deliver sends this one only into its own turn).
+      this.warn(`the CLI was still starting ${graceMs} ms after the interrupt; ended the turn without it`);
+      this.failTurn(new HarnessError("brain_error", `${this.label}: interrupted while starting`));
     }, graceMs);
   }
 
@@ -304,12 +311,16 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
   /** (Re)starts the program if it is not running, then sends; a failure fails the running turn. */
   private deliver(text: string): void {
     this.beforeSend();
+    const turn = this.turn.current;
     const run = async () => {
       const connection = await this.ensureConnection();
-      if (!this.turn.current) return;
+      // The turn ended while the program started (interrupted, closed): its text is not the next turn's.
+      if (!turn || this.turn.current !== turn) return;
       await this.send(connection, text);
     };
-    run().catch((err: Error) => this.failTurn(err));
+    run().catch((err: Error) => {
+      if (this.turn.current === turn) this.failTurn(err);
+    });
   }
 
   private ensureConnection(): C | Promise<C> {

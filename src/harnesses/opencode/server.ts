@@ -39,6 +39,8 @@ export class OpencodeServer {
     readonly child: CliProcess,
     port: number,
     password: string,
+    /** How long a call (or the event stream's headers) may take: none of Brain's calls waits on the model. */
+    private readonly answerMs: number,
     /** The server's port published from its container, when it runs in one. */
     private readonly published?: { close(): Promise<void> },
   ) {
@@ -66,7 +68,7 @@ export class OpencodeServer {
         spec.onGone(reason);
       },
     });
-    server = new OpencodeServer(child, port, password, published);
+    server = new OpencodeServer(child, port, password, spec.startTimeoutMs, published);
     try {
       await server.waitHealthy(spec.startTimeoutMs);
       await server.subscribe(spec.onEvent, spec.onGone);
@@ -110,10 +112,11 @@ export class OpencodeServer {
     onEvent: (event: unknown) => void,
     onGone: (reason: string) => void,
   ): Promise<void> {
+    const late = setTimeout(() => this.events.abort(this.noAnswer("GET", "/event")), this.answerMs);
     const res = await fetch(`${this.url}/event`, {
       headers: { authorization: this.auth, accept: "text/event-stream" },
       signal: this.events.signal,
-    });
+    }).finally(() => clearTimeout(late));
     if (!res.ok || !res.body)
       throw new HarnessError("brain_error", `${LABEL}: GET /event answered HTTP ${res.status}`);
     const body = res.body;
@@ -136,15 +139,24 @@ export class OpencodeServer {
 
   /** A JSON call; a non-2xx answer is a brain_error with the server's own words. */
   async call(method: "GET" | "POST", path: string, body?: unknown): Promise<unknown> {
-    const res = await fetch(`${this.url}${path}`, {
-      method,
-      headers: {
-        authorization: this.auth,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
+    // A server that takes a call and never answers would hold the turn (or its start) for good.
+    const signal = AbortSignal.timeout(this.answerMs);
+    let text: string;
+    let res: Response;
+    try {
+      res = await fetch(`${this.url}${path}`, {
+        method,
+        headers: {
+          authorization: this.auth,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal,
+      });
+      text = await res.text();
+    } catch (err) {
+      throw signal.aborted ? this.noAnswer(method, path) : err;
+    }
     if (!res.ok) {
       throw new OpencodeHttpError(
         res.status,
@@ -157,6 +169,13 @@ export class OpencodeServer {
     } catch {
       return text;
     }
+  }
+
+  private noAnswer(method: string, path: string): HarnessError {
+    return new HarnessError(
+      "brain_error",
+      `${LABEL}: ${method} ${path}: no answer within ${this.answerMs / 1000} s`,
+    );
   }
 
   async stop(): Promise<void> {

@@ -5,6 +5,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
+import type { PromptOutcome } from "../../core/harness.js";
 import { tempDir } from "../../testing/brain.js";
 import { bareHarnessOptions } from "../../testing/cli.js";
 import { until } from "../../testing/processes.js";
@@ -19,6 +20,7 @@ require("node:http").createServer((req, res) => {
     return res.write('data: {"type":"server.connected","properties":{}}\\n\\n');
   }
   if (req.method === "GET" && req.url.startsWith("/session/")) {
+    if (process.env.LOOKUP_STATUS === "none") return; // taken, never answered
     res.writeHead(Number(process.env.LOOKUP_STATUS), { "content-type": "application/json" });
     return res.end('{"name":"UnknownError","data":{"message":"database is locked"}}');
   }
@@ -33,10 +35,19 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Opens a harness whose state records "ses_old", on a server whose lookup answers `status`; prompts once. */
+/**
+ * Opens a harness whose state records "ses_old", on a server whose lookup answers `status` ("none": never);
+ * prompts once.
+ */
 async function promptWithLookup(
-  status: number,
-): Promise<{ turn: Promise<unknown>; state: () => unknown; close: () => Promise<void> }> {
+  status: number | "none",
+  timeouts?: { startMs: number; interruptGraceMs: number },
+): Promise<{
+  turn: Promise<PromptOutcome>;
+  state: () => unknown;
+  close: () => Promise<void>;
+  interrupt: () => Promise<void>;
+}> {
   const dir = tempDir("brain-opencode-session-");
   dirs.push(dir);
   const bin = join(dir, "opencode");
@@ -44,11 +55,20 @@ async function promptWithLookup(
   const native = join(dir, "native");
   mkdirSync(native);
   writeFileSync(join(native, STATE_FILE), JSON.stringify({ session_id: "ses_old" }));
-  const factory = new OpencodeFactory({ bin, env: { LOOKUP_STATUS: String(status) } });
+  const factory = new OpencodeFactory({
+    bin,
+    env: { LOOKUP_STATUS: String(status) },
+    ...(timeouts ? { timeouts } : {}),
+  });
   const harness = await factory.open(bareHarnessOptions(native));
   const turn = harness.prompt("hello", { turn: "t1", signal: new AbortController().signal });
   const state = () => JSON.parse(readFileSync(join(native, STATE_FILE), "utf8"));
-  return { turn: turn.finally(() => harness.close()), state, close: () => harness.close() };
+  return {
+    turn: turn.finally(() => harness.close()),
+    state,
+    close: () => harness.close(),
+    interrupt: () => harness.interrupt("t1"),
+  };
 }
 
 it("fails the start when opencode cannot look up the recorded session, keeping the record", async () => {
@@ -66,4 +86,17 @@ it("starts a new session when opencode does not have the recorded one (404), and
   await until(() => (state() as { session_id: string }).session_id === "ses_new");
   await close();
   await closed;
+});
+
+// Without a deadline on its calls and an interrupt that reaches a program still starting, these two hung for
+// good: the test's timeout, not an assertion, catches that.
+it("ends an interrupted turn whose program is still starting", async () => {
+  const { turn, interrupt } = await promptWithLookup("none", { startMs: 5_000, interruptGraceMs: 100 });
+  await interrupt();
+  expect(await turn).toEqual({ interrupted: true });
+});
+
+it("fails a turn whose program takes a call during its start and never answers it", async () => {
+  const { turn } = await promptWithLookup("none", { startMs: 1_000, interruptGraceMs: 100 });
+  await expect(turn).rejects.toThrow("opencode: GET /session/ses_old: no answer within 1 s");
 });
