@@ -226,17 +226,28 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
     if (turn && logged) this.options.emit({ ...logged, turn: turn.id });
   }
 
-  /** Brain's policy on a tool the CLI wants to run; denied when no turn is running. */
+  /**
+   * Brain's policy on a tool the CLI wants to run; denied when no turn is running, or when the request could
+   * not be made (its event not logged). Never rejects: families answer in the background, where a rejection
+   * would crash the daemon and the CLI would wait for its answer for good.
+   */
   protected permit(use: ToolUse): Promise<PermissionVerdict> {
     const turn = this.turn.current;
     if (!turn) return Promise.resolve({ decision: "deny", reason: "no turn is running" });
-    return this.options.permit(turn.id, use, turn.signal);
+    return this.options.permit(turn.id, use, turn.signal).catch((err: Error) => {
+      this.warn(`could not ask about ${preview(use.tool)}, so it is denied: ${err.message}`);
+      return { decision: "deny", reason: "Brain could not ask the session's policy" };
+    });
   }
 
-  /** A question to the session's clients; "" when no turn is running or no one answers. */
+  /** A question to the session's clients; "" when no turn is running, no one answers, or it could not be asked. */
   protected ask(question: Question): Promise<string> {
     const turn = this.turn.current;
-    return turn ? this.options.ask(turn.id, question, turn.signal) : Promise.resolve("");
+    if (!turn) return Promise.resolve("");
+    return this.options.ask(turn.id, question, turn.signal).catch((err: Error) => {
+      this.warn(`could not ask the session's clients, so the question goes unanswered: ${err.message}`);
+      return "";
+    });
   }
 
   protected readState<T>(): Promise<T | undefined> {
