@@ -1,9 +1,15 @@
 // The agent server's program, as the family images run it:
 //   node dist/src/agent-server/agent-server-main.js <family> [port]
 // <family> defaults to BRAIN_AGENT_FAMILY, the port to PORT or 8090. It listens on 0.0.0.0: the `docker`
-// harness reaches it from outside the container (published, or through the container's network namespace).
+// harness reaches it from outside the container (published, or through the container's network namespace). So does
+// every process on the host and every container on the same network: with BRAIN_AGENT_TOKEN (which the `docker`
+// harness sets) only a request carrying it is served.
 import { serveHttp } from "../../sdk/ts/nui/index.js";
-import { AGENT_PORT, CliAgentServer, familyFactory } from "./agent-server.js";
+import { AGENT_PORT, AGENT_TOKEN_ENV, CliAgentServer, familyFactory } from "./agent-server.js";
+
+const token = process.env[AGENT_TOKEN_ENV] || undefined;
+// Not passed on to the CLI the server starts, nor to what that CLI runs.
+delete process.env[AGENT_TOKEN_ENV];
 
 const family = process.argv[2] ?? process.env.BRAIN_AGENT_FAMILY ?? "";
 const port = Number(process.argv[3] ?? process.env.PORT ?? AGENT_PORT);
@@ -20,7 +26,17 @@ try {
   process.stderr.write(`agent-server: ${(err as Error).message}\n`);
   process.exit(2);
 }
-const serving = await serveHttp(server, { port, host: "0.0.0.0", routes: server.routes() });
+const serving = await serveHttp(server, {
+  port,
+  host: "0.0.0.0",
+  routes: server.routes(),
+  ...(token ? { token } : {}),
+});
+if (!token) {
+  process.stderr.write(
+    `agent-server: ${AGENT_TOKEN_ENV} is not set: anyone who reaches this port can run the agent\n`,
+  );
+}
 process.stderr.write(`agent-server: ${family} on port ${serving.port}\n`);
 await serving.closed;
 process.exit(0);

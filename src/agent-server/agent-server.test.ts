@@ -1,6 +1,7 @@
 // The CLI agent server on this host, over a stand-in harness: what goes out on the seed's wire for each Brain
 // harness event, how a permission request becomes nui's HITL (through NUI_API_URL, which a stand-in nui serves
 // here), and what is refused. The real CLI in its image: agent-server-docker.test.ts.
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -11,7 +12,8 @@ import { serveHttp } from "../../sdk/ts/nui/index.js";
 import type { Harness, HarnessFactory, HarnessOptions } from "../core/harness.js";
 import { HttpAgentClient, type RunBody } from "../harnesses/http/client.js";
 import type { DecodedHarnessEvent } from "../protocol/nui/harness-event.js";
-import { CliAgentServer, familyFactory, runProvider } from "./agent-server.js";
+import { root } from "../testing/nui.js";
+import { AGENT_TOKEN_ENV, CliAgentServer, familyFactory, runProvider } from "./agent-server.js";
 
 /** A harness that reports a tool use it asks permission for, its result, and text naming its provider. */
 function standIn(seen: HarnessOptions[], closed: string[] = []): HarnessFactory {
@@ -284,5 +286,46 @@ describe("the CLI's state in the mounted native dir", () => {
     await expect(inContainer.call("/checkpoint", { sessionId: "a" }, 2_000)).rejects.toThrow(
       /keeps its CLI's state inside the container: set BRAIN_NATIVE_DIR/,
     );
+  });
+});
+
+describe("the agent server's program", () => {
+  it("with BRAIN_AGENT_TOKEN serves only requests that carry it, on every route", async () => {
+    // As the `docker` harness starts it: a published port answers every process on the host and every container
+    // on Docker's network, so the token is the boundary. Without it, any of them ran prompts on the session's key.
+    const token = randomUUID();
+    const child = spawn(
+      process.execPath,
+      [join(root, "dist/src/agent-server/agent-server-main.js"), "claude-code", "0"],
+      { env: { ...process.env, [AGENT_TOKEN_ENV]: token }, stdio: ["ignore", "ignore", "pipe"] },
+    );
+    cleanups.push(() => void child.kill("SIGKILL"));
+    let stderr = "";
+    const port = await new Promise<number>((resolve, reject) => {
+      child.stderr.on("data", (chunk) => {
+        stderr += chunk;
+        const listening = /on port (\d+)/.exec(stderr);
+        if (listening) resolve(Number(listening[1]));
+      });
+      child.once("exit", () => reject(new Error(`agent-server-main exited: ${stderr}`)));
+    });
+    const url = `http://127.0.0.1:${port}`;
+    const refused = [
+      await fetch(`${url}/info`),
+      await fetch(`${url}/info`, { headers: { authorization: `Bearer ${token}x` } }),
+      // What a web page can send to a loopback port without a preflight.
+      await fetch(`${url}/run`, {
+        method: "POST",
+        body: '{"message":"hi"}',
+        headers: { "content-type": "text/plain" },
+      }),
+      await fetch(`${url}/checkpoint`, { method: "POST", body: "{}" }),
+      await fetch(`${url}/shutdown`, { method: "POST", body: "{}" }),
+    ];
+    expect(refused.map((r) => r.status)).toEqual([401, 401, 401, 401, 401]);
+    expect(await refused[0]!.json()).toEqual({ error: "this agent needs Authorization: Bearer <its token>" });
+    const info = await new HttpAgentClient(url, "agent server", { token }).info(5_000);
+    expect(info.name).toBe("brain-claude-code");
+    expect(stderr).not.toContain(token);
   });
 });

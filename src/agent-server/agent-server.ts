@@ -27,7 +27,7 @@ import type {
   HarnessFactory,
 } from "../core/harness.js";
 import { builtinCatalog, catalogHarnesses } from "../harnesses/catalog.js";
-import { NATIVE_DIR_ENV } from "../harnesses/http/docker.js";
+import { AGENT_TOKEN_ENV as DOCKER_AGENT_TOKEN_ENV, NATIVE_DIR_ENV } from "../harnesses/http/docker.js";
 import type { NativeFile, ProviderCredentials } from "../protocol/runner.js";
 import { askThroughNui, permitThroughNui, toolsPolicy } from "./agent-hitl.js";
 
@@ -35,6 +35,9 @@ export const AGENT_PORT = 8090;
 
 /** Set on the container by the `docker` harness: where the Brain session's native dir is mounted. */
 export const NATIVE_ENV = NATIVE_DIR_ENV;
+
+/** Set on the container by the `docker` harness: the bearer token every request to this server must carry. */
+export const AGENT_TOKEN_ENV = DOCKER_AGENT_TOKEN_ENV;
 
 /** The agent sessions' dirs: BRAIN_AGENT_HOME, else under the mounted native dir, else a temporary dir. */
 function defaultHome(env: NodeJS.ProcessEnv = process.env): string {

@@ -7,11 +7,12 @@
 //   POST /shutdown  → {ok: true}; the server stops (nui and Brain call it before `docker stop`)
 //
 // A client that goes away cancels its run. Start from it: `await serveHttp(new MyAgent(), { port: 9090 })`.
-// The server has no authentication, so it listens on 127.0.0.1 unless told otherwise; an agent inside a
-// container passes `host: "0.0.0.0"` so that a published port reaches it.
+// Without a `token` the server has no authentication, so it listens on 127.0.0.1 unless told otherwise; an agent
+// inside a container passes `host: "0.0.0.0"` so that a published port reaches it, and should take a token: a
+// published port answers every process on the host, and every container on its network.
 // With `connectionFile` (default: when NUI_CONNECTION_ID is set, i.e. an extension host with transport http)
 // the server also writes its connection file.
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { NuiAgent } from "./agent.js";
 import { connectionFile, writeConnectionFile } from "./connection-file.js";
@@ -31,6 +32,11 @@ export interface HttpServeOptions {
    * answers 400 with its message). Brain's CLI agent server adds /checkpoint and /verify this way.
    */
   routes?: Record<string, (body: Record<string, unknown>) => Promise<unknown>>;
+  /**
+   * When set, every request (GET /info too) must carry `Authorization: Bearer <token>`; any other is answered
+   * 401. Brain's `docker` harness gives its container one (BRAIN_AGENT_TOKEN) and sends it with each request.
+   */
+  token?: string;
 }
 
 export interface HttpServing {
@@ -54,6 +60,15 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
   if (!value || typeof value !== "object" || Array.isArray(value))
     throw new Error("the body must be a JSON object");
   return value as Record<string, unknown>;
+}
+
+/** Compared as digests: the same length whatever was sent, and no early exit on the first differing byte. */
+const digest = (text: string) => createHash("sha256").update(text).digest();
+
+function authorized(req: IncomingMessage, token: string): boolean {
+  const header = req.headers.authorization ?? "";
+  const sent = header.startsWith("Bearer ") ? header.slice("Bearer ".length) : "";
+  return timingSafeEqual(digest(sent), digest(token));
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {
@@ -119,6 +134,10 @@ export function serveHttp(agent: NuiAgent, options: HttpServeOptions = {}): Prom
 
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
+    if (options.token !== undefined && !authorized(req, options.token)) {
+      res.setHeader("www-authenticate", "Bearer");
+      return json(res, 401, { error: "this agent needs Authorization: Bearer <its token>" });
+    }
     if (req.method === "GET" && path === "/info") {
       return json(res, 200, { name: agent.name, version: agent.version, capabilities: agent.capabilities });
     }

@@ -18,12 +18,16 @@ export interface HttpAgentClientOptions {
    * stream gets none of fetch's default 300 s body and header timeouts.
    */
   runIdleTimeoutMs?: number;
+  /** Sent with every request as `Authorization: Bearer` (the token Brain gave the agent's container). */
+  token?: string;
 }
 
 export class HttpAgentClient {
   readonly baseUrl: string;
   /** The connection pool of POST /run streams, with the idle timeouts of `runIdleTimeoutMs`. */
   private readonly runDispatcher: Agent;
+  /** The headers every request carries (the agent's token, when it has one). */
+  private readonly auth: Record<string, string>;
 
   constructor(
     baseUrl: string,
@@ -34,6 +38,7 @@ export class HttpAgentClient {
     this.baseUrl = baseUrl.replace(/\/+$/, "");
     const idle = options.runIdleTimeoutMs ?? 0;
     this.runDispatcher = new Agent({ bodyTimeout: idle, headersTimeout: idle });
+    this.auth = options.token ? { authorization: `Bearer ${options.token}` } : {};
   }
 
   /** GET /info: the health check. Throws a HarnessError saying what failed and where. */
@@ -41,7 +46,7 @@ export class HttpAgentClient {
     const url = `${this.baseUrl}/info`;
     let response: Response;
     try {
-      response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+      response = await fetch(url, { headers: this.auth, signal: AbortSignal.timeout(timeoutMs) });
     } catch (err) {
       throw new HarnessError("brain_error", `${this.name}: GET ${url} failed: ${reason(err)}`);
     }
@@ -87,7 +92,7 @@ export class HttpAgentClient {
       // Node's fetch is undici's and takes its dispatcher (RequestInit's type does not name it).
       const init: RequestInit & { dispatcher: Agent } = {
         method: "POST",
-        headers: { "content-type": "application/json", accept: "text/event-stream" },
+        headers: { ...this.auth, "content-type": "application/json", accept: "text/event-stream" },
         body: JSON.stringify(body),
         signal,
         dispatcher: this.runDispatcher,
@@ -148,7 +153,7 @@ export class HttpAgentClient {
     try {
       response = await fetch(url, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: { ...this.auth, "content-type": "application/json" },
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(timeoutMs),
       });
@@ -181,7 +186,7 @@ export class HttpAgentClient {
     try {
       const response = await fetch(`${this.baseUrl}${path}`, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: { ...this.auth, "content-type": "application/json" },
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(timeoutMs),
       });

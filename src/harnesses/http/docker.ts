@@ -1,7 +1,9 @@
 // `docker`: an HTTP/SSE agent in a container Brain starts for the session. `docker run -d` with labels naming
 // the session (so a session reopened after a host crash first removes what it left), then the agent's port:
 // published on 127.0.0.1 (`docker port`), or with network "none" bridged through the container's network
-// namespace (container-net.ts). GET /info until it answers (every 20 ms at first, then 200 ms, up to a timeout,
+// namespace (container-net.ts). A published port answers every process on this host and every container on Docker's
+// network, so the container gets a token of its own (BRAIN_AGENT_TOKEN), sent with every request as a bearer token:
+// Brain's agent server serves only requests that carry it (nui's agents ignore both). GET /info until it answers (every 20 ms at first, then 200 ms, up to a timeout,
 // failing with the container's log when it exits). The sweep of leftovers runs alongside `docker run`, each step
 // after it as soon as what it needs is known: a session's start costs little beyond Docker's own. On close POST
 // /shutdown, `docker stop`, `docker rm`. A container that dies mid-run fails the turn with brain_error and the
@@ -11,7 +13,8 @@
 // there and says so in /info (Brain's CLI agent server) has it checkpointed, restored and forked with the session
 // (agent-state.ts); the same path in every container, so a fork's files mean what they meant. A `network: "none"`
 // container gets a NUI_API_URL of its session's own (container-hitl.ts): its permissions and questions reach
-// Brain's clients. Both values go to the container by name (`-e NAME`), never in argv or an image.
+// Brain's clients. These values go to the container by name (`-e NAME`), never in argv or an image.
+import { randomBytes } from "node:crypto";
 import { isAbsolute } from "node:path";
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
@@ -45,6 +48,8 @@ export const DEFAULT_DOCKER_TIMEOUTS: DockerTimeouts = {
 /** Where every container finds its session's native dir, and the variable that says so. */
 export const NATIVE_MOUNT = "/brain/native";
 export const NATIVE_DIR_ENV = "BRAIN_NATIVE_DIR";
+/** The container's own bearer token, which Brain's agent server requires of every request (agent-server-main.ts). */
+export const AGENT_TOKEN_ENV = "BRAIN_AGENT_TOKEN";
 
 /**
  * GET /info's retry: often while the agent is likely starting (a refused connection through the bridge costs
@@ -120,6 +125,7 @@ export class DockerFactory implements HarnessFactory {
     sweep.catch(() => {}); // settled below, on every path
     let harness: HttpHarness | undefined;
     let hitl: ContainerHitl | undefined;
+    const token = randomBytes(32).toString("hex");
     let container = "";
     let running = false;
     try {
@@ -133,6 +139,7 @@ export class DockerFactory implements HarnessFactory {
       const env = {
         ...session.env,
         [NATIVE_DIR_ENV]: NATIVE_MOUNT,
+        [AGENT_TOKEN_ENV]: token,
         ...(hitl ? { NUI_API_URL: hitl.url } : {}),
       };
       running = true;
@@ -172,7 +179,7 @@ export class DockerFactory implements HarnessFactory {
         const ported = await this.docker.run(["port", container, String(containerPort)], 10_000);
         url = `http://127.0.0.1:${parseDockerPort(ported.stdout)}`;
       }
-      const client = new HttpAgentClient(url, `${this.name} agent ${image} at ${url}`);
+      const client = new HttpAgentClient(url, `${this.name} agent ${image} at ${url}`, { token });
       return { client, capabilities: (await this.waitHealthy(client, box)).capabilities };
     };
     // Both settle before either's failure is handled: a bridge still starting when the sweep failed is closed too.

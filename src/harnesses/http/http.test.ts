@@ -323,6 +323,8 @@ describe("docker (a fake docker CLI runs the image's agent locally)", () => {
       "GREETING",
       "-e",
       "BRAIN_NATIVE_DIR",
+      "-e",
+      "BRAIN_AGENT_TOKEN",
       // The session's native dir, at the same path in every container (a fork's files mean what they meant).
       "--mount",
       `type=bind,source=${t!.store.paths(session.id).native},target=/brain/native`,
@@ -332,7 +334,11 @@ describe("docker (a fake docker CLI runs the image's agent locally)", () => {
     const id = port?.[1];
     expect(port).toEqual(["port", id, "9090"]);
     const container = JSON.parse(readFileSync(join(state, "containers", `${id}.json`), "utf8"));
-    expect(container.env).toEqual({ GREETING: "hi", BRAIN_NATIVE_DIR: "/brain/native" });
+    expect(container.env).toEqual({
+      GREETING: "hi",
+      BRAIN_NATIVE_DIR: "/brain/native",
+      BRAIN_AGENT_TOKEN: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     await brain.closeSession(session.id);
     calls = readCalls(state);
     expect(calls.slice(-2)).toEqual([

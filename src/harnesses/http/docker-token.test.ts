@@ -1,0 +1,43 @@
+// The `docker` harness's container token: a published port answers every process on this host and every container
+// on Docker's network, so each container gets a token of its own (BRAIN_AGENT_TOKEN), which Brain sends with every
+// request and Brain's agent servers require. The fake docker CLI runs the TypeScript test agent as the container.
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { events, makeBrain, type TestBrain, tempDir } from "../../testing/brain.js";
+import { fakeDocker, readCalls } from "../../testing/nui.js";
+import { DockerFactory } from "./docker.js";
+import { DockerCli } from "./docker-cli.js";
+
+let t: TestBrain | undefined;
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  await t?.cleanup();
+  t = undefined;
+  for (const fn of cleanups.splice(0)) await fn();
+});
+
+describe("docker: the container's token", () => {
+  it("is the container's own, sent with every request; the port refuses a request without it", async () => {
+    const state = tempDir("fake-docker-");
+    cleanups.push(() => rmSync(state, { recursive: true, force: true }));
+    const cli = new DockerCli(fakeDocker, { ...process.env, FAKE_DOCKER_STATE: state });
+    t = makeBrain({ factories: [new DockerFactory("docker", cli, { healthMs: 20_000 })] });
+    const session = await t.brain.create({
+      harness: "docker",
+      config: { options: { image: "ts-agent", containerPort: 9090 } },
+    });
+    const turn = await session.prompt("with a token");
+    expect((await turn.settled).status).toBe("completed");
+    const id = readCalls(state).find((c) => c[0] === "port")?.[1];
+    const container = JSON.parse(readFileSync(join(state, "containers", `${id}.json`), "utf8"));
+    const token: string = container.env.BRAIN_AGENT_TOKEN;
+    expect(token).toMatch(/^[0-9a-f]{64}$/);
+    const url = `http://127.0.0.1:${container.port}`;
+    expect((await fetch(`${url}/info`)).status).toBe(401);
+    expect((await fetch(`${url}/info`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    // Nothing a session's clients read carries it.
+    expect(JSON.stringify(await events(session))).not.toContain(token);
+    await t.brain.closeSession(session.id);
+  });
+});
