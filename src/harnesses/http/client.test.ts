@@ -1,6 +1,6 @@
 // The HTTP agent client's run stream: an agent may go quiet for as long as it thinks, so POST /run is never cut
 // for idleness unless asked (fetch's defaults cut a body after 300 s without a byte).
-import { createServer } from "node:http";
+import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { HttpAgentClient } from "./client.js";
@@ -82,6 +82,59 @@ describe("HttpAgentClient errors", () => {
       );
       expect(message).toContain("answered 502: x x");
       expect(message).not.toContain("sk-s");
+    }
+  });
+});
+
+/** Resolves once `res` takes more, or is gone. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done).off("close", done);
+      resolve();
+    };
+    res.on("drain", done).on("close", done);
+  });
+}
+
+describe("HttpAgentClient answers of any size", () => {
+  it("reads at most 10 MiB of an answer and the head of an error page, however much the agent sends", async () => {
+    // Up to 64 MiB per request, written as the client takes it: what is counted is what Brain read (plus what
+    // the sockets buffer). POST /run's error body has no timeout at all, so an endless one grew Brain for ever.
+    const TOTAL = 64 << 20;
+    const chunk = Buffer.alloc(1 << 20, "a");
+    const sent = new Map<string, number>();
+    const server = createServer(async (req, res) => {
+      req.resume();
+      const key = `${req.method} ${req.url}`;
+      res.writeHead(req.url === "/run" ? 500 : 200, { "content-type": "application/json" });
+      let gone = false;
+      res.once("close", () => {
+        gone = true;
+      });
+      let written = 0;
+      while (written < TOTAL && !gone) {
+        written += chunk.length;
+        sent.set(key, written);
+        if (!res.write(chunk)) await drained(res);
+      }
+      res.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    closers.push(() => {
+      server.closeAllConnections();
+      server.close();
+    });
+    const client = new HttpAgentClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, "agent");
+    await expect(client.info(60_000)).rejects.toThrow(/GET .*\/info answered more than 10 MiB/);
+    await expect(client.call("/checkpoint", {}, 60_000)).rejects.toThrow(
+      /POST .*\/checkpoint answered more than 10 MiB/,
+    );
+    await expect(client.run(body, new AbortController().signal, () => {})).rejects.toThrow(
+      /POST .*\/run answered 500/,
+    );
+    for (const key of ["GET /info", "POST /checkpoint", "POST /run"]) {
+      expect(sent.get(key), key).toBeLessThan(TOTAL);
     }
   });
 });

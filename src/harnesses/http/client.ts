@@ -4,12 +4,21 @@
 import { Agent } from "undici";
 import { HarnessError } from "../../core/harness.js";
 import { headOf } from "../../core/redact.js";
+import { responseText } from "../../core/response-text.js";
 import { type DecodedHarnessEvent, decodeHarnessEvent } from "../../protocol/nui/harness-event.js";
 import { HarnessInfo, type HttpRunBody } from "../../protocol/nui/jsonrpc.js";
 import { readSse } from "../../protocol/sse.js";
 
 /** POST /run body: nui's fields, plus `runId` so /cancel can name the run (nui's own servers read it). */
 export type RunBody = HttpRunBody;
+
+/**
+ * The most Brain reads of a JSON answer (/info, /checkpoint, /verify): far above a real one (a file list), and a
+ * bound on what an agent answering without end can make Brain hold.
+ */
+export const MAX_ANSWER_BYTES = 10 << 20;
+/** Of an error answer, only its head is quoted. */
+const ERROR_HEAD_BYTES = 64 << 10;
 
 export interface HttpAgentClientOptions {
   /**
@@ -50,11 +59,20 @@ export class HttpAgentClient {
     } catch (err) {
       throw new HarnessError("brain_error", `${this.name}: GET ${url} failed: ${reason(err)}`);
     }
-    const text = await response.text().catch(() => "");
+    const { text, over } = await responseText(
+      response,
+      response.ok ? MAX_ANSWER_BYTES : ERROR_HEAD_BYTES,
+    ).catch(() => ({ text: "", over: false }));
     if (!response.ok) {
       throw new HarnessError(
         "brain_error",
         `${this.name}: GET ${url} answered ${response.status}: ${headOf(text, 300)}`,
+      );
+    }
+    if (over) {
+      throw new HarnessError(
+        "brain_error",
+        `${this.name}: GET ${url} answered more than ${MAX_ANSWER_BYTES >> 20} MiB; it must answer {name, version, capabilities}`,
       );
     }
     let body: unknown;
@@ -103,7 +121,7 @@ export class HttpAgentClient {
       throw new HarnessError("brain_error", `${this.name}: POST ${url} failed: ${reason(err)}`);
     }
     if (!response.ok || !response.body) {
-      const text = await response.text().catch(() => "");
+      const { text } = await responseText(response, ERROR_HEAD_BYTES).catch(() => ({ text: "" }));
       throw new HarnessError(
         "provider_error",
         `${this.name}: POST ${url} answered ${response.status}: ${headOf(text.trim(), 300)}`,
@@ -160,10 +178,19 @@ export class HttpAgentClient {
     } catch (err) {
       throw new HarnessError("brain_error", `${this.name}: POST ${url} failed: ${reason(err)}`);
     }
-    const text = await response.text().catch(() => "");
+    const { text, over } = await responseText(
+      response,
+      response.ok ? MAX_ANSWER_BYTES : ERROR_HEAD_BYTES,
+    ).catch(() => ({ text: "", over: false }));
+    if (over && response.ok) {
+      throw new HarnessError(
+        "brain_error",
+        `${this.name}: POST ${url} answered more than ${MAX_ANSWER_BYTES >> 20} MiB, more than Brain reads of an answer`,
+      );
+    }
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = over ? undefined : JSON.parse(text);
     } catch {
       value = undefined;
     }
