@@ -4,7 +4,7 @@ import { request } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import type { HarnessOptions } from "../../core/harness.js";
 import { NuiApiServer } from "./api-server.js";
-import { HitlDesk, type HitlRun } from "./hitl-desk.js";
+import { HitlDesk, type HitlRun, MAX_ANSWERED_HITL, MAX_UNANSWERED_HITL } from "./hitl-desk.js";
 
 const servers: NuiApiServer[] = [];
 afterEach(async () => {
@@ -165,6 +165,43 @@ describe("nui's HITL REST API", () => {
       body: { error: expect.stringMatching(/answer it through Brain/) },
     });
     expect((await call("GET", "/api/other")).body.error).toMatch(/only nui's HITL API/);
+  });
+
+  it("holds a bounded number of requests: more unanswered ones are refused, the oldest answered let go", async () => {
+    // nui's SDKs wait for each answer; an agent that does not would have Brain hold every request without end.
+    let answer = () => {};
+    const gate = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    const d = desk("s1", running(), [], "allow", gate);
+    const { call } = await serve(d.desk);
+    const made: string[] = [];
+    for (let i = 0; i < MAX_UNANSWERED_HITL; i++) {
+      const created = await call("POST", "/api/hitl/requests", {
+        sessionId: "s1",
+        payload: { question: `q${i}` },
+      });
+      expect(created.status).toBe(200);
+      made.push(String(created.body.requestId));
+    }
+    expect(await call("POST", "/api/hitl/requests", { sessionId: "s1" })).toMatchObject({
+      status: 429,
+      body: { error: expect.stringMatching(/has 64 HITL requests waiting for an answer; wait for one/) },
+    });
+    answer();
+    await call("GET", `/api/hitl/requests/${made.at(-1)}/wait`);
+    // Answered, each makes room; past MAX_ANSWERED_HITL answered ones, the oldest are no longer found.
+    const more = MAX_ANSWERED_HITL - MAX_UNANSWERED_HITL + 1;
+    for (let i = 0; i < more; i++) {
+      const created = await call("POST", "/api/hitl/requests", {
+        sessionId: "s1",
+        payload: { question: "again" },
+      });
+      expect(created.status).toBe(200);
+      await call("GET", `/api/hitl/requests/${created.body.requestId}/wait`);
+    }
+    expect((await call("GET", `/api/hitl/requests/${made[0]}`)).status).toBe(404);
+    expect((await call("GET", `/api/hitl/requests/${made[1]}`)).status).toBe(200);
   });
 
   it("serves only under NUI_API_URL's secret segment, and never a web page or a rebound Host name", async () => {

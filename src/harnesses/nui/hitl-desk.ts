@@ -5,6 +5,14 @@ import type { HarnessOptions } from "../../core/harness.js";
 import type { HitlCreateBody, HitlRequestEnvelope, HitlResponseEnvelope } from "../../protocol/nui/hitl.js";
 import { answerHitl, brainRequestIds, type HitlTurn, requestEnvelope, responseTo } from "./hitl-bridge.js";
 
+/**
+ * Unanswered requests one desk holds at once. nui's SDKs wait for each answer before the next request; an agent
+ * that makes requests without waiting would otherwise have Brain hold every one (up to 1 MiB each) without end.
+ */
+export const MAX_UNANSWERED_HITL = 64;
+/** Answered requests kept for GET and a late wait, the oldest let go first: a session may ask for ever. */
+export const MAX_ANSWERED_HITL = 256;
+
 export interface HitlRun extends HitlTurn {
   runId: string;
 }
@@ -27,6 +35,8 @@ export class HitlRefusal extends Error {
 
 export class HitlDesk {
   private readonly requests = new Map<string, Entry>();
+  /** Answered requests' ids, oldest first. */
+  private readonly answeredIds: string[] = [];
 
   constructor(
     readonly sessionId: string,
@@ -60,6 +70,8 @@ export class HitlDesk {
       if (!known.answered) return known.envelope;
       throw new HitlRefusal(409, `HITL request "${body.requestId}" exists already and was answered`);
     }
+    const crowded = this.crowded();
+    if (crowded !== undefined) throw new HitlRefusal(429, crowded);
     const envelope = requestEnvelope(body, { sessionId: this.sessionId, runId: run.runId });
     const taken = this.takenId(envelope);
     if (taken !== undefined) throw new HitlRefusal(409, taken);
@@ -114,10 +126,16 @@ export class HitlDesk {
       { requestId: event.requestId, kind, payload: event.payload },
       { sessionId: this.sessionId, runId: run.runId },
     );
-    const taken = this.takenId(envelope);
+    const taken = this.crowded() ?? this.takenId(envelope);
     // Not recorded: the id stays the pending request's, and the agent hears why its request was not asked.
     if (taken !== undefined) return deliver(responseTo(envelope, "cancelled", { reason: taken }));
     void this.open(envelope, run).response.then(deliver);
+  }
+
+  /** Why no new request is taken now: too many wait for an answer. */
+  private crowded(): string | undefined {
+    if (this.requests.size - this.answeredIds.length < MAX_UNANSWERED_HITL) return undefined;
+    return `session ${this.sessionId} has ${MAX_UNANSWERED_HITL} HITL requests waiting for an answer; wait for one (GET /api/hitl/requests/<id>/wait) before making another`;
   }
 
   private open(envelope: HitlRequestEnvelope, run: HitlRun): Entry {
@@ -126,6 +144,8 @@ export class HitlDesk {
       response: answerHitl(this.options, run, envelope).then((response) => {
         entry.answered = response;
         entry.envelope.status = response.status;
+        this.answeredIds.push(envelope.requestId);
+        if (this.answeredIds.length > MAX_ANSWERED_HITL) this.requests.delete(this.answeredIds.shift()!);
         return response;
       }),
     };
