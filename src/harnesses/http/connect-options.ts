@@ -6,8 +6,20 @@ import { describeIssues } from "../../protocol/frames.js";
 
 const Port = z.number().int().min(1).max(65535);
 
+/** Brain appends /info, /run, … to the URL, and quotes it in every error a turn ends with (which clients read). */
+const bareUrl = (url: string) => {
+  const parsed = new URL(url);
+  return !parsed.username && !parsed.password && !parsed.search && !parsed.hash;
+};
+
 const Remote = z.object({
-  url: z.url({ protocol: /^https?$/ }).optional(),
+  url: z
+    .url({ protocol: /^https?$/ })
+    .refine(
+      bareUrl,
+      "give the agent's base URL alone, without user:password, ?query or #fragment (Brain appends /info and /run to its path, and quotes it in errors)",
+    )
+    .optional(),
   host: z.string().min(1).optional(),
   port: Port.optional(),
 });

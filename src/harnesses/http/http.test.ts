@@ -271,9 +271,14 @@ describe("remote: bad input says what is wrong and how to fix it", () => {
     [{ host: "h" }, /no agent address/],
     [{ port: 70000 }, /port: Too big.*set config.options.url/],
     [{ url: "ftp://x" }, /url: .*set config.options.url/],
+    // A credential in the URL would be quoted in every error the session's clients read.
+    [{ url: "http://user:s3cr3t@h:9090" }, /url: give the agent's base URL alone, without user:password/],
+    [{ url: "http://h:9090/agent?token=s3cr3t" }, /url: give the agent's base URL alone/],
   ])("options %j", async (options, message) => {
     const session = await remoteBrain().create({ harness: "remote", config: { options } });
-    expect((await (await session.prompt("x")).settled).error?.message).toMatch(message);
+    const error = (await (await session.prompt("x")).settled).error?.message;
+    expect(error).toMatch(message);
+    expect(error).not.toContain("s3cr3t");
   });
 });
 
