@@ -5,10 +5,13 @@ import { randomBytes } from "node:crypto";
 import { freePort } from "../../core/free-port.js";
 import { type ContainerContext, HarnessError } from "../../core/harness.js";
 import { headOf } from "../../core/redact.js";
+import { responseText } from "../../core/response-text.js";
 import { readSse } from "../../protocol/sse.js";
 import { CliProcess, type CliSpawn } from "../cli/child.js";
 
 const LABEL = "opencode";
+/** The most Brain reads of an answer: the calls it makes answer a session or an ack, a few KiB. */
+const MAX_ANSWER_BYTES = 10 << 20;
 
 export interface ServerStart extends Omit<CliSpawn, "args" | "onLine" | "onExit" | "label"> {
   extraArgs: string[];
@@ -141,8 +144,8 @@ export class OpencodeServer {
   async call(method: "GET" | "POST", path: string, body?: unknown): Promise<unknown> {
     // A server that takes a call and never answers would hold the turn (or its start) for good.
     const signal = AbortSignal.timeout(this.answerMs);
-    let text: string;
     let res: Response;
+    let answer: { text: string; over: boolean };
     try {
       res = await fetch(`${this.url}${path}`, {
         method,
@@ -153,9 +156,16 @@ export class OpencodeServer {
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal,
       });
-      text = await res.text();
+      answer = await responseText(res, MAX_ANSWER_BYTES);
     } catch (err) {
       throw signal.aborted ? this.noAnswer(method, path) : err;
+    }
+    const { text, over } = answer;
+    if (over) {
+      throw new HarnessError(
+        "brain_error",
+        `${LABEL}: ${method} ${path} answered more than ${MAX_ANSWER_BYTES >> 20} MiB (HTTP ${res.status}), more than Brain reads of an answer`,
+      );
     }
     if (!res.ok) {
       throw new OpencodeHttpError(
