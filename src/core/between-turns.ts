@@ -35,6 +35,11 @@ export class BetweenTurns {
     return run;
   }
 
+  /** Resolves once no checkpoint is queued or being taken. */
+  async settled(): Promise<void> {
+    while (this.queue) await this.queue;
+  }
+
   /**
    * Runs `start` (which makes the turn the running one) once the checkpoints queued before it are done; no
    * checkpoint is queued meanwhile. One turn starts at a time: a second prompt is refused, as it would be once

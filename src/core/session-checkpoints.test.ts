@@ -85,6 +85,37 @@ describe("checkpoints between turns", () => {
     expect(types.filter((type) => type === "checkpoint.created")).toHaveLength(2);
   });
 
+  it("closes a session only once the checkpoint being taken is logged: a fork of it continues from there", async () => {
+    t = makeBrain();
+    const hold = holdNextBlob(t);
+    const session = await t.brain.create({ harness: "echo" });
+    await (await session.prompt("first")).settled;
+    const checkpoint = session.checkpoint();
+    await hold.atCommit;
+    let logClosing!: () => void;
+    const logClosed = new Promise<void>((resolve) => (logClosing = resolve));
+    const closeLog = session.log.close.bind(session.log);
+    session.log.close = () => {
+      logClosing();
+      return closeLog();
+    };
+    const closing = t.brain.closeSession(session.id);
+    // A close that does not wait for the checkpoint closes the log under it; one that waits never gets there, so
+    // the blob is released after a while instead (nothing is asserted of the time).
+    await Promise.race([logClosed, new Promise((resolve) => setTimeout(resolve, 2_000))]);
+    hold.release();
+    const manifest = await checkpoint;
+    await closing;
+    // Its manifest was listed while the log had no checkpoint.created: the fork's history ran past its files.
+    const reopened = await t.brain.session(session.id);
+    await (await reopened.prompt("second")).settled;
+    expect((await typesOf(reopened)).filter((type) => type === "checkpoint.created")).toHaveLength(1);
+    const fork = await t.brain.fork(session.id, manifest.id);
+    const turn = await fork.prompt("third");
+    expect(await turn.settled).toMatchObject({ status: "completed" });
+    expect(textOf(await events(fork), turn.turn)).toBe("echo #2: third");
+  });
+
   it("refuses a checkpoint whose files hold a value the log redacts, naming where it came from", async () => {
     const token = "ghp_test-token-value-0123456789";
     t = makeBrain();

@@ -216,10 +216,10 @@ export class Session {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    if (this.running) {
-      await this.interrupt().catch(() => {});
-    }
+    if (this.running) await this.interrupt().catch(() => {});
     this.closed = true;
+    // A checkpoint being taken ends first (later ones are refused): its files stored and logged, or not listed.
+    await this.betweenTurns.settled();
     // A harness still starting cannot be stopped halfway: wait for it, and it closes itself (ensureHarness).
     await this.opening?.catch(() => {});
     await this.dropHarness();
