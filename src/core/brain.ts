@@ -5,7 +5,7 @@ import type { ProviderCredentials } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
 import type { BrainOptions } from "./brain-options.js";
 import { CheckpointStore, type Checkpoints, refuseInside } from "./checkpoints/index.js";
-import { historyCheck } from "./conversation-chain.js";
+import { historyCheck, loggedCheckpoint } from "./conversation-chain.js";
 import { type CreatedSession, createdSession, openCreated } from "./created-session.js";
 import { credentialsFromEnv, recordSecrets, sessionSecrets } from "./credentials.js";
 import { SessionError } from "./errors.js";
@@ -167,7 +167,7 @@ export class Brain {
   async fork(id: string, checkpoint = "latest"): Promise<Session> {
     const source = await this.record(id);
     const checkpoints = this.checkpointsOf(id);
-    const manifest = await checkpoints.get(checkpoint);
+    const manifest = await checkpoints.get(loggedCheckpoint(await this.events(id), checkpoint, id));
     const forked_from = { session: id, checkpoint: manifest.id };
     const { harness, config, provider, permissions, client_permissions, tenant, mcp_servers } = source;
     const input = { harness, config, provider, permissions, client_permissions, tenant, mcp_servers };

@@ -3,6 +3,7 @@
 // rebuilds and handoffs all need the conversation as the model has seen it, not only this session's own log.
 import type { SessionEvent } from "../protocol/events.js";
 import type { SessionRecord } from "../protocol/session.js";
+import { SessionError } from "./errors.js";
 import type { EventLog } from "./event-log.js";
 import type { ExpectedHistory } from "./native-check.js";
 import { eventsUpTo, type HeldTurns, heldTurns, transcriptOf } from "./transcript.js";
@@ -36,6 +37,26 @@ export async function ancestorEvents(
       )
     : own.filter((e) => e.seq <= record.handoff_from!.seq);
   return [...(await ancestorEvents(store, parent, depth + 1)), ...cut];
+}
+
+/**
+ * The id of the checkpoint a fork of session `id` starts from: `asked` ("latest" or an id) among the checkpoints
+ * its log records. A manifest whose checkpoint.created never became durable (the host stopped between the two)
+ * has no place in the conversation: the fork's history (ancestorEvents) would run on past its files. A log that
+ * no longer starts at seq 1 (its first segments retired) cannot say, and the store answers alone.
+ */
+export function loggedCheckpoint(events: readonly SessionEvent[], asked: string, id: string): string {
+  if ((events[0]?.seq ?? 1) !== 1) return asked;
+  const logged = events
+    .filter((e) => e.type === "checkpoint.created")
+    .map((e) => (e.data as { id: string }).id);
+  const found = asked === "latest" ? logged.at(-1) : logged.find((known) => known === asked);
+  if (found !== undefined) return found;
+  const known = logged.length === 0 ? "it records none" : `it records ${logged.join(", ")}, or "latest"`;
+  throw new SessionError(
+    "bad_request",
+    `no checkpoint ${JSON.stringify(asked)} in the log of session ${id} (a checkpoint the host stopped while taking is not one); ${known}`,
+  );
 }
 
 /** Tail windows read before the whole log: the last answered turn is nearly always near the end. */

@@ -1,6 +1,8 @@
 // Checkpoints against turns: a checkpoint holds the native state of exactly the turns the log places before its
 // checkpoint.created (a prompt sent while one is taken starts its turn after it; a checkpoint asked for while a
 // turn runs or starts is refused), and it holds none of the values the session's log redacts.
+import { statSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { events, makeBrain, type TestBrain, textOf } from "../testing/brain.js";
 import { CheckpointStore } from "./checkpoints/index.js";
@@ -114,6 +116,29 @@ describe("checkpoints between turns", () => {
     const turn = await fork.prompt("third");
     expect(await turn.settled).toMatchObject({ status: "completed" });
     expect(textOf(await events(fork), turn.turn)).toBe("echo #2: third");
+  });
+
+  it("forks only checkpoints the log records, not a manifest written as the host stopped", async () => {
+    t = makeBrain();
+    const session = await t.brain.create({ harness: "echo" });
+    await (await session.prompt("first")).settled;
+    const logged = await session.checkpoint();
+    await (await session.prompt("second")).settled;
+    // What a host killed between a checkpoint's manifest and its checkpoint.created leaves behind.
+    const paths = t.store.paths(session.id);
+    const size = statSync(join(paths.native, "echo.jsonl")).size;
+    const orphan = await new CheckpointStore(paths.checkpoints).create(paths.native, [
+      { path: "echo.jsonl", size, append_only: true },
+    ]);
+    await (await session.prompt("third")).settled;
+    await expect(t.brain.fork(session.id, orphan.id)).rejects.toMatchObject({
+      code: "bad_request",
+      message: expect.stringContaining(`it records ${logged.id}, or "latest"`),
+    });
+    const fork = await t.brain.fork(session.id, "latest");
+    const turn = await fork.prompt("fourth");
+    expect(await turn.settled).toMatchObject({ status: "completed" });
+    expect(textOf(await events(fork), turn.turn)).toBe("echo #2: fourth");
   });
 
   it("refuses a checkpoint whose files hold a value the log redacts, naming where it came from", async () => {
