@@ -50,7 +50,12 @@ export class ReplicatedCheckpoints implements Checkpoints {
       this.node.owns?.();
       await this.pull();
       const manifest = await this.local.create(nativeDir, files, opts);
-      await this.push(manifest);
+      await this.push(manifest).catch(async (err: unknown) => {
+        // Not published, it is no checkpoint: left in the cache, it would pass here for the one the owner
+        // publishes under the same id (pull takes only the ids this node lacks).
+        await unlink(path.join(this.dir, `${manifest.id}.json`)).catch(() => {});
+        throw err;
+      });
       await this.noteNative(nativeDir, manifest.id);
       return manifest;
     });
