@@ -47,6 +47,8 @@ export function parseManifest(text: string, id: string): CheckpointManifest {
   if (!isObject(raw) || raw.id !== id || typeof raw.created_at !== "string" || !Array.isArray(raw.files)) {
     throw bad("expected {id, created_at, files}");
   }
+  // Each path is one file, and no file is another's directory: restore could not make both (EEXIST, ENOTDIR).
+  const taken = new Map<string, "file" | "directory">();
   const files = raw.files.map((f: unknown, i): CheckpointFile => {
     if (
       !isObject(f) ||
@@ -58,6 +60,17 @@ export function parseManifest(text: string, id: string): CheckpointManifest {
     }
     const problem = pathProblem(f.path);
     if (problem) throw bad(`files[${i}]: ${problem}`);
+    const clash = taken.get(f.path);
+    if (clash) throw bad(`files[${i}]: ${JSON.stringify(f.path)} is already a ${clash} of the manifest`);
+    const parts = f.path.split("/");
+    for (let end = 1; end < parts.length; end++) {
+      const dir = parts.slice(0, end).join("/");
+      if (taken.get(dir) === "file") {
+        throw bad(`files[${i}]: ${JSON.stringify(dir)} is a file of the manifest, not a directory`);
+      }
+      taken.set(dir, "directory");
+    }
+    taken.set(f.path, "file");
     if (!Array.isArray(f.segments)) throw bad(`files[${i}].segments is not an array`);
     let end = 0;
     const segments = f.segments.map((s: unknown, j): CheckpointSegment => {

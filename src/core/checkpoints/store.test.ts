@@ -71,6 +71,27 @@ describe("CheckpointStore round trip", () => {
     expect((await stat(path.join(again, "shared.txt"))).mode & 0o777).toBe(0o600);
   });
 
+  it.each([
+    [["a.txt", "a.txt"], /files\[1\]: "a\.txt" is already a file of the manifest/],
+    [["a.txt", "a.txt/b"], /files\[1\]: "a\.txt" is a file of the manifest, not a directory/],
+    [["a.txt/b", "a.txt"], /files\[1\]: "a\.txt" is already a directory of the manifest/],
+  ])(
+    "refuses a manifest naming %j (one file twice, or a file as a directory), writing nothing",
+    async (paths, rule) => {
+      const { base, nativeDir, store } = await setup();
+      await put(nativeDir, "a.txt", "alpha");
+      const made = await store.create(nativeDir, [await native(nativeDir, "a.txt")]);
+      const file = path.join(base, "checkpoints", `${made.id}.json`);
+      const one = made.files[0]!;
+      await writeFile(file, JSON.stringify({ ...made, files: paths.map((p) => ({ ...one, path: p })) }));
+      const into = path.join(base, "restored");
+      const err = await store.restore(made.id, into).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(CheckpointError);
+      expect((err as Error).message).toMatch(rule);
+      expect(readdirSync(base).sort()).toEqual(["checkpoints", "native"]);
+    },
+  );
+
   it("restores into an existing empty dir, and refuses a non-empty one", async () => {
     const { base, nativeDir, store } = await setup();
     await put(nativeDir, "a.txt", "alpha");
