@@ -84,13 +84,11 @@ export class ReplicatedCheckpoints implements Checkpoints {
   }
 
   async get(id: string): Promise<CheckpointManifest> {
-    await this.pull();
-    return this.local.get(id);
+    return this.published(id);
   }
 
   async restore(id: string, intoDir: string): Promise<CheckpointManifest> {
-    await this.pull();
-    const manifest = await this.local.get(id);
+    const manifest = await this.published(id);
     await this.pullBlobs(manifest);
     const restored = await this.local.restore(manifest.id, intoDir);
     await this.noteNative(intoDir, restored.id);
@@ -98,8 +96,24 @@ export class ReplicatedCheckpoints implements Checkpoints {
   }
 
   async nativeFiles(id: string): Promise<NativeFile[]> {
+    const manifest = await this.published(id);
+    return manifest.files.map(({ path, size, append_only }) => ({ path, size, append_only }));
+  }
+
+  /**
+   * Manifest `id` (or "latest") as NATS holds it. The cache's copy is replaced when it differs: a node killed
+   * between writing a checkpoint's manifest and publishing it kept one under an id another node may have
+   * published since (pull fetches only the ids the cache lacks).
+   */
+  private async published(id: string): Promise<CheckpointManifest> {
     await this.pull();
-    return this.local.nativeFiles(id);
+    const cached = await this.local.get(id);
+    const name = this.name("manifests", `${cached.id}.json`);
+    const data = await this.nats(`read checkpoint ${cached.id}`, () => this.objects.getBlob(name));
+    const file = path.join(this.dir, `${cached.id}.json`);
+    if (!data || Buffer.from(data).equals(await readFile(file))) return cached;
+    await writeFileDurable(file, Buffer.from(data).toString("utf8"));
+    return this.local.get(cached.id);
   }
 
   private name(kind: "blobs" | "manifests", file: string): string {
