@@ -35,11 +35,32 @@ export interface CommandOptions {
 const keyHeader = (options: CommandOptions): Record<string, string> =>
   options.key ? { "idempotency-key": options.key } : {};
 
+/**
+ * Why `token` cannot go in an Authorization header, or undefined when it can: a line break, a control character or
+ * one past U+00FF, which fetch refuses. Said without the token: fetch's own error quotes the whole header, so two
+ * tokens pasted on two lines were printed, as "cannot reach the daemon".
+ */
+export function tokenProblem(token: string): string | undefined {
+  // Spaces and line breaks around it are fine: fetch takes them off a header's value (a file's last newline).
+  const lead = /^[\t\n\r ]*/.exec(token)![0].length;
+  const at = token
+    .slice(lead)
+    .replace(/[\t\n\r ]+$/, "")
+    .search(/[^\t\x20-\x7e\x80-\xff]/);
+  if (at < 0) return undefined;
+  const code = token.codePointAt(lead + at)!;
+  const what =
+    code === 0x0a || code === 0x0d ? "a line break" : code > 0xff ? "past U+00FF" : "a control character";
+  return `its character ${lead + at + 1} (U+${code.toString(16).toUpperCase().padStart(4, "0")}) is ${what}, which an HTTP header cannot carry: give the token alone, as \`brain token\` prints it`;
+}
+
 export class BrainClient {
   readonly url: string;
 
   constructor(readonly options: ClientOptions) {
     this.url = options.url.replace(/\/+$/, "");
+    const problem = options.token === undefined ? undefined : tokenProblem(options.token);
+    if (problem) throw new ClientError(0, "bad_token", `the token cannot be sent: ${problem}`);
   }
 
   headers(extra: Record<string, string> = {}): Record<string, string> {

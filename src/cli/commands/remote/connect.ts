@@ -4,7 +4,7 @@
 
 import { existsSync } from "node:fs";
 import { userInfo } from "node:os";
-import { BrainClient } from "../../../client/client.js";
+import { BrainClient, tokenProblem } from "../../../client/client.js";
 import { readTokens, tokensPath } from "../../../server/auth/tokens.js";
 import { DEFAULT_PORT } from "../../../server/defaults.js";
 import { isLoopback } from "../../../server/loopback.js";
@@ -54,6 +54,15 @@ export function cliClientId(): string {
 export function connect(values: { server?: string; token?: string }): BrainClient {
   const url = serverUrl(values.server);
   const token = serverToken(values.token, url);
+  const problem = token === undefined ? undefined : tokenProblem(token);
+  if (problem) {
+    const from = values.token
+      ? "--token"
+      : process.env.BRAIN_TOKEN
+        ? "$BRAIN_TOKEN"
+        : tokensPath(brainHome());
+    throw new UsageError(`the token from ${from} cannot be sent: ${problem}`);
+  }
   return new BrainClient({
     url,
     ...(token ? { token } : {}),

@@ -105,6 +105,24 @@ describe("brain run --server", () => {
     expect(await harness.exit).toBe(1);
     expect(harness.err()).toContain('unknown harness "nope"');
   });
+
+  it("refuses a token no header can carry without printing it, and takes one with a trailing newline", async () => {
+    const pasted = `${t.tokens.admin}\n${"q".repeat(30)}`;
+    for (const [args, env, from] of [
+      [["--token", pasted], {}, "--token"],
+      [[], { BRAIN_TOKEN: pasted }, "$BRAIN_TOKEN"],
+    ] as const) {
+      const run = brain(["run", "--server", t.url, ...args, "hi"], env);
+      expect(await run.exit).toBe(2);
+      expect(run.err()).toContain(`the token from ${from} cannot be sent: its character`);
+      expect(run.err()).toContain("is a line break");
+      expect(run.err()).not.toContain("cannot reach");
+      expect(run.err() + run.out()).not.toContain("q".repeat(30));
+      expect(run.err() + run.out()).not.toContain(t.tokens.admin);
+    }
+    const trailing = brain(["run", "--server", t.url, "hi"], { BRAIN_TOKEN: `${t.tokens.admin}\n` });
+    expect(await trailing.exit, trailing.err()).toBe(0);
+  });
 });
 
 describe("brain attach", () => {
