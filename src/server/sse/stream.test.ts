@@ -1,12 +1,13 @@
-// The SSE stream on a fake socket: one write per tick however many batches arrive, replay paced by 'drain',
-// a live watcher cut off past its buffer bound, nothing lost or doubled when the log reattaches mid-replay.
+// The SSE stream on a fake socket: one write per tick however many batches arrive, replay paced by 'drain' about
+// maxBufferBytes at a time, a live watcher cut off past its buffer bound, nothing lost or doubled when the log
+// reattaches mid-replay.
 import { EventEmitter } from "node:events";
 import { describe, expect, it, vi } from "vitest";
 import type { EventLog } from "../../core/event-log.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { TickFlusher } from "./flusher.js";
-import { FeedHub } from "./hub.js";
-import { type CloseReason, DEFAULT_SSE_LIMITS, type SseSink, SseStream } from "./stream.js";
+import { FeedHub, formatEvent } from "./hub.js";
+import { type CloseReason, DEFAULT_SSE_LIMITS, FIRST_PAGE, type SseSink, SseStream } from "./stream.js";
 
 class FakeSink extends EventEmitter implements SseSink {
   writes: string[] = [];
@@ -67,6 +68,15 @@ class MemoryLog implements EventLog {
 const delta = (text: string): NewEvent => ({ type: "assistant.delta", turn: "t1", data: { text } });
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
+/** Whether `promise` has settled yet, read while the test drives it. */
+function until(promise: Promise<unknown>): { settled: boolean } {
+  const state = { settled: false };
+  void promise.finally(() => {
+    state.settled = true;
+  });
+  return state;
+}
+
 function setup(limits = DEFAULT_SSE_LIMITS, after = 0) {
   const log = new MemoryLog();
   const hub = new FeedHub(async (_, after, limit) => log.events.filter((e) => e.seq > after).slice(0, limit));
@@ -120,21 +130,46 @@ describe("SseStream", () => {
   });
 
   it("paces a replay by 'drain' instead of buffering it, and never cuts a replaying watcher off", async () => {
-    const limits = { ...DEFAULT_SSE_LIMITS, maxBufferBytes: 100, pageSize: 4 };
+    const limits = { ...DEFAULT_SSE_LIMITS, maxBufferBytes: 300, pageSize: 4 };
     const { log, sink, stream, reasons } = setup(limits);
     for (let i = 0; i < 20; i++) await log.append([delta(`e${i}`)]);
+    const event = formatEvent(log.events[0]!).text.length;
     sink.full = true;
     const started = stream.start();
     await tick();
-    expect(sink.seqs()).toEqual([1, 2, 3, 4]); // one page, then it waits
-    for (let page = 0; page < 5; page++) {
+    expect(sink.seqs()).toEqual([1, 2, 3]); // about maxBufferBytes, then it waits
+    const done = until(started);
+    while (!done.settled) {
+      // What a page had queued when the socket filled, and one more event at most.
+      expect(sink.writableLength).toBeLessThan(2 * limits.maxBufferBytes + event);
       sink.full = true;
       sink.drain();
       await tick();
     }
-    await started;
     expect(sink.seqs()).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     expect(reasons).toEqual([]);
+  });
+
+  it("replays about maxBufferBytes at a time whatever pageSize, reading pages of about that much", async () => {
+    const limits = { ...DEFAULT_SSE_LIMITS, maxBufferBytes: 2000 };
+    const { log, sink, stream } = setup(limits);
+    for (let i = 0; i < 200; i++) await log.append([delta(`${i} ${"x".repeat(700)}`)]);
+    const read = vi.spyOn(log, "read");
+    sink.full = true;
+    const done = until(stream.start());
+    for (let i = 0; i < 5; i++) await tick();
+    // A socket that never drains holds about maxBufferBytes, not a page of 1000 events of any size.
+    expect(sink.writableLength).toBeLessThan(2 * limits.maxBufferBytes);
+    expect(sink.seqs()).toEqual([1, 2, 3]);
+    while (!done.settled) {
+      sink.full = true;
+      sink.drain();
+      await tick();
+    }
+    expect(sink.seqs()).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    const limitsAsked = read.mock.calls.map(([, limit]) => limit ?? Number.POSITIVE_INFINITY);
+    expect(limitsAsked[0]).toBe(FIRST_PAGE);
+    expect(Math.max(...limitsAsked.slice(1))).toBe(2); // 2000 characters of events of about 800
   });
 
   it("keeps feeding a watcher that falls behind, at its socket's pace, in order, with no log read", async () => {
@@ -198,14 +233,34 @@ describe("SseStream", () => {
     sink.full = true;
     const started = stream.start();
     for (let i = 0; i < 10; i++) await log.append([delta(`new${i}`)]);
-    for (let i = 0; i < 10; i++) {
+    const done = until(started);
+    while (!done.settled) {
       sink.full = true;
       sink.drain();
       await tick();
     }
-    await started;
     await tick();
     expect(sink.seqs()).toEqual(Array.from({ length: 14 }, (_, i) => i + 1));
+  });
+
+  it("drops what it holds past 16 times maxBufferBytes while behind and reads it back from the log", async () => {
+    const limits = { ...DEFAULT_SSE_LIMITS, maxBufferBytes: 1000 };
+    const { log, sink, stream, reasons } = setup(limits);
+    await stream.start();
+    const read = vi.spyOn(log, "read");
+    await log.append([delta("x".repeat(1200))]);
+    await tick();
+    expect(stream.behind).toBe(1);
+    // 20 KB held past 16 KB: dropped, then read back from the log once the socket drains.
+    for (let i = 0; i < 20; i++) await log.append([delta(`${i} ${"y".repeat(1000)}`)]);
+    expect(read).not.toHaveBeenCalled();
+    while (sink.seqs().length < 21) {
+      sink.drain();
+      await tick();
+    }
+    expect(sink.seqs()).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+    expect(read).toHaveBeenCalled();
+    expect(reasons).toEqual([]);
   });
 
   it("ends the stream when the session is deleted, and sends heartbeats as comments", async () => {

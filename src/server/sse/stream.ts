@@ -30,15 +30,27 @@ export interface SseSink {
 }
 
 export interface SseLimits {
-  /** Unsent bytes past which a watcher gets no more live events, only log reads paced by its socket. */
+  /**
+   * Unsent bytes past which a watcher gets no more live events, only log reads paced by its socket; a replay
+   * writes about this much before it waits for the socket to drain.
+   */
   maxBufferBytes: number;
   /** A watcher whose socket does not drain for this long is disconnected. */
   stallMs: number;
-  /** Events per log read while catching up. */
+  /**
+   * The most events per log read while catching up. A read asks for about maxBufferBytes of events the size of
+   * the page before it, and the first for FIRST_PAGE: a page of 1000 events of megabytes each is gigabytes.
+   */
   pageSize: number;
   /** Live events held while catching up; past this they are dropped and read back from the log instead. */
   maxHeld: number;
 }
+
+/** Events in a replay's first log read, before their size is known. */
+export const FIRST_PAGE = 16;
+
+/** Characters of live events held while catching up, as a multiple of maxBufferBytes (past it: read back). */
+const HELD_BUFFERS = 16;
 
 export const DEFAULT_SSE_LIMITS: SseLimits = {
   maxBufferBytes: 1 << 20,
@@ -58,6 +70,7 @@ export class SseStream implements FeedListener {
   /** Events may be missing from what was held: the next catch-up reads the log. */
   private needLog = false;
   private held: SseItem[] = [];
+  private heldChars = 0;
   private missed = false;
   private closed = false;
   /** Whether the replay has checked the cursor against what the log still holds. */
@@ -94,9 +107,13 @@ export class SseStream implements FeedListener {
     const items = formatted.items();
     if (this.catching) {
       if (this.missed) return;
-      for (const item of items) this.held.push(item);
-      if (this.held.length > this.limits.maxHeld) {
-        this.held = [];
+      for (const item of items) {
+        this.held.push(item);
+        this.heldChars += item.text.length;
+      }
+      const maxChars = HELD_BUFFERS * this.limits.maxBufferBytes;
+      if (this.held.length > this.limits.maxHeld || this.heldChars > maxChars) {
+        this.takeHeld();
         this.missed = true;
       }
       return;
@@ -139,7 +156,7 @@ export class SseStream implements FeedListener {
     if (this.closed) return;
     this.closed = true;
     this.chunks = [];
-    this.held = [];
+    this.takeHeld();
     this.flusher.forget(this);
     this.unlisten?.();
     if (!this.sink.destroyed) {
@@ -181,7 +198,7 @@ export class SseStream implements FeedListener {
         if (this.needLog || this.missed) {
           this.needLog = false;
           this.missed = false;
-          this.held = []; // all in the log, read next
+          this.takeHeld(); // all in the log, read next
           if (this.firstRead) {
             this.firstRead = false;
             const first = await this.hub.firstSeq(this.session);
@@ -191,30 +208,57 @@ export class SseStream implements FeedListener {
               await this.writePaced();
             }
           }
-          for (;;) {
-            const page = await this.hub.read(this.session, this.cursor, this.limits.pageSize);
-            if (this.closed) return;
-            if (page.length === 0) break;
-            for (let i = 0; i < page.length && !this.closed; i += this.limits.pageSize) {
-              this.enqueue(page.slice(i, i + this.limits.pageSize).map(formatEvent));
-              await this.writePaced();
-            }
-            if (this.closed) return;
-          }
+          await this.replayLog();
+          if (this.closed) return;
         }
         while (this.held.length > 0 && !this.missed && !this.closed) {
-          const held = this.held;
-          this.held = [];
-          this.enqueue(held);
+          this.enqueue(this.takeHeld());
           await this.writePaced();
         }
       } while (this.again || this.missed || this.needLog);
       this.catching = false;
-      if (this.held.length > 0 && this.enqueue(this.held)) this.flusher.mark(this);
-      this.held = [];
+      if (this.held.length > 0 && this.enqueue(this.takeHeld())) this.flusher.mark(this);
     } catch {
       this.close("error");
     }
+  }
+
+  /**
+   * Everything the log holds after the cursor, about maxBufferBytes at a time: what waits for a socket that does
+   * not drain is that much unsent and one page's events, never a page of pageSize events whatever their size.
+   */
+  private async replayLog(): Promise<void> {
+    const max = this.limits.maxBufferBytes;
+    let limit = Math.min(FIRST_PAGE, this.limits.pageSize);
+    for (;;) {
+      const page: (SessionEvent | undefined)[] = await this.hub.read(this.session, this.cursor, limit);
+      if (this.closed || page.length === 0) return;
+      let pageChars = 0;
+      let queued = 0;
+      for (let i = 0; i < page.length; i++) {
+        const item = formatEvent(page[i]!);
+        page[i] = undefined; // its text is queued: the event need not wait for the socket too
+        pageChars += item.text.length;
+        if (!this.enqueue([item])) continue;
+        queued += item.text.length;
+        if (queued >= max) {
+          queued = 0;
+          await this.writePaced();
+          if (this.closed) return;
+        }
+      }
+      await this.writePaced();
+      if (this.closed) return;
+      limit = Math.max(1, Math.min(this.limits.pageSize, Math.floor((max * page.length) / pageChars)));
+    }
+  }
+
+  /** What was held while catching up, taken out. */
+  private takeHeld(): SseItem[] {
+    const held = this.held;
+    this.held = [];
+    this.heldChars = 0;
+    return held;
   }
 
   /** Writes what is queued, then waits while the socket holds more than the bound. */
