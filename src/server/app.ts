@@ -10,7 +10,7 @@ import { isLoopback } from "./loopback.js";
 import { openApiDocument } from "./openapi.js";
 import { honoPath, type RouteDef } from "./routes/route.js";
 import type { Caller } from "./sessions.js";
-import { webFile } from "./static.js";
+import { DATA_HEADERS, webFile } from "./static.js";
 
 export interface AppParts {
   routes: RouteDef[];
@@ -56,6 +56,14 @@ export function buildApp(parts: AppParts): App {
   app.notFound((c) =>
     c.json(new ApiError("not_found", redacted(`no route ${c.req.method} ${c.req.path}`)).body(), 404),
   );
+
+  // First, so it sees every answer: the errors and 404s of the handlers and middleware after it too.
+  app.use(async (c, next) => {
+    await next();
+    for (const [name, value] of Object.entries(DATA_HEADERS)) {
+      if (!c.res.headers.has(name)) c.res.headers.set(name, value);
+    }
+  });
 
   // In auth mode too: a token in a query string (EventSource) could otherwise ride a cross-site form.
   app.use(async (c, next) => {

@@ -53,6 +53,25 @@ describe("auth", () => {
     }
   });
 
+  it("sends every other answer as data nothing may run or frame: JSON, errors, 404s and the event stream", async () => {
+    const { id } = await t.client().create({ harness: "echo" });
+    const abort = new AbortController();
+    for (const path of [
+      ...["/v1/whoami", "/openapi.json", "/v1/sessions?limit=x", "/nothing", `/v1/sessions/${id}/events`],
+      "/ui/%3Csvg%20onload=alert(1)%3E", // a 404 that quotes its path
+      "/v1/sessions", // 401: no token
+    ]) {
+      const headers: Record<string, string> =
+        path === "/v1/sessions" ? {} : { authorization: `Bearer ${admin()}` };
+      const res = await fetch(`${t.url}${path}`, { headers, signal: abort.signal });
+      expect(res.headers.get("content-security-policy"), path).toBe(
+        "default-src 'none'; frame-ancestors 'none'",
+      );
+      expect(res.headers.get("x-content-type-options"), path).toBe("nosniff");
+    }
+    abort.abort(); // the event stream's
+  });
+
   it("answers an unknown route with a JSON 404", async () => {
     const res = await raw(t.url, "GET", "/v1/nothing", { token: admin() });
     expect(res.status).toBe(404);

@@ -25,6 +25,14 @@ export const UI_HEADERS = {
   "referrer-policy": "no-referrer",
 };
 
+// Every other answer (JSON, an error, a 404 that quotes its path, the event stream) is data, never a page: nothing
+// in it may run or load, be framed, or be read as another type than it says.
+export const DATA_HEADERS = {
+  "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+};
+
 /** A file of web/ by its bare name, or undefined. Names with anything but [a-z0-9._-] never reach the disk. */
 export async function webFile(name: string, dir = webDir()): Promise<Response | undefined> {
   if (!/^[a-z0-9_-][a-z0-9._-]*$/i.test(name)) return undefined;

@@ -12,6 +12,7 @@ import type { FeedHub } from "../sse/hub.js";
 import { ChunkFrames, ResponseSink } from "../sse/sink.js";
 import { type SseLimits, SseStream } from "../sse/stream.js";
 import type { Watchers } from "../sse/watchers.js";
+import { DATA_HEADERS } from "../static.js";
 import type { RouteDef } from "./route.js";
 import { seqParam } from "./sessions.js";
 
@@ -25,6 +26,7 @@ export interface EventRouteParts {
 }
 
 const HEADERS = {
+  ...DATA_HEADERS,
   "content-type": "text/event-stream; charset=utf-8",
   "cache-control": "no-cache, no-transform",
   connection: "keep-alive",
