@@ -333,16 +333,33 @@ function wire() {
     });
 }
 
+/**
+ * Signs in with the token a link carried (#token=...), and keeps it, once it works. A link is easy to send: when
+ * this browser keeps another token, the page names the link's tenant and asks first, so a link holding another
+ * tenant's token cannot quietly move this browser, and what is typed in it, to that tenant. Whether it signed in.
+ */
+async function signInFromLink(token) {
+  const kept = localStorage.getItem("brain.token");
+  const who = await new Api(token, clientId()).call("GET", "/v1/whoami");
+  if (kept && kept !== token) {
+    const as = who.auth ? `tenant ${who.tenant} (${who.role})` : "a daemon without auth";
+    const question = `This link signs in as ${as}, with a token other than the one this browser keeps. Sign in with the link's token instead?`;
+    if (!confirm(question)) return false;
+  }
+  localStorage.setItem("brain.token", token);
+  await signIn(token);
+  return true;
+}
+
 /** A link pasted into this tab (#token=..., #session=...) acts as if it were opened afresh. */
 async function onHashChange() {
   const params = hashParams();
   const token = params.get("token");
   if (token) {
-    localStorage.setItem("brain.token", token);
     params.delete("token");
     setHash(params);
     try {
-      await signIn(token);
+      await signInFromLink(token);
     } catch (err) {
       $("login").hidden = false;
       $("main").hidden = true;
@@ -360,16 +377,15 @@ async function start() {
   const params = hashParams();
   const fromLink = params.get("token");
   if (fromLink) {
-    localStorage.setItem("brain.token", fromLink);
     params.delete("token");
     setHash(params);
   }
   const token = localStorage.getItem("brain.token") ?? "";
   try {
-    await signIn(token);
+    if (!(fromLink && (await signInFromLink(fromLink)))) await signIn(token);
   } catch (err) {
     $("login").hidden = false;
-    if (token) showError("login-error", err);
+    if (token || fromLink) showError("login-error", err);
   }
 }
 

@@ -317,6 +317,40 @@ describe("web UI's session list, page by page", () => {
   });
 });
 
+describe("web UI's token", () => {
+  it("asks, naming the tenant, before a link with another token replaces the one this browser keeps", async () => {
+    const own = await browser.newPage();
+    const asked: string[] = [];
+    let accept = false;
+    own.on("dialog", (dialog) => {
+      asked.push(dialog.message());
+      void (accept ? dialog.accept() : dialog.dismiss());
+    });
+    const kept = () =>
+      own.evaluate(() => {
+        const { localStorage } = globalThis as unknown as { localStorage: { getItem(key: string): unknown } };
+        return localStorage.getItem("brain.token"); // the page's, where this runs
+      });
+    try {
+      await own.goto(`${t.url}/#token=${t.tokens.admin}`);
+      await expect.poll(() => own.locator("#who").textContent()).toContain("tenant default");
+      expect(asked).toEqual([]); // nothing kept yet: the daemon's own link signs in at once
+      await own.goto(`${t.url}/#token=${t.tokens.other}`);
+      await expect.poll(() => asked.length).toBe(1);
+      expect(asked[0]).toContain("This link signs in as tenant acme (controller)");
+      expect(await kept()).toBe(t.tokens.admin);
+      expect(await own.locator("#who").textContent()).toContain("tenant default");
+      accept = true;
+      await own.goto(`${t.url}/#token=${t.tokens.other}`);
+      await expect.poll(() => own.locator("#who").textContent()).toContain("tenant acme");
+      expect(await kept()).toBe(t.tokens.other);
+      expect(own.url()).not.toContain("token=");
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 /**
  * `asked()` once every request the page has sent so far has reached the test's route: a request of its own sent
  * after them and answered means those before it were seen (one connection, in order).
