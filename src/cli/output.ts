@@ -1,9 +1,21 @@
 // How the CLI shows a session's events: text as it streams, tool calls and failures on stderr, or one JSON
-// event per line.
+// event per line. Text never carries a control character to the terminal.
 import { unstreamedMessages } from "../core/message-text.js";
 import type { SessionEvent } from "../protocol/events.js";
 
 export type Printer = (events: SessionEvent[]) => void;
+
+// C0 controls but tab and line feed, a carriage return not before a line feed, DEL and the C1 range.
+const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)/g;
+
+/**
+ * Text of the session as the terminal is to show it: its control characters written as \u escapes. Raw, they are
+ * commands to the terminal (OSC 52 sets the clipboard, CSI moves the cursor and erases lines, a lone CR writes
+ * over the line), and any text an agent read or another client sent may hold them.
+ */
+export function terminalText(text: string): string {
+  return text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
 
 export function jsonPrinter(out: NodeJS.WritableStream = process.stdout): Printer {
   return (events) => {
@@ -18,13 +30,13 @@ export function textPrinter(
   let midLine = false;
   const unstreamed = unstreamedMessages();
   const write = (text: string) => {
-    out.write(text);
+    out.write(terminalText(text));
     midLine = !text.endsWith("\n");
   };
   const note = (line: string) => {
     if (midLine) out.write("\n");
     midLine = false;
-    err.write(`${line}\n`);
+    err.write(`${terminalText(line)}\n`);
   };
   return (events) => {
     for (const event of events) {
@@ -51,7 +63,7 @@ export function textPrinter(
           midLine = false;
           if (event.data.status !== "completed") {
             const why = event.data.error ? `: ${event.data.error.code}: ${event.data.error.message}` : "";
-            err.write(`[turn ${event.data.status}${why}]\n`);
+            err.write(`${terminalText(`[turn ${event.data.status}${why}]`)}\n`);
           }
           break;
       }

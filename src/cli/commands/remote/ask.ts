@@ -3,6 +3,7 @@
 import { createInterface } from "node:readline/promises";
 import type { AnswerBody } from "../../../protocol/api.js";
 import type { SessionEvent } from "../../../protocol/events.js";
+import { terminalText } from "../../output.js";
 
 type Request = Extract<SessionEvent, { type: "permission.requested" | "question.requested" }>;
 
@@ -28,7 +29,8 @@ export async function askPerson(request: Request, signal: AbortSignal): Promise<
   try {
     if (request.type === "permission.requested") {
       const args = JSON.stringify(request.data.arguments ?? {});
-      const reply = await rl.question(`\nAllow tool ${request.data.tool} ${args}? [y/N] `, { signal });
+      const asked = terminalText(`Allow tool ${request.data.tool} ${args}?`);
+      const reply = await rl.question(`\n${asked} [y/N] `, { signal });
       return /^y(es)?$/i.test(reply.trim())
         ? { decision: "allow", reason: "allowed at the terminal" }
         : { decision: "deny", reason: "denied at the terminal" };
@@ -39,10 +41,10 @@ export async function askPerson(request: Request, signal: AbortSignal): Promise<
     const listed = options.map((o, i) => `  ${i + 1}. ${o}${about(o)}`).join("\n");
     // nui's title, message and header as sent; each line once.
     const lines = [...new Set([d.title, d.message, d.header ? `[${d.header}] ${d.question}` : d.question])];
-    const reply = await rl.question(
-      `\n${lines.filter(Boolean).join("\n")}\n${listed ? `${listed}\n` : ""}answer${options.length ? " (number or text)" : ""}: `,
-      { signal },
-    );
+    const asked = terminalText(`${lines.filter(Boolean).join("\n")}\n${listed ? `${listed}\n` : ""}`);
+    const reply = await rl.question(`\n${asked}answer${options.length ? " (number or text)" : ""}: `, {
+      signal,
+    });
     const picked = Number(reply.trim());
     const answer =
       Number.isInteger(picked) && picked >= 1 && picked <= options.length ? options[picked - 1]! : reply;
