@@ -1,6 +1,6 @@
 // `brain attach ID`: follow a session on the daemon: its history, then live, with answers to its requests and
 // Ctrl-C to interrupt (twice to detach).
-import { parse, str, strs, UsageError } from "../args.js";
+import { parse, str, strs, UsageError, wholeNumber } from "../args.js";
 import { connect } from "./remote/connect.js";
 import { onCtrlC } from "./remote/sigint.js";
 import { RemoteTail } from "./remote/tail.js";
@@ -20,9 +20,9 @@ export async function command(args: string[]): Promise<number> {
   });
   const id = positionals[0];
   if (!id) throw new UsageError("attach needs a session ID (see `brain sessions ls` or the web UI)");
-  const after = Number(str(values.after) ?? 0);
-  if (!Number.isInteger(after) || after < 0)
-    throw new UsageError(`--after takes an event seq, not "${values.after}"`);
+  const given = str(values.after);
+  const after =
+    given === undefined ? 0 : wholeNumber("--after", given, "the event seq to print events after");
   const client = connect({ server: str(values.server), token: str(values.token) });
   const view = await client.session(id);
   const json = values.json === true;

@@ -6,7 +6,7 @@ import { homeAgents } from "../../server/agents.js";
 import { loadOrCreateTokens, tokensPath } from "../../server/auth/tokens.js";
 import { DEFAULT_HOST, DEFAULT_PORT, startDaemon } from "../../server/daemon.js";
 import type { LogHolder } from "../../store/fs/index.js";
-import { parse, str, UsageError } from "../args.js";
+import { parse, str, UsageError, wholeNumber } from "../args.js";
 import { natsServers, openClusterStore, refuseOpenCluster, shownServers } from "../cluster.js";
 import { loadConfig } from "../config.js";
 import { brainHome, createBrain } from "../setup.js";
@@ -17,10 +17,8 @@ export const usage = `serve [--port N] [--host H] [--no-auth] [--nats URL[,URL..
 
 export function portOf(value: string | undefined): number {
   if (value === undefined || value === "") return DEFAULT_PORT;
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new UsageError(`a port is a whole number from 0 to 65535, not "${value}"`);
-  }
+  const port = wholeNumber("--port", value, "a port from 0 to 65535");
+  if (port > 65535) throw new UsageError(`--port takes a port from 0 to 65535, not "${value}"`);
   return port;
 }
 

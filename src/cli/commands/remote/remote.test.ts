@@ -11,6 +11,7 @@ import { loadOrCreateTokens, newToken, tokensPath, writeTokens } from "../../../
 import { collect, settled } from "../../../testing/http.js";
 import { useTestDaemon } from "../../../testing/use-daemon.js";
 import { UsageError } from "../../errors.js";
+import { portOf } from "../serve.js";
 import { serverToken } from "./connect.js";
 
 const bin = join(import.meta.dirname, "../../../../bin/brain.js");
@@ -197,6 +198,16 @@ describe("brain attach", () => {
     expect(await ghost.exit).toBe(1);
     expect(ghost.err()).toContain('no session "ghost"');
   });
+
+  it("takes --after as a whole number only, refused before the daemon is asked", async () => {
+    for (const sloppy of ["0x10", "1e3", "", "-1", "2.5"]) {
+      const run = brain(["attach", "ghost", ...remote(), `--after=${sloppy}`]);
+      expect(await run.exit).toBe(2);
+      expect(run.err()).toContain(
+        `--after takes the event seq to print events after (a whole number, 0 or more), not "${sloppy}"`,
+      );
+    }
+  });
 });
 
 describe("the token the CLI sends", () => {
@@ -309,7 +320,13 @@ describe("brain serve", () => {
     expect(open.err()).toContain("--no-auth is only allowed on a loopback address");
     const port = brain(["serve", "--port", "http"]);
     expect(await port.exit).toBe(2);
-    expect(port.err()).toContain('a port is a whole number from 0 to 65535, not "http"');
+    expect(port.err()).toContain(
+      '--port takes a port from 0 to 65535 (a whole number, 0 or more), not "http"',
+    );
+    // Number() took these: " " as port 0 (any free port), the others as 16, 1000 and 7.
+    for (const sloppy of [" ", "0x10", "1e3", "7.0", "-0"]) expect(() => portOf(sloppy)).toThrow(UsageError);
+    expect(() => portOf("65536")).toThrow('--port takes a port from 0 to 65535, not "65536"');
+    expect([portOf("0"), portOf("8080"), portOf(undefined)]).toEqual([0, 8080, 7777]);
   });
 });
 
