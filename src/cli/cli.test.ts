@@ -298,6 +298,9 @@ describe("bad input gets a clear error", () => {
     const { code, err } = brain(["run", "--config", "missing.json", "x"]);
     expect(code).toBe(2);
     expect(err).toMatch(/missing\.json: no such config file/);
+    const dir = brain(["run", "--config", tempDir("brain-cli-config-"), "x"]);
+    expect(dir.code).toBe(2);
+    expect(dir.err).toMatch(/brain-cli-config-\w+: cannot be read \(EISDIR.*\): give --config a JSON file/);
   });
 });
 

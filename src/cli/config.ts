@@ -30,10 +30,17 @@ export function loadConfig(
     if (explicit) throw new ConfigError(`${explicit}: no such config file`);
     return { config: {}, dir: cwd };
   }
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    // A directory or an unreadable file: its JSON was never read, so "not valid JSON" would send one looking there.
+    throw new ConfigError(`${file}: cannot be read (${(err as Error).message}): give --config a JSON file`);
+  }
   let raw: unknown;
   try {
     // A byte-order mark (some Windows editors save one) is not JSON; what follows it is.
-    raw = JSON.parse(readFileSync(file, "utf8").replace(/^\uFEFF/, ""));
+    raw = JSON.parse(text.replace(/^\uFEFF/, ""));
   } catch (err) {
     throw new ConfigError(`${file}: not valid JSON: ${(err as Error).message}`);
   }
