@@ -31,6 +31,14 @@ describe("LineSplitter", () => {
     expect(() => bad.splitter.push(Buffer.from(`${"a".repeat(17)}\n`))).toThrow(FramingError);
   });
 
+  it("names its own cap, not the frame cap, when given another", () => {
+    const { splitter } = collect(64 << 20);
+    expect(() => splitter.push(Buffer.alloc((64 << 20) + 1, 0x61))).toThrow(/capped at 64 MiB per line/);
+    expect(() => collect(16).splitter.push(Buffer.from("a".repeat(17)))).toThrow(
+      /capped at 16 bytes per line/,
+    );
+  });
+
   it("refuses an over-long line before it has been buffered whole", () => {
     const { splitter } = collect();
     const chunk = Buffer.alloc(1 << 20, 0x61);

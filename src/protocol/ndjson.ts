@@ -66,9 +66,14 @@ export class LineSplitter {
     this.parts = [];
     this.pending = 0;
     return new FramingError(
-      `frame of more than ${this.maxLine} bytes (at least ${length}): frames are capped at 4 MiB per line`,
+      `frame of more than ${this.maxLine} bytes (at least ${length}): frames are capped at ${sizeOf(this.maxLine)} per line`,
     );
   }
+}
+
+/** A cap as people read it: "4 MiB" for the frame cap, bytes for a cap that is no whole MiB. */
+function sizeOf(bytes: number): string {
+  return bytes % 2 ** 20 === 0 ? `${bytes / 2 ** 20} MiB` : `${bytes} bytes`;
 }
 
 export function encodeLine(value: unknown): string {
@@ -83,7 +88,7 @@ export function encodeFrame(value: unknown, maxLine = MAX_FRAME): Buffer {
   const bytes = Buffer.from(encodeLine(value), "utf8");
   if (bytes.length - 1 > maxLine) {
     throw new FramingError(
-      `frame of ${bytes.length - 1} bytes is over the ${maxLine}-byte limit (frames are capped at 4 MiB per line); not sent`,
+      `frame of ${bytes.length - 1} bytes is over the ${maxLine}-byte limit (frames are capped at ${sizeOf(maxLine)} per line); not sent`,
     );
   }
   return bytes;
