@@ -30,6 +30,21 @@ export function forwardedNames(env: NodeJS.ProcessEnv): string[] {
     .sort();
 }
 
+/**
+ * `docker exec` of `command` in `container`, run in `cwd` (as `user` when given), with the forwarded variables by
+ * name: `-e NAME` takes the value from docker's own environment (this process's), so no value is in any argv.
+ */
+export function dockerExecArgs(
+  container: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  command: string[],
+  user?: string,
+): string[] {
+  const names = forwardedNames(env).flatMap((name) => ["-e", name]);
+  return ["exec", "-i", "-w", cwd, ...(user ? ["-u", user] : []), ...names, container, ...command];
+}
+
 /** A shim's argv: its own `--flag value` pairs before `--`, the command after it. */
 export function shimArgs(argv: string[]): { flag(name: string): string | undefined; command: string[] } {
   const dash = argv.indexOf("--");

@@ -1,8 +1,8 @@
 // The devcontainer.json Brain generates for a session (users do not write one): the image, the working dir
 // and the session's native dir bind-mounted at their own absolute paths (so every path the inner harness is
 // given means the same inside), Brain's install mounted read-only at its path (so the inner CLIs and runners
-// Brain ships run inside), and `remoteEnv` naming the variables the inner harness needs, each as
-// `${localEnv:NAME}`: their values travel in the environment of `devcontainer exec`, never in a file or argv.
+// Brain ships run inside). The inner harness's variables are not in it: the exec shim passes them to `docker exec`
+// by name, their values in its environment, never in a file or argv.
 import { join } from "node:path";
 import { readAgentFile, replaceAgentFile } from "../agent-files.js";
 
@@ -18,8 +18,6 @@ export interface DevcontainerSpec {
   mounts: string[];
   /** Host directories mounted read-only at the same path (Brain's install). */
   readOnlyMounts: string[];
-  /** Variable names passed from `devcontainer exec`'s environment into the container. */
-  remoteEnv: string[];
   remoteUser?: string;
   /** More `docker run` arguments (the session's label, `--network none`). */
   runArgs?: string[];
@@ -31,16 +29,12 @@ export interface DevcontainerJson {
   workspaceFolder: string;
   workspaceMount: string;
   mounts: string[];
-  remoteEnv: Record<string, string>;
   overrideCommand: boolean;
   /** False: with a remoteUser the CLI would otherwise build an image to change its uid (a builder, maybe a pull). */
   updateRemoteUserUID: boolean;
   runArgs?: string[];
   remoteUser?: string;
 }
-
-/** `${localEnv:NAME}`: devcontainer.json's reference to a variable of the `devcontainer` command's environment. */
-export const localEnvRef = (name: string) => `\${localEnv:${name}}`;
 
 const bind = (path: string, readOnly = false) =>
   `source=${path},target=${path},type=bind${readOnly ? ",readonly" : ""}`;
@@ -56,9 +50,6 @@ export function devcontainerJson(spec: DevcontainerSpec): DevcontainerJson {
     workspaceFolder: spec.workingDir,
     workspaceMount: bind(spec.workingDir),
     mounts,
-    remoteEnv: Object.fromEntries(
-      [...new Set(spec.remoteEnv)].sort().map((name) => [name, localEnvRef(name)]),
-    ),
     overrideCommand: true,
     updateRemoteUserUID: false,
     ...(spec.runArgs?.length ? { runArgs: spec.runArgs } : {}),

@@ -2,7 +2,8 @@
 // @devcontainers/cli): `devcontainer up` of the generated devcontainer.json on the project's local base image (no
 // registry), the inner harness started through `devcontainer exec` and reaching only the fake provider on this
 // host's loopback (the container has no network), and the container removed on close.
-import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
@@ -11,6 +12,7 @@ import { type CliBed, cliBed } from "../../testing/cli.js";
 import { docker, ensureDockerEngine, sessionContainers } from "../../testing/docker-engine.js";
 import { catalogFactories } from "../../testing/nui.js";
 import { locateCli } from "../cli/locate.js";
+import { devcontainerShim } from "../nui/install-paths.js";
 import { BASE_IMAGE } from "../sandbox/docker-sandbox.js";
 
 // opencode's 185 MB binary can take tens of seconds to start on a loaded machine.
@@ -43,6 +45,19 @@ async function devcontainerBed(provider: { path?: string; model?: string } = {})
   // The bed's network-namespace launcher is not used: the container is the sandbox.
   bed = await cliBed(() => factory, provider);
   return bed;
+}
+
+/** Every host process's command line (any user on this host may read them). */
+function commandLines(): { pid: string; argv: string[] }[] {
+  return readdirSync("/proc")
+    .filter((pid) => /^\d+$/.test(pid))
+    .flatMap((pid) => {
+      try {
+        return [{ pid, argv: readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0") }];
+      } catch {
+        return []; // gone meanwhile
+      }
+    });
 }
 
 function session(b: CliBed, innerHarness: string) {
@@ -117,6 +132,38 @@ describe.runIf(locateCli("opencode"))("opencode in a dev container on the real e
 });
 
 describe("a runner in a dev container on the real engine", () => {
+  it("hands the inner command's provider key to the container with no host process holding it in its argv", async () => {
+    const b = await devcontainerBed({ path: "/v1", model: "openai/fake-model" });
+    const s = await session(b, "pi");
+    expect(await (await s.prompt("say hello")).settled).toMatchObject({ status: "completed" });
+    const native = b.t.store.paths(s.id).native;
+    const key = `sk-argv-${process.pid}-${Date.now()}`;
+    // The launcher the session's runner was started with (its shim runs on), in front of a command that says
+    // whether the key arrived and then waits (for stdin) while every host process is looked at.
+    const shim = commandLines().find(
+      ({ argv }) => argv[1] === devcontainerShim() && argv.includes(join(native, "devcontainer")),
+    );
+    expect(shim).toBeDefined();
+    const [program, ...args] = shim!.argv.slice(0, shim!.argv.indexOf("--") + 1);
+    const check = 'case "$PROVIDER_KEY" in sk-argv-?*) echo arrived;; *) echo missing;; esac; read -r _';
+    const child = spawn(program!, [...args, "/bin/sh", "-c", check], {
+      cwd: join(native, "inner"),
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, PROVIDER_KEY: key },
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    const said = await new Promise<string>((resolve) => {
+      child.stdout.once("data", (d) => resolve(String(d)));
+      child.once("exit", (code) => resolve(`exited with ${code}`));
+    });
+    expect(said.trim()).toBe("arrived");
+    const holding = commandLines().filter(({ argv }) => argv.some((word) => word.includes(key)));
+    expect(holding.map(({ pid, argv }) => `${pid}: ${argv.join(" ")}`)).toEqual([]);
+    child.stdin.end("\n");
+    expect(await new Promise((resolve) => child.once("exit", resolve))).toBe(0);
+    await b.t.brain.closeSession(s.id);
+    expect(sessionContainers(s.id)).toEqual([]);
+  });
+
   it("runs the pi runner inside against the fake provider, and removes the container on close", async () => {
     const b = await devcontainerBed({ path: "/v1", model: "openai/fake-model" });
     const s = await session(b, "pi");

@@ -11,7 +11,7 @@ import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../testin
 import { catalogFactories, fakeDevcontainer, fakeDocker, readCalls } from "../../testing/nui.js";
 import { devcontainerShim, installDir } from "../nui/install-paths.js";
 import { echoRunnerPath } from "../process/descriptor.js";
-import { DEFAULT_DEVCONTAINER_IMAGE, devcontainerJson, localEnvRef } from "./config.js";
+import { DEFAULT_DEVCONTAINER_IMAGE, devcontainerJson } from "./config.js";
 import { DevcontainerFactory, type DevcontainerSettings } from "./factory.js";
 
 let t: TestBrain | undefined;
@@ -67,7 +67,7 @@ function brain(
 }
 
 describe("the generated devcontainer.json", () => {
-  it("mounts the work and session dirs at their own paths, Brain read-only, and names env as localEnv references", () => {
+  it("mounts the work and session dirs at their own paths and Brain read-only", () => {
     expect(
       devcontainerJson({
         sessionId: "s1",
@@ -75,7 +75,6 @@ describe("the generated devcontainer.json", () => {
         workingDir: "/work",
         mounts: ["/home/b/sessions/s1/native", "/work"],
         readOnlyMounts: ["/opt/brain"],
-        remoteEnv: ["OPENAI_BASE_URL", "NO_COLOR"],
         remoteUser: "node",
       }),
     ).toEqual({
@@ -87,7 +86,6 @@ describe("the generated devcontainer.json", () => {
         "source=/home/b/sessions/s1/native,target=/home/b/sessions/s1/native,type=bind",
         "source=/opt/brain,target=/opt/brain,type=bind,readonly",
       ],
-      remoteEnv: { NO_COLOR: localEnvRef("NO_COLOR"), OPENAI_BASE_URL: localEnvRef("OPENAI_BASE_URL") },
       overrideCommand: true,
       updateRemoteUserUID: false,
       remoteUser: "node",
@@ -96,7 +94,7 @@ describe("the generated devcontainer.json", () => {
 });
 
 describe("a session in a dev container", () => {
-  it("runs devcontainer up, the inner harness through devcontainer exec, and removes the container on close", async () => {
+  it("runs devcontainer up, the inner harness through docker exec, and removes the container on close", async () => {
     const b = brain();
     const session = await b.create({
       harness: "devcontainer",
@@ -134,21 +132,19 @@ describe("a session in a dev container", () => {
     expect(json.mounts[0]).toMatch(/^source=(\/.*brain-sandbox-\w+),target=\1,type=bind$/);
     expect(JSON.stringify(json.mounts)).not.toContain(native);
     expect(json.mounts).toContain(`source=${installDir()},target=${installDir()},type=bind,readonly`);
-    // What the runner's environment held reached the container by name, its value through localEnv.
-    expect(json.remoteEnv).toMatchObject({
-      NO_COLOR: localEnvRef("NO_COLOR"),
-      FAKE_DOCKER_STATE: localEnvRef("FAKE_DOCKER_STATE"),
-    });
     expect(JSON.stringify(json)).not.toContain(state);
 
     await t!.brain.closeSession(session.id);
-    expect(readCalls(state, "devcontainer-calls.jsonl")).toEqual([
-      ["up", "--workspace-folder", workspace],
-      ["exec", "--workspace-folder", workspace, "node", echoRunnerPath()],
-    ]);
+    expect(readCalls(state, "devcontainer-calls.jsonl")).toEqual([["up", "--workspace-folder", workspace]]);
     const docker = readCalls(state);
     expect(docker[0]).toEqual(["info", "--format", "{{.ServerVersion}}"]);
     expect(docker[1]).toEqual(["ps", "-aq", "--filter", `label=brain.session=${session.id}`]);
+    // The runner runs through `docker exec` into the container `up` made; what its environment held goes by name.
+    const exec = docker.find((call) => call[0] === "exec")!;
+    expect(exec.slice(0, 4)).toEqual(["exec", "-i", "-w", inner]);
+    expect(exec.slice(-3)).toEqual(["devc0ffee", "node", echoRunnerPath()]);
+    expect(exec).toEqual(expect.arrayContaining(["-e", "FAKE_DOCKER_STATE", "NO_COLOR"]));
+    expect(JSON.stringify(exec)).not.toContain(state);
     expect(docker.at(-1)).toEqual(["rm", "-f", "devc0ffee"]);
   });
 
@@ -197,7 +193,17 @@ describe("a session in a dev container", () => {
     symlinkSync(victim, `${config}.tmp`);
     const shim = spawnSync(
       process.execPath,
-      [devcontainerShim(), "--devcontainer", "/bin/true", "--workspace-folder", workspace, "--", "x"],
+      [
+        devcontainerShim(),
+        "--docker",
+        "/bin/true",
+        "--container",
+        "c1",
+        "--workspace-folder",
+        workspace,
+        "--",
+        "x",
+      ],
       { encoding: "utf8" },
     );
     expect(shim.status).toBe(1);
@@ -212,7 +218,17 @@ describe("a session in a dev container", () => {
     symlinkSync(outside, join(workspace, ".devcontainer"));
     const throughLink = spawnSync(
       process.execPath,
-      [devcontainerShim(), "--devcontainer", "/bin/true", "--workspace-folder", workspace, "--", "x"],
+      [
+        devcontainerShim(),
+        "--docker",
+        "/bin/true",
+        "--container",
+        "c1",
+        "--workspace-folder",
+        workspace,
+        "--",
+        "x",
+      ],
       { encoding: "utf8" },
     );
     expect(throughLink.status).toBe(1);
@@ -250,13 +266,15 @@ describe("a session in a dev container", () => {
       nui: { devcontainer: "/opt/dc" },
     });
     const factory = factories.find((f) => f.name === "devcontainer") as unknown as {
-      launcher(dir: string): string[];
+      launcher(container: string, dir: string): string[];
     };
-    expect(factory.launcher("/ws")).toEqual([
+    expect(factory.launcher("c0ffee", "/ws")).toEqual([
       process.execPath,
       devcontainerShim(),
-      "--devcontainer",
-      "/opt/dc",
+      "--docker",
+      "docker",
+      "--container",
+      "c0ffee",
       "--workspace-folder",
       "/ws",
       "--",
@@ -265,7 +283,7 @@ describe("a session in a dev container", () => {
 });
 
 describe("a CLI family inside", () => {
-  it("innerHarness: claude-code resolves to the claude-code family, its program run through devcontainer exec", async () => {
+  it("innerHarness: claude-code resolves to the claude-code family, its program run through docker exec", async () => {
     // A stand-in for claude that says who it is and fails: what is checked is that Brain ran it inside.
     const bin = join(tempDir("brain-devc-bin-"), "claude");
     writeFileSync(bin, '#!/bin/sh\necho "fake claude ran: $*" >&2\nexit 3\n');
@@ -278,19 +296,15 @@ describe("a CLI family inside", () => {
     const outcome = await (await session.prompt("x")).settled;
     // Before the catalog, the devcontainer family knew no CLI family: "cannot run in a dev container".
     expect(outcome.error?.message).toMatch(/claude exited with code 3; .*fake claude ran: -p /);
-    const calls = readCalls(state, "devcontainer-calls.jsonl");
-    expect(calls[0]?.[0]).toBe("up");
-    // Run in its working dir (mounted inside), not the workspace folder `devcontainer exec` starts in.
+    expect(readCalls(state, "devcontainer-calls.jsonl").map((call) => call[0])).toEqual(["up"]);
+    // Run in its working dir (mounted inside), not the container's workspace folder.
     const work = join(t!.home, "sessions", session.id, "native/inner/work");
-    expect(calls[1]?.slice(0, 8)).toEqual([
-      "exec",
-      "--workspace-folder",
-      expect.any(String),
-      "/bin/sh",
-      "-c",
-      'cd "$0" && exec "$@"',
-      work,
+    const exec = readCalls(state).find((call) => call[0] === "exec")!;
+    expect(exec.slice(0, 4)).toEqual(["exec", "-i", "-w", work]);
+    expect(exec.slice(exec.indexOf("devc0ffee"), exec.indexOf("devc0ffee") + 3)).toEqual([
+      "devc0ffee",
       bin,
+      "-p",
     ]);
   });
 

@@ -1,29 +1,33 @@
 // Runs an inner harness's command inside the session's dev container: the launcher words Brain puts in front
 // of a CLI or runner command line.
 //
-//   node exec-shim.js --devcontainer PROGRAM --workspace-folder DIR -- COMMAND ARGS…
+//   node exec-shim.js --docker PROGRAM --container ID --workspace-folder DIR -- COMMAND ARGS…
 //
-// becomes `PROGRAM exec --workspace-folder DIR COMMAND ARGS…`, with stdio passed straight through (the inner
-// protocol is spoken across it). The environment the inner harness built for its command (its provider base
-// URL and key, its flags) is named in the devcontainer.json's `remoteEnv` as `${localEnv:NAME}` and handed to
-// `devcontainer exec` in its environment, so values never appear in argv or on disk. `devcontainer exec` runs
-// in the workspace folder; a command started in another mounted directory (a CLI's cwd) is run there.
-import { forwardedNames, isMain, relay, shimArgs } from "../exec-relay.js";
-import { execArgs } from "./cli.js";
-import { type DevcontainerJson, localEnvRef, readDevcontainerJson, writeDevcontainerJson } from "./config.js";
+// becomes `PROGRAM exec -i -w <cwd> [-u <remoteUser>] -e NAME… ID COMMAND ARGS…`, with stdio passed straight
+// through (the inner protocol is spoken across it). The environment the inner harness built for its command (its
+// provider base URL and key, its flags) goes by name: `-e NAME` reads each value from docker's environment, so
+// values never appear in argv or on disk. Not `devcontainer exec`: it hands the config's `remoteEnv` to its own
+// `docker exec` as `-e NAME=VALUE`, which put the provider key in a host process's argv for any local user to read.
+// The command runs in its cwd when that is mounted inside, else in the workspace folder, as the config's
+// remoteUser (the image's user when none is set, as `devcontainer exec` would).
+import { dockerExecArgs, isMain, relay, shimArgs } from "../exec-relay.js";
+import { type DevcontainerJson, readDevcontainerJson } from "./config.js";
 
 export function parseShimArgs(argv: string[]): {
-  devcontainer: string;
+  docker: string;
+  container: string;
   workspaceFolder: string;
   command: string[];
 } {
   const { flag, command } = shimArgs(argv);
-  const devcontainer = flag("--devcontainer") ?? "devcontainer";
+  const container = flag("--container");
   const workspaceFolder = flag("--workspace-folder");
-  if (!workspaceFolder || command.length === 0) {
-    throw new Error("usage: exec-shim --devcontainer PROGRAM --workspace-folder DIR -- COMMAND ARGS…");
+  if (!container || !workspaceFolder || command.length === 0) {
+    throw new Error(
+      "usage: exec-shim --docker PROGRAM --container ID --workspace-folder DIR -- COMMAND ARGS…",
+    );
   }
-  return { devcontainer, workspaceFolder, command };
+  return { docker: flag("--docker") ?? "docker", container, workspaceFolder, command };
 }
 
 /** The container paths devcontainer.json mounts: the workspace folder and each mount's target. */
@@ -35,21 +39,21 @@ export function mountedPaths(json: DevcontainerJson): string[] {
   return [json.workspaceFolder, ...targets];
 }
 
-/** The command, run in `cwd` when that is mounted inside and not where `devcontainer exec` starts anyway. */
-export function inDirectory(json: DevcontainerJson, cwd: string, command: string[]): string[] {
-  if (cwd === json.workspaceFolder) return command;
+/** `cwd` when it is mounted inside (at its own path), else the container's workspace folder. */
+export function directoryInside(json: DevcontainerJson, cwd: string): string {
   const mounted = mountedPaths(json).some((root) => cwd === root || cwd.startsWith(`${root}/`));
-  return mounted ? ["/bin/sh", "-c", 'cd "$0" && exec "$@"', cwd, ...command] : command;
+  return mounted ? cwd : json.workspaceFolder;
 }
 
 async function main(): Promise<void> {
-  const { devcontainer, workspaceFolder, command } = parseShimArgs(process.argv.slice(2));
+  const { docker, container, workspaceFolder, command } = parseShimArgs(process.argv.slice(2));
   const json = await readDevcontainerJson(workspaceFolder);
-  const names = forwardedNames(process.env);
-  json.remoteEnv = Object.fromEntries(names.map((name) => [name, localEnvRef(name)]));
-  await writeDevcontainerJson(workspaceFolder, json);
-  const [program, ...args] = inDirectory(json, process.cwd(), command);
-  relay(devcontainer, execArgs(workspaceFolder, program!, args), "brain devcontainer exec");
+  const cwd = directoryInside(json, process.cwd());
+  relay(
+    docker,
+    dockerExecArgs(container, cwd, process.env, command, json.remoteUser),
+    "brain devcontainer exec",
+  );
 }
 
 if (isMain(import.meta.url)) {

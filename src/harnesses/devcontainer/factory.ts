@@ -1,10 +1,10 @@
 // `devcontainer`: a harness Brain already has (a CLI agent or a runner: `innerHarness`) run inside a dev
 // container Brain provisions for the session. Per session: generate `<native>/devcontainer/.devcontainer/
 // devcontainer.json`, `devcontainer up --workspace-folder <that dir>`, open the inner harness with a launcher
-// that puts `devcontainer exec --workspace-folder <that dir>` in front of its command, and on close close the
+// that puts `docker exec` into the container `up` made in front of its command (exec-shim.ts), and on close close the
 // inner harness and remove the container. The inner harness keeps its state in `<native>/inner`, the only part
-// of the native dir mounted into the container: the host reads and rewrites the devcontainer.json (the exec
-// shim, on every start of the inner command), so nothing inside may reach it to plant a link there. The container
+// of the native dir mounted into the container: the host reads the devcontainer.json (the exec shim, on every
+// start of the inner command), so nothing inside may reach it to plant a link there. The container
 // has no network by default (`network: "none"`): the inner harness's provider, when on this host's loopback, is
 // bridged into it like the docker sandbox does, and so are its servers and Brain's tool endpoint.
 import { lstatSync, rmSync } from "node:fs";
@@ -82,14 +82,16 @@ export class DevcontainerFactory implements HarnessFactory {
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...settings.timeouts };
   }
 
-  /** The words put in front of the inner harness's command. */
-  launcher(workspaceFolder: string): string[] {
+  /** The words put in front of the inner harness's command: `docker exec` into `container`. */
+  launcher(container: string, workspaceFolder: string): string[] {
     const { node, script } = this.settings.shim;
     return [
       node,
       script,
-      "--devcontainer",
-      this.programs.devcontainer,
+      "--docker",
+      this.programs.docker,
+      "--container",
+      container,
       "--workspace-folder",
       workspaceFolder,
       "--",
@@ -115,13 +117,13 @@ export class DevcontainerFactory implements HarnessFactory {
         `harness "${this.name}": config.options.working_dir "${working_dir}" would mount ${workspaceFolder} into the container, where Brain keeps the dev container's own config out of its reach; choose a directory outside ${options.dir}, or none for ${innerDir}`,
       );
     }
-    const inner = this.settings.inner(innerHarness, this.launcher(workspaceFolder));
-    if (!inner) {
-      throw new HarnessError(
+    const known = this.settings.innerNames();
+    const unknownInner = () =>
+      new HarnessError(
         "brain_error",
-        `harness "${this.name}": innerHarness "${innerHarness}" cannot run in a dev container; known: ${this.settings.innerNames().join(", ") || "(none)"}`,
+        `harness "${this.name}": innerHarness "${innerHarness}" cannot run in a dev container; known: ${known.join(", ") || "(none)"}`,
       );
-    }
+    if (!known.includes(innerHarness)) throw unknownInner();
     const hostPorts = network === "none" ? loopbackProviderPort(options.provider.base_url, this.name) : [];
     await this.cli.assertReady(this.name);
     await assertHostUser({
@@ -161,7 +163,6 @@ export class DevcontainerFactory implements HarnessFactory {
         workingDir: working_dir ?? innerDir,
         mounts: [innerDir, toolsDir],
         readOnlyMounts: installMounts(this.settings.installDir),
-        remoteEnv: [],
         runArgs,
         ...(remoteUser ? { remoteUser } : {}),
       }),
@@ -182,6 +183,9 @@ export class DevcontainerFactory implements HarnessFactory {
         this.timeouts.stopMs,
       );
       await bridge.reach(hostPorts);
+      // Made once the container is known: its launcher execs into it by id.
+      const inner = this.settings.inner(innerHarness, this.launcher(up.containerId, workspaceFolder));
+      if (!inner) throw unknownInner();
       const harness = await inner.open({
         ...options,
         dir: innerDir,

@@ -7,7 +7,7 @@ export function installDir(): string {
   return installRoot();
 }
 
-/** The compiled exec shim that runs a command through `devcontainer exec`. */
+/** The compiled exec shim that runs a command in a session's dev container (`docker exec`). */
 export function devcontainerShim(): string {
   return join(installRoot(), "dist/src/harnesses/devcontainer/exec-shim.js");
 }

@@ -7,7 +7,7 @@
 // protocol is spoken across it). The working directory and Brain's install are mounted at the same paths inside,
 // so the harness's paths hold. The variables the harness set for its CLI (provider URL and key, config dirs) go
 // by name (`-e NAME` reads the value from docker's environment), never in argv.
-import { forwardedNames, isMain, relay, shimArgs } from "../exec-relay.js";
+import { dockerExecArgs, isMain, relay, shimArgs } from "../exec-relay.js";
 
 export function parseShimArgs(argv: string[]): { docker: string; container: string; command: string[] } {
   const { flag, command } = shimArgs(argv);
@@ -24,8 +24,7 @@ export function execArgs(
   env: NodeJS.ProcessEnv,
   command: string[],
 ): string[] {
-  const names = forwardedNames(env).flatMap((name) => ["-e", name]);
-  return ["exec", "-i", "-w", cwd, ...names, container, ...command];
+  return dockerExecArgs(container, cwd, env, command);
 }
 
 function main(): void {
