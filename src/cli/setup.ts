@@ -8,6 +8,7 @@ import { HarnessRegistry } from "../core/registry.js";
 import { builtinCatalog, catalogSeeders } from "../harnesses/catalog.js";
 import { extensionsDir, listExtensions } from "../harnesses/ext/extensions.js";
 import type { Catalog } from "../harnesses/family.js";
+import { containerRecordsDir, removeOrphanedContainers } from "../harnesses/http/container-records.js";
 import { spawnRecordsDir, stopOrphanedGroups } from "../harnesses/process/spawn-records.js";
 import { FsSessionStore, type LogHolder } from "../store/fs/index.js";
 import { BuiltinTools } from "../tools/builtin.js";
@@ -92,6 +93,12 @@ export function createBrain(
  * (../harnesses/process/spawn-records.ts). Says so on stderr, the only place a start has to say it.
  */
 function stopOrphans(home: string): void {
+  const containers = removeOrphanedContainers(containerRecordsDir(home));
+  if (containers.found > 0) {
+    process.stderr.write(
+      `brain: removing ${containers.found} container(s) left running by a Brain that died (${containerRecordsDir(home)})\n`,
+    );
+  }
   const dir = spawnRecordsDir(home);
   const sweep = stopOrphanedGroups(dir);
   if (sweep.stopped > 0) {

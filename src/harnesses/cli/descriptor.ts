@@ -3,6 +3,7 @@
 // launcher (a dev container's exec).
 import { z } from "zod";
 import type { FamilyDescriptor } from "../family.js";
+import { ContainerRecords, containerRecordsDir } from "../http/container-records.js";
 import { dockerExecShim, installDir } from "../nui/install-paths.js";
 import { splitCommandLine } from "../process/command.js";
 import { type DockerSandboxSettings, SandboxableFactory } from "../sandbox/docker-sandbox.js";
@@ -38,11 +39,12 @@ export function cliFactoryOptions(settings: CliHarnessSettings | undefined): Cli
  */
 const CODEX_DOCKER_ARGS = ["--security-opt", "seccomp=unconfined"];
 
-/** How a CLI family runs with sandbox: docker. */
-export function sandboxSettings(harness: string): DockerSandboxSettings {
+/** How a CLI family runs with sandbox: docker; `home`: Brain's, where its containers are recorded. */
+export function sandboxSettings(harness: string, home?: string): DockerSandboxSettings {
   return {
     shim: { node: process.execPath, script: dockerExecShim() },
     installDir: installDir(),
+    ...(home ? { records: new ContainerRecords(containerRecordsDir(home)) } : {}),
     ...(harness === "codex" ? { dockerArgs: CODEX_DOCKER_ARGS } : {}),
   };
 }
@@ -62,7 +64,7 @@ export function cliFamily(family: CliFamilyDescriptor, summary: string): FamilyD
           // Its programs start from the catalog's spawn host; those of a sandbox's container are forked here.
           new CliFamilyFactory(family, { ...options, ...(ctx.spawner ? { spawner: ctx.spawner } : {}) }),
           (launcher) => new CliFamilyFactory(family, { ...host, launcher }),
-          sandboxSettings(family.harness),
+          sandboxSettings(family.harness, ctx.brainHome),
         ),
       ];
     },

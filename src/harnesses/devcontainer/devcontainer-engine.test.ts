@@ -12,6 +12,7 @@ import { type CliBed, cliBed } from "../../testing/cli.js";
 import { docker, ensureDockerEngine, sessionContainers } from "../../testing/docker-engine.js";
 import { catalogFactories } from "../../testing/nui.js";
 import { locateCli } from "../cli/locate.js";
+import { containerRecordsDir } from "../http/container-records.js";
 import { devcontainerShim } from "../nui/install-paths.js";
 import { BASE_IMAGE } from "../sandbox/docker-sandbox.js";
 
@@ -40,11 +41,12 @@ afterEach(async () => {
 });
 
 async function devcontainerBed(provider: { path?: string; model?: string } = {}) {
-  const { factories } = catalogFactories({ brainHome: tempDir("brain-devc-real-") });
+  const brainHome = tempDir("brain-devc-real-");
+  const { factories } = catalogFactories({ brainHome });
   const factory = factories.find((f) => f.name === "devcontainer")!;
   // The bed's network-namespace launcher is not used: the container is the sandbox.
   bed = await cliBed(() => factory, provider);
-  return bed;
+  return { ...bed, records: containerRecordsDir(brainHome) };
 }
 
 /** Every host process's command line (any user on this host may read them). */
@@ -174,7 +176,10 @@ describe("a runner in a dev container on the real engine", () => {
     expect(b.sandbox.provider.requests.at(-1)?.body?.model).toBe("fake-model");
     const [id] = sessionContainers(s.id);
     expect(docker("top", id!)).toContain("runners/pi/dist/main.js");
+    // Recorded while it runs (by its full id), for the next Brain's start to remove should this one die.
+    expect(readdirSync(b.records)).toEqual([expect.stringMatching(new RegExp(`^${id}[0-9a-f]*\\.json$`))]);
     await b.t.brain.closeSession(s.id);
     expect(sessionContainers(s.id)).toEqual([]);
+    expect(readdirSync(b.records)).toEqual([]);
   });
 });

@@ -16,6 +16,7 @@ import { describeIssues } from "../../protocol/frames.js";
 import { makeAgentDirSync } from "../agent-files.js";
 import { ContainedHarness } from "../contained-harness.js";
 import { Container, SESSION_LABEL, sweepSession } from "../http/container.js";
+import type { ContainerRecords } from "../http/container-records.js";
 import { DockerCli } from "../http/docker-cli.js";
 import { ContainerBridge, privateDir } from "../sandbox/container-bridge.js";
 import { installMounts, loopbackProviderPort } from "../sandbox/docker-sandbox.js";
@@ -40,6 +41,8 @@ export interface DevcontainerSettings {
   timeouts?: Partial<DevcontainerTimeouts>;
   /** Brain's uid (tests); default this process's. */
   uid?: number;
+  /** Where the session's container is recorded while it runs (the next Brain removes it if this one dies). */
+  records?: ContainerRecords;
 }
 
 export interface DevcontainerTimeouts {
@@ -181,6 +184,7 @@ export class DevcontainerFactory implements HarnessFactory {
         up.containerId,
         image ?? DEFAULT_DEVCONTAINER_IMAGE,
         this.timeouts.stopMs,
+        this.settings.records,
       );
       await bridge.reach(hostPorts);
       // Made once the container is known: its launcher execs into it by id.

@@ -3,6 +3,7 @@
 // what an earlier, crashed host left of a session: every container carries the session's label.
 import { HarnessError } from "../../core/harness.js";
 import { containerInit } from "./container-pid.js";
+import type { ContainerRecords } from "./container-records.js";
 import type { DockerCli } from "./docker-cli.js";
 
 /** The label every container of a Brain session carries: its session id. */
@@ -44,7 +45,11 @@ export class Container {
     readonly image: string,
     /** Each of `docker stop` and `docker rm`. */
     private readonly stopMs: number,
-  ) {}
+    /** Where the container is recorded while it runs (a Brain that dies leaves it to the next one's start). */
+    private readonly records?: ContainerRecords,
+  ) {
+    records?.add(docker.program, id);
+  }
 
   /** From /proc when it shows the container (no docker command on a new session's path), else from Docker. */
   async pid(): Promise<number> {
@@ -95,6 +100,7 @@ export class Container {
   async remove(): Promise<void> {
     await this.docker.run(["stop", "-t", String(STOP_GRACE_S), this.id], this.stopMs).catch(() => {});
     await this.docker.run(["rm", "-f", this.id], this.stopMs).catch(() => {});
+    this.records?.remove(this.id);
   }
 
   private get short(): string {

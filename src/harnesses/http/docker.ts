@@ -25,6 +25,7 @@ import { dockerOptions } from "./connect-options.js";
 import { Container, SESSION_LABEL, sweepSession } from "./container.js";
 import { ContainerHitl } from "./container-hitl.js";
 import { ContainerNet } from "./container-net.js";
+import type { ContainerRecords } from "./container-records.js";
 import { DockerCli, parseDockerPort } from "./docker-cli.js";
 import { HttpHarness, type HttpTimeouts } from "./http-harness.js";
 
@@ -100,6 +101,8 @@ export class DockerFactory implements HarnessFactory {
     readonly name = "docker",
     private readonly docker = new DockerCli(),
     timeouts: Partial<DockerTimeouts> = {},
+    /** Where each session's container is recorded while it runs (the next Brain removes it if this one dies). */
+    private readonly records?: ContainerRecords,
   ) {
     this.timeouts = { ...DEFAULT_DOCKER_TIMEOUTS, ...timeouts };
   }
@@ -166,7 +169,7 @@ export class DockerFactory implements HarnessFactory {
       throw err;
     }
     started(container || undefined);
-    const box = new Container(this.docker, container, image, this.timeouts.stopMs);
+    const box = new Container(this.docker, container, image, this.timeouts.stopMs, this.records);
     let net: ContainerNet | undefined;
     const reach = async () => {
       if (!container) throw new HarnessError("brain_error", `docker run ${image} printed no container id`);

@@ -12,6 +12,7 @@ import { HarnessError } from "../../core/harness.js";
 import { type DescribableFactory, isDescribable } from "../cli/family.js";
 import { ContainedHarness } from "../contained-harness.js";
 import { Container, SESSION_LABEL, sweepSession } from "../http/container.js";
+import type { ContainerRecords } from "../http/container-records.js";
 import { DockerCli } from "../http/docker-cli.js";
 import { ContainerBridge, privateDir } from "./container-bridge.js";
 import { type SandboxOptions, sandboxOptions, withoutSandboxOptions } from "./options.js";
@@ -32,6 +33,8 @@ export interface DockerSandboxSettings {
   dockerArgs?: string[];
   /** Why this harness cannot run in the sandbox yet: `sandbox: docker` is then refused with it. */
   unsupported?: string;
+  /** Where the session's container is recorded while it runs (the next Brain removes it if this one dies). */
+  records?: ContainerRecords;
 }
 
 /**
@@ -154,7 +157,7 @@ async function openInDocker(
     throw err;
   }
   const id = started.stdout.trim().split("\n").at(-1)?.trim() ?? "";
-  const box = new Container(docker, id, image, stopMs);
+  const box = new Container(docker, id, image, stopMs, settings.records);
   const bridge = new ContainerBridge(() => box.pid(), toolsDir, name);
   const release = async () => {
     await bridge.close();

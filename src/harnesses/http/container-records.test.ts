@@ -1,0 +1,124 @@
+// Containers a Brain that died left running, on a real Docker engine: recorded while they run, and removed by the
+// next Brain's start on the same home; the containers of a Brain that still runs are left alone.
+
+/** A Brain in a process of its own on `home`: one `docker` session, a turn, then it says the session's id. */
+const brainWithContainer = (root: string, home: string, config: string, image: string) => `
+  const { createBrain } = await import(${JSON.stringify(join(root, "dist/src/cli/setup.js"))});
+  const { loadConfig } = await import(${JSON.stringify(join(root, "dist/src/cli/config.js"))});
+  const brain = createBrain(loadConfig(${JSON.stringify(join(config, "brain.config.json"))}, ${JSON.stringify(config)}), ${JSON.stringify(home)});
+  const options = { image: ${JSON.stringify(image)}, containerPort: 8090, network: "none", docker_args: ["-v", ${JSON.stringify(`${root}:${root}:ro`)}] };
+  const session = await brain.create({ harness: "docker", config: { options } });
+  const settled = await (await session.prompt("hi")).settled;
+  process.stdout.write(settled.status === "completed" ? "open " + session.id + "\\n" : JSON.stringify(settled) + "\\n");
+  await new Promise(() => {});
+`;
+
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { loadConfig } from "../../cli/config.js";
+import { createBrain } from "../../cli/setup.js";
+import { installRoot } from "../../core/install-root.js";
+import { tempDir } from "../../testing/brain.js";
+import {
+  docker,
+  ensureDockerEngine,
+  imageWithCommand,
+  sessionContainers,
+} from "../../testing/docker-engine.js";
+import { BASE_IMAGE } from "../sandbox/docker-sandbox.js";
+import { ContainerRecords, containerRecordsDir } from "./container-records.js";
+
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 600_000 });
+
+const label = `brain.test=orphans-${process.pid}`;
+beforeAll(async () => {
+  expect(await ensureDockerEngine()).toBe(BASE_IMAGE);
+});
+afterAll(() => {
+  docker("rmi", "-f", agentImage);
+  const left = docker("ps", "-aq", "--filter", `label=${label}`).split("\n").filter(Boolean);
+  if (left.length) docker("rm", "-f", ...left);
+});
+
+const agentImage = `brain-test/orphan-agent-${process.pid}`;
+const running = (id: string) => docker("ps", "-q", "--no-trunc", "--filter", `id=${id}`) === id;
+
+it("a Brain's start removes the containers a Brain that died on this home left running, and only those", async () => {
+  const home = tempDir("brain-orphans-");
+  const dir = containerRecordsDir(home);
+  const start = () => docker("run", "-d", "--network", "none", "--label", label, BASE_IMAGE, "sleep", "600");
+  const orphan = start();
+  const live = start();
+  // Recorded by a Brain that has exited since (a process of its own), and by this one, which runs on.
+  const records = join(installRoot(), "dist/src/harnesses/http/container-records.js");
+  execFileSync(process.execPath, [
+    "--input-type=module",
+    "-e",
+    `const { ContainerRecords } = await import(${JSON.stringify(records)});
+     new ContainerRecords(${JSON.stringify(dir)}).add("docker", ${JSON.stringify(orphan)});`,
+  ]);
+  new ContainerRecords(dir).add("docker", live);
+  expect(readdirSync(dir).sort()).toEqual([`${live}.json`, `${orphan}.json`].sort());
+
+  const config = tempDir("brain-orphans-config-");
+  writeFileSync(join(config, "brain.config.json"), "{}\n");
+  const brain = createBrain(loadConfig(join(config, "brain.config.json"), config), home);
+  try {
+    // The removal runs beside the start; it is done when the record goes.
+    await vi.waitFor(() => expect(existsSync(join(dir, `${orphan}.json`))).toBe(false), {
+      timeout: 60_000,
+      interval: 100,
+    });
+    expect(running(orphan)).toBe(false);
+    expect(docker("ps", "-aq", "--no-trunc", "--filter", `id=${orphan}`)).toBe("");
+    expect(running(live)).toBe(true);
+    expect(existsSync(join(dir, `${live}.json`))).toBe(true);
+  } finally {
+    await brain.close();
+    rmSync(config, { recursive: true, force: true });
+  }
+});
+
+it("a Brain killed with -9 while a session's container runs: the next Brain's start on the home removes it", async () => {
+  const root = installRoot();
+  imageWithCommand(BASE_IMAGE, agentImage, [
+    "node",
+    join(root, "dist/src/testing/fixtures/nui/ts-agent.js"),
+    "http",
+    "8090",
+  ]);
+  const home = tempDir("brain-crashed-");
+  const config = tempDir("brain-crashed-config-");
+  writeFileSync(join(config, "brain.config.json"), "{}\n");
+  const child = spawn(
+    process.execPath,
+    ["--input-type=module", "-e", brainWithContainer(root, home, config, agentImage)],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const said = await new Promise<string>((resolve) => {
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += String(d);
+      if (out.includes("\n")) resolve(out.trim());
+    });
+    child.once("exit", (code) => resolve(`exited with ${code}: ${out}`));
+  });
+  expect(said).toMatch(/^open \S+$/);
+  const id = said.slice("open ".length);
+  expect(sessionContainers(id)).toHaveLength(1);
+  child.kill("SIGKILL");
+  await new Promise((resolve) => child.once("exit", resolve));
+
+  // The session is never reopened: only the start of the next Brain on this home can remove what it left.
+  const brain = createBrain(loadConfig(join(config, "brain.config.json"), config), home);
+  try {
+    await vi.waitFor(() => expect(sessionContainers(id)).toEqual([]), { timeout: 60_000, interval: 200 });
+  } finally {
+    await brain.close();
+    const left = sessionContainers(id);
+    if (left.length) docker("rm", "-f", ...left);
+    rmSync(config, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,108 @@
+// What a Brain that dies (kill -9, a crash, the OOM killer) leaves of its sessions' containers. A session that is
+// reopened removes its own leftovers by label (container.ts), but one never reopened, or deleted, kept its
+// container running for good, with the session's directories mounted. So each container Brain starts is recorded
+// in `<home>/run/containers/<id>.json` (the docker program and the owning Brain's pid and start, as the spawn
+// records of ../process/spawn-records.ts), the record removed with the container, and a Brain's start removes
+// the containers of records whose owner is gone. Records of a live owner (another Brain on this home) stay.
+import {
+  closeSync,
+  constants,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
+import { join } from "node:path";
+import { processAlive, processStart } from "../../core/process-identity.js";
+
+/** A container id as Docker prints it (or a test's fake): a file name, and never taken for a flag. */
+const CONTAINER_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+const REMOVE_MS = 30_000;
+
+interface ContainerRecord {
+  docker: string;
+  owner: { pid: number; start?: string };
+}
+
+export function containerRecordsDir(home: string): string {
+  return join(home, "run", "containers");
+}
+
+/** Brain's side: a file per container it starts, removed when the container is. */
+export class ContainerRecords {
+  private readonly owner = { pid: process.pid, start: processStart(process.pid) };
+
+  constructor(private readonly dir: string) {}
+
+  /** A safety net: a container starts whether or not its record could be written (a full disk). */
+  add(docker: string, id: string): void {
+    if (!CONTAINER_ID.test(id)) return;
+    const record: ContainerRecord = { docker, owner: this.owner };
+    try {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
+      const fd = openSync(join(this.dir, `${id}.json`), flags, 0o600);
+      try {
+        writeSync(fd, JSON.stringify(record));
+      } finally {
+        closeSync(fd);
+      }
+    } catch {
+      // See above.
+    }
+  }
+
+  remove(id: string): void {
+    if (CONTAINER_ID.test(id)) rmSync(join(this.dir, `${id}.json`), { force: true });
+  }
+}
+
+/**
+ * At a Brain's start: `docker rm -f` of every recorded container whose owner is gone, in the background
+ * (`done`), each record removed once its container is. `found`: how many there were.
+ */
+export function removeOrphanedContainers(dir: string): { found: number; done: Promise<void> } {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((name) => name.endsWith(".json"));
+  } catch {
+    return { found: 0, done: Promise.resolve() }; // no records yet
+  }
+  const orphans: { id: string; file: string; docker: string }[] = [];
+  for (const name of names) {
+    const id = name.slice(0, -".json".length);
+    const file = join(dir, name);
+    const record = readRecord(file);
+    // Unreadable: maybe one another Brain is writing now; left alone.
+    if (!record || processAlive(record.owner.pid, record.owner.start)) continue;
+    if (CONTAINER_ID.test(id)) orphans.push({ id, file, docker: record.docker });
+    else rmSync(file, { force: true });
+  }
+  if (orphans.length === 0) return { found: 0, done: Promise.resolve() };
+  // Loaded only when there is something to remove: every Brain start comes through here.
+  const done = import("./docker-cli.js")
+    .then(({ DockerCli }) =>
+      Promise.all(
+        orphans.map(async ({ id, file, docker }) => {
+          // Gone already (removed by hand, an engine reset) is as good as removed.
+          await new DockerCli(docker).run(["rm", "-f", id], REMOVE_MS).catch(() => {});
+          rmSync(file, { force: true });
+        }),
+      ).then(() => {}),
+    )
+    .catch(() => {}); // a start never fails for want of this safety net
+  return { found: orphans.length, done };
+}
+
+function readRecord(file: string): ContainerRecord | undefined {
+  try {
+    const r = JSON.parse(readFileSync(file, "utf8")) as Partial<ContainerRecord>;
+    if (typeof r.docker !== "string" || !r.owner || !Number.isInteger(r.owner.pid) || r.owner.pid <= 1)
+      return undefined;
+    return r as ContainerRecord;
+  } catch {
+    return undefined;
+  }
+}
