@@ -3,7 +3,7 @@
 // launcher (a dev container's exec).
 import { z } from "zod";
 import type { FamilyDescriptor } from "../family.js";
-import { ContainerRecords, containerRecordsDir } from "../http/container-records.js";
+import { ContainerRecords } from "../http/container-records.js";
 import { dockerExecShim, installDir } from "../nui/install-paths.js";
 import { splitCommandLine } from "../process/command.js";
 import { type DockerSandboxSettings, SandboxableFactory } from "../sandbox/docker-sandbox.js";
@@ -44,7 +44,7 @@ export function sandboxSettings(harness: string, home?: string): DockerSandboxSe
   return {
     shim: { node: process.execPath, script: dockerExecShim() },
     installDir: installDir(),
-    ...(home ? { records: new ContainerRecords(containerRecordsDir(home)) } : {}),
+    ...(home ? { records: new ContainerRecords(home) } : {}),
     ...(harness === "codex" ? { dockerArgs: CODEX_DOCKER_ARGS } : {}),
   };
 }

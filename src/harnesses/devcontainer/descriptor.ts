@@ -2,7 +2,7 @@
 // families, the runners) run inside a dev container Brain provisions per session.
 import { z } from "zod";
 import type { FamilyDescriptor } from "../family.js";
-import { ContainerRecords, containerRecordsDir } from "../http/container-records.js";
+import { ContainerRecords } from "../http/container-records.js";
 import { devcontainerShim, installDir } from "../nui/install-paths.js";
 import { DevcontainerFactory } from "./factory.js";
 
@@ -26,7 +26,7 @@ export const devcontainerFamily: FamilyDescriptor = {
         innerNames: () => ctx.launchable(),
         shim: { node: process.execPath, script: devcontainerShim() },
         installDir: installDir(),
-        records: new ContainerRecords(containerRecordsDir(ctx.brainHome)),
+        records: new ContainerRecords(ctx.brainHome),
         programs: {
           ...(settings.devcontainer ? { devcontainer: settings.devcontainer } : {}),
           ...(settings.docker ? { docker: settings.docker } : {}),

@@ -119,9 +119,12 @@ describe("a session in a dev container", () => {
       workspaceMount: `source=${inner},target=${inner},type=bind`,
       overrideCommand: true,
       updateRemoteUserUID: false,
+      // The session's id and Brain's home: another Brain on the engine may have a session of the same id.
       runArgs: [
         "--label",
         `brain.session=${session.id}`,
+        "--label",
+        expect.stringMatching(/^brain\.home=\/.*brain-devc-home-/),
         "--label",
         "brain.harness=devcontainer",
         "--network",
@@ -138,7 +141,9 @@ describe("a session in a dev container", () => {
     expect(readCalls(state, "devcontainer-calls.jsonl")).toEqual([["up", "--workspace-folder", workspace]]);
     const docker = readCalls(state);
     expect(docker[0]).toEqual(["info", "--format", "{{.ServerVersion}}"]);
-    expect(docker[1]).toEqual(["ps", "-aq", "--filter", `label=brain.session=${session.id}`]);
+    const home = expect.stringMatching(/^label=brain\.home=\/.*brain-devc-home-/);
+    const ps = ["ps", "-aq", "--filter", `label=brain.session=${session.id}`, "--filter", home];
+    expect(docker[1]).toEqual(ps);
     // The runner runs through `docker exec` into the container `up` made; what its environment held goes by name.
     const exec = docker.find((call) => call[0] === "exec")!;
     expect(exec.slice(0, 4)).toEqual(["exec", "-i", "-w", inner]);

@@ -15,7 +15,7 @@ import { HarnessError } from "../../core/harness.js";
 import { describeIssues } from "../../protocol/frames.js";
 import { makeAgentDirSync } from "../agent-files.js";
 import { ContainedHarness } from "../contained-harness.js";
-import { Container, SESSION_LABEL, sweepSession } from "../http/container.js";
+import { Container, sessionLabels, sweepSession } from "../http/container.js";
 import type { ContainerRecords } from "../http/container-records.js";
 import { DockerCli } from "../http/docker-cli.js";
 import { ContainerBridge, privateDir } from "../sandbox/container-bridge.js";
@@ -138,7 +138,11 @@ export class DevcontainerFactory implements HarnessFactory {
       docker: this.docker,
     });
     // What a crashed host left of this session (a container `devcontainer up` would otherwise reuse).
-    await sweepSession(this.docker, options.sessionId, this.timeouts.stopMs);
+    const owner = {
+      id: options.sessionId,
+      ...(this.settings.records ? { home: this.settings.records.home } : {}),
+    };
+    await sweepSession(this.docker, owner, this.timeouts.stopMs);
     // Mounted as it is: a link left there (when earlier versions mounted the whole native dir) would mount its target.
     if (lstatSync(innerDir, { throwIfNoEntry: false })?.isSymbolicLink()) {
       throw new HarnessError(
@@ -152,8 +156,7 @@ export class DevcontainerFactory implements HarnessFactory {
     makeAgentDirSync(options.dir, WORKSPACE_DIR);
     const toolsDir = privateDir();
     const runArgs = [
-      "--label",
-      `${SESSION_LABEL}=${options.sessionId}`,
+      ...sessionLabels(owner),
       "--label",
       `brain.harness=${this.name}`,
       ...(network === "none" ? ["--network", "none"] : []),
@@ -175,7 +178,7 @@ export class DevcontainerFactory implements HarnessFactory {
     const release = async () => {
       await bridge.close();
       // Removed, not only stopped: a stopped dev container stays behind until someone removes it.
-      await (box?.remove() ?? sweepSession(this.docker, options.sessionId, this.timeouts.stopMs));
+      await (box?.remove() ?? sweepSession(this.docker, owner, this.timeouts.stopMs));
     };
     try {
       const up = await this.cli.up(workspaceFolder, this.timeouts.upMs);

@@ -33,8 +33,16 @@ import { ContainerRecords, containerRecordsDir } from "./container-records.js";
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 600_000 });
 
 const label = `brain.test=orphans-${process.pid}`;
+const agentImage = `brain-test/orphan-agent-${process.pid}`;
 beforeAll(async () => {
   expect(await ensureDockerEngine()).toBe(BASE_IMAGE);
+  const root = installRoot();
+  imageWithCommand(BASE_IMAGE, agentImage, [
+    "node",
+    join(root, "dist/src/testing/fixtures/nui/ts-agent.js"),
+    "http",
+    "8090",
+  ]);
 });
 afterAll(() => {
   docker("rmi", "-f", agentImage);
@@ -42,7 +50,6 @@ afterAll(() => {
   if (left.length) docker("rm", "-f", ...left);
 });
 
-const agentImage = `brain-test/orphan-agent-${process.pid}`;
 const running = (id: string) => docker("ps", "-q", "--no-trunc", "--filter", `id=${id}`) === id;
 
 it("a Brain's start removes the containers a Brain that died on this home left running, and only those", async () => {
@@ -57,9 +64,9 @@ it("a Brain's start removes the containers a Brain that died on this home left r
     "--input-type=module",
     "-e",
     `const { ContainerRecords } = await import(${JSON.stringify(records)});
-     new ContainerRecords(${JSON.stringify(dir)}).add("docker", ${JSON.stringify(orphan)});`,
+     new ContainerRecords(${JSON.stringify(home)}).add("docker", ${JSON.stringify(orphan)});`,
   ]);
-  new ContainerRecords(dir).add("docker", live);
+  new ContainerRecords(home).add("docker", live);
   expect(readdirSync(dir).sort()).toEqual([`${live}.json`, `${orphan}.json`].sort());
 
   const config = tempDir("brain-orphans-config-");
@@ -83,12 +90,6 @@ it("a Brain's start removes the containers a Brain that died on this home left r
 
 it("a Brain killed with -9 while a session's container runs: the next Brain's start on the home removes it", async () => {
   const root = installRoot();
-  imageWithCommand(BASE_IMAGE, agentImage, [
-    "node",
-    join(root, "dist/src/testing/fixtures/nui/ts-agent.js"),
-    "http",
-    "8090",
-  ]);
   const home = tempDir("brain-crashed-");
   const config = tempDir("brain-crashed-config-");
   writeFileSync(join(config, "brain.config.json"), "{}\n");
@@ -117,6 +118,40 @@ it("a Brain killed with -9 while a session's container runs: the next Brain's st
     await vi.waitFor(() => expect(sessionContainers(id)).toEqual([]), { timeout: 60_000, interval: 200 });
   } finally {
     await brain.close();
+    const left = sessionContainers(id);
+    if (left.length) docker("rm", "-f", ...left);
+    rmSync(config, { recursive: true, force: true });
+  }
+});
+
+it("two Brains on one engine, each with a session of the same id: opening one leaves the other's container be", async () => {
+  const root = installRoot();
+  const config = tempDir("brain-same-id-config-");
+  writeFileSync(join(config, "brain.config.json"), "{}\n");
+  const loaded = loadConfig(join(config, "brain.config.json"), config);
+  const [first, second] = [
+    createBrain(loaded, tempDir("brain-a-")),
+    createBrain(loaded, tempDir("brain-b-")),
+  ];
+  const id = `same-id-${process.pid}`;
+  const options = {
+    image: agentImage,
+    containerPort: 8090,
+    network: "none",
+    docker_args: ["-v", `${root}:${root}:ro`],
+  };
+  try {
+    const a = await first.create({ id, harness: "docker", config: { options } });
+    expect((await (await a.prompt("one")).settled).status).toBe("completed");
+    const [mine] = sessionContainers(id);
+    // A caller of the other Brain chose the same id.
+    const b = await second.create({ id, harness: "docker", config: { options } });
+    expect((await (await b.prompt("one")).settled).status).toBe("completed");
+    expect(sessionContainers(id)).toContain(mine);
+    expect(await (await a.prompt("two")).settled).toMatchObject({ status: "completed" });
+  } finally {
+    await first.close();
+    await second.close();
     const left = sessionContainers(id);
     if (left.length) docker("rm", "-f", ...left);
     rmSync(config, { recursive: true, force: true });

@@ -33,8 +33,12 @@ export function containerRecordsDir(home: string): string {
 /** Brain's side: a file per container it starts, removed when the container is. */
 export class ContainerRecords {
   private readonly owner = { pid: process.pid, start: processStart(process.pid) };
+  private readonly dir: string;
 
-  constructor(private readonly dir: string) {}
+  /** `home`: Brain's; its containers carry it as a label too (container.ts). */
+  constructor(readonly home: string) {
+    this.dir = containerRecordsDir(home);
+  }
 
   /** A safety net: a container starts whether or not its record could be written (a full disk). */
   add(docker: string, id: string): void {

@@ -29,7 +29,7 @@ function fakeCli(answers: Record<string, string>) {
 describe("the sweep beside docker run", () => {
   it("removes the session's leftovers but never the container the run started, listed by its short id", async () => {
     const { cli, calls } = fakeCli({ ps: `${NEW.slice(0, 12)}\n${STALE.slice(0, 12)}\n` });
-    await sweepSession(cli, "s-1", 1_000, Promise.resolve(NEW));
+    await sweepSession(cli, { id: "s-1" }, 1_000, Promise.resolve(NEW));
     expect(calls).toEqual([
       ["ps", "-aq", "--filter", "label=brain.session=s-1"],
       ["rm", "-f", STALE.slice(0, 12)],
@@ -41,7 +41,7 @@ describe("the sweep beside docker run", () => {
     let started: (id: string | undefined) => void = () => {};
     const sweep = sweepSession(
       cli,
-      "s-1",
+      { id: "s-1" },
       1_000,
       new Promise((resolve) => {
         started = resolve;
@@ -56,7 +56,7 @@ describe("the sweep beside docker run", () => {
 
   it("a run that started nothing spares nothing", async () => {
     const { cli, calls } = fakeCli({ ps: `${STALE.slice(0, 12)}\n` });
-    await sweepSession(cli, "s-1", 1_000, Promise.resolve(undefined));
+    await sweepSession(cli, { id: "s-1" }, 1_000, Promise.resolve(undefined));
     expect(calls.at(-1)).toEqual(["rm", "-f", STALE.slice(0, 12)]);
   });
 });

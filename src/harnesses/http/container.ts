@@ -8,6 +8,26 @@ import type { DockerCli } from "./docker-cli.js";
 
 /** The label every container of a Brain session carries: its session id. */
 export const SESSION_LABEL = "brain.session";
+/**
+ * And the home of the Brain that runs it: two Brains on one Docker engine may each have a session of the same id
+ * (a caller may choose it), and neither may sweep the other's container as its own leftover.
+ */
+export const HOME_LABEL = "brain.home";
+
+/** Whose containers: a session of the Brain on `home` (absent: of any Brain, as before homes were labelled). */
+export interface SessionOwner {
+  id: string;
+  home?: string;
+}
+
+/** The labels of a session's containers, as `docker run` arguments. */
+export function sessionLabels(session: SessionOwner): string[] {
+  const labels = [
+    `${SESSION_LABEL}=${session.id}`,
+    ...(session.home ? [`${HOME_LABEL}=${session.home}`] : []),
+  ];
+  return labels.flatMap((label) => ["--label", label]);
+}
 
 const LOG_TAIL_LINES = 20;
 /** `docker stop`'s grace: the agent was asked to stop already, and an agent that is PID 1 ignores SIGTERM. */
@@ -20,14 +40,14 @@ const STOP_GRACE_S = 2;
  */
 export async function sweepSession(
   docker: DockerCli,
-  sessionId: string,
+  session: SessionOwner,
   timeoutMs: number,
   spare: Promise<string | undefined> = Promise.resolve(undefined),
 ): Promise<void> {
-  const listed = await docker.run(
-    ["ps", "-aq", "--filter", `label=${SESSION_LABEL}=${sessionId}`],
-    timeoutMs,
+  const filters = sessionLabels(session).flatMap((arg) =>
+    arg === "--label" ? ["--filter"] : [`label=${arg}`],
   );
+  const listed = await docker.run(["ps", "-aq", ...filters], timeoutMs);
   const keep = await spare;
   // `ps -q` prints short ids, `run -d` the full one: the same container when one begins the other.
   const stale = listed.stdout

@@ -36,13 +36,12 @@ export const dockerFamily: FamilyDescriptor = {
     const program = (ctx.settings as z.infer<typeof DockerSettings>).docker ?? "docker";
     return [
       new LazyFactory("docker", { steering: false }, async () => {
-        const [{ DockerFactory }, { DockerCli }, { ContainerRecords, containerRecordsDir }] =
-          await Promise.all([
-            import("./docker.js"),
-            import("./docker-cli.js"),
-            import("./container-records.js"),
-          ]);
-        const records = new ContainerRecords(containerRecordsDir(ctx.brainHome));
+        const [{ DockerFactory }, { DockerCli }, { ContainerRecords }] = await Promise.all([
+          import("./docker.js"),
+          import("./docker-cli.js"),
+          import("./container-records.js"),
+        ]);
+        const records = new ContainerRecords(ctx.brainHome);
         return new DockerFactory("docker", new DockerCli(program), {}, records);
       }),
     ];

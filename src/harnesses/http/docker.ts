@@ -22,7 +22,7 @@ import { nuiSessionOptions } from "../nui/session-options.js";
 import { AgentState } from "./agent-state.js";
 import { HttpAgentClient } from "./client.js";
 import { dockerOptions } from "./connect-options.js";
-import { Container, SESSION_LABEL, sweepSession } from "./container.js";
+import { Container, HOME_LABEL, SESSION_LABEL, sweepSession } from "./container.js";
 import { ContainerHitl } from "./container-hitl.js";
 import { ContainerNet } from "./container-net.js";
 import type { ContainerRecords } from "./container-records.js";
@@ -117,9 +117,10 @@ export class DockerFactory implements HarnessFactory {
     this.docker.assertInstalled(this.name);
     // The sweep of a crashed host's leftovers runs alongside `docker run`, sparing the container it starts.
     let started: (id: string | undefined) => void = () => {};
+    const owner = { id: options.sessionId, ...(this.records ? { home: this.records.home } : {}) };
     const sweep = sweepSession(
       this.docker,
-      options.sessionId,
+      owner,
       this.timeouts.stopMs,
       new Promise((resolve) => {
         started = resolve;
@@ -153,7 +154,11 @@ export class DockerFactory implements HarnessFactory {
           env,
           extra: [...mount, ...(docker_args ?? [])],
           network,
-          labels: { [SESSION_LABEL]: options.sessionId, "brain.harness": this.name },
+          labels: {
+            [SESSION_LABEL]: options.sessionId,
+            ...(owner.home ? { [HOME_LABEL]: owner.home } : {}),
+            "brain.harness": this.name,
+          },
         }),
         this.timeouts.runMs,
         env,
@@ -165,7 +170,7 @@ export class DockerFactory implements HarnessFactory {
       await hitl?.close();
       // A run that timed out (or failed) may have started the container all the same, after the sweep beside it
       // listed the session's: without a second look it would run on with no session to remove it.
-      if (running) await sweepSession(this.docker, options.sessionId, this.timeouts.stopMs).catch(() => {});
+      if (running) await sweepSession(this.docker, owner, this.timeouts.stopMs).catch(() => {});
       throw err;
     }
     started(container || undefined);

@@ -11,7 +11,7 @@ import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness
 import { HarnessError } from "../../core/harness.js";
 import { type DescribableFactory, isDescribable } from "../cli/family.js";
 import { ContainedHarness } from "../contained-harness.js";
-import { Container, SESSION_LABEL, sweepSession } from "../http/container.js";
+import { Container, sessionLabels, sweepSession } from "../http/container.js";
 import type { ContainerRecords } from "../http/container-records.js";
 import { DockerCli } from "../http/docker-cli.js";
 import { ContainerBridge, privateDir } from "./container-bridge.js";
@@ -118,7 +118,8 @@ async function openInDocker(
   const stopMs = settings.stopMs ?? 30_000;
   docker.assertInstalled(name);
   const hostPorts = loopbackProviderPort(options.provider.base_url, name);
-  await sweepSession(docker, options.sessionId, stopMs);
+  const owner = { id: options.sessionId, ...(settings.records ? { home: settings.records.home } : {}) };
+  await sweepSession(docker, owner, stopMs);
   // A cwd that is no absolute, existing directory is left to the harness to refuse, in its own words.
   const cwd = sandbox.cwd;
   const ownCwd = cwd && isAbsolute(cwd) && existsSync(cwd) && !cwd.startsWith(`${options.dir}/`);
@@ -133,8 +134,7 @@ async function openInDocker(
       [
         "run",
         "-d",
-        "--label",
-        `${SESSION_LABEL}=${options.sessionId}`,
+        ...sessionLabels(owner),
         "--label",
         `brain.harness=${name}`,
         "--network",
@@ -153,7 +153,7 @@ async function openInDocker(
   } catch (err) {
     rmSync(toolsDir, { recursive: true, force: true });
     // A run that timed out (or failed) may have started the container all the same: removed by its label.
-    await sweepSession(docker, options.sessionId, stopMs).catch(() => {});
+    await sweepSession(docker, owner, stopMs).catch(() => {});
     throw err;
   }
   const id = started.stdout.trim().split("\n").at(-1)?.trim() ?? "";
