@@ -1,6 +1,14 @@
 // The durable, append-only event log of one session. Implementations: src/store/fs (embedded), later NATS.
 import type { NewEvent, SessionEvent } from "../protocol/events.js";
 
+/**
+ * The bytes of events a page (a read with a limit) holds at most, past its first event. Counted in events alone, a
+ * page of a log of large events (prompts and tool results of megabytes) is as large as its count allows: a few
+ * watchers catching up on such a log (SSE reads 1000 a page, GET …/log up to 10000) would run the daemon out of
+ * memory.
+ */
+export const PAGE_BYTES = 16 << 20;
+
 export interface EventLog {
   readonly session: string;
   /** The seq of the last durable event (0 when empty). */
@@ -19,7 +27,10 @@ export interface EventLog {
    * 1). A read after a cursor before it reads on from it: the events in between are gone.
    */
   readonly firstSeq?: number;
-  /** Durable events with seq > after, in order (at most `limit`). */
+  /**
+   * Durable events with seq > after, in order (at most `limit`). A read with a limit is a page: it may end early,
+   * once it holds about PAGE_BYTES past its first event, so readers page on from the last event they got.
+   */
   read(after: number, limit?: number): Promise<SessionEvent[]>;
   /**
    * The requests still waiting for an answer (their request events, in log order) and the turns started but not

@@ -1,9 +1,10 @@
 // A page of a log of large events is bounded in bytes as well as in events: the readers that page (SSE catch-up,
 // GET …/log) read on from its last event, and the whole-log reads the host makes without a limit stay whole.
 import { describe, expect, it } from "vitest";
+import { PAGE_BYTES } from "../../core/event-log.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
-import { listSealed, PAGE_BYTES } from "./segments.js";
+import { listSealed } from "./segments.js";
 import { useLogDir } from "./testing/log-dir.js";
 
 const tmp = useLogDir("brain-page-");

@@ -6,6 +6,7 @@
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
+import { PAGE_BYTES } from "../../core/event-log.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { failure, StoreError } from "./errors.js";
 import { forEachLine, readAfter, scanLog } from "./jsonl-scan.js";
@@ -156,14 +157,6 @@ export interface ReadSource {
   /** An open descriptor and the bytes of it that are durable; else the file is opened, read and closed. */
   open?: { fd: number; size: number; from?: number };
 }
-
-/**
- * The bytes of lines a page (a read with a limit) holds at most, past its first event. Counted in events alone, a
- * page of a log of large events (prompts and tool results of megabytes) is as large as its count allows: a few
- * watchers catching up on such a log (SSE reads 1000 a page, GET …/log up to 10000) would run the daemon out of
- * memory. Readers page on from the last event they got: a page may be shorter than its limit.
- */
-export const PAGE_BYTES = 16 << 20;
 
 /**
  * At most `limit` events with seq > after across `sources` (oldest first), touching only the segments that

@@ -4,6 +4,7 @@
 
 import type { StoredMsg } from "@nats-io/jetstream";
 import { headers, type MsgHdrs } from "@nats-io/transport-node";
+import { PAGE_BYTES } from "../../core/event-log.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import type { NatsContext } from "./context.js";
 import { errorMessage, isUnanswered, NatsStoreError, natsFailure, retrying } from "./errors.js";
@@ -141,15 +142,25 @@ export class LogReader {
     return best;
   }
 
-  /** Events with seq > after, in order, at most `limit`, up to `upTo` (the last acknowledged seq known). */
+  /**
+   * Events with seq > after, in order, at most `limit`, up to `upTo` (the last acknowledged seq known). With a
+   * finite limit the read is a page, ending with the message that takes it past PAGE_BYTES.
+   */
   async read(after: number, limit: number, tail?: MessageRef): Promise<SessionEvent[]> {
     const end = tail ?? (await this.last());
     if (!end || end.last <= after || limit < 1) return [];
     let at = await this.locate(after, end);
     const out: SessionEvent[] = [];
-    while (at !== undefined && at <= end.streamSeq && out.length < limit) {
+    let budget = Number.isFinite(limit) ? PAGE_BYTES : Number.POSITIVE_INFINITY;
+    while (
+      at !== undefined &&
+      at <= end.streamSeq &&
+      out.length < limit &&
+      (budget > 0 || out.length === 0)
+    ) {
       const msg = await this.next(at);
       if (!msg || msg.seq > end.streamSeq) break;
+      budget -= msg.data.length;
       for (const e of decodeBatch(msg, this.session, this.where)) {
         // Seqs only go up: a batch a raced stale writer got in (nats-server 2.9 lets concurrent publishes
         // with one expected sequence all through) is skipped where it repeats seqs, never shown twice.
