@@ -4,18 +4,10 @@
 // in `<home>/run/containers/<id>.json` (the docker program and the owning Brain's pid and start, as the spawn
 // records of ../process/spawn-records.ts), the record removed with the container, and a Brain's start removes
 // the containers of records whose owner is gone. Records of a live owner (another Brain on this home) stay.
-import {
-  closeSync,
-  constants,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeSync,
-} from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { processAlive, processStart } from "../../core/process-identity.js";
+import { ownerRecordNames, thisOwner, writeOwnerRecord } from "../../core/owner-records.js";
+import { processAlive } from "../../core/process-identity.js";
 
 /** A container id as Docker prints it (or a test's fake): a file name, and never taken for a flag. */
 const CONTAINER_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
@@ -32,7 +24,7 @@ export function containerRecordsDir(home: string): string {
 
 /** Brain's side: a file per container it starts, removed when the container is. */
 export class ContainerRecords {
-  private readonly owner = { pid: process.pid, start: processStart(process.pid) };
+  private readonly owner = thisOwner();
   private readonly dir: string;
 
   /** `home`: Brain's; its containers carry it as a label too (container.ts). */
@@ -45,14 +37,7 @@ export class ContainerRecords {
     if (!CONTAINER_ID.test(id)) return;
     const record: ContainerRecord = { docker, owner: this.owner };
     try {
-      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-      const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
-      const fd = openSync(join(this.dir, `${id}.json`), flags, 0o600);
-      try {
-        writeSync(fd, JSON.stringify(record));
-      } finally {
-        closeSync(fd);
-      }
+      writeOwnerRecord(this.dir, `${id}.json`, record);
     } catch {
       // See above.
     }
@@ -68,12 +53,7 @@ export class ContainerRecords {
  * (`done`), each record removed once its container is. `found`: how many there were.
  */
 export function removeOrphanedContainers(dir: string): { found: number; done: Promise<void> } {
-  let names: string[];
-  try {
-    names = readdirSync(dir).filter((name) => name.endsWith(".json"));
-  } catch {
-    return { found: 0, done: Promise.resolve() }; // no records yet
-  }
+  const names = ownerRecordNames(dir);
   const orphans: { id: string; file: string; docker: string }[] = [];
   for (const name of names) {
     const id = name.slice(0, -".json".length);

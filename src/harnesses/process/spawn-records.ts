@@ -8,18 +8,9 @@
 // no pid that is still some group's id, so while the recorded group lives on, its id names nothing else. What
 // is left: the recorded group ends, its id goes to a new process that leads a group of its own, and that one
 // exits leaving members behind - all before the next start. That group would be stopped.
-import {
-  closeSync,
-  constants,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from "node:fs";
+import { readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { ownerRecordNames, thisOwner, writeOwnerRecord } from "../../core/owner-records.js";
 import { processAlive, processGroup, processStart } from "../../core/process-identity.js";
 
 /** How long an orphaned group has to stop after SIGTERM before SIGKILL. */
@@ -41,7 +32,7 @@ export function spawnRecordsDir(home: string): string {
 
 /** Brain's side: a file per group it starts, removed when the group's leader exits. */
 export class SpawnRecords {
-  private readonly owner = { pid: process.pid, start: processStart(process.pid) };
+  private readonly owner = thisOwner();
 
   constructor(private readonly dir: string) {}
 
@@ -53,17 +44,7 @@ export class SpawnRecords {
     if (process.platform !== "linux") return;
     const record: SpawnRecord = { pgid, start: processStart(pgid), owner: this.owner };
     try {
-      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-      const fd = openSync(
-        this.file(pgid),
-        constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,
-        0o600,
-      );
-      try {
-        writeSync(fd, JSON.stringify(record));
-      } finally {
-        closeSync(fd);
-      }
+      writeOwnerRecord(this.dir, `${pgid}.json`, record);
     } catch {
       // See above: the start goes on.
     }
@@ -95,12 +76,7 @@ export interface OrphanSweep {
 export function stopOrphanedGroups(dir: string, graceMs = GRACE_MS): OrphanSweep {
   const sweep: OrphanSweep = { stopped: 0, malformed: [], done: Promise.resolve() };
   if (process.platform !== "linux") return sweep;
-  let names: string[];
-  try {
-    names = readdirSync(dir).filter((name) => name.endsWith(".json"));
-  } catch {
-    return sweep; // no records yet
-  }
+  const names = ownerRecordNames(dir);
   const signalled: { pgid: number; file: string }[] = [];
   for (const name of names) {
     const file = join(dir, name);
