@@ -196,21 +196,23 @@ describe("a session in a dev container", () => {
     rmSync(config);
     symlinkSync(secret, config);
     symlinkSync(victim, `${config}.tmp`);
-    const shim = spawnSync(
-      process.execPath,
-      [
-        devcontainerShim(),
-        "--docker",
-        "/bin/true",
-        "--container",
-        "c1",
-        "--workspace-folder",
-        workspace,
-        "--",
-        "x",
-      ],
-      { encoding: "utf8" },
-    );
+    const runShim = () =>
+      spawnSync(
+        process.execPath,
+        [
+          devcontainerShim(),
+          "--docker",
+          "/bin/true",
+          "--container",
+          "c1",
+          "--workspace-folder",
+          workspace,
+          "--",
+          "x",
+        ],
+        { encoding: "utf8" },
+      );
+    const shim = runShim();
     expect(shim.status).toBe(1);
     expect(shim.stderr).toMatch(/^brain devcontainer exec: .*devcontainer\.json is a symbolic link/);
     expect(readFileSync(victim, "utf8")).toBe("precious\n");
@@ -221,21 +223,7 @@ describe("a session in a dev container", () => {
     writeFileSync(join(outside, "devcontainer.json"), hostJson);
     rmSync(join(workspace, ".devcontainer"), { recursive: true });
     symlinkSync(outside, join(workspace, ".devcontainer"));
-    const throughLink = spawnSync(
-      process.execPath,
-      [
-        devcontainerShim(),
-        "--docker",
-        "/bin/true",
-        "--container",
-        "c1",
-        "--workspace-folder",
-        workspace,
-        "--",
-        "x",
-      ],
-      { encoding: "utf8" },
-    );
+    const throughLink = runShim();
     expect(throughLink.status).toBe(1);
     expect(throughLink.stderr).toMatch(
       /devcontainer\/\.devcontainer is a symbolic link, not a file Brain wrote/,
