@@ -1,6 +1,9 @@
+import { chmodSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { describe, expect, it } from "vitest";
-import { newToken } from "./tokens.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { loadOrCreateTokens, newToken, readTokens, tokensPath, writeTokens } from "./tokens.js";
 
 describe("newToken", () => {
   it("makes tokens a command line takes as an option's value (never starting with '-')", () => {
@@ -12,5 +15,45 @@ describe("newToken", () => {
       const { values } = parseArgs({ args: ["--token", token], options: { token: { type: "string" } } });
       expect(values.token).toBe(token);
     }
+  });
+});
+
+describe.skipIf(process.platform === "win32")("the token file's mode", () => {
+  const homes: string[] = [];
+  const home = () => {
+    const dir = mkdtempSync(join(tmpdir(), "brain-tokens-"));
+    homes.push(dir);
+    return dir;
+  };
+  afterEach(() => {
+    for (const dir of homes.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("refuses a tokens.json other users may read or write, naming the chmod that fixes it", () => {
+    const dir = home();
+    const { file } = loadOrCreateTokens(dir);
+    const path = tokensPath(dir);
+    for (const mode of [0o644, 0o640, 0o604, 0o620, 0o602]) {
+      chmodSync(path, mode);
+      expect(() => loadOrCreateTokens(dir)).toThrow(`mode 0${mode.toString(8)}`);
+      expect(() => readTokens(path)).toThrow(`run \`chmod 600 ${path}\``);
+    }
+    chmodSync(path, 0o600);
+    expect(loadOrCreateTokens(dir)).toEqual({ file, created: false });
+    chmodSync(path, 0o400);
+    expect(readTokens(path)).toEqual(file);
+  });
+
+  it("checks the file a symlinked tokens.json points to", () => {
+    const dir = home();
+    const target = join(home(), "tokens.json");
+    writeTokens(target, {
+      tokens: [{ token: newToken(), tenant: "default", role: "controller" }],
+      secret: "s".repeat(43),
+    });
+    symlinkSync(target, tokensPath(dir));
+    expect(loadOrCreateTokens(dir).created).toBe(false);
+    chmodSync(target, 0o644);
+    expect(() => loadOrCreateTokens(dir)).toThrow("chmod 600");
   });
 });

@@ -1,7 +1,7 @@
 // The daemon's tokens: $BRAIN_HOME/tokens.json (mode 0600), created at first start with one controller token of
 // the "default" tenant. Add tenant or observer tokens with `brain token add`; the daemon reads the file at start.
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { type TokenEntry, type TokenRole, TokensFile } from "../../protocol/api.js";
 import { describeIssues } from "../../protocol/frames.js";
@@ -37,6 +37,7 @@ export function loadOrCreateTokens(home: string): { file: TokensFile; created: b
 }
 
 export function readTokens(path: string): TokensFile {
+  refuseShared(path);
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(path, "utf8"));
@@ -50,6 +51,26 @@ export function readTokens(path: string): TokensFile {
     );
   }
   return parsed.data;
+}
+
+/**
+ * A token file other users may read gives them every tenant's token, and one they may write lets them add
+ * their own: refused, as ssh refuses a shared private key. The mode checked is the file's own, through a
+ * symlink. Windows has no such mode bits.
+ */
+function refuseShared(path: string): void {
+  if (process.platform === "win32") return;
+  let mode: number;
+  try {
+    mode = statSync(path).mode & 0o777;
+  } catch {
+    return; // reading it says why
+  }
+  if ((mode & 0o077) !== 0) {
+    throw new TokenFileError(
+      `${path}: mode 0${mode.toString(8)} lets other users read or change the daemon's tokens; run \`chmod 600 ${path}\``,
+    );
+  }
 }
 
 /** tmp + rename, mode 0600 from the start: the file never exists readable by others. */
