@@ -71,4 +71,34 @@ describe("seedMessages", () => {
       ],
     });
   });
+
+  it("keeps a native call's result when an earlier call carried as text had the same id", () => {
+    // Another family's built-in, then a bound tool on this one: ids are unique only within one harness's run.
+    const events = log([
+      { type: "user.prompt", turn: "t1", data: { text: "list" } },
+      { type: "tool.call", turn: "t1", data: { id: "call_1", name: "Bash", arguments: { command: "ls" } } },
+      result("call_1", "a.txt"),
+      { type: "assistant.message", turn: "t1", data: { text: "listed" } },
+      { type: "user.prompt", turn: "t2", data: { text: "echo" } },
+      { type: "tool.call", turn: "t2", data: { id: "call_1", name: "echo", arguments: { value: "x" } } },
+      { ...result("call_1", "x"), turn: "t2" },
+      { type: "assistant.message", turn: "t2", data: { text: "done" } },
+    ]);
+    expect(seedMessages(transcriptOf(events), { native: (name) => name === "echo" })).toEqual([
+      { role: "user", text: "list" },
+      {
+        role: "assistant",
+        parts: [
+          {
+            type: "text",
+            text: '[Called tool Bash with {"command":"ls"}]\n\n[Tool Bash returned: a.txt]\n\nlisted',
+          },
+        ],
+      },
+      { role: "user", text: "echo" },
+      { role: "assistant", parts: [{ type: "call", id: "call_1", name: "echo", arguments: { value: "x" } }] },
+      { role: "tool", results: [{ id: "call_1", name: "echo", text: "x", is_error: false }] },
+      { role: "assistant", parts: [{ type: "text", text: "done" }] },
+    ]);
+  });
 });

@@ -103,6 +103,9 @@ export function seedMessages(transcript: Transcript, options: SeedOptions): Seed
         break;
       case "tool_call":
         if (options.native(item.name)) {
+          // Ids are unique only within one harness's run (a runner's `call_1` comes again after a restart, or
+          // on another family): a native call's id no longer names an earlier call carried as text.
+          textCalls.delete(item.id);
           if (waiting.length === 0 || out.at(-1)?.role !== "assistant") settle();
           assistant().push({ type: "call", id: item.id, name: item.name, arguments: item.arguments });
           waiting.push({ id: item.id, name: item.name });
@@ -113,12 +116,13 @@ export function seedMessages(transcript: Transcript, options: SeedOptions): Seed
         }
         break;
       case "tool_result":
-        if (textCalls.has(item.id)) {
-          settle();
-          addText(`[Tool ${item.name} ${item.is_error ? "failed" : "returned"}: ${item.text}]`);
-        } else if (waiting.some((c) => c.id === item.id)) {
+        if (waiting.some((c) => c.id === item.id)) {
           results.push({ id: item.id, name: item.name, text: item.text, is_error: item.is_error });
           if (results.length === waiting.length) settle();
+        } else if (textCalls.has(item.id)) {
+          textCalls.delete(item.id);
+          settle();
+          addText(`[Tool ${item.name} ${item.is_error ? "failed" : "returned"}: ${item.text}]`);
         }
         break;
       case "turn_end":
