@@ -11,14 +11,17 @@ export interface CreatedSession {
   log?: EventLog;
   /** Settles once the record and the log's file are durable: the session is acknowledged only after. */
   durable: Promise<void>;
-  /** For a session that will not be opened after all (its seeding failed): its files as made, its log let go. */
+  /**
+   * For a session that will not be opened after all (its seeding or its first open failed): its log let go and
+   * the session removed, so that no half-made session is listed or opened later.
+   */
   abandon(): Promise<void>;
 }
 
 export async function createdSession(store: SessionStore, input: NewSessionRecord): Promise<CreatedSession> {
   if (!store.createOpen) {
     const record = await store.create(input);
-    return { record, durable: Promise.resolve(), abandon: async () => {} };
+    return { record, durable: Promise.resolve(), abandon: () => removeQuietly(store, record.id) };
   }
   const { record, log, durable } = await store.createOpen(input);
   // Awaited by whoever opens the session; failing before anyone awaits it is not an unhandled rejection.
@@ -26,6 +29,7 @@ export async function createdSession(store: SessionStore, input: NewSessionRecor
   const abandon = async () => {
     await durable.catch(() => {});
     await log.close().catch(() => {});
+    await removeQuietly(store, record.id);
   };
   return { record, log, durable, abandon };
 }
@@ -63,4 +67,9 @@ export async function openCreated(
     throw failed.reason;
   }
   return live;
+}
+
+/** The caller reports why the session was given up; a removal that fails too must not hide that. */
+async function removeQuietly(store: SessionStore, id: string): Promise<void> {
+  await store.remove(id).catch(() => {});
 }

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CONVERSATION_FILE } from "../harnesses/api/conversation.js";
 import { apiTestBed } from "../harnesses/api/testing/bed.js";
-import { echoFactory, events, textOf } from "../testing/brain.js";
+import { echoFactory, events, makeBrain, textOf } from "../testing/brain.js";
 
 const bed = apiTestBed();
 const brain = (home?: string) => bed.brain({ factories: [echoFactory()], ...(home ? { home } : {}) });
@@ -121,5 +121,24 @@ describe("handoff", () => {
     await expect(bed.current.brain.handoff(source.id, { to: "nope" })).rejects.toThrow(
       /unknown harness "nope"/,
     );
+  });
+});
+
+describe("a handoff whose seeding fails", () => {
+  it("lists no half-made session, and the source goes on", async () => {
+    const { brain } = bed.use(
+      makeBrain({
+        seeders: {
+          echo: async () => {
+            throw new Error("ENOSPC: no space left on device");
+          },
+        },
+      }),
+    );
+    const source = await brain.create({ harness: "echo", config: {} });
+    expect((await (await source.prompt("hello")).settled).status).toBe("completed");
+    await expect(brain.handoff(source.id, { to: "echo" })).rejects.toThrow(/ENOSPC/);
+    expect((await brain.list()).map((r) => r.id)).toEqual([source.id]);
+    expect((await (await source.prompt("still there?")).settled).status).toBe("completed");
   });
 });

@@ -46,6 +46,8 @@ export function makeBrain(
     providers?: BrainOptions["providers"];
     env?: BrainOptions["env"];
     providerEnv?: BrainOptions["providerEnv"];
+    /** The families' seeders, when not the built-in ones (a seeding that fails). */
+    seeders?: BrainOptions["seeders"];
   } = {},
 ): TestBrain {
   const home = options.home ?? tempDir();
@@ -54,7 +56,7 @@ export function makeBrain(
     store,
     harnesses: new HarnessRegistry(options.factories ?? [echoFactory()]),
     // The built-in families' seeders (handoff, rebuild), as a real host has them.
-    seeders: catalogSeeders(builtinCatalog()),
+    seeders: options.seeders ?? catalogSeeders(builtinCatalog()),
     tools: new ToolRouter([new BuiltinTools(), ...(options.tools ?? [])]),
     ...(options.provider ? { credentials: () => options.provider! } : {}),
     ...(options.sessionTools ? { sessionTools: options.sessionTools } : {}),
