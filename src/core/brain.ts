@@ -16,9 +16,9 @@ import {
   ranOnlyOn,
   refuseRunning,
   requireHarness,
+  reseed,
   type Seeded,
   seedNative,
-  setAside,
   summaryOption,
 } from "./handoff.js";
 import { type LiveChange, type LiveSession, LiveSessions } from "./live-sessions.js";
@@ -217,10 +217,10 @@ export class Brain {
     const own = await this.events(id);
     const events = await conversationEvents(this.options.store, record, own);
     const native = this.options.store.paths(id).native;
-    const aside = await setAside(native);
     const input = { dir: native, config: record.config, transcript: transcriptOf(events), sameFamily: true };
     const seq = own.at(-1)?.seq ?? 0;
-    const seeded = await seedNative(this.options.seeders?.[record.harness], input, seq);
+    const seeder = this.options.seeders?.[record.harness];
+    const { seeded, aside } = await reseed(native, () => seedNative(seeder, input, seq));
     await this.options.store.update(id, { seeded });
     // Reopened, so the session runs with the record that says how it was seeded.
     await this.closeSession(id);

@@ -1,7 +1,7 @@
 // Handoff and rebuild through Brain's log, on in-process harnesses (fast): the api harness seeded natively, the
 // echo runner (a family Brain cannot seed) given the history as a marked summary. The real CLIs' pairs are in
 // src/testing/cli-handoff.test.ts.
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CONVERSATION_FILE } from "../harnesses/api/conversation.js";
@@ -124,9 +124,10 @@ describe("handoff", () => {
   });
 });
 
-describe("a handoff whose seeding fails", () => {
-  it("lists no half-made session, and the source goes on", async () => {
-    const { brain } = bed.use(
+describe("a seeding that fails", () => {
+  /** A Brain whose echo seeder fails as a full disk would. */
+  const failingSeeder = () =>
+    bed.use(
       makeBrain({
         seeders: {
           echo: async () => {
@@ -135,6 +136,21 @@ describe("a handoff whose seeding fails", () => {
         },
       }),
     );
+
+  it("rebuild: puts the old native files back, and the session goes on", async () => {
+    const { brain, store } = failingSeeder();
+    const session = await brain.create({ harness: "echo", config: {} });
+    expect((await (await session.prompt("hello")).settled).status).toBe("completed");
+    const native = store.paths(session.id).native;
+    const before = readdirSync(native);
+    await expect(brain.rebuild(session.id)).rejects.toThrow(/ENOSPC/);
+    expect(readdirSync(native)).toEqual(before);
+    const again = await brain.session(session.id);
+    expect((await (await again.prompt("still there?")).settled).status).toBe("completed");
+  });
+
+  it("handoff: lists no half-made session, and the source goes on", async () => {
+    const { brain } = failingSeeder();
     const source = await brain.create({ harness: "echo", config: {} });
     expect((await (await source.prompt("hello")).settled).status).toBe("completed");
     await expect(brain.handoff(source.id, { to: "echo" })).rejects.toThrow(/ENOSPC/);

@@ -2,7 +2,7 @@
 // (or the same one) seeded with the whole conversation; a rebuild rewrites a session's own native state from its
 // log when the harness lost it. Families that can write their native format do (FamilyDescriptor.seed); the
 // others get the history as a marked summary in the first prompt, and the session record says which it was.
-import { mkdir, readdir, rename } from "node:fs/promises";
+import { mkdir, readdir, rename, rm, rmdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { SessionEvent } from "../protocol/events.js";
 import type { SessionConfig } from "../protocol/runner.js";
@@ -118,6 +118,27 @@ export async function setAside(native: string): Promise<string> {
     if (name !== "work") await rename(join(native, name), join(aside, name));
   }
   return aside;
+}
+
+/**
+ * Seeds a native dir anew (`seed`) with its old files set aside first. A seeding that fails (the writer crashed,
+ * the disk filled) puts the old files back: the session is left as it was, not without its native state.
+ */
+export async function reseed(
+  native: string,
+  seed: () => Promise<Seeded>,
+): Promise<{ seeded: Seeded; aside: string }> {
+  const aside = await setAside(native);
+  try {
+    return { seeded: await seed(), aside };
+  } catch (err) {
+    for (const name of await readdir(native)) {
+      if (name !== "work") await rm(join(native, name), { recursive: true, force: true });
+    }
+    for (const name of await readdir(aside)) await rename(join(aside, name), join(native, name));
+    await rmdir(aside);
+    throw err;
+  }
 }
 
 /**
