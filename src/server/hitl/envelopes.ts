@@ -10,6 +10,7 @@ import {
   type HitlRespondBody,
   type HitlResponseEnvelope,
 } from "../../protocol/nui/hitl.js";
+import { ApiError } from "../errors.js";
 
 type Answerable = Extract<PendingRequest["kind"], "permission.requested" | "question.requested">;
 
@@ -71,8 +72,31 @@ export function answerOf(request: PendingRequest & { kind: Answerable }, body: H
       : typeof answers.reason === "string"
         ? answers.reason
         : undefined;
+  if (body.status === "pending" || body.status === "delivered") {
+    throw new ApiError(
+      "bad_request",
+      `field "status": "${body.status}" is not an answer; send "answered", "declined", "cancelled" or "expired"`,
+      "status",
+    );
+  }
   const refused = body.status === "declined" || body.status === "cancelled" || body.status === "expired";
   if (request.kind === "permission.requested") {
+    // Only a clear yes allows: nui's "answered" status (its approve), unless the answers say no. An approval
+    // that is not a boolean or a decision that is neither word is refused rather than read as a yes.
+    if (answers.approved !== undefined && typeof answers.approved !== "boolean") {
+      throw new ApiError(
+        "bad_request",
+        `field "answers.approved": must be true or false, not ${JSON.stringify(answers.approved)}`,
+        "answers.approved",
+      );
+    }
+    if (answers.decision !== undefined && answers.decision !== "allow" && answers.decision !== "deny") {
+      throw new ApiError(
+        "bad_request",
+        `field "answers.decision": must be "allow" or "deny", not ${JSON.stringify(answers.decision)}`,
+        "answers.decision",
+      );
+    }
     const allow = !refused && answers.approved !== false && answers.decision !== "deny";
     const reason =
       note ?? (allow ? "approved through the HITL API" : `${body.status ?? "declined"} through the HITL API`);
