@@ -10,7 +10,10 @@ import { RequestDesk } from "./request-desk.js";
 function desk() {
   const pending = new PendingRequests();
   const log: NewEvent[] = [];
+  /** Events the log refuses, as a store refuses one too large for it. */
+  const refuse = { when: (_event: NewEvent) => false };
   const append = async (events: NewEvent[]) => {
+    if (events.some((event) => refuse.when(event))) throw new Error("the store refused the write");
     for (const event of events) {
       log.push(event);
       pending.observe(event);
@@ -22,7 +25,7 @@ function desk() {
   const logged = async (type: string) => {
     while (!log.some((e) => e.type === type)) await new Promise((r) => setImmediate(r));
   };
-  return { requests, pending, log, append, logged };
+  return { requests, pending, log, append, logged, refuse };
 }
 
 describe("RequestDesk", () => {
@@ -71,6 +74,25 @@ describe("RequestDesk", () => {
     turn.abort();
     await expect(waiting).resolves.toMatchObject({ decision: "deny", reason: "the turn was interrupted" });
     expect(log.at(-1)).toMatchObject({ type: "permission.resolved", data: { id: "p1", decision: "deny" } });
+    expect(requests.asking("p1")).toBe(false);
+  });
+
+  it("denies a request whose answer the log refused, instead of leaving its turn waiting for good", async () => {
+    const { requests, log, logged, refuse } = desk();
+    const turn = new AbortController();
+    const waiting = requests.permit("t1", { tool: "echo" }, turn.signal, { id: "p1" });
+    await logged("permission.requested");
+    refuse.when = (event) => event.type === "permission.resolved" && event.data.reason === "huge";
+    await expect(requests.reply("p1", { decision: "allow", reason: "huge" }, "s1")).rejects.toThrow(
+      "the store refused the write",
+    );
+    await expect(waiting).resolves.toMatchObject({
+      decision: "deny",
+      reason: expect.stringContaining("the answer could not be logged: the store refused the write"),
+    });
+    expect(log.filter((e) => e.type === "permission.resolved")).toEqual([
+      expect.objectContaining({ data: expect.objectContaining({ id: "p1", decision: "deny" }) }),
+    ]);
     expect(requests.asking("p1")).toBe(false);
   });
 });

@@ -111,7 +111,19 @@ export class RequestDesk {
     const key = waiterKey(kind, event.data.id);
     const wake = this.waiters.get(key);
     this.waiters.delete(key);
-    await this.parts.append([{ ...event, turn: request.turn } as NewEvent]);
+    try {
+      await this.parts.append([{ ...event, turn: request.turn } as NewEvent]);
+    } catch (err) {
+      // Claimed, so no timeout or interrupt will end it now: the request gets the fallback (a smaller event the
+      // log may still take, e.g. one without an oversized reason), its turn goes on, and the client hears why.
+      const reason = `the answer could not be logged: ${(err as Error).message}`;
+      const fallback =
+        kind === "permission.requested" ? { decision: "deny" as const, reason } : { answer: "", reason };
+      const data = { id: event.data.id, ...fallback };
+      this.parts.append([{ type: event.type, turn: request.turn, data } as NewEvent]).catch(() => {});
+      wake?.(data);
+      throw err;
+    }
     // The key is the client's bookkeeping, not part of the verdict the harness gets.
     const { idempotency_key: _, ...verdict } = event.data;
     wake?.(verdict);
