@@ -1,7 +1,7 @@
 // `brain run` spawns its runner before the config is validated: the session's harness takes that very child when
 // it would spawn the same launch, a bad config still fails as before and leaves no process behind, and the early
 // step starts nothing for the runs it cannot be sure of.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -9,11 +9,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { minimalEnvironment } from "../harnesses/process/environment.js";
 import { ProcessFactory } from "../harnesses/process/factory.js";
 import { echoRunnerPath } from "../harnesses/process/runner-paths.js";
+import { spawnRecordsDir, stopOrphanedGroups } from "../harnesses/process/spawn-records.js";
 import type { StartedRunner } from "../harnesses/process/started-runner.js";
 import { events, makeBrain, type TestBrain, tempDir, textOf } from "../testing/brain.js";
-import { useBrainCli } from "../testing/brain-cli.js";
+import { root, useBrainCli } from "../testing/brain-cli.js";
 import { inlineRunnerArgs } from "../testing/inline-runner.js";
-import { alive, until } from "../testing/processes.js";
+import { alive, groupAlive, until } from "../testing/processes.js";
 import { startEarlyRunner } from "./early-runner.js";
 
 /** Logs `start <pid> <its environment's names>` when it boots; answers a prompt with its pid. */
@@ -173,5 +174,37 @@ describe("brain run with an early runner", () => {
     );
     expect(running(marker)).toEqual([]);
     for (const { pid } of starts(pidLog)) expect(alive(pid), `runner ${pid}`).toBe(false);
+  });
+
+  it("leaves what its runner started to the next Brain to stop when Brain is killed", async () => {
+    const pidFile = join(tempDir(), "runner-pid");
+    // Starts a process in its group, as a tool would, and never answers: Brain is killed mid-open.
+    const line = `echo $$ > ${pidFile}; sleep 300 & exec cat >/dev/null`;
+    config(cli.work, {
+      defaults: { harness: "sh" },
+      harnesses: { sh: { command: ["/bin/sh", "-c", line] } },
+    });
+    const brain = spawn(process.execPath, [join(root, "bin/brain.js"), "run", "hi"], {
+      cwd: cli.work,
+      env: { ...process.env, BRAIN_HOME: cli.home },
+      stdio: "ignore",
+    });
+    let pgid = 0;
+    try {
+      await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"));
+      pgid = Number(readFileSync(pidFile, "utf8"));
+      const gone = new Promise((resolve) => brain.once("exit", resolve));
+      brain.kill("SIGKILL");
+      await gone;
+      expect(groupAlive(pgid)).toBe(true); // nothing of Brain's is left to stop it
+      // The next Brain on this home, at its start.
+      const sweep = stopOrphanedGroups(spawnRecordsDir(cli.home), 100);
+      expect(sweep.stopped).toBe(1);
+      await sweep.done;
+      await until(() => !groupAlive(pgid));
+    } finally {
+      brain.kill("SIGKILL");
+      if (pgid > 0 && groupAlive(pgid)) process.kill(-pgid, "SIGKILL");
+    }
   });
 });

@@ -13,8 +13,10 @@ import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { findMissing, splitCommandLine } from "../harnesses/process/command.js";
 import { echoRunnerPath, piRunnerPath } from "../harnesses/process/runner-paths.js";
+import { SpawnRecords, spawnRecordsDir } from "../harnesses/process/spawn-records.js";
 import { type RunnerLaunch, StartedRunner, spawnRunner } from "../harnesses/process/started-runner.js";
 import { MAX_FRAME } from "../protocol/ndjson.js";
+import { brainHome } from "./brain-home.js";
 import { configFile } from "./config-file.js";
 
 /** `brain run`'s options (commands/run.ts parses with these too, plus --config). */
@@ -37,7 +39,11 @@ const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null 
 const own = (o: Json, key: string): unknown => (Object.hasOwn(o, key) ? o[key] : undefined);
 
 /** Spawns the runner `brain run <args>` will most likely use, or returns undefined when that is not clear. */
-export function startEarlyRunner(args: string[], cwd = process.cwd()): StartedRunner | undefined {
+export function startEarlyRunner(
+  args: string[],
+  cwd = process.cwd(),
+  home = brainHome(),
+): StartedRunner | undefined {
   let launch: RunnerLaunch | undefined;
   try {
     launch = earlyLaunch(args, cwd);
@@ -51,7 +57,9 @@ export function startEarlyRunner(args: string[], cwd = process.cwd()): StartedRu
     child.on("error", () => {}); // the validated path spawns again and reports the failure
     return undefined;
   }
-  return new StartedRunner(launch, child);
+  // Recorded as the spawn host's children are: a Brain killed before it could stop the runner's group (kill -9,
+  // the OOM killer) leaves it to the next Brain's start to stop.
+  return new StartedRunner(launch, child, new SpawnRecords(spawnRecordsDir(home)));
 }
 
 /** The launch of a new session's runner, from the arguments and the config's JSON, when they name one. */

@@ -1,18 +1,15 @@
 // Where Brain keeps its state and which harnesses a config offers: what commands that list or check harnesses
 // need, without the session store, the tools and the rest of a Brain (setup.ts builds one).
-import { homedir } from "node:os";
-import { join, resolve } from "node:path";
 import {
   builtinCatalog,
   catalogHarnesses,
   catalogHarnessTypes,
   type HarnessTypes,
 } from "../harnesses/catalog.js";
+import { brainHome } from "./brain-home.js";
 import type { LoadedConfig } from "./config.js";
 
-export function brainHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.BRAIN_HOME ? resolve(env.BRAIN_HOME) : join(homedir(), ".brain");
-}
+export { brainHome };
 
 /** Every harness the catalog offers under this config (a later one replaces an earlier one of the same name). */
 export function configHarnesses(

@@ -4,6 +4,7 @@
 // environment rules: the early path runs before zod and the harness catalog load.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { minimalEnvironment } from "./environment.js";
+import type { SpawnRecords } from "./spawn-records.js";
 
 /** What starts a runner: its program, arguments, working directory and the variables its entry adds. */
 export interface RunnerLaunch {
@@ -44,11 +45,21 @@ export class StartedRunner {
   private child: ChildProcessWithoutNullStreams | undefined;
   private readonly exited: Promise<void>;
 
+  /**
+   * `records`: where its group is written down while its leader runs. Forked from Brain itself, it has no spawn
+   * host to stop its group when Brain is killed: the next Brain on this home stops it (spawn-records.ts).
+   */
   constructor(
     readonly launch: RunnerLaunch,
     child: ChildProcessWithoutNullStreams,
+    records?: SpawnRecords,
   ) {
     this.child = child;
+    const pid = child.pid;
+    if (records && pid !== undefined) {
+      records.add(pid);
+      child.once("exit", () => records.remove(pid));
+    }
     // Nothing reads the child until it is claimed; its streams stay paused, so no output is lost meanwhile.
     this.exited = new Promise((resolve) => child.once("exit", () => resolve()));
     // EPIPE or a late failure before a claim: the claimant (RunnerProcess) reports the exit itself.
