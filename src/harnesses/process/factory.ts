@@ -92,7 +92,7 @@ export class ProcessFactory implements HarnessFactory {
     if (missing) throw new HarnessError("brain_error", `harness "${this.name}": ${missing}`);
     const spare = this.pool?.take();
     let harness = spare ? await this.openOn(spare, options, true) : undefined;
-    // No spare, or one that died before answering: that was never this session's failure, start afresh.
+    // No spare, or one that died or hung before answering: that was never this session's failure, start afresh.
     // Not a spare: openOn throws rather than return undefined.
     harness ??= (await this.openOn(this.runnerFor(), options, false))!;
     if (this.pool) {
@@ -115,7 +115,7 @@ export class ProcessFactory implements HarnessFactory {
     return this.pool?.pids() ?? [];
   }
 
-  /** Opens a session on `runner`; undefined only when `spare` and the runner died before answering. */
+  /** Opens a session on `runner`; undefined only when `spare` and the runner died or hung before answering. */
   private async openOn(
     runner: RunnerProcess,
     options: HarnessOptions,
@@ -134,9 +134,11 @@ export class ProcessFactory implements HarnessFactory {
       await harness.open();
       return harness;
     } catch (err) {
-      const died = !runner.alive;
+      // A spare that died, or hung while it waited (it never answered: killed by the timeout), failed no session's
+      // request: a fresh runner gets the open. One that refused the open answers for the session.
+      const unusable = !runner.alive || harness.openUnanswered;
       await harness.close();
-      if (spare && died) return undefined;
+      if (spare && unusable) return undefined;
       if (err instanceof HarnessError)
         throw new HarnessError(err.code, `opening runner "${this.name}": ${err.message}`);
       throw err;

@@ -73,6 +73,8 @@ export class ProcessHarness implements Harness {
   private activeTurn: ActiveTurn | undefined;
   private nextId = 1;
   private broken: string | undefined;
+  /** The runner never answered `open` in time (hung, or too slow), as opposed to refusing it. */
+  openUnanswered = false;
   /** A runner can cause a warning per line it writes (late events, stray replies): the log gets a few a turn. */
   private readonly warnings = new WarningLimit((message) =>
     this.options.emit({ type: "harness.warning", data: { message } }),
@@ -258,6 +260,7 @@ export class ProcessHarness implements Harness {
         timer = setTimeout(() => {
           const message = `runner "${this.runner.spec.name}" did not answer "${method}" within ${timeoutMs / 1000} s`;
           this.pending.get(id)?.reject(new HarnessError("brain_error", this.withStderr(message)));
+          if (method === "open") this.openUnanswered = true;
           // A shared host is left to its other sessions: this attachment is detached as the open fails.
           if (method === "open" && !this.shared) this.runner.kill();
         }, timeoutMs);

@@ -200,6 +200,31 @@ describe("warm runners", () => {
     expect(factory.sparePids()).not.toContain(spare);
   });
 
+  it("open a new session on a fresh runner when the spare it took hung, instead of failing its turn", async () => {
+    const pidLog = join(tempDir(), "pids");
+    const factory = new ProcessFactory({
+      name: "warm",
+      command: process.execPath,
+      args: RUNNER,
+      env: { PID_LOG: pidLog },
+      timeouts: { openMs: 2000 },
+    });
+    t = makeBrain({ factories: [factory] });
+    await turnOn(await t.brain.create({ harness: "warm" }));
+    await until(() => factory.sparePids().length === 1);
+    const [spare] = factory.sparePids();
+    await until(() => logged(pidLog, "start").includes(spare!));
+    // Hung while it waited: alive, never answering.
+    process.kill(spare!, "SIGSTOP");
+    try {
+      const second = await t.brain.create({ harness: "warm" });
+      expect(await turnOn(second)).not.toBe(spare);
+      await until(() => !alive(spare!));
+    } finally {
+      if (alive(spare!)) process.kill(spare!, "SIGKILL");
+    }
+  });
+
   it.skipIf(process.platform !== "linux")("die with what they started when the factory closes", async () => {
     const pidLog = join(tempDir(), "pids");
     const factory = warmFactory(pidLog, { SLEEPER: "1" });
