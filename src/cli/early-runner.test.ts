@@ -42,11 +42,14 @@ const config = (dir: string, body: unknown) =>
 
 let started: StartedRunner | undefined;
 let t: TestBrain | undefined;
+/** Runners' groups a test started through a killed Brain: killed here even when the test timed out. */
+const groups: number[] = [];
 afterEach(async () => {
   await started?.discard();
   await t?.cleanup();
   started = undefined;
   t = undefined;
+  for (const pgid of groups.splice(0)) if (groupAlive(pgid)) process.kill(-pgid, "SIGKILL");
 });
 
 /** The processes whose command line holds `marker`. */
@@ -189,10 +192,10 @@ describe("brain run with an early runner", () => {
       env: { ...process.env, BRAIN_HOME: cli.home },
       stdio: "ignore",
     });
-    let pgid = 0;
     try {
       await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"));
-      pgid = Number(readFileSync(pidFile, "utf8"));
+      const pgid = Number(readFileSync(pidFile, "utf8"));
+      groups.push(pgid);
       const gone = new Promise((resolve) => brain.once("exit", resolve));
       brain.kill("SIGKILL");
       await gone;
@@ -204,7 +207,45 @@ describe("brain run with an early runner", () => {
       await until(() => !groupAlive(pgid));
     } finally {
       brain.kill("SIGKILL");
-      if (pgid > 0 && groupAlive(pgid)) process.kill(-pgid, "SIGKILL");
+    }
+  });
+
+  it("takes its runner's group with it when a second Ctrl-C leaves at once", async () => {
+    const pidFile = join(tempDir(), "runner-pid");
+    // Starts a process in its group, as a tool would, and never answers the open: the turn waits.
+    const line = `echo $$ > ${pidFile}; sleep 300 & exec cat >/dev/null`;
+    config(cli.work, {
+      defaults: { harness: "sh" },
+      harnesses: { sh: { command: ["/bin/sh", "-c", line] } },
+    });
+    const brain = spawn(process.execPath, [join(root, "bin/brain.js"), "run", "--json", "hi"], {
+      cwd: cli.work,
+      env: { ...process.env, BRAIN_HOME: cli.home },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    brain.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8");
+    });
+    brain.stderr.on("data", (chunk: Buffer) => {
+      err += chunk.toString("utf8");
+    });
+    try {
+      // turn.started: the run's Ctrl-C handler is in place.
+      await until(() => out.includes('"turn.started"') && existsSync(pidFile));
+      await until(() => readFileSync(pidFile, "utf8").endsWith("\n"));
+      const pgid = Number(readFileSync(pidFile, "utf8"));
+      groups.push(pgid);
+      const code = new Promise((resolve) => brain.once("exit", resolve));
+      brain.kill("SIGINT");
+      // The first one only interrupts; a second sent before it was handled could merge with it.
+      await until(() => err.includes("[interrupting"));
+      brain.kill("SIGINT");
+      expect(await code).toBe(130);
+      await until(() => !groupAlive(pgid));
+    } finally {
+      brain.kill("SIGKILL");
     }
   });
 });

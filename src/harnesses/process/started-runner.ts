@@ -47,7 +47,8 @@ export class StartedRunner {
 
   /**
    * `records`: where its group is written down while its leader runs. Forked from Brain itself, it has no spawn
-   * host to stop its group when Brain is killed: the next Brain on this home stops it (spawn-records.ts).
+   * host to stop its group when Brain dies: Brain kills it as it exits, and when Brain is killed, the next Brain
+   * on this home stops it (spawn-records.ts).
    */
   constructor(
     readonly launch: RunnerLaunch,
@@ -56,9 +57,22 @@ export class StartedRunner {
   ) {
     this.child = child;
     const pid = child.pid;
-    if (records && pid !== undefined) {
-      records.add(pid);
-      child.once("exit", () => records.remove(pid));
+    if (pid !== undefined) {
+      records?.add(pid);
+      // Brain leaving at once (process.exit: a second Ctrl-C of `brain run`) stops nothing gracefully, and its
+      // group outlived it (a tool's process): killed as Brain exits, as a spawn host would have.
+      const killGroup = () => {
+        try {
+          process.kill(-pid, "SIGKILL");
+        } catch {
+          // gone already
+        }
+      };
+      process.on("exit", killGroup);
+      child.once("exit", () => {
+        process.off("exit", killGroup);
+        records?.remove(pid);
+      });
     }
     // Nothing reads the child until it is claimed; its streams stay paused, so no output is lost meanwhile.
     this.exited = new Promise((resolve) => child.once("exit", () => resolve()));
