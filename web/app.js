@@ -52,9 +52,10 @@ function showError(id, err) {
   $(id).textContent = err ? (err.message ?? String(err)) : "";
 }
 
-async function signIn(token) {
+/** `who`: the token's /v1/whoami when the caller has asked already. */
+async function signIn(token, who) {
   const api = new Api(token, clientId());
-  const who = await api.call("GET", "/v1/whoami");
+  who ??= await api.call("GET", "/v1/whoami");
   state.api = api;
   $("who").textContent = who.auth ? `tenant ${who.tenant} · ${who.role}` : "no auth (loopback)";
   $("login").hidden = true;
@@ -347,7 +348,7 @@ async function signInFromLink(token) {
     if (!confirm(question)) return false;
   }
   localStorage.setItem("brain.token", token);
-  await signIn(token);
+  await signIn(token, who);
   return true;
 }
 

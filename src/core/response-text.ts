@@ -1,6 +1,13 @@
 // A fetch answer's body, read up to a limit: a server that answers with gigabytes, or without end, has Brain hold
 // at most `max` bytes of it; the rest is never read (the body is cancelled, which closes the connection).
 
+/**
+ * The most Brain reads of an agent's JSON answer (an HTTP agent's /info, /checkpoint, /verify; opencode's API):
+ * far above a real one (a file list, a session), and a bound on what a server answering without end makes Brain
+ * hold.
+ */
+export const MAX_ANSWER_BYTES = 10 << 20;
+
 export interface ResponseText {
   text: string;
   /** The body went on past `max`: `text` is its first `max` bytes. */

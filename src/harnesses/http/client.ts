@@ -4,7 +4,7 @@
 import { Agent } from "undici";
 import { HarnessError } from "../../core/harness.js";
 import { headOf } from "../../core/redact.js";
-import { responseText } from "../../core/response-text.js";
+import { MAX_ANSWER_BYTES, responseText } from "../../core/response-text.js";
 import { type DecodedHarnessEvent, decodeHarnessEvent } from "../../protocol/nui/harness-event.js";
 import { HarnessInfo, type HttpRunBody } from "../../protocol/nui/jsonrpc.js";
 import { readSse } from "../../protocol/sse.js";
@@ -12,11 +12,6 @@ import { readSse } from "../../protocol/sse.js";
 /** POST /run body: nui's fields, plus `runId` so /cancel can name the run (nui's own servers read it). */
 export type RunBody = HttpRunBody;
 
-/**
- * The most Brain reads of a JSON answer (/info, /checkpoint, /verify): far above a real one (a file list), and a
- * bound on what an agent answering without end can make Brain hold.
- */
-export const MAX_ANSWER_BYTES = 10 << 20;
 /** Of an error answer, only its head is quoted. */
 const ERROR_HEAD_BYTES = 64 << 10;
 

@@ -5,13 +5,11 @@ import { randomBytes } from "node:crypto";
 import { freePort } from "../../core/free-port.js";
 import { type ContainerContext, HarnessError } from "../../core/harness.js";
 import { headOf } from "../../core/redact.js";
-import { responseText } from "../../core/response-text.js";
+import { MAX_ANSWER_BYTES, responseText } from "../../core/response-text.js";
 import { readSse } from "../../protocol/sse.js";
 import { CliProcess, type CliSpawn } from "../cli/child.js";
 
 const LABEL = "opencode";
-/** The most Brain reads of an answer: the calls it makes answer a session or an ack, a few KiB. */
-const MAX_ANSWER_BYTES = 10 << 20;
 
 export interface ServerStart extends Omit<CliSpawn, "args" | "onLine" | "onExit" | "label"> {
   extraArgs: string[];
