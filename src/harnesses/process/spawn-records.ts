@@ -90,7 +90,7 @@ export function stopOrphanedGroups(dir: string, graceMs = GRACE_MS): OrphanSweep
     }
     if (processAlive(record.owner.pid, record.owner.start)) continue;
     if (orphanRuns(record)) {
-      signal(record.pgid, "SIGTERM");
+      signalGroup(record.pgid, "SIGTERM");
       signalled.push({ pgid: record.pgid, file });
     } else rmSync(file, { force: true });
   }
@@ -99,7 +99,7 @@ export function stopOrphanedGroups(dir: string, graceMs = GRACE_MS): OrphanSweep
     sweep.done = new Promise((resolve) => {
       setTimeout(() => {
         for (const { pgid, file } of signalled) {
-          signal(pgid, "SIGKILL");
+          signalGroup(pgid, "SIGKILL");
           rmSync(file, { force: true });
         }
         resolve();
@@ -123,7 +123,8 @@ function orphanRuns(record: SpawnRecord): boolean {
   }
 }
 
-function signal(pgid: number, name: NodeJS.Signals): void {
+/** Signals process group `pgid`; nothing when it is gone. */
+export function signalGroup(pgid: number, name: NodeJS.Signals): void {
   try {
     process.kill(-pgid, name);
   } catch {

@@ -4,7 +4,7 @@
 // environment rules: the early path runs before zod and the harness catalog load.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { minimalEnvironment } from "./environment.js";
-import type { SpawnRecords } from "./spawn-records.js";
+import { type SpawnRecords, signalGroup } from "./spawn-records.js";
 
 /** What starts a runner: its program, arguments, working directory and the variables its entry adds. */
 export interface RunnerLaunch {
@@ -61,13 +61,7 @@ export class StartedRunner {
       records?.add(pid);
       // Brain leaving at once (process.exit: a second Ctrl-C of `brain run`) stops nothing gracefully, and its
       // group outlived it (a tool's process): killed as Brain exits, as a spawn host would have.
-      const killGroup = () => {
-        try {
-          process.kill(-pid, "SIGKILL");
-        } catch {
-          // gone already
-        }
-      };
+      const killGroup = () => signalGroup(pid, "SIGKILL");
       process.on("exit", killGroup);
       child.once("exit", () => {
         process.off("exit", killGroup);
