@@ -166,7 +166,13 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
       case "session":
         if (signal.id !== this.state.session_id) {
           this.state = { session_id: signal.id };
-          void this.writeState(this.state);
+          // A rejection here would be unhandled, which ends the daemon; the session goes on and says so instead.
+          this.writeState(this.state).catch((err: NodeJS.ErrnoException) =>
+            this.warn(
+              `could not record Claude Code's session id ${signal.id} in ${STATE_FILE} (${err.code ?? err.message}); ` +
+                "after a restart the session resumes the conversation recorded before",
+            ),
+          );
         }
         return;
       case "permission":
