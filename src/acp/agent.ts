@@ -18,6 +18,7 @@ import {
 import type { BrainClient } from "../client/client.js";
 import { ClientError } from "../client/errors.js";
 import type { CreateSessionBody, PromptBody } from "../protocol/api.js";
+import { replayConversation } from "./replay.js";
 import { askEditor } from "./requests.js";
 import { sessionUpdates } from "./updates.js";
 
@@ -94,14 +95,8 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
     .onRequest(methods.agent.session.load, async ({ params, client: editor }) => {
       const view = await client.session(params.sessionId).catch(fail);
       cwds.set(view.id, params.cwd);
-      const last = (await client.log(view.id, 0, 1)).last_seq;
       const updates = sessionUpdates({ replaying: true, notices: false });
-      for (let after = 0; after < last; ) {
-        const page = await client.log(view.id, after, 1000);
-        if (page.events.length === 0) break;
-        for (const event of page.events) await send(editor, view.id, updates(event));
-        after = page.events.at(-1)!.seq;
-      }
+      await replayConversation(client, view.id, (event) => send(editor, view.id, updates(event)));
       return {};
     })
     .onRequest(methods.agent.session.list, async ({ params }) => {
@@ -241,12 +236,8 @@ async function followTurn(
   }
 }
 
-async function send(
-  editor: AgentContext,
-  sessionId: string,
-  update: SessionUpdate | undefined,
-): Promise<void> {
-  if (update) await editor.notify(methods.client.session.update, { sessionId, update });
+async function send(editor: AgentContext, sessionId: string, updates: SessionUpdate[]): Promise<void> {
+  for (const update of updates) await editor.notify(methods.client.session.update, { sessionId, update });
 }
 
 /** The prompt as Brain takes it: text (text blocks, links, embedded text resources) and images; audio and binary

@@ -10,10 +10,11 @@ const log = (events: NewEvent[]): SessionEvent[] =>
 const agentText = (events: SessionEvent[]) => {
   const updates = sessionUpdates({ replaying: true, notices: false });
   return events.flatMap((e) => {
-    const update = updates(e);
-    return update?.sessionUpdate === "agent_message_chunk" && update.content.type === "text"
-      ? [update.content.text]
-      : [];
+    return updates(e).flatMap((update) =>
+      update.sessionUpdate === "agent_message_chunk" && update.content.type === "text"
+        ? [update.content.text]
+        : [],
+    );
   });
 };
 
@@ -33,5 +34,27 @@ describe("sessionUpdates", () => {
       { type: "assistant.message", turn: "c", data: { text: "after the tool" } },
     ]);
     expect(agentText(events)).toEqual(["cut ", "whole", "stre", "amed", "after the tool"]);
+  });
+
+  it("replays a prompt's text and each image the log holds, as the editor sent them", () => {
+    const [prompt] = log([
+      {
+        type: "user.prompt",
+        turn: "a",
+        data: {
+          text: "what is this?",
+          images: [{ mime_type: "image/png", data: "iVBORw0K" }, { path: "/srv/x.png" }],
+        },
+      },
+    ]);
+    expect(sessionUpdates({ replaying: true, notices: false })(prompt!)).toEqual([
+      { sessionUpdate: "user_message_chunk", content: { type: "text", text: "what is this?" } },
+      {
+        sessionUpdate: "user_message_chunk",
+        content: { type: "image", mimeType: "image/png", data: "iVBORw0K" },
+      },
+    ]);
+    // Live, the editor shows what it sent itself.
+    expect(sessionUpdates({ replaying: false, notices: false })(prompt!)).toEqual([]);
   });
 });

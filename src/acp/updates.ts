@@ -15,14 +15,34 @@ export interface UpdateOptions {
 }
 
 /** One session's events, in log order, as updates: each message's text once (see unstreamedMessages). */
-export function sessionUpdates(options: UpdateOptions): (event: SessionEvent) => SessionUpdate | undefined {
+export function sessionUpdates(options: UpdateOptions): (event: SessionEvent) => SessionUpdate[] {
   const unstreamed = unstreamedMessages();
   return (event) => {
     const whole = unstreamed(event);
     if (whole !== undefined)
-      return { sessionUpdate: "agent_message_chunk", content: { type: "text", text: whole } };
-    return toSessionUpdate(event, options);
+      return [{ sessionUpdate: "agent_message_chunk", content: { type: "text", text: whole } }];
+    if (event.type === "user.prompt" && options.replaying) return promptReplayed(event.data);
+    const update = toSessionUpdate(event, options);
+    return update ? [update] : [];
   };
+}
+
+/**
+ * A prompt as it was sent: its text, then each image whose bytes and type the log holds (as every image from an
+ * editor does; ACP has no way to show one given by a path on the daemon's host).
+ */
+function promptReplayed({
+  text,
+  images = [],
+}: Extract<SessionEvent, { type: "user.prompt" }>["data"]): SessionUpdate[] {
+  const chunks = images.flatMap(({ mime_type, data }): SessionUpdate[] =>
+    mime_type && data
+      ? [{ sessionUpdate: "user_message_chunk", content: { type: "image", mimeType: mime_type, data } }]
+      : [],
+  );
+  return text !== "" || chunks.length === 0
+    ? [{ sessionUpdate: "user_message_chunk", content: { type: "text", text } }, ...chunks]
+    : chunks;
 }
 
 /** One event as an update, on its own: an assistant.message is left to sessionUpdates, which knows what streamed. */

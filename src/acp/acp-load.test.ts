@@ -1,0 +1,60 @@
+// session/load of a fork and of a handoff: the editor gets the conversation the session came from (up to where it
+// was taken: a fork's checkpoint, a handoff's seq), then the session's own, each message once.
+import { methods } from "@agentclientprotocol/sdk";
+import { expect, it } from "vitest";
+import { connectEditor, type TestEditor } from "../testing/acp-editor.js";
+import { collect, settled } from "../testing/http.js";
+import { useTestDaemon } from "../testing/use-daemon.js";
+
+const t = useTestDaemon();
+
+async function turn(id: string, text: string): Promise<void> {
+  const client = t.client();
+  await collect(client, id, settled((await client.prompt(id, text)).turn));
+}
+
+/** What the editor shows after loading `sessionId`: the user's messages and the agent's, each joined. */
+async function loaded(sessionId: string): Promise<{ user: string[]; agent: string }> {
+  const editor: TestEditor = await connectEditor(["--server", t.url, "--token", t.tokens.admin]);
+  try {
+    await editor.ctx.request(methods.agent.session.load, { sessionId, cwd: "/", mcpServers: [] });
+    const text = (kind: string) =>
+      editor.updates
+        .map((n) => n.update)
+        .filter((u) => u.sessionUpdate === kind)
+        .map((u) => (u as { content: { text?: string } }).content.text ?? "");
+    return { user: text("user_message_chunk"), agent: text("agent_message_chunk").join("") };
+  } finally {
+    editor.child.kill("SIGKILL");
+  }
+}
+
+it("replays a fork's parent up to the fork's checkpoint, then the fork's own turns", async () => {
+  const client = t.client();
+  const parent = (await client.create({ harness: "echo" })).id;
+  await turn(parent, "one");
+  const checkpoint = await client.checkpoint(parent);
+  await turn(parent, "after the checkpoint");
+  const fork = (await client.fork(parent, checkpoint.id)).id;
+  await turn(fork, "three");
+
+  const shown = await loaded(fork);
+  expect(shown.user).toEqual(["one", "three"]);
+  expect(shown.agent).toBe("echo #1: oneecho #2: three");
+});
+
+it("replays a handoff's source up to the handoff, and a deleted source leaves the session's own", async () => {
+  const client = t.client();
+  const source = (await client.create({ harness: "echo" })).id;
+  await turn(source, "remember PAPAYA");
+  const moved = (await client.handoff(source, "echo")).id;
+  await turn(source, "said after the handoff");
+  await turn(moved, "go on");
+
+  const shown = await loaded(moved);
+  expect(shown.user).toEqual(["remember PAPAYA", "go on"]);
+  expect(shown.agent).toMatch(/^echo #1: remember PAPAYAecho #1: /);
+
+  await client.delete(source);
+  expect((await loaded(moved)).user).toEqual(["go on"]);
+});
