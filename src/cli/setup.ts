@@ -57,6 +57,7 @@ export function createBrain(
     store,
     harnesses,
     providerEnv,
+    openSessionsPerTenant,
   }: {
     holder?: LogHolder;
     secrets?: Secret[];
@@ -67,6 +68,8 @@ export function createBrain(
     harnesses?: HarnessFactory[];
     /** BrainOptions.providerEnv: only a host that serves the operator alone passes its environment. */
     providerEnv?: NodeJS.ProcessEnv;
+    /** BrainOptions.openSessionsPerTenant: a daemon's bound (brain.config.json `limits`). */
+    openSessionsPerTenant?: number;
   } = {},
 ): Brain {
   stopOrphans(home);
@@ -74,6 +77,7 @@ export function createBrain(
     providers: loaded.config.providers ?? {},
     secretNames: configSecretNames(loaded),
     ...(providerEnv ? { providerEnv } : {}),
+    ...(openSessionsPerTenant !== undefined ? { openSessionsPerTenant } : {}),
     secrets: [...secrets, ...literalSecrets(loaded, home)],
     // A host that keeps warm runners keeps a session directory made ahead too (../store/fs/session-slot.ts).
     store: store ?? new FsSessionStore(home, undefined, holder, { spareSlot: warmRunners }),

@@ -30,4 +30,6 @@ export interface BrainOptions {
   secretNames?: string[];
   /** The families that write their native state from Brain's log (handoff, rebuild), by harness name. */
   seeders?: Record<string, Seeder>;
+  /** How many sessions one tenant may hold open here at once (see open-limit.ts); absent: no bound. */
+  openSessionsPerTenant?: number;
 }

@@ -1,13 +1,11 @@
 // The host: creates, opens, forks and restores sessions on a store, with one live Session object per id.
-import type { ProviderSettings } from "../protocol/config.js";
 import type { SessionEvent } from "../protocol/events.js";
-import type { ProviderCredentials } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
 import type { BrainOptions } from "./brain-options.js";
 import { CheckpointStore, type Checkpoints, refuseInside } from "./checkpoints/index.js";
 import { historyCheck, loggedCheckpoint } from "./conversation-chain.js";
 import { type CreatedSession, createdSession, openCreated } from "./created-session.js";
-import { credentialsFromEnv, recordSecrets, sessionSecrets } from "./credentials.js";
+import { recordSecrets, sessionSecrets } from "./credentials.js";
 import { SessionError } from "./errors.js";
 import {
   conversationEvents,
@@ -22,14 +20,15 @@ import {
   summaryOption,
 } from "./handoff.js";
 import { type LiveChange, type LiveSession, LiveSessions } from "./live-sessions.js";
+import { OpenSessionLimit } from "./open-limit.js";
 import { type PendingRequest, pendingInStore } from "./pending.js";
 import { PermissionRules } from "./permissions.js";
 import { pinIfUnmovable, refusePinnedElsewhere } from "./pinning.js";
+import { Providers } from "./providers.js";
 import { envSecrets, Redactor } from "./redact.js";
 import { redactingLog } from "./redacting-log.js";
 import type { HarnessRegistry } from "./registry.js";
-import type { CompactResult, RetireResult, SegmentPolicy } from "./retention.js";
-import { ClosedLogs } from "./retention.js";
+import { ClosedLogs, type CompactResult, type RetireResult, type SegmentPolicy } from "./retention.js";
 import { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
 import { refuseShadowingTools } from "./tools.js";
@@ -41,24 +40,23 @@ export type { SessionStore } from "./store.js";
 
 export class Brain {
   private readonly live = new LiveSessions();
+  private readonly openLimit: OpenSessionLimit;
   /** Compaction and retirement of logs not open here: opening one waits for its job to end. */
   private readonly closedLogs: ClosedLogs;
   /** The host's secrets; each session adds its own (its provider key, its MCP servers' variables). */
   readonly redactor: Redactor;
+  readonly providers: Providers;
 
   constructor(private readonly options: BrainOptions) {
     this.closedLogs = new ClosedLogs(options.store, (id) => this.live.busy(id));
+    this.openLimit = new OpenSessionLimit(this.live, options.openSessionsPerTenant);
+    this.providers = new Providers(options);
     const env = options.env ?? process.env;
     const keyNames = Object.values(options.providers ?? {}).flatMap((p) => p.api_key_env ?? []);
     this.redactor = new Redactor([
       ...envSecrets(env, [...keyNames, ...(options.secretNames ?? [])]),
       ...(options.secrets ?? []),
     ]);
-  }
-
-  /** The configured providers' names, in config order. */
-  providerNames(): string[] {
-    return Object.keys(this.options.providers ?? {});
   }
 
   get harnesses(): HarnessRegistry {
@@ -79,7 +77,8 @@ export class Brain {
   /** The live session for `id`, opened from the store when needed (after a compaction of its log ends). */
   async session(id: string): Promise<Session> {
     await this.closedLogs.idle(id);
-    return this.live.get(id, () => this.openSession(id));
+    const open = () => this.live.get(id, () => this.openSession(id));
+    return this.openLimit.reopen(id, async () => (await this.record(id)).tenant, open);
   }
 
   /** Compacts logs not open here idle for `idleMs`; one asked for meanwhile opens when its compaction ends. */
@@ -291,37 +290,39 @@ export class Brain {
     }
     // An unknown provider or a missing key fails before anything is written.
     const choice = input.provider;
-    if (typeof choice === "string") this.credentials(this.providerSettings(choice), choice);
-    else this.credentials(choice);
+    if (typeof choice === "string") this.providers.credentials(this.providers.settings(choice), choice);
+    else this.providers.credentials(choice);
     if (input.mcp_servers && Object.keys(input.mcp_servers).length > 0 && !this.options.sessionTools) {
       throw new SessionError(
         "bad_request",
         "this host runs no MCP servers: remove mcp_servers from the session",
       );
     }
-    const made = await createdSession(this.options.store, {
-      id: input.id,
-      harness: input.harness,
-      config,
-      ...(input.provider ? { provider: input.provider } : {}),
-      ...(input.permissions ? { permissions: input.permissions } : {}),
-      ...(input.client_permissions ? { client_permissions: input.client_permissions } : {}),
-      ...(forked_from ? { forked_from } : {}),
-      ...(handoff_from ? { handoff_from } : {}),
-      ...(seeded ? { seeded } : {}),
-      ...(input.tenant ? { tenant: input.tenant } : {}),
-      ...(input.mcp_servers ? { mcp_servers: input.mcp_servers } : {}),
+    return this.openLimit.admit(input.tenant, async () => {
+      const made = await createdSession(this.options.store, {
+        id: input.id,
+        harness: input.harness,
+        config,
+        ...(input.provider ? { provider: input.provider } : {}),
+        ...(input.permissions ? { permissions: input.permissions } : {}),
+        ...(input.client_permissions ? { client_permissions: input.client_permissions } : {}),
+        ...(forked_from ? { forked_from } : {}),
+        ...(handoff_from ? { handoff_from } : {}),
+        ...(seeded ? { seeded } : {}),
+        ...(input.tenant ? { tenant: input.tenant } : {}),
+        ...(input.mcp_servers ? { mcp_servers: input.mcp_servers } : {}),
+      });
+      const { record } = made;
+      try {
+        if (seed) await seed(this.options.store.paths(record.id).native);
+        await this.closedLogs.idle(record.id);
+      } catch (err) {
+        await made.abandon();
+        throw err;
+      }
+      // Registered (and announced) only once its first event and its files are durable.
+      return this.live.get(record.id, () => openCreated(made, () => this.openSession(record.id, made)));
     });
-    const { record } = made;
-    try {
-      if (seed) await seed(this.options.store.paths(record.id).native);
-      await this.closedLogs.idle(record.id);
-    } catch (err) {
-      await made.abandon();
-      throw err;
-    }
-    // Registered (and announced) only once its first event and its files are durable.
-    return this.live.get(record.id, () => openCreated(made, () => this.openSession(record.id, made)));
   }
 
   /** `created`: a session createRecord just made, opened without reading its record back (and on its log). */
@@ -331,8 +332,8 @@ export class Brain {
     const tools = await this.options.tools.bind(record.config.tools ?? []);
     const services = this.options.sessionTools?.(record);
     const settings =
-      typeof record.provider === "string" ? this.providerSettings(record.provider) : record.provider;
-    const provider = this.credentials(
+      typeof record.provider === "string" ? this.providers.settings(record.provider) : record.provider;
+    const provider = this.providers.credentials(
       settings,
       typeof record.provider === "string" ? record.provider : undefined,
     );
@@ -379,20 +380,5 @@ export class Brain {
   private checkpointsOf(id: string): Checkpoints {
     const { store } = this.options;
     return store.checkpoints?.(id) ?? new CheckpointStore(store.paths(id).checkpoints);
-  }
-
-  /** A configured provider by name; an unknown name is the caller's mistake, answered with the known ones. */
-  providerSettings(name: string): ProviderSettings {
-    const settings = this.options.providers?.[name];
-    if (!settings) {
-      const known = this.providerNames().join(", ") || "none are configured";
-      throw new SessionError("bad_request", `unknown provider "${name}" (configured: ${known})`);
-    }
-    return settings;
-  }
-
-  private credentials(settings: ProviderSettings | undefined, named?: string): ProviderCredentials {
-    if (this.options.credentials) return this.options.credentials(settings);
-    return credentialsFromEnv(settings, this.options.env ?? process.env, named);
   }
 }

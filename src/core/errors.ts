@@ -12,6 +12,8 @@ export type BrainErrorCode =
   | "payload_too_large"
   /** Cluster mode: the session runs only on another node (its harness state cannot move). */
   | "pinned"
+  /** A bound the operator set (sessions open per tenant) is reached: not an error of this request's shape. */
+  | "limit_reached"
   /** The host failed (disk, a broken file): not the caller's doing. */
   | "brain_error";
 

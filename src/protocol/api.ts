@@ -23,6 +23,8 @@ export const ApiErrorCode = z.enum([
   "unavailable",
   /** Cluster mode: the session's harness state lives on one node only and cannot be taken over elsewhere. */
   "pinned",
+  /** A bound the operator set is reached (sessions open per tenant): the message names it and what to do. */
+  "limit_reached",
 ]);
 export const ApiErrorBody = z.strictObject({
   error: z.strictObject({

@@ -163,6 +163,13 @@ export const Retention = z
       });
   });
 
+/** Bounds `brain serve` keeps per tenant, so that no tenant's load can take the host from the others. */
+export const Limits = z.strictObject({
+  /** Sessions one tenant may hold open on this daemon at once (default 256); a create or reopen past it is a 429. */
+  open_sessions_per_tenant: z.number().int().positive().optional(),
+});
+export const DEFAULT_OPEN_SESSIONS_PER_TENANT = 256;
+
 const GenericBlock = z.record(z.string(), z.unknown());
 
 /** Cluster mode for `brain serve` (README "Cluster mode"): what `--nats`, `--node` and BRAIN_LEASE_TTL_MS set. */
@@ -186,6 +193,7 @@ function configSchema<C extends z.ZodType, N extends z.ZodType>(cli: C, nui: N) 
       providers: z.record(ProviderName, ProviderSettings).optional(),
       defaults: SessionDefaults.optional(),
       retention: Retention.optional(),
+      limits: Limits.optional(),
       /** `brain serve` in cluster mode: sessions on NATS JetStream shared by every node. */
       cluster: ClusterSettings.optional(),
     })

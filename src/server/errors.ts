@@ -16,6 +16,7 @@ const STATUS: Record<ApiErrorCode, number> = {
   brain_error: 500,
   unavailable: 503,
   pinned: 409,
+  limit_reached: 429,
 };
 
 export class ApiError extends Error {
@@ -49,6 +50,7 @@ const FROM_CORE: Record<BrainErrorCode, ApiErrorCode> = {
   locked: "conflict",
   payload_too_large: "payload_too_large",
   pinned: "pinned",
+  limit_reached: "limit_reached",
   brain_error: "brain_error",
 };
 

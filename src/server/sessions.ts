@@ -87,8 +87,8 @@ export class SessionService {
     const brain = this.parts.brain;
     const chosen = this.parts.defaults.provider;
     return {
-      providers: allowedProviders(brain.providerNames(), caller).map((name) => {
-        const api = brain.providerSettings(name).api;
+      providers: allowedProviders(brain.providers.names(), caller).map((name) => {
+        const api = brain.providers.settings(name).api;
         return { name, ...(api ? { api } : {}), ...(chosen === name ? { default: true } : {}) };
       }),
     };
@@ -377,7 +377,7 @@ export class SessionService {
   /** The providers the caller may name in what it asks for. */
   private grant(caller: Caller): ProviderGrant {
     return {
-      allowed: allowedProviders(this.parts.brain.providerNames(), caller),
+      allowed: allowedProviders(this.parts.brain.providers.names(), caller),
       restricted: caller.providers !== undefined,
       listedAt: "GET /v1/providers",
     };

@@ -41,6 +41,8 @@ export async function startTestDaemon(
     home?: string;
     /** Cluster mode's command routing (a recording stand-in replaces NATS where only this node's side is tested). */
     router?: CommandRouter;
+    /** BrainOptions.openSessionsPerTenant. */
+    openSessionsPerTenant?: number;
   } = {},
 ): Promise<TestDaemon> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), "brain-daemon-"));
@@ -54,6 +56,7 @@ export async function startTestDaemon(
     tools: new ToolRouter([new BuiltinTools()]),
     // As `brain serve` does: no event, error or log line may hold a token.
     secrets: Object.values(tokens).map((value) => ({ name: "token", value })),
+    ...(options.openSessionsPerTenant ? { openSessionsPerTenant: options.openSessionsPerTenant } : {}),
   });
   const daemon = await startDaemon({
     brain,

@@ -1,7 +1,7 @@
 // `brain serve`: the daemon (REST + SSE + web UI) on the embedded store, until SIGINT or SIGTERM.
 
 import type { RetentionPolicy } from "../../core/retention.js";
-import type { BrainConfig } from "../../protocol/config.js";
+import { type BrainConfig, DEFAULT_OPEN_SESSIONS_PER_TENANT } from "../../protocol/config.js";
 import { homeAgents } from "../../server/agents.js";
 import { loadOrCreateTokens, tokensPath } from "../../server/auth/tokens.js";
 import { DEFAULT_HOST, DEFAULT_PORT, startDaemon } from "../../server/daemon.js";
@@ -66,6 +66,7 @@ export async function command(args: string[]): Promise<number> {
     holder,
     secrets: tokenSecrets,
     warmRunners: true,
+    openSessionsPerTenant: loaded.config.limits?.open_sessions_per_tenant ?? DEFAULT_OPEN_SESSIONS_PER_TENANT,
     ...(cluster ? { store: cluster.store } : {}),
   });
   let daemon: Awaited<ReturnType<typeof startDaemon>>;

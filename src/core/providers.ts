@@ -1,0 +1,31 @@
+// The providers a Brain's sessions may name (brain.config.json `providers`), and the credentials a session gets.
+import type { ProviderSettings } from "../protocol/config.js";
+import type { ProviderCredentials } from "../protocol/runner.js";
+import type { BrainOptions } from "./brain-options.js";
+import { credentialsFromEnv } from "./credentials.js";
+import { SessionError } from "./errors.js";
+
+export class Providers {
+  constructor(private readonly options: Pick<BrainOptions, "providers" | "credentials" | "env">) {}
+
+  /** The configured providers' names, in config order. */
+  names(): string[] {
+    return Object.keys(this.options.providers ?? {});
+  }
+
+  /** A configured provider by name; an unknown name is the caller's mistake, answered with the known ones. */
+  settings(name: string): ProviderSettings {
+    const settings = this.options.providers?.[name];
+    if (!settings) {
+      const known = this.names().join(", ") || "none are configured";
+      throw new SessionError("bad_request", `unknown provider "${name}" (configured: ${known})`);
+    }
+    return settings;
+  }
+
+  /** What a session on `settings` gets: by default the key comes from `api_key_env`. */
+  credentials(settings: ProviderSettings | undefined, named?: string): ProviderCredentials {
+    if (this.options.credentials) return this.options.credentials(settings);
+    return credentialsFromEnv(settings, this.options.env ?? process.env, named);
+  }
+}

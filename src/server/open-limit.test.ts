@@ -1,0 +1,41 @@
+// limits.open_sessions_per_tenant: a tenant past its bound of open sessions is refused (429, naming the bound and
+// what to do) when it creates, forks, hands off or reopens one; another tenant is not; closing one makes room.
+import { describe, expect, it } from "vitest";
+import { raw } from "../testing/http.js";
+import { useTestDaemon } from "../testing/use-daemon.js";
+
+const t = useTestDaemon({ openSessionsPerTenant: 2 });
+
+const create = (token: string) => raw(t.url, "POST", "/v1/sessions", { token, body: { harness: "echo" } });
+const post = (token: string, path: string, body: unknown = {}) => raw(t.url, "POST", path, { token, body });
+
+describe("open sessions per tenant", () => {
+  it("refuses a tenant's session past its bound, by name, and leaves another tenant's alone", async () => {
+    const a = t.tokens.admin;
+    const [first, second] = [await create(a), await create(a)];
+    expect([first.status, second.status]).toEqual([201, 201]);
+    const refused = await create(a);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toMatchObject({ code: "limit_reached" });
+    expect(refused.body.error.message).toMatch(/tenant "default" has 2 sessions open on this host/);
+    expect(refused.body.error.message).toMatch(/limits\.open_sessions_per_tenant/);
+    const id = first.body.id as string;
+    expect((await post(a, `/v1/sessions/${id}/handoff`, { to: "echo" })).status).toBe(429);
+
+    expect((await create(t.tokens.other)).status).toBe(201);
+
+    // Closing one makes room; reopening the closed one (a prompt) is then refused until another closes.
+    expect((await post(a, `/v1/sessions/${id}/close`)).status).toBe(200);
+    const third = await create(a);
+    expect(third.status).toBe(201);
+    expect((await post(a, `/v1/sessions/${id}/prompt`, { text: "hi" })).status).toBe(429);
+    expect((await post(a, `/v1/sessions/${second.body.id}/close`)).status).toBe(200);
+    expect((await post(a, `/v1/sessions/${id}/prompt`, { text: "hi" })).status).toBe(202);
+  });
+
+  it("lets a burst of creates past the bound only as far as it goes", async () => {
+    // The other tenant holds one session from the test before: one more fits.
+    const burst = await Promise.all(Array.from({ length: 4 }, () => create(t.tokens.other)));
+    expect(burst.map((r) => r.status).sort()).toEqual([201, 429, 429, 429]);
+  });
+});
