@@ -167,8 +167,11 @@ export const Retention = z
 export const Limits = z.strictObject({
   /** Sessions one tenant may hold open on this daemon at once (default 256); a create or reopen past it is a 429. */
   open_sessions_per_tenant: z.number().int().positive().optional(),
+  /** Event streams (SSE) one tenant may hold open at once (default 512); past it a new stream is a 429. */
+  event_streams_per_tenant: z.number().int().positive().optional(),
 });
 export const DEFAULT_OPEN_SESSIONS_PER_TENANT = 256;
+export const DEFAULT_EVENT_STREAMS_PER_TENANT = 512;
 
 const GenericBlock = z.record(z.string(), z.unknown());
 

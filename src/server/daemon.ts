@@ -42,6 +42,8 @@ export interface DaemonOptions {
   agents?: AgentCatalog;
   sse?: Partial<SseLimits>;
   heartbeatMs?: number;
+  /** How many event streams one tenant may hold open at once (brain.config.json `limits`); absent: no bound. */
+  eventStreamsPerTenant?: number;
   /** What to do with closed sessions' logs over time (brain.config.json `retention`); absent keeps them whole. */
   retention?: RetentionPolicy;
   onError?: (err: unknown) => void;
@@ -140,7 +142,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   });
   const leases = new ControlLeases();
   const flusher = new TickFlusher();
-  const watchers = new Watchers(options.heartbeatMs);
+  const watchers = new Watchers(options.heartbeatMs, options.eventStreamsPerTenant);
   const agents = options.agents ?? NO_AGENTS;
   const sessions = new SessionService({
     brain,

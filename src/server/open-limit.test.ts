@@ -1,10 +1,11 @@
-// limits.open_sessions_per_tenant: a tenant past its bound of open sessions is refused (429, naming the bound and
-// what to do) when it creates, forks, hands off or reopens one; another tenant is not; closing one makes room.
+// brain.config.json `limits`: a tenant past its bound of open sessions is refused (429, naming the bound and what
+// to do) when it creates, forks, hands off or reopens one, and past its bound of event streams when it opens
+// another; another tenant is not; closing one makes room.
 import { describe, expect, it } from "vitest";
 import { raw } from "../testing/http.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
-const t = useTestDaemon({ openSessionsPerTenant: 2 });
+const t = useTestDaemon({ openSessionsPerTenant: 2, eventStreamsPerTenant: 2 });
 
 const create = (token: string) => raw(t.url, "POST", "/v1/sessions", { token, body: { harness: "echo" } });
 const post = (token: string, path: string, body: unknown = {}) => raw(t.url, "POST", path, { token, body });
@@ -16,9 +17,12 @@ describe("open sessions per tenant", () => {
     expect([first.status, second.status]).toEqual([201, 201]);
     const refused = await create(a);
     expect(refused.status).toBe(429);
-    expect(refused.body.error).toMatchObject({ code: "limit_reached" });
-    expect(refused.body.error.message).toMatch(/tenant "default" has 2 sessions open on this host/);
-    expect(refused.body.error.message).toMatch(/limits\.open_sessions_per_tenant/);
+    expect(refused.body.error).toMatchObject({
+      code: "limit_reached",
+      message: expect.stringMatching(
+        /tenant "default" has 2 sessions open on this host.*limits\.open_sessions_per_tenant/,
+      ),
+    });
     const id = first.body.id as string;
     expect((await post(a, `/v1/sessions/${id}/handoff`, { to: "echo" })).status).toBe(429);
 
@@ -39,3 +43,41 @@ describe("open sessions per tenant", () => {
     expect(burst.map((r) => r.status).sort()).toEqual([201, 429, 429, 429]);
   });
 });
+
+describe("event streams per tenant", () => {
+  it("refuses a tenant's stream past its bound before sending anything; one closed makes room", async () => {
+    // Watching needs no open session: any of the tenant's will do.
+    const id = (await t.client().sessions())[0]!.id;
+    const watch = (token: string, signal?: AbortSignal) =>
+      fetch(`${t.url}/v1/sessions/${id}/events`, { headers: { authorization: `Bearer ${token}` }, signal });
+    const first = new AbortController();
+    const open = [await watch(t.tokens.admin, first.signal), await watch(t.tokens.admin)];
+    expect(open.map((r) => r.status)).toEqual([200, 200]);
+    const refused = await watch(t.tokens.admin);
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({
+      error: {
+        code: "limit_reached",
+        message: expect.stringMatching(
+          /tenant "default" has 2 event streams open.*limits\.event_streams_per_tenant/,
+        ),
+      },
+    });
+    // The observer's token is the same tenant's; the other tenant's session is its own 404, not a 429.
+    expect((await watch(t.tokens.observer)).status).toBe(429);
+    expect((await watch(t.tokens.other)).status).toBe(404);
+
+    first.abort();
+    await expect.poll(async () => (await watchStatus(t.tokens.admin, id)) === 200).toBe(true);
+    open[1]!.body?.cancel();
+  });
+});
+
+/** Opens a stream and closes it at once: its status. */
+async function watchStatus(token: string, id: string): Promise<number> {
+  const res = await fetch(`${t.url}/v1/sessions/${id}/events`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  await res.body?.cancel();
+  return res.status;
+}

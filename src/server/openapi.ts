@@ -75,8 +75,12 @@ export function openApiDocument(routes: RouteDef[], info: { version: string; aut
           ? {
               "413": errorResponse("a body over 8 MiB, or a prompt too large for one runner frame"),
               "415": errorResponse("a body that is not Content-Type: application/json"),
+            }
+          : {}),
+        ...(route.method !== "GET" || route.path.endsWith("/events")
+          ? {
               "429": errorResponse(
-                "limit_reached: the tenant holds as many open sessions as the daemon allows (a create or reopen)",
+                "limit_reached: the tenant holds as many open sessions (or event streams) as the daemon allows",
               ),
             }
           : {}),

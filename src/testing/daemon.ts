@@ -43,6 +43,8 @@ export async function startTestDaemon(
     router?: CommandRouter;
     /** BrainOptions.openSessionsPerTenant. */
     openSessionsPerTenant?: number;
+    /** DaemonOptions.eventStreamsPerTenant. */
+    eventStreamsPerTenant?: number;
   } = {},
 ): Promise<TestDaemon> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), "brain-daemon-"));
@@ -75,6 +77,7 @@ export async function startTestDaemon(
     ...(options.defaults ? { defaults: options.defaults } : {}),
     ...(options.agents ? { agents: options.agents } : {}),
     ...(options.router ? { router: options.router } : {}),
+    ...(options.eventStreamsPerTenant ? { eventStreamsPerTenant: options.eventStreamsPerTenant } : {}),
   });
   holder.url = daemon.url;
   return {

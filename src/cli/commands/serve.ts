@@ -1,7 +1,11 @@
 // `brain serve`: the daemon (REST + SSE + web UI) on the embedded store, until SIGINT or SIGTERM.
 
 import type { RetentionPolicy } from "../../core/retention.js";
-import { type BrainConfig, DEFAULT_OPEN_SESSIONS_PER_TENANT } from "../../protocol/config.js";
+import {
+  type BrainConfig,
+  DEFAULT_EVENT_STREAMS_PER_TENANT,
+  DEFAULT_OPEN_SESSIONS_PER_TENANT,
+} from "../../protocol/config.js";
 import { homeAgents } from "../../server/agents.js";
 import { loadOrCreateTokens, tokensPath } from "../../server/auth/tokens.js";
 import { DEFAULT_HOST, DEFAULT_PORT, startDaemon } from "../../server/daemon.js";
@@ -78,6 +82,8 @@ export async function command(args: string[]): Promise<number> {
       port,
       ...(tokens ? { tokens: tokens.file.tokens } : {}),
       defaults: loaded.config.defaults ?? {},
+      eventStreamsPerTenant:
+        loaded.config.limits?.event_streams_per_tenant ?? DEFAULT_EVENT_STREAMS_PER_TENANT,
       ...(loaded.config.retention ? { retention: retentionPolicy(loaded.config.retention) } : {}),
       agents: homeAgents(home),
       ...(cluster ? { router: cluster.router } : {}),

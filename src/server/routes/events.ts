@@ -48,6 +48,7 @@ export function eventRoute(parts: EventRouteParts): RouteDef {
       const id = ctx.params.id!;
       const after = resumeSeq(ctx.header("last-event-id"), ctx.query("after"));
       await parts.sessions.forWatching(ctx.caller, id); // 404 before any header is sent
+      parts.watchers.roomFor(ctx.caller.tenant); // and 429: nothing is awaited from here to add()
       const res = ctx.env.outgoing as ServerResponse;
       res.writeHead(200, HEADERS);
       res.write("retry: 1000\n: connected\n\n");
@@ -57,7 +58,7 @@ export function eventRoute(parts: EventRouteParts): RouteDef {
         forget(reason);
         release();
       });
-      const forget = parts.watchers.add(stream);
+      const forget = parts.watchers.add(stream, ctx.caller.tenant);
       if (ctx.caller.client && ctx.caller.role === "controller") {
         release = parts.leases.streamOpened(id, ctx.caller.client);
       }
