@@ -1,11 +1,9 @@
 // Claude Code reports its session id as each process starts; Brain records a new one in its state file. That
 // write can fail (a full disk): the session must hear of it, not lose the daemon to an unhandled rejection.
-import { chmodSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { events, makeBrain, type TestBrain, tempDir } from "../../testing/brain.js";
-import { ClaudeCodeFactory } from "./factory.js";
+import { events, type TestBrain } from "../../testing/brain.js";
 import { STATE_FILE } from "./harness.js";
+import { fakeClaudeBrain } from "./testing/fake-claude.js";
 
 /**
  * Answers each user line at once, under a session id of its own choosing (as a CLI that forked one), having first
@@ -39,13 +37,7 @@ afterEach(async () => {
 });
 
 it("a state file it cannot write is a warning on the session, and the turn completes", async () => {
-  const bin = join(tempDir("brain-fake-claude-"), "claude");
-  writeFileSync(bin, FAKE);
-  chmodSync(bin, 0o755);
-  t = makeBrain({
-    factories: [new ClaudeCodeFactory({ bin })],
-    provider: { base_url: "http://127.0.0.1:9", api_key: "sk-fake" },
-  });
+  t = fakeClaudeBrain(FAKE);
   const session = await t.brain.create({ harness: "claude-code" });
   const settled = await (await session.prompt("hello")).settled;
   expect(settled.status).toBe("completed");

@@ -1,10 +1,10 @@
 // Claude Code appends a turn's last message to its transcript after printing the turn's `result`. A checkpoint
 // taken as soon as the turn settles must still hold that message: here a fake `claude` that writes it late.
-import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { events, makeBrain, type TestBrain, tempDir } from "../../testing/brain.js";
-import { ClaudeCodeFactory } from "./factory.js";
+import { events, type TestBrain } from "../../testing/brain.js";
+import { fakeClaudeBrain } from "./testing/fake-claude.js";
 
 /** Speaks just enough stream-json; the last message's transcript record lands LATE_MS after the `result`. */
 const FAKE = `#!${process.execPath}
@@ -45,13 +45,7 @@ afterEach(async () => {
 });
 
 it("a checkpoint right after a turn settles holds the turn's last message, written late", async () => {
-  const bin = join(tempDir("brain-fake-claude-"), "claude");
-  writeFileSync(bin, FAKE);
-  chmodSync(bin, 0o755);
-  t = makeBrain({
-    factories: [new ClaudeCodeFactory({ bin })],
-    provider: { base_url: "http://127.0.0.1:9", api_key: "sk-fake" },
-  });
+  t = fakeClaudeBrain(FAKE);
   const session = await t.brain.create({ harness: "claude-code" });
   expect((await (await session.prompt("hello")).settled).status).toBe("completed");
   const manifest = await session.checkpoint();
