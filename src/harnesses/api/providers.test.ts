@@ -90,6 +90,29 @@ describe("model strings", () => {
   });
 });
 
+describe("a gemini model id, which goes into the request's URL", () => {
+  it("keeps to plain path segments, so a client's model cannot send the key to another path of the host", async () => {
+    expect(parseModelSpec("gemini:gemini-2.5-flash-001").modelId).toBe("gemini-2.5-flash-001");
+    expect(parseModelSpec("gemini:tunedModels/my_model-1.2").modelId).toBe("tunedModels/my_model-1.2");
+    for (const bad of ["../../admin/keys#", "x?alt=json", "models/../../x", "a%2F..", "a/b/c", ".."]) {
+      expect(() => parseModelSpec(`gemini:${bad}`)).toThrow(
+        /a gemini model id goes into the request's URL, so it may hold only letters, digits/,
+      );
+    }
+    // In a request body, the other providers' model ids may hold what their servers take.
+    expect(parseModelSpec("ollama:hf.co/user/model:Q4").modelId).toBe("hf.co/user/model:Q4");
+
+    const session = await bed.brain({ provider: "gemini" }).brain.create({
+      harness: "api",
+      config: { model: "gemini:../../admin/delete#", options: { retries: 0 } },
+    });
+    const outcome = await (await session.prompt("hi")).settled;
+    expect(outcome).toMatchObject({ status: "failed", error: { code: "brain_error" } });
+    expect(outcome.error?.message).toMatch(/goes into the request's URL/);
+    expect(bed.fake.requests).toEqual([]);
+  });
+});
+
 describe("keys and base URLs", () => {
   it("names the variable to set when a key is missing", () => {
     expect(() => resolveModel("anthropic:x", {}, {})).toThrow(/set ANTHROPIC_API_KEY, or name the variable/);

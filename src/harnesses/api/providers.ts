@@ -31,6 +31,11 @@ interface ProviderKind {
   /** Puts a base URL from config or environment into the form the SDK provider wants. */
   normalizeBaseUrl?: (url: string) => string;
   baseUrlRequired?: boolean;
+  /**
+   * The model id goes into the request's URL path (Gemini's `/models/{model}:streamGenerateContent`), not its body:
+   * only a name the path keeps as one (or two, `tunedModels/x`) plain segments may be one.
+   */
+  modelInPath?: boolean;
   create(args: ModelArgs): LanguageModel;
 }
 
@@ -79,6 +84,7 @@ const PROVIDERS: Record<string, ProviderKind> = {
     keyRequired: true,
     baseUrlEnv: ["GEMINI_BASE_URL"],
     defaultBaseUrl: "https://generativelanguage.googleapis.com/v1beta",
+    modelInPath: true,
     create: ({ modelId, ...rest }) => createGoogleGenerativeAI(rest)(modelId),
   },
   openrouter: {
@@ -167,8 +173,19 @@ export function parseModelSpec(
     );
   }
   if (!modelId) throw new ModelConfigError(`model "${spec}" names no model after "${named}:"`);
+  if (PROVIDERS[provider].modelInPath && !PATH_MODEL.test(modelId)) {
+    throw new ModelConfigError(
+      `model "${spec}": a ${provider} model id goes into the request's URL, so it may hold only letters, digits, ".", "_" and "-" (one "/" after a collection such as "tunedModels/"), e.g. "${provider}:gemini-2.5-flash"`,
+    );
+  }
   return { provider, modelId };
 }
+
+/**
+ * A model id that stays one or two segments of the URL path. Anything else ("..", "?", "#", "%2e") would let
+ * whoever names the model send the provider's key to another path on the provider's host, and read the answer.
+ */
+const PATH_MODEL = /^(?:[A-Za-z0-9][\w.-]*\/)?[A-Za-z0-9][\w.-]*$/;
 
 /**
  * The model for `spec`. `env` is given only for a session that names no provider, on a host that lets such a
