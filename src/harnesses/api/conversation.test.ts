@@ -140,6 +140,39 @@ describe("compaction", () => {
   });
 });
 
+describe("a rebuild of a compacted conversation", () => {
+  it("goes on from the summary, as the conversation file did, not from everything the summary replaced", async () => {
+    const first = bed.brain();
+    const session = await first.brain.create({
+      harness: "api",
+      config: { model: "anthropic:fake-model", options: { compact_at_tokens: 1000 } },
+    });
+    bed.fake.script([
+      { text: "the old answer", usage: { input: 1500, output: 10 } },
+      { text: "SUMMARY: 42 was asked about" },
+      { text: "after the summary" },
+      { text: "rebuilt" },
+    ]);
+    await (await session.prompt("the old question")).settled;
+    await (await session.prompt("a new one")).settled;
+    await first.brain.close();
+    const again = bed.brain({ home: first.home });
+    await again.brain.rebuild(session.id);
+    const rebuilt = await again.brain.session(session.id);
+    expect((await (await rebuilt.prompt("third")).settled).status).toBe("completed");
+    // Carried whole, the history could be past the model's context, with nothing in the file to compact it again.
+    const body = bed.fake.requests[3]!.body;
+    expect(transcript(body)).toEqual([
+      expect.stringMatching(
+        /^user: \[The conversation so far was compacted.*SUMMARY: 42 was asked about a new one$/s,
+      ),
+      "assistant: after the summary",
+      "user: third",
+    ]);
+    expect(JSON.stringify(body)).not.toContain("the old");
+  });
+});
+
 describe("an answer that failed midway", () => {
   it("keeps what the user saw of it, in the conversation and as the turn's message", async () => {
     const session = await bed.brain().brain.create({

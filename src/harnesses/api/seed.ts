@@ -4,6 +4,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ModelMessage } from "ai";
 import { type SeedMessage, seedMessages } from "../../core/seed-messages.js";
+import type { Transcript } from "../../core/transcript.js";
 import { encodeLine } from "../../protocol/ndjson.js";
 import type { SeedInput } from "../family.js";
 import { CONVERSATION_FILE, type Entry } from "./conversation.js";
@@ -36,11 +37,43 @@ function toModelMessage(message: SeedMessage): ModelMessage {
   }
 }
 
+/**
+ * The transcript cut at its last compaction, as the harness's own file is: what came before (kept, as the file
+ * keeps it, though no request sends it), the summary, and what the model saw after it. The prompt of the turn that
+ * compacted was logged before its summary was made, but follows the summary in the conversation.
+ */
+function atLastCompaction(transcript: Transcript): {
+  before: Transcript;
+  summary?: string;
+  after: Transcript;
+} {
+  const items = transcript.items;
+  const at = items.findLastIndex((item) => item.kind === "compaction");
+  const compaction = items[at];
+  if (compaction?.kind !== "compaction") return { before: transcript, after: { ...transcript, items: [] } };
+  const ofItsTurn = (item: (typeof items)[number]) =>
+    compaction.turn !== undefined && item.turn === compaction.turn;
+  return {
+    before: { ...transcript, items: items.slice(0, at).filter((item) => !ofItsTurn(item)) },
+    summary: compaction.summary,
+    after: { ...transcript, items: [...items.slice(0, at).filter(ofItsTurn), ...items.slice(at + 1)] },
+  };
+}
+
 export async function seedApi(input: SeedInput): Promise<void> {
   const bound = new Set(input.config.tools ?? []);
-  const messages = seedMessages(input.transcript, { native: (name) => input.sameFamily || bound.has(name) });
-  const entries: Entry[] = messages.map((m) => ({ type: "message", message: toModelMessage(m) }));
-  await writeFile(join(input.dir, CONVERSATION_FILE), entries.map((e) => encodeLine(e)).join(""), {
+  const native = (name: string) => input.sameFamily || bound.has(name);
+  const entries = (transcript: Transcript): Entry[] =>
+    seedMessages(transcript, { native }).map((m) => ({ type: "message", message: toModelMessage(m) }));
+  // A conversation the model summarised goes on from the summary, as it did before: carried whole, it could be past
+  // the model's context, and with no request's usage in the file yet, nothing would compact it again.
+  const { before, summary, after } = atLastCompaction(input.transcript);
+  const all: Entry[] = [
+    ...entries(before),
+    ...(summary === undefined ? [] : [{ type: "compaction" as const, summary }]),
+    ...entries(after),
+  ];
+  await writeFile(join(input.dir, CONVERSATION_FILE), all.map((e) => encodeLine(e)).join(""), {
     flag: "wx",
   });
 }
