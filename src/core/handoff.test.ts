@@ -84,6 +84,34 @@ describe("handoff", () => {
     expect(source.log.lastSeq).toBe(lastSeq);
   });
 
+  it("api → api on another provider: call ids it would refuse go as ids it takes, call and result alike", async () => {
+    const source = await brain().brain.create({
+      harness: "api",
+      config: { model: "openai-chat:kimi-k2", tools: ["echo"] },
+    });
+    // Kimi's ids; Anthropic takes only ^[a-zA-Z0-9_-]+$ and refuses every request holding another.
+    bed.fake.script([
+      {
+        toolCalls: [
+          { id: "functions.echo:0", name: "echo", arguments: { value: "a" } },
+          { id: "functions_echo_0", name: "echo", arguments: { value: "b" } },
+        ],
+      },
+      { text: "echoed" },
+    ]);
+    await (await source.prompt("echo twice")).settled;
+    const moved = await bed.current.brain.handoff(source.id, { to: "api", model: "anthropic:claude" });
+    bed.fake.script([{ text: "on anthropic" }]);
+    expect((await (await moved.prompt("next")).settled).status).toBe("completed");
+    const [, call, results] = bed.fake.requests.at(-1)!.body.messages;
+    const used = call.content.map((part: { id: string }) => part.id);
+    expect(used.every((id: string) => /^[a-zA-Z0-9_-]+$/.test(id))).toBe(true);
+    expect(new Set(used).size).toBe(2);
+    expect(results.content.map((part: { tool_use_id: string }) => part.tool_use_id)).toEqual(used);
+    // An id a provider takes stays as it was.
+    expect(used[1]).toBe("functions_echo_0");
+  });
+
   it("api → a family Brain cannot seed: the history goes as a marked summary in the first prompt only", async () => {
     const source = await apiConversation();
     const moved = await bed.current.brain.handoff(source.id, { to: "echo" });

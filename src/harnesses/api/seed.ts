@@ -1,5 +1,6 @@
 // Seeds the api harness from a neutral transcript (a handoff or rebuild): writes conversation.jsonl as the
 // harness itself would have, so its next request carries the history as AI SDK messages.
+import { createHash } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ModelMessage } from "ai";
@@ -8,6 +9,21 @@ import type { Transcript } from "../../core/transcript.js";
 import { encodeLine } from "../../protocol/ndjson.js";
 import type { SeedInput } from "../family.js";
 import { CONVERSATION_FILE, type Entry } from "./conversation.js";
+
+/** A call id every provider takes back: Anthropic's pattern, and Chat Completions' 40 characters at most. */
+const WIRE_ID = /^[A-Za-z0-9_-]{1,40}$/;
+
+/**
+ * The call's id as the next request sends it. Ids come from whichever provider or family made the call (Kimi's
+ * "functions.echo:0", pi's "call_1|fc_1"); Anthropic refuses a request holding any other id, and the seeded file is
+ * sent with every later request. Another id is made safe and told apart from the others by a hash of it; the call
+ * and its result get the same one.
+ */
+function wireId(id: string): string {
+  if (WIRE_ID.test(id)) return id;
+  const hash = createHash("sha256").update(id).digest("hex").slice(0, 8);
+  return `${id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 31)}_${hash}`;
+}
 
 function toModelMessage(message: SeedMessage): ModelMessage {
   switch (message.role) {
@@ -19,7 +35,12 @@ function toModelMessage(message: SeedMessage): ModelMessage {
         content: message.parts.map((part) =>
           part.type === "text"
             ? { type: "text" as const, text: part.text }
-            : { type: "tool-call" as const, toolCallId: part.id, toolName: part.name, input: part.arguments },
+            : {
+                type: "tool-call" as const,
+                toolCallId: wireId(part.id),
+                toolName: part.name,
+                input: part.arguments,
+              },
         ),
       };
     case "tool":
@@ -27,7 +48,7 @@ function toModelMessage(message: SeedMessage): ModelMessage {
         role: "tool",
         content: message.results.map((r) => ({
           type: "tool-result" as const,
-          toolCallId: r.id,
+          toolCallId: wireId(r.id),
           toolName: r.name,
           output: r.is_error
             ? { type: "error-text" as const, value: r.text }
