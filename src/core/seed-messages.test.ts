@@ -48,6 +48,25 @@ describe("seedMessages", () => {
     ]);
   });
 
+  it("gives parallel calls' results in the order of the calls, not the order they finished in", () => {
+    const parallel = log([
+      { type: "user.prompt", turn: "t1", data: { text: "both" } },
+      { type: "tool.call", turn: "t1", data: { id: "c1", name: "echo", arguments: { value: "slow" } } },
+      { type: "tool.call", turn: "t1", data: { id: "c2", name: "echo", arguments: { value: "fast" } } },
+      result("c2", "fast"),
+      result("c1", "slow"),
+      { type: "assistant.message", turn: "t1", data: { text: "done" } },
+    ]);
+    const [, , tool] = seedMessages(transcriptOf(parallel), { native: () => true });
+    expect(tool).toEqual({
+      role: "tool",
+      results: [
+        { id: "c1", name: "echo", text: "slow", is_error: false },
+        { id: "c2", name: "echo", text: "fast", is_error: false },
+      ],
+    });
+  });
+
   it("carries a call the target lacks as text, and a call left without result gets an error result", () => {
     expect(seedMessages(transcriptOf(claudeTurn), { native: () => false })).toEqual([
       { role: "user", text: "list" },

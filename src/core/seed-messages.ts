@@ -63,11 +63,18 @@ export function seedMessages(transcript: Transcript, options: SeedOptions): Seed
   /** Ends the open calls: their results (a lost one says so), then any user text held back meanwhile. */
   const settle = () => {
     if (waiting.length > 0) {
-      for (const call of waiting) {
-        if (!results.some((r) => r.id === call.id))
-          results.push({ id: call.id, name: call.name, text: NO_RESULT, is_error: true });
-      }
-      out.push({ role: "tool", results });
+      // In the order of the calls, not the order they finished in (the log's): a provider that pairs results with
+      // calls by position (Ollama, Gemini, whose calls have no ids) would give a call another's result.
+      const ordered = waiting.map(
+        (call) =>
+          results.find((r) => r.id === call.id) ?? {
+            id: call.id,
+            name: call.name,
+            text: NO_RESULT,
+            is_error: true,
+          },
+      );
+      out.push({ role: "tool", results: ordered });
     }
     waiting = [];
     results = [];
