@@ -56,6 +56,29 @@ describe("conversation file", () => {
   });
 });
 
+describe("text that is only whitespace", () => {
+  it("is left out of later requests (Anthropic refuses a blank text block), the calls beside it kept", async () => {
+    const session = await reopenedWith([{ type: "message", message: { role: "user", content: " \n" } }]);
+    bed.fake.script([
+      { text: "\n\n", toolCalls: [{ id: "toolu_1", name: "echo", arguments: { value: "v" } }] },
+      { text: "done" },
+    ]);
+    expect((await (await session.prompt("two")).settled).status).toBe("completed");
+    const body = bed.fake.requests[2]!.body;
+    const texts = body.messages.flatMap((m: { content: { type: string; text?: string }[] }) =>
+      m.content.filter((p) => p.type === "text").map((p) => p.text),
+    );
+    expect(texts).toEqual(["one", "echo: one", "two"]);
+    expect(transcript(body)).toEqual([
+      "user: one",
+      "assistant: echo: one",
+      "user: two",
+      "assistant: [call echo]",
+      "user: [tool_result]",
+    ]);
+  });
+});
+
 /** The tool_result blocks of an Anthropic request, as [tool_use_id, content]. */
 function results(body: { messages: { content: unknown }[] }): [string, string][] {
   return body.messages.flatMap((m) =>

@@ -81,6 +81,27 @@ function answered(messages: ModelMessage[]): ModelMessage[] {
   return out;
 }
 
+/**
+ * `messages` without text that is empty or only whitespace. Anthropic refuses a request holding such a block ("text
+ * content blocks must contain non-whitespace text"): a model's own "\n\n" before its tool calls, or a blank steer,
+ * once saved would fail every later request. It tells no model anything; a message left with nothing is left out.
+ */
+function withoutBlankText(messages: ModelMessage[]): ModelMessage[] {
+  const out: ModelMessage[] = [];
+  for (const message of messages) {
+    if (message.role !== "user" && message.role !== "assistant") out.push(message);
+    else if (typeof message.content === "string") {
+      if (message.content.trim() !== "") out.push(message);
+    } else {
+      const parts = message.content as { type: string; text?: string }[];
+      const kept = parts.filter((part) => part.type !== "text" || part.text?.trim() !== "");
+      if (kept.length === parts.length) out.push(message);
+      else if (kept.length > 0) out.push({ ...message, content: kept } as ModelMessage);
+    }
+  }
+  return out;
+}
+
 export class Conversation {
   private readonly entries: Entry[] = [];
   private readonly path: string;
@@ -120,7 +141,7 @@ export class Conversation {
     }
     const out: ModelMessage[] = summary === undefined ? [] : [summaryMessage(summary)];
     for (const entry of this.entries.slice(start)) if (entry.type === "message") out.push(entry.message);
-    return answered(out);
+    return answered(withoutBlankText(out));
   }
 
   /** The input tokens of the last request made since the last compaction (0 when there was none). */
