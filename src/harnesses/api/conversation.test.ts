@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { encodeLine } from "../../protocol/ndjson.js";
 import { events } from "../../testing/brain.js";
-import { CONVERSATION_FILE, type Entry, UNSAVED_RESULT } from "./conversation.js";
+import { CONVERSATION_FILE, type Entry, SILENT_FAILURE, UNSAVED_RESULT } from "./conversation.js";
 import { apiTestBed } from "./testing/bed.js";
 import { transcript } from "./testing/provider.js";
 
@@ -76,6 +76,36 @@ describe("text that is only whitespace", () => {
       "assistant: [call echo]",
       "user: [tool_result]",
     ]);
+  });
+});
+
+describe("a call that failed without a word", () => {
+  it("is answered with words (Anthropic refuses an error result with empty content)", async () => {
+    const session = await reopenedWith([
+      call("toolu_mute"),
+      {
+        type: "message",
+        message: {
+          role: "tool",
+          content: [
+            {
+              type: "tool-result",
+              toolCallId: "toolu_mute",
+              toolName: "echo",
+              output: { type: "error-text", value: "" },
+            },
+          ],
+        },
+      },
+    ]);
+    bed.fake.script([{ text: "going on" }]);
+    expect((await (await session.prompt("two")).settled).status).toBe("completed");
+    expect(bed.fake.requests[1]!.body.messages[2].content[0]).toEqual({
+      type: "tool_result",
+      tool_use_id: "toolu_mute",
+      content: SILENT_FAILURE,
+      is_error: true,
+    });
   });
 });
 

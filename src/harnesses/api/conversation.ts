@@ -102,6 +102,29 @@ function withoutBlankText(messages: ModelMessage[]): ModelMessage[] {
   return out;
 }
 
+/** What the model is told of a failed call whose result said nothing. */
+export const SILENT_FAILURE = "the tool failed without saying why";
+
+/**
+ * `messages` with every failed call's result saying something: Anthropic refuses a request holding an error result
+ * with empty content ("content cannot be empty if `is_error` is true"), as a tool that fails silently gives (an MCP
+ * result `{isError: true, content: []}`), and the result stays in the conversation for every later request.
+ */
+function withWordedErrors(messages: ModelMessage[]): ModelMessage[] {
+  return messages.map((message) => {
+    if (message.role !== "tool") return message;
+    const silent = (part: ToolContent[number]) =>
+      part.type === "tool-result" && part.output.type === "error-text" && part.output.value.trim() === "";
+    if (!message.content.some(silent)) return message;
+    const content = message.content.map((part) =>
+      silent(part) && part.type === "tool-result"
+        ? { ...part, output: { type: "error-text" as const, value: SILENT_FAILURE } }
+        : part,
+    );
+    return { ...message, content };
+  });
+}
+
 export class Conversation {
   private readonly entries: Entry[] = [];
   private readonly path: string;
@@ -141,7 +164,7 @@ export class Conversation {
     }
     const out: ModelMessage[] = summary === undefined ? [] : [summaryMessage(summary)];
     for (const entry of this.entries.slice(start)) if (entry.type === "message") out.push(entry.message);
-    return answered(withoutBlankText(out));
+    return answered(withWordedErrors(withoutBlankText(out)));
   }
 
   /** The input tokens of the last request made since the last compaction (0 when there was none). */
