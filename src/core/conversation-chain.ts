@@ -28,6 +28,7 @@ export async function ancestorEvents(
   // A parent is always of the session's own tenant (forks and handoffs keep it); a record naming another
   // tenant's session (a damaged or planted store) must not bring that tenant's conversation in.
   if (!parent || (parent.tenant ?? "default") !== (record.tenant ?? "default")) return [];
+  if (!isParentOf(parent, record)) return [];
   const own = await store.readEvents(parent.id);
   const cut = record.forked_from
     ? eventsUpTo(
@@ -37,6 +38,15 @@ export async function ancestorEvents(
       )
     : own.filter((e) => e.seq <= record.handoff_from!.seq);
   return [...(await ancestorEvents(store, parent, depth + 1)), ...cut];
+}
+
+/**
+ * Whether `parent` can be the session `child` came from: one made before it. A parent deleted and its id given to
+ * a new session (a client-chosen id) is not: that one's conversation never reached the child, and taking it for
+ * the child's history would fail the child's verification and seed its handoffs and rebuilds with it.
+ */
+export function isParentOf(parent: { created_at: string }, child: { created_at: string }): boolean {
+  return Date.parse(parent.created_at) <= Date.parse(child.created_at);
 }
 
 /**

@@ -129,4 +129,22 @@ describe("retention", () => {
     expect(asked).not.toContain(open);
     expect(done.map((d) => d.id)).toEqual(asked);
   });
+
+  it("keeps no segment for a fork whose deleted parent's id a newer session took", async () => {
+    const parent = await t.brain.create({ harness: "echo", id: "parent-x" });
+    await (await parent.prompt("the old plan")).settled;
+    await t.brain.fork("parent-x", (await parent.checkpoint()).id);
+    await t.brain.delete("parent-x");
+    await finishedSession("filler");
+    const stranger = await t.brain.create({ harness: "echo", id: "parent-x" });
+    await (await stranger.prompt("another conversation")).settled;
+    await t.brain.closeSession("parent-x");
+    const asked: string[] = [];
+    t.store.retire = async (id) => {
+      asked.push(id);
+      return undefined;
+    };
+    await t.brain.retireIdle({ dropAfterMs: 0 });
+    expect(asked).toContain("parent-x");
+  });
 });

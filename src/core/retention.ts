@@ -5,6 +5,7 @@
 // `retention`); the store does the rewriting, and the core makes sure no session is open while it happens.
 
 import type { SessionRecord } from "../protocol/session.js";
+import { isParentOf } from "./conversation-chain.js";
 
 /** What one compaction did. */
 export interface CompactResult {
@@ -115,15 +116,18 @@ export class ClosedLogs {
 
 /**
  * Sessions whose log is part of another session's history (forked or handed off from): a fork's transcript and
- * checks read its parent's log up to the fork, so no segment of it may go.
+ * checks read its parent's log up to the fork, so no segment of it may go. A session made after the one naming
+ * its id (the parent deleted, its id given again) is not that one's parent, and keeps no segment for it.
  */
 export function pinnedSessions(
-  records: readonly { forked_from?: { session: string }; handoff_from?: { session: string } }[],
+  records: readonly Pick<SessionRecord, "id" | "created_at" | "forked_from" | "handoff_from">[],
 ): Set<string> {
+  const byId = new Map(records.map((r) => [r.id, r]));
   const pinned = new Set<string>();
   for (const r of records) {
     const from = r.forked_from?.session ?? r.handoff_from?.session;
-    if (from) pinned.add(from);
+    const parent = from === undefined ? undefined : byId.get(from);
+    if (parent && isParentOf(parent, r)) pinned.add(parent.id);
   }
   return pinned;
 }

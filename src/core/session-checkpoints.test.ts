@@ -141,6 +141,23 @@ describe("checkpoints between turns", () => {
     expect(textOf(await events(fork), turn.turn)).toBe("echo #2: fourth");
   });
 
+  it("keeps a fork's history its own when its deleted parent's id is given to a new session", async () => {
+    t = makeBrain();
+    const parent = await t.brain.create({ harness: "echo", id: "parent-x" });
+    await (await parent.prompt("the old plan")).settled;
+    const fork = await t.brain.fork("parent-x", (await parent.checkpoint()).id);
+    await t.brain.closeSession(fork.id);
+    await t.brain.delete("parent-x");
+    const stranger = await t.brain.create({ harness: "echo", id: "parent-x" });
+    await (await stranger.prompt("another conversation")).settled;
+    await stranger.checkpoint();
+    // The fork opens again: its check must not expect the new session's prompt in its files.
+    const reopened = await t.brain.session(fork.id);
+    const turn = await reopened.prompt("go on");
+    expect(await turn.settled).toMatchObject({ status: "completed" });
+    expect(textOf(await events(reopened), turn.turn)).toBe("echo #2: go on");
+  });
+
   it("refuses a checkpoint whose files hold a value the log redacts, naming where it came from", async () => {
     const token = "ghp_test-token-value-0123456789";
     t = makeBrain();
