@@ -1,8 +1,9 @@
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import { type FileHandle, open, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import { CheckpointError, errnoCode } from "./errors.js";
 import { hasSize, readRange, writeAll } from "./io.js";
+import { tempName } from "./temps.js";
 
 /** Test seam: lets a test fail a blob write at the worst moment (written and fsynced, not yet renamed). */
 export interface BlobHooks {
@@ -25,7 +26,7 @@ export async function storeBlob(
 ): Promise<void> {
   const final = path.join(blobsDir, sha256);
   if (await hasSize(final, end - start)) return;
-  const tmp = path.join(blobsDir, `.tmp-${randomUUID()}`);
+  const tmp = path.join(blobsDir, `.${tempName("tmp")}`);
   try {
     const out = await open(tmp, "wx", 0o600);
     const hash = createHash("sha256");

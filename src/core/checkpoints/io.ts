@@ -1,7 +1,8 @@
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import { type FileHandle, open, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import { errnoCode } from "./errors.js";
+import { tempName } from "./temps.js";
 
 const CHUNK = 1 << 20;
 
@@ -89,7 +90,7 @@ export async function fsyncDir(dir: string): Promise<void> {
 
 /** temp + fsync + rename + dir fsync: readers see the old file or the whole new one, even after a crash. */
 export async function writeFileDurable(file: string, data: string): Promise<void> {
-  const tmp = `${file}.tmp-${randomUUID()}`;
+  const tmp = `${file}.${tempName("tmp")}`;
   try {
     const fh = await open(tmp, "wx", 0o600);
     try {

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { lstat, mkdir, open, readdir, realpath, rename, rm, rmdir } from "node:fs/promises";
 import path from "node:path";
 import { copyBlobInto } from "./blobs.js";
@@ -6,6 +5,7 @@ import { CheckpointError, errnoCode, targetRefused } from "./errors.js";
 import { fsyncDir } from "./io.js";
 import type { CheckpointFile, CheckpointManifest } from "./manifest.js";
 import { isInside } from "./paths.js";
+import { removeDeadTemps, tempName } from "./temps.js";
 
 /** Whether `dir` exists (and is empty); throws when it holds anything or is not a directory. */
 async function checkTarget(dir: string): Promise<boolean> {
@@ -113,9 +113,11 @@ export async function restoreManifest(
   const target = path.resolve(intoDir);
   const existed = await checkTarget(target);
   const parent = path.dirname(target);
-  const staging = path.join(parent, `.${path.basename(target)}.restoring-${randomUUID()}`);
+  const staging = path.join(parent, `.${path.basename(target)}.${tempName("restoring")}`);
   try {
     await mkdir(parent, { recursive: true });
+    // A restore into this target that was killed midway left its staging dir here.
+    await removeDeadTemps(parent, `.${path.basename(target)}.restoring-`);
     // Private until renamed into place; the target itself is the caller's to open up.
     await mkdir(staging, { mode: 0o700 });
   } catch (err) {

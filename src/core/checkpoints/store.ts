@@ -8,6 +8,7 @@ import { fsyncDir, writeFileDurable } from "./io.js";
 import { type CheckpointFile, type CheckpointManifest, parseManifest } from "./manifest.js";
 import { planCheckpoint, reopenPlanned } from "./plan.js";
 import { restoreManifest } from "./restore.js";
+import { removeDeadTemps } from "./temps.js";
 
 /** Test seams: fault injection, and a moment to change the native dir between planning and storing. */
 export interface CheckpointHooks extends BlobHooks {
@@ -40,6 +41,8 @@ export class CheckpointStore {
   readonly blobsDir: string;
   // create() reads the latest manifest and writes the next id: one at a time, or two would take the same id.
   private tail: Promise<unknown> = Promise.resolve();
+  /** Whether this store has removed the temps a writer killed mid-checkpoint left (once: a directory read each). */
+  private swept = false;
 
   constructor(
     readonly dir: string,
@@ -68,6 +71,11 @@ export class CheckpointStore {
     const planned = await planCheckpoint(nativeDir, files, previous, secrets);
     await this.options.hooks?.afterPlan?.();
     await this.ensureDirs();
+    if (!this.swept) {
+      this.swept = true;
+      await removeDeadTemps(this.blobsDir);
+      await removeDeadTemps(this.dir);
+    }
     const out: CheckpointFile[] = [];
     for (const p of planned) {
       const segments = [...p.kept];

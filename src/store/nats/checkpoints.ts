@@ -4,7 +4,7 @@
 // sends only its new bytes), then the manifest, then the session's index of checkpoint ids. Another node
 // pulls the manifests, and the blobs a restore needs, before it reads. Blobs are streamed both ways, never held
 // whole in memory: a native file may be larger than the memory of the node, or than a Buffer can be.
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import { type FileHandle, mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { JetStreamClient } from "@nats-io/jetstream";
@@ -13,6 +13,7 @@ import type { Checkpoints, CreateOptions } from "../../core/checkpoints/index.js
 import { CheckpointError, CheckpointStore } from "../../core/checkpoints/index.js";
 import { fsyncDir, writeAll, writeFileDurable } from "../../core/checkpoints/io.js";
 import type { CheckpointManifest, CheckpointSegment } from "../../core/checkpoints/manifest.js";
+import { tempName } from "../../core/checkpoints/temps.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import { natsFailure } from "./errors.js";
 
@@ -183,7 +184,7 @@ export class ReplicatedCheckpoints implements Checkpoints {
    * NATS is left missing: the restore then names it as damaged.
    */
   private async pullBlob(segment: CheckpointSegment, local: string, label: string): Promise<void> {
-    const tmp = path.join(path.dirname(local), `.tmp-${randomUUID()}`);
+    const tmp = path.join(path.dirname(local), `.${tempName("tmp")}`);
     try {
       const out = await open(tmp, "wx", 0o600);
       const hash = createHash("sha256");
