@@ -73,14 +73,17 @@ export function createBrain(
   } = {},
 ): Brain {
   stopOrphans(home);
+  // A host that keeps warm runners keeps a session directory made ahead too (../store/fs/session-slot.ts).
+  const sessions = store ?? new FsSessionStore(home, undefined, holder, { spareSlot: warmRunners });
+  // A Brain killed while making a session (a fork restoring its checkpoint, a handoff seeding) left it half made.
+  if (sessions instanceof FsSessionStore) void sessions.sweepUnacknowledged();
   return new Brain({
     providers: loaded.config.providers ?? {},
     secretNames: configSecretNames(loaded),
     ...(providerEnv ? { providerEnv } : {}),
     ...(openSessionsPerTenant !== undefined ? { openSessionsPerTenant } : {}),
     secrets: [...secrets, ...literalSecrets(loaded, home)],
-    // A host that keeps warm runners keeps a session directory made ahead too (../store/fs/session-slot.ts).
-    store: store ?? new FsSessionStore(home, undefined, holder, { spareSlot: warmRunners }),
+    store: sessions,
     // In catalog order: a runner the config names "api" or "codex" takes that built-in's place.
     harnesses: new HarnessRegistry(
       harnesses ?? configHarnesses(loaded, home, catalog, warmRunners).factories,

@@ -4,11 +4,14 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createBrain } from "../../cli/setup.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
+import { retireSegments } from "./retire.js";
 import { recordText } from "./session-record.js";
 import { isSlotText } from "./session-slot.js";
 import { FsSessionStore } from "./session-store.js";
+import { writeSegmented } from "./testing/segmented.js";
 
 let home: string;
 const stores: FsSessionStore[] = [];
@@ -177,6 +180,46 @@ describe("FsSessionStore spare slot", () => {
     for (const gone of ["empty", "torn", "zeros"]) expect(left).not.toContain(gone);
     expect(left).toHaveLength(4); // and this store's own slot
     expect((await store.list()).map((r) => r.id)).toEqual([real.id]);
+  });
+
+  it("sweeps a session a killed process left half made, never one acknowledged, young, or emptied by retention", async () => {
+    const seed = new FsSessionStore(home);
+    stores.push(seed);
+    const made = async (events: number) => {
+      const { record, log, durable } = await seed.createOpen(base);
+      await durable;
+      for (let i = 0; i < events; i++) await log.append([opened]);
+      await log.close(); // as the process's death lets go of it: its lock is stale
+      return record.id;
+    };
+    const age = async (id: string) => {
+      const old = new Date(Date.now() - 2 * 60_000); // past UNACKNOWLEDGED_MS
+      await fs.utimes(seed.paths(id).record, old, old);
+    };
+    // A fork killed while restoring its checkpoint: no session.opened, its staging dir beside native/.
+    const halfMade = await made(0);
+    await fs.mkdir(path.join(seed.paths(halfMade).dir, ".native.restoring-1-00000000-x"));
+    await age(halfMade);
+    const young = await made(0);
+    const acknowledged = await made(1);
+    await age(acknowledged);
+    // A log whose every event retention dropped: its sealed segments gone, its active one just rolled (empty).
+    const emptied = await made(0);
+    const events = seed.paths(emptied).events;
+    await writeSegmented(await JsonlEventLog.open(events, emptied, undefined, { segmentBytes: 1024 }));
+    await retireSegments(events, emptied, { dropAfterMs: 0 });
+    const header = (await fs.readFile(events, "utf8")).split("\n")[0];
+    await fs.writeFile(events, `${header}\n`);
+    expect(await readEventsFile(events)).toEqual([]);
+    await age(emptied);
+    expect((await seed.list()).map((r) => r.id).sort()).toEqual(
+      [halfMade, young, acknowledged, emptied].sort(),
+    );
+
+    // The next start on this home.
+    await createBrain({ config: {}, dir: home }, home).close();
+    expect((await seed.list()).map((r) => r.id).sort()).toEqual([young, acknowledged, emptied].sort());
+    expect(await dirs(seed)).not.toContain(halfMade);
   });
 
   it("tells every cut of a record's text from the whole", async () => {

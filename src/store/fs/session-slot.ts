@@ -8,7 +8,7 @@
 // spaces the record leaves after it; the next update of the record replaces the file.
 //
 // A session.json that is blank, or torn (a crash during that one write: never acknowledged), marks a slot, never
-// a session: get() and list() skip it, and a store sweeps leftover slots away once (sweepSlots).
+// a session: get() and list() skip it, and a store sweeps leftover slots away once (sweepUnacknowledged).
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
@@ -16,6 +16,7 @@ import type { InlineCommits } from "./inline-commits.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { allDone, type LogIO, writeDurably, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
+import { firstSeqOf, listSealed } from "./segments.js";
 import { SESSION_ID } from "./session-record.js";
 
 export interface SlotPaths {
@@ -121,7 +122,7 @@ export class SlotKeeper {
     const { root, io } = this.options;
     if (!this.swept) {
       this.swept = true;
-      await sweepSlots(root, this.options.paths, io).catch(() => {});
+      await sweepUnacknowledged(root, this.options.paths, io).catch(() => {});
     }
     // A failure only means no slot: the next create takes the ordinary path.
     const slot = await makeSlot(this.options).catch(() => undefined);
@@ -229,11 +230,23 @@ export function isSlotText(text: string): boolean {
 }
 
 /**
- * Removes the slots a process left behind (it stopped before close(), or crashed while a session was being made
- * in one: that session was never acknowledged). A slot some live process holds is left alone (its lock), and so
- * is a directory whose log holds more than a first event: whatever its record, that was a session.
+ * A record this old whose log holds no event was made by a create that never finished: one still under way has
+ * written its record and taken its log's lock within milliseconds.
  */
-export async function sweepSlots(root: string, pathsOf: (id: string) => SlotPaths, io: LogIO): Promise<void> {
+export const UNACKNOWLEDGED_MS = 60_000;
+
+/**
+ * Removes the session directories a process left behind: its slots (it stopped before close(), or crashed while
+ * a session was being made in one), and the sessions it was making when it was killed (a fork restoring its
+ * checkpoint, a handoff seeding): a record whose log holds no event, its session.opened never written, was never
+ * acknowledged, yet would be listed and fail its first turn. A directory some live process holds is left alone
+ * (its lock), and so is one whose log holds more than a first event (a slot's) or any event (a record's).
+ */
+export async function sweepUnacknowledged(
+  root: string,
+  pathsOf: (id: string) => SlotPaths,
+  io: LogIO,
+): Promise<void> {
   let names: string[];
   try {
     names = (await fsp.readdir(root, { withFileTypes: true }))
@@ -245,7 +258,9 @@ export async function sweepSlots(root: string, pathsOf: (id: string) => SlotPath
   for (const id of names) {
     const paths = pathsOf(id);
     const text = await fsp.readFile(paths.record, "utf8").catch(() => undefined);
-    if (text === undefined || !isSlotText(text)) continue;
+    if (text === undefined) continue;
+    const slot = isSlotText(text);
+    if (!slot && !(await unacknowledgedRecord(paths.record, text))) continue;
     let lock: LogLock;
     try {
       lock = await acquireLogLock(paths.events, { session: id });
@@ -254,11 +269,34 @@ export async function sweepSlots(root: string, pathsOf: (id: string) => SlotPath
     }
     try {
       const events = await countEvents(paths.events, io);
-      if (events !== undefined && events <= 1) await fsp.rm(paths.dir, { recursive: true, force: true });
+      if (
+        events !== undefined &&
+        events <= (slot ? 1 : 0) &&
+        (slot || !(await everWritten(paths.events, io)))
+      ) {
+        await fsp.rm(paths.dir, { recursive: true, force: true });
+      }
     } finally {
       await lock.release();
     }
   }
+}
+
+/** Whether the log held events once that retention took (its sealed segments, or a first seq past 1). */
+async function everWritten(events: string, io: LogIO): Promise<boolean> {
+  if ((await listSealed(events).catch(() => [])).length > 0) return true;
+  return (await firstSeqOf(events, io).catch(() => 2)) > 1;
+}
+
+/** A whole record written long enough ago that a create still making it would have taken its lock. */
+async function unacknowledgedRecord(path: string, text: string): Promise<boolean> {
+  try {
+    JSON.parse(text);
+  } catch {
+    return false; // damage, for get() to report
+  }
+  const stat = await fsp.stat(path).catch(() => undefined);
+  return stat !== undefined && Date.now() - stat.mtimeMs >= UNACKNOWLEDGED_MS;
 }
 
 /** At most 2: enough to tell a first event from more; undefined if the log cannot be read. */

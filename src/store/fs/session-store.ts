@@ -24,7 +24,7 @@ import {
   SESSION_ID,
   type SessionRecord,
 } from "./session-record.js";
-import { createInSlot, SlotKeeper } from "./session-slot.js";
+import { createInSlot, SlotKeeper, sweepUnacknowledged } from "./session-slot.js";
 
 export interface SessionPaths {
   dir: string;
@@ -63,6 +63,7 @@ export class FsSessionStore {
   private readonly inline: InlineCommits;
   /** The records read so far, served again while their session.json is unchanged (./record-cache.ts says why). */
   private readonly records = new RecordCache();
+  private sweeping: Promise<void> | undefined;
 
   constructor(
     readonly home: string,
@@ -80,8 +81,18 @@ export class FsSessionStore {
   /** Makes the spare session directory now if there is none (with spareSlot); resolves once it is ready. */
   prepareSlot = async (): Promise<void> => this.slots?.prepare();
 
+  /**
+   * Removes, once, the sessions a killed process left half made (./session-slot.ts: never acknowledged, yet
+   * listed). Resolves when done; never fails (what stays is looked at by the next start).
+   */
+  sweepUnacknowledged = (): Promise<void> =>
+    (this.sweeping ??= sweepUnacknowledged(this.root, (id) => this.paths(id), this.io).catch(() => {}));
+
   /** Removes the unused slot, if any (the store stays usable: a later create makes one again). */
-  close = async (): Promise<void> => this.slots?.close();
+  close = async (): Promise<void> => {
+    await this.sweeping;
+    await this.slots?.close();
+  };
 
   paths(id: string): SessionPaths {
     if (typeof id !== "string" || !SESSION_ID.test(id)) {
