@@ -207,6 +207,27 @@ describe("FsSessionStore", () => {
     await store.remove("s1"); // already gone: fine
   });
 
+  // Root's removals ignore permissions: only another user meets the read-only directory.
+  it.skipIf(process.getuid?.() === 0)(
+    "removes a session whose agent left read-only directories (Go's module cache), and nothing outside it",
+    async () => {
+      await store.create({ ...base, id: "s1" });
+      const mod = path.join(store.paths("s1").native, "home", "go", "pkg", "mod", "example.com", "m@v1");
+      await fs.mkdir(mod, { recursive: true });
+      await fs.writeFile(path.join(mod, "go.mod"), "module m\n");
+      // A read-only directory outside, linked from inside: left read-only.
+      const outside = path.join(home, "outside");
+      await fs.mkdir(outside);
+      await fs.symlink(outside, path.join(mod, "..", "link"));
+      await fs.chmod(outside, 0o555);
+      await fs.chmod(mod, 0o555);
+      await store.remove("s1");
+      await expect(fs.stat(store.paths("s1").dir)).rejects.toThrow(/ENOENT/);
+      expect((await fs.stat(outside)).mode & 0o777).toBe(0o555);
+      await fs.chmod(outside, 0o755);
+    },
+  );
+
   it("opens the session's event log", async () => {
     await store.create({ ...base, id: "s1" });
     const log = await store.openLog("s1");

@@ -14,6 +14,7 @@ import { allDone, type LogIO, nodeLogIO, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
 import { lastSeqOfFile, tailOfFile } from "./log-read.js";
 import { RecordCache } from "./record-cache.js";
+import { removeTree } from "./remove-tree.js";
 import { archiveDir, retireSegments } from "./retire.js";
 import { firstSeqOf, listSealed } from "./segments.js";
 import {
@@ -81,10 +82,7 @@ export class FsSessionStore {
   /** Makes the spare session directory now if there is none (with spareSlot); resolves once it is ready. */
   prepareSlot = async (): Promise<void> => this.slots?.prepare();
 
-  /**
-   * Removes, once, the sessions a killed process left half made (./session-slot.ts: never acknowledged, yet
-   * listed). Resolves when done; never fails (what stays is looked at by the next start).
-   */
+  /** Removes, once, the sessions a killed process left half made (./session-slot.ts); never fails. */
   sweepUnacknowledged = (): Promise<void> =>
     (this.sweeping ??= sweepUnacknowledged(this.root, (id) => this.paths(id), this.io).catch(() => {}));
 
@@ -232,10 +230,11 @@ export class FsSessionStore {
     const { dir, events } = this.paths(id);
     if (!(await disk("remove", dir, () => fsp.stat(dir).then(() => true, notFound)))) return;
     // Never from under a writer: a session another process has open is refused (LogLockedError).
-    await acquireLogLock(events, { session: id, holder: this.holder });
+    const lock = await acquireLogLock(events, { session: id, holder: this.holder });
     this.createdLogs.delete(id);
     this.records.forget(id);
-    await disk("remove", dir, () => fsp.rm(dir, { recursive: true, force: true }));
+    // Released even after a failure: this process does not hold the session.
+    await disk("remove", dir, () => removeTree(dir)).finally(() => lock.release());
   }
 
   async openLog(id: string): Promise<JsonlEventLog> {
