@@ -245,12 +245,13 @@ export class Brain {
     this.live.notify({ type: "closed", id, log: session.log });
   }
 
-  /** Closes the session if it is live, then deletes it and all its files. */
+  /** Closes the session if it is live, then deletes it and all its files (once no retention job holds its log). */
   async delete(id: string): Promise<void> {
     await this.record(id);
-    const live = await this.live.take(id)?.catch(() => undefined);
-    if (live) await live.close();
-    await this.options.store.remove(id);
+    await this.closedLogs.excluding(id, async () => {
+      await (await this.live.take(id)?.catch(() => undefined))?.close();
+      await this.options.store.remove(id);
+    });
     this.live.notify({ type: "deleted", id });
   }
 

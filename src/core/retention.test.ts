@@ -1,6 +1,6 @@
 // Retention on a real Brain with the echo runner: closed, idle sessions are compacted once; open ones never;
 // one asked for during its compaction opens after it, with every kept event intact.
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../cli/config.js";
@@ -58,6 +58,27 @@ describe("retention", () => {
     expect(await session.log.read(0)).toEqual(before);
     await (await session.prompt("again")).settled;
     expect((await session.log.read(0)).filter((e) => e.type === "turn.settled")).toHaveLength(2);
+  });
+
+  it("deletes a session asked to be deleted during its compaction once the compaction ends", async () => {
+    const id = await finishedSession("one two three four five");
+    await t.brain.closeSession(id);
+    const compact = t.store.compact.bind(t.store);
+    let begun = () => {};
+    const started = new Promise<void>((resolve) => {
+      begun = resolve;
+    });
+    t.store.compact = (sid, options) => {
+      const running = compact(sid, options);
+      begun();
+      return running;
+    };
+    const sweep = t.brain.compactIdle(0);
+    await started;
+    await t.brain.delete(id);
+    expect((await sweep).map((d) => d.id)).toEqual([id]);
+    expect(await t.store.get(id)).toBeUndefined();
+    expect(existsSync(t.store.paths(id).dir)).toBe(false);
   });
 
   it("skips a session with a turn still open and looks again only when its log changes", async () => {

@@ -61,6 +61,8 @@ export interface RetentionPolicy extends SegmentPolicy {
  */
 export class ClosedLogs {
   private readonly working = new Map<string, Promise<void>>();
+  /** Sessions no sweep may start on (being deleted), with how many callers hold each. */
+  private readonly held = new Map<string, number>();
 
   constructor(
     private readonly store: Partial<CompactingStore> & { list(): Promise<SessionRecord[]> },
@@ -70,6 +72,22 @@ export class ClosedLogs {
   /** Resolves once no compaction or retirement runs on `id`. */
   async idle(id: string): Promise<void> {
     for (let job = this.working.get(id); job; job = this.working.get(id)) await job;
+  }
+
+  /**
+   * Runs `fn` with no compaction or retirement on `id` (they hold its log's lock, which a deletion must take):
+   * waits for the one running, and no sweep starts one until `fn` ends.
+   */
+  async excluding<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    this.held.set(id, (this.held.get(id) ?? 0) + 1);
+    try {
+      await this.idle(id);
+      return await fn();
+    } finally {
+      const left = (this.held.get(id) ?? 1) - 1;
+      if (left > 0) this.held.set(id, left);
+      else this.held.delete(id);
+    }
   }
 
   /** Compacts logs idle for `idleMs`. */
@@ -98,7 +116,7 @@ export class ClosedLogs {
   ): Promise<{ id: string; result: R }[]> {
     const done: { id: string; result: R }[] = [];
     for (const id of ids) {
-      if (this.busy(id) || this.working.has(id)) continue;
+      if (this.busy(id) || this.working.has(id) || this.held.has(id)) continue;
       const job = fn(id).finally(() => this.working.delete(id));
       this.working.set(
         id,
