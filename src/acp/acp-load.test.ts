@@ -57,4 +57,8 @@ it("replays a handoff's source up to the handoff, and a deleted source leaves th
 
   await client.delete(source);
   expect((await loaded(moved)).user).toEqual(["go on"]);
+  // A new session under the deleted source's id is not where the conversation came from.
+  const reused = await client.create({ harness: "echo", id: source });
+  await turn(reused.id, "another conversation");
+  expect((await loaded(moved)).user).toEqual(["go on"]);
 });

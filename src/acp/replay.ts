@@ -3,6 +3,7 @@
 // editor loading it expects the whole conversation, as the model has it, not only what was said since.
 import type { BrainClient } from "../client/client.js";
 import { ClientError } from "../client/errors.js";
+import { isParentOf } from "../core/conversation-chain.js";
 import type { SessionEvent } from "../protocol/events.js";
 
 /** Forks and handoffs nest; a cycle cannot be made, but a damaged store must not send the replay round forever. */
@@ -65,6 +66,8 @@ async function replayOrigin(
       : undefined;
   if (!origin) return;
   try {
+    // A session made after this one under its deleted origin's id (a client-chosen id) is not its origin.
+    if (!isParentOf(await client.session(origin.id), { created_at: opened.ts })) return;
     await replay(client, origin.id, origin.cut, emit, depth + 1);
   } catch (err) {
     // An origin since deleted (or, in a damaged store, of another tenant: the daemon answers 404 for it) leaves
