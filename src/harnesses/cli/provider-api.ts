@@ -63,7 +63,7 @@ export function providerWire(
 /**
  * For a family that names its endpoint's model itself (pi, opencode): the wire to the provider's base_url, or
  * undefined when there is none; a base_url without the session's model is refused, since only it can say
- * which model that endpoint serves.
+ * which model that endpoint serves. Without a base_url a key must say its vendor (see vendorKeyEnvironment).
  */
 export function endpointWire(
   family: Pick<CliFamilyDescriptor, "harness" | "program" | "title">,
@@ -71,7 +71,10 @@ export function endpointWire(
   rules: WireRules,
 ): WireApi | undefined {
   const { provider, config } = options;
-  if (!provider.base_url) return undefined;
+  if (!provider.base_url) {
+    vendorKeyEnvironment(family, provider, rules); // refused before anything starts
+    return undefined;
+  }
   const wire = providerWire(family, provider.api, rules); // before anything starts
   if (!config.model) {
     throw new HarnessError(
@@ -97,17 +100,24 @@ const VENDOR_KEY: Record<WireApi, string> = {
 /**
  * The key of a provider without a base_url, for a CLI that picks the vendor from the model's name (pi,
  * opencode): only in the variable of the vendor the provider's `api` names, since a client's model of another
- * vendor would otherwise have the CLI send this key there. A provider that names no `api` leaves the vendor
- * unknown: its key goes in each of `unnamed`.
+ * vendor would otherwise have the CLI send this key there. A provider with a key that names no `api` is
+ * refused: whichever vendor's variable held its key, a client's model would choose whether the CLI sends it to
+ * that vendor (the api harness refuses such a provider for the same reason).
  */
 export function vendorKeyEnvironment(
   family: Pick<CliFamilyDescriptor, "harness" | "program" | "title">,
   provider: Pick<HarnessOptions["provider"], "api_key" | "api">,
   rules: WireRules,
-  unnamed: readonly string[],
 ): Record<string, string> {
   const key = provider.api_key;
   if (!key) return {};
-  if (provider.api === undefined) return Object.fromEntries(unnamed.map((name) => [name, key]));
+  if (provider.api === undefined) {
+    throw new HarnessError(
+      "brain_error",
+      `${family.harness}: the session's provider gives a key but neither "api" nor "base_url", so the model's name ` +
+        `alone would choose the vendor ${family.program} sends that key to; the operator must set the provider's ` +
+        `api (the vendor the key is for, e.g. "anthropic" or "openai") or its base_url`,
+    );
+  }
   return { [VENDOR_KEY[providerWire(family, provider.api, rules)]]: key };
 }

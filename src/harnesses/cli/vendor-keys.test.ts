@@ -1,8 +1,9 @@
 // The key of a provider without a base_url, for the CLIs that choose the vendor from the model's name (pi,
 // opencode): it goes only in the variable of the vendor the provider's `api` names. Were it in every vendor's
 // variable, a client's model of another vendor ("openai/gpt-4o" on an Anthropic provider) would have the CLI
-// send the key to that vendor. The program is a stand-in that writes down its environment and exits.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+// send the key to that vendor; and a provider whose key names no vendor is refused, since whichever variable held
+// it, the model's name would choose where it goes. The program is a stand-in that writes down its environment.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { HarnessFactory } from "../../core/harness.js";
@@ -19,11 +20,8 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** The variables that hold the key in the environment the family's program was started with. */
-async function keyVariables(
-  makeFactory: (options: { bin: string }) => HarnessFactory,
-  provider: ProviderCredentials,
-): Promise<string[]> {
+/** A stand-in program that writes its environment to `out`, and options for a session on it. */
+function standIn(provider: ProviderCredentials) {
   const dir = tempDir("brain-vendor-keys-");
   dirs.push(dir);
   const out = join(dir, "env.json");
@@ -33,6 +31,15 @@ async function keyVariables(
   const native = join(dir, "native");
   mkdirSync(native);
   const options = bareHarnessOptions(native, { config: { model: "openai/gpt-4o" }, provider });
+  return { out, bin, options };
+}
+
+/** The variables that hold the key in the environment the family's program was started with. */
+async function keyVariables(
+  makeFactory: (options: { bin: string }) => HarnessFactory,
+  provider: ProviderCredentials,
+): Promise<string[]> {
+  const { out, bin, options } = standIn(provider);
   const harness = await makeFactory({ bin }).open(options);
   const turn = harness.prompt("hello", { turn: "t1", signal: new AbortController().signal });
   await expect(turn).rejects.toThrow(/exited with code 0/);
@@ -44,13 +51,9 @@ async function keyVariables(
 }
 
 describe.each([
-  [
-    "pi-cli",
-    (o: { bin: string }) => new PiCliFactory(o),
-    ["ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY"],
-  ],
-  ["opencode", (o: { bin: string }) => new OpencodeFactory(o), ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"]],
-] as const)("%s without a base_url", (_family, makeFactory, unnamed) => {
+  ["pi-cli", (o: { bin: string }) => new PiCliFactory(o)],
+  ["opencode", (o: { bin: string }) => new OpencodeFactory(o)],
+] as const)("%s without a base_url", (_family, makeFactory) => {
   it("puts an Anthropic provider's key in ANTHROPIC_API_KEY only", async () => {
     expect(await keyVariables(makeFactory, { api: "anthropic", api_key: KEY })).toEqual([
       "ANTHROPIC_API_KEY",
@@ -61,7 +64,15 @@ describe.each([
     expect(await keyVariables(makeFactory, { api: "openai", api_key: KEY })).toEqual(["OPENAI_API_KEY"]);
   });
 
-  it("puts the key of a provider that names no api in each vendor's variable", async () => {
-    expect(await keyVariables(makeFactory, { api_key: KEY })).toEqual([...unnamed]);
+  it("refuses the key of a provider that names no api, before the program starts", async () => {
+    const { out, bin, options } = standIn({ api_key: KEY });
+    await expect(makeFactory({ bin }).open(options)).rejects.toThrow(
+      /gives a key but neither "api" nor "base_url".*set the provider's api/,
+    );
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it("runs a provider that names no api and gives no key (a local login)", async () => {
+    expect(await keyVariables(makeFactory, {})).toEqual([]);
   });
 });

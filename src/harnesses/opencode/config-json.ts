@@ -81,7 +81,7 @@ export function keyEnvironment(
 ): Record<string, string> {
   if (!provider.api_key) return {};
   if (provider.base_url) return { [KEY_VARIABLE]: provider.api_key };
-  return vendorKeyEnvironment(family, provider, OPENCODE_WIRES, ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"]);
+  return vendorKeyEnvironment(family, provider, OPENCODE_WIRES);
 }
 
 /**

@@ -26,8 +26,6 @@ export const SESSIONS_DIR = "pi/sessions";
 export const SYSTEM_PROMPT_FILE = "append-system-prompt.md";
 /** pi's tools enabled by default; `--tools` narrows them to the ones the policy allows. */
 export const PI_TOOLS = ["read", "bash", "edit", "write"] as const;
-/** Where pi looks for a vendor's key, for a provider that does not say which vendor its key is for. */
-const PI_KEY_VARIABLES = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"];
 
 export class PiHarness extends CliHarness<{ child: CliProcess }> {
   private parser = new PiEventParser();
@@ -121,7 +119,7 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     const key: Record<string, string> =
       provider.base_url && provider.api_key
         ? { [KEY_VARIABLE]: provider.api_key }
-        : vendorKeyEnvironment(this.ctx.family, provider, PI_WIRES, PI_KEY_VARIABLES);
+        : vendorKeyEnvironment(this.ctx.family, provider, PI_WIRES);
     const env = this.environment({ PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", ...key, ...boundEnv });
     this.parser = new PiEventParser();
     const child = this.spawn(args, env, (line) => {
