@@ -106,7 +106,16 @@ export function buildModel(params: OpenParams, options: PiOptions): Model<Api> {
   const prefix = slash > 0 ? spec.slice(0, slash) : "";
   const id = slash > 0 ? spec.slice(slash + 1) : spec;
   if (!id) throw new RunnerFailure("brain_error", `config.model "${spec}" names no model after the "/"`);
-  const api = resolveApi(params.provider.api, prefix);
+  const { api_key, api: named, base_url } = params.provider;
+  // The prefix picks the vendor's URL: a key that says neither its vendor nor its endpoint would go wherever a
+  // client's model names (the Anthropic key to OpenAI with "openai/gpt-4o").
+  if (api_key && named === undefined && !base_url?.trim()) {
+    throw new RunnerFailure(
+      "brain_error",
+      `runner pi: the session's provider gives a key but neither "api" nor "base_url", so the model's prefix alone would choose the vendor that key is sent to; the operator must set the provider's api (the vendor the key is for, e.g. "anthropic" or "openai") or its base_url`,
+    );
+  }
+  const api = resolveApi(named, prefix);
   return {
     id,
     name: id,

@@ -93,6 +93,21 @@ describe("runners/pi settings", () => {
     ).toThrow(/options\.compaction_threshold/);
     expect(() => readSettings(params({ config: {} }))).toThrow(/config\.model/);
   });
+
+  it("sends a key to a vendor's own URL only when the provider's api names that vendor", () => {
+    const vendorOnly = (provider: OpenParams["provider"], model: string) =>
+      readSettings(params({ provider, config: { model } })).model.baseUrl;
+    expect(vendorOnly({ api: "anthropic", api_key: "k" }, "anthropic/claude")).toBe(
+      "https://api.anthropic.com",
+    );
+    expect(() => vendorOnly({ api: "anthropic", api_key: "k" }, "openai/gpt-4o")).toThrow(/base_url/);
+    // A key that names no vendor: the client's prefix would pick where it goes.
+    expect(() => vendorOnly({ api_key: "k" }, "openai/gpt-4o")).toThrow(
+      /neither "api" nor "base_url".*set the provider's api/,
+    );
+    // Without a key nothing is sent that the prefix could misdirect.
+    expect(vendorOnly({}, "openai/gpt-4o")).toBe("https://api.openai.com/v1");
+  });
 });
 
 describe("runners/pi events", () => {
