@@ -7,7 +7,7 @@ import { makeAgentDirSync, writeAgentFileSync } from "../agent-files.js";
 import { askSettings, claudeToolRules } from "../claude-code/policy.js";
 import { placeTranscript, transcriptPath, transcriptTail } from "../claude-code/transcripts.js";
 import { listNativeFiles } from "../cli/files.js";
-import { anthropicBaseUrl, providerWire } from "../cli/provider-api.js";
+import { anthropicBaseUrl, ownVendorWire, refuseKeyWithoutVendor } from "../cli/provider-api.js";
 import { codexConfigToml, keyEnvironment } from "../codex/config-toml.js";
 import { relocateRollouts, rolloutCwd, rolloutsOf } from "../codex/relocate.js";
 import { placeGeminiChat } from "./gemini-chats.js";
@@ -50,7 +50,7 @@ async function endsWithAnswer(file: string, text: string): Promise<boolean> {
 }
 
 const claude: AcpProfile = {
-  check: (ctx) => void providerWire(ctx.family, ctx.provider.api, { speaks: ["messages"], openai: "chat" }),
+  check: (ctx) => void ownVendorWire(ctx.family, ctx.provider, { speaks: ["messages"], openai: "chat" }),
   prepare: (ctx) => {
     const { provider, config } = ctx;
     return {
@@ -113,7 +113,7 @@ const CODEX_BOUND = {
 
 const codex: AcpProfile = {
   check: (ctx) =>
-    void providerWire(ctx.family, ctx.provider.api, { speaks: ["responses"], openai: "responses" }),
+    void ownVendorWire(ctx.family, ctx.provider, { speaks: ["responses"], openai: "responses" }),
   prepare: (ctx) => {
     const dir = home(ctx, CODEX_DIR);
     // Codex asks before anything it does not consider safe, and Brain's policy decides. Its sandbox is off:
@@ -207,6 +207,7 @@ const GEMINI_BUILTINS = [
 
 const gemini: AcpProfile = {
   check: (ctx) => {
+    refuseKeyWithoutVendor(ctx.family, ctx.provider);
     const api = ctx.provider.api;
     if (api === undefined || GEMINI_APIS.includes(api)) return;
     throw new HarnessError(

@@ -15,7 +15,7 @@ import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles, readJsonFile, writeJsonFile } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
-import { anthropicBaseUrl, providerWire } from "../cli/provider-api.js";
+import { anthropicBaseUrl, ownVendorWire } from "../cli/provider-api.js";
 import { BOUND_ENV, boundArgs, endpointWarning } from "./bound.js";
 import { interruptRequest, permissionResponse, unsupportedControl, userMessage } from "./messages.js";
 import { type ClaudeSignal, ClaudeStreamParser } from "./parser.js";
@@ -59,7 +59,7 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
 
   /** Passive: prepares directories and state, moves a relocated transcript; starts nothing. */
   static async open(opening: CliOpening): Promise<ClaudeCodeHarness> {
-    providerWire(opening.family, opening.options.provider.api, { speaks: ["messages"], openai: "chat" });
+    ownVendorWire(opening.family, opening.options.provider, { speaks: ["messages"], openai: "chat" });
     const ctx = prepareCli(opening, STATE_FILE);
     const { dir } = opening.options;
     makeAgentDirSync(dir, CONFIG_DIR);

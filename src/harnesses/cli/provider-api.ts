@@ -61,6 +61,35 @@ export function providerWire(
 }
 
 /**
+ * A key that says neither its vendor (`api`) nor its endpoint (`base_url`) goes wherever the family sends it:
+ * the vendor of the family a client chose (Claude Code's key variable with an OpenAI key), or of the model a
+ * client named (pi, opencode). Refused before anything starts; `chooser` says what would choose.
+ */
+export function refuseKeyWithoutVendor(
+  family: Pick<CliFamilyDescriptor, "harness" | "program">,
+  provider: Pick<HarnessOptions["provider"], "api_key" | "api" | "base_url">,
+  chooser = `the choice of ${family.harness} as the session's harness`,
+): void {
+  if (!provider.api_key || provider.api !== undefined || provider.base_url) return;
+  throw new HarnessError(
+    "brain_error",
+    `${family.harness}: the session's provider gives a key but neither "api" nor "base_url", so ${chooser} ` +
+      `would decide which vendor gets that key; the operator must set the provider's api (the vendor the key ` +
+      `is for, e.g. "anthropic" or "openai") or its base_url`,
+  );
+}
+
+/** providerWire for a family that speaks to one vendor, refusing a key that names no vendor (see above). */
+export function ownVendorWire(
+  family: Pick<CliFamilyDescriptor, "harness" | "program" | "title">,
+  provider: Pick<HarnessOptions["provider"], "api_key" | "api" | "base_url">,
+  rules: WireRules,
+): WireApi {
+  refuseKeyWithoutVendor(family, provider);
+  return providerWire(family, provider.api, rules);
+}
+
+/**
  * For a family that names its endpoint's model itself (pi, opencode): the wire to the provider's base_url, or
  * undefined when there is none; a base_url without the session's model is refused, since only it can say
  * which model that endpoint serves. Without a base_url a key must say its vendor (see vendorKeyEnvironment).
@@ -106,18 +135,14 @@ const VENDOR_KEY: Record<WireApi, string> = {
  */
 export function vendorKeyEnvironment(
   family: Pick<CliFamilyDescriptor, "harness" | "program" | "title">,
-  provider: Pick<HarnessOptions["provider"], "api_key" | "api">,
+  provider: Pick<HarnessOptions["provider"], "api_key" | "api" | "base_url">,
   rules: WireRules,
 ): Record<string, string> {
   const key = provider.api_key;
   if (!key) return {};
   if (provider.api === undefined) {
-    throw new HarnessError(
-      "brain_error",
-      `${family.harness}: the session's provider gives a key but neither "api" nor "base_url", so the model's name ` +
-        `alone would choose the vendor ${family.program} sends that key to; the operator must set the provider's ` +
-        `api (the vendor the key is for, e.g. "anthropic" or "openai") or its base_url`,
-    );
+    refuseKeyWithoutVendor(family, provider, "the model's name");
+    return {}; // with a base_url the key goes to that endpoint, not here
   }
   return { [VENDOR_KEY[providerWire(family, provider.api, rules)]]: key };
 }

@@ -2,7 +2,9 @@
 // opencode): it goes only in the variable of the vendor the provider's `api` names. Were it in every vendor's
 // variable, a client's model of another vendor ("openai/gpt-4o" on an Anthropic provider) would have the CLI
 // send the key to that vendor; and a provider whose key names no vendor is refused, since whichever variable held
-// it, the model's name would choose where it goes. The program is a stand-in that writes down its environment.
+// it, the model's name would choose where it goes. A family that speaks to one vendor (Claude Code, Codex, the
+// ACP presets) refuses such a key too: a client's choice of family would send it to that vendor. The program is
+// a stand-in that writes down its environment.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -10,6 +12,10 @@ import type { HarnessFactory } from "../../core/harness.js";
 import type { ProviderCredentials } from "../../protocol/runner.js";
 import { tempDir } from "../../testing/brain.js";
 import { bareHarnessOptions } from "../../testing/cli.js";
+import { AcpFactory, presetDescriptor } from "../acp-agent/factory.js";
+import { PRESETS } from "../acp-agent/presets.js";
+import { ClaudeCodeFactory } from "../claude-code/factory.js";
+import { CodexFactory } from "../codex/factory.js";
 import { OpencodeFactory } from "../opencode/factory.js";
 import { PiCliFactory } from "../pi-cli/factory.js";
 
@@ -74,5 +80,35 @@ describe.each([
 
   it("runs a provider that names no api and gives no key (a local login)", async () => {
     expect(await keyVariables(makeFactory, {})).toEqual([]);
+  });
+});
+
+const preset = (name: string) => (o: { bin: string }) =>
+  new AcpFactory(presetDescriptor(PRESETS.find((p) => p.name === name)!), o);
+
+describe.each([
+  ["claude-code", (o: { bin: string }) => new ClaudeCodeFactory(o), "anthropic"],
+  ["codex", (o: { bin: string }) => new CodexFactory(o), "openai"],
+  ["acp:claude", preset("claude"), "anthropic"],
+  ["acp:codex", preset("codex"), "openai"],
+  ["acp:gemini", preset("gemini"), "gemini"],
+] as const)("%s, which speaks to one vendor", (_family, makeFactory, api) => {
+  it("refuses a key whose provider names neither api nor base_url, before the program starts", async () => {
+    const { out, bin, options } = standIn({ api_key: KEY });
+    await expect(makeFactory({ bin }).open(options)).rejects.toThrow(
+      /gives a key but neither "api" nor "base_url".*set the provider's api/,
+    );
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it("opens with a key whose provider names its vendor, or its endpoint", async () => {
+    for (const provider of [
+      { api, api_key: KEY },
+      { base_url: "http://127.0.0.1:9/v1", api_key: KEY },
+    ]) {
+      const { bin, options } = standIn(provider);
+      const harness = await makeFactory({ bin }).open(options);
+      await harness.close();
+    }
   });
 });

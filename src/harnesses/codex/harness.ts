@@ -11,7 +11,7 @@ import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { CliHarness, prepareCli, withTail } from "../cli/harness.js";
-import { providerWire } from "../cli/provider-api.js";
+import { ownVendorWire } from "../cli/provider-api.js";
 import { answerRequest } from "./approvals.js";
 import { boundConfig } from "./bound.js";
 import { codexConfigToml, keyEnvironment } from "./config-toml.js";
@@ -39,7 +39,7 @@ export class CodexHarness extends CliHarness<Connection> {
 
   static async open(opening: CliOpening): Promise<CodexHarness> {
     const { options } = opening;
-    providerWire(opening.family, options.provider.api, { speaks: ["responses"], openai: "responses" });
+    ownVendorWire(opening.family, options.provider, { speaks: ["responses"], openai: "responses" });
     const ctx = prepareCli(opening, STATE_FILE);
     makeAgentDirSync(options.dir, CODEX_HOME);
     const harness = new CodexHarness(ctx);
