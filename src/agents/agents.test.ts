@@ -164,6 +164,11 @@ describe("mistakes are named with the file, the field and the fix", () => {
       /aiAssets\.mcpServers\.0: needs url \(http\/sse\), command \(stdio\) or ref/,
     ],
     [
+      "a base URL with a password, which Brain would show",
+      'adl: "1.0"\nname: x\nharness: {type: api, provider: openai, baseUrl: "http://u:pw-0123456789@h:1/v1"}\n',
+      /harness\.baseUrl: holds a user name or password(?!.*pw-0123456789)/,
+    ],
+    [
       "a bad variable name",
       'adl: "1.0"\nname: x\nharness: {type: pi}\nenv: {"1X": a}\n',
       /env\.1X: not a valid variable name/,

@@ -3,6 +3,7 @@
 // tool approval lists, MCP server sources.
 
 import { builtinCatalog, catalogHarnessTypes, type HarnessTypes } from "../harnesses/catalog.js";
+import { urlHoldsCredentials } from "../protocol/config.js";
 import {
   ADL_HARNESS_KEYS,
   ADL_IGNORED_KEYS,
@@ -111,6 +112,15 @@ export function checkDefinition(raw: unknown, options: CheckOptions): Checked {
     ...approvalProblems(def),
     ...mcpProblems(def),
     ...sandboxProblems(def),
+    ...(def.harness.baseUrl && urlHoldsCredentials(def.harness.baseUrl)
+      ? [
+          {
+            field: "harness.baseUrl",
+            message:
+              "holds a user name or password, which Brain would show wherever it shows the URL (a session's provider, a provider's error): give the URL without them, and the key in the variable apiKeyEnv names",
+          },
+        ]
+      : []),
   );
   if (problems.length) return { ok: false, problems };
   const ignored = ADL_IGNORED_KEYS.filter((key) => def[key] !== undefined);

@@ -264,6 +264,21 @@ describe("bad input gets a clear error", () => {
     expect(bom.code).toBe(0);
   });
 
+  it("refuses a provider base_url with a user name or password, without quoting it", () => {
+    const url = "http://alice:pw-0123456789@127.0.0.1:9/v1";
+    for (const config of [
+      { providers: { p: { api: "openai-chat", base_url: url } } },
+      { defaults: { provider: { api: "openai-chat", base_url: url } } },
+    ]) {
+      const { code, err } = brain(["run", "x"], withConfig(JSON.stringify(config)));
+      expect(code).toBe(2);
+      expect(err).toMatch(
+        /field "(providers\.p|defaults\.provider)\.base_url": holds a user name or password/,
+      );
+      expect(err).not.toContain("pw-0123456789");
+    }
+  });
+
   it("lists the known harnesses for an unknown one", () => {
     const { code, err } = brain(["run", "--harness", "nope", "x"]);
     expect(code).toBe(1);

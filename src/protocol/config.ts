@@ -27,6 +27,22 @@ export const ProviderSettings = z.strictObject({
   api_key_env: z.string().optional(),
 });
 
+/**
+ * A base URL's user name and password would be quoted wherever the URL is (a provider's error, a CLI's warning,
+ * a session's view of its inline provider) and no redactor knows them; fetch refuses such a URL anyway.
+ */
+export function urlHoldsCredentials(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.username !== "" || parsed.password !== "";
+  } catch {
+    return false;
+  }
+}
+
+const URL_CREDENTIALS =
+  "holds a user name or password, which Brain would show wherever it shows the URL: give the URL without them, and the provider's key in the variable api_key_env names";
+
 /** A provider the operator configured (brain.config.json `providers`), chosen by name: what API clients send. */
 export const PROVIDER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 export const ProviderName = z
@@ -201,6 +217,18 @@ function configSchema<C extends z.ZodType, N extends z.ZodType>(cli: C, nui: N) 
       cluster: ClusterSettings.optional(),
     })
     .superRefine((config, ctx) => {
+      const inline = typeof config.defaults?.provider === "object" ? config.defaults.provider : undefined;
+      const settings: [PropertyKey[], ProviderSettings | undefined][] = [
+        ...Object.entries(config.providers ?? {}).map(([name, p]): [PropertyKey[], ProviderSettings] => [
+          ["providers", name],
+          p,
+        ]),
+        [["defaults", "provider"], inline],
+      ];
+      for (const [path, provider] of settings) {
+        if (provider?.base_url && urlHoldsCredentials(provider.base_url))
+          ctx.addIssue({ code: "custom", path: [...path, "base_url"], message: URL_CREDENTIALS });
+      }
       const chosen = config.defaults?.provider;
       if (typeof chosen === "string" && !config.providers?.[chosen]) {
         const known = Object.keys(config.providers ?? {}).join(", ") || "none";
