@@ -43,6 +43,12 @@ export function urlHoldsCredentials(url: string): boolean {
 const URL_CREDENTIALS =
   "holds a user name or password, which Brain would show wherever it shows the URL: give the URL without them, and the provider's key in the variable api_key_env names";
 
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+// Never quotes the value: a key pasted here by mistake would be in the message (and in a client's error body).
+const KEY_ENV_NAME =
+  "is not a variable name: give the name of the environment variable that holds the key (letters, digits and '_', e.g. OPENAI_API_KEY), not the key itself";
+
 /** A provider the operator configured (brain.config.json `providers`), chosen by name: what API clients send. */
 export const PROVIDER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 export const ProviderName = z
@@ -228,6 +234,9 @@ function configSchema<C extends z.ZodType, N extends z.ZodType>(cli: C, nui: N) 
       for (const [path, provider] of settings) {
         if (provider?.base_url && urlHoldsCredentials(provider.base_url))
           ctx.addIssue({ code: "custom", path: [...path, "base_url"], message: URL_CREDENTIALS });
+        // Not in ProviderSettings itself: a session record made before this check must still read.
+        if (provider?.api_key_env !== undefined && !VARIABLE_NAME.test(provider.api_key_env))
+          ctx.addIssue({ code: "custom", path: [...path, "api_key_env"], message: KEY_ENV_NAME });
       }
       const chosen = config.defaults?.provider;
       if (typeof chosen === "string" && !config.providers?.[chosen]) {
