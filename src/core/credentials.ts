@@ -22,6 +22,9 @@ export function sessionSecrets(
 /** Headers that carry a credential whatever their value looks like. */
 const CREDENTIAL_HEADER = /^(authorization|proxy-authorization|cookie)$/i;
 
+/** `<scheme> <credential>`, as an Authorization header is written. */
+const AUTH_SCHEME = /^\s*[A-Za-z][A-Za-z0-9_-]*\s+(\S+)\s*$/;
+
 /**
  * The secrets a session's record names or holds: its MCP servers' `${VAR}` values, and what it holds in plain
  * text: the secret-named variables it hands its processes (an agent definition's `env`, an MCP server's `env`)
@@ -38,9 +41,13 @@ export function recordSecrets(record: SessionRecord, env: NodeJS.ProcessEnv): Se
   for (const server of Object.values(record.mcp_servers ?? {})) {
     for (const [name, value] of Object.entries(server.env ?? {}))
       if (SECRET_NAME.test(name) && !value.includes("${")) out.push({ name, value });
-    for (const [name, value] of Object.entries(server.headers ?? {}))
-      if ((SECRET_NAME.test(name) || CREDENTIAL_HEADER.test(name)) && !value.includes("${"))
-        out.push({ name, value });
+    for (const [name, value] of Object.entries(server.headers ?? {})) {
+      if (!(SECRET_NAME.test(name) || CREDENTIAL_HEADER.test(name)) || value.includes("${")) continue;
+      out.push({ name, value });
+      // A server's refusal quotes the credential without its scheme ("Bearer", "Basic", "token").
+      const credential = AUTH_SCHEME.exec(value)?.[1];
+      if (credential) out.push({ name, value: credential });
+    }
   }
   const sessionEnv = record.config.options?.env;
   if (sessionEnv && typeof sessionEnv === "object") {

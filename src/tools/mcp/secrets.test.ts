@@ -41,3 +41,19 @@ it("shows secrets written out in a server's env or headers to no client and no l
   expect(result.content[0]?.text).toBe("[redacted:GITHUB_TOKEN]");
   expect(JSON.stringify(all)).not.toContain(token);
 });
+
+it("keeps the credential of a written-out Authorization header out of the log without its scheme too", async () => {
+  t = makeBrain({ sessionTools: mcpSessionTools({ baseDir: process.cwd(), env: {} }), env: {} });
+  const credential = "tok-written-out-0123456789";
+  const session = await t.brain.create({
+    harness: "echo",
+    mcp_servers: {
+      web: { url: "http://127.0.0.1:9/mcp", headers: { Authorization: `Bearer ${credential}` } },
+    },
+  });
+  // As a server's refusal quotes it (echo answers with the text it was sent).
+  await (await session.prompt(`401: token ${credential} is not valid`)).settled;
+  const all = JSON.stringify(await events(session));
+  expect(all).not.toContain(credential);
+  expect(all).toContain("token [redacted:Authorization] is not valid");
+});
