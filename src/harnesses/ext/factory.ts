@@ -90,7 +90,7 @@ export class ExtensionHarnessFactory implements HarnessFactory {
     const lease = await this.settings.api.retain({ sessionId: options.sessionId });
     let harness: RpcHarness | HttpHarness | undefined;
     const desk = new HitlDesk(options.sessionId, options, (runId) => harness?.runFor(runId));
-    const removeDesk = this.settings.api.addDesk(desk);
+    const removeDesk = this.settings.api.addDesk(desk, this.name);
     const release = async () => {
       removeDesk();
       await lease.release();
@@ -177,9 +177,12 @@ export class ExtensionHarnessFactory implements HarnessFactory {
     return this.shared;
   }
 
-  /** A shared host's command: no session of its own, so no NUI_SESSION_ID or NUI_RUN_ID. */
+  /**
+   * A shared host's command: no session of its own, so no NUI_SESSION_ID or NUI_RUN_ID. Its NUI_API_URL reaches
+   * the requests of this harness's sessions only: the server also serves other extensions' sessions.
+   */
   private async sharedCommand(): Promise<HostCommand> {
-    this.sharedLease ??= await this.settings.api.retain();
+    this.sharedLease ??= await this.settings.api.retain({ harness: this.name });
     return this.command({ apiUrl: this.sharedLease.url });
   }
 

@@ -238,8 +238,8 @@ describe("nui's HITL REST API", () => {
     servers.push(server);
     const a = desk("A", running("run-A"));
     const b = desk("B", running("run-B"), [], "deny");
-    server.addDesk(a.desk);
-    server.addDesk(b.desk);
+    server.addDesk(a.desk, "ext:x/h");
+    server.addDesk(b.desk, "ext:x/h");
     const hostA = caller((await server.retain({ sessionId: "A" })).url);
     const hostB = caller((await server.retain({ sessionId: "B" })).url);
     const approval = (toolName: string) => ({ kind: "approval", requestId: "deploy", payload: { toolName } });
@@ -266,7 +266,7 @@ describe("nui's HITL REST API", () => {
     expect((await hostA("GET", "/api/hitl/requests/q-a")).body.requestId).toBe("q-a");
 
     // A host shared by both sessions reaches both, and may not reuse an id one of them already has.
-    const shared = caller((await server.retain()).url);
+    const shared = caller((await server.retain({ harness: "ext:x/h" })).url);
     expect(
       await shared("POST", "/api/hitl/requests", { ...approval("y"), runId: "run-A", requestId: "new" }),
     ).toMatchObject({ status: 200 });
@@ -277,5 +277,24 @@ describe("nui's HITL REST API", () => {
       body: { error: expect.stringMatching(/"new" is taken by another session's request/) },
     });
     expect(b.asked).toHaveLength(1);
+  });
+
+  it("a host shared by one harness's sessions reaches none of another harness's", async () => {
+    const server = new NuiApiServer();
+    servers.push(server);
+    const other = desk("C", running("run-C"));
+    server.addDesk(other.desk, "ext:y/h");
+    await caller((await server.retain({ sessionId: "C" })).url)("POST", "/api/hitl/requests", {
+      kind: "question",
+      requestId: "q-c",
+    });
+    const shared = caller((await server.retain({ harness: "ext:x/h" })).url);
+    expect((await shared("GET", "/api/hitl/requests?pending=true")).body).toEqual([]);
+    expect((await shared("GET", "/api/hitl/requests/q-c")).status).toBe(404);
+    expect((await shared("GET", "/api/hitl/requests/q-c/wait")).status).toBe(404);
+    expect(
+      await shared("POST", "/api/hitl/requests", { kind: "approval", sessionId: "C", runId: "run-C" }),
+    ).toMatchObject({ status: 404 });
+    expect(other.asked).toHaveLength(1);
   });
 });

@@ -10,10 +10,11 @@
 // so unchanged extensions carry it along), and refuses any request with an Origin header (hosts send none) or a
 // Host that is not a loopback name.
 //
-// The sessions on one server may belong to different tenants, and their hosts choose their own request ids. So
-// each holder gets a token of its own: a host started for one session reaches that session's requests only (its
-// ids cannot collide with another session's, nor read them); a host shared by sessions reaches theirs, and a
-// request id already used by another of them is refused.
+// The sessions on one server may belong to different tenants and to different extensions, and their hosts choose
+// their own request ids. So each holder gets a token of its own: a host started for one session reaches that
+// session's requests only (its ids cannot collide with another session's, nor read them); a host shared by the
+// sessions of one harness reaches theirs and no other harness's, and a request id already used by another of them
+// is refused.
 //
 // A container's own server (`{ socketPath }`): the same API on a Unix socket in a private directory, which the
 // `docker` harness relays into one container's network namespace at `http://127.0.0.1:PORT/<token>`; it holds
@@ -38,9 +39,19 @@ export interface NuiApiListen {
   socketPath?: string;
 }
 
-/** Whose requests a holder's token reaches: one session's, or (unset) every session's on this server. */
+/**
+ * Whose requests a holder's token reaches: one session's, the sessions of one harness (a host they share), or,
+ * with neither, every session's on this server (a server that holds one session's desk, as a container's).
+ */
 export interface NuiApiScope {
   sessionId?: string;
+  /** The harness (`ext:<extension>/<id>`) whose sessions a shared host serves: the name its desks were added with. */
+  harness?: string;
+}
+
+interface RegisteredDesk {
+  desk: HitlDesk;
+  harness?: string;
 }
 
 export interface NuiApiLease {
@@ -52,7 +63,7 @@ export interface NuiApiLease {
 }
 
 export class NuiApiServer {
-  private readonly desks = new Map<string, HitlDesk>();
+  private readonly desks = new Map<string, RegisteredDesk>();
   /** Holders by the sha256 of their token, so finding one does not compare the secret byte by byte. */
   private readonly holders = new Map<string, NuiApiScope>();
   private server: Server | undefined;
@@ -85,11 +96,14 @@ export class NuiApiServer {
     }
   }
 
-  /** Routes a session's requests to its desk until the returned function is called. */
-  addDesk(desk: HitlDesk): () => void {
-    this.desks.set(desk.sessionId, desk);
+  /**
+   * Routes a session's requests to its desk until the returned function is called. `harness`: the session's
+   * harness, whose shared host (a holder scoped to it) reaches this desk too.
+   */
+  addDesk(desk: HitlDesk, harness?: string): () => void {
+    this.desks.set(desk.sessionId, { desk, ...(harness !== undefined ? { harness } : {}) });
     return () => {
-      if (this.desks.get(desk.sessionId) === desk) this.desks.delete(desk.sessionId);
+      if (this.desks.get(desk.sessionId)?.desk === desk) this.desks.delete(desk.sessionId);
     };
   }
 
@@ -156,9 +170,13 @@ export class NuiApiServer {
 
   /** The registered desks a holder reaches. */
   private desksOf(scope: NuiApiScope): HitlDesk[] {
-    if (scope.sessionId === undefined) return [...this.desks.values()];
-    const desk = this.desks.get(scope.sessionId);
-    return desk ? [desk] : [];
+    if (scope.sessionId !== undefined) {
+      const registered = this.desks.get(scope.sessionId);
+      return registered ? [registered.desk] : [];
+    }
+    const all = [...this.desks.values()];
+    const reached = scope.harness === undefined ? all : all.filter((r) => r.harness === scope.harness);
+    return reached.map((r) => r.desk);
   }
 
   private async create(req: IncomingMessage, res: ServerResponse, desks: HitlDesk[]): Promise<void> {
