@@ -146,12 +146,13 @@ export class ExtensionHarnessFactory implements HarnessFactory {
           ...base,
           harnessId: this.harness.id,
           desk,
-          connect: (runId, events) =>
+          connect: (runId, events, closed) =>
             startStdioHost(
               this.command({ apiUrl, sessionId: options.sessionId, runId, sessionEnv: session.env }),
               this.timeouts,
               events,
               this.settings.spawner,
+              closed,
             ),
         });
       case "tcp":

@@ -43,14 +43,20 @@ export interface RpcHarnessParts {
   resume: ResumeState;
   desk: HitlDesk;
   timeouts: Timeouts;
-  /** Starts or dials the host; `runId` is the run that needs it (stdio hosts get it as NUI_RUN_ID). */
-  connect(runId: string, events: TransportEvents): Promise<RpcTransport>;
+  /**
+   * Starts or dials the host; `runId` is the run that needs it (stdio hosts get it as NUI_RUN_ID). `closed`: the
+   * session was closed meanwhile, so a host still starting is not waited for.
+   */
+  connect(runId: string, events: TransportEvents, closed: AbortSignal): Promise<RpcTransport>;
   /** Releases what the factory lent this session (the HITL desk, the API server). */
   release(): Promise<void>;
 }
 
 export class RpcHarness implements Harness {
   private transport: RpcTransport | undefined;
+  /** The host being started or dialled, which the turn that asked for it may stop waiting for. */
+  private connecting: Promise<RpcTransport> | undefined;
+  private readonly closing = new AbortController();
   /** The run the host was started for: its NUI_RUN_ID, which nui's SDK keeps putting in later runs' events. */
   private hostRunId: string | undefined;
   private run: ActiveRun | undefined;
@@ -87,7 +93,9 @@ export class RpcHarness implements Harness {
     };
     this.run = run;
     try {
-      const transport = await this.ensureTransport(run.runId);
+      // A host that hangs at its start would hold an interrupted turn for the whole open timeout.
+      const transport = await this.ensureTransport(run.runId, ctx.signal);
+      if (!transport) return { interrupted: true };
       const params: HarnessRunParams = {
         message: text,
         runId: run.runId,
@@ -157,6 +165,7 @@ export class RpcHarness implements Harness {
   }
 
   async close(): Promise<void> {
+    this.closing.abort();
     const transport = this.transport;
     this.transport = undefined;
     await transport?.close().catch(() => {});
@@ -167,19 +176,37 @@ export class RpcHarness implements Harness {
     return this.transport === undefined || this.transport.isAlive();
   }
 
-  private async ensureTransport(runId: string): Promise<RpcTransport> {
+  /** The live transport, or undefined once `signal` aborts first (the start goes on, for the next turn). */
+  private async ensureTransport(runId: string, signal: AbortSignal): Promise<RpcTransport | undefined> {
     if (this.transport?.isAlive()) return this.transport;
-    await this.transport?.close().catch(() => {});
-    this.hostRunId = runId;
-    this.transport = await this.parts.connect(runId, {
-      onNotification: (method, params) => this.onNotification(method, params),
-      onWarning: (message) => this.warn(message),
-      textSink: () => this.run?.textSink,
-      onFatal: () => {
-        // The run's request fails with the reason; between runs the next turn reconnects.
-      },
+    this.connecting ??= this.reconnect(runId).finally(() => {
+      this.connecting = undefined;
     });
-    return this.transport;
+    return untilAborted(this.connecting, signal);
+  }
+
+  private async reconnect(runId: string): Promise<RpcTransport> {
+    await this.transport?.close().catch(() => {});
+    this.transport = undefined;
+    this.hostRunId = runId;
+    const transport = await this.parts.connect(
+      runId,
+      {
+        onNotification: (method, params) => this.onNotification(method, params),
+        onWarning: (message) => this.warn(message),
+        textSink: () => this.run?.textSink,
+        onFatal: () => {
+          // The run's request fails with the reason; between runs the next turn reconnects.
+        },
+      },
+      this.closing.signal,
+    );
+    if (this.closing.signal.aborted) {
+      await transport.close().catch(() => {});
+      throw new HarnessError("brain_error", `${this.parts.name} was closed while its host started`);
+    }
+    this.transport = transport;
+    return transport;
   }
 
   private onNotification(method: string, params: unknown): void {
@@ -217,4 +244,17 @@ export class RpcHarness implements Harness {
   private warn(message: string): void {
     this.warnings.warn(message);
   }
+}
+
+/** `work`'s value, or undefined as soon as `signal` aborts (`work` goes on; its failure is then dropped). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) {
+    work.catch(() => {});
+    return Promise.resolve(undefined);
+  }
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }

@@ -14,6 +14,7 @@ export async function startStdioHost(
   timeouts: Timeouts,
   events: TransportEvents,
   spawner?: Spawner,
+  closed?: AbortSignal,
 ): Promise<RpcTransport> {
   const host = new HostProcess(command, spawner);
   let fatal: string | undefined;
@@ -42,7 +43,11 @@ export async function startStdioHost(
   });
   void host.exited.then((reason) => fail(reason));
 
+  // A session closed while its host starts does not wait for the handshake: the host goes at once.
+  const onClosed = () => fail("the session was closed while its host started");
+  closed?.addEventListener("abort", onClosed, { once: true });
   try {
+    if (closed?.aborted) onClosed();
     await peer.request(HARNESS_METHODS.info, {}, timeouts.openMs);
   } catch (err) {
     // A host without harness.info still runs (the protocol needs only harness.run); anything else is fatal.
@@ -52,6 +57,8 @@ export async function startStdioHost(
       host.kill();
       throw new HarnessError("brain_error", `starting ${command.name}: ${message}`);
     }
+  } finally {
+    closed?.removeEventListener("abort", onClosed);
   }
 
   return {

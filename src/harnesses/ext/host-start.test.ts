@@ -1,0 +1,72 @@
+// An extension host that hangs at its start (it never answers harness.info): the open timeout is long here, so
+// only an interrupt or a close can end what waits for it.
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { makeBrain, type TestBrain, tempDir } from "../../testing/brain.js";
+import { catalogFactories, writeExtension } from "../../testing/nui.js";
+import { pidAlive } from "./connection-file.js";
+import { installExtension } from "./install.js";
+
+const cleanups: (() => void | Promise<void>)[] = [];
+let t: TestBrain | undefined;
+afterEach(async () => {
+  await t?.cleanup();
+  t = undefined;
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+function scratch(prefix: string): string {
+  const dir = tempDir(prefix);
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+// Writes its pid under HOME, then neither reads nor answers.
+const HANGING_HOST = `
+import os, time
+with open(os.path.join(os.environ["HOME"], "host.pid"), "w") as f:
+    f.write(str(os.getpid()))
+time.sleep(3600)
+`;
+
+async function hangingBrain() {
+  const src = writeExtension(scratch("brain-ext-src-"), "hangs", { command: ["python3", "host.py"] });
+  writeFileSync(join(src, "host.py"), HANGING_HOST);
+  const home = scratch("brain-ext-home-");
+  const hostHome = scratch("brain-ext-hosthome-");
+  await installExtension(src, join(home, "extensions"));
+  const { factories } = catalogFactories({
+    brainHome: home,
+    hostHome,
+    extensionTimeouts: { openMs: 3_600_000 },
+  });
+  t = makeBrain({ factories, home });
+  const session = await t.brain.create({ harness: "ext:hangs/echo" });
+  const turn = await session.prompt("hi");
+  const pidFile = join(hostHome, "host.pid");
+  const readPid = () => {
+    try {
+      return Number(readFileSync(pidFile, "utf8"));
+    } catch {
+      return 0;
+    }
+  };
+  await expect.poll(readPid).toBeGreaterThan(0);
+  const pid = readPid();
+  return { session, turn, pid };
+}
+
+it("an interrupt ends a turn whose host is still starting", async () => {
+  const { session, turn } = await hangingBrain();
+  await session.interrupt();
+  expect((await turn.settled).status).toBe("interrupted");
+});
+
+it("closing the session stops a host that is still starting", async () => {
+  const { turn, pid } = await hangingBrain();
+  await t?.cleanup();
+  t = undefined;
+  expect((await turn.settled).status).not.toBe("completed");
+  await expect.poll(() => pidAlive(pid)).toBe(false);
+});
