@@ -3,7 +3,7 @@
 // fix; one broken extension does not hide the others.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
-import { basename, isAbsolute, join, resolve } from "node:path";
+import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { z } from "zod";
 import {
   AgentListFile,
@@ -146,7 +146,14 @@ function listFile(
       `${manifestFile}: field "${field}.source": ${why}; list them in a file: source: {file: ${field.split(".").pop()}.yaml}`,
     );
   }
-  const path = isAbsolute(source.file) ? source.file : resolve(dir, source.file);
+  const path = resolve(dir, source.file);
+  // An extension is installed as a copy of its directory: a list elsewhere is not copied with it.
+  const inside = relative(dir, path);
+  if (inside === ".." || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
+    throw new ExtensionError(
+      `${manifestFile}: field "${field}.source.file": ${source.file} is outside the extension's directory (${path}); put the list in the extension's directory and name it relative to it, e.g. file: ${basename(path)}`,
+    );
+  }
   if (!existsSync(path)) {
     throw new ExtensionError(
       `${manifestFile}: field "${field}.source.file": ${source.file} does not exist (looked at ${path})`,

@@ -74,6 +74,16 @@ export async function installExtension(source: string, extensionsDir: string): P
     const staging = join(extensionsDir, `.${checked.name}.installing`);
     rmSync(staging, { recursive: true, force: true });
     cpSync(root, staging, { recursive: true, filter: (src) => basename(src) !== ".git" });
+    // The copy must load as the source did before it replaces the installed one (a link to a file outside the
+    // source, say, may not survive the copy): a broken reinstall would otherwise have deleted a working one.
+    try {
+      loadExtension(staging);
+    } catch (err) {
+      rmSync(staging, { recursive: true, force: true });
+      throw new ExtensionError(
+        `${source}: its copy does not load, so nothing was installed or replaced: ${(err as Error).message}`,
+      );
+    }
     const old = join(extensionsDir, `.${checked.name}.old`);
     rmSync(old, { recursive: true, force: true });
     if (existsSync(target)) renameSync(target, old);

@@ -165,6 +165,13 @@ describe("installing", () => {
     await expect(installExtension(variant("apiVersion: x\n"), home)).rejects.toThrow(/field "apiVersion"/);
     expect(existsSync(join(home, "demo-py"))).toBe(false); // nothing half-installed
     await installExtension(demoPy, home);
+    // A list outside the extension's directory is named, and the installed copy stays as it was.
+    const outside = variant(`${HEADER}contributions:\n  harnesses:\n    source:\n      file: ../h.yaml\n`);
+    writeFileSync(join(outside, "../h.yaml"), "harnesses:\n  - id: echo\n");
+    await expect(installExtension(outside, home)).rejects.toThrow(
+      /"contributions\.harnesses\.source\.file": \.\.\/h\.yaml is outside the extension's directory/,
+    );
+    expect(existsSync(join(home, "demo-py/harness_host.py"))).toBe(true);
     expect(() => removeExtension("nope", home)).toThrow(
       /no extension "nope" is installed; installed: demo-py/,
     );
