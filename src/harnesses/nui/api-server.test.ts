@@ -279,6 +279,26 @@ describe("nui's HITL REST API", () => {
     expect(b.asked).toHaveLength(1);
   });
 
+  it("answers a request raised over the protocol under an id already asked and answered, saying why", async () => {
+    const d = desk("A", running(), ["yes"]);
+    const delivered: { status: string; answers?: Record<string, unknown> }[] = [];
+    const raise = () =>
+      d.desk.fromEvent({ requestId: "hitl-1", kind: "question", payload: {} }, running(), (response) => {
+        delivered.push(response);
+      });
+    raise();
+    raise(); // the same request again while it waits: a notice, no second question
+    await expect.poll(() => delivered.length).toBe(1);
+    expect(delivered[0]).toMatchObject({ status: "answered", answers: { answer: "yes" } });
+    raise(); // a host whose counter started again after a restart
+    await expect.poll(() => delivered.length).toBe(2);
+    expect(delivered[1]).toMatchObject({
+      status: "cancelled",
+      answers: { reason: expect.stringMatching(/"hitl-1" was asked and answered already/) },
+    });
+    expect(d.asked).toHaveLength(1);
+  });
+
   it("a host shared by one harness's sessions reaches none of another harness's", async () => {
     const server = new NuiApiServer();
     servers.push(server);

@@ -21,6 +21,8 @@ interface Entry {
   envelope: HitlRequestEnvelope;
   response: Promise<HitlResponseEnvelope>;
   answered?: HitlResponseEnvelope;
+  /** Raised as a `hitl_request` event, its answer carried back over the protocol (not made through the API). */
+  overProtocol?: boolean;
 }
 
 /** A refusal the REST API turns into an HTTP status with a message. */
@@ -112,24 +114,32 @@ export class HitlDesk {
   }
 
   /**
-   * A `hitl_request` event. One Brain already knows (made through the REST API) is only a notice; a new one is
-   * asked, and `deliver` carries the answer back over the protocol.
+   * A `hitl_request` event. One Brain already knows (made through the REST API, or raised before and still
+   * waiting) is only a notice; a new one is asked, and `deliver` carries the answer back over the protocol. One
+   * raised again after its answer went back is refused (cancelled, saying why), never left without an answer.
    */
   fromEvent(
     event: { requestId: string; kind: string; payload: Record<string, unknown> },
     run: HitlRun,
     deliver: (response: HitlResponseEnvelope) => void,
   ): void {
-    if (this.requests.has(event.requestId)) return;
+    const known = this.requests.get(event.requestId);
+    if (known && !(known.overProtocol && known.answered)) return;
     const kind = event.kind === "approval" || event.kind === "freeform" ? event.kind : "question";
     const envelope = requestEnvelope(
       { requestId: event.requestId, kind, payload: event.payload },
       { sessionId: this.sessionId, runId: run.runId },
     );
-    const taken = this.crowded() ?? this.takenId(envelope);
+    // A request asked over the protocol and answered already: the host waits for an answer that would never come.
+    const reused = known
+      ? `HITL request id "${event.requestId}" was asked and answered already in session ${this.sessionId}; give each request an id of its own`
+      : undefined;
+    const taken = reused ?? this.crowded() ?? this.takenId(envelope);
     // Not recorded: the id stays the pending request's, and the agent hears why its request was not asked.
     if (taken !== undefined) return deliver(responseTo(envelope, "cancelled", { reason: taken }));
-    void this.open(envelope, run).response.then(deliver);
+    const entry = this.open(envelope, run);
+    entry.overProtocol = true;
+    void entry.response.then(deliver);
   }
 
   /** Why no new request is taken now: too many wait for an answer. */
