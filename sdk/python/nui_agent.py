@@ -134,7 +134,7 @@ class NuiAgent(_StdioAgent):
             return
         if isinstance(req, dict):
             method = req.get("method", "")
-            if method == "harness.run":
+            if method == "harness.run" and self._malformed(req) is None:
                 run_id = (req.get("params") or {}).get("runId") or str(uuid.uuid4())
                 req.setdefault("params", {})["runId"] = run_id
                 with self._lock():

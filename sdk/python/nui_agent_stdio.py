@@ -197,11 +197,29 @@ class NuiAgent:
         if isinstance(req, dict):
             self._dispatch(req)
 
+    def _malformed(self, req: Dict[str, Any]) -> Optional[str]:
+        """What makes a message unusable (params not an object, a runId or requestId not a string), or None."""
+        params = req.get("params")
+        if params is not None and not isinstance(params, dict):
+            return f"params of {req.get('method')!r} must be an object, not {type(params).__name__}"
+        for field in ("runId", "requestId"):
+            value = (params or {}).get(field)
+            if value is not None and not isinstance(value, str):
+                return f"params.{field} of {req.get('method')!r} must be a string, not {type(value).__name__}"
+        return None
+
     def _dispatch(self, req: Dict[str, Any]) -> None:
         """Handles one message; harness.run starts a thread and returns at once."""
         method = req.get("method", "")
-        params = req.get("params") or {}
         rid = req.get("id")
+        # A malformed request is answered with an error (the caller would wait for a reply), never the host's end.
+        malformed = self._malformed(req)
+        if malformed is not None:
+            sys.stderr.write(f"[{self.name}] ignored a request: {malformed}\n")
+            if rid is not None:
+                self._write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": malformed}})
+            return
+        params = req.get("params") or {}
 
         if method == "harness.info":
             self._write({

@@ -137,6 +137,19 @@ def test_unknown_methods_get_method_not_found_and_notifications_are_ignored():
     assert msg["error"]["code"] == -32601
 
 
+def test_a_malformed_request_gets_an_error_reply_and_the_host_serves_on(capsys):
+    cap = Capture(EchoAgent())
+    cap.send("harness.run", "not an object", rid=1)
+    cap.send("harness.cancel", {"runId": ["r"]}, rid=2)
+    cap.send("harness.hitl_response", {"requestId": {"id": 1}})  # a notification: nothing to answer
+    cap.send("harness.info", rid=3)
+    first = cap.until(reply_to(1))[-1]
+    assert first["error"] == {"code": -32602, "message": "params of 'harness.run' must be an object, not str"}
+    assert cap.until(reply_to(2))[-1]["error"]["message"] == "params.runId of 'harness.cancel' must be a string, not list"
+    assert cap.until(reply_to(3))[-1]["result"]["name"] == "echo"
+    assert "ignored a request: params.requestId of 'harness.hitl_response'" in capsys.readouterr().err
+
+
 def test_ask_user_without_nui_api_url_asks_over_the_protocol(monkeypatch):
     monkeypatch.delenv("NUI_API_URL", raising=False)
     answers = {}

@@ -39,6 +39,9 @@ def test_tcp_host_writes_its_connection_file_serves_runs_and_removes_the_file_on
         assert info["host"] == "127.0.0.1" and info["pid"] == proc.pid and info["port"] > 0 and info["session_id"]
         sock = socket.create_connection((info["host"], info["port"]))
         f = sock.makefile("r")
+        # A malformed request is answered with an error; the connection serves on.
+        sock.sendall((json.dumps({"jsonrpc": "2.0", "id": 0, "method": "harness.run", "params": "hi"}) + "\n").encode())
+        assert read_json_lines(f, lambda m: m.get("id") == 0)[-1]["error"]["code"] == -32602
         sock.sendall((json.dumps({"jsonrpc": "2.0", "id": 1, "method": "harness.run", "params": {"message": "hi", "runId": "r1"}}) + "\n").encode())
         seen = read_json_lines(f, lambda m: m.get("id") == 1)
         texts = [m["params"]["content"] for m in seen if m.get("method") == "harness.event" and m["params"]["type"] == "text"]
