@@ -37,8 +37,9 @@ export async function startStdioHost(
     try {
       peer.feed(chunk);
     } catch (err) {
+      // What handling a host's output throws ends that host's conversation, never the daemon.
       if (err instanceof FramingError) fail(`broken framing on the host's stdout: ${err.message}`);
-      else throw err;
+      else fail(`Brain could not handle the host's output: ${(err as Error).message}`);
     }
   });
   void host.exited.then((reason) => fail(reason));

@@ -58,8 +58,9 @@ export async function dialTcpHost(
     try {
       peer.feed(chunk);
     } catch (err) {
+      // What handling a host's output throws ends that connection, never the daemon.
       if (err instanceof FramingError) fail(`${name}: broken framing from ${address}: ${err.message}`);
-      else throw err;
+      else fail(`${name}: Brain could not handle the output of ${address}: ${(err as Error).message}`);
     }
   });
   socket.on("error", (err) => fail(`${name}: connection to ${address} failed: ${err.message}`));

@@ -84,6 +84,26 @@ function contentText(content: unknown): string {
   return typeof content === "string" ? content : JSON.stringify(content);
 }
 
+/**
+ * Why `value` cannot be written as JSON (nested deeper than JSON.stringify manages), or undefined. JSON.parse takes
+ * nesting that JSON.stringify cannot give back: such a value would throw wherever it is written (the log), and
+ * the throw, from a host's stream handler, would end the daemon.
+ */
+function notWritable(value: unknown): string | undefined {
+  if (value === null || typeof value !== "object") return undefined;
+  try {
+    JSON.stringify(value);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/** An event whose `member` (kept as JSON: tool_call's args, tool_result's content, hitl_request's payload) is not. */
+function unwritable(type: string, member: string, why: string): DecodedHarnessEvent {
+  return { ok: false, reason: `"${type}" event skipped: its ${member} cannot be written as JSON (${why})` };
+}
+
 const SCHEMAS = {
   text,
   done,
@@ -122,17 +142,16 @@ export function decodeHarnessEvent(value: unknown): DecodedHarnessEvent {
         ok: true,
         event: data.sessionId ? { type: "done", sessionId: data.sessionId } : { type: "done" },
       };
-    case "tool_call":
-      return {
-        ok: true,
-        event: {
-          type: "tool_call",
-          toolCallId: data.toolCallId,
-          name: data.name,
-          args: argsObject(data.args),
-        },
-      };
-    case "tool_result":
+    case "tool_call": {
+      // Also args given as a JSON string, parsed here.
+      const args = argsObject(data.args);
+      const why = notWritable(args);
+      if (why !== undefined) return unwritable(type, "args", why);
+      return { ok: true, event: { type: "tool_call", toolCallId: data.toolCallId, name: data.name, args } };
+    }
+    case "tool_result": {
+      const why = notWritable(data.content);
+      if (why !== undefined) return unwritable(type, "content", why);
       return {
         ok: true,
         event: {
@@ -142,7 +161,10 @@ export function decodeHarnessEvent(value: unknown): DecodedHarnessEvent {
           isError: data.isError ?? data.is_error ?? false,
         },
       };
-    case "hitl_request":
+    }
+    case "hitl_request": {
+      const why = notWritable(data.payload);
+      if (why !== undefined) return unwritable(type, "payload", why);
       return {
         ok: true,
         event: {
@@ -152,6 +174,7 @@ export function decodeHarnessEvent(value: unknown): DecodedHarnessEvent {
           payload: data.payload ?? {},
         },
       };
+    }
     case "text":
       return { ok: true, event: { type: "text", content: data.content } };
     case "error":

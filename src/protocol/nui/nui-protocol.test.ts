@@ -66,6 +66,36 @@ describe("harness events", () => {
     expect(decoded.ok).toBe(false);
     if (!decoded.ok) expect(decoded.reason).toMatch(reason);
   });
+
+  // JSON.parse takes nesting JSON.stringify cannot give back; a throw here ended the daemon.
+  const deep = JSON.parse(`${"[".repeat(200_000)}1${"]".repeat(200_000)}`) as unknown;
+  it.each([
+    [
+      { type: "tool_result", toolCallId: "c", content: { a: deep } },
+      /"tool_result" event skipped: its content cannot/,
+    ],
+    [
+      { type: "tool_call", toolCallId: "c", name: "n", args: { a: deep } },
+      /"tool_call" event skipped: its args cannot/,
+    ],
+    [
+      {
+        type: "tool_call",
+        toolCallId: "c",
+        name: "n",
+        args: `{"a":${"[".repeat(200_000)}${"]".repeat(200_000)}}`,
+      },
+      /"tool_call" event skipped: its args cannot/,
+    ],
+    [
+      { type: "hitl_request", requestId: "q", payload: { a: deep } },
+      /"hitl_request" event skipped: its payload/,
+    ],
+  ])("never throws, skipping what nests too deep to be logged (%#)", (raw, reason) => {
+    const decoded = decodeHarnessEvent(raw);
+    expect(decoded.ok).toBe(false);
+    if (!decoded.ok) expect(decoded.reason).toMatch(reason);
+  });
 });
 
 describe("JSON-RPC lines", () => {
