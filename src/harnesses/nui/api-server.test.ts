@@ -138,7 +138,8 @@ describe("nui's HITL REST API", () => {
 
   it("refuses what it cannot serve, saying why", async () => {
     const idle = desk("idle", undefined);
-    const { call } = await serve(idle.desk, desk("busy", running()).desk);
+    const busy = desk("busy", running());
+    const { call } = await serve(idle.desk, busy.desk);
     expect(await call("POST", "/api/hitl/requests", "not json")).toMatchObject({
       status: 400,
       body: { error: expect.stringMatching(/not JSON/) },
@@ -158,6 +159,14 @@ describe("nui's HITL REST API", () => {
       body: { error: expect.stringMatching(/no run is working in session idle/) },
     });
     expect((await call("GET", "/api/hitl/requests/nope/wait")).status).toBe(404);
+    // Deeper than JSON.stringify manages: it could be asked but not logged, and would fail the turn.
+    const nested = `${"[".repeat(200_000)}${"]".repeat(200_000)}`;
+    const deep = `{"sessionId":"busy","kind":"approval","payload":{"toolInput":{"a":${nested}}}}`;
+    expect(await call("POST", "/api/hitl/requests", deep)).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/nests too deep to be written as JSON/) },
+    });
+    expect(busy.asked).toEqual([]);
     const made = await call("POST", "/api/hitl/requests", { sessionId: "busy", requestId: "mine" });
     expect(made.body.requestId).toBe("mine");
     expect(await call("POST", "/api/hitl/requests/mine/respond", { status: "answered" })).toMatchObject({

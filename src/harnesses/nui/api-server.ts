@@ -29,6 +29,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describeIssues } from "../../protocol/frames.js";
+import { notWritable } from "../../protocol/nui/harness-event.js";
 import { HitlCreateBody } from "../../protocol/nui/hitl.js";
 import { type HitlDesk, HitlRefusal } from "./hitl-desk.js";
 
@@ -186,6 +187,13 @@ export class NuiApiServer {
     } catch (err) {
       return send(res, 400, { error: `the body is not JSON: ${(err as Error).message}` });
     }
+    // The request is logged (and sent back) as JSON: a body nested deeper than that can be written would be asked
+    // and then fail the session's turn at the log.
+    const unwritable = notWritable(raw);
+    if (unwritable !== undefined)
+      return send(res, 400, {
+        error: `bad HITL request: it nests too deep to be written as JSON (${unwritable}); send a flatter payload`,
+      });
     const body = HitlCreateBody.safeParse(raw);
     if (!body.success) return send(res, 400, { error: `bad HITL request: ${describeIssues(body.error)}` });
     const desk = deskFor(desks, body.data.sessionId, body.data.runId);

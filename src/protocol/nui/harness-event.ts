@@ -89,7 +89,7 @@ function contentText(content: unknown): string {
  * nesting that JSON.stringify cannot give back: such a value would throw wherever it is written (the log), and
  * the throw, from a host's stream handler, would end the daemon.
  */
-function notWritable(value: unknown): string | undefined {
+export function notWritable(value: unknown): string | undefined {
   if (value === null || typeof value !== "object") return undefined;
   try {
     JSON.stringify(value);
