@@ -1,5 +1,6 @@
-// What a host sends that Brain cannot keep as it is: JSON.parse takes nesting that JSON.stringify (the log's
-// writer) cannot give back. Such an event is skipped with a warning; the turn, the host and the daemon go on.
+// What a host writes that is not the protocol's plain fare: events JSON.parse takes but JSON.stringify (the log's
+// writer) cannot give back, skipped with a warning; a shared host's stdout, which carries no protocol. The turn,
+// the host and the daemon go on.
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
@@ -36,14 +37,20 @@ class Deep(NuiAgent):
 Deep().serve_stdio()
 `;
 
-it("skips a tool call and a tool result nested too deep to be logged, and the session goes on", async () => {
-  const src = writeExtension(scratch("brain-ext-src-"), "deep", { command: ["python3", "host.py"] });
-  writeFileSync(join(src, "host.py"), DEEP_HOST);
+/** A Brain with one extension, `name`, whose host is `host.py` on Brain's Python SDK. */
+async function brainWithHost(name: string, transport: "stdio" | "tcp", host: string) {
+  const src = writeExtension(scratch("brain-ext-src-"), name, { transport, command: ["python3", "host.py"] });
+  writeFileSync(join(src, "host.py"), host);
   const home = scratch("brain-ext-home-");
   await installExtension(src, join(home, "extensions"));
   const { factories } = catalogFactories({ brainHome: home, hostHome: scratch("brain-ext-hosthome-") });
   t = makeBrain({ factories, home });
-  const session = await t.brain.create({ harness: "ext:deep/echo" });
+  return t.brain;
+}
+
+it("skips a tool call and a tool result nested too deep to be logged, and the session goes on", async () => {
+  const brain = await brainWithHost("deep", "stdio", DEEP_HOST);
+  const session = await brain.create({ harness: "ext:deep/echo" });
 
   for (const prompt of ["one", "two"]) {
     const turn = await session.prompt(prompt);
@@ -56,4 +63,23 @@ it("skips a tool call and a tool result nested too deep to be logged, and the se
       expect.stringMatching(/"tool_result" event skipped: its content cannot be written as JSON/),
     ]),
   );
+});
+
+// Prints far more than a pipe holds (64 KiB) to a stdout nobody reads for the protocol.
+const CHATTY_TCP_HOST = `
+from nui_agent import NuiAgent
+class Chatty(NuiAgent):
+    def run(self, message, run_id, **kwargs):
+        for i in range(4000):
+            print("debug line %d %s" % (i, "x" * 100), flush=True)
+        yield "printed: " + message
+Chatty().serve()
+`;
+
+it("a tcp host Brain started may print to its stdout as much as it likes", async () => {
+  const brain = await brainWithHost("chatty", "tcp", CHATTY_TCP_HOST);
+  const session = await brain.create({ harness: "ext:chatty/echo" });
+  const turn = await session.prompt("hi");
+  expect((await turn.settled).status).toBe("completed");
+  expect(textOf(await events(session), turn.turn)).toBe("printed: hi");
 });

@@ -64,7 +64,12 @@ export class SharedHost {
       return { host: lookup.info.host, port: lookup.info.port, path: lookup.path };
     if (!this.spec.command) throw new HarnessError("brain_error", `${ref}: ${describeLookup(lookup, ref)}`);
     await removeStale(lookup);
-    if (!this.process?.alive) this.process = new HostProcess(await this.spec.command(), this.spec.spawner);
+    if (!this.process?.alive) {
+      this.process = new HostProcess(await this.spec.command(), this.spec.spawner);
+      // Nothing of the protocol comes on a shared host's stdout, but unread it fills its pipe, and then the host's
+      // next write to it (an agent's print) blocks it, with every session's run in it.
+      this.process.onStdout(() => {});
+    }
     const host = this.process;
     try {
       const ready = await waitForConnection(connectionDirs, connectionId, this.spec.openMs, () =>
