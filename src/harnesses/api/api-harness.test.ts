@@ -1,5 +1,6 @@
 // The api harness's turn rules, on Anthropic's wire (the provider matrix is in providers.test.ts): steering,
-// interrupts, provider failures and retries, checkpoint fidelity, passive open, compaction, images, cost.
+// interrupts, provider failures and retries, checkpoint fidelity, passive open, compaction, images (usage and cost:
+// usage.test.ts).
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -327,20 +328,6 @@ describe("tools", () => {
     expect(bed.fake.requests).toHaveLength(2);
     expect(ofType(all, "assistant.message")).toEqual([expect.objectContaining({ stop_reason: "max_steps" })]);
     expect(warnings(all)).toEqual([expect.stringMatching(/stopped after 2 model requests/)]);
-  });
-});
-
-describe("usage and cost", () => {
-  it("sums usage over the turn's requests and prices it", async () => {
-    const session = await apiSession({ price: { input: 3, output: 15 } });
-    bed.fake.script([
-      { toolCalls: [{ name: "echo", arguments: { value: "v" } }], usage: { input: 1000, output: 100 } },
-      { text: "done", usage: { input: 2000, output: 200 } },
-    ]);
-    await (await session.prompt("x")).settled;
-    const [message] = ofType(await events(session), "assistant.message");
-    // (3000 × $3 + 300 × $15) per million tokens
-    expect(message?.usage).toEqual({ input: 3000, output: 300, cost: 0.0135 });
   });
 });
 

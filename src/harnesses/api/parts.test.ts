@@ -30,7 +30,7 @@ describe("usage", () => {
     turn.add(usage(1000, 100, 800, 0));
     turn.add(usage(2000, 50, 0, 1000));
     // uncached 1200 × 3 + read 800 × 0.3 + written 1000 × 3.75 + output 150 × 15, per million
-    expect(turn.toUsage()).toEqual({
+    expect(turn.take()).toEqual({
       input: 3000,
       output: 150,
       cache_read: 800,
@@ -43,8 +43,17 @@ describe("usage", () => {
     const turn = new TurnUsage(undefined);
     turn.add(usage(10, 5), { openrouter: { usage: { cost: 0.0012 } } });
     turn.add(usage(10, 5), { openrouter: { usage: { cost: 0.0003 } } });
-    expect(turn.toUsage()).toEqual({ input: 20, output: 10, cost: 0.0015 });
-    expect(new TurnUsage(undefined).toUsage()).toEqual({ input: 0, output: 0 });
+    expect(turn.take()).toEqual({ input: 20, output: 10, cost: 0.0015 });
+    expect(new TurnUsage(undefined).take()).toBeUndefined();
+  });
+
+  it("gives what was spent since the last take, so messages' usage sums to the turn's", () => {
+    const turn = new TurnUsage(undefined);
+    turn.add(usage(10, 5));
+    expect(turn.take()).toEqual({ input: 10, output: 5 });
+    expect(turn.take()).toBeUndefined();
+    turn.add(usage(7, 1));
+    expect(turn.take()).toEqual({ input: 7, output: 1 });
   });
 });
 

@@ -4,7 +4,7 @@
 import type { FinishReason, ModelMessage, ProviderMetadata, ToolSet, UserContent } from "ai";
 import { HarnessError, type HarnessOptions, type PromptOutcome } from "../../core/harness.js";
 import { sleep } from "../../core/sleep.js";
-import type { ToolResult } from "../../protocol/runner.js";
+import type { ToolResult, Usage } from "../../protocol/runner.js";
 import { shouldCompact, summaryRequest } from "./compaction.js";
 import type { Conversation } from "./conversation.js";
 import { backoffMs, describeProviderError, isRetryable } from "./errors.js";
@@ -38,9 +38,39 @@ export interface TurnInput {
 }
 
 export async function runTurn(deps: TurnDeps, input: TurnInput): Promise<PromptOutcome> {
+  const usage = new TurnUsage(deps.settings.price);
+  try {
+    const outcome = await runSteps(deps, input, usage);
+    if (outcome.interrupted) reportSpent(deps, input.turn, usage, "interrupted");
+    return outcome;
+  } catch (err) {
+    reportSpent(deps, input.turn, usage, "error");
+    throw err;
+  }
+}
+
+/**
+ * Tokens the turn spent that no message reported (a request with tool calls, a compaction, before the turn failed
+ * or was interrupted): a message of no text carries them, as a CLI's tool-use message does, so no usage is lost.
+ */
+function reportSpent(
+  deps: TurnDeps,
+  turn: string,
+  usage: TurnUsage,
+  stopReason: "interrupted" | "error",
+): void {
+  const spent = usage.take();
+  if (spent)
+    deps.options.emit({
+      type: "assistant.message",
+      turn,
+      data: { text: "", usage: spent, stop_reason: stopReason },
+    });
+}
+
+async function runSteps(deps: TurnDeps, input: TurnInput, usage: TurnUsage): Promise<PromptOutcome> {
   const { conversation, settings, options } = deps;
   const { turn, signal } = input;
-  const usage = new TurnUsage(settings.price);
   await compactIfLarge(deps, usage, signal);
   if (signal.aborted) return { interrupted: true };
   // What a request adds (the prompt, steers) is saved once the provider has answered it. A turn that fails before
@@ -85,7 +115,7 @@ export async function runTurn(deps: TurnDeps, input: TurnInput): Promise<PromptO
     );
     lastText = outcome.text;
     if (outcome.toolCalls.length === 0) {
-      const data = { text: outcome.text, usage: usage.toUsage(), stop_reason: outcome.finishReason };
+      const data = { text: outcome.text, ...spentSince(usage), stop_reason: outcome.finishReason };
       options.emit({ type: "assistant.message", turn, data });
       // A steer that came in during the final answer still gets an answer of its own.
       if (deps.steers.length === 0) return { interrupted: false };
@@ -110,7 +140,7 @@ export async function runTurn(deps: TurnDeps, input: TurnInput): Promise<PromptO
   options.emit({
     type: "assistant.message",
     turn,
-    data: { text: lastText, usage: usage.toUsage(), stop_reason: "max_steps" },
+    data: { text: lastText, ...spentSince(usage), stop_reason: "max_steps" },
   });
   return { interrupted: false };
 }
@@ -138,8 +168,14 @@ async function keepUnfinished(
 ): Promise<void> {
   if (!text) return;
   await save(deps.conversation, { type: "message", message: { role: "assistant", content: text } });
-  const data = { text, usage: usage.toUsage(), stop_reason: stopReason };
+  const data = { text, ...spentSince(usage), stop_reason: stopReason };
   deps.options.emit({ type: "assistant.message", turn, data });
+}
+
+/** The usage field of a message: what was spent since the last message, if anything was. */
+function spentSince(usage: TurnUsage): { usage?: Usage } {
+  const spent = usage.take();
+  return spent ? { usage: spent } : {};
 }
 
 function userMessage(text: string, images: LoadedImage[]): ModelMessage {

@@ -1,5 +1,6 @@
-// Token usage of a turn, summed over its model requests, in Brain's shape; the cost when a price is known
-// (from config) or the provider reported it (OpenRouter).
+// Token usage of a turn's model requests, in Brain's shape; the cost when a price is known (from config) or the
+// provider reported it (OpenRouter). Each assistant.message carries what was spent since the one before it, so
+// a client summing the messages' usage counts every request once, whatever the turn's steps and steers.
 import type { LanguageModelUsage, ProviderMetadata } from "ai";
 import type { Usage } from "../../protocol/runner.js";
 import type { Price } from "./settings.js";
@@ -30,8 +31,19 @@ export class TurnUsage {
     return { input, output };
   }
 
-  /** Brain's Usage: input counts every prompt token, cached ones included; cache_* break that down. */
-  toUsage(): Usage {
+  /**
+   * What was spent since the last take (undefined when nothing was), and counting starts again. Brain's Usage:
+   * input counts every prompt token, cached ones included; cache_* break that down.
+   */
+  take(): Usage | undefined {
+    if (this.input === 0 && this.output === 0 && !this.costReported) return undefined;
+    const usage = this.toUsage();
+    this.input = this.output = this.cacheRead = this.cacheWrite = this.reportedCost = 0;
+    this.costReported = false;
+    return usage;
+  }
+
+  private toUsage(): Usage {
     const usage: Usage = { input: this.input, output: this.output };
     if (this.cacheRead) usage.cache_read = this.cacheRead;
     if (this.cacheWrite) usage.cache_write = this.cacheWrite;
