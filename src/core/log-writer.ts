@@ -108,12 +108,7 @@ export class LogWriter {
       const durable = new PendingRequests();
       const state = this.log.openState?.();
       for (const event of state ? state.requests : await this.log.read(0)) durable.observe(event);
-      const reason =
-        "the event log could not be written while the tool call was running; its outcome is unknown";
-      const events: NewEvent[] = [
-        ...leftoverResults(durable, stalled.turn, reason),
-        { type: "turn.settled", turn: stalled.turn, data: settled },
-      ];
+      const events = closingEvents(durable, stalled.turn, "the event log could not be written", settled);
       await this.log.append(events);
       for (const event of events) durable.observe(event);
       this.pending = durable;
@@ -156,16 +151,30 @@ export class LogWriter {
   }
 }
 
-/** Error results for the turn's tool calls still open in `pending`. */
-function leftoverResults(pending: PendingRequests, turn: string, reason: string): NewEvent[] {
-  return pending
-    .list(turn)
-    .filter((request) => request.kind === "tool.call")
-    .map((request) => ({
-      type: "tool.result" as const,
-      turn,
-      data: { id: request.id, ...errorResult(reason) },
-    }));
+/**
+ * The close-out of a turn that ended without answers to its requests (`cause`: why): an answer for each request
+ * of `turn` still open in `pending`, then its turn.settled. A tool call gets an error result (its outcome is
+ * unknown), a permission request is denied and a question left unanswered: nothing waits on them any more, and
+ * a request left open would be listed and take a client's answer (an "allow" that allows nothing) for good,
+ * across restarts too.
+ */
+export function closingEvents(
+  pending: PendingRequests,
+  turn: string,
+  cause: string,
+  settled: { status: "failed"; error: ErrorInfo },
+): NewEvent[] {
+  const reason = `${cause} while the request was pending; its turn has ended`;
+  const answers = pending.list(turn).map((request): NewEvent => {
+    const { id } = request;
+    if (request.kind === "permission.requested")
+      return { type: "permission.resolved", turn, data: { id, decision: "deny", reason } };
+    if (request.kind === "question.requested")
+      return { type: "question.answered", turn, data: { id, answer: "", reason } };
+    const result = errorResult(`${cause} while the tool call was running; its outcome is unknown`);
+    return { type: "tool.result", turn, data: { id, ...result } };
+  });
+  return [...answers, { type: "turn.settled", turn, data: settled }];
 }
 
 export function errorResult(text: string): ToolResult {

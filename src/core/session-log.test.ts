@@ -7,7 +7,7 @@ import type { ToolResult } from "../protocol/runner.js";
 import { FsSessionStore, type LogIO, nodeLogIO } from "../store/fs/index.js";
 import { InlineCommits } from "../store/fs/inline-commits.js";
 import { testIO } from "../store/fs/testing/fault-io.js";
-import { scripted, tempDir } from "../testing/brain.js";
+import { scripted, tempDir, waitForEvent } from "../testing/brain.js";
 import { BuiltinTools } from "../tools/builtin.js";
 import { ToolRouter } from "../tools/router.js";
 import { Brain } from "./brain.js";
@@ -162,6 +162,33 @@ describe("a log that fails mid-turn", () => {
     ]);
     expect(all.find((e) => e.type === "tool.result")?.data).toMatchObject({ id: "c1", is_error: true });
     expect(session.pendingRequests()).toEqual([]);
+    expectClosedAndPaired(all);
+  });
+});
+
+describe("a request whose answer the log loses", () => {
+  it("is answered in the close-out, not left pending after its turn failed", async () => {
+    home = tempDir();
+    const giveUp = new AbortController();
+    const b = makeBrain(
+      scripted(async ({ permit }, turn) => {
+        await permit(turn, { tool: "deploy" }, giveUp.signal, { id: "p1", unlisted: "ask" });
+      }),
+      diskIO((text) => text.includes('"type":"permission.resolved"') && !text.includes("turn has ended")),
+    );
+    const session = await b.create({ harness: "scripted" });
+    const turn = await session.prompt("deploy");
+    await waitForEvent(session, (e) => e.type === "permission.requested");
+    giveUp.abort(); // its deny is the write the disk refuses
+    expect((await turn.settled).status).toBe("failed");
+    const all = await session.log.read(0);
+    expect(ofTurn(all, turn.turn).slice(-2)).toEqual(["permission.resolved", "turn.settled"]);
+    expect(all.find((e) => e.type === "permission.resolved")?.data).toMatchObject({
+      id: "p1",
+      decision: "deny",
+    });
+    expect(session.pendingRequests()).toEqual([]);
+    await expect(session.reply("p1", { decision: "allow" })).rejects.toThrow(/no pending/);
     expectClosedAndPaired(all);
   });
 });

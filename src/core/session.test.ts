@@ -1,6 +1,7 @@
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import type { NewEvent } from "../protocol/events.js";
 import type { ToolResult, ToolSchema } from "../protocol/runner.js";
 import {
   answerPermissionOnce,
@@ -224,6 +225,39 @@ describe("a session on the echo runner", () => {
       expect(results).toHaveLength(1);
     } finally {
       await again.brain.close();
+    }
+  });
+
+  it("answers the requests of a turn the host died in when it closes the turn out, and keeps others pending", async () => {
+    t = makeBrain();
+    const session = await t.brain.create({ harness: "echo" });
+    const request = (type: string, id: string, turn?: string) => ({
+      type,
+      ...(turn ? { turn } : {}),
+      data: { id },
+    });
+    await session.log.append([
+      request("permission.requested", "p0"), // of no turn: it waits for a client across restarts
+      { type: "user.prompt", turn: "T9", data: { text: "x" } },
+      { type: "turn.started", turn: "T9", data: {} },
+      { ...request("permission.requested", "p1", "T9"), data: { id: "p1", tool: "echo" } },
+      { ...request("question.requested", "q1", "T9"), data: { id: "q1", question: "which?" } },
+    ] as NewEvent[]);
+    await t.brain.close();
+    const restarted = makeBrain({ home: t.home });
+    try {
+      const reopened = await restarted.brain.session(session.id);
+      const tail = (await events(reopened)).slice(-3);
+      const reason = "the host stopped while the request was pending; its turn has ended";
+      expect(tail).toMatchObject([
+        { type: "permission.resolved", turn: "T9", data: { id: "p1", decision: "deny", reason } },
+        { type: "question.answered", turn: "T9", data: { id: "q1", answer: "", reason } },
+        { type: "turn.settled", turn: "T9", data: { status: "failed" } },
+      ]);
+      expect(reopened.pendingRequests().map((r) => r.id)).toEqual(["p0"]);
+      await expect(reopened.reply("p1", { decision: "allow" })).rejects.toThrow(/no pending/);
+    } finally {
+      await restarted.brain.close();
     }
   });
 

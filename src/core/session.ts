@@ -12,7 +12,7 @@ import { SessionError } from "./errors.js";
 import type { AppendOptions, EventLog } from "./event-log.js";
 import { type Harness, HarnessError } from "./harness.js";
 import { InFlight } from "./in-flight.js";
-import { LogWriter, type TurnWrites } from "./log-writer.js";
+import { closingEvents, LogWriter, type TurnWrites } from "./log-writer.js";
 import type { PendingRequest, PendingRequests } from "./pending.js";
 import { checkImages } from "./prompt-images.js";
 import { Redactor } from "./redact.js";
@@ -288,10 +288,10 @@ export class Session {
     }
   }
 
+  /** A turn the host died in: failed, and each of its requests answered (nothing waits on them any more). */
   private async recoverTurn(turn: string): Promise<void> {
-    this.toolCalls.settleLeftovers(turn, "the host stopped while the tool call was running");
     const error: ErrorInfo = { code: "brain_error", message: "the host stopped while this turn was running" };
-    await this.append([{ type: "turn.settled", turn, data: { status: "failed", error } }]);
+    await this.append(closingEvents(this.pending, turn, "the host stopped", { status: "failed", error }));
   }
 
   /** The first failed write of a turn fails it: stop it (the writer writes nothing more until its close-out). */

@@ -1,6 +1,6 @@
 // Permissions on the api harness, end to end: the host decides. ask → allow, ask → deny, ask with nobody to
-// answer → the headless deny, and a host killed while a request is pending → still pending after the restart,
-// answered exactly once.
+// answer → the headless deny, and a host killed while a request is pending → its turn failed after the restart,
+// and the request denied with it (no answer can reach it any more).
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -75,7 +75,7 @@ describe("ask", () => {
 });
 
 describe("a host killed while a permission request is pending", () => {
-  it("finds it still pending after the restart, and takes exactly one answer", async () => {
+  it("denies it with its failed turn after the restart, and takes no answer", async () => {
     const home = tempDir();
     bed.fake.script([{ toolCalls: [{ name: "echo", arguments: { value: "before the crash" } }] }]);
     const fixture = join(import.meta.dirname, "../../../dist/src/harnesses/api/testing/hold-permission.js");
@@ -101,22 +101,24 @@ describe("a host killed while a permission request is pending", () => {
 
     const restarted = apiBrain(home);
     const session = await restarted.brain.session(sessionId);
-    const pending = session.pendingRequests().filter((r) => r.kind === "permission.requested");
-    expect(pending).toEqual([
-      expect.objectContaining({
-        kind: "permission.requested",
-        data: expect.objectContaining({ tool: "echo" }),
-      }),
-    ]);
-    const id = pending[0]!.id;
-    const answers = await Promise.allSettled([
-      session.answer({ type: "permission.resolved", data: { id, decision: "allow" } }),
-      session.answer({ type: "permission.resolved", data: { id, decision: "deny" } }),
-    ]);
-    expect(answers.map((a) => a.status)).toEqual(["fulfilled", "rejected"]);
+    expect(session.pendingRequests()).toEqual([]);
     const all = await events(session);
-    expect(dataOf(all, "permission.resolved")).toEqual([{ id, decision: "allow" }]);
-    // The turn the host died in was closed out as failed; its tool call got a result saying so.
+    const [requested] = all.filter((e) => e.type === "permission.requested");
+    expect(requested?.data).toMatchObject({ tool: "echo" });
+    const id = (requested!.data as { id: string }).id;
+    await expect(
+      session.answer({ type: "permission.resolved", data: { id, decision: "allow" } }),
+    ).rejects.toThrow(/answered already/);
+    // The turn the host died in was closed out as failed; its tool call got a result and its request a deny.
+    expect(
+      all
+        .filter((e) => e.turn === requested!.turn)
+        .map((e) => e.type)
+        .slice(-3),
+    ).toEqual(["tool.result", "permission.resolved", "turn.settled"]);
+    expect(dataOf(all, "permission.resolved")).toEqual([
+      { id, decision: "deny", reason: "the host stopped while the request was pending; its turn has ended" },
+    ]);
     expect(all.filter((e) => e.type === "turn.settled").map((e) => e.data)).toEqual([
       {
         status: "failed",
@@ -125,7 +127,7 @@ describe("a host killed while a permission request is pending", () => {
     ]);
     expect(dataOf(all, "tool.result")[0]).toMatchObject({ is_error: true });
 
-    // A second restart: answered, so no longer pending.
+    // A second restart: answered, so still not pending.
     await restarted.brain.close();
     const again = apiBrain(home);
     expect((await again.brain.session(sessionId)).pendingRequests()).toEqual([]);
