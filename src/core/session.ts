@@ -1,8 +1,6 @@
 // A live session: runs turns on its harness and writes everything that happens to its durable log. One turn at
 // a time; steer and interrupt act on the running one. The harness is opened lazily (first prompt or
 // checkpoint) and reopened after it broke, so a crashed runner never makes the session unusable.
-import { randomUUID } from "node:crypto";
-import { setMaxListeners } from "node:events";
 import type { AnswerBody } from "../protocol/api.js";
 import type { ErrorInfo, NewEvent, PromptImage, SessionEvent, TurnStatus } from "../protocol/events.js";
 import { BetweenTurns } from "./between-turns.js";
@@ -11,25 +9,18 @@ import { anyKeyed, CommandKeys } from "./command-keys.js";
 import { SessionError } from "./errors.js";
 import type { AppendOptions, EventLog } from "./event-log.js";
 import { type Harness, HarnessError } from "./harness.js";
-import { InFlight } from "./in-flight.js";
-import { closingEvents, LogWriter, type TurnWrites } from "./log-writer.js";
+import { closingEvents, LogWriter } from "./log-writer.js";
 import type { PendingRequest, PendingRequests } from "./pending.js";
 import { checkImages } from "./prompt-images.js";
 import { Redactor } from "./redact.js";
 import { type Answer, RequestDesk } from "./request-desk.js";
+import { newTurn, type RunningTurn, takeSteer } from "./running-turn.js";
 import { type SessionParts, type StartedTurn, type TurnOutcome, verifyHistory } from "./session-parts.js";
 import { ToolCalls } from "./tool-calls.js";
 import type { BoundTools } from "./tools.js";
 
-export type { SessionParts, StartedTurn, TurnOutcome };
-
-interface RunningTurn extends TurnWrites {
-  abort: AbortController;
-  toolCalls: InFlight;
-  failure?: HarnessError;
-}
-
 export { SessionError } from "./errors.js";
+export type { SessionParts, StartedTurn, TurnOutcome };
 
 export class Session {
   private harness: Harness | undefined;
@@ -128,13 +119,7 @@ export class Session {
   }
 
   private async startTurn(text: string, images?: PromptImage[], key?: string): Promise<StartedTurn> {
-    const turn: RunningTurn = {
-      id: randomUUID(),
-      abort: new AbortController(),
-      toolCalls: new InFlight(),
-      writes: new InFlight(),
-    };
-    setMaxListeners(0, turn.abort.signal); // every tool call in flight listens for the interrupt
+    const turn = newTurn();
     this.running = turn;
     // A harness not open yet opens while the prompt becomes durable: its open is passive (no model or tool call),
     // and the two waits (a runner's open round trip, the log's commit) overlap instead of adding up.
@@ -160,6 +145,7 @@ export class Session {
     if (!this.parts.factory.supportsSteering) {
       throw new SessionError("bad_request", `harness "${this.parts.harnessName}" does not support steering`);
     }
+    takeSteer(turn, text);
     const queued = this.parts.factory.steering === "queued" ? { queued: true } : {};
     await this.append([{ type: "user.steer", turn: turn.id, data: { text, ...queued, ...keyed(key) } }]);
     await this.harness?.steer(text, turn.id);

@@ -1,0 +1,50 @@
+// What a session keeps of the turn it runs: its interrupt, what it has in flight, how it failed, and how much
+// steering it has taken.
+import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
+import { SessionError } from "./errors.js";
+import type { HarnessError } from "./harness.js";
+import { InFlight } from "./in-flight.js";
+import type { TurnWrites } from "./log-writer.js";
+
+/**
+ * The most steering one turn takes. A harness holds a steer until it can use it (the api harness in the daemon's
+ * memory until the turn's next step, a CLI family as a follow-up model turn each), so a client steering without
+ * end would grow the daemon until it fell over, with every tenant's sessions.
+ */
+export const STEER_LIMITS = { count: 100, bytes: 16 << 20 } as const;
+
+export interface RunningTurn extends TurnWrites {
+  abort: AbortController;
+  toolCalls: InFlight;
+  failure?: HarnessError;
+  steered: { count: number; bytes: number };
+}
+
+export function newTurn(): RunningTurn {
+  const turn: RunningTurn = {
+    id: randomUUID(),
+    abort: new AbortController(),
+    toolCalls: new InFlight(),
+    writes: new InFlight(),
+    steered: { count: 0, bytes: 0 },
+  };
+  setMaxListeners(0, turn.abort.signal); // every tool call in flight listens for the interrupt
+  return turn;
+}
+
+/** Counts a steer against the turn's share, or refuses it (naming the limit) when it would go past it. */
+export function takeSteer(turn: RunningTurn, text: string): void {
+  const bytes = Buffer.byteLength(text);
+  const { steered } = turn;
+  if (steered.count >= STEER_LIMITS.count || steered.bytes + bytes > STEER_LIMITS.bytes) {
+    throw new SessionError(
+      "conflict",
+      `turn ${turn.id} has taken ${steered.count} steers (${mib(steered.bytes)} MiB); a turn takes at most ${STEER_LIMITS.count} steers and ${mib(STEER_LIMITS.bytes)} MiB of them: send the rest as a prompt once the turn settles`,
+    );
+  }
+  steered.count++;
+  steered.bytes += bytes;
+}
+
+const mib = (bytes: number) => Math.ceil(bytes / (1 << 20));
