@@ -18,6 +18,8 @@ export interface RunningTurn extends TurnWrites {
   abort: AbortController;
   toolCalls: InFlight;
   failure?: HarnessError;
+  /** Its harness is done with it (its close-out is being written): no steer or interrupt reaches it now. */
+  ended?: boolean;
   steered: { count: number; bytes: number };
 }
 

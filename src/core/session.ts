@@ -232,11 +232,13 @@ export class Session {
       if (outcome.interrupted) status = "interrupted";
       else this.preambled = true;
     } catch (err) {
+      turn.ended = true;
       status = "failed";
       error =
         err instanceof HarnessError ? err.toInfo() : { code: "brain_error", message: (err as Error).message };
       if (!(err instanceof HarnessError) || err.code === "brain_error") await this.dropHarness();
     }
+    turn.ended = true;
     turn.abort.abort(); // cancels any tool call the harness abandoned
     await turn.toolCalls.idle();
     // turn.settled is appended behind what the turn emitted, without waiting for it: it joins the last commit
@@ -365,6 +367,9 @@ export class Session {
   private requireRunning(what: string): RunningTurn {
     this.assertOpen();
     if (!this.running) throw new SessionError("conflict", `nothing to ${what}: no turn is running`);
+    // Its harness is done with it: taken now, a steer would reach no one and be logged after its turn.settled.
+    if (this.running.ended)
+      throw new SessionError("conflict", `nothing to ${what}: turn ${this.running.id} has ended`);
     return this.running;
   }
 

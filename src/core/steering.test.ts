@@ -1,8 +1,13 @@
 // Steering a running turn takes a bounded share: a harness holds each steer until it can use it, so a client
 // steering without end must be refused, not held in the daemon's memory.
 import { afterEach, describe, expect, it } from "vitest";
+import { FsSessionStore, type LogIO, nodeLogIO } from "../store/fs/index.js";
 import { events, makeBrain, type TestBrain } from "../testing/brain.js";
+import { BuiltinTools } from "../tools/builtin.js";
+import { ToolRouter } from "../tools/router.js";
+import { Brain } from "./brain.js";
 import type { HarnessFactory } from "./harness.js";
+import { HarnessRegistry } from "./registry.js";
 import { STEER_LIMITS } from "./running-turn.js";
 
 /** A harness whose turn runs until it is interrupted, holding every steer it is given (as the api harness does). */
@@ -65,5 +70,53 @@ describe("steering one turn", () => {
     expect(held).toHaveLength(2);
     await session.interrupt();
     expect((await turn.settled).status).toBe("interrupted");
+  });
+});
+
+describe("a steer that comes as the turn ends", () => {
+  it("is refused once the harness has ended the turn, not logged after its turn.settled", async () => {
+    // turn.settled's write waits until the test lets it go: the steer comes in between.
+    let holding = () => {};
+    const held = new Promise<void>((resolve) => {
+      holding = resolve;
+    });
+    let release = () => {};
+    const io: LogIO = {
+      ...nodeLogIO,
+      async write(fd, buffer, offset, length, position) {
+        if (buffer.toString("utf8", offset, offset + length).includes('"type":"turn.settled"')) {
+          holding();
+          await new Promise<void>((resolve) => {
+            release = resolve;
+          });
+        }
+        return nodeLogIO.write(fd, buffer, offset, length, position);
+      },
+    };
+    const got: string[] = [];
+    const quick: HarnessFactory = { ...holdsSteers(got), name: "quick" };
+    quick.open = async (options) => ({
+      ...(await holdsSteers(got).open(options)),
+      prompt: async () => ({ interrupted: false }),
+    });
+    t = makeBrain();
+    const brain = new Brain({
+      store: new FsSessionStore(t.home, io),
+      harnesses: new HarnessRegistry([quick]),
+      tools: new ToolRouter([new BuiltinTools()]),
+    });
+    try {
+      const session = await brain.create({ harness: "quick" });
+      const turn = await session.prompt("hi");
+      await held;
+      const steer = session.steer("late");
+      release();
+      await expect(steer).rejects.toThrow(`nothing to steer: turn ${turn.turn} has ended`);
+      expect((await turn.settled).status).toBe("completed");
+      expect(got).toEqual([]);
+      expect((await events(session)).map((e) => e.type).slice(-1)).toEqual(["turn.settled"]);
+    } finally {
+      await brain.close();
+    }
   });
 });
