@@ -377,7 +377,9 @@ export class Session {
     if (this.running) {
       throw new SessionError(
         "conflict",
-        `turn ${this.running.id} is still running: steer or interrupt it first`,
+        this.running.ended
+          ? `turn ${this.running.id} is settling: prompt again once its turn.settled is logged`
+          : `turn ${this.running.id} is still running: steer or interrupt it first`,
       );
     }
   }

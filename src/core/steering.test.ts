@@ -111,6 +111,7 @@ describe("a steer that comes as the turn ends", () => {
       await held;
       const steer = session.steer("late");
       release();
+      await expect(session.prompt("next")).rejects.toThrow(/is settling: prompt again once its turn.settled/);
       await expect(steer).rejects.toThrow(`nothing to steer: turn ${turn.turn} has ended`);
       expect((await turn.settled).status).toBe("completed");
       expect(got).toEqual([]);
