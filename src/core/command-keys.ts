@@ -3,6 +3,10 @@
 // the event that records the command (user.prompt, user.steer, user.interrupt, an answer, checkpoint.created),
 // so the log itself says whether it ran, on whichever node, and a node taking the session over knows too.
 import type { SessionEvent } from "../protocol/events.js";
+import type { EventLog } from "./event-log.js";
+
+/** Events per read while the index is built (a page also ends at PAGE_BYTES). */
+const KEY_PAGE_EVENTS = 1000;
 
 /** The events that carry a command's key. */
 export type KeyedEventType =
@@ -39,7 +43,7 @@ export class CommandKeys {
   /** Appends seen while the first read runs: the read may or may not include them. */
   private seenWhileLoading: SessionEvent[] = [];
 
-  constructor(private readonly readAll: () => Promise<SessionEvent[]>) {}
+  constructor(private readonly log: Pick<EventLog, "read">) {}
 
   observe(events: readonly SessionEvent[]): void {
     if (this.index) for (const event of events) this.add(this.index, event);
@@ -49,13 +53,7 @@ export class CommandKeys {
   /** The event that recorded the command sent with `key`, if it ran. */
   async find(key: string): Promise<SessionEvent | undefined> {
     if (!this.index) {
-      this.loading ??= this.readAll().then((events) => {
-        const index = new Map<string, SessionEvent>();
-        for (const event of [...events, ...this.seenWhileLoading]) this.add(index, event);
-        this.seenWhileLoading = [];
-        this.index = index;
-        return index;
-      });
+      this.loading ??= this.load();
       try {
         await this.loading;
       } catch (err) {
@@ -64,6 +62,24 @@ export class CommandKeys {
       }
     }
     return this.index!.get(key);
+  }
+
+  /**
+   * The index, read a page at a time: a log of large prompts can be far bigger than the daemon's heap, and the
+   * index keeps only each key's slimmed event.
+   */
+  private async load(): Promise<Map<string, SessionEvent>> {
+    const index = new Map<string, SessionEvent>();
+    for (let after = 0; ; ) {
+      const page = await this.log.read(after, KEY_PAGE_EVENTS);
+      if (page.length === 0) break;
+      for (const event of page) this.add(index, event);
+      after = page.at(-1)!.seq;
+    }
+    for (const event of this.seenWhileLoading) this.add(index, event);
+    this.seenWhileLoading = [];
+    this.index = index;
+    return index;
   }
 
   private add(index: Map<string, SessionEvent>, event: SessionEvent): void {

@@ -51,7 +51,7 @@ export class Session {
       permissions: parts.permissions,
       append: (events, options) => this.append(events, options),
     });
-    this.keys = new CommandKeys(() => parts.log.read(0));
+    this.keys = new CommandKeys(parts.log);
     this.redactor = new Redactor(parts.secrets);
     this.toolCalls = new ToolCalls({
       pending: this.writer.pending,
