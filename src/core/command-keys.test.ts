@@ -1,5 +1,5 @@
-// Which command ran under an Idempotency-Key is read from the session's log: the first keyed command of a
-// session builds the index of keys without holding the log in memory.
+// What a session folds from its whole log (the index of its Idempotency-Keys; its pending requests and open turns
+// when its store keeps no open state, as the cluster store) is read a page at a time, never the log at once.
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -11,32 +11,67 @@ afterEach(async () => {
   await t?.cleanup();
 });
 
-describe("the index of a session's command keys", () => {
-  it("is built a page at a time: a log of large prompts bigger than the heap finds its keys", async () => {
-    t = makeBrain();
-    const session = await t.brain.create({ harness: "echo" });
-    const big = "x".repeat(3 << 20);
-    for (let i = 0; i < 40; i++) {
-      await session.log.append([{ type: "user.steer", data: { text: big, idempotency_key: `k${i}` } }]);
-    }
-    await t.brain.close();
-    // A host with a 96 MiB heap (a daemon, in small) opens the 120 MiB log and looks a key up.
-    const brainJs = pathToFileURL(join(import.meta.dirname, "../../dist/src/testing/brain.js")).href;
-    const script = `const { makeBrain } = await import(${JSON.stringify(brainJs)});
-      const t = makeBrain({ home: ${JSON.stringify(t.home)} });
-      const session = await t.brain.session(${JSON.stringify(session.id)});
-      const found = await session.commandEvent("k39");
-      process.stdout.write(JSON.stringify(found?.data ?? null));
-      await t.brain.close();`;
-    const child = spawnSync(
-      process.execPath,
-      ["--max-old-space-size=96", "--input-type=module", "-e", script],
-      {
-        encoding: "utf8",
-      },
-    );
-    expect(child.stderr).not.toMatch(/heap out of memory/);
-    expect(child.status).toBe(0);
-    expect(JSON.parse(child.stdout)).toEqual({ text: "", idempotency_key: "k39" });
+const dist = (path: string) =>
+  JSON.stringify(pathToFileURL(join(import.meta.dirname, "../../dist/src", path)).href);
+
+/** A session whose log holds 40 steers of 3 MiB (120 MiB) under keys k0..k39, and a request pending. */
+async function bigSession(): Promise<string> {
+  t = makeBrain();
+  const session = await t.brain.create({ harness: "echo" });
+  const big = "x".repeat(3 << 20);
+  for (let i = 0; i < 40; i++) {
+    await session.log.append([{ type: "user.steer", data: { text: big, idempotency_key: `k${i}` } }]);
+  }
+  await session.log.append([{ type: "permission.requested", data: { id: "p1", tool: "echo" } }]);
+  await t.brain.close();
+  return session.id;
+}
+
+/** Runs `body` (with `session` open) in a host with a 96 MiB heap (a daemon, in small); returns its stdout. */
+function inSmallHost(id: string, body: string, store = "undefined"): string {
+  const script = `const { makeBrain } = await import(${dist("testing/brain.js")});
+    const { FsSessionStore } = await import(${dist("store/fs/index.js")});
+    const { Brain } = await import(${dist("core/brain.js")});
+    const made = makeBrain({ home: ${JSON.stringify(t.home)} });
+    const store = ${store};
+    const brain = store ? new Brain({ ...made.brain.options, store }) : made.brain;
+    const session = await brain.session(${JSON.stringify(id)});
+    ${body}
+    await brain.close();`;
+  const child = spawnSync(
+    process.execPath,
+    ["--max-old-space-size=96", "--input-type=module", "-e", script],
+    {
+      encoding: "utf8",
+    },
+  );
+  expect(child.stderr).not.toMatch(/heap out of memory/);
+  expect(child.status, child.stderr).toBe(0);
+  return child.stdout;
+}
+
+describe("a log bigger than the heap", () => {
+  it("finds a command's Idempotency-Key", async () => {
+    const id = await bigSession();
+    const found = "(await session.commandEvent('k39'))?.data ?? null";
+    expect(JSON.parse(inSmallHost(id, `process.stdout.write(JSON.stringify(${found}));`))).toEqual({
+      text: "",
+      idempotency_key: "k39",
+    });
+  }, 60_000);
+
+  it("opens with its pending requests from a store that keeps no open state (as the cluster store)", async () => {
+    const id = await bigSession();
+    // The fs store's logs without the open state they keep: the session folds the log itself.
+    const store = `new (class extends FsSessionStore {
+      async openLog(id) {
+        const log = await super.openLog(id);
+        const get = (l, k) => (k === "openState" ? undefined : typeof l[k] === "function" ? l[k].bind(l) : l[k]);
+        return new Proxy(log, { get });
+      }
+    })(${JSON.stringify(t.home)})`;
+    const pending = "session.pendingRequests().map((r) => r.id)";
+    const out = inSmallHost(id, `process.stdout.write(JSON.stringify(${pending}));`, store);
+    expect(JSON.parse(out)).toEqual(["p1"]);
   }, 60_000);
 });

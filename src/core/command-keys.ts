@@ -3,10 +3,7 @@
 // the event that records the command (user.prompt, user.steer, user.interrupt, an answer, checkpoint.created),
 // so the log itself says whether it ran, on whichever node, and a node taking the session over knows too.
 import type { SessionEvent } from "../protocol/events.js";
-import type { EventLog } from "./event-log.js";
-
-/** Events per read while the index is built (a page also ends at PAGE_BYTES). */
-const KEY_PAGE_EVENTS = 1000;
+import { type EventLog, forEachEvent } from "./event-log.js";
 
 /** The events that carry a command's key. */
 export type KeyedEventType =
@@ -70,12 +67,7 @@ export class CommandKeys {
    */
   private async load(): Promise<Map<string, SessionEvent>> {
     const index = new Map<string, SessionEvent>();
-    for (let after = 0; ; ) {
-      const page = await this.log.read(after, KEY_PAGE_EVENTS);
-      if (page.length === 0) break;
-      for (const event of page) this.add(index, event);
-      after = page.at(-1)!.seq;
-    }
+    await forEachEvent(this.log, (event) => this.add(index, event));
     for (const event of this.seenWhileLoading) this.add(index, event);
     this.seenWhileLoading = [];
     this.index = index;

@@ -98,3 +98,22 @@ export class LogSubscribers {
     this.listeners.clear();
   }
 }
+
+/**
+ * Calls `visit` with every durable event of `log`, in order, a page at a time: for readers that fold the whole log
+ * into something small (its requests, its keys), which must not hold a log of megabyte prompts in memory at once.
+ */
+export async function forEachEvent(
+  log: Pick<EventLog, "read">,
+  visit: (event: SessionEvent) => void,
+): Promise<void> {
+  for (let after = 0; ; ) {
+    const page = await log.read(after, FOLD_PAGE_EVENTS);
+    if (page.length === 0) return;
+    for (const event of page) visit(event);
+    after = page.at(-1)!.seq;
+  }
+}
+
+/** Events per page of forEachEvent (a page also ends at PAGE_BYTES). */
+const FOLD_PAGE_EVENTS = 1000;

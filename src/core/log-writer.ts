@@ -3,7 +3,7 @@
 // event after a lost one would leave a gap no reader could see) until the turn's close-out is durable.
 import type { ErrorInfo, NewEvent, SessionEvent } from "../protocol/events.js";
 import type { ToolResult } from "../protocol/runner.js";
-import type { AppendOptions, EventLog } from "./event-log.js";
+import { type AppendOptions, type EventLog, forEachEvent } from "./event-log.js";
 import type { InFlight } from "./in-flight.js";
 import { PendingRequests } from "./pending.js";
 
@@ -107,7 +107,8 @@ export class LogWriter {
       // The index was kept by what was sent, not by what became durable: rebuild it from the log.
       const durable = new PendingRequests();
       const state = this.log.openState?.();
-      for (const event of state ? state.requests : await this.log.read(0)) durable.observe(event);
+      if (state) for (const event of state.requests) durable.observe(event);
+      else await forEachEvent(this.log, (event) => durable.observe(event));
       const events = closingEvents(durable, stalled.turn, "the event log could not be written", settled);
       await this.log.append(events);
       for (const event of events) durable.observe(event);

@@ -7,7 +7,7 @@ import { BetweenTurns } from "./between-turns.js";
 import type { CheckpointManifest } from "./checkpoints/index.js";
 import { anyKeyed, CommandKeys } from "./command-keys.js";
 import { SessionError } from "./errors.js";
-import type { AppendOptions, EventLog } from "./event-log.js";
+import { type AppendOptions, type EventLog, forEachEvent } from "./event-log.js";
 import { type Harness, HarnessError } from "./harness.js";
 import { closingEvents, LogWriter } from "./log-writer.js";
 import type { PendingRequest, PendingRequests } from "./pending.js";
@@ -72,11 +72,13 @@ export class Session {
     // Every turn left open, not only the last: a host that could not write a close-out went on to later turns.
     const open = new Set<string>();
     const state = parts.log.openState?.();
-    for (const event of state ? state.requests : await parts.log.read(0)) {
+    const visit = (event: SessionEvent) => {
       session.pending.observe(event);
       if (event.type === "turn.started" && event.turn) open.add(event.turn);
       if (event.type === "turn.settled" && event.turn) open.delete(event.turn);
-    }
+    };
+    if (state) state.requests.forEach(visit);
+    else await forEachEvent(parts.log, visit); // a page at a time: a long log is never held whole
     for (const turn of state?.openTurns ?? []) open.add(turn);
     for (const turn of open) await session.recoverTurn(turn);
     return session;
