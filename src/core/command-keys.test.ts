@@ -74,4 +74,24 @@ describe("a log bigger than the heap", () => {
     const out = inSmallHost(id, `process.stdout.write(JSON.stringify(${pending}));`, store);
     expect(JSON.parse(out)).toEqual(["p1"]);
   }, 60_000);
+
+  it("is viewed with its pending requests from a store that keeps no tail (as the cluster store)", async () => {
+    const id = await bigSession();
+    const store = `new (class extends FsSessionStore {
+      tail = undefined;
+    })(${JSON.stringify(t.home)})`;
+    const script = `const { FsSessionStore } = await import(${dist("store/fs/index.js")});
+      const { pendingInStore } = await import(${dist("core/pending.js")});
+      const { pending } = await pendingInStore(${store}, ${JSON.stringify(id)});
+      process.stdout.write(JSON.stringify(pending.map((r) => r.id)));`;
+    const child = spawnSync(
+      process.execPath,
+      ["--max-old-space-size=96", "--input-type=module", "-e", script],
+      {
+        encoding: "utf8",
+      },
+    );
+    expect(child.stderr).not.toMatch(/heap out of memory/);
+    expect(JSON.parse(child.stdout)).toEqual(["p1"]);
+  }, 60_000);
 });

@@ -98,8 +98,14 @@ export async function pendingInStore(
     for (const request of requests) found.observe(request);
     return { lastSeq, pending: found.list() };
   }
-  const events = await store.readEvents(id);
-  for (const event of events) found.observe(event);
-  // The last event's seq, not the count: a compacted log has gaps in its seqs.
-  return { lastSeq: events.at(-1)?.seq ?? 0, pending: found.list() };
+  // A page at a time (a view of a long log of large prompts must not hold it whole). The last event's seq, not the
+  // count: a compacted log has gaps in its seqs.
+  let lastSeq = 0;
+  for (;;) {
+    const page = await store.readEvents(id, { after: lastSeq, limit: 1000 });
+    if (page.length === 0) break;
+    for (const event of page) found.observe(event);
+    lastSeq = page.at(-1)!.seq;
+  }
+  return { lastSeq, pending: found.list() };
 }
