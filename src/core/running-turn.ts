@@ -23,6 +23,17 @@ export interface RunningTurn extends TurnWrites {
   steered: { count: number; bytes: number };
 }
 
+/** A turn requests may be made in: its id, and a signal aborted once its harness is done with it (or interrupted). */
+export interface AskingTurn {
+  id: string;
+  signal: AbortSignal;
+}
+
+/** The running turn while its harness works on it; none once its close-out is being written. */
+export function askingTurn(turn: RunningTurn | undefined): AskingTurn | undefined {
+  return turn && !turn.ended ? { id: turn.id, signal: turn.abort.signal } : undefined;
+}
+
 export function newTurn(): RunningTurn {
   const turn: RunningTurn = {
     id: randomUUID(),

@@ -14,7 +14,7 @@ import type { PendingRequest, PendingRequests } from "./pending.js";
 import { checkImages } from "./prompt-images.js";
 import { Redactor } from "./redact.js";
 import { type Answer, RequestDesk } from "./request-desk.js";
-import { newTurn, type RunningTurn, takeSteer } from "./running-turn.js";
+import { type AskingTurn, askingTurn, newTurn, type RunningTurn, takeSteer } from "./running-turn.js";
 import { type SessionParts, type StartedTurn, type TurnOutcome, verifyHistory } from "./session-parts.js";
 import { ToolCalls } from "./tool-calls.js";
 import type { BoundTools } from "./tools.js";
@@ -94,6 +94,11 @@ export class Session {
 
   get activeTurn(): string | undefined {
     return this.running?.id;
+  }
+
+  /** The turn a request may still be made in (see askingTurn in running-turn.ts). */
+  get askingTurn(): AskingTurn | undefined {
+    return askingTurn(this.running);
   }
 
   pendingRequests(): PendingRequest[] {

@@ -15,7 +15,7 @@ import { newToken } from "../server/auth/tokens.js";
 import { type Daemon, startDaemon } from "../server/daemon.js";
 import type { CommandRouter } from "../server/routing.js";
 import type { SseLimits } from "../server/sse/stream.js";
-import { FsSessionStore, type LogHolder } from "../store/fs/index.js";
+import { FsSessionStore, type LogHolder, type LogIO } from "../store/fs/index.js";
 import { BuiltinTools } from "../tools/builtin.js";
 import { ToolRouter } from "../tools/router.js";
 
@@ -45,11 +45,13 @@ export async function startTestDaemon(
     openSessionsPerTenant?: number;
     /** DaemonOptions.eventStreamsPerTenant. */
     eventStreamsPerTenant?: number;
+    /** The log's file calls (a test that holds a write). */
+    io?: LogIO;
   } = {},
 ): Promise<TestDaemon> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), "brain-daemon-"));
   const holder: LogHolder = { kind: "daemon" };
-  const store = new FsSessionStore(home, undefined, holder);
+  const store = new FsSessionStore(home, options.io, holder);
   const echo = new ProcessFactory({ name: "echo", command: process.execPath, args: [echoRunnerPath()] });
   const tokens = { admin: newToken(), other: newToken(), observer: newToken() };
   const brain = new Brain({

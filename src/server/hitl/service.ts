@@ -28,8 +28,6 @@ export class HitlService {
    * the old one would still ask through it (a request made then was refused: "no run is working").
    */
   private readonly desks = new WeakMap<Session, HitlDesk>();
-  /** One abort per running turn: a request of a turn that settles is cancelled. */
-  private readonly turns = new Map<string, AbortController>();
 
   constructor(
     private readonly sessions: SessionService,
@@ -137,7 +135,7 @@ export class HitlService {
     if (sessionId) return this.sessions.live(caller, sessionId);
     const running = this.sessions
       .openSessions(caller)
-      .filter((s) => s.activeTurn && (!runId || s.activeTurn === runId));
+      .filter((s) => s.askingTurn && (!runId || s.askingTurn.id === runId));
     if (running.length === 1) return running[0]!;
     throw new ApiError(
       "bad_request",
@@ -156,39 +154,17 @@ export class HitlService {
           permit: (turn, use, signal, options) => session.desk.permit(turn, use, signal, options),
           asking: (id) => session.desk.asking(id),
         },
+        // A request waits while its turn runs: the turn's own signal ends it when the harness is done with the
+        // turn (or it is interrupted), so none is made, or left waiting, once its turn.settled may be written.
         (runId) => {
-          const turn = session.activeTurn;
-          if (!turn || (runId && runId !== turn)) return undefined;
-          return { runId: turn, turn, signal: this.turnSignal(session, turn) };
+          const turn = session.askingTurn;
+          if (!turn || (runId && runId !== turn.id)) return undefined;
+          return { runId: turn.id, turn: turn.id, signal: turn.signal };
         },
       );
       this.desks.set(session, desk);
     }
     return desk;
-  }
-
-  /** Aborted when the turn settles or the session goes away. */
-  private turnSignal(session: Session, turn: string): AbortSignal {
-    const key = `${session.id}\u0000${turn}`;
-    let abort = this.turns.get(key);
-    if (!abort) {
-      const controller = new AbortController();
-      abort = controller;
-      this.turns.set(key, controller);
-      const done = () => {
-        unlisten();
-        this.turns.delete(key);
-        controller.abort();
-      };
-      const unlisten = this.hub.listen(session.id, {
-        events: (batch) => {
-          if (batch.some((e) => e.type === "turn.settled" && e.turn === turn)) done();
-        },
-        attached: () => {},
-        ended: done,
-      });
-    }
-    return abort.signal;
   }
 
   private answerFromLog(
