@@ -1,8 +1,9 @@
 // Steering a running turn takes a bounded share: a harness holds each steer until it can use it, so a client
 // steering without end must be refused, not held in the daemon's memory.
 import { afterEach, describe, expect, it } from "vitest";
-import { FsSessionStore, type LogIO, nodeLogIO } from "../store/fs/index.js";
+import { FsSessionStore } from "../store/fs/index.js";
 import { events, makeBrain, type TestBrain } from "../testing/brain.js";
+import { holdWriteOf } from "../testing/held-write.js";
 import { BuiltinTools } from "../tools/builtin.js";
 import { ToolRouter } from "../tools/router.js";
 import { Brain } from "./brain.js";
@@ -76,23 +77,7 @@ describe("steering one turn", () => {
 describe("a steer that comes as the turn ends", () => {
   it("is refused once the harness has ended the turn, not logged after its turn.settled", async () => {
     // turn.settled's write waits until the test lets it go: the steer comes in between.
-    let holding = () => {};
-    const held = new Promise<void>((resolve) => {
-      holding = resolve;
-    });
-    let release = () => {};
-    const io: LogIO = {
-      ...nodeLogIO,
-      async write(fd, buffer, offset, length, position) {
-        if (buffer.toString("utf8", offset, offset + length).includes('"type":"turn.settled"')) {
-          holding();
-          await new Promise<void>((resolve) => {
-            release = resolve;
-          });
-        }
-        return nodeLogIO.write(fd, buffer, offset, length, position);
-      },
-    };
+    const { io, held, release } = holdWriteOf("turn.settled");
     const got: string[] = [];
     const quick: HarnessFactory = { ...holdsSteers(got), name: "quick" };
     quick.open = async (options) => ({

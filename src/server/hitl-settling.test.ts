@@ -1,29 +1,13 @@
 // A nui HITL request made once the harness has ended its turn, while its turn.settled is being written: refused
 // (no run works now), never logged after turn.settled nor left waiting for an answer no one will give.
 import { expect, it } from "vitest";
-import { type LogIO, nodeLogIO } from "../store/fs/index.js";
 import { scripted } from "../testing/brain.js";
 import { startTestDaemon } from "../testing/daemon.js";
+import { holdWriteOf } from "../testing/held-write.js";
 import { collect, raw, settled } from "../testing/http.js";
 
 it("refuses a request made while the turn settles, and logs nothing after turn.settled", async () => {
-  let holding = () => {};
-  const held = new Promise<void>((resolve) => {
-    holding = resolve;
-  });
-  let release = () => {};
-  const io: LogIO = {
-    ...nodeLogIO,
-    async write(fd, buffer, offset, length, position) {
-      if (buffer.toString("utf8", offset, offset + length).includes('"type":"turn.settled"')) {
-        holding();
-        await new Promise<void>((resolve) => {
-          release = resolve;
-        });
-      }
-      return nodeLogIO.write(fd, buffer, offset, length, position);
-    },
-  };
+  const { io, held, release } = holdWriteOf("turn.settled");
   const t = await startTestDaemon({ factories: [scripted(async () => {})], io });
   try {
     const client = t.client();
