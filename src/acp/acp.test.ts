@@ -290,7 +290,7 @@ describe("brain acp", () => {
     });
   });
 
-  it("refuses a _meta.brain field of the wrong type, naming it, rather than making a session without it", async () => {
+  it("refuses a _meta.brain field of the wrong type or one it does not take, naming it, rather than making a session without it", async () => {
     await withAgent(server(), async (ctx) => {
       const fields: [unknown, string][] = [
         [{ harness: "echo", permissions: "ask" }, "permissions"],
@@ -298,6 +298,8 @@ describe("brain acp", () => {
         [{ harness: 5 }, "harness"],
         [{ agent: 7 }, "agent"],
         ["echo", "_meta.brain"],
+        // A typo made a session on the default harness.
+        [{ harnes: "echo" }, "_meta.brain.harnes"],
       ];
       const before = (await t.client().sessions()).length;
       for (const [brain, field] of fields) {
@@ -306,6 +308,10 @@ describe("brain acp", () => {
         ).rejects.toMatchObject({ code: -32602, data: { field } });
       }
       expect(await t.client().sessions()).toHaveLength(before);
+      // A null _meta.brain is none: the command line's choice.
+      await expect(
+        ctx.request(methods.agent.session.new, { cwd: "/", mcpServers: [], _meta: { brain: null } }),
+      ).resolves.toMatchObject({ _meta: { brain: { harness: "echo" } } });
     });
   });
 

@@ -35,6 +35,9 @@ export interface AcpOptions {
   editorGone?: AbortSignal;
 }
 
+/** session/new's `_meta.brain` keys, each a field of BrainMeta. */
+const META_KEYS = ["harness", "agent", "provider", "config", "permissions"] as const;
+
 /** session/new's `_meta.brain`: what the editor may choose. */
 interface BrainMeta {
   harness?: string;
@@ -276,10 +279,22 @@ function brainMeta(meta: Record<string, unknown> | null | undefined): BrainMeta 
     });
   }
   const given = value as Record<string, unknown>;
+  // Under _meta.brain every key is Brain's: one it does not take is a typo ("harnes") that made a session on the
+  // default harness and said nothing. _meta itself is shared with other extensions, so its other keys are theirs.
+  // (A null _meta.brain is none, as ?? above reads it.)
+  if (meta?.brain !== undefined && meta.brain !== null) {
+    const unknown = Object.keys(given).find((key) => !(META_KEYS as readonly string[]).includes(key));
+    if (unknown !== undefined) {
+      throw RequestError.invalidParams({
+        message: `_meta.brain has no field ${JSON.stringify(unknown.slice(0, 100))}: it takes ${META_KEYS.join(", ")}`,
+        field: `_meta.brain.${unknown.slice(0, 100)}`,
+      });
+    }
+  }
   const out: Record<string, unknown> = {};
   // provider is only a name (the daemon refuses inline settings, which would let an editor's config point the
   // daemon's keys anywhere).
-  for (const key of ["harness", "agent", "provider", "config", "permissions"] as const) {
+  for (const key of META_KEYS) {
     if (given[key] !== undefined) out[key] = given[key];
   }
   return out as BrainMeta;
