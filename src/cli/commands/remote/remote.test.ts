@@ -8,6 +8,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../../../protocol/events.js";
 import { loadOrCreateTokens, newToken, tokensPath, writeTokens } from "../../../server/auth/tokens.js";
+import { scripted } from "../../../testing/brain.js";
+import { startTestDaemon } from "../../../testing/daemon.js";
 import { collect, settled } from "../../../testing/http.js";
 import { useTestDaemon } from "../../../testing/use-daemon.js";
 import { UsageError } from "../../errors.js";
@@ -188,6 +190,34 @@ describe("brain attach", () => {
     run.child.kill("SIGINT");
     expect(await run.exit).toBe(0);
     expect(run.out()).toBe("echo #1: one\necho #2: two\n");
+  });
+
+  it("writes a tool name's control characters as escapes in its own lines on stderr", async () => {
+    // The model chooses the name of a tool a CLI agent runs: an OSC 52 in it set the terminal's clipboard.
+    const tool = "rm\x1b]52;c;ZWNobyBwd25lZA==\x07";
+    const asking = scripted(async (options, turn) => {
+      await options.permit(turn, { tool }, new AbortController().signal, { unlisted: "ask" });
+    });
+    const daemon = await startTestDaemon({ factories: [asking] });
+    try {
+      const client = daemon.client();
+      const { id } = await client.create({ harness: "scripted", permissions: { ask_timeout_ms: 500 } });
+      await client.prompt(id, "go");
+      const run = brain([
+        "attach",
+        id,
+        "--server",
+        daemon.url,
+        "--token",
+        daemon.tokens.admin,
+        "--until-settled",
+      ]);
+      expect(await run.exit, run.err()).toBe(0);
+      expect(run.err()).toContain("(or run with --allow rm\\u001b]52;c;ZWNobyBwd25lZA==\\u0007)");
+      expect(run.err()).not.toMatch(/[\x07\x1b]/);
+    } finally {
+      await daemon.cleanup();
+    }
   });
 
   it("refuses a missing or unknown session id", async () => {

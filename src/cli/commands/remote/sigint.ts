@@ -1,6 +1,7 @@
 // Ctrl-C while following a session: the first interrupts the running turn (on the daemon), the next one (or the
 // first, when no turn runs) detaches, leaving the session as it is.
 import type { BrainClient } from "../../../client/client.js";
+import { terminalText } from "../../output.js";
 import type { RemoteTail } from "./tail.js";
 
 export function onCtrlC(client: BrainClient, id: string, tail: RemoteTail): () => void {
@@ -11,7 +12,9 @@ export function onCtrlC(client: BrainClient, id: string, tail: RemoteTail): () =
       process.stderr.write("\n[interrupting the turn; press Ctrl-C again to detach]\n");
       client
         .interrupt(id)
-        .catch((err: Error) => process.stderr.write(`[could not interrupt: ${err.message}]\n`));
+        .catch((err: Error) =>
+          process.stderr.write(`${terminalText(`[could not interrupt: ${err.message}]`)}\n`),
+        );
       return;
     }
     process.stderr.write(`\n[detached; the session goes on: brain attach ${id}]\n`);

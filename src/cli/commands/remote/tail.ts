@@ -6,7 +6,7 @@
 import type { BrainClient } from "../../../client/client.js";
 import { ClientError } from "../../../client/errors.js";
 import type { SessionEvent, TurnStatus } from "../../../protocol/events.js";
-import { jsonPrinter, textPrinter } from "../../output.js";
+import { jsonPrinter, terminalText, textPrinter } from "../../output.js";
 import { askPerson, fromFlags, type Rules } from "./ask.js";
 import { Spinner } from "./spinner.js";
 
@@ -56,7 +56,7 @@ export class RemoteTail {
   async run(): Promise<TurnStatus | undefined> {
     const onDrop = (seq: number, why: string) => {
       this.spinner.erase();
-      process.stderr.write(`\n[${why}; reconnecting from event ${seq}]\n`);
+      note(`\n[${why}; reconnecting from event ${seq}]\n`);
     };
     try {
       for await (const event of this.client.events(this.id, {
@@ -69,7 +69,7 @@ export class RemoteTail {
       }
     } catch (err) {
       if (!(err instanceof ClientError && err.status === 404)) throw err;
-      process.stderr.write(`\n[session ${this.id} is gone: ${err.message}]\n`);
+      note(`\n[session ${this.id} is gone: ${err.message}]\n`);
     } finally {
       this.spinner.stop();
       this.abort.abort();
@@ -134,23 +134,32 @@ export class RemoteTail {
         if (!answer && this.options.rules.interactive) {
           this.spinner.erase();
           answer = await askPerson(request, open.withdraw.signal);
-          if (!answer) process.stderr.write("[answered by another client]\n");
+          if (!answer) note("[answered by another client]\n");
         }
         if (!answer) {
           if (!this.options.rules.interactive) {
             const hint =
               request.type === "permission.requested" ? ` (or run with --allow ${request.data.tool})` : "";
-            process.stderr.write(`[waiting for another client to answer ${request.data.id}${hint}]\n`);
+            note(`[waiting for another client to answer ${request.data.id}${hint}]\n`);
           }
           continue;
         }
         await this.client.answer(this.id, request.data.id, answer).catch((err: ClientError) => {
           const answeredElsewhere = err.status === 409 && /no pending/.test(err.message);
-          if (!answeredElsewhere) process.stderr.write(`[could not answer: ${err.message}]\n`);
+          if (!answeredElsewhere) note(`[could not answer: ${err.message}]\n`);
         });
       }
     } finally {
       this.asking = false;
     }
   }
+}
+
+/**
+ * A line of the tail's own on stderr. It quotes what the session and the daemon said (a tool's name, which the model
+ * chose; a request id, which the harness chose; an error message), which may hold control characters: raw, an
+ * OSC 52 in a tool name set the terminal's clipboard.
+ */
+function note(text: string): void {
+  process.stderr.write(terminalText(text));
 }
