@@ -99,7 +99,7 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       const view = await client.session(params.sessionId).catch(fail);
       cwds.set(view.id, params.cwd);
       const updates = sessionUpdates({ replaying: true, notices: false });
-      await replayConversation(client, view.id, (event) => send(editor, view.id, updates(event)));
+      await replayConversation(client, view, (event) => send(editor, view.id, updates(event)));
       return {};
     })
     .onRequest(methods.agent.session.list, async ({ params }) => {
