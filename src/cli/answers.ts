@@ -6,6 +6,7 @@ import type { Session } from "../core/session.js";
 import type { AnswerBody } from "../protocol/api.js";
 import type { SessionEvent } from "../protocol/events.js";
 import { askPerson, fromFlags } from "./commands/remote/ask.js";
+import { terminalText } from "./output.js";
 
 type Request = Extract<SessionEvent, { type: "permission.requested" | "question.requested" }>;
 
@@ -63,7 +64,10 @@ export function answerRequests(
         if (unanswered && entry?.request.type === "question.requested" && !entry.ours) {
           const why = event.data.reason ? ` (${event.data.reason})` : "";
           const how = rules.interactive ? "" : `: ${HOW_TO_ANSWER}`;
-          err.write(`[question ${JSON.stringify(entry.request.data.question)} got no answer${why}${how}]\n`);
+          // JSON.stringify escapes C0 controls only: a C1 CSI (U+009B) in the question went to the terminal raw.
+          err.write(
+            `${terminalText(`[question ${JSON.stringify(entry.request.data.question)} got no answer${why}${how}]`)}\n`,
+          );
         }
       }
     }

@@ -5,7 +5,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { installExtension } from "../harnesses/ext/install.js";
-import { events, makeBrain, tempDir, textOf } from "../testing/brain.js";
+import { events, makeBrain, scripted, tempDir, textOf } from "../testing/brain.js";
 import { catalogFactories, fixtures } from "../testing/nui.js";
 import { type AskPerson, answerRequests, HOW_TO_ANSWER } from "./answers.js";
 
@@ -61,6 +61,27 @@ describe("brain run and a nui extension's ask_user()", () => {
         expect.objectContaining({ question: "Pick one", options: ["Continue", "Stop"] }),
       ]);
       expect(textOf(await events(session), turn.turn)).toBe('status=answered answers={"Pick one": "Stop"}');
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  it("writes a question's control characters as escapes when it expires unanswered", async () => {
+    // An extension's question: JSON.stringify left its C1 controls (U+009B is CSI) raw.
+    const asking = scripted(async (options, turn) => {
+      await options.ask(turn, { question: "Pick\u009b2J one" }, new AbortController().signal);
+    });
+    const t = makeBrain({ factories: [asking] });
+    try {
+      const session = await t.brain.create({ harness: "scripted", permissions: { ask_timeout_ms: 50 } });
+      let said = "";
+      const err = { write: (text: string) => (said += text) } as unknown as NodeJS.WritableStream;
+      const stop = answerRequests(session, { allow: [], deny: [], interactive: false }, { err });
+      const turn = await session.prompt("go");
+      await turn.settled;
+      stop();
+      expect(said).toContain('[question "Pick\\u009b2J one" got no answer');
+      expect(said).not.toContain("\u009b");
     } finally {
       await t.cleanup();
     }
