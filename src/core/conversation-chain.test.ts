@@ -46,4 +46,23 @@ describe("ancestorEvents", () => {
       expect(await ancestorEvents(storeOf([parent, child], parentEvents), child)).toEqual([]);
     }
   });
+
+  it("reads a fork's parent up to its checkpoint, and none of it when retention retired the checkpoint's event", async () => {
+    const checkpoint = (session: string, seq: number, id: string) =>
+      ({
+        v: 1,
+        seq,
+        ts: "2026-12-04T00:00:00.000Z",
+        session,
+        type: "checkpoint.created",
+        data: { id, files: [] },
+      }) as SessionEvent;
+    const parent = record("p");
+    const child = record("c", { forked_from: { session: "p", checkpoint: "cp1" } });
+    const whole = { p: [prompt("p", 1, "one"), checkpoint("p", 2, "cp1"), prompt("p", 3, "after the fork")] };
+    expect((await ancestorEvents(storeOf([parent, child], whole), child)).map((e) => e.seq)).toEqual([1, 2]);
+    // Segments up to seq 2 retired: what is kept all came after the fork's checkpoint.
+    const retired = { p: [prompt("p", 3, "after the fork")] };
+    expect(await ancestorEvents(storeOf([parent, child], retired), child)).toEqual([]);
+  });
 });

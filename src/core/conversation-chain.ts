@@ -6,7 +6,7 @@ import type { SessionRecord } from "../protocol/session.js";
 import { SessionError } from "./errors.js";
 import type { EventLog } from "./event-log.js";
 import type { ExpectedHistory } from "./native-check.js";
-import { eventsUpTo, type HeldTurns, heldTurns, transcriptOf } from "./transcript.js";
+import { type HeldTurns, heldTurns, transcriptOf } from "./transcript.js";
 
 export interface ChainStore {
   get(id: string): Promise<SessionRecord | undefined>;
@@ -31,13 +31,21 @@ export async function ancestorEvents(
   if (!isParentOf(parent, record)) return [];
   const own = await store.readEvents(parent.id);
   const cut = record.forked_from
-    ? eventsUpTo(
-        own,
-        (e) =>
-          e.type === "checkpoint.created" && (e.data as { id: string }).id === record.forked_from!.checkpoint,
-      )
+    ? upToCheckpoint(own, record.forked_from.checkpoint)
     : own.filter((e) => e.seq <= record.handoff_from!.seq);
   return [...(await ancestorEvents(store, parent, depth + 1)), ...cut];
+}
+
+/**
+ * A parent's events up to the checkpoint a fork started from. None when the log no longer holds that checkpoint's
+ * event: retention retired it (a fork may be made of a checkpoint whose event is gone), so every event kept came
+ * after it, and not one of them is the fork's history.
+ */
+function upToCheckpoint(events: readonly SessionEvent[], checkpoint: string): SessionEvent[] {
+  const end = events.findIndex(
+    (e) => e.type === "checkpoint.created" && (e.data as { id: string }).id === checkpoint,
+  );
+  return end < 0 ? [] : events.slice(0, end + 1);
 }
 
 /**
