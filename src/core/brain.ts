@@ -369,7 +369,18 @@ export class Brain {
         ...summaryOption(record, () => conversationEvents(this.options.store, record, [])),
       });
       // Another node owns the session now: stop its harness here and let go (the log refuses writes already).
-      raw.onRevoked?.(() => void this.drop(id, session));
+      // A log fenced while the session was opening calls this at once, before the session is live, so drop
+      // would find nothing to let go: the open fails instead, or a dead session would keep its tenant's slot
+      // and hold back the commands other nodes would forward to the new owner.
+      let fenced: Error | undefined;
+      raw.onRevoked?.((err) => {
+        fenced = err;
+        void this.drop(id, session);
+      });
+      if (fenced) {
+        await session.close().catch(() => {});
+        throw fenced;
+      }
       return { session, ...(record.tenant ? { tenant: record.tenant } : {}) };
     } catch (err) {
       // Left open, the log would keep its lock: no later open in this process or any other could take it.
