@@ -176,6 +176,15 @@ describe("nui's HITL REST API", () => {
     expect((await call("GET", "/api/other")).body.error).toMatch(/only nui's HITL API/);
   });
 
+  it("refuses a body over 1 MiB as too large (413, saying so), with or without a Content-Length", async () => {
+    const { call } = await serve(desk("busy", running()).desk);
+    const body = { kind: "question", payload: { text: "x".repeat(1 << 20) } };
+    const tooLarge = { status: 413, body: { error: expect.stringMatching(/over 1 MiB.*smaller payload/) } };
+    expect(await call("POST", "/api/hitl/requests", body)).toMatchObject(tooLarge);
+    const chunked = { "transfer-encoding": "chunked" };
+    expect(await call("POST", "/api/hitl/requests", body, chunked)).toMatchObject(tooLarge);
+  });
+
   it("holds a bounded number of requests: more unanswered ones are refused, the oldest answered let go", async () => {
     // nui's SDKs wait for each answer; an agent that does not would have Brain hold every request without end.
     let answer = () => {};

@@ -183,7 +183,13 @@ export class NuiApiServer {
   private async create(req: IncomingMessage, res: ServerResponse, desks: HitlDesk[]): Promise<void> {
     let raw: unknown;
     try {
-      raw = JSON.parse((await readBody(req)) || "{}");
+      const text = await readBody(req);
+      if (text === undefined) {
+        return send(res, 413, {
+          error: `the body is over ${MAX_BODY >> 20} MiB, the most a HITL request takes: send a smaller payload`,
+        });
+      }
+      raw = JSON.parse(text || "{}");
     } catch (err) {
       return send(res, 400, { error: `the body is not JSON: ${(err as Error).message}` });
     }
@@ -270,12 +276,14 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+/** The body as text, or undefined once it passes MAX_BODY (what came is dropped, the rest not read). */
+async function readBody(req: IncomingMessage): Promise<string | undefined> {
+  if (Number(req.headers["content-length"] ?? 0) > MAX_BODY) return undefined;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY) throw new Error("request body over 1 MiB");
+    if (size > MAX_BODY) return undefined;
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString("utf8");
