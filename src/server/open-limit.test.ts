@@ -1,7 +1,8 @@
 // brain.config.json `limits`: a tenant past its bound of open sessions is refused (429, naming the bound and what
 // to do) when it creates, forks, hands off or reopens one, and past its bound of event streams when it opens
-// another; another tenant is not; closing one makes room.
+// another; another tenant is not; closing one makes room. Reading a session needs none open: it is not refused.
 import { describe, expect, it } from "vitest";
+import { FsSessionStore } from "../store/fs/index.js";
 import { raw } from "../testing/http.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
@@ -41,6 +42,23 @@ describe("open sessions per tenant", () => {
     // The other tenant holds one session from the test before: one more fits.
     const burst = await Promise.all(Array.from({ length: 4 }, () => create(t.tokens.other)));
     expect(burst.map((r) => r.status).sort()).toEqual([201, 429, 429, 429]);
+  });
+});
+
+describe("reading a session at the bound", () => {
+  it("reads and watches the stored log of one left open (a daemon stopped with it open), opening nothing", async () => {
+    const a = t.tokens.admin;
+    // The tenant holds its bound (the test before left two open); a session a stopped daemon had open says so.
+    expect((await create(a)).status).toBe(429);
+    const closed = (await t.client().sessions()).find((s) => s.status === "closed")!;
+    await new FsSessionStore(t.home).update(closed.id, { status: "open" });
+
+    const log = await raw(t.url, "GET", `/v1/sessions/${closed.id}/log`, { token: t.tokens.observer });
+    expect(log.status, JSON.stringify(log.body)).toBe(200);
+    expect((log.body.events as { type: string }[])[0]?.type).toBe("session.opened");
+    const watched = await watchStatus(a, closed.id);
+    expect(watched).toBe(200);
+    expect(t.brain.liveSession(closed.id)).toBeUndefined();
   });
 });
 

@@ -76,8 +76,10 @@ export class SessionService {
     return this.attach(record).catch((err: unknown) => {
       if (err instanceof ApiError && err.code === "conflict") return undefined;
       // Another process (a `brain run`) or another cluster node writes the log: watch its stored events.
-      // Or its harness cannot move here (pinned to another node): its stored events can still be read.
-      if (err instanceof BrainError && (err.code === "locked" || err.code === "pinned")) return undefined;
+      // Or its harness cannot move here (pinned to another node), or its tenant holds as many sessions open as
+      // it may (reading one needs none open): its stored events can still be read.
+      const readable = ["locked", "pinned", "limit_reached"];
+      if (err instanceof BrainError && readable.includes(err.code)) return undefined;
       throw err;
     });
   }
