@@ -238,7 +238,10 @@ export class Brain {
   }
 
   async closeSession(id: string): Promise<void> {
-    const session = await this.session(id);
+    // One not open here opens (passively: no harness starts) only to close: it takes no room in the tenant's bound,
+    // else a tenant at its bound could not close a session a stopped daemon left open.
+    await this.closedLogs.idle(id);
+    const session = await this.live.get(id, () => this.openSession(id));
     await session.close();
     this.live.take(id);
     await this.options.store.update(id, { status: "closed" });

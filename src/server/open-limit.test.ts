@@ -1,6 +1,7 @@
 // brain.config.json `limits`: a tenant past its bound of open sessions is refused (429, naming the bound and what
 // to do) when it creates, forks, hands off or reopens one, and past its bound of event streams when it opens
-// another; another tenant is not; closing one makes room. Reading a session needs none open: it is not refused.
+// another; another tenant is not; closing one makes room. Reading or closing a session takes no room: neither is
+// refused.
 import { describe, expect, it } from "vitest";
 import { FsSessionStore } from "../store/fs/index.js";
 import { raw } from "../testing/http.js";
@@ -45,7 +46,7 @@ describe("open sessions per tenant", () => {
   });
 });
 
-describe("reading a session at the bound", () => {
+describe("reading or closing a session at the bound", () => {
   it("reads and watches the stored log of one left open (a daemon stopped with it open), opening nothing", async () => {
     const a = t.tokens.admin;
     // The tenant holds its bound (the test before left two open); a session a stopped daemon had open says so.
@@ -59,6 +60,17 @@ describe("reading a session at the bound", () => {
     const watched = await watchStatus(a, closed.id);
     expect(watched).toBe(200);
     expect(t.brain.liveSession(closed.id)).toBeUndefined();
+  });
+
+  it("closes one left open, though closing opens it for a moment", async () => {
+    expect((await create(t.tokens.admin)).status).toBe(429);
+    const closed = (await t.client().sessions()).find((s) => !t.brain.liveSession(s.id))!;
+    await new FsSessionStore(t.home).update(closed.id, { status: "open" });
+
+    const close = await post(t.tokens.admin, `/v1/sessions/${closed.id}/close`);
+    expect(close.status, JSON.stringify(close.body)).toBe(200);
+    expect(close.body.status).toBe("closed");
+    expect((await create(t.tokens.admin)).status).toBe(429);
   });
 });
 
