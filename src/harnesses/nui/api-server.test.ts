@@ -159,6 +159,10 @@ describe("nui's HITL REST API", () => {
       body: { error: expect.stringMatching(/no run is working in session idle/) },
     });
     expect((await call("GET", "/api/hitl/requests/nope/wait")).status).toBe(404);
+    expect(await call("GET", "/api/hitl/requests/%E0%A4%A/wait")).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/malformed %-escape: percent-encode it as UTF-8/) },
+    });
     // Deeper than JSON.stringify manages: it could be asked but not logged, and would fail the turn.
     const nested = `${"[".repeat(200_000)}${"]".repeat(200_000)}`;
     const deep = `{"sessionId":"busy","kind":"approval","payload":{"toolInput":{"a":${nested}}}}`;

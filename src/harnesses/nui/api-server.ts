@@ -148,7 +148,13 @@ export class NuiApiServer {
         error: `Brain serves only nui's HITL API under /api/hitl/requests, not /${parts.join("/")}`,
       });
     }
-    const id = parts[3] ? decodeURIComponent(parts[3]) : undefined;
+    const id = parts[3] ? requestIdOf(parts[3]) : undefined;
+    if (id === null) {
+      return send(res, 400, {
+        error:
+          "the request id in the path has a malformed %-escape: percent-encode it as UTF-8 (encodeURIComponent)",
+      });
+    }
     const action = parts[4];
     if (req.method === "POST" && !id) return this.create(req, res, desks);
     if (req.method === "GET" && !id) return this.list(url, res, desks);
@@ -263,6 +269,15 @@ function foreignCaller(req: IncomingMessage): string | undefined {
 function isLoopbackHost(host: string): boolean {
   const name = host.replace(/:\d+$/, "").toLowerCase();
   return name === "localhost" || name === "[::1]" || /^127(\.\d{1,3}){3}$/.test(name);
+}
+
+/** A path segment's request id, or null when its %-escapes are not UTF-8. */
+function requestIdOf(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
 }
 
 function digest(token: string): string {
