@@ -1,9 +1,9 @@
-// What a session keeps of the turn it runs: its interrupt, what it has in flight, how it failed, and how much
-// steering it has taken.
+// What a session keeps of the turn it runs: its interrupt, what it has in flight, how it failed, when its prompt
+// reached the harness, and how much steering it has taken.
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { SessionError } from "./errors.js";
-import type { HarnessError } from "./harness.js";
+import type { Harness, HarnessError } from "./harness.js";
 import { InFlight } from "./in-flight.js";
 import type { TurnWrites } from "./log-writer.js";
 
@@ -21,6 +21,14 @@ export interface RunningTurn extends TurnWrites {
   /** Its harness is done with it (its close-out is being written): no steer or interrupt reaches it now. */
   ended?: boolean;
   steered: { count: number; bytes: number };
+  /**
+   * The harness once the turn's prompt has been sent to it, or undefined when the turn ended before. A turn is
+   * running (and steerable) from its user.prompt on, while its harness may still be starting: a steer sent then
+   * would reach no harness, or a runner that has not had the prompt and refuses it.
+   */
+  prompted: Promise<Harness | undefined>;
+  /** Settles `prompted`; the first call wins. */
+  reached(harness: Harness | undefined): void;
 }
 
 /** A turn requests may be made in: its id, and a signal aborted once its harness is done with it (or interrupted). */
@@ -35,15 +43,21 @@ export function askingTurn(turn: RunningTurn | undefined): AskingTurn | undefine
 }
 
 export function newTurn(): RunningTurn {
-  const turn: RunningTurn = {
+  let reached: (harness: Harness | undefined) => void = () => {};
+  const prompted = new Promise<Harness | undefined>((resolve) => {
+    reached = resolve;
+  });
+  const abort = new AbortController();
+  setMaxListeners(0, abort.signal); // every tool call in flight listens for the interrupt
+  return {
     id: randomUUID(),
-    abort: new AbortController(),
+    abort,
     toolCalls: new InFlight(),
     writes: new InFlight(),
     steered: { count: 0, bytes: 0 },
+    prompted,
+    reached: (harness) => reached(harness),
   };
-  setMaxListeners(0, turn.abort.signal); // every tool call in flight listens for the interrupt
-  return turn;
 }
 
 /** Counts a steer against the turn's share, or refuses it (naming the limit) when it would go past it. */

@@ -155,7 +155,18 @@ export class Session {
     takeSteer(turn, text);
     const queued = this.parts.factory.steering === "queued" ? { queued: true } : {};
     await this.append([{ type: "user.steer", turn: turn.id, data: { text, ...queued, ...keyed(key) } }]);
-    await this.harness?.steer(text, turn.id);
+    const ended = () =>
+      new SessionError("conflict", "nothing to steer: the turn ended before the steer reached it");
+    // Sent once the harness has the turn's prompt: one still starting would never hear it.
+    const harness = await turn.prompted;
+    if (!harness) throw ended();
+    try {
+      await harness.steer(text, turn.id);
+    } catch (err) {
+      // A runner refuses a steer for a turn it has just finished; that end is handled within a macrotask.
+      await new Promise((resolve) => setImmediate(resolve));
+      throw turn.abort.signal.aborted ? ended() : err;
+    }
   }
 
   async interrupt(key?: string): Promise<void> {
@@ -235,7 +246,9 @@ export class Session {
       const ctx = { turn: turn.id, signal: turn.abort.signal, ...(images ? { images } : {}) };
       // Interrupted while the harness was still starting: it never heard of the interrupt, so do not prompt it.
       const sent = await this.withPreamble(text);
-      const outcome = turn.abort.signal.aborted ? { interrupted: true } : await harness.prompt(sent, ctx);
+      const prompting = turn.abort.signal.aborted ? { interrupted: true } : harness.prompt(sent, ctx);
+      turn.reached(harness);
+      const outcome = await prompting;
       if (outcome.interrupted) status = "interrupted";
       else this.preambled = true;
     } catch (err) {
@@ -246,6 +259,7 @@ export class Session {
       if (!(err instanceof HarnessError) || err.code === "brain_error") await this.dropHarness();
     }
     turn.ended = true;
+    turn.reached(undefined);
     turn.abort.abort(); // cancels any tool call the harness abandoned
     await turn.toolCalls.idle();
     // turn.settled is appended behind what the turn emitted, without waiting for it: it joins the last commit

@@ -1,0 +1,78 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { makeBrain, type TestBrain, waitForEvent } from "../testing/brain.js";
+import { HarnessError, type HarnessFactory } from "./harness.js";
+import { SessionError } from "./session.js";
+
+let t: TestBrain;
+afterEach(async () => {
+  await t?.cleanup();
+});
+
+/** A harness that records what reaches it; `open` waits for `gate`, `steer` does what `onSteer` says. */
+function recordingFactory(gate: Promise<void>, onSteer: (turn: string) => Promise<void>) {
+  const heard: string[] = [];
+  let finish = () => {};
+  const factory: HarnessFactory = {
+    name: "rec",
+    supportsSteering: true,
+    async open() {
+      heard.push("opening");
+      await gate; // a runner process still starting
+      return {
+        prompt: async (text) => {
+          heard.push(`prompt ${text}`);
+          await new Promise<void>((resolve) => {
+            finish = resolve;
+          });
+          return { interrupted: false };
+        },
+        steer: async (text, turn) => {
+          heard.push(`steer ${text}`);
+          await onSteer(turn);
+        },
+        interrupt: async () => finish(),
+        checkpoint: async () => [],
+        close: async () => {},
+      };
+    },
+  };
+  return { factory, heard, finish: () => finish() };
+}
+
+describe("a steer", () => {
+  it("sent while the turn's harness is still starting reaches it after the prompt, not nowhere", async () => {
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const rec = recordingFactory(gate, async () => {});
+    t = makeBrain({ factories: [rec.factory] });
+    const session = await t.brain.create({ harness: "rec" });
+    const turn = await session.prompt("hi");
+    while (!rec.heard.includes("opening")) await new Promise((resolve) => setImmediate(resolve));
+    const steering = session.steer("go left");
+    await waitForEvent(session, (e) => e.type === "user.steer");
+    open();
+    await steering;
+    expect(rec.heard).toEqual(["opening", "prompt hi", "steer go left"]);
+    rec.finish();
+    expect((await turn.settled).status).toBe("completed");
+  });
+
+  it("refused by a harness whose turn has just ended is a conflict, not a harness failure", async () => {
+    let finish = () => {};
+    const rec = recordingFactory(Promise.resolve(), async (turn) => {
+      // As sdk/ts/host.ts answers a steer that comes after its turn ended: the prompt's answer went first.
+      finish();
+      throw new HarnessError("brain_error", `turn ${turn} is not running`);
+    });
+    finish = rec.finish;
+    t = makeBrain({ factories: [rec.factory] });
+    const session = await t.brain.create({ harness: "rec" });
+    const turn = await session.prompt("hi");
+    const refused = await session.steer("too late").catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(SessionError);
+    expect(refused).toMatchObject({ code: "conflict" });
+    expect((await turn.settled).status).toBe("completed");
+  });
+});
