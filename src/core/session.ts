@@ -246,9 +246,9 @@ export class Session {
       const ctx = { turn: turn.id, signal: turn.abort.signal, ...(images ? { images } : {}) };
       // Interrupted while the harness was still starting: it never heard of the interrupt, so do not prompt it.
       const sent = await this.withPreamble(text);
-      const prompting = turn.abort.signal.aborted ? { interrupted: true } : harness.prompt(sent, ctx);
-      turn.reached(harness);
-      const outcome = await prompting;
+      const prompting = turn.abort.signal.aborted ? undefined : harness.prompt(sent, ctx);
+      if (prompting) turn.reached(harness);
+      const outcome = (await prompting) ?? { interrupted: true };
       if (outcome.interrupted) status = "interrupted";
       else this.preambled = true;
     } catch (err) {
