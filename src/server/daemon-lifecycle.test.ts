@@ -136,6 +136,31 @@ describe("openapi", () => {
     );
     expect(create.additionalProperties).toBe(false);
   });
+
+  it("declares each status a route answers, and the routes served beside /v1", async () => {
+    type Operation = { responses: Record<string, unknown>; parameters?: { name: string }[] };
+    const doc = (await raw(t.url, "GET", "/openapi.json")).body as {
+      paths: Record<string, Record<string, Operation>>;
+    };
+    // A declared type is checked on a GET too.
+    const typed = await fetch(`${t.url}/v1/whoami`, {
+      headers: { authorization: `Bearer ${admin()}`, "content-type": "text/plain" },
+    });
+    expect(typed.status).toBe(415);
+    expect(Object.keys(doc.paths["/v1/whoami"]!.get!.responses)).toEqual(
+      expect.arrayContaining(["403", "415", "500"]),
+    );
+    expect(Object.keys(doc.paths["/v1/sessions/{id}/prompt"]!.post!.responses)).toContain("503");
+    expect(Object.keys(doc.paths["/v1/sessions/{id}/log"]!.get!.responses)).not.toContain("503");
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const operation of Object.values(operations)) {
+        if (path !== "/healthz" && path !== "/openapi.json")
+          expect(operation.responses).toHaveProperty("500");
+      }
+    }
+    expect(doc.paths["/healthz"]?.get).toMatchObject({ security: [] });
+    expect(doc.paths["/openapi.json"]?.get).toMatchObject({ security: [] });
+  });
 });
 
 describe("agent definitions", () => {

@@ -1,6 +1,7 @@
 // /openapi.json, generated from the route table and the zod schemas the routes validate with.
 import { type ZodType, z } from "zod";
 import { ApiErrorBody } from "../protocol/api.js";
+import { IDEMPOTENCY_HEADER } from "./idempotency.js";
 import type { RouteDef } from "./routes/route.js";
 
 function jsonSchema(schema: ZodType, io: "input" | "output"): Record<string, unknown> {
@@ -64,23 +65,32 @@ export function openApiDocument(routes: RouteDef[], info: { version: string; aut
         [status]: { description: "success", ...(content ? { content } : {}) },
         "400": errorResponse("bad input: the message names the field and the reason"),
         "401": errorResponse("no or unknown bearer token"),
-        ...(route.method !== "GET"
-          ? { "403": errorResponse("an observer's token, or a cross-site request (Origin, Sec-Fetch-Site)") }
-          : {}),
+        "403": errorResponse(
+          route.method !== "GET"
+            ? "an observer's token, a cross-site request (Origin, Sec-Fetch-Site), or without auth a Host that is not a loopback name"
+            : "without auth, a Host that is not a loopback name",
+        ),
         "404": errorResponse("no such session (or another tenant's)"),
         "409": errorResponse(
           "conflict: a turn is running, a request was answered already, another client controls",
         ),
         ...(route.method !== "GET"
-          ? {
-              "413": errorResponse("a body over 8 MiB, or a prompt too large for one runner frame"),
-              "415": errorResponse("a body that is not Content-Type: application/json"),
-            }
+          ? { "413": errorResponse("a body over 8 MiB, or a prompt too large for one runner frame") }
           : {}),
+        // Checked on every route: a declared type says what the client would send, body or not.
+        "415": errorResponse("a body, or a Content-Type, that is not application/json"),
         ...(route.method !== "GET" || route.path.endsWith("/events")
           ? {
               "429": errorResponse(
                 "limit_reached: the tenant holds as many open sessions (or event streams) as the daemon allows",
+              ),
+            }
+          : {}),
+        "500": errorResponse("the daemon failed (brain_error): the message says what"),
+        ...(route.headers && IDEMPOTENCY_HEADER in route.headers
+          ? {
+              "503": errorResponse(
+                "cluster mode: the session's owner answers nothing while its lease stays alive; retry with the same Idempotency-Key",
               ),
             }
           : {}),
@@ -95,6 +105,13 @@ export function openApiDocument(routes: RouteDef[], info: { version: string; aut
     paths[route.path] ??= {};
     paths[route.path]![route.method.toLowerCase()] = operation;
   }
+  // Served beside the routes, without a token.
+  paths["/healthz"] = unauthenticated("getHealthz", "The daemon is up", {
+    type: "object",
+    properties: { ok: { const: true } },
+    required: ["ok"],
+  });
+  paths["/openapi.json"] = unauthenticated("getOpenapi", "This document", { type: "object" });
   return {
     openapi: "3.1.0",
     info: {
@@ -110,5 +127,18 @@ export function openApiDocument(routes: RouteDef[], info: { version: string; aut
       schemas: { ApiError: jsonSchema(ApiErrorBody, "output") },
     },
     paths,
+  };
+}
+
+function unauthenticated(operationId: string, summary: string, schema: object): Record<string, unknown> {
+  const content = { "application/json": { schema } };
+  return {
+    get: {
+      tags: ["meta"],
+      summary,
+      operationId,
+      security: [],
+      responses: { "200": { description: "success", content } },
+    },
   };
 }
