@@ -159,6 +159,14 @@ describe("seqs", () => {
       expect(res.body.error).toMatchObject({ code: "bad_request", field: "limit" });
       expect((res.body.error as { message: string }).message).toContain(`at most ${MAX_EVENT_PAGE}`);
     }
+    // Said as a page size: not "an event seq", which is what ?after= takes.
+    const res = await raw(auth.url, "GET", `/v1/sessions/${id}/log?limit=abc`, {
+      token: auth.tokens.observer,
+    });
+    expect(res.body.error).toMatchObject({ code: "bad_request", field: "limit" });
+    expect((res.body.error as { message: string }).message).toBe(
+      `limit must be a whole number of events a page, at most ${MAX_EVENT_PAGE}, not "abc"`,
+    );
   });
 });
 

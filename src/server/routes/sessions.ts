@@ -56,6 +56,14 @@ export function seqParam(value: string | undefined, name: string): number {
 
 /** A log page's size: 1000 by default (also for 0), at most MAX_EVENT_PAGE, or a 400 naming `limit`. */
 function pageLimit(value: string | undefined): number {
+  if (value !== undefined && !/^[0-9]+$/.test(value)) {
+    // Not seqParam's message: a page size is not an event seq.
+    throw new ApiError(
+      "bad_request",
+      `limit must be a whole number of events a page, at most ${MAX_EVENT_PAGE}, not "${value}"`,
+      "limit",
+    );
+  }
   const limit = seqParam(value, "limit") || 1000;
   if (limit > MAX_EVENT_PAGE) {
     throw new ApiError(
