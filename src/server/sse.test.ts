@@ -7,7 +7,7 @@ import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createParser } from "eventsource-parser";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { BrainClient } from "../client/client.js";
 import type { NewEvent, SessionEvent } from "../protocol/events.js";
 import { decodeLogText } from "../store/fs/log-format.js";
@@ -23,6 +23,23 @@ describe("event streams", () => {
   });
   afterAll(async () => {
     await t.cleanup();
+  });
+
+  it("answers HEAD with the stream's headers, and opens no stream", async () => {
+    const { id } = await t.client().create({ harness: "echo" });
+    const logged = vi.spyOn(console, "error");
+    try {
+      const res = await fetch(`${t.url}/v1/sessions/${id}/events`, {
+        method: "HEAD",
+        headers: { authorization: `Bearer ${t.tokens.admin}` },
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+      // The daemon wrote the head a second time and logged ERR_HTTP_HEADERS_SENT for each HEAD.
+      expect(logged).not.toHaveBeenCalled();
+    } finally {
+      logged.mockRestore();
+    }
   });
 
   it("replays after Last-Event-ID or ?after=, then tails live", async () => {

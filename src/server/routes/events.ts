@@ -49,6 +49,8 @@ export function eventRoute(parts: EventRouteParts): RouteDef {
       const after = resumeSeq(ctx.header("last-event-id"), ctx.query("after"));
       await parts.sessions.forWatching(ctx.caller, id); // 404 before any header is sent
       parts.watchers.roomFor(ctx.caller.tenant); // and 429: nothing is awaited from here to add()
+      // Hono answers HEAD with the GET route's Response, body dropped: a head written here would be written twice.
+      if (ctx.request.method === "HEAD") return new Response(null, { headers: HEADERS });
       const res = ctx.env.outgoing as ServerResponse;
       res.writeHead(200, HEADERS);
       res.write("retry: 1000\n: connected\n\n");
