@@ -130,10 +130,16 @@ export const PromptBody = z.strictObject({
 export const TurnStartedBody = z.strictObject({ turn: z.string(), session: z.string() });
 
 /** The answer to a pending permission request or question, by request id. */
-export const AnswerBody = z.union([
-  z.strictObject({ decision: z.enum(["allow", "deny"]), reason: z.string().optional() }),
-  z.strictObject({ answer: z.string(), reason: z.string().optional() }),
-]);
+export const AnswerBody = z.union(
+  [
+    z.strictObject({ decision: z.enum(["allow", "deny"]), reason: z.string().optional() }),
+    z.strictObject({ answer: z.string(), reason: z.string().optional() }),
+  ],
+  {
+    error:
+      'send {"decision": "allow"} (or "deny") for a permission request, or {"answer": "..."} for a question, each with an optional "reason"',
+  },
+);
 
 export const CheckpointView = z.strictObject({
   id: z.string(),

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { CheckpointError } from "../core/checkpoints/index.js";
 import { BrainError, SessionError } from "../core/errors.js";
+import { AnswerBody } from "../protocol/api.js";
 import { LogLockedError, StoreError } from "../store/fs/index.js";
-import { inField, toApiError } from "./errors.js";
+import { type ApiError, inField, parseBody, toApiError } from "./errors.js";
 
 describe("core errors as HTTP statuses", () => {
   it("maps by code alone, whatever the message says", () => {
@@ -26,5 +27,35 @@ describe("core errors as HTTP statuses", () => {
     const checkpoint = new CheckpointError("bad_request", "no checkpoint");
     expect(toApiError(inField(checkpoint, "checkpoint")).field).toBe("checkpoint");
     expect(toApiError(inField(tool, "checkpoint")).field).toBe("config.tools");
+  });
+});
+
+describe("a body that is one of two shapes (an answer: decision or answer)", () => {
+  const refusal = (value: unknown) => {
+    try {
+      parseBody(AnswerBody, value);
+    } catch (err) {
+      return (err as ApiError).body().error;
+    }
+    throw new Error("accepted");
+  };
+
+  it("names the field the client sent and got wrong", () => {
+    expect(refusal({ decision: "maybe" })).toMatchObject({
+      field: "decision",
+      message: expect.stringContaining('"allow"|"deny"'),
+    });
+    expect(refusal({ answer: 5 })).toMatchObject({
+      field: "answer",
+      message: expect.stringContaining("expected string"),
+    });
+  });
+
+  it("says which shapes it takes when neither is sent, or both", () => {
+    for (const value of [{}, { decision: "allow", answer: "yes" }]) {
+      expect(refusal(value).message).toBe(
+        'body: send {"decision": "allow"} (or "deny") for a permission request, or {"answer": "..."} for a question, each with an optional "reason"',
+      );
+    }
   });
 });

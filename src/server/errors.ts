@@ -1,7 +1,7 @@
 // Every failure the API returns is {error: {code, message, field?}} with a status that says whose fault it is.
 // Errors from the core (and the store and tools under it) carry a code and map by it alone, never by their
 // message: 4xx when the caller asked for something impossible; anything else is a 500 with the host's message.
-import type { ZodType } from "zod";
+import type { ZodType, z } from "zod";
 import { BrainError, type BrainErrorCode } from "../core/errors.js";
 import type { ApiErrorBody, ApiErrorCode } from "../protocol/api.js";
 
@@ -73,7 +73,8 @@ export function inField(err: unknown, field: string): unknown {
 export function parseBody<T>(schema: ZodType<T>, value: unknown, kind = "field"): T {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
+  const first = parsed.error.issues[0]!;
+  const issue = (first.code === "invalid_union" && sentFieldIssue(first, value)) || first;
   const field = issue.path.length ? issue.path.join(".") : undefined;
   const reason =
     issue.code === "invalid_type" && issue.message.endsWith("undefined") ? "required" : issue.message;
@@ -87,6 +88,25 @@ export function parseBody<T>(schema: ZodType<T>, value: unknown, kind = "field")
     );
   }
   return fail(field, field ? `${kind} "${field}": ${reason}` : `body: ${reason}`);
+}
+
+/**
+ * Of a union's branches (an answer's {decision} or {answer}), the issue with a field the client sent: what it got
+ * wrong there, rather than the union's own message, which names no field.
+ */
+function sentFieldIssue(union: z.core.$ZodIssueInvalidUnion, value: unknown): z.core.$ZodIssue | undefined {
+  let at: unknown = value;
+  for (const key of union.path) at = (at as Record<PropertyKey, unknown> | undefined)?.[key];
+  if (typeof at !== "object" || at === null) return undefined;
+  for (const branch of union.errors) {
+    for (const issue of branch) {
+      const [key] = issue.path;
+      if (issue.code !== "unrecognized_keys" && key !== undefined && Object.hasOwn(at, key)) {
+        return { ...issue, path: [...union.path, ...issue.path] };
+      }
+    }
+  }
+  return undefined;
 }
 
 function fail(field: string | undefined, message: string): never {
