@@ -75,3 +75,18 @@ export function takeSteer(turn: RunningTurn, text: string): void {
 }
 
 const mib = (bytes: number) => Math.ceil(bytes / (1 << 20));
+
+/** Sends a logged steer once the harness has the turn's prompt: one still starting would never hear it. */
+export async function deliverSteer(turn: RunningTurn, text: string): Promise<void> {
+  const ended = () =>
+    new SessionError("conflict", "nothing to steer: the turn ended before the steer reached it");
+  const harness = await turn.prompted;
+  if (!harness) throw ended();
+  try {
+    await harness.steer(text, turn.id);
+  } catch (err) {
+    // A runner refuses a steer for a turn it has just finished; that end is handled within a macrotask.
+    await new Promise((resolve) => setImmediate(resolve));
+    throw turn.abort.signal.aborted ? ended() : err;
+  }
+}

@@ -10,11 +10,18 @@ import { SessionError } from "./errors.js";
 import { type AppendOptions, type EventLog, forEachEvent } from "./event-log.js";
 import { type Harness, HarnessError } from "./harness.js";
 import { closingEvents, LogWriter } from "./log-writer.js";
-import type { PendingRequest, PendingRequests } from "./pending.js";
+import type { PendingRequest } from "./pending.js";
 import { checkImages } from "./prompt-images.js";
 import { Redactor } from "./redact.js";
 import { type Answer, RequestDesk } from "./request-desk.js";
-import { type AskingTurn, askingTurn, newTurn, type RunningTurn, takeSteer } from "./running-turn.js";
+import {
+  type AskingTurn,
+  askingTurn,
+  deliverSteer,
+  newTurn,
+  type RunningTurn,
+  takeSteer,
+} from "./running-turn.js";
 import { type SessionParts, type StartedTurn, type TurnOutcome, verifyHistory } from "./session-parts.js";
 import { ToolCalls } from "./tool-calls.js";
 import type { BoundTools } from "./tools.js";
@@ -62,10 +69,6 @@ export class Session {
     });
   }
 
-  private get pending(): PendingRequests {
-    return this.writer.pending;
-  }
-
   /** Opens a session from its log: passive, no harness is started. A turn the host died in is closed out. */
   static async open(parts: SessionParts): Promise<Session> {
     const session = new Session(parts);
@@ -73,7 +76,7 @@ export class Session {
     const open = new Set<string>();
     const state = parts.log.openState?.();
     const visit = (event: SessionEvent) => {
-      session.pending.observe(event);
+      session.writer.pending.observe(event);
       if (event.type === "turn.started" && event.turn) open.add(event.turn);
       if (event.type === "turn.settled" && event.turn) open.delete(event.turn);
     };
@@ -96,13 +99,12 @@ export class Session {
     return this.running?.id;
   }
 
-  /** The turn a request may still be made in (see askingTurn in running-turn.ts). */
   get askingTurn(): AskingTurn | undefined {
     return askingTurn(this.running);
   }
 
   pendingRequests(): PendingRequest[] {
-    return this.redactor.redactDeep(this.pending.list());
+    return this.redactor.redactDeep(this.writer.pending.list());
   }
 
   /** Starts the harness now rather than at the first prompt (it opens passively: no model or tool call). */
@@ -155,18 +157,7 @@ export class Session {
     takeSteer(turn, text);
     const queued = this.parts.factory.steering === "queued" ? { queued: true } : {};
     await this.append([{ type: "user.steer", turn: turn.id, data: { text, ...queued, ...keyed(key) } }]);
-    const ended = () =>
-      new SessionError("conflict", "nothing to steer: the turn ended before the steer reached it");
-    // Sent once the harness has the turn's prompt: one still starting would never hear it.
-    const harness = await turn.prompted;
-    if (!harness) throw ended();
-    try {
-      await harness.steer(text, turn.id);
-    } catch (err) {
-      // A runner refuses a steer for a turn it has just finished; that end is handled within a macrotask.
-      await new Promise((resolve) => setImmediate(resolve));
-      throw turn.abort.signal.aborted ? ended() : err;
-    }
+    await deliverSteer(turn, text);
   }
 
   async interrupt(key?: string): Promise<void> {
@@ -272,7 +263,10 @@ export class Session {
         await this.append([{ type: "turn.settled", turn: turn.id, data }]);
         this.running = undefined;
         // Queued before this returns to the event loop: a prompt that comes now starts its turn after it.
-        if (this.parts.checkpointAfterTurn && status === "completed") await this.checkpointQuietly();
+        if (this.parts.checkpointAfterTurn && status === "completed")
+          await this.checkpoint().catch((err: Error) =>
+            process.emitWarning(`session ${this.parts.id}: checkpoint after the turn failed: ${err.message}`),
+          );
         return { turn: turn.id, ...data };
       } catch (err) {
         this.writer.stall(turn, err as Error);
@@ -287,20 +281,12 @@ export class Session {
     return { turn: turn.id, ...failed };
   }
 
-  private async checkpointQuietly(): Promise<void> {
-    try {
-      await this.checkpoint();
-    } catch (err) {
-      process.emitWarning(
-        `session ${this.parts.id}: checkpoint after the turn failed: ${(err as Error).message}`,
-      );
-    }
-  }
-
   /** A turn the host died in: failed, and each of its requests answered (nothing waits on them any more). */
   private async recoverTurn(turn: string): Promise<void> {
     const error: ErrorInfo = { code: "brain_error", message: "the host stopped while this turn was running" };
-    await this.append(closingEvents(this.pending, turn, "the host stopped", { status: "failed", error }));
+    await this.append(
+      closingEvents(this.writer.pending, turn, "the host stopped", { status: "failed", error }),
+    );
   }
 
   /** The first failed write of a turn fails it: stop it (the writer writes nothing more until its close-out). */
