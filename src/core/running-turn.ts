@@ -66,7 +66,7 @@ export function takeSteer(turn: RunningTurn, text: string): void {
   const { steered } = turn;
   if (steered.count >= STEER_LIMITS.count || steered.bytes + bytes > STEER_LIMITS.bytes) {
     throw new SessionError(
-      "conflict",
+      "limit_reached",
       `turn ${turn.id} has taken ${steered.count} steers (${mib(steered.bytes)} MiB); a turn takes at most ${STEER_LIMITS.count} steers and ${mib(STEER_LIMITS.bytes)} MiB of them: send the rest as a prompt once the turn settles`,
     );
   }

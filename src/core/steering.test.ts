@@ -45,9 +45,12 @@ describe("steering one turn", () => {
     const session = await t.brain.create({ harness: "holding" });
     const first = await session.prompt("go");
     for (let i = 0; i < STEER_LIMITS.count; i++) await session.steer(`steer ${i}`);
-    await expect(session.steer("one more")).rejects.toThrow(
-      new RegExp(`a turn takes at most ${STEER_LIMITS.count} steers .*send the rest as a prompt`),
-    );
+    await expect(session.steer("one more")).rejects.toMatchObject({
+      code: "limit_reached",
+      message: expect.stringMatching(
+        new RegExp(`a turn takes at most ${STEER_LIMITS.count} steers .*send the rest as a prompt`),
+      ),
+    });
     expect(held).toHaveLength(STEER_LIMITS.count);
     const logged = (await events(session)).filter((e) => e.type === "user.steer");
     expect(logged).toHaveLength(STEER_LIMITS.count);

@@ -82,7 +82,7 @@ export function openApiDocument(routes: RouteDef[], info: { version: string; aut
         ...(route.method !== "GET" || route.path.endsWith("/events")
           ? {
               "429": errorResponse(
-                "limit_reached: the tenant holds as many open sessions (or event streams) as the daemon allows",
+                "limit_reached: a bound is reached (the tenant's open sessions or event streams, a turn's steers)",
               ),
             }
           : {}),
