@@ -16,6 +16,7 @@ import { DEFAULT_TENANT, type Principal, TokenTable } from "./auth/tokens.js";
 import { ControlLeases } from "./control.js";
 import { DEFAULT_HOST, DEFAULT_PORT } from "./defaults.js";
 import { HitlService } from "./hitl/service.js";
+import { answerHttpErrors } from "./http-errors.js";
 import { isLoopback } from "./loopback.js";
 import { eventRoute } from "./routes/events.js";
 import { hitlRoutes } from "./routes/hitl.js";
@@ -181,6 +182,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const stopServing = options.router ? serveOwned(brain, options.router, app) : () => {};
   const server = await new Promise<Server>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: options.port ?? DEFAULT_PORT, hostname: host }) as Server;
+    answerHttpErrors(s);
     s.once("error", reject);
     s.once("listening", () => resolve(s));
   });
