@@ -1,5 +1,5 @@
 // A spinner with the elapsed time, drawn after whatever the terminal shows (mid-line too) and erased before
-// the next output, so streamed text is never broken. Only on a terminal.
+// the next output, so streamed text is never broken. Only on a terminal, and never in machine output (--json).
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 export class Spinner {
@@ -11,10 +11,11 @@ export class Spinner {
   constructor(
     private readonly out: NodeJS.WriteStream,
     private readonly label: () => string = () => "",
+    private readonly wanted = true,
   ) {}
 
   get enabled(): boolean {
-    return this.out.isTTY === true;
+    return this.wanted && this.out.isTTY === true;
   }
 
   start(): void {

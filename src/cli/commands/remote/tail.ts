@@ -30,9 +30,7 @@ export class RemoteTail {
   private asking = false;
   private caughtUp: boolean;
   private running: string | undefined;
-  private readonly spinner = new Spinner(process.stdout, () =>
-    this.pending.size > 0 ? "waiting for an answer" : "",
-  );
+  private readonly spinner: Spinner;
   private readonly print;
   private settled: TurnStatus | undefined;
   private awaited: string | undefined;
@@ -43,6 +41,12 @@ export class RemoteTail {
     private readonly options: TailOptions,
   ) {
     this.print = options.json ? jsonPrinter() : textPrinter();
+    // JSON lines on a terminal are still JSON lines: a spinner drawn among them would be read as part of them.
+    this.spinner = new Spinner(
+      process.stdout,
+      () => (this.pending.size > 0 ? "waiting for an answer" : ""),
+      !options.json,
+    );
     this.caughtUp = options.after >= options.caughtUpAt;
     if (options.stopAfter !== "next") this.awaited = options.stopAfter;
   }
