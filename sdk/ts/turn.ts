@@ -17,7 +17,7 @@ export interface TurnHost {
 }
 
 /** A delta's text is split below this many UTF-16 units: even fully escaped (6 bytes each) it stays < 4 MiB. */
-const MAX_DELTA_CHARS = 512 * 1024;
+export const MAX_DELTA_CHARS = 512 * 1024;
 
 export class TurnState implements Turn {
   readonly signal: AbortSignal;
