@@ -40,6 +40,10 @@ from typing import Any, Callable, Dict, Generator, Iterable, Optional, Union
 
 Chunk = Union[str, Dict[str, Any]]
 
+# Brain reads a host's lines up to 4 MiB and ends a host that writes a longer one, so long text goes in pieces
+# of this many characters: json.dumps escapes each to at most 12 bytes (an astral one as a surrogate pair).
+MAX_TEXT_CHARS = 256 * 1024
+
 
 class NuiAgent:
     name: str = "nui-agent"
@@ -80,6 +84,11 @@ class NuiAgent:
     def emit(self, event: Dict[str, Any], run_id: Optional[str] = None) -> None:
         """Sends one harness.event for the run (the current one by default)."""
         rid = run_id or self.current_run_id()
+        content = event.get("content")
+        if event.get("type") == "text" and isinstance(content, str) and len(content) > MAX_TEXT_CHARS:
+            for at in range(0, len(content), MAX_TEXT_CHARS):
+                self.emit({**event, "content": content[at : at + MAX_TEXT_CHARS]}, rid)
+            return
         self._write({"jsonrpc": "2.0", "method": "harness.event", "params": {"runId": rid, **event}})
 
     def ask_user(

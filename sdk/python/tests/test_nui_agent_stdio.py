@@ -41,6 +41,21 @@ def test_run_streams_strings_as_text_and_dicts_as_they_are_then_done_then_the_re
     assert seen[-1]["result"] == {"runId": "run-1"}
 
 
+def test_text_over_the_4_mib_frame_cap_is_sent_in_pieces_each_line_under_it():
+    class Long(NuiAgent):
+        def run(self, message, run_id, **kwargs):
+            yield "é😀x" * (2 << 20)
+
+    lines = []
+    cap = Capture(Long())
+    writer = cap.agent._writer
+    cap.agent._writer = lambda text: (lines.append(text), writer(text))
+    cap.send("harness.run", {"message": "m", "runId": "r"}, rid=1)
+    texts = events(cap.until(reply_to(1)), "text")
+    assert "".join(e["content"] for e in texts) == "é😀x" * (2 << 20)
+    assert max(len(line.encode()) for line in lines) <= 4 << 20
+
+
 def test_run_receives_the_other_params_as_keyword_arguments():
     got = {}
 
