@@ -6,7 +6,6 @@
 // zod is not loaded to start: well-formed frames and results pass the checks of fast-brain-frames.ts, and the
 // zod schemas (the reference, which words every error) are imported only when something fails those checks.
 import type { Readable } from "node:stream";
-import { format } from "node:util";
 import { decodeBrainFrameFast, isRequestResult } from "../../src/protocol/fast-brain-frames.js";
 import { encodeLine, LineSplitter, MAX_FRAME, preview } from "../../src/protocol/ndjson.js";
 import type {
@@ -17,6 +16,7 @@ import type {
   ToolReply,
   ToolResult,
 } from "../../src/protocol/runner.js";
+import { guardConsole } from "./console-guard.js";
 import { RunnerFailure } from "./errors.js";
 import { type TurnHost, TurnState } from "./turn.js";
 import type { Attachment, Runner } from "./types.js";
@@ -388,12 +388,4 @@ function brainError(message: string): RunnerError {
 function toWireError(err: unknown): RunnerError {
   if (err instanceof RunnerFailure) return { code: err.code, message: err.message };
   return brainError(err instanceof Error ? err.message : String(err));
-}
-
-/** Points console.log and friends at the log: a stray line on stdout would break the protocol. */
-function guardConsole(log: (message: string) => void): void {
-  const toLog = (...args: unknown[]) => log(format(...args));
-  console.log = toLog;
-  console.info = toLog;
-  console.debug = toLog;
 }
