@@ -170,7 +170,7 @@ export class Brain {
     const forked_from = { session: id, checkpoint: manifest.id };
     const { harness, config, provider, permissions, client_permissions, tenant, mcp_servers } = source;
     const input = { harness, config, provider, permissions, client_permissions, tenant, mcp_servers };
-    return this.createRecord(input, { forked_from }, async (dir) => {
+    return this.createRecord(input, { forked_from, not_before: source.created_at }, async (dir) => {
       await checkpoints.restore(manifest.id, dir);
     });
   }
@@ -187,7 +187,6 @@ export class Brain {
     refuseRunning(this.live.find(id)?.session, "handoff");
     const own = await this.events(id);
     const events = await conversationEvents(this.options.store, source, own);
-    const seq = own.at(-1)?.seq ?? 0;
     const from = harnesses.includes(source.harness) ? this.harnesses.get(source.harness) : undefined;
     const { operator, call } = handoffLayers(source, options, from ? from.clientOptions : "any");
     // What a caller's create would be refused, its handoff is too: the same checks, the operator's same limits.
@@ -197,7 +196,8 @@ export class Brain {
     const sameFamily = ranOnlyOn(events, options.to);
     const seeder = this.options.seeders?.[options.to];
     const seeded: Seeded = { how: seeder ? "native" : "summary", seq: 0 };
-    return this.createRecord(input, { handoff_from: { session: id, seq }, seeded }, async (dir) => {
+    const handoff_from = { session: id, seq: own.at(-1)?.seq ?? 0 };
+    return this.createRecord(input, { handoff_from, seeded, not_before: source.created_at }, async (dir) => {
       await seedNative(seeder, { dir, config, transcript, sameFamily }, 0);
     });
   }
@@ -281,10 +281,10 @@ export class Brain {
 
   private async createRecord(
     input: NewSessionInput,
-    links: Pick<SessionRecord, "forked_from" | "handoff_from" | "seeded"> = {},
+    links: Pick<SessionRecord, "forked_from" | "handoff_from" | "seeded"> & { not_before?: string } = {},
     seed?: (nativeDir: string) => Promise<void>,
   ): Promise<Session> {
-    const { forked_from, handoff_from, seeded } = links;
+    const { forked_from, handoff_from } = links;
     this.options.harnesses.get(input.harness); // an unknown harness fails before anything is written
     const config = input.config ?? {};
     await this.options.tools.bind(config.tools ?? []);
@@ -310,9 +310,7 @@ export class Brain {
         ...(input.provider ? { provider: input.provider } : {}),
         ...(input.permissions ? { permissions: input.permissions } : {}),
         ...(input.client_permissions ? { client_permissions: input.client_permissions } : {}),
-        ...(forked_from ? { forked_from } : {}),
-        ...(handoff_from ? { handoff_from } : {}),
-        ...(seeded ? { seeded } : {}),
+        ...links,
         ...(input.tenant ? { tenant: input.tenant } : {}),
         ...(input.mcp_servers ? { mcp_servers: input.mcp_servers } : {}),
       });

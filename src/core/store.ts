@@ -13,7 +13,15 @@ export interface LogTail {
 }
 
 /** What the host needs from a session store (src/store/fs for one machine). */
-export type NewSessionRecord = Omit<SessionRecord, "id" | "created_at" | "status"> & { id?: string };
+export type NewSessionRecord = Omit<SessionRecord, "id" | "created_at" | "status"> & {
+  id?: string;
+  /**
+   * The created_at of the session it came from (a fork's or handoff's parent): the new record's is never earlier.
+   * Nodes of a cluster stamp records with their own clocks, and a child stamped before its parent (a clock behind)
+   * would not be taken for its child (isParentOf): its parent's conversation would be lost to it.
+   */
+  not_before?: string;
+};
 
 export interface SessionStore {
   create(input: NewSessionRecord): Promise<SessionRecord>;

@@ -31,17 +31,20 @@ export function checkRecord(
   return result.data;
 }
 
-/** A new session's record, open and created now, from what the caller asked for (`id` already chosen). */
+/**
+ * A new session's record, open and created now, from what the caller asked for (`id` already chosen); created no
+ * earlier than `not_before` (its parent's created_at, stamped by a node whose clock may be ahead of this one's).
+ */
 export function newRecord(
   id: string,
-  input: Omit<SessionRecord, "id" | "created_at" | "status">,
+  input: Omit<SessionRecord, "id" | "created_at" | "status"> & { id?: string; not_before?: string },
   badRequest: (message: string) => Error,
 ): SessionRecord {
-  return checkRecord(
-    `session ${id}`,
-    { ...input, id, created_at: new Date().toISOString(), status: "open" },
-    badRequest,
-  );
+  const { not_before, ...fields } = input;
+  const now = Date.now();
+  const floor = Date.parse(not_before ?? "") || 0; // none, or not a time: no floor
+  const created_at = new Date(Math.max(floor, now)).toISOString();
+  return checkRecord(`session ${id}`, { ...fields, id, created_at, status: "open" }, badRequest);
 }
 
 /** session.json's text: pretty-printed, which tells a record cut short from damage (./session-slot.ts isSlotText). */

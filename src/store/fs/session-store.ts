@@ -4,7 +4,7 @@ import fs, { type Dirent } from "node:fs";
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
 import type { CompactResult, RetireResult, SegmentPolicy } from "../../core/retention.js";
-import type { LogTail } from "../../core/store.js";
+import type { LogTail, NewSessionRecord } from "../../core/store.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
 import { diskError, StoreError } from "./errors.js";
@@ -35,7 +35,7 @@ export interface SessionPaths {
   checkpoints: string;
 }
 
-export type NewSession = Omit<SessionRecord, "id" | "created_at" | "status"> & { id?: string };
+export type NewSession = NewSessionRecord;
 export type SessionPatch = Partial<Omit<SessionRecord, "id" | "created_at">>;
 
 export interface StoreOptions {
