@@ -54,6 +54,9 @@ export type RemoteFollow = (
   listener: (batch: SessionEvent[]) => void,
 ) => Promise<() => void> | undefined;
 
+/** How long a follow that failed to start waits before it is tried again. */
+const REMOTE_RETRY_MS = 500;
+
 export class FeedHub {
   private readonly feeds = new Map<string, Feed>();
 
@@ -120,7 +123,16 @@ export class FeedHub {
       }
       if (stop) for (const listener of [...feed.listeners]) listener.attached();
       return stop;
-    })().catch(() => undefined);
+    })().catch(() => {
+      // NATS did not answer (between leaders, reconnecting). Left as it was, the feed would count as following
+      // and never try again: its watchers, and every later one here, would get no event of it.
+      if (feed.remote !== remote) return undefined;
+      feed.remote = undefined;
+      setTimeout(() => {
+        if (this.feeds.get(session) === feed) this.startRemote(session, feed);
+      }, REMOTE_RETRY_MS).unref();
+      return undefined;
+    });
     feed.remote = remote;
   }
 
