@@ -46,6 +46,10 @@ const state = {
   listSize: LIST_PAGE,
   /** The session list's refresh loop now running (pollSessions). */
   poll: undefined,
+  /** The refresh a turn event asked for, while it is on its way (refreshSoon). */
+  refreshing: undefined,
+  /** Whether another turn event came while it was: one more refresh follows it. */
+  refreshAgain: false,
 };
 
 function showError(id, err) {
@@ -160,6 +164,23 @@ async function refreshSessions() {
   if (state.session) updateHead(state.sessions.find((s) => s.id === state.session));
 }
 
+/**
+ * Refreshes the list for a turn that started or settled. Reading a long session back brings thousands of those at
+ * once: while one refresh is on its way the others wait for it and are covered by one more, so a replay costs two
+ * list calls, not one per turn event.
+ */
+function refreshSoon() {
+  if (state.refreshing) {
+    state.refreshAgain = true;
+    return;
+  }
+  state.refreshAgain = false;
+  state.refreshing = refreshSessions().finally(() => {
+    state.refreshing = undefined;
+    if (state.refreshAgain) refreshSoon();
+  });
+}
+
 function updateHead(view) {
   if (!view) return;
   state.view = view;
@@ -220,7 +241,7 @@ async function openSession(id) {
       transcript.add(event);
       if (event.type === "turn.started" || event.type === "turn.settled") {
         setTurnState();
-        refreshSessions();
+        refreshSoon();
       }
     },
     (conn, why) => {

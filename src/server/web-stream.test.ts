@@ -1,0 +1,69 @@
+// The web UI against a long session, in a real browser: opening a session with many turns reads the log back
+// without asking for the session list once per turn.
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findTestBrowser } from "../testing/browser.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { collect, settled } from "../testing/http.js";
+
+let t: TestDaemon;
+let browser: Browser;
+
+beforeAll(async () => {
+  const found = await findTestBrowser();
+  t = await startTestDaemon();
+  browser = await chromium.launch({
+    executablePath: found.executablePath,
+    env: found.env ? { ...process.env, ...found.env } : undefined,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+    ],
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.cleanup();
+});
+
+/** A page signed in with `token`, kept as the daemon's link would keep it. */
+async function signedIn(token = t.tokens.admin): Promise<Page> {
+  const page = await browser.newPage();
+  await page.goto(`${t.url}/#token=${token}`);
+  await page.locator("#main").waitFor();
+  return page;
+}
+
+describe("web UI on a long session", () => {
+  it("reads back forty turns asking for the session list a bounded number of times, not once per turn", async () => {
+    const client = t.client();
+    const { id } = await client.create({ harness: "echo" });
+    for (let i = 0; i < 40; i++) {
+      const { turn } = (await client.prompt(id, `turn ${i}`)) as { turn: string };
+      await collect(client, id, settled(turn));
+    }
+    const page = await signedIn();
+    try {
+      let asked = 0;
+      await page.route(
+        (url) => url.pathname === "/v1/sessions",
+        (route) => {
+          if (route.request().method() === "GET") asked++;
+          return route.continue();
+        },
+      );
+      await page.goto(`${t.url}/#session=${id}`);
+      await expect.poll(() => page.locator(".msg.user").count()).toBe(40);
+      // The page's own fetch, answered, comes after every list request the replay made.
+      await page.evaluate(() => fetch("/healthz").then((res) => res.status));
+      // The sign-in's list, and at most one more that is on its way and one to follow it (80 turn events before).
+      expect(asked).toBeLessThanOrEqual(3);
+    } finally {
+      await page.close();
+    }
+  });
+});
