@@ -229,11 +229,17 @@ async function openSession(id) {
   setTurnState();
   for (const li of /** @type {HTMLCollectionOf<HTMLElement>} */ ($("sessions").children))
     li.classList.toggle("selected", li.dataset.session === id);
+  let view;
   try {
-    updateHead(await state.api.call("GET", `/v1/sessions/${encodeURIComponent(id)}`));
+    view = await state.api.call("GET", `/v1/sessions/${encodeURIComponent(id)}`);
   } catch (err) {
-    showError("s-error", err);
+    if (state.transcript === transcript) showError("s-error", err);
   }
+  // Another session was opened while this one's view was on its way (a second click, a link's hash while
+  // signing in): its stream is the page's now, and one started here would never be stopped, writing this
+  // session's events into that transcript and holding one of the tenant's streams.
+  if (state.transcript !== transcript) return;
+  if (view) updateHead(view);
   state.stream = state.api.follow(
     id,
     0,

@@ -1,6 +1,7 @@
 // The web UI against a long session, in a real browser: opening a session with many turns reads the log back
-// without asking for the session list once per turn.
-import { type Browser, chromium, type Page } from "playwright-core";
+// without asking for the session list once per turn, and a session opened while another's view is on its way is
+// the only one followed.
+import { type Browser, chromium, type Page, type Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findTestBrowser } from "../testing/browser.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
@@ -62,6 +63,49 @@ describe("web UI on a long session", () => {
       await page.evaluate(() => fetch("/healthz").then((res) => res.status));
       // The sign-in's list, and at most one more that is on its way and one to follow it (80 turn events before).
       expect(asked).toBeLessThanOrEqual(3);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("web UI opening one session while another is on its way", () => {
+  it("follows only the session opened last", async () => {
+    const client = t.client();
+    const alpha = (await client.create({ harness: "echo" })).id;
+    const beta = (await client.create({ harness: "echo" })).id;
+    for (const [id, text] of [
+      [alpha, "alpha"],
+      [beta, "beta"],
+    ] as const) {
+      const { turn } = (await client.prompt(id, text)) as { turn: string };
+      await collect(client, id, settled(turn));
+    }
+    const page = await signedIn();
+    const streamsOfAlpha: string[] = [];
+    page.on("request", (r) => {
+      if (r.url().includes(`/v1/sessions/${alpha}/events`)) streamsOfAlpha.push(r.url());
+    });
+    try {
+      // Alpha's view is held until beta is open and shown.
+      const held: Route[] = [];
+      await page.route(
+        (url) => url.pathname === `/v1/sessions/${alpha}`,
+        (route) => {
+          held.push(route);
+        },
+      );
+      await page.goto(`${t.url}/#session=${alpha}`);
+      await expect.poll(() => held.length).toBe(1);
+      await page.goto(`${t.url}/#session=${beta}`);
+      await expect.poll(() => page.locator("#transcript").textContent()).toContain("echo #1: beta");
+      await held[0]!.continue();
+      // A turn of beta's after alpha's view came: alpha's stream, had one started, would have shown it by now.
+      await client.prompt(beta, "gamma");
+      await expect.poll(() => page.locator("#transcript").textContent()).toContain("echo #2: gamma");
+      expect(await page.locator("#transcript").textContent()).not.toContain("alpha");
+      expect(streamsOfAlpha).toEqual([]);
+      expect(await page.locator("#s-title").textContent()).toBe(beta);
     } finally {
       await page.close();
     }
