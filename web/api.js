@@ -12,6 +12,15 @@ export class ApiError extends Error {
   }
 }
 
+/** What a refused answer says: the message of the API's JSON error, else its status. */
+async function refusal(res) {
+  try {
+    const message = (await res.json())?.error?.message;
+    if (typeof message === "string" && message) return `HTTP ${res.status}: ${message}`;
+  } catch {}
+  return `HTTP ${res.status}`;
+}
+
 export class Api {
   constructor(token, client) {
     this.token = token;
@@ -54,6 +63,8 @@ export class Api {
     let last = after;
     const run = async () => {
       while (!abort.signal.aborted) {
+        /** Why the stream is down, shown while it waits to try again (the daemon's own words when it refused). */
+        let why;
         try {
           const res = await fetch(
             `/v1/sessions/${encodeURIComponent(id)}/events?client=${encodeURIComponent(this.client)}`,
@@ -66,7 +77,7 @@ export class Api {
             onState("stopped", (await res.json()).error?.message ?? `HTTP ${res.status}`);
             return;
           }
-          if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+          if (!res.ok || !res.body) throw new Error(await refusal(res));
           onState("live");
           const reader = res.body.getReader();
           const decoder = new TextDecoder();
@@ -96,10 +107,10 @@ export class Api {
           }
         } catch (err) {
           if (abort.signal.aborted) return;
-          onState("reconnecting", String(err?.message ?? err));
+          why = String(err?.message ?? err);
         }
         if (abort.signal.aborted) return;
-        onState("reconnecting");
+        onState("reconnecting", why);
         await new Promise((resolve) => setTimeout(resolve, 1000));
       }
     };

@@ -50,6 +50,8 @@ const state = {
   refreshing: undefined,
   /** Whether another turn event came while it was: one more refresh follows it. */
   refreshAgain: false,
+  /** The event stream's reason for being down, while the page shows it. */
+  streamError: undefined,
 };
 
 function showError(id, err) {
@@ -251,9 +253,17 @@ async function openSession(id) {
       }
     },
     (conn, why) => {
+      if (state.transcript !== transcript) return; // another session's stream now
       $("conn").textContent = conn === "reconnecting" ? "reconnecting…" : conn;
       $("conn").dataset.state = conn;
       if (conn === "stopped") showError("s-error", new Error(why ?? "the stream stopped"));
+      // A refused stream (the tenant's limit of streams, a daemon restarting) says why while it waits to try again,
+      // and the reason goes once it is back; an action's error shown meanwhile is left alone.
+      else if (conn === "reconnecting" && why) {
+        showError("s-error", new Error(`the event stream is down: ${why}`));
+        state.streamError = $("s-error").textContent;
+      } else if (conn === "live" && state.streamError === $("s-error").textContent) showError("s-error");
+      if (conn !== "reconnecting") state.streamError = undefined;
     },
   );
 }
