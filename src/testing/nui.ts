@@ -1,8 +1,9 @@
 // Shared pieces of the nui-family tests: free ports, the seed's Python HTTP harness and the TypeScript test
 // agent as processes, the fake docker and devcontainer CLIs, and waiting for a request a session raises.
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { afterEach } from "vitest";
 import { stringify } from "yaml";
 import { freePort } from "../core/free-port.js";
 import type { HarnessFactory } from "../core/harness.js";
@@ -11,7 +12,7 @@ import { builtinCatalog, catalogHarnesses } from "../harnesses/catalog.js";
 import type { Timeouts } from "../harnesses/ext/transport.js";
 import type { BrainConfig } from "../protocol/config.js";
 import type { SessionEvent } from "../protocol/events.js";
-import { waitForEvent } from "./brain.js";
+import { makeBrain, type TestBrain, tempDir, waitForEvent } from "./brain.js";
 
 export const root = join(import.meta.dirname, "../..");
 export const fixtures = join(root, "src/testing/fixtures/nui");
@@ -149,4 +150,34 @@ export function catalogFactories(options: CatalogOptions): {
       ...(options.extensionTimeouts ? { extensionTimeouts: options.extensionTimeouts } : {}),
     },
   });
+}
+
+/**
+ * A test file's scratch: `scratch(prefix)` makes a directory and `brain(options)` the test's Brain, and after each
+ * test the Brain is cleaned up (unless `closeBrain()` did it already), then everything in `cleanups`, newest first.
+ */
+export function useScratch() {
+  const cleanups: (() => void | Promise<void>)[] = [];
+  let current: TestBrain | undefined;
+  const closeBrain = async () => {
+    await current?.cleanup();
+    current = undefined;
+  };
+  afterEach(async () => {
+    await closeBrain();
+    for (const fn of cleanups.splice(0).reverse()) await fn();
+  });
+  return {
+    cleanups,
+    closeBrain,
+    scratch(prefix: string): string {
+      const dir = tempDir(prefix);
+      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+      return dir;
+    },
+    brain(options: Parameters<typeof makeBrain>[0]): TestBrain {
+      current = makeBrain(options);
+      return current;
+    },
+  };
 }

@@ -3,10 +3,10 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { NuiAgent, serveHttp } from "../../../sdk/ts/nui/index.js";
 import type { Session } from "../../core/session.js";
-import { events, makeBrain, type TestBrain, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
+import { events, textOf, waitForEvent } from "../../testing/brain.js";
 import {
   asked,
   catalogFactories,
@@ -14,24 +14,13 @@ import {
   permissionAsked,
   root,
   tsAgent,
+  useScratch,
   warnings,
   writeExtension,
 } from "../../testing/nui.js";
 import { installExtension } from "./install.js";
 
-const cleanups: (() => void | Promise<void>)[] = [];
-let t: TestBrain | undefined;
-afterEach(async () => {
-  await t?.cleanup();
-  t = undefined;
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
-
-function scratch(prefix: string): string {
-  const dir = tempDir(prefix);
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const { scratch, cleanups, brain: scratchBrain, closeBrain } = useScratch();
 
 /** A Brain on a scratch home with `sources` installed as extensions; hosts get a scratch HOME too. */
 async function brainWith(...sources: string[]) {
@@ -40,8 +29,8 @@ async function brainWith(...sources: string[]) {
   for (const source of sources) await installExtension(source, join(home, "extensions"));
   const { factories, problems } = catalogFactories({ brainHome: home, hostHome });
   expect(problems).toEqual([]);
-  t = makeBrain({ factories, home });
-  return { brain: t.brain, home, hostHome };
+  const t = scratchBrain({ factories, home });
+  return { brain: t.brain, store: t.store, home, hostHome };
 }
 
 const demoPy = join(fixtures, "extensions/demo-py");
@@ -203,7 +192,7 @@ describe("stdio: a Python extension on sdk/python", () => {
       hostHome: scratch("h-"),
       extensionTimeouts: { interruptGraceMs: 300 },
     });
-    t = makeBrain({ factories, home });
+    const t = scratchBrain({ factories, home });
     const session = await t.brain.create({ harness: "ext:sequential/echo" });
     const turn = await session.prompt("slow");
     await waitForEvent(session, (e) => e.type === "assistant.delta");
@@ -247,8 +236,7 @@ describe("tcp: hosts found through their connection file", () => {
     expect(first.text).toMatch(/^tcp says: one \(pid=\d+ run=1\)$/);
     expect(existsSync(file)).toBe(true);
     expect(pidOf((await turnText(b, "two")).text)).toBe(pidOf(first.text));
-    await t?.cleanup();
-    t = undefined;
+    await closeBrain();
     expect(existsSync(file)).toBe(false); // the host removed it when it shut down
   });
 
@@ -268,7 +256,7 @@ describe("tcp: hosts found through their connection file", () => {
       JSON.stringify({ host: "127.0.0.1", port: 9, session_id: "x", pid: dead.pid }),
     );
     const { factories } = catalogFactories({ brainHome: home, hostHome });
-    t = makeBrain({ factories, home });
+    const t = scratchBrain({ factories, home });
     const session = await t.brain.create({ harness: "ext:running/echo" });
     const stale = await turnText(session, "hi");
     expect(stale.outcome.error?.message).toMatch(
@@ -344,11 +332,11 @@ describe("a TypeScript extension on sdk/ts", () => {
   );
 
   it("fails the next turn loudly when the id of the host's conversation was lost (verified resume)", async () => {
-    const { brain } = await tsBrain("stdio");
+    const { brain, store } = await tsBrain("stdio");
     const session = await brain.create({ harness: "ext:ts-stdio/echo" });
     expect((await turnText(session, "one")).outcome.status).toBe("completed");
     await brain.closeSession(session.id);
-    rmSync(join(t!.store.paths(session.id).native, "nui-session.json"));
+    rmSync(join(store.paths(session.id).native, "nui-session.json"));
     const lost = await turnText(await brain.session(session.id), "two");
     expect(lost.outcome).toMatchObject({ status: "failed", error: { code: "brain_error" } });
     expect(lost.outcome.error?.message).toMatch(

@@ -1,25 +1,13 @@
 // Whose HITL requests an extension host reaches through its NUI_API_URL: one loopback server serves the sessions
 // of every installed extension, so a host Brain shares between one harness's sessions must not reach another's.
-import { rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, expect, it } from "vitest";
-import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../testing/brain.js";
-import { asked, catalogFactories, writeExtension } from "../../testing/nui.js";
+import { expect, it } from "vitest";
+import { events, textOf } from "../../testing/brain.js";
+import { asked, catalogFactories, useScratch, writeExtension } from "../../testing/nui.js";
 import { installExtension } from "./install.js";
 
-const cleanups: (() => void | Promise<void>)[] = [];
-let t: TestBrain | undefined;
-afterEach(async () => {
-  await t?.cleanup();
-  t = undefined;
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
-
-function scratch(prefix: string): string {
-  const dir = tempDir(prefix);
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const { scratch, brain: scratchBrain } = useScratch();
 
 /** A one-harness extension whose host is `host.py`, on Brain's Python SDK. */
 function pythonExtension(dir: string, name: string, transport: "stdio" | "tcp", host: string): string {
@@ -68,7 +56,7 @@ it("a host shared by one extension's sessions neither sees nor asks in another e
     hostHome: scratch("brain-ext-hosthome-"),
   });
   expect(problems).toEqual([]);
-  t = makeBrain({ factories, home });
+  const t = scratchBrain({ factories, home });
 
   const victim = await t.brain.create({ harness: "ext:asker/echo" });
   const waiting = await victim.prompt("go");

@@ -1,26 +1,14 @@
 // What a host writes that is not the protocol's plain fare: events JSON.parse takes but JSON.stringify (the log's
 // writer) cannot give back, skipped with a warning; a shared host's stdout, which carries no protocol. The turn,
 // the host and the daemon go on.
-import { rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, expect, it } from "vitest";
-import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../testing/brain.js";
-import { catalogFactories, warnings, writeExtension } from "../../testing/nui.js";
+import { expect, it } from "vitest";
+import { events, textOf } from "../../testing/brain.js";
+import { catalogFactories, useScratch, warnings, writeExtension } from "../../testing/nui.js";
 import { installExtension } from "./install.js";
 
-const cleanups: (() => void | Promise<void>)[] = [];
-let t: TestBrain | undefined;
-afterEach(async () => {
-  await t?.cleanup();
-  t = undefined;
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
-
-function scratch(prefix: string): string {
-  const dir = tempDir(prefix);
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const { scratch, brain: scratchBrain } = useScratch();
 
 // Its tool call's arguments and its tool result nest 100k arrays deep, written as raw lines.
 const DEEP_HOST = `
@@ -44,7 +32,7 @@ async function brainWithHost(name: string, transport: "stdio" | "tcp", host: str
   const home = scratch("brain-ext-home-");
   await installExtension(src, join(home, "extensions"));
   const { factories } = catalogFactories({ brainHome: home, hostHome: scratch("brain-ext-hosthome-") });
-  t = makeBrain({ factories, home });
+  const t = scratchBrain({ factories, home });
   return t.brain;
 }
 

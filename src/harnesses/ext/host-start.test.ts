@@ -1,26 +1,13 @@
 // An extension host that hangs at its start (it never answers harness.info): the open timeout is long here, so
 // only an interrupt or a close can end what waits for it.
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, expect, it } from "vitest";
-import { makeBrain, type TestBrain, tempDir } from "../../testing/brain.js";
-import { catalogFactories, writeExtension } from "../../testing/nui.js";
+import { expect, it } from "vitest";
+import { catalogFactories, useScratch, writeExtension } from "../../testing/nui.js";
 import { pidAlive } from "./connection-file.js";
 import { installExtension } from "./install.js";
 
-const cleanups: (() => void | Promise<void>)[] = [];
-let t: TestBrain | undefined;
-afterEach(async () => {
-  await t?.cleanup();
-  t = undefined;
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
-
-function scratch(prefix: string): string {
-  const dir = tempDir(prefix);
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const { scratch, brain: scratchBrain, closeBrain } = useScratch();
 
 // Writes its pid under HOME, then neither reads nor answers.
 const HANGING_HOST = `
@@ -41,7 +28,7 @@ async function hangingBrain() {
     hostHome,
     extensionTimeouts: { openMs: 3_600_000 },
   });
-  t = makeBrain({ factories, home });
+  const t = scratchBrain({ factories, home });
   const session = await t.brain.create({ harness: "ext:hangs/echo" });
   const turn = await session.prompt("hi");
   const pidFile = join(hostHome, "host.pid");
@@ -65,8 +52,7 @@ it("an interrupt ends a turn whose host is still starting", async () => {
 
 it("closing the session stops a host that is still starting", async () => {
   const { turn, pid } = await hangingBrain();
-  await t?.cleanup();
-  t = undefined;
+  await closeBrain();
   expect((await turn.settled).status).not.toBe("completed");
   await expect.poll(() => pidAlive(pid)).toBe(false);
 });
