@@ -35,7 +35,8 @@ async function loaded(sessionId: string): Promise<{ user: string[]; agent: strin
   }
 }
 
-it("replays a fork's parent up to the fork's checkpoint, then the fork's own turns", async () => {
+/** A parent that said "one", was checkpointed, then said more; its fork from that checkpoint, which said "three". */
+async function forkedAfterOne(): Promise<{ parent: string; fork: string }> {
   const client = t.client();
   const parent = (await client.create({ harness: "echo" })).id;
   await turn(parent, "one");
@@ -43,6 +44,11 @@ it("replays a fork's parent up to the fork's checkpoint, then the fork's own tur
   await turn(parent, "after the checkpoint");
   const fork = (await client.fork(parent, checkpoint.id)).id;
   await turn(fork, "three");
+  return { parent, fork };
+}
+
+it("replays a fork's parent up to the fork's checkpoint, then the fork's own turns", async () => {
+  const { fork } = await forkedAfterOne();
 
   const shown = await loaded(fork);
   expect(shown.user).toEqual(["one", "three"]);
@@ -85,12 +91,7 @@ async function retireUpTo(id: string, seq: number): Promise<void> {
 
 it("replays a fork's parent when retention dropped the fork's first events, and none of the parent's after the fork when it dropped the checkpoint", async () => {
   const client = t.client();
-  const parent = (await client.create({ harness: "echo" })).id;
-  await turn(parent, "one");
-  const checkpoint = await client.checkpoint(parent);
-  await turn(parent, "after the checkpoint");
-  const fork = (await client.fork(parent, checkpoint.id)).id;
-  await turn(fork, "three");
+  const { parent, fork } = await forkedAfterOne();
   await turn(fork, "four");
   await client.close(fork);
   await client.close(parent);
