@@ -47,6 +47,8 @@ export interface SlotOptions {
    * new session's first turn would otherwise queue behind; a second later that turn has usually ended.
    */
   delayMs: number;
+  /** The store's sweep of what killed processes left (sweepUnacknowledged), run once before the first slot. */
+  sweep: () => Promise<void>;
 }
 
 /** A slot's blank session.json: one block, larger than most records (a larger one only grows the file). */
@@ -60,7 +62,6 @@ export class SlotKeeper {
   private ready: Slot | undefined;
   private making: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private swept = false;
   /** Set while close() runs: nothing is made meanwhile. */
   private closing = false;
 
@@ -119,11 +120,8 @@ export class SlotKeeper {
   }
 
   private async make(): Promise<void> {
-    const { root, io } = this.options;
-    if (!this.swept) {
-      this.swept = true;
-      await sweepUnacknowledged(root, this.options.paths, io).catch(() => {});
-    }
+    const { io } = this.options;
+    await this.options.sweep();
     // A failure only means no slot: the next create takes the ordinary path.
     const slot = await makeSlot(this.options).catch(() => undefined);
     if (slot && this.closing) return discardSlot(slot, io);

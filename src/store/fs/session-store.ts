@@ -76,7 +76,8 @@ export class FsSessionStore {
     this.root = nodePath.join(home, "sessions");
     this.inline = options.inline ?? new InlineCommits();
     const [root, paths, delayMs] = [this.root, (id: string) => this.paths(id), options.slotDelayMs ?? 1000];
-    if (options.spareSlot) this.slots = new SlotKeeper({ root, io, holder, paths, delayMs });
+    const sweep = this.sweepUnacknowledged;
+    if (options.spareSlot) this.slots = new SlotKeeper({ root, io, holder, paths, delayMs, sweep });
   }
 
   /** Makes the spare session directory now if there is none (with spareSlot); resolves once it is ready. */
