@@ -1,7 +1,7 @@
 // One run of an agent, whatever carries it: params in, events out through a sink, cancel through its signal.
 import { randomUUID } from "node:crypto";
-import { MAX_DELTA_CHARS, splitText } from "../turn.js";
 import type { NuiAgent } from "./agent.js";
+import { fitted } from "./fit.js";
 import { approvalPayload, type HitlWaiters, hitlRequest, questionPayload } from "./hitl.js";
 import type { Chunk, HarnessEvent, RunContext, RunParams } from "./types.js";
 
@@ -47,15 +47,7 @@ export async function runAgent(
   const runId = typeof raw.runId === "string" && raw.runId ? raw.runId : randomUUID();
   const params = { ...raw, runId, message: typeof raw.message === "string" ? raw.message : "" } as RunParams;
   const emit = (event: HarnessEvent) => {
-    // Brain reads a host's lines up to 4 MiB and ends a host that writes a longer one: long text goes in pieces.
-    if (
-      event.type === "text" &&
-      typeof event.content === "string" &&
-      event.content.length > MAX_DELTA_CHARS
-    ) {
-      for (const content of splitText(event.content, MAX_DELTA_CHARS))
-        sink.emit({ runId, ...event, content });
-    } else sink.emit({ runId, ...event });
+    for (const piece of fitted(event)) sink.emit({ runId, ...piece });
   };
   const waiters = sink.waiters;
   const ask = (kind: "question" | "approval", payload: Record<string, unknown>) => {

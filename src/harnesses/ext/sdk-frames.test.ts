@@ -2,7 +2,8 @@
 // under it, so an agent's long text reaches the session instead of breaking the host.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Session } from "../../core/session.js";
 import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../testing/brain.js";
 import { catalogFactories, tsAgent, writeExtension } from "../../testing/nui.js";
 import { installExtension } from "./install.js";
@@ -42,5 +43,58 @@ it.each(["stdio", "tcp"] as const)(
     expect(textOf(await events(session), turn.turn)).toBe("h".repeat(5 << 20));
     // The host is still the one serving the session.
     expect((await (await session.prompt("next")).settled).status).toBe("completed");
+  },
+);
+
+describe.each(["stdio", "tcp"] as const)(
+  "an event over 4 MiB that cannot be split, from sdk/ts (%s)",
+  (transport) => {
+    async function sessionOn() {
+      const home = scratch("brain-ext-home-");
+      const source = writeExtension(scratch("brain-ext-src-"), `ts-${transport}`, {
+        transport,
+        command: ["node", tsAgent, transport],
+      });
+      await installExtension(source, join(home, "extensions"));
+      const { factories } = catalogFactories({ brainHome: home, hostHome: scratch("brain-ext-hosthome-") });
+      t = makeBrain({ factories, home });
+      return t.brain.create({ harness: `ext:ts-${transport}/echo` });
+    }
+
+    async function hostServesOn(session: Session) {
+      expect((await (await session.prompt("next")).settled).status).toBe("completed");
+    }
+
+    it("an error message is cut short, saying so, and the host serves on", async () => {
+      const session = await sessionOn();
+      const outcome = await (await session.prompt("huge-error")).settled;
+      expect(outcome.status).toBe("failed");
+      // Booleans: a failure must not print megabytes.
+      const message = outcome.error?.message ?? "";
+      expect(message.length < 1 << 20 && message.includes(`: ${"e".repeat(1000)}`)).toBe(true);
+      expect(message.includes("cut short: the whole error message took")).toBe(true);
+      await hostServesOn(session);
+    });
+
+    it("a tool result is cut short, saying so, and the turn goes on", async () => {
+      const session = await sessionOn();
+      const turn = await session.prompt("huge-result");
+      expect((await turn.settled).status).toBe("completed");
+      const all = await events(session);
+      const result = all.find((e) => e.type === "tool.result");
+      const text = (result!.data as { content: { text: string }[] }).content[0]!.text;
+      expect(text.length < 1 << 20 && text.startsWith("r".repeat(1000))).toBe(true);
+      expect(text.includes("cut short: the whole tool result took")).toBe(true);
+      expect(textOf(all, turn.turn)).toBe("dumped");
+      await hostServesOn(session);
+    });
+
+    it("an image fails its run with an error naming it, and the host serves on", async () => {
+      const session = await sessionOn();
+      const outcome = await (await session.prompt("huge-image")).settled;
+      expect(outcome.status).toBe("failed");
+      expect(outcome.error?.message).toMatch(/"image" event of \d+ bytes is over the 4 MiB line/);
+      await hostServesOn(session);
+    });
   },
 );
