@@ -40,9 +40,35 @@ from typing import Any, Callable, Dict, Generator, Iterable, Optional, Union
 
 Chunk = Union[str, Dict[str, Any]]
 
-# Brain reads a host's lines up to 4 MiB and ends a host that writes a longer one, so long text goes in pieces
-# of this many characters: json.dumps escapes each to at most 12 bytes (an astral one as a surrogate pair).
+# Brain reads a host's lines up to 4 MiB and ends a host that writes a longer one, with every session it serves.
+# So long text goes in pieces of this many characters: json.dumps escapes each to at most 12 bytes (an astral one
+# as a surrogate pair); an error message or tool result is cut short to it, saying so (what a person reads of
+# either is its start); any other event too long for a line is refused to the code that emitted it.
 MAX_TEXT_CHARS = 256 * 1024
+# What an event's own JSON may take of a line; the rest is room for the JSON-RPC envelope and the run id.
+MAX_EVENT_BYTES = 4 * 1024 * 1024 - 64 * 1024
+
+
+def _fitted(event: Dict[str, Any]) -> Dict[str, Any]:
+    """The event as it may be sent: itself, or an error or tool result cut short. Raises ValueError otherwise."""
+    size = len(json.dumps(event))  # json.dumps writes ASCII: characters are bytes
+    if size <= MAX_EVENT_BYTES:
+        return event
+    kind = event.get("type")
+    short: Optional[Dict[str, Any]] = None
+    if kind == "error" and isinstance(event.get("error"), str):
+        short = {**event, "error": _cut(event["error"], "error message", size)}
+    elif kind == "tool_result":
+        content = event.get("content")
+        text = content if isinstance(content, str) else json.dumps(content)
+        short = {**event, "content": _cut(text, "tool result", size)}
+    if short is not None and len(json.dumps(short)) <= MAX_EVENT_BYTES:
+        return short
+    raise ValueError(f'a "{kind}" event of {size} bytes is over the 4 MiB line Brain reads from a host; it was not sent')
+
+
+def _cut(text: str, what: str, size: int) -> str:
+    return f"{text[:MAX_TEXT_CHARS]}\n… [cut short: the whole {what} took {size} bytes, over the 4 MiB line Brain reads from a host]"
 
 
 class NuiAgent:
@@ -89,7 +115,7 @@ class NuiAgent:
             for at in range(0, len(content), MAX_TEXT_CHARS):
                 self.emit({**event, "content": content[at : at + MAX_TEXT_CHARS]}, rid)
             return
-        self._write({"jsonrpc": "2.0", "method": "harness.event", "params": {"runId": rid, **event}})
+        self._write({"jsonrpc": "2.0", "method": "harness.event", "params": {"runId": rid, **_fitted(event)}})
 
     def ask_user(
         self,

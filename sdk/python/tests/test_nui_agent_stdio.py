@@ -56,6 +56,57 @@ def test_text_over_the_4_mib_frame_cap_is_sent_in_pieces_each_line_under_it():
     assert max(len(line.encode()) for line in lines) <= 4 << 20
 
 
+def _run_capturing_lines(agent):
+    lines = []
+    cap = Capture(agent)
+    writer = cap.agent._writer
+    cap.agent._writer = lambda text: (lines.append(text), writer(text))
+    cap.send("harness.run", {"message": "m", "runId": "r"}, rid=1)
+    return cap.until(reply_to(1)), lines
+
+
+def test_an_error_over_the_4_mib_frame_cap_is_cut_short_saying_so():
+    class Failing(NuiAgent):
+        def run(self, message, run_id, **kwargs):
+            raise RuntimeError("e" * (5 << 20))
+            yield  # a generator
+
+    seen, lines = _run_capturing_lines(Failing())
+    [error] = events(seen, "error")
+    assert error["error"].startswith("e" * 1000)
+    assert "cut short: the whole error message took" in error["error"]
+    assert events(seen, "done")
+    assert max(len(line.encode()) for line in lines) <= 4 << 20
+
+
+def test_a_tool_result_over_the_4_mib_frame_cap_is_cut_short_saying_so():
+    class Dumping(NuiAgent):
+        def run(self, message, run_id, **kwargs):
+            yield {"type": "tool_call", "toolCallId": "t1", "name": "dump", "args": {}}
+            yield {"type": "tool_result", "toolCallId": "t1", "content": {"rows": ["r" * 1000] * 6000}}
+            yield "dumped"
+
+    seen, lines = _run_capturing_lines(Dumping())
+    [result] = events(seen, "tool_result")
+    assert result["content"].startswith('{"rows": ["rrr')
+    assert "cut short: the whole tool result took" in result["content"]
+    assert [e["content"] for e in events(seen, "text")] == ["dumped"]
+    assert max(len(line.encode()) for line in lines) <= 4 << 20
+
+
+def test_an_image_over_the_4_mib_frame_cap_ends_the_run_with_an_error_naming_it():
+    class Picturing(NuiAgent):
+        def run(self, message, run_id, **kwargs):
+            yield {"type": "image", "mimeType": "image/png", "data": "A" * (5 << 20)}
+            yield "never sent"
+
+    seen, lines = _run_capturing_lines(Picturing())
+    [error] = events(seen, "error")
+    assert '"image" event of' in error["error"] and "over the 4 MiB line" in error["error"]
+    assert not events(seen, "image") and not events(seen, "text")
+    assert max(len(line.encode()) for line in lines) <= 4 << 20
+
+
 def test_run_receives_the_other_params_as_keyword_arguments():
     got = {}
 
