@@ -201,7 +201,7 @@ describe("brain attach", () => {
     const daemon = await startTestDaemon({ factories: [asking] });
     try {
       const client = daemon.client();
-      const { id } = await client.create({ harness: "scripted", permissions: { ask_timeout_ms: 500 } });
+      const { id } = await client.create({ harness: "scripted" });
       await client.prompt(id, "go");
       const run = brain([
         "attach",
@@ -212,6 +212,14 @@ describe("brain attach", () => {
         daemon.tokens.admin,
         "--until-settled",
       ]);
+      // Answered once the tail has said what it waits for: an ask timeout raced the CLI's start on a loaded
+      // machine, and a tail that came after the turn settled waited for the next one.
+      while (!run.err().includes("--allow")) {
+        if (run.child.exitCode !== null) throw new Error(`exited early: ${run.err()}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const [request] = (await client.session(id)).pending ?? [];
+      await client.answer(id, request!.id, { decision: "deny" });
       expect(await run.exit, run.err()).toBe(0);
       expect(run.err()).toContain("(or run with --allow rm\\u001b]52;c;ZWNobyBwd25lZA==\\u0007)");
       expect(run.err()).not.toMatch(/[\x07\x1b]/);
