@@ -268,6 +268,37 @@ describe("nui HITL API", () => {
     expect(most).toBeLessThanOrEqual(1000);
   });
 
+  it("looks back over each session's last 1000 events only, for an id pending nowhere", async () => {
+    const client = t.client();
+    const { id } = await client.create({
+      harness: "echo",
+      config: { tools: ["echo"] },
+      permissions: { tools: { echo: "ask" } },
+    });
+    const { turn } = await client.prompt(id, "echo: early");
+    const asked = await collect(client, id, (e) => e.type === "permission.requested");
+    const requestId = (asked.at(-1)!.data as { id: string }).id;
+    await client.answer(id, requestId, { decision: "allow" });
+    await collect(client, id, settled(turn));
+    const words = Array.from({ length: 3000 }, (_, i) => `w${i}`).join(" ");
+    await collect(client, id, settled((await client.prompt(id, words)).turn));
+    const log = (await t.brain.session(id)).log;
+    const read = log.read.bind(log);
+    let total = 0;
+    log.read = async (after, limit) => {
+      const events = await read(after, limit);
+      total += events.length;
+      return events;
+    };
+    // Answered over 3000 events ago: as unknown as an id never asked, and found without reading the log whole.
+    const waited = await hitl("GET", `/${requestId}/wait`);
+    expect(waited.status).toBe(404);
+    expect(JSON.stringify(waited.body)).toContain("nor answered in their last 1000 events");
+    expect((await hitl("POST", `/${requestId}/respond`, {})).status).toBe(404);
+    expect(total).toBeGreaterThan(0);
+    expect(total).toBeLessThanOrEqual(2000);
+  });
+
   it("takes a ttl of up to a year; a longer one gets 400 naming ttlSeconds, and asks nothing", async () => {
     const { client, id, turn } = await running();
     for (const ttlSeconds of [MAX_HITL_TTL_SECONDS + 1, 1e13, 9e15]) {

@@ -73,10 +73,12 @@ export class HitlService {
     const found = this.find(caller, requestId);
     if (found) return this.answerFromLog(found.session, requestId, signal);
     for (const session of this.sessions.openSessions(caller)) {
-      const answered = await firstInLog(session.log, (e) => responseTo(e, requestId));
+      const answered = await recentInLog(session.log, (e) => responseTo(e, requestId));
       if (answered) return answered;
     }
-    throw notFound(`no HITL request "${requestId}" in your sessions`);
+    throw notFound(
+      `no HITL request "${requestId}" in your sessions (nor answered in their last ${HITL_LOOKBACK_EVENTS} events)`,
+    );
   }
 
   /** nui's respond(): answers the Brain request by id; 409 once it is answered. */
@@ -102,11 +104,13 @@ export class HitlService {
       };
     }
     for (const session of this.sessions.openSessions(caller)) {
-      if (await firstInLog(session.log, (e) => (answerId(e) === requestId ? true : undefined))) {
+      if (await recentInLog(session.log, (e) => (answerId(e) === requestId ? true : undefined))) {
         throw new ApiError("conflict", `HITL request "${requestId}" was answered already`);
       }
     }
-    throw notFound(`no pending HITL request "${requestId}" in your sessions`);
+    throw notFound(
+      `no pending HITL request "${requestId}" in your sessions (nor answered in their last ${HITL_LOOKBACK_EVENTS} events)`,
+    );
   }
 
   private find(caller: Caller, requestId: string): Found | undefined {
@@ -190,7 +194,7 @@ export class HitlService {
       });
       signal.addEventListener("abort", onAbort, { once: true });
       // Answered between the lookup and the subscription: it is in the log.
-      firstInLog(session.log, (e) => responseTo(e, requestId)).then(
+      recentInLog(session.log, (e) => responseTo(e, requestId)).then(
         (response) => response && finish(response),
         (err: unknown) => finish(undefined, err as Error),
       );
@@ -198,23 +202,24 @@ export class HitlService {
   }
 }
 
-/** Events read at once when a log is searched: a search holds a page of it, never the whole log. */
-const SEARCH_PAGE = 1000;
+/**
+ * How far back a request id not pending anywhere is looked for in each of the caller's open sessions: a request is
+ * awaited or answered soon after it is asked, and a lookup that read whole logs let one request (for an id that
+ * is nowhere) read every log of the tenant from its start.
+ */
+export const HITL_LOOKBACK_EVENTS = 1000;
 
-/** The first thing `pick` finds in the log, read from its start a page at a time. */
-async function firstInLog<T>(
+/** The first thing `pick` finds among the log's last HITL_LOOKBACK_EVENTS events, read as one page. */
+async function recentInLog<T>(
   log: EventLog,
   pick: (event: SessionEvent) => T | undefined,
 ): Promise<T | undefined> {
-  for (let after = 0; ; ) {
-    const page = await log.read(after, SEARCH_PAGE);
-    if (page.length === 0) return undefined;
-    for (const event of page) {
-      const found = pick(event);
-      if (found !== undefined) return found;
-    }
-    after = page.at(-1)!.seq;
+  const page = await log.read(Math.max(0, log.lastSeq - HITL_LOOKBACK_EVENTS), HITL_LOOKBACK_EVENTS);
+  for (const event of page) {
+    const found = pick(event);
+    if (found !== undefined) return found;
   }
+  return undefined;
 }
 
 function responseTo(event: SessionEvent, requestId: string): HitlResponseEnvelope | undefined {
