@@ -210,6 +210,34 @@ describe("brain run with an early runner", () => {
     }
   });
 
+  it("takes its runner's group with it on a Ctrl-C before brain run has its own", async () => {
+    const pidFile = join(tempDir(), "runner-pid");
+    // Starts a process in its group, as a tool would, and never answers the open: brain run waits to open.
+    const line = `echo $$ > ${pidFile}; sleep 300 & exec cat >/dev/null`;
+    config(cli.work, {
+      defaults: { harness: "sh" },
+      harnesses: { sh: { command: ["/bin/sh", "-c", line] } },
+    });
+    const brain = spawn(process.execPath, [join(root, "bin/brain.js"), "run", "hi"], {
+      cwd: cli.work,
+      env: { ...process.env, BRAIN_HOME: cli.home },
+      stdio: "ignore",
+    });
+    try {
+      await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"));
+      const pgid = Number(readFileSync(pidFile, "utf8"));
+      groups.push(pgid);
+      const exit = new Promise<[number | null, string | null]>((resolve) =>
+        brain.once("exit", (code, signal) => resolve([code, signal])),
+      );
+      brain.kill("SIGINT");
+      expect(await exit).toEqual([130, null]);
+      await until(() => !groupAlive(pgid)); // gone with Brain, not left to the next one's start
+    } finally {
+      brain.kill("SIGKILL");
+    }
+  });
+
   it("takes its runner's group with it when a second Ctrl-C leaves at once", async () => {
     const pidFile = join(tempDir(), "runner-pid");
     // Starts a process in its group, as a tool would, and never answers the open: the turn waits.

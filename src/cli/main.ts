@@ -32,6 +32,9 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
 const CONFIG_OPTION =
   "  --config FILE               brain.config.json to use (default: ./brain.config.json if present)\n";
 
+/** A shell's status for a command a Ctrl-C ended (128 + SIGINT), as `brain run` exits when interrupted. */
+const EXIT_INTERRUPTED = 130;
+
 async function usage(): Promise<string> {
   const lines = await Promise.all(Object.values(COMMANDS).map(async (load) => `  ${(await load()).usage}`));
   return `usage: brain <command> [options]\n\n${lines.join("\n")}\n\n${CONFIG_OPTION}`;
@@ -47,6 +50,13 @@ export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   // Before the command's modules (zod, the config schema, the catalog) load: its start overlaps theirs.
   const early = name === "run" && !asksForHelp(rest) ? startEarlyRunner(rest) : undefined;
+  // Until `brain run` sets up its own Ctrl-C (once its session is open), a Ctrl-C would end Brain by the signal,
+  // which runs no exit handler: the early runner's group, in a group of its own, would live on until the next
+  // Brain's start. Leaving by process.exit kills it (StartedRunner's exit handler).
+  const leaveOnSigint = () => {
+    if (process.listenerCount("SIGINT") === 1) process.exit(EXIT_INTERRUPTED);
+  };
+  if (early) process.on("SIGINT", leaveOnSigint);
   try {
     if (name === undefined || name === "help" || name === "--help" || name === "-h") {
       process.stdout.write(await usage());
@@ -68,6 +78,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`brain: ${describeError(err)}\n`);
     return err instanceof ConfigError ? 2 : 1;
   } finally {
+    process.off("SIGINT", leaveOnSigint);
     // Not taken by the session's harness (a bad config, another harness, an error): gone before Brain exits.
     await early?.discard();
   }
