@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ToolService } from "../../core/tools.js";
-import { echoFactory, events, makeBrain, type TestBrain, textOf } from "../../testing/brain.js";
+import { echoFactory, events, makeBrain, type TestBrain, textOf, waitForEvent } from "../../testing/brain.js";
+import { inlineRunnerArgs } from "../../testing/inline-runner.js";
 import { alive, until } from "../../testing/processes.js";
 import { ProcessFactory } from "./factory.js";
 import { RunnerProcess } from "./runner-process.js";
@@ -56,6 +57,43 @@ describe("frames too large to send", () => {
       /the runner got an error in place of its result.*4194304-byte/,
     );
     expect(textOf(all, turn.turn)).toContain("tool result not sent");
+  });
+});
+
+describe("a runner that does not read its stdin", () => {
+  it("is stopped once what Brain wrote to it unread passes the bound, failing its turn, instead of holding it all", async () => {
+    const args = inlineRunnerArgs(
+      "setInterval(() => {}, 1 << 30);",
+      `
+  if (f.method !== "prompt") return reply({});
+  process.stdin.pause(); // nothing more is read, the answers to its calls included
+  const value = "v".repeat(64 * 1024);
+  for (let i = 0; i < 200; i++)
+    send({ attachment: f.attachment, turn: f.turn, id: "c" + i, method: "tool.call", params: { id: "c" + i, name: "echo", arguments: { value } } });`,
+    );
+    const factory = new ProcessFactory({
+      name: "deaf",
+      command: process.execPath,
+      args,
+      spares: 0,
+      verifyHistory: false,
+      maxUnreadInput: 1 << 20,
+      timeouts: { interruptGraceMs: 500 },
+    });
+    t = makeBrain({ factories: [factory] });
+    const session = await t.brain.create({ harness: "deaf", config: { tools: ["echo"] } });
+    const turn = await session.prompt("go");
+    // Without the bound all 200 answers (12.5 MiB) wait in Brain for a runner that lives on: only the interrupt
+    // ends the turn then.
+    const last = (e: { type: string; data: unknown }) =>
+      e.type === "tool.result" && (e.data as { id: string }).id === "c199";
+    await Promise.race([turn.settled, waitForEvent(session, last)]);
+    await session.interrupt().catch(() => {});
+    const outcome = await turn.settled;
+    expect(outcome.status).toBe("failed");
+    expect(JSON.stringify(outcome)).toMatch(
+      /runner \\"deaf\\" did not read its stdin: \d+ bytes from Brain were waiting unread \(the limit is 1048576 bytes\)/,
+    );
   });
 });
 

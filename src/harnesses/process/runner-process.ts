@@ -8,6 +8,7 @@ import { ProtocolError } from "../../protocol/frames.js";
 import { clip } from "../../protocol/jsonrpc.js";
 import { encodeFrame, FramingError } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame, RunnerToBrainFrame } from "../../protocol/runner.js";
+import { UNREAD_INPUT_LIMITS } from "../../tools/mcp/unread-limit.js";
 import { PendingChild } from "./pending-child.js";
 import type { RunnerChild } from "./spawner.js";
 import { type RunnerLaunch, spawnRunner } from "./started-runner.js";
@@ -17,10 +18,17 @@ const STDERR_TAIL_BYTES = 8 * 1024;
 const STDOUT_ENDED_GRACE_MS = 1000;
 /** How many detached attachments a process remembers, to drop their late frames without a word. */
 const DETACHED_REMEMBERED = 1024;
+/**
+ * How much Brain may have written to a runner that it has not read: the bound an MCP peer has. A runner that calls
+ * tools without reading the answers had every answer pile up in Brain's memory.
+ */
+const MAX_UNREAD_INPUT = UNREAD_INPUT_LIMITS.bytes;
 
 export interface RunnerCommand extends RunnerLaunch {
   /** The harness name, for messages. */
   name: string;
+  /** Bytes written to the runner and not read by it past which it is stopped as broken (MAX_UNREAD_INPUT). */
+  maxUnreadInput?: number;
 }
 
 export interface AttachmentSink {
@@ -158,6 +166,14 @@ export class RunnerProcess {
   send(frame: BrainToRunnerFrame): void {
     const bytes = encodeFrame(frame);
     if (this.fatal) return;
+    const unread = this.child?.stdin.writableLength ?? 0;
+    const limit = this.spec.maxUnreadInput ?? MAX_UNREAD_INPUT;
+    if (unread + bytes.length > limit) {
+      // Its attachments' requests fail with this, rather than wait for answers it will never read either.
+      return this.fail(
+        `runner "${this.spec.name}" did not read its stdin: ${unread} bytes from Brain were waiting unread (the limit is ${limit} bytes), so it was stopped`,
+      );
+    }
     // While other tool calls are open, the answers that one commit let through are written in the same tick: held
     // (cork) until the tick ends, they leave in one writev(2) instead of one write(2) each, and the runner wakes
     // once for them (a write to the pipe costs tens of µs, as much as the rest of a call's handling). The answer
