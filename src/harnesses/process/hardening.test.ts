@@ -97,6 +97,59 @@ describe("a runner that does not read its stdin", () => {
   });
 });
 
+describe("tool calls past those in flight", () => {
+  it("wait up to the bound; one past it is refused at once with an error result, and the turn goes on", async () => {
+    const args = inlineRunnerArgs(
+      "const waits = new Map();",
+      `
+  if (!f.method) return waits.get(f.id)?.(f.result);
+  if (f.method !== "prompt") return reply({});
+  // 32 run, 8 may wait, 5 more are one too many: all sent at once, as a runner that does not count its calls does.
+  const results = await Promise.all(Array.from({ length: 45 }, (_, i) => new Promise((done) => {
+    waits.set("c" + i, done);
+    send({ attachment: f.attachment, turn: f.turn, id: "c" + i, method: "tool.call", params: { id: "c" + i, name: "gated", arguments: { i } } });
+  })));
+  const refused = results.filter((r) => r.is_error && r.content[0].text.startsWith("tool call refused: 8 calls"));
+  send({ attachment: f.attachment, turn: f.turn, event: "assistant.delta", data: { text: String(refused.length) } });
+  reply({});`,
+    );
+    let open: () => void = () => {};
+    const opened = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const gated: ToolService = {
+      list: async () => [{ name: "gated", input_schema: { type: "object" } }],
+      call: async () => {
+        await opened;
+        return { content: [{ type: "text", text: "done" }], is_error: false };
+      },
+    };
+    const factory = new ProcessFactory({
+      name: "eager",
+      command: process.execPath,
+      // The handler awaits its calls' results.
+      args: args.map((arg) => arg.replace("function handle(f)", "async function handle(f)")),
+      spares: 0,
+      verifyHistory: false,
+      maxToolCallsWaiting: 8,
+    });
+    t = makeBrain({ factories: [factory], tools: [gated] });
+    const session = await t.brain.create({ harness: "eager", config: { tools: ["gated"] } });
+    const turn = await session.prompt("go");
+    const running = (e: { type: string; data: unknown }) =>
+      e.type === "tool.call" && (e.data as { id: string }).id === "c31";
+    await waitForEvent(session, running);
+    open();
+    expect((await turn.settled).status).toBe("completed");
+    const all = await events(session);
+    expect(textOf(all, turn.turn)).toBe("5");
+    // The refused calls never ran: only the 40 that ran or waited are in the log, each with its result.
+    expect(all.filter((e) => e.type === "tool.call")).toHaveLength(40);
+    expect(all.filter((e) => e.type === "tool.result")).toHaveLength(40);
+    expect(JSON.stringify(all.filter((e) => e.type === "harness.warning"))).toContain("refused: 8 calls");
+  });
+});
+
 describe.skipIf(process.platform !== "linux")("process groups", () => {
   it("a killed runner takes what it started with it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "brain-pgrp-"));

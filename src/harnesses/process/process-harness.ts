@@ -25,15 +25,8 @@ import type {
 import { OpenParams, RequestResults } from "../../protocol/runner.js";
 import { listNativeFiles } from "../cli/files.js";
 import { WarningLimit } from "../warning-limit.js";
+import { CallPlaces } from "./call-places.js";
 import type { RunnerProcess } from "./runner-process.js";
-import { Semaphore } from "./semaphore.js";
-
-/**
- * Seed A: up to 32 concurrent reverse tool calls per runner, that is per harness.Runner, one session's. Counted per
- * attachment: on a shared host, one session's calls that wait (a slow tool, a permission nobody answers) must
- * not hold back another session's.
- */
-export const MAX_TOOL_CALLS_IN_FLIGHT = 32;
 
 export interface AttachmentTimeouts {
   /** Seed A: the `open` request has 30 seconds. */
@@ -68,7 +61,7 @@ interface ActiveTurn {
 
 export class ProcessHarness implements Harness {
   readonly attachment = randomUUID();
-  private readonly toolCalls = new Semaphore(MAX_TOOL_CALLS_IN_FLIGHT);
+  private readonly toolCalls: CallPlaces;
   private readonly pending = new Map<string, Pending>();
   private activeTurn: ActiveTurn | undefined;
   private nextId = 1;
@@ -95,6 +88,7 @@ export class ProcessHarness implements Harness {
     /** true: a shared host, whose other sessions a kill for this attachment's sake would take down with it. */
     private readonly shared = false,
   ) {
+    this.toolCalls = new CallPlaces(runner.spec.maxToolCallsWaiting);
     runner.attach(this.attachment, {
       onFrame: (frame) => this.onFrame(frame),
       onDelta: (turn, data) => this.onDelta(turn, data),
@@ -350,9 +344,11 @@ export class ProcessHarness implements Harness {
         failed(err as Error);
       }
     };
-    const place = this.toolCalls.acquire();
-    if (place === true) run();
-    else place.then(run);
+    const refused = this.toolCalls.take(frame.params.arguments, run);
+    if (refused === undefined) return;
+    runner.openCalls--;
+    this.warn(`tool.call "${clip(frame.params.name)}" refused: ${refused}`);
+    this.answer(frame, refusal(`tool call refused: ${refused}; call it again once some have returned`));
   }
 
   private answer(frame: ToolCallRequest, result: ToolResult): void {

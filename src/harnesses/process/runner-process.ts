@@ -29,6 +29,8 @@ export interface RunnerCommand extends RunnerLaunch {
   name: string;
   /** Bytes written to the runner and not read by it past which it is stopped as broken (MAX_UNREAD_INPUT). */
   maxUnreadInput?: number;
+  /** Tool calls of one attachment that may wait for a place past those in flight (MAX_TOOL_CALLS_WAITING). */
+  maxToolCallsWaiting?: number;
 }
 
 export interface AttachmentSink {

@@ -1,0 +1,63 @@
+// The places of one attachment's reverse tool calls: seed A's 32 in flight, and a bounded wait for the rest.
+import { UNREAD_INPUT_LIMITS } from "../../tools/mcp/unread-limit.js";
+import { Semaphore } from "./semaphore.js";
+
+/**
+ * Seed A: up to 32 concurrent reverse tool calls per runner, that is per harness.Runner, one session's. Counted per
+ * attachment: on a shared host, one session's calls that wait (a slow tool, a permission nobody answers) must
+ * not hold back another session's.
+ */
+export const MAX_TOOL_CALLS_IN_FLIGHT = 32;
+
+/**
+ * A runner need not count its calls: those past the 32 wait for a place, holding their arguments. At most this
+ * many wait, and this many bytes of arguments, the bound on what an MCP peer may leave unread: a runner that kept
+ * calling while its calls waited grew Brain's memory without bound.
+ */
+export const MAX_TOOL_CALLS_WAITING = UNREAD_INPUT_LIMITS.messages;
+const MAX_WAITING_BYTES = UNREAD_INPUT_LIMITS.bytes;
+
+export class CallPlaces {
+  private readonly places = new Semaphore(MAX_TOOL_CALLS_IN_FLIGHT);
+  private waitingCalls = 0;
+  private waitingBytes = 0;
+
+  constructor(private readonly maxWaiting = MAX_TOOL_CALLS_WAITING) {}
+
+  /**
+   * Calls `start` once a place is free (at once when one is), then release() when the call is done; or, when the
+   * call may not wait for one, returns why (and `start` is never called).
+   */
+  take(args: unknown, start: () => void): string | undefined {
+    if (this.places.inFlight < this.places.limit) {
+      this.places.acquire();
+      start();
+      return undefined;
+    }
+    const bytes = jsonSize(args);
+    if (this.waitingCalls >= this.maxWaiting || this.waitingBytes + bytes > MAX_WAITING_BYTES) {
+      return `${this.waitingCalls} calls (${this.waitingBytes} bytes of arguments) already wait behind the ${this.places.limit} running, and at most ${this.maxWaiting} calls or ${MAX_WAITING_BYTES} bytes may`;
+    }
+    this.waitingCalls++;
+    this.waitingBytes += bytes;
+    void (this.places.acquire() as Promise<void>).then(() => {
+      this.waitingCalls--;
+      this.waitingBytes -= bytes;
+      start();
+    });
+    return undefined;
+  }
+
+  release(): void {
+    this.places.release();
+  }
+}
+
+/** The length of `value`'s JSON; past any bound for a value JSON cannot write (nested too deep). */
+function jsonSize(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
