@@ -79,6 +79,10 @@ export const runnerFamily: FamilyDescriptor = {
         spares: 0,
         ...(runner.cwd ? { cwd: runner.cwd } : {}),
         ...(runner.env ? { env: runner.env } : {}),
+        // What the entry says of the runner holds wherever it runs: a stateless one is not checked on resume.
+        ...(runner.verifyHistory !== undefined ? { verifyHistory: runner.verifyHistory } : {}),
+        ...(runner.steering !== undefined ? { supportsSteering: runner.steering } : {}),
+        ...(runner.movable !== undefined ? { movable: runner.movable } : {}),
       });
     }),
 };

@@ -2,10 +2,14 @@
 // last answered prompt somewhere in its native dir (any file, any JSON escape); when it does not, the turn
 // fails loudly and `rebuild` gives the runner the history as a marked summary in its next prompt.
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { HarnessFactory } from "../../core/harness.js";
+import type { BrainConfig } from "../../protocol/config.js";
 import { echoFactory, events as logOf, makeBrain, type TestBrain, textOf } from "../../testing/brain.js";
+import type { FamilyContext } from "../family.js";
+import { echoRunnerPath, runnerFamily } from "./descriptor.js";
 
 let t: TestBrain | undefined;
 afterEach(async () => {
@@ -87,6 +91,22 @@ describe("verified resume on a runner", () => {
 
   it("does not check a runner configured with verify_history: false", async () => {
     const stateless = () => [echoFactory({ verifyHistory: false })];
+    const { id, native } = await answered(stateless());
+    rmSync(join(native, "echo.jsonl"));
+    const { outcome } = await reopened(id, "again", stateless());
+    expect(outcome.status).toBe("completed");
+  });
+
+  it("does not check one configured with verify_history: false behind a launcher either (a dev container's)", async () => {
+    const config = {
+      harnesses: { echo: { command: [process.execPath, echoRunnerPath()], verify_history: false } },
+    } as unknown as BrainConfig;
+    // The launcher starts the runner as a container's exec does: `node` by name, found on its PATH.
+    const launcher = ["/usr/bin/env", `PATH=${dirname(process.execPath)}:${process.env.PATH ?? ""}`];
+    const stateless = () =>
+      runnerFamily.launched!({ config, configDir: tmpdir() } as FamilyContext, launcher).filter(
+        (factory) => factory.name === "echo",
+      );
     const { id, native } = await answered(stateless());
     rmSync(join(native, "echo.jsonl"));
     const { outcome } = await reopened(id, "again", stateless());
