@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Writable } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { MAX_FRAME } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame } from "../../protocol/runner.js";
 import { alive, until } from "../../testing/processes.js";
 import { RunnerProcess } from "./runner-process.js";
@@ -30,11 +31,11 @@ function sink(): { runner: RunnerProcess; stdin: Writable } {
   return { runner, stdin: (runner as unknown as { child: { stdin: Writable } }).child.stdin };
 }
 
-const answer = (id: string): BrainToRunnerFrame => ({
+const answer = (id: string, text = id): BrainToRunnerFrame => ({
   attachment: "a",
   turn: "t",
   id,
-  result: { content: [{ type: "text", text: id }], is_error: false },
+  result: { content: [{ type: "text", text }], is_error: false },
 });
 
 describe("answers to tool calls", () => {
@@ -60,6 +61,35 @@ describe("answers to tool calls", () => {
     runner.openCalls = 1;
     runner.send(answer("c1"));
     expect(write).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("what a runner has not read yet", () => {
+  it("may be the answers to 32 calls at once, each near the frame cap: a runner reading them as they come goes on", async () => {
+    // Counts the lines it reads; at the 32nd it says so with a delta.
+    const script = `let n = 0;
+process.stdin.on("data", (c) => {
+  for (const b of c) if (b === 10 && ++n === 32)
+    process.stdout.write(JSON.stringify({ attachment: "a", turn: "t", event: "assistant.delta", data: { text: "32" } }) + "\\n");
+});`;
+    runner = new RunnerProcess({ name: "reader", command: process.execPath, args: ["-e", script] });
+    const fatal: string[] = [];
+    const read = new Promise<void>((resolve) =>
+      runner!.attach("a", {
+        onFrame: () => resolve(),
+        onDelta: () => resolve(),
+        onWarning: () => {},
+        onFatal: (message) => {
+          fatal.push(message);
+          resolve();
+        },
+      }),
+    );
+    const text = "r".repeat(MAX_FRAME - 1024);
+    for (let i = 0; i < 32; i++) runner.send(answer(`c${i}`, text));
+    await read;
+    expect(fatal).toEqual([]);
+    expect(runner.alive).toBe(true);
   });
 });
 

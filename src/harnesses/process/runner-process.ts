@@ -6,9 +6,10 @@ import { tailOf } from "../../core/redact.js";
 import { RunnerFrameReader } from "../../protocol/frame-reader.js";
 import { ProtocolError } from "../../protocol/frames.js";
 import { clip } from "../../protocol/jsonrpc.js";
-import { encodeFrame, FramingError } from "../../protocol/ndjson.js";
+import { encodeFrame, FramingError, MAX_FRAME } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame, RunnerToBrainFrame } from "../../protocol/runner.js";
 import { UNREAD_INPUT_LIMITS } from "../../tools/mcp/unread-limit.js";
+import { MAX_TOOL_CALLS_IN_FLIGHT } from "./call-places.js";
 import { PendingChild } from "./pending-child.js";
 import type { RunnerChild } from "./spawner.js";
 import { type RunnerLaunch, spawnRunner } from "./started-runner.js";
@@ -19,10 +20,12 @@ const STDOUT_ENDED_GRACE_MS = 1000;
 /** How many detached attachments a process remembers, to drop their late frames without a word. */
 const DETACHED_REMEMBERED = 1024;
 /**
- * How much Brain may have written to a runner that it has not read: the bound an MCP peer has. A runner that calls
- * tools without reading the answers had every answer pile up in Brain's memory.
+ * How much Brain may have written to a runner that it has not read: the bound an MCP peer has, past room for the
+ * answers to a whole set of calls in flight, each as large as a frame may be (a runner reading them as they come
+ * may still be behind by that much). A runner that calls tools without reading the answers had every answer pile
+ * up in Brain's memory.
  */
-const MAX_UNREAD_INPUT = UNREAD_INPUT_LIMITS.bytes;
+const MAX_UNREAD_INPUT = UNREAD_INPUT_LIMITS.bytes + MAX_TOOL_CALLS_IN_FLIGHT * MAX_FRAME;
 
 export interface RunnerCommand extends RunnerLaunch {
   /** The harness name, for messages. */
