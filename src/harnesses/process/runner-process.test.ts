@@ -9,6 +9,8 @@ import { MAX_FRAME } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame } from "../../protocol/runner.js";
 import { alive, until } from "../../testing/processes.js";
 import { RunnerProcess } from "./runner-process.js";
+import type { RunnerChild } from "./spawner.js";
+import { spawnRunner } from "./started-runner.js";
 
 let runner: RunnerProcess | undefined;
 /** Processes a test's runner left behind and temp dirs, removed here should the test fail before they go. */
@@ -120,5 +122,18 @@ describe("stop", () => {
     expect(alive(helper)).toBe(true);
     await runner.stop();
     await until(() => !alive(helper));
+  });
+
+  it("ends a runner stopped while it was still being started, even one that ignores SIGTERM", async () => {
+    let handOver: (child: RunnerChild) => void = () => {};
+    const starting = new Promise<RunnerChild>((resolve) => {
+      handOver = resolve;
+    });
+    runner = new RunnerProcess({ name: "late", command: "sh", args: [] }, starting);
+    const stopped = runner.stop(100);
+    handOver(spawnRunner({ command: "sh", args: ["-c", "trap '' TERM; while :; do sleep 1; done"] }));
+    // Without the fix this waits for good: the test's timeout, not an assertion, catches it.
+    await stopped;
+    expect(runner.alive).toBe(false);
   });
 });

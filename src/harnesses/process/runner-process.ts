@@ -211,19 +211,17 @@ export class RunnerProcess {
 
   /** Ends the process: close stdin, then SIGTERM, then SIGKILL, each after a grace period. */
   async stop(graceMs = 2000): Promise<void> {
-    if (!this.child) {
-      this.signalGroup("SIGTERM"); // never opened by anyone: nothing to let it finish
-      await this.exited;
-      return;
-    }
-    if (this.pending.running) {
-      this.pending.end();
-      const escalate = setTimeout(() => this.signalGroup("SIGTERM"), graceMs);
-      const kill = setTimeout(() => this.signalGroup("SIGKILL"), graceMs * 2);
-      await this.exited;
-      clearTimeout(escalate);
-      clearTimeout(kill);
-    }
+    if (!this.pending.running) return;
+    // One still being started was never opened by anyone: nothing to let it finish. It gets the SIGKILL after the
+    // grace all the same (held until it is there): one that ignored SIGTERM was otherwise waited for forever.
+    const started = this.child !== undefined;
+    this.pending.end();
+    if (!started) this.signalGroup("SIGTERM");
+    const escalate = started ? setTimeout(() => this.signalGroup("SIGTERM"), graceMs) : undefined;
+    const kill = setTimeout(() => this.signalGroup("SIGKILL"), graceMs * 2);
+    await this.exited;
+    clearTimeout(escalate);
+    clearTimeout(kill);
   }
 
   kill(): void {
