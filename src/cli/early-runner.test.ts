@@ -196,6 +196,9 @@ describe("brain run with an early runner", () => {
       await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"));
       const pgid = Number(readFileSync(pidFile, "utf8"));
       groups.push(pgid);
+      // Killed once its runner is recorded: Brain writes the record right after the spawn returns, but on a loaded
+      // machine the runner may have written its pid file while Brain had not yet run again to write it.
+      await until(() => existsSync(join(spawnRecordsDir(cli.home), `${pgid}.json`)));
       const gone = new Promise((resolve) => brain.once("exit", resolve));
       brain.kill("SIGKILL");
       await gone;

@@ -48,15 +48,17 @@ function asksForHelp(args: string[]): boolean {
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  // Before the command's modules (zod, the config schema, the catalog) load: its start overlaps theirs.
-  const early = name === "run" && !asksForHelp(rest) ? startEarlyRunner(rest) : undefined;
-  // Until `brain run` sets up its own Ctrl-C (once its session is open), a Ctrl-C would end Brain by the signal,
-  // which runs no exit handler: the early runner's group, in a group of its own, would live on until the next
-  // Brain's start. Leaving by process.exit kills it (StartedRunner's exit handler).
+  // Until `brain run` sets up its own Ctrl-C (once its session is open, so a runner that never answers its open
+  // holds that window open), a Ctrl-C would end Brain by the signal, which runs no exit handler: the early runner,
+  // in a process group of its own, would live on until the next Brain's start. Leaving by process.exit kills it
+  // (StartedRunner's exit handler). Set before the spawn: a runner already running has someone to stop it.
   const leaveOnSigint = () => {
     if (process.listenerCount("SIGINT") === 1) process.exit(EXIT_INTERRUPTED);
   };
-  if (early) process.on("SIGINT", leaveOnSigint);
+  const runs = name === "run" && !asksForHelp(rest);
+  if (runs) process.on("SIGINT", leaveOnSigint);
+  // Before the command's modules (zod, the config schema, the catalog) load: its start overlaps theirs.
+  const early = runs ? startEarlyRunner(rest) : undefined;
   try {
     if (name === undefined || name === "help" || name === "--help" || name === "-h") {
       process.stdout.write(await usage());
