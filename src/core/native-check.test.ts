@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -63,5 +64,37 @@ describe("missingHistory", () => {
     expect(missingHistory("the state", dir, [join(dir, "case.json")], { lastPrompt: "PLUM" })).toMatch(
       /does not hold/,
     );
+  });
+
+  it("finds a prompt that straddles the end of a chunk in a large transcript", () => {
+    const file = join(dir, "large.jsonl");
+    const prompt = "find me across the boundary";
+    writeFileSync(file, `${"x".repeat((1 << 20) - 10)}${JSON.stringify({ text: prompt })}\n`);
+    expect(missingHistory("the transcript", dir, [file], { lastPrompt: prompt })).toBeUndefined();
+  });
+
+  it("neither waits on a FIFO at the transcript's name nor reads through a link, and says what is there", async () => {
+    // An agent can write where its transcript is. Reading a FIFO blocked until something wrote to it, and this
+    // check is synchronous: the daemon's whole event loop stopped. A writer that opens and closes it at once
+    // keeps a reader that does wait from hanging this test: it then reads nothing.
+    const fifo = join(dir, "fifo.jsonl");
+    execFileSync("mkfifo", [fifo]);
+    const writer = spawn("sh", ["-c", 'while :; do : > "$0"; done', fifo], { stdio: "ignore" });
+    try {
+      expect(missingHistory("the transcript", dir, [fifo], { lastPrompt: "hello" })).toBe(
+        `the transcript (fifo.jsonl) does not hold the last prompt Brain's log says the model answered ("hello"); fifo.jsonl is a FIFO, not a regular file`,
+      );
+    } finally {
+      writer.kill("SIGKILL");
+    }
+    // A link could lead anywhere (a device that never ends): not followed, even to a file that holds the prompt.
+    const held = join(dir, "held.jsonl");
+    writeFileSync(held, `${JSON.stringify({ text: "hello" })}\n`);
+    const link = join(dir, "link.jsonl");
+    symlinkSync(held, link);
+    expect(missingHistory("the transcript", dir, [link], { lastPrompt: "hello" })).toMatch(
+      /link\.jsonl is a symbolic link, not a regular file$/,
+    );
+    expect(missingHistory("the transcript", dir, [link, held], { lastPrompt: "hello" })).toBeUndefined();
   });
 });

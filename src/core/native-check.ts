@@ -1,8 +1,9 @@
 // Checks that a harness's native state holds the conversation Brain's log says it had: a reopened harness whose
 // transcript is gone (deleted, never copied, a different session id) would otherwise start the model afresh and
 // nobody would know. Families call this from Harness.verify with the files that hold their conversation.
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from "node:fs";
 import { relative } from "node:path";
+import { fileKind } from "./checkpoints/plan.js";
 
 /** What the log says the native state must hold: the last prompt the model answered. */
 export interface ExpectedHistory {
@@ -81,6 +82,44 @@ function holds(bytes: Buffer, wanted: Needle): boolean {
   );
 }
 
+/** A file is searched this much at a time: a transcript can be as large as its agent makes it. */
+const CHUNK = 1 << 20;
+/** Carried from one chunk into the next: the longest spelling of a needle (two `\uXXXX` a character), and more. */
+const OVERLAP = NEEDLE_CHARS * 12 + 16;
+
+/**
+ * Whether `file` holds the needle, or what it is when it is not a regular file. The agent can write where its
+ * transcript is: a FIFO there would block the open (and the daemon's event loop with it, this being synchronous)
+ * until something wrote to it, and a link could lead to a device that never ends. Neither is followed or waited on.
+ */
+function fileHolds(file: string, wanted: Needle): boolean | { kind: string } {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ELOOP") return { kind: "a symbolic link" };
+    if (code === "ENOENT") return false;
+    throw err;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return { kind: fileKind(st) };
+    const buf = Buffer.allocUnsafe(CHUNK + OVERLAP);
+    let kept = 0;
+    for (;;) {
+      const read = readSync(fd, buf, kept, CHUNK, null);
+      if (read === 0) return false;
+      const window = buf.subarray(0, kept + read);
+      if (holds(window, wanted)) return true;
+      kept = Math.min(OVERLAP, window.length);
+      buf.copy(buf, 0, window.length - kept, window.length);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function shown(text: string): string {
   return JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text);
 }
@@ -106,7 +145,13 @@ export function missingHistory(
   }
   const wanted = needle(expected.lastPrompt);
   if (!wanted) return undefined;
-  for (const file of present) if (holds(readFileSync(file), wanted)) return undefined;
+  const odd: string[] = [];
+  for (const file of present) {
+    const found = fileHolds(file, wanted);
+    if (found === true) return undefined;
+    if (found !== false) odd.push(`${relative(dir, file)} is ${found.kind}, not a regular file`);
+  }
   const names = present.map((f) => relative(dir, f)).join(", ");
-  return `${what} (${names}) does not hold the last prompt Brain's log says the model answered (${shown(expected.lastPrompt)})`;
+  const why = odd.length > 0 ? `; ${odd.join("; ")}` : "";
+  return `${what} (${names}) does not hold the last prompt Brain's log says the model answered (${shown(expected.lastPrompt)})${why}`;
 }

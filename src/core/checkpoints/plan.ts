@@ -100,7 +100,8 @@ export async function reopenPlanned(planned: PlannedFile): Promise<FileHandle> {
   }
 }
 
-function kind(st: Stats): string {
+/** What a file that is not a regular file is, for a refusal that names it. */
+export function fileKind(st: Stats): string {
   if (st.isSymbolicLink()) return "a symbolic link";
   if (st.isDirectory()) return "a directory";
   if (st.isFIFO()) return "a FIFO";
@@ -138,7 +139,7 @@ async function openChecked(
   if (!st.isFile()) {
     throw refused(
       file.path,
-      `it is ${kind(st)}, not a regular file; list only regular files (not links or dirs)`,
+      `it is ${fileKind(st)}, not a regular file; list only regular files (not links or dirs)`,
     );
   }
   if (st.size !== file.size) {
