@@ -5,7 +5,8 @@
 // Claude reads a user line sent mid-turn only after its current turn, so a steer is queued (by CliHarness) and
 // sent when the CLI's turn ends, inside the same Brain turn.
 import { randomUUID } from "node:crypto";
-import { join } from "node:path";
+import { join, relative } from "node:path";
+import { refused } from "../../core/checkpoints/errors.js";
 import type { ExpectedHistory } from "../../core/harness.js";
 import { missingHistory } from "../../core/native-check.js";
 import type { NativeFile } from "../../protocol/runner.js";
@@ -20,7 +21,13 @@ import { BOUND_ENV, boundArgs, endpointWarning } from "./bound.js";
 import { interruptRequest, permissionResponse, unsupportedControl, userMessage } from "./messages.js";
 import { type ClaudeSignal, ClaudeStreamParser } from "./parser.js";
 import { claudeToolArgs, claudeToolRules } from "./policy.js";
-import { placeTranscript, recordWritten, TRANSCRIPT_WAIT_MS, transcriptPath } from "./transcripts.js";
+import {
+  NotRegularFile,
+  placeTranscript,
+  recordWritten,
+  TRANSCRIPT_WAIT_MS,
+  transcriptPath,
+} from "./transcripts.js";
 
 /** Brain's record of which Claude session this native dir holds. */
 export const STATE_FILE = "claude-code.json";
@@ -138,7 +145,15 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
     const configDir = join(this.options.dir, CONFIG_DIR);
     const file = transcriptPath(configDir, this.ctx.cwd, this.state.session_id);
     const child = this.connection?.child;
-    if (await recordWritten(file, uuid, () => child?.alive === true)) return;
+    const written = await recordWritten(file, uuid, () => child?.alive === true).catch((err: unknown) => {
+      if (!(err instanceof NotRegularFile)) throw err;
+      throw refused(
+        relative(this.options.dir, file),
+        `it is ${err.kind}, not the regular file Claude Code writes its transcript to; something in the session ` +
+          "replaced it: rebuild the session's native state from its log (brain sessions rebuild ID)",
+      );
+    });
+    if (written) return;
     // Not fatal: the checkpoint goes on, and its size check refuses a transcript that is still being written.
     this.warn(
       `its transcript did not record the turn's last message (${uuid}) within ${TRANSCRIPT_WAIT_MS} ms`,

@@ -2,9 +2,10 @@
 // fork into another native dir). The transcript lives at
 // `$CLAUDE_CONFIG_DIR/projects/<folder(cwd)>/<session-id>.jsonl`, and `--resume <id>` only looks in the folder
 // of the current cwd, so a moved session must move folders (cli-relocation.md).
-import { existsSync, readdirSync, realpathSync } from "node:fs";
+import { constants, existsSync, readdirSync, realpathSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
+import { fileKind } from "../../core/checkpoints/plan.js";
 import { moveAgentFileSync } from "../agent-files.js";
 
 /** Claude's folder name for a cwd: every character outside [A-Za-z0-9] becomes "-"; long names get a hash. */
@@ -45,16 +46,33 @@ export function placeTranscript(native: string, configDir: string, cwd: string, 
 /** How much of a transcript's end to read: the turn's last record is at or near the end. */
 const TAIL_BYTES = 1 << 20;
 
-/** The end of a transcript (its last MiB), undefined when there is no file to open. */
+/** Something other than a regular file where the transcript should be: an agent put it there. */
+export class NotRegularFile extends Error {
+  constructor(
+    readonly file: string,
+    readonly kind: string,
+  ) {
+    super(`${file} is ${kind}, not a regular file`);
+  }
+}
+
+/**
+ * The end of a transcript (its last MiB), undefined when there is no file to open. The agent can write where the
+ * transcript is: a FIFO there would hold the open (and one of Node's few file system threads) until something
+ * wrote to it, so nothing but a regular file is opened; anything else is a NotRegularFile.
+ */
 export async function transcriptTail(file: string): Promise<string | undefined> {
   let handle: Awaited<ReturnType<typeof open>>;
   try {
-    handle = await open(file, "r");
-  } catch {
+    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ELOOP") throw new NotRegularFile(file, "a symbolic link");
     return undefined;
   }
   try {
-    const { size } = await handle.stat();
+    const st = await handle.stat();
+    if (!st.isFile()) throw new NotRegularFile(file, fileKind(st));
+    const { size } = st;
     const length = Math.min(size, TAIL_BYTES);
     const tail = Buffer.alloc(length);
     await handle.read(tail, 0, length, size - length);
