@@ -83,4 +83,23 @@ describe("codex rollout relocation", () => {
     );
     expect(readFileSync(planted, "utf8")).toBe(before);
   });
+
+  it("finds rollouts in real directories only: a link is not followed, and a dangling one fails nothing", () => {
+    const native = tempDir("codex-relocate-");
+    dirs.push(native);
+    const home = join(native, "codex");
+    const file = rollout(home, "04d5-thread", join(native, "work"));
+    // What runs in the session puts links in CODEX_HOME/sessions: to a host directory holding a look-alike (a link
+    // to "/" would walk the whole host, at every resume), and to nothing.
+    const host = tempDir("codex-relocate-host-");
+    dirs.push(host);
+    rollout(host, "04d5-thread", join(native, "work"));
+    symlinkSync(join(host, "sessions"), join(home, "sessions", "elsewhere"));
+    symlinkSync(join(native, "nowhere"), join(home, "sessions", "dangling"));
+    expect(rolloutsOf(home, "04d5-thread")).toEqual([file]);
+    // The sessions dir itself swapped for a link.
+    rmSync(join(home, "sessions"), { recursive: true });
+    symlinkSync(join(host, "sessions"), join(home, "sessions"));
+    expect(rolloutsOf(home, "04d5-thread")).toEqual([]);
+  });
 });

@@ -6,7 +6,7 @@
 // rollout-only recipe, which is what a checkpoint holds: no SQLite whose byte offsets it would break) lets Codex
 // resume it as if it had always been here.
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeAgentFileSync } from "../agent-files.js";
 
@@ -16,7 +16,12 @@ export interface ThreadPlace {
   home: string;
 }
 
-/** The rollout files of `threadId` under CODEX_HOME `home` (normally one). */
+/**
+ * The rollout files of `threadId` under CODEX_HOME `home` (normally one): regular files, in real directories.
+ * What runs in the session can write there, and this walk runs (synchronously) at every resume: a link followed
+ * would lead it anywhere on the host (a link to "/" walks the whole file system), a dangling one failed the
+ * resume, and a FIFO named as a rollout would be read.
+ */
 export function rolloutsOf(home: string, threadId: string): string[] {
   const found: string[] = [];
   const walk = (dir: string) => {
@@ -28,11 +33,16 @@ export function rolloutsOf(home: string, threadId: string): string[] {
     }
     for (const name of names) {
       const path = join(dir, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else if (name.startsWith("rollout-") && name.endsWith(`${threadId}.jsonl`)) found.push(path);
+      const st = lstatSync(path, { throwIfNoEntry: false });
+      if (st?.isDirectory()) walk(path);
+      else if (st?.isFile() && name.startsWith("rollout-") && name.endsWith(`${threadId}.jsonl`))
+        found.push(path);
     }
   };
-  walk(join(home, "sessions"));
+  // CODEX_HOME and its sessions dir are the agent's to replace too (home is one level below the native dir).
+  const sessions = join(home, "sessions");
+  const real = (dir: string) => lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() === true;
+  if (real(home) && real(sessions)) walk(sessions);
   return found;
 }
 
