@@ -20,6 +20,8 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
+  readFileSync,
+  readSync,
   renameSync,
   writeFileSync,
 } from "node:fs";
@@ -151,6 +153,40 @@ export async function readAgentFile(root: string, path: string): Promise<string 
       return await handle.readFile("utf8");
     } finally {
       await handle.close();
+    }
+  } finally {
+    dir.close();
+  }
+}
+
+/**
+ * readAgentFile for what runs synchronously (a CLI's files looked at as it starts): the file's text, or its first
+ * `limit` bytes, or undefined when there is none. Refused alike: a link at the name or for a directory on the way,
+ * and anything but a regular file (a FIFO planted there would stop the daemon's event loop until written to).
+ */
+export function readAgentFileSync(root: string, path: string, limit?: number): string | undefined {
+  const dir = openParent(root, path, false);
+  if (!dir) return undefined;
+  try {
+    let fd: number;
+    try {
+      fd = openSync(
+        join(dir.path, dir.name),
+        constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      );
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return undefined;
+      if (code === "ELOOP") throw plantedLink(dir.shown);
+      throw err;
+    }
+    try {
+      if (!fstatSync(fd).isFile()) throw notRegular(dir.shown);
+      if (limit === undefined) return readFileSync(fd, "utf8");
+      const buf = Buffer.alloc(limit);
+      return buf.toString("utf8", 0, readSync(fd, buf, 0, limit, 0));
+    } finally {
+      closeSync(fd);
     }
   } finally {
     dir.close();

@@ -5,9 +5,9 @@
 // the slug must be handed to the new path; and a process that loads a session within the minute it was created
 // opens a new chat file of the same name, whose first record resets the history (acp-agents.md), so the saved
 // chat is renamed out of that name's way first. Chats that hold no messages are skipped by gemini's own lookup.
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { moveAgentFileSync, writeAgentFileSync } from "../agent-files.js";
+import { moveAgentFileSync, readAgentFileSync, writeAgentFileSync } from "../agent-files.js";
 
 const SAVED_PREFIX = "session-brain-";
 
@@ -18,11 +18,11 @@ const SAVED_PREFIX = "session-brain-";
 export function placeGeminiChat(native: string, root: string, cwd: string, sessionId: string): boolean {
   const tmp = join(root, "tmp");
   const short = sessionId.slice(0, 8);
-  const found = findChat(tmp, short, sessionId);
+  const found = findChat(native, tmp, short, sessionId);
   if (!found) return false;
   const project = resolve(cwd);
   const registryFile = join(root, "projects.json");
-  const registry = readRegistry(registryFile);
+  const registry = readRegistry(native, registryFile);
   for (const [path, slug] of Object.entries(registry.projects)) {
     if (slug === found.slug || path === project) delete registry.projects[path];
   }
@@ -37,15 +37,16 @@ export function placeGeminiChat(native: string, root: string, cwd: string, sessi
   return true;
 }
 
-function findChat(tmp: string, short: string, sessionId: string) {
+/** The chat is looked at in regular files only: gemini's shell can put a FIFO or a link at any name here. */
+function findChat(native: string, tmp: string, short: string, sessionId: string) {
   let best: { slug: string; dir: string; file: string; size: number } | undefined;
   for (const slug of list(tmp)) {
     const dir = join(tmp, slug, "chats");
     for (const file of list(dir)) {
       if (!file.startsWith("session-") || !file.endsWith(`-${short}.jsonl`)) continue;
-      const size = statSync(join(dir, file)).size;
-      if (!firstLine(join(dir, file)).includes(sessionId)) continue;
-      if (!best || size > best.size) best = { slug, dir, file, size };
+      const st = lstatSync(join(dir, file), { throwIfNoEntry: false });
+      if (!st?.isFile() || !firstLine(native, join(dir, file)).includes(sessionId)) continue;
+      if (!best || st.size > best.size) best = { slug, dir, file, size: st.size };
     }
   }
   return best;
@@ -59,15 +60,18 @@ function list(dir: string): string[] {
   }
 }
 
-function firstLine(file: string): string {
-  const text = readFileSync(file, "utf8");
+/** A chat's first record names its session: read from the start of the file, never the whole of it. */
+const FIRST_LINE_BYTES = 64 * 1024;
+
+function firstLine(native: string, file: string): string {
+  const text = readAgentFileSync(native, file, FIRST_LINE_BYTES) ?? "";
   const end = text.indexOf("\n");
   return end < 0 ? text : text.slice(0, end);
 }
 
-function readRegistry(file: string): { projects: Record<string, string> } {
+function readRegistry(native: string, file: string): { projects: Record<string, string> } {
   try {
-    const parsed = JSON.parse(readFileSync(file, "utf8"));
+    const parsed = JSON.parse(readAgentFileSync(native, file) ?? "");
     if (parsed && typeof parsed.projects === "object" && parsed.projects) return parsed;
   } catch {}
   return { projects: {} };
