@@ -166,10 +166,14 @@ function resolvesOutside(file: NativeFile, where: string) {
   );
 }
 
-/** O_NOFOLLOW covers the last component only: checkOpened answers for the directories on the way. */
+/**
+ * O_NOFOLLOW covers the last component only: checkOpened answers for the directories on the way. O_NONBLOCK: the
+ * file may have been swapped for a FIFO since its lstat, whose open would wait (the checkpoint, and one of Node's
+ * few file system threads, for good) until something wrote to it; checkOpened refuses whatever was opened instead.
+ */
 async function openNoFollow(real: string, file: NativeFile): Promise<FileHandle> {
   try {
-    return await open(real, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+    return await open(real, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
   } catch (err) {
     // Gone, or a link (ELOOP) since it was checked: swapped under us.
     if (["ENOENT", "ENOTDIR", "ELOOP"].includes(errnoCode(err) ?? "")) throw changed(file);

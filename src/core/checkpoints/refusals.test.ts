@@ -131,6 +131,16 @@ describe("swaps between the check and the copy", () => {
     const removed = await swapping((nativeDir) => rm(path.join(nativeDir, "d/f.txt")));
     await expectRefused(removed.store, removed.nativeDir, [file("d/f.txt")], "d/f.txt", rule);
   });
+
+  it("refuses a file swapped for a FIFO, without waiting on it for a writer that never comes", async () => {
+    // Nothing writes to this FIFO: an open that waited for a writer would hold the checkpoint (and one of Node's
+    // few file system threads) for good, and this test would time out.
+    const { nativeDir, store } = await swapping(async (nativeDir) => {
+      await rm(path.join(nativeDir, "d/f.txt"));
+      execFileSync("mkfifo", [path.join(nativeDir, "d/f.txt")]);
+    });
+    await expectRefused(store, nativeDir, [file("d/f.txt")], "d/f.txt", /changed while being checkpointed/);
+  });
 });
 
 describe("append-only files", () => {
