@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { type FileHandle, open, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import { CheckpointError, errnoCode } from "./errors.js";
-import { hasSize, readRange, writeAll } from "./io.js";
+import { hasSize, readRange, writeSparse } from "./io.js";
 import { tempName } from "./temps.js";
 
 /** Test seam: lets a test fail a blob write at the worst moment (written and fsynced, not yet renamed). */
@@ -33,8 +33,10 @@ export async function storeBlob(
     try {
       await readRange(src, start, end, async (chunk, pos) => {
         hash.update(chunk);
-        await writeAll(out, chunk, pos - start);
+        await writeSparse(out, chunk, pos - start);
       });
+      // Zero pages at the end were left out: the blob is as long as its bytes all the same.
+      await out.truncate(end - start);
       await out.sync();
     } finally {
       await out.close();
@@ -84,7 +86,7 @@ export async function copyBlobInto(
     const hash = createHash("sha256");
     await readRange(src, 0, blob.length, async (chunk, pos) => {
       hash.update(chunk);
-      await writeAll(out, chunk, blob.offset + pos);
+      await writeSparse(out, chunk, blob.offset + pos);
     });
     const actual = hash.digest("hex");
     if (actual !== blob.sha256)

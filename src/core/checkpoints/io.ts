@@ -124,3 +124,22 @@ export async function writeAll(fh: FileHandle, chunk: Uint8Array, position: numb
     done += bytesWritten;
   }
 }
+
+/** The unit of writeSparse: a page, the least a file system allocates. */
+const PAGE = 4096;
+const ZEROS = Buffer.alloc(PAGE);
+
+/**
+ * writeAll, leaving out the pages of `chunk` that are all zeros: into a file made for the purpose (they read as
+ * zeros there already), a sparse native file (`truncate -s 1T`, which costs its agent no disk) then costs no
+ * more disk stored or restored than it did where it was. The writer sets the file's size at the end.
+ */
+export async function writeSparse(fh: FileHandle, chunk: Uint8Array, position: number): Promise<void> {
+  for (let at = 0; at < chunk.length; ) {
+    // Pages are counted from the file's start, so a hole left is a whole page of the file.
+    const end = Math.min(chunk.length, at + PAGE - ((position + at) % PAGE));
+    const page = chunk.subarray(at, end);
+    if (ZEROS.compare(page, 0, page.length, 0, page.length) !== 0) await writeAll(fh, page, position + at);
+    at = end;
+  }
+}

@@ -1,6 +1,17 @@
 import { randomBytes } from "node:crypto";
 import { readdirSync } from "node:fs";
-import { appendFile, chmod, mkdir, readdir, readFile, stat, unlink, writeFile } from "node:fs/promises";
+import {
+  appendFile,
+  chmod,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  stat,
+  truncate,
+  unlink,
+  writeFile,
+} from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CheckpointError, CheckpointStore } from "./index.js";
@@ -172,6 +183,34 @@ describe("incremental storage", () => {
     const before = await dirBytes(store.blobsDir);
     await store.create(nativeDir, files);
     expect(await dirBytes(store.blobsDir)).toBe(before);
+  });
+});
+
+describe("sparse files", () => {
+  it("stores and restores a sparse file's holes as holes: no more disk than it took where it was", async () => {
+    // What an agent makes with `truncate -s`: a file of any size that costs it no disk. Stored byte for byte, a
+    // checkpoint (and each fork's restore) would fill the daemon's disk for every tenant.
+    const { base, nativeDir, store } = await setup();
+    const size = 64 << 20;
+    const file = path.join(nativeDir, "big.jsonl");
+    await writeFile(file, "start\n");
+    await truncate(file, size);
+    const fh = await open(file, "r+");
+    await fh.write("middle\n", size / 2 + 1, "utf8");
+    await fh.close();
+    const allocated = async (p: string) => (await stat(p)).blocks * 512;
+    const budget = (await allocated(file)) + (64 << 10);
+    const manifest = await store.create(nativeDir, [await native(nativeDir, "big.jsonl", true)]);
+    const blob = path.join(store.blobsDir, manifest.files[0]!.segments[0]!.blob);
+    expect((await stat(blob)).size).toBe(size);
+    expect(await allocated(blob)).toBeLessThan(budget);
+    const into = path.join(base, "restored");
+    await store.restore("latest", into);
+    const restored = path.join(into, "big.jsonl");
+    expect(await allocated(restored)).toBeLessThan(budget);
+    const [mine, theirs] = [await readFile(file), await readFile(restored)];
+    expect(theirs.length).toBe(size);
+    expect(theirs.equals(mine)).toBe(true);
   });
 });
 
