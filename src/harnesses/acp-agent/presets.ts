@@ -131,7 +131,7 @@ const codex: AcpProfile = {
   place: (ctx, sessionId) => {
     const home = join(ctx.dir, CODEX_DIR);
     const files = rolloutsOf(home, sessionId);
-    const was = files[0] ? rolloutCwd(files[0]) : undefined;
+    const was = files[0] ? rolloutCwd(ctx.dir, files[0]) : undefined;
     if (!was) return true;
     const oldHome = was.endsWith("/work") ? join(dirname(was), CODEX_DIR) : "";
     relocateRollouts(ctx.dir, files, [

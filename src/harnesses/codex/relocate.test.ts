@@ -1,5 +1,6 @@
 // Moving a Codex rollout to another directory: paths rewritten only where whole, and the fingerprints Codex keeps
 // of the context fragments it showed the model follow them, so a resumed thread sends nothing again.
+import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -46,7 +47,7 @@ describe("codex rollout relocation", () => {
     const [from, to] = [join(home, "old/place/work"), join(home, "new/spot/work")];
     const file = rollout(home, "01a2-thread", from);
     expect(rolloutsOf(home, "01a2-thread")).toEqual([file]);
-    expect(rolloutCwd(file)).toBe(from);
+    expect(rolloutCwd(home, file)).toBe(from);
 
     expect(relocateRollouts(home, [file], [{ from, to }])).toEqual([file]);
     const lines = readFileSync(file, "utf8")
@@ -101,5 +102,23 @@ describe("codex rollout relocation", () => {
     rmSync(join(home, "sessions"), { recursive: true });
     symlinkSync(join(host, "sessions"), join(home, "sessions"));
     expect(rolloutsOf(home, "04d5-thread")).toEqual([]);
+  });
+
+  it("never waits on a FIFO swapped in for a rollout after it was found", () => {
+    const native = tempDir("codex-relocate-");
+    dirs.push(native);
+    const home = join(native, "codex");
+    const [from, to] = [join(native, "old/work"), join(native, "new/work")];
+    const file = rollout(home, "05e6-thread", from);
+    rmSync(file);
+    execFileSync("mkfifo", [file]);
+    // Lets a reader that waits on it go at once (it reads nothing): that code then fails this test, not hangs it.
+    const writer = spawn("sh", ["-c", 'while :; do : > "$0"; done', file], { stdio: "ignore" });
+    try {
+      expect(() => relocateRollouts(native, [file], [{ from, to }])).toThrow(/is not a regular file/);
+      expect(() => rolloutCwd(native, file)).toThrow(/is not a regular file/);
+    } finally {
+      writer.kill("SIGKILL");
+    }
   });
 });

@@ -6,9 +6,9 @@
 // rollout-only recipe, which is what a checkpoint holds: no SQLite whose byte offsets it would break) lets Codex
 // resume it as if it had always been here.
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync } from "node:fs";
+import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { writeAgentFileSync } from "../agent-files.js";
+import { readAgentFileSync, writeAgentFileSync } from "../agent-files.js";
 
 /** Where a thread last ran: kept in the harness's state so a restore elsewhere can tell what moved. */
 export interface ThreadPlace {
@@ -46,9 +46,12 @@ export function rolloutsOf(home: string, threadId: string): string[] {
   return found;
 }
 
-/** The cwd a rollout's session_meta line names: where the thread started, for state written before ThreadPlace. */
-export function rolloutCwd(file: string): string | undefined {
-  const text = readFileSync(file, "utf8");
+/**
+ * The cwd a rollout's session_meta line names: where the thread started, for state written before ThreadPlace.
+ * `file` is under the native dir `root`, read only as a regular file through real directories from there.
+ */
+export function rolloutCwd(root: string, file: string): string | undefined {
+  const text = readAgentFileSync(root, file) ?? "";
   const nl = text.indexOf("\n");
   try {
     const first = JSON.parse(nl < 0 ? text : text.slice(0, nl)) as {
@@ -86,7 +89,9 @@ export function relocateRollouts(
     );
   const changed: string[] = [];
   for (const file of files) {
-    const before = readFileSync(file, "utf8");
+    // Found as a regular file, but what runs in the session may have swapped a FIFO in since: never waited on.
+    const before = readAgentFileSync(root, file);
+    if (before === undefined) continue;
     let after = rewrite(before, inJson);
     if (after === before) continue;
     for (const [role, fragment] of fragments(before)) {

@@ -61,13 +61,14 @@ export async function openThread(opening: ThreadOpening): Promise<CodexState> {
 /** A thread restored from elsewhere: its rollout's paths are made this session's (relocate.ts says why). */
 function relocate(state: CodexState, place: ThreadPlace, warn: (message: string) => void): void {
   const files = rolloutsOf(place.home, state.thread_id);
-  const was = state.place ?? { cwd: files[0] ? rolloutCwd(files[0]) : undefined, home: undefined };
+  const root = dirname(place.home);
+  const was = state.place ?? { cwd: files[0] ? rolloutCwd(root, files[0]) : undefined, home: undefined };
   const moves = [
     { from: was.home ?? "", to: place.home },
     { from: was.cwd ?? "", to: place.cwd },
   ];
   // The native dir: the rollouts are under `<native>/codex`, which an agent could swap for a link.
-  if (relocateRollouts(dirname(place.home), files, moves).length > 0)
+  if (relocateRollouts(root, files, moves).length > 0)
     warn(`thread ${state.thread_id} moved here; its history now names ${place.cwd}`);
 }
 
