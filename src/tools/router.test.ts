@@ -96,4 +96,33 @@ describe("ToolRouter's bound tools", () => {
     expect(missing.content[0]).toMatchObject({ text: expect.stringMatching(/required property 'q'/) });
     expect(seen).toHaveLength(1);
   });
+
+  it("leaves every pattern to the server, also those a $ref, `dependencies` or a $ref into a value reaches", async () => {
+    // Enough backtracking to show whether the pattern ran, not so much that a regression blocks the test.
+    const catastrophic = "^(a+)+$";
+    const schemas: Record<string, Record<string, unknown>> = {
+      dependencies: {
+        type: "object",
+        dependencies: { x: { properties: { x: { type: "string", pattern: catastrophic } } } },
+      },
+      ref: { type: "object", properties: { x: { $ref: "#/hidden" } }, hidden: { pattern: catastrophic } },
+      refIntoValue: {
+        type: "object",
+        properties: { x: { $ref: "#/default/0" } },
+        default: [{ pattern: catastrophic }],
+      },
+    };
+    const server: ToolService = {
+      list: async () =>
+        Object.entries(schemas).map(([name, input_schema]) => ({ name, description: name, input_schema })),
+      call: async (name) => textResult(`${name} ran`),
+    };
+    const bound = await new ToolRouter([server]).bind(Object.keys(schemas));
+    const signal = new AbortController().signal;
+    const x = `${"a".repeat(20)}!`;
+    for (const name of Object.keys(schemas))
+      expect(await bound.call({ id: name, name, arguments: { x } }, signal)).toEqual(
+        textResult(`${name} ran`),
+      );
+  });
 });

@@ -7,25 +7,16 @@
 // Not a linear-time engine instead: none ships with Node 20, RE2's syntax is not ECMA-262's (no lookaround or
 // backreferences, which JSON Schema patterns may use), and an install-time native build is one more thing to
 // break. Dropping a check can only let a call through to the server, never refuse a valid one.
+import type { Options } from "ajv";
 
-/** Keywords whose value is one subschema. */
-const ONE = [
-  "additionalProperties",
-  "unevaluatedProperties",
-  "items",
-  "additionalItems",
-  "unevaluatedItems",
-  "contains",
-  "propertyNames",
-  "not",
-  "if",
-  "then",
-  "else",
-];
-/** Keywords whose value is a list of subschemas. */
-const LIST = ["allOf", "anyOf", "oneOf", "prefixItems", "items"];
-/** Keywords whose value maps names to subschemas. */
-const MAP = ["properties", "$defs", "definitions", "dependentSchemas"];
+type RegExpEngine = NonNullable<NonNullable<Options["code"]>["regExp"]>;
+
+/** Keywords whose value is data, not a schema: left as they are. */
+const VALUES = new Set(["const", "enum", "default", "examples"]);
+/** Keywords whose value maps names (not keywords) to subschemas, or in `dependencies` also to name lists. */
+const MAPS = new Set(["properties", "$defs", "definitions", "dependentSchemas", "dependencies"]);
+/** Keywords whose meaning depends on `patternProperties`: which properties they cover. */
+const BESIDE_PATTERNS = new Set(["patternProperties", "additionalProperties", "unevaluatedProperties"]);
 
 type Schema = Record<string, unknown>;
 const isSchema = (value: unknown): value is Schema =>
@@ -35,25 +26,35 @@ const isSchema = (value: unknown): value is Schema =>
  * A copy of a JSON Schema without `pattern` and `patternProperties` anywhere in it. Where `patternProperties`
  * went, `additionalProperties` and `unevaluatedProperties` of the same schema go too: which properties they
  * cover depends on the patterns. Values (`const`, `enum`, `default`, `examples`) are left as they are.
+ * Every member is walked, not only the keywords known to hold subschemas: a `$ref` can point anywhere in the
+ * document (`#/anything`), and Ajv knows keywords (`dependencies`) a list would miss.
  */
 export function withoutPatterns(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutPatterns);
   if (!isSchema(schema)) return schema;
-  const out: Schema = { ...schema };
-  if (typeof out.pattern === "string") delete out.pattern;
-  if (isSchema(out.patternProperties)) {
-    delete out.patternProperties;
-    delete out.additionalProperties;
-    delete out.unevaluatedProperties;
+  const patterned = isSchema(schema.patternProperties);
+  const kept: [string, unknown][] = [];
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === "pattern" && typeof value === "string") continue;
+    if (patterned && BESIDE_PATTERNS.has(key)) continue;
+    if (VALUES.has(key)) kept.push([key, value]);
+    else if (MAPS.has(key) && isSchema(value))
+      kept.push([
+        key,
+        Object.fromEntries(Object.entries(value).map(([n, sub]) => [n, withoutPatterns(sub)])),
+      ]);
+    else kept.push([key, withoutPatterns(value)]);
   }
-  for (const key of ONE) if (isSchema(out[key])) out[key] = withoutPatterns(out[key]);
-  for (const key of LIST) {
-    const list = out[key];
-    if (Array.isArray(list)) out[key] = list.map(withoutPatterns);
-  }
-  for (const key of MAP) {
-    const map = out[key];
-    if (isSchema(map))
-      out[key] = Object.fromEntries(Object.entries(map).map(([name, sub]) => [name, withoutPatterns(sub)]));
-  }
-  return out;
+  // fromEntries defines each member: a "__proto__" key stays a member instead of becoming the prototype.
+  return Object.fromEntries(kept);
 }
+
+/**
+ * Ajv's regex engine for schemas from a tool's server: every pattern matches. What withoutPatterns cannot reach
+ * (a `$ref` into a value such as `#/enum/0`) still never runs on Brain's loop; such a pattern is left to the
+ * server like the rest.
+ */
+export const UNCHECKED_PATTERNS: RegExpEngine = Object.assign(
+  (pattern: string) => ({ test: () => true, toString: () => pattern }),
+  { code: "brainUncheckedPattern" },
+);

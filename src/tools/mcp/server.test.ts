@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { McpServer } from "../../protocol/config.js";
 import { tempDir } from "../../testing/brain.js";
 import type { ToolServiceEvent } from "../tool-service.js";
+import { OutputSchemaChecks } from "./output-schemas.js";
 import { McpServerService } from "./server.js";
 import { McpSessionServers } from "./session-servers.js";
 import { fixtureStdio } from "./testing/servers.js";
@@ -146,6 +147,20 @@ describe("a tool's output schema, from its server", () => {
       is_error: false,
       content: [{ type: "text", text: JSON.stringify({ a }) }],
     });
+  });
+
+  it("no pattern is run on Brain's loop, also one a $ref or `dependencies` reaches, nor a format", () => {
+    const catastrophic = "^(a+)+$";
+    const checks = new OutputSchemaChecks();
+    const schemas = [
+      { type: "object", dependencies: { a: { properties: { a: { pattern: catastrophic } } } } },
+      { type: "object", properties: { a: { $ref: "#/hidden" } }, hidden: { pattern: catastrophic } },
+      { type: "object", properties: { a: { $ref: "#/default/0" } }, default: [{ pattern: catastrophic }] },
+      { type: "object", properties: { a: { type: "string", format: "email" } } },
+    ];
+    // Enough backtracking to show whether the pattern ran, not so much that a regression blocks the test.
+    const a = `${"a".repeat(20)}!`;
+    for (const schema of schemas) expect(checks.getValidator(schema)({ a }).valid).toBe(true);
   });
 });
 
