@@ -1,6 +1,9 @@
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { PermissionPolicy } from "../protocol/permissions.js";
-import { DEFAULT_ASK_TIMEOUT_MS, PermissionRules } from "./permissions.js";
+import { DEFAULT_ASK_TIMEOUT_MS, globMatches, PermissionRules } from "./permissions.js";
 
 const DECISIONS = ["allow", "ask", "deny"] as const;
 
@@ -61,5 +64,42 @@ describe("a session's permission rules", () => {
       path: ["ask_timeout_ms"],
       message: expect.stringContaining("at most 2147483647 ms"),
     });
+  });
+
+  it("matches `*` and `?` against any characters, a line break too, and everything else as itself", () => {
+    const cases: [string, string, boolean][] = [
+      ["*", "", true],
+      ["?", "", false],
+      ["a*b", "ab", true],
+      ["a*b", "a\nb", true],
+      ["Bash*", "Bash\nrm -rf /", true],
+      ["sh?ll", "sh\nll", true],
+      ["*.txt", "a.txt", true],
+      ["*.txt", "a_txt", false],
+      ["a*b*c", "abbbcbc", true],
+      ["a*b*c", "abbbcb", false],
+      ["fs__(read)|[x]+", "fs__(read)|[x]+", true],
+      ["fs__(read)|[x]+", "fs__read", false],
+      ["**?", "x", true],
+    ];
+    for (const [glob, name, matches] of cases)
+      expect([glob, name, globMatches(glob, name)]).toEqual([glob, name, matches]);
+    // A deny rule names a tool whatever its name holds: a line break does not slip past it to the default.
+    expect(new PermissionRules({ tools: { "Bash*": "deny" } }).decide("Bash\nx")).toBe("deny");
+  });
+
+  it("decides at once on a client's glob of many wildcards that no name matches", async () => {
+    // In a child, so that matching that backtracks through every split of the name fails here instead of holding
+    // the test run: as a RegExp this glob takes longer than any deadline against a 51-character name.
+    const glob = `${"*?".repeat(14)}!`;
+    const script = `
+      const { PermissionRules } = await import(${JSON.stringify(join(import.meta.dirname, "../../dist/src/core/permissions.js"))});
+      const rules = new PermissionRules({ default: "allow" }, { tools: { ${JSON.stringify(glob)}: "deny" } });
+      process.stdout.write([rules.decide("brain-unlisted-" + "0".repeat(36)), rules.decide("x".repeat(14) + "!")].join(" "));
+    `;
+    const run = promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], {
+      timeout: 20_000,
+    });
+    await expect(run).resolves.toMatchObject({ stdout: "allow deny" });
   });
 });

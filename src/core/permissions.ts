@@ -6,23 +6,41 @@ export const DEFAULT_ASK_TIMEOUT_MS = 60_000;
 /** How strict each decision is: a combination of policies takes the strictest. */
 const STRICTNESS: Record<PermissionDecision, number> = { allow: 0, ask: 1, deny: 2 };
 
-function globToRegExp(glob: string): RegExp {
-  const body = glob
-    .replace(/[.+^${}()|[\]\\]/g, "\\$&")
-    .replace(/\*/g, ".*")
-    .replace(/\?/g, ".");
-  return new RegExp(`^${body}$`);
+/**
+ * Whether `name` matches `glob` (`*`: any run of characters, `?`: any one; everything else itself). Matched
+ * here, not as a RegExp: a client's policy is a network caller's input, and `*?*?*?…!` as `^.*..*..*.…!$` tries
+ * every way to split a name (C(51, 14) ways for the 51 characters of claude-code's `brain-unlisted-<uuid>`),
+ * holding the daemon's loop for every session. This takes at most glob × name steps: on a mismatch after a `*`,
+ * only that last `*` takes one more character.
+ */
+export function globMatches(glob: string, name: string): boolean {
+  let g = 0;
+  let n = 0;
+  let star = -1;
+  let resume = 0;
+  while (n < name.length) {
+    if (g < glob.length && glob[g] === "*") {
+      star = g++;
+      resume = n;
+    } else if (g < glob.length && (glob[g] === "?" || glob[g] === name[n])) {
+      g++;
+      n++;
+    } else if (star >= 0) {
+      g = star + 1;
+      n = ++resume;
+    } else return false;
+  }
+  while (glob[g] === "*") g++;
+  return g === glob.length;
 }
 
 /** One policy's rules: the first glob that matches decides, else its default, else the caller's `unlisted`. */
 function policyRules(
   policy: PermissionPolicy,
 ): (tool: string, unlisted: PermissionDecision) => PermissionDecision {
-  const rules = Object.entries(policy.tools ?? {}).map(
-    ([glob, decision]) => [globToRegExp(glob), decision] as const,
-  );
+  const rules = Object.entries(policy.tools ?? {});
   return (tool, unlisted) => {
-    for (const [pattern, decision] of rules) if (pattern.test(tool)) return decision;
+    for (const [glob, decision] of rules) if (globMatches(glob, tool)) return decision;
     return policy.default ?? unlisted;
   };
 }
