@@ -3,10 +3,11 @@
 // family passes are in src/testing/cli-family.ts.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ConformanceTools } from "../../cli/commands/conformance/tools.js";
-import { waitForEvent } from "../../testing/brain.js";
+import { events, waitForEvent } from "../../testing/brain.js";
 import { type CliBed, checkReadGated, cliBed, FAKE_KEY } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { describeLostHistory } from "../../testing/cli-lost-history.js";
+import { fixtureStdio } from "../../tools/mcp/testing/servers.js";
 import { AcpFactory, presetDescriptor } from "./factory.js";
 import { PRESETS } from "./presets.js";
 
@@ -77,5 +78,35 @@ describe.runIf(found)("the acp family's own, on claude-agent-acp", () => {
     expect(files.some((f) => f.path.endsWith(".jsonl"))).toBe(true);
     const next = await session.prompt("NOTOOL again");
     expect((await next.settled).status).toBe("completed");
+  });
+
+  it("judges a call of a session MCP server's tool by Brain's name for it too, and offers only the server's listed tools", async () => {
+    bed = await cliBed((launcher) => new AcpFactory(presetDescriptor(claude), { launcher }));
+    const session = await bed.create({
+      mcp_servers: { fx: fixtureStdio({ tools: ["echo", "pid"] }) },
+      // Written as for every other family (README: `server__tool`); Claude calls the tool mcp__fx__echo.
+      permissions: { tools: { fx__echo: "deny" } },
+    });
+    const resultOf = async (prompt: string) => {
+      const turn = await session.prompt(prompt);
+      expect((await turn.settled).status).toBe("completed");
+      const all = await events(session);
+      return {
+        results: all.filter((e) => e.type === "tool.result" && e.turn === turn.turn).map((e) => e.data),
+        warnings: all.filter((e) => e.type === "harness.warning" && e.turn === turn.turn).map((e) => e.data),
+      };
+    };
+    // Allowed, and the server is there: its pid comes back.
+    const allowed = await resultOf("CALL mcp__fx__pid {}");
+    expect(allowed.results).toEqual([expect.objectContaining({ is_error: false })]);
+    expect(JSON.stringify(allowed.results)).toMatch(/"text":"\d+"/);
+    const denied = await resultOf('CALL mcp__fx__echo {"text":"echo-ran"}');
+    expect(denied.results).toEqual([expect.objectContaining({ is_error: true })]);
+    expect(JSON.stringify(denied.results)).not.toContain("echo-ran");
+    const unlisted = await resultOf('CALL mcp__fx__env {"name":"PATH"}');
+    expect(unlisted.results).toEqual([expect.objectContaining({ is_error: true })]);
+    expect(unlisted.warnings).toEqual([
+      { message: expect.stringContaining("mcp__fx__env is not among the tools mcp_servers.fx.tools offers") },
+    ]);
   });
 });

@@ -14,7 +14,7 @@ import { builtinCatalog, catalogConfigSchema, catalogHarnesses } from "../catalo
 import { transcriptPath } from "../claude-code/transcripts.js";
 import { locateCli } from "../cli/locate.js";
 import { placeGeminiChat } from "./gemini-chats.js";
-import { acpMcpServers } from "./mcp-servers.js";
+import { acpMcpServers, policyUse } from "./mcp-servers.js";
 import { PRESETS } from "./presets.js";
 import { AcpUpdateMapper } from "./updates.js";
 
@@ -216,6 +216,23 @@ describe("gemini chats after a restore", () => {
 });
 
 describe("MCP servers for session/new", () => {
+  it("judges an agent's call of their tools by the stricter of its name and Brain's, and keeps a server's tools list", () => {
+    const servers = { fs: { command: "fs" }, gh: { command: "gh", tools: ["list.issues"] } };
+    const policy = (tool: string) =>
+      tool === "fs__write_file" ? "deny" : tool === "mcp__fs__read_file" ? "ask" : "allow";
+    // claude and codex: mcp__<server>__<tool>; gemini: mcp_<server>_<tool>.
+    expect(policyUse("mcp__fs__write_file", servers, policy)).toEqual({ tool: "fs__write_file" });
+    expect(policyUse("mcp_fs_write_file", servers, policy)).toEqual({ tool: "fs__write_file" });
+    expect(policyUse("mcp__fs__read_file", servers, policy)).toEqual({ tool: "mcp__fs__read_file" });
+    expect(policyUse("Bash", servers, policy)).toEqual({ tool: "Bash" });
+    expect(policyUse("mcp__gh__list_issues", servers, policy)).toEqual({ tool: "mcp__gh__list_issues" });
+    expect(policyUse("mcp__gh__delete_repo", servers, policy)).toEqual({
+      tool: "gh__delete_repo",
+      refused:
+        "mcp__gh__delete_repo is not among the tools mcp_servers.gh.tools offers (list.issues); denied",
+    });
+  });
+
   it("fills in ${VAR} from the host, and says what an agent cannot be given", () => {
     const { servers, warnings } = acpMcpServers(
       "acp:x",

@@ -26,7 +26,7 @@ import type { StdioServerSpec } from "../../tools/endpoint/index.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
 import { type CliConnection, type CliContext, CliHarness, prepareCli, withTail } from "../cli/harness.js";
-import { acpMcpServers } from "./mcp-servers.js";
+import { acpMcpServers, policyUse } from "./mcp-servers.js";
 import type { AcpAgentContext, AcpProfile } from "./profile.js";
 import { AcpUpdateMapper } from "./updates.js";
 
@@ -301,7 +301,12 @@ export class AcpHarness extends CliHarness<Connection> {
     // The endpoint asks Brain's policy about each call of its tools itself: asking here too would ask twice.
     if (this.ctx.bound && this.isEndpointTool(use.name))
       return choose(params, ["allow_once", "allow_always"]);
-    const verdict = await this.permit({ tool: use.name, arguments: use.arguments });
+    const judged = policyUse(use.name, this.options.mcpServers ?? {}, this.options.policy);
+    if (judged.refused) {
+      this.warn(judged.refused);
+      return choose(params, ["reject_once", "reject_always"]);
+    }
+    const verdict = await this.permit({ tool: judged.tool, arguments: use.arguments });
     if (running.interrupted || this.turn.current !== running) return CANCELLED;
     const kinds =
       verdict.decision === "allow" ? ["allow_once", "allow_always"] : ["reject_once", "reject_always"];

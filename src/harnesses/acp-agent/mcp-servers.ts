@@ -6,6 +6,7 @@ import type { McpServer as AcpMcpServer } from "@agentclientprotocol/sdk";
 import { HarnessError } from "../../core/harness.js";
 import type { McpServers } from "../../protocol/config.js";
 import { expandRecord, expandVars, McpConfigError } from "../../tools/mcp/expand.js";
+import { exposedName } from "../../tools/mcp/names.js";
 
 const pairs = (record: Record<string, string>) =>
   Object.entries(record).map(([name, value]) => ({ name, value }));
@@ -46,4 +47,39 @@ export function acpMcpServers(
     throw err;
   }
   return { servers: out, warnings };
+}
+
+type Decision = "allow" | "ask" | "deny";
+const STRICTNESS: Record<Decision, number> = { allow: 0, ask: 1, deny: 2 };
+
+/**
+ * The name Brain's policy judges an agent's call by, or why the call is refused outright. An agent names a tool
+ * of the session's MCP servers its own way (`mcp__fs__write_file`: claude, codex; `mcp_fs_write_file`: gemini),
+ * while the operator's policy names it as every other family does, `fs__write_file`: judged by the agent's name
+ * alone, a rule for it never matched and the default let the call run. The stricter verdict of the two names
+ * holds (a rule written for the agent's name still applies). A tool the server's `tools` leaves out is refused:
+ * the agent is offered all of the server's tools (acpMcpServers says so), so its calls are where the list holds.
+ */
+export function policyUse(
+  name: string,
+  servers: McpServers,
+  policy: ((tool: string) => Decision) | undefined,
+): { tool: string; refused?: string } {
+  let tool = name;
+  let verdict = policy?.(name) ?? "allow";
+  for (const [server, config] of Object.entries(servers)) {
+    for (const prefix of [`mcp__${server}__`, `mcp_${server}_`]) {
+      if (!name.startsWith(prefix)) continue;
+      const own = name.slice(prefix.length);
+      const brainName = exposedName(server, own);
+      if (config.tools && !config.tools.some((listed) => exposedName(server, listed) === brainName))
+        return {
+          tool: brainName,
+          refused: `${name} is not among the tools mcp_servers.${server}.tools offers (${config.tools.join(", ")}); denied`,
+        };
+      const decision = policy?.(brainName) ?? "allow";
+      if (STRICTNESS[decision] > STRICTNESS[verdict]) [tool, verdict] = [brainName, decision];
+    }
+  }
+  return { tool };
 }
