@@ -3,7 +3,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { limitedFetch } from "./http-limits.js";
+import { limitedFetch, MAX_REFUSAL_BYTES } from "./http-limits.js";
 import { McpServerService } from "./server.js";
 
 const servers: Server[] = [];
@@ -11,12 +11,14 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => new Promise((done) => s.close(done))));
 });
 
-/** Serves `body` (written in pieces) with `type` at any path; returns its URL. */
-async function serving(type: string, pieces: () => AsyncIterable<string>): Promise<string> {
+/** Serves `body` (written in pieces, while the client reads) with `type` at any path; returns its URL. */
+async function serving(type: string, pieces: () => AsyncIterable<string>, status = 200): Promise<string> {
   const server = createServer(async (_req, res) => {
-    res.writeHead(200, { "content-type": type });
-    for await (const piece of pieces())
+    res.writeHead(status, { "content-type": type });
+    for await (const piece of pieces()) {
+      if (res.destroyed) break;
       if (!res.write(piece)) await new Promise((drained) => res.once("drain", drained));
+    }
     res.end();
   });
   servers.push(server);
@@ -46,6 +48,27 @@ describe("limitedFetch", () => {
     expect(await (await fetch(many)).text()).toHaveLength(50 * 510);
     const long = await serving("text/event-stream", () => repeat(`data: ${"y".repeat(500)}\n`, 3, "\n"));
     await expect((await fetch(long)).text()).rejects.toThrow(/sent an event over/);
+  });
+});
+
+describe("an HTTP MCP server that refuses with a body of hundreds of MiB", () => {
+  it("has only its first few KiB read: its refusal's text is cut, and its failed start says so in a short message", async () => {
+    // 256 MiB of refusal, read whole and put in the `failed` event's message (the session's log) without the cut.
+    const url = await serving("text/plain", () => repeat("x".repeat(1 << 20), 256), 500);
+    const cut = await (await limitedFetch(1000)(url)).text();
+    expect(cut).toBe(`${"x".repeat(MAX_REFUSAL_BYTES)} [… cut at ${MAX_REFUSAL_BYTES} bytes]`);
+    const events: { state: string; message?: string }[] = [];
+    const service = new McpServerService(
+      { name: "refusing", config: { url }, baseDir: process.cwd(), env: {} },
+      (event) => events.push(event),
+      [],
+    );
+    await service.start();
+    await service.close();
+    expect(events).toEqual([
+      { service: "refusing", state: "failed", message: expect.stringContaining("cut at 4096 bytes") },
+    ]);
+    expect(events[0]!.message!.length).toBeLessThan(MAX_REFUSAL_BYTES + 200);
   });
 });
 

@@ -9,20 +9,56 @@ export const MAX_HTTP_MESSAGE_BYTES = 10 * 1024 * 1024;
 const LF = 0x0a;
 const CR = 0x0d;
 
-/** A fetch whose successful responses' bodies fail past `max` bytes a message. */
-export function limitedFetch(max = MAX_HTTP_MESSAGE_BYTES, base: typeof fetch = fetch): typeof fetch {
+/**
+ * The most of a refusal's body (a status that is not 2xx) Brain reads: the transport reads it whole and puts it
+ * in its error, which becomes a call's error result or a `tool.service` event in the session's log.
+ */
+export const MAX_REFUSAL_BYTES = 4096;
+
+/** Statuses whose response has no body (a Response cannot be made with one). */
+const NO_BODY = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * A fetch whose successful responses' bodies fail past `max` bytes a message, and whose refusals' bodies are cut
+ * at `refusal` bytes.
+ */
+export function limitedFetch(
+  max = MAX_HTTP_MESSAGE_BYTES,
+  base: typeof fetch = fetch,
+  refusal = MAX_REFUSAL_BYTES,
+): typeof fetch {
   return async (input, init) => {
     const response = await base(input, init);
-    // Redirects and refusals are read by the transport as they are (status, headers, a short text).
-    if (!response.ok || !response.body) return response;
-    const stream = (response.headers.get("content-type") ?? "").includes("text/event-stream");
-    const body = response.body.pipeThrough(stream ? eventLimit(max) : totalLimit(max));
+    if (!response.body || NO_BODY.has(response.status)) return response;
+    let body: ReadableStream<Uint8Array>;
+    // A redirect or refusal is read by the transport as it is (status, headers, a text): only its length is cut.
+    if (!response.ok) body = response.body.pipeThrough(cutAt(refusal));
+    else {
+      const stream = (response.headers.get("content-type") ?? "").includes("text/event-stream");
+      body = response.body.pipeThrough(stream ? eventLimit(max) : totalLimit(max));
+    }
     return new Response(body, {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,
     });
   };
+}
+
+/** The first `max` bytes, and a word that the rest was left unread (the server's stream is cancelled). */
+function cutAt(max: number): TransformStream<Uint8Array, Uint8Array> {
+  let seen = 0;
+  return new TransformStream({
+    transform(chunk, controller) {
+      if (seen + chunk.byteLength <= max) {
+        seen += chunk.byteLength;
+        return controller.enqueue(chunk);
+      }
+      controller.enqueue(chunk.subarray(0, max - seen));
+      controller.enqueue(new TextEncoder().encode(` [… cut at ${max} bytes]`));
+      controller.terminate();
+    },
+  });
 }
 
 const tooLarge = (max: number, what: string) =>
