@@ -121,6 +121,21 @@ describe("session/update as Brain events", () => {
     ]);
   });
 
+  it("claude-agent-acp: a permission request that comes before its call's update names an MCP tool by its title", () => {
+    const claude = PRESETS.find((p) => p.name === "claude")!.profile;
+    // The request has no _meta: only the kind and the title, which for kind "other" is the tool's own name.
+    const asked = new AcpUpdateMapper(claude).toolFor({
+      toolCallId: "t1",
+      kind: "other",
+      title: "mcp__fx__env",
+      rawInput: { name: "PATH" },
+    });
+    expect(asked.use).toMatchObject({ name: "mcp__fx__env", arguments: { name: "PATH" } });
+    // A title of any other kind is the agent's display text (a command, a path), never a name.
+    const shell = new AcpUpdateMapper(claude).toolFor({ toolCallId: "t2", kind: "execute", title: "Read" });
+    expect(shell.use.name).toBe("execute");
+  });
+
   it("codex-acp: an MCP call is mcp__<server>__<tool>, so bound mode knows the endpoint's own", () => {
     const codex = PRESETS.find((p) => p.name === "codex")!.profile;
     const m = new AcpUpdateMapper(codex);

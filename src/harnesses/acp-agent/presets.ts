@@ -88,6 +88,13 @@ const claude: AcpProfile = {
     endsWithAnswer(transcriptPath(join(ctx.dir, CLAUDE_DIR), ctx.cwd, sessionId), lastText),
   files: (dir) => appendOnly(dir, `${CLAUDE_DIR}/projects`, /\.jsonl$/),
   restartAfterCancel: true,
+  // A permission request carries no _meta, only a kind and a title, and can come before the call's tool_call
+  // update: judged as "other", an MCP tool escaped every rule naming it. claude-agent-acp titles each tool of kind
+  // "other" (MCP tools, tools it does not know) by the tool's own name.
+  toolName: (update) => {
+    const { kind, title } = (update ?? {}) as { kind?: unknown; title?: unknown };
+    return kind === "other" && typeof title === "string" && title !== "" ? title : undefined;
+  },
   endpointTool: (name) => name.startsWith(`mcp__${ENDPOINT_SERVER_NAME}__`),
 };
 
