@@ -121,7 +121,7 @@ describe("session/update as Brain events", () => {
     ]);
   });
 
-  it("claude-agent-acp: a permission request that comes before its call's update names an MCP tool by its title", () => {
+  it("claude-agent-acp: a permission request that comes before its call's update names its tool, not its kind", () => {
     const claude = PRESETS.find((p) => p.name === "claude")!.profile;
     // The request has no _meta: only the kind and the title, which for kind "other" is the tool's own name.
     const asked = new AcpUpdateMapper(claude).toolFor({
@@ -131,9 +131,15 @@ describe("session/update as Brain events", () => {
       rawInput: { name: "PATH" },
     });
     expect(asked.use).toMatchObject({ name: "mcp__fx__env", arguments: { name: "PATH" } });
-    // A title of any other kind is the agent's display text (a command, a path), never a name.
-    const shell = new AcpUpdateMapper(claude).toolFor({ toolCallId: "t2", kind: "execute", title: "Read" });
-    expect(shell.use.name).toBe("execute");
+    // Kinds it gives to one tool are that tool, whatever the title (a command, a path) says.
+    const named = (kind: string, title: string) =>
+      new AcpUpdateMapper(claude).toolFor({ toolCallId: "t2", kind, title }).use.name;
+    expect(named("execute", "Read")).toBe("Bash");
+    expect(named("read", "Read /x")).toBe("Read");
+    expect(named("edit", "Write /x")).toBe("Write");
+    expect(named("edit", "Edit /Write")).toBe("Edit");
+    // Kinds shared by several tools stay the kind.
+    expect(named("search", "Bash")).toBe("search");
   });
 
   it("codex-acp: an MCP call is mcp__<server>__<tool>, so bound mode knows the endpoint's own", () => {

@@ -89,11 +89,18 @@ const claude: AcpProfile = {
   files: (dir) => appendOnly(dir, `${CLAUDE_DIR}/projects`, /\.jsonl$/),
   restartAfterCancel: true,
   // A permission request carries no _meta, only a kind and a title, and can come before the call's tool_call
-  // update: judged as "other", an MCP tool escaped every rule naming it. claude-agent-acp titles each tool of kind
-  // "other" (MCP tools, tools it does not know) by the tool's own name.
+  // update: judged by its kind ("execute", "other"), a tool escaped every rule naming it (an ask on Bash allowed
+  // unasked). claude-agent-acp titles each tool of kind "other" (MCP tools, tools it does not know) by its name,
+  // and gives the kinds below to one tool each (edit: Write or Edit, by the title's first word); other titles are
+  // display text (a command, a path, a description), never a name.
   toolName: (update) => {
     const { kind, title } = (update ?? {}) as { kind?: unknown; title?: unknown };
-    return kind === "other" && typeof title === "string" && title !== "" ? title : undefined;
+    if (typeof title !== "string") return undefined;
+    if (kind === "other") return title || undefined;
+    if (kind === "edit") return /^Write\b/.test(title) ? "Write" : /^Edit\b/.test(title) ? "Edit" : undefined;
+    return ({ execute: "Bash", read: "Read", switch_mode: "ExitPlanMode" } as Record<string, string>)[
+      String(kind)
+    ];
   },
   endpointTool: (name) => name.startsWith(`mcp__${ENDPOINT_SERVER_NAME}__`),
 };
