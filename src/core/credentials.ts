@@ -22,13 +22,19 @@ export function sessionSecrets(
 /** Headers that carry a credential whatever their value looks like. */
 const CREDENTIAL_HEADER = /^(authorization|proxy-authorization|cookie)$/i;
 
+/**
+ * A header or query parameter whose name says it holds a secret. Such names are written with '-' where a
+ * variable has '_' (x-api-key, X-Goog-Api-Key), which SECRET_NAME alone does not match.
+ */
+const secretNamed = (name: string) => SECRET_NAME.test(name.replaceAll("-", "_"));
+
 /** `<scheme> <credential>`, as an Authorization header is written. */
 const AUTH_SCHEME = /^\s*[A-Za-z][A-Za-z0-9_-]*\s+(\S+)\s*$/;
 
 /**
  * The secrets a session's record names or holds: its MCP servers' `${VAR}` values, and what it holds in plain
  * text: the secret-named variables it hands its processes (an agent definition's `env`, an MCP server's `env`)
- * and an MCP server's credential headers written out rather than as `${VAR}`.
+ * and an MCP server's credential headers and URL credentials written out rather than as `${VAR}`.
  */
 export function recordSecrets(record: SessionRecord, env: NodeJS.ProcessEnv): Secret[] {
   const out: Secret[] = [];
@@ -42,12 +48,13 @@ export function recordSecrets(record: SessionRecord, env: NodeJS.ProcessEnv): Se
     for (const [name, value] of Object.entries(server.env ?? {}))
       if (SECRET_NAME.test(name) && !value.includes("${")) out.push({ name, value });
     for (const [name, value] of Object.entries(server.headers ?? {})) {
-      if (!(SECRET_NAME.test(name) || CREDENTIAL_HEADER.test(name)) || value.includes("${")) continue;
+      if (!(secretNamed(name) || CREDENTIAL_HEADER.test(name)) || value.includes("${")) continue;
       out.push({ name, value });
       // A server's refusal quotes the credential without its scheme ("Bearer", "Basic", "token").
       const credential = AUTH_SCHEME.exec(value)?.[1];
       if (credential) out.push({ name, value: credential });
     }
+    if (server.url) out.push(...urlSecrets(server.url));
   }
   const sessionEnv = record.config.options?.env;
   if (sessionEnv && typeof sessionEnv === "object") {
@@ -84,4 +91,35 @@ export function credentialsFromEnv(
     out.api_key = key;
   }
   return out;
+}
+
+/**
+ * The credentials a URL holds written out: its password, and its secret-named query parameters (?api_key=,
+ * ?token=), each as written in the URL and as the server gets it (percent-decoded). A part holding a `${VAR}`
+ * is shown as written: the variable's value is redacted by name.
+ */
+function urlSecrets(url: string): Secret[] {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return [];
+  }
+  const found: Secret[] = [];
+  const add = (name: string, raw: string) => {
+    if (raw === "" || raw.includes("${") || raw.includes("%7B")) return;
+    found.push({ name, value: raw });
+    try {
+      const decoded = decodeURIComponent(raw.replaceAll("+", " "));
+      if (decoded !== raw) found.push({ name, value: decoded });
+    } catch {
+      // a malformed escape: the server gets it as written
+    }
+  };
+  add("url_password", parsed.password);
+  for (const pair of parsed.search.slice(1).split("&")) {
+    const at = pair.indexOf("=");
+    if (at > 0 && secretNamed(pair.slice(0, at))) add(pair.slice(0, at), pair.slice(at + 1));
+  }
+  return found;
 }

@@ -57,3 +57,25 @@ it("keeps the credential of a written-out Authorization header out of the log wi
   expect(all).not.toContain(credential);
   expect(all).toContain("token [redacted:Authorization] is not valid");
 });
+
+it("shows no key written out under a hyphenated header name or in a server's URL", async () => {
+  t = makeBrain({ sessionTools: mcpSessionTools({ baseDir: process.cwd(), env: {} }), env: {} });
+  const session = await t.brain.create({
+    harness: "echo",
+    mcp_servers: {
+      web: {
+        url: "https://mcp:url-pass-9012@127.0.0.1:9/mcp?region=eu&api_key=query-key-3456",
+        headers: { "x-api-key": "hyphen-key-1234", "X-Goog-Api-Key": "goog-key-5678", Accept: "text/plain" },
+      },
+    },
+  });
+  const shown = t.brain.shownRecord(await t.brain.record(session.id)).mcp_servers?.web;
+  expect(shown?.headers).toEqual({
+    "x-api-key": "[redacted:x-api-key]",
+    "X-Goog-Api-Key": "[redacted:X-Goog-Api-Key]",
+    Accept: "text/plain",
+  });
+  expect(shown?.url).toBe(
+    "https://mcp:[redacted:url_password]@127.0.0.1:9/mcp?region=eu&api_key=[redacted:api_key]",
+  );
+});
