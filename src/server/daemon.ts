@@ -17,6 +17,7 @@ import { ControlLeases } from "./control.js";
 import { DEFAULT_HOST, DEFAULT_PORT } from "./defaults.js";
 import { HitlService } from "./hitl/service.js";
 import { answerHttpErrors } from "./http-errors.js";
+import { LogReads } from "./log-reads.js";
 import { isLoopback } from "./loopback.js";
 import { eventRoute } from "./routes/events.js";
 import { hitlRoutes } from "./routes/hitl.js";
@@ -45,6 +46,8 @@ export interface DaemonOptions {
   heartbeatMs?: number;
   /** How many event streams one tenant may hold open at once (brain.config.json `limits`); absent: no bound. */
   eventStreamsPerTenant?: number;
+  /** How many log pages one tenant may have on their way at once (default LOG_READS_PER_TENANT). */
+  logReadsPerTenant?: number;
   /** What to do with closed sessions' logs over time (brain.config.json `retention`); absent keeps them whole. */
   retention?: RetentionPolicy;
   onError?: (err: unknown) => void;
@@ -154,7 +157,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const hitl = new HitlService(sessions, hub);
   const limits = { ...DEFAULT_SSE_LIMITS, ...options.sse };
   const routes = [
-    ...sessionRoutes({ sessions, agents, auth: options.tokens !== undefined }),
+    ...sessionRoutes({
+      sessions,
+      agents,
+      auth: options.tokens !== undefined,
+      logReads: new LogReads(options.logReadsPerTenant),
+    }),
     eventRoute({ sessions, hub, leases, flusher, watchers, limits }),
     ...hitlRoutes(hitl),
   ];

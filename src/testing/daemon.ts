@@ -45,6 +45,8 @@ export async function startTestDaemon(
     openSessionsPerTenant?: number;
     /** DaemonOptions.eventStreamsPerTenant. */
     eventStreamsPerTenant?: number;
+    /** DaemonOptions.logReadsPerTenant. */
+    logReadsPerTenant?: number;
     /** The log's file calls (a test that holds a write). */
     io?: LogIO;
   } = {},
@@ -80,6 +82,7 @@ export async function startTestDaemon(
     ...(options.agents ? { agents: options.agents } : {}),
     ...(options.router ? { router: options.router } : {}),
     ...(options.eventStreamsPerTenant ? { eventStreamsPerTenant: options.eventStreamsPerTenant } : {}),
+    ...(options.logReadsPerTenant ? { logReadsPerTenant: options.logReadsPerTenant } : {}),
   });
   holder.url = daemon.url;
   return {

@@ -1,4 +1,5 @@
 // /v1: sessions, turns, answers, checkpoints, forks, control; the harnesses and agents on offer.
+import type { ServerResponse } from "node:http";
 import {
   type AnswerBody,
   type ControlBody,
@@ -17,6 +18,7 @@ import type { AgentCatalog } from "../agents.js";
 import { DEFAULT_TENANT } from "../auth/tokens.js";
 import { ApiError, parseBody } from "../errors.js";
 import { IDEMPOTENCY_HEADER, idempotencyKey } from "../idempotency.js";
+import type { LogReads } from "../log-reads.js";
 import type { SessionService } from "../sessions.js";
 import type { RouteContext, RouteDef } from "./route.js";
 
@@ -24,6 +26,7 @@ export interface SessionRoutesParts {
   sessions: SessionService;
   agents: AgentCatalog;
   auth: boolean;
+  logReads: LogReads;
 }
 
 const ok = { ok: true as const };
@@ -75,7 +78,7 @@ function pageLimit(value: string | undefined): number {
   return limit;
 }
 
-export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): RouteDef[] {
+export function sessionRoutes({ sessions, agents, auth, logReads }: SessionRoutesParts): RouteDef[] {
   const harnesses = sessions.brain.harnesses;
   return [
     {
@@ -202,6 +205,8 @@ export function sessionRoutes({ sessions, agents, auth }: SessionRoutesParts): R
         const after = seqParam(ctx.query("after"), "after");
         const limit = pageLimit(ctx.query("limit"));
         const live = await sessions.forWatching(ctx.caller, id(ctx));
+        // Before the page is read: it is what an unread answer would hold.
+        logReads.begin(ctx.caller.tenant, ctx.env?.outgoing as ServerResponse | undefined);
         const first = (n: number) => (n > 1 ? { first_seq: n } : {});
         if (live) {
           const events = await live.log.read(after, limit);
