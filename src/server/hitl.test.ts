@@ -4,6 +4,7 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { MAX_UNANSWERED_HITL } from "../harnesses/nui/hitl-desk.js";
 import { MAX_HITL_TTL_SECONDS } from "../protocol/nui/hitl.js";
 import { collect, raw, settled } from "../testing/http.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
@@ -89,6 +90,30 @@ describe("nui HITL API", () => {
     const waiting = hitl("GET", `/${requestId}/wait`);
     await client.answer(id, requestId, { answer: "blue" });
     expect((await waiting).body).toMatchObject({ status: "answered", answers: { "Which colour?": "blue" } });
+    await client.interrupt(id);
+    await collect(client, id, settled(turn));
+  });
+
+  it("refuses a request past the unanswered ones a session holds with 429, as nui's API does", async () => {
+    const { client, id, turn } = await running();
+    for (let i = 0; i < MAX_UNANSWERED_HITL; i++) {
+      const made = await hitl("POST", "", {
+        kind: "question",
+        sessionId: id,
+        payload: { question: `q${i}` },
+      });
+      expect(made.status, JSON.stringify(made.body)).toBe(201);
+    }
+    const refused = await hitl("POST", "", {
+      kind: "question",
+      sessionId: id,
+      payload: { question: "more" },
+    });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toMatchObject({
+      code: "limit_reached",
+      message: expect.stringContaining(`has ${MAX_UNANSWERED_HITL} HITL requests waiting for an answer`),
+    });
     await client.interrupt(id);
     await collect(client, id, settled(turn));
   });

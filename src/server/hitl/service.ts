@@ -5,6 +5,7 @@
 import type { EventLog } from "../../core/event-log.js";
 import type { Session } from "../../core/session.js";
 import { HitlDesk, HitlRefusal } from "../../harnesses/nui/hitl-desk.js";
+import type { ApiErrorCode } from "../../protocol/api.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import type {
   HitlCreateBody,
@@ -16,6 +17,9 @@ import { ApiError, notFound } from "../errors.js";
 import type { Caller, SessionService } from "../sessions.js";
 import type { FeedHub } from "../sse/hub.js";
 import { answerOf, isAnswerable, requestEnvelopeOf, responseEnvelopeOf } from "./envelopes.js";
+
+/** A desk's refusal by its status, as nui's own API answers it: 429 for too many requests waiting, not a 400. */
+const REFUSALS: Record<number, ApiErrorCode> = { 409: "conflict", 429: "limit_reached" };
 
 interface Found {
   session: Session;
@@ -39,8 +43,7 @@ export class HitlService {
     try {
       return this.desk(session).create(body);
     } catch (err) {
-      if (err instanceof HitlRefusal)
-        throw new ApiError(err.status === 409 ? "conflict" : "bad_request", err.message);
+      if (err instanceof HitlRefusal) throw new ApiError(REFUSALS[err.status] ?? "bad_request", err.message);
       throw err;
     }
   }
