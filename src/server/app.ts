@@ -11,6 +11,7 @@ import { openApiDocument } from "./openapi.js";
 import { honoPath, type RouteDef } from "./routes/route.js";
 import type { Caller } from "./sessions.js";
 import { DATA_HEADERS, webFile } from "./static.js";
+import type { TenantBound } from "./tenant-bound.js";
 
 export interface AppParts {
   routes: RouteDef[];
@@ -21,6 +22,8 @@ export interface AppParts {
   homes?: string[];
   /** Called with every 5xx, for the daemon's log. */
   onError?: (err: unknown) => void;
+  /** The request bodies each tenant may be sending at once (bodyReads). */
+  bodies: TenantBound;
   /** Takes every secret the host knows out of an error message before a client sees it. */
   redact?: (text: string) => string;
   /**
@@ -114,7 +117,9 @@ export function buildApp(parts: AppParts): App {
       const params = c.req.param() as Record<string, string>;
       // Checked again when `before` ran: a token lookup, cheaper than carrying the caller through Hono's context.
       const caller = allowed(c);
-      const body = route.body ? parseBody(route.body, await readJson(c.req.raw)) : undefined;
+      const body = route.body
+        ? parseBody(route.body, await parts.bodies.within(caller.tenant, () => readJson(c.req.raw)))
+        : undefined;
       const result = await route.handle({
         caller,
         params,

@@ -28,6 +28,7 @@ import { TickFlusher } from "./sse/flusher.js";
 import { FeedHub } from "./sse/hub.js";
 import { DEFAULT_SSE_LIMITS, type SseLimits } from "./sse/stream.js";
 import { Watchers } from "./sse/watchers.js";
+import { bodyReads } from "./tenant-bound.js";
 
 export { DEFAULT_HOST, DEFAULT_PORT } from "./defaults.js";
 
@@ -48,6 +49,8 @@ export interface DaemonOptions {
   eventStreamsPerTenant?: number;
   /** How many log pages one tenant may have on their way at once (default LOG_READS_PER_TENANT). */
   logReadsPerTenant?: number;
+  /** How many request bodies one tenant may be sending at once (default BODIES_PER_TENANT). */
+  bodiesPerTenant?: number;
   /** What to do with closed sessions' logs over time (brain.config.json `retention`); absent keeps them whole. */
   retention?: RetentionPolicy;
   onError?: (err: unknown) => void;
@@ -167,9 +170,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     ...hitlRoutes(hitl),
   ];
   const tokens = options.tokens ? new TokenTable(options.tokens) : undefined;
+  const bodies = bodyReads(options.bodiesPerTenant);
   const app = buildApp({
     routes,
     tokens,
+    bodies,
     version: installVersion(),
     homes: options.home ? homesOf(options.home) : [],
     redact: (text) => options.brain.redactor.redact(text),
@@ -183,6 +188,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
             runHere: (request) => runHere(app, request),
             pendingHere: (id, tenant) => pendingIn(brain, id, tenant) !== undefined,
             tenantOf: (c) => callerOf(c.req.raw, new URL(c.req.url), tokens, c.req.param("token")).tenant,
+            bodies,
           }),
         }
       : {}),

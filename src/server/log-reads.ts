@@ -3,15 +3,21 @@
 // hold tens of MiB per request for as long as the connection stayed open: one tenant's few dozen such requests
 // took gigabytes every other tenant needs. So each tenant may have only so many answers on their way at once.
 import type { ServerResponse } from "node:http";
-import { ApiError } from "./errors.js";
+import { TenantBound } from "./tenant-bound.js";
 
 /** Log pages one tenant may have on their way to its clients at once (each up to PAGE_BYTES of events). */
 export const LOG_READS_PER_TENANT = 8;
 
 export class LogReads {
-  private readonly perTenant = new Map<string, number>();
+  private readonly bound: TenantBound;
 
-  constructor(private readonly maxPerTenant = LOG_READS_PER_TENANT) {}
+  constructor(maxPerTenant = LOG_READS_PER_TENANT) {
+    this.bound = new TenantBound(
+      maxPerTenant,
+      (tenant, held) =>
+        `tenant "${tenant}" has ${held} answers of GET /v1/sessions/{id}/log on their way, its limit: read them (or close their connections) and ask again`,
+    );
+  }
 
   /**
    * Counts a read of `tenant` until `response` closes (its answer sent, or its client gone), or refuses it with
@@ -21,18 +27,6 @@ export class LogReads {
   begin(tenant: string, response: ServerResponse | undefined): void {
     // A client gone already: its response closed, and would never say so again.
     if (!response || response.destroyed) return;
-    const open = this.perTenant.get(tenant) ?? 0;
-    if (open >= this.maxPerTenant) {
-      throw new ApiError(
-        "limit_reached",
-        `tenant "${tenant}" has ${open} answers of GET /v1/sessions/{id}/log on their way, its limit: read them (or close their connections) and ask again`,
-      );
-    }
-    this.perTenant.set(tenant, open + 1);
-    response.once("close", () => {
-      const left = (this.perTenant.get(tenant) ?? 1) - 1;
-      if (left > 0) this.perTenant.set(tenant, left);
-      else this.perTenant.delete(tenant);
-    });
+    response.once("close", this.bound.take(tenant));
   }
 }

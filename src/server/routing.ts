@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import type { Brain } from "../core/brain.js";
 import { ApiError, readText } from "./errors.js";
+import type { TenantBound } from "./tenant-bound.js";
 
 /** An HTTP request as forwarded: the caller's own credentials go with it, the owner checks them again. */
 export interface RoutedRequest {
@@ -73,6 +74,8 @@ export interface ForwardParts {
   pendingHere(requestId: string, tenant: string): boolean;
   /** The caller's tenant (its token already checked). */
   tenantOf(c: Context): string;
+  /** The request bodies each tenant may be sending at once: a body forwarded is read here first. */
+  bodies: TenantBound;
 }
 
 /**
@@ -95,7 +98,10 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
         if (value !== undefined) headers[name] = value;
       }
       // The same limit as a body read here (413 past it): what the owner would refuse is not buffered first.
-      const body = method === "POST" ? await readText(c.req.raw.clone()) : undefined;
+      const body =
+        method === "POST"
+          ? await parts.bodies.within(parts.tenantOf(c), () => readText(c.req.raw.clone()))
+          : undefined;
       return { method, path: url.pathname + url.search, headers, ...(body ? { body } : {}) };
     };
 

@@ -47,6 +47,8 @@ export async function startTestDaemon(
     eventStreamsPerTenant?: number;
     /** DaemonOptions.logReadsPerTenant. */
     logReadsPerTenant?: number;
+    /** DaemonOptions.bodiesPerTenant. */
+    bodiesPerTenant?: number;
     /** The log's file calls (a test that holds a write). */
     io?: LogIO;
   } = {},
@@ -83,6 +85,7 @@ export async function startTestDaemon(
     ...(options.router ? { router: options.router } : {}),
     ...(options.eventStreamsPerTenant ? { eventStreamsPerTenant: options.eventStreamsPerTenant } : {}),
     ...(options.logReadsPerTenant ? { logReadsPerTenant: options.logReadsPerTenant } : {}),
+    ...(options.bodiesPerTenant ? { bodiesPerTenant: options.bodiesPerTenant } : {}),
   });
   holder.url = daemon.url;
   return {
