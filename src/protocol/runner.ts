@@ -20,6 +20,16 @@ export function promptTooLarge(text: string): string | undefined {
   return `prompt of ${bytes} bytes (JSON-encoded) is over the limit of ${MAX_PROMPT_BYTES} bytes (a runner frame is at most 4 MiB): send less text, or attach it as a file the agent can read`;
 }
 
+/**
+ * Why a session's `config` cannot be opened with, or undefined when it can: a runner gets it in its `open` frame,
+ * and a config no frame carries would be stored (and held by every listing) only to fail each turn.
+ */
+export function configTooLarge(config: unknown): string | undefined {
+  const bytes = Buffer.byteLength(JSON.stringify(config) ?? "");
+  if (bytes <= MAX_PROMPT_BYTES) return undefined;
+  return `config of ${bytes} bytes (JSON-encoded) is over the limit of ${MAX_PROMPT_BYTES} bytes (a runner opens a session with it in one frame of at most 4 MiB): shorten system_prompt (or what else is long), or give the agent the rest as a file it can read`;
+}
+
 const Id = z.string().min(1);
 
 export const RunnerErrorCode = z.enum(["provider_error", "brain_error"]);

@@ -13,7 +13,7 @@ import {
   type TextBody,
 } from "../../protocol/api.js";
 import { ENDPOINTS } from "../../protocol/endpoints.js";
-import { promptTooLarge } from "../../protocol/runner.js";
+import { configTooLarge, promptTooLarge } from "../../protocol/runner.js";
 import type { AgentCatalog } from "../agents.js";
 import { DEFAULT_TENANT } from "../auth/tokens.js";
 import { ApiError, parseBody } from "../errors.js";
@@ -36,6 +36,12 @@ function framable(text: string): string {
   const tooLarge = promptTooLarge(text);
   if (tooLarge) throw new ApiError("payload_too_large", tooLarge, "text");
   return text;
+}
+
+/** 413 for a session config no runner's open frame could carry: refused before it is stored. */
+function openable(config: unknown, field: string): void {
+  const tooLarge = configTooLarge(config);
+  if (tooLarge) throw new ApiError("payload_too_large", tooLarge, field);
 }
 const id = (ctx: RouteContext) => ctx.params.id!;
 const keyOf = (ctx: RouteContext) => idempotencyKey(ctx.header(IDEMPOTENCY_HEADER));
@@ -123,6 +129,7 @@ export function sessionRoutes({ sessions, agents, auth, logReads }: SessionRoute
             "id",
           );
         }
+        if (create.config) openable(create.config, "config");
         return sessions.create(caller, create);
       },
     },
@@ -179,7 +186,11 @@ export function sessionRoutes({ sessions, agents, auth, logReads }: SessionRoute
     },
     {
       ...ENDPOINTS.handoff,
-      handle: async (ctx) => sessions.handoff(ctx.caller, id(ctx), ctx.body as HandoffBody),
+      handle: async (ctx) => {
+        const body = ctx.body as HandoffBody;
+        if (body.model) openable({ model: body.model }, "model");
+        return sessions.handoff(ctx.caller, id(ctx), body);
+      },
     },
     {
       ...ENDPOINTS.rebuild,
