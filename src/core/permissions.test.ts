@@ -48,6 +48,23 @@ describe("a session's permission rules", () => {
     }
   });
 
+  it("matches globs as a regular expression of them would, for every short glob and name", () => {
+    const alphabet = ["a", "b", "*", "?"];
+    const globs = [""];
+    for (let length = 1; length <= 4; length++) {
+      for (const glob of globs.filter((g) => g.length === length - 1))
+        globs.push(...alphabet.map((c) => glob + c));
+    }
+    const names = [""];
+    for (let length = 1; length <= 5; length++) {
+      for (const name of names.filter((n) => n.length === length - 1)) names.push(`${name}a`, `${name}b`);
+    }
+    for (const glob of globs) {
+      const regex = new RegExp(`^${glob.replace(/\*/g, ".*").replace(/\?/g, ".")}$`);
+      for (const name of names) expect(globMatches(glob, name), `${glob} ~ ${name}`).toBe(regex.test(name));
+    }
+  });
+
   it("waits the shorter of the two ask timeouts, the operator's default if it sets none", () => {
     expect(new PermissionRules().askTimeoutMs).toBe(DEFAULT_ASK_TIMEOUT_MS);
     expect(new PermissionRules({}, { ask_timeout_ms: 5 }).askTimeoutMs).toBe(5);
