@@ -191,6 +191,10 @@ export const Limits = z.strictObject({
   open_sessions_per_tenant: z.number().int().positive().optional(),
   /** Event streams (SSE) one tenant may hold open at once (default 512); past it a new stream is a 429. */
   event_streams_per_tenant: z.number().int().positive().optional(),
+  /** Answers of GET /v1/sessions/{id}/log one tenant may have on their way at once (default 8); past it a 429. */
+  log_reads_per_tenant: z.number().int().positive().optional(),
+  /** Request bodies one tenant may be sending at once (default 16); past it a 429. */
+  request_bodies_per_tenant: z.number().int().positive().optional(),
 });
 export const DEFAULT_OPEN_SESSIONS_PER_TENANT = 256;
 export const DEFAULT_EVENT_STREAMS_PER_TENANT = 512;

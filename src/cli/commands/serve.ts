@@ -84,6 +84,12 @@ export async function command(args: string[]): Promise<number> {
       defaults: loaded.config.defaults ?? {},
       eventStreamsPerTenant:
         loaded.config.limits?.event_streams_per_tenant ?? DEFAULT_EVENT_STREAMS_PER_TENANT,
+      ...(loaded.config.limits?.log_reads_per_tenant
+        ? { logReadsPerTenant: loaded.config.limits.log_reads_per_tenant }
+        : {}),
+      ...(loaded.config.limits?.request_bodies_per_tenant
+        ? { bodiesPerTenant: loaded.config.limits.request_bodies_per_tenant }
+        : {}),
       ...(loaded.config.retention ? { retention: retentionPolicy(loaded.config.retention) } : {}),
       agents: homeAgents(home),
       ...(cluster ? { router: cluster.router } : {}),
