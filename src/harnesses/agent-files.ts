@@ -126,6 +126,17 @@ function openDir(path: string, shown: string): number | undefined {
   }
 }
 
+/** O_NONBLOCK: a FIFO planted at the name would otherwise block the open until someone writes to it. */
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** An open for reading that failed: no file is undefined; a link at the name, or anything else, is an error. */
+function noFileOr(err: unknown, shown: string): undefined {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === "ENOENT") return undefined;
+  if (code === "ELOOP") throw plantedLink(shown);
+  throw err;
+}
+
 /**
  * The file's text, or undefined when there is none. A symlink or anything but a regular file at the name, or a
  * link for a directory on the way, is an error: an agent put it there, and what it points at is none of the
@@ -137,16 +148,9 @@ export async function readAgentFile(root: string, path: string): Promise<string 
   try {
     let handle: Awaited<ReturnType<typeof open>>;
     try {
-      // O_NONBLOCK: a FIFO planted at the name would otherwise block the open until someone writes to it.
-      handle = await open(
-        join(dir.path, dir.name),
-        constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-      );
+      handle = await open(join(dir.path, dir.name), READ_FLAGS);
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === "ENOENT") return undefined;
-      if (code === "ELOOP") throw plantedLink(dir.shown);
-      throw err;
+      return noFileOr(err, dir.shown);
     }
     try {
       if (!(await handle.stat()).isFile()) throw notRegular(dir.shown);
@@ -170,15 +174,9 @@ export function readAgentFileSync(root: string, path: string, limit?: number): s
   try {
     let fd: number;
     try {
-      fd = openSync(
-        join(dir.path, dir.name),
-        constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-      );
+      fd = openSync(join(dir.path, dir.name), READ_FLAGS);
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === "ENOENT") return undefined;
-      if (code === "ELOOP") throw plantedLink(dir.shown);
-      throw err;
+      return noFileOr(err, dir.shown);
     }
     try {
       if (!fstatSync(fd).isFile()) throw notRegular(dir.shown);
