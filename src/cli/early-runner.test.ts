@@ -1,7 +1,7 @@
 // `brain run` spawns its runner before the config is validated: the session's harness takes that very child when
 // it would spawn the same launch, a bad config still fails as before and leaves no process behind, and the early
 // step starts nothing for the runs it cannot be sure of.
-import { spawn, spawnSync } from "node:child_process";
+import { type StdioOptions, spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -51,6 +51,32 @@ afterEach(async () => {
   t = undefined;
   for (const pgid of groups.splice(0)) if (groupAlive(pgid)) process.kill(-pgid, "SIGKILL");
 });
+
+/**
+ * `brain run ARGS` on a runner that starts a process in its group, as a tool would, and never answers its open;
+ * `group()` waits for the runner's pid and returns its group, which the test's end kills whatever happened.
+ */
+function runOnHangingRunner(
+  cli: { work: string; home: string },
+  args: string[],
+  stdio: StdioOptions = "ignore",
+) {
+  const pidFile = join(tempDir(), "runner-pid");
+  const line = `echo $$ > ${pidFile}; sleep 300 & exec cat >/dev/null`;
+  config(cli.work, { defaults: { harness: "sh" }, harnesses: { sh: { command: ["/bin/sh", "-c", line] } } });
+  const brain = spawn(process.execPath, [join(root, "bin/brain.js"), "run", ...args], {
+    cwd: cli.work,
+    env: { ...process.env, BRAIN_HOME: cli.home },
+    stdio,
+  });
+  const group = async () => {
+    await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"));
+    const pgid = Number(readFileSync(pidFile, "utf8"));
+    groups.push(pgid);
+    return pgid;
+  };
+  return { brain, group };
+}
 
 /** The processes whose command line holds `marker`. */
 function running(marker: string): string[] {
@@ -180,22 +206,10 @@ describe("brain run with an early runner", () => {
   });
 
   it("leaves what its runner started to the next Brain to stop when Brain is killed", async () => {
-    const pidFile = join(tempDir(), "runner-pid");
-    // Starts a process in its group, as a tool would, and never answers: Brain is killed mid-open.
-    const line = `echo $$ > ${pidFile}; sleep 300 & exec cat >/dev/null`;
-    config(cli.work, {
-      defaults: { harness: "sh" },
-      harnesses: { sh: { command: ["/bin/sh", "-c", line] } },
-    });
-    const brain = spawn(process.execPath, [join(root, "bin/brain.js"), "run", "hi"], {
-      cwd: cli.work,
-      env: { ...process.env, BRAIN_HOME: cli.home },
-      stdio: "ignore",
-    });
+    // Brain is killed mid-open.
+    const { brain, group } = runOnHangingRunner(cli, ["hi"]);
     try {
-      await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"));
-      const pgid = Number(readFileSync(pidFile, "utf8"));
-      groups.push(pgid);
+      const pgid = await group();
       // Killed once its runner is recorded: Brain writes the record right after the spawn returns, but on a loaded
       // machine the runner may have written its pid file while Brain had not yet run again to write it.
       await until(() => existsSync(join(spawnRecordsDir(cli.home), `${pgid}.json`)));
@@ -214,22 +228,9 @@ describe("brain run with an early runner", () => {
   });
 
   it("takes its runner's group with it on a Ctrl-C before brain run has its own", async () => {
-    const pidFile = join(tempDir(), "runner-pid");
-    // Starts a process in its group, as a tool would, and never answers the open: brain run waits to open.
-    const line = `echo $$ > ${pidFile}; sleep 300 & exec cat >/dev/null`;
-    config(cli.work, {
-      defaults: { harness: "sh" },
-      harnesses: { sh: { command: ["/bin/sh", "-c", line] } },
-    });
-    const brain = spawn(process.execPath, [join(root, "bin/brain.js"), "run", "hi"], {
-      cwd: cli.work,
-      env: { ...process.env, BRAIN_HOME: cli.home },
-      stdio: "ignore",
-    });
+    const { brain, group } = runOnHangingRunner(cli, ["hi"]);
     try {
-      await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"));
-      const pgid = Number(readFileSync(pidFile, "utf8"));
-      groups.push(pgid);
+      const pgid = await group();
       const exit = new Promise<[number | null, string | null]>((resolve) =>
         brain.once("exit", (code, signal) => resolve([code, signal])),
       );
@@ -242,32 +243,19 @@ describe("brain run with an early runner", () => {
   });
 
   it("takes its runner's group with it when a second Ctrl-C leaves at once", async () => {
-    const pidFile = join(tempDir(), "runner-pid");
-    // Starts a process in its group, as a tool would, and never answers the open: the turn waits.
-    const line = `echo $$ > ${pidFile}; sleep 300 & exec cat >/dev/null`;
-    config(cli.work, {
-      defaults: { harness: "sh" },
-      harnesses: { sh: { command: ["/bin/sh", "-c", line] } },
-    });
-    const brain = spawn(process.execPath, [join(root, "bin/brain.js"), "run", "--json", "hi"], {
-      cwd: cli.work,
-      env: { ...process.env, BRAIN_HOME: cli.home },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const { brain, group } = runOnHangingRunner(cli, ["--json", "hi"], ["ignore", "pipe", "pipe"]);
     let out = "";
     let err = "";
-    brain.stdout.on("data", (chunk: Buffer) => {
+    brain.stdout!.on("data", (chunk: Buffer) => {
       out += chunk.toString("utf8");
     });
-    brain.stderr.on("data", (chunk: Buffer) => {
+    brain.stderr!.on("data", (chunk: Buffer) => {
       err += chunk.toString("utf8");
     });
     try {
       // turn.started: the run's Ctrl-C handler is in place.
-      await until(() => out.includes('"turn.started"') && existsSync(pidFile));
-      await until(() => readFileSync(pidFile, "utf8").endsWith("\n"));
-      const pgid = Number(readFileSync(pidFile, "utf8"));
-      groups.push(pgid);
+      await until(() => out.includes('"turn.started"'));
+      const pgid = await group();
       const code = new Promise((resolve) => brain.once("exit", resolve));
       brain.kill("SIGINT");
       // The first one only interrupts; a second sent before it was handled could merge with it.
