@@ -1,5 +1,5 @@
 // The places of one attachment's reverse tool calls: seed A's 32 in flight, and a bounded wait for the rest.
-import { UNREAD_INPUT_LIMITS } from "../../tools/mcp/unread-limit.js";
+import { UNREAD_INPUT_LIMITS } from "../../protocol/unread-input.js";
 import { Semaphore } from "./semaphore.js";
 
 /**

@@ -8,7 +8,7 @@ import { ProtocolError } from "../../protocol/frames.js";
 import { clip } from "../../protocol/jsonrpc.js";
 import { encodeFrame, FramingError, MAX_FRAME } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame, RunnerToBrainFrame } from "../../protocol/runner.js";
-import { UNREAD_INPUT_LIMITS } from "../../tools/mcp/unread-limit.js";
+import { UNREAD_INPUT_LIMITS } from "../../protocol/unread-input.js";
 import { MAX_TOOL_CALLS_IN_FLIGHT } from "./call-places.js";
 import { PendingChild } from "./pending-child.js";
 import type { RunnerChild } from "./spawner.js";

@@ -9,12 +9,13 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { tailOf } from "../../core/redact.js";
 import type { McpServer } from "../../protocol/config.js";
+import { UNREAD_INPUT_LIMITS } from "../../protocol/unread-input.js";
 import type { McpCallResult } from "./content.js";
 import { expandRecord, expandVars } from "./expand.js";
 import { limitedFetch } from "./http-limits.js";
 import type { McpToolInfo } from "./names.js";
 import { OutputSchemaChecks } from "./output-schemas.js";
-import { limitUnreadInput, UNREAD_INPUT_LIMITS } from "./unread-limit.js";
+import { limitUnreadInput } from "./unread-limit.js";
 
 export interface ServerSpec {
   name: string;

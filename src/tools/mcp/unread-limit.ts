@@ -1,13 +1,6 @@
 // A bound on what Brain has written to an MCP peer over a stream and the peer has not read yet.
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-
-/**
- * How much Brain may have written to an MCP peer on stdio (a server's input, an agent on the tool endpoint) that the
- * peer has not read. Brain answers every request a peer sends (a ping, a sampling request it refuses, a tool call);
- * a peer that sends them without reading the answers would have them pile up in Brain's memory (a few KiB of
- * bookkeeping each, beside the bytes), so past either limit it is stopped as broken.
- */
-export const UNREAD_INPUT_LIMITS = { messages: 4096, bytes: 64 * 1024 * 1024 };
+import type { UNREAD_INPUT_LIMITS } from "../../protocol/unread-input.js";
 
 /**
  * Counts what has been handed to the peer and not yet taken by it (the SDK's stdio sends settle once the pipe or
