@@ -75,6 +75,8 @@ export class SseStream implements FeedListener {
   private closed = false;
   /** Whether the replay has checked the cursor against what the log still holds. */
   private firstRead = true;
+  /** The first seq the last `dropped` message named: retention dropping more later is told again. */
+  private toldFirst = 0;
   private unlisten: (() => void) | undefined;
   /** Times this watcher fell behind live and was fed from the log instead. */
   behind = 0;
@@ -203,10 +205,7 @@ export class SseStream implements FeedListener {
             this.firstRead = false;
             const first = await this.hub.firstSeq(this.session);
             if (this.closed) return;
-            if (this.cursor < first - 1) {
-              this.chunks.push(formatDropped(this.cursor, first));
-              await this.writePaced();
-            }
+            if (this.tellDropped(first)) await this.writePaced();
           }
           await this.replayLog();
           if (this.closed) return;
@@ -233,6 +232,14 @@ export class SseStream implements FeedListener {
     for (;;) {
       const page: (SessionEvent | undefined)[] = await this.hub.read(this.session, this.cursor, limit);
       if (this.closed || page.length === 0) return;
+      const head = page[0]!.seq;
+      if (head > this.cursor + 1) {
+        // A gap: compaction's, or retention dropped segments since the first check (a closed session's log is
+        // retired while its watchers replay it), which the watcher must be told of, not skipped past.
+        const first = await this.hub.firstSeq(this.session);
+        if (this.closed) return;
+        this.tellDropped(Math.min(first, head));
+      }
       let pageChars = 0;
       let queued = 0;
       for (let i = 0; i < page.length; i++) {
@@ -251,6 +258,14 @@ export class SseStream implements FeedListener {
       if (this.closed) return;
       limit = Math.max(1, Math.min(this.limits.pageSize, Math.floor((max * page.length) / pageChars)));
     }
+  }
+
+  /** Queues a `dropped` message when the cursor is before `first`, unless one already named it. */
+  private tellDropped(first: number): boolean {
+    if (this.cursor >= first - 1 || first <= this.toldFirst) return false;
+    this.toldFirst = first;
+    this.chunks.push(formatDropped(this.cursor, first));
+    return true;
   }
 
   /** What was held while catching up, taken out. */
