@@ -1,11 +1,13 @@
 // A commit's delivery runs while the next commit's write is on its way (JsonlEventLog.followOn): still one write
 // at a time, deliveries in order, and a failed next write cuts the file back to the commit before it.
+import { constants } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
+import { nodeLogIO } from "./log-io.js";
 import { MODES, testIO } from "./testing/fault-io.js";
 
 const delta = (text: string): NewEvent => ({ type: "assistant.delta", turn: "t1", data: { text } });
@@ -79,5 +81,32 @@ describe.each(MODES)("a commit's delivery overlaps the next write (O_DSYNC write
     const reopened = await JsonlEventLog.open(file, "s1", io);
     opened.push(reopened);
     expect(texts(await reopened.read(0))).toEqual(["a1", "c1"]);
+  });
+
+  it("fails the next batch's appends when the segment roll before its write fails, instead of leaving them waiting", async () => {
+    const io = testIO(syncWrites);
+    let refuseNew = false;
+    // The roll's new segment cannot be made (no descriptor left, no room in the directory).
+    io.open = (p, flags, mode) =>
+      refuseNew && flags & constants.O_EXCL
+        ? Promise.reject(Object.assign(new Error("EMFILE: too many open files, open"), { code: "EMFILE" }))
+        : nodeLogIO.open(p, flags, mode);
+    const log = await JsonlEventLog.open(file, "s1", io, { segmentBytes: 200 });
+    opened.push(log);
+    const release = io.holdDurable();
+    const a = log.append([{ type: "harness.warning", data: { message: "x".repeat(300) } }]);
+    await tick(); // a's commit fills the segment and waits to be durable; b's write must roll first
+    refuseNew = true;
+    const b = log.append([delta("b1")]).then(
+      () => "resolved",
+      (err: Error) => err.message,
+    );
+    release();
+    expect((await a).map((e) => e.seq)).toEqual([1]);
+    expect(await b).toMatch(/cannot start a segment.*EMFILE/);
+    refuseNew = false;
+    expect((await log.append([delta("c1")])).map((e) => e.seq)).toEqual([2]);
+    await log.close();
+    expect(texts(await readEventsFile(file))).toEqual(["harness.warning", "c1"]);
   });
 });

@@ -283,14 +283,14 @@ export class JsonlEventLog implements EventLog {
    * (thousands of events made and handed out) runs while the disk writes. Still one write at a time, each once
    * the one before is durable; deliveries keep their order; a roll's rename and create run during the delivery.
    * Not when the next awaits a cut back before its write, nor when it is awaited (written on this thread, it
-   * would hold up the delivery).
+   * would hold up the delivery). A failed roll (no descriptor or room for the next segment) fails the batch here.
    */
   private followOn(): FollowOn | undefined {
     const next = this.queue;
     if (next.length === 0 || next.awaited || this.rollbackPending) return;
     this.queue = this.spare ?? new Batch();
     this.spare = undefined;
-    return { commit: this.withFd((f) => this.write(f, next)) };
+    return { commit: this.withFd((f) => this.write(f, next)).catch((err: Error) => this.fail(err, next)) };
   }
 
   /** Cuts the file back to its durable length, so no partial batch stays behind. */
