@@ -42,8 +42,8 @@ export class JsonlEventLog implements EventLog {
   private closing: Promise<void> | undefined;
   private durableSeq: number;
   /** A failed batch's last seq: a reader in another process may have read its lines before the cut, so no event
-   *  gets its seqs again (a gap, as compaction leaves; for this log's life: a crash forgets it). */
-  private burnedSeq = 0;
+   *  gets its seqs again (a gap, as compaction leaves). Kept in the saved state till a commit passes it. */
+  private burnedSeq: number;
   /** Durable byte length: where the next batch is written and what a failed batch is cut back to. */
   private size: number;
   /** Commits in one second share its timestamp's text up to the milliseconds (toISOString costs more than them). */
@@ -81,9 +81,8 @@ export class JsonlEventLog implements EventLog {
     private writer: WriterState,
   ) {
     ({ fd: this.fd, lock: this.lock, state: this.state, sealed: this.sealed, base: this.base } = opened);
-    this.durableSeq = opened.scan.lastSeq;
-    this.size = opened.scan.end;
-    this.savedEnd = opened.savedEnd;
+    [this.durableSeq, this.size] = [opened.scan.lastSeq, opened.scan.end];
+    [this.savedEnd, this.burnedSeq] = [opened.savedEnd, opened.burned ?? 0];
     this.idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
     this.segmentBytes = options.segmentBytes ?? SEGMENT_BYTES;
     this.inline = options.inline ?? new InlineCommits();
@@ -260,10 +259,10 @@ export class JsonlEventLog implements EventLog {
       if (laid.scratch.length <= REUSE_BYTES) this.scratch = laid.scratch;
     } catch (err) {
       this.burnedSeq = first + batch.length - 1;
+      this.savedEnd = -1; // the next save (at idle, at close) keeps it for the next open
       await this.rollback(fd).catch(() => {});
-      // Appends queued behind the failed batch were made before its failure was known and may continue it (the
-      // rest of a stream of deltas): written after the gap, they would hide lost events behind dense seqs. They
-      // fail with it; appends made once the failure is known go on as usual. No seq was taken.
+      // Appends queued behind it were made before its failure was known and may continue it (a stream of deltas):
+      // written after the gap they would hide lost events behind dense seqs, so they fail too; later ones go on.
       return this.fail(failure(this.path, "append failed", err), batch);
     }
     this.writer = next;
@@ -384,7 +383,8 @@ export class JsonlEventLog implements EventLog {
   private async saveState(fd: number): Promise<void> {
     if (this.savedEnd === this.size) return;
     const [end, seq, anchor, base] = [this.size, this.durableSeq, this.writer.anchor, this.base];
-    await saveStateAt(this.io, fd, this.path, { seq, end, anchor, ...this.state.snapshot() });
+    const burned = this.burnedSeq > seq ? { burned: this.burnedSeq } : {};
+    await saveStateAt(this.io, fd, this.path, { seq, end, anchor, ...this.state.snapshot(), ...burned });
     if (this.base === base) this.savedEnd = end; // not the size of a segment sealed meanwhile
   }
 

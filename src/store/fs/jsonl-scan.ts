@@ -268,7 +268,7 @@ export async function recover(
   size: number,
   path: string,
   session: string,
-): Promise<{ scan: ScanResult; state: LogState; savedEnd: number }> {
+): Promise<{ scan: ScanResult; state: LogState; savedEnd: number; burned?: number }> {
   const saved = await loadState(path);
   if (saved && saved.end <= size && saved.anchor.offset <= saved.end) {
     const region = await readFully(io, fd, saved.anchor.offset, saved.end - saved.anchor.offset);
@@ -282,7 +282,9 @@ export async function recover(
           onEvents: (events) => state.observe(events),
           checkAt: saved.end,
         });
-        if (scan.seqAtCheck === saved.seq) return { scan, state, savedEnd: saved.end };
+        if (scan.seqAtCheck === saved.seq) {
+          return { scan, state, savedEnd: saved.end, ...(saved.burned ? { burned: saved.burned } : {}) };
+        }
       } catch {
         // The whole scan below says what is wrong, with line numbers.
       }

@@ -38,6 +38,8 @@ export interface OpenedLog {
   scan: ScanResult;
   state: LogState;
   savedEnd: number;
+  /** The last seq of a batch the disk refused, as the state saved by the log's last writer says. */
+  burned?: number;
   sealed: Segment[];
   /** The seq before the active segment's range. */
   base: number;

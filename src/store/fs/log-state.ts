@@ -82,6 +82,8 @@ export interface SavedState extends OpenState {
   anchor: { seq: number; offset: number };
   /** sha256 of the log's bytes [anchor.offset, end). */
   hash: string;
+  /** A refused batch's last seq, above `seq`: no later event of the log may take it (see JsonlEventLog). */
+  burned?: number;
 }
 
 export const statePath = (logPath: string) => `${logPath}.state`;
@@ -105,7 +107,8 @@ export async function loadState(logPath: string): Promise<SavedState | undefined
     !Number.isInteger(s.anchor?.seq) ||
     typeof s.hash !== "string" ||
     !Array.isArray(s.requests) ||
-    !Array.isArray(s.openTurns)
+    !Array.isArray(s.openTurns) ||
+    (s.burned !== undefined && !Number.isInteger(s.burned))
   )
     return undefined;
   return s as SavedState;

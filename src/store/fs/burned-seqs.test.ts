@@ -1,0 +1,42 @@
+// The seqs of a batch the disk refused are never given again (docs/protocol.md: a reader without the lock may
+// have read its lines before the cut), by the log that refused it and by the next open of the same file.
+import { describe, expect, it } from "vitest";
+import type { NewEvent } from "../../protocol/events.js";
+import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
+import { loadState } from "./log-state.js";
+import { MODES, testIO } from "./testing/fault-io.js";
+import { useLogDir } from "./testing/log-dir.js";
+
+const warning = (message: string): NewEvent => ({ type: "harness.warning", data: { message } });
+
+describe.each(MODES)("a refused batch's seqs (O_DSYNC writes: %s)", (syncWrites) => {
+  const paths = useLogDir("brain-burned-");
+
+  it("are not given again after the log is closed and opened again, before any other commit", async () => {
+    const io = testIO(syncWrites);
+    const log = await JsonlEventLog.open(paths.file, "s1", io);
+    await log.append([warning("a")]);
+    io.failNext("write", "ENOSPC"); // half its bytes written, then refused: seqs 2..4 were on disk a moment
+    await expect(log.append([warning("b1"), warning("b2"), warning("b3")])).rejects.toThrow(/ENOSPC/);
+    await log.close();
+    const reopened = await JsonlEventLog.open(paths.file, "s1", io);
+    expect((await reopened.append([warning("c")]))[0]?.seq).toBe(5);
+    await reopened.close();
+    expect((await readEventsFile(paths.file)).map((e) => e.seq)).toEqual([1, 5]);
+    // Passed by a commit, the burn is in the log itself (its gap): the next open goes on from the last seq.
+    const again = await JsonlEventLog.open(paths.file, "s1", io);
+    expect((await again.append([warning("d")]))[0]?.seq).toBe(6);
+    await again.close();
+  });
+
+  it("are kept in the state the log saves when it goes idle, for an open after a kill -9", async () => {
+    const io = testIO(syncWrites);
+    const log = await JsonlEventLog.open(paths.file, "s1", io, { idleMs: 1 });
+    await log.append([warning("a")]);
+    io.failNext("write", "ENOSPC");
+    await expect(log.append([warning("b1"), warning("b2")])).rejects.toThrow(/ENOSPC/);
+    while (log.holdsDescriptor) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await loadState(paths.file)).toMatchObject({ seq: 1, burned: 3 });
+    await log.close();
+  });
+});
