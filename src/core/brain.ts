@@ -76,9 +76,11 @@ export class Brain {
 
   /** The live session for `id`, opened from the store when needed (after a compaction of its log ends). */
   async session(id: string): Promise<Session> {
-    await this.closedLogs.idle(id);
-    const open = () => this.live.get(id, () => this.openSession(id));
-    return this.openLimit.reopen(id, async () => (await this.record(id)).tenant, open);
+    // Held from sweeps until it is open: one started while its tenant is read would take the log's lock from it.
+    return this.closedLogs.excluding(id, () => {
+      const open = () => this.live.get(id, () => this.openSession(id));
+      return this.openLimit.reopen(id, async () => (await this.record(id)).tenant, open);
+    });
   }
 
   /** Compacts logs not open here idle for `idleMs`; one asked for meanwhile opens when its compaction ends. */

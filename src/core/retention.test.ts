@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../cli/config.js";
 import { startDaemon } from "../server/daemon.js";
+import { acquireLogLock } from "../store/fs/log-lock.js";
 import { makeBrain, type TestBrain } from "../testing/brain.js";
 
 let t: TestBrain;
@@ -58,6 +59,50 @@ describe("retention", () => {
     expect(await session.log.read(0)).toEqual(before);
     await (await session.prompt("again")).settled;
     expect((await session.log.read(0)).filter((e) => e.type === "turn.settled")).toHaveLength(2);
+  });
+
+  it("opens a session under a tenant bound while a sweep starts, without the sweep taking its log's lock", async () => {
+    const first = t; // a Brain of its own over the same store: this one bounds each tenant's open sessions
+    t = makeBrain({ home: first.home, openSessionsPerTenant: 8 });
+    try {
+      const id = await finishedSession("one two three four five");
+      await t.brain.closeSession(id);
+      // A sweep that starts while the open reads the session's tenant, its compaction holding the log's lock a while.
+      const [get, compact] = [t.store.get.bind(t.store), t.store.compact.bind(t.store)];
+      let [begun, release] = [() => {}, () => {}];
+      const started = new Promise<void>((resolve) => {
+        begun = resolve;
+      });
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      t.store.compact = async (sid, options) => {
+        const lock = await acquireLogLock(t.store.paths(sid).events, { session: sid });
+        begun();
+        await held;
+        await lock.release();
+        return compact(sid, options);
+      };
+      let sweep: Promise<unknown> | undefined;
+      t.store.get = async (sid) => {
+        if (sid === id && !sweep) {
+          sweep = t.brain.compactIdle(0);
+          await Promise.race([started, sweep]);
+        }
+        return get(sid);
+      };
+      const opened = t.brain.session(id).then(
+        (session) => session.id,
+        (err: Error) => err.message,
+      );
+      const result = await opened; // the sweep's lock held meanwhile, if it took it
+      release();
+      expect(result).toBe(id);
+      await sweep;
+    } finally {
+      await t.brain.close();
+      t = first;
+    }
   });
 
   it("deletes a session asked to be deleted during its compaction once the compaction ends", async () => {

@@ -48,6 +48,7 @@ export function makeBrain(
     providerEnv?: BrainOptions["providerEnv"];
     /** The families' seeders, when not the built-in ones (a seeding that fails). */
     seeders?: BrainOptions["seeders"];
+    openSessionsPerTenant?: number;
   } = {},
 ): TestBrain {
   const home = options.home ?? tempDir();
@@ -63,6 +64,7 @@ export function makeBrain(
     ...(options.providers ? { providers: options.providers } : {}),
     ...(options.env ? { env: options.env } : {}),
     ...(options.providerEnv ? { providerEnv: options.providerEnv } : {}),
+    ...(options.openSessionsPerTenant ? { openSessionsPerTenant: options.openSessionsPerTenant } : {}),
   });
   return {
     brain,
