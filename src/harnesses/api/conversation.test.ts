@@ -5,7 +5,14 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { encodeLine } from "../../protocol/ndjson.js";
 import { events } from "../../testing/brain.js";
-import { CONVERSATION_FILE, type Entry, SILENT_FAILURE, UNSAVED_RESULT } from "./conversation.js";
+import {
+  CONVERSATION_FILE,
+  type Entry,
+  MAX_RESULT_CHARS,
+  SILENT_FAILURE,
+  shortenedResult,
+  UNSAVED_RESULT,
+} from "./conversation.js";
 import { apiTestBed } from "./testing/bed.js";
 import { transcript } from "./testing/provider.js";
 
@@ -106,6 +113,38 @@ describe("a call that failed without a word", () => {
       content: SILENT_FAILURE,
       is_error: true,
     });
+  });
+});
+
+describe("a tool result too long for any model's context", () => {
+  it("is sent as its start and its end, so it does not fail this and every later request", async () => {
+    const value = `first line\n${"x".repeat(4_000_000)}\nthe error at the end`;
+    const session = await reopenedWith([
+      call("toolu_huge"),
+      {
+        type: "message",
+        message: {
+          role: "tool",
+          content: [
+            {
+              type: "tool-result",
+              toolCallId: "toolu_huge",
+              toolName: "echo",
+              output: { type: "text", value },
+            },
+          ],
+        },
+      },
+    ]);
+    bed.fake.script([{ text: "going on" }]);
+    expect((await (await session.prompt("two")).settled).status).toBe("completed");
+    const sent = bed.fake.requests[1]!.body.messages[2].content[0].content as string;
+    expect(sent.length).toBeLessThan(200_000);
+    expect(sent.length).toBeLessThan(MAX_RESULT_CHARS + 200);
+    expect(sent).toBe(shortenedResult(value));
+    expect(sent.startsWith("first line")).toBe(true);
+    expect(sent.endsWith("the error at the end")).toBe(true);
+    expect(sent).toContain("characters of this tool result left out");
   });
 });
 

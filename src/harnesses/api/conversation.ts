@@ -125,6 +125,43 @@ function withWordedErrors(messages: ModelMessage[]): ModelMessage[] {
   });
 }
 
+/**
+ * Characters of one tool result the model is sent, about 25k tokens (Claude Code's bound on an MCP tool's output).
+ * A result may be megabytes (a file read whole, a command's output); sent whole it is past every model's context,
+ * and since it stays in the conversation every later request, the summary that would compact it included, fails
+ * the same way: the session could never take a turn again. The log and the file keep the whole result.
+ */
+export const MAX_RESULT_CHARS = 100_000;
+
+/** A result past MAX_RESULT_CHARS as the model is sent it: its start and its end (where a command's error is). */
+export function shortenedResult(value: string): string {
+  if (value.length <= MAX_RESULT_CHARS) return value;
+  const tail = MAX_RESULT_CHARS / 4;
+  const head = MAX_RESULT_CHARS - tail;
+  const omitted = value.length - head - tail;
+  return `${value.slice(0, head)}\n\n[… ${omitted} characters of this tool result left out: it is too long for the model's context; ask for less, e.g. a range of lines …]\n\n${value.slice(-tail)}`;
+}
+
+/** `messages` with every tool result's text within MAX_RESULT_CHARS. */
+function withBoundedResults(messages: ModelMessage[]): ModelMessage[] {
+  return messages.map((message) => {
+    if (message.role !== "tool") return message;
+    const long = (part: ToolContent[number]) =>
+      part.type === "tool-result" &&
+      (part.output.type === "text" || part.output.type === "error-text") &&
+      part.output.value.length > MAX_RESULT_CHARS;
+    if (!message.content.some(long)) return message;
+    const content = message.content.map((part) =>
+      long(part) &&
+      part.type === "tool-result" &&
+      (part.output.type === "text" || part.output.type === "error-text")
+        ? { ...part, output: { type: part.output.type, value: shortenedResult(part.output.value) } }
+        : part,
+    );
+    return { ...message, content };
+  });
+}
+
 export class Conversation {
   private readonly entries: Entry[] = [];
   private readonly path: string;
@@ -164,7 +201,7 @@ export class Conversation {
     }
     const out: ModelMessage[] = summary === undefined ? [] : [summaryMessage(summary)];
     for (const entry of this.entries.slice(start)) if (entry.type === "message") out.push(entry.message);
-    return answered(withWordedErrors(withoutBlankText(out)));
+    return answered(withBoundedResults(withWordedErrors(withoutBlankText(out))));
   }
 
   /** The input tokens of the last request made since the last compaction (0 when there was none). */
