@@ -206,6 +206,39 @@ describe("calls the SDK cannot parse", () => {
   });
 });
 
+describe("calls of one answer under the same id", () => {
+  it("get ids of their own, so each runs and is answered and the answer stays one a provider takes", async () => {
+    const session = await bed.brain().brain.create({
+      harness: "api",
+      config: { model: "anthropic:fake-model", tools: ["echo"] },
+    });
+    bed.fake.script([
+      {
+        toolCalls: [
+          { id: "toolu_same", name: "echo", arguments: { value: "a" } },
+          { id: "toolu_same", name: "echo", arguments: { value: "b" } },
+        ],
+      },
+      { text: "done" },
+    ]);
+    expect((await (await session.prompt("x")).settled).status).toBe("completed");
+    const logged = (await events(session))
+      .filter((e) => e.type === "tool.result")
+      .map((e) => e.data as { id: string; content: { text: string }[] });
+    expect(logged.map((r) => [r.id, r.content[0]!.text])).toEqual([
+      ["toolu_same", "a"],
+      ["toolu_same_2", "b"],
+    ]);
+    // Anthropic refuses a request whose tool_use ids repeat, and the conversation sends this answer every time.
+    const [, assistant, replies] = bed.fake.requests[1]!.body.messages;
+    expect(assistant.content.map((p: { id: string }) => p.id)).toEqual(["toolu_same", "toolu_same_2"]);
+    expect(results({ messages: [replies] })).toEqual([
+      ["toolu_same", "a"],
+      ["toolu_same_2", "b"],
+    ]);
+  });
+});
+
 describe("compaction", () => {
   it("keeps the conversation when the model's summary comes back empty", async () => {
     const session = await bed.brain().brain.create({

@@ -129,6 +129,7 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
   });
   let text = "";
   const toolCalls: StepToolCall[] = [];
+  const ids = new CallIds();
   let failure: unknown;
   let usage: LanguageModelUsage | undefined;
   let providerMetadata: ProviderMetadata | undefined;
@@ -148,7 +149,7 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
       } else if (part.type === "tool-input-delta") {
         count(part.delta.length);
       } else if (part.type === "tool-call") {
-        toolCalls.push({ id: part.toolCallId, name: part.toolName, input: part.input });
+        toolCalls.push({ id: ids.next(part.toolCallId), name: part.toolName, input: part.input });
       } else if (part.type === "start-step") {
         for (const warning of part.warnings) req.onWarning(describeWarning(warning));
       } else if (part.type === "finish-step") {
@@ -206,11 +207,44 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
     // The tools have no `execute`, so the SDK's tool messages hold only its own errors for calls it could not
     // parse (arguments that are not JSON, a tool not offered): Brain answers every call itself, and a provider
     // refuses a call answered twice.
-    messages: response.messages.filter((message) => message.role !== "tool"),
+    messages: ids.applied(response.messages.filter((message) => message.role !== "tool")),
     usage,
     providerMetadata,
     finishReason,
   };
+}
+
+/**
+ * Each call of one answer under an id of its own. A server may give two calls the same id, or none ("": some
+ * OpenAI-compatible servers): the assistant message would then hold it twice, which Anthropic refuses ("tool_use ids
+ * must be unique") and every later request carries, and Brain would answer only one of the calls. Such a call gets a
+ * fresh id, in the calls and in the assistant message alike (the k-th call there is the k-th call streamed).
+ */
+class CallIds {
+  private readonly streamed: string[] = [];
+  private readonly given: string[] = [];
+  private readonly taken = new Set<string>();
+
+  next(id: string): string {
+    let own = id;
+    for (let n = 2; own === "" || this.taken.has(own); n++) own = `${id.slice(0, 32) || "call"}_${n}`;
+    this.taken.add(own);
+    this.streamed.push(id);
+    this.given.push(own);
+    return own;
+  }
+
+  applied(messages: ModelMessage[]): ModelMessage[] {
+    if (this.given.every((id, i) => id === this.streamed[i])) return messages;
+    let index = 0;
+    return messages.map((message) => {
+      if (message.role !== "assistant" || typeof message.content === "string") return message;
+      const content = message.content.map((part) =>
+        part.type === "tool-call" ? { ...part, toolCallId: this.given[index++] ?? part.toolCallId } : part,
+      );
+      return { ...message, content };
+    });
+  }
 }
 
 /**
