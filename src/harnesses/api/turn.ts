@@ -5,6 +5,8 @@ import type { FinishReason, ModelMessage, ProviderMetadata, ToolSet, UserContent
 import { HarnessError, type HarnessOptions, type PromptOutcome } from "../../core/harness.js";
 import { sleep } from "../../core/sleep.js";
 import type { ToolResult, Usage } from "../../protocol/runner.js";
+import { MAX_TOOL_CALLS_IN_FLIGHT } from "../process/call-places.js";
+import { Semaphore } from "../process/semaphore.js";
 import { shouldCompact, summaryRequest } from "./compaction.js";
 import type { Conversation } from "./conversation.js";
 import { backoffMs, describeProviderError, isRetryable } from "./errors.js";
@@ -121,10 +123,18 @@ async function runSteps(deps: TurnDeps, input: TurnInput, usage: TurnUsage): Pro
       if (deps.steers.length === 0) return { interrupted: false };
       continue;
     }
+    // As many at once as a runner may have (seed A): a model asking for hundreds of commands in one answer must not
+    // start them all on the host together.
+    const places = new Semaphore(MAX_TOOL_CALLS_IN_FLIGHT);
     const results = await Promise.all(
       outcome.toolCalls.map((call): Promise<ToolResult> => {
         const params = toCallParams(call);
-        if (typeof params !== "string") return options.call(turn, params, signal);
+        if (typeof params !== "string")
+          return places.run(() =>
+            signal.aborted
+              ? Promise.resolve(errorResult("not run: the turn was interrupted"))
+              : options.call(turn, params, signal),
+          );
         // Never logged as a tool.call (the log takes only object arguments): the log says what the model was told.
         deps.warn(`tool call "${call.id}" (${call.name}) was not run: ${params}`);
         return Promise.resolve(errorResult(params));
