@@ -15,7 +15,9 @@ export class Providers {
 
   /** A configured provider by name; an unknown name is the caller's mistake, answered with the known ones. */
   settings(name: string): ProviderSettings {
-    const settings = this.options.providers?.[name];
+    // Own keys only: "constructor" or "__proto__" would otherwise name what every object has.
+    const providers = this.options.providers ?? {};
+    const settings = Object.hasOwn(providers, name) ? providers[name] : undefined;
     if (!settings) {
       const known = this.names().join(", ") || "none are configured";
       throw new SessionError("bad_request", `unknown provider "${name}" (configured: ${known})`);

@@ -219,4 +219,14 @@ describe("a Brain keeps keys out of events.jsonl", () => {
     );
     expect(await brain.list()).toEqual([]);
   });
+
+  it("refuses a provider name that is only a property every object has (constructor, __proto__)", async () => {
+    brain = brainWith([new ApiHarnessFactory()], tempDir());
+    for (const name of ["constructor", "__proto__", "toString"]) {
+      await expect(brain.create({ harness: "api", provider: name })).rejects.toThrow(
+        `unknown provider "${name}" (configured: fake)`,
+      );
+    }
+    expect(await brain.list()).toEqual([]);
+  });
 });
