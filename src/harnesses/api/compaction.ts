@@ -9,6 +9,12 @@ export const SUMMARY_REQUEST = [
   "Write plain prose and lists; no preamble.",
 ].join(" ");
 
+/**
+ * Characters of each tool result in a second try at the summary, when the first failed: a conversation past the
+ * model's context is mostly tool output, and the summary needs its gist, not its bytes.
+ */
+export const SUMMARY_RESULT_CHARS = 2_000;
+
 /** The request that asks for the summary: the conversation as it would be sent, then the instruction. */
 export function summaryRequest(context: ModelMessage[]): ModelMessage[] {
   return [...context, { role: "user", content: SUMMARY_REQUEST }];

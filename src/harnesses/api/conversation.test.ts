@@ -265,6 +265,32 @@ describe("compaction", () => {
   });
 });
 
+describe("compaction of a conversation past the model's context", () => {
+  it("tries the summary again with the tool results cut short, so the session is not stuck", async () => {
+    const session = await bed.brain().brain.create({
+      harness: "api",
+      config: { model: "anthropic:fake-model", tools: ["echo"], options: { compact_at_tokens: 1000 } },
+    });
+    const output = "y".repeat(50_000);
+    bed.fake.script([
+      { toolCalls: [{ name: "echo", arguments: { value: output } }], usage: { input: 900, output: 10 } },
+      { text: "read it", usage: { input: 1500, output: 10 } },
+      { error: { status: 400, message: "prompt is too long: 250000 tokens > 200000 maximum" } },
+      { text: "the user had the tool print 50,000 y" },
+      { text: "done" },
+    ]);
+    await (await session.prompt("print it")).settled;
+    expect((await (await session.prompt("and now?")).settled).status).toBe("completed");
+    const [, , first, second] = bed.fake.requests;
+    expect(results(first!.body)).toEqual([[expect.any(String), output]]);
+    const [[, shortened]] = results(second!.body) as [[string, string]];
+    expect(shortened.length).toBeLessThan(2_500);
+    expect(shortened).toContain("characters of this tool result left out");
+    const compacted = (await events(session)).filter((e) => e.type === "context.compacted");
+    expect(compacted.map((e) => e.data)).toEqual([{ summary: "the user had the tool print 50,000 y" }]);
+  });
+});
+
 describe("a rebuild of a compacted conversation", () => {
   it("goes on from the summary, as the conversation file did, not from everything the summary replaced", async () => {
     const first = bed.brain();

@@ -134,32 +134,35 @@ function withWordedErrors(messages: ModelMessage[]): ModelMessage[] {
 export const MAX_RESULT_CHARS = 100_000;
 
 /** A result past MAX_RESULT_CHARS as the model is sent it: its start and its end (where a command's error is). */
-export function shortenedResult(value: string): string {
-  if (value.length <= MAX_RESULT_CHARS) return value;
-  const tail = MAX_RESULT_CHARS / 4;
-  const head = MAX_RESULT_CHARS - tail;
+export function shortenedResult(value: string, max = MAX_RESULT_CHARS): string {
+  if (value.length <= max) return value;
+  const tail = Math.floor(max / 4);
+  const head = max - tail;
   const omitted = value.length - head - tail;
   return `${value.slice(0, head)}\n\n[… ${omitted} characters of this tool result left out: it is too long for the model's context; ask for less, e.g. a range of lines …]\n\n${value.slice(-tail)}`;
 }
 
-/** `messages` with every tool result's text within MAX_RESULT_CHARS. */
-function withBoundedResults(messages: ModelMessage[]): ModelMessage[] {
-  return messages.map((message) => {
+/** `messages` with every tool result's text within `max` characters; `messages` itself when all were. */
+export function withBoundedResults(messages: ModelMessage[], max = MAX_RESULT_CHARS): ModelMessage[] {
+  let changed = false;
+  const out = messages.map((message) => {
     if (message.role !== "tool") return message;
     const long = (part: ToolContent[number]) =>
       part.type === "tool-result" &&
       (part.output.type === "text" || part.output.type === "error-text") &&
-      part.output.value.length > MAX_RESULT_CHARS;
+      part.output.value.length > max;
     if (!message.content.some(long)) return message;
+    changed = true;
     const content = message.content.map((part) =>
       long(part) &&
       part.type === "tool-result" &&
       (part.output.type === "text" || part.output.type === "error-text")
-        ? { ...part, output: { type: part.output.type, value: shortenedResult(part.output.value) } }
+        ? { ...part, output: { type: part.output.type, value: shortenedResult(part.output.value, max) } }
         : part,
     );
     return { ...message, content };
   });
+  return changed ? out : messages;
 }
 
 export class Conversation {

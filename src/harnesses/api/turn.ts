@@ -7,8 +7,8 @@ import { sleep } from "../../core/sleep.js";
 import type { ToolResult, Usage } from "../../protocol/runner.js";
 import { MAX_TOOL_CALLS_IN_FLIGHT } from "../process/call-places.js";
 import { Semaphore } from "../process/semaphore.js";
-import { shouldCompact, summaryRequest } from "./compaction.js";
-import type { Conversation } from "./conversation.js";
+import { SUMMARY_RESULT_CHARS, shouldCompact, summaryRequest } from "./compaction.js";
+import { type Conversation, withBoundedResults } from "./conversation.js";
 import { backoffMs, describeProviderError, isRetryable } from "./errors.js";
 import type { LoadedImage } from "./images.js";
 import type { ResolvedModel } from "./providers.js";
@@ -239,14 +239,25 @@ async function request(
 async function compactIfLarge(deps: TurnDeps, usage: TurnUsage, signal: AbortSignal): Promise<void> {
   const { conversation, settings } = deps;
   if (!shouldCompact(conversation.lastInputTokens(), settings.compactAtTokens, conversation.length)) return;
+  // The tools stay declared (some providers refuse tool calls in the history otherwise), but none may run.
+  const summarise = (context: ModelMessage[]) =>
+    request(deps, summaryRequest(context), signal, () => {}, "none");
+  const context = conversation.messages();
   let outcome: StepOutcome;
   try {
-    // The tools stay declared (some providers refuse tool calls in the history otherwise), but none may run.
-    outcome = await request(deps, summaryRequest(conversation.messages()), signal, () => {}, "none");
+    outcome = await summarise(context);
   } catch (err) {
-    // The turn goes on uncompacted: the request may still fit, and if not it fails with the provider's word.
-    deps.warn(`compacting the conversation failed, going on without: ${(err as Error).message}`);
-    return;
+    // A conversation already past the model's context (the last turn failed on it) fails its summary as well, and
+    // would fail every turn after: once more with the tool results, its bulk, cut short.
+    const shorter = withBoundedResults(context, SUMMARY_RESULT_CHARS);
+    try {
+      if (shorter === context || signal.aborted) throw err;
+      outcome = await summarise(shorter);
+    } catch (again) {
+      // The turn goes on uncompacted: the request may still fit, and if not it fails with the provider's word.
+      deps.warn(`compacting the conversation failed, going on without: ${(again as Error).message}`);
+      return;
+    }
   }
   if (outcome.kind === "aborted") return;
   usage.add(outcome.usage, outcome.providerMetadata);
