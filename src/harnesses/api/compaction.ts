@@ -20,6 +20,6 @@ export function summaryRequest(context: ModelMessage[]): ModelMessage[] {
   return [...context, { role: "user", content: SUMMARY_REQUEST }];
 }
 
-export function shouldCompact(lastInputTokens: number, threshold: number, messages: number): boolean {
-  return threshold > 0 && messages > 0 && lastInputTokens >= threshold;
+export function shouldCompact(inputTokens: number, threshold: number, messages: number): boolean {
+  return threshold > 0 && messages > 0 && inputTokens >= threshold;
 }

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { encodeLine } from "../../protocol/ndjson.js";
 import { events } from "../../testing/brain.js";
+import { SUMMARY_REQUEST } from "./compaction.js";
 import {
   CONVERSATION_FILE,
   type Entry,
@@ -288,6 +289,33 @@ describe("compaction of a conversation past the model's context", () => {
     expect(shortened).toContain("characters of this tool result left out");
     const compacted = (await events(session)).filter((e) => e.type === "context.compacted");
     expect(compacted.map((e) => e.data)).toEqual([{ summary: "the user had the tool print 50,000 y" }]);
+  });
+});
+
+describe("a turn that failed on what its tools returned", () => {
+  it("has the next turn compact the conversation, though no request measured it", async () => {
+    const session = await bed.brain().brain.create({
+      harness: "api",
+      config: {
+        model: "anthropic:fake-model",
+        tools: ["echo"],
+        options: { compact_at_tokens: 1000, retries: 0 },
+      },
+    });
+    bed.fake.script([
+      {
+        toolCalls: [{ name: "echo", arguments: { value: "y".repeat(50_000) } }],
+        usage: { input: 900, output: 10 },
+      },
+      { error: { status: 400, message: "prompt is too long: 250000 tokens > 200000 maximum" } },
+      { text: "the tool printed 50,000 y" },
+      { text: "done" },
+    ]);
+    expect((await (await session.prompt("print it")).settled).status).toBe("failed");
+    expect((await (await session.prompt("and now?")).settled).status).toBe("completed");
+    expect(transcript(bed.fake.requests[2]!.body).at(-1)).toContain(SUMMARY_REQUEST);
+    const compacted = (await events(session)).filter((e) => e.type === "context.compacted");
+    expect(compacted.map((e) => e.data)).toEqual([{ summary: "the tool printed 50,000 y" }]);
   });
 });
 

@@ -165,6 +165,9 @@ export function withBoundedResults(messages: ModelMessage[], max = MAX_RESULT_CH
   return changed ? out : messages;
 }
 
+/** A rough count of characters per token, for text no request has measured yet. */
+const CHARS_PER_TOKEN = 4;
+
 export class Conversation {
   private readonly entries: Entry[] = [];
   private readonly path: string;
@@ -207,14 +210,21 @@ export class Conversation {
     return answered(withBoundedResults(withWordedErrors(withoutBlankText(out))));
   }
 
-  /** The input tokens of the last request made since the last compaction (0 when there was none). */
-  lastInputTokens(): number {
+  /**
+   * About how many input tokens the next request holds: the last request's since the last compaction, and what
+   * came after it at 4 characters a token. A turn that failed on what its tools returned (past the model's context)
+   * measured nothing of it: counted from the last request alone, it would never be compacted, and every later
+   * turn would fail the same way.
+   */
+  estimatedInputTokens(): number {
+    let unmeasured = 0;
     for (let i = this.entries.length - 1; i >= 0; i--) {
       const entry = this.entries[i]!;
-      if (entry.type === "compaction") return 0;
-      if (entry.usage) return entry.usage.input;
+      if (entry.type === "compaction") break;
+      if (entry.usage) return entry.usage.input + Math.ceil(unmeasured / CHARS_PER_TOKEN);
+      unmeasured += JSON.stringify(entry.message).length;
     }
-    return 0;
+    return Math.ceil(unmeasured / CHARS_PER_TOKEN);
   }
 
   get length(): number {

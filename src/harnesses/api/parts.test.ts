@@ -105,9 +105,9 @@ describe("the conversation file", () => {
       { type: "message", message: { role: "user", content: "a" } },
       { type: "message", message: { role: "assistant", content: "b" }, usage: { input: 500, output: 2 } },
     );
-    expect(conversation.lastInputTokens()).toBe(500);
+    expect(conversation.estimatedInputTokens()).toBe(500);
     await conversation.append({ type: "compaction", summary: "a then b" });
-    expect(conversation.lastInputTokens()).toBe(0);
+    expect(conversation.estimatedInputTokens()).toBe(0);
     await conversation.append({ type: "message", message: { role: "user", content: "c" } });
     await conversation.close();
 

@@ -65,7 +65,7 @@ export const ApiOptions = z.object({
     })
     .optional(),
   /**
-   * When the last request's input reached this many tokens, the next turn starts by having the model summarise
+   * When the last request's input (and what came after it, estimated) reached this many tokens, the next turn starts by having the model summarise
    * the conversation so far; the summary replaces it in later requests. 0 turns compaction off.
    */
   compact_at_tokens: z.number().int().nonnegative().optional(),

@@ -235,10 +235,11 @@ async function request(
   }
 }
 
-/** Summarises the conversation when the last request was at least `compact_at_tokens` long. */
+/** Summarises the conversation when the next request would be at least `compact_at_tokens` long. */
 async function compactIfLarge(deps: TurnDeps, usage: TurnUsage, signal: AbortSignal): Promise<void> {
   const { conversation, settings } = deps;
-  if (!shouldCompact(conversation.lastInputTokens(), settings.compactAtTokens, conversation.length)) return;
+  if (!shouldCompact(conversation.estimatedInputTokens(), settings.compactAtTokens, conversation.length))
+    return;
   // The tools stay declared (some providers refuse tool calls in the history otherwise), but none may run.
   const summarise = (context: ModelMessage[]) =>
     request(deps, summaryRequest(context), signal, () => {}, "none");
