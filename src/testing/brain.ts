@@ -157,3 +157,19 @@ export function scripted(script: (options: HarnessOptions, turn: string) => Prom
     },
   };
 }
+
+/** A tool service of one tool, "gated", whose calls all wait until `open()` is called, then answer "done". */
+export function gatedTool(): { tools: ToolService; open: () => void } {
+  let open: () => void = () => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  const tools: ToolService = {
+    list: async () => [{ name: "gated", input_schema: { type: "object" } }],
+    call: async () => {
+      await opened;
+      return { content: [{ type: "text", text: "done" }], is_error: false };
+    },
+  };
+  return { tools, open };
+}

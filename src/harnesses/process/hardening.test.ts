@@ -6,7 +6,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ToolService } from "../../core/tools.js";
-import { echoFactory, events, makeBrain, type TestBrain, textOf, waitForEvent } from "../../testing/brain.js";
+import {
+  echoFactory,
+  events,
+  gatedTool,
+  makeBrain,
+  type TestBrain,
+  textOf,
+  waitForEvent,
+} from "../../testing/brain.js";
 import { inlineRunnerArgs } from "../../testing/inline-runner.js";
 import { alive, until } from "../../testing/processes.js";
 import { ProcessFactory } from "./factory.js";
@@ -113,17 +121,7 @@ describe("tool calls past those in flight", () => {
   send({ attachment: f.attachment, turn: f.turn, event: "assistant.delta", data: { text: String(refused.length) } });
   reply({});`,
     );
-    let open: () => void = () => {};
-    const opened = new Promise<void>((resolve) => {
-      open = resolve;
-    });
-    const gated: ToolService = {
-      list: async () => [{ name: "gated", input_schema: { type: "object" } }],
-      call: async () => {
-        await opened;
-        return { content: [{ type: "text", text: "done" }], is_error: false };
-      },
-    };
+    const { tools: gated, open } = gatedTool();
     const factory = new ProcessFactory({
       name: "eager",
       command: process.execPath,

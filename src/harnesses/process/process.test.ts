@@ -1,7 +1,7 @@
 // The ProcessFactory's rules, each against a tiny inline runner that keeps or breaks exactly one of them.
 import { afterEach, describe, expect, it } from "vitest";
 import type { ToolResult, ToolSchema } from "../../protocol/runner.js";
-import { events, makeBrain, type TestBrain, textOf, waitForEvent } from "../../testing/brain.js";
+import { events, gatedTool, makeBrain, type TestBrain, textOf, waitForEvent } from "../../testing/brain.js";
 import { inlineRunnerArgs } from "../../testing/inline-runner.js";
 import type { ToolService } from "../../tools/tool-service.js";
 import { PASSED_VARIABLES } from "./environment.js";
@@ -259,17 +259,7 @@ describe("reverse tool calls", () => {
 
 describe("shared hosts", () => {
   it("count 32 tool calls in flight per session: one session's waiting calls hold back no other's", async () => {
-    let open: () => void = () => {};
-    const opened = new Promise<void>((resolve) => {
-      open = resolve;
-    });
-    const gated: ToolService = {
-      list: async () => [{ name: "gated", input_schema: { type: "object" } }],
-      call: async () => {
-        await opened;
-        return { content: [{ type: "text", text: "done" }], is_error: false };
-      },
-    };
+    const { tools: gated, open } = gatedTool();
     const factory = runner(
       `const [n, tool] = f.params.text === "many" ? [32, "gated"] : [1, "echo"];
       const results = await Promise.all(Array.from({ length: n }, (_, i) => callTool(f.turn + i, tool, { value: "v" })));
