@@ -130,7 +130,7 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
 
   /** Queued for when the CLI's own turn ends; families that steer live override this. */
   async steer(text: string, turn: string): Promise<void> {
-    if (this.turn.current?.id === turn) this.queue(text);
+    this.queue(text, turn);
   }
 
   async interrupt(turn: string): Promise<void> {
@@ -185,8 +185,20 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
     return this.ctx.family.harness;
   }
 
-  protected queue(text: string): void {
+  /** Holds a steer of `turn` for when the CLI's own turn ends; refuses it once `turn` is not the one running. */
+  protected queue(text: string, turn: string): void {
+    this.requireTurn(turn);
     this.queued.push(text);
+  }
+
+  /**
+   * Refuses a steer for a turn that is no longer running: it came as the CLI ended the turn, after the last
+   * chance to send it as a follow-up, and held it would go out inside the session's next turn instead. The session
+   * turns this into a conflict its client is told of (src/core/running-turn.ts, deliverSteer).
+   */
+  protected requireTurn(turn: string): void {
+    if (this.turn.current?.id !== turn)
+      throw new HarnessError("brain_error", `${this.label}: turn ${turn} ended before the steer reached it`);
   }
 
   /** The CLI's own turn ended: the next queued follow-up goes out, or the Brain turn settles. */

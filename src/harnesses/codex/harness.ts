@@ -50,9 +50,9 @@ export class CodexHarness extends CliHarness<Connection> {
   }
 
   override async steer(text: string, turn: string): Promise<void> {
+    this.requireTurn(turn);
     const connection = this.connection;
-    if (this.turn.current?.id !== turn) return;
-    if (!connection || !this.codexTurn) return this.queue(text);
+    if (!connection || !this.codexTurn) return this.queue(text, turn);
     const params: TurnSteerParams = {
       threadId: connection.threadId,
       input: textInput(text),
@@ -61,11 +61,13 @@ export class CodexHarness extends CliHarness<Connection> {
     try {
       await connection.rpc.request("turn/steer", params, this.ctx.timeouts.startMs);
     } catch (err) {
-      // The CLI's turn ended between the steer and now: run it as the next turn instead.
+      // The CLI's turn ended between the steer and now: run it as the next turn instead, or refuse it when that
+      // was the Brain turn's end too (queued, it would go out inside the session's next turn).
+      this.requireTurn(turn);
       this.warn(
         `the steer could not reach the running turn (${(err as Error).message}); queued as a follow-up`,
       );
-      this.queue(text);
+      this.queue(text, turn);
     }
   }
 

@@ -59,7 +59,7 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
   }
 
   override async steer(text: string, turn: string): Promise<void> {
-    if (this.turn.current?.id !== turn) return;
+    this.requireTurn(turn);
     this.write({ id: `steer-${this.nextId++}`, type: "steer", message: text });
   }
 
