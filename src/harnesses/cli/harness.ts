@@ -339,6 +339,9 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
       const connection = await this.ensureConnection();
       // The turn ended while the program started (interrupted, closed): its text is not the next turn's.
       if (!turn || this.turn.current !== turn) return;
+      // Interrupted while the program started: abort() had nothing to ask then, and the text, sent now, would
+      // run the model and its tools after the client stopped the turn. It never goes out; the turn ends here.
+      if (turn.interrupted) return this.endTurn({ outcome: "aborted" });
       await this.send(connection, text);
     };
     run().catch((err: Error) => {
