@@ -7,8 +7,9 @@
 import { randomUUID } from "node:crypto";
 import { join, relative } from "node:path";
 import { refused } from "../../core/checkpoints/errors.js";
-import type { ExpectedHistory } from "../../core/harness.js";
+import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
 import { missingHistory } from "../../core/native-check.js";
+import { preview } from "../../protocol/frames.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import { makeAgentDirSync } from "../agent-files.js";
 import { isMcpEndpointTool } from "../cli/bound.js";
@@ -54,6 +55,14 @@ interface ClaudeState {
   session_id: string;
 }
 
+/**
+ * A session id Brain puts into paths (its transcript's name): a plain name, as Claude Code's UUIDs are. The id
+ * comes from the CLI's stream and the state file, both of which what runs in the session can write (a CLI
+ * replaced in a dev container, the native dir): "../../…" would have Brain look for and read transcripts, and
+ * verify history, anywhere on the host.
+ */
+const SESSION_ID = /^[0-9A-Za-z][0-9A-Za-z_-]{0,127}$/;
+
 export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
   private parser = new ClaudeStreamParser();
 
@@ -71,6 +80,13 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
     const { dir } = opening.options;
     makeAgentDirSync(dir, CONFIG_DIR);
     let state = await readJsonFile<ClaudeState>(dir, STATE_FILE);
+    if (state?.session_id && !SESSION_ID.test(state.session_id))
+      throw new HarnessError(
+        "brain_error",
+        `${opening.family.harness}: ${STATE_FILE} names the Claude session "${preview(state.session_id, 80)}", which is not a ` +
+          "session id (letters, digits, '-' and '_'); something in the session changed it: rebuild the session's " +
+          "native state from its log (brain sessions rebuild ID)",
+      );
     if (!state?.session_id) {
       state = { session_id: randomUUID() };
       await writeJsonFile(dir, STATE_FILE, state);
@@ -179,6 +195,12 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
       case "event":
         return this.emitEvent(signal.event);
       case "session":
+        if (!SESSION_ID.test(signal.id)) {
+          this.warn(
+            `ignored the session id "${preview(signal.id, 80)}" the CLI reported: not a plain name, as its ids are`,
+          );
+          return;
+        }
         if (signal.id !== this.state.session_id) {
           this.state = { session_id: signal.id };
           // A rejection here would be unhandled, which ends the daemon; the session goes on and says so instead.
