@@ -23,6 +23,7 @@ import { interruptRequest, permissionResponse, unsupportedControl, userMessage }
 import { type ClaudeSignal, ClaudeStreamParser } from "./parser.js";
 import { claudeToolArgs, claudeToolRules } from "./policy.js";
 import {
+  CLAUDE_SESSION_ID,
   NotRegularFile,
   placeTranscript,
   recordWritten,
@@ -55,14 +56,6 @@ interface ClaudeState {
   session_id: string;
 }
 
-/**
- * A session id Brain puts into paths (its transcript's name): a plain name, as Claude Code's UUIDs are. The id
- * comes from the CLI's stream and the state file, both of which what runs in the session can write (a CLI
- * replaced in a dev container, the native dir): "../../…" would have Brain look for and read transcripts, and
- * verify history, anywhere on the host.
- */
-const SESSION_ID = /^[0-9A-Za-z][0-9A-Za-z_-]{0,127}$/;
-
 export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
   private parser = new ClaudeStreamParser();
 
@@ -80,7 +73,7 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
     const { dir } = opening.options;
     makeAgentDirSync(dir, CONFIG_DIR);
     let state = await readJsonFile<ClaudeState>(dir, STATE_FILE);
-    if (state?.session_id && !SESSION_ID.test(state.session_id))
+    if (state?.session_id && !CLAUDE_SESSION_ID.test(state.session_id))
       throw new HarnessError(
         "brain_error",
         `${opening.family.harness}: ${STATE_FILE} names the Claude session "${preview(state.session_id, 80)}", which is not a ` +
@@ -195,7 +188,7 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
       case "event":
         return this.emitEvent(signal.event);
       case "session":
-        if (!SESSION_ID.test(signal.id)) {
+        if (!CLAUDE_SESSION_ID.test(signal.id)) {
           this.warn(
             `ignored the session id "${preview(signal.id, 80)}" the CLI reported: not a plain name, as its ids are`,
           );

@@ -6,6 +6,7 @@ import { constants, existsSync, readdirSync, realpathSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { fileKind } from "../../core/checkpoints/plan.js";
+import { preview } from "../../protocol/frames.js";
 import { moveAgentFileSync } from "../agent-files.js";
 
 /** Claude's folder name for a cwd: every character outside [A-Za-z0-9] becomes "-"; long names get a hash. */
@@ -17,7 +18,19 @@ export function projectFolder(cwd: string): string {
   return `${name.slice(0, 200)}-${Math.abs(hash).toString(36)}`;
 }
 
+/**
+ * A session id Brain makes a file name of: a plain name, as Claude Code's UUIDs are. The id comes from what runs
+ * in the session (the CLI's stream, an ACP agent's session/new, the state file in the native dir): "../../…"
+ * would have Brain look for, read and search a transcript anywhere on the host.
+ */
+export const CLAUDE_SESSION_ID = /^[0-9A-Za-z][0-9A-Za-z_-]{0,127}$/;
+
+/** Where Claude Code keeps session `sessionId`; throws for an id that is not a plain name (CLAUDE_SESSION_ID). */
 export function transcriptPath(configDir: string, cwd: string, sessionId: string): string {
+  if (!CLAUDE_SESSION_ID.test(sessionId))
+    throw new Error(
+      `"${preview(sessionId, 80)}" is not a Claude session id (letters, digits, '-' and '_'): Brain makes no file name of it`,
+    );
   return join(configDir, "projects", projectFolder(realpathSync(cwd)), `${sessionId}.jsonl`);
 }
 
