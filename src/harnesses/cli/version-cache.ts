@@ -1,13 +1,19 @@
 // CLI versions remembered between runs of `brain harnesses`: asking a CLI its version starts it (seconds for
 // some), and the answer only changes when its program file does. Keyed by the program's path, valid while its
-// mtime and size are the ones seen when it answered.
+// inode, ctime, mtime and size are the ones seen when it answered: a file replaced under the same path (an update
+// moved or copied in with its timestamps kept, same size) has a new inode or ctime, which no one can set back.
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 
-interface Entry {
+interface Entry extends FileStamp {
+  version: string;
+}
+
+interface FileStamp {
+  ino: number;
+  ctimeMs: number;
   mtimeMs: number;
   size: number;
-  version: string;
 }
 
 export class VersionCache {
@@ -22,7 +28,7 @@ export class VersionCache {
     const stat = statOf(path);
     const entries = this.load();
     const hit = entries[path];
-    if (stat && hit && hit.mtimeMs === stat.mtimeMs && hit.size === stat.size) return hit.version;
+    if (stat && hit && sameFile(hit, stat)) return hit.version;
     const version = await probe();
     if (stat && version) {
       entries[path] = { ...stat, version };
@@ -58,11 +64,14 @@ export class VersionCache {
   }
 }
 
+const sameFile = (a: FileStamp, b: FileStamp) =>
+  a.ino === b.ino && a.ctimeMs === b.ctimeMs && a.mtimeMs === b.mtimeMs && a.size === b.size;
+
 /** Of the program file itself (a symlink in node_modules/.bin is followed to the package's file). */
-function statOf(path: string): { mtimeMs: number; size: number } | undefined {
+function statOf(path: string): FileStamp | undefined {
   try {
     const stat = statSync(path);
-    return { mtimeMs: stat.mtimeMs, size: stat.size };
+    return { ino: stat.ino, ctimeMs: stat.ctimeMs, mtimeMs: stat.mtimeMs, size: stat.size };
   } catch {
     return undefined;
   }
