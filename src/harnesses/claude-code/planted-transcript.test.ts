@@ -5,23 +5,13 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import type { TestBrain } from "../../testing/brain.js";
-import { fakeClaudeBrain } from "./testing/fake-claude.js";
+import { answeringClaude, fakeClaudeBrain } from "./testing/fake-claude.js";
 
 /** Answers each user line, its transcript a FIFO with a writer that opens and closes it over and over. */
-const FAKE = `#!${process.execPath}
-if (process.argv.includes("--version")) { console.log("2.1.0 (Claude Code)"); process.exit(0); }
-const fs = require("node:fs");
-const path = require("node:path");
-const print = (m) => process.stdout.write(JSON.stringify(m) + "\\n");
-const sid = "00000000-0000-4000-8000-000000000002";
-const dir = path.join(process.env.CLAUDE_CONFIG_DIR, "projects", fs.realpathSync(process.cwd()).replace(/[^A-Za-z0-9]/g, "-"));
-let buf = "";
-process.stdin.on("data", (c) => {
-  buf += c;
-  let i;
-  while ((i = buf.indexOf("\\n")) >= 0) {
-    buf = buf.slice(i + 1);
-    fs.mkdirSync(dir, { recursive: true });
+const FAKE = answeringClaude(
+  '"00000000-0000-4000-8000-000000000002"',
+  'const dir = path.join(process.env.CLAUDE_CONFIG_DIR, "projects", fs.realpathSync(process.cwd()).replace(/[^A-Za-z0-9]/g, "-"));',
+  `fs.mkdirSync(dir, { recursive: true });
     const fifo = path.join(dir, sid + ".jsonl");
     if (!fs.existsSync(fifo)) {
       require("node:child_process").execFileSync("mkfifo", [fifo]);
@@ -29,15 +19,8 @@ process.stdin.on("data", (c) => {
       // guards against would hang the test instead of failing it.
       const writer = require("node:child_process").spawn("sh", ["-c", 'while :; do : > "$0"; done', fifo], { stdio: "ignore" });
       fs.writeFileSync(path.join(path.dirname(process.env.CLAUDE_CONFIG_DIR), "writer.pid"), String(writer.pid));
-    }
-    print({ type: "system", subtype: "init", session_id: sid });
-    const message = { id: "msg_1", role: "assistant", content: [{ type: "text", text: "done" }], stop_reason: "end_turn" };
-    print({ type: "assistant", uuid: "u1", session_id: sid, parent_tool_use_id: null, message });
-    print({ type: "result", subtype: "success", is_error: false, session_id: sid });
-  }
-});
-process.stdin.on("end", () => process.exit(0));
-`;
+    }`,
+);
 
 let t: TestBrain | undefined;
 let writerPidFile: string | undefined;

@@ -7,27 +7,14 @@ import { afterEach, expect, it } from "vitest";
 import { events, makeBrain, type TestBrain, tempDir } from "../../testing/brain.js";
 import { ClaudeCodeFactory } from "./factory.js";
 import { STATE_FILE } from "./harness.js";
+import { answeringClaude } from "./testing/fake-claude.js";
 
 /** Reports a session id that climbs out of its dir, and writes where its native dir is to $DIR/native. */
-const fake = (dir: string) => `#!${process.execPath}
-if (process.argv.includes("--version")) { console.log("2.1.0 (Claude Code)"); process.exit(0); }
-const print = (m) => process.stdout.write(JSON.stringify(m) + "\\n");
-const sid = "../../../../../../../../../../tmp/elsewhere";
-require("node:fs").writeFileSync(${JSON.stringify(dir)} + "/native", require("node:path").dirname(process.env.CLAUDE_CONFIG_DIR));
-let buf = "";
-process.stdin.on("data", (c) => {
-  buf += c;
-  let i;
-  while ((i = buf.indexOf("\\n")) >= 0) {
-    buf = buf.slice(i + 1);
-    print({ type: "system", subtype: "init", session_id: sid });
-    const message = { id: "msg_1", role: "assistant", content: [{ type: "text", text: "done" }], stop_reason: "end_turn" };
-    print({ type: "assistant", uuid: "u1", session_id: sid, parent_tool_use_id: null, message });
-    print({ type: "result", subtype: "success", is_error: false, session_id: sid });
-  }
-});
-process.stdin.on("end", () => process.exit(0));
-`;
+const fake = (dir: string) =>
+  answeringClaude(
+    '"../../../../../../../../../../tmp/elsewhere"',
+    `fs.writeFileSync(${JSON.stringify(dir)} + "/native", path.dirname(process.env.CLAUDE_CONFIG_DIR));`,
+  );
 
 const brains: TestBrain[] = [];
 afterEach(async () => {

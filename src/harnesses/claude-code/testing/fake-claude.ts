@@ -15,3 +15,32 @@ export function fakeClaudeBrain(script: string): TestBrain {
     provider: { base_url: "http://127.0.0.1:9", api_key: "sk-fake" },
   });
 }
+
+/**
+ * A `claude -p` stand-in for fakeClaudeBrain that answers each user line at once ("done") under session id `sid`
+ * (a JS expression). `setup` runs first (fs and path are in scope), `perLine` before each answer.
+ */
+export function answeringClaude(sid: string, setup = "", perLine = ""): string {
+  return `#!${process.execPath}
+if (process.argv.includes("--version")) { console.log("2.1.0 (Claude Code)"); process.exit(0); }
+const fs = require("node:fs");
+const path = require("node:path");
+const print = (m) => process.stdout.write(JSON.stringify(m) + "\\n");
+const sid = ${sid};
+${setup}
+let buf = "";
+process.stdin.on("data", (c) => {
+  buf += c;
+  let i;
+  while ((i = buf.indexOf("\\n")) >= 0) {
+    buf = buf.slice(i + 1);
+    ${perLine}
+    print({ type: "system", subtype: "init", session_id: sid });
+    const message = { id: "msg_1", role: "assistant", content: [{ type: "text", text: "done" }], stop_reason: "end_turn" };
+    print({ type: "assistant", uuid: "u1", session_id: sid, parent_tool_use_id: null, message });
+    print({ type: "result", subtype: "success", is_error: false, session_id: sid });
+  }
+});
+process.stdin.on("end", () => process.exit(0));
+`;
+}
