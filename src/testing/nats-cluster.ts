@@ -2,7 +2,7 @@
 // tests and benchmarks. The server binary comes from scripts/ensure-nats.mjs (Debian's nats-server, installed
 // when missing). Nodes can be killed and started again to test failover.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -41,9 +41,22 @@ export function natsServerPath(): string {
   }).trim();
 }
 
+/** A node that exited while the cluster was starting: its ports, chosen free a moment before, may have been taken. */
+class NodeExited extends Error {}
+
 export async function startNatsCluster(options: { nodes?: number } = {}): Promise<NatsCluster> {
   const count = options.nodes ?? 3;
   const binary = natsServerPath();
+  try {
+    return await startCluster(count, binary);
+  } catch (err) {
+    // Once more on fresh ports: another test may bind a port between freePort() and the node's own bind.
+    if (!(err instanceof NodeExited)) throw err;
+    return startCluster(count, binary);
+  }
+}
+
+async function startCluster(count: number, binary: string): Promise<NatsCluster> {
   const dir = mkdtempSync(join(tmpdir(), "brain-nats-"));
   const ports: number[] = [];
   const routes: number[] = [];
@@ -104,8 +117,14 @@ export async function startNatsCluster(options: { nodes?: number } = {}): Promis
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  const exited = () => {
+    const i = procs.findIndex((p) => p && (p.exitCode !== null || p.signalCode !== null));
+    if (i < 0) return undefined;
+    const log = existsSync(configs[i]!.log) ? readFileSync(configs[i]!.log, "utf8").slice(-600) : "";
+    return `node n${i + 1} exited (${procs[i]!.exitCode ?? procs[i]!.signalCode}): ${log}`;
+  };
   try {
-    await waitForJetStream(cluster, count);
+    await waitForJetStream(cluster, count, exited);
   } catch (err) {
     await cluster.stop();
     throw err;
@@ -114,10 +133,17 @@ export async function startNatsCluster(options: { nodes?: number } = {}): Promis
 }
 
 /** JetStream answers only once the cluster has elected its meta leader. */
-async function waitForJetStream(cluster: NatsCluster, nodes: number, timeoutMs = 60_000): Promise<void> {
+async function waitForJetStream(
+  cluster: NatsCluster,
+  nodes: number,
+  exited: () => string | undefined,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
+    const gone = exited();
+    if (gone) throw new NodeExited(`NATS cluster in ${cluster.dir} did not start: ${gone}`);
     let nc: NatsConnection | undefined;
     try {
       nc = await cluster.connect("brain-test-probe");
