@@ -12,7 +12,7 @@ import { answeringClaude } from "./testing/fake-claude.js";
 /** Reports a session id that climbs out of its dir, and writes where its native dir is to $DIR/native. */
 const fake = (dir: string) =>
   answeringClaude(
-    '"../../../../../../../../../../tmp/elsewhere"',
+    '"../../../../../../../../../../outside-the-session"',
     `fs.writeFileSync(${JSON.stringify(dir)} + "/native", path.dirname(process.env.CLAUDE_CONFIG_DIR));`,
   );
 
@@ -40,7 +40,7 @@ it("keeps to a session id that is a plain name: one that climbs out of the dir i
   const session = await t.brain.create({ harness: "claude-code" });
   expect((await (await session.prompt("hello")).settled).status).toBe("completed");
   const warnings = (await events(session)).filter((e) => e.type === "harness.warning");
-  expect(JSON.stringify(warnings)).toMatch(/ignored the session id .*tmp\/elsewhere.* not a plain name/);
+  expect(JSON.stringify(warnings)).toMatch(/ignored the session id .*outside-the-session.* not a plain name/);
   const stateFile = join(readFileSync(join(dir, "native"), "utf8"), STATE_FILE);
   const recorded = JSON.parse(readFileSync(stateFile, "utf8")).session_id;
   expect(recorded).toMatch(/^[0-9a-f-]{36}$/);
