@@ -15,6 +15,9 @@ export function sessionSecrets(
 ): Secret[] {
   const out: Secret[] = [];
   if (provider.api_key) out.push({ name: settings?.api_key_env ?? "provider_key", value: provider.api_key });
+  // A gateway's key may ride in the base URL itself (https://user:KEY@host, ?key=KEY): a provider's error or an
+  // echoing model can quote it.
+  if (provider.base_url) out.push(...urlSecrets(provider.base_url));
   out.push(...recordSecrets(record, env));
   return out;
 }

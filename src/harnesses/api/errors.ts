@@ -34,7 +34,7 @@ export function describeProviderError(provider: string, err: unknown): string {
   if (APICallError.isInstance(err)) {
     const status = err.statusCode;
     if (status === undefined)
-      return `could not reach ${provider} at ${err.url}: ${rootCause(err) ?? err.message}`;
+      return `could not reach ${provider} at ${originOf(err.url)}: ${rootCause(err) ?? err.message}`;
     if (status >= 200 && status < 300) {
       return `${provider}'s stream broke off: ${rootCause(err) ?? err.message}`;
     }
@@ -49,6 +49,18 @@ export function describeProviderError(provider: string, err: unknown): string {
       : `${provider}: ${err.message}`;
   }
   return `${provider}: ${String(err)}`;
+}
+
+/**
+ * Where a request went, without what could be a secret: the operator's base URL may carry a key in its path
+ * (`https://gateway/KEY/v1`), its query or its user info, and this message goes into the session's log.
+ */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return "the provider's base URL";
+  }
 }
 
 function isTimeout(err: unknown): boolean {

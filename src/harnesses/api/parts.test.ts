@@ -79,8 +79,19 @@ describe("provider errors", () => {
       "ollama answered HTTP 404: model x not found",
     );
     expect(describeProviderError("openai", apiError(undefined))).toBe(
-      "could not reach openai at http://h/v1/messages: Bad Request",
+      "could not reach openai at http://h: Bad Request",
     );
+  });
+
+  it("names where a request went by its origin alone: a base URL's path, query and user info may hold a key", () => {
+    const unreachable = new APICallError({
+      message: "fetch failed",
+      url: "https://user:pw-secret@gateway.example:8443/key-in-path/v1/chat/completions?key=q-secret",
+      requestBodyValues: {},
+    });
+    const said = describeProviderError("openai", unreachable);
+    expect(said).toBe("could not reach openai at https://gateway.example:8443: fetch failed");
+    expect(said).not.toMatch(/secret|key-in-path/);
   });
 
   it("retries what the SDK calls retryable, waiting at least what the provider asked", () => {
