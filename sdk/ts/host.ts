@@ -21,11 +21,18 @@ import { RunnerFailure } from "./errors.js";
 import { type TurnHost, TurnState } from "./turn.js";
 import type { Attachment, Runner } from "./types.js";
 
+/** Where frames are written: process.stdout or any stream like it (`once`/`off` let a writer wait for "drain"). */
+export interface Output {
+  write(chunk: string): unknown;
+  once?(event: "drain" | "close", listener: () => void): unknown;
+  off?(event: "drain" | "close", listener: () => void): unknown;
+}
+
 export interface ServeOptions {
   /** Where Brain's frames come from; process.stdin by default. */
   input?: Readable;
   /** Where frames go; process.stdout by default. Nothing else may ever be written there. */
-  output?: { write(chunk: string): unknown };
+  output?: Output;
   /** Diagnostics; stderr by default (Brain keeps its tail for error messages, never logs it as events). */
   log?: (message: string) => void;
   /** Called once input has ended (0) or its framing broke (1); process.exit by default. */
@@ -70,7 +77,9 @@ class Host implements RunnerHost, TurnHost {
   >();
   /** Tool calls whose replies no longer matter (interrupted, or the turn ended): dropped without a word. */
   private readonly abandoned = new Set<string>();
-  private readonly output: { write(chunk: string): unknown };
+  private readonly output: Output;
+  /** Settles when the output, full at the last write, has drained (undefined while it has room). */
+  private room: Promise<void> | undefined;
   private readonly exit: (code: number) => void;
   readonly log: (message: string) => void;
   private frameIds = 0;
@@ -129,7 +138,26 @@ class Host implements RunnerHost, TurnHost {
         `a frame of ${Buffer.byteLength(line)} bytes passes the 4 MiB cap`,
       );
     }
-    this.output.write(line);
+    // A stream's write returns false once its buffer passes the high-water mark: the line is still queued, and
+    // a handler that awaits room() stops producing until the reader (Brain) has caught up.
+    if (this.output.write(line) === false && !this.room && typeof this.output.once === "function") {
+      const output = this.output;
+      this.room = new Promise((resolve) => {
+        const settle = () => {
+          output.off?.("drain", settle);
+          output.off?.("close", settle);
+          this.room = undefined;
+          resolve();
+        };
+        output.once?.("drain", settle);
+        // A closed output never drains: the runner is ending, nothing is waiting for what it writes.
+        output.once?.("close", settle);
+      });
+    }
+  }
+
+  roomToWrite(): Promise<void> {
+    return this.room ?? Promise.resolve();
   }
 
   nextFrameId(): string {

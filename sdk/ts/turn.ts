@@ -8,6 +8,8 @@ import type { ToolCallOptions, Turn } from "./types.js";
 /** What a turn needs from the host that owns it. */
 export interface TurnHost {
   send(frame: unknown): void;
+  /** Settles once the output has room again (at once when it has). */
+  roomToWrite(): Promise<void>;
   log(message: string): void;
   /** Registers a reverse tool call's frame id; `settle` is called with the reply, or with an error. */
   awaitToolReply(frameId: string, turn: TurnState, settle: (result: ToolResult | Error) => void): void;
@@ -38,8 +40,8 @@ export class TurnState implements Turn {
     return !this.ended;
   }
 
-  delta(text: string): void {
-    if (!this.writable("assistant.delta")) return;
+  delta(text: string): Promise<void> {
+    if (!this.writable("assistant.delta")) return this.host.roomToWrite();
     for (const part of splitText(text, MAX_DELTA_CHARS)) {
       this.host.send({
         attachment: this.attachment,
@@ -48,15 +50,17 @@ export class TurnState implements Turn {
         data: { text: part },
       });
     }
+    return this.host.roomToWrite();
   }
 
-  message(data: MessageData): void {
-    if (!this.writable("assistant.message")) return;
+  message(data: MessageData): Promise<void> {
+    if (!this.writable("assistant.message")) return this.host.roomToWrite();
     // Checked here so an invalid message fails the runner's own turn with a clear reason, instead of Brain
     // refusing the frame and killing the process.
     const problem = messageDataProblem(data);
     if (problem) throw new RunnerFailure("brain_error", `invalid assistant.message data: ${problem}`);
     this.host.send({ attachment: this.attachment, turn: this.id, event: "assistant.message", data });
+    return this.host.roomToWrite();
   }
 
   callTool(name: string, args: Record<string, unknown>, options: ToolCallOptions = {}): Promise<ToolResult> {

@@ -57,10 +57,14 @@ export interface Turn {
   readonly signal: AbortSignal;
   /** False once the prompt has been answered or the attachment detached: events and tool calls are refused then. */
   readonly active: boolean;
-  /** Streams assistant text (`assistant.delta`). Very long text is split so no frame passes 4 MiB. */
-  delta(text: string): void;
-  /** Reports a finished assistant message (`assistant.message`): text, usage, stop reason. */
-  message(data: MessageData): void;
+  /**
+   * Streams assistant text (`assistant.delta`). Very long text is split so no frame passes 4 MiB. The frame is
+   * queued at once; the promise settles when the output has room again, so a handler that produces faster than
+   * Brain reads can `await` it and hold no more than the stream's buffer.
+   */
+  delta(text: string): Promise<void>;
+  /** Reports a finished assistant message (`assistant.message`): text, usage, stop reason. Awaitable as delta. */
+  message(data: MessageData): Promise<void>;
   /**
    * Asks Brain to run a bound tool (reverse `tool.call`) and resolves with its result. A tool's own failure is
    * a result with `is_error: true`. Rejects with TurnInterrupted once the turn is interrupted.
