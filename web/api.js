@@ -56,9 +56,10 @@ export class Api {
 
   /**
    * Follows a session's events from seq `after` on, calling onEvent once per event in order, until stop() is
-   * called. onState is told "live", "reconnecting" or "stopped".
+   * called. onState is told "live", "reconnecting" or "stopped"; onDropped(after, firstSeq) that retention
+   * removed the events between the two before the stream could send them (docs/protocol.md, "Dropped ranges").
    */
-  follow(id, after, onEvent, onState) {
+  follow(id, after, onEvent, onState, onDropped = (_after, _firstSeq) => {}) {
     const abort = new AbortController();
     let last = after;
     const run = async () => {
@@ -90,16 +91,25 @@ export class Api {
             while (cut >= 0) {
               const block = buffer.slice(0, cut);
               buffer = buffer.slice(cut + 2);
-              const data = block
-                .split("\n")
+              const lines = block.split("\n");
+              const kind = lines
+                .find((line) => line.startsWith("event:"))
+                ?.slice(6)
+                .trim();
+              const data = lines
                 .filter((line) => line.startsWith("data:"))
                 .map((line) => line.slice(5).trimStart())
                 .join("\n");
-              if (data) {
+              if (data && kind === "dropped") {
+                const range = JSON.parse(data);
+                onDropped(range.after, range.first_seq);
+              } else if (data) {
                 const event = JSON.parse(data);
                 if (event.seq > last) {
-                  last = event.seq;
+                  // The cursor moves only past an event the page was given: reconnecting after a failure
+                  // here would skip it for good.
                   onEvent(event);
+                  last = event.seq;
                 }
               }
               cut = buffer.indexOf("\n\n");

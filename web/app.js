@@ -246,7 +246,12 @@ async function openSession(id) {
     id,
     0,
     (event) => {
-      transcript.add(event);
+      // One event the page cannot show is named in its place; the transcript goes on with the next.
+      try {
+        transcript.add(event);
+      } catch (err) {
+        transcript.note(`event ${event.seq} (${event.type}) could not be shown: ${err?.message ?? err}`);
+      }
       if (event.type === "turn.started" || event.type === "turn.settled") {
         setTurnState();
         refreshSoon();
@@ -264,6 +269,10 @@ async function openSession(id) {
         state.streamError = $("s-error").textContent;
       } else if (conn === "live" && state.streamError === $("s-error").textContent) showError("s-error");
       if (conn !== "reconnecting") state.streamError = undefined;
+    },
+    (after, firstSeq) => {
+      if (state.transcript !== transcript) return;
+      transcript.dropped(after, firstSeq);
     },
   );
 }

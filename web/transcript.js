@@ -298,6 +298,18 @@ export class Transcript {
     request.status.textContent = text;
   }
 
+  /** Retention removed the events after `after` and before `firstSeq` before they could be shown. */
+  dropped(after, firstSeq) {
+    const range = firstSeq - 1 === after + 1 ? `event ${after + 1}` : `events ${after + 1}–${firstSeq - 1}`;
+    this.push(
+      el(
+        "div",
+        { class: "note warning", "data-dropped": `${after}:${firstSeq}` },
+        `${range} of this session are no longer kept (retention archived or dropped them); the transcript goes on from event ${firstSeq}`,
+      ),
+    );
+  }
+
   note(text) {
     this.push(el("div", { class: "note" }, text));
   }

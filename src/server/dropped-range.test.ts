@@ -8,13 +8,12 @@ import { PendingRequests } from "../core/pending.js";
 import type { SessionEvent } from "../protocol/events.js";
 import { decodeLogText, header } from "../store/fs/log-format.js";
 import { statePath } from "../store/fs/log-state.js";
-import { retireSegments } from "../store/fs/retire.js";
 import { sealedPath } from "../store/fs/segments.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, raw, settled } from "../testing/http.js";
+import { logLine, retireUpTo } from "../testing/retired-log.js";
 
-const line = (e: SessionEvent) =>
-  `{"seq":${e.seq},"ts":"${e.ts}",${e.turn === undefined ? "" : `"turn":${JSON.stringify(e.turn)},`}"type":"${e.type}","data":${JSON.stringify(e.data)}}\n`;
+const line = logLine;
 
 describe("a cursor in a dropped range", () => {
   let t: TestDaemon;
@@ -28,14 +27,7 @@ describe("a cursor in a dropped range", () => {
     ({ id } = await client.create({ harness: "echo" }));
     await collect(client, id, settled((await client.prompt(id, "one two three four")).turn));
     await client.close(id);
-    // The log as two segments, the first of them then dropped by retention.
-    const file = join(t.home, "sessions", id, "events.jsonl");
-    all = decodeLogText(readFileSync(file, "utf8"), id).events;
-    writeFileSync(file, header(id) + all.slice(0, cut).map(line).join(""));
-    renameSync(file, sealedPath(file, 1));
-    const rest = all.slice(cut).map(line).join("");
-    writeFileSync(file, header(id, { seq: cut, requests: [], openTurns: [] }) + rest);
-    await retireSegments(file, id, { maxBytes: 1 });
+    all = await retireUpTo(t.home, id, cut);
   });
   afterAll(async () => {
     await t.cleanup();

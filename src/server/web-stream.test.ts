@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findTestBrowser } from "../testing/browser.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, settled } from "../testing/http.js";
+import { retireUpTo } from "../testing/retired-log.js";
 
 let t: TestDaemon;
 let browser: Browser;
@@ -138,6 +139,32 @@ describe("web UI opening one session while another is on its way", () => {
       expect(await page.locator("#transcript").textContent()).not.toContain("alpha");
       expect(streamsOfAlpha).toEqual([]);
       expect(await page.locator("#s-title").textContent()).toBe(beta);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("web UI on a session whose oldest events retention dropped", () => {
+  it("says which events are no longer kept, then shows the rest", async () => {
+    const client = t.client();
+    const { id } = await client.create({ harness: "echo" });
+    const first = (await client.prompt(id, "first turn")) as { turn: string };
+    await collect(client, id, settled(first.turn));
+    const second = (await client.prompt(id, "second turn")) as { turn: string };
+    await collect(client, id, settled(second.turn));
+    await client.close(id);
+    await retireUpTo(t.home, id, 3);
+    const page = await signedIn();
+    try {
+      await page.goto(`${t.url}/#session=${id}`);
+      const notice = page.locator("[data-dropped]");
+      await expect
+        .poll(() => notice.textContent())
+        .toContain("events 1–3 of this session are no longer kept");
+      await expect.poll(() => page.locator("#transcript").textContent()).toContain("echo #2: second turn");
+      // The notice comes first: what follows it is every event from the fourth on.
+      expect(await page.locator("#transcript > *").first().getAttribute("data-dropped")).toBe("0:4");
     } finally {
       await page.close();
     }
