@@ -142,24 +142,61 @@ export function shortenedResult(value: string, max = MAX_RESULT_CHARS): string {
   return `${value.slice(0, head)}\n\n[… ${omitted} characters of this tool result left out: it is too long for the model's context; ask for less, e.g. a range of lines …]\n\n${value.slice(-tail)}`;
 }
 
-/** `messages` with every tool result's text within `max` characters; `messages` itself when all were. */
+/**
+ * Characters of all the tool results of one answer the model is sent together. An answer may call 32 tools at
+ * once, each result within MAX_RESULT_CHARS and all of them together still past the context.
+ */
+export const MAX_MESSAGE_RESULT_CHARS = 2 * MAX_RESULT_CHARS;
+
+/**
+ * How many characters each of results of these `lengths` may keep so that together they stay within `budget`
+ * (and each within `max`): a fair share each, what a shorter result leaves over going to the longer ones.
+ */
+export function resultShares(lengths: number[], budget: number, max: number): number[] {
+  const order = lengths.map((length, i) => ({ length, i })).sort((a, b) => a.length - b.length);
+  const shares = new Array<number>(lengths.length);
+  let left = budget;
+  order.forEach(({ length, i }, at) => {
+    const share = Math.min(max, Math.floor(left / (order.length - at)));
+    shares[i] = Math.min(length, share);
+    left -= shares[i]!;
+  });
+  return shares;
+}
+
+type TextResult = ToolContent[number] & {
+  type: "tool-result";
+  output: { type: "text" | "error-text"; value: string };
+};
+const isTextResult = (part: ToolContent[number]): part is TextResult =>
+  part.type === "tool-result" && (part.output.type === "text" || part.output.type === "error-text");
+
+/**
+ * `messages` with every tool result's text within `max` characters, and the results of one message together
+ * within `max` × MAX_MESSAGE_RESULT_CHARS / MAX_RESULT_CHARS; `messages` itself when all were.
+ */
 export function withBoundedResults(messages: ModelMessage[], max = MAX_RESULT_CHARS): ModelMessage[] {
+  const budget = Math.floor((max * MAX_MESSAGE_RESULT_CHARS) / MAX_RESULT_CHARS);
   let changed = false;
   const out = messages.map((message) => {
     if (message.role !== "tool") return message;
-    const long = (part: ToolContent[number]) =>
-      part.type === "tool-result" &&
-      (part.output.type === "text" || part.output.type === "error-text") &&
-      part.output.value.length > max;
-    if (!message.content.some(long)) return message;
-    changed = true;
-    const content = message.content.map((part) =>
-      long(part) &&
-      part.type === "tool-result" &&
-      (part.output.type === "text" || part.output.type === "error-text")
-        ? { ...part, output: { type: part.output.type, value: shortenedResult(part.output.value, max) } }
-        : part,
+    const texts = message.content.filter(isTextResult);
+    const shares = resultShares(
+      texts.map((part) => part.output.value.length),
+      budget,
+      max,
     );
+    if (texts.every((part, i) => part.output.value.length <= shares[i]!)) return message;
+    changed = true;
+    const shareOf = new Map(texts.map((part, i) => [part, shares[i]!]));
+    const content = message.content.map((part) => {
+      const share = isTextResult(part) ? shareOf.get(part) : undefined;
+      if (share === undefined || !isTextResult(part) || part.output.value.length <= share) return part;
+      return {
+        ...part,
+        output: { type: part.output.type, value: shortenedResult(part.output.value, share) },
+      };
+    });
     return { ...message, content };
   });
   return changed ? out : messages;
