@@ -205,6 +205,28 @@ export function withBoundedResults(messages: ModelMessage[], max = MAX_RESULT_CH
 /** A rough count of characters per token, for text no request has measured yet. */
 const CHARS_PER_TOKEN = 4;
 
+/**
+ * An image as tokens, in characters: the providers bill an image by its pixels, about 1,600 tokens for the
+ * largest they take whole (Anthropic: width × height / 750), not by the length of its base64.
+ */
+const IMAGE_CHARS = 1_600 * CHARS_PER_TOKEN;
+
+/**
+ * About how many characters of `message` a request carries: its tool results as bounded for the model (not as
+ * kept whole in the file) and each image at IMAGE_CHARS. Counted by its bytes, a 5 MB screenshot or a 4 MB
+ * file read looked like a million tokens, and compacted the conversation at once.
+ */
+function charsSent(message: ModelMessage): number {
+  const sent = message.role === "tool" ? withBoundedResults([message])[0]! : message;
+  let images = 0;
+  const text = JSON.stringify(sent, (key, value) => {
+    if (key !== "image" || typeof value !== "string") return value;
+    images++;
+    return "";
+  });
+  return text.length + images * IMAGE_CHARS;
+}
+
 export class Conversation {
   private readonly entries: Entry[] = [];
   private readonly path: string;
@@ -259,7 +281,7 @@ export class Conversation {
       const entry = this.entries[i]!;
       if (entry.type === "compaction") break;
       if (entry.usage) return entry.usage.input + Math.ceil(unmeasured / CHARS_PER_TOKEN);
-      unmeasured += JSON.stringify(entry.message).length;
+      unmeasured += charsSent(entry.message);
     }
     return Math.ceil(unmeasured / CHARS_PER_TOKEN);
   }

@@ -135,6 +135,45 @@ describe("the conversation file", () => {
   });
 });
 
+describe("the size of what the next request carries", () => {
+  it("counts an image at about what it costs, and a huge tool result as the model is sent it", async () => {
+    const conversation = new Conversation(tempDir());
+    await conversation.append(
+      { type: "message", message: { role: "user", content: "a" } },
+      { type: "message", message: { role: "assistant", content: "b" }, usage: { input: 500, output: 2 } },
+      {
+        type: "message",
+        message: {
+          role: "user",
+          content: [
+            { type: "text", text: "what is in it?" },
+            { type: "image", image: "A".repeat(4_000_000), mediaType: "image/png" },
+          ],
+        },
+      },
+      {
+        type: "message",
+        message: {
+          role: "tool",
+          content: [
+            {
+              type: "tool-result",
+              toolCallId: "call_1",
+              toolName: "read",
+              output: { type: "text", value: "x".repeat(4_000_000) },
+            },
+          ],
+        },
+      },
+    );
+    const estimate = conversation.estimatedInputTokens();
+    // 500 measured, an image's 1,600 and a result of 100,000 characters at 4 a token, and the JSON around them.
+    expect(estimate).toBeGreaterThan(500 + 1_600 + 25_000);
+    expect(estimate).toBeLessThan(500 + 1_600 + 25_000 + 500);
+    await conversation.close();
+  });
+});
+
 describe("settings", () => {
   it("has defaults, and names the field of a bad value", () => {
     expect(parseSettings(undefined)).toMatchObject({ maxSteps: 50, retries: 2, compactAtTokens: 100_000 });
