@@ -159,6 +159,14 @@ export interface Harness {
   verify?(expected: ExpectedHistory): Promise<string | undefined>;
   /** False once the harness can serve no more turns (its process died): the session then opens a fresh one. */
   isAlive?(): boolean;
+  /** How this harness steers, when its factory's `steering` is "per-session". */
+  readonly steeringOf?: Steering;
+}
+
+/** Whether a harness takes steers, and how (HarnessFactory.supportsSteering and .steering). */
+export interface Steering {
+  supported: boolean;
+  mode?: "live" | "queued";
 }
 
 /**
@@ -176,8 +184,10 @@ export interface HarnessFactory {
   /**
    * "queued" when a steer cannot reach the running generation and is sent as a follow-up once the CLI's own
    * turn ends (still inside the same Brain turn); the session then logs `user.steer` with `queued: true`.
+   * "per-session" when it runs a different harness per session (a dev container): the session's open harness
+   * says (Harness.steeringOf), and supportsSteering only that some may steer.
    */
-  readonly steering?: "live" | "queued";
+  readonly steering?: "live" | "queued" | "per-session";
   /** Takes images with a prompt (TurnContext.images); a prompt with images to any other harness is refused. */
   readonly supportsImages?: boolean;
   /**

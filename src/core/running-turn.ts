@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { SessionError } from "./errors.js";
-import type { Harness, HarnessError } from "./harness.js";
+import type { Harness, HarnessError, HarnessFactory, Steering } from "./harness.js";
 import { InFlight } from "./in-flight.js";
 import type { TurnWrites } from "./log-writer.js";
 
@@ -77,9 +77,31 @@ export function takeSteer(turn: RunningTurn, text: string): void {
 const mib = (bytes: number) => Math.ceil(bytes / (1 << 20));
 
 /** Sends a logged steer once the harness has the turn's prompt: one still starting would never hear it. */
+export const steerTooLate = () =>
+  new SessionError("conflict", "nothing to steer: the turn ended before the steer reached it");
+
+/**
+ * What a user.steer says of how it is delivered (`queued: true`, or nothing when live), or a refusal when the
+ * session's harness takes no steers: as its factory says, or, for a factory running a different harness per
+ * session (a dev container's inner harness), as the session's harness says once open.
+ */
+export async function queuedMark(
+  session: { factory: HarnessFactory; harnessName: string },
+  harness: Harness | undefined,
+  opening: Promise<Harness> | undefined,
+): Promise<{ queued?: true }> {
+  const { factory } = session;
+  const steering: Steering =
+    factory.steering !== "per-session"
+      ? { supported: factory.supportsSteering, ...(factory.steering ? { mode: factory.steering } : {}) }
+      : ((harness ?? (await opening?.catch(() => undefined)))?.steeringOf ?? { supported: false });
+  if (!steering.supported)
+    throw new SessionError("bad_request", `harness "${session.harnessName}" does not support steering`);
+  return steering.mode === "queued" ? { queued: true } : {};
+}
+
 export async function deliverSteer(turn: RunningTurn, text: string): Promise<void> {
-  const ended = () =>
-    new SessionError("conflict", "nothing to steer: the turn ended before the steer reached it");
+  const ended = steerTooLate;
   const harness = await turn.prompted;
   if (!harness) throw ended();
   try {

@@ -19,7 +19,9 @@ import {
   askingTurn,
   deliverSteer,
   newTurn,
+  queuedMark,
   type RunningTurn,
+  steerTooLate,
   takeSteer,
 } from "./running-turn.js";
 import { type SessionParts, type StartedTurn, type TurnOutcome, verifyHistory } from "./session-parts.js";
@@ -151,11 +153,9 @@ export class Session {
 
   async steer(text: string, key?: string): Promise<void> {
     const turn = this.requireRunning("steer");
-    if (!this.parts.factory.supportsSteering) {
-      throw new SessionError("bad_request", `harness "${this.parts.harnessName}" does not support steering`);
-    }
+    const queued = await queuedMark(this.parts, this.harness, this.opening);
+    if (this.requireRunning("steer") !== turn) throw steerTooLate();
     takeSteer(turn, text);
-    const queued = this.parts.factory.steering === "queued" ? { queued: true } : {};
     await this.append([{ type: "user.steer", turn: turn.id, data: { text, ...queued, ...keyed(key) } }]);
     await deliverSteer(turn, text);
   }

@@ -1,14 +1,16 @@
 // A harness that runs inside a container (the docker sandbox's, or a dev container), unchanged: what it does
 // is the inner harness's, and the container is released once the harness has closed (whether or not it closed
 // cleanly). A dev container keeps the inner harness's native files under a folder of its own (`nativeDir`).
-import type { ExpectedHistory, Harness, PromptOutcome, TurnContext } from "../core/harness.js";
+import type { ExpectedHistory, Harness, PromptOutcome, Steering, TurnContext } from "../core/harness.js";
 import type { NativeFile } from "../protocol/runner.js";
 
 export class ContainedHarness implements Harness {
+  /** `steeringOf`: the inner harness's, when the container's factory runs more than one kind (a dev container). */
   constructor(
     private readonly inner: Harness,
     private readonly release: () => Promise<void>,
     private readonly nativeDir?: string,
+    readonly steeringOf?: Steering,
   ) {}
 
   prompt(text: string, ctx: TurnContext): Promise<PromptOutcome> {

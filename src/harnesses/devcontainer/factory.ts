@@ -69,7 +69,9 @@ export const WORKSPACE_DIR = "devcontainer";
 export const INNER_DIR = "inner";
 
 export class DevcontainerFactory implements HarnessFactory {
+  /** Whether a session steers is its inner harness's to say (ContainedHarness.steeringOf); listed as possible. */
   readonly supportsSteering = true;
+  readonly steering = "per-session";
   private readonly cli: DevcontainerCli;
   private readonly docker: DockerCli;
   private readonly programs: DevcontainerPrograms;
@@ -203,7 +205,10 @@ export class DevcontainerFactory implements HarnessFactory {
         },
         container: bridge.context,
       });
-      return new ContainedHarness(harness, release, INNER_DIR);
+      return new ContainedHarness(harness, release, INNER_DIR, {
+        supported: inner.supportsSteering,
+        ...(inner.steering === "live" || inner.steering === "queued" ? { mode: inner.steering } : {}),
+      });
     } catch (err) {
       await release().catch(() => {});
       throw err;
