@@ -1,26 +1,22 @@
 // A dev container's session steers as its inner harness does: the devcontainer factory runs whichever harness a
 // session names, so whether a steer is taken (and logged as queued) is that harness's to say.
-import { rmSync } from "node:fs";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { events, makeBrain, type TestBrain, tempDir } from "../../testing/brain.js";
-import { catalogFactories, fakeDevcontainer, fakeDocker } from "../../testing/nui.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { events, tempDir } from "../../testing/brain.js";
+import { catalogFactories, fakeDevcontainer, fakeDocker, useScratch } from "../../testing/nui.js";
 import { echoRunnerPath } from "../process/descriptor.js";
 
-let t: TestBrain | undefined;
+const scratch = useScratch();
 let state: string;
 beforeEach(() => {
-  state = tempDir("fake-devcontainer-");
+  state = scratch.scratch("fake-devcontainer-");
   process.env.FAKE_DOCKER_STATE = state;
-});
-afterEach(async () => {
-  await t?.cleanup();
-  t = undefined;
-  delete process.env.FAKE_DOCKER_STATE;
-  rmSync(state, { recursive: true, force: true });
+  scratch.cleanups.push(() => {
+    delete process.env.FAKE_DOCKER_STATE;
+  });
 });
 
 function brain() {
-  const home = tempDir("brain-devc-home-");
+  const home = scratch.scratch("brain-devc-home-");
   const echo = { command: [process.execPath, echoRunnerPath()], env: { FAKE_DOCKER_STATE: state } };
   const { factories } = catalogFactories({
     brainHome: home,
@@ -28,8 +24,7 @@ function brain() {
     configDir: home,
     harnesses: { echo, "echo-unsteered": { ...echo, steering: false } },
   });
-  t = makeBrain({ factories: factories.filter((f) => f.name === "devcontainer") });
-  return t.brain;
+  return scratch.brain({ factories: factories.filter((f) => f.name === "devcontainer") }).brain;
 }
 
 /** A devcontainer session on `innerHarness` whose turn streams slowly, with that turn running. */
