@@ -1,7 +1,7 @@
 // A dev container's session steers as its inner harness does: the devcontainer factory runs whichever harness a
 // session names, so whether a steer is taken (and logged as queued) is that harness's to say.
 import { beforeEach, describe, expect, it } from "vitest";
-import { events, tempDir } from "../../testing/brain.js";
+import { events } from "../../testing/brain.js";
 import { catalogFactories, fakeDevcontainer, fakeDocker, useScratch } from "../../testing/nui.js";
 import { echoRunnerPath } from "../process/descriptor.js";
 
