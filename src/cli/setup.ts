@@ -58,6 +58,7 @@ export function createBrain(
     harnesses,
     providerEnv,
     openSessionsPerTenant,
+    storedSessionsPerTenant,
   }: {
     holder?: LogHolder;
     secrets?: Secret[];
@@ -70,6 +71,8 @@ export function createBrain(
     providerEnv?: NodeJS.ProcessEnv;
     /** BrainOptions.openSessionsPerTenant: a daemon's bound (brain.config.json `limits`). */
     openSessionsPerTenant?: number;
+    /** BrainOptions.storedSessionsPerTenant: a daemon's bound (brain.config.json `limits`). */
+    storedSessionsPerTenant?: number;
   } = {},
 ): Brain {
   stopOrphans(home);
@@ -82,6 +85,7 @@ export function createBrain(
     secretNames: configSecretNames(loaded),
     ...(providerEnv ? { providerEnv } : {}),
     ...(openSessionsPerTenant !== undefined ? { openSessionsPerTenant } : {}),
+    ...(storedSessionsPerTenant !== undefined ? { storedSessionsPerTenant } : {}),
     secrets: [...secrets, ...literalSecrets(loaded, home)],
     store: sessions,
     // In catalog order: a runner the config names "api" or "codex" takes that built-in's place.

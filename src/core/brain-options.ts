@@ -32,4 +32,6 @@ export interface BrainOptions {
   seeders?: Record<string, Seeder>;
   /** How many sessions one tenant may hold open here at once (see open-limit.ts); absent: no bound. */
   openSessionsPerTenant?: number;
+  /** Sessions one tenant may keep stored (./stored-limit.ts); absent: no bound. */
+  storedSessionsPerTenant?: number;
 }

@@ -4,7 +4,7 @@ import type { SessionRecord } from "../protocol/session.js";
 import type { BrainOptions } from "./brain-options.js";
 import { CheckpointStore, type Checkpoints, refuseInside } from "./checkpoints/index.js";
 import { historyCheck, loggedCheckpoint } from "./conversation-chain.js";
-import { type CreatedSession, createdSession, openCreated } from "./created-session.js";
+import { type CreatedSession, createdSession, openCreated, refuseUnmakeable } from "./created-session.js";
 import { recordSecrets, sessionSecrets } from "./credentials.js";
 import { SessionError } from "./errors.js";
 import {
@@ -31,7 +31,7 @@ import type { HarnessRegistry } from "./registry.js";
 import { ClosedLogs, type CompactResult, type RetireResult, type SegmentPolicy } from "./retention.js";
 import { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
-import { refuseShadowingTools } from "./tools.js";
+import { StoredSessionLimit } from "./stored-limit.js";
 import { transcriptOf } from "./transcript.js";
 
 export type { BrainOptions } from "./brain-options.js";
@@ -41,6 +41,7 @@ export type { SessionStore } from "./store.js";
 export class Brain {
   private readonly live = new LiveSessions();
   private readonly openLimit: OpenSessionLimit;
+  private readonly storedLimit: StoredSessionLimit;
   /** Compaction and retirement of logs not open here: opening one waits for its job to end. */
   private readonly closedLogs: ClosedLogs;
   /** The host's secrets; each session adds its own (its provider key, its MCP servers' variables). */
@@ -50,6 +51,7 @@ export class Brain {
   constructor(private readonly options: BrainOptions) {
     this.closedLogs = new ClosedLogs(options.store, (id) => this.live.busy(id));
     this.openLimit = new OpenSessionLimit(this.live, options.openSessionsPerTenant);
+    this.storedLimit = new StoredSessionLimit(() => options.store.list(), options.storedSessionsPerTenant);
     this.providers = new Providers(options);
     const env = options.env ?? process.env;
     const keyNames = Object.values(options.providers ?? {}).flatMap((p) => p.api_key_env ?? []);
@@ -252,11 +254,12 @@ export class Brain {
 
   /** Closes the session if it is live, then deletes it and all its files (once no retention job holds its log). */
   async delete(id: string): Promise<void> {
-    await this.record(id);
+    const { tenant } = await this.record(id);
     await this.closedLogs.excluding(id, async () => {
       await (await this.live.take(id)?.catch(() => undefined))?.close();
       await this.options.store.remove(id);
     });
+    this.storedLimit.removed(tenant);
     this.live.notify({ type: "deleted", id });
   }
 
@@ -286,47 +289,41 @@ export class Brain {
     links: Pick<SessionRecord, "forked_from" | "handoff_from" | "seeded"> & { not_before?: string } = {},
     seed?: (nativeDir: string) => Promise<void>,
   ): Promise<Session> {
-    const { forked_from, handoff_from } = links;
-    this.options.harnesses.get(input.harness); // an unknown harness fails before anything is written
-    const config = input.config ?? {};
-    await this.options.tools.bind(config.tools ?? []);
-    // A fork or handoff carries a recorded session's tools, which its caller cannot rename: not refused here.
-    if (!forked_from && !handoff_from) {
-      refuseShadowingTools(config.tools ?? [], Object.keys(input.mcp_servers ?? {}));
-    }
-    // An unknown provider or a missing key fails before anything is written.
-    const choice = input.provider;
-    if (typeof choice === "string") this.providers.credentials(this.providers.settings(choice), choice);
-    else this.providers.credentials(choice);
-    if (input.mcp_servers && Object.keys(input.mcp_servers).length > 0 && !this.options.sessionTools) {
-      throw new SessionError(
-        "bad_request",
-        "this host runs no MCP servers: remove mcp_servers from the session",
-      );
-    }
-    return this.openLimit.admit(input.tenant, async () => {
-      const made = await createdSession(this.options.store, {
-        id: input.id,
-        harness: input.harness,
-        config,
-        ...(input.provider ? { provider: input.provider } : {}),
-        ...(input.permissions ? { permissions: input.permissions } : {}),
-        ...(input.client_permissions ? { client_permissions: input.client_permissions } : {}),
-        ...links,
-        ...(input.tenant ? { tenant: input.tenant } : {}),
-        ...(input.mcp_servers ? { mcp_servers: input.mcp_servers } : {}),
-      });
-      const { record } = made;
-      try {
-        if (seed) await seed(this.options.store.paths(record.id).native);
-        await this.closedLogs.idle(record.id);
-      } catch (err) {
-        await made.abandon();
-        throw err;
-      }
-      // Registered (and announced) only once its first event and its files are durable.
-      return this.live.get(record.id, () => openCreated(made, () => this.openSession(record.id, made)));
+    const { harnesses, tools, sessionTools } = this.options;
+    const linked = links.forked_from !== undefined || links.handoff_from !== undefined;
+    await refuseUnmakeable(input, linked, {
+      harnesses,
+      tools,
+      providers: this.providers,
+      runsMcp: !!sessionTools,
     });
+    const config = input.config ?? {};
+    const admitted = (open: () => Promise<Session>) => this.openLimit.admit(input.tenant, open);
+    return this.storedLimit.admit(input.tenant, () =>
+      admitted(async () => {
+        const made = await createdSession(this.options.store, {
+          id: input.id,
+          harness: input.harness,
+          config,
+          ...(input.provider ? { provider: input.provider } : {}),
+          ...(input.permissions ? { permissions: input.permissions } : {}),
+          ...(input.client_permissions ? { client_permissions: input.client_permissions } : {}),
+          ...links,
+          ...(input.tenant ? { tenant: input.tenant } : {}),
+          ...(input.mcp_servers ? { mcp_servers: input.mcp_servers } : {}),
+        });
+        const { record } = made;
+        try {
+          if (seed) await seed(this.options.store.paths(record.id).native);
+          await this.closedLogs.idle(record.id);
+        } catch (err) {
+          await made.abandon();
+          throw err;
+        }
+        // Registered (and announced) only once its first event and its files are durable.
+        return this.live.get(record.id, () => openCreated(made, () => this.openSession(record.id, made)));
+      }),
+    );
   }
 
   /** `created`: a session createRecord just made, opened without reading its record back (and on its log). */

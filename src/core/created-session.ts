@@ -1,9 +1,14 @@
 // A session the host has just made in its store, before it is opened: with a store that can (createOpen), its log
 // is open already and its files are still being made durable while the host writes its first event.
 import type { SessionRecord } from "../protocol/session.js";
+import { SessionError } from "./errors.js";
 import type { EventLog } from "./event-log.js";
 import type { LiveSession } from "./live-sessions.js";
+import type { Providers } from "./providers.js";
+import type { HarnessRegistry } from "./registry.js";
+import type { NewSessionInput } from "./session-input.js";
 import type { NewSessionRecord, SessionStore } from "./store.js";
+import { refuseShadowingTools, type ToolCatalog } from "./tools.js";
 
 export interface CreatedSession {
   record: SessionRecord;
@@ -16,6 +21,32 @@ export interface CreatedSession {
    * the session removed, so that no half-made session is listed or opened later.
    */
   abandon(): Promise<void>;
+}
+
+/**
+ * What fails a new session before anything is written: an unknown harness or tool, an unknown provider or a
+ * missing key, MCP servers on a host that runs none, a tool hiding an MCP server's. `linked`: a fork or handoff,
+ * which carries a recorded session's tools its caller cannot rename (not refused for hiding one).
+ */
+export async function refuseUnmakeable(
+  input: NewSessionInput,
+  linked: boolean,
+  host: { harnesses: HarnessRegistry; tools: ToolCatalog; providers: Providers; runsMcp: boolean },
+): Promise<void> {
+  const { harnesses, tools, providers } = host;
+  harnesses.get(input.harness);
+  const config = input.config ?? {};
+  await tools.bind(config.tools ?? []);
+  if (!linked) refuseShadowingTools(config.tools ?? [], Object.keys(input.mcp_servers ?? {}));
+  const choice = input.provider;
+  if (typeof choice === "string") providers.credentials(providers.settings(choice), choice);
+  else providers.credentials(choice);
+  if (input.mcp_servers && Object.keys(input.mcp_servers).length > 0 && !host.runsMcp) {
+    throw new SessionError(
+      "bad_request",
+      "this host runs no MCP servers: remove mcp_servers from the session",
+    );
+  }
 }
 
 export async function createdSession(store: SessionStore, input: NewSessionRecord): Promise<CreatedSession> {

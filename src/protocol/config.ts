@@ -189,6 +189,11 @@ export const Retention = z
 export const Limits = z.strictObject({
   /** Sessions one tenant may hold open on this daemon at once (default 256); a create or reopen past it is a 429. */
   open_sessions_per_tenant: z.number().int().positive().optional(),
+  /**
+   * Sessions one tenant may keep stored, open or closed (default 10000); a create, fork or handoff past it is a
+   * 429 until the tenant deletes one.
+   */
+  stored_sessions_per_tenant: z.number().int().positive().optional(),
   /** Event streams (SSE) one tenant may hold open at once (default 512); past it a new stream is a 429. */
   event_streams_per_tenant: z.number().int().positive().optional(),
   /** Answers of GET /v1/sessions/{id}/log one tenant may have on their way at once (default 8); past it a 429. */
@@ -197,6 +202,7 @@ export const Limits = z.strictObject({
   request_bodies_per_tenant: z.number().int().positive().optional(),
 });
 export const DEFAULT_OPEN_SESSIONS_PER_TENANT = 256;
+export const DEFAULT_STORED_SESSIONS_PER_TENANT = 10_000;
 export const DEFAULT_EVENT_STREAMS_PER_TENANT = 512;
 
 const GenericBlock = z.record(z.string(), z.unknown());

@@ -43,6 +43,8 @@ export async function startTestDaemon(
     router?: CommandRouter;
     /** BrainOptions.openSessionsPerTenant. */
     openSessionsPerTenant?: number;
+    /** BrainOptions.storedSessionsPerTenant. */
+    storedSessionsPerTenant?: number;
     /** DaemonOptions.eventStreamsPerTenant. */
     eventStreamsPerTenant?: number;
     /** DaemonOptions.logReadsPerTenant. */
@@ -65,6 +67,7 @@ export async function startTestDaemon(
     // As `brain serve` does: no event, error or log line may hold a token.
     secrets: Object.values(tokens).map((value) => ({ name: "token", value })),
     ...(options.openSessionsPerTenant ? { openSessionsPerTenant: options.openSessionsPerTenant } : {}),
+    ...(options.storedSessionsPerTenant ? { storedSessionsPerTenant: options.storedSessionsPerTenant } : {}),
   });
   const daemon = await startDaemon({
     brain,

@@ -5,6 +5,7 @@ import {
   type BrainConfig,
   DEFAULT_EVENT_STREAMS_PER_TENANT,
   DEFAULT_OPEN_SESSIONS_PER_TENANT,
+  DEFAULT_STORED_SESSIONS_PER_TENANT,
 } from "../../protocol/config.js";
 import { homeAgents } from "../../server/agents.js";
 import { loadOrCreateTokens, tokensPath } from "../../server/auth/tokens.js";
@@ -71,6 +72,8 @@ export async function command(args: string[]): Promise<number> {
     secrets: tokenSecrets,
     warmRunners: true,
     openSessionsPerTenant: loaded.config.limits?.open_sessions_per_tenant ?? DEFAULT_OPEN_SESSIONS_PER_TENANT,
+    storedSessionsPerTenant:
+      loaded.config.limits?.stored_sessions_per_tenant ?? DEFAULT_STORED_SESSIONS_PER_TENANT,
     ...(cluster ? { store: cluster.store } : {}),
   });
   let daemon: Awaited<ReturnType<typeof startDaemon>>;
