@@ -200,6 +200,8 @@ export const Limits = z.strictObject({
   log_reads_per_tenant: z.number().int().positive().optional(),
   /** Request bodies one tenant may be sending at once (default 16); past it a 429. */
   request_bodies_per_tenant: z.number().int().positive().optional(),
+  /** nui HITL waits (GET /api/hitl/requests/{id}/wait) one tenant may hold at once (default 256); past it a 429. */
+  hitl_waits_per_tenant: z.number().int().positive().optional(),
 });
 export const DEFAULT_OPEN_SESSIONS_PER_TENANT = 256;
 export const DEFAULT_STORED_SESSIONS_PER_TENANT = 10_000;

@@ -15,7 +15,7 @@ import { callerOf } from "./auth/caller.js";
 import { DEFAULT_TENANT, type Principal, TokenTable } from "./auth/tokens.js";
 import { ControlLeases } from "./control.js";
 import { DEFAULT_HOST, DEFAULT_PORT } from "./defaults.js";
-import { HitlService } from "./hitl/service.js";
+import { HitlService, hitlWaits } from "./hitl/service.js";
 import { answerHttpErrors } from "./http-errors.js";
 import { LogReads } from "./log-reads.js";
 import { isLoopback } from "./loopback.js";
@@ -51,6 +51,8 @@ export interface DaemonOptions {
   logReadsPerTenant?: number;
   /** How many request bodies one tenant may be sending at once (default BODIES_PER_TENANT). */
   bodiesPerTenant?: number;
+  /** How many HITL waits one tenant may hold at once (default HITL_WAITS_PER_TENANT). */
+  hitlWaitsPerTenant?: number;
   /** What to do with closed sessions' logs over time (brain.config.json `retention`); absent keeps them whole. */
   retention?: RetentionPolicy;
   onError?: (err: unknown) => void;
@@ -157,7 +159,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     defaults: options.defaults ?? {},
     agents,
   });
-  const hitl = new HitlService(sessions, hub);
+  const hitl = new HitlService(sessions, hub, hitlWaits(options.hitlWaitsPerTenant));
   const limits = { ...DEFAULT_SSE_LIMITS, ...options.sse };
   const routes = [
     ...sessionRoutes({

@@ -51,6 +51,8 @@ export async function startTestDaemon(
     logReadsPerTenant?: number;
     /** DaemonOptions.bodiesPerTenant. */
     bodiesPerTenant?: number;
+    /** DaemonOptions.hitlWaitsPerTenant. */
+    hitlWaitsPerTenant?: number;
     /** The log's file calls (a test that holds a write). */
     io?: LogIO;
   } = {},
@@ -89,6 +91,7 @@ export async function startTestDaemon(
     ...(options.eventStreamsPerTenant ? { eventStreamsPerTenant: options.eventStreamsPerTenant } : {}),
     ...(options.logReadsPerTenant ? { logReadsPerTenant: options.logReadsPerTenant } : {}),
     ...(options.bodiesPerTenant ? { bodiesPerTenant: options.bodiesPerTenant } : {}),
+    ...(options.hitlWaitsPerTenant ? { hitlWaitsPerTenant: options.hitlWaitsPerTenant } : {}),
   });
   holder.url = daemon.url;
   return {

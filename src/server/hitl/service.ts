@@ -16,6 +16,7 @@ import type {
 import { ApiError, notFound } from "../errors.js";
 import type { Caller, SessionService } from "../sessions.js";
 import type { FeedHub } from "../sse/hub.js";
+import { TenantBound } from "../tenant-bound.js";
 import { answerOf, isAnswerable, requestEnvelopeOf, responseEnvelopeOf } from "./envelopes.js";
 
 /** A desk's refusal by its status, as nui's own API answers it: 429 for too many requests waiting, not a 400. */
@@ -36,6 +37,8 @@ export class HitlService {
   constructor(
     private readonly sessions: SessionService,
     private readonly hub: FeedHub,
+    /** Waits one tenant may hold at once (hitlWaits): each holds a socket and, for some, a listener of its session. */
+    private readonly waits: TenantBound = hitlWaits(),
   ) {}
 
   async create(caller: Caller, body: HitlCreateBody): Promise<HitlRequestEnvelope> {
@@ -66,8 +69,24 @@ export class HitlService {
     return found.envelope;
   }
 
-  /** Resolves with the response once the request is answered (at once if it was). */
+  /**
+   * Resolves with the response once the request is answered (at once if it was); in one of the tenant's places
+   * until then, or until its client stops waiting.
+   */
   async wait(caller: Caller, requestId: string, signal: AbortSignal): Promise<HitlResponseEnvelope> {
+    const release = this.waits.take(caller.tenant);
+    try {
+      return await untilAborted(this.answerTo(caller, requestId, signal), signal);
+    } finally {
+      release();
+    }
+  }
+
+  private async answerTo(
+    caller: Caller,
+    requestId: string,
+    signal: AbortSignal,
+  ): Promise<HitlResponseEnvelope> {
     for (const session of this.sessions.openSessions(caller)) {
       const desk = this.desks.get(session);
       const waiting = desk?.wait(requestId);
@@ -186,7 +205,7 @@ export class HitlService {
         if (response) resolve(response);
         else reject(error);
       };
-      const onAbort = () => finish(undefined, new ApiError("conflict", "the client stopped waiting"));
+      const onAbort = () => finish(undefined, stoppedWaiting());
       const unlisten = this.hub.listen(session.id, {
         events: (batch) => {
           const response = batch.map(responseEnvelopeOf).find((r) => r?.requestId === requestId);
@@ -234,4 +253,31 @@ function answerId(event: SessionEvent): string | undefined {
   return event.type === "permission.resolved" || event.type === "question.answered"
     ? event.data.id
     : undefined;
+}
+
+/**
+ * HITL waits one tenant may hold at once. A wait lasts until its request is answered, and one for a Brain
+ * request listens to its session's every batch: without a bound, one tenant's thousands of waits on one request
+ * held as many sockets, and made each of that session's batches cost the daemon's loop thousands of calls.
+ */
+export const HITL_WAITS_PER_TENANT = 256;
+
+export function hitlWaits(maxPerTenant = HITL_WAITS_PER_TENANT): TenantBound {
+  return new TenantBound(
+    maxPerTenant,
+    (tenant, held) =>
+      `tenant "${tenant}" has ${held} HITL waits open on this daemon, its limit: stop waiting on one and try again, or raise limits.hitl_waits_per_tenant in brain.config.json`,
+  );
+}
+
+const stoppedWaiting = () => new ApiError("conflict", "the client stopped waiting");
+
+/** `promise`, or a refusal as soon as `signal` aborts (the client went away: its place is given back then). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(stoppedWaiting());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(stoppedWaiting());
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
