@@ -138,8 +138,13 @@ describe("session/update as Brain events", () => {
     expect(named("read", "Read /x")).toBe("Read");
     expect(named("edit", "Write /x")).toBe("Write");
     expect(named("edit", "Edit /Write")).toBe("Edit");
-    // Kinds shared by several tools stay the kind.
+    // Kinds it gives to two tools are told by how it starts the title; anything else stays the kind.
+    expect(named("search", 'grep -i "Find"')).toBe("Grep");
+    expect(named("search", "Find `src` `*.ts`")).toBe("Glob");
+    expect(named("fetch", "Fetch https://example.com")).toBe("WebFetch");
+    expect(named("fetch", '"Fetch news" (allowed: a.example)')).toBe("WebSearch");
     expect(named("search", "Bash")).toBe("search");
+    expect(named("think", "Update TODOs: one")).toBe("think");
   });
 
   it("codex-acp: an MCP call is mcp__<server>__<tool>, so bound mode knows the endpoint's own", () => {

@@ -91,18 +91,37 @@ const claude: AcpProfile = {
   // A permission request carries no _meta, only a kind and a title, and can come before the call's tool_call
   // update: judged by its kind ("execute", "other"), a tool escaped every rule naming it (an ask on Bash allowed
   // unasked). claude-agent-acp titles each tool of kind "other" (MCP tools, tools it does not know) by its name,
-  // and gives the kinds below to one tool each (edit: Write or Edit, by the title's first word); other titles are
-  // display text (a command, a path, a description), never a name.
+  // and gives the kinds below to one tool each, or to two told apart by how it starts their titles (its
+  // tools.js: edit "Write …"/"Edit …", search "grep …"/"Find …", fetch "Fetch …"/a quoted query); what follows
+  // is display text (a command, a path, a pattern) the model chose. "think" stays the kind: a Task's title is
+  // its description, which may start as TodoWrite's does.
   toolName: (update) => {
     const { kind, title } = (update ?? {}) as { kind?: unknown; title?: unknown };
     if (typeof title !== "string") return undefined;
     if (kind === "other") return title || undefined;
-    if (kind === "edit") return /^Write\b/.test(title) ? "Write" : /^Edit\b/.test(title) ? "Edit" : undefined;
+    const byTitle = TITLED_KINDS[String(kind)]?.find(([start]) => start.test(title));
+    if (byTitle) return byTitle[1];
     return ({ execute: "Bash", read: "Read", switch_mode: "ExitPlanMode" } as Record<string, string>)[
       String(kind)
     ];
   },
   endpointTool: (name) => name.startsWith(`mcp__${ENDPOINT_SERVER_NAME}__`),
+};
+
+/** claude-agent-acp's kinds it gives to two tools, each told by how the adapter starts its title. */
+const TITLED_KINDS: Record<string, [RegExp, string][]> = {
+  edit: [
+    [/^Write\b/, "Write"],
+    [/^Edit\b/, "Edit"],
+  ],
+  search: [
+    [/^grep\b/, "Grep"],
+    [/^Find\b/, "Glob"],
+  ],
+  fetch: [
+    [/^Fetch\b/, "WebFetch"],
+    [/^"/, "WebSearch"],
+  ],
 };
 
 export const CODEX_DIR = "codex";
