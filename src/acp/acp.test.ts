@@ -208,6 +208,26 @@ describe("brain acp", () => {
     });
   });
 
+  it("interrupts the running turn on a session/cancel sent while a second prompt on the session is on its way", async () => {
+    await withAgent(server(), async (ctx, editor) => {
+      const { sessionId } = await slowSession(ctx);
+      const first = ctx.request(methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: "text", text: manyWords }],
+      });
+      while (!textOf(editor.updates).includes("w2")) await sleep(20);
+      const second = ctx.request(methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: "text", text: "meanwhile" }],
+      });
+      second.catch(() => {}); // cancelled before it reached the daemon, or refused there: a turn runs
+      await ctx.notify(methods.agent.session.cancel, { sessionId });
+      // The cancel was taken as the second prompt's alone: the first turn ran to its end.
+      expect((await first).stopReason).toBe("cancelled");
+      expect(await settledTurns(sessionId)).toEqual(["interrupted"]);
+    });
+  });
+
   it("interrupts the turn when the editor withdraws the prompt with $/cancel_request", async () => {
     await withAgent(server(), async (ctx, editor) => {
       const { sessionId } = await slowSession(ctx);

@@ -53,8 +53,11 @@ const STOP: Record<string, StopReason> = { completed: "end_turn", interrupted: "
 export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): AgentApp {
   let capabilities: ClientCapabilities = {};
   const cwds = new Map<string, string>();
-  /** The session/prompt in progress per session, aborted by session/cancel. */
-  const prompting = new Map<string, AbortController>();
+  /**
+   * The session/prompts in progress per session, each aborted by session/cancel. A set: an editor may send a second
+   * prompt while the first runs (the daemon refuses it), and a cancel then is for both, not only the latest.
+   */
+  const prompting = new Map<string, Set<AbortController>>();
 
   const fail = (err: unknown): never => {
     if (err instanceof ClientError) {
@@ -127,7 +130,8 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       const cancel = new AbortController();
       const onAbort = () => cancel.abort();
       signal.addEventListener("abort", onAbort, { once: true });
-      prompting.set(sessionId, cancel);
+      const inProgress = prompting.get(sessionId) ?? new Set<AbortController>();
+      prompting.set(sessionId, inProgress.add(cancel));
       try {
         const { text, images } = promptOf(params.prompt);
         const view = await client.session(sessionId).catch(fail);
@@ -151,12 +155,13 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
         return { stopReason: stop };
       } finally {
         signal.removeEventListener("abort", onAbort);
-        if (prompting.get(sessionId) === cancel) prompting.delete(sessionId);
+        inProgress.delete(cancel);
+        if (inProgress.size === 0 && prompting.get(sessionId) === inProgress) prompting.delete(sessionId);
       }
     })
     .onNotification(methods.agent.session.cancel, async ({ params }) => {
-      const prompt = prompting.get(params.sessionId);
-      if (prompt) prompt.abort();
+      const prompts = prompting.get(params.sessionId);
+      if (prompts) for (const prompt of prompts) prompt.abort();
       // A turn this agent did not start (another client's): interrupt it; nothing running, nothing to cancel.
       else await client.interrupt(params.sessionId).catch(() => {});
     });
