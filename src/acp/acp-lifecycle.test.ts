@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { FsSessionStore, readEventsFile } from "../store/fs/index.js";
 import { connectEditor, type TestEditor } from "../testing/acp-editor.js";
 import { startTestDaemon } from "../testing/daemon.js";
+import { collect, settled } from "../testing/http.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const manyWords = Array.from({ length: 300 }, (_, i) => `w${i}`).join(" ");
@@ -63,6 +64,37 @@ describe("brain acp when a side goes away", () => {
       // ACP: after a cancel the prompt MUST be answered. It followed a stream that could not reconnect, for good.
       expect((await reply).stopReason).toBe("cancelled");
     } finally {
+      editor.child.kill("SIGKILL");
+      await daemon.cleanup();
+    }
+  });
+
+  it("interrupts the turn it started when the daemon refuses to stream it, and answers the prompt with the reason", async () => {
+    const daemon = await startTestDaemon({ eventStreamsPerTenant: 1 });
+    const editor = await connectEditor(["--server", daemon.url, "--token", daemon.tokens.admin]);
+    const held = new AbortController();
+    try {
+      // The tenant's one stream, taken by another client's watch of another session.
+      const client = daemon.client();
+      const other = await client.create({ harness: "echo" });
+      await client.events(other.id, { signal: held.signal }).next();
+      const { sessionId } = await editor.ctx.request(methods.agent.session.new, {
+        cwd: "/",
+        mcpServers: [],
+        _meta: { brain: { harness: "echo", config: { options: { delay_ms: 40 } } } },
+      });
+      await expect(
+        editor.ctx.request(methods.agent.session.prompt, {
+          sessionId,
+          prompt: [{ type: "text", text: manyWords }],
+        }),
+      ).rejects.toMatchObject({ data: { message: expect.stringContaining("event streams open") } });
+      held.abort();
+      // It ran on to its end, unseen, with no one to ask should it need a permission.
+      const [end] = (await collect(client, sessionId, settled())).filter((e) => e.type === "turn.settled");
+      expect(end?.data).toMatchObject({ status: "interrupted" });
+    } finally {
+      held.abort();
       editor.child.kill("SIGKILL");
       await daemon.cleanup();
     }

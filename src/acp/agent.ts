@@ -142,7 +142,7 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
           capabilities,
           cancel: cancel.signal,
           ...(options.editorGone ? { editorGone: options.editorGone } : {}),
-        });
+        }).catch(fail);
         // ACP: after a cancel the prompt MUST end cancelled, even if the turn finished before the interrupt landed.
         if (cancel.signal.aborted) return { stopReason: "cancelled" as const };
         const stop = STOP[status.status];
@@ -236,6 +236,11 @@ async function followTurn(
       }
     }
     return { status: "interrupted" };
+  } catch (err) {
+    // No longer followed (the daemon refused the stream: the tenant's streams all taken, a token revoked): the prompt
+    // is answered with the error, so the turn must not run on unseen, its requests asked of no one.
+    interrupt();
+    throw err;
   } finally {
     cancel.removeEventListener("abort", interrupt);
     editorGone?.removeEventListener("abort", leave);
