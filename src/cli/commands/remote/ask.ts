@@ -26,6 +26,10 @@ export function fromFlags(request: Request, rules: Rules): AnswerBody | undefine
 /** Asks at the terminal; undefined when `signal` withdraws the question first. */
 export async function askPerson(request: Request, signal: AbortSignal): Promise<AnswerBody | undefined> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
+  // While asking, the terminal is in raw mode and a Ctrl-C is a key readline reads, not a signal: unheard, readline
+  // closed itself, the question read as answered elsewhere and the turn waited for its ask timeout. It is the
+  // signal it would have been, for the command's own handler (interrupt the turn, then detach).
+  rl.on("SIGINT", () => process.kill(process.pid, "SIGINT"));
   try {
     if (request.type === "permission.requested") {
       const args = JSON.stringify(request.data.arguments ?? {});
