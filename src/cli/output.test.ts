@@ -3,7 +3,7 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../protocol/events.js";
-import { textPrinter } from "./output.js";
+import { jsonPrinter, textPrinter } from "./output.js";
 
 const at = (seq: number, event: { type: SessionEvent["type"]; data: unknown }) =>
   ({ seq, ts: "t", session: "s", turn: "t1", ...event }) as SessionEvent;
@@ -37,5 +37,17 @@ describe("textPrinter", () => {
   it("prints plain text as it is", () => {
     const text = "héllo 漢字 😀 — “quoted”\n\tindented\r\n";
     expect(print([at(1, { type: "assistant.delta", data: { text } })]).out).toBe(text);
+  });
+});
+
+describe("jsonPrinter", () => {
+  it("writes DEL, C1 controls and U+2028/9 as \\u escapes, as JSON.stringify writes C0 ones: the same JSON, one line", () => {
+    const text = "a\u009b2Jb\x1b]52;c;aGk=\x07c\x7fd\u0085e — 漢字\u2028";
+    const out = new PassThrough();
+    jsonPrinter(out)([at(1, { type: "assistant.delta", data: { text } })]);
+    const line = String(out.read());
+    expect(line).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]/);
+    expect(line).toContain("a\\u009b2Jb\\u001b]52");
+    expect(JSON.parse(line)).toMatchObject({ data: { text } });
   });
 });

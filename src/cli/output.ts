@@ -17,9 +17,18 @@ export function terminalText(text: string): string {
   return text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
+// What JSON.stringify leaves raw: it escapes C0 controls only. They can only be inside the line's strings.
+const UNESCAPED_CONTROL = /[\x7f-\x9f\u2028\u2029]/g;
+
+/**
+ * One event per line, its DEL, C1 controls and line and paragraph separators written as \u escapes too (the same
+ * JSON value): --json lines go to terminals as well as to programs, a raw U+009B is a CSI to a terminal that takes
+ * C1 controls in UTF-8, and a reader that splits lines as Python's splitlines() does broke a line at U+2028.
+ */
 export function jsonPrinter(out: NodeJS.WritableStream = process.stdout): Printer {
   return (events) => {
-    out.write(events.map((event) => `${JSON.stringify(event)}\n`).join(""));
+    const lines = events.map((event) => `${JSON.stringify(event)}\n`).join("");
+    out.write(lines.replace(UNESCAPED_CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`));
   };
 }
 
