@@ -104,3 +104,25 @@ it("replays a fork's parent when retention dropped the fork's first events, and 
   await retireUpTo(parent, events.find((e) => e.type === "checkpoint.created")!.seq);
   expect((await loaded(fork)).user).toEqual(["four"]);
 });
+
+it("stops replaying a long log when the editor withdraws session/load, answered cancelled", async () => {
+  const client = t.client();
+  const { id } = await client.create({ harness: "echo" });
+  await turn(id, Array.from({ length: 20_000 }, (_, i) => `w${i}`).join(" "));
+  const editor = await connectEditor(["--server", t.url, "--token", t.tokens.admin]);
+  try {
+    const withdraw = new AbortController();
+    const load = editor.ctx.request(
+      methods.agent.session.load,
+      { sessionId: id, cwd: "/", mcpServers: [] },
+      { cancellationSignal: withdraw.signal },
+    );
+    while (editor.updates.length < 100) await new Promise((resolve) => setTimeout(resolve, 5));
+    withdraw.abort();
+    // It replayed the whole log regardless, and answered as if loaded.
+    await expect(load).rejects.toMatchObject({ code: -32800 });
+    expect(editor.updates.length).toBeLessThan(20_000);
+  } finally {
+    editor.child.kill("SIGKILL");
+  }
+});

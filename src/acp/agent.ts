@@ -98,11 +98,15 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       cwds.set(view.id, params.cwd);
       return { sessionId: view.id, _meta: { brain: { harness: view.harness } } };
     })
-    .onRequest(methods.agent.session.load, async ({ params, client: editor }) => {
+    .onRequest(methods.agent.session.load, async ({ params, client: editor, signal }) => {
       const view = await client.session(params.sessionId).catch(fail);
       cwds.set(view.id, params.cwd);
       const updates = sessionUpdates({ replaying: true, notices: false });
-      await replayConversation(client, view, (event) => send(editor, view.id, updates(event)));
+      // Withdrawn ($/cancel_request): the editor wants no more of it, and a long log went on to its end regardless.
+      await replayConversation(client, view, (event) => {
+        signal.throwIfAborted();
+        return send(editor, view.id, updates(event));
+      });
       return {};
     })
     .onRequest(methods.agent.session.list, async ({ params }) => {
