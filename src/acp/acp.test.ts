@@ -293,7 +293,23 @@ describe("brain acp", () => {
         }),
       ).rejects.toMatchObject({
         code: -32602,
-        data: { message: expect.stringContaining("a block of type audio cannot be sent") },
+        data: {
+          message: expect.stringContaining("a block of type audio cannot be sent"),
+          field: "prompt[0]",
+        },
+      });
+      const blob = { uri: "file:///a.bin", mimeType: "application/octet-stream", blob: "AAAA" };
+      await expect(
+        ctx.request(methods.agent.session.prompt, {
+          sessionId,
+          prompt: [
+            { type: "text", text: "see" },
+            { type: "resource", resource: blob },
+          ],
+        }),
+      ).rejects.toMatchObject({
+        code: -32602,
+        data: { message: expect.stringContaining("binary content (blob)"), field: "prompt[1]" },
       });
       await expect(
         ctx.request(methods.agent.session.prompt, {

@@ -262,20 +262,31 @@ async function send(editor: AgentContext, sessionId: string, updates: SessionUpd
 export function promptOf(blocks: ContentBlock[]): { text: string; images: PromptBody["images"] } {
   const parts: string[] = [];
   const images: NonNullable<PromptBody["images"]> = [];
-  for (const block of blocks) {
+  for (const [i, block] of blocks.entries()) {
     if (block.type === "text") parts.push(block.text);
     else if (block.type === "image") images.push({ mime_type: block.mimeType, data: block.data });
     else if (block.type === "resource_link") parts.push(`[${block.name}](${block.uri})`);
     else if (block.type === "resource" && "text" in block.resource) {
       parts.push(`<resource uri="${block.resource.uri}">\n${block.resource.text}\n</resource>`);
     } else {
+      const what =
+        block.type === "resource"
+          ? "an embedded resource of binary content (blob)"
+          : `a block of type ${block.type}`;
       throw RequestError.invalidParams({
-        message: `Brain takes text and images: a block of type ${block.type} cannot be sent (promptCapabilities say so)`,
+        message: `Brain takes text, images, resource links and text resources: ${what} cannot be sent (promptCapabilities say so); send it as a resource link or text`,
+        field: `prompt[${i}]`,
       });
     }
   }
   const text = parts.join("\n");
-  if (!text.trim()) throw RequestError.invalidParams({ message: "the prompt has no text" });
+  if (!text.trim()) {
+    throw RequestError.invalidParams({
+      message:
+        "the prompt has no text: every prompt to a Brain session needs a text block (images go with it)",
+      field: "prompt",
+    });
+  }
   return { text, images };
 }
 
