@@ -57,4 +57,29 @@ describe("sessionUpdates", () => {
     // Live, the editor shows what it sent itself.
     expect(sessionUpdates({ replaying: false, notices: false })(prompt!)).toEqual([]);
   });
+
+  it("replays an image a client sent without its type or behind a data: URL as an ACP image: a type and bare base64", () => {
+    const png =
+      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    const [prompt] = log([
+      {
+        type: "user.prompt",
+        turn: "a",
+        data: {
+          text: "look",
+          images: [{ data: png }, { data: `data:image/png;base64,${png}` }, { data: "bm90IGFuIGltYWdl" }],
+        },
+      },
+    ]);
+    const image = {
+      sessionUpdate: "user_message_chunk",
+      content: { type: "image", mimeType: "image/png", data: png },
+    };
+    // Left out, both: only an image with a mime_type was replayed, and its data: prefix went with it.
+    expect(sessionUpdates({ replaying: true, notices: false })(prompt!)).toEqual([
+      { sessionUpdate: "user_message_chunk", content: { type: "text", text: "look" } },
+      image,
+      image,
+    ]);
+  });
 });

@@ -1,6 +1,7 @@
 // Brain's session events as ACP `session/update`s: what an editor shows while a turn runs, and what
 // `session/load` replays. Events with no ACP counterpart (turn bookkeeping, checkpoints) are left out.
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import { bareBase64, imageTypeOf } from "../core/image-bytes.js";
 import { unstreamedMessages } from "../core/message-text.js";
 import type { SessionEvent } from "../protocol/events.js";
 
@@ -28,18 +29,23 @@ export function sessionUpdates(options: UpdateOptions): (event: SessionEvent) =>
 }
 
 /**
- * A prompt as it was sent: its text, then each image whose bytes and type the log holds (as every image from an
- * editor does; ACP has no way to show one given by a path on the daemon's host).
+ * A prompt as it was sent: its text, then each image whose bytes the log holds (as every image from an editor does;
+ * ACP has no way to show one given by a path on the daemon's host). ACP wants bare base64 and a type: a client may
+ * have sent the base64 behind a data: URL prefix, and no type (the daemon recognises PNG, JPEG, GIF and WebP).
  */
 function promptReplayed({
   text,
   images = [],
 }: Extract<SessionEvent, { type: "user.prompt" }>["data"]): SessionUpdate[] {
-  const chunks = images.flatMap(({ mime_type, data }): SessionUpdate[] =>
-    mime_type && data
-      ? [{ sessionUpdate: "user_message_chunk", content: { type: "image", mimeType: mime_type, data } }]
-      : [],
-  );
+  const chunks = images.flatMap(({ mime_type, data }): SessionUpdate[] => {
+    if (!data) return [];
+    const { base64, declared } = bareBase64(data);
+    // 16 base64 characters are the 12 bytes imageTypeOf looks at.
+    const mimeType = mime_type ?? declared ?? imageTypeOf(Buffer.from(base64.slice(0, 16), "base64"));
+    return mimeType
+      ? [{ sessionUpdate: "user_message_chunk", content: { type: "image", mimeType, data: base64 } }]
+      : [];
+  });
   return text !== "" || chunks.length === 0
     ? [{ sessionUpdate: "user_message_chunk", content: { type: "text", text } }, ...chunks]
     : chunks;

@@ -1,6 +1,7 @@
 // Images sent with a prompt: base64 data or a file path, read at prompt time and stored in the conversation as
 // base64, so a restored checkpoint needs no file from the machine the prompt was typed on.
 import { readFile } from "node:fs/promises";
+import { bareBase64, imageTypeOf } from "../../core/image-bytes.js";
 import type { PromptImage } from "../../protocol/events.js";
 
 export interface LoadedImage {
@@ -14,22 +15,8 @@ export class ImageError extends Error {
   override name = "ImageError";
 }
 
-/** The types `sniff` knows: bytes of none of them are not an image of one of these types, whatever the label says. */
+/** The types imageTypeOf knows: bytes of none of them are not an image of one of these types, whatever the label says. */
 const SNIFFED = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
-
-/** Recognised from the first bytes, so a mislabelled file still goes out with the right type. */
-function sniff(bytes: Buffer): string | undefined {
-  if (bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
-    return "image/png";
-  if (bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return "image/jpeg";
-  if (bytes.subarray(0, 4).toString("latin1") === "GIF8") return "image/gif";
-  if (
-    bytes.subarray(0, 4).toString("latin1") === "RIFF" &&
-    bytes.subarray(8, 12).toString("latin1") === "WEBP"
-  )
-    return "image/webp";
-  return undefined;
-}
 
 export async function loadImages(images: PromptImage[] | undefined): Promise<LoadedImage[]> {
   const out: LoadedImage[] = [];
@@ -48,13 +35,13 @@ async function loadImage(image: PromptImage, label: string): Promise<LoadedImage
       );
     }
   } else if (image.data !== undefined) {
-    const base64 = image.data.replace(/^data:[^;,]*;base64,/, "");
-    bytes = Buffer.from(base64, "base64");
+    bytes = Buffer.from(bareBase64(image.data).base64, "base64");
     if (bytes.length === 0) throw new ImageError(`${label}: data is empty or not base64`);
   } else {
     throw new ImageError(`${label} has neither data nor path`);
   }
-  const sniffed = sniff(bytes);
+  // Recognised from the first bytes, so a mislabelled file still goes out with the right type.
+  const sniffed = imageTypeOf(bytes);
   const claimed = image.mime_type;
   // The image is saved with the prompt and sent again with every later request: bytes a provider cannot take
   // would fail every turn of the session from then on, so what can be checked is checked here.
