@@ -111,7 +111,8 @@ export class RemoteTail {
       case "question.answered": {
         const open = this.pending.get(event.data.id);
         this.pending.delete(event.data.id);
-        open?.withdraw.abort();
+        // Why it is no longer asked: another client's answer, the ask timeout, the turn interrupted.
+        open?.withdraw.abort(event.data.reason ?? "answered by another client");
         break;
       }
     }
@@ -138,7 +139,13 @@ export class RemoteTail {
         if (!answer && this.options.rules.interactive) {
           this.spinner.erase();
           answer = await askPerson(request, open.withdraw.signal);
-          if (!answer) note("[answered by another client]\n");
+          if (!answer) {
+            // Withdrawn, or the terminal's input ended (Ctrl-D): then it waits for another client or its timeout.
+            const why = open.withdraw.signal.aborted
+              ? String(open.withdraw.signal.reason)
+              : "the terminal's input ended";
+            note(`[no longer asked: ${why}]\n`);
+          }
         }
         if (!answer) {
           if (!this.options.rules.interactive) {
