@@ -245,7 +245,7 @@ describe("brain acp", () => {
     });
   });
 
-  it("answers initialize with the protocol version it speaks when asked for one it does not", async () => {
+  it("answers initialize with the protocol version it speaks when asked for one it does not, and the session methods it serves", async () => {
     await withAgent(server(), async (ctx) => {
       for (const asked of [0, PROTOCOL_VERSION + 1]) {
         const init = await ctx.request(methods.agent.initialize, {
@@ -253,6 +253,7 @@ describe("brain acp", () => {
           clientCapabilities: {},
         });
         expect(init.protocolVersion).toBe(PROTOCOL_VERSION);
+        expect(init.agentCapabilities?.sessionCapabilities).toMatchObject({ list: {}, close: {} });
       }
     });
   });

@@ -79,7 +79,8 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
           loadSession: true,
           // Images go to the harness; one that takes none refuses them (invalid params, named).
           promptCapabilities: { image: true, audio: false, embeddedContext: true },
-          sessionCapabilities: { list: {} },
+          // Each one it serves: an editor calls none it is not told of (session/close was served and never sent).
+          sessionCapabilities: { list: {}, close: {} },
         },
         authMethods: [],
         agentInfo: { name: "brain", title: "Brain", version: options.version ?? "0.0.0" },
