@@ -1,15 +1,10 @@
 // session/load of a fork and of a handoff: the editor gets the conversation the session came from (up to where it
 // was taken: a fork's checkpoint, a handoff's seq), then the session's own, each message once.
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { methods } from "@agentclientprotocol/sdk";
 import { expect, it } from "vitest";
-import type { SessionEvent } from "../protocol/events.js";
-import { decodeLogText, header } from "../store/fs/log-format.js";
-import { retireSegments } from "../store/fs/retire.js";
-import { sealedPath } from "../store/fs/segments.js";
 import { connectEditor, type TestEditor } from "../testing/acp-editor.js";
 import { collect, settled } from "../testing/http.js";
+import { retireUpTo as retireLog } from "../testing/retired-log.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
 const t = useTestDaemon();
@@ -75,19 +70,8 @@ it("replays a handoff's source up to the handoff, and a deleted source leaves th
   expect((await loaded(moved)).user).toEqual(["go on"]);
 });
 
-const line = (e: SessionEvent) =>
-  `{"seq":${e.seq},"ts":"${e.ts}",${e.turn === undefined ? "" : `"turn":${JSON.stringify(e.turn)},`}"type":"${e.type}","data":${JSON.stringify(e.data)}}\n`;
-
 /** Retention's work on a closed session: its log's events up to `seq` in a sealed segment, then dropped. */
-async function retireUpTo(id: string, seq: number): Promise<void> {
-  const file = join(t.home, "sessions", id, "events.jsonl");
-  const all = decodeLogText(readFileSync(file, "utf8"), id).events;
-  writeFileSync(file, header(id) + all.slice(0, seq).map(line).join(""));
-  renameSync(file, sealedPath(file, 1));
-  const rest = all.slice(seq).map(line).join("");
-  writeFileSync(file, header(id, { seq, requests: [], openTurns: [] }) + rest);
-  await retireSegments(file, id, { maxBytes: 1 });
-}
+const retireUpTo = (id: string, seq: number) => retireLog(t.home, id, seq);
 
 it("replays a fork's parent when retention dropped the fork's first events, and none of the parent's after the fork when it dropped the checkpoint", async () => {
   const client = t.client();
