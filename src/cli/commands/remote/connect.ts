@@ -1,6 +1,7 @@
 // Which daemon the CLI talks to and with which token: --server / $BRAIN_URL / http://127.0.0.1:$BRAIN_PORT|7777,
 // and --token / $BRAIN_TOKEN / the admin token in $BRAIN_HOME/tokens.json. That file holds this machine's admin
-// token, so it is sent only to a loopback URL: a daemon elsewhere takes its own token, given explicitly.
+// token, so it is sent only to a loopback URL, and only when no other user's process listens on its port
+// (./listener-owner.ts): a daemon elsewhere takes its own token, given explicitly.
 
 import { existsSync } from "node:fs";
 import { userInfo } from "node:os";
@@ -10,6 +11,7 @@ import { DEFAULT_PORT } from "../../../server/defaults.js";
 import { isLoopback } from "../../../server/loopback.js";
 import { UsageError } from "../../args.js";
 import { brainHome } from "../../setup.js";
+import { foreignListener } from "./listener-owner.js";
 
 export function serverUrl(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   const url = flag ?? env.BRAIN_URL ?? `http://127.0.0.1:${env.BRAIN_PORT || DEFAULT_PORT}`;
@@ -36,7 +38,10 @@ export function serverToken(
         "is sent only to a loopback address: 127.0.0.0/8, ::1, localhost)",
     );
   }
-  return existsSync(file) ? readTokens(file).tokens[0]?.token : undefined;
+  if (!existsSync(file)) return undefined;
+  const foreign = foreignListener(new URL(url));
+  if (foreign) throw new UsageError(foreign);
+  return readTokens(file).tokens[0]?.token;
 }
 
 /**

@@ -1,0 +1,65 @@
+// The admin token of tokens.json goes only to a loopback listener of this user: a port another user bound while
+// the daemon was down gets nothing.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadOrCreateTokens } from "../../../server/auth/tokens.js";
+import { UsageError } from "../../args.js";
+import { serverToken } from "./connect.js";
+import { foreignListener, listenerUids } from "./listener-owner.js";
+
+const asRoot = process.getuid?.() === 0;
+
+/** A loopback listener run as `uid`; resolves with its port and its stop once it listens. */
+function listenerOf(uid: number): Promise<{ port: number; stop: () => void }> {
+  const child = spawn(
+    process.execPath,
+    ["-e", "const s=require('net').createServer().listen(0,'127.0.0.1',()=>console.log(s.address().port))"],
+    { uid, gid: uid, cwd: "/", stdio: ["ignore", "pipe", "inherit"] },
+  );
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.stdout.once("data", (chunk: Buffer) =>
+      resolve({ port: Number(String(chunk).trim()), stop: () => child.kill("SIGKILL") }),
+    );
+  });
+}
+
+describe("the listener the admin token would go to", () => {
+  it("is ours: nothing to refuse", async () => {
+    const server = createServer().listen(0, "127.0.0.1");
+    await new Promise((resolve) => server.once("listening", resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      expect(listenerUids(port)).toContain(process.getuid!());
+      expect(foreignListener(new URL(`http://127.0.0.1:${port}`))).toBeUndefined();
+    } finally {
+      server.close();
+    }
+  });
+
+  it.runIf(asRoot)(
+    "is another user's: the token of tokens.json is not sent, and the error says why",
+    async () => {
+      const nobody = await listenerOf(65534);
+      const home = mkdtempSync(join(tmpdir(), "brain-squat-"));
+      try {
+        loadOrCreateTokens(home);
+        const url = `http://127.0.0.1:${nobody.port}`;
+        expect(foreignListener(new URL(url))).toContain("another user's (uid 65534)");
+        expect(() => serverToken(undefined, url, { BRAIN_HOME: home })).toThrow(UsageError);
+        expect(() => serverToken(undefined, url, { BRAIN_HOME: home })).toThrow(
+          /uid 65534.*--token or \$BRAIN_TOKEN/,
+        );
+        // A token given explicitly is the person's choice.
+        expect(serverToken("given", url, { BRAIN_HOME: home })).toBe("given");
+      } finally {
+        nobody.stop();
+        rmSync(home, { recursive: true, force: true });
+      }
+    },
+  );
+});
