@@ -6,6 +6,7 @@ import { SessionError } from "./errors.js";
 import type { Harness, HarnessError, HarnessFactory, Steering } from "./harness.js";
 import { InFlight } from "./in-flight.js";
 import type { TurnWrites } from "./log-writer.js";
+import { sleep } from "./sleep.js";
 
 /**
  * The most steering one turn takes. A harness holds a steer until it can use it (the api harness in the daemon's
@@ -111,4 +112,23 @@ export async function deliverSteer(turn: RunningTurn, text: string): Promise<voi
     await new Promise((resolve) => setImmediate(resolve));
     throw turn.abort.signal.aborted ? ended() : err;
   }
+}
+
+/** Refuses a prompt while a turn runs or settles, saying when to prompt again. */
+export function refuseWhileRunning(turn: RunningTurn | undefined): void {
+  if (!turn) return;
+  throw new SessionError(
+    "conflict",
+    turn.ended
+      ? `turn ${turn.id} is settling: prompt again once its turn.settled is logged`
+      : `turn ${turn.id} is still running: steer or interrupt it first`,
+  );
+}
+
+/** Resolves once `run` has, or after `ms` at the latest (a harness that never ends a turn holds no one for good). */
+export async function endedWithin(run: Promise<unknown> | undefined, ms: number): Promise<void> {
+  if (!run) return;
+  const timer = new AbortController();
+  await Promise.race([run, sleep(ms, timer.signal)]);
+  timer.abort();
 }

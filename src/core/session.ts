@@ -18,9 +18,11 @@ import {
   type AskingTurn,
   askingTurn,
   deliverSteer,
+  endedWithin,
   newTurn,
   queuedMark,
   type RunningTurn,
+  refuseWhileRunning,
   steerTooLate,
   takeSteer,
 } from "./running-turn.js";
@@ -36,6 +38,8 @@ export class Session {
   private opening: Promise<Harness> | undefined;
   private tools: Promise<BoundTools> | undefined;
   private running: RunningTurn | undefined;
+  /** The last turn's run, from its start to its turn.settled (or close-out): a close waits for it. */
+  private turnRun: Promise<unknown> | undefined;
   private readonly writer: LogWriter;
   /** Permission requests and questions to the session's clients (asked by the harness or an edge's desk). */
   readonly desk: RequestDesk;
@@ -119,13 +123,15 @@ export class Session {
   async prompt(text: string, input: { images?: PromptImage[]; key?: string } = {}): Promise<StartedTurn> {
     this.assertOpen();
     const images = checkImages(input.images, this.parts.factory, this.parts.harnessName);
-    this.assertIdle();
+    refuseWhileRunning(this.running);
     return this.betweenTurns.startTurn(async () => {
       // The last turn's close-out first: no turn starts while one is open in the log.
       await this.writer.closeOut();
       this.assertOpen();
-      this.assertIdle();
-      return this.startTurn(text, images, input.key);
+      refuseWhileRunning(this.running);
+      const started = this.startTurn(text, images, input.key);
+      this.turnRun = started.then((s) => s.settled).catch(() => {});
+      return started;
     });
   }
 
@@ -217,7 +223,11 @@ export class Session {
     await this.betweenTurns.settled();
     // A harness still starting cannot be stopped halfway: wait for it, and it closes itself (ensureHarness).
     await this.opening?.catch(() => {});
+    // The interrupted turn's turn.settled before session.closed (a harness may answer the interrupt before its turn
+    // ends): a grace to end it, then closing the harness ends it. One that outlives both is closed out at next open.
+    await endedWithin(this.turnRun, CLOSE_GRACE_MS);
     await this.dropHarness();
+    await endedWithin(this.turnRun, CLOSE_GRACE_MS);
     await this.parts.services?.close().catch(() => {});
     await this.writer.closeOut().catch(() => {});
     await this.append([{ type: "session.closed", data: {} }]).catch(() => {});
@@ -380,20 +390,10 @@ export class Session {
     return this.running;
   }
 
-  private assertIdle(): void {
-    if (this.running) {
-      throw new SessionError(
-        "conflict",
-        this.running.ended
-          ? `turn ${this.running.id} is settling: prompt again once its turn.settled is logged`
-          : `turn ${this.running.id} is still running: steer or interrupt it first`,
-      );
-    }
-  }
-
   private assertOpen(): void {
     if (this.closed) throw new SessionError("conflict", `session ${this.parts.id} is closed`);
   }
 }
 
+const CLOSE_GRACE_MS = 10_000; // a close's wait for an interrupted turn, before and after its harness closes
 const keyed = (key: string | undefined) => (key === undefined ? {} : { idempotency_key: key });
