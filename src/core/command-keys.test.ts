@@ -53,7 +53,7 @@ function inSmallHost(id: string, body: string, store = "undefined"): string {
 describe("a log bigger than the heap", () => {
   it("finds a command's Idempotency-Key", async () => {
     const id = await bigSession();
-    const found = "(await session.commandEvent('k39'))?.data ?? null";
+    const found = "(await session.commandEvent('k39'))?.event.data ?? null";
     expect(JSON.parse(inSmallHost(id, `process.stdout.write(JSON.stringify(${found}));`))).toEqual({
       text: "",
       idempotency_key: "k39",

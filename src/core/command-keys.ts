@@ -2,6 +2,7 @@
 // timeout while the owner failed over) sends the same key, and the command runs once. The key is written into
 // the event that records the command (user.prompt, user.steer, user.interrupt, an answer, checkpoint.created),
 // so the log itself says whether it ran, on whichever node, and a node taking the session over knows too.
+import { createHash } from "node:crypto";
 import type { SessionEvent } from "../protocol/events.js";
 import { type EventLog, forEachEvent } from "./event-log.js";
 
@@ -33,10 +34,45 @@ export function commandKey(event: SessionEvent): string | undefined {
   return (event.data as { idempotency_key?: string }).idempotency_key;
 }
 
+/** The fields of each keyed event that the client sent (the rest is what the command made, or its key). */
+const SENT_FIELDS: Record<KeyedEventType, readonly string[]> = {
+  "user.prompt": ["text", "images"],
+  "user.steer": ["text"],
+  "user.interrupt": [],
+  "permission.resolved": ["decision", "reason"],
+  "question.answered": ["answer", "reason"],
+  "checkpoint.created": [],
+};
+
+/**
+ * A digest of what the client sent for a command, from the data of the event that records it (or would): a retry
+ * under a key must send what the first request did, else it is another command. An absent field and an empty one
+ * are alike (an empty reason is not logged).
+ */
+export function sentDigest(type: KeyedEventType, data: Record<string, unknown>): string {
+  const sent = SENT_FIELDS[type].map((field) => (data[field] === "" ? undefined : data[field]) ?? null);
+  return createHash("sha256").update(canonicalJson(sent)).digest("base64url");
+}
+
+/** JSON with every object's keys in order: the same value gives the same text, however it was built. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  const entries = Object.entries(value).filter(([, v]) => v !== undefined);
+  entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+}
+
+/** The event that recorded a keyed command, and the digest of what its client sent (sentDigest). */
+export interface KeyedCommand {
+  event: SessionEvent;
+  sent: string;
+}
+
 /** Which event recorded each key, built from the log on first use and kept in step with its appends. */
 export class CommandKeys {
-  private index: Map<string, SessionEvent> | undefined;
-  private loading: Promise<Map<string, SessionEvent>> | undefined;
+  private index: Map<string, KeyedCommand> | undefined;
+  private loading: Promise<Map<string, KeyedCommand>> | undefined;
   /** Appends seen while the first read runs: the read may or may not include them. */
   private seenWhileLoading: SessionEvent[] = [];
 
@@ -47,8 +83,8 @@ export class CommandKeys {
     else if (this.loading) this.seenWhileLoading.push(...events);
   }
 
-  /** The event that recorded the command sent with `key`, if it ran. */
-  async find(key: string): Promise<SessionEvent | undefined> {
+  /** The command sent with `key`, if it ran. */
+  async find(key: string): Promise<KeyedCommand | undefined> {
     if (!this.index) {
       this.loading ??= this.load();
       try {
@@ -65,8 +101,8 @@ export class CommandKeys {
    * The index, read a page at a time: a log of large prompts can be far bigger than the daemon's heap, and the
    * index keeps only each key's slimmed event.
    */
-  private async load(): Promise<Map<string, SessionEvent>> {
-    const index = new Map<string, SessionEvent>();
+  private async load(): Promise<Map<string, KeyedCommand>> {
+    const index = new Map<string, KeyedCommand>();
     await forEachEvent(this.log, (event) => this.add(index, event));
     for (const event of this.seenWhileLoading) this.add(index, event);
     this.seenWhileLoading = [];
@@ -74,14 +110,15 @@ export class CommandKeys {
     return index;
   }
 
-  private add(index: Map<string, SessionEvent>, event: SessionEvent): void {
+  private add(index: Map<string, KeyedCommand>, event: SessionEvent): void {
     const key = commandKey(event);
     if (key === undefined || index.has(key)) return;
-    // A prompt's text and images can be large: the answer needs only its turn, so they are not kept.
+    const sent = sentDigest(event.type as KeyedEventType, event.data as Record<string, unknown>);
+    // A prompt's text and images can be large: the answer needs only its turn, and a retry's body its digest.
     const slim =
       event.type === "user.prompt" || event.type === "user.steer"
         ? ({ ...event, data: { text: "", idempotency_key: key } } as SessionEvent)
         : event;
-    index.set(key, slim);
+    index.set(key, { event: slim, sent });
   }
 }

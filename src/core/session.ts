@@ -5,7 +5,7 @@ import type { AnswerBody } from "../protocol/api.js";
 import type { ErrorInfo, NewEvent, PromptImage, SessionEvent, TurnStatus } from "../protocol/events.js";
 import { BetweenTurns } from "./between-turns.js";
 import type { CheckpointManifest } from "./checkpoints/index.js";
-import { anyKeyed, CommandKeys } from "./command-keys.js";
+import { anyKeyed, CommandKeys, type KeyedCommand } from "./command-keys.js";
 import { SessionError } from "./errors.js";
 import { type AppendOptions, type EventLog, forEachEvent } from "./event-log.js";
 import { type Harness, HarnessError } from "./harness.js";
@@ -210,8 +210,8 @@ export class Session {
     return this.desk.reply(requestId, body, this.parts.id, key);
   }
 
-  /** The event that recorded the command sent with this idempotency key, if one ran (on any node). */
-  commandEvent(key: string): Promise<SessionEvent | undefined> {
+  /** The command sent with this idempotency key, if one ran (on any node): its event and what its client sent. */
+  commandEvent(key: string): Promise<KeyedCommand | undefined> {
     return this.keys.find(key);
   }
 

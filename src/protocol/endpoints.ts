@@ -49,7 +49,7 @@ export interface Endpoint {
 /** Commands take an Idempotency-Key (src/server/idempotency.ts): a retry with the same key runs once. */
 const IDEMPOTENT = {
   "Idempotency-Key":
-    "a client-chosen id for this command (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key (after a timeout, on any node) does not run it again and gets the first answer",
+    "a client-chosen id for this command (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key and body (after a timeout, on any node) does not run it again and gets the first answer; the key with another body is a 409",
 };
 
 const SEQ_QUERY = {

@@ -77,6 +77,38 @@ describe("Idempotency-Key", () => {
     expect(message).not.toContain(token.slice(0, 8));
   });
 
+  it("refuses a key sent again with another body (409), and takes a retry of a prompt quoting a secret", async () => {
+    const id = await newSession({
+      harness: "echo",
+      config: { tools: ["echo"] },
+      permissions: { tools: { echo: "ask" } },
+    });
+    const prompt = `/v1/sessions/${id}/prompt`;
+    // The log holds the prompt with the token redacted: a retry of the same text is still the same prompt.
+    const text = `deploy with ${t.tokens.other}`;
+    const first = await post(prompt, "b-1", { text });
+    expect(first.status).toBe(202);
+    await collect(t.client(), id, settled(first.body.turn as string));
+    expect((await post(prompt, "b-1", { text })).body.turn).toBe(first.body.turn);
+    const other = await post(prompt, "b-1", { text: "drop the staging database" });
+    expect(other.status).toBe(409);
+    expect(other.body.error).toMatchObject({ code: "conflict", field: "Idempotency-Key" });
+    expect((other.body.error as { message: string }).message).toContain("another body");
+    const { turn } = await t.client().prompt(id, "echo: hi");
+    const asked = await collect(t.client(), id, (e) => e.type === "permission.requested");
+    const answer = `/v1/sessions/${id}/requests/${(asked.at(-1)!.data as { id: string }).id}`;
+    expect((await post(answer, "b-2", { decision: "deny" })).status).toBe(200);
+    // The opposite decision under the key is not the denial's retry: told ok, its client would think it allowed.
+    expect((await post(answer, "b-2", { decision: "allow" })).status).toBe(409);
+    expect((await post(answer, "b-2", { decision: "deny", reason: "" })).status).toBe(200);
+    await collect(t.client(), id, settled(turn));
+    const prompts = (await log(id)).filter((e) => e.type === "user.prompt");
+    expect(prompts.map((e) => (e.data as { text: string }).text)).toEqual([
+      "deploy with [redacted:token]",
+      "echo: hi",
+    ]);
+  });
+
   it("answers a permission request once: a keyed retry gets ok, an unkeyed second answer 409", async () => {
     const id = await newSession({
       harness: "echo",

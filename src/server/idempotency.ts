@@ -2,8 +2,9 @@
 // ambiguous failure sends the same key and gets the first answer instead of a second run. Whether a key ran is
 // read from the session's log (src/core/command-keys.ts), so it holds across nodes and restarts; two requests
 // with one key arriving at once on the owner share one run.
-import { commandKey, type KeyedEventType } from "../core/command-keys.js";
+import { commandKey, type KeyedEventType, sentDigest } from "../core/command-keys.js";
 import type { Session } from "../core/session.js";
+import type { AnswerBody } from "../protocol/api.js";
 import { IDEMPOTENCY_KEY, type SessionEvent } from "../protocol/events.js";
 import { ApiError } from "./errors.js";
 
@@ -35,10 +36,35 @@ function keyFault(value: string): string {
   return `character ${at + 1} is ${what}`;
 }
 
+/** What a keyed command is, to tell a retry of it from another command sent under its key. */
+export interface KeyedRequest {
+  /** The events that record a command of its kind (a retry finds the first run's among them). */
+  kinds: readonly KeyedEventType[];
+  /** The event this request would write, and its data as far as the client sent it (sentDigest). */
+  type: KeyedEventType;
+  data: Record<string, unknown>;
+  /** What tells apart commands of one kind: the request an answer is for. */
+  subject?: string;
+}
+
+/** A command of one kind, recorded by an event of `type` holding what its client sent. */
+export const keyedAs = (type: KeyedEventType, data: Record<string, unknown> = {}): KeyedRequest => ({
+  kinds: [type],
+  type,
+  data,
+});
+
+/** An answer to request `requestId`: a permission's decision or a question's answer, as `body` says. */
+export function answerRequest(requestId: string, body: AnswerBody): KeyedRequest {
+  const type = "decision" in body ? "permission.resolved" : "question.answered";
+  return { kinds: ["permission.resolved", "question.answered"], type, data: body, subject: requestId };
+}
+
 /** A keyed command running: what it is, so that only a retry of the same command shares its run. */
 interface Running {
   kinds: readonly KeyedEventType[];
   subject: string;
+  sent: string;
   run: Promise<unknown>;
 }
 
@@ -47,42 +73,57 @@ export class IdempotentCommands {
   private readonly running = new Map<string, Running>();
 
   /**
-   * Runs `command` once per key: when the log already holds an event of `kinds` with this key, `answer` makes
-   * the first run's answer from it. A key used before for another kind of command is refused, and so is one
-   * still in use by another command (`subject` tells apart commands of one kind: the request an answer is for).
+   * Runs `command` once per key: when the log already holds an event of `request.kinds` with this key, `answer`
+   * makes the first run's answer from it. A key used before for another kind of command, for another subject or
+   * with another body is refused (a retry is the same request again), and so is one still in use by another.
    */
   async run<T>(
     session: Session,
     key: string | undefined,
-    kinds: readonly KeyedEventType[],
+    request: KeyedRequest,
     command: () => Promise<T>,
     answer: (event: SessionEvent) => T,
-    subject = "",
   ): Promise<T> {
     if (key === undefined) return command();
+    const { kinds, subject = "" } = request;
+    // As the log holds it: redacted, so a retry of a prompt that quoted a secret matches the logged one.
+    const data = session.redactor.redactDeep(request.data);
+    const sent = sentDigest(request.type, data);
     const slot = `${session.id}\u0000${key}`;
     const same = this.running.get(slot);
     if (same) {
-      if (same.kinds.join() === kinds.join() && same.subject === subject) return same.run as Promise<T>;
+      if (same.kinds.join() === kinds.join() && same.subject === subject && same.sent === sent)
+        return same.run as Promise<T>;
       throw new ApiError(
         "conflict",
-        `${IDEMPOTENCY_HEADER} "${key}" is in use by another command of session ${session.id} (${same.kinds.join(" or ")}${same.subject ? ` ${same.subject}` : ""}), still running; send a new key for a new command`,
+        `${IDEMPOTENCY_HEADER} "${key}" is in use by another command of session ${session.id} (${same.kinds.join(" or ")}${same.subject ? ` ${same.subject}` : ""}), still running; a retry sends the same request, a new command a new key`,
         IDEMPOTENCY_HEADER,
       );
     }
     const run = (async () => {
       const earlier = await session.commandEvent(key);
       if (!earlier) return command();
-      if (!(kinds as readonly string[]).includes(earlier.type) || commandKey(earlier) !== key) {
+      const { event } = earlier;
+      if (!(kinds as readonly string[]).includes(event.type) || commandKey(event) !== key) {
         throw new ApiError(
           "conflict",
-          `${IDEMPOTENCY_HEADER} "${key}" was used for an earlier ${earlier.type} (seq ${earlier.seq}) of session ${session.id}; send a new key for a new command`,
+          `${IDEMPOTENCY_HEADER} "${key}" was used for an earlier ${event.type} (seq ${event.seq}) of session ${session.id}; send a new key for a new command`,
           IDEMPOTENCY_HEADER,
         );
       }
-      return answer(earlier);
+      const result = answer(event);
+      // Another body under the key is another command: answered with the first one's result, its client would
+      // take for done what never ran (another prompt, the opposite decision).
+      if (event.type !== request.type || earlier.sent !== sentDigest(event.type, data)) {
+        throw new ApiError(
+          "conflict",
+          `${IDEMPOTENCY_HEADER} "${key}" was sent with another body for the ${event.type} of seq ${event.seq} of session ${session.id}; a retry sends the same body, a new command a new key`,
+          IDEMPOTENCY_HEADER,
+        );
+      }
+      return result;
     })();
-    this.running.set(slot, { kinds, subject, run });
+    this.running.set(slot, { kinds, subject, sent, run });
     try {
       return await run;
     } finally {

@@ -26,7 +26,7 @@ import type { AgentCatalog } from "./agents.js";
 import { DEFAULT_TENANT, type Principal } from "./auth/tokens.js";
 import type { ControlLeases } from "./control.js";
 import { ApiError, inField, notFound } from "./errors.js";
-import { IDEMPOTENCY_HEADER, IdempotentCommands } from "./idempotency.js";
+import { answerRequest, IDEMPOTENCY_HEADER, IdempotentCommands, keyedAs } from "./idempotency.js";
 import { pageOf } from "./paging.js";
 
 export interface SessionServiceParts {
@@ -149,10 +149,11 @@ export class SessionService {
     key?: string,
   ): Promise<{ turn: string; session: string }> {
     const session = await this.drive(caller, id);
+    const data = { text, ...(images?.length ? { images } : {}) };
     return this.commands.run(
       session,
       key,
-      ["user.prompt"],
+      keyedAs("user.prompt", data),
       async () => {
         const input = { ...(images?.length ? { images } : {}), ...(key ? { key } : {}) };
         return { turn: (await session.prompt(text, input)).turn, session: id };
@@ -166,7 +167,7 @@ export class SessionService {
     await this.commands.run(
       session,
       key,
-      ["user.steer"],
+      keyedAs("user.steer", { text }),
       () => session.steer(text, key),
       () => {},
     );
@@ -177,7 +178,7 @@ export class SessionService {
     await this.commands.run(
       session,
       key,
-      ["user.interrupt"],
+      keyedAs("user.interrupt"),
       () => session.interrupt(key),
       () => {},
     );
@@ -199,7 +200,7 @@ export class SessionService {
     await this.commands.run(
       session,
       key,
-      ["permission.resolved", "question.answered"],
+      answerRequest(requestId, body),
       () => session.reply(requestId, body, key),
       (earlier) => {
         if ((earlier.data as { id: string }).id !== requestId) {
@@ -210,7 +211,6 @@ export class SessionService {
           );
         }
       },
-      requestId,
     );
   }
 
@@ -219,7 +219,7 @@ export class SessionService {
     return this.commands.run(
       session,
       key,
-      ["checkpoint.created"],
+      keyedAs("checkpoint.created"),
       async () => {
         const manifest = await session.checkpoint(key);
         const files = manifest.files.map(({ path, size, append_only }) => ({ path, size, append_only }));
