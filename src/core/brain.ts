@@ -31,6 +31,7 @@ import type { HarnessRegistry } from "./registry.js";
 import { ClosedLogs, type CompactResult, type RetireResult, type SegmentPolicy } from "./retention.js";
 import { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
+import { markClosed } from "./store.js";
 import { StoredSessionLimit } from "./stored-limit.js";
 import { transcriptOf } from "./transcript.js";
 
@@ -248,8 +249,7 @@ export class Brain {
     const session = await this.live.get(id, () => this.openSession(id));
     await session.close();
     this.live.take(id);
-    await this.options.store.update(id, { status: "closed" });
-    this.live.notify({ type: "closed", id, log: session.log });
+    if (await markClosed(this.options.store, id)) this.live.notify({ type: "closed", id, log: session.log });
   }
 
   /** Closes the session if it is live, then deletes it and all its files (once no retention job holds its log). */

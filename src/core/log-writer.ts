@@ -178,6 +178,12 @@ export function closingEvents(
   return [...answers, { type: "turn.settled", turn, data: settled }];
 }
 
+/** The close-out of a turn the host died in: failed, and each of its requests answered (nothing waits on them). */
+export function hostStopped(pending: PendingRequests, turn: string): NewEvent[] {
+  const error: ErrorInfo = { code: "brain_error", message: "the host stopped while this turn was running" };
+  return closingEvents(pending, turn, "the host stopped", { status: "failed", error });
+}
+
 export function errorResult(text: string): ToolResult {
   return { content: [{ type: "text", text }], is_error: true };
 }

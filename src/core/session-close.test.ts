@@ -43,3 +43,67 @@ describe("closing a session while a turn runs", () => {
     expect(settled.map((e) => e.data)).toEqual([{ status: "interrupted" }]);
   });
 });
+
+/** A harness whose close() ends only once the test lets it, and how many closes have begun. */
+function gatedClose() {
+  let release = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const closes = { begun: 0 };
+  const factory: HarnessFactory = {
+    name: "gated",
+    supportsSteering: false,
+    async open() {
+      return {
+        prompt: async () => ({ interrupted: false }),
+        steer: async () => {},
+        interrupt: async () => {},
+        checkpoint: async () => [],
+        close: () => {
+          closes.begun++;
+          return released;
+        },
+      };
+    },
+  };
+  return { factory, release, closes };
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("closing a session twice at once", () => {
+  it("ends the second close only once the first has closed the log", async () => {
+    const gated = gatedClose();
+    t = makeBrain({ factories: [gated.factory] });
+    const session = await t.brain.create({ harness: "gated" });
+    await session.start();
+    const first = session.close();
+    while (gated.closes.begun === 0) await tick();
+    let secondEnded = false;
+    const second = session.close().then(() => {
+      secondEnded = true;
+    });
+    await tick();
+    // A delete awaiting it would otherwise remove the session's files from under a log still open.
+    expect(secondEnded).toBe(false);
+    gated.release();
+    await Promise.all([first, second]);
+    expect((await t.store.readEvents(session.id, { after: 0 })).at(-1)?.type).toBe("session.closed");
+  });
+
+  it("closes and deletes a session asked for both at once: the delete waits for the close, and both succeed", async () => {
+    const gated = gatedClose();
+    t = makeBrain({ factories: [gated.factory] });
+    const session = await t.brain.create({ harness: "gated" });
+    await session.start();
+    const closing = t.brain.closeSession(session.id);
+    while (gated.closes.begun === 0) await tick();
+    const deleting = t.brain.delete(session.id);
+    await tick();
+    gated.release();
+    await expect(Promise.all([closing, deleting])).resolves.toBeDefined();
+    expect(await t.store.get(session.id)).toBeUndefined();
+    expect(gated.closes.begun).toBe(1);
+  });
+});

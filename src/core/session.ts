@@ -9,7 +9,7 @@ import { anyKeyed, CommandKeys, type KeyedCommand } from "./command-keys.js";
 import { SessionError } from "./errors.js";
 import { type AppendOptions, type EventLog, forEachEvent } from "./event-log.js";
 import { type Harness, HarnessError } from "./harness.js";
-import { closingEvents, LogWriter } from "./log-writer.js";
+import { hostStopped, LogWriter } from "./log-writer.js";
 import type { PendingRequest } from "./pending.js";
 import { checkImages } from "./prompt-images.js";
 import { Redactor } from "./redact.js";
@@ -49,6 +49,7 @@ export class Session {
   /** What the log redacts: requests are kept as sent, and redacted as clients see them (nui's HITL too). */
   readonly redactor: Redactor;
   private closed = false;
+  private closing: Promise<void> | undefined;
   /** A summary-seeded session's history went out with a turn that completed: later prompts go as they are. */
   private preambled = false;
   private readonly betweenTurns = new BetweenTurns();
@@ -89,7 +90,7 @@ export class Session {
     if (state) state.requests.forEach(visit);
     else await forEachEvent(parts.log, visit); // a page at a time: a long log is never held whole
     for (const turn of state?.openTurns ?? []) open.add(turn);
-    for (const turn of open) await session.recoverTurn(turn);
+    for (const turn of open) await session.append(hostStopped(session.writer.pending, turn));
     return session;
   }
 
@@ -215,8 +216,13 @@ export class Session {
     return this.keys.find(key);
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /** Ends the turn, the harness and the log; a close asked for while one runs waits for that one. */
+  close(): Promise<void> {
+    this.closing ??= this.closeNow();
+    return this.closing;
+  }
+
+  private async closeNow(): Promise<void> {
     if (this.running) await this.interrupt().catch(() => {});
     this.closed = true;
     // A checkpoint being taken ends first (later ones are refused): its files stored and logged, or not listed.
@@ -289,14 +295,6 @@ export class Session {
     const failed = this.writer.ended(turn.failure?.toInfo());
     await this.writer.closeOut().catch(() => {});
     return { turn: turn.id, ...failed };
-  }
-
-  /** A turn the host died in: failed, and each of its requests answered (nothing waits on them any more). */
-  private async recoverTurn(turn: string): Promise<void> {
-    const error: ErrorInfo = { code: "brain_error", message: "the host stopped while this turn was running" };
-    await this.append(
-      closingEvents(this.writer.pending, turn, "the host stopped", { status: "failed", error }),
-    );
   }
 
   /** The first failed write of a turn fails it: stop it (the writer writes nothing more until its close-out). */

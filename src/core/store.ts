@@ -77,3 +77,17 @@ export interface SessionStore {
   /** The session's checkpoints when the store keeps them itself (cluster); else files in paths(id).checkpoints. */
   checkpoints?(id: string): Checkpoints;
 }
+
+/**
+ * Records a closed session as closed; false when it was deleted meanwhile (a delete waits for the close it comes
+ * during, then removes the session: nothing is left to mark, and the deletion is the news).
+ */
+export async function markClosed(store: SessionStore, id: string): Promise<boolean> {
+  try {
+    await store.update(id, { status: "closed" });
+    return true;
+  } catch (err) {
+    if (await store.get(id).catch(() => undefined)) throw err;
+    return false;
+  }
+}
