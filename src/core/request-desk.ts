@@ -3,7 +3,7 @@
 // and lets exactly one through: the pending index (src/core/pending.ts) decides who answers, the log keeps it.
 import { randomUUID } from "node:crypto";
 import type { AnswerBody } from "../protocol/api.js";
-import type { NewEvent, Question, SessionEvent } from "../protocol/events.js";
+import type { AnsweredBy, NewEvent, Question, SessionEvent } from "../protocol/events.js";
 import type { PermissionDecision } from "../protocol/permissions.js";
 import { SessionError } from "./errors.js";
 import type { AppendOptions } from "./event-log.js";
@@ -18,6 +18,8 @@ export interface DeskParts {
 }
 
 export type Answer = NewEvent & { type: "permission.resolved" | "question.answered" };
+/** A client's answer's Idempotency-Key, and who sent it. */
+export type ReplyFrom = { key?: string; by?: AnsweredBy };
 export type Verdict = { decision: "allow" | "deny"; reason?: string };
 
 const waiterKey = (kind: RequestKind, id: string) => `${kind}\u0000${id}`;
@@ -124,8 +126,8 @@ export class RequestDesk {
       wake?.(data);
       throw err;
     }
-    // The key is the client's bookkeeping, not part of the verdict the harness gets.
-    const { idempotency_key: _, ...verdict } = event.data;
+    // The key and the author are the clients' record, not part of the verdict the harness gets.
+    const { idempotency_key: _, answered_by: __, ...verdict } = event.data;
     wake?.(verdict);
   }
 
@@ -133,7 +135,8 @@ export class RequestDesk {
    * A client's answer by request id, in whichever shape it came ({decision} or {answer}): checked against the
    * kind of request it answers, then answered exactly once.
    */
-  async reply(requestId: string, body: AnswerBody, session: string, key?: string): Promise<void> {
+  async reply(requestId: string, body: AnswerBody, session: string, from: ReplyFrom = {}): Promise<void> {
+    const { key, by } = from;
     const request = this.parts.pending.list().find((r) => r.id === requestId && r.kind !== "tool.call");
     if (!request) {
       throw new SessionError(
@@ -144,6 +147,7 @@ export class RequestDesk {
     const reason = {
       ...(body.reason ? { reason: body.reason } : {}),
       ...(key !== undefined ? { idempotency_key: key } : {}),
+      ...(by ? { answered_by: by } : {}),
     };
     if (request.kind === "permission.requested") {
       if (!("decision" in body)) {

@@ -13,7 +13,7 @@ import { hostStopped, LogWriter } from "./log-writer.js";
 import type { PendingRequest } from "./pending.js";
 import { checkImages } from "./prompt-images.js";
 import { Redactor } from "./redact.js";
-import { type Answer, RequestDesk } from "./request-desk.js";
+import { type Answer, type ReplyFrom, RequestDesk } from "./request-desk.js";
 import {
   type AskingTurn,
   askingTurn,
@@ -206,9 +206,9 @@ export class Session {
     return this.desk.answer(event);
   }
 
-  /** A client's answer by request id, checked against the kind of request it answers. */
-  reply(requestId: string, body: AnswerBody, key?: string): Promise<void> {
-    return this.desk.reply(requestId, body, this.parts.id, key);
+  /** A client's answer by request id, checked against the kind of request it answers; `by`: who sent it. */
+  reply(requestId: string, body: AnswerBody, from: ReplyFrom = {}): Promise<void> {
+    return this.desk.reply(requestId, body, this.parts.id, from);
   }
 
   /** The command sent with this idempotency key, if one ran (on any node): its event and what its client sent. */

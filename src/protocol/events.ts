@@ -17,6 +17,19 @@ const empty = z.strictObject({});
 export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
 const keyed = { idempotency_key: z.string().regex(IDEMPOTENCY_KEY).optional() };
 
+/**
+ * Who answered a permission request or question through the daemon: the token's tenant and the name tokens.json
+ * gives it (never the token), and the client id the request named (X-Brain-Client). Absent for answers the host
+ * gave itself (a timeout, an interrupt, a policy) and for a local `brain run` at its terminal.
+ */
+export const AnsweredBy = z.strictObject({
+  tenant: z.string(),
+  token: z.string().optional(),
+  client: z.string().optional(),
+});
+export type AnsweredBy = z.infer<typeof AnsweredBy>;
+const answered = { answered_by: AnsweredBy.optional() };
+
 /** An image sent with a prompt, for harnesses that take them: base64 `data` or a file `path`, not both. */
 export const PromptImage = z
   .strictObject({
@@ -60,6 +73,7 @@ export const EventData = {
     decision: z.enum(["allow", "deny"]),
     reason: z.string().optional(),
     ...keyed,
+    ...answered,
   }),
   "question.requested": z.strictObject({
     id: z.string(),
@@ -79,6 +93,7 @@ export const EventData = {
     answer: z.string(),
     reason: z.string().optional(),
     ...keyed,
+    ...answered,
   }),
   image: z.strictObject({ mime_type: z.string(), data: z.string() }),
   "turn.settled": z.strictObject({ status: TurnStatus, error: ErrorInfo.optional() }),

@@ -40,7 +40,7 @@ export interface DaemonOptions {
   /** 0 picks a free port. */
   port?: number;
   /** The tokens; undefined serves without auth (loopback only). */
-  tokens?: { token: string; tenant: string; role: Principal["role"]; providers?: string[] }[];
+  tokens?: { token: string; tenant: string; role: Principal["role"]; name?: string; providers?: string[] }[];
   defaults?: SessionDefaults;
   agents?: AgentCatalog;
   sse?: Partial<SseLimits>;

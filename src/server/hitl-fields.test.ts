@@ -113,7 +113,11 @@ describe("nui's respond() while a client controls the session", () => {
     expect(responded.status, JSON.stringify(responded.body)).toBe(200);
     expect(responded.body).toMatchObject({ requestId, status: "answered", answers: { answer: "stable" } });
     const events = await collect(alice, id, (e) => e.type === "question.answered");
-    expect(events.at(-1)?.data).toEqual({ id: requestId, answer: "stable" });
+    expect(events.at(-1)?.data).toEqual({
+      id: requestId,
+      answer: "stable",
+      answered_by: { tenant: "default", token: "admin" },
+    });
     const second = await hitl("POST", "", { kind: "question", sessionId: id, payload });
     const secondId = second.body.requestId as string;
     await collect(alice, id, (e) => e.type === "question.requested" && e.data.id === secondId);

@@ -198,6 +198,7 @@ describe("nui HITL API", () => {
       id: requestId,
       decision: "deny",
       reason: "not now",
+      answered_by: { tenant: "default", token: "admin" },
     });
     expect(events.find((e) => e.type === "tool.result")?.data).toMatchObject({ is_error: true });
   });

@@ -125,8 +125,40 @@ describe("Idempotency-Key", () => {
     await collect(t.client(), id, settled(turn));
     const resolved = (await log(id)).filter((e) => e.type === "permission.resolved");
     expect(resolved.map((e) => e.data)).toEqual([
-      { id: requestId, decision: "allow", idempotency_key: "a-1" },
+      {
+        id: requestId,
+        decision: "allow",
+        idempotency_key: "a-1",
+        answered_by: { tenant: "default", token: "admin" },
+      },
     ]);
+  });
+
+  it("records who answered: the token's tenant and name and the client it named, never the token", async () => {
+    const id = await newSession({
+      harness: "echo",
+      config: { tools: ["echo"] },
+      permissions: { tools: { echo: "ask" } },
+    });
+    const { turn } = await t.client().prompt(id, "echo: hi");
+    const asked = await collect(t.client(), id, (e) => e.type === "permission.requested");
+    const requestId = (asked.at(-1)!.data as { id: string }).id;
+    const answered = await raw(t.url, "POST", `/v1/sessions/${id}/requests/${requestId}`, {
+      token: admin(),
+      body: { decision: "allow" },
+      headers: { "X-Brain-Client": "laptop-1" },
+    });
+    expect(answered.status).toBe(200);
+    await collect(t.client(), id, settled(turn));
+    const events = await log(id);
+    expect(events.find((e) => e.type === "permission.resolved")?.data).toEqual({
+      id: requestId,
+      decision: "allow",
+      answered_by: { tenant: "default", token: "admin", client: "laptop-1" },
+    });
+    // The harness got the verdict alone: the tool ran.
+    expect(events.find((e) => e.type === "tool.result")?.data).toMatchObject({ is_error: false });
+    expect(JSON.stringify(events)).not.toContain(admin());
   });
 
   it("checkpoints once per key, and a steer and an interrupt with keys are logged once", async () => {

@@ -23,7 +23,7 @@ import type { SessionDefaults } from "../protocol/config.js";
 import type { SessionEvent } from "../protocol/events.js";
 import { SESSION_ID_PATTERN, type SessionRecord } from "../protocol/session.js";
 import type { AgentCatalog } from "./agents.js";
-import { DEFAULT_TENANT, type Principal } from "./auth/tokens.js";
+import { answeredBy, DEFAULT_TENANT, type Principal } from "./auth/tokens.js";
 import type { ControlLeases } from "./control.js";
 import { ApiError, inField, notFound } from "./errors.js";
 import { answerRequest, IDEMPOTENCY_HEADER, IdempotentCommands, keyedAs } from "./idempotency.js";
@@ -201,7 +201,7 @@ export class SessionService {
       session,
       key,
       answerRequest(requestId, body),
-      () => session.reply(requestId, body, key),
+      () => session.reply(requestId, body, { ...(key ? { key } : {}), by: answeredBy(caller) }),
       (earlier) => {
         if ((earlier.data as { id: string }).id !== requestId) {
           throw new ApiError(

@@ -79,9 +79,9 @@ export async function startTestDaemon(
       ? {}
       : {
           tokens: [
-            { token: tokens.admin, tenant: "default", role: "controller" as const },
-            { token: tokens.other, tenant: "acme", role: "controller" as const },
-            { token: tokens.observer, tenant: "default", role: "observer" as const },
+            { token: tokens.admin, tenant: "default", role: "controller" as const, name: "admin" },
+            { token: tokens.other, tenant: "acme", role: "controller" as const, name: "acme-ci" },
+            { token: tokens.observer, tenant: "default", role: "observer" as const, name: "observer" },
           ],
         }),
     ...(options.sse ? { sse: options.sse } : {}),

@@ -58,8 +58,13 @@ describe("cluster commands", () => {
       return settled(got, second.turn) ? got : undefined;
     });
     expect(log.filter((e) => e.type === "permission.resolved").map((e) => e.data)).toEqual([
-      { id: requestId, decision: "allow", reason: "approved through the HITL API" },
-      { id: id2, decision: "deny", idempotency_key: "answer-2" },
+      {
+        id: requestId,
+        decision: "allow",
+        reason: "approved through the HITL API",
+        answered_by: { tenant: "default" },
+      },
+      { id: id2, decision: "deny", idempotency_key: "answer-2", answered_by: { tenant: "default" } },
     ]);
     expect(dense(log)).toBe(true);
   }, 120_000);

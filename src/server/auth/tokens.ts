@@ -4,6 +4,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { type TokenEntry, type TokenRole, TokensFile } from "../../protocol/api.js";
+import type { AnsweredBy } from "../../protocol/events.js";
 import { describeIssues } from "../../protocol/frames.js";
 
 export const DEFAULT_TENANT = "default";
@@ -97,8 +98,15 @@ export function addToken(
 export interface Principal {
   tenant: string;
   role: TokenRole;
+  /** The token's name in tokens.json, if it has one: what the log says answered a request (never the token). */
+  name?: string;
   /** The configured providers this caller may use; undefined: all of them. */
   providers?: string[];
+}
+
+/** Who answers a request, as the log records it: the token's tenant and name (never the token), and its client. */
+export function answeredBy({ tenant, name, client }: Principal & { client?: string }): AnsweredBy {
+  return { tenant, ...(name ? { token: name } : {}), ...(client ? { client } : {}) };
 }
 
 /** Looks tokens up by their SHA-256, compared in constant time, so timing says nothing about a token. */
@@ -108,7 +116,12 @@ export class TokenTable {
   constructor(tokens: TokenEntry[]) {
     this.entries = tokens.map((t) => ({
       digest: digest(t.token),
-      principal: { tenant: t.tenant, role: t.role, ...(t.providers ? { providers: t.providers } : {}) },
+      principal: {
+        tenant: t.tenant,
+        role: t.role,
+        ...(t.name ? { name: t.name } : {}),
+        ...(t.providers ? { providers: t.providers } : {}),
+      },
     }));
   }
 
