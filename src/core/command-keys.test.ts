@@ -27,6 +27,24 @@ async function bigSession(): Promise<string> {
   return session.id;
 }
 
+/** A session whose log holds 40 answers under keys a0..a39, each with a reason of 3 MiB (120 MiB). */
+async function bigAnswers(): Promise<string> {
+  t = makeBrain();
+  const session = await t.brain.create({ harness: "echo" });
+  const reason = "x".repeat(3 << 20);
+  for (let i = 0; i < 40; i++) {
+    await session.log.append([
+      { type: "permission.requested", data: { id: `p${i}`, tool: "echo" } },
+      {
+        type: "permission.resolved",
+        data: { id: `p${i}`, decision: "deny", reason, idempotency_key: `a${i}` },
+      },
+    ]);
+  }
+  await t.brain.close();
+  return session.id;
+}
+
 /** Runs `body` (with `session` open) in a host with a 96 MiB heap (a daemon, in small); returns its stdout. */
 function inSmallHost(id: string, body: string, store = "undefined"): string {
   const script = `const { makeBrain } = await import(${dist("testing/brain.js")});
@@ -58,6 +76,13 @@ describe("a log bigger than the heap", () => {
       text: "",
       idempotency_key: "k39",
     });
+  }, 60_000);
+
+  it("keeps no answer's reason in the index of its keys: each stays as long as the session is open", async () => {
+    const id = await bigAnswers();
+    const found = "await Promise.all(Array.from({ length: 40 }, (_, i) => session.commandEvent('a' + i)))";
+    const out = inSmallHost(id, `process.stdout.write(JSON.stringify((${found}).at(-1).event.data));`);
+    expect(JSON.parse(out)).toEqual({ id: "p39", idempotency_key: "a39" });
   }, 60_000);
 
   it("opens with its pending requests from a store that keeps no open state (as the cluster store)", async () => {

@@ -113,12 +113,16 @@ export class CommandKeys {
   private add(index: Map<string, KeyedCommand>, event: SessionEvent): void {
     const key = commandKey(event);
     if (key === undefined || index.has(key)) return;
-    const sent = sentDigest(event.type as KeyedEventType, event.data as Record<string, unknown>);
-    // A prompt's text and images can be large: the answer needs only its turn, and a retry's body its digest.
+    const data = event.data as Record<string, unknown>;
+    const sent = sentDigest(event.type as KeyedEventType, data);
+    // Kept for as long as the session is open: a prompt's text and images, an answer's text or reason can be
+    // megabytes each. A retry's answer needs only a prompt's turn, an answer's request id (and the digest).
     const slim =
       event.type === "user.prompt" || event.type === "user.steer"
         ? ({ ...event, data: { text: "", idempotency_key: key } } as SessionEvent)
-        : event;
+        : event.type === "permission.resolved" || event.type === "question.answered"
+          ? ({ ...event, data: { id: data.id, idempotency_key: key } } as SessionEvent)
+          : event;
     index.set(key, { event: slim, sent });
   }
 }
