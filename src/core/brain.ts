@@ -98,9 +98,8 @@ export class Brain {
 
   /** The first seq a session's log still holds: 1, unless retention archived or dropped its oldest segments. */
   async firstSeq(id: string): Promise<number> {
-    const live = this.live.find(id);
-    if (live) return live.session.log.firstSeq ?? 1;
-    return (await this.options.store.firstSeq?.(id)) ?? 1;
+    const live = this.live.find(id)?.session.log;
+    return (live ? live.firstSeq : await this.options.store.firstSeq?.(id)) ?? 1;
   }
 
   /** The last seq of a session's log: the open log's own, else the store's, read from the log's tail. */
@@ -248,8 +247,9 @@ export class Brain {
     await this.closedLogs.idle(id);
     const session = await this.live.get(id, () => this.openSession(id));
     await session.close();
+    const marked = await markClosed(this.options.store, id); // before it is let go: see markClosed
     this.live.take(id);
-    if (await markClosed(this.options.store, id)) this.live.notify({ type: "closed", id, log: session.log });
+    if (marked) this.live.notify({ type: "closed", id, log: session.log });
   }
 
   /** Closes the session if it is live, then deletes it and all its files (once no retention job holds its log). */

@@ -107,3 +107,42 @@ describe("closing a session twice at once", () => {
     expect(gated.closes.begun).toBe(1);
   });
 });
+
+describe("a session reopened while its close records it closed", () => {
+  it("is recorded open: the record never says closed while the session runs", async () => {
+    t = makeBrain();
+    const session = await t.brain.create({ harness: "echo" });
+    // The close's write of status "closed" waits until the session has been opened again and prompted.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let holding = false;
+    const update = t.store.update.bind(t.store);
+    t.store.update = async (id, patch) => {
+      if (patch.status === "closed" && !holding) {
+        holding = true;
+        await held;
+      }
+      return update(id, patch);
+    };
+    const closing = t.brain.closeSession(session.id);
+    while (!holding) await tick();
+    const prompted = t.brain.session(session.id).then((live) => live.prompt("hi"));
+    await prompted.then(
+      () => {},
+      () => {},
+    );
+    release();
+    await closing;
+    const outcome = await prompted.then(
+      (started) => started.settled,
+      (err: Error) => err,
+    );
+    const record = await t.store.get(session.id);
+    // Refused as closed while the close ran, or run on a session recorded open: never run under "closed".
+    if (outcome instanceof Error) expect(outcome.message).toMatch(/is closed/);
+    else expect(record?.status).toBe("open");
+    expect(Boolean(t.brain.liveSession(session.id)) && record?.status === "closed").toBe(false);
+  });
+});

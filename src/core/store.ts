@@ -80,7 +80,9 @@ export interface SessionStore {
 
 /**
  * Records a closed session as closed; false when it was deleted meanwhile (a delete waits for the close it comes
- * during, then removes the session: nothing is left to mark, and the deletion is the news).
+ * during, then removes the session: nothing is left to mark, and the deletion is the news). Called before the
+ * live session is let go: a request that reopens the session afterwards reads it closed and records it open again;
+ * marked after, a session reopened in between ran on while its record said closed.
  */
 export async function markClosed(store: SessionStore, id: string): Promise<boolean> {
   try {
