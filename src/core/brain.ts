@@ -170,7 +170,8 @@ export class Brain {
   async fork(id: string, checkpoint = "latest"): Promise<Session> {
     const source = await this.record(id);
     const checkpoints = this.checkpointsOf(id);
-    const manifest = await checkpoints.get(loggedCheckpoint(await this.events(id), checkpoint, id));
+    const log = { read: (after: number, limit?: number) => this.events(id, after, limit) };
+    const manifest = await checkpoints.get(await loggedCheckpoint(log, checkpoint, id));
     const forked_from = { session: id, checkpoint: manifest.id };
     const { harness, config, provider, permissions, client_permissions, tenant, mcp_servers } = source;
     const input = { harness, config, provider, permissions, client_permissions, tenant, mcp_servers };

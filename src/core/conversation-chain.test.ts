@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../protocol/events.js";
 import type { SessionRecord } from "../protocol/session.js";
-import { ancestorEvents } from "./conversation-chain.js";
+import { ancestorEvents, loggedCheckpoint } from "./conversation-chain.js";
 
 const record = (id: string, extra: Partial<SessionRecord> = {}): SessionRecord => ({
   id,
@@ -64,5 +64,31 @@ describe("ancestorEvents", () => {
     // Segments up to seq 2 retired: what is kept all came after the fork's checkpoint.
     const retired = { p: [prompt("p", 3, "after the fork")] };
     expect(await ancestorEvents(storeOf([parent, child], retired), child)).toEqual([]);
+  });
+});
+
+describe("loggedCheckpoint", () => {
+  const checkpoint = (seq: number, id: string) =>
+    ({ ...prompt("s", seq, ""), type: "checkpoint.created", data: { id } }) as SessionEvent;
+  const events = [
+    prompt("s", 1, "one"),
+    checkpoint(2, "c1"),
+    ...Array.from({ length: 2500 }, (_, i) => prompt("s", i + 3, "x")),
+    checkpoint(2503, "c2"),
+  ];
+  /** The log as a store serves it, refusing a read of it whole: a fork reads its source a page at a time. */
+  const paged = {
+    read: async (after: number, limit?: number) => {
+      if (limit === undefined || limit > 1000) throw new Error(`read whole (limit ${limit})`);
+      return events.filter((e) => e.seq > after).slice(0, limit);
+    },
+  };
+
+  it("finds the checkpoint asked for, or the latest, reading the log a page at a time", async () => {
+    expect(await loggedCheckpoint(paged, "latest", "s")).toBe("c2");
+    expect(await loggedCheckpoint(paged, "c1", "s")).toBe("c1");
+    await expect(loggedCheckpoint(paged, "c9", "s")).rejects.toThrow(
+      'no checkpoint "c9" in the log of session s',
+    );
   });
 });

@@ -4,7 +4,7 @@
 import type { SessionEvent } from "../protocol/events.js";
 import type { SessionRecord } from "../protocol/session.js";
 import { SessionError } from "./errors.js";
-import type { EventLog } from "./event-log.js";
+import { type EventLog, forEachEvent } from "./event-log.js";
 import type { ExpectedHistory } from "./native-check.js";
 import { type HeldTurns, heldTurns, transcriptOf } from "./transcript.js";
 
@@ -63,11 +63,19 @@ export function isParentOf(parent: { created_at: string }, child: { created_at: 
  * has no place in the conversation: the fork's history (ancestorEvents) would run on past its files. A log that
  * no longer starts at seq 1 (its first segments retired) cannot say, and the store answers alone.
  */
-export function loggedCheckpoint(events: readonly SessionEvent[], asked: string, id: string): string {
-  if ((events[0]?.seq ?? 1) !== 1) return asked;
-  const logged = events
-    .filter((e) => e.type === "checkpoint.created")
-    .map((e) => (e.data as { id: string }).id);
+export async function loggedCheckpoint(
+  log: Pick<EventLog, "read">,
+  asked: string,
+  id: string,
+): Promise<string> {
+  // Read a page at a time, keeping the ids alone: a fork of a long session must not hold its whole log.
+  let first: number | undefined;
+  const logged: string[] = [];
+  await forEachEvent(log, (e) => {
+    first ??= e.seq;
+    if (e.type === "checkpoint.created") logged.push((e.data as { id: string }).id);
+  });
+  if ((first ?? 1) !== 1) return asked;
   const found = asked === "latest" ? logged.at(-1) : logged.find((known) => known === asked);
   if (found !== undefined) return found;
   const known = logged.length === 0 ? "it records none" : `it records ${logged.join(", ")}, or "latest"`;
