@@ -1,6 +1,6 @@
 // Closing a session while a turn runs: the turn ends in the log before the session does.
 import { afterEach, describe, expect, it } from "vitest";
-import { makeBrain, type TestBrain } from "../testing/brain.js";
+import { makeBrain, standIn, type TestBrain } from "../testing/brain.js";
 import type { HarnessFactory } from "./harness.js";
 
 let t: TestBrain;
@@ -51,22 +51,12 @@ function gatedClose() {
     release = resolve;
   });
   const closes = { begun: 0 };
-  const factory: HarnessFactory = {
-    name: "gated",
-    supportsSteering: false,
-    async open() {
-      return {
-        prompt: async () => ({ interrupted: false }),
-        steer: async () => {},
-        interrupt: async () => {},
-        checkpoint: async () => [],
-        close: () => {
-          closes.begun++;
-          return released;
-        },
-      };
+  const factory = standIn("gated", {
+    close: () => {
+      closes.begun++;
+      return released;
     },
-  };
+  });
   return { factory, release, closes };
 }
 

@@ -2,7 +2,7 @@
 // each gives (409 while a turn runs, 400 naming the field, 404 for unknown or foreign sessions).
 
 import { describe, expect, it } from "vitest";
-import type { HarnessFactory } from "../core/harness.js";
+import { standIn } from "../testing/brain.js";
 import { startTestDaemon } from "../testing/daemon.js";
 import { collect, newSession, raw, settled, textOf } from "../testing/http.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
@@ -189,27 +189,17 @@ describe("turns", () => {
 /** A harness whose checkpoint stops, once `hold` is called, until released: a checkpoint caught midway. */
 function heldCheckpoints() {
   let held: { reached: () => void; released: Promise<void> } | undefined;
-  const factory: HarnessFactory = {
-    name: "held",
-    supportsSteering: false,
-    async open() {
-      return {
-        prompt: async () => ({ interrupted: false }),
-        steer: async () => {},
-        interrupt: async () => {},
-        async checkpoint() {
-          const gate = held;
-          held = undefined;
-          if (gate) {
-            gate.reached();
-            await gate.released;
-          }
-          return [];
-        },
-        close: async () => {},
-      };
+  const factory = standIn("held", {
+    async checkpoint() {
+      const gate = held;
+      held = undefined;
+      if (gate) {
+        gate.reached();
+        await gate.released;
+      }
+      return [];
     },
-  };
+  });
   const hold = () => {
     let reached!: () => void;
     let release!: () => void;

@@ -158,6 +158,27 @@ export function scripted(script: (options: HarnessOptions, turn: string) => Prom
   };
 }
 
+/**
+ * A harness factory named `name` whose harness answers every prompt at once and does nothing else, but for what
+ * `parts` replaces: a stand-in for a test about one of its methods.
+ */
+export function standIn(name: string, parts: Partial<Harness>): HarnessFactory {
+  return {
+    name,
+    supportsSteering: false,
+    async open(): Promise<Harness> {
+      return {
+        prompt: async () => ({ interrupted: false }),
+        steer: async () => {},
+        interrupt: async () => {},
+        checkpoint: async () => [],
+        close: async () => {},
+        ...parts,
+      };
+    },
+  };
+}
+
 /** A tool service of one tool, "gated", whose calls all wait until `open()` is called, then answer "done". */
 export function gatedTool(): { tools: ToolService; open: () => void } {
   let open: () => void = () => {};
