@@ -86,6 +86,47 @@ describe("HttpAgentClient errors", () => {
   });
 });
 
+describe("HttpAgentClient redirects", () => {
+  it("are not followed: an agent cannot point Brain at an address only Brain's host reaches", async () => {
+    // The stand-in for what only Brain's host reaches (a cloud metadata service, the daemon itself).
+    const reached: string[] = [];
+    const internal = createServer((req, res) => {
+      req.resume();
+      reached.push(`${req.method} ${req.url}`);
+      res.end("AKIA-INTERNAL-CREDENTIALS");
+    });
+    await new Promise<void>((resolve) => internal.listen(0, "127.0.0.1", resolve));
+    const to = `http://127.0.0.1:${(internal.address() as AddressInfo).port}/latest/meta-data`;
+    const agent = createServer((req, res) => {
+      req.resume();
+      res.writeHead(req.method === "GET" ? 302 : 307, { location: to });
+      res.end();
+    });
+    await new Promise<void>((resolve) => agent.listen(0, "127.0.0.1", resolve));
+    closers.push(
+      () => internal.close(),
+      () => agent.close(),
+    );
+    const client = new HttpAgentClient(`http://127.0.0.1:${(agent.address() as AddressInfo).port}`, "agent");
+    const failures = [
+      client.info(5_000),
+      client.run(body, new AbortController().signal, () => {}),
+      client.call("/checkpoint", {}, 5_000),
+    ];
+    for (const failure of failures) {
+      const message = await failure.then(
+        () => "",
+        (err: Error) => err.message,
+      );
+      expect(message).toMatch(/answered a redirect \(30[27]\); Brain does not follow an agent's redirects/);
+      expect(message).not.toContain("AKIA");
+    }
+    await client.cancel("run-1", 5_000);
+    await client.shutdown(5_000);
+    expect(reached).toEqual([]);
+  });
+});
+
 /** Resolves once `res` takes more, or is gone. */
 function drained(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => {

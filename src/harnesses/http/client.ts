@@ -15,6 +15,13 @@ export type RunBody = HttpRunBody;
 /** Of an error answer, only its head is quoted. */
 const ERROR_HEAD_BYTES = 64 << 10;
 
+/**
+ * Every request to an agent: a redirect is not followed. An agent someone else runs could otherwise point Brain
+ * at an address only Brain's host reaches (a cloud metadata service, the daemon's own port) and have the answer
+ * quoted back in the error a client reads, or have a run's body (its message and env) posted there.
+ */
+const NO_REDIRECTS = { redirect: "manual" } as const;
+
 export interface HttpAgentClientOptions {
   /**
    * How long POST /run may go without a byte before it is cut; 0 (the default) never cuts it. An agent thinking
@@ -50,10 +57,15 @@ export class HttpAgentClient {
     const url = `${this.baseUrl}/info`;
     let response: Response;
     try {
-      response = await fetch(url, { headers: this.auth, signal: AbortSignal.timeout(timeoutMs) });
+      response = await fetch(url, {
+        ...NO_REDIRECTS,
+        headers: this.auth,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
     } catch (err) {
       throw new HarnessError("brain_error", `${this.name}: GET ${url} failed: ${reason(err)}`);
     }
+    refuseRedirect(response, this.name, `GET ${url}`);
     const { text, over } = await responseText(
       response,
       response.ok ? MAX_ANSWER_BYTES : ERROR_HEAD_BYTES,
@@ -104,6 +116,7 @@ export class HttpAgentClient {
     try {
       // Node's fetch is undici's and takes its dispatcher (RequestInit's type does not name it).
       const init: RequestInit & { dispatcher: Agent } = {
+        ...NO_REDIRECTS,
         method: "POST",
         headers: { ...this.auth, "content-type": "application/json", accept: "text/event-stream" },
         body: JSON.stringify(body),
@@ -115,6 +128,7 @@ export class HttpAgentClient {
       if (signal.aborted) return "aborted";
       throw new HarnessError("brain_error", `${this.name}: POST ${url} failed: ${reason(err)}`);
     }
+    refuseRedirect(response, this.name, `POST ${url}`);
     if (!response.ok || !response.body) {
       const { text } = await responseText(response, ERROR_HEAD_BYTES).catch(() => ({ text: "" }));
       throw new HarnessError(
@@ -165,6 +179,7 @@ export class HttpAgentClient {
     let response: Response;
     try {
       response = await fetch(url, {
+        ...NO_REDIRECTS,
         method: "POST",
         headers: { ...this.auth, "content-type": "application/json" },
         body: JSON.stringify(body),
@@ -173,6 +188,7 @@ export class HttpAgentClient {
     } catch (err) {
       throw new HarnessError("brain_error", `${this.name}: POST ${url} failed: ${reason(err)}`);
     }
+    refuseRedirect(response, this.name, `POST ${url}`);
     const { text, over } = await responseText(
       response,
       response.ok ? MAX_ANSWER_BYTES : ERROR_HEAD_BYTES,
@@ -207,6 +223,7 @@ export class HttpAgentClient {
   private async post(path: string, body: unknown, timeoutMs: number): Promise<void> {
     try {
       const response = await fetch(`${this.baseUrl}${path}`, {
+        ...NO_REDIRECTS,
         method: "POST",
         headers: { ...this.auth, "content-type": "application/json" },
         body: JSON.stringify(body),
@@ -217,6 +234,16 @@ export class HttpAgentClient {
       // best effort: the agent may be gone already
     }
   }
+}
+
+/** A redirect answer fails the request, naming it; its body is not read (it may be anyone's). */
+function refuseRedirect(response: Response, name: string, request: string): void {
+  if (response.status < 300 || response.status > 399) return;
+  void response.body?.cancel().catch(() => {});
+  throw new HarnessError(
+    "brain_error",
+    `${name}: ${request} answered a redirect (${response.status}); Brain does not follow an agent's redirects: give the agent's own address (config.options.url, or host and port)`,
+  );
 }
 
 /** The cause behind fetch's bare "fetch failed". */
