@@ -214,6 +214,19 @@ describe("the CLI agent server", () => {
     });
   });
 
+  it("passes a long prompt on as sent, its multi-byte characters whole wherever the body's chunks split", async () => {
+    // About 400 KB: the body comes in many chunks, and two-byte characters straddle their edges.
+    const message = "é".repeat(200_000);
+    const { ending, out } = await run(await serve([]), { message });
+    expect(ending).toBe("done");
+    const text = out
+      .filter((e): e is { type: "text"; content: string } => (e as { type: string }).type === "text")
+      .map((e) => e.content)
+      .join("");
+    expect(text.includes("\uFFFD")).toBe(false);
+    expect(text).toBe(`${message} via undefined`);
+  });
+
   it("the provider comes from the run's env before the server's; an unknown family is refused with the known ones", () => {
     expect(
       runProvider(

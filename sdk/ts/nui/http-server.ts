@@ -50,11 +50,15 @@ export interface HttpServing {
 const MAX_BODY = 1 << 20;
 
 async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
-  let text = "";
-  for await (const chunk of req) {
-    text += chunk;
-    if (text.length > MAX_BODY) throw new Error("body over 1 MiB");
+  // Decoded once whole: a character whose bytes two chunks share would be two U+FFFD decoded chunk by chunk.
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) throw new Error("body over 1 MiB");
+    chunks.push(chunk);
   }
+  const text = Buffer.concat(chunks).toString("utf8");
   if (!text.trim()) return {};
   const value = JSON.parse(text) as unknown;
   if (!value || typeof value !== "object" || Array.isArray(value))
