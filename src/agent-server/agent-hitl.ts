@@ -54,7 +54,15 @@ export async function permitThroughNui(
       ...(use.reason ? { description: use.reason } : {}),
     }),
   );
-  return answer.status === "answered" ? { decision: "allow" } : { decision: "deny", reason: answer.status };
+  // Only a clear yes allows, as Brain reads nui's envelope (server/hitl/envelopes.ts): "answered" whose answers
+  // say no (approved: false, decision: "deny"), or say something else there, is a no.
+  if (answer.status !== "answered") return { decision: "deny", reason: answer.status };
+  const said = answer.answers ?? {};
+  const approved = said.approved === undefined || said.approved === true;
+  const decided = said.decision === undefined || said.decision === "allow";
+  if (approved && decided) return { decision: "allow" };
+  const note = typeof said.message === "string" && said.message ? said.message : "declined";
+  return { decision: "deny", reason: note };
 }
 
 export async function askThroughNui(ctx: RunContext | undefined, question: Question): Promise<string> {

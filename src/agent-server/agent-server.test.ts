@@ -102,7 +102,11 @@ async function run(client: HttpAgentClient, body: Record<string, unknown>) {
  * A stand-in for nui's HITL REST API that answers every request with `status` ("broken": every request fails with
  * 500), at a URL whose path is `secret`.
  */
-async function hitlApi(status: string, secret = ""): Promise<string[]> {
+async function hitlApi(
+  status: string,
+  secret = "",
+  answers: Record<string, unknown> = { "Your name?": "Ada" },
+): Promise<string[]> {
   const asked: string[] = [];
   const server: Server = createServer((req, res) => {
     asked.push(`${req.method} ${req.url}`);
@@ -112,11 +116,7 @@ async function hitlApi(status: string, secret = ""): Promise<string[]> {
       return res.end(JSON.stringify({ error: "down" }));
     }
     res.end(
-      JSON.stringify(
-        req.method === "POST"
-          ? { requestId: "h1" }
-          : { requestId: "h1", status, answers: { "Your name?": "Ada" } },
-      ),
+      JSON.stringify(req.method === "POST" ? { requestId: "h1" } : { requestId: "h1", status, answers }),
     );
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -189,6 +189,26 @@ describe("the CLI agent server", () => {
     const { out } = await run(client, {});
     expect(out.some((e) => (e as { type: string }).type === "hitl_request")).toBe(false);
     expect(out).toContainEqual({ type: "tool_result", toolCallId: "c1", content: "deny", isError: true });
+  });
+
+  it("an approval answered with answers that say no denies the tool, as Brain reads nui's envelope", async () => {
+    for (const answers of [{ approved: false }, { decision: "deny" }, { approved: "no" }]) {
+      await hitlApi("answered", "", answers);
+      const { out } = await run(await serve([]), {});
+      expect(out, JSON.stringify(answers)).toContainEqual({
+        type: "tool_result",
+        toolCallId: "c1",
+        content: "deny",
+        isError: true,
+      });
+    }
+    await hitlApi("answered", "", { approved: true, decision: "allow" });
+    expect((await run(await serve([]), {})).out).toContainEqual({
+      type: "tool_result",
+      toolCallId: "c1",
+      content: "allow",
+      isError: false,
+    });
   });
 
   it("BRAIN_AGENT_TOOLS on the server answers every permission itself; a bad value fails the run saying why", async () => {
