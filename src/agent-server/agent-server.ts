@@ -261,7 +261,15 @@ export class CliAgentServer extends NuiAgent {
   /** One Brain harness event as the seed's event, on the run that is working. */
   private forward(live: Live | undefined, event: BrainEvent): void {
     if (!live) return;
-    const emit = live.ctx.emit;
+    // Called from the CLI's output handler: an event the transport refuses (over its size) must not throw there,
+    // where it would end the server and every session it holds.
+    const emit: RunContext["emit"] = (out) => {
+      try {
+        live.ctx.emit(out);
+      } catch (err) {
+        process.stderr.write(`agent-server: ${(err as Error).message}\n`);
+      }
+    };
     const data = event.data as Record<string, unknown>;
     switch (event.type) {
       case "assistant.delta":

@@ -16,6 +16,7 @@ import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { NuiAgent } from "./agent.js";
 import { connectionFile, writeConnectionFile } from "./connection-file.js";
+import { SSE_EVENT_LIMIT } from "./fit.js";
 import { guarded } from "./run.js";
 
 export interface HttpServeOptions {
@@ -122,6 +123,7 @@ export function serveHttp(agent: NuiAgent, options: HttpServeOptions = {}): Prom
             sse(rest);
           },
           signal: controller.signal,
+          eventLimit: SSE_EVENT_LIMIT,
         },
       );
       cancelled = result.cancelled;

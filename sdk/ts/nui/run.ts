@@ -1,7 +1,7 @@
 // One run of an agent, whatever carries it: params in, events out through a sink, cancel through its signal.
 import { randomUUID } from "node:crypto";
 import type { NuiAgent } from "./agent.js";
-import { fitted } from "./fit.js";
+import { type EventLimit, fitted } from "./fit.js";
 import { approvalPayload, type HitlWaiters, hitlRequest, questionPayload } from "./hitl.js";
 import type { Chunk, HarnessEvent, RunContext, RunParams } from "./types.js";
 
@@ -10,6 +10,8 @@ export interface RunSink {
   /** Where protocol HITL answers arrive (stdio, TCP); absent over HTTP, which uses the REST API. */
   waiters?: HitlWaiters;
   signal: AbortSignal;
+  /** How large an event the transport carries; default: a stdio or TCP host's line. */
+  eventLimit?: EventLimit;
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<Chunk> {
@@ -47,7 +49,7 @@ export async function runAgent(
   const runId = typeof raw.runId === "string" && raw.runId ? raw.runId : randomUUID();
   const params = { ...raw, runId, message: typeof raw.message === "string" ? raw.message : "" } as RunParams;
   const emit = (event: HarnessEvent) => {
-    for (const piece of fitted(event)) sink.emit({ runId, ...piece });
+    for (const piece of fitted(event, sink.eventLimit)) sink.emit({ runId, ...piece });
   };
   const waiters = sink.waiters;
   const ask = (kind: "question" | "approval", payload: Record<string, unknown>) => {
