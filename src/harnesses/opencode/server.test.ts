@@ -1,5 +1,7 @@
 // The connection to `opencode serve`, against a stand-in server: what Brain reads of its answers.
 import { chmodSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempDir } from "../../testing/brain.js";
@@ -14,6 +16,10 @@ let sent = 0;
 createServer(async (req, res) => {
   if (req.url === "/global/health") return res.end("{}");
   if (req.url === "/sent") return res.end(String(sent));
+  if (req.url === "/session/elsewhere") {
+    res.writeHead(307, { location: process.env.ELSEWHERE });
+    return res.end();
+  }
   if (req.url === "/event") {
     res.writeHead(200, { "content-type": "text/event-stream" });
     return res.write('data: {"type":"server.connected","properties":{}}\\n\\n');
@@ -39,25 +45,51 @@ afterEach(async () => {
   for (const server of servers.splice(0)) await server.stop();
 });
 
+/** The stand-in started as `opencode serve`, with `env` added to its environment. */
+async function standIn(env: Record<string, string> = {}): Promise<OpencodeServer> {
+  const dir = tempDir("brain-opencode-server-");
+  const command = join(dir, "opencode");
+  writeFileSync(command, STAND_IN);
+  chmodSync(command, 0o755);
+  const server = await OpencodeServer.start({
+    command,
+    env: { PATH: process.env.PATH ?? "", ...env },
+    cwd: dir,
+    extraArgs: [],
+    startTimeoutMs: 20_000,
+    onEvent: () => {},
+    onGone: () => {},
+  });
+  servers.push(server);
+  return server;
+}
+
 describe("opencode's server", () => {
   it("an answer over 10 MiB fails its call instead of being read whole", async () => {
-    const dir = tempDir("brain-opencode-server-");
-    const command = join(dir, "opencode");
-    writeFileSync(command, STAND_IN);
-    chmodSync(command, 0o755);
-    const server = await OpencodeServer.start({
-      command,
-      env: { PATH: process.env.PATH ?? "" },
-      cwd: dir,
-      extraArgs: [],
-      startTimeoutMs: 20_000,
-      onEvent: () => {},
-      onGone: () => {},
-    });
-    servers.push(server);
+    const server = await standIn();
     await expect(server.call("GET", "/session/s1")).rejects.toThrow(
       "opencode: GET /session/s1 answered more than 10 MiB (HTTP 200), more than Brain reads of an answer",
     );
     expect(Number(await server.call("GET", "/sent"))).toBeLessThan(64 << 20);
+  });
+
+  it("a redirect fails its call instead of being followed to an address only Brain's host reaches", async () => {
+    // The stand-in for what only Brain's host reaches (a cloud metadata service, the daemon itself).
+    const reached: string[] = [];
+    const internal = createServer((req, res) => {
+      reached.push(`${req.method} ${req.url}`);
+      res.end('{"secret":"AKIA-INTERNAL"}');
+    });
+    await new Promise<void>((resolve) => internal.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (internal.address() as AddressInfo).port;
+      const server = await standIn({ ELSEWHERE: `http://127.0.0.1:${port}/latest/meta-data` });
+      await expect(server.call("POST", "/session/elsewhere", {})).rejects.toThrow(
+        "opencode: POST /session/elsewhere answered HTTP 307",
+      );
+      expect(reached).toEqual([]);
+    } finally {
+      internal.close();
+    }
   });
 });

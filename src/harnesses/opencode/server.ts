@@ -11,6 +11,12 @@ import { CliProcess, type CliSpawn } from "../cli/child.js";
 
 const LABEL = "opencode";
 
+/**
+ * Every request to the server: a redirect is not followed. A sandboxed opencode (its own network, or none) could
+ * otherwise point Brain at an address only Brain's host reaches and have the answer read back as its own.
+ */
+const NO_REDIRECTS = { redirect: "manual" } as const;
+
 export interface ServerStart extends Omit<CliSpawn, "args" | "onLine" | "onExit" | "label"> {
   extraArgs: string[];
   startTimeoutMs: number;
@@ -89,6 +95,7 @@ export class OpencodeServer {
       if (!this.child.alive) throw new HarnessError("brain_error", this.child.describeExit());
       try {
         const res = await fetch(`${this.url}/global/health`, {
+          ...NO_REDIRECTS,
           headers: { authorization: this.auth },
           signal: AbortSignal.timeout(2000),
         });
@@ -115,6 +122,7 @@ export class OpencodeServer {
   ): Promise<void> {
     const late = setTimeout(() => this.events.abort(this.noAnswer("GET", "/event")), this.answerMs);
     const res = await fetch(`${this.url}/event`, {
+      ...NO_REDIRECTS,
       headers: { authorization: this.auth, accept: "text/event-stream" },
       signal: this.events.signal,
     }).finally(() => clearTimeout(late));
@@ -146,6 +154,7 @@ export class OpencodeServer {
     let answer: { text: string; over: boolean };
     try {
       res = await fetch(`${this.url}${path}`, {
+        ...NO_REDIRECTS,
         method,
         headers: {
           authorization: this.auth,
