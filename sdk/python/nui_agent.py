@@ -16,12 +16,20 @@ nui-compatible harness framework over TCP: the host listens on 127.0.0.1, writes
 The connection file goes to $NUI_CONNECTIONS_DIR (Brain sets it), else ~/.nui/connections (nui's place); it is
 named $NUI_CONNECTION_ID (from ext:<extension>/<harness-id>), else --project-id, else the agent's name. It is
 removed when the host stops. Everything else (threads, cancel, HITL) is nui_agent_stdio's NuiAgent.
+
+The port answers every process on this machine, so the file also holds a token (Brain's addition; the file is
+readable by its owner only), and a connection is served only once its first request, harness.authenticate
+{token}, presented it: Brain sends it when the file names one. Anything else first is refused and the
+connection closed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
+import secrets
 import signal
 import socket
 import sys
@@ -61,9 +69,18 @@ class NuiAgent(_StdioAgent):
         server.listen(16)
         port = server.getsockname()[1]
         path = self.connection_dir() / f"{self.connection_id()}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._token = secrets.token_urlsafe(32)
+        info = {"host": "127.0.0.1", "port": port, "session_id": str(uuid.uuid4()), "pid": os.getpid(), "token": self._token}
         tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps({"host": "127.0.0.1", "port": port, "session_id": str(uuid.uuid4()), "pid": os.getpid()}))
+        try:
+            tmp.unlink()
+        except FileNotFoundError:
+            pass
+        # Created readable by its owner alone (the token is the secret of every connection), then moved in place.
+        fd = os.open(str(tmp), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(json.dumps(info))
         tmp.replace(path)
         sys.stderr.write(f"[{self.name}] listening on 127.0.0.1:{port}; connection file {path}\n")
         self._server = server
@@ -108,6 +125,7 @@ class NuiAgent(_StdioAgent):
                     pass
 
         buf = b""
+        authenticated = False
         try:
             while True:
                 data = conn.recv(65536)
@@ -116,12 +134,46 @@ class NuiAgent(_StdioAgent):
                 buf += data
                 while b"\n" in buf:
                     line, buf = buf.split(b"\n", 1)
-                    self._handle_connection_line(line.decode("utf8", "replace"), send)
+                    text = line.decode("utf8", "replace")
+                    if authenticated:
+                        self._handle_connection_line(text, send)
+                    elif text.strip():
+                        authenticated = self._authenticate(text, send)
+                        if not authenticated:
+                            return
                 if self._shutdown_requested:
                     self._stop_server()
                     break
         finally:
             conn.close()
+
+    def _authenticate(self, line: str, send) -> bool:
+        """A connection's first message: harness.authenticate with the file's token, or a refusal (then its end)."""
+        try:
+            req = json.loads(line)
+        except json.JSONDecodeError:
+            req = None
+        req = req if isinstance(req, dict) else {}
+        method = req.get("method")
+        params = req.get("params") if isinstance(req.get("params"), dict) else {}
+        token = params.get("token")
+        if method == "harness.authenticate" and isinstance(token, str):
+            sent = hashlib.sha256(token.encode("utf8", "replace")).digest()
+            if hmac.compare_digest(sent, hashlib.sha256(self._token.encode()).digest()):
+                if req.get("id") is not None:
+                    send(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": {"ok": True}}) + "\n")
+                return True
+            why = "the token is not the one in this host's connection file"
+        else:
+            why = f"{str(method)[:100]!r} before harness.authenticate"
+        sys.stderr.write(f"[{self.name}] refused a connection: {why}\n")
+        if req.get("id") is not None:
+            message = (
+                "this host serves a connection only once it sent harness.authenticate {token} with the token of its "
+                f"connection file (refused: {why})"
+            )
+            send(json.dumps({"jsonrpc": "2.0", "id": req["id"], "error": {"code": -32001, "message": message}}) + "\n")
+        return False
 
     def _handle_connection_line(self, line: str, send) -> None:
         # Replies and events of requests read on this connection go back on it.

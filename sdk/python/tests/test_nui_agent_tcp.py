@@ -39,6 +39,8 @@ def test_tcp_host_writes_its_connection_file_serves_runs_and_removes_the_file_on
         assert info["host"] == "127.0.0.1" and info["pid"] == proc.pid and info["port"] > 0 and info["session_id"]
         sock = socket.create_connection((info["host"], info["port"]))
         f = sock.makefile("r")
+        sock.sendall((json.dumps({"jsonrpc": "2.0", "id": "a", "method": "harness.authenticate", "params": {"token": info["token"]}}) + "\n").encode())
+        assert read_json_lines(f, lambda m: m.get("id") == "a")[-1]["result"] == {"ok": True}
         # A malformed request is answered with an error; the connection serves on.
         sock.sendall((json.dumps({"jsonrpc": "2.0", "id": 0, "method": "harness.run", "params": "hi"}) + "\n").encode())
         assert read_json_lines(f, lambda m: m.get("id") == 0)[-1]["error"]["code"] == -32602
@@ -53,3 +55,55 @@ def test_tcp_host_writes_its_connection_file_serves_runs_and_removes_the_file_on
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def start_host(tmp_path):
+    script = tmp_path / "host.py"
+    script.write_text(
+        "from nui_agent import NuiAgent\n"
+        "class A(NuiAgent):\n"
+        "    name = 'tcp-echo'\n"
+        "    def run(self, message, run_id, **kw):\n"
+        "        yield 'tcp:' + message\n"
+        "A().serve()\n"
+    )
+    conn_dir = tmp_path / "connections"
+    env = {**os.environ, "PYTHONPATH": SDK_DIR, "NUI_CONNECTIONS_DIR": str(conn_dir), "NUI_CONNECTION_ID": "ext-demo-echo"}
+    proc = subprocess.Popen([sys.executable, str(script)], env=env, stderr=subprocess.PIPE)
+    path = conn_dir / "ext-demo-echo.json"
+    deadline = time.time() + 20
+    while not path.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    return proc, path, json.loads(path.read_text())
+
+
+def test_a_connection_that_does_not_first_present_the_files_token_is_refused_and_closed_and_the_host_serves_on(tmp_path):
+    proc, path, info = start_host(tmp_path)
+    try:
+        # The token is the secret of every connection: the file that holds it is its owner's alone.
+        assert (path.stat().st_mode & 0o777) == 0o600 and len(info["token"]) >= 32
+        for first in (
+            {"jsonrpc": "2.0", "id": 1, "method": "harness.shutdown", "params": {}},
+            {"jsonrpc": "2.0", "id": 1, "method": "harness.run", "params": {"message": "hi", "runId": "r1"}},
+            {"jsonrpc": "2.0", "id": 1, "method": "harness.authenticate", "params": {"token": "guessed"}},
+        ):
+            sock = socket.create_connection((info["host"], info["port"]))
+            f = sock.makefile("r")
+            # What follows the refused first request on the same connection is never served either.
+            then = {"jsonrpc": "2.0", "id": 2, "method": "harness.shutdown", "params": {}}
+            sock.sendall((json.dumps(first) + "\n" + json.dumps(then) + "\n").encode())
+            reply = json.loads(f.readline())
+            assert reply["id"] == 1 and reply["error"]["code"] == -32001
+            assert "harness.authenticate" in reply["error"]["message"]
+            assert f.readline() == ""  # closed
+            sock.close()
+        assert proc.poll() is None
+        sock = socket.create_connection((info["host"], info["port"]))
+        f = sock.makefile("r")
+        sock.sendall((json.dumps({"jsonrpc": "2.0", "method": "harness.authenticate", "params": {"token": info["token"]}}) + "\n").encode())
+        sock.sendall((json.dumps({"jsonrpc": "2.0", "id": 3, "method": "harness.run", "params": {"message": "hi", "runId": "r1"}}) + "\n").encode())
+        seen = read_json_lines(f, lambda m: m.get("id") == 3)
+        assert [m["params"]["content"] for m in seen if m.get("method") == "harness.event" and m["params"]["type"] == "text"] == ["tcp:hi"]
+    finally:
+        proc.kill()
+        proc.wait()

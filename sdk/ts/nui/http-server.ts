@@ -11,11 +11,11 @@
 // inside a container passes `host: "0.0.0.0"` so that a published port reaches it, and should take a token: a
 // published port answers every process on the host, and every container on its network.
 // With `connectionFile` (default: when NUI_CONNECTION_ID is set, i.e. an extension host with transport http)
-// the server also writes its connection file.
-import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
+// the server also writes its connection file, with its token (a fresh one when none is given), which it requires.
+import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { NuiAgent } from "./agent.js";
-import { connectionFile, writeConnectionFile } from "./connection-file.js";
+import { connectionFile, connectionToken, sameToken, writeConnectionFile } from "./connection-file.js";
 import { SSE_EVENT_LIMIT } from "./fit.js";
 import { guarded } from "./run.js";
 
@@ -67,13 +67,10 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
   return value as Record<string, unknown>;
 }
 
-/** Compared as digests: the same length whatever was sent, and no early exit on the first differing byte. */
-const digest = (text: string) => createHash("sha256").update(text).digest();
-
 function authorized(req: IncomingMessage, token: string): boolean {
   const header = req.headers.authorization ?? "";
   const sent = header.startsWith("Bearer ") ? header.slice("Bearer ".length) : "";
-  return timingSafeEqual(digest(sent), digest(token));
+  return sameToken(sent, token);
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {
@@ -138,9 +135,13 @@ export function serveHttp(agent: NuiAgent, options: HttpServeOptions = {}): Prom
     res.end();
   };
 
+  const writeFile = options.connectionFile ?? Boolean(process.env.NUI_CONNECTION_ID);
+  // A host found through its connection file serves only who read the file: its port answers every local process
+  // (and a web page's text/plain POST), so without a token of its own it takes one and writes it there.
+  const token = options.token ?? (writeFile ? connectionToken() : undefined);
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
-    if (options.token !== undefined && !authorized(req, options.token)) {
+    if (token !== undefined && !authorized(req, token)) {
       res.setHeader("www-authenticate", "Bearer");
       return json(res, 401, { error: "this agent needs Authorization: Bearer <its token>" });
     }
@@ -188,13 +189,12 @@ export function serveHttp(agent: NuiAgent, options: HttpServeOptions = {}): Prom
     stopped();
   };
 
-  const writeFile = options.connectionFile ?? Boolean(process.env.NUI_CONNECTION_ID);
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 9090, options.host ?? "127.0.0.1", () => {
       const address = server.address();
       const port = typeof address === "object" && address ? address.port : 0;
-      if (writeFile) removeFile = writeConnectionFile(connectionFile(agent.name), port);
+      if (writeFile) removeFile = writeConnectionFile(connectionFile(agent.name), port, "127.0.0.1", token);
       resolve({ port, url: `http://127.0.0.1:${port}`, closed, close });
     });
   });

@@ -1,26 +1,41 @@
 // JSON-RPC 2.0 dispatch for one connection (stdio or a TCP socket): harness.info, harness.run (asynchronous,
-// so cancel is read while it works), harness.cancel, harness.shutdown, and Brain's harness.hitl_response.
+// so cancel is read while it works), harness.cancel, harness.shutdown, and Brain's harness.hitl_response. A TCP
+// connection first has to present the token of the host's connection file (Brain's harness.authenticate).
 // Framing and decoding are Brain's own JSON-RPC peer (src/protocol/jsonrpc.ts).
 
 import { type RpcId, RpcPeer } from "../../../src/protocol/jsonrpc.js";
 import { FramingError } from "../../../src/protocol/ndjson.js";
 import type { NuiAgent } from "./agent.js";
+import { sameToken } from "./connection-file.js";
 import { HitlWaiters } from "./hitl.js";
 import { guarded } from "./run.js";
 
 type Params = Record<string, unknown>;
 
+/** What a connection must present before it is served, and how to end one that did not. */
+export interface ConnectionAuth {
+  token: string;
+  /** Called once the refusal is written: the connection is to be ended. */
+  refused: () => void;
+}
+
 export class RpcConnection {
   private readonly runs = new Map<string, AbortController>();
   private readonly waiters = new HitlWaiters();
   private readonly peer: RpcPeer;
+  private authenticated: boolean;
+  /** Refused: nothing more it sends is read. */
+  private refused = false;
 
   constructor(
     private readonly agent: NuiAgent,
     write: (line: string) => void,
     /** Called after harness.shutdown was answered. */
     private readonly onShutdown: () => void,
+    /** None: every message is served (stdio: the pipe is the host's parent's alone). */
+    private readonly auth?: ConnectionAuth,
   ) {
+    this.authenticated = auth === undefined;
     this.peer = new RpcPeer(write, {
       who: "Brain",
       onRequest: (id, method, params) => this.handle(id, method, params),
@@ -50,6 +65,8 @@ export class RpcConnection {
 
   private handle(id: RpcId | null, method: string, raw: unknown): void {
     const params = (raw ?? {}) as Params;
+    if (this.refused) return;
+    if (!this.authenticated) return this.authenticate(id, method, params);
     switch (method) {
       case "harness.info":
         return this.peer.respond(id, this.agent.info());
@@ -73,6 +90,30 @@ export class RpcConnection {
       default:
         if (id !== null) this.peer.respondError(id, -32601, `method not found: ${method}`);
     }
+  }
+
+  /** The first message of a connection that must authenticate: the right token, or the connection's end. */
+  private authenticate(id: RpcId | null, method: string, params: Params): void {
+    const auth = this.auth!;
+    if (method === "harness.authenticate" && sameToken(params.token, auth.token)) {
+      this.authenticated = true;
+      if (id !== null) this.peer.respond(id, { ok: true });
+      return;
+    }
+    const why =
+      method === "harness.authenticate"
+        ? "the token is not the one in this host's connection file"
+        : `"${method.slice(0, 100)}" before harness.authenticate`;
+    this.refused = true;
+    process.stderr.write(`[${this.agent.name}] refused a connection: ${why}\n`);
+    if (id !== null) {
+      this.peer.respondError(
+        id,
+        -32001,
+        `this host serves a connection only once it sent harness.authenticate {token} with the token of its connection file (refused: ${why})`,
+      );
+    }
+    auth.refused();
   }
 
   private async run(id: RpcId | null, params: Params): Promise<void> {

@@ -1,8 +1,9 @@
 // Serving over TCP on 127.0.0.1 (`transport: tcp`): one JSON-RPC conversation per connection, the connection
-// file written once listening and removed on shutdown.
+// file written once listening and removed on shutdown. The port answers every process on this machine, so a
+// connection is served only once it presented the token of the connection file (`harness.authenticate`).
 import { createServer, type Socket } from "node:net";
 import type { NuiAgent } from "./agent.js";
-import { connectionFile, writeConnectionFile } from "./connection-file.js";
+import { connectionFile, connectionToken, writeConnectionFile } from "./connection-file.js";
 import { RpcConnection } from "./rpc.js";
 
 export interface TcpServing {
@@ -18,6 +19,7 @@ export function serveTcp(
   options: { connectionsDir?: string; connectionId?: string } = {},
 ): Promise<TcpServing> {
   const sockets = new Set<Socket>();
+  const token = connectionToken();
   let removeFile = () => {};
   let stopped: () => void = () => {};
   const closed = new Promise<void>((resolve) => {
@@ -30,6 +32,7 @@ export function serveTcp(
       agent,
       (line) => socket.write(line),
       () => void close(),
+      { token, refused: () => socket.end() },
     );
     socket.on("data", (text: string) => connection.feed(text));
     socket.on("close", () => {
@@ -50,7 +53,7 @@ export function serveTcp(
       const address = server.address();
       const port = typeof address === "object" && address ? address.port : 0;
       const path = connectionFile(agent.name, options);
-      removeFile = writeConnectionFile(path, port);
+      removeFile = writeConnectionFile(path, port, "127.0.0.1", token);
       process.once("SIGTERM", () => void close());
       resolve({ port, path, closed, close });
     });

@@ -19,7 +19,7 @@ import type { ExtensionHarness, InstalledExtension, ResolvedRuntime } from "./ex
 import { hostEnvironment } from "./host-env.js";
 import type { HostCommand } from "./host-process.js";
 import { RpcHarness } from "./rpc-harness.js";
-import { SharedHost } from "./shared-host.js";
+import { type HostAddress, SharedHost } from "./shared-host.js";
 import { startStdioHost } from "./stdio-transport.js";
 import { dialTcpHost } from "./tcp-transport.js";
 import { DEFAULT_TIMEOUTS, type Timeouts } from "./transport.js";
@@ -119,7 +119,7 @@ export class ExtensionHarnessFactory implements HarnessFactory {
     const { shutdownMs } = this.timeouts;
     await this.shared.stop(async (address) => {
       if (this.runtime.transport === "http") {
-        await new HttpAgentClient(`http://${address.host}:${address.port}`, name).shutdown(shutdownMs);
+        await httpClient(address, name).shutdown(shutdownMs);
         return;
       }
       const noop = { onNotification() {}, onWarning() {}, onFatal() {} };
@@ -164,8 +164,7 @@ export class ExtensionHarnessFactory implements HarnessFactory {
             dialTcpHost(await this.sharedHost().ensure(), this.name, this.timeouts, events),
         });
       case "http": {
-        const address = await this.sharedHost().ensure();
-        const client = new HttpAgentClient(`http://${address.host}:${address.port}`, this.name);
+        const client = httpClient(await this.sharedHost().ensure(), this.name);
         await client.info(this.timeouts.openMs);
         return new HttpHarness({ ...base, client, desk });
       }
@@ -218,4 +217,10 @@ export class ExtensionHarnessFactory implements HarnessFactory {
       }),
     };
   }
+}
+
+/** A client of an HTTP host, with the token its connection file names (which it then requires). */
+function httpClient(address: HostAddress, name: string): HttpAgentClient {
+  const url = `http://${address.host}:${address.port}`;
+  return new HttpAgentClient(url, name, address.token !== undefined ? { token: address.token } : {});
 }

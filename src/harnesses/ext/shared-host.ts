@@ -3,7 +3,13 @@
 // the file, and stops it when the harness family closes (harness.shutdown / POST /shutdown first).
 import { HarnessError } from "../../core/harness.js";
 import type { Spawner } from "../process/spawner.js";
-import { describeLookup, findConnection, removeStale, waitForConnection } from "./connection-file.js";
+import {
+  type ConnectionLookup,
+  describeLookup,
+  findConnection,
+  removeStale,
+  waitForConnection,
+} from "./connection-file.js";
 import { type HostCommand, HostProcess } from "./host-process.js";
 
 export interface HostAddress {
@@ -11,6 +17,8 @@ export interface HostAddress {
   port: number;
   /** The connection file it came from, for messages. */
   path?: string;
+  /** What the host requires before it serves a connection (its connection file's `token`). */
+  token?: string;
 }
 
 export interface SharedHostSpec {
@@ -52,16 +60,14 @@ export class SharedHost {
     this.process = undefined;
     if (!host?.alive) return;
     const lookup = await findConnection(this.spec.connectionDirs, this.spec.connectionId);
-    if (lookup.state === "ready")
-      await shutdown({ host: lookup.info.host, port: lookup.info.port }).catch(() => {});
+    if (lookup.state === "ready") await shutdown(addressOf(lookup)).catch(() => {});
     await host.stop(graceMs);
   }
 
   private async locate(): Promise<HostAddress> {
     const { ref, connectionId, connectionDirs } = this.spec;
     const lookup = await findConnection(connectionDirs, connectionId);
-    if (lookup.state === "ready")
-      return { host: lookup.info.host, port: lookup.info.port, path: lookup.path };
+    if (lookup.state === "ready") return addressOf(lookup);
     if (!this.spec.command) throw new HarnessError("brain_error", `${ref}: ${describeLookup(lookup, ref)}`);
     await removeStale(lookup);
     if (!this.process?.alive) {
@@ -75,7 +81,7 @@ export class SharedHost {
       const ready = await waitForConnection(connectionDirs, connectionId, this.spec.openMs, () =>
         host.alive ? undefined : "the host exited",
       );
-      return { host: ready.info.host, port: ready.info.port, path: ready.path };
+      return addressOf(ready);
     } catch (err) {
       host.kill();
       throw new HarnessError(
@@ -84,4 +90,9 @@ export class SharedHost {
       );
     }
   }
+}
+
+function addressOf(lookup: Extract<ConnectionLookup, { state: "ready" }>): HostAddress {
+  const { host, port, token } = lookup.info;
+  return { host, port, path: lookup.path, ...(token !== undefined ? { token } : {}) };
 }

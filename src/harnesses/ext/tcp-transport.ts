@@ -1,13 +1,17 @@
 // A TCP connection to an extension host found through its connection file: JSON-RPC lines both ways. One
-// connection per session, kept across runs; the host may serve other sessions too.
+// connection per session, kept across runs; the host may serve other sessions too. A host whose connection file
+// names a token first gets it in `harness.authenticate`: its port answers every process on this machine, and
+// that token is what tells Brain from them.
 import { connect } from "node:net";
 import { HarnessError } from "../../core/harness.js";
+import { clip, RpcError } from "../../protocol/jsonrpc.js";
 import { FramingError } from "../../protocol/ndjson.js";
+import { HARNESS_METHODS } from "../../protocol/nui/jsonrpc.js";
 import { hostPeer } from "./rpc-peer.js";
 import type { RpcTransport, Timeouts, TransportEvents } from "./transport.js";
 
 export async function dialTcpHost(
-  where: { host: string; port: number; path?: string },
+  where: { host: string; port: number; path?: string; token?: string },
   name: string,
   timeouts: Timeouts,
   events: TransportEvents,
@@ -65,6 +69,18 @@ export async function dialTcpHost(
   });
   socket.on("error", (err) => fail(`${name}: connection to ${address} failed: ${err.message}`));
   socket.on("close", () => fail(`${name}: the extension host at ${address} closed the connection`));
+  if (where.token !== undefined) {
+    try {
+      await peer.request(HARNESS_METHODS.authenticate, { token: where.token }, timeouts.openMs);
+    } catch (err) {
+      socket.destroy();
+      const why = err instanceof RpcError ? err.message : (fatal ?? (err as Error).message);
+      throw new HarnessError(
+        "brain_error",
+        `${name}: the extension host at ${address} did not take the token of its connection file (${clip(why)}); start the host again so that it writes a fresh file`,
+      );
+    }
+  }
   return {
     peer,
     isAlive: () => fatal === undefined,

@@ -16,6 +16,11 @@ export const HARNESS_METHODS = {
    * never see it.
    */
   hitlResponse: "harness.hitl_response",
+  /**
+   * Brain's addition: `{token}`, the first request on a TCP connection to a host whose connection file names a
+   * token (ConnectionInfo.token); such a host serves nothing else on a connection before it.
+   */
+  authenticate: "harness.authenticate",
 } as const;
 
 /** `harness.run` params, field for field as nui documents them. */
