@@ -12,6 +12,11 @@ import { answerHitl, brainRequestIds, type HitlTurn, requestEnvelope, responseTo
 export const MAX_UNANSWERED_HITL = 64;
 /** Answered requests kept for GET and a late wait, the oldest let go first: a session may ask for ever. */
 export const MAX_ANSWERED_HITL = 256;
+/**
+ * Questions one request may list in `payload.questions`. Each is a Brain question a person answers in turn, and
+ * each new request's ids are checked against every unanswered one's: a 1 MiB body lists some 200 000.
+ */
+export const MAX_HITL_QUESTIONS = 64;
 
 export interface HitlRun extends HitlTurn {
   runId: string;
@@ -19,6 +24,8 @@ export interface HitlRun extends HitlTurn {
 
 interface Entry {
   envelope: HitlRequestEnvelope;
+  /** The Brain request ids it becomes (brainRequestIds), made once. */
+  ids: string[];
   response: Promise<HitlResponseEnvelope>;
   answered?: HitlResponseEnvelope;
   /** Raised as a `hitl_request` event, its answer carried back over the protocol (not made through the API). */
@@ -74,10 +81,13 @@ export class HitlDesk {
     }
     const crowded = this.crowded();
     if (crowded !== undefined) throw new HitlRefusal(429, crowded);
+    const tooMany = tooManyQuestions(body.kind ?? "question", body.payload);
+    if (tooMany !== undefined) throw new HitlRefusal(400, tooMany);
     const envelope = requestEnvelope(body, { sessionId: this.sessionId, runId: run.runId });
-    const taken = this.takenId(envelope);
+    const ids = brainRequestIds(envelope);
+    const taken = this.takenId(ids);
     if (taken !== undefined) throw new HitlRefusal(409, taken);
-    return this.open(envelope, run).envelope;
+    return this.open(envelope, ids, run).envelope;
   }
 
   /**
@@ -85,15 +95,11 @@ export class HitlDesk {
    * `<requestId>#<n>` for further questions) is pending in the session or will be asked by an unanswered request
    * of this desk. A second request under a pending id would take over the first one's wait.
    */
-  private takenId(envelope: HitlRequestEnvelope): string | undefined {
-    const ids = brainRequestIds(envelope);
-    const clash =
-      ids.find((id) => this.options.asking?.(id)) ??
-      ids.find((id) =>
-        [...this.requests.values()].some(
-          (entry) => !entry.answered && brainRequestIds(entry.envelope).includes(id),
-        ),
-      );
+  private takenId(ids: string[]): string | undefined {
+    const unanswered = new Set<string>();
+    for (const entry of this.requests.values())
+      if (!entry.answered) for (const id of entry.ids) unanswered.add(id);
+    const clash = ids.find((id) => this.options.asking?.(id)) ?? ids.find((id) => unanswered.has(id));
     if (clash === undefined) return undefined;
     return `a permission request or question with id "${clash}" is already pending in session ${this.sessionId}; choose another requestId`;
   }
@@ -134,10 +140,12 @@ export class HitlDesk {
     const reused = known
       ? `HITL request id "${event.requestId}" was asked and answered already in session ${this.sessionId}; give each request an id of its own`
       : undefined;
-    const taken = reused ?? this.crowded() ?? this.takenId(envelope);
+    const refused = reused ?? this.crowded() ?? tooManyQuestions(kind, event.payload);
+    const ids = refused === undefined ? brainRequestIds(envelope) : [];
+    const taken = refused ?? this.takenId(ids);
     // Not recorded: the id stays the pending request's, and the agent hears why its request was not asked.
     if (taken !== undefined) return deliver(responseTo(envelope, "cancelled", { reason: taken }));
-    const entry = this.open(envelope, run);
+    const entry = this.open(envelope, ids, run);
     entry.overProtocol = true;
     void entry.response.then(deliver);
   }
@@ -148,9 +156,10 @@ export class HitlDesk {
     return `session ${this.sessionId} has ${MAX_UNANSWERED_HITL} HITL requests waiting for an answer; wait for one (GET /api/hitl/requests/<id>/wait) before making another`;
   }
 
-  private open(envelope: HitlRequestEnvelope, run: HitlRun): Entry {
+  private open(envelope: HitlRequestEnvelope, ids: string[], run: HitlRun): Entry {
     const entry: Entry = {
       envelope,
+      ids,
       response: answerHitl(this.options, run, envelope).then((response) => {
         entry.answered = response;
         entry.envelope.status = response.status;
@@ -162,4 +171,11 @@ export class HitlDesk {
     this.requests.set(envelope.requestId, entry);
     return entry;
   }
+}
+
+/** Why a request's payload lists more questions than one request may ask, if it does (an approval asks none). */
+function tooManyQuestions(kind: string, payload: Record<string, unknown> | undefined): string | undefined {
+  const listed = payload?.questions;
+  if (kind === "approval" || !Array.isArray(listed) || listed.length <= MAX_HITL_QUESTIONS) return undefined;
+  return `payload.questions lists ${listed.length} questions; a HITL request asks at most ${MAX_HITL_QUESTIONS}: split them into several requests`;
 }
