@@ -57,7 +57,10 @@ export class RpcHarness implements Harness {
   /** The host being started or dialled, which the turn that asked for it may stop waiting for. */
   private connecting: Promise<RpcTransport> | undefined;
   private readonly closing = new AbortController();
-  /** The run the host was started for: its NUI_RUN_ID, which nui's SDK keeps putting in later runs' events. */
+  /**
+   * The run a stdio host was started for: its NUI_RUN_ID, which nui's SDK keeps putting in later runs' events. None
+   * for a TCP host: it was told no run id, so the first run on its connection ends as any other does.
+   */
   private hostRunId: string | undefined;
   private run: ActiveRun | undefined;
   private readonly warnings = new WarningLimit((message) =>
@@ -188,7 +191,7 @@ export class RpcHarness implements Harness {
   private async reconnect(runId: string): Promise<RpcTransport> {
     await this.transport?.close().catch(() => {});
     this.transport = undefined;
-    this.hostRunId = runId;
+    this.hostRunId = undefined;
     const transport = await this.parts.connect(
       runId,
       {
@@ -206,6 +209,7 @@ export class RpcHarness implements Harness {
       throw new HarnessError("brain_error", `${this.parts.name} was closed while its host started`);
     }
     this.transport = transport;
+    this.hostRunId = transport.hostRunId;
     return transport;
   }
 

@@ -64,6 +64,7 @@ export async function startStdioHost(
 
   return {
     peer,
+    ...(command.env.NUI_RUN_ID !== undefined ? { hostRunId: command.env.NUI_RUN_ID } : {}),
     isAlive: () => fatal === undefined && host.alive,
     abandon: () => fail(`extension host for ${command.name} was stopped: it did not end an interrupted run`),
     async close() {

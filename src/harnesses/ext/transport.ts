@@ -5,6 +5,11 @@ import type { RpcPeerEvents } from "./rpc-peer.js";
 
 export interface RpcTransport {
   readonly peer: RpcPeer;
+  /**
+   * The run id the host was given as its own (a stdio host's NUI_RUN_ID, which nui's SDK keeps putting in later
+   * runs' events); none for a host told no run id (TCP), whose events name the run they are for.
+   */
+  readonly hostRunId?: string;
   isAlive(): boolean;
   /** Gives up on a host that will not stop a run: kills a stdio host, drops a TCP connection. */
   abandon(): void;
