@@ -71,3 +71,31 @@ it("a tcp host Brain started may print to its stdout as much as it likes", async
   expect((await turn.settled).status).toBe("completed");
   expect(textOf(await events(session), turn.turn)).toBe("printed: hi");
 });
+
+// Each event names something different and long: 200 unknown types and 200 results for calls never made.
+const VARIED_HOST = `
+from nui_agent_stdio import NuiAgent
+class Varied(NuiAgent):
+    def run(self, message, run_id, **kwargs):
+        for i in range(200):
+            self.emit({"type": "kind-%d-%s" % (i, "t" * 65536)})
+            self.emit({"type": "tool_result", "toolCallId": "call-%d-%s" % (i, "c" * 65536), "content": "x"})
+        yield "still here: " + message
+Varied().serve_stdio()
+`;
+
+it("logs a few short warnings for a run's many different bad events, not one as long as each of them", async () => {
+  const brain = await brainWithHost("varied", "stdio", VARIED_HOST);
+  const session = await brain.create({ harness: "ext:varied/echo" });
+  const turn = await session.prompt("hi");
+  expect((await turn.settled).status).toBe("completed");
+  const log = await events(session);
+  expect(textOf(log, turn.turn)).toBe("still here: hi");
+  const said = warnings(log);
+  expect(said.length).toBeLessThanOrEqual(21);
+  expect(said.at(-1)).toMatch(/ext:varied\/echo: \d+ more warnings like the ones above, not logged/);
+  expect(said).toEqual(
+    expect.arrayContaining([expect.stringMatching(/^unknown harness event type "kind-0-t+…" skipped$/)]),
+  );
+  for (const message of said) expect(message.length).toBeLessThan(1000);
+});

@@ -30,8 +30,6 @@ interface ActiveRun extends HitlRun {
   /** Ends the turn without the host's reply (after Brain gave up on the host). */
   settle?: () => void;
   grace?: NodeJS.Timeout;
-  /** Warnings already logged for this run, so a chatty host cannot flood the log. */
-  warned: Set<string>;
 }
 
 export interface RpcHarnessParts {
@@ -87,7 +85,6 @@ export class RpcHarness implements Harness {
       runId,
       turn: ctx.turn,
       signal: ctx.signal,
-      warned: new Set(),
       translator,
       textSink: {
         runId,
@@ -131,6 +128,7 @@ export class RpcHarness implements Harness {
       return { interrupted: false };
     } finally {
       clearTimeout(run.grace);
+      run.translator.flushWarnings(this.parts.name);
       this.warnings.flush(this.parts.name);
       this.run = undefined;
     }
@@ -147,9 +145,9 @@ export class RpcHarness implements Harness {
     const graceMs = this.parts.timeouts.interruptGraceMs;
     run.grace = setTimeout(() => {
       if (this.run !== run) return;
-      run.translator.warn(
-        `${this.parts.name} did not end the cancelled run within ${graceMs} ms; gave up on its host`,
-      );
+      // Brain's own word, never held back behind what the host's events drew.
+      const message = `${this.parts.name} did not end the cancelled run within ${graceMs} ms; gave up on its host`;
+      this.parts.options.emit({ type: "harness.warning", turn: run.turn, data: { message } });
       run.settle?.();
       transport.abandon();
     }, graceMs);
@@ -225,10 +223,7 @@ export class RpcHarness implements Harness {
     }
     const decoded = decodeHarnessEvent(params);
     if (decoded.ok) return run.translator.handle(decoded.event);
-    if (!run.warned.has(decoded.reason)) {
-      run.warned.add(decoded.reason);
-      run.translator.warn(decoded.reason);
-    }
+    run.translator.warn(decoded.reason);
   }
 
   private onHitl(

@@ -43,7 +43,6 @@ export interface HttpHarnessParts {
 interface ActiveRun extends HitlRun {
   abort: AbortController;
   grace?: NodeJS.Timeout;
-  warned: Set<string>;
 }
 
 export class HttpHarness implements Harness {
@@ -73,7 +72,6 @@ export class HttpHarness implements Harness {
       turn: ctx.turn,
       signal: ctx.signal,
       abort: new AbortController(),
-      warned: new Set(),
     };
     this.run = run;
     const translator = new RunTranslator(ctx.turn, options, (event) => {
@@ -93,8 +91,6 @@ export class HttpHarness implements Harness {
       try {
         ending = await client.run(body, run.abort.signal, (decoded) => {
           if (decoded.ok) return translator.handle(decoded.event);
-          if (run.warned.has(decoded.reason)) return;
-          run.warned.add(decoded.reason);
           translator.warn(decoded.reason);
         });
       } catch (err) {
@@ -119,6 +115,7 @@ export class HttpHarness implements Harness {
       return { interrupted: false };
     } finally {
       clearTimeout(run.grace);
+      translator.flushWarnings(name);
       this.run = undefined;
     }
   }

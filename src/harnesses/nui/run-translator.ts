@@ -3,8 +3,13 @@
 // tool.result, images → image. It remembers what the end of the run needs: the error the agent reported and
 // the sessionId of its `done` event.
 import { HarnessError, type HarnessOptions } from "../../core/harness.js";
+import { clip } from "../../protocol/jsonrpc.js";
 import type { NuiHarnessEvent } from "../../protocol/nui/harness-event.js";
 import { TextBytes } from "../../protocol/text-bytes.js";
+import { WarningLimit } from "../warning-limit.js";
+
+/** How much of a warning is logged: what it quotes of a host's event (a type, an id) can be megabytes. */
+const MAX_WARNING_CHARS = 1000;
 
 /** nui's protocols have no way to add to a running run: a steer to the harness `name` is refused, saying so. */
 export function cannotSteer(name: string): HarnessError {
@@ -14,6 +19,11 @@ export function cannotSteer(name: string): HarnessError {
 export class RunTranslator {
   private readonly text = new TextBytes();
   private readonly openCalls = new Set<string>();
+  /**
+   * A host can send a different bad event on every line: a few different warnings are logged per run, the rest
+   * counted, and none held whole.
+   */
+  private readonly warnings: WarningLimit;
   /** What the agent's `error` event said (the last one wins). */
   error: string | undefined;
   /** The `sessionId` of the `done` event, for the next run. */
@@ -24,7 +34,11 @@ export class RunTranslator {
     private readonly turn: string,
     private readonly options: Pick<HarnessOptions, "emit">,
     private readonly onHitl: (event: Extract<NuiHarnessEvent, { type: "hitl_request" }>) => void,
-  ) {}
+  ) {
+    this.warnings = new WarningLimit((message) =>
+      this.options.emit({ type: "harness.warning", turn: this.turn, data: { message } }),
+    );
+  }
 
   handle(event: NuiHarnessEvent): void {
     const turn = this.turn;
@@ -42,7 +56,9 @@ export class RunTranslator {
         return;
       case "tool_call":
         if (this.openCalls.has(event.toolCallId)) {
-          return this.warn(`tool_call "${event.toolCallId}" repeated while the first is still open; ignored`);
+          return this.warn(
+            `tool_call "${clip(event.toolCallId)}" repeated while the first is still open; ignored`,
+          );
         }
         this.openCalls.add(event.toolCallId);
         this.options.emit({
@@ -54,7 +70,7 @@ export class RunTranslator {
       case "tool_result":
         if (!this.openCalls.delete(event.toolCallId)) {
           return this.warn(
-            `tool_result for "${event.toolCallId}", which no tool_call of this run opened; ignored`,
+            `tool_result for "${clip(event.toolCallId)}", which no tool_call of this run opened; ignored`,
           );
         }
         this.options.emit({
@@ -101,6 +117,11 @@ export class RunTranslator {
   }
 
   warn(message: string): void {
-    this.options.emit({ type: "harness.warning", turn: this.turn, data: { message } });
+    this.warnings.warn(clip(message, MAX_WARNING_CHARS));
+  }
+
+  /** Logs how many warnings were held back; `who` names the harness. Called once the run is over, however it ended. */
+  flushWarnings(who: string): void {
+    this.warnings.flush(who);
   }
 }

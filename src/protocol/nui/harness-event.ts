@@ -4,6 +4,7 @@
 // decoded leniently: unknown types and unknown fields are skipped, never fatal.
 import { z } from "zod";
 import { describeIssues } from "../frames.js";
+import { clip } from "../jsonrpc.js";
 
 const text = z.object({ type: z.literal("text"), content: z.string() });
 const done = z.object({ type: z.literal("done"), sessionId: z.string().optional() });
@@ -130,7 +131,7 @@ export function decodeHarnessEvent(value: unknown): DecodedHarnessEvent {
   const type = raw.type;
   if (typeof type !== "string") return { ok: false, reason: 'a harness event needs a string "type"' };
   const schema = SCHEMAS[type as keyof typeof SCHEMAS];
-  if (!schema) return { ok: false, reason: `unknown harness event type "${type}" skipped` };
+  if (!schema) return { ok: false, reason: `unknown harness event type "${clip(type)}" skipped` };
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     return { ok: false, reason: `"${type}" event skipped: ${describeIssues(parsed.error)}` };
