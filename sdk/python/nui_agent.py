@@ -40,6 +40,10 @@ from typing import Any, Dict
 
 from nui_agent_stdio import NuiAgent as _StdioAgent
 
+# What a connection that has not authenticated yet may take of the host: a while, and a short first line.
+AUTHENTICATE_WITHIN_SECONDS = 30
+MAX_AUTHENTICATE_BYTES = 64 * 1024
+
 
 class NuiAgent(_StdioAgent):
     def on_start(self, port: int) -> None:
@@ -97,7 +101,8 @@ class NuiAgent(_StdioAgent):
                     continue
                 except OSError:
                     break
-                conn.settimeout(None)
+                # Until it authenticates, a connection may be anyone's: it gets a while to do so, not for ever.
+                conn.settimeout(AUTHENTICATE_WITHIN_SECONDS)
                 threading.Thread(target=self._serve_connection, args=(conn,), daemon=True).start()
         finally:
             self._finish()
@@ -128,10 +133,17 @@ class NuiAgent(_StdioAgent):
         authenticated = False
         try:
             while True:
-                data = conn.recv(65536)
+                try:
+                    data = conn.recv(65536)
+                except socket.timeout:
+                    sys.stderr.write(f"[{self.name}] refused a connection: no harness.authenticate within {AUTHENTICATE_WITHIN_SECONDS} s\n")
+                    return
                 if not data:
                     break
                 buf += data
+                if not authenticated and b"\n" not in buf and len(buf) > MAX_AUTHENTICATE_BYTES:
+                    sys.stderr.write(f"[{self.name}] refused a connection: its first line is over {MAX_AUTHENTICATE_BYTES} bytes\n")
+                    return
                 while b"\n" in buf:
                     line, buf = buf.split(b"\n", 1)
                     text = line.decode("utf8", "replace")
@@ -141,6 +153,7 @@ class NuiAgent(_StdioAgent):
                         authenticated = self._authenticate(text, send)
                         if not authenticated:
                             return
+                        conn.settimeout(None)
                 if self._shutdown_requested:
                     self._stop_server()
                     break

@@ -97,6 +97,15 @@ def test_a_connection_that_does_not_first_present_the_files_token_is_refused_and
             assert "harness.authenticate" in reply["error"]["message"]
             assert f.readline() == ""  # closed
             sock.close()
+        # Nor may a stranger make it hold a first line that never ends, or send a line that is not JSON-RPC.
+        for raw in (b"x" * (200 * 1024), b"not JSON-RPC\n"):
+            sock = socket.create_connection((info["host"], info["port"]), timeout=10)
+            sock.sendall(raw)
+            try:
+                assert sock.makefile("rb").read() == b""  # closed, nothing answered
+            except ConnectionResetError:
+                pass  # closed with what it sent unread
+            sock.close()
         assert proc.poll() is None
         sock = socket.create_connection((info["host"], info["port"]))
         f = sock.makefile("r")

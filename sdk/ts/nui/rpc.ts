@@ -23,7 +23,8 @@ export class RpcConnection {
   private readonly runs = new Map<string, AbortController>();
   private readonly waiters = new HitlWaiters();
   private readonly peer: RpcPeer;
-  private authenticated: boolean;
+  /** Served: it presented the token (or needs none). */
+  authenticated: boolean;
   /** Refused: nothing more it sends is read. */
   private refused = false;
 
@@ -40,7 +41,11 @@ export class RpcConnection {
       who: "Brain",
       onRequest: (id, method, params) => this.handle(id, method, params),
       onNotification: (method, params) => this.handle(null, method, params),
-      onWarning: () => process.stderr.write(`[${agent.name}] ignored a line that is not JSON-RPC\n`),
+      onWarning: () => {
+        if (!this.authenticated)
+          return this.refuse("a line that is not JSON-RPC before harness.authenticate");
+        process.stderr.write(`[${agent.name}] ignored a line that is not JSON-RPC\n`);
+      },
     });
   }
 
@@ -104,8 +109,6 @@ export class RpcConnection {
       method === "harness.authenticate"
         ? "the token is not the one in this host's connection file"
         : `"${method.slice(0, 100)}" before harness.authenticate`;
-    this.refused = true;
-    process.stderr.write(`[${this.agent.name}] refused a connection: ${why}\n`);
     if (id !== null) {
       this.peer.respondError(
         id,
@@ -113,7 +116,14 @@ export class RpcConnection {
         `this host serves a connection only once it sent harness.authenticate {token} with the token of its connection file (refused: ${why})`,
       );
     }
-    auth.refused();
+    this.refuse(why);
+  }
+
+  private refuse(why: string): void {
+    if (this.refused) return;
+    this.refused = true;
+    process.stderr.write(`[${this.agent.name}] refused a connection: ${why}\n`);
+    this.auth?.refused();
   }
 
   private async run(id: RpcId | null, params: Params): Promise<void> {

@@ -6,6 +6,9 @@ import type { NuiAgent } from "./agent.js";
 import { connectionFile, connectionToken, writeConnectionFile } from "./connection-file.js";
 import { RpcConnection } from "./rpc.js";
 
+const AUTHENTICATE_WITHIN_MS = 30_000;
+const MAX_AUTHENTICATE_CHARS = 64 * 1024;
+
 export interface TcpServing {
   port: number;
   path: string;
@@ -28,14 +31,32 @@ export function serveTcp(
   const server = createServer((socket) => {
     sockets.add(socket);
     socket.setEncoding("utf8");
+    const refuse = (why: string) => {
+      process.stderr.write(`[${agent.name}] refused a connection: ${why}\n`);
+      socket.destroy();
+    };
     const connection = new RpcConnection(
       agent,
       (line) => socket.write(line),
       () => void close(),
-      { token, refused: () => socket.end() },
+      { token, refused: () => socket.end(() => socket.destroy()) },
     );
-    socket.on("data", (text: string) => connection.feed(text));
+    // Until it authenticates, a connection may be anyone's: it gets a while and a short first line, not more.
+    const deadline = setTimeout(() => {
+      if (!connection.authenticated)
+        refuse(`no harness.authenticate within ${AUTHENTICATE_WITHIN_MS / 1000} s`);
+    }, AUTHENTICATE_WITHIN_MS);
+    let unauthenticatedBytes = 0;
+    socket.on("data", (text: string) => {
+      if (!connection.authenticated) {
+        unauthenticatedBytes += text.length;
+        if (unauthenticatedBytes > MAX_AUTHENTICATE_CHARS && !text.includes("\n"))
+          return refuse(`its first line is over ${MAX_AUTHENTICATE_CHARS} characters`);
+      }
+      connection.feed(text);
+    });
     socket.on("close", () => {
+      clearTimeout(deadline);
       sockets.delete(socket);
       connection.end();
     });

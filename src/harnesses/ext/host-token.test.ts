@@ -49,17 +49,19 @@ function exchange(
 ): Promise<{ replies: Record<string, unknown>[]; closed: boolean }> {
   return new Promise((resolve) => {
     const socket = connect({ host: info.host, port: info.port });
-    let text = "";
+    let received = "";
     const done = (closed: boolean) => {
       socket.destroy();
-      const replies = text.split("\n").filter(Boolean);
+      const replies = received.split("\n").filter(Boolean);
       resolve({ replies: replies.map((line) => JSON.parse(line) as Record<string, unknown>), closed });
     };
     const timer = setTimeout(() => done(false), 5000);
-    socket.on("connect", () => socket.write(lines.map((line) => `${JSON.stringify(line)}\n`).join("")));
+    // A string is sent as it is; anything else as a line of JSON.
+    const text = lines.map((line) => (typeof line === "string" ? line : `${JSON.stringify(line)}\n`));
+    socket.on("connect", () => socket.write(text.join("")));
     socket.on("data", (chunk) => {
-      text += chunk;
-      if (text.includes('"id":"info"')) {
+      received += chunk;
+      if (received.includes('"id":"info"')) {
         clearTimeout(timer);
         done(false);
       }
@@ -96,6 +98,9 @@ describe("extension hosts on Brain's SDKs answer only who read their connection 
       expect(replies[0]).toMatchObject({ error: { code: -32001 } });
       expect(JSON.stringify(replies[0])).toContain("harness.authenticate {token}");
     }
+    // Nor may a stranger make it hold a first line that never ends, or send lines that are not JSON-RPC.
+    expect(await exchange(info, ["x".repeat(200 * 1024)])).toEqual({ replies: [], closed: true });
+    expect(await exchange(info, ["not JSON-RPC\n"])).toEqual({ replies: [], closed: true });
     expect(alive(child)).toBe(true);
     const { replies } = await exchange(info, [
       { jsonrpc: "2.0", id: 0, method: "harness.authenticate", params: { token: info.token } },
