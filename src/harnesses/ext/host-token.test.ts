@@ -5,6 +5,7 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { freePort } from "../../core/free-port.js";
 import type { Session } from "../../core/session.js";
 import { events, textOf } from "../../testing/brain.js";
 import { catalogFactories, tsAgent, useScratch, writeExtension } from "../../testing/nui.js";
@@ -20,8 +21,8 @@ interface Info {
 }
 
 /** The TypeScript test agent serving `mode`, and its connection file once written. */
-async function startAgent(mode: "tcp" | "http", env: Record<string, string>) {
-  const child = spawn("node", [tsAgent, mode, ...(mode === "http" ? ["0"] : [])], {
+async function startAgent(mode: "tcp" | "http", env: Record<string, string>, port = 0) {
+  const child = spawn("node", [tsAgent, mode, ...(mode === "http" ? [String(port)] : [])], {
     env: { ...process.env, ...env },
     stdio: "ignore",
   });
@@ -157,5 +158,20 @@ describe("extension hosts on Brain's SDKs answer only who read their connection 
     expect(refused.outcome.error?.message).not.toContain("not-the-hosts");
     // The session that presented the right one is served on.
     expect((await turnOf(a, "again")).text).toMatch(/^ts says: again /);
+  });
+
+  it("Brain finds the token of an HTTP host at the manifest's fixed port in the connection file the host wrote", async () => {
+    const home = scratch("brain-ext-home-");
+    const hostHome = scratch("brain-ext-hosthome-");
+    const port = await freePort();
+    const src = writeExtension(scratch("brain-ext-src-"), "fixed", { transport: "http", port });
+    await installExtension(src, join(home, "extensions"));
+    await startAgent("http", { HOME: hostHome, NUI_CONNECTION_ID: "ext-fixed-echo" }, port);
+    const { factories } = catalogFactories({ brainHome: home, hostHome });
+    const { brain } = scratchBrain({ factories, home });
+    const session = await brain.create({ harness: "ext:fixed/echo" });
+    const turn = await session.prompt("hi");
+    expect(await turn.settled).toEqual({ turn: turn.turn, status: "completed" });
+    expect(textOf(await events(session), turn.turn)).toMatch(/^ts says: hi /);
   });
 });

@@ -47,7 +47,7 @@ export class SharedHost {
   }
 
   async ensure(): Promise<HostAddress> {
-    if (this.spec.fixed) return this.spec.fixed;
+    if (this.spec.fixed) return this.withToken(this.spec.fixed);
     this.starting ??= this.locate().finally(() => {
       this.starting = undefined;
     });
@@ -62,6 +62,17 @@ export class SharedHost {
     const lookup = await findConnection(this.spec.connectionDirs, this.spec.connectionId);
     if (lookup.state === "ready") await shutdown(addressOf(lookup)).catch(() => {});
     await host.stop(graceMs);
+  }
+
+  /**
+   * A fixed address, with the token of a connection file that names the same port: a host on Brain's SDK that
+   * writes one (NUI_CONNECTION_ID set) requires its token, wherever Brain learnt its port.
+   */
+  private async withToken(fixed: HostAddress): Promise<HostAddress> {
+    const lookup = await findConnection(this.spec.connectionDirs, this.spec.connectionId);
+    if (lookup.state !== "ready" || lookup.info.port !== fixed.port || lookup.info.token === undefined)
+      return fixed;
+    return { ...fixed, token: lookup.info.token };
   }
 
   private async locate(): Promise<HostAddress> {
