@@ -1,9 +1,16 @@
 // Connection files of TCP and HTTP extension hosts (`<dir>/<id>.json`, nui: ~/.nui/connections). A file whose
 // pid is no longer running is stale: reported with its path and the fix, never dialled.
-import { readFile, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { describeIssues } from "../../protocol/frames.js";
 import { ConnectionInfo } from "../../protocol/nui/connection.js";
+import { readAgentFileSync } from "../agent-files.js";
+
+/**
+ * More than any connection file holds: what is read of one. The directory is every process's of this user (an
+ * extension's agent can write there), so what sits at a file's name may be anything.
+ */
+const MAX_CONNECTION_FILE_BYTES = 64 * 1024;
 
 export type ConnectionLookup =
   | { state: "ready"; info: ConnectionInfo & { host: string }; path: string }
@@ -27,12 +34,17 @@ export function pidAlive(pid: number): boolean {
 
 export async function readConnection(dir: string, id: string): Promise<ConnectionLookup> {
   const path = connectionFilePath(dir, id);
-  let text: string;
+  let text: string | undefined;
   try {
-    text = await readFile(path, "utf8");
-  } catch {
-    return { state: "missing", path };
+    // Never through a link, never waiting on a FIFO (which would hold the lookup and a file system thread for
+    // good), a regular file only, and its first 64 KiB.
+    text = readAgentFileSync(dir, `${id}.json`, MAX_CONNECTION_FILE_BYTES);
+  } catch (err) {
+    // No directory yet: no host has written there.
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { state: "missing", path };
+    return { state: "invalid", path, reason: (err as Error).message };
   }
+  if (text === undefined) return { state: "missing", path };
   let raw: unknown;
   try {
     raw = JSON.parse(text);
