@@ -138,6 +138,8 @@ class NuiAgent(_StdioAgent):
                 except socket.timeout:
                     sys.stderr.write(f"[{self.name}] refused a connection: no harness.authenticate within {AUTHENTICATE_WITHIN_SECONDS} s\n")
                     return
+                except OSError:
+                    break
                 if not data:
                     break
                 buf += data
@@ -159,6 +161,17 @@ class NuiAgent(_StdioAgent):
                     break
         finally:
             conn.close()
+            self._end_runs_of(send)
+
+    def _end_runs_of(self, send) -> None:
+        """The connection is gone: its runs are cancelled, as by harness.cancel; nothing they send can arrive now,
+        and a question they asked over it can never be answered (its wait would hold the run's thread for good)."""
+        with self._lock():
+            run_ids = [run_id for run_id, writer in self.__dict__.get("_run_writers", {}).items() if writer is send]
+        for run_id in run_ids:
+            self.cancelled(run_id).set()
+            self._release_hitl(run_id)
+            self._guarded("on_cancel", self.on_cancel, run_id)
 
     def _authenticate(self, line: str, send) -> bool:
         """A connection's first message: harness.authenticate with the file's token, or a refusal (then its end)."""

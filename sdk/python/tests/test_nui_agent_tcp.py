@@ -116,3 +116,44 @@ def test_a_connection_that_does_not_first_present_the_files_token_is_refused_and
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_run_whose_connection_is_gone_is_cancelled_and_its_question_over_the_protocol_released(tmp_path):
+    script = tmp_path / "host.py"
+    marker = tmp_path / "ended"
+    script.write_text(
+        "import pathlib\n"
+        "from nui_agent import NuiAgent\n"
+        "class A(NuiAgent):\n"
+        "    name = 'asker'\n"
+        "    def run(self, message, run_id, **kw):\n"
+        "        answer = self.ask_user(message='name?')\n"
+        f"        pathlib.Path({str(marker)!r}).write_text(answer['status'] + ' ' + str(self.cancelled(run_id).is_set()))\n"
+        "        yield 'never read'\n"
+        "A().serve()\n"
+    )
+    conn_dir = tmp_path / "connections"
+    env = {k: v for k, v in os.environ.items() if k != "NUI_API_URL"}
+    env.update({"PYTHONPATH": SDK_DIR, "NUI_CONNECTIONS_DIR": str(conn_dir), "NUI_CONNECTION_ID": "ext-demo-asker"})
+    proc = subprocess.Popen([sys.executable, str(script)], env=env, stderr=subprocess.PIPE)
+    try:
+        path = conn_dir / "ext-demo-asker.json"
+        deadline = time.time() + 20
+        while not path.exists() and time.time() < deadline:
+            time.sleep(0.05)
+        info = json.loads(path.read_text())
+        sock = socket.create_connection((info["host"], info["port"]), timeout=10)
+        f = sock.makefile("r")
+        sock.sendall((json.dumps({"jsonrpc": "2.0", "method": "harness.authenticate", "params": {"token": info["token"]}}) + "\n").encode())
+        sock.sendall((json.dumps({"jsonrpc": "2.0", "id": 1, "method": "harness.run", "params": {"message": "hi", "runId": "r1"}}) + "\n").encode())
+        read_json_lines(f, lambda m: m.get("method") == "harness.event" and m["params"]["type"] == "hitl_request")
+        f.close()
+        sock.close()  # gone, with the question unanswered
+        deadline = time.time() + 10
+        while not marker.exists() and time.time() < deadline:
+            time.sleep(0.05)
+        assert marker.read_text() == "cancelled True"
+        assert proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait()
