@@ -2,7 +2,7 @@
 // hosts, and the host side in sdk/ts/nui. One JSON object per line, split on "\n" only (4 MiB cap). The peers
 // are third-party: a line that is no JSON-RPC message is a warning, not a failure.
 import { FastLineSplitter } from "./fast-lines.js";
-import { LineSplitter } from "./ndjson.js";
+import { FramingError, LineSplitter, sizeOf } from "./ndjson.js";
 
 export type RpcId = number | string;
 
@@ -91,6 +91,12 @@ export interface RpcPeerOptions {
   fastLine?(chunk: Buffer, pos: number, view: DataView): number;
   /** The error a request that timed out fails with (default: an RpcError saying so). */
   timeoutError?(method: string, timeoutMs: number): Error;
+  /**
+   * The longest line the peer reads, when it has a limit, and what to tell the caller whose message is longer: such a
+   * request fails at once with a FramingError instead of being sent (the peer would drop the line, or the stream,
+   * and never answer); a notification or reply is not sent, with a warning.
+   */
+  maxLine?: { bytes: number; reader: string; advice: (method: string) => string };
 }
 
 interface Pending {
@@ -140,8 +146,14 @@ export class RpcPeer {
           );
         }, timeoutMs);
       }
+      const line = this.line({ id, method, params });
+      const over = this.overLimit(line, method);
+      if (over !== undefined) {
+        clearTimeout(pending.timer);
+        return reject(new FramingError(this.prefix(over)));
+      }
       this.pending.set(id, pending);
-      this.send({ id, method, params });
+      this.write(line);
     });
   }
 
@@ -229,7 +241,24 @@ export class RpcPeer {
 
   private send(message: Record<string, unknown>): void {
     if (this.broken) return;
+    const line = this.line(message);
+    const over = this.overLimit(line, typeof message.method === "string" ? message.method : "a reply");
+    if (over !== undefined) return this.options.onWarning?.(`${over}; not sent`);
+    this.write(line);
+  }
+
+  private line(message: Record<string, unknown>): string {
     const framed = this.options.versionField === false ? message : { jsonrpc: "2.0", ...message };
-    this.write(`${JSON.stringify(framed)}\n`);
+    return `${JSON.stringify(framed)}\n`;
+  }
+
+  /** Why `line` cannot go to a peer that reads lines of at most maxLine bytes, if it cannot. */
+  private overLimit(line: string, method: string): string | undefined {
+    const limit = this.options.maxLine;
+    // A UTF-8 byte is at most three per UTF-16 unit: most lines are surely short enough without counting.
+    if (limit === undefined || line.length * 3 <= limit.bytes) return undefined;
+    const bytes = Buffer.byteLength(line) - 1;
+    if (bytes <= limit.bytes) return undefined;
+    return `${method} of ${bytes} bytes is over the ${sizeOf(limit.bytes)} line ${limit.reader} reads: ${limit.advice(method)}`;
   }
 }

@@ -72,7 +72,7 @@ export class LineSplitter {
 }
 
 /** A cap as people read it: "4 MiB" for the frame cap, bytes for a cap that is no whole MiB. */
-function sizeOf(bytes: number): string {
+export function sizeOf(bytes: number): string {
   return bytes % 2 ** 20 === 0 ? `${bytes / 2 ** 20} MiB` : `${bytes} bytes`;
 }
 

@@ -4,6 +4,7 @@
 import { ExactBytes } from "../../protocol/fast-lines.js";
 import { clip, RpcPeer } from "../../protocol/jsonrpc.js";
 import { MAX_FRAME } from "../../protocol/ndjson.js";
+import { HARNESS_METHODS } from "../../protocol/nui/jsonrpc.js";
 
 export interface RpcPeerEvents {
   onNotification(method: string, params: unknown): void;
@@ -80,6 +81,15 @@ export function hostPeer(
 ): RpcPeer {
   const peer: RpcPeer = new RpcPeer(write, {
     who: "extension host",
+    // nui's SDKs (Brain's TypeScript one with Brain's own reader) read lines up to the frame cap, as Brain does.
+    maxLine: {
+      bytes: MAX_FRAME,
+      reader: "an extension host",
+      advice: (method) =>
+        method === HARNESS_METHODS.run
+          ? "shorten the prompt or the system prompt (they travel together, with the agent's session id)"
+          : "send less",
+    },
     fastLine: textLine(events),
     onNotification: (method, params) => events.onNotification(method, params),
     onWarning: (message) => events.onWarning(message),

@@ -98,3 +98,26 @@ describe.each(["stdio", "tcp"] as const)(
     });
   },
 );
+
+// Each is under the limit a prompt and a config have; together they make a harness.run line over 4 MiB, which a
+// host on sdk/ts cannot read: it got no reply, and the turn waited for good.
+it("a harness.run over the 4 MiB line a host reads fails its turn, naming what to shorten, and the host serves on", async () => {
+  const home = scratch("brain-ext-home-");
+  const source = writeExtension(scratch("brain-ext-src-"), "ts-stdio", {
+    transport: "stdio",
+    command: ["node", tsAgent, "stdio"],
+  });
+  await installExtension(source, join(home, "extensions"));
+  const { factories } = catalogFactories({ brainHome: home, hostHome: scratch("brain-ext-hosthome-") });
+  t = makeBrain({ factories, home });
+  const session = await t.brain.create({
+    harness: "ext:ts-stdio/echo",
+    config: { system_prompt: "s".repeat(2.5 * (1 << 20)) },
+  });
+  const outcome = await (await session.prompt("p".repeat(2.5 * (1 << 20)))).settled;
+  expect(outcome).toMatchObject({ status: "failed", error: { code: "brain_error" } });
+  expect(outcome.error?.message).toMatch(
+    /harness\.run of \d+ bytes is over the 4 MiB line an extension host reads: shorten the prompt or the system prompt/,
+  );
+  expect((await (await session.prompt("next")).settled).status).toBe("completed");
+});
