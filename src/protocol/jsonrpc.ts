@@ -157,8 +157,9 @@ export class RpcPeer {
     });
   }
 
-  notify(method: string, params?: unknown): void {
-    this.send(params === undefined ? { method } : { method, params });
+  /** Whether it was sent: not when the stream is gone, nor when it is longer than the peer reads (maxLine). */
+  notify(method: string, params?: unknown): boolean {
+    return this.send(params === undefined ? { method } : { method, params });
   }
 
   respond(id: RpcId | null, result: unknown): void {
@@ -239,12 +240,16 @@ export class RpcPeer {
     return this.options.label ? `${this.options.label}: ${labelled}` : bare;
   }
 
-  private send(message: Record<string, unknown>): void {
-    if (this.broken) return;
+  private send(message: Record<string, unknown>): boolean {
+    if (this.broken) return false;
     const line = this.line(message);
     const over = this.overLimit(line, typeof message.method === "string" ? message.method : "a reply");
-    if (over !== undefined) return this.options.onWarning?.(`${over}; not sent`);
+    if (over !== undefined) {
+      this.options.onWarning?.(`${over}; not sent`);
+      return false;
+    }
     this.write(line);
+    return true;
   }
 
   private line(message: Record<string, unknown>): string {

@@ -232,11 +232,25 @@ export class RpcHarness implements Harness {
   ) {
     this.parts.desk.fromEvent(event, run, (response: HitlResponseEnvelope) => {
       // The host asked over the protocol: the answer goes back the same way (Brain's SDKs wait for it).
-      this.transport?.peer.notify(HARNESS_METHODS.hitlResponse, {
-        runId: run.runId,
-        requestId: response.requestId,
-        response,
-      });
+      const peer = this.transport?.peer;
+      if (!peer) return;
+      const answer = (sent: HitlResponseEnvelope) =>
+        peer.notify(HARNESS_METHODS.hitlResponse, {
+          runId: run.runId,
+          requestId: sent.requestId,
+          response: sent,
+        });
+      // An answer too long for a line would leave the host waiting for good: it hears that instead.
+      if (!answer(response)) {
+        const { answers: _answers, ...rest } = response;
+        answer({
+          ...rest,
+          status: "cancelled",
+          answers: {
+            reason: "the answer was longer than the 4 MiB line a host reads; ask for a shorter one",
+          },
+        });
+      }
     });
   }
 

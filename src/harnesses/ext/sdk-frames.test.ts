@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Session } from "../../core/session.js";
 import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../testing/brain.js";
-import { catalogFactories, tsAgent, writeExtension } from "../../testing/nui.js";
+import { asked, catalogFactories, tsAgent, writeExtension } from "../../testing/nui.js";
 import { installExtension } from "./install.js";
 
 const dirs: string[] = [];
@@ -120,4 +120,30 @@ it("a harness.run over the 4 MiB line a host reads fails its turn, naming what t
     /harness\.run of \d+ bytes is over the 4 MiB line an extension host reads: shorten the prompt or the system prompt/,
   );
   expect((await (await session.prompt("next")).settled).status).toBe("completed");
+});
+
+// The host asks over the protocol (no NUI_API_URL) and the person's answer is longer than a line the host reads.
+it("an answer too long for a host's line reaches a host that asked over the protocol as cancelled, saying why", async () => {
+  const home = scratch("brain-ext-home-");
+  const source = writeExtension(scratch("brain-ext-src-"), "ts-stdio", {
+    transport: "stdio",
+    command: ["node", tsAgent, "stdio"],
+  });
+  await installExtension(source, join(home, "extensions"));
+  const { factories } = catalogFactories({ brainHome: home, hostHome: scratch("brain-ext-hosthome-") });
+  t = makeBrain({ factories, home });
+  const session = await t.brain.create({
+    harness: "ext:ts-stdio/echo",
+    config: { options: { env: { NUI_API_URL: "" } } },
+  });
+  const turn = await session.prompt("ask");
+  const question = await asked(session);
+  await session.answer({
+    type: "question.answered",
+    data: { id: question.data.id, answer: "a".repeat(5 << 20) },
+  });
+  expect(await turn.settled).toMatchObject({ status: "completed" });
+  expect(textOf(await events(session), turn.turn)).toBe(
+    'status=cancelled answers={"reason":"the answer was longer than the 4 MiB line a host reads; ask for a shorter one"}',
+  );
 });
