@@ -3,6 +3,14 @@
 // loopback in another (the test sandboxes' CLIs, the docker harness's --network none containers).
 import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 
+/**
+ * Connections one relay carries at once. Whoever is on the far side (a process in a session's container) opens
+ * them at will, and each holds two of this process's descriptors (Brain's, for the host half of a bridge) until
+ * it closes: unbounded, a container could use up the daemon's descriptors and break every other session. Far
+ * above what an agent's provider client or a published server needs; past it a new connection is refused.
+ */
+export const MAX_RELAY_CONNECTIONS = 256;
+
 export interface Relay {
   /** The TCP port it listens on (a listenRelay asked for port 0 gets one). */
   port?: number;
@@ -31,6 +39,7 @@ function relay(
     client.pipe(upstream);
     upstream.pipe(client);
   });
+  server.maxConnections = MAX_RELAY_CONNECTIONS;
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     listen(server, () =>
