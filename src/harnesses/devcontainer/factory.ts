@@ -8,8 +8,9 @@
 // has no network by default (`network: "none"`): the inner harness's provider, when on this host's loopback, is
 // bridged into it like the docker sandbox does, and so are its servers and Brain's tool endpoint.
 import { lstatSync, rmSync } from "node:fs";
-import { isAbsolute, join, relative } from "node:path";
+import { join } from "node:path";
 import { z } from "zod";
+import { isInside } from "../../core/checkpoints/paths.js";
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
 import { describeIssues } from "../../protocol/frames.js";
@@ -19,7 +20,7 @@ import { Container, sessionLabels, sweepSession } from "../http/container.js";
 import type { ContainerRecords } from "../http/container-records.js";
 import { DockerCli } from "../http/docker-cli.js";
 import { ContainerBridge, privateDir } from "../sandbox/container-bridge.js";
-import { installMounts, loopbackProviderPort } from "../sandbox/docker-sandbox.js";
+import { installMounts, loopbackProviderPort, refuseBrainHome } from "../sandbox/docker-sandbox.js";
 import { DevcontainerCli, type DevcontainerPrograms, defaultPrograms } from "./cli.js";
 import { DEFAULT_DEVCONTAINER_IMAGE, devcontainerJson, writeDevcontainerJson } from "./config.js";
 import { assertHostUser } from "./host-user.js";
@@ -116,11 +117,15 @@ export class DevcontainerFactory implements HarnessFactory {
       throw new HarnessError("brain_error", `harness "${this.name}" cannot run itself inside`);
     const workspaceFolder = join(options.dir, WORKSPACE_DIR);
     const innerDir = join(options.dir, INNER_DIR);
-    if (working_dir && (contains(working_dir, workspaceFolder) || contains(workspaceFolder, working_dir))) {
+    if (working_dir && (isInside(working_dir, workspaceFolder) || isInside(workspaceFolder, working_dir))) {
       throw new HarnessError(
         "brain_error",
         `harness "${this.name}": config.options.working_dir "${working_dir}" would mount ${workspaceFolder} into the container, where Brain keeps the dev container's own config out of its reach; choose a directory outside ${options.dir}, or none for ${innerDir}`,
       );
+    }
+    // Of Brain's home only the inner dir may be mounted: it is the session's own.
+    if (working_dir && !isInside(innerDir, working_dir)) {
+      refuseBrainHome(working_dir, this.settings.records?.home, this.name, "working_dir");
     }
     const known = this.settings.innerNames();
     const unknownInner = () =>
@@ -214,10 +219,4 @@ export class DevcontainerFactory implements HarnessFactory {
       throw err;
     }
   }
-}
-
-/** `dir` is `path` or one of its ancestors. */
-function contains(dir: string, path: string): boolean {
-  const rel = relative(dir, path);
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }

@@ -6,7 +6,8 @@
 // and the native dir, the working directory and Brain's install (read-only) are mounted at their own paths, so
 // the CLI's state lands in the native dir and checkpoints, restore and fork work as on the host.
 import { existsSync, realpathSync, rmSync } from "node:fs";
-import { isAbsolute, join } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
+import { isInside } from "../../core/checkpoints/paths.js";
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
 import { type DescribableFactory, isDescribable } from "../cli/family.js";
@@ -94,6 +95,33 @@ export function installMounts(dir: string): string[] {
   return real === modules || real.startsWith(`${dir}/`) ? [dir] : [dir, real];
 }
 
+/**
+ * A directory mounted into a session's container (an agent definition's working directory) that holds Brain's
+ * home, or lies inside it, would hand the agent there every session's logs and checkpoints and Brain's own
+ * config: refused, naming the option. Compared where links lead, as Docker mounts them.
+ */
+export function refuseBrainHome(
+  dir: string,
+  home: string | undefined,
+  harness: string,
+  option: string,
+): void {
+  if (home === undefined) return;
+  const real = (path: string) => {
+    try {
+      return realpathSync(path);
+    } catch {
+      return resolve(path);
+    }
+  };
+  const [mounted, brainHome] = [real(dir), real(home)];
+  if (!isInside(mounted, brainHome) && !isInside(brainHome, mounted)) return;
+  throw new HarnessError(
+    "brain_error",
+    `harness "${harness}": config.options.${option} "${dir}" ${isInside(mounted, brainHome) ? "holds" : "is inside"} Brain's home ${home}; mounted into the session's container it would give the agent every session's files and Brain's config; choose a working directory outside Brain's home`,
+  );
+}
+
 /** The provider's port when it is on this host's loopback: the one address the sandbox may reach. */
 export function loopbackProviderPort(baseUrl: string | undefined, harness: string): number[] {
   if (!baseUrl) return [];
@@ -123,6 +151,7 @@ async function openInDocker(
   // A cwd that is no absolute, existing directory is left to the harness to refuse, in its own words.
   const cwd = sandbox.cwd;
   const ownCwd = cwd && isAbsolute(cwd) && existsSync(cwd) && !cwd.startsWith(`${options.dir}/`);
+  if (ownCwd) refuseBrainHome(cwd, settings.records?.home, name, "cwd");
   const mounts = [options.dir, ...(ownCwd ? [cwd] : [])];
   const user =
     process.getuid?.() && process.getgid ? ["--user", `${process.getuid?.()}:${process.getgid()}`] : [];

@@ -1,6 +1,6 @@
 // sandbox: docker's settings, without an engine: what an agent definition may say, what a session's options may
 // say, and the one address a sandboxed CLI may reach; and, with a fake docker CLI, a `docker run` that times out.
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkDefinition } from "../../agents/validate.js";
@@ -9,6 +9,7 @@ import { tempDir } from "../../testing/brain.js";
 import { fakeDocker } from "../../testing/nui.js";
 import { CLAUDE_CODE } from "../claude-code/factory.js";
 import { CliFamilyFactory } from "../cli/family.js";
+import { ContainerRecords } from "../http/container-records.js";
 import { DockerCli } from "../http/docker-cli.js";
 import { loopbackProviderPort, SandboxableFactory } from "./docker-sandbox.js";
 import { sandboxOptions, withoutSandboxOptions } from "./options.js";
@@ -105,5 +106,44 @@ describe("a sandbox's docker run that does not return", () => {
     expect(readdirSync(join(state, "containers"))).toEqual([]);
     const calls = readFileSync(join(state, "calls.jsonl"), "utf8");
     expect(calls.split("\n").filter((l) => l.startsWith('["rm"'))).toHaveLength(1);
+  });
+});
+
+describe("a sandbox's working directory", () => {
+  it("is refused before docker run when it holds Brain's home or lies inside it, naming the option", async () => {
+    const user = tempDir("brain-sandbox-user-");
+    const home = join(user, ".brain");
+    const native = join(home, "sessions", "s-home", "native");
+    const other = join(home, "sessions", "s-other", "native");
+    mkdirSync(native, { recursive: true });
+    mkdirSync(other, { recursive: true });
+    const state = tempDir("fake-docker-");
+    const plain = new CliFamilyFactory(CLAUDE_CODE, {});
+    const factory = new SandboxableFactory(plain, () => plain, {
+      shim: { node: "node", script: "shim.js" },
+      installDir: "/nonexistent/brain",
+      docker: new DockerCli(fakeDocker, { ...process.env, FAKE_DOCKER_STATE: state }),
+      records: new ContainerRecords(home),
+    });
+    const open = (cwd: string) =>
+      factory.open({
+        sessionId: "s-home",
+        dir: native,
+        provider: {},
+        config: { options: { sandbox: "docker", sandbox_image: "seed-echo", cwd } },
+      } as never);
+    await expect(open(user)).rejects.toThrow(
+      `harness "claude-code": config.options.cwd "${user}" holds Brain's home ${home}`,
+    );
+    // Another session's files are Brain's home too.
+    await expect(open(other)).rejects.toThrow(
+      /config\.options\.cwd ".*s-other\/native" is inside Brain's home/,
+    );
+    const calls = existsSync(join(state, "calls.jsonl"))
+      ? readFileSync(join(state, "calls.jsonl"), "utf8")
+      : "";
+    expect(calls).not.toContain('["run"');
+    rmSync(user, { recursive: true, force: true });
+    rmSync(state, { recursive: true, force: true });
   });
 });
