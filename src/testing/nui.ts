@@ -148,6 +148,9 @@ export function catalogFactories(options: CatalogOptions): {
     testing: {
       ...(options.hostHome ? { hostHome: options.hostHome } : {}),
       ...(options.extensionTimeouts ? { extensionTimeouts: options.extensionTimeouts } : {}),
+      // The dev container's commands see this process's environment as it is when they run: the fakes read
+      // their state directory and failure switches from it.
+      commandEnv: process.env,
     },
   });
 }

@@ -1,10 +1,13 @@
-// What a dev container's session may mount from this host: a working_dir inside Brain's home (another session's
-// files, Brain's config) is refused before `devcontainer up`, with the fake Dev Container CLI and Docker.
-import { mkdirSync } from "node:fs";
+// What of this host reaches a dev container's session: a working_dir inside Brain's home (another session's files,
+// Brain's config) is refused before `devcontainer up`, and `devcontainer up` does not get Brain's environment.
+// With the fake Dev Container CLI and Docker, or a script that records its environment.
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { catalogFactories, fakeDevcontainer, fakeDocker, readCalls, useScratch } from "../../testing/nui.js";
+import { devcontainerShim, installDir } from "../nui/install-paths.js";
 import { echoRunnerPath } from "../process/descriptor.js";
+import { DevcontainerFactory } from "./factory.js";
 
 const scratch = useScratch();
 let state: string;
@@ -38,5 +41,43 @@ describe("a dev container's working_dir", () => {
       `harness "devcontainer": config.options.working_dir "${other}" is inside Brain's home ${home}; mounted into the session's container it would give the agent every session's files and Brain's config; choose a working directory outside Brain's home`,
     );
     expect(readCalls(state, "devcontainer-calls.jsonl")).toEqual([]);
+  });
+});
+
+describe("devcontainer up", () => {
+  it("runs without Brain's own variables: an image's localEnv references cannot take them into the container", async () => {
+    const dir = scratch.scratch("brain-devc-env-");
+    const seen = join(dir, "up-env");
+    // Docker and the Dev Container CLI both: `info` and the sweep's `ps` answer, `up` writes its environment.
+    const program = join(dir, "docker-and-devcontainer");
+    writeFileSync(
+      program,
+      `#!/bin/sh\ncase "$1" in\n  up) env > ${seen}; echo '{"outcome":"error","message":"recorded"}'; exit 1;;\n  *) exit 0;;\nesac\n`,
+    );
+    chmodSync(program, 0o755);
+    const native = join(dir, "sessions", "s-env", "native");
+    mkdirSync(native, { recursive: true });
+    process.env.BRAIN_TEST_HOST_SECRET = "secret-of-brains-host";
+    scratch.cleanups.push(() => {
+      delete process.env.BRAIN_TEST_HOST_SECRET;
+    });
+    const factory = new DevcontainerFactory({
+      inner: () => undefined,
+      innerNames: () => ["echo"],
+      shim: { node: process.execPath, script: devcontainerShim() },
+      installDir: installDir(),
+      programs: { devcontainer: program, docker: program },
+      uid: 0,
+    });
+    const open = factory.open({
+      sessionId: "s-env",
+      dir: native,
+      provider: {},
+      config: { options: { innerHarness: "echo", network: "bridge" } },
+    } as never);
+    await expect(open).rejects.toThrow(/devcontainer up .* failed: recorded/);
+    const env = readFileSync(seen, "utf8");
+    expect(env).toContain(`PATH=${process.env.PATH}`);
+    expect(env).not.toContain("BRAIN_TEST_HOST_SECRET");
   });
 });

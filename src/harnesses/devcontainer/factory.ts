@@ -18,7 +18,7 @@ import { makeAgentDirSync } from "../agent-files.js";
 import { ContainedHarness } from "../contained-harness.js";
 import { Container, sessionLabels, sweepSession } from "../http/container.js";
 import type { ContainerRecords } from "../http/container-records.js";
-import { DockerCli } from "../http/docker-cli.js";
+import { DockerCli, dockerEnvironment } from "../http/docker-cli.js";
 import { ContainerBridge, privateDir } from "../sandbox/container-bridge.js";
 import { installMounts, loopbackProviderPort, refuseBrainHome } from "../sandbox/docker-sandbox.js";
 import { DevcontainerCli, type DevcontainerPrograms, defaultPrograms } from "./cli.js";
@@ -37,7 +37,11 @@ export interface DevcontainerSettings {
   /** Brain's install, mounted read-only so its CLIs and runners run inside. */
   installDir: string;
   programs?: Partial<DevcontainerPrograms>;
-  /** Environment of the devcontainer and docker commands (tests put fakes on its PATH). */
+  /**
+   * Environment of the devcontainer and docker commands (tests put fakes on its PATH); default what Docker needs
+   * of Brain's. Not all of Brain's: the Dev Container CLI expands `${localEnv:NAME}` in an image's
+   * devcontainer.metadata label from its own environment, so an image could take any of Brain's variables.
+   */
   env?: NodeJS.ProcessEnv;
   timeouts?: Partial<DevcontainerTimeouts>;
   /** Brain's uid (tests); default this process's. */
@@ -83,8 +87,9 @@ export class DevcontainerFactory implements HarnessFactory {
     readonly name = "devcontainer",
   ) {
     this.programs = { ...defaultPrograms(), ...settings.programs };
-    this.cli = new DevcontainerCli(this.programs, settings.env ?? process.env);
-    this.docker = new DockerCli(this.programs.docker, settings.env ?? process.env);
+    const env = settings.env ?? dockerEnvironment(process.env);
+    this.cli = new DevcontainerCli(this.programs, env);
+    this.docker = new DockerCli(this.programs.docker, env);
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...settings.timeouts };
   }
 
