@@ -4,6 +4,8 @@
 // process (stdio straight through, signals passed on, its exit status or signal taken as the shim's own).
 import { spawn } from "node:child_process";
 import { realpathSync } from "node:fs";
+import { homedir, userInfo } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** Host-only variables that must not override the container's own. */
@@ -58,9 +60,28 @@ export function shimArgs(argv: string[]): { flag(name: string): string | undefin
   };
 }
 
-/** Runs `program args` in this process's place; `label` names the shim in the error when it cannot start. */
-export function relay(program: string, args: string[], label: string): void {
-  const child = spawn(program, args, { stdio: "inherit", env: process.env });
+/** Brain's docker config directory, for a launcher's `--docker-config` (the one Brain's own docker commands read). */
+export function hostDockerConfig(env: NodeJS.ProcessEnv = process.env): string {
+  return env.DOCKER_CONFIG ?? join(homedir(), ".docker");
+}
+
+/**
+ * The environment a shim runs the docker CLI with: the command's (its variables go in by name), but the docker
+ * config directory Brain's (`given`, else this user's own), never the one under the command's HOME. That HOME
+ * lies in the session's native dir, which the container writes: a config.json there (a context naming another
+ * endpoint, tcp:// included) would send the exec, with every forwarded variable's value, wherever the agent
+ * chose, out of a container that has no network.
+ */
+export function dockerEnv(env: NodeJS.ProcessEnv, given: string | undefined): NodeJS.ProcessEnv {
+  return { ...env, DOCKER_CONFIG: given ?? join(userInfo().homedir, ".docker") };
+}
+
+/**
+ * Runs `program args` in this process's place, with `env` (default this process's); `label` names the shim in
+ * the error when it cannot start.
+ */
+export function relay(program: string, args: string[], label: string, env = process.env): void {
+  const child = spawn(program, args, { stdio: "inherit", env });
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
     process.on(signal, () => child.kill(signal));
   }

@@ -1,7 +1,7 @@
 // Runs an inner harness's command inside the session's dev container: the launcher words Brain puts in front
 // of a CLI or runner command line.
 //
-//   node exec-shim.js --docker PROGRAM --container ID --workspace-folder DIR -- COMMAND ARGS…
+//   node exec-shim.js --docker PROGRAM [--docker-config DIR] --container ID --workspace-folder DIR -- COMMAND ARGS…
 //
 // becomes `PROGRAM exec -i -w <cwd> [-u <remoteUser>] -e NAME… ID COMMAND ARGS…`, with stdio passed straight
 // through (the inner protocol is spoken across it). The environment the inner harness built for its command (its
@@ -9,12 +9,14 @@
 // values never appear in argv or on disk. Not `devcontainer exec`: it hands the config's `remoteEnv` to its own
 // `docker exec` as `-e NAME=VALUE`, which put the provider key in a host process's argv for any local user to read.
 // The command runs in its cwd when that is mounted inside, else in the workspace folder, as the config's
-// remoteUser (the image's user when none is set, as `devcontainer exec` would).
-import { dockerExecArgs, isMain, relay, shimArgs } from "../exec-relay.js";
+// remoteUser (the image's user when none is set, as `devcontainer exec` would). Docker reads its config from the
+// docker config DIR (Brain's), not from under the command's HOME, which the container can write.
+import { dockerEnv, dockerExecArgs, isMain, relay, shimArgs } from "../exec-relay.js";
 import { type DevcontainerJson, readDevcontainerJson } from "./config.js";
 
 export function parseShimArgs(argv: string[]): {
   docker: string;
+  dockerConfig: string | undefined;
   container: string;
   workspaceFolder: string;
   command: string[];
@@ -24,10 +26,16 @@ export function parseShimArgs(argv: string[]): {
   const workspaceFolder = flag("--workspace-folder");
   if (!container || !workspaceFolder || command.length === 0) {
     throw new Error(
-      "usage: exec-shim --docker PROGRAM --container ID --workspace-folder DIR -- COMMAND ARGS…",
+      "usage: exec-shim --docker PROGRAM [--docker-config DIR] --container ID --workspace-folder DIR -- COMMAND ARGS…",
     );
   }
-  return { docker: flag("--docker") ?? "docker", container, workspaceFolder, command };
+  return {
+    docker: flag("--docker") ?? "docker",
+    dockerConfig: flag("--docker-config"),
+    container,
+    workspaceFolder,
+    command,
+  };
 }
 
 /** The container paths devcontainer.json mounts: the workspace folder and each mount's target. */
@@ -46,13 +54,14 @@ export function directoryInside(json: DevcontainerJson, cwd: string): string {
 }
 
 async function main(): Promise<void> {
-  const { docker, container, workspaceFolder, command } = parseShimArgs(process.argv.slice(2));
+  const { docker, dockerConfig, container, workspaceFolder, command } = parseShimArgs(process.argv.slice(2));
   const json = await readDevcontainerJson(workspaceFolder);
   const cwd = directoryInside(json, process.cwd());
   relay(
     docker,
     dockerExecArgs(container, cwd, process.env, command, json.remoteUser),
     "brain devcontainer exec",
+    dockerEnv(process.env, dockerConfig),
   );
 }
 

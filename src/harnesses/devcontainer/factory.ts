@@ -16,6 +16,7 @@ import { HarnessError } from "../../core/harness.js";
 import { describeIssues } from "../../protocol/frames.js";
 import { makeAgentDirSync } from "../agent-files.js";
 import { ContainedHarness } from "../contained-harness.js";
+import { hostDockerConfig } from "../exec-relay.js";
 import { Container, sessionLabels, sweepSession } from "../http/container.js";
 import type { ContainerRecords } from "../http/container-records.js";
 import { DockerCli, dockerEnvironment } from "../http/docker-cli.js";
@@ -81,15 +82,17 @@ export class DevcontainerFactory implements HarnessFactory {
   private readonly docker: DockerCli;
   private readonly programs: DevcontainerPrograms;
   private readonly timeouts: DevcontainerTimeouts;
+  /** The environment of the devcontainer and docker commands Brain runs itself. */
+  private readonly env: NodeJS.ProcessEnv;
 
   constructor(
     private readonly settings: DevcontainerSettings,
     readonly name = "devcontainer",
   ) {
     this.programs = { ...defaultPrograms(), ...settings.programs };
-    const env = settings.env ?? dockerEnvironment(process.env);
-    this.cli = new DevcontainerCli(this.programs, env);
-    this.docker = new DockerCli(this.programs.docker, env);
+    this.env = settings.env ?? dockerEnvironment(process.env);
+    this.cli = new DevcontainerCli(this.programs, this.env);
+    this.docker = new DockerCli(this.programs.docker, this.env);
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...settings.timeouts };
   }
 
@@ -101,6 +104,8 @@ export class DevcontainerFactory implements HarnessFactory {
       script,
       "--docker",
       this.programs.docker,
+      "--docker-config",
+      hostDockerConfig(this.env),
       "--container",
       container,
       "--workspace-folder",

@@ -1,21 +1,29 @@
 // Runs a CLI harness's command inside the session's sandbox container: the launcher words Brain puts in front
 // of the CLI's command line.
 //
-//   node docker-exec-shim.js --docker PROGRAM --container ID -- COMMAND ARGS…
+//   node docker-exec-shim.js --docker PROGRAM [--docker-config DIR] --container ID -- COMMAND ARGS…
 //
 // becomes `PROGRAM exec -i -w <cwd> -e NAME… ID COMMAND ARGS…` with stdio passed straight through (the CLI's
 // protocol is spoken across it). The working directory and Brain's install are mounted at the same paths inside,
 // so the harness's paths hold. The variables the harness set for its CLI (provider URL and key, config dirs) go
-// by name (`-e NAME` reads the value from docker's environment), never in argv.
-import { dockerExecArgs, isMain, relay, shimArgs } from "../exec-relay.js";
+// by name (`-e NAME` reads the value from docker's environment), never in argv. Docker reads its config from DIR
+// (Brain's), not from under the CLI's HOME, which the container can write.
+import { dockerEnv, dockerExecArgs, isMain, relay, shimArgs } from "../exec-relay.js";
 
-export function parseShimArgs(argv: string[]): { docker: string; container: string; command: string[] } {
+export function parseShimArgs(argv: string[]): {
+  docker: string;
+  dockerConfig: string | undefined;
+  container: string;
+  command: string[];
+} {
   const { flag, command } = shimArgs(argv);
   const container = flag("--container");
   if (!container || command.length === 0) {
-    throw new Error("usage: docker-exec-shim --docker PROGRAM --container ID -- COMMAND ARGS…");
+    throw new Error(
+      "usage: docker-exec-shim --docker PROGRAM [--docker-config DIR] --container ID -- COMMAND ARGS…",
+    );
   }
-  return { docker: flag("--docker") ?? "docker", container, command };
+  return { docker: flag("--docker") ?? "docker", dockerConfig: flag("--docker-config"), container, command };
 }
 
 export function execArgs(
@@ -28,8 +36,13 @@ export function execArgs(
 }
 
 function main(): void {
-  const { docker, container, command } = parseShimArgs(process.argv.slice(2));
-  relay(docker, execArgs(container, process.cwd(), process.env, command), "brain docker sandbox");
+  const { docker, dockerConfig, container, command } = parseShimArgs(process.argv.slice(2));
+  relay(
+    docker,
+    execArgs(container, process.cwd(), process.env, command),
+    "brain docker sandbox",
+    dockerEnv(process.env, dockerConfig),
+  );
 }
 
 if (isMain(import.meta.url)) main();

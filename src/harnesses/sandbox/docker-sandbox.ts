@@ -12,6 +12,7 @@ import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness
 import { HarnessError } from "../../core/harness.js";
 import { type DescribableFactory, isDescribable } from "../cli/family.js";
 import { ContainedHarness } from "../contained-harness.js";
+import { hostDockerConfig } from "../exec-relay.js";
 import { Container, sessionLabels, sweepSession } from "../http/container.js";
 import type { ContainerRecords } from "../http/container-records.js";
 import { DockerCli } from "../http/docker-cli.js";
@@ -202,6 +203,8 @@ async function openInDocker(
       settings.shim.script,
       "--docker",
       docker.program,
+      "--docker-config",
+      hostDockerConfig(),
       "--container",
       id,
       "--",
