@@ -10,6 +10,8 @@ export interface NatsProxy {
   hold(): void;
   /** Publishes pass again; the held ones are sent first, now, or (`onNext`) right before the next one. */
   release(options?: { onNext?: boolean }): void;
+  /** The held publishes are lost (as in a network partition), and publishes pass again. */
+  drop(): void;
   /** How many publishes are held now. */
   readonly held: number;
   close(): Promise<void>;
@@ -78,6 +80,10 @@ export async function startNatsProxy(target: { host: string; port: number }): Pr
       }
       mode = "pass";
       flush();
+    },
+    drop: () => {
+      held = [];
+      mode = "pass";
     },
     get held() {
       return held.length;

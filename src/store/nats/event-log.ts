@@ -259,6 +259,11 @@ export class NatsEventLog implements EventLog {
     const subject = this.ctx.subject(this.session);
     const body = encodeBatch(chunk);
     const attempt = async () => {
+      // Before every try, not only the commit's first: retries through an outage can outlast the lease, and one
+      // sent once another node owns the session would be stored (nothing of the new owner's is in the log yet for
+      // the expected sequence to catch) and fence that owner out of its own session.
+      this.guard?.check();
+      if (this.fence) throw this.fence;
       try {
         return await this.ctx.js.publish(subject, body, {
           // The id is the first seq's, so another writer's message with the same seqs is a dedup hit even when

@@ -1,17 +1,22 @@
 // One owner per session in cluster mode: the lease. A second node's open is refused naming the owner; an owner
 // that stops renewing (SIGSTOP, simulated by pausing its renewals) loses the session to the next node, and its
 // late appends are refused (no split brain), by its own lease check and by the stream's sequence fence.
-import { TimeoutError } from "@nats-io/transport-node";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { connect, TimeoutError } from "@nats-io/transport-node";
 import { describe, expect, it, vi } from "vitest";
 import { BrainError } from "../../core/errors.js";
 import type { EventLog } from "../../core/event-log.js";
 import type { NewEvent } from "../../protocol/events.js";
 import { useNatsCluster } from "../../testing/nats-bed.js";
-import type { TestNode } from "../../testing/nats-store.js";
+import { startNatsProxy } from "../../testing/nats-proxy.js";
+import { startStoreNode, type TestNode } from "../../testing/nats-store.js";
 import { openNatsContext } from "./context.js";
 import type { NatsStoreError } from "./errors.js";
 import type { NatsEventLog } from "./event-log.js";
 import { Lease } from "./lease.js";
+import { NatsSessionStore } from "./session-store.js";
 
 const base = { harness: "process", config: { model: "m1" } };
 const note = (text: string): NewEvent => ({ type: "user.prompt", turn: "t1", data: { text } }) as NewEvent;
@@ -105,6 +110,47 @@ describe("session leases", () => {
     expect((await b.store.readEvents("l3")).map((e) => e.seq)).toEqual([1]);
     await owner.close();
     await stale.close();
+  });
+});
+
+describe("an append whose publish is retried past the lease", () => {
+  it("is refused once the lease ran out: its retry is not stored, and the new owner writes on", async () => {
+    // The stale owner's only way to NATS is a proxy that can lose its publishes, as a network partition would.
+    const target = new URL(nats.cluster.servers[0]!);
+    const proxy = await startNatsProxy({ host: target.hostname, port: Number(target.port) });
+    const nc = await connect({ servers: [proxy.url], ignoreClusterUpdates: true });
+    const home = await mkdtemp(path.join(tmpdir(), "brain-stale-"));
+    try {
+      const prefix = nats.prefix("retried");
+      // Retries go on longer than the lease lasts, as with the defaults (15 s against 10 s).
+      const ctx = await openNatsContext(nc, { prefix, leaseTtlMs: TTL, publishRetryMs: 30_000 });
+      const a = new NatsSessionStore(ctx, { home, holder: { node: "node-a" } });
+      const b = await startStoreNode(nats.cluster, "node-b", { prefix, leaseTtlMs: TTL });
+      try {
+        await a.create({ ...base, id: "l13" });
+        const stale = await a.openLog("l13");
+        await stale.append([note("a1")]);
+        proxy.hold();
+        a.lease("l13")!.pauseRenewals(true);
+        const late = codeOf(stale.append([note("a2 (retried past the lease)")]));
+        const owner = await claimWhenFree(b, "l13");
+        // The first try is lost; the retries after it reach NATS, by now under node-b's lease.
+        proxy.drop();
+        expect(await late).toBe("locked");
+        expect(await codeOf(owner.append([note("b1")]))).toBe("resolved");
+        const texts = (await b.store.readEvents("l13")).map((e) => (e.data as { text: string }).text);
+        expect(texts).toEqual(["a1", "b1"]);
+        await owner.close();
+        await stale.close();
+        await a.close();
+      } finally {
+        await b.close();
+      }
+    } finally {
+      await nc.close().catch(() => {});
+      await proxy.close();
+      await rm(home, { recursive: true, force: true });
+    }
   });
 });
 
