@@ -44,19 +44,27 @@ export function natsServerPath(): string {
 /** A node that exited while the cluster was starting: its ports, chosen free a moment before, may have been taken. */
 class NodeExited extends Error {}
 
-export async function startNatsCluster(options: { nodes?: number } = {}): Promise<NatsCluster> {
+export interface NatsClusterOptions {
+  /** How many nodes (default 3). */
+  nodes?: number;
+  /** Each server's max_payload (bytes), when not NATS's default 1 MB. */
+  maxPayload?: number;
+}
+
+export async function startNatsCluster(options: NatsClusterOptions = {}): Promise<NatsCluster> {
   const count = options.nodes ?? 3;
   const binary = natsServerPath();
+  const settings = options.maxPayload !== undefined ? `max_payload: ${options.maxPayload}\n` : "";
   try {
-    return await startCluster(count, binary);
+    return await startCluster(count, binary, settings);
   } catch (err) {
     // Once more on fresh ports: another test may bind a port between freePort() and the node's own bind.
     if (!(err instanceof NodeExited)) throw err;
-    return startCluster(count, binary);
+    return startCluster(count, binary, settings);
   }
 }
 
-async function startCluster(count: number, binary: string): Promise<NatsCluster> {
+async function startCluster(count: number, binary: string, settings: string): Promise<NatsCluster> {
   const dir = mkdtempSync(join(tmpdir(), "brain-nats-"));
   const ports: number[] = [];
   const routes: number[] = [];
@@ -79,7 +87,7 @@ async function startCluster(count: number, binary: string): Promise<NatsCluster>
         : "";
     writeFileSync(
       file,
-      `server_name: n${i + 1}\nlisten: 127.0.0.1:${port}\n` +
+      `server_name: n${i + 1}\nlisten: 127.0.0.1:${port}\n${settings}` +
         `jetstream {\n  store_dir: "${join(nodeDir, "js")}"\n  max_memory_store: 64MB\n  max_file_store: 1GB\n}\n` +
         cluster,
     );

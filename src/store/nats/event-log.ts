@@ -19,10 +19,12 @@ import {
 import {
   BATCH,
   batchHeaders,
+  chunks,
   decodeBatch,
   encodeBatch,
   LogReader,
   type MessageRef,
+  messageLimit,
   WRITER,
 } from "./log-read.js";
 
@@ -45,8 +47,6 @@ interface Pending {
  */
 const TAIL_EVENTS = 4096;
 const TAIL_BYTES = 8 * 1024 * 1024;
-/** Bytes per message, under the server's default 1 MB max_payload with room for headers. */
-const MAX_MESSAGE = 900 * 1024;
 
 export class NatsEventLog implements EventLog {
   private queue: Pending[] = [];
@@ -203,7 +203,11 @@ export class NatsEventLog implements EventLog {
     const ts = new Date().toISOString();
     const batch = randomUUID();
     numberFrom(events, this.durableSeq, ts);
-    for (const { events: chunk, sizes } of chunks(events, this.where)) {
+    for (const { events: chunk, sizes } of chunks(
+      events,
+      this.where,
+      messageLimit(this.ctx.nc.info?.max_payload),
+    )) {
       // Each message lands after the last one this writer knows of; an earlier publish of its own that failed
       // and landed late takes those seqs first, and this one follows it.
       for (;;) {
@@ -351,32 +355,4 @@ function numberFrom(events: SessionEvent[], seq: number, ts: string): void {
     e.seq = ++seq;
     e.ts = ts;
   }
-}
-
-/** The batch cut into messages under the size limit, with each event's size; one event over it is refused. */
-function chunks(events: SessionEvent[], where: string): { events: SessionEvent[]; sizes: number[] }[] {
-  const out: { events: SessionEvent[]; sizes: number[] }[] = [];
-  let current: SessionEvent[] = [];
-  let sizes: number[] = [];
-  let size = 0;
-  for (const e of events) {
-    const bytes = Buffer.byteLength(JSON.stringify(e));
-    if (bytes > MAX_MESSAGE) {
-      throw new NatsStoreError(
-        "payload_too_large",
-        `${where}: event ${e.seq} (${e.type}) is ${bytes} bytes; the cluster store takes events up to ${MAX_MESSAGE}`,
-      );
-    }
-    if (size + bytes > MAX_MESSAGE && current.length > 0) {
-      out.push({ events: current, sizes });
-      current = [];
-      sizes = [];
-      size = 0;
-    }
-    current.push(e);
-    sizes.push(bytes);
-    size += bytes;
-  }
-  if (current.length > 0) out.push({ events: current, sizes });
-  return out;
 }

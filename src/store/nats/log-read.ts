@@ -68,6 +68,64 @@ export function decodeBatch(
   return raw.map((e) => ({ ...(e as object), session }) as SessionEvent);
 }
 
+/** Bytes per message, under the server's default 1 MB max_payload with room for headers. */
+const MAX_MESSAGE = 900 * 1024;
+/** What a message's headers (Brain's and JetStream's) take of the server's max_payload, with room to spare. */
+const HEADER_ROOM = 4 * 1024;
+
+/** The most a message may hold, and the words that say why. */
+export interface MessageLimit {
+  bytes: number;
+  why: string;
+}
+
+/**
+ * Bytes a message may hold: MAX_MESSAGE, or less when the server carries less (`maxPayload`, an operator's
+ * setting): a message past it is refused by the client at every try, and the append failed only once the whole
+ * retry budget was spent, whatever its size.
+ */
+export function messageLimit(maxPayload: number | undefined): MessageLimit {
+  if (maxPayload === undefined || maxPayload - HEADER_ROOM >= MAX_MESSAGE) {
+    return { bytes: MAX_MESSAGE, why: "the cluster store takes events up to" };
+  }
+  return {
+    bytes: Math.max(1, maxPayload - HEADER_ROOM),
+    why: `the NATS server carries messages of up to ${maxPayload} bytes (its max_payload), which leaves room for events up to`,
+  };
+}
+
+/** The batch cut into messages under the size limit, with each event's size; one event over it is refused. */
+export function chunks(
+  events: SessionEvent[],
+  where: string,
+  limit: MessageLimit,
+): { events: SessionEvent[]; sizes: number[] }[] {
+  const out: { events: SessionEvent[]; sizes: number[] }[] = [];
+  let current: SessionEvent[] = [];
+  let sizes: number[] = [];
+  let size = 0;
+  for (const e of events) {
+    const bytes = Buffer.byteLength(JSON.stringify(e));
+    if (bytes > limit.bytes) {
+      throw new NatsStoreError(
+        "payload_too_large",
+        `${where}: event ${e.seq} (${e.type}) is ${bytes} bytes; ${limit.why} ${limit.bytes}`,
+      );
+    }
+    if (size + bytes > limit.bytes && current.length > 0) {
+      out.push({ events: current, sizes });
+      current = [];
+      sizes = [];
+      size = 0;
+    }
+    current.push(e);
+    sizes.push(bytes);
+    size += bytes;
+  }
+  if (current.length > 0) out.push({ events: current, sizes });
+  return out;
+}
+
 export class LogReader {
   constructor(
     private readonly ctx: NatsContext,

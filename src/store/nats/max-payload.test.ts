@@ -1,0 +1,51 @@
+// A NATS server may carry less than the 1 MB a message it takes by default (max_payload, an operator's setting).
+// The cluster log cuts its messages to what the server carries, and refuses at once, naming the server's limit,
+// an event that cannot fit: a message past it is refused by the client at every try, whatever its retries.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BrainError } from "../../core/errors.js";
+import type { NewEvent, SessionEvent } from "../../protocol/events.js";
+import { type NatsCluster, startNatsCluster } from "../../testing/nats-cluster.js";
+import { startStoreNode, type TestNode } from "../../testing/nats-store.js";
+
+const MAX_PAYLOAD = 256 * 1024;
+const delta = (text: string): NewEvent =>
+  ({ type: "assistant.delta", turn: "t1", data: { text } }) as NewEvent;
+const text = (e: SessionEvent) => (e.data as { text: string }).text;
+
+let cluster: NatsCluster;
+let node: TestNode;
+beforeAll(async () => {
+  cluster = await startNatsCluster({ nodes: 1, maxPayload: MAX_PAYLOAD });
+  node = await startStoreNode(cluster, "node-a", { prefix: "small", replicas: 1, publishRetryMs: 2000 });
+}, 120_000);
+afterAll(async () => {
+  await node?.close();
+  await cluster?.stop();
+});
+
+describe("a cluster log on a NATS server that carries 256 KiB a message", () => {
+  it("stores a batch larger than that in several messages, and refuses an event larger than that, naming the server's limit", async () => {
+    await node.store.create({ harness: "process", config: { model: "m1" }, id: "p1" });
+    const log = await node.store.openLog("p1");
+    // One tick's deltas: each small, together past the server's limit (they would have been one message).
+    const batch = Array.from({ length: 10 }, (_, i) => delta(`${i}`.padEnd(50_000, "x")));
+    expect((await log.append(batch)).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+
+    const refused = await log.append([delta("y".repeat(300_000))]).catch((err: BrainError) => err);
+    expect(refused).toBeInstanceOf(BrainError);
+    expect((refused as BrainError).code).toBe("payload_too_large");
+    expect((refused as BrainError).message).toMatch(/event 11 \(assistant\.delta\) is \d+ bytes/);
+    expect((refused as BrainError).message).toContain(
+      `messages of up to ${MAX_PAYLOAD} bytes (its max_payload)`,
+    );
+
+    expect((await log.append([delta("after")]))[0]!.seq).toBe(11);
+    const stored = await node.store.readEvents("p1");
+    expect(stored.map((e) => e.seq)).toEqual(Array.from({ length: 11 }, (_, i) => i + 1));
+    expect(stored.map((e) => text(e).slice(0, 5))).toEqual([
+      ...batch.map((e) => text(e as SessionEvent).slice(0, 5)),
+      "after",
+    ]);
+    await log.close();
+  }, 60_000);
+});
