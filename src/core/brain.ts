@@ -148,11 +148,11 @@ export class Brain {
   }
 
   /**
-   * Follows a session another process writes (cluster mode: another node owns it), when the store can: its
-   * batches from the tail on as they become durable. Undefined when the store cannot (the embedded one).
+   * Follows a session another process writes (cluster mode: another node owns it): its batches from the tail on
+   * as they become durable, and `gone` if it is deleted. Undefined when the store cannot (the embedded one).
    */
-  followStored(id: string, listener: (events: SessionEvent[]) => void): Promise<() => void> | undefined {
-    return this.options.store.follow?.(id, undefined, listener);
+  followStored(id: string, listener: (events: SessionEvent[]) => void, gone?: () => void) {
+    return this.options.store.follow?.(id, undefined, listener, gone);
   }
 
   /** The record as clients see it: what its log would never hold (recordSecrets, the host's) redacted. */

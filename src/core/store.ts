@@ -61,12 +61,14 @@ export interface SessionStore {
   retire?: CompactingStore["retire"];
   /**
    * Follows a session's log written by another process (cluster mode: another node): each batch once it is
-   * durable, from the tail as it is when this resolves (`after` undefined) or after a seq. Returns the stop.
+   * durable, from the tail as it is when this resolves (`after` undefined) or after a seq. `gone` is called once
+   * if the session is deleted meanwhile (by whichever process). Returns the stop.
    */
   follow?(
     id: string,
     after: number | undefined,
     listener: (events: SessionEvent[]) => void,
+    gone?: () => void,
   ): Promise<() => void>;
   /** Cluster mode: this node's name. A session whose harness cannot move stays on the node that first ran it. */
   readonly node?: string;

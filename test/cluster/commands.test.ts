@@ -1,7 +1,8 @@
 // Cluster mode, commands through nodes that do not own the session: nui HITL answers by request id reach the
 // owner; a command to an owner frozen with SIGSTOP runs on the node that takes the session over, once, and a
 // retry with the same Idempotency-Key gets the first answer on any node; a session whose harness cannot move
-// says so in its status and is refused elsewhere with code `pinned` once its node is gone.
+// says so in its status and is refused elsewhere with code `pinned` once its node is gone; a session deleted
+// through its owner ends the streams of its watchers on the other nodes.
 import { describe, expect, it } from "vitest";
 import type { ClientError } from "../../src/client/errors.js";
 import type { SessionEvent } from "../../src/protocol/events.js";
@@ -121,6 +122,22 @@ describe("cluster commands", () => {
     expect(settled(log, two.turn)?.data).toMatchObject({ status: "failed", error: { code: "brain_error" } });
     expect(settled(log, three.turn)?.data).toMatchObject({ status: "completed" });
   }, 180_000);
+
+  it("a watcher on a node that does not own the session is ended when the session is deleted through its owner", async () => {
+    const [, b, c] = bed.nodes;
+    const id = "gone1";
+    await b.client.create({ id, harness: "echo", config: {} });
+    const one = await b.client.prompt(id, "one");
+    const seen: SessionEvent[] = [];
+    // Through node-c, which follows the log node-b writes; it reconnects when a stream ends, as clients do.
+    const watching = (async () => {
+      for await (const event of c.client.events(id)) seen.push(event);
+    })();
+    await waitFor("turn one on node-c's stream", async () => settled(seen, one.turn));
+    await b.client.delete(id);
+    // As on the owner: the stream ends, and the watcher's reconnect finds no session.
+    await expect(watching).rejects.toMatchObject({ status: 404 });
+  }, 120_000);
 
   it("a session whose harness works in a local directory is pinned to its node; another node refuses it with code pinned", async () => {
     const [a, , c] = bed.nodes;

@@ -48,10 +48,14 @@ interface Feed {
   remote?: Promise<(() => void) | undefined>;
 }
 
-/** Follows a session written elsewhere from its tail on; undefined when the store cannot. */
+/**
+ * Follows a session written elsewhere from its tail on, calling `gone` if another node deletes it; undefined when
+ * the store cannot.
+ */
 export type RemoteFollow = (
   session: string,
   listener: (batch: SessionEvent[]) => void,
+  gone: () => void,
 ) => Promise<() => void> | undefined;
 
 /** How long a follow that failed to start waits before it is tried again. */
@@ -114,9 +118,16 @@ export class FeedHub {
     if (!this.remoteFollow || feed.log || feed.remote || feed.listeners.size === 0) return;
     let remote: Promise<(() => void) | undefined> | undefined;
     remote = (async () => {
-      const stop = await this.remoteFollow!(session, (batch) => {
-        if (feed.remote === remote) this.deliver(feed, batch);
-      });
+      const stop = await this.remoteFollow!(
+        session,
+        (batch) => {
+          if (feed.remote === remote) this.deliver(feed, batch);
+        },
+        // Deleted through another node: its watchers here are told the session is gone, as that node's are.
+        () => {
+          if (feed.remote === remote && this.feeds.get(session) === feed) this.end(session);
+        },
+      );
       if (feed.remote !== remote) {
         stop?.();
         return undefined;

@@ -261,15 +261,37 @@ export class NatsSessionStore implements SessionStore {
 
   /**
    * Every event after `after` (default: from the tail now), then each new batch as it is acknowledged, from
-   * any node. Resolves once following, with the stop function.
+   * any node; `gone` once the session's record is deleted (or found deleted). Resolves once following, with the
+   * stop function.
    */
-  follow(
+  async follow(
     id: string,
     after: number | undefined,
     listener: (events: SessionEvent[]) => void,
+    gone?: () => void,
   ): Promise<() => void> {
     checkId(id);
-    return new LogReader(this.ctx, id).follow(after, listener);
+    const stopEvents = await new LogReader(this.ctx, id).follow(after, listener);
+    if (!gone) return stopEvents;
+    // A delete purges the log's subject, which its consumer is never told of: the record's key says so.
+    let watch: Awaited<ReturnType<typeof this.ctx.records.watch>>;
+    try {
+      watch = await this.ctx.records.watch({ key: id });
+    } catch (err) {
+      stopEvents();
+      throw natsFailure(`cannot follow session ${id}`, err);
+    }
+    void (async () => {
+      for await (const entry of watch) {
+        if (entry.operation === "PUT") continue;
+        gone();
+        return;
+      }
+    })().catch(() => {});
+    return () => {
+      stopEvents();
+      watch.stop();
+    };
   }
 
   checkpoints(id: string): ReplicatedCheckpoints {
