@@ -29,6 +29,22 @@ export function isWrongLastSequence(err: unknown): boolean {
   );
 }
 
+/** JetStream error codes of a publish refused for the stream's limits or the server's storage. */
+const STORE_FAILED = 10077;
+const MESSAGE_TOO_LARGE = 10054;
+const INSUFFICIENT_RESOURCES = 10023;
+
+/**
+ * The stream refused a publish for good: past its limits (max_bytes, max_msgs, max_msgs_per_subject with discard
+ * new), a message larger than it takes, or no storage left. Asking again within seconds stores nothing either.
+ * A store failure that is not a limit (the stream's store closing as a node stops) may pass and is not one.
+ */
+export function isRefusedForLimits(err: unknown): boolean {
+  if (!(err instanceof JetStreamApiError)) return false;
+  if (err.code === MESSAGE_TOO_LARGE || err.code === INSUFFICIENT_RESOURCES) return true;
+  return err.code === STORE_FAILED && /maximum .*exceeded/i.test(err.message);
+}
+
 /**
  * A request nobody answered in time, or no server took (a stream between leaders, a node restarting): worth
  * asking again. Anything else (a stream that does not exist, a refusal) is an answer.

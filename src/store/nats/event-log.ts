@@ -11,6 +11,7 @@ import type { NatsContext } from "./context.js";
 import {
   errorMessage,
   fenced,
+  isRefusedForLimits,
   isWrongLastSequence,
   NatsStoreError,
   natsFailure,
@@ -284,14 +285,22 @@ export class NatsEventLog implements EventLog {
         throw err;
       }
     };
-    // A fence (NatsStoreError) is an answer; anything else may be the cluster between leaders.
+    // A fence (NatsStoreError) or a refusal for the stream's limits is an answer; anything else may be the
+    // cluster between leaders.
     const ack = await retrying(
       this.ctx.publishRetryMs,
       attempt,
-      (err) => !(err instanceof NatsStoreError),
+      (err) => !(err instanceof NatsStoreError) && !isRefusedForLimits(err),
       (err, tries) => {
         if (err instanceof NatsStoreError) return err;
-        this.uncertain = true;
+        // An earlier try that went unanswered may land yet: the next commit asks the stream first.
+        if (tries > 1 || !isRefusedForLimits(err)) this.uncertain = true;
+        if (isRefusedForLimits(err)) {
+          return natsFailure(
+            `${this.where}: append of seq ${first}-${last} refused by the events stream ${this.ctx.stream}: raise the stream's limits or free its storage`,
+            err,
+          );
+        }
         return natsFailure(`${this.where}: append failed after ${tries} tries`, err);
       },
     );

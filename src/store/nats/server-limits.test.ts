@@ -1,6 +1,9 @@
-// A NATS server may carry less than the 1 MB a message it takes by default (max_payload, an operator's setting).
-// The cluster log cuts its messages to what the server carries, and refuses at once, naming the server's limit,
-// an event that cannot fit: a message past it is refused by the client at every try, whatever its retries.
+// What NATS will not take, by an operator's settings. A server may carry less than the 1 MB a message it takes by
+// default (max_payload): the cluster log cuts its messages to what the server carries, and refuses at once, naming
+// the server's limit, an event that cannot fit (a message past it is refused by the client at every try). The
+// events stream may have limits (max_bytes with discard new): a publish it refuses for them fails at once, naming
+// the stream, instead of being asked again for the whole retry budget.
+import { DiscardPolicy } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BrainError } from "../../core/errors.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
@@ -14,12 +17,15 @@ const text = (e: SessionEvent) => (e.data as { text: string }).text;
 
 let cluster: NatsCluster;
 let node: TestNode;
+let full: TestNode;
 beforeAll(async () => {
   cluster = await startNatsCluster({ nodes: 1, maxPayload: MAX_PAYLOAD });
   node = await startStoreNode(cluster, "node-a", { prefix: "small", replicas: 1, publishRetryMs: 2000 });
+  full = await startStoreNode(cluster, "node-a", { prefix: "full", replicas: 1, publishRetryMs: 3000 });
 }, 120_000);
 afterAll(async () => {
   await node?.close();
+  await full?.close();
   await cluster?.stop();
 });
 
@@ -46,6 +52,38 @@ describe("a cluster log on a NATS server that carries 256 KiB a message", () => 
       ...batch.map((e) => text(e as SessionEvent).slice(0, 5)),
       "after",
     ]);
+    await log.close();
+  }, 60_000);
+});
+
+describe("a cluster log whose events stream is past its limits", () => {
+  it("fails the append refused for them at once, naming the stream, and goes on once the limits are raised", async () => {
+    const { ctx, store } = full;
+    const config = (await ctx.jsm.streams.info(ctx.stream)).config;
+    await ctx.jsm.streams.update(ctx.stream, { ...config, max_bytes: 64 * 1024, discard: DiscardPolicy.New });
+    await store.create({ harness: "process", config: { model: "m1" }, id: "f1" });
+    const log = await store.openLog("f1");
+    let refused: BrainError | undefined;
+    const stored: number[] = [];
+    while (!refused && stored.length < 100) {
+      await log.append([delta("z".repeat(10_000))]).then(
+        ([e]) => stored.push(e!.seq),
+        (err: BrainError) => {
+          refused = err;
+        },
+      );
+    }
+    expect(refused).toBeInstanceOf(BrainError);
+    // Not asked again until the retry budget is spent ("append failed after N tries"): refused, naming the stream.
+    expect(refused!.message).toContain(`refused by the events stream ${ctx.stream}`);
+    expect(refused!.message).toMatch(
+      /raise the stream's limits or free its storage: NATS: maximum bytes exceeded/,
+    );
+
+    await ctx.jsm.streams.update(ctx.stream, { ...config, max_bytes: -1 });
+    const [next] = await log.append([delta("after")]);
+    expect(next!.seq).toBe(stored.length + 1);
+    expect((await store.readEvents("f1")).map((e) => e.seq)).toEqual([...stored, next!.seq]);
     await log.close();
   }, 60_000);
 });
