@@ -28,6 +28,7 @@ import {
   messageLimit,
   WRITER,
 } from "./log-read.js";
+import type { TailBudget, TailHolder } from "./tail-budget.js";
 
 /** What an append may find: a lease this open holds (src/store/nats/lease.ts), checked before each commit. */
 export interface WriteGuard {
@@ -49,7 +50,7 @@ interface Pending {
 const TAIL_EVENTS = 4096;
 const TAIL_BYTES = 8 * 1024 * 1024;
 
-export class NatsEventLog implements EventLog {
+export class NatsEventLog implements EventLog, TailHolder {
   private queue: Pending[] = [];
   private flushing: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
@@ -75,6 +76,8 @@ export class NatsEventLog implements EventLog {
     private readonly guard: WriteGuard | undefined,
     private readonly onClose: () => Promise<void>,
     private readonly incarnation: string,
+    /** What the node's open logs may keep in memory between them. */
+    private readonly budget: TailBudget | undefined,
   ) {
     this.tailRef = last;
     this.durableSeq = last?.last ?? 0;
@@ -83,12 +86,18 @@ export class NatsEventLog implements EventLog {
   static async open(
     ctx: NatsContext,
     session: string,
-    options: { guard?: WriteGuard; onClose?: () => Promise<void>; incarnation?: string } = {},
+    options: {
+      guard?: WriteGuard;
+      onClose?: () => Promise<void>;
+      incarnation?: string;
+      budget?: TailBudget;
+    } = {},
   ): Promise<NatsEventLog> {
     const reader = new LogReader(ctx, session);
     const last = await reader.last();
     const onClose = options.onClose ?? (async () => {});
-    return new NatsEventLog(ctx, session, reader, last, options.guard, onClose, options.incarnation ?? "");
+    const { guard, incarnation = "", budget } = options;
+    return new NatsEventLog(ctx, session, reader, last, guard, onClose, incarnation, budget);
   }
 
   get lastSeq(): number {
@@ -164,6 +173,7 @@ export class NatsEventLog implements EventLog {
     this.closing ??= (async () => {
       while (this.flushing) await this.flushing;
       this.subscribers.clear();
+      this.dropTail();
       await this.onClose();
     })();
     return this.closing;
@@ -235,7 +245,16 @@ export class NatsEventLog implements EventLog {
     this.tailSizes.push(...sizes);
     for (const size of sizes) this.tailBytes += size;
     if (this.tail.length > TAIL_EVENTS * 2 || this.tailBytes > TAIL_BYTES * 2) this.trimTail();
+    this.budget?.set(this, this.tailBytes);
     this.subscribers.notify(durable);
+  }
+
+  /** Lets go of the events kept in memory: reads of them go to NATS. */
+  dropTail(): void {
+    this.tail = [];
+    this.tailSizes = [];
+    this.tailBytes = 0;
+    this.budget?.set(this, 0);
   }
 
   /** Keeps the last TAIL_EVENTS events that fit in TAIL_BYTES (a read before them goes to NATS). */

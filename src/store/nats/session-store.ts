@@ -16,6 +16,7 @@ import { NatsEventLog } from "./event-log.js";
 import { Lease, type LeaseHolder } from "./lease.js";
 import { LogReader } from "./log-read.js";
 import { bucketState, parseRecord, RecordView } from "./record-view.js";
+import { TailBudget } from "./tail-budget.js";
 
 type NewSession = Parameters<SessionStore["create"]>[0];
 type SessionPatch = Parameters<SessionStore["update"]>[1];
@@ -31,6 +32,8 @@ export interface NatsSessionStoreOptions {
   listCatchUpMs?: number;
   /** Where the store says something worth an operator's eye (default: stderr). */
   warn?: (message: string) => void;
+  /** Bytes of recent events the open logs keep in memory between them (default DEFAULT_TAIL_BUDGET). */
+  tailBudgetBytes?: number;
 }
 
 /** A CAS update that keeps losing to other writers gives up after this many tries. */
@@ -52,6 +55,7 @@ export class NatsSessionStore implements SessionStore {
   private readonly updates = new Map<string, Promise<unknown>>();
   /** The records, as a watch of their bucket delivers them: what list() answers from. */
   private readonly view: RecordView;
+  private readonly tails: TailBudget;
 
   constructor(
     private readonly ctx: NatsContext,
@@ -60,6 +64,7 @@ export class NatsSessionStore implements SessionStore {
     this.home = options.home;
     this.root = nodePath.join(options.home, "sessions");
     this.node = options.holder.node;
+    this.tails = new TailBudget(options.tailBudgetBytes);
     const records = ctx.records;
     this.view = new RecordView({
       watch: () => records.watch(),
@@ -201,7 +206,8 @@ export class NatsSessionStore implements SessionStore {
     if (!record) throw new NatsStoreError("bad_request", `session ${id} not found`);
     await this.localDirs(this.paths(id));
     const incarnation = String(Date.parse(record.created_at));
-    if (this.options.leases === false) return NatsEventLog.open(this.ctx, id, { incarnation });
+    const budget = this.tails;
+    if (this.options.leases === false) return NatsEventLog.open(this.ctx, id, { incarnation, budget });
     const lease = await this.claim(id);
     this.leases.set(id, lease);
     const release = async () => {
@@ -210,7 +216,12 @@ export class NatsSessionStore implements SessionStore {
     };
     try {
       await this.restoreNative(id);
-      const log = await NatsEventLog.open(this.ctx, id, { guard: lease, onClose: release, incarnation });
+      const log = await NatsEventLog.open(this.ctx, id, {
+        guard: lease,
+        onClose: release,
+        incarnation,
+        budget,
+      });
       lease.onLost((err) => log.revoke(err));
       return log;
     } catch (err) {
