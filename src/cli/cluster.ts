@@ -92,6 +92,7 @@ export async function openClusterStore(options: {
     const router = new NatsCommandRouter(nc, {
       node,
       owner: (id) => store.owner(id),
+      holds: (id) => store.holds(id),
       // A frozen owner is noticed within a fraction of its lease; it loses the session after one TTL.
       attemptMs: Math.min(2000, Math.max(250, Math.floor(ttl / 4))),
       patienceMs: 3 * ttl + 10_000,

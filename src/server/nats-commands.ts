@@ -23,6 +23,12 @@ export interface NatsCommandRouterOptions {
   /** The node whose lease holds the session now, if any (the store's lease bucket). */
   owner?: (session: string) => Promise<string | undefined>;
   /**
+   * Whether this node's lease on a session it serves still holds. A command that reaches it once the lease ran out
+   * (frozen past it, woken with requests waiting) is refused, not run: its sender stopped waiting and ran it on
+   * the node that took over, and a command without a key would run twice.
+   */
+  holds?: (session: string) => boolean;
+  /**
    * How long one attempt of a retryable (keyed) command waits for the owner before the lease is looked at (ms).
    * Commands answer at once (a prompt starts a turn), so a live owner answers well within it.
    */
@@ -59,7 +65,10 @@ export class NatsCommandRouter implements CommandRouter {
   }
 
   serve(session: string, handle: (request: RoutedRequest) => Promise<RoutedResponse>): () => void {
-    return this.subscribe(this.subject(session), handle);
+    const holds = this.options.holds;
+    return this.subscribe(this.subject(session), (request) =>
+      holds && !holds(session) ? Promise.resolve(notOwner(session, this.node)) : handle(request),
+    );
   }
 
   readonly node: string | undefined;
@@ -214,6 +223,16 @@ export class NatsCommandRouter implements CommandRouter {
       // The connection is closing or gone: the sender's request times out and it decides as for a lost owner.
     }
   }
+}
+
+/** The answer of a node whose lease on the session ran out before a command for it came. */
+function notOwner(session: string, node: string | undefined): RoutedResponse {
+  const message = `session ${session}: node ${node ?? "(this node)"} no longer owns the session (its lease ran out before the command reached it); the command did not run there: send it again`;
+  return {
+    status: 409,
+    contentType: "application/json",
+    body: JSON.stringify({ error: { code: "conflict", message } }),
+  };
 }
 
 /**

@@ -2,7 +2,8 @@
 // owner; a command to an owner frozen with SIGSTOP runs on the node that takes the session over, once, and a
 // retry with the same Idempotency-Key gets the first answer on any node; a session whose harness cannot move
 // says so in its status and is refused elsewhere with code `pinned` once its node is gone; a session deleted
-// through its owner ends the streams of its watchers on the other nodes.
+// through its owner ends the streams of its watchers on the other nodes; a command without a key that timed out
+// on a frozen owner is not run again by that owner when it wakes.
 import { describe, expect, it } from "vitest";
 import type { ClientError } from "../../src/client/errors.js";
 import type { SessionEvent } from "../../src/protocol/events.js";
@@ -137,6 +138,32 @@ describe("cluster commands", () => {
     await b.client.delete(id);
     // As on the owner: the stream ends, and the watcher's reconnect finds no session.
     await expect(watching).rejects.toMatchObject({ status: 404 });
+  }, 120_000);
+
+  it("a command without a key that waited on a frozen owner runs once: the owner, woken past its lease, does not run it too", async () => {
+    const [, b, c] = bed.nodes;
+    const id = "fk1";
+    await c.client.create({ id, harness: "echo", config: {} });
+    const one = await c.client.prompt(id, "one");
+    await waitFor("turn one and its checkpoint", async () => {
+      const got = await logOf(b, id);
+      return settled(got, one.turn) && got.some((e) => e.type === "checkpoint.created") ? true : undefined;
+    });
+    const forks = async () => (await b.client.sessions()).filter((s) => s.forked_from?.session === id);
+    c.pause();
+    // node-b's request waits for node-c until it times out, then node-b forks it itself (node-c's lease is gone).
+    let fork: Awaited<ReturnType<typeof b.client.fork>>;
+    try {
+      fork = await b.client.fork(id);
+    } finally {
+      c.resume();
+    }
+    // node-c wakes with the request waiting: it has lost its lease, so it answers that it no longer owns the
+    // session instead of forking it a second time. A second fork, without the fix, came within a second here.
+    await waitFor("a second fork", async () => ((await forks()).length > 1 ? true : undefined), 5000).catch(
+      () => {},
+    );
+    expect((await forks()).map((s) => s.id)).toEqual([fork.id]);
   }, 120_000);
 
   it("a session whose harness works in a local directory is pinned to its node; another node refuses it with code pinned", async () => {

@@ -313,6 +313,16 @@ export class NatsSessionStore implements SessionStore {
     });
   }
 
+  /** Whether this node has the session's log open under a lease that still holds. */
+  holds(id: string): boolean {
+    try {
+      this.checkOwner(id);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** Throws (code `locked`) unless this node has the session's log open under a lease that still holds. */
   private checkOwner(id: string): void {
     if (this.options.leases === false) return;
