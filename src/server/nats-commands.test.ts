@@ -1,5 +1,6 @@
 // Commands between nodes over a real NATS server: what does not fit in one NATS message (max_payload, 1 MB by
-// default) is refused with an answer that says so, on either side, and never takes the daemon down.
+// default) is refused with an answer that says so, on either side, and never takes the daemon down; a command
+// without a key that a live owner answers too slowly is refused rather than run a second time on the sender.
 import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type NatsCluster, startNatsCluster } from "../testing/nats-cluster.js";
@@ -81,6 +82,48 @@ describe("commands forwarded over NATS", () => {
       expect((refusedByName as ApiError).code).toBe("payload_too_large");
       expect(seen).toEqual([]);
     } finally {
+      stop();
+    }
+  });
+
+  it("a command without a key that its owner, alive and holding the session, answers too slowly is not run here: a 503 says so", async () => {
+    const owner = new NatsCommandRouter(ownerNc, { prefix: "slow" });
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let runs = 0;
+    // A fork restoring a large checkpoint, say: it answers long after the sender's timeout.
+    const stop = owner.serve("s1", async () => {
+      runs++;
+      await held;
+      return { status: 201, body: "{}" };
+    });
+    await ownerNc.flush();
+    const fork: RoutedRequest = { method: "POST", path: "/v1/sessions/s1/fork", headers: {}, body: "{}" };
+    try {
+      // The owner's lease still holds: the command may be running there, and a run here would be a second.
+      const alive = new NatsCommandRouter(senderNc, {
+        prefix: "slow",
+        timeoutMs: 300,
+        owner: async () => "node-a",
+      });
+      const refused = await alive.forward("s1", fork).catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(ApiError);
+      expect((refused as ApiError).status).toBe(503);
+      expect((refused as ApiError).message).toMatch(
+        /its owner, node node-a, did not answer within 300 ms and still holds the session, so the command may be running there and was not run here/,
+      );
+      // Its lease gone (the owner dead or frozen past it), the command is this node's to run.
+      const gone = new NatsCommandRouter(senderNc, {
+        prefix: "slow",
+        timeoutMs: 300,
+        owner: async () => undefined,
+      });
+      expect(await gone.forward("s1", fork)).toBeUndefined();
+      expect(runs).toBe(2);
+    } finally {
+      release();
       stop();
     }
   });

@@ -138,11 +138,18 @@ export class NatsCommandRouter implements CommandRouter {
         if (isNoResponders(err)) return undefined;
         if (!isTimeout(err)) throw err;
       }
-      // Unanswered. Without a key a second try could run the command twice: the owner counts as gone.
-      if (!options.retry || !this.options.owner) return undefined;
+      if (!this.options.owner) return undefined;
       const owner = await this.options.owner(session).catch(() => "(unknown: NATS did not answer)");
       // The lease has run out: the owner is gone (or frozen past its lease); this node takes the session.
       if (owner === undefined) return undefined;
+      // Without a key a second try, or a run here, could run the command twice: the owner, alive but slow (a
+      // fork restoring a large checkpoint), may be running it now.
+      if (!options.retry) {
+        throw new ApiError(
+          "unavailable",
+          `session ${session}: its owner, node ${owner}, did not answer within ${this.timeoutMs} ms and still holds the session, so the command may be running there and was not run here; look at the session before sending it again`,
+        );
+      }
       if (Date.now() >= giveUpAt) {
         throw new ApiError(
           "unavailable",
