@@ -142,6 +142,12 @@ export class LogReader {
     return msg ? refOf(msg, this.where) : undefined;
   }
 
+  /** The subject's first message the stream still holds, or undefined. */
+  async first(): Promise<MessageRef | undefined> {
+    const msg = await this.next(1);
+    return msg ? refOf(msg, this.where) : undefined;
+  }
+
   /** The subject's first message at or after stream sequence `from`. */
   private next(from: number): Promise<StoredMsg | null> {
     // MSG.GET answers from the stream leader; 2.9 takes next_by_subj there though the 3.4 client's type omits it.

@@ -2,7 +2,8 @@
 // default (max_payload): the cluster log cuts its messages to what the server carries, and refuses at once, naming
 // the server's limit, an event that cannot fit (a message past it is refused by the client at every try). The
 // events stream may have limits (max_bytes with discard new): a publish it refuses for them fails at once, naming
-// the stream, instead of being asked again for the whole retry budget.
+// the stream, instead of being asked again for the whole retry budget; messages the stream let go for its limits
+// move the log's first seq, so watchers are told of the range dropped.
 import { DiscardPolicy } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BrainError } from "../../core/errors.js";
@@ -86,4 +87,23 @@ describe("a cluster log whose events stream is past its limits", () => {
     expect((await store.readEvents("f1")).map((e) => e.seq)).toEqual([...stored, next!.seq]);
     await log.close();
   }, 60_000);
+});
+
+describe("a cluster log whose oldest messages the events stream let go (an operator's max_msgs)", () => {
+  it("says its first seq is the first one left, so watchers before it are told of the dropped range", async () => {
+    const { ctx, store } = full;
+    await store.create({ harness: "process", config: { model: "m1" }, id: "old1" });
+    const log = await store.openLog("old1");
+    for (let i = 1; i <= 6; i++) await log.append([delta(`${i}`)]);
+    expect(await store.firstSeq("old1")).toBe(1);
+    const config = (await ctx.jsm.streams.info(ctx.stream)).config;
+    await ctx.jsm.streams.update(ctx.stream, { ...config, max_msgs: 3, discard: DiscardPolicy.Old });
+    try {
+      expect((await store.readEvents("old1")).map((e) => e.seq)).toEqual([4, 5, 6]);
+      expect(await store.firstSeq("old1")).toBe(4);
+    } finally {
+      await ctx.jsm.streams.update(ctx.stream, { ...config, max_msgs: -1 });
+      await log.close();
+    }
+  });
 });

@@ -265,6 +265,16 @@ export class NatsSessionStore implements SessionStore {
     return (await new LogReader(this.ctx, id).last())?.last ?? 0;
   }
 
+  /**
+   * The first seq the log still holds: from the header of the session's first message. Brain drops nothing from
+   * the stream, but an operator's limits on it (max_age, max_bytes, max_msgs) do, and a watcher whose cursor is
+   * before what is left must be told (an SSE `dropped` message), not skipped past it.
+   */
+  async firstSeq(id: string): Promise<number> {
+    checkId(id);
+    return (await new LogReader(this.ctx, id).first())?.first ?? 1;
+  }
+
   async readEvents(id: string, range: { after?: number; limit?: number } = {}): Promise<SessionEvent[]> {
     checkId(id);
     return new LogReader(this.ctx, id).read(range.after ?? 0, range.limit ?? Number.POSITIVE_INFINITY);
