@@ -1,11 +1,17 @@
 // What every part of the cluster store shares: one NATS connection, the events stream (one subject per
 // session), the session-record and lease KV buckets and the checkpoint object store, made on first use.
-import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import {
+  JetStreamApiError,
+  type JetStreamClient,
+  type JetStreamManager,
+  jetstream,
+  jetstreamManager,
+} from "@nats-io/jetstream";
 import { type KV, Kvm } from "@nats-io/kv";
 import { type ObjectStore, Objm } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { sleep } from "../../core/sleep.js";
-import { NatsStoreError, natsFailure } from "./errors.js";
+import { errorMessage, NatsStoreError, natsFailure } from "./errors.js";
 
 export interface NatsStoreConfig {
   /** Names of the stream and buckets start with this (default "brain"): several Brains can share a NATS. */
@@ -118,9 +124,18 @@ async function setUp(nc: NatsConnection, config: NatsStoreConfig): Promise<NatsC
     };
   } catch (err) {
     if (err instanceof NatsConfigError) throw err;
+    // A server that is not clustered gives the same answer however long it is asked: say so, and at once.
+    if (err instanceof JetStreamApiError && err.code === REPLICAS_NOT_SUPPORTED) {
+      throw new NatsConfigError(
+        `cluster store: the NATS server is not part of a cluster, and cluster mode keeps ${replicas} replicas of its stream and buckets (a session's events survive the loss of a NATS node): run nats-server as a cluster of 3 nodes with JetStream (README, "Cluster mode") (NATS: ${errorMessage(err)})`,
+      );
+    }
     throw natsFailure("cluster store: cannot set up the stream and buckets", err);
   }
 }
+
+/** JetStream's answer to a replicated stream asked of a server that is not clustered. */
+const REPLICAS_NOT_SUPPORTED = 10074;
 
 const DEFAULT_LEASE_TTL_MS = 10_000;
 

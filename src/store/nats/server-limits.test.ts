@@ -3,13 +3,15 @@
 // the server's limit, an event that cannot fit (a message past it is refused by the client at every try). The
 // events stream may have limits (max_bytes with discard new): a publish it refuses for them fails at once, naming
 // the stream, instead of being asked again for the whole retry budget; messages the stream let go for its limits
-// move the log's first seq, so watchers are told of the range dropped.
+// move the log's first seq, so watchers are told of the range dropped. A server that is not clustered is refused
+// at once, saying what to run instead.
 import { DiscardPolicy } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BrainError } from "../../core/errors.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { type NatsCluster, startNatsCluster } from "../../testing/nats-cluster.js";
 import { startStoreNode, type TestNode } from "../../testing/nats-store.js";
+import { NatsConfigError, openNatsContext } from "./context.js";
 
 const MAX_PAYLOAD = 256 * 1024;
 const delta = (text: string): NewEvent =>
@@ -105,5 +107,16 @@ describe("a cluster log whose oldest messages the events stream let go (an opera
       await ctx.jsm.streams.update(ctx.stream, { ...config, max_msgs: -1 });
       await log.close();
     }
+  });
+});
+
+describe("a NATS server that is not clustered", () => {
+  it("is refused at once with what to run instead: the cluster store keeps 3 replicas", async () => {
+    // A second is long enough for an answer: without one the setup asks again for a minute.
+    const refused = await openNatsContext(node.nc, { prefix: "single" }, 1000).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(NatsConfigError);
+    expect((refused as Error).message).toMatch(
+      /the NATS server is not part of a cluster, and cluster mode keeps 3 replicas .*: run nats-server as a cluster of 3 nodes with JetStream/,
+    );
   });
 });
