@@ -127,4 +127,22 @@ describe("commands forwarded over NATS", () => {
       stop();
     }
   });
+
+  it("a command reaching a node whose lease on the session ran out is not run there, and its sender takes the session as ownerless", async () => {
+    let runs = 0;
+    const owner = new NatsCommandRouter(ownerNc, { prefix: "lost", holds: () => false });
+    const stop = owner.serve("s1", async () => {
+      runs++;
+      return { status: 202, body: "{}" };
+    });
+    await ownerNc.flush();
+    try {
+      const sender = new NatsCommandRouter(senderNc, { prefix: "lost" });
+      // As with no node serving it: the sender runs the command itself (and claims the session).
+      expect(await sender.forward("s1", prompt("hi"))).toBeUndefined();
+      expect(runs).toBe(0);
+    } finally {
+      stop();
+    }
+  });
 });

@@ -133,7 +133,10 @@ export class NatsCommandRouter implements CommandRouter {
         const reply = await this.nc.request(this.subject(session), this.encode(request), {
           timeout: options.retry ? this.attemptMs : this.timeoutMs,
         });
-        return reply.json<RoutedResponse>();
+        const answer = reply.json<RoutedResponse>();
+        // Served by no owner: that node let the session go (its lease ran out, or it is closing it).
+        if (answer.notServed) return undefined;
+        return answer;
       } catch (err) {
         if (isNoResponders(err)) return undefined;
         if (!isTimeout(err)) throw err;
@@ -236,6 +239,7 @@ export class NatsCommandRouter implements CommandRouter {
 function notOwner(session: string, node: string | undefined): RoutedResponse {
   const message = `session ${session}: node ${node ?? "(this node)"} no longer owns the session (its lease ran out before the command reached it); the command did not run there: send it again`;
   return {
+    notServed: true,
     status: 409,
     contentType: "application/json",
     body: JSON.stringify({ error: { code: "conflict", message } }),

@@ -20,6 +20,11 @@ export interface RoutedResponse {
   status: number;
   contentType?: string;
   body: string;
+  /**
+   * The node asked no longer owns the session and did not run the command (its lease ran out, or it is letting
+   * the session go): the sender takes it as having no live owner.
+   */
+  notServed?: boolean;
 }
 
 export interface ForwardOptions {
