@@ -2,17 +2,11 @@
 // without it a sandboxed CLI whose transcript was lost would resume into an empty context, unchecked.
 import { describe, expect, it } from "vitest";
 import type { ExpectedHistory, Harness } from "../core/harness.js";
+import { quietHarness } from "../testing/brain.js";
 import { ContainedHarness } from "./contained-harness.js";
 
 function inner(verify?: (e: ExpectedHistory) => Promise<string | undefined>): Harness {
-  return {
-    prompt: async () => ({ interrupted: false }),
-    steer: async () => {},
-    interrupt: async () => {},
-    checkpoint: async () => [],
-    close: async () => {},
-    ...(verify ? { verify } : {}),
-  };
+  return quietHarness(verify ? { verify } : {});
 }
 
 const expected = { lastPrompt: "remember PLUM", turns: 1 };

@@ -163,19 +163,18 @@ export function scripted(script: (options: HarnessOptions, turn: string) => Prom
  * `parts` replaces: a stand-in for a test about one of its methods.
  */
 export function standIn(name: string, parts: Partial<Harness>): HarnessFactory {
+  return { name, supportsSteering: false, open: async () => quietHarness(parts) };
+}
+
+/** A harness that answers every prompt at once and does nothing else, but for what `parts` replaces. */
+export function quietHarness(parts: Partial<Harness> = {}): Harness {
   return {
-    name,
-    supportsSteering: false,
-    async open(): Promise<Harness> {
-      return {
-        prompt: async () => ({ interrupted: false }),
-        steer: async () => {},
-        interrupt: async () => {},
-        checkpoint: async () => [],
-        close: async () => {},
-        ...parts,
-      };
-    },
+    prompt: async () => ({ interrupted: false }),
+    steer: async () => {},
+    interrupt: async () => {},
+    checkpoint: async () => [],
+    close: async () => {},
+    ...parts,
   };
 }
 

@@ -3,7 +3,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach } from "vitest";
+import { afterEach, beforeEach } from "vitest";
 import { stringify } from "yaml";
 import { freePort } from "../core/free-port.js";
 import type { HarnessFactory } from "../core/harness.js";
@@ -183,4 +183,21 @@ export function useScratch() {
       return current;
     },
   };
+}
+
+/**
+ * useScratch, and a fresh state directory for the fake Docker and Dev Container CLI before each test
+ * (FAKE_DOCKER_STATE, unset again after it): `fake.state` is the current test's.
+ */
+export function useFakeDocker() {
+  const scratch = useScratch();
+  const fake = { state: "" };
+  beforeEach(() => {
+    fake.state = scratch.scratch("fake-devcontainer-");
+    process.env.FAKE_DOCKER_STATE = fake.state;
+    scratch.cleanups.push(() => {
+      delete process.env.FAKE_DOCKER_STATE;
+    });
+  });
+  return { ...scratch, fake };
 }

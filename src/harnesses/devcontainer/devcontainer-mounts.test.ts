@@ -3,28 +3,29 @@
 // With the fake Dev Container CLI and Docker, or a script that records its environment.
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { beforeEach, describe, expect, it } from "vitest";
-import { catalogFactories, fakeDevcontainer, fakeDocker, readCalls, useScratch } from "../../testing/nui.js";
+import { describe, expect, it } from "vitest";
+import {
+  catalogFactories,
+  fakeDevcontainer,
+  fakeDocker,
+  readCalls,
+  useFakeDocker,
+} from "../../testing/nui.js";
 import { devcontainerShim, installDir } from "../nui/install-paths.js";
 import { echoRunnerPath } from "../process/descriptor.js";
 import { DevcontainerFactory } from "./factory.js";
 
-const scratch = useScratch();
-let state: string;
-beforeEach(() => {
-  state = scratch.scratch("fake-devcontainer-");
-  process.env.FAKE_DOCKER_STATE = state;
-  scratch.cleanups.push(() => {
-    delete process.env.FAKE_DOCKER_STATE;
-  });
-});
+const scratch = useFakeDocker();
 
 describe("a dev container's working_dir", () => {
   it("is refused inside Brain's home (another session's files), before devcontainer up", async () => {
     const home = scratch.scratch("brain-devc-home-");
     const other = join(home, "sessions", "s-other", "native");
     mkdirSync(other, { recursive: true });
-    const echo = { command: [process.execPath, echoRunnerPath()], env: { FAKE_DOCKER_STATE: state } };
+    const echo = {
+      command: [process.execPath, echoRunnerPath()],
+      env: { FAKE_DOCKER_STATE: scratch.fake.state },
+    };
     const { factories } = catalogFactories({
       brainHome: home,
       nui: { devcontainer: fakeDevcontainer, docker: fakeDocker },
@@ -40,7 +41,7 @@ describe("a dev container's working_dir", () => {
     expect(outcome.error?.message).toBe(
       `harness "devcontainer": config.options.working_dir "${other}" is inside Brain's home ${home}; mounted into the session's container it would give the agent every session's files and Brain's config; choose a working directory outside Brain's home`,
     );
-    expect(readCalls(state, "devcontainer-calls.jsonl")).toEqual([]);
+    expect(readCalls(scratch.fake.state, "devcontainer-calls.jsonl")).toEqual([]);
   });
 });
 

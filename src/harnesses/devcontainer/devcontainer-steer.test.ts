@@ -1,23 +1,18 @@
 // A dev container's session steers as its inner harness does: the devcontainer factory runs whichever harness a
 // session names, so whether a steer is taken (and logged as queued) is that harness's to say.
-import { beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { events } from "../../testing/brain.js";
-import { catalogFactories, fakeDevcontainer, fakeDocker, useScratch } from "../../testing/nui.js";
+import { catalogFactories, fakeDevcontainer, fakeDocker, useFakeDocker } from "../../testing/nui.js";
 import { echoRunnerPath } from "../process/descriptor.js";
 
-const scratch = useScratch();
-let state: string;
-beforeEach(() => {
-  state = scratch.scratch("fake-devcontainer-");
-  process.env.FAKE_DOCKER_STATE = state;
-  scratch.cleanups.push(() => {
-    delete process.env.FAKE_DOCKER_STATE;
-  });
-});
+const scratch = useFakeDocker();
 
 function brain() {
   const home = scratch.scratch("brain-devc-home-");
-  const echo = { command: [process.execPath, echoRunnerPath()], env: { FAKE_DOCKER_STATE: state } };
+  const echo = {
+    command: [process.execPath, echoRunnerPath()],
+    env: { FAKE_DOCKER_STATE: scratch.fake.state },
+  };
   const { factories } = catalogFactories({
     brainHome: home,
     nui: { devcontainer: fakeDevcontainer, docker: fakeDocker },
