@@ -10,6 +10,7 @@ import type { HarnessFactory } from "../core/harness.js";
 import type { Session } from "../core/session.js";
 import { builtinCatalog, catalogHarnesses } from "../harnesses/catalog.js";
 import type { Timeouts } from "../harnesses/ext/transport.js";
+import { echoRunnerPath } from "../harnesses/process/descriptor.js";
 import type { BrainConfig } from "../protocol/config.js";
 import type { SessionEvent } from "../protocol/events.js";
 import { makeBrain, type TestBrain, tempDir, waitForEvent } from "./brain.js";
@@ -199,5 +200,18 @@ export function useFakeDocker() {
       delete process.env.FAKE_DOCKER_STATE;
     });
   });
-  return { ...scratch, fake };
+  /** The echo runner as a harness to run inside, reporting to this test's fake state. */
+  const echoInside = () => ({
+    command: [process.execPath, echoRunnerPath()],
+    env: { FAKE_DOCKER_STATE: fake.state },
+  });
+  /** The catalog's devcontainer factory on the fake CLIs, with `harnesses` to run inside (default: echo). */
+  const devcontainers = (home: string, harnesses: BrainConfig["harnesses"] = { echo: echoInside() }) =>
+    catalogFactories({
+      brainHome: home,
+      nui: { devcontainer: fakeDevcontainer, docker: fakeDocker },
+      configDir: home,
+      harnesses,
+    }).factories.filter((f) => f.name === "devcontainer");
+  return { ...scratch, fake, echoInside, devcontainers };
 }

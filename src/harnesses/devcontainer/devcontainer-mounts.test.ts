@@ -4,15 +4,8 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  catalogFactories,
-  fakeDevcontainer,
-  fakeDocker,
-  readCalls,
-  useFakeDocker,
-} from "../../testing/nui.js";
+import { readCalls, useFakeDocker } from "../../testing/nui.js";
 import { devcontainerShim, installDir } from "../nui/install-paths.js";
-import { echoRunnerPath } from "../process/descriptor.js";
 import { DevcontainerFactory } from "./factory.js";
 
 const scratch = useFakeDocker();
@@ -22,17 +15,7 @@ describe("a dev container's working_dir", () => {
     const home = scratch.scratch("brain-devc-home-");
     const other = join(home, "sessions", "s-other", "native");
     mkdirSync(other, { recursive: true });
-    const echo = {
-      command: [process.execPath, echoRunnerPath()],
-      env: { FAKE_DOCKER_STATE: scratch.fake.state },
-    };
-    const { factories } = catalogFactories({
-      brainHome: home,
-      nui: { devcontainer: fakeDevcontainer, docker: fakeDocker },
-      configDir: home,
-      harnesses: { echo },
-    });
-    const { brain } = scratch.brain({ factories: factories.filter((f) => f.name === "devcontainer"), home });
+    const { brain } = scratch.brain({ factories: scratch.devcontainers(home), home });
     const session = await brain.create({
       harness: "devcontainer",
       config: { options: { innerHarness: "echo", working_dir: other } },

@@ -2,24 +2,15 @@
 // session names, so whether a steer is taken (and logged as queued) is that harness's to say.
 import { describe, expect, it } from "vitest";
 import { events } from "../../testing/brain.js";
-import { catalogFactories, fakeDevcontainer, fakeDocker, useFakeDocker } from "../../testing/nui.js";
-import { echoRunnerPath } from "../process/descriptor.js";
+import { useFakeDocker } from "../../testing/nui.js";
 
 const scratch = useFakeDocker();
 
 function brain() {
   const home = scratch.scratch("brain-devc-home-");
-  const echo = {
-    command: [process.execPath, echoRunnerPath()],
-    env: { FAKE_DOCKER_STATE: scratch.fake.state },
-  };
-  const { factories } = catalogFactories({
-    brainHome: home,
-    nui: { devcontainer: fakeDevcontainer, docker: fakeDocker },
-    configDir: home,
-    harnesses: { echo, "echo-unsteered": { ...echo, steering: false } },
-  });
-  return scratch.brain({ factories: factories.filter((f) => f.name === "devcontainer") }).brain;
+  const echo = scratch.echoInside();
+  const factories = scratch.devcontainers(home, { echo, "echo-unsteered": { ...echo, steering: false } });
+  return scratch.brain({ factories }).brain;
 }
 
 /** A devcontainer session on `innerHarness` whose turn streams slowly, with that turn running. */
