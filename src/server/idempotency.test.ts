@@ -26,6 +26,18 @@ const post = (path: string, key: string | undefined, body?: unknown) =>
     ...(key ? { headers: { "Idempotency-Key": key } } : {}),
   });
 
+/** A session of the echo runner whose tool asks first, its turn waiting on that permission request. */
+async function askingEcho(): Promise<{ id: string; turn: string; requestId: string }> {
+  const id = await newSession({
+    harness: "echo",
+    config: { tools: ["echo"] },
+    permissions: { tools: { echo: "ask" } },
+  });
+  const { turn } = await t.client().prompt(id, "echo: hi");
+  const asked = await collect(t.client(), id, (e) => e.type === "permission.requested");
+  return { id, turn, requestId: (asked.at(-1)!.data as { id: string }).id };
+}
+
 describe("Idempotency-Key", () => {
   it("runs a prompt once: a retry, a concurrent retry and one after a reopen all get the first turn", async () => {
     const id = await newSession({ harness: "echo", config: { options: { delay_ms: 30 } } });
@@ -110,14 +122,7 @@ describe("Idempotency-Key", () => {
   });
 
   it("answers a permission request once: a keyed retry gets ok, an unkeyed second answer 409", async () => {
-    const id = await newSession({
-      harness: "echo",
-      config: { tools: ["echo"] },
-      permissions: { tools: { echo: "ask" } },
-    });
-    const { turn } = await t.client().prompt(id, "echo: hi");
-    const asked = await collect(t.client(), id, (e) => e.type === "permission.requested");
-    const requestId = (asked.at(-1)!.data as { id: string }).id;
+    const { id, turn, requestId } = await askingEcho();
     const path = `/v1/sessions/${id}/requests/${requestId}`;
     expect((await post(path, "a-1", { decision: "allow" })).status).toBe(200);
     expect((await post(path, "a-1", { decision: "allow" })).status).toBe(200);
@@ -135,14 +140,7 @@ describe("Idempotency-Key", () => {
   });
 
   it("records who answered: the token's tenant and name and the client it named, never the token", async () => {
-    const id = await newSession({
-      harness: "echo",
-      config: { tools: ["echo"] },
-      permissions: { tools: { echo: "ask" } },
-    });
-    const { turn } = await t.client().prompt(id, "echo: hi");
-    const asked = await collect(t.client(), id, (e) => e.type === "permission.requested");
-    const requestId = (asked.at(-1)!.data as { id: string }).id;
+    const { id, turn, requestId } = await askingEcho();
     const answered = await raw(t.url, "POST", `/v1/sessions/${id}/requests/${requestId}`, {
       token: admin(),
       body: { decision: "allow" },
