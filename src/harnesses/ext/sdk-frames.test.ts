@@ -99,9 +99,8 @@ describe.each(["stdio", "tcp"] as const)(
   },
 );
 
-// Each is under the limit a prompt and a config have; together they make a harness.run line over 4 MiB, which a
-// host on sdk/ts cannot read: it got no reply, and the turn waited for good.
-it("a harness.run over the 4 MiB line a host reads fails its turn, naming what to shorten, and the host serves on", async () => {
+/** The test's Brain, with the TS SDK's agent installed as the extension ts-stdio (stdio transport). */
+async function tsStdioBrain(): Promise<TestBrain> {
   const home = scratch("brain-ext-home-");
   const source = writeExtension(scratch("brain-ext-src-"), "ts-stdio", {
     transport: "stdio",
@@ -110,7 +109,14 @@ it("a harness.run over the 4 MiB line a host reads fails its turn, naming what t
   await installExtension(source, join(home, "extensions"));
   const { factories } = catalogFactories({ brainHome: home, hostHome: scratch("brain-ext-hosthome-") });
   t = makeBrain({ factories, home });
-  const session = await t.brain.create({
+  return t;
+}
+
+// Each is under the limit a prompt and a config have; together they make a harness.run line over 4 MiB, which a
+// host on sdk/ts cannot read: it got no reply, and the turn waited for good.
+it("a harness.run over the 4 MiB line a host reads fails its turn, naming what to shorten, and the host serves on", async () => {
+  const { brain } = await tsStdioBrain();
+  const session = await brain.create({
     harness: "ext:ts-stdio/echo",
     config: { system_prompt: "s".repeat(2.5 * (1 << 20)) },
   });
@@ -124,15 +130,8 @@ it("a harness.run over the 4 MiB line a host reads fails its turn, naming what t
 
 // The host asks over the protocol (no NUI_API_URL) and the person's answer is longer than a line the host reads.
 it("an answer too long for a host's line reaches a host that asked over the protocol as cancelled, saying why", async () => {
-  const home = scratch("brain-ext-home-");
-  const source = writeExtension(scratch("brain-ext-src-"), "ts-stdio", {
-    transport: "stdio",
-    command: ["node", tsAgent, "stdio"],
-  });
-  await installExtension(source, join(home, "extensions"));
-  const { factories } = catalogFactories({ brainHome: home, hostHome: scratch("brain-ext-hosthome-") });
-  t = makeBrain({ factories, home });
-  const session = await t.brain.create({
+  const { brain } = await tsStdioBrain();
+  const session = await brain.create({
     harness: "ext:ts-stdio/echo",
     config: { options: { env: { NUI_API_URL: "" } } },
   });
