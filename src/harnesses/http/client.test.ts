@@ -70,21 +70,29 @@ describe("HttpAgentClient errors", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     closers.push(() => server.close());
     const client = new HttpAgentClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, "agent");
-    const failures = [
-      client.info(5_000),
-      client.run(body, new AbortController().signal, () => {}),
-      client.call("/checkpoint", {}, 5_000),
-    ];
-    for (const failure of failures) {
-      const message = await failure.then(
-        () => "",
-        (err: Error) => err.message,
-      );
+    for (const message of await everyCallsError(client)) {
       expect(message).toContain("answered 502: x x");
       expect(message).not.toContain("sk-s");
     }
   });
 });
+
+/** What each of the client's kinds of call (GET /info, POST /run, a JSON call) fails with. */
+async function everyCallsError(client: HttpAgentClient): Promise<string[]> {
+  const failures = [
+    client.info(5_000),
+    client.run(body, new AbortController().signal, () => {}),
+    client.call("/checkpoint", {}, 5_000),
+  ];
+  return Promise.all(
+    failures.map((failure) =>
+      failure.then(
+        () => "",
+        (err: Error) => err.message,
+      ),
+    ),
+  );
+}
 
 describe("HttpAgentClient redirects", () => {
   it("are not followed: an agent cannot point Brain at an address only Brain's host reaches", async () => {
@@ -108,16 +116,7 @@ describe("HttpAgentClient redirects", () => {
       () => agent.close(),
     );
     const client = new HttpAgentClient(`http://127.0.0.1:${(agent.address() as AddressInfo).port}`, "agent");
-    const failures = [
-      client.info(5_000),
-      client.run(body, new AbortController().signal, () => {}),
-      client.call("/checkpoint", {}, 5_000),
-    ];
-    for (const failure of failures) {
-      const message = await failure.then(
-        () => "",
-        (err: Error) => err.message,
-      );
+    for (const message of await everyCallsError(client)) {
       expect(message).toMatch(/answered a redirect \(30[27]\); Brain does not follow an agent's redirects/);
       expect(message).not.toContain("AKIA");
     }
