@@ -14,7 +14,8 @@ import { brainHome } from "../../setup.js";
 import { foreignListener } from "./listener-owner.js";
 
 export function serverUrl(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  const url = flag ?? env.BRAIN_URL ?? `http://127.0.0.1:${env.BRAIN_PORT || DEFAULT_PORT}`;
+  // An empty variable is an unset one, as for $BRAIN_TOKEN and $BRAIN_PORT (an `export BRAIN_URL=` left behind).
+  const url = flag ?? (env.BRAIN_URL || `http://127.0.0.1:${env.BRAIN_PORT || DEFAULT_PORT}`);
   try {
     const parsed = new URL(url);
     if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error("not http");
