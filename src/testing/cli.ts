@@ -1,6 +1,6 @@
 // A Brain whose CLI harnesses run the real programs in a loopback-only network namespace, pointed at a fake
 // provider that plays a coding agent's model (shellAgent). The provider's request log is read directly.
-import { rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
 import type { BrainOptions } from "../core/brain.js";
@@ -195,6 +195,20 @@ export async function checkReadGated(b: CliBed): Promise<void> {
   } finally {
     rmSync(cwd, { recursive: true, force: true });
   }
+}
+
+/** A scratch directory holding `script` as the program `name` (a stand-in CLI) and an empty native dir. */
+export function standInProgram(
+  prefix: string,
+  name: string,
+  script: string,
+): { dir: string; bin: string; native: string } {
+  const dir = tempDir(prefix);
+  const bin = join(dir, name);
+  writeFileSync(bin, script, { mode: 0o755 });
+  const native = join(dir, "native");
+  mkdirSync(native);
+  return { dir, bin, native };
 }
 
 /**

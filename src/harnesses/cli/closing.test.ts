@@ -2,11 +2,10 @@
 // comes up afterwards must be stopped by the harness, not left running with no one to end it. The program here
 // is a small stand-in for `codex app-server` (the handshake only), since the real one starts too quickly to be
 // caught halfway.
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { tempDir } from "../../testing/brain.js";
-import { bareHarnessOptions } from "../../testing/cli.js";
+import { bareHarnessOptions, standInProgram } from "../../testing/cli.js";
 import { alive, until } from "../../testing/processes.js";
 import { CodexFactory } from "../codex/factory.js";
 
@@ -39,13 +38,9 @@ afterEach(() => {
 });
 
 it("stops a program that was still starting when the harness closed", async () => {
-  const dir = tempDir("brain-closing-");
+  const { dir, bin, native } = standInProgram("brain-closing-", "codex", APP_SERVER);
   dirs.push(dir);
-  const bin = join(dir, "codex");
-  writeFileSync(bin, APP_SERVER, { mode: 0o755 });
   const pidFile = join(dir, "pid");
-  const native = join(dir, "native");
-  mkdirSync(native);
   const harness = await new CodexFactory({ bin, env: { PID_FILE: pidFile } }).open(
     bareHarnessOptions(native),
   );

@@ -2,11 +2,10 @@
 // out: the program had nothing to stop then, and a prompt sent once it is up would run the model and its tools
 // after the client stopped the turn. The program is a stand-in for `codex app-server` whose handshake waits for
 // the test's word, since the real one starts too quickly to be caught halfway.
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { tempDir } from "../../testing/brain.js";
-import { bareHarnessOptions } from "../../testing/cli.js";
+import { bareHarnessOptions, standInProgram } from "../../testing/cli.js";
 import { until } from "../../testing/processes.js";
 import { CodexFactory } from "../codex/factory.js";
 
@@ -45,12 +44,8 @@ afterEach(() => {
 });
 
 it("never sends the prompt of a turn interrupted while its program started; the turn ends interrupted", async () => {
-  const dir = tempDir("brain-interrupt-starting-");
+  const { dir, bin, native } = standInProgram("brain-interrupt-starting-", "codex", APP_SERVER);
   dirs.push(dir);
-  const bin = join(dir, "codex");
-  writeFileSync(bin, APP_SERVER, { mode: 0o755 });
-  const native = join(dir, "native");
-  mkdirSync(native);
   const harness = await new CodexFactory({ bin, env: { DIR: dir } }).open(bareHarnessOptions(native));
   try {
     const turn = harness.prompt("hello", { turn: "t1", signal: new AbortController().signal });
