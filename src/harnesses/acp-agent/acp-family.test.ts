@@ -144,6 +144,7 @@ describe("session/update as Brain events", () => {
     expect(named("fetch", "Fetch https://example.com")).toBe("WebFetch");
     expect(named("fetch", '"Fetch news" (allowed: a.example)')).toBe("WebSearch");
     expect(named("search", "Bash")).toBe("search");
+    // A Task described as "Update TODOs…" would read as TodoWrite: think is not told apart, by design.
     expect(named("think", "Update TODOs: one")).toBe("think");
   });
 

@@ -93,8 +93,8 @@ const claude: AcpProfile = {
   // unasked). claude-agent-acp titles each tool of kind "other" (MCP tools, tools it does not know) by its name,
   // and gives the kinds below to one tool each, or to two told apart by how it starts their titles (its
   // tools.js: edit "Write …"/"Edit …", search "grep …"/"Find …", fetch "Fetch …"/a quoted query); what follows
-  // is display text (a command, a path, a pattern) the model chose. "think" stays the kind: a Task's title is
-  // its description, which may start as TodoWrite's does.
+  // is display text (a command, a path, a pattern) the model chose. "think" (Task or TodoWrite) is left as the
+  // kind on purpose: a Task's title is its model-written description, so no start of it tells the two apart.
   toolName: (update) => {
     const { kind, title } = (update ?? {}) as { kind?: unknown; title?: unknown };
     if (typeof title !== "string") return undefined;
