@@ -77,7 +77,7 @@ export function takeSteer(turn: RunningTurn, text: string): void {
 
 const mib = (bytes: number) => Math.ceil(bytes / (1 << 20));
 
-/** Sends a logged steer once the harness has the turn's prompt: one still starting would never hear it. */
+/** A steer refused because its turn ended before the steer reached the harness. */
 export const steerTooLate = () =>
   new SessionError("conflict", "nothing to steer: the turn ended before the steer reached it");
 
@@ -101,16 +101,23 @@ export async function queuedMark(
   return steering.mode === "queued" ? { queued: true } : {};
 }
 
-export async function deliverSteer(turn: RunningTurn, text: string): Promise<void> {
-  const ended = steerTooLate;
+/**
+ * The turn's harness once it has the turn's prompt. A steer waits for it before it is logged: one logged while the
+ * harness starts would stay in the log, unheard, when the harness then fails to start.
+ */
+export async function promptedHarness(turn: RunningTurn): Promise<Harness> {
   const harness = await turn.prompted;
-  if (!harness) throw ended();
+  if (!harness) throw steerTooLate();
+  return harness;
+}
+
+export async function deliverSteer(turn: RunningTurn, harness: Harness, text: string): Promise<void> {
   try {
     await harness.steer(text, turn.id);
   } catch (err) {
     // A runner refuses a steer for a turn it has just finished; that end is handled within a macrotask.
     await new Promise((resolve) => setImmediate(resolve));
-    throw turn.abort.signal.aborted ? ended() : err;
+    throw turn.abort.signal.aborted ? steerTooLate() : err;
   }
 }
 

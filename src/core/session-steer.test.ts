@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { makeBrain, type TestBrain, waitForEvent } from "../testing/brain.js";
+import { events, makeBrain, type TestBrain } from "../testing/brain.js";
 import { HarnessError, type HarnessFactory } from "./harness.js";
 import { SessionError } from "./session.js";
 
@@ -51,12 +51,31 @@ describe("a steer", () => {
     const turn = await session.prompt("hi");
     while (!rec.heard.includes("opening")) await new Promise((resolve) => setImmediate(resolve));
     const steering = session.steer("go left");
-    await waitForEvent(session, (e) => e.type === "user.steer");
+    for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
     open();
     await steering;
     expect(rec.heard).toEqual(["opening", "prompt hi", "steer go left"]);
     rec.finish();
     expect((await turn.settled).status).toBe("completed");
+  });
+
+  it("sent while the harness starts and then fails to start is refused and never logged", async () => {
+    let fail = (_err: Error) => {};
+    const gate = new Promise<void>((_resolve, reject) => {
+      fail = reject;
+    });
+    const rec = recordingFactory(gate, async () => {});
+    t = makeBrain({ factories: [rec.factory] });
+    const session = await t.brain.create({ harness: "rec" });
+    const turn = await session.prompt("hi");
+    while (!rec.heard.includes("opening")) await new Promise((resolve) => setImmediate(resolve));
+    const steering = session.steer("go left").catch((err: unknown) => err);
+    for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+    fail(new Error("runner exited before it was ready"));
+    expect(await steering).toMatchObject({ code: "conflict" });
+    expect((await turn.settled).status).toBe("failed");
+    const logged = await events(session);
+    expect(logged.map((e) => e.type)).not.toContain("user.steer");
   });
 
   it("refused by a harness whose turn has just ended is a conflict, not a harness failure", async () => {

@@ -20,6 +20,7 @@ import {
   deliverSteer,
   endedWithin,
   newTurn,
+  promptedHarness,
   queuedMark,
   type RunningTurn,
   refuseWhileRunning,
@@ -161,10 +162,11 @@ export class Session {
   async steer(text: string, key?: string): Promise<void> {
     const turn = this.requireRunning("steer");
     const queued = await queuedMark(this.parts, this.harness, this.opening);
+    const harness = await promptedHarness(turn);
     if (this.requireRunning("steer") !== turn) throw steerTooLate();
     takeSteer(turn, text);
     await this.append([{ type: "user.steer", turn: turn.id, data: { text, ...queued, ...keyed(key) } }]);
-    await deliverSteer(turn, text);
+    await deliverSteer(turn, harness, text);
   }
 
   async interrupt(key?: string): Promise<void> {
