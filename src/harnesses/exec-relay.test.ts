@@ -2,12 +2,15 @@
 // never one planted under the command's HOME, which lies in the native dir a session's container writes.
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
+import { once } from "node:events";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempDir } from "../testing/brain.js";
+import { docker, ensureDockerEngine } from "../testing/docker-engine.js";
 import { dockerExecShim } from "./nui/install-paths.js";
+import { BASE_IMAGE } from "./sandbox/docker-sandbox.js";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -59,4 +62,57 @@ describe("the docker sandbox's exec shim", () => {
     await new Promise((resolve) => child.on("exit", resolve));
     expect(planted.reached()).toBe(false);
   });
+});
+
+describe("a command the docker sandbox's exec shim runs in a container", () => {
+  /** A container of the base image, and the shim started on `command` in it (its own group, as Brain starts it). */
+  async function shimIn(command: string[]) {
+    expect(await ensureDockerEngine()).toBe(BASE_IMAGE);
+    const container = docker("run", "-d", "--rm", BASE_IMAGE, "sleep", "600");
+    cleanups.push(() => docker("rm", "-f", container));
+    const shim = spawn(process.execPath, [dockerExecShim(), "--container", container, "--", ...command], {
+      cwd: "/",
+      detached: true,
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    const exited = new Promise<number | null>((resolve) => shim.on("exit", (code) => resolve(code)));
+    return { container, shim, exited };
+  }
+
+  /** True while a process running `args` is left in the container, asked up to 60 times, 250 ms apart. */
+  async function stillThere(container: string, args: string): Promise<boolean> {
+    for (let i = 0; i < 60; i++) {
+      if (!docker("top", container).includes(args)) return false;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    return true;
+  }
+
+  it.each([
+    ["its whole group is killed on the host (SIGKILL)", (pid: number) => process.kill(-pid, "SIGKILL")],
+    ["the shim alone is told to stop (SIGTERM)", (pid: number) => process.kill(pid, "SIGTERM")],
+  ])(
+    "ends inside when %s: docker exec passes no signal in",
+    async (_, kill) => {
+      const { container, shim, exited } = await shimIn(["sh", "-c", "echo up; sleep 299; echo done"]);
+      await once(shim.stdout, "data");
+      expect(docker("top", container)).toContain("sleep 299");
+      kill(shim.pid as number);
+      await exited;
+      expect(await stillThere(container, "sleep 299")).toBe(false);
+    },
+    60_000,
+  );
+
+  it("passes a finished command's exit status through and its guard kills nothing", async () => {
+    const { container, shim, exited } = await shimIn([
+      "sh",
+      "-c",
+      "setsid sleep 298 </dev/null >/dev/null 2>&1 & exit 7",
+    ]);
+    shim.stdin.end();
+    expect(await exited).toBe(7);
+    // What the command left running on purpose is its own: only a shim that went first ends the group.
+    expect(docker("top", container)).toContain("sleep 298");
+  }, 60_000);
 });

@@ -1,8 +1,11 @@
 // What the exec shims share (the dev container's, src/harnesses/devcontainer/exec-shim.ts, and the docker
 // sandbox's, src/harnesses/sandbox/docker-exec-shim.ts): their own flags before `--` and the command after it,
 // the variables they forward into the container by name, and running the container's exec as if it were this
-// process (stdio straight through, signals passed on, its exit status or signal taken as the shim's own).
-import { spawn } from "node:child_process";
+// process (stdio straight through, signals passed on, its exit status or signal taken as the shim's own), with a
+// guard inside that ends the command when the shim goes: `docker exec` passes no signal in, so a CLI whose shim
+// was killed on the host (an interrupted or closed session) would go on working in the container.
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { homedir, userInfo } from "node:os";
 import { join } from "node:path";
@@ -32,19 +35,68 @@ export function forwardedNames(env: NodeJS.ProcessEnv): string[] {
     .sort();
 }
 
+/** One command to run in a container: in `cwd`, as `user` when given, with the variables of `env` by name. */
+export interface ContainerExec {
+  container: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  command: string[];
+  user?: string;
+}
+
 /**
- * `docker exec` of `command` in `container`, run in `cwd` (as `user` when given), with the forwarded variables by
- * name: `-e NAME` takes the value from docker's own environment (this process's), so no value is in any argv.
+ * `docker exec` of the command, with the forwarded variables by name: `-e NAME` takes the value from docker's own
+ * environment (this process's), so no value is in any argv. A shell in front records the command's pid in
+ * `pidFile` for its guard and then becomes the command (a failed record only leaves it unguarded).
  */
-export function dockerExecArgs(
-  container: string,
-  cwd: string,
-  env: NodeJS.ProcessEnv,
-  command: string[],
-  user?: string,
-): string[] {
-  const names = forwardedNames(env).flatMap((name) => ["-e", name]);
-  return ["exec", "-i", "-w", cwd, ...(user ? ["-u", user] : []), ...names, container, ...command];
+export function dockerExecArgs(exec: ContainerExec, pidFile: string): string[] {
+  const names = forwardedNames(exec.env).flatMap((name) => ["-e", name]);
+  const recordPid = ["sh", "-c", '{ echo $$ > "$0"; } 2>/dev/null; exec "$@"', pidFile];
+  return [
+    "exec",
+    "-i",
+    "-w",
+    exec.cwd,
+    ...userOf(exec),
+    ...names,
+    exec.container,
+    ...recordPid,
+    ...exec.command,
+  ];
+}
+
+/**
+ * The guard beside a command ($0: its pid file), as the same user. It waits on its stdin, which only the shim
+ * holds: "exited" when the command ended, or the end of input when the shim went first, killed or with its
+ * docker client gone. Then it ends the command's process group (a `docker exec` process leads its own), as a kill
+ * of its group on the host would have: TERM, and KILL 5 s later if any of it is still there. `kill` is given the
+ * group both ways: dash and bash need `--` before it, busybox refuses `--`.
+ */
+const GUARD = `read -r said
+[ "$said" = exited ] && { rm -f "$0"; exit 0; }
+for i in 1 2 3; do [ -s "$0" ] && break; sleep 1; done
+p=$(cat "$0" 2>/dev/null) || exit 0
+rm -f "$0"
+group() { kill -s "$1" -- "-$p" 2>/dev/null || kill -s "$1" "-$p" 2>/dev/null; }
+group TERM || exit 0
+for i in 1 2 3 4 5; do sleep 1; group 0 || exit 0; done
+group KILL
+exit 0`;
+
+export function guardExecArgs(exec: ContainerExec, pidFile: string): string[] {
+  return ["exec", "-i", ...userOf(exec), exec.container, "sh", "-c", GUARD, pidFile];
+}
+
+const userOf = (exec: ContainerExec) => (exec.user ? ["-u", exec.user] : []);
+
+/** Runs the command in its container as if it were this process (see `relay`), with its guard beside it. */
+export function relayExec(docker: string, exec: ContainerExec, label: string, env: NodeJS.ProcessEnv): void {
+  const pidFile = `/tmp/.brain-exec-${randomUUID()}`;
+  const guard = spawn(docker, guardExecArgs(exec, pidFile), { stdio: ["pipe", "ignore", "ignore"], env });
+  // A guard that cannot start leaves the command as unguarded as before; the command's own start says why.
+  guard.on("error", () => {});
+  guard.stdin?.on("error", () => {});
+  relay(docker, dockerExecArgs(exec, pidFile), label, env, guard);
 }
 
 /** A shim's argv: its own `--flag value` pairs before `--`, the command after it. */
@@ -78,20 +130,41 @@ export function dockerEnv(env: NodeJS.ProcessEnv, given: string | undefined): No
 
 /**
  * Runs `program args` in this process's place, with `env` (default this process's); `label` names the shim in
- * the error when it cannot start.
+ * the error when it cannot start. A `guard` (relayExec's) is told "exited" when the program ends with a status,
+ * and given up to 3 s to hear it; any other end of this process ends the guard's input, and so the command.
  */
-export function relay(program: string, args: string[], label: string, env = process.env): void {
+export function relay(
+  program: string,
+  args: string[],
+  label: string,
+  env = process.env,
+  guard?: ChildProcess,
+): void {
   const child = spawn(program, args, { stdio: "inherit", env });
-  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
-    process.on(signal, () => child.kill(signal));
+  const signals = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
+  for (const signal of signals) {
+    process.on(signal, () => {
+      guard?.stdin?.end();
+      child.kill(signal);
+    });
   }
   child.on("error", (err) => {
     process.stderr.write(`${label}: could not start ${program}: ${err.message}\n`);
     process.exit(127);
   });
   child.on("exit", (code, signal) => {
-    if (signal) process.kill(process.pid, signal);
-    else process.exit(code ?? 1);
+    if (signal) {
+      guard?.stdin?.end();
+      // This process's own handlers would take the signal again; it is to end this process, as it ended the child.
+      for (const each of signals) process.removeAllListeners(each);
+      process.kill(process.pid, signal);
+      return;
+    }
+    const exit = () => process.exit(code ?? 1);
+    if (!guard || guard.exitCode !== null || guard.signalCode !== null) return exit();
+    guard.on("exit", exit);
+    setTimeout(exit, 3000);
+    guard.stdin?.end("exited\n");
   });
 }
 

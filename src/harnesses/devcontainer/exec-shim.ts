@@ -3,15 +3,15 @@
 //
 //   node exec-shim.js --docker PROGRAM [--docker-config DIR] --container ID --workspace-folder DIR -- COMMAND ARGS…
 //
-// becomes `PROGRAM exec -i -w <cwd> [-u <remoteUser>] -e NAME… ID COMMAND ARGS…`, with stdio passed straight
-// through (the inner protocol is spoken across it). The environment the inner harness built for its command (its
-// provider base URL and key, its flags) goes by name: `-e NAME` reads each value from docker's environment, so
-// values never appear in argv or on disk. Not `devcontainer exec`: it hands the config's `remoteEnv` to its own
+// becomes `PROGRAM exec -i -w <cwd> [-u <remoteUser>] -e NAME… ID COMMAND ARGS…` (and a guard beside it, see
+// src/harnesses/exec-relay.ts), with stdio passed straight through (the inner protocol is spoken across it). The
+// environment the inner harness built for its command (its provider base URL and key, its flags) goes by name:
+// `-e NAME` reads each value from docker's environment, so values never appear in argv or on disk. Not `devcontainer exec`: it hands the config's `remoteEnv` to its own
 // `docker exec` as `-e NAME=VALUE`, which put the provider key in a host process's argv for any local user to read.
 // The command runs in its cwd when that is mounted inside, else in the workspace folder, as the config's
 // remoteUser (the image's user when none is set, as `devcontainer exec` would). Docker reads its config from the
 // docker config DIR (Brain's), not from under the command's HOME, which the container can write.
-import { dockerEnv, dockerExecArgs, isMain, relay, shimArgs } from "../exec-relay.js";
+import { dockerEnv, isMain, relayExec, shimArgs } from "../exec-relay.js";
 import { type DevcontainerJson, readDevcontainerJson } from "./config.js";
 
 export function parseShimArgs(argv: string[]): {
@@ -57,9 +57,9 @@ async function main(): Promise<void> {
   const { docker, dockerConfig, container, workspaceFolder, command } = parseShimArgs(process.argv.slice(2));
   const json = await readDevcontainerJson(workspaceFolder);
   const cwd = directoryInside(json, process.cwd());
-  relay(
+  relayExec(
     docker,
-    dockerExecArgs(container, cwd, process.env, command, json.remoteUser),
+    { container, cwd, env: process.env, command, ...(json.remoteUser ? { user: json.remoteUser } : {}) },
     "brain devcontainer exec",
     dockerEnv(process.env, dockerConfig),
   );

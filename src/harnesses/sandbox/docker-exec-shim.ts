@@ -3,12 +3,12 @@
 //
 //   node docker-exec-shim.js --docker PROGRAM [--docker-config DIR] --container ID -- COMMAND ARGS…
 //
-// becomes `PROGRAM exec -i -w <cwd> -e NAME… ID COMMAND ARGS…` with stdio passed straight through (the CLI's
+// becomes `PROGRAM exec -i -w <cwd> -e NAME… ID COMMAND ARGS…` (and a guard beside it) with stdio passed straight through (the CLI's
 // protocol is spoken across it). The working directory and Brain's install are mounted at the same paths inside,
 // so the harness's paths hold. The variables the harness set for its CLI (provider URL and key, config dirs) go
 // by name (`-e NAME` reads the value from docker's environment), never in argv. Docker reads its config from DIR
 // (Brain's), not from under the CLI's HOME, which the container can write.
-import { dockerEnv, dockerExecArgs, isMain, relay, shimArgs } from "../exec-relay.js";
+import { type ContainerExec, dockerEnv, isMain, relayExec, shimArgs } from "../exec-relay.js";
 
 export function parseShimArgs(argv: string[]): {
   docker: string;
@@ -26,20 +26,16 @@ export function parseShimArgs(argv: string[]): {
   return { docker: flag("--docker") ?? "docker", dockerConfig: flag("--docker-config"), container, command };
 }
 
-export function execArgs(
-  container: string,
-  cwd: string,
-  env: NodeJS.ProcessEnv,
-  command: string[],
-): string[] {
-  return dockerExecArgs(container, cwd, env, command);
+/** The command as this shim runs it: in this process's working directory (mounted at its own path inside). */
+export function execOf(container: string, env: NodeJS.ProcessEnv, command: string[]): ContainerExec {
+  return { container, cwd: process.cwd(), env, command };
 }
 
 function main(): void {
   const { docker, dockerConfig, container, command } = parseShimArgs(process.argv.slice(2));
-  relay(
+  relayExec(
     docker,
-    execArgs(container, process.cwd(), process.env, command),
+    execOf(container, process.env, command),
     "brain docker sandbox",
     dockerEnv(process.env, dockerConfig),
   );
