@@ -18,7 +18,7 @@ import { makeAgentDirSync } from "../agent-files.js";
 import { ContainedHarness } from "../contained-harness.js";
 import { hostDockerConfig } from "../exec-relay.js";
 import { Container, sessionLabels, sweepSession } from "../http/container.js";
-import type { ContainerRecords } from "../http/container-records.js";
+import { type ContainerRecords, RUN_LABEL } from "../http/container-records.js";
 import { DockerCli, dockerEnvironment } from "../http/docker-cli.js";
 import { ContainerBridge, privateDir } from "../sandbox/container-bridge.js";
 import { installMounts, loopbackProviderPort, refuseBrainHome } from "../sandbox/docker-sandbox.js";
@@ -172,10 +172,12 @@ export class DevcontainerFactory implements HarnessFactory {
     rmSync(workspaceFolder, { recursive: true, force: true });
     makeAgentDirSync(options.dir, WORKSPACE_DIR);
     const toolsDir = privateDir();
+    const pending = this.settings.records?.starting(this.docker.program);
     const runArgs = [
       ...sessionLabels(owner),
       "--label",
       `brain.harness=${this.name}`,
+      ...(pending ? ["--label", `${RUN_LABEL}=${pending.run}`] : []),
       ...(network === "none" ? ["--network", "none"] : []),
     ];
     await writeDevcontainerJson(
@@ -206,6 +208,7 @@ export class DevcontainerFactory implements HarnessFactory {
         this.timeouts.stopMs,
         this.settings.records,
       );
+      pending?.settled();
       await bridge.reach(hostPorts);
       // Made once the container is known: its launcher execs into it by id.
       const inner = this.settings.inner(innerHarness, this.launcher(up.containerId, workspaceFolder));
@@ -225,7 +228,7 @@ export class DevcontainerFactory implements HarnessFactory {
         ...(inner.steering === "live" || inner.steering === "queued" ? { mode: inner.steering } : {}),
       });
     } catch (err) {
-      await release().catch(() => {});
+      await release().then(pending?.settled, () => {});
       throw err;
     }
   }

@@ -157,3 +157,46 @@ it("two Brains on one engine, each with a session of the same id: opening one le
     rmSync(config, { recursive: true, force: true });
   }
 });
+
+it("a Brain killed with -9 during a container's docker run: the next Brain's start removes what the run started", async () => {
+  const home = tempDir("brain-killed-in-run-");
+  const config = tempDir("brain-killed-in-run-config-");
+  // A loaded engine: `run` has started the container, but has not returned its id when Brain is killed.
+  const slowDocker = join(config, "docker");
+  writeFileSync(
+    slowDocker,
+    '#!/bin/sh\nif [ "$1" = run ]; then docker "$@" >/dev/null; exec sleep 600; fi\nexec docker "$@"\n',
+    { mode: 0o755 },
+  );
+  writeFileSync(join(config, "brain.config.json"), JSON.stringify({ nui: { docker: slowDocker } }));
+  const child = spawn(
+    process.execPath,
+    ["--input-type=module", "-e", brainWithContainer(installRoot(), home, config, agentImage)],
+    { stdio: "ignore", detached: true },
+  );
+  const homes = () => docker("ps", "-aq", "--filter", `label=brain.home=${home}`).split("\n").filter(Boolean);
+  try {
+    await vi.waitFor(() => expect(homes()).toHaveLength(1), { timeout: 60_000, interval: 200 });
+    process.kill(-(child.pid as number), "SIGKILL"); // Brain, and the docker run it waits on
+    await new Promise((resolve) => child.once("exit", resolve));
+    expect(readdirSync(containerRecordsDir(home))).toEqual([
+      expect.stringMatching(/^run-[0-9a-f-]{36}\.json$/),
+    ]);
+
+    const brain = createBrain(loadConfig(join(config, "brain.config.json"), config), home);
+    try {
+      // The record goes once its container has.
+      await vi.waitFor(() => expect(readdirSync(containerRecordsDir(home))).toEqual([]), {
+        timeout: 60_000,
+        interval: 200,
+      });
+      expect(homes()).toEqual([]);
+    } finally {
+      await brain.close();
+    }
+  } finally {
+    const left = homes();
+    if (left.length) docker("rm", "-f", ...left);
+    rmSync(config, { recursive: true, force: true });
+  }
+});

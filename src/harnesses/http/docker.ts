@@ -25,7 +25,7 @@ import { dockerOptions } from "./connect-options.js";
 import { Container, HOME_LABEL, SESSION_LABEL, sweepSession } from "./container.js";
 import { ContainerHitl } from "./container-hitl.js";
 import { ContainerNet } from "./container-net.js";
-import type { ContainerRecords } from "./container-records.js";
+import { type ContainerRecords, type PendingRun, RUN_LABEL } from "./container-records.js";
 import { DockerCli, parseDockerPort } from "./docker-cli.js";
 import { HttpHarness, type HttpTimeouts } from "./http-harness.js";
 
@@ -132,6 +132,7 @@ export class DockerFactory implements HarnessFactory {
     const token = randomBytes(32).toString("hex");
     let container = "";
     let running = false;
+    let pending: PendingRun | undefined;
     try {
       hitl =
         network === "none"
@@ -147,6 +148,7 @@ export class DockerFactory implements HarnessFactory {
         ...(hitl ? { NUI_API_URL: hitl.url } : {}),
       };
       running = true;
+      pending = this.records?.starting(this.docker.program);
       const run = await this.docker.run(
         dockerRunArgs({
           image,
@@ -157,6 +159,7 @@ export class DockerFactory implements HarnessFactory {
           labels: {
             [SESSION_LABEL]: options.sessionId,
             ...(owner.home ? { [HOME_LABEL]: owner.home } : {}),
+            ...(pending ? { [RUN_LABEL]: pending.run } : {}),
             "brain.harness": this.name,
           },
         }),
@@ -170,11 +173,13 @@ export class DockerFactory implements HarnessFactory {
       await hitl?.close();
       // A run that timed out (or failed) may have started the container all the same, after the sweep beside it
       // listed the session's: without a second look it would run on with no session to remove it.
-      if (running) await sweepSession(this.docker, owner, this.timeouts.stopMs).catch(() => {});
+      if (running)
+        await sweepSession(this.docker, owner, this.timeouts.stopMs).then(pending?.settled, () => {});
       throw err;
     }
     started(container || undefined);
     const box = new Container(this.docker, container, image, this.timeouts.stopMs, this.records);
+    pending?.settled();
     let net: ContainerNet | undefined;
     const reach = async () => {
       if (!container) throw new HarnessError("brain_error", `docker run ${image} printed no container id`);

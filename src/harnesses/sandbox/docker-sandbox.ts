@@ -14,7 +14,7 @@ import { type DescribableFactory, isDescribable } from "../cli/family.js";
 import { ContainedHarness } from "../contained-harness.js";
 import { hostDockerConfig } from "../exec-relay.js";
 import { Container, sessionLabels, sweepSession } from "../http/container.js";
-import type { ContainerRecords } from "../http/container-records.js";
+import { type ContainerRecords, RUN_LABEL } from "../http/container-records.js";
 import { DockerCli } from "../http/docker-cli.js";
 import { ContainerBridge, privateDir } from "./container-bridge.js";
 import { type SandboxOptions, sandboxOptions, withoutSandboxOptions } from "./options.js";
@@ -159,6 +159,7 @@ async function openInDocker(
   const image = sandbox.sandbox_image ?? BASE_IMAGE;
   const toolsDir = privateDir();
   let started: Awaited<ReturnType<typeof docker.run>>;
+  const pending = settings.records?.starting(docker.program);
   try {
     started = await docker.run(
       [
@@ -167,6 +168,7 @@ async function openInDocker(
         ...sessionLabels(owner),
         "--label",
         `brain.harness=${name}`,
+        ...(pending ? ["--label", `${RUN_LABEL}=${pending.run}`] : []),
         "--network",
         "none",
         ...user,
@@ -183,11 +185,12 @@ async function openInDocker(
   } catch (err) {
     rmSync(toolsDir, { recursive: true, force: true });
     // A run that timed out (or failed) may have started the container all the same: removed by its label.
-    await sweepSession(docker, owner, stopMs).catch(() => {});
+    await sweepSession(docker, owner, stopMs).then(pending?.settled, () => {});
     throw err;
   }
   const id = started.stdout.trim().split("\n").at(-1)?.trim() ?? "";
   const box = new Container(docker, id, image, stopMs, settings.records);
+  pending?.settled();
   const bridge = new ContainerBridge(() => box.pid(), toolsDir, name);
   const release = async () => {
     await bridge.close();
