@@ -67,6 +67,8 @@ export class Transcript {
     this.tools = new Map();
     this.requests = new Map();
     this.turn = undefined;
+    /** The turn whose deltas came since the last assistant.message, or undefined when none did. */
+    this.streamedIn = undefined;
   }
 
   clear() {
@@ -75,6 +77,7 @@ export class Transcript {
     this.tools.clear();
     this.requests.clear();
     this.turn = undefined;
+    this.streamedIn = undefined;
   }
 
   /** Whether a turn is running, from the events seen so far. */
@@ -128,11 +131,16 @@ export class Transcript {
         this.turn = event.turn;
         return;
       case "assistant.delta":
+        this.streamedIn = event.turn;
         this.reply(event.turn).text.append(d.text);
         return;
       case "assistant.message": {
         const reply = this.reply(event.turn);
-        if (!reply.text.textContent) reply.text.textContent = d.text;
+        // Each message whose deltas did not come is shown whole, not only a turn's first: a compacted log keeps a
+        // turn's every message (one per step of a tool loop) and none of its deltas (src/core/message-text.ts).
+        const streamed = this.streamedIn === event.turn;
+        this.streamedIn = undefined;
+        if (!streamed && d.text) reply.text.append(d.text);
         const usage = d.usage;
         if (usage) {
           const parts = [`${usage.input} in`, `${usage.output} out`];

@@ -4,6 +4,7 @@
 // shows why, instead of "reconnecting…" and nothing else.
 import { type Browser, chromium, type Page, type Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { scripted } from "../testing/brain.js";
 import { findTestBrowser } from "../testing/browser.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, settled } from "../testing/http.js";
@@ -167,6 +168,30 @@ describe("web UI on a session whose oldest events retention dropped", () => {
       expect(await page.locator("#transcript > *").first().getAttribute("data-dropped")).toBe("0:4");
     } finally {
       await page.close();
+    }
+  });
+});
+
+describe("web UI on a turn of several messages that streamed nothing", () => {
+  it("shows every message of the turn, not only its first", async () => {
+    // As a compacted log holds a tool loop's turn: one message per step, none of their deltas.
+    const steps = scripted(async (options, turn) => {
+      options.emit({ type: "assistant.message", turn, data: { text: "looking it up. " } });
+      options.emit({ type: "assistant.message", turn, data: { text: "found it." } });
+    });
+    const own = await startTestDaemon({ factories: [steps] });
+    const page = await browser.newPage();
+    try {
+      const client = own.client();
+      const { id } = await client.create({ harness: "scripted" });
+      const { turn } = (await client.prompt(id, "look it up")) as { turn: string };
+      await collect(client, id, settled(turn));
+      await page.goto(`${own.url}/#token=${own.tokens.admin}&session=${id}`);
+      await expect.poll(() => page.locator(".msg.assistant .text").textContent()).toContain("found it.");
+      expect(await page.locator(".msg.assistant .text").textContent()).toBe("looking it up. found it.");
+    } finally {
+      await page.close();
+      await own.cleanup();
     }
   });
 });
