@@ -58,6 +58,18 @@ function fullArguments(args) {
   return [el("div", { class: "label" }, `arguments, ${text.length} characters:`), pre];
 }
 
+/** Two messages' usage together; cache reads and cost only when one of them has them. */
+function sumUsage(a, b) {
+  if (!a) return b;
+  const add = (x, y) => (x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0));
+  return {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    cache_read: add(a.cache_read, b.cache_read),
+    cost: add(a.cost, b.cost),
+  };
+}
+
 export class Transcript {
   /** @param answer (requestId, body) => Promise, called by the request cards' buttons. */
   constructor(container, answer) {
@@ -141,8 +153,11 @@ export class Transcript {
         const streamed = this.streamedIn === event.turn;
         this.streamedIn = undefined;
         if (!streamed && d.text) reply.text.append(d.text);
-        const usage = d.usage;
-        if (usage) {
+        if (d.usage) {
+          // Each message carries what was spent since the one before it (one per step, steer or model message):
+          // the turn spent their sum, not what its last message says.
+          reply.usage = sumUsage(reply.usage, d.usage);
+          const usage = reply.usage;
           const parts = [`${usage.input} in`, `${usage.output} out`];
           if (usage.cache_read) parts.push(`${usage.cache_read} cached`);
           if (usage.cost !== undefined) parts.push(`$${usage.cost.toFixed(4)}`);
@@ -251,7 +266,7 @@ export class Transcript {
       const text = el("div", { class: "text" });
       const meta = el("div", { class: "meta muted" });
       const box = el("div", { class: "msg assistant streaming", "data-turn": turn }, text, meta);
-      reply = { box, text, meta };
+      reply = { box, text, meta, usage: undefined };
       this.replies.set(turn, reply);
       this.push(box);
     }

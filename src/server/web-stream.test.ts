@@ -1,9 +1,11 @@
 // The web UI against a long session and a crowded tenant, in a real browser: opening a session with many turns
 // reads the log back without asking for the session list once per turn, a session opened while another's view is
 // on its way is the only one followed, and an event stream the daemon refuses (the tenant's limit of streams)
-// shows why, instead of "reconnecting…" and nothing else.
+// shows why, instead of "reconnecting…" and nothing else; a turn of several messages shows each one and their usage
+// together.
 import { type Browser, chromium, type Page, type Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { MessageData } from "../protocol/runner.js";
 import { scripted } from "../testing/brain.js";
 import { findTestBrowser } from "../testing/browser.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
@@ -172,26 +174,53 @@ describe("web UI on a session whose oldest events retention dropped", () => {
   });
 });
 
-describe("web UI on a turn of several messages that streamed nothing", () => {
-  it("shows every message of the turn, not only its first", async () => {
-    // As a compacted log holds a tool loop's turn: one message per step, none of their deltas.
+describe("web UI on a turn of several messages", () => {
+  /** What the scripted harness's next turn says: its messages, none streamed (as a compacted log holds them). */
+  let messages: MessageData[] = [];
+  let own: TestDaemon;
+  beforeAll(async () => {
     const steps = scripted(async (options, turn) => {
-      options.emit({ type: "assistant.message", turn, data: { text: "looking it up. " } });
-      options.emit({ type: "assistant.message", turn, data: { text: "found it." } });
+      for (const data of messages) options.emit({ type: "assistant.message", turn, data });
     });
-    const own = await startTestDaemon({ factories: [steps] });
+    own = await startTestDaemon({ factories: [steps] });
+  });
+  afterAll(() => own?.cleanup());
+
+  /** A page showing a new session's one turn, made of `said`. */
+  async function turnOf(said: MessageData[]): Promise<Page> {
+    messages = said;
+    const client = own.client();
+    const { id } = await client.create({ harness: "scripted" });
+    const { turn } = (await client.prompt(id, "look it up")) as { turn: string };
+    await collect(client, id, settled(turn));
     const page = await browser.newPage();
+    await page.goto(`${own.url}/#token=${own.tokens.admin}&session=${id}`);
+    await page.locator(".msg.assistant").waitFor();
+    return page;
+  }
+
+  it("shows every message of the turn, not only its first", async () => {
+    // A tool loop's turn as a compacted log holds it: one message per step, none of their deltas.
+    const page = await turnOf([{ text: "looking it up. " }, { text: "found it." }]);
     try {
-      const client = own.client();
-      const { id } = await client.create({ harness: "scripted" });
-      const { turn } = (await client.prompt(id, "look it up")) as { turn: string };
-      await collect(client, id, settled(turn));
-      await page.goto(`${own.url}/#token=${own.tokens.admin}&session=${id}`);
       await expect.poll(() => page.locator(".msg.assistant .text").textContent()).toContain("found it.");
       expect(await page.locator(".msg.assistant .text").textContent()).toBe("looking it up. found it.");
     } finally {
       await page.close();
-      await own.cleanup();
+    }
+  });
+
+  it("shows what the whole turn spent, the usage of all its messages together", async () => {
+    const page = await turnOf([
+      { text: "looking it up. ", usage: { input: 100, output: 20, cache_read: 50 } },
+      { text: "found it.", usage: { input: 300, output: 40, cost: 0.0125 }, stop_reason: "end_turn" },
+    ]);
+    try {
+      await expect
+        .poll(() => page.locator(".msg.assistant .meta").textContent())
+        .toBe("400 in · 60 out · 50 cached · $0.0125 · end_turn");
+    } finally {
+      await page.close();
     }
   });
 });
