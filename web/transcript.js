@@ -147,12 +147,12 @@ export class Transcript {
         this.reply(event.turn).text.append(d.text);
         return;
       case "assistant.message": {
-        const reply = this.reply(event.turn);
         // Each message whose deltas did not come is shown whole, not only a turn's first: a compacted log keeps a
         // turn's every message (one per step of a tool loop) and none of its deltas (src/core/message-text.ts).
-        const streamed = this.streamedIn === event.turn;
+        const whole = this.streamedIn !== event.turn && d.text ? d.text : "";
         this.streamedIn = undefined;
-        if (!streamed && d.text) reply.text.append(d.text);
+        const reply = this.reply(event.turn, whole !== "");
+        reply.text.append(whole);
         if (d.usage) {
           // Each message carries what was spent since the one before it (one per step, steer or model message):
           // the turn spent their sum, not what its last message says.
@@ -260,16 +260,25 @@ export class Transcript {
     }
   }
 
-  reply(turn) {
-    let reply = this.replies.get(turn);
-    if (!reply) {
-      const text = el("div", { class: "text" });
-      const meta = el("div", { class: "meta muted" });
-      const box = el("div", { class: "msg assistant streaming", "data-turn": turn }, text, meta);
-      reply = { box, text, meta, usage: undefined };
-      this.replies.set(turn, reply);
-      this.push(box);
+  /**
+   * The box the turn's text goes into. `adding`: text is about to be added. Text that comes after something else
+   * was shown (a tool call, a request, an image, a steer) goes below it, in a box of its own, so the transcript
+   * reads in the order things happened; the turn's usage moves down with it.
+   */
+  reply(turn, adding = true) {
+    const last = this.replies.get(turn);
+    if (last && !(adding && last.text.textContent && last.box !== this.container.lastElementChild))
+      return last;
+    const text = el("div", { class: "text" });
+    const meta = el("div", { class: "meta muted" }, last?.meta.textContent ?? "");
+    const box = el("div", { class: "msg assistant streaming", "data-turn": turn }, text, meta);
+    if (last) {
+      last.box.classList.remove("streaming");
+      last.meta.textContent = "";
     }
+    const reply = { box, text, meta, usage: last?.usage };
+    this.replies.set(turn, reply);
+    this.push(box);
     return reply;
   }
 

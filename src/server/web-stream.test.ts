@@ -1,10 +1,11 @@
 // The web UI against a long session and a crowded tenant, in a real browser: opening a session with many turns
 // reads the log back without asking for the session list once per turn, a session opened while another's view is
 // on its way is the only one followed, and an event stream the daemon refuses (the tenant's limit of streams)
-// shows why, instead of "reconnecting…" and nothing else; a turn of several messages shows each one and their usage
-// together.
+// shows why, instead of "reconnecting…" and nothing else; a turn of several messages shows each one, in order, and
+// their usage together.
 import { type Browser, chromium, type Page, type Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { HarnessEvent } from "../core/harness.js";
 import type { MessageData } from "../protocol/runner.js";
 import { scripted } from "../testing/brain.js";
 import { findTestBrowser } from "../testing/browser.js";
@@ -175,33 +176,35 @@ describe("web UI on a session whose oldest events retention dropped", () => {
 });
 
 describe("web UI on a turn of several messages", () => {
-  /** What the scripted harness's next turn says: its messages, none streamed (as a compacted log holds them). */
-  let messages: MessageData[] = [];
+  /** What the scripted harness's next turn says. */
+  let said: (turn: string) => HarnessEvent[] = () => [];
   let own: TestDaemon;
   beforeAll(async () => {
     const steps = scripted(async (options, turn) => {
-      for (const data of messages) options.emit({ type: "assistant.message", turn, data });
+      for (const event of said(turn)) options.emit(event);
     });
     own = await startTestDaemon({ factories: [steps] });
   });
   afterAll(() => own?.cleanup());
 
-  /** A page showing a new session's one turn, made of `said`. */
-  async function turnOf(said: MessageData[]): Promise<Page> {
-    messages = said;
+  /** A page showing a new session's one turn, of these events. */
+  async function turnOf(events: (turn: string) => HarnessEvent[]): Promise<Page> {
+    said = events;
     const client = own.client();
     const { id } = await client.create({ harness: "scripted" });
     const { turn } = (await client.prompt(id, "look it up")) as { turn: string };
     await collect(client, id, settled(turn));
     const page = await browser.newPage();
     await page.goto(`${own.url}/#token=${own.tokens.admin}&session=${id}`);
-    await page.locator(".msg.assistant").waitFor();
+    await page.locator(".msg.assistant").first().waitFor();
     return page;
   }
 
   it("shows every message of the turn, not only its first", async () => {
     // A tool loop's turn as a compacted log holds it: one message per step, none of their deltas.
-    const page = await turnOf([{ text: "looking it up. " }, { text: "found it." }]);
+    const page = await turnOf((turn) =>
+      unstreamed(turn, [{ text: "looking it up. " }, { text: "found it." }]),
+    );
     try {
       await expect.poll(() => page.locator(".msg.assistant .text").textContent()).toContain("found it.");
       expect(await page.locator(".msg.assistant .text").textContent()).toBe("looking it up. found it.");
@@ -211,10 +214,12 @@ describe("web UI on a turn of several messages", () => {
   });
 
   it("shows what the whole turn spent, the usage of all its messages together", async () => {
-    const page = await turnOf([
-      { text: "looking it up. ", usage: { input: 100, output: 20, cache_read: 50 } },
-      { text: "found it.", usage: { input: 300, output: 40, cost: 0.0125 }, stop_reason: "end_turn" },
-    ]);
+    const page = await turnOf((turn) =>
+      unstreamed(turn, [
+        { text: "looking it up. ", usage: { input: 100, output: 20, cache_read: 50 } },
+        { text: "found it.", usage: { input: 300, output: 40, cost: 0.0125 }, stop_reason: "end_turn" },
+      ]),
+    );
     try {
       await expect
         .poll(() => page.locator(".msg.assistant .meta").textContent())
@@ -223,4 +228,40 @@ describe("web UI on a turn of several messages", () => {
       await page.close();
     }
   });
+
+  it("shows the text that came after a tool call below it, where it happened", async () => {
+    // Claude Code's turn: a message, the tool it called and its result, then the message that read the result.
+    const page = await turnOf((turn) => [
+      { type: "assistant.delta", turn, data: { text: "looking it up." } },
+      { type: "assistant.message", turn, data: { text: "looking it up.", usage: { input: 10, output: 2 } } },
+      { type: "tool.call", turn, data: { id: "read-1", name: "Read", arguments: { path: "notes.md" } } },
+      {
+        type: "tool.result",
+        turn,
+        data: { id: "read-1", content: [{ type: "text", text: "42" }], is_error: false },
+      },
+      { type: "assistant.delta", turn, data: { text: "It says 42." } },
+      { type: "assistant.message", turn, data: { text: "It says 42.", usage: { input: 30, output: 4 } } },
+    ]);
+    try {
+      const shown = () =>
+        page
+          .locator("#transcript > *")
+          .evaluateAll((nodes) =>
+            nodes.map((node) =>
+              node.matches(".msg.assistant") ? node.querySelector(".text")!.textContent : node.className,
+            ),
+          );
+      await expect.poll(shown).toEqual(["note", "msg user", "looking it up.", "tool", "It says 42."]);
+      // The turn's usage once, below its last text.
+      expect(await page.locator(".msg.assistant .meta").allTextContents()).toEqual(["", "40 in · 6 out"]);
+    } finally {
+      await page.close();
+    }
+  });
 });
+
+/** A turn's messages as a compacted log holds them: no deltas. */
+function unstreamed(turn: string, messages: MessageData[]): HarnessEvent[] {
+  return messages.map((data) => ({ type: "assistant.message", turn, data }));
+}
