@@ -152,6 +152,14 @@ describe("openapi", () => {
     );
     expect(Object.keys(doc.paths["/v1/sessions/{id}/prompt"]!.post!.responses)).toContain("503");
     expect(Object.keys(doc.paths["/v1/sessions/{id}/log"]!.get!.responses)).not.toContain("503");
+    // The GETs a tenant's bound refuses (log_reads_per_tenant, event_streams_per_tenant, hitl_waits_per_tenant).
+    for (const path of [
+      "/v1/sessions/{id}/log",
+      "/v1/sessions/{id}/events",
+      "/api/hitl/requests/{requestId}/wait",
+    ])
+      expect(Object.keys(doc.paths[path]!.get!.responses)).toContain("429");
+    expect(Object.keys(doc.paths["/v1/sessions/{id}"]!.get!.responses)).not.toContain("429");
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const operation of Object.values(operations)) {
         if (path !== "/healthz" && path !== "/openapi.json")

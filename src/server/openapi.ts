@@ -79,10 +79,10 @@ export function openApiDocument(routes: RouteDef[], info: { version: string; aut
           : {}),
         // Checked on every route: a declared type says what the client would send, body or not.
         "415": errorResponse("a body, or a Content-Type, that is not application/json"),
-        ...(route.method !== "GET" || route.path.endsWith("/events")
+        ...(boundedPerTenant(route)
           ? {
               "429": errorResponse(
-                "limit_reached: a bound is reached (the tenant's open sessions or event streams, a turn's steers)",
+                "limit_reached: a bound is reached (the tenant's open or stored sessions, event streams, log pages or request bodies on their way, HITL waits; a turn's steers)",
               ),
             }
           : {}),
@@ -128,6 +128,14 @@ export function openApiDocument(routes: RouteDef[], info: { version: string; aut
     },
     paths,
   };
+}
+
+/**
+ * Whether the route can answer 429: every route that reads a body (the tenant's bodies on their way), and the GETs
+ * that hold something of the tenant's until their client has read it (LogReads, Watchers, HITL waits).
+ */
+function boundedPerTenant(route: RouteDef): boolean {
+  return route.method !== "GET" || /\/(?:events|log|wait)$/.test(route.path);
 }
 
 function unauthenticated(operationId: string, summary: string, schema: object): Record<string, unknown> {
