@@ -98,7 +98,18 @@ export class BrainClient {
     }
     const text = await res.text();
     if (!res.ok) throw errorOf(res.status, text);
-    return (text ? JSON.parse(text) : undefined) as T;
+    if (!text) return undefined as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      // Another server on the port (a web server, a proxy's login page): JSON.parse's own message names neither.
+      const type = res.headers.get("content-type") ?? "no Content-Type";
+      throw new ClientError(
+        res.status,
+        "bad_response",
+        `${this.url} answered ${method} ${path} with a body that is not JSON (${type.slice(0, 100)}): is it the address of \`brain serve\`?`,
+      );
+    }
   }
 
   /** One endpoint of the daemon's table, its parameters, body and answer typed from the table's schemas. */

@@ -1,0 +1,31 @@
+// The client against what may answer at an address that is not the daemon's.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { BrainClient, ClientError } from "./client.js";
+
+let server: Server | undefined;
+afterEach(async () => {
+  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+  server = undefined;
+});
+
+describe("BrainClient", () => {
+  it("says which address answered what is not JSON, instead of a bare JSON parse error", async () => {
+    server = createServer((_, res) => {
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end("<!doctype html><title>Router login</title>");
+    });
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const error = await new BrainClient({ url, token: "t".repeat(20) }).whoami().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(ClientError);
+    expect((error as ClientError).code).toBe("bad_response");
+    expect((error as Error).message).toBe(
+      `${url} answered GET /v1/whoami with a body that is not JSON (text/html): is it the address of \`brain serve\`?`,
+    );
+  });
+});
