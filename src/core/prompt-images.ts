@@ -13,7 +13,11 @@ export function checkImages(
 ): PromptImage[] | undefined {
   if (!images || images.length === 0) return undefined;
   if (!factory.supportsImages)
-    throw new SessionError("bad_request", `harness "${harnessName}" does not take images`);
+    throw new SessionError(
+      "bad_request",
+      `harness "${harnessName}" does not take images: send the prompt without them, or to a session on a harness that takes them`,
+      "images",
+    );
   const parsed = z.array(PromptImage).safeParse(images);
   if (!parsed.success) throw new SessionError("bad_request", `bad image: ${describeIssues(parsed.error)}`);
   return parsed.data;

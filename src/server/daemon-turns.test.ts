@@ -58,6 +58,7 @@ describe("turns", () => {
       body: { text: "look", images: [png] },
     });
     expect(none.status).toBe(400);
+    expect(none.body.error).toMatchObject({ field: "images" });
     expect((none.body.error as { message: string }).message).toContain('harness "echo" does not take images');
     const empty = await raw(t.url, "POST", `/v1/sessions/${id}/prompt`, {
       token: admin(),
