@@ -4,7 +4,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { tailOf } from "../../core/redact.js";
@@ -15,6 +15,7 @@ import { expandRecord, expandVars } from "./expand.js";
 import { limitedFetch } from "./http-limits.js";
 import type { McpToolInfo } from "./names.js";
 import { OutputSchemaChecks } from "./output-schemas.js";
+import { GroupStdioTransport } from "./stdio-transport.js";
 import { limitUnreadInput } from "./unread-limit.js";
 
 export interface ServerSpec {
@@ -74,7 +75,7 @@ export class McpConnection {
   static async open(spec: ServerSpec, timeoutMs: number, stop?: AbortSignal): Promise<McpConnection> {
     const { transport, stderr } = makeTransport(spec);
     const stopped: { why?: string } = {};
-    if (transport instanceof StdioClientTransport) {
+    if (transport instanceof GroupStdioTransport) {
       limitUnreadInput(transport, UNREAD_INPUT_LIMITS, (why) => {
         if (stopped.why !== undefined) return;
         stopped.why = why;
@@ -163,15 +164,14 @@ function makeTransport(spec: ServerSpec): { transport: Transport; stderr?: Stder
   }
   const stderr = new StderrTail();
   const cwd = config.cwd === undefined ? spec.baseDir : resolveDir(spec.baseDir, config.cwd);
-  const transport = new StdioClientTransport({
+  const transport = new GroupStdioTransport({
     command: expandVars(config.command!, env, `${where}.command`),
     args: (config.args ?? []).map((arg, i) => expandVars(arg, env, `${where}.args[${i}]`)),
     // The server gets the same minimal environment MCP clients give (HOME, PATH, USER, …) plus its own env.
     env: { ...getDefaultEnvironment(), ...expandRecord(config.env, env, `${where}.env`) },
     cwd,
-    stderr: "pipe",
   });
-  transport.stderr?.on("data", (chunk: Buffer) => stderr.add(chunk));
+  transport.stderr.on("data", (chunk: Buffer) => stderr.add(chunk));
   return { transport, stderr };
 }
 

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { McpServer } from "../../protocol/config.js";
 import { tempDir } from "../../testing/brain.js";
+import { alive } from "../../testing/processes.js";
 import type { ToolServiceEvent } from "../tool-service.js";
 import { OutputSchemaChecks } from "./output-schemas.js";
 import { McpServerService } from "./server.js";
@@ -12,8 +13,11 @@ import { McpSessionServers } from "./session-servers.js";
 import { fixtureStdio } from "./testing/servers.js";
 
 const services: McpServerService[] = [];
+/** Processes a server left behind: killed after each test, whatever it found. */
+const orphans: number[] = [];
 afterEach(async () => {
   await Promise.all(services.splice(0).map((service) => service.close()));
+  for (const pid of orphans.splice(0)) if (alive(pid)) process.kill(pid, "SIGKILL");
 });
 
 /** A started service for `config`, named fx, and the events it reported. */
@@ -81,6 +85,36 @@ describe("a tool that reports progress and never answers", () => {
     expect(await call(service, "echo", { text: "still here" })).toMatchObject({
       content: [{ text: "still here" }],
     });
+  });
+});
+
+describe("a server that leaves a process behind holding its pipes", () => {
+  const orphan = async (service: McpServerService) => {
+    const pid = Number((await call(service, "orphan")).content[0]?.text);
+    orphans.push(pid);
+    return pid;
+  };
+
+  it("is seen to exit when it crashes, and is restarted; what it left goes with it", async () => {
+    // A deadline of its own, so that a crash that is not seen ends the call (as a timeout) within the test's.
+    const { service, events } = await serve(fixtureStdio({ call_timeout_ms: 15_000 }), [10]);
+    const left = await orphan(service);
+    expect(await call(service, "crash")).toMatchObject({
+      is_error: true,
+      content: [{ text: 'MCP server "fx" exited during the call to crash; it is being restarted' }],
+    });
+    await expect.poll(() => alive(left)).toBe(false);
+    await expect.poll(() => events.map((e) => e.state)).toEqual(["started", "exited", "restarted"]);
+    expect(await call(service, "echo", { text: "back" })).toMatchObject({ content: [{ text: "back" }] });
+  });
+
+  it("takes it along when it is closed", async () => {
+    const { service } = await serve();
+    const pid = Number((await call(service, "pid")).content[0]?.text);
+    const left = await orphan(service);
+    await service.close();
+    expect(alive(pid)).toBe(false);
+    await expect.poll(() => alive(left)).toBe(false);
   });
 });
 

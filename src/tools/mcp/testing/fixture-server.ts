@@ -1,8 +1,10 @@
 // A small MCP server on stdio for the tests: tools that misbehave on purpose (crash mid-call, sleep past a
 // timeout, fail, flood Brain with requests while reading nothing, answer with a result that is not MCP's, report
-// progress forever), and ones that report on the process (pid, an environment variable). FIXTURE_TOOL_PREFIX,
-// when set, goes before every tool's name (two servers' names can then be made to meet).
+// progress forever, leave a process behind holding its pipes), and ones that report on the process (pid, an
+// environment variable). FIXTURE_TOOL_PREFIX, when set, goes before every tool's name (two servers' names can
+// then be made to meet).
 // Run: node dist/src/tools/mcp/testing/fixture-server.js
+import { spawn } from "node:child_process";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -41,6 +43,11 @@ const TOOLS = [
   },
   { name: "malformed", description: "Answers with content that is not a list.", inputSchema: object() },
   { name: "progress", description: "Reports progress every 50 ms and never answers.", inputSchema: object() },
+  {
+    name: "orphan",
+    description: "Starts a process that holds this server's pipes and outlives it; answers with its pid.",
+    inputSchema: object(),
+  },
 ];
 
 /** Tools whose output schemas Brain must not take at their word: FIXTURE_OUTPUT_SCHEMA names the one offered. */
@@ -103,6 +110,11 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       // Written by hand: the SDK's server would not send it.
       writeLine({ jsonrpc: "2.0", id: extra.requestId, result: { content: "not a list" } });
       return new Promise<never>(() => {});
+    case "orphan": {
+      const orphan = spawn(process.execPath, ["-e", "setInterval(() => {}, 1e9)"], { stdio: "inherit" });
+      orphan.unref();
+      return text(String(orphan.pid));
+    }
     case "progress": {
       const progressToken = request.params._meta?.progressToken;
       if (progressToken === undefined) return text("no progress token: nothing to report to", true);

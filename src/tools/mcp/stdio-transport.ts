@@ -1,0 +1,155 @@
+// A stdio MCP server as a process group of its own. The SDK's StdioClientTransport spawns the server in Brain's
+// group and takes it for dead only at its child's "close", which waits for every process holding its pipes: a
+// server that dies leaving a helper behind (`sh -c 'helper & exec server'`, a server's browser or language
+// server) was never seen to exit (each later call waited out call_timeout_ms, and no restart came), and a close
+// signalled the server alone, so what it left ran on, orphaned, for the daemon's life. Here the server leads its
+// own group: its exit is seen at "exit", and what it leaves behind goes with it, on a crash and on a close.
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { PassThrough } from "node:stream";
+import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+
+export interface StdioServerParams {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+}
+
+/** How long the server's output is still read after it exits: what it wrote last is read in far less. */
+const EXIT_DRAIN_MS = 250;
+/** A close's wait for the server to exit after its stdin ends, and again after SIGTERM (the SDK's own). */
+const CLOSE_GRACE_MS = 2_000;
+/** No process groups on Windows: there, the server alone is signalled. */
+const GROUPS = process.platform !== "win32";
+
+export class GroupStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  /** The server's stderr, there before start so that nothing it says early is missed. */
+  readonly stderr = new PassThrough();
+  private child: ChildProcessWithoutNullStreams | undefined;
+  private readonly buffer = new ReadBuffer();
+  private drain: NodeJS.Timeout | undefined;
+  private exited: Promise<void> | undefined;
+  /** Sends waiting for the server to take its input: one "drain" listener for them all, not one each. */
+  private draining: (() => void)[] = [];
+
+  constructor(private readonly params: StdioServerParams) {}
+
+  start(): Promise<void> {
+    if (this.child) throw new Error("this MCP stdio transport was started already");
+    return new Promise((resolve, reject) => {
+      const child = spawn(this.params.command, this.params.args, {
+        env: this.params.env,
+        cwd: this.params.cwd,
+        stdio: ["pipe", "pipe", "pipe"],
+        detached: GROUPS,
+        windowsHide: true,
+      });
+      this.child = child;
+      this.exited = new Promise((done) => child.once("exit", () => done()));
+      child.on("error", (err) => {
+        reject(err);
+        this.onerror?.(err);
+      });
+      child.on("spawn", () => resolve());
+      child.on("exit", () => this.afterExit(child));
+      child.on("close", () => {
+        clearTimeout(this.drain);
+        // What the server left running that holds no pipe of its (a `sleep &` writing elsewhere) goes too.
+        this.signal(child, "SIGKILL");
+        this.onclose?.();
+      });
+      child.stdin.on("error", (err) => this.onerror?.(err));
+      child.stdout.on("error", (err) => this.onerror?.(err));
+      child.stdout.on("data", (chunk: Buffer) => this.read(chunk));
+      child.stderr.pipe(this.stderr);
+    });
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const stdin = this.child?.stdin;
+      if (!stdin || stdin.destroyed || stdin.writableEnded) return reject(new Error("Not connected"));
+      if (stdin.write(serializeMessage(message))) return resolve();
+      this.draining.push(resolve);
+      if (this.draining.length > 1) return;
+      stdin.once("drain", () => {
+        const drained = this.draining;
+        this.draining = [];
+        for (const done of drained) done();
+      });
+    });
+  }
+
+  /** Ends the server's input, then SIGTERM to its group, then SIGKILL, each after a grace; its group goes last. */
+  async close(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    const gone = this.exited!;
+    const wait = () =>
+      Promise.race([gone, new Promise<void>((done) => setTimeout(done, CLOSE_GRACE_MS).unref())]);
+    child.stdin.end();
+    if (running(child)) await wait();
+    if (running(child)) {
+      this.signal(child, "SIGTERM");
+      await wait();
+    }
+    // The server, if it is still there, and anything it left running in its group.
+    this.signal(child, "SIGKILL");
+    this.buffer.clear();
+  }
+
+  private read(chunk: Buffer): void {
+    try {
+      this.buffer.append(chunk);
+    } catch (err) {
+      this.onerror?.(err as Error);
+      void this.close();
+      return;
+    }
+    for (;;) {
+      let message: JSONRPCMessage | null;
+      try {
+        message = this.buffer.readMessage();
+      } catch (err) {
+        this.onerror?.(err as Error);
+        continue;
+      }
+      if (message === null) return;
+      this.onmessage?.(message);
+    }
+  }
+
+  /** Its pipes are closed after EXIT_DRAIN_MS unless "close" came first (nothing it left holds them). */
+  private afterExit(child: ChildProcessWithoutNullStreams): void {
+    this.drain = setTimeout(() => {
+      // One more pass of the poll phase first: a busy loop may not have read what the server wrote last.
+      setImmediate(() => {
+        this.signal(child, "SIGKILL");
+        // Something outside its group (setsid) may hold them still: Brain stops listening either way.
+        child.stdout.destroy();
+        child.stderr.destroy();
+      });
+    }, EXIT_DRAIN_MS);
+  }
+
+  private signal(child: ChildProcessWithoutNullStreams, signal: NodeJS.Signals): void {
+    if (GROUPS && child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, signal);
+        return;
+      } catch {
+        // No process of its group is left.
+        return;
+      }
+    }
+    if (running(child)) child.kill(signal);
+  }
+}
+
+const running = (child: ChildProcessWithoutNullStreams) =>
+  child.exitCode === null && child.signalCode === null;
