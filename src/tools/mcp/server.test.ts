@@ -118,6 +118,23 @@ describe("a server that leaves a process behind holding its pipes", () => {
   });
 });
 
+describe("a server that dies soon after each start", () => {
+  it("is restarted automatically as many times as it is given, then only by a call, and says so", async () => {
+    const exits = fixtureStdio({ env: { FIXTURE_EXIT_AFTER_LIST: "50" } });
+    const { service, events } = await serve(exits, [10, 10]);
+    const outOfRestarts =
+      /; no more automatic restarts .*: the next call to one of its tools starts it again$/;
+    await expect.poll(() => events.at(-1)?.message).toMatch(outOfRestarts);
+    // Two restarts, after each of which it died, then none: the list is final until a call.
+    const states = () => events.map((e) => e.state);
+    expect(states()).toEqual(["started", "exited", "restarted", "exited", "restarted", "exited"]);
+    // A call starts it again (and, answered by no server, does not count the restarts afresh).
+    expect((await call(service, "crash")).is_error).toBe(true);
+    await expect.poll(() => states().slice(6)).toEqual(["restarted", "exited"]);
+    expect(events.at(-1)?.message).toMatch(outOfRestarts);
+  });
+});
+
 describe("a server that answers with something that is not a tool result", () => {
   it("gets an error result naming what is wrong, and keeps running: no restart, no second process", async () => {
     const { service, events } = await serve(fixtureStdio(), [10]);

@@ -19,6 +19,9 @@ export const DEFAULT_CALL_TOTAL_TIMEOUT_MS = 3_600_000;
 /** Waits before the automatic restarts after a crash; after the last, the next call tries once more. */
 export const RESTART_DELAYS_MS = [100, 1_000, 5_000];
 
+const OUT_OF_RESTARTS =
+  "; no more automatic restarts (it has answered no call since the last ones): the next call to one of its tools starts it again";
+
 export class McpServerService implements ToolService {
   private connection: McpConnection | undefined;
   private starting: Promise<McpConnection | undefined> | undefined;
@@ -80,7 +83,9 @@ export class McpServerService implements ToolService {
       own.abort();
     }, totalMs);
     try {
-      return toToolResult(await connection.call(tool.original, args, own.signal, timeoutMs));
+      const answer = await connection.call(tool.original, args, own.signal, timeoutMs);
+      this.failedRestarts = 0;
+      return toToolResult(answer);
     } catch (err) {
       const error = overdue
         ? `MCP server "${this.name}" did not finish ${tool.original} within ${totalMs / 1000} s, however much progress it reported (call_total_timeout_ms)`
@@ -130,16 +135,17 @@ export class McpServerService implements ToolService {
     } catch (err) {
       if (this.stopped) return undefined;
       this.lastError = (err as Error).message;
-      this.report({ service: this.name, state: "failed", message: this.lastError });
-      if (restart) this.scheduleRestart();
+      const out = restart && !this.scheduleRestart() ? OUT_OF_RESTARTS : "";
+      this.report({ service: this.name, state: "failed", message: `${this.lastError}${out}` });
       return undefined;
     }
     if (this.stopped) {
       await connection.close();
       return undefined;
     }
+    // The automatic restarts are not counted afresh here: a server that dies soon after each start would be
+    // restarted for good, two events in its session's log each time. An answer to a call counts them afresh.
     this.everStarted = true;
-    this.failedRestarts = 0;
     this.connection = connection;
     connection.onLost = (reason) => this.lost(connection, reason);
     const { exposed, skipped } = exposeTools(this.name, connection.tools, this.spec.config.tools);
@@ -164,19 +170,25 @@ export class McpServerService implements ToolService {
     if (this.connection !== connection || this.stopped) return;
     this.connection = undefined;
     this.lastError = `it exited (${reason})`;
-    this.report({ service: this.name, state: "exited", message: reason });
-    this.scheduleRestart();
+    const restarting = this.scheduleRestart();
+    this.report({
+      service: this.name,
+      state: "exited",
+      message: `${reason}${restarting ? "" : OUT_OF_RESTARTS}`,
+    });
   }
 
-  private scheduleRestart(): void {
-    if (this.stopped) return;
+  /** Whether an automatic restart is due: none once they ran out since the server last answered a call. */
+  private scheduleRestart(): boolean {
+    if (this.stopped) return false;
     const delay = this.restartDelays[this.failedRestarts];
     // Out of automatic tries: the next call starts it (or fails with the reason).
-    if (delay === undefined) return;
+    if (delay === undefined) return false;
     this.failedRestarts++;
     clearTimeout(this.restartTimer);
     this.restartTimer = setTimeout(() => void this.connect(), delay);
     this.restartTimer.unref();
+    return true;
   }
 
   private callError(

@@ -71,7 +71,10 @@ const server = new Server({ name: "brain-fixture", version: "1.0.0" }, { capabil
 const prefix = process.env.FIXTURE_TOOL_PREFIX ?? "";
 // FIXTURE_PAGES: "same" gives every page the same next cursor, "endless" a new one each time (paging bugs).
 const paging = process.env.FIXTURE_PAGES;
+// FIXTURE_EXIT_AFTER_LIST: exits that many ms after it lists its tools (a server that dies soon after each start).
+const exitAfterList = process.env.FIXTURE_EXIT_AFTER_LIST;
 server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+  if (exitAfterList !== undefined) setTimeout(() => process.exit(3), Number(exitAfterList));
   const page = Number(request.params?.cursor ?? 0);
   const nextCursor = paging === "same" ? "again" : paging === "endless" ? String(page + 1) : undefined;
   const tools = TOOLS.map((tool) => ({ ...tool, name: `${prefix}${tool.name}${paging ? `_${page}` : ""}` }));
