@@ -125,4 +125,28 @@ describe("ToolRouter's bound tools", () => {
         textResult(`${name} ran`),
       );
   });
+
+  it("leaves uniqueItems to the server: a long array of arrays is not compared pair by pair on the daemon's loop", async () => {
+    const tagged: ToolSchema = {
+      name: "tag",
+      description: "tag",
+      input_schema: {
+        type: "object",
+        properties: { tags: { type: "array", items: { type: "array" }, uniqueItems: true } },
+        required: ["tags"],
+      },
+    };
+    const server: ToolService = { list: async () => [tagged], call: async () => textResult("tagged") };
+    const bound = await new ToolRouter([server]).bind(["tag"]);
+    const signal = new AbortController().signal;
+    // Compared pair by pair (from the end), 60,000 items (a 400 KB argument) held the loop for over a minute
+    // before it came to the duplicate at the start, which is the server's to refuse.
+    const tags = [[0], ...Array.from({ length: 60_000 }, (_, i) => [i])];
+    expect(await bound.call({ id: "c1", name: "tag", arguments: { tags } }, signal)).toEqual(
+      textResult("tagged"),
+    );
+    // The other checks of the schema still hold.
+    const wrong = await bound.call({ id: "c2", name: "tag", arguments: { tags: [1] } }, signal);
+    expect(wrong.content[0]).toMatchObject({ text: expect.stringMatching(/\/tags\/0 must be array/) });
+  });
 });

@@ -4,7 +4,7 @@ import type { Ajv, ValidateFunction } from "ajv";
 import { BrainError } from "../core/errors.js";
 import type { BoundTools as SessionTools, ToolCatalog } from "../core/tools.js";
 import type { ToolCallParams, ToolResult, ToolSchema } from "../protocol/runner.js";
-import { UNCHECKED_PATTERNS, withoutPatterns } from "./schema-patterns.js";
+import { UNCHECKED_PATTERNS, withoutPatterns, withoutUniqueItems } from "./schema-patterns.js";
 import { type ToolService, textResult } from "./tool-service.js";
 
 interface Entry {
@@ -53,8 +53,8 @@ export class ToolRouter implements ToolCatalog {
   }
 
   private async compile(schema: ToolSchema): Promise<ValidateFunction | Error> {
-    this.ajv ??= import("ajv").then(
-      (m) => new m.Ajv({ allErrors: true, strict: false, code: { regExp: UNCHECKED_PATTERNS } }),
+    this.ajv ??= import("ajv").then((m) =>
+      withoutUniqueItems(new m.Ajv({ allErrors: true, strict: false, code: { regExp: UNCHECKED_PATTERNS } })),
     );
     const ajv = await this.ajv;
     let fn = this.validators.get(schema);

@@ -58,3 +58,15 @@ export const UNCHECKED_PATTERNS: RegExpEngine = Object.assign(
   (pattern: string) => ({ test: () => true, toString: () => pattern }),
   { code: "brainUncheckedPattern" },
 );
+
+/**
+ * `ajv` without its `uniqueItems` check, left to the tool's server like the patterns: unless the items are declared
+ * of one scalar type, Ajv compares every pair of them, so 40,000 small arrays (300 KB of a model's arguments, or of
+ * a server's structured result) held the daemon's loop for half a minute, and a runner's 4 MiB frame for hours.
+ * Removed from Ajv rather than from the schema, it is checked nowhere, also where a `$ref` into a value reaches.
+ * (With `strict: false`, the keyword is then unknown and ignored.)
+ */
+export function withoutUniqueItems<T extends { removeKeyword(keyword: string): unknown }>(ajv: T): T {
+  ajv.removeKeyword("uniqueItems");
+  return ajv;
+}

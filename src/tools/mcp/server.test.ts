@@ -200,7 +200,7 @@ describe("a tool's output schema, from its server", () => {
     });
   });
 
-  it("no pattern is run on Brain's loop, also one a $ref or `dependencies` reaches, nor a format", () => {
+  it("no pattern is run on Brain's loop, also one a $ref or `dependencies` reaches, nor a format or uniqueItems", () => {
     const catastrophic = "^(a+)+$";
     const checks = new OutputSchemaChecks();
     const schemas = [
@@ -209,6 +209,9 @@ describe("a tool's output schema, from its server", () => {
       { type: "object", properties: { a: { $ref: "#/default/0" } }, default: [{ pattern: catastrophic }] },
       { type: "object", properties: { a: { type: "string", format: "email" } } },
     ];
+    // Nor uniqueItems, which Ajv checks pair by pair: a server's long result would hold the loop.
+    const unique = checks.getValidator({ type: "object", properties: { a: { uniqueItems: true } } });
+    expect(unique({ a: [[1], [1]] }).valid).toBe(true);
     // Enough backtracking to show whether the pattern ran, not so much that a regression blocks the test.
     const a = `${"a".repeat(20)}!`;
     for (const schema of schemas) expect(checks.getValidator(schema)({ a }).valid).toBe(true);
