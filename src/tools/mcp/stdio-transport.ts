@@ -34,6 +34,8 @@ export class GroupStdioTransport implements Transport {
   private readonly buffer = new ReadBuffer();
   private drain: NodeJS.Timeout | undefined;
   private exited: Promise<void> | undefined;
+  /** Its group was killed at "close": its id may name another group later, so it is signalled no more. */
+  private done = false;
   /** Sends waiting for the server to take its input: one "drain" listener for them all, not one each. */
   private draining: (() => void)[] = [];
 
@@ -61,6 +63,7 @@ export class GroupStdioTransport implements Transport {
         clearTimeout(this.drain);
         // What the server left running that holds no pipe of its (a `sleep &` writing elsewhere) goes too.
         this.signal(child, "SIGKILL");
+        this.done = true;
         this.onclose?.();
       });
       child.stdin.on("error", (err) => this.onerror?.(err));
@@ -138,6 +141,7 @@ export class GroupStdioTransport implements Transport {
   }
 
   private signal(child: ChildProcessWithoutNullStreams, signal: NodeJS.Signals): void {
+    if (this.done) return;
     if (GROUPS && child.pid !== undefined) {
       try {
         process.kill(-child.pid, signal);
