@@ -49,6 +49,17 @@ describe("runner frames", () => {
     expect(() => decodeRunnerFrame(line)).toThrow(message);
   });
 
+  it.each([
+    ['{"attachment":"A","id":"1","error":{"code":"oops","message":"x"}}', /error\.code: Invalid option/],
+    ['{"attachment":"A","id":"1","error":"upstream down"}', /error: Invalid input: expected object/],
+    ['{"attachment":"A","id":"1","error":{"message":"x"}}', /error\.code/],
+    ['{"id":"1","result":{}}', /attachment: Invalid input: expected string/],
+    ['{"attachment":"A","id":1,"result":{}}', /id: Invalid input: expected string/],
+    ['{"attachment":"A","id":"1","result":{},"error":{"code":"brain_error","message":"x"}}', /not both/],
+  ])("names the field a bad reply frame gets wrong: %s", (line, message) => {
+    expect(() => decodeRunnerFrame(line)).toThrow(message);
+  });
+
   it("defaults append_only to false when a checkpoint entry leaves it out", () => {
     const frame = decodeRunnerFrame('{"attachment":"A","id":"1","result":[{"path":"a","size":1}]}');
     expect(frame).toMatchObject({ result: [{ path: "a", size: 1 }] });

@@ -3,8 +3,9 @@ import type { ZodType, z } from "zod";
 import { preview } from "./ndjson.js";
 import {
   type BrainToRunnerFrame,
+  ErrorReply,
+  ResultReply,
   RunnerEvent,
-  RunnerReply,
   RunnerRequest,
   type RunnerToBrainFrame,
   ToolCallRequest,
@@ -64,7 +65,13 @@ export function decodeRunnerFrame(line: string): RunnerToBrainFrame {
     }
     return check(ToolCallRequest, obj, "tool.call frame", line);
   }
-  if ("result" in obj || "error" in obj) return check(RunnerReply, obj, "reply frame", line);
+  // Checked against the one reply shape its member names: against the union, zod says only "Invalid input" of a
+  // bad `error` or a missing attachment, and never which field is wrong.
+  if ("result" in obj && "error" in obj) {
+    throw new ProtocolError(`a reply frame has "result" or "error", not both: ${preview(line)}`);
+  }
+  if ("error" in obj) return check(ErrorReply, obj, "error reply frame", line);
+  if ("result" in obj) return check(ResultReply, obj, "reply frame", line);
   throw new ProtocolError(`frame has none of "event", "method", "result" or "error": ${preview(line)}`);
 }
 
