@@ -60,6 +60,14 @@ describe("runner frames", () => {
     expect(() => decodeRunnerFrame(line)).toThrow(message);
   });
 
+  it("names an empty line and a leading byte order mark, which JSON.parse's message leaves unseen", () => {
+    expect(() => decodeRunnerFrame("")).toThrow(/an empty line is not a frame/);
+    expect(() => decodeRunnerFrame(" \r")).toThrow(/an empty line is not a frame/);
+    const bom = '\ufeff{"attachment":"A","turn":"T","event":"assistant.delta","data":{"text":"x"}}';
+    expect(() => decodeRunnerFrame(bom)).toThrow(/byte order mark \(U\+FEFF\)/);
+    expect(() => decodeBrainFrame(bom)).toThrow(/byte order mark/);
+  });
+
   it("defaults append_only to false when a checkpoint entry leaves it out", () => {
     const frame = decodeRunnerFrame('{"attachment":"A","id":"1","result":[{"path":"a","size":1}]}');
     expect(frame).toMatchObject({ result: [{ path: "a", size: 1 }] });

@@ -22,12 +22,26 @@ function parseObject(line: string): Record<string, unknown> {
   try {
     value = JSON.parse(line);
   } catch (err) {
-    throw new ProtocolError(`not JSON (${(err as Error).message}): ${preview(line)}`);
+    throw new ProtocolError(notJson(line, err as Error));
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new ProtocolError(`a frame must be a JSON object: ${preview(line)}`);
   }
   return value as Record<string, unknown>;
+}
+
+/**
+ * Why a line is not JSON. JSON.parse's message quotes the line, where an empty one or a leading byte order mark
+ * (invisible when printed) cannot be seen: those two are named, with their fix.
+ */
+function notJson(line: string, err: Error): string {
+  if (line.trim() === "") {
+    return `an empty line is not a frame: the stream carries one JSON object per line and nothing else (write diagnostics to stderr)`;
+  }
+  if (line.charCodeAt(0) === 0xfeff) {
+    return `the line starts with a byte order mark (U+FEFF), which JSON does not allow: write UTF-8 without one (in Python, encoding "utf-8", not "utf-8-sig"): ${preview(line)}`;
+  }
+  return `not JSON (${err.message}): ${preview(line)}`;
 }
 
 function check<T>(schema: ZodType<T>, value: unknown, what: string, line: string): T {
