@@ -57,6 +57,8 @@ interface ActiveTurn {
   settle?: (outcome: PromptOutcome) => void;
   /** Set once interrupted: fires if the runner has not settled in time. */
   grace?: NodeJS.Timeout;
+  /** The runner has answered the prompt: the turn is over, though `prompt` returns only a few microtasks later. */
+  answered?: boolean;
 }
 
 export class ProcessHarness implements Harness {
@@ -282,11 +284,18 @@ export class ProcessHarness implements Harness {
     this.onEvent("assistant.delta", turn, data);
   }
 
+  /** Why a frame for `frameTurn` is not taken, or undefined when that turn is running. */
+  private notRunning(frameTurn: string): string | undefined {
+    const active = this.activeTurn;
+    if (frameTurn !== active?.id) return "which is not running";
+    // Frames read with the prompt's answer are handled before the turn can end: it ends at the answer.
+    return active.answered ? "which has ended (its prompt was answered)" : undefined;
+  }
+
   private onEvent(event: string, frameTurn: string, data: unknown): void {
     const turn = this.activeTurn?.id;
-    if (frameTurn !== turn) {
-      return this.warn(`"${event}" event for turn "${clip(frameTurn)}", which is not running; ignored`);
-    }
+    const gone = this.notRunning(frameTurn);
+    if (gone) return this.warn(`"${event}" event for turn "${clip(frameTurn)}", ${gone}; ignored`);
     // The turn's own id, equal to the frame's: the frame's copy is a slice of its line, which an event waiting
     // for its commit would otherwise keep alive whole.
     this.options.emit({ type: event, turn, data } as never);
@@ -295,6 +304,8 @@ export class ProcessHarness implements Harness {
   private onReply(reply: RunnerReply): void {
     const pending = this.pending.get(reply.id);
     if (!pending) return this.warn(`reply for unknown request id "${clip(reply.id)}" ignored`);
+    // Answered, even wrongly, the prompt is settled: so is its turn (the only one, as is its prompt).
+    if (pending.method === "prompt" && this.activeTurn) this.activeTurn.answered = true;
     if (reply.turn !== pending.turn) {
       const got = clip(reply.turn ?? "(none)");
       const want = pending.turn ?? "(none)";
@@ -320,10 +331,9 @@ export class ProcessHarness implements Harness {
    */
   private onToolCall(frame: ToolCallRequest): void {
     const turn = this.activeTurn;
-    if (!turn || frame.turn !== turn.id) {
-      this.warn(
-        `tool.call "${clip(frame.params.name)}" for turn "${clip(frame.turn)}", which is not running; refused`,
-      );
+    const gone = this.notRunning(frame.turn);
+    if (!turn || gone) {
+      this.warn(`tool.call "${clip(frame.params.name)}" for turn "${clip(frame.turn)}", ${gone}; refused`);
       return this.answer(frame, refusal("no turn is running"));
     }
     const runner = this.runner;
