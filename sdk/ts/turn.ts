@@ -68,8 +68,12 @@ export class TurnState implements Turn {
       return Promise.reject(new RunnerFailure("brain_error", `turn ${this.id} is over: no more tool calls`));
     }
     if (this.signal.aborted) return Promise.reject(new TurnInterrupted());
+    // Brain refuses such a frame by killing the runner, every attachment's turn with it: only this call fails.
+    const problem = toolCallProblem(name, args);
+    if (problem) return Promise.reject(new RunnerFailure("brain_error", `tool call not sent: ${problem}`));
     const frameId = this.host.nextFrameId();
-    const params = { id: options.id ?? `call_${frameId}`, name, arguments: args };
+    // An empty id is the model's call without one (some OpenAI-compatible servers send ""): it gets a fresh one.
+    const params = { id: options.id || `call_${frameId}`, name, arguments: args };
     return new Promise<ToolResult>((resolve, reject) => {
       const settle = (result: ToolResult | Error) => {
         this.waiting.delete(frameId);
@@ -121,6 +125,15 @@ export class TurnState implements Turn {
     this.host.log(`dropped an ${what} event for turn ${this.id}, which is over`);
     return false;
   }
+}
+
+/** What Brain would refuse in a tool call's name or arguments, or undefined. */
+function toolCallProblem(name: unknown, args: unknown): string | undefined {
+  if (typeof name !== "string" || name === "")
+    return `the tool name must be a non-empty string, not ${JSON.stringify(name)}`;
+  if (typeof args !== "object" || args === null || Array.isArray(args))
+    return `the arguments of tool "${name}" must be a JSON object, not ${Array.isArray(args) ? "an array" : (JSON.stringify(args) ?? typeof args)}`;
+  return undefined;
 }
 
 /** Splits text into pieces of at most `max` UTF-16 units, never between the halves of a surrogate pair. */

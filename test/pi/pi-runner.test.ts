@@ -245,3 +245,22 @@ describe("runners/pi without a key", () => {
     expect(outcome.error?.message).toMatch(/provider\.base_url/);
   });
 });
+
+describe("runners/pi on an OpenAI-compatible server", () => {
+  it("runs a tool call the server sent without an id (pi-ai reads it as ''): Brain logs it under a fresh one", async () => {
+    const format = FORMATS[0]!;
+    t = bed.brain(format);
+    bed.fake.script([
+      { toolCalls: [{ id: "", name: "echo", arguments: { value: "ping" } }] },
+      { text: "done" },
+    ]);
+    const session = await t.brain.create({ harness: "pi", config: { model: format.model, tools: ["echo"] } });
+    const turn = await session.prompt("Call the echo tool with ping.");
+    expect(await turn.settled).toEqual({ turn: turn.turn, status: "completed" });
+    const all = await events(session);
+    expect(ofType(all, "tool.call")).toEqual([
+      { id: expect.stringMatching(/^call_/), name: "echo", arguments: { value: "ping" } },
+    ]);
+    expect(textOf(all)).toBe("done");
+  });
+});

@@ -238,6 +238,33 @@ describe("runner SDK: turns", () => {
     expect(host.abandoned.size).toBe(0);
   });
 
+  it("gives a tool call with an empty id a fresh one, and fails alone one with no name or non-object arguments", async () => {
+    const sdk = runSdk({
+      open: () =>
+        simple({
+          async prompt(_text, turn) {
+            await expect(turn.callTool("", {})).rejects.toThrow(/tool name must be a non-empty string/);
+            const list = [1] as unknown as Record<string, unknown>;
+            await expect(turn.callTool("echo", list)).rejects.toThrow(/must be a JSON object, not an array/);
+            const result = await turn.callTool("echo", { value: "v" }, { id: "" });
+            turn.delta(result.content[0]!.text);
+          },
+        }),
+    });
+    sdk.send(open("A"));
+    sdk.send(prompt("A", "T1", "p1"));
+    const call = await sdk.next((f) => f.method === "tool.call");
+    expect(call.params.id).toBe(`call_${call.id}`);
+    sdk.send({
+      attachment: "A",
+      turn: "T1",
+      id: call.id,
+      result: { content: [{ type: "text", text: "ok" }], is_error: false },
+    });
+    expect(await sdk.next(reply("p1"))).toMatchObject({ result: {} });
+    expect(sdk.frames.filter((f) => f.method === "tool.call")).toHaveLength(1);
+  });
+
   it("queues steering on the turn when the attachment has no steer handler, and refuses it for another turn", async () => {
     const steered = gate();
     const sdk = runSdk({
