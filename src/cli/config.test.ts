@@ -40,3 +40,14 @@ describe("a provider's api_key_env", () => {
     expect(refusal({ defaults: { provider: { api: "openai", api_key_env: "_MY_KEY2" } } })).toBeUndefined();
   });
 });
+
+describe("a runner's command", () => {
+  it("is refused when it names no program, saying so, instead of failing the first session on a TypeError", () => {
+    for (const command of ["", "   ", [""], [" ", "runner.js"]]) {
+      expect(refusal({ harnesses: { r: { command } } })).toMatch(
+        /field "harnesses\.r\.command": .*names no program/,
+      );
+    }
+    expect(refusal({ harnesses: { r: { command: ["node", "runner.js"] } } })).toBeUndefined();
+  });
+});

@@ -5,7 +5,17 @@ import { SessionConfig } from "./runner.js";
 
 export const HarnessEntry = z.strictObject({
   /** The runner's command line: an array, or a string split on spaces (quotes group words). */
-  command: z.union([z.string().min(1), z.array(z.string()).min(1)]),
+  command: z.union([
+    // A blank one split to no program at all, and the first session failed on a TypeError naming nothing.
+    z.string().regex(/\S/, 'names no program: give the runner\'s command line, such as "node runner.js"'),
+    z
+      .array(z.string())
+      .min(1)
+      .refine((words) => /\S/.test(words[0]!), {
+        message:
+          'its first word names no program: give the runner\'s program first, such as ["node", "runner.js"]',
+      }),
+  ]),
   /** Variables added to the runner's minimal environment. Never put provider keys here. */
   env: z.record(z.string(), z.string()).optional(),
   /** One process serves every session of this harness, one attachment each. */
