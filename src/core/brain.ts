@@ -3,7 +3,7 @@ import type { SessionEvent } from "../protocol/events.js";
 import type { SessionRecord } from "../protocol/session.js";
 import type { BrainOptions } from "./brain-options.js";
 import { CheckpointStore, type Checkpoints, refuseInside } from "./checkpoints/index.js";
-import { historyCheck, loggedCheckpoint } from "./conversation-chain.js";
+import { historyCheck, loggedCheckpoint, readConversation } from "./conversation-chain.js";
 import { type CreatedSession, createdSession, openCreated, refuseUnmakeable } from "./created-session.js";
 import { recordSecrets, sessionSecrets } from "./credentials.js";
 import { SessionError } from "./errors.js";
@@ -190,7 +190,7 @@ export class Brain {
     const harnesses = this.options.harnesses.names();
     requireHarness(harnesses, options.to);
     refuseRunning(this.live.find(id)?.session, "handoff");
-    const own = await this.events(id);
+    const own = await readConversation((after, limit) => this.events(id, after, limit));
     const events = await conversationEvents(this.options.store, source, own);
     const from = harnesses.includes(source.harness) ? this.harnesses.get(source.harness) : undefined;
     const { operator, call } = handoffLayers(source, options, from ? from.clientOptions : "any");
@@ -218,7 +218,7 @@ export class Brain {
     // lock) while the files change, so a session another process has open is refused, not rebuilt under it.
     if (this.live.find(id)) await this.closeSession(id);
     await this.session(id);
-    const own = await this.events(id);
+    const own = await readConversation((after, limit) => this.events(id, after, limit));
     const events = await conversationEvents(this.options.store, record, own);
     const native = this.options.store.paths(id).native;
     const input = { dir: native, config: record.config, transcript: transcriptOf(events), sameFamily: true };

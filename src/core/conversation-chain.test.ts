@@ -1,7 +1,13 @@
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import type { SessionEvent } from "../protocol/events.js";
+import type { NewEvent, SessionEvent } from "../protocol/events.js";
 import type { SessionRecord } from "../protocol/session.js";
+import { FsSessionStore } from "../store/fs/index.js";
+import { tempDir } from "../testing/brain.js";
 import { ancestorEvents, loggedCheckpoint } from "./conversation-chain.js";
+import { transcriptOf } from "./transcript.js";
 
 const record = (id: string, extra: Partial<SessionRecord> = {}): SessionRecord => ({
   id,
@@ -25,7 +31,10 @@ const prompt = (session: string, seq: number, text: string) =>
 function storeOf(records: SessionRecord[], events: Record<string, SessionEvent[]>) {
   return {
     get: async (id: string) => records.find((r) => r.id === id),
-    readEvents: async (id: string) => events[id] ?? [],
+    readEvents: async (id: string, range: { after?: number; limit?: number } = {}) => {
+      const after = range.after ?? 0;
+      return (events[id] ?? []).filter((e) => e.seq > after).slice(0, range.limit);
+    },
   };
 }
 
@@ -65,6 +74,96 @@ describe("ancestorEvents", () => {
     const retired = { p: [prompt("p", 3, "after the fork")] };
     expect(await ancestorEvents(storeOf([parent, child], retired), child)).toEqual([]);
   });
+});
+
+describe("a long streamed history", () => {
+  const event = (session: string, seq: number, type: string, turn: string, data: object) =>
+    ({ seq, ts: "2026-12-04T00:00:00.000Z", session, turn, type, data }) as SessionEvent;
+
+  it("is read a page at a time, each run of deltas as one event, for the same transcript", async () => {
+    const whole: SessionEvent[] = [];
+    const add = (type: string, turn: string, data: object) =>
+      whole.push(event("p", whole.length + 1, type, turn, data));
+    add("user.prompt", "t1", { text: "one" });
+    for (let i = 0; i < 2500; i++) add("assistant.delta", i < 2000 ? "t1" : "t2", { text: `w${i} ` });
+    add("assistant.message", "t1", { text: "all of it" });
+    add("user.prompt", "t2", { text: "two" });
+    for (let i = 0; i < 1500; i++) add("assistant.delta", "t2", { text: `v${i} ` });
+    add("turn.settled", "t2", { status: "interrupted" });
+    add("checkpoint.created", "t2", { id: "cp1", files: [] });
+    add("user.prompt", "t3", { text: "after the fork" });
+    const paged = {
+      get: async (id: string) => [record("p"), record("c")].find((r) => r.id === id),
+      readEvents: async (id: string, range: { after?: number; limit?: number } = {}) => {
+        if (range.limit === undefined || range.limit > 1000)
+          throw new Error(`read whole (limit ${range.limit})`);
+        return (id === "p" ? whole : []).filter((e) => e.seq > (range.after ?? 0)).slice(0, range.limit);
+      },
+    };
+    const fork = record("c", { forked_from: { session: "p", checkpoint: "cp1" } });
+    const read = await ancestorEvents(paged, fork);
+    expect(read.map((e) => e.type)).toEqual([
+      "user.prompt",
+      "assistant.delta",
+      "assistant.message",
+      "user.prompt",
+      "assistant.delta",
+      "turn.settled",
+      "checkpoint.created",
+    ]);
+    expect(transcriptOf(read)).toEqual(transcriptOf(whole.slice(0, -1)));
+    const handoff = record("c", { handoff_from: { session: "p", seq: 1000 } });
+    expect(transcriptOf(await ancestorEvents(paged, handoff))).toEqual(transcriptOf(whole.slice(0, 1000)));
+  });
+
+  it("of a fork's parent is verified in a small heap, not held whole", async () => {
+    // 800k deltas: a few MiB on disk, hundreds of MiB as events. A process with a 96 MiB heap (the host opening a
+    // fork of such a session, in small) works out what the fork's native state must hold.
+    const home = tempDir("brain-chain-");
+    const store = new FsSessionStore(home);
+    const parent = await store.create({ id: "p", harness: "echo", config: {} });
+    const log = await store.openLog(parent.id);
+    for (let t = 0; t < 40; t++) {
+      const turn = `t${t}`;
+      await log.append([
+        { type: "user.prompt", turn, data: { text: `prompt ${t}` } },
+        { type: "turn.started", turn, data: {} },
+      ]);
+      for (let b = 0; b < 20; b++) {
+        const texts = Array.from({ length: 1000 }, (_, i) => `word${i} `);
+        await log.append(
+          texts.map((text) => ({ type: "assistant.delta", turn, data: { text } }) as NewEvent),
+        );
+      }
+      await log.append([
+        { type: "assistant.message", turn, data: { text: "all" } },
+        { type: "turn.settled", turn, data: { status: "completed" } },
+      ]);
+    }
+    await log.append([{ type: "checkpoint.created", data: { id: "000001", files: [] } }]);
+    await log.close();
+    const forked_from = { session: "p", checkpoint: "000001" };
+    await store.create({ id: "c", harness: "echo", config: {}, forked_from });
+    const dist = (file: string) =>
+      JSON.stringify(pathToFileURL(path.join(import.meta.dirname, "../../dist/src", file)).href);
+    const script = `const { expectedHistory } = await import(${dist("core/conversation-chain.js")});
+      const { FsSessionStore } = await import(${dist("store/fs/index.js")});
+      const store = new FsSessionStore(${JSON.stringify(home)});
+      const log = await store.openLog("c");
+      process.stdout.write(JSON.stringify(await expectedHistory(store, await store.get("c"), log)));
+      await log.close();`;
+    const child = spawnSync(
+      process.execPath,
+      ["--max-old-space-size=96", "--input-type=module", "-e", script],
+      {
+        encoding: "utf8",
+      },
+    );
+    await import("node:fs/promises").then((fs) => fs.rm(home, { recursive: true, force: true }));
+    expect(child.stderr).not.toMatch(/heap out of memory/);
+    expect(child.status).toBe(0);
+    expect(JSON.parse(child.stdout)).toEqual({ lastPrompt: "prompt 39", turns: 40, lastKept: "prompt 39" });
+  }, 120_000);
 });
 
 describe("loggedCheckpoint", () => {

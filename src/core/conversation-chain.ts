@@ -10,8 +10,56 @@ import { type HeldTurns, heldTurns, transcriptOf } from "./transcript.js";
 
 export interface ChainStore {
   get(id: string): Promise<SessionRecord | undefined>;
-  readEvents(id: string): Promise<SessionEvent[]>;
+  readEvents(id: string, range?: { after?: number; limit?: number }): Promise<SessionEvent[]>;
 }
+
+/** Where a conversation read ends: after an event's seq, or with a checkpoint's event (none of it if it is gone). */
+type ReadEnd = { seq: number } | { checkpoint: string };
+
+/** Events per page of a conversation read (a page also ends at PAGE_BYTES). */
+const CONVERSATION_PAGE = 1000;
+
+/**
+ * A log's events after `after` for a transcript, read a page at a time, each run of deltas held as one event with
+ * their text (the last delta's seq and turn): transcriptOf reads the same conversation from it. A long streamed
+ * conversation is millions of deltas, a few bytes each on disk and hundreds as events: read whole, a fork's first
+ * turn (which verifies its parent's history) took 470 MiB of heap for a parent of 2 million.
+ */
+export async function readConversation(
+  read: (after: number, limit: number) => Promise<SessionEvent[]>,
+  options: { after?: number; end?: ReadEnd } = {},
+): Promise<SessionEvent[]> {
+  const { end } = options;
+  const out: SessionEvent[] = [];
+  let run: SessionEvent | undefined;
+  let text = "";
+  const endRun = () => {
+    if (run) out.push({ ...run, data: { text } } as SessionEvent);
+    [run, text] = [undefined, ""];
+    return out;
+  };
+  for (let after = options.after ?? 0; ; ) {
+    const page = await read(after, CONVERSATION_PAGE);
+    const last = page.at(-1)?.seq;
+    if (last === undefined || last <= after) break; // done (or a store that ignores the cursor: never loop)
+    after = last;
+    for (const e of page) {
+      if (end && "seq" in end && e.seq > end.seq) return endRun();
+      if (e.type === "assistant.delta") {
+        [run, text] = [e, text + e.data.text];
+        continue;
+      }
+      endRun();
+      out.push(e);
+      if (end && "checkpoint" in end && isCheckpoint(e, end.checkpoint)) return out;
+    }
+  }
+  // The checkpoint's event is gone (retention retired it): every event kept came after it.
+  return end && "checkpoint" in end ? [] : endRun();
+}
+
+const isCheckpoint = (e: SessionEvent, id: string) =>
+  e.type === "checkpoint.created" && (e.data as { id: string }).id === id;
 
 /** Forks and handoffs nest; a cycle cannot be made, but a damaged store must not loop forever. */
 const MAX_DEPTH = 64;
@@ -29,23 +77,14 @@ export async function ancestorEvents(
   // tenant's session (a damaged or planted store) must not bring that tenant's conversation in.
   if (!parent || (parent.tenant ?? "default") !== (record.tenant ?? "default")) return [];
   if (!isParentOf(parent, record)) return [];
-  const own = await store.readEvents(parent.id);
-  const cut = record.forked_from
-    ? upToCheckpoint(own, record.forked_from.checkpoint)
-    : own.filter((e) => e.seq <= record.handoff_from!.seq);
+  // A fork's history ends with its checkpoint's event: none of it when retention retired that event (a fork may be
+  // made of a checkpoint whose event is gone), as every event kept came after it.
+  const end = record.forked_from
+    ? { checkpoint: record.forked_from.checkpoint }
+    : { seq: record.handoff_from!.seq };
+  const read = (after: number, limit: number) => store.readEvents(parent.id, { after, limit });
+  const cut = await readConversation(read, { end });
   return [...(await ancestorEvents(store, parent, depth + 1)), ...cut];
-}
-
-/**
- * A parent's events up to the checkpoint a fork started from. None when the log no longer holds that checkpoint's
- * event: retention retired it (a fork may be made of a checkpoint whose event is gone), so every event kept came
- * after it, and not one of them is the fork's history.
- */
-function upToCheckpoint(events: readonly SessionEvent[], checkpoint: string): SessionEvent[] {
-  const end = events.findIndex(
-    (e) => e.type === "checkpoint.created" && (e.data as { id: string }).id === checkpoint,
-  );
-  return end < 0 ? [] : events.slice(0, end + 1);
 }
 
 /**
@@ -101,14 +140,14 @@ export async function expectedHistory(
   // Seeded with a summary: the native state holds only what came after the seeding.
   const seeded = record.seeded;
   if (seeded?.how === "summary") {
-    return expectation(heldTurns(transcriptOf(await log.read(seeded.seq))));
+    return expectation(heldTurns(transcriptOf(await readConversation(pages(log), { after: seeded.seq }))));
   }
   for (const size of WINDOWS) {
     if (log.lastSeq <= size) break;
     const held = heldTurns(transcriptOf(await log.read(log.lastSeq - size)));
     if (held.lastPrompt !== undefined) return expectation({ ...held, turns: 0 });
   }
-  const own = await log.read(0);
+  const own = await readConversation(pages(log));
   return expectation(heldTurns(transcriptOf([...(await ancestorEvents(store, record)), ...own])));
 }
 
@@ -130,6 +169,8 @@ export function historyCheck(
     return Promise.resolve(undefined);
   };
 }
+
+const pages = (log: Pick<EventLog, "read">) => (after: number, limit: number) => log.read(after, limit);
 
 /** `turns` 0: not counted (a window of the log only). */
 function expectation(held: HeldTurns): ExpectedHistory | undefined {
