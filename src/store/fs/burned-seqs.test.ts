@@ -29,6 +29,20 @@ describe.each(MODES)("a refused batch's seqs (O_DSYNC writes: %s)", (syncWrites)
     await again.close();
   });
 
+  it("are not given again when the refused batch was the first of a new segment", async () => {
+    // A full disk refuses a new segment's first block sooner than the room left in the last block of a file.
+    const io = testIO(syncWrites);
+    const log = await JsonlEventLog.open(paths.file, "s1", io, { segmentBytes: 100 });
+    await log.append([warning("a".repeat(120))]); // the segment is full: the next batch rolls first
+    io.failNext("write", "ENOSPC");
+    await expect(log.append([warning("b1"), warning("b2")])).rejects.toThrow(/ENOSPC/);
+    await log.close();
+    const reopened = await JsonlEventLog.open(paths.file, "s1", io, { segmentBytes: 100 });
+    expect((await reopened.append([warning("c")]))[0]?.seq).toBe(4);
+    await reopened.close();
+    expect((await readEventsFile(paths.file)).map((e) => e.seq)).toEqual([1, 4]);
+  });
+
   it("are kept in the state the log saves when it goes idle, for an open after a kill -9", async () => {
     const io = testIO(syncWrites);
     const log = await JsonlEventLog.open(paths.file, "s1", io, { idleMs: 1 });

@@ -48,7 +48,8 @@ describe.each(MODES)("an empty active segment beside sealed ones (O_DSYNC writes
     try {
       expect(log.lastSeq).toBe(all.length);
       const [next] = await log.append([prompt]);
-      expect(next!.seq).toBe(all.length + 1);
+      // all.length + 1 was the refused prompt's: never given again (docs/protocol.md).
+      expect(next!.seq).toBe(all.length + 2);
     } finally {
       await log.close();
     }
@@ -66,7 +67,7 @@ describe.each(MODES)("an empty active segment beside sealed ones (O_DSYNC writes
       expect(log.lastSeq).toBe(all.length);
       for (let t = 0; (await listSealed(tmp.file)).length < sealedBefore.length + 1; t++)
         more.push(...(await streamedTurn(log, `v${t}`, 30)));
-      expect(more[0]!.seq).toBe(all.length + 1);
+      expect(more[0]!.seq).toBe(all.length + 2); // after the refused prompt's seq
       expect(await log.read(0)).toEqual([...kept, ...more]);
     } finally {
       await log.close();

@@ -298,5 +298,7 @@ export async function recover(
     onEvents: (events) => state.observe(events),
     onBase: (base) => state.seed(base),
   });
-  return { scan, state, savedEnd: 0 };
+  // A state that does not check out still names seqs this log refused (one saved over a segment whose first batch
+  // was refused covers no line to check): as a floor for the next seq, the worst it costs is a gap.
+  return { scan, state, savedEnd: 0, ...(saved?.burned ? { burned: saved.burned } : {}) };
 }
