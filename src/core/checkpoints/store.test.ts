@@ -268,6 +268,26 @@ describe("damage and failure", () => {
     expect((await store.create(nativeDir, await files())).id).toBe("000002");
   });
 
+  it("says a checkpoint the disk refused was not made, and what to do, not a bare ENOSPC", async () => {
+    const base = await tempDir();
+    const nativeDir = path.join(base, "native");
+    await put(nativeDir, "a.txt", "alpha");
+    const full = Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+    const store = new CheckpointStore(path.join(base, "checkpoints"), {
+      hooks: {
+        beforeBlobCommit() {
+          throw full;
+        },
+      },
+    });
+    const failed = store.create(nativeDir, [await native(nativeDir, "a.txt")]);
+    await expect(failed).rejects.toBeInstanceOf(CheckpointError);
+    await expect(failed).rejects.toThrow(
+      /^checkpoint failed: its files could not be stored \(ENOSPC: no space left on device, write\); no checkpoint was made: free space on the daemon's disk and checkpoint again$/,
+    );
+    expect(await store.list()).toEqual([]);
+  });
+
   // Each file is checked, hashed and closed, then opened again only while its bytes are copied: a native dir of
   // more files than the descriptor limit checkpoints, and the daemon keeps its descriptors meanwhile.
   it.skipIf(process.platform !== "linux")(

@@ -6,7 +6,7 @@ import { type BlobHooks, storeBlob } from "./blobs.js";
 import { CheckpointError, errnoCode } from "./errors.js";
 import { fsyncDir, writeFileDurable } from "./io.js";
 import { type CheckpointFile, type CheckpointManifest, parseManifest } from "./manifest.js";
-import { planCheckpoint, reopenPlanned } from "./plan.js";
+import { type PlannedFile, planCheckpoint, reopenPlanned } from "./plan.js";
 import { restoreManifest } from "./restore.js";
 import { removeDeadTemps } from "./temps.js";
 
@@ -70,6 +70,13 @@ export class CheckpointStore {
     const previous = lastId === undefined ? undefined : await this.read(lastId);
     const planned = await planCheckpoint(nativeDir, files, previous, secrets);
     await this.options.hooks?.afterPlan?.();
+    return this.store(planned, lastId).catch((err: unknown) => {
+      throw notStored(err);
+    });
+  }
+
+  /** Writes the planned files' new bytes as blobs, then the manifest that makes them checkpoint `lastId` + 1. */
+  private async store(planned: PlannedFile[], lastId: string | undefined): Promise<CheckpointManifest> {
     await this.ensureDirs();
     if (!this.swept) {
       this.swept = true;
@@ -164,6 +171,19 @@ export class CheckpointStore {
   private async read(id: string): Promise<CheckpointManifest> {
     return parseManifest(await readFile(path.join(this.dir, `${id}.json`), "utf8"), id);
   }
+}
+
+/**
+ * The disk refused a step of storing the checkpoint (full, read-only, failing): the checkpoint was not made (its
+ * manifest is written last), said as such with what to do, not as a bare ENOSPC naming no step of it.
+ */
+function notStored(err: unknown): unknown {
+  if (err instanceof CheckpointError || errnoCode(err) === undefined) return err;
+  const fix = errnoCode(err) === "ENOSPC" ? "free space on the daemon's disk" : "check the daemon's disk";
+  return new CheckpointError(
+    "brain_error",
+    `checkpoint failed: its files could not be stored (${(err as Error).message}); no checkpoint was made: ${fix} and checkpoint again`,
+  );
 }
 
 function summarize(ids: string[]): string {
