@@ -26,7 +26,54 @@ describe("provider error bodies", () => {
   it("gives a short page whole, and a JSON body's own message", () => {
     expect(messageInBody("Bad gateway")).toBe("Bad gateway");
     expect(messageInBody('{"error":{"message":"overloaded"}}')).toBe("overloaded");
+    const failed = {
+      type: "response.failed",
+      response: { error: { code: "server_error", message: "it broke" } },
+    };
+    expect(messageInBody(JSON.stringify(failed))).toBe("it broke");
     expect(messageInBody(`${"word ".repeat(100)}`)).toBe(`${"word ".repeat(59)}word…`);
+  });
+});
+
+describe("errors a provider streams", () => {
+  it("retries one that came before any text when its type says it passes, saying which it was", async () => {
+    const session = await bed.brain().brain.create({
+      harness: "api",
+      config: { model: "anthropic:fake-model", options: { retries: 1, retry_base_ms: 0 } },
+    });
+    // After message_start: the SDK hands the error on as Anthropic's body, {type, message}.
+    const streamError = { after: 1, message: "Overloaded", type: "overloaded_error" };
+    bed.fake.script([{ text: "never shown", streamError }, { text: "made it" }]);
+    const outcome = await (await session.prompt("x")).settled;
+    expect(outcome.status).toBe("completed");
+    const all = await events(session);
+    expect(textOf(all)).toBe("made it");
+    const warnings = all.filter((e) => e.type === "harness.warning").map((e) => e.data.message);
+    expect(warnings).toContainEqual(
+      expect.stringMatching(
+        /^anthropic reported an error mid-stream: overloaded_error: Overloaded; retrying/,
+      ),
+    );
+  });
+
+  it("fails the turn on one that says nothing of passing, naming it", async () => {
+    const session = await bed.brain().brain.create({
+      harness: "api",
+      config: { model: "anthropic:fake-model", options: { retries: 3, retry_base_ms: 0 } },
+    });
+    const streamError = {
+      after: 1,
+      message: "Output blocked by content filtering policy",
+      type: "invalid_request_error",
+    };
+    bed.fake.script([{ text: "never shown", streamError }]);
+    const outcome = await (await session.prompt("x")).settled;
+    expect(outcome.error).toEqual({
+      code: "provider_error",
+      message:
+        "anthropic reported an error mid-stream: invalid_request_error: Output blocked by content filtering policy",
+    });
+    expect(bed.fake.requests).toHaveLength(1);
   });
 });
 

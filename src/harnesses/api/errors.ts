@@ -7,8 +7,9 @@ import { headOf } from "../../core/redact.js";
 export function messageInBody(body: string | undefined): string | undefined {
   if (!body) return undefined;
   try {
-    const parsed = JSON.parse(body) as { error?: unknown; message?: unknown };
-    const error = parsed.error as { message?: unknown } | string | undefined;
+    const parsed = JSON.parse(body) as { error?: unknown; message?: unknown; response?: { error?: unknown } };
+    // A Responses stream's `response.failed` event, which the SDK passes on as the body, holds it in its response.
+    const error = (parsed.error ?? parsed.response?.error) as { message?: unknown } | string | undefined;
     if (typeof error === "string") return error;
     if (error && typeof error.message === "string") return error.message;
     if (typeof parsed.message === "string") return parsed.message;
@@ -30,7 +31,41 @@ function rootCause(err: unknown): string | undefined {
   return message;
 }
 
+/**
+ * An error the provider sent inside a stream it had begun (Anthropic's `error` event, an OpenAI chunk holding
+ * `error`): the SDKs pass it on as the plain object they parsed, `{type, message}` or `{error: {message}}`.
+ */
+interface StreamedError {
+  message: string;
+  kind?: string;
+  retryable?: boolean;
+}
+
+function streamedError(err: unknown): StreamedError | undefined {
+  if (err === null || typeof err !== "object" || err instanceof Error) return undefined;
+  const outer = err as { message?: unknown; error?: unknown };
+  const body = (typeof outer.message === "string" ? outer : outer.error) as
+    | { message?: unknown; type?: unknown; code?: unknown; isRetryable?: unknown }
+    | undefined;
+  if (typeof body?.message !== "string") return undefined;
+  const kind = [body.type, body.code].find((k) => typeof k === "string" && k !== "" && k !== "error");
+  const flag = (outer as { isRetryable?: unknown }).isRetryable ?? body.isRetryable;
+  return {
+    message: body.message,
+    ...(typeof kind === "string" ? { kind } : {}),
+    ...(typeof flag === "boolean" ? { retryable: flag } : {}),
+  };
+}
+
+/** The streamed error types that say "try again later", in the words of Anthropic and OpenAI. */
+const TRANSIENT = /overloaded|rate_limit|server_error|api_error|unavailable/i;
+
 export function describeProviderError(provider: string, err: unknown): string {
+  const streamed = streamedError(err);
+  if (streamed) {
+    const kind = streamed.kind ? `${streamed.kind}: ` : "";
+    return `${provider} reported an error mid-stream: ${kind}${streamed.message}`;
+  }
   if (APICallError.isInstance(err)) {
     const status = err.statusCode;
     if (status === undefined)
@@ -67,9 +102,14 @@ function isTimeout(err: unknown): boolean {
   return err instanceof Error && (err.name === "TimeoutError" || /timed? ?out/i.test(err.message));
 }
 
-/** Worth another try: the SDK's verdict for HTTP errors (408, 409, 429, 5xx, x-should-retry), network failures. */
+/**
+ * Worth another try: the SDK's verdict for HTTP errors (408, 409, 429, 5xx, x-should-retry), network failures, and
+ * for an error streamed before any text, the SDK's verdict or its type's (Anthropic's overloaded_error).
+ */
 export function isRetryable(err: unknown): boolean {
   if (APICallError.isInstance(err)) return err.isRetryable;
+  const streamed = streamedError(err);
+  if (streamed) return streamed.retryable ?? TRANSIENT.test(streamed.kind ?? "");
   return isTimeout(err);
 }
 

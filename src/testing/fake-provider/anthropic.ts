@@ -1,7 +1,7 @@
 // Anthropic Messages: named SSE events (message_start … message_stop), or one `message` object.
 import { bearerAuthorized } from "./openai-chat.js";
 import { chunk } from "./scripts.js";
-import type { ErrorInfo, RenderContext, SseFrame, WireFormatHandler } from "./types.js";
+import type { ErrorInfo, RenderContext, SseFrame, StreamError, WireFormatHandler } from "./types.js";
 
 const ERROR_TYPES: Record<number, string> = {
   400: "invalid_request_error",
@@ -18,6 +18,11 @@ function errorBody(error: ErrorInfo): unknown {
   const type =
     error.type ?? ERROR_TYPES[error.status] ?? (error.status >= 500 ? "api_error" : "invalid_request_error");
   return { type: "error", error: { type, message: error.message } };
+}
+
+/** Anthropic's `error` event: it can follow message_start, or any content, in a stream begun with a 200. */
+function streamError(error: StreamError): SseFrame {
+  return event("error", { error: { type: error.type ?? "overloaded_error", message: error.message } });
 }
 
 function toolUseId(ctx: RenderContext, index: number): string {
@@ -120,6 +125,7 @@ export const anthropic: WireFormatHandler = {
   // Older SDKs and most tools send `x-api-key`; @anthropic-ai/sdk 1.x sends the same key as a Bearer token.
   authorized: (headers, apiKey) => headers["x-api-key"] === apiKey || bearerAuthorized(headers, apiKey),
   errorBody,
+  streamError,
   unauthorized: () => ({ status: 401, message: "invalid x-api-key", type: "authentication_error" }),
   stream,
   json,

@@ -2,7 +2,7 @@
 // `GenerateContentResponse` chunks as data-only SSE; `:generateContent` answers with one. The model is in the
 // path, streaming is chosen by the method, and function calls arrive whole (Gemini does not stream arguments).
 import { chunk } from "./scripts.js";
-import type { ErrorInfo, RenderContext, SseFrame, WireFormatHandler } from "./types.js";
+import type { ErrorInfo, RenderContext, SseFrame, StreamError, WireFormatHandler } from "./types.js";
 
 const PATH = /^\/(?:v1beta|v1)\/models\/([^/:]+):(streamGenerateContent|generateContent)$/;
 
@@ -23,6 +23,13 @@ const STATUS_NAMES: Record<number, string> = {
 function errorBody(error: ErrorInfo): unknown {
   const status = error.type ?? STATUS_NAMES[error.status] ?? (error.status >= 500 ? "INTERNAL" : "UNKNOWN");
   return { error: { code: error.status, message: error.message, status } };
+}
+
+/** A chunk that is only the error envelope, as Gemini sends one when a stream fails. */
+function streamError(error: StreamError): SseFrame {
+  const status = error.type ?? "UNAVAILABLE";
+  const code = Object.entries(STATUS_NAMES).find(([, name]) => name === status)?.[0] ?? "500";
+  return { data: { error: { code: Number(code), message: error.message, status } } };
 }
 
 function usageMetadata(ctx: RenderContext, done: boolean) {
@@ -88,6 +95,7 @@ export const gemini: WireFormatHandler = {
   authorized: (headers, apiKey, query) =>
     headers["x-goog-api-key"] === apiKey || query?.get("key") === apiKey,
   errorBody,
+  streamError,
   unauthorized: () => ({
     status: 400,
     message: "API key not valid. Please pass a valid API key.",

@@ -97,7 +97,8 @@ export async function writeSse(
 /**
  * Writes frames in the given framing; returns false when the client left before the last one. With
  * `breakAfter`, the connection is destroyed after that many frames, as a proxy or provider dropping it would;
- * with `endAfter`, the response ends after that many, as a stream cut short without an error.
+ * with `endAfter`, the response ends after that many, as a stream cut short without an error; with `fail`, the
+ * response ends after `fail.after` frames and that frame, the provider's own word of an error mid-stream.
  */
 export async function writeStream(
   res: ServerResponse,
@@ -105,9 +106,9 @@ export async function writeStream(
   signal: AbortSignal,
   headers: Record<string, string>,
   framing: StreamFraming,
-  cut: { breakAfter?: number; endAfter?: number } = {},
+  cut: { breakAfter?: number; endAfter?: number; fail?: { after: number; frame: SseFrame } } = {},
 ): Promise<boolean> {
-  const { breakAfter, endAfter } = cut;
+  const { breakAfter, endAfter, fail } = cut;
   res.writeHead(200, {
     "content-type": framing.contentType,
     "cache-control": "no-cache",
@@ -123,12 +124,14 @@ export async function writeStream(
       return false;
     }
     if (endAfter !== undefined && written >= endAfter) break;
+    if (fail && written >= fail.after) break;
     if (frame.delayMs) await pause(frame.delayMs, signal);
     if (signal.aborted) return false;
     if (!res.write(framing.encode(frame))) await drained(res, signal);
     written++;
   }
   if (signal.aborted) return false;
+  if (fail) res.write(framing.encode(fail.frame));
   res.end();
   return true;
 }

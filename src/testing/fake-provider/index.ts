@@ -9,6 +9,7 @@ export type {
   ScriptedToolCall,
   ScriptStep,
   StartOptions,
+  StreamError,
   TokenUsage,
   WireFormat,
 } from "./types.js";

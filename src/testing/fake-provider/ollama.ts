@@ -3,7 +3,7 @@
 // formats it streams unless the body says `"stream": false`, and errors are `{"error": "text"}`.
 import { bearerAuthorized } from "./openai-chat.js";
 import { chunk } from "./scripts.js";
-import type { ErrorInfo, RenderContext, SseFrame, WireFormatHandler } from "./types.js";
+import type { ErrorInfo, RenderContext, SseFrame, StreamError, WireFormatHandler } from "./types.js";
 
 function errorBody(error: ErrorInfo): unknown {
   return { error: error.message };
@@ -65,6 +65,8 @@ export const ollama: WireFormatHandler = {
   // A local Ollama takes no key; Ollama's cloud and proxies in front of it take a Bearer token.
   authorized: bearerAuthorized,
   errorBody,
+  // Ollama ends a failing stream with a line that is only `{"error": "…"}`.
+  streamError: (error: StreamError) => ({ data: errorBody({ status: 500, message: error.message }) }),
   unauthorized: () => ({ status: 401, message: "unauthorized" }),
   stream,
   json,

@@ -1,6 +1,6 @@
 // OpenAI Chat Completions: `chat.completion.chunk` SSE ending in `data: [DONE]`, or one `chat.completion`.
 import { chunk } from "./scripts.js";
-import type { ErrorInfo, RenderContext, SseFrame, WireFormatHandler } from "./types.js";
+import type { ErrorInfo, RenderContext, SseFrame, StreamError, WireFormatHandler } from "./types.js";
 
 export function bearerAuthorized(headers: Record<string, string>, apiKey: string): boolean {
   return headers.authorization === `Bearer ${apiKey}`;
@@ -30,6 +30,13 @@ const openaiUnauthorized = (): ErrorInfo => ({
   type: "invalid_request_error",
   code: "invalid_api_key",
 });
+
+/** Chat Completions' word of an error mid-stream: a chunk that is only the error envelope. */
+function streamError(error: StreamError): SseFrame {
+  return {
+    data: openaiErrorBody({ status: 500, message: error.message, type: error.type ?? "server_error" }),
+  };
+}
 
 /** How OpenAI's APIs (Chat Completions and Responses alike) take the key and answer a bad one or an error. */
 export const openaiAccess: Pick<WireFormatHandler, "authorized" | "errorBody" | "unauthorized"> = {
@@ -135,6 +142,7 @@ export const openaiChat: WireFormatHandler = {
   format: "openai-chat",
   paths: ["/v1/chat/completions", "/chat/completions"],
   ...openaiAccess,
+  streamError,
   stream,
   json,
 };

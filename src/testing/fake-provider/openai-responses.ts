@@ -1,7 +1,7 @@
 // OpenAI Responses: typed SSE events (response.created … response.completed), or one `response` object.
 import { openaiAccess } from "./openai-chat.js";
 import { chunk } from "./scripts.js";
-import type { RenderContext, SseFrame, WireFormatHandler } from "./types.js";
+import type { RenderContext, SseFrame, StreamError, WireFormatHandler } from "./types.js";
 
 function messageId(ctx: RenderContext): string {
   return `msg_fake${ctx.seq}`;
@@ -130,10 +130,18 @@ function* stream(ctx: RenderContext): Iterable<SseFrame> {
   yield event("response.completed", { response: responseObject(ctx, true) });
 }
 
+/** The Responses API's `error` event, numbered as the frame after the `after` written before it. */
+function streamError(error: StreamError): SseFrame {
+  const type = "error";
+  const payload = { type, code: error.type ?? "server_error", message: error.message, param: null };
+  return { event: type, data: { ...payload, sequence_number: error.after } };
+}
+
 export const openaiResponses: WireFormatHandler = {
   format: "openai-responses",
   paths: ["/v1/responses", "/responses"],
   ...openaiAccess,
+  streamError,
   stream,
   json: (ctx) => responseObject(ctx, true),
 };

@@ -103,6 +103,7 @@ export function toReply(
   const delayMs = "delayMs" in step && step.delayMs ? step.delayMs : 0;
   const breakAfter = "breakAfter" in step ? step.breakAfter : undefined;
   const endAfter = "endAfter" in step ? step.endAfter : undefined;
+  const streamError = "streamError" in step ? step.streamError : undefined;
   return {
     text,
     toolCalls,
@@ -111,6 +112,7 @@ export function toReply(
     usage,
     ...(breakAfter === undefined ? {} : { breakAfter }),
     ...(endAfter === undefined ? {} : { endAfter }),
+    ...(streamError === undefined ? {} : { streamError }),
   };
 }
 

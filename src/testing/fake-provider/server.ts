@@ -107,10 +107,13 @@ export async function startFakeProvider(opts: StartOptions = {}): Promise<FakePr
     const streams = handler.streams ? handler.streams(json, path) : json.stream === true;
     if (streams) {
       const framing = handler.framing === "ndjson" ? NDJSON_FRAMING : SSE_FRAMING;
-      const { breakAfter, endAfter } = ctx.reply;
+      const { breakAfter, endAfter, streamError } = ctx.reply;
       await writeStream(res, handler.stream(ctx), signal, ids, framing, {
         ...(breakAfter === undefined ? {} : { breakAfter }),
         ...(endAfter === undefined ? {} : { endAfter }),
+        ...(streamError === undefined
+          ? {}
+          : { fail: { after: streamError.after, frame: handler.streamError(streamError) } }),
       });
     } else {
       sendJson(res, 200, handler.json(ctx), ids);

@@ -27,6 +27,8 @@ export type ScriptStep =
    * Streams `text` in chunks of `chunkSize` characters, waiting `delayMs` between chunks. With `breakAfter`, only
    * that many stream frames are written before the connection is dropped: a broken stream. With `endAfter`, only
    * that many are written and the response then ends as if it were whole: a stream cut short without an error.
+   * With `streamError`, only `after` frames are written, then the provider's own error event, as a provider that
+   * fails after its 200 sends it (Anthropic's `overloaded_error`), and the response ends.
    */
   | {
       text: string;
@@ -35,6 +37,7 @@ export type ScriptStep =
       usage?: TokenUsage;
       breakAfter?: number;
       endAfter?: number;
+      streamError?: StreamError;
     }
   /** Tool calls, optionally preceded by text in the same turn (as real models often do). */
   | { toolCalls: ScriptedToolCall[]; text?: string; usage?: TokenUsage }
@@ -46,6 +49,15 @@ export type ScriptStep =
   | { error: { status: number; message: string; type?: string; retry?: boolean; page?: string } }
   /** Accepts the request and never answers, until the client aborts or the server closes. */
   | { hang: true };
+
+/** An error a provider sends inside a stream it has begun, in that provider's own shape. */
+export interface StreamError {
+  /** Frames of the reply written before the error. */
+  after: number;
+  message: string;
+  /** The provider's error type or code ("overloaded_error", "server_error"); each format has a default. */
+  type?: string;
+}
 
 export interface FakeProviderRequest {
   /** 1-based position in the log; restarts after reset(). */
@@ -102,6 +114,8 @@ export interface Reply {
   breakAfter?: number;
   /** End the response, as if whole, after this many stream frames. */
   endAfter?: number;
+  /** Send the provider's own error event after this many stream frames, and end. */
+  streamError?: StreamError;
 }
 
 /** One server-sent event. `data` is JSON-encoded unless it is a string. */
@@ -145,6 +159,8 @@ export interface WireFormatHandler {
   /** True when the request carries `apiKey` the way this provider expects it (`query` is the URL's query). */
   authorized(headers: Record<string, string>, apiKey: string, query?: URLSearchParams): boolean;
   errorBody(error: ErrorInfo): unknown;
+  /** The frame that reports an error inside a stream already begun. */
+  streamError(error: StreamError): SseFrame;
   unauthorized(): ErrorInfo;
   stream(ctx: RenderContext): Iterable<SseFrame>;
   json(ctx: RenderContext): unknown;
