@@ -11,12 +11,14 @@ import { createOpenRouter } from "@openrouter/ai-sdk-provider";
 import type { LanguageModel } from "ai";
 import { createOllama } from "ollama-ai-provider-v2";
 import type { ProviderCredentials } from "../../protocol/runner.js";
+import { StreamErrorLines } from "./ollama-errors.js";
 
 export interface ModelArgs {
   modelId: string;
   baseURL?: string;
   apiKey?: string;
   headers: Record<string, string>;
+  fetch?: typeof globalThis.fetch;
 }
 
 interface ProviderKind {
@@ -36,6 +38,8 @@ interface ProviderKind {
    * only a name the path keeps as one (or two, `tunedModels/x`) plain segments may be one.
    */
   modelInPath?: boolean;
+  /** Its SDK package drops the provider's error line mid-stream: a StreamErrorLines fetch keeps it (Ollama). */
+  dropsStreamErrors?: boolean;
   create(args: ModelArgs): LanguageModel;
 }
 
@@ -103,10 +107,12 @@ const PROVIDERS: Record<string, ProviderKind> = {
     baseUrlEnv: ["OLLAMA_HOST"],
     defaultBaseUrl: "http://127.0.0.1:11434/api",
     normalizeBaseUrl: ollamaBaseUrl,
-    create: ({ modelId, baseURL, apiKey, headers }) =>
+    dropsStreamErrors: true,
+    create: ({ modelId, baseURL, apiKey, headers, fetch }) =>
       createOllama({
         ...(baseURL ? { baseURL } : {}),
         headers: { ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers },
+        ...(fetch ? { fetch } : {}),
       })(modelId),
   },
   /** Any server speaking Chat Completions (vLLM, LM Studio, llama.cpp, LiteLLM, …): the base URL is required. */
@@ -140,6 +146,8 @@ export interface ResolvedModel {
   provider: string;
   modelId: string;
   model: LanguageModel;
+  /** The error the provider sent in the last response's stream, when its SDK package dropped it. */
+  streamError?: () => string | undefined;
 }
 
 /**
@@ -210,13 +218,15 @@ export function resolveModel(
     );
   }
   const baseURL = rawBase ? (kind.normalizeBaseUrl ?? trimSlash)(rawBase) : kind.defaultBaseUrl;
+  const errors = kind.dropsStreamErrors ? new StreamErrorLines() : undefined;
   const model = kind.create({
     modelId,
     ...(baseURL ? { baseURL } : {}),
     ...(apiKey ? { apiKey } : {}),
     headers,
+    ...(errors ? { fetch: errors.wrap(globalThis.fetch) } : {}),
   });
-  return { provider, modelId, model };
+  return { provider, modelId, model, ...(errors ? { streamError: () => errors.last() } : {}) };
 }
 
 const vendorOf = (provider: string) => PROVIDERS[provider]?.vendor ?? provider;

@@ -23,6 +23,8 @@ export interface StepRequest {
   signal: AbortSignal;
   onDelta(text: string): void;
   onWarning(message: string): void;
+  /** The error the provider streamed, when its SDK package dropped it and only ended the stream. */
+  streamError?: () => string | undefined;
 }
 
 export interface StepToolCall {
@@ -188,6 +190,11 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
       new IdleTimeoutError(`nothing arrived for ${seconds} s (config.options.idle_timeout_ms)`),
       text,
     );
+  }
+  if (failure === undefined && (!usage || unfinished(finishReason, rawFinishReason))) {
+    const said = req.streamError?.();
+    // As the other SDKs hand on an error they were streamed: the provider's body, {message}.
+    if (said !== undefined) failure = { message: said };
   }
   if (failure !== undefined || !usage) {
     Promise.resolve(result.response).catch(() => {});

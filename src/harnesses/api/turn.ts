@@ -217,6 +217,7 @@ async function request(
         signal,
         onDelta,
         onWarning: (message) => deps.warn(message),
+        ...(model.streamError ? { streamError: model.streamError } : {}),
       });
     } catch (err) {
       if (!(err instanceof StepError)) throw err;
