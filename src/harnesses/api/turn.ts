@@ -74,7 +74,6 @@ async function runSteps(deps: TurnDeps, input: TurnInput, usage: TurnUsage): Pro
   const { conversation, settings, options } = deps;
   const { turn, signal } = input;
   await compactIfLarge(deps, usage, signal);
-  if (signal.aborted) return { interrupted: true };
   // What a request adds (the prompt, steers) is saved once the provider has answered it. A turn that fails before
   // any answer is left out, as the log's transcript leaves it out (answeredOnly): a prompt the provider refuses for
   // what it holds (too long, say) would otherwise go with every later request and fail each the same way.
@@ -84,6 +83,12 @@ async function runSteps(deps: TurnDeps, input: TurnInput, usage: TurnUsage): Pro
     if (unsaved.length === 0) return;
     await save(conversation, ...unsaved.splice(0).map((message) => ({ type: "message" as const, message })));
   };
+  // Interrupted while the model summarised: the prompt is kept, as an interrupt of the turn's own request keeps it
+  // (the log's transcript keeps an interrupted turn's prompt).
+  if (signal.aborted) {
+    await saveUnsaved();
+    return { interrupted: true };
+  }
 
   let lastText = "";
   for (let step = 0; step < settings.maxSteps; step++) {
