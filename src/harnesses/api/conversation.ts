@@ -290,21 +290,46 @@ export class Conversation {
     return this.entries.length;
   }
 
-  /** Appends in order; resolves once the entries are written and flushed to the OS. */
+  /**
+   * Appends in order; resolves once the entries are written and flushed to the OS. Entries that could not be written
+   * (a full disk) are left out of the conversation as they are out of the file, and the file is opened again for the
+   * next append: the next request is still the file's, and a disk with room again takes the next turn.
+   */
   append(...entries: Entry[]): Promise<void> {
     this.entries.push(...entries);
-    const text = (this.pendingNewline ? "\n" : "") + entries.map((e) => encodeLine(e)).join("");
-    this.pendingNewline = false;
-    this.writing = this.writing.then(() => this.write(text));
-    return this.writing;
+    const lines = entries.map((e) => encodeLine(e)).join("");
+    return this.queue(async () => {
+      const text = (this.pendingNewline ? "\n" : "") + lines;
+      this.pendingNewline = false;
+      try {
+        await this.write(text);
+      } catch (err) {
+        for (const entry of entries) {
+          const at = this.entries.lastIndexOf(entry);
+          if (at >= 0) this.entries.splice(at, 1);
+        }
+        // A write cut short may have left part of a line: the next entry starts a line of its own.
+        this.pendingNewline = true;
+        const file = this.file;
+        this.file = undefined;
+        await file?.close().catch(() => {});
+        throw err;
+      }
+    });
   }
 
   /** Opens the file for appending, if it is not open yet: a file that cannot be written fails before a request. */
   writable(): Promise<void> {
-    this.writing = this.writing.then(async () => {
+    return this.queue(async () => {
       this.file ??= await open(this.path, "a");
     });
-    return this.writing;
+  }
+
+  /** Runs `task` after every write queued before it, whether or not they failed: one failure must not fail all later. */
+  private queue(task: () => Promise<void>): Promise<void> {
+    const run = this.writing.catch(() => {}).then(task);
+    this.writing = run;
+    return run;
   }
 
   /** Waits for every append so far and makes it durable (one fdatasync), as the end of a turn should. */
@@ -314,7 +339,8 @@ export class Conversation {
   }
 
   async checkpoint(): Promise<NativeFile[]> {
-    await this.writing;
+    // An append that failed is in neither the file nor the conversation: the file as it is, is the checkpoint.
+    await this.writing.catch(() => {});
     if (!existsSync(this.path)) return [];
     return [{ path: CONVERSATION_FILE, size: statSync(this.path).size, append_only: true }];
   }
