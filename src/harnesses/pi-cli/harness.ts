@@ -172,6 +172,8 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
       case "dialog":
         void this.answerDialog(signal);
         return;
+      case "send":
+        return this.write(signal.command);
       case "end":
         return this.endTurn(signal.end);
     }

@@ -66,13 +66,16 @@ describe("pi rpc", () => {
 
   it("reports a failed model call as provider_error, skips unknown types, and turns dialogs into questions", () => {
     const parser = new PiEventParser();
-    expect(parser.handle({ type: "compaction_start" })).toEqual([]);
+    expect(parser.handle({ type: "queue_update", steering: [] })).toEqual([]);
     parser.handle({
       type: "message_end",
       message: { role: "assistant", content: [], stopReason: "error", errorMessage: "401 bad key" },
     });
-    expect(parser.handle({ type: "agent_end" })).toEqual([
+    const probe = { kind: "send", command: { id: "settle-1", type: "get_state" } };
+    expect(parser.handle({ type: "agent_end" })).toEqual([probe]);
+    expect(parser.handle({ type: "response", id: "settle-1", command: "get_state", success: true })).toEqual([
       { kind: "end", end: { outcome: "failed", code: "provider_error", message: "pi-cli: 401 bad key" } },
+      { kind: "response", id: "settle-1", command: "get_state", success: true },
     ]);
     expect(
       parser.handle({
@@ -88,5 +91,73 @@ describe("pi rpc", () => {
     expect(
       parser.handle({ type: "extension_ui_request", id: "u2", method: "notify", message: "hi" }),
     ).toEqual([]);
+  });
+});
+
+describe("a failed model call pi may run again", () => {
+  const failedCall = (parser: PiEventParser, why: string) => {
+    parser.handle({ type: "agent_start" });
+    parser.handle({
+      type: "message_end",
+      message: { role: "assistant", content: [], stopReason: "error", errorMessage: why },
+    });
+    return parser.handle({ type: "agent_end" });
+  };
+  const answer = (parser: PiEventParser, id: string) =>
+    parser
+      .handle({ type: "response", id, command: "get_state", success: true })
+      .filter((s) => s.kind === "end");
+
+  it("is not the end of the prompt when pi retries it: the retry's agent_end is", () => {
+    const parser = new PiEventParser();
+    failedCall(parser, "503 overloaded");
+    const retry = parser.handle({
+      type: "auto_retry_start",
+      attempt: 1,
+      maxAttempts: 3,
+      errorMessage: "503 overloaded",
+    });
+    expect(JSON.stringify(retry)).toMatch(/failed \(503 overloaded\); pi tries it again \(attempt 1 of 3\)/);
+    expect(answer(parser, "settle-1")).toEqual([]);
+    parser.handle({ type: "agent_start" });
+    parser.handle({ type: "message_end", message: { role: "assistant", content: [], stopReason: "stop" } });
+    expect(parser.handle({ type: "agent_end" })).toEqual([{ kind: "end", end: { outcome: "completed" } }]);
+  });
+
+  it("ends the prompt failed when pi gives up, or when an abort cancels the retry", () => {
+    const parser = new PiEventParser();
+    failedCall(parser, "503 overloaded");
+    expect(parser.handle({ type: "auto_retry_end", success: false, finalError: "503 overloaded" })).toEqual(
+      [],
+    );
+    expect(answer(parser, "settle-1")).toEqual([
+      { kind: "end", end: { outcome: "failed", code: "provider_error", message: "pi-cli: 503 overloaded" } },
+    ]);
+    failedCall(parser, "429 slow down");
+    parser.handle({ type: "auto_retry_start", attempt: 1, maxAttempts: 3, errorMessage: "429 slow down" });
+    expect(parser.handle({ type: "auto_retry_end", success: false, finalError: "Retry cancelled" })).toEqual([
+      { kind: "send", command: { id: "settle-3", type: "get_state" } },
+    ]);
+    expect(answer(parser, "settle-2")).toEqual([]);
+    expect(answer(parser, "settle-3")).toEqual([
+      { kind: "end", end: { outcome: "failed", code: "provider_error", message: "pi-cli: Retry cancelled" } },
+    ]);
+  });
+
+  it("waits for a compaction after an overflow: it either runs the prompt again or ends it", () => {
+    const parser = new PiEventParser();
+    failedCall(parser, "context_length_exceeded");
+    parser.handle({ type: "compaction_start", reason: "overflow" });
+    expect(answer(parser, "settle-1")).toEqual([]);
+    expect(parser.handle({ type: "compaction_end", reason: "overflow", willRetry: true })).toEqual([]);
+    failedCall(parser, "context_length_exceeded");
+    parser.handle({ type: "compaction_start", reason: "overflow" });
+    expect(answer(parser, "settle-2")).toEqual([]);
+    expect(parser.handle({ type: "compaction_end", reason: "overflow", willRetry: false })).toEqual([
+      {
+        kind: "end",
+        end: { outcome: "failed", code: "provider_error", message: "pi-cli: context_length_exceeded" },
+      },
+    ]);
   });
 });

@@ -2,6 +2,9 @@
 // `assistant.message` per assistant `message_end` (text, usage with cost, stop reason), tool calls and results
 // from `tool_execution_start`/`_end` (pi's own tool names: bash, read, edit, write, …), command responses, the
 // extension dialogs that need an answer, and the end of a prompt at `agent_end`. Unknown types are skipped.
+// A prompt whose model call failed is not over at its `agent_end`: pi may run it again (its auto-retry after a 429,
+// a 5xx or a lost connection; a compaction after a context overflow), and says so right after, in the same breath.
+// Such an end is held and a `get_state` sent: pi answers it only after it has said whether it retries.
 import { type CliEvent, type CliTurnEnd, contentText, event, usageOf } from "../cli/events.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: third-party output, decoded leniently
@@ -17,13 +20,22 @@ export type PiSignal =
       question: string;
       options?: string[];
     }
-  | { kind: "end"; end: CliTurnEnd };
+  | { kind: "end"; end: CliTurnEnd }
+  /** A command to write to pi (the probe that decides a held end). */
+  | { kind: "send"; command: { id: string; type: string } };
 
 const DIALOGS = new Set(["select", "confirm", "input", "editor"]);
 
 export class PiEventParser {
   /** How the prompt's last assistant message stopped: decides how `agent_end` ends the turn. */
   private lastStop: { reason?: string; error?: string } = {};
+  /** A failed prompt's end, held until pi has said whether it runs the prompt again. */
+  private heldEnd: CliTurnEnd | undefined;
+  /** The id of the probe whose answer releases `heldEnd`. */
+  private probe: string | undefined;
+  private probes = 0;
+  /** A compaction is running: one after a context overflow may run the prompt again when it ends. */
+  private compacting = false;
 
   handle(line: Json): PiSignal[] {
     if (line === null || typeof line !== "object") return [];
@@ -54,10 +66,34 @@ export class PiEventParser {
             ),
           },
         ];
-      case "agent_end":
-        return [{ kind: "end", end: this.endOfPrompt() }];
+      case "agent_end": {
+        const end = this.endOfPrompt();
+        return end.outcome === "failed" ? this.hold(end) : [{ kind: "end", end }];
+      }
+      case "auto_retry_start":
+        this.heldEnd = undefined;
+        return [
+          {
+            kind: "event",
+            event: event.warning(
+              `pi-cli: the model call failed (${String(line.errorMessage ?? "no reason given")}); pi tries it again (attempt ${line.attempt} of ${line.maxAttempts})`,
+            ),
+          },
+        ];
+      case "auto_retry_end":
+        // Given up (the last attempt's agent_end is held already) or cancelled by an abort (no agent_end follows).
+        if (line.success === true || this.heldEnd) return [];
+        return this.hold(failed(String(line.finalError ?? "the model call failed")));
+      case "compaction_start":
+        this.compacting = true;
+        return [];
+      case "compaction_end":
+        this.compacting = false;
+        if (line.willRetry === true) this.heldEnd = undefined;
+        return this.release();
       case "response":
         return [
+          ...(typeof line.id === "string" && line.id === this.probe ? this.release() : []),
           {
             kind: "response",
             ...(typeof line.id === "string" ? { id: line.id } : {}),
@@ -110,12 +146,26 @@ export class PiEventParser {
     const { reason, error } = this.lastStop;
     this.lastStop = {};
     if (reason === "aborted") return { outcome: "aborted" };
-    if (reason === "error")
-      return {
-        outcome: "failed",
-        code: "provider_error",
-        message: `pi-cli: ${error ?? "the model request failed"}`,
-      };
+    if (reason === "error") return failed(error ?? "the model request failed");
     return { outcome: "completed" };
   }
+
+  private hold(end: CliTurnEnd): PiSignal[] {
+    this.heldEnd = end;
+    this.probe = `settle-${++this.probes}`;
+    return [{ kind: "send", command: { id: this.probe, type: "get_state" } }];
+  }
+
+  /** The held end, once pi has answered the probe and runs no compaction that may retry. */
+  private release(): PiSignal[] {
+    const end = this.heldEnd;
+    if (!end || this.compacting) return [];
+    this.heldEnd = undefined;
+    this.probe = undefined;
+    return [{ kind: "end", end }];
+  }
+}
+
+function failed(error: string): CliTurnEnd {
+  return { outcome: "failed", code: "provider_error", message: `pi-cli: ${error}` };
 }

@@ -82,6 +82,18 @@ describe.runIf(found)("pi-cli's own", () => {
     expect(sent.some((r) => historyOf(r).includes("NOTOOL and also this"))).toBe(true);
   });
 
+  it("keeps a turn open while pi retries its failed model call: the retried answer is the turn's", async () => {
+    const b = await start();
+    const session = await b.create();
+    b.sandbox.provider.script([{ error: { status: 503, message: "the fake is overloaded", retry: false } }]);
+    const turn = await session.prompt("NOTOOL hi");
+    expect((await turn.settled).status).toBe("completed");
+    const all = await events(session);
+    expect(textOf(all, turn.turn)).toBe("hello from fake");
+    const warning = all.find((e) => e.type === "harness.warning" && e.turn === turn.turn);
+    expect(JSON.stringify(warning?.data)).toMatch(/the fake is overloaded\); pi tries it again/);
+  });
+
   it.each([
     ["openai-responses", "/v1", "/v1/responses"],
     ["anthropic", "", "/v1/messages"],
