@@ -60,6 +60,9 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
 
   override async steer(text: string, turn: string): Promise<void> {
     this.requireTurn(turn);
+    // Still starting (in bound mode the tool endpoint starts first): with no pi to write to, the steer goes out
+    // as a follow-up once pi's turn ends, still inside this turn.
+    if (!this.connection) return this.queue(text, turn);
     this.write({ id: `steer-${this.nextId++}`, type: "steer", message: text });
   }
 
