@@ -41,6 +41,16 @@ describe.runIf(found)("claude-code's own", () => {
     await checkReadGated(await start());
   });
 
+  it("sends a system prompt longer than one command-line argument may be (128 KiB)", async () => {
+    const b = await start();
+    const long = `Be brief. ${"Keep to the point. ".repeat(10_000)}END-OF-SYSTEM-PROMPT`;
+    const session = await b.create({ config: { system_prompt: long } });
+    const turn = await session.prompt("NOTOOL hi");
+    expect((await turn.settled).status).toBe("completed");
+    const sent = JSON.stringify(agentRequests(b.sandbox.provider.requests)[0]?.body.system);
+    expect(sent).toContain("END-OF-SYSTEM-PROMPT");
+  });
+
   it("in bound mode offers the session's MCP server's tools, each call logged and answered by Brain", async () => {
     const b = await start();
     const session = await b.create({

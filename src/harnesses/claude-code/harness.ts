@@ -11,7 +11,7 @@ import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
 import { missingHistory } from "../../core/native-check.js";
 import { preview } from "../../protocol/frames.js";
 import type { NativeFile } from "../../protocol/runner.js";
-import { makeAgentDirSync } from "../agent-files.js";
+import { makeAgentDirSync, writeAgentFileSync } from "../agent-files.js";
 import { isMcpEndpointTool } from "../cli/bound.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
@@ -35,6 +35,8 @@ import {
 export const STATE_FILE = "claude-code.json";
 /** CLAUDE_CONFIG_DIR, relative to the native dir. */
 export const CONFIG_DIR = "claude";
+/** The session's system prompt, in the config dir, for `--append-system-prompt-file`. */
+const SYSTEM_PROMPT_FILE = "append-system-prompt.md";
 
 /**
  * `claude -p` as a stream-json peer: user lines in, every event out (partial messages included), permission
@@ -108,7 +110,12 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
     ];
     const { model, system_prompt } = this.options.config;
     if (model) args.push("--model", model);
-    if (system_prompt) args.push("--append-system-prompt", system_prompt);
+    if (system_prompt) {
+      // As a file of Brain's: one argument is at most 128 KiB on Linux, and a longer prompt failed every start (E2BIG).
+      const file = join(configDir, SYSTEM_PROMPT_FILE);
+      writeAgentFileSync(this.options.dir, file, system_prompt, 0o600);
+      args.push("--append-system-prompt-file", file);
+    }
     args.push(...(this.ctx.session.args ?? []));
     const { provider } = this.options;
     const env = this.environment({
