@@ -61,6 +61,14 @@ export class OpencodeServer {
     // Published before the server starts: the health check's first tries then fail inside, like any slow start.
     const published = await spec.publish?.(port);
     let server: OpencodeServer | undefined;
+    // Said once: the program's exit after its event stream ended is the same loss, not a second one (which would
+    // fail whatever turn the next server runs by then).
+    let reported = false;
+    const gone = (reason: string) => {
+      if (reported) return;
+      reported = true;
+      spec.onGone(reason);
+    };
     const child = new CliProcess({
       label: LABEL,
       command: spec.command,
@@ -72,13 +80,13 @@ export class OpencodeServer {
       onExit: (reason) => {
         server?.events.abort();
         void published?.close();
-        spec.onGone(reason);
+        gone(reason);
       },
     });
     server = new OpencodeServer(child, port, password, spec.startTimeoutMs, published);
     try {
       await server.waitHealthy(spec.startTimeoutMs);
-      await server.subscribe(spec.onEvent, spec.onGone);
+      await server.subscribe(spec.onEvent, gone);
     } catch (err) {
       child.kill("SIGKILL");
       await published?.close();
@@ -138,12 +146,21 @@ export class OpencodeServer {
             // Not JSON: nothing Brain can use; the stream goes on.
           }
         }
-        if (!this.events.signal.aborted) onGone(`${LABEL}: the server closed its event stream`);
+        if (!this.events.signal.aborted) this.lostEvents(onGone, "the server closed its event stream");
       } catch (err) {
         if (!this.events.signal.aborted)
-          onGone(`${LABEL}: the event stream broke: ${(err as Error).message}`);
+          this.lostEvents(onGone, `the event stream broke: ${(err as Error).message}`);
       }
     })();
+  }
+
+  /**
+   * Without its events the server is no use to the session: the harness forgets it and starts another at the next
+   * prompt, so this one is stopped, not left running with the session's database open and no one to end it.
+   */
+  private lostEvents(onGone: (reason: string) => void, why: string): void {
+    onGone(`${LABEL}: ${why}`);
+    void this.stop();
   }
 
   /** A JSON call; a non-2xx answer is a brain_error with the server's own words. */
