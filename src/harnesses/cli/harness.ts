@@ -90,6 +90,8 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
   private closed = false;
   private endpoint: Promise<ToolEndpoint> | undefined;
   private readonly endpointCalls = new EndpointCalls((name) => this.isEndpointTool(name));
+  /** Programs already reported lost (see lost()). */
+  private readonly forgotten = new WeakSet<CliProcess>();
 
   constructor(protected readonly ctx: CliContext) {
     this.options = ctx.options;
@@ -314,8 +316,7 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
           child.kill("SIGKILL");
           const what = `${this.ctx.family.program} wrote a line that is not JSON on stdout: ${preview(text)}`;
           const err = new HarnessError("brain_error", withTail(`${this.label}: ${what}`, child));
-          lost?.(err);
-          return this.failTurn(err);
+          return this.lost(child, err, lost);
         }
         read(decoded);
       },
@@ -324,8 +325,15 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
     return child;
   }
 
-  /** The program is gone: forget it, and fail the running turn. */
+  /**
+   * The program is gone: forget it, and fail the running turn. Said once per program: one given up on before it
+   * exited (it wrote garbage) is replaced at the next prompt, and its exit then is not that prompt's failure.
+   */
   protected lost(child: CliProcess | undefined, err: HarnessError, also?: (err: HarnessError) => void): void {
+    if (child) {
+      if (this.forgotten.has(child)) return;
+      this.forgotten.add(child);
+    }
     if (child && this.connection?.child === child) this.connection = undefined;
     also?.(err);
     this.failTurn(err);
