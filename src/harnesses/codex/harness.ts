@@ -145,8 +145,13 @@ export class CodexHarness extends CliHarness<Connection> {
       return { child, rpc, threadId };
     } catch (err) {
       child.kill("SIGKILL");
-      if (err instanceof HarnessError) throw err;
-      throw new HarnessError("brain_error", withTail((err as Error).message, child));
+      const failure =
+        err instanceof HarnessError
+          ? err
+          : new HarnessError("brain_error", withTail((err as Error).message, child));
+      // Given up on now: its exit, seen later, is not the failure of a prompt that has started another by then.
+      this.lost(child, failure);
+      throw failure;
     }
   }
 
