@@ -76,11 +76,13 @@ export class McpConnection {
     const { transport, stderr } = makeTransport(spec);
     const stopped: { why?: string } = {};
     if (transport instanceof GroupStdioTransport) {
-      limitUnreadInput(transport, UNREAD_INPUT_LIMITS, (why) => {
+      const stop = (why: string) => {
         if (stopped.why !== undefined) return;
         stopped.why = why;
         void transport.close().catch(() => {});
-      });
+      };
+      limitUnreadInput(transport, UNREAD_INPUT_LIMITS, stop);
+      transport.onoverlong = stop;
     }
     const client = new Client(CLIENT_INFO, {
       capabilities: {},

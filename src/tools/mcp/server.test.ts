@@ -10,6 +10,7 @@ import type { ToolServiceEvent } from "../tool-service.js";
 import { OutputSchemaChecks } from "./output-schemas.js";
 import { McpServerService } from "./server.js";
 import { McpSessionServers } from "./session-servers.js";
+import { MAX_LINE_BYTES } from "./stdio-transport.js";
 import { fixtureStdio } from "./testing/servers.js";
 
 const services: McpServerService[] = [];
@@ -48,7 +49,7 @@ const isAlive = (pid: number) => {
 describe("a stdio server that breaks Brain's limits", () => {
   it("is stopped when it sends requests without reading Brain's answers, and the call says why", async () => {
     // A deadline of its own, so that without the limit the call ends (as a timeout) before memory runs short.
-    const { service, events } = await serve(fixtureStdio({ call_timeout_ms: 5_000 }));
+    const { service, events } = await serve(fixtureStdio({ call_timeout_ms: 15_000 }));
     const pid = Number((await call(service, "pid")).content[0]?.text);
     const result = await call(service, "flood");
     expect(result).toMatchObject({
@@ -64,6 +65,24 @@ describe("a stdio server that breaks Brain's limits", () => {
     expect(events.at(-1)).toMatchObject({
       state: "exited",
       message: expect.stringMatching(/^Brain stopped it: it did not read its input/),
+    });
+    await expect.poll(() => isAlive(pid)).toBe(false);
+  });
+
+  it(`is stopped when it writes a line past ${MAX_LINE_BYTES >> 20} MiB with no end, and the call says why`, async () => {
+    const { service, events } = await serve(fixtureStdio({ call_timeout_ms: 15_000 }));
+    const pid = Number((await call(service, "pid")).content[0]?.text);
+    expect(await call(service, "endless_line")).toMatchObject({
+      is_error: true,
+      content: [
+        {
+          text: `MCP server "fx" was stopped during the call to endless_line: it wrote a line of more than ${MAX_LINE_BYTES} bytes with no end; it is being restarted`,
+        },
+      ],
+    });
+    expect(events.at(-1)).toMatchObject({
+      state: "exited",
+      message: expect.stringMatching(/^Brain stopped it: it wrote a line/),
     });
     await expect.poll(() => isAlive(pid)).toBe(false);
   });

@@ -6,9 +6,10 @@
 // own group: its exit is seen at "exit", and what it leaves behind goes with it, on a crash and on a close.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { PassThrough } from "node:stream";
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { FramingError, LineSplitter } from "../../protocol/ndjson.js";
 
 export interface StdioServerParams {
   command: string;
@@ -21,6 +22,13 @@ export interface StdioServerParams {
 const EXIT_DRAIN_MS = 250;
 /** A close's wait for the server to exit after its stdin ends, and again after SIGTERM (the SDK's own). */
 const CLOSE_GRACE_MS = 2_000;
+/**
+ * The longest line read from a server: a line is kept until its newline comes, so a server that writes without
+ * one (a crash dump, a binary) would grow the daemon until it fell over, with every tenant's sessions. As much as
+ * Brain lets wait unread the other way (UNREAD_INPUT_LIMITS): room for any real result. (Not the SDK's ReadBuffer:
+ * it copies what it holds at each chunk, so one long line cost the daemon's loop the square of its length.)
+ */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 /** No process groups on Windows: there, the server alone is signalled. */
 const GROUPS = process.platform !== "win32";
 
@@ -28,16 +36,20 @@ export class GroupStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /** The server broke MAX_LINE_BYTES: what is read of it stops here, and it is to be stopped (`why` says why). */
+  onoverlong?: (why: string) => void;
   /** The server's stderr, there before start so that nothing it says early is missed. */
   readonly stderr = new PassThrough();
   private child: ChildProcessWithoutNullStreams | undefined;
-  private readonly buffer = new ReadBuffer();
+  private readonly lines = new LineSplitter((line) => this.take(line), MAX_LINE_BYTES);
   private drain: NodeJS.Timeout | undefined;
   private exited: Promise<void> | undefined;
   /** Its group was killed at "close": its id may name another group later, so it is signalled no more. */
   private done = false;
   /** Sends waiting for the server to take its input: one "drain" listener for them all, not one each. */
   private draining: (() => void)[] = [];
+  /** A line went past MAX_LINE_BYTES: nothing more is read. */
+  private overlong = false;
 
   constructor(private readonly params: StdioServerParams) {}
 
@@ -103,28 +115,28 @@ export class GroupStdioTransport implements Transport {
     }
     // The server, if it is still there, and anything it left running in its group.
     this.signal(child, "SIGKILL");
-    this.buffer.clear();
   }
 
   private read(chunk: Buffer): void {
+    if (this.overlong) return;
     try {
-      this.buffer.append(chunk);
+      this.lines.push(chunk);
+    } catch (err) {
+      if (!(err instanceof FramingError)) throw err;
+      this.overlong = true;
+      this.onoverlong?.(`it wrote a line of more than ${MAX_LINE_BYTES} bytes with no end`);
+    }
+  }
+
+  private take(line: string): void {
+    let message: JSONRPCMessage;
+    try {
+      message = deserializeMessage(line.endsWith("\r") ? line.slice(0, -1) : line);
     } catch (err) {
       this.onerror?.(err as Error);
-      void this.close();
       return;
     }
-    for (;;) {
-      let message: JSONRPCMessage | null;
-      try {
-        message = this.buffer.readMessage();
-      } catch (err) {
-        this.onerror?.(err as Error);
-        continue;
-      }
-      if (message === null) return;
-      this.onmessage?.(message);
-    }
+    this.onmessage?.(message);
   }
 
   /** Its pipes are closed after EXIT_DRAIN_MS unless "close" came first (nothing it left holds them). */

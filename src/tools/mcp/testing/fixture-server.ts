@@ -42,6 +42,11 @@ const TOOLS = [
     inputSchema: object(),
   },
   { name: "malformed", description: "Answers with content that is not a list.", inputSchema: object() },
+  {
+    name: "endless_line",
+    description: "Writes 80 MiB with no newline and never answers.",
+    inputSchema: object(),
+  },
   { name: "progress", description: "Reports progress every 50 ms and never answers.", inputSchema: object() },
   {
     name: "orphan",
@@ -109,6 +114,13 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     case "flood":
       flood();
       return new Promise<never>(() => {});
+    case "endless_line": {
+      // Past the longest line Brain reads (64 MiB), with no newline: 1 MiB a write, as the pipe takes it.
+      const mib = Buffer.alloc(1 << 20, "x");
+      const write = (left: number): unknown => left > 0 && process.stdout.write(mib, () => write(left - 1));
+      write(80);
+      return new Promise<never>(() => {});
+    }
     case "malformed":
       // Written by hand: the SDK's server would not send it.
       writeLine({ jsonrpc: "2.0", id: extra.requestId, result: { content: "not a list" } });
