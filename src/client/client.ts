@@ -25,6 +25,11 @@ export interface ClientOptions {
   client?: string;
   /** "observer" watches without ever taking control. */
   role?: "observer" | "controller";
+  /**
+   * Asked before each request and each (re)connect of an event stream: why the token must not go to `url` now, or
+   * undefined. The listener at an address can change while a client lives (a daemon restarted, its port taken).
+   */
+  guard?: () => string | undefined;
 }
 
 /** A command's Idempotency-Key: a retry with the same key runs the command once and gets the first answer. */
@@ -64,6 +69,8 @@ export class BrainClient {
   }
 
   headers(extra: Record<string, string> = {}): Record<string, string> {
+    const refused = this.options.guard?.();
+    if (refused) throw new ClientError(0, "refused", refused);
     return {
       ...(this.options.token ? { authorization: `Bearer ${this.options.token}` } : {}),
       ...(this.options.client ? { "x-brain-client": this.options.client } : {}),
@@ -78,14 +85,16 @@ export class BrainClient {
     body?: unknown,
     extraHeaders: Record<string, string> = {},
   ): Promise<T> {
+    // Outside the try: a guard's refusal is not "cannot reach the daemon".
+    const headers = this.headers({
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...extraHeaders,
+    });
     let res: Response;
     try {
       res = await fetch(`${this.url}${path}`, {
         method,
-        headers: this.headers({
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-          ...extraHeaders,
-        }),
+        headers,
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     } catch (err) {

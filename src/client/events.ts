@@ -34,10 +34,12 @@ export async function* streamEvents(
   const role = options.role ? `?role=${options.role}` : "";
   const url = `${client.url}/v1/sessions/${encodeURIComponent(id)}/events${role}`;
   while (!signal.aborted) {
+    // Each reconnect asks the client's guard again: the daemon may have gone and another process taken its port.
+    const headers = client.headers({ accept: "text/event-stream", "last-event-id": String(last) });
     let res: Response;
     try {
       res = await fetch(url, {
-        headers: client.headers({ accept: "text/event-stream", "last-event-id": String(last) }),
+        headers,
         signal,
       });
     } catch (err) {

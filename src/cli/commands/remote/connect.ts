@@ -57,21 +57,25 @@ export function cliClientId(): string {
   return `cli-${user.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 64) || "user"}`;
 }
 
-export function connect(values: { server?: string; token?: string }): BrainClient {
-  const url = serverUrl(values.server);
-  const token = serverToken(values.token, url);
+export function connect(
+  values: { server?: string; token?: string },
+  env: NodeJS.ProcessEnv = process.env,
+): BrainClient {
+  const url = serverUrl(values.server, env);
+  const token = serverToken(values.token, url, env);
+  const fromFile = !values.token && !env.BRAIN_TOKEN;
   const problem = token === undefined ? undefined : tokenProblem(token);
   if (problem) {
-    const from = values.token
-      ? "--token"
-      : process.env.BRAIN_TOKEN
-        ? "$BRAIN_TOKEN"
-        : tokensPath(brainHome());
+    const from = values.token ? "--token" : fromFile ? tokensPath(brainHome(env)) : "$BRAIN_TOKEN";
     throw new UsageError(`the token from ${from} cannot be sent: ${problem}`);
   }
+  // Checked again before every request, not only now: `brain attach` and `brain acp --server` live on across a
+  // daemon's restart, and while it is down another user may bind its port and take their next request.
+  const guard = () => foreignListener(new URL(url));
   return new BrainClient({
     url,
     ...(token ? { token } : {}),
     client: cliClientId(),
+    ...(token && fromFile ? { guard } : {}),
   });
 }
