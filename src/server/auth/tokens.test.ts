@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
+import type { TokenEntry } from "../../protocol/api.js";
 import { loadOrCreateTokens, newToken, readTokens, tokensPath, writeTokens } from "./tokens.js";
 
 describe("newToken", () => {
@@ -55,5 +56,36 @@ describe.skipIf(process.platform === "win32")("the token file's mode", () => {
     expect(loadOrCreateTokens(dir).created).toBe(false);
     chmodSync(target, 0o644);
     expect(() => loadOrCreateTokens(dir)).toThrow("chmod 600");
+  });
+});
+
+describe("a token listed twice", () => {
+  it("refuses one token given to two tenants or roles, naming the entries and never the token", () => {
+    const dir = mkdtempSync(join(tmpdir(), "brain-tokens-"));
+    try {
+      const path = tokensPath(dir);
+      const token = newToken();
+      const twice = (second: TokenEntry) =>
+        writeTokens(path, {
+          tokens: [
+            { token: newToken(), tenant: "default", role: "controller" },
+            { token, tenant: "acme", role: "controller" },
+            second,
+          ],
+          secret: "s".repeat(43),
+        });
+      twice({ token, tenant: "other", role: "controller" });
+      expect(() => readTokens(path)).toThrow(
+        /tokens\[1\] \(tenant "acme", controller\) and tokens\[2\] \(tenant "other", controller\)/,
+      );
+      expect(() => readTokens(path)).not.toThrow(token);
+      twice({ token, tenant: "acme", role: "observer" });
+      expect(() => readTokens(path)).toThrow("cannot be told apart");
+      // The same grant twice is only a repeated line: whichever entry is found, the caller is the same.
+      twice({ token, tenant: "acme", role: "controller", name: "again" });
+      expect(readTokens(path).tokens).toHaveLength(3);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

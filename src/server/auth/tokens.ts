@@ -51,7 +51,31 @@ export function readTokens(path: string): TokensFile {
       `${path}: ${describeIssues(parsed.error)}; fix the file or delete it to get a fresh admin token`,
     );
   }
+  refuseAmbiguous(path, parsed.data.tokens);
   return parsed.data;
+}
+
+/**
+ * One token listed twice with another tenant, role or providers: a request carrying it would be let in as
+ * whichever entry came last (another tenant's sessions), so the file is refused, naming the entries, not the token.
+ */
+function refuseAmbiguous(path: string, tokens: TokenEntry[]): void {
+  const first = new Map<string, number>();
+  const grant = (t: TokenEntry) => JSON.stringify([t.tenant, t.role, t.providers ?? null]);
+  for (const [i, entry] of tokens.entries()) {
+    const seen = first.get(entry.token);
+    if (seen === undefined) {
+      first.set(entry.token, i);
+      continue;
+    }
+    const earlier = tokens[seen]!;
+    if (grant(earlier) === grant(entry)) continue;
+    const shown = (t: TokenEntry) =>
+      `tenant "${t.tenant}", ${t.role}${t.providers ? `, providers ${t.providers.join(",")}` : ""}`;
+    throw new TokenFileError(
+      `${path}: tokens[${seen}] (${shown(earlier)}) and tokens[${i}] (${shown(entry)}) hold the same token, so a request with it cannot be told apart; delete one entry and give its holder a new token (\`brain token add\`)`,
+    );
+  }
 }
 
 /**
