@@ -123,7 +123,8 @@ describe("a session in a dev container", () => {
       workspaceMount: `source=${inner},target=${inner},type=bind`,
       overrideCommand: true,
       updateRemoteUserUID: false,
-      // The session's id and Brain's home: another Brain on the engine may have a session of the same id.
+      // The session's id and Brain's home: another Brain on the engine may have a session of the same id. And
+      // its run's, recorded before `up` (a Brain killed during it leaves the next start a way to find it).
       runArgs: [
         "--label",
         `brain.session=${session.id}`,
@@ -131,6 +132,8 @@ describe("a session in a dev container", () => {
         expect.stringMatching(/^brain\.home=\/.*brain-devc-home-/),
         "--label",
         "brain.harness=devcontainer",
+        "--label",
+        expect.stringMatching(/^brain\.run=[0-9a-f-]{36}$/),
         "--network",
         "none",
       ],
