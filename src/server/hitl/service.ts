@@ -108,11 +108,11 @@ export class HitlService {
     for (const session of this.sessions.openSessions(caller)) {
       const request = session.pendingRequests().find((r) => r.id === requestId);
       if (!request || !isAnswerable(request)) continue;
+      // The answer is appended after this seq: however much else became durable with it or since, it is found.
+      const before = session.log.lastSeq;
       // An answer, not a command: it works while another client controls the session.
       await this.sessions.answer(caller, session.id, requestId, answerOf(request, body), { command: false });
-      const logged = (await session.log.read(Math.max(0, session.log.lastSeq - 50)))
-        .map(responseEnvelopeOf)
-        .find((r) => r?.requestId === requestId);
+      const logged = await loggedAfter(session.log, before, (e) => responseTo(e, requestId));
       if (logged)
         return {
           ...logged,
@@ -240,6 +240,25 @@ async function recentInLog<T>(
   for (const event of page) {
     const found = pick(event);
     if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** The first thing `pick` finds in the log after seq `after`, up to its last seq now, read a page at a time. */
+async function loggedAfter<T>(
+  log: EventLog,
+  after: number,
+  pick: (event: SessionEvent) => T | undefined,
+): Promise<T | undefined> {
+  const last = log.lastSeq;
+  while (after < last) {
+    const page = await log.read(after, HITL_LOOKBACK_EVENTS);
+    if (page.length === 0) return undefined;
+    for (const event of page) {
+      const found = pick(event);
+      if (found !== undefined) return found;
+    }
+    after = page.at(-1)!.seq;
   }
   return undefined;
 }
