@@ -14,6 +14,7 @@ import {
 } from "../../core/harness.js";
 import { missingHistory } from "../../core/native-check.js";
 import { CONVERSATION_FILE, Conversation } from "./conversation.js";
+import { conversationReadLimit } from "./conversation-file.js";
 import { ImageError, loadImages } from "./images.js";
 import type { ResolvedModel } from "./providers.js";
 import type { ApiSettings } from "./settings.js";
@@ -39,7 +40,7 @@ export class ApiHarness implements Harness {
   ) {
     // Passive open: the conversation is read from disk, nothing is sent anywhere.
     try {
-      this.conversation = new Conversation(options.dir);
+      this.conversation = new Conversation(options.dir, conversationReadLimit(settings.compactAtTokens));
     } catch (err) {
       throw new HarnessError("brain_error", `cannot read the conversation file: ${(err as Error).message}`);
     }

@@ -2,12 +2,13 @@
 // dir), one entry a line. The next request is a pure function of this file and the session config, so a
 // checkpoint restored anywhere produces the same request. Compaction is an appended entry too: the summary
 // replaces every entry before it in later requests, and nothing is ever rewritten.
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
 import type { ModelMessage, ToolCallPart, ToolContent, ToolModelMessage } from "ai";
 import type { NativeFile } from "../../core/harness.js";
 import { encodeLine } from "../../protocol/ndjson.js";
+import { conversationReadLimit, readConversationFile, tooLongError } from "./conversation-file.js";
 
 export const CONVERSATION_FILE = "conversation.jsonl";
 
@@ -237,11 +238,15 @@ export class Conversation {
   /** Lines that could not be read (a torn last line after a crash), reported once by the harness. */
   readonly damaged: string[] = [];
 
-  /** Passive: reads the file, if any, and nothing else. */
-  constructor(dir: string) {
+  /**
+   * Passive: reads the file, if any, and nothing else. `limit`: the bytes of its tail read at most (see
+   * conversationReadLimit); a longer file must hold a compaction in them, and only what follows it is kept.
+   */
+  constructor(dir: string, limit = conversationReadLimit(0)) {
     this.path = join(dir, CONVERSATION_FILE);
-    if (!existsSync(this.path)) return;
-    const text = readFileSync(this.path, "utf8");
+    const file = readConversationFile(this.path, limit);
+    if (!file) return;
+    const { text, cut, size } = file;
     for (const line of text.split("\n")) {
       if (line === "") continue;
       try {
@@ -249,6 +254,11 @@ export class Conversation {
       } catch {
         this.damaged.push(line.length > 80 ? `${line.slice(0, 80)}…` : line);
       }
+    }
+    if (cut) {
+      const at = this.entries.findLastIndex((entry) => entry.type === "compaction");
+      if (at < 0) throw tooLongError(this.path, size, limit);
+      this.entries.splice(0, at);
     }
     // A torn last line gets its newline, so the next entry starts a line of its own (the file stays append-only).
     if (text !== "" && !text.endsWith("\n")) this.pendingNewline = true;

@@ -1,0 +1,70 @@
+// The conversation file is read within a bound at open: before, it was read whole, so a file made huge, or a
+// special file planted in its place by a restore (/dev/zero, a FIFO), grew the daemon without limit or hung it.
+import { execFileSync } from "node:child_process";
+import { rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { encodeLine } from "../../protocol/ndjson.js";
+import { tempDir } from "../../testing/brain.js";
+import { CONVERSATION_FILE, Conversation, type Entry } from "./conversation.js";
+import { conversationReadLimit } from "./conversation-file.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function dirWith(entries: Entry[]): string {
+  const dir = tempDir();
+  dirs.push(dir);
+  writeFileSync(join(dir, CONVERSATION_FILE), entries.map((entry) => encodeLine(entry)).join(""));
+  return dir;
+}
+
+const user = (text: string): Entry => ({ type: "message", message: { role: "user", content: text } });
+const older = Array.from({ length: 200 }, (_, i) => user(`older message ${i} ${"x".repeat(100)}`));
+
+describe("the api harness's conversation file at open", () => {
+  it("reads the tail past the limit, from its last compaction, as a whole read would", () => {
+    const entries = [
+      ...older,
+      { type: "compaction" as const, summary: "so far" },
+      user("after one"),
+      user("after two"),
+    ];
+    const whole = new Conversation(dirWith(entries)).messages();
+    const bounded = new Conversation(dirWith(entries), 2_000);
+    expect(bounded.messages()).toEqual(whole);
+    expect(bounded.length).toBe(3);
+  });
+
+  it("refuses a file longer than the limit with no compaction in its tail, naming the file and the fix", () => {
+    const dir = dirWith(older);
+    expect(() => new Conversation(dir, 2_000)).toThrow(
+      new RegExp(`${join(dir, CONVERSATION_FILE)} holds .* no compaction.*compact_at_tokens`),
+    );
+  });
+
+  it("refuses a huge sparse file without reading it whole", () => {
+    const dir = dirWith([user("hi")]);
+    truncateSync(join(dir, CONVERSATION_FILE), 8 * 2 ** 30);
+    expect(() => new Conversation(dir, 1 << 20)).toThrow(/no compaction/);
+  });
+
+  it("refuses a special file in its place (a device, a FIFO), naming it and the fix", () => {
+    const device = tempDir();
+    dirs.push(device);
+    symlinkSync("/dev/zero", join(device, CONVERSATION_FILE));
+    expect(() => new Conversation(device)).toThrow(
+      /conversation\.jsonl is a character device, not a regular file.*remove it/,
+    );
+    const fifo = tempDir();
+    dirs.push(fifo);
+    execFileSync("mkfifo", [join(fifo, CONVERSATION_FILE)]);
+    expect(() => new Conversation(fifo)).toThrow(/is a FIFO, not a regular file/);
+  });
+
+  it("follows the context budget: a higher compaction threshold reads more", () => {
+    expect(conversationReadLimit(10_000_000)).toBeGreaterThan(conversationReadLimit(100_000));
+  });
+});
