@@ -15,6 +15,7 @@ import { events, makeBrain, type TestBrain, tempDir, textOf } from "../testing/b
 import { root, useBrainCli } from "../testing/brain-cli.js";
 import { inlineRunnerArgs } from "../testing/inline-runner.js";
 import { alive, groupAlive, until } from "../testing/processes.js";
+import { fixtureStdio } from "../tools/mcp/testing/servers.js";
 import { startEarlyRunner } from "./early-runner.js";
 
 /** Logs `start <pid> <its environment's names>` when it boots; answers a prompt with its pid. */
@@ -60,10 +61,14 @@ function runOnHangingRunner(
   cli: { work: string; home: string },
   args: string[],
   stdio: StdioOptions = "ignore",
+  defaults: Record<string, unknown> = {},
 ) {
   const pidFile = join(tempDir(), "runner-pid");
   const line = `echo $$ > ${pidFile}; sleep 300 & exec cat >/dev/null`;
-  config(cli.work, { defaults: { harness: "sh" }, harnesses: { sh: { command: ["/bin/sh", "-c", line] } } });
+  config(cli.work, {
+    defaults: { harness: "sh", ...defaults },
+    harnesses: { sh: { command: ["/bin/sh", "-c", line] } },
+  });
   const brain = spawn(process.execPath, [join(root, "bin/brain.js"), "run", ...args], {
     cwd: cli.work,
     env: { ...process.env, BRAIN_HOME: cli.home },
@@ -242,8 +247,14 @@ describe("brain run with an early runner", () => {
     }
   });
 
-  it("takes its runner's group with it when a second Ctrl-C leaves at once", async () => {
-    const { brain, group } = runOnHangingRunner(cli, ["--json", "hi"], ["ignore", "pipe", "pipe"]);
+  it("takes its runner's and MCP servers' groups with it when a second Ctrl-C leaves at once", async () => {
+    // An MCP stdio server that leaves a process of its own running, as a server's helper would.
+    const mcpPidFile = join(tempDir(), "mcp-pid");
+    const { command, args } = fixtureStdio();
+    const mcp = `echo $$ > ${mcpPidFile}; sleep 300 & exec "$0" "$@"`;
+    const { brain, group } = runOnHangingRunner(cli, ["--json", "hi"], ["ignore", "pipe", "pipe"], {
+      mcp_servers: { helper: { command: "/bin/sh", args: ["-c", mcp, command, ...(args ?? [])] } },
+    });
     let out = "";
     let err = "";
     brain.stdout!.on("data", (chunk: Buffer) => {
@@ -256,6 +267,9 @@ describe("brain run with an early runner", () => {
       // turn.started: the run's Ctrl-C handler is in place.
       await until(() => out.includes('"turn.started"'));
       const pgid = await group();
+      await until(() => existsSync(mcpPidFile) && readFileSync(mcpPidFile, "utf8").endsWith("\n"));
+      const mcpGroup = Number(readFileSync(mcpPidFile, "utf8"));
+      groups.push(mcpGroup);
       const code = new Promise((resolve) => brain.once("exit", resolve));
       brain.kill("SIGINT");
       // The first one only interrupts; a second sent before it was handled could merge with it.
@@ -263,6 +277,7 @@ describe("brain run with an early runner", () => {
       brain.kill("SIGINT");
       expect(await code).toBe(130);
       await until(() => !groupAlive(pgid));
+      await until(() => !groupAlive(mcpGroup));
     } finally {
       brain.kill("SIGKILL");
     }

@@ -8,9 +8,11 @@
 // Forked from this process itself, not from a spawn host (spawner.ts): this early, the process has loaded next
 // to nothing, so a fork copies few page tables and leaves few pages to fault, while a host would first cost a
 // Node start of its own, the very start this step exists to overlap.
+
 import { existsSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
+import type { ExitKills } from "../core/exit-kills.js";
 import { findMissing, splitCommandLine } from "../harnesses/process/command.js";
 import { echoRunnerPath, piRunnerPath } from "../harnesses/process/runner-paths.js";
 import { SpawnRecords, spawnRecordsDir } from "../harnesses/process/spawn-records.js";
@@ -43,6 +45,7 @@ export function startEarlyRunner(
   args: string[],
   cwd = process.cwd(),
   home = brainHome(),
+  exits?: ExitKills,
 ): StartedRunner | undefined {
   let launch: RunnerLaunch | undefined;
   try {
@@ -59,7 +62,7 @@ export function startEarlyRunner(
   }
   // Recorded as the spawn host's children are: a Brain killed before it could stop the runner's group (kill -9,
   // the OOM killer) leaves it to the next Brain's start to stop.
-  return new StartedRunner(launch, child, new SpawnRecords(spawnRecordsDir(home)));
+  return new StartedRunner(launch, child, new SpawnRecords(spawnRecordsDir(home)), exits);
 }
 
 /** The launch of a new session's runner, from the arguments and the config's JSON, when they name one. */

@@ -1,4 +1,5 @@
 // The `brain` command: a table of subcommands, each in its own module under commands/, loaded on use.
+import { ExitKills } from "../core/exit-kills.js";
 import type { StartedRunner } from "../harnesses/process/started-runner.js";
 import { startEarlyRunner } from "./early-runner.js";
 import { ConfigError, describeError, UsageError } from "./errors.js";
@@ -7,8 +8,11 @@ export interface CommandModule {
   usage: string;
   /** The verbs a command with subcommands takes (`sessions ls`), each of which answers --help too. */
   verbs?: readonly string[];
-  /** `early`: for `run`, the runner spawned before the command loaded (early-runner.ts), to take or discard. */
-  command(args: string[], early?: StartedRunner): Promise<number>;
+  /**
+   * `early`: for `run`, the runner spawned before the command loaded (early-runner.ts), to take or discard.
+   * `exits`: the process groups to kill as Brain exits, the early runner's and its session's MCP servers'.
+   */
+  command(args: string[], early?: StartedRunner, exits?: ExitKills): Promise<number>;
 }
 
 export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
@@ -58,7 +62,8 @@ export async function main(argv: string[]): Promise<number> {
   const runs = name === "run" && !asksForHelp(rest);
   if (runs) process.on("SIGINT", leaveOnSigint);
   // Before the command's modules (zod, the config schema, the catalog) load: its start overlaps theirs.
-  const early = runs ? startEarlyRunner(rest) : undefined;
+  const exits = new ExitKills();
+  const early = runs ? startEarlyRunner(rest, undefined, undefined, exits) : undefined;
   try {
     if (name === undefined || name === "help" || name === "--help" || name === "-h") {
       process.stdout.write(await usage());
@@ -71,7 +76,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(`usage: brain ${module.usage}\n\n${CONFIG_OPTION}`);
       return 0;
     }
-    return await module.command(rest, early);
+    return await module.command(rest, early, exits);
   } catch (err) {
     if (err instanceof UsageError) {
       process.stderr.write(`brain: ${err.message}\n\n${await usage()}`);

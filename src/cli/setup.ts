@@ -1,7 +1,9 @@
 // Builds a Brain from the config: the harnesses of the catalog's families (the api loop, the CLI agents, the
 // runners of the "harnesses" block, the nui families), the built-in tools, and the embedded store under
 // $BRAIN_HOME (default ~/.brain).
+
 import { Brain, type SessionStore } from "../core/brain.js";
+import { ExitKills } from "../core/exit-kills.js";
 import type { HarnessFactory } from "../core/harness.js";
 import { SECRET_NAME, type Secret } from "../core/redact.js";
 import { HarnessRegistry } from "../core/registry.js";
@@ -59,6 +61,7 @@ export function createBrain(
     providerEnv,
     openSessionsPerTenant,
     storedSessionsPerTenant,
+    exits = new ExitKills(),
   }: {
     holder?: LogHolder;
     secrets?: Secret[];
@@ -73,6 +76,8 @@ export function createBrain(
     openSessionsPerTenant?: number;
     /** BrainOptions.storedSessionsPerTenant: a daemon's bound (brain.config.json `limits`). */
     storedSessionsPerTenant?: number;
+    /** The process groups to kill as this process exits (its MCP stdio servers'): the command's, or the Brain's own. */
+    exits?: ExitKills;
   } = {},
 ): Brain {
   stopOrphans(home);
@@ -95,7 +100,7 @@ export function createBrain(
     seeders: catalogSeeders(catalog),
     tools: new ToolRouter([new BuiltinTools()]),
     // Each session's mcp_servers; relative cwds resolve against the config's directory.
-    sessionTools: mcpSessionTools({ baseDir: loaded.dir }),
+    sessionTools: mcpSessionTools({ baseDir: loaded.dir, exits }),
   });
 }
 

@@ -1,3 +1,4 @@
+import type { ExitKills } from "../../core/exit-kills.js";
 import type { HarnessFactory } from "../../core/harness.js";
 import { resolveSessionInput } from "../../core/session-input.js";
 import type { StartedRunner } from "../../harnesses/process/started-runner.js";
@@ -13,7 +14,7 @@ export const usage = `run [--harness NAME | --agent FILE|ID] [--session ID] [--m
                               one prompt on a new or existing session, streamed as it comes (--server: on the daemon)`;
 
 /** `early`: the runner main.ts spawned before this module loaded; taken by the session's harness or discarded. */
-export async function command(args: string[], early?: StartedRunner): Promise<number> {
+export async function command(args: string[], early?: StartedRunner, exits?: ExitKills): Promise<number> {
   const { values, positionals } = parse(args, RUN_OPTIONS);
   const prompt = positionals.join(" ");
   if (!prompt) throw new UsageError("run needs a PROMPT");
@@ -67,7 +68,11 @@ export async function command(args: string[], early?: StartedRunner): Promise<nu
   // The session store and the rest of Brain load while the runner starts.
   const { createBrain } = await import("../setup.js");
   // The operator's own run: a session naming no provider may use the usual variables (OPENAI_API_KEY, …).
-  const brain = createBrain(loaded, home, { harnesses, providerEnv: process.env });
+  const brain = createBrain(loaded, home, {
+    harnesses,
+    providerEnv: process.env,
+    ...(exits ? { exits } : {}),
+  });
   try {
     return await runPrompt(brain, options);
   } finally {

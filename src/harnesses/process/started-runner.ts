@@ -3,8 +3,9 @@
 // minimal environment, working directory and process group. Imports nothing but Node's own modules and the
 // environment rules: the early path runs before zod and the harness catalog load.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { ExitKills } from "../../core/exit-kills.js";
 import { minimalEnvironment } from "./environment.js";
-import { type SpawnRecords, signalGroup } from "./spawn-records.js";
+import type { SpawnRecords } from "./spawn-records.js";
 
 /** What starts a runner: its program, arguments, working directory and the variables its entry adds. */
 export interface RunnerLaunch {
@@ -48,23 +49,23 @@ export class StartedRunner {
   /**
    * `records`: where its group is written down while its leader runs. Forked from Brain itself, it has no spawn
    * host to stop its group when Brain dies: Brain kills it as it exits, and when Brain is killed, the next Brain
-   * on this home stops it (spawn-records.ts).
+   * on this home stops it (spawn-records.ts). `exits`: Brain's, which kills its group as Brain exits.
    */
   constructor(
     readonly launch: RunnerLaunch,
     child: ChildProcessWithoutNullStreams,
     records?: SpawnRecords,
+    exits = new ExitKills(),
   ) {
     this.child = child;
     const pid = child.pid;
     if (pid !== undefined) {
       records?.add(pid);
-      // Brain leaving at once (process.exit: a second Ctrl-C of `brain run`) stops nothing gracefully, and its
-      // group outlived it (a tool's process): killed as Brain exits, as a spawn host would have.
-      const killGroup = () => signalGroup(pid, "SIGKILL");
-      process.on("exit", killGroup);
+      // Brain leaving at once stops nothing gracefully, and its group outlived it (a tool's process): killed as
+      // Brain exits, as a spawn host would have.
+      const forget = exits.add(pid);
       child.once("exit", () => {
-        process.off("exit", killGroup);
+        forget();
         records?.remove(pid);
       });
     }

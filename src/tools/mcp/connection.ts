@@ -7,6 +7,7 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { ExitKills } from "../../core/exit-kills.js";
 import { tailOf } from "../../core/redact.js";
 import type { McpServer } from "../../protocol/config.js";
 import { UNREAD_INPUT_LIMITS } from "../../protocol/unread-input.js";
@@ -25,6 +26,8 @@ export interface ServerSpec {
   baseDir: string;
   /** Where `${VAR}` references are looked up (the host's environment). */
   env: NodeJS.ProcessEnv;
+  /** Brain's: stdio servers' groups are killed as Brain exits. */
+  exits?: ExitKills;
 }
 
 /** The last few KiB a stdio server wrote on stderr: what to show when it fails. */
@@ -172,6 +175,7 @@ function makeTransport(spec: ServerSpec): { transport: Transport; stderr?: Stder
     // The server gets the same minimal environment MCP clients give (HOME, PATH, USER, …) plus its own env.
     env: { ...getDefaultEnvironment(), ...expandRecord(config.env, env, `${where}.env`) },
     cwd,
+    ...(spec.exits ? { exits: spec.exits } : {}),
   });
   transport.stderr.on("data", (chunk: Buffer) => stderr.add(chunk));
   return { transport, stderr };

@@ -1,5 +1,6 @@
 // A session's MCP servers (its `mcp_servers`), as the session tool services Brain starts with the session's
 // harness and stops when the session closes. Servers start in parallel; one that fails does not hold up the rest.
+import type { ExitKills } from "../../core/exit-kills.js";
 import type { McpServers } from "../../protocol/config.js";
 import type { SessionToolServices, ToolService, ToolServiceEvent } from "../tool-service.js";
 import { BOUND_OWNER, shadowedMessage } from "./names.js";
@@ -12,6 +13,8 @@ export interface McpHostOptions {
   env?: NodeJS.ProcessEnv;
   /** Automatic restart delays after a crash (tests shorten them). */
   restartDelays?: readonly number[];
+  /** Brain's: kills each stdio server's group as Brain exits. */
+  exits?: ExitKills;
 }
 
 export class McpSessionServers implements SessionToolServices {
@@ -39,7 +42,13 @@ export class McpSessionServers implements SessionToolServices {
       this.servers = Object.entries(this.config).map(
         ([name, config]) =>
           new McpServerService(
-            { name, config, baseDir: this.options.baseDir, env },
+            {
+              name,
+              config,
+              baseDir: this.options.baseDir,
+              env,
+              ...(this.options.exits ? { exits: this.options.exits } : {}),
+            },
             hold,
             this.options.restartDelays,
           ),

@@ -9,6 +9,7 @@ import { PassThrough } from "node:stream";
 import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { ExitKills } from "../../core/exit-kills.js";
 import { FramingError, LineSplitter } from "../../protocol/ndjson.js";
 
 export interface StdioServerParams {
@@ -16,6 +17,8 @@ export interface StdioServerParams {
   args: string[];
   env: Record<string, string>;
   cwd: string;
+  /** Brain's: kills the server's group as Brain exits (a second Ctrl-C's process.exit reaches no group of its). */
+  exits?: ExitKills;
 }
 
 /** How long the server's output is still read after it exits: what it wrote last is read in far less. */
@@ -46,6 +49,8 @@ export class GroupStdioTransport implements Transport {
   private exited: Promise<void> | undefined;
   /** Its group was killed at "close": its id may name another group later, so it is signalled no more. */
   private done = false;
+  /** Takes its group off Brain's exit kills, once it is killed (its id may name another group later). */
+  private forget: (() => void) | undefined;
   /** Sends waiting for the server to take its input: one "drain" listener for them all, not one each. */
   private draining: (() => void)[] = [];
   /** A line went past MAX_LINE_BYTES: nothing more is read. */
@@ -64,6 +69,7 @@ export class GroupStdioTransport implements Transport {
         windowsHide: true,
       });
       this.child = child;
+      if (GROUPS && child.pid !== undefined) this.forget = this.params.exits?.add(child.pid);
       this.exited = new Promise((done) => child.once("exit", () => done()));
       child.on("error", (err) => {
         reject(err);
@@ -76,6 +82,7 @@ export class GroupStdioTransport implements Transport {
         // What the server left running that holds no pipe of its (a `sleep &` writing elsewhere) goes too.
         this.signal(child, "SIGKILL");
         this.done = true;
+        this.forget?.();
         this.onclose?.();
       });
       child.stdin.on("error", (err) => this.onerror?.(err));
