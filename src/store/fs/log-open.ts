@@ -8,7 +8,7 @@ import type { InlineCommits } from "./inline-commits.js";
 import { recover, type ScanResult, scanLog } from "./jsonl-scan.js";
 import { type LogIO, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
-import { LogState } from "./log-state.js";
+import { LogState, removeStaleTemps } from "./log-state.js";
 import { baseAfter, listSealed, readHeader, type Segment, startSegment } from "./segments.js";
 
 export interface OpenOptions {
@@ -77,6 +77,7 @@ export async function repairActive(
 ): Promise<Omit<OpenedLog, "lock">> {
   let fd: number | undefined;
   try {
+    await removeStaleTemps(path);
     const sealed = await listSealed(path);
     try {
       fd = await io.open(path, writeFlags(io, fs.constants.O_RDWR | fs.constants.O_CREAT), 0o600);

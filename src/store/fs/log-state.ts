@@ -6,6 +6,7 @@
 // file rewritten by compaction) the state is rebuilt from the whole log.
 import { createHash } from "node:crypto";
 import fsp from "node:fs/promises";
+import nodePath from "node:path";
 import { REQUEST_KINDS } from "../../core/pending.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { type LogIO, readFully } from "./log-io.js";
@@ -121,8 +122,35 @@ export async function loadState(logPath: string): Promise<SavedState | undefined
 export async function saveState(logPath: string, state: SavedState): Promise<void> {
   const path = statePath(logPath);
   const tmp = `${path}.${process.pid}.tmp`;
-  await fsp.writeFile(tmp, JSON.stringify(state), { mode: 0o600 });
-  await fsp.rename(tmp, path);
+  try {
+    await fsp.writeFile(tmp, JSON.stringify(state), { mode: 0o600 });
+    await fsp.rename(tmp, path);
+  } catch (err) {
+    // A full disk fails the write part way: left, the temp would stay until the session is deleted.
+    await fsp.rm(tmp, { force: true }).catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * Removes the temps of state saves and compactions of the log at `logPath` that died part way (a crash, a kill).
+ * Only with the log's lock held: then no live writer of this log can own one.
+ */
+export async function removeStaleTemps(logPath: string): Promise<void> {
+  const [dir, name] = [nodePath.dirname(logPath), nodePath.basename(logPath)];
+  const stem = name.replace(/\.jsonl$/, "");
+  let names: string[];
+  try {
+    names = await fsp.readdir(dir);
+  } catch {
+    return; // nothing to tidy: the open that follows says what is wrong with the directory
+  }
+  const stale = (n: string) =>
+    (n.startsWith(`${name}.state.`) && /\.state\.\d+\.tmp$/.test(n)) ||
+    (n.startsWith(`${stem}.`) && n.endsWith(".jsonl.compact.tmp"));
+  await Promise.all(
+    names.filter(stale).map((n) => fsp.rm(nodePath.join(dir, n), { force: true }).catch(() => {})),
+  );
 }
 
 /** Saves the state of a log whose durable bytes end at `end`, with the hash of its bytes from the anchor on. */
