@@ -9,7 +9,7 @@ import nodePath from "node:path";
 import type { CompactResult } from "../../core/retention.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { failure, StoreError } from "./errors.js";
-import { header, type SegmentBase } from "./log-format.js";
+import { burnMark, header, type SegmentBase } from "./log-format.js";
 import { type LogIO, nodeLogIO, writeFully } from "./log-io.js";
 import { acquireLogLock, type LogHolder } from "./log-lock.js";
 import { repairActive } from "./log-open.js";
@@ -85,7 +85,8 @@ export async function compactLog(
   const lock = await acquireLogLock(path, { session, ...(options.holder ? { holder: options.holder } : {}) });
   try {
     // A crash mid-roll can leave the active file without a header: rewritten as it is, it would start at seq 1.
-    await io.close((await repairActive(io, path, session, false)).fd);
+    const active = await repairActive(io, path, session, false);
+    await io.close(active.fd);
     const files = await segmentFiles(io, path);
     const bytesBefore = files.reduce((n, f) => n + f.bytes, 0);
     // One segment's events at a time, read twice (what folds is known only once all were seen).
@@ -136,6 +137,8 @@ export async function compactLog(
           `{"seq":${e.seq},"ts":${JSON.stringify(e.ts)},${turn}"type":"${e.type}","data":${JSON.stringify(e.data)}}\n`,
         );
       }
+      // The burn mark of a refused batch stays past the last line: its seqs are never given again.
+      if (file.path === path && active.marked) lines.push(burnMark(active.burned ?? 0));
       const buf = Buffer.from(lines.join(""), "utf8");
       await replaceFile(io, file.path, buf, file.path === path);
       result.bytesAfter += buf.length - file.bytes;

@@ -13,7 +13,7 @@ import { Batch } from "./log-batch.js";
 import { header, type WriterState } from "./log-format.js";
 import { allDone, type LogIO, nodeLogIO } from "./log-io.js";
 import type { LogLock } from "./log-lock.js";
-import { type OpenedLog, type OpenOptions, openLogFiles, reopenLog } from "./log-open.js";
+import { cutBack, type OpenedLog, type OpenOptions, openLogFiles, reopenLog } from "./log-open.js";
 import { type LogState, type OpenState, SAVE_EVERY, saveStateAt, worthSaving } from "./log-state.js";
 import { type ReadSource, readSegments, type Segment, seal } from "./segments.js";
 
@@ -42,8 +42,10 @@ export class JsonlEventLog implements EventLog {
   private closing: Promise<void> | undefined;
   private durableSeq: number;
   /** A failed batch's last seq: a reader in another process may have read its lines before the cut, so no event
-   *  gets its seqs again (a gap, as compaction leaves). Kept in the saved state till a commit passes it. */
+   *  gets its seqs again (a gap). Till a commit passes it, its burn mark past `size` (log-format.ts; `marked`: one
+   *  may be there, or what the next write left of it, to cut before a seal) and the saved state keep it. */
   private burnedSeq: number;
+  private marked: number;
   /** Durable byte length: where the next batch is written and what a failed batch is cut back to. */
   private size: number;
   /** Commits in one second share its timestamp's text up to the milliseconds (toISOString costs more than them). */
@@ -82,7 +84,7 @@ export class JsonlEventLog implements EventLog {
   ) {
     ({ fd: this.fd, lock: this.lock, state: this.state, sealed: this.sealed, base: this.base } = opened);
     [this.durableSeq, this.size] = [opened.scan.lastSeq, opened.scan.end];
-    [this.savedEnd, this.burnedSeq] = [opened.savedEnd, opened.burned ?? 0];
+    [this.savedEnd, this.burnedSeq, this.marked] = [opened.savedEnd, opened.burned ?? 0, opened.marked ?? 0];
     this.idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
     this.segmentBytes = options.segmentBytes ?? SEGMENT_BYTES;
     this.inline = options.inline ?? new InlineCommits();
@@ -292,11 +294,11 @@ export class JsonlEventLog implements EventLog {
     return { commit: this.withFd((f) => this.write(f, next)).catch((err: Error) => this.fail(err, next)) };
   }
 
-  /** Cuts the file back to its durable length, so no partial batch stays behind. */
-  private async rollback(fd: number): Promise<void> {
+  /** Cuts the file back to its durable length and the burn mark (not on a seal: the batch after it marks them). */
+  private async rollback(fd: number, sealing = false): Promise<void> {
     this.rollbackPending = true;
-    await this.io.truncate(fd, this.size);
-    await this.io.datasync(fd);
+    const burn = !sealing && this.burnedSeq > this.durableSeq ? this.burnedSeq : undefined;
+    this.marked = await cutBack(this.io, fd, this.size, burn);
     this.rollbackPending = false;
   }
 
@@ -324,7 +326,7 @@ export class JsonlEventLog implements EventLog {
   private async rollIfFull(fd: number): Promise<number> {
     if (this.size < this.segmentBytes || this.durableSeq === this.base) return fd;
     // A failed batch's bytes must not be sealed in with the rest.
-    if (this.rollbackPending) await this.rollback(fd);
+    if (this.rollbackPending || this.marked > 0) await this.rollback(fd, true);
     const rolled = await seal(this.io, this.path, this.base + 1);
     // Taken after an await: a follow-on commit rolls before the state has observed the commit before it.
     this.rolledHead = header(this.session, { seq: this.durableSeq, ...this.state.snapshot() });
@@ -358,11 +360,9 @@ export class JsonlEventLog implements EventLog {
   private async idle(): Promise<void> {
     if (this.busy > 0 || this.fd === undefined || this.closing || this.flushing) return;
     this.busy++;
-    try {
-      await this.saveState(this.fd).catch(() => {});
-    } finally {
-      this.busy--;
-    }
+    await this.saveState(this.fd)
+      .finally(() => this.busy--)
+      .catch(() => {});
     if (this.busy > 0 || this.fd === undefined || this.closing || this.flushing) return;
     const fd = this.fd;
     this.fd = undefined;

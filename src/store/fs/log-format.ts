@@ -136,6 +136,21 @@ const isSeq = (v: unknown): v is number => typeof v === "number" && Number.isInt
 
 const ANCHOR_SEQ = /^\{"seq":(\d+)/;
 
+/**
+ * What a refused batch leaves past the log's last line, a line never ended (every reader skips it, as a torn
+ * tail): the batch's last seq, so that the next open gives none of its seqs again whatever became of the saved
+ * state. No event line is ever this text, nor one cut short.
+ */
+export const burnMark = (seq: number) => `{"seq":${seq}}`;
+export const BURN_MARK_MAX = burnMark(Number.MAX_SAFE_INTEGER).length;
+const BURN_MARK = /^\{"seq":(\d+)\}$/;
+
+/** The seq a burn mark names, or undefined for any other text. */
+export function burnMarkSeq(text: string): number | undefined {
+  const m = BURN_MARK.exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
 /** The first seq of an anchor line, from its first bytes alone; undefined for any other line. */
 export function anchorSeq(head: string): number | undefined {
   const m = ANCHOR_SEQ.exec(head);

@@ -6,7 +6,8 @@ import nodePath from "node:path";
 import { failure, StoreError } from "./errors.js";
 import type { InlineCommits } from "./inline-commits.js";
 import { recover, type ScanResult, scanLog } from "./jsonl-scan.js";
-import { type LogIO, writeFlags } from "./log-io.js";
+import { BURN_MARK_MAX, burnMark, burnMarkSeq } from "./log-format.js";
+import { type LogIO, readFully, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
 import { LogState, removeStaleTemps } from "./log-state.js";
 import { baseAfter, listSealed, readHeader, type Segment, startSegment } from "./segments.js";
@@ -38,8 +39,10 @@ export interface OpenedLog {
   scan: ScanResult;
   state: LogState;
   savedEnd: number;
-  /** The last seq of a batch the disk refused, as the state saved by the log's last writer says. */
+  /** The last seq of a batch the disk refused and no commit passed, from its burn mark or the saved state. */
   burned?: number;
+  /** The length of the burn mark left past the file's last line (0: none). */
+  marked?: number;
   sealed: Segment[];
   /** The seq before the active segment's range. */
   base: number;
@@ -86,6 +89,8 @@ export async function repairActive(
     }
     let size = await io.size(fd);
     let found = await recover(io, fd, size, path, session);
+    const marked = await readBurnMark(io, fd, found.scan.end, size);
+    let markOnDisk = marked !== undefined;
     let entryDurable = durableEntry;
     if (found.scan.end === 0 && sealed.length > 0) {
       entryDurable = false;
@@ -94,21 +99,57 @@ export async function repairActive(
       await io.close(fd);
       fd = undefined;
       ({ fd, size } = await startSegment(io, path, session, base));
+      markOnDisk = false;
       found = await recover(io, fd, size, path, session);
     }
     const { scan } = found;
-    if (scan.end < size) {
-      await io.truncate(fd, scan.end);
-      await io.datasync(fd);
-    }
+    const burned = Math.max(found.burned ?? 0, marked ?? 0);
+    // Kept past the last line (written again when only the state named it, or the segment was started again).
+    const kept = burned > scan.lastSeq && markOnDisk && marked === burned;
+    let keep = kept ? size - scan.end : 0;
+    if (!kept && (burned > scan.lastSeq || scan.end < size))
+      keep = await cutBack(io, fd, scan.end, burned > scan.lastSeq ? burned : undefined);
     // The file may be new: its directory entry must be durable before any event in it counts as durable.
     if (!entryDurable) await io.syncDir(nodePath.dirname(path));
-    return { fd, ...found, sealed, base: (await readHeader(io, fd, scan.end))?.base?.seq ?? 0 };
+    const base = (await readHeader(io, fd, scan.end))?.base?.seq ?? 0;
+    return { fd, ...found, ...(burned > 0 ? { burned } : {}), marked: keep, sealed, base };
   } catch (err) {
     if (fd !== undefined) await io.close(fd).catch(() => {});
     if (err instanceof StoreError) throw err;
     throw failure(path, "cannot open", err);
   }
+}
+
+/** The seq named by a burn mark that is all of [from, size), if one is. */
+async function readBurnMark(io: LogIO, fd: number, from: number, size: number): Promise<number | undefined> {
+  if (size <= from || size - from > BURN_MARK_MAX) return undefined;
+  return burnMarkSeq((await readFully(io, fd, from, size - from)).toString("utf8"));
+}
+
+/**
+ * Writes the burn mark of `seq` at `at` and cuts the file just past it, or back to `at` when the mark cannot be
+ * written (the saved state is then all that names the seq). Returns the mark's length, or 0. Cut first: over the
+ * refused batch's first bytes (room a full disk gave already), so that no crash leaves its other lines past it.
+ */
+async function markBurn(io: LogIO, fd: number, at: number, seq: number): Promise<number> {
+  const mark = Buffer.from(burnMark(seq), "utf8");
+  await io.truncate(fd, at + mark.length);
+  try {
+    if ((await io.write(fd, mark, 0, mark.length, at)) === mark.length) return mark.length;
+  } catch {}
+  await io.truncate(fd, at);
+  return 0;
+}
+
+/**
+ * Cuts the file at `fd` back to `size`, no partial batch left behind, leaving past it the burn mark of `burned`
+ * when given; synced. Returns the mark's length.
+ */
+export async function cutBack(io: LogIO, fd: number, size: number, burned?: number): Promise<number> {
+  const marked = burned === undefined ? 0 : await markBurn(io, fd, size, burned);
+  if (burned === undefined) await io.truncate(fd, size);
+  await io.datasync(fd);
+  return marked;
 }
 
 /** The log's file again, after idleness. */

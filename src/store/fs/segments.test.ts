@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
+import { burnMark } from "./log-format.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
 import { lastSeqOfFile, tailOfFile } from "./log-read.js";
 import { statePath } from "./log-state.js";
@@ -254,9 +255,9 @@ describe("a log in segments", () => {
       await expect(log.append([{ type: "user.prompt", turn: "x", data: { text: "lost" } }])).rejects.toThrow(
         /EIO/,
       );
-      // The roll stands with its segment cut back to nothing, as a crash before the sync could leave it too.
+      // The roll stands with its segment cut back to no event, as a crash before the sync could leave it too.
       expect((await listSealed(tmp.file)).map((s) => s.first)).toEqual([1]);
-      expect((await fs.stat(tmp.file)).size).toBe(0);
+      expect(await fs.readFile(tmp.file, "utf8")).toBe(burnMark(all.length + 1)); // and the refused seq's mark
       expect(await readEventsFile(tmp.file)).toEqual(all);
       syncs = 0;
       const [next] = await log.append([{ type: "user.prompt", turn: "x", data: { text: "kept" } }]);
