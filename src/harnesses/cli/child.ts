@@ -3,6 +3,7 @@
 // messages (stderr never reaches the event log), and a clear description of how it ended.
 import { spawn } from "node:child_process";
 import { tailOf } from "../../core/redact.js";
+import { HeadLineSplitter, type LineHead } from "../../protocol/head-lines.js";
 import { LineSplitter } from "../../protocol/ndjson.js";
 import { PendingChild } from "../process/pending-child.js";
 import type { RunnerChild, Spawner } from "../process/spawner.js";
@@ -22,6 +23,8 @@ export interface CliSpawn {
   launcher?: string[];
   /** Called once per stdout line; omit for CLIs whose stdout is only a log. */
   onLine?: (line: string) => void;
+  /** Shown the start of each line first: a line it takes never reaches `onLine` (see HeadLineSplitter). */
+  onHead?: LineHead;
   /** The process is gone (or never started): `reason` says how, with the stderr tail. */
   onExit?: (reason: string) => void;
   /** Started by this spawn host instead of a fork of Brain (see Spawner); none: spawned here. */
@@ -69,7 +72,10 @@ export class CliProcess {
   }
 
   private listen(child: RunnerChild, settle: (exit: ExitInfo) => void): void {
-    const splitter = new LineSplitter((line) => this.spec.onLine?.(line), MAX_CLI_LINE);
+    const onLine = (line: string) => this.spec.onLine?.(line);
+    const splitter = this.spec.onHead
+      ? new HeadLineSplitter(onLine, MAX_CLI_LINE, this.spec.onHead)
+      : new LineSplitter(onLine, MAX_CLI_LINE);
     child.stdout.on("data", (chunk: Buffer) => {
       if (!this.spec.onLine) return;
       try {

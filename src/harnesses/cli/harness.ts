@@ -14,6 +14,7 @@ import {
 } from "../../core/harness.js";
 import type { Question } from "../../protocol/events.js";
 import { preview } from "../../protocol/frames.js";
+import type { LineHead } from "../../protocol/head-lines.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import { sessionToolEndpoint, type ToolEndpoint } from "../../tools/endpoint/index.js";
 import type { Spawner } from "../process/spawner.js";
@@ -289,13 +290,14 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
   /**
    * Starts the program with stdout read as JSON lines. A line that is not JSON, or the program going away,
    * fails the running turn (after `lost`, for whatever else waits on the program); between turns that is
-   * harmless: the next prompt starts it again.
+   * harmless: the next prompt starts it again. `head` may take lines from their start instead (see CliSpawn).
    */
   protected spawn(
     args: string[],
     env: Record<string, string>,
     read: (message: unknown) => void,
     lost?: (err: HarnessError) => void,
+    head?: LineHead,
   ): CliProcess {
     const { program, cwd, host } = this.ctx;
     const child: CliProcess = new CliProcess({
@@ -306,6 +308,7 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
       cwd,
       ...(host.launcher ? { launcher: host.launcher } : {}),
       ...(this.ctx.spawner ? { spawner: this.ctx.spawner } : {}),
+      ...(head ? { onHead: head } : {}),
       onLine: (line) => {
         const text = line.endsWith("\r") ? line.slice(0, -1) : line;
         if (text.trim() === "") return;

@@ -18,6 +18,7 @@ import { BRIDGE_SOURCE } from "./bridge.js";
 import { KEY_VARIABLE, modelsJson, PI_WIRES, PROVIDER } from "./models-json.js";
 import { PiEventParser, type PiSignal } from "./parser.js";
 import { latestSessionFile, rebaseSession } from "./sessions.js";
+import { piUpdateHead } from "./updates.js";
 
 /** PI_CODING_AGENT_DIR, relative to the native dir. */
 export const AGENT_DIR = "pi";
@@ -125,9 +126,10 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
         : vendorKeyEnvironment(this.ctx.family, provider, PI_WIRES);
     const env = this.environment({ PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", ...key, ...boundEnv });
     this.parser = new PiEventParser();
-    const child = this.spawn(args, env, (line) => {
+    const read = (line: unknown) => {
       for (const signal of this.parser.handle(line)) this.onSignal(signal);
-    });
+    };
+    const child = this.spawn(args, env, read, undefined, piUpdateHead(read));
     return { child };
   }
 

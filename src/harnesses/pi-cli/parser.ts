@@ -44,6 +44,7 @@ export class PiEventParser {
         this.lastStop = {};
         return [];
       case "message_update": {
+        // Read from the line's head (./updates.ts): the event's type, and a text delta's delta and contentIndex.
         const ev = line.assistantMessageEvent;
         return ev?.type === "text_delta" && typeof ev.delta === "string" && ev.delta !== ""
           ? [{ kind: "event", event: event.delta(ev.delta) }]
