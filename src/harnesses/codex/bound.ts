@@ -11,8 +11,10 @@ import type { StdioServerSpec, ToolEndpoint } from "../../tools/endpoint/index.j
 import { writeAgentFileSync } from "../agent-files.js";
 import { CliProcess } from "../cli/child.js";
 import type { CliProgramRun } from "../cli/harness.js";
+import { tomlString } from "./config-toml.js";
 
-const str = (value: string) => JSON.stringify(value);
+/** Brain's own values, but a path may hold what JSON leaves raw and TOML refuses (see tomlString). */
+const str = (value: string) => tomlString(value, "a setting of the session's tool endpoint");
 
 /** Top-level keys of config.toml (before any table). */
 export function boundTopLevel(catalog: string): string[] {

@@ -24,6 +24,11 @@ const { found, start } = describeCliFamily({
       provider: { api: "anthropic" },
       message: /speaks only the OpenAI Responses API, but the provider's api is "anthropic"/,
     },
+    {
+      name: "a model name config.toml cannot hold",
+      config: { model: "fake\ud800model" },
+      message: /the session's model \(config\.model\) holds a lone surrogate/,
+    },
   ],
 });
 describeLostHistory({
@@ -47,6 +52,15 @@ describe.runIf(found)("codex's own", () => {
     expect(all.find((e) => e.type === "user.steer")?.data).toEqual({ text: "NOTOOL and also this" });
     const sent = agentRequests(b.sandbox.provider.requests);
     expect(sent.some((r) => historyOf(r).includes("NOTOOL and also this"))).toBe(true);
+  });
+
+  // JSON leaves DEL raw, which TOML refuses: Codex then fails each thread, unable to load its config.toml.
+  it("reads a model name with DEL in it from its config.toml, and asks the session's provider for it", async () => {
+    const b = await start({ provider: { path: "/v1", model: "fake\x7fmodel" } });
+    const session = await b.create();
+    expect((await (await session.prompt("NOTOOL hello")).settled).status).toBe("completed");
+    const [request] = agentRequests(b.sandbox.provider.requests);
+    expect(request?.body.model).toBe("fake\x7fmodel");
   });
 
   // relocate.ts re-fingerprints the fragments it rewrites; its hash must be the one Codex itself writes, or a

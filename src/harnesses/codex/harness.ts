@@ -40,6 +40,8 @@ export class CodexHarness extends CliHarness<Connection> {
   static async open(opening: CliOpening): Promise<CodexHarness> {
     const { options } = opening;
     ownVendorWire(opening.family, options.provider, { speaks: ["responses"], openai: "responses" });
+    // What config.toml cannot hold is refused now, before a prompt starts Codex.
+    codexConfigToml(options.config, options.provider);
     const ctx = prepareCli(opening, STATE_FILE);
     makeAgentDirSync(options.dir, CODEX_HOME);
     const harness = new CodexHarness(ctx);
