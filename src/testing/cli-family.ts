@@ -12,6 +12,9 @@ import { events, makeBrain, tempDir, textOf, waitForEvent } from "./brain.js";
 import { agentRequests, answerNextPermission, type CliBed, cliBed, historyOf } from "./cli.js";
 
 const BAD_CWD = /options.cwd must be an absolute path, got "relative\/dir"/;
+const NUL_MODEL =
+  /: the session's model \(config.model\) holds a NUL character, which no command-line argument/;
+const NUL_FLAG = /bad session options: .*args.*holds a NUL character/;
 
 export type SharedCheck =
   | "turn"
@@ -222,6 +225,8 @@ exec "${found}" "$@"
     // Every family reads the same session options, so each refuses a relative cwd alike.
     const refusals = [
       { name: "bad session options", config: { options: { cwd: "relative/dir" } }, message: BAD_CWD },
+      { name: "a model with a NUL character", config: { model: "fake\0model" }, message: NUL_MODEL },
+      { name: "a flag with a NUL character", config: { options: { args: ["a\0b"] } }, message: NUL_FLAG },
       ...(f.refusals ?? []),
     ];
     it.runIf(found).each(refusals)("refuses $name", async ({ provider, config, message }) => {

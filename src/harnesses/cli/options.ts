@@ -21,16 +21,23 @@ export interface CliFactoryOptions {
   env?: Record<string, string>;
 }
 
+/** No command line can carry one: the spawn would fail with "args[6] must be a string without null bytes". */
+const NUL_ARG = "holds a NUL character, which no command-line argument can carry";
+
 /** Session options the CLI families understand; other keys are left for other harnesses. */
 export const CliSessionOptions = z.looseObject({
   /** The directory the agent works in (absolute, existing). Default: `<native dir>/work`, created empty. */
   cwd: z.string().min(1).optional(),
   /** Extra command-line flags, appended to the ones the harness passes. */
-  args: z.array(z.string()).optional(),
+  args: z.array(z.string().refine((arg) => !arg.includes("\0"), NUL_ARG)).optional(),
 });
 export type CliSessionOptions = z.infer<typeof CliSessionOptions>;
 
 export function sessionOptions(label: string, config: SessionConfig): CliSessionOptions {
+  // The model goes on some CLIs' command lines (pi, claude): refused here for all, as no model's name has one.
+  if (config.model?.includes("\0")) {
+    throw new HarnessError("brain_error", `${label}: the session's model (config.model) ${NUL_ARG}`);
+  }
   const parsed = CliSessionOptions.safeParse(config.options ?? {});
   if (!parsed.success) {
     throw new HarnessError("brain_error", `${label}: bad session options: ${describeIssues(parsed.error)}`);
