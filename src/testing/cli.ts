@@ -2,7 +2,7 @@
 // provider that plays a coding agent's model (shellAgent). The provider's request log is read directly.
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { expect } from "vitest";
+import { afterEach, expect } from "vitest";
 import type { BrainOptions } from "../core/brain.js";
 import type { HarnessFactory, HarnessOptions } from "../core/harness.js";
 import type { Session } from "../core/session.js";
@@ -209,6 +209,50 @@ export function standInProgram(
   const native = join(dir, "native");
   mkdirSync(native);
   return { dir, bin, native };
+}
+
+/**
+ * The stand-in programs of one test file (standInProgram's), removed after each test, and the pids a test adds
+ * to `pids` (what the programs started) killed.
+ */
+export function useStandIns(): { make: typeof standInProgram; pids: number[] } {
+  const dirs: string[] = [];
+  const pids: number[] = [];
+  afterEach(() => {
+    for (const pid of pids.splice(0)) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {}
+    }
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  const make: typeof standInProgram = (...args) => {
+    const made = standInProgram(...args);
+    dirs.push(made.dir);
+    return made;
+  };
+  return { make, pids };
+}
+
+/**
+ * The source of a stand-in CLI that speaks NDJSON on stdio: `prelude` runs first; `each` runs for each line read,
+ * with the message as `m` (`send(m)` writes one); it exits at the end of its input, and not before.
+ */
+export function ndjsonProgram(each: string, prelude = ""): string {
+  return `#!/usr/bin/env node
+${prelude}
+const send = (m) => process.stdout.write(JSON.stringify(m) + "\\n");
+let buf = "";
+process.stdin.on("data", (d) => {
+  buf += d;
+  for (let i; (i = buf.indexOf("\\n")) >= 0; buf = buf.slice(i + 1)) {
+    const m = JSON.parse(buf.slice(0, i));
+${each}
+  }
+});
+process.stdin.on("end", () => process.exit(0));
+setInterval(() => {}, 1000);
+`;
 }
 
 /**

@@ -2,10 +2,10 @@
 // comes up afterwards must be stopped by the harness, not left running with no one to end it. The program here
 // is a small stand-in for `codex app-server` (the handshake only), since the real one starts too quickly to be
 // caught halfway.
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, expect, it } from "vitest";
-import { bareHarnessOptions, standInProgram } from "../../testing/cli.js";
+import { expect, it } from "vitest";
+import { bareHarnessOptions, useStandIns } from "../../testing/cli.js";
 import { alive, until } from "../../testing/processes.js";
 import { CodexFactory } from "../codex/factory.js";
 
@@ -26,20 +26,10 @@ process.stdin.on("end", () => process.exit(0));
 setInterval(() => {}, 1000);
 `;
 
-const dirs: string[] = [];
-const pids: number[] = [];
-afterEach(() => {
-  for (const pid of pids.splice(0)) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {}
-  }
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const { make, pids } = useStandIns();
 
 it("stops a program that was still starting when the harness closed", async () => {
-  const { dir, bin, native } = standInProgram("brain-closing-", "codex", APP_SERVER);
-  dirs.push(dir);
+  const { dir, bin, native } = make("brain-closing-", "codex", APP_SERVER);
   const pidFile = join(dir, "pid");
   const harness = await new CodexFactory({ bin, env: { PID_FILE: pidFile } }).open(
     bareHarnessOptions(native),

@@ -2,24 +2,16 @@
 // out: the program had nothing to stop then, and a prompt sent once it is up would run the model and its tools
 // after the client stopped the turn. The program is a stand-in for `codex app-server` whose handshake waits for
 // the test's word, since the real one starts too quickly to be caught halfway.
-import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, expect, it } from "vitest";
-import { bareHarnessOptions, standInProgram } from "../../testing/cli.js";
+import { expect, it } from "vitest";
+import { bareHarnessOptions, ndjsonProgram, useStandIns } from "../../testing/cli.js";
 import { until } from "../../testing/processes.js";
 import { CodexFactory } from "../codex/factory.js";
 
 /** Answers initialize once $DIR/go exists (having made $DIR/starting); makes $DIR/got at a turn/start. */
-const APP_SERVER = `#!/usr/bin/env node
-const fs = require("node:fs");
-const dir = process.env.DIR;
-const send = (m) => process.stdout.write(JSON.stringify(m) + "\\n");
-let buf = "";
-process.stdin.on("data", (d) => {
-  buf += d;
-  for (let i; (i = buf.indexOf("\\n")) >= 0; buf = buf.slice(i + 1)) {
-    const m = JSON.parse(buf.slice(0, i));
-    if (m.id === undefined) continue;
+const APP_SERVER = ndjsonProgram(
+  `    if (m.id === undefined) continue;
     if (m.method === "initialize") {
       fs.writeFileSync(dir + "/starting", "");
       const poll = setInterval(() => {
@@ -31,21 +23,15 @@ process.stdin.on("data", (d) => {
     else if (m.method === "turn/start") {
       fs.writeFileSync(dir + "/got", JSON.stringify(m.params.input));
       send({ id: m.id, result: { turn: { id: "turn-1" } } });
-    } else send({ id: m.id, result: {} });
-  }
-});
-process.stdin.on("end", () => process.exit(0));
-setInterval(() => {}, 1000);
-`;
+    } else send({ id: m.id, result: {} });`,
+  `const fs = require("node:fs");
+const dir = process.env.DIR;`,
+);
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const standIns = useStandIns();
 
 it("never sends the prompt of a turn interrupted while its program started; the turn ends interrupted", async () => {
-  const { dir, bin, native } = standInProgram("brain-interrupt-starting-", "codex", APP_SERVER);
-  dirs.push(dir);
+  const { dir, bin, native } = standIns.make("brain-interrupt-starting-", "codex", APP_SERVER);
   const harness = await new CodexFactory({ bin, env: { DIR: dir } }).open(bareHarnessOptions(native));
   try {
     const turn = harness.prompt("hello", { turn: "t1", signal: new AbortController().signal });

@@ -1,42 +1,27 @@
 // A Codex start that fails (here thread/start is refused) kills the program and fails the turn. A prompt sent at
 // once after that failure (before the killed program's exit is seen) must run on a new program, not fail with the
 // old one's exit. The program is a stand-in for `codex app-server`: it refuses thread/start on its first run.
-import { rmSync } from "node:fs";
-import { afterEach, expect, it } from "vitest";
-import { bareHarnessOptions, standInProgram } from "../../testing/cli.js";
+import { expect, it } from "vitest";
+import { bareHarnessOptions, ndjsonProgram, useStandIns } from "../../testing/cli.js";
 import { CodexFactory } from "./factory.js";
 
-const APP_SERVER = `#!/usr/bin/env node
-const fs = require("node:fs");
-const first = !fs.existsSync(process.env.RAN);
-fs.writeFileSync(process.env.RAN, "");
-const send = (m) => process.stdout.write(JSON.stringify(m) + "\\n");
-let buf = "";
-process.stdin.on("data", (d) => {
-  buf += d;
-  for (let i; (i = buf.indexOf("\\n")) >= 0; buf = buf.slice(i + 1)) {
-    const m = JSON.parse(buf.slice(0, i));
-    if (m.id === undefined) continue;
+const APP_SERVER = ndjsonProgram(
+  `    if (m.id === undefined) continue;
     if (m.method === "thread/start" && first) send({ id: m.id, error: { code: -32000, message: "not today" } });
     else if (m.method === "thread/start") send({ id: m.id, result: { thread: { id: "thread-1" } } });
     else if (m.method === "turn/start") {
       send({ id: m.id, result: { turn: { id: "turn-1" } } });
       send({ method: "turn/completed", params: { threadId: "thread-1", turn: { id: "turn-1", status: "completed" } } });
-    } else send({ id: m.id, result: {} });
-  }
-});
-process.stdin.on("end", () => process.exit(0));
-setInterval(() => {}, 1000);
-`;
+    } else send({ id: m.id, result: {} });`,
+  `const fs = require("node:fs");
+const first = !fs.existsSync(process.env.RAN);
+fs.writeFileSync(process.env.RAN, "");`,
+);
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const standIns = useStandIns();
 
 it("runs a prompt sent right after a failed start on a new program", async () => {
-  const { dir, bin, native } = standInProgram("brain-codex-failed-start-", "codex", APP_SERVER);
-  dirs.push(dir);
+  const { dir, bin, native } = standIns.make("brain-codex-failed-start-", "codex", APP_SERVER);
   const harness = await new CodexFactory({ bin, env: { RAN: `${dir}/ran` } }).open(
     bareHarnessOptions(native),
   );

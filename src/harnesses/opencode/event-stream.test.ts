@@ -2,10 +2,10 @@
 // so the turn fails and the next prompt starts a new server. The old one must not be left running (with the
 // session's database open) unowned. The program is a stand-in for `opencode serve` that ends its event stream
 // at the first prompt, since the real one does not let go of it.
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, expect, it } from "vitest";
-import { bareHarnessOptions, standInProgram } from "../../testing/cli.js";
+import { expect, it } from "vitest";
+import { bareHarnessOptions, useStandIns } from "../../testing/cli.js";
 import { alive, until } from "../../testing/processes.js";
 import { OpencodeFactory } from "./factory.js";
 
@@ -29,20 +29,10 @@ createServer((req, res) => {
 }).listen(port, "127.0.0.1");
 `;
 
-const dirs: string[] = [];
-const pids: number[] = [];
-afterEach(() => {
-  for (const pid of pids.splice(0)) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {}
-  }
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const { make, pids } = useStandIns();
 
 it("stops a server whose event stream ended, instead of leaving it running unowned", async () => {
-  const { dir, bin, native } = standInProgram("brain-opencode-events-", "opencode", SERVE);
-  dirs.push(dir);
+  const { dir, bin, native } = make("brain-opencode-events-", "opencode", SERVE);
   const pidFile = join(dir, "pid");
   const harness = await new OpencodeFactory({ bin, env: { PID_FILE: pidFile } }).open(
     bareHarnessOptions(native),

@@ -2,10 +2,9 @@
 // through a tool call, comes as lines whose total grows with the square of its length. Brain must not decode them
 // whole (on the daemon's event loop, shared by every session): what it hands the JSON decoder stays in proportion
 // to what pi said. The program is a stand-in for `pi --mode rpc` writing such lines in pi's own shape.
-import { rmSync } from "node:fs";
 import { afterEach, expect, it, vi } from "vitest";
 import type { HarnessEvent } from "../../core/harness.js";
-import { bareHarnessOptions, standInProgram } from "../../testing/cli.js";
+import { bareHarnessOptions, useStandIns } from "../../testing/cli.js";
 import { PiCliFactory } from "./factory.js";
 
 const PIECES = 500;
@@ -59,15 +58,13 @@ process.stdin.on("data", (d) => {
 process.stdin.on("end", () => process.exit(0));
 `;
 
-const dirs: string[] = [];
+const standIns = useStandIns();
 afterEach(() => {
   vi.restoreAllMocks();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 it("decodes pi's streamed lines in proportion to what is new in them, not to the whole partial message", async () => {
-  const { dir, bin, native } = standInProgram("brain-pi-long-answer-", "pi", PI);
-  dirs.push(dir);
+  const { dir, bin, native } = standIns.make("brain-pi-long-answer-", "pi", PI);
   const logged: HarnessEvent[] = [];
   const options = bareHarnessOptions(native);
   const harness = await new PiCliFactory({ bin }).open({ ...options, emit: (e) => logged.push(e) });

@@ -1,39 +1,23 @@
 // A steer that comes while pi is still starting: in bound mode the session's tool endpoint starts first, and
 // until pi runs there is nothing to write the steer to. It must still reach pi within the turn, not be taken and
 // dropped. The program is a stand-in for `pi --mode rpc` that answers each prompt and steer with what it got.
-import { rmSync } from "node:fs";
-import { afterEach, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import type { HarnessEvent } from "../../core/harness.js";
-import { bareHarnessOptions, standInProgram } from "../../testing/cli.js";
+import { bareHarnessOptions, ndjsonProgram, useStandIns } from "../../testing/cli.js";
 import { PiCliFactory } from "./factory.js";
 
 /** Ends each prompt (or steer) at once with an assistant message naming its text. */
-const PI = `#!/usr/bin/env node
-const send = (m) => process.stdout.write(JSON.stringify(m) + "\\n");
-let buf = "";
-process.stdin.on("data", (d) => {
-  buf += d;
-  for (let i; (i = buf.indexOf("\\n")) >= 0; buf = buf.slice(i + 1)) {
-    const m = JSON.parse(buf.slice(0, i));
-    if (m.type !== "prompt" && m.type !== "steer") continue;
+const PI = ndjsonProgram(`    if (m.type !== "prompt" && m.type !== "steer") continue;
     send({ id: m.id, type: "response", command: m.type, success: true });
     send({ type: "agent_start" });
     const content = [{ type: "text", text: m.type + ": " + m.message }];
     send({ type: "message_end", message: { role: "assistant", content, stopReason: "stop" } });
-    send({ type: "agent_end" });
-  }
-});
-process.stdin.on("end", () => process.exit(0));
-`;
+    send({ type: "agent_end" });`);
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const standIns = useStandIns();
 
 it("delivers a steer sent while pi starts in bound mode, instead of dropping it", async () => {
-  const { dir, bin, native } = standInProgram("brain-pi-steer-starting-", "pi", PI);
-  dirs.push(dir);
+  const { native, bin } = standIns.make("brain-pi-steer-starting-", "pi", PI);
   const logged: HarnessEvent[] = [];
   const options = bareHarnessOptions(native, { config: { tool_mode: "bound" } });
   const harness = await new PiCliFactory({ bin }).open({ ...options, emit: (e) => logged.push(e) });
