@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { NewEvent, SessionEvent } from "../protocol/events.js";
 import type { SessionRecord } from "../protocol/session.js";
 import { FsSessionStore } from "../store/fs/index.js";
+import { manyDeltas } from "../store/fs/testing/segmented.js";
 import { tempDir } from "../testing/brain.js";
 import { ancestorEvents, loggedCheckpoint } from "./conversation-chain.js";
 import { transcriptOf } from "./transcript.js";
@@ -123,23 +124,7 @@ describe("a long streamed history", () => {
     const store = new FsSessionStore(home);
     const parent = await store.create({ id: "p", harness: "echo", config: {} });
     const log = await store.openLog(parent.id);
-    for (let t = 0; t < 40; t++) {
-      const turn = `t${t}`;
-      await log.append([
-        { type: "user.prompt", turn, data: { text: `prompt ${t}` } },
-        { type: "turn.started", turn, data: {} },
-      ]);
-      for (let b = 0; b < 20; b++) {
-        const texts = Array.from({ length: 1000 }, (_, i) => `word${i} `);
-        await log.append(
-          texts.map((text) => ({ type: "assistant.delta", turn, data: { text } }) as NewEvent),
-        );
-      }
-      await log.append([
-        { type: "assistant.message", turn, data: { text: "all" } },
-        { type: "turn.settled", turn, data: { status: "completed" } },
-      ]);
-    }
+    await manyDeltas(log, true);
     await log.append([{ type: "checkpoint.created", data: { id: "000001", files: [] } }]);
     await log.close();
     const forked_from = { session: "p", checkpoint: "000001" };

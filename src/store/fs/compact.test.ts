@@ -7,6 +7,7 @@ import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { useLogDir } from "./testing/log-dir.js";
+import { manyDeltas } from "./testing/segmented.js";
 
 const tmp = useLogDir("brain-compact-");
 
@@ -92,20 +93,7 @@ describe("compacting a closed session's log", () => {
     // 800k deltas: 8.4 MiB on disk in 1 MiB segments, some hundreds of MiB as events. A process with a 96 MiB heap
     // (a daemon's retention sweep, in small) compacts it without running out of memory.
     const log = await JsonlEventLog.open(tmp.file, "s1", undefined, { segmentBytes: 1 << 20 });
-    for (let t = 0; t < 40; t++) {
-      const turn = `t${t}`;
-      await log.append([{ type: "turn.started", turn, data: {} }]);
-      for (let b = 0; b < 20; b++) {
-        const texts = Array.from({ length: 1000 }, (_, i) => `word${i} `);
-        await log.append(
-          texts.map((text) => ({ type: "assistant.delta", turn, data: { text } }) as NewEvent),
-        );
-      }
-      await log.append([
-        { type: "assistant.message", turn, data: { text: "all" } },
-        { type: "turn.settled", turn, data: { status: "completed" } },
-      ]);
-    }
+    await manyDeltas(log, false);
     await log.close();
     const compact = pathToFileURL(
       path.join(import.meta.dirname, "../../../dist/src/store/fs/compact.js"),

@@ -38,3 +38,28 @@ export async function writeSegmented(log: JsonlEventLog): Promise<SessionEvent[]
   await log.close();
   return all;
 }
+
+/**
+ * 800k deltas: 40 completed turns (each with its prompt when `prompted`) of 20 commits of 1,000 deltas each. A few
+ * MiB on disk, hundreds of MiB as events: for the tests that read such a log in a small heap.
+ */
+export async function manyDeltas(
+  log: { append(events: NewEvent[]): Promise<unknown> },
+  prompted: boolean,
+): Promise<void> {
+  for (let t = 0; t < 40; t++) {
+    const turn = `t${t}`;
+    await log.append([
+      ...(prompted ? [{ type: "user.prompt", turn, data: { text: `prompt ${t}` } } as NewEvent] : []),
+      { type: "turn.started", turn, data: {} },
+    ]);
+    for (let b = 0; b < 20; b++) {
+      const texts = Array.from({ length: 1000 }, (_, i) => `word${i} `);
+      await log.append(texts.map((text) => ({ type: "assistant.delta", turn, data: { text } }) as NewEvent));
+    }
+    await log.append([
+      { type: "assistant.message", turn, data: { text: "all" } },
+      { type: "turn.settled", turn, data: { status: "completed" } },
+    ]);
+  }
+}
