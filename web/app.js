@@ -208,7 +208,30 @@ function setTurnState() {
   if (state.view?.id === state.session) updateHead(state.view);
 }
 
-async function openSession(id) {
+/** Events a session's page reads at first: a longer log starts near its end, with a button for the rest. */
+const TAIL_EVENTS = 2000;
+
+/**
+ * Where a long session's transcript starts, so that opening a session of a million events reads and renders a
+ * few thousand: at the first turn that starts among its last TAIL_EVENTS events, or at their first when one turn
+ * holds them all. Requests still waiting for an answer that came before that are returned, to be shown first.
+ */
+async function tailStart(id, view) {
+  const last = view.last_seq ?? 0;
+  if (last <= TAIL_EVENTS) return { after: 0, earlier: [], midTurn: false };
+  const page = await state.api.call(
+    "GET",
+    `/v1/sessions/${encodeURIComponent(id)}/log?after=${last - TAIL_EVENTS}&limit=${TAIL_EVENTS}`,
+  );
+  // A turn's first event is its prompt (turn.started comes right after it).
+  const turn = page.events.find((event) => event.type === "user.prompt");
+  const after = turn ? turn.seq - 1 : last - TAIL_EVENTS;
+  const shown = new Set(page.events.filter((event) => event.seq > after).map((event) => event.data?.id));
+  const earlier = (view.pending ?? []).filter((request) => !shown.has(request.id));
+  return { after, earlier, midTurn: !turn };
+}
+
+async function openSession(id, all = false) {
   state.stream?.stop();
   state.session = id;
   const params = hashParams();
@@ -242,9 +265,33 @@ async function openSession(id) {
   // session's events into that transcript and holding one of the tenant's streams.
   if (state.transcript !== transcript) return;
   if (view) updateHead(view);
+  let start = { after: 0, earlier: [], midTurn: false };
+  if (view && !all) {
+    try {
+      start = await tailStart(id, view);
+    } catch (err) {
+      showError("s-error", err); // the whole log, then
+    }
+    if (state.transcript !== transcript) return;
+  }
+  if (start.after > 0) {
+    transcript.skipped(start.after, () => openSession(id, true));
+    // The turn that holds the first events shown started before them: it runs, its requests wait, as the view says.
+    if (start.midTurn) transcript.turn = view.active_turn;
+    for (const request of start.earlier)
+      transcript.add({
+        type: request.kind,
+        turn: request.turn,
+        data: request.data,
+        seq: 0,
+        ts: "",
+        session: id,
+      });
+    setTurnState();
+  }
   state.stream = state.api.follow(
     id,
-    0,
+    start.after,
     (event) => {
       // One event the page cannot show is named in its place; the transcript goes on with the next.
       try {

@@ -79,6 +79,8 @@ export class Transcript {
     this.tools = new Map();
     this.requests = new Map();
     this.turn = undefined;
+    /** Whether to scroll to the bottom at the next frame (./add), or undefined when no event came since the last. */
+    this.stick = undefined;
     /** The turn whose deltas came since the last assistant.message, or undefined when none did. */
     this.streamedIn = undefined;
   }
@@ -97,11 +99,22 @@ export class Transcript {
     return this.turn !== undefined;
   }
 
-  /** @param {SessionEvent} event */
+  /**
+   * Shows one more event, keeping the view at the bottom if it was there. The scroll position is read once per
+   * frame, not per event: reading it lays the page out, and a replay of thousands of events in one go laid the
+   * growing transcript out once per event (minutes of a frozen tab for a turn of a few thousand deltas).
+   * @param {SessionEvent} event
+   */
   add(event) {
-    const stick = this.container.scrollTop + this.container.clientHeight >= this.container.scrollHeight - 40;
+    if (this.stick === undefined) {
+      const { scrollTop, clientHeight, scrollHeight } = this.container;
+      this.stick = scrollTop + clientHeight >= scrollHeight - 40;
+      requestAnimationFrame(() => {
+        if (this.stick) this.container.scrollTop = this.container.scrollHeight;
+        this.stick = undefined;
+      });
+    }
     this.render(event);
-    if (stick) this.container.scrollTop = this.container.scrollHeight;
   }
 
   /**
@@ -338,6 +351,19 @@ export class Transcript {
         "div",
         { class: "note warning", "data-dropped": `${after}:${firstSeq}` },
         `${range} of this session are no longer kept (retention archived or dropped them); the transcript goes on from event ${firstSeq}`,
+      ),
+    );
+  }
+
+  /** The transcript starts after event `after` of a long log; `showAll` opens it again from its first. */
+  skipped(after, showAll) {
+    const range = after === 1 ? "event 1 is" : `events 1–${after} are`;
+    this.push(
+      el(
+        "div",
+        { class: "note", "data-skipped": String(after) },
+        `${range} not shown: this long session's transcript starts near its end. `,
+        el("button", { type: "button", class: "show-all", onclick: showAll }, "Show all"),
       ),
     );
   }

@@ -2,7 +2,7 @@
 // reads the log back without asking for the session list once per turn, a session opened while another's view is
 // on its way is the only one followed, and an event stream the daemon refuses (the tenant's limit of streams)
 // shows why, instead of "reconnecting…" and nothing else; a turn of several messages shows each one, in order, and
-// their usage together.
+// their usage together; a session of thousands of events opens near its end, and shows them all on Show all.
 import { type Browser, chromium, type Page, type Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HarnessEvent } from "../core/harness.js";
@@ -169,6 +169,80 @@ describe("web UI on a session whose oldest events retention dropped", () => {
       await expect.poll(() => page.locator("#transcript").textContent()).toContain("echo #2: second turn");
       // The notice comes first: what follows it is every event from the fourth on.
       expect(await page.locator("#transcript > *").first().getAttribute("data-dropped")).toBe("0:4");
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("web UI on a session of thousands of events", () => {
+  /** What the scripted harness's next turn does: stream `deltas` deltas, after asking a question when `ask`. */
+  let next = { deltas: 1, text: "", ask: false };
+  let own: TestDaemon;
+  beforeAll(async () => {
+    const steps = scripted(async (options, turn) => {
+      const { deltas, text, ask } = next;
+      const signal = new AbortController().signal;
+      const answer = ask ? options.ask(turn, { question: "Go on?", options: ["yes"] }, signal) : undefined;
+      for (let i = 0; i < deltas; i++)
+        options.emit({ type: "assistant.delta", turn, data: { text: i === 0 ? text : "." } });
+      if (answer)
+        options.emit({ type: "assistant.delta", turn, data: { text: ` answered ${await answer}` } });
+    });
+    own = await startTestDaemon({ factories: [steps] });
+  });
+  afterAll(() => own?.cleanup());
+
+  async function opened(id: string): Promise<Page> {
+    const page = await browser.newPage();
+    await page.goto(`${own.url}/#token=${own.tokens.admin}&session=${id}`);
+    return page;
+  }
+
+  it("opens at the last turn, not the whole log, and shows the rest on Show all", async () => {
+    const client = own.client();
+    const { id } = await client.create({ harness: "scripted" });
+    for (const [deltas, text] of [
+      [3000, "the long turn"],
+      [1, "the last turn"],
+    ] as const) {
+      next = { deltas, text, ask: false };
+      const { turn } = (await client.prompt(id, text)) as { turn: string };
+      await collect(client, id, settled(turn));
+    }
+    const page = await opened(id);
+    try {
+      const transcript = () => page.locator("#transcript").textContent();
+      await expect.poll(transcript).toContain("the last turn");
+      expect(await transcript()).not.toContain("the long turn");
+      expect(await page.locator(".msg.user").count()).toBe(1);
+      expect(await page.locator("[data-skipped]").textContent()).toMatch(/^events 1–30\d\d are not shown/);
+      // The whole log: a turn of 3,000 deltas, which froze the tab for good while each event laid the page out.
+      await page.click("button.show-all");
+      await expect.poll(() => page.locator(".msg.user").count()).toBe(2);
+      expect(await transcript()).toContain("the long turn...");
+      expect(await page.locator("[data-skipped]").count()).toBe(0);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("opens in the middle of a long turn, shown as running, with the question it asked before still to answer", async () => {
+    const client = own.client();
+    const { id } = await client.create({ harness: "scripted" });
+    next = { deltas: 2500, text: "while it waits", ask: true };
+    const { turn } = (await client.prompt(id, "ask me")) as { turn: string };
+    await expect.poll(async () => (await client.session(id)).last_seq).toBeGreaterThan(2500);
+    const page = await opened(id);
+    try {
+      await page.locator("[data-skipped]").waitFor();
+      expect(await page.locator("#turn-state").textContent()).toBe("turn running…");
+      expect(await page.locator("#transcript").textContent()).not.toContain("while it waits");
+      await page.locator(".request button", { hasText: "yes" }).click();
+      await collect(client, id, settled(turn));
+      await expect.poll(() => page.locator("#transcript").textContent()).toContain("answered yes");
+      await expect.poll(() => page.locator("#turn-state").textContent()).toBe("");
+      expect(await page.locator(".request").count()).toBe(1);
     } finally {
       await page.close();
     }
