@@ -81,12 +81,15 @@ export class Transcript {
     this.turn = undefined;
     /** Whether to scroll to the bottom at the next frame (./add), or undefined when no event came since the last. */
     this.stick = undefined;
+    /** Streamed text not yet in the page, by the element it goes to: written once a frame, as one text node. */
+    this.unwritten = new Map();
     /** The turn whose deltas came since the last assistant.message, or undefined when none did. */
     this.streamedIn = undefined;
   }
 
   clear() {
     this.container.replaceChildren();
+    this.unwritten.clear();
     this.replies.clear();
     this.tools.clear();
     this.requests.clear();
@@ -110,6 +113,8 @@ export class Transcript {
       const { scrollTop, clientHeight, scrollHeight } = this.container;
       this.stick = scrollTop + clientHeight >= scrollHeight - 40;
       requestAnimationFrame(() => {
+        for (const [node, text] of this.unwritten) node.append(text);
+        this.unwritten.clear();
         if (this.stick) this.container.scrollTop = this.container.scrollHeight;
         this.stick = undefined;
       });
@@ -157,7 +162,7 @@ export class Transcript {
         return;
       case "assistant.delta":
         this.streamedIn = event.turn;
-        this.reply(event.turn).text.append(d.text);
+        this.write(this.reply(event.turn), d.text);
         return;
       case "assistant.message": {
         // Each message whose deltas did not come is shown whole, not only a turn's first: a compacted log keeps a
@@ -165,7 +170,7 @@ export class Transcript {
         const whole = this.streamedIn !== event.turn && d.text ? d.text : "";
         this.streamedIn = undefined;
         const reply = this.reply(event.turn, whole !== "");
-        reply.text.append(whole);
+        this.write(reply, whole);
         if (d.usage) {
           // Each message carries what was spent since the one before it (one per step, steer or model message):
           // the turn spent their sum, not what its last message says.
@@ -280,8 +285,7 @@ export class Transcript {
    */
   reply(turn, adding = true) {
     const last = this.replies.get(turn);
-    if (last && !(adding && last.text.textContent && last.box !== this.container.lastElementChild))
-      return last;
+    if (last && !(adding && last.said && last.box !== this.container.lastElementChild)) return last;
     const text = el("div", { class: "text" });
     const meta = el("div", { class: "meta muted" }, last?.meta.textContent ?? "");
     const box = el("div", { class: "msg assistant streaming", "data-turn": turn }, text, meta);
@@ -289,10 +293,20 @@ export class Transcript {
       last.box.classList.remove("streaming");
       last.meta.textContent = "";
     }
-    const reply = { box, text, meta, usage: last?.usage };
+    const reply = { box, text, meta, usage: last?.usage, said: false };
     this.replies.set(turn, reply);
     this.push(box);
     return reply;
+  }
+
+  /**
+   * Adds to a reply's text at the next frame. A turn of a million deltas as a million text nodes, each added with
+   * the text before it read back to see if there was any, made a replay's cost grow with the square of the turn.
+   */
+  write(reply, text) {
+    if (!text) return;
+    reply.said = true;
+    this.unwritten.set(reply.text, (this.unwritten.get(reply.text) ?? "") + text);
   }
 
   /** `asked`: the nodes that show what a permission request would run, above the buttons. */

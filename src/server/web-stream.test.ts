@@ -221,6 +221,12 @@ describe("web UI on a session of thousands of events", () => {
       await page.click("button.show-all");
       await expect.poll(() => page.locator(".msg.user").count()).toBe(2);
       expect(await transcript()).toContain("the long turn...");
+      // Written a frame at a time, not a text node per delta (each added after reading back all before it).
+      const nodes = await page
+        .locator(".msg.assistant .text")
+        .first()
+        .evaluate((node) => node.childNodes.length);
+      expect(nodes).toBeLessThan(1000);
       expect(await page.locator("[data-skipped]").count()).toBe(0);
     } finally {
       await page.close();
