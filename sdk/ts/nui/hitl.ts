@@ -23,14 +23,29 @@ export function approvalPayload(options: ApprovalOptions): Record<string, unknow
   };
 }
 
-async function rest(method: string, url: string, body?: unknown): Promise<unknown> {
-  const response = await fetch(url, {
-    method,
-    headers: { accept: "application/json", ...(body ? { "content-type": "application/json" } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
+/**
+ * One call to `path` under NUI_API_URL (`base`). Its failure names the path only, as nui_hitl.py's does: the base
+ * holds the secret that reaches the session's requests (Brain's `/<token>`, the daemon's `/nui/<token>`), and the
+ * message usually ends as the run's error, which Brain logs for every client of the session to read.
+ */
+async function rest(method: string, base: string, path: string, body?: unknown): Promise<unknown> {
+  let response: Response;
+  try {
+    response = await fetch(`${base}${path}`, {
+      method,
+      headers: { accept: "application/json", ...(body ? { "content-type": "application/json" } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+  } catch (err) {
+    // fetch's own words ("fetch failed", its cause's "connect ECONNREFUSED ...", "Failed to parse URL from <url>").
+    const cause = (err as Error & { cause?: Error }).cause?.message ?? (err as Error).message;
+    throw new Error(
+      `HITL ${method} NUI_API_URL${path}: cannot be reached (${cause.split(base).join("NUI_API_URL")})`,
+    );
+  }
   const text = await response.text();
-  if (!response.ok) throw new Error(`HITL ${method} ${url} failed (${response.status}): ${text.trim()}`);
+  if (!response.ok)
+    throw new Error(`HITL ${method} NUI_API_URL${path} failed (${response.status}): ${text.trim()}`);
   return text ? JSON.parse(text) : {};
 }
 
@@ -68,7 +83,7 @@ export async function hitlRequest(
 ): Promise<HitlResponse> {
   const base = apiUrl();
   if (base) {
-    const created = (await rest("POST", `${base}/api/hitl/requests`, {
+    const created = (await rest("POST", base, "/api/hitl/requests", {
       kind,
       payload,
       sessionId: process.env.NUI_SESSION_ID ?? "",
@@ -77,7 +92,8 @@ export async function hitlRequest(
     run.emit({ type: "hitl_request", ...created, runId: run.runId, kind, payload });
     return (await rest(
       "GET",
-      `${base}/api/hitl/requests/${encodeURIComponent(String(created.requestId))}/wait`,
+      base,
+      `/api/hitl/requests/${encodeURIComponent(String(created.requestId))}/wait`,
     )) as HitlResponse;
   }
   const requestId = randomUUID();

@@ -146,3 +146,14 @@ it("an answer too long for a host's line reaches a host that asked over the prot
     'status=cancelled answers={"reason":"the answer was longer than the 4 MiB line a host reads; ask for a shorter one"}',
   );
 });
+
+// NUI_API_URL's path is the secret that reaches the session's requests; the run's error is logged for its clients.
+it("a HITL request Brain refuses fails the run of an agent on sdk/ts naming its path, never NUI_API_URL", async () => {
+  const { brain } = await tsStdioBrain();
+  const session = await brain.create({ harness: "ext:ts-stdio/echo" });
+  const outcome = await (await session.prompt("ask-too-many")).settled;
+  expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
+  const message = outcome.error?.message ?? "";
+  expect(message).toMatch(/HITL POST NUI_API_URL\/api\/hitl\/requests failed \(400\): .*at most 64/);
+  expect(message).not.toMatch(/127\.0\.0\.1|http:/);
+});
