@@ -258,8 +258,18 @@ export function listExtensions(root: string): { extensions: InstalledExtension[]
     return { extensions, problems };
   }
   for (const name of names) {
+    if (name.startsWith(".")) continue;
     const dir = join(root, name);
-    if (name.startsWith(".") || !statSync(dir).isDirectory()) continue;
+    try {
+      // A link whose target is gone (an extension linked in from where it is developed) throws here: it is one
+      // broken extension, not the end of every harness's catalog.
+      if (!statSync(dir).isDirectory()) continue;
+    } catch (err) {
+      problems.push(
+        `${dir}: cannot read it (${(err as Error).message}); install the extension again, or remove it with brain ext rm ${name}`,
+      );
+      continue;
+    }
     try {
       extensions.push(loadExtension(dir, basename(dir)));
     } catch (err) {

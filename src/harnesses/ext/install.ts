@@ -5,6 +5,7 @@ import { execFile } from "node:child_process";
 import {
   cpSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -97,7 +98,9 @@ export async function installExtension(source: string, extensionsDir: string): P
 
 export function removeExtension(name: string, extensionsDir: string): void {
   const target = join(extensionsDir, name);
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name) || !existsSync(target)) {
+  // lstat: a link whose target is gone is there to remove (existsSync follows it).
+  const there = lstatSync(target, { throwIfNoEntry: false }) !== undefined;
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name) || !there) {
     const installed = existsSync(extensionsDir)
       ? readdirSync(extensionsDir).filter((n) => !n.startsWith("."))
       : [];

@@ -1,7 +1,7 @@
 // Extension manifests and their installation: nui's format read as nui writes it, every mistake named with its
 // file, field and fix, and `brain ext install | ls | rm` on a scratch $BRAIN_HOME.
 import { execFileSync, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempDir } from "../../testing/brain.js";
@@ -120,6 +120,21 @@ describe("reading a manifest", () => {
     const { extensions, problems } = listExtensions(home);
     expect(extensions.map((e) => e.name)).toEqual(["demo-py"]);
     expect(problems).toEqual([expect.stringMatching(/broken\/extension\.yaml: field "apiVersion"/)]);
+  });
+
+  // An extension linked in from where it is developed, whose directory was then moved: brain serve, brain
+  // harnesses and brain ext ls all ended on the link's ENOENT, and brain ext rm said it was not installed.
+  it("reports a link whose target is gone as one broken extension, and removes it by name", async () => {
+    const home = scratch();
+    await installExtension(demoPy, home);
+    symlinkSync(join(home, "moved-away"), join(home, "dev-ext"));
+    const { extensions, problems } = listExtensions(home);
+    expect(extensions.map((e) => e.name)).toEqual(["demo-py"]);
+    expect(problems).toEqual([
+      expect.stringMatching(/dev-ext: cannot read it \(ENOENT.*remove it with brain ext rm dev-ext$/),
+    ]);
+    removeExtension("dev-ext", home);
+    expect(listExtensions(home).problems).toEqual([]);
   });
 });
 
