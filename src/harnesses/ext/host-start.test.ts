@@ -1,9 +1,11 @@
-// An extension host that hangs at its start (it never answers harness.info): the open timeout is long here, so
-// only an interrupt or a close can end what waits for it.
-import { readFileSync, writeFileSync } from "node:fs";
+// Starting extension hosts. One that hangs at its start (it never answers harness.info): the open timeout is long
+// here, so only an interrupt or a close can end what waits for it.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import { catalogFactories, useScratch, writeExtension } from "../../testing/nui.js";
+import { freePort } from "../../core/free-port.js";
+import { events, textOf } from "../../testing/brain.js";
+import { catalogFactories, tsAgent, useScratch, writeExtension } from "../../testing/nui.js";
 import { pidAlive } from "./connection-file.js";
 import { installExtension } from "./install.js";
 
@@ -55,4 +57,26 @@ it("closing the session stops a host that is still starting", async () => {
   await closeBrain();
   expect((await turn.settled).status).not.toBe("completed");
   await expect.poll(() => pidAlive(pid)).toBe(false);
+});
+
+// After a reboot a host's connection file is left behind and its pid may name some other process: every turn was
+// refused at the file's port, and Brain, which has the command to start the host, never did.
+it("starts a shared host whose connection file names a running pid but a port nothing listens on", async () => {
+  const src = writeExtension(scratch("brain-ext-src-"), "rebooted", {
+    transport: "tcp",
+    command: ["node", tsAgent, "tcp"],
+  });
+  const home = scratch("brain-ext-home-");
+  const hostHome = scratch("brain-ext-hosthome-");
+  await installExtension(src, join(home, "extensions"));
+  const connections = join(hostHome, ".nui/connections");
+  mkdirSync(connections, { recursive: true });
+  const left = { host: "127.0.0.1", port: await freePort(), session_id: "old", pid: process.pid };
+  writeFileSync(join(connections, "ext-rebooted-echo.json"), JSON.stringify(left));
+  const { factories } = catalogFactories({ brainHome: home, hostHome });
+  const t = scratchBrain({ factories, home });
+  const session = await t.brain.create({ harness: "ext:rebooted/echo" });
+  const turn = await session.prompt("hi");
+  expect(await turn.settled).toEqual({ turn: turn.turn, status: "completed" });
+  expect(textOf(await events(session), turn.turn)).toMatch(/^ts says: hi /);
 });

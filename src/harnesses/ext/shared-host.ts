@@ -1,6 +1,7 @@
 // A TCP or HTTP extension host serves every session of its harness. Brain finds it through its connection
 // file; when there is none (or only a stale one) and the manifest gives a command, Brain starts it, waits for
 // the file, and stops it when the harness family closes (harness.shutdown / POST /shutdown first).
+import { connect } from "node:net";
 import { HarnessError } from "../../core/harness.js";
 import type { Spawner } from "../process/spawner.js";
 import {
@@ -78,9 +79,16 @@ export class SharedHost {
   private async locate(): Promise<HostAddress> {
     const { ref, connectionId, connectionDirs } = this.spec;
     const lookup = await findConnection(connectionDirs, connectionId);
-    if (lookup.state === "ready") return addressOf(lookup);
-    if (!this.spec.command) throw new HarnessError("brain_error", `${ref}: ${describeLookup(lookup, ref)}`);
-    await removeStale(lookup);
+    if (lookup.state === "ready") {
+      const address = addressOf(lookup);
+      // A file whose pid runs may still be a gone host's (after a reboot its pid names some other process): every
+      // turn was refused at its port, and Brain, able to start the host, never did. Nothing bound there: stale.
+      if (!this.spec.command || (await accepts(address))) return address;
+      await removeStale({ state: "stale", path: lookup.path, pid: lookup.info.pid ?? 0 });
+    } else {
+      if (!this.spec.command) throw new HarnessError("brain_error", `${ref}: ${describeLookup(lookup, ref)}`);
+      await removeStale(lookup);
+    }
     if (!this.process?.alive) {
       this.process = new HostProcess(await this.spec.command(), this.spec.spawner);
       // Nothing of the protocol comes on a shared host's stdout, but unread it fills its pipe, and then the host's
@@ -102,6 +110,26 @@ export class SharedHost {
     }
   }
 }
+
+/**
+ * Whether something listens at `address`, unless it surely does not: only a refused connection (nothing bound to
+ * the port) says no; a timeout or any other error is left to the dial, which names it.
+ */
+function accepts(address: HostAddress): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: address.host, port: address.port });
+    const done = (listening: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(listening);
+    };
+    const timer = setTimeout(() => done(true), PROBE_MS);
+    socket.once("connect", () => done(true));
+    socket.once("error", (err: NodeJS.ErrnoException) => done(err.code !== "ECONNREFUSED"));
+  });
+}
+
+const PROBE_MS = 2_000;
 
 function addressOf(lookup: Extract<ConnectionLookup, { state: "ready" }>): HostAddress {
   const { host, port, token } = lookup.info;
