@@ -6,6 +6,7 @@
 
 import type { SessionRecord } from "../protocol/session.js";
 import { isParentOf } from "./conversation-chain.js";
+import type { SessionSummary } from "./store.js";
 
 /** What one compaction did. */
 export interface CompactResult {
@@ -65,7 +66,7 @@ export class ClosedLogs {
   private readonly held = new Map<string, number>();
 
   constructor(
-    private readonly store: Partial<CompactingStore> & { list(): Promise<SessionRecord[]> },
+    private readonly store: Partial<CompactingStore> & { list(): Promise<SessionSummary[]> },
     private readonly busy: (id: string) => boolean,
   ) {}
 

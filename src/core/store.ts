@@ -23,6 +23,15 @@ export type NewSessionRecord = Omit<SessionRecord, "id" | "created_at" | "status
   not_before?: string;
 };
 
+/**
+ * What a list gives of each session: what orders, filters and names it, small whatever its config holds. A list
+ * of every session stays cheap to hold; the full record is read with get(), one session at a time.
+ */
+export type SessionSummary = Pick<
+  SessionRecord,
+  "id" | "harness" | "created_at" | "status" | "tenant" | "forked_from" | "handoff_from"
+>;
+
 export interface SessionStore {
   create(input: NewSessionRecord): Promise<SessionRecord>;
   /**
@@ -35,7 +44,8 @@ export interface SessionStore {
     input: NewSessionRecord,
   ): Promise<{ record: SessionRecord; log: EventLog; durable: Promise<void> }>;
   get(id: string): Promise<SessionRecord | undefined>;
-  list(): Promise<SessionRecord[]>;
+  /** Every session's summary, oldest first (created_at, then id): never the full records, which may be large. */
+  list(): Promise<SessionSummary[]>;
   update(id: string, patch: Partial<Omit<SessionRecord, "id" | "created_at">>): Promise<SessionRecord>;
   paths(id: string): { native: string; checkpoints: string };
   /** Where the store keeps its files ($BRAIN_HOME), when on disk: restores into it are refused. */

@@ -5,8 +5,9 @@
 // Counting every record at each create would cost a stat per stored session. The counts come from one listing
 // and follow this process's creates and deletes; other processes on the same store (a `brain run`, another
 // node) make them drift, so a tenant near its bound is counted again from the store before it is refused.
-import type { SessionRecord } from "../protocol/session.js";
+
 import { SessionError } from "./errors.js";
+import type { SessionSummary } from "./store.js";
 
 const DEFAULT_TENANT = "default";
 /** Counted again from the store once a tenant's count is within this share of the bound. */
@@ -19,7 +20,7 @@ export class StoredSessionLimit {
 
   /** `max` absent: no bound. */
   constructor(
-    private readonly list: () => Promise<SessionRecord[]>,
+    private readonly list: () => Promise<SessionSummary[]>,
     private readonly max?: number,
   ) {}
 

@@ -99,9 +99,13 @@ export class SessionService {
   /** The caller's sessions (oldest first, or newest): all, or `limit` after the session `after`, and where to go on. */
   async list(caller: Principal, page: SessionListQuery = {}): Promise<SessionList> {
     const mine = (await this.parts.brain.list()).filter((r) => tenantOf(r) === caller.tenant);
-    // Views only for the page: the rest of the list costs nothing but its place in the order.
+    // Records only for the page, read one at a time (a list holds summaries): one deleted since is left out.
     const { items, next } = pageOf(page.order === "newest" ? mine.reverse() : mine, page, "session");
-    const sessions = items.map((r) => this.viewOf(r, this.openSession(r.id)));
+    const sessions: SessionView[] = [];
+    for (const { id } of items) {
+      const record = await this.record(caller, id).catch(() => undefined);
+      if (record) sessions.push(this.viewOf(record, this.openSession(id)));
+    }
     return next === undefined ? { sessions } : { sessions, next };
   }
 
@@ -342,12 +346,8 @@ export class SessionService {
     }
     if (!session) return view;
     const turn = session.activeTurn;
-    return {
-      ...view,
-      ...(turn ? { active_turn: turn } : {}),
-      last_seq: session.log.lastSeq,
-      pending: session.pendingRequests(),
-    };
+    const live = { last_seq: session.log.lastSeq, pending: session.pendingRequests() };
+    return { ...view, ...(turn ? { active_turn: turn } : {}), ...live };
   }
 
   /** The defaults, the agent definition the body names, and the body itself, resolved by the core. */

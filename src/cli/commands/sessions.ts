@@ -41,11 +41,13 @@ export async function command(args: string[]): Promise<number> {
       case "ls": {
         const records = await brain.list();
         for (const r of records) {
-          process.stdout.write(
-            values.json
-              ? `${JSON.stringify(r)}\n`
-              : `${r.id}  ${r.harness.padEnd(12)} ${r.status.padEnd(6)} ${r.created_at}\n`,
-          );
+          if (!values.json) {
+            process.stdout.write(`${r.id}  ${r.harness.padEnd(12)} ${r.status.padEnd(6)} ${r.created_at}\n`);
+            continue;
+          }
+          // The whole record, read one at a time (the list holds summaries); one deleted since is left out.
+          const record = await brain.record(r.id).catch(() => undefined);
+          if (record) process.stdout.write(`${JSON.stringify(record)}\n`);
         }
         if (records.length === 0 && !values.json)
           process.stderr.write('no sessions yet: try `brain run "hello"`\n');

@@ -1,6 +1,7 @@
 // session.json: what a session is (harness, config, lineage) apart from its event log. The schema is the wire
 // one in src/protocol/session.ts.
 import type { z } from "zod";
+import type { SessionSummary } from "../../core/store.js";
 import { SESSION_ID_PATTERN, SessionRecord } from "../../protocol/session.js";
 import { osMessage, StoreError } from "./errors.js";
 
@@ -56,9 +57,25 @@ export function recordText(record: SessionRecord): string {
  * The order of every store's list(): oldest first by `created_at`, then by id (two sessions made in one
  * millisecond). Pages of `GET /v1/sessions` walk it (or its reverse), so every store must sort by this one.
  */
-export function oldestFirst(a: SessionRecord, b: SessionRecord): number {
+export function oldestFirst(a: OrderedById, b: OrderedById): number {
   if (a.created_at !== b.created_at) return a.created_at < b.created_at ? -1 : 1;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+type OrderedById = Pick<SessionRecord, "id" | "created_at">;
+
+/** What a list keeps of a record (its fields that are there, nothing of its config). */
+export function summaryOf(record: SessionRecord): SessionSummary {
+  const { id, harness, created_at, status, tenant, forked_from, handoff_from } = record;
+  return {
+    id,
+    harness,
+    created_at,
+    status,
+    ...(tenant !== undefined ? { tenant } : {}),
+    ...(forked_from ? { forked_from } : {}),
+    ...(handoff_from ? { handoff_from } : {}),
+  };
 }
 
 /** Frozen in place, deeply: for records a store hands every caller as the same object, so none can change it for all. */

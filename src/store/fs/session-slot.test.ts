@@ -8,7 +8,7 @@ import { createBrain } from "../../cli/setup.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
 import { retireSegments } from "./retire.js";
-import { recordText } from "./session-record.js";
+import { recordText, summaryOf } from "./session-record.js";
 import { isSlotText } from "./session-slot.js";
 import { FsSessionStore } from "./session-store.js";
 import { writeSegmented } from "./testing/segmented.js";
@@ -104,7 +104,7 @@ describe("FsSessionStore spare slot", () => {
     // Another store on the same home (a restart) finds the session and its first event.
     const again = new FsSessionStore(home);
     expect(await again.get(record.id)).toEqual(record);
-    expect(await again.list()).toEqual([record]);
+    expect(await again.list()).toEqual([summaryOf(record)]);
     expect((await readEventsFile(again.paths(record.id).events)).map((e) => e.type)).toEqual([
       "session.opened",
     ]);

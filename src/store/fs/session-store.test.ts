@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { StoreError } from "./errors.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
+import { summaryOf } from "./session-record.js";
 import { FsSessionStore } from "./session-store.js";
 
 let home: string;
@@ -101,7 +102,7 @@ describe("FsSessionStore", () => {
     expect(Object.keys(await byId(store)).sort()).toEqual(["a", "b"]);
     const reads = vi.spyOn(fs, "readFile");
     try {
-      expect(await byId(store)).toEqual({ a, b });
+      expect(await byId(store)).toEqual({ a: summaryOf(a), b: summaryOf(b) });
       expect(reads).not.toHaveBeenCalled(); // unchanged since read: one stat each, no read, no schema check
     } finally {
       reads.mockRestore();
@@ -121,7 +122,7 @@ describe("FsSessionStore", () => {
     await store.remove("a");
     const after = await byId(store);
     expect(Object.keys(after)).toEqual(["c"]);
-    expect(after.c?.config).toEqual({ model: "m2" });
+    expect((await store.get("c"))?.config).toEqual({ model: "m2" });
     expect((await other.get("c"))?.config).toEqual({ model: "m2" });
     // One object shared by every caller: frozen, so no caller can change it for the others.
     expect(() => {

@@ -4,7 +4,7 @@ import fs, { type Dirent } from "node:fs";
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
 import type { CompactResult, RetireResult, SegmentPolicy } from "../../core/retention.js";
-import type { LogTail, NewSessionRecord } from "../../core/store.js";
+import type { LogTail, NewSessionRecord, SessionSummary } from "../../core/store.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
 import { diskError, StoreError } from "./errors.js";
@@ -179,10 +179,10 @@ export class FsSessionStore {
   }
 
   /**
-   * Every session, oldest first. A directory without session.json (a create cut short) is skipped. One directory
-   * read and one stat per session: only records changed since this store last read them are read again.
+   * Every session's summary, oldest first. A directory without session.json (a create cut short) is skipped. One
+   * directory read and one stat per session: only records changed since this store last read them are read again.
    */
-  async list(): Promise<SessionRecord[]> {
+  async list(): Promise<SessionSummary[]> {
     let entries: Dirent[];
     try {
       entries = await fsp.readdir(this.root, { withFileTypes: true });
@@ -192,10 +192,11 @@ export class FsSessionStore {
     }
     const ids = entries.filter((e) => e.isDirectory() && SESSION_ID.test(e.name)).map((e) => e.name);
     this.records.keepOnly(new Set(ids));
-    const records: SessionRecord[] = [];
+    const records: SessionSummary[] = [];
     for (let i = 0; i < ids.length; i += LIST_CONCURRENCY) {
-      const chunk = await Promise.all(ids.slice(i, i + LIST_CONCURRENCY).map((id) => this.get(id)));
-      for (const r of chunk) if (r) records.push(r);
+      const chunk = ids.slice(i, i + LIST_CONCURRENCY);
+      const read = await Promise.all(chunk.map((id) => this.records.summary(id, this.paths(id).record)));
+      for (const r of read) if (r) records.push(r);
     }
     return records.sort(oldestFirst);
   }

@@ -1,5 +1,6 @@
-// The session records of the cluster store kept in memory, fed by a watch of the records bucket, so listing
-// thousands of sessions costs one request (the bucket's last revision), not a KV read and a schema check each.
+// The summaries of the cluster store's session records kept in memory, fed by a watch of the records bucket, so
+// listing thousands of sessions costs one request (the bucket's last revision), not a KV read and a schema check
+// each. Summaries, not records: a record's config may be megabytes, and a tenant may keep thousands of sessions.
 //
 // Why a watch and a revision check rather than "our own writes keep it fresh": every node writes the bucket, and
 // a list must see what any node wrote before it began, as the full read did. The watch delivers every node's
@@ -7,7 +8,15 @@
 // it. A view that cannot get there (its watch ended, failed, or stopped delivering) is never answered from:
 // the caller reads the bucket in full instead, and the view starts a new watch.
 import type { KV, KvEntry, KvWatchEntry } from "@nats-io/kv";
-import { deepFreeze, describeIssue, oldestFirst, SESSION_ID, SessionRecord } from "../fs/session-record.js";
+import type { SessionSummary } from "../../core/store.js";
+import {
+  deepFreeze,
+  describeIssue,
+  oldestFirst,
+  SESSION_ID,
+  SessionRecord,
+  summaryOf,
+} from "../fs/session-record.js";
 import { errorMessage, NatsStoreError } from "./errors.js";
 
 /** What kv.watch() gives (its type lives in @nats-io/nats-core, not a dependency of ours). */
@@ -29,8 +38,8 @@ export interface BucketState {
   values: number;
 }
 
-/** A record as a list gives it, or what is wrong with it (thrown by the list, as the full read throws it). */
-type Slot = { record: SessionRecord } | { error: NatsStoreError };
+/** A record's summary as a list gives it, or what is wrong with it (thrown by the list, as the full read throws it). */
+type Slot = { summary: SessionSummary } | { error: NatsStoreError };
 
 /** One watch and the records it delivered; a new one replaces it when it ends or stops delivering. */
 class Watch {
@@ -46,7 +55,7 @@ class Watch {
   iterator: WatchIterator | undefined;
   /** Stopped by the view itself (closed, or replaced): its end is no failure. */
   stopped = false;
-  private sorted: SessionRecord[] | undefined;
+  private sorted: SessionSummary[] | undefined;
   private readonly waiters = new Set<() => void>();
 
   apply(entry: KvWatchEntry): void {
@@ -83,13 +92,13 @@ class Watch {
     this.end("stopped");
   }
 
-  /** Every record, oldest first; throws what is wrong with a bad one. */
-  records(): SessionRecord[] {
+  /** Every record's summary, oldest first; throws what is wrong with a bad one. */
+  records(): SessionSummary[] {
     if (!this.sorted) {
-      const records: SessionRecord[] = [];
+      const records: SessionSummary[] = [];
       for (const slot of this.slots.values()) {
         if ("error" in slot) throw slot.error;
-        records.push(slot.record);
+        records.push(slot.summary);
       }
       this.sorted = records.sort(oldestFirst);
     }
@@ -134,11 +143,11 @@ export class RecordView {
   constructor(private readonly options: RecordViewOptions) {}
 
   /**
-   * Every session record as of now (every write acknowledged before the call), oldest first; undefined when the
+   * Every session record's summary as of now (every write acknowledged before the call), oldest first; undefined when the
    * view cannot tell (the caller reads the bucket in full). Throws what is wrong with a bad record, as the full
    * read does, and a failure to ask for the bucket's last revision.
    */
-  async list(): Promise<SessionRecord[] | undefined> {
+  async list(): Promise<SessionSummary[] | undefined> {
     if (this.closed) return undefined;
     const watch = this.watch ?? this.start();
     const before = watch.revision;
@@ -225,7 +234,7 @@ export function parseRecord(entry: KvEntry, id: string): SessionRecord {
 function slotOf(entry: KvEntry): Slot {
   try {
     // Frozen: every list hands out this one object, so a caller changing it in place would change it for all.
-    return { record: deepFreeze(parseRecord(entry, entry.key)) };
+    return { summary: deepFreeze(summaryOf(parseRecord(entry, entry.key))) };
   } catch (err) {
     return { error: err as NatsStoreError };
   }

@@ -7,8 +7,16 @@ import { mkdir, readdir, rm } from "node:fs/promises";
 import nodePath from "node:path";
 import type { KvEntry } from "@nats-io/kv";
 import type { SessionStore } from "../../core/brain.js";
+import type { SessionSummary } from "../../core/store.js";
 import type { SessionEvent } from "../../protocol/events.js";
-import { checkRecord, newRecord, oldestFirst, SESSION_ID, type SessionRecord } from "../fs/session-record.js";
+import {
+  checkRecord,
+  newRecord,
+  oldestFirst,
+  SESSION_ID,
+  type SessionRecord,
+  summaryOf,
+} from "../fs/session-record.js";
 import { ReplicatedCheckpoints } from "./checkpoints.js";
 import type { NatsContext } from "./context.js";
 import { errorMessage, fenced, NatsStoreError, natsFailure, storedUnanswered } from "./errors.js";
@@ -38,6 +46,8 @@ export interface NatsSessionStoreOptions {
 
 /** A CAS update that keeps losing to other writers gives up after this many tries. */
 const UPDATE_TRIES = 20;
+/** Records read at once by a list the view cannot answer: each may be as large as the bucket's largest value. */
+const READ_ALL_CONCURRENCY = 8;
 
 export class NatsSessionStore implements SessionStore {
   readonly home: string;
@@ -53,7 +63,7 @@ export class NatsSessionStore implements SessionStore {
    * cluster, writes racing with the same expected revision can all be accepted (measured here: 3 of 3).
    */
   private readonly updates = new Map<string, Promise<unknown>>();
-  /** The records, as a watch of their bucket delivers them: what list() answers from. */
+  /** The records' summaries, as a watch of their bucket delivers them: what list() answers from. */
   private readonly view: RecordView;
   private readonly tails: TailBudget;
 
@@ -109,11 +119,11 @@ export class NatsSessionStore implements SessionStore {
   }
 
   /**
-   * Every session, oldest first: from the view of the records bucket (./record-view.ts), one request a list;
-   * by reading every record when the view cannot answer.
+   * Every session's summary, oldest first: from the view of the records bucket (./record-view.ts), one request a
+   * list; by reading every record when the view cannot answer.
    */
-  async list(): Promise<SessionRecord[]> {
-    let viewed: SessionRecord[] | undefined;
+  async list(): Promise<SessionSummary[]> {
+    let viewed: SessionSummary[] | undefined;
     try {
       viewed = await this.view.list();
     } catch (err) {
@@ -127,18 +137,20 @@ export class NatsSessionStore implements SessionStore {
     this.view.close();
   }
 
-  /** Every session, oldest first, read record by record: a KV read each. */
-  private async readAll(): Promise<SessionRecord[]> {
+  /** Every session's summary, oldest first, read record by record: a KV read each, a few records held at once. */
+  private async readAll(): Promise<SessionSummary[]> {
     const ids: string[] = [];
     try {
       for await (const key of await this.ctx.records.keys()) if (SESSION_ID.test(key)) ids.push(key);
     } catch (err) {
       throw natsFailure("cannot list sessions", err);
     }
-    const records = (await Promise.all(ids.map((id) => this.get(id)))).filter(
-      (r): r is SessionRecord => r !== undefined,
-    );
-    return records.sort(oldestFirst);
+    const summaries: SessionSummary[] = [];
+    for (let i = 0; i < ids.length; i += READ_ALL_CONCURRENCY) {
+      const chunk = await Promise.all(ids.slice(i, i + READ_ALL_CONCURRENCY).map((id) => this.get(id)));
+      for (const record of chunk) if (record) summaries.push(summaryOf(record));
+    }
+    return summaries.sort(oldestFirst);
   }
 
   /** Compare-and-set on the record's revision: two nodes patching at once both land, neither is lost. */
