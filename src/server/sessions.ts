@@ -6,6 +6,7 @@ import type { Brain, NewSessionInput } from "../core/brain.js";
 import { BrainError } from "../core/errors.js";
 import type { Session } from "../core/session.js";
 import type { ProviderGrant } from "../core/session-input.js";
+import type { SessionSummary } from "../core/store.js";
 import type {
   AnswerBody,
   CheckpointView,
@@ -15,7 +16,6 @@ import type {
   PromptBody,
   ProviderList,
   RebuildView,
-  SessionList,
   SessionListQuery,
   SessionView,
 } from "../protocol/api.js";
@@ -27,7 +27,7 @@ import { answeredBy, DEFAULT_TENANT, type Principal } from "./auth/tokens.js";
 import type { ControlLeases } from "./control.js";
 import { ApiError, inField, notFound } from "./errors.js";
 import { answerRequest, IDEMPOTENCY_HEADER, IdempotentCommands, keyedAs } from "./idempotency.js";
-import { pageOf } from "./paging.js";
+import { type Page, pageOf } from "./paging.js";
 
 export interface SessionServiceParts {
   brain: Brain;
@@ -96,17 +96,16 @@ export class SessionService {
     };
   }
 
-  /** The caller's sessions (oldest first, or newest): all, or `limit` after the session `after`, and where to go on. */
-  async list(caller: Principal, page: SessionListQuery = {}): Promise<SessionList> {
+  /** The caller's sessions (oldest first, or newest), all or `limit` after `after`: their summaries, and what next. */
+  async list(caller: Principal, page: SessionListQuery = {}): Promise<Page<SessionSummary>> {
     const mine = (await this.parts.brain.list()).filter((r) => tenantOf(r) === caller.tenant);
-    // Records only for the page, read one at a time (a list holds summaries): one deleted since is left out.
-    const { items, next } = pageOf(page.order === "newest" ? mine.reverse() : mine, page, "session");
-    const sessions: SessionView[] = [];
-    for (const { id } of items) {
-      const record = await this.record(caller, id).catch(() => undefined);
-      if (record) sessions.push(this.viewOf(record, this.openSession(id)));
-    }
-    return next === undefined ? { sessions } : { sessions, next };
+    return pageOf(page.order === "newest" ? mine.reverse() : mine, page, "session");
+  }
+
+  /** A listed session's view, read when the answer comes to it; undefined once it is deleted (or not the caller's). */
+  async listedView(caller: Principal, id: string): Promise<SessionView | undefined> {
+    const record = await this.record(caller, id).catch(() => undefined);
+    return record && this.viewOf(record, this.openSession(id));
   }
 
   async view(caller: Principal, id: string): Promise<SessionView> {

@@ -19,6 +19,7 @@ import { DEFAULT_TENANT } from "../auth/tokens.js";
 import { ApiError, parseBody } from "../errors.js";
 import { IDEMPOTENCY_HEADER, idempotencyKey } from "../idempotency.js";
 import type { LogReads } from "../log-reads.js";
+import { streamedList } from "../session-list.js";
 import type { SessionService } from "../sessions.js";
 import type { RouteContext, RouteDef } from "./route.js";
 
@@ -113,7 +114,12 @@ export function sessionRoutes({ sessions, agents, auth, logReads }: SessionRoute
       handle: async ({ caller, query }) => {
         const given = (name: string) => query(name) || undefined;
         const page = { limit: given("limit"), after: given("after"), order: given("order") };
-        return sessions.list(caller, parseBody(SessionListQuery, page, "query parameter"));
+        const { items, next } = await sessions.list(
+          caller,
+          parseBody(SessionListQuery, page, "query parameter"),
+        );
+        const ids = items.map((s) => s.id);
+        return streamedList(ids, next, (id) => sessions.listedView(caller, id));
       },
     },
     {

@@ -1,0 +1,58 @@
+import { spawnSync } from "node:child_process";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { FsSessionStore } from "../store/fs/index.js";
+
+let home: string;
+
+beforeEach(async () => {
+  home = await fs.mkdtemp(path.join(os.tmpdir(), "brain-list-"));
+});
+
+afterEach(async () => {
+  await fs.rm(home, { recursive: true, force: true });
+});
+
+describe("GET /v1/sessions", () => {
+  it("answers a list of large sessions one session at a time: 96 MiB of records through a 96 MiB heap", async () => {
+    // 48 sessions of 2 MiB config each, listed whole (no `limit`: every session at once) and as a page. An answer
+    // built whole holds every view and its JSON text together.
+    const store = new FsSessionStore(home);
+    const config = { system_prompt: "x".repeat(2 << 20) };
+    for (let i = 0; i < 48; i++) await store.create({ harness: "process", config, id: `s${i}` });
+    const daemon = pathToFileURL(path.join(import.meta.dirname, "../../dist/src/testing/daemon.js")).href;
+    const script = `const { startTestDaemon } = await import(${JSON.stringify(daemon)});
+      const d = await startTestDaemon({ home: ${JSON.stringify(home)} });
+      const get = (q) => fetch(d.url + "/v1/sessions" + q, { headers: { authorization: "Bearer " + d.tokens.admin } });
+      const whole = await get("");
+      let bytes = 0, head = "", tail = "";
+      for await (const chunk of whole.body) {
+        const text = Buffer.from(chunk).toString("latin1");
+        if (head.length < 20) head = (head + text).slice(0, 20);
+        tail = (tail + text).slice(-20);
+        bytes += chunk.length;
+      }
+      const page = await (await get("?limit=2&order=newest")).json();
+      const out = { status: whole.status, type: whole.headers.get("content-type"), bytes, head, tail };
+      out.page = { ids: page.sessions.map((s) => s.id), next: page.next, prompt: page.sessions[0].config.system_prompt.length };
+      await d.cleanup();
+      process.stdout.write(JSON.stringify(out));`;
+    const child = spawnSync(
+      process.execPath,
+      ["--max-old-space-size=96", "--input-type=module", "-e", script],
+      {
+        encoding: "utf8",
+      },
+    );
+    expect(child.stderr).not.toMatch(/heap out of memory/);
+    expect(child.status).toBe(0);
+    const out = JSON.parse(child.stdout);
+    expect(out).toMatchObject({ status: 200, type: "application/json", head: '{"sessions":[{"id":"' });
+    expect(out.tail).toMatch(/"status":"open"\}\]\}$/);
+    expect(out.bytes).toBeGreaterThan(48 * (2 << 20));
+    expect(out.page).toEqual({ ids: ["s47", "s46"], next: "s46", prompt: 2 << 20 });
+  });
+});
