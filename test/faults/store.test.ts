@@ -12,6 +12,7 @@ import { type LogIO, nodeLogIO } from "../../src/store/fs/log-io.js";
 import { FsSessionStore } from "../../src/store/fs/session-store.js";
 import { echoFactory, makeBrain, type TestBrain, tempDir, textOf } from "../../src/testing/brain.js";
 import { startTestDaemon, type TestDaemon } from "../../src/testing/daemon.js";
+import { canMount, smallDisk } from "../../src/testing/small-disk.js";
 import { BuiltinTools } from "../../src/tools/builtin.js";
 import { ToolRouter } from "../../src/tools/router.js";
 import { acknowledged, auditLog, expectWhole, note } from "./audit.js";
@@ -83,34 +84,6 @@ describe("SIGKILL of the host mid-append", () => {
   });
 });
 
-/** A $BRAIN_HOME on a tmpfs of `size`; `grow` makes room again. Always unmounted after the test. */
-function smallDisk(size: string): { home: string; grow(): void } {
-  const home = tempDir("brain-faults-full-");
-  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", home]);
-  cleanups.push(() => {
-    try {
-      execFileSync("umount", [home]);
-    } catch {
-      execFileSync("umount", ["-l", home]);
-    }
-    rmSync(home, { recursive: true, force: true });
-  });
-  return { home, grow: () => execFileSync("mount", ["-o", "remount,size=64m", home]) };
-}
-
-/** mount needs root (CAP_SYS_ADMIN); without it the disk-full cells cannot run here and say so. */
-function canMount(): boolean {
-  const dir = tempDir("brain-faults-probe-");
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir], { stdio: "ignore" });
-    execFileSync("umount", [dir]);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 const mountable = canMount() && process.env.FAULTS_NO_MOUNT !== "1";
 
 /**
@@ -137,7 +110,7 @@ function fullLogIO(capacity: number): { io: LogIO; grow(): void } {
 /** A small disk: a 1 MiB tmpfs where mount works, a LogIO with 1 MiB of room where it does not. */
 function fullDisk(): { brain(): TestBrain; grow(): void } {
   if (mountable) {
-    const disk = smallDisk("1m");
+    const disk = smallDisk("1m", cleanups);
     return { brain: () => makeBrain({ home: disk.home }), grow: disk.grow };
   }
   const home = tempDir("brain-faults-full-");
@@ -196,7 +169,7 @@ describe("disk full", () => {
 
   // A child process cannot be given a LogIO: without mount this cell is skipped.
   it.runIf(mountable)("process (brain run at 100 %)", async (cell) => {
-    const disk = smallDisk("1m");
+    const disk = smallDisk("1m", cleanups);
     const first = await ran(brainProcess(disk.home, ["run", "--session", "full", "hello"]));
     expect(first.code).toBe(0);
     try {

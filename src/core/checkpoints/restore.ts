@@ -1,7 +1,7 @@
 import { lstat, mkdir, open, readdir, realpath, rename, rm, rmdir } from "node:fs/promises";
 import path from "node:path";
 import { copyBlobInto } from "./blobs.js";
-import { errnoCode, targetRefused } from "./errors.js";
+import { CheckpointError, errnoCode, targetRefused } from "./errors.js";
 import { fsyncDir } from "./io.js";
 import type { CheckpointFile, CheckpointManifest } from "./manifest.js";
 import { isInside } from "./paths.js";
@@ -121,7 +121,7 @@ export async function restoreManifest(
     // Private until renamed into place; the target itself is the caller's to open up.
     await mkdir(staging, { mode: 0o700 });
   } catch (err) {
-    throw await targetError(err, target);
+    throw notRestored(await targetError(err, target), manifest.id, target);
   }
   try {
     const dirs = new Set<string>([staging]);
@@ -137,11 +137,37 @@ export async function restoreManifest(
     } else {
       await rename(staging, target);
     }
-    await fsyncDir(parent);
   } catch (err) {
     await rm(staging, { recursive: true, force: true });
-    throw err;
+    throw notRestored(err, manifest.id, target);
   }
+  // Outside: the files are in place by now, and a failure here is not one that restored nothing.
+  await fsyncDir(parent);
+}
+
+/**
+ * Writing the restore failed after the target was checked. Its staging dir is gone and the target is as it was:
+ * said so, naming the checkpoint and what to do, not as a bare ENOSPC or ENOTEMPTY naming neither.
+ */
+function notRestored(err: unknown, id: string, target: string): unknown {
+  const code = errnoCode(err);
+  if (err instanceof CheckpointError || code === undefined || code.startsWith("ERR_")) return err;
+  if (["ENOTEMPTY", "EEXIST", "ENOTDIR"].includes(code)) {
+    // The final rename found the target made or filled since it was checked (another restore into it, say).
+    return targetRefused(
+      `${target} was made or filled by something else while checkpoint ${id} was being restored into it; ` +
+        "nothing of the checkpoint was written there: restore into a new or empty directory nothing else writes to",
+    );
+  }
+  // The fix names no path: for a fork the target is a directory of the daemon's, which the caller never chose.
+  const fix = ["ENOSPC", "EDQUOT"].includes(code)
+    ? "free space on the daemon's disk"
+    : "check the daemon's disk";
+  return new CheckpointError(
+    "brain_error",
+    `restore failed: the files of checkpoint ${id} could not be written (${(err as Error).message}); ` +
+      `nothing was restored: ${fix} and try again`,
+  );
 }
 
 async function restoreFile(

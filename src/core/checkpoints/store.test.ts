@@ -14,12 +14,18 @@ import {
 } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { canMount, smallDisk } from "../../testing/small-disk.js";
 import { CheckpointError, CheckpointStore } from "./index.js";
 import { dirBytes, native, put, read, tempDirs } from "./testing.js";
 
 const temp = tempDirs();
 const tempDir = temp.make;
-afterEach(temp.cleanup);
+const unmounts: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  for (const unmount of unmounts.splice(0)) await unmount();
+  await temp.cleanup();
+});
+const mountable = canMount();
 
 async function setup() {
   const base = await tempDir();
@@ -240,6 +246,42 @@ describe("damage and failure", () => {
     await expect(store.restore("latest", path.join(base, "r"))).rejects.toThrow(
       new RegExp(`blob ${blob}.*missing`),
     );
+  });
+
+  // A real full disk: a tmpfs, where this process may mount one.
+  it.runIf(mountable)(
+    "says a restore the disk refused wrote nothing, naming the checkpoint and the fix",
+    async () => {
+      const { nativeDir, store } = await setup();
+      await put(nativeDir, "a.bin", randomBytes(256 * 1024));
+      await store.create(nativeDir, [await native(nativeDir, "a.bin")]);
+      const disk = smallDisk("64k", unmounts);
+      const failed = store.restore("latest", path.join(disk.home, "restored"));
+      await expect(failed).rejects.toMatchObject({
+        code: "brain_error",
+        message: expect.stringMatching(
+          /^restore failed: the files of checkpoint 000001 could not be written \(ENOSPC: .*\); nothing was restored: free space on the daemon's disk and try again$/,
+        ),
+      });
+      expect(await readdir(disk.home)).toEqual([]);
+    },
+  );
+
+  it("refuses a restore whose target something else filled meanwhile as the caller's, naming the fix", async () => {
+    const { base, nativeDir, store } = await setup();
+    await put(nativeDir, "a.txt", "alpha");
+    await store.create(nativeDir, [await native(nativeDir, "a.txt")]);
+    const into = path.join(base, "restored");
+    const both = await Promise.allSettled([store.restore("latest", into), store.restore("latest", into)]);
+    expect(both.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
+    const refused = both.find((r) => r.status === "rejected")!.reason;
+    expect(refused).toMatchObject({
+      code: "bad_request",
+      field: "into",
+      message: expect.stringMatching(/restore into a new or empty directory/),
+    });
+    expect((await read(into, "a.txt")).toString()).toBe("alpha");
+    expect((await readdir(base)).filter((n) => n.includes("restoring"))).toEqual([]);
   });
 
   it("writes no manifest when storing a blob fails", async () => {
