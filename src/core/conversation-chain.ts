@@ -117,7 +117,10 @@ export async function loggedCheckpoint(
   if ((first ?? 1) !== 1) return asked;
   const found = asked === "latest" ? logged.at(-1) : logged.find((known) => known === asked);
   if (found !== undefined) return found;
-  const known = logged.length === 0 ? "it records none" : `it records ${logged.join(", ")}, or "latest"`;
+  const known =
+    logged.length === 0
+      ? `it records none: checkpoint the session between turns first (brain checkpoint ${id}, or POST /v1/sessions/${id}/checkpoints)`
+      : `it records ${logged.join(", ")}, or "latest"`;
   throw new SessionError(
     "bad_request",
     `no checkpoint ${JSON.stringify(asked)} in the log of session ${id} (a checkpoint the host stopped while taking is not one); ${known}`,

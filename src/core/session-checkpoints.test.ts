@@ -141,6 +141,22 @@ describe("checkpoints between turns", () => {
     expect(textOf(await events(fork), turn.turn)).toBe("echo #2: fourth");
   });
 
+  it("says how to make one when a fork or a restore finds no checkpoint", async () => {
+    t = makeBrain();
+    const session = await t.brain.create({ harness: "echo" });
+    await (await session.prompt("first")).settled;
+    await expect(t.brain.fork(session.id)).rejects.toMatchObject({
+      code: "bad_request",
+      message: expect.stringContaining(
+        `it records none: checkpoint the session between turns first (brain checkpoint ${session.id}, or POST /v1/sessions/${session.id}/checkpoints)`,
+      ),
+    });
+    await expect(t.brain.restore(session.id, "latest", `${t.home}.restored`)).rejects.toMatchObject({
+      code: "bad_request",
+      message: expect.stringMatching(/there are none yet: checkpoint the session between turns first$/),
+    });
+  });
+
   it("keeps a fork's history its own when its deleted parent's id is given to a new session", async () => {
     t = makeBrain();
     const parent = await t.brain.create({ harness: "echo", id: "parent-x" });

@@ -148,7 +148,10 @@ export class CheckpointStore {
     const ids = await this.list();
     const resolved = id === "latest" ? ids.at(-1) : ids.find((known) => known === id);
     if (resolved === undefined) {
-      const known = ids.length === 0 ? "there are none yet" : `known: ${summarize(ids)}, or "latest"`;
+      const known =
+        ids.length === 0
+          ? "there are none yet: checkpoint the session between turns first"
+          : `known: ${summarize(ids)}, or "latest"`;
       throw new CheckpointError(
         "bad_request",
         `no checkpoint ${JSON.stringify(id)} in ${this.dir}; ${known}`,
