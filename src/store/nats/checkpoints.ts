@@ -293,10 +293,7 @@ export class ReplicatedCheckpoints implements Checkpoints {
     const blobs = new Set<string>();
     for (const id of ids) {
       const data = await this.objects.getBlob(this.name("manifests", `${id}.json`)).catch(() => null);
-      if (data) {
-        const manifest = JSON.parse(Buffer.from(data).toString("utf8")) as CheckpointManifest;
-        for (const f of manifest.files) for (const s of f.segments) blobs.add(s.blob);
-      }
+      if (data) for (const blob of blobsNamed(data)) blobs.add(blob);
       await this.objects.delete(this.name("manifests", `${id}.json`)).catch(() => {});
     }
     for (const blob of blobs) await this.objects.delete(this.name("blobs", blob)).catch(() => {});
@@ -309,6 +306,19 @@ export class ReplicatedCheckpoints implements Checkpoints {
     } catch (err) {
       throw natsFailure(`checkpoints of session ${this.session}: cannot ${what}`, err);
     }
+  }
+}
+
+/**
+ * The blobs a manifest object names, as far as it can be read: a damaged one (not JSON, not a manifest) names
+ * none, and its blobs stay behind rather than the whole session (removeAll).
+ */
+function blobsNamed(data: Uint8Array): string[] {
+  try {
+    const manifest = JSON.parse(Buffer.from(data).toString("utf8")) as CheckpointManifest;
+    return manifest.files.flatMap((f) => f.segments.map((s) => s.blob)).filter((b) => typeof b === "string");
+  } catch {
+    return [];
   }
 }
 

@@ -1,0 +1,25 @@
+// Cluster checkpoints whose objects in NATS are damaged: they fail what reads them, never the session's removal.
+import { describe, expect, it } from "vitest";
+import { useNatsCluster } from "../../testing/nats-bed.js";
+
+const base = { harness: "process", config: { model: "m1" } };
+const nats = useNatsCluster();
+
+describe("damaged cluster checkpoints", () => {
+  it("removes a session whose checkpoint manifest in NATS is not one", async () => {
+    const [a] = await nats.twoNodes("cpd", { leases: false });
+    for (const [id, damaged] of [
+      ["s1", "not json"],
+      ["s2", "{}"],
+      ["s3", '{"files":[{"segments":7}]}'],
+    ] as const) {
+      await a.store.create({ ...base, id });
+      await a.ctx.blobs.putBlob({ name: `${id}/index` }, Buffer.from(JSON.stringify(["000001"])));
+      await a.ctx.blobs.putBlob({ name: `${id}/manifests/000001.json` }, Buffer.from(damaged));
+      await a.store.remove(id);
+      expect(await a.store.get(id)).toBeUndefined();
+      expect(await a.ctx.blobs.getBlob(`${id}/index`)).toBeNull();
+      expect(await a.ctx.blobs.getBlob(`${id}/manifests/000001.json`)).toBeNull();
+    }
+  });
+});
