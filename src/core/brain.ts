@@ -247,10 +247,11 @@ export class Brain {
     // One not open here opens (passively: no harness starts) only to close: it takes no room in the tenant's bound,
     // else a tenant at its bound could not close a session a stopped daemon left open.
     await this.closedLogs.idle(id);
-    const session = await this.live.get(id, () => this.openSession(id));
+    const live = this.live.get(id, () => this.openSession(id));
+    const session = await live;
     await session.close();
     const marked = await markClosed(this.options.store, id); // before it is let go: see markClosed
-    this.live.take(id);
+    this.live.take(id, live);
     if (marked) this.live.notify({ type: "closed", id, log: session.log });
   }
 

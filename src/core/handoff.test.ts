@@ -69,6 +69,19 @@ describe("rebuild", () => {
   });
 });
 
+describe("rebuilds at once", () => {
+  it("leave the session open to its next prompt", async () => {
+    const { brain: b } = brain();
+    const session = await b.create({ harness: "echo" });
+    await (await session.prompt("first")).settled;
+    const both = await Promise.allSettled([b.rebuild(session.id), b.rebuild(session.id)]);
+    expect(both.map((r) => r.status)).toContain("fulfilled");
+    // Each closes the session and opens it again: neither may forget the other's open, which holds the log's lock.
+    const turn = await (await b.session(session.id)).prompt("second");
+    expect((await turn.settled).status).toBe("completed");
+  });
+});
+
 describe("handoff", () => {
   it("api → api: a new linked session whose first request carries everything; the original is untouched", async () => {
     const source = await apiConversation();

@@ -55,9 +55,13 @@ export class LiveSessions {
     return this.opening.has(id);
   }
 
-  /** Forgets `id` and returns what was open or opening, for the caller to close. */
-  take(id: string): Promise<Session> | undefined {
+  /**
+   * Forgets `id` and returns what was open or opening, for the caller to close. With `only`: only while that is
+   * what is registered, for a caller that closed it and awaited since, while the session may have been opened anew.
+   */
+  take(id: string, only?: Promise<Session>): Promise<Session> | undefined {
     const session = this.opening.get(id);
+    if (only && session !== only) return undefined;
     this.opening.delete(id);
     this.open.delete(id);
     return session;
