@@ -209,30 +209,31 @@ export class Brain {
   }
 
   /**
-   * Rewrites session `id`'s native state from Brain's log, for a harness that lost it (the same seeding as a
-   * handoff to its own family). The old files are kept beside it; the agent's working tree is left alone.
+   * Rewrites session `id`'s native state from Brain's log (seeded as by a handoff to its own family), old files kept
+   * beside it. One at a time: another would reopen the session under it and move aside the files it writes.
    */
-  async rebuild(id: string): Promise<{ seeded: Seeded; aside: string }> {
-    const record = await this.record(id);
-    refuseRunning(this.live.find(id)?.session, "rebuild");
-    // A harness still running would write into the files being replaced: stop it. Then hold the session (its log
-    // lock) while the files change, so a session another process has open is refused, not rebuilt under it.
-    if (this.live.find(id)) await this.closeSession(id);
-    await this.session(id);
-    const own = await readConversation((after, limit) => this.events(id, after, limit));
-    const events = await conversationEvents(this.options.store, record, own);
-    const native = this.options.store.paths(id).native;
-    const input = { dir: native, config: record.config, transcript: transcriptOf(events), sameFamily: true };
-    const seq = own.at(-1)?.seq ?? 0;
-    const seeder = this.options.seeders?.[record.harness];
-    const { seeded, aside } = await reseed(native, () => seedNative(seeder, input, seq));
-    await this.options.store.update(id, { seeded });
-    // Reopened, so the session runs with the record that says how it was seeded.
-    await this.closeSession(id);
-    const session = await this.session(id);
-    const reason = `native state rebuilt from Brain's log (${seeded.how === "native" ? "in the harness's own format" : "as a summary in the next prompt"}); the old files are in ${aside}`;
-    await session.log.append([{ type: "session.recovered", data: { reason } }]);
-    return { seeded, aside };
+  rebuild(id: string): Promise<{ seeded: Seeded; aside: string }> {
+    return this.live.exclusive(id, "rebuilt", async () => {
+      const record = await this.record(id);
+      refuseRunning(this.live.find(id)?.session, "rebuild");
+      // A harness still running would write into the files being replaced: stop it. Then hold the session (its log
+      // lock) while the files change, so a session another process has open is refused, not rebuilt under it.
+      if (this.live.find(id)) await this.closeSession(id);
+      await this.session(id);
+      const own = await readConversation((after, limit) => this.events(id, after, limit));
+      const events = await conversationEvents(this.options.store, record, own);
+      const native = this.options.store.paths(id).native;
+      const transcript = transcriptOf(events);
+      const input = { dir: native, config: record.config, transcript, sameFamily: true };
+      const seeder = this.options.seeders?.[record.harness];
+      const { seeded, aside } = await reseed(native, () => seedNative(seeder, input, own.at(-1)?.seq ?? 0));
+      await this.options.store.update(id, { seeded });
+      // Reopened, so the session runs with the record that says how it was seeded.
+      await this.closeSession(id);
+      const reason = `native state rebuilt from Brain's log (${seeded.how === "native" ? "in the harness's own format" : "as a summary in the next prompt"}); the old files are in ${aside}`;
+      await (await this.session(id)).log.append([{ type: "session.recovered", data: { reason } }]);
+      return { seeded, aside };
+    });
   }
 
   /** Writes a checkpoint's native files into `dir` (a fresh or empty directory). */

@@ -70,12 +70,18 @@ describe("rebuild", () => {
 });
 
 describe("rebuilds at once", () => {
-  it("leave the session open to its next prompt", async () => {
+  it("refuse the second, and leave the session open to its next prompt", async () => {
     const { brain: b } = brain();
     const session = await b.create({ harness: "echo" });
     await (await session.prompt("first")).settled;
     const both = await Promise.allSettled([b.rebuild(session.id), b.rebuild(session.id)]);
-    expect(both.map((r) => r.status)).toContain("fulfilled");
+    expect(both.map((r) => r.status)).toEqual(["fulfilled", "rejected"]);
+    expect((both[1] as PromiseRejectedResult).reason).toMatchObject({
+      code: "conflict",
+      message: `session ${session.id} is being rebuilt already: wait for that to end, then ask again if need be`,
+    });
+    const dir = bed.current.store.paths(session.id).dir;
+    expect(readdirSync(dir).filter((n) => n.startsWith("native-before-rebuild-"))).toHaveLength(1);
     // Each closes the session and opens it again: neither may forget the other's open, which holds the log's lock.
     const turn = await (await b.session(session.id)).prompt("second");
     expect((await turn.settled).status).toBe("completed");

@@ -1,5 +1,6 @@
 // The host's one registry of live sessions: at most one Session object per id in this process, and the news of
 // each one opening and closing for whoever serves them (the daemon keeps its watchers' feeds on it).
+import { SessionError } from "./errors.js";
 import type { EventLog } from "./event-log.js";
 import type { Session } from "./session.js";
 
@@ -21,6 +22,8 @@ export class LiveSessions {
   private readonly opening = new Map<string, Promise<Session>>();
   private readonly open = new Map<string, LiveSession>();
   private readonly listeners = new Set<(change: LiveChange) => void>();
+  /** What exclusive() runs now: `what` and the session id. */
+  private readonly held = new Set<string>();
 
   /** The session `id`, opened by `make` unless it is open or opening already. */
   get(id: string, make: () => Promise<LiveSession>): Promise<Session> {
@@ -65,6 +68,26 @@ export class LiveSessions {
     this.opening.delete(id);
     this.open.delete(id);
     return session;
+  }
+
+  /**
+   * Runs `fn` unless another `fn` of the same `what` runs for `id` (refused with a conflict that says so): for what
+   * must not overlap itself on one session, such as a rebuild of its native state.
+   */
+  async exclusive<T>(id: string, what: string, fn: () => Promise<T>): Promise<T> {
+    const key = `${what}\0${id}`;
+    if (this.held.has(key)) {
+      throw new SessionError(
+        "conflict",
+        `session ${id} is being ${what} already: wait for that to end, then ask again if need be`,
+      );
+    }
+    this.held.add(key);
+    try {
+      return await fn();
+    } finally {
+      this.held.delete(key);
+    }
   }
 
   /** Forgets every session and returns them, for the caller to close. */
