@@ -25,8 +25,11 @@ interface Stalled {
 const IGNORE_RESULT: AppendOptions = { ignoreResult: true };
 
 export class LogWriter {
-  /** Requests waiting for an answer, kept in step with every append (rebuilt from the log after a failure). */
-  pending = new PendingRequests();
+  /**
+   * Requests waiting for an answer, kept in step with every append (rebuilt from the log after a failure). One
+   * object for good: the session's desk and tool calls hold it, and a replaced one left them reading a stale index.
+   */
+  readonly pending = new PendingRequests();
   private emitted: NewEvent[] = [];
   private stalled: Stalled | undefined;
   private closingOut: Promise<void> | undefined;
@@ -112,7 +115,7 @@ export class LogWriter {
       const events = closingEvents(durable, stalled.turn, "the event log could not be written", settled);
       await this.log.append(events);
       for (const event of events) durable.observe(event);
-      this.pending = durable;
+      this.pending.adopt(durable);
       this.stalled = undefined;
     })().finally(() => {
       this.closingOut = undefined;

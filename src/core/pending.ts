@@ -59,6 +59,15 @@ export class PendingRequests {
     } else this.open[role.kind].delete(data.id);
   }
 
+  /** Takes `other`'s requests in place of its own: an index rebuilt from the log, given to whoever holds this one. */
+  adopt(other: PendingRequests): void {
+    for (const kind of Object.keys(this.open) as RequestKind[]) {
+      this.open[kind].clear();
+      for (const [id, entry] of other.open[kind]) this.open[kind].set(id, entry);
+    }
+    this.opened = other.opened;
+  }
+
   has(kind: RequestKind, id: string): boolean {
     return this.open[kind].has(id);
   }

@@ -193,6 +193,38 @@ describe("a request whose answer the log loses", () => {
   });
 });
 
+describe("requests after a turn the log failed", () => {
+  it("are answered by a client's reply: the desk reads the index the close-out rebuilt", async () => {
+    home = tempDir();
+    let turns = 0;
+    let verdict: { decision: string } | undefined;
+    const b = makeBrain(
+      scripted(async ({ emit, permit }, turn) => {
+        if (turns++ === 0) {
+          emit({ type: "assistant.delta", turn, data: { text: "lost" } });
+          await tick();
+          return;
+        }
+        verdict = await permit(turn, { tool: "deploy" }, new AbortController().signal, {
+          id: "p2",
+          unlisted: "ask",
+        });
+      }),
+      diskIO((text) => text.includes('"lost"')),
+    );
+    const session = await b.create({ harness: "scripted" });
+    expect((await (await session.prompt("first")).settled).status).toBe("failed");
+    const second = await session.prompt("second");
+    await waitForEvent(session, (e) => e.type === "permission.requested");
+    expect(session.pendingRequests().map((r) => r.id)).toEqual(["p2"]);
+    await session.reply("p2", { decision: "allow" });
+    expect((await second.settled).status).toBe("completed");
+    expect(verdict).toMatchObject({ decision: "allow" });
+    expect(session.pendingRequests()).toEqual([]);
+    expectClosedAndPaired(await session.log.read(0));
+  });
+});
+
 describe("a tool call the log cannot hold", () => {
   it("is refused and not run: no result without its call", async () => {
     home = tempDir();
