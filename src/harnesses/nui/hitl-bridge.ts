@@ -178,15 +178,28 @@ async function ask(
   request: HitlRequestEnvelope,
   respond: Respond,
 ): Promise<HitlResponseEnvelope> {
-  const answers: Record<string, unknown> = {};
   const questions = questionsOf(request.kind, request.payload);
   const ids = brainRequestIds(request);
-  for (const [i, q] of questions.entries()) {
-    const { key: _key, ...question } = q;
-    const answer = await options.ask(at.turn, question, at.signal, { id: ids[i] });
-    if (at.signal.aborted) return respond("cancelled", { reason: "the turn was interrupted" });
-    if (answer === "") return respond("expired");
-    answers[q.key] = answer;
+  // All at once, as nui shows a request's questions on one form: its respond() answers them together, and a
+  // question asked only after the one before it was answered was left to expire.
+  const withdraw = new AbortController();
+  const onAbort = () => withdraw.abort();
+  at.signal.addEventListener("abort", onAbort, { once: true });
+  if (at.signal.aborted) withdraw.abort();
+  let given: string[];
+  try {
+    given = await Promise.all(
+      questions.map(({ key: _key, ...question }, i) =>
+        options.ask(at.turn, question, withdraw.signal, { id: ids[i] }),
+      ),
+    );
+  } catch (err) {
+    withdraw.abort(); // the questions asked before one that could not be are not left waiting
+    throw err;
+  } finally {
+    at.signal.removeEventListener("abort", onAbort);
   }
-  return respond("answered", answers);
+  if (at.signal.aborted) return respond("cancelled", { reason: "the turn was interrupted" });
+  if (given.includes("")) return respond("expired");
+  return respond("answered", Object.fromEntries(questions.map((q, i) => [q.key, given[i]])));
 }

@@ -13,7 +13,7 @@ export const MAX_UNANSWERED_HITL = 64;
 /** Answered requests kept for GET and a late wait, the oldest let go first: a session may ask for ever. */
 export const MAX_ANSWERED_HITL = 256;
 /**
- * Questions one request may list in `payload.questions`. Each is a Brain question a person answers in turn, and
+ * Questions one request may list in `payload.questions`. Each is a Brain question, all asked at once, and
  * each new request's ids are checked against every unanswered one's: a 1 MiB body lists some 200 000.
  */
 export const MAX_HITL_QUESTIONS = 64;

@@ -12,9 +12,11 @@ import {
 } from "../../protocol/nui/hitl.js";
 import { ApiError } from "../errors.js";
 
-type Answerable = Extract<PendingRequest["kind"], "permission.requested" | "question.requested">;
+type AnswerableKind = Extract<PendingRequest["kind"], "permission.requested" | "question.requested">;
+/** A pending permission request or question: what a client answers. */
+export type Answerable = PendingRequest & { kind: AnswerableKind };
 
-export function isAnswerable(request: PendingRequest): request is PendingRequest & { kind: Answerable } {
+export function isAnswerable(request: PendingRequest): request is Answerable {
   return request.kind === "permission.requested" || request.kind === "question.requested";
 }
 
@@ -64,7 +66,7 @@ function questionPayload(q: Question): Record<string, unknown> {
 }
 
 /** nui's respond() body as the Brain answer to `request`. */
-export function answerOf(request: PendingRequest & { kind: Answerable }, body: HitlRespondBody): AnswerBody {
+export function answerOf(request: Answerable, body: HitlRespondBody): AnswerBody {
   const answers = body.answers ?? {};
   const note =
     typeof answers.message === "string"
@@ -104,8 +106,9 @@ export function answerOf(request: PendingRequest & { kind: Answerable }, body: H
   }
   if (refused) return { answer: "", reason: `${body.status} through the HITL API` };
   const question = String((request.data as { question?: unknown }).question ?? "");
+  // By its question first: a request of several questions is answered with one answers object keyed by them.
   const picked =
-    answers.answer ?? answers[question] ?? Object.values(answers).find((v) => typeof v === "string");
+    answers[question] ?? answers.answer ?? Object.values(answers).find((v) => typeof v === "string");
   return { answer: typeof picked === "string" ? picked : JSON.stringify(answers) };
 }
 

@@ -17,7 +17,13 @@ import { ApiError, notFound } from "../errors.js";
 import type { Caller, SessionService } from "../sessions.js";
 import type { FeedHub } from "../sse/hub.js";
 import { TenantBound } from "../tenant-bound.js";
-import { answerOf, isAnswerable, requestEnvelopeOf, responseEnvelopeOf } from "./envelopes.js";
+import {
+  type Answerable,
+  answerOf,
+  isAnswerable,
+  requestEnvelopeOf,
+  responseEnvelopeOf,
+} from "./envelopes.js";
 
 /** A desk's refusal by its status, as nui's own API answers it: 429 for too many requests waiting, not a 400. */
 const REFUSALS: Record<number, ApiErrorCode> = { 409: "conflict", 429: "limit_reached" };
@@ -106,13 +112,20 @@ export class HitlService {
   /** nui's respond(): answers the Brain request by id; 409 once it is answered. */
   async respond(caller: Caller, requestId: string, body: HitlRespondBody): Promise<HitlResponseEnvelope> {
     for (const session of this.sessions.openSessions(caller)) {
-      const request = session.pendingRequests().find((r) => r.id === requestId);
-      if (!request || !isAnswerable(request)) continue;
+      // The request's every question (`<id>#<n>` after the first, hitl-bridge.ts): nui's respond() answers them all.
+      const requests = session
+        .pendingRequests()
+        .filter((r): r is Answerable => ofRequest(r.id, requestId) && isAnswerable(r));
+      if (requests.length === 0) continue;
       // The answer is appended after this seq: however much else became durable with it or since, it is found.
       const before = session.log.lastSeq;
-      // An answer, not a command: it works while another client controls the session.
-      await this.sessions.answer(caller, session.id, requestId, answerOf(request, body), { command: false });
-      const logged = await loggedAfter(session.log, before, (e) => responseTo(e, requestId));
+      for (const request of requests) {
+        // An answer, not a command: it works while another client controls the session.
+        await this.sessions.answer(caller, session.id, request.id, answerOf(request, body), {
+          command: false,
+        });
+      }
+      const logged = await loggedAfter(session.log, before, (e) => responseTo(e, requests[0]!.id));
       if (logged)
         return {
           ...logged,
@@ -266,6 +279,11 @@ async function loggedAfter<T>(
 function responseTo(event: SessionEvent, requestId: string): HitlResponseEnvelope | undefined {
   const response = responseEnvelopeOf(event);
   return response?.requestId === requestId ? response : undefined;
+}
+
+/** Whether Brain request `id` is one of nui request `requestId`'s questions: its first, or `<requestId>#<n>`. */
+function ofRequest(id: string, requestId: string): boolean {
+  return id === requestId || (id.startsWith(`${requestId}#`) && /^\d+$/.test(id.slice(requestId.length + 1)));
 }
 
 function answerId(event: SessionEvent): string | undefined {
