@@ -89,6 +89,9 @@ export async function askThroughNui(ctx: RunContext | undefined, question: Quest
       ],
     }),
   );
+  // Only an answered request carries the person's answer: a declined, cancelled or expired one carries why
+  // (answers.reason or answers.message), which the CLI would take for what the person said.
+  if (answer.status !== "answered") return "";
   const first = Object.values(answer.answers ?? {})[0];
   return typeof first === "string" ? first : first === undefined ? "" : JSON.stringify(first);
 }

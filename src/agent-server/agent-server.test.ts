@@ -211,6 +211,19 @@ describe("the CLI agent server", () => {
     });
   });
 
+  it("a question nobody answered gets no answer, not the reason nui gave for it", async () => {
+    const unanswered: [string, Record<string, unknown>][] = [
+      ["cancelled", { reason: "the turn was interrupted" }],
+      ["expired", { reason: "no client answered within 60 s" }],
+      ["declined", { message: "not now" }],
+    ];
+    for (const [status, answers] of unanswered) {
+      await hitlApi(status, "", answers);
+      const { out } = await run(await serve([]), { message: "ask" });
+      expect(out, status).toContainEqual({ type: "text", content: "answer=" });
+    }
+  });
+
   it("BRAIN_AGENT_TOOLS on the server answers every permission itself; a bad value fails the run saying why", async () => {
     const asked = await hitlApi("declined");
     const client = await serve([]);
