@@ -99,6 +99,8 @@ export class CliAgentServer extends NuiAgent {
   override name: string;
   override version = "1.0.0";
   private readonly sessions = new Map<string, AgentSession>();
+  /** Sessions whose harness is opening: a second request for one waits for it, never opens another on its dir. */
+  private readonly opening = new Map<string, Promise<AgentSession>>();
   private readonly runSessions = new Map<string, string>();
 
   constructor(
@@ -188,7 +190,7 @@ export class CliAgentServer extends NuiAgent {
       );
     }
     const dir = join(this.home, sessionId);
-    const open = this.sessions.get(sessionId);
+    const open = this.sessions.get(sessionId) ?? (await this.opening.get(sessionId)?.catch(() => undefined));
     if (open?.live) throw new Error(`session ${sessionId} has a run working; ask between runs`);
     if (open) return use(open.harness, dir);
     // The run's own settings (its working dir decides where some CLIs file a transcript), not its env.
@@ -219,9 +221,17 @@ export class CliAgentServer extends NuiAgent {
   ): Promise<AgentSession> {
     const open = this.sessions.get(id);
     if (open) return open;
-    const session = await this.open(id, params);
-    this.sessions.set(id, session);
-    return session;
+    let opening = this.opening.get(id);
+    if (!opening) {
+      opening = this.open(id, params)
+        .then((session) => {
+          this.sessions.set(id, session);
+          return session;
+        })
+        .finally(() => this.opening.delete(id));
+      this.opening.set(id, opening);
+    }
+    return opening;
   }
 
   private async open(
