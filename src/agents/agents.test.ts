@@ -184,6 +184,11 @@ describe("mistakes are named with the file, the field and the fix", () => {
     expect(() => resolveAgent("nobody", agentsDir, [])).toThrow(
       /no agent "nobody" in .*; known agents: api-writer, container-runner/,
     );
+    // A broken agent's problem is given for its own id only, not for an id its text holds.
+    const near = scratch();
+    writeFileSync(join(near, "deploy-prod.yaml"), 'adl: "1.0"\nname: d\nharness: {type: pi}\nmodle: x\n');
+    expect(() => resolveAgent("deploy", near, [])).toThrow(/no agent "deploy" in .*; known agents: \(none\)/);
+    expect(() => resolveAgent("deploy-prod", near, [])).toThrow(/deploy-prod\.yaml: modle: unknown field/);
     const dir = scratch();
     cpSync(join(agentsDir, "sandboxed.yaml"), join(dir, "a.yaml"));
     cpSync(join(agentsDir, "sandboxed.yaml"), join(dir, "b.yaml"));

@@ -57,17 +57,25 @@ export function loadAgentFile(file: string, types?: HarnessTypes): Agent {
   };
 }
 
+/** What a catalog holds: its agents, its problems, and the problem of each broken agent whose id is known. */
+interface Catalog {
+  agents: Agent[];
+  problems: string[];
+  broken: Map<string, string>;
+}
+
 /** The agents an extension contributes, as `ext:<extension>/<id>`. */
-export function extensionAgents(
-  extension: InstalledExtension,
-  types?: HarnessTypes,
-): { agents: Agent[]; problems: string[] } {
+export function extensionAgents(extension: InstalledExtension, types?: HarnessTypes): Catalog {
   const agents: Agent[] = [];
   const problems: string[] = [];
+  const broken = new Map<string, string>();
   for (const [i, raw] of extension.agents.definitions.entries()) {
     const checked = checkDefinition(raw, { requireAdl: false, ...(types ? { types } : {}) });
     if (!checked.ok) {
-      problems.push(describe(extension.agents.file, checked.problems, `agents.${i}`));
+      const problem = describe(extension.agents.file, checked.problems, `agents.${i}`);
+      problems.push(problem);
+      const id = (raw as { id?: unknown } | null)?.id;
+      if (typeof id === "string") broken.set(`ext:${extension.name}/${id}`, problem);
       continue;
     }
     if (!checked.definition.id) {
@@ -82,7 +90,7 @@ export function extensionAgents(
       extension: extension.name,
     });
   }
-  return { agents, problems };
+  return { agents, problems, broken };
 }
 
 /** Every agent in `dir` and in the extensions; broken ones are reported in `problems`. */
@@ -91,8 +99,14 @@ export function listAgents(
   extensions: InstalledExtension[] = [],
   types?: HarnessTypes,
 ): { agents: Agent[]; problems: string[] } {
+  const { agents, problems } = catalog(dir, extensions, types);
+  return { agents, problems };
+}
+
+function catalog(dir: string, extensions: InstalledExtension[], types?: HarnessTypes): Catalog {
   const agents: Agent[] = [];
   const problems: string[] = [];
+  const broken = new Map<string, string>();
   const files = existsSync(dir)
     ? readdirSync(dir)
         .filter((name) => AGENT_EXTENSIONS.includes(extname(name).toLowerCase()))
@@ -103,12 +117,14 @@ export function listAgents(
       agents.push(loadAgentFile(join(dir, name), types));
     } catch (err) {
       problems.push((err as Error).message);
+      broken.set(idFromFile(name), (err as Error).message);
     }
   }
   for (const extension of extensions) {
     const found = extensionAgents(extension, types);
     agents.push(...found.agents);
     problems.push(...found.problems);
+    for (const [id, problem] of found.broken) broken.set(id, problem);
   }
   const seen = new Map<string, string>();
   for (const agent of agents) {
@@ -117,7 +133,7 @@ export function listAgents(
       problems.push(`${agent.file}: id "${agent.id}" is already defined in ${first}; ids must be unique`);
     else seen.set(agent.id, agent.file);
   }
-  return { agents, problems };
+  return { agents, problems, broken };
 }
 
 /** `--agent FILE|ID`: a path to a file, else an id from the catalog. */
@@ -132,11 +148,12 @@ export function resolveAgent(
       ? true
       : AGENT_EXTENSIONS.includes(extname(ref).toLowerCase());
   if (looksLikeFile) return loadAgentFile(ref, types);
-  const { agents, problems } = listAgents(dir, extensions, types);
+  const { agents, broken } = catalog(dir, extensions, types);
   const agent = agents.find((a) => a.id === ref);
   if (agent) return agent;
-  const broken = problems.find((p) => p.includes(ref));
-  if (broken) throw new AgentError(broken);
+  // The broken agent of that id, not any problem whose text holds `ref` (`deploy` named deploy-prod.yaml's).
+  const problem = broken.get(ref);
+  if (problem) throw new AgentError(problem);
   const known = agents.map((a) => a.id).join(", ") || "(none)";
   throw new AgentError(
     `no agent "${ref}" in ${dir} or in installed extensions; known agents: ${known} (or give a file path)`,
