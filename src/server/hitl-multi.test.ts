@@ -29,11 +29,28 @@ it("answers every question of a request from one respond body", async () => {
   const responded = await hitl("POST", "/multi/respond", { status: "answered", answers });
   expect(responded.status, JSON.stringify(responded.body)).toBe(200);
   expect((await waiting).body).toMatchObject({ requestId: "multi", status: "answered", answers });
+  // A request whose own id looks like another's second question is its own: answered by its own respond only.
+  await hitl("POST", "", {
+    kind: "question",
+    sessionId: id,
+    requestId: "solo",
+    payload: { message: "One?" },
+  });
+  await hitl("POST", "", {
+    kind: "question",
+    sessionId: id,
+    requestId: "solo#2",
+    payload: { message: "Two?" },
+  });
+  expect((await hitl("POST", "/solo/respond", { answers: { answer: "1" } })).status).toBe(200);
+  const view = await client.session(id);
+  expect(view.pending?.map((p) => p.id)).toEqual(["solo#2"]);
   await client.interrupt(id);
   const events = await collect(client, id, settled(turn));
   const answered = events.filter((e) => e.type === "question.answered").map((e) => e.data);
-  expect(answered).toEqual([
+  expect(answered.slice(0, 3)).toEqual([
     expect.objectContaining({ id: "multi", answer: "red" }),
     expect.objectContaining({ id: "multi#2", answer: "large" }),
+    expect.objectContaining({ id: "solo", answer: "1" }),
   ]);
 });

@@ -4,6 +4,7 @@
 // in nui's envelopes, whichever harness asked it. Answers go through Session.answer: the first one wins.
 import type { EventLog } from "../../core/event-log.js";
 import type { Session } from "../../core/session.js";
+import { brainRequestIds } from "../../harnesses/nui/hitl-bridge.js";
 import { HitlDesk, HitlRefusal } from "../../harnesses/nui/hitl-desk.js";
 import type { ApiErrorCode } from "../../protocol/api.js";
 import type { SessionEvent } from "../../protocol/events.js";
@@ -112,10 +113,13 @@ export class HitlService {
   /** nui's respond(): answers the Brain request by id; 409 once it is answered. */
   async respond(caller: Caller, requestId: string, body: HitlRespondBody): Promise<HitlResponseEnvelope> {
     for (const session of this.sessions.openSessions(caller)) {
-      // The request's every question (`<id>#<n>` after the first, hitl-bridge.ts): nui's respond() answers them all.
+      // A request made here: its every question (`<id>#<n>` after the first, hitl-bridge.ts), as nui's respond()
+      // answers them all. Only by its desk's record: another request may have been given such an id of its own.
+      const envelope = this.desks.get(session)?.get(requestId);
+      const ids = envelope ? brainRequestIds(envelope) : [requestId];
       const requests = session
         .pendingRequests()
-        .filter((r): r is Answerable => ofRequest(r.id, requestId) && isAnswerable(r));
+        .filter((r): r is Answerable => ids.includes(r.id) && isAnswerable(r));
       if (requests.length === 0) continue;
       // The answer is appended after this seq: however much else became durable with it or since, it is found.
       const before = session.log.lastSeq;
@@ -279,11 +283,6 @@ async function loggedAfter<T>(
 function responseTo(event: SessionEvent, requestId: string): HitlResponseEnvelope | undefined {
   const response = responseEnvelopeOf(event);
   return response?.requestId === requestId ? response : undefined;
-}
-
-/** Whether Brain request `id` is one of nui request `requestId`'s questions: its first, or `<requestId>#<n>`. */
-function ofRequest(id: string, requestId: string): boolean {
-  return id === requestId || (id.startsWith(`${requestId}#`) && /^\d+$/.test(id.slice(requestId.length + 1)));
 }
 
 function answerId(event: SessionEvent): string | undefined {
