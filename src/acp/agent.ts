@@ -50,6 +50,18 @@ interface BrainMeta {
 
 const STOP: Record<string, StopReason> = { completed: "end_turn", interrupted: "cancelled" };
 
+/**
+ * A completed turn cut short, by its last message's stop_reason (each family's word for it): ACP has a reason for
+ * each, and an editor told end_turn shows a cut-off answer as a whole one. (A refusal stays end_turn: ACP's
+ * `refusal` tells the editor the prompt is gone from the context, and Brain's harnesses keep it.)
+ */
+const CUT_SHORT: Record<string, StopReason> = {
+  max_tokens: "max_tokens", // Anthropic, claude-code, ACP agents
+  length: "max_tokens", // the AI SDK (api), OpenAI, pi, opencode
+  max_steps: "max_turn_requests", // the api harness's config.options.max_steps
+  max_turn_requests: "max_turn_requests", // ACP agents
+};
+
 export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): AgentApp {
   let capabilities: ClientCapabilities = {};
   const cwds = new Map<string, string>();
@@ -150,7 +162,10 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
         }).catch(fail);
         // ACP: after a cancel the prompt MUST end cancelled, even if the turn finished before the interrupt landed.
         if (cancel.signal.aborted) return { stopReason: "cancelled" as const };
-        const stop = STOP[status.status];
+        const stop =
+          status.status === "completed"
+            ? (CUT_SHORT[status.stopReason ?? ""] ?? "end_turn")
+            : STOP[status.status];
         if (!stop) {
           throw RequestError.internalError({
             message: status.message ?? "the turn failed",
@@ -192,7 +207,7 @@ async function followTurn(
   turn: string,
   after: number,
   { capabilities, cancel, editorGone }: FollowOptions,
-): Promise<{ status: string; message?: string; code?: string }> {
+): Promise<{ status: string; message?: string; code?: string; stopReason?: string }> {
   const stop = new AbortController();
   let interrupting = false;
   const interrupt = () => {
@@ -216,11 +231,13 @@ async function followTurn(
   const asked = new Map<string, AbortController>();
   const toolIds = new Map<string, string>();
   const updates = sessionUpdates({ replaying: false, notices: Boolean(capabilities.session?.notices) });
+  let stopReason: string | undefined;
   try {
     for await (const event of client.events(sessionId, { after, signal: stop.signal })) {
       if (event.turn !== turn) continue;
       await send(editor, sessionId, updates(event));
       if (event.type === "tool.call") toolIds.set(event.data.name, event.data.id);
+      if (event.type === "assistant.message") stopReason = event.data.stop_reason;
       if (event.type === "permission.requested" || event.type === "question.requested") {
         const withdraw = new AbortController();
         asked.set(event.data.id, withdraw);
@@ -237,7 +254,8 @@ async function followTurn(
       }
       if (event.type === "turn.settled") {
         const error = event.data.error;
-        return { status: event.data.status, ...(error ? { message: error.message, code: error.code } : {}) };
+        const why = error ? { message: error.message, code: error.code } : {};
+        return { status: event.data.status, ...why, ...(stopReason ? { stopReason } : {}) };
       }
     }
     return { status: "interrupted" };
