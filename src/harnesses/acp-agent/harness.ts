@@ -173,6 +173,11 @@ export class AcpHarness extends CliHarness<Connection> {
     also?: (err: HarnessError) => void,
   ): void {
     if (child?.stopRequested && this.connection?.child !== child) return also?.(err);
+    // What the agent began in the turn (a call it never finished, text it never closed) ends in that turn: left in
+    // the mapper, the next turn, on a new process, logged it as its own.
+    if (child && this.connection?.child === child) {
+      for (const event of this.mapper.end("failed", undefined)) this.emitEvent(event);
+    }
     super.lost(child, err, also);
   }
 

@@ -46,9 +46,10 @@ export class AcpUpdateMapper {
 
   private readonly tools = new Map<string, ToolState>();
 
-  /** Forgets the previous turn's open text (a new prompt starts a new message). */
+  /** Forgets what the previous turn left open (a new prompt starts a new message, and has no calls yet). */
   begin(): void {
     this.text = "";
+    this.tools.clear();
   }
 
   handle(update: Json): CliEvent[] {
