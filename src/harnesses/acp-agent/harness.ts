@@ -29,6 +29,7 @@ import { type CliConnection, type CliContext, CliHarness, prepareCli, withTail }
 import { acpMcpServers, policyUse } from "./mcp-servers.js";
 import type { AcpAgentContext, AcpProfile } from "./profile.js";
 import { AcpUpdateMapper } from "./updates.js";
+import { refuseOtherVersion } from "./version.js";
 
 export const STATE_FILE = "acp.json";
 
@@ -229,6 +230,7 @@ export class AcpHarness extends CliHarness<Connection> {
         }),
         "initialize",
       );
+      refuseOtherVersion(this.label, init.protocolVersion);
       const sessionId = await this.openSession(acp, init.agentCapabilities?.loadSession === true, agent);
       return { child, acp, sessionId, stop: () => child.stop() };
     } catch (err) {
