@@ -32,27 +32,35 @@ async function promptStreaming({ ctx, updates }: TestEditor) {
 }
 
 describe("brain acp when a side goes away", () => {
-  it("exits when the editor hangs up mid-turn, its own daemon's turn interrupted rather than followed for good", async () => {
-    const home = mkdtempSync(join(tmpdir(), "brain-acp-"));
-    const editor = await connectEditor(["--harness", "echo"], { env: { BRAIN_HOME: home } });
-    try {
-      const { sessionId, reply } = await promptStreaming(editor);
-      reply.catch(() => {}); // the connection closes under it: no answer comes
-      editor.child.stdin!.end();
-      // It kept following the turn on its own daemon, closed meanwhile, retrying the stream for good.
-      expect(await editor.exited).toBe(0);
-      const events = await readEventsFile(new FsSessionStore(home).paths(sessionId).events, undefined, {
-        after: 0,
-        session: sessionId,
-      });
-      expect(events.flatMap((e) => (e.type === "turn.settled" ? [e.data.status] : []))).toEqual([
-        "interrupted",
-      ]);
-    } finally {
-      editor.child.kill("SIGKILL");
-      rmSync(home, { recursive: true, force: true });
-    }
-  });
+  // An editor hangs up (its end of stdin closes), or stops its agent server with a signal (then nothing closed the
+  // turn: the process ended by the signal, its turn left open in the log).
+  it.each([
+    ["the editor hangs up", (editor: TestEditor) => editor.child.stdin!.end()],
+    ["it is sent SIGTERM", (editor: TestEditor) => editor.child.kill("SIGTERM")],
+  ])(
+    "exits when %s mid-turn, its own daemon's turn interrupted rather than followed for good",
+    async (_, stop) => {
+      const home = mkdtempSync(join(tmpdir(), "brain-acp-"));
+      const editor = await connectEditor(["--harness", "echo"], { env: { BRAIN_HOME: home } });
+      try {
+        const { sessionId, reply } = await promptStreaming(editor);
+        reply.catch(() => {}); // the connection closes under it: no answer comes
+        stop(editor);
+        // It kept following the turn on its own daemon, closed meanwhile, retrying the stream for good.
+        expect(await editor.exited).toBe(0);
+        const events = await readEventsFile(new FsSessionStore(home).paths(sessionId).events, undefined, {
+          after: 0,
+          session: sessionId,
+        });
+        expect(events.flatMap((e) => (e.type === "turn.settled" ? [e.data.status] : []))).toEqual([
+          "interrupted",
+        ]);
+      } finally {
+        editor.child.kill("SIGKILL");
+        rmSync(home, { recursive: true, force: true });
+      }
+    },
+  );
 
   it("answers cancelled to session/cancel when the daemon went away mid-turn", async () => {
     const daemon = await startTestDaemon();

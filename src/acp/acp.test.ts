@@ -40,6 +40,7 @@ async function withAgent<T>(
     env: { ...process.env, BRAIN_URL: "", BRAIN_TOKEN: "", ...env },
     stdio: ["pipe", "pipe", "pipe"],
   });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
   let stderr = "";
   child.stderr!.on("data", (c: Buffer) => {
     stderr += c;
@@ -69,7 +70,9 @@ async function withAgent<T>(
       return body(ctx, editor);
     });
   } finally {
+    // Gone before the test removes its home: stopped by SIGTERM, it closes its daemon, writing there as it does.
     child.kill("SIGTERM");
+    await exited;
   }
 }
 

@@ -58,7 +58,15 @@ export async function command(args: string[]): Promise<number> {
   const editorGone = new AbortController();
   const connection = brainAcpAgent(client, { ...options, editorGone: editorGone.signal }).connect(stream);
   connection.signal.addEventListener("abort", () => editorGone.abort(), { once: true });
+  // Stopped by a signal (an editor that ends its agent servers with SIGTERM, a Ctrl-C): as when the editor hangs up,
+  // the turn is interrupted and the daemon closed. Ended by the signal itself, the process left its own daemon's
+  // turn open in the log and its spare session directory behind.
+  const hangUp = () => connection.close(new Error("brain acp: stopped by a signal"));
+  process.once("SIGTERM", hangUp);
+  process.once("SIGINT", hangUp);
   await connection.closed;
+  process.off("SIGTERM", hangUp);
+  process.off("SIGINT", hangUp);
   await stop();
   // The SDK closes the connection on a line past its cap and says nothing: the editor would see a silent exit.
   const reason: unknown = connection.signal.reason;
