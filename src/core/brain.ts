@@ -208,16 +208,12 @@ export class Brain {
     });
   }
 
-  /**
-   * Rewrites session `id`'s native state from Brain's log (seeded as by a handoff to its own family), old files kept
-   * beside it. One at a time: another would reopen the session under it and move aside the files it writes.
-   */
+  /** Rewrites session `id`'s native state from Brain's log (as a handoff to its family does); one at a time. */
   rebuild(id: string): Promise<{ seeded: Seeded; aside: string }> {
     return this.live.exclusive(id, "rebuilt", async () => {
       const record = await this.record(id);
       refuseRunning(this.live.find(id)?.session, "rebuild");
-      // A harness still running would write into the files being replaced: stop it. Then hold the session (its log
-      // lock) while the files change, so a session another process has open is refused, not rebuilt under it.
+      // A running harness would write into the files replaced: stop it. The log lock held keeps other processes out.
       if (this.live.find(id)) await this.closeSession(id);
       await this.session(id);
       const own = await readConversation((after, limit) => this.events(id, after, limit));
