@@ -2,9 +2,10 @@
 // with dense seqs) on the session's subject; headers give its first and last seq, so a reader finds the
 // message holding seq N by bisecting the subject's stream sequences, without reading what lies before.
 
-import type { StoredMsg } from "@nats-io/jetstream";
+import type { Consumer, StoredMsg } from "@nats-io/jetstream";
 import { headers, type MsgHdrs } from "@nats-io/transport-node";
 import { PAGE_BYTES } from "../../core/event-log.js";
+import { sleep } from "../../core/sleep.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import type { NatsContext } from "./context.js";
 import { errorMessage, isUnanswered, NatsStoreError, natsFailure, retrying } from "./errors.js";
@@ -239,37 +240,72 @@ export class LogReader {
   /**
    * Calls `listener` with every batch holding events after `after` (default: the last one stored now), first
    * those stored, then each new one as it is acknowledged (an ordered consumer on the session's subject).
-   * Resolves once the consumer is in place, with the stop function.
+   * Resolves once the consumer is in place, with the stop function. A consumer that ends or fails while followed
+   * (the client gives up recreating it after a long NATS outage; a listener that throws) is reported to `failed`
+   * and made again from the last seq delivered: left dead, its watchers would get no event again, silently.
    */
-  async follow(after: number | undefined, listener: (events: SessionEvent[]) => void): Promise<() => void> {
-    let start: number;
-    let seen: number;
-    if (after === undefined) {
-      // From the tail as it is now: any later message on the subject has a higher stream sequence.
-      const tail = await this.last();
-      seen = tail?.last ?? 0;
-      start = tail ? tail.streamSeq + 1 : 1;
-    } else {
-      seen = after;
-      const tail = await this.last();
-      start = (await this.locate(after, tail)) ?? (tail ? tail.streamSeq + 1 : 1);
-    }
+  async follow(
+    after: number | undefined,
+    listener: (events: SessionEvent[]) => void,
+    failed: (err: unknown, seen: number, retryMs: number) => void = () => {},
+  ): Promise<() => void> {
+    let seen = after ?? (await this.last())?.last ?? 0;
+    let stopped = false;
+    let messages = await this.consume(seen);
+    void (async () => {
+      for (let failures = 0; ; ) {
+        let err: unknown = new Error("its consumer ended");
+        try {
+          for await (const msg of messages) {
+            failures = 0;
+            const events = decodeBatch(msg, this.session, this.where).filter((e) => e.seq > seen);
+            if (events.length === 0) continue;
+            seen = events[events.length - 1]!.seq;
+            listener(events);
+          }
+        } catch (thrown) {
+          err = thrown;
+        }
+        // Made again once the wait is over; failing to make it is one more failure, reported the same way.
+        for (;;) {
+          // The connection closing (the node stopping) ends every consumer: nothing to make again.
+          if (stopped || this.ctx.nc.isClosed() || this.ctx.nc.isDraining()) return;
+          void messages.close();
+          const retryMs = Math.min(FOLLOW_RETRY_MAX_MS, FOLLOW_RETRY_MS * 2 ** Math.min(failures++, 8));
+          failed(err, seen, retryMs);
+          await sleep(retryMs);
+          if (stopped) return;
+          try {
+            messages = await this.consume(seen);
+            // Stopped while it was being made: stop() closed the one before.
+            if (stopped) return void messages.close();
+            break;
+          } catch (thrown) {
+            err = thrown;
+          }
+        }
+      }
+    })();
+    return () => {
+      stopped = true;
+      void messages.close();
+    };
+  }
+
+  /** An ordered consumer of the session's messages holding events after seq `seen`. */
+  private async consume(seen: number): Promise<Awaited<ReturnType<Consumer["consume"]>>> {
+    const tail = await this.last();
+    // Past the tail as it is now: any later message on the subject has a higher stream sequence.
+    const start = (await this.locate(seen, tail)) ?? (tail ? tail.streamSeq + 1 : 1);
     const consumer = await this.ctx.js.consumers.get(this.ctx.stream, {
       // A single subject: the 3.4 client refuses the array form on a 2.9 server.
       filter_subjects: this.ctx.subject(this.session),
       opt_start_seq: start,
     } as never);
-    const messages = await consumer.consume();
-    void (async () => {
-      for await (const msg of messages) {
-        const events = decodeBatch(msg, this.session, this.where).filter((e) => e.seq > seen);
-        if (events.length === 0) continue;
-        seen = events[events.length - 1]!.seq;
-        listener(events);
-      }
-    })().catch(() => {});
-    return () => {
-      void messages.close();
-    };
+    return consumer.consume();
   }
 }
+
+/** How long a follow whose consumer failed waits before it makes a new one: doubling from this, up to the max. */
+const FOLLOW_RETRY_MS = 250;
+const FOLLOW_RETRY_MAX_MS = 10_000;

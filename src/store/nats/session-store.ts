@@ -66,6 +66,7 @@ export class NatsSessionStore implements SessionStore {
   /** The records' summaries, as a watch of their bucket delivers them: what list() answers from. */
   private readonly view: RecordView;
   private readonly tails: TailBudget;
+  private readonly warn: (message: string) => void;
 
   constructor(
     private readonly ctx: NatsContext,
@@ -75,12 +76,13 @@ export class NatsSessionStore implements SessionStore {
     this.root = nodePath.join(options.home, "sessions");
     this.node = options.holder.node;
     this.tails = new TailBudget(options.tailBudgetBytes);
+    this.warn = options.warn ?? ((message) => process.stderr.write(`brain: ${message}\n`));
     const records = ctx.records;
     this.view = new RecordView({
       watch: () => records.watch(),
       bucket: () => bucketState(records),
       catchUpMs: options.listCatchUpMs ?? 5000,
-      warn: options.warn ?? ((message) => process.stderr.write(`brain: ${message}\n`)),
+      warn: this.warn,
     });
   }
 
@@ -304,7 +306,11 @@ export class NatsSessionStore implements SessionStore {
     gone?: () => void,
   ): Promise<() => void> {
     checkId(id);
-    const stopEvents = await new LogReader(this.ctx, id).follow(after, listener);
+    const stopEvents = await new LogReader(this.ctx, id).follow(after, listener, (err, seen, retryMs) =>
+      this.warn(
+        `cluster store: following session ${id}'s log failed after seq ${seen} (${errorMessage(err)}); following it again from there in ${retryMs} ms`,
+      ),
+    );
     if (!gone) return stopEvents;
     // A delete purges the log's subject, which its consumer is never told of: the record's key says so.
     let watch: Awaited<ReturnType<typeof this.ctx.records.watch>>;

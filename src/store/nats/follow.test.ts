@@ -1,0 +1,61 @@
+// A follow of a session's log (another node writes it) that fails while followed is said, and made again from
+// the last seq it delivered: its watchers get every later event, none twice. It used to end without a word, and
+// the watchers of that session on this node got no event of it again.
+import { describe, expect, it } from "vitest";
+import type { NewEvent, SessionEvent } from "../../protocol/events.js";
+import { useNatsCluster } from "../../testing/nats-bed.js";
+import { NatsSessionStore } from "./session-store.js";
+
+const delta = (text: string): NewEvent =>
+  ({ type: "assistant.delta", turn: "t1", data: { text } }) as NewEvent;
+const nats = useNatsCluster();
+
+async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe("following a cluster session's log", () => {
+  it("says so when the follow fails, and follows again from the last seq delivered", async () => {
+    const [a, b] = await nats.twoNodes("follow");
+    const warnings: string[] = [];
+    const watcher = new NatsSessionStore(b.ctx, {
+      home: b.home,
+      holder: { node: "watcher" },
+      warn: (message) => warnings.push(message),
+    });
+    await a.store.create({ harness: "process", config: { model: "m1" }, id: "f1" });
+    const log = await a.store.openLog("f1");
+    await log.append([delta("before")]);
+    const seen: SessionEvent[] = [];
+    let failOnce = true;
+    const stop = await watcher.follow("f1", 0, (events) => {
+      seen.push(...events);
+      // A listener's throw ends the loop that reads the consumer, as a consumer the client gives up on does.
+      if (failOnce) {
+        failOnce = false;
+        throw new Error("listener broke");
+      }
+    });
+    try {
+      await until("the first batch", () => seen.length === 1);
+      await until("the warning", () => warnings.length > 0);
+      expect(warnings[0]).toMatch(/following session f1's log failed after seq 1 \(listener broke\)/);
+      for (let i = 0; i < 3; i++) await log.append([delta(`after ${i}`)]);
+      await until("the events after the failure", () => seen.length >= 4);
+      expect(seen.map((e) => [e.seq, (e.data as { text: string }).text])).toEqual([
+        [1, "before"],
+        [2, "after 0"],
+        [3, "after 1"],
+        [4, "after 2"],
+      ]);
+    } finally {
+      stop();
+      await log.close();
+      await watcher.close();
+    }
+  }, 60_000);
+});
