@@ -28,6 +28,7 @@ import {
   messageLimit,
   WRITER,
 } from "./log-read.js";
+import { SeqReservation } from "./seq-mark.js";
 import type { TailBudget, TailHolder } from "./tail-budget.js";
 
 /** What an append may find: a lease this open holds (src/store/nats/lease.ts), checked before each commit. */
@@ -95,10 +96,19 @@ export class NatsEventLog implements EventLog, TailHolder {
   ): Promise<NatsEventLog> {
     const reader = new LogReader(ctx, session);
     const last = await reader.last();
-    const onClose = options.onClose ?? (async () => {});
     const { guard, incarnation = "", budget } = options;
-    return new NatsEventLog(ctx, session, reader, last, guard, onClose, incarnation, budget);
+    const seqs = await SeqReservation.open(ctx.records, session, incarnation, last);
+    const onClose = options.onClose ?? (async () => {});
+    const log = new NatsEventLog(ctx, session, reader, last, guard, onClose, incarnation, budget);
+    log.seqs = seqs;
+    // No message left: the seqs go on after those reserved, as none of the stream let go of went past them.
+    if (!last && seqs.reserved > 0) [log.durableSeq, log.firstSeq] = [seqs.reserved, seqs.reserved + 1];
+    return log;
   }
+
+  /** The first seq the log holds, when the stream had let go of every message it had at the open. */
+  firstSeq: number | undefined;
+  private seqs: SeqReservation | undefined;
 
   get lastSeq(): number {
     return this.durableSeq;
@@ -223,6 +233,7 @@ export class NatsEventLog implements EventLog, TailHolder {
       // and landed late takes those seqs first, and this one follows it.
       for (;;) {
         numberFrom(chunk, this.durableSeq, ts);
+        await this.seqs?.reserve(chunk[chunk.length - 1]!.seq);
         if (await this.publish(chunk, batch)) break;
         if (!(await this.resync())) {
           throw new NatsStoreError(

@@ -3,7 +3,8 @@
 // the server's limit, an event that cannot fit (a message past it is refused by the client at every try). The
 // events stream may have limits (max_bytes with discard new): a publish it refuses for them fails at once, naming
 // the stream, instead of being asked again for the whole retry budget; messages the stream let go for its limits
-// move the log's first seq, so watchers are told of the range dropped. A server that is not clustered is refused
+// move the log's first seq, so watchers are told of the range dropped; a log the stream let go of whole goes on
+// past the seqs it used (./seq-mark.ts) rather than at 1 again. A server that is not clustered is refused
 // at once, saying what to run instead.
 import { DiscardPolicy } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -106,6 +107,39 @@ describe("a cluster log whose oldest messages the events stream let go (an opera
     } finally {
       await ctx.jsm.streams.update(ctx.stream, { ...config, max_msgs: -1 });
       await log.close();
+    }
+  });
+});
+
+describe("a cluster log whose every message the events stream let go (an operator's max_msgs)", () => {
+  it("goes on past the seqs it used, and says the range before it is gone", async () => {
+    const { ctx, store } = full;
+    const base = { harness: "process", config: { model: "m1" } };
+    await store.create({ ...base, id: "gone1" });
+    const log = await store.openLog("gone1");
+    for (let i = 1; i <= 3; i++) await log.append([delta(`${i}`)]);
+    await log.close();
+    await store.create({ ...base, id: "other1" });
+    const other = await store.openLog("other1");
+    await other.append([delta("other")]);
+    await other.close();
+    const config = (await ctx.jsm.streams.info(ctx.stream)).config;
+    // One message kept: other1's, the newest. Nothing of gone1 is left.
+    await ctx.jsm.streams.update(ctx.stream, { ...config, max_msgs: 1, discard: DiscardPolicy.Old });
+    try {
+      expect(await store.readEvents("gone1")).toEqual([]);
+      const first = await store.firstSeq("gone1");
+      expect(first).toBeGreaterThan(3);
+      expect(await store.lastSeq("gone1")).toBe(first - 1);
+      const again = await store.openLog("gone1");
+      expect(again.firstSeq).toBe(first);
+      const [next] = await again.append([delta("after")]);
+      // Not seq 1 again: a watcher whose cursor is 3 would take it for one it has seen.
+      expect(next!.seq).toBe(first);
+      expect((await store.readEvents("gone1")).map((e) => [e.seq, text(e)])).toEqual([[first, "after"]]);
+      await again.close();
+    } finally {
+      await ctx.jsm.streams.update(ctx.stream, { ...config, max_msgs: -1 });
     }
   });
 });

@@ -24,6 +24,7 @@ import { NatsEventLog } from "./event-log.js";
 import { Lease, type LeaseHolder } from "./lease.js";
 import { LogReader } from "./log-read.js";
 import { bucketState, parseRecord, RecordView } from "./record-view.js";
+import { markKey, readMark } from "./seq-mark.js";
 import { TailBudget } from "./tail-budget.js";
 
 type NewSession = Parameters<SessionStore["create"]>[0];
@@ -205,6 +206,7 @@ export class NatsSessionStore implements SessionStore {
       await this.ctx.jsm.streams.purge(this.ctx.stream, { filter: this.ctx.subject(id) });
       await this.checkpoints(id).removeAll();
       await this.ctx.records.delete(id);
+      await this.ctx.records.purge(markKey(id));
     } catch (err) {
       throw natsFailure(`cannot remove session ${id}`, err);
     } finally {
@@ -276,7 +278,13 @@ export class NatsSessionStore implements SessionStore {
   /** The last seq acknowledged: from the header of the session's last message, not its events. */
   async lastSeq(id: string): Promise<number> {
     checkId(id);
-    return (await new LogReader(this.ctx, id).last())?.last ?? 0;
+    return (await new LogReader(this.ctx, id).last())?.last ?? (await this.marked(id));
+  }
+
+  /** Where the seqs of a log whose messages the stream all let go end: those reserved (./seq-mark.ts), or 0. */
+  private async marked(id: string): Promise<number> {
+    const record = await this.get(id);
+    return record ? readMark(this.ctx.records, id, String(Date.parse(record.created_at))) : 0;
   }
 
   /**
@@ -286,7 +294,7 @@ export class NatsSessionStore implements SessionStore {
    */
   async firstSeq(id: string): Promise<number> {
     checkId(id);
-    return (await new LogReader(this.ctx, id).first())?.first ?? 1;
+    return (await new LogReader(this.ctx, id).first())?.first ?? (await this.marked(id)) + 1;
   }
 
   async readEvents(id: string, range: { after?: number; limit?: number } = {}): Promise<SessionEvent[]> {
