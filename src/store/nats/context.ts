@@ -59,12 +59,14 @@ export async function openNatsContext(
   config: NatsStoreConfig = {},
   setupMs = 60_000,
 ): Promise<NatsContext> {
-  const deadline = Date.now() + setupMs;
+  const started = Date.now();
+  const deadline = started + setupMs;
   for (let attempt = 1; ; attempt++) {
     try {
       return await setUp(nc, config);
     } catch (err) {
       if (Date.now() >= deadline || err instanceof NatsConfigError) throw err;
+      if (err instanceof JetStreamOff && Date.now() - started >= JETSTREAM_OFF_GRACE_MS) throw err;
       await sleep(Math.min(2000, 200 * attempt));
     }
   }
@@ -124,6 +126,11 @@ async function setUp(nc: NatsConnection, config: NatsStoreConfig): Promise<NatsC
     };
   } catch (err) {
     if (err instanceof NatsConfigError) throw err;
+    if (err instanceof Error && err.name === "JetStreamNotEnabled") {
+      throw new JetStreamOff(
+        `cluster store: the NATS server at ${nc.getServer()} does not run JetStream, which keeps the sessions in cluster mode: start every nats-server of the cluster with JetStream (-js, or a jetstream {} block in its config; README, "Cluster mode") (NATS: ${errorMessage(err)})`,
+      );
+    }
     // A server that is not clustered gives the same answer however long it is asked: say so, and at once.
     if (err instanceof JetStreamApiError && err.code === REPLICAS_NOT_SUPPORTED) {
       throw new NatsConfigError(
@@ -133,6 +140,18 @@ async function setUp(nc: NatsConnection, config: NatsStoreConfig): Promise<NatsC
     throw natsFailure("cluster store: cannot set up the stream and buckets", err);
   }
 }
+
+/**
+ * No server answered the JetStream API: none of them runs it. Asked again for a few seconds only (a server may be
+ * starting), not for the whole setup time: `brain serve` otherwise waited a minute to say so.
+ */
+class JetStreamOff extends NatsStoreError {
+  constructor(message: string) {
+    super("brain_error", message);
+  }
+}
+
+const JETSTREAM_OFF_GRACE_MS = 5000;
 
 /** JetStream's answer to a replicated stream asked of a server that is not clustered. */
 const REPLICAS_NOT_SUPPORTED = 10074;

@@ -5,14 +5,18 @@
 // the stream, instead of being asked again for the whole retry budget; messages the stream let go for its limits
 // move the log's first seq, so watchers are told of the range dropped; a log the stream let go of whole goes on
 // past the seqs it used (./seq-mark.ts) rather than at 1 again. A server that is not clustered is refused
-// at once, saying what to run instead.
+// at once, saying what to run instead; one without JetStream within seconds, naming it and the fix.
+import { spawn } from "node:child_process";
 import { DiscardPolicy } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BrainError } from "../../core/errors.js";
+import { freePort } from "../../core/free-port.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
-import { type NatsCluster, startNatsCluster } from "../../testing/nats-cluster.js";
+import { type NatsCluster, natsServerPath, startNatsCluster } from "../../testing/nats-cluster.js";
 import { startStoreNode, type TestNode } from "../../testing/nats-store.js";
 import { NatsConfigError, openNatsContext } from "./context.js";
+import { NatsStoreError } from "./errors.js";
 
 const MAX_PAYLOAD = 256 * 1024;
 const delta = (text: string): NewEvent =>
@@ -153,4 +157,25 @@ describe("a NATS server that is not clustered", () => {
       /the NATS server is not part of a cluster, and cluster mode keeps 3 replicas .*: run nats-server as a cluster of 3 nodes with JetStream/,
     );
   });
+});
+
+describe("a NATS server without JetStream", () => {
+  it("is refused within seconds, naming the server and how to start it, not after the whole setup time", async () => {
+    const port = await freePort();
+    const server = spawn(natsServerPath(), ["-a", "127.0.0.1", "-p", String(port)], { stdio: "ignore" });
+    try {
+      const nc = await connect({ servers: `nats://127.0.0.1:${port}`, waitOnFirstConnect: true });
+      try {
+        const refused = await openNatsContext(nc, { replicas: 1 }, 60_000).catch((err: unknown) => err);
+        expect(refused).toBeInstanceOf(NatsStoreError);
+        expect((refused as Error).message).toMatch(
+          new RegExp(`the NATS server at 127\\.0\\.0\\.1:${port} does not run JetStream.*-js`),
+        );
+      } finally {
+        await nc.close();
+      }
+    } finally {
+      server.kill("SIGKILL");
+    }
+  }, 90_000);
 });
