@@ -26,6 +26,7 @@ import {
   LogReader,
   type MessageRef,
   messageLimit,
+  numberFrom,
   WRITER,
 } from "./log-read.js";
 import { SeqReservation } from "./seq-mark.js";
@@ -44,9 +45,8 @@ interface Pending {
 }
 
 /**
- * Recent events kept in memory, so watchers catching up on the owner read no NATS at all: this many, and no more
- * bytes than TAIL_BYTES (events may be up to MAX_MESSAGE each: by count alone a client's large prompts could make
- * the tail gigabytes).
+ * Recent events kept in memory, so watchers catching up on the owner read no NATS: this many, and no more bytes
+ * than TAIL_BYTES (events may be up to MAX_MESSAGE each: by count alone large prompts could make it gigabytes).
  */
 const TAIL_EVENTS = 4096;
 const TAIL_BYTES = 8 * 1024 * 1024;
@@ -64,6 +64,8 @@ export class NatsEventLog implements EventLog, TailHolder {
   private tailSizes: number[] = [];
   private tailBytes = 0;
   private fence: NatsStoreError | undefined;
+  /** How many events of the batch being committed are stored (and delivered). */
+  private landed = 0;
   private readonly subscribers = new LogSubscribers(() => this.where);
   private readonly revokedListeners = new Set<(err: Error) => void>();
   /** This open's name, in every message it writes. */
@@ -201,6 +203,7 @@ export class NatsEventLog implements EventLog, TailHolder {
     while (this.queue.length > 0) {
       const batch = this.queue;
       this.queue = [];
+      this.landed = 0;
       try {
         this.guard?.check();
         if (this.fence) throw this.fence;
@@ -212,7 +215,14 @@ export class NatsEventLog implements EventLog, TailHolder {
         this.queue = [];
         const error = err instanceof NatsStoreError ? err : natsFailure(`${this.where}: append failed`, err);
         if (error.code === "locked") this.revoke(error);
-        for (const p of [...batch, ...behind]) p.reject(error);
+        // The appends whose events were all stored (and delivered) before a later message of the batch failed
+        // succeeded: failed, they were retried, and their events logged twice.
+        let stored = this.landed;
+        for (const p of [...batch, ...behind]) {
+          stored = stored >= p.events.length ? stored - p.events.length : -1;
+          if (stored >= 0) p.resolve(p.events);
+          else p.reject(error);
+        }
         continue;
       }
       for (const p of batch) p.resolve(p.events);
@@ -242,9 +252,9 @@ export class NatsEventLog implements EventLog, TailHolder {
           );
         }
       }
-      // Delivered message by message: a batch past the size limit may fail after its first messages were
-      // stored, and those are in the log.
+      // Delivered message by message: a later message of the batch may fail, and this one is in the log.
       this.durableSeq = chunk[chunk.length - 1]!.seq;
+      this.landed += chunk.length;
       this.delivered(chunk, sizes);
     }
   }
@@ -385,13 +395,5 @@ export class NatsEventLog implements EventLog, TailHolder {
     this.durableSeq = last.last;
     this.delivered(landed, sizes);
     return true;
-  }
-}
-
-/** Gives `events` the seqs after `seq`, and the commit's time. */
-function numberFrom(events: SessionEvent[], seq: number, ts: string): void {
-  for (const e of events) {
-    e.seq = ++seq;
-    e.ts = ts;
   }
 }

@@ -309,3 +309,11 @@ export class LogReader {
 /** How long a follow whose consumer failed waits before it makes a new one: doubling from this, up to the max. */
 const FOLLOW_RETRY_MS = 250;
 const FOLLOW_RETRY_MAX_MS = 10_000;
+
+/** Gives `events` the seqs after `seq`, and the commit's time. */
+export function numberFrom(events: SessionEvent[], seq: number, ts: string): void {
+  for (const e of events) {
+    e.seq = ++seq;
+    e.ts = ts;
+  }
+}

@@ -2,7 +2,8 @@
 // default (max_payload): the cluster log cuts its messages to what the server carries, and refuses at once, naming
 // the server's limit, an event that cannot fit (a message past it is refused by the client at every try). The
 // events stream may have limits (max_bytes with discard new): a publish it refuses for them fails at once, naming
-// the stream, instead of being asked again for the whole retry budget; messages the stream let go for its limits
+// the stream, instead of being asked again for the whole retry budget (an append stored in an earlier message of
+// the batch succeeds); messages the stream let go for its limits
 // move the log's first seq, so watchers are told of the range dropped; a log the stream let go of whole goes on
 // past the seqs it used (./seq-mark.ts) rather than at 1 again. A server that is not clustered is refused
 // at once, saying what to run instead; one without JetStream within seconds, naming it and the fix.
@@ -94,6 +95,36 @@ describe("a cluster log whose events stream is past its limits", () => {
     expect((await store.readEvents("f1")).map((e) => e.seq)).toEqual([...stored, next!.seq]);
     await log.close();
   }, 60_000);
+});
+
+describe("a batch cut in two messages whose second the events stream refuses for its limits", () => {
+  it("acknowledges the append stored in the first, and fails only the other", async () => {
+    const { ctx, store } = full;
+    await store.create({ harness: "process", config: { model: "m1" }, id: "split1" });
+    const log = await store.openLog("split1");
+    const info = await ctx.jsm.streams.info(ctx.stream);
+    // Room for one message of about 200 KB, not two.
+    const max_bytes = info.state.bytes + 300_000;
+    await ctx.jsm.streams.update(ctx.stream, { ...info.config, max_bytes, discard: DiscardPolicy.New });
+    try {
+      // One tick's appends: one batch, past the 256 KiB a message carries, so two messages.
+      const [first, second] = await Promise.allSettled([
+        log.append([delta("a".repeat(200_000))]),
+        log.append([delta("b".repeat(200_000))]),
+      ]);
+      // Stored and delivered to watchers: failed, it would be sent again and logged twice.
+      expect(first.status === "fulfilled" && first.value.map((e) => e.seq)).toEqual([1]);
+      expect(second.status === "rejected" && (second.reason as Error).message).toMatch(
+        /refused by the events stream/,
+      );
+      expect((await store.readEvents("split1")).map((e) => [e.seq, text(e).slice(0, 3)])).toEqual([
+        [1, "aaa"],
+      ]);
+    } finally {
+      await ctx.jsm.streams.update(ctx.stream, info.config);
+      await log.close();
+    }
+  });
 });
 
 describe("a cluster log whose oldest messages the events stream let go (an operator's max_msgs)", () => {
