@@ -2,8 +2,8 @@
 // operator's max_age, max_bytes, max_msgs) can let go of every message of a session, and then the log alone
 // cannot say where its seqs stopped: a reopen started them again at 1, and a watcher holding a cursor past them
 // took the new events for ones it had seen (Last-Event-ID replays nothing) while seqs meant two events each.
-import type { KV } from "@nats-io/kv";
-import { natsFailure } from "./errors.js";
+import type { KV, KvEntry } from "@nats-io/kv";
+import { errorMessage, natsFailure } from "./errors.js";
 
 /** The mark's key: not a session id (those have no '.'), so lists of the bucket pass it by. */
 export function markKey(session: string): string {
@@ -18,6 +18,10 @@ export async function readMark(records: KV, session: string, incarnation: string
   const entry = await records.get(markKey(session)).catch((err: unknown) => {
     throw natsFailure(failure(session, "read"), err);
   });
+  return markOf(entry, incarnation);
+}
+
+function markOf(entry: KvEntry | null, incarnation: string): number {
   if (entry?.operation !== "PUT") return 0;
   try {
     const mark = entry.json<{ incarnation?: unknown; seq?: unknown }>();
@@ -27,16 +31,35 @@ export async function readMark(records: KV, session: string, incarnation: string
   }
 }
 
-/** Reserves the seqs up to `seq`: the log's writer, before any event of its takes one of them. */
+/**
+ * Reserves the seqs up to `seq` (the log's writer, before any event of its takes one of them), unless more are
+ * reserved already: a stale writer's reservation, landing after its successor's, must not lower it. Returns the
+ * reservation the key holds.
+ */
 export async function writeMark(
   records: KV,
   session: string,
   incarnation: string,
   seq: number,
-): Promise<void> {
-  await records.put(markKey(session), JSON.stringify({ incarnation, seq })).catch((err: unknown) => {
+): Promise<number> {
+  const key = markKey(session);
+  try {
+    for (let tries = 1; ; tries++) {
+      const entry = await records.get(key);
+      const held = markOf(entry, incarnation);
+      if (held >= seq) return held;
+      const value = JSON.stringify({ incarnation, seq });
+      try {
+        if (entry) await records.update(key, value, entry.revision);
+        else await records.create(key, value);
+        return seq;
+      } catch (err) {
+        if (tries >= 10 || !/wrong last sequence/i.test(errorMessage(err))) throw err;
+      }
+    }
+  } catch (err) {
     throw natsFailure(failure(session, "write"), err);
-  });
+  }
 }
 
 /** Seqs reserved ahead at a time: one write of the records bucket per this many events. */
@@ -65,8 +88,7 @@ export class SeqReservation {
 
   async reserve(seq: number): Promise<void> {
     if (seq <= this.reserved) return;
-    await writeMark(this.records, this.session, this.incarnation, seq + RESERVE_SEQS);
-    this.reserved = seq + RESERVE_SEQS;
+    this.reserved = await writeMark(this.records, this.session, this.incarnation, seq + RESERVE_SEQS);
   }
 }
 

@@ -18,6 +18,7 @@ import { type NatsCluster, natsServerPath, startNatsCluster } from "../../testin
 import { startStoreNode, type TestNode } from "../../testing/nats-store.js";
 import { NatsConfigError, openNatsContext } from "./context.js";
 import { NatsStoreError } from "./errors.js";
+import { readMark, writeMark } from "./seq-mark.js";
 
 const MAX_PAYLOAD = 256 * 1024;
 const delta = (text: string): NewEvent =>
@@ -176,6 +177,17 @@ describe("a cluster log whose every message the events stream let go (an operato
     } finally {
       await ctx.jsm.streams.update(ctx.stream, { ...config, max_msgs: -1 });
     }
+  });
+});
+
+describe("the seqs a cluster log reserves beside its record", () => {
+  it("are never lowered by a stale writer's reservation landing last", async () => {
+    const { records } = full.ctx;
+    expect(await writeMark(records, "mark1", "i1", 9000)).toBe(9000);
+    expect(await writeMark(records, "mark1", "i1", 5000)).toBe(9000);
+    expect(await readMark(records, "mark1", "i1")).toBe(9000);
+    // The session made again with its id (another incarnation) reserves its own.
+    expect(await writeMark(records, "mark1", "i2", 10)).toBe(10);
   });
 });
 
