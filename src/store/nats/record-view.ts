@@ -17,7 +17,7 @@ import {
   SessionRecord,
   summaryOf,
 } from "../fs/session-record.js";
-import { errorMessage, NatsStoreError } from "./errors.js";
+import { errorMessage, NatsStoreError, natsFailure } from "./errors.js";
 
 /** What kv.watch() gives (its type lives in @nats-io/nats-core, not a dependency of ours). */
 type WatchIterator = Awaited<ReturnType<KV["watch"]>>;
@@ -238,4 +238,26 @@ function slotOf(entry: KvEntry): Slot {
   } catch (err) {
     return { error: err as NatsStoreError };
   }
+}
+
+/** Records read at once by a list the view cannot answer: each may be as large as the bucket's largest value. */
+const READ_ALL_CONCURRENCY = 8;
+
+/** Every session's summary, oldest first, read record by record: a KV read each, a few records held at once. */
+export async function readAllSummaries(
+  records: KV,
+  get: (id: string) => Promise<SessionRecord | undefined>,
+): Promise<SessionSummary[]> {
+  const ids: string[] = [];
+  try {
+    for await (const key of await records.keys()) if (SESSION_ID.test(key)) ids.push(key);
+  } catch (err) {
+    throw natsFailure("cannot list sessions", err);
+  }
+  const summaries: SessionSummary[] = [];
+  for (let i = 0; i < ids.length; i += READ_ALL_CONCURRENCY) {
+    const chunk = await Promise.all(ids.slice(i, i + READ_ALL_CONCURRENCY).map(get));
+    for (const record of chunk) if (record) summaries.push(summaryOf(record));
+  }
+  return summaries.sort(oldestFirst);
 }

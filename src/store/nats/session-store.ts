@@ -9,21 +9,14 @@ import type { KvEntry } from "@nats-io/kv";
 import type { SessionStore } from "../../core/brain.js";
 import type { SessionSummary } from "../../core/store.js";
 import type { SessionEvent } from "../../protocol/events.js";
-import {
-  checkRecord,
-  newRecord,
-  oldestFirst,
-  SESSION_ID,
-  type SessionRecord,
-  summaryOf,
-} from "../fs/session-record.js";
+import { checkRecord, newRecord, SESSION_ID, type SessionRecord } from "../fs/session-record.js";
 import { ReplicatedCheckpoints } from "./checkpoints.js";
 import type { NatsContext } from "./context.js";
 import { errorMessage, fenced, NatsStoreError, natsFailure, storedUnanswered } from "./errors.js";
 import { NatsEventLog } from "./event-log.js";
 import { Lease, type LeaseHolder } from "./lease.js";
 import { LogReader } from "./log-read.js";
-import { bucketState, parseRecord, RecordView } from "./record-view.js";
+import { bucketState, parseRecord, RecordView, readAllSummaries } from "./record-view.js";
 import { markKey, readMark } from "./seq-mark.js";
 import { TailBudget } from "./tail-budget.js";
 
@@ -47,8 +40,6 @@ export interface NatsSessionStoreOptions {
 
 /** A CAS update that keeps losing to other writers gives up after this many tries. */
 const UPDATE_TRIES = 20;
-/** Records read at once by a list the view cannot answer: each may be as large as the bucket's largest value. */
-const READ_ALL_CONCURRENCY = 8;
 
 export class NatsSessionStore implements SessionStore {
   readonly home: string;
@@ -132,28 +123,12 @@ export class NatsSessionStore implements SessionStore {
     } catch (err) {
       throw natsFailure("cannot list sessions", err);
     }
-    return viewed ?? this.readAll();
+    return viewed ?? readAllSummaries(this.ctx.records, (id) => this.get(id));
   }
 
   /** Stops watching the records bucket (the connection is the caller's to close). */
   async close(): Promise<void> {
     this.view.close();
-  }
-
-  /** Every session's summary, oldest first, read record by record: a KV read each, a few records held at once. */
-  private async readAll(): Promise<SessionSummary[]> {
-    const ids: string[] = [];
-    try {
-      for await (const key of await this.ctx.records.keys()) if (SESSION_ID.test(key)) ids.push(key);
-    } catch (err) {
-      throw natsFailure("cannot list sessions", err);
-    }
-    const summaries: SessionSummary[] = [];
-    for (let i = 0; i < ids.length; i += READ_ALL_CONCURRENCY) {
-      const chunk = await Promise.all(ids.slice(i, i + READ_ALL_CONCURRENCY).map((id) => this.get(id)));
-      for (const record of chunk) if (record) summaries.push(summaryOf(record));
-    }
-    return summaries.sort(oldestFirst);
   }
 
   /** Compare-and-set on the record's revision: two nodes patching at once both land, neither is lost. */
