@@ -4,6 +4,8 @@
 // session checkpoints after every turn on its own, and a client that prompts as soon as it sees `turn.settled`
 // must not get a conflict for work it never asked for. A checkpoint asked for while a turn runs or is starting
 // is refused: the turn may run for a long time, and the caller can checkpoint once it settles.
+// While a rebuild rewrites the native dir, both are refused rather than made to wait: a turn or checkpoint then
+// would run on, or record, a half-written dir, and the rebuild closes the very session a waiter holds.
 import { SessionError } from "./errors.js";
 
 export class BetweenTurns {
@@ -12,11 +14,20 @@ export class BetweenTurns {
   /** A prompt waits for the checkpoints queued before it, or is writing its turn's start to the log. */
   private starting = false;
 
+  /** `keptOut`: why neither may happen now (a rebuild rewriting the native dir), for the refusal to say. */
+  constructor(private readonly keptOut: () => string | undefined = () => undefined) {}
+
+  private refuseKeptOut(): void {
+    const why = this.keptOut();
+    if (why) throw new SessionError("conflict", why);
+  }
+
   /**
    * Queues `take` behind the checkpoints queued before it. It is queued when this is called, before any await,
    * so a prompt that comes after waits for it.
    */
   checkpoint<T>(take: () => Promise<T>): Promise<T> {
+    this.refuseKeptOut();
     if (this.starting) {
       throw new SessionError(
         "conflict",
@@ -49,9 +60,11 @@ export class BetweenTurns {
     if (this.starting) {
       throw new SessionError("conflict", "another prompt is starting a turn: wait for its turn to settle");
     }
+    this.refuseKeptOut();
     this.starting = true;
     try {
       while (this.queue) await this.queue;
+      this.refuseKeptOut();
       return await start();
     } finally {
       this.starting = false;

@@ -365,6 +365,7 @@ export class Brain {
         secrets: redactor.values,
         permissions: new PermissionRules(record.permissions, record.client_permissions),
         ...(this.options.store.checkpointEveryTurn ? { checkpointAfterTurn: true } : {}),
+        keptOut: () => this.live.keepsOut(id),
         history: historyCheck(this.options.store, record, log, created !== undefined),
         ...summaryOption(record, () => conversationEvents(this.options.store, record, [])),
       });

@@ -1,7 +1,7 @@
 // Handoff and rebuild through Brain's log, on in-process harnesses (fast): the api harness seeded natively, the
 // echo runner (a family Brain cannot seed) given the history as a marked summary. The real CLIs' pairs are in
 // src/testing/cli-handoff.test.ts.
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CONVERSATION_FILE } from "../harnesses/api/conversation.js";
@@ -85,6 +85,53 @@ describe("rebuilds at once", () => {
     // Each closes the session and opens it again: neither may forget the other's open, which holds the log's lock.
     const turn = await (await b.session(session.id)).prompt("second");
     expect((await turn.settled).status).toBe("completed");
+  });
+});
+
+describe("a rebuild under way", () => {
+  it("refuses a prompt and a checkpoint, naming the rebuild; the session takes both once it ends", async () => {
+    let entered!: () => void;
+    const seeding = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // The native dir is half rewritten while the seeder runs: nothing may run a turn on it or copy it meanwhile.
+    const { brain } = bed.use(
+      makeBrain({
+        seeders: {
+          echo: async ({ dir }) => {
+            entered();
+            await held;
+            // What the echo runner's check of its history looks for: the last prompt, in a file of its dir.
+            writeFileSync(join(dir, "seeded.txt"), "hello");
+          },
+        },
+      }),
+    );
+    const session = await brain.create({ harness: "echo", config: {} });
+    expect((await (await session.prompt("hello")).settled).status).toBe("completed");
+    const rebuilding = brain.rebuild(session.id);
+    await seeding;
+    const open = await brain.session(session.id);
+    const refusal = {
+      code: "conflict",
+      message: `session ${session.id} is being rebuilt, which keeps prompts and checkpoints out: ask again once it ends`,
+    };
+    await expect(open.prompt("now?")).rejects.toMatchObject(refusal);
+    await expect(open.checkpoint()).rejects.toMatchObject(refusal);
+    release();
+    await rebuilding;
+    const after = await brain.session(session.id);
+    expect((await (await after.prompt("now")).settled).status).toBe("completed");
+    await after.checkpoint();
+    const types = (await events(after)).map((e) => e.type);
+    // Only the turns before the rebuild and after its event ran: none on the half-written dir.
+    expect(types.filter((type) => type === "turn.started")).toHaveLength(2);
+    expect(types.indexOf("session.recovered")).toBeLessThan(types.lastIndexOf("turn.started"));
+    expect(types.filter((type) => type === "checkpoint.created")).toHaveLength(1);
   });
 });
 

@@ -90,6 +90,20 @@ export class LiveSessions {
     }
   }
 
+  /**
+   * Why a prompt or checkpoint of `id` is refused now: an exclusive() runs on it (a rebuild rewriting its native
+   * dir, across the closes and reopens it makes). Undefined when none does.
+   */
+  keepsOut(id: string): string | undefined {
+    for (const key of this.held) {
+      const [what, held] = key.split("\0");
+      if (held === id) {
+        return `session ${id} is being ${what}, which keeps prompts and checkpoints out: ask again once it ends`;
+      }
+    }
+    return undefined;
+  }
+
   /** Forgets every session and returns them, for the caller to close. */
   takeAll(): Promise<Session>[] {
     const all = [...this.opening.values()];

@@ -36,6 +36,8 @@ export interface SessionParts {
   checkpointAfterTurn?: boolean;
   /** What the log says the harness's native state holds (none before the first answered turn). */
   history?: () => Promise<ExpectedHistory | undefined>;
+  /** Why no turn may start nor checkpoint be taken now (a rebuild under way), checked by BetweenTurns. */
+  keptOut?: () => string | undefined;
   /** A session seeded with a summary: what its prompt becomes until a turn is answered (the history first). */
   preamble?: (text: string, own: SessionEvent[]) => Promise<string>;
 }

@@ -53,7 +53,7 @@ export class Session {
   private closing: Promise<void> | undefined;
   /** A summary-seeded session's history went out with a turn that completed: later prompts go as they are. */
   private preambled = false;
-  private readonly betweenTurns = new BetweenTurns();
+  private readonly betweenTurns = new BetweenTurns(() => this.parts.keptOut?.());
 
   private constructor(private readonly parts: SessionParts) {
     this.writer = new LogWriter(
