@@ -1,6 +1,6 @@
 // Events a host sends for a run that has ended belong to no run. Only a stdio host was given a run id of its own
-// (NUI_RUN_ID, which nui's SDK keeps putting in later runs' events); a TCP host was never told one, so the first
-// run on a connection is as over as any other once it ended, and what is sent for it later is not the running run's.
+// (NUI_RUN_ID, which nui's SDK keeps putting in later runs' HITL requests, and only there); a TCP host was never
+// told one, so the first run on a connection is as over as any other once it ended.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
@@ -11,19 +11,23 @@ import { installExtension } from "./install.js";
 const { scratch, brain: scratchBrain } = useScratch();
 
 // "early" ends at once and leaves a thread that, once the next run has begun, sends text and an error for it; the
-// next run ends once they are sent.
+// next run ends once they are sent. TRANSPORT, set before it, is its transport.
 const LATE_HOST = `
 import threading
-from nui_agent import NuiAgent
+if TRANSPORT == "tcp":
+    from nui_agent import NuiAgent
+else:
+    from nui_agent_stdio import NuiAgent
 class Late(NuiAgent):
     started = threading.Event()
     sent = threading.Event()
     def run(self, message, run_id, **kwargs):
         if message == "early":
-            writer = self._local().writer
+            writer = getattr(self._local(), "writer", None)
             def late():
                 Late.started.wait(30)
-                self._local().writer = writer
+                if writer is not None:
+                    self._local().writer = writer  # a TCP host writes to the run's connection
                 self.emit({"type": "text", "content": "late text of the first run"}, run_id)
                 self.emit({"type": "error", "error": "late error of the first run"}, run_id)
                 Late.sent.set()
@@ -33,29 +37,47 @@ class Late(NuiAgent):
         Late.started.set()
         Late.sent.wait(30)
         yield "second"
-Late().serve()
+Late().serve() if TRANSPORT == "tcp" else Late().serve_stdio()
 `;
 
-it("a TCP host's events for the connection's first run, sent after it ended, do not reach the next run", async () => {
+async function lateHost(transport: "tcp" | "stdio") {
   const src = writeExtension(scratch("brain-ext-src-"), "late", {
-    transport: "tcp",
+    transport,
     command: ["python3", "host.py"],
   });
-  writeFileSync(join(src, "host.py"), LATE_HOST);
+  writeFileSync(join(src, "host.py"), `TRANSPORT = "${transport}"\n${LATE_HOST}`);
   const home = scratch("brain-ext-home-");
   await installExtension(src, join(home, "extensions"));
   const { factories } = catalogFactories({ brainHome: home, hostHome: scratch("brain-ext-hosthome-") });
   const { brain } = scratchBrain({ factories, home });
-  const session = await brain.create({ harness: "ext:late/echo" });
-  const first = await session.prompt("early");
-  expect((await first.settled).status).toBe("completed");
-  const second = await session.prompt("next");
-  expect(await second.settled).toEqual({ turn: second.turn, status: "completed" });
-  const log = await events(session);
-  expect(textOf(log, second.turn)).toBe("second");
-  expect(warnings(log)).toEqual(
-    expect.arrayContaining([
-      expect.stringMatching(/^harness\.event for run "run-[\w-]+", which is not running; ignored/),
-    ]),
-  );
-});
+  return brain.create({ harness: "ext:late/echo" });
+}
+
+it.each([
+  ["TCP", "tcp"],
+  ["stdio", "stdio"],
+] as const)(
+  "a %s host's text and error for its first run, sent after it ended, do not reach the next run",
+  async (_, transport) => {
+    const session = await lateHost(transport);
+    const first = await session.prompt("early");
+    expect((await first.settled).status).toBe("completed");
+    const second = await session.prompt("next");
+    expect(await second.settled).toEqual({ turn: second.turn, status: "completed" });
+    const log = await events(session);
+    expect(textOf(log, second.turn)).toBe("second");
+    const ignored = warnings(log).filter((w) => w.startsWith("harness.event"));
+    // A stdio host's first run has the id it was started with: the warning says why that no longer counts.
+    const stale = (type: string) =>
+      expect.stringMatching(
+        new RegExp(
+          `^harness\\.event "${type}" for run "run-[\\w-]+", the run the host was started for, which has ended: only a hitl_request may name it after that run; ignored$`,
+        ),
+      );
+    expect(ignored).toEqual(
+      transport === "stdio"
+        ? [stale("text"), stale("error")]
+        : [expect.stringMatching(/^harness\.event for run "run-[\w-]+", which is not running; ignored$/)],
+    );
+  },
+);

@@ -56,8 +56,8 @@ export class RpcHarness implements Harness {
   private connecting: Promise<RpcTransport> | undefined;
   private readonly closing = new AbortController();
   /**
-   * The run a stdio host was started for: its NUI_RUN_ID, which nui's SDK keeps putting in later runs' events. None
-   * for a TCP host: it was told no run id, so the first run on its connection ends as any other does.
+   * The run a stdio host was started for: its NUI_RUN_ID, which nui's SDK keeps putting in later runs' HITL
+   * requests. None for a TCP host: it was told no run id, so the first run on its connection ends as any other does.
    */
   private hostRunId: string | undefined;
   private run: ActiveRun | undefined;
@@ -215,11 +215,18 @@ export class RpcHarness implements Harness {
     if (method !== HARNESS_METHODS.event)
       return this.warn(`notification "${clip(method)}" is not part of nui's protocol; ignored`);
     const run = this.run;
-    const runId = (params as { runId?: unknown } | undefined)?.runId;
-    // As runFor: the host's stale NUI_RUN_ID (nui's SDK puts it in hitl_request events) means the running run.
-    const stale = typeof runId === "string" && runId !== run?.runId && runId !== this.hostRunId;
-    if (!run || stale) {
+    const { runId, type } = (params ?? {}) as { runId?: unknown; type?: unknown };
+    const other = typeof runId === "string" && runId !== run?.runId;
+    if (!run || (other && runId !== this.hostRunId)) {
       return this.warn(`harness.event for run "${clip(String(runId))}", which is not running; ignored`);
+    }
+    // As runFor: nui's SDK tags a HITL request with the host's NUI_RUN_ID in every run, so that one means the
+    // running run. Anything else naming it was sent for the first run, which has ended: in this run it would add
+    // that run's text, or fail this turn with its error.
+    if (other && type !== "hitl_request") {
+      return this.warn(
+        `harness.event "${clip(String(type))}" for run "${clip(runId)}", the run the host was started for, which has ended: only a hitl_request may name it after that run; ignored`,
+      );
     }
     const decoded = decodeHarnessEvent(params);
     if (decoded.ok) return run.translator.handle(decoded.event);

@@ -7,7 +7,7 @@ export interface RpcTransport {
   readonly peer: RpcPeer;
   /**
    * The run id the host was given as its own (a stdio host's NUI_RUN_ID, which nui's SDK keeps putting in later
-   * runs' events); none for a host told no run id (TCP), whose events name the run they are for.
+   * runs' HITL requests); none for a host told no run id (TCP), whose events name the run they are for.
    */
   readonly hostRunId?: string;
   isAlive(): boolean;
