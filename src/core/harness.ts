@@ -78,7 +78,7 @@ export interface HarnessOptions {
     turn: string,
     use: ToolUse,
     signal: AbortSignal,
-    options?: { id?: string; unlisted?: "allow" | "ask" | "deny" },
+    options?: { id?: string; unlisted?: "allow" | "ask" | "deny"; waitMs?: number },
   ): Promise<PermissionVerdict>;
   /**
    * What the session's permission policy says about a tool, without asking anyone: for harnesses that can only
@@ -87,15 +87,26 @@ export interface HarnessOptions {
   policy?(tool: string): "allow" | "ask" | "deny";
   /**
    * Asks the session's clients a question (human in the loop); "" when no one answers in time. `options.id`
-   * names the request with the harness's own id (nui's HITL requestId), so clients answer it by that id.
+   * names the request with the harness's own id (nui's HITL requestId), so clients answer it by that id;
+   * `options.waitMs` waits at most that long for an answer (nui's HITL ttl), never past the session's ask timeout.
    */
-  ask(turn: string, question: Question, signal: AbortSignal, options?: { id?: string }): Promise<string>;
+  ask(
+    turn: string,
+    question: Question,
+    signal: AbortSignal,
+    options?: { id?: string; waitMs?: number },
+  ): Promise<string>;
   /**
    * Whether a permission request or question with this id is pending in the session: `permit` and `ask` refuse
    * such an id, and a harness that lets its agent choose ids (nui's HITL requestId) can refuse it up front.
    * Optional, so hosts and tests need not provide it.
    */
   asking?(id: string): boolean;
+  /**
+   * The session's ask timeout (ms): the longest `permit` and `ask` wait for a client. nui's HITL envelopes promise
+   * no later expiry than this. Optional, so hosts and tests need not provide it (nui's default ttl then).
+   */
+  askTimeoutMs?: number;
   /**
    * Set when the harness's program runs in a container Brain started for the session (`sandbox: docker`, a dev
    * container): what differs from running it on this host.

@@ -4,9 +4,10 @@
 import { randomUUID } from "node:crypto";
 import type { AnswerBody } from "../protocol/api.js";
 import type { AnsweredBy, NewEvent, Question, SessionEvent } from "../protocol/events.js";
-import type { PermissionDecision } from "../protocol/permissions.js";
+import { MAX_TIMER_MS, type PermissionDecision } from "../protocol/permissions.js";
 import { SessionError } from "./errors.js";
 import type { AppendOptions } from "./event-log.js";
+import type { HarnessOptions } from "./harness.js";
 import type { PendingRequests, RequestKind } from "./pending.js";
 import type { PermissionRules } from "./permissions.js";
 
@@ -21,6 +22,11 @@ export type Answer = NewEvent & { type: "permission.resolved" | "question.answer
 /** A client's answer's Idempotency-Key, and who sent it. */
 export type ReplyFrom = { key?: string; by?: AnsweredBy };
 export type Verdict = { decision: "allow" | "deny"; reason?: string };
+/**
+ * `id`: the request's own id. `waitMs`: how long this request waits for a client, when it carries its own expiry
+ * (nui's HITL `ttlSeconds`); never longer than the session's ask timeout, the server's bound on every ask.
+ */
+export type AskOptions = { id?: string; waitMs?: number };
 
 const waiterKey = (kind: RequestKind, id: string) => `${kind}\u0000${id}`;
 
@@ -40,6 +46,21 @@ export class RequestDesk {
 
   constructor(private readonly parts: DeskParts) {}
 
+  /** The longest a request waits for a client: the session's ask timeout. */
+  get askTimeoutMs(): number {
+    return this.parts.permissions.askTimeoutMs;
+  }
+
+  /** What a harness asks through (its options' permit, ask, asking and askTimeoutMs), bound to this desk. */
+  forHarness(): Pick<HarnessOptions, "permit" | "ask" | "asking" | "askTimeoutMs"> {
+    return {
+      permit: (turn, use, signal, options) => this.permit(turn, use, signal, options),
+      ask: (turn, question, signal, options) => this.ask(turn, question, signal, options),
+      asking: (id) => this.asking(id),
+      askTimeoutMs: this.askTimeoutMs,
+    };
+  }
+
   /**
    * Applies the session's permission policy to a tool use: allow and deny at once; ask logs
    * `permission.requested` and waits for a client's answer, or denies when none comes in time.
@@ -49,8 +70,9 @@ export class RequestDesk {
     use: { tool: string; arguments?: Record<string, unknown>; reason?: string },
     signal: AbortSignal,
     /** `id`: the request's id (a client's own, e.g. nui's HITL requestId); `unlisted`: the decision for a tool
-     * the policy names in no rule and gives no default for (an explicit approval request asks). */
-    options: { id?: string; unlisted?: PermissionDecision } = {},
+     * the policy names in no rule and gives no default for (an explicit approval request asks); `waitMs`: see
+     * AskOptions. */
+    options: AskOptions & { unlisted?: PermissionDecision } = {},
   ): Promise<Verdict> {
     const decided = this.decided(use.tool, options.unlisted);
     if (decided) return decided;
@@ -60,6 +82,7 @@ export class RequestDesk {
       { type: "permission.requested", turn, data: { id, ...use } },
       signal,
       (reason) => ({ type: "permission.resolved", turn, data: { id, decision: "deny", reason } }),
+      options.waitMs,
     );
     return answer as Verdict;
   }
@@ -77,7 +100,7 @@ export class RequestDesk {
     turn: string,
     question: Question,
     signal: AbortSignal,
-    options: { id?: string } = {},
+    options: AskOptions = {},
   ): Promise<string> {
     const id = options.id ?? `question-${randomUUID()}`;
     const answer = await this.waitForAnswer(
@@ -85,6 +108,7 @@ export class RequestDesk {
       { type: "question.requested", turn, data: { id, ...question } },
       signal,
       (reason) => ({ type: "question.answered", turn, data: { id, answer: "", reason } }),
+      options.waitMs,
     );
     return (answer as { answer: string }).answer;
   }
@@ -190,6 +214,7 @@ export class RequestDesk {
     request: NewEvent & { data: { id: string } },
     signal: AbortSignal,
     fallback: (reason: string) => NewEvent,
+    waitMs = this.askTimeoutMs,
   ): Promise<Record<string, unknown>> {
     const { id } = request.data;
     // A second request under a pending id would take over the first one's waiter and leave that turn waiting
@@ -207,7 +232,7 @@ export class RequestDesk {
       wake = resolve;
     });
     this.waiters.set(key, wake);
-    const timeoutMs = this.parts.permissions.askTimeoutMs;
+    const timeoutMs = Math.min(waitMs, this.askTimeoutMs, MAX_TIMER_MS);
     let timer: NodeJS.Timeout | undefined;
     const giveUp = (reason: string) => {
       const event = fallback(reason);

@@ -331,9 +331,7 @@ export class Session {
           ...(this.parts.providerEnv ? { providerEnv: this.parts.providerEnv } : {}),
           emit: (event) => this.writer.emit(event),
           call: (turn, call, signal) => this.toolCalls.call(turn, call, signal),
-          permit: (turn, use, signal, options) => this.desk.permit(turn, use, signal, options),
-          ask: (turn, question, signal, options) => this.desk.ask(turn, question, signal, options),
-          asking: (id) => this.desk.asking(id),
+          ...this.desk.forHarness(),
           policy: (tool) => this.parts.permissions.decide(tool),
         }),
       )

@@ -4,6 +4,7 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_ASK_TIMEOUT_MS } from "../core/permissions.js";
 import { MAX_UNANSWERED_HITL } from "../harnesses/nui/hitl-desk.js";
 import { MAX_HITL_TTL_SECONDS } from "../protocol/nui/hitl.js";
 import { collect, raw, settled } from "../testing/http.js";
@@ -325,7 +326,7 @@ describe("nui HITL API", () => {
     expect(total).toBeLessThanOrEqual(2000);
   });
 
-  it("takes a ttl of up to a year; a longer one gets 400 naming ttlSeconds, and asks nothing", async () => {
+  it("takes a ttl of up to a year, its envelope saying the session's shorter ask timeout; a longer one gets 400 naming ttlSeconds, and asks nothing", async () => {
     const { client, id, turn } = await running();
     for (const ttlSeconds of [MAX_HITL_TTL_SECONDS + 1, 1e13, 9e15]) {
       const res = await hitl("POST", "", { kind: "question", sessionId: id, ttlSeconds });
@@ -341,8 +342,14 @@ describe("nui HITL API", () => {
       payload: { message: "in a year?" },
     });
     expect(year.status, JSON.stringify(year.body)).toBe(201);
-    const { createdAt, expiresAt } = year.body as { createdAt: string; expiresAt: string };
-    expect(Date.parse(expiresAt) - Date.parse(createdAt)).toBe(MAX_HITL_TTL_SECONDS * 1000);
+    const { createdAt, expiresAt, ttlSeconds } = year.body as {
+      createdAt: string;
+      expiresAt: string;
+      ttlSeconds: number;
+    };
+    // Waited no longer than the session's ask timeout: the envelope promises what Brain keeps.
+    expect(ttlSeconds).toBe(DEFAULT_ASK_TIMEOUT_MS / 1000);
+    expect(Date.parse(expiresAt) - Date.parse(createdAt)).toBe(DEFAULT_ASK_TIMEOUT_MS);
     await client.interrupt(id);
     await collect(client, id, settled(turn));
   });

@@ -23,10 +23,18 @@ export interface HitlTurn {
   signal: AbortSignal;
 }
 
-/** nui's request envelope for a create body (the REST API) or a `hitl_request` event. */
-export function requestEnvelope(body: HitlCreateBody, defaults: { sessionId: string; runId?: string }) {
+/**
+ * nui's request envelope for a create body (the REST API) or a `hitl_request` event. `maxWaitMs`, the session's ask
+ * timeout, bounds its ttl: the shorter of the two is the request's wait, and the envelope says it (`expiresAt`
+ * exactly, `ttlSeconds` in whole seconds, rounded up), so nui's UI and SDKs are not promised a wait Brain cuts.
+ */
+export function requestEnvelope(
+  body: HitlCreateBody,
+  defaults: { sessionId: string; runId?: string; maxWaitMs?: number },
+) {
   const now = new Date();
-  const ttlSeconds = body.ttlSeconds ?? DEFAULT_TTL_SECONDS;
+  const waitMs = Math.min((body.ttlSeconds ?? DEFAULT_TTL_SECONDS) * 1000, defaults.maxWaitMs ?? Infinity);
+  const ttlSeconds = Math.ceil(waitMs / 1000);
   const envelope: HitlRequestEnvelope = {
     schemaVersion: HITL_SCHEMA_VERSION,
     requestId: body.requestId ?? randomUUID(),
@@ -36,7 +44,7 @@ export function requestEnvelope(body: HitlCreateBody, defaults: { sessionId: str
     ttlSeconds,
     status: "delivered",
     createdAt: now.toISOString(),
-    expiresAt: new Date(now.getTime() + ttlSeconds * 1000).toISOString(),
+    expiresAt: new Date(now.getTime() + waitMs).toISOString(),
     routing: body.routing ?? { channels: ["nui-ui"] },
   };
   const runId = body.runId || defaults.runId;
@@ -87,9 +95,12 @@ export async function answerHitl(
 ): Promise<HitlResponseEnvelope> {
   const respond = (status: HitlStatus, answers?: Record<string, unknown>) =>
     responseTo(request, status, answers);
+  // The request expires when its envelope says: nui's SDKs and UI show and trust expiresAt. It used to be given up
+  // at the session's ask timeout whatever its ttl, a 10 s request waiting a minute, an hour's expired after one.
+  const waitMs = Math.max(0, Date.parse(request.expiresAt) - Date.parse(request.createdAt));
   try {
-    if (request.kind === "approval") return await approve(options, at, request, respond);
-    return await ask(options, at, request, respond);
+    if (request.kind === "approval") return await approve(options, at, request, respond, waitMs);
+    return await ask(options, at, request, respond, waitMs);
   } catch (err) {
     return respond("cancelled", { reason: `Brain could not ask: ${(err as Error).message}` });
   }
@@ -102,6 +113,7 @@ async function approve(
   at: HitlTurn,
   request: HitlRequestEnvelope,
   respond: Respond,
+  waitMs: number,
 ): Promise<HitlResponseEnvelope> {
   const p = request.payload;
   const input = p.toolInput;
@@ -117,7 +129,7 @@ async function approve(
     },
     at.signal,
     // An explicit approval request asks a person unless the session's policy says otherwise.
-    { id: request.requestId, unlisted: "ask" },
+    { id: request.requestId, unlisted: "ask", waitMs },
   );
   if (at.signal.aborted) return respond("cancelled", { reason: "the turn was interrupted" });
   const answers = {
@@ -177,6 +189,7 @@ async function ask(
   at: HitlTurn,
   request: HitlRequestEnvelope,
   respond: Respond,
+  waitMs: number,
 ): Promise<HitlResponseEnvelope> {
   const questions = questionsOf(request.kind, request.payload);
   const ids = brainRequestIds(request);
@@ -190,7 +203,7 @@ async function ask(
   try {
     given = await Promise.all(
       questions.map(({ key: _key, ...question }, i) =>
-        options.ask(at.turn, question, withdraw.signal, { id: ids[i] }),
+        options.ask(at.turn, question, withdraw.signal, { id: ids[i], waitMs }),
       ),
     );
   } catch (err) {

@@ -49,7 +49,7 @@ export class HitlDesk {
 
   constructor(
     readonly sessionId: string,
-    private readonly options: Pick<HarnessOptions, "ask" | "permit" | "asking">,
+    private readonly options: Pick<HarnessOptions, "ask" | "permit" | "asking" | "askTimeoutMs">,
     /** The run a request belongs to: by id, or the one running when the request names none. */
     private readonly runFor: (runId: string | undefined) => HitlRun | undefined,
   ) {}
@@ -83,7 +83,7 @@ export class HitlDesk {
     if (crowded !== undefined) throw new HitlRefusal(429, crowded);
     const tooMany = tooManyQuestions(body.kind ?? "question", body.payload);
     if (tooMany !== undefined) throw new HitlRefusal(400, tooMany);
-    const envelope = requestEnvelope(body, { sessionId: this.sessionId, runId: run.runId });
+    const envelope = requestEnvelope(body, this.defaults(run));
     const ids = brainRequestIds(envelope);
     const taken = this.takenId(ids);
     if (taken !== undefined) throw new HitlRefusal(409, taken);
@@ -134,7 +134,7 @@ export class HitlDesk {
     const kind = event.kind === "approval" || event.kind === "freeform" ? event.kind : "question";
     const envelope = requestEnvelope(
       { requestId: event.requestId, kind, payload: event.payload },
-      { sessionId: this.sessionId, runId: run.runId },
+      this.defaults(run),
     );
     // A request asked over the protocol and answered already: the host waits for an answer that would never come.
     const reused = known
@@ -148,6 +148,12 @@ export class HitlDesk {
     const entry = this.open(envelope, ids, run);
     entry.overProtocol = true;
     void entry.response.then(deliver);
+  }
+
+  /** What a new request's envelope takes from the session: its run, and the ask timeout that bounds its ttl. */
+  private defaults(run: HitlRun) {
+    const maxWaitMs = this.options.askTimeoutMs;
+    return { sessionId: this.sessionId, runId: run.runId, ...(maxWaitMs !== undefined ? { maxWaitMs } : {}) };
   }
 
   /** Why no new request is taken now: too many wait for an answer. */

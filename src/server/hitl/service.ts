@@ -192,11 +192,7 @@ export class HitlService {
     if (!desk) {
       desk = new HitlDesk(
         session.id,
-        {
-          ask: (turn, question, signal, options) => session.desk.ask(turn, question, signal, options),
-          permit: (turn, use, signal, options) => session.desk.permit(turn, use, signal, options),
-          asking: (id) => session.desk.asking(id),
-        },
+        session.desk.forHarness(),
         // A request waits while its turn runs: the turn's own signal ends it when the harness is done with the
         // turn (or it is interrupted), so none is made, or left waiting, once its turn.settled may be written.
         (runId) => {
