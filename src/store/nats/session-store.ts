@@ -16,6 +16,7 @@ import { errorMessage, fenced, NatsStoreError, natsFailure, storedUnanswered } f
 import { NatsEventLog } from "./event-log.js";
 import { Lease, type LeaseHolder } from "./lease.js";
 import { LogReader } from "./log-read.js";
+import { watchGone } from "./record-gone.js";
 import { bucketState, parseRecord, RecordView, readAllSummaries } from "./record-view.js";
 import { markKey, readMark } from "./seq-mark.js";
 import { TailBudget } from "./tail-budget.js";
@@ -295,25 +296,16 @@ export class NatsSessionStore implements SessionStore {
       ),
     );
     if (!gone) return stopEvents;
-    // A delete purges the log's subject, which its consumer is never told of: the record's key says so.
-    let watch: Awaited<ReturnType<typeof this.ctx.records.watch>>;
     try {
-      watch = await this.ctx.records.watch({ key: id });
+      const stopWatch = await watchGone(this.ctx, id, gone, this.warn);
+      return () => {
+        stopEvents();
+        stopWatch();
+      };
     } catch (err) {
       stopEvents();
       throw natsFailure(`cannot follow session ${id}`, err);
     }
-    void (async () => {
-      for await (const entry of watch) {
-        if (entry.operation === "PUT") continue;
-        gone();
-        return;
-      }
-    })().catch(() => {});
-    return () => {
-      stopEvents();
-      watch.stop();
-    };
   }
 
   checkpoints(id: string): ReplicatedCheckpoints {
