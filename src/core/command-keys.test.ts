@@ -1,10 +1,10 @@
 // What a session folds from its whole log (the index of its Idempotency-Keys; its pending requests and open turns
 // when its store keeps no open state, as the cluster store) is read a page at a time, never the log at once.
-import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeBrain, type TestBrain } from "../testing/brain.js";
+import { runInSmallHeap } from "../testing/small-heap.js";
 
 let t: TestBrain;
 afterEach(async () => {
@@ -56,16 +56,7 @@ function inSmallHost(id: string, body: string, store = "undefined"): string {
     const session = await brain.session(${JSON.stringify(id)});
     ${body}
     await brain.close();`;
-  const child = spawnSync(
-    process.execPath,
-    ["--max-old-space-size=96", "--input-type=module", "-e", script],
-    {
-      encoding: "utf8",
-    },
-  );
-  expect(child.stderr).not.toMatch(/heap out of memory/);
-  expect(child.status, child.stderr).toBe(0);
-  return child.stdout;
+  return runInSmallHeap(script, 96);
 }
 
 describe("a log bigger than the heap", () => {
@@ -109,14 +100,7 @@ describe("a log bigger than the heap", () => {
       const { pendingInStore } = await import(${dist("core/pending.js")});
       const { pending } = await pendingInStore(${store}, ${JSON.stringify(id)});
       process.stdout.write(JSON.stringify(pending.map((r) => r.id)));`;
-    const child = spawnSync(
-      process.execPath,
-      ["--max-old-space-size=96", "--input-type=module", "-e", script],
-      {
-        encoding: "utf8",
-      },
-    );
-    expect(child.stderr).not.toMatch(/heap out of memory/);
-    expect(JSON.parse(child.stdout)).toEqual(["p1"]);
+    const stdout = runInSmallHeap(script, 96);
+    expect(JSON.parse(stdout)).toEqual(["p1"]);
   }, 60_000);
 });

@@ -1,10 +1,10 @@
-import { spawnSync } from "node:child_process";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FsSessionStore } from "../store/fs/index.js";
+import { runInSmallHeap } from "../testing/small-heap.js";
 
 let home: string;
 
@@ -40,16 +40,8 @@ describe("GET /v1/sessions", () => {
       out.page = { ids: page.sessions.map((s) => s.id), next: page.next, prompt: page.sessions[0].config.system_prompt.length };
       await d.cleanup();
       process.stdout.write(JSON.stringify(out));`;
-    const child = spawnSync(
-      process.execPath,
-      ["--max-old-space-size=96", "--input-type=module", "-e", script],
-      {
-        encoding: "utf8",
-      },
-    );
-    expect(child.stderr).not.toMatch(/heap out of memory/);
-    expect(child.status).toBe(0);
-    const out = JSON.parse(child.stdout);
+    const stdout = runInSmallHeap(script, 96);
+    const out = JSON.parse(stdout);
     expect(out).toMatchObject({ status: 200, type: "application/json", head: '{"sessions":[{"id":"' });
     expect(out.tail).toMatch(/"status":"open"\}\]\}$/);
     expect(out.bytes).toBeGreaterThan(48 * (2 << 20));

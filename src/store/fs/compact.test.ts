@@ -1,9 +1,9 @@
-import { spawnSync } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
+import { runInSmallHeap } from "../../testing/small-heap.js";
 import { compactLog } from "./compact.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { useLogDir } from "./testing/log-dir.js";
@@ -100,16 +100,8 @@ describe("compacting a closed session's log", () => {
     ).href;
     const script = `const { compactLog } = await import(${JSON.stringify(compact)});
       process.stdout.write(JSON.stringify(await compactLog(${JSON.stringify(tmp.file)}, "s1")));`;
-    const child = spawnSync(
-      process.execPath,
-      ["--max-old-space-size=96", "--input-type=module", "-e", script],
-      {
-        encoding: "utf8",
-      },
-    );
-    expect(child.stderr).not.toMatch(/heap out of memory/);
-    expect(child.status).toBe(0);
-    expect(JSON.parse(child.stdout)).toMatchObject({ eventsBefore: 800_120, eventsAfter: 120, turns: 40 });
+    const stdout = runInSmallHeap(script, 96);
+    expect(JSON.parse(stdout)).toMatchObject({ eventsBefore: 800_120, eventsAfter: 120, turns: 40 });
     const kept = await readEventsFile(tmp.file);
     expect(kept.map((e) => e.type).filter((type) => type === "assistant.delta")).toEqual([]);
     expect(kept).toHaveLength(120);

@@ -1,9 +1,9 @@
-import { spawnSync } from "node:child_process";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { runInSmallHeap } from "../../testing/small-heap.js";
 import { FsSessionStore } from "./session-store.js";
 
 let home: string;
@@ -35,14 +35,8 @@ describe("the records a store keeps in memory", () => {
         for (const { id } of listed) read += (await store.get(id)).config.system_prompt.length;
       }
       process.stdout.write(JSON.stringify({ listed: (await store.list()).map((s) => s.id).length, read }));`;
-    const child = spawnSync(
-      process.execPath,
-      ["--max-old-space-size=48", "--input-type=module", "-e", script],
-      { encoding: "utf8" },
-    );
-    expect(child.stderr).not.toMatch(/heap out of memory/);
-    expect(child.status).toBe(0);
-    expect(JSON.parse(child.stdout)).toEqual({ listed: 64, read: 3 * 64 * (1 << 20) });
+    const stdout = runInSmallHeap(script, 48);
+    expect(JSON.parse(stdout)).toEqual({ listed: 64, read: 3 * 64 * (1 << 20) });
   });
 
   it("reads a large record again on each use, keeps a small one, and serves neither stale", async () => {
