@@ -61,6 +61,11 @@ describe.runIf(found)("codex's own", () => {
     expect((await (await session.prompt("NOTOOL hello")).settled).status).toBe("completed");
     const [request] = agentRequests(b.sandbox.provider.requests);
     expect(request?.body.model).toBe("fake\x7fmodel");
+    // Codex knows nothing of this model and says so to its user: the session's clients hear it too.
+    const warnings = (await events(session)).filter((e) => e.type === "harness.warning");
+    expect(warnings.map((e) => e.data.message)).toContainEqual(
+      expect.stringMatching(/^codex: Model metadata for `fake\x7fmodel` not found/),
+    );
   });
 
   // relocate.ts re-fingerprints the fragments it rewrites; its hash must be the one Codex itself writes, or a

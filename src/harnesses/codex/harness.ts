@@ -189,6 +189,7 @@ export class CodexHarness extends CliHarness<Connection> {
   }
 
   private onSignal(signal: CodexSignal): void {
+    if (signal.kind === "warning") return this.warn(signal.message);
     if (!this.turn.current) return;
     switch (signal.kind) {
       case "event":

@@ -43,7 +43,7 @@ const text = (signals: CodexSignal[]) =>
 
 describe("codex app-server transcript", () => {
   const { signals, requests } = parse("codex/app-server-a.jsonl");
-  const [first, second, third] = turns(signals);
+  const [first, second, third] = turns(signals.filter((s) => s.kind !== "warning"));
 
   it("maps a shell turn: exec_command call and result, deltas, a message with the call's usage", () => {
     expect(first![0]).toMatchObject({ kind: "turn-started" });
@@ -97,6 +97,25 @@ describe("codex app-server transcript", () => {
     const resumed = parse("codex/app-server-b-resume.jsonl").signals;
     expect(text(resumed)).toBe("hello from fake");
     expect(resumed.at(-1)).toMatchObject({ kind: "end", end: { outcome: "completed" } });
+  });
+
+  it("passes on Codex's own warnings, the config warning at start and the model warning of each turn", () => {
+    const warnings = signals.flatMap((s) => (s.kind === "warning" ? [s.message] : []));
+    expect(warnings[0]).toMatch(/^Codex could not find bubblewrap on PATH/);
+    expect(warnings.slice(1)).toEqual(
+      Array(3).fill(expect.stringMatching(/^Model metadata for `fake-model` not found/)),
+    );
+    const mapper = new CodexNotificationMapper();
+    mapper.threadId = "mine";
+    expect(
+      mapper.handle("configWarning", {
+        summary: "unknown key",
+        details: "remove it",
+        path: "/h/config.toml",
+        range: { start: { line: 3, column: 1 }, end: { line: 3, column: 9 } },
+      }),
+    ).toEqual([{ kind: "warning", message: "unknown key: remove it (/h/config.toml:3)" }]);
+    expect(mapper.handle("warning", { threadId: "other", message: "not ours" })).toEqual([]);
   });
 
   it("skips other threads, unknown methods, and reports a failed turn as provider_error", () => {

@@ -14,7 +14,9 @@ type Json = any;
 export type CodexSignal =
   | { kind: "event"; event: CliEvent }
   | { kind: "turn-started"; turnId: string }
-  | { kind: "end"; turnId: string; end: CliTurnEnd };
+  | { kind: "end"; turnId: string; end: CliTurnEnd }
+  /** Codex's own warning to its user (a config problem at start, a model it knows nothing of): said in or out of a turn. */
+  | { kind: "warning"; message: string };
 
 /** Methods this mapper reads; the rest of ServerNotification["method"] is skipped. */
 type Handled = Extract<
@@ -26,6 +28,8 @@ type Handled = Extract<
   | "item/agentMessage/delta"
   | "thread/tokenUsage/updated"
   | "error"
+  | "warning"
+  | "configWarning"
 >;
 
 /** The model-facing name of the tool behind an item, and its arguments; undefined for non-tool items. */
@@ -121,6 +125,12 @@ export class CodexNotificationMapper {
         return [];
       case "turn/completed":
         return this.onTurnCompleted(params?.turn);
+      case "warning":
+        return typeof params?.message === "string" ? [{ kind: "warning", message: params.message }] : [];
+      case "configWarning":
+        return typeof params?.summary === "string"
+          ? [{ kind: "warning", message: configWarning(params) }]
+          : [];
       default:
         return [];
     }
@@ -161,4 +171,16 @@ export class CodexNotificationMapper {
     this.held = undefined;
     return held ? [{ kind: "event", event: event.message(held.text) }] : [];
   }
+}
+
+/** A config warning with what Codex adds to it: guidance, and the file and line it is about. */
+function configWarning(params: Json): string {
+  const where = typeof params.path === "string" ? ` (${params.path}${lineOf(params.range)})` : "";
+  const details = typeof params.details === "string" && params.details ? `: ${params.details}` : "";
+  return `${params.summary}${details}${where}`;
+}
+
+function lineOf(range: Json): string {
+  const line = range?.start?.line;
+  return typeof line === "number" ? `:${line}` : "";
 }
