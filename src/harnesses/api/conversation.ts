@@ -362,8 +362,15 @@ export class Conversation {
     await file?.close();
   }
 
+  /**
+   * write(2) may take less than it is given and say so without an error (a disk that fills midway): the rest is
+   * written until it is all there, or the write fails (ENOSPC) and the append is undone as a failed one.
+   */
   private async write(text: string): Promise<void> {
     this.file ??= await open(this.path, "a");
-    await this.file.write(text);
+    const bytes = Buffer.from(text);
+    for (let done = 0; done < bytes.length; ) {
+      done += (await this.file.write(bytes, done, bytes.length - done)).bytesWritten;
+    }
   }
 }
