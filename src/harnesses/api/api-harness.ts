@@ -61,6 +61,8 @@ export class ApiHarness implements Harness {
     if (this.running) throw new HarnessError("brain_error", `turn ${this.running.turn} is still running`);
     const running: Running = { turn: ctx.turn, abort: new AbortController() };
     this.running = running;
+    // Once per turn, not per harness: a later turn's max_steps stop, failed compaction or retry is its own news.
+    this.warned.clear();
     const signal = AbortSignal.any([ctx.signal, running.abort.signal]);
     try {
       let images: Awaited<ReturnType<typeof loadImages>>;
@@ -120,7 +122,7 @@ export class ApiHarness implements Harness {
     }
   }
 
-  /** Each distinct warning once per harness, so a per-request SDK warning does not flood the log. */
+  /** Each distinct warning once per turn, so a per-request SDK warning does not flood the log. */
   private warn(message: string, turn?: string): void {
     if (this.warned.has(message)) return;
     this.warned.add(message);
