@@ -44,6 +44,8 @@ export type StepOutcome =
       usage: LanguageModelUsage;
       providerMetadata: ProviderMetadata | undefined;
       finishReason: FinishReason;
+      /** The provider's own word for why the model stopped ("refusal", "SAFETY"), when it said one. */
+      rawFinishReason?: string;
     }
   /** Interrupted: what was streamed before the abort. */
   | { kind: "aborted"; text: string };
@@ -218,6 +220,7 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
     usage,
     providerMetadata,
     finishReason,
+    ...(rawFinishReason === undefined ? {} : { rawFinishReason }),
   };
 }
 

@@ -122,6 +122,7 @@ async function runSteps(deps: TurnDeps, input: TurnInput, usage: TurnUsage): Pro
     );
     lastText = outcome.text;
     if (outcome.toolCalls.length === 0) {
+      if (outcome.text.trim() === "") deps.warn(emptyAnswer(outcome.finishReason, outcome.rawFinishReason));
       const data = { text: outcome.text, ...spentSince(usage), stop_reason: outcome.finishReason };
       options.emit({ type: "assistant.message", turn, data });
       // A steer that came in during the final answer still gets an answer of its own.
@@ -185,6 +186,15 @@ async function keepUnfinished(
   await save(deps.conversation, { type: "message", message: { role: "assistant", content: text } });
   const data = { text, ...spentSince(usage), stop_reason: stopReason };
   deps.options.emit({ type: "assistant.message", turn, data });
+}
+
+/**
+ * An answer of no text ends the turn with nothing to show: the reason the provider stopped the model (a refusal, a
+ * safety filter, a malformed call) is the only word of why, and the SDK's finish reason alone ("other") says none.
+ */
+function emptyAnswer(finishReason: FinishReason, raw: string | undefined): string {
+  const said = raw !== undefined && raw !== finishReason ? ` (the provider's "${raw}")` : "";
+  return `the model's answer was empty: it stopped with finish reason "${finishReason}"${said}`;
 }
 
 /** The usage field of a message: what was spent since the last message, if anything was. */

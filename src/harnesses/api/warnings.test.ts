@@ -26,3 +26,19 @@ describe("a warning a later turn has again", () => {
     expect(stops).toEqual([first.turn, second.turn]);
   });
 });
+
+describe("an answer of no text", () => {
+  it("says why the provider stopped the model, in its own word (a refusal)", async () => {
+    const session = await bed.brain().brain.create({
+      harness: "api",
+      config: { model: "anthropic:fake-model" },
+    });
+    bed.fake.script([{ text: "", stopReason: "refusal" }]);
+    const turn = await session.prompt("something the model refuses");
+    expect((await turn.settled).status).toBe("completed");
+    const told = (await events(session))
+      .filter((e) => e.type === "harness.warning" && e.turn === turn.turn)
+      .map((e) => (e.data as { message: string }).message);
+    expect(told).toContainEqual(expect.stringMatching(/answer was empty.*"content-filter".*"refusal"/));
+  });
+});

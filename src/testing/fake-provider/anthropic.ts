@@ -30,7 +30,7 @@ function toolUseId(ctx: RenderContext, index: number): string {
 }
 
 function stopReason(ctx: RenderContext): string {
-  return ctx.reply.toolCalls.length > 0 ? "tool_use" : "end_turn";
+  return ctx.reply.stopReason ?? (ctx.reply.toolCalls.length > 0 ? "tool_use" : "end_turn");
 }
 
 function usageBody(input: number, output: number) {

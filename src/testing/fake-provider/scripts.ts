@@ -104,6 +104,7 @@ export function toReply(
   const breakAfter = "breakAfter" in step ? step.breakAfter : undefined;
   const endAfter = "endAfter" in step ? step.endAfter : undefined;
   const streamError = "streamError" in step ? step.streamError : undefined;
+  const stopReason = "stopReason" in step ? step.stopReason : undefined;
   return {
     text,
     toolCalls,
@@ -113,6 +114,7 @@ export function toReply(
     ...(breakAfter === undefined ? {} : { breakAfter }),
     ...(endAfter === undefined ? {} : { endAfter }),
     ...(streamError === undefined ? {} : { streamError }),
+    ...(stopReason === undefined ? {} : { stopReason }),
   };
 }
 

@@ -38,6 +38,8 @@ export type ScriptStep =
       breakAfter?: number;
       endAfter?: number;
       streamError?: StreamError;
+      /** Anthropic only: the stop_reason sent instead of "end_turn" (a "refusal", say). */
+      stopReason?: string;
     }
   /** Tool calls, optionally preceded by text in the same turn (as real models often do). */
   | { toolCalls: ScriptedToolCall[]; text?: string; usage?: TokenUsage }
@@ -116,6 +118,8 @@ export interface Reply {
   endAfter?: number;
   /** Send the provider's own error event after this many stream frames, and end. */
   streamError?: StreamError;
+  /** Anthropic only: the stop_reason instead of the one the reply's content implies. */
+  stopReason?: string;
 }
 
 /** One server-sent event. `data` is JSON-encoded unless it is a string. */
