@@ -38,6 +38,16 @@ describe("the api harness's conversation file at open", () => {
     expect(bounded.length).toBe(3);
   });
 
+  it("keeps a compaction whose line starts exactly where the tail read starts", () => {
+    const after = [user("after one"), user("after two")];
+    const tail = [{ type: "compaction" as const, summary: "so far" }, ...after];
+    const dir = dirWith([...older, ...tail]);
+    const limit = tail.map((entry) => encodeLine(entry)).join("").length;
+    const bounded = new Conversation(dir, limit);
+    expect(bounded.messages()).toEqual(new Conversation(dir).messages());
+    expect(bounded.length).toBe(3);
+  });
+
   it("refuses a file longer than the limit with no compaction in its tail, naming the file and the fix", () => {
     const dir = dirWith(older);
     expect(() => new Conversation(dir, 2_000)).toThrow(

@@ -38,7 +38,8 @@ export function readConversationFile(path: string, limit: number): ConversationT
       );
     }
     const size = stats.size;
-    const start = Math.max(0, size - limit);
+    // One byte before the tail too: a newline there says the tail starts with a whole line, kept.
+    const start = Math.max(0, size - limit - 1);
     const buffer = Buffer.alloc(size - start);
     let read = 0;
     while (read < buffer.length) {
@@ -47,7 +48,7 @@ export function readConversationFile(path: string, limit: number): ConversationT
       read += n;
     }
     let text = buffer.toString("utf8", 0, read);
-    // The first line of a tail is a part of one: it is left out.
+    // The first line of a tail is a part of one (or, from the byte before it, only its newline): it is left out.
     if (start > 0) text = text.slice(text.indexOf("\n") + 1 || text.length);
     return { text, cut: start > 0, size };
   } finally {
