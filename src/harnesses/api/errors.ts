@@ -113,7 +113,10 @@ export function isRetryable(err: unknown): boolean {
   return isTimeout(err);
 }
 
-/** How long the provider asked us to wait (`retry-after-ms` or `retry-after` seconds), if it did. */
+/**
+ * How long the provider asked us to wait (`retry-after-ms` or `retry-after` seconds, or in the body as Gemini
+ * says it), if it did.
+ */
 export function retryAfterMs(err: unknown): number | undefined {
   if (!APICallError.isInstance(err)) return undefined;
   const headers = err.responseHeaders ?? {};
@@ -121,6 +124,26 @@ export function retryAfterMs(err: unknown): number | undefined {
   if (Number.isFinite(ms) && ms >= 0) return ms;
   const seconds = Number(headers["retry-after"]);
   if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  return retryDelayInBody(err.responseBody);
+}
+
+/**
+ * Gemini sends no retry-after header with its 429: the wait is in the body's google.rpc.RetryInfo (`"retryDelay":
+ * "37s"`). Retried sooner, every attempt fails the same way and the turn fails though the provider said when.
+ */
+function retryDelayInBody(body: string | undefined): number | undefined {
+  if (!body?.includes("retryDelay")) return undefined;
+  try {
+    const details = (JSON.parse(body) as { error?: { details?: unknown } }).error?.details;
+    if (!Array.isArray(details)) return undefined;
+    for (const detail of details) {
+      const delay = (detail as { retryDelay?: unknown } | null)?.retryDelay;
+      const seconds = typeof delay === "string" ? /^(\d+(?:\.\d+)?)s$/.exec(delay)?.[1] : undefined;
+      if (seconds !== undefined) return Number(seconds) * 1000;
+    }
+  } catch {
+    // not JSON
+  }
   return undefined;
 }
 

@@ -106,6 +106,21 @@ describe("provider errors", () => {
     expect(third).toBeLessThanOrEqual(480);
     expect(backoffMs(20, 1000, apiError(500))).toBe(60_000);
   });
+
+  it("waits what Gemini's 429 body asks (RetryInfo), as it sends no retry-after header", () => {
+    const body = JSON.stringify({
+      error: {
+        code: 429,
+        message: "You exceeded your current quota",
+        status: "RESOURCE_EXHAUSTED",
+        details: [
+          { "@type": "type.googleapis.com/google.rpc.QuotaFailure", violations: [] },
+          { "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "37s" },
+        ],
+      },
+    });
+    expect(backoffMs(0, 1000, apiError(429, body))).toBe(37_000);
+  });
 });
 
 describe("the conversation file", () => {
