@@ -122,7 +122,10 @@ async function runSteps(deps: TurnDeps, input: TurnInput, usage: TurnUsage): Pro
     );
     lastText = outcome.text;
     if (outcome.toolCalls.length === 0) {
-      if (outcome.text.trim() === "") deps.warn(emptyAnswer(outcome.finishReason, outcome.rawFinishReason));
+      // A plain "stop" with no text is the model choosing to say nothing more (after its tools, say): no news.
+      if (outcome.text.trim() === "" && outcome.finishReason !== "stop") {
+        deps.warn(emptyAnswer(outcome.finishReason, outcome.rawFinishReason));
+      }
       const data = { text: outcome.text, ...spentSince(usage), stop_reason: outcome.finishReason };
       options.emit({ type: "assistant.message", turn, data });
       // A steer that came in during the final answer still gets an answer of its own.
