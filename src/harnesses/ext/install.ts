@@ -58,7 +58,8 @@ export async function installExtension(source: string, extensionsDir: string): P
   try {
     let root: string;
     if (GIT_URL.test(source) && !existsSync(source)) {
-      await exec("git", ["clone", "--depth", "1", source, join(scratch, "clone")]);
+      // "--": a source that starts with "-" is a repository git cannot find, not one of git's options.
+      await exec("git", ["clone", "--depth", "1", "--", source, join(scratch, "clone")]);
       root = findExtensionRoot(join(scratch, "clone"), source);
     } else {
       const path = resolve(source);

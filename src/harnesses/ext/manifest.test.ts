@@ -193,6 +193,18 @@ describe("installing", () => {
     removeExtension("demo-py", home);
     expect(existsSync(join(home, "demo-py"))).toBe(false);
   });
+
+  // A source that starts with "-" was read by git as one of its options (here --upload-pack, which names the
+  // program git runs for the fetch), and git took the scratch clone dir for the repository.
+  it("gives git a source that starts with - as the repository, never as an option", async () => {
+    const home = scratch();
+    const marker = join(scratch(), "ran");
+    const source = `--upload-pack=touch ${marker};.git`;
+    await expect(installExtension(source, home)).rejects.toThrow(
+      `git clone failed: fatal: repository '${source}' does not exist`,
+    );
+    expect(existsSync(marker)).toBe(false);
+  });
 });
 
 describe("brain ext", () => {
