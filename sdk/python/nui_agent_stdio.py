@@ -36,6 +36,7 @@ import os
 import sys
 import threading
 import uuid
+from collections import OrderedDict
 from typing import Any, Callable, Dict, Generator, Iterable, Optional, Union
 
 Chunk = Union[str, Dict[str, Any]]
@@ -47,6 +48,10 @@ Chunk = Union[str, Dict[str, Any]]
 MAX_TEXT_CHARS = 256 * 1024
 # What an event's own JSON may take of a line; the rest is room for the JSON-RPC envelope and the run id.
 MAX_EVENT_BYTES = 4 * 1024 * 1024 - 64 * 1024
+
+# Cancels for runs this host is not running are kept (a run may arrive after its cancel, over another connection),
+# but only the latest so many: a host told to cancel many runs it never sees would otherwise grow without bound.
+MAX_EARLY_CANCELS = 1000
 
 
 def _fitted(event: Dict[str, Any]) -> Dict[str, Any]:
@@ -99,9 +104,14 @@ class NuiAgent:
 
     def cancelled(self, run_id: Optional[str] = None) -> threading.Event:
         """The run's cancel flag: `.is_set()` to poll, `.wait(timeout)` to sleep until cancelled."""
-        rid = run_id or self.current_run_id()
+        rid = run_id or self.current_run_id() or ""
         with self._lock():
-            return self._cancel_flags.setdefault(rid or "", threading.Event())
+            flag = self._cancel_flags.get(rid)
+            if flag is None:  # not a run of this host's (or one that has ended): a flag of its own, not kept
+                flag = threading.Event()
+                if rid in self._early_cancels:
+                    flag.set()
+            return flag
 
     def current_run_id(self) -> str:
         """The run the calling thread works for ("" outside a run)."""
@@ -205,6 +215,10 @@ class NuiAgent:
         return self.__dict__.setdefault("_flags", {})
 
     @property
+    def _early_cancels(self) -> "OrderedDict[str, None]":
+        return self.__dict__.setdefault("_early", OrderedDict())
+
+    @property
     def _hitl_waiters(self) -> Dict[str, Dict[str, Any]]:
         return self.__dict__.setdefault("_waiters", {})
 
@@ -269,14 +283,27 @@ class NuiAgent:
             })
         elif method == "harness.run":
             run_id = params.get("runId") or str(uuid.uuid4())
-            self.cancelled(run_id)  # create the flag before the thread starts, so an early cancel is kept
+            # The flag exists before the thread starts, so a cancel read meanwhile is kept.
+            with self._lock():
+                flag = self._cancel_flags.setdefault(run_id, threading.Event())
+                if run_id in self._early_cancels:
+                    del self._early_cancels[run_id]
+                    flag.set()
             thread = threading.Thread(target=self._run, args=(rid, run_id, params), daemon=True)
             thread.start()
             with self._lock():
                 self.__dict__.setdefault("_threads", {})[run_id] = thread
         elif method == "harness.cancel":
             run_id = params.get("runId", "")
-            self.cancelled(run_id).set()
+            with self._lock():
+                flag = self._cancel_flags.get(run_id)
+                if flag is None:
+                    self._early_cancels[run_id] = None
+                    self._early_cancels.move_to_end(run_id)
+                    while len(self._early_cancels) > MAX_EARLY_CANCELS:
+                        self._early_cancels.popitem(last=False)
+            if flag is not None:
+                flag.set()
             self._release_hitl(run_id)
             self._guarded("on_cancel", self.on_cancel, run_id)
             self._write({"jsonrpc": "2.0", "id": rid, "result": {"ok": True}})

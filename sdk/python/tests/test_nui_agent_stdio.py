@@ -195,6 +195,27 @@ def test_cancel_is_handled_while_run_works():
     assert [e["type"] for e in events(seen)] == ["done"]
 
 
+def test_cancels_for_runs_it_is_not_running_are_kept_only_so_many():
+    # Each such cancel used to leave a flag behind for good: a host told to cancel many runs it never saw (or that
+    # had ended) grew without bound.
+    agent = EchoAgent()
+    cap = Capture(agent)
+    for i in range(5000):
+        cap.send("harness.cancel", {"runId": f"unseen-{i}"}, rid=i)
+    cap.until(reply_to(4999))
+    held = len(agent._cancel_flags) + len(getattr(agent, "_early_cancels", {}))
+    assert held <= 1000  # MAX_EARLY_CANCELS
+    # The latest are kept: a run that arrives after its cancel (over another connection, say) starts cancelled.
+    cap.send("harness.run", {"message": "x", "runId": "unseen-4999"}, rid="late")
+    assert cap.until(reply_to("late"))[-1]["result"] == {"runId": "unseen-4999", "cancelled": True}
+    # A cancel for a run that has ended leaves no flag behind either.
+    cap.send("harness.run", {"message": "x", "runId": "ended"}, rid="r")
+    cap.until(reply_to("r"))
+    cap.send("harness.cancel", {"runId": "ended"}, rid="c")
+    cap.until(reply_to("c"))
+    assert "ended" not in agent._cancel_flags
+
+
 def test_unknown_methods_get_method_not_found_and_notifications_are_ignored():
     cap = Capture(EchoAgent())
     cap.send("harness.nope", {}, rid=8)
