@@ -283,16 +283,16 @@ class NuiAgent:
             })
         elif method == "harness.run":
             run_id = params.get("runId") or str(uuid.uuid4())
-            # The flag exists before the thread starts, so a cancel read meanwhile is kept.
+            thread = threading.Thread(target=self._run, args=(rid, run_id, params), daemon=True)
+            # Flag and thread are noted before it starts: so a cancel read meanwhile is kept, and a run that ends at
+            # once forgets them both (noted after, they would be kept for good).
             with self._lock():
                 flag = self._cancel_flags.setdefault(run_id, threading.Event())
                 if run_id in self._early_cancels:
                     del self._early_cancels[run_id]
                     flag.set()
-            thread = threading.Thread(target=self._run, args=(rid, run_id, params), daemon=True)
-            thread.start()
-            with self._lock():
                 self.__dict__.setdefault("_threads", {})[run_id] = thread
+            thread.start()
         elif method == "harness.cancel":
             run_id = params.get("runId", "")
             with self._lock():

@@ -216,6 +216,24 @@ def test_cancels_for_runs_it_is_not_running_are_kept_only_so_many():
     assert "ended" not in agent._cancel_flags
 
 
+def test_a_run_that_has_ended_leaves_nothing_behind():
+    # A run that ended before harness.run's dispatch had noted its thread (most quick runs) left that thread noted
+    # for good: a host grew with every run it served.
+    class Quick(NuiAgent):
+        def run(self, message, run_id, **kwargs):
+            return ()
+
+    agent = Quick()
+    cap = Capture(agent)
+    for i in range(50):
+        cap.send("harness.run", {"message": "x", "runId": f"q{i}"}, rid=i)
+        cap.until(reply_to(i))
+    for thread in list(agent.__dict__.get("_threads", {}).values()):
+        thread.join(10)  # the reply is written just before the run's thread forgets itself
+    assert agent.__dict__.get("_threads", {}) == {}
+    assert agent._cancel_flags == {}
+
+
 def test_unknown_methods_get_method_not_found_and_notifications_are_ignored():
     cap = Capture(EchoAgent())
     cap.send("harness.nope", {}, rid=8)
