@@ -5,7 +5,14 @@
 // every process on the host and every container on the same network: with BRAIN_AGENT_TOKEN (which the `docker`
 // harness sets) only a request carrying it is served.
 import { serveHttp } from "../../sdk/ts/nui/index.js";
-import { AGENT_PORT, AGENT_TOKEN_ENV, CliAgentServer, familyFactory } from "./agent-server.js";
+import {
+  AGENT_PORT,
+  AGENT_TOKEN_ENV,
+  CliAgentServer,
+  DEFAULT_IDLE_MS,
+  familyFactory,
+  IDLE_ENV,
+} from "./agent-server.js";
 
 const token = process.env[AGENT_TOKEN_ENV] || undefined;
 // Not passed on to the CLI the server starts, nor to what that CLI runs.
@@ -19,9 +26,16 @@ if (!family || !Number.isInteger(port) || port < 0 || port > 65_535) {
   );
   process.exit(2);
 }
+const idle = process.env[IDLE_ENV] || String(DEFAULT_IDLE_MS / 1000);
+if (!/^\d+$/.test(idle)) {
+  process.stderr.write(
+    `agent-server: ${IDLE_ENV} takes a whole number of seconds a session's CLI stays open with no run (0: for as long as the server runs), not ${JSON.stringify(idle)}\n`,
+  );
+  process.exit(2);
+}
 let server: CliAgentServer;
 try {
-  server = new CliAgentServer(familyFactory(family));
+  server = new CliAgentServer(familyFactory(family), undefined, undefined, Number(idle) * 1000);
 } catch (err) {
   process.stderr.write(`agent-server: ${(err as Error).message}\n`);
   process.exit(2);

@@ -1,6 +1,6 @@
 // The CLI agent server's sessions: one harness per agent session, however its requests arrive. Two runs that named a
 // session not open yet both opened a harness on its one dir, and the first was never closed.
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
@@ -46,4 +46,63 @@ it("opens one harness for two runs that name the same new session at once, and r
   expect(sessions).toEqual(["s1"]);
   expect(first?.status).toBe("fulfilled");
   expect(second).toMatchObject({ status: "rejected", reason: { message: /s1 already has a run working/ } });
+});
+
+// A session's harness (a CLI process, on a real image) stayed open for the life of the server, however long the
+// session had been idle.
+it("closes a session's harness once idle, and the next run opens it again on what it left, after its close", async () => {
+  let closing = () => {};
+  const closeStarted = new Promise<void>((resolve) => {
+    closing = resolve;
+  });
+  let finish = () => {};
+  const closeGate = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  const opens: string[] = [];
+  // Like a CLI, it keeps the conversation in memory and writes it to its dir as it closes.
+  const factory: HarnessFactory = {
+    name: "flushes-on-close",
+    supportsSteering: false,
+    async open(options) {
+      const file = join(options.dir, "history");
+      const history = existsSync(file) ? readFileSync(file, "utf8").split("\n") : [];
+      opens.push(options.dir);
+      return quietHarness({
+        async prompt(text, ctx) {
+          history.push(text);
+          options.emit({ type: "assistant.message", turn: ctx.turn, data: { text: history.join(",") } });
+          return { interrupted: false };
+        },
+        async close() {
+          closing();
+          await closeGate;
+          writeFileSync(file, history.join("\n"));
+        },
+      });
+    },
+  };
+  const home = mkdtempSync(join(tmpdir(), "brain-agent-test-"));
+  cleanups.push(() => rmSync(home, { recursive: true, force: true }));
+  const server = new CliAgentServer(factory, home, undefined, 1);
+  const said: unknown[] = [];
+  const ctx = (runId: string) =>
+    ({
+      runId,
+      params: { sessionId: "s1" },
+      signal: new AbortController().signal,
+      emit: (event: unknown) => said.push(event),
+    }) as unknown as RunContext;
+  await server.run("one", "r1", ctx("r1")).next();
+  await closeStarted;
+  const second = server.run("two", "r2", ctx("r2")).next();
+  finish();
+  await second;
+  expect(opens).toEqual([join(home, "s1"), join(home, "s1")]);
+  expect(said).toEqual([
+    { type: "text", content: "one" },
+    { type: "text", content: "one,two" },
+  ]);
+  expect(server.getSessionId("r2")).toBe("s1");
+  await server.onShutdown();
 });

@@ -1,7 +1,7 @@
 // The CLI agent server on this host, over a stand-in harness: what goes out on the seed's wire for each Brain
 // harness event, how a permission request becomes nui's HITL (through NUI_API_URL, which a stand-in nui serves
 // here), and what is refused. The real CLI in its image: agent-server-docker.test.ts.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -373,5 +373,18 @@ describe("the agent server's program", () => {
     const info = await new HttpAgentClient(url, "agent server", { token }).info(5_000);
     expect(info.name).toBe("brain-claude-code");
     expect(stderr).not.toContain(token);
+  });
+
+  it("refuses a BRAIN_AGENT_IDLE_SECONDS that is no whole number of seconds, naming it and what it takes", () => {
+    const main = join(root, "dist/src/agent-server/agent-server-main.js");
+    const env = { ...process.env, BRAIN_AGENT_IDLE_SECONDS: "10m" };
+    const r = spawnSync(process.execPath, [main, "claude-code", "0"], {
+      env,
+      encoding: "utf8",
+      timeout: 60_000, // the server it refused to be would serve for good
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("BRAIN_AGENT_IDLE_SECONDS takes a whole number of seconds");
+    expect(r.stderr).toContain('not "10m"');
   });
 });

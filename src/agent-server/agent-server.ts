@@ -93,7 +93,14 @@ interface Live {
 interface AgentSession {
   harness: Harness;
   live?: Live;
+  /** A run or a between-runs request (/checkpoint, /verify) using the harness: it is not closed meanwhile. */
+  using: number;
+  idle?: NodeJS.Timeout;
 }
+
+/** How long a session's harness (its CLI process) stays open with nothing using it: BRAIN_AGENT_IDLE_SECONDS. */
+export const IDLE_ENV = "BRAIN_AGENT_IDLE_SECONDS";
+export const DEFAULT_IDLE_MS = 10 * 60_000;
 
 export class CliAgentServer extends NuiAgent {
   override name: string;
@@ -102,6 +109,8 @@ export class CliAgentServer extends NuiAgent {
   /** Sessions whose harness is opening: a second request for one waits for it, never opens another on its dir. */
   private readonly opening = new Map<string, Promise<AgentSession>>();
   private readonly runSessions = new Map<string, string>();
+  /** Harnesses closing (idle, or dead): the session's next harness opens on their dir once they are done. */
+  private readonly closing = new Map<string, Promise<void>>();
 
   constructor(
     private readonly factory: HarnessFactory,
@@ -109,6 +118,8 @@ export class CliAgentServer extends NuiAgent {
     private readonly home = defaultHome(),
     /** The Brain session's native dir, when mounted: /checkpoint and /verify then answer. */
     private readonly native = process.env[NATIVE_ENV] || undefined,
+    /** A session's harness is closed once unused this long (0: kept open), and opened again by its next run. */
+    private readonly idleMs = DEFAULT_IDLE_MS,
   ) {
     super();
     this.name = `brain-${factory.name}`;
@@ -142,6 +153,7 @@ export class CliAgentServer extends NuiAgent {
     if (session.live) throw new Error(`session ${id} already has a run working; cancel it first`);
     const live: Live = { ctx, streamed: false };
     session.live = live;
+    this.hold(session);
     this.runSessions.set(runId, id);
     const turn = `turn-${runId}`;
     const stop = () => void session.harness.interrupt(turn).catch(() => {});
@@ -151,10 +163,8 @@ export class CliAgentServer extends NuiAgent {
     } finally {
       ctx.signal.removeEventListener("abort", stop);
       session.live = undefined;
-      if (session.harness.isAlive?.() === false) {
-        this.sessions.delete(id);
-        await session.harness.close().catch(() => {});
-      }
+      if (session.harness.isAlive?.() === false) await this.retire(id, session, true);
+      else this.release(id, session);
     }
     yield* [];
   }
@@ -165,9 +175,37 @@ export class CliAgentServer extends NuiAgent {
   }
 
   override async onShutdown(): Promise<void> {
-    const open = [...this.sessions.values()];
-    this.sessions.clear();
-    await Promise.all(open.map((s) => s.harness.close().catch(() => {})));
+    const open = [...this.sessions.entries()];
+    await Promise.all([...open.map(([id, s]) => this.retire(id, s, true)), ...this.closing.values()]);
+  }
+
+  private hold(session: AgentSession): void {
+    clearTimeout(session.idle);
+    session.using++;
+  }
+
+  private release(id: string, session: AgentSession): void {
+    session.using--;
+    if (session.using > 0 || this.idleMs <= 0 || this.sessions.get(id) !== session) return;
+    // setTimeout takes at most 2^31-1 ms and fires at once for more.
+    session.idle = setTimeout(() => void this.retire(id, session), Math.min(this.idleMs, 2 ** 31 - 1));
+    // An idle session is no reason for the process to stay up.
+    session.idle.unref();
+  }
+
+  /** Closes the session's harness: when idle (unless something took it up since), or at once when `now`. */
+  private async retire(id: string, session: AgentSession, now = false): Promise<void> {
+    clearTimeout(session.idle);
+    if (this.sessions.get(id) !== session || (!now && session.using > 0)) return;
+    this.sessions.delete(id);
+    const closed = session.harness
+      .close()
+      .catch(() => {})
+      .finally(() => {
+        if (this.closing.get(id) === closed) this.closing.delete(id);
+      });
+    this.closing.set(id, closed);
+    await closed;
   }
 
   /**
@@ -192,7 +230,14 @@ export class CliAgentServer extends NuiAgent {
     const dir = join(this.home, sessionId);
     const open = this.sessions.get(sessionId) ?? (await this.opening.get(sessionId)?.catch(() => undefined));
     if (open?.live) throw new Error(`session ${sessionId} has a run working; ask between runs`);
-    if (open) return use(open.harness, dir);
+    if (open) {
+      this.hold(open);
+      try {
+        return await use(open.harness, dir);
+      } finally {
+        this.release(sessionId, open);
+      }
+    }
     // The run's own settings (its working dir decides where some CLIs file a transcript), not its env.
     const { env: _env, ...params } = body;
     const session = await this.open(sessionId, params as RunContext["params"]);
@@ -239,8 +284,10 @@ export class CliAgentServer extends NuiAgent {
     params: RunContext["params"] & { env?: Record<string, string> },
   ): Promise<AgentSession> {
     const dir = join(this.home, id);
+    // What the CLI writes as it closes is its state: the next one reads it.
+    await this.closing.get(id);
     mkdirSync(dir, { recursive: true });
-    const session: AgentSession = {} as AgentSession;
+    const session = { using: 0 } as AgentSession;
     const options: Record<string, unknown> = {};
     if (typeof params.workingDir === "string" && params.workingDir) options.cwd = params.workingDir;
     const tools = toolsPolicy();
