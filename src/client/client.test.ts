@@ -28,4 +28,28 @@ describe("BrainClient", () => {
       `${url} answered GET /v1/whoami with a body that is not JSON (text/html): is it the address of \`brain serve\`?`,
     );
   });
+
+  // A server that answers the events GET with something else, 200 all the same: each answer ended as "the daemon
+  // ended the stream" and `brain attach` reconnected to it once a second for ever.
+  it("says which address answered the event stream with what is not one, instead of reconnecting to it", async () => {
+    server = createServer((_, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end('{"status":"ok"}');
+    });
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const stop = new AbortController();
+    const drops: string[] = [];
+    const events = new BrainClient({ url, token: "t".repeat(20) }).events("s1", {
+      signal: stop.signal,
+      onDrop: (_, why) => {
+        drops.push(why);
+        stop.abort();
+      },
+    });
+    await expect(events.next()).rejects.toThrow(
+      `${url} answered GET /v1/sessions/s1/events with application/json, not an event stream: is it the address of \`brain serve\`?`,
+    );
+    expect(drops).toEqual([]);
+  });
 });

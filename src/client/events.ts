@@ -32,7 +32,8 @@ export async function* streamEvents(
   let last = options.after ?? 0;
   let retryMs = options.retryMs ?? 1000;
   const role = options.role ? `?role=${options.role}` : "";
-  const url = `${client.url}/v1/sessions/${encodeURIComponent(id)}/events${role}`;
+  const path = `/v1/sessions/${encodeURIComponent(id)}/events${role}`;
+  const url = `${client.url}${path}`;
   while (!signal.aborted) {
     // Each reconnect asks the client's guard again: the daemon may have gone and another process taken its port.
     const headers = client.headers({ accept: "text/event-stream", "last-event-id": String(last) });
@@ -57,6 +58,16 @@ export async function* streamEvents(
       options.onDrop?.(last, error.message);
       await sleep(retryMs, signal);
       continue;
+    }
+    const type = res.headers.get("content-type") ?? "no Content-Type";
+    if (!type.toLowerCase().startsWith("text/event-stream")) {
+      // Another server on the port: what it sent holds no event, and reconnecting would get the same for ever.
+      await res.body.cancel().catch(() => {});
+      throw new ClientError(
+        res.status,
+        "bad_response",
+        `${client.url} answered GET ${path} with ${type.slice(0, 100)}, not an event stream: is it the address of \`brain serve\`?`,
+      );
     }
     const onRetry = (ms: number) => {
       if (options.retryMs === undefined) retryMs = ms;
