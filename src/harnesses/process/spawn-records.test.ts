@@ -1,14 +1,15 @@
 // The groups Brain started, written down so that a Brain killed together with its spawn host (a kill of its whole
 // process group, the OOM killer) leaves nothing running for good: the next start on the same home stops them.
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { processStart } from "../../core/process-identity.js";
 import { tempDir } from "../../testing/brain.js";
+import { root } from "../../testing/brain-cli.js";
 import { alive, groupAlive, until } from "../../testing/processes.js";
-import { spawnRecordsDir, stopOrphanedGroups } from "./spawn-records.js";
+import { SpawnRecords, spawnRecordsDir, stopOrphanedGroups } from "./spawn-records.js";
 import { spawnHostPath } from "./spawner.js";
 
 const dirs: string[] = [];
@@ -116,5 +117,21 @@ describe("spawn records", () => {
     expect(readdirSync(dir)).toEqual([]);
     // No records directory at all: nothing to do.
     expect(stopOrphanedGroups(join(dir, "absent")).stopped).toBe(0);
+  });
+
+  // A home that is not a directory (or has gone read-only, or full): the record was not written, then removing it
+  // threw from the runner's exit handler and ended `brain run` with a stack trace instead of its error.
+  it("a record that cannot be removed is left, and `brain run` ends with its own error, not a crash", () => {
+    const file = join(home(), "not-a-dir");
+    writeFileSync(file, "");
+    expect(() => new SpawnRecords(spawnRecordsDir(file)).remove(process.pid)).not.toThrow();
+    const r = spawnSync(process.execPath, [join(root, "bin/brain.js"), "run", "--harness", "echo", "hi"], {
+      env: { ...process.env, BRAIN_HOME: file },
+      encoding: "utf8",
+      input: "",
+    });
+    expect(r.stderr).toMatch(/^brain: brain_error: cannot create .*not-a-dir\/sessions: ENOTDIR/);
+    expect(r.stderr).not.toContain("    at ");
+    expect(r.status).toBe(1);
   });
 });

@@ -50,8 +50,13 @@ export class SpawnRecords {
     }
   }
 
+  /** Called as the group's leader exits: a record that cannot be removed (as one that could not be written) is left. */
   remove(pgid: number): void {
-    rmSync(this.file(pgid), { force: true });
+    try {
+      rmSync(this.file(pgid), { force: true });
+    } catch {
+      // Thrown from the child's exit handler it would end Brain, and every session with it.
+    }
   }
 
   private file(pgid: number): string {
