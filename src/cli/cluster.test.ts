@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { freePort } from "../core/free-port.js";
 import { root, useBrainCli } from "../testing/brain-cli.js";
 import { startNatsCluster } from "../testing/nats-cluster.js";
-import { natsServers } from "./cluster.js";
+import { leaseTtl, natsServers } from "./cluster.js";
 import { loadConfig } from "./config.js";
 
 let dir: string | undefined;
@@ -33,6 +33,19 @@ describe("cluster settings", () => {
     ]);
     expect(() => natsServers("http://a:4222")).toThrow(/not a nats:\/\/ URL; write it as nats:\/\/HOST:PORT/);
     expect(() => natsServers(" , ")).toThrow(/at least one server URL/);
+  });
+
+  // Read with Number(): "abc" was dropped without a word (the config's or the default TTL used instead), and "100"
+  // or "-5" taken as a lease TTL the config file's lease_ttl_ms (500 or more) refuses.
+  it("refuses a BRAIN_LEASE_TTL_MS that is no whole number of milliseconds, 500 or more, naming it", () => {
+    expect(leaseTtl("5000", 9000)).toBe(5000);
+    expect(leaseTtl(undefined, 9000)).toBe(9000);
+    expect(leaseTtl("", undefined)).toBeUndefined();
+    for (const bad of ["abc", "100", "-5", "1.5e3"]) {
+      expect(() => leaseTtl(bad, 9000)).toThrow(
+        `BRAIN_LEASE_TTL_MS takes the lease TTL in milliseconds (a whole number, 500 or more), not "${bad}"`,
+      );
+    }
   });
 
   it("takes a cluster block in brain.config.json and names a bad field", () => {

@@ -16,6 +16,18 @@ export interface ClusterStore {
   close(): Promise<void>;
 }
 
+/** The lease TTL: $BRAIN_LEASE_TTL_MS (`env`) over the config file's `cluster.lease_ttl_ms`, held to the same rule. */
+export function leaseTtl(env: string | undefined, configured: number | undefined): number | undefined {
+  if (!env) return configured;
+  const ms = /^\d+$/.test(env) ? Number(env) : Number.NaN;
+  if (!Number.isSafeInteger(ms) || ms < 500) {
+    throw new UsageError(
+      `BRAIN_LEASE_TTL_MS takes the lease TTL in milliseconds (a whole number, 500 or more), not "${env}"`,
+    );
+  }
+  return ms;
+}
+
 /** `nats://a:4222,nats://b:4222` (or with spaces) → the server list; each must be a nats:// URL. */
 export function natsServers(value: string): string[] {
   const servers = value

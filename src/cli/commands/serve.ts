@@ -12,7 +12,7 @@ import { loadOrCreateTokens, tokensPath } from "../../server/auth/tokens.js";
 import { DEFAULT_HOST, DEFAULT_PORT, startDaemon } from "../../server/daemon.js";
 import type { LogHolder } from "../../store/fs/index.js";
 import { parse, str, UsageError, wholeNumber } from "../args.js";
-import { natsServers, openClusterStore, refuseOpenCluster, shownServers } from "../cluster.js";
+import { leaseTtl, natsServers, openClusterStore, refuseOpenCluster, shownServers } from "../cluster.js";
 import { loadConfig } from "../config.js";
 import { brainHome, createBrain } from "../setup.js";
 
@@ -54,10 +54,8 @@ export async function command(args: string[]): Promise<number> {
   const configured = loaded.config.cluster;
   const natsUrls = str(values.nats) ?? process.env.BRAIN_NATS ?? configured?.nats.join(",");
   const node = str(values.node) ?? configured?.node;
-  const ttl = process.env.BRAIN_LEASE_TTL_MS
-    ? Number(process.env.BRAIN_LEASE_TTL_MS)
-    : configured?.lease_ttl_ms;
   const servers = natsUrls ? natsServers(natsUrls) : undefined;
+  const ttl = servers ? leaseTtl(process.env.BRAIN_LEASE_TTL_MS, configured?.lease_ttl_ms) : undefined;
   if (servers && noAuth) refuseOpenCluster(servers);
   const cluster = servers
     ? await openClusterStore({
