@@ -7,7 +7,7 @@ import { afterEach, expect, it } from "vitest";
 import type { RunContext } from "../../sdk/ts/nui/index.js";
 import type { HarnessFactory } from "../core/harness.js";
 import { quietHarness } from "../testing/brain.js";
-import { CliAgentServer } from "./agent-server.js";
+import { CliAgentServer, MAX_RUN_SESSIONS } from "./agent-server.js";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -104,5 +104,29 @@ it("closes a session's harness once idle, and the next run opens it again on wha
     { type: "text", content: "one,two" },
   ]);
   expect(server.getSessionId("r2")).toBe("s1");
+  await server.onShutdown();
+});
+
+// getSessionId's map kept one entry per run for the life of the server.
+it("keeps the session ids of the latest runs only", async () => {
+  const factory: HarnessFactory = {
+    name: "quiet",
+    supportsSteering: false,
+    open: async () => quietHarness(),
+  };
+  const home = mkdtempSync(join(tmpdir(), "brain-agent-test-"));
+  cleanups.push(() => rmSync(home, { recursive: true, force: true }));
+  const server = new CliAgentServer(factory, home, undefined, 0);
+  const ctx = (runId: string) =>
+    ({
+      runId,
+      params: { sessionId: "s1" },
+      signal: new AbortController().signal,
+      emit: () => {},
+    }) as unknown as RunContext;
+  for (let i = 0; i <= MAX_RUN_SESSIONS; i++) await server.run("hi", `r${i}`, ctx(`r${i}`)).next();
+  expect(server.getSessionId("r0")).toBeUndefined();
+  expect(server.getSessionId(`r${MAX_RUN_SESSIONS}`)).toBe("s1");
+  expect(server.getSessionId("r1")).toBe("s1");
   await server.onShutdown();
 });

@@ -102,6 +102,9 @@ interface AgentSession {
 export const IDLE_ENV = "BRAIN_AGENT_IDLE_SECONDS";
 export const DEFAULT_IDLE_MS = 10 * 60_000;
 
+/** How many runs' session ids the server keeps for getSessionId. */
+export const MAX_RUN_SESSIONS = 1000;
+
 export class CliAgentServer extends NuiAgent {
   override name: string;
   override version = "1.0.0";
@@ -155,6 +158,11 @@ export class CliAgentServer extends NuiAgent {
     session.live = live;
     this.hold(session);
     this.runSessions.set(runId, id);
+    // Asked for right after its run ends: the oldest runs' are dropped, or a long-lived server grew with every run.
+    for (const old of this.runSessions.keys()) {
+      if (this.runSessions.size <= MAX_RUN_SESSIONS) break;
+      this.runSessions.delete(old);
+    }
     const turn = `turn-${runId}`;
     const stop = () => void session.harness.interrupt(turn).catch(() => {});
     ctx.signal.addEventListener("abort", stop, { once: true });
@@ -170,7 +178,7 @@ export class CliAgentServer extends NuiAgent {
   }
 
   override getSessionId(runId: string): string | undefined {
-    // Asked twice per run (the SDK's done, then the HTTP server's own): kept, one short string per run.
+    // Asked twice per run (the SDK's done, then the HTTP server's own): kept, for the latest runs.
     return this.runSessions.get(runId);
   }
 
