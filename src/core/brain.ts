@@ -232,12 +232,13 @@ export class Brain {
     });
   }
 
-  /** Writes a checkpoint's native files into `dir` (a fresh or empty directory). */
-  async restore(id: string, checkpoint: string, dir: string): Promise<void> {
+  /** Writes a checkpoint's files into `dir` (new or empty); "latest" is the last the log records, as for a fork. */
+  async restore(id: string, checkpoint: string, dir: string): Promise<string> {
     await this.record(id);
     const home = this.options.store.home;
     if (home !== undefined) await refuseInside(dir, home, "$BRAIN_HOME");
-    await this.checkpointsOf(id).restore(checkpoint, dir);
+    const log = { read: (after: number, limit?: number) => this.events(id, after, limit) };
+    return (await this.checkpointsOf(id).restore(await loggedCheckpoint(log, checkpoint, id), dir)).id;
   }
 
   async closeSession(id: string): Promise<void> {

@@ -1,7 +1,7 @@
 // Checkpoints against turns: a checkpoint holds the native state of exactly the turns the log places before its
 // checkpoint.created (a prompt sent while one is taken starts its turn after it; a checkpoint asked for while a
 // turn runs or starts is refused), and it holds none of the values the session's log redacts.
-import { statSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { events, makeBrain, type TestBrain, textOf } from "../testing/brain.js";
@@ -141,6 +141,30 @@ describe("checkpoints between turns", () => {
     expect(textOf(await events(fork), turn.turn)).toBe("echo #2: fourth");
   });
 
+  it("restores only checkpoints the log records: latest is not a manifest written as the host stopped", async () => {
+    t = makeBrain();
+    const session = await t.brain.create({ harness: "echo" });
+    await (await session.prompt("first")).settled;
+    const logged = await session.checkpoint();
+    await (await session.prompt("second")).settled;
+    const paths = t.store.paths(session.id);
+    const size = statSync(join(paths.native, "echo.jsonl")).size;
+    const orphan = await new CheckpointStore(paths.checkpoints).create(paths.native, [
+      { path: "echo.jsonl", size, append_only: true },
+    ]);
+    await t.brain.closeSession(session.id);
+    const into = `${t.home}.restored`;
+    const id = await t.brain.restore(session.id, "latest", into);
+    const restored = statSync(join(into, "echo.jsonl")).size;
+    rmSync(into, { recursive: true });
+    expect(restored).toBe(logged.files[0]!.size);
+    expect(id).toBe(logged.id);
+    await expect(t.brain.restore(session.id, orphan.id, `${t.home}.orphan`)).rejects.toMatchObject({
+      code: "bad_request",
+      message: expect.stringContaining(`it records ${logged.id}, or "latest"`),
+    });
+  });
+
   it("says how to make one when a fork or a restore finds no checkpoint", async () => {
     t = makeBrain();
     const session = await t.brain.create({ harness: "echo" });
@@ -153,7 +177,9 @@ describe("checkpoints between turns", () => {
     });
     await expect(t.brain.restore(session.id, "latest", `${t.home}.restored`)).rejects.toMatchObject({
       code: "bad_request",
-      message: expect.stringMatching(/there are none yet: checkpoint the session between turns first$/),
+      message: expect.stringContaining(
+        `it records none: checkpoint the session between turns first (brain checkpoint ${session.id}`,
+      ),
     });
   });
 

@@ -249,7 +249,8 @@ describe("restore", () => {
     const res = await restore(join(outside, "fine"), "nope");
     expect(res.status).toBe(400);
     const message = String((res.body.error as { message: string }).message);
-    expect(message).toContain("$BRAIN_HOME");
+    // The log's checkpoints are named, not the store's directory.
+    expect(message).toContain(`no checkpoint "nope" in the log of session ${id}`);
     expect(message).not.toContain(auth.home);
   });
 });

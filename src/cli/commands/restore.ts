@@ -10,8 +10,8 @@ export async function command(args: string[]): Promise<number> {
   const dir = resolve(need(str(values.into), "restore needs --into DIR"));
   const checkpoint = str(values.checkpoint) ?? "latest";
   return withBrain(values, async (brain) => {
-    await brain.restore(id, checkpoint, dir);
-    process.stdout.write(`restored checkpoint ${checkpoint} of session ${id} into ${dir}\n`);
+    const restored = await brain.restore(id, checkpoint, dir);
+    process.stdout.write(`restored checkpoint ${restored} of session ${id} into ${dir}\n`);
     return 0;
   });
 }
