@@ -36,8 +36,7 @@ const isCount = (v: unknown): v is number => typeof v === "number" && Number.isS
  * blob names), so a damaged or hand-edited manifest fails loudly instead of writing outside the target.
  */
 export function parseManifest(text: string, id: string): CheckpointManifest {
-  const bad = (why: string) =>
-    new CheckpointError("brain_error", `checkpoint ${id}: manifest is malformed: ${why}`);
+  const bad = (why: string) => new CheckpointError("brain_error", `not a checkpoint manifest: ${why}`);
   let raw: unknown;
   try {
     raw = JSON.parse(text);

@@ -237,6 +237,31 @@ describe("damage and failure", () => {
     expect((await readdir(base)).filter((n) => n.includes("restoring"))).toEqual([]);
   });
 
+  it("checkpoints past a damaged last manifest, storing files whole; reading it names its file and the fix", async () => {
+    const { base, nativeDir, store } = await setup();
+    await put(nativeDir, "log.jsonl", "one\n");
+    const list = async () => [await native(nativeDir, "log.jsonl", true)];
+    await store.create(nativeDir, await list());
+    const damaged = path.join(store.dir, "000001.json");
+    for (const [id, text] of [
+      ["000001", "{ cut off"],
+      ["000002", '{"id":"000002"}'],
+    ] as const) {
+      await writeFile(path.join(store.dir, `${id}.json`), text);
+      await appendFile(path.join(nativeDir, "log.jsonl"), "more\n");
+      const made = await store.create(nativeDir, await list());
+      expect(made.files[0]!.segments).toHaveLength(1);
+      await store.restore(made.id, path.join(base, `restored-${made.id}`));
+      expect(await read(path.join(base, `restored-${made.id}`), "log.jsonl")).toEqual(
+        await read(nativeDir, "log.jsonl"),
+      );
+    }
+    await expect(store.get("000001")).rejects.toThrow(
+      `checkpoint 000001 cannot be used: its manifest ${damaged} is damaged (not a checkpoint manifest: not JSON`,
+    );
+    await expect(store.get("000002")).rejects.toThrow(/use another checkpoint of the session, or put back/);
+  });
+
   it("names a missing blob", async () => {
     const { base, nativeDir, store } = await setup();
     await put(nativeDir, "a.txt", "alpha");

@@ -67,7 +67,15 @@ export class CheckpointStore {
       .map((s) => ({ name: s.name, bytes: Buffer.from(s.value, "utf8") }));
     const ids = await this.list();
     const lastId = ids.at(-1);
-    const previous = lastId === undefined ? undefined : await this.read(lastId);
+    // A damaged last manifest (hand-edited, a failing disk) must not block every later checkpoint: nothing of it is
+    // needed, as a new checkpoint compared with none stores each file whole instead of only what grew since.
+    const previous =
+      lastId === undefined
+        ? undefined
+        : await this.read(lastId).catch((err: unknown) => {
+            if (err instanceof CheckpointError) return undefined;
+            throw err;
+          });
     const planned = await planCheckpoint(nativeDir, files, previous, secrets);
     await this.options.hooks?.afterPlan?.();
     return this.store(planned, lastId).catch((err: unknown) => {
@@ -171,8 +179,27 @@ export class CheckpointStore {
     return manifest.files.map(({ path, size, append_only }) => ({ path, size, append_only }));
   }
 
+  /** A manifest that cannot be read or parsed fails naming its file and what to do. */
   private async read(id: string): Promise<CheckpointManifest> {
-    return parseManifest(await readFile(path.join(this.dir, `${id}.json`), "utf8"), id);
+    const file = path.join(this.dir, `${id}.json`);
+    const damaged = (why: string) =>
+      new CheckpointError(
+        "brain_error",
+        `checkpoint ${id} cannot be used: its manifest ${file} ${why}; use another checkpoint of the session, ` +
+          "or put back an intact copy of that file (new checkpoints are made all the same)",
+      );
+    let text: string;
+    try {
+      text = await readFile(file, "utf8");
+    } catch (err) {
+      if (errnoCode(err) === "ENOENT") throw err;
+      throw damaged(`could not be read (${(err as Error).message})`);
+    }
+    try {
+      return parseManifest(text, id);
+    } catch (err) {
+      throw damaged(`is damaged (${(err as Error).message})`);
+    }
   }
 }
 
