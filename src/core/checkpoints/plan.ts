@@ -125,7 +125,7 @@ async function openChecked(
     parent = await realpath(path.dirname(joined));
   } catch (err) {
     if (["ENOENT", "ENOTDIR"].includes(errnoCode(err) ?? "")) throw missing();
-    throw err;
+    throw unreadable(file, err);
   }
   if (!isInside(root, parent)) throw resolvesOutside(file, parent);
   const real = path.join(parent, path.basename(joined));
@@ -134,7 +134,7 @@ async function openChecked(
     st = await lstat(real);
   } catch (err) {
     if (["ENOENT", "ENOTDIR"].includes(errnoCode(err) ?? "")) throw missing();
-    throw err;
+    throw unreadable(file, err);
   }
   if (!st.isFile()) {
     throw refused(
@@ -177,8 +177,19 @@ async function openNoFollow(real: string, file: NativeFile): Promise<FileHandle>
   } catch (err) {
     // Gone, or a link (ELOOP) since it was checked: swapped under us.
     if (["ENOENT", "ENOTDIR", "ELOOP"].includes(errnoCode(err) ?? "")) throw changed(file);
-    throw err;
+    throw unreadable(file, err);
   }
+}
+
+/** The daemon's user may not read the file, or search a directory on its way: said so, not as a bare EACCES. */
+function unreadable(file: NativeFile, err: unknown): unknown {
+  const code = errnoCode(err);
+  if (code !== "EACCES" && code !== "EPERM") return err;
+  return refused(
+    file.path,
+    `the daemon may not read it (${code}); let the daemon's user read it and search the directories above it, ` +
+      "or leave it out of the harness's list of native files",
+  );
 }
 
 /**

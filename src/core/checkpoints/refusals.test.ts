@@ -1,7 +1,8 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { appendFile, mkdir, open, readdir, rename, rm, symlink, truncate } from "node:fs/promises";
+import { appendFile, chmod, mkdir, open, readdir, rename, rm, symlink, truncate } from "node:fs/promises";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import type { NativeFile } from "../../protocol/runner.js";
 import { CheckpointError, type CheckpointHooks, CheckpointStore, WINDOW } from "./index.js";
@@ -91,6 +92,32 @@ describe("file kinds and sizes", () => {
       execFileSync("mkfifo", [path.join(nativeDir, "pipe")]);
       await expectRefused(store, nativeDir, [file("pipe", 0)], "pipe", /FIFO/);
     }
+  });
+
+  it("names a file the daemon may not read and the fix, not a bare EACCES", async () => {
+    const { base, nativeDir } = await setup();
+    await chmod(base, 0o755);
+    await chmod(path.join(nativeDir, "ok.txt"), 0);
+    // Root reads any file whatever its mode: there, the checkpoint is made by a child running as nobody.
+    const index = pathToFileURL(
+      path.join(import.meta.dirname, "../../../dist/src/core/checkpoints/index.js"),
+    );
+    const script = `const { CheckpointStore } = await import(${JSON.stringify(index.href)});
+      const store = new CheckpointStore(${JSON.stringify(path.join(base, "checkpoints"))});
+      const err = await store.create(${JSON.stringify(nativeDir)}, [${JSON.stringify(file("ok.txt"))}]).catch((e) => e);
+      console.log(JSON.stringify({ name: err.name, message: err.message }));`;
+    const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+    const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      encoding: "utf8",
+      ...asNobody,
+    });
+    expect(child.status, child.stderr).toBe(0);
+    expect(JSON.parse(child.stdout)).toMatchObject({
+      name: "CheckpointError",
+      message: expect.stringContaining(
+        'native file "ok.txt": the daemon may not read it (EACCES); let the daemon\'s user read it',
+      ),
+    });
   });
 
   it("refuses a size that is not the size on disk", async () => {
