@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { type FileHandle, open, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import { errnoCode } from "./errors.js";
+import { type SecretHit, SecretScanner } from "./secret-scan.js";
 import { tempName } from "./temps.js";
 
 const CHUNK = 1 << 20;
@@ -40,15 +41,9 @@ export async function hashRange(fh: FileHandle, start: number, end: number): Pro
   return hash.digest("hex");
 }
 
-export interface SecretHit {
-  /** Which secret (0-based): never the secret itself, which must not reach a message or a log. */
-  index: number;
-  offset: number;
-}
-
 /**
- * Reads [scanFrom, end): searches it for the secrets (across chunk boundaries) and hashes the part from
- * `hashFrom` on. One pass serves both the secret scan and the content hash of the new bytes.
+ * Reads [scanFrom, end): searches it for the secrets (raw and JSON-escaped, across chunk boundaries) and hashes the
+ * part from `hashFrom` on. One pass serves both the secret scan and the content hash of the new bytes.
  */
 export async function inspectRange(
   fh: FileHandle,
@@ -58,21 +53,13 @@ export async function inspectRange(
   secrets: Buffer[],
 ): Promise<{ sha256: string; hit?: SecretHit }> {
   const hash = createHash("sha256");
-  const keep = Math.max(0, ...secrets.map((s) => s.length - 1));
-  let carry = Buffer.alloc(0);
-  let hit: SecretHit | undefined;
+  const scan = new SecretScanner(secrets);
   await readRange(fh, scanFrom, end, (chunk, pos) => {
     if (pos + chunk.length > hashFrom) hash.update(chunk.subarray(Math.max(0, hashFrom - pos)));
-    if (hit || secrets.length === 0) return;
-    const data = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
-    const base = pos - carry.length;
-    for (const [index, secret] of secrets.entries()) {
-      const at = data.indexOf(secret);
-      if (at >= 0 && (!hit || base + at < hit.offset)) hit = { index, offset: base + at };
-    }
-    carry = Buffer.from(data.subarray(Math.max(0, data.length - keep)));
+    scan.push(chunk, pos);
   });
-  return hit ? { sha256: hash.digest("hex"), hit } : { sha256: hash.digest("hex") };
+  scan.end();
+  return scan.hit ? { sha256: hash.digest("hex"), hit: scan.hit } : { sha256: hash.digest("hex") };
 }
 
 /** Makes a rename or a new entry in `dir` durable. Windows cannot open directories: nothing to do there. */

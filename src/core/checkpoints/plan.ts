@@ -7,6 +7,7 @@ import { hashRange, inspectRange, ShortReadError } from "./io.js";
 import type { CheckpointFile, CheckpointManifest, CheckpointSegment } from "./manifest.js";
 import { openedPath } from "./opened.js";
 import { isInside, pathProblem } from "./paths.js";
+import { scanReach } from "./secret-scan.js";
 
 /** Size of the head and tail windows hashed to detect rewrites of an append-only file's earlier bytes. */
 export const WINDOW = 4096;
@@ -266,14 +267,15 @@ async function planBytes(
       throw rewritten(tailStart, prev.size);
     start = prev.size;
   }
-  // Only new bytes can hold a new secret, but one may straddle the old end: re-scan length-1 bytes before it.
+  // Only new bytes can hold a new secret, but one may straddle the old end: re-scan what it could take before it.
   const values = secrets.map((s) => s.bytes);
-  const overlap = Math.max(0, ...values.map((s) => s.length - 1));
-  const { sha256, hit } = await inspectRange(handle, Math.max(0, start - overlap), start, file.size, values);
+  const from = Math.max(0, start - scanReach(values));
+  const { sha256, hit } = await inspectRange(handle, from, start, file.size, values);
   if (hit) {
+    const how = hit.escaped ? "JSON-escaped, " : "";
     throw refused(
       file.path,
-      `it contains a credential (the value of ${secrets[hit.index]!.name}, at byte ${hit.offset}); native files ` +
+      `it contains a credential (the value of ${secrets[hit.index]!.name}, ${how}at byte ${hit.offset}); native files ` +
         "must never hold credentials (provider keys, tokens, secret-named variables): keep them out of the harness's saved state",
     );
   }

@@ -240,6 +240,40 @@ describe("secrets", () => {
     await expectRefused(store, nativeDir, await list(), "log.jsonl", /credential/, [SECRET]);
   });
 
+  // A key with "/" (base64), as JSON encoders write it: escaped "\/", every character "\u"-escaped (Python's
+  // ensure_ascii of a non-ASCII one, any of them), and kept in JSON held as a string in a JSONL transcript.
+  const KEY = "sk-B64/key+0123456789/é";
+  const uEscaped = (text: string) =>
+    [...text].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join("");
+  it.each([
+    ["slash-escaped", `{"key":"${KEY.replaceAll("/", "\\/")}"}`],
+    ["u-escaped", `{"key":"${uEscaped(KEY)}"}`],
+    ["escaped twice", JSON.stringify({ content: `{"key":"${KEY.replaceAll("/", "\\/")}"}` })],
+    ["u-escaped twice", JSON.stringify({ content: `{"key":"${uEscaped(KEY)}"}` })],
+  ])("refuses a secret written %s, naming where it starts", async (_, json) => {
+    const { nativeDir, store } = await setup();
+    const data = Buffer.alloc(2 << 20, "x");
+    const at = (1 << 20) - 20; // the escaped form straddles the 1 MiB read chunk boundary
+    data.write(json, at);
+    await put(nativeDir, "t.jsonl", data);
+    // Where the key's first character starts: its escape's first backslash when it is escaped.
+    let start = data.indexOf(json.includes("u0073") ? "u0073" : "sk-", at);
+    while (json.includes("u0073") && data[start - 1] === 0x5c) start--;
+    const files = [await native(nativeDir, "t.jsonl")];
+    const rule = new RegExp(`the value of SECRET_1, JSON-escaped, at byte ${start}\\)`);
+    await expectRefused(store, nativeDir, files, "t.jsonl", rule, [KEY]);
+  });
+
+  it("catches an escaped secret straddling the previous end of an append-only file, and passes other escapes", async () => {
+    const { nativeDir, store } = await setup();
+    const escaped = uEscaped(KEY);
+    await put(nativeDir, "log.jsonl", `{"a":"\\\\ \\u00e9 \\/ \\"},{"key":"${escaped.slice(0, 100)}`);
+    const list = async () => [await native(nativeDir, "log.jsonl", true)];
+    await store.create(nativeDir, await list(), { secrets: named([KEY]) });
+    await appendFile(path.join(nativeDir, "log.jsonl"), `${escaped.slice(100)}"}\n`);
+    await expectRefused(store, nativeDir, await list(), "log.jsonl", /JSON-escaped/, [KEY]);
+  });
+
   it("refuses a secret anywhere in a whole file, across read chunks", async () => {
     const { nativeDir, store } = await setup();
     const at = (1 << 20) - 5; // straddles the 1 MiB read chunk boundary
