@@ -66,11 +66,13 @@ export async function copyBlobInto(
   blob: { blob: string; offset: number; length: number; sha256: string },
   out: FileHandle,
   label: string,
+  checkpoint: string,
 ): Promise<void> {
   const damaged = (why: string) =>
     new CheckpointError(
       "brain_error",
-      `restore failed: blob ${blob.blob} (for ${JSON.stringify(label)}) ${why}`,
+      `restore failed: checkpoint ${checkpoint} is damaged: blob ${blob.blob} (for ${JSON.stringify(label)}) ${why}; ` +
+        "nothing was restored: restore or fork another checkpoint of the session",
       label,
     );
   let src: FileHandle;

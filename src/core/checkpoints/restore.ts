@@ -125,7 +125,7 @@ export async function restoreManifest(
   }
   try {
     const dirs = new Set<string>([staging]);
-    for (const file of manifest.files) await restoreFile(file, blobsDir, staging, dirs);
+    for (const file of manifest.files) await restoreFile(file, blobsDir, staging, dirs, manifest.id);
     for (const dir of dirs) await fsyncDir(dir);
     if (existed) {
       // POSIX rename replaces an empty directory; Windows refuses, so remove it first there.
@@ -175,6 +175,7 @@ async function restoreFile(
   blobsDir: string,
   root: string,
   dirs: Set<string>,
+  checkpoint: string,
 ): Promise<void> {
   const parts = file.path.split("/");
   let dir = root;
@@ -186,7 +187,7 @@ async function restoreFile(
   // The original's mode (the umask may only tighten it); manifests from before modes were kept: owner only.
   const out = await open(path.join(root, ...parts), "wx", file.mode ?? 0o600);
   try {
-    for (const segment of file.segments) await copyBlobInto(blobsDir, segment, out, file.path);
+    for (const segment of file.segments) await copyBlobInto(blobsDir, segment, out, file.path, checkpoint);
     // Zero pages were left out (holes read as zeros), those at the end too: the segments, each checked for its
     // length and hash, cover exactly file.size bytes (parseManifest), so that is the file's size.
     await out.truncate(file.size);

@@ -269,7 +269,7 @@ describe("damage and failure", () => {
     const blob = files[0]!.segments[0]!.blob;
     await unlink(path.join(store.blobsDir, blob));
     await expect(store.restore("latest", path.join(base, "r"))).rejects.toThrow(
-      new RegExp(`blob ${blob}.*missing`),
+      new RegExp(`checkpoint 000001 is damaged: blob ${blob}.*missing.*: restore or fork another checkpoint`),
     );
   });
 
