@@ -4,6 +4,7 @@
 // and Docker must answer; each failure says which and what to do.
 import { execFile } from "node:child_process";
 import { HarnessError } from "../../core/harness.js";
+import { tailOf } from "../../core/redact.js";
 import { locateCli } from "../cli/locate.js";
 import { explain } from "../http/docker-cli.js";
 import { findMissing } from "../process/command.js";
@@ -36,12 +37,19 @@ export function execArgs(workspaceFolder: string, command: string, args: string[
   return ["exec", "--workspace-folder", workspaceFolder, command, ...args];
 }
 
+/** Of what `up` printed (its whole log, when no outcome line says why it failed), an error quotes the end. */
+const QUOTED_OUTPUT_CHARS = 2000;
+
 function run(program: string, args: string[], timeoutMs: number, env: NodeJS.ProcessEnv) {
-  return new Promise<{ ok: boolean; stdout: string; stderr: string; error?: string }>((resolve) => {
-    execFile(program, args, { timeout: timeoutMs, env, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      resolve({ ok: !err, stdout, stderr, ...(err ? { error: err.message } : {}) });
-    });
-  });
+  return new Promise<{ ok: boolean; stdout: string; stderr: string; error?: string; timedOut?: boolean }>(
+    (resolve) => {
+      execFile(program, args, { timeout: timeoutMs, env, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+        // Killed by the timeout (not for too much output, which sets a string code).
+        const timedOut = !!err?.killed && typeof err.code !== "string";
+        resolve({ ok: !err, stdout, stderr, ...(err ? { error: err.message, timedOut } : {}) });
+      });
+    },
+  );
 }
 
 /** The last JSON line of `devcontainer up` that says an outcome. */
@@ -103,13 +111,16 @@ export class DevcontainerCli {
     const parsed = parseUpOutput(result.stdout);
     if (parsed?.outcome === "success" && parsed.containerId)
       return parsed as UpResult & { containerId: string };
-    const why =
-      parsed?.message ??
-      parsed?.description ??
-      (result.stderr || result.stdout || result.error || "no output").trim();
-    throw new HarnessError(
-      "brain_error",
-      `devcontainer up --workspace-folder ${workspaceFolder} failed: ${explain(why)}`,
-    );
+    const printed = tailOf((result.stderr || result.stdout).trim(), QUOTED_OUTPUT_CHARS);
+    const command = `devcontainer up --workspace-folder ${workspaceFolder}`;
+    if (result.timedOut) {
+      // Its log is progress, not a reason: what was cut short is said first.
+      throw new HarnessError(
+        "brain_error",
+        `${command} did not finish within ${timeoutMs / 1000} s and was stopped (pulling or building the image can take that long: pull or build it beforehand)${printed ? `; its output ended with: ${printed}` : ""}`,
+      );
+    }
+    const why = parsed?.message ?? parsed?.description ?? (printed || (result.error ?? "no output").trim());
+    throw new HarnessError("brain_error", `${command} failed: ${explain(tailOf(why, QUOTED_OUTPUT_CHARS))}`);
   }
 }

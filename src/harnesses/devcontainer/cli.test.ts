@@ -1,0 +1,45 @@
+// `devcontainer up` as the harness runs it, on stand-in programs: what its errors say when it runs too long or
+// fails with no outcome line, and how much of its log they quote.
+import { describe, expect, it } from "vitest";
+import { useStandIns } from "../../testing/cli.js";
+import { DevcontainerCli } from "./cli.js";
+
+const standIns = useStandIns();
+
+/** A stand-in Dev Container CLI that logs `lines` lines of progress on stderr, then runs `then`. */
+function upThat(then: string, lines = 20_000) {
+  const { bin, dir } = standIns.make(
+    "devc-cli-",
+    "devcontainer",
+    `#!/usr/bin/env node
+const log = (text) => require("node:fs").writeSync(2, text);
+let progress = "";
+for (let i = 0; i < ${lines}; i++) progress += "[" + i + " ms] step " + i + " of the image build\\n";
+log(progress);
+${then}
+`,
+  );
+  return { cli: new DevcontainerCli({ devcontainer: bin, docker: "docker" }, process.env), dir };
+}
+
+describe("devcontainer up's errors", () => {
+  it("says it did not finish in time, with the end of its log, not the whole log", async () => {
+    const { cli, dir } = upThat("setTimeout(() => {}, 600_000);");
+    const err = (await cli.up(dir, 4_000).catch((e: Error) => e)) as Error;
+    expect(err.message).toMatch(
+      /^devcontainer up --workspace-folder .* did not finish within 4 s and was stopped \(pulling or building the image can take that long: pull or build it beforehand\); its output ended with: /,
+    );
+    expect(err.message).toContain("step 19999 of the image build");
+    expect(err.message).not.toContain("step 0 of");
+    expect(err.message.length).toBeLessThan(3_000);
+  });
+
+  it("a failure without an outcome line quotes the end of its log", async () => {
+    const { cli, dir } = upThat('log("Error: the daemon went away\\n"); process.exit(1);');
+    const err = (await cli.up(dir, 60_000).catch((e: Error) => e)) as Error;
+    expect(err.message).toMatch(
+      /^devcontainer up --workspace-folder .* failed: .*Error: the daemon went away$/s,
+    );
+    expect(err.message.length).toBeLessThan(3_000);
+  });
+});
