@@ -31,6 +31,11 @@ export interface HttpAgentClientOptions {
   runIdleTimeoutMs?: number;
   /** Sent with every request as `Authorization: Bearer` (the token Brain gave the agent's container). */
   token?: string;
+  /**
+   * Every request goes to this Unix socket instead of the URL's host and port (a `network: "none"` container's
+   * agent, which then answers on no port of this host's loopback); the URL still names the agent in errors.
+   */
+  socketPath?: string;
 }
 
 export class HttpAgentClient {
@@ -39,6 +44,8 @@ export class HttpAgentClient {
   private readonly runDispatcher: Agent;
   /** The headers every request carries (the agent's token, when it has one). */
   private readonly auth: Record<string, string>;
+  /** The other requests' connection pool: fetch's own, unless they go to a socket file. */
+  private readonly via: { dispatcher?: Agent };
 
   constructor(
     baseUrl: string,
@@ -48,7 +55,9 @@ export class HttpAgentClient {
   ) {
     this.baseUrl = baseUrl.replace(/\/+$/, "");
     const idle = options.runIdleTimeoutMs ?? 0;
-    this.runDispatcher = new Agent({ bodyTimeout: idle, headersTimeout: idle });
+    const connect = options.socketPath ? { connect: { socketPath: options.socketPath } } : {};
+    this.runDispatcher = new Agent({ bodyTimeout: idle, headersTimeout: idle, ...connect });
+    this.via = options.socketPath ? { dispatcher: new Agent(connect) } : {};
     this.auth = options.token ? { authorization: `Bearer ${options.token}` } : {};
   }
 
@@ -59,9 +68,10 @@ export class HttpAgentClient {
     try {
       response = await fetch(url, {
         ...NO_REDIRECTS,
+        ...this.via,
         headers: this.auth,
         signal: AbortSignal.timeout(timeoutMs),
-      });
+      } as RequestInit);
     } catch (err) {
       throw new HarnessError("brain_error", `${this.name}: GET ${url} failed: ${reason(err)}`);
     }
@@ -180,11 +190,12 @@ export class HttpAgentClient {
     try {
       response = await fetch(url, {
         ...NO_REDIRECTS,
+        ...this.via,
         method: "POST",
         headers: { ...this.auth, "content-type": "application/json" },
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(timeoutMs),
-      });
+      } as RequestInit);
     } catch (err) {
       throw new HarnessError("brain_error", `${this.name}: POST ${url} failed: ${reason(err)}`);
     }
@@ -224,11 +235,12 @@ export class HttpAgentClient {
     try {
       const response = await fetch(`${this.baseUrl}${path}`, {
         ...NO_REDIRECTS,
+        ...this.via,
         method: "POST",
         headers: { ...this.auth, "content-type": "application/json" },
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(timeoutMs),
-      });
+      } as RequestInit);
       await response.body?.cancel().catch(() => {});
     } catch {
       // best effort: the agent may be gone already

@@ -1,7 +1,9 @@
 // The host half of a `network: "none"` container's bridge: the container has no interface but its loopback, so
 // Brain reaches its agent, and the container reaches the host ports the operator listed, through Unix socket
 // files in a private directory joined to the container's loopback by netns-relay.js, which Brain starts inside
-// the container's network namespace with nsenter. Every packet stays on loopbacks and in socket files.
+// the container's network namespace with nsenter. Every packet stays on loopbacks and in socket files. Brain
+// reaches the agent on its socket file, not through a port of this host's loopback, unless a port is asked for:
+// such a port answers every local user, and an agent written for nui checks no token.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,8 +25,10 @@ const NETWORK_FIX: Record<string, string> = {
 
 export class ContainerNet {
   private constructor(
-    /** The agent's base URL on this host's loopback ("" when no port was exposed). */
+    /** The agent's base URL on this host's loopback ("" when no port was asked for). */
     readonly url: string,
+    /** The socket file (in a directory only this user enters) that reaches the agent, when a port was exposed. */
+    readonly agentSocket: string | undefined,
     private readonly dir: string,
     private readonly child: ChildProcess,
     private readonly relays: Relay[],
@@ -32,7 +36,8 @@ export class ContainerNet {
 
   /**
    * Bridges the network namespace of process `pid` (the container's init): its 127.0.0.1:`containerPort`
-   * (when given) becomes a loopback URL here (on `agentPort`, or a port the OS picks), and each of `hostPorts` on
+   * (when given) becomes a socket file here (`agentSocket`) and, when `agentPort` is given, a loopback URL too (on
+   * that port, or on one the OS picks for 0), and each of `hostPorts` on
    * this host's 127.0.0.1 answers on the container's 127.0.0.1 at the same port, and each of `served` (a Unix
    * socket a server of Brain's listens on, such as a session's own NUI_API_URL) on the container's 127.0.0.1 at
    * its port.
@@ -42,7 +47,7 @@ export class ContainerNet {
     containerPort: number | undefined,
     hostPorts: number[],
     harness: string,
-    agentPort = 0,
+    agentPort?: number,
     served: { port: number; socket: string }[] = [],
   ): Promise<ContainerNet> {
     const dir = mkdtempSync(join(tmpdir(), "brain-container-"));
@@ -65,14 +70,15 @@ export class ContainerNet {
       );
       const settled = await Promise.allSettled([
         ready(child, harness),
-        containerPort ? listenRelay(agentPort, agentSocket) : undefined,
+        containerPort && agentPort !== undefined ? listenRelay(agentPort, agentSocket) : undefined,
         ...hostSockets.map(([port, socket]) => exposeOnUnixSocket(port, socket)),
       ]);
       for (const s of settled.slice(1)) if (s.status === "fulfilled" && s.value) relays.push(s.value);
       const failed = settled.find((s) => s.status === "rejected");
       if (failed) throw failed.reason;
       const agent = settled[1].status === "fulfilled" ? settled[1].value : undefined;
-      return new ContainerNet(agent ? `http://127.0.0.1:${agent.port}` : "", dir, child, relays);
+      const url = agent ? `http://127.0.0.1:${agent.port}` : "";
+      return new ContainerNet(url, containerPort ? agentSocket : undefined, dir, child, relays);
     } catch (err) {
       child?.kill("SIGKILL");
       await Promise.all(relays.map((r) => r.close()));

@@ -1,6 +1,7 @@
 // The `docker` harness on a real Docker engine (scripts/docker-engine.sh installs and starts it, and builds the
 // base image from this host's node and python3). Every container runs with --network none: Brain reaches the
 // agent through the container's network namespace, so no packet leaves a loopback.
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { events, makeBrain, type TestBrain, textOf, waitForEvent } from "../../testing/brain.js";
@@ -47,7 +48,43 @@ function session(image: string, containerPort: number, env: Record<string, strin
   });
 }
 
+/** The TCP ports this process listens on (its sockets' inodes, looked up in its namespace's table). */
+function ownTcpListeners(): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync("/proc/self/fd")) {
+    const link = (() => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`);
+      } catch {
+        return "";
+      }
+    })();
+    const inode = /^socket:\[(\d+)\]$/.exec(link)?.[1];
+    if (inode) inodes.add(inode);
+  }
+  return readFileSync("/proc/self/net/tcp", "utf8")
+    .split("\n")
+    .slice(1)
+    .map((line) => line.trim().split(/\s+/))
+    .filter((f) => f[3] === "0A" && inodes.has(f[9] ?? ""))
+    .map((f) => Number.parseInt(f[1]!.split(":")[1]!, 16));
+}
+
 describe("docker on a real engine", () => {
+  it("a network none agent answers on no port of this host: Brain reaches it through its socket file", async () => {
+    const before = new Set(ownTcpListeners());
+    const s = await session(seedImage, 9090, { PORT: "9090" });
+    const turn = await s.prompt("through the socket");
+    expect(await turn.settled).toMatchObject({ status: "completed" });
+    // The seed's agent checks no token: any local user who found such a port could run it.
+    for (const port of ownTcpListeners().filter((p) => !before.has(p))) {
+      const answer = await fetch(`http://127.0.0.1:${port}/info`, { signal: AbortSignal.timeout(5_000) })
+        .then((r) => r.text())
+        .catch(() => "");
+      expect(answer, `port ${port}`).not.toContain('"name"');
+    }
+  });
+
   it("the seed's Python agent: turns stream through, the session's label is on its container, close removes it", async () => {
     const s = await session(seedImage, 9090, { PORT: "9090" });
     for (const text of ["hello", "from a container"]) {

@@ -183,16 +183,29 @@ export class DockerFactory implements HarnessFactory {
     let net: ContainerNet | undefined;
     const reach = async () => {
       if (!container) throw new HarnessError("brain_error", `docker run ${image} printed no container id`);
-      let url: string;
+      let client: HttpAgentClient;
       if (network === "none") {
         const served = hitl ? [{ port: hitl.port, socket: hitl.socket }] : [];
-        net = await ContainerNet.open(await box.pid(), containerPort, host_ports, this.name, 0, served);
-        url = net.url;
+        net = await ContainerNet.open(
+          await box.pid(),
+          containerPort,
+          host_ports,
+          this.name,
+          undefined,
+          served,
+        );
+        // Through its socket file: a port on this host's loopback would answer every local user.
+        const url = `http://127.0.0.1:${containerPort}`;
+        const socket = net.agentSocket ? { socketPath: net.agentSocket } : {};
+        client = new HttpAgentClient(url, `${this.name} agent ${image} at ${url} in its container`, {
+          token,
+          ...socket,
+        });
       } else {
         const ported = await this.docker.run(["port", container, String(containerPort)], 10_000);
-        url = `http://127.0.0.1:${parseDockerPort(ported.stdout)}`;
+        const url = `http://127.0.0.1:${parseDockerPort(ported.stdout)}`;
+        client = new HttpAgentClient(url, `${this.name} agent ${image} at ${url}`, { token });
       }
-      const client = new HttpAgentClient(url, `${this.name} agent ${image} at ${url}`, { token });
       return { client, capabilities: (await this.waitHealthy(client, box)).capabilities };
     };
     // Both settle before either's failure is handled: a bridge still starting when the sweep failed is closed too.
