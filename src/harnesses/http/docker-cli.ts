@@ -16,15 +16,16 @@ export interface DockerResult {
 export function dockerEnvironment(from: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(from)) {
-    if (value === undefined) continue;
-    if (
-      ["PATH", "HOME", "XDG_RUNTIME_DIR", "TMPDIR", "SystemRoot"].includes(name) ||
-      name.startsWith("DOCKER_")
-    ) {
-      out[name] = value;
-    }
+    if (value !== undefined && readByDocker(name)) out[name] = value;
   }
   return out;
+}
+
+/** A variable the docker CLI itself reads (where it finds its program, config, daemon, temporary files). */
+export function readByDocker(name: string): boolean {
+  return (
+    ["PATH", "HOME", "XDG_RUNTIME_DIR", "TMPDIR", "SystemRoot"].includes(name) || name.startsWith("DOCKER_")
+  );
 }
 
 export class DockerCli {
@@ -45,10 +46,15 @@ export class DockerCli {
     }
   }
 
-  /** `env` is added to docker's own environment (`-e NAME` takes the value from there, out of argv). */
+  /**
+   * `env` is added to docker's own environment (`-e NAME` takes the value from there, out of argv), except the
+   * variables docker reads itself, which stay Brain's: a container's PATH or HOME must not change which docker runs
+   * or which config and daemon it uses.
+   */
   run(args: string[], timeoutMs: number, env: Record<string, string> = {}): Promise<DockerResult> {
+    const added = Object.fromEntries(Object.entries(env).filter(([name]) => !readByDocker(name)));
     return new Promise((resolve, reject) => {
-      const options = { env: { ...this.env, ...env }, timeout: timeoutMs, maxBuffer: 4 << 20 };
+      const options = { env: { ...this.env, ...added }, timeout: timeoutMs, maxBuffer: 4 << 20 };
       execFile(this.program, args, options, (err, stdout, stderr) => {
         if (!err) return resolve({ stdout, stderr });
         const detail = usefulOutput(stderr) || stdout.trim();

@@ -1,6 +1,7 @@
 // The `docker` harness's container token: a published port answers every process on this host and every container
 // on Docker's network, so each container gets a token of its own (BRAIN_AGENT_TOKEN), which Brain sends with every
 // request and Brain's agent servers require. The fake docker CLI runs the TypeScript test agent as the container.
+// A container's own PATH and HOME reach it, never the docker CLI Brain runs.
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -38,6 +39,33 @@ describe("docker: the container's token", () => {
     expect((await fetch(`${url}/info`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
     // Nothing a session's clients read carries it.
     expect(JSON.stringify(await events(session))).not.toContain(token);
+    await t.brain.closeSession(session.id);
+  });
+});
+
+describe("docker: the container's environment", () => {
+  it("gives the container its PATH and HOME, while the docker CLI keeps Brain's", async () => {
+    const state = tempDir("fake-docker-");
+    cleanups.push(() => rmSync(state, { recursive: true, force: true }));
+    const cli = new DockerCli(fakeDocker, { ...process.env, FAKE_DOCKER_STATE: state });
+    t = makeBrain({ factories: [new DockerFactory("docker", cli, { healthMs: 20_000 })] });
+    // The fake CLI is a node script found through PATH (#!/usr/bin/env node): given the container's PATH it
+    // could not start, as a real docker on Brain's PATH would not be found.
+    const env = { PATH: "/opt/agent/bin", HOME: "/home/agent", GREETING: "hi" };
+    const session = await t.brain.create({
+      harness: "docker",
+      config: { options: { image: "ts-agent", containerPort: 9090, env } },
+    });
+    const turn = await session.prompt("with its own PATH");
+    expect((await turn.settled).status).toBe("completed");
+    const run = readCalls(state).find((c) => c[0] === "run")!;
+    const id = readCalls(state).find((c) => c[0] === "port")?.[1];
+    const container = JSON.parse(readFileSync(join(state, "containers", `${id}.json`), "utf8"));
+    expect(container.env).toMatchObject(env);
+    // Only values docker reads itself go in its argv, which holds no value of any other variable.
+    expect(run).toEqual(
+      expect.arrayContaining(["-e", "PATH=/opt/agent/bin", "-e", "HOME=/home/agent", "-e", "GREETING"]),
+    );
     await t.brain.closeSession(session.id);
   });
 });

@@ -26,7 +26,7 @@ import { Container, HOME_LABEL, SESSION_LABEL, sweepSession } from "./container.
 import { ContainerHitl } from "./container-hitl.js";
 import { ContainerNet } from "./container-net.js";
 import { type ContainerRecords, type PendingRun, RUN_LABEL } from "./container-records.js";
-import { DockerCli, parseDockerPort } from "./docker-cli.js";
+import { DockerCli, parseDockerPort, readByDocker } from "./docker-cli.js";
 import { HttpHarness, type HttpTimeouts } from "./http-harness.js";
 
 export interface DockerTimeouts extends HttpTimeouts {
@@ -71,14 +71,18 @@ export interface DockerRunSpec {
 
 /**
  * The exact `docker run` arguments for a session's container. Variables are passed by name (`-e NAME`), their
- * values through docker's own environment, so no value (a key, a token) shows in a process listing. No `--rm`:
+ * values through docker's own environment, so no value (a key, a token) shows in a process listing; those docker
+ * reads itself (PATH, HOME, DOCKER_*: DockerCli.run keeps Brain's) go as `-e NAME=VALUE`. No `--rm`:
  * the log of a container that died must outlive it, for the error; close removes it.
  */
 export function dockerRunArgs(spec: DockerRunSpec): string[] {
   const labels = Object.entries(spec.labels ?? {}).flatMap(([k, v]) => ["--label", `${k}=${v}`]);
   const network =
     spec.network === "none" ? ["--network", "none"] : ["-p", `127.0.0.1::${spec.containerPort}`];
-  const envArgs = Object.keys(spec.env).flatMap((name) => ["-e", name]);
+  const envArgs = Object.entries(spec.env).flatMap(([name, value]) => [
+    "-e",
+    readByDocker(name) ? `${name}=${value}` : name,
+  ]);
   return ["run", "-d", ...labels, ...network, ...envArgs, ...(spec.extra ?? []), spec.image];
 }
 
