@@ -75,6 +75,21 @@ describe("HttpAgentClient errors", () => {
       expect(message).not.toContain("sk-s");
     }
   });
+
+  it("a run answered with no event stream says what came instead, not that a stream ended early", async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end('{"error":"model gpt-9 is not served here"}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    closers.push(() => server.close());
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const run = new HttpAgentClient(url, "agent").run(body, new AbortController().signal, () => {});
+    await expect(run).rejects.toThrow(
+      `agent: POST ${url}/run answered 200 (Content-Type application/json) without one SSE event; an agent streams its run as text/event-stream, "data: {json}" lines. It sent: {"error":"model gpt-9 is not served here"}`,
+    );
+  });
 });
 
 /** What each of the client's kinds of call (GET /info, POST /run, a JSON call) fails with. */

@@ -14,6 +14,8 @@ export type RunBody = HttpRunBody;
 
 /** Of an error answer, only its head is quoted. */
 const ERROR_HEAD_BYTES = 64 << 10;
+/** Of a run's body, the characters kept to quote when it held no event. */
+const HEAD_CHARS = 1000;
 
 /**
  * Every request to an agent: a redirect is not followed. An agent someone else runs could otherwise point Brain
@@ -147,8 +149,11 @@ export class HttpAgentClient {
       );
     }
     let ended: "done" | "error" | undefined;
+    let events = 0;
+    const head = { text: "" };
     try {
-      for await (const message of readSse(response.body, { dataLineEndsJsonEvent: true })) {
+      for await (const message of readSse(keepHead(response.body, head), { dataLineEndsJsonEvent: true })) {
+        events++;
         let value: unknown;
         try {
           value = JSON.parse(message.data);
@@ -172,6 +177,15 @@ export class HttpAgentClient {
       );
     }
     if (signal.aborted && !ended) return "aborted";
+    if (events === 0) {
+      // Not one event: most likely no event stream at all (a JSON error, a web page), which is what to show.
+      const type = response.headers.get("content-type") ?? "none";
+      const said = head.text.trim() ? `: ${headOf(head.text.trim(), 300)}` : " an empty body";
+      throw new HarnessError(
+        "brain_error",
+        `${this.name}: POST ${url} answered ${response.status} (Content-Type ${type}) without one SSE event; an agent streams its run as text/event-stream, "data: {json}" lines. It sent${said}`,
+      );
+    }
     return ended ?? "ended";
   }
 
@@ -246,6 +260,20 @@ export class HttpAgentClient {
       // best effort: the agent may be gone already
     }
   }
+}
+
+/** `body` as it is, the first characters it holds kept in `head` (for the error of a run that sent no event). */
+function keepHead(body: ReadableStream<Uint8Array>, head: { text: string }): ReadableStream<Uint8Array> {
+  const decoder = new TextDecoder();
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, out) {
+        if (head.text.length < HEAD_CHARS)
+          head.text += decoder.decode(chunk, { stream: true }).slice(0, HEAD_CHARS);
+        out.enqueue(chunk);
+      },
+    }),
+  );
 }
 
 /** A redirect answer fails the request, naming it; its body is not read (it may be anyone's). */
