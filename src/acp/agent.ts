@@ -229,19 +229,18 @@ async function followTurn(
   if (editorGone?.aborted) leave();
   else editorGone?.addEventListener("abort", leave, { once: true });
   const asked = new Map<string, AbortController>();
-  const toolIds = new Map<string, string>();
   const updates = sessionUpdates({ replaying: false, notices: Boolean(capabilities.session?.notices) });
   let stopReason: string | undefined;
   try {
     for await (const event of client.events(sessionId, { after, signal: stop.signal })) {
       if (event.turn !== turn) continue;
       await send(editor, sessionId, updates(event));
-      if (event.type === "tool.call") toolIds.set(event.data.name, event.data.id);
       if (event.type === "assistant.message") stopReason = event.data.stop_reason;
       if (event.type === "permission.requested" || event.type === "question.requested") {
         const withdraw = new AbortController();
         asked.set(event.data.id, withdraw);
-        const toolCallId = event.type === "permission.requested" ? toolIds.get(event.data.tool) : undefined;
+        // By the call's id: by its tool's name, two calls of one tool at once had the request on the other's card.
+        const toolCallId = event.type === "permission.requested" ? event.data.tool_call_id : undefined;
         void askEditor(editor, sessionId, event, { capabilities, signal: withdraw.signal, toolCallId }).then(
           async (answer) => {
             if (answer) await client.answer(sessionId, event.data.id, answer).catch(() => {}); // answered elsewhere first

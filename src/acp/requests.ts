@@ -46,7 +46,7 @@ async function ask(
       {
         sessionId,
         toolCall: {
-          toolCallId: toolCallId ?? request.data.id,
+          toolCallId: toolCallId || request.data.id,
           title: request.data.reason ?? `Allow ${request.data.tool}?`,
           kind: "other",
           status: "pending",

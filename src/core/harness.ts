@@ -134,6 +134,8 @@ export interface ToolUse {
   tool: string;
   arguments?: Record<string, unknown>;
   reason?: string;
+  /** The id of the tool.call the harness logged for this use (permission.requested's tool_call_id). */
+  tool_call_id?: string;
 }
 
 export interface PermissionVerdict {

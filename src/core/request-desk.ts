@@ -7,7 +7,7 @@ import type { AnsweredBy, NewEvent, Question, SessionEvent } from "../protocol/e
 import { MAX_TIMER_MS, type PermissionDecision } from "../protocol/permissions.js";
 import { SessionError } from "./errors.js";
 import type { AppendOptions } from "./event-log.js";
-import type { HarnessOptions } from "./harness.js";
+import type { HarnessOptions, ToolUse } from "./harness.js";
 import type { PendingRequests, RequestKind } from "./pending.js";
 import type { PermissionRules } from "./permissions.js";
 
@@ -67,7 +67,7 @@ export class RequestDesk {
    */
   async permit(
     turn: string,
-    use: { tool: string; arguments?: Record<string, unknown>; reason?: string },
+    use: ToolUse,
     signal: AbortSignal,
     /** `id`: the request's id (a client's own, e.g. nui's HITL requestId); `unlisted`: the decision for a tool
      * the policy names in no rule and gives no default for (an explicit approval request asks); `waitMs`: see

@@ -49,7 +49,12 @@ export class ToolCalls {
     try {
       await this.parts.append([{ type: "tool.call", turn: turnId, data: call }], AWAITED);
       const verdict =
-        decided ?? (await desk.permit(turnId, { tool: call.name, arguments: call.arguments }, signal));
+        decided ??
+        (await desk.permit(
+          turnId,
+          { tool: call.name, arguments: call.arguments, tool_call_id: call.id },
+          signal,
+        ));
       const result =
         verdict.decision === "allow"
           ? await (await tools).call(call, signal)

@@ -65,6 +65,11 @@ export const EventData = {
   "permission.requested": z.strictObject({
     id: z.string(),
     tool: z.string(),
+    /**
+     * The id of the tool.call this request is for, when the harness names it: a client shows the request on that
+     * call, not on another call of the same tool running at the same time.
+     */
+    tool_call_id: z.string().optional(),
     arguments: z.record(z.string(), z.unknown()).optional(),
     reason: z.string().optional(),
   }),

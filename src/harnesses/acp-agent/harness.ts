@@ -313,7 +313,7 @@ export class AcpHarness extends CliHarness<Connection> {
       this.warn(judged.refused);
       return choose(params, ["reject_once", "reject_always"]);
     }
-    const verdict = await this.permit({ tool: judged.tool, arguments: use.arguments });
+    const verdict = await this.permit({ tool: judged.tool, arguments: use.arguments, tool_call_id: use.id });
     if (running.interrupted || this.turn.current !== running) return CANCELLED;
     const kinds =
       verdict.decision === "allow" ? ["allow_once", "allow_always"] : ["reject_once", "reject_always"];

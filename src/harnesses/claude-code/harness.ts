@@ -231,6 +231,7 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
       tool: signal.tool,
       arguments: signal.input,
       ...(signal.reason ? { reason: signal.reason } : {}),
+      ...(signal.toolUseId ? { tool_call_id: signal.toolUseId } : {}),
     });
     this.write(permissionResponse(signal, verdict));
   }

@@ -77,6 +77,9 @@ describe.each(["claude/a-stream.jsonl", "claude-2.1.332/a-stream.jsonl"])("%s", 
       tool: "Bash",
       input: { command: "touch created-by-agent.txt" },
     });
+    // Named by its tool_use id, the id its tool.call has: a client shows the request on that call.
+    const call = events(second!).find((e) => e.type === "tool.call");
+    expect(permission).toMatchObject({ toolUseId: (call!.data as { id: string }).id });
     expect(kinds.indexOf("tool.call")).toBeLessThan(kinds.indexOf("permission"));
     expect(kinds.indexOf("permission")).toBeLessThan(kinds.indexOf("tool.result"));
   });

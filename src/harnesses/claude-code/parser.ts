@@ -18,6 +18,8 @@ export type ClaudeSignal =
       tool: string;
       input: Record<string, unknown>;
       reason?: string;
+      /** The tool_use block the request is for (Claude Code's tool_use_id): its tool.call's id. */
+      toolUseId?: string;
     }
   /** A control request Brain does not serve: it must still be answered, with an error. */
   | { kind: "control-unsupported"; requestId: string; subtype: string }
@@ -199,6 +201,7 @@ export class ClaudeStreamParser {
           tool: String(request.tool_name ?? "unknown"),
           input: asRecord(request.input),
           ...(typeof request.description === "string" ? { reason: request.description } : {}),
+          ...(typeof request.tool_use_id === "string" ? { toolUseId: request.tool_use_id } : {}),
         },
       ];
     }

@@ -19,6 +19,8 @@ export interface Approval {
 }
 
 const reasonOf = (params: Json) => (typeof params?.reason === "string" ? { reason: params.reason } : {});
+/** The item a v2 approval is for: the id its tool.call was logged under (item/started). */
+const itemOf = (params: Json) => (typeof params?.itemId === "string" ? { tool_call_id: params.itemId } : {});
 
 /** The permission a server request asks for, or undefined when it is not an approval. */
 export function approvalFor(method: string, params: Json): Approval | undefined {
@@ -29,6 +31,7 @@ export function approvalFor(method: string, params: Json): Approval | undefined 
           tool: "exec_command",
           arguments: { command: params?.command, cwd: params?.cwd },
           ...reasonOf(params),
+          ...itemOf(params),
         },
         answer: (v): CommandExecutionRequestApprovalResponse => ({
           decision: v.decision === "allow" ? "accept" : "decline",
@@ -40,6 +43,7 @@ export function approvalFor(method: string, params: Json): Approval | undefined 
           tool: "apply_patch",
           arguments: { grant_root: params?.grantRoot ?? null },
           ...reasonOf(params),
+          ...itemOf(params),
         },
         answer: (v): FileChangeRequestApprovalResponse => ({
           decision: v.decision === "allow" ? "accept" : "decline",

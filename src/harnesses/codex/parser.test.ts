@@ -79,6 +79,9 @@ describe("codex app-server transcript", () => {
       tool: "exec_command",
       arguments: { command: "/bin/bash -lc 'touch created-by-agent.txt'" },
     });
+    // Named by its item id, the id its tool.call has: a client shows the request on that call.
+    const call = events(second!).find((e) => e.type === "tool.call");
+    expect(approval?.use.tool_call_id).toBe((call!.data as { id: string }).id);
     expect(approval?.answer({ decision: "allow" })).toEqual({ decision: "accept" });
     expect(approval?.answer({ decision: "deny" })).toEqual({ decision: "decline" });
     expect(events(second!).filter((e) => e.type === "tool.result")[0]?.data).toMatchObject({

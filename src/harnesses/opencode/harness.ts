@@ -177,6 +177,7 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
       tool: signal.tool,
       arguments: signal.arguments,
       ...(signal.subagent ? { reason: `a subagent asks (opencode session ${signal.subagent})` } : {}),
+      ...(signal.callId ? { tool_call_id: signal.callId } : {}),
     });
     const reply = verdict.decision === "allow" ? "once" : "reject";
     await server

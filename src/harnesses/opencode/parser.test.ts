@@ -60,6 +60,9 @@ describe("opencode /event transcript", () => {
       tool: "bash",
       arguments: { patterns: ["touch created-by-agent.txt"] },
     });
+    // Named by its callID, the id its tool.call has: a client shows the request on that call.
+    const call = events(second!).find((e) => e.type === "tool.call");
+    expect(permission).toMatchObject({ callId: (call!.data as { id: string }).id });
     const kinds = second!.map((s) => (s.kind === "event" ? s.event.type : s.kind));
     expect(kinds.indexOf("tool.call")).toBeLessThan(kinds.indexOf("permission"));
     expect(kinds.indexOf("permission")).toBeLessThan(kinds.indexOf("tool.result"));

@@ -19,6 +19,8 @@ export type OpencodeSignal =
       arguments: Record<string, unknown>;
       /** Set when a subagent asks: its session, named for the client. */
       subagent?: string;
+      /** The session's own tool part the request is for (its tool.callID): its tool.call's id. */
+      callId?: string;
     }
   | { kind: "question"; id: string; questions: OpencodeQuestion[] }
   | { kind: "end"; end: CliTurnEnd };
@@ -113,6 +115,8 @@ export class OpencodeEventMapper {
         ...(props.metadata ? { metadata: props.metadata } : {}),
       }),
       ...(subagent ? { subagent } : {}),
+      // A subagent's calls are not the session's, so they are not logged: its request names none of them.
+      ...(!subagent && typeof props.tool?.callID === "string" ? { callId: props.tool.callID } : {}),
     };
   }
 
