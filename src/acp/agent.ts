@@ -17,7 +17,7 @@ import {
 } from "@agentclientprotocol/sdk";
 import type { BrainClient } from "../client/client.js";
 import { ClientError } from "../client/errors.js";
-import type { CreateSessionBody, PromptBody } from "../protocol/api.js";
+import type { CreateSessionBody, PromptBody, SessionView } from "../protocol/api.js";
 import { replayConversation } from "./replay.js";
 import { askEditor } from "./requests.js";
 import { sessionUpdates } from "./updates.js";
@@ -46,6 +46,17 @@ interface BrainMeta {
   provider?: string;
   config?: CreateSessionBody["config"];
   permissions?: CreateSessionBody["permissions"];
+}
+
+/** The most sessions one session/list answer holds. */
+const LIST_PAGE = 100;
+
+/** A session/list cursor the daemon cannot page after: not one it gave, or its session deleted since. */
+function badCursor(cursor: string | undefined): RequestError {
+  return RequestError.invalidParams({
+    message: `cursor ${JSON.stringify(String(cursor).slice(0, 100))} is not a nextCursor this agent gave, or its session was deleted since: list again without a cursor`,
+    field: "cursor",
+  });
 }
 
 const STOP: Record<string, StopReason> = { completed: "end_turn", interrupted: "cancelled" };
@@ -123,16 +134,25 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       return {};
     })
     .onRequest(methods.agent.session.list, async ({ params }) => {
-      const sessions = await client.sessions().catch(fail);
+      // Paged, newest first (what an editor shows): the whole list was one message of every session's view, each
+      // with its config, however many thousands the home holds. The cursor is the daemon's: the last session seen.
+      const sessions: SessionView[] = [];
+      let after = params.cursor ?? undefined;
+      do {
+        const page = await client
+          .sessionPage({ limit: LIST_PAGE - sessions.length, order: "newest", ...(after ? { after } : {}) })
+          .catch((err) => fail(err instanceof ClientError && err.field === "after" ? badCursor(after) : err));
+        sessions.push(...page.sessions.filter((s) => !params.cwd || cwds.get(s.id) === params.cwd));
+        after = page.next;
+      } while (after !== undefined && sessions.length < LIST_PAGE);
       return {
-        sessions: sessions
-          .filter((s) => !params.cwd || cwds.get(s.id) === params.cwd)
-          .map((s) => ({
-            sessionId: s.id,
-            cwd: cwds.get(s.id) ?? "/",
-            title: `${s.harness} ${s.id.slice(0, 8)}`,
-            updatedAt: s.created_at,
-          })),
+        sessions: sessions.map((s) => ({
+          sessionId: s.id,
+          cwd: cwds.get(s.id) ?? "/",
+          title: `${s.harness} ${s.id.slice(0, 8)}`,
+          updatedAt: s.created_at,
+        })),
+        ...(after !== undefined ? { nextCursor: after } : {}),
       };
     })
     .onRequest(methods.agent.session.close, async ({ params }) => {

@@ -1,0 +1,39 @@
+// `brain acp`'s session/list: paged as ACP's schema says (cursor in, nextCursor out), newest first, so a home
+// with thousands of sessions is not one huge message.
+import { methods, RequestError } from "@agentclientprotocol/sdk";
+import { describe, expect, it } from "vitest";
+import { FsSessionStore } from "../store/fs/index.js";
+import { connectEditor } from "../testing/acp-editor.js";
+import { useTestDaemon } from "../testing/use-daemon.js";
+
+const t = useTestDaemon();
+
+describe("brain acp session/list", () => {
+  it("pages the sessions, newest first, with a nextCursor until the last page, and names a bad cursor", async () => {
+    const store = new FsSessionStore(t.home);
+    const ids = Array.from({ length: 230 }, (_, i) => `list-${String(i).padStart(3, "0")}`);
+    for (const id of ids) await store.create({ harness: "echo", config: {}, id });
+    const editor = await connectEditor(["--server", t.url, "--token", t.tokens.admin]);
+    try {
+      const pages: string[][] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await editor.ctx.request(methods.agent.session.list, cursor ? { cursor } : {});
+        pages.push(page.sessions.map((s) => s.sessionId));
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor !== undefined);
+      expect(pages.map((p) => p.length)).toEqual([100, 100, 30]);
+      expect(pages.flat()).toEqual([...ids].reverse());
+
+      const refused = await editor.ctx
+        .request(methods.agent.session.list, { cursor: "no such session" })
+        .catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(RequestError);
+      expect(refused).toMatchObject({ code: -32602 });
+      expect(JSON.stringify((refused as RequestError).data)).toContain("list again without a cursor");
+    } finally {
+      editor.child.kill("SIGTERM");
+      await editor.exited;
+    }
+  });
+});
