@@ -302,7 +302,8 @@ export class AcpHarness extends CliHarness<Connection> {
 
   private async onPermission(params: RequestPermissionRequest): Promise<RequestPermissionResponse> {
     const running = this.turn.current;
-    if (!running || this.replaying) return CANCELLED;
+    // Another session's request is not this one's to log, nor its policy's and clients' to allow.
+    if (!running || this.replaying || params.sessionId !== this.connection?.sessionId) return CANCELLED;
     const { events, use } = this.mapper.toolFor(params.toolCall);
     for (const event of events) this.emitEvent(event);
     // The endpoint asks Brain's policy about each call of its tools itself: asking here too would ask twice.

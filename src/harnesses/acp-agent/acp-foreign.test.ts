@@ -1,0 +1,54 @@
+// An ACP agent's permission request for a session other than the one Brain drives in it: not this session's, so
+// it is neither logged as this session's call nor put to its policy and clients (whose allow would run it);
+// it is cancelled, the answer every agent takes as "do not run".
+import { expect, it } from "vitest";
+import type { HarnessEvent, ToolUse } from "../../core/harness.js";
+import { bareHarnessOptions, ndjsonProgram, useStandIns } from "../../testing/cli.js";
+import { AcpFactory, acpFamilyDescriptor } from "./factory.js";
+
+const AGENT = ndjsonProgram(
+  `    const ask = (id, sessionId) => send({ jsonrpc: "2.0", id, method: "session/request_permission", params: { sessionId,
+      toolCall: { toolCallId: "call-" + sessionId, title: "rm", kind: "execute", rawInput: { command: "rm -rf x" } },
+      options: [{ optionId: "yes", name: "Yes", kind: "allow_once" }, { optionId: "no", name: "No", kind: "reject_once" }] } });
+    if (m.method === "initialize") send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: 1, agentCapabilities: {} } });
+    else if (m.method === "session/new") send({ jsonrpc: "2.0", id: m.id, result: { sessionId: "s1" } });
+    else if (m.method === "session/prompt") { prompt = m.id; ask(100, "other"); }
+    else if (m.id === 100) { outcomes.push(m.result.outcome); ask(101, "s1"); }
+    else if (m.id === 101) {
+      outcomes.push(m.result.outcome);
+      const text = JSON.stringify(outcomes);
+      send({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } } });
+      send({ jsonrpc: "2.0", id: prompt, result: { stopReason: "end_turn" } });
+    }`,
+  "let prompt; const outcomes = [];",
+);
+
+const standIns = useStandIns();
+const descriptor = acpFamilyDescriptor("stand-in", "stand-in-acp", "stand-in-acp", "Stand-in", {});
+
+it("cancels a permission request for another session, without logging or asking it", async () => {
+  const { bin, native } = standIns.make("brain-acp-foreign-", "stand-in-acp", AGENT);
+  const events: HarnessEvent[] = [];
+  const asked: ToolUse[] = [];
+  const harness = await new AcpFactory(descriptor, { bin }).open({
+    ...bareHarnessOptions(native),
+    emit: (event) => void events.push(event),
+    permit: async (_turn, use) => {
+      asked.push(use);
+      return { decision: "allow" };
+    },
+  });
+  try {
+    await harness.prompt("go", { turn: "t1", signal: new AbortController().signal });
+    expect(asked.map((use) => use.tool_call_id)).toEqual(["call-s1"]);
+    const calls = events.flatMap((e) => (e.type === "tool.call" ? [e.data.id] : []));
+    expect(calls).toEqual(["call-s1"]);
+    const message = events.find((e) => e.type === "assistant.message");
+    expect(JSON.parse((message!.data as { text: string }).text)).toEqual([
+      { outcome: "cancelled" },
+      { outcome: "selected", optionId: "yes" },
+    ]);
+  } finally {
+    await harness.close();
+  }
+});
