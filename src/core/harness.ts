@@ -88,13 +88,14 @@ export interface HarnessOptions {
   /**
    * Asks the session's clients a question (human in the loop); "" when no one answers in time. `options.id`
    * names the request with the harness's own id (nui's HITL requestId), so clients answer it by that id;
-   * `options.waitMs` waits at most that long for an answer (nui's HITL ttl), never past the session's ask timeout.
+   * `options.waitMs` waits at most that long for an answer (nui's HITL ttl), never past the session's ask timeout;
+   * `options.together`: the ids of all the questions of one request (the first its own), answered as one.
    */
   ask(
     turn: string,
     question: Question,
     signal: AbortSignal,
-    options?: { id?: string; waitMs?: number },
+    options?: { id?: string; waitMs?: number; together?: readonly string[] },
   ): Promise<string>;
   /**
    * Whether a permission request or question with this id is pending in the session: `permit` and `ask` refuse

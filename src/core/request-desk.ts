@@ -25,8 +25,10 @@ export type Verdict = { decision: "allow" | "deny"; reason?: string };
 /**
  * `id`: the request's own id. `waitMs`: how long this request waits for a client, when it carries its own expiry
  * (nui's HITL `ttlSeconds`); never longer than the session's ask timeout, the server's bound on every ask.
+ * `together` (questions only): the ids of every question of the one request this one belongs to (nui's HITL request
+ * of several questions), the request's own id first; a client answers them as one (questionsOf).
  */
-export type AskOptions = { id?: string; waitMs?: number };
+export type AskOptions = { id?: string; waitMs?: number; together?: readonly string[] };
 
 const waiterKey = (kind: RequestKind, id: string) => `${kind}\u0000${id}`;
 
@@ -43,6 +45,11 @@ export class RequestDesk {
    * the waiter when it takes the request, so a waiter still here after its request was taken is orphaned.
    */
   private readonly waiters = new Map<string, (answer: Record<string, unknown>) => void>();
+  /**
+   * The questions of each request of several being asked, by the request's id (AskOptions.together): whoever raised
+   * it (Brain's HITL API, an extension host's hitl_request, a container's NUI_API_URL), nui's one respond() answers all.
+   */
+  private readonly together = new Map<string, readonly string[]>();
 
   constructor(private readonly parts: DeskParts) {}
 
@@ -103,14 +110,30 @@ export class RequestDesk {
     options: AskOptions = {},
   ): Promise<string> {
     const id = options.id ?? `question-${randomUUID()}`;
-    const answer = await this.waitForAnswer(
-      "question.requested",
-      { type: "question.requested", turn, data: { id, ...question } },
-      signal,
-      (reason) => ({ type: "question.answered", turn, data: { id, answer: "", reason } }),
-      options.waitMs,
-    );
-    return (answer as { answer: string }).answer;
+    const group = options.together;
+    // Known from before the request is logged until its own question is answered, so a respond() finds them all.
+    const leads = group !== undefined && group.length > 1 && group[0] === id && !this.together.has(id);
+    if (leads) this.together.set(id, group);
+    try {
+      const answer = await this.waitForAnswer(
+        "question.requested",
+        { type: "question.requested", turn, data: { id, ...question } },
+        signal,
+        (reason) => ({ type: "question.answered", turn, data: { id, answer: "", reason } }),
+        options.waitMs,
+      );
+      return (answer as { answer: string }).answer;
+    } finally {
+      if (leads && this.together.get(id) === group) this.together.delete(id);
+    }
+  }
+
+  /**
+   * The ids a client's answer to `requestId` answers: every question of a request asked as several (AskOptions
+   * .together), else the one. By the request's record only: another request may have an id like `<id>#2` of its own.
+   */
+  questionsOf(requestId: string): readonly string[] {
+    return this.together.get(requestId) ?? [requestId];
   }
 
   /**

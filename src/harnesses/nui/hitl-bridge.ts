@@ -203,7 +203,7 @@ async function ask(
   try {
     given = await Promise.all(
       questions.map(({ key: _key, ...question }, i) =>
-        options.ask(at.turn, question, withdraw.signal, { id: ids[i], waitMs }),
+        options.ask(at.turn, question, withdraw.signal, { id: ids[i], waitMs, together: ids }),
       ),
     );
   } catch (err) {

@@ -4,7 +4,6 @@
 // in nui's envelopes, whichever harness asked it. Answers go through Session.answer: the first one wins.
 import type { EventLog } from "../../core/event-log.js";
 import type { Session } from "../../core/session.js";
-import { brainRequestIds } from "../../harnesses/nui/hitl-bridge.js";
 import { HitlDesk, HitlRefusal } from "../../harnesses/nui/hitl-desk.js";
 import type { ApiErrorCode } from "../../protocol/api.js";
 import type { SessionEvent } from "../../protocol/events.js";
@@ -113,10 +112,9 @@ export class HitlService {
   /** nui's respond(): answers the Brain request by id; 409 once it is answered. */
   async respond(caller: Caller, requestId: string, body: HitlRespondBody): Promise<HitlResponseEnvelope> {
     for (const session of this.sessions.openSessions(caller)) {
-      // A request made here: its every question (`<id>#<n>` after the first, hitl-bridge.ts), as nui's respond()
-      // answers them all. Only by its desk's record: another request may have been given such an id of its own.
-      const envelope = this.desks.get(session)?.get(requestId);
-      const ids = envelope ? brainRequestIds(envelope) : [requestId];
+      // Every question of the request, as nui's respond() answers them all, whoever raised it (this API, an
+      // extension host's hitl_request, a container's NUI_API_URL): the session's desk knows which they are.
+      const ids = session.desk.questionsOf(requestId);
       const requests = session
         .pendingRequests()
         .filter((r): r is Answerable => ids.includes(r.id) && isAnswerable(r));
