@@ -142,6 +142,8 @@ export interface ToolUse {
 export interface PermissionVerdict {
   decision: "allow" | "deny";
   reason?: string;
+  /** No one answered in time: the deny is the host's fallback, not a person's (nui's `expired`). */
+  expired?: true;
 }
 
 export interface TurnContext {

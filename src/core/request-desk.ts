@@ -21,7 +21,8 @@ export interface DeskParts {
 export type Answer = NewEvent & { type: "permission.resolved" | "question.answered" };
 /** A client's answer's Idempotency-Key, and who sent it. */
 export type ReplyFrom = { key?: string; by?: AnsweredBy };
-export type Verdict = { decision: "allow" | "deny"; reason?: string };
+/** `expired`: no one answered in time (the deny is the host's fallback, not a person's). */
+export type Verdict = { decision: "allow" | "deny"; reason?: string; expired?: true };
 /**
  * `id`: the request's own id. `waitMs`: how long this request waits for a client, when it carries its own expiry
  * (nui's HITL `ttlSeconds`); never longer than the session's ask timeout, the server's bound on every ask.
@@ -88,7 +89,11 @@ export class RequestDesk {
       "permission.requested",
       { type: "permission.requested", turn, data: { id, ...use } },
       signal,
-      (reason) => ({ type: "permission.resolved", turn, data: { id, decision: "deny", reason } }),
+      (reason, expired) => ({
+        type: "permission.resolved",
+        turn,
+        data: { id, decision: "deny", reason, ...expired },
+      }),
       options.waitMs,
     );
     return answer as Verdict;
@@ -119,7 +124,11 @@ export class RequestDesk {
         "question.requested",
         { type: "question.requested", turn, data: { id, ...question } },
         signal,
-        (reason) => ({ type: "question.answered", turn, data: { id, answer: "", reason } }),
+        (reason, expired) => ({
+          type: "question.answered",
+          turn,
+          data: { id, answer: "", reason, ...expired },
+        }),
         options.waitMs,
       );
       return (answer as { answer: string }).answer;
@@ -236,7 +245,8 @@ export class RequestDesk {
     kind: "permission.requested" | "question.requested",
     request: NewEvent & { data: { id: string } },
     signal: AbortSignal,
-    fallback: (reason: string) => NewEvent,
+    /** `expired` when the wait passed (no one answered), not when the turn was interrupted. */
+    fallback: (reason: string, expired?: { expired: true }) => NewEvent,
     waitMs = this.askTimeoutMs,
   ): Promise<Record<string, unknown>> {
     const { id } = request.data;
@@ -257,8 +267,8 @@ export class RequestDesk {
     this.waiters.set(key, wake);
     const timeoutMs = Math.min(waitMs, this.askTimeoutMs, MAX_TIMER_MS);
     let timer: NodeJS.Timeout | undefined;
-    const giveUp = (reason: string) => {
-      const event = fallback(reason);
+    const giveUp = (reason: string, expired?: { expired: true }) => {
+      const event = fallback(reason, expired);
       if (this.parts.pending.take(kind, id)) {
         this.parts.append([event]).catch(() => {});
         wake(event.data as Record<string, unknown>);
@@ -269,7 +279,10 @@ export class RequestDesk {
     const onAbort = () => giveUp("the turn was interrupted");
     try {
       await this.parts.append([request]);
-      timer = setTimeout(() => giveUp(`no client answered within ${timeoutMs / 1000} s`), timeoutMs);
+      timer = setTimeout(
+        () => giveUp(`no client answered within ${timeoutMs / 1000} s`, { expired: true }),
+        timeoutMs,
+      );
       signal.addEventListener("abort", onAbort, { once: true });
       if (signal.aborted) onAbort();
       return await answered;

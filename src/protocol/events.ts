@@ -29,6 +29,11 @@ export const AnsweredBy = z.strictObject({
 });
 export type AnsweredBy = z.infer<typeof AnsweredBy>;
 const answered = { answered_by: AnsweredBy.optional() };
+/**
+ * Set when no one answered within the request's wait (the session's ask timeout, or nui's shorter ttl): the host's
+ * fallback (a deny, an empty answer), so a client tells "no one answered" (nui's `expired`) from a person's no.
+ */
+const unanswered = { expired: z.literal(true).optional() };
 
 /** An image sent with a prompt, for harnesses that take them: base64 `data` or a file `path`, not both. */
 export const PromptImage = z
@@ -77,6 +82,7 @@ export const EventData = {
     id: z.string(),
     decision: z.enum(["allow", "deny"]),
     reason: z.string().optional(),
+    ...unanswered,
     ...keyed,
     ...answered,
   }),
@@ -97,6 +103,7 @@ export const EventData = {
     id: z.string(),
     answer: z.string(),
     reason: z.string().optional(),
+    ...unanswered,
     ...keyed,
     ...answered,
   }),

@@ -137,7 +137,9 @@ async function approve(
     decision: verdict.decision,
     ...(verdict.reason ? { reason: verdict.reason } : {}),
   };
-  return respond(verdict.decision === "allow" ? "answered" : "declined", answers);
+  // No one answered in time is not a person's no: nui tells the two apart (expired, declined).
+  const status = verdict.decision === "allow" ? "answered" : verdict.expired ? "expired" : "declined";
+  return respond(status, answers);
 }
 
 interface OneQuestion extends Question {

@@ -124,7 +124,8 @@ export function responseEnvelopeOf(event: SessionEvent): HitlResponseEnvelope | 
     return {
       ...base,
       requestId: event.data.id,
-      status: allow ? "answered" : "declined",
+      // No one answered in time is not a person's no.
+      status: allow ? "answered" : event.data.expired ? "expired" : "declined",
       answers: {
         approved: allow,
         decision: event.data.decision,

@@ -1,0 +1,41 @@
+// A permission request no one answered in time is nui's `expired`, not `declined`: in the log and in the HITL API's
+// response envelope, so a client tells "no one answered" from "the person said no".
+import { expect, it } from "vitest";
+import { scripted } from "../testing/brain.js";
+import { startTestDaemon } from "../testing/daemon.js";
+import { collect, raw, settled } from "../testing/http.js";
+
+it("a permission request that times out reads expired, whoever asked it", async () => {
+  // The harness asks Brain itself (as a CLI agent's permit), then makes a nui approval through the HITL API.
+  const t = await startTestDaemon({
+    factories: [
+      scripted(async (options, turn) => {
+        const signal = new AbortController().signal;
+        await options.permit(turn, { tool: "deploy" }, signal, { id: "native", unlisted: "ask" });
+        const made = await raw(t.url, "POST", "/api/hitl/requests", {
+          token: t.tokens.admin,
+          body: { kind: "approval", runId: turn, requestId: "nui", payload: { toolName: "deploy" } },
+        });
+        if (made.status !== 201) throw new Error(JSON.stringify(made.body));
+        await raw(t.url, "GET", "/api/hitl/requests/nui/wait", { token: t.tokens.admin });
+      }),
+    ],
+  });
+  try {
+    const client = t.client();
+    const { id } = await client.create({ harness: "scripted", permissions: { ask_timeout_ms: 50 } });
+    const { turn } = await client.prompt(id, "go");
+    await collect(client, id, settled(turn));
+    const resolved = (await client.log(id)).events.filter((e) => e.type === "permission.resolved");
+    expect(resolved.map((e) => e.data)).toEqual([
+      { id: "native", decision: "deny", reason: "no client answered within 0.05 s", expired: true },
+      { id: "nui", decision: "deny", reason: "no client answered within 0.05 s", expired: true },
+    ]);
+    for (const request of ["native", "nui"]) {
+      const waited = await raw(t.url, "GET", `/api/hitl/requests/${request}/wait`, { token: t.tokens.admin });
+      expect(waited.body, request).toMatchObject({ requestId: request, status: "expired" });
+    }
+  } finally {
+    await t.cleanup();
+  }
+});
