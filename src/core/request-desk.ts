@@ -31,6 +31,9 @@ export type Verdict = { decision: "allow" | "deny"; reason?: string; expired?: t
  */
 export type AskOptions = { id?: string; waitMs?: number; together?: readonly string[] };
 
+/** A waiting request's times, as ISO strings: logged at `createdAt`, given up at `expiresAt`. */
+export type RequestTimes = { createdAt: string; expiresAt: string };
+
 const waiterKey = (kind: RequestKind, id: string) => `${kind}\u0000${id}`;
 
 /** The kinds a client answers by id alone (reply()): one id names at most one pending request of them. */
@@ -51,6 +54,8 @@ export class RequestDesk {
    * it (Brain's HITL API, an extension host's hitl_request, a container's NUI_API_URL), nui's one respond() answers all.
    */
   private readonly together = new Map<string, readonly string[]>();
+  /** When each request waiting here was logged and when it is given up (its timer), by id: its nui envelope says so. */
+  private readonly deadlines = new Map<string, RequestTimes>();
 
   constructor(private readonly parts: DeskParts) {}
 
@@ -135,6 +140,11 @@ export class RequestDesk {
     } finally {
       if (leads && this.together.get(id) === group) this.together.delete(id);
     }
+  }
+
+  /** When a request still waiting for its answer was asked and when it will be given up; undefined if it is not. */
+  timesOf(requestId: string): RequestTimes | undefined {
+    return this.deadlines.get(requestId);
   }
 
   /**
@@ -267,6 +277,7 @@ export class RequestDesk {
     this.waiters.set(key, wake);
     const timeoutMs = Math.min(waitMs, this.askTimeoutMs, MAX_TIMER_MS);
     let timer: NodeJS.Timeout | undefined;
+    let times: RequestTimes | undefined;
     const giveUp = (reason: string, expired?: { expired: true }) => {
       const event = fallback(reason, expired);
       if (this.parts.pending.take(kind, id)) {
@@ -278,7 +289,10 @@ export class RequestDesk {
     };
     const onAbort = () => giveUp("the turn was interrupted");
     try {
-      await this.parts.append([request]);
+      const [logged] = await this.parts.append([request]);
+      const expiresAt = new Date(Date.now() + timeoutMs).toISOString();
+      times = { createdAt: logged?.ts ?? new Date().toISOString(), expiresAt };
+      this.deadlines.set(id, times);
       timer = setTimeout(
         () => giveUp(`no client answered within ${timeoutMs / 1000} s`, { expired: true }),
         timeoutMs,
@@ -290,6 +304,7 @@ export class RequestDesk {
       clearTimeout(timer);
       signal.removeEventListener("abort", onAbort);
       if (this.waiters.get(key) === wake) this.waiters.delete(key);
+      if (times !== undefined && this.deadlines.get(id) === times) this.deadlines.delete(id);
     }
   }
 }

@@ -39,3 +39,54 @@ it("a permission request that times out reads expired, whoever asked it", async 
     await t.cleanup();
   }
 });
+
+it("lists a harness's own permission request and question with the deadline the session's ask timeout gives them", async () => {
+  const t = await startTestDaemon({
+    factories: [
+      scripted(async (options, turn) => {
+        const signal = new AbortController().signal;
+        await Promise.all([
+          options.permit(turn, { tool: "deploy" }, signal, { id: "perm", unlisted: "ask" }),
+          options.ask(turn, { question: "Which?" }, signal, { id: "question" }),
+        ]);
+      }),
+    ],
+  });
+  try {
+    const client = t.client();
+    const { id } = await client.create({ harness: "scripted", permissions: { ask_timeout_ms: 30_000 } });
+    const { turn } = await client.prompt(id, "go");
+    let asked = 0;
+    const seen = await collect(client, id, (e) => e.type.endsWith(".requested") && ++asked === 2);
+    const listed = await raw(t.url, "GET", `/api/hitl/requests?pending=true&sessionId=${id}`, {
+      token: t.tokens.admin,
+    });
+    const envelopes = listed.body as unknown as {
+      requestId: string;
+      createdAt: string;
+      expiresAt: string;
+      ttlSeconds: number;
+    }[];
+    expect(envelopes.map((e) => e.requestId).sort()).toEqual(["perm", "question"]);
+    for (const envelope of envelopes) {
+      const logged = seen.find((e) => (e.data as { id?: string }).id === envelope.requestId)!;
+      // Asked when logged, and given up the ask timeout later: no sooner (the timer starts once it is logged).
+      expect(envelope.createdAt, envelope.requestId).toBe(logged.ts);
+      const lasts = Date.parse(envelope.expiresAt) - Date.parse(envelope.createdAt);
+      expect(lasts, envelope.requestId).toBeGreaterThanOrEqual(30_000);
+      expect(envelope.ttlSeconds, envelope.requestId).toBe(Math.ceil(lasts / 1000));
+      const one = await raw(t.url, "GET", `/api/hitl/requests/${envelope.requestId}`, {
+        token: t.tokens.admin,
+      });
+      expect(one.body).toMatchObject({ expiresAt: envelope.expiresAt });
+    }
+    for (const request of ["perm", "question"])
+      await raw(t.url, "POST", `/api/hitl/requests/${request}/respond`, {
+        token: t.tokens.admin,
+        body: { status: "declined" },
+      });
+    await collect(client, id, settled(turn));
+  } finally {
+    await t.cleanup();
+  }
+});

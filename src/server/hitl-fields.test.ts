@@ -59,7 +59,7 @@ describe("nui question fields", () => {
       turn: "t1",
       data: { id: "q1", ...asBrain },
     };
-    expect(requestEnvelopeOf("s1", request, "").payload).toEqual({
+    expect(requestEnvelopeOf("s1", request).payload).toEqual({
       title: "Release",
       message: "Pick how to ship the build.",
       questions: [

@@ -2,6 +2,7 @@
 // so a nui-style client (its UI, its SDK's respond()) can see and answer any request a Brain session asks,
 // whichever harness asked it.
 import type { PendingRequest } from "../../core/pending.js";
+import type { RequestTimes } from "../../core/request-desk.js";
 import type { AnswerBody } from "../../protocol/api.js";
 import type { Question, SessionEvent } from "../../protocol/events.js";
 import {
@@ -20,12 +21,17 @@ export function isAnswerable(request: PendingRequest): request is Answerable {
   return request.kind === "permission.requested" || request.kind === "question.requested";
 }
 
-/** A pending Brain request as nui's request envelope (`runId` is the Brain turn). */
+/**
+ * A pending Brain request as nui's request envelope (`runId` is the Brain turn). `times`: when it was asked and
+ * when its wait ends (the session's desk knows them while it waits; "" when not known).
+ */
 export function requestEnvelopeOf(
   session: string,
   request: PendingRequest,
-  createdAt: string,
+  times: RequestTimes = { createdAt: "", expiresAt: "" },
 ): HitlRequestEnvelope {
+  const { createdAt, expiresAt } = times;
+  const lastsMs = Date.parse(expiresAt) - Date.parse(createdAt);
   const d = request.data as Record<string, unknown>;
   const approval = request.kind === "permission.requested";
   const payload: Record<string, unknown> = approval
@@ -43,10 +49,10 @@ export function requestEnvelopeOf(
     ...(request.turn ? { runId: request.turn } : {}),
     kind: approval ? "approval" : "question",
     payload,
-    ttlSeconds: 0,
+    ttlSeconds: Number.isFinite(lastsMs) ? Math.max(0, Math.ceil(lastsMs / 1000)) : 0,
     status: "delivered",
     createdAt,
-    expiresAt: "",
+    expiresAt,
   };
 }
 

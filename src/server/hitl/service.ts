@@ -3,6 +3,7 @@
 // HitlDesk the nui harnesses use), and every pending Brain request can be listed, read, awaited and answered
 // in nui's envelopes, whichever harness asked it. Answers go through Session.answer: the first one wins.
 import type { EventLog } from "../../core/event-log.js";
+import type { PendingRequest } from "../../core/pending.js";
 import type { Session } from "../../core/session.js";
 import { HitlDesk, HitlRefusal } from "../../harnesses/nui/hitl-desk.js";
 import type { ApiErrorCode } from "../../protocol/api.js";
@@ -63,7 +64,7 @@ export class HitlService {
       if (filter.sessionId && session.id !== filter.sessionId) continue;
       for (const request of session.pendingRequests()) {
         if (!isAnswerable(request) || (filter.runId && request.turn !== filter.runId)) continue;
-        out.push(this.fromDesk(session, request.id) ?? requestEnvelopeOf(session.id, request, ""));
+        out.push(this.fromDesk(session, request.id) ?? this.envelopeOf(session, request));
       }
     }
     return out;
@@ -155,10 +156,14 @@ export class HitlService {
       const fromDesk = this.fromDesk(session, requestId);
       if (fromDesk) return { session, envelope: fromDesk };
       const request = session.pendingRequests().find((r) => r.id === requestId);
-      if (request && isAnswerable(request))
-        return { session, envelope: requestEnvelopeOf(session.id, request, "") };
+      if (request && isAnswerable(request)) return { session, envelope: this.envelopeOf(session, request) };
     }
     return undefined;
+  }
+
+  /** A pending Brain request in nui's envelope, with its real times: its wait is the session's desk's. */
+  private envelopeOf(session: Session, request: PendingRequest): HitlRequestEnvelope {
+    return requestEnvelopeOf(session.id, request, session.desk.timesOf(request.id));
   }
 
   /** A request made through this API, as its maker sent it but for what the session's log redacts. */
