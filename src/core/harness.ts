@@ -142,8 +142,8 @@ export interface ToolUse {
 export interface PermissionVerdict {
   decision: "allow" | "deny";
   reason?: string;
-  /** No one answered in time: the deny is the host's fallback, not a person's (nui's `expired`). */
-  expired?: true;
+  /** Why no one answered (the wait passed, the turn ended): the deny is the host's fallback, not a person's. */
+  unanswered?: "expired" | "cancelled";
 }
 
 export interface TurnContext {

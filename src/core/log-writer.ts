@@ -172,9 +172,13 @@ export function closingEvents(
   const answers = pending.list(turn).map((request): NewEvent => {
     const { id } = request;
     if (request.kind === "permission.requested")
-      return { type: "permission.resolved", turn, data: { id, decision: "deny", reason } };
+      return {
+        type: "permission.resolved",
+        turn,
+        data: { id, decision: "deny", reason, unanswered: "cancelled" },
+      };
     if (request.kind === "question.requested")
-      return { type: "question.answered", turn, data: { id, answer: "", reason } };
+      return { type: "question.answered", turn, data: { id, answer: "", reason, unanswered: "cancelled" } };
     const result = errorResult(`${cause} while the tool call was running; its outcome is unknown`);
     return { type: "tool.result", turn, data: { id, ...result } };
   });

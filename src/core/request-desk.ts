@@ -3,7 +3,7 @@
 // and lets exactly one through: the pending index (src/core/pending.ts) decides who answers, the log keeps it.
 import { randomUUID } from "node:crypto";
 import type { AnswerBody } from "../protocol/api.js";
-import type { AnsweredBy, NewEvent, Question, SessionEvent } from "../protocol/events.js";
+import type { AnsweredBy, NewEvent, Question, SessionEvent, Unanswered } from "../protocol/events.js";
 import { MAX_TIMER_MS, type PermissionDecision } from "../protocol/permissions.js";
 import { SessionError } from "./errors.js";
 import type { AppendOptions } from "./event-log.js";
@@ -21,8 +21,8 @@ export interface DeskParts {
 export type Answer = NewEvent & { type: "permission.resolved" | "question.answered" };
 /** A client's answer's Idempotency-Key, and who sent it. */
 export type ReplyFrom = { key?: string; by?: AnsweredBy };
-/** `expired`: no one answered in time (the deny is the host's fallback, not a person's). */
-export type Verdict = { decision: "allow" | "deny"; reason?: string; expired?: true };
+/** `unanswered`: why no one answered (the deny is the host's fallback, not a person's). */
+export type Verdict = { decision: "allow" | "deny"; reason?: string; unanswered?: Unanswered };
 /**
  * `id`: the request's own id. `waitMs`: how long this request waits for a client, when it carries its own expiry
  * (nui's HITL `ttlSeconds`); never longer than the session's ask timeout, the server's bound on every ask.
@@ -94,10 +94,10 @@ export class RequestDesk {
       "permission.requested",
       { type: "permission.requested", turn, data: { id, ...use } },
       signal,
-      (reason, expired) => ({
+      (reason, unanswered) => ({
         type: "permission.resolved",
         turn,
-        data: { id, decision: "deny", reason, ...expired },
+        data: { id, decision: "deny", reason, unanswered },
       }),
       options.waitMs,
     );
@@ -129,10 +129,10 @@ export class RequestDesk {
         "question.requested",
         { type: "question.requested", turn, data: { id, ...question } },
         signal,
-        (reason, expired) => ({
+        (reason, unanswered) => ({
           type: "question.answered",
           turn,
-          data: { id, answer: "", reason, ...expired },
+          data: { id, answer: "", reason, unanswered },
         }),
         options.waitMs,
       );
@@ -255,8 +255,7 @@ export class RequestDesk {
     kind: "permission.requested" | "question.requested",
     request: NewEvent & { data: { id: string } },
     signal: AbortSignal,
-    /** `expired` when the wait passed (no one answered), not when the turn was interrupted. */
-    fallback: (reason: string, expired?: { expired: true }) => NewEvent,
+    fallback: (reason: string, unanswered: Unanswered) => NewEvent,
     waitMs = this.askTimeoutMs,
   ): Promise<Record<string, unknown>> {
     const { id } = request.data;
@@ -278,8 +277,8 @@ export class RequestDesk {
     const timeoutMs = Math.min(waitMs, this.askTimeoutMs, MAX_TIMER_MS);
     let timer: NodeJS.Timeout | undefined;
     let times: RequestTimes | undefined;
-    const giveUp = (reason: string, expired?: { expired: true }) => {
-      const event = fallback(reason, expired);
+    const giveUp = (reason: string, unanswered: Unanswered) => {
+      const event = fallback(reason, unanswered);
       if (this.parts.pending.take(kind, id)) {
         this.parts.append([event]).catch(() => {});
         wake(event.data as Record<string, unknown>);
@@ -287,14 +286,14 @@ export class RequestDesk {
         // turn must settle on an interrupt whatever became of its request.
       } else if (this.waiters.get(key) === wake) wake(event.data as Record<string, unknown>);
     };
-    const onAbort = () => giveUp("the turn was interrupted");
+    const onAbort = () => giveUp("the turn was interrupted", "cancelled");
     try {
       const [logged] = await this.parts.append([request]);
       const expiresAt = new Date(Date.now() + timeoutMs).toISOString();
       times = { createdAt: logged?.ts ?? new Date().toISOString(), expiresAt };
       this.deadlines.set(id, times);
       timer = setTimeout(
-        () => giveUp(`no client answered within ${timeoutMs / 1000} s`, { expired: true }),
+        () => giveUp(`no client answered within ${timeoutMs / 1000} s`, "expired"),
         timeoutMs,
       );
       signal.addEventListener("abort", onAbort, { once: true });

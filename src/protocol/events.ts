@@ -30,10 +30,13 @@ export const AnsweredBy = z.strictObject({
 export type AnsweredBy = z.infer<typeof AnsweredBy>;
 const answered = { answered_by: AnsweredBy.optional() };
 /**
- * Set when no one answered within the request's wait (the session's ask timeout, or nui's shorter ttl): the host's
- * fallback (a deny, an empty answer), so a client tells "no one answered" (nui's `expired`) from a person's no.
+ * Why no one answered, when the host gave the fallback (a deny, an empty answer) in a person's place, as nui's HITL
+ * statuses say it: `expired`, the request's wait passed (the session's ask timeout, or nui's shorter ttl);
+ * `cancelled`, its turn was interrupted or ended. So a client tells "no one answered" from a person's no.
  */
-const unanswered = { expired: z.literal(true).optional() };
+export const Unanswered = z.enum(["expired", "cancelled"]);
+export type Unanswered = z.infer<typeof Unanswered>;
+const unanswered = { unanswered: Unanswered.optional() };
 
 /** An image sent with a prompt, for harnesses that take them: base64 `data` or a file `path`, not both. */
 export const PromptImage = z

@@ -4,6 +4,7 @@ import { expect, it } from "vitest";
 import { scripted } from "../testing/brain.js";
 import { startTestDaemon } from "../testing/daemon.js";
 import { collect, raw, settled } from "../testing/http.js";
+import { responseEnvelopeOf } from "./hitl/envelopes.js";
 
 it("a permission request that times out reads expired, whoever asked it", async () => {
   // The harness asks Brain itself (as a CLI agent's permit), then makes a nui approval through the HITL API.
@@ -28,8 +29,8 @@ it("a permission request that times out reads expired, whoever asked it", async 
     await collect(client, id, settled(turn));
     const resolved = (await client.log(id)).events.filter((e) => e.type === "permission.resolved");
     expect(resolved.map((e) => e.data)).toEqual([
-      { id: "native", decision: "deny", reason: "no client answered within 0.05 s", expired: true },
-      { id: "nui", decision: "deny", reason: "no client answered within 0.05 s", expired: true },
+      { id: "native", decision: "deny", reason: "no client answered within 0.05 s", unanswered: "expired" },
+      { id: "nui", decision: "deny", reason: "no client answered within 0.05 s", unanswered: "expired" },
     ]);
     for (const request of ["native", "nui"]) {
       const waited = await raw(t.url, "GET", `/api/hitl/requests/${request}/wait`, { token: t.tokens.admin });
@@ -86,6 +87,50 @@ it("lists a harness's own permission request and question with the deadline the 
         body: { status: "declined" },
       });
     await collect(client, id, settled(turn));
+  } finally {
+    await t.cleanup();
+  }
+});
+
+it("a permission request and a question its turn's interrupt ended read cancelled", async () => {
+  const t = await startTestDaemon({
+    factories: [
+      scripted(async (_options, turn) => {
+        const made = (requestId: string, kind: string) =>
+          raw(t.url, "POST", "/api/hitl/requests", {
+            token: t.tokens.admin,
+            body: { kind, runId: turn, requestId, payload: { toolName: "deploy", message: "Which?" } },
+          });
+        await Promise.all([made("perm", "approval"), made("question", "question")]);
+        await Promise.all(
+          ["perm", "question"].map((id) =>
+            raw(t.url, "GET", `/api/hitl/requests/${id}/wait`, { token: t.tokens.admin }),
+          ),
+        );
+      }),
+    ],
+  });
+  try {
+    const client = t.client();
+    const { id } = await client.create({ harness: "scripted" });
+    const { turn } = await client.prompt(id, "go");
+    let asked = 0;
+    await collect(client, id, (e) => e.type.endsWith(".requested") && ++asked === 2);
+    await client.interrupt(id);
+    await collect(client, id, settled(turn));
+    const answers = (await client.log(id)).events.filter(
+      (e) => e.type.endsWith(".resolved") || e.type === "question.answered",
+    );
+    expect(answers.map((e) => (e.data as { unanswered?: string }).unanswered)).toEqual([
+      "cancelled",
+      "cancelled",
+    ]);
+    // As the desk that asked says it, and as the log says it to a wait for a request no desk here holds.
+    for (const request of ["perm", "question"]) {
+      const waited = await raw(t.url, "GET", `/api/hitl/requests/${request}/wait`, { token: t.tokens.admin });
+      expect(waited.body, request).toMatchObject({ requestId: request, status: "cancelled" });
+    }
+    expect(answers.map((e) => responseEnvelopeOf(e)?.status)).toEqual(["cancelled", "cancelled"]);
   } finally {
     await t.cleanup();
   }

@@ -117,7 +117,12 @@ describe("a host killed while a permission request is pending", () => {
         .slice(-3),
     ).toEqual(["tool.result", "permission.resolved", "turn.settled"]);
     expect(dataOf(all, "permission.resolved")).toEqual([
-      { id, decision: "deny", reason: "the host stopped while the request was pending; its turn has ended" },
+      {
+        id,
+        decision: "deny",
+        reason: "the host stopped while the request was pending; its turn has ended",
+        unanswered: "cancelled",
+      },
     ]);
     expect(all.filter((e) => e.type === "turn.settled").map((e) => e.data)).toEqual([
       {

@@ -137,8 +137,8 @@ async function approve(
     decision: verdict.decision,
     ...(verdict.reason ? { reason: verdict.reason } : {}),
   };
-  // No one answered in time is not a person's no: nui tells the two apart (expired, declined).
-  const status = verdict.decision === "allow" ? "answered" : verdict.expired ? "expired" : "declined";
+  // No one answered is not a person's no: nui tells them apart (expired, cancelled; declined).
+  const status = verdict.decision === "allow" ? "answered" : (verdict.unanswered ?? "declined");
   return respond(status, answers);
 }
 

@@ -131,7 +131,8 @@ export function responseEnvelopeOf(event: SessionEvent): HitlResponseEnvelope | 
       ...base,
       requestId: event.data.id,
       // No one answered in time is not a person's no.
-      status: allow ? "answered" : event.data.expired ? "expired" : "declined",
+      // No one answered (the wait passed, the turn ended) is not a person's no.
+      status: allow ? "answered" : (event.data.unanswered ?? "declined"),
       answers: {
         approved: allow,
         decision: event.data.decision,
@@ -140,11 +141,13 @@ export function responseEnvelopeOf(event: SessionEvent): HitlResponseEnvelope | 
     };
   }
   if (event.type === "question.answered") {
-    const answered = event.data.answer !== "" || !event.data.reason;
+    const { unanswered } = event.data;
+    const answered = !unanswered && (event.data.answer !== "" || !event.data.reason);
     return {
       ...base,
       requestId: event.data.id,
-      status: answered ? "answered" : "expired",
+      // Without `unanswered` (a log written before it, a refusal): an empty answer with a reason is none.
+      status: answered ? "answered" : (unanswered ?? "expired"),
       answers: answered ? { answer: event.data.answer } : { reason: event.data.reason },
     };
   }
