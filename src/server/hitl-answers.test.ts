@@ -61,3 +61,31 @@ describe("nui HITL respond on a permission request", () => {
     }
   });
 });
+
+describe("nui HITL respond on a question", () => {
+  it("refuses an answered status with no answer for it, naming the field, and takes a non-text answer as JSON", async () => {
+    const client = t.client();
+    const { id } = await client.create({ harness: "echo", config: { options: { delay_ms: 25 } } });
+    const { turn } = await client.prompt(id, Array.from({ length: 400 }, (_, i) => `w${i}`).join(" "));
+    for (const requestId of ["empty", "listed"])
+      await hitl("POST", "", {
+        kind: "question",
+        sessionId: id,
+        requestId,
+        payload: { message: "Colours?" },
+      });
+    // Logged as the answer "{}" before: the person said nothing, and the harness was told they did.
+    const refused = await hitl("POST", "/empty/respond", { status: "answered" });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect((refused.body as { error: { message: string } }).error.message).toBe(
+      'field "answers": no answer to question "Colours?"; send it as answers["Colours?"] (or answers.answer), or status "declined" to refuse it',
+    );
+    expect((await client.session(id)).pending?.map((p) => p.id)).toContain("empty");
+    const listed = await hitl("POST", "/listed/respond", { answers: { "Colours?": ["red", "blue"] } });
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+    await client.interrupt(id);
+    const events = await collect(client, id, settled(turn));
+    const answered = events.filter((e) => e.type === "question.answered").map((e) => e.data);
+    expect(answered).toContainEqual(expect.objectContaining({ id: "listed", answer: '["red","blue"]' }));
+  });
+});

@@ -115,7 +115,15 @@ export function answerOf(request: Answerable, body: HitlRespondBody): AnswerBody
   // By its question first: a request of several questions is answered with one answers object keyed by them.
   const picked =
     answers[question] ?? answers.answer ?? Object.values(answers).find((v) => typeof v === "string");
-  return { answer: typeof picked === "string" ? picked : JSON.stringify(answers) };
+  // Nothing to log as what the person said: "{}" was logged, and the harness told they had answered it.
+  if (picked === undefined || picked === null) {
+    throw new ApiError(
+      "bad_request",
+      `field "answers": no answer to question ${JSON.stringify(question)}; send it as answers[${JSON.stringify(question)}] (or answers.answer), or status "declined" to refuse it`,
+      "answers",
+    );
+  }
+  return { answer: typeof picked === "string" ? picked : JSON.stringify(picked) };
 }
 
 /** The answer event in the log as nui's response envelope. */

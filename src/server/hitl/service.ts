@@ -120,13 +120,13 @@ export class HitlService {
         .pendingRequests()
         .filter((r): r is Answerable => ids.includes(r.id) && isAnswerable(r));
       if (requests.length === 0) continue;
+      // Every answer read before any is given: a body refused for one question answers none of them.
+      const answers = requests.map((request) => answerOf(request, body));
       // The answer is appended after this seq: however much else became durable with it or since, it is found.
       const before = session.log.lastSeq;
-      for (const request of requests) {
+      for (const [i, request] of requests.entries()) {
         // An answer, not a command: it works while another client controls the session.
-        await this.sessions.answer(caller, session.id, request.id, answerOf(request, body), {
-          command: false,
-        });
+        await this.sessions.answer(caller, session.id, request.id, answers[i]!, { command: false });
       }
       const logged = await loggedAfter(session.log, before, (e) => responseTo(e, requests[0]!.id));
       if (logged)
