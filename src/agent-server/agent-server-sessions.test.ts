@@ -14,6 +14,22 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
+/** A home removed after the test, and a run's context as the SDK gives it for session s1 (no HITL calls). */
+function serverHome(): string {
+  const home = mkdtempSync(join(tmpdir(), "brain-agent-test-"));
+  cleanups.push(() => rmSync(home, { recursive: true, force: true }));
+  return home;
+}
+
+function runContext(runId: string, emit: (event: unknown) => void = () => {}): RunContext {
+  return {
+    runId,
+    params: { sessionId: "s1" },
+    signal: new AbortController().signal,
+    emit,
+  } as unknown as RunContext;
+}
+
 it("opens one harness for two runs that name the same new session at once, and refuses the second run", async () => {
   let opened = () => {};
   const gate = new Promise<void>((resolve) => {
@@ -29,18 +45,8 @@ it("opens one harness for two runs that name the same new session at once, and r
       return quietHarness();
     },
   };
-  const home = mkdtempSync(join(tmpdir(), "brain-agent-test-"));
-  cleanups.push(() => rmSync(home, { recursive: true, force: true }));
-  const server = new CliAgentServer(factory, home);
-  // The run's context as the SDK gives it, but for the HITL calls these runs never make.
-  const ctx = (runId: string) =>
-    ({
-      runId,
-      params: { sessionId: "s1" },
-      signal: new AbortController().signal,
-      emit: () => {},
-    }) as unknown as RunContext;
-  const runs = ["r1", "r2"].map((runId) => server.run("hi", runId, ctx(runId)).next());
+  const server = new CliAgentServer(factory, serverHome());
+  const runs = ["r1", "r2"].map((runId) => server.run("hi", runId, runContext(runId)).next());
   opened();
   const [first, second] = await Promise.allSettled(runs);
   expect(sessions).toEqual(["s1"]);
@@ -82,17 +88,10 @@ it("closes a session's harness once idle, and the next run opens it again on wha
       });
     },
   };
-  const home = mkdtempSync(join(tmpdir(), "brain-agent-test-"));
-  cleanups.push(() => rmSync(home, { recursive: true, force: true }));
+  const home = serverHome();
   const server = new CliAgentServer(factory, home, undefined, 1);
   const said: unknown[] = [];
-  const ctx = (runId: string) =>
-    ({
-      runId,
-      params: { sessionId: "s1" },
-      signal: new AbortController().signal,
-      emit: (event: unknown) => said.push(event),
-    }) as unknown as RunContext;
+  const ctx = (runId: string) => runContext(runId, (event) => said.push(event));
   await server.run("one", "r1", ctx("r1")).next();
   await closeStarted;
   const second = server.run("two", "r2", ctx("r2")).next();
@@ -114,17 +113,8 @@ it("keeps the session ids of the latest runs only", async () => {
     supportsSteering: false,
     open: async () => quietHarness(),
   };
-  const home = mkdtempSync(join(tmpdir(), "brain-agent-test-"));
-  cleanups.push(() => rmSync(home, { recursive: true, force: true }));
-  const server = new CliAgentServer(factory, home, undefined, 0);
-  const ctx = (runId: string) =>
-    ({
-      runId,
-      params: { sessionId: "s1" },
-      signal: new AbortController().signal,
-      emit: () => {},
-    }) as unknown as RunContext;
-  for (let i = 0; i <= MAX_RUN_SESSIONS; i++) await server.run("hi", `r${i}`, ctx(`r${i}`)).next();
+  const server = new CliAgentServer(factory, serverHome(), undefined, 0);
+  for (let i = 0; i <= MAX_RUN_SESSIONS; i++) await server.run("hi", `r${i}`, runContext(`r${i}`)).next();
   expect(server.getSessionId("r0")).toBeUndefined();
   expect(server.getSessionId(`r${MAX_RUN_SESSIONS}`)).toBe("s1");
   expect(server.getSessionId("r1")).toBe("s1");

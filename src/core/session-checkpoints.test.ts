@@ -31,6 +31,18 @@ function holdNextBlob(brain: TestBrain, extra: { checkpointEveryTurn?: boolean }
 const typesOf = async (session: Session) => (await events(session)).map((e) => e.type);
 
 let t: TestBrain;
+
+/**
+ * A checkpoint of the session's echo.jsonl whose manifest is written but never logged: what a host killed between
+ * a checkpoint's manifest and its checkpoint.created leaves behind.
+ */
+function orphanCheckpoint(id: string) {
+  const paths = t.store.paths(id);
+  const size = statSync(join(paths.native, "echo.jsonl")).size;
+  return new CheckpointStore(paths.checkpoints).create(paths.native, [
+    { path: "echo.jsonl", size, append_only: true },
+  ]);
+}
 afterEach(async () => {
   await t?.cleanup();
 });
@@ -124,12 +136,7 @@ describe("checkpoints between turns", () => {
     await (await session.prompt("first")).settled;
     const logged = await session.checkpoint();
     await (await session.prompt("second")).settled;
-    // What a host killed between a checkpoint's manifest and its checkpoint.created leaves behind.
-    const paths = t.store.paths(session.id);
-    const size = statSync(join(paths.native, "echo.jsonl")).size;
-    const orphan = await new CheckpointStore(paths.checkpoints).create(paths.native, [
-      { path: "echo.jsonl", size, append_only: true },
-    ]);
+    const orphan = await orphanCheckpoint(session.id);
     await (await session.prompt("third")).settled;
     await expect(t.brain.fork(session.id, orphan.id)).rejects.toMatchObject({
       code: "bad_request",
@@ -147,11 +154,7 @@ describe("checkpoints between turns", () => {
     await (await session.prompt("first")).settled;
     const logged = await session.checkpoint();
     await (await session.prompt("second")).settled;
-    const paths = t.store.paths(session.id);
-    const size = statSync(join(paths.native, "echo.jsonl")).size;
-    const orphan = await new CheckpointStore(paths.checkpoints).create(paths.native, [
-      { path: "echo.jsonl", size, append_only: true },
-    ]);
+    const orphan = await orphanCheckpoint(session.id);
     await t.brain.closeSession(session.id);
     const into = `${t.home}.restored`;
     const id = await t.brain.restore(session.id, "latest", into);
