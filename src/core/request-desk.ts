@@ -170,31 +170,56 @@ export class RequestDesk {
    * unknown id, is refused.
    */
   async answer(event: Answer): Promise<void> {
-    const kind: RequestKind =
-      event.type === "permission.resolved" ? "permission.requested" : "question.requested";
-    const request = this.parts.pending.take(kind, event.data.id);
-    if (!request)
-      throw new SessionError("conflict", `no pending ${kind} with id "${event.data.id}" (answered already?)`);
-    // Claimed now, woken once the answer is logged: the waiter's own timeout or interrupt leaves it to us.
-    const key = waiterKey(kind, event.data.id);
-    const wake = this.waiters.get(key);
-    this.waiters.delete(key);
+    return this.answerAll([event]);
+  }
+
+  /**
+   * Answers several pending requests as one (the questions of one request, AskOptions.together): all of them, or,
+   * when one is not pending (its wait passed, its turn was interrupted, another client answered it), none. Every
+   * one is checked and claimed before any is answered, and their answers are logged in one append.
+   */
+  async answerAll(events: readonly Answer[]): Promise<void> {
+    const kinds = events.map(
+      (e): RequestKind => (e.type === "permission.resolved" ? "permission.requested" : "question.requested"),
+    );
+    const gone = events.filter((e, i) => !this.parts.pending.has(kinds[i]!, e.data.id)).map((e) => e.data.id);
+    if (gone.length > 0) {
+      const none = events.length > 1 ? `; none of the ${events.length} answers was taken` : "";
+      throw new SessionError(
+        "conflict",
+        `no pending ${kinds[0]} with id "${gone[0]}" (answered already, given up, or not asked yet?)${none}`,
+      );
+    }
+    // Claimed now, all of them, woken once the answers are logged: their timeouts or interrupts leave them to us.
+    const requests = events.map((e, i) => this.parts.pending.take(kinds[i]!, e.data.id)!);
+    const wakes = events.map((e, i) => {
+      const key = waiterKey(kinds[i]!, e.data.id);
+      const wake = this.waiters.get(key);
+      this.waiters.delete(key);
+      return wake;
+    });
     try {
-      await this.parts.append([{ ...event, turn: request.turn } as NewEvent]);
+      await this.parts.append(events.map((e, i) => ({ ...e, turn: requests[i]!.turn }) as NewEvent));
     } catch (err) {
-      // Claimed, so no timeout or interrupt will end it now: the request gets the fallback (a smaller event the
-      // log may still take, e.g. one without an oversized reason), its turn goes on, and the client hears why.
+      // Claimed, so no timeout or interrupt will end them now: each gets the fallback (a smaller event the log may
+      // still take, e.g. one without an oversized reason), its turn goes on, and the client hears why.
       const reason = `the answer could not be logged: ${(err as Error).message}`;
-      const fallback =
-        kind === "permission.requested" ? { decision: "deny" as const, reason } : { answer: "", reason };
-      const data = { id: event.data.id, ...fallback };
-      this.parts.append([{ type: event.type, turn: request.turn, data } as NewEvent]).catch(() => {});
-      wake?.(data);
+      const fallbacks = events.map((e, i) => {
+        const given =
+          kinds[i] === "permission.requested"
+            ? { decision: "deny" as const, reason }
+            : { answer: "", reason };
+        return { type: e.type, turn: requests[i]!.turn, data: { id: e.data.id, ...given } } as NewEvent;
+      });
+      this.parts.append(fallbacks).catch(() => {});
+      for (const [i, wake] of wakes.entries()) wake?.(fallbacks[i]!.data as Record<string, unknown>);
       throw err;
     }
-    // The key and the author are the clients' record, not part of the verdict the harness gets.
-    const { idempotency_key: _, answered_by: __, ...verdict } = event.data;
-    wake?.(verdict);
+    for (const [i, wake] of wakes.entries()) {
+      // The key and the author are the clients' record, not part of the verdict the harness gets.
+      const { idempotency_key: _, answered_by: __, ...verdict } = events[i]!.data;
+      wake?.(verdict);
+    }
   }
 
   /**
@@ -202,12 +227,33 @@ export class RequestDesk {
    * kind of request it answers, then answered exactly once.
    */
   async reply(requestId: string, body: AnswerBody, session: string, from: ReplyFrom = {}): Promise<void> {
+    return this.replyAll([[requestId, body]], session, from);
+  }
+
+  /** Clients' answers to several requests as one (answerAll), each checked against the kind it answers. */
+  async replyAll(
+    replies: readonly (readonly [string, AnswerBody])[],
+    session: string,
+    from: ReplyFrom = {},
+  ): Promise<void> {
+    const none = replies.length > 1 ? `; none of the ${replies.length} answers was taken` : "";
+    return this.answerAll(replies.map(([id, body]) => this.answerEventOf(id, body, session, from, none)));
+  }
+
+  /** `none`: what the refusal adds when the request is not pending. */
+  private answerEventOf(
+    requestId: string,
+    body: AnswerBody,
+    session: string,
+    from: ReplyFrom,
+    none: string,
+  ): Answer {
     const { key, by } = from;
     const request = this.parts.pending.list().find((r) => r.id === requestId && r.kind !== "tool.call");
     if (!request) {
       throw new SessionError(
         "conflict",
-        `no pending permission request or question "${requestId}" in session ${session} (answered already, or never asked)`,
+        `no pending permission request or question "${requestId}" in session ${session} (answered already, or never asked)${none}`,
       );
     }
     const reason = {
@@ -223,10 +269,7 @@ export class RequestDesk {
           "decision",
         );
       }
-      return this.answer({
-        type: "permission.resolved",
-        data: { id: requestId, decision: body.decision, ...reason },
-      });
+      return { type: "permission.resolved", data: { id: requestId, decision: body.decision, ...reason } };
     }
     if (!("answer" in body)) {
       throw new SessionError(
@@ -235,10 +278,7 @@ export class RequestDesk {
         "answer",
       );
     }
-    return this.answer({
-      type: "question.answered",
-      data: { id: requestId, answer: body.answer, ...reason },
-    });
+    return { type: "question.answered", data: { id: requestId, answer: body.answer, ...reason } };
   }
 
   /** Appends an answer if, and only if, the request is still pending. Not awaited: order is kept by the log. */

@@ -23,12 +23,14 @@ export function isAnswerable(request: PendingRequest): request is Answerable {
 
 /**
  * A pending Brain request as nui's request envelope (`runId` is the Brain turn). `times`: when it was asked and
- * when its wait ends (the session's desk knows them while it waits; "" when not known).
+ * when its wait ends (the session's desk knows them while it waits; "" when not known). `more`: the further
+ * questions of a request of several (RequestDesk.questionsOf), listed in its payload after its own.
  */
 export function requestEnvelopeOf(
   session: string,
   request: PendingRequest,
   times: RequestTimes = { createdAt: "", expiresAt: "" },
+  more: readonly PendingRequest[] = [],
 ): HitlRequestEnvelope {
   const { createdAt, expiresAt } = times;
   const lastsMs = Date.parse(expiresAt) - Date.parse(createdAt);
@@ -42,6 +44,8 @@ export function requestEnvelopeOf(
         toolInput: d.arguments ?? {},
       }
     : questionPayload(request.data as Question);
+  if (!approval && more.length > 0)
+    payload.questions = [request, ...more].flatMap((q) => questionPayload(q.data as Question).questions);
   return {
     schemaVersion: HITL_SCHEMA_VERSION,
     requestId: request.id,
@@ -57,7 +61,7 @@ export function requestEnvelopeOf(
 }
 
 /** A Brain question as nui's question payload: title, message, header and option descriptions included. */
-function questionPayload(q: Question): Record<string, unknown> {
+function questionPayload(q: Question): Record<string, unknown> & { questions: unknown[] } {
   const descriptions = q.option_descriptions ?? {};
   const options = q.options?.map((label) =>
     descriptions[label] ? { label, description: descriptions[label] } : { label },
@@ -71,8 +75,11 @@ function questionPayload(q: Question): Record<string, unknown> {
   };
 }
 
-/** nui's respond() body as the Brain answer to `request`. */
-export function answerOf(request: Answerable, body: HitlRespondBody): AnswerBody {
+/**
+ * nui's respond() body as the Brain answer to `request`. `several`: the request is one question of several, each
+ * answered under its own question (nui's answers are keyed so): no other key may stand in for its answer.
+ */
+export function answerOf(request: Answerable, body: HitlRespondBody, several = false): AnswerBody {
   const answers = body.answers ?? {};
   const note =
     typeof answers.message === "string"
@@ -113,9 +120,18 @@ export function answerOf(request: Answerable, body: HitlRespondBody): AnswerBody
   if (refused) return { answer: "", reason: `${body.status} through the HITL API` };
   const question = String((request.data as { question?: unknown }).question ?? "");
   // By its question first: a request of several questions is answered with one answers object keyed by them.
-  const picked =
-    answers[question] ?? answers.answer ?? Object.values(answers).find((v) => typeof v === "string");
+  // Of several questions, the first string or `answer` may be another question's answer: only its own key answers it.
+  const picked = several
+    ? answers[question]
+    : (answers[question] ?? answers.answer ?? Object.values(answers).find((v) => typeof v === "string"));
   // Nothing to log as what the person said: "{}" was logged, and the harness told they had answered it.
+  if (several && (picked === undefined || picked === null)) {
+    throw new ApiError(
+      "bad_request",
+      `field "answers": no answer to question ${JSON.stringify(question)} of this request of several questions; send each question's answer under its own question, as answers[${JSON.stringify(question)}], or status "declined" to refuse them`,
+      "answers",
+    );
+  }
   if (picked === undefined || picked === null) {
     throw new ApiError(
       "bad_request",
@@ -160,4 +176,39 @@ export function responseEnvelopeOf(event: SessionEvent): HitlResponseEnvelope | 
     };
   }
   return undefined;
+}
+
+/**
+ * Gathers the answers to a request's questions from log events (`see` each), and gives nui's response envelope once
+ * every one is answered: `answers` keyed by question as nui's own envelopes key them. `keys`: each question's key, by
+ * its Brain id (the request's own id first); one question is its answer event's envelope.
+ */
+export class RequestAnswers {
+  private readonly seen = new Map<string, SessionEvent>();
+
+  constructor(
+    private readonly requestId: string,
+    private readonly keys: ReadonlyMap<string, string>,
+  ) {}
+
+  see(event: SessionEvent): HitlResponseEnvelope | undefined {
+    const response = responseEnvelopeOf(event);
+    if (!response || !this.keys.has(response.requestId)) return undefined;
+    this.seen.set(response.requestId, event);
+    if (this.seen.size < this.keys.size) return undefined;
+    const events = [...this.keys.keys()].map((id) => this.seen.get(id)!);
+    if (events.length === 1) return responseEnvelopeOf(events[0]!);
+    const responses = events.map((e) => responseEnvelopeOf(e)!);
+    const last = responses.reduce((a, b) => (a.respondedAt >= b.respondedAt ? a : b));
+    // One question not answered (its wait passed, the turn ended, it was refused) is the request's answer.
+    const unanswered = responses.find((r) => r.status !== "answered");
+    if (unanswered) return { ...unanswered, requestId: this.requestId, respondedAt: last.respondedAt };
+    const answers = Object.fromEntries(
+      events.map((e) => [
+        this.keys.get((e.data as { id: string }).id)!,
+        (e.data as { answer?: string }).answer,
+      ]),
+    );
+    return { ...last, requestId: this.requestId, answers };
+  }
 }

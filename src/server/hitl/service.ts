@@ -14,6 +14,7 @@ import type {
   HitlRespondBody,
   HitlResponseEnvelope,
 } from "../../protocol/nui/hitl.js";
+import { answeredBy } from "../auth/tokens.js";
 import { ApiError, notFound } from "../errors.js";
 import type { Caller, SessionService } from "../sessions.js";
 import type { FeedHub } from "../sse/hub.js";
@@ -22,6 +23,7 @@ import {
   type Answerable,
   answerOf,
   isAnswerable,
+  RequestAnswers,
   requestEnvelopeOf,
   responseEnvelopeOf,
 } from "./envelopes.js";
@@ -62,8 +64,12 @@ export class HitlService {
     const out: HitlRequestEnvelope[] = [];
     for (const session of this.sessions.openSessions(caller)) {
       if (filter.sessionId && session.id !== filter.sessionId) continue;
-      for (const request of session.pendingRequests()) {
-        if (!isAnswerable(request) || (filter.runId && request.turn !== filter.runId)) continue;
+      const pending = session.pendingRequests();
+      // A request's second and later questions are its own envelope's, listed once with all of them.
+      const more = new Set(pending.flatMap((r) => session.desk.questionsOf(r.id).slice(1)));
+      for (const request of pending) {
+        if (!isAnswerable(request) || more.has(request.id)) continue;
+        if (filter.runId && request.turn !== filter.runId) continue;
         out.push(this.fromDesk(session, request.id) ?? this.envelopeOf(session, request));
       }
     }
@@ -100,7 +106,7 @@ export class HitlService {
       if (waiting) return waiting;
     }
     const found = this.find(caller, requestId);
-    if (found) return this.answerFromLog(found.session, requestId, signal);
+    if (found) return this.answerFromLog(found.session, this.answersTo(found.session, requestId), signal);
     for (const session of this.sessions.openSessions(caller)) {
       const answered = await recentInLog(session.log, (e) => responseTo(e, requestId));
       if (answered) return answered;
@@ -110,25 +116,35 @@ export class HitlService {
     );
   }
 
-  /** nui's respond(): answers the Brain request by id; 409 once it is answered. */
+  /** nui's respond(): answers the Brain request by id, every question of it or none; 409 once it is answered. */
   async respond(caller: Caller, requestId: string, body: HitlRespondBody): Promise<HitlResponseEnvelope> {
     for (const session of this.sessions.openSessions(caller)) {
       // Every question of the request, as nui's respond() answers them all, whoever raised it (this API, an
       // extension host's hitl_request, a container's NUI_API_URL): the session's desk knows which they are.
       const ids = session.desk.questionsOf(requestId);
-      const requests = session
-        .pendingRequests()
-        .filter((r): r is Answerable => ids.includes(r.id) && isAnswerable(r));
-      if (requests.length === 0) continue;
-      // Every answer read before any is given: a body refused for one question answers none of them.
-      const answers = requests.map((request) => answerOf(request, body));
-      // The answer is appended after this seq: however much else became durable with it or since, it is found.
-      const before = session.log.lastSeq;
-      for (const [i, request] of requests.entries()) {
-        // An answer, not a command: it works while another client controls the session.
-        await this.sessions.answer(caller, session.id, request.id, answers[i]!, { command: false });
+      const pending = session.pendingRequests().filter((r) => ids.includes(r.id) && isAnswerable(r));
+      if (pending.length === 0) continue;
+      const requests = ids.map((id) => pending.find((r): r is Answerable => r.id === id));
+      const gone = ids.filter((_, i) => !requests[i]);
+      if (gone.length > 0) {
+        throw new ApiError(
+          "conflict",
+          `HITL request "${requestId}" cannot be answered whole: its question${gone.length > 1 ? "s" : ""} ${gone.map((id) => `"${id}"`).join(", ")} ${gone.length > 1 ? "are" : "is"} no longer pending (given up or answered); none of its answers was taken: wait for its response (GET /api/hitl/requests/${requestId}/wait)`,
+        );
       }
-      const logged = await loggedAfter(session.log, before, (e) => responseTo(e, requests[0]!.id));
+      // Every answer read before any is given: a body refused for one question answers none of them.
+      const answers = (requests as Answerable[]).map((r) => answerOf(r, body, ids.length > 1));
+      const gather = new RequestAnswers(requestId, keysOf(requests as Answerable[]));
+      // The answers are appended after this seq: however much else became durable with them or since, they are found.
+      const before = session.log.lastSeq;
+      // An answer, not a command: it works while another client controls the session. All claimed, then logged.
+      const live = await this.sessions.live(caller, session.id);
+      await live.desk.replyAll(
+        ids.map((id, i) => [id, answers[i]!] as const),
+        session.id,
+        { by: answeredBy(caller) },
+      );
+      const logged = await loggedAfter(session.log, before, (e) => gather.see(e));
       if (logged)
         return {
           ...logged,
@@ -163,7 +179,9 @@ export class HitlService {
 
   /** A pending Brain request in nui's envelope, with its real times: its wait is the session's desk's. */
   private envelopeOf(session: Session, request: PendingRequest): HitlRequestEnvelope {
-    return requestEnvelopeOf(session.id, request, session.desk.timesOf(request.id));
+    const more = session.desk.questionsOf(request.id).slice(1);
+    const pending = more.length > 0 ? session.pendingRequests().filter((r) => more.includes(r.id)) : [];
+    return requestEnvelopeOf(session.id, request, session.desk.timesOf(request.id), pending);
   }
 
   /** A request made through this API, as its maker sent it but for what the session's log redacts. */
@@ -209,9 +227,16 @@ export class HitlService {
     return desk;
   }
 
+  /** What gathers the answers to a pending request: every question of it (RequestDesk.questionsOf). */
+  private answersTo(session: Session, requestId: string): RequestAnswers {
+    const ids = session.desk.questionsOf(requestId);
+    const pending = session.pendingRequests();
+    return new RequestAnswers(requestId, keysOf(ids.map((id) => pending.find((r) => r.id === id) ?? { id })));
+  }
+
   private answerFromLog(
     session: Session,
-    requestId: string,
+    gather: RequestAnswers,
     signal: AbortSignal,
   ): Promise<HitlResponseEnvelope> {
     return new Promise((resolve, reject) => {
@@ -224,15 +249,17 @@ export class HitlService {
       const onAbort = () => finish(undefined, stoppedWaiting());
       const unlisten = this.hub.listen(session.id, {
         events: (batch) => {
-          const response = batch.map(responseEnvelopeOf).find((r) => r?.requestId === requestId);
-          if (response) finish(response);
+          for (const event of batch) {
+            const response = gather.see(event);
+            if (response) return finish(response);
+          }
         },
         attached: () => {},
         ended: () => finish(undefined, notFound(`session ${session.id} was deleted`)),
       });
       signal.addEventListener("abort", onAbort, { once: true });
       // Answered between the lookup and the subscription: it is in the log.
-      recentInLog(session.log, (e) => responseTo(e, requestId)).then(
+      recentInLog(session.log, (e) => gather.see(e)).then(
         (response) => response && finish(response),
         (err: unknown) => finish(undefined, err as Error),
       );
@@ -315,4 +342,9 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
     signal.addEventListener("abort", onAbort, { once: true });
     promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
+}
+
+/** Each question's key in nui's answers, by its Brain id: its question's text, as nui keys a request's questions. */
+function keysOf(requests: readonly { id: string; data?: Record<string, unknown> }[]): Map<string, string> {
+  return new Map(requests.map((r) => [r.id, typeof r.data?.question === "string" ? r.data.question : r.id]));
 }
