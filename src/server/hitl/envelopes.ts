@@ -154,7 +154,6 @@ export function responseEnvelopeOf(event: SessionEvent): HitlResponseEnvelope | 
     return {
       ...base,
       requestId: event.data.id,
-      // No one answered in time is not a person's no.
       // No one answered (the wait passed, the turn ended) is not a person's no.
       status: allow ? "answered" : (event.data.unanswered ?? "declined"),
       answers: {
