@@ -1,7 +1,10 @@
 // `devcontainer up` as the harness runs it, on stand-in programs: what its errors say when it runs too long or
 // fails with no outcome line, and how much of its log they quote.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useStandIns } from "../../testing/cli.js";
+import { alive } from "../../testing/processes.js";
 import { DevcontainerCli } from "./cli.js";
 
 const standIns = useStandIns();
@@ -41,5 +44,19 @@ describe("devcontainer up's errors", () => {
       /^devcontainer up --workspace-folder .* failed: .*Error: the daemon went away$/s,
     );
     expect(err.message.length).toBeLessThan(3_000);
+  });
+
+  it("a timeout stops what the CLI started too, before it returns (a docker run would create the container after the sweep)", async () => {
+    const { cli, dir } = upThat(
+      `const docker = require("node:child_process").spawn("sleep", ["600"], { stdio: "ignore" });
+require("node:fs").writeFileSync(process.argv[4] + "/docker.pid", String(docker.pid));
+setTimeout(() => {}, 600_000);`,
+      1,
+    );
+    const err = (await cli.up(dir, 2_000).catch((e: Error) => e)) as Error;
+    expect(err.message).toContain("did not finish within 2 s");
+    const docker = Number(readFileSync(join(dir, "docker.pid"), "utf8"));
+    standIns.pids.push(docker);
+    expect(alive(docker)).toBe(false);
   });
 });

@@ -2,7 +2,7 @@
 // --workspace-folder DIR` (its last JSON line says the outcome and the container id), `devcontainer exec
 // --workspace-folder DIR CMD ARGS…` (built by the exec shim), `docker stop ID`. Both programs must be there
 // and Docker must answer; each failure says which and what to do.
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { HarnessError } from "../../core/harness.js";
 import { tailOf } from "../../core/redact.js";
 import { locateCli } from "../cli/locate.js";
@@ -47,6 +47,70 @@ function run(program: string, args: string[], timeoutMs: number, env: NodeJS.Pro
         // Killed by the timeout (not for too much output, which sets a string code).
         const timedOut = !!err?.killed && typeof err.code !== "string";
         resolve({ ok: !err, stdout, stderr, ...(err ? { error: err.message, timedOut } : {}) });
+      });
+    },
+  );
+}
+
+/** How long a killed `up`'s process group may take to be gone before its sweep runs all the same. */
+const GROUP_GONE_MS = 10_000;
+
+/** Of each of `up`'s streams, the end kept (its outcome line is last; its log can be long). */
+const MAX_KEPT_CHARS = 16 << 20;
+
+function groupGone(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * `devcontainer up` in its own process group: the CLI runs `docker` children (a `docker run` among them) that a
+ * kill of the CLI alone would leave running, to create the container after the caller swept for it. On its
+ * timeout or failure the whole group is killed, and this resolves once the group is gone (or after GROUP_GONE_MS).
+ */
+function runGroup(program: string, args: string[], timeoutMs: number, env: NodeJS.ProcessEnv) {
+  return new Promise<{ ok: boolean; stdout: string; stderr: string; error?: string; timedOut?: boolean }>(
+    (resolve) => {
+      const child = spawn(program, args, { env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+      const out = { stdout: "", stderr: "" };
+      // The end of each is what an error quotes; a runaway log is not kept whole.
+      const keep = (key: "stdout" | "stderr") => (chunk: Buffer) => {
+        out[key] = (out[key] + chunk.toString("utf8")).slice(-MAX_KEPT_CHARS);
+      };
+      child.stdout.on("data", keep("stdout"));
+      child.stderr.on("data", keep("stderr"));
+      let timedOut = false;
+      const killGroup = () => {
+        try {
+          if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+        } catch {
+          // The group is gone already.
+        }
+      };
+      const timer = setTimeout(() => {
+        timedOut = true;
+        killGroup();
+      }, timeoutMs);
+      const settle = async (error?: string) => {
+        clearTimeout(timer);
+        if (error !== undefined && child.pid !== undefined) {
+          killGroup();
+          const deadline = Date.now() + GROUP_GONE_MS;
+          while (!groupGone(child.pid) && Date.now() < deadline) {
+            await new Promise((r) => setTimeout(r, 50));
+          }
+        }
+        resolve({ ok: error === undefined, ...out, ...(error !== undefined ? { error, timedOut } : {}) });
+      };
+      child.on("error", (err) => void settle(err.message));
+      child.on("close", (code, signal) => {
+        if (timedOut) void settle(`timed out after ${timeoutMs / 1000} s`);
+        else if (code === 0) void settle();
+        else void settle(`${program} exited with ${signal ?? `code ${code}`}`);
       });
     },
   );
@@ -107,7 +171,7 @@ export class DevcontainerCli {
   }
 
   async up(workspaceFolder: string, timeoutMs: number): Promise<UpResult & { containerId: string }> {
-    const result = await run(this.programs.devcontainer, upArgs(workspaceFolder), timeoutMs, this.env);
+    const result = await runGroup(this.programs.devcontainer, upArgs(workspaceFolder), timeoutMs, this.env);
     const parsed = parseUpOutput(result.stdout);
     if (parsed?.outcome === "success" && parsed.containerId)
       return parsed as UpResult & { containerId: string };
