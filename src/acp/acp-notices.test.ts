@@ -49,4 +49,34 @@ describe("brain acp notices", () => {
       await daemon.cleanup();
     }
   });
+
+  it("tells the editor, once, that the MCP servers its session/new named were not started", async () => {
+    const reply = scripted(async (options, turn) => {
+      options.emit({ type: "assistant.delta", turn, data: { text: "ok" } });
+    });
+    const daemon = await startTestDaemon({ factories: [reply] });
+    const editor = await connectEditor(["--server", daemon.url, "--token", daemon.tokens.admin]);
+    try {
+      const { sessionId } = await editor.ctx.request(methods.agent.session.new, {
+        cwd: "/",
+        mcpServers: [{ name: "files", command: "/bin/false", args: [], env: [] }],
+        _meta: { brain: { harness: "scripted" } },
+      });
+      const prompt = { sessionId, prompt: [{ type: "text" as const, text: "go" }] };
+      await editor.ctx.request(methods.agent.session.prompt, prompt);
+      await editor.ctx.request(methods.agent.session.prompt, prompt);
+      const texts = editor.updates.flatMap((n) =>
+        n.update.sessionUpdate === "agent_message_chunk" && n.update.content.type === "text"
+          ? [n.update.content.text]
+          : [],
+      );
+      const told = texts.filter((text) => text.includes("did not start the MCP servers"));
+      expect(told).toHaveLength(1);
+      expect(told[0]).toContain("(files)");
+      expect(texts.indexOf(told[0]!)).toBe(0);
+    } finally {
+      editor.child.kill("SIGKILL");
+      await daemon.cleanup();
+    }
+  });
 });

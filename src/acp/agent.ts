@@ -20,7 +20,7 @@ import { ClientError } from "../client/errors.js";
 import type { CreateSessionBody, PromptBody, SessionView } from "../protocol/api.js";
 import { replayConversation } from "./replay.js";
 import { askEditor } from "./requests.js";
-import { sessionUpdates } from "./updates.js";
+import { mcpServersNotStarted, sessionUpdates } from "./updates.js";
 
 export interface AcpOptions {
   /** The harness of new sessions when session/new's _meta names none. */
@@ -76,6 +76,8 @@ const CUT_SHORT: Record<string, StopReason> = {
 export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): AgentApp {
   let capabilities: ClientCapabilities = {};
   const cwds = new Map<string, string>();
+  /** The MCP servers session/new named and Brain did not start, per session, until its first prompt says so. */
+  const unstarted = new Map<string, string[]>();
   /**
    * The session/prompts in progress per session, each aborted by session/cancel. A set: an editor may send a second
    * prompt while the first runs (the daemon refuses it), and a cancel then is for both, not only the latest.
@@ -120,6 +122,11 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       };
       const view = await client.create(body).catch(fail);
       cwds.set(view.id, params.cwd);
+      if (params.mcpServers?.length)
+        unstarted.set(
+          view.id,
+          params.mcpServers.map((server) => server.name),
+        );
       return { sessionId: view.id, _meta: { brain: { harness: view.harness } } };
     })
     .onRequest(methods.agent.session.load, async ({ params, client: editor, signal }) => {
@@ -173,6 +180,12 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
         const { text, images } = promptOf(params.prompt);
         const view = await client.session(sessionId).catch(fail);
         if (cancel.signal.aborted) return { stopReason: "cancelled" as const }; // cancelled before it started
+        const notStarted = unstarted.get(sessionId);
+        if (notStarted) {
+          unstarted.delete(sessionId);
+          const notices = Boolean(capabilities.session?.notices);
+          await send(editor, sessionId, [mcpServersNotStarted(notStarted, notices)]);
+        }
         const after = view.last_seq ?? 0;
         const { turn } = await client.prompt(sessionId, text, images).catch(fail);
         const status = await followTurn(client, editor, sessionId, turn, after, {

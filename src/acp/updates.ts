@@ -99,3 +99,14 @@ export function toSessionUpdate(
       return undefined;
   }
 }
+
+/**
+ * What an editor is told of the MCP servers its session/new named: Brain starts none of them (a daemon, perhaps on
+ * another machine, would run commands an editor chose), and says so once, ahead of the first turn's reply.
+ */
+export function mcpServersNotStarted(names: string[], notices: boolean): SessionUpdate {
+  const title = `Brain did not start the MCP servers this editor gave it (${names.join(", ")}): a Brain daemon, which may run on another machine, starts no commands an editor names. Give a session MCP servers in its agent definition (aiAssets.mcpServers) or config.options.mcp_servers.`;
+  return notices
+    ? { sessionUpdate: "notice", severity: "warning", title }
+    : { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `${title}\n\n` } };
+}
