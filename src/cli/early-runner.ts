@@ -44,12 +44,15 @@ const own = (o: Json, key: string): unknown => (Object.hasOwn(o, key) ? o[key] :
 export function startEarlyRunner(
   args: string[],
   cwd = process.cwd(),
-  home = brainHome(),
+  home?: string,
   exits?: ExitKills,
 ): StartedRunner | undefined {
   let launch: RunnerLaunch | undefined;
+  let records: string;
   try {
     launch = earlyLaunch(args, cwd);
+    // A $BRAIN_HOME that is no directory: the command's own start says so, with its exit status.
+    records = spawnRecordsDir(home ?? brainHome());
   } catch {
     return undefined;
   }
@@ -62,7 +65,7 @@ export function startEarlyRunner(
   }
   // Recorded as the spawn host's children are: a Brain killed before it could stop the runner's group (kill -9,
   // the OOM killer) leaves it to the next Brain's start to stop.
-  return new StartedRunner(launch, child, new SpawnRecords(spawnRecordsDir(home)), exits);
+  return new StartedRunner(launch, child, new SpawnRecords(records), exits);
 }
 
 /** The launch of a new session's runner, from the arguments and the config's JSON, when they name one. */
