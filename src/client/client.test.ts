@@ -52,4 +52,31 @@ describe("BrainClient", () => {
     );
     expect(drops).toEqual([]);
   });
+
+  // `brain run --server` failed with "no value for {id}", and `brain attach` printed "undefined, undefined".
+  it("says which address answered without the fields the client reads, instead of using undefined", async () => {
+    server = createServer((_, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end('{"status":"ok"}');
+    });
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = new BrainClient({ url, token: "t".repeat(20) });
+    const refusal = (call: Promise<unknown>) =>
+      call.then(
+        () => undefined,
+        (err: ClientError) => `${err.code}: ${err.message}`,
+      );
+    const hint =
+      "which Brain's daemon sends: is it the address of `brain serve` (and of a Brain as new as this one)?";
+    expect(await refusal(client.create({ harness: "echo" }))).toBe(
+      `bad_response: ${url} answered POST /v1/sessions without a string "id", ${hint}`,
+    );
+    expect(await refusal(client.session("s1"))).toBe(
+      `bad_response: ${url} answered GET /v1/sessions/s1 without a string "id", ${hint}`,
+    );
+    expect(await refusal(client.prompt("s1", "hi"))).toBe(
+      `bad_response: ${url} answered POST /v1/sessions/s1/prompt without a string "turn", ${hint}`,
+    );
+  });
 });

@@ -59,6 +59,31 @@ export function tokenProblem(token: string): string | undefined {
   return `its character ${lead + at + 1} (U+${code.toString(16).toUpperCase().padStart(4, "0")}) is ${what}, which an HTTP header cannot carry: give the token alone, as \`brain token\` prints it`;
 }
 
+/**
+ * The fields of each answer the client's callers read, and their kinds: a loose check (a newer daemon's added
+ * fields pass) so that another server's JSON fails here, named, not later as "no value for {id}" or "undefined".
+ */
+const VIEW = { id: "string", harness: "string", status: "string" } as const;
+const USED_FIELDS: Partial<Record<EndpointName, Record<string, "string" | "array">>> = {
+  create: VIEW,
+  session: VIEW,
+  fork: VIEW,
+  handoff: VIEW,
+  sessions: { sessions: "array" },
+  prompt: { turn: "string" },
+  log: { events: "array" },
+};
+
+function missingField(answer: unknown, fields: Record<string, "string" | "array">): string | undefined {
+  if (typeof answer !== "object" || answer === null || Array.isArray(answer)) return "an object";
+  for (const [field, kind] of Object.entries(fields)) {
+    const value = (answer as Record<string, unknown>)[field];
+    if (kind === "array" ? !Array.isArray(value) : typeof value !== kind)
+      return `${kind === "array" ? "an array" : "a string"} "${field}"`;
+  }
+  return undefined;
+}
+
 export class BrainClient {
   readonly url: string;
 
@@ -131,7 +156,17 @@ export class BrainClient {
   ): Promise<EndpointResponse<N>> {
     const { method, path } = ENDPOINTS[name];
     const url = `${endpointPath(path, params as Record<string, string>)}${query}`;
-    return this.request(method, url, body, headers);
+    const fields = USED_FIELDS[name];
+    if (!fields) return this.request(method, url, body, headers);
+    return this.request<EndpointResponse<N>>(method, url, body, headers).then((answer) => {
+      const missing = missingField(answer, fields);
+      if (missing === undefined) return answer;
+      throw new ClientError(
+        200,
+        "bad_response",
+        `${this.url} answered ${method} ${url} without ${missing}, which Brain's daemon sends: is it the address of \`brain serve\` (and of a Brain as new as this one)?`,
+      );
+    });
   }
 
   whoami() {
