@@ -95,6 +95,16 @@ describe("the layers of src/", () => {
     expect(long).toEqual([]);
   });
 
+  it(`keep the Python SDK's files under ${MAX_LINES} lines too`, () => {
+    const dir = resolve(SRC, "../sdk/python");
+    const long = readdirSync(dir)
+      .filter((name) => name.endsWith(".py"))
+      .map((name) => ({ name, lines: readFileSync(join(dir, name), "utf8").split("\n").length }))
+      .filter((file) => file.lines > MAX_LINES)
+      .map((file) => `sdk/python/${file.name}: ${file.lines} lines`);
+    expect(long).toEqual([]);
+  });
+
   it("finds the imports it checks (the parser is not silently blind)", () => {
     const session = files.find((file) => file.path === "core/session.ts");
     expect(session?.runtime.length).toBeGreaterThan(3);
