@@ -56,13 +56,18 @@ class Matcher {
   }
 
   push(run: Run): SecretHit | undefined {
-    const data = joined(this.carry, run);
+    // The run is searched where it lies and only the carry with its first bytes joined: a copy of the whole run
+    // per level and chunk cost as much as the search.
+    const edge = joined(this.carry, { bytes: run.bytes.subarray(0, this.keep), origin: run.origin });
     let hit: SecretHit | undefined;
     for (const [index, secret] of this.secrets.entries()) {
-      const at = data.bytes.indexOf(secret);
-      if (at >= 0 && (!hit || data.origin(at) < hit.offset)) hit = { index, offset: data.origin(at) };
+      for (const data of [edge, run]) {
+        const at = data.bytes.indexOf(secret);
+        if (at >= 0 && (!hit || data.origin(at) < hit.offset)) hit = { index, offset: data.origin(at) };
+      }
     }
-    this.carry = keepTail(data, Math.max(0, data.bytes.length - this.keep));
+    const last = run.bytes.length >= this.keep ? run : edge;
+    this.carry = keepTail(last, Math.max(0, last.bytes.length - this.keep));
     return hit;
   }
 }
@@ -124,6 +129,65 @@ function decodeEscape(data: Buffer, i: number): number {
   return (0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00)) * 16 + 12;
 }
 
+/** How many bytes of UTF-8 a code point takes. */
+function utf8Length(point: number): number {
+  return point < 0x80 ? 1 : point < 0x800 ? 2 : point < 0x10000 ? 3 : 4;
+}
+
+/** Every so many escapes an unescaper notes where it stands, so that an origin is found by decoding a few again. */
+const MARK_EVERY = 16;
+
+/**
+ * Where each byte of an unescaper's output came from. Noting it at every escape was a third of the scan's time, yet
+ * it is asked only for a hit and for the few bytes carried to the next chunk: so it is noted at every MARK_EVERY-th
+ * escape, and found by decoding again from the mark before it.
+ */
+class Origins {
+  private marks = new Int32Array(2 * 64);
+  private count = 1;
+
+  constructor(private readonly data: Buffer) {}
+
+  /** Output byte `out` is the next one written, from input byte `input`, which begins no escape's middle. */
+  mark(out: number, input: number): void {
+    let marks = this.marks;
+    const at = 2 * this.count++;
+    if (at === marks.length) {
+      marks = new Int32Array(marks.length * 2);
+      marks.set(this.marks);
+      this.marks = marks;
+    }
+    marks[at] = out;
+    marks[at + 1] = input;
+  }
+
+  /** The input byte output byte `d` came from: the one it was copied from, or the start of its escape. */
+  of(d: number): number {
+    const marks = this.marks;
+    let [lo, hi] = [0, this.count - 1];
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (marks[2 * mid]! <= d) lo = mid;
+      else hi = mid - 1;
+    }
+    let [n, i] = [marks[2 * lo]!, marks[2 * lo + 1]!];
+    for (;;) {
+      let next = this.data.indexOf(BACKSLASH, i);
+      if (next < 0) next = this.data.length;
+      if (d < n + next - i) return i + d - n;
+      [n, i] = [n + next - i, next];
+      const decoded = decodeEscape(this.data, i);
+      const [written, read] = decoded < 0 ? [1, 1] : [utf8Length(Math.floor(decoded / 16)), decoded % 16];
+      if (d < n + written) return i;
+      n += written;
+      i += read;
+    }
+  }
+}
+
+/** A run of bytes with no backslash shorter than this is copied byte by byte: a native call per run costs more. */
+const LONG_RUN = 32;
+
 /** The bytes as a JSON string's escapes decode them; anything that is no escape passes as it is. */
 class Unescaper {
   private pending = EMPTY;
@@ -132,57 +196,49 @@ class Unescaper {
     if (this.pending.bytes.length === 0 && run.bytes.indexOf(BACKSLASH) < 0) return run;
     const input = joined(this.pending, run);
     const data = input.bytes;
-    const out = Buffer.allocUnsafe(data.length);
-    // Pieces of the output, three numbers each: where it starts, where it came from, 1 if copied (else one escape's).
-    let pieces = new Float64Array(3 * 64);
-    pieces[2] = 1;
-    let count = 1;
-    const piece = (o: number, from: number, copy: number) => {
-      if (3 * count === pieces.length) {
-        const grown = new Float64Array(pieces.length * 2);
-        grown.set(pieces);
-        pieces = grown;
-      }
-      pieces[3 * count] = o;
-      pieces[3 * count + 1] = from;
-      pieces[3 * count++ + 2] = copy;
-    };
+    const length = data.length;
+    const out = Buffer.allocUnsafe(length);
+    const origins = new Origins(data);
+    let escapes = 0;
     let n = 0;
     let i = 0;
-    // One byte at a time: escapes are dense in JSON held in JSON, where a call per piece cost more than the loop.
-    while (i < data.length) {
-      const b = data[i]!;
-      if (b !== BACKSLASH) {
-        out[n++] = b;
-        i++;
+    while (i < length) {
+      // Escapes are dense in JSON held in JSON and sparse in prose: look a few bytes ahead by hand, then natively.
+      let next = i;
+      const near = Math.min(length, i + LONG_RUN);
+      while (next < near && data[next] !== BACKSLASH) next++;
+      if (next === near && next < length) {
+        next = data.indexOf(BACKSLASH, next);
+        if (next < 0) next = length;
+      }
+      if (next - i >= LONG_RUN) n += data.copy(out, n, i, next);
+      else while (i < next) out[n++] = data[i++]!;
+      i = next;
+      if (i === length) break;
+      const simple = i + 1 < length ? SIMPLE[data[i + 1]!]! : -1;
+      if (simple >= 0) {
+        // The common escape inline: a call per escape was most of the time on JSON held in JSON.
+        out[n++] = simple;
+        i += 2;
+        if (++escapes % MARK_EVERY === 0) origins.mark(n, i);
         continue;
       }
       const decoded = decodeEscape(data, i);
       if (decoded === SHORT) break;
       if (decoded === NOT_AN_ESCAPE) {
-        out[n++] = b;
+        // Copied as it is, like the bytes around it: the piece it is in maps it already.
+        out[n++] = BACKSLASH;
         i++;
         continue;
       }
-      piece(n, i, 0);
       const point = Math.floor(decoded / 16);
       if (point < 0x80) out[n++] = point;
       else n += out.write(String.fromCodePoint(point), n);
       i += decoded % 16;
-      piece(n, i, 1);
+      if (++escapes % MARK_EVERY === 0) origins.mark(n, i);
     }
     this.pending = keepTail(input, i);
-    const origin = (d: number) => {
-      let [lo, hi] = [0, count - 1];
-      while (lo < hi) {
-        const mid = (lo + hi + 1) >> 1;
-        if (pieces[3 * mid]! <= d) lo = mid;
-        else hi = mid - 1;
-      }
-      const [start, from, copy] = pieces.subarray(3 * lo, 3 * lo + 3);
-      return input.origin(copy ? from! + d - start! : from!);
-    };
-    return { bytes: out.subarray(0, n), origin };
+    return { bytes: out.subarray(0, n), origin: (d) => input.origin(origins.of(d)) };
   }
 
   /** What was held back at the end: an escape cut off by the end of the bytes, passed as it is. */
