@@ -174,6 +174,9 @@ export const RestoreBody = z.strictObject({
     .refine((p) => !p.includes("\0"), "must not contain a NUL byte (\\u0000); give a plain absolute path"),
 });
 
+/** What a restore wrote: `checkpoint` is the id of the one it restored, which "latest" leaves the caller to learn. */
+export const RestoreView = z.strictObject({ ok: z.literal(true), checkpoint: z.string() });
+
 /** A client id, as the X-Brain-Client header and POST .../control both take it. */
 export const CLIENT_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 export const CLIENT_ID_RULE = "client ids are 1 to 128 letters, digits, '_', '.', ':' or '-'";
@@ -259,6 +262,7 @@ export type ForkBody = z.infer<typeof ForkBody>;
 export type HandoffBody = z.infer<typeof HandoffBody>;
 export type RebuildView = z.infer<typeof RebuildView>;
 export type RestoreBody = z.infer<typeof RestoreBody>;
+export type RestoreView = z.infer<typeof RestoreView>;
 export type ControlBody = z.infer<typeof ControlBody>;
 export type ControlView = z.infer<typeof ControlView>;
 export type CheckpointView = z.infer<typeof CheckpointView>;

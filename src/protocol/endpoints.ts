@@ -21,6 +21,7 @@ import {
   RebuildBody,
   RebuildView,
   RestoreBody,
+  RestoreView,
   SessionList,
   SessionView,
   TextBody,
@@ -226,7 +227,7 @@ export const ENDPOINTS = {
     tag: "checkpoints",
     summary: "Write a checkpoint's native files into an empty directory on the daemon's machine",
     body: RestoreBody,
-    response: Ok,
+    response: RestoreView,
     drive: true,
   },
   control: {

@@ -173,12 +173,14 @@ describe("seqs", () => {
 describe("restore", () => {
   let id: string;
   let outside: string;
+  let checkpoint: unknown;
   beforeAll(async () => {
     const client = auth.client();
     id = await newSession(auth);
     await collect(client, id, settled((await client.prompt(id, "keep me")).turn));
     const cp = await raw(auth.url, "POST", `/v1/sessions/${id}/checkpoints`, { token: auth.tokens.admin });
     expect(cp.status).toBe(201);
+    checkpoint = cp.body.id;
     outside = mkdtempSync(join(tmpdir(), "brain-restore-doors-"));
   });
   afterAll(() => rmSync(outside, { recursive: true, force: true }));
@@ -188,6 +190,12 @@ describe("restore", () => {
       token: auth.tokens.admin,
       body: { into, ...(checkpoint ? { checkpoint } : {}) },
     });
+
+  it("answers which checkpoint it restored, as `latest` leaves the caller to learn", async () => {
+    const res = await restore(join(outside, "restored"));
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toEqual({ ok: true, checkpoint });
+  });
 
   it("refuses a symlinked or dangling target with 400, not a raw ENOTDIR", async () => {
     const real = join(outside, "real");

@@ -271,8 +271,8 @@ export class SessionService {
     return { id, seeded, aside: basename(aside) };
   }
 
-  /** Writes a checkpoint's native files into a directory on this machine: the default tenant only. */
-  async restore(caller: Caller, id: string, into: string, checkpoint = "latest"): Promise<void> {
+  /** Writes a checkpoint's native files into a directory on this machine (the default tenant only): its id. */
+  async restore(caller: Caller, id: string, into: string, checkpoint = "latest"): Promise<string> {
     await this.record(caller, id);
     if (caller.tenant !== DEFAULT_TENANT) {
       throw new ApiError(
@@ -281,7 +281,7 @@ export class SessionService {
       );
     }
     try {
-      await this.parts.brain.restore(id, checkpoint, into);
+      return await this.parts.brain.restore(id, checkpoint, into);
     } catch (err) {
       throw inField(err, "checkpoint");
     }

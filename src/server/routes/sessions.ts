@@ -206,8 +206,10 @@ export function sessionRoutes({ sessions, agents, auth, logReads }: SessionRoute
       ...ENDPOINTS.restore,
       handle: async (ctx) => {
         const body = ctx.body as RestoreBody;
-        await sessions.restore(ctx.caller, id(ctx), body.into, body.checkpoint);
-        return ok;
+        return {
+          ok: true,
+          checkpoint: await sessions.restore(ctx.caller, id(ctx), body.into, body.checkpoint),
+        };
       },
     },
     {
