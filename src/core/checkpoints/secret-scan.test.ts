@@ -24,11 +24,13 @@ describe("SecretScanner", () => {
       (text: string) => JSON.stringify({ c: `{"k":"${text.replaceAll("/", "\\/")}"}` }),
     ],
   ])("names where a key %s starts after many other escapes, in any chunk size", (_, write) => {
-    const before = `${noise}\n${JSON.stringify({ content: noise })}\n`.repeat(40);
-    const data = Buffer.from(`${before}${write(KEY)}\n${noise}`);
+    // Binary bytes first: backslashes in plenty, few of them escapes.
+    const binary = Buffer.from(Array.from({ length: 50_000 }, (_, i) => (i % 3 ? 0x5c : (i * 37) % 256)));
+    const before = `\n${noise}\n${JSON.stringify({ content: noise })}\n`.repeat(40);
+    const data = Buffer.concat([binary, Buffer.from(`${before}${write(KEY)}\n${noise}`)]);
     const written = write(KEY);
     const first = written.indexOf(written.includes("u0073") ? "u0073" : "sk-");
-    let start = Buffer.byteLength(before) + first;
+    let start = binary.length + Buffer.byteLength(before) + first;
     while (data[start - 1] === 0x5c) start--;
     for (const chunk of [1 << 20, 4096, 333, 7]) {
       expect(scan(data, chunk)).toEqual({ index: 0, offset: start, escaped: true });

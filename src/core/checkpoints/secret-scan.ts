@@ -134,8 +134,12 @@ function utf8Length(point: number): number {
   return point < 0x80 ? 1 : point < 0x800 ? 2 : point < 0x10000 ? 3 : 4;
 }
 
-/** Every so many escapes an unescaper notes where it stands, so that an origin is found by decoding a few again. */
+/**
+ * Every so many escapes, or bytes that hold backslashes but few escapes (binary data), an unescaper notes where it
+ * stands, so that an origin is found by decoding a few again.
+ */
 const MARK_EVERY = 16;
+const MARK_SPAN = 4096;
 
 /**
  * Where each byte of an unescaper's output came from. Noting it at every escape was a third of the scan's time, yet
@@ -149,7 +153,8 @@ class Origins {
   constructor(private readonly data: Buffer) {}
 
   /** Output byte `out` is the next one written, from input byte `input`, which begins no escape's middle. */
-  mark(out: number, input: number): void {
+  /** Returns 0: the count of escapes since the last mark. */
+  mark(out: number, input: number): number {
     let marks = this.marks;
     const at = 2 * this.count++;
     if (at === marks.length) {
@@ -159,6 +164,7 @@ class Origins {
     }
     marks[at] = out;
     marks[at + 1] = input;
+    return 0;
   }
 
   /** The input byte output byte `d` came from: the one it was copied from, or the start of its escape. */
@@ -200,6 +206,7 @@ class Unescaper {
     const out = Buffer.allocUnsafe(length);
     const origins = new Origins(data);
     let escapes = 0;
+    let marked = 0;
     let n = 0;
     let i = 0;
     while (i < length) {
@@ -220,7 +227,7 @@ class Unescaper {
         // The common escape inline: a call per escape was most of the time on JSON held in JSON.
         out[n++] = simple;
         i += 2;
-        if (++escapes % MARK_EVERY === 0) origins.mark(n, i);
+        if (++escapes >= MARK_EVERY || i - marked >= MARK_SPAN) [escapes, marked] = [origins.mark(n, i), i];
         continue;
       }
       const decoded = decodeEscape(data, i);
@@ -229,13 +236,14 @@ class Unescaper {
         // Copied as it is, like the bytes around it: the piece it is in maps it already.
         out[n++] = BACKSLASH;
         i++;
+        if (i - marked >= MARK_SPAN) [escapes, marked] = [origins.mark(n, i), i];
         continue;
       }
       const point = Math.floor(decoded / 16);
       if (point < 0x80) out[n++] = point;
       else n += out.write(String.fromCodePoint(point), n);
       i += decoded % 16;
-      if (++escapes % MARK_EVERY === 0) origins.mark(n, i);
+      if (++escapes >= MARK_EVERY || i - marked >= MARK_SPAN) [escapes, marked] = [origins.mark(n, i), i];
     }
     this.pending = keepTail(input, i);
     return { bytes: out.subarray(0, n), origin: (d) => input.origin(origins.of(d)) };
