@@ -130,8 +130,9 @@ describe("spawn records", () => {
       encoding: "utf8",
       input: "",
     });
-    expect(r.stderr).toMatch(/^brain: brain_error: cannot create .*not-a-dir\/sessions: ENOTDIR/);
+    // Refused before any runner starts (src/cli/brain-home.ts), naming the variable and the fix.
+    expect(r.stderr).toMatch(/^brain: \$BRAIN_HOME \(.*not-a-dir\) is not a directory/);
     expect(r.stderr).not.toContain("    at ");
-    expect(r.status).toBe(1);
+    expect(r.status).toBe(2);
   });
 });
