@@ -125,17 +125,14 @@ export function answerOf(request: Answerable, body: HitlRespondBody, several = f
     ? answers[question]
     : (answers[question] ?? answers.answer ?? Object.values(answers).find((v) => typeof v === "string"));
   // Nothing to log as what the person said: "{}" was logged, and the harness told they had answered it.
-  if (several && (picked === undefined || picked === null)) {
-    throw new ApiError(
-      "bad_request",
-      `field "answers": no answer to question ${JSON.stringify(question)} of this request of several questions; send each question's answer under its own question, as answers[${JSON.stringify(question)}], or status "declined" to refuse them`,
-      "answers",
-    );
-  }
   if (picked === undefined || picked === null) {
+    const key = `answers[${JSON.stringify(question)}]`;
+    const fix = several
+      ? ` of this request of several questions; send each question's answer under its own question, as ${key}, or status "declined" to refuse them`
+      : `; send it as ${key} (or answers.answer), or status "declined" to refuse it`;
     throw new ApiError(
       "bad_request",
-      `field "answers": no answer to question ${JSON.stringify(question)}; send it as answers[${JSON.stringify(question)}] (or answers.answer), or status "declined" to refuse it`,
+      `field "answers": no answer to question ${JSON.stringify(question)}${fix}`,
       "answers",
     );
   }
