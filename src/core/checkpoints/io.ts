@@ -75,9 +75,18 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** temp + fsync + rename + dir fsync: readers see the old file or the whole new one, even after a crash. */
-export async function writeFileDurable(file: string, data: string): Promise<void> {
+/** A file written and fsynced under a temp name, not yet visible under its own. */
+export interface StagedFile {
+  /** rename + dir fsync: readers see the old file or the whole new one, even after a crash. */
+  commit(): Promise<void>;
+  /** Removes the temp, when what the file would point at could not be stored. */
+  discard(): Promise<void>;
+}
+
+/** The first half of writeFileDurable, so the fsync of the file can overlap other work that must precede it. */
+export async function stageFileDurable(file: string, data: string): Promise<StagedFile> {
   const tmp = `${file}.${tempName("tmp")}`;
+  const discard = () => unlink(tmp).catch(() => {});
   try {
     const fh = await open(tmp, "wx", 0o600);
     try {
@@ -86,12 +95,27 @@ export async function writeFileDurable(file: string, data: string): Promise<void
     } finally {
       await fh.close();
     }
-    await rename(tmp, file);
   } catch (err) {
-    await unlink(tmp).catch(() => {});
+    await discard();
     throw err;
   }
-  await fsyncDir(path.dirname(file));
+  return {
+    discard,
+    async commit() {
+      try {
+        await rename(tmp, file);
+      } catch (err) {
+        await discard();
+        throw err;
+      }
+      await fsyncDir(path.dirname(file));
+    },
+  };
+}
+
+/** temp + fsync + rename + dir fsync: readers see the old file or the whole new one, even after a crash. */
+export async function writeFileDurable(file: string, data: string): Promise<void> {
+  await (await stageFileDurable(file, data)).commit();
 }
 
 /** True when `file` exists with exactly `size` bytes. */

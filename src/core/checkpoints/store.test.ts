@@ -309,32 +309,6 @@ describe("damage and failure", () => {
     expect((await readdir(base)).filter((n) => n.includes("restoring"))).toEqual([]);
   });
 
-  it("writes no manifest when storing a blob fails", async () => {
-    const base = await tempDir();
-    const nativeDir = path.join(base, "native");
-    await put(nativeDir, "a.txt", "alpha");
-    await put(nativeDir, "b.txt", "beta");
-    let fail = false;
-    const store = new CheckpointStore(path.join(base, "checkpoints"), {
-      hooks: {
-        beforeBlobCommit() {
-          if (fail) throw new Error("disk full (injected)");
-        },
-      },
-    });
-    const files = async () => [await native(nativeDir, "a.txt"), await native(nativeDir, "b.txt")];
-    await store.create(nativeDir, await files());
-    await put(nativeDir, "b.txt", "beta, changed");
-    fail = true;
-    await expect(store.create(nativeDir, await files())).rejects.toThrow(/injected/);
-    expect(await store.list()).toEqual(["000001"]);
-    expect((await readdir(store.dir)).filter((n) => n.includes("tmp"))).toEqual([]);
-    expect((await readdir(store.blobsDir)).filter((n) => n.startsWith("."))).toEqual([]);
-
-    fail = false;
-    expect((await store.create(nativeDir, await files())).id).toBe("000002");
-  });
-
   it("says a checkpoint the disk refused was not made, and what to do, not a bare ENOSPC", async () => {
     const base = await tempDir();
     const nativeDir = path.join(base, "native");

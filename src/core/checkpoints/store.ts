@@ -4,7 +4,7 @@ import type { NativeFile } from "../../protocol/runner.js";
 import type { Secret } from "../redact.js";
 import { type BlobHooks, storeBlob } from "./blobs.js";
 import { CheckpointError, errnoCode } from "./errors.js";
-import { fsyncDir, writeFileDurable } from "./io.js";
+import { fsyncDir, stageFileDurable } from "./io.js";
 import { type CheckpointFile, type CheckpointManifest, parseManifest } from "./manifest.js";
 import { type PlannedFile, planCheckpoint, reopenPlanned } from "./plan.js";
 import { restoreManifest } from "./restore.js";
@@ -91,40 +91,49 @@ export class CheckpointStore {
       await removeDeadTemps(this.blobsDir);
       await removeDeadTemps(this.dir);
     }
-    const out: CheckpointFile[] = [];
-    for (const p of planned) {
-      const segments = [...p.kept];
-      if (p.fresh) {
-        const { offset, length, sha256 } = p.fresh;
-        // One file open at a time, and only while its bytes are copied.
-        const handle = await reopenPlanned(p);
-        try {
-          await storeBlob(
-            this.blobsDir,
-            handle,
-            offset,
-            offset + length,
-            sha256,
-            p.file.path,
-            this.options.hooks,
-          );
-        } finally {
-          await handle.close();
-        }
-        segments.push({ blob: sha256, offset, length, sha256 });
-      }
-      const entry: CheckpointFile = { ...p.file, segments };
-      if (p.head_sha256 !== undefined) entry.head_sha256 = p.head_sha256;
-      if (p.tail_sha256 !== undefined) entry.tail_sha256 = p.tail_sha256;
-      if (p.mode !== undefined) entry.mode = p.mode;
-      out.push(entry);
-    }
-    // Blob renames must be durable before a manifest can point at them.
-    await fsyncDir(this.blobsDir);
     const id = String(lastId === undefined ? 1 : Number(lastId) + 1).padStart(6, "0");
-    const manifest: CheckpointManifest = { id, created_at: new Date().toISOString(), files: out };
-    await writeFileDurable(path.join(this.dir, `${id}.json`), `${JSON.stringify(manifest, null, 2)}\n`);
+    const manifest: CheckpointManifest = {
+      id,
+      created_at: new Date().toISOString(),
+      files: planned.map(entryOf),
+    };
+    // The manifest says only what the plan already knows, so its write and fsync overlap the blobs'; it is renamed
+    // into place only after every blob it points at is durable.
+    const staging = stageFileDurable(
+      path.join(this.dir, `${id}.json`),
+      `${JSON.stringify(manifest, null, 2)}\n`,
+    );
+    const blobs = this.storeBlobs(planned).then(() => fsyncDir(this.blobsDir));
+    const [staged, stored] = await Promise.allSettled([staging, blobs]);
+    if (stored.status === "rejected") {
+      if (staged.status === "fulfilled") await staged.value.discard();
+      throw stored.reason;
+    }
+    if (staged.status === "rejected") throw staged.reason;
+    await staged.value.commit();
     return manifest;
+  }
+
+  private async storeBlobs(planned: PlannedFile[]): Promise<void> {
+    for (const p of planned) {
+      if (!p.fresh) continue;
+      const { offset, length, sha256 } = p.fresh;
+      // One file open at a time, and only while its bytes are copied.
+      const handle = await reopenPlanned(p);
+      try {
+        await storeBlob(
+          this.blobsDir,
+          handle,
+          offset,
+          offset + length,
+          sha256,
+          p.file.path,
+          this.options.hooks,
+        );
+      } finally {
+        await handle.close();
+      }
+    }
   }
 
   private async ensureDirs(): Promise<void> {
@@ -219,4 +228,18 @@ function notStored(err: unknown): unknown {
 function summarize(ids: string[]): string {
   const shown = ids.length > 20 ? [...ids.slice(0, 5), "…", ...ids.slice(-10)] : ids;
   return shown.join(", ");
+}
+
+/** A planned file's manifest entry: the segments it keeps, and the one its new bytes are stored as. */
+function entryOf(p: PlannedFile): CheckpointFile {
+  const segments = [...p.kept];
+  if (p.fresh) {
+    const { offset, length, sha256 } = p.fresh;
+    segments.push({ blob: sha256, offset, length, sha256 });
+  }
+  const entry: CheckpointFile = { ...p.file, segments };
+  if (p.head_sha256 !== undefined) entry.head_sha256 = p.head_sha256;
+  if (p.tail_sha256 !== undefined) entry.tail_sha256 = p.tail_sha256;
+  if (p.mode !== undefined) entry.mode = p.mode;
+  return entry;
 }
