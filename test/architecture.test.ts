@@ -108,6 +108,6 @@ describe("the layers of src/", () => {
   it("finds the imports it checks (the parser is not silently blind)", () => {
     const session = files.find((file) => file.path === "core/session.ts");
     expect(session?.runtime.length).toBeGreaterThan(3);
-    expect(session?.all).toContain("core/tools.ts");
+    expect(session?.all).toContain("core/session-tools.ts");
   });
 });

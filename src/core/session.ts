@@ -28,8 +28,8 @@ import {
   takeSteer,
 } from "./running-turn.js";
 import { type SessionParts, type StartedTurn, type TurnOutcome, verifyHistory } from "./session-parts.js";
+import { SessionTools } from "./session-tools.js";
 import { ToolCalls } from "./tool-calls.js";
-import type { BoundTools } from "./tools.js";
 
 export { SessionError } from "./errors.js";
 export type { SessionParts, StartedTurn, TurnOutcome };
@@ -37,7 +37,7 @@ export type { SessionParts, StartedTurn, TurnOutcome };
 export class Session {
   private harness: Harness | undefined;
   private opening: Promise<Harness> | undefined;
-  private tools: Promise<BoundTools> | undefined;
+  private readonly tools: SessionTools;
   private running: RunningTurn | undefined;
   /** The last turn's run, from its start to its turn.settled (or close-out): a close waits for it. */
   private turnRun: Promise<unknown> | undefined;
@@ -68,12 +68,17 @@ export class Session {
     });
     this.keys = new CommandKeys(parts.log);
     this.redactor = new Redactor(parts.secrets);
+    this.tools = new SessionTools({
+      tools: parts.tools,
+      ...(parts.services ? { services: parts.services } : {}),
+      append: (events) => this.append(events),
+    });
     this.toolCalls = new ToolCalls({
       pending: this.writer.pending,
       desk: this.desk,
       append: (events, options) => this.append(events, options),
       running: () => this.running,
-      tools: () => this.boundTools(),
+      tools: () => this.tools.get(),
     });
   }
 
@@ -142,7 +147,7 @@ export class Session {
     this.running = turn;
     // A harness not open yet opens while the prompt becomes durable: its open is passive (no model or tool call),
     // and the two waits (a runner's open round trip, the log's commit) overlap instead of adding up.
-    const harness = this.ensureHarness();
+    const harness = this.harnessFor(turn);
     // Its failure is the turn's to report (runTurn awaits the same promise); a prompt that never starts drops it.
     harness.catch(() => {});
     try {
@@ -319,7 +324,8 @@ export class Session {
   private async ensureHarness(): Promise<Harness> {
     if (this.harness?.isAlive?.() === false) await this.dropHarness();
     if (this.harness) return this.harness;
-    this.opening ??= this.boundTools()
+    this.opening ??= this.tools
+      .get()
       .then((tools) =>
         this.parts.factory.open({
           sessionId: this.parts.id,
@@ -358,19 +364,14 @@ export class Session {
     return this.parts.preamble(text, await this.parts.log.read(0));
   }
 
-  /** The bound tools, with the session's own services (MCP servers) started the first time they are needed. */
-  private boundTools(): Promise<BoundTools> {
-    const services = this.parts.services;
-    this.tools ??= !services
-      ? Promise.resolve(this.parts.tools)
-      : services
-          .start(
-            (data) => void this.append([{ type: "tool.service", data }]).catch(() => {}),
-            this.parts.tools.schemas.map((schema) => schema.name),
-          )
-          .then((started) => this.parts.tools.including(started))
-          .catch(() => this.parts.tools);
-    return this.tools;
+  /** The turn's harness, reopened when a session service that failed its first start now offers tools. */
+  private async harnessFor(turn: RunningTurn): Promise<Harness> {
+    if (await this.tools.retry(turn.abort.signal)) {
+      await this.opening?.catch(() => {});
+      await this.dropHarness();
+      this.assertOpen();
+    }
+    return this.ensureHarness();
   }
 
   private async dropHarness(): Promise<void> {

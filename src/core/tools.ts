@@ -26,6 +26,16 @@ export interface SessionToolServices {
    * the names the session's config.tools binds, which keep them (a service leaves its tools of those names out).
    */
   start(report: (event: ToolServiceEvent) => void, bound?: readonly string[]): Promise<ToolService[]>;
+  /**
+   * Before a later turn: tries again the services whose first start failed, as their backoff allows. Resolves with
+   * every service when one of them now offers tools (the session binds its tools afresh), else undefined.
+   * `signal` (the turn's) gives the tries up.
+   */
+  retry?(
+    report: (event: ToolServiceEvent) => void,
+    bound: readonly string[],
+    signal: AbortSignal,
+  ): Promise<ToolService[] | undefined>;
   close(): Promise<void>;
 }
 

@@ -163,7 +163,10 @@ describe("when servers misbehave, the model gets an error result and the session
           service: "quitter",
           message: expect.stringMatching(/no config, giving up/),
         }),
-        expect.objectContaining({ service: "silent", message: "did not start within 0.3 s" }),
+        expect.objectContaining({
+          service: "silent",
+          message: "did not start within 0.3 s; the next turn tries it again",
+        }),
       ]),
     );
   });
@@ -236,7 +239,7 @@ describe("configuration", () => {
     const [failed] = serviceEvents(await events(broken));
     expect(failed).toMatchObject({
       state: "failed",
-      message: `mcp_servers.fx.env.GIVEN uses ${ref("NOT_SET_ANYWHERE")}, but NOT_SET_ANYWHERE is not set`,
+      message: `mcp_servers.fx.env.GIVEN uses ${ref("NOT_SET_ANYWHERE")}, but NOT_SET_ANYWHERE is not set; the next turn tries it again`,
     });
   });
 

@@ -239,8 +239,14 @@ describe("a tool's output schema, from its server", () => {
 
 describe("a server whose tools/list pages never end", () => {
   it.each([
-    ["same", /^its tools\/list gave the cursor "again" twice: its pages do not end$/],
-    ["endless", /^its tools\/list offered more than 4096 tools \(its pages may not end\)$/],
+    [
+      "same",
+      /^its tools\/list gave the cursor "again" twice: its pages do not end; the next turn tries it again$/,
+    ],
+    [
+      "endless",
+      /^its tools\/list offered more than 4096 tools \(its pages may not end\); the next turn tries it again$/,
+    ],
   ])("fails its start at once, saying so, when each page's cursor is %s", async (pages, message) => {
     // Without a stop, the pages pile up in memory until this deadline.
     const { events } = await serve(

@@ -1,5 +1,6 @@
 // One MCP server of a session as a ToolService: started with the session, restarted when it dies (with backoff,
-// a few times, then again on the next call), stopped when the session closes. Whatever goes wrong, a call gets
+// a few times, then again on the next call), stopped when the session closes. One whose first start failed has
+// no tools for a call to restart it by: a later turn tries it again (retryStart), as its backoff allows. Whatever goes wrong, a call gets
 // an error result the model can read, and the session gets a `tool.service` event; nothing throws.
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolResult, ToolSchema } from "../../protocol/runner.js";
@@ -18,6 +19,11 @@ export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
 export const DEFAULT_CALL_TOTAL_TIMEOUT_MS = 3_600_000;
 /** Waits before the automatic restarts after a crash; after the last, the next call tries once more. */
 export const RESTART_DELAYS_MS = [100, 1_000, 5_000];
+/**
+ * How long after each failed first start a turn tries the server again; the last repeats. The next turn tries at
+ * once (a server that was not ready yet); later waits keep a server that hangs at start from holding every turn.
+ */
+export const START_RETRY_DELAYS_MS = [0, 10_000, 60_000, 300_000];
 
 const OUT_OF_RESTARTS =
   "; no more automatic restarts (it has answered no call since the last ones): the next call to one of its tools starts it again";
@@ -32,6 +38,9 @@ export class McpServerService implements ToolService {
   private failedRestarts = 0;
   private everStarted = false;
   private lastError = "it has not started";
+  private failedStarts = 0;
+  /** When a turn may try a server that never started again (Date.now() ms). */
+  private startDueAt = 0;
   private stopped = false;
   /** Aborted by close: a start under way gives up instead of holding the close until its deadline. */
   private readonly stopping = new AbortController();
@@ -40,6 +49,7 @@ export class McpServerService implements ToolService {
     private readonly spec: ServerSpec,
     private readonly report: (event: ToolServiceEvent) => void,
     private readonly restartDelays: readonly number[] = RESTART_DELAYS_MS,
+    private readonly startRetryDelays: readonly number[] = START_RETRY_DELAYS_MS,
   ) {}
 
   get name(): string {
@@ -49,6 +59,20 @@ export class McpServerService implements ToolService {
   /** The first start; resolves either way (a server that failed offers no tools, and says why in an event). */
   async start(): Promise<void> {
     await this.connect();
+  }
+
+  /** Whether a turn starting now should try again a server that has never started. */
+  get startDue(): boolean {
+    return !this.everStarted && !this.stopped && this.starting === undefined && Date.now() >= this.startDueAt;
+  }
+
+  /**
+   * Tries a server that has never started again; whether it runs now. `signal` (the turn's) gives up at once: an
+   * interrupted try is not the server's failure, and is neither reported nor counted.
+   */
+  async retryStart(signal: AbortSignal): Promise<boolean> {
+    if (!this.startDue) return false;
+    return (await this.connect(AbortSignal.any([this.stopping.signal, signal]))) !== undefined;
   }
 
   /** Leaves out the tools whose session names `clashes` gives to other servers, now and after a restart. */
@@ -119,24 +143,24 @@ export class McpServerService implements ToolService {
     return this.connect();
   }
 
-  private connect(): Promise<McpConnection | undefined> {
-    this.starting ??= this.open().finally(() => {
+  private connect(stop = this.stopping.signal): Promise<McpConnection | undefined> {
+    this.starting ??= this.open(stop).finally(() => {
       this.starting = undefined;
     });
     return this.starting;
   }
 
-  private async open(): Promise<McpConnection | undefined> {
+  private async open(stop: AbortSignal): Promise<McpConnection | undefined> {
     const restart = this.everStarted;
     const timeoutMs = this.spec.config.startup_timeout_ms ?? DEFAULT_STARTUP_TIMEOUT_MS;
     let connection: McpConnection;
     try {
-      connection = await McpConnection.open(this.spec, timeoutMs, this.stopping.signal);
+      connection = await McpConnection.open(this.spec, timeoutMs, stop);
     } catch (err) {
-      if (this.stopped) return undefined;
+      if (this.stopped || stop.aborted) return undefined;
       this.lastError = (err as Error).message;
-      const out = restart && !this.scheduleRestart() ? OUT_OF_RESTARTS : "";
-      this.report({ service: this.name, state: "failed", message: `${this.lastError}${out}` });
+      const next = restart ? (this.scheduleRestart() ? "" : OUT_OF_RESTARTS) : this.nextStartTry();
+      this.report({ service: this.name, state: "failed", message: `${this.lastError}${next}` });
       return undefined;
     }
     if (this.stopped) {
@@ -176,6 +200,17 @@ export class McpServerService implements ToolService {
       state: "exited",
       message: `${reason}${restarting ? "" : OUT_OF_RESTARTS}`,
     });
+  }
+
+  /** Counts a failed first start, sets when a turn may try again, and says when. */
+  private nextStartTry(): string {
+    const delays = this.startRetryDelays;
+    const delay = delays[Math.min(this.failedStarts, delays.length - 1)] ?? 0;
+    this.failedStarts++;
+    this.startDueAt = Date.now() + delay;
+    return delay === 0
+      ? "; the next turn tries it again"
+      : `; the first turn after ${Math.ceil(delay / 1000)} s tries it again`;
   }
 
   /** Whether an automatic restart is due: none once they ran out since the server last answered a call. */

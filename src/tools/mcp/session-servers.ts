@@ -13,6 +13,8 @@ export interface McpHostOptions {
   env?: NodeJS.ProcessEnv;
   /** Automatic restart delays after a crash (tests shorten them). */
   restartDelays?: readonly number[];
+  /** How long after each failed first start a turn may try the server again (the last repeats). */
+  startRetryDelays?: readonly number[];
   /** Brain's: kills each stdio server's group as Brain exits. */
   exits?: ExitKills;
 }
@@ -21,6 +23,11 @@ export class McpSessionServers implements SessionToolServices {
   private servers: McpServerService[] = [];
   private started: Promise<ToolService[]> | undefined;
   private closed = false;
+  private retrying = false;
+  /** Where the servers' events go: the session's log. */
+  private report: ((event: ToolServiceEvent) => void) | undefined;
+  /** Events held back while servers start, until the clash check says which tools each really offers. */
+  private held: ToolServiceEvent[] | undefined;
 
   constructor(
     private readonly config: McpServers,
@@ -28,17 +35,13 @@ export class McpSessionServers implements SessionToolServices {
   ) {}
 
   start(report: (event: ToolServiceEvent) => void, bound: readonly string[] = []): Promise<ToolService[]> {
+    this.report = report;
     this.started ??= (async () => {
       if (this.closed) return [];
       // The MCP SDK loads with the first session that has servers: hosts without any never pay for it.
       const { McpServerService } = await import("./server.js");
       if (this.closed) return [];
       const env = this.options.env ?? process.env;
-      // The first start's events wait for the clash check below, so that each server's `started` names the
-      // tools it really offers.
-      const held: ToolServiceEvent[] = [];
-      let holding = true;
-      const hold = (event: ToolServiceEvent) => (holding ? held.push(event) : report(event));
       this.servers = Object.entries(this.config).map(
         ([name, config]) =>
           new McpServerService(
@@ -49,29 +52,89 @@ export class McpSessionServers implements SessionToolServices {
               env,
               ...(this.options.exits ? { exits: this.options.exits } : {}),
             },
-            hold,
+            (event) => this.relay(event),
             this.options.restartDelays,
+            this.options.startRetryDelays,
           ),
       );
-      await Promise.all(this.servers.map((server) => server.start()));
-      const shadowed = await this.resolveClashes(bound);
-      holding = false;
-      for (const event of held) report(withShadowed(event, shadowed.get(event.service)));
+      await this.startHeld(this.servers, bound, (server) => server.start());
       return this.servers;
     })();
     return this.started;
   }
 
   /**
+   * Tries again, once the first start is done, the servers that never started and whose backoff allows it now.
+   * Resolves with every server when one of them now offers tools (the session's tools are to be bound afresh),
+   * else undefined. `signal` (the turn's) gives the tries up.
+   */
+  async retry(
+    report: (event: ToolServiceEvent) => void,
+    bound: readonly string[],
+    signal: AbortSignal,
+  ): Promise<ToolService[] | undefined> {
+    if (!this.started || this.closed || this.retrying) return undefined;
+    await this.started;
+    const due = this.servers.filter((server) => server.startDue);
+    if (due.length === 0 || this.closed) return undefined;
+    this.report = report;
+    this.retrying = true;
+    try {
+      const started = new Set<McpServerService>();
+      await this.startHeld(due, bound, async (server) => {
+        if (await server.retryStart(signal)) started.add(server);
+      });
+      for (const server of started) if ((await server.list()).length > 0) return this.servers;
+      return undefined;
+    } finally {
+      this.retrying = false;
+    }
+  }
+
+  /**
+   * Starts `fresh` with their events held back until the clash check, so that each `started` names the tools the
+   * server really offers.
+   */
+  private async startHeld(
+    fresh: McpServerService[],
+    bound: readonly string[],
+    start: (server: McpServerService) => Promise<void>,
+  ): Promise<void> {
+    const held: ToolServiceEvent[] = [];
+    this.held = held;
+    try {
+      await Promise.all(fresh.map(start));
+      const shadowed = await this.resolveClashes(bound, fresh);
+      this.held = undefined;
+      for (const event of held) this.report?.(withShadowed(event, shadowed.get(event.service)));
+    } finally {
+      this.held = undefined;
+    }
+  }
+
+  private relay(event: ToolServiceEvent): void {
+    if (this.held) this.held.push(event);
+    else this.report?.(event);
+  }
+
+  /**
    * Two servers' tools can get one session name (`git` + `_push`, `git_` + `push`): the name goes to the server
    * first in the config, and the others leave their tool out. A name config.tools binds is the session's before
-   * any server's (only a session recorded before such names were refused has one). Returns, per server, the names
-   * it left out and whose they are.
+   * any server's (only a session recorded before such names were refused has one). A server started late (its
+   * first start failed) comes after those already running: their names stay theirs. Returns, per server of
+   * `fresh`, the names it left out and whose they are.
    */
-  private async resolveClashes(bound: readonly string[]): Promise<Map<string, Map<string, string>>> {
+  private async resolveClashes(
+    bound: readonly string[],
+    fresh: readonly McpServerService[],
+  ): Promise<Map<string, Map<string, string>>> {
     const owners = new Map<string, string>(bound.map((name) => [name, BOUND_OWNER]));
-    const shadowed = new Map<string, Map<string, string>>();
     for (const server of this.servers) {
+      if (fresh.includes(server)) continue;
+      for (const { name } of await server.list()) if (!owners.has(name)) owners.set(name, server.name);
+    }
+    const shadowed = new Map<string, Map<string, string>>();
+    for (const server of fresh) {
       const clashes = new Map<string, string>();
       for (const { name } of await server.list()) {
         const owner = owners.get(name);

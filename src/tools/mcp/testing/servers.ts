@@ -65,3 +65,19 @@ export async function startEverythingHttp(
     if (attempt >= attempts) throw new Error("server-everything did not start listening over HTTP");
   }
 }
+
+/**
+ * The fixture server, except that its first start fails: it leaves `marker` behind and exits saying so; once the
+ * marker is there it starts as the fixture server does.
+ */
+export function failingFirstStdio(marker: string): McpServer {
+  const script = `const fs = require("node:fs");
+const [marker, entry] = process.argv.slice(1);
+if (!fs.existsSync(marker)) {
+  fs.writeFileSync(marker, "");
+  console.error("first start: not ready yet");
+  process.exit(1);
+}
+import(require("node:url").pathToFileURL(entry).href);`;
+  return { command: process.execPath, args: ["-e", script, marker, FIXTURE_ENTRY] };
+}
