@@ -91,8 +91,8 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
   private closed = false;
   private endpoint: Promise<ToolEndpoint> | undefined;
   private readonly endpointCalls = new EndpointCalls((name) => this.isEndpointTool(name));
-  /** Programs already reported lost (see lost()). */
-  private readonly forgotten = new WeakSet<CliProcess>();
+  /** Programs already reported lost (see lost()), or retired by their family: their exit fails no turn. */
+  protected readonly forgotten = new WeakSet<CliProcess>();
 
   constructor(protected readonly ctx: CliContext) {
     this.options = ctx.options;

@@ -4,12 +4,17 @@
 // policy allows is enabled, one it denies or would ask about is not (pi has no way to ask). In `bound` tool mode
 // pi has no tool of its own: Brain's tools come through a bridge extension (./bridge.ts), each call decided by
 // the policy at Brain's endpoint, so there `ask` works.
+// A steer pi takes after its run's last look at its steering queue is not run: pi keeps it queued, and its next
+// prompt (the session's next turn) would run it. So the end of a run waits for pi's answer to each steer written
+// during it; a steer still in pi's queue then is dropped with the pi that holds it (a new pi resumes the session
+// file), and sent again as a follow-up of the same turn (none when the turn was interrupted or failed).
 import { join, relative } from "node:path";
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
 import { missingHistory } from "../../core/native-check.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import { makeAgentDirSync, writeAgentFileSync } from "../agent-files.js";
 import type { CliProcess } from "../cli/child.js";
+import type { CliTurnEnd } from "../cli/events.js";
 import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
@@ -31,6 +36,15 @@ export const PI_TOOLS = ["read", "bash", "edit", "write"] as const;
 export class PiHarness extends CliHarness<{ child: CliProcess }> {
   private parser = new PiEventParser();
   private nextId = 1;
+  /** The steers written to pi in its current run, oldest first, and the ids of those pi has not answered. */
+  private steers: string[] = [];
+  private readonly unanswered = new Set<string>();
+  /** pi's steering queue, as its last `queue_update` said. */
+  private piQueue: string[] = [];
+  /** The run's end, held until pi has answered every steer of the run. */
+  private heldEnd: CliTurnEnd | undefined;
+  /** A pi being stopped so that the steers in its queue die with it; the next one starts once it is gone. */
+  private retiring: Promise<void> | undefined;
 
   private constructor(
     ctx: CliContext,
@@ -64,10 +78,18 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     // Still starting (in bound mode the tool endpoint starts first): with no pi to write to, the steer goes out
     // as a follow-up once pi's turn ends, still inside this turn.
     if (!this.connection) return this.queue(text, turn);
-    this.write({ id: `steer-${this.nextId++}`, type: "steer", message: text });
+    const id = `steer-${this.nextId++}`;
+    this.steers.push(text);
+    this.unanswered.add(id);
+    this.write({ id, type: "steer", message: text });
   }
 
   protected connect(): { child: CliProcess } | Promise<{ child: CliProcess }> {
+    const retiring = this.retiring;
+    return retiring ? retiring.then(() => this.connectNow()) : this.connectNow();
+  }
+
+  private connectNow(): { child: CliProcess } | Promise<{ child: CliProcess }> {
     if (!this.ctx.bound) return this.start([], {});
     return this.toolEndpoint().then((endpoint) => {
       const bridge = join(endpoint.dir, "pi-bridge.js");
@@ -126,6 +148,10 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
         : vendorKeyEnvironment(this.ctx.family, provider, PI_WIRES);
     const env = this.environment({ PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", ...key, ...boundEnv });
     this.parser = new PiEventParser();
+    this.steers = [];
+    this.unanswered.clear();
+    this.piQueue = [];
+    this.heldEnd = undefined;
     const read = (line: unknown) => {
       for (const signal of this.parser.handle(line)) this.onSignal(signal);
     };
@@ -167,6 +193,7 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
       case "event":
         return this.emitEvent(signal.event);
       case "response":
+        if (signal.id && this.unanswered.delete(signal.id)) this.finishRun();
         if (!signal.success && signal.command === "prompt") {
           const why = signal.error ?? "no reason given";
           this.failTurn(new HarnessError("brain_error", `${this.label}: pi refused the prompt: ${why}`));
@@ -179,9 +206,40 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
         return;
       case "send":
         return this.write(signal.command);
+      case "queue":
+        this.piQueue = signal.steering;
+        return;
       case "end":
-        return this.endTurn(signal.end);
+        this.heldEnd = signal.end;
+        return this.finishRun();
     }
+  }
+
+  /** Ends the run once pi has answered its steers; those still in pi's queue go out again as follow-ups. */
+  private finishRun(): void {
+    const end = this.heldEnd;
+    if (!end || this.unanswered.size > 0) return;
+    const stuck = this.piQueue.length > 0 ? this.steers.slice(-this.piQueue.length) : [];
+    this.heldEnd = undefined;
+    this.steers = [];
+    this.piQueue = [];
+    if (stuck.length > 0) {
+      this.retire();
+      const turn = this.turn.current;
+      if (turn && end.outcome === "completed") for (const text of stuck) this.queue(text, turn.id);
+    }
+    this.endTurn(end);
+  }
+
+  /** Stops pi without failing the turn: the steers it holds queued die with it, never run in a later prompt. */
+  private retire(): void {
+    const connection = this.connection;
+    if (!connection) return;
+    this.forgotten.add(connection.child);
+    this.connection = undefined;
+    this.retiring = connection.child.stop().finally(() => {
+      this.retiring = undefined;
+    });
   }
 
   /** Extension dialogs become Brain questions; no answer (or no turn) cancels the dialog. */

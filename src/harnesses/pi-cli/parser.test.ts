@@ -66,7 +66,10 @@ describe("pi rpc", () => {
 
   it("reports a failed model call as provider_error, skips unknown types, and turns dialogs into questions", () => {
     const parser = new PiEventParser();
-    expect(parser.handle({ type: "queue_update", steering: [] })).toEqual([]);
+    expect(parser.handle({ type: "queue_update", steering: ["x"] })).toEqual([
+      { kind: "queue", steering: ["x"] },
+    ]);
+    expect(parser.handle({ type: "no_such_event" })).toEqual([]);
     parser.handle({
       type: "message_end",
       message: { role: "assistant", content: [], stopReason: "error", errorMessage: "401 bad key" },

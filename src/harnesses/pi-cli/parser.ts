@@ -21,6 +21,8 @@ export type PiSignal =
       options?: string[];
     }
   | { kind: "end"; end: CliTurnEnd }
+  /** pi's own steering queue, as it now stands: what pi took but has not run yet. */
+  | { kind: "queue"; steering: string[] }
   /** A command to write to pi (the probe that decides a held end). */
   | { kind: "send"; command: { id: string; type: string } };
 
@@ -104,6 +106,8 @@ export class PiEventParser {
             ...(line.data !== undefined ? { data: line.data } : {}),
           },
         ];
+      case "queue_update":
+        return Array.isArray(line.steering) ? [{ kind: "queue", steering: line.steering.map(String) }] : [];
       case "extension_ui_request":
         if (!DIALOGS.has(line.method)) return [];
         return [
