@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { tempDir } from "../testing/brain.js";
 import {
+  endAgentFileLineSync,
   makeAgentDirSync,
   moveAgentFileSync,
   readAgentFile,
@@ -106,4 +107,25 @@ it("moves a file between directories under the root, making the target's", () =>
   moveAgentFileSync(dir, join(dir, "projects/a/t.jsonl"), join(dir, "projects/b/t.jsonl"));
   expect(readFileSync(join(dir, "projects/b/t.jsonl"), "utf8")).toBe("line\n");
   expect(existsSync(join(dir, "projects/a/t.jsonl"))).toBe(false);
+});
+
+it("endAgentFileLineSync ends a torn last line with a newline only, and refuses a link or a FIFO", () => {
+  dir = tempDir("brain-agent-files-");
+  const file = join(dir, "session.jsonl");
+  writeFileSync(file, '{"a":1}\n{"b":');
+  expect(endAgentFileLineSync(dir, file)).toBe(true);
+  expect(readFileSync(file, "utf8")).toBe('{"a":1}\n{"b":\n');
+  expect(endAgentFileLineSync(dir, file)).toBe(false);
+  expect(readFileSync(file, "utf8")).toBe('{"a":1}\n{"b":\n');
+  expect(endAgentFileLineSync(dir, join(dir, "none.jsonl"))).toBe(false);
+
+  const outside = join(dir, "host.txt");
+  writeFileSync(outside, "precious");
+  const link = join(dir, "link.jsonl");
+  symlinkSync(outside, link);
+  expect(() => endAgentFileLineSync(dir!, link)).toThrow();
+  expect(readFileSync(outside, "utf8")).toBe("precious");
+  const fifo = join(dir, "fifo.jsonl");
+  execFileSync("mkfifo", [fifo]);
+  expect(() => endAgentFileLineSync(dir!, fifo)).toThrow(/not a regular file|regular/);
 });

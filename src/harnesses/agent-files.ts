@@ -24,6 +24,7 @@ import {
   readSync,
   renameSync,
   writeFileSync,
+  writeSync,
 } from "node:fs";
 import { open, rename, unlink } from "node:fs/promises";
 import { isAbsolute, join, normalize, relative, sep } from "node:path";
@@ -250,6 +251,41 @@ export function writeAgentFileSync(root: string, path: string, data: string, mod
       // Truncated only once known to be a regular file of its own.
       ftruncateSync(fd, 0);
       writeFileSync(fd, data);
+    } finally {
+      closeSync(fd);
+    }
+  } finally {
+    dir.close();
+  }
+}
+
+/**
+ * Ends the file's last line when something cut it short (its writer killed mid-write, a full disk): the next line
+ * appended would otherwise join the torn one and be lost with it. Only a newline is added, so the file still only
+ * grows. True when one was; false when the file is missing, empty or ends whole. Refused like writeAgentFileSync.
+ */
+export function endAgentFileLineSync(root: string, path: string): boolean {
+  const dir = openParent(root, path, false);
+  if (!dir) return false;
+  try {
+    let fd: number;
+    try {
+      fd = openSync(join(dir.path, dir.name), constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return false;
+      if (code === "ELOOP") throw plantedLink(dir.shown);
+      if (code === "ENXIO") throw notRegular(dir.shown);
+      throw err;
+    }
+    try {
+      const st = fstatSync(fd);
+      if (!st.isFile()) throw notRegular(dir.shown);
+      const size = st.size;
+      const last = Buffer.alloc(1);
+      if (size === 0 || (readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 0x0a)) return false;
+      writeSync(fd, "\n", size);
+      return true;
     } finally {
       closeSync(fd);
     }

@@ -12,7 +12,7 @@ import { join, relative } from "node:path";
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
 import { missingHistory } from "../../core/native-check.js";
 import type { NativeFile } from "../../protocol/runner.js";
-import { makeAgentDirSync, writeAgentFileSync } from "../agent-files.js";
+import { endAgentFileLineSync, makeAgentDirSync, writeAgentFileSync } from "../agent-files.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliTurnEnd } from "../cli/events.js";
 import type { CliOpening } from "../cli/family.js";
@@ -120,6 +120,11 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     const args = ["--mode", "rpc", "--offline", "--session-dir", sessionsDir];
     const existing = latestSessionFile(sessionsDir);
     if (existing) {
+      if (endAgentFileLineSync(dir, existing)) {
+        this.warn(
+          `session ${relative(dir, existing)} ended in a torn line (pi stopped mid-write); pi skips that line`,
+        );
+      }
       if (rebaseSession(dir, existing, cwd)) {
         this.warn(`session ${relative(dir, existing)} moved here; its working directory is now ${cwd}`);
       }

@@ -2,7 +2,7 @@
 // namespace against the fake provider (Chat Completions; the other two APIs pi speaks in the last test). The
 // checks every CLI family shares are in src/testing/cli-family.ts; here is what is pi's own: its tools gated up
 // front, its system prompt passed as text, a live steer, and the three wires.
-import { rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { events, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
@@ -69,6 +69,25 @@ describe.runIf(found)("pi-cli's own", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("resumes a session file that ends in a torn line (pi killed mid-write, a full disk) without losing history", async () => {
+    const b = await start();
+    const session = await b.create();
+    expect((await (await session.prompt("NOTOOL first")).settled).status).toBe("completed");
+    const t = await b.restart();
+    const sessions = join(t.store.paths(session.id).native, "pi/sessions");
+    const [name] = readdirSync(sessions).filter((n) => n.endsWith(".jsonl"));
+    appendFileSync(join(sessions, name!), '{"type":"message","id":"torn","parentId":"');
+    const again = await t.brain.session(session.id);
+    expect((await (await again.prompt("NOTOOL second")).settled).status).toBe("completed");
+    // Read back by a new pi: what this one appended after the torn line must still be there.
+    const u = await b.restart();
+    const third = await (await u.brain.session(session.id)).prompt("NOTOOL third");
+    expect((await third.settled).status).toBe("completed");
+    const last = agentRequests(b.sandbox.provider.requests).at(-1);
+    expect(historyOf(last!)).toContain("NOTOOL first");
+    expect(historyOf(last!)).toContain("NOTOOL second");
   });
 
   it("steers the running turn", async () => {
