@@ -31,7 +31,7 @@ import type { HarnessRegistry } from "./registry.js";
 import { ClosedLogs, type CompactResult, type RetireResult, type SegmentPolicy } from "./retention.js";
 import { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
-import { markClosed, type SessionSummary } from "./store.js";
+import { markClosed, type SessionSummary, type UnreadableSession } from "./store.js";
 import { StoredSessionLimit } from "./stored-limit.js";
 import { transcriptOf } from "./transcript.js";
 
@@ -143,9 +143,9 @@ export class Brain {
     return this.options.store.readEvents(id, { after, ...(Number.isFinite(limit) ? { limit } : {}) });
   }
 
-  /** Every stored session's summary, oldest first; the whole record of one is record(id). */
-  async list(): Promise<SessionSummary[]> {
-    return this.options.store.list();
+  /** Every stored session's summary, oldest first (see SessionStore.list); the whole record of one is record(id). */
+  async list(unreadable?: (session: UnreadableSession) => void): Promise<SessionSummary[]> {
+    return this.options.store.list(unreadable);
   }
 
   /**

@@ -32,6 +32,14 @@ export type SessionSummary = Pick<
   "id" | "harness" | "created_at" | "status" | "tenant" | "forked_from" | "handoff_from"
 >;
 
+/** A stored session whose record a list could not read: what is known of it, and why (naming the file and the fix). */
+export interface UnreadableSession {
+  id: string;
+  created_at: string;
+  tenant?: string;
+  error: string;
+}
+
 export interface SessionStore {
   create(input: NewSessionRecord): Promise<SessionRecord>;
   /**
@@ -44,8 +52,11 @@ export interface SessionStore {
     input: NewSessionRecord,
   ): Promise<{ record: SessionRecord; log: EventLog; durable: Promise<void> }>;
   get(id: string): Promise<SessionRecord | undefined>;
-  /** Every session's summary, oldest first (created_at, then id): never the full records, which may be large. */
-  list(): Promise<SessionSummary[]>;
+  /**
+   * Every session's summary, oldest first (created_at, then id): never the full records, which may be large. A
+   * record that cannot be read fails the list, or, given `unreadable`, is told to it and left out.
+   */
+  list(unreadable?: (session: UnreadableSession) => void): Promise<SessionSummary[]>;
   update(id: string, patch: Partial<Omit<SessionRecord, "id" | "created_at">>): Promise<SessionRecord>;
   paths(id: string): { native: string; checkpoints: string };
   /** Where the store keeps its files ($BRAIN_HOME), when on disk: restores into it are refused. */

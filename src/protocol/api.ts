@@ -77,8 +77,16 @@ export const SessionView = SessionRecord.extend({
   controller: z.string().optional(),
 });
 
+/** A listed session whose stored record the daemon cannot read: its id, and the error naming the file and the fix. */
+export const UnreadableSessionView = z.strictObject({
+  id: z.string(),
+  error: ApiErrorBody.shape.error,
+});
+
 export const SessionList = z.strictObject({
   sessions: z.array(SessionView),
+  /** The page's sessions whose records cannot be read (damaged, unreadable): left out of `sessions`. */
+  unreadable: z.array(UnreadableSessionView).optional(),
   /** Only when a `limit` left sessions out: pass it as `?after=` for the next page. */
   next: z.string().optional(),
 });
@@ -253,6 +261,7 @@ export type ProviderList = z.infer<typeof ProviderList>;
 export type AgentList = z.infer<typeof AgentList>;
 export type CreateSessionBody = z.infer<typeof CreateSessionBody>;
 export type SessionView = z.infer<typeof SessionView>;
+export type UnreadableSessionView = z.infer<typeof UnreadableSessionView>;
 export type SessionList = z.infer<typeof SessionList>;
 export type SessionListQuery = z.output<typeof SessionListQuery>;
 export type AnswerBody = z.infer<typeof AnswerBody>;

@@ -15,6 +15,7 @@ import { callerOf } from "./auth/caller.js";
 import { DEFAULT_TENANT, type Principal, TokenTable } from "./auth/tokens.js";
 import { ControlLeases } from "./control.js";
 import { DEFAULT_HOST, DEFAULT_PORT } from "./defaults.js";
+import { withoutHome } from "./errors.js";
 import { HitlService, hitlWaits } from "./hitl/service.js";
 import { answerHttpErrors } from "./http-errors.js";
 import { LogReads } from "./log-reads.js";
@@ -161,12 +162,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   });
   const hitl = new HitlService(sessions, hub, hitlWaits(options.hitlWaitsPerTenant));
   const limits = { ...DEFAULT_SSE_LIMITS, ...options.sse };
+  const homes = options.home ? homesOf(options.home) : [];
   const routes = [
     ...sessionRoutes({
       sessions,
       agents,
       auth: options.tokens !== undefined,
       logReads: new LogReads(options.logReadsPerTenant),
+      shown: (text) => brain.redactor.redact(withoutHome(text, homes)),
     }),
     eventRoute({ sessions, hub, leases, flusher, watchers, limits }),
     ...hitlRoutes(hitl),
@@ -178,7 +181,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     tokens,
     bodies,
     version: installVersion(),
-    homes: options.home ? homesOf(options.home) : [],
+    homes,
     redact: (text) => options.brain.redactor.redact(text),
     ...(options.onError ? { onError: options.onError } : {}),
     ...(options.router

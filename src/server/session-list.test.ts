@@ -4,6 +4,8 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FsSessionStore } from "../store/fs/index.js";
+import { startTestDaemon } from "../testing/daemon.js";
+import { newSession, raw } from "../testing/http.js";
 import { runInSmallHeap } from "../testing/small-heap.js";
 
 let home: string;
@@ -46,5 +48,61 @@ describe("GET /v1/sessions", () => {
     expect(out.tail).toMatch(/"status":"open"\}\]\}$/);
     expect(out.bytes).toBeGreaterThan(48 * (2 << 20));
     expect(out.page).toEqual({ ids: ["s47", "s46"], next: "s46", prompt: 2 << 20 });
+  });
+
+  it("names a session whose record cannot be read, to its tenant only, in its place in the pages", async () => {
+    const d = await startTestDaemon({ home });
+    try {
+      const [first, damaged, last] = [await newSession(d), await newSession(d), await newSession(d)];
+      const theirs = await newSession(d, { harness: "echo" }, d.tokens.other);
+      const theirsBad = await newSession(d, { harness: "echo" }, d.tokens.other);
+      await fs.writeFile(path.join(home, "sessions", damaged, "session.json"), "{not json");
+      // Parses, but is no record: its tenant can still be told.
+      const record = JSON.parse(
+        await fs.readFile(path.join(home, "sessions", theirsBad, "session.json"), "utf8"),
+      );
+      await fs.writeFile(
+        path.join(home, "sessions", theirsBad, "session.json"),
+        JSON.stringify({ ...record, harness: 7 }),
+      );
+      const list = (query: string, token = d.tokens.admin) =>
+        raw(d.url, "GET", `/v1/sessions${query}`, { token });
+
+      const all = await list("");
+      expect(all.status).toBe(200);
+      expect((all.body.sessions as { id: string }[]).map((s) => s.id)).toEqual([first, last]);
+      const [entry, ...more] = all.body.unreadable as {
+        id: string;
+        error: { code: string; message: string };
+      }[];
+      expect(more).toEqual([]);
+      expect(entry).toMatchObject({ id: damaged, error: { code: "brain_error" } });
+      const file = `$BRAIN_HOME/sessions/${damaged}/session.json`;
+      expect(entry!.error.message).toContain(`${file}: not valid JSON`);
+      expect(entry!.error.message).toContain("repair");
+      expect(entry!.error.message).not.toContain(home);
+
+      // A page counts it where it stands (unparsed, it stands where its file's mtime puts it: last here).
+      const page = await list("?limit=2");
+      expect(page.body).toEqual({
+        sessions: [expect.objectContaining({ id: first }), expect.anything()],
+        next: last,
+      });
+      const rest = await list(`?limit=2&after=${last}`);
+      expect(rest.body).toEqual({ sessions: [], unreadable: [entry] });
+
+      const other = await list("", d.tokens.other);
+      expect(other.status).toBe(200);
+      expect((other.body.sessions as { id: string }[]).map((s) => s.id)).toEqual([theirs]);
+      expect(other.body.unreadable).toMatchObject([{ id: theirsBad, error: { code: "brain_error" } }]);
+      expect((other.body.unreadable as { error: { message: string } }[])[0]!.error.message).toContain(
+        'field "harness"',
+      );
+      // Its record still tells when it was made: it keeps its place after the tenant's other session.
+      expect((await list("?limit=1", d.tokens.other)).body).toMatchObject({ next: theirs });
+      expect(JSON.stringify(other.body)).not.toContain(damaged);
+    } finally {
+      await d.cleanup();
+    }
   });
 });

@@ -1,30 +1,95 @@
 // GET /v1/sessions's body, written one session at a time as the client takes it. A page may hold 1,000 sessions
 // (without `limit`, all of a tenant's), each with a config of up to 4 MiB: built whole, one answer could hold
 // gigabytes of the daemon's heap. Each view is read when its turn comes, so one is held at a time.
-import type { SessionView } from "../protocol/api.js";
+import type { Brain } from "../core/brain.js";
+import { BrainError } from "../core/errors.js";
+import type { SessionSummary, UnreadableSession } from "../core/store.js";
+import type { SessionListQuery, SessionView, UnreadableSessionView } from "../protocol/api.js";
+import type { SessionRecord } from "../protocol/session.js";
+import { type Page, pageOf } from "./paging.js";
+
+/** A listed session: its summary, or what is known of it when its record cannot be read. */
+export type Listed = SessionSummary | UnreadableSession;
+
+/** The stores' list order (created_at, then id), for readable and unreadable sessions together. */
+function oldestFirst(a: Listed, b: Listed): number {
+  if (a.created_at !== b.created_at) return a.created_at < b.created_at ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/**
+ * The sessions `mine` keeps (oldest first, or newest), all or `limit` after `after`, and what next. Those whose
+ * record cannot be read keep their place, with the error: left out, they would look deleted to their owner.
+ */
+export async function listedPage(
+  brain: Brain,
+  mine: (session: Listed) => boolean,
+  page: SessionListQuery,
+): Promise<Page<Listed>> {
+  const unreadable: UnreadableSession[] = [];
+  const all: Listed[] = await brain.list((session) => unreadable.push(session));
+  if (unreadable.length > 0) all.push(...unreadable);
+  const shown = all.filter(mine);
+  if (unreadable.length > 0) shown.sort(oldestFirst);
+  return pageOf(page.order === "newest" ? shown.reverse() : shown, page, "session");
+}
+
+/**
+ * A listed session's view (`view` of its record: undefined when not the caller's); undefined once it is deleted,
+ * what is wrong with its record when it cannot be read (damaged since it was listed).
+ */
+export async function listedView(
+  brain: Brain,
+  id: string,
+  view: (record: SessionRecord) => SessionView | undefined,
+): Promise<SessionView | { error: string } | undefined> {
+  let record: SessionRecord;
+  try {
+    record = await brain.record(id);
+  } catch (err) {
+    if (err instanceof BrainError && err.code === "not_found") return undefined;
+    const why = err instanceof Error ? err.message : String(err);
+    return {
+      error: `${why}; repair the file (or restore it from a backup), or remove the session's directory`,
+    };
+  }
+  return view(record);
+}
 
 export function streamedList(
-  ids: readonly string[],
+  items: readonly { id: string; error?: string }[],
   next: string | undefined,
-  view: (id: string) => Promise<SessionView | undefined>,
+  view: (id: string) => Promise<SessionView | { error: string } | undefined>,
+  shown: (message: string) => string,
 ): Response {
   const encoder = new TextEncoder();
   let at = 0;
   let written = 0;
+  // Few (a page's damaged records), so kept to be written after the sessions.
+  const unreadable: UnreadableSessionView[] = [];
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       controller.enqueue(encoder.encode('{"sessions":['));
     },
     async pull(controller) {
-      while (at < ids.length) {
+      while (at < items.length) {
+        const item = items[at++]!;
         // Deleted since it was listed: left out, as from a list made a moment later.
-        const shown = await view(ids[at++]!);
-        if (!shown) continue;
-        controller.enqueue(encoder.encode(`${written++ > 0 ? "," : ""}${JSON.stringify(shown)}`));
+        const listed = item.error === undefined ? await view(item.id) : { error: item.error };
+        if (!listed) continue;
+        if ("error" in listed && typeof listed.error === "string") {
+          const message = shown(listed.error);
+          unreadable.push({ id: item.id, error: { code: "brain_error", message } });
+          continue;
+        }
+        controller.enqueue(encoder.encode(`${written++ > 0 ? "," : ""}${JSON.stringify(listed)}`));
         return;
       }
+      const rest = unreadable.length > 0 ? `,"unreadable":${JSON.stringify(unreadable)}` : "";
       // `next` only when a page left sessions out, as in a body built whole.
-      controller.enqueue(encoder.encode(next === undefined ? "]}" : `],"next":${JSON.stringify(next)}}`));
+      controller.enqueue(
+        encoder.encode(`]${rest}${next === undefined ? "" : `,"next":${JSON.stringify(next)}`}}`),
+      );
       controller.close();
     },
   });

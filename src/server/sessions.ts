@@ -6,7 +6,6 @@ import type { Brain, NewSessionInput } from "../core/brain.js";
 import { BrainError } from "../core/errors.js";
 import type { Session } from "../core/session.js";
 import type { ProviderGrant } from "../core/session-input.js";
-import type { SessionSummary } from "../core/store.js";
 import type {
   AnswerBody,
   CheckpointView,
@@ -27,7 +26,8 @@ import { answeredBy, DEFAULT_TENANT, type Principal } from "./auth/tokens.js";
 import type { ControlLeases } from "./control.js";
 import { ApiError, inField, notFound } from "./errors.js";
 import { answerRequest, IDEMPOTENCY_HEADER, IdempotentCommands, keyedAs } from "./idempotency.js";
-import { type Page, pageOf } from "./paging.js";
+import type { Page } from "./paging.js";
+import { type Listed, listedPage, listedView } from "./session-list.js";
 
 export interface SessionServiceParts {
   brain: Brain;
@@ -96,16 +96,16 @@ export class SessionService {
     };
   }
 
-  /** The caller's sessions (oldest first, or newest), all or `limit` after `after`: their summaries, and what next. */
-  async list(caller: Principal, page: SessionListQuery = {}): Promise<Page<SessionSummary>> {
-    const mine = (await this.parts.brain.list()).filter((r) => tenantOf(r) === caller.tenant);
-    return pageOf(page.order === "newest" ? mine.reverse() : mine, page, "session");
+  /** The caller's sessions (oldest first, or newest), all or `limit` after `after` (./session-list.ts listedPage). */
+  async list(caller: Principal, page: SessionListQuery = {}): Promise<Page<Listed>> {
+    return listedPage(this.parts.brain, (r) => tenantOf(r) === caller.tenant, page);
   }
 
-  /** A listed session's view, read when the answer comes to it; undefined once it is deleted (or not the caller's). */
-  async listedView(caller: Principal, id: string): Promise<SessionView | undefined> {
-    const record = await this.record(caller, id).catch(() => undefined);
-    return record && this.viewOf(record, this.openSession(id));
+  /** A listed session's view, read when the answer comes to it; as ./session-list.ts listedView says. */
+  async listedView(caller: Principal, id: string): Promise<SessionView | { error: string } | undefined> {
+    return listedView(this.parts.brain, id, (record) =>
+      tenantOf(record) === caller.tenant ? this.viewOf(record, this.openSession(id)) : undefined,
+    );
   }
 
   async view(caller: Principal, id: string): Promise<SessionView> {

@@ -28,6 +28,8 @@ export interface SessionRoutesParts {
   agents: AgentCatalog;
   auth: boolean;
   logReads: LogReads;
+  /** An error message as a client may see it: the daemon's home and the host's secrets taken out. */
+  shown: (message: string) => string;
 }
 
 const ok = { ok: true as const };
@@ -85,7 +87,7 @@ function pageLimit(value: string | undefined): number {
   return limit;
 }
 
-export function sessionRoutes({ sessions, agents, auth, logReads }: SessionRoutesParts): RouteDef[] {
+export function sessionRoutes({ sessions, agents, auth, logReads, shown }: SessionRoutesParts): RouteDef[] {
   const harnesses = sessions.brain.harnesses;
   return [
     {
@@ -118,8 +120,8 @@ export function sessionRoutes({ sessions, agents, auth, logReads }: SessionRoute
           caller,
           parseBody(SessionListQuery, page, "query parameter"),
         );
-        const ids = items.map((s) => s.id);
-        return streamedList(ids, next, (id) => sessions.listedView(caller, id));
+        const listed = items.map((s) => ("error" in s ? { id: s.id, error: s.error } : { id: s.id }));
+        return streamedList(listed, next, (id) => sessions.listedView(caller, id), shown);
       },
     },
     {

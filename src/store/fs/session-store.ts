@@ -1,10 +1,10 @@
 // The embedded session store: <home>/sessions/<id>/{session.json, events.jsonl, native/, checkpoints/}.
 import { randomBytes, randomUUID } from "node:crypto";
-import fs, { type Dirent } from "node:fs";
+import fs from "node:fs";
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
 import type { CompactResult, RetireResult, SegmentPolicy } from "../../core/retention.js";
-import type { LogTail, NewSessionRecord, SessionSummary } from "../../core/store.js";
+import type { LogTail, NewSessionRecord, SessionSummary, UnreadableSession } from "../../core/store.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
 import { diskError, StoreError } from "./errors.js";
@@ -14,17 +14,11 @@ import { allDone, type LogIO, nodeLogIO, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
 import { lastSeqOfFile, tailOfFile } from "./log-read.js";
 import { RecordCache } from "./record-cache.js";
+import { listRecords } from "./record-list.js";
 import { removeTree } from "./remove-tree.js";
 import { archiveDir, retireSegments } from "./retire.js";
 import { firstSeqOf, listSealed } from "./segments.js";
-import {
-  checkRecord,
-  newRecord,
-  oldestFirst,
-  recordText,
-  SESSION_ID,
-  type SessionRecord,
-} from "./session-record.js";
+import { checkRecord, newRecord, recordText, SESSION_ID, type SessionRecord } from "./session-record.js";
 import { createInSlot, SlotKeeper, sweepUnacknowledged } from "./session-slot.js";
 
 export interface SessionPaths {
@@ -49,9 +43,6 @@ export interface StoreOptions {
   /** Which awaited commits skip the thread pool (default: a fresh InlineCommits; tests give one on their own clock). */
   inline?: InlineCommits;
 }
-
-/** Sessions looked at once by list(): enough to overlap the stats and reads, few enough to stay clear of EMFILE. */
-const LIST_CONCURRENCY = 32;
 
 export class FsSessionStore {
   readonly root: string;
@@ -182,23 +173,8 @@ export class FsSessionStore {
    * Every session's summary, oldest first. A directory without session.json (a create cut short) is skipped. One
    * directory read and one stat per session: only records changed since this store last read them are read again.
    */
-  async list(): Promise<SessionSummary[]> {
-    let entries: Dirent[];
-    try {
-      entries = await fsp.readdir(this.root, { withFileTypes: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
-      throw diskError("list", this.root, err);
-    }
-    const ids = entries.filter((e) => e.isDirectory() && SESSION_ID.test(e.name)).map((e) => e.name);
-    this.records.keepOnly(new Set(ids));
-    const records: SessionSummary[] = [];
-    for (let i = 0; i < ids.length; i += LIST_CONCURRENCY) {
-      const chunk = ids.slice(i, i + LIST_CONCURRENCY);
-      const read = await Promise.all(chunk.map((id) => this.records.summary(id, this.paths(id).record)));
-      for (const r of read) if (r) records.push(r);
-    }
-    return records.sort(oldestFirst);
+  async list(unreadable?: (session: UnreadableSession) => void): Promise<SessionSummary[]> {
+    return listRecords(this.root, this.records, (id) => this.paths(id), unreadable);
   }
 
   async update(id: string, patch: SessionPatch): Promise<SessionRecord> {
