@@ -12,7 +12,7 @@ import {
   type PathParams,
 } from "../protocol/endpoints.js";
 import type { SessionEvent } from "../protocol/events.js";
-import { ClientError, errorOf } from "./errors.js";
+import { ClientError, errorOf, fetchAnswered, unansweredMessage } from "./errors.js";
 import { type EventStreamOptions, streamEvents } from "./events.js";
 
 export { ClientError };
@@ -30,6 +30,8 @@ export interface ClientOptions {
    * undefined. The listener at an address can change while a client lives (a daemon restarted, its port taken).
    */
   guard?: () => string | undefined;
+  /** How long to wait for an answer's headers (ms): a daemon that sends none is an error after it. Default: Node's 300 s. */
+  answerTimeoutMs?: number;
 }
 
 /** A command's Idempotency-Key: a retry with the same key runs the command once and gets the first answer. */
@@ -117,12 +119,12 @@ export class BrainClient {
     });
     let res: Response;
     try {
-      res = await fetch(`${this.url}${path}`, {
-        method,
-        headers,
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
+      const init = { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) };
+      res = await fetchAnswered(`${this.url}${path}`, init, this.options.answerTimeoutMs, (seconds) =>
+        unansweredMessage(this.url, `${method} ${path}`, seconds),
+      );
     } catch (err) {
+      if (err instanceof ClientError) throw err;
       const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
       throw new ClientError(
         0,

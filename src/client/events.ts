@@ -4,7 +4,7 @@ import { sleep } from "../core/sleep.js";
 import type { SessionEvent } from "../protocol/events.js";
 import { readSse } from "../protocol/sse.js";
 import type { BrainClient } from "./client.js";
-import { ClientError, errorOf } from "./errors.js";
+import { ClientError, errorOf, fetchAnswered, unansweredMessage } from "./errors.js";
 
 export interface EventStreamOptions {
   /** Yield events with seq greater than this (default 0: the whole log). */
@@ -39,16 +39,17 @@ export async function* streamEvents(
     const headers = client.headers({ accept: "text/event-stream", "last-event-id": String(last) });
     let res: Response;
     try {
-      res = await fetch(url, {
-        headers,
-        signal,
-      });
+      res = await fetchAnswered(url, { headers, signal }, client.options.answerTimeoutMs, (seconds) =>
+        unansweredMessage(client.url, `GET ${path}`, seconds),
+      );
     } catch (err) {
       if (signal.aborted) return;
-      options.onDrop?.(
-        last,
-        `cannot connect: ${(err as { cause?: Error }).cause?.message ?? (err as Error).message}`,
-      );
+      // A daemon that answers nothing may be restarting: said, and tried again, as one that refuses.
+      const why =
+        err instanceof ClientError
+          ? err.message
+          : ((err as { cause?: Error }).cause?.message ?? (err as Error).message);
+      options.onDrop?.(last, `cannot connect: ${why}`);
       await sleep(retryMs, signal);
       continue;
     }

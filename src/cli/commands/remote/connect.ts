@@ -57,6 +57,21 @@ export function cliClientId(): string {
   return `cli-${user.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 64) || "user"}`;
 }
 
+/** $BRAIN_SERVER_TIMEOUT: seconds to wait for the daemon's answer to begin (default 60; 0: Node's own 300 s). */
+export function answerTimeout(env: NodeJS.ProcessEnv = process.env): number {
+  const given = env.BRAIN_SERVER_TIMEOUT;
+  if (!given) return DEFAULT_ANSWER_SECONDS * 1000;
+  if (!/^[0-9]{1,7}$/.test(given)) {
+    throw new UsageError(
+      `$BRAIN_SERVER_TIMEOUT is the seconds to wait for the daemon's answer (a whole number; 0 leaves Node's own 300 s), not "${given}"`,
+    );
+  }
+  return Number(given) * 1000;
+}
+
+/** Long enough for a slow checkpoint's answer, short enough that a hung daemon is told within a minute. */
+const DEFAULT_ANSWER_SECONDS = 60;
+
 export function connect(
   values: { server?: string; token?: string },
   env: NodeJS.ProcessEnv = process.env,
@@ -74,6 +89,7 @@ export function connect(
   const guard = () => foreignListener(new URL(url));
   return new BrainClient({
     url,
+    answerTimeoutMs: answerTimeout(env),
     ...(token ? { token } : {}),
     client: cliClientId(),
     ...(token && fromFile ? { guard } : {}),
