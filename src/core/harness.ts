@@ -95,7 +95,13 @@ export interface HarnessOptions {
     turn: string,
     question: Question,
     signal: AbortSignal,
-    options?: { id?: string; waitMs?: number; together?: readonly string[] },
+    options?: {
+      id?: string;
+      waitMs?: number;
+      together?: readonly string[];
+      /** Told, when the answer is "", whether a person declined the question or why no one answered. */
+      told?: (ending: { declined?: true; unanswered?: "expired" | "cancelled" }) => void;
+    },
   ): Promise<string>;
   /**
    * Whether a permission request or question with this id is pending in the session: `permit` and `ask` refuse

@@ -29,7 +29,15 @@ export type Verdict = { decision: "allow" | "deny"; reason?: string; unanswered?
  * `together` (questions only): the ids of every question of the one request this one belongs to (nui's HITL request
  * of several questions), the request's own id first; a client answers them as one (questionsOf).
  */
-export type AskOptions = { id?: string; waitMs?: number; together?: readonly string[] };
+export type AskOptions = {
+  id?: string;
+  waitMs?: number;
+  together?: readonly string[];
+  /** Told how the question ended when its answer is "": a person declined it, or why no one answered. */
+  told?: (ending: AskEnding) => void;
+};
+/** How a question was ended without an answer: `declined` by a person, or `unanswered` (the host's fallback). */
+export type AskEnding = { declined?: true; unanswered?: Unanswered };
 
 /** A waiting request's times, as ISO strings: logged at `createdAt`, given up at `expiresAt`. */
 export type RequestTimes = { createdAt: string; expiresAt: string };
@@ -136,6 +144,8 @@ export class RequestDesk {
         }),
         options.waitMs,
       );
+      const { declined, unanswered } = answer as AskEnding;
+      options.told?.({ ...(declined ? { declined } : {}), ...(unanswered ? { unanswered } : {}) });
       return (answer as { answer: string }).answer;
     } finally {
       if (leads && this.together.get(id) === group) this.together.delete(id);
@@ -278,7 +288,11 @@ export class RequestDesk {
         "answer",
       );
     }
-    return { type: "question.answered", data: { id: requestId, answer: body.answer, ...reason } };
+    const declined = "declined" in body && body.declined ? { declined: true as const } : {};
+    return {
+      type: "question.answered",
+      data: { id: requestId, answer: body.answer, ...reason, ...declined },
+    };
   }
 
   /** Appends an answer if, and only if, the request is still pending. Not awaited: order is kept by the log. */

@@ -141,7 +141,12 @@ export const TurnStartedBody = z.strictObject({ turn: z.string(), session: z.str
 export const AnswerBody = z.union(
   [
     z.strictObject({ decision: z.enum(["allow", "deny"]), reason: z.string().optional() }),
-    z.strictObject({ answer: z.string(), reason: z.string().optional() }),
+    z.strictObject({
+      answer: z.string(),
+      reason: z.string().optional(),
+      /** The person refuses to answer (nui's HITL `declined`): logged so, not read as no one answering. */
+      declined: z.literal(true).optional(),
+    }),
   ],
   {
     error:

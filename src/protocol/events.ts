@@ -106,6 +106,11 @@ export const EventData = {
     id: z.string(),
     answer: z.string(),
     reason: z.string().optional(),
+    /**
+     * A person refused to answer (nui's HITL status `declined`): the empty answer is their no, not the host's
+     * fallback, so a client tells it from `unanswered`. Absent in logs written before it.
+     */
+    declined: z.literal(true).optional(),
     ...unanswered,
     ...keyed,
     ...answered,

@@ -202,10 +202,15 @@ async function ask(
   at.signal.addEventListener("abort", onAbort, { once: true });
   if (at.signal.aborted) withdraw.abort();
   let given: string[];
+  // A person's no to any question is the request's `declined`, not `expired`: nui's agent tells them apart.
+  let declined = false;
+  const told = (ending: { declined?: true }) => {
+    if (ending.declined) declined = true;
+  };
   try {
     given = await Promise.all(
       questions.map(({ key: _key, ...question }, i) =>
-        options.ask(at.turn, question, withdraw.signal, { id: ids[i], waitMs, together: ids }),
+        options.ask(at.turn, question, withdraw.signal, { id: ids[i], waitMs, together: ids, told }),
       ),
     );
   } catch (err) {
@@ -215,6 +220,7 @@ async function ask(
     at.signal.removeEventListener("abort", onAbort);
   }
   if (at.signal.aborted) return respond("cancelled", { reason: "the turn was interrupted" });
+  if (declined) return respond("declined");
   if (given.includes("")) return respond("expired");
   return respond("answered", Object.fromEntries(questions.map((q, i) => [q.key, given[i]])));
 }

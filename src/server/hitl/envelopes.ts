@@ -117,7 +117,10 @@ export function answerOf(request: Answerable, body: HitlRespondBody, several = f
       note ?? (allow ? "approved through the HITL API" : `${body.status ?? "declined"} through the HITL API`);
     return { decision: allow ? "allow" : "deny", reason };
   }
-  if (refused) return { answer: "", reason: `${body.status} through the HITL API` };
+  if (refused) {
+    const reason = `${body.status} through the HITL API`;
+    return { answer: "", reason, ...(body.status === "declined" ? { declined: true as const } : {}) };
+  }
   const question = String((request.data as { question?: unknown }).question ?? "");
   // By its question first: a request of several questions is answered with one answers object keyed by them.
   // Of several questions, the first string or `answer` may be another question's answer: only its own key answers it.
@@ -161,13 +164,13 @@ export function responseEnvelopeOf(event: SessionEvent): HitlResponseEnvelope | 
     };
   }
   if (event.type === "question.answered") {
-    const { unanswered } = event.data;
-    const answered = !unanswered && (event.data.answer !== "" || !event.data.reason);
+    const { unanswered, declined } = event.data;
+    const answered = !unanswered && !declined && (event.data.answer !== "" || !event.data.reason);
     return {
       ...base,
       requestId: event.data.id,
-      // Without `unanswered` (a log written before it, a refusal): an empty answer with a reason is none.
-      status: answered ? "answered" : (unanswered ?? "expired"),
+      // Without `unanswered` or `declined` (a log written before them): an empty answer with a reason is none.
+      status: answered ? "answered" : declined ? "declined" : (unanswered ?? "expired"),
       answers: answered ? { answer: event.data.answer } : { reason: event.data.reason },
     };
   }
