@@ -135,7 +135,15 @@ export class RequestDesk {
     try {
       const answer = await this.waitForAnswer(
         "question.requested",
-        { type: "question.requested", turn, data: { id, ...question } },
+        {
+          type: "question.requested",
+          turn,
+          data: {
+            id,
+            ...question,
+            ...(group !== undefined && group.length > 1 ? { request: group[0] } : {}),
+          },
+        },
         signal,
         (reason, unanswered) => ({
           type: "question.answered",

@@ -101,6 +101,11 @@ export const EventData = {
     message: z.string().optional(),
     /** A short label for this one question (nui's `header`). */
     header: z.string().optional(),
+    /**
+     * The request of several questions this one is part of (its first question's id, nui's requestId): its answer
+     * is every question's, and a wait after it was answered, or after a restart, gathers them from the log.
+     */
+    request: z.string().optional(),
   }),
   "question.answered": z.strictObject({
     id: z.string(),

@@ -78,3 +78,37 @@ it("answers none of a request's questions when one of them was given up, and say
     await t.cleanup();
   }
 });
+
+it("answers a wait made after the request was answered with every question's answer, from the log", async () => {
+  const { t, client, id, turn, hitl } = await asking({ q: 60_000, "q#2": 60_000 });
+  try {
+    const answers = { "Colour?": "red", "Size?": "large" };
+    const responded = await hitl("POST", "/q/respond", { status: "answered", answers });
+    expect(responded.body).toMatchObject({ requestId: "q", status: "answered", answers });
+    await collect(client, id, settled(turn));
+    // The grouping was the desk's, in memory, and gone once answered: a late wait had "Colour?"'s answer alone.
+    const late = await hitl("GET", "/q/wait");
+    expect(late.body).toMatchObject({ requestId: "q", status: "answered", answers });
+    const asked = (await client.log(id)).events.filter((e) => e.type === "question.requested");
+    expect(asked.map((e) => (e.data as { request?: string }).request)).toEqual(["q", "q"]);
+  } finally {
+    await t.cleanup();
+  }
+});
+
+it("answers a wait made after the request was answered with every question's answer, from the log", async () => {
+  const { t, client, id, turn, hitl } = await asking({ q: 60_000, "q#2": 60_000 });
+  try {
+    const answers = { "Colour?": "red", "Size?": "large" };
+    const responded = await hitl("POST", "/q/respond", { status: "answered", answers });
+    expect(responded.body).toMatchObject({ requestId: "q", status: "answered", answers });
+    await collect(client, id, settled(turn));
+    // The grouping was the desk's, in memory, and gone once answered: a late wait had "Colour?"'s answer alone.
+    const late = await hitl("GET", "/q/wait");
+    expect(late.body).toMatchObject({ requestId: "q", status: "answered", answers });
+    const asked = (await client.log(id)).events.filter((e) => e.type === "question.requested");
+    expect(asked.map((e) => (e.data as { request?: string }).request)).toEqual(["q", "q"]);
+  } finally {
+    await t.cleanup();
+  }
+});

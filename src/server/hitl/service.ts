@@ -25,7 +25,6 @@ import {
   isAnswerable,
   RequestAnswers,
   requestEnvelopeOf,
-  responseEnvelopeOf,
 } from "./envelopes.js";
 
 /** A desk's refusal by its status, as nui's own API answers it: 429 for too many requests waiting, not a 400. */
@@ -108,7 +107,7 @@ export class HitlService {
     const found = this.find(caller, requestId);
     if (found) return this.answerFromLog(found.session, this.answersTo(found.session, requestId), signal);
     for (const session of this.sessions.openSessions(caller)) {
-      const answered = await recentInLog(session.log, (e) => responseTo(e, requestId));
+      const answered = await answeredInLog(session.log, requestId);
       if (answered) return answered;
     }
     throw notFound(
@@ -306,9 +305,23 @@ async function loggedAfter<T>(
   return undefined;
 }
 
-function responseTo(event: SessionEvent, requestId: string): HitlResponseEnvelope | undefined {
-  const response = responseEnvelopeOf(event);
-  return response?.requestId === requestId ? response : undefined;
+/**
+ * The response to a request answered already, from the log's last events: every question of a request of several
+ * (their question.requested events name it), as the desk that asked them is gone once it is answered.
+ */
+async function answeredInLog(log: EventLog, requestId: string): Promise<HitlResponseEnvelope | undefined> {
+  const page = await log.read(Math.max(0, log.lastSeq - HITL_LOOKBACK_EVENTS), HITL_LOOKBACK_EVENTS);
+  // Its own question first, so a request of one, or one logged before `request`, is its one answer.
+  const keys = new Map([[requestId, requestId]]);
+  for (const e of page)
+    if (e.type === "question.requested" && (e.data.id === requestId || e.data.request === requestId))
+      keys.set(e.data.id, e.data.question);
+  const gather = new RequestAnswers(requestId, keys);
+  for (const event of page) {
+    const found = gather.see(event);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 function answerId(event: SessionEvent): string | undefined {
