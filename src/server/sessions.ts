@@ -195,16 +195,17 @@ export class SessionService {
   async answer(
     caller: Caller,
     id: string,
-    requestId: string,
-    body: AnswerBody,
+    /** Several only for the questions of one request (nui's respond()), answered all or none, never keyed. */
+    replies: readonly (readonly [requestId: string, body: AnswerBody])[],
     { command = true, key }: { command?: boolean; key?: string } = {},
   ): Promise<void> {
     const session = command ? await this.drive(caller, id) : await this.live(caller, id);
+    const [requestId, body] = replies[0]!;
     await this.commands.run(
       session,
       key,
       answerRequest(requestId, body),
-      () => session.reply(requestId, body, { ...(key ? { key } : {}), by: answeredBy(caller) }),
+      () => session.desk.replyAll(replies, session.id, { ...(key ? { key } : {}), by: answeredBy(caller) }),
       (earlier) => {
         if ((earlier.data as { id: string }).id !== requestId) {
           throw new ApiError(

@@ -14,18 +14,11 @@ import type {
   HitlRespondBody,
   HitlResponseEnvelope,
 } from "../../protocol/nui/hitl.js";
-import { answeredBy } from "../auth/tokens.js";
 import { ApiError, notFound } from "../errors.js";
 import type { Caller, SessionService } from "../sessions.js";
 import type { FeedHub } from "../sse/hub.js";
 import { TenantBound } from "../tenant-bound.js";
-import {
-  type Answerable,
-  answerOf,
-  isAnswerable,
-  RequestAnswers,
-  requestEnvelopeOf,
-} from "./envelopes.js";
+import { type Answerable, answerOf, isAnswerable, RequestAnswers, requestEnvelopeOf } from "./envelopes.js";
 
 /** A desk's refusal by its status, as nui's own API answers it: 429 for too many requests waiting, not a 400. */
 const REFUSALS: Record<number, ApiErrorCode> = { 409: "conflict", 429: "limit_reached" };
@@ -136,12 +129,13 @@ export class HitlService {
       const gather = new RequestAnswers(requestId, keysOf(requests as Answerable[]));
       // The answers are appended after this seq: however much else became durable with them or since, they are found.
       const before = session.log.lastSeq;
-      // An answer, not a command: it works while another client controls the session. All claimed, then logged.
-      const live = await this.sessions.live(caller, session.id);
-      await live.desk.replyAll(
-        ids.map((id, i) => [id, answers[i]!] as const),
+      // An answer, not a command: it works while another client controls the session. All claimed, then logged,
+      // by the one path every answer takes (SessionService.answer), so its checks are this one's too.
+      await this.sessions.answer(
+        caller,
         session.id,
-        { by: answeredBy(caller) },
+        ids.map((id, i) => [id, answers[i]!] as const),
+        { command: false },
       );
       const logged = await loggedAfter(session.log, before, (e) => gather.see(e));
       if (logged)

@@ -178,7 +178,7 @@ export function sessionRoutes({ sessions, agents, auth, logReads, shown }: Sessi
       ...ENDPOINTS.answer,
       handle: async (ctx) => {
         const key = keyOf(ctx);
-        await sessions.answer(ctx.caller, id(ctx), ctx.params.requestId!, ctx.body as AnswerBody, {
+        await sessions.answer(ctx.caller, id(ctx), [[ctx.params.requestId!, ctx.body as AnswerBody]], {
           ...(key ? { key } : {}),
         });
         return ok;
