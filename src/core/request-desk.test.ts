@@ -96,3 +96,28 @@ describe("RequestDesk", () => {
     expect(requests.asking("p1")).toBe(false);
   });
 });
+
+describe("RequestDesk declined", () => {
+  it("refuses an answer to a question that is declined and answered at once, and takes the decline", async () => {
+    const { requests, logged } = desk();
+    const asked = requests.ask("t1", { question: "Colour?" }, new AbortController().signal, { id: "q" });
+    await logged("question.requested");
+    await expect(requests.reply("q", { answer: "red", declined: true }, "s1")).rejects.toMatchObject({
+      code: "bad_request",
+      message: expect.stringContaining('send {"answer": "", "declined": true}'),
+    });
+    let told: unknown;
+    await requests.reply("q", { answer: "", declined: true }, "s1");
+    await expect(asked).resolves.toBe("");
+    const again = requests.ask("t1", { question: "Size?" }, new AbortController().signal, {
+      id: "q2",
+      told: (ending) => {
+        told = ending;
+      },
+    });
+    await logged("question.answered");
+    await requests.reply("q2", { answer: "", declined: true }, "s1");
+    await expect(again).resolves.toBe("");
+    expect(told).toEqual({ declined: true });
+  });
+});

@@ -297,6 +297,14 @@ export class RequestDesk {
       );
     }
     const declined = "declined" in body && body.declined ? { declined: true as const } : {};
+    // A no with an answer would reach the harness as the answer, and every client as a refusal.
+    if (declined.declined && body.answer !== "") {
+      throw new SessionError(
+        "bad_request",
+        `"${requestId}" is declined and answered at once: send {"answer": "", "declined": true} to decline it, or drop "declined" to answer it`,
+        "declined",
+      );
+    }
     return {
       type: "question.answered",
       data: { id: requestId, answer: body.answer, ...reason, ...declined },
