@@ -97,6 +97,21 @@ export function isParentOf(parent: { created_at: string }, child: { created_at: 
 }
 
 /**
+ * The ids of the checkpoints a log records, oldest first; undefined when it no longer starts at seq 1 (its first
+ * segments retired) and so cannot say.
+ */
+export async function loggedCheckpoints(log: Pick<EventLog, "read">): Promise<string[] | undefined> {
+  // Read a page at a time, keeping the ids alone: a fork of a long session must not hold its whole log.
+  let first: number | undefined;
+  const logged: string[] = [];
+  await forEachEvent(log, (e) => {
+    first ??= e.seq;
+    if (e.type === "checkpoint.created") logged.push((e.data as { id: string }).id);
+  });
+  return (first ?? 1) === 1 ? logged : undefined;
+}
+
+/**
  * The id of the checkpoint a fork of session `id` starts from: `asked` ("latest" or an id) among the checkpoints
  * its log records. A manifest whose checkpoint.created never became durable (the host stopped between the two)
  * has no place in the conversation: the fork's history (ancestorEvents) would run on past its files. A log that
@@ -107,14 +122,8 @@ export async function loggedCheckpoint(
   asked: string,
   id: string,
 ): Promise<string> {
-  // Read a page at a time, keeping the ids alone: a fork of a long session must not hold its whole log.
-  let first: number | undefined;
-  const logged: string[] = [];
-  await forEachEvent(log, (e) => {
-    first ??= e.seq;
-    if (e.type === "checkpoint.created") logged.push((e.data as { id: string }).id);
-  });
-  if ((first ?? 1) !== 1) return asked;
+  const logged = await loggedCheckpoints(log);
+  if (logged === undefined) return asked;
   const found = asked === "latest" ? logged.at(-1) : logged.find((known) => known === asked);
   if (found !== undefined) return found;
   const known =

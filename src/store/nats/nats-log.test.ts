@@ -22,6 +22,10 @@ const base = { harness: "process", config: { model: "m1" } };
 const delta = (text: string): NewEvent =>
   ({ type: "assistant.delta", turn: "t1", data: { text } }) as NewEvent;
 
+/** The event a session logs once checkpoint `made` is taken. */
+const logged = (made: { id: string }): NewEvent =>
+  ({ type: "checkpoint.created", data: { id: made.id, files: [] } }) as NewEvent;
+
 const nats = useNatsCluster();
 const twoNodes = (leases = true) => nats.twoNodes("log", { leases });
 
@@ -144,12 +148,12 @@ describe("NATS event log across nodes", () => {
     const files = [{ path: "state.txt", size: 2, append_only: false }];
     let log = await a.store.openLog("s8");
     await writeFile(state(a), "v1");
-    await a.store.checkpoints("s8").create(a.store.paths("s8").native, files);
+    await log.append([logged(await a.store.checkpoints("s8").create(a.store.paths("s8").native, files))]);
     await log.close();
     log = await b.store.openLog("s8");
     expect(await readFile(state(b), "utf8")).toBe("v1");
     await writeFile(state(b), "v2");
-    await b.store.checkpoints("s8").create(b.store.paths("s8").native, files);
+    await log.append([logged(await b.store.checkpoints("s8").create(b.store.paths("s8").native, files))]);
     await log.close();
     // node-a reads the session's checkpoints meanwhile (a fork or restore there does): their manifests come along.
     expect(await a.store.checkpoints("s8").list()).toEqual(["000001", "000002"]);

@@ -7,6 +7,7 @@ import { mkdir, readdir, rm } from "node:fs/promises";
 import nodePath from "node:path";
 import type { KvEntry } from "@nats-io/kv";
 import type { SessionStore } from "../../core/brain.js";
+import { loggedCheckpoints } from "../../core/conversation-chain.js";
 import type { SessionSummary } from "../../core/store.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { checkRecord, newRecord, SESSION_ID, type SessionRecord } from "../fs/session-record.js";
@@ -230,7 +231,12 @@ export class NatsSessionStore implements SessionStore {
   private async restoreNative(id: string): Promise<void> {
     const { native } = this.paths(id);
     const checkpoints = this.checkpoints(id);
-    const latest = (await checkpoints.list()).at(-1);
+    const stored = await checkpoints.list();
+    if (stored.length === 0) return;
+    // The last one the log records, as a REST restore or fork takes: a manifest whose checkpoint.created never
+    // became durable (its node died between the two) holds native state past the log's conversation.
+    const logged = await loggedCheckpoints({ read: (after, limit) => this.readEvents(id, { after, limit }) });
+    const latest = logged === undefined ? stored.at(-1) : logged.findLast((known) => stored.includes(known));
     if (latest === undefined) return;
     const empty = (await readdir(native)).length === 0;
     if (!empty && (await checkpoints.nativeAt()) === latest) return;

@@ -5,6 +5,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { CheckpointStore } from "../../core/checkpoints/index.js";
 import { BrainError } from "../../core/errors.js";
+import type { NewEvent } from "../../protocol/events.js";
 import { useNatsCluster } from "../../testing/nats-bed.js";
 import type { TestNode } from "../../testing/nats-store.js";
 import { ReplicatedCheckpoints } from "./checkpoints.js";
@@ -55,5 +56,22 @@ describe("cluster checkpoints not published", () => {
     const into = path.join(a.home, "restored");
     await a.store.checkpoints("s12").restore("latest", into);
     expect(await readFile(path.join(into, "state.txt"), "utf8")).toBe("v2");
+  });
+
+  it("a node taking a session over restores the last checkpoint its log records, not a newer one never logged", async () => {
+    const [a, b] = await nats.twoNodes("cp");
+    await a.store.create({ ...base, id: "s13" });
+    const state = (node: TestNode) => path.join(node.store.paths("s13").native, "state.txt");
+    const files = [{ path: "state.txt", size: 2, append_only: false }];
+    const log = await a.store.openLog("s13");
+    await writeFile(state(a), "v1");
+    const made = await a.store.checkpoints("s13").create(a.store.paths("s13").native, files);
+    await log.append([{ type: "checkpoint.created", data: { id: made.id, files } } as NewEvent]);
+    // node-a dies between its second checkpoint and that checkpoint's event: the log's conversation ends at v1.
+    await writeFile(state(a), "v2");
+    await a.store.checkpoints("s13").create(a.store.paths("s13").native, files);
+    await log.close();
+    await (await b.store.openLog("s13")).close();
+    expect(await readFile(state(b), "utf8")).toBe("v1");
   });
 });
