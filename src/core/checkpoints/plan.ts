@@ -272,7 +272,7 @@ async function planBytes(
   const from = Math.max(0, start - scanReach(values));
   const { sha256, hit } = await inspectRange(handle, from, start, file.size, values);
   if (hit) {
-    const how = hit.escaped ? "JSON-escaped, " : "";
+    const how = `${hit.encoded ? `${hit.encoded}-encoded, ` : ""}${hit.escaped ? "JSON-escaped, " : ""}`;
     throw refused(
       file.path,
       `it contains a credential (the value of ${secrets[hit.index]!.name}, ${how}at byte ${hit.offset}); native files ` +

@@ -1,8 +1,9 @@
 // The secret scan of a checkpoint's new bytes. Native files are mostly JSON, where a value is stored escaped: a key
 // holding "/" may be written "\/", any character as "\u00XX" (Python's ensure_ascii, Go's HTML-safe "\u003c"), and
 // JSON kept as a string inside JSON (a tool result in a transcript) is escaped twice. Matching the raw bytes alone
-// let those through, so the bytes are also searched as JSON strings decode them, once and twice, in one streaming
-// pass: what is held between chunks is bounded by the longest secret, never the file.
+// let those through, so the bytes are also searched as JSON strings decode them, up to three times, in one streaming
+// pass: what is held between chunks is bounded by the longest secret, never the file. Each level is also searched
+// for the secrets' base64 and percent-encoded forms (a basic-auth header, a URL with a token in its query).
 
 export interface SecretHit {
   /** Which secret (0-based): never the secret itself, which must not reach a message or a log. */
@@ -11,14 +12,64 @@ export interface SecretHit {
   offset: number;
   /** Found only once JSON escapes were decoded. */
   escaped?: boolean;
+  /** Found written in base64 (standard or URL-safe) or percent-encoded. */
+  encoded?: "base64" | "URL";
 }
+
+/** JSON held as a string in JSON held as a string in a file: a tool's JSON result in a transcript's JSON event. */
+const LEVELS = 3;
 
 /**
  * How many bytes before the old end of an append-only file the scan starts: a secret there may straddle it, and
- * escaped twice one byte of it takes up to 36 (a "\u00XX" whose six characters are each "\u00XX").
+ * escaped LEVELS times one byte of it takes up to 6 ** LEVELS (a "\u00XX" whose characters are each "\u00XX").
  */
 export function scanReach(secrets: Buffer[]): number {
-  return Math.max(0, ...secrets.map((s) => s.length * 36));
+  return Math.max(0, ...patternsOf(secrets).map((p) => p.bytes.length * 6 ** LEVELS));
+}
+
+/** A byte string that shows a secret: the secret itself or one of its encodings. */
+interface Pattern {
+  bytes: Buffer;
+  index: number;
+  encoded?: SecretHit["encoded"];
+}
+
+/** Shorter encoded forms (of short secrets) would match ordinary text. */
+const MIN_FORM = 8;
+
+/**
+ * The secrets and the forms of them a file may hold: base64 at each of the three byte alignments it can start at
+ * (only the characters its bytes alone decide, as the rest depend on the bytes around it), URL-safe base64, and
+ * the percent-encodings of encodeURIComponent (upper and lower case hex) and of Python's quote (which keeps "/").
+ */
+function patternsOf(secrets: Buffer[]): Pattern[] {
+  const out: Pattern[] = [];
+  for (const [index, bytes] of secrets.entries()) {
+    out.push({ index, bytes });
+    const forms = new Map<string, Pattern["encoded"]>();
+    for (const skip of [0, 1, 2]) {
+      const text = Buffer.concat([Buffer.alloc(skip), bytes]).toString("base64");
+      const form = text.slice(Math.ceil((8 * skip) / 6), Math.floor((8 * (skip + bytes.length)) / 6));
+      forms.set(form, "base64");
+      forms.set(form.replaceAll("+", "-").replaceAll("/", "_"), "base64");
+    }
+    const uri = encodeURIComponent(bytes.toString("utf8"));
+    for (const form of [uri, uri.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase())]) {
+      forms.set(form, "URL");
+      forms.set(
+        form
+          .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+          .replaceAll("%2F", "/"),
+        "URL",
+      );
+    }
+    for (const [form, encoded] of forms) {
+      const formBytes = Buffer.from(form);
+      if (formBytes.length >= MIN_FORM && !formBytes.equals(bytes))
+        out.push({ index, bytes: formBytes, encoded });
+    }
+  }
+  return out;
 }
 
 /** Bytes, each with the byte of the file it came from (asked only for a hit and for the few bytes carried over). */
@@ -51,8 +102,8 @@ class Matcher {
   private carry = EMPTY;
   private readonly keep: number;
 
-  constructor(private readonly secrets: Buffer[]) {
-    this.keep = Math.max(0, ...secrets.map((s) => s.length - 1));
+  constructor(private readonly patterns: Pattern[]) {
+    this.keep = Math.max(0, ...patterns.map((p) => p.bytes.length - 1));
   }
 
   push(run: Run): SecretHit | undefined {
@@ -60,10 +111,12 @@ class Matcher {
     // per level and chunk cost as much as the search.
     const edge = joined(this.carry, { bytes: run.bytes.subarray(0, this.keep), origin: run.origin });
     let hit: SecretHit | undefined;
-    for (const [index, secret] of this.secrets.entries()) {
+    for (const { bytes, index, encoded } of this.patterns) {
       for (const data of [edge, run]) {
-        const at = data.bytes.indexOf(secret);
-        if (at >= 0 && (!hit || data.origin(at) < hit.offset)) hit = { index, offset: data.origin(at) };
+        const at = data.bytes.indexOf(bytes);
+        if (at >= 0 && (!hit || data.origin(at) < hit.offset)) {
+          hit = encoded ? { index, offset: data.origin(at), encoded } : { index, offset: data.origin(at) };
+        }
       }
     }
     const last = run.bytes.length >= this.keep ? run : edge;
@@ -257,30 +310,32 @@ class Unescaper {
   }
 }
 
-/** Searches a stream of chunks for the secrets raw, JSON-decoded once, and twice; `hit` is the first found. */
+/** Searches a stream of chunks for the secrets raw and JSON-decoded up to LEVELS times; `hit` is the first found. */
 export class SecretScanner {
   hit: SecretHit | undefined;
   private readonly matchers: Matcher[];
-  private readonly once = new Unescaper();
-  private readonly twice = new Unescaper();
+  private readonly unescapers = Array.from({ length: LEVELS }, () => new Unescaper());
 
   constructor(private readonly secrets: Buffer[]) {
-    this.matchers = [0, 1, 2].map(() => new Matcher(secrets));
+    const patterns = patternsOf(secrets);
+    this.matchers = Array.from({ length: LEVELS + 1 }, () => new Matcher(patterns));
   }
 
   push(chunk: Buffer, pos: number): void {
     if (this.hit || this.secrets.length === 0) return;
-    const raw: Run = { bytes: chunk, origin: (i) => pos + i };
-    const once = this.once.push(raw);
-    this.match([raw, once, this.twice.push(once)]);
+    const runs: Run[] = [{ bytes: chunk, origin: (i) => pos + i }];
+    for (const unescaper of this.unescapers) runs.push(unescaper.push(runs.at(-1)!));
+    this.match(runs);
   }
 
   end(): void {
-    if (this.hit || this.secrets.length === 0) return;
-    const once = this.once.end();
-    const twice = this.twice.push(once);
-    this.match([EMPTY, once, twice]);
-    if (!this.hit) this.match([EMPTY, EMPTY, this.twice.end()]);
+    // What each level held back (an escape cut off by the end) goes on through the levels after it.
+    for (const [level, unescaper] of this.unescapers.entries()) {
+      if (this.hit || this.secrets.length === 0) return;
+      const runs: Run[] = [...Array.from({ length: level + 1 }, () => EMPTY), unescaper.end()];
+      for (const next of this.unescapers.slice(level + 1)) runs.push(next.push(runs.at(-1)!));
+      this.match(runs);
+    }
   }
 
   private match(runs: Run[]): void {
