@@ -46,15 +46,10 @@ export class DockerCli {
     }
   }
 
-  /**
-   * `env` is added to docker's own environment (`-e NAME` takes the value from there, out of argv), except the
-   * variables docker reads itself, which stay Brain's: a container's PATH or HOME must not change which docker runs
-   * or which config and daemon it uses.
-   */
-  run(args: string[], timeoutMs: number, env: Record<string, string> = {}): Promise<DockerResult> {
-    const added = Object.fromEntries(Object.entries(env).filter(([name]) => !readByDocker(name)));
+  /** docker's environment is only what it reads itself (dockerEnvironment): a container's variables go in a file. */
+  run(args: string[], timeoutMs: number): Promise<DockerResult> {
     return new Promise((resolve, reject) => {
-      const options = { env: { ...this.env, ...added }, timeout: timeoutMs, maxBuffer: 4 << 20 };
+      const options = { env: this.env, timeout: timeoutMs, maxBuffer: 4 << 20 };
       execFile(this.program, args, options, (err, stdout, stderr) => {
         if (!err) return resolve({ stdout, stderr });
         const detail = usefulOutput(stderr) || stdout.trim();

@@ -1,9 +1,10 @@
 // The `docker` harness's container token: a published port answers every process on this host and every container
 // on Docker's network, so each container gets a token of its own (BRAIN_AGENT_TOKEN), which Brain sends with every
 // request and Brain's agent servers require. The fake docker CLI runs the TypeScript test agent as the container.
-// A container's own PATH and HOME reach it, never the docker CLI Brain runs.
-import { readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+// A container's own PATH and HOME reach it, never the docker CLI Brain runs; no value is in docker's argv or
+// environment.
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { events, makeBrain, type TestBrain, tempDir } from "../../testing/brain.js";
 import { fakeDocker, readCalls } from "../../testing/nui.js";
@@ -44,15 +45,20 @@ describe("docker: the container's token", () => {
 });
 
 describe("docker: the container's environment", () => {
-  it("gives the container its PATH and HOME, while the docker CLI keeps Brain's", async () => {
+  function dockerBrain() {
     const state = tempDir("fake-docker-");
     cleanups.push(() => rmSync(state, { recursive: true, force: true }));
     const cli = new DockerCli(fakeDocker, { ...process.env, FAKE_DOCKER_STATE: state });
     t = makeBrain({ factories: [new DockerFactory("docker", cli, { healthMs: 20_000 })] });
+    return { brain: t.brain, state };
+  }
+
+  it("gives the container its PATH and HOME, while the docker CLI keeps Brain's", async () => {
+    const { brain, state } = dockerBrain();
     // The fake CLI is a node script found through PATH (#!/usr/bin/env node): given the container's PATH it
     // could not start, as a real docker on Brain's PATH would not be found.
-    const env = { PATH: "/opt/agent/bin", HOME: "/home/agent", GREETING: "hi" };
-    const session = await t.brain.create({
+    const env = { PATH: "/opt/agent/bin", HOME: "/home/agent", GREETING: "hi", DOCKER_SECRET: "d0ck3r" };
+    const session = await brain.create({
       harness: "docker",
       config: { options: { image: "ts-agent", containerPort: 9090, env } },
     });
@@ -62,10 +68,27 @@ describe("docker: the container's environment", () => {
     const id = readCalls(state).find((c) => c[0] === "port")?.[1];
     const container = JSON.parse(readFileSync(join(state, "containers", `${id}.json`), "utf8"));
     expect(container.env).toMatchObject(env);
-    // Only values docker reads itself go in its argv, which holds no value of any other variable.
-    expect(run).toEqual(
-      expect.arrayContaining(["-e", "PATH=/opt/agent/bin", "-e", "HOME=/home/agent", "-e", "GREETING"]),
+    // No value in docker's argv (any local user's process listing), PATH, HOME and DOCKER_* included, nor in its
+    // own environment: a file only Brain's user may read, gone once docker has read it.
+    const token = container.env.BRAIN_AGENT_TOKEN;
+    for (const value of [...Object.values(env), token]) expect(run.join(" ")).not.toContain(value);
+    expect(container.cliEnv).not.toContain("GREETING");
+    expect(container.cliEnv).not.toContain("BRAIN_AGENT_TOKEN");
+    expect(container.envFile).toMatchObject({ mode: 0o600, dirMode: 0o700 });
+    expect(existsSync(dirname(container.envFile.path))).toBe(false);
+    await brain.closeSession(session.id);
+  });
+
+  it("refuses a value docker's env file cannot carry, naming the variable, and starts nothing", async () => {
+    const { brain, state } = dockerBrain();
+    const session = await brain.create({
+      harness: "docker",
+      config: { options: { image: "ts-agent", containerPort: 9090, env: { CERT: "line 1\nline 2" } } },
+    });
+    const settled = await (await session.prompt("x")).settled;
+    expect(settled.error?.message).toMatch(
+      /"CERT" cannot be passed to the container: its value holds a line break/,
     );
-    await t.brain.closeSession(session.id);
+    expect(readCalls(state).some((c) => c[0] === "run")).toBe(false);
   });
 });

@@ -13,11 +13,12 @@
 // there and says so in /info (Brain's CLI agent server) has it checkpointed, restored and forked with the session
 // (agent-state.ts); the same path in every container, so a fork's files mean what they meant. A `network: "none"`
 // container gets a NUI_API_URL of its session's own (container-hitl.ts): its permissions and questions reach
-// Brain's clients. These values go to the container by name (`-e NAME`), never in argv or an image.
+// Brain's clients. These values go to the container in an env file (env-file.ts), never in argv or an image.
 import { randomBytes } from "node:crypto";
 import { isAbsolute } from "node:path";
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
+import { writeEnvFile } from "../env-file.js";
 import { nuiSessionOptions } from "../nui/session-options.js";
 import { AgentState } from "./agent-state.js";
 import { HttpAgentClient } from "./client.js";
@@ -26,7 +27,7 @@ import { Container, HOME_LABEL, SESSION_LABEL, sweepSession } from "./container.
 import { ContainerHitl } from "./container-hitl.js";
 import { ContainerNet } from "./container-net.js";
 import { type ContainerRecords, type PendingRun, RUN_LABEL } from "./container-records.js";
-import { DockerCli, parseDockerPort, readByDocker } from "./docker-cli.js";
+import { DockerCli, parseDockerPort } from "./docker-cli.js";
 import { HttpHarness, type HttpTimeouts } from "./http-harness.js";
 
 export interface DockerTimeouts extends HttpTimeouts {
@@ -63,26 +64,23 @@ const STATE_EVERY_MS = 1_000;
 export interface DockerRunSpec {
   image: string;
   containerPort: number;
-  env: Record<string, string>;
+  /** The file of the container's variables (writeEnvFile). */
+  envFile: string;
   extra?: string[];
   network?: "published" | "none";
   labels?: Record<string, string>;
 }
 
 /**
- * The exact `docker run` arguments for a session's container. Variables are passed by name (`-e NAME`), their
- * values through docker's own environment, so no value (a key, a token) shows in a process listing; those docker
- * reads itself (PATH, HOME, DOCKER_*: DockerCli.run keeps Brain's) go as `-e NAME=VALUE`. No `--rm`:
- * the log of a container that died must outlive it, for the error; close removes it.
+ * The exact `docker run` arguments for a session's container. Every variable is in the env file, so no value (a
+ * key, a token) shows in a process listing, PATH and HOME included. No `--rm`: the log of a container that died
+ * must outlive it, for the error; close removes it.
  */
 export function dockerRunArgs(spec: DockerRunSpec): string[] {
   const labels = Object.entries(spec.labels ?? {}).flatMap(([k, v]) => ["--label", `${k}=${v}`]);
   const network =
     spec.network === "none" ? ["--network", "none"] : ["-p", `127.0.0.1::${spec.containerPort}`];
-  const envArgs = Object.entries(spec.env).flatMap(([name, value]) => [
-    "-e",
-    readByDocker(name) ? `${name}=${value}` : name,
-  ]);
+  const envArgs = ["--env-file", spec.envFile];
   return ["run", "-d", ...labels, ...network, ...envArgs, ...(spec.extra ?? []), spec.image];
 }
 
@@ -151,25 +149,28 @@ export class DockerFactory implements HarnessFactory {
         [AGENT_TOKEN_ENV]: token,
         ...(hitl ? { NUI_API_URL: hitl.url } : {}),
       };
+      // Read by docker as it starts: gone once `docker run` has returned, whether or not it started anything.
+      const envFile = writeEnvFile(env, this.name);
       running = true;
       pending = this.records?.starting(this.docker.program);
-      const run = await this.docker.run(
-        dockerRunArgs({
-          image,
-          containerPort,
-          env,
-          extra: [...mount, ...(docker_args ?? [])],
-          network,
-          labels: {
-            [SESSION_LABEL]: options.sessionId,
-            ...(owner.home ? { [HOME_LABEL]: owner.home } : {}),
-            ...(pending ? { [RUN_LABEL]: pending.run } : {}),
-            "brain.harness": this.name,
-          },
-        }),
-        this.timeouts.runMs,
-        env,
-      );
+      const run = await this.docker
+        .run(
+          dockerRunArgs({
+            image,
+            containerPort,
+            envFile: envFile.path,
+            extra: [...mount, ...(docker_args ?? [])],
+            network,
+            labels: {
+              [SESSION_LABEL]: options.sessionId,
+              ...(owner.home ? { [HOME_LABEL]: owner.home } : {}),
+              ...(pending ? { [RUN_LABEL]: pending.run } : {}),
+              "brain.harness": this.name,
+            },
+          }),
+          this.timeouts.runMs,
+        )
+        .finally(envFile.remove);
       container = run.stdout.trim().split("\n").at(-1)?.trim() ?? "";
     } catch (err) {
       started(undefined);

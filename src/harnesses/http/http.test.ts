@@ -314,7 +314,7 @@ describe("docker (a fake docker CLI runs the image's agent locally)", () => {
       "--filter",
       `label=brain.session=${session.id}`,
     ]);
-    // The variable goes by name; its value reaches the container through docker's environment, not argv.
+    // The variables go in a file docker reads, never in its argv.
     expect(calls.slice(0, 2).find((c) => c[0] === "run")).toEqual([
       "run",
       "-d",
@@ -324,12 +324,8 @@ describe("docker (a fake docker CLI runs the image's agent locally)", () => {
       "brain.harness=docker",
       "-p",
       "127.0.0.1::9090",
-      "-e",
-      "GREETING",
-      "-e",
-      "BRAIN_NATIVE_DIR",
-      "-e",
-      "BRAIN_AGENT_TOKEN",
+      "--env-file",
+      expect.stringMatching(/brain-env-.*\/env$/),
       // The session's native dir, at the same path in every container (a fork's files mean what they meant).
       "--mount",
       `type=bind,source=${t!.store.paths(session.id).native},target=/brain/native`,
