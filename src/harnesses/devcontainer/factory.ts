@@ -228,7 +228,10 @@ export class DevcontainerFactory implements HarnessFactory {
         ...(inner.steering === "live" || inner.steering === "queued" ? { mode: inner.steering } : {}),
       });
     } catch (err) {
-      await release().then(pending?.settled, () => {});
+      // An `up` that failed or was killed may have had a `docker run` the daemon received, which creates the
+      // container after release's sweep: Docker lists no create still in flight, so no sweep here is the last.
+      // Its run record stays, for the next Brain's start to remove by the run's label whatever it created.
+      await release().then(box ? pending?.settled : undefined, () => {});
       throw err;
     }
   }

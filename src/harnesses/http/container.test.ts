@@ -8,6 +8,7 @@ import { tempDir } from "../../testing/brain.js";
 import { fakeDocker, readCalls } from "../../testing/nui.js";
 import { Container, sweepSession } from "./container.js";
 import { containerInit } from "./container-pid.js";
+import { ContainerRecords, containerRecordsDir } from "./container-records.js";
 import { DockerFactory } from "./docker.js";
 import { DockerCli, type DockerResult } from "./docker-cli.js";
 
@@ -81,7 +82,9 @@ describe("a docker run that does not return", () => {
     // The fake's run starts the container once the sweep has listed the session's, says only Docker's
     // warning, and never returns.
     const env = { ...process.env, FAKE_DOCKER_STATE: state, FAKE_DOCKER_SLOW_RUN: "1" };
-    const factory = new DockerFactory("docker", new DockerCli(fakeDocker, env), { runMs: 5_000 });
+    const home = join(state, "home");
+    const records = new ContainerRecords(home);
+    const factory = new DockerFactory("docker", new DockerCli(fakeDocker, env), { runMs: 5_000 }, records);
     const options = {
       sessionId: "s-timeout",
       dir: state,
@@ -95,6 +98,13 @@ describe("a docker run that does not return", () => {
     expect(readdirSync(join(state, "containers"))).toEqual([]);
     const removed = readCalls(state).filter((c) => c[0] === "rm");
     expect(removed).toEqual([["rm", "-f", expect.stringMatching(/^fake\d+$/)]]);
+    // A create the daemon still had in hand would be listed by no sweep: the run's record stays for the next
+    // Brain's start, which removes what carries its label.
+    const [record] = readdirSync(containerRecordsDir(home));
+    const run = readCalls(state).find((c) => c[0] === "run")!;
+    expect(run).toEqual(
+      expect.arrayContaining(["--label", `brain.run=${/^run-(.*)\.json$/.exec(record!)?.[1]}`]),
+    );
   });
 });
 

@@ -177,9 +177,9 @@ export class DockerFactory implements HarnessFactory {
       await sweep.catch(() => {});
       await hitl?.close();
       // A run that timed out (or failed) may have started the container all the same, after the sweep beside it
-      // listed the session's: without a second look it would run on with no session to remove it.
-      if (running)
-        await sweepSession(this.docker, owner, this.timeouts.stopMs).then(pending?.settled, () => {});
+      // listed the session's: without a second look it would run on with no session to remove it. A create the
+      // daemon still had in hand is listed by no look: the run's record stays, for the next start's sweep by label.
+      if (running) await sweepSession(this.docker, owner, this.timeouts.stopMs).catch(() => {});
       throw err;
     }
     started(container || undefined);

@@ -184,8 +184,9 @@ async function openInDocker(
     );
   } catch (err) {
     rmSync(toolsDir, { recursive: true, force: true });
-    // A run that timed out (or failed) may have started the container all the same: removed by its label.
-    await sweepSession(docker, owner, stopMs).then(pending?.settled, () => {});
+    // A run that timed out (or failed) may have started the container all the same: removed by its label. One the
+    // daemon was still creating is listed by no sweep: the run's record stays, for the next start's sweep.
+    await sweepSession(docker, owner, stopMs).catch(() => {});
     throw err;
   }
   const id = started.stdout.trim().split("\n").at(-1)?.trim() ?? "";
