@@ -52,7 +52,7 @@ export class Brain {
   constructor(private readonly options: BrainOptions) {
     this.closedLogs = new ClosedLogs(options.store, (id) => this.live.busy(id));
     this.openLimit = new OpenSessionLimit(this.live, options.openSessionsPerTenant);
-    this.storedLimit = new StoredSessionLimit(() => options.store.list(), options.storedSessionsPerTenant);
+    this.storedLimit = new StoredSessionLimit((u) => options.store.list(u), options.storedSessionsPerTenant);
     this.providers = new Providers(options);
     const env = options.env ?? process.env;
     const keyNames = Object.values(options.providers ?? {}).flatMap((p) => p.api_key_env ?? []);

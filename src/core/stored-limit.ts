@@ -7,7 +7,7 @@
 // node) make them drift, so a tenant near its bound is counted again from the store before it is refused.
 
 import { SessionError } from "./errors.js";
-import type { SessionSummary } from "./store.js";
+import type { SessionSummary, UnreadableSession } from "./store.js";
 
 const DEFAULT_TENANT = "default";
 /** Counted again from the store once a tenant's count is within this share of the bound. */
@@ -18,9 +18,9 @@ export class StoredSessionLimit {
   /** Creates under way, per tenant: a burst of creates cannot pass the bound together. */
   private readonly creating = new Map<string, number>();
 
-  /** `max` absent: no bound. */
+  /** `max` absent: no bound. `list` is the store's, told of the records it cannot read. */
   constructor(
-    private readonly list: () => Promise<SessionSummary[]>,
+    private readonly list: (unreadable: (session: UnreadableSession) => void) => Promise<SessionSummary[]>,
     private readonly max?: number,
   ) {}
 
@@ -64,9 +64,12 @@ export class StoredSessionLimit {
 
   private counted(): Promise<Map<string, number>> {
     if (this.counts) return this.counts;
-    const counting = this.list().then((records) => {
+    // A record that cannot be read still takes its tenant's room when it names the tenant; thrown, it would fail
+    // every tenant's creates, and counted for the default tenant, it could be anyone's.
+    const damaged: UnreadableSession[] = [];
+    const counting = this.list((session) => damaged.push(session)).then((records) => {
       const counts = new Map<string, number>();
-      for (const record of records) {
+      for (const record of [...records, ...damaged.filter((d) => d.tenant !== undefined)]) {
         const name = record.tenant ?? DEFAULT_TENANT;
         counts.set(name, (counts.get(name) ?? 0) + 1);
       }

@@ -2,8 +2,12 @@
 // create or handoff past it is refused (429, naming the bound and what to do), another tenant is not, and deleting
 // one makes room. The count follows this daemon's creates and deletes, and is taken again from the store near the
 // bound, so sessions another process made or removed count too.
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { FsSessionStore } from "../store/fs/index.js";
+import { startTestDaemon } from "../testing/daemon.js";
 import { raw } from "../testing/http.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
@@ -49,5 +53,34 @@ describe("stored sessions per tenant", () => {
     // The other tenant keeps one session from the first test: two more fit.
     const burst = await Promise.all(Array.from({ length: 5 }, () => create(t.tokens.other)));
     expect(burst.map((r) => r.status).sort()).toEqual([201, 201, 429, 429, 429]);
+  });
+});
+
+describe("stored sessions per tenant, with a record that cannot be read", () => {
+  it("counts a damaged record for the tenant it names, and fails no other tenant's create", async () => {
+    const home = await fs.mkdtemp(path.join(os.tmpdir(), "brain-limit-"));
+    const store = new FsSessionStore(home);
+    const unparsed = (await store.create({ harness: "echo", config: {} })).id;
+    await store.create({ harness: "echo", config: {}, tenant: "acme" });
+    const named = await store.create({ harness: "echo", config: {}, tenant: "acme" });
+    const file = (id: string) => path.join(home, "sessions", id, "session.json");
+    await fs.writeFile(file(unparsed), "{not json");
+    // Parses, but is no record: it still says whose it is.
+    await fs.writeFile(file(named.id), JSON.stringify({ ...named, harness: 7 }));
+    const d = await startTestDaemon({ home, storedSessionsPerTenant: 2 });
+    try {
+      const create = (token: string) =>
+        raw(d.url, "POST", "/v1/sessions", { token, body: { harness: "echo" } });
+      const refused = await create(d.tokens.other);
+      expect(refused.status).toBe(429);
+      expect(refused.body.error).toMatchObject({ message: expect.stringContaining('tenant "acme" has 2') });
+      // One nobody can tell the tenant of is counted for none.
+      expect((await create(d.tokens.admin)).status).toBe(201);
+      expect((await create(d.tokens.admin)).status).toBe(201);
+      expect((await create(d.tokens.admin)).status).toBe(429);
+    } finally {
+      await d.cleanup();
+      await fs.rm(home, { recursive: true, force: true });
+    }
   });
 });
