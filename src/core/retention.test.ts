@@ -1,6 +1,6 @@
 // Retention on a real Brain with the echo runner: closed, idle sessions are compacted once; open ones never;
 // one asked for during its compaction opens after it, with every kept event intact.
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../cli/config.js";
@@ -212,5 +212,23 @@ describe("retention", () => {
     };
     await t.brain.retireIdle({ dropAfterMs: 0 });
     expect(asked).toContain("parent-x");
+  });
+
+  it("sweeps past a record that cannot be read, keeping the segments of the sessions it may be a fork of", async () => {
+    const older = await finishedSession("made before the damaged one");
+    const damaged = await finishedSession("its record is damaged");
+    const newer = await finishedSession("made after it");
+    for (const id of [older, damaged, newer]) await t.brain.closeSession(id);
+    const file = join(t.home, "sessions", damaged, "session.json");
+    // Parses, but is no record: it still says when it was made.
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, "utf8")), harness: 7 }));
+    expect((await t.brain.compactIdle(0)).map((d) => d.id).sort()).toEqual([older, newer].sort());
+    const asked: string[] = [];
+    t.store.retire = async (id) => {
+      asked.push(id);
+      return undefined;
+    };
+    await t.brain.retireIdle({ dropAfterMs: 0 });
+    expect(asked).toEqual([newer]);
   });
 });

@@ -6,7 +6,7 @@
 
 import type { SessionRecord } from "../protocol/session.js";
 import { isParentOf } from "./conversation-chain.js";
-import type { SessionSummary } from "./store.js";
+import type { SessionSummary, UnreadableSession } from "./store.js";
 
 /** What one compaction did. */
 export interface CompactResult {
@@ -66,7 +66,9 @@ export class ClosedLogs {
   private readonly held = new Map<string, number>();
 
   constructor(
-    private readonly store: Partial<CompactingStore> & { list(): Promise<SessionSummary[]> },
+    private readonly store: Partial<CompactingStore> & {
+      list(unreadable?: (session: UnreadableSession) => void): Promise<SessionSummary[]>;
+    },
     private readonly busy: (id: string) => boolean,
   ) {}
 
@@ -95,7 +97,8 @@ export class ClosedLogs {
   async compactIdle(idleMs: number): Promise<{ id: string; result: CompactResult }[]> {
     const store = this.store;
     if (!store.compact) return [];
-    const ids = (await store.list()).map((r) => r.id);
+    // A record that cannot be read is passed over (the session list names it): thrown, it would stop every sweep.
+    const ids = (await store.list(() => {})).map((r) => r.id);
     return this.sweep(ids, (id) => store.compact!(id, { idleMs }));
   }
 
@@ -103,10 +106,14 @@ export class ClosedLogs {
   async retireIdle(policy: SegmentPolicy): Promise<{ id: string; result: RetireResult }[]> {
     const store = this.store;
     if (!store.retire) return [];
-    const records = await store.list();
+    const damaged: UnreadableSession[] = [];
+    const records = await store.list((session) => damaged.push(session));
     const pinned = pinnedSessions(records);
+    // A record that cannot be read may be a fork of any session made before it, whose history it will read once
+    // repaired: those keep their segments meanwhile. The others are swept.
+    const mayBeParent = (r: SessionSummary) => damaged.some((d) => isParentOf(r, d));
     return this.sweep(
-      records.map((r) => r.id).filter((id) => !pinned.has(id)),
+      records.filter((r) => !pinned.has(r.id) && !mayBeParent(r)).map((r) => r.id),
       (id) => store.retire!(id, policy),
     );
   }
