@@ -1,5 +1,6 @@
 // `brain run`: one prompt on a new or existing session, streamed as it happens.
 import type { Brain } from "../core/brain.js";
+import { SessionError } from "../core/errors.js";
 import type { Session } from "../core/session.js";
 import type { InputLayers, SessionLayer } from "../core/session-input.js";
 import type { ProviderChoice, SessionDefaults } from "../protocol/config.js";
@@ -68,8 +69,16 @@ export async function runPrompt(brain: Brain, options: RunOptions): Promise<numb
 
 async function openOrCreate(brain: Brain, options: RunOptions): Promise<Session> {
   if (options.session) {
-    const existing = (await brain.list()).find((record) => record.id === options.session);
-    if (existing) return brain.session(existing.id);
+    // Its record alone, not a list of all: another session's record that cannot be read must not stop this run.
+    const id = options.session;
+    const known = await brain.record(id).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof SessionError && err.code === "not_found") return false;
+        throw err;
+      },
+    );
+    if (known) return brain.session(id);
   }
   return brain.create(brain.resolveInput(newSessionLayers(options)));
 }

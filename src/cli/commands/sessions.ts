@@ -1,5 +1,6 @@
 // `brain sessions ls | show ID | events ID`: reads the store without starting any harness.
 import type { SegmentPolicy } from "../../core/retention.js";
+import type { UnreadableSession } from "../../core/store.js";
 import { compactLog } from "../../store/fs/compact.js";
 import { FsSessionStore, readEventsFile } from "../../store/fs/index.js";
 import { retireSegments } from "../../store/fs/retire.js";
@@ -39,7 +40,8 @@ export async function command(args: string[]): Promise<number> {
   return withBrain(values, async (brain) => {
     switch (verb) {
       case "ls": {
-        const records = await brain.list();
+        const damaged: UnreadableSession[] = [];
+        const records = await brain.list((session) => damaged.push(session));
         for (const r of records) {
           if (!values.json) {
             process.stdout.write(`${r.id}  ${r.harness.padEnd(12)} ${r.status.padEnd(6)} ${r.created_at}\n`);
@@ -49,7 +51,10 @@ export async function command(args: string[]): Promise<number> {
           const record = await brain.record(r.id).catch(() => undefined);
           if (record) process.stdout.write(`${JSON.stringify(record)}\n`);
         }
-        if (records.length === 0 && !values.json)
+        // Named, as GET /v1/sessions does: left out without a word, one would take it for deleted.
+        for (const d of damaged)
+          process.stderr.write(`brain: session ${d.id} cannot be listed: ${d.error}\n`);
+        if (records.length === 0 && damaged.length === 0 && !values.json)
           process.stderr.write('no sessions yet: try `brain run "hello"`\n');
         return 0;
       }

@@ -1,0 +1,36 @@
+// `brain sessions ls` and `brain run --session` on a $BRAIN_HOME where one session's record cannot be read: the
+// others are listed and run, and the damaged one is named with its file and the fix.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { FsSessionStore } from "../store/fs/index.js";
+import { useBrainCli } from "../testing/brain-cli.js";
+
+const cli = useBrainCli("cli-ls");
+const brain = cli.run;
+
+describe("a session record that cannot be read", () => {
+  it("is named by `sessions ls`, and stops neither the listing nor a run of another session", async () => {
+    const store = new FsSessionStore(cli.home);
+    const good = (await store.create({ harness: "echo", config: {} })).id;
+    const damaged = (await store.create({ harness: "echo", config: {} })).id;
+    const file = join(cli.home, "sessions", damaged, "session.json");
+    writeFileSync(file, "{not json");
+
+    for (const args of [
+      ["sessions", "ls"],
+      ["sessions", "ls", "--json"],
+    ]) {
+      const { code, out, err } = brain(args);
+      expect(code).toBe(0);
+      expect(out).toContain(good);
+      expect(out).not.toContain(damaged);
+      expect(err).toContain(`session ${damaged} cannot be listed: ${file}: not valid JSON`);
+      expect(err).toContain("repair");
+    }
+
+    const run = brain(["run", "--session", good, "again"]);
+    expect(run.err).toContain(`session ${good}`);
+    expect(run.code).toBe(0);
+  });
+});
