@@ -6,6 +6,7 @@ import type { KV } from "@nats-io/kv";
 import { type NatsConnection, TimeoutError } from "@nats-io/transport-node";
 import { afterEach, describe, expect, it } from "vitest";
 import { BrainError } from "../../core/errors.js";
+import type { UnreadableSession } from "../../core/store.js";
 import { useNatsCluster } from "../../testing/nats-bed.js";
 import type { TestNode } from "../../testing/nats-store.js";
 import { bucketState, RecordView } from "./record-view.js";
@@ -91,6 +92,37 @@ describe("listing cluster sessions from a watch of the records bucket", () => {
     expect(String(await store.list().catch((err: unknown) => err))).toMatch(/session bad1: record field "/);
     await a.ctx.records.delete("bad1");
     expect(await ids(store)).toEqual(["ok1"]);
+  });
+
+  it("tells a list that asks of a bad record, with the fix, from the view and from the full read alike", async () => {
+    const [a] = await nats.twoNodes("view");
+    const ok = await a.store.create({ ...base, id: "ok1" });
+    await a.ctx.records.put("bad1", "{not json");
+    // Parses, but is no record: it still says whose it is and when it was made.
+    await a.ctx.records.put("bad2", JSON.stringify({ ...ok, id: "bad2", tenant: "acme", harness: 7 }));
+    const viewed: UnreadableSession[] = [];
+    expect((await lister(a).store.list((s) => viewed.push(s))).map((r) => r.id)).toEqual(["ok1"]);
+    const reader = lister(a).store;
+    await reader.close(); // no view: every record is read
+    const read: UnreadableSession[] = [];
+    expect((await reader.list((s) => read.push(s))).map((r) => r.id)).toEqual(["ok1"]);
+    for (const told of [viewed, read]) {
+      expect(told.sort((x, y) => x.id.localeCompare(y.id))).toEqual([
+        {
+          id: "bad1",
+          created_at: expect.any(String),
+          error: expect.stringMatching(
+            /^session bad1: record is not valid JSON.*; repair it .*nats kv del \S+ bad1/,
+          ),
+        },
+        {
+          id: "bad2",
+          created_at: ok.created_at,
+          tenant: "acme",
+          error: expect.stringMatching(/^session bad2: record .*harness.*nats kv put \S+ bad2/),
+        },
+      ]);
+    }
   });
 
   it("answers a list correctly while its watch is broken (its consumer deleted), and again after", async () => {

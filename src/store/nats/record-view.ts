@@ -8,7 +8,7 @@
 // it. A view that cannot get there (its watch ended, failed, or stopped delivering) is never answered from:
 // the caller reads the bucket in full instead, and the view starts a new watch.
 import type { KV, KvEntry, KvWatchEntry } from "@nats-io/kv";
-import type { SessionSummary } from "../../core/store.js";
+import type { SessionSummary, UnreadableSession } from "../../core/store.js";
 import {
   deepFreeze,
   describeIssue,
@@ -38,8 +38,12 @@ export interface BucketState {
   values: number;
 }
 
-/** A record's summary as a list gives it, or what is wrong with it (thrown by the list, as the full read throws it). */
-type Slot = { summary: SessionSummary } | { error: NatsStoreError };
+/**
+ * A record's summary as a list gives it, or what is wrong with it: thrown by a list not told of unreadable records,
+ * as the full read throws it, else told as `unreadable`.
+ */
+type Slot = { summary: SessionSummary } | Damaged;
+type Damaged = { error: NatsStoreError; unreadable: UnreadableSession };
 
 /** One watch and the records it delivered; a new one replaces it when it ends or stops delivering. */
 class Watch {
@@ -55,7 +59,7 @@ class Watch {
   iterator: WatchIterator | undefined;
   /** Stopped by the view itself (closed, or replaced): its end is no failure. */
   stopped = false;
-  private sorted: SessionSummary[] | undefined;
+  private sorted: { summaries: SessionSummary[]; damaged: Damaged[] } | undefined;
   private readonly waiters = new Set<() => void>();
 
   apply(entry: KvWatchEntry): void {
@@ -92,18 +96,20 @@ class Watch {
     this.end("stopped");
   }
 
-  /** Every record's summary, oldest first; throws what is wrong with a bad one. */
-  records(): SessionSummary[] {
+  /** Every record's summary, oldest first; a bad one is told to `unreadable`, or thrown without it. */
+  records(unreadable?: (session: UnreadableSession) => void): SessionSummary[] {
     if (!this.sorted) {
-      const records: SessionSummary[] = [];
+      const summaries: SessionSummary[] = [];
+      const damaged: Damaged[] = [];
       for (const slot of this.slots.values()) {
-        if ("error" in slot) throw slot.error;
-        records.push(slot.summary);
+        if ("error" in slot) damaged.push(slot);
+        else summaries.push(slot.summary);
       }
-      this.sorted = records.sort(oldestFirst);
+      this.sorted = { summaries: summaries.sort(oldestFirst), damaged };
     }
+    for (const slot of this.sorted.damaged) tell(slot, unreadable);
     // A copy: callers may sort or reverse what they get.
-    return [...this.sorted];
+    return [...this.sorted.summaries];
   }
 
   /** Resolves once the view has applied `revision`, or it ends, or `ms` pass: true only in the first case. */
@@ -147,14 +153,14 @@ export class RecordView {
    * view cannot tell (the caller reads the bucket in full). Throws what is wrong with a bad record, as the full
    * read does, and a failure to ask for the bucket's last revision.
    */
-  async list(): Promise<SessionSummary[] | undefined> {
+  async list(unreadable?: (session: UnreadableSession) => void): Promise<SessionSummary[] | undefined> {
     if (this.closed) return undefined;
     const watch = this.watch ?? this.start();
     const before = watch.revision;
     const target = (await this.options.bucket()).lastRevision;
     if (await watch.reach(target, this.options.catchUpMs)) {
       this.degraded = false;
-      return watch.records();
+      return watch.records(unreadable);
     }
     // Ended or failed: start again. Stuck (nothing new in all that time): its delivery stopped, start again.
     // Still loading (a large bucket, a slow link): let it go on; this list reads in full meanwhile.
@@ -236,17 +242,45 @@ function slotOf(entry: KvEntry): Slot {
     // Frozen: every list hands out this one object, so a caller changing it in place would change it for all.
     return { summary: deepFreeze(summaryOf(parseRecord(entry, entry.key))) };
   } catch (err) {
-    return { error: err as NatsStoreError };
+    return { error: err as NatsStoreError, unreadable: unreadableOf(entry, err as NatsStoreError) };
   }
+}
+
+/**
+ * What a list tells of a record it cannot read: its tenant and created_at when it still parses as JSON (else the
+ * default tenant's, the operator's, and when it was stored), so lists keep their order and show it to its owner.
+ */
+function unreadableOf(entry: KvEntry, err: NatsStoreError): UnreadableSession {
+  let fields: Record<string, unknown> = {};
+  try {
+    const value = entry.json() as unknown;
+    if (value && typeof value === "object") fields = value as Record<string, unknown>;
+  } catch {}
+  const { key, bucket } = entry;
+  return {
+    id: key,
+    created_at: typeof fields.created_at === "string" ? fields.created_at : entry.created.toISOString(),
+    ...(typeof fields.tenant === "string" ? { tenant: fields.tenant } : {}),
+    error: `${err.message}; repair it (nats kv put ${bucket} ${key} ...) or remove it to drop the session (nats kv del ${bucket} ${key})`,
+  };
+}
+
+function tell(slot: Damaged, unreadable?: (session: UnreadableSession) => void): void {
+  if (!unreadable) throw slot.error;
+  unreadable(slot.unreadable);
 }
 
 /** Records read at once by a list the view cannot answer: each may be as large as the bucket's largest value. */
 const READ_ALL_CONCURRENCY = 8;
 
-/** Every session's summary, oldest first, read record by record: a KV read each, a few records held at once. */
+/**
+ * Every session's summary, oldest first, read record by record: a KV read each, a few records held at once. A bad
+ * record is told to `unreadable`, or thrown without it.
+ */
 export async function readAllSummaries(
   records: KV,
-  get: (id: string) => Promise<SessionRecord | undefined>,
+  entry: (id: string) => Promise<KvEntry | undefined>,
+  unreadable?: (session: UnreadableSession) => void,
 ): Promise<SessionSummary[]> {
   const ids: string[] = [];
   try {
@@ -256,8 +290,13 @@ export async function readAllSummaries(
   }
   const summaries: SessionSummary[] = [];
   for (let i = 0; i < ids.length; i += READ_ALL_CONCURRENCY) {
-    const chunk = await Promise.all(ids.slice(i, i + READ_ALL_CONCURRENCY).map(get));
-    for (const record of chunk) if (record) summaries.push(summaryOf(record));
+    const chunk = await Promise.all(ids.slice(i, i + READ_ALL_CONCURRENCY).map(entry));
+    for (const found of chunk) {
+      if (!found) continue;
+      const slot = slotOf(found);
+      if ("error" in slot) tell(slot, unreadable);
+      else summaries.push(slot.summary);
+    }
   }
   return summaries.sort(oldestFirst);
 }

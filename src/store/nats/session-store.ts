@@ -8,7 +8,7 @@ import nodePath from "node:path";
 import type { KvEntry } from "@nats-io/kv";
 import type { SessionStore } from "../../core/brain.js";
 import { loggedCheckpoints } from "../../core/conversation-chain.js";
-import type { SessionSummary } from "../../core/store.js";
+import type { SessionSummary, UnreadableSession } from "../../core/store.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { checkRecord, newRecord, SESSION_ID, type SessionRecord } from "../fs/session-record.js";
 import { ReplicatedCheckpoints } from "./checkpoints.js";
@@ -118,14 +118,14 @@ export class NatsSessionStore implements SessionStore {
    * Every session's summary, oldest first: from the view of the records bucket (./record-view.ts), one request a
    * list; by reading every record when the view cannot answer.
    */
-  async list(): Promise<SessionSummary[]> {
+  async list(unreadable?: (session: UnreadableSession) => void): Promise<SessionSummary[]> {
     let viewed: SessionSummary[] | undefined;
     try {
-      viewed = await this.view.list();
+      viewed = await this.view.list(unreadable);
     } catch (err) {
       throw natsFailure("cannot list sessions", err);
     }
-    return viewed ?? readAllSummaries(this.ctx.records, (id) => this.get(id));
+    return viewed ?? readAllSummaries(this.ctx.records, (id) => this.entry(id), unreadable);
   }
 
   /** Stops watching the records bucket (the connection is the caller's to close). */
