@@ -9,7 +9,9 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempDir } from "../testing/brain.js";
 import { docker, ensureDockerEngine } from "../testing/docker-engine.js";
-import { dockerExecShim } from "./nui/install-paths.js";
+import { fakeDocker, readCalls } from "../testing/nui.js";
+import { dockerEnvFlags } from "./exec-relay.js";
+import { devcontainerShim, dockerExecShim } from "./nui/install-paths.js";
 import { BASE_IMAGE } from "./sandbox/docker-sandbox.js";
 
 const cleanups: (() => unknown)[] = [];
@@ -62,6 +64,40 @@ describe("the docker sandbox's exec shim", () => {
     await new Promise((resolve) => child.on("exit", resolve));
     expect(planted.reached()).toBe(false);
   });
+});
+
+describe("the exec shims' docker", () => {
+  /** The shim's words as its launcher gives them, with Brain's environment `brain`, and where the command runs. */
+  function shimWords(which: string, brain: NodeJS.ProcessEnv): string[] {
+    const flags = ["--docker", fakeDocker, ...dockerEnvFlags(brain), "--container", "c0ffee"];
+    if (which === "sandbox") return [dockerExecShim(), ...flags];
+    const workspace = tempDir("brain-shim-ws-");
+    mkdirSync(join(workspace, ".devcontainer"));
+    const json = { workspaceFolder: workspace, mounts: [] };
+    writeFileSync(join(workspace, ".devcontainer/devcontainer.json"), JSON.stringify(json));
+    return [devcontainerShim(), ...flags, "--workspace-folder", workspace];
+  }
+
+  it.each(["sandbox", "devcontainer"])(
+    "(%s) goes to the daemon Brain's docker goes to, not the default one",
+    async (which) => {
+      const daemon = tempDir("brain-daemon-");
+      const brain = { PATH: process.env.PATH, DOCKER_HOST: `unix://${daemon}/docker.sock` };
+      const home = tempDir("brain-shim-home-");
+      // The command's environment as its harness builds it: the runner protocol's minimal one, no DOCKER_HOST.
+      const env = { PATH: process.env.PATH, HOME: home, PROVIDER_KEY: "sk-key" };
+      const child = spawn(process.execPath, [...shimWords(which, brain), "--", "true"], {
+        cwd: home,
+        env,
+        stdio: "ignore",
+      });
+      expect(await new Promise((resolve) => child.on("exit", resolve))).toBe(0);
+      const execs = readCalls(daemon, "exec-env.jsonl") as unknown as NodeJS.ProcessEnv[];
+      // The command's and its guard's.
+      expect(execs).toHaveLength(2);
+      for (const each of execs) expect(each.DOCKER_HOST).toBe(brain.DOCKER_HOST);
+    },
+  );
 });
 
 describe("a command the docker sandbox's exec shim runs in a container", () => {

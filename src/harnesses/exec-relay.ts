@@ -99,15 +99,19 @@ export function relayExec(docker: string, exec: ContainerExec, label: string, en
   relay(docker, dockerExecArgs(exec, pidFile), label, env, guard);
 }
 
-/** A shim's argv: its own `--flag value` pairs before `--`, the command after it. */
-export function shimArgs(argv: string[]): { flag(name: string): string | undefined; command: string[] } {
+/** A shim's argv: its own `--flag value` pairs before `--` (`flags`: each value of a repeated one), the command after it. */
+export function shimArgs(argv: string[]): {
+  flag(name: string): string | undefined;
+  flags(name: string): string[];
+  command: string[];
+} {
   const dash = argv.indexOf("--");
   const own = dash === -1 ? argv : argv.slice(0, dash);
+  const flags = (name: string) =>
+    own.flatMap((word, i) => (word === name && i % 2 === 0 ? [own[i + 1] ?? ""] : []));
   return {
-    flag: (name) => {
-      const i = own.indexOf(name);
-      return i === -1 ? undefined : own[i + 1];
-    },
+    flag: (name) => flags(name)[0],
+    flags,
     command: dash === -1 ? [] : argv.slice(dash + 1),
   };
 }
@@ -118,14 +122,49 @@ export function hostDockerConfig(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /**
- * The environment a shim runs the docker CLI with: the command's (its variables go in by name), but the docker
- * config directory Brain's (`given`, else this user's own), never the one under the command's HOME. That HOME
- * lies in the session's native dir, which the container writes: a config.json there (a context naming another
- * endpoint, tcp:// included) would send the exec, with every forwarded variable's value, wherever the agent
- * chose, out of a container that has no network.
+ * Of Brain's environment, what tells a shim's docker CLI where it and the session's daemon are: the command's own
+ * environment is the runner protocol's minimal one, without them, so an exec would go to the default daemon, where
+ * the container is not (or another of the same name is). Launcher words are in every local user's process
+ * listing: none of these holds a secret (DOCKER_CONTENT_TRUST_*_PASSPHRASE and the like stay out).
  */
-export function dockerEnv(env: NodeJS.ProcessEnv, given: string | undefined): NodeJS.ProcessEnv {
-  return { ...env, DOCKER_CONFIG: given ?? join(userInfo().homedir, ".docker") };
+const DOCKER_LOCATION = [
+  "PATH",
+  "HOME",
+  "XDG_RUNTIME_DIR",
+  "TMPDIR",
+  "SystemRoot",
+  "DOCKER_HOST",
+  "DOCKER_CONTEXT",
+  "DOCKER_CERT_PATH",
+  "DOCKER_TLS_VERIFY",
+  "DOCKER_TLS",
+  "DOCKER_API_VERSION",
+];
+
+/** The launcher words that hand `env`'s (Brain's docker environment's) DOCKER_LOCATION to a shim's docker. */
+export function dockerEnvFlags(env: NodeJS.ProcessEnv = process.env): string[] {
+  return DOCKER_LOCATION.flatMap((name) =>
+    env[name] === undefined ? [] : ["--docker-env", `${name}=${env[name]}`],
+  );
+}
+
+/**
+ * The environment a shim runs the docker CLI with: the command's (its variables go in by name), with Brain's
+ * `located` (the `--docker-env NAME=VALUE` words, see DOCKER_LOCATION) over it, and the docker config directory
+ * Brain's (`given`, else this user's own), never the one under the command's HOME. That HOME lies in the
+ * session's native dir, which the container writes: a config.json there (a context naming another endpoint,
+ * tcp:// included) would send the exec, with every forwarded variable's value, wherever the agent chose, out of a
+ * container that has no network.
+ */
+export function dockerEnv(
+  env: NodeJS.ProcessEnv,
+  given: string | undefined,
+  located: string[] = [],
+): NodeJS.ProcessEnv {
+  const brain = Object.fromEntries(
+    located.map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
+  );
+  return { ...env, ...brain, DOCKER_CONFIG: given ?? join(userInfo().homedir, ".docker") };
 }
 
 /**

@@ -9,7 +9,7 @@ import type { BrainConfig } from "../../protocol/config.js";
 import type { ProviderCredentials } from "../../protocol/runner.js";
 import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../testing/brain.js";
 import { catalogFactories, fakeDevcontainer, fakeDocker, readCalls } from "../../testing/nui.js";
-import { hostDockerConfig } from "../exec-relay.js";
+import { dockerEnvFlags, hostDockerConfig } from "../exec-relay.js";
 import { devcontainerShim, installDir } from "../nui/install-paths.js";
 import { echoRunnerPath } from "../process/descriptor.js";
 import { DEFAULT_DEVCONTAINER_IMAGE, devcontainerJson } from "./config.js";
@@ -278,6 +278,8 @@ describe("a session in a dev container", () => {
       "docker",
       "--docker-config",
       hostDockerConfig(),
+      // Where Brain's own docker finds its daemon: the command's environment does not say.
+      ...dockerEnvFlags(),
       "--container",
       "c0ffee",
       "--workspace-folder",

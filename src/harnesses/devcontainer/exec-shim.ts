@@ -1,7 +1,7 @@
 // Runs an inner harness's command inside the session's dev container: the launcher words Brain puts in front
 // of a CLI or runner command line.
 //
-//   node exec-shim.js --docker PROGRAM [--docker-config DIR] --container ID --workspace-folder DIR -- COMMAND ARGS…
+//   node exec-shim.js --docker PROGRAM [--docker-config DIR] [--docker-env NAME=VALUE…] --container ID --workspace-folder DIR -- COMMAND ARGS…
 //
 // becomes `PROGRAM exec -i -w <cwd> [-u <remoteUser>] -e NAME… ID COMMAND ARGS…` (and a guard beside it, see
 // src/harnesses/exec-relay.ts), with stdio passed straight through (the inner protocol is spoken across it). The
@@ -17,21 +17,24 @@ import { type DevcontainerJson, readDevcontainerJson } from "./config.js";
 export function parseShimArgs(argv: string[]): {
   docker: string;
   dockerConfig: string | undefined;
+  /** Brain's NAME=VALUE pairs that locate docker and its daemon (dockerEnvFlags). */
+  dockerLocation: string[];
   container: string;
   workspaceFolder: string;
   command: string[];
 } {
-  const { flag, command } = shimArgs(argv);
+  const { flag, flags, command } = shimArgs(argv);
   const container = flag("--container");
   const workspaceFolder = flag("--workspace-folder");
   if (!container || !workspaceFolder || command.length === 0) {
     throw new Error(
-      "usage: exec-shim --docker PROGRAM [--docker-config DIR] --container ID --workspace-folder DIR -- COMMAND ARGS…",
+      "usage: exec-shim --docker PROGRAM [--docker-config DIR] [--docker-env NAME=VALUE…] --container ID --workspace-folder DIR -- COMMAND ARGS…",
     );
   }
   return {
     docker: flag("--docker") ?? "docker",
     dockerConfig: flag("--docker-config"),
+    dockerLocation: flags("--docker-env"),
     container,
     workspaceFolder,
     command,
@@ -54,14 +57,16 @@ export function directoryInside(json: DevcontainerJson, cwd: string): string {
 }
 
 async function main(): Promise<void> {
-  const { docker, dockerConfig, container, workspaceFolder, command } = parseShimArgs(process.argv.slice(2));
+  const { docker, dockerConfig, dockerLocation, container, workspaceFolder, command } = parseShimArgs(
+    process.argv.slice(2),
+  );
   const json = await readDevcontainerJson(workspaceFolder);
   const cwd = directoryInside(json, process.cwd());
   relayExec(
     docker,
     { container, cwd, env: process.env, command, ...(json.remoteUser ? { user: json.remoteUser } : {}) },
     "brain devcontainer exec",
-    dockerEnv(process.env, dockerConfig),
+    dockerEnv(process.env, dockerConfig, dockerLocation),
   );
 }
 

@@ -16,7 +16,7 @@ import { HarnessError } from "../../core/harness.js";
 import { describeIssues } from "../../protocol/frames.js";
 import { makeAgentDirSync } from "../agent-files.js";
 import { ContainedHarness } from "../contained-harness.js";
-import { hostDockerConfig } from "../exec-relay.js";
+import { dockerEnvFlags, hostDockerConfig } from "../exec-relay.js";
 import { Container, sessionLabels, sweepSession } from "../http/container.js";
 import { type ContainerRecords, RUN_LABEL } from "../http/container-records.js";
 import { DockerCli, dockerEnvironment } from "../http/docker-cli.js";
@@ -106,6 +106,7 @@ export class DevcontainerFactory implements HarnessFactory {
       this.programs.docker,
       "--docker-config",
       hostDockerConfig(this.env),
+      ...dockerEnvFlags(this.env),
       "--container",
       container,
       "--workspace-folder",

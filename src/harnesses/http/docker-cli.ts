@@ -32,7 +32,8 @@ export class DockerCli {
   constructor(
     /** The docker program: a name on PATH or a path. */
     readonly program = "docker",
-    private readonly env: NodeJS.ProcessEnv = dockerEnvironment(process.env),
+    /** What the CLI runs with (an exec shim's docker is given where this one finds its daemon). */
+    readonly env: NodeJS.ProcessEnv = dockerEnvironment(process.env),
   ) {}
 
   /** A HarnessError when the CLI is missing: nothing else can work without it. */

@@ -1,7 +1,7 @@
 // Runs a CLI harness's command inside the session's sandbox container: the launcher words Brain puts in front
 // of the CLI's command line.
 //
-//   node docker-exec-shim.js --docker PROGRAM [--docker-config DIR] --container ID -- COMMAND ARGS…
+//   node docker-exec-shim.js --docker PROGRAM [--docker-config DIR] [--docker-env NAME=VALUE…] --container ID -- COMMAND ARGS…
 //
 // becomes `PROGRAM exec -i -w <cwd> -e NAME… ID COMMAND ARGS…` (and a guard beside it) with stdio passed straight through (the CLI's
 // protocol is spoken across it). The working directory and Brain's install are mounted at the same paths inside,
@@ -13,17 +13,25 @@ import { type ContainerExec, dockerEnv, isMain, relayExec, shimArgs } from "../e
 export function parseShimArgs(argv: string[]): {
   docker: string;
   dockerConfig: string | undefined;
+  /** Brain's NAME=VALUE pairs that locate docker and its daemon (dockerEnvFlags). */
+  dockerLocation: string[];
   container: string;
   command: string[];
 } {
-  const { flag, command } = shimArgs(argv);
+  const { flag, flags, command } = shimArgs(argv);
   const container = flag("--container");
   if (!container || command.length === 0) {
     throw new Error(
-      "usage: docker-exec-shim --docker PROGRAM [--docker-config DIR] --container ID -- COMMAND ARGS…",
+      "usage: docker-exec-shim --docker PROGRAM [--docker-config DIR] [--docker-env NAME=VALUE…] --container ID -- COMMAND ARGS…",
     );
   }
-  return { docker: flag("--docker") ?? "docker", dockerConfig: flag("--docker-config"), container, command };
+  return {
+    docker: flag("--docker") ?? "docker",
+    dockerConfig: flag("--docker-config"),
+    dockerLocation: flags("--docker-env"),
+    container,
+    command,
+  };
 }
 
 /** The command as this shim runs it: in this process's working directory (mounted at its own path inside). */
@@ -32,12 +40,12 @@ export function execOf(container: string, env: NodeJS.ProcessEnv, command: strin
 }
 
 function main(): void {
-  const { docker, dockerConfig, container, command } = parseShimArgs(process.argv.slice(2));
+  const { docker, dockerConfig, dockerLocation, container, command } = parseShimArgs(process.argv.slice(2));
   relayExec(
     docker,
     execOf(container, process.env, command),
     "brain docker sandbox",
-    dockerEnv(process.env, dockerConfig),
+    dockerEnv(process.env, dockerConfig, dockerLocation),
   );
 }
 

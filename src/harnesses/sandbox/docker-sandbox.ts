@@ -12,7 +12,7 @@ import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness
 import { HarnessError } from "../../core/harness.js";
 import { type DescribableFactory, isDescribable } from "../cli/family.js";
 import { ContainedHarness } from "../contained-harness.js";
-import { hostDockerConfig } from "../exec-relay.js";
+import { dockerEnvFlags, hostDockerConfig } from "../exec-relay.js";
 import { Container, sessionLabels, sweepSession } from "../http/container.js";
 import { type ContainerRecords, RUN_LABEL } from "../http/container-records.js";
 import { DockerCli } from "../http/docker-cli.js";
@@ -209,6 +209,7 @@ async function openInDocker(
       docker.program,
       "--docker-config",
       hostDockerConfig(),
+      ...dockerEnvFlags(docker.env),
       "--container",
       id,
       "--",
