@@ -3,7 +3,7 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { once } from "node:events";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -66,6 +66,12 @@ describe("the docker sandbox's exec shim", () => {
   });
 });
 
+/** What the fake docker's exec recorded: its own environment, and how its --env-file was kept. */
+interface ExecSeen {
+  cliEnv: NodeJS.ProcessEnv;
+  envFile?: { path: string; mode: number; dirMode: number };
+}
+
 describe("the exec shims' docker", () => {
   /** The shim's words as its launcher gives them, with Brain's environment `brain`, and where the command runs. */
   function shimWords(which: string, brain: NodeJS.ProcessEnv): string[] {
@@ -92,10 +98,42 @@ describe("the exec shims' docker", () => {
         stdio: "ignore",
       });
       expect(await new Promise((resolve) => child.on("exit", resolve))).toBe(0);
-      const execs = readCalls(daemon, "exec-env.jsonl") as unknown as NodeJS.ProcessEnv[];
+      const execs = readCalls(daemon, "exec-env.jsonl") as unknown as ExecSeen[];
       // The command's and its guard's.
       expect(execs).toHaveLength(2);
-      for (const each of execs) expect(each.DOCKER_HOST).toBe(brain.DOCKER_HOST);
+      for (const each of execs) expect(each.cliEnv.DOCKER_HOST).toBe(brain.DOCKER_HOST);
+    },
+  );
+
+  it.each(["sandbox", "devcontainer"])(
+    "(%s) hands the session's variables to the container only, never to docker itself",
+    async (which) => {
+      const daemon = tempDir("brain-daemon-");
+      const brain = { PATH: process.env.PATH, DOCKER_HOST: `unix://${daemon}/docker.sock` };
+      const home = tempDir("brain-shim-home-");
+      const seen = join(home, "seen");
+      // Docker's own names among the session's: each would change where or how docker itself connects.
+      const session = { DOCKER_CONTEXT: "agent", DOCKER_TLS_VERIFY: "1", PROVIDER_KEY: "sk-key" };
+      const env = { PATH: process.env.PATH, HOME: home, ...session };
+      const command = ["sh", "-c", 'echo "$DOCKER_CONTEXT $DOCKER_TLS_VERIFY $PROVIDER_KEY" > "$0"', seen];
+      const child = spawn(process.execPath, [...shimWords(which, brain), "--", ...command], {
+        cwd: home,
+        env,
+        stdio: "ignore",
+      });
+      expect(await new Promise((resolve) => child.on("exit", resolve))).toBe(0);
+      expect(readFileSync(seen, "utf8")).toBe("agent 1 sk-key\n");
+      const execs = readCalls(daemon, "exec-env.jsonl") as unknown as ExecSeen[];
+      expect(execs).toHaveLength(2);
+      // The guard, started first, may have been first to record: the command's is the one given a file.
+      const exec = execs.find((each) => each.envFile);
+      for (const { cliEnv } of execs) {
+        for (const name of Object.keys(session)) expect(cliEnv[name]).toBeUndefined();
+        expect(cliEnv.HOME).not.toBe(home);
+      }
+      // In a file only this user could read, gone once the command ended.
+      expect(exec!.envFile).toMatchObject({ mode: 0o600, dirMode: 0o700 });
+      expect(existsSync(exec!.envFile!.path)).toBe(false);
     },
   );
 });

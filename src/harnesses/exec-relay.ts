@@ -10,6 +10,7 @@ import { realpathSync } from "node:fs";
 import { homedir, userInfo } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { writeEnvFile } from "./env-file.js";
 
 /** Host-only variables that must not override the container's own. */
 const HOST_ONLY = new Set([
@@ -44,13 +45,20 @@ export interface ContainerExec {
   user?: string;
 }
 
+/** The forwarded variables with their values, for the container's `--env-file`. */
+export function forwardedEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(
+    forwardedNames(env).flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]]])),
+  );
+}
+
 /**
- * `docker exec` of the command, with the forwarded variables by name: `-e NAME` takes the value from docker's own
- * environment (this process's), so no value is in any argv. A shell in front records the command's pid in
- * `pidFile` for its guard and then becomes the command (a failed record only leaves it unguarded).
+ * `docker exec` of the command, with the forwarded variables in `envFile` (written by relayExec): not `-e NAME`,
+ * which takes the value from docker's own environment, where a DOCKER_* variable of the session's would also steer
+ * docker itself; nor `-e NAME=VALUE`, in every local user's process listing. A shell in front records the
+ * command's pid in `pidFile` for its guard and then becomes the command (a failed record only leaves it unguarded).
  */
-export function dockerExecArgs(exec: ContainerExec, pidFile: string): string[] {
-  const names = forwardedNames(exec.env).flatMap((name) => ["-e", name]);
+export function dockerExecArgs(exec: ContainerExec, pidFile: string, envFile: string): string[] {
   const recordPid = ["sh", "-c", '{ echo $$ > "$0"; } 2>/dev/null; exec "$@"', pidFile];
   return [
     "exec",
@@ -58,7 +66,8 @@ export function dockerExecArgs(exec: ContainerExec, pidFile: string): string[] {
     "-w",
     exec.cwd,
     ...userOf(exec),
-    ...names,
+    "--env-file",
+    envFile,
     exec.container,
     ...recordPid,
     ...exec.command,
@@ -89,14 +98,24 @@ export function guardExecArgs(exec: ContainerExec, pidFile: string): string[] {
 
 const userOf = (exec: ContainerExec) => (exec.user ? ["-u", exec.user] : []);
 
-/** Runs the command in its container as if it were this process (see `relay`), with its guard beside it. */
+/**
+ * Runs the command in its container as if it were this process (see `relay`), with its guard beside it; `env` is
+ * docker's own (dockerEnv). The container's variables are in a 0600 file, removed when the command ends.
+ */
 export function relayExec(docker: string, exec: ContainerExec, label: string, env: NodeJS.ProcessEnv): void {
+  let envFile: ReturnType<typeof writeEnvFile>;
+  try {
+    envFile = writeEnvFile(forwardedEnv(exec.env), label);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(1);
+  }
   const pidFile = `/tmp/.brain-exec-${randomUUID()}`;
   const guard = spawn(docker, guardExecArgs(exec, pidFile), { stdio: ["pipe", "ignore", "ignore"], env });
   // A guard that cannot start leaves the command as unguarded as before; the command's own start says why.
   guard.on("error", () => {});
   guard.stdin?.on("error", () => {});
-  relay(docker, dockerExecArgs(exec, pidFile), label, env, guard);
+  relay(docker, dockerExecArgs(exec, pidFile, envFile.path), label, env, guard, envFile.remove);
 }
 
 /** A shim's argv: its own `--flag value` pairs before `--` (`flags`: each value of a repeated one), the command after it. */
@@ -149,8 +168,9 @@ export function dockerEnvFlags(env: NodeJS.ProcessEnv = process.env): string[] {
 }
 
 /**
- * The environment a shim runs the docker CLI with: the command's (its variables go in by name), with Brain's
- * `located` (the `--docker-env NAME=VALUE` words, see DOCKER_LOCATION) over it, and the docker config directory
+ * The environment a shim runs the docker CLI with: Brain's `located` (the `--docker-env NAME=VALUE` words, see
+ * DOCKER_LOCATION; an older launcher gave none, and docker is then found on the command's PATH), nothing of the
+ * command's (its variables go into the container only, see dockerExecArgs), and the docker config directory
  * Brain's (`given`, else this user's own), never the one under the command's HOME. That HOME lies in the
  * session's native dir, which the container writes: a config.json there (a context naming another endpoint,
  * tcp:// included) would send the exec, with every forwarded variable's value, wherever the agent chose, out of a
@@ -164,12 +184,13 @@ export function dockerEnv(
   const brain = Object.fromEntries(
     located.map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
   );
-  return { ...env, ...brain, DOCKER_CONFIG: given ?? join(userInfo().homedir, ".docker") };
+  const found = located.length ? brain : { PATH: env.PATH };
+  return { ...found, DOCKER_CONFIG: given ?? join(userInfo().homedir, ".docker") };
 }
 
 /**
  * Runs `program args` in this process's place, with `env` (default this process's); `label` names the shim in
- * the error when it cannot start. A `guard` (relayExec's) is told "exited" when the program ends with a status,
+ * the error when it cannot start; `ended` is called when the program has ended (or never started). A `guard` (relayExec's) is told "exited" when the program ends with a status,
  * and given up to 3 s to hear it; any other end of this process ends the guard's input, and so the command.
  */
 export function relay(
@@ -178,6 +199,7 @@ export function relay(
   label: string,
   env = process.env,
   guard?: ChildProcess,
+  ended: () => void = () => {},
 ): void {
   const child = spawn(program, args, { stdio: "inherit", env });
   const signals = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
@@ -188,10 +210,12 @@ export function relay(
     });
   }
   child.on("error", (err) => {
+    ended();
     process.stderr.write(`${label}: could not start ${program}: ${err.message}\n`);
     process.exit(127);
   });
   child.on("exit", (code, signal) => {
+    ended();
     if (signal) {
       guard?.stdin?.end();
       // This process's own handlers would take the signal again; it is to end this process, as it ended the child.

@@ -20,11 +20,14 @@ let state: string;
 beforeEach(() => {
   state = tempDir("fake-devcontainer-");
   process.env.FAKE_DOCKER_STATE = state;
+  // The exec shim's docker has Brain's DOCKER_HOST, not FAKE_DOCKER_STATE: the fake finds its state by the socket.
+  process.env.DOCKER_HOST = `unix://${state}/docker.sock`;
 });
 afterEach(async () => {
   await t?.cleanup();
   t = undefined;
   delete process.env.FAKE_DOCKER_STATE;
+  delete process.env.DOCKER_HOST;
   delete process.env.FAKE_DOCKER_DOWN;
   delete process.env.FAKE_DEVCONTAINER_FAIL_UP;
   rmSync(state, { recursive: true, force: true });
@@ -158,7 +161,9 @@ describe("a session in a dev container", () => {
     // Beside it, its guard: the command is ended inside when the shim that ran it goes (src/harnesses/exec-relay.ts).
     const guard = docker.find((call) => call[0] === "exec" && call !== exec)!;
     expect(guard.slice(0, 5)).toEqual(["exec", "-i", "devc0ffee", "sh", "-c"]);
-    expect(exec).toEqual(expect.arrayContaining(["-e", "FAKE_DOCKER_STATE", "NO_COLOR"]));
+    // What its environment held goes in a file, not by name through docker's own environment.
+    expect(exec).toContain("--env-file");
+    expect(exec).not.toContain("-e");
     expect(JSON.stringify(exec)).not.toContain(state);
     expect(docker.at(-1)).toEqual(["rm", "-f", "devc0ffee"]);
   });

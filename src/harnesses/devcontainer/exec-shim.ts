@@ -3,10 +3,11 @@
 //
 //   node exec-shim.js --docker PROGRAM [--docker-config DIR] [--docker-env NAME=VALUE…] --container ID --workspace-folder DIR -- COMMAND ARGS…
 //
-// becomes `PROGRAM exec -i -w <cwd> [-u <remoteUser>] -e NAME… ID COMMAND ARGS…` (and a guard beside it, see
-// src/harnesses/exec-relay.ts), with stdio passed straight through (the inner protocol is spoken across it). The
-// environment the inner harness built for its command (its provider base URL and key, its flags) goes by name:
-// `-e NAME` reads each value from docker's environment, so values never appear in argv or on disk. Not `devcontainer exec`: it hands the config's `remoteEnv` to its own
+// becomes `PROGRAM exec -i -w <cwd> [-u <remoteUser>] --env-file FILE ID COMMAND ARGS…` (and a guard beside it,
+// see src/harnesses/exec-relay.ts), with stdio passed straight through (the inner protocol is spoken across it).
+// The environment the inner harness built for its command (its provider base URL and key, its flags) goes in FILE
+// (0600 in a 0700 dir, removed when the command ends), never in argv nor in docker's own environment, which is
+// Brain's (the --docker-env words). Not `devcontainer exec`: it hands the config's `remoteEnv` to its own
 // `docker exec` as `-e NAME=VALUE`, which put the provider key in a host process's argv for any local user to read.
 // The command runs in its cwd when that is mounted inside, else in the workspace folder, as the config's
 // remoteUser (the image's user when none is set, as `devcontainer exec` would). Docker reads its config from the

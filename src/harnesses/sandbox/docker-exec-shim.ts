@@ -3,11 +3,12 @@
 //
 //   node docker-exec-shim.js --docker PROGRAM [--docker-config DIR] [--docker-env NAME=VALUE…] --container ID -- COMMAND ARGS…
 //
-// becomes `PROGRAM exec -i -w <cwd> -e NAME… ID COMMAND ARGS…` (and a guard beside it) with stdio passed straight through (the CLI's
-// protocol is spoken across it). The working directory and Brain's install are mounted at the same paths inside,
-// so the harness's paths hold. The variables the harness set for its CLI (provider URL and key, config dirs) go
-// by name (`-e NAME` reads the value from docker's environment), never in argv. Docker reads its config from DIR
-// (Brain's), not from under the CLI's HOME, which the container can write.
+// becomes `PROGRAM exec -i -w <cwd> --env-file FILE ID COMMAND ARGS…` (and a guard beside it) with stdio passed
+// straight through (the CLI's protocol is spoken across it). The working directory and Brain's install are mounted
+// at the same paths inside, so the harness's paths hold. The variables the harness set for its CLI (provider URL
+// and key, config dirs) go in FILE (0600, removed when the command ends), never in argv nor in docker's own
+// environment, which is Brain's (the --docker-env words). Docker reads its config from DIR (Brain's), not from
+// under the CLI's HOME, which the container can write.
 import { type ContainerExec, dockerEnv, isMain, relayExec, shimArgs } from "../exec-relay.js";
 
 export function parseShimArgs(argv: string[]): {
