@@ -4,6 +4,7 @@ import type { SessionRecord } from "../protocol/session.js";
 import { SessionError } from "./errors.js";
 import type { EventLog } from "./event-log.js";
 import type { LiveSession } from "./live-sessions.js";
+import { refuseUnmatchableRules } from "./permissions.js";
 import type { Providers } from "./providers.js";
 import type { HarnessRegistry } from "./registry.js";
 import type { NewSessionInput } from "./session-input.js";
@@ -25,8 +26,9 @@ export interface CreatedSession {
 
 /**
  * What fails a new session before anything is written: an unknown harness or tool, an unknown provider or a
- * missing key, MCP servers on a host that runs none, a tool hiding an MCP server's. `linked`: a fork or handoff,
- * which carries a recorded session's tools its caller cannot rename (not refused for hiding one).
+ * missing key, MCP servers on a host that runs none, a tool hiding an MCP server's, a
+ * permission rule no MCP tool's session name can match. `linked`: a fork or handoff,
+ * which carries a recorded session's tools and rules its caller cannot rewrite (not refused for those).
  */
 export async function refuseUnmakeable(
   input: NewSessionInput,
@@ -37,7 +39,12 @@ export async function refuseUnmakeable(
   harnesses.get(input.harness);
   const config = input.config ?? {};
   await tools.bind(config.tools ?? []);
-  if (!linked) refuseShadowingTools(config.tools ?? [], Object.keys(input.mcp_servers ?? {}));
+  const servers = Object.keys(input.mcp_servers ?? {});
+  if (!linked) {
+    refuseShadowingTools(config.tools ?? [], servers);
+    refuseUnmatchableRules(input.permissions, servers, "permissions");
+    refuseUnmatchableRules(input.client_permissions, servers, "client_permissions");
+  }
   const choice = input.provider;
   if (typeof choice === "string") providers.credentials(providers.settings(choice), choice);
   else providers.credentials(choice);

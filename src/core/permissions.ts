@@ -1,4 +1,6 @@
+import { MCP_TOOL_NAME_CHARS, MCP_TOOL_NAME_MAX, MCP_TOOL_SEPARATOR } from "../protocol/config.js";
 import type { PermissionDecision, PermissionPolicy } from "../protocol/permissions.js";
+import { SessionError } from "./errors.js";
 
 /** No answer in a minute: deny, so an unattended session never hangs. */
 export const DEFAULT_ASK_TIMEOUT_MS = 60_000;
@@ -75,5 +77,42 @@ export class PermissionRules {
       if (STRICTNESS[decision] > STRICTNESS[verdict]) verdict = decision;
     }
     return verdict;
+  }
+}
+
+/** A glob character no MCP tool's session name can hold (the glob's own `*` and `?` aside). */
+const NOT_IN_MCP_NAME = new RegExp(`[^${MCP_TOOL_NAME_CHARS}*?]`, "g");
+
+/**
+ * Refuses a rule in an MCP server's namespace (`server__…`) that no tool's session name can match: one written
+ * with the server's own tool name (`fx__write.file`, whose tool the session calls `fx__write_file`), or longer
+ * than a session name can be. Rules are matched against session names only, so such a rule, a deny above all,
+ * would silently never apply and the tool would fall to the default. Refused rather than also matched against
+ * the server's names: the session name is what every family, tool.call event and client sees, and one rule
+ * matched against two names could allow a tool the operator only meant to name another way. `field`: where the
+ * policy came from (`permissions`, `client_permissions`).
+ */
+export function refuseUnmatchableRules(
+  policy: PermissionPolicy | undefined,
+  servers: readonly string[],
+  field: string,
+): void {
+  for (const glob of Object.keys(policy?.tools ?? {})) {
+    const server = servers.find((s) => glob.startsWith(`${s}${MCP_TOOL_SEPARATOR}`));
+    if (server === undefined) continue;
+    const prefix = `${server}${MCP_TOOL_SEPARATOR}`;
+    const renamed = prefix + glob.slice(prefix.length).replace(NOT_IN_MCP_NAME, "_");
+    const tooLong = !glob.includes("*") && glob.length > MCP_TOOL_NAME_MAX;
+    if (renamed === glob && !tooLong) continue;
+    const fixed = tooLong ? renamed.slice(0, MCP_TOOL_NAME_MAX) : renamed;
+    const why =
+      renamed !== glob
+        ? `names MCP server "${server}"'s tool by the server's own name, but the session's name for it has only letters, digits, '_' and '-' (others become '_')`
+        : `is longer than the ${MCP_TOOL_NAME_MAX} characters a session's tool name has`;
+    throw new SessionError(
+      "bad_request",
+      `${field}.tools rule "${glob}" can never match: it ${why}; write it as "${fixed}"`,
+      `${field}.tools`,
+    );
   }
 }

@@ -134,6 +134,13 @@ export const McpServer = z
 /** Between an MCP server's name and its tool's in the session's tool names: `server__tool`. */
 export const MCP_TOOL_SEPARATOR = "__";
 
+/**
+ * An MCP tool's session name holds only these (providers accept no others), at most MCP_TOOL_NAME_MAX of them:
+ * any other character of the server's tool name becomes '_' (src/tools/mcp/names.ts).
+ */
+export const MCP_TOOL_NAME_CHARS = "A-Za-z0-9_\\-";
+export const MCP_TOOL_NAME_MAX = 64;
+
 /** Server name → server. Names prefix their tools (`name__tool`), so they are short and hold no "__". */
 export const McpServers = z.record(
   z

@@ -2,13 +2,13 @@
 // to 64 characters, so anything else in a server's tool name becomes '_'. The names are not injective: within a
 // server two tools can sanitise alike, and across servers `git` + `_push` and `git_` + `push` are both
 // `git___push`; every name keeps its first owner and the others are reported (session-servers.ts).
-import { MCP_TOOL_SEPARATOR } from "../../protocol/config.js";
+import { MCP_TOOL_NAME_CHARS, MCP_TOOL_NAME_MAX, MCP_TOOL_SEPARATOR } from "../../protocol/config.js";
 import type { ToolSchema } from "../../protocol/runner.js";
 
-const MAX_NAME = 64;
+const UNSAFE = new RegExp(`[^${MCP_TOOL_NAME_CHARS}]`, "g");
 
 export function exposedName(server: string, tool: string): string {
-  return `${server}${MCP_TOOL_SEPARATOR}${tool.replace(/[^A-Za-z0-9_-]/g, "_")}`.slice(0, MAX_NAME);
+  return `${server}${MCP_TOOL_SEPARATOR}${tool.replace(UNSAFE, "_")}`.slice(0, MCP_TOOL_NAME_MAX);
 }
 
 export interface McpToolInfo {
