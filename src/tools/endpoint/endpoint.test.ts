@@ -129,6 +129,29 @@ describe("the session tool endpoint", () => {
     expect(existsSync(endpoint!.dir)).toBe(false);
   });
 
+  it("closes a connection that never sends its secret, whole or in part", async () => {
+    const endpoint = await openToolEndpoint({
+      tools: [],
+      call: async () => ({ content: [], is_error: false }),
+      secretWaitMs: 20,
+    });
+    try {
+      const socket = endpoint.server.env.BRAIN_TOOLS_SOCKET!;
+      const closed = (first: string) =>
+        new Promise<boolean>((resolve) => {
+          const c = connect(socket, () => {
+            if (first) c.write(first);
+          });
+          c.on("error", () => {});
+          c.on("close", () => resolve(true));
+        });
+      expect(await closed("")).toBe(true);
+      expect(await closed(endpoint.server.env.BRAIN_TOOLS_SECRET!.slice(0, 10))).toBe(true);
+    } finally {
+      await endpoint.close();
+    }
+  });
+
   it("drops a connection whose message is past the line limit, so the agent's call fails instead of waiting", async () => {
     const endpoint = await openToolEndpoint({
       tools: [{ name: "echo", input_schema: { type: "object" } }],

@@ -44,7 +44,15 @@ export interface ToolEndpointOptions {
   node?: string;
   /** Where the endpoint's private directory is made (one a container mounts); default the temp dir. */
   parent?: string;
+  /** How long a connection may take to send the secret before it is closed; default SECRET_WAIT_MS. */
+  secretWaitMs?: number;
 }
+
+/**
+ * The proxy sends the secret as it connects: a connection still without it after this long is not one of ours
+ * (or is stuck), and kept open it would hold a file descriptor for as long as the session lives.
+ */
+export const SECRET_WAIT_MS = 10_000;
 
 export interface ToolEndpoint {
   /** The stdio server to hand a harness (Claude's `--mcp-config`, Codex's `mcp_servers`, ACP's `session/new`). */
@@ -67,7 +75,7 @@ export async function openToolEndpoint(options: ToolEndpointOptions): Promise<To
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
-    authenticate(socket, secret, () => serve(socket, options));
+    authenticate(socket, secret, options.secretWaitMs ?? SECRET_WAIT_MS, () => serve(socket, options));
   });
   await new Promise<void>((resolve, reject) => {
     net.once("error", reject);
@@ -94,10 +102,14 @@ export async function openToolEndpoint(options: ToolEndpointOptions): Promise<To
   };
 }
 
-/** The first line must be the secret; anything else closes the connection before MCP sees a byte. */
-function authenticate(socket: Socket, secret: string, then: () => void): void {
+/**
+ * The first line must be the secret, within `waitMs`; anything else closes the connection before MCP sees a byte.
+ */
+function authenticate(socket: Socket, secret: string, waitMs: number, then: () => void): void {
   let head = Buffer.alloc(0);
   const expected = Buffer.from(secret);
+  const deadline = setTimeout(() => socket.destroy(), waitMs);
+  socket.once("close", () => clearTimeout(deadline));
   const onData = (chunk: Buffer) => {
     head = Buffer.concat([head, chunk]);
     const newline = head.indexOf(0x0a);
@@ -106,6 +118,7 @@ function authenticate(socket: Socket, secret: string, then: () => void): void {
       return;
     }
     socket.off("data", onData);
+    clearTimeout(deadline);
     socket.pause();
     const given = head.subarray(0, newline);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
