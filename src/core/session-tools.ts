@@ -1,6 +1,7 @@
 // A session's tools: config.tools plus its own services' (its MCP servers), started the first time a harness or a
-// call needs them. A service whose first start failed is tried again before a later turn; when it then offers
-// tools, the session binds them afresh and its harness is reopened, as harnesses take their tools at open.
+// call needs them. A service whose first start failed is tried again before a later turn, and one that said its
+// tools changed is listed afresh; when either then offers other tools, the session binds them afresh and its
+// harness is reopened, as harnesses take their tools at open.
 import type { NewEvent } from "../protocol/events.js";
 import type { BoundTools, SessionToolServices, ToolServiceEvent } from "./tools.js";
 
@@ -27,7 +28,10 @@ export class SessionTools {
     return this.bound;
   }
 
-  /** Whether the tools changed: a service that never started does now, and offers some (the harness must reopen). */
+  /**
+   * Whether the tools changed (the harness must reopen): a service that never started does now and offers some,
+   * or a running one said its tools changed.
+   */
   async retry(signal: AbortSignal): Promise<boolean> {
     const { services, tools } = this.parts;
     if (!services?.retry || this.bound === undefined) return false;

@@ -7,6 +7,7 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { ExitKills } from "../../core/exit-kills.js";
 import { tailOf } from "../../core/redact.js";
 import type { McpServer } from "../../protocol/config.js";
@@ -49,14 +50,17 @@ export const MAX_TOOLS = 4096;
 export class McpConnection {
   /** Called once if the connection ends without close() (the process exited, the stream broke). */
   onLost: ((reason: string) => void) | undefined;
+  /** Called when the server says its tools changed (notifications/tools/list_changed). */
+  onToolsChanged: (() => void) | undefined;
   private closing = false;
 
   private constructor(
     private readonly client: Client,
     private readonly stderr: StderrTail | undefined,
-    readonly tools: McpToolInfo[],
+    public tools: McpToolInfo[],
     private readonly stopped: { why?: string },
   ) {
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.onToolsChanged?.());
     client.onclose = () => {
       if (this.closing) return;
       this.closing = true;
@@ -104,23 +108,7 @@ export class McpConnection {
       const requestTimeout = { timeout: timeoutMs + 1_000 };
       const start = (async () => {
         await client.connect(transport, requestTimeout);
-        const tools: McpToolInfo[] = [];
-        const cursors = new Set<string>();
-        let cursor: string | undefined;
-        do {
-          const page = await client.listTools(cursor ? { cursor } : {}, requestTimeout);
-          tools.push(...page.tools);
-          cursor = page.nextCursor;
-          // Pages that never end would be asked for and kept until the deadline: gigabytes at a local pace.
-          if (cursor !== undefined && cursors.has(cursor))
-            throw new Error(
-              `its tools/list gave the cursor ${JSON.stringify(cursor).slice(0, 80)} twice: its pages do not end`,
-            );
-          if (tools.length > MAX_TOOLS)
-            throw new Error(`its tools/list offered more than ${MAX_TOOLS} tools (its pages may not end)`);
-          if (cursor !== undefined) cursors.add(cursor);
-        } while (cursor);
-        return tools;
+        return listAll(client, requestTimeout);
       })();
       start.catch(() => {});
       const tools = await Promise.race([start, deadline]);
@@ -133,6 +121,12 @@ export class McpConnection {
       clearTimeout(timer);
       if (giveUp) stop?.removeEventListener("abort", giveUp);
     }
+  }
+
+  /** Lists the server's tools afresh (after it said they changed); `timeoutMs` bounds each page. */
+  async relist(timeoutMs: number): Promise<McpToolInfo[]> {
+    this.tools = await listAll(this.client, { timeout: timeoutMs });
+    return this.tools;
   }
 
   async call(
@@ -154,6 +148,26 @@ export class McpConnection {
     this.closing = true;
     await this.client.close().catch(() => {});
   }
+}
+
+async function listAll(client: Client, requestTimeout: { timeout: number }): Promise<McpToolInfo[]> {
+  const tools: McpToolInfo[] = [];
+  const cursors = new Set<string>();
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor ? { cursor } : {}, requestTimeout);
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+    // Pages that never end would be asked for and kept until the deadline: gigabytes at a local pace.
+    if (cursor !== undefined && cursors.has(cursor))
+      throw new Error(
+        `its tools/list gave the cursor ${JSON.stringify(cursor).slice(0, 80)} twice: its pages do not end`,
+      );
+    if (tools.length > MAX_TOOLS)
+      throw new Error(`its tools/list offered more than ${MAX_TOOLS} tools (its pages may not end)`);
+    if (cursor !== undefined) cursors.add(cursor);
+  } while (cursor);
+  return tools;
 }
 
 function makeTransport(spec: ServerSpec): { transport: Transport; stderr?: StderrTail } {

@@ -42,6 +42,8 @@ export class McpServerService implements ToolService {
   /** When a turn may try a server that never started again (Date.now() ms). */
   private startDueAt = 0;
   private stopped = false;
+  /** The running server said its tools changed: a turn lists them afresh (refresh) before it starts. */
+  private toolsChanged = false;
   /** Aborted by close: a start under way gives up instead of holding the close until its deadline. */
   private readonly stopping = new AbortController();
 
@@ -73,6 +75,38 @@ export class McpServerService implements ToolService {
   async retryStart(signal: AbortSignal): Promise<boolean> {
     if (!this.startDue) return false;
     return (await this.connect(AbortSignal.any([this.stopping.signal, signal]))) !== undefined;
+  }
+
+  /** Whether the running server said its tools changed since they were last listed. */
+  get changeDue(): boolean {
+    return this.toolsChanged && this.connection !== undefined && !this.stopped;
+  }
+
+  /**
+   * Lists a server that said its tools changed afresh, and offers what it now has (the names another server has
+   * first still left out). Whether they differ now: a failed list keeps the tools it had, and says why.
+   */
+  async refresh(): Promise<boolean> {
+    const connection = this.connection;
+    if (!this.changeDue || !connection) return false;
+    this.toolsChanged = false;
+    try {
+      await connection.relist(this.spec.config.startup_timeout_ms ?? DEFAULT_STARTUP_TIMEOUT_MS);
+    } catch (err) {
+      this.report({
+        service: this.name,
+        state: "started",
+        tools: [...this.tools.keys()],
+        message: `said its tools changed, but listing them failed (${(err as Error).message}): it keeps the ones it had`,
+      });
+      return false;
+    }
+    if (this.connection !== connection) return false;
+    const before = JSON.stringify(await this.list());
+    this.tools.clear();
+    this.offer(connection, "started", "its tools changed (notifications/tools/list_changed)");
+    // A server that says so without a change reopens no harness (a CLI's would restart for nothing).
+    return JSON.stringify(await this.list()) !== before;
   }
 
   /** Leaves out the tools whose session names `clashes` gives to other servers, now and after a restart. */
@@ -172,22 +206,31 @@ export class McpServerService implements ToolService {
     this.everStarted = true;
     this.connection = connection;
     connection.onLost = (reason) => this.lost(connection, reason);
+    connection.onToolsChanged = () => {
+      if (this.connection === connection) this.toolsChanged = true;
+    };
+    this.offer(connection, restart ? "restarted" : "started");
+    return connection;
+  }
+
+  /** Offers the connection's tools under their session names, and reports which. */
+  private offer(connection: McpConnection, state: "started" | "restarted", why?: string): void {
     const { exposed, skipped } = exposeTools(this.name, connection.tools, this.spec.config.tools);
     // Names another server has first stay out, after a restart too.
     const clashes = new Map([...this.shadowed].filter(([name]) => exposed.delete(name)));
     // Tools the session was opened with keep their names; a restarted server's new tools are callable too.
     for (const [name, tool] of exposed) this.tools.set(name, tool);
     const messages = [
+      ...(why ? [why] : []),
       ...(skipped.length ? [`skipped tools whose names clash: ${skipped.join(", ")}`] : []),
       ...(clashes.size ? [shadowedMessage(clashes)] : []),
     ];
     this.report({
       service: this.name,
-      state: restart ? "restarted" : "started",
+      state,
       tools: [...exposed.keys()],
       ...(messages.length ? { message: messages.join("; ") } : {}),
     });
-    return connection;
   }
 
   private lost(connection: McpConnection, reason: string): void {

@@ -64,9 +64,9 @@ export class McpSessionServers implements SessionToolServices {
   }
 
   /**
-   * Tries again, once the first start is done, the servers that never started and whose backoff allows it now.
-   * Resolves with every server when one of them now offers tools (the session's tools are to be bound afresh),
-   * else undefined. `signal` (the turn's) gives the tries up.
+   * Tries again, once the first start is done, the servers that never started and whose backoff allows it now,
+   * and lists afresh the tools of those that said they changed. Resolves with every server when one of them now
+   * offers other tools (the session's tools are to be bound afresh), else undefined. `signal` (the turn's) gives the tries up.
    */
   async retry(
     report: (event: ToolServiceEvent) => void,
@@ -76,14 +76,18 @@ export class McpSessionServers implements SessionToolServices {
     if (!this.started || this.closed || this.retrying) return undefined;
     await this.started;
     const due = this.servers.filter((server) => server.startDue);
-    if (due.length === 0 || this.closed) return undefined;
+    const changed = this.servers.filter((server) => server.changeDue);
+    if ((due.length === 0 && changed.length === 0) || this.closed) return undefined;
     this.report = report;
     this.retrying = true;
     try {
       const started = new Set<McpServerService>();
-      await this.startHeld(due, bound, async (server) => {
-        if (await server.retryStart(signal)) started.add(server);
+      let relisted = false;
+      await this.startHeld([...due, ...changed], bound, async (server) => {
+        if (changed.includes(server)) relisted = (await server.refresh()) || relisted;
+        else if (await server.retryStart(signal)) started.add(server);
       });
+      if (relisted) return this.servers;
       for (const server of started) if ((await server.list()).length > 0) return this.servers;
       return undefined;
     } finally {

@@ -1,5 +1,6 @@
 // An MCP server whose first start fails (a bad command, a crash at start, a handshake that never comes) is tried
 // again by a later turn, within a bounded backoff, and each failure is a warning that names the server and why.
+// A running server that says its tools changed (notifications/tools/list_changed) is listed afresh the same way.
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import type { Brain } from "../../core/brain.js";
@@ -11,7 +12,7 @@ import { events, makeBrain, type TestBrain, tempDir } from "../../testing/brain.
 import type { FakeProvider } from "../../testing/fake-provider/index.js";
 import type { ToolServiceEvent } from "../tool-service.js";
 import { mcpSessionTools } from "./index.js";
-import { failingFirstStdio } from "./testing/servers.js";
+import { failingFirstStdio, fixtureStdio } from "./testing/servers.js";
 
 let fake: FakeProvider;
 let t: TestBrain | undefined;
@@ -101,4 +102,25 @@ it("tries a server that keeps failing once per backoff step, with a warning nami
       /^MCP server "broken" did not start: .*cannot open the db.*the first turn after 3600 s tries it again/,
     ),
   ]);
+});
+
+it("offers the tools a running server says it has now (tools/list_changed) from the next turn", async () => {
+  const session = await apiSession({
+    fx: fixtureStdio({ tools: ["grow", "grown"], env: { FIXTURE_GROW: "1" } }),
+  });
+  fake.script([{ toolCalls: [{ name: "fx__grow", arguments: {} }] }, { text: "grew" }]);
+  expect((await (await session.prompt("first")).settled).status).toBe("completed");
+  expect(offered(0)).toEqual(["fx__grow"]);
+
+  fake.script([{ toolCalls: [{ name: "fx__grown", arguments: {} }] }, { text: "done" }]);
+  expect((await (await session.prompt("second")).settled).status).toBe("completed");
+  expect(offered(2)).toEqual(["fx__grow", "fx__grown"]);
+  const all = await events(session);
+  expect(all.filter((e) => e.type === "tool.result").at(-1)?.data).toMatchObject({
+    is_error: false,
+    content: [{ text: "grown" }],
+  });
+  const changed = all.filter((e) => e.type === "tool.service").at(-1)?.data;
+  expect(changed).toMatchObject({ service: "fx", state: "started", tools: ["fx__grow", "fx__grown"] });
+  expect((changed as ToolServiceEvent).message).toMatch(/its tools changed/);
 });

@@ -70,9 +70,19 @@ const OUTPUT_SCHEMA_TOOLS = [
     outputSchema: object({ a: { type: "no such type" } }),
   },
 ];
+// FIXTURE_GROW: offers grow, which adds a tool and says so (notifications/tools/list_changed).
+if (process.env.FIXTURE_GROW)
+  TOOLS.push({
+    name: "grow",
+    description: "Adds the tool grown; says the tools changed.",
+    inputSchema: object(),
+  });
 TOOLS.push(...OUTPUT_SCHEMA_TOOLS.filter((tool) => tool.name === process.env.FIXTURE_OUTPUT_SCHEMA));
 
-const server = new Server({ name: "brain-fixture", version: "1.0.0" }, { capabilities: { tools: {} } });
+const server = new Server(
+  { name: "brain-fixture", version: "1.0.0" },
+  { capabilities: { tools: { listChanged: true } } },
+);
 const prefix = process.env.FIXTURE_TOOL_PREFIX ?? "";
 // FIXTURE_PAGES: "same" gives every page the same next cursor, "endless" a new one each time (paging bugs).
 const paging = process.env.FIXTURE_PAGES;
@@ -107,6 +117,14 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       return text("this tool always fails", true);
     case "odd.name":
       return text("odd");
+    case "grow":
+      // A new tool, announced before the answer: the client has the notification when the call returns.
+      if (!TOOLS.some((tool) => tool.name === "grown"))
+        TOOLS.push({ name: "grown", description: "Offered after grow.", inputSchema: object() });
+      await server.sendToolListChanged();
+      return text("grew");
+    case "grown":
+      return text("grown");
     case "structured":
       return { content: [], structuredContent: { a: String(args.a) } };
     case "unchecked":
