@@ -325,3 +325,28 @@ const plantedLink = (file: string) =>
 const notRegular = (file: string) =>
   new Error(`${file} is not a regular file, not one Brain wrote; remove it`);
 const notDirectory = (dir: string) => new Error(`${dir} is not a directory, not one Brain made; remove it`);
+
+/** Where a harness keeps the record rewrittenFilesSync reads, at the native dir's top: never a native file listed. */
+export const REWRITTEN_MARKER = "native-rewritten.json";
+
+/**
+ * The native files (native-dir relative) a harness rewrote in place, recorded in the file `marker` under the root:
+ * their start is no longer what earlier checkpoints hold, so each later checkpoint stores them whole. Kept on disk,
+ * as the harness that rewrote one may be closed and reopened before the next checkpoint is taken.
+ */
+
+export function rewrittenFilesSync(root: string, marker: string): Set<string> {
+  try {
+    const listed: unknown = JSON.parse(readAgentFileSync(root, join(root, marker)) ?? "[]");
+    return new Set(Array.isArray(listed) ? listed.filter((p) => typeof p === "string") : []);
+  } catch (err) {
+    if (err instanceof SyntaxError) return new Set();
+    throw err;
+  }
+}
+
+/** Adds `path` (native-dir relative) to the files rewrittenFilesSync lists. */
+export function noteRewrittenSync(root: string, marker: string, path: string): void {
+  const files = rewrittenFilesSync(root, marker).add(path);
+  writeAgentFileSync(root, join(root, marker), JSON.stringify([...files]));
+}

@@ -12,7 +12,13 @@ import { join, relative } from "node:path";
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
 import { missingHistory } from "../../core/native-check.js";
 import type { NativeFile } from "../../protocol/runner.js";
-import { endAgentFileLineSync, makeAgentDirSync, writeAgentFileSync } from "../agent-files.js";
+import {
+  endAgentFileLineSync,
+  makeAgentDirSync,
+  REWRITTEN_MARKER,
+  rewrittenFilesSync,
+  writeAgentFileSync,
+} from "../agent-files.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliTurnEnd } from "../cli/events.js";
 import type { CliOpening } from "../cli/family.js";
@@ -173,9 +179,11 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
   }
 
   protected nativeFiles(): Promise<NativeFile[]> {
+    // A session file rebaseSession rewrote no longer starts as earlier checkpoints hold it.
+    const rewritten = rewrittenFilesSync(this.options.dir, REWRITTEN_MARKER);
     return listNativeFiles(this.options.dir, SESSIONS_DIR, {
       include: (path) => path.endsWith(".jsonl"),
-      appendOnly: () => true,
+      appendOnly: (path) => !rewritten.has(path),
     });
   }
 

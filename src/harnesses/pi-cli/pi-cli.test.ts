@@ -9,6 +9,7 @@ import { events, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
 import { agentRequests, historyOf } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { describeLostHistory } from "../../testing/cli-lost-history.js";
+import { checkpointsAfterHomeMoved } from "../../testing/cli-moved.js";
 import { offeredTools } from "../../testing/fake-provider/shell-agent.js";
 import { piCliCase } from "./testing/case.js";
 
@@ -42,6 +43,12 @@ describeLostHistory({
 });
 
 describe.runIf(found)("pi-cli's own", () => {
+  // Resumed under another directory, the harness rewrites the paths its session file names: a checkpoint built
+  // on one taken before the move was refused ("bytes 0..N differ"), as the file is declared append-only.
+  it("checkpoints after its home moved, building on the checkpoints from before, and restores them exactly", async () => {
+    await checkpointsAfterHomeMoved(await start(), piCliCase);
+  });
+
   it("gates pi's tools with the policy: denied and ask tools are not enabled, and an ask says why", async () => {
     const b = await start();
     const session = await b.create({ permissions: { tools: { bash: "deny", write: "ask" } } });

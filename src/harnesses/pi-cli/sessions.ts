@@ -2,8 +2,13 @@
 // line is a header whose `cwd` pi runs the tools in when it resumes the file, so a session restored under
 // another directory must have that line rewritten (cli-relocation.md).
 import { lstatSync, readdirSync } from "node:fs";
-import { join } from "node:path";
-import { readAgentFileSync, writeAgentFileSync } from "../agent-files.js";
+import { join, relative } from "node:path";
+import {
+  noteRewrittenSync,
+  REWRITTEN_MARKER,
+  readAgentFileSync,
+  writeAgentFileSync,
+} from "../agent-files.js";
 
 /**
  * The newest session file in `dir` (names start with an ISO timestamp), or undefined. Only regular files: what pi
@@ -45,6 +50,8 @@ export function rebaseSession(native: string, file: string, cwd: string): boolea
   const text = readAgentFileSync(native, file) ?? "";
   const nl = text.indexOf("\n");
   const rest = nl < 0 ? "" : text.slice(nl);
+  // Noted first: a file rewritten but not noted would be stored as an append to checkpoints it no longer extends.
+  noteRewrittenSync(native, REWRITTEN_MARKER, relative(native, file));
   writeAgentFileSync(native, file, JSON.stringify({ ...header, cwd }) + rest);
   return true;
 }
