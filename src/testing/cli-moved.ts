@@ -1,4 +1,4 @@
-// A Brain's home moved to another path (a backup restored elsewhere, a node taking a session over): the CLI
+// A session taken over under another path (a node restoring its last checkpoint into its own home): the CLI
 // resumes its files under a new working directory, which some families rewrite into them. The session's next
 // checkpoint still builds on the ones taken before the move, and must restore exactly what is on disk.
 import { cpSync, readFileSync, rmSync } from "node:fs";
@@ -16,6 +16,7 @@ export async function checkpointsAfterHomeMoved(b: CliBed, f: CliFamilyCase, reo
   await b.t.brain.close();
   const home = tempDir("brain-moved-");
   const into = tempDir("brain-moved-restore-");
+  const taken = tempDir("brain-moved-taken-");
   const moved = makeBrain({
     home,
     factories: [f.factory({ launcher: b.sandbox.launcher })],
@@ -23,6 +24,11 @@ export async function checkpointsAfterHomeMoved(b: CliBed, f: CliFamilyCase, reo
   });
   try {
     cpSync(b.t.home, home, { recursive: true });
+    // The native dir is what the checkpoint holds, no more (a CLI's own databases would still name the old home).
+    const native = moved.store.paths(session.id).native;
+    rmSync(native, { recursive: true });
+    await moved.brain.restore(session.id, "latest", taken);
+    cpSync(taken, native, { recursive: true });
     let again = await moved.brain.session(session.id);
     expect((await (await again.prompt("NOTOOL second turn")).settled).status).toBe("completed");
     if (reopen) {
@@ -36,7 +42,6 @@ export async function checkpointsAfterHomeMoved(b: CliBed, f: CliFamilyCase, reo
     const { files } = await again.checkpoint();
     expect(files.length).toBeGreaterThan(0);
     await moved.brain.restore(session.id, "latest", into);
-    const native = moved.store.paths(session.id).native;
     for (const file of files) {
       expect(readFileSync(join(into, file.path)).toString(), file.path).toBe(
         readFileSync(join(native, file.path)).toString(),
@@ -44,7 +49,7 @@ export async function checkpointsAfterHomeMoved(b: CliBed, f: CliFamilyCase, reo
     }
   } finally {
     await moved.cleanup();
-    for (const dir of [home, into])
+    for (const dir of [home, into, taken])
       rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 }

@@ -9,6 +9,7 @@ import { events, waitForEvent } from "../../testing/brain.js";
 import { agentRequests, answerNextPermission, historyOf } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { describeLostHistory } from "../../testing/cli-lost-history.js";
+import { checkpointsAfterHomeMoved } from "../../testing/cli-moved.js";
 import { CODEX_HOME } from "./harness.js";
 import { fragmentHash, rolloutsOf } from "./relocate.js";
 import { codexCase } from "./testing/case.js";
@@ -40,6 +41,12 @@ describeLostHistory({
 });
 
 describe.runIf(found)("codex's own", () => {
+  // Resumed under another directory, the harness rewrites the paths its session file names: a checkpoint built
+  // on one taken before the move was refused ("bytes 0..N differ"), as the file is declared append-only.
+  it("checkpoints after its home moved, building on the checkpoints from before, and restores them exactly", async () => {
+    await checkpointsAfterHomeMoved(await start(), codexCase);
+  });
+
   it("steers the running turn with turn/steer", async () => {
     const b = await start();
     const session = await b.create({ permissions: { tools: { exec_command: "ask" } } });

@@ -5,7 +5,12 @@
 import { join } from "node:path";
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
 import type { NativeFile } from "../../protocol/runner.js";
-import { makeAgentDirSync, writeAgentFileSync } from "../agent-files.js";
+import {
+  makeAgentDirSync,
+  REWRITTEN_MARKER,
+  rewrittenFilesSync,
+  writeAgentFileSync,
+} from "../agent-files.js";
 import { isMcpEndpointTool } from "../cli/bound.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
@@ -95,9 +100,11 @@ export class CodexHarness extends CliHarness<Connection> {
   }
 
   protected nativeFiles(): Promise<NativeFile[]> {
+    // A rollout relocated here no longer starts as earlier checkpoints hold it.
+    const rewritten = rewrittenFilesSync(this.options.dir, REWRITTEN_MARKER);
     return listNativeFiles(this.options.dir, `${CODEX_HOME}/sessions`, {
       include: (path) => /\/rollout-[^/]+\.jsonl$/.test(path),
-      appendOnly: () => true,
+      appendOnly: (path) => !rewritten.has(path),
     });
   }
 

@@ -7,8 +7,13 @@
 // resume it as if it had always been here.
 import { createHash } from "node:crypto";
 import { lstatSync, readdirSync } from "node:fs";
-import { join } from "node:path";
-import { readAgentFileSync, writeAgentFileSync } from "../agent-files.js";
+import { join, relative } from "node:path";
+import {
+  noteRewrittenSync,
+  REWRITTEN_MARKER,
+  readAgentFileSync,
+  writeAgentFileSync,
+} from "../agent-files.js";
 
 /** Where a thread last ran: kept in the harness's state so a restore elsewhere can tell what moved. */
 export interface ThreadPlace {
@@ -99,6 +104,8 @@ export function relocateRollouts(
       if (moved !== fragment)
         after = after.split(fragmentHash(role, fragment)).join(fragmentHash(role, moved));
     }
+    // Noted first: a rollout rewritten but not noted would be stored as an append to checkpoints it no longer extends.
+    noteRewrittenSync(root, REWRITTEN_MARKER, relative(root, file));
     writeAgentFileSync(root, file, after);
     changed.push(file);
   }
