@@ -100,7 +100,7 @@ export interface HarnessOptions {
       waitMs?: number;
       together?: readonly string[];
       /** Told, when the answer is "", whether a person declined the question or why no one answered. */
-      told?: (ending: { declined?: true; unanswered?: "expired" | "cancelled" }) => void;
+      told?: (ending: AskEnding) => void;
     },
   ): Promise<string>;
   /**
@@ -144,6 +144,9 @@ export interface ToolUse {
   /** The id of the tool.call the harness logged for this use (permission.requested's tool_call_id). */
   tool_call_id?: string;
 }
+
+/** How a question was ended without an answer: `declined` by a person, or `unanswered` (the host's fallback). */
+export type AskEnding = { declined?: true; unanswered?: "expired" | "cancelled" };
 
 export interface PermissionVerdict {
   decision: "allow" | "deny";

@@ -7,7 +7,7 @@ import type { AnsweredBy, NewEvent, Question, SessionEvent, Unanswered } from ".
 import { MAX_TIMER_MS, type PermissionDecision } from "../protocol/permissions.js";
 import { SessionError } from "./errors.js";
 import type { AppendOptions } from "./event-log.js";
-import type { HarnessOptions, ToolUse } from "./harness.js";
+import type { AskEnding, HarnessOptions, ToolUse } from "./harness.js";
 import type { PendingRequests, RequestKind } from "./pending.js";
 import type { PermissionRules } from "./permissions.js";
 
@@ -36,8 +36,11 @@ export type AskOptions = {
   /** Told how the question ended when its answer is "": a person declined it, or why no one answered. */
   told?: (ending: AskEnding) => void;
 };
-/** How a question was ended without an answer: `declined` by a person, or `unanswered` (the host's fallback). */
-export type AskEnding = { declined?: true; unanswered?: Unanswered };
+/**
+ * A client's answer as the desk takes it. nui's HITL respond() may say no one answered (its `cancelled`, `expired`):
+ * logged as `unanswered`, not as an answer; Brain's own answer body (AnswerBody) lets no client say so.
+ */
+export type ReplyBody = AnswerBody & { unanswered?: Unanswered };
 
 /** A waiting request's times, as ISO strings: logged at `createdAt`, given up at `expiresAt`. */
 export type RequestTimes = { createdAt: string; expiresAt: string };
@@ -244,13 +247,13 @@ export class RequestDesk {
    * A client's answer by request id, in whichever shape it came ({decision} or {answer}): checked against the
    * kind of request it answers, then answered exactly once.
    */
-  async reply(requestId: string, body: AnswerBody, session: string, from: ReplyFrom = {}): Promise<void> {
+  async reply(requestId: string, body: ReplyBody, session: string, from: ReplyFrom = {}): Promise<void> {
     return this.replyAll([[requestId, body]], session, from);
   }
 
   /** Clients' answers to several requests as one (answerAll), each checked against the kind it answers. */
   async replyAll(
-    replies: readonly (readonly [string, AnswerBody])[],
+    replies: readonly (readonly [string, ReplyBody])[],
     session: string,
     from: ReplyFrom = {},
   ): Promise<void> {
@@ -261,7 +264,7 @@ export class RequestDesk {
   /** `none`: what the refusal adds when the request is not pending. */
   private answerEventOf(
     requestId: string,
-    body: AnswerBody,
+    body: ReplyBody,
     session: string,
     from: ReplyFrom,
     none: string,
@@ -278,6 +281,7 @@ export class RequestDesk {
       ...(body.reason ? { reason: body.reason } : {}),
       ...(key !== undefined ? { idempotency_key: key } : {}),
       ...(by ? { answered_by: by } : {}),
+      ...(body.unanswered ? { unanswered: body.unanswered } : {}),
     };
     if (request.kind === "permission.requested") {
       if (!("decision" in body)) {

@@ -4,10 +4,10 @@
 import { basename } from "node:path";
 import type { Brain, NewSessionInput } from "../core/brain.js";
 import { BrainError } from "../core/errors.js";
+import type { ReplyBody } from "../core/request-desk.js";
 import type { Session } from "../core/session.js";
 import type { ProviderGrant } from "../core/session-input.js";
 import type {
-  AnswerBody,
   CheckpointView,
   ControlView,
   CreateSessionBody,
@@ -196,7 +196,7 @@ export class SessionService {
     caller: Caller,
     id: string,
     /** Several only for the questions of one request (nui's respond()), answered all or none, never keyed. */
-    replies: readonly (readonly [requestId: string, body: AnswerBody])[],
+    replies: readonly (readonly [requestId: string, body: ReplyBody])[],
     { command = true, key }: { command?: boolean; key?: string } = {},
   ): Promise<void> {
     const session = command ? await this.drive(caller, id) : await this.live(caller, id);

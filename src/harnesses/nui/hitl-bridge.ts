@@ -4,7 +4,7 @@
 // back as nui's response envelope: `answered` with `answers`, `declined`, `expired` when no one answered in
 // time, `cancelled` when the turn was interrupted.
 import { randomUUID } from "node:crypto";
-import type { HarnessOptions } from "../../core/harness.js";
+import type { AskEnding, HarnessOptions } from "../../core/harness.js";
 import type { Question } from "../../protocol/events.js";
 import {
   HITL_SCHEMA_VERSION,
@@ -202,10 +202,12 @@ async function ask(
   at.signal.addEventListener("abort", onAbort, { once: true });
   if (at.signal.aborted) withdraw.abort();
   let given: string[];
-  // A person's no to any question is the request's `declined`, not `expired`: nui's agent tells them apart.
-  let declined = false;
-  const told = (ending: { declined?: true }) => {
-    if (ending.declined) declined = true;
+  // A person's no to any question is the request's `declined`, a client's cancel its `cancelled`, not `expired`:
+  // nui's agent tells them apart.
+  let ended: "declined" | "cancelled" | undefined;
+  const told = (ending: AskEnding) => {
+    if (ending.declined) ended = "declined";
+    else if (ending.unanswered === "cancelled") ended ??= "cancelled";
   };
   try {
     given = await Promise.all(
@@ -220,7 +222,7 @@ async function ask(
     at.signal.removeEventListener("abort", onAbort);
   }
   if (at.signal.aborted) return respond("cancelled", { reason: "the turn was interrupted" });
-  if (declined) return respond("declined");
+  if (ended) return respond(ended);
   if (given.includes("")) return respond("expired");
   return respond("answered", Object.fromEntries(questions.map((q, i) => [q.key, given[i]])));
 }

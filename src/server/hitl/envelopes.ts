@@ -2,8 +2,7 @@
 // so a nui-style client (its UI, its SDK's respond()) can see and answer any request a Brain session asks,
 // whichever harness asked it.
 import type { PendingRequest } from "../../core/pending.js";
-import type { RequestTimes } from "../../core/request-desk.js";
-import type { AnswerBody } from "../../protocol/api.js";
+import type { ReplyBody, RequestTimes } from "../../core/request-desk.js";
 import type { Question, SessionEvent } from "../../protocol/events.js";
 import {
   HITL_SCHEMA_VERSION,
@@ -79,7 +78,7 @@ function questionPayload(q: Question): Record<string, unknown> & { questions: un
  * nui's respond() body as the Brain answer to `request`. `several`: the request is one question of several, each
  * answered under its own question (nui's answers are keyed so): no other key may stand in for its answer.
  */
-export function answerOf(request: Answerable, body: HitlRespondBody, several = false): AnswerBody {
+export function answerOf(request: Answerable, body: HitlRespondBody, several = false): ReplyBody {
   const answers = body.answers ?? {};
   const note =
     typeof answers.message === "string"
@@ -95,6 +94,9 @@ export function answerOf(request: Answerable, body: HitlRespondBody, several = f
     );
   }
   const refused = body.status === "declined" || body.status === "cancelled" || body.status === "expired";
+  // Not a person's no: the request was withdrawn or its wait passed, as nui's statuses say, and its log says so.
+  const unanswered =
+    body.status === "cancelled" || body.status === "expired" ? { unanswered: body.status } : {};
   if (request.kind === "permission.requested") {
     // Only a clear yes allows: nui's "answered" status (its approve), unless the answers say no. An approval
     // that is not a boolean or a decision that is neither word is refused rather than read as a yes.
@@ -115,11 +117,11 @@ export function answerOf(request: Answerable, body: HitlRespondBody, several = f
     const allow = !refused && answers.approved !== false && answers.decision !== "deny";
     const reason =
       note ?? (allow ? "approved through the HITL API" : `${body.status ?? "declined"} through the HITL API`);
-    return { decision: allow ? "allow" : "deny", reason };
+    return allow ? { decision: "allow", reason } : { decision: "deny", reason, ...unanswered };
   }
   if (refused) {
     const reason = `${body.status} through the HITL API`;
-    return { answer: "", reason, ...(body.status === "declined" ? { declined: true as const } : {}) };
+    return { answer: "", reason, ...(body.status === "declined" ? { declined: true as const } : unanswered) };
   }
   const question = String((request.data as { question?: unknown }).question ?? "");
   // By its question first: a request of several questions is answered with one answers object keyed by them.
