@@ -121,3 +121,38 @@ describe("RequestDesk declined", () => {
     expect(told).toEqual({ declined: true });
   });
 });
+
+describe("RequestDesk answer not logged", () => {
+  it("logs its fallback as the host's, unanswered and cancelled, not a person's answer nor an expiry", async () => {
+    const { requests, log, logged, refuse } = desk();
+    const turn = new AbortController();
+    let told: unknown;
+    const permitted = requests.permit("t1", { tool: "echo" }, turn.signal, { id: "p" });
+    const asked = requests.ask("t1", { question: "Colour?" }, turn.signal, {
+      id: "q",
+      told: (ending) => {
+        told = ending;
+      },
+    });
+    await logged("question.requested");
+    await logged("permission.requested");
+    refuse.when = (event) => "reason" in event.data && event.data.reason === "huge";
+    for (const [id, body] of [
+      ["p", { decision: "allow", reason: "huge" }],
+      ["q", { answer: "red", reason: "huge" }],
+    ] as const) {
+      await expect(requests.reply(id, body, "s1")).rejects.toThrow("the store refused the write");
+    }
+    await expect(permitted).resolves.toMatchObject({ decision: "deny", unanswered: "cancelled" });
+    await expect(asked).resolves.toBe("");
+    expect(told).toEqual({ unanswered: "cancelled" });
+    expect(log.filter((e) => e.type.endsWith(".resolved") || e.type === "question.answered")).toEqual([
+      expect.objectContaining({
+        data: expect.objectContaining({ id: "p", decision: "deny", unanswered: "cancelled" }),
+      }),
+      expect.objectContaining({
+        data: expect.objectContaining({ id: "q", answer: "", unanswered: "cancelled" }),
+      }),
+    ]);
+  });
+});

@@ -223,13 +223,15 @@ export class RequestDesk {
       await this.parts.append(events.map((e, i) => ({ ...e, turn: requests[i]!.turn }) as NewEvent));
     } catch (err) {
       // Claimed, so no timeout or interrupt will end them now: each gets the fallback (a smaller event the log may
-      // still take, e.g. one without an oversized reason), its turn goes on, and the client hears why.
+      // still take, e.g. one without an oversized reason), its turn goes on, and the client hears why. The host
+      // withdrew the request before its wait passed: `cancelled`, not a person's answer nor an expiry.
       const reason = `the answer could not be logged: ${(err as Error).message}`;
+      const unanswered = "cancelled" as const;
       const fallbacks = events.map((e, i) => {
         const given =
           kinds[i] === "permission.requested"
-            ? { decision: "deny" as const, reason }
-            : { answer: "", reason };
+            ? { decision: "deny" as const, reason, unanswered }
+            : { answer: "", reason, unanswered };
         return { type: e.type, turn: requests[i]!.turn, data: { id: e.data.id, ...given } } as NewEvent;
       });
       this.parts.append(fallbacks).catch(() => {});
