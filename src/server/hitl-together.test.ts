@@ -5,21 +5,27 @@ import { expect, it } from "vitest";
 import { scripted } from "../testing/brain.js";
 import { startTestDaemon } from "../testing/daemon.js";
 import { collect, raw, settled } from "../testing/http.js";
+import { HITL_LOOKBACK_EVENTS } from "./hitl/service.js";
 
 const TOGETHER = ["q", "q#2"];
 
-/** A daemon whose turn asks "Colour?" and "Size?" as one request "q", each waiting `waitMs` (by question id). */
-async function asking(waitMs: Record<string, number>) {
+/**
+ * A daemon whose turn asks "Colour?" and "Size?" as one request "q", each waiting `waitMs` (by question id), then
+ * logs `later` events while they wait.
+ */
+async function asking(waitMs: Record<string, number>, later = 0) {
   const t = await startTestDaemon({
     factories: [
       scripted(async (options, turn) => {
         const signal = new AbortController().signal;
-        await Promise.all(
+        const asked = Promise.all(
           ["Colour?", "Size?"].map((question, i) => {
             const id = TOGETHER[i]!;
             return options.ask(turn, { question }, signal, { id, together: TOGETHER, waitMs: waitMs[id]! });
           }),
         );
+        for (let i = 0; i < later; i++) options.emit({ type: "assistant.delta", turn, data: { text: "." } });
+        await asked;
       }),
     ],
   });
@@ -91,6 +97,26 @@ it("answers a wait made after the request was answered with every question's ans
     expect(late.body).toMatchObject({ requestId: "q", status: "answered", answers });
     const asked = (await client.log(id)).events.filter((e) => e.type === "question.requested");
     expect(asked.map((e) => (e.data as { request?: string }).request)).toEqual(["q", "q"]);
+  } finally {
+    await t.cleanup();
+  }
+});
+
+it("answers a late wait with every answer when the request was asked further back than the lookback", async () => {
+  const { t, client, id, turn, hitl } = await asking({ q: 60_000, "q#2": 60_000 }, HITL_LOOKBACK_EVENTS + 10);
+  try {
+    await collect(client, id, (e) => e.type === "assistant.delta" && e.seq > HITL_LOOKBACK_EVENTS + 2);
+    const answers = { "Colour?": "red", "Size?": "large" };
+    expect((await hitl("POST", "/q/respond", { status: "answered", answers })).status).toBe(200);
+    await collect(client, id, settled(turn));
+    const events = [...(await client.log(id)).events, ...(await client.log(id, 1000)).events];
+    const [asked, answered] = ["question.requested", "question.answered"].map((type) =>
+      events.filter((e) => e.type === type).map((e) => e.seq),
+    );
+    // The answers are in the lookback, their questions well before it: the wait had "Colour?"'s answer alone.
+    expect(answered![0]! - asked!.at(-1)!).toBeGreaterThan(HITL_LOOKBACK_EVENTS);
+    const late = await hitl("GET", "/q/wait");
+    expect(late.body).toMatchObject({ requestId: "q", status: "answered", answers });
   } finally {
     await t.cleanup();
   }

@@ -300,22 +300,37 @@ async function loggedAfter<T>(
 }
 
 /**
- * The response to a request answered already, from the log's last events: every question of a request of several
- * (their question.requested events name it), as the desk that asked them is gone once it is answered.
+ * The response to a request answered already, its answer among the log's last events: every question of a request of
+ * several (their question.requested events name it), as the desk that asked them is gone once it is answered. Its
+ * questions are read from the first of them on, however far back it was asked, a page at a time.
  */
 async function answeredInLog(log: EventLog, requestId: string): Promise<HitlResponseEnvelope | undefined> {
-  const page = await log.read(Math.max(0, log.lastSeq - HITL_LOOKBACK_EVENTS), HITL_LOOKBACK_EVENTS);
+  const answered = await recentInLog(log, (e) => (answerId(e) === requestId ? e : undefined));
+  if (!answered) return undefined;
   // Its own question first, so a request of one, or one logged before `request`, is its one answer.
   const keys = new Map([[requestId, requestId]]);
-  for (const e of page)
+  if (answered.type !== "question.answered") return new RequestAnswers(requestId, keys).see(answered);
+  const from = await askedAt(log, requestId, answered.seq);
+  await loggedAfter(log, from - 1, (e) => {
     if (e.type === "question.requested" && (e.data.id === requestId || e.data.request === requestId))
       keys.set(e.data.id, e.data.question);
+    return undefined;
+  });
   const gather = new RequestAnswers(requestId, keys);
-  for (const event of page) {
-    const found = gather.see(event);
-    if (found) return found;
+  return loggedAfter(log, from - 1, (e) => gather.see(e));
+}
+
+/** The seq of the last question.requested with this id before seq `before`, read back a page at a time; 1 if none. */
+async function askedAt(log: EventLog, requestId: string, before: number): Promise<number> {
+  for (let end = before - 1; end > 0; end -= HITL_LOOKBACK_EVENTS) {
+    const start = Math.max(0, end - HITL_LOOKBACK_EVENTS);
+    const page = await log.read(start, end - start);
+    const asked = page.findLast(
+      (e) => e.seq < before && e.type === "question.requested" && e.data.id === requestId,
+    );
+    if (asked) return asked.seq;
   }
-  return undefined;
+  return 1;
 }
 
 function answerId(event: SessionEvent): string | undefined {
