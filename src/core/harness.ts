@@ -16,7 +16,7 @@
 //   session's tool endpoint, src/tools/endpoint; in `native` mode they run their own tools under the policy.)
 
 import type { McpServers } from "../protocol/config.js";
-import type { ErrorInfo, NewEvent, PromptImage, Question } from "../protocol/events.js";
+import type { ErrorInfo, NewEvent, PromptImage, Question, Unanswered } from "../protocol/events.js";
 import type {
   NativeFile,
   ProviderCredentials,
@@ -146,13 +146,13 @@ export interface ToolUse {
 }
 
 /** How a question was ended without an answer: `declined` by a person, or `unanswered` (the host's fallback). */
-export type AskEnding = { declined?: true; unanswered?: "expired" | "cancelled" };
+export type AskEnding = { declined?: true; unanswered?: Unanswered };
 
 export interface PermissionVerdict {
   decision: "allow" | "deny";
   reason?: string;
   /** Why no one answered (the wait passed, the turn ended): the deny is the host's fallback, not a person's. */
-  unanswered?: "expired" | "cancelled";
+  unanswered?: Unanswered;
 }
 
 export interface TurnContext {

@@ -156,3 +156,30 @@ describe("RequestDesk answer not logged", () => {
     ]);
   });
 });
+
+describe("RequestDesk races", () => {
+  it("logs exactly one outcome when an answer races an interrupt or the wait, and the turn gets that one", async () => {
+    const { requests, log } = desk();
+    const outcomes = ["answer first", "interrupt first", "wait of 1 ms"].map(async (how, i) => {
+      const turn = new AbortController();
+      const id = `p${i}`;
+      const waiting = requests.permit("t1", { tool: "echo" }, turn.signal, {
+        id,
+        ...(how === "wait of 1 ms" ? { waitMs: 1 } : {}),
+      });
+      // Until the desk waits on it (its timer and the turn's abort set), not only until it is logged.
+      while (!requests.timesOf(id)) await new Promise((r) => setImmediate(r));
+      if (how === "interrupt first") turn.abort();
+      const replied = requests.reply(id, { decision: "allow" }, "s1").catch(() => "refused");
+      if (how === "answer first") turn.abort();
+      const [verdict, reply] = await Promise.all([waiting, replied]);
+      const resolved = log.filter((e) => e.type === "permission.resolved" && e.data.id === id);
+      expect(resolved, how).toHaveLength(1);
+      expect(resolved[0]!.data, how).toMatchObject({ decision: verdict.decision });
+      expect(reply === "refused", how).toBe(verdict.decision === "deny");
+      return verdict.decision;
+    });
+    const decisions = await Promise.all(outcomes);
+    expect(decisions.slice(0, 2)).toEqual(["allow", "deny"]);
+  });
+});
