@@ -1,34 +1,18 @@
 // Permission rules for MCP tools are matched against the tools' session names (`fx__odd_name` for the server's
 // `odd.name`): a rule written with a name no session tool can have would never apply, so it is refused when the
 // session is made, naming the rule and the name to write.
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { ApiHarnessFactory } from "../../harnesses/api/factory.js";
-import { credentialsFor, startKeyedProvider } from "../../harnesses/api/testing/provider.js";
+import { expect, it } from "vitest";
+import { apiTestBed } from "../../harnesses/api/testing/bed.js";
 import type { PermissionPolicy } from "../../protocol/permissions.js";
-import { events, makeBrain, type TestBrain, tempDir } from "../../testing/brain.js";
-import type { FakeProvider } from "../../testing/fake-provider/index.js";
+import { events, tempDir } from "../../testing/brain.js";
 import { mcpSessionTools } from "./index.js";
 import { fixtureStdio } from "./testing/servers.js";
 
-let fake: FakeProvider;
-let t: TestBrain | undefined;
-beforeAll(async () => {
-  fake = await startKeyedProvider();
-});
-afterEach(async () => {
-  await t?.cleanup();
-  t = undefined;
-  fake.reset();
-});
-afterAll(() => fake.close());
+const bed = apiTestBed();
 
 function apiSession(policies: { permissions?: PermissionPolicy; client_permissions?: PermissionPolicy }) {
-  t ??= makeBrain({
-    factories: [new ApiHarnessFactory()],
-    provider: credentialsFor("anthropic", fake),
-    sessionTools: mcpSessionTools({ baseDir: tempDir(), env: {} }),
-  });
-  return t.brain.create({
+  const { brain } = bed.brain({ sessionTools: mcpSessionTools({ baseDir: tempDir(), env: {} }) });
+  return brain.create({
     harness: "api",
     config: { model: "anthropic:fake-model", options: { retry_base_ms: 1 } },
     mcp_servers: { fx: fixtureStdio() },
@@ -56,7 +40,7 @@ it("refuses a rule naming an MCP tool by the server's own name, and says the nam
 
 it("denies the tool when the rule uses its session name", async () => {
   const session = await apiSession({ permissions: { tools: { fx__odd_name: "deny", "fx__*": "allow" } } });
-  fake.script([{ toolCalls: [{ name: "fx__odd_name", arguments: {} }] }, { text: "done" }]);
+  bed.fake.script([{ toolCalls: [{ name: "fx__odd_name", arguments: {} }] }, { text: "done" }]);
   expect((await (await session.prompt("use it")).settled).status).toBe("completed");
   const result = (await events(session)).find((e) => e.type === "tool.result");
   expect(result?.data).toMatchObject({

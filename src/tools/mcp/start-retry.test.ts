@@ -2,41 +2,25 @@
 // again by a later turn, within a bounded backoff, and each failure is a warning that names the server and why.
 // A running server that says its tools changed (notifications/tools/list_changed) is listed afresh the same way.
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import type { Brain } from "../../core/brain.js";
-import { ApiHarnessFactory } from "../../harnesses/api/factory.js";
-import { credentialsFor, startKeyedProvider } from "../../harnesses/api/testing/provider.js";
+import { expect, it } from "vitest";
+import { apiTestBed } from "../../harnesses/api/testing/bed.js";
 import type { McpServers } from "../../protocol/config.js";
 import type { SessionEvent } from "../../protocol/events.js";
-import { events, makeBrain, type TestBrain, tempDir } from "../../testing/brain.js";
-import type { FakeProvider } from "../../testing/fake-provider/index.js";
+import { events, tempDir } from "../../testing/brain.js";
 import type { ToolServiceEvent } from "../tool-service.js";
 import { mcpSessionTools } from "./index.js";
 import { failingFirstStdio, fixtureStdio } from "./testing/servers.js";
 
-let fake: FakeProvider;
-let t: TestBrain | undefined;
-beforeAll(async () => {
-  fake = await startKeyedProvider();
-});
-afterEach(async () => {
-  await t?.cleanup();
-  t = undefined;
-  fake.reset();
-});
-afterAll(() => fake.close());
+const bed = apiTestBed();
 
 async function apiSession(mcp_servers: McpServers, startRetryDelays?: number[]) {
-  t = makeBrain({
-    factories: [new ApiHarnessFactory()],
-    provider: credentialsFor("anthropic", fake),
+  const { brain } = bed.brain({
     sessionTools: mcpSessionTools({
       baseDir: tempDir(),
       env: {},
       ...(startRetryDelays ? { startRetryDelays } : {}),
     }),
   });
-  const brain: Brain = t.brain;
   return brain.create({
     harness: "api",
     config: { model: "anthropic:fake-model", options: { retry_base_ms: 1 } },
@@ -45,7 +29,7 @@ async function apiSession(mcp_servers: McpServers, startRetryDelays?: number[]) 
 }
 
 const offered = (request: number): string[] =>
-  (fake.requests[request]?.body.tools ?? []).map((tool: { name: string }) => tool.name);
+  (bed.fake.requests[request]?.body.tools ?? []).map((tool: { name: string }) => tool.name);
 /** The warnings about MCP servers (the api harness warns of the fake model's unknown limits too). */
 const warnings = (all: SessionEvent[]) =>
   all
@@ -57,11 +41,14 @@ const states = (all: SessionEvent[]) =>
 
 it("starts a server whose first start failed again at the next turn, and offers the model its tools", async () => {
   const session = await apiSession({ fx: failingFirstStdio(join(tempDir(), "started-once")) });
-  fake.script([{ text: "no tools yet" }]);
+  bed.fake.script([{ text: "no tools yet" }]);
   expect((await (await session.prompt("first")).settled).status).toBe("completed");
   expect(offered(0)).not.toContain("fx__echo");
 
-  fake.script([{ toolCalls: [{ name: "fx__echo", arguments: { text: "now it runs" } }] }, { text: "done" }]);
+  bed.fake.script([
+    { toolCalls: [{ name: "fx__echo", arguments: { text: "now it runs" } }] },
+    { text: "done" },
+  ]);
   expect((await (await session.prompt("second")).settled).status).toBe("completed");
   expect(offered(1)).toContain("fx__echo");
   const all = await events(session);
@@ -88,7 +75,7 @@ it("tries a server that keeps failing once per backoff step, with a warning nami
     [0, 3_600_000],
   );
   for (const text of ["one", "two", "three"]) {
-    fake.script([{ text: "ok" }]);
+    bed.fake.script([{ text: "ok" }]);
     expect((await (await session.prompt(text)).settled).status).toBe("completed");
   }
   const all = await events(session);
@@ -108,11 +95,11 @@ it("offers the tools a running server says it has now (tools/list_changed) from 
   const session = await apiSession({
     fx: fixtureStdio({ tools: ["grow", "grown"], env: { FIXTURE_GROW: "1" } }),
   });
-  fake.script([{ toolCalls: [{ name: "fx__grow", arguments: {} }] }, { text: "grew" }]);
+  bed.fake.script([{ toolCalls: [{ name: "fx__grow", arguments: {} }] }, { text: "grew" }]);
   expect((await (await session.prompt("first")).settled).status).toBe("completed");
   expect(offered(0)).toEqual(["fx__grow"]);
 
-  fake.script([{ toolCalls: [{ name: "fx__grown", arguments: {} }] }, { text: "done" }]);
+  bed.fake.script([{ toolCalls: [{ name: "fx__grown", arguments: {} }] }, { text: "done" }]);
   expect((await (await session.prompt("second")).settled).status).toBe("completed");
   expect(offered(2)).toEqual(["fx__grow", "fx__grown"]);
   const all = await events(session);

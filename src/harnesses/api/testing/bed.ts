@@ -1,6 +1,7 @@
 // The api harness's test bed: one keyed fake provider per test file, and a fresh Brain per test that reaches it
 // through the real AI SDK packages, cleaned up after each test. Call `apiTestBed()` at a test file's top level.
 import { afterAll, afterEach, beforeAll } from "vitest";
+import type { BrainOptions } from "../../../core/brain.js";
 import type { HarnessFactory } from "../../../core/harness.js";
 import type { ToolService } from "../../../core/tools.js";
 import { makeBrain, type TestBrain } from "../../../testing/brain.js";
@@ -20,8 +21,10 @@ export interface ApiTestBed {
     tools?: ToolService[];
     provider?: string;
     factories?: HarnessFactory[];
+    /** The session tool services (MCP servers) of sessions that name some. */
+    sessionTools?: BrainOptions["sessionTools"];
   }): TestBrain;
-  /** The Brain this test made last (cleaned up after it). */
+  /** The Brain this test made last (cleaned up after it, with the others it made). */
   readonly current: TestBrain;
   /** Cleans up `brain` after this test instead (one made another way). */
   use(brain: TestBrain): TestBrain;
@@ -31,13 +34,13 @@ export interface ApiTestBed {
 
 export function apiTestBed(): ApiTestBed {
   let fake: FakeProvider | undefined;
-  let current: TestBrain | undefined;
+  // Every Brain a test made, the last one `current`: all are cleaned up after it.
+  const made: TestBrain[] = [];
   beforeAll(async () => {
     fake = await startKeyedProvider();
   });
   afterEach(async () => {
-    await current?.cleanup();
-    current = undefined;
+    for (const brain of made.splice(0)) await brain.cleanup();
     fake?.reset();
   });
   afterAll(() => fake?.close());
@@ -53,19 +56,21 @@ export function apiTestBed(): ApiTestBed {
           provider: credentialsFor(options.provider ?? "anthropic", this.fake),
           ...(options.tools ? { tools: options.tools } : {}),
           ...(options.home ? { home: options.home } : {}),
+          ...(options.sessionTools ? { sessionTools: options.sessionTools } : {}),
         }),
       );
     },
     get current() {
+      const current = made.at(-1);
       if (!current) throw new Error("apiTestBed: this test made no Brain yet");
       return current;
     },
     use(brain) {
-      current = brain;
+      made.push(brain);
       return brain;
     },
     forget() {
-      current = undefined;
+      made.pop();
     },
   };
 }
