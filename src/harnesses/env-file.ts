@@ -1,10 +1,15 @@
 // A container's variables in a file the docker CLI reads (`--env-file`), not in its argv (`-e NAME=VALUE` is in
 // every local user's process listing) nor in its own environment (`-e NAME`, where a DOCKER_* variable would also
 // steer docker itself). The file is 0600 in a 0700 directory of its own, and removed as soon as docker has read it.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// A writer killed before it could remove one (a SIGKILLed exec shim) leaves the values on disk: the directory is
+// named for its writer (tempName), and the next writer removes those whose writer is gone.
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { leftByDeadProcess, tempName } from "../core/checkpoints/temps.js";
 import { HarnessError } from "../core/harness.js";
+
+const PREFIX = "brain-env.";
 
 /** docker reads the file with a line scanner whose lines (without their `\n`) hold at most this many bytes. */
 export const MAX_ENV_LINE_BYTES = 65_535;
@@ -50,11 +55,13 @@ export function writeEnvFile(env: Record<string, string>, harness: string): { pa
   const text = envFileText(env, harness);
   let dir: string | undefined;
   try {
-    // mkdtemp makes the directory 0700; the file is made 0600, never opened by anyone before.
-    dir = mkdtempSync(join(tmpdir(), "brain-env-"));
+    removeLeftEnvFiles(tmpdir());
+    // mkdir fails on anything already at the name (a planted link included); the file is made 0600, new.
+    const made = join(tmpdir(), `${PREFIX}${tempName("tmp")}`);
+    mkdirSync(made, { mode: 0o700 });
+    dir = made;
     const path = join(dir, "env");
     writeFileSync(path, text, { mode: 0o600, flag: "wx" });
-    const made = dir;
     return { path, remove: () => rmSync(made, { recursive: true, force: true }) };
   } catch (err) {
     if (dir) rmSync(dir, { recursive: true, force: true });
@@ -62,5 +69,23 @@ export function writeEnvFile(env: Record<string, string>, harness: string): { pa
       "brain_error",
       `harness "${harness}": could not write the container's variables to a file in ${tmpdir()}: ${(err as Error).message} (free space there, or point TMPDIR elsewhere)`,
     );
+  }
+}
+
+/** Removes the env-file directories in `dir` whose writer is gone. Best effort: never fails the write that looked. */
+export function removeLeftEnvFiles(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(PREFIX) || !leftByDeadProcess(name)) continue;
+    try {
+      rmSync(join(dir, name), { recursive: true, force: true });
+    } catch {
+      // Looked at again by the next writer.
+    }
   }
 }

@@ -1,25 +1,15 @@
 // What a process killed mid-checkpoint or mid-restore leaves (a blob or manifest being written, a restore's staging
 // dir) is removed by the next checkpoint or restore there; what a live process is writing is not.
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CheckpointStore } from "./index.js";
 import { tempName } from "./temps.js";
-import { native, put, tempDirs } from "./testing.js";
+import { killedPid, native, put, tempDirs } from "./testing.js";
 
 const temp = tempDirs();
 afterEach(temp.cleanup);
-
-/** The pid of a process killed with SIGKILL (and reaped): what a daemon killed mid-write was. */
-async function killedPid(): Promise<number> {
-  const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGKILL");
-  await exited;
-  return child.pid!;
-}
 
 /** A temp named as the killed process `pid` would have named it. */
 const leftBy = (pid: number, kind: "tmp" | "restoring") => `${kind}-${pid}-00000000-${randomUUID()}`;

@@ -1,4 +1,5 @@
 // Shared by this folder's tests: temp dirs and small file helpers. No vitest import: this file is built too.
+import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -35,3 +36,12 @@ export async function dirBytes(dir: string): Promise<number> {
 }
 
 export const read = (root: string, rel: string) => readFile(path.join(root, rel));
+
+/** The pid of a process killed with SIGKILL (and reaped): what a writer killed mid-write was. */
+export async function killedPid(): Promise<number> {
+  const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGKILL");
+  await exited;
+  return child.pid!;
+}
