@@ -124,8 +124,8 @@ export class McpConnection {
   }
 
   /** Lists the server's tools afresh (after it said they changed); `timeoutMs` bounds each page. */
-  async relist(timeoutMs: number): Promise<McpToolInfo[]> {
-    this.tools = await listAll(this.client, { timeout: timeoutMs });
+  async relist(timeoutMs: number, signal?: AbortSignal): Promise<McpToolInfo[]> {
+    this.tools = await listAll(this.client, { timeout: timeoutMs, ...(signal ? { signal } : {}) });
     return this.tools;
   }
 
@@ -150,7 +150,10 @@ export class McpConnection {
   }
 }
 
-async function listAll(client: Client, requestTimeout: { timeout: number }): Promise<McpToolInfo[]> {
+async function listAll(
+  client: Client,
+  requestTimeout: { timeout: number; signal?: AbortSignal },
+): Promise<McpToolInfo[]> {
   const tools: McpToolInfo[] = [];
   const cursors = new Set<string>();
   let cursor: string | undefined;

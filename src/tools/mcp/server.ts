@@ -1,7 +1,8 @@
 // One MCP server of a session as a ToolService: started with the session, restarted when it dies (with backoff,
 // a few times, then again on the next call), stopped when the session closes. One whose first start failed has
-// no tools for a call to restart it by: a later turn tries it again (retryStart), as its backoff allows. Whatever goes wrong, a call gets
-// an error result the model can read, and the session gets a `tool.service` event; nothing throws.
+// no tools for a call to restart it by: a later turn tries it again (retryStart), as its backoff allows. Whatever
+// goes wrong, a call gets an error result the model can read, and the session gets a `tool.service` event;
+// nothing throws.
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolResult, ToolSchema } from "../../protocol/runner.js";
 import { type ToolService, type ToolServiceEvent, textResult } from "../tool-service.js";
@@ -84,15 +85,21 @@ export class McpServerService implements ToolService {
 
   /**
    * Lists a server that said its tools changed afresh, and offers what it now has (the names another server has
-   * first still left out). Whether they differ now: a failed list keeps the tools it had, and says why.
+   * first still left out). Whether they differ now: a failed list keeps the tools it had, and says why. `signal`
+   * (the turn's) gives the list up at once, to be asked again by the next turn: a server slow to list must not
+   * hold an interrupted turn until its startup timeout.
    */
-  async refresh(): Promise<boolean> {
+  async refresh(signal?: AbortSignal): Promise<boolean> {
     const connection = this.connection;
     if (!this.changeDue || !connection) return false;
     this.toolsChanged = false;
     try {
-      await connection.relist(this.spec.config.startup_timeout_ms ?? DEFAULT_STARTUP_TIMEOUT_MS);
+      await connection.relist(this.spec.config.startup_timeout_ms ?? DEFAULT_STARTUP_TIMEOUT_MS, signal);
     } catch (err) {
+      if (signal?.aborted) {
+        if (this.connection === connection) this.toolsChanged = true;
+        return false;
+      }
       this.report({
         service: this.name,
         state: "started",

@@ -84,7 +84,7 @@ export class McpSessionServers implements SessionToolServices {
       const started = new Set<McpServerService>();
       let relisted = false;
       await this.startHeld([...due, ...changed], bound, async (server) => {
-        if (changed.includes(server)) relisted = (await server.refresh()) || relisted;
+        if (changed.includes(server)) relisted = (await server.refresh(signal)) || relisted;
         else if (await server.retryStart(signal)) started.add(server);
       });
       if (relisted) return this.servers;

@@ -111,3 +111,20 @@ it("offers the tools a running server says it has now (tools/list_changed) from 
   expect(changed).toMatchObject({ service: "fx", state: "started", tools: ["fx__grow", "fx__grown"] });
   expect((changed as ToolServiceEvent).message).toMatch(/its tools changed/);
 });
+
+it("gives a relist up when its turn is interrupted", async () => {
+  const session = await apiSession({
+    fx: fixtureStdio({
+      tools: ["grow", "grown"],
+      env: { FIXTURE_GROW: "hang" },
+      // Longer than the test's own timeout: only the interrupt can end the wait.
+      startup_timeout_ms: 3_600_000,
+    }),
+  });
+  bed.fake.script([{ toolCalls: [{ name: "fx__grow", arguments: {} }] }, { text: "grew" }]);
+  expect((await (await session.prompt("first")).settled).status).toBe("completed");
+  const stuck = await session.prompt("second");
+  await session.interrupt();
+  expect((await stuck.settled).status).toBe("interrupted");
+  expect(bed.fake.requests).toHaveLength(2);
+});

@@ -89,6 +89,9 @@ const paging = process.env.FIXTURE_PAGES;
 // FIXTURE_EXIT_AFTER_LIST: exits that many ms after it lists its tools (a server that dies soon after each start).
 const exitAfterList = process.env.FIXTURE_EXIT_AFTER_LIST;
 server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+  // FIXTURE_GROW=hang: once grown, listing the tools never answers (a server stuck relisting).
+  if (process.env.FIXTURE_GROW === "hang" && TOOLS.some((tool) => tool.name === "grown"))
+    return new Promise<never>(() => {});
   if (exitAfterList !== undefined) setTimeout(() => process.exit(3), Number(exitAfterList));
   const page = Number(request.params?.cursor ?? 0);
   const nextCursor = paging === "same" ? "again" : paging === "endless" ? String(page + 1) : undefined;
