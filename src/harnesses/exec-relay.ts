@@ -190,8 +190,9 @@ export function dockerEnv(
 
 /**
  * Runs `program args` in this process's place, with `env` (default this process's); `label` names the shim in
- * the error when it cannot start; `ended` is called when the program has ended (or never started). A `guard` (relayExec's) is told "exited" when the program ends with a status,
- * and given up to 3 s to hear it; any other end of this process ends the guard's input, and so the command.
+ * the error when it cannot start; `ended` is called when the program has ended (or never started). A `guard`
+ * (relayExec's) is told "exited" when the program ends with a status, and given up to 3 s to hear it; any other
+ * end of this process ends the guard's input, and so the command.
  */
 export function relay(
   program: string,
