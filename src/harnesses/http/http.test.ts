@@ -325,7 +325,7 @@ describe("docker (a fake docker CLI runs the image's agent locally)", () => {
       "-p",
       "127.0.0.1::9090",
       "--env-file",
-      expect.stringMatching(/brain-env-.*\/env$/),
+      expect.stringMatching(/brain-env\.tmp-.*\/env$/),
       // The session's native dir, at the same path in every container (a fork's files mean what they meant).
       "--mount",
       `type=bind,source=${t!.store.paths(session.id).native},target=/brain/native`,
