@@ -3,10 +3,10 @@
 // steer docker itself). The file is 0600 in a 0700 directory of its own, and removed as soon as docker has read it.
 // A writer killed before it could remove one (a SIGKILLed exec shim) leaves the values on disk: the directory is
 // named for its writer (tempName), and the next writer removes those whose writer is gone.
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { leftByDeadProcess, tempName } from "../core/checkpoints/temps.js";
+import { removeDeadTempsSync, tempName } from "../core/checkpoints/temps.js";
 import { HarnessError } from "../core/harness.js";
 
 const PREFIX = "brain-env.";
@@ -55,7 +55,7 @@ export function writeEnvFile(env: Record<string, string>, harness: string): { pa
   const text = envFileText(env, harness);
   let dir: string | undefined;
   try {
-    removeLeftEnvFiles(tmpdir());
+    removeDeadTempsSync(tmpdir(), PREFIX);
     // mkdir fails on anything already at the name (a planted link included); the file is made 0600, new.
     const made = join(tmpdir(), `${PREFIX}${tempName("tmp")}`);
     mkdirSync(made, { mode: 0o700 });
@@ -69,23 +69,5 @@ export function writeEnvFile(env: Record<string, string>, harness: string): { pa
       "brain_error",
       `harness "${harness}": could not write the container's variables to a file in ${tmpdir()}: ${(err as Error).message} (free space there, or point TMPDIR elsewhere)`,
     );
-  }
-}
-
-/** Removes the env-file directories in `dir` whose writer is gone. Best effort: never fails the write that looked. */
-export function removeLeftEnvFiles(dir: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    if (!name.startsWith(PREFIX) || !leftByDeadProcess(name)) continue;
-    try {
-      rmSync(join(dir, name), { recursive: true, force: true });
-    } catch {
-      // Looked at again by the next writer.
-    }
   }
 }

@@ -3,6 +3,7 @@
 // nothing would ever look again: the next writer in that directory removes those whose process is gone, and
 // never a live process's (this one's or another's), whatever it is writing.
 import { createHash, randomUUID } from "node:crypto";
+import { readdirSync, rmSync } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { processAlive, processStart } from "../process-identity.js";
@@ -39,8 +40,27 @@ export function leftByDeadProcess(name: string): boolean {
  */
 export async function removeDeadTemps(dir: string, prefix = ""): Promise<void> {
   const names = await readdir(dir).catch(() => [] as string[]);
-  for (const name of names) {
-    if (!name.startsWith(prefix) || !leftByDeadProcess(name)) continue;
+  for (const name of deadTemps(names, prefix)) {
     await rm(path.join(dir, name), { recursive: true, force: true }).catch(() => {});
   }
 }
+
+/** removeDeadTemps, for a writer that is itself synchronous (an exec shim's env file). */
+export function removeDeadTempsSync(dir: string, prefix = ""): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of deadTemps(names, prefix)) {
+    try {
+      rmSync(path.join(dir, name), { recursive: true, force: true });
+    } catch {
+      // Looked at again by the next writer.
+    }
+  }
+}
+
+const deadTemps = (names: string[], prefix: string) =>
+  names.filter((name) => name.startsWith(prefix) && leftByDeadProcess(name));
