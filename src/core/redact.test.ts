@@ -126,6 +126,26 @@ describe("the log boundary", () => {
     expect(deltas.join("")).toBe("ends with sk-");
   });
 
+  it("holds back the same tail whether or not it starts a secret, so what is shown when says nothing of a secret", async () => {
+    // A tenant that makes its model (or the echo runner) end a delta with a guess could tell from when the guess
+    // reached the log whether it starts a key or another tenant's token, and so read either out a character a time.
+    const redactor = new Redactor([{ name: "K", value: KEY }]);
+    const shownAtOnce = async (text: string) => {
+      const inner = memoryLog();
+      await redactingLog(inner, redactor).append([{ type: "assistant.delta", turn: "t", data: { text } }]);
+      return inner.stored.map((e) => (e.data as { text: string }).text).join("");
+    };
+    // Each guess beside a wrong one made of the key's own characters: which characters keys use is all it learns.
+    for (const [guess, wrong] of [
+      ["sk-test-0", "sk-test-9"],
+      ["sk-", "skS"],
+      ["s", "k"],
+    ]) {
+      const [right, other] = [await shownAtOnce(`a guess: ${guess}`), await shownAtOnce(`a guess: ${wrong}`)];
+      expect(right.length).toBe(other.length);
+    }
+  });
+
   it("says where the log starts once retention has dropped its oldest segments", async () => {
     const file = join(tempDir(), "events.jsonl");
     const written = await JsonlEventLog.open(file, "s1", undefined, { segmentBytes: 1024 });

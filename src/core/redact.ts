@@ -27,7 +27,8 @@ export function envSecrets(env: NodeJS.ProcessEnv, names: Iterable<string> = [])
 export class Redactor {
   /** Longest first, so a secret that contains another is replaced whole. */
   private readonly secrets: Secret[];
-  private readonly firstChars: Set<string>;
+  /** Every character of every secret (pendingTail). */
+  private readonly chars: Set<string>;
   readonly maxLength: number;
 
   constructor(secrets: Iterable<Secret> = []) {
@@ -38,7 +39,7 @@ export class Redactor {
       }
     }
     this.secrets = [...byValue.values()].sort((a, b) => b.value.length - a.value.length);
-    this.firstChars = new Set(this.secrets.map((s) => s.value[0]!));
+    this.chars = new Set(this.secrets.flatMap((s) => s.value.split("")));
     this.maxLength = this.secrets[0]?.value.length ?? 0;
   }
 
@@ -72,19 +73,18 @@ export class Redactor {
   }
 
   /**
-   * How many characters at the end of `text` could be the start of a secret that the next piece of a stream
-   * completes: a stream holds them back until it knows.
+   * How many characters at the end of `text` a stream holds back, in case the next piece completes a secret there.
+   * Never chosen by comparing the text with the secrets: a tail held only when it starts a secret told whoever made
+   * a model end a delta with a guess (any tenant, through its own session) that the guess starts one, and so let
+   * it read out a key or another tenant's token a character a time. The trailing run of characters that occur in
+   * some secret is held instead, whatever their order: a secret's start is inside it, and what the run's length
+   * says is only which characters the secrets use.
    */
   pendingTail(text: string): number {
-    const from = Math.max(0, text.length - this.maxLength + 1);
-    for (let i = from; i < text.length; i++) {
-      if (!this.firstChars.has(text[i]!)) continue;
-      const tail = text.slice(i);
-      if (this.secrets.some((s) => s.value.length > tail.length && s.value.startsWith(tail))) {
-        return text.length - i;
-      }
-    }
-    return 0;
+    const most = Math.min(text.length, this.maxLength - 1);
+    let held = 0;
+    while (held < most && this.chars.has(text[text.length - 1 - held]!)) held++;
+    return held;
   }
 
   private walk(value: unknown): unknown {
