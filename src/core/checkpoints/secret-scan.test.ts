@@ -139,7 +139,7 @@ describe("SecretScanner against a slow reference", () => {
       .replace(/\\U/g, "\\u");
   const piece = (pick: (n: number) => number): string | Buffer => {
     const key = keys[pick(2)]!.toString();
-    switch (pick(6)) {
+    switch (pick(7)) {
       case 0:
         return Buffer.from(Array.from({ length: pick(64) }, () => (pick(3) ? pick(256) : 0x5c)));
       case 1:
@@ -150,6 +150,9 @@ describe("SecretScanner against a slow reference", () => {
         return encode(pick, pick(2) ? key : encode(pick, key));
       case 4:
         return JSON.stringify(encode(pick, key)).slice(1, -1);
+      case 5:
+        // Whole chunks with no backslash, which pass every level as they are, with a key or a part of one.
+        return `${"plain text ".repeat(pick(30))}${key.slice(pick(2) ? 0 : pick(key.length))}${pick(2) ? "" : "~"}`;
       default:
         return "\\".repeat(pick(4)) + "u00".slice(0, pick(4));
     }
