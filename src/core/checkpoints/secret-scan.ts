@@ -264,17 +264,21 @@ class Unescaper {
     let n = 0;
     let i = 0;
     while (i < length) {
-      // Escapes are dense in JSON held in JSON and sparse in prose: look a few bytes ahead by hand, then natively.
-      let next = i;
+      // Escapes are dense in JSON held in JSON and sparse in prose: copy a few bytes by hand as they are looked
+      // at (looking, then copying, read each twice), then the rest of a long run natively.
       const near = Math.min(length, i + LONG_RUN);
-      while (next < near && data[next] !== BACKSLASH) next++;
-      if (next === near && next < length) {
-        next = data.indexOf(BACKSLASH, next);
-        if (next < 0) next = length;
+      while (i < near) {
+        const b = data[i]!;
+        if (b === BACKSLASH) break;
+        out[n++] = b;
+        i++;
       }
-      if (next - i >= LONG_RUN) n += data.copy(out, n, i, next);
-      else while (i < next) out[n++] = data[i++]!;
-      i = next;
+      if (i === near && i < length && data[i] !== BACKSLASH) {
+        let next = data.indexOf(BACKSLASH, i);
+        if (next < 0) next = length;
+        n += data.copy(out, n, i, next);
+        i = next;
+      }
       if (i === length) break;
       const simple = i + 1 < length ? SIMPLE[data[i + 1]!]! : -1;
       if (simple >= 0) {
