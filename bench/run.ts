@@ -33,6 +33,7 @@ import { piColdStartBench } from "./pi-cold-start.js";
 import { piTurnBench } from "./pi-turn.js";
 import { relayBench } from "./relay.js";
 import { scaleBench } from "./scale.js";
+import { secretScanBench } from "./secret-scan.js";
 import { sseFanoutBench } from "./sse-fanout.js";
 import { sseLoadBench } from "./sse-load.js";
 import { toolRoundTripBench } from "./tool-roundtrip.js";
@@ -42,6 +43,7 @@ const BENCHES: Record<string, (opts: BenchOptions) => Promise<BenchRow[]>> = {
   tools: toolRoundTripBench,
   appends: appendsBench,
   checkpoint: checkpointBench,
+  "secret-scan": secretScanBench,
   "pi-turn": piTurnBench,
   "pi-cold-start": piColdStartBench,
   "api-turn": apiTurnBench,
