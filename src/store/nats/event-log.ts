@@ -1,12 +1,13 @@
 // The cluster event log: a session's events on its own subject of the events stream. Group commit as on disk:
-// appends made in one tick form one batch, published as one message (split only past the size limit) with
-// the id `<session>:<first seq>` (a retried publish is dropped as a duplicate; a Brain-Batch header tells a retry
-// from an earlier failed batch that landed late) and the expected last sequence of the subject (a stale
-// writer's publish is refused: it is fenced). Events reach readers and subscribers only once JetStream has
-// acknowledged them, with the seqs the log holds them at.
+// appends made in one tick form one batch, published as one message (split only past the size limit; an append
+// cut in two is seen only once whole: ./appends.ts) with the id `<session>:<first seq>` (a retried publish is
+// dropped as a duplicate; a Brain-Batch header tells a retry from an earlier failed batch that landed late) and
+// the expected last sequence of the subject (a stale writer's publish is refused: it is fenced). Events reach
+// readers and subscribers only once JetStream has acknowledged them, with the seqs the log holds them at.
 import { randomUUID } from "node:crypto";
 import { type EventLog, LogSubscribers } from "../../core/event-log.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
+import { AppendAssembler } from "./appends.js";
 import type { NatsContext } from "./context.js";
 import {
   errorMessage,
@@ -27,10 +28,11 @@ import {
   type MessageRef,
   messageLimit,
   numberFrom,
+  refOf,
   WRITER,
 } from "./log-read.js";
 import { SeqReservation } from "./seq-mark.js";
-import type { TailBudget, TailHolder } from "./tail-budget.js";
+import { EventTail, type TailBudget, type TailHolder } from "./tail-budget.js";
 
 /** What an append may find: a lease this open holds (src/store/nats/lease.ts), checked before each commit. */
 export interface WriteGuard {
@@ -44,13 +46,6 @@ interface Pending {
   reject(err: Error): void;
 }
 
-/**
- * Recent events kept in memory, so watchers catching up on the owner read no NATS: this many, and no more bytes
- * than TAIL_BYTES (events may be up to MAX_MESSAGE each: by count alone large prompts could make it gigabytes).
- */
-const TAIL_EVENTS = 4096;
-const TAIL_BYTES = 8 * 1024 * 1024;
-
 export class NatsEventLog implements EventLog, TailHolder {
   private queue: Pending[] = [];
   private flushing: Promise<void> | undefined;
@@ -59,10 +54,9 @@ export class NatsEventLog implements EventLog, TailHolder {
   /** A publish failed without an answer: it may have been stored, so the next commit asks the stream first. */
   private uncertain = false;
   private tailRef: MessageRef | undefined;
-  private tail: SessionEvent[] = [];
-  /** The JSON size of each event of the tail, and their sum. */
-  private tailSizes: number[] = [];
-  private tailBytes = 0;
+  /** Events stored past durableSeq, of an append whose later messages are not (./appends.ts). */
+  private held: SessionEvent[] = [];
+  private readonly tail = new EventTail();
   private fence: NatsStoreError | undefined;
   /** How many events of the batch being committed are stored (and delivered). */
   private landed = 0;
@@ -83,7 +77,8 @@ export class NatsEventLog implements EventLog, TailHolder {
     private readonly budget: TailBudget | undefined,
   ) {
     this.tailRef = last;
-    this.durableSeq = last?.last ?? 0;
+    // An append another writer left incomplete is not in the log: the next append takes its seqs.
+    this.durableSeq = last?.end ?? 0;
   }
 
   static async open(
@@ -169,9 +164,9 @@ export class NatsEventLog implements EventLog, TailHolder {
       throw new NatsStoreError("bad_request", `${this.where}: bad read range after=${after} limit=${limit}`);
     }
     if (after >= this.durableSeq || limit < 1) return [];
-    const first = this.tail[0];
+    const first = this.tail.events[0];
     if (first && after + 1 >= first.seq) {
-      const from = this.tail.filter((e) => e.seq > after);
+      const from = this.tail.events.filter((e) => e.seq > after);
       return Number.isFinite(limit) ? from.slice(0, Math.floor(limit)) : from;
     }
     return this.reader.read(after, limit, this.tailRef);
@@ -208,7 +203,7 @@ export class NatsEventLog implements EventLog, TailHolder {
         this.guard?.check();
         if (this.fence) throw this.fence;
         if (this.uncertain) await this.resync();
-        await this.commit(batch.flatMap((p) => p.events));
+        await this.commit(batch.map((p) => p.events));
       } catch (err) {
         // As on disk: the appends queued behind a failed batch may continue it and fail with it.
         const behind = this.queue;
@@ -216,7 +211,7 @@ export class NatsEventLog implements EventLog, TailHolder {
         const error = err instanceof NatsStoreError ? err : natsFailure(`${this.where}: append failed`, err);
         if (error.code === "locked") this.revoke(error);
         // The appends whose events were all stored (and delivered) before a later message of the batch failed
-        // succeeded: failed, they were retried, and their events logged twice.
+        // succeeded: failed, they were retried, and their events logged twice. The one cut short is not seen.
         let stored = this.landed;
         for (const p of [...batch, ...behind]) {
           stored = stored >= p.events.length ? stored - p.events.length : -1;
@@ -230,79 +225,81 @@ export class NatsEventLog implements EventLog, TailHolder {
     this.flushing = undefined;
   }
 
-  private async commit(events: SessionEvent[]): Promise<void> {
+  private async commit(appends: SessionEvent[][]): Promise<void> {
+    const events = appends.flat();
+    const spans: { from: number; to: number }[] = []; // each event's append: the indexes of its ends
+    for (const a of appends) {
+      const span = { from: spans.length, to: spans.length + a.length - 1 };
+      for (let i = 0; i < a.length; i++) spans.push(span);
+    }
     const ts = new Date().toISOString();
     const batch = randomUUID();
+    const sizeOf = new Map<SessionEvent, number>();
+    let at = 0;
     numberFrom(events, this.durableSeq, ts);
-    for (const { events: chunk, sizes } of chunks(
-      events,
-      this.where,
-      messageLimit(this.ctx.nc.info?.max_payload),
-    )) {
+    const limit = messageLimit(this.ctx.nc.info?.max_payload);
+    for (const { events: chunk, sizes } of chunks(events, this.where, limit)) {
+      for (const [i, e] of chunk.entries()) sizeOf.set(e, sizes[i]!);
+      const span = spans[at + chunk.length - 1]!;
       // Each message lands after the last one this writer knows of; an earlier publish of its own that failed
-      // and landed late takes those seqs first, and this one follows it.
+      // and landed late takes those seqs first, and the batch follows it. Past its first message, the batch's
+      // seqs are in the log and stay: a message of this writer's between them is none it knows of.
       for (;;) {
-        numberFrom(chunk, this.durableSeq, ts);
+        if (at === 0) numberFrom(events, this.durableSeq, ts);
         await this.seqs?.reserve(chunk[chunk.length - 1]!.seq);
-        if (await this.publish(chunk, batch)) break;
-        if (!(await this.resync())) {
-          throw new NatsStoreError(
-            "brain_error",
-            `${this.where}: the stream refused seq ${chunk[0]!.seq} as a repeat or out of order, yet holds no message past stream message ${this.tailRef?.streamSeq ?? 0}`,
-          );
-        }
+        const open = span.to >= at + chunk.length;
+        const append = open ? { from: events[span.from]!.seq, to: events[span.to]!.seq } : undefined;
+        if (await this.publish(chunk, batch, append)) break;
+        if (at > 0) this.uncertain = true;
+        if (at === 0 && (await this.resync())) continue;
+        throw new NatsStoreError(
+          "brain_error",
+          `${this.where}: the stream refused seq ${chunk[0]!.seq} as a repeat or out of order${at > 0 ? ", in the middle of a batch" : `, yet holds no message past stream message ${this.tailRef?.streamSeq ?? 0}`}`,
+        );
       }
-      // Delivered message by message: a later message of the batch may fail, and this one is in the log.
-      this.durableSeq = chunk[chunk.length - 1]!.seq;
-      this.landed += chunk.length;
-      this.delivered(chunk, sizes);
+      at += chunk.length;
+      // Delivered message by message, whole appends only: a later message of the batch may fail.
+      const appendsDone = new AppendAssembler(this.durableSeq, this.held);
+      const whole = appendsDone.take(this.tailRef!, chunk);
+      [this.durableSeq, this.held] = [appendsDone.shown, appendsDone.held];
+      this.landed += whole.length;
+      this.delivered(whole, sizeOf);
     }
   }
 
-  /** Events now acknowledged (`sizes`: each one's JSON size): into the tail and to the subscribers. */
-  private delivered(durable: SessionEvent[], sizes: number[]): void {
+  /** Events now acknowledged (`sizeOf`: each one's JSON size): into the tail and to the subscribers. */
+  private delivered(durable: SessionEvent[], sizeOf: Map<SessionEvent, number>): void {
     if (durable.length === 0) return;
-    this.tail.push(...durable);
-    this.tailSizes.push(...sizes);
-    for (const size of sizes) this.tailBytes += size;
-    if (this.tail.length > TAIL_EVENTS * 2 || this.tailBytes > TAIL_BYTES * 2) this.trimTail();
-    this.budget?.set(this, this.tailBytes);
+    this.tail.push(
+      durable,
+      durable.map((e) => sizeOf.get(e) ?? 0),
+    );
+    this.budget?.set(this, this.tail.bytes);
     this.subscribers.notify(durable);
   }
 
   /** Lets go of the events kept in memory: reads of them go to NATS. */
   dropTail(): void {
-    this.tail = [];
-    this.tailSizes = [];
-    this.tailBytes = 0;
+    this.tail.clear();
     this.budget?.set(this, 0);
-  }
-
-  /** Keeps the last TAIL_EVENTS events that fit in TAIL_BYTES (a read before them goes to NATS). */
-  private trimTail(): void {
-    let from = this.tail.length;
-    let bytes = 0;
-    while (
-      from > 0 &&
-      this.tail.length - from < TAIL_EVENTS &&
-      bytes + this.tailSizes[from - 1]! <= TAIL_BYTES
-    ) {
-      bytes += this.tailSizes[--from]!;
-    }
-    this.tail = this.tail.slice(from);
-    this.tailSizes = this.tailSizes.slice(from);
-    this.tailBytes = bytes;
   }
 
   /**
    * One message; retried with the same id through a leader election (the stream drops a repeat). True once it is
    * stored; false when the log has a later message of this writer's (an earlier failed publish that landed).
    */
-  private async publish(chunk: SessionEvent[], batch: string): Promise<boolean> {
+  private async publish(
+    chunk: SessionEvent[],
+    batch: string,
+    append?: { from: number; to: number },
+  ): Promise<boolean> {
     const first = chunk[0]!.seq;
     const last = chunk[chunk.length - 1]!.seq;
     const subject = this.ctx.subject(this.session);
     const body = encodeBatch(chunk);
+    // A message written over an incomplete append (same seqs) is no repeat of its first message: its id names
+    // the message it follows, as two writers doing so at once do alike (a dedup hit, and one is fenced).
+    const over = first <= (this.tailRef?.last ?? 0) ? `~${this.tailRef!.streamSeq}` : "";
     const attempt = async () => {
       // Before every try, not only the commit's first: retries through an outage can outlast the lease, and one
       // sent once another node owns the session would be stored (nothing of the new owner's is in the log yet for
@@ -314,9 +311,9 @@ export class NatsEventLog implements EventLog, TailHolder {
           // The id is the first seq's, so another writer's message with the same seqs is a dedup hit even when
           // both expected the same last sequence. The incarnation (the record's creation) keeps a session deleted
           // and made again with its id from being taken for a repeat of its predecessor's messages.
-          msgID: `${this.session}:${first}${this.incarnation ? `@${this.incarnation}` : ""}`,
+          msgID: `${this.session}:${first}${this.incarnation ? `@${this.incarnation}` : ""}${over}`,
           expect: { lastSubjectSequence: this.tailRef?.streamSeq ?? 0 },
-          headers: batchHeaders(first, last, this.writer, batch),
+          headers: batchHeaders(first, last, this.writer, batch, append),
           timeout: 5000,
         });
       } catch (err) {
@@ -346,7 +343,13 @@ export class NatsEventLog implements EventLog, TailHolder {
     );
     if (!ack) return false;
     if (ack.duplicate && !(await this.isThisBatch(ack.seq, first, batch))) return false;
-    this.tailRef = { streamSeq: ack.seq, first, last };
+    this.tailRef = {
+      streamSeq: ack.seq,
+      first,
+      last,
+      open: append?.from,
+      end: append ? append.from - 1 : last,
+    };
     return true;
   }
 
@@ -377,23 +380,20 @@ export class NatsEventLog implements EventLog, TailHolder {
     const last = await this.reader.last();
     this.uncertain = false;
     if (!last || last.streamSeq === this.tailRef?.streamSeq) return false;
+    const appends = new AppendAssembler(this.durableSeq, this.held);
     const landed: SessionEvent[] = [];
-    const sizes: number[] = [];
+    const sizeOf = new Map<SessionEvent, number>();
     for await (const msg of this.reader.messagesAfter(this.tailRef?.streamSeq ?? 0, last.streamSeq)) {
       if (msg.header.get(WRITER) !== this.writer) {
         throw fenced(this.session, "its log has events this node did not write");
       }
       const batch = decodeBatch(msg, this.session, this.where);
-      for (const e of batch) {
-        // Seqs only go up (as in LogReader.read): a repeat is never taken twice.
-        if (e.seq <= (landed.at(-1)?.seq ?? this.durableSeq)) continue;
-        landed.push(e);
-        sizes.push(Math.ceil(msg.data.length / batch.length));
-      }
+      for (const e of batch) sizeOf.set(e, Math.ceil(msg.data.length / batch.length));
+      landed.push(...appends.take(refOf(msg, this.where), batch));
     }
     this.tailRef = last;
-    this.durableSeq = last.last;
-    this.delivered(landed, sizes);
+    [this.durableSeq, this.held] = [appends.shown, appends.held];
+    this.delivered(landed, sizeOf);
     return true;
   }
 }

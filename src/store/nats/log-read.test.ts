@@ -36,7 +36,7 @@ describe("LogReader through a leader election", () => {
       });
     };
     const { log, asked } = reader([timeout, noResponders, () => message]);
-    expect(await log.last()).toEqual({ streamSeq: 7, first: 3, last: 5 });
+    expect(await log.last()).toEqual({ streamSeq: 7, first: 3, last: 5, end: 5 });
     expect(asked()).toBe(3);
   });
 

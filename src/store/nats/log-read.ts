@@ -7,6 +7,7 @@ import { headers, type MsgHdrs } from "@nats-io/transport-node";
 import { PAGE_BYTES } from "../../core/event-log.js";
 import { sleep } from "../../core/sleep.js";
 import type { SessionEvent } from "../../protocol/events.js";
+import { APPEND, AppendAssembler, appendHeader, openAppend } from "./appends.js";
 import type { NatsContext } from "./context.js";
 import { errorMessage, isUnanswered, NatsStoreError, natsFailure, retrying } from "./errors.js";
 
@@ -20,19 +21,32 @@ export const WRITER = "Brain-Writer";
  */
 export const BATCH = "Brain-Batch";
 
-/** Where a message sits: its stream sequence and the seqs of the events it holds. */
+/**
+ * Where a message sits: its stream sequence and the seqs of the events it holds; `open`, the first seq of the
+ * append it ends inside (./appends.ts); `end`, the last seq readers see with it the last message.
+ */
 export interface MessageRef {
   streamSeq: number;
   first: number;
   last: number;
+  open?: number | undefined;
+  end: number;
 }
 
-export function batchHeaders(first: number, last: number, writer: string, batch: string): MsgHdrs {
+/** `append`: the seqs of the append the message ends inside, when it does not end it. */
+export function batchHeaders(
+  first: number,
+  last: number,
+  writer: string,
+  batch: string,
+  append?: { from: number; to: number },
+): MsgHdrs {
   const h = headers();
   h.set(FIRST, String(first));
   h.set(LAST, String(last));
   h.set(WRITER, writer);
   h.set(BATCH, batch);
+  if (append) h.set(APPEND, appendHeader(append.from, append.to));
   return h;
 }
 
@@ -50,7 +64,9 @@ export function refOf(msg: { seq: number; header: MsgHdrs }, where: string): Mes
       `${where}: message ${msg.seq} has no valid ${FIRST}/${LAST} headers`,
     );
   }
-  return { streamSeq: msg.seq, first, last };
+  const open = openAppend(msg.header);
+  if (open === undefined || open > last) return { streamSeq: msg.seq, first, last, end: last };
+  return { streamSeq: msg.seq, first, last, open, end: open - 1 };
 }
 
 export function decodeBatch(
@@ -213,8 +229,10 @@ export class LogReader {
    */
   async read(after: number, limit: number, tail?: MessageRef): Promise<SessionEvent[]> {
     const end = tail ?? (await this.last());
-    if (!end || end.last <= after || limit < 1) return [];
+    if (!end || end.end <= after || limit < 1) return [];
     let at = await this.locate(after, end);
+    // Events of an append not complete by the tail are held, never given out (./appends.ts).
+    const appends = new AppendAssembler(after);
     const out: SessionEvent[] = [];
     let budget = Number.isFinite(limit) ? PAGE_BYTES : Number.POSITIVE_INFINITY;
     while (
@@ -226,11 +244,8 @@ export class LogReader {
       const msg = await this.next(at);
       if (!msg || msg.seq > end.streamSeq) break;
       budget -= msg.data.length;
-      for (const e of decodeBatch(msg, this.session, this.where)) {
-        // Seqs only go up: a batch a raced stale writer got in (nats-server 2.9 lets concurrent publishes
-        // with one expected sequence all through) is skipped where it repeats seqs, never shown twice.
-        const last = out.length > 0 ? out[out.length - 1]!.seq : after;
-        if (e.seq > last && out.length < limit) out.push(e);
+      for (const e of appends.take(refOf(msg, this.where), decodeBatch(msg, this.session, this.where))) {
+        if (out.length < limit) out.push(e);
       }
       at = msg.seq + 1;
     }
@@ -249,16 +264,19 @@ export class LogReader {
     listener: (events: SessionEvent[]) => void,
     failed: (err: unknown, seen: number, retryMs: number) => void = () => {},
   ): Promise<() => void> {
-    let seen = after ?? (await this.last())?.last ?? 0;
+    let seen = after ?? (await this.last())?.end ?? 0;
     let stopped = false;
     let messages = await this.consume(seen);
     void (async () => {
       for (let failures = 0; ; ) {
         let err: unknown = new Error("its consumer ended");
         try {
+          // A new consumer starts again at the first message holding a seq past `seen`: what was held is read again.
+          const appends = new AppendAssembler(seen);
           for await (const msg of messages) {
             failures = 0;
-            const events = decodeBatch(msg, this.session, this.where).filter((e) => e.seq > seen);
+            const ref = refOf({ seq: msg.seq, header: msg.headers ?? headers() }, this.where);
+            const events = appends.take(ref, decodeBatch(msg, this.session, this.where));
             if (events.length === 0) continue;
             seen = events[events.length - 1]!.seq;
             listener(events);

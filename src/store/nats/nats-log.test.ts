@@ -229,7 +229,7 @@ describe("NATS event log across nodes", () => {
     const log = await a.store.openLog("s11");
     const big = "x".repeat(450 * 1024);
     for (let i = 0; i < 40; i++) await log.append([delta(`${i}:${big}`)]);
-    const tail = (log as unknown as { tail: SessionEvent[] }).tail;
+    const tail = (log as unknown as { tail: { events: SessionEvent[] } }).tail.events;
     const held = tail.reduce((sum, e) => sum + JSON.stringify(e).length, 0);
     // 18 MB appended: the tail holds at most twice its 8 MiB between trims.
     expect(held).toBeLessThanOrEqual(16 * 1024 * 1024);

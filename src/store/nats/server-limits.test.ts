@@ -10,7 +10,7 @@
 import { spawn } from "node:child_process";
 import { DiscardPolicy } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { BrainError } from "../../core/errors.js";
 import { freePort } from "../../core/free-port.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
@@ -125,6 +125,64 @@ describe("a batch cut in two messages whose second the events stream refuses for
       await ctx.jsm.streams.update(ctx.stream, info.config);
       await log.close();
     }
+  });
+});
+
+describe("one append cut in two messages whose second the events stream refuses for its limits", () => {
+  it("is rejected whole: no reader, watcher or later opener sees its first part, and the next append takes its seqs", async () => {
+    const { ctx, store } = full;
+    const info = await ctx.jsm.streams.info(ctx.stream);
+    const refuseSecond = (bytes: number) =>
+      ctx.jsm.streams.update(ctx.stream, {
+        ...info.config,
+        max_bytes: bytes + 300_000,
+        discard: DiscardPolicy.New,
+      });
+    const half = [delta("a".repeat(200_000)), delta("b".repeat(200_000))];
+    for (const id of ["split2", "split3"]) {
+      await store.create({ harness: "process", config: { model: "m1" }, id });
+    }
+    const log = await store.openLog("split2");
+    const delivered: number[] = [];
+    log.subscribe((events) => delivered.push(...events.map((e) => e.seq)));
+    const followed: string[] = [];
+    const stop = await store.follow("split2", 0, (events) => {
+      followed.push(...events.map((e) => `${e.seq}:${text(e).slice(0, 3)}`));
+    });
+    await refuseSecond((await ctx.jsm.streams.info(ctx.stream)).state.bytes);
+    try {
+      const refused = await log.append(half).catch((err: Error) => err);
+      expect((refused as Error).message).toMatch(/refused by the events stream/);
+      expect((await store.readEvents("split2")).map((e) => e.seq)).toEqual([]);
+      expect(await store.lastSeq("split2")).toBe(0);
+      expect(log.lastSeq).toBe(0);
+    } finally {
+      await ctx.jsm.streams.update(ctx.stream, info.config);
+    }
+    // The writer goes on over the seqs the failed append took.
+    expect((await log.append([delta("after")])).map((e) => e.seq)).toEqual([1]);
+    expect((await store.readEvents("split2")).map((e) => [e.seq, text(e)])).toEqual([[1, "after"]]);
+    expect(delivered).toEqual([1]);
+    await vi.waitFor(() => expect(followed).toEqual(["1:aft"]));
+    stop();
+    await log.close();
+
+    // A writer that stopped there: the next one to open the log does not take the part stored for an append.
+    const first = await store.openLog("split3");
+    await refuseSecond((await ctx.jsm.streams.info(ctx.stream)).state.bytes);
+    try {
+      await expect(first.append(half)).rejects.toThrow(/refused by the events stream/);
+    } finally {
+      await ctx.jsm.streams.update(ctx.stream, info.config);
+    }
+    await first.close();
+    const next = await store.openLog("split3");
+    expect(next.lastSeq).toBe(0);
+    expect((await next.read(0)).map((e) => e.seq)).toEqual([]);
+    expect((await next.append([delta("after")])).map((e) => e.seq)).toEqual([1]);
+    expect((await store.readEvents("split3")).map((e) => [e.seq, text(e)])).toEqual([[1, "after"]]);
+    expect(await store.readEvents("split3", { after: 0, limit: 10 })).toHaveLength(1);
+    await next.close();
   });
 });
 

@@ -260,7 +260,7 @@ export class NatsSessionStore implements SessionStore {
   /** The last seq acknowledged: from the header of the session's last message, not its events. */
   async lastSeq(id: string): Promise<number> {
     checkId(id);
-    return (await new LogReader(this.ctx, id).last())?.last ?? (await this.marked(id));
+    return (await new LogReader(this.ctx, id).last())?.end ?? (await this.marked(id));
   }
 
   /** Where the seqs of a log whose messages the stream all let go end: those reserved (./seq-mark.ts), or 0. */

@@ -13,7 +13,7 @@ import { NatsSessionStore } from "./session-store.js";
 
 const MiB = 1024 * 1024;
 const prompt = (text: string): NewEvent => ({ type: "user.prompt", turn: "t1", data: { text } }) as NewEvent;
-const tailOf = (log: NatsEventLog) => (log as unknown as { tail: SessionEvent[] }).tail;
+const tailOf = (log: NatsEventLog) => (log as unknown as { tail: { events: SessionEvent[] } }).tail.events;
 const bytesOf = (events: SessionEvent[]) => events.reduce((n, e) => n + JSON.stringify(e).length, 0);
 
 let cluster: NatsCluster;
