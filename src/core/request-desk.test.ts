@@ -12,12 +12,22 @@ function desk() {
   const log: NewEvent[] = [];
   /** Events the log refuses, as a store refuses one too large for it. */
   const refuse = { when: (_event: NewEvent) => false };
+  /** Writes of events `hold.when` picks wait for `hold.until` to be durable; the index sees them when sent. */
+  const hold = { when: (_event: NewEvent) => false, until: Promise.resolve() };
+  /** The last write sent: each is durable after the one before it, as a log keeps them in order. */
+  let last: Promise<unknown> = Promise.resolve();
   const append = async (events: NewEvent[]) => {
     if (events.some((event) => refuse.when(event))) throw new Error("the store refused the write");
-    for (const event of events) {
-      log.push(event);
-      pending.observe(event);
-    }
+    // Observed when sent, as the session's LogWriter does, before the write is durable.
+    for (const event of events) pending.observe(event);
+    const before = last;
+    const written = (async () => {
+      await before;
+      if (events.some((event) => hold.when(event))) await hold.until;
+      log.push(...events);
+    })();
+    last = written;
+    await written;
     return events as SessionEvent[];
   };
   const requests = new RequestDesk({ pending, permissions: new PermissionRules({ default: "ask" }), append });
@@ -25,7 +35,7 @@ function desk() {
   const logged = async (type: string) => {
     while (!log.some((e) => e.type === type)) await new Promise((r) => setImmediate(r));
   };
-  return { requests, pending, log, append, logged, refuse };
+  return { requests, pending, log, append, logged, refuse, hold };
 }
 
 describe("RequestDesk", () => {
@@ -182,4 +192,38 @@ describe("RequestDesk races", () => {
     const decisions = await Promise.all(outcomes);
     expect(decisions.slice(0, 2)).toEqual(["allow", "deny"]);
   });
+});
+
+describe("RequestDesk interrupt before its request is durable", () => {
+  it.each(["before it is asked", "while it is logged"])(
+    "refuses an answer sent while the request's write is in flight, the turn interrupted %s",
+    async (when) => {
+      const { requests, log, logged, hold } = desk();
+      let release = () => {};
+      hold.when = (event) => event.type === "permission.requested";
+      hold.until = new Promise((resolve) => {
+        release = resolve;
+      });
+      const turn = new AbortController();
+      // The interrupt is acknowledged (its signal aborted) before the answer is sent.
+      if (when === "before it is asked") turn.abort();
+      const waiting = requests.permit("t1", { tool: "deploy" }, turn.signal, { id: "p1" });
+      if (when === "while it is logged") turn.abort();
+      const replied = requests.reply("p1", { decision: "allow" }, "s1").then(
+        () => "taken",
+        (err: Error) => err.message,
+      );
+      release();
+      await expect(waiting).resolves.toMatchObject({ decision: "deny", unanswered: "cancelled" });
+      await expect(replied).resolves.toMatch(/no pending permission request or question "p1"/);
+      await logged("permission.resolved");
+      const resolved = log.filter((e) => e.type === "permission.resolved");
+      expect(resolved).toEqual([
+        expect.objectContaining({
+          data: expect.objectContaining({ id: "p1", decision: "deny", reason: "the turn was interrupted" }),
+        }),
+      ]);
+      expect(log.map((e) => e.type)).toEqual(["permission.requested", "permission.resolved"]);
+    },
+  );
 });

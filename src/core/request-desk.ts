@@ -364,7 +364,12 @@ export class RequestDesk {
     };
     const onAbort = () => giveUp("the turn was interrupted", "cancelled");
     try {
-      const [logged] = await this.parts.append([request]);
+      const logging = this.parts.append([request]);
+      // Pending from the moment it is sent, so answerable while its write is in flight: an interrupt made before
+      // then (or meanwhile) gives it up now, and an answer sent after that interrupt was acknowledged is refused.
+      signal.addEventListener("abort", onAbort, { once: true });
+      if (signal.aborted) onAbort();
+      const [logged] = await logging;
       const expiresAt = new Date(Date.now() + timeoutMs).toISOString();
       times = { createdAt: logged?.ts ?? new Date().toISOString(), expiresAt };
       this.deadlines.set(id, times);
@@ -372,8 +377,6 @@ export class RequestDesk {
         () => giveUp(`no client answered within ${timeoutMs / 1000} s`, "expired"),
         timeoutMs,
       );
-      signal.addEventListener("abort", onAbort, { once: true });
-      if (signal.aborted) onAbort();
       return await answered;
     } finally {
       clearTimeout(timer);
