@@ -35,6 +35,8 @@ describe("nui HITL respond on a permission request", () => {
       [{ answers: { decision: "nope" } }, /answers\.decision/],
       [{ status: "pending" }, /status/],
       [{ status: "delivered", answers: { approved: true } }, /status/],
+      // The host's own verdict when the wait passes: no client may log a timeout that did not happen.
+      [{ status: "expired" }, /"status.*expired.* is the host's verdict.*answered.*declined.*cancelled/],
     ];
     for (const [body, named] of malformed) {
       const refused = await hitl("POST", `/${requestId}/respond`, body);

@@ -74,6 +74,9 @@ function questionPayload(q: Question): Record<string, unknown> & { questions: un
   };
 }
 
+/** The statuses a client's respond() may send: the rest are the host's (pending, delivered, expired). */
+const CLIENT_STATUSES = '"answered", "declined" or "cancelled"';
+
 /**
  * nui's respond() body as the Brain answer to `request`. `several`: the request is one question of several, each
  * answered under its own question (nui's answers are keyed so): no other key may stand in for its answer.
@@ -86,17 +89,20 @@ export function answerOf(request: Answerable, body: HitlRespondBody, several = f
       : typeof answers.reason === "string"
         ? answers.reason
         : undefined;
-  if (body.status === "pending" || body.status === "delivered") {
+  // `expired` is the host's own verdict, logged when the request's wait passes: a client saying so would put a
+  // timeout that never happened in the log (and a wait the host still runs).
+  if (body.status === "pending" || body.status === "delivered" || body.status === "expired") {
+    const why =
+      body.status === "expired" ? "is the host's verdict when a request's wait passes" : "is not an answer";
     throw new ApiError(
       "bad_request",
-      `field "status": "${body.status}" is not an answer; send "answered", "declined", "cancelled" or "expired"`,
+      `field "status": "${body.status}" ${why}; a client sends ${CLIENT_STATUSES} (cancelled to withdraw it)`,
       "status",
     );
   }
-  const refused = body.status === "declined" || body.status === "cancelled" || body.status === "expired";
-  // Not a person's no: the request was withdrawn or its wait passed, as nui's statuses say, and its log says so.
-  const unanswered =
-    body.status === "cancelled" || body.status === "expired" ? { unanswered: body.status } : {};
+  const refused = body.status === "declined" || body.status === "cancelled";
+  // Not a person's no: the request was withdrawn, as nui's status says, and its log says so.
+  const unanswered = body.status === "cancelled" ? { unanswered: body.status } : {};
   if (request.kind === "permission.requested") {
     // Only a clear yes allows: nui's "answered" status (its approve), unless the answers say no. An approval
     // that is not a boolean or a decision that is neither word is refused rather than read as a yes.
