@@ -2,12 +2,10 @@
 // here becomes a Brain permission request or question of the session's running turn (through the same
 // HitlDesk the nui harnesses use), and every pending Brain request can be listed, read, awaited and answered
 // in nui's envelopes, whichever harness asked it. Answers go through Session.answer: the first one wins.
-import type { EventLog } from "../../core/event-log.js";
 import type { PendingRequest } from "../../core/pending.js";
 import type { Session } from "../../core/session.js";
 import { HitlDesk, HitlRefusal } from "../../harnesses/nui/hitl-desk.js";
 import type { ApiErrorCode } from "../../protocol/api.js";
-import type { SessionEvent } from "../../protocol/events.js";
 import type {
   HitlCreateBody,
   HitlRequestEnvelope,
@@ -19,6 +17,9 @@ import type { Caller, SessionService } from "../sessions.js";
 import type { FeedHub } from "../sse/hub.js";
 import { TenantBound } from "../tenant-bound.js";
 import { type Answerable, answerOf, isAnswerable, RequestAnswers, requestEnvelopeOf } from "./envelopes.js";
+import { answeredInLog, answerId, HITL_LOOKBACK_EVENTS, loggedAfter, recentInLog } from "./log-lookup.js";
+
+export { HITL_LOOKBACK_EVENTS };
 
 /** A desk's refusal by its status, as nui's own API answers it: 429 for too many requests waiting, not a 400. */
 const REFUSALS: Record<number, ApiErrorCode> = { 409: "conflict", 429: "limit_reached" };
@@ -258,85 +259,6 @@ export class HitlService {
       );
     });
   }
-}
-
-/**
- * How far back a request id not pending anywhere is looked for in each of the caller's open sessions: a request is
- * awaited or answered soon after it is asked, and a lookup that read whole logs let one request (for an id that
- * is nowhere) read every log of the tenant from its start.
- */
-export const HITL_LOOKBACK_EVENTS = 1000;
-
-/** The first thing `pick` finds among the log's last HITL_LOOKBACK_EVENTS events, read as one page. */
-async function recentInLog<T>(
-  log: EventLog,
-  pick: (event: SessionEvent) => T | undefined,
-): Promise<T | undefined> {
-  const page = await log.read(Math.max(0, log.lastSeq - HITL_LOOKBACK_EVENTS), HITL_LOOKBACK_EVENTS);
-  for (const event of page) {
-    const found = pick(event);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}
-
-/** The first thing `pick` finds in the log after seq `after`, up to its last seq now, read a page at a time. */
-async function loggedAfter<T>(
-  log: EventLog,
-  after: number,
-  pick: (event: SessionEvent) => T | undefined,
-): Promise<T | undefined> {
-  const last = log.lastSeq;
-  while (after < last) {
-    const page = await log.read(after, HITL_LOOKBACK_EVENTS);
-    if (page.length === 0) return undefined;
-    for (const event of page) {
-      const found = pick(event);
-      if (found !== undefined) return found;
-    }
-    after = page.at(-1)!.seq;
-  }
-  return undefined;
-}
-
-/**
- * The response to a request answered already, its answer among the log's last events: every question of a request of
- * several (their question.requested events name it), as the desk that asked them is gone once it is answered. Its
- * questions are read from the first of them on, however far back it was asked, a page at a time.
- */
-async function answeredInLog(log: EventLog, requestId: string): Promise<HitlResponseEnvelope | undefined> {
-  const answered = await recentInLog(log, (e) => (answerId(e) === requestId ? e : undefined));
-  if (!answered) return undefined;
-  // Its own question first, so a request of one, or one logged before `request`, is its one answer.
-  const keys = new Map([[requestId, requestId]]);
-  if (answered.type !== "question.answered") return new RequestAnswers(requestId, keys).see(answered);
-  const from = await askedAt(log, requestId, answered.seq);
-  await loggedAfter(log, from - 1, (e) => {
-    if (e.type === "question.requested" && (e.data.id === requestId || e.data.request === requestId))
-      keys.set(e.data.id, e.data.question);
-    return undefined;
-  });
-  const gather = new RequestAnswers(requestId, keys);
-  return loggedAfter(log, from - 1, (e) => gather.see(e));
-}
-
-/** The seq of the last question.requested with this id before seq `before`, read back a page at a time; 1 if none. */
-async function askedAt(log: EventLog, requestId: string, before: number): Promise<number> {
-  for (let end = before - 1; end > 0; end -= HITL_LOOKBACK_EVENTS) {
-    const start = Math.max(0, end - HITL_LOOKBACK_EVENTS);
-    const page = await log.read(start, end - start);
-    const asked = page.findLast(
-      (e) => e.seq < before && e.type === "question.requested" && e.data.id === requestId,
-    );
-    if (asked) return asked.seq;
-  }
-  return 1;
-}
-
-function answerId(event: SessionEvent): string | undefined {
-  return event.type === "permission.resolved" || event.type === "question.answered"
-    ? event.data.id
-    : undefined;
 }
 
 /**
