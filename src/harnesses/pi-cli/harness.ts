@@ -8,7 +8,7 @@
 // prompt (the session's next turn) would run it. So the end of a run waits for pi's answer to each steer written
 // during it; a steer still in pi's queue then is dropped with the pi that holds it (a new pi resumes the session
 // file), and sent again as a follow-up of the same turn (none when the turn was interrupted or failed).
-import { join, relative } from "node:path";
+import { basename, join, relative } from "node:path";
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
 import { missingHistory } from "../../core/native-check.js";
 import type { NativeFile } from "../../protocol/runner.js";
@@ -28,6 +28,7 @@ import { endpointWire, vendorKeyEnvironment, type WireApi } from "../cli/provide
 import { BRIDGE_SOURCE } from "./bridge.js";
 import { KEY_VARIABLE, modelsJson, PI_WIRES, PROVIDER } from "./models-json.js";
 import { PiEventParser, type PiSignal } from "./parser.js";
+import { countMessages, readSeen, type Seen, storedMessageEnd, unseenMessages, writeSeen } from "./seen.js";
 import { latestSessionFile, rebaseSession } from "./sessions.js";
 import { piUpdateHead } from "./updates.js";
 
@@ -51,6 +52,8 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
   private heldEnd: CliTurnEnd | undefined;
   /** A pi being stopped so that the steers in its queue die with it; the next one starts once it is gone. */
   private retiring: Promise<void> | undefined;
+  /** The session file's messages Brain has read, as the record on disk says (./seen.ts). */
+  private seen: Seen = { file: null, messages: 0 };
 
   private constructor(
     ctx: CliContext,
@@ -125,6 +128,7 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     const sessionsDir = join(dir, SESSIONS_DIR);
     const args = ["--mode", "rpc", "--offline", "--session-dir", sessionsDir];
     const existing = latestSessionFile(sessionsDir);
+    let held = 0;
     if (existing) {
       if (endAgentFileLineSync(dir, existing)) {
         this.warn(
@@ -134,8 +138,18 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
       if (rebaseSession(dir, existing, cwd)) {
         this.warn(`session ${relative(dir, existing)} moved here; its working directory is now ${cwd}`);
       }
+      held = countMessages(dir, existing);
+      const unseen = unseenMessages(readSeen(dir, AGENT_DIR), existing, held);
+      if (unseen > 0) {
+        this.warn(
+          `session ${relative(dir, existing)} holds ${unseen} message${unseen === 1 ? "" : "s"} Brain's log lacks: ` +
+            "pi wrote them after Brain stopped reading it (the host stopped mid-turn); the model sees them as history",
+        );
+      }
       args.push("--session", existing);
     }
+    this.seen = { file: existing ? basename(existing) : null, messages: held };
+    writeSeen(dir, AGENT_DIR, this.seen);
     if (this.wire) {
       writeAgentFileSync(dir, join(agentDir, "models.json"), modelsJson(provider, config.model!, this.wire));
       args.push("--provider", PROVIDER, "--model", config.model!);
@@ -164,6 +178,7 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     this.piQueue = [];
     this.heldEnd = undefined;
     const read = (line: unknown) => {
+      if (storedMessageEnd(line)) this.noteSeen();
       for (const signal of this.parser.handle(line)) this.onSignal(signal);
     };
     const child = this.spawn(args, env, read, undefined, piUpdateHead(read));
@@ -226,6 +241,14 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
         this.heldEnd = signal.end;
         return this.finishRun();
     }
+  }
+
+  /** One more message read; pi appends it to its session file right after saying so on stdout. */
+  private noteSeen(): void {
+    const latest =
+      this.seen.file === null ? latestSessionFile(join(this.options.dir, SESSIONS_DIR)) : undefined;
+    this.seen = { file: latest ? basename(latest) : this.seen.file, messages: this.seen.messages + 1 };
+    writeSeen(this.options.dir, AGENT_DIR, this.seen);
   }
 
   /** Ends the run once pi has answered its steers; those still in pi's queue go out again as follow-ups. */

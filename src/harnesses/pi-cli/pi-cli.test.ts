@@ -2,7 +2,7 @@
 // namespace against the fake provider (Chat Completions; the other two APIs pi speaks in the last test). The
 // checks every CLI family shares are in src/testing/cli-family.ts; here is what is pi's own: its tools gated up
 // front, its system prompt passed as text, a live steer, and the three wires.
-import { appendFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { events, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
@@ -95,6 +95,40 @@ describe.runIf(found)("pi-cli's own", () => {
     const last = agentRequests(b.sandbox.provider.requests).at(-1);
     expect(historyOf(last!)).toContain("NOTOOL first");
     expect(historyOf(last!)).toContain("NOTOOL second");
+  });
+
+  // pi writes each message to its file after it says so on stdout, and finishes its turn when the host reading it
+  // dies: the messages it wrote meanwhile reached pi's history but never Brain's log, and nothing said so.
+  it("warns, naming how many, when pi's session file holds messages Brain never read (its host died mid-turn)", async () => {
+    const b = await start();
+    const session = await b.create();
+    expect((await (await session.prompt("NOTOOL first")).settled).status).toBe("completed");
+    const t = await b.restart();
+    const again = await t.brain.session(session.id);
+    expect((await (await again.prompt("NOTOOL second")).settled).status).toBe("completed");
+    const unseen = (all: { type: string; data: unknown }[]) =>
+      all.filter((e) => e.type === "harness.warning" && JSON.stringify(e.data).includes("Brain's log lacks"));
+    expect(unseen(await events(again))).toEqual([]);
+    const u = await b.restart();
+    const sessions = join(u.store.paths(session.id).native, "pi/sessions");
+    const [name] = readdirSync(sessions).filter((n) => n.endsWith(".jsonl"));
+    // What pi appends after Brain stopped reading: the rest of the turn, chained as pi chains its entries.
+    const file = join(sessions, name!);
+    const lines = readFileSync(file, "utf8").trim().split("\n");
+    const [user, answer] = lines.slice(-2).map((l) => JSON.parse(l) as { id: string; parentId: string });
+    const late = [
+      { ...user!, id: "late1", parentId: answer!.id },
+      { ...answer!, id: "late2", parentId: "late1" },
+    ];
+    appendFileSync(file, late.map((e) => `${JSON.stringify(e)}\n`).join(""));
+    const third = await u.brain.session(session.id);
+    const turn = await third.prompt("NOTOOL third");
+    expect((await turn.settled).status).toBe("completed");
+    const warned = unseen(await events(third));
+    expect(warned).toHaveLength(1);
+    expect(JSON.stringify(warned[0]!.data)).toMatch(
+      /holds 2 messages Brain's log lacks: pi wrote them after/,
+    );
   });
 
   it("steers the running turn", async () => {
