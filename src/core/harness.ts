@@ -174,6 +174,12 @@ export interface Harness {
   /** Asks the running turn to stop; `prompt()` then settles with `interrupted: true`. */
   interrupt(turn: string): Promise<void>;
   checkpoint(): Promise<NativeFile[]>;
+  /**
+   * The files `checkpoint()` listed are now stored in a durable checkpoint, the base of the next: a file the
+   * harness listed as not append-only because it rewrote it may be listed append-only again. Not called when the
+   * checkpoint failed.
+   */
+  checkpointed?(files: NativeFile[]): void;
   close(): Promise<void>;
   /**
    * Whether the native state holds the conversation Brain's log says it had (the last prompt the model answered):

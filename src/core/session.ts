@@ -200,6 +200,7 @@ export class Session {
       const manifest = await this.parts.checkpoints.create(this.parts.nativeDir, files, {
         secrets: this.parts.secrets,
       });
+      harness.checkpointed?.(files);
       const listed = manifest.files.map(({ path, size, append_only }) => ({ path, size, append_only }));
       await this.append([
         { type: "checkpoint.created", data: { id: manifest.id, files: listed, ...keyed(key) } },

@@ -29,6 +29,7 @@ import {
 import { open, rename, unlink } from "node:fs/promises";
 import { isAbsolute, join, normalize, relative, sep } from "node:path";
 import { fdPath } from "../core/checkpoints/opened.js";
+import type { NativeFile } from "../protocol/runner.js";
 
 const DIRECTORY = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) | constants.O_NOFOLLOW;
 
@@ -343,6 +344,18 @@ export function rewrittenFilesSync(root: string, marker: string): Set<string> {
     if (err instanceof SyntaxError) return new Set();
     throw err;
   }
+}
+
+/**
+ * Drops from the files rewrittenFilesSync lists those `stored` (a checkpoint's listing, native-dir relative) holds
+ * whole, not as append-only: that checkpoint has their new start, and the next may build on it.
+ */
+export function forgetRewrittenSync(root: string, marker: string, stored: readonly NativeFile[]): void {
+  const files = rewrittenFilesSync(root, marker);
+  const whole = stored.filter((f) => !f.append_only && files.has(f.path));
+  if (whole.length === 0) return;
+  for (const f of whole) files.delete(f.path);
+  writeAgentFileSync(root, join(root, marker), JSON.stringify([...files]));
 }
 
 /** Adds `path` (native-dir relative) to the files rewrittenFilesSync lists. */

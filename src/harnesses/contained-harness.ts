@@ -31,6 +31,13 @@ export class ContainedHarness implements Harness {
     return dir === undefined ? files : files.map((file) => ({ ...file, path: `${dir}/${file.path}` }));
   }
 
+  checkpointed(files: NativeFile[]): void {
+    const dir = this.nativeDir;
+    const inner =
+      dir === undefined ? files : files.map((f) => ({ ...f, path: f.path.slice(dir.length + 1) }));
+    this.inner.checkpointed?.(inner);
+  }
+
   async close(): Promise<void> {
     await this.inner.close().catch(() => {});
     await this.release();

@@ -4,6 +4,8 @@
 import { cpSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
+import type { Brain } from "../core/brain.js";
+import type { NativeFile } from "../protocol/runner.js";
 import { makeBrain, tempDir } from "./brain.js";
 import { type CliBed, FAKE_KEY } from "./cli.js";
 import type { CliFamilyCase } from "./cli-family.js";
@@ -12,11 +14,12 @@ import type { CliFamilyCase } from "./cli-family.js";
 export async function checkpointsAfterHomeMoved(b: CliBed, f: CliFamilyCase, reopen = true): Promise<void> {
   const session = await b.create();
   expect((await (await session.prompt("List the files here")).settled).status).toBe("completed");
-  await session.checkpoint();
+  const before = await session.checkpoint();
   await b.t.brain.close();
   const home = tempDir("brain-moved-");
   const into = tempDir("brain-moved-restore-");
   const taken = tempDir("brain-moved-taken-");
+  const intoNext = tempDir("brain-moved-restore-next-");
   const moved = makeBrain({
     home,
     factories: [f.factory({ launcher: b.sandbox.launcher })],
@@ -41,15 +44,37 @@ export async function checkpointsAfterHomeMoved(b: CliBed, f: CliFamilyCase, reo
     }
     const { files } = await again.checkpoint();
     expect(files.length).toBeGreaterThan(0);
-    await moved.brain.restore(session.id, "latest", into);
-    for (const file of files) {
-      expect(readFileSync(join(into, file.path)).toString(), file.path).toBe(
-        readFileSync(join(native, file.path)).toString(),
-      );
+    await restoresExactly(moved.brain, session.id, files, native, into);
+    // The rewrite is stored whole once: the checkpoint after builds on that one, not whole again forever.
+    const appended = (path: string) => before.files.some((f) => f.path === path && f.append_only);
+    const whole = files.filter((file) => !file.append_only && appended(file.path));
+    expect(whole.length).toBeGreaterThan(0);
+    expect((await (await again.prompt("NOTOOL after the checkpoint")).settled).status).toBe("completed");
+    const next = await again.checkpoint();
+    for (const file of whole) {
+      const after = next.files.find((f) => f.path === file.path);
+      expect(after?.append_only, file.path).toBe(true);
+      expect(after?.segments.slice(0, file.segments.length), file.path).toEqual(file.segments);
     }
+    await restoresExactly(moved.brain, session.id, next.files, native, intoNext);
   } finally {
     await moved.cleanup();
-    for (const dir of [home, into, taken])
+    for (const dir of [home, into, taken, intoNext])
       rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  }
+}
+
+async function restoresExactly(
+  brain: Brain,
+  id: string,
+  files: readonly NativeFile[],
+  native: string,
+  into: string,
+): Promise<void> {
+  await brain.restore(id, "latest", into);
+  for (const file of files) {
+    expect(readFileSync(join(into, file.path)).toString(), file.path).toBe(
+      readFileSync(join(native, file.path)).toString(),
+    );
   }
 }

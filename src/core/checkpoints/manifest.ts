@@ -13,7 +13,10 @@ export interface CheckpointSegment {
 export interface CheckpointFile extends NativeFile {
   /** Contiguous from offset 0, together exactly `size` bytes. A whole file is one segment (none when empty). */
   segments: CheckpointSegment[];
-  /** Append-only files: sha256 of the first 4 KiB and of the last 4 KiB, to catch rewrites cheaply next time. */
+  /**
+   * sha256 of the first 4 KiB and of the last 4 KiB, to catch rewrites cheaply next time: always there for an
+   * append-only file, and for others in checkpoints newer than they.
+   */
   head_sha256?: string;
   tail_sha256?: string;
   /** Permission bits of the original (0o777 at most): a restored file is never readable by more than it was. */
@@ -85,12 +88,11 @@ export function parseManifest(text: string, id: string): CheckpointManifest {
     });
     if (end !== f.size) throw bad(`files[${i}] segments cover ${end} bytes, size is ${f.size}`);
     const file: CheckpointFile = { path: f.path, size: f.size, append_only: f.append_only, segments };
-    if (f.append_only) {
-      if (typeof f.head_sha256 !== "string" || typeof f.tail_sha256 !== "string") {
-        throw bad(`files[${i}] is append-only without head_sha256/tail_sha256`);
-      }
-      file.head_sha256 = f.head_sha256;
-      file.tail_sha256 = f.tail_sha256;
+    const windows = typeof f.head_sha256 === "string" && typeof f.tail_sha256 === "string";
+    if (f.append_only && !windows) throw bad(`files[${i}] is append-only without head_sha256/tail_sha256`);
+    if (windows) {
+      file.head_sha256 = f.head_sha256 as string;
+      file.tail_sha256 = f.tail_sha256 as string;
     }
     if (f.mode !== undefined) {
       if (!isCount(f.mode) || f.mode > 0o777) throw bad(`files[${i}].mode is not a permission mode`);

@@ -68,12 +68,13 @@ export async function planCheckpoint(
   for (const file of files) {
     const { handle, real, st } = await openChecked(root, file);
     try {
-      // Only append-only files are stored incrementally: a file that is not (or was not) is stored whole.
+      // Only append-only files are stored incrementally: a file that is not is stored whole. One that was not and
+      // is again (a harness's rewrite of it stored whole) builds on the last: its windows are checked alike.
       const prev = prevFiles.get(file.path);
       const bytes = await planBytes(
         handle,
         file,
-        prev?.append_only && file.append_only ? prev : undefined,
+        file.append_only && prev?.head_sha256 !== undefined ? prev : undefined,
         previous?.id,
         secrets,
       ).catch((err) => {
@@ -281,12 +282,9 @@ async function planBytes(
   }
   const plan: PlannedBytes = { kept: prev?.segments ?? [] };
   if (file.size > start) plan.fresh = { offset: start, length: file.size - start, sha256 };
-  if (file.append_only) {
-    plan.head_sha256 =
-      prev && prev.size >= WINDOW
-        ? prev.head_sha256
-        : await hashRange(handle, 0, Math.min(WINDOW, file.size));
-    plan.tail_sha256 = await hashRange(handle, Math.max(0, file.size - WINDOW), file.size);
-  }
+  // Kept for every file: one stored whole is the base of the next checkpoint that lists it as append-only.
+  plan.head_sha256 =
+    prev && prev.size >= WINDOW ? prev.head_sha256 : await hashRange(handle, 0, Math.min(WINDOW, file.size));
+  plan.tail_sha256 = await hashRange(handle, Math.max(0, file.size - WINDOW), file.size);
   return plan;
 }

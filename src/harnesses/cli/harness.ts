@@ -17,6 +17,7 @@ import { preview } from "../../protocol/frames.js";
 import type { LineHead } from "../../protocol/head-lines.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import { sessionToolEndpoint, type ToolEndpoint } from "../../tools/endpoint/index.js";
+import { forgetRewrittenSync, REWRITTEN_MARKER } from "../agent-files.js";
 import type { Spawner } from "../process/spawner.js";
 import { EndpointCalls, isBound } from "./bound.js";
 import { CliProcess } from "./child.js";
@@ -166,6 +167,11 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
         })
       : [];
     return [...state, ...(await this.nativeFiles())];
+  }
+
+  /** A file rewritten in place (REWRITTEN_MARKER) is now stored whole: later checkpoints build on it again. */
+  checkpointed(files: NativeFile[]): void {
+    forgetRewrittenSync(this.options.dir, REWRITTEN_MARKER, files);
   }
 
   async close(): Promise<void> {
