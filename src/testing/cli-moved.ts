@@ -10,8 +10,16 @@ import { makeBrain, tempDir } from "./brain.js";
 import { type CliBed, FAKE_KEY } from "./cli.js";
 import type { CliFamilyCase } from "./cli-family.js";
 
-/** `reopen`: the session is also closed and reopened between the turn after the move and the checkpoint. */
-export async function checkpointsAfterHomeMoved(b: CliBed, f: CliFamilyCase, reopen = true): Promise<void> {
+/**
+ * `reopen`: the session is also closed and reopened between the turn after the move and the checkpoint.
+ * `copiedWhole`: the native dir is copied as it was, the CLI's own databases too (naming the old home), not restored.
+ */
+export async function checkpointsAfterHomeMoved(
+  b: CliBed,
+  f: CliFamilyCase,
+  reopen = true,
+  copiedWhole = false,
+): Promise<void> {
   const session = await b.create();
   expect((await (await session.prompt("List the files here")).settled).status).toBe("completed");
   const before = await session.checkpoint();
@@ -29,9 +37,11 @@ export async function checkpointsAfterHomeMoved(b: CliBed, f: CliFamilyCase, reo
     cpSync(b.t.home, home, { recursive: true });
     // The native dir is what the checkpoint holds, no more (a CLI's own databases would still name the old home).
     const native = moved.store.paths(session.id).native;
-    rmSync(native, { recursive: true });
-    await moved.brain.restore(session.id, "latest", taken);
-    cpSync(taken, native, { recursive: true });
+    if (!copiedWhole) {
+      rmSync(native, { recursive: true });
+      await moved.brain.restore(session.id, "latest", taken);
+      cpSync(taken, native, { recursive: true });
+    }
     let again = await moved.brain.session(session.id);
     expect((await (await again.prompt("NOTOOL second turn")).settled).status).toBe("completed");
     if (reopen) {

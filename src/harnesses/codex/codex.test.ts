@@ -47,6 +47,10 @@ describe.runIf(found)("codex's own", () => {
     await checkpointsAfterHomeMoved(await start(), codexCase);
   });
 
+  it("resumes a home copied whole with its own databases, which name the old home's rollout", async () => {
+    await checkpointsAfterHomeMoved(await start(), codexCase, true, true);
+  });
+
   it("steers the running turn with turn/steer", async () => {
     const b = await start();
     const session = await b.create({ permissions: { tools: { exec_command: "ask" } } });

@@ -25,6 +25,7 @@ import type { TurnInterruptParams } from "./generated/v2/TurnInterruptParams.js"
 import type { TurnStartParams } from "./generated/v2/TurnStartParams.js";
 import type { TurnSteerParams } from "./generated/v2/TurnSteerParams.js";
 import { CodexNotificationMapper, type CodexSignal } from "./parser.js";
+import { dropMovedDatabases } from "./relocate.js";
 import { RpcConnection } from "./rpc.js";
 import { type CodexState, missingThreadHistory, openThread } from "./threads.js";
 
@@ -122,6 +123,10 @@ export class CodexHarness extends CliHarness<Connection> {
       codexConfigToml(this.options.config, this.options.provider, bound),
       0o600,
     );
+    // Before Codex opens them: databases copied from another home would send its turns to the rollout there.
+    const dropped = dropMovedDatabases(home, (await this.readState<CodexState>())?.place?.home);
+    if (dropped.length > 0)
+      this.warn(`moved here from another home: removed ${dropped.join(", ")}, which named it`);
     const mapper = new CodexNotificationMapper();
     let rpc!: RpcConnection;
     const args = ["app-server", ...(this.ctx.session.args ?? [])];

@@ -6,7 +6,7 @@
 // rollout-only recipe, which is what a checkpoint holds: no SQLite whose byte offsets it would break) lets Codex
 // resume it as if it had always been here.
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync } from "node:fs";
+import { lstatSync, readdirSync, unlinkSync } from "node:fs";
 import { join, relative } from "node:path";
 import {
   noteRewrittenSync,
@@ -152,3 +152,24 @@ export function fragmentHash(role: string, text: string): string {
 
 const inJson = (text: string) => JSON.stringify(text).slice(1, -1);
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** Codex's databases that name a thread's rollout by its absolute path, or index it by byte offsets. */
+const THREAD_DATABASES = /^(?:state|thread_history)_\d+\.sqlite(?:-wal|-shm|-journal)?$/;
+
+/**
+ * Removes Codex's thread databases from CODEX_HOME `home` when it was copied from `was` whole: they name the
+ * rollout under the old home, and Codex would resume the thread from there and write its turns to it (to the old
+ * copy, or to none), never to the rollout here. Codex rebuilds them from the rollouts under `sessions/`.
+ * Returns the names removed. Only regular files directly in a real directory are touched.
+ */
+export function dropMovedDatabases(home: string, was: string | undefined): string[] {
+  if (!was || was === home || lstatSync(home, { throwIfNoEntry: false })?.isDirectory() !== true) return [];
+  const removed: string[] = [];
+  for (const name of readdirSync(home)) {
+    if (!THREAD_DATABASES.test(name) || !lstatSync(join(home, name), { throwIfNoEntry: false })?.isFile())
+      continue;
+    unlinkSync(join(home, name));
+    removed.push(name);
+  }
+  return removed;
+}
