@@ -248,7 +248,11 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     const latest =
       this.seen.file === null ? latestSessionFile(join(this.options.dir, SESSIONS_DIR)) : undefined;
     this.seen = { file: latest ? basename(latest) : this.seen.file, messages: this.seen.messages + 1 };
-    writeSeen(this.options.dir, AGENT_DIR, this.seen);
+    try {
+      writeSeen(this.options.dir, AGENT_DIR, this.seen);
+    } catch {
+      // Called for a line of pi's output: a full disk must not break the reading. The count is only advisory.
+    }
   }
 
   /** Ends the run once pi has answered its steers; those still in pi's queue go out again as follow-ups. */
