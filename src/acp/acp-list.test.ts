@@ -1,5 +1,6 @@
 // `brain acp`'s session/list: paged as ACP's schema says (cursor in, nextCursor out), newest first, so a home
 // with thousands of sessions is not one huge message.
+import fsp from "node:fs/promises";
 import { methods, RequestError } from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { FsSessionStore } from "../store/fs/index.js";
@@ -31,6 +32,26 @@ describe("brain acp session/list", () => {
       expect(refused).toBeInstanceOf(RequestError);
       expect(refused).toMatchObject({ code: -32602 });
       expect(JSON.stringify((refused as RequestError).data)).toContain("list again without a cursor");
+    } finally {
+      editor.child.kill("SIGTERM");
+      await editor.exited;
+    }
+  });
+});
+
+describe("brain acp session/list's updatedAt", () => {
+  it("is when the session's log was last written, not when it was made; the REST view says it as updated_at", async () => {
+    const store = new FsSessionStore(t.home);
+    const record = await store.create({ harness: "echo", config: {}, id: "dated-by-log" });
+    const written = new Date("2031-02-03T04:05:06.000Z");
+    await fsp.utimes(store.paths(record.id).events, written, written);
+    const editor = await connectEditor(["--server", t.url, "--token", t.tokens.admin]);
+    try {
+      const page = await editor.ctx.request(methods.agent.session.list, {});
+      const listed = page.sessions.find((s) => s.sessionId === record.id);
+      expect(listed?.updatedAt).toBe(written.toISOString());
+      expect(record.created_at).not.toBe(written.toISOString());
+      expect((await t.client().session(record.id)).updated_at).toBe(written.toISOString());
     } finally {
       editor.child.kill("SIGTERM");
       await editor.exited;

@@ -157,7 +157,8 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
           sessionId: s.id,
           cwd: cwds.get(s.id) ?? "/",
           title: `${s.harness} ${s.id.slice(0, 8)}`,
-          updatedAt: s.created_at,
+          // The log's last write, so an editor's recent-first list is by activity, not by creation.
+          updatedAt: s.updated_at ?? s.created_at,
         })),
         ...(after !== undefined ? { nextCursor: after } : {}),
       };

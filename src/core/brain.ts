@@ -111,6 +111,10 @@ export class Brain {
     return store.lastSeq ? store.lastSeq(id) : ((await this.events(id)).at(-1)?.seq ?? 0);
   }
 
+  /** When a session's log was last written, if the store tells cheaply; never fails the view it only dates. */
+  updatedAt = async (id: string): Promise<string | undefined> =>
+    this.options.store.updatedAt?.(id).catch(() => undefined);
+
   /** A session's last seq and its requests waiting for an answer: the open session's own, else its stored log's. */
   async pending(id: string): Promise<{ lastSeq: number; pending: PendingRequest[] }> {
     const live = this.live.find(id);
@@ -292,12 +296,8 @@ export class Brain {
   ): Promise<Session> {
     const { harnesses, tools, sessionTools } = this.options;
     const linked = links.forked_from !== undefined || links.handoff_from !== undefined;
-    await refuseUnmakeable(input, linked, {
-      harnesses,
-      tools,
-      providers: this.providers,
-      runsMcp: !!sessionTools,
-    });
+    const checks = { harnesses, tools, providers: this.providers, runsMcp: !!sessionTools };
+    await refuseUnmakeable(input, linked, checks);
     const config = input.config ?? {};
     const admitted = (open: () => Promise<Session>) => this.openLimit.admit(input.tenant, open);
     return this.storedLimit.admit(input.tenant, () =>

@@ -72,6 +72,11 @@ export interface SessionStore {
    * (NATS keeps no open state beside its log) has the host read the whole log instead.
    */
   tail?(id: string): Promise<LogTail>;
+  /**
+   * When the session's log was last written (ISO 8601), from the log's metadata (a file's mtime, a stream's last
+   * message), never its events: one cheap look per session, so a list can say how recent each one is.
+   */
+  updatedAt?(id: string): Promise<string | undefined>;
   /** The first seq the session's log still holds (stores whose retention can drop a log's oldest events). */
   firstSeq?(id: string): Promise<number>;
   /** Deletes the session and all its files. */

@@ -67,6 +67,11 @@ export const PendingRequestView = z.strictObject({
 
 /** A session record and what is live about it. */
 export const SessionView = SessionRecord.extend({
+  /**
+   * When the session's log was last written (ISO 8601): its last activity. Absent when the store cannot tell; a
+   * log written by no one yet dates from its creation.
+   */
+  updated_at: z.string().optional(),
   /** The running turn, if one is. */
   active_turn: z.string().optional(),
   /** Seq of the last durable event (in a list, only for sessions the daemon has open). */

@@ -53,7 +53,14 @@ export async function listedView(
       error: `${why}; repair the file (or restore it from a backup), or remove the session's directory`,
     };
   }
-  return view(record);
+  const shown = view(record);
+  return shown && dated(brain, id, shown);
+}
+
+/** `view` with when its session's log was last written (ACP's updatedAt), when the store can tell. */
+export async function dated(brain: Brain, id: string, view: SessionView): Promise<SessionView> {
+  const updated = await brain.updatedAt(id);
+  return updated === undefined ? view : { ...view, updated_at: updated };
 }
 
 export function streamedList(

@@ -27,7 +27,7 @@ import type { ControlLeases } from "./control.js";
 import { ApiError, inField, notFound } from "./errors.js";
 import { answerRequest, IDEMPOTENCY_HEADER, IdempotentCommands, keyedAs } from "./idempotency.js";
 import type { Page } from "./paging.js";
-import { type Listed, listedPage, listedView } from "./session-list.js";
+import { dated, type Listed, listedPage, listedView } from "./session-list.js";
 
 export interface SessionServiceParts {
   brain: Brain;
@@ -111,10 +111,10 @@ export class SessionService {
   async view(caller: Principal, id: string): Promise<SessionView> {
     const record = await this.record(caller, id);
     const session = this.openSession(id);
-    if (session) return this.viewOf(record, session);
+    if (session) return dated(this.parts.brain, id, this.viewOf(record, session));
     // From the log's tail: a view never reads the whole log of a long session.
     const { lastSeq, pending } = await this.parts.brain.pending(id);
-    return { ...this.viewOf(record, undefined), last_seq: lastSeq, pending };
+    return dated(this.parts.brain, id, { ...this.viewOf(record, undefined), last_seq: lastSeq, pending });
   }
 
   /** A session's first seq (retention may have taken its oldest) and last (its tail: compaction leaves gaps). */

@@ -237,6 +237,19 @@ export function storeSuite(name: string, make: () => Promise<StoreUnderTest>): v
       expect(await codeOf(checkpoints.get("999999"))).toBe("bad_request");
     });
 
+    it("dates a session by its log's last write, and a session that does not exist by nothing", async () => {
+      await store.create({ ...base, id: "d1" });
+      const log = await store.openLog("d1");
+      await log.append([prompt("one")]);
+      const first = await store.updatedAt?.("d1");
+      await log.append([prompt("two")]);
+      await log.close();
+      const second = await store.updatedAt?.("d1");
+      expect(Number.isNaN(Date.parse(first ?? ""))).toBe(false);
+      expect(Date.parse(second ?? "")).toBeGreaterThanOrEqual(Date.parse(first ?? ""));
+      expect(await store.updatedAt?.("none")).toBeUndefined();
+    });
+
     it("removes a session with its log and checkpoints", async () => {
       await store.create({ ...base, id: "r1" });
       const log = await store.openLog("r1");

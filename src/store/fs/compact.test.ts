@@ -36,6 +36,14 @@ async function write(...batches: NewEvent[][]): Promise<SessionEvent[]> {
 }
 
 describe("compacting a closed session's log", () => {
+  it("keeps the log's mtime: when the session was last active (its list's updated_at), not when it was compacted", async () => {
+    await write(turn("t1", "completed", ["Hel", "lo"]));
+    const written = new Date("2030-01-02T03:04:05.000Z");
+    await fs.utimes(tmp.file, written, written);
+    expect((await compactLog(tmp.file, "s1")).turns).toBe(1);
+    expect((await fs.stat(tmp.file)).mtime.toISOString()).toBe(written.toISOString());
+  });
+
   it("drops the deltas of completed turns, keeps every other event exactly, and reads on across the gaps", async () => {
     const all = await write(
       turn("t1", "completed", ["Hel", "lo"]),

@@ -177,6 +177,9 @@ async function segmentFiles(
 
 async function replaceFile(io: LogIO, path: string, buf: Buffer, active: boolean): Promise<void> {
   const tmp = `${path}.compact.tmp`;
+  // The rewrite keeps the file's mtime: it says when the session was last active (the session list's updated_at)
+  // and how old a sealed segment is (retention), neither of which a compaction changes.
+  const { atime, mtime } = await fsp.stat(path);
   const fd = await io.open(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC, 0o600);
   try {
     await writeFully(io, fd, buf, 0);
@@ -184,6 +187,7 @@ async function replaceFile(io: LogIO, path: string, buf: Buffer, active: boolean
   } finally {
     await io.close(fd);
   }
+  await fsp.utimes(tmp, atime, mtime);
   // The saved state described the old bytes: drop it first, so no crash leaves it beside the new file.
   if (active) await fsp.rm(statePath(path), { force: true });
   await fsp.rename(tmp, path);

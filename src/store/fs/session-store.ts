@@ -276,6 +276,13 @@ export class FsSessionStore {
     return firstSeqOf(this.paths(id).events, this.io);
   }
 
+  /** The active segment's mtime: every batch written (or segment begun) sets it, compaction keeps it. */
+  async updatedAt(id: string): Promise<string | undefined> {
+    const { events } = this.paths(id);
+    const st = await disk("stat", events, () => fsp.stat(events).catch(notFound));
+    return st ? st.mtime.toISOString() : undefined;
+  }
+
   /** The last seq on disk, from the log's last segment only, without its lock. */
   lastSeq(id: string): Promise<number> {
     return lastSeqOfFile(this.paths(id).events, this.io, id);

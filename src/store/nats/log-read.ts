@@ -159,6 +159,11 @@ export class LogReader {
     return msg ? refOf(msg, this.where) : undefined;
   }
 
+  /** When the subject's last message was stored, or undefined for none. */
+  async lastTime(): Promise<Date | undefined> {
+    return (await this.get({ last_by_subj: this.ctx.subject(this.session) }))?.time;
+  }
+
   /** The subject's first message the stream still holds, or undefined. */
   async first(): Promise<MessageRef | undefined> {
     const msg = await this.next(1);

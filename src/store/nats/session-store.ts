@@ -263,6 +263,12 @@ export class NatsSessionStore implements SessionStore {
     return (await new LogReader(this.ctx, id).last())?.end ?? (await this.marked(id));
   }
 
+  /** When the log's last batch was stored: the stream's own stamp on its last message. */
+  async updatedAt(id: string): Promise<string | undefined> {
+    checkId(id);
+    return (await new LogReader(this.ctx, id).lastTime())?.toISOString();
+  }
+
   /** Where the seqs of a log whose messages the stream all let go end: those reserved (./seq-mark.ts), or 0. */
   private async marked(id: string): Promise<number> {
     const record = await this.get(id);
