@@ -31,7 +31,7 @@ import type { HarnessRegistry } from "./registry.js";
 import { ClosedLogs, type CompactResult, type RetireResult, type SegmentPolicy } from "./retention.js";
 import { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
-import { markClosed, type SessionSummary, type UnreadableSession } from "./store.js";
+import { markClosed, ownerOf, type SessionSummary, type UnreadableSession } from "./store.js";
 import { StoredSessionLimit } from "./stored-limit.js";
 import { transcriptOf } from "./transcript.js";
 
@@ -259,7 +259,7 @@ export class Brain {
 
   /** Closes the session if it is live, then deletes it and all its files (once no retention job holds its log). */
   async delete(id: string): Promise<void> {
-    const { tenant } = await this.record(id);
+    const { tenant } = (await ownerOf(this.options.store, id)) ?? (await this.record(id));
     await this.closedLogs.excluding(id, async () => {
       await (await this.live.take(id)?.catch(() => undefined))?.close();
       await this.options.store.remove(id);

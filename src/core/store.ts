@@ -107,6 +107,30 @@ export interface SessionStore {
 }
 
 /**
+ * Who owns session `id` (undefined for no such session): its record's tenant, or, when the record cannot be read
+ * (damaged, hand-edited), what the list still tells of it: the tenant the file names when it parses as JSON, else
+ * none, which is the default tenant's (the operator's), as only its tokens are shown such a record in lists. So a
+ * damaged session is deleted through the API by its owner, and by no other tenant.
+ */
+export async function ownerOf(
+  store: Pick<SessionStore, "get" | "list">,
+  id: string,
+): Promise<{ tenant?: string } | undefined> {
+  let record: SessionRecord | undefined;
+  try {
+    record = await store.get(id);
+  } catch (err) {
+    let damaged: UnreadableSession | undefined;
+    await store.list((session) => {
+      if (session.id === id) damaged = session;
+    });
+    if (!damaged) throw err;
+    record = damaged as UnreadableSession & SessionRecord;
+  }
+  return record && (record.tenant === undefined ? {} : { tenant: record.tenant });
+}
+
+/**
  * Records a closed session as closed; false when it was deleted meanwhile (a delete waits for the close it comes
  * during, then removes the session: nothing is left to mark, and the deletion is the news). Called before the
  * live session is let go: a request that reopens the session afterwards reads it closed and records it open again;

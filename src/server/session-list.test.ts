@@ -106,3 +106,39 @@ describe("GET /v1/sessions", () => {
     }
   });
 });
+
+describe("DELETE /v1/sessions/{id} of a session whose record cannot be read", () => {
+  it("is its owner's: the tenant its file still names, else the default tenant's only, as the list shows it", async () => {
+    const d = await startTestDaemon({ home });
+    try {
+      const damaged = await newSession(d);
+      const theirsBad = await newSession(d, { harness: "echo" }, d.tokens.other);
+      const dir = (id: string) => path.join(home, "sessions", id);
+      await fs.writeFile(path.join(dir(damaged), "session.json"), "{not json");
+      const record = JSON.parse(await fs.readFile(path.join(dir(theirsBad), "session.json"), "utf8"));
+      await fs.writeFile(
+        path.join(dir(theirsBad), "session.json"),
+        JSON.stringify({ ...record, harness: 7 }),
+      );
+      const del = (id: string, token: string) => raw(d.url, "DELETE", `/v1/sessions/${id}`, { token });
+      const exists = (id: string) =>
+        fs.stat(dir(id)).then(
+          () => true,
+          () => false,
+        );
+
+      // No tenant can be told from a file that is not JSON: another tenant's token is told there is no such session.
+      expect((await del(damaged, d.tokens.other)).status).toBe(404);
+      expect((await del(theirsBad, d.tokens.admin)).status).toBe(404);
+      expect([await exists(damaged), await exists(theirsBad)]).toEqual([true, true]);
+
+      expect((await del(theirsBad, d.tokens.other)).status).toBe(204);
+      expect((await del(damaged, d.tokens.admin)).status).toBe(204);
+      expect([await exists(damaged), await exists(theirsBad)]).toEqual([false, false]);
+      const listed = await raw(d.url, "GET", "/v1/sessions", { token: d.tokens.admin });
+      expect(listed.body).toEqual({ sessions: [] });
+    } finally {
+      await d.cleanup();
+    }
+  });
+});

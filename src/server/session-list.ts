@@ -3,9 +3,11 @@
 // gigabytes of the daemon's heap. Each view is read when its turn comes, so one is held at a time.
 import type { Brain } from "../core/brain.js";
 import { BrainError } from "../core/errors.js";
-import type { SessionSummary, UnreadableSession } from "../core/store.js";
+import { ownerOf, type SessionSummary, type UnreadableSession } from "../core/store.js";
 import type { SessionListQuery, SessionView, UnreadableSessionView } from "../protocol/api.js";
-import type { SessionRecord } from "../protocol/session.js";
+import { SESSION_ID_PATTERN, type SessionRecord } from "../protocol/session.js";
+import { DEFAULT_TENANT } from "./auth/tokens.js";
+import { notFound } from "./errors.js";
 import { type Page, pageOf } from "./paging.js";
 
 /** A listed session: its summary, or what is known of it when its record cannot be read. */
@@ -50,7 +52,7 @@ export async function listedView(
     if (err instanceof BrainError && err.code === "not_found") return undefined;
     const why = err instanceof Error ? err.message : String(err);
     return {
-      error: `${why}; repair the file (or restore it from a backup), or remove the session's directory`,
+      error: `${why}; repair the file (or restore it from a backup), or drop the session with DELETE /v1/sessions/${id}`,
     };
   }
   const shown = view(record);
@@ -101,4 +103,20 @@ export function streamedList(
     },
   });
   return new Response(body, { headers: { "content-type": "application/json" } });
+}
+
+/**
+ * Refuses (404, as for no session) a delete by a caller whose tenant does not own session `id`. A session whose
+ * record cannot be read is its owner's to delete too (core/store.ts ownerOf says who that is): by hand, on a
+ * cluster, its log and checkpoints were left behind.
+ */
+export async function deletable(brain: Brain, tenant: string, id: string): Promise<void> {
+  const store = { get: (id: string) => brain.record(id).catch(notFoundAsNone), list: brain.list.bind(brain) };
+  const owner = SESSION_ID_PATTERN.test(id) ? await ownerOf(store, id).catch(() => undefined) : undefined;
+  if (!owner || (owner.tenant ?? DEFAULT_TENANT) !== tenant) throw notFound(`no session "${id}"`);
+}
+
+function notFoundAsNone(err: unknown): undefined {
+  if (err instanceof BrainError && err.code === "not_found") return undefined;
+  throw err;
 }

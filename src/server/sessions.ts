@@ -27,7 +27,7 @@ import type { ControlLeases } from "./control.js";
 import { ApiError, inField, notFound } from "./errors.js";
 import { answerRequest, IDEMPOTENCY_HEADER, IdempotentCommands, keyedAs } from "./idempotency.js";
 import type { Page } from "./paging.js";
-import { dated, type Listed, listedPage, listedView } from "./session-list.js";
+import { dated, deletable, type Listed, listedPage, listedView } from "./session-list.js";
 
 export interface SessionServiceParts {
   brain: Brain;
@@ -300,7 +300,7 @@ export class SessionService {
   }
 
   async delete(caller: Caller, id: string): Promise<void> {
-    await this.record(caller, id);
+    await deletable(this.parts.brain, caller.tenant, id);
     this.parts.leases.drive(id, caller.client);
     await this.parts.brain.delete(id);
     this.parts.leases.release(id);

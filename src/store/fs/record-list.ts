@@ -78,7 +78,7 @@ export async function unreadableSession(
       ),
   );
   const created = typeof fields.created_at === "string" ? fields.created_at : mtime.toISOString();
-  const error = `${osMessage(err)}; repair ${file} (or restore it from a backup), or remove ${dir} to drop the session`;
+  const error = `${osMessage(err)}; repair ${file} (or restore it from a backup), or drop the session with DELETE /v1/sessions/${id} (or remove ${dir})`;
   return {
     id,
     created_at: created,

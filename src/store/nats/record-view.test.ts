@@ -112,7 +112,7 @@ describe("listing cluster sessions from a watch of the records bucket", () => {
           id: "bad1",
           created_at: expect.any(String),
           error: expect.stringMatching(
-            /^session bad1: record is not valid JSON.*; repair it .*nats kv del \S+ bad1/,
+            /^session bad1: record is not valid JSON.*; repair it .*DELETE \/v1\/sessions\/bad1/,
           ),
         },
         {
@@ -123,6 +123,18 @@ describe("listing cluster sessions from a watch of the records bucket", () => {
         },
       ]);
     }
+  });
+
+  it("removes a session whose record is damaged with its log, as the fix it names says", async () => {
+    const [a] = await nats.twoNodes("view");
+    await a.store.create({ ...base, id: "bad3" });
+    const log = await a.store.openLog("bad3");
+    await log.append([{ type: "session.closed", data: {} }]);
+    await log.close();
+    await a.ctx.records.put("bad3", "{not json");
+    await a.store.remove("bad3");
+    expect(await a.store.get("bad3")).toBeUndefined();
+    expect(await a.store.readEvents("bad3")).toEqual([]);
   });
 
   it("answers a list correctly while its watch is broken (its consumer deleted), and again after", async () => {

@@ -261,7 +261,7 @@ function unreadableOf(entry: KvEntry, err: NatsStoreError): UnreadableSession {
     id: key,
     created_at: typeof fields.created_at === "string" ? fields.created_at : entry.created.toISOString(),
     ...(typeof fields.tenant === "string" ? { tenant: fields.tenant } : {}),
-    error: `${err.message}; repair it (nats kv put ${bucket} ${key} ...) or remove it to drop the session (nats kv del ${bucket} ${key})`,
+    error: `${err.message}; repair it (nats kv put ${bucket} ${key} ...), or drop the session with DELETE /v1/sessions/${key} (a bare nats kv del leaves its log and checkpoints behind)`,
   };
 }
 

@@ -177,7 +177,9 @@ export class NatsSessionStore implements SessionStore {
 
   /** Deletes the record, the log, the checkpoints and this node's files; refused while another node owns it. */
   async remove(id: string): Promise<void> {
-    if (!(await this.get(id))) return;
+    // The entry, not the record: one that cannot be read (damaged) is removed with its log and checkpoints too.
+    checkId(id);
+    if (!(await this.entry(id))) return;
     const lease = this.leases.get(id) ?? (await this.claim(id));
     try {
       await this.ctx.jsm.streams.purge(this.ctx.stream, { filter: this.ctx.subject(id) });
