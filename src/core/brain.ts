@@ -28,7 +28,7 @@ import { Providers } from "./providers.js";
 import { envSecrets, Redactor } from "./redact.js";
 import { redactingLog } from "./redacting-log.js";
 import type { HarnessRegistry } from "./registry.js";
-import { ClosedLogs, type CompactResult, type RetireResult, type SegmentPolicy } from "./retention.js";
+import { ClosedLogs, type CompactResult, type SegmentPolicy } from "./retention.js";
 import { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
 import { markClosed, ownerOf, type SessionSummary, type UnreadableSession } from "./store.js";
@@ -92,9 +92,8 @@ export class Brain {
   }
 
   /** Archives or drops old segments of logs not open here; sessions forked or handed off from keep theirs. */
-  retireIdle(policy: SegmentPolicy): Promise<{ id: string; result: RetireResult }[]> {
-    return this.closedLogs.retireIdle(policy);
-  }
+  retireIdle = (policy: SegmentPolicy, warn?: (message: string) => void) =>
+    this.closedLogs.retireIdle(policy, warn);
 
   /** The first seq a session's log still holds: 1, unless retention archived or dropped its oldest segments. */
   async firstSeq(id: string): Promise<number> {

@@ -214,6 +214,25 @@ describe("retention", () => {
     expect(asked).toContain("parent-x");
   });
 
+  it("holds back no session's segments for a record that is not JSON (its age unknown), and says so once", async () => {
+    const older = await finishedSession("made before the damaged one");
+    const damaged = await finishedSession("its record is not JSON");
+    for (const id of [older, damaged]) await t.brain.closeSession(id);
+    const file = join(t.home, "sessions", damaged, "session.json");
+    writeFileSync(file, "{not json");
+    const asked: string[] = [];
+    t.store.retire = async (id) => {
+      asked.push(id);
+      return undefined;
+    };
+    const warnings: string[] = [];
+    await t.brain.retireIdle({ dropAfterMs: 0 }, (message) => warnings.push(message));
+    await t.brain.retireIdle({ dropAfterMs: 0 }, (message) => warnings.push(message));
+    expect(asked).toEqual([older, older]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(file);
+  });
+
   it("sweeps past a record that cannot be read, keeping the segments of the sessions it may be a fork of", async () => {
     const older = await finishedSession("made before the damaged one");
     const damaged = await finishedSession("its record is damaged");

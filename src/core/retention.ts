@@ -64,6 +64,8 @@ export class ClosedLogs {
   private readonly working = new Map<string, Promise<void>>();
   /** Sessions no sweep may start on (being deleted), with how many callers hold each. */
   private readonly held = new Map<string, number>();
+  /** The damaged records retireIdle has warned of (once each). */
+  private readonly warned = new Set<string>();
 
   constructor(
     private readonly store: Partial<CompactingStore> & {
@@ -102,16 +104,30 @@ export class ClosedLogs {
     return this.sweep(ids, (id) => store.compact!(id, { idleMs }));
   }
 
-  /** Archives or drops old segments; sessions forked or handed off from keep theirs. */
-  async retireIdle(policy: SegmentPolicy): Promise<{ id: string; result: RetireResult }[]> {
+  /**
+   * Archives or drops old segments; sessions forked or handed off from keep theirs. `warn` is told once of each
+   * damaged record that may be a fork whose parent's segments go (its parent cannot be told).
+   */
+  async retireIdle(
+    policy: SegmentPolicy,
+    warn?: (message: string) => void,
+  ): Promise<{ id: string; result: RetireResult }[]> {
     const store = this.store;
     if (!store.retire) return [];
     const damaged: UnreadableSession[] = [];
     const records = await store.list((session) => damaged.push(session));
     const pinned = pinnedSessions(records);
     // A record that cannot be read may be a fork of any session made before it, whose history it will read once
-    // repaired: those keep their segments meanwhile. The others are swept.
-    const mayBeParent = (r: SessionSummary) => damaged.some((d) => isParentOf(r, d));
+    // repaired: those keep their segments meanwhile. One that is not JSON at all is dated by its file's last
+    // write: "made before it" would be nearly every session, held back without a word for as long as it stays
+    // damaged. It holds back none, and the operator is told once.
+    for (const d of damaged.filter((d) => d.undated && !this.warned.has(d.id))) {
+      this.warned.add(d.id);
+      warn?.(
+        `retention: ${d.error}; until then, the segments of the session it may be a fork of are not kept`,
+      );
+    }
+    const mayBeParent = (r: SessionSummary) => damaged.some((d) => !d.undated && isParentOf(r, d));
     return this.sweep(
       records.filter((r) => !pinned.has(r.id) && !mayBeParent(r)).map((r) => r.id),
       (id) => store.retire!(id, policy),

@@ -36,6 +36,11 @@ export type SessionSummary = Pick<
 export interface UnreadableSession {
   id: string;
   created_at: string;
+  /**
+   * created_at is not the record's (the file is not JSON) but when it was last written, only to give it a place in
+   * lists: nothing else (which sessions it may be a fork of) can be told from it.
+   */
+  undated?: true;
   tenant?: string;
   error: string;
 }

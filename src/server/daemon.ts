@@ -57,6 +57,8 @@ export interface DaemonOptions {
   /** What to do with closed sessions' logs over time (brain.config.json `retention`); absent keeps them whole. */
   retention?: RetentionPolicy;
   onError?: (err: unknown) => void;
+  /** A line for the operator that is no failure (retention passing over what it cannot judge). */
+  onWarning?: (message: string) => void;
   /** Cluster mode: commands for sessions another node owns go there; this node serves those it owns. */
   router?: CommandRouter;
 }
@@ -212,7 +214,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     ? new RetentionSweeper(
         async (policy) => {
           if (policy.compactAfterMs !== undefined) await brain.compactIdle(policy.compactAfterMs);
-          if (retiresSegments(policy)) await brain.retireIdle(policy);
+          if (retiresSegments(policy)) await brain.retireIdle(policy, options.onWarning);
         },
         options.retention,
         onError,

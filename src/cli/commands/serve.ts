@@ -97,6 +97,7 @@ export async function command(args: string[]): Promise<number> {
       ...(loaded.config.retention ? { retention: retentionPolicy(loaded.config.retention) } : {}),
       agents: homeAgents(home),
       ...(cluster ? { router: cluster.router } : {}),
+      onWarning: (message) => process.stderr.write(`brain serve: ${brain.redactor.redact(message)}\n`),
       onError: (err) =>
         process.stderr.write(`brain serve: ${brain.redactor.redact((err as Error).stack ?? String(err))}\n`),
     });

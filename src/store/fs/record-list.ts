@@ -82,6 +82,7 @@ export async function unreadableSession(
   return {
     id,
     created_at: created,
+    ...(typeof fields.created_at === "string" ? {} : { undated: true as const }),
     ...(typeof fields.tenant === "string" ? { tenant: fields.tenant } : {}),
     error,
   };

@@ -111,6 +111,7 @@ describe("listing cluster sessions from a watch of the records bucket", () => {
         {
           id: "bad1",
           created_at: expect.any(String),
+          undated: true,
           error: expect.stringMatching(
             /^session bad1: record is not valid JSON.*; repair it .*DELETE \/v1\/sessions\/bad1/,
           ),

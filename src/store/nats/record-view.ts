@@ -260,6 +260,7 @@ function unreadableOf(entry: KvEntry, err: NatsStoreError): UnreadableSession {
   return {
     id: key,
     created_at: typeof fields.created_at === "string" ? fields.created_at : entry.created.toISOString(),
+    ...(typeof fields.created_at === "string" ? {} : { undated: true as const }),
     ...(typeof fields.tenant === "string" ? { tenant: fields.tenant } : {}),
     error: `${err.message}; repair it (nats kv put ${bucket} ${key} ...), or drop the session with DELETE /v1/sessions/${key} (a bare nats kv del leaves its log and checkpoints behind)`,
   };
