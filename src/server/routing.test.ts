@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, raw, settled } from "../testing/http.js";
-import type { CommandRouter, RoutedRequest } from "./routing.js";
+import { type CommandRouter, type RoutedRequest, runHere } from "./routing.js";
 
 const forwarded: RoutedRequest[] = [];
 const located: string[] = [];
@@ -105,6 +105,32 @@ describe("forwarding a command to the session's owner", () => {
       headers: { authorization: `Bearer ${d.tokens.admin}` },
     });
     expect(JSON.parse(forwarded[0]!.body!)).toEqual({ text: "hi" });
+  });
+
+  it("forwards a command whose client sent x-brain-routed itself: only this node marks a request as forwarded", async () => {
+    for (const value of ["1", "true"]) {
+      const res = await raw(d.url, "POST", "/v1/sessions/elsewhere/prompt", {
+        token: d.tokens.admin,
+        body: { text: "hi" },
+        headers: { "x-brain-routed": value },
+      });
+      expect([res.status, res.body]).toEqual([202, { owner: "other" }]);
+    }
+    const hitl = await raw(d.url, "DELETE", "/api/hitl/requests/hr-elsewhere", {
+      token: d.tokens.admin,
+      headers: { "x-brain-routed": "1" },
+    });
+    expect([hitl.status, hitl.body]).toEqual([202, { owner: "other" }]);
+    expect(forwarded).toHaveLength(3);
+    // What this node's router hands it from another node runs here, never sent on again.
+    const here = await runHere(d.daemon.app, {
+      method: "POST",
+      path: "/v1/sessions/elsewhere/prompt",
+      headers: { authorization: `Bearer ${d.tokens.admin}`, "content-type": "application/json" },
+      body: JSON.stringify({ text: "hi" }),
+    });
+    expect(here.status).toBe(404);
+    expect(forwarded).toHaveLength(3);
   });
 
   it("answers a HITL answer with a malformed %-escape with 401 without a token, 400 naming it with one", async () => {

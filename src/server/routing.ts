@@ -59,8 +59,12 @@ export interface CommandRouter {
   toNode?(node: string, request: RoutedRequest): Promise<RoutedResponse | undefined>;
 }
 
-/** Set on a forwarded request: the node that got it runs it, never forwards it again. */
-export const ROUTED = "x-brain-routed";
+/**
+ * Set, in the request's bindings, on a forwarded request: the node that got it runs it, never forwards it again.
+ * Bindings, not a header: a client's header would have made a node run a command for a session another node owns,
+ * past the owner's checks (a handoff of a session mid-turn), and only an in-process call sets bindings.
+ */
+const ROUTED = "brainRouted";
 const KEY = "idempotency-key";
 const FORWARDED_HEADERS = ["authorization", "content-type", "x-brain-client", "x-brain-role", KEY];
 const SESSION_COMMAND = /^\/v1\/sessions\/([A-Za-z0-9_-]{1,64})(?:\/|$)/;
@@ -93,7 +97,7 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
   const { brain, router } = parts;
   return async (c, next) => {
     const method = c.req.method;
-    if ((method !== "POST" && method !== "DELETE") || c.req.header(ROUTED)) return next();
+    if ((method !== "POST" && method !== "DELETE") || isRouted(c)) return next();
     const url = new URL(c.req.url);
     // Read only for a request that leaves this node: the body is read again by the route that runs here.
     const routed = async (): Promise<RoutedRequest> => {
@@ -165,6 +169,10 @@ function hitlAnswerId(method: string, path: string): string | undefined {
   }
 }
 
+function isRouted(c: Context): boolean {
+  return (c.env as Record<string, unknown> | undefined)?.[ROUTED] === true;
+}
+
 function responseOf(answer: RoutedResponse): Response {
   return new Response(answer.body || null, {
     status: answer.status,
@@ -174,16 +182,20 @@ function responseOf(answer: RoutedResponse): Response {
 
 /** Runs a forwarded request on this node's own app, as if its client had called here. */
 export function runHere(
-  app: { request(path: string, init: RequestInit): Response | Promise<Response> },
+  app: { request(path: string, init: RequestInit, env: object): Response | Promise<Response> },
   request: RoutedRequest,
 ): Promise<RoutedResponse> {
   return Promise.resolve(
-    app.request(request.path, {
-      method: request.method,
-      // The loopback Host a no-auth daemon requires; the caller's token is checked as usual.
-      headers: { ...request.headers, host: "127.0.0.1", [ROUTED]: "1" },
-      ...(request.body !== undefined ? { body: request.body } : {}),
-    }),
+    app.request(
+      request.path,
+      {
+        method: request.method,
+        // The loopback Host a no-auth daemon requires; the caller's token is checked as usual.
+        headers: { ...request.headers, host: "127.0.0.1" },
+        ...(request.body !== undefined ? { body: request.body } : {}),
+      },
+      { [ROUTED]: true },
+    ),
   ).then(async (res) => ({
     status: res.status,
     body: await res.text(),
