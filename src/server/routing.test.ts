@@ -133,6 +133,24 @@ describe("forwarding a command to the session's owner", () => {
     expect(forwarded).toHaveLength(3);
   });
 
+  it("forwards a command whose path is %-escaped, as the route that would run it reads the path", async () => {
+    const paths = [
+      "/v1/sessions/%65lsewhere/prompt",
+      "/v1/%73essions/elsewhere/prompt",
+      "/v1/sessions/elsewhere/%70rompt",
+    ];
+    for (const path of paths) {
+      const res = await raw(d.url, "POST", path, { token: d.tokens.admin, body: { text: "hi" } });
+      expect([res.status, res.body], path).toEqual([202, { owner: "other" }]);
+    }
+    expect(forwarded.map((r) => r.path)).toEqual(paths);
+    // A keyed command gets its key however its path is written: the owner then runs it once.
+    expect(forwarded.every((r) => r.headers["idempotency-key"]?.startsWith("fwd-"))).toBe(true);
+    const hitl = await raw(d.url, "DELETE", "/api/%68itl/requests/hr-elsewhere", { token: d.tokens.admin });
+    expect([hitl.status, hitl.body]).toEqual([202, { owner: "other" }]);
+    expect(located).toEqual(["hr-elsewhere"]);
+  });
+
   it("answers a HITL answer with a malformed %-escape with 401 without a token, 400 naming it with one", async () => {
     for (const path of ["/api/hitl/requests/%E0%A4%A", `/nui/x/api/hitl/requests/%E0%A4%A/respond`]) {
       const method = path.endsWith("/respond") ? "POST" : "DELETE";

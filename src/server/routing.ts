@@ -99,6 +99,8 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
     const method = c.req.method;
     if ((method !== "POST" && method !== "DELETE") || isRouted(c)) return next();
     const url = new URL(c.req.url);
+    // The path as routed, %-escapes decoded: matched against the raw one, /v1/%73essions/ID/prompt ran here.
+    const path = c.req.path;
     // Read only for a request that leaves this node: the body is read again by the route that runs here.
     const routed = async (): Promise<RoutedRequest> => {
       const headers: Record<string, string> = {};
@@ -114,7 +116,7 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
       return { method, path: url.pathname + url.search, headers, ...(body ? { body } : {}) };
     };
 
-    const hitl = hitlAnswerId(method, url.pathname);
+    const hitl = hitlAnswerId(method, path);
     if (hitl !== undefined) {
       const tenant = parts.tenantOf(c);
       if (parts.pendingHere(hitl, tenant)) return next();
@@ -124,10 +126,10 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
       return answer ? responseOf(answer) : next();
     }
 
-    const id = SESSION_COMMAND.exec(url.pathname)?.[1];
+    const id = SESSION_COMMAND.exec(path)?.[1];
     if (!id || brain.liveSession(id)) return next();
     const request = await routed();
-    const retry = method === "POST" && KEYED_COMMAND.test(url.pathname);
+    const retry = method === "POST" && KEYED_COMMAND.test(path);
     if (retry && request.headers[KEY] === undefined) request.headers[KEY] = `fwd-${randomUUID()}`;
     const answer =
       (await router.forward(id, request, { retry })) ?? (await toPinnedNode(brain, router, id, request));
