@@ -96,6 +96,45 @@ describe("event streams", () => {
     expect(badQuery.body.error).toMatchObject({ field: "after" });
   });
 
+  it("refuses a cursor past the log's end (400 naming its last seq), as of a session deleted and made again", async () => {
+    const client = t.client();
+    const { id } = await client.create({ harness: "echo" });
+    const old = await collect(client, id, settled((await client.prompt(id, "first")).turn));
+    const cursor = old.at(-1)!.seq;
+    await client.delete(id);
+    await client.create({ harness: "echo", id });
+    const get = (path: string, headers: Record<string, string> = {}) =>
+      raw(t.url, "GET", `/v1/sessions/${id}/${path}`, { token: t.tokens.admin, headers });
+    const expectRefused = async () => {
+      const last = (await client.log(id)).last_seq;
+      expect(last).toBeLessThan(cursor);
+      const asked: [string, Record<string, string>, string][] = [
+        [`log?after=${cursor}`, {}, "after"],
+        ["events", { "last-event-id": String(cursor) }, "Last-Event-ID"],
+        [`events?after=${cursor}`, {}, "after"],
+      ];
+      for (const [path, headers, field] of asked) {
+        const res = await get(path, headers);
+        expect(res.status, path).toBe(400);
+        expect(res.body.error).toMatchObject({ code: "bad_request", field });
+        const message = (res.body.error as { message: string }).message;
+        expect(message).toContain(`${field} ${cursor} is past the end of session ${id}'s log`);
+        expect(message).toContain(`resume from ${last} or less`);
+      }
+    };
+    await expectRefused();
+    // Not open here: the log's tail says where it ends.
+    await client.close(id);
+    await expectRefused();
+    const last = (await client.log(id)).last_seq;
+    const atEnd = await fetch(
+      `${t.url}/v1/sessions/${id}/events?after=${last}&access_token=${t.tokens.admin}`,
+    );
+    expect(atEnd.status).toBe(200);
+    await atEnd.body!.cancel();
+    expect((await get(`log?after=${last}`)).body).toMatchObject({ events: [], last_seq: last });
+  });
+
   it("gives many watchers the same events, in order, once", async () => {
     const client = t.client();
     const { id } = await client.create({ harness: "echo", config: { options: { delay_ms: 2 } } });

@@ -14,7 +14,7 @@ import { type SseLimits, SseStream } from "../sse/stream.js";
 import type { Watchers } from "../sse/watchers.js";
 import { DATA_HEADERS } from "../static.js";
 import type { RouteDef } from "./route.js";
-import { seqParam } from "./sessions.js";
+import { refusePastEnd, seqParam } from "./sessions.js";
 
 export interface EventRouteParts {
   sessions: SessionService;
@@ -33,10 +33,17 @@ const HEADERS = {
   "x-accel-buffering": "no",
 };
 
-/** The cursor to replay after: Last-Event-ID when the client sent one, else ?after=, else 0. Both are checked. */
-function resumeSeq(lastEventId: string | undefined, after: string | undefined): number {
+/**
+ * The cursor to replay after, and what named it: Last-Event-ID when the client sent one, else ?after=, else 0.
+ * Both are checked.
+ */
+function resumeSeq(
+  lastEventId: string | undefined,
+  after: string | undefined,
+): { seq: number; name: string } {
   const fromQuery = seqParam(after, "after");
-  return lastEventId ? seqParam(lastEventId, "Last-Event-ID") : fromQuery;
+  if (lastEventId) return { seq: seqParam(lastEventId, "Last-Event-ID"), name: "Last-Event-ID" };
+  return { seq: fromQuery, name: "after" };
 }
 
 export function eventRoute(parts: EventRouteParts): RouteDef {
@@ -46,8 +53,14 @@ export function eventRoute(parts: EventRouteParts): RouteDef {
     ...ENDPOINTS.events,
     handle: async (ctx) => {
       const id = ctx.params.id!;
-      const after = resumeSeq(ctx.header("last-event-id"), ctx.query("after"));
-      await parts.sessions.forWatching(ctx.caller, id); // 404 before any header is sent
+      const cursor = resumeSeq(ctx.header("last-event-id"), ctx.query("after"));
+      const after = cursor.seq;
+      const live = await parts.sessions.forWatching(ctx.caller, id); // 404 before any header is sent
+      // And 400 for a cursor past the end: the stream would wait without a word until the log reached it.
+      if (after > 0) {
+        const last = live ? live.log.lastSeq : (await parts.sessions.seqBounds(id)).last;
+        refusePastEnd(id, after, last, cursor.name);
+      }
       parts.watchers.roomFor(ctx.caller.tenant); // and 429: nothing is awaited from here to add()
       // Hono answers HEAD with the GET route's Response, body dropped: a head written here would be written twice.
       if (ctx.request.method === "HEAD") return new Response(null, { headers: HEADERS });

@@ -66,6 +66,21 @@ export function seqParam(value: string | undefined, name: string): number {
   return n;
 }
 
+/**
+ * 400 for a cursor past the session's last event. Taken, it skipped every event up to it without a word: a client
+ * whose session was deleted and made again under its id (or that sent another session's cursor) waited on a
+ * stream that said nothing, or paged an empty log, until the new log grew past where the old one ended. Every
+ * node compares with the acknowledged log (a cluster's stream leader), which holds whatever a client was sent.
+ */
+export function refusePastEnd(session: string, after: number, last: number, name: string): void {
+  if (after <= last) return;
+  throw new ApiError(
+    "bad_request",
+    `${name} ${after} is past the end of session ${session}'s log, whose last event is ${last}: the cursor is from another session, or from one deleted and made again under this id; resume from ${last} or less (0 replays the whole log)`,
+    name,
+  );
+}
+
 /** A log page's size: 1000 by default (also for 0), at most MAX_EVENT_PAGE, or a 400 naming `limit`. */
 function pageLimit(value: string | undefined): number {
   if (value !== undefined && !/^[0-9]+$/.test(value)) {
@@ -230,6 +245,7 @@ export function sessionRoutes({ sessions, agents, auth, logReads, shown }: Sessi
         logReads.begin(ctx.caller.tenant, ctx.env?.outgoing as ServerResponse | undefined);
         const first = (n: number) => (n > 1 ? { first_seq: n } : {});
         if (live) {
+          refusePastEnd(id(ctx), after, live.log.lastSeq, "after");
           const events = await live.log.read(after, limit);
           return { events, last_seq: live.log.lastSeq, ...first(live.log.firstSeq ?? 1) };
         }
@@ -237,6 +253,7 @@ export function sessionRoutes({ sessions, agents, auth, logReads, shown }: Sessi
         // writing the log, last_seq is then never below the last event returned.
         const events = await sessions.fileEvents(id(ctx), after, limit);
         const bounds = await sessions.seqBounds(id(ctx));
+        refusePastEnd(id(ctx), after, bounds.last, "after");
         return { events, last_seq: bounds.last, ...first(bounds.first) };
       },
     },
