@@ -171,6 +171,34 @@ function permissionLayers(
 }
 
 /**
+ * Refuses a fork of session `id` by a caller whose `grant` does not cover the provider the fork keeps: the check
+ * (providerFor) a handoff's provider passes. A token limited to some providers could otherwise fork a session its
+ * tenant made with another token onto another provider, inline settings, or none (a harness then reaching for the
+ * host's own keys).
+ */
+export function refuseUngrantedFork(
+  id: string,
+  provider: ProviderChoice | undefined,
+  grant: ProviderGrant,
+): void {
+  try {
+    const inline = typeof provider === "object" ? provider : undefined;
+    providerFor(typeof provider === "string" ? provider : undefined, inline, grant);
+  } catch {
+    const runsOn =
+      typeof provider === "string"
+        ? `provider "${provider}"`
+        : provider
+          ? "inline provider settings"
+          : "no provider";
+    throw new SessionError(
+      "bad_request",
+      `session ${id} runs on ${runsOn}, which its fork would keep, and this token may use: ${grant.allowed.join(", ") || "no provider"} (${grant.listedAt}); fork it with a token that may use its provider, or create a session on one of these`,
+    );
+  }
+}
+
+/**
  * The provider of a new session: the one the call names (if granted), else the agent's or the defaults'.
  * Whatever the host's environment holds, a refusal reads the same (no variable is named).
  */

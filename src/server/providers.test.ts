@@ -24,7 +24,7 @@ let provider: FakeProvider;
 let daemon: Daemon;
 let brain: Brain;
 let home: string;
-const tokens = { admin: newToken(), limited: newToken(), none: newToken() };
+const tokens = { admin: newToken(), limited: newToken(), none: newToken(), zeta: newToken() };
 
 beforeAll(async () => {
   provider = await startFakeProvider();
@@ -48,6 +48,7 @@ beforeAll(async () => {
       { token: tokens.admin, tenant: "default", role: "controller" },
       { token: tokens.limited, tenant: "acme", role: "controller", providers: ["fake"] },
       { token: tokens.none, tenant: "zeta", role: "controller", providers: [] },
+      { token: tokens.zeta, tenant: "zeta", role: "controller" },
     ],
     defaults: { provider: "fake", model: "fake-model" },
   });
@@ -131,6 +132,30 @@ describe("choosing a provider over REST", () => {
     expect(file).toContain("[redacted:OPERATOR_KEY]");
     expect(file).not.toContain(KEY);
     expect(JSON.stringify(seen)).not.toContain(KEY);
+  });
+
+  it("keeps a limited token to its providers in a fork, as in a handoff: no forking its tenant's session onto another", async () => {
+    const made = await create(tokens.zeta, {});
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const id = made.body.id as string;
+    const path = `/v1/sessions/${id}`;
+    expect((await raw(daemon.url, "POST", `${path}/checkpoints`, { token: tokens.zeta })).status).toBe(201);
+    const before = (await brain.list()).length;
+    const handoff = await raw(daemon.url, "POST", `${path}/handoff`, {
+      token: tokens.none,
+      body: { to: "api" },
+    });
+    expect(handoff.status).toBe(400);
+    const fork = await raw(daemon.url, "POST", `${path}/fork`, { token: tokens.none, body: {} });
+    expect(fork.status).toBe(400);
+    expect(fork.body.error).toMatchObject({ code: "bad_request" });
+    expect((fork.body.error as { message: string }).message).toBe(
+      `session ${id} runs on provider "fake", which its fork would keep, and this token may use: no provider (GET /v1/providers); fork it with a token that may use its provider, or create a session on one of these`,
+    );
+    expect((await brain.list()).length).toBe(before);
+    const allowed = await raw(daemon.url, "POST", `${path}/fork`, { token: tokens.zeta, body: {} });
+    expect(allowed.status, JSON.stringify(allowed.body)).toBe(201);
+    expect(allowed.body.provider).toBe("fake");
   });
 
   it("is described in /openapi.json: provider is a name, and GET /v1/providers is a route", async () => {

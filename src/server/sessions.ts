@@ -6,7 +6,7 @@ import type { Brain, NewSessionInput } from "../core/brain.js";
 import { BrainError } from "../core/errors.js";
 import type { ReplyBody } from "../core/request-desk.js";
 import type { Session } from "../core/session.js";
-import type { ProviderGrant } from "../core/session-input.js";
+import { type ProviderGrant, refuseUngrantedFork } from "../core/session-input.js";
 import type {
   CheckpointView,
   ControlView,
@@ -237,7 +237,7 @@ export class SessionService {
   }
 
   async fork(caller: Caller, id: string, checkpoint = "latest"): Promise<SessionView> {
-    await this.record(caller, id);
+    refuseUngrantedFork(id, (await this.record(caller, id)).provider, this.grant(caller));
     let session: Session;
     try {
       session = await this.parts.brain.fork(id, checkpoint);
