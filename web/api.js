@@ -74,7 +74,9 @@ export class Api {
               signal: abort.signal,
             },
           );
-          if (res.status === 404 || res.status === 401) {
+          // Refusals a retry cannot change: no such session, a token refused, a request the daemon calls wrong
+          // (a cursor past the log's end, after the session was made again under its id).
+          if (res.status === 404 || res.status === 401 || res.status === 400) {
             onState("stopped", (await res.json()).error?.message ?? `HTTP ${res.status}`);
             return;
           }

@@ -105,6 +105,26 @@ describe("web UI when the tenant has no room for another stream", () => {
   });
 });
 
+describe("web UI resuming past the log's end", () => {
+  it("stops and says why, instead of trying again every second", async () => {
+    const client = t.client();
+    const { id } = await client.create({ harness: "echo" });
+    const page = await signedIn();
+    try {
+      // As after the session was deleted and made again under its id: the page's cursor is past the log's end.
+      await page.route(
+        (url) => url.pathname.endsWith("/events"),
+        (route) => route.continue({ headers: { ...route.request().headers(), "last-event-id": "1000" } }),
+      );
+      await page.goto(`${t.url}/#session=${id}`);
+      await expect.poll(() => page.locator("#conn").textContent()).toBe("stopped");
+      expect(await page.locator("#s-error").textContent()).toContain("1000");
+    } finally {
+      await page.close();
+    }
+  });
+});
+
 describe("web UI opening one session while another is on its way", () => {
   it("follows only the session opened last", async () => {
     const client = t.client();
