@@ -1,13 +1,14 @@
 // A session's checkpoints in cluster mode: written on this node by the embedded CheckpointStore (same planner,
 // same incremental segments, same manifests) into a local cache directory, then copied into the JetStream
 // object store: each new content-addressed blob once (an append-only file grown since the last checkpoint
-// sends only its new bytes), then the manifest, then the session's index of checkpoint ids. Another node
+// sends only its new bytes), then the manifest, under an id reserved for it alone (./checkpoint-ids.ts). Another node
 // pulls the manifests, and the blobs a restore needs, before it reads. Blobs are streamed both ways, never held
 // whole in memory: a native file may be larger than the memory of the node, or than a Buffer can be.
 import { createHash } from "node:crypto";
 import { type FileHandle, mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { JetStreamClient } from "@nats-io/jetstream";
+import type { KV } from "@nats-io/kv";
 import type { ObjectStore } from "@nats-io/obj";
 import type { Checkpoints, CreateOptions } from "../../core/checkpoints/index.js";
 import { CheckpointError, CheckpointStore } from "../../core/checkpoints/index.js";
@@ -15,6 +16,7 @@ import { fsyncDir, writeAll, writeFileDurable } from "../../core/checkpoints/io.
 import type { CheckpointManifest, CheckpointSegment } from "../../core/checkpoints/manifest.js";
 import { tempName } from "../../core/checkpoints/temps.js";
 import type { NativeFile } from "../../protocol/runner.js";
+import { idsKey, reservedIds, reserveId } from "./checkpoint-ids.js";
 import { natsFailure } from "./errors.js";
 
 export class ReplicatedCheckpoints implements Checkpoints {
@@ -25,7 +27,8 @@ export class ReplicatedCheckpoints implements Checkpoints {
   private streamName: Promise<string> | undefined;
 
   /**
-   * `js` reads a blob's chunks with flow control (ObjectStore.get does not: see readObject). `node.native` is the
+   * `js` reads a blob's chunks with flow control (ObjectStore.get does not: see readObject); `records` (the records
+   * bucket) holds the ids reserved for the session's checkpoints. `node.native` is the
    * session's native dir on this node: which checkpoint it holds is noted when one is made of it or restored
    * into it (nativeAt). `node.owns` throws unless this node owns the session now (its lease).
    */
@@ -34,6 +37,7 @@ export class ReplicatedCheckpoints implements Checkpoints {
     readonly session: string,
     readonly dir: string,
     private readonly js: JetStreamClient,
+    private readonly records: KV,
     private readonly node: { native?: string; owns?: () => void } = {},
   ) {
     this.local = new CheckpointStore(dir);
@@ -43,25 +47,45 @@ export class ReplicatedCheckpoints implements Checkpoints {
    * Only the session's owner makes checkpoints: one that lost its lease (frozen past it while a turn ended) would
    * otherwise list a checkpoint of its stale native dir as the latest, and the next node to open the session
    * would restore it over the new owner's work. Unlike the log, the object store has no fence of its own, so the
-   * lease is checked before each write that makes the checkpoint visible.
+   * lease is checked before each write that makes the checkpoint visible; and as a check passed may be stale by
+   * the time its write lands, each manifest goes under an id reserved by compare-and-set for that checkpoint alone.
    */
   create(nativeDir: string, files: NativeFile[], opts: CreateOptions = {}): Promise<CheckpointManifest> {
     // One at a time: the index is read, extended and written back.
     const run = this.tail.then(async () => {
       this.node.owns?.();
       await this.pull();
-      const manifest = await this.local.create(nativeDir, files, opts);
-      await this.push(manifest).catch(async (err: unknown) => {
+      let manifest = await this.local.create(nativeDir, files, opts);
+      const numbered = manifest.id;
+      try {
+        manifest = await this.reserve(manifest);
+        await this.push(manifest);
+      } catch (err) {
         // Not published, it is no checkpoint: left in the cache, it would pass here for the one the owner
         // publishes under the same id (pull takes only the ids this node lacks).
-        await unlink(path.join(this.dir, `${manifest.id}.json`)).catch(() => {});
+        for (const id of new Set([numbered, manifest.id])) {
+          await unlink(path.join(this.dir, `${id}.json`)).catch(() => {});
+        }
         throw err;
-      });
+      }
       await this.noteNative(nativeDir, manifest.id);
       return manifest;
     });
     this.tail = run.catch(() => {});
     return run;
+  }
+
+  /**
+   * The manifest under the id reserved for it: its own, unless another node holds that one (a checkpoint of its
+   * own, or one in flight whose manifest this node could not pull yet), then renumbered in the cache.
+   */
+  private async reserve(manifest: CheckpointManifest): Promise<CheckpointManifest> {
+    const id = await reserveId(this.records, this.session, Number(manifest.id), this.node.owns);
+    if (id === manifest.id) return manifest;
+    const moved = { ...manifest, id };
+    await writeFileDurable(path.join(this.dir, `${id}.json`), `${JSON.stringify(moved, null, 2)}\n`);
+    await unlink(path.join(this.dir, `${manifest.id}.json`));
+    return moved;
   }
 
   /**
@@ -125,10 +149,17 @@ export class ReplicatedCheckpoints implements Checkpoints {
     return `${this.session}/index`;
   }
 
+  /** The ids of the session's checkpoints as NATS lists them: those reserved, and those of the index object. */
+  private async ids(): Promise<string[]> {
+    const reserved = await reservedIds(this.records, this.session);
+    const indexed = await this.index();
+    return [...new Set([...indexed, ...reserved])];
+  }
+
   /**
-   * The ids of the session's checkpoints as NATS lists them. Each names a file of the local cache (<id>.json):
-   * an index holding anything but checkpoint ids (a damaged or planted object) is refused, never followed to a
-   * path outside the cache.
+   * The ids the index object lists (written by every version, the only list of those before reservations).
+   * Each names a file of the local cache (<id>.json): an index holding anything but checkpoint ids (a damaged or
+   * planted object) is refused, never followed to a path outside the cache.
    */
   private async index(): Promise<string[]> {
     const data = await this.nats("read the checkpoint index", () => this.objects.getBlob(this.indexName));
@@ -153,7 +184,7 @@ export class ReplicatedCheckpoints implements Checkpoints {
 
   /** Copies the manifests stored in NATS that this node lacks into the local cache. */
   private async pull(): Promise<void> {
-    const ids = await this.index();
+    const ids = await this.ids();
     const known = new Set(await this.local.list());
     for (const id of ids) {
       if (known.has(id)) continue;
@@ -278,6 +309,8 @@ export class ReplicatedCheckpoints implements Checkpoints {
     await this.nats(`store checkpoint ${manifest.id}`, () =>
       this.objects.putBlob({ name: this.name("manifests", `${manifest.id}.json`) }, Buffer.from(text)),
     );
+    // For nodes of earlier versions, which list no other: read, extended and written back, a late write can drop
+    // ids from it, never from the reserved ones.
     const ids = await this.index();
     if (!ids.includes(manifest.id)) ids.push(manifest.id);
     this.node.owns?.();
@@ -289,7 +322,7 @@ export class ReplicatedCheckpoints implements Checkpoints {
   /** Deletes every object of the session (its removal). */
   async removeAll(): Promise<void> {
     // A damaged index does not keep the session from going: its objects are removed as far as they are known.
-    const ids = await this.index().catch(() => []);
+    const ids = await this.ids().catch(() => this.index().catch(() => []));
     const blobs = new Set<string>();
     for (const id of ids) {
       const data = await this.objects.getBlob(this.name("manifests", `${id}.json`)).catch(() => null);
@@ -298,6 +331,7 @@ export class ReplicatedCheckpoints implements Checkpoints {
     }
     for (const blob of blobs) await this.objects.delete(this.name("blobs", blob)).catch(() => {});
     await this.objects.delete(this.indexName).catch(() => {});
+    await this.records.purge(idsKey(this.session)).catch(() => {});
   }
 
   private async nats<T>(what: string, fn: () => Promise<T>): Promise<T> {

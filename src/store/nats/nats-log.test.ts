@@ -260,7 +260,7 @@ describe("NATS event log across nodes", () => {
     const blob = m.files[0]!.segments[0]!.blob;
     await a.ctx.blobs.putBlob({ name: `s7/blobs/${blob}` }, Buffer.from("not the blob"));
     const cache = path.join(b.home, "another-cache");
-    const pulled = new ReplicatedCheckpoints(b.ctx.blobs, "s7", cache, b.ctx.js);
+    const pulled = new ReplicatedCheckpoints(b.ctx.blobs, "s7", cache, b.ctx.js, b.ctx.records);
     const refused = await pulled.restore(m.id, path.join(b.home, "again")).catch((err: Error) => err);
     expect(refused).toBeInstanceOf(BrainError);
     expect((refused as Error).message).toContain(

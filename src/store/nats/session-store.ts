@@ -324,7 +324,7 @@ export class NatsSessionStore implements SessionStore {
 
   checkpoints(id: string): ReplicatedCheckpoints {
     const paths = this.paths(id);
-    return new ReplicatedCheckpoints(this.ctx.blobs, id, paths.checkpoints, this.ctx.js, {
+    return new ReplicatedCheckpoints(this.ctx.blobs, id, paths.checkpoints, this.ctx.js, this.ctx.records, {
       native: paths.native,
       owns: () => this.checkOwner(id),
     });

@@ -31,7 +31,7 @@ describe("cluster checkpoints not published", () => {
       if (checks > 1) throw new BrainError("locked", "node-a no longer owns the session's log");
     };
     const cache = a.store.paths("s11").checkpoints;
-    const lost = new ReplicatedCheckpoints(a.ctx.blobs, "s11", cache, a.ctx.js, { owns });
+    const lost = new ReplicatedCheckpoints(a.ctx.blobs, "s11", cache, a.ctx.js, a.ctx.records, { owns });
     await expect(lost.create(native(a), files)).rejects.toMatchObject({ code: "locked" });
     const made = await b.store.checkpoints("s11").create(native(b), files);
     expect(await a.store.checkpoints("s11").list()).toEqual([made.id]);
