@@ -266,17 +266,24 @@ export class ReplicatedCheckpoints implements Checkpoints {
     if (!info || info.deleted) return false;
     if (info.size === 0) return true;
     this.streamName ??= this.objects.status().then((status) => status.streamInfo.config.name);
-    const consumer = await this.js.consumers.get(await this.streamName, {
-      // A single subject: the 3.4 client refuses the array form on a 2.9 server.
-      filter_subjects: `$O.${info.bucket}.C.${info.nuid}`,
-    } as never);
+    const stream = await this.streamName;
+    const subject = `$O.${info.bucket}.C.${info.nuid}`;
+    // A consumer of no message waits for one forever: an object whose chunks NATS no longer holds (purged by
+    // limits on the stream, or by the session's removal meanwhile) hung the restore. It has no bytes to give.
+    const held = (await (await this.js.streams.get(stream)).info(false, { subjects_filter: subject })).state
+      .subjects?.[subject];
+    if (!held) return true;
+    // A single subject: the 3.4 client refuses the array form on a 2.9 server.
+    const consumer = await this.js.consumers.get(stream, { filter_subjects: subject } as never);
     const messages = await consumer.consume({ max_messages: READ_AHEAD });
     let received = 0;
+    let count = 0;
     try {
       for await (const msg of messages) {
         await onChunk(msg.data);
         received += msg.data.length;
-        if (msg.info.pending === 0 || received >= info.size) break;
+        count += 1;
+        if (msg.info.pending === 0 || received >= info.size || count >= held) break;
       }
     } finally {
       await messages.close();
