@@ -22,4 +22,18 @@ describe("damaged cluster checkpoints", () => {
       expect(await a.ctx.blobs.getBlob(`${id}/manifests/000001.json`)).toBeNull();
     }
   });
+
+  it("names the damaged list of checkpoint ids and how to fix it, and still removes the session", async () => {
+    const [a] = await nats.twoNodes("cpd", { leases: false });
+    await a.store.create({ ...base, id: "s4" });
+    await a.ctx.records.put("s4.checkpoints", "not json");
+    const failed = await a.store
+      .checkpoints("s4")
+      .list()
+      .catch((err: Error) => err);
+    expect((failed as Error).message).toMatch(/key s4\.checkpoints of bucket \S+\) is damaged/);
+    expect((failed as Error).message).toContain("nats kv del");
+    await a.store.remove("s4");
+    expect((await a.ctx.records.get("s4.checkpoints"))?.operation).not.toBe("PUT");
+  });
 });
