@@ -5,6 +5,8 @@ import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { ObjectStore } from "@nats-io/obj";
 import { describe, expect, it } from "vitest";
+import { sleep } from "../../core/sleep.js";
+import type { NewEvent } from "../../protocol/events.js";
 import { useNatsCluster } from "../../testing/nats-bed.js";
 import type { TestNode } from "../../testing/nats-store.js";
 import { idsKey } from "./checkpoint-ids.js";
@@ -118,5 +120,36 @@ describe("cluster checkpoints of a stale owner", () => {
     expect(await b.store.checkpoints("s23").list()).toEqual([old.id, next.id]);
     await b.store.remove("s23");
     expect((await b.ctx.records.get(idsKey("s23")))?.operation).not.toBe("PUT");
+  });
+
+  it("a node taking the session back restores the checkpoint the log records, not a stale owner's late write", async () => {
+    const [a, b] = await nats.twoNodes("cpl", { leaseTtlMs: 1500 });
+    await a.store.create({ ...base, id: "s24" });
+    const native = (node: TestNode) => node.store.paths("s24").native;
+    const stale = await a.store.openLog("s24");
+    await writeFile(path.join(native(a), "state.txt"), "v1");
+    const hold = holdingPuts(a, (name) => name.includes("/manifests/"));
+    const owns = () => a.store.lease("s24")!.check();
+    const cache = a.store.paths("s24").checkpoints;
+    const late = new ReplicatedCheckpoints(hold.objects, "s24", cache, a.ctx.js, a.ctx.records, { owns })
+      .create(native(a), files)
+      .catch(() => undefined);
+    await hold.reachedPut;
+    // node-a freezes past its lease with its manifest write in flight; node-b takes the session over.
+    a.store.lease("s24")!.pauseRenewals(true);
+    let log: Awaited<ReturnType<TestNode["store"]["openLog"]>> | undefined;
+    while (!log) {
+      log = await b.store.openLog("s24").catch(() => undefined);
+      if (!log) await sleep(100);
+    }
+    await writeFile(path.join(native(b), "state.txt"), "v2");
+    const made = await b.store.checkpoints("s24").create(native(b), files);
+    await log.append([{ type: "checkpoint.created", data: { id: made.id, files } } as NewEvent]);
+    await log.close();
+    hold.release();
+    await late;
+    await stale.close();
+    await (await a.store.openLog("s24")).close();
+    expect(await readFile(path.join(native(a), "state.txt"), "utf8")).toBe("v2");
   });
 });
