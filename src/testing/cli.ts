@@ -1,6 +1,6 @@
 // A Brain whose CLI harnesses run the real programs in a loopback-only network namespace, pointed at a fake
 // provider that plays a coding agent's model (shellAgent). The provider's request log is read directly.
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect } from "vitest";
 import type { BrainOptions } from "../core/brain.js";
@@ -195,6 +195,31 @@ export async function checkReadGated(b: CliBed): Promise<void> {
   } finally {
     rmSync(cwd, { recursive: true, force: true });
   }
+}
+
+/**
+ * A CLI killed mid-append (a full disk) leaves its transcript ending in a torn line: the session resumed on it,
+ * then by a new CLI, must keep both turns' history. `transcript` finds the file in the session's native dir,
+ * `torn` is the half line appended to it.
+ */
+export async function checkTornLineResume(
+  b: CliBed,
+  transcript: (native: string) => string,
+  torn: string,
+): Promise<void> {
+  const session = await b.create();
+  expect((await (await session.prompt("NOTOOL first")).settled).status).toBe("completed");
+  const t = await b.restart();
+  appendFileSync(transcript(t.store.paths(session.id).native), torn);
+  const again = await t.brain.session(session.id);
+  expect((await (await again.prompt("NOTOOL second")).settled).status).toBe("completed");
+  // Read back by a new CLI: what the last one appended after the torn line must still be there.
+  const u = await b.restart();
+  const third = await (await u.brain.session(session.id)).prompt("NOTOOL third");
+  expect((await third.settled).status).toBe("completed");
+  const last = agentRequests(b.sandbox.provider.requests).at(-1);
+  expect(historyOf(last!)).toContain("NOTOOL first");
+  expect(historyOf(last!)).toContain("NOTOOL second");
 }
 
 /** A scratch directory holding `script` as the program `name` (a stand-in CLI) and an empty native dir. */

@@ -2,11 +2,17 @@
 // namespace against the fake provider. The checks every CLI family shares are in src/testing/cli-family.ts;
 // here is what is Claude Code's own: a steer waits for the CLI's turn to end, and its read-only tools, which it
 // runs unasked, are gated by the policy given up front.
-import { appendFileSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { events, textOf } from "../../testing/brain.js";
-import { agentRequests, checkQueuedSteer, checkReadGated, historyOf } from "../../testing/cli.js";
+import {
+  agentRequests,
+  checkQueuedSteer,
+  checkReadGated,
+  checkTornLineResume,
+  historyOf,
+} from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { describeLostHistory } from "../../testing/cli-lost-history.js";
 import { fixtureStdio } from "../../tools/mcp/testing/servers.js";
@@ -37,22 +43,13 @@ describe.runIf(found)("claude-code's own", () => {
   // A writer killed mid-line leaves the transcript torn: the next turn's entries must not join the torn line (pi's
   // did, before its harness ended the line), or they and the history chained through them are lost.
   it("resumes a transcript that ends in a torn line (killed mid-write, a full disk) without losing history", async () => {
-    const b = await start();
-    const session = await b.create();
-    expect((await (await session.prompt("NOTOOL first")).settled).status).toBe("completed");
-    const t = await b.restart();
-    const projects = join(t.store.paths(session.id).native, "claude/projects");
-    const [folder] = readdirSync(projects);
-    const [name] = readdirSync(join(projects, folder!)).filter((n) => n.endsWith(".jsonl"));
-    appendFileSync(join(projects, folder!, name!), '{"type":"user","uuid":"torn","parentUuid":"');
-    const again = await t.brain.session(session.id);
-    expect((await (await again.prompt("NOTOOL second")).settled).status).toBe("completed");
-    const u = await b.restart();
-    const third = await (await u.brain.session(session.id)).prompt("NOTOOL third");
-    expect((await third.settled).status).toBe("completed");
-    const last = agentRequests(b.sandbox.provider.requests).at(-1);
-    expect(historyOf(last!)).toContain("NOTOOL first");
-    expect(historyOf(last!)).toContain("NOTOOL second");
+    const transcript = (native: string) => {
+      const projects = join(native, "claude/projects");
+      const [folder] = readdirSync(projects);
+      const [name] = readdirSync(join(projects, folder!)).filter((n) => n.endsWith(".jsonl"));
+      return join(projects, folder!, name!);
+    };
+    await checkTornLineResume(await start(), transcript, '{"type":"user","uuid":"torn","parentUuid":"');
   });
 
   it("queues a steer as a follow-up inside the same turn, and says so", async () => {

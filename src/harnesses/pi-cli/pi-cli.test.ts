@@ -6,7 +6,7 @@ import { appendFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { events, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
-import { agentRequests, historyOf } from "../../testing/cli.js";
+import { agentRequests, checkTornLineResume, historyOf } from "../../testing/cli.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { describeLostHistory } from "../../testing/cli-lost-history.js";
 import { checkpointsAfterHomeMoved } from "../../testing/cli-moved.js";
@@ -79,22 +79,12 @@ describe.runIf(found)("pi-cli's own", () => {
   });
 
   it("resumes a session file that ends in a torn line (pi killed mid-write, a full disk) without losing history", async () => {
-    const b = await start();
-    const session = await b.create();
-    expect((await (await session.prompt("NOTOOL first")).settled).status).toBe("completed");
-    const t = await b.restart();
-    const sessions = join(t.store.paths(session.id).native, "pi/sessions");
-    const [name] = readdirSync(sessions).filter((n) => n.endsWith(".jsonl"));
-    appendFileSync(join(sessions, name!), '{"type":"message","id":"torn","parentId":"');
-    const again = await t.brain.session(session.id);
-    expect((await (await again.prompt("NOTOOL second")).settled).status).toBe("completed");
-    // Read back by a new pi: what this one appended after the torn line must still be there.
-    const u = await b.restart();
-    const third = await (await u.brain.session(session.id)).prompt("NOTOOL third");
-    expect((await third.settled).status).toBe("completed");
-    const last = agentRequests(b.sandbox.provider.requests).at(-1);
-    expect(historyOf(last!)).toContain("NOTOOL first");
-    expect(historyOf(last!)).toContain("NOTOOL second");
+    const transcript = (native: string) => {
+      const sessions = join(native, "pi/sessions");
+      const [name] = readdirSync(sessions).filter((n) => n.endsWith(".jsonl"));
+      return join(sessions, name!);
+    };
+    await checkTornLineResume(await start(), transcript, '{"type":"message","id":"torn","parentId":"');
   });
 
   // pi writes each message to its file after it says so on stdout, and finishes its turn when the host reading it
