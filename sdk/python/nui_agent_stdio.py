@@ -116,8 +116,14 @@ class NuiAgent(HitlMixin):
             return flag
 
     def current_run_id(self) -> str:
-        """The run the calling thread works for ("" outside a run)."""
-        return getattr(self._local(), "run_id", "")
+        """The run the calling thread works for; from a thread the agent started, the one run working ("" if none
+        or several). Brain drops an event that names no running run, and a question it drops is never answered."""
+        rid = getattr(self._local(), "run_id", "")
+        if rid:
+            return rid
+        with self._lock():
+            running = list(self._cancel_flags)
+        return running[0] if len(running) == 1 else ""
 
     def emit(self, event: Dict[str, Any], run_id: Optional[str] = None) -> None:
         """Sends one harness.event for the run (the current one by default)."""

@@ -359,3 +359,31 @@ def test_serve_stdio_reads_utf8_frames_whatever_the_locale(tmp_path):
     proc.stdin.close()
     assert proc.wait(timeout=10) == 0
     assert [e["content"] for e in events(out, "text")] == ["HÉLLO €"]
+
+
+def test_a_thread_of_the_agents_own_emits_and_asks_for_the_one_run_working(monkeypatch):
+    monkeypatch.delenv("NUI_API_URL", raising=False)
+
+    class Threaded(NuiAgent):
+        def run(self, message, run_id, **kwargs):
+            got = {}
+
+            def work():
+                self.emit({"type": "text", "content": "from a worker"})
+                got.update(self.request_approval(title="Deploy?", tool_name="deploy"))
+
+            worker = threading.Thread(target=work)
+            worker.start()
+            worker.join()
+            yield got["status"]
+
+    cap = Capture(Threaded())
+    cap.send("harness.run", {"message": "x", "runId": "h3"}, rid=12)
+    [*seen, request] = cap.until(lambda m: m.get("method") == "harness.event" and m["params"]["type"] == "hitl_request")
+    assert events(seen, "text")[0] == {"runId": "h3", "type": "text", "content": "from a worker"}
+    params = request["params"]
+    assert params["runId"] == "h3"
+    response = {"requestId": params["requestId"], "status": "answered", "answers": {}}
+    cap.send("harness.hitl_response", {"runId": "h3", "requestId": params["requestId"], "response": response})
+    seen = cap.until(reply_to(12))
+    assert events(seen, "text")[0]["content"] == "answered"
