@@ -99,3 +99,29 @@ it("logs a few short warnings for a run's many different bad events, not one as 
   );
   for (const message of said) expect(message.length).toBeLessThan(1000);
 });
+
+// Prints where nui's REST API is, as a failing HTTP client's traceback would, then dies in the middle of a run.
+const LEAKY_HOST = `
+import os, sys
+from nui_agent_stdio import NuiAgent
+class Leaky(NuiAgent):
+    def run(self, message, run_id, **kwargs):
+        yield "before"
+        sys.stderr.write("could not reach %s/api/hitl/requests\\n" % os.environ["NUI_API_URL"])
+        sys.stderr.flush()
+        os._exit(3)
+Leaky().serve_stdio()
+`;
+
+it("a host's stderr in a turn's error never carries the secret path of its NUI_API_URL", async () => {
+  const brain = await brainWithHost("leaky", "stdio", LEAKY_HOST);
+  const session = await brain.create({ harness: "ext:leaky/echo" });
+  const turn = await session.prompt("hi");
+  expect((await turn.settled).status).toBe("failed");
+  const logged = JSON.stringify(await events(session));
+  expect(logged).toMatch(
+    /exited with code 3; its stderr ended with: could not reach http:\/\/127\.0\.0\.1:\d+\//,
+  );
+  expect(logged).not.toMatch(/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]{20,}/);
+  expect(logged).toMatch(/127\.0\.0\.1:\d+\/\[redacted:NUI_API_URL token\]\/api\/hitl/);
+});

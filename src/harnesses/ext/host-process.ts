@@ -4,7 +4,7 @@
 // the catalog's spawn host when there is one (see Spawner), so what is written or asked before it runs waits.
 import { spawn } from "node:child_process";
 import { HarnessError } from "../../core/harness.js";
-import { tailOf } from "../../core/redact.js";
+import { envSecrets, Redactor, type Secret, tailOf } from "../../core/redact.js";
 import { findMissing } from "../process/command.js";
 import { PendingChild } from "../process/pending-child.js";
 import type { RunnerChild, Spawner } from "../process/spawner.js";
@@ -25,6 +25,8 @@ export class HostProcess {
   private readonly pending: PendingChild;
   private readonly readers: ((chunk: Buffer) => void)[] = [];
   private stderrTail = "";
+  /** Its stderr goes into turn errors, which are logged: what it was given as a secret is taken out first. */
+  private readonly redactor: Redactor;
   private exitReason: string | undefined;
   readonly exited: Promise<string>;
 
@@ -38,6 +40,7 @@ export class HostProcess {
   ) {
     const missing = findMissing(spec.command, spec.args, spec.cwd, spec.env.PATH ?? process.env.PATH ?? "");
     if (missing) throw new HarnessError("brain_error", `extension host for ${spec.name}: ${missing}`);
+    this.redactor = new Redactor(hostSecrets(spec.env));
     let settle: (reason: string) => void = () => {};
     this.exited = new Promise((resolve) => {
       settle = (reason) => {
@@ -103,7 +106,7 @@ export class HostProcess {
 
   /** `reason` with the last of the host's stderr, for an error message a user can act on. */
   describe(reason: string): string {
-    const tail = this.stderrTail.trim();
+    const tail = this.redactor.redact(this.stderrTail).trim();
     return tail ? `${reason}; its stderr ended with: ${tailOf(tail, 1000)}` : reason;
   }
 
@@ -121,4 +124,18 @@ export class HostProcess {
   kill(): void {
     if (this.alive) this.pending.signal("SIGKILL");
   }
+}
+
+/**
+ * A host's secrets: its secret-named variables, and the first path segment of NUI_API_URL, the token that reaches
+ * its sessions' HITL requests (Brain's redactor, made before the session's host, does not know it).
+ */
+function hostSecrets(env: Record<string, string>): Secret[] {
+  const secrets = envSecrets(env);
+  const api = env.NUI_API_URL;
+  if (api && URL.canParse(api)) {
+    const token = new URL(api).pathname.split("/").find((part) => part !== "");
+    if (token) secrets.push({ name: "NUI_API_URL token", value: token });
+  }
+  return secrets;
 }
