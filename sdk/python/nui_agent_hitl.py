@@ -100,10 +100,13 @@ class HitlMixin:
         waiter = {"event": threading.Event(), "response": None, "runId": rid}
         with self._lock():
             self._hitl_waiters[request_id] = waiter
-        self._emit_hitl_request({"requestId": request_id, "runId": rid, "kind": kind, "payload": payload, "status": "pending"})
-        waiter["event"].wait()
-        with self._lock():
-            self._hitl_waiters.pop(request_id, None)
+        # A question that could not be sent (too long for a line) raises here: its waiter goes all the same.
+        try:
+            self._emit_hitl_request({"requestId": request_id, "runId": rid, "kind": kind, "payload": payload, "status": "pending"})
+            waiter["event"].wait()
+        finally:
+            with self._lock():
+                self._hitl_waiters.pop(request_id, None)
         response = waiter["response"]
         if response is None:
             return {"requestId": request_id, "status": "cancelled", "answers": {"reason": "the run was cancelled"}}

@@ -387,3 +387,19 @@ def test_a_thread_of_the_agents_own_emits_and_asks_for_the_one_run_working(monke
     cap.send("harness.hitl_response", {"runId": "h3", "requestId": params["requestId"], "response": response})
     seen = cap.until(reply_to(12))
     assert events(seen, "text")[0]["content"] == "answered"
+
+
+def test_a_question_too_long_to_send_fails_the_ask_and_leaves_no_waiter_behind(monkeypatch):
+    monkeypatch.delenv("NUI_API_URL", raising=False)
+
+    class Verbose(NuiAgent):
+        def run(self, message, run_id, **kwargs):
+            self.ask_user(title="Pick", message="x" * (5 * 1024 * 1024))
+            yield "not reached"
+
+    agent = Verbose()
+    cap = Capture(agent)
+    cap.send("harness.run", {"message": "x", "runId": "h4"}, rid=13)
+    seen = cap.until(reply_to(13))
+    assert "over the 4 MiB line" in events(seen, "error")[0]["error"]
+    assert agent._hitl_waiters == {}
