@@ -177,7 +177,7 @@ class NuiAgent(_StdioAgent):
         """A connection's first message: harness.authenticate with the file's token, or a refusal (then its end)."""
         try:
             req = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # nested deeper than json takes is not JSON here either
             req = None
         req = req if isinstance(req, dict) else {}
         method = req.get("method")
@@ -208,7 +208,7 @@ class NuiAgent(_StdioAgent):
             return
         try:
             req = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # nested deeper than json takes is not JSON here either
             return
         if isinstance(req, dict):
             method = req.get("method", "")

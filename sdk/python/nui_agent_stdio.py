@@ -187,7 +187,7 @@ class NuiAgent(HitlMixin):
             return
         try:
             req = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # nested deeper than json takes is not JSON here either
             sys.stderr.write(f"[{self.name}] ignored a line that is not JSON\n")
             return
         if isinstance(req, dict):
