@@ -95,10 +95,26 @@ export const MessageData = z.strictObject({
   stop_reason: z.string().optional(),
 });
 
+/**
+ * A value as the seed's Go host decodes it: json.Unmarshal of `null` into a map, struct or slice leaves it
+ * empty, and `null` is what a Go runner's nil map or slice encodes to (a checkpoint with no files). So `null` is
+ * accepted, as the empty value.
+ */
+function nullAsEmpty<T extends z.ZodType>(schema: T, empty: () => z.output<T>) {
+  return schema.nullable().transform((result): z.output<T> => result ?? empty());
+}
+
 export const ToolCallParams = z.strictObject({
   id: Id,
   name: z.string().min(1),
   arguments: z.record(z.string(), z.unknown()),
+});
+/**
+ * A tool.call's params as a runner writes them: a Go runner's call with no arguments (a nil map) writes `null`,
+ * which the seed's Go host reads as no arguments. The log keeps them as `{}` (ToolCallParams).
+ */
+const RunnerToolCallParams = ToolCallParams.extend({
+  arguments: nullAsEmpty(ToolCallParams.shape.arguments, () => ({})),
 });
 export const ToolContent = z.strictObject({ type: z.literal("text"), text: z.string() });
 export const ToolResult = z.strictObject({ content: z.array(ToolContent), is_error: z.boolean() });
@@ -128,15 +144,6 @@ export const RunnerRequest = z.discriminatedUnion("method", [
   CheckpointRequest,
   DetachRequest,
 ]);
-
-/**
- * A result as the seed's Go host decodes it: json.Unmarshal of `null` into a map, struct or slice leaves it
- * empty, and `null` is what a Go runner's nil map or slice encodes to (a checkpoint with no files). So `null` is
- * accepted, as the empty value.
- */
-function nullAsEmpty<T extends z.ZodType>(schema: T, empty: () => z.output<T>) {
-  return schema.nullable().transform((result): z.output<T> => result ?? empty());
-}
 
 /** What each request's `result` must be. `open` may return diagnostic metadata such as `{"tools": [...]}`. */
 export const RequestResults = {
@@ -172,7 +179,7 @@ export const RunnerEvent = z.discriminatedUnion("event", [DeltaEvent, MessageEve
 export const ToolCallRequest = z.strictObject({
   ...withTurn,
   method: z.literal("tool.call"),
-  params: ToolCallParams,
+  params: RunnerToolCallParams,
 });
 
 /** Every frame a runner may write on stdout. */

@@ -274,3 +274,36 @@ function childrenOf(pid: number): number[] {
   }
   return found;
 }
+
+describe("a tool call whose arguments are null", () => {
+  it("runs with no arguments, as the seed's Go host reads a Go runner's nil map, instead of killing the runner", async () => {
+    const args = inlineRunnerArgs(
+      "const waits = new Map();",
+      `
+  if (!f.method) return waits.get(f.id)?.(f.result);
+  if (f.method !== "prompt") return reply({});
+  const result = await new Promise((done) => {
+    waits.set("c1", done);
+    send({ attachment: f.attachment, turn: f.turn, id: "c1", method: "tool.call", params: { id: "call-1", name: "echo", arguments: null } });
+  });
+  send({ attachment: f.attachment, turn: f.turn, event: "assistant.delta", data: { text: "answered: " + result.is_error } });
+  reply({});`,
+    );
+    const factory = new ProcessFactory({
+      name: "go-like",
+      command: process.execPath,
+      args: args.map((arg) => arg.replace("function handle(f)", "async function handle(f)")),
+      spares: 0,
+      verifyHistory: false,
+    });
+    t = makeBrain({ factories: [factory] });
+    const session = await t.brain.create({ harness: "go-like", config: { tools: ["echo"] } });
+    const turn = await session.prompt("go");
+    expect((await turn.settled).status).toBe("completed");
+    const all = await events(session);
+    const call = all.find((e) => e.type === "tool.call");
+    expect(call?.data).toEqual({ id: "call-1", name: "echo", arguments: {} });
+    expect(all.some((e) => e.type === "tool.result")).toBe(true);
+    expect(textOf(all, turn.turn)).toContain("answered: ");
+  });
+});
