@@ -307,3 +307,35 @@ describe("a tool call whose arguments are null", () => {
     expect(textOf(all, turn.turn)).toContain("answered: ");
   });
 });
+
+describe("a runner that dies in the middle of writing a frame", () => {
+  it("fails the turn naming its exit code as well as the half frame, and keeps what it wrote before", async () => {
+    const args = inlineRunnerArgs(
+      "",
+      `
+  if (f.method !== "prompt") return reply({});
+  send({ attachment: f.attachment, turn: f.turn, event: "assistant.delta", data: { text: "before" } });
+  send({ attachment: f.attachment, turn: f.turn, id: "c1", method: "tool.call", params: { id: "call-1", name: "echo", arguments: { text: "x" } } });
+  process.stdout.write('{"attachment":"' + f.attachment + '","tu', () => process.exit(3));`,
+    );
+    const factory = new ProcessFactory({
+      name: "torn",
+      command: process.execPath,
+      args,
+      spares: 0,
+      verifyHistory: false,
+    });
+    t = makeBrain({ factories: [factory] });
+    const session = await t.brain.create({ harness: "torn", config: { tools: ["echo"] } });
+    const turn = await session.prompt("go");
+    const outcome = await turn.settled;
+    expect(outcome.status).toBe("failed");
+    // Framing alone blamed the stream for what the runner's crash did.
+    expect(JSON.stringify(outcome)).toMatch(
+      /runner \\"torn\\" exited with code 3; its stdout stream ended in the middle of a frame/,
+    );
+    const all = await events(session);
+    expect(textOf(all, turn.turn)).toContain("before");
+    expect(all.filter((e) => e.type === "tool.call")).toHaveLength(1);
+  });
+});

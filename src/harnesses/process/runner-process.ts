@@ -111,17 +111,21 @@ export class RunnerProcess {
       }
     });
     let stdoutEnded: NodeJS.Timeout | undefined;
+    /** Why stdout ended in the middle of a frame: a runner that died mid-write, whose exit (below) says why. */
+    let torn: string | undefined;
     child.stdout.on("end", () => {
       try {
         this.reader.end();
       } catch (err) {
-        if (err instanceof FramingError) this.fail(`broken framing on stdout: ${err.message}`);
+        if (err instanceof FramingError) torn = err.message;
       }
       // A runner that closed its stdout and lives on can never answer: its turn would wait forever. An exiting
       // one closes within the grace, and its exit code says more.
       stdoutEnded = setTimeout(() => {
         if (child.exitCode === null && child.signalCode === null)
-          this.fail(`runner "${this.spec.name}" closed its stdout`);
+          this.fail(
+            torn ? `broken framing on stdout: ${torn}` : `runner "${this.spec.name}" closed its stdout`,
+          );
       }, STDOUT_ENDED_GRACE_MS);
       stdoutEnded.unref();
     });
@@ -134,7 +138,7 @@ export class RunnerProcess {
     child.on("close", (code, signal) => {
       clearTimeout(stdoutEnded);
       const how = signal ? `was killed by ${signal}` : code === null ? "exited" : `exited with code ${code}`;
-      this.fail(`runner "${this.spec.name}" ${how}`);
+      this.fail(`runner "${this.spec.name}" ${how}${torn ? `; its stdout ${torn}` : ""}`);
       exited();
     });
     this.hold(this.held);
