@@ -275,7 +275,7 @@ export class Session {
     }
     turn.ended = true;
     turn.reached(undefined);
-    turn.abort.abort(); // cancels any tool call the harness abandoned
+    turn.abort.abort(new Error(error ? `the turn failed: ${error.message}` : "the turn ended")); // abandoned calls
     await turn.toolCalls.idle();
     // turn.settled is appended behind what the turn emitted, without waiting for it: it joins the last commit
     // unless that has started. The log fails an append queued behind a failed one, so it is durable only once all
@@ -309,7 +309,7 @@ export class Session {
   private failTurn(turn: RunningTurn, err: Error): void {
     if (turn.failure) return;
     turn.failure = new HarnessError("brain_error", `could not write the event log: ${err.message}`);
-    turn.abort.abort();
+    turn.abort.abort(turn.failure);
     if (this.running === turn) this.harness?.interrupt(turn.id).catch(() => {});
   }
 

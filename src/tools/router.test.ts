@@ -42,6 +42,13 @@ describe("ToolRouter's bound tools", () => {
     const before = tools.calls;
     expect((await bound.call(params("echo"), turn.signal)).is_error).toBe(true);
     expect(tools.calls).toBe(before);
+    // A turn that ended for another reason (its runner crashed) says that one, not an interrupt.
+    const failed = new AbortController();
+    const abandoned = bound.call(params("hang"), failed.signal);
+    failed.abort(new Error('the turn failed: runner "x" exited with code 3'));
+    expect(await abandoned).toEqual(
+      textResult('tool "hang" was cancelled: the turn failed: runner "x" exited with code 3', true),
+    );
     const next = new AbortController();
     expect(await bound.call(params("echo", "again"), next.signal)).toEqual(textResult("again"));
   });

@@ -123,10 +123,10 @@ export class BoundTools implements SessionTools {
         .join("; ");
       return Promise.resolve(textResult(`invalid arguments for tool "${call.name}": ${problems}`, true));
     }
-    if (signal.aborted) return Promise.resolve(cancelled(call.name));
+    if (signal.aborted) return Promise.resolve(cancelled(call.name, signal));
     // An interrupt answers at once, whether or not the service honours the signal.
     return new Promise<ToolResult>((resolve) => {
-      const onAbort = () => resolve(cancelled(call.name));
+      const onAbort = () => resolve(cancelled(call.name, signal));
       const waiting = this.aborts.of(signal);
       waiting.add(onAbort);
       const settle = (result: ToolResult) => {
@@ -146,8 +146,16 @@ export class BoundTools implements SessionTools {
   }
 }
 
-const cancelled = (name: string) =>
-  textResult(`tool "${name}" was cancelled: the turn was interrupted`, true);
+/**
+ * Why: the turn's end gives its reason (a runner that crashed, a log that could not be written); a plain abort is
+ * a client's interrupt. A crash told as an interrupt sent whoever read the log looking for the wrong cause.
+ */
+const cancelled = (name: string, signal: AbortSignal) => {
+  const reason: unknown = signal.reason;
+  const why =
+    reason instanceof Error && reason.name !== "AbortError" ? reason.message : "the turn was interrupted";
+  return textResult(`tool "${name}" was cancelled: ${why}`, true);
+};
 
 /**
  * The calls waiting on each turn's abort signal. One listener per signal wakes them all: an EventTarget listener
