@@ -154,3 +154,21 @@ export async function writeSparse(fh: FileHandle, chunk: Uint8Array, position: n
     at = end;
   }
 }
+
+/** Chunks the object store is sent at a time: it publishes 128 KiB messages, and asks for more as it sends. */
+const SEND_CHUNK = 128 * 1024;
+
+/** The file as a stream that reads the next chunk only when asked (the caller closes the handle). */
+export function readStream(handle: FileHandle): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const buf = Buffer.allocUnsafe(SEND_CHUNK);
+        const { bytesRead } = await handle.read(buf, 0, SEND_CHUNK, null);
+        if (bytesRead === 0) controller.close();
+        else controller.enqueue(buf.subarray(0, bytesRead));
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}

@@ -26,6 +26,13 @@ export interface CreateOptions {
    * names the one found. Empty values are ignored.
    */
   secrets?: readonly Secret[];
+  /**
+   * The checkpoint whose stored bytes append-only files are taken to begin with (only what grew since is stored):
+   * by default the latest, none (null) stores every file whole. Only a checkpoint the native dir was made into or
+   * restored from is sound: its files are compared only at their first and last bytes, so another's middle bytes
+   * (a cluster node's never-logged checkpoint, numbered last) would be kept in place of the native dir's own.
+   */
+  base?: string | null;
 }
 
 /** What the host and a session use of one session's checkpoints: a CheckpointStore, or a store's own (cluster). */
@@ -67,13 +74,16 @@ export class CheckpointStore {
       .map((s) => ({ name: s.name, bytes: Buffer.from(s.value, "utf8") }));
     const ids = await this.list();
     const lastId = ids.at(-1);
-    // A damaged last manifest (hand-edited, a failing disk) must not block every later checkpoint: nothing of it is
+    const baseId = opts.base === undefined ? lastId : (opts.base ?? undefined);
+    // A damaged base manifest (hand-edited, a failing disk) must not block every later checkpoint: nothing of it is
     // needed, as a new checkpoint compared with none stores each file whole instead of only what grew since.
     const previous =
-      lastId === undefined
+      baseId === undefined
         ? undefined
-        : await this.read(lastId).catch((err: unknown) => {
-            if (err instanceof CheckpointError) return undefined;
+        : await this.read(baseId).catch((err: unknown) => {
+            if (err instanceof CheckpointError || (opts.base !== undefined && errnoCode(err) === "ENOENT")) {
+              return undefined;
+            }
             throw err;
           });
     const planned = await planCheckpoint(nativeDir, files, previous, secrets);

@@ -5,14 +5,14 @@
 // pulls the manifests, and the blobs a restore needs, before it reads. Blobs are streamed both ways, never held
 // whole in memory: a native file may be larger than the memory of the node, or than a Buffer can be.
 import { createHash } from "node:crypto";
-import { type FileHandle, mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises";
+import { mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { JetStreamClient } from "@nats-io/jetstream";
 import type { KV } from "@nats-io/kv";
 import type { ObjectStore } from "@nats-io/obj";
 import type { Checkpoints, CreateOptions } from "../../core/checkpoints/index.js";
 import { CheckpointError, CheckpointStore } from "../../core/checkpoints/index.js";
-import { fsyncDir, writeAll, writeFileDurable } from "../../core/checkpoints/io.js";
+import { fsyncDir, readStream, writeAll, writeFileDurable } from "../../core/checkpoints/io.js";
 import type { CheckpointManifest, CheckpointSegment } from "../../core/checkpoints/manifest.js";
 import { tempName } from "../../core/checkpoints/temps.js";
 import type { NativeFile } from "../../protocol/runner.js";
@@ -28,9 +28,9 @@ export class ReplicatedCheckpoints implements Checkpoints {
 
   /**
    * `js` reads a blob's chunks with flow control (ObjectStore.get does not: see readObject); `records` (the records
-   * bucket) holds the ids reserved for the session's checkpoints. `node.native` is the
-   * session's native dir on this node: which checkpoint it holds is noted when one is made of it or restored
-   * into it (nativeAt). `node.owns` throws unless this node owns the session now (its lease).
+   * bucket) holds the ids reserved for the session's checkpoints. `node.native` is the session's native dir on this
+   * node: which checkpoint it holds is noted when one is made of it or restored into it (nativeAt). `node.owns`
+   * throws unless this node owns the session now (its lease).
    */
   constructor(
     private readonly objects: ObjectStore,
@@ -55,7 +55,8 @@ export class ReplicatedCheckpoints implements Checkpoints {
     const run = this.tail.then(async () => {
       this.node.owns?.();
       await this.pull();
-      let manifest = await this.local.create(nativeDir, files, opts);
+      const base = await this.baseOf(nativeDir);
+      let manifest = await this.local.create(nativeDir, files, { ...opts, base });
       const numbered = manifest.id;
       try {
         manifest = await this.reserve(manifest);
@@ -73,6 +74,15 @@ export class ReplicatedCheckpoints implements Checkpoints {
     });
     this.tail = run.catch(() => {});
     return run;
+  }
+
+  /**
+   * What a checkpoint of `dir` builds on: what the native dir holds (made or restored here), not the cache's latest,
+   * which may be a stale owner's (published, never logged) of other bytes. Any other dir is stored whole.
+   */
+  private async baseOf(dir: string): Promise<string | null | undefined> {
+    if (this.node.native === undefined) return undefined;
+    return path.resolve(dir) === path.resolve(this.node.native) ? ((await this.nativeAt()) ?? null) : null;
   }
 
   /**
@@ -371,21 +381,3 @@ const NATIVE_AT = "native-at";
 
 /** How many chunk messages (128 KiB each, as the object store writes them) a pull may hold ahead of the disk. */
 const READ_AHEAD = 8;
-
-/** Chunks the object store is sent at a time: it publishes 128 KiB messages, and asks for more as it sends. */
-const SEND_CHUNK = 128 * 1024;
-
-/** The file as a stream that reads the next chunk only when asked (the caller closes the handle). */
-function readStream(handle: FileHandle): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        const buf = Buffer.allocUnsafe(SEND_CHUNK);
-        const { bytesRead } = await handle.read(buf, 0, SEND_CHUNK, null);
-        if (bytesRead === 0) controller.close();
-        else controller.enqueue(buf.subarray(0, bytesRead));
-      },
-    },
-    { highWaterMark: 0 },
-  );
-}
