@@ -1,7 +1,7 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import type { NewEvent, SessionEvent } from "../protocol/events.js";
+import type { SessionEvent } from "../protocol/events.js";
 import type { SessionRecord } from "../protocol/session.js";
 import { FsSessionStore } from "../store/fs/index.js";
 import { manyDeltas } from "../store/fs/testing/segmented.js";
@@ -166,5 +166,17 @@ describe("loggedCheckpoint", () => {
     await expect(loggedCheckpoint(paged, "c9", "s")).rejects.toThrow(
       'no checkpoint "c9" in the log of session s',
     );
+  });
+
+  it("takes the newest checkpoint a retired log still records for the latest, the store's only when it records none", async () => {
+    const retired = (kept: SessionEvent[]) => ({
+      read: async (after: number, limit?: number) => kept.filter((e) => e.seq > after).slice(0, limit),
+    });
+    // A store numbering another node's never-logged checkpoint last would answer "latest" with that one.
+    expect(await loggedCheckpoint(retired(events.slice(2)), "latest", "s")).toBe("c2");
+    expect(await loggedCheckpoint(retired(events.slice(2)), "c1", "s")).toBe("c1");
+    const warned = new Promise<Error>((resolve) => process.once("warning", resolve));
+    expect(await loggedCheckpoint(retired(events.slice(2, 5)), "latest", "s")).toBe("latest");
+    expect((await warned).message).toMatch(/session s: the part of its log still held records no checkpoint/);
   });
 });

@@ -97,35 +97,48 @@ export function isParentOf(parent: { created_at: string }, child: { created_at: 
 }
 
 /**
- * The ids of the checkpoints a log records, oldest first; undefined when it no longer starts at seq 1 (its first
- * segments retired) and so cannot say.
+ * The ids of the checkpoints a log records, oldest first. `whole` is false when it no longer starts at seq 1 (its
+ * first segments retired): older ones may be missing from `ids`, but the newest it records is still the newest.
  */
-export async function loggedCheckpoints(log: Pick<EventLog, "read">): Promise<string[] | undefined> {
+export async function loggedCheckpoints(
+  log: Pick<EventLog, "read">,
+): Promise<{ ids: string[]; whole: boolean }> {
   // Read a page at a time, keeping the ids alone: a fork of a long session must not hold its whole log.
   let first: number | undefined;
-  const logged: string[] = [];
+  const ids: string[] = [];
   await forEachEvent(log, (e) => {
     first ??= e.seq;
-    if (e.type === "checkpoint.created") logged.push((e.data as { id: string }).id);
+    if (e.type === "checkpoint.created") ids.push((e.data as { id: string }).id);
   });
-  return (first ?? 1) === 1 ? logged : undefined;
+  return { ids, whole: (first ?? 1) === 1 };
 }
 
 /**
  * The id of the checkpoint a fork of session `id` starts from: `asked` ("latest" or an id) among the checkpoints
- * its log records. A manifest whose checkpoint.created never became durable (the host stopped between the two)
- * has no place in the conversation: the fork's history (ancestorEvents) would run on past its files. A log that
- * no longer starts at seq 1 (its first segments retired) cannot say, and the store answers alone.
+ * its log records. A manifest whose checkpoint.created never became durable (the host stopped between the two, or
+ * a stale owner's in a cluster, numbered after the owner's) has no place in the conversation: the fork's history
+ * (ancestorEvents) would run on past its files. A log that no longer starts at seq 1 (its first segments retired)
+ * cannot say of an id asked for, and the store answers alone; "latest" is still the newest it records, and the
+ * store's latest only when it records none (said in a process warning).
  */
 export async function loggedCheckpoint(
   log: Pick<EventLog, "read">,
   asked: string,
   id: string,
 ): Promise<string> {
-  const logged = await loggedCheckpoints(log);
-  if (logged === undefined) return asked;
+  const { ids: logged, whole } = await loggedCheckpoints(log);
   const found = asked === "latest" ? logged.at(-1) : logged.find((known) => known === asked);
   if (found !== undefined) return found;
+  if (!whole) {
+    if (asked === "latest") {
+      process.emitWarning(
+        `session ${id}: the part of its log still held records no checkpoint, so "latest" is the newest its store ` +
+          "holds, which may be one whose checkpoint.created never became durable; name a checkpoint id to be sure",
+        { code: "BRAIN_CHECKPOINT_UNLOGGED" },
+      );
+    }
+    return asked;
+  }
   const known =
     logged.length === 0
       ? `it records none: checkpoint the session between turns first (brain checkpoint ${id}, or POST /v1/sessions/${id}/checkpoints)`

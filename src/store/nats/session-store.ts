@@ -237,8 +237,10 @@ export class NatsSessionStore implements SessionStore {
     if (stored.length === 0) return;
     // The last one the log records, as a REST restore or fork takes: a manifest whose checkpoint.created never
     // became durable (its node died between the two) holds native state past the log's conversation.
+    // A log whose first segments retired still names its newest; the store's latest only if it names none.
     const logged = await loggedCheckpoints({ read: (after, limit) => this.readEvents(id, { after, limit }) });
-    const latest = logged === undefined ? stored.at(-1) : logged.findLast((known) => stored.includes(known));
+    const newest = logged.ids.findLast((known) => stored.includes(known));
+    const latest = newest === undefined && !logged.whole ? stored.at(-1) : newest;
     if (latest === undefined) return;
     const empty = (await readdir(native)).length === 0;
     if (!empty && (await checkpoints.nativeAt()) === latest) return;
