@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { type FileHandle, open, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
-import { errnoCode } from "./errors.js";
+import { CheckpointError, errnoCode } from "./errors.js";
 import { type SecretHit, SecretScanner } from "./secret-scan.js";
 import { tempName } from "./temps.js";
 
@@ -171,4 +171,22 @@ export function readStream(handle: FileHandle): ReadableStream<Uint8Array> {
     },
     { highWaterMark: 0 },
   );
+}
+
+/** `next`, or a refusal naming the object when nothing came in `ms`. */
+export async function beforeDeadline<T>(next: Promise<T>, ms: number, name: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const why = `NATS delivered no chunk of object ${name} for ${ms / 1000} s (removed meanwhile?)`;
+      reject(
+        new CheckpointError("brain_error", `restore failed: ${why}; check the checkpoint bucket and retry`),
+      );
+    }, ms);
+  });
+  try {
+    return await Promise.race([next, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

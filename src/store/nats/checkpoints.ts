@@ -12,7 +12,13 @@ import type { KV } from "@nats-io/kv";
 import type { ObjectStore } from "@nats-io/obj";
 import type { Checkpoints, CreateOptions } from "../../core/checkpoints/index.js";
 import { CheckpointError, CheckpointStore } from "../../core/checkpoints/index.js";
-import { fsyncDir, readStream, writeAll, writeFileDurable } from "../../core/checkpoints/io.js";
+import {
+  beforeDeadline,
+  fsyncDir,
+  readStream,
+  writeAll,
+  writeFileDurable,
+} from "../../core/checkpoints/io.js";
 import type { CheckpointManifest, CheckpointSegment } from "../../core/checkpoints/manifest.js";
 import { tempName } from "../../core/checkpoints/temps.js";
 import type { NativeFile } from "../../protocol/runner.js";
@@ -38,7 +44,7 @@ export class ReplicatedCheckpoints implements Checkpoints {
     readonly dir: string,
     private readonly js: JetStreamClient,
     private readonly records: KV,
-    private readonly node: { native?: string; owns?: () => void } = {},
+    private readonly node: { native?: string; owns?: () => void; chunkWaitMs?: number } = {},
   ) {
     this.local = new CheckpointStore(dir);
   }
@@ -288,14 +294,22 @@ export class ReplicatedCheckpoints implements Checkpoints {
     const messages = await consumer.consume({ max_messages: READ_AHEAD });
     let received = 0;
     let count = 0;
+    const chunks = messages[Symbol.asyncIterator]();
     try {
-      for await (const msg of messages) {
+      for (;;) {
+        // Chunks removed after they were counted (a purge, the session's removal) would never come: bounded, as
+        // NATS holds the next ahead of time and sends it at once.
+        const next = await beforeDeadline(chunks.next(), this.node.chunkWaitMs ?? 60_000, name);
+        if (next.done) break;
+        const msg = next.value;
         await onChunk(msg.data);
         received += msg.data.length;
         count += 1;
         if (msg.info.pending === 0 || received >= info.size || count >= held) break;
       }
     } finally {
+      // As a for-await's exit would: the messages close only once their iterator is done.
+      void chunks.return?.();
       await messages.close();
       // Left alone, the ephemeral consumer would linger on the server until it has been idle for minutes.
       await consumer.delete().catch(() => {});

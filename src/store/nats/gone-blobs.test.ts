@@ -4,6 +4,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { useNatsCluster } from "../../testing/nats-bed.js";
+import { ReplicatedCheckpoints } from "./checkpoints.js";
 
 const base = { harness: "process", config: { model: "m1" } };
 const nats = useNatsCluster();
@@ -29,5 +30,40 @@ describe("cluster checkpoint blobs gone from NATS", () => {
       .catch((err: Error) => err);
     expect(failed).toBeInstanceOf(Error);
     expect((failed as Error).message).toContain(blob);
+  });
+
+  it("fails a restore whose blob's chunks go after they were counted, naming it, instead of waiting forever", async () => {
+    const [a, b] = await nats.twoNodes("cpg", { leases: false });
+    await a.store.create({ ...base, id: "s2" });
+    const native = a.store.paths("s2").native;
+    await mkdir(native, { recursive: true });
+    await writeFile(path.join(native, "state.txt"), "v1");
+    const made = await a.store
+      .checkpoints("s2")
+      .create(native, [{ path: "state.txt", size: 2, append_only: false }]);
+    const blob = made.files[0]!.segments[0]!.blob;
+    const info = await a.ctx.blobs.info(`s2/blobs/${blob}`);
+    const stream = (await a.ctx.blobs.status()).streamInfo.config.name;
+    // node-b's real client, whose consumer of the chunks is made only once they are purged (after they were counted).
+    const consumers = new Proxy(b.ctx.js.consumers, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target);
+        if (prop !== "get") return typeof value === "function" ? value.bind(target) : value;
+        return async (...args: unknown[]) => {
+          await a.ctx.jsm.streams.purge(stream, { filter: `$O.${info!.bucket}.C.${info!.nuid}` });
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const js = new Proxy(b.ctx.js, {
+      get: (target, prop) => (prop === "consumers" ? consumers : Reflect.get(target, prop, target)),
+    });
+    const cache = path.join(b.home, "cache-s2");
+    const reader = new ReplicatedCheckpoints(b.ctx.blobs, "s2", cache, js, b.ctx.records, {
+      chunkWaitMs: 200,
+    });
+    const failed = await reader.restore(made.id, path.join(b.home, "restored")).catch((err: Error) => err);
+    expect(failed).toBeInstanceOf(Error);
+    expect((failed as Error).message).toContain(`s2/blobs/${blob}`);
   });
 });
