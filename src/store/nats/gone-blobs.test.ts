@@ -9,20 +9,29 @@ import { ReplicatedCheckpoints } from "./checkpoints.js";
 const base = { harness: "process", config: { model: "m1" } };
 const nats = useNatsCluster();
 
+type Node = Awaited<ReturnType<typeof nats.twoNodes>>[number];
+
+/** Session `id` on node `a` with one checkpoint of one blob; `purge` drops that blob's chunks from NATS. */
+async function oneBlobCheckpoint(a: Node, id: string) {
+  await a.store.create({ ...base, id });
+  const native = a.store.paths(id).native;
+  await mkdir(native, { recursive: true });
+  await writeFile(path.join(native, "state.txt"), "v1");
+  const made = await a.store
+    .checkpoints(id)
+    .create(native, [{ path: "state.txt", size: 2, append_only: false }]);
+  const blob = made.files[0]!.segments[0]!.blob;
+  const info = await a.ctx.blobs.info(`${id}/blobs/${blob}`);
+  const stream = (await a.ctx.blobs.status()).streamInfo.config.name;
+  const purge = () => a.ctx.jsm.streams.purge(stream, { filter: `$O.${info!.bucket}.C.${info!.nuid}` });
+  return { made, blob, purge };
+}
+
 describe("cluster checkpoint blobs gone from NATS", () => {
   it("fails a restore whose blob has no bytes left in NATS, naming it, instead of waiting for them forever", async () => {
     const [a, b] = await nats.twoNodes("cpg", { leases: false });
-    await a.store.create({ ...base, id: "s1" });
-    const native = a.store.paths("s1").native;
-    await mkdir(native, { recursive: true });
-    await writeFile(path.join(native, "state.txt"), "v1");
-    const made = await a.store
-      .checkpoints("s1")
-      .create(native, [{ path: "state.txt", size: 2, append_only: false }]);
-    const blob = made.files[0]!.segments[0]!.blob;
-    const info = await a.ctx.blobs.info(`s1/blobs/${blob}`);
-    const stream = (await a.ctx.blobs.status()).streamInfo.config.name;
-    await a.ctx.jsm.streams.purge(stream, { filter: `$O.${info!.bucket}.C.${info!.nuid}` });
+    const { made, blob, purge } = await oneBlobCheckpoint(a, "s1");
+    await purge();
     const into = path.join(b.home, "restored");
     const failed = await b.store
       .checkpoints("s1")
@@ -34,23 +43,14 @@ describe("cluster checkpoint blobs gone from NATS", () => {
 
   it("fails a restore whose blob's chunks go after they were counted, naming it, instead of waiting forever", async () => {
     const [a, b] = await nats.twoNodes("cpg", { leases: false });
-    await a.store.create({ ...base, id: "s2" });
-    const native = a.store.paths("s2").native;
-    await mkdir(native, { recursive: true });
-    await writeFile(path.join(native, "state.txt"), "v1");
-    const made = await a.store
-      .checkpoints("s2")
-      .create(native, [{ path: "state.txt", size: 2, append_only: false }]);
-    const blob = made.files[0]!.segments[0]!.blob;
-    const info = await a.ctx.blobs.info(`s2/blobs/${blob}`);
-    const stream = (await a.ctx.blobs.status()).streamInfo.config.name;
+    const { made, blob, purge } = await oneBlobCheckpoint(a, "s2");
     // node-b's real client, whose consumer of the chunks is made only once they are purged (after they were counted).
     const consumers = new Proxy(b.ctx.js.consumers, {
       get(target, prop) {
         const value = Reflect.get(target, prop, target);
         if (prop !== "get") return typeof value === "function" ? value.bind(target) : value;
         return async (...args: unknown[]) => {
-          await a.ctx.jsm.streams.purge(stream, { filter: `$O.${info!.bucket}.C.${info!.nuid}` });
+          await purge();
           return (value as (...a: unknown[]) => unknown).apply(target, args);
         };
       },
