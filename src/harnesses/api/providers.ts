@@ -11,6 +11,7 @@ import { createOpenRouter } from "@openrouter/ai-sdk-provider";
 import type { LanguageModel } from "ai";
 import { createOllama } from "ollama-ai-provider-v2";
 import type { ProviderCredentials } from "../../protocol/runner.js";
+import { withoutRedirects } from "./no-redirects.js";
 import { StreamErrorLines } from "./ollama-errors.js";
 
 export interface ModelArgs {
@@ -18,7 +19,7 @@ export interface ModelArgs {
   baseURL?: string;
   apiKey?: string;
   headers: Record<string, string>;
-  fetch?: typeof globalThis.fetch;
+  fetch: typeof globalThis.fetch;
 }
 
 interface ProviderKind {
@@ -112,7 +113,7 @@ const PROVIDERS: Record<string, ProviderKind> = {
       createOllama({
         ...(baseURL ? { baseURL } : {}),
         headers: { ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers },
-        ...(fetch ? { fetch } : {}),
+        fetch,
       })(modelId),
   },
   /** Any server speaking Chat Completions (vLLM, LM Studio, llama.cpp, LiteLLM, …): the base URL is required. */
@@ -121,13 +122,14 @@ const PROVIDERS: Record<string, ProviderKind> = {
     keyRequired: false,
     baseUrlEnv: ["OPENAI_COMPATIBLE_BASE_URL"],
     baseUrlRequired: true,
-    create: ({ modelId, baseURL, apiKey, headers }) =>
+    create: ({ modelId, baseURL, apiKey, headers, fetch }) =>
       createOpenAICompatible({
         name: "openai-compatible",
         baseURL: baseURL!,
         ...(apiKey ? { apiKey } : {}),
         headers,
         includeUsage: true,
+        fetch,
       })(modelId),
   },
 };
@@ -219,12 +221,13 @@ export function resolveModel(
   }
   const baseURL = rawBase ? (kind.normalizeBaseUrl ?? trimSlash)(rawBase) : kind.defaultBaseUrl;
   const errors = kind.dropsStreamErrors ? new StreamErrorLines() : undefined;
+  const fetch = withoutRedirects(provider, globalThis.fetch);
   const model = kind.create({
     modelId,
     ...(baseURL ? { baseURL } : {}),
     ...(apiKey ? { apiKey } : {}),
     headers,
-    ...(errors ? { fetch: errors.wrap(globalThis.fetch) } : {}),
+    fetch: errors ? errors.wrap(fetch) : fetch,
   });
   return { provider, modelId, model, ...(errors ? { streamError: () => errors.last() } : {}) };
 }
