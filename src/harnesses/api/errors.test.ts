@@ -1,8 +1,12 @@
 // Provider failures as the turn reports them: what of a provider's error body reaches the log, and a provider
 // that never stops.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { events, textOf } from "../../testing/brain.js";
+import { events, makeBrain, textOf } from "../../testing/brain.js";
+import { MAX_ANSWER_BYTES } from "./answer-bytes.js";
 import { messageInBody } from "./errors.js";
+import { ApiHarnessFactory } from "./factory.js";
 import { MAX_ANSWER_CHARS } from "./step.js";
 import { apiTestBed } from "./testing/bed.js";
 import { FAKE_KEY } from "./testing/provider.js";
@@ -89,5 +93,39 @@ describe("a provider streaming without end", () => {
     expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error", message } });
     // Not retried: text was streamed.
     expect([textOf(await events(session)).length, bed.fake.requests.length]).toEqual([MAX_ANSWER_CHARS, 1]);
+  });
+
+  it("is stopped past what any answer holds though it never ends a line, before the SDK buffers more", async () => {
+    // One event line that never ends: the SDK holds it whole waiting for its newline, and parses no part to count.
+    const piece = Buffer.alloc(2 ** 20, "a");
+    const endless = createServer(async (req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write('event: content_block_delta\ndata: {"type":"content_block_delta","delta":{"text":"');
+      for (let sent = 0; sent <= MAX_ANSWER_BYTES + 2 ** 21 && !res.destroyed; sent += piece.length) {
+        if (!res.write(piece))
+          await new Promise((resolve) => res.once("drain", resolve).once("close", resolve));
+      }
+    });
+    await new Promise<void>((resolve) => endless.listen(0, "127.0.0.1", resolve));
+    try {
+      const base_url = `http://127.0.0.1:${(endless.address() as AddressInfo).port}/v1`;
+      const t = bed.use(
+        makeBrain({ factories: [new ApiHarnessFactory()], provider: { api_key: FAKE_KEY, base_url } }),
+      );
+      const session = await t.brain.create({
+        harness: "api",
+        config: { model: "anthropic:fake-model", options: { retries: 0, idle_timeout_ms: 20_000 } },
+      });
+      const outcome = await (await session.prompt("x")).settled;
+      expect(outcome.error).toEqual({
+        code: "provider_error",
+        message:
+          "anthropic's stream broke off: sent over 128 MiB in one response, more than any model's answer; stopped (check the provider, or the proxy at its base URL)",
+      });
+    } finally {
+      endless.closeAllConnections();
+      await new Promise((resolve) => endless.close(resolve));
+    }
   });
 });

@@ -11,6 +11,7 @@ import { createOpenRouter } from "@openrouter/ai-sdk-provider";
 import type { LanguageModel } from "ai";
 import { createOllama } from "ollama-ai-provider-v2";
 import type { ProviderCredentials } from "../../protocol/runner.js";
+import { withBoundedAnswers } from "./answer-bytes.js";
 import { withoutRedirects } from "./no-redirects.js";
 import { StreamErrorLines } from "./ollama-errors.js";
 
@@ -221,7 +222,7 @@ export function resolveModel(
   }
   const baseURL = rawBase ? (kind.normalizeBaseUrl ?? trimSlash)(rawBase) : kind.defaultBaseUrl;
   const errors = kind.dropsStreamErrors ? new StreamErrorLines() : undefined;
-  const fetch = withoutRedirects(provider, globalThis.fetch);
+  const fetch = withBoundedAnswers(withoutRedirects(provider, globalThis.fetch));
   const model = kind.create({
     modelId,
     ...(baseURL ? { baseURL } : {}),
