@@ -9,7 +9,7 @@ import { messageInBody } from "./errors.js";
 import { ApiHarnessFactory } from "./factory.js";
 import { MAX_ANSWER_CHARS } from "./step.js";
 import { apiTestBed } from "./testing/bed.js";
-import { FAKE_KEY } from "./testing/provider.js";
+import { FAKE_KEY, PROVIDER_FORMATS } from "./testing/provider.js";
 
 const bed = apiTestBed();
 
@@ -127,5 +127,23 @@ describe("a provider streaming without end", () => {
       endless.closeAllConnections();
       await new Promise((resolve) => endless.close(resolve));
     }
+  });
+});
+
+describe.each(Object.keys(PROVIDER_FORMATS))("%s's connection dropped before any text", (provider) => {
+  it("is retried, saying so, and the turn goes on", async () => {
+    const session = await bed.brain({ provider }).brain.create({
+      harness: "api",
+      config: { model: `${provider}:fake-model`, options: { retries: 2, retry_base_ms: 0 } },
+    });
+    bed.fake.script([{ text: "never shown", chunkSize: 2, breakAfter: 1 }, { text: "ok" }]);
+    const outcome = await (await session.prompt("x")).settled;
+    expect(outcome).toMatchObject({ status: "completed" });
+    const all = await events(session);
+    expect(textOf(all)).toBe("ok");
+    const warnings = all.filter((e) => e.type === "harness.warning").map((e) => e.data.message);
+    expect(warnings).toContain(
+      `${provider}'s stream broke off: other side closed; retrying in 0.0 s (retry 1 of 2)`,
+    );
   });
 });

@@ -77,6 +77,8 @@ export function describeProviderError(provider: string, err: unknown): string {
     return `${provider} answered HTTP ${status}: ${said}`;
   }
   if (isTimeout(err)) return `${provider} went quiet: ${(err as Error).message}`;
+  if (isDropped(err)) return `${provider}'s stream broke off: ${rootCause(err) ?? (err as Error).message}`;
+  if (isUnreachable(err)) return `could not reach ${provider}: ${rootCause(err) ?? (err as Error).message}`;
   if (err instanceof Error) {
     const cause = rootCause(err);
     return cause && cause !== err.message
@@ -98,6 +100,13 @@ function originOf(url: string): string {
   }
 }
 
+/**
+ * A connection lost mid-response or never made, as fetch throws it ("terminated", "fetch failed"). The OpenAI,
+ * Anthropic and Gemini packages wrap it in an APICallError; OpenRouter's and Ollama's pass it on as it is.
+ */
+const isDropped = (err: unknown) => err instanceof TypeError && err.message === "terminated";
+const isUnreachable = (err: unknown) => err instanceof TypeError && err.message === "fetch failed";
+
 function isTimeout(err: unknown): boolean {
   return err instanceof Error && (err.name === "TimeoutError" || /timed? ?out/i.test(err.message));
 }
@@ -110,7 +119,7 @@ export function isRetryable(err: unknown): boolean {
   if (APICallError.isInstance(err)) return err.isRetryable;
   const streamed = streamedError(err);
   if (streamed) return streamed.retryable ?? TRANSIENT.test(streamed.kind ?? "");
-  return isTimeout(err);
+  return isTimeout(err) || isDropped(err) || isUnreachable(err);
 }
 
 /**
