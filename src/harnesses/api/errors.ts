@@ -123,7 +123,7 @@ export function isRetryable(err: unknown): boolean {
 }
 
 /**
- * How long the provider asked us to wait (`retry-after-ms` or `retry-after` seconds, or in the body as Gemini
+ * How long the provider asked us to wait (`retry-after-ms`, `retry-after` seconds or date, or in the body as Gemini
  * says it), if it did.
  */
 export function retryAfterMs(err: unknown): number | undefined {
@@ -131,8 +131,12 @@ export function retryAfterMs(err: unknown): number | undefined {
   const headers = err.responseHeaders ?? {};
   const ms = Number(headers["retry-after-ms"]);
   if (Number.isFinite(ms) && ms >= 0) return ms;
-  const seconds = Number(headers["retry-after"]);
+  const after = headers["retry-after"];
+  const seconds = Number(after);
   if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  // HTTP also lets it be a date (RFC 9110), as proxies and gateways in front of a provider send it.
+  const at = after === undefined ? Number.NaN : Date.parse(after);
+  if (Number.isFinite(at)) return Math.max(0, at - Date.now());
   return retryDelayInBody(err.responseBody);
 }
 

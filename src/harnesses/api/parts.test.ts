@@ -105,6 +105,11 @@ describe("provider errors", () => {
     expect(third).toBeGreaterThanOrEqual(320);
     expect(third).toBeLessThanOrEqual(480);
     expect(backoffMs(20, 1000, apiError(500))).toBe(60_000);
+    // A date, as a gateway may send it: whole seconds, so up to one less than asked.
+    const date = new Date(Date.now() + 30_000).toUTCString();
+    const untilDate = backoffMs(0, 100, apiError(429, undefined, { "retry-after": date }));
+    expect(untilDate).toBeGreaterThan(25_000);
+    expect(untilDate).toBeLessThanOrEqual(30_000);
   });
 
   it("waits what Gemini's 429 body asks (RetryInfo), as it sends no retry-after header", () => {
