@@ -362,7 +362,7 @@ export class Brain {
           ? { providerEnv: this.options.providerEnv }
           : {}),
         checkpoints: this.checkpointsOf(id),
-        secrets: redactor.values,
+        redactor,
         permissions: new PermissionRules(record.permissions, record.client_permissions),
         ...(this.options.store.checkpointEveryTurn ? { checkpointAfterTurn: true } : {}),
         keptOut: () => this.live.keepsOut(id),

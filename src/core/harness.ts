@@ -27,6 +27,7 @@ import type {
   ToolSchema,
 } from "../protocol/runner.js";
 import type { ExpectedHistory } from "./native-check.js";
+import type { Secret } from "./redact.js";
 
 /**
  * Events a harness reports during a turn; the session stamps them with seq, ts and session. `tool.call` and
@@ -68,6 +69,12 @@ export interface HarnessOptions {
    */
   providerEnv?: NodeJS.ProcessEnv;
   emit(event: HarnessEvent): void;
+  /**
+   * Tells the session a secret the harness gave its agent (the token in an extension host's NUI_API_URL): from now
+   * on the session's log, what its clients are shown and its checkpoints keep it out. Optional, so hosts and tests
+   * need not provide it.
+   */
+  secret?(secret: Secret): void;
   /** Runs a bound tool. Never rejects for a tool's own failure: that is a result with `is_error: true`. */
   call(turn: string, call: ToolCallParams, signal: AbortSignal): Promise<ToolResult>;
   /**

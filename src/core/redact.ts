@@ -26,21 +26,31 @@ export function envSecrets(env: NodeJS.ProcessEnv, names: Iterable<string> = [])
 
 export class Redactor {
   /** Longest first, so a secret that contains another is replaced whole. */
-  private readonly secrets: Secret[];
+  private secrets: Secret[] = [];
   /** Every character of every secret (pendingTail). */
-  private readonly chars: Set<string>;
-  readonly maxLength: number;
+  private chars = new Set<string>();
 
   constructor(secrets: Iterable<Secret> = []) {
-    const byValue = new Map<string, Secret>();
-    for (const secret of secrets) {
+    this.add(secrets);
+  }
+
+  /**
+   * Adds `more` from now on: a session learns some of its secrets only once its harness runs (the token in an
+   * extension host's NUI_API_URL), and its log, which holds this redactor, must keep them out from then on.
+   */
+  add(more: Iterable<Secret>): void {
+    const byValue = new Map(this.secrets.map((secret) => [secret.value, secret]));
+    for (const secret of more) {
       if (secret.value.length >= MIN_SECRET_LENGTH && !byValue.has(secret.value)) {
         byValue.set(secret.value, secret);
       }
     }
     this.secrets = [...byValue.values()].sort((a, b) => b.value.length - a.value.length);
     this.chars = new Set(this.secrets.flatMap((s) => s.value.split("")));
-    this.maxLength = this.secrets[0]?.value.length ?? 0;
+  }
+
+  get maxLength(): number {
+    return this.secrets[0]?.value.length ?? 0;
   }
 
   /** The values redacted (none shorter than MIN_SECRET_LENGTH). */

@@ -7,7 +7,7 @@ import type { Checkpoints } from "./checkpoints/index.js";
 import type { EventLog } from "./event-log.js";
 import { type ExpectedHistory, type Harness, HarnessError, type HarnessFactory } from "./harness.js";
 import type { PermissionRules } from "./permissions.js";
-import type { Secret } from "./redact.js";
+import type { Redactor, Secret } from "./redact.js";
 import type { BoundTools, SessionToolServices } from "./tools.js";
 
 export interface SessionParts {
@@ -26,8 +26,11 @@ export interface SessionParts {
   /** HarnessOptions.providerEnv: set only for a session that names no provider, on a host that allows it. */
   providerEnv?: NodeJS.ProcessEnv;
   checkpoints: Checkpoints;
-  /** What the session's log redacts (the host's secrets and the session's): no checkpoint may hold one either. */
-  secrets: readonly Secret[];
+  /**
+   * What the session's log redacts (the host's secrets and the session's, and those its harness adds once it runs):
+   * the same redactor as its log's. No checkpoint may hold one either.
+   */
+  redactor: Redactor;
   permissions: PermissionRules;
   /**
    * Checkpoint the native state after every completed turn (cluster mode: no settled turn's history may live
@@ -55,6 +58,20 @@ export interface StartedTurn {
    * it will say once it can (the session starts no other turn before). Never rejects.
    */
   settled: Promise<TurnOutcome>;
+}
+
+/** What a session's harness is opened with that comes from its parts alone. */
+export function partsForHarness(parts: SessionParts) {
+  return {
+    sessionId: parts.id,
+    dir: parts.nativeDir,
+    config: parts.config,
+    ...(parts.mcpServers ? { mcpServers: parts.mcpServers } : {}),
+    provider: parts.provider,
+    ...(parts.providerEnv ? { providerEnv: parts.providerEnv } : {}),
+    policy: (tool: string) => parts.permissions.decide(tool),
+    secret: (secret: Secret) => parts.redactor.add([secret]),
+  };
 }
 
 /** A harness that does not hold the conversation the log says fails loudly: never a silent fresh start. */

@@ -12,7 +12,7 @@ import { type Harness, HarnessError } from "./harness.js";
 import { hostStopped, LogWriter } from "./log-writer.js";
 import type { PendingRequest } from "./pending.js";
 import { checkImages } from "./prompt-images.js";
-import { Redactor } from "./redact.js";
+import type { Redactor } from "./redact.js";
 import { type Answer, type ReplyFrom, RequestDesk } from "./request-desk.js";
 import {
   type AskingTurn,
@@ -27,7 +27,13 @@ import {
   steerTooLate,
   takeSteer,
 } from "./running-turn.js";
-import { type SessionParts, type StartedTurn, type TurnOutcome, verifyHistory } from "./session-parts.js";
+import {
+  partsForHarness,
+  type SessionParts,
+  type StartedTurn,
+  type TurnOutcome,
+  verifyHistory,
+} from "./session-parts.js";
 import { SessionTools } from "./session-tools.js";
 import { ToolCalls } from "./tool-calls.js";
 
@@ -67,7 +73,7 @@ export class Session {
       append: (events, options) => this.append(events, options),
     });
     this.keys = new CommandKeys(parts.log);
-    this.redactor = new Redactor(parts.secrets);
+    this.redactor = parts.redactor;
     this.tools = new SessionTools({
       tools: parts.tools,
       ...(parts.services ? { services: parts.services } : {}),
@@ -198,7 +204,7 @@ export class Session {
       const files = await harness.checkpoint();
       // What the log redacts no checkpoint may hold: a fork or restore would copy it on.
       const manifest = await this.parts.checkpoints.create(this.parts.nativeDir, files, {
-        secrets: this.parts.secrets,
+        secrets: this.redactor.values,
       });
       harness.checkpointed?.(files);
       const listed = manifest.files.map(({ path, size, append_only }) => ({ path, size, append_only }));
@@ -329,17 +335,11 @@ export class Session {
       .get()
       .then((tools) =>
         this.parts.factory.open({
-          sessionId: this.parts.id,
-          dir: this.parts.nativeDir,
-          config: this.parts.config,
+          ...partsForHarness(this.parts),
           tools: tools.schemas,
-          ...(this.parts.mcpServers ? { mcpServers: this.parts.mcpServers } : {}),
-          provider: this.parts.provider,
-          ...(this.parts.providerEnv ? { providerEnv: this.parts.providerEnv } : {}),
           emit: (event) => this.writer.emit(event),
           call: (turn, call, signal) => this.toolCalls.call(turn, call, signal),
           ...this.desk.forHarness(),
-          policy: (tool) => this.parts.permissions.decide(tool),
         }),
       )
       .then(async (harness) => {

@@ -6,6 +6,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
+import type { Secret } from "../../core/redact.js";
 import { connectionId } from "../../protocol/nui/connection.js";
 import { HARNESS_METHODS } from "../../protocol/nui/jsonrpc.js";
 import { HttpAgentClient } from "../http/client.js";
@@ -17,7 +18,7 @@ import { type NuiSessionOptions, nuiSessionOptions } from "../nui/session-option
 import type { Spawner } from "../process/spawner.js";
 import type { ExtensionHarness, InstalledExtension, ResolvedRuntime } from "./extensions.js";
 import { hostEnvironment } from "./host-env.js";
-import type { HostCommand } from "./host-process.js";
+import { type HostCommand, hostSecrets } from "./host-process.js";
 import { RpcHarness } from "./rpc-harness.js";
 import { type HostAddress, SharedHost } from "./shared-host.js";
 import { startStdioHost } from "./stdio-transport.js";
@@ -48,6 +49,10 @@ export class ExtensionHarnessFactory implements HarnessFactory {
   private readonly connectionId: string;
   private readonly shared: SharedHost | undefined;
   private sharedLease: { url: string; release: () => Promise<void> } | undefined;
+  /** What the shared host Brain started last was given as secrets: every session of it is told them. */
+  private sharedSecrets: Secret[] = [];
+  /** Tells an open session secrets (HarnessOptions.secret), for the sessions of a shared host started later. */
+  private readonly sessions = new Set<(secrets: Secret[]) => void>();
   private readonly releaseSpawner: (() => void) | undefined;
 
   constructor(
@@ -91,12 +96,19 @@ export class ExtensionHarnessFactory implements HarnessFactory {
     let harness: RpcHarness | HttpHarness | undefined;
     const desk = new HitlDesk(options.sessionId, options, (runId) => harness?.runFor(runId));
     const removeDesk = this.settings.api.addDesk(desk, this.name);
+    // What a host is given as a secret (its NUI_API_URL token) it may write in any event, which the log keeps.
+    const tell = (secrets: Secret[]) => {
+      for (const secret of secrets) options.secret?.(secret);
+    };
+    tell(this.sharedSecrets);
+    this.sessions.add(tell);
     const release = async () => {
+      this.sessions.delete(tell);
       removeDesk();
       await lease.release();
     };
     try {
-      harness = await this.harnessFor(options, session, resume, desk, lease.url, release);
+      harness = await this.harnessFor(options, session, resume, desk, lease.url, release, tell);
       return harness;
     } catch (err) {
       await release();
@@ -138,6 +150,7 @@ export class ExtensionHarnessFactory implements HarnessFactory {
     desk: HitlDesk,
     apiUrl: string,
     release: () => Promise<void>,
+    tell: (secrets: Secret[]) => void,
   ): Promise<RpcHarness | HttpHarness> {
     const base = { name: this.name, options, session, resume, timeouts: this.timeouts, release };
     switch (this.runtime.transport) {
@@ -146,14 +159,16 @@ export class ExtensionHarnessFactory implements HarnessFactory {
           ...base,
           harnessId: this.harness.id,
           desk,
-          connect: (runId, events, closed) =>
-            startStdioHost(
-              this.command({ apiUrl, sessionId: options.sessionId, runId, sessionEnv: session.env }),
-              this.timeouts,
-              events,
-              this.settings.spawner,
-              closed,
-            ),
+          connect: (runId, events, closed) => {
+            const command = this.command({
+              apiUrl,
+              sessionId: options.sessionId,
+              runId,
+              sessionEnv: session.env,
+            });
+            tell(hostSecrets(command.env));
+            return startStdioHost(command, this.timeouts, events, this.settings.spawner, closed);
+          },
         });
       case "tcp":
         return new RpcHarness({
@@ -183,7 +198,10 @@ export class ExtensionHarnessFactory implements HarnessFactory {
    */
   private async sharedCommand(): Promise<HostCommand> {
     this.sharedLease ??= await this.settings.api.retain({ harness: this.name });
-    return this.command({ apiUrl: this.sharedLease.url });
+    const command = this.command({ apiUrl: this.sharedLease.url });
+    this.sharedSecrets = hostSecrets(command.env);
+    for (const tell of this.sessions) tell(this.sharedSecrets);
+    return command;
   }
 
   private command(extra: {

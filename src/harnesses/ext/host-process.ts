@@ -130,7 +130,7 @@ export class HostProcess {
  * A host's secrets: its secret-named variables, and the first path segment of NUI_API_URL, the token that reaches
  * its sessions' HITL requests (Brain's redactor, made before the session's host, does not know it).
  */
-function hostSecrets(env: Record<string, string>): Secret[] {
+export function hostSecrets(env: Record<string, string>): Secret[] {
   const secrets = envSecrets(env);
   const api = env.NUI_API_URL;
   if (api && URL.canParse(api)) {
