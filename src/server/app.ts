@@ -27,6 +27,11 @@ export interface AppParts {
   /** Takes every secret the host knows out of an error message before a client sees it. */
   redact?: (text: string) => string;
   /**
+   * Takes out of an error message what the caller's session `id` (the route's) redacts beyond the host's secrets:
+   * those its harness told it (an extension host's NUI_API_URL token), its own keys and variables.
+   */
+  redactForSession?: (caller: Caller, id: string, text: string) => string;
+  /**
    * Runs before a route's handler, once its caller is known to be allowed (cluster mode: forwarding a command to
    * the session's owner). After the token check, so an unknown caller cannot make this node read or send a body.
    */
@@ -120,15 +125,22 @@ export function buildApp(parts: AppParts): App {
       const body = route.body
         ? parseBody(route.body, await parts.bodies.within(caller.tenant, () => readJson(c.req.raw)))
         : undefined;
-      const result = await route.handle({
-        caller,
-        params,
-        body,
-        query: (name) => url.searchParams.get(name) ?? undefined,
-        header: (name) => c.req.header(name),
-        request: c.req.raw,
-        env: c.env,
-      });
+      const result = await route
+        .handle({
+          caller,
+          params,
+          body,
+          query: (name) => url.searchParams.get(name) ?? undefined,
+          header: (name) => c.req.header(name),
+          request: c.req.raw,
+          env: c.env,
+        })
+        .catch((err: unknown) => {
+          // Only the session's redactor knows its secrets; onError redacts the host's, and logs this same error.
+          if (err instanceof Error && params.id && parts.redactForSession)
+            err.message = parts.redactForSession(caller, params.id, err.message);
+          throw err;
+        });
       if (result instanceof Response) return result;
       if (route.status === 204) return c.body(null, 204);
       return c.json(result ?? { ok: true }, (route.status ?? 200) as 200);

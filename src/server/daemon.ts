@@ -185,6 +185,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     version: installVersion(),
     homes,
     redact: (text) => options.brain.redactor.redact(text),
+    redactForSession: (caller, id, text) => {
+      const live = brain.liveSession(id);
+      return live && (live.tenant ?? DEFAULT_TENANT) === caller.tenant
+        ? live.session.redactor.redact(text)
+        : text;
+    },
     ...(options.onError ? { onError: options.onError } : {}),
     ...(options.router
       ? {

@@ -1,0 +1,44 @@
+// An error body about a session is redacted with what that session's log redacts, not only with the host's
+// secrets: a harness tells its session secrets the host never knew (an extension host's NUI_API_URL token), and
+// its errors can quote them.
+import { afterEach, expect, it } from "vitest";
+import { HarnessError, type HarnessFactory } from "../core/harness.js";
+import { quietHarness } from "../testing/brain.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { newSession, raw } from "../testing/http.js";
+
+const TOKEN = "sessions-own-token-0123456789";
+
+/** Tells its session TOKEN as it opens, and fails a checkpoint quoting it (as a host's error would). */
+const telling: HarnessFactory = {
+  name: "telling",
+  supportsSteering: false,
+  async open(options) {
+    options.secret?.({ name: "NUI_API_URL token", value: TOKEN });
+    return quietHarness({
+      checkpoint: async () => {
+        throw new HarnessError("brain_error", `could not reach http://127.0.0.1:1/${TOKEN}/api/hitl`);
+      },
+    });
+  },
+};
+
+let t: TestDaemon | undefined;
+afterEach(async () => {
+  await t?.cleanup();
+  t = undefined;
+});
+
+it("a session's error body never carries a secret its harness told it", async () => {
+  t = await startTestDaemon({ factories: [telling] });
+  const id = await newSession(t, { harness: "telling" });
+  const res = await raw(t.url, "POST", `/v1/sessions/${id}/checkpoints`, { token: t.tokens.admin });
+  expect(res.status).toBe(500);
+  expect(JSON.stringify(res.body)).not.toContain(TOKEN);
+  expect(res.body).toEqual({
+    error: {
+      code: "brain_error",
+      message: "could not reach http://127.0.0.1:1/[redacted:NUI_API_URL token]/api/hitl",
+    },
+  });
+});
