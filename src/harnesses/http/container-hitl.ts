@@ -22,6 +22,8 @@ export class ContainerHitl {
     readonly socket: string,
     /** The container's NUI_API_URL: a secret; never logged, never in an error. */
     readonly url: string,
+    /** The secret path segment of `url`. */
+    readonly token: string,
     private readonly server: NuiApiServer,
     private readonly dir: string,
   ) {}
@@ -47,7 +49,7 @@ export class ContainerHitl {
     }
     const desk = new HitlDesk(options.sessionId, options, runFor);
     server.addDesk(desk);
-    return new ContainerHitl(desk, port, socket, `http://127.0.0.1:${port}/${token}`, server, dir);
+    return new ContainerHitl(desk, port, socket, `http://127.0.0.1:${port}/${token}`, token, server, dir);
   }
 
   async close(): Promise<void> {

@@ -38,8 +38,12 @@ describe("docker: the container's token", () => {
     const url = `http://127.0.0.1:${container.port}`;
     expect((await fetch(`${url}/info`)).status).toBe(401);
     expect((await fetch(`${url}/info`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
-    // Nothing a session's clients read carries it.
-    expect(JSON.stringify(await events(session))).not.toContain(token);
+    // Nothing a session's clients read carries it, not even the agent's own text.
+    const said = await session.prompt("say-env BRAIN_AGENT_TOKEN");
+    expect((await said.settled).status).toBe("completed");
+    const logged = JSON.stringify(await events(session));
+    expect(logged).toContain("BRAIN_AGENT_TOKEN=[redacted:BRAIN_AGENT_TOKEN]");
+    expect(logged).not.toContain(token);
     await t.brain.closeSession(session.id);
   });
 });

@@ -143,6 +143,9 @@ export class DockerFactory implements HarnessFactory {
               ...host_ports,
             ])
           : undefined;
+      // The agent may quote either in any event it sends, and the session's log must never hold them.
+      options.secret?.({ name: AGENT_TOKEN_ENV, value: token });
+      if (hitl) options.secret?.({ name: "NUI_API_URL token", value: hitl.token });
       const env = {
         ...session.env,
         [NATIVE_DIR_ENV]: NATIVE_MOUNT,
