@@ -126,6 +126,26 @@ describe("the log boundary", () => {
     expect(deltas.join("")).toBe("ends with sk-");
   });
 
+  it("releases a held tail in its place before a tool call, and at the log's close", async () => {
+    const inner = memoryLog();
+    const log = redactingLog(inner, new Redactor([{ name: "K", value: KEY }]));
+    await log.append([{ type: "assistant.delta", turn: "t", data: { text: "calling sk-" } }]);
+    await log.append([{ type: "tool.call", turn: "t", data: { id: "c1", name: "x", arguments: {} } }]);
+    await log.append([{ type: "assistant.delta", turn: "t", data: { text: "then sk-" } }]);
+    await log.close();
+    const shown = inner.stored.map((e) => (e.type === "assistant.delta" ? e.data.text : e.type));
+    expect(shown.join("|")).toMatch(/^calling \|sk-\|tool\.call\|then \|sk-$/);
+  });
+
+  it("learns a secret once the session runs, and keeps it out from then on", async () => {
+    const inner = memoryLog();
+    const redactor = new Redactor();
+    const log = redactingLog(inner, redactor);
+    redactor.add([{ name: "K", value: KEY }]);
+    await log.append([{ type: "harness.warning", turn: "t", data: { message: `saw ${KEY}` } }]);
+    expect(JSON.stringify(inner.stored)).not.toContain(KEY);
+  });
+
   it("holds back the same tail whether or not it starts a secret, so what is shown when says nothing of a secret", async () => {
     // A tenant that makes its model (or the echo runner) end a delta with a guess could tell from when the guess
     // reached the log whether it starts a key or another tenant's token, and so read either out a character a time.
