@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { serveHttp } from "../../sdk/ts/nui/index.js";
 import type { HarnessFactory } from "../core/harness.js";
 import { HttpAgentClient } from "../harnesses/http/client.js";
+import { MAX_PROMPT_BYTES } from "../protocol/runner.js";
 import { CliAgentServer } from "./agent-server.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -40,6 +41,46 @@ function writer(content: string): HarnessFactory {
     },
   };
 }
+
+/** A harness whose turn answers with the length of the prompt and of the system prompt it was opened with. */
+const measurer: HarnessFactory = {
+  name: "measurer",
+  supportsSteering: false,
+  async open(options) {
+    return {
+      async prompt(text, ctx) {
+        const system = options.config.system_prompt?.length ?? 0;
+        options.emit({ type: "assistant.delta", turn: ctx.turn, data: { text: `${text.length} ${system}` } });
+        return { interrupted: false };
+      },
+      steer: async () => {},
+      interrupt: async () => {},
+      checkpoint: async () => [],
+      close: async () => {},
+    };
+  },
+};
+
+describe("the CLI agent server's runs", () => {
+  it("take a prompt and a system prompt as long as Brain lets a session have: the docker harness sends both in one /run", async () => {
+    const home = mkdtempSync(join(tmpdir(), "brain-agent-test-"));
+    cleanups.push(() => rmSync(home, { recursive: true, force: true }));
+    const server = new CliAgentServer(measurer, home);
+    const serving = await serveHttp(server, { port: 0, host: "127.0.0.1", routes: server.routes() });
+    cleanups.push(() => serving.close());
+    // The most each of them may be, JSON-encoded (the quotes count).
+    const message = "p".repeat(MAX_PROMPT_BYTES - 2);
+    const systemPrompt = "s".repeat(MAX_PROMPT_BYTES - 100);
+    const out: unknown[] = [];
+    const client = new HttpAgentClient(serving.url, "agent server");
+    const body = { message, systemPrompt, runId: "r1", env: { BRAIN_PROVIDER_API_KEY: "k" } };
+    const ending = await client.run(body, new AbortController().signal, (d) => {
+      if (d.ok) out.push(d.event);
+    });
+    expect(ending).toBe("done");
+    expect(out).toContainEqual({ type: "text", content: `${message.length} ${systemPrompt.length}` });
+  });
+});
 
 describe("the CLI agent server's events", () => {
   it("sends a CLI's event of several MiB whole: over HTTP the limit is Brain's 64 MiB event, not a host's 4 MiB line", async () => {

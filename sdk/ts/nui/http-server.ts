@@ -14,6 +14,7 @@
 // the server also writes its connection file, with its token (a fresh one when none is given), which it requires.
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { MAX_FRAME } from "../../../src/protocol/ndjson.js";
 import type { NuiAgent } from "./agent.js";
 import { connectionFile, connectionToken, sameToken, writeConnectionFile } from "./connection-file.js";
 import { SSE_EVENT_LIMIT } from "./fit.js";
@@ -48,7 +49,12 @@ export interface HttpServing {
   close(): Promise<void>;
 }
 
-const MAX_BODY = 1 << 20;
+/**
+ * A /run body carries the prompt and the system prompt, each as long as Brain lets a session have one (a runner
+ * frame), besides the env and ids: the `docker` harness sends them all in one request, so less refused prompts
+ * every other harness takes.
+ */
+const MAX_BODY = 2 * MAX_FRAME + (1 << 20);
 
 async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
   // Decoded once whole: a character whose bytes two chunks share would be two U+FFFD decoded chunk by chunk.
@@ -56,7 +62,10 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY) throw new Error("body over 1 MiB");
+    if (size > MAX_BODY)
+      throw new Error(
+        `the body is over ${MAX_BODY >> 20} MiB, more than this agent reads: send a shorter message or systemPrompt`,
+      );
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString("utf8");
