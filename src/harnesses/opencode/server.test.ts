@@ -4,6 +4,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { HarnessError } from "../../core/harness.js";
 import { tempDir } from "../../testing/brain.js";
 import { OpencodeServer } from "./server.js";
 
@@ -16,6 +17,7 @@ let sent = 0;
 createServer(async (req, res) => {
   if (req.url === "/global/health") return res.end("{}");
   if (req.url === "/sent") return res.end(String(sent));
+  if (req.url === "/session/reset") return req.socket.destroy();
   if (req.url === "/session/elsewhere") {
     res.writeHead(307, { location: process.env.ELSEWHERE });
     return res.end();
@@ -71,6 +73,15 @@ describe("opencode's server", () => {
       "opencode: GET /session/s1 answered more than 10 MiB (HTTP 200), more than Brain reads of an answer",
     );
     expect(Number(await server.call("GET", "/sent"))).toBeLessThan(64 << 20);
+  });
+
+  it("a call the server drops unanswered names the call and the cause, not only 'fetch failed'", async () => {
+    const server = await standIn();
+    const failed = server.call("POST", "/session/reset", {});
+    await expect(failed).rejects.toThrow(
+      /^opencode: POST \/session\/reset got no answer: fetch failed \(\w+.*\)/,
+    );
+    await expect(failed).rejects.toBeInstanceOf(HarnessError);
   });
 
   it("a redirect fails its call instead of being followed to an address only Brain's host reaches", async () => {

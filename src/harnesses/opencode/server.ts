@@ -133,9 +133,15 @@ export class OpencodeServer {
       ...NO_REDIRECTS,
       headers: { authorization: this.auth, accept: "text/event-stream" },
       signal: this.events.signal,
-    }).finally(() => clearTimeout(late));
-    if (!res.ok || !res.body)
+    })
+      .catch((err) => {
+        throw this.events.signal.aborted ? this.events.signal.reason : this.dropped("GET /event", err);
+      })
+      .finally(() => clearTimeout(late));
+    if (!res.ok || !res.body) {
+      void res.body?.cancel().catch(() => {});
       throw new HarnessError("brain_error", `${LABEL}: GET /event answered HTTP ${res.status}`);
+    }
     const body = res.body;
     void (async () => {
       try {
@@ -182,7 +188,7 @@ export class OpencodeServer {
       });
       answer = await responseText(res, MAX_ANSWER_BYTES);
     } catch (err) {
-      throw signal.aborted ? this.noAnswer(method, path) : err;
+      throw signal.aborted ? this.noAnswer(method, path) : this.dropped(`${method} ${path}`, err);
     }
     const { text, over } = answer;
     if (over) {
@@ -203,6 +209,22 @@ export class OpencodeServer {
     } catch {
       return text;
     }
+  }
+
+  /**
+   * A request the server took and dropped (a reset, a crash mid-answer): fetch says only "fetch failed", which
+   * names neither the call nor why, so its cause and the server's last words are added.
+   */
+  private dropped(request: string, err: unknown): HarnessError {
+    const e = err as { message?: string; cause?: { code?: string; message?: string } };
+    const cause = e.cause?.code ?? e.cause?.message;
+    const why = cause ? `${e.message ?? String(err)} (${cause})` : (e.message ?? String(err));
+    const tail = this.child.stderrTail();
+    return new HarnessError(
+      "brain_error",
+      `${LABEL}: ${request} got no answer: ${why}` +
+        (tail ? `; the server's stderr ended with: ${tail}` : "; the server may have crashed"),
+    );
   }
 
   private noAnswer(method: string, path: string): HarnessError {
