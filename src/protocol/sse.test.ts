@@ -23,6 +23,21 @@ describe("readSse", () => {
     expect(await datas(['data: {"a":\ndata: 1}\n\n', 'data: {"b":2}\n'], false)).toEqual(['{"a":\n1}']);
   });
 
+  it("tells of an event the body ended inside, and not of trailing comments or a whole JSON line", async () => {
+    const cutOff = async (chunks: string[]) => {
+      let cut: string | undefined;
+      for await (const _ of readSse(body(chunks), {
+        dataLineEndsJsonEvent: true,
+        onCutOff: (h) => (cut = h),
+      }));
+      return cut;
+    };
+    expect(await cutOff(['data: {"a":1}\n\n', 'data: {"b":'])).toBe('data: {"b":');
+    expect(await cutOff(["data: one\n", "data: two\n"])).toBe("data: one");
+    expect(await cutOff(['data: {"a":1}\n', ": ping\n", ": pi"])).toBeUndefined();
+    expect(await cutOff(['data: {"a":1}'])).toBeUndefined();
+  });
+
   it("takes an event up to maxEventChars, its lines together, and ends the stream with an error past it", async () => {
     const big = "x".repeat(100);
     const read = async (chunks: string[]) => {

@@ -20,6 +20,11 @@ export interface SseOptions {
   dataLineEndsJsonEvent?: boolean;
   /** The longest event taken, in characters (its lines together); a longer one ends the stream with an error. */
   maxEventChars?: number;
+  /**
+   * The body ended inside an event (a line, or lines, with no end): `head` is its start. Such an event is not
+   * dispatched, as the SSE standard says; this tells the reader that one was lost, not that none came.
+   */
+  onCutOff?(head: string): void;
 }
 
 /**
@@ -27,6 +32,9 @@ export interface SseOptions {
  * what one server can make the reader hold.
  */
 export const MAX_SSE_EVENT_CHARS = 64 << 20;
+
+/** Of an event the body ended inside, the characters given to `onCutOff`. */
+const CUT_HEAD_CHARS = 200;
 
 /**
  * Yields each event of `body` in order until the body ends. Throws what reading throws (a broken connection), and
@@ -48,8 +56,10 @@ export async function* readSse(
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) lines.end();
-      else lines.feed(decoder.decode(value, { stream: true }));
+      if (done) {
+        const cut = lines.end();
+        if (cut !== undefined) options.onCutOff?.(cut);
+      } else lines.feed(decoder.decode(value, { stream: true }));
       while (ready.length > 0) yield ready.shift()!;
       if (done) break;
     }
@@ -70,6 +80,8 @@ class SseLines {
   private pieceChars = 0;
   /** Characters of the event so far (its finished lines). */
   private eventChars = 0;
+  /** The first `data` line of the event so far, cut to its head. */
+  private eventHead = "";
   /** The last text ended with a CR: a LF first in the next is the rest of that CRLF. */
   private skipLf = false;
   private readonly lineEnd = /\r\n|\r|\n/g;
@@ -101,11 +113,17 @@ class SseLines {
       start = m.index + m[0].length;
       if (m[0] === "\r" && start === text.length) this.skipLf = true;
       out += `${line}\n`;
-      if (line === "") this.eventChars = 0;
-      else if (this.endJson && endsJsonEvent(line)) {
+      if (line === "") {
+        this.eventChars = 0;
+        this.eventHead = "";
+      } else if (this.endJson && endsJsonEvent(line)) {
         out += "\n";
         this.eventChars = 0;
-      } else this.count(line.length);
+        this.eventHead = "";
+      } else {
+        if (!this.eventHead && line.startsWith("data")) this.eventHead = line.slice(0, CUT_HEAD_CHARS);
+        this.count(line.length);
+      }
     }
     if (start < text.length) {
       const rest = text.slice(start);
@@ -116,10 +134,14 @@ class SseLines {
     if (out) this.pass(out);
   }
 
-  end(): void {
+  /** The start of the event the body ended inside, or undefined when it ended between events. */
+  end(): string | undefined {
     const line = this.pieces.join("");
     this.pieces.length = 0;
     if (this.endJson && endsJsonEvent(line)) this.pass(`${line}\n\n`);
+    else if (this.eventHead || line.startsWith("data"))
+      return (this.eventHead || line).slice(0, CUT_HEAD_CHARS);
+    return undefined;
   }
 
   private count(lineChars: number): void {

@@ -90,6 +90,25 @@ describe("HttpAgentClient errors", () => {
       `agent: POST ${url}/run answered 200 (Content-Type application/json) without one SSE event; an agent streams its run as text/event-stream, "data: {json}" lines. It sent: {"error":"model gpt-9 is not served here"}`,
     );
   });
+
+  it("a run stream cut off in the middle of an event says so and quotes its start; the events before it are kept", async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end('data: {"type":"text","content":"whole"}\n\ndata: {"type":"text","content":"hal');
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    closers.push(() => server.close());
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const seen: unknown[] = [];
+    const run = new HttpAgentClient(url, "agent").run(body, new AbortController().signal, (d) => {
+      seen.push(d.ok ? d.event : d.reason);
+    });
+    await expect(run).rejects.toThrow(
+      `agent: the event stream of POST ${url}/run ended in the middle of an event, before a done event: data: {"type":"text","content":"hal`,
+    );
+    expect(seen).toEqual([{ type: "text", content: "whole" }]);
+  });
 });
 
 /** What each of the client's kinds of call (GET /info, POST /run, a JSON call) fails with. */

@@ -150,9 +150,11 @@ export class HttpAgentClient {
     }
     let ended: "done" | "error" | undefined;
     let events = 0;
+    let cutOff: string | undefined;
     const head = { text: "" };
+    const sse = { dataLineEndsJsonEvent: true, onCutOff: (start: string) => (cutOff = start) };
     try {
-      for await (const message of readSse(keepHead(response.body, head), { dataLineEndsJsonEvent: true })) {
+      for await (const message of readSse(keepHead(response.body, head), sse)) {
         events++;
         let value: unknown;
         try {
@@ -177,6 +179,13 @@ export class HttpAgentClient {
       );
     }
     if (signal.aborted && !ended) return "aborted";
+    if (cutOff !== undefined && events > 0) {
+      // Not merely a stream that stopped: an event was on its way, and what the agent meant by it is lost.
+      throw new HarnessError(
+        "brain_error",
+        `${this.name}: the event stream of POST ${url} ended in the middle of an event, before a done event: ${headOf(cutOff, 200)} (the agent, or a proxy between, cut the connection: its log says why)`,
+      );
+    }
     if (events === 0) {
       // Not one event: most likely no event stream at all (a JSON error, a web page), which is what to show.
       const type = response.headers.get("content-type") ?? "none";
