@@ -14,7 +14,14 @@ import { createServer } from "node:http";
 const port = Number(process.argv[process.argv.indexOf("--port") + 1]);
 const chunk = Buffer.alloc(1 << 20, "a");
 let sent = 0;
+// opencode's own check: HTTP Basic, its user OPENCODE_SERVER_USERNAME's or "opencode".
+const user = process.env.OPENCODE_SERVER_USERNAME ?? "opencode";
+const auth = "Basic " + Buffer.from(user + ":" + process.env.OPENCODE_SERVER_PASSWORD).toString("base64");
 createServer(async (req, res) => {
+  if (req.headers.authorization !== auth) {
+    res.writeHead(401);
+    return res.end();
+  }
   if (req.url === "/global/health") return res.end("{}");
   if (req.url === "/sent") return res.end(String(sent));
   if (req.url === "/session/reset") return req.socket.destroy();
@@ -82,6 +89,11 @@ describe("opencode's server", () => {
       /^opencode: POST \/session\/reset got no answer: fetch failed \(\w+.*\)/,
     );
     await expect(failed).rejects.toBeInstanceOf(HarnessError);
+  });
+
+  it("starts when the environment it is given names another server user: Brain's credentials are the ones it takes", async () => {
+    const server = await standIn({ OPENCODE_SERVER_USERNAME: "admin" });
+    expect(await server.call("GET", "/sent")).toBe(0);
   });
 
   it("a redirect fails its call instead of being followed to an address only Brain's host reaches", async () => {

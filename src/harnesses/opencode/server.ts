@@ -10,6 +10,11 @@ import { readSse } from "../../protocol/sse.js";
 import { CliProcess, type CliSpawn } from "../cli/child.js";
 
 const LABEL = "opencode";
+/**
+ * The server's user, set along with its password: opencode takes OPENCODE_SERVER_USERNAME from its environment,
+ * where a host's env may name another, and would then refuse every call Brain makes.
+ */
+const USER = "opencode";
 
 /**
  * Every request to the server: a redirect is not followed. A sandboxed opencode (its own network, or none) could
@@ -52,7 +57,7 @@ export class OpencodeServer {
     private readonly published?: { close(): Promise<void> },
   ) {
     this.url = `http://127.0.0.1:${port}`;
-    this.auth = `Basic ${Buffer.from(`opencode:${password}`).toString("base64")}`;
+    this.auth = `Basic ${Buffer.from(`${USER}:${password}`).toString("base64")}`;
   }
 
   static async start(spec: ServerStart): Promise<OpencodeServer> {
@@ -73,7 +78,7 @@ export class OpencodeServer {
       label: LABEL,
       command: spec.command,
       args: ["serve", "--hostname", "127.0.0.1", "--port", String(port), ...spec.extraArgs],
-      env: { ...spec.env, OPENCODE_SERVER_PASSWORD: password },
+      env: { ...spec.env, OPENCODE_SERVER_USERNAME: USER, OPENCODE_SERVER_PASSWORD: password },
       cwd: spec.cwd,
       ...(spec.launcher ? { launcher: spec.launcher } : {}),
       ...(spec.spawner ? { spawner: spec.spawner } : {}),
