@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { type EventLog, LogSubscribers } from "../../core/event-log.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
+import type { OpenState } from "../fs/log-state.js";
 import { AppendAssembler } from "./appends.js";
 import type { NatsContext } from "./context.js";
 import {
@@ -89,6 +90,8 @@ export class NatsEventLog implements EventLog, TailHolder {
       onClose?: () => Promise<void>;
       incarnation?: string;
       budget?: TailBudget;
+      /** What is open as of seq `seq`, from a read of the whole log the opener made anyway (a takeover's). */
+      opened?: OpenState & { seq: number };
     } = {},
   ): Promise<NatsEventLog> {
     const reader = new LogReader(ctx, session);
@@ -97,7 +100,7 @@ export class NatsEventLog implements EventLog, TailHolder {
     const seqs = await SeqReservation.open(ctx.records, session, incarnation, last);
     const onClose = options.onClose ?? (async () => {});
     const log = new NatsEventLog(ctx, session, reader, last, guard, onClose, incarnation, budget);
-    log.seqs = seqs;
+    [log.seqs, log.opened] = [seqs, options.opened];
     // No message left: the seqs go on after those reserved, as none of the stream let go of went past them.
     if (!last && seqs.reserved > 0) [log.durableSeq, log.firstSeq] = [seqs.reserved, seqs.reserved + 1];
     return log;
@@ -106,6 +109,12 @@ export class NatsEventLog implements EventLog, TailHolder {
   /** The first seq the log holds, when the stream had let go of every message it had at the open. */
   firstSeq: number | undefined;
   private seqs: SeqReservation | undefined;
+  private opened: (OpenState & { seq: number }) | undefined;
+
+  /** The open state the opener read, while nothing was written since: reopening needs no second read. */
+  openState(): OpenState | undefined {
+    return this.opened?.seq === this.durableSeq ? this.opened : undefined;
+  }
 
   get lastSeq(): number {
     return this.durableSeq;
@@ -189,7 +198,6 @@ export class NatsEventLog implements EventLog, TailHolder {
   private get where(): string {
     return `event log of session ${this.session}`;
   }
-
   private closedError(): NatsStoreError {
     return new NatsStoreError("brain_error", `${this.where} is closed`);
   }
@@ -232,9 +240,7 @@ export class NatsEventLog implements EventLog, TailHolder {
       const span = { from: spans.length, to: spans.length + a.length - 1 };
       for (let i = 0; i < a.length; i++) spans.push(span);
     }
-    const ts = new Date().toISOString();
-    const batch = randomUUID();
-    const sizeOf = new Map<SessionEvent, number>();
+    const [ts, batch, sizeOf] = [new Date().toISOString(), randomUUID(), new Map<SessionEvent, number>()];
     let at = 0;
     numberFrom(events, this.durableSeq, ts);
     const limit = messageLimit(this.ctx.nc.info?.max_payload);
@@ -270,10 +276,8 @@ export class NatsEventLog implements EventLog, TailHolder {
   /** Events now acknowledged (`sizeOf`: each one's JSON size): into the tail and to the subscribers. */
   private delivered(durable: SessionEvent[], sizeOf: Map<SessionEvent, number>): void {
     if (durable.length === 0) return;
-    this.tail.push(
-      durable,
-      durable.map((e) => sizeOf.get(e) ?? 0),
-    );
+    const sizes = durable.map((e) => sizeOf.get(e) ?? 0);
+    this.tail.push(durable, sizes);
     this.budget?.set(this, this.tail.bytes);
     this.subscribers.notify(durable);
   }
@@ -288,11 +292,7 @@ export class NatsEventLog implements EventLog, TailHolder {
    * One message; retried with the same id through a leader election (the stream drops a repeat). True once it is
    * stored; false when the log has a later message of this writer's (an earlier failed publish that landed).
    */
-  private async publish(
-    chunk: SessionEvent[],
-    batch: string,
-    append?: { from: number; to: number },
-  ): Promise<boolean> {
+  private async publish(chunk: SessionEvent[], batch: string, append?: { from: number; to: number }) {
     const first = chunk[0]!.seq;
     const last = chunk[chunk.length - 1]!.seq;
     const subject = this.ctx.subject(this.session);
@@ -371,10 +371,9 @@ export class NatsEventLog implements EventLog, TailHolder {
   }
 
   /**
-   * Takes in what the log holds past the last message this writer knows of: its own publishes that failed
-   * without an answer but were stored after all, rejected appends notwithstanding: they are in the log, and the
-   * seqs that follow must count them. Another writer's message there means this node was fenced. True when
-   * anything was taken in.
+   * Takes in what the log holds past the last message this writer knows of: its own publishes that failed without
+   * an answer but were stored after all, rejected appends notwithstanding: they are in the log, and the seqs that
+   * follow must count them. Another writer's message there means this node was fenced. True if any was taken in.
    */
   private async resync(): Promise<boolean> {
     const last = await this.reader.last();

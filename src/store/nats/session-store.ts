@@ -7,7 +7,6 @@ import { mkdir, readdir, rm } from "node:fs/promises";
 import nodePath from "node:path";
 import type { KvEntry } from "@nats-io/kv";
 import type { SessionStore } from "../../core/brain.js";
-import { loggedCheckpoints } from "../../core/conversation-chain.js";
 import type { SessionSummary, UnreadableSession } from "../../core/store.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { checkRecord, newRecord, SESSION_ID, type SessionRecord } from "../fs/session-record.js";
@@ -17,6 +16,7 @@ import { errorMessage, fenced, NatsStoreError, natsFailure, storedUnanswered } f
 import { NatsEventLog } from "./event-log.js";
 import { Lease, type LeaseHolder } from "./lease.js";
 import { LogReader } from "./log-read.js";
+import { type OpenScan, scanForOpen } from "./open-scan.js";
 import { watchGone } from "./record-gone.js";
 import { bucketState, parseRecord, RecordView, readAllSummaries } from "./record-view.js";
 import { markKey, readMark } from "./seq-mark.js";
@@ -210,12 +210,14 @@ export class NatsSessionStore implements SessionStore {
       await lease.release();
     };
     try {
-      await this.restoreNative(id);
+      const scan = await scanForOpen({ read: (after, limit) => this.readEvents(id, { after, limit }) });
+      await this.restoreNative(id, scan.logged);
       const log = await NatsEventLog.open(this.ctx, id, {
         guard: lease,
         onClose: release,
         incarnation,
         budget,
+        opened: scan.opened,
       });
       lease.onLost((err) => log.revoke(err));
       return log;
@@ -230,7 +232,7 @@ export class NatsSessionStore implements SessionStore {
    * native state as of its last completed turn. This node's own native dir is kept only while it holds that
    * checkpoint, made or restored here (else it is stale: the session went on elsewhere).
    */
-  private async restoreNative(id: string): Promise<void> {
+  private async restoreNative(id: string, logged: OpenScan["logged"]): Promise<void> {
     const { native } = this.paths(id);
     const checkpoints = this.checkpoints(id);
     const stored = await checkpoints.list();
@@ -238,7 +240,6 @@ export class NatsSessionStore implements SessionStore {
     // The last one the log records, as a REST restore or fork takes: a manifest whose checkpoint.created never
     // became durable (its node died between the two) holds native state past the log's conversation.
     // A log whose first segments retired still names its newest; the store's latest only if it names none.
-    const logged = await loggedCheckpoints({ read: (after, limit) => this.readEvents(id, { after, limit }) });
     const newest = logged.ids.findLast((known) => stored.includes(known));
     const latest = newest === undefined && !logged.whole ? stored.at(-1) : newest;
     if (latest === undefined) return;
@@ -258,8 +259,8 @@ export class NatsSessionStore implements SessionStore {
     return Lease.owner(this.ctx.leases, id);
   }
 
-  // No tail(): the cluster log keeps no record of what is open beside its messages (an open reads them all, too),
-  // so the pending requests of a session not open here come from reading its whole log (core/pending.ts).
+  // No tail(): the cluster log keeps no record of what is open beside its messages (an open reads them all once:
+  // ./open-scan.ts), so the pending requests of a session not open here come from reading its whole log (core/pending.ts).
 
   /** The last seq acknowledged: from the header of the session's last message, not its events. */
   async lastSeq(id: string): Promise<number> {
