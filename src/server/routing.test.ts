@@ -194,3 +194,14 @@ describe("forwarding a command to the session's owner", () => {
     await collect(client, id, settled(turn));
   });
 });
+
+describe("a HITL answer naming its session", () => {
+  it("goes to that session's owner, without looking the request id up", async () => {
+    // The id is pending in several sessions: the answer names the one it is for (?sessionId=).
+    const path = "/api/hitl/requests/any-id/respond?sessionId=elsewhere";
+    const res = await raw(d.url, "POST", path, { token: d.tokens.admin, body: { answers: { answer: "a" } } });
+    expect([res.status, res.body]).toEqual([202, { owner: "other" }]);
+    expect(forwarded.map((r) => r.path)).toEqual([path]);
+    expect(located).toEqual([]);
+  });
+});

@@ -119,9 +119,11 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
     const hitl = hitlAnswerId(method, path);
     if (hitl !== undefined) {
       const tenant = parts.tenantOf(c);
-      if (parts.pendingHere(hitl, tenant)) return next();
+      // An answer naming its session (the id is pending in several) goes to that session's owner, as a command.
+      const named = url.searchParams.get("sessionId");
+      if (named ? brain.liveSession(named) : parts.pendingHere(hitl, tenant)) return next();
       // nui's answer names only the request: find its session, then it goes to the owner like any command.
-      const session = await router.locate(hitl, tenant);
+      const session = named || (await router.locate(hitl, tenant));
       const answer = session ? await router.forward(session, await routed()) : undefined;
       return answer ? responseOf(answer) : next();
     }

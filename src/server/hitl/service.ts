@@ -110,13 +110,28 @@ export class HitlService {
   }
 
   /** nui's respond(): answers the Brain request by id, every question of it or none; 409 once it is answered. */
-  async respond(caller: Caller, requestId: string, body: HitlRespondBody): Promise<HitlResponseEnvelope> {
-    for (const session of this.sessions.openSessions(caller)) {
-      // Every question of the request, as nui's respond() answers them all, whoever raised it (this API, an
-      // extension host's hitl_request, a container's NUI_API_URL): the session's desk knows which they are.
+  async respond(
+    caller: Caller,
+    requestId: string,
+    body: HitlRespondBody,
+    sessionId?: string,
+  ): Promise<HitlResponseEnvelope> {
+    const sessions = this.sessions.openSessions(caller).filter((s) => !sessionId || s.id === sessionId);
+    // Every question of the request, as nui's respond() answers them all, whoever raised it (this API, an
+    // extension host's hitl_request, a container's NUI_API_URL): the session's desk knows which they are.
+    const asking = sessions.flatMap((session) => {
       const ids = session.desk.questionsOf(requestId);
       const pending = session.pendingRequests().filter((r) => ids.includes(r.id) && isAnswerable(r));
-      if (pending.length === 0) continue;
+      return pending.length > 0 ? [{ session, ids, pending }] : [];
+    });
+    // Ids are the askers' (a model's tool-call id, an extension's): one answer must not go to a guessed session.
+    if (asking.length > 1) {
+      throw new ApiError(
+        "conflict",
+        `HITL request "${requestId}" is pending in ${asking.length} of your sessions (${asking.map((a) => a.session.id).join(", ")}); none was answered: name the one to answer with ?sessionId=<session id>`,
+      );
+    }
+    for (const { session, ids, pending } of asking) {
       const requests = ids.map((id) => pending.find((r): r is Answerable => r.id === id));
       const gone = ids.filter((_, i) => !requests[i]);
       if (gone.length > 0) {
@@ -151,13 +166,13 @@ export class HitlService {
         respondedAt: new Date().toISOString(),
       };
     }
-    for (const session of this.sessions.openSessions(caller)) {
+    for (const session of sessions) {
       if (await recentInLog(session.log, (e) => (answerId(e) === requestId ? true : undefined))) {
         throw new ApiError("conflict", `HITL request "${requestId}" was answered already`);
       }
     }
     throw notFound(
-      `no pending HITL request "${requestId}" in your sessions (nor answered in their last ${HITL_LOOKBACK_EVENTS} events)`,
+      `no pending HITL request "${requestId}" in ${sessionId ? `your session ${sessionId}` : "your sessions"} (nor answered in their last ${HITL_LOOKBACK_EVENTS} events)`,
     );
   }
 

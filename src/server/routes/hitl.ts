@@ -65,17 +65,25 @@ function routes(hitl: HitlService): RouteDef[] {
       summary:
         "nui: answer a pending request (approval: answers.approved; question: answers.answer); 409 once answered",
       body: HitlRespondBody,
+      query: { sessionId: "the session whose request to answer, when its id is pending in several" },
       drive: true,
-      handle: async (ctx) => hitl.respond(ctx.caller, ctx.params.requestId!, ctx.body as HitlRespondBody),
+      handle: async (ctx) =>
+        hitl.respond(ctx.caller, ctx.params.requestId!, ctx.body as HitlRespondBody, ctx.query("sessionId")),
     },
     {
       method: "DELETE",
       path: "/api/hitl/requests/{requestId}",
       tag: "hitl",
       summary: "nui: cancel a pending request (a permission request is denied, a question goes unanswered)",
+      query: { sessionId: "the session whose request to cancel, when its id is pending in several" },
       drive: true,
       handle: async (ctx) => {
-        await hitl.respond(ctx.caller, ctx.params.requestId!, { status: "cancelled" });
+        await hitl.respond(
+          ctx.caller,
+          ctx.params.requestId!,
+          { status: "cancelled" },
+          ctx.query("sessionId"),
+        );
         return { ok: true };
       },
     },
