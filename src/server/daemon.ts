@@ -29,7 +29,7 @@ import { TickFlusher } from "./sse/flusher.js";
 import { FeedHub } from "./sse/hub.js";
 import { DEFAULT_SSE_LIMITS, type SseLimits } from "./sse/stream.js";
 import { Watchers } from "./sse/watchers.js";
-import { bodyReads } from "./tenant-bound.js";
+import { bodyReads, forwardWaits } from "./tenant-bound.js";
 
 export { DEFAULT_HOST, DEFAULT_PORT } from "./defaults.js";
 
@@ -54,6 +54,8 @@ export interface DaemonOptions {
   bodiesPerTenant?: number;
   /** How many HITL waits one tenant may hold at once (default HITL_WAITS_PER_TENANT). */
   hitlWaitsPerTenant?: number;
+  /** How many commands one tenant may have waiting on other nodes at once (default FORWARDS_PER_TENANT). */
+  forwardsPerTenant?: number;
   /** What to do with closed sessions' logs over time (brain.config.json `retention`); absent keeps them whole. */
   retention?: RetentionPolicy;
   onError?: (err: unknown) => void;
@@ -202,6 +204,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
             pendingHere: (id, tenant) => pendingIn(brain, id, tenant) !== undefined,
             tenantOf: (c) => callerOf(c.req.raw, new URL(c.req.url), tokens, c.req.param("token")).tenant,
             bodies,
+            forwards: forwardWaits(options.forwardsPerTenant),
           }),
         }
       : {}),

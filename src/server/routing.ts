@@ -2,7 +2,7 @@
 // session it has open, the commands that other nodes forward; and forwards to the owner a command for a
 // session it does not have open. What carries them (NATS request-reply) is the router's business.
 import { randomUUID } from "node:crypto";
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import type { Brain } from "../core/brain.js";
 import { ApiError, readText } from "./errors.js";
 import type { TenantBound } from "./tenant-bound.js";
@@ -85,6 +85,8 @@ export interface ForwardParts {
   tenantOf(c: Context): string;
   /** The request bodies each tenant may be sending at once: a body forwarded is read here first. */
   bodies: TenantBound;
+  /** The commands each tenant may have waiting on an owner at once (a frozen one is tried until its lease ends). */
+  forwards: TenantBound;
 }
 
 /**
@@ -98,11 +100,25 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
   return async (c, next) => {
     const method = c.req.method;
     if ((method !== "POST" && method !== "DELETE") || isRouted(c)) return next();
+    let release: (() => void) | undefined;
+    try {
+      return await route(c, next, () => {
+        release ??= parts.forwards.take(parts.tenantOf(c));
+      });
+    } finally {
+      release?.();
+    }
+  };
+
+  /** `waiting()` takes one of the tenant's places before anything is sent to another node. */
+  async function route(c: Context, next: Next, waiting: () => void): ReturnType<MiddlewareHandler> {
+    const method = c.req.method;
     const url = new URL(c.req.url);
     // The path as routed, %-escapes decoded: matched against the raw one, /v1/%73essions/ID/prompt ran here.
     const path = c.req.path;
     // Read only for a request that leaves this node: the body is read again by the route that runs here.
     const routed = async (): Promise<RoutedRequest> => {
+      waiting();
       const headers: Record<string, string> = {};
       for (const name of FORWARDED_HEADERS) {
         const value = c.req.header(name);
@@ -138,7 +154,7 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
     if (answer) return responseOf(answer);
     // Run here with the key the owner may have seen: the log tells whether it ran there before it went away.
     return retry ? responseOf(await parts.runHere(request)) : next();
-  };
+  }
 }
 
 /**

@@ -44,6 +44,20 @@ export class TenantBound {
  */
 export const BODIES_PER_TENANT = 16;
 
+/**
+ * Commands one tenant may have waiting on another node at once (cluster mode). A frozen owner keeps its lease for
+ * up to a TTL and a keyed command keeps trying it that long: each wait holds a socket and the command's body.
+ */
+export const FORWARDS_PER_TENANT = 64;
+
+export function forwardWaits(maxPerTenant = FORWARDS_PER_TENANT): TenantBound {
+  return new TenantBound(
+    maxPerTenant,
+    (tenant, held) =>
+      `tenant "${tenant}" has ${held} commands waiting on the sessions' owners (other nodes) at once, its limit: send the next once one is answered`,
+  );
+}
+
 export function bodyReads(maxPerTenant = BODIES_PER_TENANT): TenantBound {
   return new TenantBound(
     maxPerTenant,

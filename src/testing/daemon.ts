@@ -53,6 +53,8 @@ export async function startTestDaemon(
     bodiesPerTenant?: number;
     /** DaemonOptions.hitlWaitsPerTenant. */
     hitlWaitsPerTenant?: number;
+    /** DaemonOptions.forwardsPerTenant. */
+    forwardsPerTenant?: number;
     /** The log's file calls (a test that holds a write). */
     io?: LogIO;
   } = {},
@@ -92,6 +94,7 @@ export async function startTestDaemon(
     ...(options.logReadsPerTenant ? { logReadsPerTenant: options.logReadsPerTenant } : {}),
     ...(options.bodiesPerTenant ? { bodiesPerTenant: options.bodiesPerTenant } : {}),
     ...(options.hitlWaitsPerTenant ? { hitlWaitsPerTenant: options.hitlWaitsPerTenant } : {}),
+    ...(options.forwardsPerTenant ? { forwardsPerTenant: options.forwardsPerTenant } : {}),
   });
   holder.url = daemon.url;
   return {
