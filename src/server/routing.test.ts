@@ -204,4 +204,13 @@ describe("a HITL answer naming its session", () => {
     expect(forwarded.map((r) => r.path)).toEqual([path]);
     expect(located).toEqual([]);
   });
+
+  it("lists a session's HITL requests from its owner, only for an allowed caller", async () => {
+    const path = "/api/hitl/requests?pending=true&sessionId=elsewhere";
+    expect((await raw(d.url, "GET", path)).status).toBe(401);
+    expect(forwarded).toEqual([]);
+    const res = await raw(d.url, "GET", path, { token: d.tokens.admin });
+    expect([res.status, res.body]).toEqual([202, { owner: "other" }]);
+    expect(forwarded).toMatchObject([{ method: "GET", path }]);
+  });
 });

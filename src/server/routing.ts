@@ -72,6 +72,7 @@ const SESSION_COMMAND = /^\/v1\/sessions\/([A-Za-z0-9_-]{1,64})(?:\/|$)/;
 const KEYED_COMMAND =
   /^\/v1\/sessions\/[A-Za-z0-9_-]{1,64}\/(?:prompt|steer|interrupt|checkpoints|requests\/[^/]+)$/;
 /** nui's HITL answers (respond, cancel): by request id, on whichever node has the request pending. */
+const HITL_LIST = /^(?:\/nui\/[^/]+)?\/api\/hitl\/requests\/?$/;
 const HITL_ANSWER = /^(?:\/nui\/[^/]+)?\/api\/hitl\/requests\/([^/]+?)(?:\/respond)?$/;
 
 export interface ForwardParts {
@@ -99,7 +100,23 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
   const { brain, router } = parts;
   return async (c, next) => {
     const method = c.req.method;
-    if ((method !== "POST" && method !== "DELETE") || isRouted(c)) return next();
+    if (isRouted(c)) return next();
+    // nui's list of a session's HITL requests: only its owner has them pending (a read, sent on at once).
+    const listed = method === "GET" && HITL_LIST.test(c.req.path) ? c.req.query("sessionId") : undefined;
+    if (listed && !brain.liveSession(listed)) {
+      const headers: Record<string, string> = {};
+      for (const name of FORWARDED_HEADERS) if (c.req.header(name)) headers[name] = c.req.header(name)!;
+      const url = new URL(c.req.url);
+      // Its caller known and allowed first (401 here, not on the owner), and counted as any forward is.
+      const release = parts.forwards.take(parts.tenantOf(c));
+      try {
+        const answer = await router.forward(listed, { method, path: url.pathname + url.search, headers });
+        return answer ? responseOf(answer) : next();
+      } finally {
+        release();
+      }
+    }
+    if (method !== "POST" && method !== "DELETE") return next();
     let release: (() => void) | undefined;
     try {
       return await route(c, next, () => {

@@ -34,6 +34,10 @@ describe("cluster commands", () => {
       (await logOf(c, id)).find((e) => e.type === "permission.requested"),
     );
     const requestId = (asked.data as { id: string }).id;
+    // nui's list of the session's requests, on a node that does not own it, is the owner's.
+    const listed = await raw(c.url, "GET", `/api/hitl/requests?pending=true&sessionId=${id}`);
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+    expect((listed.body as unknown as { requestId: string }[]).map((r) => r.requestId)).toEqual([requestId]);
     // nui's respond names only the request: node-c finds the node that has it pending.
     const answered = await raw(c.url, "POST", `/api/hitl/requests/${requestId}/respond`, {
       body: { answers: { approved: true } },
