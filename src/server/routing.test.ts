@@ -212,5 +212,9 @@ describe("a HITL answer naming its session", () => {
     const res = await raw(d.url, "GET", path, { token: d.tokens.admin });
     expect([res.status, res.body]).toEqual([202, { owner: "other" }]);
     expect(forwarded).toMatchObject([{ method: "GET", path }]);
+    // One request by id: found where it is pending, as an answer is.
+    const got = await raw(d.url, "GET", "/api/hitl/requests/hr-elsewhere", { token: d.tokens.admin });
+    expect([got.status, got.body]).toEqual([202, { owner: "other" }]);
+    expect(located).toEqual(["hr-elsewhere"]);
   });
 });

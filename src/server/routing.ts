@@ -101,16 +101,21 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
   return async (c, next) => {
     const method = c.req.method;
     if (isRouted(c)) return next();
-    // nui's list of a session's HITL requests: only its owner has them pending (a read, sent on at once).
+    // nui's list of a session's HITL requests, or one request: only its owner has them pending (a read).
     const listed = method === "GET" && HITL_LIST.test(c.req.path) ? c.req.query("sessionId") : undefined;
-    if (listed && !brain.liveSession(listed)) {
+    const one = method === "GET" && !listed ? hitlAnswerId(method, c.req.path) : undefined;
+    if (listed ? !brain.liveSession(listed) : one !== undefined) {
       const headers: Record<string, string> = {};
       for (const name of FORWARDED_HEADERS) if (c.req.header(name)) headers[name] = c.req.header(name)!;
       const url = new URL(c.req.url);
       // Its caller known and allowed first (401 here, not on the owner), and counted as any forward is.
-      const release = parts.forwards.take(parts.tenantOf(c));
+      const tenant = parts.tenantOf(c);
+      if (one !== undefined && parts.pendingHere(one, tenant)) return next();
+      const release = parts.forwards.take(tenant);
       try {
-        const answer = await router.forward(listed, { method, path: url.pathname + url.search, headers });
+        const session = listed ?? (await router.locate(one!, tenant));
+        const request = { method, path: url.pathname + url.search, headers };
+        const answer = session ? await router.forward(session, request) : undefined;
         return answer ? responseOf(answer) : next();
       } finally {
         release();
