@@ -56,6 +56,9 @@ describe("runner frames", () => {
     ['{"id":"1","result":{}}', /attachment: Invalid input: expected string/],
     ['{"attachment":"A","id":1,"result":{}}', /id: Invalid input: expected string/],
     ['{"attachment":"A","id":"1","result":{},"error":{"code":"brain_error","message":"x"}}', /not both/],
+    ['{"attachment":"A","id":"1","error":null}', /error: Invalid input: expected object/],
+    ['{"attachment":"A","turn":"","id":"1","result":{}}', /turn: Too small/],
+    ['{"attachment":"A","turn":"T","event":"assistant.message","data":{"text":null}}', /data\.text/],
   ])("names the field a bad reply frame gets wrong: %s", (line, message) => {
     expect(() => decodeRunnerFrame(line)).toThrow(message);
   });
@@ -66,6 +69,18 @@ describe("runner frames", () => {
     const bom = '\ufeff{"attachment":"A","turn":"T","event":"assistant.delta","data":{"text":"x"}}';
     expect(() => decodeRunnerFrame(bom)).toThrow(/byte order mark \(U\+FEFF\)/);
     expect(() => decodeBrainFrame(bom)).toThrow(/byte order mark/);
+  });
+
+  it("reads the member a Go runner's reply does not use, written as null, as absent", () => {
+    const error =
+      '{"attachment":"A","turn":null,"id":"1","result":null,"error":{"code":"brain_error","message":"x"}}';
+    expect(decodeRunnerFrame(error)).toStrictEqual({
+      attachment: "A",
+      id: "1",
+      error: { code: "brain_error", message: "x" },
+    });
+    const result = '{"attachment":"A","turn":"T","id":"1","result":null,"error":null}';
+    expect(decodeRunnerFrame(result)).toStrictEqual({ attachment: "A", turn: "T", id: "1", result: null });
   });
 
   it("defaults append_only to false when a checkpoint entry leaves it out", () => {

@@ -3,10 +3,10 @@ import type { ZodType, z } from "zod";
 import { preview } from "./ndjson.js";
 import {
   type BrainToRunnerFrame,
-  ErrorReply,
-  ResultReply,
+  RunnerErrorReply,
   RunnerEvent,
   RunnerRequest,
+  RunnerResultReply,
   type RunnerToBrainFrame,
   ToolCallRequest,
   ToolReply,
@@ -81,11 +81,13 @@ export function decodeRunnerFrame(line: string): RunnerToBrainFrame {
   }
   // Checked against the one reply shape its member names: against the union, zod says only "Invalid input" of a
   // bad `error` or a missing attachment, and never which field is wrong.
-  if ("result" in obj && "error" in obj) {
+  // A Go runner may write the member it does not use as null (see RunnerReply): only a non-null one counts.
+  const hasError = "error" in obj && (obj.error !== null || !("result" in obj));
+  if (hasError && "result" in obj && obj.result !== null) {
     throw new ProtocolError(`a reply frame has "result" or "error", not both: ${preview(line)}`);
   }
-  if ("error" in obj) return check(ErrorReply, obj, "error reply frame", line);
-  if ("result" in obj) return check(ResultReply, obj, "reply frame", line);
+  if (hasError) return check(RunnerErrorReply, obj, "error reply frame", line);
+  if ("result" in obj) return check(RunnerResultReply, obj, "reply frame", line);
   throw new ProtocolError(`frame has none of "event", "method", "result" or "error": ${preview(line)}`);
 }
 

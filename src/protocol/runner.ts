@@ -104,6 +104,42 @@ function nullAsEmpty<T extends z.ZodType>(schema: T, empty: () => z.output<T>) {
   return schema.nullable().transform((result): z.output<T> => result ?? empty());
 }
 
+/**
+ * An optional field as the seed's Go host decodes it: `null` leaves a pointer nil, and a nil pointer (no usage,
+ * no stop reason, no cache counts) is what a Go runner writes as `null` unless its field says omitempty. So
+ * `null` is accepted as the field left out, and the frame Brain keeps leaves it out.
+ */
+function nullAsAbsent<T extends z.ZodType>(schema: T) {
+  return schema.nullish().transform((value) => value ?? undefined);
+}
+
+/** The object without the fields nullAsAbsent made undefined, so what Brain logs has no such keys. */
+function withoutAbsent<T extends object>(value: T): T {
+  for (const key of Object.keys(value)) {
+    if ((value as Record<string, unknown>)[key] === undefined) delete (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+/** Usage as a runner writes it: a Go runner's nil counts are `null` (see nullAsAbsent). */
+const RunnerUsage = z
+  .strictObject({
+    input: Usage.shape.input,
+    output: Usage.shape.output,
+    cache_read: nullAsAbsent(Usage.shape.cache_read.unwrap()),
+    cache_write: nullAsAbsent(Usage.shape.cache_write.unwrap()),
+    cost: nullAsAbsent(Usage.shape.cost.unwrap()),
+  })
+  .transform((usage): Usage => withoutAbsent(usage));
+/** assistant.message's data as a runner writes it: `usage` and `stop_reason` may be `null` for absent. */
+const RunnerMessageData = z
+  .strictObject({
+    text: MessageData.shape.text,
+    usage: nullAsAbsent(RunnerUsage),
+    stop_reason: nullAsAbsent(z.string()),
+  })
+  .transform((data): MessageData => withoutAbsent(data));
+
 export const ToolCallParams = z.strictObject({
   id: Id,
   name: z.string().min(1),
@@ -118,6 +154,15 @@ const RunnerToolCallParams = ToolCallParams.extend({
 });
 export const ToolContent = z.strictObject({ type: z.literal("text"), text: z.string() });
 export const ToolResult = z.strictObject({ content: z.array(ToolContent), is_error: z.boolean() });
+
+/** A checkpoint's file as a runner writes it: `append_only` of `null` (a Go runner's nil *bool) is false. */
+const RunnerNativeFile = NativeFile.extend({
+  append_only: NativeFile.shape.append_only
+    .unwrap()
+    .nullable()
+    .default(false)
+    .transform((v) => v ?? false),
+});
 
 // Brain → runner requests. open, checkpoint and detach have no active turn; the others carry it.
 const noTurn = { attachment: Id, id: Id };
@@ -148,10 +193,15 @@ export const RunnerRequest = z.discriminatedUnion("method", [
 /** What each request's `result` must be. `open` may return diagnostic metadata such as `{"tools": [...]}`. */
 export const RequestResults = {
   open: nullAsEmpty(z.record(z.string(), z.unknown()), () => ({})),
-  prompt: nullAsEmpty(z.strictObject({ interrupted: z.boolean().optional() }), () => ({})),
+  prompt: nullAsEmpty(
+    z
+      .strictObject({ interrupted: nullAsAbsent(z.boolean()) })
+      .transform((result): { interrupted?: boolean } => withoutAbsent(result)),
+    () => ({}),
+  ),
   steer: nullAsEmpty(z.strictObject({}), () => ({})),
   interrupt: nullAsEmpty(z.strictObject({}), () => ({})),
-  checkpoint: nullAsEmpty(z.array(NativeFile), () => []),
+  checkpoint: nullAsEmpty(z.array(RunnerNativeFile), () => []),
   detach: nullAsEmpty(z.strictObject({}), () => ({})),
 } as const;
 
@@ -159,7 +209,23 @@ export const RequestResults = {
 const replyBase = { attachment: Id, turn: Id.optional(), id: Id };
 export const ResultReply = z.strictObject({ ...replyBase, result: z.unknown() });
 export const ErrorReply = z.strictObject({ ...replyBase, error: RunnerError });
-export const RunnerReply = z.union([ResultReply, ErrorReply]);
+/**
+ * A runner's reply. A Go runner whose frame has both fields without omitempty writes the unused one as `null`
+ * (a nil *Error, a nil json.RawMessage), and a reply to open, checkpoint or detach may write `"turn":null`: the
+ * seed's Go host reads each as absent, and so does Brain. A reply with both a result and an error is refused.
+ */
+export const RunnerResultReply = z
+  .strictObject({
+    ...replyBase,
+    turn: nullAsAbsent(Id),
+    result: z.unknown(),
+    error: z.null().optional(),
+  })
+  .transform(({ error: _, ...reply }) => withoutAbsent(reply));
+export const RunnerErrorReply = z
+  .strictObject({ ...replyBase, turn: nullAsAbsent(Id), error: RunnerError, result: z.null().optional() })
+  .transform(({ result: _, ...reply }) => withoutAbsent(reply));
+export const RunnerReply = z.union([RunnerResultReply, RunnerErrorReply]);
 export const ToolReply = z.strictObject({ ...replyBase, turn: Id, result: ToolResult });
 
 // Runner → Brain: streaming events and reverse tool calls during a prompt.
@@ -173,7 +239,7 @@ export const MessageEvent = z.strictObject({
   attachment: Id,
   turn: Id,
   event: z.literal("assistant.message"),
-  data: MessageData,
+  data: RunnerMessageData,
 });
 export const RunnerEvent = z.discriminatedUnion("event", [DeltaEvent, MessageEvent]);
 export const ToolCallRequest = z.strictObject({
