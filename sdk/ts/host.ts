@@ -400,6 +400,7 @@ async function resultProblem(method: RunnerMethod, result: unknown): Promise<str
 async function runPrompt(handlers: Attachment, text: string, turn: TurnState) {
   try {
     const result = await handlers.prompt(text, turn);
+    if (turn.failure) throw turn.failure;
     return (result?.interrupted ?? turn.signal.aborted) ? { interrupted: true as const } : {};
   } catch (err) {
     // Whatever broke after an interrupt (a TurnInterrupted from callTool, an aborted request) is the

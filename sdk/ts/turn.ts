@@ -27,6 +27,8 @@ export class TurnState implements Turn {
   private readonly steering: string[] = [];
   private readonly waiting = new Map<string, (result: ToolResult | Error) => void>();
   private ended = false;
+  /** @internal Why the turn fails whatever its handler returns (a message it could not send), if it must. */
+  failure: RunnerFailure | undefined;
 
   constructor(
     private readonly host: TurnHost,
@@ -58,9 +60,30 @@ export class TurnState implements Turn {
     // Checked here so an invalid message fails the runner's own turn with a clear reason, instead of Brain
     // refusing the frame and killing the process.
     const problem = messageDataProblem(data);
-    if (problem) throw new RunnerFailure("brain_error", `invalid assistant.message data: ${problem}`);
-    this.host.send({ attachment: this.attachment, turn: this.id, event: "assistant.message", data });
+    try {
+      if (problem) throw new RunnerFailure("brain_error", `invalid assistant.message data: ${problem}`);
+      this.host.send({ attachment: this.attachment, turn: this.id, event: "assistant.message", data });
+    } catch (err) {
+      return this.unsent(err);
+    }
     return this.host.roomToWrite();
+  }
+
+  /**
+   * A message that was not sent: rejected, as callTool's refusals are, never thrown at the call. The turn
+   * fails with it too, whatever its handler returns: most handlers do not await their messages, and the
+   * answer Brain never got must not settle as a completed turn. Marked handled, so a message nobody awaits
+   * does not take the process (every attachment's turn) down as an unhandled rejection.
+   */
+  private unsent(err: unknown): Promise<void> {
+    const failure =
+      err instanceof RunnerFailure
+        ? err
+        : new RunnerFailure("brain_error", (err as Error).message ?? String(err));
+    this.failure ??= failure;
+    const rejected = Promise.reject(failure);
+    rejected.catch(() => {});
+    return rejected;
   }
 
   callTool(name: string, args: Record<string, unknown>, options: ToolCallOptions = {}): Promise<ToolResult> {
