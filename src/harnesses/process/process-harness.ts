@@ -95,6 +95,7 @@ export class ProcessHarness implements Harness {
       onFrame: (frame) => this.onFrame(frame),
       onDelta: (turn, data) => this.onDelta(turn, data),
       onWarning: (message) => this.warn(message),
+      runningTurn: () => this.activeTurn?.id,
       onFatal: (message) => this.onFatal(message),
     });
   }

@@ -81,6 +81,7 @@ process.stdin.on("data", (c) => {
         onFrame: () => resolve(),
         onDelta: () => resolve(),
         onWarning: () => {},
+        runningTurn: () => undefined,
         onFatal: (message) => {
           fatal.push(message);
           resolve();

@@ -1,7 +1,7 @@
 // One runner child process: spawns it with a minimal environment, splits its stdout into frames, keeps a bounded
 // tail of its stderr for error messages (stderr never reaches the event log), and routes each frame to the
 // attachment it names. Broken framing or an exit is fatal to every attachment; a frame for an unknown
-// attachment is only a warning, and one for an attachment detached lately is dropped.
+// attachment is only a warning (see astray), and one for an attachment detached lately is dropped.
 import { tailOf } from "../../core/redact.js";
 import { RunnerFrameReader } from "../../protocol/frame-reader.js";
 import { ProtocolError } from "../../protocol/frames.js";
@@ -44,6 +44,8 @@ export interface AttachmentSink {
    */
   onDelta(turn: string, data: { readonly text: string }): void;
   onWarning(message: string): void;
+  /** The turn running on this attachment, if one is. */
+  runningTurn(): string | undefined;
   /** The process is gone or its stream is broken: fail everything in flight. */
   onFatal(message: string): void;
 }
@@ -284,8 +286,23 @@ export class RunnerProcess {
     const sink = this.sinks.get(frame.attachment);
     if (sink) return sink.onFrame(frame);
     if (this.detached.has(frame.attachment)) return;
-    const message = `frame for unknown attachment "${clip(frame.attachment)}" ignored`;
-    for (const other of this.sinks.values()) other.onWarning(message);
+    this.astray(frame);
+  }
+
+  /**
+   * A frame naming an attachment the runner does not serve. On a shared host what it holds may be any session's:
+   * it is quoted only to the session whose running turn it names; failing that, the sessions with a turn running
+   * (whose frame it may have been) hear, unquoted, that one went astray, and idle sessions are not told.
+   */
+  private astray(frame: RunnerToBrainFrame): void {
+    const quoted = `frame for unknown attachment "${clip(frame.attachment)}" ignored`;
+    const sinks = [...this.sinks.values()];
+    if (this.quotable) return sinks[0]?.onWarning(quoted);
+    const turn = "turn" in frame ? frame.turn : undefined;
+    const owner = turn === undefined ? undefined : sinks.find((sink) => sink.runningTurn() === turn);
+    if (owner) return owner.onWarning(quoted);
+    const unquoted = `a frame for an attachment this shared runner does not serve was ignored (not quoted here: it may be another session's)`;
+    for (const sink of sinks) if (sink.runningTurn() !== undefined) sink.onWarning(unquoted);
   }
 
   private routeDelta(attachment: string, turn: string, data: { readonly text: string }): void {
