@@ -216,7 +216,8 @@ export class RpcHarness implements Harness {
       return this.warn(`notification "${clip(method)}" is not part of nui's protocol; ignored`);
     const run = this.run;
     const { runId, type } = (params ?? {}) as { runId?: unknown; type?: unknown };
-    const other = typeof runId === "string" && runId !== run?.runId;
+    // "" names no run, as no runId does (nui's seed gives events none): the SDK's default from a thread of its own.
+    const other = typeof runId === "string" && runId !== "" && runId !== run?.runId;
     if (!run || (other && runId !== this.hostRunId)) {
       return this.warn(`harness.event for run "${clip(String(runId))}", which is not running; ignored`);
     }
