@@ -214,16 +214,21 @@ export const ErrorReply = z.strictObject({ ...replyBase, error: RunnerError });
  * (a nil *Error, a nil json.RawMessage), and a reply to open, checkpoint or detach may write `"turn":null`: the
  * seed's Go host reads each as absent, and so does Brain. A reply with both a result and an error is refused.
  */
+/**
+ * A reply's turn. A Go runner whose frame's Turn has no omitempty writes `""` in a reply to open, checkpoint or
+ * detach (no turn), which the seed's Go host compares equal to the request's none: Brain reads `""` as none too.
+ */
+const ReplyTurn = nullAsAbsent(z.string()).transform((turn) => turn || undefined);
 export const RunnerResultReply = z
   .strictObject({
     ...replyBase,
-    turn: nullAsAbsent(Id),
+    turn: ReplyTurn,
     result: z.unknown(),
     error: z.null().optional(),
   })
   .transform(({ error: _, ...reply }) => withoutAbsent(reply));
 export const RunnerErrorReply = z
-  .strictObject({ ...replyBase, turn: nullAsAbsent(Id), error: RunnerError, result: z.null().optional() })
+  .strictObject({ ...replyBase, turn: ReplyTurn, error: RunnerError, result: z.null().optional() })
   .transform(({ result: _, ...reply }) => withoutAbsent(reply));
 export const RunnerReply = z.union([RunnerResultReply, RunnerErrorReply]);
 export const ToolReply = z.strictObject({ ...replyBase, turn: Id, result: ToolResult });

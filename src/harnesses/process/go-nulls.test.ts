@@ -1,5 +1,6 @@
 // A Go runner (the seed's host types, encoding/json without omitempty) writes a nil pointer, map or slice as
-// `null`: the seed's Go host reads each as absent or empty, and Brain must run such a runner unchanged.
+// `null`, and no turn as `""`: the seed's Go host reads each as absent or empty, and Brain must run such a runner
+// unchanged.
 import { afterEach, describe, expect, it } from "vitest";
 import { events, makeBrain, type TestBrain } from "../../testing/brain.js";
 import { inlineRunnerArgs } from "../../testing/inline-runner.js";
@@ -13,7 +14,7 @@ afterEach(async () => {
 
 /** A runner whose every reply also writes the member it does not use, and whose optional fields are `null`. */
 const goRunner = inlineRunnerArgs(
-  `const goReply = (f, result) => send({ attachment: f.attachment, turn: f.turn ?? null, id: f.id, result, error: null });`,
+  `const goReply = (f, result) => send({ attachment: f.attachment, turn: f.turn ?? (f.method === "open" ? null : ""), id: f.id, result, error: null });`,
   `
   if (f.method === "open") fs.writeFileSync(f.params.dir + "/a.jsonl", "x");
   if (f.method === "checkpoint") return goReply(f, [{ path: "a.jsonl", size: 1, append_only: null }]);
