@@ -210,15 +210,15 @@ const replyBase = { attachment: Id, turn: Id.optional(), id: Id };
 export const ResultReply = z.strictObject({ ...replyBase, result: z.unknown() });
 export const ErrorReply = z.strictObject({ ...replyBase, error: RunnerError });
 /**
- * A runner's reply. A Go runner whose frame has both fields without omitempty writes the unused one as `null`
- * (a nil *Error, a nil json.RawMessage), and a reply to open, checkpoint or detach may write `"turn":null`: the
- * seed's Go host reads each as absent, and so does Brain. A reply with both a result and an error is refused.
- */
-/**
  * A reply's turn. A Go runner whose frame's Turn has no omitempty writes `""` in a reply to open, checkpoint or
  * detach (no turn), which the seed's Go host compares equal to the request's none: Brain reads `""` as none too.
  */
 const ReplyTurn = nullAsAbsent(z.string()).transform((turn) => turn || undefined);
+/**
+ * A runner's reply. A Go runner whose frame has both fields without omitempty writes the unused one as `null`
+ * (a nil *Error, a nil json.RawMessage), and a reply to open, checkpoint or detach may write `"turn":null`: the
+ * seed's Go host reads each as absent, and so does Brain. A reply with both a result and an error is refused.
+ */
 export const RunnerResultReply = z
   .strictObject({
     ...replyBase,
