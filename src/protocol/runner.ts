@@ -207,8 +207,6 @@ export const RequestResults = {
 
 // Replies go both ways: the runner answers Brain's requests, Brain answers the runner's tool calls.
 const replyBase = { attachment: Id, turn: Id.optional(), id: Id };
-export const ResultReply = z.strictObject({ ...replyBase, result: z.unknown() });
-export const ErrorReply = z.strictObject({ ...replyBase, error: RunnerError });
 /**
  * A reply's turn. A Go runner whose frame's Turn has no omitempty writes `""` in a reply to open, checkpoint or
  * detach (no turn), which the seed's Go host compares equal to the request's none: Brain reads `""` as none too.
