@@ -6,6 +6,7 @@ import type { InputLayers, SessionLayer } from "../core/session-input.js";
 import type { ProviderChoice, SessionDefaults } from "../protocol/config.js";
 import { answerRequests } from "./answers.js";
 import { jsonPrinter, textPrinter } from "./output.js";
+import { onStdoutClosed } from "./stdout-closed.js";
 
 export interface RunOptions {
   prompt: string;
@@ -49,6 +50,13 @@ export async function runPrompt(brain: Brain, options: RunOptions): Promise<numb
     }
   };
   process.on("SIGINT", onSigint);
+  // Nobody reads the reply any more: the turn stops as on a Ctrl-C, so the log holds how it ended.
+  let outputClosed = false;
+  const stopWatching = onStdoutClosed(() => {
+    if (outputClosed) return;
+    outputClosed = true;
+    session.interrupt().catch(() => {});
+  });
   try {
     const turn = await session.prompt(options.prompt);
     const outcome = await turn.settled;
@@ -62,6 +70,7 @@ export async function runPrompt(brain: Brain, options: RunOptions): Promise<numb
     return EXIT[outcome.status];
   } finally {
     process.off("SIGINT", onSigint);
+    stopWatching();
     unsubscribe();
     stopAnswering();
   }

@@ -7,6 +7,7 @@ import type { BrainClient } from "../../../client/client.js";
 import { ClientError } from "../../../client/errors.js";
 import type { SessionEvent, TurnStatus } from "../../../protocol/events.js";
 import { jsonPrinter, terminalText, textPrinter } from "../../output.js";
+import { onStdoutClosed } from "../../stdout-closed.js";
 import { askPerson, fromFlags, type Rules } from "./ask.js";
 import { Spinner } from "./spinner.js";
 
@@ -62,6 +63,12 @@ export class RemoteTail {
       this.spinner.erase();
       note(`\n[${why}; reconnecting from event ${seq}]\n`);
     };
+    // Nobody reads what it prints any more: it stops following, and the session goes on on the daemon.
+    const stopWatching = onStdoutClosed(() => {
+      if (this.abort.signal.aborted) return;
+      note(`[detached; the session goes on: brain attach ${this.id}]\n`);
+      this.detach();
+    });
     try {
       for await (const event of this.client.events(this.id, {
         after: this.options.after,
@@ -75,6 +82,7 @@ export class RemoteTail {
       if (!(err instanceof ClientError && err.status === 404)) throw err;
       note(`\n[session ${this.id} is gone: ${err.message}]\n`);
     } finally {
+      stopWatching();
       this.spinner.stop();
       this.abort.abort();
       for (const { withdraw } of this.pending.values()) withdraw.abort();
