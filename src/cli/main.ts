@@ -38,6 +38,8 @@ const CONFIG_OPTION =
 
 /** A shell's status for a command a Ctrl-C ended (128 + SIGINT), as `brain run` exits when interrupted. */
 const EXIT_INTERRUPTED = 130;
+/** 128 + SIGTERM. */
+const EXIT_TERMINATED = 143;
 
 async function usage(): Promise<string> {
   const lines = await Promise.all(Object.values(COMMANDS).map(async (load) => `  ${(await load()).usage}`));
@@ -56,11 +58,18 @@ export async function main(argv: string[]): Promise<number> {
   // holds that window open), a Ctrl-C would end Brain by the signal, which runs no exit handler: the early runner,
   // in a process group of its own, would live on until the next Brain's start. Leaving by process.exit kills it
   // (StartedRunner's exit handler). Set before the spawn: a runner already running has someone to stop it.
+  // SIGTERM (`timeout`, a service manager) likewise.
   const leaveOnSigint = () => {
     if (process.listenerCount("SIGINT") === 1) process.exit(EXIT_INTERRUPTED);
   };
+  const leaveOnSigterm = () => {
+    if (process.listenerCount("SIGTERM") === 1) process.exit(EXIT_TERMINATED);
+  };
   const runs = name === "run" && !asksForHelp(rest);
-  if (runs) process.on("SIGINT", leaveOnSigint);
+  if (runs) {
+    process.on("SIGINT", leaveOnSigint);
+    process.on("SIGTERM", leaveOnSigterm);
+  }
   // Before the command's modules (zod, the config schema, the catalog) load: its start overlaps theirs.
   const exits = new ExitKills();
   const early = runs ? startEarlyRunner(rest, undefined, undefined, exits) : undefined;
@@ -86,6 +95,7 @@ export async function main(argv: string[]): Promise<number> {
     return err instanceof ConfigError ? 2 : 1;
   } finally {
     process.off("SIGINT", leaveOnSigint);
+    process.off("SIGTERM", leaveOnSigterm);
     // Not taken by the session's harness (a bad config, another harness, an error): gone before Brain exits.
     await early?.discard();
   }

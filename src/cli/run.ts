@@ -25,6 +25,8 @@ export interface RunOptions {
 }
 
 const EXIT = { completed: 0, failed: 1, interrupted: 130 } as const;
+/** 128 + SIGTERM, as a shell shows a command the signal ended. */
+const EXIT_TERMINATED = 143;
 
 export async function runPrompt(brain: Brain, options: RunOptions): Promise<number> {
   const session = await openOrCreate(brain, options);
@@ -40,16 +42,25 @@ export async function runPrompt(brain: Brain, options: RunOptions): Promise<numb
     interactive: !options.json && process.stdin.isTTY === true,
   });
   let interrupts = 0;
-  const onSigint = () => {
+  let terminated = false;
+  const stop = (why: string) => {
     interrupts += 1;
     if (interrupts === 1) {
-      process.stderr.write("\n[interrupting; press Ctrl-C again to leave at once]\n");
+      process.stderr.write(`\n[${why}]\n`);
       session.interrupt().catch(() => {});
     } else {
-      process.exit(EXIT.interrupted);
+      process.exit(terminated ? EXIT_TERMINATED : EXIT.interrupted);
     }
   };
+  const onSigint = () => stop("interrupting; press Ctrl-C again to leave at once");
+  // `timeout`, a CI runner or a service manager stops a run with SIGTERM: ended by the signal, Brain left its
+  // turn open in the log and its session unclosed. It stops as a Ctrl-C does.
+  const onSigterm = () => {
+    terminated = true;
+    stop("terminated: interrupting the turn; a second SIGTERM leaves at once");
+  };
   process.on("SIGINT", onSigint);
+  process.on("SIGTERM", onSigterm);
   // Nobody reads the reply any more: the turn stops as on a Ctrl-C, so the log holds how it ended.
   let outputClosed = false;
   const stopWatching = onStdoutClosed(() => {
@@ -67,9 +78,10 @@ export async function runPrompt(brain: Brain, options: RunOptions): Promise<numb
       );
     }
     if (!options.json) process.stderr.write(`session ${session.id}\n`);
-    return EXIT[outcome.status];
+    return terminated ? EXIT_TERMINATED : EXIT[outcome.status];
   } finally {
     process.off("SIGINT", onSigint);
+    process.off("SIGTERM", onSigterm);
     stopWatching();
     unsubscribe();
     stopAnswering();
