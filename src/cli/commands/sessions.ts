@@ -6,6 +6,7 @@ import { FsSessionStore, readEventsFile } from "../../store/fs/index.js";
 import { retireSegments } from "../../store/fs/retire.js";
 import { parse, str, UsageError, wholeNumber, withBrain } from "../args.js";
 import { brainHome } from "../setup.js";
+import { onStdoutClosed } from "../stdout-closed.js";
 import { DEFAULT_TAIL, showSession, showWindow } from "./session-show.js";
 
 export const usage = `sessions ls | show ID [--tail N] [--after SEQ] | events ID [--after SEQ] [--json] | compact ID | rebuild ID
@@ -65,12 +66,7 @@ export async function command(args: string[]): Promise<number> {
       }
       case "events": {
         const record = await brain.record(required(id));
-        // From the cursor on only: the file is bisected for it, not read from the start.
-        const events = await readEventsFile(store.paths(record.id).events, undefined, {
-          after,
-          session: record.id,
-        });
-        for (const event of events) process.stdout.write(`${JSON.stringify(event)}\n`);
+        await printEvents(store.paths(record.id).events, record.id, after);
         return 0;
       }
       case "compact": {
@@ -149,4 +145,43 @@ function segmentPolicy(values: {
 function required(id: string | undefined): string {
   if (!id) throw new UsageError("give a session ID (see `brain sessions ls`)");
   return id;
+}
+
+/** Events per read of `sessions events`: a long log is printed a page at a time, never held whole. */
+export const EVENTS_PAGE = 500;
+
+/**
+ * Prints the log's events after `after`, a page at a time (each page's cursor is bisected for, not read from the
+ * start), waiting for stdout to drain: the whole log read at once held a 300,000-event session's 450 MB in memory
+ * before printing a line. Stops when stdout's reader is gone (bin/brain.js reports it).
+ */
+async function printEvents(path: string, session: string, after: number | undefined): Promise<void> {
+  let cursor = after ?? 0;
+  let closed = false;
+  const stopWatching = onStdoutClosed(() => {
+    closed = true;
+  });
+  try {
+    while (!closed) {
+      const page = await readEventsFile(path, undefined, { after: cursor, limit: EVENTS_PAGE, session });
+      const text = page.map((event) => `${JSON.stringify(event)}\n`).join("");
+      if (text && !process.stdout.write(text)) await drained();
+      if (page.length < EVENTS_PAGE) return;
+      cursor = page.at(-1)!.seq;
+    }
+  } finally {
+    stopWatching();
+  }
+}
+
+function drained(): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      process.stdout.off("drain", done);
+      process.stdout.off("error", done);
+      resolve();
+    };
+    process.stdout.once("drain", done);
+    process.stdout.once("error", done);
+  });
 }
