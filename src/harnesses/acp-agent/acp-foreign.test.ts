@@ -52,3 +52,37 @@ it("cancels a permission request for another session, without logging or asking 
     await harness.close();
   }
 });
+
+const EARLY = ndjsonProgram(
+  `    const chunk = (sessionId, text) => send({ jsonrpc: "2.0", method: "session/update", params: { sessionId,
+      update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } } });
+    if (m.method === "initialize") send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: 1, agentCapabilities: {} } });
+    else if (m.method === "session/new") {
+      chunk("other", "not this session's");
+      send({ jsonrpc: "2.0", id: m.id, result: { sessionId: "s1" } });
+    } else if (m.method === "session/prompt") {
+      chunk("s1", "hello");
+      send({ jsonrpc: "2.0", id: m.id, result: { stopReason: "end_turn" } });
+    }`,
+);
+
+it("drops another session's update that comes before session/new has named the session", async () => {
+  const { bin, native } = standIns.make("brain-acp-early-", "stand-in-acp", EARLY);
+  const events: HarnessEvent[] = [];
+  const harness = await new AcpFactory(descriptor, { bin }).open({
+    ...bareHarnessOptions(native),
+    emit: (event) => void events.push(event),
+  });
+  try {
+    await harness.prompt("go", { turn: "t1", signal: new AbortController().signal });
+    const texts = events.flatMap((e) =>
+      e.type === "assistant.delta" || e.type === "assistant.message" ? [[e.type, e.data.text]] : [],
+    );
+    expect(texts).toEqual([
+      ["assistant.delta", "hello"],
+      ["assistant.message", "hello"],
+    ]);
+  } finally {
+    await harness.close();
+  }
+});

@@ -61,6 +61,8 @@ export class AcpHarness extends CliHarness<Connection> {
   private lastUpdateAt = 0;
   /** A process stopped on purpose (restartAfterCancel): the next one starts once it is gone. */
   private retiring: Promise<void> | undefined;
+  /** The session Brain drives, once session/new or load named it: others' updates (even before) are dropped. */
+  private sessionId: string | undefined;
   /** Bound mode: the session's tool endpoint, once started (at the first connect). */
   private endpointServer: StdioServerSpec | undefined;
 
@@ -247,6 +249,7 @@ export class AcpHarness extends CliHarness<Connection> {
     canLoad: boolean,
     agent: AcpAgentContext,
   ): Promise<string> {
+    this.sessionId = undefined;
     const state = await this.readState<AcpState>();
     const meta = this.profile.sessionMeta?.(agent);
     const common: NewSessionRequest = {
@@ -267,6 +270,7 @@ export class AcpHarness extends CliHarness<Connection> {
           acp.agent.request(methods.agent.session.load, { sessionId: saved, ...common }),
           "session/load",
         );
+        this.sessionId = saved;
         if (this.profile.replayTrailsLoad) await this.replayEnds();
         return saved;
       } catch (err) {
@@ -277,6 +281,7 @@ export class AcpHarness extends CliHarness<Connection> {
       }
     }
     const created = await this.within(acp.agent.request(methods.agent.session.new, common), "session/new");
+    this.sessionId = created.sessionId;
     await this.writeState({ session_id: created.sessionId } satisfies AcpState);
     return created.sessionId;
   }
@@ -296,7 +301,7 @@ export class AcpHarness extends CliHarness<Connection> {
 
   private onUpdate(params: SessionNotification): void {
     this.lastUpdateAt = Date.now();
-    if (this.replaying || (this.connection && params.sessionId !== this.connection.sessionId)) return;
+    if (this.replaying || params.sessionId !== this.sessionId) return;
     for (const event of this.mapper.handle(params.update)) this.emitEvent(event);
   }
 
@@ -387,12 +392,7 @@ function choose(params: RequestPermissionRequest, kinds: string[]): RequestPermi
 function messageOf(err: unknown): string {
   if (err instanceof RequestError) {
     const data = err.data as { details?: unknown; message?: unknown } | undefined;
-    const detail =
-      typeof data?.details === "string"
-        ? data.details
-        : typeof data?.message === "string"
-          ? data.message
-          : "";
+    const detail = [data?.details, data?.message, ""].find((d): d is string => typeof d === "string");
     return detail && detail !== err.message ? `${err.message}: ${detail}` : err.message;
   }
   return err instanceof Error ? err.message : String(err);
