@@ -79,4 +79,40 @@ describe("brain acp notices", () => {
       await daemon.cleanup();
     }
   });
+
+  it("tells an editor that loads a session, once, that the MCP servers its session/load named were not started", async () => {
+    const reply = scripted(async (options, turn) => {
+      options.emit({ type: "assistant.delta", turn, data: { text: "ok" } });
+    });
+    const daemon = await startTestDaemon({ factories: [reply] });
+    const server = ["--server", daemon.url, "--token", daemon.tokens.admin];
+    const first = await connectEditor(server);
+    const second = await connectEditor(server);
+    try {
+      const { sessionId } = await first.ctx.request(methods.agent.session.new, {
+        cwd: "/",
+        mcpServers: [],
+        _meta: { brain: { harness: "scripted" } },
+      });
+      await second.ctx.request(methods.agent.session.load, {
+        sessionId,
+        cwd: "/",
+        mcpServers: [{ name: "files", command: "/bin/false", args: [], env: [] }],
+      });
+      const prompt = { sessionId, prompt: [{ type: "text" as const, text: "go" }] };
+      await second.ctx.request(methods.agent.session.prompt, prompt);
+      await second.ctx.request(methods.agent.session.prompt, prompt);
+      const told = second.updates.filter(
+        (n) =>
+          n.update.sessionUpdate === "agent_message_chunk" &&
+          n.update.content.type === "text" &&
+          n.update.content.text.includes("did not start the MCP servers this editor gave it (files)"),
+      );
+      expect(told).toHaveLength(1);
+    } finally {
+      first.child.kill("SIGKILL");
+      second.child.kill("SIGKILL");
+      await daemon.cleanup();
+    }
+  });
 });

@@ -9,6 +9,7 @@ import {
   agent,
   type ClientCapabilities,
   type ContentBlock,
+  type McpServer,
   methods,
   PROTOCOL_VERSION,
   RequestError,
@@ -84,6 +85,14 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
    */
   const prompting = new Map<string, Set<AbortController>>();
 
+  const noteUnstarted = (sessionId: string, servers: McpServer[] | undefined) => {
+    if (servers?.length)
+      unstarted.set(
+        sessionId,
+        servers.map((server) => server.name),
+      );
+  };
+
   const fail = (err: unknown): never => {
     if (err instanceof ClientError) {
       if (err.status === 404) throw new RequestError(-32002, "Resource not found", { message: err.message });
@@ -122,16 +131,14 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       };
       const view = await client.create(body).catch(fail);
       cwds.set(view.id, params.cwd);
-      if (params.mcpServers?.length)
-        unstarted.set(
-          view.id,
-          params.mcpServers.map((server) => server.name),
-        );
+      noteUnstarted(view.id, params.mcpServers);
       return { sessionId: view.id, _meta: { brain: { harness: view.harness } } };
     })
     .onRequest(methods.agent.session.load, async ({ params, client: editor, signal }) => {
       const view = await client.session(params.sessionId).catch(fail);
       cwds.set(view.id, params.cwd);
+      // An editor gives its MCP servers again at each load (ACP: the agent connects to them), so it is told again.
+      noteUnstarted(view.id, params.mcpServers);
       const updates = sessionUpdates({ replaying: true, notices: false });
       // Withdrawn ($/cancel_request): the editor wants no more of it, and a long log went on to its end regardless.
       await replayConversation(client, view, (event) => {
