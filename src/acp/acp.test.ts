@@ -16,6 +16,7 @@ import {
   type SessionNotification,
 } from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
+import { installVersion } from "../core/install-root.js";
 import { FsSessionStore } from "../store/fs/index.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
@@ -258,6 +259,7 @@ describe("brain acp", () => {
         });
         expect(init.protocolVersion).toBe(PROTOCOL_VERSION);
         expect(init.agentCapabilities?.sessionCapabilities).toMatchObject({ list: {}, close: {} });
+        expect(init.agentInfo?.version).toBe(installVersion());
       }
     });
   });

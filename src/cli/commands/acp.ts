@@ -5,6 +5,7 @@ import { Readable, Writable } from "node:stream";
 import { MessageTooLargeError, ndJsonStream } from "@agentclientprotocol/sdk";
 import { brainAcpAgent } from "../../acp/agent.js";
 import { BrainClient } from "../../client/client.js";
+import { installVersion } from "../../core/install-root.js";
 import { homeAgents } from "../../server/agents.js";
 import { newToken } from "../../server/auth/tokens.js";
 import { startDaemon } from "../../server/daemon.js";
@@ -24,6 +25,7 @@ export async function command(args: string[]): Promise<number> {
     agent: { type: "string" },
   });
   const options = {
+    version: installVersion(),
     ...(str(values.harness) ? { harness: str(values.harness) } : {}),
     ...(str(values.agent) ? { agent: str(values.agent) } : {}),
   };
