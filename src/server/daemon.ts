@@ -23,7 +23,7 @@ import { isLoopback } from "./loopback.js";
 import { eventRoute } from "./routes/events.js";
 import { hitlRoutes } from "./routes/hitl.js";
 import { sessionRoutes } from "./routes/sessions.js";
-import { type CommandRouter, forwardToOwner, runHere } from "./routing.js";
+import { type CommandRouter, forwardToOwner, isTenantList, runHere } from "./routing.js";
 import { SessionService } from "./sessions.js";
 import { TickFlusher } from "./sse/flusher.js";
 import { FeedHub } from "./sse/hub.js";
@@ -82,6 +82,14 @@ export interface Daemon {
  * choose nui's request ids, so two tenants may use the same one: only the caller's own sessions count (an old
  * node that sends no tenant finds any).
  */
+const notGathered = {
+  status: 400,
+  contentType: "application/json",
+  body: JSON.stringify({
+    error: { code: "bad_request", message: "only GET /api/hitl/requests is gathered" },
+  }),
+};
+
 function pendingIn(brain: Brain, requestId: string, tenant: string | undefined): string | undefined {
   return brain
     .liveSessions()
@@ -99,6 +107,11 @@ function pendingIn(brain: Brain, requestId: string, tenant: string | undefined):
 function serveOwned(brain: Brain, router: CommandRouter, app: App): () => void {
   const stopHitl = router.serveLocate((requestId, tenant) => pendingIn(brain, requestId, tenant));
   const stopNode = router.serveNode?.((request) => runHere(app, request)) ?? (() => {});
+  // Only nui's tenant-wide HITL list is gathered: anything else sent there is not run on every node.
+  const stopGather =
+    router.serveGather?.((request) =>
+      isTenantList(request) ? runHere(app, request) : Promise.resolve(notGathered),
+    ) ?? (() => {});
   const serving = new Map<string, () => void>();
   const serve = (id: string) => {
     serving.get(id)?.();
@@ -118,6 +131,7 @@ function serveOwned(brain: Brain, router: CommandRouter, app: App): () => void {
     unsubscribe();
     stopHitl();
     stopNode();
+    stopGather();
     for (const stop of serving.values()) stop();
     serving.clear();
   };

@@ -37,6 +37,11 @@ export interface NatsCommandRouterOptions {
   timeoutMs?: number;
   /** How long finding the node with a HITL request pending may take before it counts as pending nowhere (ms). */
   locateMs?: number;
+  /**
+   * How long gathering every node's answer waits for one more once answers stop coming (ms): nodes answer from
+   * memory, so one later than this (frozen, or cut off) is left out rather than holding every list up.
+   */
+  gatherStallMs?: number;
   /** How long a keyed command keeps trying an owner whose lease stays alive before giving up (ms). */
   patienceMs?: number;
 }
@@ -120,6 +125,26 @@ export class NatsCommandRouter implements CommandRouter {
       if (isNoResponders(err) || isTimeout(err)) return undefined;
       throw err;
     }
+  }
+
+  /** Every node answers a gather for itself: it runs the request as its caller, checking the caller's token. */
+  serveGather(handle: (request: RoutedRequest) => Promise<RoutedResponse>): () => void {
+    return this.subscribe(`${this.prefix}.gather`, handle);
+  }
+
+  async gather(request: RoutedRequest): Promise<RoutedResponse[]> {
+    const answers: RoutedResponse[] = [];
+    try {
+      const replies = await this.nc.requestMany(`${this.prefix}.gather`, this.encode(request), {
+        strategy: "stall",
+        stall: this.options.gatherStallMs ?? 300,
+        maxWait: this.locateMs,
+      });
+      for await (const reply of replies) answers.push(reply.json<RoutedResponse>());
+    } catch (err) {
+      if (!isNoResponders(err) && !isTimeout(err)) throw err;
+    }
+    return answers;
   }
 
   async forward(

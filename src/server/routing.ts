@@ -51,6 +51,13 @@ export interface CommandRouter {
    * of that tenant's sessions (request ids are the client's: another tenant may use the same).
    */
   locate(requestId: string, tenant: string): Promise<string | undefined>;
+  /**
+   * Serves the reads every node answers for itself (a tenant's HITL requests pending here): `handle` runs the
+   * request as its caller, whose token this node checks. Returns the stop function.
+   */
+  serveGather?(handle: (request: RoutedRequest) => Promise<RoutedResponse>): () => void;
+  /** Every node's answer to `request` (this one's too) that came within a bounded time; [] when none did. */
+  gather?(request: RoutedRequest): Promise<RoutedResponse[]>;
   /** This node's name, when it can be sent commands by name. */
   readonly node?: string | undefined;
   /** Serves the commands sent to this node by name. Returns the stop function. */
@@ -101,12 +108,27 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
   return async (c, next) => {
     const method = c.req.method;
     if (isRouted(c)) return next();
+    // nui's tenant-wide list: each node holds the requests pending in the sessions it has open.
+    if (method === "GET" && HITL_LIST.test(c.req.path) && !c.req.query("sessionId") && router.gather) {
+      const release = parts.forwards.take(parts.tenantOf(c));
+      try {
+        const url = new URL(c.req.url);
+        const answers = await router.gather({
+          method,
+          path: url.pathname + url.search,
+          headers: headersOf(c),
+        });
+        if (answers.length > 0) return merged(answers);
+      } finally {
+        release();
+      }
+      return next();
+    }
     // nui's list of a session's HITL requests, or one request: only its owner has them pending (a read).
     const listed = method === "GET" && HITL_LIST.test(c.req.path) ? c.req.query("sessionId") : undefined;
     const one = method === "GET" && !listed ? hitlAnswerId(method, c.req.path) : undefined;
     if (listed ? !brain.liveSession(listed) : one !== undefined) {
-      const headers: Record<string, string> = {};
-      for (const name of FORWARDED_HEADERS) if (c.req.header(name)) headers[name] = c.req.header(name)!;
+      const headers = headersOf(c);
       const url = new URL(c.req.url);
       // Its caller known and allowed first (401 here, not on the owner), and counted as any forward is.
       const tenant = parts.tenantOf(c);
@@ -141,11 +163,7 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
     // Read only for a request that leaves this node: the body is read again by the route that runs here.
     const routed = async (): Promise<RoutedRequest> => {
       waiting();
-      const headers: Record<string, string> = {};
-      for (const name of FORWARDED_HEADERS) {
-        const value = c.req.header(name);
-        if (value !== undefined) headers[name] = value;
-      }
+      const headers = headersOf(c);
       // The same limit as a body read here (413 past it): what the owner would refuse is not buffered first.
       const body =
         method === "POST"
@@ -209,6 +227,60 @@ function hitlAnswerId(method: string, path: string): string | undefined {
       "requestId",
     );
   }
+}
+
+function headersOf(c: Context): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of FORWARDED_HEADERS) {
+    const value = c.req.header(name);
+    if (value !== undefined) headers[name] = value;
+  }
+  return headers;
+}
+
+/** Whether a request gathered from every node is nui's tenant-wide HITL list, the one read a node answers so. */
+export function isTenantList(request: RoutedRequest): boolean {
+  const url = new URL(request.path, "http://x");
+  return request.method === "GET" && HITL_LIST.test(url.pathname) && !url.searchParams.get("sessionId");
+}
+
+/**
+ * The nodes' lists as one, oldest first, each request once (a session moving between nodes may be in two). A node
+ * whose answer is not a list (it refused the caller, or its list was too large for NATS) is left out; the header
+ * says how many nodes' lists are in it, and the first refusal is the answer when no node listed.
+ */
+function merged(answers: RoutedResponse[]): Response {
+  const lists = answers.flatMap((a) => {
+    if (a.status !== 200) return [];
+    let list: unknown;
+    try {
+      list = JSON.parse(a.body);
+    } catch {
+      return [];
+    }
+    return Array.isArray(list)
+      ? [list as { sessionId?: string; requestId?: string; createdAt?: string }[]]
+      : [];
+  });
+  if (lists.length === 0) return responseOf(answers[0]!);
+  const seen = new Set<string>();
+  const all = lists.flat().filter((r) => {
+    const key = JSON.stringify([r.sessionId, r.requestId]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  all.sort((x, y) => (x.createdAt ?? "").localeCompare(y.createdAt ?? ""));
+  return new Response(JSON.stringify(all), {
+    status: 200,
+    headers: {
+      "content-type": "application/json",
+      "x-brain-nodes-listed": String(lists.length),
+      ...(lists.length < answers.length
+        ? { "x-brain-nodes-refused": String(answers.length - lists.length) }
+        : {}),
+    },
+  });
 }
 
 function isRouted(c: Context): boolean {

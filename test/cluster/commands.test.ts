@@ -38,6 +38,12 @@ describe("cluster commands", () => {
     const listed = await raw(c.url, "GET", `/api/hitl/requests?pending=true&sessionId=${id}`);
     expect(listed.status, JSON.stringify(listed.body)).toBe(200);
     expect((listed.body as unknown as { requestId: string }[]).map((r) => r.requestId)).toEqual([requestId]);
+    // The tenant's list, on any node, holds every node's pending requests.
+    for (const node of [a, c]) {
+      const all = await raw(node.url, "GET", "/api/hitl/requests?pending=true");
+      expect(all.status, JSON.stringify(all.body)).toBe(200);
+      expect((all.body as unknown as { requestId: string }[]).map((r) => r.requestId)).toEqual([requestId]);
+    }
     const one = await raw(c.url, "GET", `/api/hitl/requests/${requestId}`);
     expect([one.status, one.body.sessionId]).toEqual([200, id]);
     // nui's respond names only the request: node-c finds the node that has it pending.
