@@ -178,7 +178,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     defaults: options.defaults ?? {},
     agents,
   });
-  const hitl = new HitlService(sessions, hub, hitlWaits(options.hitlWaitsPerTenant));
+  // One bound for a tenant's HITL waits, whether this node or another has the request pending.
+  const waits = hitlWaits(options.hitlWaitsPerTenant);
+  const hitl = new HitlService(sessions, hub, waits);
   const limits = { ...DEFAULT_SSE_LIMITS, ...options.sse };
   const homes = options.home ? homesOf(options.home) : [];
   const routes = [
@@ -219,6 +221,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
             tenantOf: (c) => callerOf(c.req.raw, new URL(c.req.url), tokens, c.req.param("token")).tenant,
             bodies,
             forwards: forwardWaits(options.forwardsPerTenant),
+            waits,
           }),
         }
       : {}),

@@ -4,6 +4,7 @@
 import { randomUUID } from "node:crypto";
 import type { Context, MiddlewareHandler, Next } from "hono";
 import type { Brain } from "../core/brain.js";
+import { sleep } from "../core/sleep.js";
 import { ApiError, readText } from "./errors.js";
 import type { TenantBound } from "./tenant-bound.js";
 
@@ -80,6 +81,9 @@ const KEYED_COMMAND =
   /^\/v1\/sessions\/[A-Za-z0-9_-]{1,64}\/(?:prompt|steer|interrupt|checkpoints|requests\/[^/]+)$/;
 /** nui's HITL answers (respond, cancel): by request id, on whichever node has the request pending. */
 const HITL_LIST = /^(?:\/nui\/[^/]+)?\/api\/hitl\/requests\/?$/;
+const HITL_WAIT = /^(?:\/nui\/[^/]+)?\/api\/hitl\/requests\/([^/]+)\/wait$/;
+/** How often a wait for a request pending on another node asks whether it still is (a NATS request each time). */
+const WAIT_POLL_MS = 500;
 const HITL_ANSWER = /^(?:\/nui\/[^/]+)?\/api\/hitl\/requests\/([^/]+?)(?:\/respond)?$/;
 
 export interface ForwardParts {
@@ -95,6 +99,8 @@ export interface ForwardParts {
   bodies: TenantBound;
   /** The commands each tenant may have waiting on an owner at once (a frozen one is tried until its lease ends). */
   forwards: TenantBound;
+  /** The HITL waits each tenant may hold at once (hitlWaits): a wait for a request pending elsewhere is one. */
+  waits: TenantBound;
 }
 
 /**
@@ -108,6 +114,8 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
   return async (c, next) => {
     const method = c.req.method;
     if (isRouted(c)) return next();
+    const waited = method === "GET" ? HITL_WAIT.exec(c.req.path)?.[1] : undefined;
+    if (waited !== undefined) return waitElsewhere(c, next, decoded(waited));
     // nui's tenant-wide list: each node holds the requests pending in the sessions it has open.
     if (method === "GET" && HITL_LIST.test(c.req.path) && !c.req.query("sessionId") && router.gather) {
       const release = parts.forwards.take(parts.tenantOf(c));
@@ -153,6 +161,35 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
       release?.();
     }
   };
+
+  /**
+   * nui's wait for a request pending on another node: asked there whether it still is until it is not, then the
+   * wait goes to its session's owner, which has the answer in the session's log and responds at once. A request
+   * pending here, or nowhere (answered, or never asked), is this node's to answer.
+   */
+  async function waitElsewhere(c: Context, next: Next, requestId: string): ReturnType<MiddlewareHandler> {
+    const tenant = parts.tenantOf(c);
+    if (parts.pendingHere(requestId, tenant)) return next();
+    const release = parts.waits.take(tenant);
+    try {
+      let session = await router.locate(requestId, tenant);
+      if (session === undefined) return next();
+      const signal = c.req.raw.signal;
+      for (;;) {
+        if (!(await sleep(WAIT_POLL_MS, signal)))
+          throw new ApiError("conflict", "the client stopped waiting");
+        const now = await router.locate(requestId, tenant);
+        if (now === undefined) break;
+        session = now;
+      }
+      const url = new URL(c.req.url);
+      const request = { method: "GET", path: url.pathname + url.search, headers: headersOf(c) };
+      const answer = await router.forward(session, request);
+      return answer ? responseOf(answer) : next();
+    } finally {
+      release();
+    }
+  }
 
   /** `waiting()` takes one of the tenant's places before anything is sent to another node. */
   async function route(c: Context, next: Next, waiting: () => void): ReturnType<MiddlewareHandler> {
@@ -218,6 +255,10 @@ function hitlAnswerId(method: string, path: string): string | undefined {
   const pathname = new URL(path, "http://x").pathname;
   const id = HITL_ANSWER.exec(pathname)?.[1];
   if (id === undefined || pathname.endsWith("/respond") !== (method === "POST")) return undefined;
+  return decoded(id);
+}
+
+function decoded(id: string): string {
   try {
     return decodeURIComponent(id);
   } catch {

@@ -46,12 +46,17 @@ describe("cluster commands", () => {
     }
     const one = await raw(c.url, "GET", `/api/hitl/requests/${requestId}`);
     expect([one.status, one.body.sessionId]).toEqual([200, id]);
+    // A wait on a node that does not have it pending ends with its answer, given through another node.
+    const waiting = raw(a.url, "GET", `/api/hitl/requests/${requestId}/wait`);
     // nui's respond names only the request: node-c finds the node that has it pending.
     const answered = await raw(c.url, "POST", `/api/hitl/requests/${requestId}/respond`, {
       body: { answers: { approved: true } },
     });
     expect(answered.status, JSON.stringify(answered.body)).toBe(200);
     expect(answered.body).toMatchObject({ requestId, status: "answered" });
+    const waited = await waiting;
+    expect(waited.status, JSON.stringify(waited.body)).toBe(200);
+    expect(waited.body).toMatchObject({ requestId, status: "answered" });
     const again = await raw(a.url, "POST", `/api/hitl/requests/${requestId}/respond`, {
       body: { status: "declined" },
     });
