@@ -127,6 +127,23 @@ export class NatsCommandRouter implements CommandRouter {
     }
   }
 
+  /** Every session of `tenant`, on any node, with the request pending: each node answers for its own. */
+  async locateAll(requestId: string, tenant: string): Promise<string[]> {
+    const sessions = new Set<string>();
+    try {
+      const query = JSON.stringify({ id: requestId, tenant });
+      const replies = await this.nc.requestMany(`${this.prefix}.locate`, query, {
+        strategy: "stall",
+        stall: this.options.gatherStallMs ?? 300,
+        maxWait: this.locateMs,
+      });
+      for await (const reply of replies) if (reply.string()) sessions.add(reply.string());
+    } catch (err) {
+      if (!isNoResponders(err) && !isTimeout(err)) throw err;
+    }
+    return [...sessions];
+  }
+
   /** Every node answers a gather for itself: it runs the request as its caller, checking the caller's token. */
   serveGather(handle: (request: RoutedRequest) => Promise<RoutedResponse>): () => void {
     return this.subscribe(`${this.prefix}.gather`, handle);

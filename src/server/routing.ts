@@ -52,6 +52,8 @@ export interface CommandRouter {
    * of that tenant's sessions (request ids are the client's: another tenant may use the same).
    */
   locate(requestId: string, tenant: string): Promise<string | undefined>;
+  /** Every session of `tenant` the request is pending in, on any node (nodes answering within a bounded time). */
+  locateAll?(requestId: string, tenant: string): Promise<string[]>;
   /**
    * Serves the reads every node answers for itself (a tenant's HITL requests pending here): `handle` runs the
    * request as its caller, whose token this node checks. Returns the stop function.
@@ -214,9 +216,17 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
       const tenant = parts.tenantOf(c);
       // An answer naming its session (the id is pending in several) goes to that session's owner, as a command.
       const named = url.searchParams.get("sessionId");
+      // Ids are the askers': pending in sessions on two nodes, an answer naming none must not go to a guessed one.
+      const where = !named && router.locateAll ? await router.locateAll(hitl, tenant) : undefined;
+      if (where && where.length > 1) {
+        throw new ApiError(
+          "conflict",
+          `HITL request "${hitl}" is pending in ${where.length} of your sessions (${where.join(", ")}); none was answered: name the one to answer with ?sessionId=<session id>`,
+        );
+      }
       if (named ? brain.liveSession(named) : parts.pendingHere(hitl, tenant)) return next();
       // nui's answer names only the request: find its session, then it goes to the owner like any command.
-      const session = named || (await router.locate(hitl, tenant));
+      const session = named || (where ? where[0] : await router.locate(hitl, tenant));
       const answer = session ? await router.forward(session, await routed()) : undefined;
       return answer ? responseOf(answer) : next();
     }

@@ -88,6 +88,36 @@ describe("cluster commands", () => {
     expect(dense(log)).toBe(true);
   }, 120_000);
 
+  it("a nui HITL answer naming only a request id pending in sessions on two nodes answers neither: 409 naming both", async () => {
+    const [a, b, c] = bed.nodes;
+    const sessions: string[] = [];
+    for (const [node, id] of [
+      [b, "same-b"],
+      [c, "same-c"],
+    ] as const) {
+      await node.client.create({ id, harness: "echo", config: { options: { delay_ms: 25 } } });
+      await node.client.prompt(id, Array.from({ length: 400 }, (_, w) => `w${w}`).join(" "));
+      const created = await raw(node.url, "POST", "/api/hitl/requests", {
+        body: { kind: "question", sessionId: id, requestId: "same", payload: { message: "Which?" } },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      sessions.push(id);
+    }
+    for (const node of [a, b]) {
+      const guessed = await raw(node.url, "POST", "/api/hitl/requests/same/respond", {
+        body: { answers: { answer: "x" } },
+      });
+      expect(guessed.status, JSON.stringify(guessed.body)).toBe(409);
+      for (const id of sessions) expect(JSON.stringify(guessed.body)).toContain(id);
+    }
+    const named = await raw(a.url, "POST", "/api/hitl/requests/same/respond?sessionId=same-c", {
+      body: { answers: { answer: "c" } },
+    });
+    expect(named.status, JSON.stringify(named.body)).toBe(200);
+    expect((await b.client.session("same-b")).pending?.map((p) => p.id)).toEqual(["same"]);
+    for (const id of sessions) await a.client.interrupt(id);
+  }, 120_000);
+
   it("a command to a frozen owner runs on the node that takes over, once; a retry with its key gets the first answer", async () => {
     const [a, b, c] = bed.nodes;
     const id = "z1";
