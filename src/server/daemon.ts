@@ -77,11 +77,7 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
-/**
- * The session of `tenant` open here in which a permission request or question with this id is pending. Clients
- * choose nui's request ids, so two tenants may use the same one: only the caller's own sessions count (an old
- * node that sends no tenant finds any).
- */
+/** What a node answers a gather that is not nui's tenant-wide HITL list (the one read every node answers). */
 const notGathered = {
   status: 400,
   contentType: "application/json",
@@ -90,6 +86,11 @@ const notGathered = {
   }),
 };
 
+/**
+ * The session of `tenant` open here in which a permission request or question with this id is pending. Clients
+ * choose nui's request ids, so two tenants may use the same one: only the caller's own sessions count (an old
+ * node that sends no tenant finds any).
+ */
 function pendingIn(brain: Brain, requestId: string, tenant: string | undefined): string | undefined {
   return brain
     .liveSessions()
