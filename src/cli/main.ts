@@ -1,5 +1,6 @@
 // The `brain` command: a table of subcommands, each in its own module under commands/, loaded on use.
 import { ExitKills } from "../core/exit-kills.js";
+import { envSecrets, Redactor } from "../core/redact.js";
 import type { StartedRunner } from "../harnesses/process/started-runner.js";
 import { startEarlyRunner } from "./early-runner.js";
 import { ConfigError, describeError, UsageError } from "./errors.js";
@@ -87,11 +88,14 @@ export async function main(argv: string[]): Promise<number> {
     }
     return await module.command(rest, early, exits);
   } catch (err) {
+    // An error may quote what it was given (an argument, a config value, a server's answer), and stderr ends up
+    // in CI logs: the host's secret-named variables are kept out, as the daemon keeps them out of its output.
+    const shown = new Redactor(envSecrets(process.env));
     if (err instanceof UsageError) {
-      process.stderr.write(`brain: ${err.message}\n\n${await usage()}`);
+      process.stderr.write(`brain: ${shown.redact(err.message)}\n\n${await usage()}`);
       return 2;
     }
-    process.stderr.write(`brain: ${describeError(err)}\n`);
+    process.stderr.write(`brain: ${shown.redact(describeError(err))}\n`);
     return err instanceof ConfigError ? 2 : 1;
   } finally {
     process.off("SIGINT", leaveOnSigint);

@@ -99,4 +99,16 @@ describe("brain sessions show", () => {
     expect(seqs(shown.events)).toEqual(seqs(all.slice(-4)));
     expect(seqs(all).at(-1)).toBe(shown.last_seq);
   });
+
+  it("keeps the host's secret-named variables out of an error it prints, which may end up in a CI log", () => {
+    const key = "sk-cli-error-secret-0123";
+    const env = { W18F_API_KEY: key };
+    const missing = brain(["sessions", "show", key], undefined, env);
+    expect(missing.code).toBe(1);
+    expect(missing.err).toBe('brain: not_found: no session "[redacted:W18F_API_KEY]"\n');
+    const usage = brain(["sessions", "show", id, "--tail", key], undefined, env);
+    expect(usage.code).toBe(2);
+    expect(usage.err).toContain("[redacted:W18F_API_KEY]");
+    expect(usage.err).not.toContain(key);
+  });
 });

@@ -11,8 +11,15 @@ export const root = join(import.meta.dirname, "../..");
 export interface BrainCli {
   home: string;
   work: string;
-  /** Runs `brain <args>` to the end with no input, in `cwd` (the working directory unless given). */
-  run(args: string[], cwd?: string): { code: number | null; out: string; err: string };
+  /**
+   * Runs `brain <args>` to the end with no input, in `cwd` (the working directory unless given), with `env` added
+   * to this process's environment.
+   */
+  run(
+    args: string[],
+    cwd?: string,
+    env?: Record<string, string>,
+  ): { code: number | null; out: string; err: string };
 }
 
 export function useBrainCli(name: string): BrainCli {
@@ -25,10 +32,10 @@ export function useBrainCli(name: string): BrainCli {
   return {
     home,
     work,
-    run(args, cwd = work) {
+    run(args, cwd = work, env = {}) {
       const result = spawnSync(process.execPath, [join(root, "bin/brain.js"), ...args], {
         cwd,
-        env: { ...process.env, BRAIN_HOME: home },
+        env: { ...process.env, ...env, BRAIN_HOME: home },
         encoding: "utf8",
         input: "",
       });
