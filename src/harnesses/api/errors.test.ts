@@ -147,3 +147,26 @@ describe.each(Object.keys(PROVIDER_FORMATS))("%s's connection dropped before any
     );
   });
 });
+
+describe.each(Object.keys(PROVIDER_FORMATS))("%s asking for a wait past Brain's longest", (provider) => {
+  it("fails the turn at once, saying when to try again, instead of retrying early into the same refusal", async () => {
+    const session = await bed.brain({ provider }).brain.create({
+      harness: "api",
+      config: { model: `${provider}:fake-model`, options: { retries: 3, retry_base_ms: 0 } },
+    });
+    bed.fake.script([{ error: { status: 429, message: "quota exhausted", retryAfter: 3600 } }]);
+    const before = Date.now();
+    const outcome = await (await session.prompt("x")).settled;
+    expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
+    const message = outcome.error?.message ?? "";
+    expect(message).toMatch(
+      new RegExp(
+        `^${provider} answered HTTP 429: quota exhausted; it asked for a wait of 3600 s, longer than the 60 s ` +
+          "Brain waits between tries: prompt again after \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$",
+      ),
+    );
+    const at = Date.parse(/after (\S+)$/.exec(message)?.[1] ?? "");
+    expect(at).toBeGreaterThanOrEqual(before + 3_599_000);
+    expect(bed.fake.requests).toHaveLength(1);
+  });
+});

@@ -160,9 +160,23 @@ function retryDelayInBody(body: string | undefined): number | undefined {
   return undefined;
 }
 
+/** The longest Brain waits between two tries of one request, a turn being held open all the while. */
+export const MAX_RETRY_WAIT_MS = 60_000;
+
 /** Attempt n (0-based) waits base·2ⁿ with ±20 % jitter, at least what the provider asked, at most a minute. */
 export function backoffMs(attempt: number, baseMs: number, err: unknown): number {
   const jitter = 0.8 + Math.random() * 0.4;
   const computed = baseMs * 2 ** attempt * jitter;
-  return Math.min(60_000, Math.max(computed, retryAfterMs(err) ?? 0));
+  return Math.min(MAX_RETRY_WAIT_MS, Math.max(computed, retryAfterMs(err) ?? 0));
+}
+
+/**
+ * When the provider asked for a longer wait than Brain's between tries, what the turn's error adds: a try sooner
+ * fails the same way (a quota resets when it resets), so the turn fails at once, saying when to try again.
+ */
+export function waitTooLong(err: unknown, now = Date.now()): string | undefined {
+  const asked = retryAfterMs(err);
+  if (asked === undefined || asked <= MAX_RETRY_WAIT_MS) return undefined;
+  const at = new Date(now + asked).toISOString().replace(/\.\d+Z$/, "Z");
+  return `; it asked for a wait of ${Math.ceil(asked / 1000)} s, longer than the ${MAX_RETRY_WAIT_MS / 1000} s Brain waits between tries: prompt again after ${at}`;
 }

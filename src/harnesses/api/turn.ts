@@ -9,7 +9,7 @@ import { MAX_TOOL_CALLS_IN_FLIGHT } from "../process/call-places.js";
 import { Semaphore } from "../process/semaphore.js";
 import { SUMMARY_RESULT_CHARS, shouldCompact, summaryRequest } from "./compaction.js";
 import { type Conversation, withBoundedResults } from "./conversation.js";
-import { backoffMs, describeProviderError, isRetryable } from "./errors.js";
+import { backoffMs, describeProviderError, isRetryable, waitTooLong } from "./errors.js";
 import type { LoadedImage } from "./images.js";
 import type { ResolvedModel } from "./providers.js";
 import type { ApiSettings } from "./settings.js";
@@ -245,6 +245,8 @@ async function request(
       if (!isRetryable(err.error) || attempt >= settings.retries) {
         throw new HarnessError("provider_error", `${why}${tries}`);
       }
+      const tooLong = waitTooLong(err.error);
+      if (tooLong) throw new HarnessError("provider_error", `${why}${tries}${tooLong}`);
       const wait = backoffMs(attempt, settings.retryBaseMs, err.error);
       deps.warn(
         `${why}; retrying in ${(wait / 1000).toFixed(1)} s (retry ${attempt + 1} of ${settings.retries})`,

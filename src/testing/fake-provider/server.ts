@@ -86,9 +86,11 @@ export async function startFakeProvider(opts: StartOptions = {}): Promise<FakePr
       return;
     }
     if ("error" in step) {
-      const { retry, page, ...error } = step.error;
-      const retryHeader: Record<string, string> =
-        retry === undefined ? {} : { "x-should-retry": String(retry) };
+      const { retry, page, retryAfter, ...error } = step.error;
+      const retryHeader: Record<string, string> = {
+        ...(retry === undefined ? {} : { "x-should-retry": String(retry) }),
+        ...(retryAfter === undefined ? {} : { "retry-after": String(retryAfter) }),
+      };
       if (page !== undefined) {
         res.writeHead(error.status, { "content-type": "text/html", ...ids, ...retryHeader });
         res.end(page);

@@ -47,8 +47,18 @@ export type ScriptStep =
    * An HTTP error in the provider's own error JSON. Note that the official SDKs retry 408/409/429/5xx, and each
    * retry is a new request that consumes the next step; `retry` sets the `x-should-retry` header both SDKs obey.
    * `page` is sent as the body instead, as text/html: a proxy's error page, not the provider's JSON.
+   * `retryAfter` is sent as the `retry-after` header: the seconds the provider asks a client to wait.
    */
-  | { error: { status: number; message: string; type?: string; retry?: boolean; page?: string } }
+  | {
+      error: {
+        status: number;
+        message: string;
+        type?: string;
+        retry?: boolean;
+        page?: string;
+        retryAfter?: number;
+      };
+    }
   /** Accepts the request and never answers, until the client aborts or the server closes. */
   | { hang: true };
 
