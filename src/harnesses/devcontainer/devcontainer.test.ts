@@ -165,7 +165,7 @@ describe("a session in a dev container", () => {
     expect(exec).toContain("--env-file");
     expect(exec).not.toContain("-e");
     expect(JSON.stringify(exec)).not.toContain(state);
-    expect(docker.at(-1)).toEqual(["rm", "-f", "devc0ffee"]);
+    expect(docker.at(-1)).toEqual(["rm", "-f", "-v", "devc0ffee"]);
   });
 
   it("uses the given image and working dir as the container's workspace", async () => {

@@ -110,7 +110,7 @@ export function removeOrphanedContainers(dir: string): { found: number; done: Pr
                 .filter((line) => CONTAINER_ID.test(line))
             : [id];
           // Gone already (removed by hand, an engine reset) is as good as removed.
-          if (ids.length) await cli.run(["rm", "-f", ...ids], REMOVE_MS).catch(() => {});
+          if (ids.length) await cli.run(["rm", "-f", "-v", ...ids], REMOVE_MS).catch(() => {});
           rmSync(file, { force: true });
         }),
       ).then(() => {}),

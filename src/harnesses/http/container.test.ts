@@ -33,7 +33,7 @@ describe("the sweep beside docker run", () => {
     await sweepSession(cli, { id: "s-1" }, 1_000, Promise.resolve(NEW));
     expect(calls).toEqual([
       ["ps", "-aq", "--filter", "label=brain.session=s-1"],
-      ["rm", "-f", STALE.slice(0, 12)],
+      ["rm", "-f", "-v", STALE.slice(0, 12)],
     ]);
   });
 
@@ -58,7 +58,7 @@ describe("the sweep beside docker run", () => {
   it("a run that started nothing spares nothing", async () => {
     const { cli, calls } = fakeCli({ ps: `${STALE.slice(0, 12)}\n` });
     await sweepSession(cli, { id: "s-1" }, 1_000, Promise.resolve(undefined));
-    expect(calls.at(-1)).toEqual(["rm", "-f", STALE.slice(0, 12)]);
+    expect(calls.at(-1)).toEqual(["rm", "-f", "-v", STALE.slice(0, 12)]);
   });
 });
 
@@ -97,7 +97,7 @@ describe("a docker run that does not return", () => {
     );
     expect(readdirSync(join(state, "containers"))).toEqual([]);
     const removed = readCalls(state).filter((c) => c[0] === "rm");
-    expect(removed).toEqual([["rm", "-f", expect.stringMatching(/^fake\d+$/)]]);
+    expect(removed).toEqual([["rm", "-f", "-v", expect.stringMatching(/^fake\d+$/)]]);
     // A create the daemon still had in hand would be listed by no sweep: the run's record stays for the next
     // Brain's start, which removes what carries its label.
     const [record] = readdirSync(containerRecordsDir(home));

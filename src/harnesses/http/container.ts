@@ -30,6 +30,9 @@ export function sessionLabels(session: SessionOwner): string[] {
 }
 
 const LOG_TAIL_LINES = 20;
+
+// Every removal takes the container's anonymous volumes with it (`-v`): an image's VOLUME gives each container
+// one, which `docker rm` alone leaves behind for good, one more per session. Named volumes are never touched.
 /** `docker stop`'s grace: the agent was asked to stop already, and an agent that is PID 1 ignores SIGTERM. */
 const STOP_GRACE_S = 2;
 
@@ -54,7 +57,7 @@ export async function sweepSession(
     .split("\n")
     .map((l) => l.trim())
     .filter((id) => id && !(keep && (keep.startsWith(id) || id.startsWith(keep))));
-  if (stale.length) await docker.run(["rm", "-f", ...stale], timeoutMs);
+  if (stale.length) await docker.run(["rm", "-f", "-v", ...stale], timeoutMs);
 }
 
 /** One session's container, by id. */
@@ -119,7 +122,7 @@ export class Container {
 
   async remove(): Promise<void> {
     await this.docker.run(["stop", "-t", String(STOP_GRACE_S), this.id], this.stopMs).catch(() => {});
-    await this.docker.run(["rm", "-f", this.id], this.stopMs).catch(() => {});
+    await this.docker.run(["rm", "-f", "-v", this.id], this.stopMs).catch(() => {});
     this.records?.remove(this.id);
   }
 

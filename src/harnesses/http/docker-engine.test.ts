@@ -12,11 +12,13 @@ import {
   sessionContainers,
 } from "../../testing/docker-engine.js";
 import { fixtures, root } from "../../testing/nui.js";
+import { installMounts } from "../sandbox/docker-sandbox.js";
 import { DockerFactory } from "./docker.js";
 
 let base = "";
 let seedImage = "";
 let tsImage = "";
+let volumeImage = "";
 beforeAll(async () => {
   base = await ensureDockerEngine();
   seedImage = imageWithCommand(base, "brain-test/seed-echo", [
@@ -29,7 +31,21 @@ beforeAll(async () => {
     "http",
     "8090",
   ]);
+  // The agent's image declares a volume (as images of databases and build tools do): each container gets one.
+  const made = docker("create", tsImage);
+  try {
+    volumeImage = docker("commit", "-c", "VOLUME /agent-data", made, "brain-test/ts-agent-volume");
+  } finally {
+    docker("rm", "-f", made);
+  }
 }, 600_000);
+
+/** The anonymous volumes a container has (its image's VOLUMEs). */
+const volumesOf = (id: string) =>
+  docker("inspect", "-f", '{{range .Mounts}}{{if eq .Type "volume"}}{{.Name}} {{end}}{{end}}', id)
+    .split(" ")
+    .filter(Boolean);
+const volumeExists = (name: string) => docker("volume", "ls", "-q", "--filter", `name=^${name}$`) !== "";
 
 let t: TestBrain | undefined;
 afterEach(async () => {
@@ -37,8 +53,8 @@ afterEach(async () => {
   t = undefined;
 });
 
-/** The project read-only at its own path, so the images' commands find their scripts. */
-const MOUNT = ["-v", `${root}:${root}:ro`];
+/** The project read-only at its own path (and its node_modules, when a link), so the images' commands run. */
+const MOUNT = installMounts(root).flatMap((dir) => ["-v", `${dir}:${dir}:ro`]);
 
 function session(image: string, containerPort: number, env: Record<string, string> = {}) {
   t = makeBrain({ factories: [new DockerFactory("docker", undefined, { interruptGraceMs: 3_000 })] });
@@ -150,5 +166,26 @@ describe("docker on a real engine", () => {
     expect(now).not.toContain(stale.slice(0, 12));
     await t!.brain.closeSession(s.id);
     expect(sessionContainers(s.id)).toEqual([]);
+  });
+
+  it("removes the anonymous volumes of the session's containers with them: a leftover's at the sweep, its own on close", async () => {
+    const id = `volumes-${process.pid}-${Date.now()}`;
+    // A leftover of an earlier host that crashed with this session open, with a volume of its own.
+    const stale = docker("run", "-d", "--network", "none", "--label", `brain.session=${id}`, volumeImage);
+    const volumes = volumesOf(stale);
+    t = makeBrain({ factories: [new DockerFactory()] });
+    const s = await t.brain.create({
+      id,
+      harness: "docker",
+      config: { options: { image: volumeImage, containerPort: 8090, network: "none", docker_args: MOUNT } },
+    });
+    expect((await (await s.prompt("hello")).settled).status).toBe("completed");
+    const [own] = sessionContainers(s.id);
+    expect(own).not.toBe(stale.slice(0, 12));
+    volumes.push(...volumesOf(own!));
+    expect(volumes).toHaveLength(2);
+    await t.brain.closeSession(s.id);
+    expect(sessionContainers(s.id)).toEqual([]);
+    expect(volumes.filter(volumeExists)).toEqual([]);
   });
 });

@@ -344,7 +344,7 @@ describe("docker (a fake docker CLI runs the image's agent locally)", () => {
     calls = readCalls(state);
     expect(calls.slice(-2)).toEqual([
       ["stop", "-t", "2", id],
-      ["rm", "-f", id],
+      ["rm", "-f", "-v", id],
     ]);
   });
 
