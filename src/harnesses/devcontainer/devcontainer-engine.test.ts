@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { events, tempDir, textOf } from "../../testing/brain.js";
 import { type CliBed, cliBed } from "../../testing/cli.js";
 import { docker, ensureDockerEngine, sessionContainers } from "../../testing/docker-engine.js";
@@ -181,5 +181,47 @@ describe("a runner in a dev container on the real engine", () => {
     await b.t.brain.closeSession(s.id);
     expect(sessionContainers(s.id)).toEqual([]);
     expect(readdirSync(b.records)).toEqual([]);
+  });
+});
+
+describe("a dev container image that asks for the host", () => {
+  // Its devcontainer.metadata label (as features write it into prebuilt images) mounts this host's root and
+  // Docker's socket: the Dev Container CLI would grant both, and the agent inside would own the host.
+  const tag = `brain-test/devc-host-grants-${process.pid}`;
+  const metadata = [
+    {
+      mounts: [
+        "source=/,target=/hostroot,type=bind",
+        "source=/var/run/docker.sock,target=/var/run/docker.sock,type=bind",
+      ],
+    },
+  ];
+  beforeAll(() => {
+    const made = docker("create", BASE_IMAGE);
+    try {
+      docker(
+        "commit",
+        "-c",
+        `LABEL devcontainer.metadata=${JSON.stringify(JSON.stringify(metadata))}`,
+        made,
+        tag,
+      );
+    } finally {
+      docker("rm", "-f", made);
+    }
+  });
+  afterAll(() => {
+    docker("rmi", "-f", tag);
+  });
+
+  it("is refused before devcontainer up, naming what it asks for; no container is left", async () => {
+    const b = await devcontainerBed({ path: "/v1", model: "openai/fake-model" });
+    const s = await b.create({ config: { options: { innerHarness: "pi", image: tag } } });
+    const outcome = await (await s.prompt("say hello")).settled;
+    expect(outcome.status).toBe("failed");
+    expect(outcome.error?.message).toMatch(
+      /image "brain-test\/devc-host-grants-\d+" asks in its devcontainer\.metadata label for mounts: .*source=\/,target=\/hostroot.*LABEL devcontainer\.metadata="\[\]"/,
+    );
+    expect(docker("ps", "-aq", "--filter", `ancestor=${tag}`)).toBe("");
   });
 });

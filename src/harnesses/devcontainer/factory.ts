@@ -25,6 +25,7 @@ import { installMounts, loopbackProviderPort, refuseBrainHome } from "../sandbox
 import { DevcontainerCli, type DevcontainerPrograms, defaultPrograms } from "./cli.js";
 import { DEFAULT_DEVCONTAINER_IMAGE, devcontainerJson, writeDevcontainerJson } from "./config.js";
 import { assertHostUser } from "./host-user.js";
+import { refuseHostGrants } from "./image-metadata.js";
 
 /** Builds the inner harness's factory with `launcher` in front of its command; undefined: no such harness. */
 export type InnerFactories = (innerHarness: string, launcher: string[]) => HarnessFactory | undefined;
@@ -155,6 +156,7 @@ export class DevcontainerFactory implements HarnessFactory {
       hostPorts,
       docker: this.docker,
     });
+    await refuseHostGrants(this.docker, image ?? DEFAULT_DEVCONTAINER_IMAGE, this.name, this.timeouts.upMs);
     // What a crashed host left of this session (a container `devcontainer up` would otherwise reuse).
     const owner = {
       id: options.sessionId,

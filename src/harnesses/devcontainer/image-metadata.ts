@@ -1,0 +1,77 @@
+// What a dev container's image may ask for. The Dev Container CLI merges the image's `devcontainer.metadata` label
+// into the devcontainer.json Brain generates, and cannot be told not to; some of its properties reach past the
+// container: `privileged`, `mounts` (a bind of `/` or of Docker's socket is the host; a named volume is shared with
+// every other session on that image), `capAdd`, `securityOpt`. Prebuilt images carry them from the features they
+// were built with (docker-in-docker asks for privileged). So the image is looked at before `devcontainer up`, and
+// one that asks for any of them is refused, with how to make one that does not.
+import { HarnessError } from "../../core/harness.js";
+import type { DockerCli } from "../http/docker-cli.js";
+
+export const METADATA_LABEL = "devcontainer.metadata";
+
+/** What the label asks for that reaches past the container, as words for the error; empty when nothing. */
+export function hostGrants(label: string | undefined): string[] {
+  if (label === undefined || label.trim() === "") return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(label);
+  } catch {
+    return [
+      `a ${METADATA_LABEL} label that is no JSON (what the Dev Container CLI would make of it is unknown)`,
+    ];
+  }
+  const entries = Array.isArray(parsed) ? parsed : [parsed];
+  const grants: string[] = [];
+  for (const entry of entries) {
+    if (!entry || typeof entry !== "object") continue;
+    const e = entry as Record<string, unknown>;
+    if (e.privileged === true) grants.push("privileged: true");
+    for (const key of ["mounts", "capAdd", "securityOpt"]) {
+      const value = e[key];
+      if (Array.isArray(value) ? value.length > 0 : value !== undefined && value !== null)
+        grants.push(`${key}: ${JSON.stringify(value)}`);
+    }
+  }
+  return grants;
+}
+
+/**
+ * The image's labels, pulled first when it is not on this host (as `devcontainer up` would), or a HarnessError
+ * that names the image and what to do.
+ */
+async function labelOf(docker: DockerCli, image: string, harness: string, pullMs: number) {
+  const inspect = () =>
+    docker.run(
+      ["image", "inspect", "--format", `{{index .Config.Labels "${METADATA_LABEL}"}}`, image],
+      30_000,
+    );
+  try {
+    return (await inspect()).stdout.trim();
+  } catch (err) {
+    if (!/no such image/i.test((err as Error).message)) throw err;
+  }
+  await docker.run(["pull", image], pullMs).catch((err: Error) => {
+    throw new HarnessError(
+      "brain_error",
+      `harness "${harness}": image "${image}" is not on this host and could not be pulled (${err.message}); build or pull it, or set image (an agent definition's harness.image) to one this host has`,
+    );
+  });
+  return (await inspect()).stdout.trim();
+}
+
+/** Throws a HarnessError when `image` asks in its devcontainer.metadata for anything that reaches past its container. */
+export async function refuseHostGrants(
+  docker: DockerCli,
+  image: string,
+  harness: string,
+  pullMs: number,
+): Promise<void> {
+  const label = await labelOf(docker, image, harness, pullMs);
+  // `docker inspect` prints "<no value>" for a label the image does not have.
+  const grants = hostGrants(label === "<no value>" ? undefined : label);
+  if (grants.length === 0) return;
+  throw new HarnessError(
+    "brain_error",
+    `harness "${harness}": image "${image}" asks in its ${METADATA_LABEL} label for ${grants.join(", ")}, which the Dev Container CLI would grant the session's container, reaching past it into this host; use an image without them (rebuilt without the features that add them, or one built FROM it with LABEL ${METADATA_LABEL}="[]")`,
+  );
+}
