@@ -6,7 +6,7 @@ const brainWithContainer = (root: string, home: string, config: string, image: s
   const { createBrain } = await import(${JSON.stringify(join(root, "dist/src/cli/setup.js"))});
   const { loadConfig } = await import(${JSON.stringify(join(root, "dist/src/cli/config.js"))});
   const brain = createBrain(loadConfig(${JSON.stringify(join(config, "brain.config.json"))}, ${JSON.stringify(config)}), ${JSON.stringify(home)});
-  const options = { image: ${JSON.stringify(image)}, containerPort: 8090, network: "none", docker_args: ["-v", ${JSON.stringify(`${root}:${root}:ro`)}] };
+  const options = { image: ${JSON.stringify(image)}, containerPort: 8090, network: "none", docker_args: ${JSON.stringify(mountArgs(root))} };
   const session = await brain.create({ harness: "docker", config: { options } });
   const settled = await (await session.prompt("hi")).settled;
   process.stdout.write(settled.status === "completed" ? "open " + session.id + "\\n" : JSON.stringify(settled) + "\\n");
@@ -27,8 +27,15 @@ import {
   imageWithCommand,
   sessionContainers,
 } from "../../testing/docker-engine.js";
-import { BASE_IMAGE } from "../sandbox/docker-sandbox.js";
-import { ContainerRecords, containerRecordsDir } from "./container-records.js";
+import { BASE_IMAGE, installMounts } from "../sandbox/docker-sandbox.js";
+import { Container } from "./container.js";
+import { ContainerRecords, containerRecordsDir, removeOrphanedContainers } from "./container-records.js";
+import { DockerCli } from "./docker-cli.js";
+
+/** The project read-only at its own path (and its node_modules, when a link): the agent's script runs. */
+function mountArgs(root: string): string[] {
+  return installMounts(root).flatMap((dir) => ["-v", `${dir}:${dir}:ro`]);
+}
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 600_000 });
 
@@ -138,7 +145,7 @@ it("two Brains on one engine, each with a session of the same id: opening one le
     image: agentImage,
     containerPort: 8090,
     network: "none",
-    docker_args: ["-v", `${root}:${root}:ro`],
+    docker_args: mountArgs(root),
   };
   try {
     const a = await first.create({ id, harness: "docker", config: { options } });
@@ -197,6 +204,45 @@ it("a Brain killed with -9 during a container's docker run: the next Brain's sta
   } finally {
     const left = homes();
     if (left.length) docker("rm", "-f", ...left);
+    rmSync(config, { recursive: true, force: true });
+  }
+});
+
+it("a container an engine that stopped answering could not remove keeps its record until one that answers does", async () => {
+  const home = tempDir("brain-engine-down-");
+  const dir = containerRecordsDir(home);
+  const config = tempDir("brain-engine-down-config-");
+  // The docker CLI of an engine that has stopped: every command fails as Docker then says.
+  const down = join(config, "docker");
+  writeFileSync(down, '#!/bin/sh\nDOCKER_HOST=unix:///nonexistent/docker.sock exec docker "$@"\n', {
+    mode: 0o755,
+  });
+  const id = docker("run", "-d", "--network", "none", "--label", label, BASE_IMAGE, "sleep", "600");
+  const recordAsDead = (program: string) => {
+    const records = join(installRoot(), "dist/src/harnesses/http/container-records.js");
+    execFileSync(process.execPath, [
+      "--input-type=module",
+      "-e",
+      `const { ContainerRecords } = await import(${JSON.stringify(records)});
+       new ContainerRecords(${JSON.stringify(home)}).add(${JSON.stringify(program)}, ${JSON.stringify(id)});`,
+    ]);
+  };
+  try {
+    // A session closed while the engine did not answer.
+    await new Container(new DockerCli(down), id, BASE_IMAGE, 10_000, new ContainerRecords(home)).remove();
+    expect(readdirSync(dir)).toEqual([`${id}.json`]);
+    // The next Brain's start, this one gone, with the engine still down: kept again.
+    recordAsDead(down);
+    await removeOrphanedContainers(dir).done;
+    expect(readdirSync(dir)).toEqual([`${id}.json`]);
+    expect(running(id)).toBe(true);
+    // And once it answers, removed with its record.
+    recordAsDead("docker");
+    await removeOrphanedContainers(dir).done;
+    expect(readdirSync(dir)).toEqual([]);
+    expect(docker("ps", "-aq", "--no-trunc", "--filter", `id=${id}`)).toBe("");
+  } finally {
+    docker("rm", "-f", id);
     rmSync(config, { recursive: true, force: true });
   }
 });

@@ -109,8 +109,15 @@ export function removeOrphanedContainers(dir: string): { found: number; done: Pr
                 .map((line) => line.trim())
                 .filter((line) => CONTAINER_ID.test(line))
             : [id];
-          // Gone already (removed by hand, an engine reset) is as good as removed.
-          if (ids.length) await cli.run(["rm", "-f", "-v", ...ids], REMOVE_MS).catch(() => {});
+          // Gone already (removed by hand, an engine reset) is as good as removed; an engine that did not answer
+          // (stopped, hung) keeps the record, for the next start.
+          const { goneAlready } = await import("./container.js");
+          if (ids.length) {
+            const removed = await cli
+              .run(["rm", "-f", "-v", ...ids], REMOVE_MS)
+              .then(() => true, goneAlready);
+            if (!removed) return;
+          }
           rmSync(file, { force: true });
         }),
       ).then(() => {}),

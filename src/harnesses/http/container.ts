@@ -60,6 +60,11 @@ export async function sweepSession(
   if (stale.length) await docker.run(["rm", "-f", "-v", ...stale], timeoutMs);
 }
 
+/** `docker rm -f` of a container that is not there: as good as removed (newer CLIs say nothing and exit 0). */
+export function goneAlready(err: Error): boolean {
+  return /no such container/i.test(err.message);
+}
+
 /** One session's container, by id. */
 export class Container {
   constructor(
@@ -122,8 +127,12 @@ export class Container {
 
   async remove(): Promise<void> {
     await this.docker.run(["stop", "-t", String(STOP_GRACE_S), this.id], this.stopMs).catch(() => {});
-    await this.docker.run(["rm", "-f", "-v", this.id], this.stopMs).catch(() => {});
-    this.records?.remove(this.id);
+    const removed = await this.docker.run(["rm", "-f", "-v", this.id], this.stopMs).then(
+      () => true,
+      (err: Error) => goneAlready(err),
+    );
+    // An engine that did not answer (stopped, hung) may still hold it: its record stays, for the next start.
+    if (removed) this.records?.remove(this.id);
   }
 
   private get short(): string {
