@@ -1,6 +1,6 @@
-// One `opencode serve` process and Brain's connection to it: a port the server binds itself and names on stdout, a
-// random password (HTTP Basic, user "opencode") that only this process knows, a health check that retries until the server answers
-// (it can take many seconds to start), JSON calls, and the `/event` SSE stream.
+// One `opencode serve` process and Brain's connection to it: a port the server binds itself and names on stdout,
+// a random password (HTTP Basic, user "opencode") that only this process knows, a health check that retries until
+// the server answers (it can take many seconds to start), JSON calls, and the `/event` SSE stream.
 import { randomBytes } from "node:crypto";
 import { freePort } from "../../core/free-port.js";
 import { type ContainerContext, HarnessError } from "../../core/harness.js";
