@@ -26,9 +26,7 @@ createServer((req, res) => {
     return events.end();
   }
   res.end(req.method === "POST" && req.url === "/session" ? '{"id":"ses_1"}' : "{}");
-}).listen(port, "127.0.0.1", function () {
-  console.log("opencode server listening on http://127.0.0.1:" + this.address().port);
-});
+}).listen(port, "127.0.0.1");
 `;
 
 const { make, pids } = useStandIns();
