@@ -8,7 +8,6 @@
 // stop signals, and exits with the command's exit code (128+n for a signal, as a shell would).
 import { spawn, spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { constants } from "node:os";
 import { parseArgs } from "node:util";
 import { exposeOnUnixSocket, listenRelay, type Relay } from "../../harnesses/http/socket-relay.js";
@@ -38,16 +37,11 @@ if (lo.status !== 0) {
   process.exit(2);
 }
 const relays: Relay[] = await Promise.all(ports.map((port) => listenRelay(port, values.socket!)));
-// `opencode serve --port 0` tries 4096 before a port the OS picks. Every namespace's 4096 is free, so every
-// server would be published on the host's one 4096 at once; held here, each gets a port of its own.
-const OPENCODE_FIRST = 4096;
-const held = createServer();
-await new Promise<void>((resolve) => held.listen(OPENCODE_FIRST, "127.0.0.1", resolve));
 
 // Servers the command starts are published as <publish-dir>/<port>.sock (see publish.ts).
 const publishDir = values["publish-dir"];
 if (publishDir) {
-  const published = new Set([...ports, OPENCODE_FIRST]);
+  const published = new Set(ports);
   const poll = setInterval(() => {
     for (const port of listeningPorts()) {
       if (published.has(port)) continue;
@@ -83,6 +77,5 @@ child.on("error", (err) => {
 });
 child.on("exit", (code, signal) => {
   for (const relay of relays) void relay.close();
-  held.close();
   process.exit(code ?? 128 + (signal ? constants.signals[signal] : 15));
 });
