@@ -2,8 +2,7 @@
 // the last seq, the pending requests and checkpoints, and only a window of the events.
 import { beforeAll, describe, expect, it } from "vitest";
 import type { SessionEvent } from "../protocol/events.js";
-import { makeBrain } from "../testing/brain.js";
-import { sessionIdFrom, useBrainCli } from "../testing/brain-cli.js";
+import { appendWarnings, echoSessionIn, sessionIdFrom, useBrainCli } from "../testing/brain-cli.js";
 
 const cli = useBrainCli("cli-show");
 const brain = cli.run;
@@ -11,22 +10,11 @@ const WARNINGS = 1_000;
 
 let id: string;
 beforeAll(async () => {
-  const host = makeBrain({ home: cli.home });
-  try {
-    const session = await host.brain.create({ harness: "echo" });
-    id = session.id;
+  id = await echoSessionIn(cli.home, async (session) => {
     await session.checkpoint();
-    for (let written = 0; written < WARNINGS; written += 100) {
-      const batch = Array.from({ length: 100 }, (_, i) => ({
-        type: "harness.warning" as const,
-        data: { message: `warning ${written + i + 1}` },
-      }));
-      await session.log.append(batch);
-    }
+    await appendWarnings(session, WARNINGS, (n) => `warning ${n}`);
     await session.log.append([{ type: "question.requested", data: { id: "q1", question: "which way?" } }]);
-  } finally {
-    await host.cleanup();
-  }
+  });
 });
 
 function show(...flags: string[]) {

@@ -2,8 +2,7 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { makeBrain } from "../testing/brain.js";
-import { root, useBrainCli } from "../testing/brain-cli.js";
+import { appendWarnings, echoSessionIn, root, useBrainCli } from "../testing/brain-cli.js";
 
 const cli = useBrainCli("cli-events");
 /** 24,000 warnings of 4 KiB: a 100 MB log, printed by a brain whose heap may hold 48 MB. */
@@ -12,20 +11,7 @@ const TEXT = "x".repeat(4096);
 
 let id: string;
 beforeAll(async () => {
-  const host = makeBrain({ home: cli.home });
-  try {
-    const session = await host.brain.create({ harness: "echo" });
-    id = session.id;
-    for (let written = 0; written < EVENTS; written += 1000) {
-      const batch = Array.from({ length: 1000 }, (_, i) => ({
-        type: "harness.warning" as const,
-        data: { message: `${written + i + 1} ${TEXT}` },
-      }));
-      await session.log.append(batch);
-    }
-  } finally {
-    await host.cleanup();
-  }
+  id = await echoSessionIn(cli.home, (session) => appendWarnings(session, EVENTS, (n) => `${n} ${TEXT}`));
 }, 120_000);
 
 /** Runs `brain sessions events` with a small heap, counting its lines instead of keeping them. */

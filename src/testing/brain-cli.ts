@@ -4,7 +4,8 @@ import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll } from "vitest";
-import { tempDir } from "./brain.js";
+import type { Session } from "../core/session.js";
+import { makeBrain, tempDir } from "./brain.js";
 
 export const root = join(import.meta.dirname, "../..");
 
@@ -49,4 +50,33 @@ export function sessionIdFrom(stderr: string): string {
   const id = /session (\S+)\n/.exec(stderr)?.[1];
   if (!id) throw new Error(`no session id in: ${stderr}`);
   return id;
+}
+
+/**
+ * Makes an echo session in `home` (closed again before it returns its id), `fill` writing its log: the set-up of
+ * the tests that read a long log through the command line.
+ */
+export async function echoSessionIn(
+  home: string,
+  fill: (session: Session) => Promise<void>,
+): Promise<string> {
+  const host = makeBrain({ home });
+  try {
+    const session = await host.brain.create({ harness: "echo" });
+    await fill(session);
+    return session.id;
+  } finally {
+    await host.cleanup();
+  }
+}
+
+/** Appends `count` harness warnings to `session`'s log, a thousand at a time; `message(n)` is the n-th's, from 1. */
+export async function appendWarnings(session: Session, count: number, message: (n: number) => string) {
+  for (let written = 0; written < count; written += 1000) {
+    const batch = Array.from({ length: Math.min(1000, count - written) }, (_, i) => ({
+      type: "harness.warning" as const,
+      data: { message: message(written + i + 1) },
+    }));
+    await session.log.append(batch);
+  }
 }
