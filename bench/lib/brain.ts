@@ -37,6 +37,8 @@ export interface WatchedTurn {
   seconds: number;
   status: string;
   deltas: number;
+  /** Characters the deltas carried, together: the log's redaction may regroup a stream's deltas, never its text. */
+  deltaChars: number;
   toolCalls: number;
   toolResults: number;
   /** Subscriber batches while the turn ran: one per group commit, or several for one above 1024 events. */
@@ -49,6 +51,7 @@ export interface WatchedTurn {
 /** Runs one prompt and follows it through the log until `turn.settled` is delivered. */
 export async function watchTurn(session: Session, text: string, timeoutMs = 90_000): Promise<WatchedTurn> {
   let deltas = 0;
+  let deltaChars = 0;
   let toolCalls = 0;
   let toolResults = 0;
   let commits = 0;
@@ -63,8 +66,10 @@ export async function watchTurn(session: Session, text: string, timeoutMs = 90_0
     commits++;
     events += batch.length;
     for (const e of batch) {
-      if (e.type === "assistant.delta") deltas++;
-      else if (e.type === "tool.call") toolCalls++;
+      if (e.type === "assistant.delta") {
+        deltas++;
+        deltaChars += e.data.text.length;
+      } else if (e.type === "tool.call") toolCalls++;
       else if (e.type === "tool.result") toolResults++;
       else if (e.type === "assistant.message") message = e.data.text;
       else if (e.type === "turn.settled") {
@@ -87,6 +92,7 @@ export async function watchTurn(session: Session, text: string, timeoutMs = 90_0
       seconds: Number(settledAt - t0) / 1e9,
       status: outcome.status,
       deltas,
+      deltaChars,
       toolCalls,
       toolResults,
       commits,
