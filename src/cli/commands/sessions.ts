@@ -1,4 +1,5 @@
 // `brain sessions ls | show ID | events ID`: reads the store without starting any harness.
+import { once } from "node:events";
 import type { SegmentPolicy } from "../../core/retention.js";
 import type { UnreadableSession } from "../../core/store.js";
 import { compactLog } from "../../store/fs/compact.js";
@@ -165,23 +166,12 @@ async function printEvents(path: string, session: string, after: number | undefi
     while (!closed) {
       const page = await readEventsFile(path, undefined, { after: cursor, limit: EVENTS_PAGE, session });
       const text = page.map((event) => `${JSON.stringify(event)}\n`).join("");
-      if (text && !process.stdout.write(text)) await drained();
+      // A closed stdout rejects the wait (EPIPE): `closed` then ends the loop.
+      if (text && !process.stdout.write(text)) await once(process.stdout, "drain").catch(() => {});
       if (page.length < EVENTS_PAGE) return;
       cursor = page.at(-1)!.seq;
     }
   } finally {
     stopWatching();
   }
-}
-
-function drained(): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      process.stdout.off("drain", done);
-      process.stdout.off("error", done);
-      resolve();
-    };
-    process.stdout.once("drain", done);
-    process.stdout.once("error", done);
-  });
 }
