@@ -137,6 +137,22 @@ describe("the log boundary", () => {
     expect(shown.join("|")).toMatch(/^calling \|sk-\|tool\.call\|then \|sk-$/);
   });
 
+  it("catches a secret of non-ASCII characters (and one outside the BMP) split over two deltas", async () => {
+    const secret = "pässwörd-Ünïcødé-🔑-geheim";
+    const inner = memoryLog();
+    const log = redactingLog(inner, new Redactor([{ name: "P", value: secret }]));
+    // Cut inside the key emoji's surrogate pair, and inside the run of non-ASCII characters.
+    const cut = secret.indexOf("🔑") + 1;
+    await log.append([
+      { type: "assistant.delta", turn: "t", data: { text: `it is ${secret.slice(0, cut)}` } },
+    ]);
+    await log.append([{ type: "assistant.delta", turn: "t", data: { text: `${secret.slice(cut)} ok` } }]);
+    await log.close();
+    const shown = inner.stored.map((e) => (e.data as { text: string }).text);
+    expect(shown.join("")).toBe("it is [redacted:P] ok");
+    for (const text of shown) expect(text).not.toContain("Ünïcødé");
+  });
+
   it("learns a secret once the session runs, and keeps it out from then on", async () => {
     const inner = memoryLog();
     const redactor = new Redactor();

@@ -27,8 +27,9 @@ export function envSecrets(env: NodeJS.ProcessEnv, names: Iterable<string> = [])
 export class Redactor {
   /** Longest first, so a secret that contains another is replaced whole. */
   private secrets: Secret[] = [];
-  /** Every character of every secret (pendingTail). */
-  private chars = new Set<string>();
+  /** Every UTF-16 unit of every secret (pendingTail), by code: a delta's tail is checked per delta, on the hot path. */
+  private asciiUnits = new Uint8Array(128);
+  private otherUnits = new Set<number>();
 
   constructor(secrets: Iterable<Secret> = []) {
     this.add(secrets);
@@ -46,7 +47,15 @@ export class Redactor {
       }
     }
     this.secrets = [...byValue.values()].sort((a, b) => b.value.length - a.value.length);
-    this.chars = new Set(this.secrets.flatMap((s) => s.value.split("")));
+    this.asciiUnits = new Uint8Array(128);
+    this.otherUnits = new Set();
+    for (const { value } of this.secrets) {
+      for (let i = 0; i < value.length; i++) {
+        const unit = value.charCodeAt(i);
+        if (unit < 128) this.asciiUnits[unit] = 1;
+        else this.otherUnits.add(unit);
+      }
+    }
   }
 
   get maxLength(): number {
@@ -93,8 +102,12 @@ export class Redactor {
   pendingTail(text: string): number {
     const most = Math.min(text.length, this.maxLength - 1);
     let held = 0;
-    while (held < most && this.chars.has(text[text.length - 1 - held]!)) held++;
+    while (held < most && this.inSomeSecret(text.charCodeAt(text.length - 1 - held))) held++;
     return held;
+  }
+
+  private inSomeSecret(unit: number): boolean {
+    return unit < 128 ? this.asciiUnits[unit] === 1 : this.otherUnits.has(unit);
   }
 
   private walk(value: unknown): unknown {

@@ -38,12 +38,16 @@ class RedactingLog implements EventLog {
     for (const event of events) {
       if (event.type === "assistant.delta") {
         const key = event.turn ?? "";
-        const text = this.redactor.redact((this.held.get(key) ?? "") + event.data.text);
+        const prior = this.held.get(key);
+        const text = this.redactor.redact(prior === undefined ? event.data.text : prior + event.data.text);
         const hold = this.redactor.pendingTail(text);
-        this.held.delete(key);
+        if (prior !== undefined) this.held.delete(key);
         if (hold > 0) this.held.set(key, text.slice(text.length - hold));
-        const sent = text.slice(0, text.length - hold);
-        if (sent) out.push({ ...event, data: { ...event.data, text: sent } });
+        // Most deltas pass unchanged: they go on as they are, with no copy made on the relay's hot path.
+        if (hold === 0 && text === event.data.text) out.push(event);
+        else if (text.length > hold) {
+          out.push({ ...event, data: { ...event.data, text: text.slice(0, text.length - hold) } });
+        }
         continue;
       }
       this.release(out);
