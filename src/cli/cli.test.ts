@@ -365,14 +365,6 @@ describe("named providers", () => {
     expect(unknown.err).toContain('unknown provider "PATH" (configured: local)');
     rmSync(dir, { recursive: true, force: true });
   });
-
-  it("adds a token limited to some providers", () => {
-    const { code, out } = brain(["token", "add", "--tenant", "acme", "--providers", "a,b"]);
-    expect(code).toBe(0);
-    const file = JSON.parse(readFileSync(join(home, "tokens.json"), "utf8"));
-    expect(file.tokens.at(-1)).toMatchObject({ token: out.trim(), tenant: "acme", providers: ["a", "b"] });
-    expect(brain(["token", "add", "--providers", "a b"]).code).not.toBe(0);
-  });
 });
 
 describe("secrets the config sets literally", () => {

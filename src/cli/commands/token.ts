@@ -3,6 +3,7 @@
 import { PROVIDER_NAME } from "../../protocol/config.js";
 import { addToken, DEFAULT_TENANT, loadOrCreateTokens, tokensPath } from "../../server/auth/tokens.js";
 import { parse, str, UsageError } from "../args.js";
+import { loadConfig } from "../config.js";
 import { brainHome } from "../setup.js";
 
 export const usage = `token [add [--tenant T] [--observer] [--name N] [--providers A,B]]
@@ -49,6 +50,7 @@ export async function command(args: string[]): Promise<number> {
       );
     }
   }
+  if (providers) checkConfigured(providers, str(values.config));
   const entry = addToken(home, {
     tenant,
     role,
@@ -57,7 +59,28 @@ export async function command(args: string[]): Promise<number> {
   });
   process.stdout.write(`${entry.token}\n`);
   process.stderr.write(
-    `added a ${role} token of tenant "${tenant}"${providers ? ` (providers: ${providers.join(", ") || "none"})` : ""} to ${tokensPath(home)}; restart the daemon to use it\n`,
+    `added ${role === "observer" ? "an" : "a"} ${role} token of tenant "${tenant}"${providers ? ` (providers: ${providers.join(", ") || "none"})` : ""} to ${tokensPath(home)}; restart the daemon to use it\n`,
   );
   return 0;
+}
+
+/**
+ * A name no config configures would be granted silently and never work. The daemon's config is the one beside the
+ * command (or --config); without one the names cannot be checked, which is said rather than passed over.
+ */
+function checkConfigured(providers: string[], explicit: string | undefined): void {
+  const loaded = loadConfig(explicit);
+  if (!loaded.file) {
+    process.stderr.write(
+      "no brain.config.json here: the --providers names were not checked (run this beside the daemon's config, or give --config)\n",
+    );
+    return;
+  }
+  const known = Object.keys(loaded.config.providers ?? {});
+  const unknown = providers.filter((p) => !known.includes(p));
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `--providers names ${unknown.map((p) => `"${p}"`).join(", ")}, not in ${loaded.file} "providers" (configured: ${known.join(", ") || "none"})`,
+    );
+  }
 }
