@@ -48,16 +48,20 @@ export class ToolCalls {
     const { desk } = this.parts;
     try {
       await this.parts.append([{ type: "tool.call", turn: turnId, data: call }], AWAITED);
-      const verdict =
-        decided ??
-        (await desk.permit(
-          turnId,
-          { tool: call.name, arguments: call.arguments, tool_call_id: call.id },
-          signal,
-        ));
+      const bound = await tools;
+      // A tool the session does not have is refused as such (the refusal names the bound ones): no client is asked
+      // to allow a call that could never run, and a harness cannot fill the clients' queue with made-up names.
+      const verdict = bound.has(call.name)
+        ? (decided ??
+          (await desk.permit(
+            turnId,
+            { tool: call.name, arguments: call.arguments, tool_call_id: call.id },
+            signal,
+          )))
+        : undefined;
       const result =
-        verdict.decision === "allow"
-          ? await (await tools).call(call, signal)
+        verdict === undefined || verdict.decision === "allow"
+          ? await bound.call(call, signal)
           : errorResult(
               `permission to run tool "${call.name}" was denied: ${verdict.reason ?? "by a client"}`,
             );
