@@ -86,3 +86,44 @@ it("drops another session's update that comes before session/new has named the s
     await harness.close();
   }
 });
+
+/** An agent whose one request offers no "allow once": the only yes it takes is "always" for the rest of its session. */
+const ALWAYS_ONLY = ndjsonProgram(
+  `    if (m.method === "initialize") send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: 1, agentCapabilities: {} } });
+    else if (m.method === "session/new") send({ jsonrpc: "2.0", id: m.id, result: { sessionId: "s1" } });
+    else if (m.method === "session/prompt") {
+      prompt = m.id;
+      send({ jsonrpc: "2.0", id: 100, method: "session/request_permission", params: { sessionId: "s1",
+        toolCall: { toolCallId: "c1", title: "rm", kind: "execute", rawInput: { command: "rm x" } },
+        options: [{ optionId: "always", name: "Always", kind: "allow_always" }, { optionId: "no", name: "No", kind: "reject_once" }] } });
+    } else if (m.id === 100) {
+      const text = JSON.stringify(m.result.outcome);
+      send({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } } });
+      send({ jsonrpc: "2.0", id: prompt, result: { stopReason: "end_turn" } });
+    }`,
+  "let prompt;",
+);
+
+it.each([
+  ["not when a person allowed it once (the policy asks)", "ask", { outcome: "cancelled" }],
+  ["so when the policy allows it", "allow", { outcome: "selected", optionId: "always" }],
+] as const)(
+  "picks allow_always only for a tool the policy allows outright: %s",
+  async (_, decision, outcome) => {
+    const { bin, native } = standIns.make("brain-acp-always-", "stand-in-acp", ALWAYS_ONLY);
+    const events: HarnessEvent[] = [];
+    const harness = await new AcpFactory(descriptor, { bin }).open({
+      ...bareHarnessOptions(native),
+      emit: (event) => void events.push(event),
+      policy: () => decision,
+      permit: async () => ({ decision: "allow" }),
+    });
+    try {
+      await harness.prompt("go", { turn: "t1", signal: new AbortController().signal });
+      const message = events.find((e) => e.type === "assistant.message");
+      expect(JSON.parse((message!.data as { text: string }).text)).toEqual(outcome);
+    } finally {
+      await harness.close();
+    }
+  },
+);

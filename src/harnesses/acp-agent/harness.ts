@@ -26,7 +26,7 @@ import type { StdioServerSpec } from "../../tools/endpoint/index.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
 import { type CliConnection, type CliContext, CliHarness, prepareCli, withTail } from "../cli/harness.js";
-import { acpMcpServers, policyUse } from "./mcp-servers.js";
+import { acpMcpServers, answerKinds, policyUse } from "./mcp-servers.js";
 import type { AcpAgentContext, AcpProfile } from "./profile.js";
 import { AcpUpdateMapper } from "./updates.js";
 import { refuseOtherVersion } from "./version.js";
@@ -321,9 +321,7 @@ export class AcpHarness extends CliHarness<Connection> {
     }
     const verdict = await this.permit({ tool: judged.tool, arguments: use.arguments, tool_call_id: use.id });
     if (running.interrupted || this.turn.current !== running) return CANCELLED;
-    const kinds =
-      verdict.decision === "allow" ? ["allow_once", "allow_always"] : ["reject_once", "reject_always"];
-    return choose(params, kinds);
+    return choose(params, answerKinds(verdict.decision, this.options.policy?.(judged.tool) ?? "allow"));
   }
 
   /** Stops a process that must not serve another turn; the next prompt starts a fresh one. */

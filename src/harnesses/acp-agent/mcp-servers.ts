@@ -83,3 +83,12 @@ export function policyUse(
   }
   return { tool };
 }
+
+/**
+ * The option kinds that answer a verdict, the first offered taken. "Always" has the agent run later calls of the
+ * kind without asking: given only for a tool the policy allows outright, never for one a person allowed once.
+ */
+export function answerKinds(verdict: "allow" | "deny", policy: Decision): string[] {
+  if (verdict === "deny") return ["reject_once", "reject_always"];
+  return policy === "allow" ? ["allow_once", "allow_always"] : ["allow_once"];
+}
