@@ -4,8 +4,9 @@
 import { randomUUID } from "node:crypto";
 import type { Context, MiddlewareHandler, Next } from "hono";
 import type { Brain } from "../core/brain.js";
-import { sleep } from "../core/sleep.js";
 import { ApiError, readText } from "./errors.js";
+import { waitInStoredLog } from "./hitl/cluster-wait.js";
+import { pendingInSeveral } from "./hitl/service.js";
 import type { TenantBound } from "./tenant-bound.js";
 
 /** An HTTP request as forwarded: the caller's own credentials go with it, the owner checks them again. */
@@ -84,8 +85,8 @@ const KEYED_COMMAND =
 /** nui's HITL answers (respond, cancel): by request id, on whichever node has the request pending. */
 const HITL_LIST = /^(?:\/nui\/[^/]+)?\/api\/hitl\/requests\/?$/;
 const HITL_WAIT = /^(?:\/nui\/[^/]+)?\/api\/hitl\/requests\/([^/]+)\/wait$/;
-/** How often a wait for a request pending on another node asks whether it still is (a NATS request each time). */
-const WAIT_POLL_MS = 500;
+/** whereAlone's answer for a request pending in a session open on this node. */
+const HERE = Symbol("here");
 const HITL_ANSWER = /^(?:\/nui\/[^/]+)?\/api\/hitl\/requests\/([^/]+?)(?:\/respond)?$/;
 
 export interface ForwardParts {
@@ -142,10 +143,12 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
       const url = new URL(c.req.url);
       // Its caller known and allowed first (401 here, not on the owner), and counted as any forward is.
       const tenant = parts.tenantOf(c);
-      if (one !== undefined && parts.pendingHere(one, tenant)) return next();
+      const named = listed ?? c.req.query("sessionId");
+      if (named && brain.liveSession(named)) return next();
       const release = parts.forwards.take(tenant);
       try {
-        const session = listed ?? (await router.locate(one!, tenant));
+        const session = named || (await whereAlone(one!, tenant));
+        if (session === HERE) return next();
         const request = { method, path: url.pathname + url.search, headers };
         const answer = session ? await router.forward(session, request) : undefined;
         return answer ? responseOf(answer) : next();
@@ -165,29 +168,31 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
   };
 
   /**
-   * nui's wait for a request pending on another node: asked there whether it still is until it is not, then the
-   * wait goes to its session's owner, which has the answer in the session's log and responds at once. A request
-   * pending here, or nowhere (answered, or never asked), is this node's to answer.
+   * The one session of `tenant` a request id is pending in, on any node: HERE when that is this node's, undefined
+   * when none; 409 when several are (ids are the askers': which one was meant is not guessed).
+   */
+  async function whereAlone(requestId: string, tenant: string): Promise<string | typeof HERE | undefined> {
+    const where = router.locateAll ? await router.locateAll(requestId, tenant) : undefined;
+    if (where && where.length > 1) throw pendingInSeveral(requestId, where);
+    if (parts.pendingHere(requestId, tenant)) return HERE;
+    return where ? where[0] : router.locate(requestId, tenant);
+  }
+
+  /**
+   * nui's wait for a request of a session another node owns: read from the session's durable log until it holds
+   * the answer, so an owner frozen, or closing the session once it is answered, does not end it. A request pending
+   * here, or pending nowhere and in no session named, is this node's to answer.
    */
   async function waitElsewhere(c: Context, next: Next, requestId: string): ReturnType<MiddlewareHandler> {
     const tenant = parts.tenantOf(c);
-    if (parts.pendingHere(requestId, tenant)) return next();
+    const named = c.req.query("sessionId");
+    if (named && brain.liveSession(named)) return next();
     const release = parts.waits.take(tenant);
     try {
-      let session = await router.locate(requestId, tenant);
-      if (session === undefined) return next();
-      const signal = c.req.raw.signal;
-      for (;;) {
-        if (!(await sleep(WAIT_POLL_MS, signal)))
-          throw new ApiError("conflict", "the client stopped waiting");
-        const now = await router.locate(requestId, tenant);
-        if (now === undefined) break;
-        session = now;
-      }
-      const url = new URL(c.req.url);
-      const request = { method: "GET", path: url.pathname + url.search, headers: headersOf(c) };
-      const answer = await router.forward(session, request);
-      return answer ? responseOf(answer) : next();
+      const session = named || (await whereAlone(requestId, tenant));
+      if (session === undefined || session === HERE) return next();
+      const answer = await waitInStoredLog(brain, tenant, session, requestId, c.req.raw.signal);
+      return answer ? Response.json(answer) : next();
     } finally {
       release();
     }
@@ -218,12 +223,7 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
       const named = url.searchParams.get("sessionId");
       // Ids are the askers': pending in sessions on two nodes, an answer naming none must not go to a guessed one.
       const where = !named && router.locateAll ? await router.locateAll(hitl, tenant) : undefined;
-      if (where && where.length > 1) {
-        throw new ApiError(
-          "conflict",
-          `HITL request "${hitl}" is pending in ${where.length} of your sessions (${where.join(", ")}); none was answered: name the one to answer with ?sessionId=<session id>`,
-        );
-      }
+      if (where && where.length > 1) throw pendingInSeveral(hitl, where);
       if (named ? brain.liveSession(named) : parts.pendingHere(hitl, tenant)) return next();
       // nui's answer names only the request: find its session, then it goes to the owner like any command.
       const session = named || (where ? where[0] : await router.locate(hitl, tenant));

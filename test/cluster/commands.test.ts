@@ -3,7 +3,8 @@
 // retry with the same Idempotency-Key gets the first answer on any node; a session whose harness cannot move
 // says so in its status and is refused elsewhere with code `pinned` once its node is gone; a session deleted
 // through its owner ends the streams of its watchers on the other nodes; a command without a key that timed out
-// on a frozen owner is not run again by that owner when it wakes.
+// on a frozen owner is not run again by that owner when it wakes; a HITL read or wait of an id pending in two
+// sessions names one (?sessionId=), and a wait ends with the answer its session's durable log holds.
 import { describe, expect, it } from "vitest";
 import type { ClientError } from "../../src/client/errors.js";
 import type { SessionEvent } from "../../src/protocol/events.js";
@@ -116,6 +117,59 @@ describe("cluster commands", () => {
     expect(named.status, JSON.stringify(named.body)).toBe(200);
     expect((await b.client.session("same-b")).pending?.map((p) => p.id)).toEqual(["same"]);
     for (const id of sessions) await a.client.interrupt(id);
+  }, 120_000);
+
+  it("a nui HITL read or wait of a request id pending on two nodes takes ?sessionId=, and is a 409 naming both without it", async () => {
+    const [a, b, c] = bed.nodes;
+    for (const [node, id] of [
+      [b, "twin-b"],
+      [c, "twin-c"],
+    ] as const) {
+      await node.client.create({ id, harness: "echo", config: { options: { delay_ms: 25 } } });
+      await node.client.prompt(id, Array.from({ length: 400 }, (_, w) => `w${w}`).join(" "));
+      const created = await raw(node.url, "POST", "/api/hitl/requests", {
+        body: { kind: "question", sessionId: id, requestId: "twin", payload: { message: "Which?" } },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+    }
+    // On a node with neither, and on one with one of them: which one was meant is not guessed.
+    for (const node of [a, b]) {
+      for (const path of ["/api/hitl/requests/twin", "/api/hitl/requests/twin/wait"]) {
+        const guessed = await raw(node.url, "GET", path);
+        expect(guessed.status, JSON.stringify(guessed.body)).toBe(409);
+        for (const id of ["twin-b", "twin-c"]) expect(JSON.stringify(guessed.body)).toContain(id);
+      }
+      for (const id of ["twin-b", "twin-c"]) {
+        const one = await raw(node.url, "GET", `/api/hitl/requests/twin?sessionId=${id}`);
+        expect([one.status, one.body.sessionId]).toEqual([200, id]);
+      }
+    }
+    const waiting = raw(a.url, "GET", "/api/hitl/requests/twin/wait?sessionId=twin-c");
+    const answered = await raw(b.url, "POST", "/api/hitl/requests/twin/respond?sessionId=twin-c", {
+      body: { answers: { answer: "c" } },
+    });
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+    const waited = await waiting;
+    expect([waited.status, waited.body.answers]).toEqual([200, answered.body.answers]);
+    // Its session closed once answered: the answer is in its log, which every node reads.
+    await c.client.close("twin-c");
+    const late = await raw(a.url, "GET", "/api/hitl/requests/twin/wait?sessionId=twin-c");
+    expect([late.status, late.body.answers]).toEqual([200, answered.body.answers]);
+
+    // Its owner frozen past the 2 s lookup: the wait waits on, and ends with the answer once there is one.
+    b.pause();
+    const frozen = raw(a.url, "GET", "/api/hitl/requests/twin/wait?sessionId=twin-b");
+    try {
+      await new Promise((r) => setTimeout(r, 2500));
+    } finally {
+      b.resume();
+    }
+    // Past its lease, a command through node-a takes the session over: the turn node-b left ends, its question
+    // given up in the log (or answered, if node-b still serves it), and the wait ends with that.
+    await a.client.answer("twin-b", "twin", { answer: "b" }).catch(() => {});
+    const thawed = await frozen;
+    expect([thawed.status, thawed.body.requestId], JSON.stringify(thawed.body)).toEqual([200, "twin"]);
+    await a.client.interrupt("twin-b").catch(() => {});
   }, 120_000);
 
   it("a command to a frozen owner runs on the node that takes over, once; a retry with its key gets the first answer", async () => {

@@ -1,6 +1,10 @@
 // Where nui's HITL API looks for requests and answers in a session's log: among its last events, or after a seq,
 // a page at a time, never the whole log held at once.
 import type { EventLog } from "../../core/event-log.js";
+
+/** What the lookups read of a log: an open session's own, or a stored one read through the store (another node owns it). */
+export type LogPages = Pick<EventLog, "lastSeq" | "read">;
+
 import type { SessionEvent } from "../../protocol/events.js";
 import type { HitlResponseEnvelope } from "../../protocol/nui/hitl.js";
 import { RequestAnswers } from "./envelopes.js";
@@ -14,7 +18,7 @@ export const HITL_LOOKBACK_EVENTS = 1000;
 
 /** The first thing `pick` finds among the log's last HITL_LOOKBACK_EVENTS events, read as one page. */
 export async function recentInLog<T>(
-  log: EventLog,
+  log: LogPages,
   pick: (event: SessionEvent) => T | undefined,
 ): Promise<T | undefined> {
   const page = await log.read(Math.max(0, log.lastSeq - HITL_LOOKBACK_EVENTS), HITL_LOOKBACK_EVENTS);
@@ -27,7 +31,7 @@ export async function recentInLog<T>(
 
 /** The first thing `pick` finds in the log after seq `after`, up to its last seq now, read a page at a time. */
 export async function loggedAfter<T>(
-  log: EventLog,
+  log: LogPages,
   after: number,
   pick: (event: SessionEvent) => T | undefined,
 ): Promise<T | undefined> {
@@ -52,7 +56,7 @@ export async function loggedAfter<T>(
  * but the questions' keys and answers.
  */
 export async function answeredInLog(
-  log: EventLog,
+  log: LogPages,
   requestId: string,
 ): Promise<HitlResponseEnvelope | undefined> {
   const answered = await recentInLog(log, (e) => (answerId(e) === requestId ? e : undefined));
@@ -70,7 +74,7 @@ export async function answeredInLog(
  * A request's questions are all asked before any of them is answered, so all are between it and its answer.
  */
 async function questionsBefore(
-  log: EventLog,
+  log: LogPages,
   requestId: string,
   before: number,
 ): Promise<{ from: number; keys: Map<string, string> }> {

@@ -69,9 +69,10 @@ export class HitlService {
     return out;
   }
 
-  async get(caller: Caller, requestId: string): Promise<HitlRequestEnvelope> {
-    const found = this.find(caller, requestId);
-    if (!found) throw notFound(`no HITL request "${requestId}" in your sessions`);
+  /** The request pending in `sessionId`, or in the caller's one session that has it pending (409 when several do). */
+  async get(caller: Caller, requestId: string, sessionId?: string): Promise<HitlRequestEnvelope> {
+    const found = this.find(caller, requestId, sessionId);
+    if (!found) throw notFound(`no HITL request "${requestId}" in ${sessionsNamed(sessionId)}`);
     return found.envelope;
   }
 
@@ -79,10 +80,15 @@ export class HitlService {
    * Resolves with the response once the request is answered (at once if it was); in one of the tenant's places
    * until then, or until its client stops waiting.
    */
-  async wait(caller: Caller, requestId: string, signal: AbortSignal): Promise<HitlResponseEnvelope> {
+  async wait(
+    caller: Caller,
+    requestId: string,
+    signal: AbortSignal,
+    sessionId?: string,
+  ): Promise<HitlResponseEnvelope> {
     const release = this.waits.take(caller.tenant);
     try {
-      return await untilAborted(this.answerTo(caller, requestId, signal), signal);
+      return await untilAborted(this.answerTo(caller, requestId, signal, sessionId), signal);
     } finally {
       release();
     }
@@ -92,15 +98,15 @@ export class HitlService {
     caller: Caller,
     requestId: string,
     signal: AbortSignal,
+    sessionId: string | undefined,
   ): Promise<HitlResponseEnvelope> {
-    for (const session of this.sessions.openSessions(caller)) {
-      const desk = this.desks.get(session);
-      const waiting = desk?.wait(requestId);
+    const found = this.find(caller, requestId, sessionId);
+    for (const session of found ? [found.session] : this.openSessions(caller, sessionId)) {
+      const waiting = this.desks.get(session)?.wait(requestId);
       if (waiting) return waiting;
     }
-    const found = this.find(caller, requestId);
     if (found) return this.answerFromLog(found.session, this.answersTo(found.session, requestId), signal);
-    for (const session of this.sessions.openSessions(caller)) {
+    for (const session of this.openSessions(caller, sessionId)) {
       const answered = await answeredInLog(session.log, requestId);
       if (answered) return answered;
     }
@@ -116,7 +122,7 @@ export class HitlService {
     body: HitlRespondBody,
     sessionId?: string,
   ): Promise<HitlResponseEnvelope> {
-    const sessions = this.sessions.openSessions(caller).filter((s) => !sessionId || s.id === sessionId);
+    const sessions = this.openSessions(caller, sessionId);
     // Every question of the request, as nui's respond() answers them all, whoever raised it (this API, an
     // extension host's hitl_request, a container's NUI_API_URL): the session's desk knows which they are.
     const asking = sessions.flatMap((session) => {
@@ -125,12 +131,11 @@ export class HitlService {
       return pending.length > 0 ? [{ session, ids, pending }] : [];
     });
     // Ids are the askers' (a model's tool-call id, an extension's): one answer must not go to a guessed session.
-    if (asking.length > 1) {
-      throw new ApiError(
-        "conflict",
-        `HITL request "${requestId}" is pending in ${asking.length} of your sessions (${asking.map((a) => a.session.id).join(", ")}); none was answered: name the one to answer with ?sessionId=<session id>`,
+    if (asking.length > 1)
+      throw pendingInSeveral(
+        requestId,
+        asking.map((a) => a.session.id),
       );
-    }
     for (const { session, ids, pending } of asking) {
       const requests = ids.map((id) => pending.find((r): r is Answerable => r.id === id));
       const gone = ids.filter((_, i) => !requests[i]);
@@ -172,18 +177,33 @@ export class HitlService {
       }
     }
     throw notFound(
-      `no pending HITL request "${requestId}" in ${sessionId ? `your session ${sessionId}` : "your sessions"} (nor answered in their last ${HITL_LOOKBACK_EVENTS} events)`,
+      `no pending HITL request "${requestId}" in ${sessionsNamed(sessionId)} (nor answered in their last ${HITL_LOOKBACK_EVENTS} events)`,
     );
   }
 
-  private find(caller: Caller, requestId: string): Found | undefined {
-    for (const session of this.sessions.openSessions(caller)) {
+  /**
+   * The one session of the caller's (or `sessionId`, if named) with the request pending. Ids are the askers' (a
+   * model's tool-call id, an extension's): pending in several, which one was meant is not guessed.
+   */
+  private find(caller: Caller, requestId: string, sessionId: string | undefined): Found | undefined {
+    const found = this.openSessions(caller, sessionId).flatMap((session): Found[] => {
       const fromDesk = this.fromDesk(session, requestId);
-      if (fromDesk) return { session, envelope: fromDesk };
+      if (fromDesk) return [{ session, envelope: fromDesk }];
       const request = session.pendingRequests().find((r) => r.id === requestId);
-      if (request && isAnswerable(request)) return { session, envelope: this.envelopeOf(session, request) };
-    }
-    return undefined;
+      return request && isAnswerable(request)
+        ? [{ session, envelope: this.envelopeOf(session, request) }]
+        : [];
+    });
+    if (found.length > 1)
+      throw pendingInSeveral(
+        requestId,
+        found.map((f) => f.session.id),
+      );
+    return found[0];
+  }
+
+  private openSessions(caller: Caller, sessionId: string | undefined): Session[] {
+    return this.sessions.openSessions(caller).filter((s) => !sessionId || s.id === sessionId);
   }
 
   /** A pending Brain request in nui's envelope, with its real times: its wait is the session's desk's. */
@@ -290,6 +310,17 @@ export function hitlWaits(maxPerTenant = HITL_WAITS_PER_TENANT): TenantBound {
       `tenant "${tenant}" has ${held} HITL waits open on this daemon, its limit: stop waiting on one and try again, or raise limits.hitl_waits_per_tenant in brain.config.json`,
   );
 }
+
+/** The 409 of a request id pending in several of the caller's sessions, named by none. */
+export function pendingInSeveral(requestId: string, sessions: string[]): ApiError {
+  return new ApiError(
+    "conflict",
+    `HITL request "${requestId}" is pending in ${sessions.length} of your sessions (${sessions.join(", ")}); none was read or answered: name the one you mean with ?sessionId=<session id>`,
+  );
+}
+
+const sessionsNamed = (sessionId: string | undefined) =>
+  sessionId ? `your session ${sessionId}` : "your sessions";
 
 const stoppedWaiting = () => new ApiError("conflict", "the client stopped waiting");
 

@@ -49,14 +49,17 @@ function routes(hitl: HitlService): RouteDef[] {
       path: "/api/hitl/requests/{requestId}",
       tag: "hitl",
       summary: "nui: one pending HITL request",
-      handle: async (ctx) => hitl.get(ctx.caller, ctx.params.requestId!),
+      query: { sessionId: "the session whose request to read, when its id is pending in several" },
+      handle: async (ctx) => hitl.get(ctx.caller, ctx.params.requestId!, ctx.query("sessionId")),
     },
     {
       method: "GET",
       path: "/api/hitl/requests/{requestId}/wait",
       tag: "hitl",
       summary: "nui: block until the request is answered; the response envelope",
-      handle: async (ctx) => hitl.wait(ctx.caller, ctx.params.requestId!, ctx.request.signal),
+      query: { sessionId: "the session whose request to wait for, when its id is pending in several" },
+      handle: async (ctx) =>
+        hitl.wait(ctx.caller, ctx.params.requestId!, ctx.request.signal, ctx.query("sessionId")),
     },
     {
       method: "POST",
