@@ -21,6 +21,17 @@ function refusal(config: unknown): string | undefined {
   }
 }
 
+describe("limits.forwards_per_tenant", () => {
+  it("bounds a tenant's commands waiting on other nodes; a value that is no positive whole number is refused, naming it", () => {
+    expect(refusal({ limits: { forwards_per_tenant: 8 } })).toBeUndefined();
+    for (const bad of [0, -1, 1.5, "64"]) {
+      expect(refusal({ limits: { forwards_per_tenant: bad } })).toMatch(
+        /brain\.config\.json: field "limits\.forwards_per_tenant": .*(>0|integer|number)/,
+      );
+    }
+  });
+});
+
 describe("a provider's api_key_env", () => {
   it("is refused when it is no variable name (a key pasted there), without quoting it", () => {
     const key = "sk-proj-Pasted-0123456789";

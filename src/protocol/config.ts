@@ -219,6 +219,11 @@ export const Limits = z.strictObject({
   request_bodies_per_tenant: z.number().int().positive().optional(),
   /** nui HITL waits (GET /api/hitl/requests/{id}/wait) one tenant may hold at once (default 256); past it a 429. */
   hitl_waits_per_tenant: z.number().int().positive().optional(),
+  /**
+   * Cluster mode: commands, reads and HITL lookups one tenant may have waiting on other nodes at once (default 64);
+   * past it a 429. Each holds a socket and its body while a frozen owner is tried until its lease ends.
+   */
+  forwards_per_tenant: z.number().int().positive().optional(),
 });
 export const DEFAULT_OPEN_SESSIONS_PER_TENANT = 256;
 export const DEFAULT_STORED_SESSIONS_PER_TENANT = 10_000;

@@ -54,7 +54,7 @@ export function forwardWaits(maxPerTenant = FORWARDS_PER_TENANT): TenantBound {
   return new TenantBound(
     maxPerTenant,
     (tenant, held) =>
-      `tenant "${tenant}" has ${held} commands waiting on the sessions' owners (other nodes) at once, its limit: send the next once one is answered`,
+      `tenant "${tenant}" has ${held} commands waiting on the sessions' owners (other nodes) at once, its limit: send the next once one is answered, or raise limits.forwards_per_tenant in brain.config.json`,
   );
 }
 

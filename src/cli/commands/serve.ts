@@ -94,6 +94,9 @@ export async function command(args: string[]): Promise<number> {
       ...(loaded.config.limits?.hitl_waits_per_tenant
         ? { hitlWaitsPerTenant: loaded.config.limits.hitl_waits_per_tenant }
         : {}),
+      ...(loaded.config.limits?.forwards_per_tenant
+        ? { forwardsPerTenant: loaded.config.limits.forwards_per_tenant }
+        : {}),
       ...(loaded.config.retention ? { retention: retentionPolicy(loaded.config.retention) } : {}),
       agents: homeAgents(home),
       ...(cluster ? { router: cluster.router } : {}),
