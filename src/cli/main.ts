@@ -1,8 +1,8 @@
 // The `brain` command: a table of subcommands, each in its own module under commands/, loaded on use.
 import { ExitKills } from "../core/exit-kills.js";
-import { envSecrets, Redactor } from "../core/redact.js";
 import type { StartedRunner } from "../harnesses/process/started-runner.js";
 import { startEarlyRunner } from "./early-runner.js";
+import { errorRedactor } from "./error-redactor.js";
 import { ConfigError, describeError, UsageError } from "./errors.js";
 
 export interface CommandModule {
@@ -89,8 +89,8 @@ export async function main(argv: string[]): Promise<number> {
     return await module.command(rest, early, exits);
   } catch (err) {
     // An error may quote what it was given (an argument, a config value, a server's answer), and stderr ends up
-    // in CI logs: the host's secret-named variables are kept out, as the daemon keeps them out of its output.
-    const shown = new Redactor(envSecrets(process.env));
+    // in CI logs: the host's secrets are kept out, as the daemon keeps them out of its output.
+    const shown = await errorRedactor(rest);
     if (err instanceof UsageError) {
       process.stderr.write(`brain: ${shown.redact(err.message)}\n\n${await usage()}`);
       return 2;

@@ -1,5 +1,7 @@
 // `brain sessions show ID [--tail N] [--after SEQ]` through bin/brain.js on a session with a long log: the record,
 // the last seq, the pending requests and checkpoints, and only a window of the events.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { SessionEvent } from "../protocol/events.js";
 import { appendWarnings, echoSessionIn, sessionIdFrom, useBrainCli } from "../testing/brain-cli.js";
@@ -98,5 +100,21 @@ describe("brain sessions show", () => {
     expect(usage.code).toBe(2);
     expect(usage.err).toContain("[redacted:W18F_API_KEY]");
     expect(usage.err).not.toContain(key);
+  });
+
+  it("keeps out a provider key whatever the variable its config's api_key_env names is called", () => {
+    const key = "llm-key-w19-cli-0123456789";
+    const dir = join(cli.work, "named-key");
+    mkdirSync(dir);
+    const config = { providers: { llm: { api: "openai", api_key_env: "MY_LLM" } } };
+    writeFileSync(join(dir, "brain.config.json"), JSON.stringify(config));
+    const missing = brain(["sessions", "show", key], dir, { MY_LLM: key });
+    expect(missing.code).toBe(1);
+    expect(missing.err).toBe('brain: not_found: no session "[redacted:MY_LLM]"\n');
+    // --config names the file from anywhere.
+    const named = brain(["sessions", "show", "--config", join(dir, "brain.config.json"), key], undefined, {
+      MY_LLM: key,
+    });
+    expect(named.err).toBe('brain: not_found: no session "[redacted:MY_LLM]"\n');
   });
 });

@@ -5,7 +5,7 @@
 import { Brain, type SessionStore } from "../core/brain.js";
 import { ExitKills } from "../core/exit-kills.js";
 import type { HarnessFactory } from "../core/harness.js";
-import { SECRET_NAME, type Secret } from "../core/redact.js";
+import { envSecrets, SECRET_NAME, type Secret } from "../core/redact.js";
 import { HarnessRegistry } from "../core/registry.js";
 import { builtinCatalog, catalogSeeders } from "../harnesses/catalog.js";
 import { extensionsDir, listExtensions } from "../harnesses/ext/extensions.js";
@@ -42,6 +42,16 @@ export function literalSecrets(loaded: LoadedConfig, home: string): Secret[] {
       .filter(([name]) => SECRET_NAME.test(name))
       .map(([name, value]) => ({ name, value })),
   );
+}
+
+/**
+ * The secrets a Brain made from this config redacts (../core/brain.ts): secret-named variables, the variables the
+ * config names (providers' api_key_env, whatever their names), and the values it sets literally. For what prints
+ * without a Brain: the CLI's errors.
+ */
+export function configSecrets(loaded: LoadedConfig, home: string, env = process.env): Secret[] {
+  const keyNames = Object.values(loaded.config.providers ?? {}).flatMap((p) => p.api_key_env ?? []);
+  return [...envSecrets(env, [...keyNames, ...configSecretNames(loaded)]), ...literalSecrets(loaded, home)];
 }
 
 /**
