@@ -128,6 +128,25 @@ describe("docker on a real engine", () => {
     expect(sessionContainers(s.id)).toEqual([]);
   });
 
+  it("the container's NUI_API_URL token and agent token never reach the session's log, even when the agent says them", async () => {
+    const s = await session(tsImage, 8090);
+    for (const name of ["NUI_API_URL", "BRAIN_AGENT_TOKEN"]) {
+      expect(await (await s.prompt(`say-env ${name}`)).settled).toMatchObject({ status: "completed" });
+    }
+    const [id] = sessionContainers(s.id);
+    const env = JSON.parse(docker("inspect", "-f", "{{json .Config.Env}}", id!)) as string[];
+    const given = (name: string) => env.find((e) => e.startsWith(`${name}=`))!.slice(name.length + 1);
+    const url = new URL(given("NUI_API_URL"));
+    const secret = url.pathname.split("/")[1]!;
+    expect(secret.length).toBeGreaterThanOrEqual(16);
+    const logged = JSON.stringify(await events(s));
+    expect(logged).toContain(`NUI_API_URL=${url.origin}/[redacted:NUI_API_URL token]`);
+    expect(logged).toContain("BRAIN_AGENT_TOKEN=[redacted:BRAIN_AGENT_TOKEN]");
+    expect(logged).not.toContain(secret);
+    expect(logged).not.toContain(given("BRAIN_AGENT_TOKEN"));
+    await t!.brain.closeSession(s.id);
+  });
+
   it("an agent that exits mid-run fails the turn with brain_error and its log's tail", async () => {
     const s = await session(tsImage, 8090);
     const outcome = await (await s.prompt("crash")).settled;
