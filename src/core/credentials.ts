@@ -36,8 +36,9 @@ const AUTH_SCHEME = /^\s*[A-Za-z][A-Za-z0-9_-]*\s+(\S+)\s*$/;
 
 /**
  * The secrets a session's record names or holds: its MCP servers' `${VAR}` values, and what it holds in plain
- * text: the secret-named variables it hands its processes (an agent definition's `env`, an MCP server's `env`)
- * and an MCP server's credential headers and URL credentials written out rather than as `${VAR}`.
+ * text: the secret-named variables it hands its processes (an agent definition's `env`, an MCP server's `env`),
+ * an MCP server's credential headers and URL credentials written out rather than as `${VAR}`, and the
+ * credentials in an inline provider's base URL.
  */
 export function recordSecrets(record: SessionRecord, env: NodeJS.ProcessEnv): Secret[] {
   const out: Secret[] = [];
@@ -59,6 +60,10 @@ export function recordSecrets(record: SessionRecord, env: NodeJS.ProcessEnv): Se
     }
     if (server.url) out.push(...urlSecrets(server.url));
   }
+  // Inline provider settings (the config's defaults, an agent definition's baseUrl) are shown in the session's
+  // view: a gateway key in their URL would be shown with them, though its log keeps it out (sessionSecrets).
+  if (typeof record.provider === "object" && record.provider.base_url)
+    out.push(...urlSecrets(record.provider.base_url));
   const sessionEnv = record.config.options?.env;
   if (sessionEnv && typeof sessionEnv === "object") {
     for (const [name, value] of Object.entries(sessionEnv as Record<string, unknown>)) {

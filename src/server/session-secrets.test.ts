@@ -42,3 +42,22 @@ it("a session's error body never carries a secret its harness told it", async ()
     },
   });
 });
+
+it("a session's view never shows a key its provider's base URL carries, which its log keeps out", async () => {
+  const key = "gw-key-in-the-url-0123456789";
+  const base_url = `http://127.0.0.1:1/v1?key=${key}`;
+  t = await startTestDaemon({ defaults: { provider: { api: "openai", base_url } } });
+  const created = await raw(t.url, "POST", "/v1/sessions", {
+    token: t.tokens.admin,
+    body: { harness: "echo" },
+  });
+  expect(created.status).toBe(201);
+  const id = created.body.id as string;
+  const shown = await raw(t.url, "GET", `/v1/sessions/${id}`, { token: t.tokens.admin });
+  const log = await raw(t.url, "GET", `/v1/sessions/${id}/log`, { token: t.tokens.admin });
+  for (const answer of [created, shown, log]) expect(JSON.stringify(answer.body)).not.toContain(key);
+  expect(shown.body.provider).toEqual({
+    api: "openai",
+    base_url: "http://127.0.0.1:1/v1?key=[redacted:key]",
+  });
+});
