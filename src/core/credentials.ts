@@ -48,17 +48,13 @@ export function recordSecrets(record: SessionRecord, env: NodeJS.ProcessEnv): Se
     if (value) out.push({ name: name!, value });
   }
   // A value with a `${VAR}` in it shows the reference as written; the variable's value is redacted above.
-  for (const server of Object.values(record.mcp_servers ?? {})) {
-    for (const [name, value] of Object.entries(server.env ?? {}))
-      if (SECRET_NAME.test(name) && !value.includes("${")) out.push({ name, value });
-    for (const [name, value] of Object.entries(server.headers ?? {})) {
-      if (!(secretNamed(name) || CREDENTIAL_HEADER.test(name)) || value.includes("${")) continue;
-      out.push({ name, value });
-      // A server's refusal quotes the credential without its scheme ("Bearer", "Basic", "token").
-      const credential = AUTH_SCHEME.exec(value)?.[1];
-      if (credential) out.push({ name, value: credential });
-    }
-    if (server.url) out.push(...urlSecrets(server.url));
+  for (const server of Object.values(record.mcp_servers ?? {})) out.push(...writtenOut(server));
+  // An agent definition's aiAssets.mcpServers (handed to its harness in config.options) write theirs out too.
+  // Their `${VAR}`s are not looked up: a client may set options on some harnesses, and a variable's value its
+  // session redacted would tell it, from a guess its agent echoed, what the host's variable holds.
+  const given = record.config.options?.mcp_servers;
+  if (Array.isArray(given)) {
+    for (const server of given) if (server && typeof server === "object") out.push(...writtenOut(server));
   }
   // Inline provider settings (the config's defaults, an agent definition's baseUrl) are shown in the session's
   // view: a gateway key in their URL would be shown with them, though its log keeps it out (sessionSecrets).
@@ -70,6 +66,26 @@ export function recordSecrets(record: SessionRecord, env: NodeJS.ProcessEnv): Se
       if (typeof value === "string" && SECRET_NAME.test(name)) out.push({ name, value });
     }
   }
+  return out;
+}
+
+/** The credentials an MCP server's settings hold written out: secret-named env, credential headers, its URL's. */
+function writtenOut(server: { env?: unknown; headers?: unknown; url?: unknown }): Secret[] {
+  const out: Secret[] = [];
+  const strings = (values: unknown) =>
+    values && typeof values === "object"
+      ? Object.entries(values).filter((e): e is [string, string] => typeof e[1] === "string")
+      : [];
+  for (const [name, value] of strings(server.env))
+    if (SECRET_NAME.test(name) && !value.includes("${")) out.push({ name, value });
+  for (const [name, value] of strings(server.headers)) {
+    if (!(secretNamed(name) || CREDENTIAL_HEADER.test(name)) || value.includes("${")) continue;
+    out.push({ name, value });
+    // A server's refusal quotes the credential without its scheme ("Bearer", "Basic", "token").
+    const credential = AUTH_SCHEME.exec(value)?.[1];
+    if (credential) out.push({ name, value: credential });
+  }
+  if (typeof server.url === "string") out.push(...urlSecrets(server.url));
   return out;
 }
 

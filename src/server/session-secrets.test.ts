@@ -61,3 +61,27 @@ it("a session's view never shows a key its provider's base URL carries, which it
     base_url: "http://127.0.0.1:1/v1?key=[redacted:key]",
   });
 });
+
+it("a session's view and log never show a credential its agent definition's aiAssets.mcpServers write out", async () => {
+  const secret = "ghp-literal-in-the-agent-0123456789";
+  const mcp_servers = [
+    { name: "gh", url: "https://mcp.example/", headers: { Authorization: `Bearer ${secret}` } },
+    { name: "db", command: "db-mcp", env: { DB_PASSWORD: `${secret}-db` } },
+  ];
+  const agent = { harness: "echo", config: { options: { agent: "gh", mcp_servers } } };
+  t = await startTestDaemon({
+    agents: { list: async () => [{ id: "gh" }], resolve: async (id) => (id === "gh" ? agent : undefined) },
+  });
+  const created = await raw(t.url, "POST", "/v1/sessions", { token: t.tokens.admin, body: { agent: "gh" } });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const log = await raw(t.url, "GET", `/v1/sessions/${created.body.id}/log`, { token: t.tokens.admin });
+  for (const answer of [created, log]) expect(JSON.stringify(answer.body)).not.toContain(secret);
+  expect(created.body.config).toMatchObject({
+    options: {
+      mcp_servers: [
+        { headers: { Authorization: "[redacted:Authorization]" } },
+        { env: { DB_PASSWORD: "[redacted:DB_PASSWORD]" } },
+      ],
+    },
+  });
+});
