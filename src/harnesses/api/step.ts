@@ -195,8 +195,10 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
   }
   if (failure === undefined && (!usage || unfinished(finishReason, rawFinishReason))) {
     const said = req.streamError?.();
-    // As the other SDKs hand on an error they were streamed: the provider's body, {message}.
-    if (said !== undefined) failure = { message: said };
+    // As the other SDKs hand on an error they were streamed: the provider's body, {message}. It carries no type to
+    // judge by, but Ollama refuses a bad request with an HTTP status before its 200: an error after it is the model
+    // runner failing (crashed, out of memory), worth another try while nothing of the answer was shown.
+    if (said !== undefined) failure = { message: said, isRetryable: true };
   }
   if (failure !== undefined || !usage) {
     Promise.resolve(result.response).catch(() => {});
