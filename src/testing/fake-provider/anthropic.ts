@@ -66,6 +66,19 @@ function* stream(ctx: RenderContext): Iterable<SseFrame> {
     },
   });
   let index = 0;
+  if (reply.reasoning) {
+    const { text, signature } = reply.reasoning;
+    yield event("content_block_start", {
+      index,
+      content_block: { type: "thinking", thinking: "", signature: "" },
+    });
+    for (const piece of chunk(text, reply.chunkSize)) {
+      yield event("content_block_delta", { index, delta: { type: "thinking_delta", thinking: piece } });
+    }
+    yield event("content_block_delta", { index, delta: { type: "signature_delta", signature } });
+    yield event("content_block_stop", { index });
+    index++;
+  }
   if (hasTextBlock(ctx)) {
     yield event("content_block_start", { index, content_block: { type: "text", text: "" } });
     // The real API interleaves pings; clients must tolerate them, so send one where it usually comes.
@@ -98,7 +111,10 @@ function* stream(ctx: RenderContext): Iterable<SseFrame> {
 
 function json(ctx: RenderContext): unknown {
   const { reply } = ctx;
-  const content: object[] = hasTextBlock(ctx) ? [{ type: "text", text: reply.text }] : [];
+  const content: object[] = reply.reasoning
+    ? [{ type: "thinking", thinking: reply.reasoning.text, signature: reply.reasoning.signature }]
+    : [];
+  if (hasTextBlock(ctx)) content.push({ type: "text", text: reply.text });
   for (const [i, call] of reply.toolCalls.entries()) {
     content.push({
       type: "tool_use",

@@ -90,22 +90,31 @@ function* stream(ctx: RenderContext): Iterable<SseFrame> {
     yield frame({ ...role, content: piece }, null, i > 0 ? reply.delayMs : undefined);
     role = {};
   }
-  for (const [index, call] of reply.toolCalls.entries()) {
-    const opening = {
+  // Each call's deltas: its opening (id and name), then its arguments in fragments.
+  const calls = reply.toolCalls.map((call, index) => [
+    { index, id: toolCallId(ctx, index), type: "function", function: { name: call.name, arguments: "" } },
+    ...chunk(call.argumentsJson, reply.chunkSize).map((arguments_) => ({
       index,
-      id: toolCallId(ctx, index),
-      type: "function",
-      function: { name: call.name, arguments: "" },
-    };
-    yield frame({ ...role, ...(role.role ? { content: null } : {}), tool_calls: [opening] });
+      function: { arguments: arguments_ },
+    })),
+  ]);
+  const deltas = reply.interleave ? alternating(calls) : calls.flat();
+  for (const delta of deltas) {
+    yield frame({ ...role, ...(role.role ? { content: null } : {}), tool_calls: [delta] });
     role = {};
-    for (const fragment of chunk(call.argumentsJson, reply.chunkSize)) {
-      yield frame({ tool_calls: [{ index, function: { arguments: fragment } }] });
-    }
   }
   yield frame({}, reply.toolCalls.length > 0 ? "tool_calls" : "stop");
   if (withUsage) yield { data: { ...base, choices: [], usage: usageBody(ctx) } };
   yield { data: "[DONE]" };
+}
+
+/** The first of each list, then the second of each, and so on. */
+function alternating<T>(lists: T[][]): T[] {
+  const out: T[] = [];
+  for (let i = 0; lists.some((list) => i < list.length); i++) {
+    for (const list of lists) if (i < list.length) out.push(list[i] as T);
+  }
+  return out;
 }
 
 function json(ctx: RenderContext): unknown {

@@ -105,6 +105,8 @@ export function toReply(
   const endAfter = "endAfter" in step ? step.endAfter : undefined;
   const streamError = "streamError" in step ? step.streamError : undefined;
   const stopReason = "stopReason" in step ? step.stopReason : undefined;
+  const { reasoning } = step;
+  const interleave = "interleave" in step && step.interleave === true;
   return {
     text,
     toolCalls,
@@ -115,6 +117,8 @@ export function toReply(
     ...(endAfter === undefined ? {} : { endAfter }),
     ...(streamError === undefined ? {} : { streamError }),
     ...(stopReason === undefined ? {} : { stopReason }),
+    ...(reasoning === undefined ? {} : { reasoning }),
+    ...(interleave ? { interleave } : {}),
   };
 }
 

@@ -40,9 +40,17 @@ export type ScriptStep =
       streamError?: StreamError;
       /** Anthropic only: the stop_reason sent instead of "end_turn" (a "refusal", say). */
       stopReason?: string;
+      reasoning?: ScriptedReasoning;
     }
   /** Tool calls, optionally preceded by text in the same turn (as real models often do). */
-  | { toolCalls: ScriptedToolCall[]; text?: string; usage?: TokenUsage }
+  | {
+      toolCalls: ScriptedToolCall[];
+      text?: string;
+      usage?: TokenUsage;
+      reasoning?: ScriptedReasoning;
+      /** OpenAI Chat only: the calls' `tool_calls[index]` deltas alternate, as some servers stream parallel calls. */
+      interleave?: boolean;
+    }
   /**
    * An HTTP error in the provider's own error JSON. Note that the official SDKs retry 408/409/429/5xx, and each
    * retry is a new request that consumes the next step; `retry` sets the `x-should-retry` header both SDKs obey.
@@ -61,6 +69,15 @@ export type ScriptStep =
     }
   /** Accepts the request and never answers, until the client aborts or the server closes. */
   | { hang: true };
+
+/**
+ * The model's thinking, streamed before its text. Anthropic only: a `thinking` block whose `signature_delta` the
+ * API demands back, whole, in the next request of a turn with tools.
+ */
+export interface ScriptedReasoning {
+  text: string;
+  signature: string;
+}
 
 /** An error a provider sends inside a stream it has begun, in that provider's own shape. */
 export interface StreamError {
@@ -130,6 +147,8 @@ export interface Reply {
   streamError?: StreamError;
   /** Anthropic only: the stop_reason instead of the one the reply's content implies. */
   stopReason?: string;
+  reasoning?: ScriptedReasoning;
+  interleave?: boolean;
 }
 
 /** One server-sent event. `data` is JSON-encoded unless it is a string. */

@@ -1,0 +1,55 @@
+// What a model streams besides its answer, against the fake provider in each provider's wire format: its reasoning
+// (kept for the next request, never shown as the answer), and several tool calls at once.
+import { describe, expect, it } from "vitest";
+import { events, textOf } from "../../testing/brain.js";
+import { apiTestBed } from "./testing/bed.js";
+
+const bed = apiTestBed();
+
+describe("anthropic thinking", () => {
+  it("is not shown as the answer, and goes back with its signature in the turn's next request", async () => {
+    const session = await bed.brain().brain.create({
+      harness: "api",
+      config: { model: "anthropic:fake-model", tools: ["echo"] },
+    });
+    const reasoning = { text: "The user wants an echo.", signature: "EqQBCkYIBxgCKkD-fake-signature" };
+    bed.fake.script([
+      { reasoning, text: "Echoing.", toolCalls: [{ name: "echo", arguments: { value: "hi" } }] },
+      { reasoning: { text: "Done now.", signature: "sig-2" }, text: "It said hi." },
+    ]);
+    expect((await (await session.prompt("echo hi")).settled).status).toBe("completed");
+    const all = await events(session);
+    expect(textOf(all)).toBe("Echoing.It said hi.");
+    expect(JSON.stringify(all)).not.toContain("The user wants an echo.");
+    const assistant = bed.fake.requests[1]?.body.messages[1];
+    expect(assistant.content[0]).toEqual({
+      type: "thinking",
+      thinking: reasoning.text,
+      signature: reasoning.signature,
+    });
+    expect(assistant.content.map((part: { type: string }) => part.type)).toEqual([
+      "thinking",
+      "text",
+      "tool_use",
+    ]);
+  });
+});
+
+describe.each(["openai-chat", "openrouter", "openai-compatible"])("%s: parallel tool calls", (provider) => {
+  it("are assembled whole when their tool_calls[index] deltas alternate, and run in the order given", async () => {
+    const session = await bed.brain({ provider }).brain.create({
+      harness: "api",
+      config: { model: `${provider}:fake-model`, tools: ["echo"] },
+    });
+    const values = ["the first call's argument", "and the second's, longer than the first"];
+    const toolCalls = values.map((value) => ({ name: "echo", arguments: { value } }));
+    bed.fake.script([{ text: "Two.", toolCalls, interleave: true, chunkSize: 3 }, { text: "Both done." }]);
+    expect((await (await session.prompt("echo twice")).settled).status).toBe("completed");
+    const all = await events(session);
+    expect(textOf(all)).toBe("Two.Both done.");
+    const calls = all.filter((e) => e.type === "tool.call").map((e) => e.data as { arguments: unknown });
+    expect(calls.map((call) => call.arguments)).toEqual(values.map((value) => ({ value })));
+    const results = bed.fake.requests[1]?.body.messages.filter((m: { role: string }) => m.role === "tool");
+    expect(results.map((m: { content: string }) => m.content)).toEqual(values);
+  });
+});
