@@ -42,6 +42,8 @@ interface ProviderKind {
   modelInPath?: boolean;
   /** Its SDK package drops the provider's error line mid-stream: a StreamErrorLines fetch keeps it (Ollama). */
   dropsStreamErrors?: boolean;
+  /** Its SDK package drops a Chat Completions `refusal` delta (OpenRouter's): the step reads it from the raw chunks. */
+  dropsRefusals?: boolean;
   create(args: ModelArgs): LanguageModel;
 }
 
@@ -99,6 +101,7 @@ const PROVIDERS: Record<string, ProviderKind> = {
     baseUrlEnv: ["OPENROUTER_BASE_URL"],
     defaultBaseUrl: "https://openrouter.ai/api/v1",
     // "strict" asks for usage in the stream; `usage.include` adds the cost OpenRouter charged.
+    dropsRefusals: true,
     create: ({ modelId, ...rest }) =>
       createOpenRouter({ ...rest, compatibility: "strict" }).chat(modelId, { usage: { include: true } }),
   },
@@ -151,6 +154,8 @@ export interface ResolvedModel {
   model: LanguageModel;
   /** The error the provider sent in the last response's stream, when its SDK package dropped it. */
   streamError?: () => string | undefined;
+  /** The model's refusal must be read from the raw chunks: its SDK package drops it. */
+  refusalsInRaw?: boolean;
 }
 
 /**
@@ -230,7 +235,13 @@ export function resolveModel(
     headers,
     fetch: errors ? errors.wrap(fetch) : fetch,
   });
-  return { provider, modelId, model, ...(errors ? { streamError: () => errors.last() } : {}) };
+  return {
+    provider,
+    modelId,
+    model,
+    ...(errors ? { streamError: () => errors.last() } : {}),
+    ...(kind.dropsRefusals ? { refusalsInRaw: true } : {}),
+  };
 }
 
 const vendorOf = (provider: string) => PROVIDERS[provider]?.vendor ?? provider;

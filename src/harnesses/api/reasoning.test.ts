@@ -53,3 +53,22 @@ describe.each(["openai-chat", "openrouter", "openai-compatible"])("%s: parallel 
     expect(results.map((m: { content: string }) => m.content)).toEqual(values);
   });
 });
+
+describe.each(["openai-chat", "openrouter", "openai-compatible"])("%s: a refusal", (provider) => {
+  it("is shown, not lost as an empty answer, and kept for the next request", async () => {
+    const session = await bed.brain({ provider }).brain.create({
+      harness: "api",
+      config: { model: `${provider}:fake-model` },
+    });
+    const refusal = "I'm sorry, I can't help with that.";
+    bed.fake.script([{ text: refusal, refusal: true, chunkSize: 5 }]);
+    expect((await (await session.prompt("do the bad thing")).settled).status).toBe("completed");
+    const all = await events(session);
+    expect(textOf(all)).toBe(refusal);
+    const [message] = all.filter((e) => e.type === "assistant.message").map((e) => e.data);
+    expect(message).toMatchObject({ text: refusal });
+    // The model's next request holds what the user was shown.
+    await (await session.prompt("why not?")).settled;
+    expect(JSON.stringify(bed.fake.requests[1]?.body.messages)).toContain(refusal);
+  });
+});

@@ -25,6 +25,8 @@ export interface StepRequest {
   onWarning(message: string): void;
   /** The error the provider streamed, when its SDK package dropped it and only ended the stream. */
   streamError?: () => string | undefined;
+  /** Its SDK package drops a Chat Completions `refusal` delta: read it from the raw chunks, as text. */
+  refusalsInRaw?: boolean;
 }
 
 export interface StepToolCall {
@@ -130,8 +132,10 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
     abortSignal: AbortSignal.any([req.signal, idle, oversize.signal]),
     // Errors come back as stream parts and are handled there; the default would also print them.
     onError: () => {},
+    ...(req.refusalsInRaw ? { includeRawChunks: true } : {}),
   });
   let text = "";
+  let refused = "";
   const toolCalls: StepToolCall[] = [];
   const ids = new CallIds();
   let failure: unknown;
@@ -142,12 +146,15 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
   try {
     for await (const part of result.fullStream) {
       stillAlive();
-      if (part.type === "text-delta") {
-        if (part.text === "") continue;
-        count(part.text.length);
+      // A refusal is the model's whole answer: dropped, the turn would end in silence, saying nothing of why.
+      const piece =
+        part.type === "text-delta" ? part.text : part.type === "raw" ? refusalIn(part.rawValue) : "";
+      if (piece !== "") {
+        count(piece.length);
         if (oversize.signal.aborted) break;
-        text += part.text;
-        req.onDelta(part.text);
+        if (part.type === "raw") refused += piece;
+        text += piece;
+        req.onDelta(piece);
       } else if (part.type === "reasoning-delta") {
         count(part.text.length);
       } else if (part.type === "tool-input-delta") {
@@ -218,12 +225,37 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
     // The tools have no `execute`, so the SDK's tool messages hold only its own errors for calls it could not
     // parse (arguments that are not JSON, a tool not offered): Brain answers every call itself, and a provider
     // refuses a call answered twice.
-    messages: ids.applied(response.messages.filter((message) => message.role !== "tool")),
+    messages: withRefusal(
+      ids.applied(response.messages.filter((message) => message.role !== "tool")),
+      refused,
+    ),
     usage,
     providerMetadata,
     finishReason,
     ...(rawFinishReason === undefined ? {} : { rawFinishReason }),
   };
+}
+
+/** The refusal a Chat Completions chunk streams in its first choice's delta, or "". */
+function refusalIn(chunk: unknown): string {
+  const choices = (chunk as { choices?: unknown } | null)?.choices;
+  const delta = Array.isArray(choices)
+    ? (choices[0] as { delta?: { refusal?: unknown } } | null)?.delta
+    : undefined;
+  return typeof delta?.refusal === "string" ? delta.refusal : "";
+}
+
+/** The assistant message with the refusal its SDK package left out, so the next request holds what was shown. */
+function withRefusal(messages: ModelMessage[], refused: string): ModelMessage[] {
+  if (refused === "") return messages;
+  const at = messages.findLastIndex((message) => message.role === "assistant");
+  const message = messages[at];
+  if (message?.role !== "assistant") return [...messages, { role: "assistant", content: refused }];
+  const content =
+    typeof message.content === "string"
+      ? message.content + refused
+      : [...message.content, { type: "text" as const, text: refused }];
+  return messages.map((m, i) => (i === at ? { ...message, content } : m));
 }
 
 /**

@@ -236,6 +236,7 @@ async function request(
         onDelta,
         onWarning: (message) => deps.warn(message),
         ...(model.streamError ? { streamError: model.streamError } : {}),
+        ...(model.refusalsInRaw ? { refusalsInRaw: true } : {}),
       });
     } catch (err) {
       if (!(err instanceof StepError)) throw err;

@@ -86,8 +86,14 @@ function* stream(ctx: RenderContext): Iterable<SseFrame> {
   let role: { role?: "assistant" } = { role: "assistant" };
   const pieces = chunk(reply.text, reply.chunkSize);
   if (pieces.length === 0 && reply.toolCalls.length === 0) pieces.push("");
+  if (reply.refusal) {
+    // The API opens a refusal with content null and an empty refusal, then streams it in `refusal` deltas.
+    yield frame({ ...role, content: null, refusal: "" });
+    role = {};
+  }
   for (const [i, piece] of pieces.entries()) {
-    yield frame({ ...role, content: piece }, null, i > 0 ? reply.delayMs : undefined);
+    const delta = reply.refusal ? { refusal: piece } : { content: piece };
+    yield frame({ ...role, ...delta }, null, i > 0 ? reply.delayMs : undefined);
     role = {};
   }
   // Each call's deltas: its opening (id and name), then its arguments in fragments.
@@ -135,8 +141,8 @@ function json(ctx: RenderContext): unknown {
         index: 0,
         message: {
           role: "assistant",
-          content: reply.text === "" && toolCalls.length > 0 ? null : reply.text,
-          refusal: null,
+          content: reply.refusal || (reply.text === "" && toolCalls.length > 0) ? null : reply.text,
+          refusal: reply.refusal ? reply.text : null,
           ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
         },
         logprobs: null,

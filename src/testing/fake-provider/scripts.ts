@@ -107,6 +107,7 @@ export function toReply(
   const stopReason = "stopReason" in step ? step.stopReason : undefined;
   const { reasoning } = step;
   const interleave = "interleave" in step && step.interleave === true;
+  const refusal = "refusal" in step && step.refusal === true;
   return {
     text,
     toolCalls,
@@ -119,6 +120,7 @@ export function toReply(
     ...(stopReason === undefined ? {} : { stopReason }),
     ...(reasoning === undefined ? {} : { reasoning }),
     ...(interleave ? { interleave } : {}),
+    ...(refusal ? { refusal } : {}),
   };
 }
 

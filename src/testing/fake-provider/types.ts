@@ -41,6 +41,8 @@ export type ScriptStep =
       /** Anthropic only: the stop_reason sent instead of "end_turn" (a "refusal", say). */
       stopReason?: string;
       reasoning?: ScriptedReasoning;
+      /** OpenAI Chat only: the text is the model's refusal, streamed as `refusal` deltas with `content: null`. */
+      refusal?: boolean;
     }
   /** Tool calls, optionally preceded by text in the same turn (as real models often do). */
   | {
@@ -149,6 +151,7 @@ export interface Reply {
   stopReason?: string;
   reasoning?: ScriptedReasoning;
   interleave?: boolean;
+  refusal?: boolean;
 }
 
 /** One server-sent event. `data` is JSON-encoded unless it is a string. */
