@@ -1,5 +1,5 @@
 // A provider's redirect is not followed: fetch would resend the conversation, and across origins Anthropic's and
-// Gemini's key headers with it, to wherever the redirect points.
+// Gemini's key headers with it, to wherever the redirect points. Nor is a web page taken for an answer.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -38,5 +38,21 @@ describe.each(Object.keys(PROVIDER_FORMATS))("a redirect from %s's base URL", (p
     );
     expect(outcome.error?.message).toMatch(/set the provider's base_url to the address it names$/);
     expect(bed.fake.requests).toEqual([]);
+  });
+});
+
+describe.each(Object.keys(PROVIDER_FORMATS))("a web page from %s's base URL with a 200", (provider) => {
+  it("fails the request, saying it was a page and the fix, not that a stream ended early", async () => {
+    const session = await bed.brain({ provider }).brain.create({
+      harness: "api",
+      config: { model: `${provider}:fake-model`, options: { retries: 0 } },
+    });
+    const page = "<html><body>Sign in to the Wi-Fi</body></html>";
+    bed.fake.script([{ error: { status: 200, message: "", page } }]);
+    const outcome = await (await session.prompt("x")).settled;
+    expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
+    expect(outcome.error?.message).toContain(
+      `${provider}'s base URL answered HTTP 200 with a web page, not its API's answer: set the provider's base_url`,
+    );
   });
 });
