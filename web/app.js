@@ -242,12 +242,15 @@ async function openSession(id, all = false) {
   $("session").hidden = false;
   $("s-title").textContent = id;
   showError("s-error");
-  const transcript = new Transcript($("transcript"), (requestId, body) =>
-    state.api.call(
-      "POST",
-      `/v1/sessions/${encodeURIComponent(id)}/requests/${encodeURIComponent(requestId)}`,
-      body,
-    ),
+  const transcript = new Transcript(
+    $("transcript"),
+    (requestId, body) =>
+      state.api.call(
+        "POST",
+        `/v1/sessions/${encodeURIComponent(id)}/requests/${encodeURIComponent(requestId)}`,
+        body,
+      ),
+    state.api.client,
   );
   transcript.clear();
   state.transcript = transcript;

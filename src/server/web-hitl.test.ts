@@ -1,0 +1,95 @@
+// The web UI's request cards in a real browser when another client answers first: the card says what the answer
+// was and who gave it, and the page's own answer, refused because it came second, does not hide that.
+import { type Browser, chromium, type Route } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findTestBrowser } from "../testing/browser.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { collect, settled } from "../testing/http.js";
+
+let t: TestDaemon;
+let browser: Browser;
+
+beforeAll(async () => {
+  const found = await findTestBrowser();
+  t = await startTestDaemon();
+  browser = await chromium.launch({
+    executablePath: found.executablePath,
+    env: found.env ? { ...process.env, ...found.env } : undefined,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+    ],
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.cleanup();
+});
+
+describe("web UI's permission card when another client answered first", () => {
+  it("shows that client's answer and who gave it, not the refusal of the page's own", async () => {
+    const laptop = t.client({ client: "laptop-2" });
+    const { id } = await laptop.create({
+      harness: "echo",
+      config: { tools: ["echo"] },
+      permissions: { default: "ask" },
+    });
+    const { turn } = (await laptop.prompt(id, "echo: both of us")) as { turn: string };
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
+      const card = page.locator(".request");
+      await card.waitFor();
+      const requestId = (await card.getAttribute("data-request")) ?? "";
+      // The page's Allow is held on its way while the laptop's Deny is logged and shown.
+      let held: Route | undefined;
+      await page.route(
+        (url) => url.pathname.includes("/requests/"),
+        (route) => {
+          held = route;
+        },
+      );
+      await card.getByRole("button", { name: "Allow" }).click();
+      await expect.poll(() => held !== undefined).toBe(true);
+      await laptop.answer(id, requestId, { decision: "deny", reason: "not this one" });
+      const status = card.locator(".request-status");
+      await expect.poll(() => status.textContent()).toContain("denied: not this one");
+      const refused = page.waitForResponse((res) => res.url().includes("/requests/"));
+      await held!.continue();
+      // The page's answer came second: refused, which must not replace what the card says.
+      expect((await refused).status()).toBe(409);
+      // A call of the page's own, answered, comes after it has read the refusal.
+      await page.evaluate(() => fetch("/healthz").then((res) => res.status));
+      expect(await status.textContent()).toBe("denied: not this one (by admin, client laptop-2)");
+      expect(await card.locator("button").count()).toBe(0);
+      await collect(laptop, id, settled(turn));
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("says an answer the page gave was its own", async () => {
+    const client = t.client();
+    const { id } = await client.create({
+      harness: "echo",
+      config: { tools: ["echo"] },
+      permissions: { default: "ask" },
+    });
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
+      await page.locator("#session").waitFor();
+      await page.fill("#prompt", "echo: mine");
+      await page.click("#send");
+      const card = page.locator(".request");
+      await card.getByRole("button", { name: "Allow" }).click();
+      await expect.poll(() => card.locator(".request-status").textContent()).toBe("allowed (by you)");
+    } finally {
+      await page.close();
+    }
+  });
+});

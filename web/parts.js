@@ -1,0 +1,76 @@
+// @ts-check
+// The transcript's building blocks: elements made from text only (never HTML, so what an agent says stays text),
+// tool arguments cut or shown in full, usage summed, and who answered a request.
+export const el = (tag, attrs = {}, ...children) => {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value;
+    else if (key.startsWith("data-")) node.setAttribute(key, value);
+    else node[key] = value;
+  }
+  for (const child of children) if (child !== undefined && child !== null) node.append(child);
+  return node;
+};
+
+export const formatted = (value) => (typeof value === "string" ? value : JSON.stringify(value, null, 2));
+
+/** Tool arguments and results in the transcript: cut at 4000 characters, so a huge one cannot stall the page. */
+export const short = (value) => {
+  const text = formatted(value);
+  return text.length > 4000 ? `${text.slice(0, 4000)}…` : text;
+};
+
+// A blank run inside a line: enough of them wraps to screens of nothing, and whatever follows goes unseen.
+const BLANK_RUN = /(?<=\S)[^\S\n]{32,}/g;
+const jsonEscape = (chars) =>
+  Array.from(
+    { length: chars.length },
+    (_, i) => `\\u${chars.charCodeAt(i).toString(16).padStart(4, "0")}`,
+  ).join("");
+
+/**
+ * What a permission request asks to run, in full: Allow approves all of it, so none of it may be cut or hidden.
+ * Invisible format characters (zero-width, bidi overrides) are shown as the JSON escapes they are, and long
+ * blank runs as a marked span saying how long they are (the text itself stays in the card, exactly).
+ */
+export function fullArguments(args) {
+  const text = formatted(args).replace(/\p{Cf}+/gu, jsonEscape);
+  const pre = el("pre", { class: "request-args" });
+  let at = 0;
+  for (const run of text.matchAll(BLANK_RUN)) {
+    const blanks = run[0].length;
+    pre.append(
+      text.slice(at, run.index),
+      el(
+        "span",
+        { class: "blank-run", title: `${blanks} blank characters`, "data-length": String(blanks) },
+        run[0],
+      ),
+    );
+    at = run.index + blanks;
+  }
+  pre.append(text.slice(at));
+  return [el("div", { class: "label" }, `arguments, ${text.length} characters:`), pre];
+}
+
+/** Two messages' usage together; cache reads and cost only when one of them has them. */
+export function sumUsage(a, b) {
+  if (!a) return b;
+  const add = (x, y) => (x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0));
+  return {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    cache_read: add(a.cache_read, b.cache_read),
+    cost: add(a.cost, b.cost),
+  };
+}
+
+/**
+ * Who gave an answer, when a client did (the token's name, never the token): a card answered elsewhere says so.
+ * `me`: this tab's X-Brain-Client.
+ */
+export function answeredBy(who, me) {
+  if (!who) return "";
+  if (who.client && who.client === me) return " (by you)";
+  return ` (by ${who.token ?? `tenant ${who.tenant}`}${who.client ? `, client ${who.client}` : ""})`;
+}
