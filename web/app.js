@@ -210,6 +210,8 @@ function setTurnState() {
 
 /** Events a session's page reads at first: a longer log starts near its end, with a button for the rest. */
 const TAIL_EVENTS = 2000;
+/** Entries a session's transcript keeps as events come: a tab left open on a busy session stays this size. */
+const SHOWN_ENTRIES = 2000;
 
 /**
  * Where a long session's transcript starts, so that opening a session of a million events reads and renders a
@@ -250,7 +252,12 @@ async function openSession(id, all = false) {
         `/v1/sessions/${encodeURIComponent(id)}/requests/${encodeURIComponent(requestId)}`,
         body,
       ),
-    state.api.client,
+    // Show all is asked for: then every entry stays.
+    {
+      client: state.api.client,
+      limit: all ? undefined : SHOWN_ENTRIES,
+      showAll: () => openSession(id, true),
+    },
   );
   transcript.clear();
   state.transcript = transcript;

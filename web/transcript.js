@@ -11,12 +11,22 @@ import { answeredBy, el, fullArguments, short, sumUsage } from "./parts.js";
 export class Transcript {
   /**
    * @param answer (requestId, body) => Promise, called by the request cards' buttons.
-   * @param client this tab's X-Brain-Client: an answer it gave is "by you".
+   * @param {{ client?: string, limit?: number, showAll?: () => void }} [options] `client`: this tab's
+   * X-Brain-Client (an answer it gave is "by you"); `limit`: how many entries the transcript keeps, the newest
+   * (none: all); `showAll`: opens the session again from its first event, offered when older ones are not shown.
    */
-  constructor(container, answer, client = "") {
+  constructor(container, answer, options = {}) {
+    const { client = "", limit = undefined, showAll = () => {} } = options;
     this.container = container;
     this.answer = answer;
     this.client = client;
+    this.limit = limit;
+    this.showAll = showAll;
+    /** The seq of the event that made each entry, for the note that says which ones are no longer shown. */
+    this.seqOf = new WeakMap();
+    /** The seq of the last event the transcript no longer shows (skipped or trimmed), 0 when it shows them all. */
+    this.hidden = 0;
+    this.seq = 0;
     this.replies = new Map();
     this.tools = new Map();
     this.requests = new Map();
@@ -37,6 +47,7 @@ export class Transcript {
     this.requests.clear();
     this.turn = undefined;
     this.streamedIn = undefined;
+    this.hidden = 0;
   }
 
   /** Whether a turn is running, from the events seen so far. */
@@ -61,6 +72,7 @@ export class Transcript {
         this.stick = undefined;
       });
     }
+    this.seq = event.seq;
     this.render(event);
   }
 
@@ -314,9 +326,12 @@ export class Transcript {
   }
 
   /** The transcript starts after event `after` of a long log; `showAll` opens it again from its first. */
-  skipped(after, showAll) {
+  skipped(after, showAll = this.showAll) {
+    this.hidden = after;
+    this.showAll = showAll;
     const range = after === 1 ? "event 1 is" : `events 1–${after} are`;
-    this.push(
+    this.container.querySelector(":scope > [data-skipped]")?.remove();
+    this.container.prepend(
       el(
         "div",
         { class: "note", "data-skipped": String(after) },
@@ -326,11 +341,38 @@ export class Transcript {
     );
   }
 
+  /**
+   * Keeps the newest `limit` entries: a tab left open on a busy session grew by every event it was sent, without
+   * end. The note at the top names what went, with Show all; a request still waiting for its answer stays.
+   */
+  trim() {
+    let count = this.container.childElementCount;
+    let gone = this.hidden;
+    for (let node = this.container.firstElementChild; node && count > this.limit; ) {
+      const next = node.nextElementSibling;
+      if (!node.matches("[data-skipped], .request:not(.answered)")) {
+        gone = Math.max(gone, this.seqOf.get(node) ?? 0);
+        node.remove();
+        count--;
+      }
+      node = next;
+    }
+    // Later events for what went (a tool's result, a request's answer, more text) are shown as new entries.
+    for (const [turn, reply] of this.replies) if (!reply.box.isConnected) this.replies.delete(turn);
+    for (const [id, tool] of this.tools) if (!tool.details.isConnected) this.tools.delete(id);
+    for (const [id, request] of this.requests) if (!request.card.isConnected) this.requests.delete(id);
+    for (const node of this.unwritten.keys()) if (!node.isConnected) this.unwritten.delete(node);
+    if (gone > 0) this.skipped(gone);
+  }
+
   note(text) {
     this.push(el("div", { class: "note" }, text));
   }
 
   push(node) {
+    this.seqOf.set(node, this.seq);
     this.container.append(node);
+    // A tenth over the limit before trimming, so its walk over the maps is paid once per many entries.
+    if (this.limit && this.container.childElementCount > this.limit * 1.1) this.trim();
   }
 }
