@@ -39,6 +39,9 @@ export async function startTestDaemon(
     defaults?: SessionDefaults;
     agents?: AgentCatalog;
     home?: string;
+    /** The port and tokens of a daemon before this one on `home`: what a daemon restarted looks like to its clients. */
+    port?: number;
+    tokens?: TestDaemon["tokens"];
     /** Cluster mode's command routing (a recording stand-in replaces NATS where only this node's side is tested). */
     router?: CommandRouter;
     /** BrainOptions.openSessionsPerTenant. */
@@ -63,7 +66,7 @@ export async function startTestDaemon(
   const holder: LogHolder = { kind: "daemon" };
   const store = new FsSessionStore(home, options.io, holder);
   const echo = new ProcessFactory({ name: "echo", command: process.execPath, args: [echoRunnerPath()] });
-  const tokens = { admin: newToken(), other: newToken(), observer: newToken() };
+  const tokens = options.tokens ?? { admin: newToken(), other: newToken(), observer: newToken() };
   const brain = new Brain({
     store,
     harnesses: new HarnessRegistry(options.factories ?? [echo]),
@@ -76,7 +79,7 @@ export async function startTestDaemon(
   const daemon = await startDaemon({
     brain,
     home,
-    port: 0,
+    port: options.port ?? 0,
     ...(options.auth === false
       ? {}
       : {
