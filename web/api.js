@@ -41,7 +41,18 @@ export class Api {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
-    const data = text ? JSON.parse(text) : undefined;
+    let data;
+    try {
+      data = text ? JSON.parse(text) : undefined;
+    } catch {
+      // Not the daemon's answer (a proxy's error page, a daemon away behind it): its status says more than JSON.parse.
+      const type = res.headers.get("content-type") ?? "no content type";
+      throw new ApiError(
+        res.status,
+        "not_json",
+        `HTTP ${res.status} for ${method} ${path}: the answer is not JSON (${type}); is something between this page and the daemon (a proxy) failing?`,
+      );
+    }
     if (!res.ok) {
       const error = data?.error ?? {};
       throw new ApiError(

@@ -92,4 +92,40 @@ describe("web UI's permission card when another client answered first", () => {
       await page.close();
     }
   });
+
+  it("names the status of an answer refused by something other than the daemon (a proxy's HTML page)", async () => {
+    const client = t.client();
+    const { id } = await client.create({
+      harness: "echo",
+      config: { tools: ["echo"] },
+      permissions: { default: "ask" },
+    });
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
+      await page.locator("#session").waitFor();
+      await page.fill("#prompt", "echo: through a proxy");
+      await page.click("#send");
+      const card = page.locator(".request");
+      await card.waitFor();
+      // What a reverse proxy in front of the daemon answers when the daemon is away.
+      const answers = (url: URL) => url.pathname.includes("/requests/");
+      await page.route(answers, (route) =>
+        route.fulfill({
+          status: 502,
+          contentType: "text/html",
+          body: "<html><h1>502 Bad Gateway</h1></html>",
+        }),
+      );
+      await card.getByRole("button", { name: "Allow" }).click();
+      const status = card.locator(".request-status");
+      await expect.poll(() => status.textContent()).toContain("HTTP 502");
+      expect(await status.textContent()).toContain("not JSON (text/html)");
+      await page.unroute(answers);
+      await card.getByRole("button", { name: "Allow" }).click();
+      await expect.poll(() => status.textContent()).toBe("allowed (by you)");
+    } finally {
+      await page.close();
+    }
+  });
 });
