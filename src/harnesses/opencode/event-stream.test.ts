@@ -26,7 +26,9 @@ createServer((req, res) => {
     return events.end();
   }
   res.end(req.method === "POST" && req.url === "/session" ? '{"id":"ses_1"}' : "{}");
-}).listen(port, "127.0.0.1");
+}).listen(port, "127.0.0.1", function () {
+  console.log("opencode server listening on http://127.0.0.1:" + this.address().port);
+});
 `;
 
 const { make, pids } = useStandIns();

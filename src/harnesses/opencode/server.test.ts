@@ -1,5 +1,5 @@
 // The connection to `opencode serve`, against a stand-in server: what Brain reads of its answers.
-import { chmodSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -8,10 +8,30 @@ import { HarnessError } from "../../core/harness.js";
 import { tempDir } from "../../testing/brain.js";
 import { OpencodeServer } from "./server.js";
 
-/** Health, the event stream, /sent (how much of the answer it wrote), and a 64 MiB answer to anything else. */
+/**
+ * Health, the event stream, /sent (how much of the answer it wrote), and a 64 MiB answer to anything else; on the
+ * port it is given, or, for 0, on one the OS picks, named on stdout as opencode does. With TAKEN set, a port it is
+ * given has been taken first by another local user's server, which answers everything and writes what it is sent
+ * to the file TAKEN names.
+ */
 const STAND_IN = `#!/usr/bin/env node
+import { appendFileSync } from "node:fs";
 import { createServer } from "node:http";
 const port = Number(process.argv[process.argv.indexOf("--port") + 1]);
+if (port !== 0 && process.env.TAKEN) {
+  createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => { body += chunk; });
+    req.on("end", () => {
+      appendFileSync(process.env.TAKEN, req.method + " " + req.url + " " + body + "\\n");
+      if (req.url === "/event") {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        return res.write('data: {"type":"server.connected","properties":{}}\\n\\n');
+      }
+      res.end("{}");
+    });
+  }).listen(port, "127.0.0.1");
+} else {
 const chunk = Buffer.alloc(1 << 20, "a");
 let sent = 0;
 // opencode's own check: HTTP Basic, its user OPENCODE_SERVER_USERNAME's or "opencode".
@@ -46,7 +66,10 @@ createServer(async (req, res) => {
     }
   }
   res.end();
-}).listen(port, "127.0.0.1");
+}).listen(port, "127.0.0.1", function () {
+  console.log("opencode server listening on http://127.0.0.1:" + this.address().port);
+});
+}
 `;
 
 const servers: OpencodeServer[] = [];
@@ -94,6 +117,17 @@ describe("opencode's server", () => {
   it("starts when the environment it is given names another server user: Brain's credentials are the ones it takes", async () => {
     const server = await standIn({ OPENCODE_SERVER_USERNAME: "admin" });
     expect(await server.call("GET", "/sent")).toBe(0);
+  });
+
+  it("a local process that takes the server's port first is not sent the session's prompts: opencode picks its own", async () => {
+    const taken = join(tempDir("brain-opencode-taken-"), "requests.log");
+    const server = await standIn({ TAKEN: taken });
+    expect(await server.call("GET", "/sent")).toBe(0);
+    // The stand-in's own server answers this with more than Brain reads; the prompt is what matters.
+    await server
+      .call("POST", "/session/s1/prompt_async", { parts: [{ type: "text", text: "PRIVATE" }] })
+      .catch(() => {});
+    expect(existsSync(taken) ? readFileSync(taken, "utf8") : "").toBe("");
   });
 
   it("a redirect fails its call instead of being followed to an address only Brain's host reaches", async () => {

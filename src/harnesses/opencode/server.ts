@@ -1,5 +1,5 @@
-// One `opencode serve` process and Brain's connection to it: a port chosen on the host, a random password (HTTP
-// Basic, user "opencode") that only this process knows, a health check that retries until the server answers
+// One `opencode serve` process and Brain's connection to it: a port the server binds itself and names on stdout, a
+// random password (HTTP Basic, user "opencode") that only this process knows, a health check that retries until the server answers
 // (it can take many seconds to start), JSON calls, and the `/event` SSE stream.
 import { randomBytes } from "node:crypto";
 import { freePort } from "../../core/free-port.js";
@@ -22,6 +22,9 @@ const USER = "opencode";
  */
 const NO_REDIRECTS = { redirect: "manual" } as const;
 
+/** The line `opencode serve --port 0` prints once it holds its port: "opencode server listening on http://…:N". */
+const LISTENING = /listening on https?:\/\/\S*:(\d+)/;
+
 export interface ServerStart extends Omit<CliSpawn, "args" | "onLine" | "onExit" | "label"> {
   extraArgs: string[];
   startTimeoutMs: number;
@@ -43,28 +46,35 @@ export class OpencodeHttpError extends HarnessError {
 }
 
 export class OpencodeServer {
-  readonly url: string;
+  /** Set once the server's port is known, before any call. */
+  url = "";
   private readonly auth: string;
   private readonly events = new AbortController();
 
   private constructor(
     readonly child: CliProcess,
-    port: number,
     password: string,
     /** How long a call (or the event stream's headers) may take: none of Brain's calls waits on the model. */
     private readonly answerMs: number,
     /** The server's port published from its container, when it runs in one. */
     private readonly published?: { close(): Promise<void> },
   ) {
-    this.url = `http://127.0.0.1:${port}`;
     this.auth = `Basic ${Buffer.from(`${USER}:${password}`).toString("base64")}`;
   }
 
   static async start(spec: ServerStart): Promise<OpencodeServer> {
-    const port = await freePort();
     const password = randomBytes(24).toString("hex");
-    // Published before the server starts: the health check's first tries then fail inside, like any slow start.
-    const published = await spec.publish?.(port);
+    // On this host the server binds a port the OS picks and names it: a port Brain chose and let go would be free
+    // for any local user to take while opencode starts, and to answer the health check and read the session's
+    // prompts. A container's port is chosen here, as it must be published first (the health check's first tries
+    // then fail inside, like any slow start): the container has a network namespace of its own, where only the
+    // session's programs run, and this host's side of it is held by Brain's own listener from then on.
+    const fixed = spec.publish ? await freePort() : undefined;
+    const published = fixed === undefined ? undefined : await spec.publish?.(fixed);
+    let announce: (port: number) => void = () => {};
+    const announced = new Promise<number>((resolve) => {
+      announce = resolve;
+    });
     let server: OpencodeServer | undefined;
     // Said once: the program's exit after its event stream ended is the same loss, not a second one (which would
     // fail whatever turn the next server runs by then).
@@ -77,20 +87,27 @@ export class OpencodeServer {
     const child = new CliProcess({
       label: LABEL,
       command: spec.command,
-      args: ["serve", "--hostname", "127.0.0.1", "--port", String(port), ...spec.extraArgs],
+      args: ["serve", "--hostname", "127.0.0.1", "--port", String(fixed ?? 0), ...spec.extraArgs],
       env: { ...spec.env, OPENCODE_SERVER_USERNAME: USER, OPENCODE_SERVER_PASSWORD: password },
       cwd: spec.cwd,
       ...(spec.launcher ? { launcher: spec.launcher } : {}),
       ...(spec.spawner ? { spawner: spec.spawner } : {}),
+      onLine: (line) => {
+        const port = LISTENING.exec(line)?.[1];
+        if (port) announce(Number(port));
+      },
       onExit: (reason) => {
         server?.events.abort();
         void published?.close();
         gone(reason);
       },
     });
-    server = new OpencodeServer(child, port, password, spec.startTimeoutMs, published);
+    server = new OpencodeServer(child, password, spec.startTimeoutMs, published);
+    const deadline = Date.now() + spec.startTimeoutMs;
     try {
-      await server.waitHealthy(spec.startTimeoutMs);
+      const port = fixed ?? (await server.announcedPort(announced, spec.startTimeoutMs));
+      server.url = `http://127.0.0.1:${port}`;
+      await server.waitHealthy(spec.startTimeoutMs, deadline);
       await server.subscribe(spec.onEvent, gone);
     } catch (err) {
       child.kill("SIGKILL");
@@ -100,9 +117,29 @@ export class OpencodeServer {
     return server;
   }
 
+  /** The port the server says it listens on; it exiting first, or never saying, fails the start. */
+  private async announcedPort(announced: Promise<number>, timeoutMs: number): Promise<number> {
+    let late: NodeJS.Timeout | undefined;
+    const port = await Promise.race([
+      announced,
+      this.child.exited.then(() => undefined),
+      new Promise<null>((resolve) => {
+        late = setTimeout(() => resolve(null), timeoutMs);
+      }),
+    ]).finally(() => clearTimeout(late));
+    if (typeof port === "number") return port;
+    if (port === undefined) throw new HarnessError("brain_error", this.child.describeExit());
+    const tail = this.child.stderrTail();
+    throw new HarnessError(
+      "brain_error",
+      `${LABEL}: the server did not say which port it listens on within ${timeoutMs / 1000} s (no ` +
+        `"opencode server listening on http://…" line on its stdout; is this opencode serve?)` +
+        (tail ? `; its stderr ended with: ${tail}` : ""),
+    );
+  }
+
   /** GET /global/health until it answers 200; a server that is slow to start is normal, one that exits is not. */
-  private async waitHealthy(timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
+  private async waitHealthy(timeoutMs: number, deadline: number): Promise<void> {
     let last = "no answer";
     while (Date.now() < deadline) {
       if (!this.child.alive) throw new HarnessError("brain_error", this.child.describeExit());

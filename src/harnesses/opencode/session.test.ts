@@ -27,7 +27,9 @@ require("node:http").createServer((req, res) => {
   if (req.method === "POST" && req.url === "/session") return res.end('{"id":"ses_new"}');
   // The health check; a prompt is taken and never answered.
   res.end("{}");
-}).listen(port, "127.0.0.1");
+}).listen(port, "127.0.0.1", function () {
+  console.log("opencode server listening on http://127.0.0.1:" + this.address().port);
+});
 `;
 
 const dirs: string[] = [];

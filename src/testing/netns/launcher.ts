@@ -7,11 +7,12 @@
 // It brings `lo` up, starts the relay, then runs the command with the launcher's own stdio, forwards the usual
 // stop signals, and exits with the command's exit code (128+n for a signal, as a shell would).
 import { spawn, spawnSync } from "node:child_process";
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { constants } from "node:os";
 import { parseArgs } from "node:util";
 import { exposeOnUnixSocket, listenRelay, type Relay } from "../../harnesses/http/socket-relay.js";
-import { listeningPorts } from "./publish.js";
+import { listeningPorts, NAMESPACE_PORTS } from "./publish.js";
 
 const split = process.argv.indexOf("--");
 const { values } = parseArgs({
@@ -36,12 +37,28 @@ if (lo.status !== 0) {
   process.stderr.write(`netns launcher: "ip link set lo up" failed: ${lo.stderr || lo.error?.message}\n`);
   process.exit(2);
 }
+// A server that binds port 0 here (opencode serve --port 0) is published on the host's loopback at the same port
+// (see publish.ts), but this namespace's ports are picked knowing nothing of the host's. Picked from the host's
+// ephemeral range, the port can be held there already (by another test's server on port 0, or a client's
+// connection): the host side then fails to listen, and the server's client reaches nothing, or another server,
+// until its start times out. Ports below that range are taken on a host only by name.
+try {
+  writeFileSync("/proc/sys/net/ipv4/ip_local_port_range", `${NAMESPACE_PORTS[0]} ${NAMESPACE_PORTS[1]}\n`);
+} catch (err) {
+  process.stderr.write(`netns launcher: cannot set the namespace's port range: ${(err as Error).message}\n`);
+  process.exit(2);
+}
 const relays: Relay[] = await Promise.all(ports.map((port) => listenRelay(port, values.socket!)));
+// `opencode serve --port 0` tries 4096 before a port the OS picks. Every namespace's 4096 is free, so every
+// server would be published on the host's one 4096 at once; held here, each gets a port of its own.
+const OPENCODE_FIRST = 4096;
+const held = createServer();
+await new Promise<void>((resolve) => held.listen(OPENCODE_FIRST, "127.0.0.1", resolve));
 
 // Servers the command starts are published as <publish-dir>/<port>.sock (see publish.ts).
 const publishDir = values["publish-dir"];
 if (publishDir) {
-  const published = new Set(ports);
+  const published = new Set([...ports, OPENCODE_FIRST]);
   const poll = setInterval(() => {
     for (const port of listeningPorts()) {
       if (published.has(port)) continue;
@@ -77,5 +94,6 @@ child.on("error", (err) => {
 });
 child.on("exit", (code, signal) => {
   for (const relay of relays) void relay.close();
+  held.close();
   process.exit(code ?? 128 + (signal ? constants.signals[signal] : 15));
 });

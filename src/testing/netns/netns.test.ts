@@ -1,6 +1,8 @@
 // The sandbox every real-CLI test runs in: a command behind the launcher reaches the fake provider at its usual
 // address, cannot reach anything else on the host, and a server it starts is reachable from the host.
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
+import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -73,5 +75,32 @@ describe("the netns sandbox", () => {
     }
     expect(body).toBe("from inside");
     await running;
+  });
+
+  it("gives a server that binds port 0 a port below the host's ephemeral range, and publishes it", async () => {
+    // opencode serve --port 0: the port it is given comes back out on the host's same port, which must then be
+    // free there; the host's port-0 servers and its clients' connections all take ports in that range.
+    const [hostFirst] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/);
+    const [command, ...args] = [
+      ...sandbox.launcher,
+      process.execPath,
+      "-e",
+      `require("node:http").createServer((q, s) => { s.end("from inside"); setTimeout(() => process.exit(0), 50); }).listen(0, "127.0.0.1", function () { console.log(this.address().port); })`,
+    ];
+    const child = spawn(command!, args, { stdio: ["ignore", "pipe", "inherit"] });
+    const exited = once(child, "exit");
+    const [line] = (await once(child.stdout, "data")) as [Buffer];
+    const port = Number(line.toString().trim());
+    expect(port).toBeLessThan(Number(hostFirst));
+    let body = "";
+    for (let i = 0; i < 200 && body === ""; i++) {
+      try {
+        body = await (await fetch(`http://127.0.0.1:${port}/`)).text();
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+    expect(body).toBe("from inside");
+    await exited;
   });
 });

@@ -5,6 +5,9 @@
 // server chose, as if there were no namespace.
 import { readFileSync } from "node:fs";
 
+/** The ports a sandboxed command's port-0 servers and connections get: below Linux's ephemeral range (32768-). */
+export const NAMESPACE_PORTS = [20000, 29999] as const;
+
 /** Listening TCP ports on loopback or any address, from /proc/net/tcp{,6} of the current network namespace. */
 export function listeningPorts(): Set<number> {
   const ports = new Set<number>();

@@ -47,7 +47,13 @@ export async function startSandboxedProvider(opts: StartOptions = {}): Promise<S
   const watcher = watch(publishDir, (_kind, name) => {
     const match = name ? /^(\d+)\.sock$/.exec(name) : null;
     if (!match || !existsSync(join(publishDir, name!))) return;
-    published.push(listenRelay(Number(match[1]), join(publishDir, name!)).catch(() => undefined));
+    const port = Number(match[1]);
+    // Said, not swallowed: the server's client would otherwise wait out its whole start timeout for nothing.
+    const failed = (err: Error) => {
+      process.stderr.write(`netns sandbox: cannot publish port ${port} on the host: ${err.message}\n`);
+      return undefined;
+    };
+    published.push(listenRelay(port, join(publishDir, name!)).catch(failed));
   });
   const launcher = [
     ...unshareWords(),
