@@ -72,6 +72,7 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
       onEvent: (event) => {
         for (const signal of this.mapper.handle(event)) this.onSignal(server!, signal);
       },
+      onWarn: (message) => this.warn(message),
       // `server` is unset while it starts: a program that exits then fails the turn all the same.
       onGone: (reason) => this.lost(server?.child, new HarnessError("brain_error", reason)),
     });

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { HarnessError } from "../../core/harness.js";
 import { tempDir } from "../../testing/brain.js";
-import { OpencodeServer } from "./server.js";
+import { OpencodeServer, type ServerStart } from "./server.js";
 
 /**
  * Health, the event stream, /sent (how much of the answer it wrote), and a 64 MiB answer to anything else; on the
@@ -51,7 +51,9 @@ createServer(async (req, res) => {
   }
   if (req.url === "/event") {
     res.writeHead(200, { "content-type": "text/event-stream" });
-    return res.write('data: {"type":"server.connected","properties":{}}\\n\\n');
+    res.write('data: {"type":"server.connected","properties":{}}\\n\\n');
+    if (process.env.NOT_JSON) res.write("data: not json\\n\\ndata: nor this\\n\\n" + 'data: {"type":"after"}\\n\\n');
+    return;
   }
   res.writeHead(200, { "content-type": "application/json" });
   let gone = false;
@@ -78,7 +80,10 @@ afterEach(async () => {
 });
 
 /** The stand-in started as `opencode serve`, with `env` added to its environment. */
-async function standIn(env: Record<string, string> = {}): Promise<OpencodeServer> {
+async function standIn(
+  env: Record<string, string> = {},
+  more: Partial<Pick<ServerStart, "onEvent" | "onWarn">> = {},
+): Promise<OpencodeServer> {
   const dir = tempDir("brain-opencode-server-");
   const command = join(dir, "opencode");
   writeFileSync(command, STAND_IN);
@@ -91,6 +96,7 @@ async function standIn(env: Record<string, string> = {}): Promise<OpencodeServer
     startTimeoutMs: 20_000,
     onEvent: () => {},
     onGone: () => {},
+    ...more,
   });
   servers.push(server);
   return server;
@@ -128,6 +134,19 @@ describe("opencode's server", () => {
       .call("POST", "/session/s1/prompt_async", { parts: [{ type: "text", text: "PRIVATE" }] })
       .catch(() => {});
     expect(existsSync(taken) ? readFileSync(taken, "utf8") : "").toBe("");
+  });
+
+  it("an event that is not JSON is skipped with one warning, and the events after it still arrive", async () => {
+    const warnings: string[] = [];
+    const events: unknown[] = [];
+    await standIn(
+      { NOT_JSON: "1" },
+      { onWarn: (message) => warnings.push(message), onEvent: (event) => events.push(event) },
+    );
+    await expect.poll(() => events).toContainEqual({ type: "after" });
+    expect(warnings).toEqual([
+      "opencode: the server sent an event that is not JSON, which Brain skips (and any more like it): not json",
+    ]);
   });
 
   it("a redirect fails its call instead of being followed to an address only Brain's host reaches", async () => {

@@ -31,6 +31,8 @@ export interface ServerStart extends Omit<CliSpawn, "args" | "onLine" | "onExit"
   onEvent(event: unknown): void;
   /** The process or its event stream is gone. */
   onGone(reason: string): void;
+  /** Something Brain skipped and the session's clients should hear of, once per server. */
+  onWarn?(message: string): void;
   /** In a container (sandbox: docker): makes the server's port inside answer on this host's loopback. */
   publish?: ContainerContext["publish"];
 }
@@ -108,7 +110,7 @@ export class OpencodeServer {
       const port = fixed ?? (await server.announcedPort(announced, spec.startTimeoutMs));
       server.url = `http://127.0.0.1:${port}`;
       await server.waitHealthy(spec.startTimeoutMs, deadline);
-      await server.subscribe(spec.onEvent, gone);
+      await server.subscribe(spec.onEvent, gone, spec.onWarn);
     } catch (err) {
       child.kill("SIGKILL");
       await published?.close();
@@ -169,6 +171,7 @@ export class OpencodeServer {
   private async subscribe(
     onEvent: (event: unknown) => void,
     onGone: (reason: string) => void,
+    onWarn: (message: string) => void = () => {},
   ): Promise<void> {
     const late = setTimeout(() => this.events.abort(this.noAnswer("GET", "/event")), this.answerMs);
     const res = await fetch(`${this.url}/event`, {
@@ -185,14 +188,23 @@ export class OpencodeServer {
       throw new HarnessError("brain_error", `${LABEL}: GET /event answered HTTP ${res.status}`);
     }
     const body = res.body;
+    let skipped = false;
     void (async () => {
       try {
         for await (const message of readSse(body)) {
+          let event: unknown;
           try {
-            onEvent(JSON.parse(message.data));
+            event = JSON.parse(message.data);
           } catch {
-            // Not JSON: nothing Brain can use; the stream goes on.
+            // Nothing Brain can use, and the stream goes on; said once, as a server that sends one may send many.
+            if (!skipped)
+              onWarn(
+                `${LABEL}: the server sent an event that is not JSON, which Brain skips (and any more like it): ${headOf(message.data, 200)}`,
+              );
+            skipped = true;
+            continue;
           }
+          onEvent(event);
         }
         if (!this.events.signal.aborted) this.lostEvents(onGone, "the server closed its event stream");
       } catch (err) {
