@@ -113,6 +113,14 @@ function nullAsAbsent<T extends z.ZodType>(schema: T) {
   return schema.nullish().transform((value) => value ?? undefined);
 }
 
+/**
+ * A field as the seed's Go host decodes it when left out: its zero value. A Go runner whose field says omitempty
+ * leaves out an empty text, a zero count, a nil or empty map, and the host reads each as that zero.
+ */
+function absentAsZero<T extends z.ZodType>(schema: T, zero: () => z.output<T>) {
+  return schema.optional().transform((value): z.output<T> => value ?? zero());
+}
+
 /** The object without the fields nullAsAbsent made undefined, so what Brain logs has no such keys. */
 function withoutAbsent<T extends object>(value: T): T {
   for (const key of Object.keys(value)) {
@@ -124,8 +132,8 @@ function withoutAbsent<T extends object>(value: T): T {
 /** Usage as a runner writes it: a Go runner's nil counts are `null` (see nullAsAbsent). */
 const RunnerUsage = z
   .strictObject({
-    input: Usage.shape.input,
-    output: Usage.shape.output,
+    input: absentAsZero(Usage.shape.input, () => 0),
+    output: absentAsZero(Usage.shape.output, () => 0),
     cache_read: nullAsAbsent(Usage.shape.cache_read.unwrap()),
     cache_write: nullAsAbsent(Usage.shape.cache_write.unwrap()),
     cost: nullAsAbsent(Usage.shape.cost.unwrap()),
@@ -134,7 +142,7 @@ const RunnerUsage = z
 /** assistant.message's data as a runner writes it: `usage` and `stop_reason` may be `null` for absent. */
 const RunnerMessageData = z
   .strictObject({
-    text: MessageData.shape.text,
+    text: absentAsZero(MessageData.shape.text, () => ""),
     usage: nullAsAbsent(RunnerUsage),
     stop_reason: nullAsAbsent(z.string()),
   })
@@ -147,16 +155,24 @@ export const ToolCallParams = z.strictObject({
 });
 /**
  * A tool.call's params as a runner writes them: a Go runner's call with no arguments (a nil map) writes `null`,
- * which the seed's Go host reads as no arguments. The log keeps them as `{}` (ToolCallParams).
+ * or nothing when the field says omitempty, which the seed's Go host reads as no arguments. The log keeps them as
+ * `{}` (ToolCallParams).
  */
 const RunnerToolCallParams = ToolCallParams.extend({
-  arguments: nullAsEmpty(ToolCallParams.shape.arguments, () => ({})),
+  arguments: absentAsZero(
+    nullAsEmpty(ToolCallParams.shape.arguments, () => ({})),
+    () => ({}),
+  ),
 });
 export const ToolContent = z.strictObject({ type: z.literal("text"), text: z.string() });
 export const ToolResult = z.strictObject({ content: z.array(ToolContent), is_error: z.boolean() });
 
-/** A checkpoint's file as a runner writes it: `append_only` of `null` (a Go runner's nil *bool) is false. */
+/**
+ * A checkpoint's file as a runner writes it: `append_only` of `null` (a Go runner's nil *bool) is false, and an
+ * empty file's size may be left out (omitempty), as 0.
+ */
 const RunnerNativeFile = NativeFile.extend({
+  size: absentAsZero(NativeFile.shape.size, () => 0),
   append_only: NativeFile.shape.append_only
     .unwrap()
     .nullable()
@@ -236,7 +252,7 @@ export const DeltaEvent = z.strictObject({
   attachment: Id,
   turn: Id,
   event: z.literal("assistant.delta"),
-  data: DeltaData,
+  data: z.strictObject({ text: absentAsZero(DeltaData.shape.text, () => "") }),
 });
 export const MessageEvent = z.strictObject({
   attachment: Id,

@@ -48,3 +48,49 @@ describe("a Go runner's null fields", () => {
     expect(checkpoint.files).toMatchObject([{ path: "a.jsonl", size: 1, append_only: false }]);
   });
 });
+
+/** A runner whose Go types say omitempty: it leaves out no arguments, an empty text, a zero count, a zero size. */
+const omitemptyRunner = inlineRunnerArgs(
+  "const waits = new Map();",
+  `
+  if (!f.method) return waits.get(f.id)?.(f.result);
+  if (f.method === "open") fs.writeFileSync(f.params.dir + "/empty.jsonl", "");
+  if (f.method === "checkpoint") return reply([{ path: "empty.jsonl" }]);
+  if (f.method !== "prompt") return reply({});
+  const result = await new Promise((done) => {
+    waits.set("c1", done);
+    send({ attachment: f.attachment, turn: f.turn, id: "c1", method: "tool.call", params: { id: "call-1", name: "echo" } });
+  });
+  send({ attachment: f.attachment, turn: f.turn, event: "assistant.message", data: { usage: { output: 2 }, stop_reason: "tool_use" } });
+  send({ attachment: f.attachment, turn: f.turn, event: "assistant.delta", data: { text: "answered: " + result.is_error } });
+  reply({});`,
+).map((arg) => arg.replace("function handle(f)", "async function handle(f)"));
+
+describe("a Go runner's omitempty fields", () => {
+  it("are read as their zero values, as the seed's Go host reads them, instead of killing the runner", async () => {
+    const factory = new ProcessFactory({
+      name: "go-omitempty",
+      command: process.execPath,
+      args: omitemptyRunner,
+      spares: 0,
+      verifyHistory: false,
+    });
+    t = makeBrain({ factories: [factory] });
+    const session = await t.brain.create({ harness: "go-omitempty", config: { tools: ["echo"] } });
+    const turn = await session.prompt("go");
+    expect(await turn.settled).toMatchObject({ status: "completed" });
+    const all = await events(session);
+    expect(all.find((e) => e.type === "tool.call")?.data).toStrictEqual({
+      id: "call-1",
+      name: "echo",
+      arguments: {},
+    });
+    expect(all.find((e) => e.type === "assistant.message")?.data).toStrictEqual({
+      text: "",
+      usage: { input: 0, output: 2 },
+      stop_reason: "tool_use",
+    });
+    const checkpoint = await session.checkpoint();
+    expect(checkpoint.files).toMatchObject([{ path: "empty.jsonl", size: 0, append_only: false }]);
+  });
+});
