@@ -1,6 +1,8 @@
 // `brain acp`'s session/list: paged as ACP's schema says (cursor in, nextCursor out), newest first, so a home
 // with thousands of sessions is not one huge message.
 import fsp from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { methods, RequestError } from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { FsSessionStore } from "../store/fs/index.js";
@@ -55,6 +57,46 @@ describe("brain acp session/list's updatedAt", () => {
     } finally {
       editor.child.kill("SIGTERM");
       await editor.exited;
+    }
+  });
+});
+
+describe("brain acp's editor cwd", () => {
+  it("is the session's, kept across a restart of brain acp; a load from a directory gone since is refused, named", async () => {
+    const project = await fsp.mkdtemp(join(tmpdir(), "w19f-acp-project-"));
+    const args = ["--server", t.url, "--token", t.tokens.admin];
+    const first = await connectEditor(args);
+    let sessionId: string;
+    try {
+      const made = await first.ctx.request(methods.agent.session.new, {
+        cwd: project,
+        mcpServers: [],
+        _meta: { brain: { harness: "echo" } },
+      });
+      sessionId = made.sessionId;
+    } finally {
+      first.child.kill("SIGTERM");
+      await first.exited;
+    }
+    const second = await connectEditor(args);
+    try {
+      const all = await second.ctx.request(methods.agent.session.list, {});
+      expect(all.sessions.find((s) => s.sessionId === sessionId)?.cwd).toBe(project);
+      const here = await second.ctx.request(methods.agent.session.list, { cwd: project });
+      expect(here.sessions.map((s) => s.sessionId)).toEqual([sessionId]);
+      await second.ctx.request(methods.agent.session.load, { sessionId, cwd: project, mcpServers: [] });
+
+      await fsp.rm(project, { recursive: true });
+      const refused = await second.ctx
+        .request(methods.agent.session.load, { sessionId, cwd: project, mcpServers: [] })
+        .catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(RequestError);
+      expect(refused).toMatchObject({ code: -32602 });
+      expect(JSON.stringify((refused as RequestError).data)).toContain("is not an existing directory");
+    } finally {
+      second.child.kill("SIGTERM");
+      await second.exited;
+      await fsp.rm(project, { recursive: true, force: true });
     }
   });
 });

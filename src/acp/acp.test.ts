@@ -103,7 +103,7 @@ describe("brain acp", () => {
   it("creates a session on the harness _meta names, streams the reply, and replays it on session/load", async () => {
     const id = await withAgent(server(), async (ctx, editor) => {
       const { sessionId } = await ctx.request(methods.agent.session.new, {
-        cwd: "/srv/project",
+        cwd: tmpdir(),
         mcpServers: [],
         _meta: { brain: { harness: "echo" } },
       });
@@ -115,11 +115,11 @@ describe("brain acp", () => {
       expect(reply.stopReason).toBe("end_turn");
       expect(textOf(editor.updates)).toBe("echo #1: hello acp");
       const list = await ctx.request(methods.agent.session.list, {});
-      expect(list.sessions).toContainEqual(expect.objectContaining({ sessionId, cwd: "/srv/project" }));
+      expect(list.sessions).toContainEqual(expect.objectContaining({ sessionId, cwd: tmpdir() }));
       return sessionId;
     });
     await withAgent(server(), async (ctx, editor) => {
-      await ctx.request(methods.agent.session.load, { sessionId: id, cwd: "/srv/project", mcpServers: [] });
+      await ctx.request(methods.agent.session.load, { sessionId: id, cwd: tmpdir(), mcpServers: [] });
       expect(textOf(editor.updates, "user_message_chunk")).toBe("hello acp");
       expect(textOf(editor.updates)).toBe("echo #1: hello acp");
     });
@@ -128,7 +128,7 @@ describe("brain acp", () => {
   it("replays a compacted session's replies on session/load, each once", async () => {
     const id = await withAgent(server(), async (ctx) => {
       const { sessionId } = await ctx.request(methods.agent.session.new, {
-        cwd: "/srv/project",
+        cwd: tmpdir(),
         mcpServers: [],
         _meta: { brain: { harness: "echo" } },
       });
@@ -141,7 +141,7 @@ describe("brain acp", () => {
     // Retention folds each completed turn's deltas into its message: the log keeps only the message's text.
     expect((await t.brain.compactIdle(0)).map((c) => c.id)).toContain(id);
     await withAgent(server(), async (ctx, editor) => {
-      await ctx.request(methods.agent.session.load, { sessionId: id, cwd: "/srv/project", mcpServers: [] });
+      await ctx.request(methods.agent.session.load, { sessionId: id, cwd: tmpdir(), mcpServers: [] });
       expect(textOf(editor.updates, "user_message_chunk")).toBe("onetwo");
       expect(textOf(editor.updates)).toBe("echo #1: oneecho #2: two");
     });

@@ -8,7 +8,6 @@ import {
   type AgentContext,
   agent,
   type ClientCapabilities,
-  type ContentBlock,
   type McpServer,
   methods,
   PROTOCOL_VERSION,
@@ -18,7 +17,8 @@ import {
 } from "@agentclientprotocol/sdk";
 import type { BrainClient } from "../client/client.js";
 import { ClientError } from "../client/errors.js";
-import type { CreateSessionBody, PromptBody, SessionView } from "../protocol/api.js";
+import type { CreateSessionBody, SessionView } from "../protocol/api.js";
+import { brainMeta, promptOf, refuseMissingDir } from "./params.js";
 import { replayConversation } from "./replay.js";
 import { askEditor } from "./requests.js";
 import { mcpServersNotStarted, sessionUpdates } from "./updates.js";
@@ -34,19 +34,6 @@ export interface AcpOptions {
    * no one is left to answer (and `brain acp`'s own daemon is going away, so the stream would retry for good).
    */
   editorGone?: AbortSignal;
-}
-
-/** session/new's `_meta.brain` keys, each a field of BrainMeta. */
-const META_KEYS = ["harness", "agent", "provider", "config", "permissions"] as const;
-
-/** session/new's `_meta.brain`: what the editor may choose. */
-interface BrainMeta {
-  harness?: string;
-  agent?: string;
-  /** A provider the operator configured, by name (GET /v1/providers). */
-  provider?: string;
-  config?: CreateSessionBody["config"];
-  permissions?: CreateSessionBody["permissions"];
 }
 
 /** The most sessions one session/list answer holds. */
@@ -76,7 +63,6 @@ const CUT_SHORT: Record<string, StopReason> = {
 
 export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): AgentApp {
   let capabilities: ClientCapabilities = {};
-  const cwds = new Map<string, string>();
   /** The MCP servers session/new named and Brain did not start, per session, until its first prompt says so. */
   const unstarted = new Map<string, string[]>();
   /**
@@ -128,15 +114,16 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
         ...meta,
         ...(!named && options.harness ? { harness: options.harness } : {}),
         ...(!named && options.agent ? { agent: options.agent } : {}),
+        // In the session's record, not this process's memory: session/list and session/load after a restart.
+        editor_cwd: params.cwd,
       };
       const view = await client.create(body).catch(fail);
-      cwds.set(view.id, params.cwd);
       noteUnstarted(view.id, params.mcpServers);
       return { sessionId: view.id, _meta: { brain: { harness: view.harness } } };
     })
     .onRequest(methods.agent.session.load, async ({ params, client: editor, signal }) => {
       const view = await client.session(params.sessionId).catch(fail);
-      cwds.set(view.id, params.cwd);
+      refuseMissingDir(params.cwd);
       // An editor gives its MCP servers again at each load (ACP: the agent connects to them), so it is told again.
       noteUnstarted(view.id, params.mcpServers);
       const updates = sessionUpdates({ replaying: true, notices: false });
@@ -156,13 +143,14 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
         const page = await client
           .sessionPage({ limit: LIST_PAGE - sessions.length, order: "newest", ...(after ? { after } : {}) })
           .catch((err) => fail(err instanceof ClientError && err.field === "after" ? badCursor(after) : err));
-        sessions.push(...page.sessions.filter((s) => !params.cwd || cwds.get(s.id) === params.cwd));
+        sessions.push(...page.sessions.filter((s) => !params.cwd || s.editor_cwd === params.cwd));
         after = page.next;
       } while (after !== undefined && sessions.length < LIST_PAGE);
       return {
         sessions: sessions.map((s) => ({
           sessionId: s.id,
-          cwd: cwds.get(s.id) ?? "/",
+          // A session no editor made (`brain run`, REST) has no directory of its own: "/", as ACP needs one.
+          cwd: s.editor_cwd ?? "/",
           title: `${s.harness} ${s.id.slice(0, 8)}`,
           // The log's last write, so an editor's recent-first list is by activity, not by creation.
           updatedAt: s.updated_at ?? s.created_at,
@@ -314,72 +302,4 @@ async function followTurn(
 
 async function send(editor: AgentContext, sessionId: string, updates: SessionUpdate[]): Promise<void> {
   for (const update of updates) await editor.notify(methods.client.session.update, { sessionId, update });
-}
-
-/** The prompt as Brain takes it: text (text blocks, links, embedded text resources) and images; audio and binary
- * resources are refused, named. */
-export function promptOf(blocks: ContentBlock[]): { text: string; images: PromptBody["images"] } {
-  const parts: string[] = [];
-  const images: NonNullable<PromptBody["images"]> = [];
-  for (const [i, block] of blocks.entries()) {
-    if (block.type === "text") parts.push(block.text);
-    else if (block.type === "image") images.push({ mime_type: block.mimeType, data: block.data });
-    else if (block.type === "resource_link") parts.push(`[${block.name}](${block.uri})`);
-    else if (block.type === "resource" && "text" in block.resource) {
-      parts.push(`<resource uri="${block.resource.uri}">\n${block.resource.text}\n</resource>`);
-    } else {
-      const what =
-        block.type === "resource"
-          ? "an embedded resource of binary content (blob)"
-          : `a block of type ${block.type}`;
-      throw RequestError.invalidParams({
-        message: `Brain takes text, images, resource links and text resources: ${what} cannot be sent (promptCapabilities say so); send it as a resource link or text`,
-        field: `prompt[${i}]`,
-      });
-    }
-  }
-  const text = parts.join("\n");
-  if (!text.trim()) {
-    throw RequestError.invalidParams({
-      message:
-        "the prompt has no text: every prompt to a Brain session needs a text block (images go with it)",
-      field: "prompt",
-    });
-  }
-  return { text, images };
-}
-
-/**
- * session/new's `_meta.brain` (or `_meta` itself), its fields passed on as given: the daemon checks them and
- * names a wrong one. Dropping a field of the wrong type here made a session without what the editor asked for
- * (its permissions, its harness) and said nothing.
- */
-function brainMeta(meta: Record<string, unknown> | null | undefined): BrainMeta {
-  const value = meta?.brain ?? meta ?? {};
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw RequestError.invalidParams({
-      message: `_meta.brain is an object such as {"harness": "echo"}, not ${Array.isArray(value) ? "an array" : typeof value}`,
-      field: "_meta.brain",
-    });
-  }
-  const given = value as Record<string, unknown>;
-  // Under _meta.brain every key is Brain's: one it does not take is a typo ("harnes") that made a session on the
-  // default harness and said nothing. _meta itself is shared with other extensions, so its other keys are theirs.
-  // (A null _meta.brain is none, as ?? above reads it.)
-  if (meta?.brain !== undefined && meta.brain !== null) {
-    const unknown = Object.keys(given).find((key) => !(META_KEYS as readonly string[]).includes(key));
-    if (unknown !== undefined) {
-      throw RequestError.invalidParams({
-        message: `_meta.brain has no field ${JSON.stringify(unknown.slice(0, 100))}: it takes ${META_KEYS.join(", ")}`,
-        field: `_meta.brain.${unknown.slice(0, 100)}`,
-      });
-    }
-  }
-  const out: Record<string, unknown> = {};
-  // provider is only a name (the daemon refuses inline settings, which would let an editor's config point the
-  // daemon's keys anywhere).
-  for (const key of META_KEYS) {
-    if (given[key] !== undefined) out[key] = given[key];
-  }
-  return out as BrainMeta;
 }

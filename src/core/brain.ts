@@ -311,6 +311,7 @@ export class Brain {
           ...links,
           ...(input.tenant ? { tenant: input.tenant } : {}),
           ...(input.mcp_servers ? { mcp_servers: input.mcp_servers } : {}),
+          ...(input.editor_cwd ? { editor_cwd: input.editor_cwd } : {}),
         });
         const { record } = made;
         try {

@@ -21,10 +21,14 @@ export interface NewSessionInput {
   tenant?: string;
   /** MCP servers started for this session; their tools are bound to it as `server__tool`. */
   mcp_servers?: McpServers;
+  /** The ACP editor's working directory, recorded for `brain acp` (session/list, session/load). */
+  editor_cwd?: string;
 }
 
 /** One layer of a new session's settings; `config` merges key by key over the layers below. */
-export type SessionLayer = Partial<Omit<NewSessionInput, "id" | "tenant" | "client_permissions">>;
+export type SessionLayer = Partial<
+  Omit<NewSessionInput, "id" | "tenant" | "client_permissions" | "editor_cwd">
+>;
 
 /** The providers a remote caller may name: only configured ones, by name, and only those its token lists. */
 export interface ProviderGrant {
@@ -39,7 +43,7 @@ export interface ProviderGrant {
 export interface InputLayers {
   defaults?: SessionDefaults;
   agent?: SessionLayer;
-  call?: SessionLayer & { id?: string; tenant?: string };
+  call?: SessionLayer & { id?: string; tenant?: string; editor_cwd?: string };
   /** Absent for the operator's own CLI, which may also give inline provider settings. */
   grant?: ProviderGrant;
   /**
@@ -117,6 +121,7 @@ export function resolveSessionInput(
     ...(servers ? { mcp_servers: servers } : {}),
     ...(call.id ? { id: call.id } : {}),
     ...(call.tenant ? { tenant: call.tenant } : {}),
+    ...(call.editor_cwd ? { editor_cwd: call.editor_cwd } : {}),
   };
 }
 

@@ -56,6 +56,13 @@ export const CreateSessionBody = z.strictObject({
     .regex(PROVIDER_NAME, "a provider name is 1 to 64 letters, digits, '_', '.' or '-'")
     .optional(),
   permissions: PermissionPolicy.optional(),
+  /** An ACP editor's working directory (`brain acp` sets it): recorded only, as the session's `editor_cwd`. */
+  editor_cwd: z
+    .string()
+    .min(1)
+    .max(4096, "an editor's working directory is at most 4096 characters")
+    .refine((cwd) => !cwd.includes("\0"), "an editor's working directory holds no NUL character")
+    .optional(),
 });
 
 export const PendingRequestView = z.strictObject({

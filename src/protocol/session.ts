@@ -49,6 +49,11 @@ export const SessionRecord = z.strictObject({
   pinned: z.strictObject({ node: z.string(), reason: z.string() }).optional(),
   /** The session's own MCP servers; their tools are bound to it as `server__tool`. */
   mcp_servers: McpServers.optional(),
+  /**
+   * The working directory the editor gave at ACP session/new, kept so session/list and session/load know it after
+   * `brain acp` restarts. The editor's, on its machine: no agent runs there (a working dir is the operator's).
+   */
+  editor_cwd: z.string().optional(),
 });
 
 export type SessionRecord = z.infer<typeof SessionRecord>;

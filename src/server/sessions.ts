@@ -1,6 +1,5 @@
-// What the daemon does with sessions, apart from HTTP: tenancy (another tenant's session is "not found") and
-// the controller lease. Which sessions are live, and what a new one is made of, is the core's (Brain): the
-// routes call this; so does anything else that serves sessions (ACP through the HTTP client, tests).
+// What the daemon does with sessions, apart from HTTP: tenancy (another tenant's session is "not found"), the
+// controller lease. What is live and what a new one is made of is the core's (Brain); routes and ACP call this.
 import { basename } from "node:path";
 import type { Brain, NewSessionInput } from "../core/brain.js";
 import { BrainError } from "../core/errors.js";
@@ -360,7 +359,7 @@ export class SessionService {
         throw new ApiError("bad_request", `unknown agent "${body.agent}"; known agents: ${known}`, "agent");
       }
     }
-    const { harness, config, provider, permissions, id } = body;
+    const { harness, config, provider, permissions, id, editor_cwd } = body;
     return this.parts.brain.resolveInput({
       defaults: this.parts.defaults,
       ...(agent ? { agent } : {}),
@@ -370,6 +369,7 @@ export class SessionService {
         ...(provider ? { provider } : {}),
         ...(permissions ? { permissions } : {}),
         ...(id ? { id } : {}),
+        ...(editor_cwd ? { editor_cwd } : {}),
         ...(caller.tenant !== DEFAULT_TENANT ? { tenant: caller.tenant } : {}),
       },
       grant: this.grant(caller),
