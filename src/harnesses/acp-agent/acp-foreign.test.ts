@@ -1,9 +1,12 @@
 // An ACP agent's permission request for a session other than the one Brain drives in it: not this session's, so
 // it is neither logged as this session's call nor put to its policy and clients (whose allow would run it);
 // it is cancelled, the answer every agent takes as "do not run".
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { expect, it } from "vitest";
 import type { HarnessEvent, ToolUse } from "../../core/harness.js";
 import { bareHarnessOptions, ndjsonProgram, useStandIns } from "../../testing/cli.js";
+import { until } from "../../testing/processes.js";
 import { AcpFactory, acpFamilyDescriptor } from "./factory.js";
 
 const AGENT = ndjsonProgram(
@@ -127,3 +130,45 @@ it.each([
     }
   },
 );
+
+/** An agent that asks permission only after Brain cancelled its turn, and writes the answer it got to $DIR/outcome. */
+const LATE_ASK = ndjsonProgram(
+  `    if (m.method === "initialize") send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: 1, agentCapabilities: {} } });
+    else if (m.method === "session/new") send({ jsonrpc: "2.0", id: m.id, result: { sessionId: "s1" } });
+    else if (m.method === "session/prompt") {
+      prompt = m.id;
+      send({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "working" } } } });
+    } else if (m.method === "session/cancel") {
+      send({ jsonrpc: "2.0", id: 100, method: "session/request_permission", params: { sessionId: "s1",
+        toolCall: { toolCallId: "late", title: "rm", kind: "execute", rawInput: { command: "rm x" } },
+        options: [{ optionId: "yes", name: "Yes", kind: "allow_once" }, { optionId: "no", name: "No", kind: "reject_once" }] } });
+    } else if (m.id === 100) {
+      fs.writeFileSync(process.env.DIR + "/outcome", JSON.stringify(m.result.outcome));
+      send({ jsonrpc: "2.0", id: prompt, result: { stopReason: "cancelled" } });
+    }`,
+  `let prompt; const fs = require("node:fs");`,
+);
+
+it("answers a permission request that comes after the turn was cancelled cancelled, asking and logging no one", async () => {
+  const { dir, bin, native } = standIns.make("brain-acp-late-", "stand-in-acp", LATE_ASK);
+  const events: HarnessEvent[] = [];
+  const asked: ToolUse[] = [];
+  const harness = await new AcpFactory(descriptor, { bin, env: { DIR: dir } }).open({
+    ...bareHarnessOptions(native),
+    emit: (event) => void events.push(event),
+    permit: async (_turn, use) => {
+      asked.push(use);
+      return { decision: "deny" };
+    },
+  });
+  try {
+    const turn = harness.prompt("go", { turn: "t1", signal: new AbortController().signal });
+    await until(() => events.some((e) => e.type === "assistant.delta"));
+    await harness.interrupt("t1");
+    expect(await turn).toEqual({ interrupted: true });
+    expect(JSON.parse(readFileSync(join(dir, "outcome"), "utf8"))).toEqual({ outcome: "cancelled" });
+    expect(asked).toEqual([]);
+  } finally {
+    await harness.close();
+  }
+});

@@ -309,6 +309,8 @@ export class AcpHarness extends CliHarness<Connection> {
     const running = this.turn.current;
     // Another session's request is not this one's to log, nor its policy's and clients' to allow.
     if (!running || this.replaying || params.sessionId !== this.connection?.sessionId) return CANCELLED;
+    // After Brain cancelled the turn, ACP's client answers "cancelled" unasked: logged, clients were asked in vain.
+    if (running.interrupted) return CANCELLED;
     const { events, use } = this.mapper.toolFor(params.toolCall);
     for (const event of events) this.emitEvent(event);
     // The endpoint asks Brain's policy about each call of its tools itself: asking here too would ask twice.
