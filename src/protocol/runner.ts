@@ -118,6 +118,7 @@ function nullAsAbsent<T extends z.ZodType>(schema: T) {
  * leaves out an empty text, a zero count, a nil or empty map, and the host reads each as that zero.
  */
 function absentAsZero<T extends z.ZodType>(schema: T, zero: () => z.output<T>) {
+  // Not .default(): the generated schema of what a runner writes would then call the field required.
   return schema.optional().transform((value): z.output<T> => value ?? zero());
 }
 
@@ -138,7 +139,7 @@ const RunnerUsage = z
     cache_write: nullAsAbsent(Usage.shape.cache_write.unwrap()),
     cost: nullAsAbsent(Usage.shape.cost.unwrap()),
   })
-  .transform((usage): Usage => withoutAbsent(usage));
+  .transform((usage) => withoutAbsent(usage) as Usage);
 /** assistant.message's data as a runner writes it: `usage` and `stop_reason` may be `null` for absent. */
 const RunnerMessageData = z
   .strictObject({
@@ -146,7 +147,7 @@ const RunnerMessageData = z
     usage: nullAsAbsent(RunnerUsage),
     stop_reason: nullAsAbsent(z.string()),
   })
-  .transform((data): MessageData => withoutAbsent(data));
+  .transform((data) => withoutAbsent(data) as MessageData);
 
 export const ToolCallParams = z.strictObject({
   id: Id,
