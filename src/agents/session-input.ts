@@ -47,6 +47,7 @@ export function sessionInput(agent: Agent, context: { workingDir?: string } = {}
     "permissions",
     "disableTools",
     "sandbox",
+    "lifecycleTimeout",
   ] as const) {
     if (h[key] !== undefined) options[key] = h[key];
   }

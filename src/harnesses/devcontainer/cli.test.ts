@@ -59,4 +59,25 @@ setTimeout(() => {}, 600_000);`,
     standIns.pids.push(docker);
     expect(alive(docker)).toBe(false);
   });
+
+  it("stops a lifecycle command that hangs after its own bound, naming it and the setting, not the image's pull", async () => {
+    const { cli, dir } = upThat(
+      `log("Container started\\n\\x1b[1mRunning the onCreateCommand from devcontainer.json...\\x1b[0m\\r\\n");
+log("\\x1b[1mRunning the postCreate");
+setTimeout(() => log("Command from devcontainer.json...\\x1b[0m\\r\\n"), 50);
+setTimeout(() => {}, 600_000);`,
+      1,
+    );
+    const err = (await cli
+      .up(dir, 600_000, {
+        ms: 2_000,
+        setting: "lifecycleTimeout (seconds)",
+        command: (hook, nth) => `${hook} #${nth}`,
+      })
+      .catch((e: Error) => e)) as Error;
+    expect(err.message).toMatch(
+      /^devcontainer up --workspace-folder .*: the image's postCreateCommand postCreateCommand #1 \(from its devcontainer\.metadata label\) did not finish within 2 s and was stopped, its container removed; .* raise lifecycleTimeout \(seconds\); its output ended with: /s,
+    );
+    expect(err.message).not.toContain("pulling or building");
+  });
 });

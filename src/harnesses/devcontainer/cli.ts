@@ -18,6 +18,15 @@ export interface UpResult {
   description?: string;
 }
 
+/** What bounds each lifecycle command `up` runs, and how its error names the command and that bound. */
+export interface LifecycleBound {
+  ms: number;
+  /** The setting that sets ms, as the error names it. */
+  setting: string;
+  /** The `nth` command of `hook`, as the error quotes it; undefined when unknown. */
+  command: (hook: string, nth: number) => string | undefined;
+}
+
 export interface DevcontainerPrograms {
   /** `devcontainer` (npm @devcontainers/cli) or a path. */
   devcontainer: string;
@@ -67,53 +76,108 @@ function groupGone(pgid: number): boolean {
   }
 }
 
+/** How `up` logs the start of a lifecycle command (`Running the postCreateCommand from devcontainer.json...`). */
+const HOOK_STARTED = /Running the (\w+) from /g;
+
+/** A lifecycle command `up` was running: its hook and which of that hook's commands (from 1). */
+export interface RunningHook {
+  hook: string;
+  nth: number;
+}
+
+interface GroupResult {
+  ok: boolean;
+  stdout: string;
+  stderr: string;
+  error?: string;
+  timedOut?: boolean;
+  /** The lifecycle command running when it was stopped. */
+  hook?: RunningHook;
+  /** Stopped because that command ran longer than hookMs. */
+  hookTimedOut?: boolean;
+}
+
 /**
  * `devcontainer up` in its own process group: the CLI runs `docker` children (a `docker run` among them) that a
  * kill of the CLI alone would leave running, to create the container after the caller swept for it. On its
  * timeout or failure the whole group is killed, and this resolves once the group is gone (or after GROUP_GONE_MS).
+ * Each lifecycle command it logs the start of has hookMs of its own: one that hangs would otherwise hold `up` for
+ * all of timeoutMs, which is sized for pulling and building an image.
  */
-function runGroup(program: string, args: string[], timeoutMs: number, env: NodeJS.ProcessEnv) {
-  return new Promise<{ ok: boolean; stdout: string; stderr: string; error?: string; timedOut?: boolean }>(
-    (resolve) => {
-      const child = spawn(program, args, { env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-      const out = { stdout: "", stderr: "" };
-      // The end of each is what an error quotes; a runaway log is not kept whole.
-      const keep = (key: "stdout" | "stderr") => (chunk: Buffer) => {
-        out[key] = (out[key] + chunk.toString("utf8")).slice(-MAX_KEPT_CHARS);
-      };
-      child.stdout.on("data", keep("stdout"));
-      child.stderr.on("data", keep("stderr"));
-      let timedOut = false;
-      const killGroup = () => {
-        try {
-          if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
-        } catch {
-          // The group is gone already.
-        }
-      };
-      const timer = setTimeout(() => {
-        timedOut = true;
-        killGroup();
-      }, timeoutMs);
-      const settle = async (error?: string) => {
-        clearTimeout(timer);
-        if (error !== undefined && child.pid !== undefined) {
+function runGroup(
+  program: string,
+  args: string[],
+  timeoutMs: number,
+  env: NodeJS.ProcessEnv,
+  hookMs = timeoutMs,
+) {
+  return new Promise<GroupResult>((resolve) => {
+    const child = spawn(program, args, { env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const out = { stdout: "", stderr: "" };
+    // The end of each is what an error quotes; a runaway log is not kept whole.
+    const keep = (key: "stdout" | "stderr") => (chunk: Buffer) => {
+      out[key] = (out[key] + chunk.toString("utf8")).slice(-MAX_KEPT_CHARS);
+    };
+    child.stdout.on("data", keep("stdout"));
+    child.stderr.on("data", keep("stderr"));
+    let timedOut = false;
+    let hook: RunningHook | undefined;
+    let hookTimedOut = false;
+    let hookTimer: NodeJS.Timeout | undefined;
+    const started = new Map<string, number>();
+    // A log line may arrive in two chunks: what follows the last start seen is looked at again.
+    let unscanned = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      unscanned += chunk.toString("utf8");
+      let end = Math.max(0, unscanned.length - 200);
+      for (const match of unscanned.matchAll(HOOK_STARTED)) {
+        const name = match[1]!;
+        started.set(name, (started.get(name) ?? 0) + 1);
+        hook = { hook: name, nth: started.get(name)! };
+        end = match.index + match[0].length;
+        clearTimeout(hookTimer);
+        hookTimer = setTimeout(() => {
+          hookTimedOut = true;
           killGroup();
-          const deadline = Date.now() + GROUP_GONE_MS;
-          while (!groupGone(child.pid) && Date.now() < deadline) {
-            await new Promise((r) => setTimeout(r, 50));
-          }
+        }, hookMs);
+      }
+      unscanned = unscanned.slice(end);
+    });
+    const killGroup = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // The group is gone already.
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, timeoutMs);
+    const settle = async (error?: string) => {
+      clearTimeout(timer);
+      clearTimeout(hookTimer);
+      if (error !== undefined && child.pid !== undefined) {
+        killGroup();
+        const deadline = Date.now() + GROUP_GONE_MS;
+        while (!groupGone(child.pid) && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 50));
         }
-        resolve({ ok: error === undefined, ...out, ...(error !== undefined ? { error, timedOut } : {}) });
-      };
-      child.on("error", (err) => void settle(err.message));
-      child.on("close", (code, signal) => {
-        if (timedOut) void settle(`timed out after ${timeoutMs / 1000} s`);
-        else if (code === 0) void settle();
-        else void settle(`${program} exited with ${signal ?? `code ${code}`}`);
+      }
+      resolve({
+        ok: error === undefined,
+        ...out,
+        ...(error !== undefined ? { error, timedOut, hookTimedOut, ...(hook ? { hook } : {}) } : {}),
       });
-    },
-  );
+    };
+    child.on("error", (err) => void settle(err.message));
+    child.on("close", (code, signal) => {
+      if (timedOut) void settle(`timed out after ${timeoutMs / 1000} s`);
+      else if (hookTimedOut) void settle(`${hook?.hook} timed out after ${hookMs / 1000} s`);
+      else if (code === 0) void settle();
+      else void settle(`${program} exited with ${signal ?? `code ${code}`}`);
+    });
+  });
 }
 
 /** The last JSON line of `devcontainer up` that says an outcome. */
@@ -170,13 +234,31 @@ export class DevcontainerCli {
     }
   }
 
-  async up(workspaceFolder: string, timeoutMs: number): Promise<UpResult & { containerId: string }> {
-    const result = await runGroup(this.programs.devcontainer, upArgs(workspaceFolder), timeoutMs, this.env);
+  async up(
+    workspaceFolder: string,
+    timeoutMs: number,
+    lifecycle?: LifecycleBound,
+  ): Promise<UpResult & { containerId: string }> {
+    const result = await runGroup(
+      this.programs.devcontainer,
+      upArgs(workspaceFolder),
+      timeoutMs,
+      this.env,
+      lifecycle?.ms,
+    );
     const parsed = parseUpOutput(result.stdout);
     if (parsed?.outcome === "success" && parsed.containerId)
       return parsed as UpResult & { containerId: string };
     const printed = tailOf((result.stderr || result.stdout).trim(), QUOTED_OUTPUT_CHARS);
     const command = `devcontainer up --workspace-folder ${workspaceFolder}`;
+    if (result.hookTimedOut && result.hook && lifecycle) {
+      const { hook, nth } = result.hook;
+      const what = lifecycle.command(hook, nth);
+      throw new HarnessError(
+        "brain_error",
+        `${command}: the image's ${hook}${what ? ` ${what}` : ""} (from its devcontainer.metadata label) did not finish within ${lifecycle.ms / 1000} s and was stopped, its container removed; make the command finish sooner (or not wait on input), use an image without it, or raise ${lifecycle.setting}${printed ? `; its output ended with: ${printed}` : ""}`,
+      );
+    }
     if (result.timedOut) {
       // Its log is progress, not a reason: what was cut short is said first.
       throw new HarnessError(

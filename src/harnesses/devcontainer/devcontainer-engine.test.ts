@@ -225,3 +225,41 @@ describe("a dev container image that asks for the host", () => {
     expect(docker("ps", "-aq", "--filter", `ancestor=${tag}`)).toBe("");
   });
 });
+
+/** `tag`: the base image with `metadata` as its devcontainer.metadata label (docker commit: no builder). */
+function imageWithMetadata(tag: string, metadata: object[]) {
+  const made = docker("create", BASE_IMAGE);
+  try {
+    docker(
+      "commit",
+      "-c",
+      `LABEL devcontainer.metadata=${JSON.stringify(JSON.stringify(metadata))}`,
+      made,
+      tag,
+    );
+  } finally {
+    docker("rm", "-f", made);
+  }
+}
+
+describe("a dev container image whose lifecycle command hangs", () => {
+  const tag = `brain-test/devc-hanging-hook-${process.pid}`;
+  beforeAll(() => imageWithMetadata(tag, [{ postCreateCommand: "sleep 1000" }]));
+  afterAll(() => {
+    docker("rmi", "-f", tag);
+  });
+
+  it("is stopped after lifecycleTimeout, naming the command and the setting; no container is left", async () => {
+    const b = await devcontainerBed({ path: "/v1", model: "openai/fake-model" });
+    const s = await b.create({
+      config: { options: { innerHarness: "pi", image: tag, lifecycleTimeout: 3 } },
+    });
+    const outcome = await (await s.prompt("say hello")).settled;
+    expect(outcome.status).toBe("failed");
+    expect(outcome.error?.message).toMatch(
+      /the image's postCreateCommand "sleep 1000" \(from its devcontainer\.metadata label\) did not finish within 3 s and was stopped, its container removed; .*raise lifecycleTimeout \(an agent definition's harness\.lifecycleTimeout, in seconds; default 300\)/,
+    );
+    expect(sessionContainers(s.id)).toEqual([]);
+    expect(docker("ps", "-aq", "--filter", `ancestor=${tag}`)).toBe("");
+  });
+});

@@ -25,7 +25,7 @@ import { installMounts, loopbackProviderPort, refuseBrainHome } from "../sandbox
 import { DevcontainerCli, type DevcontainerPrograms, defaultPrograms } from "./cli.js";
 import { DEFAULT_DEVCONTAINER_IMAGE, devcontainerJson, writeDevcontainerJson } from "./config.js";
 import { assertHostUser } from "./host-user.js";
-import { refuseHostGrants } from "./image-metadata.js";
+import { lifecycleCommand, refuseHostGrants } from "./image-metadata.js";
 
 /** Builds the inner harness's factory with `launcher` in front of its command; undefined: no such harness. */
 export type InnerFactories = (innerHarness: string, launcher: string[]) => HarnessFactory | undefined;
@@ -55,10 +55,12 @@ export interface DevcontainerSettings {
 export interface DevcontainerTimeouts {
   /** `devcontainer up` (may pull and build the image). */
   upMs: number;
+  /** Each lifecycle command of the image `up` runs, unless the session's lifecycleTimeout says otherwise. */
+  lifecycleMs: number;
   stopMs: number;
 }
 
-const DEFAULT_TIMEOUTS: DevcontainerTimeouts = { upMs: 600_000, stopMs: 30_000 };
+const DEFAULT_TIMEOUTS: DevcontainerTimeouts = { upMs: 600_000, lifecycleMs: 300_000, stopMs: 30_000 };
 
 const Options = z.looseObject({
   innerHarness: z.string().min(1),
@@ -68,6 +70,8 @@ const Options = z.looseObject({
   working_dir: z.string().startsWith("/", "must be an absolute path").optional(),
   /** "none": no network but the provider on this host's loopback; "bridge": Docker's default network. */
   network: z.enum(["none", "bridge"]).default("none"),
+  /** Seconds each lifecycle command of the image (postCreateCommand…) may run during `devcontainer up`. */
+  lifecycleTimeout: z.number().positive().optional(),
 });
 
 /** The directory `devcontainer up` gets as its workspace folder (host-only: never mounted into the container). */
@@ -124,7 +128,8 @@ export class DevcontainerFactory implements HarnessFactory {
         `harness "${this.name}": config.options: ${describeIssues(parsed.error)}; set innerHarness (an agent definition's harness.innerHarness, e.g. claude-code) and optionally image`,
       );
     }
-    const { innerHarness, image, remoteUser, working_dir, network, ...innerOptions } = parsed.data;
+    const { innerHarness, image, remoteUser, working_dir, network, lifecycleTimeout, ...innerOptions } =
+      parsed.data;
     if (innerHarness === this.name)
       throw new HarnessError("brain_error", `harness "${this.name}" cannot run itself inside`);
     const workspaceFolder = join(options.dir, WORKSPACE_DIR);
@@ -156,7 +161,12 @@ export class DevcontainerFactory implements HarnessFactory {
       hostPorts,
       docker: this.docker,
     });
-    await refuseHostGrants(this.docker, image ?? DEFAULT_DEVCONTAINER_IMAGE, this.name, this.timeouts.upMs);
+    const label = await refuseHostGrants(
+      this.docker,
+      image ?? DEFAULT_DEVCONTAINER_IMAGE,
+      this.name,
+      this.timeouts.upMs,
+    );
     // What a crashed host left of this session (a container `devcontainer up` would otherwise reuse).
     const owner = {
       id: options.sessionId,
@@ -203,7 +213,11 @@ export class DevcontainerFactory implements HarnessFactory {
       await (box?.remove() ?? sweepSession(this.docker, owner, this.timeouts.stopMs));
     };
     try {
-      const up = await this.cli.up(workspaceFolder, this.timeouts.upMs);
+      const up = await this.cli.up(workspaceFolder, this.timeouts.upMs, {
+        ms: lifecycleTimeout !== undefined ? lifecycleTimeout * 1000 : this.timeouts.lifecycleMs,
+        setting: `lifecycleTimeout (an agent definition's harness.lifecycleTimeout, in seconds; default ${this.timeouts.lifecycleMs / 1000})`,
+        command: (hook, nth) => lifecycleCommand(label, hook, nth),
+      });
       box = new Container(
         this.docker,
         up.containerId,

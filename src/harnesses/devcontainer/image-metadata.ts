@@ -59,17 +59,38 @@ async function labelOf(docker: DockerCli, image: string, harness: string, pullMs
   return (await inspect()).stdout.trim();
 }
 
-/** Throws a HarnessError when `image` asks in its devcontainer.metadata for anything that reaches past its container. */
+/**
+ * The `nth` (from 1) command the label gives for lifecycle `hook` (`postCreateCommand`…), as JSON: the CLI runs each
+ * entry's in the label's order. Undefined when the label has no such one.
+ */
+export function lifecycleCommand(label: string | undefined, hook: string, nth: number): string | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(label ?? "");
+  } catch {
+    return undefined;
+  }
+  const entries = (Array.isArray(parsed) ? parsed : [parsed]) as Record<string, unknown>[];
+  const commands = entries.flatMap((e) => (e && typeof e === "object" && e[hook] ? [e[hook]] : []));
+  const command = commands[nth - 1];
+  return command === undefined ? undefined : JSON.stringify(command);
+}
+
+/**
+ * Throws a HarnessError when `image` asks in its devcontainer.metadata for anything that reaches past its container;
+ * else resolves with the label (undefined when the image has none).
+ */
 export async function refuseHostGrants(
   docker: DockerCli,
   image: string,
   harness: string,
   pullMs: number,
-): Promise<void> {
-  const label = await labelOf(docker, image, harness, pullMs);
+): Promise<string | undefined> {
+  const printed = await labelOf(docker, image, harness, pullMs);
   // `docker inspect` prints "<no value>" for a label the image does not have.
-  const grants = hostGrants(label === "<no value>" ? undefined : label);
-  if (grants.length === 0) return;
+  const label = printed === "<no value>" ? undefined : printed;
+  const grants = hostGrants(label);
+  if (grants.length === 0) return label;
   throw new HarnessError(
     "brain_error",
     `harness "${harness}": image "${image}" asks in its ${METADATA_LABEL} label for ${grants.join(", ")}, which the Dev Container CLI would grant the session's container, reaching past it into this host; use an image without them (rebuilt without the features that add them, or one built FROM it with LABEL ${METADATA_LABEL}="[]")`,

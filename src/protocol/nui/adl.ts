@@ -41,6 +41,7 @@ export const ADL_HARNESS_KEYS = [
   "env",
   "permissions",
   "disableTools",
+  "lifecycleTimeout",
 ] as const;
 
 export const AdlHarness = z.object({
@@ -61,6 +62,8 @@ export const AdlHarness = z.object({
   env: EnvMap.optional(),
   permissions: z.enum(["interactive", "bypass"]).optional(),
   disableTools: z.boolean().optional(),
+  /** Brain's: seconds each lifecycle command of a devcontainer's image may run (`devcontainer up`). */
+  lifecycleTimeout: z.number().positive().optional(),
 });
 export type AdlHarness = z.infer<typeof AdlHarness>;
 
