@@ -263,3 +263,26 @@ describe("a dev container image whose lifecycle command hangs", () => {
     expect(docker("ps", "-aq", "--filter", `ancestor=${tag}`)).toBe("");
   });
 });
+
+describe("a dev container image whose label sets remoteUser", () => {
+  const tag = `brain-test/devc-remote-user-${process.pid}`;
+  beforeAll(() => imageWithMetadata(tag, [{ remoteUser: "node" }]));
+  afterAll(() => {
+    docker("rmi", "-f", tag);
+  });
+
+  it("runs the inner harness as that user, as devcontainer exec would", async () => {
+    const b = await devcontainerBed({ path: "/v1", model: "openai/fake-model" });
+    const s = await b.create({ config: { options: { innerHarness: "pi", image: tag } } });
+    const turn = await s.prompt("say hello");
+    expect(await turn.settled).toMatchObject({ status: "completed" });
+    const [id] = sessionContainers(s.id);
+    const runner = docker("top", id!, "-o", "pid,uid,args")
+      .split("\n")
+      .filter((line) => line.includes("runners/pi/dist/main.js"));
+    expect(runner.length).toBeGreaterThan(0);
+    expect(runner.map((line) => line.trim().split(/\s+/)[1])).toEqual(runner.map(() => "1000"));
+    await b.t.brain.closeSession(s.id);
+    expect(sessionContainers(s.id)).toEqual([]);
+  });
+});

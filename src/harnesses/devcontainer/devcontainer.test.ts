@@ -160,7 +160,7 @@ describe("a session in a dev container", () => {
     expect(exec.slice(-2)).toEqual(["node", echoRunnerPath()]);
     // Beside it, its guard: the command is ended inside when the shim that ran it goes (src/harnesses/exec-relay.ts).
     const guard = docker.find((call) => call[0] === "exec" && call !== exec)!;
-    expect(guard.slice(0, 5)).toEqual(["exec", "-i", "devc0ffee", "sh", "-c"]);
+    expect(guard.slice(0, 7)).toEqual(["exec", "-i", "-u", "root", "devc0ffee", "sh", "-c"]); // as up's remoteUser
     // What its environment held goes in a file, not by name through docker's own environment.
     expect(exec).toContain("--env-file");
     expect(exec).not.toContain("-e");

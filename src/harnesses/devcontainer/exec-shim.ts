@@ -1,7 +1,7 @@
 // Runs an inner harness's command inside the session's dev container: the launcher words Brain puts in front
 // of a CLI or runner command line.
 //
-//   node exec-shim.js --docker PROGRAM [--docker-config DIR] [--docker-env NAME=VALUE…] --container ID --workspace-folder DIR -- COMMAND ARGS…
+//   node exec-shim.js --docker PROGRAM [--docker-config DIR] [--docker-env NAME=VALUE…] --container ID --workspace-folder DIR [--user USER] -- COMMAND ARGS…
 //
 // becomes `PROGRAM exec -i -w <cwd> [-u <remoteUser>] --env-file FILE ID COMMAND ARGS…` (and a guard beside it,
 // see src/harnesses/exec-relay.ts), with stdio passed straight through (the inner protocol is spoken across it).
@@ -9,8 +9,9 @@
 // (0600 in a 0700 dir, removed when the command ends), never in argv nor in docker's own environment, which is
 // Brain's (the --docker-env words). Not `devcontainer exec`: it hands the config's `remoteEnv` to its own
 // `docker exec` as `-e NAME=VALUE`, which put the provider key in a host process's argv for any local user to read.
-// The command runs in its cwd when that is mounted inside, else in the workspace folder, as the config's
-// remoteUser (the image's user when none is set, as `devcontainer exec` would). Docker reads its config from the
+// The command runs in its cwd when that is mounted inside, else in the workspace folder, as USER: the remoteUser
+// `devcontainer up` reported (the config's, else the image label's remoteUser or containerUser, else the image's
+// user), which is who `devcontainer exec` would run it as. Docker reads its config from the
 // docker config DIR (Brain's), not from under the command's HOME, which the container can write.
 import { dockerEnv, isMain, relayExec, shimArgs } from "../exec-relay.js";
 import { type DevcontainerJson, readDevcontainerJson } from "./config.js";
@@ -22,6 +23,8 @@ export function parseShimArgs(argv: string[]): {
   dockerLocation: string[];
   container: string;
   workspaceFolder: string;
+  /** The user `devcontainer up` said the container's commands run as (its remoteUser). */
+  user: string | undefined;
   command: string[];
 } {
   const { flag, flags, command } = shimArgs(argv);
@@ -29,7 +32,7 @@ export function parseShimArgs(argv: string[]): {
   const workspaceFolder = flag("--workspace-folder");
   if (!container || !workspaceFolder || command.length === 0) {
     throw new Error(
-      "usage: exec-shim --docker PROGRAM [--docker-config DIR] [--docker-env NAME=VALUE…] --container ID --workspace-folder DIR -- COMMAND ARGS…",
+      "usage: exec-shim --docker PROGRAM [--docker-config DIR] [--docker-env NAME=VALUE…] --container ID --workspace-folder DIR [--user USER] -- COMMAND ARGS…",
     );
   }
   return {
@@ -38,6 +41,7 @@ export function parseShimArgs(argv: string[]): {
     dockerLocation: flags("--docker-env"),
     container,
     workspaceFolder,
+    user: flag("--user"),
     command,
   };
 }
@@ -58,14 +62,16 @@ export function directoryInside(json: DevcontainerJson, cwd: string): string {
 }
 
 async function main(): Promise<void> {
-  const { docker, dockerConfig, dockerLocation, container, workspaceFolder, command } = parseShimArgs(
+  const { docker, dockerConfig, dockerLocation, container, workspaceFolder, user, command } = parseShimArgs(
     process.argv.slice(2),
   );
   const json = await readDevcontainerJson(workspaceFolder);
   const cwd = directoryInside(json, process.cwd());
+  // `up`'s remoteUser merges the image's label with the config, as `devcontainer exec` would run as.
+  const remoteUser = user ?? json.remoteUser;
   relayExec(
     docker,
-    { container, cwd, env: process.env, command, ...(json.remoteUser ? { user: json.remoteUser } : {}) },
+    { container, cwd, env: process.env, command, ...(remoteUser ? { user: remoteUser } : {}) },
     "brain devcontainer exec",
     dockerEnv(process.env, dockerConfig, dockerLocation),
   );

@@ -101,8 +101,8 @@ export class DevcontainerFactory implements HarnessFactory {
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...settings.timeouts };
   }
 
-  /** The words put in front of the inner harness's command: `docker exec` into `container`. */
-  launcher(container: string, workspaceFolder: string): string[] {
+  /** The words put in front of the inner harness's command: `docker exec` into `container`, as `user`. */
+  launcher(container: string, workspaceFolder: string, user?: string): string[] {
     const { node, script } = this.settings.shim;
     return [
       node,
@@ -116,8 +116,24 @@ export class DevcontainerFactory implements HarnessFactory {
       container,
       "--workspace-folder",
       workspaceFolder,
+      ...(user ? ["--user", user] : []),
       "--",
     ];
+  }
+
+  /**
+   * The inner dir to the user the container's commands run as, when that is not root and Brain is: Brain made it
+   * (0700, its own) and the inner harness keeps its state there. The CLI's uid update would not help (it maps the
+   * user to Brain's uid only when that is not root) and is off. Done inside, where a link the dir holds reaches
+   * no further than the container's mounts, and links are changed, not followed.
+   */
+  private async handInnerDir(up: { containerId: string; remoteUser?: string }, innerDir: string) {
+    const user = up.remoteUser;
+    if (!user || /^(root|0)(:|$)/.test(user) || (this.settings.uid ?? process.getuid?.()) !== 0) return;
+    await this.docker.run(
+      ["exec", "-u", "root", up.containerId, "chown", "-R", "-h", user, innerDir],
+      this.timeouts.stopMs,
+    );
   }
 
   async open(options: HarnessOptions): Promise<Harness> {
@@ -226,9 +242,13 @@ export class DevcontainerFactory implements HarnessFactory {
         this.settings.records,
       );
       pending?.settled();
+      await this.handInnerDir(up, innerDir);
       await bridge.reach(hostPorts);
       // Made once the container is known: its launcher execs into it by id.
-      const inner = this.settings.inner(innerHarness, this.launcher(up.containerId, workspaceFolder));
+      const inner = this.settings.inner(
+        innerHarness,
+        this.launcher(up.containerId, workspaceFolder, up.remoteUser),
+      );
       if (!inner) throw unknownInner();
       const harness = await inner.open({
         ...options,
