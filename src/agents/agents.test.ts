@@ -71,6 +71,19 @@ describe("nui's format", () => {
       harness: "devcontainer",
       config: { options: { innerHarness: "claude-code" } },
     });
+    // What a devcontainer's errors tell its author to set (harness.remoteUser, .network) reaches the session.
+    const file = join(scratch(), "devc.yaml");
+    writeFileSync(
+      file,
+      "adl: '1.0'\nid: devc\nname: D\nharness:\n  type: devcontainer\n  innerHarness: pi\n  remoteUser: node\n  network: bridge\n  lifecycleTimeout: 60\n",
+    );
+    const devc = loadAgentFile(file);
+    expect(devc.ignored).toEqual([]);
+    expect(sessionInput(devc).config?.options).toMatchObject({
+      remoteUser: "node",
+      network: "bridge",
+      lifecycleTimeout: 60,
+    });
     expect(sessionInput(loadAgentFile(join(agentsDir, "ext-echo.yaml")))).toMatchObject({
       harness: "ext:demo-py/echo",
       permissions: { default: "allow", tools: { Bash: "ask", Write: "ask" } },

@@ -48,6 +48,8 @@ export function sessionInput(agent: Agent, context: { workingDir?: string } = {}
     "disableTools",
     "sandbox",
     "lifecycleTimeout",
+    "remoteUser",
+    "network",
   ] as const) {
     if (h[key] !== undefined) options[key] = h[key];
   }

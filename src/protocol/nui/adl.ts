@@ -42,6 +42,8 @@ export const ADL_HARNESS_KEYS = [
   "permissions",
   "disableTools",
   "lifecycleTimeout",
+  "remoteUser",
+  "network",
 ] as const;
 
 export const AdlHarness = z.object({
@@ -64,6 +66,9 @@ export const AdlHarness = z.object({
   disableTools: z.boolean().optional(),
   /** Brain's: seconds each lifecycle command of a devcontainer's image may run (`devcontainer up`). */
   lifecycleTimeout: z.number().positive().optional(),
+  /** Brain's, for a devcontainer: the image's user its commands run as, and its network. */
+  remoteUser: z.string().min(1).optional(),
+  network: z.enum(["none", "bridge"]).optional(),
 });
 export type AdlHarness = z.infer<typeof AdlHarness>;
 
