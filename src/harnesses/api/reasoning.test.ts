@@ -72,3 +72,38 @@ describe.each(["openai-chat", "openrouter", "openai-compatible"])("%s: a refusal
     expect(JSON.stringify(bed.fake.requests[1]?.body.messages)).toContain(refusal);
   });
 });
+
+describe.each([
+  ["openai", "o4-mini"],
+  ["gemini", "fake-thinking-model"],
+])("%s reasoning", (provider, model) => {
+  it("is not shown as the answer, and goes back with its token across a tool round trip", async () => {
+    const session = await bed.brain({ provider }).brain.create({
+      harness: "api",
+      config: { model: `${provider}:${model}`, tools: ["echo"] },
+    });
+    const reasoning = { text: "The user wants an echo.", signature: "gAAAA-fake-encrypted-reasoning" };
+    bed.fake.script([
+      { reasoning, text: "Echoing.", toolCalls: [{ name: "echo", arguments: { value: "hi" } }] },
+      { reasoning: { text: "Done now.", signature: "sig-2" }, text: "It said hi." },
+    ]);
+    expect((await (await session.prompt("echo hi")).settled).status).toBe("completed");
+    const all = await events(session);
+    expect(textOf(all)).toBe("Echoing.It said hi.");
+    expect(JSON.stringify(all)).not.toMatch(/The user wants an echo|Done now/);
+    // Each provider's own shape: a reasoning item before the call, or the signature on the call's part.
+    const body = bed.fake.requests[1]?.body;
+    if (provider === "openai") {
+      const kinds = body.input.map((item: { type?: string; role?: string }) => item.type ?? item.role);
+      expect(kinds).toEqual(["user", "reasoning", "assistant", "function_call", "function_call_output"]);
+      expect(body.input[1]).toMatchObject({ id: "rs_fake1", encrypted_content: reasoning.signature });
+    } else {
+      const parts = body.contents[1].parts;
+      expect(parts[0]).toEqual({ text: reasoning.text, thought: true });
+      expect(parts[2]).toMatchObject({
+        functionCall: { name: "echo" },
+        thoughtSignature: reasoning.signature,
+      });
+    }
+  });
+});

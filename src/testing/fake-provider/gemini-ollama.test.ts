@@ -276,3 +276,41 @@ describe("API key", () => {
     expect((await send({ authorization: "Bearer sk-test" })).status).toBe(200);
   });
 });
+
+describe("gemini thought signatures", () => {
+  const call = (signature?: string) => ({
+    role: "model",
+    parts: [
+      { functionCall: { name: "echo", args: {} }, ...(signature ? { thoughtSignature: signature } : {}) },
+    ],
+  });
+  const answer = { role: "user", parts: [{ functionResponse: { name: "echo", response: {} } }] };
+  const path = "/v1beta/models/fake-thinking-model:generateContent";
+  const ask = (model: object) => post(path, { contents: [gemini.body("x").contents[0], model, answer] });
+
+  it("a thinking model refuses a function call sent back without its signature, as Gemini 3 does", async () => {
+    const res = await ask(call());
+    expect(res.status).toBe(400);
+    const { error } = (await res.json()) as Json;
+    expect(error.status).toBe("INVALID_ARGUMENT");
+    expect(error.message).toContain("missing a thought_signature");
+    expect((await ask(call("skip_thought_signature_validator"))).status).toBe(400);
+    expect((await ask(call("sig"))).status).toBe(200);
+  });
+
+  it("streams the thought apart from the text, and signs the first function call", async () => {
+    provider.script([
+      {
+        reasoning: { text: "hmm", signature: "sig-1" },
+        toolCalls: [
+          { name: "a", arguments: {} },
+          { name: "b", arguments: {} },
+        ],
+      },
+    ]);
+    const res = await post(gemini.once, gemini.body("x"));
+    const parts = ((await res.json()) as Json).candidates[0].content.parts;
+    expect(parts[0]).toEqual({ text: "hmm", thought: true });
+    expect(parts.map((p: Json) => p.thoughtSignature)).toEqual([undefined, "sig-1", undefined]);
+  });
+});

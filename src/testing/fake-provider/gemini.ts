@@ -39,16 +39,54 @@ function usageMetadata(ctx: RenderContext, done: boolean) {
   return { ...prompt, candidatesTokenCount: output, totalTokenCount: input + output };
 }
 
+/** Gemini signs a turn's thinking on its first function call only (parallel calls after it carry none). */
 function functionCallParts(ctx: RenderContext): object[] {
-  return ctx.reply.toolCalls.map((call) => ({
+  const signature = ctx.reply.reasoning?.signature;
+  return ctx.reply.toolCalls.map((call, i) => ({
     functionCall: {
       // The Gemini API names no call ids; a scripted id is passed on for clients that read one.
       ...(call.id ? { id: call.id } : {}),
       name: call.name,
       args: JSON.parse(call.argumentsJson),
     },
+    ...(i === 0 && signature ? { thoughtSignature: signature } : {}),
   }));
 }
+
+/** The thought summary, a part of its own marked `thought`. */
+function thoughtParts(ctx: RenderContext): object[] {
+  return ctx.reply.reasoning ? [{ text: ctx.reply.reasoning.text, thought: true }] : [];
+}
+
+/** With no function call, the signature rides on the last text part. */
+function signedText(ctx: RenderContext, text: string, last: boolean): object {
+  const signature = ctx.reply.reasoning?.signature;
+  return last && signature && ctx.reply.toolCalls.length === 0
+    ? { text, thoughtSignature: signature }
+    : { text };
+}
+
+/**
+ * A thinking model (Gemini 3; here any model named with "thinking") answers 400 when a function call of the current
+ * turn comes back without its signature. The real message, so a client's error handling can be tried on it.
+ */
+function rejects(body: Record<string, unknown>, model: string): ErrorInfo | undefined {
+  if (!model.includes("thinking")) return undefined;
+  type Part = { functionCall?: { name?: string }; thoughtSignature?: unknown };
+  const contents = Array.isArray(body.contents) ? (body.contents as { role?: string; parts?: Part[] }[]) : [];
+  for (const [position, content] of contents.entries()) {
+    if (content?.role !== "model" || !Array.isArray(content.parts)) continue;
+    const first = content.parts.find((part) => part?.functionCall);
+    const signed = typeof first?.thoughtSignature === "string" && first.thoughtSignature !== SKIP;
+    if (!first || signed) continue;
+    const message = `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${first.functionCall?.name}\` , position ${position + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`;
+    return { status: 400, message };
+  }
+  return undefined;
+}
+
+/** The documented sentinel a client may send in place of a signature it lost; the fake takes it as lost. */
+const SKIP = "skip_thought_signature_validator";
 
 function response(ctx: RenderContext, parts: object[], done: boolean) {
   return {
@@ -72,17 +110,20 @@ function* stream(ctx: RenderContext): Iterable<SseFrame> {
   // The last chunk carries the finish reason and the full usage: the tool calls when there are any, else the
   // last piece of text (an empty reply is one empty text part).
   if (pieces.length === 0 && calls.length === 0) pieces.push("");
+  const thoughts = thoughtParts(ctx);
+  if (thoughts.length > 0) yield { data: response(ctx, thoughts, false) };
   for (const [i, piece] of pieces.entries()) {
     const last = i === pieces.length - 1 && calls.length === 0;
-    yield { data: response(ctx, [{ text: piece }], last), delayMs: i > 0 ? reply.delayMs : undefined };
+    const part = signedText(ctx, piece, i === pieces.length - 1);
+    yield { data: response(ctx, [part], last), delayMs: i > 0 ? reply.delayMs : undefined };
   }
   if (calls.length > 0) yield { data: response(ctx, calls, true) };
 }
 
 function json(ctx: RenderContext): unknown {
   const parts: object[] =
-    ctx.reply.text !== "" || ctx.reply.toolCalls.length === 0 ? [{ text: ctx.reply.text }] : [];
-  return response(ctx, [...parts, ...functionCallParts(ctx)], true);
+    ctx.reply.text !== "" || ctx.reply.toolCalls.length === 0 ? [signedText(ctx, ctx.reply.text, true)] : [];
+  return response(ctx, [...thoughtParts(ctx), ...parts, ...functionCallParts(ctx)], true);
 }
 
 export const gemini: WireFormatHandler = {
@@ -96,6 +137,7 @@ export const gemini: WireFormatHandler = {
     headers["x-goog-api-key"] === apiKey || query?.get("key") === apiKey,
   errorBody,
   streamError,
+  rejects,
   unauthorized: () => ({
     status: 400,
     message: "API key not valid. Please pass a valid API key.",

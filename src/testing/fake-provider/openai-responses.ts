@@ -1,7 +1,7 @@
 // OpenAI Responses: typed SSE events (response.created … response.completed), or one `response` object.
 import { openaiAccess } from "./openai-chat.js";
 import { chunk } from "./scripts.js";
-import type { RenderContext, SseFrame, StreamError, WireFormatHandler } from "./types.js";
+import type { ErrorInfo, RenderContext, SseFrame, StreamError, WireFormatHandler } from "./types.js";
 
 function messageId(ctx: RenderContext): string {
   return `msg_fake${ctx.seq}`;
@@ -16,11 +16,35 @@ function messageItem(ctx: RenderContext, status: "in_progress" | "completed") {
   return { id: messageId(ctx), type: "message", status, role: "assistant", content };
 }
 
+function reasoningId(ctx: RenderContext): string {
+  return `rs_fake${ctx.seq}`;
+}
+
+/** The summary is what the API shows of the reasoning; the encrypted whole comes only when `include` asks for it. */
+function reasoningItem(ctx: RenderContext, done: boolean) {
+  const { text, signature } = ctx.reply.reasoning!;
+  const include = ctx.body?.include;
+  const encrypted = Array.isArray(include) && include.includes("reasoning.encrypted_content");
+  return {
+    id: reasoningId(ctx),
+    type: "reasoning",
+    summary: done ? [{ type: "summary_text", text }] : [],
+    ...(encrypted ? { encrypted_content: signature } : {}),
+  };
+}
+
+/**
+ * A call made after reasoning names that reasoning item in its own id, so that `rejects` can demand it back, as the
+ * real API does ("provided without its required 'reasoning' item"), with no memory of earlier responses.
+ */
+const AFTER_REASONING = /_after_(rs_fake\d+)$/;
+
 /** pi-ai pairs `call_id|id` and OpenAI wants function-call item ids to start with "fc". */
 function functionCallItem(ctx: RenderContext, index: number, status: "in_progress" | "completed") {
   const call = ctx.reply.toolCalls[index]!;
+  const after = ctx.reply.reasoning ? `_after_${reasoningId(ctx)}` : "";
   return {
-    id: `fc_fake${ctx.seq}_${index}`,
+    id: `fc_fake${ctx.seq}_${index}${after}`,
     type: "function_call",
     status,
     arguments: status === "completed" ? call.argumentsJson : "",
@@ -35,7 +59,8 @@ function hasMessage(ctx: RenderContext): boolean {
 }
 
 function outputItems(ctx: RenderContext): object[] {
-  const items: object[] = hasMessage(ctx) ? [messageItem(ctx, "completed")] : [];
+  const items: object[] = ctx.reply.reasoning ? [reasoningItem(ctx, true)] : [];
+  if (hasMessage(ctx)) items.push(messageItem(ctx, "completed"));
   for (const i of ctx.reply.toolCalls.keys()) items.push(functionCallItem(ctx, i, "completed"));
   return items;
 }
@@ -90,6 +115,19 @@ function* stream(ctx: RenderContext): Iterable<SseFrame> {
   yield event("response.created", { response: responseObject(ctx, false) });
   yield event("response.in_progress", { response: responseObject(ctx, false) });
   let outputIndex = 0;
+  if (reply.reasoning) {
+    const at = { item_id: reasoningId(ctx), output_index: outputIndex, summary_index: 0 };
+    const part = { type: "summary_text", text: reply.reasoning.text };
+    yield event("response.output_item.added", { output_index: outputIndex, item: reasoningItem(ctx, false) });
+    yield event("response.reasoning_summary_part.added", { ...at, part: { ...part, text: "" } });
+    for (const piece of chunk(reply.reasoning.text, reply.chunkSize)) {
+      yield event("response.reasoning_summary_text.delta", { ...at, delta: piece });
+    }
+    yield event("response.reasoning_summary_text.done", { ...at, text: reply.reasoning.text });
+    yield event("response.reasoning_summary_part.done", { ...at, part });
+    yield event("response.output_item.done", { output_index: outputIndex, item: reasoningItem(ctx, true) });
+    outputIndex++;
+  }
   if (hasMessage(ctx)) {
     const at = { item_id: messageId(ctx), output_index: outputIndex, content_index: 0 };
     yield event("response.output_item.added", {
@@ -137,11 +175,33 @@ function streamError(error: StreamError): SseFrame {
   return { event: type, data: { ...payload, sequence_number: error.after } };
 }
 
+/** A function call sent back without the reasoning item it followed: the real API's 400. */
+function rejects(body: Record<string, unknown>): ErrorInfo | undefined {
+  const input = Array.isArray(body.input)
+    ? (body.input as { type?: string; id?: string; encrypted_content?: unknown }[])
+    : [];
+  const seen = new Map<string, { encrypted_content?: unknown }>();
+  for (const item of input) {
+    if (item?.type === "reasoning" && typeof item.id === "string") seen.set(item.id, item);
+    const needed = item?.type === "function_call" ? AFTER_REASONING.exec(item.id ?? "")?.[1] : undefined;
+    if (needed === undefined) continue;
+    const reasoning = seen.get(needed);
+    // With `store: false` the API keeps nothing: the item must come back whole, its encrypted content with it.
+    if (reasoning && (body.store !== false || typeof reasoning.encrypted_content === "string")) continue;
+    const message = reasoning
+      ? `Item '${needed}' of type 'reasoning' was provided without its 'encrypted_content', and store is false.`
+      : `Item '${item.id}' of type 'function_call' was provided without its required 'reasoning' item: '${needed}'.`;
+    return { status: 400, message, type: "invalid_request_error" };
+  }
+  return undefined;
+}
+
 export const openaiResponses: WireFormatHandler = {
   format: "openai-responses",
   paths: ["/v1/responses", "/responses"],
   ...openaiAccess,
   streamError,
+  rejects,
   stream,
   json: (ctx) => responseObject(ctx, true),
 };

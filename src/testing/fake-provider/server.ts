@@ -80,6 +80,11 @@ export async function startFakeProvider(opts: StartOptions = {}): Promise<FakePr
       return sendJson(res, 400, handler.errorBody(error), ids);
     }
 
+    const json = body as Record<string, unknown>;
+    const model = handler.modelFrom?.(path) ?? (typeof json.model === "string" ? json.model : MODELS[0]!);
+    const rejected = handler.rejects?.(json, model);
+    if (rejected) return sendJson(res, rejected.status, handler.errorBody(rejected), ids);
+
     const step: ScriptStep = queue.next(entry);
     if ("hang" in step) {
       // Nothing is written; the response ends when the client aborts or close() destroys the socket.
@@ -98,11 +103,10 @@ export async function startFakeProvider(opts: StartOptions = {}): Promise<FakePr
       }
       return sendJson(res, error.status, handler.errorBody(error), { ...ids, ...retryHeader });
     }
-    const json = body as Record<string, unknown>;
     const ctx: RenderContext = {
       seq,
       body: json,
-      model: handler.modelFrom?.(path) ?? (typeof json.model === "string" ? json.model : MODELS[0]!),
+      model,
       reply: toReply(step, raw.length),
       created: Math.floor(Date.now() / 1000),
     };

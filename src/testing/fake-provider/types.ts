@@ -73,8 +73,10 @@ export type ScriptStep =
   | { hang: true };
 
 /**
- * The model's thinking, streamed before its text. Anthropic only: a `thinking` block whose `signature_delta` the
- * API demands back, whole, in the next request of a turn with tools.
+ * The model's thinking, streamed before its text, with the opaque token each provider demands back in the next
+ * request of a turn with tools: Anthropic's `thinking` block and its `signature_delta`; OpenAI Responses' `reasoning`
+ * item and its `encrypted_content` (sent only when the request's `include` asks for it); Gemini's `thought` part,
+ * and the `thoughtSignature` on the first function call (or the last text part).
  */
 export interface ScriptedReasoning {
   text: string;
@@ -195,6 +197,11 @@ export interface WireFormatHandler {
   /** True when the request carries `apiKey` the way this provider expects it (`query` is the URL's query). */
   authorized(headers: Record<string, string>, apiKey: string, query?: URLSearchParams): boolean;
   errorBody(error: ErrorInfo): unknown;
+  /**
+   * The error the real API answers a request with before any model runs, when the request breaks one of its rules
+   * (a function call sent back without the reasoning or signature it came with).
+   */
+  rejects?(body: Record<string, unknown>, model: string): ErrorInfo | undefined;
   /** The frame that reports an error inside a stream already begun. */
   streamError(error: StreamError): SseFrame;
   unauthorized(): ErrorInfo;
