@@ -54,7 +54,7 @@ describe.each(["openai-chat", "openrouter", "openai-compatible"])("%s: parallel 
   });
 });
 
-describe.each(["openai-chat", "openrouter", "openai-compatible"])("%s: a refusal", (provider) => {
+describe.each(["openai", "openai-chat", "openrouter", "openai-compatible"])("%s: a refusal", (provider) => {
   it("is shown, not lost as an empty answer, and kept for the next request", async () => {
     const session = await bed.brain({ provider }).brain.create({
       harness: "api",
@@ -69,7 +69,8 @@ describe.each(["openai-chat", "openrouter", "openai-compatible"])("%s: a refusal
     expect(message).toMatchObject({ text: refusal });
     // The model's next request holds what the user was shown.
     await (await session.prompt("why not?")).settled;
-    expect(JSON.stringify(bed.fake.requests[1]?.body.messages)).toContain(refusal);
+    const { messages, input } = bed.fake.requests[1]?.body ?? {};
+    expect(JSON.stringify(messages ?? input)).toContain(refusal);
   });
 });
 

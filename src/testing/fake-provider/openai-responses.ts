@@ -11,8 +11,13 @@ function textPart(text: string) {
   return { type: "output_text", text, annotations: [], logprobs: [] };
 }
 
+/** A refusal is the message's content part instead of its text. */
+function contentPart(ctx: RenderContext, text: string) {
+  return ctx.reply.refusal ? { type: "refusal", refusal: text } : textPart(text);
+}
+
 function messageItem(ctx: RenderContext, status: "in_progress" | "completed") {
-  const content = status === "completed" ? [textPart(ctx.reply.text)] : [];
+  const content = status === "completed" ? [contentPart(ctx, ctx.reply.text)] : [];
   return { id: messageId(ctx), type: "message", status, role: "assistant", content };
 }
 
@@ -135,16 +140,20 @@ function* stream(ctx: RenderContext): Iterable<SseFrame> {
       item: messageItem(ctx, "in_progress"),
     });
     // pi-ai drops text deltas that arrive before their content part is announced.
-    yield event("response.content_part.added", { ...at, part: textPart("") });
+    yield event("response.content_part.added", { ...at, part: contentPart(ctx, "") });
+    // A refusal streams as `response.refusal.delta`s and ends with `response.refusal.done`, with no logprobs.
+    const kind = reply.refusal ? "refusal" : "output_text";
+    const extra = reply.refusal ? {} : { logprobs: [] };
     for (const [i, piece] of chunk(reply.text, reply.chunkSize).entries()) {
       yield event(
-        "response.output_text.delta",
-        { ...at, delta: piece, logprobs: [] },
+        `response.${kind}.delta`,
+        { ...at, delta: piece, ...extra },
         i > 0 ? reply.delayMs : undefined,
       );
     }
-    yield event("response.output_text.done", { ...at, text: reply.text, logprobs: [] });
-    yield event("response.content_part.done", { ...at, part: textPart(reply.text) });
+    const whole = reply.refusal ? { refusal: reply.text } : { text: reply.text, logprobs: [] };
+    yield event(`response.${kind}.done`, { ...at, ...whole });
+    yield event("response.content_part.done", { ...at, part: contentPart(ctx, reply.text) });
     yield event("response.output_item.done", {
       output_index: outputIndex,
       item: messageItem(ctx, "completed"),

@@ -41,7 +41,10 @@ export type ScriptStep =
       /** Anthropic only: the stop_reason sent instead of "end_turn" (a "refusal", say). */
       stopReason?: string;
       reasoning?: ScriptedReasoning;
-      /** OpenAI Chat only: the text is the model's refusal, streamed as `refusal` deltas with `content: null`. */
+      /**
+       * OpenAI only: the text is the model's refusal, streamed as Chat's `refusal` deltas with `content: null`, or
+       * as the Responses API's `response.refusal.delta` events in a `refusal` content part.
+       */
       refusal?: boolean;
     }
   /** Tool calls, optionally preceded by text in the same turn (as real models often do). */
