@@ -48,6 +48,14 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /** Waits for the socket to drain, or for the client to leave. */
+/** Until the client goes away (or close() destroys the socket). */
+function stalled(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+}
+
 function drained(res: ServerResponse, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
@@ -98,7 +106,8 @@ export async function writeSse(
  * Writes frames in the given framing; returns false when the client left before the last one. With
  * `breakAfter`, the connection is destroyed after that many frames, as a proxy or provider dropping it would;
  * with `endAfter`, the response ends after that many, as a stream cut short without an error; with `fail`, the
- * response ends after `fail.after` frames and that frame, the provider's own word of an error mid-stream.
+ * response ends after `fail.after` frames and that frame, the provider's own word of an error mid-stream; with
+ * `stallAfter`, nothing more is written after that many, the connection held open until the client leaves.
  */
 export async function writeStream(
   res: ServerResponse,
@@ -106,9 +115,14 @@ export async function writeStream(
   signal: AbortSignal,
   headers: Record<string, string>,
   framing: StreamFraming,
-  cut: { breakAfter?: number; endAfter?: number; fail?: { after: number; frame: SseFrame } } = {},
+  cut: {
+    breakAfter?: number;
+    endAfter?: number;
+    stallAfter?: number;
+    fail?: { after: number; frame: SseFrame };
+  } = {},
 ): Promise<boolean> {
-  const { breakAfter, endAfter, fail } = cut;
+  const { breakAfter, endAfter, stallAfter, fail } = cut;
   res.writeHead(200, {
     "content-type": framing.contentType,
     "cache-control": "no-cache",
@@ -124,6 +138,10 @@ export async function writeStream(
       return false;
     }
     if (endAfter !== undefined && written >= endAfter) break;
+    if (stallAfter !== undefined && written >= stallAfter) {
+      await stalled(signal);
+      return false;
+    }
     if (fail && written >= fail.after) break;
     if (frame.delayMs) await pause(frame.delayMs, signal);
     if (signal.aborted) return false;

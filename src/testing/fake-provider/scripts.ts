@@ -103,6 +103,7 @@ export function toReply(
   const delayMs = "delayMs" in step && step.delayMs ? step.delayMs : 0;
   const breakAfter = "breakAfter" in step ? step.breakAfter : undefined;
   const endAfter = "endAfter" in step ? step.endAfter : undefined;
+  const stallAfter = "stallAfter" in step ? step.stallAfter : undefined;
   const streamError = "streamError" in step ? step.streamError : undefined;
   const stopReason = "stopReason" in step ? step.stopReason : undefined;
   const { reasoning } = step;
@@ -116,6 +117,7 @@ export function toReply(
     usage,
     ...(breakAfter === undefined ? {} : { breakAfter }),
     ...(endAfter === undefined ? {} : { endAfter }),
+    ...(stallAfter === undefined ? {} : { stallAfter }),
     ...(streamError === undefined ? {} : { streamError }),
     ...(stopReason === undefined ? {} : { stopReason }),
     ...(reasoning === undefined ? {} : { reasoning }),

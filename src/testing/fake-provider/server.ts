@@ -113,10 +113,11 @@ export async function startFakeProvider(opts: StartOptions = {}): Promise<FakePr
     const streams = handler.streams ? handler.streams(json, path) : json.stream === true;
     if (streams) {
       const framing = handler.framing === "ndjson" ? NDJSON_FRAMING : SSE_FRAMING;
-      const { breakAfter, endAfter, streamError } = ctx.reply;
+      const { breakAfter, endAfter, stallAfter, streamError } = ctx.reply;
       await writeStream(res, handler.stream(ctx), signal, ids, framing, {
         ...(breakAfter === undefined ? {} : { breakAfter }),
         ...(endAfter === undefined ? {} : { endAfter }),
+        ...(stallAfter === undefined ? {} : { stallAfter }),
         ...(streamError === undefined
           ? {}
           : { fail: { after: streamError.after, frame: handler.streamError(streamError) } }),

@@ -38,6 +38,8 @@ export type ScriptStep =
       breakAfter?: number;
       endAfter?: number;
       streamError?: StreamError;
+      /** Only that many stream frames are written, then nothing, the connection held open: a stalled stream. */
+      stallAfter?: number;
       /** Anthropic only: the stop_reason sent instead of "end_turn" (a "refusal", say). */
       stopReason?: string;
       reasoning?: ScriptedReasoning;
@@ -55,6 +57,9 @@ export type ScriptStep =
       reasoning?: ScriptedReasoning;
       /** OpenAI Chat only: the calls' `tool_calls[index]` deltas alternate, as some servers stream parallel calls. */
       interleave?: boolean;
+      chunkSize?: number;
+      /** Only that many stream frames are written, then nothing, the connection held open: a stalled stream. */
+      stallAfter?: number;
     }
   /**
    * An HTTP error in the provider's own error JSON. Note that the official SDKs retry 408/409/429/5xx, and each
@@ -150,6 +155,8 @@ export interface Reply {
   breakAfter?: number;
   /** End the response, as if whole, after this many stream frames. */
   endAfter?: number;
+  /** Write nothing more after this many stream frames, and hold the connection open. */
+  stallAfter?: number;
   /** Send the provider's own error event after this many stream frames, and end. */
   streamError?: StreamError;
   /** Anthropic only: the stop_reason instead of the one the reply's content implies. */
