@@ -107,4 +107,26 @@ describe.each([
       });
     }
   });
+
+  it("keeps its token in a checkpoint: a fork's next request is the original's", async () => {
+    const t = bed.brain({ provider });
+    const session = await t.brain.create({
+      harness: "api",
+      config: { model: `${provider}:${model}`, tools: ["echo"] },
+    });
+    const reasoning = { text: "Thinking.", signature: "sig-kept-in-checkpoint" };
+    bed.fake.script([
+      { reasoning, toolCalls: [{ name: "echo", arguments: { value: "v" } }] },
+      { text: "one" },
+    ]);
+    await (await session.prompt("first")).settled;
+    const manifest = await session.checkpoint();
+    bed.fake.script([{ text: "two" }]);
+    await (await session.prompt("second")).settled;
+    const forked = await t.brain.fork(session.id, manifest.id);
+    bed.fake.script([{ text: "two again" }]);
+    expect((await (await forked.prompt("second")).settled).status).toBe("completed");
+    expect(bed.fake.requests[3]?.body).toEqual(bed.fake.requests[2]?.body);
+    expect(JSON.stringify(bed.fake.requests[3]?.body)).toContain(reasoning.signature);
+  });
 });
