@@ -21,6 +21,27 @@ async function refusal(res) {
   return `HTTP ${res.status}`;
 }
 
+/** What to do about an event stream refused for good, when the daemon's answer did not say it (not its JSON). */
+const STOPPED_BECAUSE = {
+  400: "the daemon calls the stream's request wrong; reload the page to read the session again",
+  401: "the token was refused; sign in again with the link `brain token` prints",
+  404: "no such session here, or not this token's; pick another in the list",
+};
+
+/** An event the stream sent that the page cannot read, named by its seq (or the one before it). */
+class MalformedEvent extends Error {}
+
+/** One SSE message's `event:`, `id:` and `data:` fields. */
+function fields(block) {
+  const lines = block.split("\n");
+  const field = (name) =>
+    lines
+      .filter((line) => line.startsWith(`${name}:`))
+      .map((line) => line.slice(name.length + 1).trimStart())
+      .join("\n");
+  return { kind: field("event").trim(), id: field("id").trim(), data: field("data") };
+}
+
 export class Api {
   constructor(token, client) {
     this.token = token;
@@ -73,6 +94,13 @@ export class Api {
   follow(id, after, onEvent, onState, onDropped = (_after, _firstSeq) => {}) {
     const abort = new AbortController();
     let last = after;
+    const parsed = (data, what) => {
+      try {
+        return JSON.parse(data);
+      } catch (err) {
+        throw new MalformedEvent(`${what} is not JSON (${err.message}): ${data.slice(0, 200)}`);
+      }
+    };
     const run = async () => {
       while (!abort.signal.aborted) {
         /** Why the stream is down, shown while it waits to try again (the daemon's own words when it refused). */
@@ -87,8 +115,10 @@ export class Api {
           );
           // Refusals a retry cannot change: no such session, a token refused, a request the daemon calls wrong
           // (a cursor past the log's end, after the session was made again under its id).
+          // Its body may be anyone's (a proxy's page): unreadable, the status still says why, and what to do.
           if (res.status === 404 || res.status === 401 || res.status === 400) {
-            onState("stopped", (await res.json()).error?.message ?? `HTTP ${res.status}`);
+            const why = await refusal(res);
+            onState("stopped", why === `HTTP ${res.status}` ? `${why}: ${STOPPED_BECAUSE[res.status]}` : why);
             return;
           }
           if (!res.ok || !res.body) throw new Error(await refusal(res));
@@ -102,22 +132,17 @@ export class Api {
             buffer += decoder.decode(value, { stream: true });
             let cut = buffer.indexOf("\n\n");
             while (cut >= 0) {
-              const block = buffer.slice(0, cut);
+              const { kind, id: sent, data } = fields(buffer.slice(0, cut));
               buffer = buffer.slice(cut + 2);
-              const lines = block.split("\n");
-              const kind = lines
-                .find((line) => line.startsWith("event:"))
-                ?.slice(6)
-                .trim();
-              const data = lines
-                .filter((line) => line.startsWith("data:"))
-                .map((line) => line.slice(5).trimStart())
-                .join("\n");
               if (data && kind === "dropped") {
-                const range = JSON.parse(data);
+                const range = parsed(data, `the dropped-range notice after event ${last}`);
                 onDropped(range.after, range.first_seq);
               } else if (data) {
-                const event = JSON.parse(data);
+                const event = parsed(data, sent ? `event ${sent}` : `the event after ${last}`);
+                if (!Number.isSafeInteger(event?.seq))
+                  throw new MalformedEvent(
+                    `event ${sent || `after ${last}`} has no seq: ${data.slice(0, 200)}`,
+                  );
                 if (event.seq > last) {
                   // The cursor moves only past an event the page was given: reconnecting after a failure
                   // here would skip it for good.
@@ -130,6 +155,17 @@ export class Api {
           }
         } catch (err) {
           if (abort.signal.aborted) return;
+          // Trying again reads the same event from the same point, every second, for good: stop, and name it.
+          // Skipping past it would lose it silently, and what the page shows (a turn running, a request waiting)
+          // may hang on it.
+          if (err instanceof MalformedEvent) {
+            abort.abort(); // the rest of the response: the tenant's stream is given back
+            onState(
+              "stopped",
+              `${err.message}; the stream stopped before it. Reload the page to read it again; if it fails the same way, the daemon (or a proxy between) sends it broken: \`brain sessions events ${id}\` shows the log`,
+            );
+            return;
+          }
           why = String(err?.message ?? err);
         }
         if (abort.signal.aborted) return;

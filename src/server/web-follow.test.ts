@@ -1,0 +1,95 @@
+// The web UI's event stream when what comes back is not what the daemon sends, in a real browser: a refusal
+// whose body is not the daemon's JSON (a proxy's page) stops the stream and names the status and what to do, and
+// an event the page cannot read stops it naming that event, instead of trying again every second for good.
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findTestBrowser } from "../testing/browser.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+
+let t: TestDaemon;
+let browser: Browser;
+
+beforeAll(async () => {
+  const found = await findTestBrowser();
+  t = await startTestDaemon();
+  browser = await chromium.launch({
+    executablePath: found.executablePath,
+    env: found.env ? { ...process.env, ...found.env } : undefined,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+    ],
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.cleanup();
+});
+
+/** A page open on a new session whose event stream is answered with `status`, `type` and `body`. */
+async function streamAnswered(
+  status: number,
+  type: string,
+  body: string,
+): Promise<{ page: Page; asked: () => number }> {
+  const { id } = await t.client().create({ harness: "echo" });
+  const page = await browser.newPage();
+  let asked = 0;
+  await page.route(
+    (url) => url.pathname.endsWith("/events"),
+    (route) => {
+      asked++;
+      return route.fulfill({ status, headers: { "content-type": type }, body });
+    },
+  );
+  await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
+  return { page, asked: () => asked };
+}
+
+describe("web UI event stream refused with a body that is not JSON", () => {
+  it.each([
+    [404, "pick another"],
+    [401, "sign in again"],
+    [400, "reload the page"],
+  ])("stops on %i and says the status and what to do", async (status, todo) => {
+    const { page, asked } = await streamAnswered(status, "text/html", "<html><body>Not here</body></html>");
+    try {
+      await expect.poll(() => page.locator("#conn").textContent()).toBe("stopped");
+      const said = await page.locator("#s-error").textContent();
+      expect(said).toContain(`HTTP ${status}`);
+      expect(said).toContain(todo);
+      expect(asked()).toBe(1);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("web UI event stream sending an event it cannot read", () => {
+  it("shows the events before it, then stops naming it", async () => {
+    const opened = {
+      seq: 1,
+      ts: new Date().toISOString(),
+      session: "s",
+      type: "session.opened",
+      data: { harness: "echo" },
+    };
+    const { page, asked } = await streamAnswered(
+      200,
+      "text/event-stream",
+      `id: 1\ndata: ${JSON.stringify(opened)}\n\nid: 2\ndata: {"seq": 2, "type": "user.pro\n\n`,
+    );
+    try {
+      await expect.poll(() => page.locator("#conn").textContent()).toBe("stopped");
+      expect(await page.locator("#transcript").textContent()).toContain("session opened on echo");
+      expect(await page.locator("#s-error").textContent()).toMatch(/^event 2 is not JSON .*Reload the page/);
+      expect(asked()).toBe(1);
+    } finally {
+      await page.close();
+    }
+  });
+});
