@@ -3,8 +3,10 @@
 // an event the page cannot read stops it naming that event, instead of trying again every second for good.
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { scripted } from "../testing/brain.js";
 import { findTestBrowser } from "../testing/browser.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { collect, settled } from "../testing/http.js";
 
 let t: TestDaemon;
 let browser: Browser;
@@ -88,6 +90,48 @@ describe("web UI event stream sending an event it cannot read", () => {
       expect(await page.locator("#transcript").textContent()).toContain("session opened on echo");
       expect(await page.locator("#s-error").textContent()).toMatch(/^event 2 is not JSON .*Reload the page/);
       expect(asked()).toBe(1);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("web UI event stream sending one large event in many pieces", () => {
+  const RESULT = 4 << 20;
+  let own: TestDaemon;
+  beforeAll(async () => {
+    const steps = scripted(async (options, turn) => {
+      options.emit({ type: "tool.call", turn, data: { id: "big", name: "Read", arguments: {} } });
+      const content = [{ type: "text" as const, text: "x".repeat(RESULT) }];
+      options.emit({ type: "tool.result", turn, data: { id: "big", content, is_error: false } });
+    });
+    own = await startTestDaemon({ factories: [steps] });
+  });
+  afterAll(() => own?.cleanup());
+
+  it("searches each piece for the message's end once, not all of the message so far for each piece", async () => {
+    const client = own.client();
+    const { id } = await client.create({ harness: "scripted" });
+    const { turn } = (await client.prompt(id, "read it")) as { turn: string };
+    await collect(client, id, settled(turn));
+    const page = await browser.newPage();
+    // How much text the page searched for a message's end ("\n\n"), counted as it searches.
+    await page.addInitScript(() => {
+      const indexOf = String.prototype.indexOf;
+      const counted = globalThis as unknown as { searched: number };
+      counted.searched = 0;
+      String.prototype.indexOf = function (this: string, needle: string, from?: number) {
+        if (needle === "\n\n") counted.searched += this.length - Math.max(0, from ?? 0);
+        return indexOf.call(this, needle, from);
+      };
+    });
+    try {
+      await page.goto(`${own.url}/#token=${own.tokens.admin}&session=${id}`);
+      await expect.poll(() => page.locator("[data-tool=big] summary").textContent()).toContain("done");
+      const searched = await page.evaluate(() => (globalThis as unknown as { searched: number }).searched);
+      // Each character of the stream about once (searching all of the message so far for each piece: 4 times).
+      expect(searched).toBeGreaterThan(RESULT);
+      expect(searched).toBeLessThan(RESULT * 1.5);
     } finally {
       await page.close();
     }
