@@ -8,7 +8,7 @@ import { findTestBrowser } from "../testing/browser.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, settled } from "../testing/http.js";
 
-/** The entries a transcript keeps (web/app.js), and the tenth over it it may reach before trimming. */
+/** The entries a transcript keeps (web/session.js), and the tenth over it it may reach before trimming. */
 const SHOWN = 2000;
 
 let t: TestDaemon;

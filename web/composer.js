@@ -1,0 +1,74 @@
+// @ts-check
+// The composer and the open session's actions: prompt (with images), steer, interrupt, checkpoint, fork, hand
+// off, close and take control; an action's refusal is shown under the transcript.
+import { $, showError, state } from "./page.js";
+import { openSession, updateHead } from "./session.js";
+import { refreshSessions } from "./sessions.js";
+
+async function act(fn) {
+  showError("s-error");
+  try {
+    return await fn();
+  } catch (err) {
+    showError("s-error", err);
+  }
+}
+
+/** A picked file as the API takes an image: its type and its bytes in base64. */
+function imageOf(file) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () =>
+      resolve({ mime_type: file.type, data: String(reader.result).split(",", 2)[1] ?? "" });
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(file);
+  });
+}
+
+const path = (suffix = "") => `/v1/sessions/${encodeURIComponent(state.session)}${suffix}`;
+
+export function wireComposer() {
+  $("composer").onsubmit = async (e) => {
+    e.preventDefault();
+    const text = $("prompt").value;
+    if (!text.trim()) return;
+    const ok = await act(async () => {
+      const images = await Promise.all([...$("images").files].map(imageOf));
+      return state.api.call("POST", path("/prompt"), images.length ? { text, images } : { text });
+    });
+    if (ok) {
+      $("prompt").value = "";
+      $("images").value = "";
+    }
+  };
+  $("prompt").onkeydown = (e) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) $("composer").requestSubmit();
+  };
+  $("steer").onclick = async () => {
+    const text = $("prompt").value;
+    if (!text.trim()) return;
+    const ok = await act(() => state.api.call("POST", path("/steer"), { text }));
+    if (ok) $("prompt").value = "";
+  };
+  $("interrupt").onclick = () => act(() => state.api.call("POST", path("/interrupt")));
+  $("checkpoint").onclick = () => act(() => state.api.call("POST", path("/checkpoints")));
+  $("fork").onclick = () =>
+    act(async () => {
+      const view = await state.api.call("POST", path("/fork"), {});
+      await refreshSessions();
+      await openSession(view.id);
+    });
+  // A new session on the chosen harness that continues this conversation (seeded from Brain's log).
+  $("handoff").onclick = () =>
+    act(async () => {
+      const view = await state.api.call("POST", path("/handoff"), { to: $("handoff-to").value });
+      await refreshSessions();
+      await openSession(view.id);
+    });
+  $("close").onclick = () => act(async () => updateHead(await state.api.call("POST", path("/close"))));
+  $("take-control").onclick = () =>
+    act(async () => {
+      await state.api.call("POST", path("/control"), { client: state.api.client });
+      await refreshSessions();
+    });
+}

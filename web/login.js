@@ -1,0 +1,105 @@
+// @ts-check
+// Signing in: the token typed into the form, kept in this browser, or carried by a link (#token=...), which asks
+// first before it moves this browser to another tenant; a link pasted into the tab acts as if opened afresh.
+import { Api } from "./api.js";
+import { $, hashParams, setHash, showError, state } from "./page.js";
+import { openSession } from "./session.js";
+import { pollSessions, refreshSessions } from "./sessions.js";
+
+export function clientId() {
+  let id = sessionStorage.getItem("brain.client");
+  if (!id) {
+    id = `web-${Math.random().toString(36).slice(2, 10)}`;
+    sessionStorage.setItem("brain.client", id);
+  }
+  return id;
+}
+
+/** `who`: the token's /v1/whoami when the caller has asked already. */
+export async function signIn(token, who) {
+  const api = new Api(token, clientId());
+  who ??= await api.call("GET", "/v1/whoami");
+  state.api = api;
+  $("who").textContent = who.auth ? `tenant ${who.tenant} · ${who.role}` : "no auth (loopback)";
+  $("login").hidden = true;
+  $("main").hidden = false;
+  const harnesses = (await api.call("GET", "/v1/harnesses")).harnesses;
+  state.harnesses = new Map(harnesses.map((h) => [h.name, h]));
+  $("new-harness").replaceChildren(
+    ...harnesses.map((h) =>
+      Object.assign(document.createElement("option"), { value: h.name, textContent: h.name }),
+    ),
+  );
+  if (harnesses.some((h) => h.name === "echo")) $("new-harness").value = "echo"; // works offline, no key
+  $("handoff-to").replaceChildren(
+    ...harnesses.map((h) =>
+      Object.assign(document.createElement("option"), { value: h.name, textContent: h.name }),
+    ),
+  );
+  const agents = (await api.call("GET", "/v1/agents")).agents;
+  $("new-agent-label").hidden = agents.length === 0;
+  $("new-agent").replaceChildren(
+    Object.assign(document.createElement("option"), { value: "", textContent: "(none: pick a harness)" }),
+    ...agents.map((a) =>
+      Object.assign(document.createElement("option"), {
+        value: a.id,
+        textContent: a.name ? `${a.name} (${a.id})` : a.id,
+      }),
+    ),
+  );
+  await refreshSessions();
+  pollSessions();
+  const wanted = hashParams().get("session");
+  if (wanted) await openSession(wanted);
+}
+
+/**
+ * Signs in with the token a link carried (#token=...), and keeps it, once it works. A link is easy to send: when
+ * this browser keeps another token, the page names the link's tenant and asks first, so a link holding another
+ * tenant's token cannot quietly move this browser, and what is typed in it, to that tenant. Whether it signed in.
+ */
+export async function signInFromLink(token) {
+  const kept = localStorage.getItem("brain.token");
+  const who = await new Api(token, clientId()).call("GET", "/v1/whoami");
+  if (kept && kept !== token) {
+    const as = who.auth ? `tenant ${who.tenant} (${who.role})` : "a daemon without auth";
+    const question = `This link signs in as ${as}, with a token other than the one this browser keeps. Sign in with the link's token instead?`;
+    if (!confirm(question)) return false;
+  }
+  localStorage.setItem("brain.token", token);
+  await signIn(token, who);
+  return true;
+}
+
+/** A link pasted into this tab (#token=..., #session=...) acts as if it were opened afresh. */
+export async function onHashChange() {
+  const params = hashParams();
+  const token = params.get("token");
+  if (token) {
+    params.delete("token");
+    setHash(params);
+    try {
+      await signInFromLink(token);
+    } catch (err) {
+      $("login").hidden = false;
+      $("main").hidden = true;
+      showError("login-error", err);
+    }
+    return;
+  }
+  const session = params.get("session");
+  if (state.api && session && session !== state.session) await openSession(session);
+}
+
+export function wireLogin() {
+  $("login-form").onsubmit = async (e) => {
+    e.preventDefault();
+    const token = $("login-token").value.trim();
+    try {
+      await signIn(token);
+      localStorage.setItem("brain.token", token);
+    } catch (err) {
+      showError("login-error", err);
+    }
+  };
+}

@@ -1,0 +1,46 @@
+// @ts-check
+// What every part of the web UI shares: the page's elements by id, its address's parameters, where errors are
+// shown, and the state of the signed-in page (its API, the open session, the session list).
+
+/**
+ * The page's element with this id. The page's ids name inputs, buttons and forms, so the one type covers what
+ * the code reads of them (value, disabled, files, requestSubmit).
+ * @param {string} id
+ * @returns {HTMLInputElement & HTMLFormElement}
+ */
+export const $ = (id) => /** @type {HTMLInputElement & HTMLFormElement} */ (document.getElementById(id));
+
+/** How many sessions the list shows at first, and how many more each "Show more" adds. */
+export const LIST_PAGE = 100;
+
+export function hashParams() {
+  return new URLSearchParams(location.hash.slice(1));
+}
+
+export function setHash(params) {
+  const text = params.toString();
+  history.replaceState(null, "", text ? `#${text}` : location.pathname);
+}
+
+export const state = {
+  api: undefined,
+  session: undefined,
+  view: undefined,
+  stream: undefined,
+  transcript: undefined,
+  sessions: [],
+  /** How many of the newest sessions the list shows: one page until "Show more" asks for the next. */
+  listSize: LIST_PAGE,
+  /** The session list's refresh loop now running (pollSessions). */
+  poll: undefined,
+  /** The refresh a turn event asked for, while it is on its way (refreshSoon). */
+  refreshing: undefined,
+  /** Whether another turn event came while it was: one more refresh follows it. */
+  refreshAgain: false,
+  /** The event stream's reason for being down, while the page shows it. */
+  streamError: undefined,
+};
+
+export function showError(id, err) {
+  $(id).textContent = err ? (err.message ?? String(err)) : "";
+}

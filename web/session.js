@@ -1,0 +1,157 @@
+// @ts-check
+// One session's page: its head (status, who controls it) and its transcript, read from the log near its end and
+// followed live from there.
+import { $, hashParams, setHash, showError, state } from "./page.js";
+import { refreshSoon, statusOf } from "./sessions.js";
+import { Transcript } from "./transcript.js";
+
+export function updateHead(view) {
+  if (!view) return;
+  state.view = view;
+  $("images-label").hidden = !state.harnesses?.get(view.harness)?.images;
+  const status = state.transcript?.running ? "running" : statusOf(view);
+  $("s-status").textContent = status;
+  $("s-status").dataset.state = status;
+  const mine = view.controller === state.api.client;
+  $("s-control").textContent = view.controller
+    ? mine
+      ? "you control it"
+      : `controlled by ${view.controller}`
+    : "";
+  $("take-control").hidden = !view.controller || mine;
+}
+
+export function setTurnState() {
+  const running = state.transcript?.running;
+  $("turn-state").textContent = running ? "turn running…" : "";
+  $("steer").disabled = !running;
+  $("interrupt").disabled = !running;
+  $("send").disabled = running;
+  if (state.view?.id === state.session) updateHead(state.view);
+}
+
+/** Events a session's page reads at first: a longer log starts near its end, with a button for the rest. */
+const TAIL_EVENTS = 2000;
+/** Entries a session's transcript keeps as events come: a tab left open on a busy session stays this size. */
+const SHOWN_ENTRIES = 2000;
+
+/**
+ * Where a long session's transcript starts, so that opening a session of a million events reads and renders a
+ * few thousand: at the first turn that starts among its last TAIL_EVENTS events, or at their first when one turn
+ * holds them all. Requests still waiting for an answer that came before that are returned, to be shown first.
+ */
+async function tailStart(id, view) {
+  const last = view.last_seq ?? 0;
+  if (last <= TAIL_EVENTS) return { after: 0, earlier: [], midTurn: false };
+  const page = await state.api.call(
+    "GET",
+    `/v1/sessions/${encodeURIComponent(id)}/log?after=${last - TAIL_EVENTS}&limit=${TAIL_EVENTS}`,
+  );
+  // A turn's first event is its prompt (turn.started comes right after it).
+  const turn = page.events.find((event) => event.type === "user.prompt");
+  const after = turn ? turn.seq - 1 : last - TAIL_EVENTS;
+  const shown = new Set(page.events.filter((event) => event.seq > after).map((event) => event.data?.id));
+  const earlier = (view.pending ?? []).filter((request) => !shown.has(request.id));
+  return { after, earlier, midTurn: !turn };
+}
+
+export async function openSession(id, all = false) {
+  state.stream?.stop();
+  state.session = id;
+  const params = hashParams();
+  params.set("session", id);
+  params.delete("token");
+  setHash(params);
+  $("empty").hidden = true;
+  $("session").hidden = false;
+  $("s-title").textContent = id;
+  showError("s-error");
+  const transcript = new Transcript(
+    $("transcript"),
+    (requestId, body) =>
+      state.api.call(
+        "POST",
+        `/v1/sessions/${encodeURIComponent(id)}/requests/${encodeURIComponent(requestId)}`,
+        body,
+      ),
+    // Show all is asked for: then every entry stays.
+    {
+      client: state.api.client,
+      limit: all ? undefined : SHOWN_ENTRIES,
+      showAll: () => openSession(id, true),
+    },
+  );
+  transcript.clear();
+  state.transcript = transcript;
+  setTurnState();
+  for (const li of /** @type {HTMLCollectionOf<HTMLElement>} */ ($("sessions").children))
+    li.classList.toggle("selected", li.dataset.session === id);
+  let view;
+  try {
+    view = await state.api.call("GET", `/v1/sessions/${encodeURIComponent(id)}`);
+  } catch (err) {
+    if (state.transcript === transcript) showError("s-error", err);
+  }
+  // Another session was opened while this one's view was on its way (a second click, a link's hash while
+  // signing in): its stream is the page's now, and one started here would never be stopped, writing this
+  // session's events into that transcript and holding one of the tenant's streams.
+  if (state.transcript !== transcript) return;
+  if (view) updateHead(view);
+  let start = { after: 0, earlier: [], midTurn: false };
+  if (view && !all) {
+    try {
+      start = await tailStart(id, view);
+    } catch (err) {
+      showError("s-error", err); // the whole log, then
+    }
+    if (state.transcript !== transcript) return;
+  }
+  if (start.after > 0) {
+    transcript.skipped(start.after, () => openSession(id, true));
+    // The turn that holds the first events shown started before them: it runs, its requests wait, as the view says.
+    if (start.midTurn) transcript.turn = view.active_turn;
+    for (const request of start.earlier)
+      transcript.add({
+        type: request.kind,
+        turn: request.turn,
+        data: request.data,
+        seq: 0,
+        ts: "",
+        session: id,
+      });
+    setTurnState();
+  }
+  state.stream = state.api.follow(
+    id,
+    start.after,
+    (event) => {
+      // One event the page cannot show is named in its place; the transcript goes on with the next.
+      try {
+        transcript.add(event);
+      } catch (err) {
+        transcript.note(`event ${event.seq} (${event.type}) could not be shown: ${err?.message ?? err}`);
+      }
+      if (event.type === "turn.started" || event.type === "turn.settled") {
+        setTurnState();
+        refreshSoon();
+      }
+    },
+    (conn, why) => {
+      if (state.transcript !== transcript) return; // another session's stream now
+      $("conn").textContent = conn === "reconnecting" ? "reconnecting…" : conn;
+      $("conn").dataset.state = conn;
+      if (conn === "stopped") showError("s-error", new Error(why ?? "the stream stopped"));
+      // A refused stream (the tenant's limit of streams, a daemon restarting) says why while it waits to try again,
+      // and the reason goes once it is back; an action's error shown meanwhile is left alone.
+      else if (conn === "reconnecting" && why) {
+        showError("s-error", new Error(`the event stream is down: ${why}`));
+        state.streamError = $("s-error").textContent;
+      } else if (conn === "live" && state.streamError === $("s-error").textContent) showError("s-error");
+      if (conn !== "reconnecting") state.streamError = undefined;
+    },
+    (after, firstSeq) => {
+      if (state.transcript !== transcript) return;
+      transcript.dropped(after, firstSeq);
+    },
+  );
+}
