@@ -346,6 +346,11 @@ export class Transcript {
    * end. The note at the top names what went, with Show all; a request still waiting for its answer stays.
    */
   trim() {
+    // The entry at the top of the view stays where it is, in a browser without CSS scroll anchoring too (Safari):
+    // what goes is above it, and the view would jump by all of it.
+    const view = this.container.getBoundingClientRect().top;
+    const anchor = [...this.container.children].find((node) => node.getBoundingClientRect().bottom > view);
+    const anchoredAt = anchor?.getBoundingClientRect().top;
     let count = this.container.childElementCount;
     let gone = this.hidden;
     for (let node = this.container.firstElementChild; node && count > this.limit; ) {
@@ -363,6 +368,7 @@ export class Transcript {
     for (const [id, request] of this.requests) if (!request.card.isConnected) this.requests.delete(id);
     for (const node of this.unwritten.keys()) if (!node.isConnected) this.unwritten.delete(node);
     if (gone > 0) this.skipped(gone);
+    if (anchor?.isConnected) this.container.scrollTop += anchor.getBoundingClientRect().top - anchoredAt;
   }
 
   note(text) {
