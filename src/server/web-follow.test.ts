@@ -1,10 +1,10 @@
 // The web UI's event stream when what comes back is not what the daemon sends, in a real browser: a refusal
 // whose body is not the daemon's JSON (a proxy's page) stops the stream and names the status and what to do, and
 // an event the page cannot read stops it naming that event, instead of trying again every second for good.
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scripted } from "../testing/brain.js";
-import { findTestBrowser } from "../testing/browser.js";
+import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, settled } from "../testing/http.js";
 
@@ -14,17 +14,7 @@ let browser: Browser;
 beforeAll(async () => {
   const found = await findTestBrowser();
   t = await startTestDaemon();
-  browser = await chromium.launch({
-    executablePath: found.executablePath,
-    env: found.env ? { ...process.env, ...found.env } : undefined,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-    ],
-  });
+  browser = await launchTestBrowser(found);
 }, 180_000);
 
 afterAll(async () => {

@@ -1,8 +1,8 @@
 // The web UI's request cards in a real browser when another client answers first: the card says what the answer
 // was and who gave it, and the page's own answer, refused because it came second, does not hide that.
-import { type Browser, chromium, type Route } from "playwright-core";
+import type { Browser, Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findTestBrowser } from "../testing/browser.js";
+import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, settled } from "../testing/http.js";
 
@@ -12,17 +12,7 @@ let browser: Browser;
 beforeAll(async () => {
   const found = await findTestBrowser();
   t = await startTestDaemon();
-  browser = await chromium.launch({
-    executablePath: found.executablePath,
-    env: found.env ? { ...process.env, ...found.env } : undefined,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-    ],
-  });
+  browser = await launchTestBrowser(found);
 }, 180_000);
 
 afterAll(async () => {

@@ -1,10 +1,10 @@
 // The web UI left open on a busy session, in a real browser: the transcript keeps its newest entries, not every
 // event the tab was sent, says which went, keeps a question still waiting for its answer, and shows everything
 // again on Show all.
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scripted } from "../testing/brain.js";
-import { findTestBrowser } from "../testing/browser.js";
+import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, settled } from "../testing/http.js";
 
@@ -24,17 +24,7 @@ beforeAll(async () => {
     options.emit({ type: "assistant.delta", turn, data: { text: `answered ${await answer}` } });
   });
   t = await startTestDaemon({ factories: [steps] });
-  browser = await chromium.launch({
-    executablePath: found.executablePath,
-    env: found.env ? { ...process.env, ...found.env } : undefined,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-    ],
-  });
+  browser = await launchTestBrowser(found);
 }, 180_000);
 
 afterAll(async () => {

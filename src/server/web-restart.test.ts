@@ -3,9 +3,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findTestBrowser } from "../testing/browser.js";
+import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, settled } from "../testing/http.js";
 
@@ -16,17 +16,7 @@ let browser: Browser;
 beforeAll(async () => {
   const found = await findTestBrowser();
   t = await startTestDaemon({ home });
-  browser = await chromium.launch({
-    executablePath: found.executablePath,
-    env: found.env ? { ...process.env, ...found.env } : undefined,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-    ],
-  });
+  browser = await launchTestBrowser(found);
 }, 180_000);
 
 afterAll(async () => {

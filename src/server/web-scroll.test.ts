@@ -1,10 +1,10 @@
 // The web UI left open on a busy session while its reader has scrolled up, in a real browser: trimming the oldest
 // entries (the transcript keeps its newest 2,000) does not move what the reader is looking at, with the browser's
 // CSS scroll anchoring and without it (overflow-anchor: none stands in for Safari, which has none).
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scripted } from "../testing/brain.js";
-import { findTestBrowser } from "../testing/browser.js";
+import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, settled } from "../testing/http.js";
 
@@ -22,17 +22,7 @@ beforeAll(async () => {
       options.emit({ type: "harness.warning", turn, data: { message: `number ${i}.` } });
   });
   t = await startTestDaemon({ factories: [steps] });
-  browser = await chromium.launch({
-    executablePath: found.executablePath,
-    env: found.env ? { ...process.env, ...found.env } : undefined,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-    ],
-  });
+  browser = await launchTestBrowser(found);
 }, 180_000);
 
 afterAll(async () => {

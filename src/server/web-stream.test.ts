@@ -3,12 +3,12 @@
 // on its way is the only one followed, and an event stream the daemon refuses (the tenant's limit of streams)
 // shows why, instead of "reconnecting…" and nothing else; a turn of several messages shows each one, in order, and
 // their usage together; a session of thousands of events opens near its end, and shows them all on Show all.
-import { type Browser, chromium, type Page, type Route } from "playwright-core";
+import type { Browser, Page, Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HarnessEvent } from "../core/harness.js";
 import type { MessageData } from "../protocol/runner.js";
 import { scripted } from "../testing/brain.js";
-import { findTestBrowser } from "../testing/browser.js";
+import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, settled } from "../testing/http.js";
 import { retireUpTo } from "../testing/retired-log.js";
@@ -19,17 +19,7 @@ let browser: Browser;
 beforeAll(async () => {
   const found = await findTestBrowser();
   t = await startTestDaemon({ eventStreamsPerTenant: 1 });
-  browser = await chromium.launch({
-    executablePath: found.executablePath,
-    env: found.env ? { ...process.env, ...found.env } : undefined,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-    ],
-  });
+  browser = await launchTestBrowser(found);
 }, 180_000);
 
 afterAll(async () => {

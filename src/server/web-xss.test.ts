@@ -1,10 +1,10 @@
 // The web UI in a real browser against what a prompt-injected agent can make it show: markup in a reply, a tool's
 // name, arguments and result, a warning, a question and its options, and a failed turn's error is shown as the
 // text it is, never made into elements (an image whose onerror could read the token the page holds).
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scripted } from "../testing/brain.js";
-import { findTestBrowser } from "../testing/browser.js";
+import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, settled } from "../testing/http.js";
 
@@ -35,17 +35,7 @@ beforeAll(async () => {
     throw new Error(`failure ${MARKUP}`);
   });
   t = await startTestDaemon({ factories: [steps] });
-  browser = await chromium.launch({
-    executablePath: found.executablePath,
-    env: found.env ? { ...process.env, ...found.env } : undefined,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-    ],
-  });
+  browser = await launchTestBrowser(found);
 }, 180_000);
 
 afterAll(async () => {

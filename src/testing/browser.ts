@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, w
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
+import { type Browser, chromium } from "playwright-core";
 
 export type TestBrowser = {
   executablePath: string;
@@ -107,4 +108,19 @@ function findPackageRoot(entry: string): string {
 
 function isPackage(path: string): boolean {
   return (JSON.parse(readFileSync(path, "utf8")) as { name?: string }).name === PACKAGE;
+}
+
+/** Chromium as every web UI test runs it: headless, no sandbox (tests run as root), nothing fetched from outside. */
+export async function launchTestBrowser(found: TestBrowser): Promise<Browser> {
+  return chromium.launch({
+    executablePath: found.executablePath,
+    env: found.env ? { ...process.env, ...found.env } : undefined,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+    ],
+  });
 }
