@@ -3,9 +3,10 @@
 // $BRAIN_HOME (default ~/.brain).
 
 import { Brain, type SessionStore } from "../core/brain.js";
+import { hostSecrets } from "../core/credentials.js";
 import { ExitKills } from "../core/exit-kills.js";
 import type { HarnessFactory } from "../core/harness.js";
-import { envSecrets, SECRET_NAME, type Secret } from "../core/redact.js";
+import { SECRET_NAME, type Secret } from "../core/redact.js";
 import { HarnessRegistry } from "../core/registry.js";
 import { builtinCatalog, catalogSeeders } from "../harnesses/catalog.js";
 import { extensionsDir, listExtensions } from "../harnesses/ext/extensions.js";
@@ -50,8 +51,10 @@ export function literalSecrets(loaded: LoadedConfig, home: string): Secret[] {
  * without a Brain: the CLI's errors.
  */
 export function configSecrets(loaded: LoadedConfig, home: string, env = process.env): Secret[] {
-  const keyNames = Object.values(loaded.config.providers ?? {}).flatMap((p) => p.api_key_env ?? []);
-  return [...envSecrets(env, [...keyNames, ...configSecretNames(loaded)]), ...literalSecrets(loaded, home)];
+  return [
+    ...hostSecrets(loaded.config.providers, configSecretNames(loaded), env),
+    ...literalSecrets(loaded, home),
+  ];
 }
 
 /**

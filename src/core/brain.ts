@@ -5,7 +5,7 @@ import type { BrainOptions } from "./brain-options.js";
 import { CheckpointStore, type Checkpoints, refuseInside } from "./checkpoints/index.js";
 import { historyCheck, loggedCheckpoint, readConversation } from "./conversation-chain.js";
 import { type CreatedSession, createdSession, openCreated, refuseUnmakeable } from "./created-session.js";
-import { recordSecrets, sessionSecrets } from "./credentials.js";
+import { hostSecrets, recordSecrets, sessionSecrets } from "./credentials.js";
 import { SessionError } from "./errors.js";
 import {
   conversationEvents,
@@ -25,7 +25,7 @@ import { type PendingRequest, pendingInStore } from "./pending.js";
 import { PermissionRules } from "./permissions.js";
 import { pinIfUnmovable, refusePinnedElsewhere } from "./pinning.js";
 import { Providers } from "./providers.js";
-import { envSecrets, Redactor } from "./redact.js";
+import { Redactor } from "./redact.js";
 import { redactingLog } from "./redacting-log.js";
 import type { HarnessRegistry } from "./registry.js";
 import { ClosedLogs, type CompactResult, type SegmentPolicy } from "./retention.js";
@@ -54,10 +54,8 @@ export class Brain {
     this.openLimit = new OpenSessionLimit(this.live, options.openSessionsPerTenant);
     this.storedLimit = new StoredSessionLimit((u) => options.store.list(u), options.storedSessionsPerTenant);
     this.providers = new Providers(options);
-    const env = options.env ?? process.env;
-    const keyNames = Object.values(options.providers ?? {}).flatMap((p) => p.api_key_env ?? []);
     this.redactor = new Redactor([
-      ...envSecrets(env, [...keyNames, ...(options.secretNames ?? [])]),
+      ...hostSecrets(options.providers, options.secretNames, options.env),
       ...(options.secrets ?? []),
     ]);
   }

@@ -4,7 +4,20 @@ import type { ProviderSettings } from "../protocol/config.js";
 import type { ProviderCredentials } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
 import { SessionError } from "./errors.js";
-import { SECRET_NAME, type Secret } from "./redact.js";
+import { envSecrets, SECRET_NAME, type Secret } from "./redact.js";
+
+/**
+ * The host's secrets a Brain redacts everywhere: secret-named variables, every provider's `api_key_env` whatever
+ * its name, and `secretNames` (variables the config names, such as MCP `${VAR}`s). The CLI's errors use it too.
+ */
+export function hostSecrets(
+  providers: Record<string, { api_key_env?: string }> | undefined,
+  secretNames: string[] = [],
+  env: NodeJS.ProcessEnv = process.env,
+): Secret[] {
+  const keyNames = Object.values(providers ?? {}).flatMap((p) => p.api_key_env ?? []);
+  return envSecrets(env, [...keyNames, ...secretNames]);
+}
 
 /** The values this session's log must never hold, beyond the host's. */
 export function sessionSecrets(

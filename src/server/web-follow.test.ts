@@ -47,13 +47,13 @@ describe("web UI event stream refused with a body that is not JSON", () => {
     [404, "pick another"],
     [401, "sign in again"],
     [400, "reload the page"],
-  ])("stops on %i and says the status and what to do", async (status, todo) => {
+  ])("stops on %i and says the status and what to do", async (status, advice) => {
     const { page, asked } = await streamAnswered(status, "text/html", "<html><body>Not here</body></html>");
     try {
       await expect.poll(() => page.locator("#conn").textContent()).toBe("stopped");
       const said = await page.locator("#s-error").textContent();
       expect(said).toContain(`HTTP ${status}`);
-      expect(said).toContain(todo);
+      expect(said).toContain(advice);
       expect(asked()).toBe(1);
     } finally {
       await page.close();

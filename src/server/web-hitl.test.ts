@@ -20,6 +20,21 @@ afterAll(async () => {
   await t?.cleanup();
 });
 
+/** A page on a new session whose every tool call is asked about, after it sent `prompt`: its request card. */
+async function askedOnPage(prompt: string) {
+  const { id } = await t.client().create({
+    harness: "echo",
+    config: { tools: ["echo"] },
+    permissions: { default: "ask" },
+  });
+  const page = await browser.newPage();
+  await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
+  await page.locator("#session").waitFor();
+  await page.fill("#prompt", prompt);
+  await page.click("#send");
+  return { page, card: page.locator(".request") };
+}
+
 describe("web UI's permission card when another client answered first", () => {
   it("shows that client's answer and who gave it, not the refusal of the page's own", async () => {
     const laptop = t.client({ client: "laptop-2" });
@@ -63,19 +78,8 @@ describe("web UI's permission card when another client answered first", () => {
   });
 
   it("says an answer the page gave was its own", async () => {
-    const client = t.client();
-    const { id } = await client.create({
-      harness: "echo",
-      config: { tools: ["echo"] },
-      permissions: { default: "ask" },
-    });
-    const page = await browser.newPage();
+    const { page, card } = await askedOnPage("echo: mine");
     try {
-      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
-      await page.locator("#session").waitFor();
-      await page.fill("#prompt", "echo: mine");
-      await page.click("#send");
-      const card = page.locator(".request");
       await card.getByRole("button", { name: "Allow" }).click();
       await expect.poll(() => card.locator(".request-status").textContent()).toBe("allowed (by you)");
     } finally {
@@ -84,19 +88,8 @@ describe("web UI's permission card when another client answered first", () => {
   });
 
   it("names the status of an answer refused by something other than the daemon (a proxy's HTML page)", async () => {
-    const client = t.client();
-    const { id } = await client.create({
-      harness: "echo",
-      config: { tools: ["echo"] },
-      permissions: { default: "ask" },
-    });
-    const page = await browser.newPage();
+    const { page, card } = await askedOnPage("echo: through a proxy");
     try {
-      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
-      await page.locator("#session").waitFor();
-      await page.fill("#prompt", "echo: through a proxy");
-      await page.click("#send");
-      const card = page.locator(".request");
       await card.waitFor();
       // What a reverse proxy in front of the daemon answers when the daemon is away.
       const answers = (url: URL) => url.pathname.includes("/requests/");

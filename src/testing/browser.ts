@@ -111,7 +111,7 @@ function isPackage(path: string): boolean {
 }
 
 /** Chromium as every web UI test runs it: headless, no sandbox (tests run as root), nothing fetched from outside. */
-export async function launchTestBrowser(found: TestBrowser): Promise<Browser> {
+export async function launchTestBrowser(found: TestBrowser, extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: found.executablePath,
     env: found.env ? { ...process.env, ...found.env } : undefined,
@@ -121,6 +121,7 @@ export async function launchTestBrowser(found: TestBrowser): Promise<Browser> {
       "--disable-quic",
       "--no-first-run",
       "--disable-background-networking",
+      ...extraArgs,
     ],
   });
 }
