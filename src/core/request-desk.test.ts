@@ -177,8 +177,10 @@ describe("RequestDesk races", () => {
         id,
         ...(how === "wait of 1 ms" ? { waitMs: 1 } : {}),
       });
-      // Until the desk waits on it (its timer and the turn's abort set), not only until it is logged.
-      while (!requests.timesOf(id)) await new Promise((r) => setImmediate(r));
+      // Until the desk waits on it (its timer and the turn's abort set), not only until it is logged. A 1 ms wait
+      // may have run out already on a loaded machine; then the request is resolved and never waited on again.
+      const settled = () => log.some((e) => e.type === "permission.resolved" && e.data.id === id);
+      while (!requests.timesOf(id) && !settled()) await new Promise((r) => setImmediate(r));
       if (how === "interrupt first") turn.abort();
       const replied = requests.reply(id, { decision: "allow" }, "s1").catch(() => "refused");
       if (how === "answer first") turn.abort();
