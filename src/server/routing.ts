@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import type { Context, MiddlewareHandler, Next } from "hono";
 import type { Brain } from "../core/brain.js";
 import { ApiError, readText } from "./errors.js";
-import { waitInStoredLog } from "./hitl/cluster-wait.js";
+import { inStoredLogs, waitInStoredLog } from "./hitl/cluster-wait.js";
 import { pendingInSeveral } from "./hitl/service.js";
 import type { TenantBound } from "./tenant-bound.js";
 
@@ -179,6 +179,17 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
   }
 
   /**
+   * The one session of `tenant` open on another node whose durable log has the request pending or answered, when no
+   * node said it has it pending: its owner may be frozen (alive in NATS, answering no lookup), or it was answered
+   * before the wait; undefined when none has, 409 when several have.
+   */
+  async function storedAlone(requestId: string, tenant: string): Promise<string | undefined> {
+    const where = await inStoredLogs(brain, tenant, requestId);
+    if (where.length > 1) throw pendingInSeveral(requestId, where);
+    return where[0];
+  }
+
+  /**
    * nui's wait for a request of a session another node owns: read from the session's durable log until it holds
    * the answer, so an owner frozen, or closing the session once it is answered, does not end it. A request pending
    * here, or pending nowhere and in no session named, is this node's to answer.
@@ -189,7 +200,8 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
     if (named && brain.liveSession(named)) return next();
     const release = parts.waits.take(tenant);
     try {
-      const session = named || (await whereAlone(requestId, tenant));
+      const session =
+        named || (await whereAlone(requestId, tenant)) || (await storedAlone(requestId, tenant));
       if (session === undefined || session === HERE) return next();
       const answer = await waitInStoredLog(brain, tenant, session, requestId, c.req.raw.signal);
       return answer ? Response.json(answer) : next();

@@ -4,7 +4,8 @@
 // says so in its status and is refused elsewhere with code `pinned` once its node is gone; a session deleted
 // through its owner ends the streams of its watchers on the other nodes; a command without a key that timed out
 // on a frozen owner is not run again by that owner when it wakes; a HITL read or wait of an id pending in two
-// sessions names one (?sessionId=), and a wait ends with the answer its session's durable log holds.
+// sessions names one (?sessionId=), and a wait ends with the answer its session's durable log holds, found there
+// without ?sessionId= too (its owner frozen, or the request answered before the wait).
 import { describe, expect, it } from "vitest";
 import type { ClientError } from "../../src/client/errors.js";
 import type { SessionEvent } from "../../src/protocol/events.js";
@@ -170,6 +171,41 @@ describe("cluster commands", () => {
     const thawed = await frozen;
     expect([thawed.status, thawed.body.requestId], JSON.stringify(thawed.body)).toEqual([200, "twin"]);
     await a.client.interrupt("twin-b").catch(() => {});
+  }, 120_000);
+
+  it("a nui HITL wait naming no session finds its request in the durable log: answered before it, or its owner frozen", async () => {
+    const [a, b] = bed.nodes;
+    const ask = async (id: string, requestId: string) => {
+      await b.client.create({ id, harness: "echo", config: { options: { delay_ms: 25 } } });
+      await b.client.prompt(id, Array.from({ length: 400 }, (_, w) => `w${w}`).join(" "));
+      const created = await raw(b.url, "POST", "/api/hitl/requests", {
+        body: { kind: "question", sessionId: id, requestId, payload: { message: "Which?" } },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+    };
+    // Answered before the wait: no node has it pending, and node-a has not its session open.
+    await ask("early-b", "early");
+    const answered = await raw(b.url, "POST", "/api/hitl/requests/early/respond", {
+      body: { answers: { answer: "e" } },
+    });
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+    const late = await raw(a.url, "GET", "/api/hitl/requests/early/wait");
+    expect([late.status, late.body.answers], JSON.stringify(late.body)).toEqual([200, answered.body.answers]);
+    await a.client.interrupt("early-b");
+
+    // Its owner frozen from the start: no node answers the lookup, the store's log still has it pending.
+    await ask("cold-b", "cold");
+    b.pause();
+    try {
+      const waiting = raw(a.url, "GET", "/api/hitl/requests/cold/wait");
+      // Past node-b's lease, node-a takes the session over: the turn node-b left ends, its question given up.
+      await a.client.answer("cold-b", "cold", { answer: "b" }).catch(() => {});
+      const waited = await waiting;
+      expect([waited.status, waited.body.requestId], JSON.stringify(waited.body)).toEqual([200, "cold"]);
+    } finally {
+      b.resume();
+    }
+    await a.client.interrupt("cold-b").catch(() => {});
   }, 120_000);
 
   it("a command to a frozen owner runs on the node that takes over, once; a retry with its key gets the first answer", async () => {

@@ -8,7 +8,7 @@ import type { SessionEvent } from "../../protocol/events.js";
 import type { HitlResponseEnvelope } from "../../protocol/nui/hitl.js";
 import { DEFAULT_TENANT } from "../auth/tokens.js";
 import { ApiError } from "../errors.js";
-import { RequestAnswers } from "./envelopes.js";
+import { isAnswerable, RequestAnswers } from "./envelopes.js";
 import { answeredInLog, answerId, HITL_LOOKBACK_EVENTS, type LogPages } from "./log-lookup.js";
 
 /** How often a wait reads the new events of a log another node writes (one store read each time). */
@@ -42,6 +42,31 @@ export async function waitInStoredLog(
       after = page.at(-1)!.seq;
     }
   }
+}
+
+/**
+ * The sessions of `tenant` open on other nodes whose durable logs have `requestId` pending, or answered among their
+ * last events: where a wait naming no session looks when no node said it has the request pending (its owner frozen,
+ * which answers no lookup, or the request answered already, which no node has pending). Read through the store,
+ * which every node reads whatever their owners do; sessions closed are left to a wait that names them.
+ */
+export async function inStoredLogs(brain: Brain, tenant: string, requestId: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const summary of await brain.list()) {
+    const { id } = summary;
+    if ((summary.tenant ?? DEFAULT_TENANT) !== tenant || summary.status === "closed" || brain.liveSession(id))
+      continue;
+    // A session deleted since it was listed is simply not where the request is.
+    const has = await pendingOrAnswered(brain, id, requestId).catch(() => false);
+    if (has) found.push(id);
+  }
+  return found;
+}
+
+async function pendingOrAnswered(brain: Brain, session: string, requestId: string): Promise<boolean> {
+  const { pending } = await brain.pending(session);
+  if (pending.some((r) => r.id === requestId && isAnswerable(r))) return true;
+  return (await answeredInLog(await stored(brain, session), requestId)) !== undefined;
 }
 
 /** The session's log as the lookups read it, up to its last seq now: the open log if it is open here. */
