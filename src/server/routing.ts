@@ -180,8 +180,8 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
 
   /**
    * The one session of `tenant` open on another node whose durable log has the request pending or answered, when no
-   * node said it has it pending: its owner may be frozen (alive in NATS, answering no lookup), or it was answered
-   * before the wait; undefined when none has, 409 when several have.
+   * node said it has it pending: its owner may be frozen (alive in NATS, answering no lookup) or dead, or it was
+   * answered already; undefined when none has, 409 when several have.
    */
   async function storedAlone(requestId: string, tenant: string): Promise<string | undefined> {
     const where = await inStoredLogs(brain, tenant, requestId);
@@ -237,10 +237,19 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
       const where = !named && router.locateAll ? await router.locateAll(hitl, tenant) : undefined;
       if (where && where.length > 1) throw pendingInSeveral(hitl, where);
       if (named ? brain.liveSession(named) : parts.pendingHere(hitl, tenant)) return next();
-      // nui's answer names only the request: find its session, then it goes to the owner like any command.
-      const session = named || (where ? where[0] : await router.locate(hitl, tenant));
-      const answer = session ? await router.forward(session, await routed()) : undefined;
-      return answer ? responseOf(answer) : next();
+      // nui's answer names only the request: find its session, then it goes to the owner like any command. No
+      // node has it pending (its owner died, or is frozen and answers no lookup): its session's stored log may.
+      const session =
+        named || (where ? where[0] : await router.locate(hitl, tenant)) || (await storedAlone(hitl, tenant));
+      if (!session) return next();
+      const request = await routed();
+      const answer = await router.forward(session, request);
+      if (answer) return responseOf(answer);
+      // No node owns it: it is answered here, naming its session, which opens it here as /v1 answers do.
+      if (named) return next();
+      const path = new URL(request.path, "http://x");
+      path.searchParams.set("sessionId", session);
+      return responseOf(await parts.runHere({ ...request, path: path.pathname + path.search }));
     }
 
     const id = SESSION_COMMAND.exec(path)?.[1];

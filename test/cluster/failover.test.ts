@@ -2,10 +2,13 @@
 // own temp dir. The owner of a session is SIGKILLed mid-turn: another node takes the session over (once the
 // lease has expired), restores its last checkpoint, settles the interrupted turn as failed with brain_error,
 // and the next prompt continues from the checkpointed history. No acknowledged event is lost or doubled.
+// A nui HITL answer to a request of a session whose owner died opens it on the node asked, and is refused there
+// saying the request was given up with its turn.
 import { describe, expect, it } from "vitest";
 import type { ClientError } from "../../src/client/errors.js";
 import type { SessionEvent } from "../../src/protocol/events.js";
 import type { BrainNode } from "../../src/testing/brain-node.js";
+import { raw } from "../../src/testing/http.js";
 import { useBrainCluster, waitFor } from "./bed.js";
 
 const bed = useBrainCluster();
@@ -182,5 +185,32 @@ describe("cluster failover", () => {
     ]);
     const reply = log.find((e) => e.type === "assistant.message" && e.turn === three.turn);
     expect(reply?.data).toMatchObject({ text: "echo #3: three" });
+  }, 180_000);
+
+  it("a nui HITL answer to a request of a session whose owner died reaches the session, reopened on the node asked", async () => {
+    const [, b, c] = bed.nodes;
+    const id = "dead-owner";
+    await b.client.create({ id, harness: "echo", config: { options: { delay_ms: 25 } } });
+    await b.client.prompt(id, Array.from({ length: 400 }, (_, w) => `w${w}`).join(" "));
+    const created = await raw(b.url, "POST", "/api/hitl/requests", {
+      body: { kind: "question", sessionId: id, requestId: "orphan", payload: { message: "Which?" } },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    await b.kill();
+    // Once node-b's lease runs out, node-c opens the session to answer: the turn node-b died in is closed out,
+    // its question given up, and the answer is refused saying so, never a 404 that loses it.
+    const refused = await waitFor("the answer to be taken up", async () => {
+      const res = await raw(c.url, "POST", "/api/hitl/requests/orphan/respond", {
+        body: { answers: { answer: "x" } },
+      });
+      // node-b's lease has not run out yet: the session cannot be opened here until it does.
+      return res.status === 409 && !JSON.stringify(res.body).includes("given up") ? undefined : res;
+    });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(409);
+    expect(JSON.stringify(refused.body)).toContain("given up unanswered");
+    const log = (await c.client.log(id, 0, 1000)).events;
+    expect(log.filter((e) => e.type === "question.answered").map((e) => e.data)).toMatchObject([
+      { id: "orphan", unanswered: "cancelled" },
+    ]);
   }, 180_000);
 });

@@ -6,6 +6,7 @@ import type { PendingRequest } from "../../core/pending.js";
 import type { Session } from "../../core/session.js";
 import { HitlDesk, HitlRefusal } from "../../harnesses/nui/hitl-desk.js";
 import type { ApiErrorCode } from "../../protocol/api.js";
+import type { SessionEvent } from "../../protocol/events.js";
 import type {
   HitlCreateBody,
   HitlRequestEnvelope,
@@ -122,7 +123,7 @@ export class HitlService {
     body: HitlRespondBody,
     sessionId?: string,
   ): Promise<HitlResponseEnvelope> {
-    const sessions = this.openSessions(caller, sessionId);
+    const sessions = await this.answering(caller, sessionId);
     // Every question of the request, as nui's respond() answers them all, whoever raised it (this API, an
     // extension host's hitl_request, a container's NUI_API_URL): the session's desk knows which they are.
     const asking = sessions.flatMap((session) => {
@@ -172,9 +173,8 @@ export class HitlService {
       };
     }
     for (const session of sessions) {
-      if (await recentInLog(session.log, (e) => (answerId(e) === requestId ? true : undefined))) {
-        throw new ApiError("conflict", `HITL request "${requestId}" was answered already`);
-      }
+      const logged = await recentInLog(session.log, (e) => (answerId(e) === requestId ? e : undefined));
+      if (logged) throw new ApiError("conflict", `HITL request "${requestId}" ${howEnded(logged)}`);
     }
     throw notFound(
       `no pending HITL request "${requestId}" in ${sessionsNamed(sessionId)} (nor answered in their last ${HITL_LOOKBACK_EVENTS} events)`,
@@ -200,6 +200,19 @@ export class HitlService {
         found.map((f) => f.session.id),
       );
     return found[0];
+  }
+
+  /**
+   * The sessions an answer may be for: the caller's open here, or the one it names, opened here when it is not
+   * closed and no node has it open (its owner died), as /v1 answers open it. Left unopened, the answer to a request
+   * pending in its log was a 404; opened, the turn its owner left is closed out and the answer is refused truthfully.
+   */
+  private async answering(caller: Caller, sessionId: string | undefined): Promise<Session[]> {
+    const open = this.openSessions(caller, sessionId);
+    if (!sessionId || open.length > 0) return open;
+    // Another tenant's, or none: 404 as any read of it. A lease another node still holds: 409 naming it.
+    if ((await this.sessions.record(caller, sessionId)).status === "closed") return [];
+    return [await this.sessions.live(caller, sessionId)];
   }
 
   private openSessions(caller: Caller, sessionId: string | undefined): Session[] {
@@ -332,6 +345,13 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
     signal.addEventListener("abort", onAbort, { once: true });
     promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
+}
+
+/** How the log ended a request: answered, or given up unanswered (its turn ended, its host stopped) and why. */
+function howEnded(answer: SessionEvent): string {
+  const data = answer.data as { unanswered?: string; reason?: string };
+  if (!data.unanswered) return "was answered already";
+  return `was given up unanswered (${data.unanswered}${data.reason ? `: ${data.reason}` : ""}); no answer can reach it now`;
 }
 
 /** Each question's key in nui's answers, by its Brain id: its question's text, as nui keys a request's questions. */
