@@ -4,6 +4,7 @@
 import { randomUUID } from "node:crypto";
 import type { Context, MiddlewareHandler, Next } from "hono";
 import type { Brain } from "../core/brain.js";
+import type { HitlResponseEnvelope } from "../protocol/nui/hitl.js";
 import { ApiError, readText } from "./errors.js";
 import { inStoredLogs, waitInStoredLog } from "./hitl/cluster-wait.js";
 import { pendingInSeveral } from "./hitl/service.js";
@@ -198,16 +199,20 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
     const tenant = parts.tenantOf(c);
     const named = c.req.query("sessionId");
     if (named && brain.liveSession(named)) return next();
+    // Given back before a wait that runs here (next()), which takes its own place: held through it, one local
+    // wait took two, and a tenant could hold half the waits its limit says.
     const release = parts.waits.take(tenant);
+    let answer: HitlResponseEnvelope | undefined;
     try {
       const session =
         named || (await whereAlone(requestId, tenant)) || (await storedAlone(requestId, tenant));
-      if (session === undefined || session === HERE) return next();
-      const answer = await waitInStoredLog(brain, tenant, session, requestId, c.req.raw.signal);
-      return answer ? Response.json(answer) : next();
+      if (session !== undefined && session !== HERE) {
+        answer = await waitInStoredLog(brain, tenant, session, requestId, c.req.raw.signal);
+      }
     } finally {
       release();
     }
+    return answer ? Response.json(answer) : next();
   }
 
   /** `waiting()` takes one of the tenant's places before anything is sent to another node. */
@@ -240,7 +245,10 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
       // nui's answer names only the request: find its session, then it goes to the owner like any command. No
       // node has it pending (its owner died, or is frozen and answers no lookup): its session's stored log may.
       const session =
-        named || (where ? where[0] : await router.locate(hitl, tenant)) || (await storedAlone(hitl, tenant));
+        named ||
+        (where ? where[0] : await router.locate(hitl, tenant)) ||
+        // The stored lookup reads the store's list and logs: under the tenant's wait bound, as a wait's.
+        (await parts.waits.within(tenant, () => storedAlone(hitl, tenant)));
       if (!session) return next();
       const request = await routed();
       const answer = await router.forward(session, request);
