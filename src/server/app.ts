@@ -2,6 +2,7 @@
 // the zod schemas, errors as {error: {code, message, field?}}, the web UI and /openapi.json beside.
 import type { HttpBindings } from "@hono/node-server";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
+import { redactError } from "../core/redact-error.js";
 import { callerOf } from "./auth/caller.js";
 import { refuseCrossSite, requireJsonBody } from "./auth/origin.js";
 import type { TokenTable } from "./auth/tokens.js";
@@ -136,9 +137,13 @@ export function buildApp(parts: AppParts): App {
           env: c.env,
         })
         .catch((err: unknown) => {
-          // Only the session's redactor knows its secrets; onError redacts the host's, and logs this same error.
-          if (err instanceof Error && params.id && parts.redactForSession)
-            err.message = parts.redactForSession(caller, params.id, err.message);
+          // Only the session's redactor knows its secrets; onError redacts the host's, and logs this same error
+          // whole (stack, causes, members), so all of it is redacted, not only the message.
+          const { id } = params;
+          if (id && parts.redactForSession) {
+            const redact = parts.redactForSession;
+            throw redactError(err, (text) => redact(caller, id, text));
+          }
           throw err;
         });
       if (result instanceof Response) return result;

@@ -58,6 +58,7 @@ export interface DaemonOptions {
   forwardsPerTenant?: number;
   /** What to do with closed sessions' logs over time (brain.config.json `retention`); absent keeps them whole. */
   retention?: RetentionPolicy;
+  /** A 5xx's error, for the operator's log; a session's secrets are redacted in all of it (redactError). */
   onError?: (err: unknown) => void;
   /** A line for the operator that is no failure (retention passing over what it cannot judge). */
   onWarning?: (message: string) => void;

@@ -1,6 +1,7 @@
 // An error body about a session is redacted with what that session's log redacts, not only with the host's
 // secrets: a harness tells its session secrets the host never knew (an extension host's NUI_API_URL token), and
 // its errors can quote them.
+import { inspect } from "node:util";
 import { afterEach, expect, it } from "vitest";
 import { HarnessError, type HarnessFactory } from "../core/harness.js";
 import { quietHarness } from "../testing/brain.js";
@@ -41,6 +42,42 @@ it("a session's error body never carries a secret its harness told it", async ()
       message: "could not reach http://127.0.0.1:1/[redacted:NUI_API_URL token]/api/hitl",
     },
   });
+});
+
+/** Fails a checkpoint with TOKEN deep in the error: in its stack (read before any redaction), cause and members. */
+const deep: HarnessFactory = {
+  name: "deep",
+  supportsSteering: false,
+  async open(options) {
+    options.secret?.({ name: "NUI_API_URL token", value: TOKEN });
+    return quietHarness({
+      checkpoint: async () => {
+        const reach = new Error(`GET http://127.0.0.1:1/${TOKEN}/api: refused`);
+        const retry = new AggregateError([reach, `tried ${TOKEN} twice`], "every try failed");
+        const err = new HarnessError("brain_error", `checkpoint via ${TOKEN} failed`);
+        // As `new Error(message, {cause})` sets it: own, not enumerable.
+        Object.defineProperty(err, "cause", { value: retry, writable: true, configurable: true });
+        // What a harness that logs its error before rethrowing it does: the stack now holds the message.
+        expect(err.stack).toContain(TOKEN);
+        throw Object.assign(err, { stderr: `token=${TOKEN}` });
+      },
+    });
+  },
+};
+
+it("the daemon's log line of a 5xx never carries a session's secret, in its stack, causes or members", async () => {
+  const logged: string[] = [];
+  // What `brain serve` prints of it (the host's redactor does not know the session's token).
+  t = await startTestDaemon({ factories: [deep], onError: (err) => logged.push(inspect(err)) });
+  const id = await newSession(t, { harness: "deep" });
+  const res = await raw(t.url, "POST", `/v1/sessions/${id}/checkpoints`, { token: t.tokens.admin });
+  expect(res.status).toBe(500);
+  expect(logged).toHaveLength(1);
+  const line = logged[0]!;
+  for (const shown of ["checkpoint via", "every try failed", "GET http://127.0.0.1:1/", "tried", "token="])
+    expect(line).toContain(shown);
+  expect(line).not.toContain(TOKEN);
+  expect(JSON.stringify(res.body)).not.toContain(TOKEN);
 });
 
 it("a session's view never shows a key its provider's base URL carries, which its log keeps out", async () => {

@@ -60,6 +60,8 @@ export async function startTestDaemon(
     forwardsPerTenant?: number;
     /** The log's file calls (a test that holds a write). */
     io?: LogIO;
+    /** DaemonOptions.onError: what `brain serve` logs of a 5xx. */
+    onError?: (err: unknown) => void;
   } = {},
 ): Promise<TestDaemon> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), "brain-daemon-"));
@@ -98,6 +100,7 @@ export async function startTestDaemon(
     ...(options.bodiesPerTenant ? { bodiesPerTenant: options.bodiesPerTenant } : {}),
     ...(options.hitlWaitsPerTenant ? { hitlWaitsPerTenant: options.hitlWaitsPerTenant } : {}),
     ...(options.forwardsPerTenant ? { forwardsPerTenant: options.forwardsPerTenant } : {}),
+    ...(options.onError ? { onError: options.onError } : {}),
   });
   holder.url = daemon.url;
   return {

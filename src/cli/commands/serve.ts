@@ -1,5 +1,6 @@
 // `brain serve`: the daemon (REST + SSE + web UI) on the embedded store, until SIGINT or SIGTERM.
 
+import { inspect } from "node:util";
 import type { RetentionPolicy } from "../../core/retention.js";
 import {
   type BrainConfig,
@@ -101,8 +102,8 @@ export async function command(args: string[]): Promise<number> {
       agents: homeAgents(home),
       ...(cluster ? { router: cluster.router } : {}),
       onWarning: (message) => process.stderr.write(`brain serve: ${brain.redactor.redact(message)}\n`),
-      onError: (err) =>
-        process.stderr.write(`brain serve: ${brain.redactor.redact((err as Error).stack ?? String(err))}\n`),
+      // Inspected, not only its stack: its cause chain and an AggregateError's members say what went wrong.
+      onError: (err) => process.stderr.write(`brain serve: ${brain.redactor.redact(inspect(err))}\n`),
     });
   } catch (err) {
     await brain.close();
