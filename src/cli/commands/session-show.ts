@@ -3,8 +3,11 @@
 // cursor read, so a session of a million events shows as quickly as a new one.
 import type { Brain } from "../../core/brain.js";
 import { CheckpointStore } from "../../core/checkpoints/index.js";
+import { recordSecrets } from "../../core/credentials.js";
+import type { Redactor } from "../../core/redact.js";
 import type { SessionStore } from "../../core/store.js";
 import type { SessionEvent } from "../../protocol/events.js";
+import type { SessionRecord } from "../../protocol/session.js";
 import { wholeNumber } from "../args.js";
 
 export const DEFAULT_TAIL = 20;
@@ -41,7 +44,17 @@ export async function showSession(
       : window.tail === 0
         ? []
         : await brain.events(id, window.after, window.tail);
-  return { ...record, last_seq: lastSeq, pending, checkpoints, events };
+  // As the daemon's views show it: a credential the record holds written out is redacted, in its events too.
+  const redactor = shownRedactor(brain, record);
+  return redactor.redactDeep({ ...record, last_seq: lastSeq, pending, checkpoints, events });
+}
+
+/**
+ * What a session's printed record and events keep out: the host's secrets and those its record holds (as
+ * Brain.shownRecord). Its log was redacted as it was written, but only of the secrets its session knew then.
+ */
+export function shownRedactor(brain: Brain, record: SessionRecord): Redactor {
+  return brain.redactor.with(recordSecrets(record, process.env));
 }
 
 /**

@@ -1,5 +1,6 @@
 // `brain sessions ls | show ID | events ID`: reads the store without starting any harness.
 import { once } from "node:events";
+import type { Redactor } from "../../core/redact.js";
 import type { SegmentPolicy } from "../../core/retention.js";
 import type { UnreadableSession } from "../../core/store.js";
 import { compactLog } from "../../store/fs/compact.js";
@@ -8,7 +9,7 @@ import { retireSegments } from "../../store/fs/retire.js";
 import { parse, str, UsageError, wholeNumber, withBrain } from "../args.js";
 import { brainHome } from "../setup.js";
 import { onStdoutClosed } from "../stdout-closed.js";
-import { DEFAULT_TAIL, showSession, showWindow } from "./session-show.js";
+import { DEFAULT_TAIL, shownRedactor, showSession, showWindow } from "./session-show.js";
 
 export const usage = `sessions ls | show ID [--tail N] [--after SEQ] | events ID [--after SEQ] [--json] | compact ID | rebuild ID
                               the sessions in $BRAIN_HOME (default ~/.brain) and their logs; show prints a
@@ -51,7 +52,7 @@ export async function command(args: string[]): Promise<number> {
           }
           // The whole record, read one at a time (the list holds summaries); one deleted since is left out.
           const record = await brain.record(r.id).catch(() => undefined);
-          if (record) process.stdout.write(`${JSON.stringify(record)}\n`);
+          if (record) process.stdout.write(`${JSON.stringify(brain.shownRecord(record))}\n`);
         }
         // Named, as GET /v1/sessions does: left out without a word, one would take it for deleted.
         for (const d of damaged)
@@ -67,7 +68,7 @@ export async function command(args: string[]): Promise<number> {
       }
       case "events": {
         const record = await brain.record(required(id));
-        await printEvents(store.paths(record.id).events, record.id, after);
+        await printEvents(store.paths(record.id).events, record.id, after, shownRedactor(brain, record));
         return 0;
       }
       case "compact": {
@@ -156,7 +157,12 @@ export const EVENTS_PAGE = 500;
  * start), waiting for stdout to drain: the whole log read at once held a 300,000-event session's 450 MB in memory
  * before printing a line. Stops when stdout's reader is gone (bin/brain.js reports it).
  */
-async function printEvents(path: string, session: string, after: number | undefined): Promise<void> {
+async function printEvents(
+  path: string,
+  session: string,
+  after: number | undefined,
+  redactor: Redactor,
+): Promise<void> {
   let cursor = after ?? 0;
   let closed = false;
   const stopWatching = onStdoutClosed(() => {
@@ -165,7 +171,7 @@ async function printEvents(path: string, session: string, after: number | undefi
   try {
     while (!closed) {
       const page = await readEventsFile(path, undefined, { after: cursor, limit: EVENTS_PAGE, session });
-      const text = page.map((event) => `${JSON.stringify(event)}\n`).join("");
+      const text = page.map((event) => `${JSON.stringify(redactor.redactDeep(event))}\n`).join("");
       // A closed stdout rejects the wait (EPIPE): `closed` then ends the loop.
       if (text && !process.stdout.write(text)) await once(process.stdout, "drain").catch(() => {});
       if (page.length < EVENTS_PAGE) return;
