@@ -77,6 +77,16 @@ describe("Redactor", () => {
     ).toEqual(["DB_PASSWORD", "LLM", "OPENAI_API_KEY"]);
   });
 
+  it("replaces a secret as a JSON string writes it too (a server's answer or a tool's result quoting it)", () => {
+    const password = 'pa"ss\\word\tend';
+    const redactor = new Redactor([{ name: "DB_PASSWORD", value: password }]);
+    const answer = `401: ${JSON.stringify({ error: `login with ${password} refused` })}`;
+    expect(redactor.redact(answer)).toBe('401: {"error":"login with [redacted:DB_PASSWORD] refused"}');
+    expect(redactor.redact(`raw ${password}`)).toBe("raw [redacted:DB_PASSWORD]");
+    // A stream holds back as much of a delta's tail as the longer form could need.
+    expect(redactor.maxLength).toBe(JSON.stringify(password).length - 2);
+  });
+
   it("cuts a tail at a word, so a secret cut in two shows no part of itself", () => {
     const text = `start ${KEY} middle and the end`;
     const cut = tailOf(text, text.length - 10); // starts inside the key

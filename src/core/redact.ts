@@ -27,6 +27,12 @@ export function envSecrets(env: NodeJS.ProcessEnv, names: Iterable<string> = [])
 export class Redactor {
   /** Longest first, so a secret that contains another is replaced whole. */
   private secrets: Secret[] = [];
+  /**
+   * The secrets and, where it differs, each one as it is written inside a JSON string (a `"`, `\` or control
+   * character escaped): a body or error that quotes JSON (a server's answer, a tool's result) holds that form.
+   * Longest first, as `secrets`.
+   */
+  private forms: Secret[] = [];
   /** Every UTF-16 unit of every secret (pendingTail), by code: a delta's tail is checked per delta, on the hot path. */
   private asciiUnits = new Uint8Array(128);
   private otherUnits = new Set<number>();
@@ -47,9 +53,15 @@ export class Redactor {
       }
     }
     this.secrets = [...byValue.values()].sort((a, b) => b.value.length - a.value.length);
+    const forms = new Map(byValue);
+    for (const { name, value } of this.secrets) {
+      const escaped = JSON.stringify(value).slice(1, -1);
+      if (!forms.has(escaped)) forms.set(escaped, { name, value: escaped });
+    }
+    this.forms = [...forms.values()].sort((a, b) => b.value.length - a.value.length);
     this.asciiUnits = new Uint8Array(128);
     this.otherUnits = new Set();
-    for (const { value } of this.secrets) {
+    for (const { value } of this.forms) {
       for (let i = 0; i < value.length; i++) {
         const unit = value.charCodeAt(i);
         if (unit < 128) this.asciiUnits[unit] = 1;
@@ -59,7 +71,7 @@ export class Redactor {
   }
 
   get maxLength(): number {
-    return this.secrets[0]?.value.length ?? 0;
+    return this.forms[0]?.value.length ?? 0;
   }
 
   /** The values redacted (none shorter than MIN_SECRET_LENGTH). */
@@ -79,7 +91,7 @@ export class Redactor {
   redact(text: string): string {
     if (this.secrets.length === 0 || text.length < MIN_SECRET_LENGTH) return text;
     let out = text;
-    for (const { name, value } of this.secrets) {
+    for (const { name, value } of this.forms) {
       if (out.includes(value)) out = out.split(value).join(`[redacted:${name}]`);
     }
     return out;
