@@ -79,7 +79,7 @@ export class ApiHarness implements Harness {
           ...(this.options.config.system_prompt ? { system: this.options.config.system_prompt } : {}),
           tools: this.tools,
           settings: this.settings,
-          ...providerOptions(this.model.provider),
+          ...providerOptions(this.model.provider, this.settings.reasoning),
           options: this.options,
           steers: this.steers,
           warn: (message) => this.warn(message, ctx.turn),
@@ -133,7 +133,16 @@ export class ApiHarness implements Harness {
 /**
  * Brain keeps the whole conversation and sends it every time, so OpenAI need not store responses (with `store`,
  * the SDK would send references to stored items instead, which a restore on another account could not resolve).
+ * Under `store: false` the SDK asks for encrypted reasoning only from the models its own list calls reasoning
+ * models: `forceReasoning` (options.reasoning) names the others, whose reasoning would otherwise be dropped from
+ * the next request (and a tool call that followed it refused).
  */
-function providerOptions(provider: string): { providerOptions?: ProviderMetadata } {
-  return provider === "openai" ? { providerOptions: { openai: { store: false } } } : {};
+function providerOptions(
+  provider: string,
+  reasoning: boolean | undefined,
+): { providerOptions?: ProviderMetadata } {
+  const force = reasoning === undefined ? {} : { forceReasoning: reasoning };
+  if (provider === "openai") return { providerOptions: { openai: { store: false, ...force } } };
+  if (provider === "openai-chat" && reasoning !== undefined) return { providerOptions: { openai: force } };
+  return {};
 }

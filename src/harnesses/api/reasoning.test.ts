@@ -130,3 +130,35 @@ describe.each([
     expect(JSON.stringify(bed.fake.requests[3]?.body)).toContain(reasoning.signature);
   });
 });
+
+describe("openai: options.reasoning", () => {
+  it("asks a model the AI SDK does not know for its encrypted reasoning, which goes back across a tool call", async () => {
+    const session = await bed.brain({ provider: "openai" }).brain.create({
+      harness: "api",
+      config: { model: "openai:fake-model", tools: ["echo"], options: { reasoning: true } },
+    });
+    const reasoning = { text: "The user wants an echo.", signature: "gAAAA-unknown-model-reasoning" };
+    bed.fake.script([
+      { reasoning, text: "Echoing.", toolCalls: [{ name: "echo", arguments: { value: "hi" } }] },
+      { text: "It said hi." },
+    ]);
+    const settled = await (await session.prompt("echo hi")).settled;
+    expect(settled.error?.message).toBeUndefined();
+    expect(settled.status).toBe("completed");
+    const [first, second] = bed.fake.requests.map((r) => r.body);
+    const kinds = second.input.map((item: { type?: string; role?: string }) => item.type ?? item.role);
+    expect(kinds).toEqual(["user", "reasoning", "assistant", "function_call", "function_call_output"]);
+    expect(second.input[1]).toMatchObject({ encrypted_content: reasoning.signature });
+    expect(first.include).toContain("reasoning.encrypted_content");
+  });
+
+  it("false keeps a model the SDK takes for a reasoning model from being asked", async () => {
+    const session = await bed.brain({ provider: "openai" }).brain.create({
+      harness: "api",
+      config: { model: "openai:o4-mini", options: { reasoning: false } },
+    });
+    bed.fake.script([{ text: "Plain." }]);
+    expect((await (await session.prompt("hi")).settled).status).toBe("completed");
+    expect(bed.fake.requests[0]?.body.include ?? []).not.toContain("reasoning.encrypted_content");
+  });
+});

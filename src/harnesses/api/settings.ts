@@ -69,6 +69,14 @@ export const ApiOptions = z.object({
    * the conversation so far; the summary replaces it in later requests. 0 turns compaction off.
    */
   compact_at_tokens: z.number().int().nonnegative().optional(),
+  /**
+   * OpenAI (`openai`, `openai-chat`): true treats the model as a reasoning model though the AI SDK does not know it
+   * as one (a new or fine-tuned model, one behind a gateway under another name), false as not one though it does.
+   * Only a reasoning model is asked for its encrypted reasoning, which must go back in the next request (Brain
+   * sends `store: false`, so OpenAI keeps none); asking a model that does not reason fails it with a 400. Left
+   * out, the SDK's own list decides. Other providers ignore it.
+   */
+  reasoning: z.boolean().optional(),
   /** The model's price, for `usage.cost` on each turn (OpenRouter reports the cost itself). */
   price: Price.optional(),
   /** Extra HTTP headers on every model request (a proxy's routing header, say). */
@@ -94,6 +102,7 @@ export interface ApiSettings {
   retryBaseMs: number;
   idleTimeoutMs: number;
   compactAtTokens: number;
+  reasoning?: boolean;
   price?: Price;
   headers: Record<string, string>;
 }
@@ -119,6 +128,7 @@ export function parseSettings(options: Record<string, unknown> | undefined): Api
     retryBaseMs: o.retry_base_ms ?? DEFAULTS.retryBaseMs,
     idleTimeoutMs: o.idle_timeout_ms ?? DEFAULTS.idleTimeoutMs,
     compactAtTokens: o.compact_at_tokens ?? DEFAULTS.compactAtTokens,
+    ...(o.reasoning === undefined ? {} : { reasoning: o.reasoning }),
     ...(o.price ? { price: o.price } : {}),
     headers: o.headers ?? {},
   };
