@@ -174,6 +174,23 @@ describe("a server that answers with something that is not a tool result", () =>
   });
 });
 
+describe("a server that answers with a message that is not JSON-RPC 2.0", () => {
+  it("fails that call at once with an error naming what is wrong, instead of leaving it to time out", async () => {
+    const { service, events } = await serve(fixtureStdio({ call_timeout_ms: 20_000 }), [10]);
+    const result = await call(service, "unversioned");
+    expect(result.is_error).toBe(true);
+    expect(result.content[0]?.text).toMatch(
+      /^MCP server "fx" answered unversioned with a message that is not JSON-RPC 2\.0 \(its "jsonrpc" is not "2\.0"\)$/,
+    );
+    // The server goes on: its next call is answered.
+    expect(await call(service, "echo", { text: "still here" })).toMatchObject({
+      is_error: false,
+      content: [{ text: "still here" }],
+    });
+    expect(events.map((e) => e.state)).toEqual(["started"]);
+  });
+});
+
 describe("closing while a server starts", () => {
   it("stops a server that never answers initialize instead of waiting out its startup timeout", async () => {
     const dir = tempDir();

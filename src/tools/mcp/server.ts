@@ -9,6 +9,7 @@ import { type ToolService, type ToolServiceEvent, textResult } from "../tool-ser
 import { McpConnection, type ServerSpec } from "./connection.js";
 import { toToolResult } from "./content.js";
 import { type ExposedTool, exposeTools, shadowedMessage } from "./names.js";
+import { MALFORMED_ANSWER } from "./stdio-transport.js";
 
 export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
 /** MCP's own default is 60 s; tools that report progress get a fresh clock at each report. */
@@ -294,6 +295,8 @@ export class McpServerService implements ToolService {
           return `${server} was stopped during the call to ${tool}: ${stopped}; it is being restarted`;
         return `${server} exited during the call to ${tool}; it is being restarted`;
       }
+      if (err.data === MALFORMED_ANSWER)
+        return `${server} answered ${tool} with ${err.message.replace(/^MCP error -?\d+: /, "")}`;
       return `${server} refused ${tool}: ${err.message}`;
     }
     // An answer, but not a tool result: the server is still there, and its other calls go on.

@@ -8,7 +8,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { PassThrough } from "node:stream";
 import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { ExitKills } from "../../core/exit-kills.js";
 import { FramingError, LineSplitter } from "../../protocol/ndjson.js";
 
@@ -136,11 +136,17 @@ export class GroupStdioTransport implements Transport {
   }
 
   private take(line: string): void {
+    const text = line.endsWith("\r") ? line.slice(0, -1) : line;
     let message: JSONRPCMessage;
     try {
-      message = deserializeMessage(line.endsWith("\r") ? line.slice(0, -1) : line);
+      message = deserializeMessage(text);
     } catch (err) {
-      this.onerror?.(err as Error);
+      // A line that is no message (a server's log on stdout) is passed over. One that answers a request of
+      // Brain's, though not as JSON-RPC 2.0 has it (`jsonrpc` left out, neither result nor error), fails that
+      // request now: passed over, its call would wait out call_timeout_ms and then blame the server's silence.
+      const answered = malformedAnswer(text);
+      if (answered) this.onmessage?.(answered);
+      else this.onerror?.(err as Error);
       return;
     }
     this.onmessage?.(message);
@@ -172,6 +178,31 @@ export class GroupStdioTransport implements Transport {
     }
     if (running(child)) child.kill(signal);
   }
+}
+
+/** The `data` of the error the client is told of an answer it could not read, for the request the answer names. */
+export const MALFORMED_ANSWER = "brain: a malformed answer";
+
+function malformedAnswer(line: string): JSONRPCMessage | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (!value || typeof value !== "object" || "method" in value) return undefined;
+  const id = (value as { id?: unknown }).id;
+  if (typeof id !== "number" && typeof id !== "string") return undefined;
+  const answer = value as { jsonrpc?: unknown; result?: unknown; error?: unknown };
+  // Said by field, never by value: a part of the line could be a part of a secret, which no redactor would know.
+  const why =
+    answer.jsonrpc !== "2.0"
+      ? 'its "jsonrpc" is not "2.0"'
+      : answer.result === undefined && answer.error === undefined
+        ? 'it has neither a "result" nor an "error"'
+        : `its ${answer.result === undefined ? '"error"' : '"result"'} is not one JSON-RPC 2.0 allows`;
+  const message = `a message that is not JSON-RPC 2.0 (${why})`;
+  return { jsonrpc: "2.0", id, error: { code: ErrorCode.InvalidRequest, message, data: MALFORMED_ANSWER } };
 }
 
 const running = (child: ChildProcessWithoutNullStreams) =>

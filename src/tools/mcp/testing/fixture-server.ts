@@ -43,6 +43,11 @@ const TOOLS = [
   },
   { name: "malformed", description: "Answers with content that is not a list.", inputSchema: object() },
   {
+    name: "unversioned",
+    description: "Answers with a message that leaves out `jsonrpc`, as hand-written servers do.",
+    inputSchema: object(),
+  },
+  {
     name: "endless_line",
     description: "Writes 80 MiB with no newline and never answers.",
     inputSchema: object(),
@@ -145,6 +150,9 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     case "malformed":
       // Written by hand: the SDK's server would not send it.
       writeLine({ jsonrpc: "2.0", id: extra.requestId, result: { content: "not a list" } });
+      return new Promise<never>(() => {});
+    case "unversioned":
+      writeLine({ id: extra.requestId, result: text("no jsonrpc field") });
       return new Promise<never>(() => {});
     case "orphan": {
       const orphan = spawn(process.execPath, ["-e", "setInterval(() => {}, 1e9)"], { stdio: "inherit" });
