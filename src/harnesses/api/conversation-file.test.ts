@@ -8,6 +8,8 @@ import { encodeLine } from "../../protocol/ndjson.js";
 import { tempDir } from "../../testing/brain.js";
 import { CONVERSATION_FILE, Conversation, type Entry } from "./conversation.js";
 import { conversationReadLimit } from "./conversation-file.js";
+import { DEFAULTS } from "./settings.js";
+import { toolMessage } from "./tools.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -72,6 +74,25 @@ describe("the api harness's conversation file at open", () => {
     dirs.push(fifo);
     execFileSync("mkfifo", [join(fifo, CONVERSATION_FILE)]);
     expect(() => new Conversation(fifo)).toThrow(/is a FIFO, not a regular file/);
+  });
+
+  it("opens after tool results longer together than what is read: the file keeps no more of one than a model is sent", async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const conversation = new Conversation(dir);
+    // Two results of a tool that reads a big file whole: each within what a stdio MCP server may send.
+    const big = `start\n${"y".repeat(36 << 20)}\nend`;
+    for (const id of ["call_1", "call_2"]) {
+      const result = { content: [{ type: "text" as const, text: big }], is_error: false };
+      const message = toolMessage([{ id, name: "read", input: {} }], [result]);
+      await conversation.append({ type: "message", message });
+    }
+    await conversation.close();
+    const reopened = new Conversation(dir, conversationReadLimit(DEFAULTS.compactAtTokens));
+    expect(reopened.length).toBe(2);
+    const kept = JSON.stringify(reopened.messages());
+    expect(kept).toContain("start\\ny");
+    expect(kept).toContain("y\\nend");
   });
 
   it("follows the context budget: a higher compaction threshold reads more", () => {

@@ -3,7 +3,7 @@
 // what follows the last compaction is ever sent, so only the file's tail is read, and only a regular file.
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
 
-/** The floor of what is read: results are kept whole in the file (megabytes each) though sent shortened. */
+/** The floor of what is read: a result is kept in the file up to KEPT_RESULT_CHARS (megabytes) though sent shortened. */
 const MIN_READ_BYTES = 64 << 20;
 /** Bytes in the file per token sent: 4 characters a token, up to 2 bytes each in JSON, and room to spare. */
 const BYTES_PER_TOKEN = 16;

@@ -130,9 +130,17 @@ function withWordedErrors(messages: ModelMessage[]): ModelMessage[] {
  * Characters of one tool result the model is sent, about 25k tokens (Claude Code's bound on an MCP tool's output).
  * A result may be megabytes (a file read whole, a command's output); sent whole it is past every model's context,
  * and since it stays in the conversation every later request, the summary that would compact it included, fails
- * the same way: the session could never take a turn again. The log and the file keep the whole result.
+ * the same way: the session could never take a turn again. The log keeps the whole result; the file KEPT_RESULT_CHARS.
  */
 export const MAX_RESULT_CHARS = 100_000;
+
+/**
+ * Characters of one tool result the conversation file keeps: its start and end, past the most of either a request
+ * is sent (so requests are as from the whole result, but for the count of characters left out). Kept whole, two
+ * results of a few tens of MB, which compaction never takes away (what is sent of them is small), put what
+ * follows the last compaction past what is read at open: the session could not be opened again.
+ */
+export const KEPT_RESULT_CHARS = 10 * MAX_RESULT_CHARS;
 
 /** A result past MAX_RESULT_CHARS as the model is sent it: its start and its end (where a command's error is). */
 export function shortenedResult(value: string, max = MAX_RESULT_CHARS): string {

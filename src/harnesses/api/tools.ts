@@ -2,6 +2,7 @@
 // us), and Brain's tool results as the tool message of the conversation.
 import { jsonSchema, type ModelMessage, type ToolSet, tool } from "ai";
 import type { ToolCallParams, ToolResult, ToolSchema } from "../../protocol/runner.js";
+import { KEPT_RESULT_CHARS, shortenedResult } from "./conversation.js";
 import type { StepToolCall } from "./step.js";
 
 /**
@@ -38,7 +39,8 @@ export function toolMessage(calls: StepToolCall[], results: ToolResult[]): Model
     role: "tool",
     content: calls.map((call, i) => {
       const result = results[i] ?? errorResult("no result");
-      const value = result.content.map((part) => part.text).join("\n");
+      // As the conversation keeps it: the log has it whole.
+      const value = shortenedResult(result.content.map((part) => part.text).join("\n"), KEPT_RESULT_CHARS);
       return {
         type: "tool-result" as const,
         toolCallId: call.id,
