@@ -9,6 +9,7 @@ import { hostSecrets, recordSecrets, sessionSecrets } from "./credentials.js";
 import { SessionError } from "./errors.js";
 import {
   conversationEvents,
+  forkSeeding,
   type HandoffOptions,
   handoffLayers,
   ranOnlyOn,
@@ -177,6 +178,8 @@ export class Brain {
     const forked_from = { session: id, checkpoint: manifest.id };
     const { harness, config, provider, permissions, client_permissions, tenant, mcp_servers } = source;
     const input = { harness, config, provider, permissions, client_permissions, tenant, mcp_servers };
+    const seeded = forkSeeding(this.options.harnesses, source);
+    if (seeded) return this.createRecord(input, { forked_from, seeded, not_before: source.created_at });
     return this.createRecord(input, { forked_from, not_before: source.created_at }, async (dir) => {
       await checkpoints.restore(manifest.id, dir);
     });

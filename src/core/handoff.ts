@@ -10,6 +10,7 @@ import type { SessionRecord } from "../protocol/session.js";
 import { ancestorEvents } from "./conversation-chain.js";
 import { SessionError } from "./errors.js";
 import type { ClientOptions } from "./harness.js";
+import type { HarnessRegistry } from "./registry.js";
 import type { Seeder } from "./seed-messages.js";
 import type { Session } from "./session.js";
 import type { InputLayers, SessionLayer } from "./session-input.js";
@@ -102,6 +103,18 @@ export async function seedNative(
   if (!seeder) return { how: "summary", seq };
   await seeder(input);
   return { how: "native", seq };
+}
+
+/**
+ * How a fork of `source` starts when its agent keeps the conversation on its side (HarnessFactory.agentSide):
+ * a new agent conversation, the parent's history up to the checkpoint in its first prompt as a summary, the
+ * parent's agent id left behind. Undefined when a copy of the checkpoint is a conversation of its own. The
+ * agent's own fork (ACP's session/fork) is not asked: unstable in ACP, in no nui protocol, and the log is the
+ * conversation of record anyway.
+ */
+export function forkSeeding(harnesses: HarnessRegistry, source: SessionRecord): Seeded | undefined {
+  if (!harnesses.names().includes(source.harness)) return undefined; // refused by the create, naming it
+  return harnesses.get(source.harness).agentSide?.(source.config) ? { how: "summary", seq: 0 } : undefined;
 }
 
 /**

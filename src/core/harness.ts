@@ -241,6 +241,13 @@ export interface HarnessFactory {
    */
   pinned?(config: SessionConfig): string | undefined;
   /**
+   * Why a copy of a session's native dir is no conversation of its own, or undefined when it is: the agent keeps
+   * the conversation on its side and the native dir only the id it is found by. A fork that resumed that id would
+   * write into its parent's conversation (each one's turns changing the other's future), so Brain forks such a
+   * session into a new agent conversation instead, seeded from the log (Brain.fork).
+   */
+  agentSide?(config: SessionConfig): string | undefined;
+  /**
    * Starts what the next open will need (a runner process) ahead of it, for a caller that knows the harness
    * before the rest of its start-up has run. Released by the factory's close if no session takes it. `started`:
    * a runner spawned before the config was validated, which the factory takes (true) only if it is exactly the

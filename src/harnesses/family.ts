@@ -105,17 +105,29 @@ export class LazyFactory implements HarnessFactory {
   readonly steering?: "live" | "queued";
   readonly supportsImages?: boolean;
   readonly clientOptions?: ClientOptions;
+  private readonly agentSideReason: string | undefined;
   private loaded: Promise<HarnessFactory> | undefined;
 
   constructor(
     readonly name: string,
-    capabilities: { steering: boolean | "live" | "queued"; images?: boolean; clientOptions?: ClientOptions },
+    capabilities: {
+      steering: boolean | "live" | "queued";
+      images?: boolean;
+      clientOptions?: ClientOptions;
+      /** HarnessFactory.agentSide, said before the family's code is loaded. */
+      agentSide?: string;
+    },
     private readonly load: Load,
   ) {
     this.supportsSteering = capabilities.steering !== false;
     if (typeof capabilities.steering === "string") this.steering = capabilities.steering;
     if (capabilities.images) this.supportsImages = true;
     if (capabilities.clientOptions) this.clientOptions = capabilities.clientOptions;
+    this.agentSideReason = capabilities.agentSide;
+  }
+
+  agentSide(): string | undefined {
+    return this.agentSideReason;
   }
 
   factory(): Promise<HarnessFactory> {

@@ -27,6 +27,8 @@ export function acpFamilyDescriptor(
     // ACP has no way to add to a running prompt: a steer waits for the agent's turn to end.
     steering: "queued",
     bound: profile.endpointTool ? true : "Brain knows no way to turn this ACP agent's own tools off",
+    // Without a preset's files, the native dir holds only the id of a session the agent keeps where it likes.
+    ...(profile.files ? {} : { agentSide: "the ACP agent keeps its sessions outside the native dir" }),
     open: async (opening) => (await import("./harness.js")).AcpHarness.open(opening, profile),
   };
 }

@@ -51,6 +51,8 @@ export interface CliFamilyDescriptor extends CliFamily {
   bound?: true | string;
   /** Defaults over DEFAULT_CLI_TIMEOUTS. */
   timeouts?: Partial<CliTimeouts>;
+  /** Set when the agent keeps its conversations outside the native dir: why (HarnessFactory.agentSide). */
+  agentSide?: string;
   open(opening: CliOpening): Promise<Harness>;
 }
 
@@ -74,6 +76,10 @@ export class CliFamilyFactory implements HarnessFactory {
     this.name = family.harness;
     this.steering = family.steering;
     this.release = options.spawner?.use();
+  }
+
+  agentSide(): string | undefined {
+    return this.family.agentSide;
   }
 
   async open(options: HarnessOptions): Promise<Harness> {

@@ -6,6 +6,7 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { parseExtensionRef } from "../../protocol/nui/manifest.js";
 import { type FamilyDescriptor, LazyFactory } from "../family.js";
+import { NUI_AGENT_SIDE } from "../nui/agent-side.js";
 import type { NuiApiServer } from "../nui/api-server.js";
 import { extensionsDir, listExtensions } from "./extensions.js";
 import { pythonSdkDir } from "./sdk-paths.js";
@@ -41,7 +42,7 @@ export const extFamily: FamilyDescriptor = {
     const factories = extensions.flatMap((extension) =>
       extension.harnesses.map((harness) => {
         if (!extension.runtime) throw new Error(`${harness.ref}: the extension declares no harness runtime`);
-        return new LazyFactory(harness.ref, { steering: false }, async () => {
+        return new LazyFactory(harness.ref, { steering: false, agentSide: NUI_AGENT_SIDE }, async () => {
           const { ExtensionHarnessFactory } = await import("./factory.js");
           return new ExtensionHarnessFactory(extension, harness, {
             api: await sharedApi(),

@@ -11,6 +11,7 @@ import { connectionId } from "../../protocol/nui/connection.js";
 import { HARNESS_METHODS } from "../../protocol/nui/jsonrpc.js";
 import { HttpAgentClient } from "../http/client.js";
 import { HttpHarness } from "../http/http-harness.js";
+import { NUI_AGENT_SIDE } from "../nui/agent-side.js";
 import type { NuiApiServer } from "../nui/api-server.js";
 import { HitlDesk } from "../nui/hitl-desk.js";
 import { ResumeState } from "../nui/resume-state.js";
@@ -87,6 +88,10 @@ export class ExtensionHarnessFactory implements HarnessFactory {
 
   get transport(): ResolvedRuntime["transport"] {
     return this.runtime.transport;
+  }
+
+  agentSide(): string {
+    return NUI_AGENT_SIDE;
   }
 
   async open(options: HarnessOptions): Promise<Harness> {

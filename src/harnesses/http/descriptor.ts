@@ -2,6 +2,7 @@
 // image Brain starts per session). Their client code is imported when a session opens.
 import { z } from "zod";
 import { type FamilyDescriptor, LazyFactory } from "../family.js";
+import { NUI_AGENT_SIDE } from "../nui/agent-side.js";
 
 export const remoteFamily: FamilyDescriptor = {
   name: "remote",
@@ -10,7 +11,7 @@ export const remoteFamily: FamilyDescriptor = {
   factories: () => [
     new LazyFactory(
       "remote",
-      { steering: false },
+      { steering: false, agentSide: NUI_AGENT_SIDE },
       async () => new (await import("./remote.js")).RemoteFactory(),
     ),
   ],

@@ -1,6 +1,7 @@
 // `remote`: an HTTP/SSE agent someone else runs, at `config.options.url` (or host and port). Brain checks it
 // answers GET /info when the session starts and never starts or stops it.
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
+import { NUI_AGENT_SIDE } from "../nui/agent-side.js";
 import { nuiSessionOptions } from "../nui/session-options.js";
 import { HttpAgentClient } from "./client.js";
 import { remoteUrl } from "./connect-options.js";
@@ -26,6 +27,10 @@ export class RemoteFactory implements HarnessFactory {
     timeouts: Partial<RemoteTimeouts> = {},
   ) {
     this.timeouts = { ...DEFAULT_REMOTE_TIMEOUTS, ...timeouts };
+  }
+
+  agentSide(): string {
+    return NUI_AGENT_SIDE;
   }
 
   async open(options: HarnessOptions): Promise<Harness> {

@@ -69,6 +69,10 @@ export class SandboxableFactory implements HarnessFactory {
     return this.plain.pinned?.(config);
   }
 
+  agentSide(config: HarnessOptions["config"]): string | undefined {
+    return this.plain.agentSide?.(config);
+  }
+
   async open(options: HarnessOptions): Promise<Harness> {
     const sandbox = sandboxOptions(options.config.options, this.name);
     if (sandbox.sandbox === "none") return this.plain.open(withoutSandboxOptions(options));
