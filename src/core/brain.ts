@@ -178,7 +178,7 @@ export class Brain {
     const forked_from = { session: id, checkpoint: manifest.id };
     const { harness, config, provider, permissions, client_permissions, tenant, mcp_servers } = source;
     const input = { harness, config, provider, permissions, client_permissions, tenant, mcp_servers };
-    const seeded = forkSeeding(this.options.harnesses, source);
+    const seeded = await forkSeeding(this.options, source, manifest.id);
     if (seeded) return this.createRecord(input, { forked_from, seeded, not_before: source.created_at });
     return this.createRecord(input, { forked_from, not_before: source.created_at }, async (dir) => {
       await checkpoints.restore(manifest.id, dir);

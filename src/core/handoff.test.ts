@@ -193,6 +193,18 @@ describe("handoff", () => {
     expect(textOf(await events(moved), second.turn)).not.toContain("Conversation history");
   });
 
+  it("a fork of a summary-seeded session checkpointed before its first turn carries the summary on", async () => {
+    const source = await apiConversation();
+    const moved = await bed.current.brain.handoff(source.id, { to: "echo" });
+    await moved.checkpoint();
+    const fork = await bed.current.brain.fork(moved.id);
+    const first = await fork.prompt("third");
+    expect((await first.settled).status).toBe("completed");
+    const echoed = textOf(await events(fork), first.turn);
+    expect(echoed).toContain("[Conversation history, carried over from an earlier session");
+    for (const text of EARLIER) expect(echoed).toContain(text);
+  });
+
   it("a handed-off session checkpoints and forks like any other: the fork's first request has it all", async () => {
     const source = await apiConversation();
     const moved = await bed.current.brain.handoff(source.id, { to: "api" });

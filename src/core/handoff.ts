@@ -7,7 +7,7 @@ import { dirname, join } from "node:path";
 import type { SessionEvent } from "../protocol/events.js";
 import type { SessionConfig } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
-import { ancestorEvents } from "./conversation-chain.js";
+import { ancestorEvents, readConversation } from "./conversation-chain.js";
 import { SessionError } from "./errors.js";
 import type { ClientOptions } from "./harness.js";
 import type { HarnessRegistry } from "./registry.js";
@@ -106,15 +106,25 @@ export async function seedNative(
 }
 
 /**
- * How a fork of `source` starts when its agent keeps the conversation on its side (HarnessFactory.agentSide):
- * a new agent conversation, the parent's history up to the checkpoint in its first prompt as a summary, the
- * parent's agent id left behind. Undefined when a copy of the checkpoint is a conversation of its own. The
- * agent's own fork (ACP's session/fork) is not asked: unstable in ACP, in no nui protocol, and the log is the
- * conversation of record anyway.
+ * How a fork of `source` from `checkpoint` starts when a copy of the checkpoint is not the conversation: a
+ * summary of the history up to the checkpoint in its first prompt. So when the agent keeps the conversation on
+ * its side (HarnessFactory.agentSide): a new agent conversation, the parent's agent id left behind (the agent's
+ * own fork, ACP's session/fork, is not asked: unstable in ACP, in no nui protocol, and the log is the
+ * conversation of record anyway). And when the source was seeded with a summary no answered prompt had carried
+ * yet at the checkpoint: that history is in no native file. Undefined when a copy of the checkpoint will do.
  */
-export function forkSeeding(harnesses: HarnessRegistry, source: SessionRecord): Seeded | undefined {
+export async function forkSeeding(
+  { harnesses, store }: { harnesses: HarnessRegistry; store: Pick<SessionStore, "readEvents"> },
+  source: SessionRecord,
+  checkpoint: string,
+): Promise<Seeded | undefined> {
   if (!harnesses.names().includes(source.harness)) return undefined; // refused by the create, naming it
-  return harnesses.get(source.harness).agentSide?.(source.config) ? { how: "summary", seq: 0 } : undefined;
+  if (harnesses.get(source.harness).agentSide?.(source.config)) return { how: "summary", seq: 0 };
+  const seeded = source.seeded;
+  if (seeded?.how !== "summary") return undefined;
+  const read = (after: number, limit: number) => store.readEvents(source.id, { after, limit });
+  const held = await readConversation(read, { after: seeded.seq, end: { checkpoint } });
+  return heldTurns(transcriptOf(held)).lastPrompt === undefined ? { how: "summary", seq: 0 } : undefined;
 }
 
 /**
