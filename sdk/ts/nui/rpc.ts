@@ -27,6 +27,8 @@ export class RpcConnection {
   authenticated: boolean;
   /** Refused: nothing more it sends is read. */
   private refused = false;
+  /** A line passed the cap: nothing more it sends is read. */
+  private broken = false;
 
   constructor(
     private readonly agent: NuiAgent,
@@ -49,14 +51,22 @@ export class RpcConnection {
     });
   }
 
-  /** Feeds raw text; complete lines (split on "\n" only) are handled. */
-  feed(text: string): void {
+  /**
+   * Feeds raw bytes; complete lines (split on "\n" only) are handled. False once a line passed the cap: the stream
+   * cannot be split reliably after it (what follows may be the rest of that line), so nothing more is read and the
+   * caller ends the connection, as Brain ends a host that writes such a line.
+   */
+  feed(chunk: Buffer | string): boolean {
+    if (this.broken) return false;
     try {
-      this.peer.feed(text);
+      this.peer.feed(chunk);
+      return true;
     } catch (err) {
       if (!(err instanceof FramingError)) throw err;
+      this.broken = true;
       process.stderr.write(`[${this.agent.name}] ${err.message}: the connection is ended\n`);
       this.end();
+      return false;
     }
   }
 

@@ -25,10 +25,21 @@ export function serveStream(
         if (output === process.stdout) output.write("", () => process.exit(0));
       },
     );
-    input.setEncoding?.("utf8");
-    input.on("data", (chunk: string | Buffer) => connection.feed(chunk.toString()));
-    input.on("end", () => {
+    // Bytes, not text: the reader decodes each whole line, so a character two chunks share stays whole.
+    const onData = (chunk: string | Buffer) => {
+      if (connection.feed(chunk)) return;
+      // A line over the cap: the rest of the stream is not read, and the host ends as at the end of its input.
+      input.removeListener("data", onData);
+      input.pause();
+      stop();
+    };
+    let stopping = false;
+    const stop = () => {
+      if (stopping) return;
+      stopping = true;
       void guarded(agent, "onShutdown", () => agent.onShutdown()).then(finish);
-    });
+    };
+    input.on("data", onData);
+    input.on("end", stop);
   });
 }

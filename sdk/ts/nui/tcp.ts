@@ -7,7 +7,8 @@ import { connectionFile, connectionToken, writeConnectionFile } from "./connecti
 import { RpcConnection } from "./rpc.js";
 
 const AUTHENTICATE_WITHIN_MS = 30_000;
-const MAX_AUTHENTICATE_CHARS = 64 * 1024;
+/** The longest first line an unauthenticated connection may send, in bytes (as the Python SDK counts it). */
+const MAX_AUTHENTICATE_BYTES = 64 * 1024;
 
 export interface TcpServing {
   port: number;
@@ -30,7 +31,7 @@ export function serveTcp(
   });
   const server = createServer((socket) => {
     sockets.add(socket);
-    socket.setEncoding("utf8");
+    // Bytes, not text: the reader decodes each whole line, and the caps count bytes.
     const refuse = (why: string) => {
       process.stderr.write(`[${agent.name}] refused a connection: ${why}\n`);
       socket.destroy();
@@ -47,13 +48,14 @@ export function serveTcp(
         refuse(`no harness.authenticate within ${AUTHENTICATE_WITHIN_MS / 1000} s`);
     }, AUTHENTICATE_WITHIN_MS);
     let unauthenticatedBytes = 0;
-    socket.on("data", (text: string) => {
+    socket.on("data", (chunk: Buffer) => {
       if (!connection.authenticated) {
-        unauthenticatedBytes += text.length;
-        if (unauthenticatedBytes > MAX_AUTHENTICATE_CHARS && !text.includes("\n"))
-          return refuse(`its first line is over ${MAX_AUTHENTICATE_CHARS} characters`);
+        unauthenticatedBytes += chunk.length;
+        if (unauthenticatedBytes > MAX_AUTHENTICATE_BYTES && !chunk.includes(0x0a))
+          return refuse(`its first line is over ${MAX_AUTHENTICATE_BYTES} bytes`);
       }
-      connection.feed(text);
+      // A line over the cap: nothing after it can be split reliably, so the connection ends.
+      if (!connection.feed(chunk)) socket.destroy();
     });
     socket.on("close", () => {
       clearTimeout(deadline);

@@ -1,0 +1,42 @@
+// The TypeScript nui SDK's host (sdk/ts/nui) on the shared wire fixtures, fed over in-memory stdio one chunk at a
+// time: it answers the lines Brain's reader takes (src/protocol/wire-fixtures.test.ts) and the Python SDK's
+// (sdk/python/tests/test_wire_fixtures.py), and stops reading at a line over the cap.
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { NuiAgent } from "../../sdk/ts/nui/index.js";
+import { wireCases } from "../../src/testing/wire-fixtures.js";
+
+class Quiet extends NuiAgent {
+  override name = "quiet";
+  async *run() {}
+}
+
+/** The ids of the replies written, once the host has read all its input (or stopped reading it). */
+async function answeredIds(chunks: Buffer[]): Promise<{ answered: unknown[]; ended: boolean }> {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  let text = "";
+  output.on("data", (chunk: Buffer) => {
+    text += chunk.toString();
+  });
+  const served = new Quiet().serveStdio(input, output);
+  for (const chunk of chunks) input.write(chunk);
+  // A marker after the case's input: a host still reading answers it; one that stopped never does.
+  input.write(`${JSON.stringify({ jsonrpc: "2.0", id: "marker", method: "harness.info" })}\n`);
+  input.end();
+  await served;
+  const ids = text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => (JSON.parse(line) as { id: unknown }).id);
+  const ended = ids.at(-1) !== "marker";
+  return { answered: ended ? ids : ids.slice(0, -1), ended };
+}
+
+describe("TypeScript nui SDK on the shared wire fixtures", () => {
+  for (const wire of wireCases()) {
+    it(wire.name, async () => {
+      expect(await answeredIds(wire.chunks)).toEqual({ answered: wire.answered, ended: wire.ended });
+    });
+  }
+});
