@@ -38,6 +38,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Dict
 
+from nui_agent_stdio import LineTooLong, parse_line, read_lines
 from nui_agent_stdio import NuiAgent as _StdioAgent
 
 # What a connection that has not authenticated yet may take of the host: a while, and a short first line.
@@ -129,9 +130,10 @@ class NuiAgent(_StdioAgent):
                 except OSError:
                     pass
 
-        buf = b""
         authenticated = False
-        try:
+
+        def chunks():
+            unauthenticated = 0
             while True:
                 try:
                     data = conn.recv(65536)
@@ -139,26 +141,31 @@ class NuiAgent(_StdioAgent):
                     sys.stderr.write(f"[{self.name}] refused a connection: no harness.authenticate within {AUTHENTICATE_WITHIN_SECONDS} s\n")
                     return
                 except OSError:
-                    break
-                if not data:
-                    break
-                buf += data
-                if not authenticated and b"\n" not in buf and len(buf) > MAX_AUTHENTICATE_BYTES:
-                    sys.stderr.write(f"[{self.name}] refused a connection: its first line is over {MAX_AUTHENTICATE_BYTES} bytes\n")
                     return
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
-                    text = line.decode("utf8", "replace")
-                    if authenticated:
-                        self._handle_connection_line(text, send)
-                    elif text.strip():
-                        authenticated = self._authenticate(text, send)
-                        if not authenticated:
-                            return
-                        conn.settimeout(None)
+                if not data:
+                    return
+                if not authenticated:
+                    unauthenticated += len(data)
+                    if unauthenticated > MAX_AUTHENTICATE_BYTES and b"\n" not in data:
+                        sys.stderr.write(f"[{self.name}] refused a connection: its first line is over {MAX_AUTHENTICATE_BYTES} bytes\n")
+                        return
+                yield data
+
+        try:
+            # Lines as Brain reads them, each decoded once whole (a character two reads share stays whole).
+            for text in read_lines(chunks()):
+                if authenticated:
+                    self._handle_connection_line(text, send)
+                elif text.strip(" \t\r\n"):
+                    authenticated = self._authenticate(text, send)
+                    if not authenticated:
+                        return
+                    conn.settimeout(None)
                 if self._shutdown_requested:
                     self._stop_server()
                     break
+        except LineTooLong as exc:
+            sys.stderr.write(f"[{self.name}] {exc}: the connection is ended\n")
         finally:
             conn.close()
             self._end_runs_of(send)
@@ -175,10 +182,7 @@ class NuiAgent(_StdioAgent):
 
     def _authenticate(self, line: str, send) -> bool:
         """A connection's first message: harness.authenticate with the file's token, or a refusal (then its end)."""
-        try:
-            req = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):  # nested deeper than json takes is not JSON here either
-            req = None
+        req = parse_line(line)
         req = req if isinstance(req, dict) else {}
         method = req.get("method")
         params = req.get("params") if isinstance(req.get("params"), dict) else {}
@@ -203,13 +207,7 @@ class NuiAgent(_StdioAgent):
 
     def _handle_connection_line(self, line: str, send) -> None:
         # Replies and events of requests read on this connection go back on it.
-        line = line.strip()
-        if not line:
-            return
-        try:
-            req = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):  # nested deeper than json takes is not JSON here either
-            return
+        req = parse_line(line) if line.strip(" \t\r\n") else None
         if isinstance(req, dict):
             method = req.get("method", "")
             if method == "harness.run" and self._malformed(req) is None:

@@ -51,6 +51,9 @@ MAX_TEXT_CHARS = 256 * 1024
 # What an event's own JSON may take of a line; the rest is room for the JSON-RPC envelope and the run id.
 MAX_EVENT_BYTES = 4 * 1024 * 1024 - 64 * 1024
 
+# Brain's line cap (MAX_FRAME in Brain's src/protocol/ndjson.ts): Brain writes no longer line, and reads none.
+MAX_LINE_BYTES = 4 * 1024 * 1024
+
 # Cancels for runs this host is not running are kept (a run may arrive after its cancel, over another connection),
 # but only the latest so many: a host told to cancel many runs it never sees would otherwise grow without bound.
 MAX_EARLY_CANCELS = 1000
@@ -72,6 +75,49 @@ def _fitted(event: Dict[str, Any]) -> Dict[str, Any]:
     if short is not None and len(json.dumps(short)) <= MAX_EVENT_BYTES:
         return short
     raise ValueError(f'a "{kind}" event of {size} bytes is over the 4 MiB line Brain reads from a host; it was not sent')
+
+
+class LineTooLong(ValueError):
+    """A line passed MAX_LINE_BYTES: what follows may be the rest of it, so the stream is read no further."""
+
+
+def read_lines(chunks: Iterable[bytes]) -> Generator[str, None, None]:
+    """The lines of a byte stream as Brain reads them: split on b"\\n" only (not on U+2028 or a lone \\r), each
+    decoded once whole as UTF-8 with U+FFFD for bad bytes; a last line without its newline is not a line. Raises
+    LineTooLong as soon as a line passes the cap, before it is held whole."""
+    held: list = []
+    size = 0
+    for chunk in chunks:
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            if nl == -1:
+                break
+            if size + nl - start > MAX_LINE_BYTES:
+                raise LineTooLong(f"a line of more than {MAX_LINE_BYTES} bytes (at least {size + nl - start})")
+            held.append(chunk[start:nl])
+            line = b"".join(held).decode("utf-8", "replace")
+            held, size = [], 0
+            yield line
+            start = nl + 1
+        if start < len(chunk):
+            held.append(chunk[start:])
+            size += len(chunk) - start
+            if size > MAX_LINE_BYTES:
+                raise LineTooLong(f"a line of more than {MAX_LINE_BYTES} bytes (at least {size})")
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
+
+
+def parse_line(line: str) -> Any:
+    """The JSON value of a line, or None when it is not JSON as Brain reads it: no NaN or Infinity (Python's json
+    takes them), and only JSON's own whitespace around it (str.strip would take U+00A0 or a vertical tab too)."""
+    try:
+        return json.loads(line, parse_constant=_not_json)
+    except (ValueError, RecursionError):  # nested deeper than json takes is not JSON here either
+        return None
 
 
 def _cut(text: str, what: str, size: int) -> str:
@@ -143,12 +189,19 @@ class NuiAgent(HitlMixin):
         out = sys.stdout
         sys.stdout = sys.stderr  # print() in an agent must never corrupt the protocol
         self._writer = lambda text: (out.write(text), out.flush())
-        # Frames are UTF-8 whatever the locale says: sys.stdin would decode them with the locale's encoding.
-        for raw in sys.stdin.buffer:
-            self._handle_line(raw.decode("utf-8", "replace"))
-            if self._shutdown_requested:
-                break
+        # Bytes as they come (sys.stdin would decode them with the locale's encoding; frames are UTF-8).
+        self._serve_chunks(iter(lambda: sys.stdin.buffer.read1(65536), b""))
         self._finish()
+
+    def _serve_chunks(self, chunks: Iterable[bytes]) -> None:
+        """Handles each line of the stream until it ends, harness.shutdown, or a line over the cap."""
+        try:
+            for line in read_lines(chunks):
+                self._handle_line(line)
+                if self._shutdown_requested:
+                    return
+        except LineTooLong as exc:
+            sys.stderr.write(f"[{self.name}] {exc}: the connection is ended\n")
 
     # ── Internals ────────────────────────────────────────────────────────────
 
@@ -182,12 +235,10 @@ class NuiAgent(HitlMixin):
                 sys.stdout.flush()
 
     def _handle_line(self, line: str) -> None:
-        line = line.strip()
-        if not line:
+        if not line.strip(" \t\r\n"):
             return
-        try:
-            req = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):  # nested deeper than json takes is not JSON here either
+        req = parse_line(line)
+        if req is None:
             sys.stderr.write(f"[{self.name}] ignored a line that is not JSON\n")
             return
         if isinstance(req, dict):

@@ -1,0 +1,90 @@
+"""The Python SDK on the shared wire fixtures (src/testing/fixtures/wire/jsonrpc-lines.json): it answers the lines
+Brain's reader takes (src/protocol/wire-fixtures.test.ts) and the TypeScript SDK's (test/sdk/wire-fixtures.test.ts),
+and stops reading at a line over the cap, over stdio and over TCP."""
+
+import json
+import os
+import socket
+import threading
+
+import pytest
+
+from nui_agent import NuiAgent as TcpAgent
+from nui_agent_stdio import NuiAgent
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "src", "testing", "fixtures", "wire")
+with open(os.path.join(FIXTURES, "jsonrpc-lines.json"), encoding="utf-8") as f:
+    CASES = json.load(f)["cases"]
+
+
+def padded_line(id, bytes, char):
+    """A harness.info line of exactly `bytes` UTF-8 bytes before its newline (src/testing/wire-fixtures.ts)."""
+
+    def line(pad):
+        msg = {"jsonrpc": "2.0", "id": id, "method": "harness.info", "params": {"pad": pad}}
+        return json.dumps(msg, ensure_ascii=False, separators=(",", ":"))
+
+    need = bytes - len(line("").encode())
+    each = len(char.encode())
+    out = (line(char * (need // each) + "x" * (need % each)) + "\n").encode()
+    assert len(out) == bytes + 1
+    return out
+
+
+def chunks_of(case):
+    for chunk in case["in"]:
+        if isinstance(chunk, str):
+            yield chunk.encode("utf-8", "surrogatepass")
+        elif "hex" in chunk:
+            yield bytes.fromhex(chunk["hex"])
+        else:
+            yield padded_line(**chunk["pad"])
+
+
+MARKER = b'{"jsonrpc":"2.0","id":"marker","method":"harness.info"}\n'
+
+
+def answered(messages):
+    """What the case expects from the replies: the ids before the marker's, and whether the marker went unread."""
+    ids = [m["id"] for m in messages]
+    ended = not ids or ids[-1] != "marker"
+    return {"answered": ids if ended else ids[:-1], "ended": ended}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_stdio_reads_the_lines_brain_reads(case):
+    agent = NuiAgent()
+    messages = []
+    agent._writer = lambda text: messages.append(json.loads(text))
+    agent._serve_chunks(iter([*chunks_of(case), MARKER]))
+    assert answered(messages) == {"answered": case["answered"], "ended": case["ended"]}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_tcp_reads_the_lines_brain_reads(case):
+    agent = TcpAgent()
+    agent._token = "t"
+    server, client = socket.socketpair()
+    served = threading.Thread(target=agent._serve_connection, args=(server,), daemon=True)
+    served.start()
+    client.sendall(b'{"jsonrpc":"2.0","id":"auth","method":"harness.authenticate","params":{"token":"t"}}\n')
+    for chunk in chunks_of(case):
+        try:
+            client.sendall(chunk)
+        except OSError:  # the host closed the connection: it read no further
+            break
+    try:
+        client.sendall(MARKER)
+        client.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+    data = b""
+    while True:
+        got = client.recv(65536)
+        if not got:
+            break
+        data += got
+    served.join(timeout=60)
+    messages = [json.loads(line) for line in data.decode().splitlines()]
+    assert messages[0] == {"jsonrpc": "2.0", "id": "auth", "result": {"ok": True}}
+    assert answered(messages[1:]) == {"answered": case["answered"], "ended": case["ended"]}
