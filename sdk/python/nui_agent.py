@@ -38,7 +38,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Dict
 
-from nui_agent_stdio import LineTooLong, parse_line, read_lines
+from nui_agent_stdio import LineTooLong, dumps, parse_line, read_lines
 from nui_agent_stdio import NuiAgent as _StdioAgent
 
 # What a connection that has not authenticated yet may take of the host: a while, and a short first line.
@@ -225,7 +225,7 @@ class NuiAgent(_StdioAgent):
             self._local().writer = None
 
     def _write(self, msg: Dict[str, Any]) -> None:
-        text = json.dumps(msg) + "\n"
+        text = dumps(msg) + "\n"
         writer = getattr(self._local(), "writer", None)
         if writer is None:
             run_id = (msg.get("params") or {}).get("runId") if isinstance(msg.get("params"), dict) else None

@@ -120,6 +120,27 @@ def parse_line(line: str) -> Any:
         return None
 
 
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def dumps(msg: Any) -> str:
+    """A message as one line Brain can read: json.dumps, but NaN and Infinity written as null (as JSON.stringify
+    writes them, and Brain's SDK). json.dumps' own NaN is no JSON: Brain would drop the whole line."""
+    try:
+        return json.dumps(msg, allow_nan=False)
+    except ValueError as exc:
+        if "Out of range float" not in str(exc):
+            raise
+        return json.dumps(_finite(msg), allow_nan=False)
+
+
 def _cut(text: str, what: str, size: int) -> str:
     return f"{text[:MAX_TEXT_CHARS]}\n… [cut short: the whole {what} took {size} bytes, over the 4 MiB line Brain reads from a host]"
 
@@ -226,7 +247,7 @@ class NuiAgent(HitlMixin):
         return self.__dict__.setdefault("_thread_local", threading.local())
 
     def _write(self, msg: Dict[str, Any]) -> None:
-        text = json.dumps(msg) + "\n"
+        text = dumps(msg) + "\n"
         with self._lock():
             if self._writer is not None:
                 self._writer(text)

@@ -50,3 +50,41 @@ export function wireCases(): WireCase[] {
     ended: c.ended,
   }));
 }
+
+export interface EventCase {
+  name: string;
+  /** What the agent yields, in order. */
+  yields: Record<string, unknown>[];
+  /** The events Brain reads (runId left out), done included; or undefined when `joined` is given. */
+  sent?: Record<string, unknown>[];
+  /** The text all text events make together, when the pieces are each SDK's own. */
+  joined?: string;
+}
+
+const NUMBERS: Record<string, number> = { NaN: Number.NaN, Infinity: Infinity, "-Infinity": -Infinity };
+
+/** The fixture's stand-ins made real: {$number} a number JSON cannot spell, {repeat, times} a long text. */
+function revive(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(revive);
+  if (value === null || typeof value !== "object") return value;
+  const o = value as Record<string, unknown>;
+  if (typeof o.$number === "string") return NUMBERS[o.$number];
+  if (typeof o.repeat === "string" && typeof o.times === "number") {
+    const { repeat, times, ...rest } = o;
+    return rest.type === undefined ? repeat.repeat(times) : { ...rest, content: repeat.repeat(times) };
+  }
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, revive(v)]));
+}
+
+export function eventCases(): EventCase[] {
+  const file = fileURLToPath(new URL("./fixtures/wire/events-out.json", import.meta.url));
+  const { cases } = JSON.parse(readFileSync(file, "utf8")) as {
+    cases: { name: string; yield: unknown[]; sent?: unknown[]; joined?: unknown }[];
+  };
+  return cases.map((c) => ({
+    name: c.name,
+    yields: revive(c.yield) as Record<string, unknown>[],
+    sent: c.sent as Record<string, unknown>[] | undefined,
+    joined: c.joined === undefined ? undefined : (revive(c.joined) as string),
+  }));
+}

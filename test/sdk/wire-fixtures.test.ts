@@ -4,7 +4,7 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { NuiAgent } from "../../sdk/ts/nui/index.js";
-import { wireCases } from "../../src/testing/wire-fixtures.js";
+import { eventCases, wireCases } from "../../src/testing/wire-fixtures.js";
 
 class Quiet extends NuiAgent {
   override name = "quiet";
@@ -37,6 +37,55 @@ describe("TypeScript nui SDK on the shared wire fixtures", () => {
   for (const wire of wireCases()) {
     it(wire.name, async () => {
       expect(await answeredIds(wire.chunks)).toEqual({ answered: wire.answered, ended: wire.ended });
+    });
+  }
+});
+
+/** The harness.event lines the host writes for one run of an agent that yields `yields`, as Brain parses them. */
+async function sentFor(yields: Record<string, unknown>[]): Promise<{ events: unknown[]; longest: number }> {
+  class Yielding extends NuiAgent {
+    override name = "yielding";
+    async *run() {
+      for (const event of yields) yield event as never;
+    }
+  }
+  const input = new PassThrough();
+  const output = new PassThrough();
+  let text = "";
+  output.on("data", (chunk: Buffer) => {
+    text += chunk.toString();
+  });
+  const served = new Yielding().serveStdio(input, output);
+  const replied = new Promise<void>((resolve) =>
+    output.on("data", () => text.includes('"id":"run"') && resolve()),
+  );
+  input.write(
+    `${JSON.stringify({ jsonrpc: "2.0", id: "run", method: "harness.run", params: { message: "m", runId: "r" } })}\n`,
+  );
+  await replied;
+  input.end();
+  await served;
+  const lines = text.split("\n").filter(Boolean);
+  const events = lines
+    .map((line) => JSON.parse(line) as { method?: string; params?: Record<string, unknown> })
+    .filter((m) => m.method === "harness.event")
+    .map(({ params }) => {
+      const { runId: _, ...event } = params ?? {};
+      return event;
+    });
+  return { events, longest: Math.max(...lines.map((line) => Buffer.byteLength(line))) };
+}
+
+describe("TypeScript nui SDK: the events it writes, on the shared fixtures", () => {
+  for (const wire of eventCases()) {
+    it(wire.name, async () => {
+      const { events, longest } = await sentFor(wire.yields);
+      if (wire.sent) expect(events).toEqual(wire.sent);
+      else {
+        const texts = events.filter((e) => (e as { type?: string }).type === "text");
+        expect(texts.map((e) => (e as { content: string }).content).join("")).toBe(wire.joined);
+      }
+      expect(longest).toBeLessThanOrEqual(4 << 20);
     });
   }
 });

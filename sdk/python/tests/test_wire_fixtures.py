@@ -88,3 +88,63 @@ def test_tcp_reads_the_lines_brain_reads(case):
     messages = [json.loads(line) for line in data.decode().splitlines()]
     assert messages[0] == {"jsonrpc": "2.0", "id": "auth", "result": {"ok": True}}
     assert answered(messages[1:]) == {"answered": case["answered"], "ended": case["ended"]}
+
+
+NUMBERS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+
+
+def revive(value):
+    """The fixture's stand-ins made real, as src/testing/wire-fixtures.ts does."""
+    if isinstance(value, list):
+        return [revive(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if isinstance(value.get("$number"), str):
+        return NUMBERS[value["$number"]]
+    if isinstance(value.get("repeat"), str) and isinstance(value.get("times"), int):
+        rest = {k: v for k, v in value.items() if k not in ("repeat", "times")}
+        text = value["repeat"] * value["times"]
+        return {**rest, "content": text} if "type" in rest else text
+    return {k: revive(v) for k, v in value.items()}
+
+
+with open(os.path.join(FIXTURES, "events-out.json"), encoding="utf-8") as f:
+    EVENT_CASES = json.load(f)["cases"]
+
+
+def brain_reads(line):
+    """A line as Brain's JSON.parse reads it: NaN and Infinity are not JSON."""
+
+    def refuse(constant):
+        raise ValueError(f"{constant} is not JSON")
+
+    return json.loads(line, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("case", EVENT_CASES, ids=[c["name"] for c in EVENT_CASES])
+def test_the_events_it_writes_are_those_brain_reads(case):
+    yields = revive(case["yield"])
+
+    class Yielding(NuiAgent):
+        def run(self, message, run_id, **kwargs):
+            yield from yields
+
+    lines = []
+    done = threading.Event()
+    agent = Yielding()
+
+    def write(text):
+        lines.append(text)
+        if '"id": "run"' in text:
+            done.set()
+
+    agent._writer = write
+    agent._dispatch({"jsonrpc": "2.0", "id": "run", "method": "harness.run", "params": {"message": "m", "runId": "r"}})
+    assert done.wait(60)
+    messages = [brain_reads(line) for line in lines]
+    events = [{k: v for k, v in m["params"].items() if k != "runId"} for m in messages if m.get("method") == "harness.event"]
+    if "sent" in case:
+        assert events == case["sent"]
+    else:
+        assert "".join(e["content"] for e in events if e["type"] == "text") == revive(case["joined"])
+    assert max(len(line.encode()) for line in lines) <= 4 << 20
