@@ -2,7 +2,9 @@
 // the shared wire fixtures: the SDKs' tests hold them to the same lines (test/sdk/wire-fixtures.test.ts,
 // sdk/python/tests/test_wire_fixtures.py).
 import { describe, expect, it } from "vitest";
-import { wireCases } from "../testing/wire-fixtures.js";
+import { frameCases, wireCases } from "../testing/wire-fixtures.js";
+import { decodeBrainFrameFast } from "./fast-brain-frames.js";
+import { decodeBrainFrame, decodeRunnerFrame } from "./frames.js";
 import { type RpcId, RpcPeer } from "./jsonrpc.js";
 import { FramingError } from "./ndjson.js";
 
@@ -28,6 +30,40 @@ describe("Brain's JSON-RPC reader on the shared wire fixtures", () => {
         }
       }
       expect({ answered, ended }).toEqual({ answered: wire.answered, ended: wire.ended });
+    });
+  }
+});
+
+/** What `decode` makes of a line: what it keeps, or its refusal's message. */
+function outcome(decode: (line: string) => unknown, line: string): { kept: unknown } | { refused: string } {
+  try {
+    return { kept: decode(line) };
+  } catch (err) {
+    return { refused: (err as Error).message };
+  }
+}
+
+describe("runner frames on the shared wire fixtures", () => {
+  const { fromRunner, toRunner } = frameCases();
+  for (const wire of fromRunner) {
+    it(`Brain reads a runner's: ${wire.name}`, () => {
+      const got = outcome(decodeRunnerFrame, wire.line);
+      if (wire.refused === undefined) expect(got).toEqual({ kept: wire.kept });
+      else expect(got).toEqual({ refused: expect.stringContaining(wire.refused) });
+    });
+  }
+  for (const wire of toRunner) {
+    it(`the runner SDK reads Brain's: ${wire.name}`, () => {
+      const got = outcome(decodeBrainFrame, wire.line);
+      if (wire.refused === undefined) {
+        expect(got).toEqual({ kept: wire.kept });
+        // The SDK's hot path takes it as the reference does, or leaves it to the reference.
+        const fast = decodeBrainFrameFast(wire.line);
+        if (fast !== undefined) expect(fast).toEqual(wire.kept);
+      } else {
+        expect(got).toEqual({ refused: expect.stringContaining(wire.refused) });
+        expect(decodeBrainFrameFast(wire.line)).toBeUndefined();
+      }
     });
   }
 });

@@ -88,3 +88,19 @@ export function eventCases(): EventCase[] {
     joined: c.joined === undefined ? undefined : (revive(c.joined) as string),
   }));
 }
+
+export interface FrameCase {
+  name: string;
+  line: string;
+  /** What the decoder keeps of the line, or undefined when it refuses it. */
+  kept?: unknown;
+  /** Words the refusal's message holds. */
+  refused?: string;
+}
+
+/** The runner stdio frames (fixtures/wire/runner-frames.json), each way. */
+export function frameCases(): { fromRunner: FrameCase[]; toRunner: FrameCase[] } {
+  const file = fileURLToPath(new URL("./fixtures/wire/runner-frames.json", import.meta.url));
+  const raw = JSON.parse(readFileSync(file, "utf8")) as { from_runner: FrameCase[]; to_runner: FrameCase[] };
+  return { fromRunner: raw.from_runner, toRunner: raw.to_runner };
+}
