@@ -127,6 +127,11 @@ export class RpcPeer {
     this.splitter.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
   }
 
+  /** The peer's stream ended: throws FramingError when it ended in the middle of a line (which is lost). */
+  end(): void {
+    this.splitter.end();
+  }
+
   /** `timeoutMs` 0: no timeout (a run may stream for as long as it works). */
   request(method: string, params: unknown, timeoutMs = 0): Promise<unknown> {
     if (this.broken) return Promise.reject(this.broken);

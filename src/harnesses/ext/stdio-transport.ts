@@ -42,7 +42,16 @@ export async function startStdioHost(
       else fail(`Brain could not handle the host's output: ${(err as Error).message}`);
     }
   });
-  void host.exited.then((reason) => fail(reason));
+  void host.exited.then((reason) => {
+    // A line the host left unfinished is lost with it: the error says so, as a runner's does.
+    let torn = "";
+    try {
+      peer.end();
+    } catch (err) {
+      if (err instanceof FramingError) torn = `; its stdout ${err.message}`;
+    }
+    fail(`${reason}${torn}`);
+  });
 
   // A session closed while its host starts does not wait for the handshake: the host goes at once.
   const onClosed = () => fail("the session was closed while its host started");
