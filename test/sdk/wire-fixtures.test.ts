@@ -1,6 +1,10 @@
 // The TypeScript nui SDK's host (sdk/ts/nui) on the shared wire fixtures, fed over in-memory stdio one chunk at a
 // time: it answers the lines Brain's reader takes (src/protocol/wire-fixtures.test.ts) and the Python SDK's
 // (sdk/python/tests/test_wire_fixtures.py), and stops reading at a line over the cap.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { NuiAgent } from "../../sdk/ts/nui/index.js";
@@ -86,6 +90,45 @@ describe("TypeScript nui SDK: the events it writes, on the shared fixtures", () 
         expect(texts.map((e) => (e as { content: string }).content).join("")).toBe(wire.joined);
       }
       expect(longest).toBeLessThanOrEqual(4 << 20);
+    });
+  }
+});
+
+describe("TypeScript nui SDK over TCP on the shared wire fixtures", () => {
+  for (const wire of wireCases()) {
+    it(wire.name, async () => {
+      const dir = mkdtempSync(join(tmpdir(), "brain-sdk-wire-"));
+      const serving = await new Quiet().serveTcp({ connectionsDir: dir, connectionId: "quiet" });
+      try {
+        const { token } = JSON.parse(readFileSync(serving.path, "utf8")) as { token: string };
+        const socket = connect(serving.port, "127.0.0.1");
+        let text = "";
+        socket.on("data", (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        socket.on("error", () => {});
+        const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()));
+        const auth = { jsonrpc: "2.0", id: "auth", method: "harness.authenticate", params: { token } };
+        socket.write(`${JSON.stringify(auth)}\n`);
+        for (const chunk of wire.chunks) socket.write(chunk);
+        // A marker after the case's input, then the shutdown: a host still reading answers both, and closes.
+        socket.write(`${JSON.stringify({ jsonrpc: "2.0", id: "marker", method: "harness.info" })}\n`);
+        socket.end();
+        await closed;
+        const ids = text
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => (JSON.parse(line) as { id: unknown }).id);
+        expect(ids[0]).toBe("auth");
+        const ended = ids.at(-1) !== "marker";
+        expect({ answered: ids.slice(1, ended ? undefined : -1), ended }).toEqual({
+          answered: wire.answered,
+          ended: wire.ended,
+        });
+      } finally {
+        await serving.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
   }
 });
