@@ -39,9 +39,14 @@ class MalformedEvent extends Error {}
 class Messages {
   /** The message so far, in the pieces it came in. */
   pieces = [];
+  /** Whether the last piece ended in CR: an LF that starts the next one is the same line end. */
+  cr = false;
 
-  /** The messages that `text`, the stream's next piece, ends. */
-  push(text) {
+  /** The messages that `piece`, the stream's next piece, ends. */
+  push(piece) {
+    // The SSE spec ends a line with CR LF, LF or CR, and a proxy may rewrite LF to CR LF: each is read as LF.
+    const text = (this.cr && piece.startsWith("\n") ? piece.slice(1) : piece).replace(/\r\n?/g, "\n");
+    this.cr = piece.endsWith("\r");
     const ended = [];
     let start = 0;
     // The blank line that ends a message, split between two pieces.

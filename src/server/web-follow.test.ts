@@ -127,3 +127,29 @@ describe("web UI event stream sending one large event in many pieces", () => {
     }
   });
 });
+
+describe("web UI event stream whose lines end in CR LF or CR", () => {
+  it.each([
+    ["\r\n", "CR LF"],
+    ["\r", "CR"],
+  ])("reads every event (%j, %s) as the SSE spec allows, and follows on", async (end) => {
+    const event = (seq: number, type: string, data: object) =>
+      JSON.stringify({ seq, ts: new Date().toISOString(), session: "s", type, data });
+    const body = [
+      `id: 1${end}data: ${event(1, "session.opened", { harness: "echo" })}${end}${end}`,
+      `: keep-alive${end}${end}`,
+      `id: 2${end}data: ${event(2, "user.prompt", { text: "over a proxy" })}${end}${end}`,
+    ].join("");
+    const { page, asked } = await streamAnswered(200, "text/event-stream", body);
+    try {
+      await expect.poll(() => page.locator("#transcript").textContent()).toContain("over a proxy");
+      expect(await page.locator("#transcript").textContent()).toContain("session opened on echo");
+      // The stream ended (the route's body is all): the page asks again, from after event 2.
+      await expect.poll(asked).toBeGreaterThan(1);
+      expect(await page.locator(".msg.user").count()).toBe(1);
+      expect(await page.locator("#s-error").textContent()).toBe("");
+    } finally {
+      await page.close();
+    }
+  });
+});
