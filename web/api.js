@@ -31,6 +31,18 @@ const STOPPED_BECAUSE = {
 /** An event the stream sent that the page cannot read, named by its seq (or the one before it). */
 class MalformedEvent extends Error {}
 
+/** The page's own handling of an event failed: reading it again fails the same way. */
+class UnhandledEvent extends Error {}
+
+/** Calls the page's handler for what the stream sent, naming `what` when it throws. */
+function handle(what, handler) {
+  try {
+    handler();
+  } catch (err) {
+    throw new UnhandledEvent(`${what} could not be shown: ${err?.message ?? err}`);
+  }
+}
+
 /**
  * Cuts an event stream's text into its messages. Each piece is searched for a message's end once, as it comes:
  * searching all of the message so far for each piece cost the square of one large event (a 4 MiB tool result
@@ -168,7 +180,7 @@ export class Api {
               const { kind, id: sent, data } = fields(message);
               if (data && kind === "dropped") {
                 const range = parsed(data, `the dropped-range notice after event ${last}`);
-                onDropped(range.after, range.first_seq);
+                handle("the dropped-range notice", () => onDropped(range.after, range.first_seq));
               } else if (data) {
                 const event = parsed(data, sent ? `event ${sent}` : `the event after ${last}`);
                 if (!Number.isSafeInteger(event?.seq))
@@ -178,7 +190,7 @@ export class Api {
                 if (event.seq > last) {
                   // The cursor moves only past an event the page was given: reconnecting after a failure
                   // here would skip it for good.
-                  onEvent(event);
+                  handle(`event ${event.seq} (${event.type})`, () => onEvent(event));
                   last = event.seq;
                 }
               }
@@ -194,6 +206,16 @@ export class Api {
             onState(
               "stopped",
               `${err.message}; the stream stopped before it. Reload the page to read it again; if it fails the same way, the daemon (or a proxy between) sends it broken: \`brain sessions events ${id}\` shows the log`,
+            );
+            return;
+          }
+          // Trying again from the same point would fail on the same event, every second, for good: what is shown
+          // stays, and the page says where it stopped.
+          if (err instanceof UnhandledEvent) {
+            abort.abort();
+            onState(
+              "stopped",
+              `${err.message}; the stream stopped there, and the transcript above is as it was. Reload the page to read on`,
             );
             return;
           }

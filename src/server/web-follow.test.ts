@@ -27,9 +27,12 @@ async function streamAnswered(
   status: number,
   type: string,
   body: string,
+  /** A script the page runs before its own (the test runs under Node's types, not the DOM's). */
+  init?: string,
 ): Promise<{ page: Page; asked: () => number }> {
   const { id } = await t.client().create({ harness: "echo" });
   const page = await browser.newPage();
+  if (init) await page.addInitScript({ content: init });
   let asked = 0;
   await page.route(
     (url) => url.pathname.endsWith("/events"),
@@ -148,6 +151,39 @@ describe("web UI event stream whose lines end in CR LF or CR", () => {
       await expect.poll(asked).toBeGreaterThan(1);
       expect(await page.locator(".msg.user").count()).toBe(1);
       expect(await page.locator("#s-error").textContent()).toBe("");
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("web UI failing to show an event", () => {
+  it("stops there, says why and keeps the transcript, instead of reading it again every second", async () => {
+    const event = (seq: number, type: string, data: object) =>
+      JSON.stringify({ seq, ts: new Date().toISOString(), session: "s", type, data });
+    const body = [
+      `id: 1\ndata: ${event(1, "session.opened", { harness: "echo" })}\n\n`,
+      `id: 2\ndata: ${event(2, "user.prompt", { text: "BOOM" })}\n\n`,
+      `id: 3\ndata: ${event(3, "user.prompt", { text: "after it" })}\n\n`,
+    ].join("");
+    // Drawing any text that says BOOM fails, the note that would name the failed event included.
+    const { page, asked } = await streamAnswered(
+      200,
+      "text/event-stream",
+      body,
+      `const append = Element.prototype.append;
+      Element.prototype.append = function (...nodes) {
+        if (nodes.some((node) => typeof node === "string" && node.includes("BOOM"))) throw new Error("BOOM");
+        return append.apply(this, nodes);
+      };`,
+    );
+    try {
+      await expect.poll(() => page.locator("#conn").textContent()).toBe("stopped");
+      expect(await page.locator("#s-error").textContent()).toMatch(
+        /^event 2 \(user\.prompt\) could not be shown: .*BOOM.*Reload the page/,
+      );
+      expect(await page.locator("#transcript").textContent()).toContain("session opened on echo");
+      expect(asked()).toBe(1);
     } finally {
       await page.close();
     }
