@@ -286,7 +286,14 @@ export class Transcript {
       );
     }
     if (freeText) {
-      const input = el("input", { placeholder: "your answer", class: "answer" });
+      // Enter sends what was typed, as in a form: from the keyboard alone, else, it takes a Tab to the button.
+      const input = el("input", {
+        placeholder: "your answer",
+        class: "answer",
+        onkeydown: (/** @type {KeyboardEvent} */ e) => {
+          if (e.key === "Enter" && !e.isComposing && !input.disabled) send({ answer: input.value });
+        },
+      });
       buttons.append(
         input,
         el("button", { type: "button", onclick: () => send({ answer: input.value }) }, "Answer"),

@@ -4,7 +4,7 @@ import type { Browser, Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
-import { collect, settled } from "../testing/http.js";
+import { collect, NUI_RELEASE_QUESTION, raw, settled } from "../testing/http.js";
 
 let t: TestDaemon;
 let browser: Browser;
@@ -107,6 +107,34 @@ describe("web UI's permission card when another client answered first", () => {
       await page.unroute(answers);
       await card.getByRole("button", { name: "Allow" }).click();
       await expect.poll(() => status.textContent()).toBe("allowed (by you)");
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("web UI's question card from the keyboard alone", () => {
+  it("sends the typed answer on Enter, as a form would", async () => {
+    const client = t.client();
+    const { id } = await client.create({ harness: "echo", config: { options: { delay_ms: 40 } } });
+    const { turn } = await client.prompt(id, Array.from({ length: 300 }, (_, i) => `w${i}`).join(" "));
+    const created = await raw(t.url, "POST", "/api/hitl/requests", {
+      token: t.tokens.admin,
+      body: { kind: "question", sessionId: id, payload: NUI_RELEASE_QUESTION },
+    });
+    expect(created.status).toBe(201);
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
+      const card = page.locator(".request");
+      await card.locator("input.answer").focus();
+      await page.keyboard.type("somewhere else");
+      await page.keyboard.press("Enter");
+      await expect
+        .poll(() => card.locator(".request-status").textContent())
+        .toContain("answered: somewhere else");
+      await page.click("#interrupt"); // the page controls the session now that it answered
+      await collect(client, id, settled(turn as string));
     } finally {
       await page.close();
     }
