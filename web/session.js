@@ -6,7 +6,9 @@ import { refreshSoon, statusOf } from "./sessions.js";
 import { Transcript } from "./transcript.js";
 
 export function updateHead(view) {
-  if (!view) return;
+  // A view of the session left behind (an action's answer that came after another session was opened) is not
+  // this page's to show: it would name that session's status and controller in this one's head.
+  if (!view || view.id !== state.session) return;
   state.view = view;
   $("images-label").hidden = !state.harnesses?.get(view.harness)?.images;
   const status = state.transcript?.running ? "running" : statusOf(view);

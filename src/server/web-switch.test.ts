@@ -1,0 +1,56 @@
+// The web UI opening one session after another in one tab, in a real browser: what comes back for the session
+// left (an action's answer on its way when the next one was opened) stays that session's, and does not show in
+// the head of the one now open.
+import type { Browser, Route } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+
+let t: TestDaemon;
+let browser: Browser;
+
+beforeAll(async () => {
+  const found = await findTestBrowser();
+  t = await startTestDaemon();
+  browser = await launchTestBrowser(found);
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.cleanup();
+});
+
+describe("web UI opening another session while an action on the first is on its way", () => {
+  it("keeps the first one's answer out of the second one's head", async () => {
+    const client = t.client();
+    const first = (await client.create({ harness: "echo" })).id;
+    const second = (await client.create({ harness: "echo" })).id;
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${first}`);
+      await expect.poll(() => page.locator("#s-status").textContent()).toBe("idle");
+      // The first session's Close is held on its way while the second session is opened.
+      let held: Route | undefined;
+      await page.route(
+        (url) => url.pathname === `/v1/sessions/${first}/close`,
+        (route) => {
+          held = route;
+        },
+      );
+      await page.click("#close");
+      await expect.poll(() => held !== undefined).toBe(true);
+      await page.goto(`${t.url}/#session=${second}`);
+      await expect.poll(() => page.locator("#s-title").textContent()).toBe(second);
+      await expect.poll(() => page.locator("#s-status").textContent()).toBe("idle");
+      const closed = page.waitForResponse((res) => res.url().endsWith(`/v1/sessions/${first}/close`));
+      await held!.continue();
+      expect((await closed).status()).toBe(200);
+      // A call of the page's own, answered, comes after it has read the first session's answer.
+      await page.evaluate(() => fetch("/healthz").then((res) => res.text()));
+      expect(await page.locator("#s-status").textContent()).toBe("idle");
+      expect(await page.locator("#s-title").textContent()).toBe(second);
+    } finally {
+      await page.close();
+    }
+  });
+});
