@@ -36,7 +36,8 @@ export function wireComposer() {
       const images = await Promise.all([...$("images").files].map(imageOf));
       return state.api.call("POST", path("/prompt"), images.length ? { text, images } : { text });
     });
-    if (ok) {
+    // What was typed while the prompt was on its way (the next one, or another session's) is the user's: kept.
+    if (ok && $("prompt").value === text) {
       $("prompt").value = "";
       $("images").value = "";
     }
@@ -48,7 +49,7 @@ export function wireComposer() {
     const text = $("prompt").value;
     if (!text.trim()) return;
     const ok = await act(() => state.api.call("POST", path("/steer"), { text }));
-    if (ok) $("prompt").value = "";
+    if (ok && $("prompt").value === text) $("prompt").value = "";
   };
   $("interrupt").onclick = () => act(() => state.api.call("POST", path("/interrupt")));
   $("checkpoint").onclick = () => act(() => state.api.call("POST", path("/checkpoints")));

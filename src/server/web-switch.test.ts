@@ -1,6 +1,6 @@
-// The web UI opening one session after another in one tab, in a real browser: what comes back for the session
-// left (an action's answer on its way when the next one was opened) stays that session's, and does not show in
-// the head of the one now open.
+// The web UI while an action is on its way, in a real browser: what comes back for a session left (an action's
+// answer on its way when the next one was opened) does not show in the head of the one now open, and a prompt's
+// answer clears the composer only of the text it sent, not of what was typed meanwhile.
 import type { Browser, Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
@@ -49,6 +49,41 @@ describe("web UI opening another session while an action on the first is on its 
       await page.evaluate(() => fetch("/healthz").then((res) => res.text()));
       expect(await page.locator("#s-status").textContent()).toBe("idle");
       expect(await page.locator("#s-title").textContent()).toBe(second);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("web UI's composer while a prompt is on its way", () => {
+  it("keeps what was typed meanwhile, clearing only the text that was sent", async () => {
+    const { id } = await t.client().create({ harness: "echo" });
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
+      await expect.poll(() => page.locator("#conn").textContent()).toBe("live");
+      let held: Route | undefined;
+      await page.route(
+        (url) => url.pathname === `/v1/sessions/${id}/prompt`,
+        (route) => {
+          held = route;
+        },
+      );
+      await page.fill("#prompt", "the first question");
+      await page.click("#send");
+      await expect.poll(() => held !== undefined).toBe(true);
+      await page.fill("#prompt", "a second thought, typed while the first was on its way");
+      const sent = page.waitForResponse((res) => res.url().endsWith(`/v1/sessions/${id}/prompt`));
+      await held!.continue();
+      expect((await sent).status()).toBeLessThan(300);
+      // A call of the page's own, answered, comes after it has read the prompt's answer.
+      await page.evaluate(() => fetch("/healthz").then((res) => res.text()));
+      await expect
+        .poll(() => page.locator("#transcript").textContent())
+        .toContain("echo #1: the first question");
+      expect(await page.locator("#prompt").inputValue()).toBe(
+        "a second thought, typed while the first was on its way",
+      );
     } finally {
       await page.close();
     }
