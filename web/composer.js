@@ -7,10 +7,12 @@ import { refreshSessions } from "./sessions.js";
 
 async function act(fn) {
   showError("s-error");
+  const session = state.session;
   try {
     return await fn();
   } catch (err) {
-    showError("s-error", err);
+    // Another session opened meanwhile: this failure, shown there, would read as that session's.
+    if (state.session === session) showError("s-error", err);
   }
 }
 

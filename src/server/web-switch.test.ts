@@ -1,6 +1,7 @@
 // The web UI while an action is on its way, in a real browser: what comes back for a session left (an action's
 // answer on its way when the next one was opened) does not show in the head of the one now open, and a prompt's
 // answer clears the composer only of the text it sent, not of what was typed meanwhile.
+// An action's failure is shown only while its session is open.
 import type { Browser, Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
@@ -49,6 +50,38 @@ describe("web UI opening another session while an action on the first is on its 
       await page.evaluate(() => fetch("/healthz").then((res) => res.text()));
       expect(await page.locator("#s-status").textContent()).toBe("idle");
       expect(await page.locator("#s-title").textContent()).toBe(second);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("web UI opening another session while an action on the first fails", () => {
+  it("does not show the first one's failure on the second one's page", async () => {
+    const client = t.client();
+    const first = (await client.create({ harness: "echo" })).id;
+    const second = (await client.create({ harness: "echo" })).id;
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${first}`);
+      await expect.poll(() => page.locator("#conn").textContent()).toBe("live");
+      let held: Route | undefined;
+      await page.route(
+        (url) => url.pathname === `/v1/sessions/${first}/checkpoints`,
+        (route) => {
+          held = route;
+        },
+      );
+      await page.click("#checkpoint");
+      await expect.poll(() => held !== undefined).toBe(true);
+      await page.goto(`${t.url}/#session=${second}`);
+      await expect.poll(() => page.locator("#s-title").textContent()).toBe(second);
+      const failed = page.waitForEvent("requestfailed", (r) => r.url().endsWith(`/${first}/checkpoints`));
+      await held!.abort("connectionfailed");
+      await failed;
+      // A call of the page's own, answered, comes after it has read the first session's failure.
+      await page.evaluate(() => fetch("/healthz").then((res) => res.text()));
+      expect(await page.locator("#s-error").textContent()).toBe("");
     } finally {
       await page.close();
     }
