@@ -58,6 +58,10 @@ export async function refreshSessions() {
   }
   $("more-sessions").hidden = !more;
   const list = $("sessions");
+  // The session the keyboard is on keeps the focus across a refresh, which makes every entry anew.
+  const focused = list.contains(document.activeElement)
+    ? /** @type {HTMLElement} */ (document.activeElement).dataset.session
+    : undefined;
   list.replaceChildren(
     ...state.sessions.map((s) => {
       const li = document.createElement("li");
@@ -68,9 +72,21 @@ export async function refreshSessions() {
       li.querySelector(".id").textContent = s.id.slice(0, 8);
       li.querySelector(".muted").textContent = `${s.harness} · ${new Date(s.created_at).toLocaleString()}`;
       li.onclick = () => openSession(s.id);
+      // Reached and opened from the keyboard alone, as a button is.
+      li.tabIndex = 0;
+      li.setAttribute("role", "button");
+      li.onkeydown = (e) => {
+        if (e.key !== "Enter" && e.key !== " ") return;
+        e.preventDefault();
+        openSession(s.id);
+      };
       return li;
     }),
   );
+  if (focused)
+    /** @type {HTMLElement | null} */ (
+      list.querySelector(`li[data-session="${CSS.escape(focused)}"]`)
+    )?.focus();
   if (state.session) updateHead(state.sessions.find((s) => s.id === state.session));
 }
 
