@@ -229,6 +229,23 @@ export const DEFAULT_OPEN_SESSIONS_PER_TENANT = 256;
 export const DEFAULT_STORED_SESSIONS_PER_TENANT = 10_000;
 export const DEFAULT_EVENT_STREAMS_PER_TENANT = 512;
 
+/**
+ * What each session's container may take of this host (the docker harness, sandbox: docker, devcontainer): without
+ * a bound one session's fork bomb or leak takes the whole host from every other tenant. Operator-only: no session
+ * option, agent definition's docker_args or image can raise them (src/harnesses/http/container-limits.ts).
+ */
+export const ContainerLimits = z.strictObject({
+  /** Memory, swap included, as Docker writes it: bytes or a number with k, m or g (default "4g"). */
+  memory: z
+    .string()
+    .regex(/^[1-9][0-9]*[kmg]?$/i, 'a size as Docker writes it, e.g. "4g" or "512m"')
+    .optional(),
+  /** Processes and threads at once (default 4096): a fork bomb stops there. */
+  pids: z.number().int().min(16).optional(),
+  /** CPUs' worth of time (default 2, or this host's count when it has fewer). */
+  cpus: z.number().positive().optional(),
+});
+
 const GenericBlock = z.record(z.string(), z.unknown());
 
 /** Cluster mode for `brain serve` (README "Cluster mode"): what `--nats`, `--node` and BRAIN_LEASE_TTL_MS set. */
@@ -253,6 +270,8 @@ function configSchema<C extends z.ZodType, N extends z.ZodType>(cli: C, nui: N) 
       defaults: SessionDefaults.optional(),
       retention: Retention.optional(),
       limits: Limits.optional(),
+      /** What each session's container may take of this host: memory, processes, CPUs. */
+      containers: ContainerLimits.optional(),
       /** `brain serve` in cluster mode: sessions on NATS JetStream shared by every node. */
       cluster: ClusterSettings.optional(),
     })
@@ -302,3 +321,4 @@ export type SessionDefaults = z.infer<typeof SessionDefaults>;
 export type BrainConfig = z.infer<typeof BrainConfig>;
 export type McpServer = z.infer<typeof McpServer>;
 export type McpServers = z.infer<typeof McpServers>;
+export type ContainerLimits = z.infer<typeof ContainerLimits>;

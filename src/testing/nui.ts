@@ -131,6 +131,8 @@ export interface CatalogOptions {
   /** HOME for extension hosts. */
   hostHome?: string;
   extensionTimeouts?: Partial<Timeouts>;
+  /** The config's `containers` block (what each session's container may take of this host). */
+  containers?: BrainConfig["containers"];
 }
 
 /** Every harness of Brain's catalog under a config made of these blocks. */
@@ -143,6 +145,7 @@ export function catalogFactories(options: CatalogOptions): {
       ...(options.nui ? { nui: options.nui } : {}),
       ...(options.harnesses ? { harnesses: options.harnesses } : {}),
       ...(options.cli ? { cli: options.cli } : {}),
+      ...(options.containers ? { containers: options.containers } : {}),
     },
     configDir: options.configDir ?? process.cwd(),
     brainHome: options.brainHome,
@@ -206,9 +209,14 @@ export function useFakeDocker() {
     env: { FAKE_DOCKER_STATE: fake.state },
   });
   /** The catalog's devcontainer factory on the fake CLIs, with `harnesses` to run inside (default: echo). */
-  const devcontainers = (home: string, harnesses: BrainConfig["harnesses"] = { echo: echoInside() }) =>
+  const devcontainers = (
+    home: string,
+    harnesses: BrainConfig["harnesses"] = { echo: echoInside() },
+    containers?: BrainConfig["containers"],
+  ) =>
     catalogFactories({
       brainHome: home,
+      ...(containers ? { containers } : {}),
       nui: { devcontainer: fakeDevcontainer, docker: fakeDocker },
       configDir: home,
       harnesses,

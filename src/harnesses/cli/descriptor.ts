@@ -2,6 +2,7 @@
 // CliFamilyFactory (cheap: the family's adapter is imported when a session opens), and it can run behind a
 // launcher (a dev container's exec).
 import { z } from "zod";
+import type { ContainerLimits } from "../../protocol/config.js";
 import type { FamilyDescriptor } from "../family.js";
 import { ContainerRecords } from "../http/container-records.js";
 import { dockerExecShim, installDir } from "../nui/install-paths.js";
@@ -39,9 +40,17 @@ export function cliFactoryOptions(settings: CliHarnessSettings | undefined): Cli
  */
 const CODEX_DOCKER_ARGS = ["--security-opt", "seccomp=unconfined"];
 
-/** How a CLI family runs with sandbox: docker; `home`: Brain's, where its containers are recorded. */
-export function sandboxSettings(harness: string, home?: string): DockerSandboxSettings {
+/**
+ * How a CLI family runs with sandbox: docker; `home`: Brain's, where its containers are recorded; `limits`: the
+ * operator's bounds on each container.
+ */
+export function sandboxSettings(
+  harness: string,
+  home?: string,
+  limits?: ContainerLimits,
+): DockerSandboxSettings {
   return {
+    ...(limits ? { limits } : {}),
     shim: { node: process.execPath, script: dockerExecShim() },
     installDir: installDir(),
     ...(home ? { records: new ContainerRecords(home) } : {}),
@@ -64,7 +73,7 @@ export function cliFamily(family: CliFamilyDescriptor, summary: string): FamilyD
           // Its programs start from the catalog's spawn host; those of a sandbox's container are forked here.
           new CliFamilyFactory(family, { ...options, ...(ctx.spawner ? { spawner: ctx.spawner } : {}) }),
           (launcher) => new CliFamilyFactory(family, { ...host, launcher }),
-          sandboxSettings(family.harness, ctx.brainHome),
+          sandboxSettings(family.harness, ctx.brainHome, ctx.config.containers),
         ),
       ];
     },

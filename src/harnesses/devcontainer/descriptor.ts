@@ -27,6 +27,7 @@ export const devcontainerFamily: FamilyDescriptor = {
         shim: { node: process.execPath, script: devcontainerShim() },
         installDir: installDir(),
         records: new ContainerRecords(ctx.brainHome),
+        ...(ctx.config.containers ? { limits: ctx.config.containers } : {}),
         // Tests hand their fakes' variables to the commands (a host's own Brain never does).
         ...(ctx.testing?.commandEnv ? { env: ctx.testing.commandEnv as NodeJS.ProcessEnv } : {}),
         programs: {

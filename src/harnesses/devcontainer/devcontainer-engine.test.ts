@@ -176,6 +176,10 @@ describe("a runner in a dev container on the real engine", () => {
     expect(b.sandbox.provider.requests.at(-1)?.body?.model).toBe("fake-model");
     const [id] = sessionContainers(s.id);
     expect(docker("top", id!)).toContain("runners/pi/dist/main.js");
+    // Bounded like every session's container, with the defaults when the config's `containers` sets none.
+    expect(docker("inspect", "-f", "{{.HostConfig.PidsLimit}} {{.HostConfig.Memory}}", id!)).toBe(
+      `4096 ${4 * 2 ** 30}`,
+    );
     // Recorded while it runs (by its full id), for the next Brain's start to remove should this one die.
     expect(readdirSync(b.records)).toEqual([expect.stringMatching(new RegExp(`^${id}[0-9a-f]*\\.json$`))]);
     await b.t.brain.closeSession(s.id);

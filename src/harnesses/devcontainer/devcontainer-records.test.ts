@@ -24,6 +24,24 @@ async function failedUp() {
   return { home, settled, native: t.store.paths(session.id).native };
 }
 
+describe("a dev container's bounds", () => {
+  it("are the operator's containers block, in the runArgs Brain writes (an image's metadata gives none)", async () => {
+    const home = scratch.scratch("brain-devc-home-");
+    const containers = { memory: "300m", pids: 77, cpus: 1.5 };
+    const t = scratch.brain({ factories: scratch.devcontainers(home, undefined, containers), home });
+    const session = await t.brain.create({
+      harness: "devcontainer",
+      config: { options: { innerHarness: "echo" } },
+    });
+    expect(await (await session.prompt("x")).settled).toMatchObject({ status: "completed" });
+    const native = t.store.paths(session.id).native;
+    const json = JSON.parse(
+      readFileSync(join(native, WORKSPACE_DIR, ".devcontainer/devcontainer.json"), "utf8"),
+    );
+    expect(json.runArgs.join(" ")).toContain("--memory 300m --memory-swap 300m --pids-limit 77 --cpus 1.5");
+  });
+});
+
 describe("a dev container whose up failed", () => {
   it("keeps its run's record, naming the label its container (if the daemon made one late) carries", async () => {
     const { home, settled, native } = await failedUp();

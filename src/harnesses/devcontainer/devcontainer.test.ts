@@ -10,9 +10,10 @@ import type { ProviderCredentials } from "../../protocol/runner.js";
 import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../testing/brain.js";
 import { catalogFactories, fakeDevcontainer, fakeDocker, readCalls } from "../../testing/nui.js";
 import { dockerEnvFlags, hostDockerConfig } from "../exec-relay.js";
+import { containerLimits, limitArgs } from "../http/container-limits.js";
 import { devcontainerShim, installDir } from "../nui/install-paths.js";
 import { echoRunnerPath } from "../process/descriptor.js";
-import { DEFAULT_DEVCONTAINER_IMAGE, devcontainerJson } from "./config.js";
+import { DEFAULT_DEVCONTAINER_IMAGE } from "./config.js";
 import { DevcontainerFactory, type DevcontainerSettings } from "./factory.js";
 
 let t: TestBrain | undefined;
@@ -73,33 +74,6 @@ function brain(
   return t.brain;
 }
 
-describe("the generated devcontainer.json", () => {
-  it("mounts the work and session dirs at their own paths and Brain read-only", () => {
-    expect(
-      devcontainerJson({
-        sessionId: "s1",
-        image: "img",
-        workingDir: "/work",
-        mounts: ["/home/b/sessions/s1/native", "/work"],
-        readOnlyMounts: ["/opt/brain"],
-        remoteUser: "node",
-      }),
-    ).toEqual({
-      name: "brain-session-s1",
-      image: "img",
-      workspaceFolder: "/work",
-      workspaceMount: "source=/work,target=/work,type=bind",
-      mounts: [
-        "source=/home/b/sessions/s1/native,target=/home/b/sessions/s1/native,type=bind",
-        "source=/opt/brain,target=/opt/brain,type=bind,readonly",
-      ],
-      overrideCommand: true,
-      updateRemoteUserUID: false,
-      remoteUser: "node",
-    });
-  });
-});
-
 describe("a session in a dev container", () => {
   it("runs devcontainer up, the inner harness through docker exec, and removes the container on close", async () => {
     const b = brain();
@@ -139,6 +113,7 @@ describe("a session in a dev container", () => {
         expect.stringMatching(/^brain\.run=[0-9a-f-]{36}$/),
         "--network",
         "none",
+        ...limitArgs(containerLimits(undefined)),
       ],
     });
     // The tool endpoint's private dir, and Brain's install read-only.

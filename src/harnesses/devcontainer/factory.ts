@@ -13,11 +13,13 @@ import { z } from "zod";
 import { isInside } from "../../core/checkpoints/paths.js";
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
+import type { ContainerLimits } from "../../protocol/config.js";
 import { describeIssues } from "../../protocol/frames.js";
 import { makeAgentDirSync } from "../agent-files.js";
 import { ContainedHarness } from "../contained-harness.js";
 import { dockerEnvFlags, hostDockerConfig } from "../exec-relay.js";
 import { Container, sessionLabels, sweepSession } from "../http/container.js";
+import { containerLimits, limitArgs } from "../http/container-limits.js";
 import { type ContainerRecords, RUN_LABEL } from "../http/container-records.js";
 import { DockerCli, dockerEnvironment } from "../http/docker-cli.js";
 import { ContainerBridge, privateDir } from "../sandbox/container-bridge.js";
@@ -50,6 +52,12 @@ export interface DevcontainerSettings {
   uid?: number;
   /** Where the session's container is recorded while it runs (the next Brain removes it if this one dies). */
   records?: ContainerRecords;
+  /**
+   * The operator's bounds on each container (brain.config.json `containers`); default DEFAULT_CONTAINER_LIMITS. In
+   * the runArgs Brain writes: an image's devcontainer.metadata cannot give run arguments, and its hostRequirements
+   * only checks this host.
+   */
+  limits?: ContainerLimits;
 }
 
 export interface DevcontainerTimeouts {
@@ -208,6 +216,7 @@ export class DevcontainerFactory implements HarnessFactory {
       `brain.harness=${this.name}`,
       ...(pending ? ["--label", `${RUN_LABEL}=${pending.run}`] : []),
       ...(network === "none" ? ["--network", "none"] : []),
+      ...limitArgs(containerLimits(this.settings.limits)),
     ];
     await writeDevcontainerJson(
       workspaceFolder,

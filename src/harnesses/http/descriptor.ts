@@ -43,7 +43,7 @@ export const dockerFamily: FamilyDescriptor = {
           import("./container-records.js"),
         ]);
         const records = new ContainerRecords(ctx.brainHome);
-        return new DockerFactory("docker", new DockerCli(program), {}, records);
+        return new DockerFactory("docker", new DockerCli(program), {}, records, ctx.config.containers);
       }),
     ];
   },

@@ -18,6 +18,7 @@ import { randomBytes } from "node:crypto";
 import { isAbsolute } from "node:path";
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
+import type { ContainerLimits } from "../../protocol/config.js";
 import { writeEnvFile } from "../env-file.js";
 import { nuiSessionOptions } from "../nui/session-options.js";
 import { AgentState } from "./agent-state.js";
@@ -25,6 +26,7 @@ import { HttpAgentClient } from "./client.js";
 import { dockerOptions } from "./connect-options.js";
 import { Container, HOME_LABEL, SESSION_LABEL, sweepSession } from "./container.js";
 import { ContainerHitl } from "./container-hitl.js";
+import { containerLimits, limitArgs } from "./container-limits.js";
 import { ContainerNet } from "./container-net.js";
 import { type ContainerRecords, type PendingRun, RUN_LABEL } from "./container-records.js";
 import { DockerCli, parseDockerPort } from "./docker-cli.js";
@@ -69,6 +71,8 @@ export interface DockerRunSpec {
   extra?: string[];
   network?: "published" | "none";
   labels?: Record<string, string>;
+  /** What the container may take of this host (limitArgs): after `extra`, which cannot lift them. */
+  limits?: string[];
 }
 
 /**
@@ -81,7 +85,8 @@ export function dockerRunArgs(spec: DockerRunSpec): string[] {
   const network =
     spec.network === "none" ? ["--network", "none"] : ["-p", `127.0.0.1::${spec.containerPort}`];
   const envArgs = ["--env-file", spec.envFile];
-  return ["run", "-d", ...labels, ...network, ...envArgs, ...(spec.extra ?? []), spec.image];
+  const limits = spec.limits ?? [];
+  return ["run", "-d", ...labels, ...network, ...envArgs, ...(spec.extra ?? []), ...limits, spec.image];
 }
 
 /** `--mount` for the native dir; a path `--mount` cannot carry is refused rather than misread. */
@@ -105,6 +110,8 @@ export class DockerFactory implements HarnessFactory {
     timeouts: Partial<DockerTimeouts> = {},
     /** Where each session's container is recorded while it runs (the next Brain removes it if this one dies). */
     private readonly records?: ContainerRecords,
+    /** The operator's bounds on each container (brain.config.json `containers`); default DEFAULT_CONTAINER_LIMITS. */
+    private readonly limits?: ContainerLimits,
   ) {
     this.timeouts = { ...DEFAULT_DOCKER_TIMEOUTS, ...timeouts };
   }
@@ -164,6 +171,7 @@ export class DockerFactory implements HarnessFactory {
             envFile: envFile.path,
             extra: [...mount, ...(docker_args ?? [])],
             network,
+            limits: limitArgs(containerLimits(this.limits)),
             labels: {
               [SESSION_LABEL]: options.sessionId,
               ...(owner.home ? { [HOME_LABEL]: owner.home } : {}),

@@ -16,6 +16,7 @@ import {
   startTsHttpAgent,
   warnings,
 } from "../../testing/nui.js";
+import { containerLimits, limitArgs } from "./container-limits.js";
 import { DockerFactory } from "./docker.js";
 import { DockerCli, dockerEnvironment } from "./docker-cli.js";
 import { RemoteFactory } from "./remote.js";
@@ -325,6 +326,7 @@ describe("docker (a fake docker CLI runs the image's agent locally)", () => {
       // The session's native dir, at the same path in every container (a fork's files mean what they meant).
       "--mount",
       `type=bind,source=${t!.store.paths(session.id).native},target=/brain/native`,
+      ...limitArgs(containerLimits(undefined)),
       "seed-echo",
     ]);
     const port = calls.find((c) => c[0] === "port");

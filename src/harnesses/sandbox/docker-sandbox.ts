@@ -10,10 +10,12 @@ import { isAbsolute, join, resolve } from "node:path";
 import { isInside } from "../../core/checkpoints/paths.js";
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
+import type { ContainerLimits } from "../../protocol/config.js";
 import { type DescribableFactory, isDescribable } from "../cli/family.js";
 import { ContainedHarness } from "../contained-harness.js";
 import { dockerEnvFlags, hostDockerConfig } from "../exec-relay.js";
 import { Container, sessionLabels, sweepSession } from "../http/container.js";
+import { containerLimits, limitArgs } from "../http/container-limits.js";
 import { type ContainerRecords, RUN_LABEL } from "../http/container-records.js";
 import { DockerCli } from "../http/docker-cli.js";
 import { ContainerBridge, privateDir } from "./container-bridge.js";
@@ -37,6 +39,8 @@ export interface DockerSandboxSettings {
   unsupported?: string;
   /** Where the session's container is recorded while it runs (the next Brain removes it if this one dies). */
   records?: ContainerRecords;
+  /** The operator's bounds on each container (brain.config.json `containers`); default DEFAULT_CONTAINER_LIMITS. */
+  limits?: ContainerLimits;
 }
 
 /**
@@ -177,6 +181,7 @@ async function openInDocker(
         "none",
         ...user,
         ...(settings.dockerArgs ?? []),
+        ...limitArgs(containerLimits(settings.limits)),
         ...installMounts(settings.installDir).flatMap((dir) => ["-v", `${dir}:${dir}:ro`]),
         ...[...mounts, toolsDir].flatMap((dir) => ["-v", `${dir}:${dir}`]),
         image,
