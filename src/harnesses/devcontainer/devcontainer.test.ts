@@ -355,6 +355,18 @@ describe("what is missing is named", () => {
       config: { options: { innerHarness: "echo", network: "bridge", remoteUser: "node" } },
     });
     expect(await (await session.prompt("inside")).settled).toMatchObject({ status: "completed" });
+    // So is one the image's devcontainer.metadata label names: the commands run as it all the same.
+    await t?.cleanup();
+    process.env.FAKE_DOCKER_IMAGE_LABEL = JSON.stringify([{ remoteUser: "node" }]);
+    try {
+      const labelled = await brain(undefined, undefined, { uid: 1000 }).create({
+        harness: "devcontainer",
+        config: { options: { innerHarness: "echo", network: "bridge" } },
+      });
+      expect(await (await labelled.prompt("inside")).settled).toMatchObject({ status: "completed" });
+    } finally {
+      delete process.env.FAKE_DOCKER_IMAGE_LABEL;
+    }
   });
 
   it("a failed devcontainer up, an unknown or missing innerHarness", async () => {

@@ -27,7 +27,7 @@ import { installMounts, loopbackProviderPort, refuseBrainHome } from "../sandbox
 import { DevcontainerCli, type DevcontainerPrograms, defaultPrograms } from "./cli.js";
 import { DEFAULT_DEVCONTAINER_IMAGE, devcontainerJson, writeDevcontainerJson } from "./config.js";
 import { assertHostUser } from "./host-user.js";
-import { lifecycleCommand, refuseHostGrants } from "./image-metadata.js";
+import { labelUser, lifecycleCommand, refuseHostGrants } from "./image-metadata.js";
 
 /** Builds the inner harness's factory with `launcher` in front of its command; undefined: no such harness. */
 export type InnerFactories = (innerHarness: string, launcher: string[]) => HarnessFactory | undefined;
@@ -177,20 +177,21 @@ export class DevcontainerFactory implements HarnessFactory {
     if (!known.includes(innerHarness)) throw unknownInner();
     const hostPorts = network === "none" ? loopbackProviderPort(options.provider.base_url, this.name) : [];
     await this.cli.assertReady(this.name);
-    await assertHostUser({
-      harness: this.name,
-      uid: this.settings.uid ?? process.getuid?.(),
-      network,
-      remoteUser,
-      hostPorts,
-      docker: this.docker,
-    });
     const label = await refuseHostGrants(
       this.docker,
       image ?? DEFAULT_DEVCONTAINER_IMAGE,
       this.name,
       this.timeouts.upMs,
     );
+    await assertHostUser({
+      harness: this.name,
+      uid: this.settings.uid ?? process.getuid?.(),
+      network,
+      // The image's own remoteUser is as good as the config's: the commands run as it all the same.
+      remoteUser: remoteUser ?? labelUser(label),
+      hostPorts,
+      docker: this.docker,
+    });
     // What a crashed host left of this session (a container `devcontainer up` would otherwise reuse).
     const owner = {
       id: options.sessionId,

@@ -36,6 +36,25 @@ export function hostGrants(label: string | undefined): string[] {
 }
 
 /**
+ * The user the label has the container's commands run as (the last entry's remoteUser, else containerUser, as the
+ * Dev Container CLI merges them); undefined when it names none.
+ */
+export function labelUser(label: string | undefined): string | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(label ?? "");
+  } catch {
+    return undefined;
+  }
+  const entries = (Array.isArray(parsed) ? parsed : [parsed]) as Record<string, unknown>[];
+  const last = (key: string) =>
+    entries.findLast((e) => e && typeof e === "object" && typeof e[key] === "string")?.[key] as
+      | string
+      | undefined;
+  return last("remoteUser") ?? last("containerUser");
+}
+
+/**
  * The image's labels, pulled first when it is not on this host (as `devcontainer up` would), or a HarnessError
  * that names the image and what to do.
  */
