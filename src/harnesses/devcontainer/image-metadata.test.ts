@@ -10,6 +10,7 @@ describe("hostGrants", () => {
     const inside = [
       { remoteUser: "node", postCreateCommand: "npm ci", containerEnv: { A: "b" } },
       { mounts: [] },
+      { hostRequirements: { cpus: 2, memory: "4gb", gpu: false } },
     ];
     expect(hostGrants(JSON.stringify(inside))).toEqual([]);
   });
@@ -27,6 +28,9 @@ describe("hostGrants", () => {
       'mounts: [{"source":"dind-var-lib-docker","target":"/var/lib/docker","type":"volume"}]',
       'capAdd: ["SYS_PTRACE"]',
       'securityOpt: ["seccomp=unconfined"]',
+    ]);
+    expect(hostGrants('{"hostRequirements":{"gpu":"optional"}}')).toEqual([
+      'hostRequirements.gpu: "optional"',
     ]);
     expect(hostGrants('{"mounts":["source=/,target=/host,type=bind"]}')).toEqual([
       'mounts: ["source=/,target=/host,type=bind"]',

@@ -1,9 +1,10 @@
 // What a dev container's image may ask for. The Dev Container CLI merges the image's `devcontainer.metadata` label
 // into the devcontainer.json Brain generates, and cannot be told not to; some of its properties reach past the
 // container: `privileged`, `mounts` (a bind of `/` or of Docker's socket is the host; a named volume is shared with
-// every other session on that image), `capAdd`, `securityOpt`. Prebuilt images carry them from the features they
-// were built with (docker-in-docker asks for privileged). So the image is looked at before `devcontainer up`, and
-// one that asks for any of them is refused, with how to make one that does not.
+// every other session on that image), `capAdd`, `securityOpt`, `hostRequirements.gpu` (every GPU of the host).
+// Prebuilt images carry them from the features they were built with (docker-in-docker asks for privileged). So the
+// image is looked at before `devcontainer up`, and one that asks for any of them is refused, with how to make one
+// that does not.
 import { HarnessError } from "../../core/harness.js";
 import type { DockerCli } from "../http/docker-cli.js";
 
@@ -31,6 +32,10 @@ export function hostGrants(label: string | undefined): string[] {
       if (Array.isArray(value) ? value.length > 0 : value !== undefined && value !== null)
         grants.push(`${key}: ${JSON.stringify(value)}`);
     }
+    // The CLI runs the container with `--gpus all` for it when this host has a GPU runtime: the host's devices.
+    const gpu = (e.hostRequirements as Record<string, unknown> | undefined)?.gpu;
+    if (gpu !== undefined && gpu !== false && gpu !== null)
+      grants.push(`hostRequirements.gpu: ${JSON.stringify(gpu)}`);
   }
   return grants;
 }
