@@ -265,14 +265,18 @@ async function followTurn(
       if (event.turn !== turn) continue;
       await send(editor, sessionId, updates(event));
       if (event.type === "assistant.message") stopReason = event.data.stop_reason;
-      if (event.type === "permission.requested" || event.type === "question.requested") {
+      // After session/cancel the turn's requests are cancelled (the interrupt, on its way, denies them): one raised
+      // before the interrupt landed was asked of the editor, which had closed the turn, and its answer was taken.
+      if ((event.type === "permission.requested" || event.type === "question.requested") && !cancel.aborted) {
         const withdraw = new AbortController();
         asked.set(event.data.id, withdraw);
         // By the call's id: by its tool's name, two calls of one tool at once had the request on the other's card.
         const toolCallId = event.type === "permission.requested" ? event.data.tool_call_id : undefined;
         void askEditor(editor, sessionId, event, { capabilities, signal: withdraw.signal, toolCallId }).then(
           async (answer) => {
-            if (answer) await client.answer(sessionId, event.data.id, answer).catch(() => {}); // answered elsewhere first
+            // An answer that comes after the cancel (an editor that allowed as it cancelled) would race the interrupt.
+            if (answer && !cancel.aborted)
+              await client.answer(sessionId, event.data.id, answer).catch(() => {}); // answered elsewhere first
           },
         );
       }
