@@ -99,4 +99,19 @@ describe("brain acp's editor cwd", () => {
       await fsp.rm(project, { recursive: true, force: true });
     }
   });
+
+  it("keeps the editor's directory on a fork and a handoff, so session/list there shows them", async () => {
+    const client = t.client();
+    const cwd = tmpdir();
+    const source = await client.create({ harness: "echo", editor_cwd: cwd });
+    await client.prompt(source.id, "hello");
+    const settled = async () =>
+      (await client.log(source.id, 0, 100)).events.some((e) => e.type === "turn.settled");
+    await expect.poll(settled, { timeout: 60_000 }).toBe(true);
+    await client.checkpoint(source.id);
+    const fork = await client.fork(source.id);
+    const handoff = await client.handoff(source.id, "echo");
+    expect((await client.session(fork.id)).editor_cwd).toBe(cwd);
+    expect((await client.session(handoff.id)).editor_cwd).toBe(cwd);
+  });
 });

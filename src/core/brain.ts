@@ -9,6 +9,7 @@ import { hostSecrets, recordSecrets, sessionSecrets } from "./credentials.js";
 import { SessionError } from "./errors.js";
 import {
   conversationEvents,
+  forkInput,
   forkSeeding,
   type HandoffOptions,
   handoffLayers,
@@ -176,8 +177,7 @@ export class Brain {
     const log = { read: (after: number, limit?: number) => this.events(id, after, limit) };
     const manifest = await checkpoints.get(await loggedCheckpoint(log, checkpoint, id));
     const forked_from = { session: id, checkpoint: manifest.id };
-    const { harness, config, provider, permissions, client_permissions, tenant, mcp_servers } = source;
-    const input = { harness, config, provider, permissions, client_permissions, tenant, mcp_servers };
+    const input = forkInput(source);
     const seeded = await forkSeeding(this.options, source, manifest.id);
     if (seeded) return this.createRecord(input, { forked_from, seeded, not_before: source.created_at });
     return this.createRecord(input, { forked_from, not_before: source.created_at }, async (dir) => {

@@ -75,6 +75,8 @@ export function handoffLayers(
   const call: NonNullable<InputLayers["call"]> = {
     harness: options.to,
     ...(source.tenant ? { tenant: source.tenant } : {}),
+    // The editor's project goes on with the conversation: session/list in that directory shows the new session.
+    ...(source.editor_cwd ? { editor_cwd: source.editor_cwd } : {}),
     config,
     ...(typeof provider === "string" ? { provider } : {}),
     ...(client_permissions ? { permissions: client_permissions } : {}),
@@ -103,6 +105,13 @@ export async function seedNative(
   if (!seeder) return { how: "summary", seq };
   await seeder(input);
   return { how: "native", seq };
+}
+
+/** What a fork keeps of its source's record: editor_cwd too, so it stays in its editor's session/list (brain acp). */
+export function forkInput(source: SessionRecord) {
+  const { harness, config, provider, permissions, client_permissions, tenant, mcp_servers, editor_cwd } =
+    source;
+  return { harness, config, provider, permissions, client_permissions, tenant, mcp_servers, editor_cwd };
 }
 
 /**
