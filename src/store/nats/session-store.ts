@@ -14,6 +14,7 @@ import { ReplicatedCheckpoints } from "./checkpoints.js";
 import type { NatsContext } from "./context.js";
 import { errorMessage, fenced, NatsStoreError, natsFailure, storedUnanswered } from "./errors.js";
 import { NatsEventLog } from "./event-log.js";
+import { updateOn } from "./kv-update.js";
 import { Lease, type LeaseHolder } from "./lease.js";
 import { LogReader } from "./log-read.js";
 import { type OpenScan, scanForOpen } from "./open-scan.js";
@@ -133,7 +134,7 @@ export class NatsSessionStore implements SessionStore {
     this.view.close();
   }
 
-  /** Compare-and-set on the record's revision: two nodes patching at once both land, neither is lost. */
+  /** Compare-and-set on the record's revision (./kv-update.ts): two nodes patching at once both land, neither is lost. */
   async update(id: string, patch: SessionPatch): Promise<SessionRecord> {
     checkId(id);
     const next = (this.updates.get(id) ?? Promise.resolve())
@@ -160,7 +161,7 @@ export class NatsSessionStore implements SessionStore {
       });
       const value = JSON.stringify(record);
       try {
-        await this.ctx.records.update(id, value, entry.revision);
+        await updateOn(this.ctx.records, id, value, entry.revision);
         return record;
       } catch (err) {
         if (/wrong last sequence/i.test(errorMessage(err))) continue;
