@@ -3,6 +3,8 @@
 // later write, made on the revision both read, dropped the earlier one's patch.
 import { describe, expect, it } from "vitest";
 import { useNatsCluster } from "../../testing/nats-bed.js";
+import { reservedIds, reserveId } from "./checkpoint-ids.js";
+import { readMark, writeMark } from "./seq-mark.js";
 
 const nats = useNatsCluster();
 
@@ -23,5 +25,39 @@ describe("a session record two nodes patch at once", () => {
       }
     }
     expect(lost).toEqual([]);
+  }, 120_000);
+});
+
+describe("reservations two nodes make at once", () => {
+  it("give each checkpoint its own id: a stale owner and its successor never both hold one", async () => {
+    const [a, b] = await nats.twoNodes("ids", { leases: false });
+    const shared: string[] = [];
+    for (let i = 0; i < 24; i++) {
+      const session = `s${i}`;
+      await reserveId(a.ctx.records, session, 1);
+      const [fromA, fromB] = await Promise.all([
+        reserveId(a.ctx.records, session, 2),
+        reserveId(b.ctx.records, session, 2),
+      ]);
+      if (fromA === fromB) shared.push(`${session}: both reserved ${fromA}`);
+      expect(await reservedIds(a.ctx.records, session)).toEqual(["000001", "000002", "000003"]);
+    }
+    expect(shared).toEqual([]);
+  }, 120_000);
+
+  it("of a log's seqs keep the larger: a stale writer's smaller one landing beside it never lowers it", async () => {
+    const [a, b] = await nats.twoNodes("marks", { leases: false });
+    const lowered: string[] = [];
+    for (let i = 0; i < 24; i++) {
+      const session = `s${i}`;
+      await writeMark(a.ctx.records, session, "i1", 10);
+      await Promise.all([
+        writeMark(a.ctx.records, session, "i1", 5000),
+        writeMark(b.ctx.records, session, "i1", 9000),
+      ]);
+      const held = await readMark(a.ctx.records, session, "i1");
+      if (held !== 9000) lowered.push(`${session}: ${held}`);
+    }
+    expect(lowered).toEqual([]);
   }, 120_000);
 });

@@ -4,6 +4,7 @@
 // took the new events for ones it had seen (Last-Event-ID replays nothing) while seqs meant two events each.
 import type { KV, KvEntry } from "@nats-io/kv";
 import { errorMessage, natsFailure } from "./errors.js";
+import { updateOn } from "./kv-update.js";
 
 /** The mark's key: not a session id (those have no '.'), so lists of the bucket pass it by. */
 export function markKey(session: string): string {
@@ -50,7 +51,7 @@ export async function writeMark(
       if (held >= seq) return held;
       const value = JSON.stringify({ incarnation, seq });
       try {
-        if (entry) await records.update(key, value, entry.revision);
+        if (entry) await updateOn(records, key, value, entry.revision);
         else await records.create(key, value);
         return seq;
       } catch (err) {
