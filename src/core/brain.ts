@@ -2,11 +2,10 @@
 import type { SessionEvent } from "../protocol/events.js";
 import type { SessionRecord } from "../protocol/session.js";
 import type { BrainOptions } from "./brain-options.js";
-import { CheckpointStore, type Checkpoints, refuseInside } from "./checkpoints/index.js";
-import { historyCheck, loggedCheckpoint, readConversation } from "./conversation-chain.js";
+import { type Checkpoints, refuseInside } from "./checkpoints/index.js";
+import { loggedCheckpoint, readConversation } from "./conversation-chain.js";
 import { type CreatedSession, createdSession, openCreated, refuseUnmakeable } from "./created-session.js";
-import { hostSecrets, recordSecrets, sessionSecrets } from "./credentials.js";
-import { SessionError } from "./errors.js";
+import { hostSecrets, recordSecrets } from "./credentials.js";
 import {
   conversationEvents,
   forkInput,
@@ -19,19 +18,16 @@ import {
   reseed,
   type Seeded,
   seedNative,
-  summaryOption,
 } from "./handoff.js";
 import { type LiveChange, type LiveSession, LiveSessions } from "./live-sessions.js";
 import { OpenSessionLimit } from "./open-limit.js";
+import { checkpointsOf, openSession, storedRecord } from "./open-session.js";
 import { type PendingRequest, pendingInStore } from "./pending.js";
-import { PermissionRules } from "./permissions.js";
-import { pinIfUnmovable, refusePinnedElsewhere } from "./pinning.js";
 import { Providers } from "./providers.js";
 import { Redactor } from "./redact.js";
-import { redactingLog } from "./redacting-log.js";
 import type { HarnessRegistry } from "./registry.js";
 import { ClosedLogs, type CompactResult, type SegmentPolicy } from "./retention.js";
-import { Session } from "./session.js";
+import type { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
 import { markClosed, ownerOf, type SessionSummary, type UnreadableSession } from "./store.js";
 import { StoredSessionLimit } from "./stored-limit.js";
@@ -164,10 +160,8 @@ export class Brain {
     return this.redactor.with(recordSecrets(record, this.options.env ?? process.env)).redactDeep(record);
   }
 
-  async record(id: string): Promise<SessionRecord> {
-    const record = await this.options.store.get(id);
-    if (!record) throw new SessionError("not_found", `no session "${id}"`);
-    return record;
+  record(id: string): Promise<SessionRecord> {
+    return storedRecord(this.options, id);
   }
 
   /** A new session whose native state starts as `checkpoint` of session `id`. */
@@ -329,71 +323,18 @@ export class Brain {
   }
 
   /** `created`: a session createRecord just made, opened without reading its record back (and on its log). */
-  private async openSession(id: string, created?: CreatedSession): Promise<LiveSession> {
-    const record = created?.record ?? (await this.record(id));
-    const paths = this.options.store.paths(id);
-    const tools = await this.options.tools.bind(record.config.tools ?? []);
-    const services = this.options.sessionTools?.(record);
-    const settings =
-      typeof record.provider === "string" ? this.providers.settings(record.provider) : record.provider;
-    const provider = this.providers.credentials(
-      settings,
-      typeof record.provider === "string" ? record.provider : undefined,
-    );
-    const redactor = this.redactor.with(
-      sessionSecrets(record, settings, provider, this.options.env ?? process.env),
-    );
-    refusePinnedElsewhere(this.options.store, record);
-    const raw = created?.log ?? (await this.options.store.openLog(id));
-    const log = redactingLog(raw, redactor);
-    try {
-      await pinIfUnmovable(this.options.store, this.options.harnesses.get(record.harness), record);
-      if (record.status === "closed") await this.options.store.update(id, { status: "open" });
-      const session = await Session.open({
-        id,
-        harnessName: record.harness,
-        config: record.config,
-        nativeDir: paths.native,
-        log,
-        factory: this.options.harnesses.get(record.harness),
-        tools,
-        ...(services ? { services } : {}),
-        ...(record.mcp_servers ? { mcpServers: record.mcp_servers } : {}),
-        provider,
-        ...(record.provider === undefined && this.options.providerEnv
-          ? { providerEnv: this.options.providerEnv }
-          : {}),
-        checkpoints: this.checkpointsOf(id),
-        redactor,
-        permissions: new PermissionRules(record.permissions, record.client_permissions),
-        ...(this.options.store.checkpointEveryTurn ? { checkpointAfterTurn: true } : {}),
-        keptOut: () => this.live.keepsOut(id),
-        history: historyCheck(this.options.store, record, log, created !== undefined),
-        ...summaryOption(record, () => conversationEvents(this.options.store, record, [])),
-      });
-      // Another node owns the session now: stop its harness here and let go (the log refuses writes already).
-      // A log fenced while the session was opening calls this at once, before the session is live, so drop
-      // would find nothing to let go: the open fails instead, or a dead session would keep its tenant's slot
-      // and hold back the commands other nodes would forward to the new owner.
-      let fenced: Error | undefined;
-      raw.onRevoked?.((err) => {
-        fenced = err;
-        void this.drop(id, session);
-      });
-      if (fenced) {
-        await session.close().catch(() => {});
-        throw fenced;
-      }
-      return { session, ...(record.tenant ? { tenant: record.tenant } : {}) };
-    } catch (err) {
-      // Left open, the log would keep its lock: no later open in this process or any other could take it.
-      await log.close().catch(() => {});
-      throw err;
-    }
+  private openSession(id: string, created?: CreatedSession): Promise<LiveSession> {
+    const context = {
+      options: this.options,
+      providers: this.providers,
+      redactor: this.redactor,
+      keptOut: (id: string) => this.live.keepsOut(id),
+      drop: (id: string, session: Session) => this.drop(id, session),
+    };
+    return openSession(context, id, created);
   }
 
   private checkpointsOf(id: string): Checkpoints {
-    const { store } = this.options;
-    return store.checkpoints?.(id) ?? new CheckpointStore(store.paths(id).checkpoints);
+    return checkpointsOf(this.options, id);
   }
 }
