@@ -1,4 +1,7 @@
 // Opening a stored session: its tools, provider, secrets and log bound into a live Session (Brain.openSession).
+
+import type { ProviderCredentials } from "../protocol/runner.js";
+import type { SessionRecord } from "../protocol/session.js";
 import type { BrainOptions } from "./brain-options.js";
 import { CheckpointStore, type Checkpoints } from "./checkpoints/index.js";
 import { historyCheck } from "./conversation-chain.js";
@@ -11,6 +14,7 @@ import { PermissionRules } from "./permissions.js";
 import { pinIfUnmovable, refusePinnedElsewhere } from "./pinning.js";
 import type { Providers } from "./providers.js";
 import type { Redactor } from "./redact.js";
+import { redactError } from "./redact-error.js";
 import { redactingLog } from "./redacting-log.js";
 import { Session } from "./session.js";
 
@@ -46,9 +50,6 @@ export async function openSession(
 ): Promise<LiveSession> {
   const { options, providers } = context;
   const record = created?.record ?? (await storedRecord(options, id));
-  const paths = options.store.paths(id);
-  const tools = await options.tools.bind(record.config.tools ?? []);
-  const services = options.sessionTools?.(record);
   const settings =
     typeof record.provider === "string" ? providers.settings(record.provider) : record.provider;
   const provider = providers.credentials(
@@ -58,6 +59,28 @@ export async function openSession(
   const redactor = context.redactor.with(
     sessionSecrets(record, settings, provider, options.env ?? process.env),
   );
+  // An error from here on reaches callers that know only the host's secrets (`brain run`, the daemon's create
+  // and HITL routes): one quoting the session's record (a literal MCP header) is redacted with its own.
+  try {
+    return await openLive(context, id, { record, provider, redactor }, created);
+  } catch (err) {
+    throw redactError(err, (text) => redactor.redact(text));
+  }
+}
+
+async function openLive(
+  { options, keptOut, drop }: OpenContext,
+  id: string,
+  {
+    record,
+    provider,
+    redactor,
+  }: { record: SessionRecord; provider: ProviderCredentials; redactor: Redactor },
+  created: CreatedSession | undefined,
+): Promise<LiveSession> {
+  const paths = options.store.paths(id);
+  const tools = await options.tools.bind(record.config.tools ?? []);
+  const services = options.sessionTools?.(record);
   refusePinnedElsewhere(options.store, record);
   const raw = created?.log ?? (await options.store.openLog(id));
   const log = redactingLog(raw, redactor);
@@ -80,7 +103,7 @@ export async function openSession(
       redactor,
       permissions: new PermissionRules(record.permissions, record.client_permissions),
       ...(options.store.checkpointEveryTurn ? { checkpointAfterTurn: true } : {}),
-      keptOut: () => context.keptOut(id),
+      keptOut: () => keptOut(id),
       history: historyCheck(options.store, record, log, created !== undefined),
       ...summaryOption(record, () => conversationEvents(options.store, record, [])),
     });
@@ -91,7 +114,7 @@ export async function openSession(
     let fenced: Error | undefined;
     raw.onRevoked?.((err) => {
       fenced = err;
-      void context.drop(id, session);
+      void drop(id, session);
     });
     if (fenced) {
       await session.close().catch(() => {});

@@ -5,9 +5,16 @@ import type { ErrorInfo, SessionEvent, TurnStatus } from "../protocol/events.js"
 import type { ProviderCredentials, SessionConfig } from "../protocol/runner.js";
 import type { Checkpoints } from "./checkpoints/index.js";
 import type { EventLog } from "./event-log.js";
-import { type ExpectedHistory, type Harness, HarnessError, type HarnessFactory } from "./harness.js";
+import {
+  type ExpectedHistory,
+  type Harness,
+  HarnessError,
+  type HarnessFactory,
+  type HarnessOptions,
+} from "./harness.js";
 import type { PermissionRules } from "./permissions.js";
 import type { Redactor, Secret } from "./redact.js";
+import { redactError } from "./redact-error.js";
 import type { BoundTools, SessionToolServices } from "./tools.js";
 
 export interface SessionParts {
@@ -72,6 +79,22 @@ export function partsForHarness(parts: SessionParts) {
     policy: (tool: string) => parts.permissions.decide(tool),
     secret: (secret: Secret) => parts.redactor.add([secret]),
   };
+}
+
+/** What a session's harness is opened with beyond its parts: its tools and its ways back to the session. */
+export type HarnessLinks = Omit<HarnessOptions, keyof ReturnType<typeof partsForHarness>>;
+
+/**
+ * Opens the session's harness. Its failure reaches callers that know only the host's secrets (`brain run`, the
+ * daemon's create route): one quoting what the harness was given (an MCP server's literal header, an agent's
+ * env token) is redacted with the session's own.
+ */
+export async function openHarness(parts: SessionParts, links: HarnessLinks): Promise<Harness> {
+  try {
+    return await parts.factory.open({ ...partsForHarness(parts), ...links });
+  } catch (err) {
+    throw redactError(err, (text) => parts.redactor.redact(text));
+  }
 }
 
 /** A harness that does not hold the conversation the log says fails loudly: never a silent fresh start. */

@@ -28,7 +28,7 @@ import {
   takeSteer,
 } from "./running-turn.js";
 import {
-  partsForHarness,
+  openHarness,
   type SessionParts,
   type StartedTurn,
   type TurnOutcome,
@@ -334,8 +334,7 @@ export class Session {
     this.opening ??= this.tools
       .get()
       .then((tools) =>
-        this.parts.factory.open({
-          ...partsForHarness(this.parts),
+        openHarness(this.parts, {
           tools: tools.schemas,
           emit: (event) => this.writer.emit(event),
           call: (turn, call, signal) => this.toolCalls.call(turn, call, signal),
