@@ -123,12 +123,14 @@ export function forkInput(source: SessionRecord) {
  * yet at the checkpoint: that history is in no native file. Undefined when a copy of the checkpoint will do.
  */
 export async function forkSeeding(
-  { harnesses, store }: { harnesses: HarnessRegistry; store: Pick<SessionStore, "readEvents"> },
+  { harnesses, store }: { harnesses: HarnessRegistry; store: Pick<SessionStore, "readEvents" | "paths"> },
   source: SessionRecord,
   checkpoint: string,
 ): Promise<Seeded | undefined> {
   if (!harnesses.names().includes(source.harness)) return undefined; // refused by the create, naming it
-  if (harnesses.get(source.harness).agentSide?.(source.config)) return { how: "summary", seq: 0 };
+  const native = store.paths(source.id).native;
+  if (await harnesses.get(source.harness).agentSide?.(source.config, native))
+    return { how: "summary", seq: 0 };
   const seeded = source.seeded;
   if (seeded?.how !== "summary") return undefined;
   const read = (after: number, limit: number) => store.readEvents(source.id, { after, limit });

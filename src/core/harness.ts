@@ -244,9 +244,10 @@ export interface HarnessFactory {
    * Why a copy of a session's native dir is no conversation of its own, or undefined when it is: the agent keeps
    * the conversation on its side and the native dir only the id it is found by. A fork that resumed that id would
    * write into its parent's conversation (each one's turns changing the other's future), so Brain forks such a
-   * session into a new agent conversation instead, seeded from the log (Brain.fork).
+   * session into a new agent conversation instead, seeded from the log (Brain.fork). `nativeDir`: the session's,
+   * for a family whose agent says at its start where it keeps its state (the docker harness's records it there).
    */
-  agentSide?(config: SessionConfig): string | undefined;
+  agentSide?(config: SessionConfig, nativeDir?: string): string | undefined | Promise<string | undefined>;
   /**
    * Starts what the next open will need (a runner process) ahead of it, for a caller that knows the harness
    * before the rest of its start-up has run. Released by the factory's close if no session takes it. `started`:

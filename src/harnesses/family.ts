@@ -5,6 +5,7 @@ import type { z } from "zod";
 import type { ClientOptions, HarnessFactory } from "../core/harness.js";
 import type { SeedInput } from "../core/seed-messages.js";
 import type { BrainConfig } from "../protocol/config.js";
+import type { SessionConfig } from "../protocol/runner.js";
 import type { Spawner } from "./process/spawner.js";
 
 export type { SeedInput };
@@ -105,7 +106,7 @@ export class LazyFactory implements HarnessFactory {
   readonly steering?: "live" | "queued";
   readonly supportsImages?: boolean;
   readonly clientOptions?: ClientOptions;
-  private readonly agentSideReason: string | undefined;
+  private readonly agentSideReason: string | ((nativeDir: string) => Promise<string | undefined>) | undefined;
   private loaded: Promise<HarnessFactory> | undefined;
 
   constructor(
@@ -114,8 +115,8 @@ export class LazyFactory implements HarnessFactory {
       steering: boolean | "live" | "queued";
       images?: boolean;
       clientOptions?: ClientOptions;
-      /** HarnessFactory.agentSide, said before the family's code is loaded. */
-      agentSide?: string;
+      /** HarnessFactory.agentSide, said before the family's code is loaded (or read from the native dir). */
+      agentSide?: string | ((nativeDir: string) => Promise<string | undefined>);
     },
     private readonly load: Load,
   ) {
@@ -126,8 +127,10 @@ export class LazyFactory implements HarnessFactory {
     this.agentSideReason = capabilities.agentSide;
   }
 
-  agentSide(): string | undefined {
-    return this.agentSideReason;
+  agentSide(_config: SessionConfig, nativeDir?: string): string | undefined | Promise<string | undefined> {
+    const reason = this.agentSideReason;
+    if (typeof reason !== "function") return reason;
+    return nativeDir === undefined ? undefined : reason(nativeDir);
   }
 
   factory(): Promise<HarnessFactory> {

@@ -28,6 +28,10 @@ export const DockerSettings = z.strictObject({
   docker: z.string().optional(),
 });
 
+/** Whether a docker session's agent keeps its conversation in the native dir is known once it has run there. */
+const dockerAgentSide = async (nativeDir: string) =>
+  (await import("../nui/resume-state.js")).agentSideIn(nativeDir);
+
 export const dockerFamily: FamilyDescriptor = {
   name: "docker",
   summary: "an HTTP/SSE agent image, one container per session",
@@ -36,7 +40,7 @@ export const dockerFamily: FamilyDescriptor = {
   factories: (ctx) => {
     const program = (ctx.settings as z.infer<typeof DockerSettings>).docker ?? "docker";
     return [
-      new LazyFactory("docker", { steering: false }, async () => {
+      new LazyFactory("docker", { steering: false, agentSide: dockerAgentSide }, async () => {
         const [{ DockerFactory }, { DockerCli }, { ContainerRecords }] = await Promise.all([
           import("./docker.js"),
           import("./docker-cli.js"),

@@ -20,6 +20,7 @@ import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness
 import { HarnessError } from "../../core/harness.js";
 import type { ContainerLimits } from "../../protocol/config.js";
 import { writeEnvFile } from "../env-file.js";
+import { agentSideIn } from "../nui/resume-state.js";
 import { nuiSessionOptions } from "../nui/session-options.js";
 import { AgentState } from "./agent-state.js";
 import { HttpAgentClient } from "./client.js";
@@ -114,6 +115,11 @@ export class DockerFactory implements HarnessFactory {
     private readonly limits?: ContainerLimits,
   ) {
     this.timeouts = { ...DEFAULT_DOCKER_TIMEOUTS, ...timeouts };
+  }
+
+  /** Known once the agent has run: its resume file says whether it keeps its state in the native dir. */
+  async agentSide(_config: HarnessOptions["config"], nativeDir?: string): Promise<string | undefined> {
+    return nativeDir === undefined ? undefined : agentSideIn(nativeDir);
   }
 
   async open(options: HarnessOptions): Promise<Harness> {

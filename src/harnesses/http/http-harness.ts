@@ -56,7 +56,8 @@ export class HttpHarness implements Harness {
     return new HttpHarness({
       ...parts,
       name: parts.client.name,
-      resume: await ResumeState.load(parts.options.dir),
+      // Recorded with the id: a fork asks it whether a copy of the dir is the conversation (agentSideIn).
+      resume: await ResumeState.load(parts.options.dir, parts.state !== undefined),
     });
   }
 

@@ -93,7 +93,9 @@ describe("verified resume on an HTTP agent", () => {
 
   it("an agent that names no session keeps none: the file says so, and a restart resumes as before", async () => {
     const { id, native } = await answered(startSeedHarness);
-    expect(JSON.parse(readFileSync(join(native, RESUME_FILE), "utf8"))).toEqual({ sessionId: null });
+    // And that the agent (a remote one, offering no checkpoint) keeps no state in the native dir.
+    const saved = JSON.parse(readFileSync(join(native, RESUME_FILE), "utf8"));
+    expect(saved).toEqual({ sessionId: null, stateInNativeDir: false });
     const { outcome } = await reopened(id, "again");
     expect(outcome.status).toBe("completed");
   });

@@ -13,22 +13,49 @@ import { readAgentFile, replaceAgentFile } from "../agent-files.js";
 
 export const RESUME_FILE = "nui-session.json";
 
+/**
+ * Why a copy of `dir` is no conversation of its own (HarnessFactory.agentSide), for a family that runs agents of
+ * either kind (docker): unless the resume file says the agent keeps its state in the native dir, its conversation
+ * is on its side, and a new container asked to resume the parent's id would start without any history.
+ */
+export async function agentSideIn(dir: string): Promise<string | undefined> {
+  try {
+    const text = await readAgentFile(dir, RESUME_FILE);
+    if (
+      text !== undefined &&
+      (JSON.parse(text) as { stateInNativeDir?: unknown }).stateInNativeDir === true
+    ) {
+      return undefined;
+    }
+  } catch {
+    // one we cannot read says nothing: the log is the conversation of record
+  }
+  return "the agent did not say it keeps its state in the native dir (its /info offers no checkpoint and verify): a copy holds only the id it resumes it by";
+}
+
 export class ResumeState {
   private current: string | undefined;
   /** The file exists: a run has ended in this native dir (or one it was copied from). */
   private saved = false;
+  /** What the file says of where the agent keeps its state, as it was read. */
+  private savedInNativeDir: unknown;
 
-  private constructor(private readonly dir: string) {}
+  /** `stateInNativeDir`: whether this run's agent keeps its state in the dir, recorded with the id (agentSideIn). */
+  private constructor(
+    private readonly dir: string,
+    private readonly stateInNativeDir?: boolean,
+  ) {}
 
   /** Reads the saved id, if any: passive, no agent is contacted. */
-  static async load(dir: string): Promise<ResumeState> {
-    const state = new ResumeState(dir);
+  static async load(dir: string, stateInNativeDir?: boolean): Promise<ResumeState> {
+    const state = new ResumeState(dir, stateInNativeDir);
     try {
       // Not followed when a link: the docker harness's container can write the native dir.
       const text = await readAgentFile(dir, RESUME_FILE);
       if (text === undefined) return state; // a new session
-      const saved = JSON.parse(text) as { sessionId?: unknown };
+      const saved = JSON.parse(text) as { sessionId?: unknown; stateInNativeDir?: unknown };
       state.saved = true;
+      state.savedInNativeDir = saved.stateInNativeDir;
       if (typeof saved.sessionId === "string" && saved.sessionId) state.current = saved.sessionId;
     } catch {
       // one we cannot read (not JSON, a planted link): start without a resume id
@@ -45,11 +72,16 @@ export class ResumeState {
    * leaves a saved id as it is, and on a first run records that the agent named none.
    */
   async update(sessionId: string | undefined): Promise<void> {
-    if (sessionId ? sessionId === this.current : this.saved) return;
-    this.current = sessionId ?? undefined;
+    const told = this.stateInNativeDir === undefined || this.stateInNativeDir === this.savedInNativeDir;
+    if ((sessionId ? sessionId === this.current : this.saved) && told) return;
+    if (sessionId) this.current = sessionId;
+    else if (!this.saved) this.current = undefined;
+    const where = this.stateInNativeDir === undefined ? {} : { stateInNativeDir: this.stateInNativeDir };
+    const content = { sessionId: this.current ?? null, ...where };
     await mkdir(this.dir, { recursive: true });
-    await replaceAgentFile(this.dir, RESUME_FILE, `${JSON.stringify({ sessionId: sessionId ?? null })}\n`);
+    await replaceAgentFile(this.dir, RESUME_FILE, `${JSON.stringify(content)}\n`);
     this.saved = true;
+    this.savedInNativeDir = this.stateInNativeDir;
   }
 
   /** The checkpoint: the resume file when there is one. */

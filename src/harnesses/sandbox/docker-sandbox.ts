@@ -73,8 +73,8 @@ export class SandboxableFactory implements HarnessFactory {
     return this.plain.pinned?.(config);
   }
 
-  agentSide(config: HarnessOptions["config"]): string | undefined {
-    return this.plain.agentSide?.(config);
+  agentSide(config: HarnessOptions["config"], nativeDir?: string) {
+    return this.plain.agentSide?.(config, nativeDir);
   }
 
   async open(options: HarnessOptions): Promise<Harness> {
