@@ -28,6 +28,8 @@ export class McpSessionServers implements SessionToolServices {
   private report: ((event: ToolServiceEvent) => void) | undefined;
   /** Events held back while servers start, until the clash check says which tools each really offers. */
   private held: ToolServiceEvent[] | undefined;
+  /** The names config.tools binds (the session's before any server's), as the last start or retry was given. */
+  private bound: readonly string[] = [];
 
   constructor(
     private readonly config: McpServers,
@@ -36,6 +38,7 @@ export class McpSessionServers implements SessionToolServices {
 
   start(report: (event: ToolServiceEvent) => void, bound: readonly string[] = []): Promise<ToolService[]> {
     this.report = report;
+    this.bound = bound;
     this.started ??= (async () => {
       if (this.closed) return [];
       // The MCP SDK loads with the first session that has servers: hosts without any never pay for it.
@@ -79,6 +82,7 @@ export class McpSessionServers implements SessionToolServices {
     const changed = this.servers.filter((server) => server.changeDue);
     if ((due.length === 0 && changed.length === 0) || this.closed) return undefined;
     this.report = report;
+    this.bound = bound;
     this.retrying = true;
     try {
       const started = new Set<McpServerService>();
@@ -118,7 +122,18 @@ export class McpSessionServers implements SessionToolServices {
 
   private relay(event: ToolServiceEvent): void {
     if (this.held) this.held.push(event);
+    else if (event.state === "restarted") void this.checkRestarted(event);
     else this.report?.(event);
+  }
+
+  /**
+   * A server restarted after a crash may offer tools its last start did not: their names go through the same
+   * check as a first start's, the others' names staying theirs, before its event says what it offers.
+   */
+  private async checkRestarted(event: ToolServiceEvent): Promise<void> {
+    const server = this.servers.find((s) => s.name === event.service);
+    const shadowed = server ? await this.resolveClashes(this.bound, [server]) : undefined;
+    this.report?.(withShadowed(event, shadowed?.get(event.service)));
   }
 
   /**
@@ -170,7 +185,7 @@ export function mcpSessionTools(options: McpHostOptions) {
 
 /** A server's first `started` event, without the tools it left out to other servers, saying so. */
 function withShadowed(event: ToolServiceEvent, clashes: Map<string, string> | undefined): ToolServiceEvent {
-  if (!clashes || event.state !== "started") return event;
+  if (!clashes || (event.state !== "started" && event.state !== "restarted")) return event;
   const message = [event.message, shadowedMessage(clashes)].filter(Boolean).join("; ");
   return { ...event, tools: event.tools?.filter((name) => !clashes.has(name)), message };
 }

@@ -5,6 +5,7 @@
 // then be made to meet).
 // Run: node dist/src/tools/mcp/testing/fixture-server.js
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -88,7 +89,9 @@ const server = new Server(
   { name: "brain-fixture", version: "1.0.0" },
   { capabilities: { tools: { listChanged: true } } },
 );
-const prefix = process.env.FIXTURE_TOOL_PREFIX ?? "";
+// FIXTURE_TOOL_PREFIX_FILE: the prefix is read from this file at each start (a restart can offer other names).
+const prefixFile = process.env.FIXTURE_TOOL_PREFIX_FILE;
+const prefix = prefixFile ? readFileSync(prefixFile, "utf8") : (process.env.FIXTURE_TOOL_PREFIX ?? "");
 // FIXTURE_PAGES: "same" gives every page the same next cursor, "endless" a new one each time (paging bugs).
 const paging = process.env.FIXTURE_PAGES;
 // FIXTURE_EXIT_AFTER_LIST: exits that many ms after it lists its tools (a server that dies soon after each start).
