@@ -128,6 +128,12 @@ export interface HarnessOptions {
   container?: ContainerContext;
 }
 
+/** A user by its numeric ids, as files on this host are owned. */
+export interface ContainerUser {
+  uid: number;
+  gid: number;
+}
+
 /** What a harness whose program runs in a session's container needs to know of it. */
 export interface ContainerContext {
   /**
@@ -137,6 +143,12 @@ export interface ContainerContext {
   toolsDir: string;
   /** The node program inside (the host's path to node may not exist there). */
   node: string;
+  /**
+   * The user the program runs as inside, when it is not Brain's (a dev container's non-root remoteUser under a
+   * root Brain): the tool endpoint's directory, proxy, socket and config files are handed to it, or it could
+   * neither read them nor connect. Unset: Brain's user, whose own files they are.
+   */
+  user?: ContainerUser;
   /**
    * Makes a server the program runs inside on the container's 127.0.0.1:`port` answer on this host's
    * 127.0.0.1:`port` (the container has no network of its own); close it when that server stops.

@@ -18,6 +18,7 @@ export function boundArgs(endpoint: ToolEndpoint): string[] {
     JSON.stringify({ mcpServers: { [name]: { type: "stdio", ...stdio } } }),
     0o600,
   );
+  endpoint.hand(file);
   return [
     "--mcp-config",
     file,

@@ -121,7 +121,7 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
     this.endpoint ??= sessionToolEndpoint(
       this.options,
       () => this.turn.current,
-      inside ? { node: inside.node, parent: inside.toolsDir } : {},
+      inside ? { node: inside.node, parent: inside.toolsDir, user: inside.user } : {},
     );
     return this.endpoint;
   }

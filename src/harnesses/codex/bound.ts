@@ -96,6 +96,11 @@ export async function writeBoundCatalog(
 /** Bound mode's config.toml parts; the model catalog goes beside the endpoint's other private files. */
 export async function boundConfig(endpoint: ToolEndpoint, probe: ProbeSpec, model: string | undefined) {
   const catalog = join(endpoint.dir, "codex-models.json");
-  await writeBoundCatalog(probe, model, catalog, join(endpoint.dir, "codex-probe"));
+  // The probe runs as the agent's user and writes its CODEX_HOME; codex reads the catalog as that user too.
+  const probeHome = join(endpoint.dir, "codex-probe");
+  mkdirSync(probeHome, { recursive: true });
+  endpoint.hand(probeHome);
+  await writeBoundCatalog(probe, model, catalog, probeHome);
+  endpoint.hand(catalog);
   return { topLevel: boundTopLevel(catalog), tables: boundTables(endpoint.server) };
 }

@@ -130,18 +130,42 @@ export class DevcontainerFactory implements HarnessFactory {
   }
 
   /**
-   * The inner dir to the user the container's commands run as, when that is not root and Brain is: Brain made it
-   * (0700, its own) and the inner harness keeps its state there. The CLI's uid update would not help (it maps the
-   * user to Brain's uid only when that is not root) and is off. Done inside, where a link the dir holds reaches
-   * no further than the container's mounts, and links are changed, not followed.
+   * The inner dir and the tools dir to the user the container's commands run as, when that is not root and
+   * Brain is: Brain made both (0700, its own), the inner harness keeps its state in one and its tool endpoint's
+   * socket and files go in the other. The CLI's uid update would not help (it maps the user to Brain's uid only
+   * when that is not root) and is off. The inner dir is handed inside, where a link it holds reaches no further
+   * than the container's mounts, and links are changed, not followed; the tools dir is new and empty.
    */
-  private async handInnerDir(up: { containerId: string; remoteUser?: string }, innerDir: string) {
+  private async handToRemoteUser(
+    up: { containerId: string; remoteUser?: string },
+    innerDir: string,
+    bridge: ContainerBridge,
+  ) {
     const user = up.remoteUser;
     if (!user || /^(root|0)(:|$)/.test(user) || (this.settings.uid ?? process.getuid?.()) !== 0) return;
     await this.docker.run(
       ["exec", "-u", "root", up.containerId, "chown", "-R", "-h", user, innerDir],
       this.timeouts.stopMs,
     );
+    bridge.runAs({
+      uid: await this.idOf(up.containerId, user, "-u"),
+      gid: await this.idOf(up.containerId, user, "-g"),
+    });
+  }
+
+  /** `user`'s uid (`-u`) or gid (`-g`) in the container, as `id` there says. */
+  private async idOf(container: string, user: string, which: "-u" | "-g"): Promise<number> {
+    const { stdout } = await this.docker.run(
+      ["exec", "-u", user, container, "id", which],
+      this.timeouts.stopMs,
+    );
+    if (!/^\d+$/.test(stdout.trim())) {
+      throw new HarnessError(
+        "brain_error",
+        `harness "${this.name}": \`id ${which}\` as the container's user "${user}" printed ${JSON.stringify(stdout.trim())}, not a number`,
+      );
+    }
+    return Number(stdout.trim());
   }
 
   async open(options: HarnessOptions): Promise<Harness> {
@@ -252,7 +276,7 @@ export class DevcontainerFactory implements HarnessFactory {
         this.settings.records,
       );
       pending?.settled();
-      await this.handInnerDir(up, innerDir);
+      await this.handToRemoteUser(up, innerDir, bridge);
       await bridge.reach(hostPorts);
       // Made once the container is known: its launcher execs into it by id.
       const inner = this.settings.inner(

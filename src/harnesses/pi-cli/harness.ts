@@ -103,6 +103,7 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     return this.toolEndpoint().then((endpoint) => {
       const bridge = join(endpoint.dir, "pi-bridge.js");
       writeAgentFileSync(endpoint.dir, bridge, BRIDGE_SOURCE, 0o600);
+      endpoint.hand(bridge);
       // Bound: no built-in tool, no extension, skill, prompt template or context file but the bridge.
       const args = [
         "--no-builtin-tools",

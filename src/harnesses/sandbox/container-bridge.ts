@@ -2,10 +2,10 @@
 // loopback port bridged into the container, servers the program starts inside published back to this host's
 // loopback, and a private directory mounted at its own path for the tool endpoint. The docker sandbox and the
 // devcontainer harness both open one per session container and close it before removing the container.
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, lchownSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ContainerContext } from "../../core/harness.js";
+import type { ContainerContext, ContainerUser } from "../../core/harness.js";
 import { ContainerNet } from "../http/container-net.js";
 
 /**
@@ -46,6 +46,15 @@ export class ContainerBridge {
         };
       },
     };
+  }
+
+  /**
+   * The program inside runs as `user`, not as Brain: the tools dir becomes its (still private to it), and so do
+   * the tool endpoint's files (ContainerContext.user). Before the context is handed to the harness.
+   */
+  runAs(user: ContainerUser): void {
+    lchownSync(this.toolsDir, user.uid, user.gid);
+    this.context.user = user;
   }
 
   /** Each of `hostPorts` on this host's 127.0.0.1 answers on the container's 127.0.0.1 at the same port. */

@@ -1,7 +1,9 @@
 // The per-session tool endpoint, end to end: a harness that is an MCP client (as a CLI in `bound` mode is)
 // starts the endpoint's stdio proxy and calls Brain's tools through it. Every call, good or bad, is logged as
 // tool.call/tool.result and goes through the permission policy; the socket refuses anyone without the secret.
+import { statSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, describe, expect, it } from "vitest";
@@ -128,6 +130,37 @@ describe("the session tool endpoint", () => {
     const { existsSync } = await import("node:fs");
     expect(existsSync(endpoint!.dir)).toBe(false);
   });
+
+  // Root here, as Brain is when it hands a dev container's non-root user the endpoint.
+  it.runIf(process.getuid?.() === 0)(
+    "hands its dir, proxy, socket and handed files to the agent's user",
+    async () => {
+      const user = { uid: 4321, gid: 4322 };
+      const endpoint = await openToolEndpoint({
+        tools: [],
+        call: async () => ({ content: [], is_error: false }),
+        user,
+      });
+      try {
+        const file = join(endpoint.dir, "config.json");
+        writeFileSync(file, "{}", { mode: 0o600 });
+        endpoint.hand(file);
+        const socket = endpoint.server.env.BRAIN_TOOLS_SOCKET!;
+        const owned = [endpoint.dir, endpoint.server.args[0]!, socket, file].map((path) => {
+          const { uid, gid, mode } = statSync(path);
+          return { path, uid, gid, mode: mode & 0o777 };
+        });
+        expect(owned).toEqual([
+          { path: endpoint.dir, ...user, mode: 0o700 },
+          { path: endpoint.server.args[0], ...user, mode: 0o600 },
+          { path: socket, ...user, mode: 0o600 },
+          { path: file, ...user, mode: 0o600 },
+        ]);
+      } finally {
+        await endpoint.close();
+      }
+    },
+  );
 
   it("closes a connection that never sends its secret, whole or in part", async () => {
     const endpoint = await openToolEndpoint({

@@ -5,13 +5,14 @@
 // file system but not the host's loopback. Every call goes to `call`, which for a session is the same path a
 // runner's reverse `tool.call` takes: logged, argument-checked, under the permission policy, logged result.
 import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, lchownSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { ContainerUser } from "../../core/harness.js";
 import type { ToolCallParams, ToolResult, ToolSchema } from "../../protocol/runner.js";
 import { UNREAD_INPUT_LIMITS } from "../../protocol/unread-input.js";
 import { limitUnreadInput } from "../mcp/unread-limit.js";
@@ -46,6 +47,8 @@ export interface ToolEndpointOptions {
   parent?: string;
   /** How long a connection may take to send the secret before it is closed; default SECRET_WAIT_MS. */
   secretWaitMs?: number;
+  /** The user the agent runs as, when not this process's: the endpoint's files are handed to it (see `hand`). */
+  user?: ContainerUser | undefined;
 }
 
 /**
@@ -59,6 +62,11 @@ export interface ToolEndpoint {
   readonly server: StdioServerSpec;
   /** A private directory (0700) for config files that hold the secret; removed on close. */
   readonly dir: string;
+  /**
+   * Gives a file or directory Brain made in `dir` to the user the agent runs as, when that is not Brain's (a
+   * container's non-root user): still private, but to that user, who must read it. Without `user`, nothing.
+   */
+  hand(path: string): void;
   close(): Promise<void>;
 }
 
@@ -66,9 +74,14 @@ export interface ToolEndpoint {
 export async function openToolEndpoint(options: ToolEndpointOptions): Promise<ToolEndpoint> {
   const dir = mkdtempSync(join(options.parent ?? tmpdir(), "brain-tools-"));
   chmodSync(dir, 0o700);
+  const { user } = options;
+  // lchown: the agent may write in the dir once it is its own, and a link it plants there is changed, not followed.
+  const hand = (path: string) => user && lchownSync(path, user.uid, user.gid);
+  hand(dir);
   const socketPath = join(dir, "tools.sock");
   const proxy = join(dir, "proxy.cjs");
   writeFileSync(proxy, PROXY_SOURCE, { mode: 0o600 });
+  hand(proxy);
   const secret = randomBytes(32).toString("hex");
   const sockets = new Set<Socket>();
   const net: NetServer = createServer((socket) => {
@@ -84,10 +97,13 @@ export async function openToolEndpoint(options: ToolEndpointOptions): Promise<To
       resolve();
     });
   });
+  // Connectable by its owner only: Brain, or the agent's user it is handed to.
   chmodSync(socketPath, 0o600);
+  hand(socketPath);
   const name = options.name ?? ENDPOINT_SERVER_NAME;
   return {
     dir,
+    hand: (path) => void hand(path),
     server: {
       name,
       command: options.node ?? process.execPath,

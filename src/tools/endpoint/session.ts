@@ -1,6 +1,6 @@
 // A tool endpoint bound to one harness's session: calls made while a turn runs go through the session's
 // `call` (the runner's reverse tool.call path), under that turn and cancelled with it.
-import type { HarnessOptions } from "../../core/harness.js";
+import type { ContainerUser, HarnessOptions } from "../../core/harness.js";
 import { textResult } from "../tool-service.js";
 import { openToolEndpoint, type ToolEndpoint } from "./endpoint.js";
 
@@ -16,7 +16,7 @@ export interface RunningTurnRef {
 export function sessionToolEndpoint(
   options: Pick<HarnessOptions, "tools" | "call">,
   current: () => RunningTurnRef | undefined,
-  settings: { name?: string; node?: string; parent?: string } = {},
+  settings: { name?: string; node?: string; parent?: string; user?: ContainerUser | undefined } = {},
 ): Promise<ToolEndpoint> {
   return openToolEndpoint({
     ...settings,
