@@ -291,35 +291,37 @@ describe("a dev container image whose label sets remoteUser", () => {
   });
 
   // Brain runs as root here and the agent as uid 1000: the endpoint's proxy, socket and config are its to use.
-  it.runIf(locateCli("claude"))(
-    "runs claude-code inside as that user in bound tool mode: Brain's echo through the endpoint",
-    async () => {
-      const b = await devcontainerBed();
-      const s = await b.create({
-        config: {
-          tool_mode: "bound",
-          tools: ["echo"],
-          options: { innerHarness: "claude-code", image: tag },
-        },
-      });
-      const turn = await s.prompt('Echo it CALL mcp__brain__echo {"value":"as node"}');
-      const outcome = await turn.settled;
-      expect(outcome.error?.message).toBeUndefined();
-      expect(outcome.status).toBe("completed");
-      const all = await events(s);
-      expect(all.find((e) => e.type === "tool.result")?.data).toMatchObject({
-        content: [{ type: "text", text: "as node" }],
-        is_error: false,
-      });
-      // The endpoint's socket is the container user's (uid 1000) alone: no other user may connect.
-      const [id] = sessionContainers(s.id);
-      const mounts = JSON.parse(docker("inspect", "-f", "{{json .Mounts}}", id!)) as { Source: string }[];
-      const tools = mounts.find((m) => m.Source.startsWith(join(tmpdir(), "brain-sandbox-")))!.Source;
-      const [endpointDir] = readdirSync(tools);
-      const socket = statSync(join(tools, endpointDir!, "tools.sock"));
-      expect([socket.uid, socket.mode & 0o777]).toEqual([1000, 0o600]);
-      await b.t.brain.closeSession(s.id);
-      expect(sessionContainers(s.id)).toEqual([]);
-    },
-  );
+  const families = [
+    { inner: "claude-code", cli: "claude", echo: "mcp__brain__echo", provider: {} },
+    { inner: "pi-cli", cli: "pi", echo: "echo", provider: { path: "/v1", model: "fake-model" } },
+  ];
+  for (const f of families) {
+    it.runIf(locateCli(f.cli))(
+      `runs ${f.inner} inside as that user in bound tool mode: Brain's echo through the endpoint`,
+      async () => {
+        const b = await devcontainerBed(f.provider);
+        const s = await b.create({
+          config: { tool_mode: "bound", tools: ["echo"], options: { innerHarness: f.inner, image: tag } },
+        });
+        const turn = await s.prompt(`Echo it CALL ${f.echo} {"value":"as node"}`);
+        const outcome = await turn.settled;
+        expect(outcome.error?.message).toBeUndefined();
+        expect(outcome.status).toBe("completed");
+        const all = await events(s);
+        expect(all.find((e) => e.type === "tool.result")?.data).toMatchObject({
+          content: [{ type: "text", text: "as node" }],
+          is_error: false,
+        });
+        // The endpoint's socket is the container user's (uid 1000) alone: no other user may connect.
+        const [id] = sessionContainers(s.id);
+        const mounts = JSON.parse(docker("inspect", "-f", "{{json .Mounts}}", id!)) as { Source: string }[];
+        const tools = mounts.find((m) => m.Source.startsWith(join(tmpdir(), "brain-sandbox-")))!.Source;
+        const [endpointDir] = readdirSync(tools);
+        const socket = statSync(join(tools, endpointDir!, "tools.sock"));
+        expect([socket.uid, socket.mode & 0o777]).toEqual([1000, 0o600]);
+        await b.t.brain.closeSession(s.id);
+        expect(sessionContainers(s.id)).toEqual([]);
+      },
+    );
+  }
 });
