@@ -117,7 +117,7 @@ describe("a session in a dev container", () => {
       ],
     });
     // The tool endpoint's private dir, and Brain's install read-only.
-    expect(json.mounts[0]).toMatch(/^source=(\/.*brain-sandbox-\w+),target=\1,type=bind$/);
+    expect(json.mounts[0]).toMatch(/^source=(\/.*brain-sandbox-\w+\/tools),target=\1,type=bind$/);
     expect(JSON.stringify(json.mounts)).not.toContain(native);
     expect(json.mounts).toContain(`source=${installDir()},target=${installDir()},type=bind,readonly`);
     expect(JSON.stringify(json)).not.toContain(state);

@@ -2,20 +2,29 @@
 // loopback port bridged into the container, servers the program starts inside published back to this host's
 // loopback, and a private directory mounted at its own path for the tool endpoint. The docker sandbox and the
 // devcontainer harness both open one per session container and close it before removing the container.
-import { chmodSync, lchownSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, lchownSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { ContainerContext, ContainerUser } from "../../core/harness.js";
 import { ContainerNet } from "../http/container-net.js";
 
 /**
  * A directory only this user may enter, mounted into a session's container at its own path: the tool
- * endpoint's socket and the files that hold its secret live here.
+ * endpoint's socket and the files that hold its secret live here. It is made inside a parent that only this user
+ * may enter either, and that is never handed on: once the directory is handed to the container's user (runAs),
+ * a process of this host that has that uid (another local user) still cannot reach it.
  */
 export function privateDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "brain-sandbox-"));
-  chmodSync(dir, 0o700);
+  const parent = mkdtempSync(join(tmpdir(), "brain-sandbox-"));
+  chmodSync(parent, 0o700);
+  const dir = join(parent, "tools");
+  mkdirSync(dir, { mode: 0o700 });
   return dir;
+}
+
+/** Removes a privateDir() with its parent. */
+export function removePrivateDir(dir: string): void {
+  rmSync(dirname(dir), { recursive: true, force: true });
 }
 
 export class ContainerBridge {
@@ -67,6 +76,6 @@ export class ContainerBridge {
   async close(): Promise<void> {
     await Promise.all([this.net, ...this.published].map((n) => n?.close()));
     this.published.clear();
-    rmSync(this.toolsDir, { recursive: true, force: true });
+    removePrivateDir(this.toolsDir);
   }
 }

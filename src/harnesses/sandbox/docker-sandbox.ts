@@ -5,7 +5,7 @@
 // Brain's clients as they do without a sandbox; the CLI's command goes through `docker exec` (docker-exec-shim),
 // and the native dir, the working directory and Brain's install (read-only) are mounted at their own paths, so
 // the CLI's state lands in the native dir and checkpoints, restore and fork work as on the host.
-import { existsSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { isInside } from "../../core/checkpoints/paths.js";
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
@@ -18,7 +18,7 @@ import { Container, sessionLabels, sweepSession } from "../http/container.js";
 import { containerLimits, limitArgs } from "../http/container-limits.js";
 import { type ContainerRecords, RUN_LABEL } from "../http/container-records.js";
 import { DockerCli } from "../http/docker-cli.js";
-import { ContainerBridge, privateDir } from "./container-bridge.js";
+import { ContainerBridge, privateDir, removePrivateDir } from "./container-bridge.js";
 import { type SandboxOptions, sandboxOptions, withoutSandboxOptions } from "./options.js";
 
 /** The base image scripts/docker-engine.sh builds (keep its RECIPE in step). */
@@ -192,7 +192,7 @@ async function openInDocker(
       settings.runMs ?? 300_000,
     );
   } catch (err) {
-    rmSync(toolsDir, { recursive: true, force: true });
+    removePrivateDir(toolsDir);
     // A run that timed out (or failed) may have started the container all the same: removed by its label. One the
     // daemon was still creating is listed by no sweep: the run's record stays, for the next start's sweep.
     await sweepSession(docker, owner, stopMs).catch(() => {});
