@@ -1,26 +1,16 @@
 // The web UI's event stream when what comes back is not what the daemon sends, in a real browser: a refusal
 // whose body is not the daemon's JSON (a proxy's page) stops the stream and names the status and what to do, and
 // an event the page cannot read stops it naming that event, instead of trying again every second for good.
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scripted } from "../testing/brain.js";
-import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, settled } from "../testing/http.js";
+import { useTestBrowser } from "../testing/use-browser.js";
+import { useTestDaemon } from "../testing/use-daemon.js";
 
-let t: TestDaemon;
-let browser: Browser;
-
-beforeAll(async () => {
-  const found = await findTestBrowser();
-  t = await startTestDaemon();
-  browser = await launchTestBrowser(found);
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await t?.cleanup();
-});
+const t = useTestDaemon();
+const browser = useTestBrowser();
 
 /** A page open on a new session whose event stream is answered with `status`, `type` and `body`. */
 async function streamAnswered(

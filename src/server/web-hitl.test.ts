@@ -1,24 +1,13 @@
 // The web UI's request cards in a real browser when another client answers first: the card says what the answer
 // was and who gave it, and the page's own answer, refused because it came second, does not hide that.
-import type { Browser, Route } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
-import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import type { Route } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { collect, NUI_RELEASE_QUESTION, raw, settled } from "../testing/http.js";
+import { useTestBrowser } from "../testing/use-browser.js";
+import { useTestDaemon } from "../testing/use-daemon.js";
 
-let t: TestDaemon;
-let browser: Browser;
-
-beforeAll(async () => {
-  const found = await findTestBrowser();
-  t = await startTestDaemon();
-  browser = await launchTestBrowser(found);
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await t?.cleanup();
-});
+const t = useTestDaemon();
+const browser = useTestBrowser();
 
 /** A page on a new session whose every tool call is asked about, after it sent `prompt`: its request card. */
 async function askedOnPage(prompt: string) {

@@ -1,23 +1,11 @@
 // The web UI from the keyboard alone, in a real browser: a session of the list is reached with Tab and opened
 // with Enter, and the list's refresh every few seconds does not take the focus away from it.
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
-import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { describe, expect, it } from "vitest";
+import { useTestBrowser } from "../testing/use-browser.js";
+import { useTestDaemon } from "../testing/use-daemon.js";
 
-let t: TestDaemon;
-let browser: Browser;
-
-beforeAll(async () => {
-  const found = await findTestBrowser();
-  t = await startTestDaemon();
-  browser = await launchTestBrowser(found);
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await t?.cleanup();
-});
+const t = useTestDaemon();
+const browser = useTestBrowser();
 
 describe("web UI's session list from the keyboard", () => {
   it("opens a session on Enter, the focus kept across the list's refresh", async () => {

@@ -3,29 +3,19 @@
 // on its way is the only one followed, and an event stream the daemon refuses (the tenant's limit of streams)
 // shows why, instead of "reconnecting…" and nothing else; a turn of several messages shows each one, in order, and
 // their usage together; a session of thousands of events opens near its end, and shows them all on Show all.
-import type { Browser, Page, Route } from "playwright-core";
+import type { Page, Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HarnessEvent } from "../core/harness.js";
 import type { MessageData } from "../protocol/runner.js";
 import { scripted } from "../testing/brain.js";
-import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, settled } from "../testing/http.js";
 import { retireUpTo } from "../testing/retired-log.js";
+import { useTestBrowser } from "../testing/use-browser.js";
+import { useTestDaemon } from "../testing/use-daemon.js";
 
-let t: TestDaemon;
-let browser: Browser;
-
-beforeAll(async () => {
-  const found = await findTestBrowser();
-  t = await startTestDaemon({ eventStreamsPerTenant: 1 });
-  browser = await launchTestBrowser(found);
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await t?.cleanup();
-});
+const t = useTestDaemon({ eventStreamsPerTenant: 1 });
+const browser = useTestBrowser();
 
 /** A page signed in with `token`, kept as the daemon's link would keep it. */
 async function signedIn(token = t.tokens.admin): Promise<Page> {

@@ -2,24 +2,13 @@
 // answer on its way when the next one was opened) does not show in the head of the one now open, and a prompt's
 // answer clears the composer only of the text it sent, not of what was typed meanwhile.
 // An action's failure is shown only while its session is open.
-import type { Browser, Route } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
-import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import type { Route } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { useTestBrowser } from "../testing/use-browser.js";
+import { useTestDaemon } from "../testing/use-daemon.js";
 
-let t: TestDaemon;
-let browser: Browser;
-
-beforeAll(async () => {
-  const found = await findTestBrowser();
-  t = await startTestDaemon();
-  browser = await launchTestBrowser(found);
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await t?.cleanup();
-});
+const t = useTestDaemon();
+const browser = useTestBrowser();
 
 describe("web UI opening another session while an action on the first is on its way", () => {
   it("keeps the first one's answer out of the second one's head", async () => {

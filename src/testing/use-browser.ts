@@ -1,0 +1,20 @@
+// A real Chromium for one browser test file: found and launched in beforeAll (unpacking the npm build may take
+// a while the first time), closed in afterAll. Used as the Browser it stands for, as useTestDaemon's daemon.
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
+import { findTestBrowser, launchTestBrowser } from "./browser.js";
+
+export function useTestBrowser(): Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launchTestBrowser(await findTestBrowser());
+  }, 180_000);
+  afterAll(() => browser?.close());
+  return new Proxy({} as Browser, {
+    get(_, key) {
+      if (!browser) throw new Error("useTestBrowser: the browser starts in beforeAll; use it inside a test");
+      const value = Reflect.get(browser, key);
+      return typeof value === "function" ? value.bind(browser) : value;
+    },
+  });
+}
