@@ -1,4 +1,4 @@
-// Cluster mode: an answer naming a request no node has pending is looked for in the store's durable logs (its
+// Cluster mode: an answer, or a read, naming a request no node has pending is looked for in the store's durable logs (its
 // session's owner may have died). That lookup reads the store's list and logs, so it runs under the tenant's HITL
 // wait bound, as a wait's does: one tenant cannot send it as often as it likes. A wait that runs here holds one
 // place of that bound, not two (the cluster's lookup gave its own back only once the wait had ended).
@@ -48,12 +48,15 @@ describe("HITL answers looked for in the store", () => {
         code: "limit_reached",
         message: expect.stringMatching(/limits\.hitl_waits_per_tenant/),
       });
+    // A read of one request no node has: the same lookup, under the same bound.
+    expect((await hitl("GET", "/nowhere")).body.error).toMatchObject({ code: "limit_reached" });
 
     gone.abort();
     await held;
     await expect
       .poll(async () => (await hitl("POST", "/nowhere/respond", answer)).body.error)
       .toMatchObject({ code: "not_found" });
+    expect((await hitl("GET", "/nowhere")).body.error).toMatchObject({ code: "not_found" });
     await client.interrupt(id);
     await collect(client, id, settled(turn));
   });

@@ -6,7 +6,8 @@ import type { Context, MiddlewareHandler, Next } from "hono";
 import type { Brain } from "../core/brain.js";
 import type { HitlResponseEnvelope } from "../protocol/nui/hitl.js";
 import { ApiError, readText } from "./errors.js";
-import { inStoredLogs, waitInStoredLog } from "./hitl/cluster-wait.js";
+import { pendingInStoredLog, storedAlone } from "./hitl/cluster-read.js";
+import { waitInStoredLog } from "./hitl/cluster-wait.js";
 import { pendingInSeveral } from "./hitl/service.js";
 import type { TenantBound } from "./tenant-bound.js";
 
@@ -152,7 +153,13 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
         if (session === HERE) return next();
         const request = { method, path: url.pathname + url.search, headers };
         const answer = session ? await router.forward(session, request) : undefined;
-        return answer ? responseOf(answer) : next();
+        if (answer || listed) return answer ? responseOf(answer) : next();
+        // One request no node answered for (its owner frozen, answering no lookup, or gone): the store's log may
+        // have it pending. That lookup reads the store's list and logs: under the tenant's wait bound, as a wait's.
+        const stored = await parts.waits.within(tenant, () =>
+          pendingInStoredLog(brain, tenant, session, one!),
+        );
+        return stored ? Response.json(stored) : next();
       } finally {
         release();
       }
@@ -180,17 +187,6 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
   }
 
   /**
-   * The one session of `tenant` open on another node whose durable log has the request pending or answered, when no
-   * node said it has it pending: its owner may be frozen (alive in NATS, answering no lookup) or dead, or it was
-   * answered already; undefined when none has, 409 when several have.
-   */
-  async function storedAlone(requestId: string, tenant: string): Promise<string | undefined> {
-    const where = await inStoredLogs(brain, tenant, requestId);
-    if (where.length > 1) throw pendingInSeveral(requestId, where);
-    return where[0];
-  }
-
-  /**
    * nui's wait for a request of a session another node owns: read from the session's durable log until it holds
    * the answer, so an owner frozen, or closing the session once it is answered, does not end it. A request pending
    * here, or pending nowhere and in no session named, is this node's to answer.
@@ -205,7 +201,7 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
     let answer: HitlResponseEnvelope | undefined;
     try {
       const session =
-        named || (await whereAlone(requestId, tenant)) || (await storedAlone(requestId, tenant));
+        named || (await whereAlone(requestId, tenant)) || (await storedAlone(brain, tenant, requestId));
       if (session !== undefined && session !== HERE) {
         answer = await waitInStoredLog(brain, tenant, session, requestId, c.req.raw.signal);
       }
@@ -248,7 +244,7 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
         named ||
         (where ? where[0] : await router.locate(hitl, tenant)) ||
         // The stored lookup reads the store's list and logs: under the tenant's wait bound, as a wait's.
-        (await parts.waits.within(tenant, () => storedAlone(hitl, tenant)));
+        (await parts.waits.within(tenant, () => storedAlone(brain, tenant, hitl)));
       if (!session) return next();
       const request = await routed();
       const answer = await router.forward(session, request);

@@ -5,7 +5,7 @@
 // through its owner ends the streams of its watchers on the other nodes; a command without a key that timed out
 // on a frozen owner is not run again by that owner when it wakes; a HITL read or wait of an id pending in two
 // sessions names one (?sessionId=), and a wait ends with the answer its session's durable log holds, found there
-// without ?sessionId= too (its owner frozen, or the request answered before the wait).
+// without ?sessionId= too (its owner frozen, or the request answered before the wait), as a read finds it pending.
 import { describe, expect, it } from "vitest";
 import type { ClientError } from "../../src/client/errors.js";
 import type { SessionEvent } from "../../src/protocol/events.js";
@@ -206,6 +206,30 @@ describe("cluster commands", () => {
       b.resume();
     }
     await a.client.interrupt("cold-b").catch(() => {});
+  }, 120_000);
+
+  it("a nui HITL read of a request whose owner is frozen is its pending envelope, from the stored log", async () => {
+    const [a, b] = bed.nodes;
+    await b.client.create({ id: "still-b", harness: "echo", config: { options: { delay_ms: 25 } } });
+    await b.client.prompt("still-b", Array.from({ length: 400 }, (_, w) => `w${w}`).join(" "));
+    const created = await raw(b.url, "POST", "/api/hitl/requests", {
+      body: { kind: "question", sessionId: "still-b", requestId: "still", payload: { message: "Which?" } },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    b.pause();
+    try {
+      // No node answers the lookup (node-b is frozen), and node-a has not the session open.
+      const read = await raw(a.url, "GET", "/api/hitl/requests/still");
+      expect(read.status, JSON.stringify(read.body)).toBe(200);
+      expect(read.body).toMatchObject({ requestId: "still", sessionId: "still-b", kind: "question" });
+      expect(read.body.payload).toMatchObject({ message: "Which?" });
+      // Naming its session: the owner does not answer the read forwarded to it, past its lease, nor does any node.
+      const named = await raw(a.url, "GET", "/api/hitl/requests/still?sessionId=still-b");
+      expect([named.status, named.body.requestId], JSON.stringify(named.body)).toEqual([200, "still"]);
+    } finally {
+      b.resume();
+    }
+    await a.client.interrupt("still-b").catch(() => {});
   }, 120_000);
 
   it("a command to a frozen owner runs on the node that takes over, once; a retry with its key gets the first answer", async () => {

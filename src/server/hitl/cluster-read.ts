@@ -1,0 +1,48 @@
+// nui's read of one HITL request (cluster mode) that no node said it has pending: its session's owner may be frozen
+// (alive in NATS, answering no lookup) or gone. Its session's durable log, which every node reads through the store
+// whatever its owner does, still has it pending: the envelope is built from that, as the wait reads its answer there.
+import type { Brain } from "../../core/brain.js";
+import type { HitlRequestEnvelope } from "../../protocol/nui/hitl.js";
+import { DEFAULT_TENANT } from "../auth/tokens.js";
+import { inStoredLogs } from "./cluster-wait.js";
+import { isAnswerable, requestEnvelopeOf } from "./envelopes.js";
+import { pendingInSeveral } from "./service.js";
+
+/**
+ * The one session of `tenant` open on another node whose durable log has the request pending or answered, when no
+ * node said it has it pending: its owner may be frozen or dead, or it was answered already; undefined when none
+ * has, 409 when several have (ids are the askers': which one was meant is not guessed).
+ */
+export async function storedAlone(
+  brain: Brain,
+  tenant: string,
+  requestId: string,
+): Promise<string | undefined> {
+  const where = await inStoredLogs(brain, tenant, requestId);
+  if (where.length > 1) throw pendingInSeveral(requestId, where);
+  return where[0];
+}
+
+/**
+ * The request pending in the stored log of `session` (found by `storedAlone` when undefined), as nui's envelope;
+ * undefined when the session is not the tenant's, or the request is not pending there: answered already, its read
+ * is the 404 a live node gives for a request no longer pending. Its times are the owner's desk's, out of reach: "".
+ */
+export async function pendingInStoredLog(
+  brain: Brain,
+  tenant: string,
+  session: string | undefined,
+  requestId: string,
+): Promise<HitlRequestEnvelope | undefined> {
+  const where = session ?? (await storedAlone(brain, tenant, requestId));
+  if (where === undefined) return undefined;
+  const record = await brain.record(where).catch(() => undefined);
+  if (!record || (record.tenant ?? DEFAULT_TENANT) !== tenant) return undefined;
+  // A session deleted since it was found is simply not where the request is.
+  const pending = await brain.pending(where).then(
+    (p) => p.pending,
+    () => [],
+  );
+  const request = pending.find((r) => r.id === requestId);
+  return request && isAnswerable(request) ? requestEnvelopeOf(where, request) : undefined;
+}
