@@ -129,3 +129,38 @@ it("endAgentFileLineSync ends a torn last line with a newline only, and refuses 
   execFileSync("mkfifo", [fifo]);
   expect(() => endAgentFileLineSync(dir!, fifo)).toThrow(/not a regular file|regular/);
 });
+
+// Brain as root, the program as a dev container's non-root user: what Brain makes there is that user's.
+it.runIf(process.getuid?.() === 0)(
+  "hands what it makes to an owner given, and leaves a directory already there as it was",
+  async () => {
+    dir = tempDir("brain-agent-files-");
+    const owner = { uid: 1000, gid: 1000 };
+    mkdirSync(join(dir, "kept"));
+    const ids = (path: string) => [lstatSync(path).uid, lstatSync(path).gid];
+
+    makeAgentDirSync(dir, "kept/home/made", owner);
+    writeAgentFileSync(dir, "codex/config.toml", "a = 1\n", 0o600, owner);
+    await replaceAgentFile(dir, "state/out.json", "{}", owner);
+    expect(ids(join(dir, "kept"))).toEqual([0, 0]);
+    for (const made of [
+      "kept/home",
+      "kept/home/made",
+      "codex",
+      "codex/config.toml",
+      "state",
+      "state/out.json",
+    ])
+      expect([made, ...ids(join(dir, made))]).toEqual([made, 1000, 1000]);
+    expect(statSync(join(dir, "codex/config.toml")).mode & 0o777).toBe(0o600);
+
+    // Rewritten on every start: a file that was root's becomes the owner's.
+    writeFileSync(join(dir, "kept", "old.toml"), "");
+    writeAgentFileSync(dir, "kept/old.toml", "b = 2\n", 0o600, owner);
+    expect(ids(join(dir, "kept", "old.toml"))).toEqual([1000, 1000]);
+
+    // Without an owner, nothing changes hands.
+    writeAgentFileSync(dir, "mine/file", "c\n");
+    expect([...ids(join(dir, "mine")), ...ids(join(dir, "mine/file"))]).toEqual([0, 0, 0, 0]);
+  },
+);

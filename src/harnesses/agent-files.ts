@@ -10,13 +10,19 @@
 // walked from there one directory at a time, each opened without following a link, the next looked up in the
 // one already open (`/proc/self/fd/<fd>/<name>`, Node's stand-in for openat). Where there is no /proc (not
 // Linux) the path is used as it is, guarding the file's own name only.
+//
+// Brain may run as root and the program as another user (a dev container's remoteUser): what Brain makes would
+// stay root's, a directory the program cannot write into, a 0600 config it cannot read. So what makes something
+// takes an optional owner and hands it what it makes, through the descriptor held open (never a name followed).
 import {
   closeSync,
   constants,
   existsSync,
   fchmodSync,
+  fchownSync,
   fstatSync,
   ftruncateSync,
+  lchownSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -29,6 +35,7 @@ import {
 import { open, rename, unlink } from "node:fs/promises";
 import { isAbsolute, join, normalize, relative, sep } from "node:path";
 import { fdPath } from "../core/checkpoints/opened.js";
+import type { ContainerUser } from "../core/harness.js";
 import type { NativeFile } from "../protocol/runner.js";
 
 const DIRECTORY = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) | constants.O_NOFOLLOW;
@@ -66,17 +73,25 @@ function parts(root: string, path: string): string[] {
  * makes those missing. The last part is the file's name, left to the caller. Undefined when a directory is
  * missing and not to be made.
  */
-function openParent(root: string, path: string, create: boolean): OpenedDir | undefined {
+function openParent(
+  root: string,
+  path: string,
+  create: boolean,
+  owner?: ContainerUser,
+): OpenedDir | undefined {
   const names = parts(root, path);
   const name = names.pop()!;
-  const dir = openDirs(root, names, create);
+  const dir = openDirs(root, names, create, owner);
   return dir && { ...dir, shown: isAbsolute(path) ? path : join(root, path), name };
 }
 
-function openDirs(root: string, names: string[], create: boolean) {
+/** With `owner`, the directories made (`first` made and those under it) are handed to it; others keep theirs. */
+function openDirs(root: string, names: string[], create: boolean, owner?: ContainerUser) {
   if (!existsSync("/proc/self/fd")) {
     const dir = join(root, ...names);
-    if (create) mkdirSync(dir, { recursive: true });
+    const first = create ? mkdirSync(dir, { recursive: true }) : undefined;
+    for (let made = dir; owner && first && made.length >= first.length; made = join(made, ".."))
+      lchownSync(made, owner.uid, owner.gid);
     return { path: dir, close: () => {} };
   }
   // The root is Brain's own: it may be reached through links of the host's (a /tmp that is one).
@@ -91,13 +106,16 @@ function openDirs(root: string, names: string[], create: boolean) {
           closeSync(fd);
           return undefined;
         }
+        let ours = true;
         try {
           mkdirSync(next, 0o755);
         } catch (made) {
           // Made meanwhile (the agent, another writer): opened below like any other, a link refused as ever.
           if ((made as NodeJS.ErrnoException).code !== "EEXIST") throw made;
+          ours = false;
         }
         child = openDir(next, here) ?? openSync(next, DIRECTORY); // gone again: its ENOENT, as it is
+        if (ours && owner) fchownSync(child, owner.uid, owner.gid);
       }
       closeSync(fd);
       fd = child;
@@ -198,8 +216,13 @@ export function readAgentFileSync(root: string, path: string, limit?: number): s
  * whole new one. The temporary name is created afresh (O_EXCL: never opened through a link planted there) and
  * the rename replaces a link at the name itself rather than writing through it. Missing directories are made.
  */
-export async function replaceAgentFile(root: string, path: string, data: string): Promise<void> {
-  const dir = openParent(root, path, true)!;
+export async function replaceAgentFile(
+  root: string,
+  path: string,
+  data: string,
+  owner?: ContainerUser,
+): Promise<void> {
+  const dir = openParent(root, path, true, owner)!;
   try {
     const file = join(dir.path, dir.name);
     const tmp = `${file}.tmp`;
@@ -212,6 +235,7 @@ export async function replaceAgentFile(root: string, path: string, data: string)
       0o644,
     );
     try {
+      if (owner) await handle.chown(owner.uid, owner.gid);
       await handle.writeFile(data);
     } finally {
       await handle.close();
@@ -226,10 +250,16 @@ export async function replaceAgentFile(root: string, path: string, data: string)
  * Writes the file in place, synchronously (for a config a CLI reads as it starts), never through a link planted
  * at its name or for a directory on the way: a symlink is refused, and so is anything but a regular file.
  * Missing directories are made. A `mode` given is set even on a file that was there before with another;
- * without one, a file there keeps its own.
+ * without one, a file there keeps its own. An `owner` given is the file's, and the directories' made for it.
  */
-export function writeAgentFileSync(root: string, path: string, data: string, mode?: number): void {
-  const dir = openParent(root, path, true)!;
+export function writeAgentFileSync(
+  root: string,
+  path: string,
+  data: string,
+  mode?: number,
+  owner?: ContainerUser,
+): void {
+  const dir = openParent(root, path, true, owner)!;
   try {
     let fd: number;
     try {
@@ -249,6 +279,7 @@ export function writeAgentFileSync(root: string, path: string, data: string, mod
     try {
       if (!fstatSync(fd).isFile()) throw notRegular(dir.shown);
       if (mode !== undefined) fchmodSync(fd, mode);
+      if (owner) fchownSync(fd, owner.uid, owner.gid);
       // Truncated only once known to be a regular file of its own.
       ftruncateSync(fd, 0);
       writeFileSync(fd, data);
@@ -295,9 +326,12 @@ export function endAgentFileLineSync(root: string, path: string): boolean {
   }
 }
 
-/** `mkdir -p` of a directory under the root, never through a link planted for one on the way. */
-export function makeAgentDirSync(root: string, path: string): void {
-  openDirs(root, parts(root, path), true)?.close();
+/**
+ * `mkdir -p` of a directory under the root, never through a link planted for one on the way. With `owner`, the
+ * directories made are handed to it.
+ */
+export function makeAgentDirSync(root: string, path: string, owner?: ContainerUser): void {
+  openDirs(root, parts(root, path), true, owner)?.close();
 }
 
 /**

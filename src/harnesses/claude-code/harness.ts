@@ -73,7 +73,7 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
     ownVendorWire(opening.family, opening.options.provider, { speaks: ["messages"], openai: "chat" });
     const ctx = prepareCli(opening, STATE_FILE);
     const { dir } = opening.options;
-    makeAgentDirSync(dir, CONFIG_DIR);
+    makeAgentDirSync(dir, CONFIG_DIR, opening.options.container?.user);
     let state = await readJsonFile<ClaudeState>(dir, STATE_FILE);
     if (state?.session_id && !CLAUDE_SESSION_ID.test(state.session_id))
       throw new HarnessError(
@@ -113,7 +113,7 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
     if (system_prompt) {
       // As a file of Brain's: one argument is at most 128 KiB on Linux, and a longer prompt failed every start (E2BIG).
       const file = join(configDir, SYSTEM_PROMPT_FILE);
-      writeAgentFileSync(this.options.dir, file, system_prompt, 0o600);
+      writeAgentFileSync(this.options.dir, file, system_prompt, 0o600, this.options.container?.user);
       args.push("--append-system-prompt-file", file);
     }
     args.push(...(this.ctx.session.args ?? []));

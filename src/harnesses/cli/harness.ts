@@ -54,7 +54,7 @@ export function prepareCli(opening: CliOpening, stateFile?: string): CliContext 
   const { family, options } = opening;
   const session = sessionOptions(family.harness, options.config);
   const bound = isBound(family, options);
-  const cwd = workingDir(family.harness, options.dir, session);
+  const cwd = workingDir(family.harness, options.dir, session, options.container?.user);
   if (!bound && options.tools.length > 0) {
     const names = options.tools.map((t) => t.name).join(", ");
     options.emit({
@@ -284,7 +284,7 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
 
   /** The CLI's environment: a HOME of its own under the native dir, the family's variables, the host's. */
   protected environment(family: Record<string, string>): Record<string, string> {
-    return cliEnvironment(this.options.dir, family, this.ctx.host.env);
+    return cliEnvironment(this.options.dir, family, this.ctx.host.env, this.options.container?.user);
   }
 
   /** How to run the program once, beside the session's (a probe, an export): its path, cwd and launcher. */

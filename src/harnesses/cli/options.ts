@@ -3,7 +3,7 @@
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { z } from "zod";
-import { HarnessError } from "../../core/harness.js";
+import { type ContainerUser, HarnessError } from "../../core/harness.js";
 import { describeIssues } from "../../protocol/frames.js";
 import type { SessionConfig } from "../../protocol/runner.js";
 import { makeAgentDirSync } from "../agent-files.js";
@@ -46,10 +46,16 @@ export function sessionOptions(label: string, config: SessionConfig): CliSession
 }
 
 /** The agent's working directory: `options.cwd`, checked, or `<native>/work`, created. */
-export function workingDir(label: string, nativeDir: string, options: CliSessionOptions): string {
+export function workingDir(
+  label: string,
+  nativeDir: string,
+  options: CliSessionOptions,
+  owner?: ContainerUser,
+): string {
   if (options.cwd === undefined) {
-    // Not a link an agent swapped in: the CLI, on the host, would work (and write) wherever it leads.
-    makeAgentDirSync(nativeDir, "work");
+    // Not a link an agent swapped in: the CLI, on the host, would work (and write) wherever it leads. Made, it is
+    // the user's the CLI runs as.
+    makeAgentDirSync(nativeDir, "work", owner);
     return join(nativeDir, "work");
   }
   if (!isAbsolute(options.cwd)) {

@@ -49,7 +49,8 @@ export class CodexHarness extends CliHarness<Connection> {
     // What config.toml cannot hold is refused now, before a prompt starts Codex.
     codexConfigToml(options.config, options.provider);
     const ctx = prepareCli(opening, STATE_FILE);
-    makeAgentDirSync(options.dir, CODEX_HOME);
+    // Codex opens its state DB in CODEX_HOME: it must be the user's Codex runs as (a dev container's remoteUser).
+    makeAgentDirSync(options.dir, CODEX_HOME, options.container?.user);
     const harness = new CodexHarness(ctx);
     // Seen with 0.171.0: for its default model at a custom endpoint, Codex sent requests without any tools.
     if (options.provider.base_url && !options.config.model)
@@ -122,6 +123,7 @@ export class CodexHarness extends CliHarness<Connection> {
       join(CODEX_HOME, "config.toml"),
       codexConfigToml(this.options.config, this.options.provider, bound),
       0o600,
+      this.options.container?.user,
     );
     // Before Codex opens them: databases copied from another home would send its turns to the rollout there.
     const dropped = dropMovedDatabases(home, (await this.readState<CodexState>())?.place?.home);

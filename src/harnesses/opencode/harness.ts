@@ -42,7 +42,10 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
     const { dir } = opening.options;
     const wire = endpointWire(opening.family, opening.options, OPENCODE_WIRES);
     const ctx = prepareCli(opening, STATE_FILE);
-    for (const sub of ["config", "data", "state", "cache"]) makeAgentDirSync(dir, join(OPENCODE_DIR, sub));
+    // opencode writes into all four: they are the user's it runs as (a dev container's remoteUser).
+    const owner = opening.options.container?.user;
+    for (const sub of ["config", "data", "state", "cache"])
+      makeAgentDirSync(dir, join(OPENCODE_DIR, sub), owner);
     return new OpencodeHarness(ctx, wire);
   }
 
@@ -54,6 +57,8 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
       this.options.dir,
       join(root, "opencode.json"),
       opencodeConfig(config, provider, this.wire, bound),
+      undefined,
+      this.options.container?.user,
     );
     const endpoint = this.ctx.bound ? await this.toolEndpoint() : undefined;
     const state = await this.readState<OpencodeState>();

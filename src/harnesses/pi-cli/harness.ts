@@ -66,7 +66,7 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
   static async open(opening: CliOpening): Promise<PiHarness> {
     const wire = endpointWire(opening.family, opening.options, PI_WIRES);
     const ctx = prepareCli(opening);
-    makeAgentDirSync(opening.options.dir, SESSIONS_DIR);
+    makeAgentDirSync(opening.options.dir, SESSIONS_DIR, opening.options.container?.user);
     return new PiHarness(ctx, wire);
   }
 
@@ -152,7 +152,8 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     this.seen = { file: existing ? basename(existing) : null, messages: held };
     writeSeen(dir, AGENT_DIR, this.seen);
     if (this.wire) {
-      writeAgentFileSync(dir, join(agentDir, "models.json"), modelsJson(provider, config.model!, this.wire));
+      const models = modelsJson(provider, config.model!, this.wire);
+      writeAgentFileSync(dir, join(agentDir, "models.json"), models, undefined, this.options.container?.user);
       args.push("--provider", PROVIDER, "--model", config.model!);
     } else if (config.model) {
       args.push("--model", config.model);
@@ -161,7 +162,7 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     // file of Brain's: pi gets exactly the client's text, never a host file the client named.
     if (config.system_prompt) {
       const file = join(agentDir, SYSTEM_PROMPT_FILE);
-      writeAgentFileSync(dir, file, config.system_prompt, 0o600);
+      writeAgentFileSync(dir, file, config.system_prompt, 0o600, this.options.container?.user);
       args.push("--append-system-prompt", file);
     }
     const tools = this.ctx.bound ? undefined : this.allowedTools();
