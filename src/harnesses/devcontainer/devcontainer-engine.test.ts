@@ -296,6 +296,12 @@ describe("a dev container image whose label sets remoteUser", () => {
     { inner: "pi-cli", cli: "pi", echo: "echo", provider: { path: "/v1", model: "fake-model" } },
     // Codex makes its CODEX_HOME and writes its config.toml once the container is up: they are that user's too.
     { inner: "codex", cli: "codex", echo: "mcp__brain.echo", provider: { path: "/v1", model: "fake-model" } },
+    {
+      inner: "opencode",
+      cli: "opencode",
+      echo: "brain_echo",
+      provider: { path: "/v1", model: "fake-model" },
+    },
   ];
   for (const f of families) {
     it.runIf(locateCli(f.cli))(
