@@ -27,7 +27,7 @@ import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
 import { type CliConnection, type CliContext, CliHarness, prepareCli, withTail } from "../cli/harness.js";
 import { acpMcpServers, answerKinds, policyUse } from "./mcp-servers.js";
-import type { AcpAgentContext, AcpProfile } from "./profile.js";
+import { type AcpAgentContext, type AcpProfile, agentContext } from "./profile.js";
 import { AcpUpdateMapper } from "./updates.js";
 import { refuseOtherVersion } from "./version.js";
 
@@ -358,19 +358,6 @@ export class AcpHarness extends CliHarness<Connection> {
     });
     return Promise.race([request, late]).finally(() => clearTimeout(timer));
   }
-}
-
-function agentContext(ctx: CliContext, endpoint?: StdioServerSpec): AcpAgentContext {
-  const { options } = ctx;
-  return {
-    family: ctx.family,
-    dir: options.dir,
-    cwd: ctx.cwd,
-    config: options.config,
-    provider: options.provider,
-    ...(endpoint ? { endpoint } : {}),
-    ...(options.policy ? { policy: options.policy } : {}),
-  };
 }
 
 /** ACP's stdio server: its environment as name/value pairs. */

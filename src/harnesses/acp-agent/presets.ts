@@ -26,7 +26,7 @@ export interface AcpPreset {
 
 /** The agent's config dir under the native dir, created (never through a link the agent put there). */
 function home(ctx: AcpAgentContext, name: string): string {
-  makeAgentDirSync(ctx.dir, name);
+  makeAgentDirSync(ctx.dir, name, ctx.owner);
   return join(ctx.dir, name);
 }
 
@@ -155,7 +155,8 @@ const codex: AcpProfile = {
     const toml = codexConfigToml(ctx.config, ctx.provider, ctx.endpoint ? CODEX_BOUND : undefined).split(
       "\n",
     );
-    writeAgentFileSync(ctx.dir, join(dir, "config.toml"), [toml[0], ...policy, ...toml.slice(1)].join("\n"));
+    const config = [toml[0], ...policy, ...toml.slice(1)].join("\n");
+    writeAgentFileSync(ctx.dir, join(dir, "config.toml"), config, undefined, ctx.owner);
     return { CODEX_HOME: dir, ...keyEnvironment(ctx.provider) };
   },
   // A thread restored into another native dir names the old cwd and CODEX_HOME; codex-acp's codex would tell the
@@ -258,7 +259,8 @@ const gemini: AcpProfile = {
       general: { disableAutoUpdate: true, disableUpdateNag: true },
       ...(ctx.endpoint ? { tools: { exclude: GEMINI_BUILTINS } } : {}),
     };
-    writeAgentFileSync(ctx.dir, join(settingsDir, "settings.json"), `${JSON.stringify(settings, null, 2)}\n`);
+    const json = `${JSON.stringify(settings, null, 2)}\n`;
+    writeAgentFileSync(ctx.dir, join(settingsDir, "settings.json"), json, undefined, ctx.owner);
     const { provider, config } = ctx;
     return {
       GEMINI_CLI_HOME: dir,

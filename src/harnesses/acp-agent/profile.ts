@@ -1,9 +1,11 @@
 // What differs between ACP agents once the protocol is the same: how each is pointed at the session's provider
 // (environment, a config file under the native dir), what it keeps on disk and where, what session/new's
 // `_meta` may carry, and each agent's known faults that the harness works around.
+import type { ContainerUser } from "../../core/harness.js";
 import type { NativeFile, ProviderCredentials, SessionConfig } from "../../protocol/runner.js";
 import type { StdioServerSpec } from "../../tools/endpoint/index.js";
 import type { CliFamilyDescriptor } from "../cli/family.js";
+import type { CliContext } from "../cli/harness.js";
 
 export interface AcpAgentContext {
   family: CliFamilyDescriptor;
@@ -20,6 +22,26 @@ export interface AcpAgentContext {
   endpoint?: StdioServerSpec;
   /** What the session's permission policy says of a tool (HarnessOptions.policy), for agents told it up front. */
   policy?(tool: string): "allow" | "ask" | "deny";
+  /**
+   * The user the agent runs as in its container, when not Brain's (ContainerContext.user): the config dirs and
+   * files made for it are handed to it, or it could not write its state there.
+   */
+  owner?: ContainerUser;
+}
+
+/** The context a profile is given, from the harness's. */
+export function agentContext(ctx: CliContext, endpoint?: StdioServerSpec): AcpAgentContext {
+  const { options } = ctx;
+  return {
+    family: ctx.family,
+    dir: options.dir,
+    cwd: ctx.cwd,
+    config: options.config,
+    provider: options.provider,
+    ...(endpoint ? { endpoint } : {}),
+    ...(options.policy ? { policy: options.policy } : {}),
+    ...(options.container?.user ? { owner: options.container.user } : {}),
+  };
 }
 
 export interface AcpProfile {

@@ -291,16 +291,18 @@ describe("a dev container image whose label sets remoteUser", () => {
   });
 
   // Brain runs as root here and the agent as uid 1000: the endpoint's proxy, socket and config are its to use.
+  const fake = { path: "/v1", model: "fake-model" };
   const families = [
     { inner: "claude-code", cli: "claude", echo: "mcp__brain__echo", provider: {} },
-    { inner: "pi-cli", cli: "pi", echo: "echo", provider: { path: "/v1", model: "fake-model" } },
-    // Codex makes its CODEX_HOME and writes its config.toml once the container is up: they are that user's too.
-    { inner: "codex", cli: "codex", echo: "mcp__brain.echo", provider: { path: "/v1", model: "fake-model" } },
+    { inner: "pi-cli", cli: "pi", echo: "echo", provider: fake },
+    // These make their homes and write their configs once the container is up: they are that user's too.
+    { inner: "codex", cli: "codex", echo: "mcp__brain.echo", provider: fake },
+    { inner: "opencode", cli: "opencode", echo: "brain_echo", provider: fake },
     {
-      inner: "opencode",
-      cli: "opencode",
-      echo: "brain_echo",
-      provider: { path: "/v1", model: "fake-model" },
+      inner: "acp:codex",
+      cli: "codex-acp",
+      echo: "mcp__brain.echo",
+      provider: { ...fake, model: "gpt-5.4" },
     },
   ];
   for (const f of families) {
