@@ -45,13 +45,8 @@ export function hostGrants(label: string | undefined): string[] {
  * Dev Container CLI merges them); undefined when it names none.
  */
 export function labelUser(label: string | undefined): string | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(label ?? "");
-  } catch {
-    return undefined;
-  }
-  const entries = (Array.isArray(parsed) ? parsed : [parsed]) as Record<string, unknown>[];
+  const entries = labelEntries(label);
+  if (!entries) return undefined;
   const last = (key: string) =>
     entries.findLast((e) => e && typeof e === "object" && typeof e[key] === "string")?.[key] as
       | string
@@ -88,13 +83,8 @@ async function labelOf(docker: DockerCli, image: string, harness: string, pullMs
  * entry's in the label's order. Undefined when the label has no such one.
  */
 export function lifecycleCommand(label: string | undefined, hook: string, nth: number): string | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(label ?? "");
-  } catch {
-    return undefined;
-  }
-  const entries = (Array.isArray(parsed) ? parsed : [parsed]) as Record<string, unknown>[];
+  const entries = labelEntries(label);
+  if (!entries) return undefined;
   const commands = entries.flatMap((e) => (e && typeof e === "object" && e[hook] ? [e[hook]] : []));
   const command = commands[nth - 1];
   return command === undefined ? undefined : JSON.stringify(command);
@@ -119,4 +109,15 @@ export async function refuseHostGrants(
     "brain_error",
     `harness "${harness}": image "${image}" asks in its ${METADATA_LABEL} label for ${grants.join(", ")}, which the Dev Container CLI would grant the session's container, reaching past it into this host; use an image without them (rebuilt without the features that add them, or one built FROM it with LABEL ${METADATA_LABEL}="[]")`,
   );
+}
+
+/** The label's entries (one object or a list of them, as the Dev Container CLI writes it); undefined: not JSON. */
+function labelEntries(label: string | undefined): Record<string, unknown>[] | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(label ?? "");
+  } catch {
+    return undefined;
+  }
+  return (Array.isArray(parsed) ? parsed : [parsed]) as Record<string, unknown>[];
 }
