@@ -2,6 +2,7 @@
 // random password (HTTP Basic, user "opencode") that only this process knows, a health check that retries until the server answers
 // (it can take many seconds to start), JSON calls, and the `/event` SSE stream.
 import { randomBytes } from "node:crypto";
+import { Agent } from "undici";
 import { freePort } from "../../core/free-port.js";
 import { type ContainerContext, HarnessError } from "../../core/harness.js";
 import { headOf } from "../../core/redact.js";
@@ -21,6 +22,9 @@ const USER = "opencode";
  * otherwise point Brain at an address only Brain's host reaches and have the answer read back as its own.
  */
 const NO_REDIRECTS = { redirect: "manual" } as const;
+
+/** What every request to the server is sent with: no redirects, and that server's own connections. */
+type ServerRequest = RequestInit & { dispatcher: Agent };
 
 /** The line `opencode serve --port 0` prints once it holds its port: "opencode server listening on http://…:N". */
 const LISTENING = /listening on https?:\/\/\S*:(\d+)/;
@@ -52,6 +56,13 @@ export class OpencodeServer {
   url = "";
   private readonly auth: string;
   private readonly events = new AbortController();
+  /**
+   * This server's own connections, destroyed with it. In fetch's shared pool, a connection to a server that had
+   * stopped was used for the next server's first request, which the kernel then reset: `--port 0` binds 4096
+   * whenever it is free, so the next server is on the same address, and undici opens a connection for the aborted
+   * event stream as the server closes it, one no server ever takes.
+   */
+  private readonly pool = new Agent();
 
   private constructor(
     readonly child: CliProcess,
@@ -62,6 +73,11 @@ export class OpencodeServer {
     private readonly published?: { close(): Promise<void> },
   ) {
     this.auth = `Basic ${Buffer.from(`${USER}:${password}`).toString("base64")}`;
+  }
+
+  /** A request's options: `init`, never a redirect, on this server's own connections. */
+  private request(init: RequestInit): ServerRequest {
+    return { ...init, ...NO_REDIRECTS, dispatcher: this.pool };
   }
 
   static async start(spec: ServerStart): Promise<OpencodeServer> {
@@ -100,6 +116,7 @@ export class OpencodeServer {
       },
       onExit: (reason) => {
         server?.events.abort();
+        void server?.pool.destroy();
         void published?.close();
         gone(reason);
       },
@@ -113,6 +130,7 @@ export class OpencodeServer {
       await server.subscribe(spec.onEvent, gone, spec.onWarn);
     } catch (err) {
       child.kill("SIGKILL");
+      await server.pool.destroy();
       await published?.close();
       throw err;
     }
@@ -146,11 +164,10 @@ export class OpencodeServer {
     while (Date.now() < deadline) {
       if (!this.child.alive) throw new HarnessError("brain_error", this.child.describeExit());
       try {
-        const res = await fetch(`${this.url}/global/health`, {
-          ...NO_REDIRECTS,
-          headers: { authorization: this.auth },
-          signal: AbortSignal.timeout(2000),
-        });
+        const res = await fetch(
+          `${this.url}/global/health`,
+          this.request({ headers: { authorization: this.auth }, signal: AbortSignal.timeout(2000) }),
+        );
         if (res.ok) return;
         last = `HTTP ${res.status}`;
       } catch (err) {
@@ -174,11 +191,13 @@ export class OpencodeServer {
     onWarn: (message: string) => void = () => {},
   ): Promise<void> {
     const late = setTimeout(() => this.events.abort(this.noAnswer("GET", "/event")), this.answerMs);
-    const res = await fetch(`${this.url}/event`, {
-      ...NO_REDIRECTS,
-      headers: { authorization: this.auth, accept: "text/event-stream" },
-      signal: this.events.signal,
-    })
+    const res = await fetch(
+      `${this.url}/event`,
+      this.request({
+        headers: { authorization: this.auth, accept: "text/event-stream" },
+        signal: this.events.signal,
+      }),
+    )
       .catch((err) => {
         throw this.events.signal.aborted ? this.events.signal.reason : this.dropped("GET /event", err);
       })
@@ -230,16 +249,18 @@ export class OpencodeServer {
     let res: Response;
     let answer: { text: string; over: boolean };
     try {
-      res = await fetch(`${this.url}${path}`, {
-        ...NO_REDIRECTS,
-        method,
-        headers: {
-          authorization: this.auth,
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal,
-      });
+      res = await fetch(
+        `${this.url}${path}`,
+        this.request({
+          method,
+          headers: {
+            authorization: this.auth,
+            ...(body === undefined ? {} : { "content-type": "application/json" }),
+          },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          signal,
+        }),
+      );
       answer = await responseText(res, MAX_ANSWER_BYTES);
     } catch (err) {
       throw signal.aborted ? this.noAnswer(method, path) : this.dropped(`${method} ${path}`, err);
@@ -292,6 +313,7 @@ export class OpencodeServer {
     this.events.abort();
     this.child.kill("SIGTERM");
     if (!(await this.child.exitsWithin(3000))) this.child.kill("SIGKILL");
+    await this.pool.destroy();
     await this.published?.close();
   }
 }
