@@ -74,6 +74,7 @@ export function createBrain(
     providerEnv,
     openSessionsPerTenant,
     storedSessionsPerTenant,
+    logBytesPerSession,
     exits = new ExitKills(),
   }: {
     holder?: LogHolder;
@@ -89,6 +90,8 @@ export function createBrain(
     openSessionsPerTenant?: number;
     /** BrainOptions.storedSessionsPerTenant: a daemon's bound (brain.config.json `limits`). */
     storedSessionsPerTenant?: number;
+    /** BrainOptions.logBytesPerSession: a daemon's bound (brain.config.json `limits`). */
+    logBytesPerSession?: number;
     /** The process groups to kill as this process exits (its MCP stdio servers'): the command's, or the Brain's own. */
     exits?: ExitKills;
   } = {},
@@ -104,6 +107,7 @@ export function createBrain(
     ...(providerEnv ? { providerEnv } : {}),
     ...(openSessionsPerTenant !== undefined ? { openSessionsPerTenant } : {}),
     ...(storedSessionsPerTenant !== undefined ? { storedSessionsPerTenant } : {}),
+    ...(logBytesPerSession !== undefined ? { logBytesPerSession } : {}),
     secrets: [...secrets, ...literalSecrets(loaded, home)],
     store: sessions,
     // In catalog order: a runner the config names "api" or "codex" takes that built-in's place.

@@ -34,4 +34,6 @@ export interface BrainOptions {
   openSessionsPerTenant?: number;
   /** Sessions one tenant may keep stored (./stored-limit.ts); absent: no bound. */
   storedSessionsPerTenant?: number;
+  /** Bytes one session's log may hold before its prompts and steers are refused (./log-bound.ts); absent: no bound. */
+  logBytesPerSession?: number;
 }

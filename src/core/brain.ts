@@ -20,6 +20,7 @@ import {
   seedNative,
 } from "./handoff.js";
 import { type LiveChange, type LiveSession, LiveSessions } from "./live-sessions.js";
+import { SessionLogBound } from "./log-bound.js";
 import { OpenSessionLimit } from "./open-limit.js";
 import { checkpointsOf, openSession, storedRecord } from "./open-session.js";
 import { type PendingRequest, pendingInStore } from "./pending.js";
@@ -41,6 +42,7 @@ export class Brain {
   private readonly live = new LiveSessions();
   private readonly openLimit: OpenSessionLimit;
   private readonly storedLimit: StoredSessionLimit;
+  private readonly logBound: SessionLogBound;
   /** Compaction and retirement of logs not open here: opening one waits for its job to end. */
   private readonly closedLogs: ClosedLogs;
   /** The host's secrets; each session adds its own (its provider key, its MCP servers' variables). */
@@ -51,6 +53,10 @@ export class Brain {
     this.closedLogs = new ClosedLogs(options.store, (id) => this.live.busy(id));
     this.openLimit = new OpenSessionLimit(this.live, options.openSessionsPerTenant);
     this.storedLimit = new StoredSessionLimit((u) => options.store.list(u), options.storedSessionsPerTenant);
+    this.logBound = new SessionLogBound(
+      async (id) => options.store.logBytes?.(id),
+      options.logBytesPerSession,
+    );
     this.providers = new Providers(options);
     this.redactor = new Redactor([
       ...hostSecrets(options.providers, options.secretNames, options.env),
@@ -71,6 +77,11 @@ export class Brain {
   /** Creates a session. Its harness starts with the first prompt. */
   async create(input: NewSessionInput): Promise<Session> {
     return this.createRecord(input);
+  }
+
+  /** Runs `grow`, which adds a client's text to session `id`'s log, unless the log is at its bound (log-bound.ts). */
+  growing<T>(id: string, grow: () => Promise<T>): Promise<T> {
+    return this.logBound.admit(id, grow);
   }
 
   /** The live session for `id`, opened from the store when needed (after a compaction of its log ends). */

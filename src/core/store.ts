@@ -82,6 +82,8 @@ export interface SessionStore {
    * message), never its events: one cheap look per session, so a list can say how recent each one is.
    */
   updatedAt?(id: string): Promise<string | undefined>;
+  /** The bytes the session's log takes in the store now (every segment it holds), for the bound on a log's size. */
+  logBytes?(id: string): Promise<number>;
   /** The first seq the session's log still holds (stores whose retention can drop a log's oldest events). */
   firstSeq?(id: string): Promise<number>;
   /** Deletes the session and all its files. */

@@ -224,10 +224,16 @@ export const Limits = z.strictObject({
    * past it a 429. Each holds a socket and its body while a frozen owner is tried until its lease ends.
    */
   forwards_per_tenant: z.number().int().positive().optional(),
+  /**
+   * Bytes one session's log may hold on this host (default 1 GiB, 1073741824); past it the session's prompts and
+   * steers are a 429 (what it logged stays). Bounds the disk one client's prompts can take through a session.
+   */
+  log_bytes_per_session: z.number().int().positive().optional(),
 });
 export const DEFAULT_OPEN_SESSIONS_PER_TENANT = 256;
 export const DEFAULT_STORED_SESSIONS_PER_TENANT = 10_000;
 export const DEFAULT_EVENT_STREAMS_PER_TENANT = 512;
+export const DEFAULT_LOG_BYTES_PER_SESSION = 1 << 30;
 
 /**
  * What each session's container may take of this host (the docker harness, sandbox: docker, devcontainer): without

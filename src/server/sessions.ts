@@ -152,14 +152,13 @@ export class SessionService {
   ): Promise<{ turn: string; session: string }> {
     const session = await this.drive(caller, id);
     const data = { text, ...(images?.length ? { images } : {}) };
+    const input = { ...(images?.length ? { images } : {}), ...(key ? { key } : {}) };
+    const run = async () => ({ turn: (await session.prompt(text, input)).turn, session: id });
     return this.commands.run(
       session,
       key,
       keyedAs("user.prompt", data),
-      async () => {
-        const input = { ...(images?.length ? { images } : {}), ...(key ? { key } : {}) };
-        return { turn: (await session.prompt(text, input)).turn, session: id };
-      },
+      () => this.parts.brain.growing(id, run),
       (earlier) => ({ turn: earlier.turn!, session: id }),
     );
   }
@@ -170,7 +169,7 @@ export class SessionService {
       session,
       key,
       keyedAs("user.steer", { text }),
-      () => session.steer(text, key),
+      () => this.parts.brain.growing(id, () => session.steer(text, key)),
       () => {},
     );
   }

@@ -48,6 +48,8 @@ export async function startTestDaemon(
     openSessionsPerTenant?: number;
     /** BrainOptions.storedSessionsPerTenant. */
     storedSessionsPerTenant?: number;
+    /** BrainOptions.logBytesPerSession. */
+    logBytesPerSession?: number;
     /** DaemonOptions.eventStreamsPerTenant. */
     eventStreamsPerTenant?: number;
     /** DaemonOptions.logReadsPerTenant. */
@@ -77,6 +79,7 @@ export async function startTestDaemon(
     secrets: Object.values(tokens).map((value) => ({ name: "token", value })),
     ...(options.openSessionsPerTenant ? { openSessionsPerTenant: options.openSessionsPerTenant } : {}),
     ...(options.storedSessionsPerTenant ? { storedSessionsPerTenant: options.storedSessionsPerTenant } : {}),
+    ...(options.logBytesPerSession ? { logBytesPerSession: options.logBytesPerSession } : {}),
   });
   const daemon = await startDaemon({
     brain,

@@ -5,6 +5,7 @@ import type { RetentionPolicy } from "../../core/retention.js";
 import {
   type BrainConfig,
   DEFAULT_EVENT_STREAMS_PER_TENANT,
+  DEFAULT_LOG_BYTES_PER_SESSION,
   DEFAULT_OPEN_SESSIONS_PER_TENANT,
   DEFAULT_STORED_SESSIONS_PER_TENANT,
 } from "../../protocol/config.js";
@@ -73,6 +74,7 @@ export async function command(args: string[]): Promise<number> {
     openSessionsPerTenant: loaded.config.limits?.open_sessions_per_tenant ?? DEFAULT_OPEN_SESSIONS_PER_TENANT,
     storedSessionsPerTenant:
       loaded.config.limits?.stored_sessions_per_tenant ?? DEFAULT_STORED_SESSIONS_PER_TENANT,
+    logBytesPerSession: loaded.config.limits?.log_bytes_per_session ?? DEFAULT_LOG_BYTES_PER_SESSION,
     ...(cluster ? { store: cluster.store } : {}),
   });
   let daemon: Awaited<ReturnType<typeof startDaemon>>;

@@ -276,6 +276,14 @@ export class FsSessionStore {
     return firstSeqOf(this.paths(id).events, this.io);
   }
 
+  /** The sizes of the log's files on disk: its active segment and the sealed ones, without its lock. */
+  async logBytes(id: string): Promise<number> {
+    const { events } = this.paths(id);
+    const files = [events, ...(await listSealed(events)).map((segment) => segment.path)];
+    const sizes = files.map((file) => disk("stat", file, () => fsp.stat(file).catch(notFound)));
+    return (await Promise.all(sizes)).reduce((sum, st) => sum + (st ? st.size : 0), 0);
+  }
+
   /** The active segment's mtime: every batch written (or segment begun) sets it, compaction keeps it. */
   async updatedAt(id: string): Promise<string | undefined> {
     const { events } = this.paths(id);
