@@ -87,7 +87,7 @@ describe("log bytes per session", () => {
     }
   });
 
-  it("refuses a steer once the log holds the bound", async () => {
+  it("refuses a steer and a nui HITL request once the log holds the bound", async () => {
     const d = await daemonOn();
     try {
       const id = await newSession(d, {
@@ -105,8 +105,19 @@ describe("log bytes per session", () => {
       });
       expect(steer.status).toBe(429);
       expect(steer.body.error).toMatchObject({ code: "limit_reached" });
+      // A nui HITL request goes into the log as well.
+      const request = {
+        kind: "approval",
+        sessionId: id,
+        requestId: "big-1",
+        payload: { message: "Ship it?" },
+      };
+      const hitl = await raw(d.url, "POST", "/api/hitl/requests", { token: d.tokens.admin, body: request });
+      expect(hitl.status).toBe(429);
+      expect(hitl.body.error).toMatchObject({ code: "limit_reached" });
       const logged = (await d.client().log(id, 0, 10_000)).events;
       expect(logged.filter((e) => e.type === "user.steer")).toEqual([]);
+      expect(logged.filter((e) => JSON.stringify(e.data).includes("big-1"))).toEqual([]);
     } finally {
       await d.cleanup();
     }
