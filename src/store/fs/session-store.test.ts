@@ -5,8 +5,10 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { StoreError } from "./errors.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
+import { listSealed } from "./segments.js";
 import { summaryOf } from "./session-record.js";
 import { FsSessionStore } from "./session-store.js";
+import { writeSegmented } from "./testing/segmented.js";
 
 let home: string;
 let store: FsSessionStore;
@@ -24,6 +26,19 @@ afterEach(async () => {
 const base = { harness: "process", config: { model: "m1" } };
 
 describe("FsSessionStore", () => {
+  it("counts a log's bytes over all its segments, sealed and active (limits.log_bytes_per_session)", async () => {
+    const { id } = await store.create(base);
+    const events = path.join(home, "sessions", id, "events.jsonl");
+    const log = await JsonlEventLog.open(events, id, undefined, { segmentBytes: 1024 });
+    await writeSegmented(log);
+    await log.close();
+    const files = [events, ...(await listSealed(events)).map((s) => s.path)];
+    expect(files.length).toBeGreaterThanOrEqual(3);
+    const sizes = await Promise.all(files.map(async (f) => (await fs.stat(f)).size));
+    expect(await store.logBytes(id)).toBe(sizes.reduce((a, b) => a + b, 0));
+    expect(await store.logBytes("no-such-session")).toBe(0);
+  });
+
   it("creates a session with its directory layout and reads it back", async () => {
     const record = await store.create(base);
     expect(record.id).toMatch(/^[0-9a-f-]{36}$/);
