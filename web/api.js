@@ -90,9 +90,16 @@ function fields(block) {
 }
 
 export class Api {
-  constructor(token, client) {
+  /**
+   * @param {string} token
+   * @param {string} client
+   * @param {(api: Api) => void} [onRefused] told when the daemon answers 401 to any call or stream: the token is
+   * not accepted (revoked, rotated), and no retry with it can change that.
+   */
+  constructor(token, client, onRefused = (_api) => {}) {
     this.token = token;
     this.client = client;
+    this.onRefused = onRefused;
   }
 
   headers(extra = {}) {
@@ -123,6 +130,7 @@ export class Api {
     }
     if (!res.ok) {
       const error = data?.error ?? {};
+      if (res.status === 401) this.onRefused(this);
       throw new ApiError(
         res.status,
         error.code ?? "error",
@@ -166,6 +174,7 @@ export class Api {
           if (res.status === 404 || res.status === 401 || res.status === 400) {
             const why = await refusal(res);
             onState("stopped", why === `HTTP ${res.status}` ? `${why}: ${STOPPED_BECAUSE[res.status]}` : why);
+            if (res.status === 401) this.onRefused(this);
             return;
           }
           if (!res.ok || !res.body) throw new Error(await refusal(res));

@@ -5,7 +5,7 @@
 // (#session=...), so a reload comes back to it and rebuilds it from the log.
 
 import { wireComposer } from "./composer.js";
-import { onHashChange, signIn, signInFromLink, wireLogin } from "./login.js";
+import { keptTokenFailed, onHashChange, signIn, signInFromLink, wireLogin } from "./login.js";
 import { $, hashParams, setHash, showError } from "./page.js";
 import { wireList } from "./sessions.js";
 
@@ -21,11 +21,16 @@ async function start() {
     setHash(params);
   }
   const token = localStorage.getItem("brain.token") ?? "";
+  /** The token whose sign-in failed, when one did: the link's, or the one this browser kept. */
+  let tried = fromLink;
   try {
-    if (!(fromLink && (await signInFromLink(fromLink)))) await signIn(token);
+    if (fromLink && (await signInFromLink(fromLink))) return;
+    tried = token;
+    await signIn(token);
   } catch (err) {
     $("login").hidden = false;
-    if (token || fromLink) showError("login-error", err);
+    if (tried && tried === token) keptTokenFailed(token, err);
+    else if (tried) showError("login-error", err);
   }
 }
 

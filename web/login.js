@@ -15,9 +15,56 @@ export function clientId() {
   return id;
 }
 
+/** What the sign-in view says when the daemon no longer accepts the token this page used. */
+const REFUSED =
+  "The daemon no longer accepts this token (revoked or rotated). Sign in again with the link `brain token` prints, or paste the new token.";
+
+/**
+ * Back to sign-in when the daemon refuses the signed-in token (401 to any call or the stream): retrying with it
+ * cannot work, so the stream and the list's refresh loop end, the kept token is forgotten, and what the tenant's
+ * page showed goes with it (the next one to sign in on this browser does not read it). Once per token: the
+ * refusals of the calls that were on their way with it come later, and a token signed in with since is not theirs.
+ */
+function signOut(api) {
+  if (state.api !== api) return;
+  state.stream?.stop();
+  Object.assign(state, {
+    api: undefined,
+    stream: undefined,
+    poll: undefined,
+    session: undefined,
+    view: undefined,
+    transcript: undefined,
+    sessions: [],
+  });
+  // Another tab of this browser may have kept a newer token meanwhile: that one stays.
+  if (localStorage.getItem("brain.token") === api.token) localStorage.removeItem("brain.token");
+  $("sessions").replaceChildren();
+  $("transcript").replaceChildren();
+  $("session").hidden = true;
+  $("empty").hidden = false;
+  $("who").textContent = "";
+  $("conn").textContent = "idle";
+  $("conn").dataset.state = "idle";
+  $("main").hidden = true;
+  $("login").hidden = false;
+  showError("login-error", new Error(REFUSED));
+  $("login-token").focus();
+}
+
+/**
+ * Signing in with the token this browser kept failed: a token refused (401) is forgotten, and the page says why
+ * in words, not the daemon's code.
+ */
+export function keptTokenFailed(token, err) {
+  if (err?.status !== 401) return showError("login-error", err);
+  if (localStorage.getItem("brain.token") === token) localStorage.removeItem("brain.token");
+  showError("login-error", new Error(REFUSED));
+}
+
 /** `who`: the token's /v1/whoami when the caller has asked already. */
 export async function signIn(token, who) {
-  const api = new Api(token, clientId());
+  const api = new Api(token, clientId(), signOut);
   who ??= await api.call("GET", "/v1/whoami");
   state.api = api;
   $("who").textContent = who.auth ? `tenant ${who.tenant} · ${who.role}` : "no auth (loopback)";
@@ -96,6 +143,7 @@ export function wireLogin() {
     e.preventDefault();
     const token = $("login-token").value.trim();
     try {
+      showError("login-error");
       await signIn(token);
       localStorage.setItem("brain.token", token);
     } catch (err) {

@@ -36,13 +36,13 @@ export function pollSessions() {
  * The newest `state.listSize` sessions, a page at a time (the daemon's pages hold at most 1000): a tenant with
  * thousands of sessions costs each refresh what it shows, not the whole list.
  */
-async function newestSessions() {
+async function newestSessions(api) {
   const sessions = [];
   let after;
   do {
     const limit = Math.min(1000, state.listSize - sessions.length);
     const cursor = after === undefined ? "" : `&after=${encodeURIComponent(after)}`;
-    const page = await state.api.call("GET", `/v1/sessions?order=newest&limit=${limit}${cursor}`);
+    const page = await api.call("GET", `/v1/sessions?order=newest&limit=${limit}${cursor}`);
     sessions.push(...page.sessions);
     after = page.next;
   } while (after !== undefined && sessions.length < state.listSize);
@@ -50,12 +50,17 @@ async function newestSessions() {
 }
 
 export async function refreshSessions() {
-  let more;
+  const api = state.api;
+  let found;
   try {
-    ({ sessions: state.sessions, more } = await newestSessions());
+    found = await newestSessions(api);
   } catch {
     return;
   }
+  // Signed out (or in with another token) while the list was on its way: it is not this page's to show.
+  if (state.api !== api) return;
+  const more = found.more;
+  state.sessions = found.sessions;
   $("more-sessions").hidden = !more;
   const list = $("sessions");
   // The session the keyboard is on keeps the focus across a refresh, which makes every entry anew.
