@@ -38,7 +38,6 @@ async function streamAnswered(
 describe("web UI event stream refused with a body that is not JSON", () => {
   it.each([
     [404, "pick another"],
-    [401, "sign in again"],
     [400, "reload the page"],
   ])("stops on %i and says the status and what to do", async (status, advice) => {
     const { page, asked } = await streamAnswered(status, "text/html", "<html><body>Not here</body></html>");
@@ -47,6 +46,18 @@ describe("web UI event stream refused with a body that is not JSON", () => {
       const said = await page.locator("#s-error").textContent();
       expect(said).toContain(`HTTP ${status}`);
       expect(said).toContain(advice);
+      expect(asked()).toBe(1);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("goes back to sign-in on 401, once, saying the token is no longer accepted", async () => {
+    const { page, asked } = await streamAnswered(401, "text/html", "<html><body>Who?</body></html>");
+    try {
+      await expect.poll(() => page.locator("#login").isVisible()).toBe(true);
+      expect(await page.locator("#login-error").textContent()).toContain("no longer accepts this token");
+      expect(await page.locator("#main").isVisible()).toBe(false);
       expect(asked()).toBe(1);
     } finally {
       await page.close();
