@@ -1,6 +1,25 @@
 // @ts-check
 // The transcript's building blocks: elements made from text only (never HTML, so what an agent says stays text),
 // tool arguments cut or shown in full, usage summed, and who answered a request.
+
+/**
+ * Terminal control in text an agent or a tool wrote (a CLI tool run in a terminal colours its output, sets the
+ * window's title, rings the bell): a page shows no colour for it, only the sequences' printable halves ("[31m")
+ * around the text. Escape sequences (CSI, OSC, the two-character ones) and C0/C1 control characters go; a line end
+ * of CR LF or CR is a line end. An OSC without its end loses only its first two characters, not all that follows.
+ */
+const TERMINAL_CONTROL =
+  /\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b[ -/]*[0-~]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g;
+export const plain = (text) => text.replace(TERMINAL_CONTROL, "").replace(/\r\n?/g, "\n");
+
+/**
+ * How much of a streamed text's end may be the start of an escape sequence or a CR LF the next piece ends: held
+ * back until it does, since cut in two neither half is recognised.
+ */
+export const UNFINISHED_CONTROL =
+  /(?:\x1b(?:\][^\x07\x1b]{0,256}\x1b?|\[[0-?]*[ -/]*|[ -/]*)?|\x9b[0-?]*[ -/]*|\r)$/;
+
+/** An element; its text children are shown as text (never HTML), without terminal control (plain). */
 export const el = (tag, attrs = {}, ...children) => {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
@@ -8,7 +27,8 @@ export const el = (tag, attrs = {}, ...children) => {
     else if (key.startsWith("data-")) node.setAttribute(key, value);
     else node[key] = value;
   }
-  for (const child of children) if (child !== undefined && child !== null) node.append(child);
+  for (const child of children)
+    if (child !== undefined && child !== null) node.append(typeof child === "string" ? plain(child) : child);
   return node;
 };
 
@@ -16,7 +36,7 @@ export const formatted = (value) => (typeof value === "string" ? value : JSON.st
 
 /** Tool arguments and results in the transcript: cut at 4000 characters, so a huge one cannot stall the page. */
 export const short = (value) => {
-  const text = formatted(value);
+  const text = plain(formatted(value));
   return text.length > 4000 ? `${text.slice(0, 4000)}…` : text;
 };
 
@@ -30,11 +50,12 @@ const jsonEscape = (chars) =>
 
 /**
  * What a permission request asks to run, in full: Allow approves all of it, so none of it may be cut or hidden.
- * Invisible format characters (zero-width, bidi overrides) are shown as the JSON escapes they are, and long
+ * Invisible format and control characters (zero-width, bidi overrides, escape) are shown as the JSON escapes they are, and long
  * blank runs as a marked span saying how long they are (the text itself stays in the card, exactly).
  */
 export function fullArguments(args) {
-  const text = formatted(args).replace(/\p{Cf}+/gu, jsonEscape);
+  // Control characters too (an escape sequence, a CR that would hide what came before it in a terminal).
+  const text = formatted(args).replace(/[\p{Cf}\x00-\x08\x0b-\x1f\x7f-\x9f]+/gu, jsonEscape);
   const pre = el("pre", { class: "request-args" });
   let at = 0;
   for (const run of text.matchAll(BLANK_RUN)) {

@@ -6,7 +6,7 @@
 /** @typedef {import("../src/protocol/events.js").SessionEvent} SessionEvent */
 /** @typedef {SessionEvent["type"]} EventType */
 
-import { answeredBy, el, fullArguments, short, sumUsage } from "./parts.js";
+import { answeredBy, el, fullArguments, plain, short, sumUsage, UNFINISHED_CONTROL } from "./parts.js";
 
 export class Transcript {
   /**
@@ -258,9 +258,14 @@ export class Transcript {
    * the text before it read back to see if there was any, made a replay's cost grow with the square of the turn.
    */
   write(reply, text) {
-    if (!text) return;
+    // Terminal control goes (parts.js plain); a sequence cut between two deltas waits for the rest of it.
+    const held = (reply.held ?? "") + (text ?? "");
+    const unfinished = held.match(UNFINISHED_CONTROL)?.[0] ?? "";
+    reply.held = unfinished;
+    const shown = plain(held.slice(0, held.length - unfinished.length));
+    if (!shown) return;
     reply.said = true;
-    this.unwritten.set(reply.text, (this.unwritten.get(reply.text) ?? "") + text);
+    this.unwritten.set(reply.text, (this.unwritten.get(reply.text) ?? "") + shown);
   }
 
   /** `asked`: the nodes that show what a permission request would run, above the buttons. */
@@ -317,7 +322,7 @@ export class Transcript {
     if (!request) return this.note(text);
     request.card.classList.add("answered");
     request.buttons.remove();
-    request.status.textContent = text;
+    request.status.textContent = plain(text);
   }
 
   /** Retention removed the events after `after` and before `firstSeq` before they could be shown. */
