@@ -5,11 +5,12 @@ import { $, showError, state } from "./page.js";
 import { openSession, updateHead } from "./session.js";
 import { refreshSessions } from "./sessions.js";
 
+/** Runs `fn` on the open session: its id is taken now, as another may be opened before `fn` sends anything. */
 async function act(fn) {
   showError("s-error");
   const session = state.session;
   try {
-    return await fn();
+    return await fn(session);
   } catch (err) {
     // Another session opened meanwhile: this failure, shown there, would read as that session's.
     if (state.session === session) showError("s-error", err);
@@ -27,16 +28,16 @@ function imageOf(file) {
   });
 }
 
-const path = (suffix = "") => `/v1/sessions/${encodeURIComponent(state.session)}${suffix}`;
+const path = (session, suffix = "") => `/v1/sessions/${encodeURIComponent(session)}${suffix}`;
 
 export function wireComposer() {
   $("composer").onsubmit = async (e) => {
     e.preventDefault();
     const text = $("prompt").value;
     if (!text.trim()) return;
-    const ok = await act(async () => {
+    const ok = await act(async (session) => {
       const images = await Promise.all([...$("images").files].map(imageOf));
-      return state.api.call("POST", path("/prompt"), images.length ? { text, images } : { text });
+      return state.api.call("POST", path(session, "/prompt"), images.length ? { text, images } : { text });
     });
     // What was typed while the prompt was on its way (the next one, or another session's) is the user's: kept.
     if (ok && $("prompt").value === text) {
@@ -50,28 +51,29 @@ export function wireComposer() {
   $("steer").onclick = async () => {
     const text = $("prompt").value;
     if (!text.trim()) return;
-    const ok = await act(() => state.api.call("POST", path("/steer"), { text }));
+    const ok = await act((session) => state.api.call("POST", path(session, "/steer"), { text }));
     if (ok && $("prompt").value === text) $("prompt").value = "";
   };
-  $("interrupt").onclick = () => act(() => state.api.call("POST", path("/interrupt")));
-  $("checkpoint").onclick = () => act(() => state.api.call("POST", path("/checkpoints")));
+  $("interrupt").onclick = () => act((session) => state.api.call("POST", path(session, "/interrupt")));
+  $("checkpoint").onclick = () => act((session) => state.api.call("POST", path(session, "/checkpoints")));
   $("fork").onclick = () =>
-    act(async () => {
-      const view = await state.api.call("POST", path("/fork"), {});
+    act(async (session) => {
+      const view = await state.api.call("POST", path(session, "/fork"), {});
       await refreshSessions();
       await openSession(view.id);
     });
   // A new session on the chosen harness that continues this conversation (seeded from Brain's log).
   $("handoff").onclick = () =>
-    act(async () => {
-      const view = await state.api.call("POST", path("/handoff"), { to: $("handoff-to").value });
+    act(async (session) => {
+      const view = await state.api.call("POST", path(session, "/handoff"), { to: $("handoff-to").value });
       await refreshSessions();
       await openSession(view.id);
     });
-  $("close").onclick = () => act(async () => updateHead(await state.api.call("POST", path("/close"))));
+  $("close").onclick = () =>
+    act(async (session) => updateHead(await state.api.call("POST", path(session, "/close"))));
   $("take-control").onclick = () =>
-    act(async () => {
-      await state.api.call("POST", path("/control"), { client: state.api.client });
+    act(async (session) => {
+      await state.api.call("POST", path(session, "/control"), { client: state.api.client });
       await refreshSessions();
     });
 }

@@ -111,3 +111,39 @@ describe("web UI's composer while a prompt is on its way", () => {
     }
   });
 });
+
+describe("web UI's composer when another session is opened while the prompt's images are read", () => {
+  it("sends the prompt to the session it was typed in", async () => {
+    const client = t.client();
+    const first = (await client.create({ harness: "echo" })).id;
+    const second = (await client.create({ harness: "echo" })).id;
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${first}`);
+      await expect.poll(() => page.locator("#conn").textContent()).toBe("live");
+      // The picked image's read from disk is held until the second session is open.
+      await page.evaluate(() => {
+        type Reader = { prototype: { readAsDataURL(this: unknown, blob: unknown): void } };
+        const w = globalThis as unknown as { held?: () => void; FileReader: Reader };
+        const read = w.FileReader.prototype.readAsDataURL;
+        w.FileReader.prototype.readAsDataURL = function (blob) {
+          new Promise<void>((resolve) => {
+            w.held = resolve;
+          }).then(() => read.call(this, blob));
+        };
+      });
+      const png = Buffer.from("89504e470d0a1a0a", "hex");
+      await page.setInputFiles("#images", { name: "a.png", mimeType: "image/png", buffer: png });
+      await page.fill("#prompt", "for the first session");
+      await page.click("#send");
+      await expect.poll(() => page.evaluate(() => "held" in globalThis)).toBe(true);
+      await page.goto(`${t.url}/#session=${second}`);
+      await expect.poll(() => page.locator("#s-title").textContent()).toBe(second);
+      const sent = page.waitForRequest((req) => req.url().endsWith("/prompt"));
+      await page.evaluate(() => (globalThis as unknown as { held: () => void }).held());
+      expect(new URL((await sent).url()).pathname).toBe(`/v1/sessions/${first}/prompt`);
+    } finally {
+      await page.close();
+    }
+  });
+});
