@@ -6,6 +6,7 @@ import type { ToolResult } from "../protocol/runner.js";
 import { type AppendOptions, type EventLog, forEachEvent } from "./event-log.js";
 import type { InFlight } from "./in-flight.js";
 import { PendingRequests } from "./pending.js";
+import { boundedEvent } from "./tool-result-bound.js";
 
 /** What the writer needs of a running turn. */
 export interface TurnWrites {
@@ -125,6 +126,8 @@ export class LogWriter {
 
   private write(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]> {
     if (this.stalled) return Promise.reject(this.stalled.error);
+    // Every tool result the log takes, Brain's tools' and those a harness reports of its own, is bounded here.
+    events = events.map(boundedEvent);
     for (const event of events) this.pending.observe(event);
     const written = this.log.append(events, options);
     const turn = this.running();

@@ -7,6 +7,7 @@ import type { InFlight } from "./in-flight.js";
 import { errorResult } from "./log-writer.js";
 import type { PendingRequests } from "./pending.js";
 import type { RequestDesk, Verdict } from "./request-desk.js";
+import { boundedResult } from "./tool-result-bound.js";
 import type { BoundTools } from "./tools.js";
 
 export interface ToolCallParts {
@@ -59,19 +60,25 @@ export class ToolCalls {
             signal,
           )))
         : undefined;
-      const result =
+      const whole =
         verdict === undefined || verdict.decision === "allow"
           ? await bound.call(call, signal)
           : errorResult(
               `permission to run tool "${call.name}" was denied: ${verdict.reason ?? "by a client"}`,
             );
+      // The harness gets the result as the log keeps it: what the model reads is what a client reads of it.
+      const { result, truncated } = boundedResult(whole);
       // The harness gets the result at once, as it always has (nothing waits on the result's commit, and the
       // harness's reaction to it can only be logged after it). Deferred, the result rides with the next commit,
       // typically the harness's next tool.call: one fdatasync per sequential round trip instead of two.
       desk.resolve(
         "tool.call",
         call.id,
-        { type: "tool.result", turn: turnId, data: { id: call.id, ...result } },
+        {
+          type: "tool.result",
+          turn: turnId,
+          data: { id: call.id, ...result, ...(truncated ? { truncated } : {}) },
+        },
         DEFERRED,
       );
       return result;

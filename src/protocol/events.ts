@@ -11,6 +11,20 @@ export const TurnStatus = z.enum(["completed", "interrupted", "failed"]);
 const empty = z.strictObject({});
 
 /**
+ * Bytes (UTF-8, JSON-encoded) of one tool result's text the log keeps. Under the cluster store's largest event
+ * (900 KiB a message) and far under a runner frame (4 MiB): a result of tens of MB went whole to every watcher and
+ * every log read, and the cluster store refused it. What the model is sent is this same cut result.
+ */
+export const MAX_TOOL_RESULT_BYTES = 768 << 10;
+
+/** A tool result cut to MAX_TOOL_RESULT_BYTES: how long the tool's text was, and how much of it is left out. */
+export const ToolResultCut = z.strictObject({
+  total_chars: z.number().int().nonnegative(),
+  omitted_chars: z.number().int().nonnegative(),
+});
+export type ToolResultCut = z.infer<typeof ToolResultCut>;
+
+/**
  * The Idempotency-Key a client sent with the command this event records (prompt, steer, interrupt, answer,
  * checkpoint): the log is where a repeated key finds the first answer, on whichever node it lands.
  */
@@ -69,7 +83,7 @@ export const EventData = {
   "assistant.delta": DeltaData,
   "assistant.message": MessageData,
   "tool.call": ToolCallParams,
-  "tool.result": ToolResult.extend({ id: z.string() }),
+  "tool.result": ToolResult.extend({ id: z.string(), truncated: ToolResultCut.optional() }),
   "permission.requested": z.strictObject({
     id: z.string(),
     tool: z.string(),

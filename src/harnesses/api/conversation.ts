@@ -130,7 +130,8 @@ function withWordedErrors(messages: ModelMessage[]): ModelMessage[] {
  * Characters of one tool result the model is sent, about 25k tokens (Claude Code's bound on an MCP tool's output).
  * A result may be megabytes (a file read whole, a command's output); sent whole it is past every model's context,
  * and since it stays in the conversation every later request, the summary that would compact it included, fails
- * the same way: the session could never take a turn again. The log keeps the whole result; the file KEPT_RESULT_CHARS.
+ * the same way: the session could never take a turn again. The log keeps MAX_TOOL_RESULT_BYTES of it (as the harness
+ * gets it); the file KEPT_RESULT_CHARS.
  */
 export const MAX_RESULT_CHARS = 100_000;
 

@@ -39,7 +39,7 @@ export function toolMessage(calls: StepToolCall[], results: ToolResult[]): Model
     role: "tool",
     content: calls.map((call, i) => {
       const result = results[i] ?? errorResult("no result");
-      // As the conversation keeps it: the log has it whole.
+      // As the conversation keeps it: the log has it as Brain's bound on a tool result left it.
       const value = shortenedResult(result.content.map((part) => part.text).join("\n"), KEPT_RESULT_CHARS);
       return {
         type: "tool-result" as const,
