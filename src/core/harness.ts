@@ -61,6 +61,8 @@ export interface HarnessOptions {
    */
   mcpServers?: McpServers;
   provider: ProviderCredentials;
+  /** The session's configured provider's `reasoning` (brain.config.json): the api harness's default for it. */
+  providerReasoning?: boolean;
   /**
    * The usual provider variables (OPENAI_API_KEY, OLLAMA_HOST, …) a harness may take a key and endpoint from: given
    * only for a session that names no provider, on a host run by the operator for themselves (`brain run`, `brain

@@ -62,7 +62,8 @@ export async function openSession(
   // An error from here on reaches callers that know only the host's secrets (`brain run`, the daemon's create
   // and HITL routes): one quoting the session's record (a literal MCP header) is redacted with its own.
   try {
-    return await openLive(context, id, { record, provider, redactor }, created);
+    const reasoning = settings?.reasoning;
+    return await openLive(context, id, { record, provider, reasoning, redactor }, created);
   } catch (err) {
     throw redactError(err, (text) => redactor.redact(text));
   }
@@ -74,8 +75,14 @@ async function openLive(
   {
     record,
     provider,
+    reasoning,
     redactor,
-  }: { record: SessionRecord; provider: ProviderCredentials; redactor: Redactor },
+  }: {
+    record: SessionRecord;
+    provider: ProviderCredentials;
+    reasoning?: boolean | undefined;
+    redactor: Redactor;
+  },
   created: CreatedSession | undefined,
 ): Promise<LiveSession> {
   const paths = options.store.paths(id);
@@ -98,6 +105,7 @@ async function openLive(
       ...(services ? { services } : {}),
       ...(record.mcp_servers ? { mcpServers: record.mcp_servers } : {}),
       provider,
+      ...(reasoning === undefined ? {} : { providerReasoning: reasoning }),
       ...(record.provider === undefined && options.providerEnv ? { providerEnv: options.providerEnv } : {}),
       checkpoints: checkpointsOf(options, id),
       redactor,

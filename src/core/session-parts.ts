@@ -30,6 +30,8 @@ export interface SessionParts {
   /** The session's MCP servers as configured, passed to harnesses whose agents start them themselves. */
   mcpServers?: McpServers;
   provider: ProviderCredentials;
+  /** HarnessOptions.providerReasoning: the configured provider's `reasoning`, when it says. */
+  providerReasoning?: boolean;
   /** HarnessOptions.providerEnv: set only for a session that names no provider, on a host that allows it. */
   providerEnv?: NodeJS.ProcessEnv;
   checkpoints: Checkpoints;
@@ -75,6 +77,7 @@ export function partsForHarness(parts: SessionParts) {
     config: parts.config,
     ...(parts.mcpServers ? { mcpServers: parts.mcpServers } : {}),
     provider: parts.provider,
+    ...(parts.providerReasoning === undefined ? {} : { providerReasoning: parts.providerReasoning }),
     ...(parts.providerEnv ? { providerEnv: parts.providerEnv } : {}),
     policy: (tool: string) => parts.permissions.decide(tool),
     secret: (secret: Secret) => parts.redactor.add([secret]),

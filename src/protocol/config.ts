@@ -35,6 +35,11 @@ export const ProviderSettings = z.strictObject({
   base_url: z.string().optional(),
   api: z.string().optional(),
   api_key_env: z.string().optional(),
+  /**
+   * The api harness's `options.reasoning` for every session on this provider (an operator's custom OpenAI reasoning
+   * model, say); a session's own options.reasoning wins. Other harnesses ignore it.
+   */
+  reasoning: z.boolean().optional(),
 });
 
 /**

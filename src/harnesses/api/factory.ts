@@ -25,6 +25,9 @@ export class ApiHarnessFactory implements HarnessFactory {
   async open(options: HarnessOptions): Promise<Harness> {
     try {
       const settings = parseSettings(options.config.options);
+      // The configured provider's reasoning is the default; the session's own options.reasoning wins.
+      if (settings.reasoning === undefined && options.providerReasoning !== undefined)
+        settings.reasoning = options.providerReasoning;
       const model = resolveModel(
         options.config.model,
         options.provider,

@@ -1,8 +1,10 @@
 // What a model streams besides its answer, against the fake provider in each provider's wire format: its reasoning
 // (kept for the next request, never shown as the answer), and several tool calls at once.
 import { describe, expect, it } from "vitest";
-import { events, textOf } from "../../testing/brain.js";
+import { events, makeBrain, textOf } from "../../testing/brain.js";
+import { ApiHarnessFactory } from "./factory.js";
 import { apiTestBed } from "./testing/bed.js";
+import { baseUrlFor, FAKE_KEY } from "./testing/provider.js";
 
 const bed = apiTestBed();
 
@@ -160,5 +162,30 @@ describe("openai: options.reasoning", () => {
     bed.fake.script([{ text: "Plain." }]);
     expect((await (await session.prompt("hi")).settled).status).toBe("completed");
     expect(bed.fake.requests[0]?.body.include ?? []).not.toContain("reasoning.encrypted_content");
+  });
+
+  it("may be set for every session of a configured provider, and a session's own option still wins", async () => {
+    const t = bed.use(
+      makeBrain({
+        factories: [new ApiHarnessFactory()],
+        providers: {
+          custom: { base_url: baseUrlFor("openai", bed.fake), api_key_env: "CUSTOM_KEY", reasoning: true },
+        },
+        env: { CUSTOM_KEY: FAKE_KEY },
+      }),
+    );
+    const asked = async (options?: { reasoning: boolean }) => {
+      const session = await t.brain.create({
+        harness: "api",
+        provider: "custom",
+        config: { model: "openai:fake-model", ...(options ? { options } : {}) },
+      });
+      bed.fake.reset();
+      bed.fake.script([{ text: "Plain." }]);
+      expect((await (await session.prompt("hi")).settled).status).toBe("completed");
+      return (bed.fake.requests[0]?.body.include ?? []).includes("reasoning.encrypted_content");
+    };
+    expect(await asked()).toBe(true);
+    expect(await asked({ reasoning: false })).toBe(false);
   });
 });
