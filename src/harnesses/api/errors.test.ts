@@ -89,10 +89,31 @@ describe("a provider streaming without end", () => {
     });
     bed.fake.script([{ text: "x".repeat(MAX_ANSWER_CHARS + 2 ** 20), chunkSize: 2 ** 18 }]);
     const outcome = await (await session.prompt("x")).settled;
-    const message = expect.stringMatching(/streamed over 16 Mi characters in one answer.*stopped/);
+    const message = expect.stringMatching(
+      /streamed over 16 Mi characters .* in this turn.*max_turn_chars.*stopped/,
+    );
     expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error", message } });
     // Not retried: text was streamed.
     expect([textOf(await events(session)).length, bed.fake.requests.length]).toEqual([MAX_ANSWER_CHARS, 1]);
+  });
+
+  it("is stopped once the turn's answers together pass options.max_turn_chars, keeping what each streamed", async () => {
+    const session = await bed.brain().brain.create({
+      harness: "api",
+      config: { model: "anthropic:fake-model", tools: ["echo"], options: { max_turn_chars: 1000 } },
+    });
+    // Each answer is within the bound; the turn's two together are not.
+    bed.fake.script([
+      { text: "a".repeat(600), toolCalls: [{ name: "echo", arguments: { value: "hi" } }] },
+      { text: "b".repeat(600), chunkSize: 50 },
+    ]);
+    const outcome = await (await session.prompt("x")).settled;
+    const message = expect.stringMatching(/streamed over 1000 characters .* in this turn.*raise it/);
+    expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error", message } });
+    const text = textOf(await events(session));
+    expect(text.startsWith("a".repeat(600))).toBe(true);
+    expect(text.length).toBeLessThanOrEqual(1000);
+    expect(text.length).toBeGreaterThan(600);
   });
 
   it("is stopped past what any answer holds though it never ends a line, before the SDK buffers more", async () => {

@@ -19,6 +19,8 @@ export const DEFAULTS = {
   retryBaseMs: 1_000,
   idleTimeoutMs: 300_000,
   compactAtTokens: 100_000,
+  /** Models stop at a few hundred KB an answer (their output token limits); this is far past a turn of them. */
+  maxTurnChars: 16 * 2 ** 20,
 } as const;
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -48,6 +50,11 @@ function headerNameProblem(name: string): string | undefined {
 export const ApiOptions = z.object({
   /** Model requests per turn at most (each tool round is one): a runaway tool loop stops here. */
   max_steps: z.number().int().positive().optional(),
+  /**
+   * Characters of text, reasoning and tool arguments one turn's answers may stream together: a provider streaming
+   * without end (or a huge answer) stops here instead of growing Brain's memory. Default 16 Mi.
+   */
+  max_turn_chars: z.number().int().positive().optional(),
   max_output_tokens: z.number().int().positive().optional(),
   temperature: z.number().min(0).max(2).optional(),
   /** Retries of a request that failed with a retryable status (408, 409, 429, 5xx) or a dropped connection. */
@@ -96,6 +103,7 @@ export type ApiOptions = z.infer<typeof ApiOptions>;
 
 export interface ApiSettings {
   maxSteps: number;
+  maxTurnChars: number;
   maxOutputTokens?: number;
   temperature?: number;
   retries: number;
@@ -122,6 +130,7 @@ export function parseSettings(options: Record<string, unknown> | undefined): Api
   const o = parsed.data;
   return {
     maxSteps: o.max_steps ?? DEFAULTS.maxSteps,
+    maxTurnChars: o.max_turn_chars ?? DEFAULTS.maxTurnChars,
     ...(o.max_output_tokens === undefined ? {} : { maxOutputTokens: o.max_output_tokens }),
     ...(o.temperature === undefined ? {} : { temperature: o.temperature }),
     retries: o.retries ?? DEFAULTS.retries,

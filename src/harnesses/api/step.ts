@@ -9,7 +9,7 @@ import {
   streamText,
   type ToolSet,
 } from "ai";
-import type { ApiSettings } from "./settings.js";
+import { type ApiSettings, DEFAULTS } from "./settings.js";
 
 export interface StepRequest {
   model: LanguageModel;
@@ -27,6 +27,8 @@ export interface StepRequest {
   streamError?: () => string | undefined;
   /** Its SDK package drops a Chat Completions `refusal` delta: read it from the raw chunks, as text. */
   refusalsInRaw?: boolean;
+  /** What the turn's answers streamed so far (shared by its steps): with this answer, within settings.maxTurnChars. */
+  streamed?: { chars: number };
 }
 
 export interface StepToolCall {
@@ -89,10 +91,10 @@ export class OversizeAnswerError extends Error {
 }
 
 /**
- * Characters of text, reasoning and tool arguments one answer may stream. Models stop at a few hundred KB (their
- * output token limits); without a cap a provider streaming forever grows Brain's memory until an interrupt.
+ * Characters of text, reasoning and tool arguments one turn's answers may stream by default (options.max_turn_chars).
+ * Without a cap a provider streaming forever grows Brain's memory until an interrupt.
  */
-export const MAX_ANSWER_CHARS = 16 * 2 ** 20;
+export const MAX_ANSWER_CHARS = DEFAULTS.maxTurnChars;
 
 export async function streamStep(req: StepRequest): Promise<StepOutcome> {
   const { settings } = req;
@@ -113,10 +115,11 @@ export async function streamStep(req: StepRequest): Promise<StepOutcome> {
 async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => void): Promise<StepOutcome> {
   const { settings } = req;
   const oversize = new AbortController();
-  let streamed = 0;
+  // Counted over the turn: each of its steps within the bound, a turn of many steps could grow without one.
+  const streamed = req.streamed ?? { chars: 0 };
   const count = (chars: number) => {
-    streamed += chars;
-    if (streamed > MAX_ANSWER_CHARS) oversize.abort();
+    streamed.chars += chars;
+    if (streamed.chars > settings.maxTurnChars) oversize.abort();
   };
   const result = streamText({
     model: req.model,
@@ -186,8 +189,9 @@ async function consume(req: StepRequest, idle: AbortSignal, stillAlive: () => vo
     Promise.resolve(result.response).catch(() => {});
     throw new StepError(
       new OversizeAnswerError(
-        `streamed over ${MAX_ANSWER_CHARS / 2 ** 20} Mi characters in one answer, more than any model writes; ` +
-          "stopped (check the provider, or the proxy at its base URL)",
+        `streamed over ${charCount(settings.maxTurnChars)} characters (text, reasoning and tool arguments) in this ` +
+          "turn, the bound config.options.max_turn_chars sets; stopped (raise it for longer turns, or check the " +
+          "provider, or the proxy at its base URL)",
       ),
       text,
     );
@@ -313,3 +317,6 @@ function describeWarning(warning: unknown): string {
   const what = w.feature ?? w.setting ?? "a setting";
   return `${what} is not supported by this model${w.details ? `: ${w.details}` : ""}`;
 }
+
+/** A count of characters as the error says it: in Mi when it is a whole number of them. */
+const charCount = (n: number) => (n % 2 ** 20 === 0 ? `${n / 2 ** 20} Mi` : `${n}`);

@@ -91,12 +91,18 @@ async function runSteps(deps: TurnDeps, input: TurnInput, usage: TurnUsage): Pro
   }
 
   let lastText = "";
+  const streamed = { chars: 0 };
   for (let step = 0; step < settings.maxSteps; step++) {
     for (const steer of deps.steers.splice(0)) unsaved.push({ role: "user", content: steer });
     let outcome: StepOutcome;
     try {
-      outcome = await request(deps, [...conversation.messages(), ...unsaved], signal, (text) =>
-        options.emit({ type: "assistant.delta", turn, data: { text } }),
+      outcome = await request(
+        deps,
+        [...conversation.messages(), ...unsaved],
+        signal,
+        (text) => options.emit({ type: "assistant.delta", turn, data: { text } }),
+        undefined,
+        streamed,
       );
     } catch (err) {
       // Left out only while the turn is unanswered (its first request, nothing streamed). The provider's failure
@@ -220,6 +226,7 @@ async function request(
   signal: AbortSignal,
   onDelta: (text: string) => void,
   toolChoice?: "none",
+  streamed?: { chars: number },
 ): Promise<StepOutcome> {
   const { settings, model } = deps;
   for (let attempt = 0; ; attempt++) {
@@ -237,6 +244,7 @@ async function request(
         onWarning: (message) => deps.warn(message),
         ...(model.streamError ? { streamError: model.streamError } : {}),
         ...(model.refusalsInRaw ? { refusalsInRaw: true } : {}),
+        ...(streamed ? { streamed } : {}),
       });
     } catch (err) {
       if (!(err instanceof StepError)) throw err;
