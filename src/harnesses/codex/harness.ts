@@ -5,18 +5,14 @@
 import { join } from "node:path";
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
 import type { NativeFile } from "../../protocol/runner.js";
-import {
-  makeAgentDirSync,
-  REWRITTEN_MARKER,
-  rewrittenFilesSync,
-  writeAgentFileSync,
-} from "../agent-files.js";
+import { makeAgentDirSync, writeAgentFileSync } from "../agent-files.js";
 import { isMcpEndpointTool } from "../cli/bound.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { CliHarness, prepareCli, withTail } from "../cli/harness.js";
 import { ownVendorWire } from "../cli/provider-api.js";
+import { REWRITTEN_MARKER, rewrittenFilesSync } from "../rewritten-files.js";
 import { answerRequest } from "./approvals.js";
 import { boundConfig } from "./bound.js";
 import { codexConfigToml, keyEnvironment } from "./config-toml.js";

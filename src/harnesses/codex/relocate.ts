@@ -8,12 +8,8 @@
 import { createHash } from "node:crypto";
 import { lstatSync, readdirSync, unlinkSync } from "node:fs";
 import { join, relative } from "node:path";
-import {
-  noteRewrittenSync,
-  REWRITTEN_MARKER,
-  readAgentFileSync,
-  writeAgentFileSync,
-} from "../agent-files.js";
+import { readAgentFileSync, writeAgentFileSync } from "../agent-files.js";
+import { noteRewrittenSync, REWRITTEN_MARKER } from "../rewritten-files.js";
 
 /** Where a thread last ran: kept in the harness's state so a restore elsewhere can tell what moved. */
 export interface ThreadPlace {

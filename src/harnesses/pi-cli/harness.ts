@@ -12,19 +12,14 @@ import { basename, join, relative } from "node:path";
 import { type ExpectedHistory, HarnessError } from "../../core/harness.js";
 import { missingHistory } from "../../core/native-check.js";
 import type { NativeFile } from "../../protocol/runner.js";
-import {
-  endAgentFileLineSync,
-  makeAgentDirSync,
-  REWRITTEN_MARKER,
-  rewrittenFilesSync,
-  writeAgentFileSync,
-} from "../agent-files.js";
+import { endAgentFileLineSync, makeAgentDirSync, writeAgentFileSync } from "../agent-files.js";
 import type { CliProcess } from "../cli/child.js";
 import type { CliTurnEnd } from "../cli/events.js";
 import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
 import { endpointWire, vendorKeyEnvironment, type WireApi } from "../cli/provider-api.js";
+import { REWRITTEN_MARKER, rewrittenFilesSync } from "../rewritten-files.js";
 import { BRIDGE_SOURCE } from "./bridge.js";
 import { KEY_VARIABLE, modelsJson, PI_WIRES, PROVIDER } from "./models-json.js";
 import { PiEventParser, type PiSignal } from "./parser.js";

@@ -3,12 +3,8 @@
 // another directory must have that line rewritten (cli-relocation.md).
 import { lstatSync, readdirSync } from "node:fs";
 import { join, relative } from "node:path";
-import {
-  noteRewrittenSync,
-  REWRITTEN_MARKER,
-  readAgentFileSync,
-  writeAgentFileSync,
-} from "../agent-files.js";
+import { readAgentFileSync, writeAgentFileSync } from "../agent-files.js";
+import { noteRewrittenSync, REWRITTEN_MARKER } from "../rewritten-files.js";
 
 /**
  * The newest session file in `dir` (names start with an ISO timestamp), or undefined. Only regular files: what pi
