@@ -16,6 +16,10 @@ import urllib.parse
 import urllib.request
 from typing import Any, Callable, Dict, List, Optional
 
+# The SDK's one JSON writer: NaN and Infinity go as null (json.dumps' own spelling is no JSON, and Brain's server
+# would refuse the whole request), as the shared wire fixtures say.
+from nui_agent_stdio import dumps
+
 DEFAULT_API_URL = "http://127.0.0.1:8080"
 
 
@@ -58,7 +62,7 @@ def _request(method: str, path: str, body: Optional[Dict[str, Any]] = None) -> A
     data = None
     headers = {"Accept": "application/json"}
     if body is not None:
-        data = json.dumps(body).encode()
+        data = dumps(body).encode()
         headers["Content-Type"] = "application/json"
     req = urllib.request.Request(url, data=data, headers=headers, method=method)
     try:

@@ -1,16 +1,18 @@
 """The Python SDK on the shared wire fixtures (src/testing/fixtures/wire/jsonrpc-lines.json): it answers the lines
 Brain's reader takes (src/protocol/wire-fixtures.test.ts) and the TypeScript SDK's (test/sdk/wire-fixtures.test.ts),
-and stops reading at a line over the cap, over stdio and over TCP."""
+and stops reading at a line over the cap, over stdio and over TCP; its HITL client writes what Brain reads too."""
 
 import json
 import os
 import socket
 import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
 from nui_agent import NuiAgent as TcpAgent
 from nui_agent_stdio import NuiAgent
+from nui_hitl import create_request
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "src", "testing", "fixtures", "wire")
 with open(os.path.join(FIXTURES, "jsonrpc-lines.json"), encoding="utf-8") as f:
@@ -148,3 +150,41 @@ def test_the_events_it_writes_are_those_brain_reads(case):
     else:
         assert "".join(e["content"] for e in events if e["type"] == "text") == revive(case["joined"])
     assert max(len(line.encode()) for line in lines) <= 4 << 20
+
+
+@pytest.fixture
+def hitl_server(monkeypatch):
+    """A HITL REST API that keeps each request body's bytes as they came."""
+    bodies = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            bodies.append(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            out = b'{"requestId": "req-1"}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("NUI_API_URL", f"http://127.0.0.1:{server.server_port}")
+    yield bodies
+    server.shutdown()
+    server.server_close()
+
+
+# The cases whose events are sent whole: a HITL request is one body, not a stream of pieces.
+WHOLE_CASES = [c for c in EVENT_CASES if "sent" in c]
+
+
+@pytest.mark.parametrize("case", WHOLE_CASES, ids=[c["name"] for c in WHOLE_CASES])
+def test_the_hitl_requests_it_writes_are_those_brain_reads(case, hitl_server):
+    create_request(payload={"events": revive(case["yield"])}, session_id="s", run_id="r")
+    [body] = hitl_server
+    sent = [e for e in case["sent"] if e["type"] != "done"]
+    assert brain_reads(body.decode("utf-8", "surrogatepass"))["payload"] == {"events": sent}
