@@ -159,6 +159,14 @@ it.runIf(process.getuid?.() === 0)(
     writeAgentFileSync(dir, "kept/old.toml", "b = 2\n", 0o600, owner);
     expect(ids(join(dir, "kept", "old.toml"))).toEqual([1000, 1000]);
 
+    // Moved (a transcript restored root's, placed in the folder for a new cwd): the folders made and it are the
+    // owner's; the folder it left keeps its own.
+    writeFileSync(join(dir, "kept", "t.jsonl"), "line\n");
+    moveAgentFileSync(dir, "kept/t.jsonl", "projects/new/t.jsonl", owner);
+    for (const made of ["projects", "projects/new", "projects/new/t.jsonl"])
+      expect([made, ...ids(join(dir, made))]).toEqual([made, 1000, 1000]);
+    expect(ids(join(dir, "kept"))).toEqual([0, 0]);
+
     // Without an owner, nothing changes hands.
     writeAgentFileSync(dir, "mine/file", "c\n");
     expect([...ids(join(dir, "mine")), ...ids(join(dir, "mine/file"))]).toEqual([0, 0, 0, 0]);

@@ -336,15 +336,20 @@ export function makeAgentDirSync(root: string, path: string, owner?: ContainerUs
 /**
  * Moves a file or directory from one path under the root to another (a rename: the same file system), never
  * through a link for a directory on the way; the directories to `to` are made. A link at either name is moved
- * or replaced itself, never followed.
+ * or replaced itself, never followed. With `owner`, the directories made and what was moved (itself, not what a
+ * directory holds) are handed to it: a transcript moved into a folder of root's would leave the program unable
+ * to write beside it, or to it when the restore left it root's.
  */
-export function moveAgentFileSync(root: string, from: string, to: string): void {
+export function moveAgentFileSync(root: string, from: string, to: string, owner?: ContainerUser): void {
   const source = openParent(root, from, false);
   if (!source) throw Object.assign(new Error(`${from}: no such file`), { code: "ENOENT" });
   try {
-    const target = openParent(root, to, true)!;
+    const target = openParent(root, to, true, owner)!;
     try {
-      renameSync(join(source.path, source.name), join(target.path, target.name));
+      const moved = join(target.path, target.name);
+      renameSync(join(source.path, source.name), moved);
+      // lchown: the name is looked up in the directory held open, and a link there is changed, not followed.
+      if (owner) lchownSync(moved, owner.uid, owner.gid);
     } finally {
       target.close();
     }

@@ -7,6 +7,7 @@
 // chat is renamed out of that name's way first. Chats that hold no messages are skipped by gemini's own lookup.
 import { existsSync, lstatSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
+import type { ContainerUser } from "../../core/harness.js";
 import { moveAgentFileSync, readAgentFileSync, writeAgentFileSync } from "../agent-files.js";
 
 const SAVED_PREFIX = "session-brain-";
@@ -14,8 +15,15 @@ const SAVED_PREFIX = "session-brain-";
 /**
  * Finds the session's chat, makes its slug the cwd's, and gives it a name no new chat takes. `root` is under the
  * native dir `native`, which the agent can write: Brain's writes go only through real directories from there.
+ * `owner` is the user gemini runs as when not Brain's: what Brain writes or moves here is its, for it to update.
  */
-export function placeGeminiChat(native: string, root: string, cwd: string, sessionId: string): boolean {
+export function placeGeminiChat(
+  native: string,
+  root: string,
+  cwd: string,
+  sessionId: string,
+  owner?: ContainerUser,
+): boolean {
   const tmp = join(root, "tmp");
   const short = sessionId.slice(0, 8);
   const found = findChat(native, tmp, short, sessionId);
@@ -27,13 +35,14 @@ export function placeGeminiChat(native: string, root: string, cwd: string, sessi
     if (slug === found.slug || path === project) delete registry.projects[path];
   }
   registry.projects[project] = found.slug;
-  writeAgentFileSync(native, registryFile, `${JSON.stringify(registry, null, 2)}\n`);
+  writeAgentFileSync(native, registryFile, `${JSON.stringify(registry, null, 2)}\n`, undefined, owner);
   for (const base of [tmp, join(root, "history")]) {
     if (existsSync(join(base, found.slug)))
-      writeAgentFileSync(native, join(base, found.slug, ".project_root"), project);
+      writeAgentFileSync(native, join(base, found.slug, ".project_root"), project, undefined, owner);
   }
   const saved = `${SAVED_PREFIX}${short}.jsonl`;
-  if (found.file !== saved) moveAgentFileSync(native, join(found.dir, found.file), join(found.dir, saved));
+  if (found.file !== saved)
+    moveAgentFileSync(native, join(found.dir, found.file), join(found.dir, saved), owner);
   return true;
 }
 

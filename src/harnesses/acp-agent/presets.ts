@@ -83,7 +83,8 @@ const claude: AcpProfile = {
     return { ...meta, ...prompt, ...bound };
   },
   // Claude files a session under a folder named after its cwd, and loads it only from there.
-  place: (ctx, sessionId) => placeTranscript(ctx.dir, join(ctx.dir, CLAUDE_DIR), ctx.cwd, sessionId),
+  place: (ctx, sessionId) =>
+    placeTranscript(ctx.dir, join(ctx.dir, CLAUDE_DIR), ctx.cwd, sessionId, ctx.owner),
   written: (ctx, sessionId, lastText) =>
     endsWithAnswer(transcriptPath(join(ctx.dir, CLAUDE_DIR), ctx.cwd, sessionId), lastText),
   files: (dir) => appendOnly(dir, `${CLAUDE_DIR}/projects`, /\.jsonl$/),
@@ -286,7 +287,7 @@ const gemini: AcpProfile = {
   },
   replayTrailsLoad: true,
   place: (ctx, sessionId) =>
-    placeGeminiChat(ctx.dir, join(ctx.dir, GEMINI_DIR, ".gemini"), ctx.cwd, sessionId),
+    placeGeminiChat(ctx.dir, join(ctx.dir, GEMINI_DIR, ".gemini"), ctx.cwd, sessionId, ctx.owner),
   files: (dir) => appendOnly(dir, `${GEMINI_DIR}/.gemini/tmp`, /\/chats\/[^/]+\.jsonl?$/),
   // Its MCP tools are `mcp_<server>_<tool>` (the prefix of their call ids, as toolName reads them).
   endpointTool: (name) => name.startsWith(`mcp_${ENDPOINT_SERVER_NAME}_`),

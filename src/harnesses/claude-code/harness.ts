@@ -86,7 +86,7 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
       state = { session_id: randomUUID() };
       await writeJsonFile(dir, STATE_FILE, state);
     }
-    placeTranscript(dir, join(dir, CONFIG_DIR), ctx.cwd, state.session_id);
+    placeTranscript(dir, join(dir, CONFIG_DIR), ctx.cwd, state.session_id, opening.options.container?.user);
     return new ClaudeCodeHarness(ctx, state);
   }
 
@@ -101,7 +101,13 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
 
   private start(extraArgs: string[], extraEnv: Record<string, string>): { child: CliProcess } {
     const configDir = join(this.options.dir, CONFIG_DIR);
-    const resume = placeTranscript(this.options.dir, configDir, this.ctx.cwd, this.state.session_id);
+    const resume = placeTranscript(
+      this.options.dir,
+      configDir,
+      this.ctx.cwd,
+      this.state.session_id,
+      this.options.container?.user,
+    );
     const args = [
       ...STREAM_JSON_ARGS,
       resume ? "--resume" : "--session-id",
@@ -179,7 +185,13 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
   /** The transcript for this session id, in the folder for the current cwd (where `--resume` looks). */
   async verify(expected: ExpectedHistory): Promise<string | undefined> {
     const configDir = join(this.options.dir, CONFIG_DIR);
-    placeTranscript(this.options.dir, configDir, this.ctx.cwd, this.state.session_id);
+    placeTranscript(
+      this.options.dir,
+      configDir,
+      this.ctx.cwd,
+      this.state.session_id,
+      this.options.container?.user,
+    );
     const file = transcriptPath(configDir, this.ctx.cwd, this.state.session_id);
     return missingHistory("the Claude Code transcript", this.options.dir, [file], expected);
   }

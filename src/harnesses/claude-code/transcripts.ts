@@ -6,6 +6,7 @@ import { constants, existsSync, readdirSync, realpathSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { fileKind } from "../../core/checkpoints/plan.js";
+import type { ContainerUser } from "../../core/harness.js";
 import { preview } from "../../protocol/frames.js";
 import { moveAgentFileSync } from "../agent-files.js";
 
@@ -38,9 +39,16 @@ export function transcriptPath(configDir: string, cwd: string, sessionId: string
  * Makes sure the session's transcript (and its sub-agent folder, if any) sits in the folder for `cwd`, moving
  * it from whichever project folder holds it. Returns true when a transcript exists (the session can resume).
  * `configDir` is under the native dir `native`, which an agent can write: the moves go only through real
- * directories from there.
+ * directories from there. `owner` is the user Claude runs as when not Brain's: the folder made and the moved
+ * transcript are its, for it to go on writing.
  */
-export function placeTranscript(native: string, configDir: string, cwd: string, sessionId: string): boolean {
+export function placeTranscript(
+  native: string,
+  configDir: string,
+  cwd: string,
+  sessionId: string,
+  owner?: ContainerUser,
+): boolean {
   const target = transcriptPath(configDir, cwd, sessionId);
   if (existsSync(target)) return true;
   const projects = join(configDir, "projects");
@@ -48,9 +56,9 @@ export function placeTranscript(native: string, configDir: string, cwd: string, 
   for (const folder of readdirSync(projects)) {
     const found = join(projects, folder, `${sessionId}.jsonl`);
     if (!existsSync(found)) continue;
-    moveAgentFileSync(native, found, target);
+    moveAgentFileSync(native, found, target, owner);
     const extras = join(projects, folder, sessionId);
-    if (existsSync(extras)) moveAgentFileSync(native, extras, join(target, "..", sessionId));
+    if (existsSync(extras)) moveAgentFileSync(native, extras, join(target, "..", sessionId), owner);
     return true;
   }
   return false;

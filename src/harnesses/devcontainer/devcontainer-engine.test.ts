@@ -290,6 +290,25 @@ describe("a dev container image whose label sets remoteUser", () => {
     expect(sessionContainers(s.id)).toEqual([]);
   });
 
+  // A fork restores the transcript into a fresh native dir, and Brain (root here) moves it into the folder Claude
+  // Code looks in for the new cwd: that folder and the transcript are the container user's, to go on writing.
+  it.runIf(locateCli("claude"))("resumes a fork of claude-code with its transcript that user's", async () => {
+    const b = await devcontainerBed();
+    const s = await b.create({ config: { options: { innerHarness: "claude-code", image: tag } } });
+    expect((await (await s.prompt("NOTOOL first")).settled).status).toBe("completed");
+    await s.checkpoint();
+    const fork = await b.t.brain.fork(s.id);
+    const outcome = await (await fork.prompt("NOTOOL second")).settled;
+    expect(outcome.error?.message).toBeUndefined();
+    expect(outcome.status).toBe("completed");
+    const projects = join(b.t.store.paths(fork.id).native, "inner", "claude", "projects");
+    const entries = readdirSync(projects, { recursive: true }).map(String);
+    expect(entries.some((e) => e.endsWith(".jsonl"))).toBe(true);
+    for (const entry of entries) expect([entry, statSync(join(projects, entry)).uid]).toEqual([entry, 1000]);
+    for (const id of [s.id, fork.id]) await b.t.brain.closeSession(id);
+    expect([...sessionContainers(s.id), ...sessionContainers(fork.id)]).toEqual([]);
+  });
+
   // Brain runs as root here and the agent as uid 1000: the endpoint's proxy, socket and config are its to use.
   const fake = { path: "/v1", model: "fake-model" };
   const families = [
