@@ -4,6 +4,7 @@
 import { Readable, Writable } from "node:stream";
 import { MessageTooLargeError, ndJsonStream } from "@agentclientprotocol/sdk";
 import { brainAcpAgent } from "../../acp/agent.js";
+import { daemonProblem } from "../../acp/daemon-check.js";
 import { BrainClient } from "../../client/client.js";
 import { installVersion } from "../../core/install-root.js";
 import { homeAgents } from "../../server/agents.js";
@@ -33,6 +34,12 @@ export async function command(args: string[]): Promise<number> {
   let stop = async () => {};
   if (str(values.server)) {
     client = connect({ server: str(values.server), token: str(values.token) });
+    // Before the editor is answered: a daemon too old for the front door would fail only mid-session.
+    const problem = await daemonProblem(client, options.version);
+    if (problem) {
+      process.stderr.write(`brain acp: ${problem}\n`);
+      return 1;
+    }
   } else {
     const loaded = loadConfig(str(values.config));
     const home = brainHome();
