@@ -31,7 +31,6 @@ What this framework does beyond nui's own:
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -41,108 +40,24 @@ from typing import Any, Callable, Dict, Generator, Iterable, Optional, Union
 
 from nui_agent_hitl import HitlMixin
 
+# The wire's helpers, importable from here as before they had a module of their own.
+from nui_wire import (  # noqa: F401
+    MAX_EVENT_BYTES,
+    MAX_LINE_BYTES,
+    MAX_TEXT_UNITS,
+    LineTooLong,
+    _fitted,
+    dumps,
+    parse_line,
+    read_lines,
+    text_pieces,
+)
+
 Chunk = Union[str, Dict[str, Any]]
-
-# Brain reads a host's lines up to 4 MiB and ends a host that writes a longer one, with every session it serves.
-# So long text goes in pieces of this many characters: json.dumps escapes each to at most 12 bytes (an astral one
-# as a surrogate pair); an error message or tool result is cut short to it, saying so (what a person reads of
-# either is its start); any other event too long for a line is refused to the code that emitted it.
-MAX_TEXT_CHARS = 256 * 1024
-# What an event's own JSON may take of a line; the rest is room for the JSON-RPC envelope and the run id.
-MAX_EVENT_BYTES = 4 * 1024 * 1024 - 64 * 1024
-
-# Brain's line cap (MAX_FRAME in Brain's src/protocol/ndjson.ts): Brain writes no longer line, and reads none.
-MAX_LINE_BYTES = 4 * 1024 * 1024
 
 # Cancels for runs this host is not running are kept (a run may arrive after its cancel, over another connection),
 # but only the latest so many: a host told to cancel many runs it never sees would otherwise grow without bound.
 MAX_EARLY_CANCELS = 1000
-
-
-def _fitted(event: Dict[str, Any]) -> Dict[str, Any]:
-    """The event as it may be sent: itself, or an error or tool result cut short. Raises ValueError otherwise."""
-    size = len(json.dumps(event))  # json.dumps writes ASCII: characters are bytes
-    if size <= MAX_EVENT_BYTES:
-        return event
-    kind = event.get("type")
-    short: Optional[Dict[str, Any]] = None
-    if kind == "error" and isinstance(event.get("error"), str):
-        short = {**event, "error": _cut(event["error"], "error message", size)}
-    elif kind == "tool_result":
-        content = event.get("content")
-        text = content if isinstance(content, str) else json.dumps(content)
-        short = {**event, "content": _cut(text, "tool result", size)}
-    if short is not None and len(json.dumps(short)) <= MAX_EVENT_BYTES:
-        return short
-    raise ValueError(f'a "{kind}" event of {size} bytes is over the 4 MiB line Brain reads from a host; it was not sent')
-
-
-class LineTooLong(ValueError):
-    """A line passed MAX_LINE_BYTES: what follows may be the rest of it, so the stream is read no further."""
-
-
-def read_lines(chunks: Iterable[bytes]) -> Generator[str, None, None]:
-    """The lines of a byte stream as Brain reads them: split on b"\\n" only (not on U+2028 or a lone \\r), each
-    decoded once whole as UTF-8 with U+FFFD for bad bytes; a last line without its newline is not a line. Raises
-    LineTooLong as soon as a line passes the cap, before it is held whole."""
-    held: list = []
-    size = 0
-    for chunk in chunks:
-        start = 0
-        while True:
-            nl = chunk.find(b"\n", start)
-            if nl == -1:
-                break
-            if size + nl - start > MAX_LINE_BYTES:
-                raise LineTooLong(f"a line of more than {MAX_LINE_BYTES} bytes (at least {size + nl - start})")
-            held.append(chunk[start:nl])
-            line = b"".join(held).decode("utf-8", "replace")
-            held, size = [], 0
-            yield line
-            start = nl + 1
-        if start < len(chunk):
-            held.append(chunk[start:])
-            size += len(chunk) - start
-            if size > MAX_LINE_BYTES:
-                raise LineTooLong(f"a line of more than {MAX_LINE_BYTES} bytes (at least {size})")
-
-
-def _not_json(constant: str) -> Any:
-    raise ValueError(f"{constant} is not JSON")
-
-
-def parse_line(line: str) -> Any:
-    """The JSON value of a line, or None when it is not JSON as Brain reads it: no NaN or Infinity (Python's json
-    takes them), and only JSON's own whitespace around it (str.strip would take U+00A0 or a vertical tab too)."""
-    try:
-        return json.loads(line, parse_constant=_not_json)
-    except (ValueError, RecursionError):  # nested deeper than json takes is not JSON here either
-        return None
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
-def dumps(msg: Any) -> str:
-    """A message as one line Brain can read: json.dumps, but NaN and Infinity written as null (as JSON.stringify
-    writes them, and Brain's SDK). json.dumps' own NaN is no JSON: Brain would drop the whole line."""
-    try:
-        return json.dumps(msg, allow_nan=False)
-    except ValueError as exc:
-        if "Out of range float" not in str(exc):
-            raise
-        return json.dumps(_finite(msg), allow_nan=False)
-
-
-def _cut(text: str, what: str, size: int) -> str:
-    return f"{text[:MAX_TEXT_CHARS]}\n… [cut short: the whole {what} took {size} bytes, over the 4 MiB line Brain reads from a host]"
 
 
 class NuiAgent(HitlMixin):
@@ -196,9 +111,10 @@ class NuiAgent(HitlMixin):
         """Sends one harness.event for the run (the current one by default)."""
         rid = run_id or self.current_run_id()
         content = event.get("content")
-        if event.get("type") == "text" and isinstance(content, str) and len(content) > MAX_TEXT_CHARS:
-            for at in range(0, len(content), MAX_TEXT_CHARS):
-                self.emit({**event, "content": content[at : at + MAX_TEXT_CHARS]}, rid)
+        pieces = text_pieces(content) if event.get("type") == "text" and isinstance(content, str) else []
+        if len(pieces) > 1:
+            for piece in pieces:
+                self.emit({**event, "content": piece}, rid)
             return
         self._write({"jsonrpc": "2.0", "method": "harness.event", "params": {"runId": rid, **_fitted(event)}})
 

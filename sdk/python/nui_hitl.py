@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 # The SDK's one JSON writer: NaN and Infinity go as null (json.dumps' own spelling is no JSON, and Brain's server
 # would refuse the whole request), as the shared wire fixtures say.
-from nui_agent_stdio import dumps
+from nui_wire import dumps
 
 DEFAULT_API_URL = "http://127.0.0.1:8080"
 

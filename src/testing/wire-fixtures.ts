@@ -63,15 +63,16 @@ export interface EventCase {
 
 const NUMBERS: Record<string, number> = { NaN: Number.NaN, Infinity: Infinity, "-Infinity": -Infinity };
 
-/** The fixture's stand-ins made real: {$number} a number JSON cannot spell, {repeat, times} a long text. */
+/** The fixture's stand-ins made real: {$number} a number JSON cannot spell, {repeat, times, before?} a long text. */
 function revive(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(revive);
   if (value === null || typeof value !== "object") return value;
   const o = value as Record<string, unknown>;
   if (typeof o.$number === "string") return NUMBERS[o.$number];
   if (typeof o.repeat === "string" && typeof o.times === "number") {
-    const { repeat, times, ...rest } = o;
-    return rest.type === undefined ? repeat.repeat(times) : { ...rest, content: repeat.repeat(times) };
+    const { repeat, times, before = "", ...rest } = o;
+    const text = `${before}${repeat.repeat(times)}`;
+    return rest.type === undefined ? text : { ...rest, content: text };
   }
   return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, revive(v)]));
 }
@@ -84,7 +85,7 @@ export function eventCases(): EventCase[] {
   return cases.map((c) => ({
     name: c.name,
     yields: revive(c.yield) as Record<string, unknown>[],
-    sent: c.sent as Record<string, unknown>[] | undefined,
+    sent: c.sent === undefined ? undefined : (revive(c.sent) as Record<string, unknown>[]),
     joined: c.joined === undefined ? undefined : (revive(c.joined) as string),
   }));
 }

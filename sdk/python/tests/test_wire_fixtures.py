@@ -104,8 +104,8 @@ def revive(value):
     if isinstance(value.get("$number"), str):
         return NUMBERS[value["$number"]]
     if isinstance(value.get("repeat"), str) and isinstance(value.get("times"), int):
-        rest = {k: v for k, v in value.items() if k not in ("repeat", "times")}
-        text = value["repeat"] * value["times"]
+        rest = {k: v for k, v in value.items() if k not in ("repeat", "times", "before")}
+        text = value.get("before", "") + value["repeat"] * value["times"]
         return {**rest, "content": text} if "type" in rest else text
     return {k: revive(v) for k, v in value.items()}
 
@@ -146,7 +146,7 @@ def test_the_events_it_writes_are_those_brain_reads(case):
     messages = [brain_reads(line) for line in lines]
     events = [{k: v for k, v in m["params"].items() if k != "runId"} for m in messages if m.get("method") == "harness.event"]
     if "sent" in case:
-        assert events == case["sent"]
+        assert events == revive(case["sent"])
     else:
         assert "".join(e["content"] for e in events if e["type"] == "text") == revive(case["joined"])
     assert max(len(line.encode()) for line in lines) <= 4 << 20
@@ -178,13 +178,13 @@ def hitl_server(monkeypatch):
     server.server_close()
 
 
-# The cases whose events are sent whole: a HITL request is one body, not a stream of pieces.
-WHOLE_CASES = [c for c in EVENT_CASES if "sent" in c]
+# A HITL request is one body, not a stream of pieces: the cases whose events are sent as they were yielded.
+WHOLE_CASES = [c for c in EVENT_CASES if "sent" in c and len(c["sent"]) == len(c["yield"]) + 1]
 
 
 @pytest.mark.parametrize("case", WHOLE_CASES, ids=[c["name"] for c in WHOLE_CASES])
 def test_the_hitl_requests_it_writes_are_those_brain_reads(case, hitl_server):
     create_request(payload={"events": revive(case["yield"])}, session_id="s", run_id="r")
     [body] = hitl_server
-    sent = [e for e in case["sent"] if e["type"] != "done"]
+    sent = [e for e in revive(case["sent"]) if e["type"] != "done"]
     assert brain_reads(body.decode("utf-8", "surrogatepass"))["payload"] == {"events": sent}

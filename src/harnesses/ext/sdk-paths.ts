@@ -2,7 +2,10 @@
 import { join } from "node:path";
 import { installRoot } from "../../core/install-root.js";
 
-/** sdk/python: nui_agent_stdio.py, nui_agent.py, nui_hitl.py. Extension hosts get it as PYTHONPATH. */
+/**
+ * sdk/python: nui_agent_stdio.py, nui_agent.py, nui_hitl.py (and what they share, nui_wire.py). Extension hosts get
+ * it as PYTHONPATH.
+ */
 export function pythonSdkDir(): string {
   return join(installRoot(), "sdk/python");
 }
