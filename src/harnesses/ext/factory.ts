@@ -185,7 +185,10 @@ export class ExtensionHarnessFactory implements HarnessFactory {
         });
       case "http": {
         const client = httpClient(await this.sharedHost().ensure(), this.name);
-        await client.info(this.timeouts.openMs);
+        await client.info(this.timeouts.openMs).catch(async (err) => {
+          await client.close();
+          throw err;
+        });
         return new HttpHarness({ ...base, client, desk });
       }
     }

@@ -42,12 +42,17 @@ export interface HttpAgentClientOptions {
 
 export class HttpAgentClient {
   readonly baseUrl: string;
-  /** The connection pool of POST /run streams, with the idle timeouts of `runIdleTimeoutMs`. */
-  private readonly runDispatcher: Agent;
+  /**
+   * This agent's own connections, destroyed by `close`, with the idle timeouts of `runIdleTimeoutMs` (the other
+   * requests have their own deadlines). On fetch's shared pool, and on a pool no one closed, every session left
+   * its idle connections open for as long as the agent kept them (minutes behind a proxy), and the next agent
+   * on the same address (a container given a port a removed one had) could be sent a request on a dead one.
+   */
+  private readonly pool: Agent;
   /** The headers every request carries (the agent's token, when it has one). */
   private readonly auth: Record<string, string>;
-  /** The other requests' connection pool: fetch's own, unless they go to a socket file. */
-  private readonly via: { dispatcher?: Agent };
+  /** What every request is sent with: no redirects, and this agent's own connections. */
+  private readonly via: { redirect: "manual"; dispatcher: Agent };
 
   constructor(
     baseUrl: string,
@@ -58,8 +63,8 @@ export class HttpAgentClient {
     this.baseUrl = baseUrl.replace(/\/+$/, "");
     const idle = options.runIdleTimeoutMs ?? 0;
     const connect = options.socketPath ? { connect: { socketPath: options.socketPath } } : {};
-    this.runDispatcher = new Agent({ bodyTimeout: idle, headersTimeout: idle, ...connect });
-    this.via = options.socketPath ? { dispatcher: new Agent(connect) } : {};
+    this.pool = new Agent({ bodyTimeout: idle, headersTimeout: idle, ...connect });
+    this.via = { ...NO_REDIRECTS, dispatcher: this.pool };
     this.auth = options.token ? { authorization: `Bearer ${options.token}` } : {};
   }
 
@@ -69,7 +74,6 @@ export class HttpAgentClient {
     let response: Response;
     try {
       response = await fetch(url, {
-        ...NO_REDIRECTS,
         ...this.via,
         headers: this.auth,
         signal: AbortSignal.timeout(timeoutMs),
@@ -128,12 +132,11 @@ export class HttpAgentClient {
     try {
       // Node's fetch is undici's and takes its dispatcher (RequestInit's type does not name it).
       const init: RequestInit & { dispatcher: Agent } = {
-        ...NO_REDIRECTS,
+        ...this.via,
         method: "POST",
         headers: { ...this.auth, "content-type": "application/json", accept: "text/event-stream" },
         body: JSON.stringify(body),
         signal,
-        dispatcher: this.runDispatcher,
       };
       response = await fetch(url, init);
     } catch (err) {
@@ -212,7 +215,6 @@ export class HttpAgentClient {
     let response: Response;
     try {
       response = await fetch(url, {
-        ...NO_REDIRECTS,
         ...this.via,
         method: "POST",
         headers: { ...this.auth, "content-type": "application/json" },
@@ -254,10 +256,14 @@ export class HttpAgentClient {
     await this.post("/shutdown", {}, timeoutMs);
   }
 
+  /** Closes this agent's connections (after its session's last request: /shutdown when it has one). */
+  async close(): Promise<void> {
+    await this.pool.destroy().catch(() => {});
+  }
+
   private async post(path: string, body: unknown, timeoutMs: number): Promise<void> {
     try {
       const response = await fetch(`${this.baseUrl}${path}`, {
-        ...NO_REDIRECTS,
         ...this.via,
         method: "POST",
         headers: { ...this.auth, "content-type": "application/json" },

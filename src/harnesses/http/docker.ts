@@ -228,7 +228,12 @@ export class DockerFactory implements HarnessFactory {
         const url = `http://127.0.0.1:${parseDockerPort(ported.stdout)}`;
         client = new HttpAgentClient(url, `${this.name} agent ${image} at ${url}`, { token });
       }
-      return { client, capabilities: (await this.waitHealthy(client, box)).capabilities };
+      try {
+        return { client, capabilities: (await this.waitHealthy(client, box)).capabilities };
+      } catch (err) {
+        await client.close();
+        throw err;
+      }
     };
     // Both settle before either's failure is handled: a bridge still starting when the sweep failed is closed too.
     const [swept, reached] = await Promise.allSettled([sweep, reach()]);

@@ -169,7 +169,12 @@ export class HttpHarness implements Harness {
 
   async close(): Promise<void> {
     this.run?.abort.abort();
-    await this.parts.release();
+    try {
+      await this.parts.release();
+    } finally {
+      // After release, whose /shutdown is the session's last request to the agent.
+      await this.parts.client.close();
+    }
   }
 
   /** False after the agent could not be reached or broke a stream: the session opens it afresh. */

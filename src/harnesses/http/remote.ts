@@ -37,7 +37,10 @@ export class RemoteFactory implements HarnessFactory {
     const url = remoteUrl(options.config.options, this.name);
     const session = nuiSessionOptions(options.config.options, this.name);
     const client = new HttpAgentClient(url, `${this.name} agent at ${url}`);
-    await client.info(this.timeouts.infoMs);
+    await client.info(this.timeouts.infoMs).catch(async (err) => {
+      await client.close();
+      throw err;
+    });
     return HttpHarness.open({ client, options, session, timeouts: this.timeouts, release: async () => {} });
   }
 }
