@@ -8,6 +8,7 @@ import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { Agent } from "undici";
 import type { ExitKills } from "../../core/exit-kills.js";
 import { tailOf } from "../../core/redact.js";
 import type { McpServer } from "../../protocol/config.js";
@@ -59,6 +60,8 @@ export class McpConnection {
     private readonly stderr: StderrTail | undefined,
     public tools: McpToolInfo[],
     private readonly stopped: { why?: string },
+    /** An HTTP server's connections (see makeTransport), destroyed with this connection. */
+    private readonly pool: Agent | undefined,
   ) {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.onToolsChanged?.());
     client.onclose = () => {
@@ -80,7 +83,7 @@ export class McpConnection {
    * gives up at once (the session closed): a server that hangs at initialize is not waited for.
    */
   static async open(spec: ServerSpec, timeoutMs: number, stop?: AbortSignal): Promise<McpConnection> {
-    const { transport, stderr } = makeTransport(spec);
+    const { transport, stderr, pool } = makeTransport(spec);
     const stopped: { why?: string } = {};
     if (transport instanceof GroupStdioTransport) {
       const stop = (why: string) => {
@@ -112,9 +115,10 @@ export class McpConnection {
       })();
       start.catch(() => {});
       const tools = await Promise.race([start, deadline]);
-      return new McpConnection(client, stderr, tools, stopped);
+      return new McpConnection(client, stderr, tools, stopped, pool);
     } catch (err) {
       await client.close().catch(() => {});
+      await pool?.destroy().catch(() => {});
       const said = stderr?.lastLines();
       throw new Error(`${startError(spec, err)}${said ? `; it said: ${said}` : ""}`);
     } finally {
@@ -147,6 +151,7 @@ export class McpConnection {
   async close(): Promise<void> {
     this.closing = true;
     await this.client.close().catch(() => {});
+    await this.pool?.destroy().catch(() => {});
   }
 }
 
@@ -173,16 +178,26 @@ async function listAll(
   return tools;
 }
 
-function makeTransport(spec: ServerSpec): { transport: Transport; stderr?: StderrTail } {
+function makeTransport(spec: ServerSpec): { transport: Transport; stderr?: StderrTail; pool?: Agent } {
   const { config, name, env } = spec;
   const where = `mcp_servers.${name}`;
   if (config.url !== undefined) {
     const url = new URL(expandVars(config.url, env, `${where}.url`));
     const headers = expandRecord(config.headers, env, `${where}.headers`);
-    const fetch = limitedFetch();
+    // The server's own connections, with none of fetch's default 300 s header and body timeouts: a call's answer
+    // (or its SSE stream, or the server's GET stream) may be silent for longer, and call_timeout_ms is what bounds
+    // it. On fetch's shared pool a call given more than 300 s failed at 300 s, and a closed connection's idle
+    // sockets stayed open for the next server on the same address.
+    const pool = new Agent({ bodyTimeout: 0, headersTimeout: 0 });
+    const fetch = limitedFetch(undefined, (input, init) =>
+      globalThis.fetch(input, { ...init, dispatcher: pool } as RequestInit),
+    );
     if (config.type === "sse")
-      return { transport: new SSEClientTransport(url, { requestInit: { headers }, fetch }) };
-    return { transport: new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch }) };
+      return { transport: new SSEClientTransport(url, { requestInit: { headers }, fetch }), pool };
+    return {
+      transport: new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch }),
+      pool,
+    };
   }
   const stderr = new StderrTail();
   const cwd = config.cwd === undefined ? spec.baseDir : resolveDir(spec.baseDir, config.cwd);
