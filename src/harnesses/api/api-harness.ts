@@ -113,6 +113,7 @@ export class ApiHarness implements Harness {
   async close(): Promise<void> {
     this.running?.abort.abort();
     await this.conversation.close();
+    await this.model.close();
   }
 
   private async saveLeftoverSteers(): Promise<void> {

@@ -10,6 +10,7 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { createOpenRouter } from "@openrouter/ai-sdk-provider";
 import type { LanguageModel } from "ai";
 import { createOllama } from "ollama-ai-provider-v2";
+import { Agent } from "undici";
 import type { ProviderCredentials } from "../../protocol/runner.js";
 import { withBoundedAnswers } from "./answer-bytes.js";
 import { withoutRedirects } from "./no-redirects.js";
@@ -156,6 +157,8 @@ export interface ResolvedModel {
   streamError?: () => string | undefined;
   /** The model's refusal must be read from the raw chunks: its SDK package drops it. */
   refusalsInRaw?: boolean;
+  /** Closes the session's connections to the provider (when the session closes). */
+  close(): Promise<void>;
 }
 
 /**
@@ -227,7 +230,13 @@ export function resolveModel(
   }
   const baseURL = rawBase ? (kind.normalizeBaseUrl ?? trimSlash)(rawBase) : kind.defaultBaseUrl;
   const errors = kind.dropsStreamErrors ? new StreamErrorLines() : undefined;
-  const fetch = withBoundedAnswers(withoutRedirects(provider, globalThis.fetch));
+  // The session's own connections, with none of fetch's default 300 s header and body timeouts: idle_timeout_ms
+  // says how long a provider may be quiet (a local model loading, a long think), and on fetch's shared pool a
+  // session given more than 300 s was cut at 300 s with a bare "fetch failed" or "terminated".
+  const pool = new Agent({ bodyTimeout: 0, headersTimeout: 0 });
+  const pooled: typeof globalThis.fetch = (input, init) =>
+    globalThis.fetch(input, { ...init, dispatcher: pool } as RequestInit);
+  const fetch = withBoundedAnswers(withoutRedirects(provider, pooled));
   const model = kind.create({
     modelId,
     ...(baseURL ? { baseURL } : {}),
@@ -241,6 +250,7 @@ export function resolveModel(
     model,
     ...(errors ? { streamError: () => errors.last() } : {}),
     ...(kind.dropsRefusals ? { refusalsInRaw: true } : {}),
+    close: () => pool.destroy().catch(() => {}),
   };
 }
 
