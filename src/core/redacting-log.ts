@@ -11,9 +11,17 @@ export function redactingLog(log: EventLog, redactor: Redactor): EventLog {
   return new RedactingLog(log, redactor);
 }
 
+/** Delta text held back, and the append whose batch it was cut from. */
+interface Held {
+  text: string;
+  batch: number;
+}
+
 class RedactingLog implements EventLog {
   /** Delta text held back, by turn ("" for none). */
-  private readonly held = new Map<string, string>();
+  private readonly held = new Map<string, Held>();
+  /** Counts the appends that hold text back, so a failed one forgets only what it held. */
+  private batches = 0;
 
   constructor(
     private readonly log: EventLog,
@@ -35,14 +43,23 @@ class RedactingLog implements EventLog {
 
   append(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]> {
     const out: NewEvent[] = [];
+    let batch = 0;
     for (const event of events) {
       if (event.type === "assistant.delta") {
         const key = event.turn ?? "";
         const prior = this.held.get(key);
-        const text = this.redactor.redact(prior === undefined ? event.data.text : prior + event.data.text);
+        const text = this.redactor.redact(
+          prior === undefined ? event.data.text : prior.text + event.data.text,
+        );
         const hold = this.redactor.pendingTail(text);
-        if (prior !== undefined) this.held.delete(key);
-        if (hold > 0) this.held.set(key, text.slice(text.length - hold));
+        if (hold > 0) {
+          batch ||= ++this.batches;
+          const tail = text.slice(text.length - hold);
+          if (prior) {
+            prior.text = tail;
+            prior.batch = batch;
+          } else this.held.set(key, { text: tail, batch });
+        } else if (prior !== undefined) this.held.delete(key);
         // Most deltas pass unchanged: they go on as they are, with no copy made on the relay's hot path.
         if (hold === 0 && text === event.data.text) out.push(event);
         else if (text.length > hold) {
@@ -53,7 +70,11 @@ class RedactingLog implements EventLog {
       this.release(out);
       out.push(this.redactor.redactDeep(event));
     }
-    return out.length > 0 ? this.log.append(out, options) : Promise.resolve([]);
+    if (out.length === 0) return Promise.resolve([]);
+    const written = this.log.append(out, options);
+    // A held tail is the end of text that is lost with its batch: released later, it would follow the gap alone.
+    if (batch > 0) written.catch(() => this.forget(batch));
+    return written;
   }
 
   read(after: number, limit?: number): Promise<SessionEvent[]> {
@@ -77,9 +98,13 @@ class RedactingLog implements EventLog {
 
   /** What was held back was not a secret after all (something else came first): it goes out as a delta. */
   private release(out: NewEvent[]): void {
-    for (const [turn, text] of this.held) {
+    for (const [turn, { text }] of this.held) {
       out.push({ type: "assistant.delta", ...(turn ? { turn } : {}), data: { text } } as NewEvent);
     }
     this.held.clear();
+  }
+
+  private forget(batch: number): void {
+    for (const [turn, held] of this.held) if (held.batch === batch) this.held.delete(turn);
   }
 }
