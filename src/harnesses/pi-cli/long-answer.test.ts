@@ -64,7 +64,7 @@ afterEach(() => {
 });
 
 it("decodes pi's streamed lines in proportion to what is new in them, not to the whole partial message", async () => {
-  const { dir, bin, native } = standIns.make("brain-pi-long-answer-", "pi", PI);
+  const { bin, native } = standIns.make("brain-pi-long-answer-", "pi", PI);
   const logged: HarnessEvent[] = [];
   const options = bareHarnessOptions(native);
   const harness = await new PiCliFactory({ bin }).open({ ...options, emit: (e) => logged.push(e) });
