@@ -6,6 +6,7 @@ import type { Context, MiddlewareHandler, Next } from "hono";
 import type { Brain } from "../core/brain.js";
 import type { HitlResponseEnvelope } from "../protocol/nui/hitl.js";
 import { ApiError, readText } from "./errors.js";
+import { HITL_LIST, merged, responseOf } from "./hitl/cluster-list.js";
 import { pendingInStoredLog, storedAlone } from "./hitl/cluster-read.js";
 import { waitInStoredLog } from "./hitl/cluster-wait.js";
 import { pendingInSeveral } from "./hitl/service.js";
@@ -84,11 +85,10 @@ const SESSION_COMMAND = /^\/v1\/sessions\/([A-Za-z0-9_-]{1,64})(?:\/|$)/;
 /** The commands that take an Idempotency-Key (src/protocol/endpoints.ts): safe to send again. */
 const KEYED_COMMAND =
   /^\/v1\/sessions\/[A-Za-z0-9_-]{1,64}\/(?:prompt|steer|interrupt|checkpoints|requests\/[^/]+)$/;
-/** nui's HITL answers (respond, cancel): by request id, on whichever node has the request pending. */
-const HITL_LIST = /^(?:\/nui\/[^/]+)?\/api\/hitl\/requests\/?$/;
 const HITL_WAIT = /^(?:\/nui\/[^/]+)?\/api\/hitl\/requests\/([^/]+)\/wait$/;
 /** whereAlone's answer for a request pending in a session open on this node. */
 const HERE = Symbol("here");
+/** nui's HITL answers (respond, cancel): by request id, on whichever node has the request pending. */
 const HITL_ANSWER = /^(?:\/nui\/[^/]+)?\/api\/hitl\/requests\/([^/]+?)(?:\/respond)?$/;
 
 export interface ForwardParts {
@@ -314,60 +314,8 @@ function headersOf(c: Context): Record<string, string> {
   return headers;
 }
 
-/** Whether a request gathered from every node is nui's tenant-wide HITL list, the one read a node answers so. */
-export function isTenantList(request: RoutedRequest): boolean {
-  const url = new URL(request.path, "http://x");
-  return request.method === "GET" && HITL_LIST.test(url.pathname) && !url.searchParams.get("sessionId");
-}
-
-/**
- * The nodes' lists as one, oldest first, each request once (a session moving between nodes may be in two). A node
- * whose answer is not a list (it refused the caller, or its list was too large for NATS) is left out; the header
- * says how many nodes' lists are in it, and the first refusal is the answer when no node listed.
- */
-function merged(answers: RoutedResponse[]): Response {
-  const lists = answers.flatMap((a) => {
-    if (a.status !== 200) return [];
-    let list: unknown;
-    try {
-      list = JSON.parse(a.body);
-    } catch {
-      return [];
-    }
-    return Array.isArray(list)
-      ? [list as { sessionId?: string; requestId?: string; createdAt?: string }[]]
-      : [];
-  });
-  if (lists.length === 0) return responseOf(answers[0]!);
-  const seen = new Set<string>();
-  const all = lists.flat().filter((r) => {
-    const key = JSON.stringify([r.sessionId, r.requestId]);
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
-  all.sort((x, y) => (x.createdAt ?? "").localeCompare(y.createdAt ?? ""));
-  return new Response(JSON.stringify(all), {
-    status: 200,
-    headers: {
-      "content-type": "application/json",
-      "x-brain-nodes-listed": String(lists.length),
-      ...(lists.length < answers.length
-        ? { "x-brain-nodes-refused": String(answers.length - lists.length) }
-        : {}),
-    },
-  });
-}
-
 function isRouted(c: Context): boolean {
   return (c.env as Record<string, unknown> | undefined)?.[ROUTED] === true;
-}
-
-function responseOf(answer: RoutedResponse): Response {
-  return new Response(answer.body || null, {
-    status: answer.status,
-    headers: answer.contentType ? { "content-type": answer.contentType } : {},
-  });
 }
 
 /** Runs a forwarded request on this node's own app, as if its client had called here. */
