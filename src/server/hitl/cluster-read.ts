@@ -2,6 +2,7 @@
 // (alive in NATS, answering no lookup) or gone. Its session's durable log, which every node reads through the store
 // whatever its owner does, still has it pending: the envelope is built from that, as the wait reads its answer there.
 import type { Brain } from "../../core/brain.js";
+import type { PendingRequest } from "../../core/pending.js";
 import type { HitlRequestEnvelope } from "../../protocol/nui/hitl.js";
 import { DEFAULT_TENANT } from "../auth/tokens.js";
 import { inStoredLogs } from "./cluster-wait.js";
@@ -43,6 +44,24 @@ export async function pendingInStoredLog(
     (p) => p.pending,
     () => [],
   );
-  const request = pending.find((r) => r.id === requestId);
-  return request && isAnswerable(request) ? requestEnvelopeOf(where, request) : undefined;
+  return storedEnvelopes(where, pending).find((e) => e.requestId === requestId);
+}
+
+/**
+ * The answerable requests of a stored log's pending ones as nui's envelopes, as a live owner lists them: a request
+ * of several questions once, under its first question's id, with every question still pending (the log's
+ * `request` says whose each is; the owner's desk, which knows it too, is out of reach).
+ */
+export function storedEnvelopes(session: string, pending: PendingRequest[]): HitlRequestEnvelope[] {
+  const ids = new Set(pending.map((r) => r.id));
+  // Its own request when that is no longer pending: a question left alone is listed as itself.
+  const requestOf = (r: PendingRequest) =>
+    r.kind === "question.requested" && typeof r.data.request === "string" && ids.has(r.data.request)
+      ? r.data.request
+      : r.id;
+  return pending.flatMap((request) => {
+    if (!isAnswerable(request) || requestOf(request) !== request.id) return [];
+    const more = pending.filter((q) => q.id !== request.id && requestOf(q) === request.id);
+    return [requestEnvelopeOf(session, request, undefined, more)];
+  });
 }

@@ -1,0 +1,51 @@
+// Cluster mode, nui HITL reads of a session whose owner is frozen (SIGSTOP: alive in NATS, answering nothing): the
+// node asked answers from the session's stored log what the owner would: a request of several questions with every
+// question, the same envelope the live owner gave.
+import { describe, expect, it } from "vitest";
+import type { BrainNode } from "../../src/testing/brain-node.js";
+import { raw } from "../../src/testing/http.js";
+import { useBrainCluster } from "./bed.js";
+
+const bed = useBrainCluster();
+
+/** Session `id` on `owner`, in a long turn, with nui request `requestId` of two questions pending in it. */
+async function asking(owner: BrainNode, id: string, requestId: string): Promise<void> {
+  await owner.client.create({ id, harness: "echo", config: { options: { delay_ms: 25 } } });
+  await owner.client.prompt(id, Array.from({ length: 400 }, (_, w) => `w${w}`).join(" "));
+  const created = await raw(owner.url, "POST", "/api/hitl/requests", {
+    body: {
+      kind: "question",
+      sessionId: id,
+      requestId,
+      payload: { message: "Which?", questions: [{ question: "One?" }, { question: "Two?", header: "2" }] },
+    },
+  });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+}
+
+/**
+ * What an envelope says of its request, its times aside (the owner's desk's, out of reach of the stored log), and
+ * the routing its maker gave it (kept with the maker's envelope on the owner, never logged).
+ */
+const said = (envelope: Record<string, unknown>) => {
+  const { createdAt: _c, expiresAt: _e, ttlSeconds: _t, routing: _r, ...rest } = envelope;
+  return rest;
+};
+
+describe("HITL reads of a session whose owner is frozen", () => {
+  it("a read of a request of several questions is the owner's envelope, every question in it", async () => {
+    const [a, b] = bed.nodes;
+    await asking(b, "multi-b", "multi");
+    const live = await raw(b.url, "GET", "/api/hitl/requests/multi");
+    expect(live.status, JSON.stringify(live.body)).toBe(200);
+    b.pause();
+    try {
+      const read = await raw(a.url, "GET", "/api/hitl/requests/multi?sessionId=multi-b");
+      expect(read.status, JSON.stringify(read.body)).toBe(200);
+      expect(said(read.body)).toEqual(said(live.body));
+    } finally {
+      b.resume();
+    }
+    await a.client.interrupt("multi-b").catch(() => {});
+  }, 120_000);
+});
