@@ -7,7 +7,7 @@ import type { Brain } from "../core/brain.js";
 import type { HitlResponseEnvelope } from "../protocol/nui/hitl.js";
 import { ApiError, readText } from "./errors.js";
 import { HITL_LIST, merged, responseOf } from "./hitl/cluster-list.js";
-import { pendingInStoredLog, storedAlone } from "./hitl/cluster-read.js";
+import { listedInStoredLog, pendingInStoredLog, storedAlone } from "./hitl/cluster-read.js";
 import { waitInStoredLog } from "./hitl/cluster-wait.js";
 import { pendingInSeveral } from "./hitl/service.js";
 import type { TenantBound } from "./tenant-bound.js";
@@ -153,7 +153,15 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
         if (session === HERE) return next();
         const request = { method, path: url.pathname + url.search, headers };
         const answer = session ? await router.forward(session, request) : undefined;
-        if (answer || listed) return answer ? responseOf(answer) : next();
+        if (answer) return responseOf(answer);
+        // A session no node owns now (its owner frozen past its lease, or gone): its stored log has its requests.
+        if (listed) {
+          const runId = c.req.query("runId");
+          const stored = await parts.waits.within(tenant, () =>
+            listedInStoredLog(brain, tenant, listed, runId),
+          );
+          return Response.json(stored);
+        }
         // One request no node answered for (its owner frozen, answering no lookup, or gone): the store's log may
         // have it pending. That lookup reads the store's list and logs: under the tenant's wait bound, as a wait's.
         const stored = await parts.waits.within(tenant, () =>

@@ -1,6 +1,6 @@
 // Cluster mode, nui HITL reads of a session whose owner is frozen (SIGSTOP: alive in NATS, answering nothing): the
-// node asked answers from the session's stored log what the owner would: a request of several questions with every
-// question, the same envelope the live owner gave.
+// node asked answers from the session's stored log what the owner would, its list of the session's requests and a
+// request of several questions with every question, the same envelope the live owner gave.
 import { describe, expect, it } from "vitest";
 import type { BrainNode } from "../../src/testing/brain-node.js";
 import { raw } from "../../src/testing/http.js";
@@ -47,5 +47,24 @@ describe("HITL reads of a session whose owner is frozen", () => {
       b.resume();
     }
     await a.client.interrupt("multi-b").catch(() => {});
+  }, 120_000);
+
+  it("the list of a session's requests is read from its stored log: each request once", async () => {
+    const [a, b] = bed.nodes;
+    await asking(b, "list-b", "listed");
+    const live = await raw(b.url, "GET", "/api/hitl/requests?sessionId=list-b");
+    const listedLive = live.body as unknown as Record<string, unknown>[];
+    expect([live.status, listedLive.length], JSON.stringify(live.body)).toEqual([200, 1]);
+    b.pause();
+    try {
+      const list = await raw(a.url, "GET", "/api/hitl/requests?sessionId=list-b");
+      expect(list.status, JSON.stringify(list.body)).toBe(200);
+      expect((list.body as unknown as Record<string, unknown>[]).map(said)).toEqual(listedLive.map(said));
+      const other = await raw(a.url, "GET", "/api/hitl/requests?sessionId=list-b&runId=no-such-turn");
+      expect([other.status, other.body], JSON.stringify(other.body)).toEqual([200, []]);
+    } finally {
+      b.resume();
+    }
+    await a.client.interrupt("list-b").catch(() => {});
   }, 120_000);
 });

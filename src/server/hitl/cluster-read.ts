@@ -65,3 +65,23 @@ export function storedEnvelopes(session: string, pending: PendingRequest[]): Hit
     return [requestEnvelopeOf(session, request, undefined, more)];
   });
 }
+
+/**
+ * nui's list of the requests pending in `session` (of `tenant`; `runId`: of that turn only), from its stored log:
+ * its owner is frozen or gone, and the log says which are pending as the owner would. [] when the session is not
+ * the tenant's, as a live node lists none of another tenant's.
+ */
+export async function listedInStoredLog(
+  brain: Brain,
+  tenant: string,
+  session: string,
+  runId: string | undefined,
+): Promise<HitlRequestEnvelope[]> {
+  const record = await brain.record(session).catch(() => undefined);
+  if (!record || (record.tenant ?? DEFAULT_TENANT) !== tenant) return [];
+  const pending = await brain.pending(session).then(
+    (p) => p.pending,
+    () => [],
+  );
+  return storedEnvelopes(session, pending).filter((e) => !runId || e.runId === runId);
+}
