@@ -152,7 +152,9 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
         const session = named || (await whereAlone(one!, tenant));
         if (session === HERE) return next();
         const request = { method, path: url.pathname + url.search, headers };
-        const answer = session ? await router.forward(session, request) : undefined;
+        // A read changes nothing: an owner that holds the session but did not answer in time (slow, or frozen
+        // within its lease) is read for from the stored log, as one that no longer holds it is, not a 503.
+        const answer = session ? await router.forward(session, request).catch(unanswered) : undefined;
         if (answer) return responseOf(answer);
         // A session no node owns now (its owner frozen past its lease, or gone): its stored log has its requests.
         if (listed) {
@@ -160,14 +162,14 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
           const stored = await parts.waits.within(tenant, () =>
             listedInStoredLog(brain, tenant, listed, runId),
           );
-          return Response.json(stored);
+          return storedRead(stored);
         }
         // One request no node answered for (its owner frozen, answering no lookup, or gone): the store's log may
         // have it pending. That lookup reads the store's list and logs: under the tenant's wait bound, as a wait's.
         const stored = await parts.waits.within(tenant, () =>
           pendingInStoredLog(brain, tenant, session, one!),
         );
-        return stored ? Response.json(stored) : next();
+        return stored ? storedRead(stored) : next();
       } finally {
         release();
       }
@@ -291,6 +293,17 @@ async function toPinnedNode(
   const node = (await brain.record(id).catch(() => undefined))?.pinned?.node;
   if (!node || node === router.node) return undefined;
   return router.toNode(node, request);
+}
+
+/** An owner's silence to a read forwarded to it (503: it still holds the session): no answer, read elsewhere. */
+function unanswered(err: unknown): undefined {
+  if (err instanceof ApiError && err.code === "unavailable") return undefined;
+  throw err;
+}
+
+/** A HITL read answered from the session's stored log, not by its owner: its header says so. */
+function storedRead(body: unknown): Response {
+  return Response.json(body, { headers: { "x-brain-read-from": "stored-log" } });
 }
 
 /** The request id of a nui HITL answer (POST .../respond or DELETE), or undefined for any other request. */

@@ -8,12 +8,13 @@ import { type NatsCluster, startNatsCluster } from "../../src/testing/nats-clust
 /** The lease's time to live: short, so takeovers happen within a test. */
 export const TTL = 2000;
 
-/** The three nodes, once started (beforeAll). */
-export function useBrainCluster(): { nodes: [BrainNode, BrainNode, BrainNode] } {
+/** The three nodes, once started (beforeAll), and the NATS cluster they share (a test's own connections). */
+export function useBrainCluster(): { nodes: [BrainNode, BrainNode, BrainNode]; nats: NatsCluster } {
   let cluster: NatsCluster | undefined;
-  const bed = { nodes: [] as BrainNode[] };
+  const bed = { nodes: [] as BrainNode[], nats: undefined as NatsCluster | undefined };
   beforeAll(async () => {
     cluster = await startNatsCluster();
+    bed.nats = cluster;
     const servers = cluster.servers;
     const started = await Promise.allSettled(
       ["a", "b", "c"].map((n) => startBrainNode(`node-${n}`, servers, { leaseTtlMs: TTL })),
@@ -27,7 +28,7 @@ export function useBrainCluster(): { nodes: [BrainNode, BrainNode, BrainNode] } 
     await Promise.allSettled(bed.nodes.map((n) => n.stop()));
     await cluster?.stop();
   });
-  return bed as { nodes: [BrainNode, BrainNode, BrainNode] };
+  return bed as { nodes: [BrainNode, BrainNode, BrainNode]; nats: NatsCluster };
 }
 
 /** `fn`'s first defined answer, asked every 100 ms for up to `ms`; the timeout names `what` and the last error. */

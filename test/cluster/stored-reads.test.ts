@@ -1,10 +1,13 @@
 // Cluster mode, nui HITL reads of a session whose owner is frozen (SIGSTOP: alive in NATS, answering nothing): the
 // node asked answers from the session's stored log what the owner would, its list of the session's requests and a
-// request of several questions with every question, the same envelope the live owner gave.
+// request of several questions with every question, the same envelope the live owner gave; and the same when the
+// owner holds the session but is slow to answer (the read waited for it, then was refused with 503), saying so in its
+// x-brain-read-from header.
+import { Kvm } from "@nats-io/kv";
 import { describe, expect, it } from "vitest";
 import type { BrainNode } from "../../src/testing/brain-node.js";
 import { raw } from "../../src/testing/http.js";
-import { useBrainCluster } from "./bed.js";
+import { useBrainCluster, waitFor } from "./bed.js";
 
 const bed = useBrainCluster();
 
@@ -66,5 +69,42 @@ describe("HITL reads of a session whose owner is frozen", () => {
       b.resume();
     }
     await a.client.interrupt("list-b").catch(() => {});
+  }, 120_000);
+
+  it("a read naming a session whose owner holds it but does not answer is read from the stored log, and says so", async () => {
+    const [a, b] = bed.nodes;
+    await asking(b, "slow-b", "slow");
+    const nc = await bed.nats.connect("slow-owner");
+    const owners = await new Kvm(nc).open("brain_owners");
+    const lease = JSON.stringify({ node: "slow-owner", since: new Date().toISOString() });
+    // An owner alive but slow: it holds the session's lease and answers none of its commands (neither does node-b,
+    // frozen, whose subscription NATS keeps).
+    nc.subscribe("brain.cmd.slow-b");
+    let renewing: NodeJS.Timeout | undefined;
+    b.pause();
+    try {
+      await waitFor("node-b's lease to run out, and the slow owner's claim", async () =>
+        (await owners.create("slow-b", lease).catch(() => undefined)) ? true : undefined,
+      );
+      renewing = setInterval(() => void owners.put("slow-b", lease).catch(() => {}), 200);
+      const read = await raw(a.url, "GET", "/api/hitl/requests/slow?sessionId=slow-b");
+      expect([read.status, read.body.requestId], JSON.stringify(read.body)).toEqual([200, "slow"]);
+      expect(read.headers.get("x-brain-read-from")).toBe("stored-log");
+      const list = await raw(a.url, "GET", "/api/hitl/requests?sessionId=slow-b");
+      const listed = list.body as unknown as { requestId: string }[];
+      expect([list.status, listed.map((r) => r.requestId)], JSON.stringify(list.body)).toEqual([
+        200,
+        ["slow"],
+      ]);
+      expect(list.headers.get("x-brain-read-from")).toBe("stored-log");
+      // It held the session throughout: these reads met an owner that did not answer, not one gone.
+      expect(JSON.parse((await owners.get("slow-b"))!.string()).node).toBe("slow-owner");
+    } finally {
+      clearInterval(renewing);
+      await owners.delete("slow-b").catch(() => {});
+      await nc.close();
+      b.resume();
+    }
+    await a.client.interrupt("slow-b").catch(() => {});
   }, 120_000);
 });
