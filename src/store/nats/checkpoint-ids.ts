@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import type { KV, KvEntry } from "@nats-io/kv";
 import { CheckpointError } from "../../core/checkpoints/index.js";
 import { errorMessage, natsFailure, storedUnanswered } from "./errors.js";
-import { updateOn } from "./kv-update.js";
+import { createOn, updateOn } from "./kv-update.js";
 
 /** The key: not a session id (those have no '.'), so lists of the records bucket pass it by. */
 export function idsKey(session: string): string {
@@ -68,7 +68,7 @@ export async function reserveId(
     const value = JSON.stringify({ runs, by: randomUUID() } satisfies Reserved);
     try {
       if (entry) await updateOn(records, key, value, entry.revision);
-      else await records.create(key, value);
+      else await createOn(records, key, value);
       return checkpointId(id);
     } catch (err) {
       const lost = /wrong last sequence/i.test(errorMessage(err));

@@ -1,9 +1,11 @@
 // Compare-and-set on a cluster KV key (./kv-update.ts): nats-server 2.9 lets writes racing with one expected
 // revision all through, so two nodes patching one session record at once could each be told they won while the
-// later write, made on the revision both read, dropped the earlier one's patch.
+// later write, made on the revision both read, dropped the earlier one's patch; and two nodes claiming a lease let go
+// (a deleted key) could both be told they hold it.
 import { describe, expect, it } from "vitest";
 import { useNatsCluster } from "../../testing/nats-bed.js";
 import { reservedIds, reserveId } from "./checkpoint-ids.js";
+import { Lease } from "./lease.js";
 import { readMark, writeMark } from "./seq-mark.js";
 
 const nats = useNatsCluster();
@@ -59,5 +61,25 @@ describe("reservations two nodes make at once", () => {
       if (held !== 9000) lowered.push(`${session}: ${held}`);
     }
     expect(lowered).toEqual([]);
+  }, 120_000);
+});
+
+describe("a lease two nodes claim at once once it was let go", () => {
+  it("is held by one of them, every time", async () => {
+    const [a, b] = await nats.twoNodes("claims", { leases: false });
+    const both: string[] = [];
+    // Racing is a matter of chance: 6 rounds of 40 gave both nodes the lease here without the fix.
+    for (let i = 0; i < 40; i++) {
+      const session = `s${i}`;
+      await (await Lease.claim(a.ctx.leases, session, { node: "a" }, 60_000)).release();
+      const claims = await Promise.allSettled([
+        Lease.claim(a.ctx.leases, session, { node: "a" }, 60_000),
+        Lease.claim(b.ctx.leases, session, { node: "b" }, 60_000),
+      ]);
+      const held = claims.flatMap((c) => (c.status === "fulfilled" ? [c.value] : []));
+      if (held.length !== 1) both.push(`${session}: held by ${held.map((l) => l.holder.node).join(", ")}`);
+      for (const lease of held) await lease.release();
+    }
+    expect(both).toEqual([]);
   }, 120_000);
 });

@@ -29,3 +29,30 @@ export async function updateOn(kv: KV, key: string, value: string, revision: num
     description: `wrong last sequence: ${key} was updated on revision ${revision} by another writer`,
   });
 }
+
+/**
+ * Writes `value` to `key` if it holds none (never written, or deleted); resolves with the new revision. Kv.create
+ * writes over a deleted key's marker by a plain compare-and-set, which nats-server 2.9 lets two racing writers
+ * both pass (two nodes both claimed one released lease, 6 rounds of 40 here): that write is made by updateOn.
+ */
+export async function createOn(kv: KV, key: string, value: string): Promise<number> {
+  let first: unknown;
+  try {
+    // A key never written: the server refuses the second of two such writes, it did in every race here.
+    return await kv.put(key, value, { previousSeq: 0 });
+  } catch (err) {
+    if (!(err instanceof JetStreamApiError) || !wrongLast(err)) throw err;
+    first = err;
+  }
+  const entry = await kv.get(key);
+  if (entry?.operation !== "DEL" && entry?.operation !== "PURGE") throw first;
+  return updateOn(kv, key, value, entry.revision);
+}
+
+function wrongLast(err: JetStreamApiError): boolean {
+  const code = err.code;
+  return (
+    code === JetStreamApiCodes.StreamWrongLastSequence ||
+    code === JetStreamApiCodes.StreamWrongLastSequenceUnknown
+  );
+}

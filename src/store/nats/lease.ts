@@ -5,6 +5,7 @@
 // own clock has not noticed yet.
 import type { KV } from "@nats-io/kv";
 import { errorMessage, fenced, NatsStoreError, storedUnanswered } from "./errors.js";
+import { createOn } from "./kv-update.js";
 
 export interface LeaseHolder {
   /** The node's id, as other nodes see it (its name, or its URL for routing). */
@@ -43,7 +44,7 @@ export class Lease {
     const startedAt = monotonicNow();
     const value = JSON.stringify({ node: holder.node, since: new Date().toISOString() });
     try {
-      const revision = await bucket.create(session, value);
+      const revision = await createOn(bucket, session, value);
       return new Lease(bucket, session, holder, revision, ttlMs, startedAt);
     } catch (err) {
       // A claim stored without its answer (a timeout through a leader election): the key holds this very value.

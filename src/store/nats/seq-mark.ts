@@ -4,7 +4,7 @@
 // took the new events for ones it had seen (Last-Event-ID replays nothing) while seqs meant two events each.
 import type { KV, KvEntry } from "@nats-io/kv";
 import { errorMessage, natsFailure } from "./errors.js";
-import { updateOn } from "./kv-update.js";
+import { createOn, updateOn } from "./kv-update.js";
 
 /** The mark's key: not a session id (those have no '.'), so lists of the bucket pass it by. */
 export function markKey(session: string): string {
@@ -52,7 +52,7 @@ export async function writeMark(
       const value = JSON.stringify({ incarnation, seq });
       try {
         if (entry) await updateOn(records, key, value, entry.revision);
-        else await records.create(key, value);
+        else await createOn(records, key, value);
         return seq;
       } catch (err) {
         if (tries >= 10 || !/wrong last sequence/i.test(errorMessage(err))) throw err;

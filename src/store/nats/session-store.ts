@@ -14,7 +14,7 @@ import { ReplicatedCheckpoints } from "./checkpoints.js";
 import type { NatsContext } from "./context.js";
 import { errorMessage, fenced, NatsStoreError, natsFailure, storedUnanswered } from "./errors.js";
 import { NatsEventLog } from "./event-log.js";
-import { updateOn } from "./kv-update.js";
+import { createOn, updateOn } from "./kv-update.js";
 import { Lease, type LeaseHolder } from "./lease.js";
 import { LogReader } from "./log-read.js";
 import { type OpenScan, scanForOpen } from "./open-scan.js";
@@ -93,7 +93,7 @@ export class NatsSessionStore implements SessionStore {
     const record = newRecord(id, input, badRequest);
     const value = JSON.stringify(record);
     try {
-      await this.ctx.records.create(id, value);
+      await createOn(this.ctx.records, id, value);
     } catch (err) {
       // Stored though its answer was lost: the key holds this very record.
       if (await storedUnanswered(this.ctx.records, id, value)) {
