@@ -2,7 +2,8 @@
 // and nothing else bounds how many a session takes: one tenant's client could prompt a session until the disk
 // was full, and then every tenant's appends on this host would fail. Past the bound the session takes no more of
 // its clients' text (a 429 naming the bound and what to do); what it already logged stays, and a running turn
-// still ends in the log. The bytes are the store's own count of the log's files, so a restart does not reset it.
+// still ends in the log. The bytes are the store's own count (the log's files, or its messages in the cluster's
+// stream), so a restart does not reset it.
 // The daemon checks inside a command's idempotency check: a retried prompt already in the log is answered as it
 // was, never refused for the size it added.
 

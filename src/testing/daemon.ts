@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { echoRunnerPath } from "../cli/setup.js";
 import { BrainClient, type ClientOptions } from "../client/client.js";
-import { Brain } from "../core/brain.js";
+import { Brain, type SessionStore } from "../core/brain.js";
 import type { HarnessFactory } from "../core/harness.js";
 import { HarnessRegistry } from "../core/registry.js";
 import { ProcessFactory } from "../harnesses/process/factory.js";
@@ -62,13 +62,15 @@ export async function startTestDaemon(
     forwardsPerTenant?: number;
     /** The log's file calls (a test that holds a write). */
     io?: LogIO;
+    /** Another store than the embedded one on `home` (the cluster store, to test a daemon in cluster mode). */
+    store?: SessionStore;
     /** DaemonOptions.onError: what `brain serve` logs of a 5xx. */
     onError?: (err: unknown) => void;
   } = {},
 ): Promise<TestDaemon> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), "brain-daemon-"));
   const holder: LogHolder = { kind: "daemon" };
-  const store = new FsSessionStore(home, options.io, holder);
+  const store = options.store ?? new FsSessionStore(home, options.io, holder);
   const echo = new ProcessFactory({ name: "echo", command: process.execPath, args: [echoRunnerPath()] });
   const tokens = options.tokens ?? { admin: newToken(), other: newToken(), observer: newToken() };
   const brain = new Brain({

@@ -16,6 +16,7 @@ import { errorMessage, fenced, NatsStoreError, natsFailure, storedUnanswered } f
 import { NatsEventLog } from "./event-log.js";
 import { createOn, updateOn } from "./kv-update.js";
 import { Lease, type LeaseHolder } from "./lease.js";
+import { LogByteCounts } from "./log-bytes.js";
 import { LogReader } from "./log-read.js";
 import { type OpenScan, scanForOpen } from "./open-scan.js";
 import { watchGone } from "./record-gone.js";
@@ -61,6 +62,8 @@ export class NatsSessionStore implements SessionStore {
   /** The records' summaries, as a watch of their bucket delivers them: what list() answers from. */
   private readonly view: RecordView;
   private readonly tails: TailBudget;
+  /** What each session's log takes of the stream, as last counted here (./log-bytes.ts). */
+  private readonly logSizes = new LogByteCounts();
   private readonly warn: (message: string) => void;
 
   constructor(
@@ -191,6 +194,7 @@ export class NatsSessionStore implements SessionStore {
       throw natsFailure(`cannot remove session ${id}`, err);
     } finally {
       this.leases.delete(id);
+      this.logSizes.forget(id);
       await lease.release();
     }
     await rm(this.paths(id).dir, { recursive: true, force: true });
@@ -267,6 +271,12 @@ export class NatsSessionStore implements SessionStore {
   async lastSeq(id: string): Promise<number> {
     checkId(id);
     return (await new LogReader(this.ctx, id).last())?.end ?? (await this.marked(id));
+  }
+
+  /** The bytes of the session's events the stream holds now (./log-bytes.ts), for the bound on a log's size. */
+  async logBytes(id: string): Promise<number> {
+    checkId(id);
+    return this.logSizes.bytes(id, new LogReader(this.ctx, id));
   }
 
   /** When the log's last batch was stored: the stream's own stamp on its last message. */
