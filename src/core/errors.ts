@@ -14,6 +14,8 @@ export type BrainErrorCode =
   | "pinned"
   /** A bound the operator set (sessions open per tenant) is reached: not an error of this request's shape. */
   | "limit_reached"
+  /** The host's disk (or quota) is full: nothing of the request was kept, nothing acknowledged before is lost. */
+  | "insufficient_storage"
   /** The host failed (disk, a broken file): not the caller's doing. */
   | "brain_error";
 

@@ -25,6 +25,8 @@ export const ApiErrorCode = z.enum([
   "pinned",
   /** A bound the operator set is reached (sessions open per tenant): the message names it and what to do. */
   "limit_reached",
+  /** The host's disk is full: the request was not taken, what was acknowledged before stays; free space, send again. */
+  "insufficient_storage",
 ]);
 export const ApiErrorBody = z.strictObject({
   error: z.strictObject({

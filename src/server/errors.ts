@@ -17,6 +17,9 @@ const STATUS: Record<ApiErrorCode, number> = {
   unavailable: 503,
   pinned: 409,
   limit_reached: 429,
+  // RFC 4918's "unable to store the representation needed to complete the request", as WebDAV and object stores
+  // answer a full disk: the host's condition (5xx, not the caller's), and one that passes once space is freed.
+  insufficient_storage: 507,
 };
 
 export class ApiError extends Error {
@@ -51,6 +54,7 @@ const FROM_CORE: Record<BrainErrorCode, ApiErrorCode> = {
   payload_too_large: "payload_too_large",
   pinned: "pinned",
   limit_reached: "limit_reached",
+  insufficient_storage: "insufficient_storage",
   brain_error: "brain_error",
 };
 

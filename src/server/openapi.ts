@@ -94,6 +94,13 @@ export function openApiDocument(routes: RouteDef[], info: { version: string; aut
               ),
             }
           : {}),
+        ...(route.method !== "GET"
+          ? {
+              "507": errorResponse(
+                "insufficient_storage: the host's disk is full; the request was not taken, nothing acknowledged before is lost: send it again once space is freed",
+              ),
+            }
+          : {}),
       },
     };
     if (route.body) {

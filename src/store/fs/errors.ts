@@ -4,7 +4,7 @@ import { BrainError } from "../../core/errors.js";
 export class StoreError extends BrainError {
   override name = "StoreError";
   constructor(
-    code: "brain_error" | "bad_request" | "locked",
+    code: "brain_error" | "bad_request" | "locked" | "insufficient_storage",
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -17,9 +17,23 @@ export function osMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** A failure of the log's file, naming the file and what was being done. */
+/**
+ * A failure of the log's file, naming the file and what was being done. A full disk also says what it means to
+ * the client (the failed write was undone; what the log acknowledged before stays) and what to do.
+ */
 export function failure(path: string, what: string, err: unknown): StoreError {
-  return new StoreError("brain_error", `event log ${path}: ${what}: ${osMessage(err)}`, { cause: err });
+  const message = `event log ${path}: ${what}: ${osMessage(err)}`;
+  if (!isDiskFull(err)) return new StoreError("brain_error", message, { cause: err });
+  return new StoreError(
+    "insufficient_storage",
+    `${message}. The host's disk is full: this request was not taken, and nothing the session acknowledged before it is lost; free space on the daemon's disk (or raise its quota), then send it again`,
+    { cause: err },
+  );
+}
+
+function isDiskFull(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === "ENOSPC" || code === "EDQUOT";
 }
 
 /** A disk operation that failed, naming it and the path (a StoreError already made is passed through). */
