@@ -41,6 +41,7 @@ function signOut(api) {
   if (localStorage.getItem("brain.token") === api.token) localStorage.removeItem("brain.token");
   $("sessions").replaceChildren();
   $("transcript").replaceChildren();
+  $("announce").textContent = "";
   $("session").hidden = true;
   $("empty").hidden = false;
   $("who").textContent = "";

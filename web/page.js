@@ -44,3 +44,14 @@ export const state = {
 export function showError(id, err) {
   $(id).textContent = err ? (err.message ?? String(err)) : "";
 }
+
+/**
+ * Says `text` through the page's live region (#announce), which a screen reader reads out: what a user must hear
+ * (a turn started or ended, a request waiting), not every streamed piece. Emptied first, so the same words said
+ * twice in a row are read twice.
+ */
+export function announce(text) {
+  const region = $("announce");
+  region.textContent = "";
+  region.textContent = text;
+}

@@ -1,7 +1,7 @@
 // @ts-check
 // One session's page: its head (status, who controls it) and its transcript, read from the log near its end and
 // followed live from there.
-import { $, hashParams, setHash, showError, state } from "./page.js";
+import { $, announce, hashParams, setHash, showError, state } from "./page.js";
 import { refreshSoon, statusOf } from "./sessions.js";
 import { Transcript } from "./transcript.js";
 
@@ -30,6 +30,21 @@ export function setTurnState() {
   $("interrupt").disabled = !running;
   $("send").disabled = running;
   if (state.view?.id === state.session) updateHead(state.view);
+}
+
+/** What a screen reader says of an event a user must hear (the live region's words), or undefined. */
+function heard(event) {
+  const d = event.data ?? {};
+  switch (event.type) {
+    case "turn.started":
+      return "Turn started.";
+    case "turn.settled":
+      return d.error ? `Turn ${d.status}: ${d.error.code}: ${d.error.message}` : `Turn ${d.status}.`;
+    case "permission.requested":
+      return `Permission requested: allow tool ${d.tool}?`;
+    case "question.requested":
+      return `Question waiting: ${d.title ?? d.question}`;
+  }
 }
 
 /** Events a session's page reads at first: a longer log starts near its end, with a button for the rest. */
@@ -68,6 +83,7 @@ export async function openSession(id, all = false) {
   $("session").hidden = false;
   $("s-title").textContent = id;
   showError("s-error");
+  $("announce").textContent = ""; // another session's words
   const transcript = new Transcript(
     $("transcript"),
     (requestId, body) =>
@@ -99,6 +115,12 @@ export async function openSession(id, all = false) {
   // session's events into that transcript and holding one of the tenant's streams.
   if (state.transcript !== transcript) return;
   if (view) updateHead(view);
+  // Events up to the view's last are the session's past, read to fill the transcript: only what comes after it,
+  // and the requests still waiting, are announced.
+  const past = view?.last_seq ?? Number.MAX_SAFE_INTEGER;
+  // (A view's pending also holds the tool calls in flight, which ask nothing of the user.)
+  const waiting = (view?.pending ?? []).filter((p) => p.kind.endsWith(".requested")).length;
+  if (waiting) announce(`${waiting} request${waiting === 1 ? "" : "s"} waiting for an answer.`);
   let start = { after: 0, earlier: [], midTurn: false };
   if (view && !all) {
     try {
@@ -133,6 +155,8 @@ export async function openSession(id, all = false) {
       } catch (err) {
         transcript.note(`event ${event.seq} (${event.type}) could not be shown: ${err?.message ?? err}`);
       }
+      const words = event.seq > past ? heard(event) : undefined;
+      if (words) announce(words);
       if (event.type === "turn.started" || event.type === "turn.settled") {
         setTurnState();
         refreshSoon();
