@@ -6,12 +6,31 @@ import { $, hashParams, setHash, showError, state } from "./page.js";
 import { openSession } from "./session.js";
 import { pollSessions, refreshSessions } from "./sessions.js";
 
+/** This tab's X-Brain-Client: the one who holds control of a session it took. Claimed once per page. */
 export function clientId() {
-  let id = sessionStorage.getItem("brain.client");
-  if (!id) {
-    id = `web-${Math.random().toString(36).slice(2, 10)}`;
-    sessionStorage.setItem("brain.client", id);
-  }
+  state.client ??= claimClientId();
+  return state.client;
+}
+
+/**
+ * The id is kept in sessionStorage, so that a reload keeps control of what the tab controlled. But Chrome copies
+ * sessionStorage into a duplicated tab and into a window.open window while the tab it came from still runs with
+ * the id: the two would act as one client. So a page leaving the tab (reload, navigation) marks the id released,
+ * and the next page in the tab takes it only with that mark; a copy made from a running page has no mark and
+ * makes its own id. (A tab restored after a crash, which never said pagehide, makes a new one too: control can be
+ * taken again.)
+ */
+function claimClientId() {
+  const kept = sessionStorage.getItem("brain.client");
+  const released = kept && sessionStorage.getItem("brain.client.released") === kept;
+  sessionStorage.removeItem("brain.client.released");
+  const id = released ? kept : `web-${Math.random().toString(36).slice(2, 10)}`;
+  sessionStorage.setItem("brain.client", id);
+  window.addEventListener("pagehide", () => sessionStorage.setItem("brain.client.released", id));
+  // Back from the back-forward cache: the page runs again with its id, which is not free for a copy to take.
+  window.addEventListener("pageshow", (e) => {
+    if (e.persisted) sessionStorage.removeItem("brain.client.released");
+  });
   return id;
 }
 

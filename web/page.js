@@ -23,6 +23,8 @@ export function setHash(params) {
 }
 
 export const state = {
+  /** This tab's X-Brain-Client (login.js, clientId). */
+  client: undefined,
   api: undefined,
   session: undefined,
   view: undefined,
