@@ -1,6 +1,6 @@
 // The web UI for a screen reader, in a real browser: the transcript is not a live region (every streamed piece
 // would be read out), one separate status region says what a user must hear (a turn started or ended, a request
-// waiting), and the session's error line is an alert.
+// waiting), and the session's error line and the new-session form's are alerts.
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { useTestBrowser } from "../testing/use-browser.js";
@@ -62,6 +62,23 @@ describe("web UI's live regions", () => {
       await listen(page);
       await page.locator(".request:not(.answered)").getByRole("button", { name: "Allow" }).click();
       await expect.poll(() => heard(page)).toEqual(["Turn completed."]);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("web UI's new-session form", () => {
+  it("says why a session could not be created in an alert", async () => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}`);
+      await page.locator("#main").waitFor();
+      await page.fill("#new-tools", "no-such-tool");
+      await page.click("#create");
+      const alert = page.getByRole("alert").filter({ hasText: /\S/ });
+      await expect.poll(() => alert.count()).toBe(1);
+      expect(await alert.getAttribute("id")).toBe("new-error");
     } finally {
       await page.close();
     }
