@@ -2,6 +2,7 @@
 // POST /shutdown. The stream is read by the shared SSE client (src/protocol/sse.ts); each event's data is one
 // harness event object.
 import { Agent } from "undici";
+import { fetchFailure } from "../../core/fetch-failure.js";
 import { HarnessError } from "../../core/harness.js";
 import { headOf } from "../../core/redact.js";
 import { MAX_ANSWER_BYTES, responseText } from "../../core/response-text.js";
@@ -79,7 +80,7 @@ export class HttpAgentClient {
         signal: AbortSignal.timeout(timeoutMs),
       } as RequestInit);
     } catch (err) {
-      throw new HarnessError("brain_error", `${this.name}: GET ${url} failed: ${reason(err)}`);
+      throw new HarnessError("brain_error", `${this.name}: GET ${url} failed: ${fetchFailure(err)}`);
     }
     refuseRedirect(response, this.name, `GET ${url}`);
     const { text, over } = await responseText(
@@ -141,7 +142,7 @@ export class HttpAgentClient {
       response = await fetch(url, init);
     } catch (err) {
       if (signal.aborted) return "aborted";
-      throw new HarnessError("brain_error", `${this.name}: POST ${url} failed: ${reason(err)}`);
+      throw new HarnessError("brain_error", `${this.name}: POST ${url} failed: ${fetchFailure(err)}`);
     }
     refuseRedirect(response, this.name, `POST ${url}`);
     if (!response.ok || !response.body) {
@@ -178,7 +179,7 @@ export class HttpAgentClient {
       if (signal.aborted) return "aborted";
       throw new HarnessError(
         "brain_error",
-        `${this.name}: the event stream of POST ${url} broke: ${reason(err)}`,
+        `${this.name}: the event stream of POST ${url} broke: ${fetchFailure(err)}`,
       );
     }
     if (signal.aborted && !ended) return "aborted";
@@ -222,7 +223,7 @@ export class HttpAgentClient {
         signal: AbortSignal.timeout(timeoutMs),
       } as RequestInit);
     } catch (err) {
-      throw new HarnessError("brain_error", `${this.name}: POST ${url} failed: ${reason(err)}`);
+      throw new HarnessError("brain_error", `${this.name}: POST ${url} failed: ${fetchFailure(err)}`);
     }
     refuseRedirect(response, this.name, `POST ${url}`);
     const { text, over } = await responseText(
@@ -299,11 +300,4 @@ function refuseRedirect(response: Response, name: string, request: string): void
     "brain_error",
     `${name}: ${request} answered a redirect (${response.status}); Brain does not follow an agent's redirects: give the agent's own address (config.options.url, or host and port)`,
   );
-}
-
-/** The cause behind fetch's bare "fetch failed". */
-function reason(err: unknown): string {
-  const e = err as { message?: string; cause?: { code?: string; message?: string } };
-  const cause = e.cause?.code ?? e.cause?.message;
-  return cause ? `${e.message ?? String(err)} (${cause})` : (e.message ?? String(err));
 }

@@ -3,6 +3,7 @@
 // (it can take many seconds to start), JSON calls, and the `/event` SSE stream.
 import { randomBytes } from "node:crypto";
 import { Agent } from "undici";
+import { fetchFailure } from "../../core/fetch-failure.js";
 import { freePort } from "../../core/free-port.js";
 import { type ContainerContext, HarnessError } from "../../core/harness.js";
 import { headOf } from "../../core/redact.js";
@@ -291,9 +292,7 @@ export class OpencodeServer {
    * names neither the call nor why, so its cause and the server's last words are added.
    */
   private dropped(request: string, err: unknown): HarnessError {
-    const e = err as { message?: string; cause?: { code?: string; message?: string } };
-    const cause = e.cause?.code ?? e.cause?.message;
-    const why = cause ? `${e.message ?? String(err)} (${cause})` : (e.message ?? String(err));
+    const why = fetchFailure(err);
     const tail = this.child.stderrTail();
     return new HarnessError(
       "brain_error",

@@ -119,7 +119,9 @@ describe("an HTTP MCP server that answers a call with a body past the limit", ()
       content: [
         {
           type: "text",
-          text: 'MCP server "big" could not be reached for t: the server sent a response over 10 MiB, more than Brain reads as one message',
+          text:
+            'MCP server "big" could not be reached for t: the server sent a response over 10 MiB, more than Brain reads as one message' +
+            "; no more automatic restarts (it has answered no call since the last ones): the next call to one of its tools starts it again",
         },
       ],
     });

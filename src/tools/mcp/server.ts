@@ -4,6 +4,7 @@
 // goes wrong, a call gets an error result the model can read, and the session gets a `tool.service` event;
 // nothing throws.
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { fetchFailure, neverSent } from "../../core/fetch-failure.js";
 import type { ToolResult, ToolSchema } from "../../protocol/runner.js";
 import { type ToolService, type ToolServiceEvent, textResult } from "../tool-service.js";
 import { McpConnection, type ServerSpec } from "./connection.js";
@@ -241,8 +242,9 @@ export class McpServerService implements ToolService {
     });
   }
 
-  private lost(connection: McpConnection, reason: string): void {
-    if (this.connection !== connection || this.stopped) return;
+  /** Whether an automatic restart is due (false also when the connection was not the live one). */
+  private lost(connection: McpConnection, reason: string): boolean {
+    if (this.connection !== connection || this.stopped) return false;
     this.connection = undefined;
     this.lastError = `it exited (${reason})`;
     const restarting = this.scheduleRestart();
@@ -251,6 +253,7 @@ export class McpServerService implements ToolService {
       state: "exited",
       message: `${reason}${restarting ? "" : OUT_OF_RESTARTS}`,
     });
+    return restarting;
   }
 
   /** Counts a failed first start, sets when a turn may try again, and says when. */
@@ -305,11 +308,21 @@ export class McpServerService implements ToolService {
       return `${server} answered ${tool} with something that is not an MCP tool result: ${problems}`;
     // Not an answer from the server: the connection itself failed (an HTTP server went away). Start afresh, and
     // end this connection for good: a stdio server's process would otherwise run on beside its replacement.
+    // fetch says only "fetch failed": its cause (a reset, a refusal) is what tells a server that is down from
+    // one that dropped the call halfway, and whether the call may have run.
+    const why = fetchFailure(err);
+    const dropped = (err as { cause?: unknown } | undefined)?.cause !== undefined;
+    const ran = neverSent(err)
+      ? "; the call did not reach it"
+      : dropped
+        ? "; it may have run the call before the connection failed: look for its effect before calling it again"
+        : "";
+    let next = "";
     if (this.connection === connection) {
-      this.lost(connection, (err as Error).message);
+      next = this.lost(connection, why) ? "; it is being reconnected" : OUT_OF_RESTARTS;
       void connection.close();
     }
-    return `${server} could not be reached for ${tool}: ${(err as Error).message}`;
+    return `${server} could not be reached for ${tool}: ${why}${ran}${next}`;
   }
 }
 
