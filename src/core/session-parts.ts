@@ -102,8 +102,16 @@ export async function openHarness(parts: SessionParts, links: HarnessLinks): Pro
 
 /** A harness that does not hold the conversation the log says fails loudly: never a silent fresh start. */
 export async function verifyHistory(harness: Harness, parts: SessionParts): Promise<void> {
-  const expected = harness.verify && (await parts.history?.());
-  const missing = expected && (await harness.verify!(expected));
+  let missing: string | undefined;
+  try {
+    const expected = harness.verify && (await parts.history?.());
+    missing = expected ? await harness.verify!(expected) : undefined;
+  } catch (err) {
+    // A check that failed (an agent's /verify answered an error) leaves the harness unopened, as a failed one
+    // does: nothing else would close it, and its agent's connections (a container, for docker) would stay.
+    await harness.close().catch(() => {});
+    throw err;
+  }
   if (!missing) return;
   await harness.close().catch(() => {});
   throw new HarnessError(

@@ -4,8 +4,13 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { HarnessFactory } from "../../core/harness.js";
 import { makeBrain, type TestBrain } from "../../testing/brain.js";
-import { RemoteFactory } from "./remote.js";
+import { nuiSessionOptions } from "../nui/session-options.js";
+import { AgentState } from "./agent-state.js";
+import { HttpAgentClient } from "./client.js";
+import { HttpHarness } from "./http-harness.js";
+import { DEFAULT_REMOTE_TIMEOUTS, RemoteFactory } from "./remote.js";
 
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -19,7 +24,10 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** An agent that answers every run with one text and done, and keeps its connections open between requests. */
+/**
+ * An agent that answers every run with one text and done (naming its conversation), and keeps its connections
+ * open between requests. Its /verify fails.
+ */
 async function lingeringAgent(): Promise<{ url: string; open: Set<Socket> }> {
   const open = new Set<Socket>();
   server = createServer(async (req, res) => {
@@ -28,8 +36,9 @@ async function lingeringAgent(): Promise<{ url: string; open: Set<Socket> }> {
       return res.end(JSON.stringify({ name: "lingering", version: "1", capabilities: {} }));
     if (req.url === "/run") {
       res.writeHead(200, { "content-type": "text/event-stream" });
-      return res.end('data: {"type":"text","content":"fine"}\n\ndata: {"type":"done"}\n\n');
+      return res.end('data: {"type":"text","content":"fine"}\n\ndata: {"type":"done","sessionId":"c1"}\n\n');
     }
+    if (req.url === "/verify") return res.writeHead(500).end(JSON.stringify({ error: "verify broke" }));
     res.end(JSON.stringify({ ok: true }));
   });
   server.keepAliveTimeout = 600_000;
@@ -51,5 +60,31 @@ describe("an HTTP/SSE agent's connections", () => {
       await t.brain.closeSession(session.id);
       await expect.poll(() => agent.open.size, { timeout: 20_000 }).toBe(0);
     }
+  });
+
+  it("close when the session's history cannot be verified: the harness that failed to open is closed", async () => {
+    const agent = await lingeringAgent();
+    // An agent that keeps its conversation in the native dir (as the docker harness's CLI agent server does):
+    // a reopened session asks its /verify.
+    const stateful: HarnessFactory = {
+      name: "stateful",
+      supportsSteering: false,
+      async open(options) {
+        const client = new HttpAgentClient(agent.url, "stateful agent");
+        const session = nuiSessionOptions({}, "stateful");
+        const parts = { client, options, session, timeouts: DEFAULT_REMOTE_TIMEOUTS };
+        return HttpHarness.open({ ...parts, state: new AgentState(client), release: async () => {} });
+      },
+    };
+    t = makeBrain({ factories: [stateful] });
+    const session = await t.brain.create({ harness: "stateful" });
+    expect((await (await session.prompt("first")).settled).status).toBe("completed");
+    await t.brain.close();
+    await expect.poll(() => agent.open.size, { timeout: 20_000 }).toBe(0);
+    t = makeBrain({ home: t.home, factories: [stateful] });
+    const again = await (await t.brain.session(session.id)).prompt("second");
+    const outcome = await again.settled;
+    expect(outcome.error?.message).toMatch(/POST \S+\/verify answered 500: verify broke/);
+    await expect.poll(() => agent.open.size, { timeout: 20_000 }).toBe(0);
   });
 });
