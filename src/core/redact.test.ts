@@ -6,15 +6,14 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiHarnessFactory } from "../harnesses/api/factory.js";
 import { ProcessFactory } from "../harnesses/process/factory.js";
-import type { NewEvent, SessionEvent } from "../protocol/events.js";
 import { FsSessionStore, JsonlEventLog } from "../store/fs/index.js";
 import { retireSegments } from "../store/fs/retire.js";
 import { tempDir } from "../testing/brain.js";
 import { type FakeProvider, startFakeProvider } from "../testing/fake-provider/index.js";
+import { memoryLog } from "../testing/memory-log.js";
 import { BuiltinTools } from "../tools/builtin.js";
 import { ToolRouter } from "../tools/router.js";
 import { Brain } from "./brain.js";
-import type { EventLog } from "./event-log.js";
 import type { HarnessFactory } from "./harness.js";
 import { envSecrets, Redactor, tailOf } from "./redact.js";
 import { redactingLog } from "./redacting-log.js";
@@ -22,30 +21,6 @@ import { HarnessRegistry } from "./registry.js";
 
 const KEY = "sk-test-0123456789abcdefSECRET";
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
-
-/** An in-memory log: what a store would have written. */
-function memoryLog(): EventLog & { stored: SessionEvent[] } {
-  const stored: SessionEvent[] = [];
-  return {
-    session: "s",
-    stored,
-    get lastSeq() {
-      return stored.length;
-    },
-    async append(events: NewEvent[]) {
-      const out = events.map(
-        (e, i) => ({ ...e, seq: stored.length + i + 1, ts: "t", session: "s" }) as SessionEvent,
-      );
-      stored.push(...out);
-      return out;
-    },
-    async read(after: number) {
-      return stored.filter((e) => e.seq > after);
-    },
-    subscribe: () => () => {},
-    async close() {},
-  };
-}
 
 describe("Redactor", () => {
   it("replaces every configured secret, longest first, and leaves short values alone", () => {

@@ -1,8 +1,8 @@
 // The log boundary's delta stream (redacting-log.ts) against the algorithm it replaced, which redacted each held
 // tail joined whole to the next delta: on random secrets, texts and splits, what is written must be the same.
 import { describe, expect, it } from "vitest";
-import type { NewEvent, SessionEvent } from "../protocol/events.js";
-import type { EventLog } from "./event-log.js";
+import type { NewEvent } from "../protocol/events.js";
+import { memoryLog } from "../testing/memory-log.js";
 import { Redactor } from "./redact.js";
 import { redactingLog } from "./redacting-log.js";
 
@@ -34,27 +34,6 @@ function reference(redactor: Redactor, deltas: string[]): string[] {
   }
   if (held !== undefined) out.push(held);
   return out;
-}
-
-function memoryLog(): EventLog & { stored: SessionEvent[] } {
-  const stored: SessionEvent[] = [];
-  return {
-    session: "s",
-    stored,
-    get lastSeq() {
-      return stored.length;
-    },
-    async append(events: NewEvent[]) {
-      const out = events.map((e) => ({ ...e, seq: 0, ts: "t", session: "s" }) as SessionEvent);
-      stored.push(...out);
-      return out;
-    },
-    async read() {
-      return [];
-    },
-    subscribe: () => () => {},
-    async close() {},
-  };
 }
 
 function generate(next: () => number) {
