@@ -3,20 +3,9 @@
 import { describe, expect, it } from "vitest";
 import type { NewEvent } from "../protocol/events.js";
 import { memoryLog } from "../testing/memory-log.js";
+import { mulberry32 } from "../testing/rng.js";
 import { Redactor } from "./redact.js";
 import { redactingLog } from "./redacting-log.js";
-
-/** A small deterministic generator (mulberry32): a failing case can be run again from its seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Few characters, so texts are dense with secrets' starts; a quote and backslash (JSON forms), a non-BMP one. */
 const SECRET_CHARS = ["a", "b", "c", "-", "1", '"', "\\", "é", "🔑"];
@@ -66,7 +55,7 @@ function generate(next: () => number) {
 describe("the delta stream", () => {
   it("writes what redacting each held tail joined whole to the next delta wrote, on any secrets and split", async () => {
     for (let seed = 1; seed <= 2000; seed++) {
-      const { secrets, deltas } = generate(random(seed));
+      const { secrets, deltas } = generate(mulberry32(seed));
       const redactor = new Redactor(secrets);
       const inner = memoryLog();
       const log = redactingLog(inner, redactor);
