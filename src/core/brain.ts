@@ -2,6 +2,7 @@
 import type { SessionEvent } from "../protocol/events.js";
 import type { SessionRecord } from "../protocol/session.js";
 import type { BrainOptions } from "./brain-options.js";
+import { CheckpointBytes } from "./checkpoint-bytes.js";
 import { type Checkpoints, refuseInside } from "./checkpoints/index.js";
 import { loggedCheckpoint, readConversation } from "./conversation-chain.js";
 import { type CreatedSession, createdSession, openCreated, refuseUnmakeable } from "./created-session.js";
@@ -20,7 +21,7 @@ import {
   seedNative,
 } from "./handoff.js";
 import { type LiveChange, type LiveSession, LiveSessions } from "./live-sessions.js";
-import { SessionLogBound } from "./log-bound.js";
+import { type HeldBytes, SessionLogBound } from "./log-bound.js";
 import { OpenSessionLimit } from "./open-limit.js";
 import { checkpointsOf, openSession, storedRecord } from "./open-session.js";
 import { type PendingRequest, pendingInStore } from "./pending.js";
@@ -43,6 +44,7 @@ export class Brain {
   private readonly openLimit: OpenSessionLimit;
   private readonly storedLimit: StoredSessionLimit;
   private readonly logBound: SessionLogBound;
+  private readonly checkpointBytes = new CheckpointBytes();
   /** Compaction and retirement of logs not open here: opening one waits for its job to end. */
   private readonly closedLogs: ClosedLogs;
   /** The host's secrets; each session adds its own (its provider key, its MCP servers' variables). */
@@ -53,10 +55,7 @@ export class Brain {
     this.closedLogs = new ClosedLogs(options.store, (id) => this.live.busy(id));
     this.openLimit = new OpenSessionLimit(this.live, options.openSessionsPerTenant);
     this.storedLimit = new StoredSessionLimit((u) => options.store.list(u), options.storedSessionsPerTenant);
-    this.logBound = new SessionLogBound(
-      async (id) => options.store.logBytes?.(id),
-      options.logBytesPerSession,
-    );
+    this.logBound = new SessionLogBound((id) => this.heldBytes(id), options.logBytesPerSession);
     this.providers = new Providers(options);
     this.redactor = new Redactor([
       ...hostSecrets(options.providers, options.secretNames, options.env),
@@ -82,6 +81,19 @@ export class Brain {
   /** Runs `grow`, which adds a client's text to session `id`'s log, unless the log is at its bound (log-bound.ts). */
   growing<T>(id: string, grow: () => Promise<T>): Promise<T> {
     return this.logBound.admit(id, grow);
+  }
+
+  /** Runs `make`, a client's checkpoint of session `id`, unless the session is at its bound with one already. */
+  checkpointing<T>(id: string, make: () => Promise<T>): Promise<T> {
+    return this.logBound.admitCheckpoint(id, make);
+  }
+
+  /** What the store holds of session `id`: its log's bytes and its checkpoints' (undefined: the store cannot tell). */
+  private async heldBytes(id: string): Promise<HeldBytes | undefined> {
+    const log = await this.options.store.logBytes?.(id);
+    if (log === undefined) return undefined;
+    const checkpoints = await this.checkpointBytes.of(id, this.checkpointsOf(id));
+    return { bytes: log + checkpoints.bytes, checkpoints: checkpoints.count };
   }
 
   /** The live session for `id`, opened from the store when needed (after a compaction of its log ends). */
@@ -270,6 +282,7 @@ export class Brain {
       await this.options.store.remove(id);
     });
     this.storedLimit.removed(tenant);
+    this.checkpointBytes.forget(id);
     this.live.notify({ type: "deleted", id });
   }
 

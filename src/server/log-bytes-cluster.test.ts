@@ -1,5 +1,6 @@
 // limits.log_bytes_per_session in cluster mode: the bound holds against what the events stream holds of the
-// session's log (NatsSessionStore.logBytes), as it does against the embedded store's files.
+// session's log (NatsSessionStore.logBytes) and what the object store holds of its checkpoints, as it does
+// against the embedded store's files.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionEvent } from "../protocol/events.js";
 import { startTestDaemon } from "../testing/daemon.js";
@@ -47,12 +48,23 @@ describe("log bytes per session, cluster store", () => {
       expect(refused?.status).toBe(429);
       expect(refused?.body.error).toMatchObject({
         code: "limit_reached",
-        message: expect.stringMatching(new RegExp(`session ${id}'s log holds \\d+ bytes.*\\(${BOUND}\\)`)),
+        message: expect.stringMatching(
+          new RegExp(`session ${id}'s log and \\d+ checkpoints hold \\d+ bytes.*\\(${BOUND}\\)`),
+        ),
       });
-      // The count is the stream's: what the session's messages hold, past the bound, and only this session's.
+      // The count is the stream's: what the session's messages hold, and only this session's; with the checkpoint
+      // taken after every turn (the object store's manifests and blobs), past the bound.
       const bytes = await node.store.logBytes(id);
-      expect(bytes).toBeGreaterThanOrEqual(BOUND);
+      const said = (refused?.body.error as { message?: string } | undefined)?.message ?? "";
+      const held = Number(/hold (\d+) bytes/.exec(said)?.[1]);
+      expect(held).toBeGreaterThanOrEqual(BOUND);
+      expect(held).toBeGreaterThan(bytes);
       expect(bytes).toBeGreaterThan(taken.length * PROMPT.length);
+      // The session has checkpoints (one per turn): a client's is refused too.
+      const checkpoint = await raw(daemon.url, "POST", `/v1/sessions/${id}/checkpoints`, {
+        token: daemon.tokens.admin,
+      });
+      expect(checkpoint.status).toBe(429);
       expect(await node.store.logBytes(other)).toBeLessThan(4096);
       const logged = (await daemon.client().log(id, 0, 10_000)).events;
       expect(logged.filter((e: SessionEvent) => e.type === "user.prompt").map((e) => e.turn)).toEqual(taken);

@@ -61,7 +61,7 @@ describe("log bytes per session", () => {
         code: "limit_reached",
         message: expect.stringMatching(
           new RegExp(
-            `session ${id}'s log holds \\d+ bytes on this host, its limit \\(${BOUND}\\).*fork it.*limits\\.log_bytes_per_session`,
+            `session ${id}'s log and 0 checkpoints hold \\d+ bytes on this host, its limit \\(${BOUND}\\).*fork it.*limits\\.log_bytes_per_session`,
           ),
         ),
       });

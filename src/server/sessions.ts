@@ -223,7 +223,7 @@ export class SessionService {
       key,
       keyedAs("checkpoint.created"),
       async () => {
-        const manifest = await session.checkpoint(key);
+        const manifest = await this.parts.brain.checkpointing(id, () => session.checkpoint(key));
         const files = manifest.files.map(({ path, size, append_only }) => ({ path, size, append_only }));
         return { id: manifest.id, files };
       },
