@@ -75,6 +75,7 @@ export function createBrain(
     openSessionsPerTenant,
     storedSessionsPerTenant,
     logBytesPerSession,
+    logBytesPerTenant,
     exits = new ExitKills(),
   }: {
     holder?: LogHolder;
@@ -92,6 +93,8 @@ export function createBrain(
     storedSessionsPerTenant?: number;
     /** BrainOptions.logBytesPerSession: a daemon's bound (brain.config.json `limits`). */
     logBytesPerSession?: number;
+    /** BrainOptions.logBytesPerTenant: a daemon's bound (brain.config.json `limits`). */
+    logBytesPerTenant?: number;
     /** The process groups to kill as this process exits (its MCP stdio servers'): the command's, or the Brain's own. */
     exits?: ExitKills;
   } = {},
@@ -108,6 +111,7 @@ export function createBrain(
     ...(openSessionsPerTenant !== undefined ? { openSessionsPerTenant } : {}),
     ...(storedSessionsPerTenant !== undefined ? { storedSessionsPerTenant } : {}),
     ...(logBytesPerSession !== undefined ? { logBytesPerSession } : {}),
+    ...(logBytesPerTenant !== undefined ? { logBytesPerTenant } : {}),
     secrets: [...secrets, ...literalSecrets(loaded, home)],
     store: sessions,
     // In catalog order: a runner the config names "api" or "codex" takes that built-in's place.

@@ -36,4 +36,6 @@ export interface BrainOptions {
   storedSessionsPerTenant?: number;
   /** Bytes one session's log may hold before its prompts and steers are refused (./log-bound.ts); absent: no bound. */
   logBytesPerSession?: number;
+  /** Bytes all of one tenant's sessions may hold before their prompts are refused (./tenant-bytes.ts); absent: no bound. */
+  logBytesPerTenant?: number;
 }

@@ -33,6 +33,7 @@ import type { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
 import { markClosed, ownerOf, type SessionSummary, type UnreadableSession } from "./store.js";
 import { StoredSessionLimit } from "./stored-limit.js";
+import { TenantBytes } from "./tenant-bytes.js";
 import { transcriptOf } from "./transcript.js";
 
 export type { BrainOptions } from "./brain-options.js";
@@ -45,6 +46,7 @@ export class Brain {
   private readonly storedLimit: StoredSessionLimit;
   private readonly logBound: SessionLogBound;
   private readonly checkpointBytes = new CheckpointBytes();
+  private readonly tenantBytes: TenantBytes;
   /** Compaction and retirement of logs not open here: opening one waits for its job to end. */
   private readonly closedLogs: ClosedLogs;
   /** The host's secrets; each session adds its own (its provider key, its MCP servers' variables). */
@@ -55,7 +57,20 @@ export class Brain {
     this.closedLogs = new ClosedLogs(options.store, (id) => this.live.busy(id));
     this.openLimit = new OpenSessionLimit(this.live, options.openSessionsPerTenant);
     this.storedLimit = new StoredSessionLimit((u) => options.store.list(u), options.storedSessionsPerTenant);
-    this.logBound = new SessionLogBound((id) => this.heldBytes(id), options.logBytesPerSession);
+    const tenants = new TenantBytes(
+      () => options.store.list(),
+      async (id) => (await this.sessionBytes(id))?.bytes,
+      options.logBytesPerTenant,
+    );
+    this.tenantBytes = tenants;
+    this.logBound = new SessionLogBound((id) => this.heldBytes(id), options.logBytesPerSession, tenants);
+    // What a session's last turns wrote counts in its tenant's sum once it closes.
+    this.live.subscribe((change) => {
+      if (change.type !== "closed" || options.logBytesPerTenant === undefined) return;
+      void this.tenantOf(change.id)
+        .then((tenant) => tenants.measure(tenant, change.id))
+        .catch(() => {});
+    });
     this.providers = new Providers(options);
     this.redactor = new Redactor([
       ...hostSecrets(options.providers, options.secretNames, options.env),
@@ -89,11 +104,24 @@ export class Brain {
   }
 
   /** What the store holds of session `id`: its log's bytes and its checkpoints' (undefined: the store cannot tell). */
-  private async heldBytes(id: string): Promise<HeldBytes | undefined> {
+  private async sessionBytes(id: string): Promise<Omit<HeldBytes, "tenant"> | undefined> {
     const log = await this.options.store.logBytes?.(id);
     if (log === undefined) return undefined;
     const checkpoints = await this.checkpointBytes.of(id, this.checkpointsOf(id));
     return { bytes: log + checkpoints.bytes, checkpoints: checkpoints.count };
+  }
+
+  private async heldBytes(id: string): Promise<HeldBytes | undefined> {
+    const held = await this.sessionBytes(id);
+    if (!held) return undefined;
+    const tenant = await this.tenantOf(id);
+    return tenant === undefined ? held : { ...held, tenant };
+  }
+
+  /** The tenant owning session `id`: the open session's, else its record's. */
+  private async tenantOf(id: string): Promise<string | undefined> {
+    const live = this.live.find(id);
+    return live ? live.tenant : (await this.record(id)).tenant;
   }
 
   /** The live session for `id`, opened from the store when needed (after a compaction of its log ends). */
@@ -283,6 +311,7 @@ export class Brain {
     });
     this.storedLimit.removed(tenant);
     this.checkpointBytes.forget(id);
+    this.tenantBytes.removed(tenant, id);
     this.live.notify({ type: "deleted", id });
   }
 

@@ -10,50 +10,84 @@
 // was, never refused for the size it added.
 
 import { SessionError } from "./errors.js";
+import type { TenantBytes } from "./tenant-bytes.js";
 
 /** What a session holds in the store: its log's and its checkpoints' bytes together, and how many checkpoints. */
 export interface HeldBytes {
   bytes: number;
   checkpoints: number;
+  /** The session's tenant (undefined: the default tenant), whose sum the session's bytes are part of. */
+  tenant?: string;
+}
+
+interface Over {
+  held: HeldBytes;
+  /** What is held past which bound. */
+  said: string;
+  /** How to go on. */
+  way: string;
 }
 
 export class SessionLogBound {
-  /** `held`: what the store holds of a session (undefined for a store that cannot tell). `max` absent: no bound. */
+  /**
+   * `held`: what the store holds of a session (undefined for a store that cannot tell). `max` absent: no bound on a
+   * session. `tenants`: the bound on all of a tenant's sessions (./tenant-bytes.ts).
+   */
   constructor(
     private readonly held: (id: string) => Promise<HeldBytes | undefined>,
     private readonly max?: number,
+    private readonly tenants?: TenantBytes,
   ) {}
 
   /** Runs `grow` (which adds a client's text to session `id`'s log) once the session is under its bound, or refuses it. */
   async admit<T>(id: string, grow: () => Promise<T>): Promise<T> {
-    const over = await this.over(id);
+    const { over, held } = await this.check(id);
     if (over) {
-      throw new SessionError(
-        "limit_reached",
-        `${over.said}: it takes no more prompts; fork it or hand it off to go on in a new session, or raise limits.log_bytes_per_session in brain.config.json`,
-      );
+      throw new SessionError("limit_reached", `${over.said}: it takes no more prompts; ${over.way}`);
     }
-    return grow();
+    return this.measured(id, held, grow);
   }
 
   /** Runs `make` (a checkpoint of session `id`) unless the session is at its bound and has a checkpoint already. */
   async admitCheckpoint<T>(id: string, make: () => Promise<T>): Promise<T> {
-    const over = await this.over(id);
+    const { over, held } = await this.check(id);
     if (over && over.held.checkpoints > 0) {
-      throw new SessionError(
-        "limit_reached",
-        `${over.said}: it takes no more checkpoints; go on from its latest checkpoint in a new session (POST /v1/sessions/${id}/fork) or write it out (POST /v1/sessions/${id}/restore), or raise limits.log_bytes_per_session in brain.config.json (checkpoints cannot be deleted through the API)`,
-      );
+      throw new SessionError("limit_reached", `${over.said}: it takes no more checkpoints; ${over.way}`);
     }
-    return make();
+    return this.measured(id, held, make);
   }
 
-  private async over(id: string): Promise<{ held: HeldBytes; said: string } | undefined> {
+  /** Runs `grow`, then counts in the tenant's sum what it added, so that the next check of any session sees it. */
+  private async measured<T>(id: string, held: HeldBytes | undefined, grow: () => Promise<T>): Promise<T> {
+    try {
+      return await grow();
+    } finally {
+      // Never fails what it counts: a store that cannot tell now is asked again at the next check.
+      if (held) await this.tenants?.measure(held.tenant, id).catch(() => {});
+    }
+  }
+
+  private async check(id: string): Promise<{ over?: Over; held?: HeldBytes }> {
     const max = this.max;
-    if (max === undefined) return undefined;
+    const tenants = this.tenants?.max === undefined ? undefined : this.tenants;
+    if (max === undefined && !tenants) return {};
     const held = await this.held(id);
-    if (held === undefined || held.bytes < max) return undefined;
-    const said = `session ${id}'s log and ${held.checkpoints} checkpoints hold ${held.bytes} bytes on this host, its limit (${max})`;
-    return { held, said };
+    if (held === undefined) return {};
+    if (max !== undefined && held.bytes >= max) {
+      const said = `session ${id}'s log and ${held.checkpoints} checkpoints hold ${held.bytes} bytes on this host, its limit (${max})`;
+      const raise = "raise limits.log_bytes_per_session in brain.config.json";
+      const way =
+        held.checkpoints > 0
+          ? `go on from its latest checkpoint in a new session (POST /v1/sessions/${id}/fork) or write it out (POST /v1/sessions/${id}/restore), or ${raise} (checkpoints cannot be deleted through the API)`
+          : `fork it or hand it off to go on in a new session, or ${raise}`;
+      return { over: { held, said, way }, held };
+    }
+    if (!tenants?.max) return { held };
+    const total = await tenants.update(held.tenant, id, held.bytes);
+    if (total < tenants.max) return { held };
+    const said = `tenant "${held.tenant ?? "default"}"'s sessions hold ${total} bytes on this host, its limit (${tenants.max})`;
+    const way =
+      "delete sessions it no longer needs (DELETE /v1/sessions/{id}), or raise limits.log_bytes_per_tenant in brain.config.json";
+    return { over: { held, said, way }, held };
   }
 }

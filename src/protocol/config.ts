@@ -234,11 +234,19 @@ export const Limits = z.strictObject({
    * steers are a 429 (what it logged stays). Bounds the disk one client's prompts can take through a session.
    */
   log_bytes_per_session: z.number().int().positive().optional(),
+  /**
+   * Bytes all of one tenant's sessions may hold on this host, their logs and checkpoints (default 64 GiB,
+   * 68719476736); past it the tenant's prompts, steers and further checkpoints are a 429 until it deletes sessions.
+   * Without it a tenant could hold log_bytes_per_session × stored_sessions_per_tenant.
+   */
+  log_bytes_per_tenant: z.number().int().positive().optional(),
 });
 export const DEFAULT_OPEN_SESSIONS_PER_TENANT = 256;
 export const DEFAULT_STORED_SESSIONS_PER_TENANT = 10_000;
 export const DEFAULT_EVENT_STREAMS_PER_TENANT = 512;
 export const DEFAULT_LOG_BYTES_PER_SESSION = 1 << 30;
+/** 64 sessions at their own bound: thousands of ordinary sessions (megabytes each), a bounded share of one disk. */
+export const DEFAULT_LOG_BYTES_PER_TENANT = 64 * 2 ** 30;
 
 /**
  * What each session's container may take of this host (the docker harness, sandbox: docker, devcontainer): without

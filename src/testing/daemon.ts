@@ -50,6 +50,8 @@ export async function startTestDaemon(
     storedSessionsPerTenant?: number;
     /** BrainOptions.logBytesPerSession. */
     logBytesPerSession?: number;
+    /** BrainOptions.logBytesPerTenant. */
+    logBytesPerTenant?: number;
     /** DaemonOptions.eventStreamsPerTenant. */
     eventStreamsPerTenant?: number;
     /** DaemonOptions.logReadsPerTenant. */
@@ -82,6 +84,7 @@ export async function startTestDaemon(
     ...(options.openSessionsPerTenant ? { openSessionsPerTenant: options.openSessionsPerTenant } : {}),
     ...(options.storedSessionsPerTenant ? { storedSessionsPerTenant: options.storedSessionsPerTenant } : {}),
     ...(options.logBytesPerSession ? { logBytesPerSession: options.logBytesPerSession } : {}),
+    ...(options.logBytesPerTenant ? { logBytesPerTenant: options.logBytesPerTenant } : {}),
   });
   const daemon = await startDaemon({
     brain,

@@ -6,6 +6,7 @@ import {
   type BrainConfig,
   DEFAULT_EVENT_STREAMS_PER_TENANT,
   DEFAULT_LOG_BYTES_PER_SESSION,
+  DEFAULT_LOG_BYTES_PER_TENANT,
   DEFAULT_OPEN_SESSIONS_PER_TENANT,
   DEFAULT_STORED_SESSIONS_PER_TENANT,
 } from "../../protocol/config.js";
@@ -75,6 +76,7 @@ export async function command(args: string[]): Promise<number> {
     storedSessionsPerTenant:
       loaded.config.limits?.stored_sessions_per_tenant ?? DEFAULT_STORED_SESSIONS_PER_TENANT,
     logBytesPerSession: loaded.config.limits?.log_bytes_per_session ?? DEFAULT_LOG_BYTES_PER_SESSION,
+    logBytesPerTenant: loaded.config.limits?.log_bytes_per_tenant ?? DEFAULT_LOG_BYTES_PER_TENANT,
     ...(cluster ? { store: cluster.store } : {}),
   });
   let daemon: Awaited<ReturnType<typeof startDaemon>>;

@@ -1,0 +1,79 @@
+// brain.config.json `limits.log_bytes_per_tenant`: all of one tenant's sessions together (their logs and
+// checkpoints) take its prompts until they hold the bound; past it each of its sessions, new ones too, is a 429
+// naming the tenant's bound and what to do, while another tenant's requests go on. Deleting sessions makes room,
+// and a restarted daemon counts the same bytes from the store.
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { collect, newSession, raw, settled } from "../testing/http.js";
+
+const BOUND = 96 << 10;
+const PROMPT = "x".repeat(16 << 10);
+const homes: string[] = [];
+afterAll(() => Promise.all(homes.map((home) => fs.rm(home, { recursive: true, force: true }))));
+
+async function daemonOn(home?: string, before?: TestDaemon): Promise<TestDaemon> {
+  const dir = home ?? (await fs.mkdtemp(path.join(os.tmpdir(), "brain-tenant-bytes-")));
+  if (!home) homes.push(dir);
+  return startTestDaemon({
+    home: dir,
+    logBytesPerTenant: BOUND,
+    ...(before ? { tokens: before.tokens } : {}),
+  });
+}
+
+const prompt = (d: TestDaemon, id: string, text: string, token: string) =>
+  raw(d.url, "POST", `/v1/sessions/${id}/prompt`, { token, body: { text } });
+
+describe("log bytes per tenant", () => {
+  it("refuses a tenant's prompts in every session once they hold the bound, and no other tenant's", async () => {
+    const d = await daemonOn();
+    let after: TestDaemon | undefined;
+    try {
+      const mine: string[] = [];
+      let refused: Awaited<ReturnType<typeof prompt>> | undefined;
+      // Each session takes one prompt (and its echo), far under any session bound: only their sum passes it.
+      for (let i = 0; i < 16 && !refused; i++) {
+        const id = await newSession(d);
+        mine.push(id);
+        const res = await prompt(d, id, PROMPT, d.tokens.admin);
+        if (res.status !== 202) refused = res;
+        else await collect(d.client(), id, settled(res.body.turn as string));
+      }
+      expect(refused?.status).toBe(429);
+      expect(refused?.body.error).toMatchObject({
+        code: "limit_reached",
+        message: expect.stringMatching(
+          new RegExp(
+            `tenant "default"'s sessions hold \\d+ bytes on this host, its limit \\(${BOUND}\\).*DELETE /v1/sessions/\\{id\\}.*limits\\.log_bytes_per_tenant`,
+          ),
+        ),
+      });
+      // Every session of the tenant is refused, one it made first as well.
+      expect((await prompt(d, mine[0]!, "hi", d.tokens.admin)).status).toBe(429);
+      // Another tenant's sessions go on: a prompt, a checkpoint, another prompt.
+      const theirs = await newSession(d, { harness: "echo" }, d.tokens.other);
+      const first = await prompt(d, theirs, PROMPT, d.tokens.other);
+      expect(first.status).toBe(202);
+      await collect(d.client({ token: d.tokens.other }), theirs, settled(first.body.turn as string));
+      const cp = await raw(d.url, "POST", `/v1/sessions/${theirs}/checkpoints`, { token: d.tokens.other });
+      expect(cp.status).toBe(201);
+      expect((await prompt(d, theirs, "and more", d.tokens.other)).status).toBe(202);
+
+      // A restarted daemon counts the tenant's sessions from the store again.
+      await d.cleanup();
+      after = await daemonOn(d.home, d);
+      expect((await prompt(after, mine[0]!, "hi", after.tokens.admin)).status).toBe(429);
+      // Deleting sessions it no longer needs makes room.
+      for (const id of mine.slice(1)) {
+        const deleted = await raw(after.url, "DELETE", `/v1/sessions/${id}`, { token: after.tokens.admin });
+        expect(deleted.status).toBe(204);
+      }
+      expect((await prompt(after, mine[0]!, "hi", after.tokens.admin)).status).toBe(202);
+    } finally {
+      await (after ?? d).cleanup();
+    }
+  });
+});
