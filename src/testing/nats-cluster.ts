@@ -49,22 +49,30 @@ export interface NatsClusterOptions {
   nodes?: number;
   /** Each server's max_payload (bytes), when not NATS's default 1 MB. */
   maxPayload?: number;
+  /** Each server's JetStream file storage (nats-server's max_file_store, e.g. "2MB"), when not 1GB. */
+  maxFileStore?: string;
 }
 
 export async function startNatsCluster(options: NatsClusterOptions = {}): Promise<NatsCluster> {
   const count = options.nodes ?? 3;
   const binary = natsServerPath();
   const settings = options.maxPayload !== undefined ? `max_payload: ${options.maxPayload}\n` : "";
+  const fileStore = options.maxFileStore ?? "1GB";
   try {
-    return await startCluster(count, binary, settings);
+    return await startCluster(count, binary, settings, fileStore);
   } catch (err) {
     // Once more on fresh ports: another test may bind a port between freePort() and the node's own bind.
     if (!(err instanceof NodeExited)) throw err;
-    return startCluster(count, binary, settings);
+    return startCluster(count, binary, settings, fileStore);
   }
 }
 
-async function startCluster(count: number, binary: string, settings: string): Promise<NatsCluster> {
+async function startCluster(
+  count: number,
+  binary: string,
+  settings: string,
+  fileStore: string,
+): Promise<NatsCluster> {
   const dir = mkdtempSync(join(tmpdir(), "brain-nats-"));
   const ports: number[] = [];
   const routes: number[] = [];
@@ -88,7 +96,7 @@ async function startCluster(count: number, binary: string, settings: string): Pr
     writeFileSync(
       file,
       `server_name: n${i + 1}\nlisten: 127.0.0.1:${port}\n${settings}` +
-        `jetstream {\n  store_dir: "${join(nodeDir, "js")}"\n  max_memory_store: 64MB\n  max_file_store: 1GB\n}\n` +
+        `jetstream {\n  store_dir: "${join(nodeDir, "js")}"\n  max_memory_store: 64MB\n  max_file_store: ${fileStore}\n}\n` +
         cluster,
     );
     return { file, log: join(nodeDir, "server.log") };

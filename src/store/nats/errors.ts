@@ -1,5 +1,6 @@
 // Errors of the cluster store, carrying Brain's error code like the embedded store's: NATS trouble is the
-// host's (brain_error), a session written by another owner is `locked`, a bad id is the caller's.
+// host's (brain_error), a session written by another owner is `locked`, a bad id is the caller's, and NATS with no
+// room left (a stream at its limits, the server's JetStream storage full) is `insufficient_storage`, as a full disk.
 import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 import type { KV, KvEntry } from "@nats-io/kv";
 import { BrainError } from "../../core/errors.js";
@@ -8,7 +9,7 @@ import { sleep } from "../../core/sleep.js";
 export class NatsStoreError extends BrainError {
   override name = "NatsStoreError";
   constructor(
-    code: "brain_error" | "bad_request" | "locked" | "payload_too_large",
+    code: "brain_error" | "bad_request" | "locked" | "payload_too_large" | "insufficient_storage",
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -32,7 +33,10 @@ export function isWrongLastSequence(err: unknown): boolean {
 /** JetStream error codes of a publish refused for the stream's limits or the server's storage. */
 const STORE_FAILED = 10077;
 const MESSAGE_TOO_LARGE = 10054;
+/** The server's JetStream storage (max_file_store, max_memory_store) is used up. */
 const INSUFFICIENT_RESOURCES = 10023;
+/** The account's JetStream storage limit is used up. */
+const ACCOUNT_RESOURCES_EXCEEDED = 10002;
 
 /**
  * The stream refused a publish for good: past its limits (max_bytes, max_msgs, max_msgs_per_subject with discard
@@ -40,8 +44,18 @@ const INSUFFICIENT_RESOURCES = 10023;
  * A store failure that is not a limit (the stream's store closing as a node stops) may pass and is not one.
  */
 export function isRefusedForLimits(err: unknown): boolean {
+  return (err instanceof JetStreamApiError && err.code === MESSAGE_TOO_LARGE) || isStorageFull(err);
+}
+
+/**
+ * NATS has no room for the write: the server's or the account's JetStream storage is used up (their own codes), or
+ * the stream is at its max_bytes, max_msgs or max_msgs_per_subject with discard new. nats-server has no code of
+ * its own for those: it answers "store failed" (10077) with Go's ErrMaxBytes / ErrMaxMsgs text, so only there is
+ * the text read.
+ */
+export function isStorageFull(err: unknown): boolean {
   if (!(err instanceof JetStreamApiError)) return false;
-  if (err.code === MESSAGE_TOO_LARGE || err.code === INSUFFICIENT_RESOURCES) return true;
+  if (err.code === INSUFFICIENT_RESOURCES || err.code === ACCOUNT_RESOURCES_EXCEEDED) return true;
   return err.code === STORE_FAILED && /maximum .*exceeded/i.test(err.message);
 }
 
@@ -80,9 +94,19 @@ export function fenced(session: string, why: string): NatsStoreError {
   );
 }
 
+/**
+ * A NATS failure as Brain's error. No room left says what it means to the client (as the embedded store's full
+ * disk does: ../fs/errors.ts), so it answers 507 and is sent again once the operator made room, not taken for a bug.
+ */
 export function natsFailure(what: string, err: unknown): NatsStoreError {
   if (err instanceof BrainError) return err as NatsStoreError;
-  return new NatsStoreError("brain_error", `${what}: NATS: ${errorMessage(err)}`, { cause: err });
+  const message = `${what}: NATS: ${errorMessage(err)}`;
+  if (!isStorageFull(err)) return new NatsStoreError("brain_error", message, { cause: err });
+  return new NatsStoreError(
+    "insufficient_storage",
+    `${message}. NATS JetStream has no room left: this request was not taken, and nothing the session acknowledged before it is lost; raise the stream's limits or the server's JetStream storage (max_file_store), or free some, then send it again`,
+    { cause: err },
+  );
 }
 
 /**

@@ -1,0 +1,92 @@
+// A cluster store that NATS has no room left in answers as the embedded store does on a full disk: code
+// insufficient_storage (a 507 to the client, not a 500), keeping NATS's own words and saying what they mean (the
+// request was not taken, nothing acknowledged before is lost) and what to do. Both ways a real nats-server runs
+// out: the events stream at its max_bytes (discard new), and the server's JetStream storage (max_file_store) full.
+import { DiscardPolicy } from "@nats-io/jetstream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BrainError } from "../../core/errors.js";
+import type { NewEvent } from "../../protocol/events.js";
+import { toApiError } from "../../server/errors.js";
+import { type NatsCluster, startNatsCluster } from "../../testing/nats-cluster.js";
+import { startStoreNode, type TestNode } from "../../testing/nats-store.js";
+
+const delta = (text: string): NewEvent =>
+  ({ type: "assistant.delta", turn: "t1", data: { text } }) as NewEvent;
+
+/** Appends 10 KB events to `log` until one is refused; the refusal, and the seqs stored before it. */
+async function fill(log: { append(events: NewEvent[]): Promise<{ seq: number }[]> }, most: number) {
+  const stored: number[] = [];
+  for (let i = 0; i < most; i++) {
+    const refused = await log.append([delta("z".repeat(10_000))]).then(
+      ([e]) => {
+        stored.push(e!.seq);
+        return undefined;
+      },
+      (err: unknown) => err,
+    );
+    if (refused) return { refused, stored };
+  }
+  return { refused: undefined, stored };
+}
+
+function expectFull(refused: unknown, nats: RegExp): void {
+  expect(refused).toBeInstanceOf(BrainError);
+  expect((refused as BrainError).code).toBe("insufficient_storage");
+  expect(toApiError(refused).status).toBe(507);
+  expect((refused as Error).message).toMatch(nats);
+  expect((refused as Error).message).toMatch(
+    /this request was not taken, and nothing the session acknowledged before it is lost/,
+  );
+}
+
+describe("a cluster log whose events stream is at its max_bytes", () => {
+  let cluster: NatsCluster;
+  let node: TestNode;
+  beforeAll(async () => {
+    cluster = await startNatsCluster({ nodes: 1 });
+    node = await startStoreNode(cluster, "node-a", { prefix: "bytes", replicas: 1, publishRetryMs: 3000 });
+  }, 120_000);
+  afterAll(async () => {
+    await node?.close();
+    await cluster?.stop();
+  });
+
+  it("refuses the append as insufficient_storage, and goes on once the limit is raised", async () => {
+    const { ctx, store } = node;
+    const config = (await ctx.jsm.streams.info(ctx.stream)).config;
+    await ctx.jsm.streams.update(ctx.stream, { ...config, max_bytes: 64 * 1024, discard: DiscardPolicy.New });
+    await store.create({ harness: "process", config: { model: "m1" }, id: "b1" });
+    const log = await store.openLog("b1");
+    const { refused, stored } = await fill(log, 100);
+    expectFull(refused, /refused by the events stream .*: NATS: maximum bytes exceeded/);
+
+    await ctx.jsm.streams.update(ctx.stream, { ...config, max_bytes: -1 });
+    const [next] = await log.append([delta("after")]);
+    expect((await store.readEvents("b1")).map((e) => e.seq)).toEqual([...stored, next!.seq]);
+    await log.close();
+  }, 60_000);
+});
+
+describe("a cluster log on a NATS server whose JetStream storage is full", () => {
+  let cluster: NatsCluster;
+  let node: TestNode;
+  beforeAll(async () => {
+    cluster = await startNatsCluster({ nodes: 1, maxFileStore: "2MB" });
+    node = await startStoreNode(cluster, "node-a", { prefix: "disk", replicas: 1, publishRetryMs: 3000 });
+  }, 120_000);
+  afterAll(async () => {
+    await node?.close();
+    await cluster?.stop();
+  });
+
+  it("refuses the append as insufficient_storage, keeping what was acknowledged before", async () => {
+    const { store } = node;
+    await store.create({ harness: "process", config: { model: "m1" }, id: "d1" });
+    const log = await store.openLog("d1");
+    const { refused, stored } = await fill(log, 400);
+    expect(stored.length).toBeGreaterThan(0);
+    expectFull(refused, /NATS: .*(insufficient resources|resource limits exceeded)/);
+    expect((await store.readEvents("d1")).map((e) => e.seq)).toEqual(stored);
+    await log.close();
+  }, 60_000);
+});
