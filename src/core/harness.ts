@@ -87,7 +87,7 @@ export interface HarnessOptions {
     turn: string,
     use: ToolUse,
     signal: AbortSignal,
-    options?: { id?: string; unlisted?: "allow" | "ask" | "deny"; waitMs?: number },
+    options?: { id?: string; unlisted?: "allow" | "ask" | "deny"; waitMs?: number; expiresAt?: string },
   ): Promise<PermissionVerdict>;
   /**
    * What the session's permission policy says about a tool, without asking anyone: for harnesses that can only
@@ -97,7 +97,8 @@ export interface HarnessOptions {
   /**
    * Asks the session's clients a question (human in the loop); "" when no one answers in time. `options.id`
    * names the request with the harness's own id (nui's HITL requestId), so clients answer it by that id;
-   * `options.waitMs` waits at most that long for an answer (nui's HITL ttl), never past the session's ask timeout;
+   * `options.waitMs` waits at most that long for an answer (nui's HITL ttl), never past the session's ask timeout,
+   * and `options.expiresAt` says when that ends (nui's expiresAt; logged with the question);
    * `options.together`: the ids of all the questions of one request (the first its own), answered as one.
    */
   ask(
@@ -107,6 +108,7 @@ export interface HarnessOptions {
     options?: {
       id?: string;
       waitMs?: number;
+      expiresAt?: string;
       together?: readonly string[];
       /** Told, when the answer is "", whether a person declined the question or why no one answered. */
       told?: (ending: AskEnding) => void;

@@ -25,6 +25,8 @@ export interface PendingRequest {
   id: string;
   turn?: string;
   data: Record<string, unknown>;
+  /** When it was logged (the event's ts), when it was read from the log; not yet known for one being appended. */
+  ts?: string;
 }
 
 /** A request and when it was opened, so list() gives them in log order across kinds. */
@@ -52,7 +54,14 @@ export class PendingRequests {
     const data = event.data as { id?: string };
     if (typeof data.id !== "string") return;
     if (role.opens) {
-      const request = { kind: role.kind, id: data.id, turn: event.turn, data: event.data };
+      const { ts } = event as { ts?: string };
+      const request = {
+        kind: role.kind,
+        id: data.id,
+        turn: event.turn,
+        data: event.data,
+        ...(ts ? { ts } : {}),
+      };
       const open = this.open[role.kind];
       // A repeated id replaces the earlier request in its place.
       open.set(data.id, { request, order: open.get(data.id)?.order ?? this.opened++ });

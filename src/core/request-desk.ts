@@ -32,6 +32,11 @@ export type Verdict = { decision: "allow" | "deny"; reason?: string; unanswered?
 export type AskOptions = {
   id?: string;
   waitMs?: number;
+  /**
+   * When the request's asker said it expires (nui's HITL envelope's `expiresAt`): it is given up then, and the log
+   * says so, when that is within the session's ask timeout.
+   */
+  expiresAt?: string;
   together?: readonly string[];
   /** Told how the question ended when its answer is "": a person declined it, or why no one answered. */
   told?: (ending: AskEnding) => void;
@@ -110,7 +115,7 @@ export class RequestDesk {
         turn,
         data: { id, decision: "deny", reason, unanswered },
       }),
-      options.waitMs,
+      options,
     );
     return answer as Verdict;
   }
@@ -153,7 +158,7 @@ export class RequestDesk {
           turn,
           data: { id, answer: "", reason, unanswered },
         }),
-        options.waitMs,
+        options,
       );
       const { declined, unanswered } = answer as AskEnding;
       options.told?.({ ...(declined ? { declined } : {}), ...(unanswered ? { unanswered } : {}) });
@@ -332,7 +337,7 @@ export class RequestDesk {
     request: NewEvent & { data: { id: string } },
     signal: AbortSignal,
     fallback: (reason: string, unanswered: Unanswered) => NewEvent,
-    waitMs = this.askTimeoutMs,
+    { waitMs = this.askTimeoutMs, expiresAt: asked }: Pick<AskOptions, "waitMs" | "expiresAt">,
   ): Promise<Record<string, unknown>> {
     const { id } = request.data;
     // A second request under a pending id would take over the first one's waiter and leave that turn waiting
@@ -351,6 +356,10 @@ export class RequestDesk {
     });
     this.waiters.set(key, wake);
     const timeoutMs = Math.min(waitMs, this.askTimeoutMs, MAX_TIMER_MS);
+    // Fixed before the request is logged, and logged with it: a read of the stored log gives the times the desk does.
+    const latest = Date.now() + timeoutMs;
+    const askedAt = Date.parse(asked ?? "");
+    const expiresAt = new Date(Math.min(Number.isFinite(askedAt) ? askedAt : latest, latest)).toISOString();
     let timer: NodeJS.Timeout | undefined;
     let times: RequestTimes | undefined;
     const giveUp = (reason: string, unanswered: Unanswered) => {
@@ -364,18 +373,19 @@ export class RequestDesk {
     };
     const onAbort = () => giveUp("the turn was interrupted", "cancelled");
     try {
-      const logging = this.parts.append([request]);
+      const logging = this.parts.append([
+        { ...request, data: { ...request.data, expires_at: expiresAt } } as NewEvent,
+      ]);
       // Pending from the moment it is sent, so answerable while its write is in flight: an interrupt made before
       // then (or meanwhile) gives it up now, and an answer sent after that interrupt was acknowledged is refused.
       signal.addEventListener("abort", onAbort, { once: true });
       if (signal.aborted) onAbort();
       const [logged] = await logging;
-      const expiresAt = new Date(Date.now() + timeoutMs).toISOString();
       times = { createdAt: logged?.ts ?? new Date().toISOString(), expiresAt };
       this.deadlines.set(id, times);
       timer = setTimeout(
         () => giveUp(`no client answered within ${timeoutMs / 1000} s`, "expired"),
-        timeoutMs,
+        Math.max(0, Date.parse(expiresAt) - Date.now()),
       );
       return await answered;
     } finally {

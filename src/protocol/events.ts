@@ -51,6 +51,12 @@ const answered = { answered_by: AnsweredBy.optional() };
 export const Unanswered = z.enum(["expired", "cancelled"]);
 export type Unanswered = z.infer<typeof Unanswered>;
 const unanswered = { unanswered: Unanswered.optional() };
+/**
+ * When a permission request or question stops waiting for a client (ISO time): its asker's expiry (nui's HITL
+ * `expiresAt`), else the session's ask timeout from when it was asked. Logged so a node reading the request from the
+ * stored log (its owner frozen or gone) gives the times its owner would. Absent in logs written before it.
+ */
+const expiring = { expires_at: z.string().optional() };
 
 /** An image sent with a prompt, for harnesses that take them: base64 `data` or a file `path`, not both. */
 export const PromptImage = z
@@ -94,6 +100,7 @@ export const EventData = {
     tool_call_id: z.string().optional(),
     arguments: z.record(z.string(), z.unknown()).optional(),
     reason: z.string().optional(),
+    ...expiring,
   }),
   "permission.resolved": z.strictObject({
     id: z.string(),
@@ -120,6 +127,7 @@ export const EventData = {
      * is every question's, and a wait after it was answered, or after a restart, gathers them from the log.
      */
     request: z.string().optional(),
+    ...expiring,
   }),
   "question.answered": z.strictObject({
     id: z.string(),

@@ -38,13 +38,15 @@ describe("nui question fields", () => {
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const requestId = created.body.requestId as string;
     const asked = await collect(client, id, (e) => e.type === "question.requested");
-    expect(asked.at(-1)?.data).toEqual({ id: requestId, ...asBrain });
+    // Logged with the expiry nui's envelope gave it.
+    const expires_at = created.body.expiresAt;
+    expect(asked.at(-1)?.data).toEqual({ id: requestId, ...asBrain, expires_at });
     const view = await client.session(id);
     expect(view.pending).toEqual([
       expect.objectContaining({
         kind: "question.requested",
         id: requestId,
-        data: { id: requestId, ...asBrain },
+        data: { id: requestId, ...asBrain, expires_at },
       }),
     ]);
     await client.answer(id, requestId, { answer: "beta" });

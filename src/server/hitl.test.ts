@@ -87,6 +87,7 @@ describe("nui HITL API", () => {
       id: requestId,
       question: "Which colour?",
       options: ["red", "blue"],
+      expires_at: created.body.expiresAt,
     });
     const waiting = hitl("GET", `/${requestId}/wait`);
     await client.answer(id, requestId, { answer: "blue" });

@@ -27,8 +27,9 @@ async function asking(owner: BrainNode, id: string, requestId: string): Promise<
 }
 
 /**
- * What an envelope says of its request, its times aside (the owner's desk's, out of reach of the stored log), and
- * the routing its maker gave it (kept with the maker's envelope on the owner, never logged).
+ * What an envelope says of its request, its times aside (the owner's envelope's are its maker's; the stored log's
+ * are those the request was logged with), and the routing its maker gave it (kept with the maker's envelope on the
+ * owner, never logged).
  */
 const said = (envelope: Record<string, unknown>) => {
   const { createdAt: _c, expiresAt: _e, ttlSeconds: _t, routing: _r, ...rest } = envelope;
@@ -46,6 +47,12 @@ describe("HITL reads of a session whose owner is frozen", () => {
       const read = await raw(a.url, "GET", "/api/hitl/requests/multi?sessionId=multi-b");
       expect(read.status, JSON.stringify(read.body)).toBe(200);
       expect(said(read.body)).toEqual(said(live.body));
+      // Its times are those logged with it: its expiry the owner's envelope gave, asked when its event was logged.
+      const asked = (await a.client.log("multi-b", 0, 10_000)).events.find(
+        (e) => e.type === "question.requested",
+      );
+      expect([read.body.createdAt, read.body.expiresAt]).toEqual([asked?.ts, live.body.expiresAt]);
+      expect(read.body.ttlSeconds).toBeGreaterThan(0);
     } finally {
       b.resume();
     }

@@ -129,7 +129,7 @@ async function approve(
     },
     at.signal,
     // An explicit approval request asks a person unless the session's policy says otherwise.
-    { id: request.requestId, unlisted: "ask", waitMs },
+    { id: request.requestId, unlisted: "ask", waitMs, expiresAt: request.expiresAt },
   );
   if (at.signal.aborted) return respond("cancelled", { reason: "the turn was interrupted" });
   const answers = {
@@ -212,7 +212,13 @@ async function ask(
   try {
     given = await Promise.all(
       questions.map(({ key: _key, ...question }, i) =>
-        options.ask(at.turn, question, withdraw.signal, { id: ids[i], waitMs, together: ids, told }),
+        options.ask(at.turn, question, withdraw.signal, {
+          id: ids[i],
+          waitMs,
+          expiresAt: request.expiresAt,
+          together: ids,
+          told,
+        }),
       ),
     );
   } catch (err) {

@@ -27,7 +27,7 @@ export async function storedAlone(
 /**
  * The request pending in the stored log of `session` (found by `storedAlone` when undefined), as nui's envelope;
  * undefined when the session is not the tenant's, or the request is not pending there: answered already, its read
- * is the 404 a live node gives for a request no longer pending. Its times are the owner's desk's, out of reach: "".
+ * is the 404 a live node gives for a request no longer pending. Its times are those logged with it.
  */
 export async function pendingInStoredLog(
   brain: Brain,
@@ -62,8 +62,17 @@ export function storedEnvelopes(session: string, pending: PendingRequest[]): Hit
   return pending.flatMap((request) => {
     if (!isAnswerable(request) || requestOf(request) !== request.id) return [];
     const more = pending.filter((q) => q.id !== request.id && requestOf(q) === request.id);
-    return [requestEnvelopeOf(session, request, undefined, more)];
+    return [requestEnvelopeOf(session, request, storedTimes(request), more)];
   });
+}
+
+/**
+ * A stored request's times, as its owner's desk gives them: logged at its event's ts, given up at the expiry logged
+ * with it. "" for what the log does not say (written before requests logged their expiry).
+ */
+function storedTimes(request: PendingRequest): { createdAt: string; expiresAt: string } {
+  const expires = request.data.expires_at;
+  return { createdAt: request.ts ?? "", expiresAt: typeof expires === "string" ? expires : "" };
 }
 
 /**
