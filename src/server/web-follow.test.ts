@@ -2,10 +2,9 @@
 // whose body is not the daemon's JSON (a proxy's page) stops the stream and names the status and what to do, and
 // an event the page cannot read stops it naming that event, instead of trying again every second for good.
 import type { Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MAX_TOOL_RESULT_BYTES } from "../protocol/events.js";
 import { scripted } from "../testing/brain.js";
-import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, settled } from "../testing/http.js";
 import { useTestBrowser } from "../testing/use-browser.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
@@ -94,16 +93,12 @@ describe("web UI event stream sending an event it cannot read", () => {
 describe("web UI event stream sending one large event in many pieces", () => {
   // As large as an event gets: a tool result is cut to this (tool-result-bound.ts), the note of the cut aside.
   const RESULT = MAX_TOOL_RESULT_BYTES;
-  let own: TestDaemon;
-  beforeAll(async () => {
-    const steps = scripted(async (options, turn) => {
-      options.emit({ type: "tool.call", turn, data: { id: "big", name: "Read", arguments: {} } });
-      const content = [{ type: "text" as const, text: "x".repeat(RESULT) }];
-      options.emit({ type: "tool.result", turn, data: { id: "big", content, is_error: false } });
-    });
-    own = await startTestDaemon({ factories: [steps] });
+  const steps = scripted(async (options, turn) => {
+    options.emit({ type: "tool.call", turn, data: { id: "big", name: "Read", arguments: {} } });
+    const content = [{ type: "text" as const, text: "x".repeat(RESULT) }];
+    options.emit({ type: "tool.result", turn, data: { id: "big", content, is_error: false } });
   });
-  afterAll(() => own?.cleanup());
+  const own = useTestDaemon({ factories: [steps] });
 
   it("searches each piece for the message's end once, not all of the message so far for each piece", async () => {
     const client = own.client();

@@ -1,36 +1,24 @@
 // The web UI left open on a busy session, in a real browser: the transcript keeps its newest entries, not every
 // event the tab was sent, says which went, keeps a question still waiting for its answer, and shows everything
 // again on Show all.
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { scripted } from "../testing/brain.js";
-import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
-import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, settled } from "../testing/http.js";
+import { useTestBrowser } from "../testing/use-browser.js";
+import { useTestDaemon } from "../testing/use-daemon.js";
 
 /** The entries a transcript keeps (web/session.js), and the tenth over it it may reach before trimming. */
 const SHOWN = 2000;
 
-let t: TestDaemon;
-let browser: Browser;
-
-beforeAll(async () => {
-  const found = await findTestBrowser();
-  // A turn that asks a question, then warns 2,500 times (each an entry of its own), then says what it was told.
-  const steps = scripted(async (options, turn) => {
-    const answer = options.ask(turn, { question: "Go on?", options: ["yes"] }, new AbortController().signal);
-    for (let i = 0; i < 2500; i++)
-      options.emit({ type: "harness.warning", turn, data: { message: `number ${i}.` } });
-    options.emit({ type: "assistant.delta", turn, data: { text: `answered ${await answer}` } });
-  });
-  t = await startTestDaemon({ factories: [steps] });
-  browser = await launchTestBrowser(found);
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await t?.cleanup();
+// A turn that asks a question, then warns 2,500 times (each an entry of its own), then says what it was told.
+const steps = scripted(async (options, turn) => {
+  const answer = options.ask(turn, { question: "Go on?", options: ["yes"] }, new AbortController().signal);
+  for (let i = 0; i < 2500; i++)
+    options.emit({ type: "harness.warning", turn, data: { message: `number ${i}.` } });
+  options.emit({ type: "assistant.delta", turn, data: { text: `answered ${await answer}` } });
 });
+const t = useTestDaemon({ factories: [steps] });
+const browser = useTestBrowser();
 
 describe("web UI left open on a busy session", () => {
   it("keeps the newest entries, names the ones that went, and keeps the question still to answer", async () => {

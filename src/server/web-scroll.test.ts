@@ -1,34 +1,22 @@
 // The web UI left open on a busy session while its reader has scrolled up, in a real browser: trimming the oldest
 // entries (the transcript keeps its newest 2,000) does not move what the reader is looking at, with the browser's
 // CSS scroll anchoring and without it (overflow-anchor: none stands in for Safari, which has none).
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { scripted } from "../testing/brain.js";
-import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
-import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, settled } from "../testing/http.js";
+import { useTestBrowser } from "../testing/use-browser.js";
+import { useTestDaemon } from "../testing/use-daemon.js";
 
-let t: TestDaemon;
-let browser: Browser;
-
-beforeAll(async () => {
-  const found = await findTestBrowser();
-  // A turn that warns 2,000 times (each an entry of its own), asks a question, then warns 500 times more.
-  const steps = scripted(async (options, turn) => {
-    for (let i = 0; i < 2000; i++)
-      options.emit({ type: "harness.warning", turn, data: { message: `number ${i}.` } });
-    await options.ask(turn, { question: "Go on?", options: ["yes"] }, new AbortController().signal);
-    for (let i = 2000; i < 2500; i++)
-      options.emit({ type: "harness.warning", turn, data: { message: `number ${i}.` } });
-  });
-  t = await startTestDaemon({ factories: [steps] });
-  browser = await launchTestBrowser(found);
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await t?.cleanup();
+// A turn that warns 2,000 times (each an entry of its own), asks a question, then warns 500 times more.
+const steps = scripted(async (options, turn) => {
+  for (let i = 0; i < 2000; i++)
+    options.emit({ type: "harness.warning", turn, data: { message: `number ${i}.` } });
+  await options.ask(turn, { question: "Go on?", options: ["yes"] }, new AbortController().signal);
+  for (let i = 2000; i < 2500; i++)
+    options.emit({ type: "harness.warning", turn, data: { message: `number ${i}.` } });
 });
+const t = useTestDaemon({ factories: [steps] });
+const browser = useTestBrowser();
 
 describe("web UI trimming a transcript its reader has scrolled up in", () => {
   it.each(["auto", "none"])(

@@ -4,24 +4,21 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { useTestBrowser } from "../testing/use-browser.js";
 import { newToken } from "./auth/tokens.js";
 
 const home = mkdtempSync(join(tmpdir(), "brain-web-signout-"));
 let t: TestDaemon | undefined;
-let browser: Browser;
+const browser = useTestBrowser();
 
 beforeAll(async () => {
-  const found = await findTestBrowser();
   t = await startTestDaemon({ home });
-  browser = await launchTestBrowser(found);
-}, 180_000);
+});
 
 afterAll(async () => {
-  await browser?.close();
   await t?.cleanup();
   rmSync(home, { recursive: true, force: true });
 });

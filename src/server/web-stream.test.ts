@@ -4,11 +4,10 @@
 // shows why, instead of "reconnecting…" and nothing else; a turn of several messages shows each one, in order, and
 // their usage together; a session of thousands of events opens near its end, and shows them all on Show all.
 import type { Page, Route } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { HarnessEvent } from "../core/harness.js";
 import type { MessageData } from "../protocol/runner.js";
 import { scripted } from "../testing/brain.js";
-import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, settled } from "../testing/http.js";
 import { retireUpTo } from "../testing/retired-log.js";
 import { useTestBrowser } from "../testing/use-browser.js";
@@ -178,20 +177,15 @@ describe("web UI on a session whose oldest events retention dropped", () => {
 describe("web UI on a session of thousands of events", () => {
   /** What the scripted harness's next turn does: stream `deltas` deltas, after asking a question when `ask`. */
   let next = { deltas: 1, text: "", ask: false };
-  let own: TestDaemon;
-  beforeAll(async () => {
-    const steps = scripted(async (options, turn) => {
-      const { deltas, text, ask } = next;
-      const signal = new AbortController().signal;
-      const answer = ask ? options.ask(turn, { question: "Go on?", options: ["yes"] }, signal) : undefined;
-      for (let i = 0; i < deltas; i++)
-        options.emit({ type: "assistant.delta", turn, data: { text: i === 0 ? text : "." } });
-      if (answer)
-        options.emit({ type: "assistant.delta", turn, data: { text: ` answered ${await answer}` } });
-    });
-    own = await startTestDaemon({ factories: [steps] });
+  const steps = scripted(async (options, turn) => {
+    const { deltas, text, ask } = next;
+    const signal = new AbortController().signal;
+    const answer = ask ? options.ask(turn, { question: "Go on?", options: ["yes"] }, signal) : undefined;
+    for (let i = 0; i < deltas; i++)
+      options.emit({ type: "assistant.delta", turn, data: { text: i === 0 ? text : "." } });
+    if (answer) options.emit({ type: "assistant.delta", turn, data: { text: ` answered ${await answer}` } });
   });
-  afterAll(() => own?.cleanup());
+  const own = useTestDaemon({ factories: [steps] });
 
   async function opened(id: string): Promise<Page> {
     const page = await browser.newPage();
@@ -258,14 +252,13 @@ describe("web UI on a session of thousands of events", () => {
 describe("web UI on a turn of several messages", () => {
   /** What the scripted harness's next turn says. */
   let said: (turn: string) => HarnessEvent[] = () => [];
-  let own: TestDaemon;
-  beforeAll(async () => {
-    const steps = scripted(async (options, turn) => {
-      for (const event of said(turn)) options.emit(event);
-    });
-    own = await startTestDaemon({ factories: [steps] });
+  const own = useTestDaemon({
+    factories: [
+      scripted(async (options, turn) => {
+        for (const event of said(turn)) options.emit(event);
+      }),
+    ],
   });
-  afterAll(() => own?.cleanup());
 
   /** A page showing a new session's one turn, of these events. */
   async function turnOf(events: (turn: string) => HarnessEvent[]): Promise<Page> {

@@ -1,47 +1,31 @@
 // The web UI in a real browser against what a prompt-injected agent can make it show: markup in a reply, a tool's
 // name, arguments and result, a warning, a question and its options, and a failed turn's error is shown as the
 // text it is, never made into elements (an image whose onerror could read the token the page holds).
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { scripted } from "../testing/brain.js";
-import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
-import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, settled } from "../testing/http.js";
+import { useTestBrowser } from "../testing/use-browser.js";
+import { useTestDaemon } from "../testing/use-daemon.js";
 
 const MARKUP = `<img src=x onerror="window.__xss=1"><script>window.__xss=1</script><a href="javascript:1">x</a>`;
 
-let t: TestDaemon;
-let browser: Browser;
-
-beforeAll(async () => {
-  const found = await findTestBrowser();
-  const steps = scripted(async (options, turn) => {
-    const emit = options.emit;
-    emit({ type: "assistant.delta", turn, data: { text: `reply ${MARKUP}` } });
-    emit({ type: "tool.call", turn, data: { id: "t-1", name: `tool ${MARKUP}`, arguments: { v: MARKUP } } });
-    emit({
-      type: "tool.result",
-      turn,
-      data: { id: "t-1", content: [{ type: "text", text: MARKUP }], is_error: false },
-    });
-    emit({ type: "harness.warning", turn, data: { message: `warning ${MARKUP}` } });
-    const signal = new AbortController().signal;
-    const answer = options.ask(
-      turn,
-      { question: `question ${MARKUP}`, options: [`option ${MARKUP}`] },
-      signal,
-    );
-    await answer;
-    throw new Error(`failure ${MARKUP}`);
+const steps = scripted(async (options, turn) => {
+  const emit = options.emit;
+  emit({ type: "assistant.delta", turn, data: { text: `reply ${MARKUP}` } });
+  emit({ type: "tool.call", turn, data: { id: "t-1", name: `tool ${MARKUP}`, arguments: { v: MARKUP } } });
+  emit({
+    type: "tool.result",
+    turn,
+    data: { id: "t-1", content: [{ type: "text", text: MARKUP }], is_error: false },
   });
-  t = await startTestDaemon({ factories: [steps] });
-  browser = await launchTestBrowser(found);
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await t?.cleanup();
+  emit({ type: "harness.warning", turn, data: { message: `warning ${MARKUP}` } });
+  const signal = new AbortController().signal;
+  const answer = options.ask(turn, { question: `question ${MARKUP}`, options: [`option ${MARKUP}`] }, signal);
+  await answer;
+  throw new Error(`failure ${MARKUP}`);
 });
+const t = useTestDaemon({ factories: [steps] });
+const browser = useTestBrowser();
 
 describe("web UI showing what an agent said", () => {
   it("shows markup from every surface as text, and makes no element of it", async () => {

@@ -4,35 +4,26 @@
 import { mkdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, Page, Route } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findTestBrowser, launchTestBrowser } from "../testing/browser.js";
-import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import type { Page, Route } from "playwright-core";
+import { beforeAll, describe, expect, it } from "vitest";
 import { collect, NUI_RELEASE_QUESTION, newSession, raw, settled, textOf } from "../testing/http.js";
+import { useTestBrowser } from "../testing/use-browser.js";
+import { useTestDaemon } from "../testing/use-daemon.js";
 
 const SHOTS = join(tmpdir(), "brain-web-screens");
 
-let t: TestDaemon;
-let browser: Browser;
+const t = useTestDaemon();
+const browser = useTestBrowser(["--disable-component-update", "--disable-sync"]);
 let page: Page;
 /** What the page's content security policy refused (the console says so), over every test. */
 const refused: string[] = [];
 
 beforeAll(async () => {
-  // The first run unpacks the npm package's chromium (about 200 MB), which takes longer than a hook usually may.
-  const found = await findTestBrowser();
   mkdirSync(SHOTS, { recursive: true });
-  t = await startTestDaemon();
-  browser = await launchTestBrowser(found, ["--disable-component-update", "--disable-sync"]);
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   page.on("console", (message) => {
     if (/Content Security Policy/i.test(message.text())) refused.push(message.text());
   });
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await t?.cleanup();
 });
 
 async function shot(name: string): Promise<void> {

@@ -1,13 +1,14 @@
 // A real Chromium for one browser test file: found and launched in beforeAll (unpacking the npm build may take
 // a while the first time), closed in afterAll. Used as the Browser it stands for, as useTestDaemon's daemon.
+// `extraArgs` go to chromium's command line after launchTestBrowser's own.
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
 import { findTestBrowser, launchTestBrowser } from "./browser.js";
 
-export function useTestBrowser(): Browser {
+export function useTestBrowser(extraArgs: string[] = []): Browser {
   let browser: Browser | undefined;
   beforeAll(async () => {
-    browser = await launchTestBrowser(await findTestBrowser());
+    browser = await launchTestBrowser(await findTestBrowser(), extraArgs);
   }, 180_000);
   afterAll(() => browser?.close());
   return new Proxy({} as Browser, {
