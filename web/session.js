@@ -126,7 +126,8 @@ export async function openSession(id, all = false) {
     try {
       start = await tailStart(id, view);
     } catch (err) {
-      showError("s-error", err); // the whole log, then
+      // The whole log, then; said only while this session is open, or it would read as the next one's.
+      if (state.transcript === transcript) showError("s-error", err);
     }
     if (state.transcript !== transcript) return;
   }

@@ -1,7 +1,7 @@
 // The web UI while an action is on its way, in a real browser: what comes back for a session left (an action's
 // answer on its way when the next one was opened) does not show in the head of the one now open, and a prompt's
 // answer clears the composer only of the text it sent, not of what was typed meanwhile.
-// An action's failure is shown only while its session is open.
+// An action's failure, and a failure to read a session's log, is shown only while its session is open.
 import type { Route } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { useTestBrowser } from "../testing/use-browser.js";
@@ -142,6 +142,45 @@ describe("web UI's composer when another session is opened while the prompt's im
       const sent = page.waitForRequest((req) => req.url().endsWith("/prompt"));
       await page.evaluate(() => (globalThis as unknown as { held: () => void }).held());
       expect(new URL((await sent).url()).pathname).toBe(`/v1/sessions/${first}/prompt`);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("web UI opening another session while the first one's log is read", () => {
+  it("does not show the first one's failure to read it on the second one's page", async () => {
+    const client = t.client();
+    const first = (await client.create({ harness: "echo" })).id;
+    const second = (await client.create({ harness: "echo" })).id;
+    const page = await browser.newPage();
+    try {
+      // The first session's view says it is long: the page reads its tail from the log, and that read is held.
+      await page.route(
+        (url) => url.pathname === `/v1/sessions/${first}`,
+        async (route) => {
+          const response = await route.fetch();
+          await route.fulfill({ response, json: { ...(await response.json()), last_seq: 5000 } });
+        },
+      );
+      let held: Route | undefined;
+      await page.route(
+        (url) => url.pathname === `/v1/sessions/${first}/log`,
+        (route) => {
+          held = route;
+        },
+      );
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${first}`);
+      await expect.poll(() => held !== undefined).toBe(true);
+      await page.goto(`${t.url}/#session=${second}`);
+      await expect.poll(() => page.locator("#s-title").textContent()).toBe(second);
+      await expect.poll(() => page.locator("#conn").textContent()).toBe("live");
+      const failed = page.waitForEvent("requestfailed", (r) => r.url().includes(`/${first}/log?`));
+      await held!.abort("connectionfailed");
+      await failed;
+      // A call of the page's own, answered, comes after it has read the first session's failure.
+      await page.evaluate(() => fetch("/healthz").then((res) => res.text()));
+      expect(await page.locator("#s-error").textContent()).toBe("");
     } finally {
       await page.close();
     }
