@@ -46,6 +46,19 @@ const REFUSED =
  */
 function signOut(api) {
   if (state.api !== api) return;
+  leaveTenant();
+  // Another tab of this browser may have kept a newer token meanwhile: that one stays.
+  if (localStorage.getItem("brain.token") === api.token) localStorage.removeItem("brain.token");
+  $("main").hidden = true;
+  $("login").hidden = false;
+  showError("login-error", new Error(REFUSED));
+  $("login-token").focus();
+}
+
+/**
+ * Ends what the signed-in token's page holds: its session's stream, the list's refresh loop, and what it shows.
+ */
+function leaveTenant() {
   state.stream?.stop();
   Object.assign(state, {
     api: undefined,
@@ -56,8 +69,6 @@ function signOut(api) {
     transcript: undefined,
     sessions: [],
   });
-  // Another tab of this browser may have kept a newer token meanwhile: that one stays.
-  if (localStorage.getItem("brain.token") === api.token) localStorage.removeItem("brain.token");
   $("sessions").replaceChildren();
   $("transcript").replaceChildren();
   $("announce").textContent = "";
@@ -66,10 +77,6 @@ function signOut(api) {
   $("who").textContent = "";
   $("conn").textContent = "idle";
   $("conn").dataset.state = "idle";
-  $("main").hidden = true;
-  $("login").hidden = false;
-  showError("login-error", new Error(REFUSED));
-  $("login-token").focus();
 }
 
 /**
@@ -86,6 +93,9 @@ export function keptTokenFailed(token, err) {
 export async function signIn(token, who) {
   const api = new Api(token, clientId(), signOut);
   who ??= await api.call("GET", "/v1/whoami");
+  // Signed in already with another token (a link of another tenant's, confirmed): the session it had open, still
+  // followed with that token, is not this one's to show, nor to send this one's prompts and answers to.
+  if (state.api && state.api.token !== token) leaveTenant();
   state.api = api;
   $("who").textContent = who.auth ? `tenant ${who.tenant} · ${who.role}` : "no auth (loopback)";
   $("login").hidden = true;

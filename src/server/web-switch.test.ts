@@ -1,7 +1,8 @@
 // The web UI while an action is on its way, in a real browser: what comes back for a session left (an action's
 // answer on its way when the next one was opened) does not show in the head of the one now open, and a prompt's
 // answer clears the composer only of the text it sent, not of what was typed meanwhile.
-// An action's failure, and a failure to read a session's log, is shown only while its session is open.
+// An action's failure, and a failure to read a session's log, is shown only while its session is open; a link of
+// another tenant's that signs the tab in closes the session the first tenant had open.
 import type { Route } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { useTestBrowser } from "../testing/use-browser.js";
@@ -181,6 +182,27 @@ describe("web UI opening another session while the first one's log is read", () 
       // A call of the page's own, answered, comes after it has read the first session's failure.
       await page.evaluate(() => fetch("/healthz").then((res) => res.text()));
       expect(await page.locator("#s-error").textContent()).toBe("");
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("web UI signed in by another tenant's link while a session is open", () => {
+  it("no longer shows nor follows the first tenant's session", async () => {
+    const { id } = await t.client().create({ harness: "echo" });
+    const page = await browser.newPage();
+    page.on("dialog", (dialog) => void dialog.accept());
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
+      await expect.poll(() => page.locator("#conn").textContent()).toBe("live");
+      await expect.poll(() => page.locator("#transcript").textContent()).toContain("session opened");
+      // The other tenant's link, pasted into the tab, and the page's question whether to switch answered yes.
+      await page.goto(`${t.url}/#token=${t.tokens.other}`);
+      await expect.poll(() => page.locator("#who").textContent()).toContain("tenant acme");
+      expect(await page.locator("#session").isVisible()).toBe(false);
+      expect(await page.locator("#transcript").textContent()).toBe("");
+      expect(await page.locator("#conn").textContent()).toBe("idle");
     } finally {
       await page.close();
     }
