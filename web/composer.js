@@ -28,6 +28,15 @@ function imageOf(file) {
   });
 }
 
+/**
+ * Lists the session an action on `from` made (a fork, a handoff) and opens it, unless another session was opened
+ * while the action was on its way: that one is what the user looks at and types into now.
+ */
+async function openMade(from, view) {
+  await refreshSessions();
+  if (state.session === from) await openSession(view.id);
+}
+
 const path = (session, suffix = "") => `/v1/sessions/${encodeURIComponent(session)}${suffix}`;
 
 export function wireComposer() {
@@ -57,18 +66,15 @@ export function wireComposer() {
   $("interrupt").onclick = () => act((session) => state.api.call("POST", path(session, "/interrupt")));
   $("checkpoint").onclick = () => act((session) => state.api.call("POST", path(session, "/checkpoints")));
   $("fork").onclick = () =>
-    act(async (session) => {
-      const view = await state.api.call("POST", path(session, "/fork"), {});
-      await refreshSessions();
-      await openSession(view.id);
-    });
+    act(async (session) => openMade(session, await state.api.call("POST", path(session, "/fork"), {})));
   // A new session on the chosen harness that continues this conversation (seeded from Brain's log).
   $("handoff").onclick = () =>
-    act(async (session) => {
-      const view = await state.api.call("POST", path(session, "/handoff"), { to: $("handoff-to").value });
-      await refreshSessions();
-      await openSession(view.id);
-    });
+    act(async (session) =>
+      openMade(
+        session,
+        await state.api.call("POST", path(session, "/handoff"), { to: $("handoff-to").value }),
+      ),
+    );
   $("close").onclick = () =>
     act(async (session) => updateHead(await state.api.call("POST", path(session, "/close"))));
   $("take-control").onclick = () =>

@@ -2,7 +2,8 @@
 // answer on its way when the next one was opened) does not show in the head of the one now open, and a prompt's
 // answer clears the composer only of the text it sent, not of what was typed meanwhile.
 // An action's failure, and a failure to read a session's log, is shown only while its session is open; a link of
-// another tenant's that signs the tab in closes the session the first tenant had open.
+// another tenant's that signs the tab in closes the session the first tenant had open; a fork that comes back after
+// another session was opened is listed, not opened over it.
 import type { Route } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { useTestBrowser } from "../testing/use-browser.js";
@@ -203,6 +204,40 @@ describe("web UI signed in by another tenant's link while a session is open", ()
       expect(await page.locator("#session").isVisible()).toBe(false);
       expect(await page.locator("#transcript").textContent()).toBe("");
       expect(await page.locator("#conn").textContent()).toBe("idle");
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("web UI opening another session while a fork of the first is on its way", () => {
+  it("stays on the session opened meanwhile, and lists the fork", async () => {
+    const client = t.client();
+    const first = (await client.create({ harness: "echo" })).id;
+    await client.checkpoint(first); // what a fork starts from
+    const second = (await client.create({ harness: "echo" })).id;
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${first}`);
+      await expect.poll(() => page.locator("#s-status").textContent()).toBe("idle");
+      let held: Route | undefined;
+      await page.route(
+        (url) => url.pathname === `/v1/sessions/${first}/fork`,
+        (route) => {
+          held = route;
+        },
+      );
+      await page.click("#fork");
+      await expect.poll(() => held !== undefined).toBe(true);
+      await page.goto(`${t.url}/#session=${second}`);
+      await expect.poll(() => page.locator("#s-title").textContent()).toBe(second);
+      const forked = page.waitForResponse((res) => res.url().endsWith(`/v1/sessions/${first}/fork`));
+      await held!.continue();
+      const fork = ((await (await forked).json()) as { id: string }).id;
+      await expect.poll(() => page.locator(`#sessions li[data-session="${fork}"]`).count()).toBe(1);
+      // A call of the page's own, answered, comes after the list it refreshed for the fork.
+      await page.evaluate(() => fetch("/healthz").then((res) => res.text()));
+      expect(await page.locator("#s-title").textContent()).toBe(second);
     } finally {
       await page.close();
     }
