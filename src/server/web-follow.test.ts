@@ -106,14 +106,18 @@ describe("web UI event stream sending one large event in many pieces", () => {
     const { turn } = (await client.prompt(id, "read it")) as { turn: string };
     await collect(client, id, settled(turn));
     const page = await browser.newPage();
-    // How much text the page searched for a message's end ("\n\n"), counted as it searches.
+    // How much text the page searched for a message's end ("\n\n"), counted as it searches: up to where the search
+    // found one, not to the piece's end. (Counting to the end counted a piece that holds several messages once per
+    // message: how the stream is cut into pieces, which a loaded machine changes, moved the count past the bound.)
     await page.addInitScript(() => {
       const indexOf = String.prototype.indexOf;
       const counted = globalThis as unknown as { searched: number };
       counted.searched = 0;
       String.prototype.indexOf = function (this: string, needle: string, from?: number) {
-        if (needle === "\n\n") counted.searched += this.length - Math.max(0, from ?? 0);
-        return indexOf.call(this, needle, from);
+        const found = indexOf.call(this, needle, from);
+        if (needle === "\n\n")
+          counted.searched += (found < 0 ? this.length : found + needle.length) - Math.max(0, from ?? 0);
+        return found;
       };
     });
     try {
