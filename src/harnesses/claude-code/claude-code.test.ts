@@ -11,8 +11,10 @@ import {
   checkQueuedSteer,
   checkReadGated,
   checkTornLineResume,
+  FAKE_KEY,
   historyOf,
 } from "../../testing/cli.js";
+import { checkKeyNotInAgent } from "../../testing/cli-credentials.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { describeLostHistory } from "../../testing/cli-lost-history.js";
 import { fixtureStdio } from "../../tools/mcp/testing/servers.js";
@@ -59,6 +61,10 @@ describe.runIf(found)("claude-code's own", () => {
 
   it("gates the read-only tools Claude Code runs unasked: a denied Read does not run, an asked one is asked", async () => {
     await checkReadGated(await start());
+  });
+
+  it("never gives the agent the provider's key: its shell cannot print it, the provider gets it from Brain's proxy", async () => {
+    await checkKeyNotInAgent(await start(), ["x-api-key", FAKE_KEY], "/v1/messages");
   });
 
   it("sends a system prompt longer than one command-line argument may be (128 KiB)", async () => {

@@ -18,6 +18,7 @@ import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles, readJsonFile, writeJsonFile } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
 import { anthropicBaseUrl, ownVendorWire } from "../cli/provider-api.js";
+import { type CliProvider, PROXY_VARIABLE } from "../cli/services.js";
 import { BOUND_ENV, boundArgs, endpointWarning } from "./bound.js";
 import { interruptRequest, permissionResponse, unsupportedControl, userMessage } from "./messages.js";
 import { type ClaudeSignal, ClaudeStreamParser } from "./parser.js";
@@ -90,16 +91,23 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
     return new ClaudeCodeHarness(ctx, state);
   }
 
-  protected connect(): { child: CliProcess } | Promise<{ child: CliProcess }> {
-    if (!this.ctx.bound) return this.start(claudeToolArgs(claudeToolRules(this.options.policy)), {});
-    return this.toolEndpoint().then((endpoint) => this.start(boundArgs(endpoint), BOUND_ENV));
+  protected async connect(): Promise<{ child: CliProcess }> {
+    const { base_url } = this.options.provider;
+    const provider = await this.provider("messages", base_url ? anthropicBaseUrl(base_url) : undefined);
+    if (!this.ctx.bound)
+      return this.start(claudeToolArgs(claudeToolRules(this.options.policy)), {}, provider);
+    return this.start(boundArgs(await this.toolEndpoint()), BOUND_ENV, provider);
   }
 
   protected override isEndpointTool(name: string): boolean {
     return isMcpEndpointTool(name);
   }
 
-  private start(extraArgs: string[], extraEnv: Record<string, string>): { child: CliProcess } {
+  private start(
+    extraArgs: string[],
+    extraEnv: Record<string, string>,
+    provider: CliProvider,
+  ): { child: CliProcess } {
     const configDir = join(this.options.dir, CONFIG_DIR);
     const resume = placeTranscript(
       this.options.dir,
@@ -123,14 +131,14 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
       args.push("--append-system-prompt-file", file);
     }
     args.push(...(this.ctx.session.args ?? []));
-    const { provider } = this.options;
     const env = this.environment({
       CLAUDE_CONFIG_DIR: configDir,
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
       DISABLE_AUTOUPDATER: "1",
       DISABLE_TELEMETRY: "1",
-      ...(provider.base_url ? { ANTHROPIC_BASE_URL: anthropicBaseUrl(provider.base_url) } : {}),
+      ...(provider.base_url ? { ANTHROPIC_BASE_URL: provider.base_url } : {}),
       ...(provider.api_key ? { ANTHROPIC_API_KEY: provider.api_key } : {}),
+      ...(provider.proxy ? { [PROXY_VARIABLE]: provider.proxy } : {}),
       ...extraEnv,
     });
     this.parser = new ClaudeStreamParser();

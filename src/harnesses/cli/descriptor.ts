@@ -19,6 +19,11 @@ export const CliHarnessSettings = z.strictObject({
   launcher: z.union([z.string().min(1), z.array(z.string()).min(1)]).optional(),
   /** Variables added to the CLI's environment. Never put provider keys here. */
   env: z.record(z.string(), z.string()).optional(),
+  /**
+   * false: the CLI gets the provider's key in its environment, where every command it runs can read it, instead
+   * of a token of Brain's loopback credential proxy. Only for a launcher that cuts it off from 127.0.0.1.
+   */
+  credential_proxy: z.boolean().optional(),
 });
 export type CliHarnessSettings = z.infer<typeof CliHarnessSettings>;
 
@@ -30,6 +35,7 @@ export function cliFactoryOptions(settings: CliHarnessSettings | undefined): Cli
     ...(settings.bin ? { bin: settings.bin } : {}),
     ...(launcher ? { launcher } : {}),
     ...(settings.env ? { env: settings.env } : {}),
+    ...(settings.credential_proxy === false ? { credentialProxy: false } : {}),
   };
 }
 

@@ -16,7 +16,7 @@ import type { Question } from "../../protocol/events.js";
 import { preview } from "../../protocol/frames.js";
 import type { LineHead } from "../../protocol/head-lines.js";
 import type { NativeFile } from "../../protocol/runner.js";
-import { sessionToolEndpoint, type ToolEndpoint } from "../../tools/endpoint/index.js";
+import type { ToolEndpoint } from "../../tools/endpoint/index.js";
 import type { Spawner } from "../process/spawner.js";
 import { forgetRewrittenSync, REWRITTEN_MARKER } from "../rewritten-files.js";
 import { EndpointCalls, isBound } from "./bound.js";
@@ -26,6 +26,7 @@ import type { CliEvent, CliTurnEnd } from "./events.js";
 import type { CliFamilyDescriptor, CliOpening, CliTimeouts } from "./family.js";
 import { listNativeFiles, readJsonFile, writeJsonFile } from "./files.js";
 import { type CliFactoryOptions, type CliSessionOptions, sessionOptions, workingDir } from "./options.js";
+import { type CliProvider, CliServices } from "./services.js";
 import { TurnSlot } from "./turn.js";
 
 /** A family's opened harness: what CliHarness needs to know, prepared once by prepareCli(). */
@@ -90,13 +91,14 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
   private queued: string[] = [];
   private interruptTimer: NodeJS.Timeout | undefined;
   private closed = false;
-  private endpoint: Promise<ToolEndpoint> | undefined;
+  private readonly services: CliServices;
   private readonly endpointCalls = new EndpointCalls((name) => this.isEndpointTool(name));
   /** Programs already reported lost (see lost()), or retired by their family: their exit fails no turn. */
   protected readonly forgotten = new WeakSet<CliProcess>();
 
   constructor(protected readonly ctx: CliContext) {
     this.options = ctx.options;
+    this.services = new CliServices(ctx.options, () => this.turn.current, ctx.host.credentialProxy !== false);
   }
 
   /** Starts the program, and whatever connects to it; called when a prompt finds none running. */
@@ -116,14 +118,12 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
 
   /** The session's tool endpoint, started at first use (opening stays passive) and closed with the harness. */
   protected toolEndpoint(): Promise<ToolEndpoint> {
-    // In a container, the endpoint's socket and files go where it mounts them, and its proxy runs on its node.
-    const inside = this.options.container;
-    this.endpoint ??= sessionToolEndpoint(
-      this.options,
-      () => this.turn.current,
-      inside ? { node: inside.node, parent: inside.toolsDir, user: inside.user } : {},
-    );
-    return this.endpoint;
+    return this.services.toolEndpoint();
+  }
+
+  /** The provider as the CLI is to see it: through the credential proxy when it has a key (./services.ts). */
+  protected provider(...wanted: Parameters<CliServices["provider"]>): Promise<CliProvider> {
+    return this.services.provider(...wanted);
   }
 
   async prompt(text: string, ctx: TurnContext): Promise<PromptOutcome> {
@@ -183,7 +183,7 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
     if (connection) await this.stopConnection(connection);
     // A program still starting is stopped as soon as it is up (ensureConnection): wait for that too.
     await this.starting?.catch(() => {});
-    await (await this.endpoint?.catch(() => undefined))?.close();
+    await this.services.close();
   }
 
   private async stopConnection(connection: C): Promise<void> {

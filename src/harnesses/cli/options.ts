@@ -19,6 +19,11 @@ export interface CliFactoryOptions {
   launcher?: string[];
   /** Added to the CLI's environment. Provider keys belong in the provider settings, not here. */
   env?: Record<string, string>;
+  /**
+   * False: the CLI holds the provider's key itself, not a token of Brain's credential proxy (./credential-proxy.ts);
+   * for a launcher that cuts the CLI off from this host's 127.0.0.1, or a setup that needs the key. Default true.
+   */
+  credentialProxy?: boolean;
 }
 
 /** No command line can carry one: the spawn would fail with "args[6] must be a string without null bytes". */

@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import type { Session } from "../../core/session.js";
 import { events, waitForEvent } from "../../testing/brain.js";
-import { agentRequests, answerNextPermission, historyOf } from "../../testing/cli.js";
+import { agentRequests, answerNextPermission, FAKE_KEY, historyOf } from "../../testing/cli.js";
+import { checkKeyNotInAgent } from "../../testing/cli-credentials.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { describeLostHistory } from "../../testing/cli-lost-history.js";
 import { checkpointsAfterHomeMoved } from "../../testing/cli-moved.js";
@@ -49,6 +50,10 @@ describe.runIf(found)("codex's own", () => {
 
   it("resumes a home copied whole with its own databases, which name the old home's rollout", async () => {
     await checkpointsAfterHomeMoved(await start(), codexCase, true, true);
+  });
+
+  it("never gives the agent the provider's key: its shell cannot print it, the provider gets it from Brain's proxy", async () => {
+    await checkKeyNotInAgent(await start(), ["authorization", `Bearer ${FAKE_KEY}`], "/responses");
   });
 
   it("steers the running turn with turn/steer", async () => {

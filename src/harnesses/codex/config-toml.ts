@@ -27,7 +27,7 @@ export function tomlString(value: string, what: string): string {
 /** `bound`: bound mode's top-level keys and tables (./bound.ts). */
 export function codexConfigToml(
   config: SessionConfig,
-  provider: ProviderCredentials,
+  provider: Pick<ProviderCredentials, "base_url">,
   bound?: { topLevel: string[]; tables: string[] },
 ): string {
   const lines: string[] = ["# Written by Brain for this session; rewritten whenever Codex starts."];
@@ -51,7 +51,9 @@ export function codexConfigToml(
 }
 
 /** The environment that carries the key: our own variable for a custom endpoint, OpenAI's for the default one. */
-export function keyEnvironment(provider: ProviderCredentials): Record<string, string> {
+export function keyEnvironment(
+  provider: Pick<ProviderCredentials, "base_url" | "api_key">,
+): Record<string, string> {
   if (!provider.api_key) return {};
   return provider.base_url ? { [KEY_VARIABLE]: provider.api_key } : { OPENAI_API_KEY: provider.api_key };
 }

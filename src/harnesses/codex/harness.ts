@@ -12,6 +12,7 @@ import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { CliHarness, prepareCli, withTail } from "../cli/harness.js";
 import { ownVendorWire } from "../cli/provider-api.js";
+import { PROXY_VARIABLE } from "../cli/services.js";
 import { REWRITTEN_MARKER, rewrittenFilesSync } from "../rewritten-files.js";
 import { answerRequest } from "./approvals.js";
 import { boundConfig } from "./bound.js";
@@ -108,7 +109,12 @@ export class CodexHarness extends CliHarness<Connection> {
 
   protected async connect(): Promise<Connection> {
     const home = join(this.options.dir, CODEX_HOME);
-    const env = this.environment({ CODEX_HOME: home, ...keyEnvironment(this.options.provider) });
+    const provider = await this.provider("responses", this.options.provider.base_url);
+    const env = this.environment({
+      CODEX_HOME: home,
+      ...keyEnvironment(provider),
+      ...(provider.proxy ? { [PROXY_VARIABLE]: provider.proxy } : {}),
+    });
     const { model } = this.options.config;
     const bound = this.ctx.bound
       ? await boundConfig(await this.toolEndpoint(), this.programRun(env), model)
@@ -117,7 +123,7 @@ export class CodexHarness extends CliHarness<Connection> {
     writeAgentFileSync(
       this.options.dir,
       join(CODEX_HOME, "config.toml"),
-      codexConfigToml(this.options.config, this.options.provider, bound),
+      codexConfigToml(this.options.config, provider, bound),
       0o600,
       this.options.container?.user,
     );

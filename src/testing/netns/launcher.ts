@@ -7,10 +7,11 @@
 // It brings `lo` up, starts the relay, then runs the command with the launcher's own stdio, forwards the usual
 // stop signals, and exits with the command's exit code (128+n for a signal, as a shell would).
 import { spawn, spawnSync } from "node:child_process";
-import { rmSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { constants } from "node:os";
 import { parseArgs } from "node:util";
+import { PROXY_VARIABLE } from "../../harnesses/cli/services.js";
 import { exposeOnUnixSocket, listenRelay, type Relay } from "../../harnesses/http/socket-relay.js";
 import { listeningPorts, NAMESPACE_PORTS } from "./publish.js";
 
@@ -21,6 +22,7 @@ const { values } = parseArgs({
     port: { type: "string", multiple: true },
     socket: { type: "string" },
     "publish-dir": { type: "string" },
+    "inward-dir": { type: "string" },
   },
 });
 const command = split < 0 ? [] : process.argv.slice(split + 1);
@@ -55,10 +57,21 @@ const OPENCODE_FIRST = 4096;
 const held = createServer();
 await new Promise<void>((resolve) => held.listen(OPENCODE_FIRST, "127.0.0.1", resolve));
 
+// Brain's credential proxy listens on the host's 127.0.0.1 at a port of its own, named in the command's
+// environment: asked for by port in <inward-dir>, exposed there by the host (see sandbox.ts), relayed here.
+const inwardDir = values["inward-dir"];
+const proxyPort = Number(new URL(process.env[PROXY_VARIABLE] ?? "http://x").port);
+if (inwardDir && proxyPort > 0 && !ports.includes(proxyPort)) {
+  writeFileSync(`${inwardDir}/${proxyPort}.want`, "");
+  const socket = `${inwardDir}/${proxyPort}.sock`;
+  while (!existsSync(socket)) await new Promise((resolve) => setTimeout(resolve, 20));
+  relays.push(await listenRelay(proxyPort, socket));
+}
+
 // Servers the command starts are published as <publish-dir>/<port>.sock (see publish.ts).
 const publishDir = values["publish-dir"];
 if (publishDir) {
-  const published = new Set([...ports, OPENCODE_FIRST]);
+  const published = new Set([...ports, OPENCODE_FIRST, proxyPort]); // the proxy's relay is the host's own
   const poll = setInterval(() => {
     for (const port of listeningPorts()) {
       if (published.has(port)) continue;

@@ -55,6 +55,17 @@ export async function startSandboxedProvider(opts: StartOptions = {}): Promise<S
     };
     published.push(listenRelay(port, join(publishDir, name!)).catch(failed));
   });
+  // Host ports the sandboxed CLI is told of (Brain's credential proxy) come in the other way: the launcher asks
+  // for <port>.want in inwardDir, and the host's 127.0.0.1:<port> is exposed as <port>.sock beside it.
+  const inwardDir = join(dir, "inward");
+  mkdirSync(inwardDir);
+  const exposed = new Set<string>();
+  const inward = watch(inwardDir, (_kind, name) => {
+    const port = name ? /^(\d+)\.want$/.exec(name)?.[1] : undefined;
+    if (!port || exposed.has(port)) return;
+    exposed.add(port);
+    published.push(exposeOnUnixSocket(Number(port), join(inwardDir, `${port}.sock`)).catch(() => undefined));
+  });
   const launcher = [
     ...unshareWords(),
     process.execPath,
@@ -65,6 +76,8 @@ export async function startSandboxedProvider(opts: StartOptions = {}): Promise<S
     socket,
     "--publish-dir",
     publishDir,
+    "--inward-dir",
+    inwardDir,
     "--",
   ];
   return {
@@ -72,6 +85,7 @@ export async function startSandboxedProvider(opts: StartOptions = {}): Promise<S
     launcher,
     async close() {
       watcher.close();
+      inward.close();
       await Promise.all(published.map(async (relay) => (await relay)?.close()));
       await server.close();
       await provider.close();

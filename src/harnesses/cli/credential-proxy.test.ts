@@ -1,0 +1,121 @@
+// The credential proxy against the fake provider on 127.0.0.1: the real key goes on in the vendor's header and the
+// agent's placeholder does not, answers stream through as they come, and anything not under a live token, or
+// too large, is refused.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { anthropic, openaiResponses } from "../../testing/fake-provider/wire-clients.js";
+import { CredentialProxy, MAX_REQUEST_BYTES } from "./credential-proxy.js";
+
+const KEY = "sk-real-operator-key";
+let provider: FakeProvider;
+const proxies: CredentialProxy[] = [];
+
+beforeAll(async () => {
+  provider = await startFakeProvider();
+});
+afterEach(async () => {
+  provider.reset();
+  await Promise.all(proxies.splice(0).map((p) => p.close()));
+});
+afterAll(() => provider.close());
+
+async function proxy(wire: "messages" | "responses", base_url: string): Promise<CredentialProxy> {
+  const made = await CredentialProxy.start({ wire, api_key: KEY, base_url });
+  proxies.push(made);
+  return made;
+}
+
+function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+describe("credential proxy", () => {
+  it("forwards an Anthropic request with the real key in x-api-key, never the agent's placeholder", async () => {
+    const p = await proxy("messages", provider.url);
+    provider.script([{ text: "hi there" }]);
+    const res = await post(`${p.url}/v1/messages`, anthropic.body("hello", false), {
+      "x-api-key": p.token,
+      authorization: `Bearer ${p.token}`,
+    });
+    expect(res.status).toBe(200);
+    expect(JSON.stringify(await res.json())).toContain("hi there");
+    const [seen] = provider.requests;
+    expect(seen?.path).toBe("/v1/messages");
+    expect(seen?.headers["x-api-key"]).toBe(KEY);
+    expect(seen?.headers.authorization).toBeUndefined();
+    expect(JSON.stringify(seen?.headers)).not.toContain(p.token);
+  });
+
+  it("forwards an OpenAI Responses request with the real key as a bearer token, under the base URL's path", async () => {
+    const p = await proxy("responses", `${provider.url}/v1`);
+    provider.script([{ text: "fine" }]);
+    const res = await post(`${p.url}/responses`, openaiResponses.body("hello", false), {
+      authorization: `Bearer ${p.token}`,
+    });
+    expect(res.status).toBe(200);
+    expect(provider.requests[0]?.path).toBe("/v1/responses");
+    expect(provider.requests[0]?.headers.authorization).toBe(`Bearer ${KEY}`);
+  });
+
+  it("streams an answer as it comes: frames arrive while the provider still holds the stream open", async () => {
+    const p = await proxy("messages", provider.url);
+    provider.script([{ text: "one two three four", chunkSize: 4, stallAfter: 4 }]);
+    const aborted = new AbortController();
+    const res = await fetch(`${p.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(anthropic.body("hello", true)),
+      signal: aborted.signal,
+    });
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const reader = res.body!.getReader();
+    let text = "";
+    // A buffering proxy would wait for the stream's end, which never comes: this read would never return.
+    while (!text.includes("content_block_delta")) {
+      const { value } = await reader.read();
+      text += new TextDecoder().decode(value);
+    }
+    aborted.abort();
+    await reader.cancel().catch(() => {});
+  });
+
+  it("refuses a request under a wrong token, outside any token, or after the proxy closed", async () => {
+    const p = await proxy("messages", provider.url);
+    const origin = new URL(p.url).origin;
+    const body = anthropic.body("hello", false);
+    expect((await post(`${origin}/${p.token.slice(1)}/v1/messages`, body)).status).toBe(403);
+    expect((await post(`${origin}/${p.token}x/v1/messages`, body)).status).toBe(403);
+    expect((await post(`${origin}/v1/messages`, body)).status).toBe(403);
+    const refused = await post(`${origin}/nope/v1/messages`, body);
+    expect(await refused.text()).not.toContain(KEY);
+    await p.close();
+    await expect(post(`${p.url}/v1/messages`, body)).rejects.toThrow();
+    expect(provider.requests).toEqual([]);
+  });
+
+  it("refuses a body over the limit with a clear 413, and forwards nothing", async () => {
+    const p = await proxy("messages", provider.url);
+    const res = await post(`${p.url}/v1/messages`, "x".repeat(MAX_REQUEST_BYTES + 1));
+    expect(res.status).toBe(413);
+    expect(await res.text()).toContain(
+      `larger than the credential proxy's limit of ${MAX_REQUEST_BYTES} bytes`,
+    );
+    expect(provider.requests).toEqual([]);
+  });
+
+  it("says a provider it cannot reach is unreachable (502), without the key", async () => {
+    const gone = await startFakeProvider();
+    const url = gone.url;
+    await gone.close();
+    const p = await proxy("messages", url);
+    const res = await post(`${p.url}/v1/messages`, anthropic.body("hello", false));
+    expect(res.status).toBe(502);
+    const text = await res.text();
+    expect(text).toContain("the provider could not be reached");
+    expect(text).not.toContain(KEY);
+  });
+});

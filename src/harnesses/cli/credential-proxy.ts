@@ -1,0 +1,147 @@
+// The provider's real key never enters a CLI agent's environment: every shell command the agent runs inherits
+// that environment, so one prompt injection ("print your env") would send the operator's key off the host.
+// Instead the CLI is given this proxy's URL, whose path starts with a random token, and that token as its key:
+// both are worthless anywhere but here, and dead once the harness closes. The proxy, on 127.0.0.1 in Brain's
+// process, takes only requests under the token, puts the real key in the vendor's own header, forwards to the
+// real endpoint and streams the answer back as it comes (SSE). One per harness, so the token's life is the
+// session's, and nothing of one session's provider is reachable with another's token.
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { pipeline } from "node:stream/promises";
+import { Agent } from "undici";
+import type { WireApi } from "./provider-api.js";
+
+/** A request body larger than any one model request (Anthropic's own limit is 32 MB) is refused with 413. */
+export const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
+
+/** Where each wire's vendor is when the provider names no base_url, as its SDKs join paths to it. */
+const VENDOR_BASE: Record<WireApi, string> = {
+  messages: "https://api.anthropic.com",
+  chat: "https://api.openai.com/v1",
+  responses: "https://api.openai.com/v1",
+};
+
+/** Every header a client may carry a key in: the agent's placeholder never goes on. */
+const KEY_HEADERS = ["authorization", "x-api-key", "x-goog-api-key", "api-key", "proxy-authorization"];
+/** Hop-by-hop headers (RFC 9110 7.6.1), and those undici sets itself. */
+const HOP_HEADERS = ["connection", "keep-alive", "transfer-encoding", "upgrade", "te", "trailer", "host"];
+
+/** The key in the header the vendor reads it from. */
+function keyHeader(wire: WireApi, key: string): Record<string, string> {
+  return wire === "messages" ? { "x-api-key": key } : { authorization: `Bearer ${key}` };
+}
+
+export interface ProxyTarget {
+  wire: WireApi;
+  api_key: string;
+  /** The provider's base URL as the CLI's SDK would join paths to it (Anthropic's without /v1); none: the vendor's. */
+  base_url?: string;
+}
+
+export class CredentialProxy {
+  /** What the CLI is given as its key: the token, as worthless as the URL anywhere else. */
+  readonly token = randomBytes(24).toString("base64url");
+  private readonly pool = new Agent({ bodyTimeout: 0, headersTimeout: 0 });
+  private readonly upstream: URL;
+  private revoked = false;
+  private port = 0;
+
+  private constructor(
+    private readonly target: ProxyTarget,
+    private readonly server: Server,
+  ) {
+    this.upstream = new URL(target.base_url ?? VENDOR_BASE[target.wire]);
+  }
+
+  static async start(target: ProxyTarget): Promise<CredentialProxy> {
+    const server = createServer();
+    const proxy = new CredentialProxy(target, server);
+    server.on("request", (req, res) => {
+      proxy
+        .handle(req, res)
+        .catch((err: Error) => fail(res, 502, `the provider could not be reached: ${err.message}`));
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(0, "127.0.0.1", () => resolve());
+    });
+    proxy.port = (server.address() as AddressInfo).port;
+    return proxy;
+  }
+
+  /** The base URL the CLI is given: this proxy, under the token. */
+  get url(): string {
+    return `http://127.0.0.1:${this.port}/${this.token}`;
+  }
+
+  /** The token dies first (a request on a kept-alive connection gets 403), then the server and its pool. */
+  async close(): Promise<void> {
+    this.revoked = true;
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections();
+    await closed;
+    await this.pool.destroy();
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const rest = this.pathUnderToken(req.url ?? "");
+    if (this.revoked || rest === undefined) return fail(res, 403, "not a live session's credential path");
+    const declared = Number(req.headers["content-length"] ?? 0);
+    if (declared > MAX_REQUEST_BYTES) return tooLarge(res);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > MAX_REQUEST_BYTES) return tooLarge(res);
+      chunks.push(chunk);
+    }
+    const headers: Record<string, string | string[]> = {};
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value === undefined || KEY_HEADERS.includes(name) || HOP_HEADERS.includes(name)) continue;
+      headers[name] = value;
+    }
+    Object.assign(headers, keyHeader(this.target.wire, this.target.api_key));
+    const aborted = new AbortController();
+    res.once("close", () => aborted.abort());
+    const base = this.upstream.pathname.replace(/\/+$/, "");
+    const answer = await this.pool.request({
+      origin: this.upstream.origin,
+      path: `${base}${rest}`,
+      method: req.method as "POST",
+      headers,
+      ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
+      signal: aborted.signal,
+    });
+    const out: Record<string, string | string[]> = {};
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (value !== undefined && !HOP_HEADERS.includes(name)) out[name] = value;
+    }
+    res.writeHead(answer.statusCode, out);
+    res.flushHeaders();
+    await pipeline(answer.body, res).catch(() => answer.body.destroy());
+  }
+
+  /** The path after `/<token>` (with its query), or undefined when the request is not under the token. */
+  private pathUnderToken(url: string): string | undefined {
+    const prefix = `/${this.token}`;
+    const head = Buffer.from(url.slice(0, prefix.length));
+    if (head.length !== prefix.length || !timingSafeEqual(head, Buffer.from(prefix))) return undefined;
+    const rest = url.slice(prefix.length);
+    return rest === "" || rest.startsWith("/") || rest.startsWith("?") ? rest : undefined;
+  }
+}
+
+function fail(res: ServerResponse, status: number, message: string): void {
+  if (res.headersSent) return void res.destroy();
+  res.writeHead(status, { "content-type": "application/json", connection: "close" });
+  res.end(JSON.stringify({ type: "error", error: { type: "brain_credential_proxy", message } }));
+}
+
+function tooLarge(res: ServerResponse): void {
+  fail(
+    res,
+    413,
+    `the request body is larger than the credential proxy's limit of ${MAX_REQUEST_BYTES} bytes`,
+  );
+}

@@ -1,0 +1,70 @@
+// The check that a CLI agent never holds the provider's real key: the model has the agent print its environment
+// with its own shell tool, and the key is in none of what the agent could reach or Brain wrote (the tool's
+// output, the session's files, its log), while the provider still received it, in the vendor's own header, from
+// Brain's credential proxy. The proxy then refuses a wrong token, and the session's token once it closed.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "vitest";
+import { PROXY_VARIABLE } from "../harnesses/cli/services.js";
+import { events } from "./brain.js";
+import { agentRequests, type CliBed, FAKE_KEY } from "./cli.js";
+
+/** Every regular file under `dir`, recursively. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return filesUnder(path);
+    return entry.isFile() ? [path] : [];
+  });
+}
+
+/** A status, or the error's code when the request found no server (a closed proxy). */
+async function statusOf(url: string): Promise<number | string> {
+  try {
+    const res = await fetch(url, {
+      method: "POST",
+      body: "{}",
+      headers: { "content-type": "application/json" },
+    });
+    await res.arrayBuffer();
+    return res.status;
+  } catch (err) {
+    return ((err as Error & { cause?: { code?: string } }).cause?.code ?? (err as Error).message) as string;
+  }
+}
+
+/** `keyHeader`: the header the provider must receive the real key in, and its value. */
+export async function checkKeyNotInAgent(
+  b: CliBed,
+  keyHeader: [string, string],
+  path: string,
+): Promise<void> {
+  const session = await b.create();
+  const turn = await session.prompt("Show me your environment CMD[env]");
+  expect((await turn.settled).status).toBe("completed");
+  const results = (await events(session)).filter((e) => e.type === "tool.result" && e.turn === turn.turn);
+  const output = JSON.stringify(results);
+  // The command did run, and printed the environment: the key is not in it, the proxy's URL is. Brain's log
+  // redacts a key it knows, so a key the agent printed shows here as its redaction, not as itself.
+  expect(output).not.toContain(FAKE_KEY);
+  expect(output, "the agent's shell printed the provider's key").not.toContain("[redacted:provider_key]");
+  const proxy = new RegExp(`${PROXY_VARIABLE}=(http://127\\.0\\.0\\.1:\\d+)/([A-Za-z0-9_-]+)`).exec(output);
+  expect(proxy, `no ${PROXY_VARIABLE} in the printed environment: ${output.slice(0, 2000)}`).not.toBeNull();
+
+  const requests = agentRequests(b.sandbox.provider.requests);
+  expect(requests.length).toBeGreaterThan(0);
+  for (const request of requests) expect(request.headers[keyHeader[0]]).toBe(keyHeader[1]);
+
+  const [, origin, token] = proxy!;
+  expect(await statusOf(`${origin}/${token}x${path}`)).toBe(403);
+  expect(await statusOf(`${origin}/not-the-token${path}`)).toBe(403);
+  await session.close();
+  expect(String(await statusOf(`${origin}/${token}${path}`))).toMatch(/^(403|ECONNREFUSED)$/);
+
+  // Nothing Brain keeps of the session (native dir, log, state) holds the key.
+  const dir = b.t.store.paths(session.id).dir;
+  const holding = filesUnder(dir).filter(
+    (file) => statSync(file).size < 64 * 1024 * 1024 && readFileSync(file).includes(FAKE_KEY),
+  );
+  expect(holding).toEqual([]);
+}
