@@ -137,7 +137,7 @@ export async function readJson(request: Request, limit = MAX_BODY_BYTES): Promis
 }
 
 /**
- * A request body as text. The size is counted as the bytes arrive, so a body without Content-Length is refused
+ * A request body as text, refused (400) unless it is valid UTF-8. The size is counted as the bytes arrive, so a body without Content-Length is refused
  * (413) once it passes the limit instead of being buffered whole.
  */
 export async function readText(request: Request, limit = MAX_BODY_BYTES): Promise<string> {
@@ -160,7 +160,16 @@ export async function readText(request: Request, limit = MAX_BODY_BYTES): Promis
       chunks.push(value);
     }
   }
-  return Buffer.concat(chunks, size).toString("utf8");
+  // Decoded strictly: a lenient decode would put U+FFFD where the client's bytes were and take the request, so a
+  // prompt (or any field) would be stored as something the client never sent. JSON text is UTF-8 (RFC 8259).
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks, size));
+  } catch {
+    throw new ApiError(
+      "bad_request",
+      "body is not valid UTF-8: send JSON text encoded as UTF-8 (escape other bytes, e.g. as base64)",
+    );
+  }
 }
 
 /** Walks the value without recursion (a deep one is what would overflow the stack). */
