@@ -255,16 +255,24 @@ export class BadInput {
     return { ...req, what: `query ${name}=${value.slice(0, 40)}` };
   }
 
+  /** A value of the wrong type at a field, or at a field of an object field (config.model). */
   private wrongType(op: Operation): BadRequest | undefined {
-    const props = propsOf(op.schema!);
-    const keys = Object.keys(props);
-    if (keys.length === 0) return undefined;
-    const key = this.r.pick(keys);
+    const paths = fieldPaths(op.schema!);
+    if (paths.length === 0) return undefined;
+    const path = this.r.pick(paths);
     const value = this.r.pick(WRONG_VALUES);
-    const body = { ...this.valid(op), [key]: value };
+    const body: Record<string, unknown> = structuredClone(this.valid(op)!);
+    let at = body;
+    for (const key of path.slice(0, -1)) {
+      if (typeof at[key] !== "object" || at[key] === null) at[key] = {};
+      at = at[key] as Record<string, unknown>;
+    }
+    at[path.at(-1)!] = value;
     if (!this.rejects(op, body)) return undefined;
+    const field = path.join(".");
     const req = this.request(op, { body: JSON.stringify(body) });
-    return { ...req, what: `"${key}": ${JSON.stringify(value)}`, names: [key] };
+    // An object field made up to hold it may lack its required fields: those are what is wrong then.
+    return { ...req, what: `"${field}": ${JSON.stringify(value)}`, names: [field, path[0]!] };
   }
 
   private missing(op: Operation): BadRequest | undefined {
@@ -335,6 +343,14 @@ export class BadInput {
     });
     return { ...this.request(op, { body }), what: `a NUL in "${key}"` };
   }
+}
+
+/** The schema's fields, and those of its object fields: ["harness"], ["config", "model"], ... */
+function fieldPaths(schema: Record<string, unknown>): string[][] {
+  return Object.entries(propsOf(schema)).flatMap(([key, sub]) => [
+    [key],
+    ...Object.keys(propsOf(sub as Record<string, unknown>)).map((inner) => [key, inner]),
+  ]);
 }
 
 function propsOf(schema: Record<string, unknown>): Record<string, unknown> {
