@@ -137,8 +137,8 @@ export async function readJson(request: Request, limit = MAX_BODY_BYTES): Promis
 }
 
 /**
- * A request body as text, refused (400) unless it is valid UTF-8. The size is counted as the bytes arrive, so a body without Content-Length is refused
- * (413) once it passes the limit instead of being buffered whole.
+ * A request body as text, refused (400) unless it is valid UTF-8. The size is counted as the bytes arrive, so a
+ * body without Content-Length is refused (413) once it passes the limit instead of being buffered whole.
  */
 export async function readText(request: Request, limit = MAX_BODY_BYTES): Promise<string> {
   const tooBig = () =>
