@@ -35,8 +35,9 @@ import socket
 import sys
 import threading
 import uuid
+import weakref
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Set
 
 from nui_agent_stdio import LineTooLong, dumps, parse_line, read_lines
 from nui_agent_stdio import NuiAgent as _StdioAgent
@@ -215,6 +216,8 @@ class NuiAgent(_StdioAgent):
                 req.setdefault("params", {})["runId"] = run_id
                 with self._lock():
                     self.__dict__.setdefault("_run_writers", {})[run_id] = send
+                    # Threads that run already there: none of them was started by the run (see _may_name).
+                    self._threads_before[run_id] = set(threading.enumerate())
             self._dispatch_on(req, send)
 
     def _dispatch_on(self, req: Dict[str, Any], send) -> None:
@@ -246,6 +249,26 @@ class NuiAgent(_StdioAgent):
             self._local().writer = None
             with self._lock():
                 self.__dict__.get("_run_writers", {}).pop(run_id, None)
+                before = self._threads_before.pop(run_id, set())
+                self._strays.update(t for t in threading.enumerate() if t not in before)
+
+    @property
+    def _threads_before(self) -> Dict[str, Set[threading.Thread]]:
+        return self.__dict__.setdefault("_before", {})
+
+    @property
+    def _strays(self) -> "weakref.WeakSet[threading.Thread]":
+        """Threads started while a run worked that outlived it: whose they were, no run working now can tell."""
+        return self.__dict__.setdefault("_outlived", weakref.WeakSet())
+
+    def _may_name(self, run_id: str) -> bool:
+        """This host serves many sessions, of other tenants too: a thread that outlived the run it was started in (or
+        that was there before `run_id` began) is not taken for `run_id`'s, where its text or question would reach
+        another session. Only a thread started while `run_id` worked, and outliving no run, is; any other names its
+        run (run_id=) or is dropped."""
+        thread = threading.current_thread()
+        before = self._threads_before.get(run_id)
+        return before is not None and thread not in before and thread not in self._strays
 
 
 __all__ = ["NuiAgent"]

@@ -105,7 +105,13 @@ class NuiAgent(HitlMixin):
             return rid
         with self._lock():
             running = list(self._cancel_flags)
-        return running[0] if len(running) == 1 else ""
+            return running[0] if len(running) == 1 and self._may_name(running[0]) else ""
+
+    def _may_name(self, run_id: str) -> bool:
+        """Whether the calling thread, which has no run of its own, may be taken for `run_id`'s, the one run working.
+        A host of one session: yes (its runs are that session's). nui_agent's TCP host, which serves many: see there."""
+        _ = run_id
+        return True
 
     def emit(self, event: Dict[str, Any], run_id: Optional[str] = None) -> None:
         """Sends one harness.event for the run (the current one by default)."""
