@@ -5,7 +5,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
 import { events, textOf } from "../../testing/brain.js";
-import { catalogFactories, useScratch, writeExtension } from "../../testing/nui.js";
+import { asked, catalogFactories, useScratch, writeExtension } from "../../testing/nui.js";
 import { installExtension } from "./install.js";
 
 const { scratch, brain: scratchBrain } = useScratch();
@@ -36,6 +36,18 @@ class Stray(NuiAgent):
 Stray().serve()
 `;
 
+async function strayBrain(name: string, host: string) {
+  const src = writeExtension(scratch("brain-ext-src-"), name, {
+    transport: "tcp",
+    command: ["python3", "host.py"],
+  });
+  writeFileSync(join(src, "host.py"), host);
+  const home = scratch("brain-ext-home-");
+  await installExtension(src, join(home, "extensions"));
+  const { factories } = catalogFactories({ brainHome: home, hostHome: scratch("brain-ext-hosthome-") });
+  return scratchBrain({ factories, home }).brain;
+}
+
 it("a thread an agent started in one session's run does not write into another session's run on a shared TCP host", async () => {
   const src = writeExtension(scratch("brain-ext-src-"), "stray", {
     transport: "tcp",
@@ -56,4 +68,48 @@ it("a thread an agent started in one session's run does not write into another s
   // The thread "b" started still names its run.
   expect(textOf(await events(b), second.turn)).toBe("b's worker, b");
   expect(textOf(await events(a))).toBe("a");
+});
+
+// As HOST, but the thread "a" leaves asks a question through NUI_API_URL once "b" works, and "b" says what came of it.
+const ASKING_HOST = `
+import threading
+from nui_agent import NuiAgent
+go = threading.Event()
+done = threading.Event()
+outcome = []
+class Stray(NuiAgent):
+    def run(self, message, run_id, **kwargs):
+        if message == "a":
+            def stray():
+                go.wait(30)
+                try:
+                    self.ask_user(questions=[{"question": "session A's private question"}])
+                    outcome.append("asked")
+                except RuntimeError as err:
+                    outcome.append(str(err))
+                done.set()
+            threading.Thread(target=stray, daemon=True).start()
+            yield "a"
+            return
+        go.set()
+        done.wait(30)
+        yield outcome[0]
+Stray().serve()
+`;
+
+it("a question naming neither session nor run from a host shared by sessions is refused, not asked in the one open session", async () => {
+  const brain = await strayBrain("asking", ASKING_HOST);
+  const a = await brain.create({ harness: "ext:asking/echo" });
+  expect((await (await a.prompt("a")).settled).status).toBe("completed");
+  await brain.closeSession(a.id);
+  const b = await brain.create({ harness: "ext:asking/echo" });
+  const second = await b.prompt("b");
+  const first = await Promise.race([
+    second.settled.then(() => "settled"),
+    asked(b).then((q) => `asked: ${JSON.stringify(q.data)}`),
+  ]);
+  expect(first).toBe("settled");
+  expect(textOf(await events(b), second.turn)).toMatch(
+    /^HITL POST \/api\/hitl\/requests failed \(404\): \{"error":"the request names neither a sessionId nor a runId and this host is shared by the sessions of ext:asking\/echo/,
+  );
 });

@@ -339,4 +339,32 @@ describe("nui's HITL REST API", () => {
     ).toMatchObject({ status: 404 });
     expect(other.asked).toHaveLength(1);
   });
+
+  it("a host shared by a harness's sessions asks only for a run it names, never in the one session open", async () => {
+    const server = new NuiApiServer();
+    servers.push(server);
+    const only = desk("D", running("run-D"));
+    server.addDesk(only.desk, "ext:x/h");
+    const shared = caller((await server.retain({ harness: "ext:x/h" })).url);
+    expect(await shared("POST", "/api/hitl/requests", { kind: "question" })).toMatchObject({
+      status: 404,
+      body: { error: expect.stringMatching(/names neither a sessionId nor a runId and this host is shared/) },
+    });
+    expect(await shared("POST", "/api/hitl/requests", { kind: "question", runId: "run-gone" })).toMatchObject(
+      {
+        status: 404,
+        body: {
+          error: expect.stringMatching(/names run "run-gone", which is not running, and this host is shared/),
+        },
+      },
+    );
+    expect(only.asked).toEqual([]);
+    expect(await shared("POST", "/api/hitl/requests", { kind: "question", runId: "run-D" })).toMatchObject({
+      status: 200,
+    });
+    // The session's own host (NUI_RUN_ID, NUI_SESSION_ID) still has its one session found without naming it.
+    const own = caller((await server.retain({ sessionId: "D" })).url);
+    expect((await own("POST", "/api/hitl/requests", { kind: "question" })).status).toBe(200);
+    expect(only.asked).toHaveLength(2);
+  });
 });

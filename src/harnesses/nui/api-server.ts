@@ -156,7 +156,7 @@ export class NuiApiServer {
       });
     }
     const action = parts[4];
-    if (req.method === "POST" && !id) return this.create(req, res, desks);
+    if (req.method === "POST" && !id) return this.create(req, res, desks, scope.harness);
     if (req.method === "GET" && !id) return this.list(url, res, desks);
     if (!id) return send(res, 405, { error: `${req.method} is not served on /api/hitl/requests` });
     // Unambiguous: create refuses an id another desk of the same holder has.
@@ -186,7 +186,13 @@ export class NuiApiServer {
     return reached.map((r) => r.desk);
   }
 
-  private async create(req: IncomingMessage, res: ServerResponse, desks: HitlDesk[]): Promise<void> {
+  /** `shared`: the harness whose sessions the holder's host serves, when it is such a host. */
+  private async create(
+    req: IncomingMessage,
+    res: ServerResponse,
+    desks: HitlDesk[],
+    shared: string | undefined,
+  ): Promise<void> {
     let raw: unknown;
     try {
       const text = await readBody(req);
@@ -208,7 +214,7 @@ export class NuiApiServer {
       });
     const body = HitlCreateBody.safeParse(raw);
     if (!body.success) return send(res, 400, { error: `bad HITL request: ${describeIssues(body.error)}` });
-    const desk = deskFor(desks, body.data.sessionId, body.data.runId);
+    const desk = deskFor(desks, body.data.sessionId, body.data.runId, shared);
     if (typeof desk === "string") return send(res, 404, { error: desk });
     const { requestId } = body.data;
     if (requestId !== undefined && desks.some((d) => d !== desk && d.has(requestId))) {
@@ -238,17 +244,25 @@ export class NuiApiServer {
 
 /**
  * Among a holder's desks: by session id; else by the run id (a host shared by sessions has no NUI_SESSION_ID);
- * else the only one.
+ * else the only one, unless the holder is a host `shared` by a harness's sessions: the one of them open now may be
+ * another tenant's than the session the request was made for (by a thread left from a run of a closed session).
  */
 function deskFor(
   desks: HitlDesk[],
   sessionId: string | undefined,
   runId: string | undefined,
+  shared: string | undefined,
 ): HitlDesk | string {
   const bySession = sessionId ? desks.find((d) => d.sessionId === sessionId) : undefined;
   if (bySession) return bySession;
   const byRun = runId ? desks.find((d) => d.runs(runId)) : undefined;
   if (byRun) return byRun;
+  if (!sessionId && shared !== undefined) {
+    const named = runId
+      ? `names run "${runId}", which is not running,`
+      : "names neither a sessionId nor a runId";
+    return `the request ${named} and this host is shared by the sessions of ${shared}: name the running run it is for (the runId of its harness.run) so that it is asked in that run's session`;
+  }
   if (!sessionId && desks.length === 1) return desks[0]!;
   if (sessionId) return `no session "${sessionId}" runs a nui agent here (NUI_SESSION_ID names it)`;
   return "the request names neither a sessionId nor a running runId: set sessionId (NUI_SESSION_ID) or runId (NUI_RUN_ID)";
