@@ -5,6 +5,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { z } from "zod";
+import { connectionId } from "../../protocol/nui/connection.js";
 import {
   AgentListFile,
   EXTENSION_API_VERSIONS,
@@ -276,5 +277,35 @@ export function listExtensions(root: string): { extensions: InstalledExtension[]
       problems.push((err as Error).message);
     }
   }
-  return { extensions, problems };
+  return { extensions: withoutClashes(extensions, problems), problems };
+}
+
+/**
+ * The extensions without the TCP and HTTP harnesses whose connection files would have one name (nui's sanitizing
+ * makes `ext:a-b/c` and `ext:a/b-c` both `ext-a-b-c.json`): each would dial whichever host wrote the file first, and
+ * one extension's sessions, their prompts and questions, would run on the other's agent. Each clash is a problem.
+ * A stdio host has no such file.
+ */
+function withoutClashes(extensions: InstalledExtension[], problems: string[]): InstalledExtension[] {
+  const byId = new Map<string, string[]>();
+  for (const extension of extensions) {
+    if (!extension.runtime || extension.runtime.transport === "stdio") continue;
+    for (const { ref } of extension.harnesses) {
+      const id = connectionId(ref);
+      byId.set(id, [...(byId.get(id) ?? []), ref]);
+    }
+  }
+  const clashing = new Set<string>();
+  for (const [id, refs] of byId) {
+    if (refs.length < 2) continue;
+    for (const ref of refs) clashing.add(ref);
+    problems.push(
+      `${refs.slice(0, -1).join(", ")} and ${refs.at(-1)} would both find their host through the connection file ${id}.json (nui names it so), and could each reach the other's host: neither is offered; rename one extension, or one harness id`,
+    );
+  }
+  if (clashing.size === 0) return extensions;
+  return extensions.map((extension) => ({
+    ...extension,
+    harnesses: extension.harnesses.filter((harness) => !clashing.has(harness.ref)),
+  }));
 }
