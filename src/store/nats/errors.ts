@@ -5,6 +5,7 @@ import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 import type { KV, KvEntry } from "@nats-io/kv";
 import { BrainError } from "../../core/errors.js";
 import { sleep } from "../../core/sleep.js";
+import type { NatsContext } from "./context.js";
 
 export class NatsStoreError extends BrainError {
   override name = "NatsStoreError";
@@ -44,7 +45,53 @@ const ACCOUNT_RESOURCES_EXCEEDED = 10002;
  * A store failure that is not a limit (the stream's store closing as a node stops) may pass and is not one.
  */
 export function isRefusedForLimits(err: unknown): boolean {
-  return (err instanceof JetStreamApiError && err.code === MESSAGE_TOO_LARGE) || isStorageFull(err);
+  return isTooLargeForStream(err) || isStorageFull(err);
+}
+
+/** The stream refused a message larger than its max_msg_size. */
+export function isTooLargeForStream(err: unknown): boolean {
+  return err instanceof JetStreamApiError && err.code === MESSAGE_TOO_LARGE;
+}
+
+/**
+ * A publish of `what` (its message `body`) the events stream refused for its limits, as Brain's error: too large for its
+ * max_msg_size (read from the stream, to name it), or no room left.
+ */
+export async function refusedByStream(
+  ctx: Pick<NatsContext, "jsm" | "stream">,
+  what: string,
+  body: string,
+  err: unknown,
+): Promise<NatsStoreError> {
+  if (!isTooLargeForStream(err)) {
+    const why = `refused by the events stream ${ctx.stream}: raise the stream's limits or free its storage`;
+    return natsFailure(`${what} ${why}`, err);
+  }
+  const limit = await ctx.jsm.streams.info(ctx.stream).then(
+    (info) => info.config.max_msg_size,
+    () => undefined,
+  );
+  return tooLargeForStream(what, Buffer.byteLength(body), ctx.stream, limit, err);
+}
+
+/**
+ * A message the stream refused as larger than its max_msg_size (`limit`, when it could be read) as the caller's
+ * (413), as the embedded store's frame cap and the server's max_payload are: the same request is refused again,
+ * so it says what was too large and what to do rather than answer a 500 that reads as the host's bug.
+ */
+export function tooLargeForStream(
+  what: string,
+  bytes: number,
+  stream: string,
+  limit: number | undefined,
+  err: unknown,
+): NatsStoreError {
+  const most = limit !== undefined && limit >= 0 ? `up to ${limit} bytes a message` : "messages no larger";
+  return new NatsStoreError(
+    "payload_too_large",
+    `${what} is ${bytes} bytes, and the events stream ${stream} takes ${most} (its max_msg_size): this request was not taken, and nothing the session acknowledged before it is lost; send less in one request, or raise the stream's max_msg_size (NATS: ${errorMessage(err)})`,
+    { cause: err },
+  );
 }
 
 /**

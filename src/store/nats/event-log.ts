@@ -17,6 +17,7 @@ import {
   isWrongLastSequence,
   NatsStoreError,
   natsFailure,
+  refusedByStream,
   retrying,
 } from "./errors.js";
 import {
@@ -332,15 +333,13 @@ export class NatsEventLog implements EventLog, TailHolder {
         if (err instanceof NatsStoreError) return err;
         // An earlier try that went unanswered may land yet: the next commit asks the stream first.
         if (tries > 1 || !isRefusedForLimits(err)) this.uncertain = true;
-        if (isRefusedForLimits(err)) {
-          return natsFailure(
-            `${this.where}: append of seq ${first}-${last} refused by the events stream ${this.ctx.stream}: raise the stream's limits or free its storage`,
-            err,
-          );
-        }
+        if (isRefusedForLimits(err)) return err as Error; // the stream's answer, read below
         return natsFailure(`${this.where}: append failed after ${tries} tries`, err);
       },
-    );
+    ).catch(async (err) => {
+      if (err instanceof NatsStoreError) throw err;
+      throw await refusedByStream(this.ctx, `${this.where}: append of seq ${first}-${last}`, body, err);
+    });
     if (!ack) return false;
     if (ack.duplicate && !(await this.isThisBatch(ack.seq, first, batch))) return false;
     this.tailRef = {

@@ -2,6 +2,8 @@
 // insufficient_storage (a 507 to the client, not a 500), keeping NATS's own words and saying what they mean (the
 // request was not taken, nothing acknowledged before is lost) and what to do. Both ways a real nats-server runs
 // out: the events stream at its max_bytes (discard new), and the server's JetStream storage (max_file_store) full.
+// A message larger than the events stream's own max_msg_size is the caller's (payload_too_large, 413), as the
+// embedded store's frame cap is: it names the size, the stream's limit, and what to do.
 import { DiscardPolicy } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BrainError } from "../../core/errors.js";
@@ -87,6 +89,41 @@ describe("a cluster log on a NATS server whose JetStream storage is full", () =>
     expect(stored.length).toBeGreaterThan(0);
     expectFull(refused, /NATS: .*(insufficient resources|resource limits exceeded)/);
     expect((await store.readEvents("d1")).map((e) => e.seq)).toEqual(stored);
+    await log.close();
+  }, 60_000);
+});
+
+describe("a cluster log whose events stream takes small messages (max_msg_size)", () => {
+  let cluster: NatsCluster;
+  let node: TestNode;
+  beforeAll(async () => {
+    cluster = await startNatsCluster({ nodes: 1 });
+    node = await startStoreNode(cluster, "node-a", { prefix: "msgsize", replicas: 1, publishRetryMs: 3000 });
+  }, 120_000);
+  afterAll(async () => {
+    await node?.close();
+    await cluster?.stop();
+  });
+
+  it("refuses an event over it as payload_too_large, naming the limit and the size, and goes on", async () => {
+    const { ctx, store } = node;
+    const config = (await ctx.jsm.streams.info(ctx.stream)).config;
+    await ctx.jsm.streams.update(ctx.stream, { ...config, max_msg_size: 16 * 1024 });
+    await store.create({ harness: "process", config: { model: "m1" }, id: "m1" });
+    const log = await store.openLog("m1");
+    const [first] = await log.append([delta("small")]);
+
+    const refused = await log.append([delta("z".repeat(20_000))]).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(BrainError);
+    expect((refused as BrainError).code).toBe("payload_too_large");
+    expect(toApiError(refused).status).toBe(413);
+    const message = (refused as Error).message;
+    expect(message).toMatch(/append of seq 2-2 is 2\d{4} bytes/);
+    expect(message).toContain(`up to ${16 * 1024} bytes a message (its max_msg_size)`);
+    expect(message).toMatch(/this request was not taken.*send less.*or raise the stream's max_msg_size/);
+
+    const [next] = await log.append([delta("after")]);
+    expect((await store.readEvents("m1")).map((e) => e.seq)).toEqual([first!.seq, next!.seq]);
     await log.close();
   }, 60_000);
 });
