@@ -18,6 +18,7 @@ import { expandRecord, expandVars } from "./expand.js";
 import { limitedFetch } from "./http-limits.js";
 import type { McpToolInfo } from "./names.js";
 import { OutputSchemaChecks } from "./output-schemas.js";
+import { startError } from "./start-error.js";
 import { GroupStdioTransport } from "./stdio-transport.js";
 import { limitUnreadInput } from "./unread-limit.js";
 
@@ -83,7 +84,7 @@ export class McpConnection {
    * gives up at once (the session closed): a server that hangs at initialize is not waited for.
    */
   static async open(spec: ServerSpec, timeoutMs: number, stop?: AbortSignal): Promise<McpConnection> {
-    const { transport, stderr, pool } = makeTransport(spec);
+    const { transport, stderr, pool, fetchFailed } = makeTransport(spec);
     const stopped: { why?: string } = {};
     if (transport instanceof GroupStdioTransport) {
       const stop = (why: string) => {
@@ -120,7 +121,7 @@ export class McpConnection {
       await client.close().catch(() => {});
       await pool?.destroy().catch(() => {});
       const said = stderr?.lastLines();
-      throw new Error(`${startError(spec, err)}${said ? `; it said: ${said}` : ""}`);
+      throw new Error(`${startError(spec, err, fetchFailed?.first)}${said ? `; it said: ${said}` : ""}`);
     } finally {
       clearTimeout(timer);
       if (giveUp) stop?.removeEventListener("abort", giveUp);
@@ -178,7 +179,13 @@ async function listAll(
   return tools;
 }
 
-function makeTransport(spec: ServerSpec): { transport: Transport; stderr?: StderrTail; pool?: Agent } {
+function makeTransport(spec: ServerSpec): {
+  transport: Transport;
+  stderr?: StderrTail;
+  pool?: Agent;
+  /** An HTTP server's first failed fetch: what the SSE transport's error keeps only the text of. */
+  fetchFailed?: { first?: unknown };
+} {
   const { config, name, env } = spec;
   const where = `mcp_servers.${name}`;
   if (config.url !== undefined) {
@@ -189,14 +196,23 @@ function makeTransport(spec: ServerSpec): { transport: Transport; stderr?: Stder
     // it. On fetch's shared pool a call given more than 300 s failed at 300 s, and a closed connection's idle
     // sockets stayed open for the next server on the same address.
     const pool = new Agent({ bodyTimeout: 0, headersTimeout: 0 });
+    const fetchFailed: { first?: unknown } = {};
     const fetch = limitedFetch(undefined, (input, init) =>
-      globalThis.fetch(input, { ...init, dispatcher: pool } as RequestInit),
+      globalThis.fetch(input, { ...init, dispatcher: pool } as RequestInit).catch((err: unknown) => {
+        if ((err as Error)?.name !== "AbortError") fetchFailed.first ??= err;
+        throw err;
+      }),
     );
     if (config.type === "sse")
-      return { transport: new SSEClientTransport(url, { requestInit: { headers }, fetch }), pool };
+      return {
+        transport: new SSEClientTransport(url, { requestInit: { headers }, fetch }),
+        pool,
+        fetchFailed,
+      };
     return {
       transport: new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch }),
       pool,
+      fetchFailed,
     };
   }
   const stderr = new StderrTail();
@@ -215,15 +231,4 @@ function makeTransport(spec: ServerSpec): { transport: Transport; stderr?: Stder
 
 function resolveDir(base: string, dir: string): string {
   return isAbsolute(dir) ? dir : resolve(base, dir);
-}
-
-function startError(spec: ServerSpec, err: unknown): string {
-  const e = err as NodeJS.ErrnoException;
-  if (e?.code === "ENOENT" && spec.config.command) {
-    return `could not start "${spec.config.command}": no such command (is it installed and on PATH?)`;
-  }
-  if (e?.code === "ECONNREFUSED" || /fetch failed|ECONNREFUSED/.test(e?.message ?? "")) {
-    return `nothing answers at ${spec.config.url}`;
-  }
-  return e instanceof Error ? e.message : String(err);
 }
