@@ -1,6 +1,8 @@
 // A client of the daemon's HTTP API: what `brain attach`, `brain run --server`, `brain acp --server`, the
 // tests and the benchmarks use. Every call goes through the endpoint table (src/protocol/endpoints.ts), so its
 // path, body and answer types are the daemon's own. Errors carry the daemon's status, code and message.
+
+import { neverSent } from "../core/fetch-failure.js";
 import type { AnswerBody, CreateSessionBody, PromptBody, SessionView } from "../protocol/api.js";
 import {
   ENDPOINTS,
@@ -86,6 +88,32 @@ function missingField(answer: unknown, fields: Record<string, "string" | "array"
   return undefined;
 }
 
+/** fetch failed after it connected: the daemon took the request and the connection broke before an answer. */
+function brokeAfterSent(err: unknown): boolean {
+  return (err as { cause?: unknown } | undefined)?.cause !== undefined && !neverSent(err);
+}
+
+/**
+ * What a request that got no answer says. Nothing there: start the daemon. A connection that broke under a
+ * command: the daemon went away while it had it, and may have carried it out first ("cannot reach" said neither).
+ */
+function unreachable(url: string, what: string, err: unknown): ClientError {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  const why = cause?.code ?? cause?.message ?? (err as Error).message;
+  const where = "give the daemon's address with --server or $BRAIN_URL";
+  if (!brokeAfterSent(err) || what.startsWith("GET "))
+    return new ClientError(
+      0,
+      "unreachable",
+      `cannot reach the daemon at ${url} (${why}): is \`brain serve\` running? Start it, or ${where}`,
+    );
+  return new ClientError(
+    0,
+    "unreachable",
+    `the daemon at ${url} closed the connection before it answered ${what} (${why}): it stopped or restarted while it had the request, and may have carried it out; look (\`brain attach SESSION\`) before you repeat it. If \`brain serve\` is not running, start it, or ${where}`,
+  );
+}
+
 export class BrainClient {
   readonly url: string;
 
@@ -117,20 +145,26 @@ export class BrainClient {
       ...(body === undefined ? {} : { "content-type": "application/json" }),
       ...extraHeaders,
     });
-    let res: Response;
-    try {
-      const init = { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) };
-      res = await fetchAnswered(`${this.url}${path}`, init, this.options.answerTimeoutMs, (seconds) =>
+    const init = { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) };
+    const send = () =>
+      fetchAnswered(`${this.url}${path}`, init, this.options.answerTimeoutMs, (seconds) =>
         unansweredMessage(this.url, `${method} ${path}`, seconds),
       );
+    let res: Response;
+    try {
+      try {
+        res = await send();
+      } catch (err) {
+        // The connection broke after the request went out (the daemon died or restarted while it had it). A read,
+        // or a command the daemon runs once per Idempotency-Key (its keys are in the log: they survive a
+        // restart), is asked once more; any other command may have run, and is left to the caller.
+        const safe = method === "GET" || extraHeaders["idempotency-key"] !== undefined;
+        if (!safe || err instanceof ClientError || !brokeAfterSent(err)) throw err;
+        res = await send();
+      }
     } catch (err) {
       if (err instanceof ClientError) throw err;
-      const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
-      throw new ClientError(
-        0,
-        "unreachable",
-        `cannot reach the daemon at ${this.url} (${cause}): is \`brain serve\` running?`,
-      );
+      throw unreachable(this.url, `${method} ${path}`, err);
     }
     const text = await res.text();
     if (!res.ok) throw errorOf(res.status, text);

@@ -16,10 +16,14 @@ export function fetchFailure(err: unknown): string {
   return cause ? `${message} (${cause})` : message;
 }
 
-/** Whether fetch failed before the request reached anyone (nothing listens, no such host): it was not sent. */
+/**
+ * Whether fetch failed before the request reached anyone (nothing listens, no such host, a port fetch will not
+ * connect to): it was not sent.
+ */
 export function neverSent(err: unknown): boolean {
-  const code = (err as { cause?: { code?: unknown } } | undefined)?.cause?.code;
-  return typeof code === "string" && NOT_CONNECTED.has(code);
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  // fetch refuses the ports browsers block (1, 6000, ...) before it connects, with no code.
+  return (typeof cause?.code === "string" && NOT_CONNECTED.has(cause.code)) || cause?.message === "bad port";
 }
 
 const NOT_CONNECTED = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
