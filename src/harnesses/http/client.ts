@@ -72,21 +72,7 @@ export class HttpAgentClient {
   /** GET /info: the health check. Throws a HarnessError saying what failed and where. */
   async info(timeoutMs: number): Promise<HarnessInfo> {
     const url = `${this.baseUrl}/info`;
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        ...this.via,
-        headers: this.auth,
-        signal: AbortSignal.timeout(timeoutMs),
-      } as RequestInit);
-    } catch (err) {
-      throw new HarnessError("brain_error", `${this.name}: GET ${url} failed: ${fetchFailure(err)}`);
-    }
-    refuseRedirect(response, this.name, `GET ${url}`);
-    const { text, over } = await responseText(
-      response,
-      response.ok ? MAX_ANSWER_BYTES : ERROR_HEAD_BYTES,
-    ).catch(() => ({ text: "", over: false }));
+    const { response, text, over } = await this.exchange("GET", url, undefined, timeoutMs);
     if (!response.ok) {
       throw new HarnessError(
         "brain_error",
@@ -213,23 +199,7 @@ export class HttpAgentClient {
    */
   async call(path: string, body: unknown, timeoutMs: number): Promise<Record<string, unknown>> {
     const url = `${this.baseUrl}${path}`;
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        ...this.via,
-        method: "POST",
-        headers: { ...this.auth, "content-type": "application/json" },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      } as RequestInit);
-    } catch (err) {
-      throw new HarnessError("brain_error", `${this.name}: POST ${url} failed: ${fetchFailure(err)}`);
-    }
-    refuseRedirect(response, this.name, `POST ${url}`);
-    const { text, over } = await responseText(
-      response,
-      response.ok ? MAX_ANSWER_BYTES : ERROR_HEAD_BYTES,
-    ).catch(() => ({ text: "", over: false }));
+    const { response, text, over } = await this.exchange("POST", url, body, timeoutMs);
     if (over && response.ok) {
       throw new HarnessError(
         "brain_error",
@@ -260,6 +230,37 @@ export class HttpAgentClient {
   /** Closes this agent's connections (after its session's last request: /shutdown when it has one). */
   async close(): Promise<void> {
     await this.pool.destroy().catch(() => {});
+  }
+
+  /**
+   * One request answered in JSON (GET /info, the POSTs of call()), within `timeoutMs`: its answer, read up to
+   * what Brain reads of an answer (of an error status, its head). Throws a HarnessError when the agent cannot be
+   * reached or answers a redirect.
+   */
+  private async exchange(
+    method: "GET" | "POST",
+    url: string,
+    body: unknown,
+    timeoutMs: number,
+  ): Promise<{ response: Response; text: string; over: boolean }> {
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        ...this.via,
+        method,
+        headers: method === "POST" ? { ...this.auth, "content-type": "application/json" } : this.auth,
+        ...(method === "POST" ? { body: JSON.stringify(body) } : {}),
+        signal: AbortSignal.timeout(timeoutMs),
+      } as RequestInit);
+    } catch (err) {
+      throw new HarnessError("brain_error", `${this.name}: ${method} ${url} failed: ${fetchFailure(err)}`);
+    }
+    refuseRedirect(response, this.name, `${method} ${url}`);
+    const { text, over } = await responseText(
+      response,
+      response.ok ? MAX_ANSWER_BYTES : ERROR_HEAD_BYTES,
+    ).catch(() => ({ text: "", over: false }));
+    return { response, text, over };
   }
 
   private async post(path: string, body: unknown, timeoutMs: number): Promise<void> {
