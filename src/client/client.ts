@@ -32,6 +32,11 @@ export interface ClientOptions {
    * undefined. The listener at an address can change while a client lives (a daemon restarted, its port taken).
    */
   guard?: () => string | undefined;
+  /**
+   * Where the token came from when no one gave it (the CLI's tokens.json): a daemon that does not know it is not
+   * that home's daemon, which its refusal is to say (its own advice, `brain token`, prints the same token again).
+   */
+  tokenFile?: string;
   /** How long to wait for an answer's headers (ms): a daemon that sends none is an error after it. Default: Node's 300 s. */
   answerTimeoutMs?: number;
 }
@@ -167,7 +172,7 @@ export class BrainClient {
       throw unreachable(this.url, `${method} ${path}`, err);
     }
     const text = await res.text();
-    if (!res.ok) throw errorOf(res.status, text);
+    if (!res.ok) throw this.refusal(res.status, text);
     if (!text) return undefined as T;
     try {
       return JSON.parse(text) as T;
@@ -180,6 +185,19 @@ export class BrainClient {
         `${this.url} answered ${method} ${path} with a body that is not JSON (${type.slice(0, 100)}): is it the address of \`brain serve\`?`,
       );
     }
+  }
+
+  /** The daemon's refusal (an error status and its body) as a ClientError; see ClientOptions.tokenFile. */
+  refusal(status: number, text: string): ClientError {
+    const error = errorOf(status, text);
+    const file = this.options.tokenFile;
+    if (status !== 401 || file === undefined) return error;
+    return new ClientError(
+      status,
+      error.code,
+      `the daemon at ${this.url} does not know the admin token of ${file} (it said: ${error.message}): it is not the daemon of this $BRAIN_HOME. Start \`brain serve\` with this $BRAIN_HOME, or give that daemon's token with --token or $BRAIN_TOKEN`,
+      error.field,
+    );
   }
 
   /** One endpoint of the daemon's table, its parameters, body and answer typed from the table's schemas. */

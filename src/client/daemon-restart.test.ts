@@ -143,3 +143,20 @@ it("a read the daemon held when it was killed is asked again, and says what is t
     `cannot reach the daemon at ${d.url} (ECONNREFUSED): is \`brain serve\` running? Start it`,
   );
 });
+
+it("a daemon of another $BRAIN_HOME on the port after kill -9: says it is not this home's daemon", async () => {
+  const d = await daemon();
+  const first = brain(d.home, ["run", "--server", d.url, "hello"]);
+  const id = /session (\S+)\n/.exec(first.err)![1]!;
+  await killed(d.child, "SIGKILL");
+  const other = mkdtempSync(join(tmpdir(), "brain-restart-other-"));
+  homes.push(other);
+  await serve(other, d.port);
+
+  const run = brain(d.home, ["run", "--server", d.url, "--session", id, "again"]);
+  expect(run.code).toBe(1);
+  expect(run.err).toContain(`the daemon at ${d.url} does not know the admin token of ${tokensPath(d.home)}`);
+  expect(run.err).toContain("it is not the daemon of this $BRAIN_HOME");
+  const token = readTokens(tokensPath(d.home)).tokens[0]!.token;
+  expect(run.err).not.toContain(token);
+});

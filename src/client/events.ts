@@ -4,7 +4,7 @@ import { sleep } from "../core/sleep.js";
 import type { SessionEvent } from "../protocol/events.js";
 import { readSse } from "../protocol/sse.js";
 import type { BrainClient } from "./client.js";
-import { ClientError, errorOf, fetchAnswered, unansweredMessage } from "./errors.js";
+import { ClientError, fetchAnswered, unansweredMessage } from "./errors.js";
 
 export interface EventStreamOptions {
   /** Yield events with seq greater than this (default 0: the whole log). */
@@ -54,7 +54,7 @@ export async function* streamEvents(
       continue;
     }
     if (!res.ok || !res.body) {
-      const error = errorOf(res.status, await res.text());
+      const error = client.refusal(res.status, await res.text());
       if (res.status >= 400 && res.status < 500) throw error;
       options.onDrop?.(last, error.message);
       await sleep(retryMs, signal);

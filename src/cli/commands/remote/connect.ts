@@ -92,6 +92,6 @@ export function connect(
     answerTimeoutMs: answerTimeout(env),
     ...(token ? { token } : {}),
     client: cliClientId(),
-    ...(token && fromFile ? { guard } : {}),
+    ...(token && fromFile ? { guard, tokenFile: tokensPath(brainHome(env)) } : {}),
   });
 }
