@@ -46,8 +46,9 @@ export interface CommandOptions {
   key?: string;
 }
 
+// An empty key is sent, to be refused: dropping it would make the caller's retry a second command.
 const keyHeader = (options: CommandOptions): Record<string, string> =>
-  options.key ? { "idempotency-key": options.key } : {};
+  options.key !== undefined ? { "idempotency-key": options.key } : {};
 
 /**
  * Why `token` cannot go in an Authorization header, or undefined when it can: a line break, a control character or

@@ -77,6 +77,19 @@ describe("Idempotency-Key", () => {
     expect((bad.body.error as { message: string }).message).toContain("character 4 is a space");
     const long = await post(`/v1/sessions/${id}/prompt`, "k".repeat(201), { text: "hi" });
     expect((long.body.error as { message: string }).message).toContain("201 characters long");
+    // An empty key is not "no key": its client would retry under it and get a second prompt.
+    const empty = await raw(t.url, "POST", `/v1/sessions/${id}/prompt`, {
+      token: admin(),
+      body: { text: "hi" },
+      headers: { "Idempotency-Key": "" },
+    });
+    expect(empty.status).toBe(400);
+    expect(empty.body.error).toMatchObject({ field: "Idempotency-Key" });
+    expect((empty.body.error as { message: string }).message).toContain("it is empty");
+    // The client sends the empty key it was given rather than dropping it.
+    await expect(t.client().prompt(id, "hi", undefined, { key: "" })).rejects.toThrow("it is empty");
+    const prompts = (await log(id)).filter((e) => e.type === "user.prompt");
+    expect(prompts).toHaveLength(1);
   });
 
   it("says what is wrong with a malformed key without echoing it: a token sent by mistake stays out", async () => {

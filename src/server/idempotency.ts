@@ -10,9 +10,12 @@ import { ApiError } from "./errors.js";
 
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 
-/** The header's value, checked; undefined when the client sent none. */
+/**
+ * The header's value, checked; undefined when the client sent none. An empty value is refused, not taken as no
+ * key: a client whose key came out empty means to retry under it, and without a key its retry would run again.
+ */
 export function idempotencyKey(value: string | undefined): string | undefined {
-  if (value === undefined || value === "") return undefined;
+  if (value === undefined) return undefined;
   if (!IDEMPOTENCY_KEY.test(value)) {
     throw new ApiError(
       "bad_request",
@@ -28,6 +31,7 @@ export function idempotencyKey(value: string | undefined): string | undefined {
  * one is not caught by the redaction of error bodies, which knows whole secrets only.
  */
 function keyFault(value: string): string {
+  if (value === "") return "it is empty";
   if (value.length > 200) return `it is ${value.length} characters long`;
   const chars = [...value];
   const at = chars.findIndex((char) => !IDEMPOTENCY_KEY.test(char));

@@ -90,7 +90,7 @@ const BAD_IDS = [
   " ",
   "null",
 ];
-// An empty value is the parameter left out (as ?after= and an empty Idempotency-Key are taken), so none is here.
+// An empty value is the parameter left out (as ?after= is taken), so none is here.
 const BAD_NUMBERS = ["-1", "NaN", "1e400", "99999999999999999999999", "1.5", "0x10", "abc", "Infinity", "٣"];
 
 export class BadInput {
