@@ -34,7 +34,9 @@ export function callerOf(
   }
   const role = header("x-brain-role") ?? url.searchParams.get("role") ?? undefined;
   if (role !== undefined && role !== "observer" && role !== "controller") {
-    throw new ApiError("bad_request", `role must be "observer" or "controller", not "${role}"`, "role");
+    // Cut as the Origin check does: a header may be 16 KiB, and the error repeats it to logs and clients.
+    const shown = role.length > 200 ? `${role.slice(0, 200)}…" (${role.length} characters)` : `${role}"`;
+    throw new ApiError("bad_request", `role must be "observer" or "controller", not "${shown}`, "role");
   }
   if (role === "observer") caller.role = "observer";
   const client = header("x-brain-client") ?? url.searchParams.get("client") ?? undefined;
