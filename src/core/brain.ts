@@ -64,12 +64,16 @@ export class Brain {
     );
     this.tenantBytes = tenants;
     this.logBound = new SessionLogBound((id) => this.heldBytes(id), options.logBytesPerSession, tenants);
-    // What a session's last turns wrote counts in its tenant's sum once it closes.
+    // What a session's last turns wrote counts in its tenant's sum once it closes. Then its checkpoints' blob
+    // hashes are let go: a host that closes many sessions would keep them all, and the manifests give them again.
     this.live.subscribe((change) => {
-      if (change.type !== "closed" || options.logBytesPerTenant === undefined) return;
+      if (change.type !== "closed") return;
+      const forget = () => this.checkpointBytes.forget(change.id);
+      if (options.logBytesPerTenant === undefined) return forget();
       void this.tenantOf(change.id)
         .then((tenant) => tenants.measure(tenant, change.id))
-        .catch(() => {});
+        .catch(() => {})
+        .finally(forget);
     });
     this.providers = new Providers(options);
     this.redactor = new Redactor([

@@ -27,9 +27,14 @@ export class CheckpointBytes {
     return { bytes: counted.bytes, count: counted.ids.size };
   }
 
-  /** The session was deleted: an id made again later starts from none. */
+  /** The session closed here or was deleted: its next count starts from none (an id made again, too). */
   forget(id: string): void {
     this.counted.delete(id);
+  }
+
+  /** How many sessions' counts are held. */
+  get size(): number {
+    return this.counted.size;
   }
 }
 

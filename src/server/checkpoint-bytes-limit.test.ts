@@ -6,6 +6,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import type { CheckpointBytes } from "../core/checkpoint-bytes.js";
 import { FsSessionStore } from "../store/fs/index.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, newSession, raw, settled } from "../testing/http.js";
@@ -80,6 +81,23 @@ describe("checkpoint bytes per session", () => {
       const id = await newSession(d);
       await turn(d, id, "y".repeat(BOUND));
       expect((await checkpoint(d, id)).status).toBe(201);
+      expect((await checkpoint(d, id)).status).toBe(429);
+    } finally {
+      await d.cleanup();
+    }
+  });
+
+  it("lets go of a session's counted blobs once it closes here, and counts them again from its manifests", async () => {
+    const d = await daemonOn();
+    try {
+      const held = () => (d.brain as unknown as { checkpointBytes: CheckpointBytes }).checkpointBytes.size;
+      const id = await newSession(d);
+      await turn(d, id, "x".repeat(20 << 10));
+      expect((await checkpoint(d, id)).status).toBe(201);
+      expect(held()).toBe(1);
+      await d.client().close(id);
+      await expect.poll(held).toBe(0);
+      // Counted again from the manifests: the second checkpoint is still refused.
       expect((await checkpoint(d, id)).status).toBe(429);
     } finally {
       await d.cleanup();
