@@ -7,32 +7,54 @@
 // sessions is checked in this process; then each check measures only the session checked, before and after what
 // it admits, and a session is measured again when it closes here (what its last turns wrote) and leaves the sum
 // when deleted here. So the sum lags by what turns still running wrote since their prompt, and, in a cluster or
-// with a `brain run` on the same home, by what other processes wrote since this one measured their sessions.
+// with a `brain run` on the same home, by what other processes wrote since this one measured their sessions: a
+// tenant whose sum nears its bound is measured again from the store (as ./stored-limit.ts counts again), at most
+// once per REMEASURE_EVERY_MS.
 
 import type { SessionSummary } from "./store.js";
 
 const DEFAULT_TENANT = "default";
-/** Sessions measured at once when a tenant's sum is first taken. */
+/** Sessions measured at once when a tenant's sum is taken. */
 const MEASURED_AT_ONCE = 16;
+/** A tenant's sum is measured again from the store once it is within this share of the bound. */
+const REMEASURE_FROM = 0.9;
+/**
+ * At most this often (ms) per tenant: a measure reads each of the tenant's sessions (its log's size and any
+ * checkpoints made since), and a tenant at its bound, whose every request is checked, would otherwise make each
+ * request cost that. Five seconds bounds a client's requests to one measure each that long, and still counts what
+ * other processes wrote within seconds of the tenant nearing its bound.
+ */
+const REMEASURE_EVERY_MS = 5_000;
 
 interface Sum {
   sessions: Map<string, number>;
   total: number;
+  /** When its measure began (Date.now()), or the last measure again was started from it. */
+  at: number;
 }
 
 export class TenantBytes {
   private readonly sums = new Map<string, Promise<Sum>>();
 
-  /** `held`: what the store holds of one session (undefined for a store that cannot tell). `max` absent: no bound. */
+  /**
+   * `held`: what the store holds of one session (undefined for a store that cannot tell). `max` absent: no bound.
+   * `remeasureMs`: how often a tenant near its bound may be measured again (tests shorten it).
+   */
   constructor(
     private readonly list: () => Promise<SessionSummary[]>,
     private readonly held: (id: string) => Promise<number | undefined>,
     readonly max?: number,
+    private readonly remeasureMs = REMEASURE_EVERY_MS,
   ) {}
 
   /** Session `id` of `tenant` holds `bytes` now: the tenant's sum with it, once the tenant's sum is known. */
   async update(tenant: string | undefined, id: string, bytes: number): Promise<number> {
-    const sum = await this.sumOf(tenant ?? DEFAULT_TENANT);
+    const name = tenant ?? DEFAULT_TENANT;
+    const taken = this.sums.has(name); // else the sum is being taken now, from the store
+    let sum = await this.sumOf(name);
+    const near =
+      this.max !== undefined && sum.total - (sum.sessions.get(id) ?? 0) + bytes >= this.max * REMEASURE_FROM;
+    if (taken && near && Date.now() - sum.at >= this.remeasureMs) sum = await this.remeasure(name, sum);
     sum.total += bytes - (sum.sessions.get(id) ?? 0);
     sum.sessions.set(id, bytes);
     return sum.total;
@@ -65,9 +87,23 @@ export class TenantBytes {
     return sum;
   }
 
+  /** The tenant's sum measured again from the store; checks meanwhile go on with `stale`, as does a failed one. */
+  private async remeasure(name: string, stale: Sum): Promise<Sum> {
+    stale.at = Date.now(); // before any await: checks at once start one measure, not one each
+    const fresh = this.measureAll(name);
+    this.sums.set(name, fresh);
+    try {
+      return await fresh;
+    } catch {
+      if (this.sums.get(name) === fresh) this.sums.set(name, Promise.resolve(stale));
+      return stale;
+    }
+  }
+
   private async measureAll(name: string): Promise<Sum> {
+    const at = Date.now();
     const ids = (await this.list()).filter((s) => (s.tenant ?? DEFAULT_TENANT) === name).map((s) => s.id);
-    const sum: Sum = { sessions: new Map(), total: 0 };
+    const sum: Sum = { sessions: new Map(), total: 0, at };
     for (let i = 0; i < ids.length; i += MEASURED_AT_ONCE) {
       const batch = ids.slice(i, i + MEASURED_AT_ONCE);
       const sizes = await Promise.all(batch.map((id) => this.held(id).catch(() => undefined)));
