@@ -100,7 +100,22 @@ export async function signIn(token, who) {
   $("who").textContent = who.auth ? `tenant ${who.tenant} · ${who.role}` : "no auth (loopback)";
   $("login").hidden = true;
   $("main").hidden = false;
+  try {
+    await signedIn(api);
+  } catch (err) {
+    // Refused on the way (signOut has said why and left): the step's own failure would only hide that.
+    if (state.api === api) throw err;
+  }
+}
+
+/**
+ * What signing in with `api` fills the page with, a step at a time. The daemon may refuse the token while a step
+ * waits (signOut, which takes `api` away): then the sign-in stops there, or it would go on without an API and
+ * start the list's refresh loop again.
+ */
+async function signedIn(api) {
   const harnesses = (await api.call("GET", "/v1/harnesses")).harnesses;
+  if (state.api !== api) return;
   state.harnesses = new Map(harnesses.map((h) => [h.name, h]));
   $("new-harness").replaceChildren(
     ...harnesses.map((h) =>
@@ -114,6 +129,7 @@ export async function signIn(token, who) {
     ),
   );
   const agents = (await api.call("GET", "/v1/agents")).agents;
+  if (state.api !== api) return;
   $("new-agent-label").hidden = agents.length === 0;
   $("new-agent").replaceChildren(
     Object.assign(document.createElement("option"), { value: "", textContent: "(none: pick a harness)" }),
@@ -125,6 +141,7 @@ export async function signIn(token, who) {
     ),
   );
   await refreshSessions();
+  if (state.api !== api) return;
   pollSessions();
   const wanted = hashParams().get("session");
   if (wanted) await openSession(wanted);
