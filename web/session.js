@@ -9,6 +9,12 @@ export function updateHead(view) {
   // A view of the session left behind (an action's answer that came after another session was opened) is not
   // this page's to show: it would name that session's status and controller in this one's head.
   if (!view || view.id !== state.session) return;
+  // An older view than the one shown (a list read before a Close, answered after it) would put the session's
+  // older status back until the next refresh. A session's status changes with an event of its log, so the view
+  // with the lower last seq is the older one; a view without it (a listed session the daemon has not open) tells
+  // none, and one with the same (the controller changes outside the log) is taken as the newer.
+  const shown = state.view?.id === view.id ? state.view.last_seq : undefined;
+  if (shown !== undefined && view.last_seq !== undefined && view.last_seq < shown) return;
   state.view = view;
   $("images-label").hidden = !state.harnesses?.get(view.harness)?.images;
   const status = state.transcript?.running ? "running" : statusOf(view);
