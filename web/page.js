@@ -39,8 +39,6 @@ export const state = {
   refreshing: undefined,
   /** Whether another turn event came while it was: one more refresh follows it. */
   refreshAgain: false,
-  /** The event stream's reason for being down, while the page shows it. */
-  streamError: undefined,
 };
 
 export function showError(id, err) {

@@ -89,6 +89,7 @@ export async function openSession(id, all = false) {
   $("session").hidden = false;
   $("s-title").textContent = id;
   showError("s-error");
+  showError("s-stream");
   $("announce").textContent = ""; // another session's words
   const transcript = new Transcript(
     $("transcript"),
@@ -173,14 +174,13 @@ export async function openSession(id, all = false) {
       if (state.transcript !== transcript) return; // another session's stream now
       $("conn").textContent = conn === "reconnecting" ? "reconnecting…" : conn;
       $("conn").dataset.state = conn;
-      if (conn === "stopped") showError("s-error", new Error(why ?? "the stream stopped"));
-      // A refused stream (the tenant's limit of streams, a daemon restarting) says why while it waits to try again,
-      // and the reason goes once it is back; an action's error shown meanwhile is left alone.
-      else if (conn === "reconnecting" && why) {
-        showError("s-error", new Error(`the event stream is down: ${why}`));
-        state.streamError = $("s-error").textContent;
-      } else if (conn === "live" && state.streamError === $("s-error").textContent) showError("s-error");
-      if (conn !== "reconnecting") state.streamError = undefined;
+      // The stream's own line, apart from an action's error (#s-error): an action clears only its own, and the
+      // stream's next try does not wipe out an action's failure. A refused stream (the tenant's limit of streams,
+      // a daemon restarting) says why while it waits to try again, and the reason goes once it is back.
+      if (conn === "stopped") showError("s-stream", new Error(why ?? "the stream stopped"));
+      else if (conn === "reconnecting" && why)
+        showError("s-stream", new Error(`the event stream is down: ${why}`));
+      else if (conn === "live") showError("s-stream");
     },
     (after, firstSeq) => {
       if (state.transcript !== transcript) return;

@@ -43,7 +43,7 @@ describe("web UI event stream refused with a body that is not JSON", () => {
     const { page, asked } = await streamAnswered(status, "text/html", "<html><body>Not here</body></html>");
     try {
       await expect.poll(() => page.locator("#conn").textContent()).toBe("stopped");
-      const said = await page.locator("#s-error").textContent();
+      const said = await page.locator("#s-stream").textContent();
       expect(said).toContain(`HTTP ${status}`);
       expect(said).toContain(advice);
       expect(asked()).toBe(1);
@@ -82,7 +82,7 @@ describe("web UI event stream sending an event it cannot read", () => {
     try {
       await expect.poll(() => page.locator("#conn").textContent()).toBe("stopped");
       expect(await page.locator("#transcript").textContent()).toContain("session opened on echo");
-      expect(await page.locator("#s-error").textContent()).toMatch(/^event 2 is not JSON .*Reload the page/);
+      expect(await page.locator("#s-stream").textContent()).toMatch(/^event 2 is not JSON .*Reload the page/);
       expect(asked()).toBe(1);
     } finally {
       await page.close();
@@ -152,7 +152,7 @@ describe("web UI event stream whose lines end in CR LF or CR", () => {
       // The stream ended (the route's body is all): the page asks again, from after event 2.
       await expect.poll(asked).toBeGreaterThan(1);
       expect(await page.locator(".msg.user").count()).toBe(1);
-      expect(await page.locator("#s-error").textContent()).toBe("");
+      expect(await page.locator("#s-stream").textContent()).toBe("");
     } finally {
       await page.close();
     }
@@ -181,7 +181,7 @@ describe("web UI failing to show an event", () => {
     );
     try {
       await expect.poll(() => page.locator("#conn").textContent()).toBe("stopped");
-      expect(await page.locator("#s-error").textContent()).toMatch(
+      expect(await page.locator("#s-stream").textContent()).toMatch(
         /^event 2 \(user\.prompt\) could not be shown: .*BOOM.*Reload the page/,
       );
       expect(await page.locator("#transcript").textContent()).toContain("session opened on echo");

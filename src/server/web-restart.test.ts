@@ -60,7 +60,7 @@ describe("web UI across a daemon restart", () => {
           .filter((e) => e.type === "assistant.message")
           .map((e) => (e.data as { text: string }).text);
         await expect.poll(() => page.locator(".msg.assistant .text").allTextContents()).toEqual(replies);
-        expect(await page.locator("#s-error").textContent()).toBe("");
+        expect(await page.locator("#s-stream").textContent()).toBe("");
       } finally {
         await page.close();
       }

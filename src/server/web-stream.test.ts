@@ -70,13 +70,13 @@ describe("web UI when the tenant has no room for another stream", () => {
     const page = await signedIn(t.tokens.other);
     try {
       await page.goto(`${t.url}/#session=${id}`);
-      await expect.poll(() => page.locator("#s-error").textContent()).toContain("event_streams_per_tenant");
+      await expect.poll(() => page.locator("#s-stream").textContent()).toContain("event_streams_per_tenant");
       expect(await page.locator("#conn").textContent()).toBe("reconnecting…");
       abort.abort();
       await held;
       // Room again: the page's next try is let in, and the reason goes.
       await expect.poll(() => page.locator("#conn").textContent()).toBe("live");
-      expect(await page.locator("#s-error").textContent()).toBe("");
+      expect(await page.locator("#s-stream").textContent()).toBe("");
     } finally {
       abort.abort();
       await page.close();
@@ -97,7 +97,7 @@ describe("web UI resuming past the log's end", () => {
       );
       await page.goto(`${t.url}/#session=${id}`);
       await expect.poll(() => page.locator("#conn").textContent()).toBe("stopped");
-      expect(await page.locator("#s-error").textContent()).toContain("1000");
+      expect(await page.locator("#s-stream").textContent()).toContain("1000");
     } finally {
       await page.close();
     }
