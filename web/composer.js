@@ -37,6 +37,20 @@ async function openMade(from, view) {
   if (state.session === from) await openSession(view.id);
 }
 
+/**
+ * Clears `text`, sent to `session`, from the composer: from the box while that session is open and the box still
+ * holds it, else from the draft kept with the session. Whether the box was cleared.
+ */
+function sent(session, text) {
+  if (state.session !== session) {
+    if (state.drafts.get(session) === text) state.drafts.delete(session);
+    return false;
+  }
+  if ($("prompt").value !== text) return false;
+  $("prompt").value = "";
+  return true;
+}
+
 const path = (session, suffix = "") => `/v1/sessions/${encodeURIComponent(session)}${suffix}`;
 
 export function wireComposer() {
@@ -44,15 +58,13 @@ export function wireComposer() {
     e.preventDefault();
     const text = $("prompt").value;
     if (!text.trim()) return;
+    const session = state.session;
     const ok = await act(async (session) => {
       const images = await Promise.all([...$("images").files].map(imageOf));
       return state.api.call("POST", path(session, "/prompt"), images.length ? { text, images } : { text });
     });
     // What was typed while the prompt was on its way (the next one, or another session's) is the user's: kept.
-    if (ok && $("prompt").value === text) {
-      $("prompt").value = "";
-      $("images").value = "";
-    }
+    if (ok && sent(session, text)) $("images").value = "";
   };
   $("prompt").onkeydown = (e) => {
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) $("composer").requestSubmit();
@@ -60,8 +72,9 @@ export function wireComposer() {
   $("steer").onclick = async () => {
     const text = $("prompt").value;
     if (!text.trim()) return;
+    const session = state.session;
     const ok = await act((session) => state.api.call("POST", path(session, "/steer"), { text }));
-    if (ok && $("prompt").value === text) $("prompt").value = "";
+    if (ok) sent(session, text);
   };
   $("interrupt").onclick = () => act((session) => state.api.call("POST", path(session, "/interrupt")));
   $("checkpoint").onclick = () => act((session) => state.api.call("POST", path(session, "/checkpoints")));

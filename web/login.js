@@ -68,7 +68,10 @@ function leaveTenant() {
     view: undefined,
     transcript: undefined,
     sessions: [],
+    drafts: new Map(),
   });
+  // What was typed for that tenant's sessions is not the next one's to read, nor to send.
+  $("prompt").value = "";
   $("sessions").replaceChildren();
   $("transcript").replaceChildren();
   $("announce").textContent = "";

@@ -33,6 +33,11 @@ export const state = {
   sessions: [],
   /** How many of the newest sessions the list shows: one page until "Show more" asks for the next. */
   listSize: LIST_PAGE,
+  /**
+   * What was typed in the composer for each session left with text in it, by session id: shown again when it is
+   * opened again. In memory only, never in the browser's storage: a draft may hold a secret.
+   */
+  drafts: new Map(),
   /** The session list's refresh loop now running (pollSessions). */
   poll: undefined,
   /** The refresh a turn event asked for, while it is on its way (refreshSoon). */

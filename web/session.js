@@ -78,8 +78,22 @@ async function tailStart(id, view) {
   return { after, earlier, midTurn: !turn };
 }
 
+/**
+ * The composer's text belongs to the session it was typed for: another session opened keeps it with the one left,
+ * and shows the draft of the one opened (empty if none), so that it is never sent to a session it was not meant for.
+ */
+function swapDraft(from, to) {
+  if (from === to) return;
+  const text = $("prompt").value;
+  if (from !== undefined && text) state.drafts.set(from, text);
+  else state.drafts.delete(from);
+  $("prompt").value = state.drafts.get(to) ?? "";
+  state.drafts.delete(to);
+}
+
 export async function openSession(id, all = false) {
   state.stream?.stop();
+  swapDraft(state.session, id);
   state.session = id;
   const params = hashParams();
   params.set("session", id);
