@@ -37,9 +37,9 @@ import threading
 import uuid
 import weakref
 from pathlib import Path
-from typing import Any, Dict, Set
+from typing import Any, Dict
 
-from nui_agent_stdio import LineTooLong, dumps, parse_line, read_lines
+from nui_agent_stdio import ConnectionRuns, LineTooLong, dumps, parse_line, read_lines
 from nui_agent_stdio import NuiAgent as _StdioAgent
 
 # What a connection that has not authenticated yet may take of the host: a while, and a short first line.
@@ -132,6 +132,10 @@ class NuiAgent(_StdioAgent):
                     pass
 
         authenticated = False
+        # Each connection is another session's, another tenant's perhaps: its runs, cancels and questions are its own.
+        runs = ConnectionRuns(send)
+        with self._lock():
+            self._connections.append(runs)
 
         def chunks():
             unauthenticated = 0
@@ -156,7 +160,7 @@ class NuiAgent(_StdioAgent):
             # Lines as Brain reads them, each decoded once whole (a character two reads share stays whole).
             for text in read_lines(chunks()):
                 if authenticated:
-                    self._handle_connection_line(text, send)
+                    self._handle_connection_line(text, runs)
                 elif text.strip(" \t\r\n"):
                     authenticated = self._authenticate(text, send)
                     if not authenticated:
@@ -169,16 +173,18 @@ class NuiAgent(_StdioAgent):
             sys.stderr.write(f"[{self.name}] {exc}: the connection is ended\n")
         finally:
             conn.close()
-            self._end_runs_of(send)
+            self._end_runs_of(runs)
+            with self._lock():
+                self._connections.remove(runs)
 
-    def _end_runs_of(self, send) -> None:
+    def _end_runs_of(self, runs: ConnectionRuns) -> None:
         """The connection is gone: its runs are cancelled, as by harness.cancel; nothing they send can arrive now,
         and a question they asked over it can never be answered (its wait would hold the run's thread for good)."""
         with self._lock():
-            run_ids = [run_id for run_id, writer in self.__dict__.get("_run_writers", {}).items() if writer is send]
-        for run_id in run_ids:
-            self.cancelled(run_id).set()
-            self._release_hitl(run_id)
+            flags = list(runs.flags.items())
+        for run_id, flag in flags:
+            flag.set()
+            self._release_hitl(runs, run_id)
             self._guarded("on_cancel", self.on_cancel, run_id)
 
     def _authenticate(self, line: str, send) -> bool:
@@ -206,7 +212,7 @@ class NuiAgent(_StdioAgent):
             send(json.dumps({"jsonrpc": "2.0", "id": req["id"], "error": {"code": -32001, "message": message}}) + "\n")
         return False
 
-    def _handle_connection_line(self, line: str, send) -> None:
+    def _handle_connection_line(self, line: str, runs: ConnectionRuns) -> None:
         # Replies and events of requests read on this connection go back on it.
         req = parse_line(line) if line.strip(" \t\r\n") else None
         if isinstance(req, dict):
@@ -215,59 +221,47 @@ class NuiAgent(_StdioAgent):
                 run_id = (req.get("params") or {}).get("runId") or str(uuid.uuid4())
                 req.setdefault("params", {})["runId"] = run_id
                 with self._lock():
-                    self.__dict__.setdefault("_run_writers", {})[run_id] = send
                     # Threads that run already there: none of them was started by the run (see _may_name).
-                    self._threads_before[run_id] = set(threading.enumerate())
-            self._dispatch_on(req, send)
-
-    def _dispatch_on(self, req: Dict[str, Any], send) -> None:
-        self._local().writer = send
-        try:
-            self._dispatch(req)
-        finally:
-            self._local().writer = None
+                    runs.before[run_id] = set(threading.enumerate())
+            local = self._local()
+            local.conn = runs
+            try:
+                self._dispatch(req)
+            finally:
+                local.conn = None
 
     def _write(self, msg: Dict[str, Any]) -> None:
-        text = dumps(msg) + "\n"
-        writer = getattr(self._local(), "writer", None)
-        if writer is None:
-            run_id = (msg.get("params") or {}).get("runId") if isinstance(msg.get("params"), dict) else None
-            writer = self.__dict__.get("_run_writers", {}).get(run_id) if run_id else None
-        if writer is None:
+        # A connection's reading thread and its runs' threads write on it; a thread the agent started, on the one
+        # connection running the run its message names.
+        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        run_id = params.get("runId")
+        own = getattr(self._local(), "conn", None)
+        runs = own if own is not None else self._conn_of(run_id) if isinstance(run_id, str) and run_id else None
+        if runs is None or runs.writer is None:
             sys.stderr.write(f"[{self.name}] dropped a message with no connection to send it on\n")
             return
-        writer(text)
+        runs.writer(dumps(msg) + "\n")
 
-    def _run(self, rid: Any, run_id: str, params: Dict[str, Any]) -> None:
-        # The run's thread writes on the connection its request came from.
-        with self._lock():
-            writer = self.__dict__.get("_run_writers", {}).get(run_id)
-        self._local().writer = writer
+    def _run(self, rid: Any, run_id: str, params: Dict[str, Any], conn: ConnectionRuns) -> None:
         try:
-            super()._run(rid, run_id, params)
+            super()._run(rid, run_id, params, conn)
         finally:
-            self._local().writer = None
             with self._lock():
-                self.__dict__.get("_run_writers", {}).pop(run_id, None)
-                before = self._threads_before.pop(run_id, set())
+                before = conn.before.pop(run_id, set())
                 self._strays.update(t for t in threading.enumerate() if t not in before)
-
-    @property
-    def _threads_before(self) -> Dict[str, Set[threading.Thread]]:
-        return self.__dict__.setdefault("_before", {})
 
     @property
     def _strays(self) -> "weakref.WeakSet[threading.Thread]":
         """Threads started while a run worked that outlived it: whose they were, no run working now can tell."""
         return self.__dict__.setdefault("_outlived", weakref.WeakSet())
 
-    def _may_name(self, run_id: str) -> bool:
+    def _may_name(self, conn: ConnectionRuns, run_id: str) -> bool:
         """This host serves many sessions, of other tenants too: a thread that outlived the run it was started in (or
         that was there before `run_id` began) is not taken for `run_id`'s, where its text or question would reach
         another session. Only a thread started while `run_id` worked, and outliving no run, is; any other names its
         run (run_id=) or is dropped."""
         thread = threading.current_thread()
-        before = self._threads_before.get(run_id)
+        before = conn.before.get(run_id)
         return before is not None and thread not in before and thread not in self._strays
 
 

@@ -1,7 +1,9 @@
 """
 The human-in-the-loop part of NuiAgent (nui_agent_stdio.py): ask_user() and request_approval(), over nui's REST
 API when NUI_API_URL is set (nui_hitl.py), else over the protocol itself (a hitl_request event, answered by a
-harness.hitl_response notification). A mixin of NuiAgent's, which supplies emit(), current_run_id() and _lock().
+harness.hitl_response notification). A mixin of NuiAgent's, which supplies emit(), current_run_id(), _lock() and
+_conn_of() (the connection whose run a run id is: a question waits among its run's connection's, and only an answer
+read on that connection answers it).
 """
 
 from __future__ import annotations
@@ -70,10 +72,6 @@ class HitlMixin:
         payload = approval_payload(title, message, tool_name, tool_input, description)
         return self._ask_over_protocol("approval", payload, run_id)
 
-    @property
-    def _hitl_waiters(self) -> Dict[str, Dict[str, Any]]:
-        return self.__dict__.setdefault("_waiters", {})
-
     @staticmethod
     def _use_rest() -> bool:
         return bool(os.environ.get("NUI_API_URL", "").strip())
@@ -98,29 +96,33 @@ class HitlMixin:
         rid = run_id or self.current_run_id()
         request_id = str(uuid.uuid4())
         waiter = {"event": threading.Event(), "response": None, "runId": rid}
+        conn = self._conn_of(rid)
+        if conn is None:  # no connection runs it (or several do): the question could reach no one, or the wrong one
+            return {"requestId": request_id, "status": "cancelled", "answers": {"reason": f"no run {rid!r} to ask in"}}
         with self._lock():
-            self._hitl_waiters[request_id] = waiter
+            conn.waiters[request_id] = waiter
         # A question that could not be sent (too long for a line) raises here: its waiter goes all the same.
         try:
             self._emit_hitl_request({"requestId": request_id, "runId": rid, "kind": kind, "payload": payload, "status": "pending"})
             waiter["event"].wait()
         finally:
             with self._lock():
-                self._hitl_waiters.pop(request_id, None)
+                conn.waiters.pop(request_id, None)
         response = waiter["response"]
         if response is None:
             return {"requestId": request_id, "status": "cancelled", "answers": {"reason": "the run was cancelled"}}
         return response
 
-    def _answer_hitl(self, params: Dict[str, Any]) -> None:
+    def _answer_hitl(self, conn, params: Dict[str, Any]) -> None:
+        """An answer read on `conn` answers a question of its own runs only."""
         with self._lock():
-            waiter = self._hitl_waiters.get(params.get("requestId", ""))
+            waiter = conn.waiters.get(params.get("requestId", ""))
         if waiter is not None:
             waiter["response"] = params.get("response") or {}
             waiter["event"].set()
 
-    def _release_hitl(self, run_id: str) -> None:
+    def _release_hitl(self, conn, run_id: str) -> None:
         with self._lock():
-            waiters = [w for w in self._hitl_waiters.values() if w["runId"] == run_id]
+            waiters = [w for w in conn.waiters.values() if w["runId"] == run_id]
         for waiter in waiters:
             waiter["event"].set()

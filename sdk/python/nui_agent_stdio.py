@@ -36,7 +36,7 @@ import sys
 import threading
 import uuid
 from collections import OrderedDict
-from typing import Any, Callable, Dict, Generator, Iterable, Optional, Union
+from typing import Any, Callable, Dict, Generator, Iterable, List, Optional, Set, Union
 
 from nui_agent_hitl import HitlMixin
 
@@ -55,9 +55,24 @@ from nui_wire import (  # noqa: F401
 
 Chunk = Union[str, Dict[str, Any]]
 
-# Cancels for runs this host is not running are kept (a run may arrive after its cancel, over another connection),
-# but only the latest so many: a host told to cancel many runs it never sees would otherwise grow without bound.
+# Cancels for runs a connection is not running are kept (a run may arrive after its cancel), but only the latest so
+# many: a host told to cancel many runs it never sees would otherwise grow without bound.
 MAX_EARLY_CANCELS = 1000
+
+
+class ConnectionRuns:
+    """The runs of one connection (a stdio host has one; nui_agent's TCP host one per connection, each another
+    session's, another tenant's perhaps): their cancel flags, threads and questions, and the cancels that came before
+    their run. A run id from a connection is looked up among that connection's runs only, as the TypeScript SDK's
+    host does: another connection's run of the same id is not this one's to cancel, answer or write into."""
+
+    def __init__(self, writer: Optional[Callable[[str], Any]] = None) -> None:
+        self.writer = writer  # where its replies and events go (None: the host's own stdout)
+        self.flags: Dict[str, threading.Event] = {}
+        self.early: "OrderedDict[str, None]" = OrderedDict()
+        self.threads: Dict[str, threading.Thread] = {}
+        self.waiters: Dict[str, Dict[str, Any]] = {}
+        self.before: Dict[str, Set[threading.Thread]] = {}  # the threads there as each run began (TCP host)
 
 
 class NuiAgent(HitlMixin):
@@ -89,11 +104,12 @@ class NuiAgent(HitlMixin):
     def cancelled(self, run_id: Optional[str] = None) -> threading.Event:
         """The run's cancel flag: `.is_set()` to poll, `.wait(timeout)` to sleep until cancelled."""
         rid = run_id or self.current_run_id() or ""
+        conn = self._conn_of(rid)
         with self._lock():
-            flag = self._cancel_flags.get(rid)
+            flag = conn.flags.get(rid) if conn is not None else None
             if flag is None:  # not a run of this host's (or one that has ended): a flag of its own, not kept
                 flag = threading.Event()
-                if rid in self._early_cancels:
+                if conn is not None and rid in conn.early:
                     flag.set()
             return flag
 
@@ -103,14 +119,16 @@ class NuiAgent(HitlMixin):
         rid = getattr(self._local(), "run_id", "")
         if rid:
             return rid
+        own = getattr(self._local(), "conn", None)
         with self._lock():
-            running = list(self._cancel_flags)
-            return running[0] if len(running) == 1 and self._may_name(running[0]) else ""
+            conns = [own] if own is not None else list(self._connections)
+            running = [(conn, run_id) for conn in conns for run_id in conn.flags]
+            return running[0][1] if len(running) == 1 and self._may_name(*running[0]) else ""
 
-    def _may_name(self, run_id: str) -> bool:
+    def _may_name(self, conn: ConnectionRuns, run_id: str) -> bool:
         """Whether the calling thread, which has no run of its own, may be taken for `run_id`'s, the one run working.
         A host of one session: yes (its runs are that session's). nui_agent's TCP host, which serves many: see there."""
-        _ = run_id
+        _ = conn, run_id
         return True
 
     def emit(self, event: Dict[str, Any], run_id: Optional[str] = None) -> None:
@@ -158,12 +176,37 @@ class NuiAgent(HitlMixin):
         return lock
 
     @property
-    def _cancel_flags(self) -> Dict[str, threading.Event]:
-        return self.__dict__.setdefault("_flags", {})
+    def _connections(self) -> List[ConnectionRuns]:
+        """The connections being served: the stdio stream, or a TCP host's open connections."""
+        return self.__dict__.setdefault("_conns", [])
 
     @property
-    def _early_cancels(self) -> "OrderedDict[str, None]":
-        return self.__dict__.setdefault("_early", OrderedDict())
+    def _stream(self) -> ConnectionRuns:
+        """The runs of the one stream a stdio host serves (and of a message dispatched from no connection's thread)."""
+        with self._lock():
+            stream = self.__dict__.get("_stream_runs")
+            if stream is None:
+                stream = self.__dict__["_stream_runs"] = ConnectionRuns()
+                self._connections.append(stream)
+            return stream
+
+    def _here(self) -> ConnectionRuns:
+        """The connection whose message the calling thread handles (a TCP host's reading thread), else the stream."""
+        return getattr(self._local(), "conn", None) or self._stream
+
+    def _conn_of(self, run_id: str) -> Optional[ConnectionRuns]:
+        """Whose run `run_id` is for the calling thread: a run's or a connection's thread looks among its own
+        connection's runs only; a thread the agent started, in the one connection running that id. When several do
+        (a client reused a running id), the one whose run this thread may be taken for (see _may_name); else None:
+        its output is not guessed into another session."""
+        own = getattr(self._local(), "conn", None)
+        if own is not None:
+            return own
+        with self._lock():
+            running = [conn for conn in self._connections if run_id in conn.flags]
+            if len(running) > 1:
+                running = [conn for conn in running if self._may_name(conn, run_id)]
+        return running[0] if len(running) == 1 else None
 
     def _local(self) -> threading.local:
         return self.__dict__.setdefault("_thread_local", threading.local())
@@ -210,6 +253,7 @@ class NuiAgent(HitlMixin):
                 self._write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": malformed}})
             return
         params = req.get("params") or {}
+        conn = self._here()
 
         if method == "harness.info":
             self._write({
@@ -224,28 +268,28 @@ class NuiAgent(HitlMixin):
             })
         elif method == "harness.run":
             run_id = params.get("runId") or str(uuid.uuid4())
-            thread = threading.Thread(target=self._run, args=(rid, run_id, params), daemon=True)
+            thread = threading.Thread(target=self._run, args=(rid, run_id, params, conn), daemon=True)
             # Flag and thread are noted before it starts: so a cancel read meanwhile is kept, and a run that ends at
             # once forgets them both (noted after, they would be kept for good).
             with self._lock():
-                flag = self._cancel_flags.setdefault(run_id, threading.Event())
-                if run_id in self._early_cancels:
-                    del self._early_cancels[run_id]
+                flag = conn.flags.setdefault(run_id, threading.Event())
+                if run_id in conn.early:
+                    del conn.early[run_id]
                     flag.set()
-                self.__dict__.setdefault("_threads", {})[run_id] = thread
+                conn.threads[run_id] = thread
             thread.start()
         elif method == "harness.cancel":
             run_id = params.get("runId", "")
             with self._lock():
-                flag = self._cancel_flags.get(run_id)
+                flag = conn.flags.get(run_id)
                 if flag is None:
-                    self._early_cancels[run_id] = None
-                    self._early_cancels.move_to_end(run_id)
-                    while len(self._early_cancels) > MAX_EARLY_CANCELS:
-                        self._early_cancels.popitem(last=False)
+                    conn.early[run_id] = None
+                    conn.early.move_to_end(run_id)
+                    while len(conn.early) > MAX_EARLY_CANCELS:
+                        conn.early.popitem(last=False)
             if flag is not None:
                 flag.set()
-            self._release_hitl(run_id)
+            self._release_hitl(conn, run_id)
             self._guarded("on_cancel", self.on_cancel, run_id)
             self._write({"jsonrpc": "2.0", "id": rid, "result": {"ok": True}})
         elif method == "harness.shutdown":
@@ -253,7 +297,7 @@ class NuiAgent(HitlMixin):
             self._write({"jsonrpc": "2.0", "id": rid, "result": {"ok": True}})
             self._shutdown_requested = True
         elif method == "harness.hitl_response":
-            self._answer_hitl(params)
+            self._answer_hitl(conn, params)
         elif rid is not None:
             self._write({
                 "jsonrpc": "2.0",
@@ -261,9 +305,10 @@ class NuiAgent(HitlMixin):
                 "error": {"code": -32601, "message": f"method not found: {method}"},
             })
 
-    def _run(self, rid: Any, run_id: str, params: Dict[str, Any]) -> None:
+    def _run(self, rid: Any, run_id: str, params: Dict[str, Any], conn: ConnectionRuns) -> None:
         local = self._local()
         local.run_id = run_id
+        local.conn = conn
         message = params.get("message", "")
         extra = {k: v for k, v in params.items() if k not in ("message", "runId")}
         flag = self.cancelled(run_id)
@@ -293,9 +338,10 @@ class NuiAgent(HitlMixin):
         if flag.is_set():
             reply["cancelled"] = True
         self._write({"jsonrpc": "2.0", "id": rid, "result": reply})
+        local.conn = None
         with self._lock():
-            self._cancel_flags.pop(run_id, None)
-            self.__dict__.get("_threads", {}).pop(run_id, None)
+            conn.flags.pop(run_id, None)
+            conn.threads.pop(run_id, None)
 
     def _guarded(self, hook: str, fn: Callable[..., Any], *args: Any) -> Any:
         """Calls one of the agent's hooks; what it raises is reported on stderr, never the end of the host or a run."""
@@ -306,10 +352,13 @@ class NuiAgent(HitlMixin):
             return None
 
     def _finish(self) -> None:
-        for flag in list(self._cancel_flags.values()):
-            flag.set()
-        for waiter in list(self._hitl_waiters.values()):
-            waiter["event"].set()
+        with self._lock():
+            conns = list(self._connections)
+        for conn in conns:
+            for flag in list(conn.flags.values()):
+                flag.set()
+            for waiter in list(conn.waiters.values()):
+                waiter["event"].set()
         if not self._shutdown_requested:
             try:
                 self.on_shutdown()
@@ -317,4 +366,4 @@ class NuiAgent(HitlMixin):
                 pass
 
 
-__all__ = ["NuiAgent", "Chunk", "Generator"]
+__all__ = ["NuiAgent", "Chunk", "ConnectionRuns", "Generator"]

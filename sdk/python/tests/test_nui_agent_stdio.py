@@ -203,9 +203,9 @@ def test_cancels_for_runs_it_is_not_running_are_kept_only_so_many():
     for i in range(5000):
         cap.send("harness.cancel", {"runId": f"unseen-{i}"}, rid=i)
     cap.until(reply_to(4999))
-    held = len(agent._cancel_flags) + len(getattr(agent, "_early_cancels", {}))
+    held = len(agent._stream.flags) + len(agent._stream.early)
     assert held <= 1000  # MAX_EARLY_CANCELS
-    # The latest are kept: a run that arrives after its cancel (over another connection, say) starts cancelled.
+    # The latest are kept: a run that arrives after its cancel starts cancelled.
     cap.send("harness.run", {"message": "x", "runId": "unseen-4999"}, rid="late")
     assert cap.until(reply_to("late"))[-1]["result"] == {"runId": "unseen-4999", "cancelled": True}
     # A cancel for a run that has ended leaves no flag behind either.
@@ -213,7 +213,7 @@ def test_cancels_for_runs_it_is_not_running_are_kept_only_so_many():
     cap.until(reply_to("r"))
     cap.send("harness.cancel", {"runId": "ended"}, rid="c")
     cap.until(reply_to("c"))
-    assert "ended" not in agent._cancel_flags
+    assert "ended" not in agent._stream.flags
 
 
 def test_a_run_that_has_ended_leaves_nothing_behind():
@@ -228,10 +228,10 @@ def test_a_run_that_has_ended_leaves_nothing_behind():
     for i in range(50):
         cap.send("harness.run", {"message": "x", "runId": f"q{i}"}, rid=i)
         cap.until(reply_to(i))
-    for thread in list(agent.__dict__.get("_threads", {}).values()):
+    for thread in list(agent._stream.threads.values()):
         thread.join(10)  # the reply is written just before the run's thread forgets itself
-    assert agent.__dict__.get("_threads", {}) == {}
-    assert agent._cancel_flags == {}
+    assert agent._stream.threads == {}
+    assert agent._stream.flags == {}
 
 
 def test_unknown_methods_get_method_not_found_and_notifications_are_ignored():
@@ -402,4 +402,4 @@ def test_a_question_too_long_to_send_fails_the_ask_and_leaves_no_waiter_behind(m
     cap.send("harness.run", {"message": "x", "runId": "h4"}, rid=13)
     seen = cap.until(reply_to(13))
     assert "over the 4 MiB line" in events(seen, "error")[0]["error"]
-    assert agent._hitl_waiters == {}
+    assert agent._stream.waiters == {}

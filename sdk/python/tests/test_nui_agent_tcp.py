@@ -161,6 +161,7 @@ def test_a_run_whose_connection_is_gone_is_cancelled_and_its_question_over_the_p
 
 def test_a_first_line_nested_too_deep_for_json_is_refused_as_any_other_not_a_crash(capsys):
     from nui_agent import NuiAgent
+    from nui_agent_stdio import ConnectionRuns
 
     agent = NuiAgent()
     agent._token = "secret-token-of-the-file"
@@ -168,5 +169,5 @@ def test_a_first_line_nested_too_deep_for_json_is_refused_as_any_other_not_a_cra
     assert agent._authenticate("[" * 100000, sent.append) is False
     assert "refused a connection" in capsys.readouterr().err
     # Once authenticated, such a line is skipped as a line that is not JSON is, and the connection serves on.
-    agent._handle_connection_line("[" * 100000, sent.append)
+    agent._handle_connection_line("[" * 100000, ConnectionRuns(sent.append))
     assert sent == []

@@ -23,11 +23,11 @@ class Late(NuiAgent):
     sent = threading.Event()
     def run(self, message, run_id, **kwargs):
         if message == "early":
-            writer = getattr(self._local(), "writer", None)
+            conn = getattr(self._local(), "conn", None)
             def late():
                 Late.started.wait(30)
-                if writer is not None:
-                    self._local().writer = writer  # a TCP host writes to the run's connection
+                if conn is not None:
+                    self._local().conn = conn  # a TCP host writes on the run's connection
                 self.emit({"type": "text", "content": "late text of the first run"}, run_id)
                 self.emit({"type": "error", "error": "late error of the first run"}, run_id)
                 Late.sent.set()
