@@ -146,3 +146,25 @@ export function vendorKeyEnvironment(
   }
   return { [VENDOR_KEY[providerWire(family, provider.api, rules)]]: key };
 }
+
+/**
+ * The wire a CLI that names its endpoint's model itself (pi, opencode) speaks with the provider's key: the
+ * endpoint's, or without a base_url that of the vendor the provider's `api` names, the one vendor
+ * vendorKeyEnvironment gives the key to; undefined when the key goes nowhere (or there is none).
+ */
+export function keyWire(
+  family: Pick<CliFamilyDescriptor, "harness" | "program" | "title">,
+  provider: Pick<HarnessOptions["provider"], "api_key" | "api">,
+  rules: WireRules,
+  endpoint: WireApi | undefined,
+): WireApi | undefined {
+  if (endpoint || !provider.api_key || provider.api === undefined) return endpoint;
+  return providerWire(family, provider.api, rules);
+}
+
+/** pi's and opencode's id of their own provider for each wire's vendor, which a config can point elsewhere. */
+export const VENDOR_PROVIDER: Record<WireApi, string> = {
+  chat: "openai",
+  responses: "openai",
+  messages: "anthropic",
+};

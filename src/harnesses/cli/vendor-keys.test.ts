@@ -4,7 +4,8 @@
 // send the key to that vendor; and a provider whose key names no vendor is refused, since whichever variable held
 // it, the model's name would choose where it goes. A family that speaks to one vendor (Claude Code, Codex, the
 // ACP presets) refuses such a key too: a client's choice of family would send it to that vendor. The program is
-// a stand-in that writes down its environment.
+// a stand-in that writes down its environment. Even that variable holds only Brain's credential proxy's token,
+// and the CLI's own provider of that vendor is pointed at the proxy, which holds the key.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -18,6 +19,7 @@ import { ClaudeCodeFactory } from "../claude-code/factory.js";
 import { CodexFactory } from "../codex/factory.js";
 import { OpencodeFactory } from "../opencode/factory.js";
 import { PiCliFactory } from "../pi-cli/factory.js";
+import { PROXY_VARIABLE } from "./services.js";
 
 const KEY = "sk-vendor-keys-test-0123456789";
 
@@ -40,26 +42,58 @@ function standIn(provider: ProviderCredentials) {
   return { out, bin, options };
 }
 
-/** The variables that hold the key in the environment the family's program was started with. */
-async function keyVariables(
+/** The environment the family's program was started with, and the session's native dir. */
+async function started(
   makeFactory: (options: { bin: string }) => HarnessFactory,
   provider: ProviderCredentials,
-): Promise<string[]> {
+): Promise<{ env: Record<string, string>; native: string }> {
   const { out, bin, options } = standIn(provider);
   const harness = await makeFactory({ bin }).open(options);
   const turn = harness.prompt("hello", { turn: "t1", signal: new AbortController().signal });
   await expect(turn).rejects.toThrow(/exited with code 0/);
   await harness.close();
-  const env = JSON.parse(readFileSync(out, "utf8")) as Record<string, string>;
+  return { env: JSON.parse(readFileSync(out, "utf8")) as Record<string, string>, native: options.dir };
+}
+
+/** The variables that hold the key, or the credential proxy's token standing for it. */
+async function keyVariables(
+  makeFactory: (options: { bin: string }) => HarnessFactory,
+  provider: ProviderCredentials,
+): Promise<string[]> {
+  const { env } = await started(makeFactory, provider);
+  const token = env[PROXY_VARIABLE]?.split("/").pop();
   return Object.keys(env)
-    .filter((name) => env[name] === KEY)
+    .filter((name) => env[name] === KEY || (token !== undefined && env[name] === token))
     .sort();
 }
+
+/** Where the family's config points its own provider `id` (pi's models.json, opencode's opencode.json). */
+const vendorBase = {
+  "pi-cli": (native: string, id: string) =>
+    JSON.parse(readFileSync(join(native, "pi", "models.json"), "utf8")).providers[id]?.baseUrl,
+  opencode: (native: string, id: string) =>
+    JSON.parse(readFileSync(join(native, "opencode", "opencode.json"), "utf8")).provider?.[id]?.options
+      ?.baseURL,
+};
 
 describe.each([
   ["pi-cli", (o: { bin: string }) => new PiCliFactory(o)],
   ["opencode", (o: { bin: string }) => new OpencodeFactory(o)],
-] as const)("%s without a base_url", (_family, makeFactory) => {
+] as const)("%s without a base_url", (family, makeFactory) => {
+  it("gives the CLI the credential proxy's token, never the key, and points its vendor's provider at the proxy", async () => {
+    for (const [api, id, path] of [
+      ["anthropic", "anthropic", family === "opencode" ? "/v1" : ""],
+      ["openai", "openai", ""],
+    ] as const) {
+      const { env, native } = await started(makeFactory, { api, api_key: KEY });
+      expect(Object.values(env)).not.toContain(KEY);
+      const proxy = env[PROXY_VARIABLE];
+      expect(proxy).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]+$/);
+      expect(env[api === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY"]).toBe(proxy!.split("/").pop());
+      expect(vendorBase[family](native, id)).toBe(`${proxy}${path}`);
+    }
+  });
+
   it("puts an Anthropic provider's key in ANTHROPIC_API_KEY only", async () => {
     expect(await keyVariables(makeFactory, { api: "anthropic", api_key: KEY })).toEqual([
       "ANTHROPIC_API_KEY",

@@ -1,5 +1,5 @@
-// The opencode config for one session (OPENCODE_CONFIG): Brain's endpoint as provider "brain", no sharing or
-// updates, and every permission opencode can ask for set to "ask", so each one comes to Brain's policy. The key
+// The opencode config for one session (OPENCODE_CONFIG): Brain's endpoint as provider "brain" (without one,
+// opencode's own provider of the key's vendor pointed at Brain's credential proxy), no sharing or updates, and every permission opencode can ask for set to "ask", so each one comes to Brain's policy. The key
 // stays out of the file: opencode substitutes `{env:…}` from its environment.
 //
 // opencode substitutes `{env:NAME}` and `{file:path}` anywhere in the config's raw text before it parses the
@@ -10,7 +10,8 @@
 import { randomUUID } from "node:crypto";
 import type { ProviderCredentials, SessionConfig } from "../../protocol/runner.js";
 import type { StdioServerSpec } from "../../tools/endpoint/index.js";
-import { vendorKeyEnvironment, type WireApi } from "../cli/provider-api.js";
+import { VENDOR_PROVIDER, vendorKeyEnvironment, type WireApi } from "../cli/provider-api.js";
+import type { CliProvider } from "../cli/services.js";
 
 export const PROVIDER = "brain";
 export const KEY_VARIABLE = "BRAIN_OPENCODE_API_KEY";
@@ -36,11 +37,18 @@ export function modelRef(
   return rest.length > 0 ? { providerID: providerID!, modelID: rest.join("/") } : undefined;
 }
 
-/** `wire` is the one to the provider's endpoint, when there is one. */
+/** The AI SDK's own base URL of each wire's vendor has /v1 in it, where the proxy's target (Anthropic's) may not. */
+const VENDOR_PATH: Record<WireApi, string> = { chat: "", responses: "", messages: "/v1" };
+
+/**
+ * `wire` is the one to the provider's endpoint, when there is one; `given` the provider as opencode is to reach
+ * it (Brain's credential proxy, when there is one), and `keyWire` the wire its key is for.
+ */
 export function opencodeConfig(
   config: SessionConfig,
   provider: ProviderCredentials,
   wire: WireApi | undefined,
+  given: CliProvider & { keyWire?: WireApi | undefined },
   bound?: string,
 ): string {
   const model = modelRef(config, provider);
@@ -63,12 +71,16 @@ export function opencodeConfig(
       [PROVIDER]: {
         npm: PACKAGES[wire],
         name: "Brain provider",
-        options: { baseURL: provider.base_url, apiKey: keyPlaceholder },
+        options: { baseURL: given.base_url, apiKey: keyPlaceholder },
         models: {
           [config.model]: { name: config.model, tool_call: true, limit: { context: 128000, output: 16384 } },
         },
       },
     };
+  } else if (given.proxy && given.keyWire) {
+    // Its models all kept; the key (the proxy's token) stays in the vendor's own variable.
+    const baseURL = `${given.proxy}${VENDOR_PATH[given.keyWire]}`;
+    out.provider = { [VENDOR_PROVIDER[given.keyWire]]: { options: { baseURL } } };
   }
   const text = JSON.stringify(out, null, 2).replace(/\{(?=(?:env|file):)/gi, "\\u007b");
   return `${text.replace(`"${keyPlaceholder}"`, `"{env:${KEY_VARIABLE}}"`)}\n`;

@@ -11,7 +11,8 @@ import { makeAgentDirSync, replaceAgentFile, writeAgentFileSync } from "../agent
 import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
-import { endpointWire, type WireApi } from "../cli/provider-api.js";
+import { endpointWire, keyWire, type WireApi } from "../cli/provider-api.js";
+import { type CliProvider, PROXY_VARIABLE } from "../cli/services.js";
 import { boundEnvironment, endpointWarning, isEndpointTool } from "./bound.js";
 import { keyEnvironment, modelRef, OPENCODE_WIRES, opencodeConfig } from "./config-json.js";
 import { OpencodeEventMapper, type OpencodeQuestion, type OpencodeSignal } from "./parser.js";
@@ -29,6 +30,8 @@ export const OPENCODE_DIR = "opencode";
 export class OpencodeHarness extends CliHarness<OpencodeServer> {
   private readonly mapper = new OpencodeEventMapper();
   private sessionId: string | undefined;
+  /** The provider as opencode reaches it (Brain's credential proxy, when there is one), from the first connect. */
+  private given: CliProvider = {};
 
   private constructor(
     ctx: CliContext,
@@ -53,10 +56,13 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
     const root = join(this.options.dir, OPENCODE_DIR);
     const { config, provider } = this.options;
     const bound = this.ctx.bound ? ENDPOINT_SERVER_NAME : undefined;
+    // The key's wire: opencode then reaches its provider through Brain's credential proxy (../cli/services.ts).
+    const wire = keyWire(this.ctx.family, provider, OPENCODE_WIRES, this.wire);
+    if (wire) this.given = await this.provider(wire, provider.base_url);
     writeAgentFileSync(
       this.options.dir,
       join(root, "opencode.json"),
-      opencodeConfig(config, provider, this.wire, bound),
+      opencodeConfig(config, provider, this.wire, { ...this.given, keyWire: wire }, bound),
       undefined,
       this.options.container?.user,
     );
@@ -154,7 +160,9 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
       OPENCODE_DISABLE_AUTOUPDATE: "1",
       OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
       OPENCODE_DISABLE_SHARE: "1",
-      ...keyEnvironment(this.ctx.family, this.options.provider),
+      // Before the first connect none: export and import call no model.
+      ...keyEnvironment(this.ctx.family, { ...this.options.provider, api_key: this.given.api_key }),
+      ...(this.given.proxy ? { [PROXY_VARIABLE]: this.given.proxy } : {}),
       ...extraEnv,
     });
     return this.programRun(env);

@@ -6,7 +6,8 @@ import { chmodSync, existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { events, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
-import { answerNextPermission } from "../../testing/cli.js";
+import { answerNextPermission, FAKE_KEY } from "../../testing/cli.js";
+import { checkKeyNotInAgent } from "../../testing/cli-credentials.js";
 import {
   deniesOne,
   describeCliFamily,
@@ -56,6 +57,10 @@ describe.runIf(found)("opencode's own", () => {
     });
     expect(textOf(all, allowed.turn)).toBe("Let me look.donehello from fake");
     await deniesOne(session, work);
+  });
+
+  it("never gives the agent the provider's key: its shell cannot print it, the provider gets it from Brain's proxy", async () => {
+    await checkKeyNotInAgent(await start(), ["authorization", `Bearer ${FAKE_KEY}`], "/chat/completions");
   });
 
   it("gives opencode a model naming {file:…} as text: the file is not read into its config", async () => {

@@ -18,10 +18,11 @@ import type { CliTurnEnd } from "../cli/events.js";
 import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
-import { endpointWire, vendorKeyEnvironment, type WireApi } from "../cli/provider-api.js";
+import { endpointWire, keyWire, vendorKeyEnvironment, type WireApi } from "../cli/provider-api.js";
+import { type CliProvider, PROXY_VARIABLE } from "../cli/services.js";
 import { REWRITTEN_MARKER, rewrittenFilesSync } from "../rewritten-files.js";
 import { BRIDGE_SOURCE } from "./bridge.js";
-import { KEY_VARIABLE, modelsJson, PI_WIRES, PROVIDER } from "./models-json.js";
+import { KEY_VARIABLE, modelsJson, PI_WIRES, PROVIDER, piBaseUrl, vendorModelsJson } from "./models-json.js";
 import { PiEventParser, type PiSignal } from "./parser.js";
 import { countMessages, readSeen, type Seen, storedMessageEnd, unseenMessages, writeSeen } from "./seen.js";
 import { latestSessionFile, rebaseSession } from "./sessions.js";
@@ -93,8 +94,13 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     return retiring ? retiring.then(() => this.connectNow()) : this.connectNow();
   }
 
-  private connectNow(): { child: CliProcess } | Promise<{ child: CliProcess }> {
-    if (!this.ctx.bound) return this.start([], {});
+  private async connectNow(): Promise<{ child: CliProcess }> {
+    // The key's wire: pi then reaches its provider through Brain's credential proxy (../cli/services.ts).
+    const { provider } = this.options;
+    const wire = keyWire(this.ctx.family, provider, PI_WIRES, this.wire);
+    const base = provider.base_url && wire ? piBaseUrl(provider.base_url, wire) : undefined;
+    const given = wire ? await this.provider(wire, base) : {};
+    if (!this.ctx.bound) return this.start([], {}, given);
     return this.toolEndpoint().then((endpoint) => {
       const bridge = join(endpoint.dir, "pi-bridge.js");
       writeAgentFileSync(endpoint.dir, bridge, BRIDGE_SOURCE, 0o600);
@@ -108,7 +114,7 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
         "--no-skills",
         "--no-prompt-templates",
       ];
-      return this.start([...args, "--no-context-files"], endpoint.server.env);
+      return this.start([...args, "--no-context-files"], endpoint.server.env, given);
     });
   }
 
@@ -116,7 +122,12 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     return this.options.tools.some((tool) => tool.name === name);
   }
 
-  private start(boundArgs: string[], boundEnv: Record<string, string>): { child: CliProcess } {
+  /** `given`: the provider as pi is to see it. */
+  private start(
+    boundArgs: string[],
+    boundEnv: Record<string, string>,
+    given: CliProvider,
+  ): { child: CliProcess } {
     const { provider, config } = this.options;
     const { dir } = this.options;
     const { cwd } = this.ctx;
@@ -146,12 +157,23 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     }
     this.seen = { file: existing ? basename(existing) : null, messages: held };
     writeSeen(dir, AGENT_DIR, this.seen);
+    const owner = this.options.container?.user;
     if (this.wire) {
-      const models = modelsJson(provider, config.model!, this.wire);
-      writeAgentFileSync(dir, join(agentDir, "models.json"), models, undefined, this.options.container?.user);
+      const models = modelsJson(given.base_url!, config.model!, this.wire);
+      writeAgentFileSync(dir, join(agentDir, "models.json"), models, undefined, owner);
       args.push("--provider", PROVIDER, "--model", config.model!);
-    } else if (config.model) {
-      args.push("--model", config.model);
+    } else {
+      const wire = keyWire(this.ctx.family, provider, PI_WIRES, undefined);
+      if (given.proxy && wire) {
+        writeAgentFileSync(
+          dir,
+          join(agentDir, "models.json"),
+          vendorModelsJson(given.proxy, wire),
+          undefined,
+          owner,
+        );
+      }
+      if (config.model) args.push("--model", config.model);
     }
     // pi reads `--append-system-prompt` as a file whenever a file of that name exists, so the text goes in a
     // file of Brain's: pi gets exactly the client's text, never a host file the client named.
@@ -165,10 +187,17 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     args.push(...boundArgs);
     args.push(...(this.ctx.session.args ?? []));
     const key: Record<string, string> =
-      provider.base_url && provider.api_key
-        ? { [KEY_VARIABLE]: provider.api_key }
-        : vendorKeyEnvironment(this.ctx.family, provider, PI_WIRES);
-    const env = this.environment({ PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", ...key, ...boundEnv });
+      provider.base_url && given.api_key
+        ? { [KEY_VARIABLE]: given.api_key }
+        : vendorKeyEnvironment(this.ctx.family, { ...provider, api_key: given.api_key }, PI_WIRES);
+    const proxy: Record<string, string> = given.proxy ? { [PROXY_VARIABLE]: given.proxy } : {};
+    const env = this.environment({
+      PI_CODING_AGENT_DIR: agentDir,
+      PI_OFFLINE: "1",
+      ...key,
+      ...proxy,
+      ...boundEnv,
+    });
     this.parser = new PiEventParser();
     this.steers = [];
     this.unanswered.clear();

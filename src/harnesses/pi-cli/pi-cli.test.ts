@@ -6,7 +6,8 @@ import { appendFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { events, tempDir, textOf, waitForEvent } from "../../testing/brain.js";
-import { agentRequests, checkTornLineResume, historyOf } from "../../testing/cli.js";
+import { agentRequests, checkTornLineResume, FAKE_KEY, historyOf } from "../../testing/cli.js";
+import { checkKeyNotInAgent } from "../../testing/cli-credentials.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { describeLostHistory } from "../../testing/cli-lost-history.js";
 import { checkpointsAfterHomeMoved } from "../../testing/cli-moved.js";
@@ -47,6 +48,10 @@ describe.runIf(found)("pi-cli's own", () => {
   // on one taken before the move was refused ("bytes 0..N differ"), as the file is declared append-only.
   it("checkpoints after its home moved, building on the checkpoints from before, and restores them exactly", async () => {
     await checkpointsAfterHomeMoved(await start(), piCliCase);
+  });
+
+  it("never gives the agent the provider's key: its shell cannot print it, the provider gets it from Brain's proxy", async () => {
+    await checkKeyNotInAgent(await start(), ["authorization", `Bearer ${FAKE_KEY}`], "/chat/completions");
   });
 
   it("gates pi's tools with the policy: denied and ask tools are not enabled, and an ask says why", async () => {
