@@ -11,7 +11,7 @@ import { type KV, Kvm } from "@nats-io/kv";
 import { type ObjectStore, Objm } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { sleep } from "../../core/sleep.js";
-import { errorMessage, NatsStoreError, natsFailure } from "./errors.js";
+import { errorMessage, msgSizeOf, NatsStoreError, natsFailure } from "./errors.js";
 
 export interface NatsStoreConfig {
   /** Names of the stream and buckets start with this (default "brain"): several Brains can share a NATS. */
@@ -47,6 +47,11 @@ export interface NatsContext {
   readonly publishRetryMs: number;
   readonly replicas: number;
   readonly leaseTtlMs: number;
+  /**
+   * The events stream's max_msg_size, when it has one: a batch is cut into messages under it. Read at setup and
+   * again when the stream refuses a message as larger (./errors.ts), as an operator may change it while nodes run.
+   */
+  maxMsgSize: number | undefined;
   subject(session: string): string;
 }
 
@@ -86,8 +91,8 @@ async function setUp(nc: NatsConnection, config: NatsStoreConfig): Promise<NatsC
     const jsm = await jetstreamManager(nc, { timeout: 15_000 });
     const reads = await jetstreamManager(nc, { timeout: READ_TIMEOUT_MS, checkAPI: false });
     const js = jetstream(nc);
-    await jsm.streams.info(stream).catch(async () => {
-      await jsm.streams.add({
+    const info = await jsm.streams.info(stream).catch(async () => {
+      return await jsm.streams.add({
         name: stream,
         subjects: [`${subjectRoot}.*`],
         num_replicas: replicas,
@@ -123,6 +128,7 @@ async function setUp(nc: NatsConnection, config: NatsStoreConfig): Promise<NatsC
       subject: (session) => `${subjectRoot}.${session}`,
       leases,
       leaseTtlMs,
+      maxMsgSize: msgSizeOf(info.config.max_msg_size),
     };
   } catch (err) {
     if (err instanceof NatsConfigError) throw err;

@@ -58,7 +58,7 @@ export function isTooLargeForStream(err: unknown): boolean {
  * max_msg_size (read from the stream, to name it), or no room left.
  */
 export async function refusedByStream(
-  ctx: Pick<NatsContext, "jsm" | "stream">,
+  ctx: Pick<NatsContext, "jsm" | "stream" | "maxMsgSize">,
   what: string,
   body: string,
   err: unknown,
@@ -71,7 +71,14 @@ export async function refusedByStream(
     (info) => info.config.max_msg_size,
     () => undefined,
   );
+  // Lowered since the store read it: later batches are cut under the limit the stream holds now.
+  if (limit !== undefined) ctx.maxMsgSize = msgSizeOf(limit);
   return tooLargeForStream(what, Buffer.byteLength(body), ctx.stream, limit, err);
+}
+
+/** A stream's max_msg_size as a limit: none when unset (-1, or 0 from an older server). */
+export function msgSizeOf(maxMsgSize: number | undefined): number | undefined {
+  return maxMsgSize !== undefined && maxMsgSize > 0 ? maxMsgSize : undefined;
 }
 
 /**

@@ -244,7 +244,7 @@ export class NatsEventLog implements EventLog, TailHolder {
     const [ts, batch, sizeOf] = [new Date().toISOString(), randomUUID(), new Map<SessionEvent, number>()];
     let at = 0;
     numberFrom(events, this.durableSeq, ts);
-    const limit = messageLimit(this.ctx.nc.info?.max_payload);
+    const limit = messageLimit(this.ctx.nc.info?.max_payload, this.ctx.maxMsgSize);
     for (const { events: chunk, sizes } of chunks(events, this.where, limit)) {
       for (const [i, e] of chunk.entries()) sizeOf.set(e, sizes[i]!);
       const span = spans[at + chunk.length - 1]!;

@@ -3,7 +3,8 @@
 // request was not taken, nothing acknowledged before is lost) and what to do. Both ways a real nats-server runs
 // out: the events stream at its max_bytes (discard new), and the server's JetStream storage (max_file_store) full.
 // A message larger than the events stream's own max_msg_size is the caller's (payload_too_large, 413), as the
-// embedded store's frame cap is: it names the size, the stream's limit, and what to do.
+// embedded store's frame cap is: it names the size, the stream's limit, and what to do. A batch of events that
+// each fit is cut into messages under that limit, known at the open and again once the stream refused one.
 import { DiscardPolicy } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BrainError } from "../../core/errors.js";
@@ -125,5 +126,37 @@ describe("a cluster log whose events stream takes small messages (max_msg_size)"
     const [next] = await log.append([delta("after")]);
     expect((await store.readEvents("m1")).map((e) => e.seq)).toEqual([first!.seq, next!.seq]);
     await log.close();
+  }, 60_000);
+
+  /** One tick of runner deltas: 100 appends of 1 KiB each, made at once. */
+  async function tick({ store }: TestNode, session: string) {
+    const log = await store.openLog(session);
+    const appends = Array.from({ length: 100 }, (_, i) => log.append([delta(`${i}:${"d".repeat(1024)}`)]));
+    const seqs = (await Promise.all(appends)).map(([e]) => e!.seq);
+    expect(seqs).toEqual(Array.from({ length: 100 }, (_, i) => seqs[0]! + i));
+    await log.close();
+    const read = (await store.readEvents(session)).filter((e) => e.type === "assistant.delta").slice(-100);
+    expect(read.map((e) => [e.seq, (e.data as { text: string }).text.split(":")[0]])).toEqual(
+      seqs.map((seq, i) => [seq, String(i)]),
+    );
+  }
+
+  it("cuts a batch of events that each fit into messages under it, learnt from a refusal", async () => {
+    // The stream was lowered to 16 KiB after the store opened (above); its refusal taught the log the limit.
+    await tick(node, "m1");
+  }, 60_000);
+
+  it("cuts a batch of events that each fit into messages under it, read when the store opens", async () => {
+    const other = await startStoreNode(cluster, "node-a", {
+      prefix: "msgsize",
+      replicas: 1,
+      publishRetryMs: 3000,
+    });
+    try {
+      await other.store.create({ harness: "process", config: { model: "m2" }, id: "m2" });
+      await tick(other, "m2");
+    } finally {
+      await other.close();
+    }
   }, 60_000);
 });

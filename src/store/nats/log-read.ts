@@ -99,15 +99,23 @@ export interface MessageLimit {
 /**
  * Bytes a message may hold: MAX_MESSAGE, or less when the server carries less (`maxPayload`, an operator's
  * setting): a message past it is refused by the client at every try, and the append failed only once the whole
- * retry budget was spent, whatever its size.
+ * retry budget was spent, whatever its size. Less again when the events stream takes less (`maxMsgSize`, its
+ * max_msg_size): a batch of events that each fit was sent as one message the stream refused, all of it.
  */
-export function messageLimit(maxPayload: number | undefined): MessageLimit {
-  if (maxPayload === undefined || maxPayload - HEADER_ROOM >= MAX_MESSAGE) {
-    return { bytes: MAX_MESSAGE, why: "the cluster store takes events up to" };
-  }
+export function messageLimit(maxPayload: number | undefined, maxMsgSize?: number): MessageLimit {
+  const payload: MessageLimit =
+    maxPayload === undefined || maxPayload - HEADER_ROOM >= MAX_MESSAGE
+      ? { bytes: MAX_MESSAGE, why: "the cluster store takes events up to" }
+      : {
+          bytes: Math.max(1, maxPayload - HEADER_ROOM),
+          why: `the NATS server carries messages of up to ${maxPayload} bytes (its max_payload), which leaves room for events up to`,
+        };
+  // Under it too, the headers have their room: the server counts them in a message's size against the limit.
+  if (maxMsgSize === undefined || maxMsgSize <= 0 || maxMsgSize - HEADER_ROOM >= payload.bytes)
+    return payload;
   return {
-    bytes: Math.max(1, maxPayload - HEADER_ROOM),
-    why: `the NATS server carries messages of up to ${maxPayload} bytes (its max_payload), which leaves room for events up to`,
+    bytes: Math.max(1, maxMsgSize - HEADER_ROOM),
+    why: `the events stream takes messages of up to ${maxMsgSize} bytes (its max_msg_size), which leaves room for events up to`,
   };
 }
 
