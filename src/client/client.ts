@@ -2,6 +2,7 @@
 // tests and the benchmarks use. Every call goes through the endpoint table (src/protocol/endpoints.ts), so its
 // path, body and answer types are the daemon's own. Errors carry the daemon's status, code and message.
 
+import { setTimeout as sleep } from "node:timers/promises";
 import { neverSent } from "../core/fetch-failure.js";
 import type { AnswerBody, CreateSessionBody, PromptBody, SessionView } from "../protocol/api.js";
 import {
@@ -39,6 +40,11 @@ export interface ClientOptions {
   tokenFile?: string;
   /** How long to wait for an answer's headers (ms): a daemon that sends none is an error after it. Default: Node's 300 s. */
   answerTimeoutMs?: number;
+  /**
+   * How long a request that is safe to ask again (a GET, a keyed command) waits for a daemon that died holding it
+   * to listen again (ms). Default 15 s: a restart (a supervisor's, `brain serve` run again) takes seconds.
+   */
+  restartWaitMs?: number;
 }
 
 /** A command's Idempotency-Key: a retry with the same key runs the command once and gets the first answer. */
@@ -158,19 +164,14 @@ export class BrainClient {
       );
     let res: Response;
     try {
-      try {
-        res = await send();
-      } catch (err) {
-        // The connection broke after the request went out (the daemon died or restarted while it had it). A read,
-        // or a command the daemon runs once per Idempotency-Key (its keys are in the log: they survive a
-        // restart), is asked once more; any other command may have run, and is left to the caller.
-        const safe = method === "GET" || extraHeaders["idempotency-key"] !== undefined;
-        if (!safe || err instanceof ClientError || !brokeAfterSent(err)) throw err;
-        res = await send();
-      }
+      res = await send();
     } catch (err) {
-      if (err instanceof ClientError) throw err;
-      throw unreachable(this.url, `${method} ${path}`, err);
+      // The connection broke after the request went out (the daemon died or restarted while it had it). A read,
+      // or a command the daemon runs once per Idempotency-Key (its keys are in the log: they survive a restart),
+      // is asked again once a daemon listens there; any other command may have run, and is left to the caller.
+      const safe = method === "GET" || extraHeaders["idempotency-key"] !== undefined;
+      if (!safe || err instanceof ClientError || !brokeAfterSent(err)) throw this.unsent(method, path, err);
+      res = await this.askAgain(send, method, path, err);
     }
     const text = await res.text();
     if (!res.ok) throw this.refusal(res.status, text);
@@ -185,6 +186,28 @@ export class BrainClient {
         "bad_response",
         `${this.url} answered ${method} ${path} with a body that is not JSON (${type.slice(0, 100)}): is it the address of \`brain serve\`?`,
       );
+    }
+  }
+
+  private unsent(method: string, path: string, err: unknown): Error {
+    return err instanceof ClientError ? err : unreachable(this.url, `${method} ${path}`, err);
+  }
+
+  /**
+   * `send` again after the daemon broke the connection holding it (`first`), while nothing listens for at most
+   * ClientOptions.restartWaitMs: asked at once, a restarting daemon is not there yet. A command that found nobody
+   * still says it may have run (its first try reached the daemon); a read says what is true now.
+   */
+  private async askAgain(send: () => Promise<Response>, method: string, path: string, first: unknown) {
+    const until = Date.now() + (this.options.restartWaitMs ?? 15_000);
+    for (;;) {
+      try {
+        return await send();
+      } catch (err) {
+        if (err instanceof ClientError || !neverSent(err) || Date.now() >= until)
+          throw this.unsent(method, path, method === "GET" || !neverSent(err) ? err : first);
+      }
+      await sleep(250);
     }
   }
 

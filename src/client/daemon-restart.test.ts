@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it, vi } from "vitest";
+import { commandKey } from "../core/command-keys.js";
 import { freePort } from "../core/free-port.js";
 import { readTokens, tokensPath } from "../server/auth/tokens.js";
 import { until } from "../testing/processes.js";
@@ -100,6 +101,9 @@ it("after kill -9, `brain run --server` says nothing answers there and to start 
   const first = brain(d.home, ["run", "--server", d.url, "hello"]);
   expect(first.code, first.err).toBe(0);
   const id = /session (\S+)\n/.exec(first.err)![1]!;
+  // The CLI's prompt carries a key of its own, so that the client may ask again after a restart.
+  const prompts = (await d.client.log(id)).events.filter((e) => e.type === "user.prompt");
+  expect(prompts.map(commandKey)).toEqual([expect.stringMatching(/^[0-9a-f-]{36}$/)]);
   await killed(d.child, "SIGKILL");
 
   const down = brain(d.home, ["run", "--server", d.url, "--session", id, "again"]);
@@ -134,9 +138,37 @@ it("a command the daemon held when it was killed: says it may have run, not that
   expect((await d.client.prompt(id, "now")).turn).toEqual(expect.any(String));
 });
 
+it("a keyed prompt the daemon held when it was killed is asked again once the daemon is back, and runs once", async () => {
+  const d = await daemon();
+  const { id } = await d.client.create({ harness: "echo" });
+  // Waits for the restart as long as the test may: a loaded machine starts a daemon slowly.
+  const client = new BrainClient({ ...d.client.options, restartWaitMs: 100_000 });
+  let answer: Promise<unknown> | undefined;
+  await diesHolding(d, () => {
+    answer = client.prompt(id, "held", undefined, { key: "held-1" });
+    return Promise.resolve(); // diesHolding returns once it killed the daemon; the prompt is still being asked
+  });
+  await serve(d.home, d.port);
+  const { turn } = (await answer) as { turn: string };
+  // Asked yet again with its key: the first answer, not a second run.
+  expect((await client.prompt(id, "held", undefined, { key: "held-1" })).turn).toBe(turn);
+  const prompts = (await client.log(id)).events.filter((e) => e.type === "user.prompt");
+  expect(prompts.map((e) => [e.data.text, commandKey(e)])).toEqual([["held", "held-1"]]);
+});
+
+it("a keyed command held by a daemon that does not come back still says it may have run", async () => {
+  const d = await daemon();
+  const { id } = await d.client.create({ harness: "echo" });
+  const client = new BrainClient({ ...d.client.options, restartWaitMs: 0 });
+  const err = await diesHolding(d, () => client.interrupt(id, { key: "gone-1" }));
+  expect((err as ClientError).message).toContain("may have carried it out; look");
+  expect((err as ClientError).message).toContain("(ECONNRESET)");
+});
+
 it("a read the daemon held when it was killed is asked again, and says what is true now: nothing listens", async () => {
   const d = await daemon();
-  const err = await diesHolding(d, () => d.client.sessions());
+  const client = new BrainClient({ ...d.client.options, restartWaitMs: 0 });
+  const err = await diesHolding(d, () => client.sessions());
   expect(err).toBeInstanceOf(ClientError);
   // Asked again, it found nothing listening: not the reset of the connection the killed daemon had taken.
   expect((err as ClientError).message).toContain(

@@ -1,6 +1,7 @@
 // `brain run --server URL PROMPT`: the same one-prompt run, on the daemon. The session (new, or --session ID)
 // lives there; this process only prompts and follows the turn, so a second Ctrl-C leaves it running.
 
+import { randomUUID } from "node:crypto";
 import { ClientError } from "../../../client/errors.js";
 import type { CreateSessionBody } from "../../../protocol/api.js";
 import { connect } from "./connect.js";
@@ -44,7 +45,9 @@ export async function remoteRun(options: RemoteRunOptions): Promise<number> {
   }
   const id = view.id;
   const after = view.last_seq ?? 0;
-  const { turn } = await client.prompt(id, options.prompt);
+  // A key of its own: when the daemon dies holding the prompt, the client asks again once it is back, and the
+  // daemon (which finds the key in the log) runs it once.
+  const { turn } = await client.prompt(id, options.prompt, undefined, { key: randomUUID() });
   const tail = new RemoteTail(client, id, {
     json: options.json,
     after,

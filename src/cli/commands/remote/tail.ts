@@ -3,6 +3,7 @@
 // requests once the replay has caught up, and withdraws a question another client answered first. Survives
 // dropped connections and daemon restarts: the stream resumes from the last seq printed.
 
+import { randomUUID } from "node:crypto";
 import type { BrainClient } from "../../../client/client.js";
 import { ClientError } from "../../../client/errors.js";
 import type { SessionEvent, TurnStatus } from "../../../protocol/events.js";
@@ -163,7 +164,9 @@ export class RemoteTail {
           }
           continue;
         }
-        await this.client.answer(this.id, request.data.id, answer).catch((err: ClientError) => {
+        // Keyed: asked again after a daemon restart, it is decided once.
+        const key = { key: randomUUID() };
+        await this.client.answer(this.id, request.data.id, answer, key).catch((err: ClientError) => {
           const answeredElsewhere = err.status === 409 && /no pending/.test(err.message);
           if (!answeredElsewhere) note(`[could not answer: ${err.message}]\n`);
         });
