@@ -152,15 +152,16 @@ export class BrainClient {
     body?: unknown,
     extraHeaders: Record<string, string> = {},
   ): Promise<T> {
-    // Outside the try: a guard's refusal is not "cannot reach the daemon".
-    const headers = this.headers({
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-      ...extraHeaders,
-    });
-    const init = { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) };
+    const sent = { ...(body === undefined ? {} : { "content-type": "application/json" }), ...extraHeaders };
+    const payload = body === undefined ? {} : { body: JSON.stringify(body) };
+    // The headers (and so the guard) for each try: the one after a restart may find another listener on the port.
+    // A guard's refusal is a ClientError, which no catch below takes for "cannot reach the daemon".
     const send = () =>
-      fetchAnswered(`${this.url}${path}`, init, this.options.answerTimeoutMs, (seconds) =>
-        unansweredMessage(this.url, `${method} ${path}`, seconds),
+      fetchAnswered(
+        `${this.url}${path}`,
+        { method, headers: this.headers(sent), ...payload },
+        this.options.answerTimeoutMs,
+        (seconds) => unansweredMessage(this.url, `${method} ${path}`, seconds),
       );
     let res: Response;
     try {

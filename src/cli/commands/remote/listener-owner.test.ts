@@ -101,4 +101,31 @@ describe("the listener the admin token would go to", () => {
       }
     },
   );
+
+  it.runIf(asRoot)(
+    "is asked again before a retry: a port another user took while the daemon that held the request was down gets nothing",
+    async () => {
+      // Our daemon takes a read, goes away without answering, and another user's listener takes its port.
+      let nobody: Awaited<ReturnType<typeof listenerOf>> | undefined;
+      const ours = createServer((socket) => {
+        socket.once("data", async () => {
+          ours.close();
+          nobody = await listenerOf(65534, port);
+          socket.resetAndDestroy();
+        });
+      }).listen(0, "127.0.0.1");
+      await new Promise((resolve) => ours.once("listening", resolve));
+      const { port } = ours.address() as { port: number };
+      const home = mkdtempSync(join(tmpdir(), "brain-squat-"));
+      const admin = loadOrCreateTokens(home).file.tokens[0]!.token;
+      const client = connect({ server: `http://127.0.0.1:${port}` }, { BRAIN_HOME: home });
+      try {
+        await expect(client.whoami()).rejects.toThrow(/another user's \(uid 65534\)/);
+        expect(nobody!.heard()).not.toContain(admin);
+      } finally {
+        nobody?.stop();
+        rmSync(home, { recursive: true, force: true });
+      }
+    },
+  );
 });
