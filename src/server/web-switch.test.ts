@@ -4,13 +4,29 @@
 // An action's failure, and a failure to read a session's log, is shown only while its session is open; a link of
 // another tenant's that signs the tab in closes the session the first tenant had open; a fork that comes back after
 // another session was opened is listed, not opened over it.
-import type { Route } from "playwright-core";
+import type { Page, Route } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { useTestBrowser } from "../testing/use-browser.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
 const t = useTestDaemon();
 const browser = useTestBrowser();
+
+/** Clicks `button` with its request to `path` held on its way, then opens session `next`: the request held. */
+async function clickHeldThenOpen(page: Page, button: string, path: string, next: string): Promise<Route> {
+  let held: Route | undefined;
+  await page.route(
+    (url) => url.pathname === path,
+    (route) => {
+      held = route;
+    },
+  );
+  await page.click(button);
+  await expect.poll(() => held !== undefined).toBe(true);
+  await page.goto(`${t.url}/#session=${next}`);
+  await expect.poll(() => page.locator("#s-title").textContent()).toBe(next);
+  return held!;
+}
 
 describe("web UI opening another session while an action on the first is on its way", () => {
   it("keeps the first one's answer out of the second one's head", async () => {
@@ -21,21 +37,10 @@ describe("web UI opening another session while an action on the first is on its 
     try {
       await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${first}`);
       await expect.poll(() => page.locator("#s-status").textContent()).toBe("idle");
-      // The first session's Close is held on its way while the second session is opened.
-      let held: Route | undefined;
-      await page.route(
-        (url) => url.pathname === `/v1/sessions/${first}/close`,
-        (route) => {
-          held = route;
-        },
-      );
-      await page.click("#close");
-      await expect.poll(() => held !== undefined).toBe(true);
-      await page.goto(`${t.url}/#session=${second}`);
-      await expect.poll(() => page.locator("#s-title").textContent()).toBe(second);
+      const held = await clickHeldThenOpen(page, "#close", `/v1/sessions/${first}/close`, second);
       await expect.poll(() => page.locator("#s-status").textContent()).toBe("idle");
       const closed = page.waitForResponse((res) => res.url().endsWith(`/v1/sessions/${first}/close`));
-      await held!.continue();
+      await held.continue();
       expect((await closed).status()).toBe(200);
       // A call of the page's own, answered, comes after it has read the first session's answer.
       await page.evaluate(() => fetch("/healthz").then((res) => res.text()));
@@ -56,19 +61,9 @@ describe("web UI opening another session while an action on the first fails", ()
     try {
       await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${first}`);
       await expect.poll(() => page.locator("#conn").textContent()).toBe("live");
-      let held: Route | undefined;
-      await page.route(
-        (url) => url.pathname === `/v1/sessions/${first}/checkpoints`,
-        (route) => {
-          held = route;
-        },
-      );
-      await page.click("#checkpoint");
-      await expect.poll(() => held !== undefined).toBe(true);
-      await page.goto(`${t.url}/#session=${second}`);
-      await expect.poll(() => page.locator("#s-title").textContent()).toBe(second);
+      const held = await clickHeldThenOpen(page, "#checkpoint", `/v1/sessions/${first}/checkpoints`, second);
       const failed = page.waitForEvent("requestfailed", (r) => r.url().endsWith(`/${first}/checkpoints`));
-      await held!.abort("connectionfailed");
+      await held.abort("connectionfailed");
       await failed;
       // A call of the page's own, answered, comes after it has read the first session's failure.
       await page.evaluate(() => fetch("/healthz").then((res) => res.text()));
@@ -220,19 +215,9 @@ describe("web UI opening another session while a fork of the first is on its way
     try {
       await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${first}`);
       await expect.poll(() => page.locator("#s-status").textContent()).toBe("idle");
-      let held: Route | undefined;
-      await page.route(
-        (url) => url.pathname === `/v1/sessions/${first}/fork`,
-        (route) => {
-          held = route;
-        },
-      );
-      await page.click("#fork");
-      await expect.poll(() => held !== undefined).toBe(true);
-      await page.goto(`${t.url}/#session=${second}`);
-      await expect.poll(() => page.locator("#s-title").textContent()).toBe(second);
+      const held = await clickHeldThenOpen(page, "#fork", `/v1/sessions/${first}/fork`, second);
       const forked = page.waitForResponse((res) => res.url().endsWith(`/v1/sessions/${first}/fork`));
-      await held!.continue();
+      await held.continue();
       const fork = ((await (await forked).json()) as { id: string }).id;
       await expect.poll(() => page.locator(`#sessions li[data-session="${fork}"]`).count()).toBe(1);
       // A call of the page's own, answered, comes after the list it refreshed for the fork.
