@@ -5,10 +5,12 @@ import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:
 import { join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
 import { stringify } from "yaml";
+import type { Brain } from "../core/brain.js";
 import { freePort } from "../core/free-port.js";
 import type { HarnessFactory } from "../core/harness.js";
 import type { Session } from "../core/session.js";
 import { builtinCatalog, catalogHarnesses } from "../harnesses/catalog.js";
+import { installExtension } from "../harnesses/ext/install.js";
 import type { Timeouts } from "../harnesses/ext/transport.js";
 import { echoRunnerPath } from "../harnesses/process/descriptor.js";
 import type { BrainConfig } from "../protocol/config.js";
@@ -174,19 +176,28 @@ export function useScratch() {
     await closeBrain();
     for (const fn of cleanups.splice(0).reverse()) await fn();
   });
-  return {
-    cleanups,
-    closeBrain,
-    scratch(prefix: string): string {
-      const dir = tempDir(prefix);
-      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-      return dir;
-    },
-    brain(options: Parameters<typeof makeBrain>[0]): TestBrain {
-      current = makeBrain(options);
-      return current;
-    },
+  const scratch = (prefix: string): string => {
+    const dir = tempDir(prefix);
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    return dir;
   };
+  const brain = (options: Parameters<typeof makeBrain>[0]): TestBrain => {
+    current = makeBrain(options);
+    return current;
+  };
+  /** A Brain with one installed extension, `name` (harness `ext:<name>/echo`), whose host is `host` in host.py. */
+  const pythonHost = async (name: string, transport: "stdio" | "tcp", host: string): Promise<Brain> => {
+    const src = writeExtension(scratch("brain-ext-src-"), name, {
+      transport,
+      command: ["python3", "host.py"],
+    });
+    writeFileSync(join(src, "host.py"), host);
+    const home = scratch("brain-ext-home-");
+    await installExtension(src, join(home, "extensions"));
+    const { factories } = catalogFactories({ brainHome: home, hostHome: scratch("brain-ext-hosthome-") });
+    return brain({ factories, home }).brain;
+  };
+  return { cleanups, closeBrain, scratch, brain, pythonHost };
 }
 
 /**

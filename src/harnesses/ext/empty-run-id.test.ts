@@ -1,13 +1,10 @@
 // nui's seed gives harness.event no runId at all, and an SDK that tags its events writes "" from a thread that has
 // no run of its own (nui's Python SDK's thread-local default): both mean the run working on that host.
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { expect, it } from "vitest";
 import { events, textOf } from "../../testing/brain.js";
-import { catalogFactories, useScratch, warnings, writeExtension } from "../../testing/nui.js";
-import { installExtension } from "./install.js";
+import { useScratch, warnings } from "../../testing/nui.js";
 
-const { scratch, brain: scratchBrain } = useScratch();
+const { pythonHost } = useScratch();
 
 const HOST = `
 import threading
@@ -25,15 +22,7 @@ Threads().serve_stdio()
 `;
 
 it("takes a harness.event whose runId is empty for the running run, as one with none", async () => {
-  const src = writeExtension(scratch("brain-ext-src-"), "threads", {
-    transport: "stdio",
-    command: ["python3", "host.py"],
-  });
-  writeFileSync(join(src, "host.py"), HOST);
-  const home = scratch("brain-ext-home-");
-  await installExtension(src, join(home, "extensions"));
-  const { factories } = catalogFactories({ brainHome: home, hostHome: scratch("brain-ext-hosthome-") });
-  const { brain } = scratchBrain({ factories, home });
+  const brain = await pythonHost("threads", "stdio", HOST);
   const session = await brain.create({ harness: "ext:threads/echo" });
   const turn = await session.prompt("go");
   expect((await turn.settled).status).toBe("completed");

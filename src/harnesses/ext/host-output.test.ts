@@ -1,14 +1,11 @@
 // What a host writes that is not the protocol's plain fare: events JSON.parse takes but JSON.stringify (the log's
 // writer) cannot give back, skipped with a warning; a shared host's stdout, which carries no protocol. The turn,
 // the host and the daemon go on.
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { expect, it } from "vitest";
 import { events, textOf } from "../../testing/brain.js";
-import { catalogFactories, useScratch, warnings, writeExtension } from "../../testing/nui.js";
-import { installExtension } from "./install.js";
+import { useScratch, warnings } from "../../testing/nui.js";
 
-const { scratch, brain: scratchBrain } = useScratch();
+const { pythonHost } = useScratch();
 
 // Its tool call's arguments and its tool result nest 100k arrays deep, written as raw lines.
 const DEEP_HOST = `
@@ -25,19 +22,8 @@ class Deep(NuiAgent):
 Deep().serve_stdio()
 `;
 
-/** A Brain with one extension, `name`, whose host is `host.py` on Brain's Python SDK. */
-async function brainWithHost(name: string, transport: "stdio" | "tcp", host: string) {
-  const src = writeExtension(scratch("brain-ext-src-"), name, { transport, command: ["python3", "host.py"] });
-  writeFileSync(join(src, "host.py"), host);
-  const home = scratch("brain-ext-home-");
-  await installExtension(src, join(home, "extensions"));
-  const { factories } = catalogFactories({ brainHome: home, hostHome: scratch("brain-ext-hosthome-") });
-  const t = scratchBrain({ factories, home });
-  return t.brain;
-}
-
 it("skips a tool call and a tool result nested too deep to be logged, and the session goes on", async () => {
-  const brain = await brainWithHost("deep", "stdio", DEEP_HOST);
+  const brain = await pythonHost("deep", "stdio", DEEP_HOST);
   const session = await brain.create({ harness: "ext:deep/echo" });
 
   for (const prompt of ["one", "two"]) {
@@ -65,7 +51,7 @@ Chatty().serve()
 `;
 
 it("a tcp host Brain started may print to its stdout as much as it likes", async () => {
-  const brain = await brainWithHost("chatty", "tcp", CHATTY_TCP_HOST);
+  const brain = await pythonHost("chatty", "tcp", CHATTY_TCP_HOST);
   const session = await brain.create({ harness: "ext:chatty/echo" });
   const turn = await session.prompt("hi");
   expect((await turn.settled).status).toBe("completed");
@@ -85,7 +71,7 @@ Varied().serve_stdio()
 `;
 
 it("logs a few short warnings for a run's many different bad events, not one as long as each of them", async () => {
-  const brain = await brainWithHost("varied", "stdio", VARIED_HOST);
+  const brain = await pythonHost("varied", "stdio", VARIED_HOST);
   const session = await brain.create({ harness: "ext:varied/echo" });
   const turn = await session.prompt("hi");
   expect((await turn.settled).status).toBe("completed");
@@ -114,7 +100,7 @@ Leaky().serve_stdio()
 `;
 
 it("a host's stderr in a turn's error never carries the secret path of its NUI_API_URL", async () => {
-  const brain = await brainWithHost("leaky", "stdio", LEAKY_HOST);
+  const brain = await pythonHost("leaky", "stdio", LEAKY_HOST);
   const session = await brain.create({ harness: "ext:leaky/echo" });
   const turn = await session.prompt("hi");
   expect((await turn.settled).status).toBe("failed");

@@ -1,14 +1,11 @@
 // Events a host sends for a run that has ended belong to no run. Only a stdio host was given a run id of its own
 // (NUI_RUN_ID, which nui's SDK keeps putting in later runs' HITL requests, and only there); a TCP host was never
 // told one, so the first run on a connection is as over as any other once it ended.
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { expect, it } from "vitest";
 import { events, textOf } from "../../testing/brain.js";
-import { catalogFactories, useScratch, warnings, writeExtension } from "../../testing/nui.js";
-import { installExtension } from "./install.js";
+import { useScratch, warnings } from "../../testing/nui.js";
 
-const { scratch, brain: scratchBrain } = useScratch();
+const { pythonHost } = useScratch();
 
 // "early" ends at once and leaves a thread that, once the next run has begun, sends text and an error for it; the
 // next run ends once they are sent. TRANSPORT, set before it, is its transport.
@@ -41,15 +38,7 @@ Late().serve() if TRANSPORT == "tcp" else Late().serve_stdio()
 `;
 
 async function lateHost(transport: "tcp" | "stdio") {
-  const src = writeExtension(scratch("brain-ext-src-"), "late", {
-    transport,
-    command: ["python3", "host.py"],
-  });
-  writeFileSync(join(src, "host.py"), `TRANSPORT = "${transport}"\n${LATE_HOST}`);
-  const home = scratch("brain-ext-home-");
-  await installExtension(src, join(home, "extensions"));
-  const { factories } = catalogFactories({ brainHome: home, hostHome: scratch("brain-ext-hosthome-") });
-  const { brain } = scratchBrain({ factories, home });
+  const brain = await pythonHost("late", transport, `TRANSPORT = "${transport}"\n${LATE_HOST}`);
   return brain.create({ harness: "ext:late/echo" });
 }
 

@@ -1,13 +1,10 @@
 // A Python SDK host that dies in the middle of a line, and one that floods stderr: Brain fails the turn saying
 // why (the half line, the exit), keeps what came before, and does not hang; the flood never reaches the log.
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { expect, it } from "vitest";
 import { events, textOf } from "../../testing/brain.js";
-import { catalogFactories, useScratch, writeExtension } from "../../testing/nui.js";
-import { installExtension } from "./install.js";
+import { useScratch } from "../../testing/nui.js";
 
-const { scratch, brain: scratchBrain } = useScratch();
+const { pythonHost } = useScratch();
 
 const HOST = `
 import os, sys
@@ -27,15 +24,7 @@ Dies().serve_stdio()
 `;
 
 async function session() {
-  const src = writeExtension(scratch("brain-ext-src-"), "dies", {
-    transport: "stdio",
-    command: ["python3", "host.py"],
-  });
-  writeFileSync(join(src, "host.py"), HOST);
-  const home = scratch("brain-ext-home-");
-  await installExtension(src, join(home, "extensions"));
-  const { factories } = catalogFactories({ brainHome: home, hostHome: scratch("brain-ext-hosthome-") });
-  const { brain } = scratchBrain({ factories, home });
+  const brain = await pythonHost("dies", "stdio", HOST);
   return brain.create({ harness: "ext:dies/echo" });
 }
 

@@ -1,14 +1,11 @@
 // A TCP host serves the sessions of every tenant on its harness. A thread an agent started in one session's run,
 // emitting without naming a run, was taken for "the one run working": once that run had ended, whatever run was
 // working then, another session's, got its text.
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { expect, it } from "vitest";
 import { events, textOf } from "../../testing/brain.js";
-import { asked, catalogFactories, useScratch, writeExtension } from "../../testing/nui.js";
-import { installExtension } from "./install.js";
+import { asked, useScratch } from "../../testing/nui.js";
 
-const { scratch, brain: scratchBrain } = useScratch();
+const { pythonHost } = useScratch();
 
 // "a" ends at once and leaves a thread that, once "b" (another session's run) works, emits naming no run. "b" starts
 // a thread of its own that does the same, and ends once both have emitted.
@@ -36,28 +33,8 @@ class Stray(NuiAgent):
 Stray().serve()
 `;
 
-async function strayBrain(name: string, host: string) {
-  const src = writeExtension(scratch("brain-ext-src-"), name, {
-    transport: "tcp",
-    command: ["python3", "host.py"],
-  });
-  writeFileSync(join(src, "host.py"), host);
-  const home = scratch("brain-ext-home-");
-  await installExtension(src, join(home, "extensions"));
-  const { factories } = catalogFactories({ brainHome: home, hostHome: scratch("brain-ext-hosthome-") });
-  return scratchBrain({ factories, home }).brain;
-}
-
 it("a thread an agent started in one session's run does not write into another session's run on a shared TCP host", async () => {
-  const src = writeExtension(scratch("brain-ext-src-"), "stray", {
-    transport: "tcp",
-    command: ["python3", "host.py"],
-  });
-  writeFileSync(join(src, "host.py"), HOST);
-  const home = scratch("brain-ext-home-");
-  await installExtension(src, join(home, "extensions"));
-  const { factories } = catalogFactories({ brainHome: home, hostHome: scratch("brain-ext-hosthome-") });
-  const { brain } = scratchBrain({ factories, home });
+  const brain = await pythonHost("stray", "tcp", HOST);
 
   const a = await brain.create({ harness: "ext:stray/echo" });
   const first = await a.prompt("a");
@@ -98,7 +75,7 @@ Stray().serve()
 `;
 
 it("a question naming neither session nor run from a host shared by sessions is refused, not asked in the one open session", async () => {
-  const brain = await strayBrain("asking", ASKING_HOST);
+  const brain = await pythonHost("asking", "tcp", ASKING_HOST);
   const a = await brain.create({ harness: "ext:asking/echo" });
   expect((await (await a.prompt("a")).settled).status).toBe("completed");
   await brain.closeSession(a.id);
