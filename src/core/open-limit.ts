@@ -2,10 +2,10 @@
 // CLI agent, an API conversation) for as long as it is open, and nothing closes it but a client: without a bound,
 // one tenant holding a valid token could open sessions until the host ran out of processes or memory, and every
 // other tenant's next session would fail with it.
+
+import { DEFAULT_TENANT } from "../protocol/session.js";
 import { SessionError } from "./errors.js";
 import type { LiveSessions } from "./live-sessions.js";
-
-const DEFAULT_TENANT = "default";
 
 export class OpenSessionLimit {
   /** Opens under way, per tenant: counted before they are live, so a burst of opens cannot pass the bound together. */

@@ -6,10 +6,10 @@
 // and follow this process's creates and deletes; other processes on the same store (a `brain run`, another
 // node) make them drift, so a tenant near its bound is counted again from the store before it is refused.
 
+import { DEFAULT_TENANT } from "../protocol/session.js";
 import { SessionError } from "./errors.js";
 import type { SessionSummary, UnreadableSession } from "./store.js";
 
-const DEFAULT_TENANT = "default";
 /** Counted again from the store once a tenant's count is within this share of the bound. */
 const RECOUNT_FROM = 0.9;
 

@@ -11,9 +11,9 @@
 // tenant whose sum nears its bound is measured again from the store (as ./stored-limit.ts counts again), at most
 // once per REMEASURE_EVERY_MS.
 
+import { DEFAULT_TENANT } from "../protocol/session.js";
 import type { SessionSummary } from "./store.js";
 
-const DEFAULT_TENANT = "default";
 /** Sessions measured at once when a tenant's sum is taken. */
 const MEASURED_AT_ONCE = 16;
 /** A tenant's sum is measured again from the store once it is within this share of the bound. */

@@ -4,6 +4,9 @@ import { McpServers, ProviderChoice } from "./config.js";
 import { PermissionPolicy } from "./permissions.js";
 import { SessionConfig } from "./runner.js";
 
+/** The tenant of a session whose record names none, and of the tokens that name none. */
+export const DEFAULT_TENANT = "default";
+
 /** Ids name directories: this pattern can never be `.`, `..` or hold a separator. */
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 export const SessionId = z
@@ -40,7 +43,7 @@ export const SessionRecord = z.strictObject({
       seq: z.number().int().nonnegative(),
     })
     .optional(),
-  /** Whose session this is when a daemon serves several tenants; absent means "default". */
+  /** Whose session this is when a daemon serves several tenants; absent means DEFAULT_TENANT. */
   tenant: z.string().optional(),
   /**
    * Cluster mode: the session's harness keeps state that cannot move to another node (a local path, a runner

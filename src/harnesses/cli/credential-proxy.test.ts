@@ -1,5 +1,5 @@
 // The credential proxy against the fake provider on 127.0.0.1: the real key goes on in the vendor's header and the
-// agent's placeholder does not, answers stream through as they come, and anything not under a live token, or
+// agent's token does not, answers stream through as they come, and anything not under a live token, or
 // too large, is refused.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
@@ -34,7 +34,7 @@ function post(url: string, body: unknown, headers: Record<string, string> = {}):
 }
 
 describe("credential proxy", () => {
-  it("forwards an Anthropic request with the real key in x-api-key, never the agent's placeholder", async () => {
+  it("forwards an Anthropic request with the real key in x-api-key, never the agent's token", async () => {
     const p = await proxy("messages", provider.url);
     provider.script([{ text: "hi there" }]);
     const res = await post(`${p.url}/v1/messages`, anthropic.body("hello", false), {

@@ -22,7 +22,7 @@ const VENDOR_BASE: Record<WireApi, string> = {
   responses: "https://api.openai.com/v1",
 };
 
-/** Every header a client may carry a key in: the agent's placeholder never goes on. */
+/** Every header a client may carry a key in: the agent's token never goes on to the provider. */
 const KEY_HEADERS = ["authorization", "x-api-key", "x-goog-api-key", "api-key", "proxy-authorization"];
 /** Hop-by-hop headers (RFC 9110 7.6.1), and those undici sets itself. */
 const HOP_HEADERS = ["connection", "keep-alive", "transfer-encoding", "upgrade", "te", "trailer", "host"];

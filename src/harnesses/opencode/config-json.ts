@@ -53,7 +53,7 @@ export function opencodeConfig(
 ): string {
   const model = modelRef(config, provider);
   // Stands for Brain's `{env:…}` until the client's text is escaped; random, so no client string can be it.
-  const keyPlaceholder = `brain-key-${randomUUID()}`;
+  const keyMarker = `brain-key-${randomUUID()}`;
   const out: Record<string, unknown> = {
     autoupdate: false,
     share: "disabled",
@@ -71,7 +71,7 @@ export function opencodeConfig(
       [PROVIDER]: {
         npm: PACKAGES[wire],
         name: "Brain provider",
-        options: { baseURL: given.base_url, apiKey: keyPlaceholder },
+        options: { baseURL: given.base_url, apiKey: keyMarker },
         models: {
           [config.model]: { name: config.model, tool_call: true, limit: { context: 128000, output: 16384 } },
         },
@@ -83,7 +83,7 @@ export function opencodeConfig(
     out.provider = { [VENDOR_PROVIDER[given.keyWire]]: { options: { baseURL } } };
   }
   const text = JSON.stringify(out, null, 2).replace(/\{(?=(?:env|file):)/gi, "\\u007b");
-  return `${text.replace(`"${keyPlaceholder}"`, `"{env:${KEY_VARIABLE}}"`)}\n`;
+  return `${text.replace(`"${keyMarker}"`, `"{env:${KEY_VARIABLE}}"`)}\n`;
 }
 
 /** Where the key goes: our variable for a Brain endpoint, the providers' usual ones otherwise. */

@@ -6,8 +6,9 @@ import { dirname, join } from "node:path";
 import { type TokenEntry, type TokenRole, TokensFile } from "../../protocol/api.js";
 import type { AnsweredBy } from "../../protocol/events.js";
 import { describeIssues } from "../../protocol/frames.js";
+import { DEFAULT_TENANT } from "../../protocol/session.js";
 
-export const DEFAULT_TENANT = "default";
+export { DEFAULT_TENANT };
 
 export class TokenFileError extends Error {
   override name = "TokenFileError";
