@@ -13,6 +13,7 @@ import {
   forkSeeding,
   type HandoffOptions,
   handoffLayers,
+  type Made,
   ranOnlyOn,
   refuseRunning,
   requireHarness,
@@ -220,13 +221,13 @@ export class Brain {
   }
 
   /** A new session whose native state starts as `checkpoint` of session `id`. */
-  async fork(id: string, checkpoint = "latest"): Promise<Session> {
+  async fork(id: string, checkpoint = "latest", made: Made = {}): Promise<Session> {
     const source = await this.record(id);
     const checkpoints = this.checkpointsOf(id);
     const log = { read: (after: number, limit?: number) => this.events(id, after, limit) };
     const manifest = await checkpoints.get(await loggedCheckpoint(log, checkpoint, id));
     const forked_from = { session: id, checkpoint: manifest.id };
-    const input = forkInput(source);
+    const input = { ...forkInput(source), ...made };
     const seeded = await forkSeeding(this.options, source, manifest.id);
     if (seeded) return this.createRecord(input, { forked_from, seeded, not_before: source.created_at });
     return this.createRecord(input, { forked_from, not_before: source.created_at }, async (dir) => {
@@ -364,6 +365,7 @@ export class Brain {
           ...(input.tenant ? { tenant: input.tenant } : {}),
           ...(input.mcp_servers ? { mcp_servers: input.mcp_servers } : {}),
           ...(input.editor_cwd ? { editor_cwd: input.editor_cwd } : {}),
+          ...(input.idempotency ? { idempotency: input.idempotency } : {}),
         });
         const { record } = made;
         try {

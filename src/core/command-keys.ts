@@ -54,6 +54,10 @@ export function sentDigest(type: KeyedEventType, data: Record<string, unknown>):
   return createHash("sha256").update(canonicalJson(sent)).digest("base64url");
 }
 
+/** A digest of a request's body, whatever order its keys came in: what a keyed create's retry must send again. */
+export const bodyDigest = (body: unknown): string =>
+  createHash("sha256").update(canonicalJson(body)).digest("base64url");
+
 /** JSON with every object's keys in order: the same value gives the same text, however it was built. */
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;

@@ -13,7 +13,7 @@ import type { ClientOptions } from "./harness.js";
 import type { HarnessRegistry } from "./registry.js";
 import type { Seeder } from "./seed-messages.js";
 import type { Session } from "./session.js";
-import type { InputLayers, SessionLayer } from "./session-input.js";
+import type { InputLayers, NewSessionInput, SessionLayer } from "./session-input.js";
 import type { SessionStore } from "./store.js";
 import { heldTurns, historyPreamble, type Transcript, transcriptOf } from "./transcript.js";
 
@@ -22,7 +22,12 @@ export interface HandoffOptions {
   to: string;
   /** The model on the new harness; the source's when absent. */
   model?: string;
+  /** The new session's id and the key of the request that made it (a keyed handoff: src/server/keyed-creates.ts). */
+  made?: Made;
 }
+
+/** A new session's id and the Idempotency-Key of the request that made it, when the request was keyed. */
+export type Made = Pick<NewSessionInput, "id" | "idempotency">;
 
 /** How a session was seeded, for its record. */
 export type Seeded = NonNullable<SessionRecord["seeded"]>;
@@ -75,6 +80,7 @@ export function handoffLayers(
   const call: NonNullable<InputLayers["call"]> = {
     harness: options.to,
     ...(source.tenant ? { tenant: source.tenant } : {}),
+    ...options.made,
     // The editor's project goes on with the conversation: session/list in that directory shows the new session.
     ...(source.editor_cwd ? { editor_cwd: source.editor_cwd } : {}),
     config,

@@ -4,6 +4,7 @@
 import type { McpServers, ProviderChoice, SessionDefaults } from "../protocol/config.js";
 import type { PermissionPolicy } from "../protocol/permissions.js";
 import type { SessionConfig } from "../protocol/runner.js";
+import type { SessionRecord } from "../protocol/session.js";
 import { SessionError } from "./errors.js";
 import type { ClientOptions } from "./harness.js";
 
@@ -23,11 +24,13 @@ export interface NewSessionInput {
   mcp_servers?: McpServers;
   /** The ACP editor's working directory, recorded for `brain acp` (session/list, session/load). */
   editor_cwd?: string;
+  /** The Idempotency-Key of the request that made the session, kept in its record (SessionRecord). */
+  idempotency?: SessionRecord["idempotency"];
 }
 
 /** One layer of a new session's settings; `config` merges key by key over the layers below. */
 export type SessionLayer = Partial<
-  Omit<NewSessionInput, "id" | "tenant" | "client_permissions" | "editor_cwd">
+  Omit<NewSessionInput, "id" | "tenant" | "client_permissions" | "editor_cwd" | "idempotency">
 >;
 
 /** The providers a remote caller may name: only configured ones, by name, and only those its token lists. */
@@ -43,7 +46,7 @@ export interface ProviderGrant {
 export interface InputLayers {
   defaults?: SessionDefaults;
   agent?: SessionLayer;
-  call?: SessionLayer & { id?: string; tenant?: string; editor_cwd?: string };
+  call?: SessionLayer & Pick<NewSessionInput, "id" | "tenant" | "editor_cwd" | "idempotency">;
   /** Absent for the operator's own CLI, which may also give inline provider settings. */
   grant?: ProviderGrant;
   /**
@@ -122,6 +125,7 @@ export function resolveSessionInput(
     ...(call.id ? { id: call.id } : {}),
     ...(call.tenant ? { tenant: call.tenant } : {}),
     ...(call.editor_cwd ? { editor_cwd: call.editor_cwd } : {}),
+    ...(call.idempotency ? { idempotency: call.idempotency } : {}),
   };
 }
 

@@ -53,6 +53,12 @@ const IDEMPOTENT = {
     "a client-chosen id for this command (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key and body (after a timeout, on any node) does not run it again and gets the first answer; the key with another body is a 409",
 };
 
+/** Requests that make a session take one too (src/server/keyed-creates.ts): a retry gets the same session. */
+const MAKES_ONE = {
+  "Idempotency-Key":
+    "a client-chosen id for this request (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key and body (after a timeout, after a restart, on any node) makes no second session and gets the one the first made; the key with another body is a 409. Keys are the tenant's own, and last as long as the session they made",
+};
+
 const SEQ_QUERY = {
   after: "events with seq greater than this (default 0)",
   limit: `at most this many (default 1000, at most ${MAX_EVENT_PAGE}); the next page starts after the last seq`,
@@ -112,6 +118,7 @@ export const ENDPOINTS = {
     response: SessionView,
     status: 201,
     drive: true,
+    headers: MAKES_ONE,
   },
   session: {
     method: "GET",
@@ -135,6 +142,7 @@ export const ENDPOINTS = {
     summary: "Release the session's harness; a later prompt reopens it",
     response: SessionView,
     drive: true,
+    headers: IDEMPOTENT,
   },
   prompt: {
     method: "POST",
@@ -199,6 +207,7 @@ export const ENDPOINTS = {
     response: SessionView,
     status: 201,
     drive: true,
+    headers: MAKES_ONE,
   },
   handoff: {
     method: "POST",
@@ -210,6 +219,7 @@ export const ENDPOINTS = {
     response: SessionView,
     status: 201,
     drive: true,
+    headers: MAKES_ONE,
   },
   rebuild: {
     method: "POST",

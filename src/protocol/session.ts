@@ -1,6 +1,7 @@
 // A session's record (session.json): what it runs and how it was configured. Never holds a credential.
 import { z } from "zod";
 import { McpServers, ProviderChoice } from "./config.js";
+import { IDEMPOTENCY_KEY } from "./events.js";
 import { PermissionPolicy } from "./permissions.js";
 import { SessionConfig } from "./runner.js";
 
@@ -57,6 +58,12 @@ export const SessionRecord = z.strictObject({
    * `brain acp` restarts. The editor's, on its machine: no agent runs there (a working dir is the operator's).
    */
   editor_cwd: z.string().optional(),
+  /**
+   * The Idempotency-Key of the create, fork or handoff that made this session, and a digest of the body it was
+   * sent with: a retry under the key finds this record (its id comes from the tenant and the key) and gets it
+   * back; the key with another body is refused. It lives as long as the session does.
+   */
+  idempotency: z.strictObject({ key: z.string().regex(IDEMPOTENCY_KEY), sent: z.string() }).optional(),
 });
 
 export type SessionRecord = z.infer<typeof SessionRecord>;

@@ -87,7 +87,8 @@ export function openApiDocument(routes: RouteDef[], info: { version: string; aut
             }
           : {}),
         "500": errorResponse("the daemon failed (brain_error): the message says what"),
-        ...(route.headers && IDEMPOTENCY_HEADER in route.headers
+        // Commands on a session go to its owner; a create runs where it arrives.
+        ...(route.headers && IDEMPOTENCY_HEADER in route.headers && route.path.startsWith("/v1/sessions/{id}")
           ? {
               "503": errorResponse(
                 "cluster mode: the session's owner answers nothing while its lease stays alive; retry with the same Idempotency-Key",

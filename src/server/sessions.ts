@@ -10,6 +10,7 @@ import type {
   CheckpointView,
   ControlView,
   CreateSessionBody,
+  ForkBody,
   HandoffBody,
   PromptBody,
   ProviderList,
@@ -25,7 +26,9 @@ import { answeredBy, DEFAULT_TENANT, type Principal } from "./auth/tokens.js";
 import type { ControlLeases } from "./control.js";
 import { ApiError, inField, notFound } from "./errors.js";
 import { answerRequest, IDEMPOTENCY_HEADER, IdempotentCommands, keyedAs } from "./idempotency.js";
+import { KeyedCreates } from "./keyed-creates.js";
 import type { Page } from "./paging.js";
+import { providerGrant, providerList } from "./provider-grant.js";
 import { dated, deletable, type Listed, listedPage, listedView } from "./session-list.js";
 
 export interface SessionServiceParts {
@@ -44,6 +47,8 @@ const tenantOf = (owner: { tenant?: string }) => owner.tenant ?? DEFAULT_TENANT;
 
 export class SessionService {
   private readonly commands = new IdempotentCommands();
+  /** Keyed creates, forks and handoffs: their keys are in the records of the sessions they made. */
+  private readonly creates = new KeyedCreates((id) => this.parts.brain.record(id).catch(() => undefined));
 
   constructor(private readonly parts: SessionServiceParts) {}
 
@@ -85,14 +90,7 @@ export class SessionService {
 
   /** The configured providers the caller may name (never their URLs, key variables or keys). */
   providers(caller: Principal): ProviderList {
-    const brain = this.parts.brain;
-    const chosen = this.parts.defaults.provider;
-    return {
-      providers: allowedProviders(brain.providers.names(), caller).map((name) => {
-        const api = brain.providers.settings(name).api;
-        return { name, ...(api ? { api } : {}), ...(chosen === name ? { default: true } : {}) };
-      }),
-    };
+    return providerList(this.parts.brain, this.parts.defaults.provider, caller);
   }
 
   /** The caller's sessions (oldest first, or newest), all or `limit` after `after` (./session-list.ts listedPage). */
@@ -126,13 +124,17 @@ export class SessionService {
     return this.parts.brain.events(id, after, limit);
   }
 
-  async create(caller: Caller, body: CreateSessionBody): Promise<SessionView> {
+  async create(caller: Caller, body: CreateSessionBody, key?: string): Promise<SessionView> {
     const input = await this.newSessionInput(caller, body);
-    if (input.id && (await this.parts.brain.record(input.id).catch(() => undefined))) {
-      throw new ApiError("conflict", `session "${input.id}" already exists`, "id");
-    }
-    const session = await this.parts.brain.create(input);
-    return this.view(caller, session.id);
+    const chosen = input.id ? { id: input.id } : {};
+    const request = { tenant: caller.tenant, command: "create", key, body, ...chosen } as const;
+    const id = await this.creates.run(request, async (made) => {
+      if (input.id && (await this.parts.brain.record(input.id).catch(() => undefined))) {
+        throw new ApiError("conflict", `session "${input.id}" already exists`, "id");
+      }
+      return this.parts.brain.create({ ...input, ...made });
+    });
+    return this.view(caller, id);
   }
 
   /** The caller's sessions open in this process. */
@@ -234,28 +236,28 @@ export class SessionService {
     );
   }
 
-  async fork(caller: Caller, id: string, checkpoint = "latest"): Promise<SessionView> {
+  async fork(caller: Caller, id: string, body: ForkBody, key?: string): Promise<SessionView> {
     refuseUngrantedFork(id, (await this.record(caller, id)).provider, this.grant(caller));
-    let session: Session;
-    try {
-      session = await this.parts.brain.fork(id, checkpoint);
-    } catch (err) {
-      throw inField(err, "checkpoint");
-    }
-    return this.view(caller, session.id);
+    const request = { tenant: caller.tenant, command: "fork", source: id, key, body } as const;
+    const made = await this.creates.run(request, (made) =>
+      this.parts.brain
+        .fork(id, body.checkpoint, made)
+        .catch((err) => Promise.reject(inField(err, "checkpoint"))),
+    );
+    return this.view(caller, made);
   }
 
   /** A new session on another harness, continuing this one's conversation; the caller's tenant owns it too. */
-  async handoff(caller: Caller, id: string, body: HandoffBody): Promise<SessionView> {
+  async handoff(caller: Caller, id: string, body: HandoffBody, key?: string): Promise<SessionView> {
     await this.record(caller, id);
-    let session: Session;
-    try {
-      const limits = { defaults: this.parts.defaults, grant: this.grant(caller) };
-      session = await this.parts.brain.handoff(id, body, limits);
-    } catch (err) {
-      throw carriedRefusal(err, id, body.to);
-    }
-    return this.view(caller, session.id);
+    const limits = { defaults: this.parts.defaults, grant: this.grant(caller) };
+    const request = { tenant: caller.tenant, command: "handoff", source: id, key, body } as const;
+    const made = await this.creates.run(request, (made) =>
+      this.parts.brain
+        .handoff(id, { ...body, made }, limits)
+        .catch((err) => Promise.reject(carriedRefusal(err, id, body.to))),
+    );
+    return this.view(caller, made);
   }
 
   /**
@@ -377,17 +379,8 @@ export class SessionService {
 
   /** The providers the caller may name in what it asks for. */
   private grant(caller: Caller): ProviderGrant {
-    return {
-      allowed: allowedProviders(this.parts.brain.providers.names(), caller),
-      restricted: caller.providers !== undefined,
-      listedAt: "GET /v1/providers",
-    };
+    return providerGrant(this.parts.brain, caller);
   }
-}
-
-/** The configured providers a caller may use: all of them, or the ones its token lists. */
-function allowedProviders(configured: string[], caller: Principal): string[] {
-  return caller.providers ? configured.filter((name) => caller.providers!.includes(name)) : configured;
 }
 
 /** A handoff refused for a setting it would carry: the body holds only `to`, the message names the setting. */

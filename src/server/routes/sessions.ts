@@ -141,8 +141,9 @@ export function sessionRoutes({ sessions, agents, auth, logReads, shown }: Sessi
     },
     {
       ...ENDPOINTS.create,
-      handle: async ({ caller, body }) => {
-        const create = body as CreateSessionBody;
+      handle: async (ctx) => {
+        const { caller } = ctx;
+        const create = ctx.body as CreateSessionBody;
         // Ids are one namespace for every tenant: a tenant that could pick one would learn from a 409 that
         // another tenant holds it. Tenants get unguessable ids from the daemon; the default tenant may choose.
         if (create.id !== undefined && caller.tenant !== DEFAULT_TENANT) {
@@ -153,7 +154,7 @@ export function sessionRoutes({ sessions, agents, auth, logReads, shown }: Sessi
           );
         }
         if (create.config) openable(create.config, "config");
-        return sessions.create(caller, create);
+        return sessions.create(caller, create, keyOf(ctx));
       },
     },
     {
@@ -166,7 +167,11 @@ export function sessionRoutes({ sessions, agents, auth, logReads, shown }: Sessi
     },
     {
       ...ENDPOINTS.close,
-      handle: async (ctx) => sessions.close(ctx.caller, id(ctx)),
+      handle: async (ctx) => {
+        // Closing twice is not an error: a retry under the key gets the same answer; the key is checked all the same.
+        keyOf(ctx);
+        return sessions.close(ctx.caller, id(ctx));
+      },
     },
     {
       ...ENDPOINTS.prompt,
@@ -205,14 +210,14 @@ export function sessionRoutes({ sessions, agents, auth, logReads, shown }: Sessi
     },
     {
       ...ENDPOINTS.fork,
-      handle: async (ctx) => sessions.fork(ctx.caller, id(ctx), (ctx.body as ForkBody).checkpoint),
+      handle: async (ctx) => sessions.fork(ctx.caller, id(ctx), ctx.body as ForkBody, keyOf(ctx)),
     },
     {
       ...ENDPOINTS.handoff,
       handle: async (ctx) => {
         const body = ctx.body as HandoffBody;
         if (body.model) openable({ model: body.model }, "model");
-        return sessions.handoff(ctx.caller, id(ctx), body);
+        return sessions.handoff(ctx.caller, id(ctx), body, keyOf(ctx));
       },
     },
     {

@@ -1,0 +1,100 @@
+// Idempotency-Key on the requests that make a session (create, fork, handoff). A new session has no log yet to
+// hold its key, so the key names the session instead: a keyed request makes the session whose id is a digest of
+// the tenant, the command, its source session and the key, and its record keeps the key and a digest of the
+// body (SessionRecord.idempotency). A retry finds that record, on any node and after a restart (records are in
+// the store), and gets the same session; two at once are one run here and one store create across nodes (the
+// store refuses an id that exists). The tenant is in the digest: one tenant's key never names another's
+// session. A key lives as long as the session it made: after a delete, the same key makes a new one.
+import { createHash } from "node:crypto";
+import { bodyDigest } from "../core/command-keys.js";
+import type { Made } from "../core/handoff.js";
+import { DEFAULT_TENANT, type SessionRecord } from "../protocol/session.js";
+import { ApiError } from "./errors.js";
+import { IDEMPOTENCY_HEADER } from "./idempotency.js";
+
+/** A request that makes a session. */
+export interface KeyedCreate {
+  tenant: string;
+  /** What makes it: a create, or a fork or handoff of session `source`. */
+  command: "create" | "fork" | "handoff";
+  source?: string;
+  /** Its Idempotency-Key; undefined when the client sent none (the session then gets a random id). */
+  key: string | undefined;
+  /** The body as the client sent it: a retry sends it again. */
+  body: unknown;
+  /** The id the body chose (the default tenant's create): the key's session takes it instead of a digest. */
+  id?: string;
+}
+
+/** The id of the session a keyed request makes: "k" and 43 base64url characters, a valid session id. */
+export function keyedSessionId(tenant: string, command: string, source: string, key: string): string {
+  const digest = createHash("sha256").update([tenant, command, source, key].join("\u0000"));
+  return `k${digest.digest("base64url")}`;
+}
+
+export class KeyedCreates {
+  /** Keyed requests making a session on this node now, by session id and key. */
+  private readonly running = new Map<string, { sent: string; run: Promise<string> }>();
+
+  constructor(private readonly stored: (id: string) => Promise<SessionRecord | undefined>) {}
+
+  /** The id of the session `make` makes, or of the one an earlier request under the same key made. */
+  async run(request: KeyedCreate, make: (made: Made) => Promise<{ id: string }>): Promise<string> {
+    const { key } = request;
+    if (key === undefined) return (await make({})).id;
+    const source = request.source ?? "";
+    const id = request.id ?? keyedSessionId(request.tenant, request.command, source, key);
+    const sent = bodyDigest([request.command, source, request.body]);
+    const slot = `${id}\u0000${key}`;
+    const same = this.running.get(slot);
+    if (same) {
+      if (same.sent === sent) return same.run;
+      throw anotherBody(key, request.command);
+    }
+    const run = (async () => {
+      if (madeBy(await this.stored(id), request, sent)) return id;
+      try {
+        await make({ id, idempotency: { key, sent } });
+      } catch (err) {
+        // Another node made it under the key at the same moment: the store refused the id, the session is there.
+        if (madeBy(await this.stored(id), request, sent)) return id;
+        throw err;
+      }
+      return id;
+    })();
+    this.running.set(slot, { sent, run });
+    try {
+      return await run;
+    } finally {
+      if (this.running.get(slot)?.run === run) this.running.delete(slot);
+    }
+  }
+}
+
+/**
+ * Whether `record` is the session an earlier `request` made under its key (with the body it sends now). A session
+ * the key did not make, or made from another body, is a 409: answered with it, the client would take for its own
+ * a session that is not what it asked for.
+ */
+function madeBy(record: SessionRecord | undefined, request: KeyedCreate, sent: string): boolean {
+  if (!record) return false;
+  const { key, command } = request;
+  const made = record.idempotency;
+  if ((record.tenant ?? DEFAULT_TENANT) === request.tenant && made && made.key === key) {
+    if (made.sent === sent) return true;
+    throw anotherBody(key!, command);
+  }
+  if (request.id !== undefined) throw new ApiError("conflict", `session "${record.id}" already exists`, "id");
+  throw new ApiError(
+    "conflict",
+    `${IDEMPOTENCY_HEADER} "${key}" names session ${record.id}, which another request made; send a new key`,
+    IDEMPOTENCY_HEADER,
+  );
+}
+
+const anotherBody = (key: string, command: string) =>
+  new ApiError(
+    "conflict",
+    `${IDEMPOTENCY_HEADER} "${key}" was sent with another body for an earlier ${command}; a retry sends the same body, a new ${command} a new key`,
+    IDEMPOTENCY_HEADER,
+  );
