@@ -275,8 +275,9 @@ export class BrainClient {
     return this.call("session", { id });
   }
 
-  create(body: CreateSessionBody) {
-    return this.call("create", {}, body);
+  /** A keyed create's retry (after a daemon restart too) gets the session the first made, not a second one. */
+  create(body: CreateSessionBody, options: CommandOptions = {}) {
+    return this.call("create", {}, body, "", keyHeader(options));
   }
 
   prompt(id: string, text: string, images?: PromptBody["images"], options: CommandOptions = {}) {
@@ -300,13 +301,13 @@ export class BrainClient {
     return this.call("checkpoint", { id }, undefined, "", keyHeader(options));
   }
 
-  fork(id: string, checkpoint?: string) {
-    return this.call("fork", { id }, checkpoint ? { checkpoint } : {});
+  fork(id: string, checkpoint?: string, options: CommandOptions = {}) {
+    return this.call("fork", { id }, checkpoint ? { checkpoint } : {}, "", keyHeader(options));
   }
 
   /** A new session on harness `to` that continues this one's conversation. */
-  handoff(id: string, to: string, model?: string) {
-    return this.call("handoff", { id }, { to, ...(model ? { model } : {}) });
+  handoff(id: string, to: string, model?: string, options: CommandOptions = {}) {
+    return this.call("handoff", { id }, { to, ...(model ? { model } : {}) }, "", keyHeader(options));
   }
 
   /** Rewrites the session's native state from its log (a harness that lost it). */
@@ -314,8 +315,8 @@ export class BrainClient {
     return this.call("rebuild", { id }, {});
   }
 
-  close(id: string) {
-    return this.call("close", { id });
+  close(id: string, options: CommandOptions = {}) {
+    return this.call("close", { id }, undefined, "", keyHeader(options));
   }
 
   delete(id: string) {

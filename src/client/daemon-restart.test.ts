@@ -104,6 +104,8 @@ it("after kill -9, `brain run --server` says nothing answers there and to start 
   // The CLI's prompt carries a key of its own, so that the client may ask again after a restart.
   const prompts = (await d.client.log(id)).events.filter((e) => e.type === "user.prompt");
   expect(prompts.map(commandKey)).toEqual([expect.stringMatching(/^[0-9a-f-]{36}$/)]);
+  // So does its create: asked again after a restart, it makes no second session.
+  expect((await d.client.session(id)).idempotency?.key).toMatch(/^[0-9a-f-]{36}$/);
   await killed(d.child, "SIGKILL");
 
   const down = brain(d.home, ["run", "--server", d.url, "--session", id, "again"]);
@@ -154,6 +156,20 @@ it("a keyed prompt the daemon held when it was killed is asked again once the da
   expect((await client.prompt(id, "held", undefined, { key: "held-1" })).turn).toBe(turn);
   const prompts = (await client.log(id)).events.filter((e) => e.type === "user.prompt");
   expect(prompts.map((e) => [e.data.text, commandKey(e)])).toEqual([["held", "held-1"]]);
+});
+
+it("a keyed create the daemon held when it was killed is asked again once the daemon is back, and makes one session", async () => {
+  const d = await daemon();
+  const client = new BrainClient({ ...d.client.options, restartWaitMs: 100_000 });
+  let answer: Promise<unknown> | undefined;
+  await diesHolding(d, () => {
+    answer = client.create({ harness: "echo" }, { key: "made-1" });
+    return Promise.resolve();
+  });
+  await serve(d.home, d.port);
+  const { id } = (await answer) as { id: string };
+  expect((await client.create({ harness: "echo" }, { key: "made-1" })).id).toBe(id);
+  expect((await client.sessions()).map((s) => s.id)).toEqual([id]);
 });
 
 it("a keyed command held by a daemon that does not come back still says it may have run", async () => {

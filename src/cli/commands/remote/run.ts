@@ -41,7 +41,8 @@ export async function remoteRun(options: RemoteRunOptions): Promise<number> {
       ...(options.provider ? { provider: options.provider } : {}),
       ...(Object.keys(config).length ? { config } : {}),
     };
-    view = await client.create(body);
+    // Keyed, as the prompt below: a create the daemon died holding is asked again and makes one session.
+    view = await client.create(body, { key: randomUUID() });
   }
   const id = view.id;
   const after = view.last_seq ?? 0;
