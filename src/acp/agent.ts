@@ -3,6 +3,7 @@
 // `_meta.brain`, else the command line's choice), session/load replays its log, session/prompt starts a turn
 // and streams its events as session/update until it settles, permission requests and questions go to the
 // editor as session/request_permission (or elicitation), session/cancel interrupts.
+import { randomUUID } from "node:crypto";
 import {
   type AgentApp,
   type AgentContext,
@@ -117,7 +118,9 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
         // In the session's record, not this process's memory: session/list and session/load after a restart.
         editor_cwd: params.cwd,
       };
-      const view = await client.create(body).catch(fail);
+      // Keyed, one key per request: the client asks again a create or prompt the daemon died holding (a restart),
+      // and the daemon, finding the key, makes one session and runs one turn.
+      const view = await client.create(body, { key: randomUUID() }).catch(fail);
       noteUnstarted(view.id, params.mcpServers);
       return { sessionId: view.id, _meta: { brain: { harness: view.harness } } };
     })
@@ -159,7 +162,7 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       };
     })
     .onRequest(methods.agent.session.close, async ({ params }) => {
-      await client.close(params.sessionId).catch(fail);
+      await client.close(params.sessionId, { key: randomUUID() }).catch(fail);
       return {};
     })
     .onRequest(methods.agent.session.prompt, async ({ params, client: editor, signal }) => {
@@ -183,7 +186,7 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
           await send(editor, sessionId, [mcpServersNotStarted(notStarted, notices)]);
         }
         const after = view.last_seq ?? 0;
-        const { turn } = await client.prompt(sessionId, text, images).catch(fail);
+        const { turn } = await client.prompt(sessionId, text, images, { key: randomUUID() }).catch(fail);
         const status = await followTurn(client, editor, sessionId, turn, after, {
           capabilities,
           cancel: cancel.signal,
