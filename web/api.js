@@ -109,12 +109,28 @@ export class Api {
     return headers;
   }
 
-  async call(method, path, body) {
-    const res = await fetch(path, {
-      method,
-      headers: this.headers(body === undefined ? {} : { "content-type": "application/json" }),
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+  /**
+   * `key`: the Idempotency-Key of one user action (a prompt, a create, a fork, an answer). When the connection
+   * broke before the answer came (fetch rejects), the daemon may have run it: a keyed call is sent once more under
+   * the same key, which the daemon runs once and answers with the first answer. An unkeyed one is not sent again.
+   */
+  async call(method, path, body, key) {
+    const send = () =>
+      fetch(path, {
+        method,
+        headers: this.headers({
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...(key === undefined ? {} : { "idempotency-key": key }),
+        }),
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    let res;
+    try {
+      res = await send();
+    } catch (err) {
+      if (key === undefined) throw err;
+      res = await send();
+    }
     const text = await res.text();
     let data;
     try {

@@ -59,9 +59,11 @@ export function wireComposer() {
     const text = $("prompt").value;
     if (!text.trim()) return;
     const session = state.session;
+    const key = crypto.randomUUID(); // this send's: a retry of it runs one turn
     const ok = await act(async (session) => {
       const images = await Promise.all([...$("images").files].map(imageOf));
-      return state.api.call("POST", path(session, "/prompt"), images.length ? { text, images } : { text });
+      const body = images.length ? { text, images } : { text };
+      return state.api.call("POST", path(session, "/prompt"), body, key);
     });
     // What was typed while the prompt was on its way (the next one, or another session's) is the user's: kept.
     if (ok && sent(session, text)) $("images").value = "";
@@ -79,7 +81,9 @@ export function wireComposer() {
   $("interrupt").onclick = () => act((session) => state.api.call("POST", path(session, "/interrupt")));
   $("checkpoint").onclick = () => act((session) => state.api.call("POST", path(session, "/checkpoints")));
   $("fork").onclick = () =>
-    act(async (session) => openMade(session, await state.api.call("POST", path(session, "/fork"), {})));
+    act(async (session) =>
+      openMade(session, await state.api.call("POST", path(session, "/fork"), {}, crypto.randomUUID())),
+    );
   // A new session on the chosen harness that continues this conversation (seeded from Brain's log).
   $("handoff").onclick = () =>
     act(async (session) =>

@@ -112,6 +112,7 @@ export async function openSession(id, all = false) {
         "POST",
         `/v1/sessions/${encodeURIComponent(id)}/requests/${encodeURIComponent(requestId)}`,
         body,
+        crypto.randomUUID(), // one per click: a retry of it is the same answer
       ),
     // Show all is asked for: then every entry stays.
     {

@@ -127,7 +127,7 @@ export function wireList() {
     };
     if ($("new-permissions").value === "ask") body.permissions = { default: "ask" };
     try {
-      const view = await state.api.call("POST", "/v1/sessions", body);
+      const view = await state.api.call("POST", "/v1/sessions", body, crypto.randomUUID());
       await refreshSessions();
       await openSession(view.id);
     } catch (err) {
