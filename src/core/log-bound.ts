@@ -8,9 +8,13 @@
 // so a restart does not reset it.
 // The daemon checks inside a command's idempotency check: a retried prompt already in the log is answered as it
 // was, never refused for the size it added.
+// A check and what it admits run one at a time per session, and per tenant once the tenant nears its bound: two
+// checkpoints at once would otherwise both be checked before either was written, and both pass a bound that lets
+// one. Far from its bound a tenant's sessions are checked at once: one at a time, each prompt would wait for the
+// harness start of the tenant's prompt before it.
 
 import { SessionError } from "./errors.js";
-import type { TenantBytes } from "./tenant-bytes.js";
+import { REMEASURE_FROM, type TenantBytes } from "./tenant-bytes.js";
 
 /** What a session holds in the store: its log's and its checkpoints' bytes together, and how many checkpoints. */
 export interface HeldBytes {
@@ -28,7 +32,27 @@ interface Over {
   way: string;
 }
 
+/** Runs what is given for one key one at a time, in the order given. */
+class OneAtATime {
+  private readonly tails = new Map<string, Promise<unknown>>();
+
+  run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const before = this.tails.get(key) ?? Promise.resolve();
+    const done = before.then(work, work);
+    const tail = done.catch(() => {});
+    this.tails.set(key, tail);
+    // The last one out lets go of the key: a map of every session ever checked would only grow.
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
+    return done;
+  }
+}
+
 export class SessionLogBound {
+  private readonly sessions = new OneAtATime();
+  private readonly tenantsNear = new OneAtATime();
+
   /**
    * `held`: what the store holds of a session (undefined for a store that cannot tell). `max` absent: no bound on a
    * session. `tenants`: the bound on all of a tenant's sessions (./tenant-bytes.ts).
@@ -40,21 +64,37 @@ export class SessionLogBound {
   ) {}
 
   /** Runs `grow` (which adds a client's text to session `id`'s log) once the session is under its bound, or refuses it. */
-  async admit<T>(id: string, grow: () => Promise<T>): Promise<T> {
-    const { over, held } = await this.check(id);
-    if (over) {
+  admit<T>(id: string, grow: () => Promise<T>): Promise<T> {
+    return this.atomic(id, grow, (over) => {
       throw new SessionError("limit_reached", `${over.said}: it takes no more prompts; ${over.way}`);
-    }
-    return this.measured(id, held, grow);
+    });
   }
 
   /** Runs `make` (a checkpoint of session `id`) unless the session is at its bound and has a checkpoint already. */
-  async admitCheckpoint<T>(id: string, make: () => Promise<T>): Promise<T> {
-    const { over, held } = await this.check(id);
-    if (over && over.held.checkpoints > 0) {
-      throw new SessionError("limit_reached", `${over.said}: it takes no more checkpoints; ${over.way}`);
-    }
-    return this.measured(id, held, make);
+  admitCheckpoint<T>(id: string, make: () => Promise<T>): Promise<T> {
+    return this.atomic(id, make, (over) => {
+      if (over.held.checkpoints > 0) {
+        throw new SessionError("limit_reached", `${over.said}: it takes no more checkpoints; ${over.way}`);
+      }
+    });
+  }
+
+  /** Checks session `id`, `refuse`s it if over (a refusal throws), and runs `grow`, with no other check between. */
+  private atomic<T>(id: string, grow: () => Promise<T>, refuse: (over: Over) => void): Promise<T> {
+    if (this.max === undefined && this.tenants?.max === undefined) return grow();
+    return this.sessions.run(id, async () => {
+      const checked = await this.check(id);
+      if (!checked.near) {
+        if (checked.over) refuse(checked.over);
+        return this.measured(id, checked.held, grow);
+      }
+      // Near its bound the tenant's checks wait for each other; checked again, as one before may have grown it.
+      return this.tenantsNear.run(checked.held?.tenant ?? "", async () => {
+        const { over, held } = await this.check(id);
+        if (over) refuse(over);
+        return this.measured(id, held, grow);
+      });
+    });
   }
 
   /** Runs `grow`, then counts in the tenant's sum what it added, so that the next check of any session sees it. */
@@ -67,7 +107,8 @@ export class SessionLogBound {
     }
   }
 
-  private async check(id: string): Promise<{ over?: Over; held?: HeldBytes }> {
+  /** `near`: the tenant's sum is within REMEASURE_FROM of its bound (./tenant-bytes.ts). */
+  private async check(id: string): Promise<{ over?: Over; held?: HeldBytes; near?: boolean }> {
     const max = this.max;
     const tenants = this.tenants?.max === undefined ? undefined : this.tenants;
     if (max === undefined && !tenants) return {};
@@ -84,10 +125,11 @@ export class SessionLogBound {
     }
     if (!tenants?.max) return { held };
     const total = await tenants.update(held.tenant, id, held.bytes);
-    if (total < tenants.max) return { held };
+    const near = total >= tenants.max * REMEASURE_FROM;
+    if (total < tenants.max) return { held, near };
     const said = `tenant "${held.tenant ?? "default"}"'s sessions hold ${total} bytes on this host, its limit (${tenants.max})`;
     const way =
       "delete sessions it no longer needs (DELETE /v1/sessions/{id}), or raise limits.log_bytes_per_tenant in brain.config.json";
-    return { over: { held, said, way }, held };
+    return { over: { held, said, way }, held, near };
   }
 }

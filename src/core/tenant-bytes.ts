@@ -17,7 +17,7 @@ import type { SessionSummary } from "./store.js";
 /** Sessions measured at once when a tenant's sum is taken. */
 const MEASURED_AT_ONCE = 16;
 /** A tenant's sum is measured again from the store once it is within this share of the bound. */
-const REMEASURE_FROM = 0.9;
+export const REMEASURE_FROM = 0.9;
 /**
  * At most this often (ms) per tenant: a measure reads each of the tenant's sessions (its log's size and any
  * checkpoints made since), and a tenant at its bound, whose every request is checked, would otherwise make each

@@ -75,6 +75,21 @@ describe("checkpoint bytes per session", () => {
     }
   });
 
+  it("takes one of two checkpoints asked for at once on a session under the bound, and refuses the other", async () => {
+    const d = await daemonOn();
+    try {
+      const id = await newSession(d);
+      await turn(d, id, "x".repeat(20 << 10));
+      // Each is checked before the other is written unless the check and the write are one step.
+      const statuses = (await Promise.all([checkpoint(d, id), checkpoint(d, id)])).map((r) => r.status);
+      expect(statuses.sort()).toEqual([201, 429]);
+      const logged = (await d.client().log(id, 0, 10_000)).events;
+      expect(logged.filter((e) => e.type === "checkpoint.created")).toHaveLength(1);
+    } finally {
+      await d.cleanup();
+    }
+  });
+
   it("takes a session's first checkpoint past the bound, and refuses the next", async () => {
     const d = await daemonOn();
     try {
