@@ -88,7 +88,7 @@ class NuiAgent(HitlMixin):
         raise NotImplementedError("override run()")
 
     def on_cancel(self, run_id: str) -> None:
-        """Called as soon as harness.cancel arrives (from the reading thread, while run() works)."""
+        """Called as soon as harness.cancel for a run under way arrives (from the reading thread, while run() works)."""
         _ = run_id
 
     def on_shutdown(self) -> None:
@@ -290,7 +290,11 @@ class NuiAgent(HitlMixin):
             if flag is not None:
                 flag.set()
             self._release_hitl(conn, run_id)
-            self._guarded("on_cancel", self.on_cancel, run_id)
+            # on_cancel knows a run by its id alone: only this connection's run under way is its to stop. Another
+            # connection's of the same id (nui_agent's TCP host serves other sessions' too) is not; nor is work that
+            # has not begun (the run starts cancelled) or that has ended.
+            if flag is not None:
+                self._guarded("on_cancel", self.on_cancel, run_id)
             self._write({"jsonrpc": "2.0", "id": rid, "result": {"ok": True}})
         elif method == "harness.shutdown":
             self._guarded("on_shutdown", self.on_shutdown)

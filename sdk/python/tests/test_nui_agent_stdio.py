@@ -139,6 +139,7 @@ def test_hooks_that_raise_are_reported_and_neither_a_run_nor_the_host_ends_there
     class Faulty(NuiAgent):
         def run(self, message, run_id, **kwargs):
             yield "ok"
+            self.cancelled(run_id).wait(30)  # works until cancelled
 
         def get_session_id(self, run_id):
             raise RuntimeError("no session yet")
@@ -148,10 +149,13 @@ def test_hooks_that_raise_are_reported_and_neither_a_run_nor_the_host_ends_there
 
     cap = Capture(Faulty())
     cap.send("harness.run", {"message": "x", "runId": "r"}, rid=5)
-    seen = cap.until(reply_to(5))
-    assert [e["type"] for e in events(seen)] == ["text", "done"]
+    seen = cap.until(lambda m: m.get("method") == "harness.event" and m["params"]["type"] == "text")
     cap.send("harness.cancel", {"runId": "r"}, rid=6)
-    assert cap.until(reply_to(6))[-1]["result"] == {"ok": True}
+    replies = {}
+    seen += cap.until(lambda m: replies.update({m.get("id"): m}) or {5, 6} <= replies.keys())
+    assert [e["type"] for e in events(seen)] == ["text", "done"]
+    assert replies[6]["result"] == {"ok": True}
+    assert replies[5]["result"] == {"runId": "r", "cancelled": True}
     err = capsys.readouterr().err
     assert "get_session_id raised RuntimeError: no session yet" in err
     assert "on_cancel raised RuntimeError: cleanup failed" in err

@@ -75,9 +75,24 @@ class Connection:
         self.sock.close()
 
 
-def start_host(tmp_path):
+# Each run asks a question, then says which runs on_cancel was called for so far.
+CANCEL_NOTING_AGENT = (
+    "from nui_agent import NuiAgent\n"
+    "class A(NuiAgent):\n"
+    "    name = 'asker'\n"
+    "    noted = []\n"
+    "    def on_cancel(self, run_id):\n"
+    "        self.noted.append(run_id)\n"
+    "    def run(self, message, run_id, **kw):\n"
+    "        self.ask_user(message=message)\n"
+    "        yield f'on_cancel for {self.noted}'\n"
+    "A().serve()\n"
+)
+
+
+def start_host(tmp_path, agent=AGENT):
     script = tmp_path / "host.py"
-    script.write_text(AGENT)
+    script.write_text(agent)
     conn_dir = tmp_path / "connections"
     env = {k: v for k, v in os.environ.items() if k != "NUI_API_URL"}
     env.update({"PYTHONPATH": SDK_DIR, "NUI_CONNECTIONS_DIR": str(conn_dir), "NUI_CONNECTION_ID": "ext-demo-asker"})
@@ -103,6 +118,29 @@ def test_a_cancel_on_one_connection_does_not_stop_the_run_of_that_id_on_another(
         # A's run of r1 is A's: still asking, and not cancelled.
         a.answer(a_question, {"go": "on"})
         assert a.run_end(1) == (["a: {'go': 'on'} cancelled=False"], {"runId": "r1"})
+    finally:
+        a.close()
+        b.close()
+        proc.kill()
+        proc.wait()
+
+
+def test_on_cancel_is_called_for_a_cancel_of_the_connections_own_run_only(tmp_path):
+    # The agent's on_cancel knows a run by its id alone: called for another connection's cancel of an id this one
+    # runs, it would stop this connection's run's work.
+    proc, info = start_host(tmp_path, CANCEL_NOTING_AGENT)
+    a, b = Connection(info), Connection(info)
+    try:
+        a.send("harness.run", {"message": "a", "runId": "r1"}, rid=1)
+        a_question = a.question()
+        b.send("harness.cancel", {"runId": "r1"}, rid=2)
+        b.until(lambda m: m.get("id") == 2)
+        b.send("harness.run", {"message": "b", "runId": "r2"}, rid=3)
+        b.question()
+        b.send("harness.cancel", {"runId": "r2"}, rid=4)
+        assert b.run_end(3) == ([], {"runId": "r2", "cancelled": True})
+        a.answer(a_question, {"go": "on"})
+        assert a.run_end(1) == (["on_cancel for ['r2']"], {"runId": "r1"})
     finally:
         a.close()
         b.close()
