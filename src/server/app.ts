@@ -8,6 +8,7 @@ import { refuseCrossSite, requireJsonBody } from "./auth/origin.js";
 import type { TokenTable } from "./auth/tokens.js";
 import { ApiError, parseBody, readJson, toApiError, withoutHome } from "./errors.js";
 import { isLoopback } from "./loopback.js";
+import { refuseBody } from "./no-body.js";
 import { openApiDocument } from "./openapi.js";
 import { honoPath, type RouteDef } from "./routes/route.js";
 import type { Caller } from "./sessions.js";
@@ -125,7 +126,9 @@ export function buildApp(parts: AppParts): App {
       const caller = allowed(c);
       const body = route.body
         ? parseBody(route.body, await parts.bodies.within(caller.tenant, () => readJson(c.req.raw)))
-        : undefined;
+        : await refuseBody(`${route.method} ${route.path}`, c.req.raw, c.env?.incoming, (read) =>
+            parts.bodies.within(caller.tenant, read),
+          );
       const result = await route
         .handle({
           caller,

@@ -125,7 +125,7 @@ export class BadInput {
             () => this.deep(op),
             () => this.nulInString(op),
           ]
-        : []),
+        : [() => this.bodyOnNone(op)]),
     ];
     const out: BadRequest[] = [];
     for (let tries = 0; out.length < count && tries < count * 20; tries++) {
@@ -233,6 +233,17 @@ export class BadInput {
   }
 
   /** A method the path does not serve, or a path past the longest a request line may be. */
+  /** Options sent to a route that takes no body: refused, not ignored as if applied (a GET's fetch cannot send one). */
+  private bodyOnNone(op: Operation): BadRequest | undefined {
+    if (op.method === "GET") return undefined;
+    const body = JSON.stringify(this.r.pick([{ force: true }, { reason: "done" }, [], "now"]));
+    return {
+      ...this.request(op, { body }),
+      what: `body ${body} on a route that takes none`,
+      names: ["takes no body"],
+    };
+  }
+
   private wrongMethod(op: Operation): BadRequest {
     if (this.r.int(4) === 0) {
       const req = this.request(op, { query: `?pad=${"p".repeat(20_000)}` });
