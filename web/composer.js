@@ -96,7 +96,11 @@ export function wireComposer() {
     act(async (session) => updateHead(await state.api.call("POST", path(session, "/close"))));
   $("take-control").onclick = () =>
     act(async (session) => {
-      await state.api.call("POST", path(session, "/control"), { client: state.api.client });
+      const { controller } = await state.api.call("POST", path(session, "/control"), {
+        client: state.api.client,
+      });
+      // The head from the answer: the list's refresh tells it only of a session among the newest listed.
+      if (state.view?.id === session) updateHead({ ...state.view, controller });
       await refreshSessions();
     });
 }
