@@ -60,13 +60,21 @@ export function wireComposer() {
     if (!text.trim()) return;
     const session = state.session;
     const key = crypto.randomUUID(); // this send's: a retry of it runs one turn
+    const files = [...$("images").files];
     const ok = await act(async (session) => {
-      const images = await Promise.all([...$("images").files].map(imageOf));
+      const images = await Promise.all(files.map(imageOf));
       const body = images.length ? { text, images } : { text };
       return state.api.call("POST", path(session, "/prompt"), body, key);
     });
     // What was typed while the prompt was on its way (the next one, or another session's) is the user's: kept.
-    if (ok && sent(session, text)) $("images").value = "";
+    if (!ok) return;
+    if (sent(session, text)) $("images").value = "";
+    // Sent from a session left meanwhile: its images went with the prompt, and are not kept for it.
+    else {
+      const kept = state.images.get(session);
+      if (kept?.length === files.length && kept.every((file, i) => file === files[i]))
+        state.images.delete(session);
+    }
   };
   $("prompt").onkeydown = (e) => {
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) $("composer").requestSubmit();

@@ -69,9 +69,11 @@ function leaveTenant() {
     transcript: undefined,
     sessions: [],
     drafts: new Map(),
+    images: new Map(),
   });
-  // What was typed for that tenant's sessions is not the next one's to read, nor to send.
+  // What was typed (and picked) for that tenant's sessions is not the next one's to read, nor to send.
   $("prompt").value = "";
+  $("images").value = "";
   $("sessions").replaceChildren();
   $("transcript").replaceChildren();
   $("announce").textContent = "";

@@ -38,6 +38,8 @@ export const state = {
    * opened again. In memory only, never in the browser's storage: a draft may hold a secret.
    */
   drafts: new Map(),
+  /** The images picked in the composer for each session left with some (its Files), by session id, as drafts. */
+  images: new Map(),
   /** The session list's refresh loop now running (pollSessions). */
   poll: undefined,
   /** The refresh a turn event asked for, while it is on its way (refreshSoon). */

@@ -79,8 +79,9 @@ async function tailStart(id, view) {
 }
 
 /**
- * The composer's text belongs to the session it was typed for: another session opened keeps it with the one left,
- * and shows the draft of the one opened (empty if none), so that it is never sent to a session it was not meant for.
+ * The composer's text and picked images belong to the session they were meant for: another session opened keeps
+ * them with the one left, and shows the draft and images of the one opened (none if none), so that they are never
+ * sent to a session they were not meant for.
  */
 function swapDraft(from, to) {
   if (from === to) return;
@@ -89,6 +90,15 @@ function swapDraft(from, to) {
   else state.drafts.delete(from);
   $("prompt").value = state.drafts.get(to) ?? "";
   state.drafts.delete(to);
+  // Kept as the files, not the input's FileList: clearing the input empties that list in place.
+  const input = /** @type {HTMLInputElement} */ ($("images"));
+  const files = [...(input.files ?? [])];
+  if (from !== undefined && files.length) state.images.set(from, files);
+  else state.images.delete(from);
+  const kept = new DataTransfer();
+  for (const file of state.images.get(to) ?? []) kept.items.add(file);
+  input.files = kept.files;
+  state.images.delete(to);
 }
 
 export async function openSession(id, all = false) {

@@ -1,5 +1,6 @@
-// The web UI's session head as the user acts on it, in a real browser: after "Take control" the head says the page
-// controls the session, without a reload.
+// The web UI's session head and composer as the user acts on them, in a real browser: after "Take control" the
+// head says the page controls the session, without a reload; images picked for one session stay with it when
+// another is opened, as its draft does, and are never sent with another session's prompt.
 import { describe, expect, it } from "vitest";
 import { useTestBrowser } from "../testing/use-browser.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
@@ -20,6 +21,39 @@ describe("web UI's head after Take control", () => {
       await page.click("#take-control");
       await expect.poll(() => page.locator("#s-control").textContent()).toBe("you control it");
       expect(await page.locator("#take-control").isHidden()).toBe(true);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("web UI's picked images when another session is opened", () => {
+  it("keeps them with the session they were picked for", async () => {
+    const client = t.client();
+    const first = (await client.create({ harness: "echo" })).id;
+    const second = (await client.create({ harness: "echo" })).id;
+    const page = await browser.newPage();
+    const open = async (id: string) => {
+      await page.goto(`${t.url}/#session=${id}`);
+      await expect.poll(() => page.locator("#s-title").textContent()).toBe(id);
+    };
+    const picked = () =>
+      page.locator("#images").evaluate((input) => (input as { files: { length: number } }).files.length);
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${first}`);
+      await expect.poll(() => page.locator("#conn").textContent()).toBe("live");
+      const png = Buffer.from("89504e470d0a1a0a", "hex");
+      await page.setInputFiles("#images", { name: "a.png", mimeType: "image/png", buffer: png });
+      await open(second);
+      expect(await picked()).toBe(0);
+      await expect.poll(() => page.locator("#conn").textContent()).toBe("live");
+      await page.fill("#prompt", "no picture here");
+      const sent = page.waitForRequest((req) => req.url().endsWith("/prompt"));
+      await page.click("#send");
+      const body = (await sent).postDataJSON() as { text: string; images?: unknown[] };
+      expect(body).toEqual({ text: "no picture here" });
+      await open(first);
+      expect(await picked()).toBe(1);
     } finally {
       await page.close();
     }
