@@ -6,8 +6,9 @@ import { NuiAgent } from "../../sdk/ts/nui/index.js";
 
 class Faulty extends NuiAgent {
   override name = "faulty";
-  async *run() {
+  async *run(_message: string, _runId: string, ctx: { signal: AbortSignal }) {
     yield "ok";
+    await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve, { once: true }));
   }
   override getSessionId(): string {
     throw new Error("no session yet");
@@ -53,15 +54,16 @@ describe("nui SDK: hooks that throw", () => {
     process.stderr.write = ((text: string) => stderr.push(text) > 0) as typeof process.stderr.write;
     try {
       const host = serve(new Faulty());
-      expect(await host.request("harness.run", { message: "m", runId: "r1" })).toMatchObject({
-        result: { runId: "r1" },
-      });
+      const running = host.request("harness.run", { message: "m", runId: "r1" });
+      // Cancelled while it works: onCancel is called for a run under way.
+      await expect.poll(() => host.lines.some((l) => l.method === "harness.event")).toBe(true);
+      expect(await host.request("harness.cancel", { runId: "r1" })).toMatchObject({ result: { ok: true } });
+      expect(await running).toMatchObject({ result: { runId: "r1", cancelled: true } });
       const events = host.lines.filter((l) => l.method === "harness.event").map((l) => l.params);
       expect(events).toEqual([
         { runId: "r1", type: "text", content: "ok" },
         { runId: "r1", type: "done" },
       ]);
-      expect(await host.request("harness.cancel", { runId: "r1" })).toMatchObject({ result: { ok: true } });
       expect(await host.request("harness.info", {})).toMatchObject({ result: { name: "faulty" } });
     } finally {
       process.stderr.write = write;

@@ -24,7 +24,7 @@ export abstract class NuiAgent {
     ctx: RunContext,
   ): AsyncIterable<Chunk> | Iterable<Chunk> | Promise<void> | void;
 
-  /** Called as soon as a cancel for `runId` arrives. */
+  /** Called as soon as a cancel for `runId`, a run of the connection under way, arrives. */
   onCancel(_runId: string): void {}
 
   /** Called before the host exits. */

@@ -89,8 +89,12 @@ export class RpcConnection {
         return void this.run(id, params);
       case "harness.cancel": {
         const runId = String(params.runId ?? "");
-        this.runs.get(runId)?.abort();
+        const run = this.runs.get(runId);
+        run?.abort();
         this.waiters.cancelRun(runId);
+        // onCancel knows a run by its id alone: only this connection's run under way is its to stop, not another
+        // connection's of the same id (a TCP host serves other sessions' too), nor one that has ended.
+        if (!run) return this.peer.respond(id, { ok: true });
         return void guarded(this.agent, "onCancel", () => this.agent.onCancel(runId)).then(() =>
           this.peer.respond(id, { ok: true }),
         );
