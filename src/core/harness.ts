@@ -158,6 +158,12 @@ export interface ContainerContext {
    * 127.0.0.1:`port` (the container has no network of its own); close it when that server stops.
    */
   publish(port: number): Promise<{ close(): Promise<void> }>;
+  /**
+   * Makes this host's 127.0.0.1:`port` (a server of Brain's, such as the session's credential proxy) answer on
+   * the container's 127.0.0.1:`port`; close it when that server stops. Absent when this host cannot enter the
+   * container's network namespace (a dev container with network: "bridge" under a Brain that is not root).
+   */
+  reach?(port: number): Promise<{ close(): Promise<void> }>;
 }
 
 export interface ToolUse {

@@ -1,10 +1,12 @@
 // The check that a CLI agent never holds the provider's real key: the model has the agent print its environment
 // with its own shell tool, and the key is in none of what the agent could reach or Brain wrote (the tool's
 // output, the session's files, its log), while the provider still received it, in the vendor's own header, from
-// Brain's credential proxy. The proxy then refuses a wrong token, and the session's token once it closed.
+// Brain's credential proxy. The proxy then refuses a wrong token, another session's, and the session's own once it
+// closed; in a container, another session's proxy is not even reachable.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
+import type { Session } from "../core/session.js";
 import { PROXY_VARIABLE } from "../harnesses/cli/services.js";
 import { events } from "./brain.js";
 import { agentRequests, type CliBed, FAKE_KEY } from "./cli.js";
@@ -33,13 +35,11 @@ async function statusOf(url: string): Promise<number | string> {
   }
 }
 
-/** `keyHeader`: the header the provider must receive the real key in, and its value. */
-export async function checkKeyNotInAgent(
-  b: CliBed,
-  keyHeader: [string, string],
-  path: string,
-): Promise<void> {
-  const session = await b.create();
+type CreateOptions = Parameters<CliBed["create"]>[0];
+
+/** A new session's agent prints its environment: the key is not in it, and its proxy's origin and token are. */
+async function printedProxy(b: CliBed, options: CreateOptions) {
+  const session = await b.create(options);
   const turn = await session.prompt("Show me your environment CMD[env]");
   expect((await turn.settled).status).toBe("completed");
   const results = (await events(session)).filter((e) => e.type === "tool.result" && e.turn === turn.turn);
@@ -50,12 +50,25 @@ export async function checkKeyNotInAgent(
   expect(output, "the agent's shell printed the provider's key").not.toContain("[redacted:provider_key]");
   const proxy = new RegExp(`${PROXY_VARIABLE}=(http://127\\.0\\.0\\.1:\\d+)/([A-Za-z0-9_-]+)`).exec(output);
   expect(proxy, `no ${PROXY_VARIABLE} in the printed environment: ${output.slice(0, 2000)}`).not.toBeNull();
+  return { session, origin: proxy![1]!, token: proxy![2]! };
+}
+
+/**
+ * `keyHeader`: the header the provider must receive the real key in, and its value. `options`: the sessions'
+ * (a dev container's innerHarness).
+ */
+export async function checkKeyNotInAgent(
+  b: CliBed,
+  keyHeader: [string, string],
+  path: string,
+  options?: CreateOptions,
+): Promise<void> {
+  const { session, origin, token } = await printedProxy(b, options);
 
   const requests = agentRequests(b.sandbox.provider.requests);
   expect(requests.length).toBeGreaterThan(0);
   for (const request of requests) expect(request.headers[keyHeader[0]]).toBe(keyHeader[1]);
 
-  const [, origin, token] = proxy!;
   expect(await statusOf(`${origin}/${token}x${path}`)).toBe(403);
   expect(await statusOf(`${origin}/not-the-token${path}`)).toBe(403);
   await session.close();
@@ -67,4 +80,29 @@ export async function checkKeyNotInAgent(
     (file) => statSync(file).size < 64 * 1024 * 1024 && readFileSync(file).includes(FAKE_KEY),
   );
   expect(holding).toEqual([]);
+}
+
+/** What `node -e` in the agent's shell got for a POST to `url`: `STATUS <n>`, or `UNREACHABLE <code>`. */
+async function statusInside(session: Session, url: string): Promise<string> {
+  const script = `fetch('${url}',{method:'POST',body:'{}'}).then(r=>console.log('STATUS',r.status),e=>console.log('UNREACHABLE',e.cause&&e.cause.code))`;
+  const turn = await session.prompt(`Try it CMD[node -e "${script}"]`);
+  expect((await turn.settled).status).toBe("completed");
+  const results = (await events(session)).filter((e) => e.type === "tool.result" && e.turn === turn.turn);
+  const said = /(STATUS \d+|UNREACHABLE \w+)/.exec(JSON.stringify(results));
+  expect(said, `no status printed: ${JSON.stringify(results).slice(0, 2000)}`).not.toBeNull();
+  return said![1]!;
+}
+
+/**
+ * Two sessions' agents, each holding its own token: neither's proxy takes the other's token, from this host or
+ * from inside the agent's own shell, and the other session's proxy is not even reachable from there.
+ */
+export async function checkTokensApart(b: CliBed, path: string, options?: CreateOptions): Promise<void> {
+  const one = await printedProxy(b, options);
+  const two = await printedProxy(b, options);
+  expect(one.origin).not.toBe(two.origin);
+  expect(await statusOf(`${one.origin}/${two.token}${path}`)).toBe(403);
+  expect(await statusOf(`${two.origin}/${one.token}${path}`)).toBe(403);
+  expect(await statusInside(one.session, `${one.origin}/${two.token}${path}`)).toBe("STATUS 403");
+  expect(await statusInside(one.session, `${two.origin}/${two.token}${path}`)).toMatch(/^UNREACHABLE/);
 }

@@ -4,7 +4,8 @@
 // both are worthless anywhere but here, and dead once the harness closes. The proxy, on 127.0.0.1 in Brain's
 // process, takes only requests under the token, puts the real key in the vendor's own header, forwards to the
 // real endpoint and streams the answer back as it comes (SSE). One per harness, so the token's life is the
-// session's, and nothing of one session's provider is reachable with another's token.
+// session's, and nothing of one session's provider is reachable with another's token. A CLI in a session's
+// container reaches it at the same URL: the port is bridged into the container's loopback (./services.ts).
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -45,7 +46,8 @@ export class CredentialProxy {
   private readonly pool = new Agent({ bodyTimeout: 0, headersTimeout: 0 });
   private readonly upstream: URL;
   private revoked = false;
-  private port = 0;
+  /** Where it listens on 127.0.0.1 (bridged into a container at the same port). */
+  port = 0;
 
   private constructor(
     private readonly target: ProxyTarget,

@@ -19,6 +19,8 @@ export interface CliProvider {
 export class CliServices {
   private endpoint: Promise<ToolEndpoint> | undefined;
   private proxy: Promise<CredentialProxy> | undefined;
+  /** The proxy's port bridged into the session's container, when the CLI runs in one. */
+  private bridged: Promise<{ close(): Promise<void> }> | undefined;
 
   constructor(
     private readonly options: HarnessOptions,
@@ -40,23 +42,32 @@ export class CliServices {
 
   /**
    * The provider for the CLI speaking `wire`, `base_url` as its SDK joins paths to it. With a key, the CLI gets
-   * the credential proxy's URL and token instead of the real ones (./credential-proxy.ts), unless it runs in a
-   * container, whose 127.0.0.1 is not this host's: that CLI still holds the key (README, security).
+   * the credential proxy's URL and token instead of the real ones (./credential-proxy.ts). In a container, whose
+   * 127.0.0.1 is not this host's, the proxy's port is bridged to the container's 127.0.0.1 at the same port, so
+   * the same URL holds there and that CLI does not hold the key either.
    */
   async provider(wire: WireApi, base_url: string | undefined): Promise<CliProvider> {
     const key = this.options.provider.api_key;
     const direct = { ...(base_url ? { base_url } : {}), ...(key ? { api_key: key } : {}) };
-    if (!key || !this.proxied || this.options.container) return direct;
+    // A container this host cannot bridge into has no way to the proxy: that CLI holds the key (README, security).
+    if (!key || !this.proxied || (this.options.container && !this.options.container.reach)) return direct;
     const target: ProxyTarget = { wire, api_key: key, ...(base_url ? { base_url } : {}) };
     this.proxy ??= CredentialProxy.start(target);
     const proxy = await this.proxy;
+    const reach = this.options.container?.reach;
+    if (reach) {
+      this.bridged ??= reach(proxy.port);
+      await this.bridged;
+    }
     return { base_url: proxy.url, api_key: proxy.token, proxy: proxy.url };
   }
 
+  /** The bridge is cut before the proxy closes: a container never reaches a port that another server took. */
   async close(): Promise<void> {
-    await Promise.all([
-      this.endpoint?.catch(() => undefined).then((endpoint) => endpoint?.close()),
-      this.proxy?.catch(() => undefined).then((proxy) => proxy?.close()),
-    ]);
+    const proxy = async () => {
+      await (await this.bridged?.catch(() => undefined))?.close();
+      await (await this.proxy?.catch(() => undefined))?.close();
+    };
+    await Promise.all([this.endpoint?.catch(() => undefined).then((endpoint) => endpoint?.close()), proxy()]);
   }
 }

@@ -8,7 +8,8 @@ import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { events, tempDir, textOf } from "../../testing/brain.js";
-import { type CliBed, cliBed } from "../../testing/cli.js";
+import { type CliBed, cliBed, FAKE_KEY } from "../../testing/cli.js";
+import { checkKeyNotInAgent, checkTokensApart } from "../../testing/cli-credentials.js";
 import { docker, ensureDockerEngine, sessionContainers } from "../../testing/docker-engine.js";
 import { catalogFactories } from "../../testing/nui.js";
 import { locateCli } from "../cli/locate.js";
@@ -116,6 +117,16 @@ describe.runIf(locateCli("claude"))("a dev container on the real engine", () => 
     });
     await b.t.brain.closeSession(s.id);
     expect(sessionContainers(s.id)).toEqual([]);
+  });
+
+  it("never gives claude-code inside the provider's key: it reaches Brain's proxy bridged in", async () => {
+    const inside = { config: { options: { innerHarness: "claude-code", image: BASE_IMAGE } } };
+    await checkKeyNotInAgent(await devcontainerBed(), ["x-api-key", FAKE_KEY], "/v1/messages", inside);
+  });
+
+  it("gives each session's dev container its own proxy, which refuses another session's token", async () => {
+    const inside = { config: { options: { innerHarness: "claude-code", image: BASE_IMAGE } } };
+    await checkTokensApart(await devcontainerBed(), "/v1/messages", inside);
   });
 });
 

@@ -256,7 +256,10 @@ export class DevcontainerFactory implements HarnessFactory {
       }),
     );
     let box: Container | undefined;
-    const bridge = new ContainerBridge(() => box!.pid(), toolsDir, this.name);
+    // Root enters any container's network namespace, so the CLI's credential proxy is bridged in; a network: "bridge"
+    // container under another user gets the provider's key itself (README, security).
+    const root = (this.settings.uid ?? process.getuid?.()) === 0;
+    const bridge = new ContainerBridge(() => box!.pid(), toolsDir, this.name, root);
     const release = async () => {
       await bridge.close();
       // Removed, not only stopped: a stopped dev container stays behind until someone removes it.

@@ -3,6 +3,8 @@
 // network namespace, and nothing else. Every check the CLI families share runs against it.
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { events, textOf } from "../../testing/brain.js";
+import { FAKE_KEY } from "../../testing/cli.js";
+import { checkKeyNotInAgent, checkTokensApart } from "../../testing/cli-credentials.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { docker, ensureDockerEngine, sessionContainers } from "../../testing/docker-engine.js";
 import { dockerSandboxed } from "../../testing/docker-sandbox.js";
@@ -41,5 +43,13 @@ describe.runIf(found)("claude-code in a docker sandbox", () => {
     expect(textOf(await events(session), turn.turn)).toContain("done");
     await b.t.brain.closeSession(session.id);
     expect(sessionContainers(session.id)).toEqual([]);
+  });
+
+  it("never gives the agent in the container the provider's key: it reaches Brain's proxy bridged in", async () => {
+    await checkKeyNotInAgent(await start(), ["x-api-key", FAKE_KEY], "/v1/messages");
+  });
+
+  it("gives each session's container its own proxy, which refuses another session's token", async () => {
+    await checkTokensApart(await start(), "/v1/messages");
   });
 });

@@ -1,6 +1,6 @@
 // What a harness whose program runs in a session's --network none container has of the host: the provider's
-// loopback port bridged into the container, servers the program starts inside published back to this host's
-// loopback, and a private directory mounted at its own path for the tool endpoint. The docker sandbox and the
+// loopback port and the session's credential proxy bridged into the container, servers the program starts inside
+// published back to this host's loopback, and a private directory mounted at its own path for the tool endpoint. The docker sandbox and the
 // devcontainer harness both open one per session container and close it before removing the container.
 import { chmodSync, lchownSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,7 +28,8 @@ export function removePrivateDir(dir: string): void {
 }
 
 export class ContainerBridge {
-  private readonly published = new Set<ContainerNet>();
+  /** What was bridged for the harness (its published servers, its credential proxy), each closed on its own. */
+  private readonly opened = new Set<ContainerNet>();
   private net: ContainerNet | undefined;
   readonly context: ContainerContext;
 
@@ -40,19 +41,26 @@ export class ContainerBridge {
     private readonly pid: () => Promise<number>,
     readonly toolsDir: string,
     private readonly harness: string,
+    /** False: this host cannot enter the container's network namespace (not root, and it need not). */
+    reaches = true,
   ) {
     this.context = {
       toolsDir,
       node: "node",
-      publish: async (port) => {
-        const one = await ContainerNet.open(await this.pid(), port, [], this.harness, port);
-        this.published.add(one);
-        return {
-          close: async () => {
-            this.published.delete(one);
-            await one.close();
-          },
-        };
+      publish: async (port) =>
+        this.track(await ContainerNet.open(await this.pid(), port, [], this.harness, port)),
+    };
+    if (reaches) {
+      this.context.reach = async (port) =>
+        this.track(await ContainerNet.open(await this.pid(), undefined, [port], this.harness));
+    }
+  }
+
+  private track(one: ContainerNet): { close(): Promise<void> } {
+    this.opened.add(one);
+    return {
+      close: async () => {
+        if (this.opened.delete(one)) await one.close();
       },
     };
   }
@@ -74,8 +82,8 @@ export class ContainerBridge {
 
   /** Cuts every bridge and removes the private directory. */
   async close(): Promise<void> {
-    await Promise.all([this.net, ...this.published].map((n) => n?.close()));
-    this.published.clear();
+    await Promise.all([this.net, ...this.opened].map((n) => n?.close()));
+    this.opened.clear();
     removePrivateDir(this.toolsDir);
   }
 }
