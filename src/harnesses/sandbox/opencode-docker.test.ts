@@ -4,6 +4,8 @@
 // mode too (the tool endpoint's socket is in a directory the container mounts).
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { events } from "../../testing/brain.js";
+import { FAKE_KEY } from "../../testing/cli.js";
+import { checkKeyNotInAgent } from "../../testing/cli-credentials.js";
 import {
   type CliFamilyCase,
   describeCliFamily,
@@ -44,5 +46,9 @@ describe.runIf(found)("opencode in a docker sandbox", () => {
     expect((await events(session)).some((e) => e.type === "assistant.message")).toBe(true);
     await b.t.brain.closeSession(session.id);
     expect(sessionContainers(session.id)).toEqual([]);
+  });
+
+  it("never gives the agent in the container the provider's key: it reaches Brain's proxy bridged in", async () => {
+    await checkKeyNotInAgent(await start(), ["authorization", `Bearer ${FAKE_KEY}`], "/chat/completions");
   });
 });
