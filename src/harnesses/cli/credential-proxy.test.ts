@@ -4,7 +4,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
 import { anthropic, openaiResponses } from "../../testing/fake-provider/wire-clients.js";
-import { CredentialProxy, MAX_REQUEST_BYTES } from "./credential-proxy.js";
+import { CredentialProxy, MAX_REQUEST_BYTES, type ProxyWire } from "./credential-proxy.js";
 
 const KEY = "sk-real-operator-key";
 let provider: FakeProvider;
@@ -19,7 +19,7 @@ afterEach(async () => {
 });
 afterAll(() => provider.close());
 
-async function proxy(wire: "messages" | "responses", base_url: string): Promise<CredentialProxy> {
+async function proxy(wire: ProxyWire, base_url: string): Promise<CredentialProxy> {
   const made = await CredentialProxy.start({ wire, api_key: KEY, base_url });
   proxies.push(made);
   return made;
@@ -59,6 +59,26 @@ describe("credential proxy", () => {
     expect(res.status).toBe(200);
     expect(provider.requests[0]?.path).toBe("/v1/responses");
     expect(provider.requests[0]?.headers.authorization).toBe(`Bearer ${KEY}`);
+  });
+
+  it("forwards a Gemini API request with the real key in x-goog-api-key; the agent's, in the header or ?key=, is dropped", async () => {
+    // A provider that takes only the real key: the agent's token, left in either place, would be refused.
+    const secured = await startFakeProvider({ apiKey: KEY });
+    try {
+      const p = await proxy("gemini", secured.url);
+      secured.script([{ text: "from gemini" }]);
+      const path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent";
+      const body = { contents: [{ role: "user", parts: [{ text: "hello" }] }] };
+      const res = await post(`${p.url}${path}?alt=sse&key=${p.token}`, body, { "x-goog-api-key": p.token });
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain('"finishReason":"STOP"');
+      const [seen] = secured.requests;
+      expect(seen?.path).toBe(`${path}?alt=sse`);
+      expect(seen?.headers["x-goog-api-key"]).toBe(KEY);
+      expect(JSON.stringify(seen)).not.toContain(p.token);
+    } finally {
+      await secured.close();
+    }
   });
 
   it("streams an answer as it comes: frames arrive while the provider still holds the stream open", async () => {

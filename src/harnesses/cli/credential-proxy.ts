@@ -13,14 +13,21 @@ import { pipeline } from "node:stream/promises";
 import { Agent } from "undici";
 import type { WireApi } from "./provider-api.js";
 
+/**
+ * What the proxy can put a key on: the CLI wires, and the Gemini API (gemini-cli, its own model API: no CLI
+ * family but its ACP preset speaks it, so it is not one of provider-api.ts's WireApi).
+ */
+export type ProxyWire = WireApi | "gemini";
+
 /** A request body larger than any one model request (Anthropic's own limit is 32 MB) is refused with 413. */
 export const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
 
 /** Where each wire's vendor is when the provider names no base_url, as its SDKs join paths to it. */
-const VENDOR_BASE: Record<WireApi, string> = {
+const VENDOR_BASE: Record<ProxyWire, string> = {
   messages: "https://api.anthropic.com",
   chat: "https://api.openai.com/v1",
   responses: "https://api.openai.com/v1",
+  gemini: "https://generativelanguage.googleapis.com",
 };
 
 /** Every header a client may carry a key in: the agent's token never goes on to the provider. */
@@ -29,12 +36,13 @@ const KEY_HEADERS = ["authorization", "x-api-key", "x-goog-api-key", "api-key", 
 const HOP_HEADERS = ["connection", "keep-alive", "transfer-encoding", "upgrade", "te", "trailer", "host"];
 
 /** The key in the header the vendor reads it from. */
-function keyHeader(wire: WireApi, key: string): Record<string, string> {
-  return wire === "messages" ? { "x-api-key": key } : { authorization: `Bearer ${key}` };
+function keyHeader(wire: ProxyWire, key: string): Record<string, string> {
+  if (wire === "messages") return { "x-api-key": key };
+  return wire === "gemini" ? { "x-goog-api-key": key } : { authorization: `Bearer ${key}` };
 }
 
 export interface ProxyTarget {
-  wire: WireApi;
+  wire: ProxyWire;
   api_key: string;
   /** The provider's base URL as the CLI's SDK would join paths to it (Anthropic's without /v1); none: the vendor's. */
   base_url?: string;
@@ -109,7 +117,7 @@ export class CredentialProxy {
     const base = this.upstream.pathname.replace(/\/+$/, "");
     const answer = await this.pool.request({
       origin: this.upstream.origin,
-      path: `${base}${rest}`,
+      path: `${base}${this.target.wire === "gemini" ? withoutQueryKey(rest) : rest}`,
       method: req.method as "POST",
       headers,
       ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
@@ -132,6 +140,17 @@ export class CredentialProxy {
     const rest = url.slice(prefix.length);
     return rest === "" || rest.startsWith("/") || rest.startsWith("?") ? rest : undefined;
   }
+}
+
+/** The Gemini API reads a key from `?key=` as well as its header: the agent's token there is dropped too. */
+function withoutQueryKey(rest: string): string {
+  const at = rest.indexOf("?");
+  if (at < 0) return rest;
+  const query = new URLSearchParams(rest.slice(at + 1));
+  if (!query.has("key")) return rest;
+  query.delete("key");
+  const left = query.toString();
+  return `${rest.slice(0, at)}${left ? `?${left}` : ""}`;
 }
 
 function fail(res: ServerResponse, status: number, message: string): void {

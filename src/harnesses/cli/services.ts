@@ -2,8 +2,7 @@
 // and closed with the harness: the session's tool endpoint (bound mode) and the provider's credential proxy.
 import type { HarnessOptions } from "../../core/harness.js";
 import { type RunningTurnRef, sessionToolEndpoint, type ToolEndpoint } from "../../tools/endpoint/index.js";
-import { CredentialProxy, type ProxyTarget } from "./credential-proxy.js";
-import type { WireApi } from "./provider-api.js";
+import { CredentialProxy, type ProxyTarget, type ProxyWire } from "./credential-proxy.js";
 
 /** The variable that says where the CLI's provider is when it is Brain's proxy (for a launcher that isolates it). */
 export const PROXY_VARIABLE = "BRAIN_PROVIDER_PROXY";
@@ -46,7 +45,7 @@ export class CliServices {
    * 127.0.0.1 is not this host's, the proxy's port is bridged to the container's 127.0.0.1 at the same port, so
    * the same URL holds there and that CLI does not hold the key either.
    */
-  async provider(wire: WireApi, base_url: string | undefined): Promise<CliProvider> {
+  async provider(wire: ProxyWire, base_url: string | undefined): Promise<CliProvider> {
     const key = this.options.provider.api_key;
     const direct = { ...(base_url ? { base_url } : {}), ...(key ? { api_key: key } : {}) };
     // A container this host cannot bridge into has no way to the proxy: that CLI holds the key (README, security).
