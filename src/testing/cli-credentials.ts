@@ -37,13 +37,28 @@ async function statusOf(url: string): Promise<number | string> {
 
 type CreateOptions = Parameters<CliBed["create"]>[0];
 
+/**
+ * For an agent that shows its client no shell output (gemini's ACP mode): the command that prints the
+ * environment somewhere, and how to read that.
+ */
+export interface PrintedElsewhere {
+  command: string;
+  read(b: CliBed, session: Session): string;
+}
+
+/** How a check makes its sessions: `options` (a dev container's innerHarness), `printed` (see PrintedElsewhere). */
+export interface CheckSessions {
+  options?: CreateOptions;
+  printed?: PrintedElsewhere;
+}
+
 /** A new session's agent prints its environment: the key is not in it, and its proxy's origin and token are. */
-async function printedProxy(b: CliBed, options: CreateOptions) {
+async function printedProxy(b: CliBed, { options, printed }: CheckSessions = {}) {
   const session = await b.create(options);
-  const turn = await session.prompt("Show me your environment CMD[env]");
+  const turn = await session.prompt(`Show me your environment CMD[${printed?.command ?? "env"}]`);
   expect((await turn.settled).status).toBe("completed");
   const results = (await events(session)).filter((e) => e.type === "tool.result" && e.turn === turn.turn);
-  const output = JSON.stringify(results);
+  const output = JSON.stringify(results) + (printed?.read(b, session) ?? "");
   // The command did run, and printed the environment: the key is not in it, the proxy's URL is. Brain's log
   // redacts a key it knows, so a key the agent printed shows here as its redaction, not as itself.
   expect(output).not.toContain(FAKE_KEY);
@@ -53,17 +68,14 @@ async function printedProxy(b: CliBed, options: CreateOptions) {
   return { session, origin: proxy![1]!, token: proxy![2]! };
 }
 
-/**
- * `keyHeader`: the header the provider must receive the real key in, and its value. `options`: the sessions'
- * (a dev container's innerHarness).
- */
+/** `keyHeader`: the header the provider must receive the real key in, and its value. */
 export async function checkKeyNotInAgent(
   b: CliBed,
   keyHeader: [string, string],
   path: string,
-  options?: CreateOptions,
+  sessions?: CheckSessions,
 ): Promise<void> {
-  const { session, origin, token } = await printedProxy(b, options);
+  const { session, origin, token } = await printedProxy(b, sessions);
 
   const requests = agentRequests(b.sandbox.provider.requests);
   expect(requests.length).toBeGreaterThan(0);
@@ -97,9 +109,9 @@ async function statusInside(session: Session, url: string): Promise<string> {
  * Two sessions' agents, each holding its own token: neither's proxy takes the other's token, from this host or
  * from inside the agent's own shell, and the other session's proxy is not even reachable from there.
  */
-export async function checkTokensApart(b: CliBed, path: string, options?: CreateOptions): Promise<void> {
-  const one = await printedProxy(b, options);
-  const two = await printedProxy(b, options);
+export async function checkTokensApart(b: CliBed, path: string, sessions?: CheckSessions): Promise<void> {
+  const one = await printedProxy(b, sessions);
+  const two = await printedProxy(b, sessions);
   expect(one.origin).not.toBe(two.origin);
   expect(await statusOf(`${one.origin}/${two.token}${path}`)).toBe(403);
   expect(await statusOf(`${two.origin}/${one.token}${path}`)).toBe(403);

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { ConformanceTools } from "../../cli/commands/conformance/tools.js";
 import { events, waitForEvent } from "../../testing/brain.js";
 import { type CliBed, checkReadGated, cliBed, FAKE_KEY } from "../../testing/cli.js";
+import { checkKeyNotInAgent } from "../../testing/cli-credentials.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { describeLostHistory } from "../../testing/cli-lost-history.js";
 import { fixtureStdio } from "../../tools/mcp/testing/servers.js";
@@ -58,6 +59,10 @@ describe.runIf(found)("the acp family's own, on claude-agent-acp", () => {
 
   it("gates the read-only tools Claude Code runs unasked: a denied Read does not run, an asked one is asked", async () => {
     await checkReadGated(await start());
+  });
+
+  it("never gives the agent the provider's key: its shell cannot print it, the provider gets it from Brain's proxy", async () => {
+    await checkKeyNotInAgent(await start(), ["x-api-key", FAKE_KEY], "/v1/messages");
   });
 
   it("checkpoints right after a bound tool call interrupted while it runs: the stopped process is done writing", async () => {

@@ -3,11 +3,13 @@
 // src/testing/cli-family.ts. Two of them are gemini's own here: gemini-cli 0.61 in ACP mode shows no shell
 // output to its client (its shell's display is a list of terminal lines, which its ACP side drops), so the turn
 // and restore checks look for the command's effect on the working directory instead of its output.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
+import type { Session } from "../../core/session.js";
 import { events, textOf } from "../../testing/brain.js";
-import { agentRequests, FAKE_KEY, historyOf } from "../../testing/cli.js";
+import { agentRequests, type CliBed, FAKE_KEY, historyOf } from "../../testing/cli.js";
+import { checkKeyNotInAgent } from "../../testing/cli-credentials.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { AcpFactory, presetDescriptor } from "./factory.js";
 import { PRESETS } from "./presets.js";
@@ -63,6 +65,16 @@ describe.runIf(found)("gemini's own", () => {
     expect(existsSync(join(b.t.store.paths(session.id).native, "work", "made.txt"))).toBe(true);
     expect(textOf(all, turn.turn)).toBe("Let me look.done");
     expect(agentRequests(b.sandbox.provider.requests)[0]?.headers["x-goog-api-key"]).toBe(FAKE_KEY);
+  });
+
+  it("never gives the agent the provider's key: its shell cannot print it, the provider gets it from Brain's proxy", async () => {
+    // Its ACP mode shows no shell output: the command writes the environment into the working directory.
+    const printed = {
+      command: "env > printed-env.txt",
+      read: (b: CliBed, session: Session) =>
+        readFileSync(join(b.t.store.paths(session.id).native, "work", "printed-env.txt"), "utf8"),
+    };
+    await checkKeyNotInAgent(await start(), ["x-goog-api-key", FAKE_KEY], "/v1beta/models", { printed });
   });
 
   it("restores a checkpoint into a fresh dir: full history, tools run in the new dir", async () => {

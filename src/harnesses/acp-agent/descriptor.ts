@@ -22,7 +22,10 @@ const AcpAgentEntry = z.strictObject({
   preset: z.enum(PRESET_NAMES).optional(),
   /** Its name in messages. */
   title: z.string().min(1).optional(),
+  /** false: with a preset, it holds the provider's key itself (see AcpSettings.credential_proxy). */
+  credential_proxy: z.boolean().optional(),
 });
+type AcpAgentEntry = z.infer<typeof AcpAgentEntry>;
 
 export const AcpSettings = z.strictObject({
   /** Words run in front of every ACP agent (a sandbox, `nice`, …). */
@@ -31,6 +34,12 @@ export const AcpSettings = z.strictObject({
   env: Env.optional(),
   /** Another program for a preset: `{"codex": "/opt/codex-acp"}`. */
   bin: z.partialRecord(z.enum(PRESET_NAMES), z.string().min(1)).optional(),
+  /**
+   * false: the presets' agents get the provider's key in their environment, where every command they run can
+   * read it, instead of a token of Brain's loopback credential proxy; `{"gemini": false}` for one preset. Only
+   * for a launcher that cuts the agent off from 127.0.0.1.
+   */
+  credential_proxy: z.union([z.boolean(), z.partialRecord(z.enum(PRESET_NAMES), z.boolean())]).optional(),
   /** More agents, by name (harness `acp:<name>`). */
   agents: z
     .record(
@@ -43,6 +52,14 @@ export type AcpSettings = z.infer<typeof AcpSettings>;
 
 const words = (value: string | string[]) => (typeof value === "string" ? splitCommandLine(value) : value);
 
+/** Whether the settings opt a preset (or an agent configured with it) out of the credential proxy. */
+function unproxied(settings: AcpSettings, preset: string | undefined, entry?: AcpAgentEntry): boolean {
+  const all = settings.credential_proxy;
+  if (entry?.credential_proxy !== undefined) return !entry.credential_proxy;
+  if (typeof all === "boolean") return !all;
+  return preset !== undefined && all?.[preset as (typeof PRESET_NAMES)[number]] === false;
+}
+
 function factories(settings: AcpSettings, launcher?: string[], spawner?: Spawner): AcpFactory[] {
   const host: CliFamilyFactoryOptions = {
     ...(launcher ? { launcher } : {}),
@@ -51,7 +68,8 @@ function factories(settings: AcpSettings, launcher?: string[], spawner?: Spawner
   };
   const out = PRESETS.map((preset) => {
     const bin = settings.bin?.[preset.name];
-    return new AcpFactory(presetDescriptor(preset), { ...host, ...(bin ? { bin } : {}) });
+    const direct = unproxied(settings, preset.name) ? { credentialProxy: false } : {};
+    return new AcpFactory(presetDescriptor(preset), { ...host, ...direct, ...(bin ? { bin } : {}) });
   });
   for (const [name, entry] of Object.entries(settings.agents ?? {})) {
     const [program, ...args] = words(entry.command);
@@ -60,8 +78,14 @@ function factories(settings: AcpSettings, launcher?: string[], spawner?: Spawner
     const title = entry.title ?? name;
     const descriptor = acpFamilyDescriptor(name, program!, preset?.npmPackage ?? program!, title, profile);
     const env = { ...settings.env, ...entry.env };
+    const direct = unproxied(settings, entry.preset, entry) ? { credentialProxy: false } : {};
     out.push(
-      new AcpFactory(descriptor, { ...host, bin: program!, ...(Object.keys(env).length ? { env } : {}) }),
+      new AcpFactory(descriptor, {
+        ...host,
+        ...direct,
+        bin: program!,
+        ...(Object.keys(env).length ? { env } : {}),
+      }),
     );
   }
   return out;

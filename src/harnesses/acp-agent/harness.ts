@@ -197,7 +197,8 @@ export class AcpHarness extends CliHarness<Connection> {
   protected async connect(): Promise<Connection> {
     await this.retiring;
     const agent = await this.boundContext();
-    const env = this.environment(this.profile.prepare?.(agent) ?? {});
+    const services = { provider: this.provider.bind(this) };
+    const env = this.environment((await this.profile.prepare?.(agent, services)) ?? {});
     const args = [...(this.profile.args?.(agent) ?? []), ...(this.ctx.session.args ?? [])];
     let input!: ReadableStreamDefaultController<AnyMessage>;
     const readable = new ReadableStream<AnyMessage>({

@@ -8,6 +8,7 @@ import { askSettings, claudeToolRules } from "../claude-code/policy.js";
 import { placeTranscript, transcriptPath, transcriptTail } from "../claude-code/transcripts.js";
 import { listNativeFiles } from "../cli/files.js";
 import { anthropicBaseUrl, ownVendorWire, refuseKeyWithoutVendor } from "../cli/provider-api.js";
+import { type CliProvider, PROXY_VARIABLE } from "../cli/services.js";
 import { codexConfigToml, keyEnvironment } from "../codex/config-toml.js";
 import { relocateRollouts, rolloutCwd, rolloutsOf } from "../codex/relocate.js";
 import { placeGeminiChat } from "./gemini-chats.js";
@@ -30,6 +31,10 @@ function home(ctx: AcpAgentContext, name: string): string {
   return join(ctx.dir, name);
 }
 
+/** Where the agent's provider is when it is Brain's credential proxy (for a launcher that isolates it). */
+const proxyVariable = (provider: CliProvider): Record<string, string> =>
+  provider.proxy ? { [PROXY_VARIABLE]: provider.proxy } : {};
+
 /** Session files only grow; nothing else the agents write (settings, caches, sqlite indexes) is needed to load one. */
 const appendOnly = (dir: string, sub: string, pattern: RegExp) =>
   listNativeFiles(dir, sub, { include: (path) => pattern.test(path), appendOnly: () => true });
@@ -51,8 +56,9 @@ async function endsWithAnswer(file: string, text: string): Promise<boolean> {
 
 const claude: AcpProfile = {
   check: (ctx) => void ownVendorWire(ctx.family, ctx.provider, { speaks: ["messages"], openai: "chat" }),
-  prepare: (ctx) => {
-    const { provider, config } = ctx;
+  prepare: async (ctx, services) => {
+    const { base_url } = ctx.provider;
+    const provider = await services.provider("messages", base_url ? anthropicBaseUrl(base_url) : undefined);
     return {
       CLAUDE_CONFIG_DIR: home(ctx, CLAUDE_DIR),
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
@@ -61,9 +67,10 @@ const claude: AcpProfile = {
       // The SDK always passes --allow-dangerously-skip-permissions, which Claude Code refuses as root unless told
       // it runs in a sandbox; permissions still go through session/request_permission.
       ...(process.getuid?.() === 0 ? { IS_SANDBOX: "1" } : {}),
-      ...(config.model ? { ANTHROPIC_MODEL: config.model } : {}),
-      ...(provider.base_url ? { ANTHROPIC_BASE_URL: anthropicBaseUrl(provider.base_url) } : {}),
+      ...(ctx.config.model ? { ANTHROPIC_MODEL: ctx.config.model } : {}),
+      ...(provider.base_url ? { ANTHROPIC_BASE_URL: provider.base_url } : {}),
       ...(provider.api_key ? { ANTHROPIC_API_KEY: provider.api_key } : {}),
+      ...proxyVariable(provider),
     };
   },
   sessionMeta: ({ config, endpoint, policy }) => {
@@ -252,7 +259,7 @@ const gemini: AcpProfile = {
     );
   },
   args: () => ["--acp"],
-  prepare: (ctx) => {
+  prepare: async (ctx, services) => {
     const dir = home(ctx, GEMINI_DIR);
     const settingsDir = join(dir, ".gemini");
     const settings = {
@@ -262,15 +269,17 @@ const gemini: AcpProfile = {
     };
     const json = `${JSON.stringify(settings, null, 2)}\n`;
     writeAgentFileSync(ctx.dir, join(settingsDir, "settings.json"), json, undefined, ctx.owner);
-    const { provider, config } = ctx;
+    const base_url = ctx.provider.base_url?.replace(/\/+$/, "");
+    const provider = await services.provider("gemini", base_url);
     return {
       GEMINI_CLI_HOME: dir,
       // One process, not a relaunched second one; MCP servers connect only in a trusted folder.
       GEMINI_CLI_NO_RELAUNCH: "true",
       GEMINI_CLI_TRUST_WORKSPACE: "true",
-      GEMINI_MODEL: config.model ?? GEMINI_DEFAULT_MODEL,
-      ...(provider.base_url ? { GOOGLE_GEMINI_BASE_URL: provider.base_url.replace(/\/+$/, "") } : {}),
+      GEMINI_MODEL: ctx.config.model ?? GEMINI_DEFAULT_MODEL,
+      ...(provider.base_url ? { GOOGLE_GEMINI_BASE_URL: provider.base_url } : {}),
       ...(provider.api_key ? { GEMINI_API_KEY: provider.api_key } : {}),
+      ...proxyVariable(provider),
     };
   },
   // Its ACP mode names a call only in its id (`run_shell_command__run_shell_command_<ms>_0`) and shows no

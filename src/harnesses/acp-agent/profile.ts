@@ -4,8 +4,10 @@
 import type { ContainerUser } from "../../core/harness.js";
 import type { NativeFile, ProviderCredentials, SessionConfig } from "../../protocol/runner.js";
 import type { StdioServerSpec } from "../../tools/endpoint/index.js";
+import type { ProxyWire } from "../cli/credential-proxy.js";
 import type { CliFamilyDescriptor } from "../cli/family.js";
 import type { CliContext } from "../cli/harness.js";
+import type { CliProvider } from "../cli/services.js";
 
 export interface AcpAgentContext {
   family: CliFamilyDescriptor;
@@ -44,6 +46,16 @@ export function agentContext(ctx: CliContext, endpoint?: StdioServerSpec): AcpAg
   };
 }
 
+/** What the harness serves an agent from Brain's process as it starts it, each closed with the harness. */
+export interface AcpServices {
+  /**
+   * The provider as the agent is to see it, `base_url` as its SDK joins paths to it: with a key, the session's
+   * credential proxy's URL and token instead of the real ones (../cli/services.ts), so no command the agent
+   * runs can read the key from its environment.
+   */
+  provider(wire: ProxyWire, base_url: string | undefined): Promise<CliProvider>;
+}
+
 export interface AcpProfile {
   /**
    * `bound` tool mode: whether a tool name the agent reports (as the update mapper names it) is one of the
@@ -55,8 +67,14 @@ export interface AcpProfile {
   check?(ctx: AcpAgentContext): void;
   /** Arguments before the session's own `options.args`. */
   args?(ctx: AcpAgentContext): string[];
-  /** Writes the agent's config under the native dir; returns the variables that point it there and at the provider. */
-  prepare?(ctx: AcpAgentContext): Record<string, string>;
+  /**
+   * Writes the agent's config under the native dir; returns the variables that point it there and at the
+   * provider (as `services.provider` gives it: never the key itself, unless the operator opted out).
+   */
+  prepare?(
+    ctx: AcpAgentContext,
+    services: AcpServices,
+  ): Record<string, string> | Promise<Record<string, string>>;
   /** session/new's and session/load's `_meta` (the system prompt, a model, where an agent reads them there). */
   sessionMeta?(ctx: AcpAgentContext): Record<string, unknown> | undefined;
   /**
