@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { events, textOf, waitForEvent } from "../../testing/brain.js";
 import { checkQueuedSteer, FAKE_KEY } from "../../testing/cli.js";
+import { checkKeyNotInAgent } from "../../testing/cli-credentials.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { AcpFactory, presetDescriptor } from "./factory.js";
 import { PRESETS } from "./presets.js";
@@ -44,6 +45,10 @@ describe.runIf(found)("the acp family's own, on codex-acp", () => {
   it("queues a steer as a follow-up inside the same turn (ACP cannot add to a running prompt)", async () => {
     const { all, turn } = await checkQueuedSteer(await start(), "exec_command");
     expect(textOf(all, turn)).toContain("hello from fake");
+  });
+
+  it("never gives the agent the provider's key: its shell cannot print it, the provider gets it from Brain's proxy", async () => {
+    await checkKeyNotInAgent(await start(), ["authorization", `Bearer ${FAKE_KEY}`], "/responses");
   });
 
   it("an interrupt while a permission is pending cancels the request; the command does not run", async () => {

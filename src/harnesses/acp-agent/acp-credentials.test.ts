@@ -1,7 +1,7 @@
-// The ACP presets never hold the provider's key: claude-agent-acp and gemini get the session's credential proxy's
-// URL and token (../cli/credential-proxy.ts), as the CLI families do, unless the `cli.acp` block opts a preset
-// out. The program is a stand-in that writes down its environment and exits; the real agents' round trip
-// through the proxy is in acp-claude.test.ts and acp-gemini.test.ts.
+// The ACP presets never hold the provider's key: claude-agent-acp, codex-acp and gemini get the session's
+// credential proxy's URL and token (../cli/credential-proxy.ts), as the CLI families do, unless the `cli.acp`
+// block opts a preset out. The program is a stand-in that writes down its environment and exits; the real agents' round trip
+// through the proxy is in acp-claude.test.ts, acp-codex.test.ts and acp-gemini.test.ts.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -37,7 +37,7 @@ async function started(
   const record = `require("node:fs").writeFileSync(${JSON.stringify(out)}, JSON.stringify(process.env));`;
   writeFileSync(bin, `#!/usr/bin/env node\n${record}\n`, { mode: 0o755 });
   const agents = { mine: { command: bin, preset: "gemini", ...mine } };
-  const block = { bin: { claude: bin, gemini: bin }, agents, ...acp };
+  const block = { bin: { claude: bin, codex: bin, gemini: bin }, agents, ...acp };
   const config = catalogConfigSchema(builtinCatalog()).parse({ cli: { acp: block } }) as BrainConfig;
   const setup = { config, configDir: "/", brainHome: "/nonexistent" };
   const factory = catalogHarnesses(builtinCatalog(), setup).factories.find((f) => f.name === harness)!;
@@ -68,6 +68,15 @@ describe("the ACP presets' provider key", () => {
       expect(env.GOOGLE_GEMINI_BASE_URL).toBe(env[PROXY_VARIABLE]);
       expect(env.GEMINI_API_KEY).toBe(env[PROXY_VARIABLE]!.split("/").pop());
     }
+  });
+
+  it("is not in codex-acp's environment: its config.toml names the credential proxy, its variable the token", async () => {
+    const env = await started("acp:codex");
+    expect(Object.values(env)).not.toContain(KEY);
+    expect(env[PROXY_VARIABLE]).toMatch(PROXIED);
+    expect(env.BRAIN_CODEX_API_KEY).toBe(env[PROXY_VARIABLE]!.split("/").pop());
+    const toml = readFileSync(join(env.CODEX_HOME!, "config.toml"), "utf8");
+    expect(toml).toContain(`base_url = "${env[PROXY_VARIABLE]}"`);
   });
 
   it("is the agent's own where cli.acp.credential_proxy opts its preset, or every preset, out", async () => {

@@ -155,17 +155,16 @@ const CODEX_BOUND = {
 const codex: AcpProfile = {
   check: (ctx) =>
     void ownVendorWire(ctx.family, ctx.provider, { speaks: ["responses"], openai: "responses" }),
-  prepare: (ctx) => {
+  prepare: async (ctx, services) => {
     const dir = home(ctx, CODEX_DIR);
+    const provider = await services.provider("responses", ctx.provider.base_url);
     // Codex asks before anything it does not consider safe, and Brain's policy decides. Its sandbox is off:
     // bubblewrap is not always there, and Codex will not set up its helper under /tmp.
     const policy = ['approval_policy = "untrusted"', 'sandbox_mode = "danger-full-access"'];
-    const toml = codexConfigToml(ctx.config, ctx.provider, ctx.endpoint ? CODEX_BOUND : undefined).split(
-      "\n",
-    );
+    const toml = codexConfigToml(ctx.config, provider, ctx.endpoint ? CODEX_BOUND : undefined).split("\n");
     const config = [toml[0], ...policy, ...toml.slice(1)].join("\n");
     writeAgentFileSync(ctx.dir, join(dir, "config.toml"), config, undefined, ctx.owner);
-    return { CODEX_HOME: dir, ...keyEnvironment(ctx.provider) };
+    return { CODEX_HOME: dir, ...keyEnvironment(provider), ...proxyVariable(provider) };
   },
   // A thread restored into another native dir names the old cwd and CODEX_HOME; codex-acp's codex would tell the
   // model its context again (src/harnesses/codex/relocate.ts says why). The old home is found beside the old
