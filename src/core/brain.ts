@@ -59,7 +59,7 @@ export class Brain {
     this.openLimit = new OpenSessionLimit(this.live, options.openSessionsPerTenant);
     this.storedLimit = new StoredSessionLimit((u) => options.store.list(u), options.storedSessionsPerTenant);
     const tenants = new TenantBytes(
-      () => options.store.list(),
+      (tenant) => options.store.list(undefined, tenant),
       async (id) => (await this.sessionBytes(id))?.bytes,
       options.logBytesPerTenant,
     );
@@ -198,9 +198,9 @@ export class Brain {
     return this.options.store.readEvents(id, { after, ...(Number.isFinite(limit) ? { limit } : {}) });
   }
 
-  /** Every stored session's summary, oldest first (see SessionStore.list); the whole record of one is record(id). */
-  async list(unreadable?: (session: UnreadableSession) => void): Promise<SessionSummary[]> {
-    return this.options.store.list(unreadable);
+  /** Every stored session's summary, oldest first (only `tenant`'s, given one: see SessionStore.list). */
+  async list(unreadable?: (session: UnreadableSession) => void, tenant?: string): Promise<SessionSummary[]> {
+    return this.options.store.list(unreadable, tenant);
   }
 
   /**

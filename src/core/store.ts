@@ -1,7 +1,7 @@
 // The store behind the host: session records, their event logs, native dirs and checkpoints. src/store/fs keeps
 // them on one machine's disk, src/store/nats on NATS JetStream for a cluster; the core does not know which.
 import type { SessionEvent } from "../protocol/events.js";
-import type { SessionRecord } from "../protocol/session.js";
+import { DEFAULT_TENANT, type SessionRecord } from "../protocol/session.js";
 import type { Checkpoints } from "./checkpoints/index.js";
 import type { EventLog } from "./event-log.js";
 import type { CompactingStore } from "./retention.js";
@@ -45,6 +45,9 @@ export interface UnreadableSession {
   error: string;
 }
 
+/** Whose a listed session is: its tenant, absent meaning the default tenant's (the operator's). */
+export const listedTenant = (session: { tenant?: string }): string => session.tenant ?? DEFAULT_TENANT;
+
 export interface SessionStore {
   create(input: NewSessionRecord): Promise<SessionRecord>;
   /**
@@ -59,9 +62,11 @@ export interface SessionStore {
   get(id: string): Promise<SessionRecord | undefined>;
   /**
    * Every session's summary, oldest first (created_at, then id): never the full records, which may be large. A
-   * record that cannot be read fails the list, or, given `unreadable`, is told to it and left out.
+   * record that cannot be read fails the list, or, given `unreadable`, is told to it and left out. Given `tenant`,
+   * only that tenant's sessions (and unreadable records), each store skipping the others' as early as it can: one
+   * tenant's list must not cost what every tenant's sessions together cost.
    */
-  list(unreadable?: (session: UnreadableSession) => void): Promise<SessionSummary[]>;
+  list(unreadable?: (session: UnreadableSession) => void, tenant?: string): Promise<SessionSummary[]>;
   update(id: string, patch: Partial<Omit<SessionRecord, "id" | "created_at">>): Promise<SessionRecord>;
   paths(id: string): { native: string; checkpoints: string };
   /** Where the store keeps its files ($BRAIN_HOME), when on disk: restores into it are refused. */

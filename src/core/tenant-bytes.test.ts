@@ -29,9 +29,9 @@ describe("TenantBytes", () => {
     let listed = 0;
     const sums = (remeasureMs: number) =>
       new TenantBytes(
-        () => {
+        (tenant) => {
           listed++;
-          return store.list();
+          return store.list(undefined, tenant);
         },
         (id) => store.logBytes(id),
         bound,

@@ -41,7 +41,8 @@ export class TenantBytes {
    * `remeasureMs`: how often a tenant near its bound may be measured again (tests shorten it).
    */
   constructor(
-    private readonly list: () => Promise<SessionSummary[]>,
+    /** The stored sessions of one tenant (SessionStore.list given it: no other tenant's are read). */
+    private readonly list: (tenant: string) => Promise<SessionSummary[]>,
     private readonly held: (id: string) => Promise<number | undefined>,
     readonly max?: number,
     private readonly remeasureMs = REMEASURE_EVERY_MS,
@@ -102,7 +103,7 @@ export class TenantBytes {
 
   private async measureAll(name: string): Promise<Sum> {
     const at = Date.now();
-    const ids = (await this.list()).filter((s) => (s.tenant ?? DEFAULT_TENANT) === name).map((s) => s.id);
+    const ids = (await this.list(name)).map((s) => s.id);
     const sum: Sum = { sessions: new Map(), total: 0, at };
     for (let i = 0; i < ids.length; i += MEASURED_AT_ONCE) {
       const batch = ids.slice(i, i + MEASURED_AT_ONCE);

@@ -83,4 +83,32 @@ describe("GET /v1/sessions", () => {
     expect(await ids("?limit=1000")).not.toContain(theirs);
     expect(await ids("?limit=&after=")).toEqual(await ids(""));
   });
+
+  it("pages a tenant's few sessions exactly while another tenant holds many more", async () => {
+    const mine = [await newSession(t), await newSession(t)];
+    const theirs = new Set<string>();
+    for (let i = 0; i < 12; i++) theirs.add(await newSession(t, { harness: "echo" }, t.tokens.other));
+    const page = async (query: string, token = t.tokens.admin) =>
+      (await raw(t.url, "GET", `/v1/sessions${query}`, { token })).body as {
+        sessions: { id: string }[];
+        next?: string;
+      };
+    const all = (await page("")).sessions.map((s) => s.id);
+    expect(all.slice(-2)).toEqual(mine);
+    for (const order of ["oldest", "newest"]) {
+      const paged: string[] = [];
+      let query = `?order=${order}&limit=1`;
+      for (;;) {
+        const got = await page(query);
+        expect(got.sessions.length).toBeLessThanOrEqual(1);
+        paged.push(...got.sessions.map((s) => s.id));
+        if (!got.next) break;
+        query = `?order=${order}&limit=1&after=${got.next}`;
+      }
+      expect(paged).toEqual(order === "oldest" ? all : [...all].reverse());
+    }
+    const other = (await page("?limit=1000", t.tokens.other)).sessions.map((s) => s.id);
+    expect(other.filter((id) => theirs.has(id))).toEqual([...theirs]);
+    expect(other.filter((id) => all.includes(id))).toEqual([]);
+  });
 });

@@ -20,19 +20,21 @@ function oldestFirst(a: Listed, b: Listed): number {
 }
 
 /**
- * The sessions `mine` keeps (oldest first, or newest), all or `limit` after `after`, and what next. Those whose
- * record cannot be read keep their place, with the error: left out, they would look deleted to their owner.
+ * The sessions of `tenant` (oldest first, or newest), all or `limit` after `after`, and what next. Those whose
+ * record cannot be read keep their place, with the error: left out, they would look deleted to their owner. The
+ * store filters by tenant: other tenants' sessions are not read for this list.
  */
 export async function listedPage(
   brain: Brain,
-  mine: (session: Listed) => boolean,
+  tenant: string,
   page: SessionListQuery,
 ): Promise<Page<Listed>> {
   const unreadable: UnreadableSession[] = [];
-  const all: Listed[] = await brain.list((session) => unreadable.push(session));
-  if (unreadable.length > 0) all.push(...unreadable);
-  const shown = all.filter(mine);
-  if (unreadable.length > 0) shown.sort(oldestFirst);
+  const shown: Listed[] = await brain.list((session) => unreadable.push(session), tenant);
+  if (unreadable.length > 0) {
+    shown.push(...unreadable);
+    shown.sort(oldestFirst);
+  }
   return pageOf(page.order === "newest" ? shown.reverse() : shown, page, "session");
 }
 

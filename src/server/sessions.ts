@@ -95,7 +95,7 @@ export class SessionService {
 
   /** The caller's sessions (oldest first, or newest), all or `limit` after `after` (./session-list.ts listedPage). */
   async list(caller: Principal, page: SessionListQuery = {}): Promise<Page<Listed>> {
-    return listedPage(this.parts.brain, (r) => tenantOf(r) === caller.tenant, page);
+    return listedPage(this.parts.brain, caller.tenant, page);
   }
 
   /** A listed session's view, read when the answer comes to it; as ./session-list.ts listedView says. */

@@ -52,10 +52,9 @@ export async function waitInStoredLog(
  */
 export async function inStoredLogs(brain: Brain, tenant: string, requestId: string): Promise<string[]> {
   const found: string[] = [];
-  for (const summary of await brain.list()) {
+  for (const summary of await brain.list(undefined, tenant)) {
     const { id } = summary;
-    if ((summary.tenant ?? DEFAULT_TENANT) !== tenant || summary.status === "closed" || brain.liveSession(id))
-      continue;
+    if (summary.status === "closed" || brain.liveSession(id)) continue;
     // A session deleted since it was listed is simply not where the request is.
     const has = await pendingOrAnswered(brain, id, requestId).catch(() => false);
     if (has) found.push(id);

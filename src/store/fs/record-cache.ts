@@ -14,9 +14,15 @@
 // holds); the whole record is kept only while it is small and the small ones kept stay within KEPT_BYTES, the
 // least recently used dropped first. Anything else is read from its file again when asked for, and reads in
 // flight together hold at most READING_BYTES of session.json (a list of many large records reads a few at a time).
+//
+// Why a tenant index beside: one tenant's list must not stat and read every other tenant's records (10,000 of
+// another tenant's would make each of its lists cost them all). A session's tenant is set when it is made and no
+// update changes it, so the tenant each record was last read with stays true while its directory is on disk; a
+// list of one tenant looks only at that tenant's sessions and those not read yet. Kept for every session ever read
+// here (a few bytes each), not bounded like the records: dropped, a session would be read by every tenant's list.
 import type { BigIntStats } from "node:fs";
 import fsp from "node:fs/promises";
-import type { SessionSummary } from "../../core/store.js";
+import { listedTenant, type SessionSummary } from "../../core/store.js";
 import { diskError } from "./errors.js";
 import { deepFreeze, parseRecord, type SessionRecord, summaryOf } from "./session-record.js";
 import { isSlotText } from "./session-slot.js";
@@ -44,6 +50,8 @@ const stampOf = (st: BigIntStats) => `${st.ino}:${st.size}:${st.mtimeNs}:${st.ct
 
 export class RecordCache {
   private readonly entries = new Map<string, Cached>();
+  /** Each session's tenant, as its record was last read (or written) here. */
+  private readonly tenants = new Map<string, string>();
   /** The ids whose record is kept whole, least recently used first, with their file's size. */
   private readonly kept = new Map<string, number>();
   private keptBytes = 0;
@@ -60,15 +68,32 @@ export class RecordCache {
     return (await this.look(id, file, false))?.summary;
   }
 
-  /** Drops a session's entry: this store wrote or removed its file. */
+  /** Drops a session's entry: this store wrote its file (its tenant stays known: no write changes it). */
   forget(id: string): void {
     this.entries.delete(id);
     this.unkeep(id);
   }
 
+  /** Drops all that is known of a session: its directory is gone (a new one of that id may be anyone's). */
+  drop(id: string): void {
+    this.forget(id);
+    this.tenants.delete(id);
+  }
+
   /** Drops the entries of sessions no longer on disk (removed by another process), given those that are. */
   keepOnly(ids: ReadonlySet<string>): void {
-    for (const id of this.entries.keys()) if (!ids.has(id)) this.forget(id);
+    for (const id of this.entries.keys()) if (!ids.has(id)) this.drop(id);
+    for (const id of this.tenants.keys()) if (!ids.has(id)) this.drop(id);
+  }
+
+  /** The session's tenant as last read or written here; undefined when not known yet. */
+  tenantOf(id: string): string | undefined {
+    return this.tenants.get(id);
+  }
+
+  /** Records the session's tenant: its record was written here, or told of as unreadable. */
+  index(id: string, tenant: string): void {
+    this.tenants.set(id, tenant);
   }
 
   private async look(id: string, file: string, whole: boolean): Promise<Partial<Read> | undefined> {
@@ -83,10 +108,11 @@ export class RecordCache {
     // Stat first, read second: a write in between leaves the newer text under the older stamp, read again next time.
     const read = await this.read(id, file, Number(st.size));
     if (!read) {
-      this.forget(id);
+      this.drop(id);
       return undefined;
     }
     this.entries.set(id, { stamp, summary: read.summary });
+    this.tenants.set(id, listedTenant(read.summary));
     if (Number(st.size) <= KEEP_RECORD_BYTES) this.keep(id, Number(st.size), read.record);
     else this.unkeep(id);
     return read;
@@ -139,7 +165,7 @@ export class RecordCache {
 
   private missing(id: string, file: string, err: NodeJS.ErrnoException): undefined {
     if (err.code !== "ENOENT") throw diskError("read", file, err);
-    this.forget(id);
+    this.drop(id);
     return undefined;
   }
 }

@@ -3,7 +3,7 @@
 // fail every tenant's list.
 import type { Dirent } from "node:fs";
 import fsp from "node:fs/promises";
-import type { SessionSummary, UnreadableSession } from "../../core/store.js";
+import { listedTenant, type SessionSummary, type UnreadableSession } from "../../core/store.js";
 import { diskError, osMessage } from "./errors.js";
 import type { RecordCache } from "./record-cache.js";
 import { oldestFirst, SESSION_ID } from "./session-record.js";
@@ -14,13 +14,15 @@ const LIST_CONCURRENCY = 32;
 /**
  * Every session's summary under `root`, oldest first. A directory without session.json (a create cut short) is
  * skipped. One directory read and one stat per session: only records changed since `records` read them are read
- * again. A record that cannot be read throws, or is given to `unreadable` and left out.
+ * again. A record that cannot be read throws, or is given to `unreadable` and left out. Given `tenant`, only its
+ * sessions: those `records` knows are another's are not looked at (neither stat nor read).
  */
 export async function listRecords(
   root: string,
   records: RecordCache,
   paths: (id: string) => { dir: string; record: string },
   unreadable?: (session: UnreadableSession) => void,
+  tenant?: string,
 ): Promise<SessionSummary[]> {
   let entries: Dirent[];
   try {
@@ -31,18 +33,26 @@ export async function listRecords(
   }
   const ids = entries.filter((e) => e.isDirectory() && SESSION_ID.test(e.name)).map((e) => e.name);
   records.keepOnly(new Set(ids));
+  const known = (id: string) => records.tenantOf(id);
+  const looked = tenant === undefined ? ids : ids.filter((id) => (known(id) ?? tenant) === tenant);
+  const theirs = (session: { tenant?: string }) => tenant === undefined || listedTenant(session) === tenant;
   const summary = (id: string) => {
     const { record, dir } = paths(id);
     return records.summary(id, record).catch(async (err: unknown) => {
-      if (!unreadable) throw err;
-      unreadable(await unreadableSession(id, record, dir, err));
+      // Thrown only when the caller would see it: another tenant's damaged record is not this list's to fail on.
+      const damaged =
+        unreadable || tenant !== undefined ? await unreadableSession(id, record, dir, err) : undefined;
+      if (!damaged || (theirs(damaged) && !unreadable)) throw err;
+      // Indexed by the tenant it names (the default's when none), as lists show it: read again by that tenant's.
+      records.index(id, listedTenant(damaged));
+      if (theirs(damaged)) unreadable?.(damaged);
       return undefined;
     });
   };
   const summaries: SessionSummary[] = [];
-  for (let i = 0; i < ids.length; i += LIST_CONCURRENCY) {
-    const read = await Promise.all(ids.slice(i, i + LIST_CONCURRENCY).map(summary));
-    for (const r of read) if (r) summaries.push(r);
+  for (let i = 0; i < looked.length; i += LIST_CONCURRENCY) {
+    const read = await Promise.all(looked.slice(i, i + LIST_CONCURRENCY).map(summary));
+    for (const r of read) if (r && theirs(r)) summaries.push(r);
   }
   return summaries.sort(oldestFirst);
 }

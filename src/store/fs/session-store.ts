@@ -4,7 +4,13 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
 import type { CompactResult, RetireResult, SegmentPolicy } from "../../core/retention.js";
-import type { LogTail, NewSessionRecord, SessionSummary, UnreadableSession } from "../../core/store.js";
+import {
+  type LogTail,
+  listedTenant,
+  type NewSessionRecord,
+  type SessionSummary,
+  type UnreadableSession,
+} from "../../core/store.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
 import { diskError, StoreError } from "./errors.js";
@@ -170,11 +176,12 @@ export class FsSessionStore {
   }
 
   /**
-   * Every session's summary, oldest first. A directory without session.json (a create cut short) is skipped. One
-   * directory read and one stat per session: only records changed since this store last read them are read again.
+   * Every session's summary, oldest first (only `tenant`'s, given one). A directory without session.json (a create
+   * cut short) is skipped. One directory read and one stat per session looked at: only records changed since this
+   * store last read them are read again, and a tenant's list looks only at its own and those not read yet.
    */
-  async list(unreadable?: (session: UnreadableSession) => void): Promise<SessionSummary[]> {
-    return listRecords(this.root, this.records, (id) => this.paths(id), unreadable);
+  async list(unreadable?: (session: UnreadableSession) => void, tenant?: string): Promise<SessionSummary[]> {
+    return listRecords(this.root, this.records, (id) => this.paths(id), unreadable, tenant);
   }
 
   async update(id: string, patch: SessionPatch): Promise<SessionRecord> {
@@ -193,6 +200,7 @@ export class FsSessionStore {
         });
         this.records.forget(id);
         await this.writeRecord(paths.record, record);
+        this.records.index(id, listedTenant(record));
         return record;
       });
     this.updates.set(id, next);
@@ -210,7 +218,7 @@ export class FsSessionStore {
     // Never from under a writer: a session another process has open is refused (LogLockedError).
     const lock = await acquireLogLock(events, { session: id, holder: this.holder });
     this.createdLogs.delete(id);
-    this.records.forget(id);
+    this.records.drop(id);
     // Released even after a failure: this process does not hold the session.
     await disk("remove", dir, () => removeTree(dir)).finally(() => lock.release());
   }

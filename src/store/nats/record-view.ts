@@ -7,8 +7,13 @@
 // writes in revision order; a list asks the bucket for its last revision and answers once the view has applied
 // it. A view that cannot get there (its watch ended, failed, or stopped delivering) is never answered from:
 // the caller reads the bucket in full instead, and the view starts a new watch.
+//
+// Why kept by tenant: one tenant's list must cost what its own sessions cost, not what every tenant's do. The view
+// groups the summaries by tenant and a tenant's list sorts and copies only its group; the full read, which cannot
+// tell a record's tenant from its key (the key layout is every node's, old and new), still reads every record but
+// checks and keeps only the tenant's.
 import type { KV, KvEntry, KvWatchEntry } from "@nats-io/kv";
-import type { SessionSummary, UnreadableSession } from "../../core/store.js";
+import { listedTenant, type SessionSummary, type UnreadableSession } from "../../core/store.js";
 import {
   deepFreeze,
   describeIssue,
@@ -31,6 +36,8 @@ export interface RecordViewOptions {
   catchUpMs: number;
   /** One line when lists stop being answered from the view (and why). */
   warn(message: string): void;
+  /** Told of each record a list looks at (tests count that one tenant's list looks at none of another's). */
+  looked?: (id: string) => void;
 }
 
 export interface BucketState {
@@ -45,9 +52,19 @@ export interface BucketState {
 type Slot = { summary: SessionSummary } | Damaged;
 type Damaged = { error: NatsStoreError; unreadable: UnreadableSession };
 
+/** Whose a slot is: its record's tenant, or the one a damaged record names (the default tenant's when none). */
+const slotTenant = (slot: Slot) => listedTenant("error" in slot ? slot.unreadable : slot.summary);
+
+interface Sorted {
+  summaries: SessionSummary[];
+  damaged: Damaged[];
+}
+
 /** One watch and the records it delivered; a new one replaces it when it ends or stops delivering. */
 class Watch {
   readonly slots = new Map<string, Slot>();
+  /** The same slots by tenant: a tenant's list looks at its own only. */
+  private readonly tenants = new Map<string, Map<string, Slot>>();
   /** The last revision applied: once loaded, the view holds every write up to it. */
   revision = 0;
   /** The watch's first values (each key's last) are all in: until then, a high revision does not tell. */
@@ -59,14 +76,24 @@ class Watch {
   iterator: WatchIterator | undefined;
   /** Stopped by the view itself (closed, or replaced): its end is no failure. */
   stopped = false;
-  private sorted: { summaries: SessionSummary[]; damaged: Damaged[] } | undefined;
+  /** Each tenant's slots in list order (under undefined: all of them), until one of them changes. */
+  private readonly sorted = new Map<string | undefined, Sorted>();
   private readonly waiters = new Set<() => void>();
 
   apply(entry: KvWatchEntry): void {
     if (SESSION_ID.test(entry.key)) {
-      if (entry.operation === "PUT") this.slots.set(entry.key, slotOf(entry));
-      else this.slots.delete(entry.key);
-      this.sorted = undefined;
+      const before = this.slots.get(entry.key);
+      // An id deleted may be made again by another tenant: the old slot leaves its tenant's group whatever comes.
+      if (before) this.ungroup(entry.key, before);
+      if (entry.operation === "PUT") {
+        const slot = slotOf(entry);
+        this.slots.set(entry.key, slot);
+        const tenant = slotTenant(slot);
+        const group = this.tenants.get(tenant) ?? new Map<string, Slot>();
+        this.tenants.set(tenant, group.set(entry.key, slot));
+        this.sorted.delete(tenant);
+      } else this.slots.delete(entry.key);
+      this.sorted.delete(undefined);
     }
     this.revision = Math.max(this.revision, entry.revision);
     // kv.watch() marks the last of the first values (and all after) as updates.
@@ -96,20 +123,42 @@ class Watch {
     this.end("stopped");
   }
 
-  /** Every record's summary, oldest first; a bad one is told to `unreadable`, or thrown without it. */
-  records(unreadable?: (session: UnreadableSession) => void): SessionSummary[] {
-    if (!this.sorted) {
+  /**
+   * Every record's summary (only `tenant`'s, given one), oldest first; a bad one is told to `unreadable`, or thrown
+   * without it. `looked` is told of each.
+   */
+  records(
+    unreadable?: (session: UnreadableSession) => void,
+    tenant?: string,
+    looked?: (id: string) => void,
+  ): SessionSummary[] {
+    let sorted = this.sorted.get(tenant);
+    if (!sorted) {
       const summaries: SessionSummary[] = [];
       const damaged: Damaged[] = [];
-      for (const slot of this.slots.values()) {
+      const slots = tenant === undefined ? this.slots : (this.tenants.get(tenant) ?? new Map<string, Slot>());
+      for (const slot of slots.values()) {
         if ("error" in slot) damaged.push(slot);
         else summaries.push(slot.summary);
       }
-      this.sorted = { summaries: summaries.sort(oldestFirst), damaged };
+      sorted = { summaries: summaries.sort(oldestFirst), damaged };
+      this.sorted.set(tenant, sorted);
     }
-    for (const slot of this.sorted.damaged) tell(slot, unreadable);
+    for (const slot of sorted.damaged) {
+      looked?.(slot.unreadable.id);
+      tell(slot, unreadable);
+    }
+    if (looked) for (const summary of sorted.summaries) looked(summary.id);
     // A copy: callers may sort or reverse what they get.
-    return [...this.sorted.summaries];
+    return [...sorted.summaries];
+  }
+
+  private ungroup(id: string, slot: Slot): void {
+    const tenant = slotTenant(slot);
+    const group = this.tenants.get(tenant);
+    group?.delete(id);
+    if (group?.size === 0) this.tenants.delete(tenant);
+    this.sorted.delete(tenant);
   }
 
   /** Resolves once the view has applied `revision`, or it ends, or `ms` pass: true only in the first case. */
@@ -149,18 +198,21 @@ export class RecordView {
   constructor(private readonly options: RecordViewOptions) {}
 
   /**
-   * Every session record's summary as of now (every write acknowledged before the call), oldest first; undefined when the
+   * Every session record's summary (only `tenant`'s, given one) as of now (every write acknowledged before the call), oldest first; undefined when the
    * view cannot tell (the caller reads the bucket in full). Throws what is wrong with a bad record, as the full
    * read does, and a failure to ask for the bucket's last revision.
    */
-  async list(unreadable?: (session: UnreadableSession) => void): Promise<SessionSummary[] | undefined> {
+  async list(
+    unreadable?: (session: UnreadableSession) => void,
+    tenant?: string,
+  ): Promise<SessionSummary[] | undefined> {
     if (this.closed) return undefined;
     const watch = this.watch ?? this.start();
     const before = watch.revision;
     const target = (await this.options.bucket()).lastRevision;
     if (await watch.reach(target, this.options.catchUpMs)) {
       this.degraded = false;
-      return watch.records(unreadable);
+      return watch.records(unreadable, tenant, this.options.looked);
     }
     // Ended or failed: start again. Stuck (nothing new in all that time): its delivery stopped, start again.
     // Still loading (a large bucket, a slow link): let it go on; this list reads in full meanwhile.
@@ -276,12 +328,17 @@ const READ_ALL_CONCURRENCY = 8;
 
 /**
  * Every session's summary, oldest first, read record by record: a KV read each, a few records held at once. A bad
- * record is told to `unreadable`, or thrown without it.
+ * record is told to `unreadable`, or thrown without it. Given `tenant`, only its sessions: every record is still
+ * read (a key does not tell whose it is, and a changed key layout would break nodes of older versions in the same
+ * cluster), but another tenant's is let go as soon as its value's tenant field is parsed, never checked or kept.
+ * `looked` is told of each record checked.
  */
 export async function readAllSummaries(
   records: KV,
   entry: (id: string) => Promise<KvEntry | undefined>,
   unreadable?: (session: UnreadableSession) => void,
+  tenant?: string,
+  looked?: (id: string) => void,
 ): Promise<SessionSummary[]> {
   const ids: string[] = [];
   try {
@@ -293,11 +350,22 @@ export async function readAllSummaries(
   for (let i = 0; i < ids.length; i += READ_ALL_CONCURRENCY) {
     const chunk = await Promise.all(ids.slice(i, i + READ_ALL_CONCURRENCY).map(entry));
     for (const found of chunk) {
-      if (!found) continue;
+      if (!found || (tenant !== undefined && tenantIn(found) !== tenant)) continue;
+      looked?.(found.key);
       const slot = slotOf(found);
       if ("error" in slot) tell(slot, unreadable);
       else summaries.push(slot.summary);
     }
   }
   return summaries.sort(oldestFirst);
+}
+
+/** Whose record `entry` holds, from its value's tenant field alone (as unreadableOf tells a damaged one's). */
+function tenantIn(entry: KvEntry): string {
+  try {
+    const value = entry.json() as { tenant?: unknown } | null;
+    return listedTenant({ tenant: typeof value?.tenant === "string" ? value.tenant : undefined });
+  } catch {
+    return listedTenant({});
+  }
 }

@@ -119,17 +119,17 @@ export class NatsSessionStore implements SessionStore {
   }
 
   /**
-   * Every session's summary, oldest first: from the view of the records bucket (./record-view.ts), one request a
-   * list; by reading every record when the view cannot answer.
+   * Every session's summary (only `tenant`'s, given one), oldest first: from the view of the records bucket
+   * (./record-view.ts), one request a list; by reading every record when the view cannot answer.
    */
-  async list(unreadable?: (session: UnreadableSession) => void): Promise<SessionSummary[]> {
+  async list(unreadable?: (session: UnreadableSession) => void, tenant?: string): Promise<SessionSummary[]> {
     let viewed: SessionSummary[] | undefined;
     try {
-      viewed = await this.view.list(unreadable);
+      viewed = await this.view.list(unreadable, tenant);
     } catch (err) {
       throw natsFailure("cannot list sessions", err);
     }
-    return viewed ?? readAllSummaries(this.ctx.records, (id) => this.entry(id), unreadable);
+    return viewed ?? readAllSummaries(this.ctx.records, (id) => this.entry(id), unreadable, tenant);
   }
 
   /** Stops watching the records bucket (the connection is the caller's to close). */
