@@ -9,6 +9,7 @@ import { type EventLog, LogSubscribers } from "../../core/event-log.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import type { OpenState } from "../fs/log-state.js";
 import { AppendAssembler } from "./appends.js";
+import { BatchCuts } from "./batch-cuts.js";
 import type { NatsContext } from "./context.js";
 import {
   errorMessage,
@@ -23,12 +24,10 @@ import {
 import {
   BATCH,
   batchHeaders,
-  chunks,
   decodeBatch,
   encodeBatch,
   LogReader,
   type MessageRef,
-  messageLimit,
   numberFrom,
   refOf,
   WRITER,
@@ -242,21 +241,23 @@ export class NatsEventLog implements EventLog, TailHolder {
       for (let i = 0; i < a.length; i++) spans.push(span);
     }
     const [ts, batch, sizeOf] = [new Date().toISOString(), randomUUID(), new Map<SessionEvent, number>()];
-    let at = 0;
     numberFrom(events, this.durableSeq, ts);
-    const limit = messageLimit(this.ctx.nc.info?.max_payload, this.ctx.maxMsgSize);
-    for (const { events: chunk, sizes } of chunks(events, this.where, limit)) {
+    const cuts = new BatchCuts(events, this.where, this.ctx);
+    for (let cut = cuts.next(); cut; cut = cuts.next()) {
+      const { events: chunk, sizes, at } = cut;
       for (const [i, e] of chunk.entries()) sizeOf.set(e, sizes[i]!);
       const span = spans[at + chunk.length - 1]!;
       // Each message lands after the last one this writer knows of; an earlier publish of its own that failed
       // and landed late takes those seqs first, and the batch follows it. Past its first message, the batch's
       // seqs are in the log and stay: a message of this writer's between them is none it knows of.
+      let sent: boolean | "recut";
       for (;;) {
         if (at === 0) numberFrom(events, this.durableSeq, ts);
         await this.seqs?.reserve(chunk[chunk.length - 1]!.seq);
         const open = span.to >= at + chunk.length;
         const append = open ? { from: events[span.from]!.seq, to: events[span.to]!.seq } : undefined;
-        if (await this.publish(chunk, batch, append)) break;
+        sent = await this.publish(chunk, batch, append).catch((err: unknown) => cuts.refused(err));
+        if (sent) break;
         if (at > 0) this.uncertain = true;
         if (at === 0 && (await this.resync())) continue;
         throw new NatsStoreError(
@@ -264,7 +265,7 @@ export class NatsEventLog implements EventLog, TailHolder {
           `${this.where}: the stream refused seq ${chunk[0]!.seq} as a repeat or out of order${at > 0 ? ", in the middle of a batch" : `, yet holds no message past stream message ${this.tailRef?.streamSeq ?? 0}`}`,
         );
       }
-      at += chunk.length;
+      if (sent === "recut") continue;
       // Delivered message by message, whole appends only: a later message of the batch may fail.
       const appendsDone = new AppendAssembler(this.durableSeq, this.held);
       const whole = appendsDone.take(this.tailRef!, chunk);

@@ -146,6 +146,32 @@ describe("a cluster log whose events stream takes small messages (max_msg_size)"
     await tick(node, "m1");
   }, 60_000);
 
+  it("takes the first batch over a limit an operator lowered while the log was open, cut under the new limit", async () => {
+    // Its own stream, with no max_msg_size when the log opens: the batch is cut under the server's max_payload.
+    const lowered = await startStoreNode(cluster, "node-b", {
+      prefix: "lowered",
+      replicas: 1,
+      publishRetryMs: 3000,
+    });
+    try {
+      const { ctx, store } = lowered;
+      await store.create({ harness: "process", config: { model: "m3" }, id: "m3" });
+      const log = await store.openLog("m3");
+      await log.append([delta("before")]);
+      const config = (await ctx.jsm.streams.info(ctx.stream)).config;
+      await ctx.jsm.streams.update(ctx.stream, { ...config, max_msg_size: 16 * 1024 });
+      // 100 appends of 1 KiB at once, held open: their batch (about 100 KiB) was cut for the old limit.
+      const appends = Array.from({ length: 100 }, (_, i) => log.append([delta(`${i}:${"d".repeat(1024)}`)]));
+      const seqs = (await Promise.all(appends)).map(([e]) => e!.seq);
+      expect(seqs).toEqual(Array.from({ length: 100 }, (_, i) => 2 + i));
+      await log.close();
+      const read = (await store.readEvents("m3")).map((e) => (e.data as { text: string }).text.split(":")[0]);
+      expect(read).toEqual(["before", ...seqs.map((_, i) => String(i))]);
+    } finally {
+      await lowered.close();
+    }
+  }, 60_000);
+
   it("cuts a batch of events that each fit into messages under it, read when the store opens", async () => {
     const other = await startStoreNode(cluster, "node-a", {
       prefix: "msgsize",
