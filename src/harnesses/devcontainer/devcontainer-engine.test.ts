@@ -121,7 +121,9 @@ describe.runIf(locateCli("claude"))("a dev container on the real engine", () => 
 
   it("never gives claude-code inside the provider's key: it reaches Brain's proxy bridged in", async () => {
     const inside = { config: { options: { innerHarness: "claude-code", image: BASE_IMAGE } } };
-    await checkKeyNotInAgent(await devcontainerBed(), ["x-api-key", FAKE_KEY], "/v1/messages", { options: inside });
+    await checkKeyNotInAgent(await devcontainerBed(), ["x-api-key", FAKE_KEY], "/v1/messages", {
+      options: inside,
+    });
   });
 
   it("gives each session's dev container its own proxy, which refuses another session's token", async () => {
