@@ -50,6 +50,19 @@ export interface EventLog {
   onRevoked?(listener: (err: Error) => void): () => void;
   /** Flushes what is queued and closes the file. */
   close(): Promise<void>;
+  /**
+   * How far the log's writes are behind its appends, for a harness's reader to pause on (see Backlog). A log whose
+   * appends are not held in this process's memory while they wait leaves it out.
+   */
+  readonly pending?: PendingWrites;
+}
+
+/** The appends a log holds in memory until they are durable. */
+export interface PendingWrites {
+  /** About how many bytes of events were appended and are neither durable nor failed yet. */
+  readonly bytes: number;
+  /** Calls `listener` each time a commit ends (durable or failed); returns the unsubscribe function. */
+  onCommitted(listener: () => void): () => void;
 }
 
 export interface AppendOptions {

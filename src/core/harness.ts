@@ -26,6 +26,7 @@ import type {
   ToolResult,
   ToolSchema,
 } from "../protocol/runner.js";
+import type { Backlog } from "./backlog.js";
 import type { ExpectedHistory } from "./native-check.js";
 import type { Secret } from "./redact.js";
 
@@ -71,6 +72,11 @@ export interface HarnessOptions {
    */
   providerEnv?: NodeJS.ProcessEnv;
   emit(event: HarnessEvent): void;
+  /**
+   * How far the session's log is behind what `emit` took: a harness that reads its agent's output stops reading
+   * while it is full (see Backlog). Absent for a log that holds no appends in memory while they wait.
+   */
+  backlog?: Backlog;
   /**
    * Tells the session a secret the harness gave its agent (the token in an extension host's NUI_API_URL): from now
    * on the session's log, what its clients are shown and its checkpoints keep it out. Optional, so hosts and tests

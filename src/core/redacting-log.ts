@@ -3,7 +3,7 @@
 // caught by holding back a tail that could be a secret's start until the next delta (or any other event of
 // the session) shows whether it is one.
 import type { NewEvent, SessionEvent } from "../protocol/events.js";
-import type { AppendOptions, EventLog } from "./event-log.js";
+import type { AppendOptions, EventLog, PendingWrites } from "./event-log.js";
 import type { Redactor } from "./redact.js";
 
 /** Wraps `log` even while `redactor` knows no secret: a session learns some once its harness runs (Redactor.add). */
@@ -39,6 +39,10 @@ class RedactingLog implements EventLog {
   /** Where retention left the log starting: without it a live session's readers are told 1 (no dropped notice). */
   get firstSeq(): number | undefined {
     return this.log.firstSeq;
+  }
+
+  get pending(): PendingWrites | undefined {
+    return this.log.pending;
   }
 
   append(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]> {

@@ -3,6 +3,7 @@
 import type { McpServers } from "../protocol/config.js";
 import type { ErrorInfo, SessionEvent, TurnStatus } from "../protocol/events.js";
 import type { ProviderCredentials, SessionConfig } from "../protocol/runner.js";
+import { Backlog } from "./backlog.js";
 import type { Checkpoints } from "./checkpoints/index.js";
 import type { EventLog } from "./event-log.js";
 import {
@@ -81,6 +82,7 @@ export function partsForHarness(parts: SessionParts) {
     ...(parts.providerEnv ? { providerEnv: parts.providerEnv } : {}),
     policy: (tool: string) => parts.permissions.decide(tool),
     secret: (secret: Secret) => parts.redactor.add([secret]),
+    ...(parts.log.pending ? { backlog: new Backlog(parts.log.pending) } : {}),
   };
 }
 

@@ -11,7 +11,7 @@ import { builtinCatalog, catalogSeeders } from "../harnesses/catalog.js";
 import { ProcessFactory } from "../harnesses/process/factory.js";
 import type { SessionEvent } from "../protocol/events.js";
 import type { ProviderCredentials } from "../protocol/runner.js";
-import { FsSessionStore } from "../store/fs/index.js";
+import { FsSessionStore, type LogIO } from "../store/fs/index.js";
 import { BuiltinTools } from "../tools/builtin.js";
 import { ToolRouter } from "../tools/router.js";
 import type { ToolService } from "../tools/tool-service.js";
@@ -49,10 +49,12 @@ export function makeBrain(
     /** The families' seeders, when not the built-in ones (a seeding that fails). */
     seeders?: BrainOptions["seeders"];
     openSessionsPerTenant?: number;
+    /** The logs' file calls, when not the real ones (a disk held or failing). */
+    io?: LogIO;
   } = {},
 ): TestBrain {
   const home = options.home ?? tempDir();
-  const store = new FsSessionStore(home);
+  const store = new FsSessionStore(home, options.io);
   const brain = new Brain({
     store,
     harnesses: new HarnessRegistry(options.factories ?? [echoFactory()]),

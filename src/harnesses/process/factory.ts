@@ -3,8 +3,9 @@
 // one process per session, taken from a small pool of started spares when one is ready.
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
+import { type AttachmentTimeouts, DEFAULT_TIMEOUTS } from "./attachment-timeouts.js";
 import { findMissing } from "./command.js";
-import { type AttachmentTimeouts, DEFAULT_TIMEOUTS, ProcessHarness } from "./process-harness.js";
+import { ProcessHarness } from "./process-harness.js";
 import { type RunnerCommand, RunnerProcess } from "./runner-process.js";
 import { SparePool } from "./spare-pool.js";
 import { Spawner } from "./spawner.js";

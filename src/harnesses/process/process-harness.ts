@@ -25,23 +25,9 @@ import type {
 import { OpenParams, RequestResults } from "../../protocol/runner.js";
 import { listNativeFiles } from "../cli/files.js";
 import { WarningLimit } from "../warning-limit.js";
+import type { AttachmentTimeouts } from "./attachment-timeouts.js";
 import { CallPlaces } from "./call-places.js";
 import type { RunnerProcess } from "./runner-process.js";
-
-export interface AttachmentTimeouts {
-  /** Seed A: the `open` request has 30 seconds. */
-  openMs: number;
-  /** How long an interrupted turn may take to settle before the runner is killed. */
-  interruptGraceMs: number;
-  /** How long checkpoint, steer and detach replies may take. */
-  requestMs: number;
-}
-
-export const DEFAULT_TIMEOUTS: AttachmentTimeouts = {
-  openMs: 30_000,
-  interruptGraceMs: 5_000,
-  requestMs: 30_000,
-};
 
 interface Pending {
   method: RunnerMethod;
@@ -97,6 +83,7 @@ export class ProcessHarness implements Harness {
       onWarning: (message) => this.warn(message),
       runningTurn: () => this.activeTurn?.id,
       onFatal: (message) => this.onFatal(message),
+      backlog: options.backlog,
     });
   }
 

@@ -2,6 +2,7 @@
 // tail of its stderr for error messages (stderr never reaches the event log), and routes each frame to the
 // attachment it names. Broken framing or an exit is fatal to every attachment; a frame for an unknown
 // attachment is only a warning (see astray), and one for an attachment detached lately is dropped.
+import type { Backlog } from "../../core/backlog.js";
 import { tailOf } from "../../core/redact.js";
 import { RunnerFrameReader } from "../../protocol/frame-reader.js";
 import { ProtocolError } from "../../protocol/frames.js";
@@ -9,6 +10,7 @@ import { clip } from "../../protocol/jsonrpc.js";
 import { encodeFrame, FramingError, MAX_FRAME } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame, RunnerToBrainFrame } from "../../protocol/runner.js";
 import { UNREAD_INPUT_LIMITS } from "../../protocol/unread-input.js";
+import { ReadGate } from "../read-gate.js";
 import { MAX_TOOL_CALLS_IN_FLIGHT } from "./call-places.js";
 import { PendingChild } from "./pending-child.js";
 import type { RunnerChild } from "./spawner.js";
@@ -48,6 +50,8 @@ export interface AttachmentSink {
   runningTurn(): string | undefined;
   /** The process is gone or its stream is broken: fail everything in flight. */
   onFatal(message: string): void;
+  /** How far the session's log is behind: stdout is not read while it is full (see ReadGate). */
+  readonly backlog?: Backlog | undefined;
 }
 
 export class RunnerProcess {
@@ -68,6 +72,14 @@ export class RunnerProcess {
     (attachment, turn, data) => this.routeDelta(attachment, turn, data),
   );
   private fatal: string | undefined;
+  /** Stdout is paused while any attachment's session log is behind (see ReadGate). */
+  private readonly gate = new ReadGate(() => this.child?.stdout);
+  /** The backlogs of the attachments whose session log tells one (see AttachmentSink). */
+  private readonly backlogs = new Map<string, Backlog>();
+  /** Checks every attachment's backlog, once per chunk read, after the chunk's events reached their logs. */
+  private readonly checkBacklogs = () => {
+    for (const [id, backlog] of this.backlogs) this.gate.check(id, backlog);
+  };
   /** Tool calls read from the runner and not answered yet, over all its attachments (see send). */
   openCalls = 0;
   /** Frames are being held for one write at the end of this tick (see send). */
@@ -111,6 +123,9 @@ export class RunnerProcess {
       } catch (err) {
         this.fail(`broken framing on stdout: ${(err as Error).message}`);
       }
+      // A session appends what its harness emitted in a microtask queued with the chunk's first event: this one
+      // comes after it, so the backlog counts the chunk.
+      queueMicrotask(this.checkBacklogs);
     });
     let stdoutEnded: NodeJS.Timeout | undefined;
     /** Why stdout ended in the middle of a frame: a runner that died mid-write, whose exit (below) says why. */
@@ -160,12 +175,15 @@ export class RunnerProcess {
 
   attach(id: string, sink: AttachmentSink): void {
     this.sinks.set(id, sink);
+    if (sink.backlog) this.backlogs.set(id, sink.backlog);
     this.served++;
     if (this.fatal) sink.onFatal(this.describe(this.fatal));
   }
 
   detach(id: string): void {
     if (!this.sinks.delete(id)) return;
+    this.backlogs.delete(id);
+    this.gate.release(id);
     this.detached.add(id);
     if (this.detached.size > DETACHED_REMEMBERED) this.detached.delete(this.detached.values().next().value!);
   }
@@ -316,6 +334,7 @@ export class RunnerProcess {
   private fail(reason: string, about?: string, own?: string): void {
     if (this.fatal) return;
     this.fatal = reason;
+    this.gate.releaseAll(); // what it still writes is dropped (see listen): drained, it is not left blocked
     // A runner that broke the protocol is not trusted with another frame.
     if (this.pending.running) this.signalGroup("SIGKILL");
     const message = this.describe(reason);

@@ -14,7 +14,9 @@ import { header, type WriterState } from "./log-format.js";
 import { allDone, type LogIO, nodeLogIO } from "./log-io.js";
 import type { LogLock } from "./log-lock.js";
 import { cutBack, type OpenedLog, type OpenOptions, openLogFiles, reopenLog } from "./log-open.js";
+import { PendingBytes } from "./log-pending.js";
 import { type LogState, type OpenState, SAVE_EVERY, saveStateAt, worthSaving } from "./log-state.js";
+import { LogTasks } from "./log-tasks.js";
 import { type ReadSource, readSegments, type Segment, seal } from "./segments.js";
 
 /** Segments: small enough that retention frees space in useful steps, large enough that a log has few files. */
@@ -33,6 +35,7 @@ type FollowOn = { commit: Promise<FollowOn | undefined> };
 export class JsonlEventLog implements EventLog {
   /** Appends waiting for the next commit. Their seqs are given at the commit (a failed batch's: see burnedSeq). */
   private queue = new Batch();
+  readonly pending = new PendingBytes(() => this.queue.size);
   /** The last commit's buffer and batch, for the next (see REUSE_BYTES); dropped when the log idles. */
   private scratch: Buffer | undefined;
   private spare: Batch | undefined;
@@ -60,7 +63,7 @@ export class JsonlEventLog implements EventLog {
   /** Appends, reads and state saves using the descriptor now: it is closed only when none is. */
   private busy = 0;
   private idleTimer: NodeJS.Timeout | undefined;
-  private readonly tasks = new Set<Promise<unknown>>();
+  private readonly tasks = new LogTasks();
   private savedEnd: number;
   private saving: Promise<void> | undefined;
   private readonly lock: LogLock;
@@ -160,7 +163,7 @@ export class JsonlEventLog implements EventLog {
     const sealed: ReadSource[] = after + 1 <= this.base ? [...this.sealed] : [];
     const sources = (fd: number) => [...sealed, { first, path: this.path, open: { fd, size, ...near } }];
     const read = (fd: number) => readSegments(this.io, sources(fd), this.session, after, Math.floor(limit));
-    return this.track(this.withFd(read));
+    return this.tasks.track(this.withFd(read));
   }
 
   /**
@@ -179,7 +182,7 @@ export class JsonlEventLog implements EventLog {
     this.closing ??= (async () => {
       if (this.queue.length > 0) this.flushSoon(); // deferred appends do not wait out their timer
       while (this.flushing) await this.flushing;
-      await Promise.allSettled([...this.tasks]);
+      await this.tasks.settled();
       clearTimeout(this.idleTimer);
       this.subscribers.clear();
       try {
@@ -214,7 +217,7 @@ export class JsonlEventLog implements EventLog {
 
   private async flushLoop(): Promise<void> {
     while (this.queue.length > 0) {
-      const batch = this.queue;
+      const batch = this.pending.take(this.queue);
       this.queue = this.spare ?? new Batch();
       this.spare = undefined;
       // The file could not be reopened after idleness: nothing was written, the batch and those behind it fail.
@@ -230,6 +233,7 @@ export class JsonlEventLog implements EventLog {
     this.queue = new Batch();
     batch?.reject(err);
     behind.reject(err);
+    this.pending.done(batch);
     return undefined;
   }
 
@@ -271,6 +275,7 @@ export class JsonlEventLog implements EventLog {
     this.durableSeq = first + batch.length - 1;
     const following = this.followOn();
     batch.deliver(this.session, first, iso, this.state, this.subscribers);
+    this.pending.done(batch);
     if (batch.length <= REUSE_EVENTS) {
       batch.reset(REUSE_BYTES);
       this.spare = batch;
@@ -289,6 +294,7 @@ export class JsonlEventLog implements EventLog {
   private followOn(): FollowOn | undefined {
     const next = this.queue;
     if (next.length === 0 || next.awaited || this.rollbackPending) return;
+    this.pending.take(next);
     this.queue = this.spare ?? new Batch();
     this.spare = undefined;
     return { commit: this.withFd((f) => this.write(f, next)).catch((err: Error) => this.fail(err, next)) };
@@ -352,7 +358,7 @@ export class JsonlEventLog implements EventLog {
 
   private scheduleIdle(): void {
     if (!Number.isFinite(this.idleMs) || this.closing) return;
-    this.idleTimer = setTimeout(() => void this.track(this.idle()), this.idleMs);
+    this.idleTimer = setTimeout(() => void this.tasks.track(this.idle()), this.idleMs);
     this.idleTimer.unref();
   }
 
@@ -373,7 +379,8 @@ export class JsonlEventLog implements EventLog {
 
   private saveSoon(): void {
     if (this.saving) return;
-    this.saving = this.track(this.withFd((fd) => this.saveState(fd)))
+    this.saving = this.tasks
+      .track(this.withFd((fd) => this.saveState(fd)))
       .catch(() => {}) // a state not saved only makes the next open scan further
       .finally(() => {
         this.saving = undefined;
@@ -386,13 +393,6 @@ export class JsonlEventLog implements EventLog {
     const burned = this.burnedSeq > seq ? { burned: this.burnedSeq } : {};
     await saveStateAt(this.io, fd, this.path, { seq, end, anchor, ...this.state.snapshot(), ...burned });
     if (this.base === base) this.savedEnd = end; // not the size of a segment sealed meanwhile
-  }
-
-  private track<T>(task: Promise<T>): Promise<T> {
-    this.tasks.add(task);
-    const done = () => this.tasks.delete(task);
-    void task.then(done, done);
-    return task;
   }
 }
 

@@ -1,0 +1,140 @@
+// A runner that writes events faster than the session's log can make them durable (its fsync held by the test):
+// Brain stops reading the runner's stdout while the log is behind by more than BACKLOG_BYTES, so what it holds
+// stays bounded and the runner blocks on its full pipe; once the disk comes back, every event arrives in order.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { BACKLOG_BYTES } from "../../core/backlog.js";
+import type { HarnessFactory } from "../../core/harness.js";
+import type { Session } from "../../core/session.js";
+import { testIO } from "../../store/fs/testing/fault-io.js";
+import { events, makeBrain, type TestBrain } from "../../testing/brain.js";
+import { inlineRunnerArgs } from "../../testing/inline-runner.js";
+import { ProcessFactory } from "./factory.js";
+
+/** The runner's flood: about four times the bound, in deltas numbered in order. */
+const [EVENTS, PAD] = [32 * 1024, 1000];
+/** The most a read from a pipe gives at once: what may be read past the bound before the check. */
+const CHUNK = 64 * 1024;
+
+/** Delta `i`'s text: its number, then padding. */
+const textOf = (i: number) => `${String(i).padStart(6, "0")}${"x".repeat(PAD)}`;
+
+/**
+ * A runner that, on a prompt, writes EVENTS deltas as fast as its stdout takes them, noting in `progress` (in its
+ * native dir) how many it has written, and answers the prompt once all are written. Answers anything else at once.
+ */
+function floodingRunner(shared = false): ProcessFactory {
+  const onPrompt = `
+    for (let i = 0; i < ${EVENTS}; i++) {
+      const more = delta(String(i).padStart(6, "0") + "x".repeat(${PAD}));
+      if (i % 16 === 15) fs.writeFileSync(dir + "/progress", String(i + 1));
+      if (!more) await new Promise((r) => process.stdout.once("drain", r));
+    }
+    fs.writeFileSync(dir + "/progress", "${EVENTS}");
+    reply({});`;
+  const args = inlineRunnerArgs(
+    `let dir = "";`,
+    `
+  const delta = (text) => send({ attachment: f.attachment, turn: f.turn, event: "assistant.delta", data: { text } });
+  if (!f.method) return;
+  if (f.method === "open") { dir = f.params.dir; reply({}); }
+  else if (f.method === "prompt") (async () => { ${onPrompt} })();
+  else reply(f.method === "checkpoint" ? [] : {});`,
+  );
+  return new ProcessFactory({ name: "inline", command: process.execPath, args, shared });
+}
+
+/** `factory`, with the session's backlog kept from it (`gated` false): the runner as read before the gate. */
+function withoutGate(factory: ProcessFactory): HarnessFactory {
+  return {
+    name: factory.name,
+    supportsSteering: factory.supportsSteering,
+    open: ({ backlog: _, ...options }) => factory.open(options),
+  };
+}
+
+let t: TestBrain;
+afterEach(async () => {
+  await t?.cleanup();
+});
+
+/** How many deltas the session's runner says it has written. */
+function progress(session: Session): number {
+  try {
+    return Number(readFileSync(join(t.store.paths(session.id).native, "progress"), "utf8"));
+  } catch {
+    return 0;
+  }
+}
+
+/** What the session's log holds in memory, waiting for the disk. */
+const waiting = (session: Session) => session.log.pending!.bytes;
+
+/** Starts the flood and holds the log's next fsync once the runner is writing; returns the fsync's release. */
+async function floodHeld(factory: HarnessFactory) {
+  const io = testIO();
+  t = makeBrain({ factories: [factory], io });
+  const session = await t.brain.create({ harness: "inline" });
+  const turn = await session.prompt("flood");
+  await expect.poll(() => progress(session), { timeout: 30_000 }).toBeGreaterThan(0);
+  return { session, turn, release: io.holdDurable() };
+}
+
+/**
+ * Resolves once the log is behind by more than the bound and the runner's count has not moved across several
+ * polls: with the gate, it is blocked on its pipe (a runner that has written everything has stopped too).
+ */
+async function blocked(session: Session): Promise<number> {
+  let [last, still] = [-1, 0];
+  await expect
+    .poll(
+      () => {
+        const now = progress(session);
+        still = now === last ? still + 1 : 0;
+        last = now;
+        return still >= 4 && waiting(session) > BACKLOG_BYTES;
+      },
+      { timeout: 60_000, interval: 250 },
+    )
+    .toBe(true);
+  return last;
+}
+
+describe("a runner flooding a session whose disk has fallen behind", () => {
+  it("without the gate, grows what Brain holds with what the runner writes (the state the gate prevents)", async () => {
+    const { session, release } = await floodHeld(withoutGate(floodingRunner()));
+    try {
+      await expect.poll(() => waiting(session), { timeout: 60_000 }).toBeGreaterThan(3 * BACKLOG_BYTES);
+    } finally {
+      release();
+    }
+  });
+
+  it("is not read past the bound: it blocks on its pipe, and every event arrives in order once the disk is back", async () => {
+    const { session, turn, release } = await floodHeld(floodingRunner());
+    try {
+      const written = await blocked(session);
+      expect(written).toBeLessThan(EVENTS);
+      expect(waiting(session)).toBeLessThanOrEqual(BACKLOG_BYTES + CHUNK);
+    } finally {
+      release();
+    }
+    expect((await turn.settled).status).toBe("completed");
+    const deltas = (await events(session)).filter((e) => e.type === "assistant.delta");
+    const text = deltas.map((e) => (e.data as { text: string }).text).join("");
+    expect(text.length).toBe(EVENTS * (PAD + 6));
+    for (let i = 0; i < EVENTS; i++) {
+      if (text.slice(i * (PAD + 6), (i + 1) * (PAD + 6)) !== textOf(i))
+        expect.fail(`delta ${i} is not in its place`);
+    }
+  });
+
+  it("still settles a close asked for while the runner is paused", async () => {
+    const { session, release } = await floodHeld(floodingRunner());
+    await blocked(session);
+    const closing = session.close();
+    release();
+    await expect(closing).resolves.toBeUndefined();
+  });
+});

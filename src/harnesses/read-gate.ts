@@ -1,0 +1,52 @@
+// Stops reading an agent's output while the log of a session it writes for is behind (core/backlog.ts): a runner
+// or extension host writing events faster than the disk commits them then blocks on its own full pipe (or socket)
+// instead of growing Brain's memory. One stream may carry many sessions (a shared runner, an extension host): it
+// is paused while ANY of them is over its bound, since the frames of one cannot be read past those of another;
+// they share the disk, so a slow disk slows them all anyway. A session that stops being served (detached,
+// closed, its host broken) lets go of its hold, so the others go on.
+import type { Backlog } from "../core/backlog.js";
+
+/** What the gate pauses: a child's stdout or a socket. */
+export interface Pausable {
+  pause(): unknown;
+  resume(): unknown;
+}
+
+export class ReadGate {
+  /** The sessions holding the stream paused, each with the function that cancels its wait for relief. */
+  private readonly holds = new Map<string, () => void>();
+
+  /** `stream`: what to pause, once there is one (a child still starting has none). */
+  constructor(private readonly stream: () => Pausable | undefined) {}
+
+  get paused(): boolean {
+    return this.holds.size > 0;
+  }
+
+  /**
+   * Pauses the stream while session `id`'s backlog is full, until a commit relieves it. For once per chunk read,
+   * after the chunk's events were appended: a counter compare when it is not full.
+   */
+  check(id: string, backlog: Backlog | undefined): void {
+    if (backlog === undefined || !backlog.full || this.holds.has(id)) return;
+    this.holds.set(
+      id,
+      backlog.whenRelieved(() => this.release(id)),
+    );
+    if (this.holds.size === 1) this.stream()?.pause();
+  }
+
+  /** Session `id` is relieved or no longer served: the stream reads again once no other session holds it. */
+  release(id: string): void {
+    const cancel = this.holds.get(id);
+    if (cancel === undefined) return;
+    cancel();
+    this.holds.delete(id);
+    if (this.holds.size === 0) this.stream()?.resume();
+  }
+
+  /** Lets go of every hold: a broken stream is drained, so its writer is not left blocked on it. */
+  releaseAll(): void {
+    for (const id of [...this.holds.keys()]) this.release(id);
+  }
+}
