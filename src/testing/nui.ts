@@ -15,6 +15,7 @@ import type { Timeouts } from "../harnesses/ext/transport.js";
 import { echoRunnerPath } from "../harnesses/process/descriptor.js";
 import type { BrainConfig } from "../protocol/config.js";
 import type { SessionEvent } from "../protocol/events.js";
+import type { LogIO } from "../store/fs/index.js";
 import { makeBrain, type TestBrain, tempDir, waitForEvent } from "./brain.js";
 
 export const root = join(import.meta.dirname, "../..");
@@ -185,8 +186,16 @@ export function useScratch() {
     current = makeBrain(options);
     return current;
   };
-  /** A Brain with one installed extension, `name` (harness `ext:<name>/echo`), whose host is `host` in host.py. */
-  const pythonHost = async (name: string, transport: "stdio" | "tcp", host: string): Promise<Brain> => {
+  /**
+   * A Brain with one installed extension, `name` (harness `ext:<name>/echo`), whose host is `host` in host.py;
+   * its logs' file calls are `io`, when given (a disk held or failing).
+   */
+  const pythonHost = async (
+    name: string,
+    transport: "stdio" | "tcp",
+    host: string,
+    io?: LogIO,
+  ): Promise<Brain> => {
     const src = writeExtension(scratch("brain-ext-src-"), name, {
       transport,
       command: ["python3", "host.py"],
@@ -195,7 +204,7 @@ export function useScratch() {
     const home = scratch("brain-ext-home-");
     await installExtension(src, join(home, "extensions"));
     const { factories } = catalogFactories({ brainHome: home, hostHome: scratch("brain-ext-hosthome-") });
-    return brain({ factories, home }).brain;
+    return brain({ factories, home, ...(io ? { io } : {}) }).brain;
   };
   return { cleanups, closeBrain, scratch, brain, pythonHost };
 }

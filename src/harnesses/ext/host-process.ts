@@ -8,6 +8,7 @@ import { envSecrets, Redactor, type Secret, tailOf } from "../../core/redact.js"
 import { findMissing } from "../process/command.js";
 import { PendingChild } from "../process/pending-child.js";
 import type { RunnerChild, Spawner } from "../process/spawner.js";
+import type { Pausable } from "../read-gate.js";
 
 const STDERR_TAIL_BYTES = 8 * 1024;
 
@@ -96,6 +97,11 @@ export class HostProcess {
   /** Bytes written to its stdin that it has not read yet. */
   get queued(): number {
     return this.pending.child?.stdin.writableLength ?? 0;
+  }
+
+  /** Its stdout, once it runs: to pause reading it (see ReadGate). */
+  get stdout(): Pausable | undefined {
+    return this.pending.child?.stdout;
   }
 
   /** Reads its stdout (from its start). */

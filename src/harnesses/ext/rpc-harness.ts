@@ -196,6 +196,7 @@ export class RpcHarness implements Harness {
         onNotification: (method, params) => this.onNotification(method, params),
         onWarning: (message) => this.warn(message),
         textSink: () => this.run?.textSink,
+        backlog: this.parts.options.backlog,
         onFatal: () => {
           // The run's request fails with the reason; between runs the next turn reconnects.
         },

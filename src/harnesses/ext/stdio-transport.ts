@@ -5,6 +5,7 @@ import { RpcError } from "../../protocol/jsonrpc.js";
 import { FramingError } from "../../protocol/ndjson.js";
 import { HARNESS_METHODS } from "../../protocol/nui/jsonrpc.js";
 import type { Spawner } from "../process/spawner.js";
+import { ReadGate } from "../read-gate.js";
 import { type HostCommand, HostProcess } from "./host-process.js";
 import { hostPeer } from "./rpc-peer.js";
 import type { RpcTransport, Timeouts, TransportEvents } from "./transport.js";
@@ -18,8 +19,14 @@ export async function startStdioHost(
 ): Promise<RpcTransport> {
   const host = new HostProcess(command, spawner);
   let fatal: string | undefined;
+  // Its stdout is not read while the session's log is behind (see ReadGate): checked once per chunk, after the
+  // session appended the chunk's events (in a microtask queued with the first of them).
+  const gate = new ReadGate(() => host.stdout);
+  const backlog = events.backlog;
+  const check = () => gate.check("", backlog);
   const fail = (reason: string) => {
     if (fatal) return;
+    gate.releaseAll(); // what it still writes is dropped: drained, it is not left blocked
     fatal = host.describe(reason);
     peer.fail(new HarnessError("brain_error", fatal));
     host.kill();
@@ -41,6 +48,7 @@ export async function startStdioHost(
       if (err instanceof FramingError) fail(`broken framing on the host's stdout: ${err.message}`);
       else fail(`Brain could not handle the host's output: ${(err as Error).message}`);
     }
+    if (backlog) queueMicrotask(check);
   });
   void host.exited.then((reason) => {
     // A line the host left unfinished is lost with it: the error says so, as a runner's does.
@@ -81,6 +89,7 @@ export async function startStdioHost(
         await peer.request(HARNESS_METHODS.shutdown, {}, timeouts.shutdownMs).catch(() => {});
       }
       fatal ??= "closed";
+      gate.releaseAll();
       peer.fail(new HarnessError("brain_error", `extension host for ${command.name} was closed`));
       await host.stop(timeouts.shutdownMs);
     },

@@ -7,6 +7,7 @@ import { HarnessError } from "../../core/harness.js";
 import { clip, RpcError } from "../../protocol/jsonrpc.js";
 import { FramingError } from "../../protocol/ndjson.js";
 import { HARNESS_METHODS } from "../../protocol/nui/jsonrpc.js";
+import { ReadGate } from "../read-gate.js";
 import { hostPeer } from "./rpc-peer.js";
 import type { RpcTransport, Timeouts, TransportEvents } from "./transport.js";
 
@@ -43,8 +44,14 @@ export async function dialTcpHost(
     });
   });
   let fatal: string | undefined;
+  // The connection is not read while the session's log is behind (see ReadGate): checked once per chunk, after
+  // the session appended the chunk's events. One connection per session: pausing it holds up no other session.
+  const gate = new ReadGate(() => socket);
+  const backlog = events.backlog;
+  const check = () => gate.check("", backlog);
   const fail = (reason: string) => {
     if (fatal) return;
+    gate.releaseAll();
     fatal = reason;
     peer.fail(new HarnessError("brain_error", reason));
     socket.destroy();
@@ -66,6 +73,7 @@ export async function dialTcpHost(
       if (err instanceof FramingError) fail(`${name}: broken framing from ${address}: ${err.message}`);
       else fail(`${name}: Brain could not handle the output of ${address}: ${(err as Error).message}`);
     }
+    if (backlog) queueMicrotask(check);
   });
   socket.on("error", (err) => fail(`${name}: connection to ${address} failed: ${err.message}`));
   socket.on("close", () => fail(`${name}: the extension host at ${address} closed the connection`));
@@ -88,6 +96,7 @@ export async function dialTcpHost(
       fail(`${name}: dropped the connection to ${address}: the host did not end an interrupted run`),
     async close() {
       fatal ??= "closed";
+      gate.releaseAll();
       peer.fail(new HarnessError("brain_error", `${name}: connection closed`));
       socket.end();
       setTimeout(() => socket.destroy(), timeouts.shutdownMs).unref();

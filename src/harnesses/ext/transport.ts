@@ -1,5 +1,6 @@
 // How an RPC harness reaches its extension host: a child's stdio (one host per session) or a TCP connection
 // (to a host shared by sessions). Both carry the same JSON-RPC peer.
+import type { Backlog } from "../../core/backlog.js";
 import type { RpcPeer } from "../../protocol/jsonrpc.js";
 import type { RpcPeerEvents } from "./rpc-peer.js";
 
@@ -20,6 +21,8 @@ export interface RpcTransport {
 export interface TransportEvents extends RpcPeerEvents {
   /** The host or the connection is gone; `message` says why, with the host's stderr when there is one. */
   onFatal(message: string): void;
+  /** How far the session's log is behind: the host's output is not read while it is full (see ReadGate). */
+  backlog?: Backlog | undefined;
 }
 
 export interface Timeouts {

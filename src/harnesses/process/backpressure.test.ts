@@ -109,7 +109,7 @@ describe("a runner flooding a session whose disk has fallen behind", () => {
     } finally {
       release();
     }
-  });
+  }, 180_000);
 
   it("is not read past the bound: it blocks on its pipe, and every event arrives in order once the disk is back", async () => {
     const { session, turn, release } = await floodHeld(floodingRunner());
@@ -128,7 +128,7 @@ describe("a runner flooding a session whose disk has fallen behind", () => {
       if (text.slice(i * (PAD + 6), (i + 1) * (PAD + 6)) !== textOf(i))
         expect.fail(`delta ${i} is not in its place`);
     }
-  });
+  }, 180_000);
 
   it("still settles a close asked for while the runner is paused", async () => {
     const { session, release } = await floodHeld(floodingRunner());
@@ -136,5 +136,5 @@ describe("a runner flooding a session whose disk has fallen behind", () => {
     const closing = session.close();
     release();
     await expect(closing).resolves.toBeUndefined();
-  });
+  }, 180_000);
 });

@@ -1,0 +1,92 @@
+// An extension host that writes text events faster than the session's log can make them durable (its fsync held
+// by the test): Brain stops reading the host's stdout (stdio) or connection (tcp) while the log is behind by more
+// than BACKLOG_BYTES, so the host blocks on its own writes; once the disk comes back, every event arrives in order.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { BACKLOG_BYTES } from "../../core/backlog.js";
+import type { Session } from "../../core/session.js";
+import { testIO } from "../../store/fs/testing/fault-io.js";
+import { events } from "../../testing/brain.js";
+import { useScratch } from "../../testing/nui.js";
+
+const { pythonHost, scratch } = useScratch();
+
+/** The host's flood: about four times the bound, in text events numbered in order. */
+const [EVENTS, PAD] = [32 * 1024, 1000];
+/** The most one read gives at once: what may be read past the bound before the check. */
+const CHUNK = 64 * 1024;
+
+const textOf = (i: number) => `${String(i).padStart(6, "0")}${"x".repeat(PAD)}`;
+
+/** A host whose run yields EVENTS texts as fast as its output takes them, counting them in `progress`. */
+function floodingHost(progress: string, sdk: string, serve: string): string {
+  return `
+from ${sdk} import NuiAgent
+class Flood(NuiAgent):
+    def run(self, message, run_id, **kwargs):
+        for i in range(${EVENTS}):
+            yield "%06d" % i + "x" * ${PAD}
+            if i % 16 == 15:
+                with open(${JSON.stringify(progress)}, "w") as f:
+                    f.write(str(i + 1))
+Flood().${serve}()
+`;
+}
+
+function written(progress: string): number {
+  try {
+    return Number(readFileSync(progress, "utf8"));
+  } catch {
+    return 0;
+  }
+}
+
+const waiting = (session: Session) => session.log.pending!.bytes;
+
+describe.each([
+  ["stdio", "nui_agent_stdio", "serve_stdio"],
+  ["tcp", "nui_agent", "serve"],
+] as const)(
+  "an extension host over %s flooding a session whose disk has fallen behind",
+  (transport, sdk, serve) => {
+    it("is not read past the bound: it blocks on its writes, and every event arrives in order once the disk is back", async () => {
+      const progress = join(scratch("brain-ext-flood-"), "progress");
+      const io = testIO();
+      const brain = await pythonHost("flood", transport, floodingHost(progress, sdk, serve), io);
+      const session = await brain.create({ harness: "ext:flood/echo" });
+      const turn = await session.prompt("flood");
+      await expect.poll(() => written(progress), { timeout: 30_000 }).toBeGreaterThan(0);
+      const release = io.holdDurable();
+      try {
+        // Blocked: its count stands still across several polls while the log is behind by more than the bound.
+        let [last, still] = [-1, 0];
+        await expect
+          .poll(
+            () => {
+              const now = written(progress);
+              still = now === last ? still + 1 : 0;
+              last = now;
+              return still >= 4 && waiting(session) > BACKLOG_BYTES;
+            },
+            { timeout: 60_000, interval: 250 },
+          )
+          .toBe(true);
+        expect(last).toBeLessThan(EVENTS);
+        expect(waiting(session)).toBeLessThanOrEqual(BACKLOG_BYTES + CHUNK);
+      } finally {
+        release();
+      }
+      expect((await turn.settled).status).toBe("completed");
+      const deltas = (await events(session)).filter(
+        (e) => e.type === "assistant.delta" && e.turn === turn.turn,
+      );
+      const text = deltas.map((e) => (e.data as { text: string }).text).join("");
+      expect(text.length).toBe(EVENTS * (PAD + 6));
+      for (let i = 0; i < EVENTS; i++) {
+        if (text.slice(i * (PAD + 6), (i + 1) * (PAD + 6)) !== textOf(i))
+          expect.fail(`event ${i} is not in its place`);
+      }
+    }, 180_000);
+  },
+);
