@@ -21,11 +21,14 @@ const CHUNK = 64 * 1024;
 const textOf = (i: number) => `${String(i).padStart(6, "0")}${"x".repeat(PAD)}`;
 
 /**
- * A runner that, on a prompt, writes EVENTS deltas as fast as its stdout takes them, noting in `progress` (in its
- * native dir) how many it has written, and answers the prompt once all are written. Answers anything else at once.
+ * A runner that, on the prompt "flood", writes EVENTS deltas as fast as its stdout takes them, noting in
+ * `progress` (in the attachment's native dir) how many it has written, and answers the prompt once all are
+ * written; any other prompt it echoes. Answers anything else at once.
  */
 function floodingRunner(shared = false): ProcessFactory {
   const onPrompt = `
+    const dir = dirs.get(f.attachment);
+    if (f.params.text !== "flood") { delta("echo: " + f.params.text); reply({}); return; }
     for (let i = 0; i < ${EVENTS}; i++) {
       const more = delta(String(i).padStart(6, "0") + "x".repeat(${PAD}));
       if (i % 16 === 15) fs.writeFileSync(dir + "/progress", String(i + 1));
@@ -34,11 +37,11 @@ function floodingRunner(shared = false): ProcessFactory {
     fs.writeFileSync(dir + "/progress", "${EVENTS}");
     reply({});`;
   const args = inlineRunnerArgs(
-    `let dir = "";`,
+    "const dirs = new Map();",
     `
   const delta = (text) => send({ attachment: f.attachment, turn: f.turn, event: "assistant.delta", data: { text } });
   if (!f.method) return;
-  if (f.method === "open") { dir = f.params.dir; reply({}); }
+  if (f.method === "open") { dirs.set(f.attachment, f.params.dir); reply({}); }
   else if (f.method === "prompt") (async () => { ${onPrompt} })();
   else reply(f.method === "checkpoint" ? [] : {});`,
   );
@@ -71,14 +74,19 @@ function progress(session: Session): number {
 /** What the session's log holds in memory, waiting for the disk. */
 const waiting = (session: Session) => session.log.pending!.bytes;
 
-/** Starts the flood and holds the log's next fsync once the runner is writing; returns the fsync's release. */
-async function floodHeld(factory: HarnessFactory) {
+/**
+ * Starts the flood and holds the log's next fsync once the runner is writing; returns the fsync's release. `other`:
+ * a session opened before on the same factory (a shared runner's second attachment).
+ */
+async function floodHeld(factory: HarnessFactory, other = false) {
   const io = testIO();
   t = makeBrain({ factories: [factory], io });
+  const second = other ? await t.brain.create({ harness: "inline" }) : undefined;
+  if (second) expect((await (await second.prompt("first")).settled).status).toBe("completed");
   const session = await t.brain.create({ harness: "inline" });
   const turn = await session.prompt("flood");
   await expect.poll(() => progress(session), { timeout: 30_000 }).toBeGreaterThan(0);
-  return { session, turn, release: io.holdDurable() };
+  return { session, turn, release: io.holdDurable(), second };
 }
 
 /**
@@ -136,5 +144,21 @@ describe("a runner flooding a session whose disk has fallen behind", () => {
     const closing = session.close();
     release();
     await expect(closing).resolves.toBeUndefined();
+  }, 180_000);
+
+  it("pauses a shared runner for all its sessions, and a session closed while paused lets the others go on", async () => {
+    const { session, release, second } = await floodHeld(floodingRunner(true), true);
+    await blocked(session);
+    // The other session's prompt waits behind the flood in the one pipe they share.
+    const waitingTurn = await second!.prompt("behind");
+    const closing = session.close();
+    release();
+    await expect(closing).resolves.toBeUndefined();
+    expect((await waitingTurn.settled).status).toBe("completed");
+    // The closed session holds nothing back: the runner goes on for the other.
+    const after = await second!.prompt("after");
+    expect((await after.settled).status).toBe("completed");
+    const texts = (await events(second!)).filter((e) => e.type === "assistant.delta").map((e) => e.data);
+    expect(texts).toEqual([{ text: "echo: first" }, { text: "echo: behind" }, { text: "echo: after" }]);
   }, 180_000);
 });
