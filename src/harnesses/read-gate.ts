@@ -15,20 +15,17 @@ export interface Pausable {
 export class ReadGate {
   /** The sessions holding the stream paused, each with the function that cancels its wait for relief. */
   private readonly holds = new Map<string, () => void>();
+  private stopped = false;
 
   /** `stream`: what to pause, once there is one (a child still starting has none). */
   constructor(private readonly stream: () => Pausable | undefined) {}
-
-  get paused(): boolean {
-    return this.holds.size > 0;
-  }
 
   /**
    * Pauses the stream while session `id`'s backlog is full, until a commit relieves it. For once per chunk read,
    * after the chunk's events were appended: a counter compare when it is not full.
    */
   check(id: string, backlog: Backlog | undefined): void {
-    if (backlog === undefined || !backlog.full || this.holds.has(id)) return;
+    if (this.stopped || backlog === undefined || !backlog.full || this.holds.has(id)) return;
     this.holds.set(
       id,
       backlog.whenRelieved(() => this.release(id)),
@@ -45,8 +42,13 @@ export class ReadGate {
     if (this.holds.size === 0) this.stream()?.resume();
   }
 
-  /** Lets go of every hold: a broken stream is drained, so its writer is not left blocked on it. */
-  releaseAll(): void {
+  /**
+   * Lets go of every hold and pauses no more: a broken or closed stream is drained, so its writer is not left
+   * blocked on it, and so is an exited child's: what it wrote last is read before its pipe is let go of (see
+   * PendingChild), however far the log is behind.
+   */
+  stop(): void {
+    this.stopped = true;
     for (const id of [...this.holds.keys()]) this.release(id);
   }
 }

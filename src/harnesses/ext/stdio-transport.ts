@@ -26,7 +26,7 @@ export async function startStdioHost(
   const check = () => gate.check("", backlog);
   const fail = (reason: string) => {
     if (fatal) return;
-    gate.releaseAll(); // what it still writes is dropped: drained, it is not left blocked
+    gate.stop(); // what it still writes is dropped: drained, it is not left blocked
     fatal = host.describe(reason);
     peer.fail(new HarnessError("brain_error", fatal));
     host.kill();
@@ -89,7 +89,7 @@ export async function startStdioHost(
         await peer.request(HARNESS_METHODS.shutdown, {}, timeouts.shutdownMs).catch(() => {});
       }
       fatal ??= "closed";
-      gate.releaseAll();
+      gate.stop();
       peer.fail(new HarnessError("brain_error", `extension host for ${command.name} was closed`));
       await host.stop(timeouts.shutdownMs);
     },

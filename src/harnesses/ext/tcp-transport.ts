@@ -51,7 +51,7 @@ export async function dialTcpHost(
   const check = () => gate.check("", backlog);
   const fail = (reason: string) => {
     if (fatal) return;
-    gate.releaseAll();
+    gate.stop();
     fatal = reason;
     peer.fail(new HarnessError("brain_error", reason));
     socket.destroy();
@@ -96,7 +96,7 @@ export async function dialTcpHost(
       fail(`${name}: dropped the connection to ${address}: the host did not end an interrupted run`),
     async close() {
       fatal ??= "closed";
-      gate.releaseAll();
+      gate.stop();
       peer.fail(new HarnessError("brain_error", `${name}: connection closed`));
       socket.end();
       setTimeout(() => socket.destroy(), timeouts.shutdownMs).unref();

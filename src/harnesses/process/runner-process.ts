@@ -125,7 +125,7 @@ export class RunnerProcess {
       }
       // A session appends what its harness emitted in a microtask queued with the chunk's first event: this one
       // comes after it, so the backlog counts the chunk.
-      queueMicrotask(this.checkBacklogs);
+      if (this.backlogs.size > 0) queueMicrotask(this.checkBacklogs);
     });
     let stdoutEnded: NodeJS.Timeout | undefined;
     /** Why stdout ended in the middle of a frame: a runner that died mid-write, whose exit (below) says why. */
@@ -146,6 +146,7 @@ export class RunnerProcess {
       }, STDOUT_ENDED_GRACE_MS);
       stdoutEnded.unref();
     });
+    child.on("exit", () => this.gate.stop());
     child.stderr.on("data", (chunk: Buffer) => {
       this.stderrTail = tailOf(this.stderrTail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
     });
@@ -334,7 +335,7 @@ export class RunnerProcess {
   private fail(reason: string, about?: string, own?: string): void {
     if (this.fatal) return;
     this.fatal = reason;
-    this.gate.releaseAll(); // what it still writes is dropped (see listen): drained, it is not left blocked
+    this.gate.stop(); // what it still writes is dropped (see listen): drained, it is not left blocked
     // A runner that broke the protocol is not trusted with another frame.
     if (this.pending.running) this.signalGroup("SIGKILL");
     const message = this.describe(reason);
