@@ -3,7 +3,7 @@ import type { SessionEvent } from "../protocol/events.js";
 import type { SessionRecord } from "../protocol/session.js";
 import type { BrainOptions } from "./brain-options.js";
 import { CheckpointBytes } from "./checkpoint-bytes.js";
-import { type Checkpoints, refuseInside } from "./checkpoints/index.js";
+import { refuseInside } from "./checkpoints/index.js";
 import { loggedCheckpoint, readConversation } from "./conversation-chain.js";
 import { type CreatedSession, createdSession, openCreated, refuseUnmakeable } from "./created-session.js";
 import { hostSecrets, recordSecrets } from "./credentials.js";
@@ -53,8 +53,11 @@ export class Brain {
   /** The host's secrets; each session adds its own (its provider key, its MCP servers' variables). */
   readonly redactor: Redactor;
   readonly providers: Providers;
+  /** The store's tombstones of keyed deletes, when it keeps them (./deleted-sessions.ts). */
+  readonly deletes: BrainOptions["store"]["deletes"];
 
   constructor(private readonly options: BrainOptions) {
+    this.deletes = options.store.deletes;
     this.closedLogs = new ClosedLogs(options.store, (id) => this.live.busy(id));
     this.openLimit = new OpenSessionLimit(this.live, options.openSessionsPerTenant);
     this.storedLimit = new StoredSessionLimit((u) => options.store.list(u), options.storedSessionsPerTenant);
@@ -112,7 +115,7 @@ export class Brain {
   private async sessionBytes(id: string): Promise<Omit<HeldBytes, "tenant"> | undefined> {
     const log = await this.options.store.logBytes?.(id);
     if (log === undefined) return undefined;
-    const checkpoints = await this.checkpointBytes.of(id, this.checkpointsOf(id));
+    const checkpoints = await this.checkpointBytes.of(id, checkpointsOf(this.options, id));
     return { bytes: log + checkpoints.bytes, checkpoints: checkpoints.count };
   }
 
@@ -223,7 +226,7 @@ export class Brain {
   /** A new session whose native state starts as `checkpoint` of session `id`. */
   async fork(id: string, checkpoint = "latest", made: Made = {}): Promise<Session> {
     const source = await this.record(id);
-    const checkpoints = this.checkpointsOf(id);
+    const checkpoints = checkpointsOf(this.options, id);
     const log = { read: (after: number, limit?: number) => this.events(id, after, limit) };
     const manifest = await checkpoints.get(await loggedCheckpoint(log, checkpoint, id));
     const forked_from = { session: id, checkpoint: manifest.id };
@@ -292,7 +295,8 @@ export class Brain {
     const home = this.options.store.home;
     if (home !== undefined) await refuseInside(dir, home, "$BRAIN_HOME");
     const log = { read: (after: number, limit?: number) => this.events(id, after, limit) };
-    return (await this.checkpointsOf(id).restore(await loggedCheckpoint(log, checkpoint, id), dir)).id;
+    return (await checkpointsOf(this.options, id).restore(await loggedCheckpoint(log, checkpoint, id), dir))
+      .id;
   }
 
   async closeSession(id: string): Promise<void> {
@@ -391,9 +395,5 @@ export class Brain {
       drop: (id: string, session: Session) => this.drop(id, session),
     };
     return openSession(context, id, created);
-  }
-
-  private checkpointsOf(id: string): Checkpoints {
-    return checkpointsOf(this.options, id);
   }
 }

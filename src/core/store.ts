@@ -3,6 +3,7 @@
 import type { SessionEvent } from "../protocol/events.js";
 import { DEFAULT_TENANT, type SessionRecord } from "../protocol/session.js";
 import type { Checkpoints } from "./checkpoints/index.js";
+import type { DeletedSessions } from "./deleted-sessions.js";
 import type { EventLog } from "./event-log.js";
 import type { CompactingStore } from "./retention.js";
 
@@ -93,6 +94,8 @@ export interface SessionStore {
   firstSeq?(id: string): Promise<number>;
   /** Deletes the session and all its files. */
   remove(id: string): Promise<void>;
+  /** The tombstones of keyed deletes, so a retry gets its first answer (./deleted-sessions.ts). */
+  readonly deletes?: DeletedSessions;
   /** Compacts a closed session's log (stores that can; see ./retention.ts). */
   compact?: CompactingStore["compact"];
   /** Archives or drops the oldest segments of a closed session's log (stores that can; ./retention.ts). */

@@ -59,6 +59,12 @@ const MAKES_ONE = {
     "a client-chosen id for this request (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key and body (after a timeout, after a restart, on any node) makes no second session and gets the one the first made; the key with another body is a 409. Keys are the tenant's own, and last as long as the session they made",
 };
 
+/** A delete takes one too (src/server/keyed-deletes.ts): its retry gets 204 again, not a 404. */
+const DELETES_ONE = {
+  "Idempotency-Key":
+    "a client-chosen id for this delete (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key (after a timeout, after a restart, on any node) within 24 hours gets 204 again, not a 404, and never deletes a session made again under the id since. Keys are the tenant's own",
+};
+
 const SEQ_QUERY = {
   after: "events with seq greater than this (default 0)",
   limit: `at most this many (default 1000, at most ${MAX_EVENT_PAGE}); the next page starts after the last seq`,
@@ -134,6 +140,7 @@ export const ENDPOINTS = {
     summary: "Delete a session and all its files (its watchers' streams end)",
     status: 204,
     drive: true,
+    headers: DELETES_ONE,
   },
   close: {
     method: "POST",

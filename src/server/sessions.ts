@@ -27,6 +27,7 @@ import type { ControlLeases } from "./control.js";
 import { ApiError, inField, notFound } from "./errors.js";
 import { answerRequest, IDEMPOTENCY_HEADER, IdempotentCommands, keyedAs } from "./idempotency.js";
 import { KeyedCreates } from "./keyed-creates.js";
+import { deletedBefore, rememberDelete } from "./keyed-deletes.js";
 import type { Page } from "./paging.js";
 import { providerGrant, providerList } from "./provider-grant.js";
 import { dated, deletable, type Listed, listedPage, listedView } from "./session-list.js";
@@ -299,8 +300,10 @@ export class SessionService {
     return this.view(caller, id);
   }
 
-  async delete(caller: Caller, id: string): Promise<void> {
+  async delete(caller: Caller, id: string, key?: string): Promise<void> {
+    if (await deletedBefore(this.parts.brain, caller.tenant, id, key)) return;
     await deletable(this.parts.brain, caller.tenant, id);
+    await rememberDelete(this.parts.brain, caller.tenant, id, key);
     this.parts.leases.drive(id, caller.client);
     await this.parts.brain.delete(id);
     this.parts.leases.release(id);

@@ -163,7 +163,7 @@ export function sessionRoutes({ sessions, agents, auth, logReads, shown }: Sessi
     },
     {
       ...ENDPOINTS.delete,
-      handle: async (ctx) => sessions.delete(ctx.caller, id(ctx)),
+      handle: async (ctx) => sessions.delete(ctx.caller, id(ctx), keyOf(ctx)),
     },
     {
       ...ENDPOINTS.close,

@@ -41,3 +41,12 @@ export function diskError(op: string, path: string, err: unknown): StoreError {
   if (err instanceof StoreError) return err;
   return new StoreError("brain_error", `cannot ${op} ${path}: ${osMessage(err)}`, { cause: err });
 }
+
+/** Runs a disk operation, its failure a StoreError naming the operation and the path. */
+export async function disk<T>(op: string, path: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw diskError(op, path, err);
+  }
+}

@@ -13,7 +13,8 @@ import {
 } from "../../core/store.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { compactLog } from "./compact.js";
-import { diskError, StoreError } from "./errors.js";
+import { FsDeletedSessions } from "./deleted-sessions.js";
+import { disk, diskError, StoreError } from "./errors.js";
 import { InlineCommits } from "./inline-commits.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { allDone, type LogIO, nodeLogIO, writeFlags } from "./log-io.js";
@@ -62,6 +63,8 @@ export class FsSessionStore {
   /** The records read so far, served again while their session.json is unchanged (./record-cache.ts says why). */
   private readonly records = new RecordCache();
   private sweeping: Promise<void> | undefined;
+  /** The tombstones of keyed deletes (src/core/deleted-sessions.ts). */
+  readonly deletes: FsDeletedSessions;
 
   constructor(
     readonly home: string,
@@ -71,6 +74,7 @@ export class FsSessionStore {
     options: StoreOptions = {},
   ) {
     this.root = nodePath.join(home, "sessions");
+    this.deletes = new FsDeletedSessions(home);
     this.inline = options.inline ?? new InlineCommits();
     const [root, paths, delayMs] = [this.root, (id: string) => this.paths(id), options.slotDelayMs ?? 1000];
     const sweep = this.sweepUnacknowledged;
@@ -382,14 +386,6 @@ const EXCLUSIVE_CREATE = fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constan
 
 function checkInput(what: string, value: unknown): SessionRecord {
   return checkRecord(what, value, badRequest);
-}
-
-async function disk<T>(op: string, path: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw diskError(op, path, err);
-  }
 }
 
 function notFound(err: NodeJS.ErrnoException): false {

@@ -1,5 +1,6 @@
 // What every part of the cluster store shares: one NATS connection, the events stream (one subject per
-// session), the session-record and lease KV buckets and the checkpoint object store, made on first use.
+// session), the KV buckets of session records, leases and deleted sessions, and the checkpoint object store, made
+// on first use.
 import {
   JetStreamApiError,
   type JetStreamClient,
@@ -10,6 +11,7 @@ import {
 import { type KV, Kvm } from "@nats-io/kv";
 import { type ObjectStore, Objm } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { TOMBSTONE_WINDOW_MS } from "../../core/deleted-sessions.js";
 import { sleep } from "../../core/sleep.js";
 import { errorMessage, msgSizeOf, NatsStoreError, natsFailure } from "./errors.js";
 
@@ -43,6 +45,8 @@ export interface NatsContext {
   readonly stream: string;
   readonly records: KV;
   readonly leases: KV;
+  /** Tenants' tombstones of keyed deletes (./deleted-sessions.ts); max_age is their window. */
+  readonly deleted: KV;
   readonly blobs: ObjectStore;
   readonly publishRetryMs: number;
   readonly replicas: number;
@@ -113,6 +117,12 @@ async function setUp(nc: NatsConnection, config: NatsStoreConfig): Promise<NatsC
       ttl: config.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS,
       allow_direct: false,
     });
+    const deleted = await kvm.create(`${prefix}_deleted`, {
+      replicas,
+      history: 1,
+      ttl: TOMBSTONE_WINDOW_MS,
+      allow_direct: false,
+    });
     // An existing bucket keeps its max_age whatever this node asked for.
     const leaseTtlMs = leaseTtlOf(`${prefix}_owners`, (await leases.status()).ttl, config.leaseTtlMs);
     return {
@@ -127,6 +137,7 @@ async function setUp(nc: NatsConnection, config: NatsStoreConfig): Promise<NatsC
       publishRetryMs: config.publishRetryMs ?? 15_000,
       subject: (session) => `${subjectRoot}.${session}`,
       leases,
+      deleted,
       leaseTtlMs,
       maxMsgSize: msgSizeOf(info.config.max_msg_size),
     };

@@ -5,6 +5,7 @@ import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 import type { KV, KvEntry } from "@nats-io/kv";
 import { BrainError } from "../../core/errors.js";
 import { sleep } from "../../core/sleep.js";
+import { SESSION_ID } from "../fs/session-record.js";
 import type { NatsContext } from "./context.js";
 
 export class NatsStoreError extends BrainError {
@@ -182,5 +183,15 @@ export async function retrying<T>(
       if (!retryable(err) || Date.now() >= deadline) throw giveUp(err, attempt + 1);
       await sleep(Math.min(1000, 50 * 2 ** attempt));
     }
+  }
+}
+
+/** A session id the store can take (the embedded store's rule: ids are one namespace in both), or a 400. */
+export function checkId(id: string): void {
+  if (typeof id !== "string" || !SESSION_ID.test(id)) {
+    throw new NatsStoreError(
+      "bad_request",
+      `bad session id ${JSON.stringify(id)}: must match ${SESSION_ID.source}`,
+    );
   }
 }

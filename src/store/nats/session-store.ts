@@ -9,10 +9,11 @@ import type { KvEntry } from "@nats-io/kv";
 import type { SessionStore } from "../../core/brain.js";
 import type { SessionSummary, UnreadableSession } from "../../core/store.js";
 import type { SessionEvent } from "../../protocol/events.js";
-import { checkRecord, newRecord, SESSION_ID, type SessionRecord } from "../fs/session-record.js";
+import { checkRecord, newRecord, type SessionRecord } from "../fs/session-record.js";
 import { ReplicatedCheckpoints } from "./checkpoints.js";
 import type { NatsContext } from "./context.js";
-import { errorMessage, fenced, NatsStoreError, natsFailure, storedUnanswered } from "./errors.js";
+import { NatsDeletedSessions } from "./deleted-sessions.js";
+import { checkId, errorMessage, fenced, NatsStoreError, natsFailure, storedUnanswered } from "./errors.js";
 import { NatsEventLog } from "./event-log.js";
 import { createOn, updateOn } from "./kv-update.js";
 import { Lease, type LeaseHolder } from "./lease.js";
@@ -65,6 +66,8 @@ export class NatsSessionStore implements SessionStore {
   /** What each session's log takes of the stream, as last counted here (./log-bytes.ts). */
   private readonly logSizes = new LogByteCounts();
   private readonly warn: (message: string) => void;
+  /** The tombstones of keyed deletes (src/core/deleted-sessions.ts). */
+  readonly deletes: NatsDeletedSessions;
 
   constructor(
     private readonly ctx: NatsContext,
@@ -73,6 +76,7 @@ export class NatsSessionStore implements SessionStore {
     this.home = options.home;
     this.root = nodePath.join(options.home, "sessions");
     this.node = options.holder.node;
+    this.deletes = new NatsDeletedSessions(ctx.deleted);
     this.tails = new TailBudget(options.tailBudgetBytes);
     this.warn = options.warn ?? ((message) => process.stderr.write(`brain: ${message}\n`));
     const records = ctx.records;
@@ -379,15 +383,6 @@ export class NatsSessionStore implements SessionStore {
   private async localDirs(paths: { native: string; checkpoints: string }): Promise<void> {
     await mkdir(paths.native, { recursive: true, mode: 0o700 });
     await mkdir(paths.checkpoints, { recursive: true, mode: 0o700 });
-  }
-}
-
-function checkId(id: string): void {
-  if (typeof id !== "string" || !SESSION_ID.test(id)) {
-    throw new NatsStoreError(
-      "bad_request",
-      `bad session id ${JSON.stringify(id)}: must match ${SESSION_ID.source}`,
-    );
   }
 }
 
