@@ -92,16 +92,17 @@ export function wireComposer() {
     act(async (session) =>
       openMade(session, await state.api.call("POST", path(session, "/fork"), {}, crypto.randomUUID())),
     );
-  // A new session on the chosen harness that continues this conversation (seeded from Brain's log).
+  // A new session on the chosen harness that continues this conversation (seeded from Brain's log). One key per
+  // click: a retry of a handoff whose answer was lost gets the session the first made, not a second one.
   $("handoff").onclick = () =>
-    act(async (session) =>
-      openMade(
-        session,
-        await state.api.call("POST", path(session, "/handoff"), { to: $("handoff-to").value }),
-      ),
-    );
+    act(async (session) => {
+      const body = { to: $("handoff-to").value };
+      openMade(session, await state.api.call("POST", path(session, "/handoff"), body, crypto.randomUUID()));
+    });
   $("close").onclick = () =>
-    act(async (session) => updateHead(await state.api.call("POST", path(session, "/close"))));
+    act(async (session) =>
+      updateHead(await state.api.call("POST", path(session, "/close"), undefined, crypto.randomUUID())),
+    );
   $("take-control").onclick = () =>
     act(async (session) => {
       const { controller } = await state.api.call("POST", path(session, "/control"), {

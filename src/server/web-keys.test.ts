@@ -1,6 +1,6 @@
-// The web UI's requests that the daemon may have run when their answer was lost (a prompt, a create): each user
-// action carries an Idempotency-Key of its own, and the page sends it once more under that key when the
-// connection broke, so the action runs once. In a real browser; the first answer is cut off after the daemon
+// The web UI's requests that the daemon may have run when their answer was lost (a prompt, a create, a handoff,
+// a close): each user action carries an Idempotency-Key of its own, and the page sends it once more under that
+// key when the connection broke, so the action runs once. In a real browser; the first answer is cut off after the daemon
 // took the request (Playwright sends it on, then resets the page's connection).
 import type { Page, Route } from "playwright-core";
 import { describe, expect, it } from "vitest";
@@ -66,6 +66,49 @@ describe("web UI's keyed requests", () => {
       await expect.poll(() => page.locator("#s-title").textContent()).toBe(id);
       expect(await made()).toEqual([id]);
       expect(keys).toEqual([keys[0], keys[0]]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("sends a handoff whose answer was lost once more under its key: one new session, opened", async () => {
+    const { id } = await t.client().create({ harness: "echo" });
+    const before = (await t.client().sessions()).map((s) => s.id);
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
+      await expect.poll(() => page.locator("#conn").textContent()).toBe("live");
+      await expect.poll(() => page.locator("#handoff-to option").count()).toBeGreaterThan(0);
+      const keys = await cutFirstAnswer(page, "/handoff");
+      await page.selectOption("#handoff-to", "echo");
+      await page.click("#handoff");
+      const made = async () =>
+        (await t.client().sessions()).map((s) => s.id).filter((s) => !before.includes(s));
+      await expect.poll(() => page.locator("#s-title").textContent()).not.toBe(id);
+      const [handedTo] = await made();
+      await expect.poll(() => page.locator("#s-title").textContent()).toBe(handedTo);
+      expect(await made()).toEqual([handedTo]);
+      expect(keys).toHaveLength(2);
+      expect(keys[1]).toBe(keys[0]);
+      expect(keys[0]).not.toBe("");
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("sends a close whose answer was lost once more under its key, and shows the session closed", async () => {
+    const { id } = await t.client().create({ harness: "echo" });
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
+      await expect.poll(() => page.locator("#conn").textContent()).toBe("live");
+      const keys = await cutFirstAnswer(page, "/close");
+      await page.click("#close");
+      await expect.poll(() => keys.length).toBe(2);
+      await expect.poll(() => page.locator("#s-status").textContent()).toBe("closed");
+      expect(await page.locator("#s-error").textContent()).toBe("");
+      expect(keys[1]).toBe(keys[0]);
+      expect(keys[0]).not.toBe("");
     } finally {
       await page.close();
     }
