@@ -319,8 +319,9 @@ export class BrainClient {
     return this.call("close", { id }, undefined, "", keyHeader(options));
   }
 
-  delete(id: string) {
-    return this.call("delete", { id });
+  /** A keyed delete's retry (after a daemon restart too, on any node) gets 204 again, not a 404. */
+  delete(id: string, options: CommandOptions = {}) {
+    return this.call("delete", { id }, undefined, "", keyHeader(options));
   }
 
   takeControl(id: string, client: string) {

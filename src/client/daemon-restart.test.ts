@@ -172,6 +172,22 @@ it("a keyed create the daemon held when it was killed is asked again once the da
   expect((await client.sessions()).map((s) => s.id)).toEqual([id]);
 });
 
+it("a keyed delete the daemon held when it was killed is asked again once the daemon is back, and its retry is a 204", async () => {
+  const d = await daemon();
+  const { id } = await d.client.create({ harness: "echo" });
+  const client = new BrainClient({ ...d.client.options, restartWaitMs: 100_000 });
+  let answer: Promise<unknown> | undefined;
+  await diesHolding(d, () => {
+    answer = client.delete(id, { key: "gone-2" });
+    return Promise.resolve();
+  });
+  await serve(d.home, d.port);
+  await answer;
+  // Asked yet again with its key: the first answer, not "no session".
+  await client.delete(id, { key: "gone-2" });
+  expect(await client.sessions()).toEqual([]);
+});
+
 it("a keyed command held by a daemon that does not come back still says it may have run", async () => {
   const d = await daemon();
   const { id } = await d.client.create({ harness: "echo" });
