@@ -90,3 +90,43 @@ describe.each([
     }, 180_000);
   },
 );
+
+describe("an extension host over stdio that dies while Brain is not reading it", () => {
+  it("has what it left in its pipe read to the end, though the disk is still behind", async () => {
+    const dir = scratch("brain-ext-flood-exit-");
+    const [progress, pid] = [join(dir, "progress"), join(dir, "pid")];
+    const io = testIO();
+    const host = floodingHost(progress, "nui_agent_stdio", "serve_stdio").replace(
+      "class Flood",
+      `import os\nopen(${JSON.stringify(pid)}, "w").write(str(os.getpid()))\nclass Flood`,
+    );
+    const brain = await pythonHost("flood", "stdio", host, io);
+    const session = await brain.create({ harness: "ext:flood/echo" });
+    await session.prompt("flood");
+    await expect.poll(() => written(progress), { timeout: 30_000 }).toBeGreaterThan(0);
+    const release = io.holdDurable();
+    try {
+      // Paused and blocked: the host's count stands still while the log is past the bound.
+      let [last, still] = [-1, 0];
+      await expect
+        .poll(
+          () => {
+            const now = written(progress);
+            still = now === last ? still + 1 : 0;
+            last = now;
+            return still >= 4 && waiting(session) > BACKLOG_BYTES;
+          },
+          { timeout: 60_000, interval: 250 },
+        )
+        .toBe(true);
+      const held = waiting(session);
+      // Killed while blocked: the frames already in its pipe (a pipe holds 64 KiB, dozens of them) are its last
+      // words. They are read once it is gone, before Brain lets go of its pipe (EXIT_DRAIN_MS), though the log is
+      // as far behind as it was: far more than the turn's failure alone (an error and the stderr tail) adds.
+      process.kill(Number(readFileSync(pid, "utf8")), "SIGKILL");
+      await expect.poll(() => waiting(session), { timeout: 30_000 }).toBeGreaterThan(held + 16 * 1024);
+    } finally {
+      release();
+    }
+  }, 180_000);
+});

@@ -25,6 +25,7 @@ export class HostProcess {
   /** Writes and signals given while the spawn host starts it are held there until it runs. */
   private readonly pending: PendingChild;
   private readonly readers: ((chunk: Buffer) => void)[] = [];
+  private readonly exitListeners: (() => void)[] = [];
   private stderrTail = "";
   /** Its stderr goes into turn errors, which are logged: what it was given as a secret is taken out first. */
   private readonly redactor: Redactor;
@@ -70,6 +71,9 @@ export class HostProcess {
       this.stderrTail = tailOf(this.stderrTail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
     });
     for (const reader of this.readers) child.stdout.on("data", reader);
+    child.on("exit", () => {
+      for (const listener of this.exitListeners) listener();
+    });
     // "close": stdout and stderr are drained by then, so no last line is lost; PendingChild sees to it that it
     // comes soon after the exit, whoever else holds the pipes.
     child.on("close", (code, signal) =>
@@ -102,6 +106,14 @@ export class HostProcess {
   /** Its stdout, once it runs: to pause reading it (see ReadGate). */
   get stdout(): Pausable | undefined {
     return this.pending.child?.stdout;
+  }
+
+  /**
+   * Called at the process's exit, before its pipes are drained: its stdout is resumed then and read for
+   * EXIT_DRAIN_MS more (PendingChild), so whoever paused reading it stops holding it.
+   */
+  onExit(listener: () => void): void {
+    this.exitListeners.push(listener);
   }
 
   /** Reads its stdout (from its start). */

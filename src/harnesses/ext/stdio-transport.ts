@@ -24,6 +24,9 @@ export async function startStdioHost(
   const gate = new ReadGate(() => host.stdout);
   const backlog = events.backlog;
   const check = () => gate.check("", backlog);
+  // An exited host's output is read to its end however far the log is behind (a ChildProcess, and a spawn host's
+  // RemoteChild, resume their stdout at the exit): the gate lets go of its holds then, and pauses no more.
+  host.onExit(() => gate.stop());
   const fail = (reason: string) => {
     if (fatal) return;
     gate.stop(); // what it still writes is dropped: drained, it is not left blocked
