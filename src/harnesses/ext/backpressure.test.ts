@@ -5,8 +5,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BACKLOG_BYTES } from "../../core/backlog.js";
-import type { Session } from "../../core/session.js";
 import { testIO } from "../../store/fs/testing/fault-io.js";
+import { blocked, waiting } from "../../testing/backlog.js";
 import { events } from "../../testing/brain.js";
 import { useScratch } from "../../testing/nui.js";
 
@@ -42,8 +42,6 @@ function written(progress: string): number {
   }
 }
 
-const waiting = (session: Session) => session.log.pending!.bytes;
-
 describe.each([
   ["stdio", "nui_agent_stdio", "serve_stdio"],
   ["tcp", "nui_agent", "serve"],
@@ -60,18 +58,7 @@ describe.each([
       const release = io.holdDurable();
       try {
         // Blocked: its count stands still across several polls while the log is behind by more than the bound.
-        let [last, still] = [-1, 0];
-        await expect
-          .poll(
-            () => {
-              const now = written(progress);
-              still = now === last ? still + 1 : 0;
-              last = now;
-              return still >= 4 && waiting(session) > BACKLOG_BYTES;
-            },
-            { timeout: 60_000, interval: 250 },
-          )
-          .toBe(true);
+        const last = await blocked(session, () => written(progress));
         expect(last).toBeLessThan(EVENTS);
         expect(waiting(session)).toBeLessThanOrEqual(BACKLOG_BYTES + CHUNK);
       } finally {
@@ -107,18 +94,7 @@ describe("an extension host over stdio that dies while Brain is not reading it",
     const release = io.holdDurable();
     try {
       // Paused and blocked: the host's count stands still while the log is past the bound.
-      let [last, still] = [-1, 0];
-      await expect
-        .poll(
-          () => {
-            const now = written(progress);
-            still = now === last ? still + 1 : 0;
-            last = now;
-            return still >= 4 && waiting(session) > BACKLOG_BYTES;
-          },
-          { timeout: 60_000, interval: 250 },
-        )
-        .toBe(true);
+      await blocked(session, () => written(progress));
       const held = waiting(session);
       // Killed while blocked: the frames already in its pipe (a pipe holds 64 KiB, dozens of them) are its last
       // words. They are read once it is gone, before Brain lets go of its pipe (EXIT_DRAIN_MS), though the log is

@@ -8,6 +8,7 @@ import { BACKLOG_BYTES } from "../../core/backlog.js";
 import type { HarnessFactory } from "../../core/harness.js";
 import type { Session } from "../../core/session.js";
 import { testIO } from "../../store/fs/testing/fault-io.js";
+import { blocked, waiting } from "../../testing/backlog.js";
 import { events, makeBrain, type TestBrain } from "../../testing/brain.js";
 import { inlineRunnerArgs } from "../../testing/inline-runner.js";
 import { ProcessFactory } from "./factory.js";
@@ -72,7 +73,6 @@ function progress(session: Session): number {
 }
 
 /** What the session's log holds in memory, waiting for the disk. */
-const waiting = (session: Session) => session.log.pending!.bytes;
 
 /**
  * Starts the flood and holds the log's next fsync once the runner is writing; returns the fsync's release. `other`:
@@ -89,26 +89,6 @@ async function floodHeld(factory: HarnessFactory, other = false) {
   return { session, turn, release: io.holdDurable(), second };
 }
 
-/**
- * Resolves once the log is behind by more than the bound and the runner's count has not moved across several
- * polls: with the gate, it is blocked on its pipe (a runner that has written everything has stopped too).
- */
-async function blocked(session: Session): Promise<number> {
-  let [last, still] = [-1, 0];
-  await expect
-    .poll(
-      () => {
-        const now = progress(session);
-        still = now === last ? still + 1 : 0;
-        last = now;
-        return still >= 4 && waiting(session) > BACKLOG_BYTES;
-      },
-      { timeout: 60_000, interval: 250 },
-    )
-    .toBe(true);
-  return last;
-}
-
 describe("a runner flooding a session whose disk has fallen behind", () => {
   it("without the gate, grows what Brain holds with what the runner writes (the state the gate prevents)", async () => {
     const { session, release } = await floodHeld(withoutGate(floodingRunner()));
@@ -122,7 +102,7 @@ describe("a runner flooding a session whose disk has fallen behind", () => {
   it("is not read past the bound: it blocks on its pipe, and every event arrives in order once the disk is back", async () => {
     const { session, turn, release } = await floodHeld(floodingRunner());
     try {
-      const written = await blocked(session);
+      const written = await blocked(session, () => progress(session));
       expect(written).toBeLessThan(EVENTS);
       expect(waiting(session)).toBeLessThanOrEqual(BACKLOG_BYTES + CHUNK);
     } finally {
@@ -140,7 +120,7 @@ describe("a runner flooding a session whose disk has fallen behind", () => {
 
   it("still settles a close asked for while the runner is paused", async () => {
     const { session, release } = await floodHeld(floodingRunner());
-    await blocked(session);
+    await blocked(session, () => progress(session));
     const closing = session.close();
     release();
     await expect(closing).resolves.toBeUndefined();
@@ -148,7 +128,7 @@ describe("a runner flooding a session whose disk has fallen behind", () => {
 
   it("pauses a shared runner for all its sessions, and a session closed while paused lets the others go on", async () => {
     const { session, release, second } = await floodHeld(floodingRunner(true), true);
-    await blocked(session);
+    await blocked(session, () => progress(session));
     // The other session's prompt waits behind the flood in the one pipe they share.
     const waitingTurn = await second!.prompt("behind");
     const closing = session.close();
