@@ -1,7 +1,7 @@
 // A runner that writes events faster than the session's log can make them durable (its fsync held by the test):
 // Brain stops reading the runner's stdout while the log is behind by more than BACKLOG_BYTES, so what it holds
 // stays bounded and the runner blocks on its full pipe; once the disk comes back, every event arrives in order.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BACKLOG_BYTES } from "../../core/backlog.js";
@@ -22,7 +22,8 @@ const CHUNK = 64 * 1024;
 const textOf = (i: number) => `${String(i).padStart(6, "0")}${"x".repeat(PAD)}`;
 
 /**
- * A runner that, on the prompt "flood", writes EVENTS deltas as fast as its stdout takes them, noting in
+ * A runner that, on the prompt "flood", once told to go (a file `go` beside `ready`, which it writes when it is
+ * asked), writes EVENTS deltas as fast as its stdout takes them, noting in
  * `progress` (in the attachment's native dir) how many it has written, and answers the prompt once all are
  * written; any other prompt it echoes. Answers anything else at once.
  */
@@ -30,6 +31,8 @@ function floodingRunner(shared = false): ProcessFactory {
   const onPrompt = `
     const dir = dirs.get(f.attachment);
     if (f.params.text !== "flood") { delta("echo: " + f.params.text); reply({}); return; }
+    fs.writeFileSync(dir + "/ready", "");
+    while (!fs.existsSync(dir + "/go")) await new Promise((r) => setTimeout(r, 5));
     for (let i = 0; i < ${EVENTS}; i++) {
       const more = delta(String(i).padStart(6, "0") + "x".repeat(${PAD}));
       if (i % 16 === 15) fs.writeFileSync(dir + "/progress", String(i + 1));
@@ -72,10 +75,8 @@ function progress(session: Session): number {
   }
 }
 
-/** What the session's log holds in memory, waiting for the disk. */
-
 /**
- * Starts the flood and holds the log's next fsync once the runner is writing; returns the fsync's release. `other`:
+ * Starts the flood with the log's next fsync held; returns the fsync's release. `other`:
  * a session opened before on the same factory (a shared runner's second attachment).
  */
 async function floodHeld(factory: HarnessFactory, other = false) {
@@ -85,8 +86,12 @@ async function floodHeld(factory: HarnessFactory, other = false) {
   if (second) expect((await (await second.prompt("first")).settled).status).toBe("completed");
   const session = await t.brain.create({ harness: "inline" });
   const turn = await session.prompt("flood");
-  await expect.poll(() => progress(session), { timeout: 30_000 }).toBeGreaterThan(0);
-  return { session, turn, release: io.holdDurable(), second };
+  // The fsync is held before the first delta: none of the flood is durable, however busy the machine.
+  const native = t.store.paths(session.id).native;
+  await expect.poll(() => existsSync(join(native, "ready")), { timeout: 30_000 }).toBe(true);
+  const release = io.holdDurable();
+  writeFileSync(join(native, "go"), "");
+  return { session, turn, release, second };
 }
 
 describe("a runner flooding a session whose disk has fallen behind", () => {
