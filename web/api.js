@@ -89,6 +89,15 @@ function fields(block) {
   return { kind: field("event").trim(), id: field("id").trim(), data: field("data") };
 }
 
+/**
+ * A new Idempotency-Key for one user action. Not crypto.randomUUID: it exists only in a secure context (https,
+ * localhost), and a daemon reached over plain http on another host would then take no prompt at all.
+ */
+export function newKey() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 export class Api {
   /**
    * @param {string} token

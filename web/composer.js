@@ -1,6 +1,7 @@
 // @ts-check
 // The composer and the open session's actions: prompt (with images), steer, interrupt, checkpoint, fork, hand
 // off, close and take control; an action's refusal is shown under the transcript.
+import { newKey } from "./api.js";
 import { $, showError, state } from "./page.js";
 import { openSession, updateHead } from "./session.js";
 import { refreshSessions } from "./sessions.js";
@@ -59,7 +60,7 @@ export function wireComposer() {
     const text = $("prompt").value;
     if (!text.trim()) return;
     const session = state.session;
-    const key = crypto.randomUUID(); // this send's: a retry of it runs one turn
+    const key = newKey(); // this send's: a retry of it runs one turn
     const files = [...$("images").files];
     const ok = await act(async (session) => {
       const images = await Promise.all(files.map(imageOf));
@@ -90,18 +91,18 @@ export function wireComposer() {
   $("checkpoint").onclick = () => act((session) => state.api.call("POST", path(session, "/checkpoints")));
   $("fork").onclick = () =>
     act(async (session) =>
-      openMade(session, await state.api.call("POST", path(session, "/fork"), {}, crypto.randomUUID())),
+      openMade(session, await state.api.call("POST", path(session, "/fork"), {}, newKey())),
     );
   // A new session on the chosen harness that continues this conversation (seeded from Brain's log). One key per
   // click: a retry of a handoff whose answer was lost gets the session the first made, not a second one.
   $("handoff").onclick = () =>
     act(async (session) => {
       const body = { to: $("handoff-to").value };
-      openMade(session, await state.api.call("POST", path(session, "/handoff"), body, crypto.randomUUID()));
+      openMade(session, await state.api.call("POST", path(session, "/handoff"), body, newKey()));
     });
   $("close").onclick = () =>
     act(async (session) =>
-      updateHead(await state.api.call("POST", path(session, "/close"), undefined, crypto.randomUUID())),
+      updateHead(await state.api.call("POST", path(session, "/close"), undefined, newKey())),
     );
   $("take-control").onclick = () =>
     act(async (session) => {

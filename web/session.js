@@ -1,6 +1,7 @@
 // @ts-check
 // One session's page: its head (status, who controls it) and its transcript, read from the log near its end and
 // followed live from there.
+import { newKey } from "./api.js";
 import { $, announce, hashParams, setHash, showError, state } from "./page.js";
 import { refreshSoon, statusOf } from "./sessions.js";
 import { Transcript } from "./transcript.js";
@@ -122,7 +123,7 @@ export async function openSession(id, all = false) {
         "POST",
         `/v1/sessions/${encodeURIComponent(id)}/requests/${encodeURIComponent(requestId)}`,
         body,
-        crypto.randomUUID(), // one per click: a retry of it is the same answer
+        newKey(), // one per click: a retry of it is the same answer
       ),
     // Show all is asked for: then every entry stays.
     {

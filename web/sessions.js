@@ -1,6 +1,7 @@
 // @ts-check
 // The session list: the tenant's newest sessions with their status, refreshed while the tab is shown, a page at a
 // time ("Show more"), and the form that creates a new one.
+import { newKey } from "./api.js";
 import { $, LIST_PAGE, showError, state } from "./page.js";
 import { openSession, updateHead } from "./session.js";
 
@@ -127,7 +128,7 @@ export function wireList() {
     };
     if ($("new-permissions").value === "ask") body.permissions = { default: "ask" };
     try {
-      const view = await state.api.call("POST", "/v1/sessions", body, crypto.randomUUID());
+      const view = await state.api.call("POST", "/v1/sessions", body, newKey());
       await refreshSessions();
       await openSession(view.id);
     } catch (err) {
