@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
 import type { Session } from "../core/session.js";
-import { PROXY_VARIABLE } from "../harnesses/cli/services.js";
+import { PROXY_VARIABLE } from "../harnesses/cli/proxy-variable.js";
 import { events } from "./brain.js";
 import { agentRequests, type CliBed, FAKE_KEY } from "./cli.js";
 

@@ -10,7 +10,7 @@ import type { ProviderCredentials } from "../../protocol/runner.js";
 import { tempDir } from "../../testing/brain.js";
 import { bareHarnessOptions } from "../../testing/cli.js";
 import { builtinCatalog, catalogConfigSchema, catalogHarnesses } from "../catalog.js";
-import { PROXY_VARIABLE } from "../cli/services.js";
+import { PROXY_VARIABLE } from "../cli/proxy-variable.js";
 
 const KEY = "sk-acp-credentials-test-0123456789";
 const PROVIDER: ProviderCredentials = { base_url: "http://127.0.0.1:9/v1", api_key: KEY };

@@ -8,7 +8,7 @@ import { askSettings, claudeToolRules } from "../claude-code/policy.js";
 import { placeTranscript, transcriptPath, transcriptTail } from "../claude-code/transcripts.js";
 import { listNativeFiles } from "../cli/files.js";
 import { anthropicBaseUrl, ownVendorWire, refuseKeyWithoutVendor } from "../cli/provider-api.js";
-import { type CliProvider, PROXY_VARIABLE } from "../cli/services.js";
+import { proxyVariable } from "../cli/proxy-variable.js";
 import { codexConfigToml, keyEnvironment } from "../codex/config-toml.js";
 import { relocateRollouts, rolloutCwd, rolloutsOf } from "../codex/relocate.js";
 import { placeGeminiChat } from "./gemini-chats.js";
@@ -30,10 +30,6 @@ function home(ctx: AcpAgentContext, name: string): string {
   makeAgentDirSync(ctx.dir, name, ctx.owner);
   return join(ctx.dir, name);
 }
-
-/** Where the agent's provider is when it is Brain's credential proxy (for a launcher that isolates it). */
-const proxyVariable = (provider: CliProvider): Record<string, string> =>
-  provider.proxy ? { [PROXY_VARIABLE]: provider.proxy } : {};
 
 /** Session files only grow; nothing else the agents write (settings, caches, sqlite indexes) is needed to load one. */
 const appendOnly = (dir: string, sub: string, pattern: RegExp) =>

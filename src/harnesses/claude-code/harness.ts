@@ -18,7 +18,8 @@ import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles, readJsonFile, writeJsonFile } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
 import { anthropicBaseUrl, ownVendorWire } from "../cli/provider-api.js";
-import { type CliProvider, PROXY_VARIABLE } from "../cli/services.js";
+import { proxyVariable } from "../cli/proxy-variable.js";
+import type { CliProvider } from "../cli/services.js";
 import { BOUND_ENV, boundArgs, endpointWarning } from "./bound.js";
 import { interruptRequest, permissionResponse, unsupportedControl, userMessage } from "./messages.js";
 import { type ClaudeSignal, ClaudeStreamParser } from "./parser.js";
@@ -138,7 +139,7 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
       DISABLE_TELEMETRY: "1",
       ...(provider.base_url ? { ANTHROPIC_BASE_URL: provider.base_url } : {}),
       ...(provider.api_key ? { ANTHROPIC_API_KEY: provider.api_key } : {}),
-      ...(provider.proxy ? { [PROXY_VARIABLE]: provider.proxy } : {}),
+      ...proxyVariable(provider),
       ...extraEnv,
     });
     this.parser = new ClaudeStreamParser();

@@ -4,9 +4,6 @@ import type { HarnessOptions } from "../../core/harness.js";
 import { type RunningTurnRef, sessionToolEndpoint, type ToolEndpoint } from "../../tools/endpoint/index.js";
 import { CredentialProxy, type ProxyTarget, type ProxyWire } from "./credential-proxy.js";
 
-/** The variable that says where the CLI's provider is when it is Brain's proxy (for a launcher that isolates it). */
-export const PROXY_VARIABLE = "BRAIN_PROVIDER_PROXY";
-
 /** The provider as the CLI sees it: its base URL and key, the proxy's when there is one. */
 export interface CliProvider {
   base_url?: string;

@@ -19,7 +19,7 @@ import { ClaudeCodeFactory } from "../claude-code/factory.js";
 import { CodexFactory } from "../codex/factory.js";
 import { OpencodeFactory } from "../opencode/factory.js";
 import { PiCliFactory } from "../pi-cli/factory.js";
-import { PROXY_VARIABLE } from "./services.js";
+import { PROXY_VARIABLE } from "./proxy-variable.js";
 
 const KEY = "sk-vendor-keys-test-0123456789";
 

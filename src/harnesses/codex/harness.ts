@@ -12,7 +12,7 @@ import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { CliHarness, prepareCli, withTail } from "../cli/harness.js";
 import { ownVendorWire } from "../cli/provider-api.js";
-import { PROXY_VARIABLE } from "../cli/services.js";
+import { proxyVariable } from "../cli/proxy-variable.js";
 import { REWRITTEN_MARKER, rewrittenFilesSync } from "../rewritten-files.js";
 import { answerRequest } from "./approvals.js";
 import { boundConfig } from "./bound.js";
@@ -113,7 +113,7 @@ export class CodexHarness extends CliHarness<Connection> {
     const env = this.environment({
       CODEX_HOME: home,
       ...keyEnvironment(provider),
-      ...(provider.proxy ? { [PROXY_VARIABLE]: provider.proxy } : {}),
+      ...proxyVariable(provider),
     });
     const { model } = this.options.config;
     const bound = this.ctx.bound

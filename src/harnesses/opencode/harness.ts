@@ -12,7 +12,8 @@ import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
 import { endpointWire, keyWire, type WireApi } from "../cli/provider-api.js";
-import { type CliProvider, PROXY_VARIABLE } from "../cli/services.js";
+import { proxyVariable } from "../cli/proxy-variable.js";
+import type { CliProvider } from "../cli/services.js";
 import { boundEnvironment, endpointWarning, isEndpointTool } from "./bound.js";
 import { keyEnvironment, modelRef, OPENCODE_WIRES, opencodeConfig } from "./config-json.js";
 import { OpencodeEventMapper, type OpencodeQuestion, type OpencodeSignal } from "./parser.js";
@@ -162,7 +163,7 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
       OPENCODE_DISABLE_SHARE: "1",
       // Before the first connect none: export and import call no model.
       ...keyEnvironment(this.ctx.family, { ...this.options.provider, api_key: this.given.api_key }),
-      ...(this.given.proxy ? { [PROXY_VARIABLE]: this.given.proxy } : {}),
+      ...proxyVariable(this.given),
       ...extraEnv,
     });
     return this.programRun(env);

@@ -19,7 +19,8 @@ import type { CliOpening } from "../cli/family.js";
 import { listNativeFiles } from "../cli/files.js";
 import { type CliContext, CliHarness, prepareCli } from "../cli/harness.js";
 import { endpointWire, keyWire, vendorKeyEnvironment, type WireApi } from "../cli/provider-api.js";
-import { type CliProvider, PROXY_VARIABLE } from "../cli/services.js";
+import { proxyVariable } from "../cli/proxy-variable.js";
+import type { CliProvider } from "../cli/services.js";
 import { REWRITTEN_MARKER, rewrittenFilesSync } from "../rewritten-files.js";
 import { BRIDGE_SOURCE } from "./bridge.js";
 import { KEY_VARIABLE, modelsJson, PI_WIRES, PROVIDER, piBaseUrl, vendorModelsJson } from "./models-json.js";
@@ -190,7 +191,7 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
       provider.base_url && given.api_key
         ? { [KEY_VARIABLE]: given.api_key }
         : vendorKeyEnvironment(this.ctx.family, { ...provider, api_key: given.api_key }, PI_WIRES);
-    const proxy: Record<string, string> = given.proxy ? { [PROXY_VARIABLE]: given.proxy } : {};
+    const proxy = proxyVariable(given);
     const env = this.environment({
       PI_CODING_AGENT_DIR: agentDir,
       PI_OFFLINE: "1",

@@ -11,7 +11,7 @@ import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { constants } from "node:os";
 import { parseArgs } from "node:util";
-import { PROXY_VARIABLE } from "../../harnesses/cli/services.js";
+import { PROXY_VARIABLE } from "../../harnesses/cli/proxy-variable.js";
 import { exposeOnUnixSocket, listenRelay, type Relay } from "../../harnesses/http/socket-relay.js";
 import { listeningPorts, NAMESPACE_PORTS } from "./publish.js";
 
