@@ -2,7 +2,7 @@
 // Opening another session keeps it with its own and shows the other's (empty if none), so what was typed for one
 // session is never sent to another; drafts are kept in the page's memory only, not in the browser's storage.
 import { describe, expect, it } from "vitest";
-import { useTestBrowser } from "../testing/use-browser.js";
+import { sessionOpener, useTestBrowser } from "../testing/use-browser.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
 const t = useTestDaemon();
@@ -14,10 +14,7 @@ describe("web UI's composer when another session is opened", () => {
     const first = (await client.create({ harness: "echo" })).id;
     const second = (await client.create({ harness: "echo" })).id;
     const page = await browser.newPage();
-    const open = async (id: string) => {
-      await page.goto(`${t.url}/#session=${id}`);
-      await expect.poll(() => page.locator("#s-title").textContent()).toBe(id);
-    };
+    const open = sessionOpener(page, t.url);
     try {
       await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${first}`);
       await expect.poll(() => page.locator("#conn").textContent()).toBe("live");

@@ -2,7 +2,7 @@
 // head says the page controls the session, without a reload; images picked for one session stay with it when
 // another is opened, as its draft does, and are never sent with another session's prompt.
 import { describe, expect, it } from "vitest";
-import { useTestBrowser } from "../testing/use-browser.js";
+import { sessionOpener, useTestBrowser } from "../testing/use-browser.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
 const t = useTestDaemon();
@@ -33,10 +33,7 @@ describe("web UI's picked images when another session is opened", () => {
     const first = (await client.create({ harness: "echo" })).id;
     const second = (await client.create({ harness: "echo" })).id;
     const page = await browser.newPage();
-    const open = async (id: string) => {
-      await page.goto(`${t.url}/#session=${id}`);
-      await expect.poll(() => page.locator("#s-title").textContent()).toBe(id);
-    };
+    const open = sessionOpener(page, t.url);
     const picked = () =>
       page.locator("#images").evaluate((input) => (input as { files: { length: number } }).files.length);
     try {

@@ -1,8 +1,8 @@
 // A real Chromium for one browser test file: found and launched in beforeAll (unpacking the npm build may take
 // a while the first time), closed in afterAll. Used as the Browser it stands for, as useTestDaemon's daemon.
 // `extraArgs` go to chromium's command line after launchTestBrowser's own.
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll } from "vitest";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, expect } from "vitest";
 import { findTestBrowser, launchTestBrowser } from "./browser.js";
 
 export function useTestBrowser(extraArgs: string[] = []): Browser {
@@ -18,4 +18,12 @@ export function useTestBrowser(extraArgs: string[] = []): Browser {
       return typeof value === "function" ? value.bind(browser) : value;
     },
   });
+}
+
+/** Opens session `id` in `page` by its link on the daemon at `url` (signed in already), once its head shows it. */
+export function sessionOpener(page: Page, url: string): (id: string) => Promise<void> {
+  return async (id) => {
+    await page.goto(`${url}/#session=${id}`);
+    await expect.poll(() => page.locator("#s-title").textContent()).toBe(id);
+  };
 }
