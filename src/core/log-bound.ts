@@ -14,6 +14,7 @@
 // harness start of the tenant's prompt before it.
 
 import { SessionError } from "./errors.js";
+import { OneAtATime } from "./one-at-a-time.js";
 import { REMEASURE_FROM, type TenantBytes } from "./tenant-bytes.js";
 
 /** What a session holds in the store: its log's and its checkpoints' bytes together, and how many checkpoints. */
@@ -30,23 +31,6 @@ interface Over {
   said: string;
   /** How to go on. */
   way: string;
-}
-
-/** Runs what is given for one key one at a time, in the order given. */
-class OneAtATime {
-  private readonly tails = new Map<string, Promise<unknown>>();
-
-  run<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const before = this.tails.get(key) ?? Promise.resolve();
-    const done = before.then(work, work);
-    const tail = done.catch(() => {});
-    this.tails.set(key, tail);
-    // The last one out lets go of the key: a map of every session ever checked would only grow.
-    void tail.then(() => {
-      if (this.tails.get(key) === tail) this.tails.delete(key);
-    });
-    return done;
-  }
 }
 
 export class SessionLogBound {

@@ -1,8 +1,10 @@
 // The embedded session store: <home>/sessions/<id>/{session.json, events.jsonl, native/, checkpoints/}.
+
 import { randomBytes, randomUUID } from "node:crypto";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
+import { OneAtATime } from "../../core/one-at-a-time.js";
 import type { CompactResult, RetireResult, SegmentPolicy } from "../../core/retention.js";
 import {
   type LogTail,
@@ -54,7 +56,7 @@ export interface StoreOptions {
 export class FsSessionStore {
   readonly root: string;
   /** Per-session chain, so two updates in flight cannot both read the old record and lose one patch. */
-  private readonly updates = new Map<string, Promise<unknown>>();
+  private readonly updates = new OneAtATime();
   /** Sessions create() made here whose log file it made durable and that have not been opened since. */
   private readonly createdLogs = new Set<string>();
   private readonly slots: SlotKeeper | undefined;
@@ -190,29 +192,20 @@ export class FsSessionStore {
 
   async update(id: string, patch: SessionPatch): Promise<SessionRecord> {
     const paths = this.paths(id);
-    const previous = this.updates.get(id) ?? Promise.resolve();
-    const next = previous
-      .catch(() => {})
-      .then(async () => {
-        const current = await this.get(id);
-        if (!current) throw new StoreError("bad_request", `session ${id} not found`);
-        const record = checkInput(`session ${id}`, {
-          ...current,
-          ...patch,
-          id: current.id,
-          created_at: current.created_at,
-        });
-        this.records.forget(id);
-        await this.writeRecord(paths.record, record);
-        this.records.index(id, listedTenant(record));
-        return record;
+    return this.updates.run(id, async () => {
+      const current = await this.get(id);
+      if (!current) throw new StoreError("bad_request", `session ${id} not found`);
+      const record = checkInput(`session ${id}`, {
+        ...current,
+        ...patch,
+        id: current.id,
+        created_at: current.created_at,
       });
-    this.updates.set(id, next);
-    try {
-      return await next;
-    } finally {
-      if (this.updates.get(id) === next) this.updates.delete(id);
-    }
+      this.records.forget(id);
+      await this.writeRecord(paths.record, record);
+      this.records.index(id, listedTenant(record));
+      return record;
+    });
   }
 
   /** Deletes the session and everything in its directory. Removing a missing session is not an error. */

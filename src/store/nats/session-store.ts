@@ -2,11 +2,13 @@
 // events stream, checkpoints in the object store, one owner per log through a lease. Native files live on the
 // node that runs the session, under its own home: <home>/sessions/<id>/{native,checkpoints}, the latter a
 // cache of what the object store holds.
+
 import { randomUUID } from "node:crypto";
 import { mkdir, readdir, rm } from "node:fs/promises";
 import nodePath from "node:path";
 import type { KvEntry } from "@nats-io/kv";
 import type { SessionStore } from "../../core/brain.js";
+import { OneAtATime } from "../../core/one-at-a-time.js";
 import type { SessionSummary, UnreadableSession } from "../../core/store.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { checkRecord, newRecord, type SessionRecord } from "../fs/session-record.js";
@@ -59,7 +61,7 @@ export class NatsSessionStore implements SessionStore {
    * Per-session chain of this node's updates. Compare-and-set alone is not enough on nats-server 2.9: in a
    * cluster, writes racing with the same expected revision can all be accepted (measured here: 3 of 3).
    */
-  private readonly updates = new Map<string, Promise<unknown>>();
+  private readonly updates = new OneAtATime();
   /** The records' summaries, as a watch of their bucket delivers them: what list() answers from. */
   private readonly view: RecordView;
   private readonly tails: TailBudget;
@@ -144,15 +146,7 @@ export class NatsSessionStore implements SessionStore {
   /** Compare-and-set on the record's revision (./kv-update.ts): two nodes patching at once both land, neither is lost. */
   async update(id: string, patch: SessionPatch): Promise<SessionRecord> {
     checkId(id);
-    const next = (this.updates.get(id) ?? Promise.resolve())
-      .catch(() => {})
-      .then(() => this.casUpdate(id, patch));
-    this.updates.set(id, next);
-    try {
-      return await next;
-    } finally {
-      if (this.updates.get(id) === next) this.updates.delete(id);
-    }
+    return this.updates.run(id, () => this.casUpdate(id, patch));
   }
 
   private async casUpdate(id: string, patch: SessionPatch): Promise<SessionRecord> {
