@@ -1,9 +1,9 @@
 // What a store remembers of the sessions a tenant deleted under an Idempotency-Key: a tombstone per delete (the
-// session's id, a digest of the key, when), so that a retry of a delete whose answer was lost gets the first
-// answer (204) again, on any node and after a restart, where it would get a 404 it cannot tell from "never
-// existed" or "someone else deleted it". Each tenant's tombstones are one list, kept by the store (src/store/fs
-// as a file per tenant, src/store/nats as a key per tenant of its own bucket): looked up under the caller's
-// tenant only, so another tenant's retry finds nothing and still gets a 404 that tells it nothing.
+// session's id and created_at, a digest of the key, when), so that a retry of a delete whose answer was lost gets
+// the first answer (204) again, on any node and after a restart, where it would get a 404 it cannot tell from
+// "never existed" or "someone else deleted it". Each tenant's tombstones are one list, kept by the store
+// (src/store/fs as a file per tenant, src/store/nats as a key per tenant of its own bucket): looked up under the
+// caller's tenant only, so another tenant's retry finds nothing and still gets a 404 that tells it nothing.
 import { createHash } from "node:crypto";
 
 /** One keyed delete. The key is kept as a digest: a client may have put a secret there by mistake. */
@@ -11,6 +11,13 @@ export interface Tombstone {
   id: string;
   key: string;
   deleted_at: string;
+  /**
+   * The created_at of the session deleted: a record of the id found later with another one is a session made again
+   * since, which a retry must not delete. Compared as a value, not as a time: deleted_at is one node's clock and a
+   * record's created_at may be another's, a skew that would pass a new session for the old one cut short.
+   * Absent in tombstones written before it was kept.
+   */
+  made?: string;
 }
 
 export interface DeletedSessions {
@@ -28,7 +35,7 @@ export const TOMBSTONE_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /**
  * How many tombstones a tenant keeps at most, the newest: the list is read and written whole on each keyed
- * delete, and at about 150 bytes a tombstone, 256 keep it near 40 KB (under NATS's default 1 MB message) whatever
+ * delete, and at about 200 bytes a tombstone, 256 keep it near 50 KB (under NATS's default 1 MB message) whatever
  * a tenant deletes in a day. A retry has to come after 256 more keyed deletes of its tenant to be forgotten.
  */
 export const TOMBSTONES_PER_TENANT = 256;
@@ -50,6 +57,7 @@ export function kept(list: unknown, now: number, added?: Tombstone): Tombstone[]
       typeof t?.id === "string" &&
       typeof t?.key === "string" &&
       typeof t?.deleted_at === "string" &&
+      (t.made === undefined || typeof t.made === "string") &&
       now - Date.parse(t.deleted_at) < TOMBSTONE_WINDOW_MS &&
       t.id !== added?.id,
   );

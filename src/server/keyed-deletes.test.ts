@@ -6,6 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { kept, TOMBSTONE_WINDOW_MS, TOMBSTONES_PER_TENANT } from "../core/deleted-sessions.js";
+import { DEFAULT_TENANT } from "../protocol/session.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { raw } from "../testing/http.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
@@ -58,6 +59,20 @@ describe("Idempotency-Key on deletes", () => {
     expect((await del(t, id, "d-again")).status).toBe(204);
     await make(t, { harness: "echo", id });
     expect((await del(t, id, "d-again")).status).toBe(204);
+    expect((await raw(t.url, "GET", `/v1/sessions/${id}`, { token: t.tokens.admin })).status).toBe(200);
+  });
+
+  it("does not delete a session made again under the id when the delete's tombstone is dated by a clock ahead", async () => {
+    const id = `skewed-${Date.now()}`;
+    await make(t, { harness: "echo", id });
+    expect((await del(t, id, "d-skew")).status).toBe(204);
+    // The tombstone as a node whose clock runs a minute ahead of this one's would have written it: the session
+    // made again here a moment later is dated before the delete.
+    const deletes = t.brain.deletes!;
+    const stone = (await deletes.list(DEFAULT_TENANT)).find((s) => s.id === id)!;
+    await deletes.add(DEFAULT_TENANT, { ...stone, deleted_at: new Date(Date.now() + 60_000).toISOString() });
+    await make(t, { harness: "echo", id });
+    expect((await del(t, id, "d-skew")).status).toBe(204);
     expect((await raw(t.url, "GET", `/v1/sessions/${id}`, { token: t.tokens.admin })).status).toBe(200);
   });
 

@@ -25,8 +25,12 @@ export async function deletedBefore(
     return null; // damaged: whether it came after the delete cannot be told, and a delete removes it (as before)
   });
   if (record === null) return false;
-  // Still there and made before the tombstone: the delete was cut short after writing it; make it again.
-  return record === undefined || Date.parse(record.created_at) > Date.parse(stone.deleted_at);
+  if (record === undefined) return true;
+  // Still there: the session deleted (the delete was cut short after writing the tombstone: make it again), or one
+  // made again under the id since, told apart by its created_at (see Tombstone.made). An older tombstone has only
+  // its time to go by.
+  if (stone.made !== undefined) return record.created_at !== stone.made;
+  return Date.parse(record.created_at) > Date.parse(stone.deleted_at);
 }
 
 /** Keeps the tombstone of `tenant`'s delete of session `id` under `key` (none without a key). */
@@ -36,6 +40,9 @@ export async function rememberDelete(
   id: string,
   key: string | undefined,
 ): Promise<void> {
-  if (key === undefined) return;
-  await brain.deletes?.add(tenant, { id, key: keyDigest(key), deleted_at: new Date().toISOString() });
+  if (key === undefined || !brain.deletes) return;
+  // A damaged record has no created_at to keep: its tombstone goes by time, as an older one does.
+  const made = (await brain.record(id).catch(() => undefined))?.created_at;
+  const deleted_at = new Date().toISOString();
+  await brain.deletes.add(tenant, { id, key: keyDigest(key), deleted_at, ...(made ? { made } : {}) });
 }
