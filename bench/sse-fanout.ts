@@ -8,7 +8,7 @@
 //
 // Baseline for the first two: a plain node:http SSE server fed by the same runner child (bench/lib/raw-sse.ts),
 // sending the same event fields. Context for the first: the same relay making each batch durable first
-// (write + fdatasync, group commit), as Brain must: what of Brain's delay the disk accounts for.
+// (group commit, one O_DSYNC write as Brain's log makes), as Brain must: what of Brain's delay the disk accounts for.
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Brain } from "../src/core/brain.js";
@@ -167,7 +167,7 @@ export async function sseFanoutBench(opts: BenchOptions): Promise<BenchRow[]> {
             notes: [
               `${deltas} deltas of 200 B per round, ${deltas * watchers} delays; each round's figure is its p99`,
               `p50 per round: Brain ${p50s.brain!.map((v) => v.toFixed(2)).join(", ")} ms; baseline ${p50s.raw!.map((v) => v.toFixed(2)).join(", ")} ms`,
-              "Brain's path includes the durable log: write + fdatasync per group commit before any watcher sees an event",
+              "Brain's path includes the durable log: a durable write per group commit before any watcher sees an event",
             ],
           },
           samples,
@@ -179,7 +179,7 @@ export async function sseFanoutBench(opts: BenchOptions): Promise<BenchRow[]> {
             what: `SSE delay runner → ${watchers} watcher(s), p99 per round, against a relay that also makes each batch durable (context)`,
             unit: "ms",
             baselineWhat:
-              "the same node:http SSE relay with write + fdatasync per batch before sending (group commit)",
+              "the same node:http SSE relay making each batch durable as Brain's log does (O_DSYNC write, group commit) before sending",
             notes: [
               `p50 per round: durable relay ${p50s.durable!.map((v) => v.toFixed(2)).join(", ")} ms`,
               "what the durable log costs any relay on this disk: the part of the row above that is not Brain's own",

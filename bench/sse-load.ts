@@ -161,7 +161,7 @@ export async function sseLoadBench(opts: BenchOptions): Promise<BenchRow[]> {
           what: `${what}, vs the durable relay`,
           unit: "ms",
           baselineWhat:
-            "the same plain relay, each stream's batch written + fdatasync'd to a file of its own before it is sent",
+            "the same plain relay, each stream's batch made durable in a file of its own as Brain's log does (O_DSYNC write) before it is sent",
           notes: ["context: what the disk costs this load with nothing of Brain in the way", machine],
         },
         { subject: samples.subject, baseline: samples.durable },
@@ -173,7 +173,7 @@ export async function sseLoadBench(opts: BenchOptions): Promise<BenchRow[]> {
           what: `${what}, vs a relay with one journal for all streams`,
           unit: "ms",
           baselineWhat:
-            "the same plain relay, every stream's pending batch written + fdatasync'd together to one file before it is sent",
+            "the same plain relay, every stream's pending batch made durable together in one file (O_DSYNC write) before it is sent",
           notes: [
             "context: what sharing each sync among the sessions (a store-wide journal, which Brain does not have) wins under this load",
             journalVsPlain,

@@ -4,11 +4,12 @@
 // No validation, no session, no durable log.
 //
 // "per-stream": the same hub with the one thing Brain's guarantee adds, as RawSseRelay's durable mode does: each
-// stream has a file of its own (as each Brain session has its log), and a stream's batch is written and fdatasync'd
-// through libuv's thread pool before its watchers get it; what arrives meanwhile forms the stream's next batch. The
+// stream has a file of its own (as each Brain session has its log), and a stream's batch is made durable in it as
+// Brain's log makes its own (writeDurable: one O_DSYNC write on Linux) through libuv's thread pool before its
+// watchers get it; what arrives meanwhile forms the stream's next batch. The
 // floor of any host that keeps that promise for 100 sessions at once with a log per session, on this disk.
 // "journal": the same promise kept by one file for all streams (a store-wide write-ahead journal, which Brain does
-// not have): every stream's pending batch goes into one write + fdatasync, then each stream's watchers get theirs.
+// not have): every stream's pending batch goes into one durable write, then each stream's watchers get theirs.
 // What the per-session logs cost under this load, against a design that shares each sync among the sessions.
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
@@ -16,7 +17,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { encodeLine } from "../../src/protocol/ndjson.js";
 import { withTimeout } from "./cleanup.js";
-import { type Frame, groupCommit, startRunner, writeDurable } from "./raw-sse.js";
+import { type Frame, groupCommit, openDurable, startRunner, writeDurable } from "./raw-sse.js";
 
 /** How the hub makes a batch durable before its watchers get it: not at all, a file per stream, or one journal. */
 export type HubDurability = "none" | "per-stream" | "journal";
@@ -45,7 +46,7 @@ export class RawSseHub {
   private journaling = false;
 
   constructor(runner: string, dir: string, count: number, durability: HubDurability = "none") {
-    this.journalFd = durability === "journal" ? fs.openSync(`${dir}/journal.log`, "w") : undefined;
+    this.journalFd = durability === "journal" ? openDurable(`${dir}/journal.log`) : undefined;
     this.child = startRunner(runner, (frame) => this.line(frame));
     this.streams = Array.from({ length: count }, (_, k) => {
       const stream: Stream = {
@@ -54,7 +55,7 @@ export class RawSseHub {
         watchers: new Set<http.ServerResponse>(),
         pending: [],
         committing: false,
-        ...(durability === "per-stream" ? { fd: fs.openSync(`${dir}/events-${k}.log`, "w") } : {}),
+        ...(durability === "per-stream" ? { fd: openDurable(`${dir}/events-${k}.log`) } : {}),
       };
       this.byAttachment.set(stream.attachment, stream);
       this.send(stream, "open", { session_id: stream.attachment, dir, config: {}, tools: [], provider: {} });
@@ -158,7 +159,7 @@ export class RawSseHub {
     });
   }
 
-  /** Group commit of all streams: one write + fdatasync of every stream's pending batch, then each one sent. */
+  /** Group commit of all streams: one durable write of every stream's pending batch, then each one sent. */
   private async journal(fd: number): Promise<void> {
     this.journaling = true;
     await Promise.resolve(); // events of this tick join the group, as in a log
@@ -172,7 +173,7 @@ export class RawSseHub {
     this.journaling = false;
   }
 
-  /** Group commit of one stream: write + fdatasync what is pending, send it, repeat while more came meanwhile. */
+  /** Group commit of one stream: make what is pending durable, send it, repeat while more came meanwhile. */
   private async commit(stream: Stream, fd: number): Promise<void> {
     stream.committing = true;
     await groupCommit(fd, stream, stream.watchers);
