@@ -7,6 +7,7 @@ import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { raw } from "../testing/http.js";
 import { type NatsCluster, startNatsCluster } from "../testing/nats-cluster.js";
 import { startStoreNode, type TestNode } from "../testing/nats-store.js";
+import { NatsCommandRouter } from "./nats-commands.js";
 
 let cluster: NatsCluster;
 beforeAll(async () => {
@@ -54,6 +55,48 @@ describe("Idempotency-Key on deletes, cluster store", () => {
       );
       // The third, never deleted under a key, is still there and is deleted by its first keyed delete.
       expect((await del(b, ids[2]!, "k-2")).status).toBe(204);
+    } finally {
+      for (const d of daemons) await d.cleanup();
+      for (const node of nodes) await node.close();
+    }
+  });
+
+  it("answers one keyed delete sent to two nodes at once with 204 on both", async () => {
+    const nodes: TestNode[] = [];
+    const daemons: TestDaemon[] = [];
+    try {
+      for (const name of ["twin-a", "twin-b"]) {
+        nodes.push(await startStoreNode(cluster, name, { prefix: "twins", replicas: 1 }));
+      }
+      // As `brain serve --cluster` runs them: a command for a session open on the other node goes there.
+      const routed = (node: TestNode, name: string) => ({
+        store: node.store,
+        router: new NatsCommandRouter(node.nc, {
+          prefix: "twins",
+          node: name,
+          owner: (id) => node.store.owner(id),
+          holds: (id) => node.store.holds(id),
+        }),
+      });
+      const a = await startTestDaemon(routed(nodes[0]!, "twin-a"));
+      daemons.push(a);
+      const b = await startTestDaemon({ ...routed(nodes[1]!, "twin-b"), tokens: a.tokens });
+      daemons.push(b);
+      // Several rounds: one node's request has to come before the other's tombstone is written.
+      for (let round = 0; round < 4; round++) {
+        const made = await raw(a.url, "POST", "/v1/sessions", {
+          token: a.tokens.admin,
+          body: { harness: "echo" },
+        });
+        const id = made.body.id as string;
+        const answers = await Promise.all([del(a, id, `twin-${round}`), del(b, id, `twin-${round}`)]);
+        const said = JSON.stringify(answers.map((res) => res.body));
+        expect(
+          answers.map((res) => res.status),
+          said,
+        ).toEqual([204, 204]);
+        expect((await raw(b.url, "GET", `/v1/sessions/${id}`, { token: b.tokens.admin })).status).toBe(404);
+      }
     } finally {
       for (const d of daemons) await d.cleanup();
       for (const node of nodes) await node.close();

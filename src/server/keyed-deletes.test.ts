@@ -39,6 +39,20 @@ describe("Idempotency-Key on deletes", () => {
     expect((await del(t, id, undefined)).status).toBe(404);
   });
 
+  it("answers two identical keyed deletes sent at once both with 204, and deletes the session once", async () => {
+    // Several rounds: the second request has to reach the daemon before the first's tombstone is written.
+    for (let round = 0; round < 5; round++) {
+      const id = await make(t);
+      const key = `twin-${round}`;
+      const answers = await Promise.all([del(t, id, key), del(t, id, key), del(t, id, key)]);
+      expect(
+        answers.map((res) => res.status),
+        JSON.stringify(answers.map((res) => res.body)),
+      ).toEqual([204, 204, 204]);
+      expect((await raw(t.url, "GET", `/v1/sessions/${id}`, { token: t.tokens.admin })).status).toBe(404);
+    }
+  });
+
   it("gives another tenant's retry under the key the 404 a session that never existed gets", async () => {
     const id = await make(t);
     expect((await del(t, id, "shared")).status).toBe(204);

@@ -8,9 +8,50 @@
 import type { Brain } from "../core/brain.js";
 import { keyDigest } from "../core/deleted-sessions.js";
 import { BrainError } from "../core/errors.js";
+import { ApiError } from "./errors.js";
+import { deletable } from "./session-list.js";
+
+/**
+ * Deletes run once per key. Two requests with one key at once (a client retrying before the first answered) are
+ * one delete: on one node the second shares the first's run; on another node (or once the first's tombstone is
+ * written) it finds the session gone, and a 404 from a delete whose tombstone holds its key is the 204 of the
+ * delete it repeats, not "no such session".
+ */
+export class KeyedDeletes {
+  /** Keyed deletes running on this node, by tenant, session and key. */
+  private readonly running = new Map<string, Promise<void>>();
+
+  constructor(private readonly brain: Brain) {}
+
+  /** Deletes session `id` of `tenant` with `remove` once it is found to be the tenant's, unless `key` did. */
+  async run(tenant: string, id: string, key: string | undefined, remove: () => Promise<void>): Promise<void> {
+    if (key === undefined) return this.once(tenant, id, key, remove);
+    const slot = `${tenant}\u0000${id}\u0000${key}`;
+    const same = this.running.get(slot);
+    if (same) return same;
+    const run = this.once(tenant, id, key, remove).catch(async (err: unknown) => {
+      const gone = (err instanceof ApiError || err instanceof BrainError) && err.code === "not_found";
+      if (gone && (await deletedBefore(this.brain, tenant, id, key))) return;
+      throw err;
+    });
+    this.running.set(slot, run);
+    try {
+      return await run;
+    } finally {
+      if (this.running.get(slot) === run) this.running.delete(slot);
+    }
+  }
+
+  private async once(tenant: string, id: string, key: string | undefined, remove: () => Promise<void>) {
+    if (await deletedBefore(this.brain, tenant, id, key)) return;
+    await deletable(this.brain, tenant, id);
+    await rememberDelete(this.brain, tenant, id, key);
+    await remove();
+  }
+}
 
 /** Whether a delete of session `id` under `key` by `tenant` was already made (a retry, to be answered 204). */
-export async function deletedBefore(
+async function deletedBefore(
   brain: Brain,
   tenant: string,
   id: string,
@@ -34,7 +75,7 @@ export async function deletedBefore(
 }
 
 /** Keeps the tombstone of `tenant`'s delete of session `id` under `key` (none without a key). */
-export async function rememberDelete(
+async function rememberDelete(
   brain: Brain,
   tenant: string,
   id: string,

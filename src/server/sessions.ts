@@ -27,10 +27,10 @@ import type { ControlLeases } from "./control.js";
 import { ApiError, inField, notFound } from "./errors.js";
 import { answerRequest, IDEMPOTENCY_HEADER, IdempotentCommands, keyedAs } from "./idempotency.js";
 import { KeyedCreates } from "./keyed-creates.js";
-import { deletedBefore, rememberDelete } from "./keyed-deletes.js";
+import { KeyedDeletes } from "./keyed-deletes.js";
 import type { Page } from "./paging.js";
 import { providerGrant, providerList } from "./provider-grant.js";
-import { dated, deletable, type Listed, listedPage, listedView } from "./session-list.js";
+import { dated, type Listed, listedPage, listedView } from "./session-list.js";
 
 export interface SessionServiceParts {
   brain: Brain;
@@ -51,7 +51,11 @@ export class SessionService {
   /** Keyed creates, forks and handoffs: their keys are in the records of the sessions they made. */
   private readonly creates = new KeyedCreates((id) => this.parts.brain.record(id).catch(() => undefined));
 
-  constructor(private readonly parts: SessionServiceParts) {}
+  private readonly deletes: KeyedDeletes;
+
+  constructor(private readonly parts: SessionServiceParts) {
+    this.deletes = new KeyedDeletes(parts.brain);
+  }
 
   get brain(): Brain {
     return this.parts.brain;
@@ -301,12 +305,11 @@ export class SessionService {
   }
 
   async delete(caller: Caller, id: string, key?: string): Promise<void> {
-    if (await deletedBefore(this.parts.brain, caller.tenant, id, key)) return;
-    await deletable(this.parts.brain, caller.tenant, id);
-    await rememberDelete(this.parts.brain, caller.tenant, id, key);
-    this.parts.leases.drive(id, caller.client);
-    await this.parts.brain.delete(id);
-    this.parts.leases.release(id);
+    await this.deletes.run(caller.tenant, id, key, async () => {
+      this.parts.leases.drive(id, caller.client);
+      await this.parts.brain.delete(id);
+      this.parts.leases.release(id);
+    });
   }
 
   async takeControl(caller: Caller, id: string, client: string): Promise<ControlView> {
