@@ -106,9 +106,9 @@ export function wireComposer() {
     );
   $("take-control").onclick = () =>
     act(async (session) => {
-      const { controller } = await state.api.call("POST", path(session, "/control"), {
-        client: state.api.client,
-      });
+      // One key per click: a retry gets the first answer, and takes control back from no one who took it since.
+      const body = { client: state.api.client };
+      const { controller } = await state.api.call("POST", path(session, "/control"), body, newKey());
       // The head from the answer: the list's refresh tells it only of a session among the newest listed.
       if (state.view?.id === session) updateHead({ ...state.view, controller });
       await refreshSessions();

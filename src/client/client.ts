@@ -324,8 +324,9 @@ export class BrainClient {
     return this.call("delete", { id }, undefined, "", keyHeader(options));
   }
 
-  takeControl(id: string, client: string) {
-    return this.call("control", { id }, { client });
+  /** A keyed take's retry takes control once and gets the first answer (the same previous controller). */
+  takeControl(id: string, client: string, options: CommandOptions = {}) {
+    return this.call("control", { id }, { client }, "", keyHeader(options));
   }
 
   log(id: string, after = 0, limit = 1000) {

@@ -65,6 +65,12 @@ const DELETES_ONE = {
     "a client-chosen id for this delete (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key (after a timeout, after a restart, on any node) within 24 hours gets 204 again, not a 404, and never deletes a session made again under the id since. Keys are the tenant's own",
 };
 
+/** Taking control takes one too (src/server/control.ts): its retry takes nothing again and gets the first answer. */
+const TAKES_ONE = {
+  "Idempotency-Key":
+    "a client-chosen id for this take (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key and client (after a timeout) takes control only once and gets the first answer (the same previous controller), even when another client took control since; the key with another client is a 409. Keys are kept by the node holding the session, as its controller is",
+};
+
 const SEQ_QUERY = {
   after: "events with seq greater than this (default 0)",
   limit: `at most this many (default 1000, at most ${MAX_EVENT_PAGE}); the next page starts after the last seq`,
@@ -255,6 +261,7 @@ export const ENDPOINTS = {
     body: ControlBody,
     response: ControlView,
     drive: true,
+    headers: TAKES_ONE,
   },
   log: {
     method: "GET",

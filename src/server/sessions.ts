@@ -312,9 +312,9 @@ export class SessionService {
     });
   }
 
-  async takeControl(caller: Caller, id: string, client: string): Promise<ControlView> {
+  async takeControl(caller: Caller, id: string, client: string, key?: string): Promise<ControlView> {
     await this.record(caller, id);
-    const previous = this.parts.leases.take(id, client);
+    const previous = this.parts.leases.take(id, client, key);
     return { controller: client, ...(previous ? { previous } : {}) };
   }
 

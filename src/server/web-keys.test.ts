@@ -1,5 +1,5 @@
 // The web UI's requests that the daemon may have run when their answer was lost (a prompt, a create, a handoff,
-// a close): each user action carries an Idempotency-Key of its own, and the page sends it once more under that
+// a close, a take of control): each user action carries an Idempotency-Key of its own, and the page sends it once more under that
 // key when the connection broke, so the action runs once. In a real browser; the first answer is cut off after the daemon
 // took the request (Playwright sends it on, then resets the page's connection).
 import type { Page, Route } from "playwright-core";
@@ -106,6 +106,25 @@ describe("web UI's keyed requests", () => {
       await page.click("#close");
       await expect.poll(() => keys.length).toBe(2);
       await expect.poll(() => page.locator("#s-status").textContent()).toBe("closed");
+      expect(await page.locator("#s-error").textContent()).toBe("");
+      expect(keys[1]).toBe(keys[0]);
+      expect(keys[0]).not.toBe("");
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("sends a take of control whose answer was lost once more under its key, and shows the page in control", async () => {
+    const { id } = await t.client().create({ harness: "echo" });
+    await t.client({ client: "the-cli" }).takeControl(id, "the-cli");
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
+      await expect.poll(() => page.locator("#s-control").textContent()).toBe("controlled by the-cli");
+      const keys = await cutFirstAnswer(page, "/control");
+      await page.click("#take-control");
+      await expect.poll(() => keys.length).toBe(2);
+      await expect.poll(() => page.locator("#s-control").textContent()).toBe("you control it");
       expect(await page.locator("#s-error").textContent()).toBe("");
       expect(keys[1]).toBe(keys[0]);
       expect(keys[0]).not.toBe("");

@@ -237,7 +237,7 @@ export function sessionRoutes({ sessions, agents, auth, logReads, shown }: Sessi
     {
       ...ENDPOINTS.control,
       handle: async (ctx) => {
-        return sessions.takeControl(ctx.caller, id(ctx), (ctx.body as ControlBody).client);
+        return sessions.takeControl(ctx.caller, id(ctx), (ctx.body as ControlBody).client, keyOf(ctx));
       },
     },
     {
