@@ -84,11 +84,15 @@ export function wireComposer() {
     const text = $("prompt").value;
     if (!text.trim()) return;
     const session = state.session;
-    const ok = await act((session) => state.api.call("POST", path(session, "/steer"), { text }));
+    const key = newKey(); // one per click: a retry of it steers once
+    const ok = await act((session) => state.api.call("POST", path(session, "/steer"), { text }, key));
     if (ok) sent(session, text);
   };
-  $("interrupt").onclick = () => act((session) => state.api.call("POST", path(session, "/interrupt")));
-  $("checkpoint").onclick = () => act((session) => state.api.call("POST", path(session, "/checkpoints")));
+  // One key per click: a retry after a dropped connection interrupts once, and makes one checkpoint.
+  $("interrupt").onclick = () =>
+    act((session) => state.api.call("POST", path(session, "/interrupt"), undefined, newKey()));
+  $("checkpoint").onclick = () =>
+    act((session) => state.api.call("POST", path(session, "/checkpoints"), undefined, newKey()));
   $("fork").onclick = () =>
     act(async (session) =>
       openMade(session, await state.api.call("POST", path(session, "/fork"), {}, newKey())),

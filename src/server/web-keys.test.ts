@@ -1,5 +1,5 @@
 // The web UI's requests that the daemon may have run when their answer was lost (a prompt, a create, a handoff,
-// a close, a take of control): each user action carries an Idempotency-Key of its own, and the page sends it once more under that
+// a close, a take of control, an interrupt): each user action carries an Idempotency-Key of its own, and the page sends it once more under that
 // key when the connection broke, so the action runs once. In a real browser; the first answer is cut off after the daemon
 // took the request (Playwright sends it on, then resets the page's connection).
 import type { Page, Route } from "playwright-core";
@@ -128,6 +128,30 @@ describe("web UI's keyed requests", () => {
       expect(await page.locator("#s-error").textContent()).toBe("");
       expect(keys[1]).toBe(keys[0]);
       expect(keys[0]).not.toBe("");
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("sends an interrupt whose answer was lost once more under its key: one interrupt logged", async () => {
+    // A stream slow enough to be interrupted: a word a minute, and the turn ends when it is interrupted.
+    const config = { options: { delay_ms: 60_000 } };
+    const { id } = await t.client().create({ harness: "echo", config });
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
+      await expect.poll(() => page.locator("#conn").textContent()).toBe("live");
+      await page.fill("#prompt", "one two three");
+      await page.click("#send");
+      await expect.poll(() => page.locator("#interrupt").isEnabled()).toBe(true);
+      const keys = await cutFirstAnswer(page, "/interrupt");
+      await page.click("#interrupt");
+      await expect.poll(() => keys.length).toBe(2);
+      expect(keys[1]).toBe(keys[0]);
+      expect(keys[0]).not.toBe("");
+      const logged = async () => (await t.client().log(id)).events.filter((e) => e.type === "user.interrupt");
+      await expect.poll(async () => (await logged()).map(commandKey)).toEqual([keys[0]]);
+      expect(await page.locator("#s-error").textContent()).toBe("");
     } finally {
       await page.close();
     }
