@@ -182,11 +182,12 @@ export class Session {
 
   async interrupt(key?: string): Promise<void> {
     const turn = this.requireRunning("interrupt");
-    await this.append([{ type: "user.interrupt", turn: turn.id, data: keyed(key) }]);
-    // The harness hears of the interrupt before its tool calls are cancelled: a cancelled result is no reason to ask again.
+    // Appended first (before the turn's close-out), but the harness hears of it now, not once durable (a runaway
+    // agent stops on a stalled disk too), and before its tool calls are cancelled (no reason to ask them again).
+    const recorded = this.append([{ type: "user.interrupt", turn: turn.id, data: keyed(key) }]);
     const interrupting = this.harness?.interrupt(turn.id);
     turn.abort.abort();
-    await interrupting;
+    await Promise.all([recorded, interrupting]);
   }
 
   /**
