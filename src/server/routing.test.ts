@@ -7,6 +7,8 @@ import { collect, raw, settled } from "../testing/http.js";
 import { type CommandRouter, type RoutedRequest, runHere } from "./routing.js";
 
 const forwarded: RoutedRequest[] = [];
+/** Whether each forwarded request may be sent again (ForwardOptions.retry). */
+const retried: boolean[] = [];
 const located: string[] = [];
 const tenantsAsked: string[] = [];
 /**
@@ -15,9 +17,10 @@ const tenantsAsked: string[] = [];
  */
 const router: CommandRouter = {
   serve: () => () => {},
-  async forward(session, request) {
+  async forward(session, request, options) {
     if (session !== "elsewhere") return undefined;
     forwarded.push(request);
+    retried.push(options?.retry === true);
     return { status: 202, contentType: "application/json", body: '{"owner":"other"}' };
   },
   serveLocate: () => () => {},
@@ -35,6 +38,7 @@ beforeAll(async () => {
 afterAll(() => d.cleanup());
 beforeEach(() => {
   forwarded.length = 0;
+  retried.length = 0;
   located.length = 0;
   tenantsAsked.length = 0;
 });
@@ -149,6 +153,25 @@ describe("forwarding a command to the session's owner", () => {
     const hitl = await raw(d.url, "DELETE", "/api/%68itl/requests/hr-elsewhere", { token: d.tokens.admin });
     expect([hitl.status, hitl.body]).toEqual([202, { owner: "other" }]);
     expect(located).toEqual(["hr-elsewhere"]);
+  });
+
+  it("lets a keyed take of control and a keyed delete be sent again, an unkeyed delete not", async () => {
+    const keyed = { token: d.tokens.admin, headers: { "Idempotency-Key": "k-1" } };
+    const control = await raw(d.url, "POST", "/v1/sessions/elsewhere/control", {
+      ...keyed,
+      body: { client: "a" },
+    });
+    expect(control.status).toBe(202);
+    expect((await raw(d.url, "DELETE", "/v1/sessions/elsewhere", keyed)).status).toBe(202);
+    expect((await raw(d.url, "DELETE", "/v1/sessions/elsewhere", { token: d.tokens.admin })).status).toBe(
+      202,
+    );
+    expect(forwarded.map((r) => [r.method, r.headers["idempotency-key"]])).toEqual([
+      ["POST", "k-1"],
+      ["DELETE", "k-1"],
+      ["DELETE", undefined],
+    ]);
+    expect(retried).toEqual([true, true, false]);
   });
 
   it("answers a HITL answer with a malformed %-escape with 401 without a token, 400 naming it with one", async () => {

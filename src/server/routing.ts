@@ -84,7 +84,7 @@ const FORWARDED_HEADERS = ["authorization", "content-type", "x-brain-client", "x
 const SESSION_COMMAND = /^\/v1\/sessions\/([A-Za-z0-9_-]{1,64})(?:\/|$)/;
 /** The commands that take an Idempotency-Key (src/protocol/endpoints.ts): safe to send again. */
 const KEYED_COMMAND =
-  /^\/v1\/sessions\/[A-Za-z0-9_-]{1,64}\/(?:prompt|steer|interrupt|checkpoints|close|fork|handoff|requests\/[^/]+)$/;
+  /^\/v1\/sessions\/[A-Za-z0-9_-]{1,64}\/(?:prompt|steer|interrupt|checkpoints|close|control|fork|handoff|requests\/[^/]+)$/;
 const HITL_WAIT = /^(?:\/nui\/[^/]+)?\/api\/hitl\/requests\/([^/]+)\/wait$/;
 /** whereAlone's answer for a request pending in a session open on this node. */
 const HERE = Symbol("here");
@@ -269,7 +269,9 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
     const id = SESSION_COMMAND.exec(path)?.[1];
     if (!id || brain.liveSession(id)) return next();
     const request = await routed();
-    const retry = method === "POST" && KEYED_COMMAND.test(path);
+    // A delete is safe to send again only under its client's key (its tombstone): an unkeyed one gets none.
+    const keyedDelete = method === "DELETE" && request.headers[KEY] !== undefined;
+    const retry = (method === "POST" && KEYED_COMMAND.test(path)) || keyedDelete;
     if (retry && request.headers[KEY] === undefined) request.headers[KEY] = `fwd-${randomUUID()}`;
     const answer =
       (await router.forward(id, request, { retry })) ?? (await toPinnedNode(brain, router, id, request));
