@@ -1,6 +1,7 @@
 // The credential proxy against the fake provider on 127.0.0.1: the real key goes on in the vendor's header and the
 // agent's token does not, answers stream through as they come, and anything not under a live token, or
 // too large, is refused.
+import { request } from "node:http";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
 import { anthropic, openaiResponses } from "../../testing/fake-provider/wire-clients.js";
@@ -101,6 +102,49 @@ describe("credential proxy", () => {
     }
     aborted.abort();
     await reader.cancel().catch(() => {});
+  });
+
+  it("forwards a request sent with Expect: 100-continue (curl's, for a large body), the body after the 100", async () => {
+    const p = await proxy("messages", provider.url);
+    provider.script([{ text: "continued" }]);
+    const body = JSON.stringify(anthropic.body("x".repeat(2 * 1024 * 1024), false));
+    const answer = await new Promise<{ status: number; text: string; continued: boolean }>(
+      (resolve, reject) => {
+        let continued = false;
+        const sent = request(`${p.url}/v1/messages`, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            "content-length": Buffer.byteLength(body),
+            expect: "100-continue",
+            // A header the Connection header names is this hop's alone: it does not go on either.
+            connection: "keep-alive, x-this-hop",
+            "x-this-hop": "only-here",
+            te: "trailers",
+          },
+        });
+        sent.on("continue", () => {
+          continued = true;
+          sent.end(body);
+        });
+        sent.on("response", (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => {
+            text += chunk;
+          });
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, text, continued }));
+        });
+        sent.on("error", reject);
+      },
+    );
+    expect(answer.text).toContain("continued");
+    expect(answer).toMatchObject({ status: 200, continued: true });
+    const [seen] = provider.requests;
+    expect(seen?.headers["x-api-key"]).toBe(KEY);
+    expect(seen?.headers.expect).toBeUndefined();
+    expect(seen?.headers["x-this-hop"]).toBeUndefined();
+    expect(seen?.headers.te).toBeUndefined();
   });
 
   it("refuses a request under a wrong token, outside any token, or after the proxy closed", async () => {

@@ -34,6 +34,12 @@ const VENDOR_BASE: Record<ProxyWire, string> = {
 const KEY_HEADERS = ["authorization", "x-api-key", "x-goog-api-key", "api-key", "proxy-authorization"];
 /** Hop-by-hop headers (RFC 9110 7.6.1), and those undici sets itself. */
 const HOP_HEADERS = ["connection", "keep-alive", "transfer-encoding", "upgrade", "te", "trailer", "host"];
+/**
+ * Request headers that are not forwarded besides those. `Expect: 100-continue` (curl's, for a large body) was
+ * answered here: node's server sent the 100 and the body came; undici refuses the header outright ("expect header
+ * not supported"), and the agent's request would end in a 502.
+ */
+const ANSWERED_HERE = ["expect"];
 
 /** The key in the header the vendor reads it from. */
 function keyHeader(wire: ProxyWire, key: string): Record<string, string> {
@@ -107,9 +113,9 @@ export class CredentialProxy {
       chunks.push(chunk);
     }
     const headers: Record<string, string | string[]> = {};
+    const dropped = [...KEY_HEADERS, ...HOP_HEADERS, ...ANSWERED_HERE, ...namedHop(req.headers.connection)];
     for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined || KEY_HEADERS.includes(name) || HOP_HEADERS.includes(name)) continue;
-      headers[name] = value;
+      if (value !== undefined && !dropped.includes(name)) headers[name] = value;
     }
     Object.assign(headers, keyHeader(this.target.wire, this.target.api_key));
     const aborted = new AbortController();
@@ -140,6 +146,12 @@ export class CredentialProxy {
     const rest = url.slice(prefix.length);
     return rest === "" || rest.startsWith("/") || rest.startsWith("?") ? rest : undefined;
   }
+}
+
+/** The headers a Connection header names: hop-by-hop as well (RFC 9110 7.6.1), this connection's only. */
+function namedHop(connection: string | undefined): string[] {
+  const names = (connection ?? "").split(",").map((name) => name.trim().toLowerCase());
+  return names.filter((name) => name !== "");
 }
 
 /** The Gemini API reads a key from `?key=` as well as its header: the agent's token there is dropped too. */
