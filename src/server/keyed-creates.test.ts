@@ -93,6 +93,35 @@ describe("Idempotency-Key on creates, forks and handoffs", () => {
     expect(made.sort()).toEqual([fork.body.id, handoff.body.id].sort());
   });
 
+  it("answers a fork and a handoff retried after their source was deleted with the sessions they made", async () => {
+    const client = t.client();
+    const id = (await post(t, "/v1/sessions", undefined, { harness: "echo" })).body.id as string;
+    await collect(client, id, settled((await client.prompt(id, "keep me")).turn));
+    expect(
+      (await raw(t.url, "POST", `/v1/sessions/${id}/checkpoints`, { token: t.tokens.admin })).status,
+    ).toBe(201);
+    const fork = await post(t, `/v1/sessions/${id}/fork`, "gone-f", {});
+    const handoff = await post(t, `/v1/sessions/${id}/handoff`, "gone-h", { to: "echo" });
+    expect([fork.status, handoff.status]).toEqual([201, 201]);
+    expect((await raw(t.url, "DELETE", `/v1/sessions/${id}`, { token: t.tokens.admin })).status).toBe(204);
+
+    // The client whose answers were lost retries: it learns the sessions it made, and no new one is made.
+    const before = await listed(t);
+    const forkAgain = await post(t, `/v1/sessions/${id}/fork`, "gone-f", {});
+    expect(forkAgain.status, JSON.stringify(forkAgain.body)).toBe(201);
+    expect(forkAgain.body.id).toBe(fork.body.id);
+    const handoffAgain = await post(t, `/v1/sessions/${id}/handoff`, "gone-h", { to: "echo" });
+    expect(handoffAgain.status, JSON.stringify(handoffAgain.body)).toBe(201);
+    expect(handoffAgain.body.id).toBe(handoff.body.id);
+    expect(await listed(t)).toEqual(before);
+    // A new key, or another tenant sending the same one, still finds no source: 404, nothing made.
+    expect((await post(t, `/v1/sessions/${id}/fork`, "gone-f2", {})).status).toBe(404);
+    const theirs = await post(t, `/v1/sessions/${id}/fork`, "gone-f", {}, t.tokens.other);
+    expect(theirs.status).toBe(404);
+    expect(JSON.stringify(theirs.body)).not.toContain(fork.body.id as string);
+    expect(await listed(t)).toEqual(before);
+  });
+
   it("checks a close's key and answers its retry with the session, closed", async () => {
     const id = (await post(t, "/v1/sessions", undefined, { harness: "echo" })).body.id as string;
     const closed = await post(t, `/v1/sessions/${id}/close`, "x-1", undefined);

@@ -38,7 +38,11 @@ export class KeyedCreates {
 
   constructor(private readonly stored: (id: string) => Promise<SessionRecord | undefined>) {}
 
-  /** The id of the session `make` makes, or of the one an earlier request under the same key made. */
+  /**
+   * The id of the session `make` makes, or of the one an earlier request under the same key made. `make` checks
+   * the request (its source session there and the caller's) and runs only when the key made nothing yet: a
+   * retry whose first made its session and whose source was deleted since still learns the session it made.
+   */
   async run(request: KeyedCreate, make: (made: Made) => Promise<{ id: string }>): Promise<string> {
     const { key } = request;
     if (key === undefined) return (await make({})).id;

@@ -242,26 +242,27 @@ export class SessionService {
   }
 
   async fork(caller: Caller, id: string, body: ForkBody, key?: string): Promise<SessionView> {
-    refuseUngrantedFork(id, (await this.record(caller, id)).provider, this.grant(caller));
     const request = { tenant: caller.tenant, command: "fork", source: id, key, body } as const;
-    const made = await this.creates.run(request, (made) =>
-      this.parts.brain
+    // The source is looked at only when nothing was made under the key: a retry after its delete gets the fork.
+    const made = await this.creates.run(request, async (made) => {
+      refuseUngrantedFork(id, (await this.record(caller, id)).provider, this.grant(caller));
+      return this.parts.brain
         .fork(id, body.checkpoint, made)
-        .catch((err) => Promise.reject(inField(err, "checkpoint"))),
-    );
+        .catch((err) => Promise.reject(inField(err, "checkpoint")));
+    });
     return this.view(caller, made);
   }
 
   /** A new session on another harness, continuing this one's conversation; the caller's tenant owns it too. */
   async handoff(caller: Caller, id: string, body: HandoffBody, key?: string): Promise<SessionView> {
-    await this.record(caller, id);
     const limits = { defaults: this.parts.defaults, grant: this.grant(caller) };
     const request = { tenant: caller.tenant, command: "handoff", source: id, key, body } as const;
-    const made = await this.creates.run(request, (made) =>
-      this.parts.brain
+    const made = await this.creates.run(request, async (made) => {
+      await this.record(caller, id);
+      return this.parts.brain
         .handoff(id, { ...body, made }, limits)
-        .catch((err) => Promise.reject(carriedRefusal(err, id, body.to))),
-    );
+        .catch((err) => Promise.reject(carriedRefusal(err, id, body.to)));
+    });
     return this.view(caller, made);
   }
 
