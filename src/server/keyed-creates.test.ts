@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, raw, settled } from "../testing/http.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
+import { homeAgents } from "./agents.js";
 
 const t = useTestDaemon();
 
@@ -134,6 +135,28 @@ describe("Idempotency-Key on creates, forks and handoffs", () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ field: "Idempotency-Key" });
+  });
+
+  it("answers a create retried after its agent's definition was removed with the session the first made", async () => {
+    const home = await fs.mkdtemp(path.join(os.tmpdir(), "brain-keyed-agent-"));
+    homes.push(home);
+    await fs.mkdir(path.join(home, "agents"));
+    const definition = path.join(home, "agents", "helper.yaml");
+    await fs.writeFile(definition, 'adl: "1.0"\nid: helper\nname: Helper\nharness:\n  type: echo\n');
+    const d = await startTestDaemon({ home, agents: homeAgents(home) });
+    try {
+      const first = await post(d, "/v1/sessions", "a-1", { agent: "helper" });
+      expect(first.status, JSON.stringify(first.body)).toBe(201);
+      await fs.rm(definition);
+      const retried = await post(d, "/v1/sessions", "a-1", { agent: "helper" });
+      expect(retried.status, JSON.stringify(retried.body)).toBe(201);
+      expect(retried.body.id).toBe(first.body.id);
+      // A new key asks for the agent again: it is gone.
+      expect((await post(d, "/v1/sessions", "a-2", { agent: "helper" })).status).toBe(400);
+      expect(await listed(d)).toEqual([first.body.id]);
+    } finally {
+      await d.cleanup();
+    }
   });
 
   it("answers a create retried after a daemon restart with the session the first made", async () => {

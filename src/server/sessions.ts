@@ -129,11 +129,14 @@ export class SessionService {
     return this.parts.brain.events(id, after, limit);
   }
 
+  /** `body.id` is the default tenant's alone: the route refuses it from any other before this. */
   async create(caller: Caller, body: CreateSessionBody, key?: string): Promise<SessionView> {
-    const input = await this.newSessionInput(caller, body);
-    const chosen = input.id ? { id: input.id } : {};
+    const chosen = body.id ? { id: body.id } : {};
     const request = { tenant: caller.tenant, command: "create", key, body, ...chosen } as const;
+    // Its agent and settings are resolved only when nothing was made under the key: a retry after the agent's
+    // file was removed gets the session the first made.
     const id = await this.creates.run(request, async (made) => {
+      const input = await this.newSessionInput(caller, body);
       if (input.id && (await this.parts.brain.record(input.id).catch(() => undefined))) {
         throw new ApiError("conflict", `session "${input.id}" already exists`, "id");
       }
