@@ -171,6 +171,38 @@ describe("credential proxy", () => {
     expect(provider.requests).toEqual([]);
   });
 
+  it("refuses a body declared over the limit before a client waiting for 100 Continue sends it", async () => {
+    const p = await proxy("messages", provider.url);
+    const answer = await new Promise<{ status: number; text: string; continued: boolean }>(
+      (resolve, reject) => {
+        let continued = false;
+        const sent = request(`${p.url}/v1/messages`, {
+          method: "POST",
+          headers: { "content-length": MAX_REQUEST_BYTES + 1, expect: "100-continue" },
+        });
+        // Told to go on, the client would send 64 MB only to be cut off: it is told no first.
+        sent.on("continue", () => {
+          continued = true;
+        });
+        sent.on("response", (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => {
+            text += chunk;
+          });
+          res.on("end", () => {
+            sent.destroy();
+            resolve({ status: res.statusCode ?? 0, text, continued });
+          });
+        });
+        sent.on("error", reject);
+      },
+    );
+    expect(answer).toMatchObject({ status: 413, continued: false });
+    expect(answer.text).toContain("larger than the credential proxy's limit");
+    expect(provider.requests).toEqual([]);
+  });
+
   it("says a provider it cannot reach is unreachable (502), without the key", async () => {
     const gone = await startFakeProvider();
     const url = gone.url;

@@ -73,11 +73,15 @@ export class CredentialProxy {
   static async start(target: ProxyTarget): Promise<CredentialProxy> {
     const server = createServer();
     const proxy = new CredentialProxy(target, server);
-    server.on("request", (req, res) => {
+    const onRequest = (req: IncomingMessage, res: ServerResponse) => {
       proxy
         .handle(req, res)
         .catch((err: Error) => fail(res, 502, `the provider could not be reached: ${err.message}`));
-    });
+    };
+    server.on("request", onRequest);
+    // A client waiting for 100 Continue is told to go on by handle(), once it would take the body: one refused
+    // (not under the token, or declaring too large a body) gets its 403 or 413 before sending a byte of it.
+    server.on("checkContinue", onRequest);
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(0, "127.0.0.1", () => resolve());
@@ -105,6 +109,7 @@ export class CredentialProxy {
     if (this.revoked || rest === undefined) return fail(res, 403, "not a live session's credential path");
     const declared = Number(req.headers["content-length"] ?? 0);
     if (declared > MAX_REQUEST_BYTES) return tooLarge(res);
+    if (req.headers.expect !== undefined) res.writeContinue();
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of req as AsyncIterable<Buffer>) {
