@@ -28,6 +28,7 @@ import { ApiError, inField, notFound } from "./errors.js";
 import { answerRequest, IDEMPOTENCY_HEADER, IdempotentCommands, keyedAs } from "./idempotency.js";
 import { KeyedCreates } from "./keyed-creates.js";
 import { KeyedDeletes } from "./keyed-deletes.js";
+import { newSessionInput } from "./new-session-input.js";
 import type { Page } from "./paging.js";
 import { providerGrant, providerList } from "./provider-grant.js";
 import { dated, type Listed, listedPage, listedView } from "./session-list.js";
@@ -136,7 +137,7 @@ export class SessionService {
     // Its agent and settings are resolved only when nothing was made under the key: a retry after the agent's
     // file was removed gets the session the first made.
     const id = await this.creates.run(request, async (made) => {
-      const input = await this.newSessionInput(caller, body);
+      const input = await newSessionInput(this.parts, caller, body, this.grant(caller));
       if (input.id && (await this.parts.brain.record(input.id).catch(() => undefined))) {
         throw new ApiError("conflict", `session "${input.id}" already exists`, "id");
       }
@@ -358,33 +359,6 @@ export class SessionService {
     const turn = session.activeTurn;
     const live = { last_seq: session.log.lastSeq, pending: session.pendingRequests() };
     return { ...view, ...(turn ? { active_turn: turn } : {}), ...live };
-  }
-
-  /** The defaults, the agent definition the body names, and the body itself, resolved by the core. */
-  private async newSessionInput(caller: Caller, body: CreateSessionBody): Promise<NewSessionInput> {
-    let agent: Omit<NewSessionInput, "id" | "tenant"> | undefined;
-    if (body.agent) {
-      agent = await this.parts.agents.resolve(body.agent);
-      if (!agent) {
-        const known = (await this.parts.agents.list()).map((a) => a.id).join(", ") || "(none)";
-        throw new ApiError("bad_request", `unknown agent "${body.agent}"; known agents: ${known}`, "agent");
-      }
-    }
-    const { harness, config, provider, permissions, id, editor_cwd } = body;
-    return this.parts.brain.resolveInput({
-      defaults: this.parts.defaults,
-      ...(agent ? { agent } : {}),
-      call: {
-        ...(harness ? { harness } : {}),
-        ...(config ? { config } : {}),
-        ...(provider ? { provider } : {}),
-        ...(permissions ? { permissions } : {}),
-        ...(id ? { id } : {}),
-        ...(editor_cwd ? { editor_cwd } : {}),
-        ...(caller.tenant !== DEFAULT_TENANT ? { tenant: caller.tenant } : {}),
-      },
-      grant: this.grant(caller),
-    });
   }
 
   /** The providers the caller may name in what it asks for. */

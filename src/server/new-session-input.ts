@@ -1,0 +1,46 @@
+// What a create request asks a new session to be: the daemon's defaults, the agent definition the body names and
+// the body itself, resolved by the core (Brain.resolveInput) within what the caller's provider grant allows.
+import type { Brain, NewSessionInput } from "../core/brain.js";
+import type { ProviderGrant } from "../core/session-input.js";
+import type { CreateSessionBody } from "../protocol/api.js";
+import type { SessionDefaults } from "../protocol/config.js";
+import type { AgentCatalog } from "./agents.js";
+import { DEFAULT_TENANT, type Principal } from "./auth/tokens.js";
+import { ApiError } from "./errors.js";
+
+export interface NewSessionParts {
+  brain: Brain;
+  agents: AgentCatalog;
+  defaults: SessionDefaults;
+}
+
+export async function newSessionInput(
+  parts: NewSessionParts,
+  caller: Principal,
+  body: CreateSessionBody,
+  grant: ProviderGrant,
+): Promise<NewSessionInput> {
+  let agent: Omit<NewSessionInput, "id" | "tenant"> | undefined;
+  if (body.agent) {
+    agent = await parts.agents.resolve(body.agent);
+    if (!agent) {
+      const known = (await parts.agents.list()).map((a) => a.id).join(", ") || "(none)";
+      throw new ApiError("bad_request", `unknown agent "${body.agent}"; known agents: ${known}`, "agent");
+    }
+  }
+  const { harness, config, provider, permissions, id, editor_cwd } = body;
+  return parts.brain.resolveInput({
+    defaults: parts.defaults,
+    ...(agent ? { agent } : {}),
+    call: {
+      ...(harness ? { harness } : {}),
+      ...(config ? { config } : {}),
+      ...(provider ? { provider } : {}),
+      ...(permissions ? { permissions } : {}),
+      ...(id ? { id } : {}),
+      ...(editor_cwd ? { editor_cwd } : {}),
+      ...(caller.tenant !== DEFAULT_TENANT ? { tenant: caller.tenant } : {}),
+    },
+    grant,
+  });
+}
