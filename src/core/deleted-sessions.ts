@@ -47,9 +47,11 @@ export const keyDigest = (key: string): string => createHash("sha256").update(ke
 export const tenantSlot = (tenant: string): string => createHash("sha256").update(tenant).digest("hex");
 
 /**
- * `list` with `added` (if any) in place of an earlier tombstone of its session, less those past the window, cut
- * to the newest TOMBSTONES_PER_TENANT. What a store reads that is not a list of tombstones counts as empty: a
- * damaged list only forgets deletes, which then answer 404 as before keys.
+ * `list` with `added` (if any) in place of an earlier tombstone of its session and key, less those past the window,
+ * cut to the newest TOMBSTONES_PER_TENANT. A session keeps one tombstone per key, not one in all: two clients that
+ * deleted it at once under their own keys both got 204, and each one's retry must find its own. Tombstones of
+ * the same shape were written before, one per session, and read as they are. What a store reads that is not a
+ * list of tombstones counts as empty: a damaged list only forgets deletes, which then answer 404 as before keys.
  */
 export function kept(list: unknown, now: number, added?: Tombstone): Tombstone[] {
   const stones = (Array.isArray(list) ? list : []).filter(
@@ -59,7 +61,7 @@ export function kept(list: unknown, now: number, added?: Tombstone): Tombstone[]
       typeof t?.deleted_at === "string" &&
       (t.made === undefined || typeof t.made === "string") &&
       now - Date.parse(t.deleted_at) < TOMBSTONE_WINDOW_MS &&
-      t.id !== added?.id,
+      !(t.id === added?.id && t.key === added?.key),
   );
   if (added) stones.push(added);
   return stones.slice(-TOMBSTONES_PER_TENANT);

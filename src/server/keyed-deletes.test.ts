@@ -5,7 +5,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { kept, TOMBSTONE_WINDOW_MS, TOMBSTONES_PER_TENANT } from "../core/deleted-sessions.js";
+import { kept, keyDigest, TOMBSTONE_WINDOW_MS, TOMBSTONES_PER_TENANT } from "../core/deleted-sessions.js";
 import { DEFAULT_TENANT } from "../protocol/session.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { raw } from "../testing/http.js";
@@ -51,6 +51,21 @@ describe("Idempotency-Key on deletes", () => {
       ).toEqual([204, 204, 204]);
       expect((await raw(t.url, "GET", `/v1/sessions/${id}`, { token: t.tokens.admin })).status).toBe(404);
     }
+  });
+
+  it("answers the retry of each of two deletes made at once under different keys with 204", async () => {
+    const id = await make(t);
+    const made = (await t.brain.record(id)).created_at;
+    expect((await del(t, id, "mine")).status).toBe(204);
+    // The tombstone the other client's delete wrote as it found the session too, before either removed it (both
+    // got 204): what two deletes at once leave, written here in that order rather than raced.
+    const deleted_at = new Date().toISOString();
+    await t.brain.deletes!.add(DEFAULT_TENANT, { id, key: keyDigest("yours"), deleted_at, made });
+    const retried = await Promise.all(["mine", "yours"].map((key) => del(t, id, key)));
+    expect(
+      retried.map((res) => res.status),
+      JSON.stringify(retried.map((res) => res.body)),
+    ).toEqual([204, 204]);
   });
 
   it("gives another tenant's retry under the key the 404 a session that never existed gets", async () => {
@@ -122,6 +137,11 @@ describe("Idempotency-Key on deletes", () => {
     const list = kept(many, now, added);
     expect(list).toHaveLength(TOMBSTONES_PER_TENANT);
     expect(list.at(-1)).toEqual(added);
+    // The session's tombstone under another key stays (cut as the oldest here); one under the same key is replaced.
     expect(list.filter((t) => t.id === "s0")).toEqual([added]);
+    const again = { ...added, deleted_at: at(1) };
+    expect(kept([recent, added], now, again)).toEqual([recent, again]);
+    const other = { ...added, key: "k3" };
+    expect(kept([recent, added], now, other)).toEqual([recent, added, other]);
   });
 });
