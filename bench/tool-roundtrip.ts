@@ -1,10 +1,11 @@
 // 2. Tool round trip: the runner issues reverse tool.calls of the built-in echo tool; Brain checks the call is
 // bound, logs tool.call durably, dispatches, logs tool.result and answers. Baseline: the same runner over the
 // same pipe to a parent that answers each call at once. Context: the "durable floor", the same raw parent but
-// writing each read's tool.call lines to a file + one fdatasync before answering, and (sequential only) the same
-// with a second fdatasync of the results before they are sent: the floor if a result had to be durable before
-// the runner sees it (Brain does not wait for that: it sends the result at once, and the result's commit rides
-// with the runner's next call). The runner times first call → last result itself, identically on every side.
+// writing each read's tool.call lines (after the results it sent since the last write, as Brain logs them) to a
+// file + one fdatasync before answering, and (sequential only) the same with a second fdatasync of the results
+// before they are sent: the floor if a result had to be durable before the runner sees it (Brain does not wait
+// for that: it sends the result at once, and the result's commit rides with the runner's next call). The runner
+// times first call → last result itself, identically on every side.
 //
 // Warm-up: every side gets a fresh runner child, and a fresh child's JIT ramps for thousands of calls (measured:
 // after one 1,000-call warm-up, the raw pipe's next 4,000-call run went at about half the rate of the runs after
@@ -159,7 +160,7 @@ async function roundTrips(opts: BenchOptions, inFlight: number, k: number): Prom
         what: `${what}, vs the durable floor`,
         unit: "RT/s",
         baselineWhat:
-          "same raw parent + writeSync of each read's tool.call lines + one fdatasync, then answers",
+          "same raw parent + writeSync of the results sent since and each read's tool.call lines + one fdatasync, then answers",
         notes: ["what logging each call durably before answering costs with nothing else in the way"],
       },
       { subject: samples.subject, baseline: samples.durable },

@@ -4,9 +4,12 @@
 //
 // With `durableLog`, it is the durable floor instead: the tool.call lines of each stdout chunk are written to
 // that file with one writeSync and made durable with one fdatasyncSync before they are answered (a group
-// commit per read, the least a host that logs calls durably before dispatch must do). With `resultSyncs`, the
-// results are then written and made durable too (a second fdatasync) before they are sent: the floor of a host
-// whose rule is that a result is durable before the runner sees it.
+// commit per read, the least a host that logs calls durably before dispatch must do). The results it sent are
+// logged too, in the next read's write, ahead of its calls (and the last ones at the end of the prompt), under
+// the same fdatasync: Brain must log every result as well, and this is how it does (a result rides with the next
+// commit), so a floor that never wrote them did less than Brain must. With `resultSyncs`, the results are
+// instead written and made durable (a second fdatasync) before they are sent: the floor of a host whose rule is
+// that a result is durable before the runner sees it.
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { closeSync, fdatasyncSync, openSync, writeSync } from "node:fs";
@@ -51,6 +54,8 @@ export class RawHost {
   private readonly resultSyncs: boolean;
   /** Tool calls read in the current chunk: [the line as read, the reply]. */
   private calls: [string, string][] = [];
+  /** Results sent and not yet logged (durable floor without resultSyncs): written with the next read's calls. */
+  private unlogged = "";
 
   constructor(runnerPath: string, options: { durableLog?: string; resultSyncs?: boolean } = {}) {
     if (options.durableLog) this.logFd = openSync(options.durableLog, "w");
@@ -76,8 +81,10 @@ export class RawHost {
     const calls = this.calls;
     this.calls = [];
     if (this.logFd !== undefined) {
-      this.logDurably(calls.map(([line]) => `${line}\n`).join(""));
-      if (this.resultSyncs) this.logDurably(calls.map(([, reply]) => reply).join(""));
+      const replies = calls.map(([, reply]) => reply).join("");
+      this.logDurably(this.unlogged + calls.map(([line]) => `${line}\n`).join(""));
+      if (this.resultSyncs) this.logDurably(replies);
+      this.unlogged = this.resultSyncs ? "" : replies;
     }
     for (const [, reply] of calls) this.child.stdin!.write(reply);
   }
@@ -136,6 +143,9 @@ export class RawHost {
     this.message = undefined;
     const t0 = process.hrtime.bigint();
     await this.request("prompt", { text }, randomUUID());
+    // As Brain's turn.settled commit does for its last results (the runner's timing has ended by then).
+    if (this.unlogged !== "") this.logDurably(this.unlogged);
+    this.unlogged = "";
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
     return { seconds, deltas: this.deltas, toolCalls: this.toolCalls, message: this.message };
   }
