@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { type FileHandle, open, rename, unlink } from "node:fs/promises";
+import { renameSync } from "node:fs";
+import { type FileHandle, open, unlink } from "node:fs/promises";
 import path from "node:path";
 import { CheckpointError, errnoCode } from "./errors.js";
 import { hasSize, readRange, writeSparse } from "./io.js";
@@ -50,7 +51,7 @@ export async function storeBlob(
       );
     }
     await hooks.beforeBlobCommit?.(sha256);
-    await rename(tmp, final);
+    renameSync(tmp, final); // on the calling thread, as Brain's own checkpoint files' metadata (see io.ts)
   } catch (err) {
     await unlink(tmp).catch(() => {});
     throw err;

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile } from "node:fs/promises";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { NativeFile } from "../../protocol/runner.js";
 import type { Secret } from "../redact.js";
@@ -147,7 +147,8 @@ export class CheckpointStore {
   }
 
   private async ensureDirs(): Promise<void> {
-    const created = await mkdir(this.blobsDir, { recursive: true, mode: 0o700 });
+    // Metadata of Brain's own files, on the calling thread (see io.ts).
+    const created = mkdirSync(this.blobsDir, { recursive: true, mode: 0o700 });
     if (created === undefined) return;
     // New directories are entries in their parents: fsync each parent from the first one created down.
     for (let dir = this.blobsDir; ; dir = path.dirname(dir)) {
@@ -160,7 +161,7 @@ export class CheckpointStore {
   async list(): Promise<string[]> {
     let names: string[];
     try {
-      names = await readdir(this.dir);
+      names = readdirSync(this.dir); // a directory of manifests, read on the calling thread (see io.ts)
     } catch (err) {
       if (errnoCode(err) === "ENOENT") return [];
       throw err;
@@ -209,7 +210,7 @@ export class CheckpointStore {
       );
     let text: string;
     try {
-      text = await readFile(file, "utf8");
+      text = readFileSync(file, "utf8"); // one manifest, read on the calling thread (see io.ts)
     } catch (err) {
       if (errnoCode(err) === "ENOENT") throw err;
       throw damaged(`could not be read (${(err as Error).message})`);
