@@ -48,6 +48,17 @@ describe.runIf(nodeLogIO.syncWrites)("inline commits", () => {
     expect(await readEventsFile(path.join(dir, "a"))).toEqual([first, second]);
   });
 
+  it("writes a commit that several awaited appends wait on (calls in flight together) through the pool", async () => {
+    const io = testIO(true, { writeNow: true });
+    const log = await open("a", io, new InlineCommits());
+    const [[c1], [c2]] = await Promise.all([
+      log.append([call("c1")], AWAITED),
+      log.append([call("c2")], AWAITED),
+    ]);
+    expect([c1?.seq, c2?.seq]).toEqual([1, 2]);
+    expect(io.counts).toMatchObject({ now: 0, write: 1 });
+  });
+
   it("an awaited append carries the deferred ones queued before it", async () => {
     const io = testIO(true, { writeNow: true });
     const log = await open("a", io, new InlineCommits());

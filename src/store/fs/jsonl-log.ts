@@ -138,7 +138,7 @@ export class JsonlEventLog implements EventLog {
       );
     }
     const written = new Promise<SessionEvent[]>(this.settleWith);
-    if (options?.awaited) this.queue.awaited = true;
+    if (options?.awaited) this.queue.awaited++;
     if (!options?.deferred || this.flushing) this.flushSoon();
     else this.deferTimer ??= setTimeout(() => this.flushSoon(), DEFER_MS);
     return written;
@@ -258,7 +258,7 @@ export class JsonlEventLog implements EventLog {
       if (this.rollbackPending) await this.rollback(fd);
       // Nothing in a rolled segment is durable before its name is: the directory sync runs beside the write.
       const entry = this.rolledHead === undefined ? undefined : this.io.syncDir(nodePath.dirname(this.path));
-      const wrote = this.inline.write(this, batch.awaited, this.io, fd, laid.parts, this.size);
+      const wrote = this.inline.write(this, batch.awaited === 1, this.io, fd, laid.parts, this.size);
       await (entry ? allDone([wrote, entry]) : wrote);
       this.rolledHead = undefined;
       this.size += laid.length;
@@ -288,12 +288,12 @@ export class JsonlEventLog implements EventLog {
    * Starts the next batch's commit once this one is durable and before it is delivered, so that the delivery
    * (thousands of events made and handed out) runs while the disk writes. Still one write at a time, each once
    * the one before is durable; deliveries keep their order; a roll's rename and create run during the delivery.
-   * Not when the next awaits a cut back before its write, nor when it is awaited (written on this thread, it
-   * would hold up the delivery). A failed roll (no descriptor or room for the next segment) fails the batch here.
+   * Not when the next awaits a cut back before its write, nor when one caller alone awaits it (written on this
+   * thread, see Batch.awaited, it would hold up the delivery). A failed roll fails the batch here.
    */
   private followOn(): FollowOn | undefined {
     const next = this.queue;
-    if (next.length === 0 || next.awaited || this.rollbackPending) return;
+    if (next.length === 0 || next.awaited === 1 || this.rollbackPending) return;
     this.pending.take(next);
     this.queue = this.spare ?? new Batch();
     this.spare = undefined;

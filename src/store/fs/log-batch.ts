@@ -77,8 +77,13 @@ export class Batch {
   private cursorAt = 0;
   private resolves: ((events: SessionEvent[]) => void)[] = [];
   private rejects: ((err: Error) => void)[] = [];
-  /** One of the appends is awaited (AppendOptions): its caller can do nothing until the batch is durable. */
-  awaited = false;
+  /**
+   * How many of the appends are awaited (AppendOptions): their callers can do nothing until the batch is durable.
+   * Only a lone one (a sequential tool call) is written on the calling thread: calls in flight together share the
+   * commit, and meanwhile the loop has their harness's next calls to read; blocked in the write, it read them only
+   * after it (32 calls in flight went about a quarter slower, measured A/B).
+   */
+  awaited = 0;
 
   get length(): number {
     return this.n;
@@ -100,7 +105,7 @@ export class Batch {
     this.objs.fill(undefined, 0, this.n); // nothing of the caller's is kept
     this.bodies.fill("", 0, this.n);
     this.n = 0;
-    this.awaited = false;
+    this.awaited = 0;
     this.texts = this.texts.whole().length <= keepBytes ? this.texts : new Bytes(0);
     this.texts.at = 0;
     this.outside = 0;
