@@ -170,6 +170,13 @@ export interface ContainerContext {
    * container's network namespace (a dev container with network: "bridge" under a Brain that is not root).
    */
   reach?(port: number): Promise<{ close(): Promise<void> }>;
+  /**
+   * The program reaches its provider only through the session's credential proxy (bridged in with `reach`): the
+   * provider's own loopback port, bridged in before the program starts for a program that talks to the provider
+   * itself, is cut, so an agent in the container cannot go past the proxy to a provider that takes any key (a
+   * local model server) or spend what the proxy would refuse. Called before the program starts.
+   */
+  proxied?(): Promise<void>;
 }
 
 export interface ToolUse {

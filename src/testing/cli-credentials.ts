@@ -118,3 +118,18 @@ export async function checkTokensApart(b: CliBed, path: string, sessions?: Check
   expect(await statusInside(one.session, `${one.origin}/${two.token}${path}`)).toBe("STATUS 403");
   expect(await statusInside(one.session, `${two.origin}/${two.token}${path}`)).toMatch(/^UNREACHABLE/);
 }
+
+/**
+ * In a --network none container whose agent reaches its provider through the proxy: the provider's own loopback
+ * port is not bridged in (the agent could go past the proxy), and the proxy, which is, answers the agent's shell.
+ */
+export async function checkProviderOnlyThroughProxy(
+  b: CliBed,
+  path: string,
+  sessions?: CheckSessions,
+): Promise<void> {
+  const { session, origin, token } = await printedProxy(b, sessions);
+  expect(await statusInside(session, `${b.sandbox.provider.url}${path}`)).toMatch(/^UNREACHABLE/);
+  expect(await statusInside(session, `${origin}/${token}${path}`)).toMatch(/^STATUS /);
+  expect(agentRequests(b.sandbox.provider.requests).length).toBeGreaterThan(0);
+}

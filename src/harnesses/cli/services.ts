@@ -54,6 +54,8 @@ export class CliServices {
     if (reach) {
       this.bridged ??= reach(proxy.port);
       await this.bridged;
+      // The proxy is the CLI's only way to its provider: the provider's own port is no longer bridged in.
+      await this.options.container?.proxied?.();
     }
     return { base_url: proxy.url, api_key: proxy.token, proxy: proxy.url };
   }

@@ -9,7 +9,11 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { events, tempDir, textOf } from "../../testing/brain.js";
 import { type CliBed, cliBed, FAKE_KEY } from "../../testing/cli.js";
-import { checkKeyNotInAgent, checkTokensApart } from "../../testing/cli-credentials.js";
+import {
+  checkKeyNotInAgent,
+  checkProviderOnlyThroughProxy,
+  checkTokensApart,
+} from "../../testing/cli-credentials.js";
 import { docker, ensureDockerEngine, sessionContainers } from "../../testing/docker-engine.js";
 import { catalogFactories } from "../../testing/nui.js";
 import { locateCli } from "../cli/locate.js";
@@ -129,6 +133,11 @@ describe.runIf(locateCli("claude"))("a dev container on the real engine", () => 
   it("gives each session's dev container its own proxy, which refuses another session's token", async () => {
     const inside = { config: { options: { innerHarness: "claude-code", image: BASE_IMAGE } } };
     await checkTokensApart(await devcontainerBed(), "/v1/messages", { options: inside });
+  });
+
+  it("bridges only the proxy into the dev container, not the provider's own port", async () => {
+    const inside = { config: { options: { innerHarness: "claude-code", image: BASE_IMAGE } } };
+    await checkProviderOnlyThroughProxy(await devcontainerBed(), "/v1/messages", { options: inside });
   });
 });
 

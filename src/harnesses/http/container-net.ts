@@ -88,8 +88,15 @@ export class ContainerNet {
   }
 
   async close(): Promise<void> {
-    this.child.stdin?.end();
-    this.child.kill("SIGTERM");
+    // Waited for: once closed, nothing listens on the container's side of a bridged port (ContainerContext.proxied).
+    const child = this.child;
+    const exited =
+      child.exitCode !== null || child.signalCode !== null
+        ? undefined
+        : new Promise((resolve) => child.once("exit", resolve));
+    child.stdin?.end();
+    child.kill("SIGTERM");
+    await exited;
     await Promise.all(this.relays.map((r) => r.close()));
     rmSync(this.dir, { recursive: true, force: true });
   }

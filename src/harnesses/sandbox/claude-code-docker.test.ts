@@ -4,7 +4,11 @@
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { events, textOf } from "../../testing/brain.js";
 import { FAKE_KEY } from "../../testing/cli.js";
-import { checkKeyNotInAgent, checkTokensApart } from "../../testing/cli-credentials.js";
+import {
+  checkKeyNotInAgent,
+  checkProviderOnlyThroughProxy,
+  checkTokensApart,
+} from "../../testing/cli-credentials.js";
 import { describeCliFamily } from "../../testing/cli-family.js";
 import { docker, ensureDockerEngine, sessionContainers } from "../../testing/docker-engine.js";
 import { dockerSandboxed } from "../../testing/docker-sandbox.js";
@@ -51,5 +55,9 @@ describe.runIf(found)("claude-code in a docker sandbox", () => {
 
   it("gives each session's container its own proxy, which refuses another session's token", async () => {
     await checkTokensApart(await start(), "/v1/messages");
+  });
+
+  it("bridges only the proxy into the container, not the provider's own port", async () => {
+    await checkProviderOnlyThroughProxy(await start(), "/v1/messages");
   });
 });

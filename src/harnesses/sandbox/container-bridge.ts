@@ -1,7 +1,9 @@
-// What a harness whose program runs in a session's --network none container has of the host: the provider's
-// loopback port and the session's credential proxy bridged into the container, servers the program starts inside
-// published back to this host's loopback, and a private directory mounted at its own path for the tool endpoint. The docker sandbox and the
-// devcontainer harness both open one per session container and close it before removing the container.
+// What a harness whose program runs in a session's --network none container has of the host: the session's
+// credential proxy bridged into the container, or, for a program that talks to its provider itself, the provider's
+// loopback port (bridged before the program starts, cut once it turns out to use the proxy: ContainerContext.proxied),
+// servers the program starts inside published back to this host's loopback, and a private directory mounted at its
+// own path for the tool endpoint. The docker sandbox and the devcontainer harness both open one per session
+// container and close it before removing the container.
 import { chmodSync, lchownSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -49,6 +51,11 @@ export class ContainerBridge {
       node: "node",
       publish: async (port) =>
         this.track(await ContainerNet.open(await this.pid(), port, [], this.harness, port)),
+      proxied: async () => {
+        const provider = this.net;
+        this.net = undefined;
+        await provider?.close();
+      },
     };
     if (reaches) {
       this.context.reach = async (port) =>
