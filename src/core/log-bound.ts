@@ -3,7 +3,8 @@
 // tenant's client could prompt or checkpoint a session until the disk was full, and then every tenant's appends on
 // this host would fail. Past the bound the session takes no more of its clients' text and no more checkpoints (a
 // 429 naming the bound and what to do); what it already holds stays, and a running turn still ends in the log. A
-// session with no checkpoint may always take one, so that it can be forked. The bytes are the store's own count
+// session with no checkpoint may take one past its own bound, so that it can be forked (not past its tenant's: the
+// fork would be the tenant's too). The bytes are the store's own count
 // (the log's files or its messages in the cluster's stream; the checkpoints' manifests and blobs, ./checkpoint-bytes.ts),
 // so a restart does not reset it.
 // The daemon checks inside a command's idempotency check: a retried prompt already in the log is answered as it
@@ -31,6 +32,8 @@ interface Over {
   said: string;
   /** How to go on. */
   way: string;
+  /** The tenant's bound, not the session's own: a fork (the tenant's too) would not make room. */
+  tenant?: boolean;
 }
 
 export class SessionLogBound {
@@ -54,10 +57,14 @@ export class SessionLogBound {
     });
   }
 
-  /** Runs `make` (a checkpoint of session `id`) unless the session is at its bound and has a checkpoint already. */
+  /**
+   * Runs `make` (a checkpoint of session `id`) unless the session is at its bound and has a checkpoint already, or
+   * its tenant is at its own: a session with none may pass its own bound once, to be forked and go on in a new one,
+   * but a fork is the same tenant's, and each fork's first checkpoint would store its native state again.
+   */
   admitCheckpoint<T>(id: string, make: () => Promise<T>): Promise<T> {
     return this.atomic(id, make, (over) => {
-      if (over.held.checkpoints > 0) {
+      if (over.held.checkpoints > 0 || over.tenant) {
         throw new SessionError("limit_reached", `${over.said}: it takes no more checkpoints; ${over.way}`);
       }
     });
@@ -114,6 +121,6 @@ export class SessionLogBound {
     const said = `tenant "${held.tenant ?? "default"}"'s sessions hold ${total} bytes on this host, its limit (${tenants.max})`;
     const way =
       "delete sessions it no longer needs (DELETE /v1/sessions/{id}), or raise limits.log_bytes_per_tenant in brain.config.json";
-    return { over: { held, said, way }, held, near };
+    return { over: { held, said, way, tenant: true }, held, near };
   }
 }

@@ -53,6 +53,15 @@ describe("log bytes per tenant", () => {
       });
       // Every session of the tenant is refused, one it made first as well.
       expect((await prompt(d, mine[0]!, "hi", d.tokens.admin)).status).toBe(429);
+      // Nor does one with no checkpoint take its first: only a session's own bound lets it (to be forked), and a
+      // fork is the tenant's too, whose first checkpoint would store its state once more.
+      const checkpoint = await raw(d.url, "POST", `/v1/sessions/${mine[0]}/checkpoints`, {
+        token: d.tokens.admin,
+      });
+      expect(checkpoint.status).toBe(429);
+      expect(checkpoint.body.error).toMatchObject({
+        message: expect.stringContaining("no more checkpoints"),
+      });
       // Another tenant's sessions go on: a prompt, a checkpoint, another prompt.
       const theirs = await newSession(d, { harness: "echo" }, d.tokens.other);
       const first = await prompt(d, theirs, PROMPT, d.tokens.other);
