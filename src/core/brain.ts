@@ -45,7 +45,11 @@ export class Brain {
   private readonly live = new LiveSessions();
   private readonly openLimit: OpenSessionLimit;
   private readonly storedLimit: StoredSessionLimit;
-  private readonly logBound: SessionLogBound;
+  /**
+   * The bytes a session and its tenant may hold (log-bound.ts): a client's text, checkpoint, fork or handoff is
+   * admitted through it.
+   */
+  readonly logBound: SessionLogBound;
   private readonly checkpointBytes = new CheckpointBytes();
   private readonly tenantBytes: TenantBytes;
   /** Compaction and retirement of logs not open here: opening one waits for its job to end. */
@@ -99,16 +103,6 @@ export class Brain {
   /** Creates a session. Its harness starts with the first prompt. */
   async create(input: NewSessionInput): Promise<Session> {
     return this.createRecord(input);
-  }
-
-  /** Runs `grow`, which adds a client's text to session `id`'s log, unless the log is at its bound (log-bound.ts). */
-  growing<T>(id: string, grow: () => Promise<T>): Promise<T> {
-    return this.logBound.admit(id, grow);
-  }
-
-  /** Runs `make`, a client's checkpoint of session `id`, unless the session is at its bound with one already. */
-  checkpointing<T>(id: string, make: () => Promise<T>): Promise<T> {
-    return this.logBound.admitCheckpoint(id, make);
   }
 
   /** What the store holds of session `id`: its log's bytes and its checkpoints' (undefined: the store cannot tell). */
@@ -226,6 +220,7 @@ export class Brain {
   /** A new session whose native state starts as `checkpoint` of session `id`. */
   async fork(id: string, checkpoint = "latest", made: Made = {}): Promise<Session> {
     const source = await this.record(id);
+    await this.logBound.refuseCopy(id, "forks");
     const checkpoints = checkpointsOf(this.options, id);
     const log = { read: (after: number, limit?: number) => this.events(id, after, limit) };
     const manifest = await checkpoints.get(await loggedCheckpoint(log, checkpoint, id));
@@ -248,6 +243,7 @@ export class Brain {
     const harnesses = this.options.harnesses.names();
     requireHarness(harnesses, options.to);
     refuseRunning(this.live.find(id)?.session, "handoff");
+    await this.logBound.refuseCopy(id, "handoffs");
     const own = await readConversation((after, limit) => this.events(id, after, limit));
     const events = await conversationEvents(this.options.store, source, own);
     const from = harnesses.includes(source.harness) ? this.harnesses.get(source.harness) : undefined;

@@ -98,11 +98,24 @@ export class SessionLogBound {
     }
   }
 
+  /**
+   * Refuses a new session made from session `id` (`made`: a fork, a handoff) while its tenant holds its bound: the
+   * new one is the tenant's too, and it starts with a copy of the source's state (a checkpoint's native files, or
+   * the conversation seeded), which no check of its own comes before. Past only the session's bound it is allowed:
+   * that is how a session at its bound goes on.
+   */
+  async refuseCopy(id: string, made: string): Promise<void> {
+    if (this.tenants?.max === undefined) return;
+    const held = await this.held(id);
+    if (held === undefined) return;
+    const { over } = await this.checkTenant(id, held);
+    if (over) throw new SessionError("limit_reached", `${over.said}: it makes no more ${made}; ${over.way}`);
+  }
+
   /** `near`: the tenant's sum is within REMEASURE_FROM of its bound (./tenant-bytes.ts). */
   private async check(id: string): Promise<{ over?: Over; held?: HeldBytes; near?: boolean }> {
     const max = this.max;
-    const tenants = this.tenants?.max === undefined ? undefined : this.tenants;
-    if (max === undefined && !tenants) return {};
+    if (max === undefined && this.tenants?.max === undefined) return {};
     const held = await this.held(id);
     if (held === undefined) return {};
     if (max !== undefined && held.bytes >= max) {
@@ -114,6 +127,14 @@ export class SessionLogBound {
           : `fork it or hand it off to go on in a new session, or ${raise}`;
       return { over: { held, said, way }, held };
     }
+    return this.checkTenant(id, held);
+  }
+
+  private async checkTenant(
+    id: string,
+    held: HeldBytes,
+  ): Promise<{ over?: Over; held: HeldBytes; near?: boolean }> {
+    const tenants = this.tenants;
     if (!tenants?.max) return { held };
     const total = await tenants.update(held.tenant, id, held.bytes);
     const near = total >= tenants.max * REMEASURE_FROM;

@@ -169,7 +169,7 @@ export class SessionService {
       session,
       key,
       keyedAs("user.prompt", data),
-      () => this.parts.brain.growing(id, run),
+      () => this.parts.brain.logBound.admit(id, run),
       (earlier) => ({ turn: earlier.turn!, session: id }),
     );
   }
@@ -180,7 +180,7 @@ export class SessionService {
       session,
       key,
       keyedAs("user.steer", { text }),
-      () => this.parts.brain.growing(id, () => session.steer(text, key)),
+      () => this.parts.brain.logBound.admit(id, () => session.steer(text, key)),
       () => {},
     );
   }
@@ -234,7 +234,7 @@ export class SessionService {
       key,
       keyedAs("checkpoint.created"),
       async () => {
-        const manifest = await this.parts.brain.checkpointing(id, () => session.checkpoint(key));
+        const manifest = await this.parts.brain.logBound.admitCheckpoint(id, () => session.checkpoint(key));
         const files = manifest.files.map(({ path, size, append_only }) => ({ path, size, append_only }));
         return { id: manifest.id, files };
       },

@@ -24,6 +24,8 @@ async function daemonOn(home?: string, before?: TestDaemon): Promise<TestDaemon>
   });
 }
 
+const checkpoint = (d: TestDaemon, id: string) =>
+  raw(d.url, "POST", `/v1/sessions/${id}/checkpoints`, { token: d.tokens.admin });
 const prompt = (d: TestDaemon, id: string, text: string, token: string) =>
   raw(d.url, "POST", `/v1/sessions/${id}/prompt`, { token, body: { text } });
 
@@ -41,6 +43,7 @@ describe("log bytes per tenant", () => {
         const res = await prompt(d, id, PROMPT, d.tokens.admin);
         if (res.status !== 202) refused = res;
         else await collect(d.client(), id, settled(res.body.turn as string));
+        if (i === 0) expect((await checkpoint(d, id)).status).toBe(201);
       }
       expect(refused?.status).toBe(429);
       expect(refused?.body.error).toMatchObject({
@@ -55,13 +58,22 @@ describe("log bytes per tenant", () => {
       expect((await prompt(d, mine[0]!, "hi", d.tokens.admin)).status).toBe(429);
       // Nor does one with no checkpoint take its first: only a session's own bound lets it (to be forked), and a
       // fork is the tenant's too, whose first checkpoint would store its state once more.
-      const checkpoint = await raw(d.url, "POST", `/v1/sessions/${mine[0]}/checkpoints`, {
+      const taken = await checkpoint(d, mine.at(-1)!);
+      expect(taken.status).toBe(429);
+      expect(taken.body.error).toMatchObject({ message: expect.stringContaining("no more checkpoints") });
+      // Nor does a fork or a handoff copy a session's state into a new one of the tenant.
+      const fork = await raw(d.url, "POST", `/v1/sessions/${mine[0]}/fork`, {
         token: d.tokens.admin,
+        body: {},
       });
-      expect(checkpoint.status).toBe(429);
-      expect(checkpoint.body.error).toMatchObject({
-        message: expect.stringContaining("no more checkpoints"),
+      expect(fork.status).toBe(429);
+      expect(fork.body.error).toMatchObject({ message: expect.stringContaining("no more forks") });
+      const handoff = await raw(d.url, "POST", `/v1/sessions/${mine[0]}/handoff`, {
+        token: d.tokens.admin,
+        body: { to: "echo" },
       });
+      expect(handoff.status).toBe(429);
+      expect(handoff.body.error).toMatchObject({ message: expect.stringContaining("no more handoffs") });
       // Another tenant's sessions go on: a prompt, a checkpoint, another prompt.
       const theirs = await newSession(d, { harness: "echo" }, d.tokens.other);
       const first = await prompt(d, theirs, PROMPT, d.tokens.other);

@@ -47,7 +47,7 @@ export class HitlService {
   async create(caller: Caller, body: HitlCreateBody): Promise<HitlRequestEnvelope> {
     const session = await this.sessionFor(caller, body.sessionId, body.runId);
     // The request goes into the session's log, as a prompt does: refused with it once the log is at its bound.
-    await this.sessions.brain.growing(session.id, async () => {});
+    await this.sessions.brain.logBound.admit(session.id, async () => {});
     try {
       return this.desk(session).create(body);
     } catch (err) {
