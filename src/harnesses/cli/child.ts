@@ -1,12 +1,16 @@
 // One CLI agent child process: spawned (behind an optional launcher prefix such as a network sandbox) with the
 // environment its harness built, stdout split into lines on "\n" only, a bounded tail of stderr kept for error
-// messages (stderr never reaches the event log), and a clear description of how it ended.
+// messages (stderr never reaches the event log), and a clear description of how it ended. Stdout is not read
+// while the session's log is behind (see ReadGate): a CLI streaming faster than the disk commits blocks on its
+// full pipe instead of growing Brain's heap.
 import { spawn } from "node:child_process";
+import type { Backlog } from "../../core/backlog.js";
 import { tailOf } from "../../core/redact.js";
 import { HeadLineSplitter, type LineHead } from "../../protocol/head-lines.js";
 import { LineSplitter } from "../../protocol/ndjson.js";
 import { PendingChild } from "../process/pending-child.js";
 import type { RunnerChild, Spawner } from "../process/spawner.js";
+import { ReadGate } from "../read-gate.js";
 
 const STDERR_TAIL_BYTES = 8 * 1024;
 /** CLI output lines (a whole tool result, a long transcript replay) can be far larger than a runner frame. */
@@ -29,6 +33,8 @@ export interface CliSpawn {
   onExit?: (reason: string) => void;
   /** Started by this spawn host instead of a fork of Brain (see Spawner); none: spawned here. */
   spawner?: Spawner;
+  /** The log of the session its lines are emitted to: stdout is paused while it is full (see ReadGate). */
+  backlog?: Backlog | undefined;
 }
 
 export interface ExitInfo {
@@ -45,6 +51,9 @@ export class CliProcess {
   private tail = "";
   private exit: ExitInfo | undefined;
   private stopping = false;
+  /** Holds stdout while the session's log is behind; one process serves one session. */
+  private readonly gate = new ReadGate(() => this.pending.child?.stdout);
+  private readonly checkBacklog = () => this.gate.check("session", this.spec.backlog);
 
   constructor(readonly spec: CliSpawn) {
     const [command, ...prefix] = spec.launcher?.length ? spec.launcher : [spec.command];
@@ -84,7 +93,12 @@ export class CliProcess {
         this.tail += `\n[brain: ${(err as Error).message}]`;
         this.kill("SIGKILL");
       }
+      // A harness emits a line's events as it is read, and the session appends them in a microtask queued with
+      // the first: this one comes after it, so the backlog counts the chunk.
+      if (this.spec.backlog) queueMicrotask(this.checkBacklog);
     });
+    // What an exited CLI wrote last is read to the end, however far the log is behind (see ReadGate.stop).
+    child.on("exit", () => this.gate.stop());
     child.stderr.on("data", (chunk: Buffer) => {
       this.tail = tailOf(this.tail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
     });
@@ -151,4 +165,10 @@ export class CliProcess {
     clearTimeout(timer);
     return gone;
   }
+}
+
+/** The message, with the end of the program's stderr when it wrote any. */
+export function withTail(message: string, child: CliProcess): string {
+  const tail = child.stderrTail();
+  return tail ? `${message}; its stderr ended with: ${tail}` : message;
 }

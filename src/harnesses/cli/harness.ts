@@ -20,7 +20,7 @@ import type { ToolEndpoint } from "../../tools/endpoint/index.js";
 import type { Spawner } from "../process/spawner.js";
 import { forgetRewrittenSync, REWRITTEN_MARKER } from "../rewritten-files.js";
 import { EndpointCalls, isBound } from "./bound.js";
-import { CliProcess } from "./child.js";
+import { CliProcess, withTail } from "./child.js";
 import { cliEnvironment } from "./environment.js";
 import type { CliEvent, CliTurnEnd } from "./events.js";
 import type { CliFamilyDescriptor, CliOpening, CliTimeouts } from "./family.js";
@@ -315,6 +315,7 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
       ...(host.launcher ? { launcher: host.launcher } : {}),
       ...(this.ctx.spawner ? { spawner: this.ctx.spawner } : {}),
       ...(head ? { onHead: head } : {}),
+      backlog: this.options.backlog,
       onLine: (line) => {
         const text = line.endsWith("\r") ? line.slice(0, -1) : line;
         if (text.trim() === "") return;
@@ -390,10 +391,4 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
       });
     return this.starting;
   }
-}
-
-/** The message, with the end of the program's stderr when it wrote any. */
-export function withTail(message: string, child: CliProcess): string {
-  const tail = child.stderrTail();
-  return tail ? `${message}; its stderr ended with: ${tail}` : message;
 }

@@ -1,0 +1,161 @@
+// A CLI agent that streams faster than the session's log makes its events durable (the log's fsync held by the
+// test): Brain stops reading the CLI's stdout while the log is behind by more than BACKLOG_BYTES, so what it
+// holds stays bounded and the CLI blocks on its full pipe; once the disk comes back, every delta arrives in order.
+// The CLI is a stand-in for `claude -p` writing its real stream-json (text deltas as `stream_event`s): every CLI
+// family reads its stdout through the one CliProcess this gates.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { BACKLOG_BYTES } from "../../core/backlog.js";
+import type { HarnessFactory } from "../../core/harness.js";
+import { testIO } from "../../store/fs/testing/fault-io.js";
+import { blocked, waiting } from "../../testing/backlog.js";
+import { events, makeBrain, type TestBrain } from "../../testing/brain.js";
+import { useStandIns } from "../../testing/cli.js";
+import { ClaudeCodeFactory } from "../claude-code/factory.js";
+
+/** The CLI's flood: about four times the bound, in deltas numbered in order. */
+const [EVENTS, PAD] = [32 * 1024, 1000];
+/** The most a read from a pipe gives at once: what may be read past the bound before the check. */
+const CHUNK = 64 * 1024;
+
+/** Delta `i`'s text: its number, then padding. */
+const textOf = (i: number) => `${String(i).padStart(6, "0")}${"x".repeat(PAD)}`;
+
+/**
+ * `claude -p` in stream-json: on the prompt "flood", once told to go (a file `go` beside `ready`, both in $DIR),
+ * writes EVENTS text deltas as fast as its stdout takes them, noting in `progress` how many it has written, then
+ * ends the turn; any other prompt it answers at once.
+ */
+const CLAUDE = `#!${process.execPath}
+if (process.argv.includes("--version")) { console.log("2.1.0 (Claude Code)"); process.exit(0); }
+const fs = require("node:fs");
+const dir = process.env.DIR;
+const sid = "00000000-0000-4000-8000-000000000003";
+const print = (m) => process.stdout.write(JSON.stringify(m) + "\\n");
+const stream = (event) => print({ type: "stream_event", event, session_id: sid, parent_tool_use_id: null, uuid: "s" });
+const assistant = (n, text) => {
+  const message = { id: "msg_" + n, role: "assistant", content: [{ type: "text", text }], stop_reason: "end_turn" };
+  print({ type: "assistant", uuid: "u" + n, session_id: sid, parent_tool_use_id: null, message });
+};
+const result = () => print({ type: "result", subtype: "success", is_error: false, session_id: sid });
+async function flood(n) {
+  fs.writeFileSync(dir + "/ready", "");
+  while (!fs.existsSync(dir + "/go")) await new Promise((r) => setTimeout(r, 5));
+  stream({ type: "message_start", message: { id: "msg_" + n, usage: {} } });
+  stream({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
+  for (let i = 0; i < ${EVENTS}; i++) {
+    const delta = { type: "text_delta", text: String(i).padStart(6, "0") + "x".repeat(${PAD}) };
+    const more = stream({ type: "content_block_delta", index: 0, delta });
+    if (i % 16 === 15) fs.writeFileSync(dir + "/progress", String(i + 1));
+    if (!more) await new Promise((r) => process.stdout.once("drain", r));
+  }
+  fs.writeFileSync(dir + "/progress", "${EVENTS}");
+  stream({ type: "content_block_stop", index: 0 });
+  // As the real CLI does: the whole message after its last block, before message_stop (its text was streamed).
+  assistant(n, "the streamed text");
+  stream({ type: "message_stop" });
+  result();
+}
+let [buf, n] = ["", 0];
+process.stdin.on("data", (c) => {
+  buf += c;
+  for (let i; (i = buf.indexOf("\\n")) >= 0; buf = buf.slice(i + 1)) {
+    const line = JSON.parse(buf.slice(0, i));
+    print({ type: "system", subtype: "init", session_id: sid });
+    const content = line.message.content;
+    const text = typeof content === "string" ? content : content.map((c) => c.text ?? "").join("");
+    if (text === "flood") flood(++n);
+    else {
+      assistant(++n, "echo: " + text);
+      result();
+    }
+  }
+});
+process.stdin.on("end", () => process.exit(0));
+`;
+
+/** `factory`, with the session's backlog kept from it: the CLI as read before the gate. */
+function withoutGate(factory: HarnessFactory): HarnessFactory {
+  return {
+    name: factory.name,
+    supportsSteering: factory.supportsSteering,
+    open: ({ backlog: _, ...options }) => factory.open(options),
+  };
+}
+
+const standIns = useStandIns();
+let t: TestBrain;
+afterEach(async () => {
+  await t?.cleanup();
+});
+
+/** Starts the flood with the log's next fsync held; returns the fsync's release and how far the CLI got. */
+async function floodHeld(gated: boolean) {
+  const { dir, bin } = standIns.make("brain-cli-flood-", "claude", CLAUDE);
+  const factory = new ClaudeCodeFactory({ bin, env: { DIR: dir } });
+  const io = testIO();
+  t = makeBrain({
+    factories: [gated ? factory : withoutGate(factory)],
+    provider: { base_url: "http://127.0.0.1:9", api_key: "sk-fake" },
+    io,
+  });
+  const session = await t.brain.create({ harness: "claude-code" });
+  const turn = await session.prompt("flood");
+  // The fsync is held before the first delta: none of the flood is durable, however busy the machine.
+  await expect.poll(() => existsSync(join(dir, "ready")), { timeout: 30_000 }).toBe(true);
+  const release = io.holdDurable();
+  writeFileSync(join(dir, "go"), "");
+  const progress = () => {
+    try {
+      return Number(readFileSync(join(dir, "progress"), "utf8"));
+    } catch {
+      return 0;
+    }
+  };
+  return { session, turn, release, progress };
+}
+
+describe("a CLI agent flooding a session whose disk has fallen behind", () => {
+  it("without the gate, grows what Brain holds with what the CLI writes (the state the gate prevents)", async () => {
+    const { session, release } = await floodHeld(false);
+    try {
+      await expect.poll(() => waiting(session), { timeout: 60_000 }).toBeGreaterThan(3 * BACKLOG_BYTES);
+    } finally {
+      release();
+    }
+  }, 180_000);
+
+  it("is not read past the bound: it blocks on its pipe, and every delta arrives in order once the disk is back", async () => {
+    const { session, turn, release, progress } = await floodHeld(true);
+    try {
+      const written = await blocked(session, progress);
+      expect(written).toBeLessThan(EVENTS);
+      expect(waiting(session)).toBeLessThanOrEqual(BACKLOG_BYTES + CHUNK);
+    } finally {
+      release();
+    }
+    expect((await turn.settled).status).toBe("completed");
+    const deltas = (await events(session)).filter((e) => e.type === "assistant.delta");
+    const text = deltas.map((e) => (e.data as { text: string }).text).join("");
+    expect(text.length).toBe(EVENTS * (PAD + 6));
+    for (let i = 0; i < EVENTS; i++) {
+      if (text.slice(i * (PAD + 6), (i + 1) * (PAD + 6)) !== textOf(i))
+        expect.fail(`delta ${i} is not in its place`);
+    }
+    // The CLI reads on after the flood: the next prompt is answered.
+    const next = await session.prompt("after");
+    expect((await next.settled).status).toBe("completed");
+  }, 180_000);
+
+  it("still settles a close or an interrupt asked for while the CLI is paused", async () => {
+    const { session, turn, release, progress } = await floodHeld(true);
+    await blocked(session, progress);
+    const interrupting = session.interrupt();
+    const closing = session.close();
+    release();
+    await expect(interrupting).resolves.toBeUndefined();
+    await expect(closing).resolves.toBeUndefined();
+    expect(["interrupted", "completed", "failed"]).toContain((await turn.settled).status);
+  }, 180_000);
+});
