@@ -1,7 +1,13 @@
 // For the backpressure tests: a harness flooding a session whose disk the test holds (src/core/backlog.ts).
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { expect } from "vitest";
 import { BACKLOG_BYTES } from "../core/backlog.js";
+import type { HarnessFactory } from "../core/harness.js";
 import type { Session } from "../core/session.js";
+import { ProcessFactory } from "../harnesses/process/factory.js";
+import type { SessionEvent } from "../protocol/events.js";
+import { inlineRunnerArgs } from "./inline-runner.js";
 
 /** The bytes of the session's events that wait for the disk. */
 export const waiting = (session: Session): number => session.log.pending!.bytes;
@@ -25,4 +31,72 @@ export async function blocked(session: Session, written: () => number): Promise<
     )
     .toBe(true);
   return last;
+}
+
+/** A runner's flood: about four times the bound, in deltas numbered in order. */
+export const [FLOOD_EVENTS, FLOOD_PAD] = [32 * 1024, 1000];
+/** The most a read from a pipe gives at once: what may be read past the bound before the check. */
+export const PIPE_CHUNK = 64 * 1024;
+
+/** Delta `i`'s text: its number, then padding. */
+export const floodText = (i: number) => `${String(i).padStart(6, "0")}${"x".repeat(FLOOD_PAD)}`;
+
+/**
+ * A runner that, on the prompt "flood", once told to go (a file `go` beside `ready`, which it writes when it is
+ * asked), writes FLOOD_EVENTS deltas as fast as its stdout takes them, noting in `progress` (in the attachment's
+ * native dir) how many it has written, and answers the prompt once all are written; any other prompt it echoes.
+ * Answers anything else at once.
+ */
+export function floodingRunner(shared = false): ProcessFactory {
+  const onPrompt = `
+    const dir = dirs.get(f.attachment);
+    if (f.params.text !== "flood") { delta("echo: " + f.params.text); reply({}); return; }
+    fs.writeFileSync(dir + "/ready", "");
+    while (!fs.existsSync(dir + "/go")) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < ${FLOOD_EVENTS}; i++) {
+      const more = delta(String(i).padStart(6, "0") + "x".repeat(${FLOOD_PAD}));
+      if (i % 16 === 15) fs.writeFileSync(dir + "/progress", String(i + 1));
+      if (!more) await new Promise((r) => process.stdout.once("drain", r));
+    }
+    fs.writeFileSync(dir + "/progress", "${FLOOD_EVENTS}");
+    reply({});`;
+  const args = inlineRunnerArgs(
+    "const dirs = new Map();",
+    `
+  const delta = (text) => send({ attachment: f.attachment, turn: f.turn, event: "assistant.delta", data: { text } });
+  if (!f.method) return;
+  if (f.method === "open") { dirs.set(f.attachment, f.params.dir); reply({}); }
+  else if (f.method === "prompt") (async () => { ${onPrompt} })();
+  else reply(f.method === "checkpoint" ? [] : {});`,
+  );
+  return new ProcessFactory({ name: "inline", command: process.execPath, args, shared });
+}
+
+/** How many deltas a flooder (floodingRunner, or a CLI stand-in) says it has written in `dir`. */
+export function progressIn(dir: string): number {
+  try {
+    return Number(readFileSync(join(dir, "progress"), "utf8"));
+  } catch {
+    return 0;
+  }
+}
+
+/** `factory`, with the session's backlog kept from it: the harness as it read before the gate. */
+export function withoutGate(factory: HarnessFactory): HarnessFactory {
+  return {
+    name: factory.name,
+    supportsSteering: factory.supportsSteering,
+    open: ({ backlog: _, ...options }) => factory.open(options),
+  };
+}
+
+/** Fails unless the deltas of `all` are the flood's, whole and in order. */
+export function expectWholeFlood(all: SessionEvent[]): void {
+  const deltas = all.filter((e) => e.type === "assistant.delta");
+  const text = deltas.map((e) => (e.data as { text: string }).text).join("");
+  const size = FLOOD_PAD + 6;
+  expect(text.length).toBe(FLOOD_EVENTS * size);
+  for (let i = 0; i < FLOOD_EVENTS; i++) {
+    if (text.slice(i * size, (i + 1) * size) !== floodText(i)) expect.fail(`delta ${i} is not in its place`);
+  }
 }

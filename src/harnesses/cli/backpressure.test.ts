@@ -3,29 +3,29 @@
 // holds stays bounded and the CLI blocks on its full pipe; once the disk comes back, every delta arrives in order.
 // The CLI is a stand-in for `claude -p` writing its real stream-json (text deltas as `stream_event`s): every CLI
 // family reads its stdout through the one CliProcess this gates.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BACKLOG_BYTES } from "../../core/backlog.js";
-import type { HarnessFactory } from "../../core/harness.js";
 import { testIO } from "../../store/fs/testing/fault-io.js";
-import { blocked, waiting } from "../../testing/backlog.js";
+import {
+  blocked,
+  expectWholeFlood,
+  FLOOD_EVENTS,
+  FLOOD_PAD,
+  PIPE_CHUNK,
+  progressIn,
+  waiting,
+  withoutGate,
+} from "../../testing/backlog.js";
 import { events, makeBrain, type TestBrain } from "../../testing/brain.js";
 import { useStandIns } from "../../testing/cli.js";
 import { ClaudeCodeFactory } from "../claude-code/factory.js";
 
-/** The CLI's flood: about four times the bound, in deltas numbered in order. */
-const [EVENTS, PAD] = [32 * 1024, 1000];
-/** The most a read from a pipe gives at once: what may be read past the bound before the check. */
-const CHUNK = 64 * 1024;
-
-/** Delta `i`'s text: its number, then padding. */
-const textOf = (i: number) => `${String(i).padStart(6, "0")}${"x".repeat(PAD)}`;
-
 /**
  * `claude -p` in stream-json: on the prompt "flood", once told to go (a file `go` beside `ready`, both in $DIR),
- * writes EVENTS text deltas as fast as its stdout takes them, noting in `progress` how many it has written, then
- * ends the turn; any other prompt it answers at once.
+ * writes FLOOD_EVENTS text deltas as fast as its stdout takes them, noting in `progress` how many it has
+ * written, then ends the turn; any other prompt it answers at once.
  */
 const CLAUDE = `#!${process.execPath}
 if (process.argv.includes("--version")) { console.log("2.1.0 (Claude Code)"); process.exit(0); }
@@ -44,13 +44,13 @@ async function flood(n) {
   while (!fs.existsSync(dir + "/go")) await new Promise((r) => setTimeout(r, 5));
   stream({ type: "message_start", message: { id: "msg_" + n, usage: {} } });
   stream({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
-  for (let i = 0; i < ${EVENTS}; i++) {
-    const delta = { type: "text_delta", text: String(i).padStart(6, "0") + "x".repeat(${PAD}) };
+  for (let i = 0; i < ${FLOOD_EVENTS}; i++) {
+    const delta = { type: "text_delta", text: String(i).padStart(6, "0") + "x".repeat(${FLOOD_PAD}) };
     const more = stream({ type: "content_block_delta", index: 0, delta });
     if (i % 16 === 15) fs.writeFileSync(dir + "/progress", String(i + 1));
     if (!more) await new Promise((r) => process.stdout.once("drain", r));
   }
-  fs.writeFileSync(dir + "/progress", "${EVENTS}");
+  fs.writeFileSync(dir + "/progress", "${FLOOD_EVENTS}");
   stream({ type: "content_block_stop", index: 0 });
   // As the real CLI does: the whole message after its last block, before message_stop (its text was streamed).
   assistant(n, "the streamed text");
@@ -75,15 +75,6 @@ process.stdin.on("data", (c) => {
 process.stdin.on("end", () => process.exit(0));
 `;
 
-/** `factory`, with the session's backlog kept from it: the CLI as read before the gate. */
-function withoutGate(factory: HarnessFactory): HarnessFactory {
-  return {
-    name: factory.name,
-    supportsSteering: factory.supportsSteering,
-    open: ({ backlog: _, ...options }) => factory.open(options),
-  };
-}
-
 const standIns = useStandIns();
 let t: TestBrain;
 afterEach(async () => {
@@ -106,13 +97,7 @@ async function floodHeld(gated: boolean) {
   await expect.poll(() => existsSync(join(dir, "ready")), { timeout: 30_000 }).toBe(true);
   const release = io.holdDurable();
   writeFileSync(join(dir, "go"), "");
-  const progress = () => {
-    try {
-      return Number(readFileSync(join(dir, "progress"), "utf8"));
-    } catch {
-      return 0;
-    }
-  };
+  const progress = () => progressIn(dir);
   return { session, turn, release, progress };
 }
 
@@ -130,19 +115,13 @@ describe("a CLI agent flooding a session whose disk has fallen behind", () => {
     const { session, turn, release, progress } = await floodHeld(true);
     try {
       const written = await blocked(session, progress);
-      expect(written).toBeLessThan(EVENTS);
-      expect(waiting(session)).toBeLessThanOrEqual(BACKLOG_BYTES + CHUNK);
+      expect(written).toBeLessThan(FLOOD_EVENTS);
+      expect(waiting(session)).toBeLessThanOrEqual(BACKLOG_BYTES + PIPE_CHUNK);
     } finally {
       release();
     }
     expect((await turn.settled).status).toBe("completed");
-    const deltas = (await events(session)).filter((e) => e.type === "assistant.delta");
-    const text = deltas.map((e) => (e.data as { text: string }).text).join("");
-    expect(text.length).toBe(EVENTS * (PAD + 6));
-    for (let i = 0; i < EVENTS; i++) {
-      if (text.slice(i * (PAD + 6), (i + 1) * (PAD + 6)) !== textOf(i))
-        expect.fail(`delta ${i} is not in its place`);
-    }
+    expectWholeFlood(await events(session));
     // The CLI reads on after the flood: the next prompt is answered.
     const next = await session.prompt("after");
     expect((await next.settled).status).toBe("completed");
