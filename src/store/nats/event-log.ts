@@ -21,6 +21,7 @@ import {
   refusedByStream,
   retrying,
 } from "./errors.js";
+import { PendingAppends, type QueuedAppend, toStored } from "./log-pending.js";
 import {
   BATCH,
   batchHeaders,
@@ -41,14 +42,10 @@ export interface WriteGuard {
   check(): void;
 }
 
-interface Pending {
-  events: SessionEvent[];
-  resolve(events: SessionEvent[]): void;
-  reject(err: Error): void;
-}
-
 export class NatsEventLog implements EventLog, TailHolder {
-  private queue: Pending[] = [];
+  private queue: QueuedAppend[] = [];
+  /** The bytes of the appends queued or being published: a harness's reader pauses on them (core/backlog.ts). */
+  readonly pending = new PendingAppends();
   private flushing: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   private durableSeq: number;
@@ -146,22 +143,19 @@ export class NatsEventLog implements EventLog, TailHolder {
     if (this.closing) return Promise.reject(this.closedError());
     if (this.fence) return Promise.reject(this.fence);
     if (events.length === 0) return Promise.resolve([]);
-    const stored: SessionEvent[] = [];
+    let stored: ReturnType<typeof toStored>;
     try {
-      for (const e of events) {
-        JSON.stringify(e.data);
-        // Seq and ts are the commit's, given when the batch is published.
-        const s = { seq: 0, ts: "", session: this.session, type: e.type, data: e.data };
-        if (e.turn !== undefined) (s as SessionEvent).turn = e.turn;
-        stored.push(s as SessionEvent);
-      }
+      // Seq and ts are the commit's, given when the batch is published.
+      stored = toStored(events, this.session);
     } catch (err) {
       return Promise.reject(
         new NatsStoreError("bad_request", `${this.where}: event not serializable: ${errorMessage(err)}`),
       );
     }
     return new Promise((resolve, reject) => {
-      this.queue.push({ events: stored, resolve, reject });
+      const append = { ...stored, resolve, reject };
+      this.queue.push(append);
+      this.pending.add(append);
       // A microtask: appends made in this tick join one publish; later ones queue behind it.
       this.flushing ??= Promise.resolve().then(() => this.flushLoop());
     });
@@ -226,9 +220,11 @@ export class NatsEventLog implements EventLog, TailHolder {
           if (stored >= 0) p.resolve(p.events);
           else p.reject(error);
         }
+        this.pending.settled([...batch, ...behind]);
         continue;
       }
       for (const p of batch) p.resolve(p.events);
+      this.pending.settled(batch);
     }
     this.flushing = undefined;
   }
