@@ -81,6 +81,7 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
       startTimeoutMs: this.ctx.timeouts.startMs,
       ...(this.ctx.spawner ? { spawner: this.ctx.spawner } : {}),
       ...(this.options.container ? { publish: this.options.container.publish } : {}),
+      backlog: this.options.backlog,
       onEvent: (event) => {
         for (const signal of this.mapper.handle(event)) this.onSignal(server!, signal);
       },

@@ -10,6 +10,8 @@ import { headOf } from "../../core/redact.js";
 import { MAX_ANSWER_BYTES, responseText } from "../../core/response-text.js";
 import { readSse } from "../../protocol/sse.js";
 import { CliProcess, type CliSpawn } from "../cli/child.js";
+import { ReadGate } from "../read-gate.js";
+import { HeldReads } from "./held-reads.js";
 
 const LABEL = "opencode";
 /**
@@ -128,7 +130,7 @@ export class OpencodeServer {
       const port = fixed ?? (await server.announcedPort(announced, spec.startTimeoutMs));
       server.url = `http://127.0.0.1:${port}`;
       await server.waitHealthy(spec.startTimeoutMs, deadline);
-      await server.subscribe(spec.onEvent, gone, spec.onWarn);
+      await server.subscribe(spec, gone);
     } catch (err) {
       child.kill("SIGKILL");
       await server.pool.destroy();
@@ -187,9 +189,8 @@ export class OpencodeServer {
 
   /** Opens `/event` and resolves once the stream is up (its first event is `server.connected`). */
   private async subscribe(
-    onEvent: (event: unknown) => void,
+    { onEvent, onWarn = () => {}, backlog }: Pick<ServerStart, "onEvent" | "onWarn" | "backlog">,
     onGone: (reason: string) => void,
-    onWarn: (message: string) => void = () => {},
   ): Promise<void> {
     const late = setTimeout(() => this.events.abort(this.noAnswer("GET", "/event")), this.answerMs);
     const res = await fetch(
@@ -209,9 +210,15 @@ export class OpencodeServer {
     }
     const body = res.body;
     let skipped = false;
+    // While the session's log is behind, the body is not read: the server's writes then wait on TCP, as a CLI's
+    // do on its pipe (see ReadGate). A stream aborted (stopped, or the server gone) is not held any more.
+    const held = new HeldReads();
+    const gate = new ReadGate(() => held);
+    this.events.signal.addEventListener("abort", () => gate.stop(), { once: true });
     void (async () => {
       try {
         for await (const message of readSse(body)) {
+          if (backlog) await held.check(() => gate.check("session", backlog));
           let event: unknown;
           try {
             event = JSON.parse(message.data);

@@ -1,0 +1,135 @@
+// opencode streaming faster than the session's log makes its events durable (the log's fsync held by the test):
+// Brain stops reading the server's `/event` stream while the log is behind by more than BACKLOG_BYTES, so what
+// it holds stays bounded and the server's writes wait on TCP; once the disk comes back, every delta arrives in
+// order. The server is a stand-in for `opencode serve` writing its real events (`message.part.delta`).
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { BACKLOG_BYTES } from "../../core/backlog.js";
+import { testIO } from "../../store/fs/testing/fault-io.js";
+import {
+  blocked,
+  expectWholeFlood,
+  FLOOD_EVENTS,
+  FLOOD_PAD,
+  progressIn,
+  waiting,
+  withoutGate,
+} from "../../testing/backlog.js";
+import { events, makeBrain, type TestBrain } from "../../testing/brain.js";
+import { useStandIns } from "../../testing/cli.js";
+import { OpencodeFactory } from "./factory.js";
+
+/**
+ * Health, the event stream and a new session; at the prompt "flood", once told to go (a file `go` beside
+ * `ready`, both in $DIR), FLOOD_EVENTS text deltas on the event stream as fast as its socket takes them, noting
+ * in `progress` how many it has written, then the session's idle; any other prompt it answers at once.
+ */
+const SERVE = `#!${process.execPath}
+if (process.argv.includes("--version")) { console.log("1.0.0"); process.exit(0); }
+const { createServer } = require("node:http");
+const fs = require("node:fs");
+const dir = process.env.DIR;
+const port = Number(process.argv[process.argv.indexOf("--port") + 1]);
+let [events, n] = [undefined, 0];
+const send = (type, properties) => events.write("data: " + JSON.stringify({ type, properties }) + "\\n\\n");
+const message = (id) => send("message.updated", { info: { id, sessionID: "ses_1", role: "assistant" } });
+const delta = (id, delta) =>
+  send("message.part.delta", { sessionID: "ses_1", messageID: id, partID: "prt_" + id, field: "text", delta });
+const idle = () => send("session.idle", { sessionID: "ses_1" });
+async function answer(text) {
+  const id = "msg_" + ++n;
+  message(id);
+  if (text !== "flood") return delta(id, "echo: " + text), idle();
+  fs.writeFileSync(dir + "/ready", "");
+  while (!fs.existsSync(dir + "/go")) await new Promise((r) => setTimeout(r, 5));
+  for (let i = 0; i < ${FLOOD_EVENTS}; i++) {
+    const more = delta(id, String(i).padStart(6, "0") + "x".repeat(${FLOOD_PAD}));
+    if (i % 16 === 15) fs.writeFileSync(dir + "/progress", String(i + 1));
+    if (!more) await new Promise((r) => events.once("drain", r));
+  }
+  fs.writeFileSync(dir + "/progress", "${FLOOD_EVENTS}");
+  idle();
+}
+createServer((req, res) => {
+  if (req.url === "/event") {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    events = res;
+    return send("server.connected", {});
+  }
+  let body = "";
+  req.on("data", (d) => (body += d));
+  req.on("end", () => {
+    if (!req.url.endsWith("/prompt_async"))
+      return res.end(req.method === "POST" && req.url === "/session" ? '{"id":"ses_1"}' : "{}");
+    res.writeHead(204).end();
+    const parts = JSON.parse(body).parts ?? [];
+    answer(parts.map((p) => p.text ?? "").join(""));
+  });
+}).listen(port, "127.0.0.1", function () {
+  console.log("opencode server listening on http://127.0.0.1:" + this.address().port);
+});
+`;
+
+const standIns = useStandIns();
+let t: TestBrain;
+afterEach(async () => {
+  await t?.cleanup();
+});
+
+/** Starts the flood with the log's next fsync held; returns the fsync's release and how far the server got. */
+async function floodHeld(gated: boolean) {
+  const { dir, bin } = standIns.make("brain-opencode-flood-", "opencode", SERVE);
+  const factory = new OpencodeFactory({ bin, env: { DIR: dir } });
+  const io = testIO();
+  t = makeBrain({
+    factories: [gated ? factory : withoutGate(factory)],
+    provider: { base_url: "http://127.0.0.1:9", api_key: "sk-fake" },
+    io,
+  });
+  const session = await t.brain.create({ harness: "opencode", config: { model: "m1" } });
+  const turn = await session.prompt("flood");
+  // The fsync is held before the first delta: none of the flood is durable, however busy the machine.
+  await expect.poll(() => existsSync(join(dir, "ready")), { timeout: 60_000 }).toBe(true);
+  const release = io.holdDurable();
+  writeFileSync(join(dir, "go"), "");
+  return { session, turn, release, progress: () => progressIn(dir) };
+}
+
+describe("opencode flooding a session whose disk has fallen behind", () => {
+  it("without the gate, grows what Brain holds with what the server writes (the state the gate prevents)", async () => {
+    const { session, release } = await floodHeld(false);
+    try {
+      await expect.poll(() => waiting(session), { timeout: 60_000 }).toBeGreaterThan(3 * BACKLOG_BYTES);
+    } finally {
+      release();
+    }
+  }, 180_000);
+
+  it("is not read past the bound: its writes wait on TCP, and every delta arrives in order once the disk is back", async () => {
+    const { session, turn, release, progress } = await floodHeld(true);
+    try {
+      const written = await blocked(session, progress);
+      expect(written).toBeLessThan(FLOOD_EVENTS);
+      // What the HTTP client had read ahead when the reader stopped: a few of its chunks past the bound.
+      expect(waiting(session)).toBeLessThanOrEqual(BACKLOG_BYTES + (1 << 20));
+    } finally {
+      release();
+    }
+    expect((await turn.settled).status).toBe("completed");
+    expectWholeFlood(await events(session));
+    const next = await session.prompt("after");
+    expect((await next.settled).status).toBe("completed");
+  }, 180_000);
+
+  it("still settles a close or an interrupt asked for while the server's stream is paused", async () => {
+    const { session, turn, release, progress } = await floodHeld(true);
+    await blocked(session, progress);
+    const interrupting = session.interrupt();
+    const closing = session.close();
+    release();
+    await expect(interrupting).resolves.toBeUndefined();
+    await expect(closing).resolves.toBeUndefined();
+    await turn.settled;
+  }, 180_000);
+});
