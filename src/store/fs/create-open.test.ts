@@ -21,7 +21,10 @@ afterEach(async () => {
 const base = { harness: "process", config: { model: "m1" } };
 const opened = { type: "session.opened" as const, data: { harness: "process", config: base.config } };
 
-/** An io whose directory syncs are recorded and each held until `release` is called (or failed). */
+/**
+ * An io whose syncs of the sessions' directories are recorded and each held until `release` is called (or
+ * failed). The journal's directory (synced once per process, by its first commit) is not a session's.
+ */
 function heldSyncs() {
   const synced: string[] = [];
   let release: (err?: Error) => void = () => {};
@@ -32,6 +35,7 @@ function heldSyncs() {
   const io: LogIO = {
     ...nodeLogIO,
     syncDir: async (dir) => {
+      if (!dir.startsWith(path.join(home, "sessions"))) return nodeLogIO.syncDir(dir);
       synced.push(dir);
       await gate;
       return nodeLogIO.syncDir(dir);

@@ -2,32 +2,26 @@
 // committed (one durable write per batch: O_DSYNC where that is as strong as write + fdatasync, see log-io.ts).
 // Opening reads the saved state (log-state.ts) and the last segment's tail; a read after a cursor bisects the
 // segment holding it. The descriptor is closed while the log is idle and reopened by the next append or read;
-// the ownership lock (a file) stays held throughout.
+// the ownership lock (a file) stays held throughout. Through the store's journal (journal.ts), a commit is durable
+// by the journal's write, and the file is synced when the journal or the log's state needs it.
 import nodePath from "node:path";
 import { type AppendOptions, type EventLog, LogSubscribers } from "../../core/event-log.js";
 import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { failure, osMessage, StoreError } from "./errors.js";
 import { InlineCommits } from "./inline-commits.js";
 import { IsoTime } from "./iso-time.js";
+import { type Journal, writeJournaled } from "./journal.js";
 import { Batch } from "./log-batch.js";
 import { header, type WriterState } from "./log-format.js";
 import { allDone, type LogIO, nodeLogIO } from "./log-io.js";
 import type { LogLock } from "./log-lock.js";
 import { cutBack, type OpenedLog, type OpenOptions, openLogFiles, reopenLog } from "./log-open.js";
 import { PendingBytes } from "./log-pending.js";
+import { readLive } from "./log-read.js";
 import { type LogState, type OpenState, SAVE_EVERY, saveStateAt, worthSaving } from "./log-state.js";
 import { LogTasks } from "./log-tasks.js";
-import { type ReadSource, readSegments, type Segment, seal } from "./segments.js";
-
-/** Segments: small enough that retention frees space in useful steps, large enough that a log has few files. */
-const [DEFAULT_IDLE_MS, SEGMENT_BYTES] = [1000, 8 << 20];
-/** A commit's buffers up to this size, and its batch up to this many events, are reused by the next. */
-const [REUSE_BYTES, REUSE_EVENTS] = [4 << 20, 1 << 16];
-/**
- * How long a deferred append may wait for another append to commit with. A tool result waits for the harness's
- * next call (tens of µs away on a quiet machine, a few ms on a loaded one); nothing waits on the result itself.
- */
-const DEFER_MS = 4;
+import { DEFAULT_IDLE_MS, DEFER_MS, REUSE_BYTES, REUSE_EVENTS, SEGMENT_BYTES } from "./log-tuning.js";
+import { type Segment, seal } from "./segments.js";
 
 /** A commit started as the one before it was delivered (see followOn). */
 type FollowOn = { commit: Promise<FollowOn | undefined> };
@@ -76,6 +70,8 @@ export class JsonlEventLog implements EventLog {
   /** Descriptors of segments sealed while something still used them: closed once nothing does. */
   private retired: number[] = [];
   private readonly inline: InlineCommits;
+  /** The store's journal, when commits go through it: then the file is synced only when asked (syncFile). */
+  private readonly journal: Journal | undefined;
 
   private constructor(
     readonly path: string,
@@ -91,6 +87,7 @@ export class JsonlEventLog implements EventLog {
     this.idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
     this.segmentBytes = options.segmentBytes ?? SEGMENT_BYTES;
     this.inline = options.inline ?? new InlineCommits();
+    this.journal = options.journal;
     this.scheduleIdle();
   }
 
@@ -137,33 +134,19 @@ export class JsonlEventLog implements EventLog {
         new StoreError("bad_request", `event log ${this.path}: event not serializable: ${osMessage(err)}`),
       );
     }
-    const written = new Promise<SessionEvent[]>(this.settleWith);
+    const written = new Promise<SessionEvent[]>(this.queue.settle);
     if (options?.awaited) this.queue.awaited++;
     if (!options?.deferred || this.flushing) this.flushSoon();
     else this.deferTimer ??= setTimeout(() => this.flushSoon(), DEFER_MS);
     return written;
   }
 
-  /** One function for every append's promise, rather than a closure each. */
-  private readonly settleWith = (resolve: (events: SessionEvent[]) => void, reject: (err: Error) => void) =>
-    this.queue.settleWith(resolve, reject);
-
   async read(after: number, limit = Number.POSITIVE_INFINITY): Promise<SessionEvent[]> {
     if (this.closing) throw new StoreError("brain_error", `event log ${this.path} is closed`);
-    if (!Number.isInteger(after) || after < 0 || !(limit >= 0)) {
-      throw new StoreError(
-        "bad_request",
-        `event log ${this.path}: bad read range after=${after} limit=${limit}`,
-      );
-    }
-    if (after >= this.durableSeq || limit < 1) return [];
-    const [size, first] = [this.size, this.base + 1];
-    // Reads near the tail (watchers catching up) start at the writer's last anchor, without a search.
-    const near = after + 1 >= this.writer.anchor.seq ? { from: this.writer.anchor.offset } : {};
-    const sealed: ReadSource[] = after + 1 <= this.base ? [...this.sealed] : [];
-    const sources = (fd: number) => [...sealed, { first, path: this.path, open: { fd, size, ...near } }];
-    const read = (fd: number) => readSegments(this.io, sources(fd), this.session, after, Math.floor(limit));
-    return this.tasks.track(this.withFd(read));
+    const { path, session, durableSeq, size, base, sealed } = this;
+    const live = { path, session, durableSeq, size, base, sealed, anchor: this.writer.anchor };
+    const read = readLive(this.io, live, after, limit);
+    return read ? this.tasks.track(this.withFd(read)) : [];
   }
 
   /**
@@ -258,7 +241,10 @@ export class JsonlEventLog implements EventLog {
       if (this.rollbackPending) await this.rollback(fd);
       // Nothing in a rolled segment is durable before its name is: the directory sync runs beside the write.
       const entry = this.rolledHead === undefined ? undefined : this.io.syncDir(nodePath.dirname(this.path));
-      const wrote = this.inline.write(this, batch.awaited === 1, this.io, fd, laid.parts, this.size);
+      const at = { s: this.session, p: this.path, b: this.base, f: first, l: first + batch.length - 1 };
+      const wrote = this.journal
+        ? writeJournaled(this.journal, this, this.io, fd, { ...at, o: this.size }, laid.parts, laid.length)
+        : this.inline.write(this, batch.awaited === 1, this.io, fd, laid.parts, this.size);
       await (entry ? allDone([wrote, entry]) : wrote);
       this.rolledHead = undefined;
       this.size += laid.length;
@@ -333,6 +319,7 @@ export class JsonlEventLog implements EventLog {
     if (this.size < this.segmentBytes || this.durableSeq === this.base) return fd;
     // A failed batch's bytes must not be sealed in with the rest.
     if (this.rollbackPending || this.marked > 0) await this.rollback(fd, true);
+    if (this.journal) await this.io.datasync(fd); // sealed, it is no longer where the journal's records replay
     const rolled = await seal(this.io, this.path, this.base + 1);
     // Taken after an await: a follow-on commit rolls before the state has observed the commit before it.
     this.rolledHead = header(this.session, { seq: this.durableSeq, ...this.state.snapshot() });
@@ -345,6 +332,11 @@ export class JsonlEventLog implements EventLog {
     this.savedEnd = -1;
     this.writer = { context: undefined, sinceAnchor: 0, anchor: { seq: this.base + 1, offset: 0 } };
     return rolled.fd;
+  }
+
+  /** Makes every byte written to the active file durable (JournalWriter): a closed file was synced as it closed. */
+  async syncFile(): Promise<void> {
+    if (this.journal && this.fd !== undefined) await this.withFd((fd) => this.io.datasync(fd));
   }
 
   private reopen(): Promise<number> {
@@ -366,10 +358,12 @@ export class JsonlEventLog implements EventLog {
   private async idle(): Promise<void> {
     if (this.busy > 0 || this.fd === undefined || this.closing || this.flushing) return;
     this.busy++;
-    await this.saveState(this.fd)
+    // Through the journal, the save syncs the file first: a file closed unsynced would need the journal's records.
+    const saved = await this.saveState(this.fd)
       .finally(() => this.busy--)
-      .catch(() => {});
-    if (this.busy > 0 || this.fd === undefined || this.closing || this.flushing) return;
+      .then(() => true)
+      .catch(() => !this.journal);
+    if (!saved || this.busy > 0 || this.fd === undefined || this.closing || this.flushing) return;
     const fd = this.fd;
     this.fd = undefined;
     this.scratch = this.spare = undefined; // and the queue's room, when it is the last commit's batch reused
@@ -387,8 +381,10 @@ export class JsonlEventLog implements EventLog {
       });
   }
 
+  /** Saves the state, for the bytes up to `size`: through the journal, once they are synced (they are not yet). */
   private async saveState(fd: number): Promise<void> {
     if (this.savedEnd === this.size) return;
+    if (this.journal) await this.io.datasync(fd);
     const [end, seq, anchor, base] = [this.size, this.durableSeq, this.writer.anchor, this.base];
     const burned = this.burnedSeq > seq ? { burned: this.burnedSeq } : {};
     await saveStateAt(this.io, fd, this.path, { seq, end, anchor, ...this.state.snapshot(), ...burned });

@@ -120,7 +120,7 @@ export class Batch {
 
   /**
    * Queues one append() call's events, serialised now so a value JSON cannot hold fails its own append only
-   * (then none of them is queued, and this throws). Its promise's functions follow with `settleWith`.
+   * (then none of them is queued, and this throws). Its promise's functions follow with `settle`.
    */
   add(events: readonly NewEvent[], wanted = true): void {
     const [before, textsBefore, outsideBefore, charsBefore] = [
@@ -142,10 +142,11 @@ export class Batch {
     this.wants.push(wanted);
   }
 
-  settleWith(resolve: (events: SessionEvent[]) => void, reject: (err: Error) => void): void {
+  /** The executor of the promise of the append() just added: one function for all of them, not a closure each. */
+  readonly settle = (resolve: (events: SessionEvent[]) => void, reject: (err: Error) => void): void => {
     this.resolves.push(resolve);
     this.rejects.push(reject);
-  }
+  };
 
   /**
    * Gives the durable batch's events, numbered from `first` and stamped `ts`, to the log's state and then its

@@ -117,6 +117,17 @@ export async function writeDurably(
   bufs: Buffer | readonly Buffer[],
   position: number,
 ): Promise<void> {
+  await writeAll(io, fd, bufs, position);
+  if (!writesAreDurable(io)) await io.datasync(fd);
+}
+
+/** Writes `bufs` one after the other from `position` (in one pwritev where `io` can), durable or not as `fd` is. */
+export async function writeAll(
+  io: LogIO,
+  fd: number,
+  bufs: Buffer | readonly Buffer[],
+  position: number,
+): Promise<void> {
   if (!Buffer.isBuffer(bufs) && bufs.length > 1 && canWritev(io)) await writevFully(io, fd, bufs, position);
   else {
     for (const buf of Buffer.isBuffer(bufs) ? [bufs] : bufs) {
@@ -124,7 +135,6 @@ export async function writeDurably(
       position += buf.length;
     }
   }
-  if (!writesAreDurable(io)) await io.datasync(fd);
 }
 
 /**

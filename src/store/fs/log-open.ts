@@ -5,6 +5,7 @@ import fs from "node:fs";
 import nodePath from "node:path";
 import { failure, StoreError } from "./errors.js";
 import type { InlineCommits } from "./inline-commits.js";
+import type { Journal } from "./journal.js";
 import { recover, type ScanResult, scanLog } from "./jsonl-scan.js";
 import { BURN_MARK_MAX, burnMark, burnMarkSeq } from "./log-format.js";
 import { type LogIO, readFully, writeFlags } from "./log-io.js";
@@ -31,6 +32,11 @@ export interface OpenOptions {
   created?: { fd: number; lock: LogLock };
   /** Shared by the logs of one store: lets an awaited commit skip the thread pool while no other log commits. */
   inline?: InlineCommits;
+  /**
+   * The store's journal: commits are durable by its write, the log's file synced when it asks (journal.ts). The
+   * log's `io` should then write without O_DSYNC (syncWrites false), or each commit pays two durable writes.
+   */
+  journal?: Journal;
 }
 
 export interface OpenedLog {

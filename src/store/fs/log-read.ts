@@ -3,11 +3,49 @@
 import fs from "node:fs";
 import nodePath from "node:path";
 import type { SessionEvent } from "../../protocol/events.js";
-import { failure } from "./errors.js";
+import { failure, StoreError } from "./errors.js";
 import { recover, scanLog } from "./jsonl-scan.js";
 import type { SegmentBase } from "./log-format.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
 import { listSealed, type ReadSource, readHeader, readSegments } from "./segments.js";
+
+/** What a read of a log open here needs of it: its durable range, its segments, its writer's last anchor. */
+export interface LiveLog {
+  path: string;
+  session: string;
+  durableSeq: number;
+  /** The active segment's durable length, and the seq before its range. */
+  size: number;
+  base: number;
+  sealed: readonly ReadSource[];
+  anchor: { seq: number; offset: number };
+}
+
+/**
+ * The read of `log`'s events after `after` (at most `limit`), to run with its active file's descriptor; undefined
+ * when there is nothing to read. A bad range is refused here.
+ */
+export function readLive(
+  io: LogIO,
+  log: LiveLog,
+  after: number,
+  limit: number,
+): ((fd: number) => Promise<SessionEvent[]>) | undefined {
+  if (!Number.isInteger(after) || after < 0 || !(limit >= 0)) {
+    throw new StoreError(
+      "bad_request",
+      `event log ${log.path}: bad read range after=${after} limit=${limit}`,
+    );
+  }
+  if (after >= log.durableSeq || limit < 1) return undefined;
+  const { size, path, anchor } = log;
+  const first = log.base + 1;
+  // Reads near the tail (watchers catching up) start at the writer's last anchor, without a search.
+  const near = after + 1 >= anchor.seq ? { from: anchor.offset } : {};
+  const sealed: ReadSource[] = after + 1 <= log.base ? [...log.sealed] : [];
+  const sources = (fd: number) => [...sealed, { first, path, open: { fd, size, ...near } }];
+  return (fd) => readSegments(io, sources(fd), log.session, after, Math.floor(limit));
+}
 
 /**
  * Events of a log that is not open here (the CLI reading a session), with seq > after (at most `limit`). A torn

@@ -13,6 +13,7 @@ import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import type { InlineCommits } from "./inline-commits.js";
+import type { Journal } from "./journal.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { allDone, type LogIO, writeDurably, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
@@ -176,7 +177,7 @@ export async function discardSlot(
 export async function createInSlot(
   slot: Slot,
   text: string,
-  { io, holder, inline }: { io: LogIO; holder: LogHolder; inline: InlineCommits },
+  { io, holder, inline, journal }: { io: LogIO; holder: LogHolder; inline: InlineCommits; journal?: Journal },
   fail: (err: unknown) => Promise<Error>,
 ): Promise<{ log: JsonlEventLog; durable: Promise<void> }> {
   let log: JsonlEventLog;
@@ -185,6 +186,7 @@ export async function createInSlot(
       holder,
       created: { fd: slot.eventsFd, lock: slot.lock },
       inline,
+      ...(journal ? { journal } : {}),
     });
   } catch (err) {
     await io.close(slot.recordFd).catch(() => {});

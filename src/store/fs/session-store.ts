@@ -18,6 +18,7 @@ import { compactLog } from "./compact.js";
 import { FsDeletedSessions } from "./deleted-sessions.js";
 import { disk, diskError, StoreError } from "./errors.js";
 import { InlineCommits } from "./inline-commits.js";
+import type { Journal } from "./journal.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { allDone, type LogIO, nodeLogIO, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
@@ -29,6 +30,7 @@ import { archiveDir, retireSegments } from "./retire.js";
 import { firstSeqOf, listSealed } from "./segments.js";
 import { checkRecord, newRecord, recordText, SESSION_ID, type SessionRecord } from "./session-record.js";
 import { createInSlot, SlotKeeper, sweepUnacknowledged } from "./session-slot.js";
+import { StoreJournal } from "./store-journal.js";
 
 export interface SessionPaths {
   dir: string;
@@ -51,6 +53,8 @@ export interface StoreOptions {
   slotDelayMs?: number;
   /** Which awaited commits skip the thread pool (default: a fresh InlineCommits; tests give one on their own clock). */
   inline?: InlineCommits;
+  /** Commit through one write-ahead journal for all the store's logs (./journal.ts; default false: see its notes). */
+  journal?: boolean;
 }
 
 export class FsSessionStore {
@@ -60,8 +64,9 @@ export class FsSessionStore {
   /** Sessions create() made here whose log file it made durable and that have not been opened since. */
   private readonly createdLogs = new Set<string>();
   private readonly slots: SlotKeeper | undefined;
-  /** One for all the logs of this store: an awaited commit skips the thread pool only while no other log commits. */
-  private readonly inline: InlineCommits;
+  /** What every log opens with: who holds it; one InlineCommits and one journal for all the store's logs. */
+  private readonly logs: { holder: LogHolder; inline: InlineCommits; journal?: Journal };
+  private readonly journals: StoreJournal;
   /** The records read so far, served again while their session.json is unchanged (./record-cache.ts says why). */
   private readonly records = new RecordCache();
   private sweeping: Promise<void> | undefined;
@@ -77,7 +82,10 @@ export class FsSessionStore {
   ) {
     this.root = nodePath.join(home, "sessions");
     this.deletes = new FsDeletedSessions(home);
-    this.inline = options.inline ?? new InlineCommits();
+    this.journals = new StoreJournal(home, io, options.journal ?? false);
+    const { journal } = this.journals;
+    this.logs = { holder, inline: options.inline ?? new InlineCommits(), ...(journal ? { journal } : {}) };
+    this.io = io = this.journals.io;
     const [root, paths, delayMs] = [this.root, (id: string) => this.paths(id), options.slotDelayMs ?? 1000];
     const sweep = this.sweepUnacknowledged;
     if (options.spareSlot) this.slots = new SlotKeeper({ root, io, holder, paths, delayMs, sweep });
@@ -94,6 +102,7 @@ export class FsSessionStore {
   close = async (): Promise<void> => {
     await this.sweeping;
     await this.slots?.close();
+    await this.journals.close();
   };
 
   paths(id: string): SessionPaths {
@@ -144,8 +153,7 @@ export class FsSessionStore {
     if (inSlot) {
       const { slot, value: record } = inSlot;
       const fail = (err: unknown) => this.unmake(slot.paths, err);
-      const { io, holder, inline } = this;
-      const made = await createInSlot(slot, recordText(record), { io, holder, inline }, fail);
+      const made = await createInSlot(slot, recordText(record), { io: this.io, ...this.logs }, fail);
       return { record, ...made };
     }
     const { record, paths } = await this.newDir(input);
@@ -162,8 +170,7 @@ export class FsSessionStore {
         }),
       ]);
       const created = { fd: taken.fd!, lock: taken.lock! };
-      const options = { holder: this.holder, created, inline: this.inline };
-      log = await JsonlEventLog.open(paths.events, record.id, this.io, options);
+      log = await JsonlEventLog.open(paths.events, record.id, this.io, { ...this.logs, created });
     } catch (err) {
       if (taken.fd !== undefined) await this.io.close(taken.fd).catch(() => {});
       await taken.lock?.release();
@@ -221,13 +228,13 @@ export class FsSessionStore {
   }
 
   async openLog(id: string): Promise<JsonlEventLog> {
+    await this.journals.ready();
     // Opened once as created (its record known to exist: no read), then like any other log: what a later open
     // finds may have been made elsewhere.
     const created = this.createdLogs.delete(id);
     if (!created && !(await this.get(id))) throw new StoreError("bad_request", `session ${id} not found`);
     return JsonlEventLog.open(this.paths(id).events, id, this.io, {
-      holder: this.holder,
-      inline: this.inline,
+      ...this.logs,
       ...(created ? { durableEntry: true } : {}),
     });
   }
@@ -245,6 +252,7 @@ export class FsSessionStore {
     const stamp = (st: { size: number; mtimeMs: number }) => `${st.size}:${st.mtimeMs}`;
     if ((await fsp.readFile(marker, "utf8").catch(() => "")) === stamp(before)) return undefined;
     let result: CompactResult | undefined;
+    await this.journals.ready(); // the log as the journals leave it, not a replay overwriting the rewritten file
     try {
       result = await compactLog(events, id, { io: this.io, holder: this.holder });
     } catch (err) {
@@ -263,6 +271,7 @@ export class FsSessionStore {
     // Most logs never roll: a sweep costs them one directory read, not a lock taken and given back.
     const archived = await fsp.stat(archiveDir(events)).then(() => true, notFound);
     if (!archived && (await listSealed(events)).length === 0) return undefined;
+    await this.journals.ready();
     try {
       const result = await retireSegments(events, id, policy, {
         io: this.io,

@@ -1,0 +1,121 @@
+// Replaying the journals (journal.ts) of processes that are gone: a record's bytes were durable in the journal
+// and acknowledged, while the log's own file may have lost them in a crash. Each is written again at its place,
+// idempotently (the same bytes at the same offset), when it reaches past the file's durable end; a record of a
+// segment sealed since (sealed files are synced first), or one a log holds already, is skipped. A journal's torn
+// tail (a round whose write a crash cut) is dropped: none of its records was acknowledged.
+import fsp from "node:fs/promises";
+import nodePath from "node:path";
+import { crc32 } from "node:zlib";
+import { StoreError } from "./errors.js";
+import { FRAME_BYTES, JOURNAL_SUFFIX, MAGIC, type RecordHead } from "./journal.js";
+import { type LogIO, writeAll } from "./log-io.js";
+import { acquireLogLock, type LogLock, LogLockedError } from "./log-lock.js";
+import { repairActive } from "./log-open.js";
+
+export interface JournalRecord {
+  head: RecordHead;
+  bytes: Buffer;
+}
+
+/** The whole records of a journal's bytes, in order, up to the first torn or damaged one. */
+export function parseJournal(buf: Buffer): JournalRecord[] {
+  const out: JournalRecord[] = [];
+  for (let at = 0; at + FRAME_BYTES <= buf.length; ) {
+    if (buf.readUInt32LE(at) !== MAGIC) break;
+    const [headLength, length, crc] = [
+      buf.readUInt32LE(at + 4),
+      buf.readUInt32LE(at + 8),
+      buf.readUInt32LE(at + 12),
+    ];
+    const end = at + FRAME_BYTES + headLength + length;
+    if (end > buf.length) break;
+    const headBytes = buf.subarray(at + FRAME_BYTES, at + FRAME_BYTES + headLength);
+    const bytes = buf.subarray(at + FRAME_BYTES + headLength, end);
+    if (crc32(bytes, crc32(headBytes)) !== crc) break;
+    out.push({ head: JSON.parse(headBytes.toString("utf8")) as RecordHead, bytes });
+    at = end;
+  }
+  return out;
+}
+
+/**
+ * Replays, then removes, every journal in `dir` whose process is gone (its lock is stale or missing). A live
+ * process's journal is left alone: its logs are its own.
+ */
+export async function replayJournals(dir: string, io: LogIO): Promise<void> {
+  let names: string[];
+  try {
+    names = await fsp.readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw err;
+  }
+  for (const name of names.filter((n) => n.endsWith(JOURNAL_SUFFIX))) {
+    const path = nodePath.join(dir, name);
+    const lock = await lockOf(path, "journal");
+    if (!lock) continue;
+    try {
+      const records = parseJournal(await fsp.readFile(path));
+      const byLog = new Map<string, JournalRecord[]>();
+      for (const r of records) {
+        const logPath = nodePath.resolve(nodePath.dirname(dir), r.head.p);
+        byLog.set(logPath, [...(byLog.get(logPath) ?? []), r]);
+      }
+      for (const [logPath, list] of byLog) await replayLog(io, logPath, list);
+      await fsp.rm(path, { force: true });
+      await io.syncDir(dir);
+    } finally {
+      await lock.release();
+    }
+  }
+}
+
+async function lockOf(path: string, session: string): Promise<LogLock | undefined> {
+  try {
+    return await acquireLogLock(path, { session });
+  } catch (err) {
+    if (err instanceof LogLockedError) return undefined;
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined; // its directory is gone
+    throw err;
+  }
+}
+
+/** Writes `records` (one log's, in journal order) again where its active file lacks them; synced. */
+async function replayLog(io: LogIO, logPath: string, records: JournalRecord[]): Promise<void> {
+  try {
+    await fsp.access(nodePath.dirname(logPath));
+  } catch {
+    return; // the session was removed since
+  }
+  const session = records[0]!.head.s;
+  // Taken like any open's: a live process that took the log over since owns it, and wrote it durably.
+  const lock = await lockOf(logPath, session);
+  if (!lock) return;
+  try {
+    const opened = await repairActive(io, logPath, session, false);
+    const { fd } = opened;
+    try {
+      let [end, last, wrote] = [opened.scan.end, opened.scan.lastSeq, false];
+      const burned = opened.burned ?? 0;
+      for (const { head, bytes } of [...records].sort((a, b) => a.head.f - b.head.f)) {
+        if (head.b !== opened.base || head.l <= last || head.f <= burned) continue;
+        if (head.o > end) {
+          throw new StoreError(
+            "brain_error",
+            `${logPath}: the journal's record of seqs ${head.f}-${head.l} is at byte ${head.o}, past the log's end ${end}`,
+          );
+        }
+        await writeAll(io, fd, bytes, head.o);
+        [end, last, wrote] = [head.o + bytes.length, head.l, true];
+      }
+      if (wrote) {
+        await io.truncate(fd, end);
+        await io.datasync(fd);
+      }
+    } finally {
+      await io.close(fd);
+    }
+  } finally {
+    await lock.release();
+  }
+}
