@@ -1,9 +1,13 @@
 // session.json: what a session is (harness, config, lineage) apart from its event log. The schema is the wire
 // one in src/protocol/session.ts.
+import { randomBytes } from "node:crypto";
+import fsp from "node:fs/promises";
+import nodePath from "node:path";
 import type { z } from "zod";
 import type { SessionSummary } from "../../core/store.js";
 import { SESSION_ID_PATTERN, SessionRecord } from "../../protocol/session.js";
-import { osMessage, StoreError } from "./errors.js";
+import { diskError, osMessage, StoreError } from "./errors.js";
+import type { LogIO } from "./log-io.js";
 
 /** Ids name directories: this pattern can never be `.`, `..` or hold a separator. */
 export const SESSION_ID = SESSION_ID_PATTERN;
@@ -104,4 +108,31 @@ export function parseRecord(file: string, text: string, id: string): SessionReco
     );
   }
   return result.data;
+}
+
+/**
+ * tmp + fsync + rename + fsync(dir): a crash leaves the old session.json or the new one, never a mix. Without
+ * `syncDir` the rename is durable only once the caller has synced the directory.
+ */
+export async function writeRecordFile(
+  io: LogIO,
+  file: string,
+  record: SessionRecord,
+  options = { syncDir: true },
+): Promise<void> {
+  const tmp = `${file}.${randomBytes(6).toString("hex")}.tmp`;
+  try {
+    const handle = await fsp.open(tmp, "wx", 0o600);
+    try {
+      await handle.writeFile(recordText(record));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fsp.rename(tmp, file);
+    if (options.syncDir) await io.syncDir(nodePath.dirname(file));
+  } catch (err) {
+    await fsp.rm(tmp, { force: true }).catch(() => {});
+    throw diskError("write", file, err);
+  }
 }

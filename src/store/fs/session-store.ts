@@ -1,6 +1,6 @@
 // The embedded session store: <home>/sessions/<id>/{session.json, events.jsonl, native/, checkpoints/}.
 
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
@@ -28,7 +28,14 @@ import { listRecords } from "./record-list.js";
 import { removeTree } from "./remove-tree.js";
 import { archiveDir, retireSegments } from "./retire.js";
 import { firstSeqOf, listSealed } from "./segments.js";
-import { checkRecord, newRecord, recordText, SESSION_ID, type SessionRecord } from "./session-record.js";
+import {
+  checkRecord,
+  newRecord,
+  recordText,
+  SESSION_ID,
+  type SessionRecord,
+  writeRecordFile,
+} from "./session-record.js";
 import { createInSlot, SlotKeeper, sweepUnacknowledged } from "./session-slot.js";
 import { StoreJournal } from "./store-journal.js";
 
@@ -209,7 +216,7 @@ export class FsSessionStore {
         created_at: current.created_at,
       });
       this.records.forget(id);
-      await this.writeRecord(paths.record, record);
+      await writeRecordFile(this.io, paths.record, record);
       this.records.index(id, listedTenant(record));
       return record;
     });
@@ -343,7 +350,7 @@ export class FsSessionStore {
     return [
       fsp.mkdir(paths.native, { mode: 0o700 }),
       fsp.mkdir(paths.checkpoints, { mode: 0o700 }),
-      this.writeRecord(paths.record, record, { syncDir: false }),
+      writeRecordFile(this.io, paths.record, record, { syncDir: false }),
     ];
   }
 
@@ -356,28 +363,6 @@ export class FsSessionStore {
   private async unmake(paths: SessionPaths, err: unknown): Promise<StoreError> {
     await fsp.rm(paths.dir, { recursive: true, force: true }).catch(() => {});
     return err instanceof StoreError ? err : diskError("create", paths.dir, err);
-  }
-
-  /**
-   * tmp + fsync + rename + fsync(dir): a crash leaves the old session.json or the new one, never a mix. Without
-   * `syncDir` the rename is durable only once the caller has synced the directory.
-   */
-  private async writeRecord(file: string, record: SessionRecord, options = { syncDir: true }): Promise<void> {
-    const tmp = `${file}.${randomBytes(6).toString("hex")}.tmp`;
-    try {
-      const handle = await fsp.open(tmp, "wx", 0o600);
-      try {
-        await handle.writeFile(recordText(record));
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await fsp.rename(tmp, file);
-      if (options.syncDir) await this.io.syncDir(nodePath.dirname(file));
-    } catch (err) {
-      await fsp.rm(tmp, { force: true }).catch(() => {});
-      throw diskError("write", file, err);
-    }
   }
 }
 
