@@ -49,13 +49,13 @@ afterEach(async () => {
   rmSync(home, { recursive: true, force: true });
 });
 
-function makeBrain(factory: HarnessFactory, io: LogIO = nodeLogIO): Brain {
+function makeBrain(factory: HarnessFactory, io: LogIO = nodeLogIO, journal = false): Brain {
   home ??= tempDir();
   // A clock that never moves: no write counts as slow, so a loaded machine's slow write cannot send the awaited
   // commits to the pool (which commits go where is what the sequential tool-call test counts).
   const inline = new InlineCommits(undefined, undefined, () => 0);
   brain = new Brain({
-    store: new FsSessionStore(home, io, undefined, { inline }),
+    store: new FsSessionStore(home, io, undefined, { inline, journal }),
     harnesses: new HarnessRegistry([factory]),
     tools: new ToolRouter([new BuiltinTools()]),
   });
@@ -323,33 +323,39 @@ describe("a session that fails to open", () => {
 });
 
 describe("sequential tool calls", () => {
-  it("write each result with the harness's next call: one commit per round trip, results after their calls", async () => {
-    home = tempDir();
-    const io = testIO(true, { writeNow: true });
-    const b = makeBrain(
-      scripted(async ({ call }, turn) => {
-        for (let i = 0; i < 5; i++) {
-          const args = { id: `c${i}`, name: "echo", arguments: { value: `v${i}` } };
-          const result = await call(turn, args, new AbortController().signal);
-          expect(result.content[0]).toMatchObject({ text: `v${i}` });
-        }
-      }),
-      io,
-    );
-    const session = await b.create({ harness: "scripted", config: { tools: ["echo"] } });
-    const commits: string[][] = [];
-    session.log.subscribe((batch) =>
-      commits.push(batch.map((e) => `${e.type}:${(e.data as { id?: string }).id ?? ""}`)),
-    );
-    const turn = await session.prompt("go");
-    expect(await turn.settled).toMatchObject({ status: "completed" });
-    for (let i = 0; i < 4; i++) {
-      const shared = commits.find((c) => c.includes(`tool.result:c${i}`));
-      expect(shared).toEqual([`tool.result:c${i}`, `tool.call:c${i + 1}`]);
-    }
-    // The harness waits on each call's commit, and no other log commits: each is written on the loop's thread
-    // where writes are O_DSYNC (elsewhere every commit needs its fdatasync, through the pool).
-    expect(io.counts.now).toBe(io.syncWrites ? 5 : 0);
-    expectClosedAndPaired(await session.log.read(0));
-  });
+  // Through the journal too: an awaited commit while no other log commits is written (and synced) on the loop's
+  // thread straight into its log's file, not through the pool and the journal.
+  it.each([false, true])(
+    "write each result with the harness's next call: one commit per round trip, results after their calls (journal %s)",
+    async (journal) => {
+      home = tempDir();
+      const io = testIO(true, { writeNow: true });
+      const b = makeBrain(
+        scripted(async ({ call }, turn) => {
+          for (let i = 0; i < 5; i++) {
+            const args = { id: `c${i}`, name: "echo", arguments: { value: `v${i}` } };
+            const result = await call(turn, args, new AbortController().signal);
+            expect(result.content[0]).toMatchObject({ text: `v${i}` });
+          }
+        }),
+        io,
+        journal,
+      );
+      const session = await b.create({ harness: "scripted", config: { tools: ["echo"] } });
+      const commits: string[][] = [];
+      session.log.subscribe((batch) =>
+        commits.push(batch.map((e) => `${e.type}:${(e.data as { id?: string }).id ?? ""}`)),
+      );
+      const turn = await session.prompt("go");
+      expect(await turn.settled).toMatchObject({ status: "completed" });
+      for (let i = 0; i < 4; i++) {
+        const shared = commits.find((c) => c.includes(`tool.result:c${i}`));
+        expect(shared).toEqual([`tool.result:c${i}`, `tool.call:c${i + 1}`]);
+      }
+      // The harness waits on each call's commit, and no other log commits: each is written on the loop's thread
+      // where writes are O_DSYNC (elsewhere every commit needs its fdatasync, through the pool).
+      expect(io.counts.now).toBe(io.syncWrites || journal ? 5 : 0);
+      expectClosedAndPaired(await session.log.read(0));
+    },
+  );
 });

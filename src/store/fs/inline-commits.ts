@@ -52,7 +52,8 @@ export class InlineCommits {
   /**
    * Writes `bufs` from `position` of `log`'s file and resolves once it is durable (as writeDurably): on the calling
    * thread when the commit is `awaited`, `io` can, nothing is in flight on the pool, and no other log of the
-   * store committed within QUIET_MS; through the pool otherwise.
+   * store committed within QUIET_MS; through the pool otherwise, or through `viaPool` when given (the store's
+   * journal: it is what makes a commit durable there, see journal.ts).
    */
   async write(
     log: object,
@@ -61,6 +62,7 @@ export class InlineCommits {
     fd: number,
     bufs: Buffer | readonly Buffer[],
     position: number,
+    viaPool?: () => Promise<void>,
   ): Promise<void> {
     const now = this.clock();
     const alone =
@@ -74,7 +76,7 @@ export class InlineCommits {
     }
     this.pooled++;
     try {
-      await writeDurably(io, fd, bufs, position);
+      await (viaPool ? viaPool() : writeDurably(io, fd, bufs, position));
     } finally {
       this.pooled--;
     }

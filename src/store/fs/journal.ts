@@ -7,9 +7,9 @@
 // record of a live journal, which the next open replays (journal-replay.ts).
 // One journal per process (its name holds its pid and a nonce, its lock says whether its process lives): two
 // processes writing one file would interleave, and only a dead process's journal may be replayed.
-// Off by default (StoreOptions.journal) until it keeps InlineCommits' gain: every commit goes through the pool
-// here, so a sequential tool caller's awaited commit pays two hand-offs (its file, then the journal) instead of
-// none; and it has not yet measured faster on sse-load (see the branch's report).
+// An awaited commit while no other log commits (a sequential tool caller) skips it: written and synced on the
+// loop's thread straight into its file (InlineCommits), one sync as without a journal and no hand-off.
+// Off by default (StoreOptions.journal) until it measures faster on sse-load (see the branch's report).
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
@@ -180,19 +180,22 @@ export class Journal {
 }
 
 /**
- * A commit's bytes into its log's own file (no sync), then into the journal: resolves once durable there. The
- * file first: a write the disk refuses fails the batch before the journal holds it (a durable record of a failed
- * batch would come back on a replay).
+ * How a commit goes through `journal` (InlineCommits' viaPool: an awaited commit alone is written straight to its
+ * file), or undefined without one: its bytes into its log's own file (no sync), then into the journal, resolved
+ * once durable there. The file first: a write the disk refuses fails the batch before the journal holds it (a
+ * durable record of a failed batch would come back on a replay).
  */
-export async function writeJournaled(
-  journal: Journal,
+export function journaled(
+  journal: Journal | undefined,
   writer: JournalWriter,
   io: LogIO,
   fd: number,
   head: RecordHead,
-  parts: readonly Buffer[],
-  length: number,
-): Promise<void> {
-  await writeAll(io, fd, parts, head.o);
-  await journal.commit(writer, head, parts, length);
+  laid: { parts: readonly Buffer[]; length: number },
+): (() => Promise<void>) | undefined {
+  if (!journal) return undefined;
+  return async () => {
+    await writeAll(io, fd, laid.parts, head.o);
+    await journal.commit(writer, head, laid.parts, laid.length);
+  };
 }

@@ -10,7 +10,7 @@ import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { failure, osMessage, StoreError } from "./errors.js";
 import { InlineCommits } from "./inline-commits.js";
 import { IsoTime } from "./iso-time.js";
-import { type Journal, writeJournaled } from "./journal.js";
+import { type Journal, journaled } from "./journal.js";
 import { Batch } from "./log-batch.js";
 import { header, type WriterState } from "./log-format.js";
 import { allDone, type LogIO, nodeLogIO } from "./log-io.js";
@@ -242,9 +242,8 @@ export class JsonlEventLog implements EventLog {
       // Nothing in a rolled segment is durable before its name is: the directory sync runs beside the write.
       const entry = this.rolledHead === undefined ? undefined : this.io.syncDir(nodePath.dirname(this.path));
       const at = { s: this.session, p: this.path, b: this.base, f: first, l: first + batch.length - 1 };
-      const wrote = this.journal
-        ? writeJournaled(this.journal, this, this.io, fd, { ...at, o: this.size }, laid.parts, laid.length)
-        : this.inline.write(this, batch.awaited === 1, this.io, fd, laid.parts, this.size);
+      const viaJournal = journaled(this.journal, this, this.io, fd, { ...at, o: this.size }, laid);
+      const wrote = this.inline.write(this, batch.awaited === 1, this.io, fd, laid.parts, this.size, viaJournal);
       await (entry ? allDone([wrote, entry]) : wrote);
       this.rolledHead = undefined;
       this.size += laid.length;

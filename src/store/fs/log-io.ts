@@ -25,6 +25,11 @@ export interface LogIO {
    */
   writeNow?(fd: number, buffer: Buffer, offset: number, length: number, position: number): number;
   datasync(fd: number): Promise<void>;
+  /**
+   * fdatasync on the calling thread: how a write made with writeNow is made durable where the descriptor is not
+   * O_DSYNC (a log writing through the store's journal). Absent: such a write is never made on the calling thread.
+   */
+  datasyncNow?(fd: number): void;
   truncate(fd: number, length: number): Promise<void>;
   size(fd: number): Promise<number>;
   close(fd: number): Promise<void>;
@@ -165,13 +170,13 @@ export function after(bufs: readonly Buffer[], n: number): readonly Buffer[] {
 
 /**
  * Whether `io` can make a write durable on the calling thread: it has writeNow, its writes are durable when they
- * return, and its writeNow is the same write as its write (not an IO that replaced write, to inject faults, and
- * kept nodeLogIO's writeNow by spreading it).
+ * return or it has datasyncNow, and its writeNow is the same write as its write (not an IO that replaced write,
+ * to inject faults, and kept nodeLogIO's writeNow by spreading it).
  */
 export function canWriteNow(io: LogIO): boolean {
   return (
     io.writeNow !== undefined &&
-    writesAreDurable(io) &&
+    (writesAreDurable(io) || io.datasyncNow !== undefined) &&
     (io.writeNow !== nodeLogIO.writeNow || io.write === nodeLogIO.write)
   );
 }
@@ -193,4 +198,5 @@ export function writeDurablyNow(
     }
     position += buf.length;
   }
+  if (!writesAreDurable(io)) io.datasyncNow!(fd);
 }

@@ -1,10 +1,11 @@
 // A store's journal (journal.ts), and the replay of its home's journals of processes gone (journal-replay.ts),
 // which every open of a log waits for: what a crash took from a log's file is in one of them.
+import fs from "node:fs";
 import nodePath from "node:path";
 import { diskError, type StoreError } from "./errors.js";
 import { Journal } from "./journal.js";
 import { replayJournals } from "./journal-replay.js";
-import type { LogIO } from "./log-io.js";
+import { type LogIO, nodeLogIO } from "./log-io.js";
 
 export class StoreJournal {
   /** The journal the store's logs commit through; undefined: each commit is a durable write of its own. */
@@ -22,7 +23,10 @@ export class StoreJournal {
       (err: unknown) => diskError("replay the journals in", dir, err),
     );
     this.journal = enabled ? new Journal(dir, io) : undefined;
-    this.io = enabled ? { ...io, syncWrites: false } : io;
+    // Its descriptors without O_DSYNC, an awaited commit alone is made durable by an fdatasync on the loop's thread
+    // (InlineCommits): the journal is for commits of several logs at once. Not for an io that replaced datasync.
+    const now = io.datasyncNow ?? (io.datasync === nodeLogIO.datasync ? fs.fdatasyncSync : undefined);
+    this.io = enabled ? { ...io, syncWrites: false, ...(now ? { datasyncNow: now } : {}) } : io;
   }
 
   /** Resolves once the journals of processes gone are replayed; throws what their replay failed with. */

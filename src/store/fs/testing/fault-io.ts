@@ -1,6 +1,6 @@
 // A LogIO over the real files that counts calls, fails the next one of a kind, and holds the call that makes a
 // commit durable: the log tests' disk faults, for either way the log makes a commit durable.
-import { writeSync } from "node:fs";
+import { fdatasyncSync, writeSync } from "node:fs";
 import { type LogIO, nodeLogIO } from "../log-io.js";
 
 export type Op = "write" | "datasync" | "truncate";
@@ -103,6 +103,19 @@ export function testIO(syncWrites = false, { writeNow = false } = {}): TestIO {
           },
         }
       : { writeNow: undefined }),
+    // With writes O_DSYNC, an fdatasync on the calling thread too: a store writing through its journal turns
+    // O_DSYNC off and makes an awaited commit alone durable with it (store-journal.ts).
+    ...(writeNow && syncWrites && nodeLogIO.syncWrites
+      ? {
+          datasyncNow(fd: number) {
+            io.counts.datasync++;
+            const code = failures.get("datasync");
+            failures.delete("datasync");
+            if (code) throw osError(code, "fdatasync");
+            fdatasyncSync(fd);
+          },
+        }
+      : {}),
     async datasync(fd) {
       const code = await take("datasync");
       if (code) throw osError(code, "fdatasync");
