@@ -11,6 +11,7 @@ import { JOURNAL_SUFFIX } from "./journal.js";
 import { parseJournal } from "./journal-replay.js";
 import type { JsonlEventLog } from "./jsonl-log.js";
 import { FsSessionStore } from "./session-store.js";
+import { testIO } from "./testing/fault-io.js";
 
 let home: string;
 let scratch: string;
@@ -141,4 +142,21 @@ it("drops a torn journal tail: the logs open to what the whole records hold, or 
     expect(plain(await readBack(copy, ids[0]!))).toEqual(plain(acked[0]!));
   }
   for (const l of logs) await l.close();
+});
+
+it("keeps the journal whole when a log's file fails its sync at close, and the closes say so", async () => {
+  const io = testIO(true);
+  const store = new FsSessionStore(home, io, undefined, { journal: true });
+  const { id } = await store.create(base);
+  const log = await store.openLog(id);
+  const acked = await log.append([delta("a"), delta("b")]);
+  io.failNext("datasync", "EIO");
+  await expect(log.close()).rejects.toThrow(/EIO/);
+  // The bytes the failed sync was for are only in the journal: it must not be cut, nor removed.
+  await expect(store.close()).rejects.toThrow(/EIO/);
+  const records = parseJournal(await fs.readFile(await journalOf(home)));
+  expect(records.map(({ head }) => [head.f, head.l])).toEqual([[1, 2]]);
+  // A later store replays it (its lock was let go) and removes it.
+  expect(plain(await readBack(home, id))).toEqual(plain(acked));
+  expect(await fs.readdir(path.join(home, "journal"))).toEqual([]);
 });

@@ -74,6 +74,8 @@ export class Journal {
   private writing: Promise<void> | undefined;
   /** Logs that wrote bytes since the last cut: they are synced before the journal forgets their records. */
   private touched = new Set<JournalWriter>();
+  /** A log's file whose sync failed as it closed: the journal is never cut (its records replay once we are gone). */
+  private unsynced: Error | undefined;
   private closed = false;
   readonly path: string;
 
@@ -99,16 +101,36 @@ export class Journal {
     });
   }
 
-  /** Syncs every log written through it, then removes the journal: nothing in it is needed any more. */
+  /**
+   * Syncs a log's file as the log closes; returns the error when that fails, after which the journal keeps every
+   * record (a failed fsync may have dropped the file's unsynced bytes, and a retry would not say so).
+   */
+  async syncAtClose(fd: number, path: string): Promise<Error | undefined> {
+    try {
+      await this.io.datasync(fd);
+      return undefined;
+    } catch (err) {
+      this.unsynced ??= failure(path, "cannot sync", err);
+      return failure(path, "cannot sync", err);
+    }
+  }
+
+  /**
+   * Syncs every log written through it, then removes the journal: nothing in it is needed any more. When a log's
+   * file could not be synced, the journal stays (its lock let go: a later store replays it) and this throws.
+   */
   async close(): Promise<void> {
     this.closed = true;
     while (this.writing) await this.writing;
     if (this.fd === undefined) return;
-    await this.cut();
-    await this.io.close(this.fd);
-    this.fd = undefined;
-    await fsp.rm(this.path, { force: true });
-    await this.lock?.release();
+    try {
+      await this.cut();
+      await fsp.rm(this.path, { force: true });
+    } finally {
+      await this.io.close(this.fd);
+      this.fd = undefined;
+      await this.lock?.release();
+    }
   }
 
   private async loop(): Promise<void> {
@@ -149,6 +171,7 @@ export class Journal {
       for (const w of writers) this.touched.add(w);
       throw err;
     }
+    if (this.unsynced) throw this.unsynced;
     await this.io.truncate(this.fd!, 0);
     await this.io.datasync(this.fd!);
     this.size = 0;

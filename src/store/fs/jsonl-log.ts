@@ -168,6 +168,7 @@ export class JsonlEventLog implements EventLog {
       await this.tasks.settled();
       clearTimeout(this.idleTimer);
       this.subscribers.clear();
+      let unsynced: Error | undefined; // through the journal: its records are kept there, the close says so
       try {
         // Left in place, a failed batch's complete lines would come back as events on the next open.
         if (this.rollbackPending) await this.withFd((fd) => this.rollback(fd));
@@ -176,7 +177,8 @@ export class JsonlEventLog implements EventLog {
       } finally {
         try {
           if (this.fd !== undefined) {
-            await this.saveState(this.fd).catch(() => {});
+            unsynced = await this.journal?.syncAtClose(this.fd, this.path);
+            if (!unsynced) await this.saveState(this.fd).catch(() => {});
             await this.io.close(this.fd);
             this.fd = undefined;
           }
@@ -184,6 +186,7 @@ export class JsonlEventLog implements EventLog {
           await this.lock.release();
         }
       }
+      if (unsynced) throw unsynced;
     })();
     return this.closing;
   }
@@ -334,9 +337,7 @@ export class JsonlEventLog implements EventLog {
   }
 
   /** Makes every byte written to the active file durable (JournalWriter): a closed file was synced as it closed. */
-  async syncFile(): Promise<void> {
-    if (this.journal && this.fd !== undefined) await this.withFd((fd) => this.io.datasync(fd));
-  }
+  syncFile = async () => (this.journal && this.fd !== undefined ? this.withFd(this.io.datasync) : undefined);
 
   private reopen(): Promise<number> {
     this.reopening ??= reopenLog(this.io, this.path)
