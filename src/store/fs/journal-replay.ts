@@ -39,34 +39,64 @@ export function parseJournal(buf: Buffer): JournalRecord[] {
 }
 
 /**
- * Replays, then removes, every journal in `dir` whose process is gone (its lock is stale or missing). A live
- * process's journal is left alone: its logs are its own.
+ * Replays, then removes, every journal in `dir` whose process is gone (its lock is stale or missing), but `own`.
+ * A live process's journal is left alone: its logs are its own. Run before every open of a log, not once: a
+ * journal's process may die while this one runs. Under the home's replay lock, which an open waits for whenever
+ * another journal is there: a journal being replayed is locked, and an open that went on past it could take a
+ * log before the replay reached it, which then skips the log, and its acknowledged events are lost.
  */
-export async function replayJournals(dir: string, io: LogIO): Promise<void> {
-  let names: string[];
-  try {
-    names = await fsp.readdir(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
-    throw err;
-  }
-  for (const name of names.filter((n) => n.endsWith(JOURNAL_SUFFIX))) {
-    const path = nodePath.join(dir, name);
-    const lock = await lockOf(path, "journal");
-    if (!lock) continue;
+export async function replayJournals(dir: string, io: LogIO, own?: string): Promise<void> {
+  const others = async () => {
     try {
-      const records = parseJournal(await fsp.readFile(path));
-      const byLog = new Map<string, JournalRecord[]>();
-      for (const r of records) {
-        const logPath = nodePath.resolve(nodePath.dirname(dir), r.head.p);
-        byLog.set(logPath, [...(byLog.get(logPath) ?? []), r]);
-      }
-      for (const [logPath, list] of byLog) await replayLog(io, logPath, list);
-      await fsp.rm(path, { force: true });
-      await io.syncDir(dir);
-    } finally {
-      await lock.release();
+      return (await fsp.readdir(dir)).filter((n) => n.endsWith(JOURNAL_SUFFIX) && n !== own);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw err;
     }
+  };
+  if ((await others()).length === 0) return;
+  const replaying = await replayLock(dir);
+  if (!replaying) return; // the directory is gone: so are its journals
+  try {
+    for (const name of await others()) await replayOne(dir, name, io);
+  } finally {
+    await replaying.release();
+  }
+}
+
+/**
+ * The home's replay lock, waited for while another live process (or store of this one) holds it; undefined when
+ * the directory is gone.
+ */
+async function replayLock(dir: string): Promise<LogLock | undefined> {
+  for (;;) {
+    try {
+      return await acquireLogLock(nodePath.join(dir, "replay"), { session: "journal replay" });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      if (!(err instanceof LogLockedError)) throw err;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5)); // a replay takes a read and a write per log
+  }
+}
+
+/** Replays and removes the journal `name` of `dir`, unless its process lives (its lock is held). */
+async function replayOne(dir: string, name: string, io: LogIO): Promise<void> {
+  const path = nodePath.join(dir, name);
+  const lock = await lockOf(path, "journal");
+  if (!lock) return;
+  try {
+    const records = parseJournal(await fsp.readFile(path));
+    const byLog = new Map<string, JournalRecord[]>();
+    for (const r of records) {
+      const logPath = nodePath.resolve(nodePath.dirname(dir), r.head.p);
+      byLog.set(logPath, [...(byLog.get(logPath) ?? []), r]);
+    }
+    for (const [logPath, list] of byLog) await replayLog(io, logPath, list);
+    await fsp.rm(path, { force: true });
+    await io.syncDir(dir);
+  } finally {
+    await lock.release();
   }
 }
 
