@@ -10,6 +10,7 @@ import type { NewEvent, SessionEvent } from "../../protocol/events.js";
 import { JOURNAL_SUFFIX } from "./journal.js";
 import { parseJournal } from "./journal-replay.js";
 import type { JsonlEventLog } from "./jsonl-log.js";
+import { type LogIO, nodeLogIO } from "./log-io.js";
 import { FsSessionStore } from "./session-store.js";
 import { testIO } from "./testing/fault-io.js";
 
@@ -159,4 +160,49 @@ it("keeps the journal whole when a log's file fails its sync at close, and the c
   // A later store replays it (its lock was let go) and removes it.
   expect(plain(await readBack(home, id))).toEqual(plain(acked));
   expect(await fs.readdir(path.join(home, "journal"))).toEqual([]);
+});
+
+it("counts a batch in its log's pending bytes (backpressure) until the journal's write of it is durable", async () => {
+  // The journal's writes are held: the log's own file has the batch, unsynced, so nothing of it is durable yet.
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const journalFds = new Set<number>();
+  let held = 0;
+  const hold = async (fd: number) => {
+    if (!journalFds.has(fd)) return;
+    held++;
+    await gate;
+  };
+  const io: LogIO = {
+    ...nodeLogIO,
+    open: async (file, flags, mode) => {
+      const fd = await nodeLogIO.open(file, flags, mode);
+      if (file.endsWith(JOURNAL_SUFFIX)) journalFds.add(fd);
+      return fd;
+    },
+    write: async (fd, ...rest) => {
+      await hold(fd);
+      return nodeLogIO.write(fd, ...rest);
+    },
+    writev: async (fd, buffers, position) => {
+      await hold(fd);
+      return nodeLogIO.writev!(fd, buffers, position);
+    },
+  };
+  const store = new FsSessionStore(home, io, undefined, { journal: true });
+  const { id } = await store.create(base);
+  const log = await store.openLog(id);
+  let acked = false;
+  const appended = log.append([delta("x".repeat(4096))]).then((events) => {
+    acked = true;
+    return events;
+  });
+  await expect.poll(() => held).toBe(1);
+  expect(acked).toBe(false);
+  expect(log.pending.bytes).toBeGreaterThanOrEqual(4096);
+  release();
+  expect((await appended).map((e) => e.seq)).toEqual([1]);
+  expect(log.pending.bytes).toBe(0);
+  await log.close();
+  await store.close();
 });
