@@ -20,6 +20,7 @@ import { startMachineProbe } from "./lib/load.js";
 import { type BenchRow, interleave, log, type Sample, timed, timeRow } from "./lib/measure.js";
 import { type HubDurability, RawSseHub } from "./lib/raw-sse-hub.js";
 import { median } from "./lib/stats.js";
+import { benchStoreOptions } from "./lib/store-options.js";
 import type { BenchOptions } from "./options.js";
 import { runnerPath, startWatchers } from "./sse-fanout.js";
 
@@ -27,7 +28,7 @@ const SESSIONS = 100;
 const HZ = 100;
 
 async function brainSide(home: string) {
-  const store = new FsSessionStore(home);
+  const store = new FsSessionStore(home, undefined, undefined, benchStoreOptions());
   const brain = new Brain({
     store,
     harnesses: new HarnessRegistry([

@@ -11,6 +11,7 @@ import { BuiltinTools } from "../../src/tools/builtin.js";
 import { ToolRouter } from "../../src/tools/router.js";
 import { withTimeout } from "./cleanup.js";
 import { benchSpawner } from "./spawn.js";
+import { benchStoreOptions } from "./store-options.js";
 
 /** dist/bench/lib → dist/bench/runners/flood-runner.js */
 export function floodRunnerPath(): string {
@@ -18,7 +19,7 @@ export function floodRunnerPath(): string {
 }
 
 export function benchBrain(home: string): { brain: Brain; store: FsSessionStore } {
-  const store = new FsSessionStore(home);
+  const store = new FsSessionStore(home, undefined, undefined, benchStoreOptions());
   const factory = new ProcessFactory(
     { name: "flood", command: process.execPath, args: [floodRunnerPath()] },
     // As a daemon's factories do for their whole life: a Brain made per round does not fork this process per round.
