@@ -246,7 +246,8 @@ export class JsonlEventLog implements EventLog {
       const entry = this.rolledHead === undefined ? undefined : this.io.syncDir(nodePath.dirname(this.path));
       const at = { s: this.session, p: this.path, b: this.base, f: first, l: first + batch.length - 1 };
       const viaJournal = journaled(this.journal, this, this.io, fd, { ...at, o: this.size }, laid);
-      const wrote = this.inline.write(this, batch.awaited === 1, this.io, fd, laid.parts, this.size, viaJournal);
+      const lone = batch.awaited === 1; // see Batch.awaited
+      const wrote = this.inline.write(this, lone, this.io, fd, laid.parts, this.size, viaJournal);
       await (entry ? allDone([wrote, entry]) : wrote);
       this.rolledHead = undefined;
       this.size += laid.length;
