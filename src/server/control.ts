@@ -5,15 +5,9 @@
 // at another screen who means to). Requests without a client id drive the session only while no one controls it.
 import { ApiError } from "./errors.js";
 import { IDEMPOTENCY_HEADER } from "./idempotency.js";
+import type { KeyedSlot } from "./keyed-answers.js";
 
 export const LEASE_MS = 30_000;
-
-/**
- * How many keyed takes of control (POST .../control with an Idempotency-Key) this node remembers, the newest: a
- * client retries within seconds of a dropped answer. The lease they took is this node's memory too (a restart or
- * a failover forgets it), so their keys are kept beside it, not in the log.
- */
-export const TAKES_KEPT = 1024;
 
 export class ControlLeases {
   private readonly leases = new Map<string, { client: string; lastSeen: number }>();
@@ -50,33 +44,11 @@ export class ControlLeases {
     );
   }
 
-  /** What each keyed take answered (the previous controller), by session and key: its retry's answer. */
-  private readonly taken = new Map<string, { client: string; previous: string | undefined }>();
-
-  /**
-   * Makes `client` the controller whoever held it; returns the previous one (if another). A retry under `key`
-   * takes nothing again and gets the first answer: taken again, it would take control back from a client that took
-   * it since, and answer that one as the previous controller instead of the first take's.
-   */
-  take(session: string, client: string, key?: string): string | undefined {
-    const slot = key === undefined ? undefined : `${session}\u0000${key}`;
-    const earlier = slot === undefined ? undefined : this.taken.get(slot);
-    if (earlier) {
-      if (earlier.client === client) return earlier.previous;
-      throw new ApiError(
-        "conflict",
-        `${IDEMPOTENCY_HEADER} "${key}" took control of session ${session} for client "${earlier.client}"; a retry sends the same client, a new take a new key`,
-        IDEMPOTENCY_HEADER,
-      );
-    }
+  /** Makes `client` the controller whoever held it; returns the previous one (if another). */
+  take(session: string, client: string): string | undefined {
     const holder = this.holder(session);
     this.leases.set(session, { client, lastSeen: this.now() });
-    const previous = holder === client ? undefined : holder;
-    if (slot !== undefined) {
-      this.taken.set(slot, { client, previous });
-      if (this.taken.size > TAKES_KEPT) this.taken.delete(this.taken.keys().next().value!);
-    }
-    return previous;
+    return holder === client ? undefined : holder;
   }
 
   release(session: string): void {
@@ -105,3 +77,14 @@ export class ControlLeases {
     };
   }
 }
+
+/**
+ * The refusal of a take's key sent again for another client (KeyedAnswers.once keeps each keyed take's client as
+ * what it sent): a retry of a take sends the same client.
+ */
+export const takenForAnother = ({ key, session }: KeyedSlot, first: string) =>
+  new ApiError(
+    "conflict",
+    `${IDEMPOTENCY_HEADER} "${key}" took control of session ${session} for client "${first}"; a retry sends the same client, a new take a new key`,
+    IDEMPOTENCY_HEADER,
+  );

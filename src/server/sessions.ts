@@ -23,9 +23,10 @@ import type { SessionEvent } from "../protocol/events.js";
 import { SESSION_ID_PATTERN, type SessionRecord } from "../protocol/session.js";
 import type { AgentCatalog } from "./agents.js";
 import { answeredBy, DEFAULT_TENANT, type Principal } from "./auth/tokens.js";
-import type { ControlLeases } from "./control.js";
+import { type ControlLeases, takenForAnother } from "./control.js";
 import { ApiError, inField, notFound } from "./errors.js";
 import { answerRequest, IDEMPOTENCY_HEADER, IdempotentCommands, keyedAs } from "./idempotency.js";
+import { KeyedAnswers } from "./keyed-answers.js";
 import { KeyedCreates } from "./keyed-creates.js";
 import { KeyedDeletes } from "./keyed-deletes.js";
 import { newSessionInput } from "./new-session-input.js";
@@ -49,6 +50,8 @@ const tenantOf = (owner: { tenant?: string }) => owner.tenant ?? DEFAULT_TENANT;
 
 export class SessionService {
   private readonly commands = new IdempotentCommands();
+  /** Keyed takes of control: nothing durable holds their keys (./keyed-answers.ts). */
+  private readonly answers = new KeyedAnswers();
   /** Keyed creates, forks and handoffs: their keys are in the records of the sessions they made. */
   private readonly creates = new KeyedCreates((id) => this.parts.brain.record(id).catch(() => undefined));
 
@@ -319,7 +322,14 @@ export class SessionService {
 
   async takeControl(caller: Caller, id: string, client: string, key?: string): Promise<ControlView> {
     await this.record(caller, id);
-    const previous = this.parts.leases.take(id, client, key);
+    // Taken again, a retry would take control back from a client that took it since, and name that one as previous.
+    const slot = { tenant: caller.tenant, session: id, route: "control", key };
+    const previous = this.answers.once(
+      slot,
+      client,
+      () => this.parts.leases.take(id, client),
+      (first) => takenForAnother(slot, first),
+    );
     return { controller: client, ...(previous ? { previous } : {}) };
   }
 

@@ -1,0 +1,70 @@
+// KeyedAnswers, the node's memory of keyed takes of control, rebuilds and restores: a retry gets the first answer
+// (sharing the run while it runs), a failed run is forgotten, another body is a 409, and only the newest are kept.
+import { describe, expect, it } from "vitest";
+import { ApiError } from "./errors.js";
+import { KeyedAnswers } from "./keyed-answers.js";
+
+const slot = (key: string | undefined, tenant = "default") => ({
+  tenant,
+  session: "s",
+  route: "rebuild",
+  key,
+});
+
+describe("KeyedAnswers", () => {
+  it("runs once per key, and a retry while the first runs shares its run", async () => {
+    const answers = new KeyedAnswers();
+    let runs = 0;
+    let finish!: (value: string) => void;
+    const run = () => {
+      runs++;
+      return new Promise<string>((resolve) => {
+        finish = resolve;
+      });
+    };
+    const first = answers.once(slot("k"), "", run);
+    const retry = answers.once(slot("k"), "", run);
+    finish("aside-1");
+    expect(await Promise.all([first, retry])).toEqual(["aside-1", "aside-1"]);
+    expect(await answers.once(slot("k"), "", run)).toBe("aside-1");
+    expect(runs).toBe(1);
+    // Another tenant's key, or none, is another request.
+    void answers.once(slot("k", "acme"), "", run);
+    void answers.once(slot(undefined), "", run);
+    expect(runs).toBe(3);
+  });
+
+  it("forgets a run that failed, so that its retry runs again", async () => {
+    const answers = new KeyedAnswers();
+    await expect(answers.once(slot("k"), "", () => Promise.reject(new Error("busy")))).rejects.toThrow(
+      "busy",
+    );
+    expect(await answers.once(slot("k"), "", () => Promise.resolve("done"))).toBe("done");
+    expect(() =>
+      answers.once(slot("sync"), "", () => {
+        throw new Error("refused");
+      }),
+    ).toThrow("refused");
+    expect(answers.once(slot("sync"), "", () => "taken")).toBe("taken");
+  });
+
+  it("refuses the key with another body, and keeps only the newest", async () => {
+    const answers = new KeyedAnswers(2);
+    answers.once(slot("a"), "body-1", () => 1);
+    const other = (() => {
+      try {
+        return answers.once(slot("a"), "body-2", () => 2);
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(other).toBeInstanceOf(ApiError);
+    expect((other as ApiError).code).toBe("conflict");
+    expect((other as ApiError).message).toContain('Idempotency-Key "a" was sent with another body');
+    answers.once(slot("b"), "", () => 2);
+    answers.once(slot("c"), "", () => 3);
+    // "a" was the oldest of three: forgotten, its retry runs again.
+    expect(answers.once(slot("a"), "body-2", () => 4)).toBe(4);
+    expect(answers.once(slot("c"), "", () => 5)).toBe(3);
+  });
+});

@@ -1,0 +1,60 @@
+// Idempotency-Key on the commands whose key has nowhere durable to go: taking control changes only the controller
+// lease, itself this node's memory, and a restore writes nothing to the session's log, a rebuild only once it is
+// done, so neither has an event that could carry its key before it acts (the log-keyed commands: ./idempotency.ts).
+// This node remembers what each keyed one answered instead, the newest KEYED_ANSWERS_KEPT: a client retries within
+// seconds of a lost answer. A restart or a failover forgets them (docs/protocol.md says so), and a retry after one
+// runs as a new request.
+import { ApiError } from "./errors.js";
+import { IDEMPOTENCY_HEADER } from "./idempotency.js";
+
+export const KEYED_ANSWERS_KEPT = 1024;
+
+/** What a keyed answer is kept under: a tenant's key is its own, and names one command of one session. */
+export interface KeyedSlot {
+  tenant: string;
+  session: string;
+  /** The command ("control", "rebuild", "restore"): a key sent to another is another request. */
+  route: string;
+  key: string | undefined;
+}
+
+export class KeyedAnswers {
+  /** Each keyed command's body digest and answer (a promise while it runs), oldest first. */
+  private readonly answers = new Map<string, { sent: string; answer: unknown }>();
+
+  constructor(private readonly kept = KEYED_ANSWERS_KEPT) {}
+
+  /**
+   * `run`'s answer, or the one it gave before under the same slot: a retry (the same `sent`) runs nothing again
+   * and gets the first answer, and one that comes while the first still runs shares its run. The key sent with
+   * another body is `refused` (given the first one's `sent`): answered with the first's answer, its client would
+   * take for done what never ran. A run that fails is forgotten: it did nothing, and its retry runs again.
+   */
+  once<T>(slot: KeyedSlot, sent: string, run: () => T, refused = (_first: string) => anotherBody(slot)): T {
+    if (slot.key === undefined) return run();
+    const name = [slot.tenant, slot.session, slot.route, slot.key].join("\u0000");
+    const earlier = this.answers.get(name);
+    if (earlier) {
+      if (earlier.sent === sent) return earlier.answer as T;
+      throw refused(earlier.sent);
+    }
+    const answer = run();
+    const entry = { sent, answer };
+    this.answers.set(name, entry);
+    if (answer instanceof Promise) {
+      answer.catch(() => {
+        if (this.answers.get(name) === entry) this.answers.delete(name);
+      });
+    }
+    if (this.answers.size > this.kept) this.answers.delete(this.answers.keys().next().value!);
+    return answer;
+  }
+}
+
+/** The refusal of a key sent again with another body for an earlier `route` of `session`. */
+export const anotherBody = ({ key, route, session }: KeyedSlot) =>
+  new ApiError(
+    "conflict",
+    `${IDEMPOTENCY_HEADER} "${key}" was sent with another body for an earlier ${route} of session ${session}; a retry sends the same body, a new ${route} a new key`,
+    IDEMPOTENCY_HEADER,
+  );
