@@ -310,9 +310,9 @@ export class BrainClient {
     return this.call("handoff", { id }, { to, ...(model ? { model } : {}) }, "", keyHeader(options));
   }
 
-  /** Rewrites the session's native state from its log (a harness that lost it). */
-  rebuild(id: string) {
-    return this.call("rebuild", { id }, {});
+  /** Rewrites the session's native state from its log (a harness that lost it). A keyed retry rebuilds once. */
+  rebuild(id: string, options: CommandOptions = {}) {
+    return this.call("rebuild", { id }, {}, "", keyHeader(options));
   }
 
   close(id: string, options: CommandOptions = {}) {

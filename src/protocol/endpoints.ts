@@ -71,6 +71,12 @@ const TAKES_ONE = {
     "a client-chosen id for this take (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key and client (after a timeout) takes control only once and gets the first answer (the same previous controller), even when another client took control since; the key with another client is a 409. Keys are kept by the node holding the session, as its controller is",
 };
 
+/** A rebuild takes one too (src/server/keyed-answers.ts): a retry gets the first answer. */
+const ANSWERED_ONCE = {
+  "Idempotency-Key":
+    "a client-chosen id for this request (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key and body (after a timeout) does not run it again and gets the first answer (the same aside folder); the key with another body is a 409. Keys are the tenant's own, kept by the node that ran the request, the newest 1024: a restart or a failover forgets them",
+};
+
 const SEQ_QUERY = {
   after: "events with seq greater than this (default 0)",
   limit: `at most this many (default 1000, at most ${MAX_EVENT_PAGE}); the next page starts after the last seq`,
@@ -243,6 +249,7 @@ export const ENDPOINTS = {
     body: RebuildBody,
     response: RebuildView,
     drive: true,
+    headers: ANSWERED_ONCE,
   },
   restore: {
     method: "POST",

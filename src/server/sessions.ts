@@ -29,6 +29,7 @@ import { answerRequest, IDEMPOTENCY_HEADER, IdempotentCommands, keyedAs } from "
 import { KeyedAnswers } from "./keyed-answers.js";
 import { KeyedCreates } from "./keyed-creates.js";
 import { KeyedDeletes } from "./keyed-deletes.js";
+import { type NativeStateParts, rebuild } from "./native-state.js";
 import { newSessionInput } from "./new-session-input.js";
 import type { Page } from "./paging.js";
 import { providerGrant, providerList } from "./provider-grant.js";
@@ -50,15 +51,17 @@ const tenantOf = (owner: { tenant?: string }) => owner.tenant ?? DEFAULT_TENANT;
 
 export class SessionService {
   private readonly commands = new IdempotentCommands();
-  /** Keyed takes of control: nothing durable holds their keys (./keyed-answers.ts). */
+  /** Keyed takes of control and rebuilds: nothing durable holds their keys (./keyed-answers.ts). */
   private readonly answers = new KeyedAnswers();
   /** Keyed creates, forks and handoffs: their keys are in the records of the sessions they made. */
   private readonly creates = new KeyedCreates((id) => this.parts.brain.record(id).catch(() => undefined));
 
   private readonly deletes: KeyedDeletes;
+  private readonly native: NativeStateParts;
 
   constructor(private readonly parts: SessionServiceParts) {
     this.deletes = new KeyedDeletes(parts.brain);
+    this.native = { brain: parts.brain, leases: parts.leases, answers: this.answers };
   }
 
   get brain(): Brain {
@@ -273,16 +276,10 @@ export class SessionService {
     return this.view(caller, made);
   }
 
-  /**
-   * Rewrites the session's native state from its log (the same seeding as a handoff to its own family). The
-   * caller drives the session: its harness is closed and reopened.
-   */
-  async rebuild(caller: Caller, id: string): Promise<RebuildView> {
+  /** Rewrites the session's native state from its log: ./native-state.ts. */
+  async rebuild(caller: Caller, id: string, key?: string): Promise<RebuildView> {
     await this.record(caller, id);
-    this.parts.leases.drive(id, caller.client);
-    const { seeded, aside } = await this.parts.brain.rebuild(id);
-    // A path inside the session's own directory: the caller learns its name, not the daemon's file system.
-    return { id, seeded, aside: basename(aside) };
+    return rebuild(this.native, caller, id, key);
   }
 
   /** Writes a checkpoint's native files into a directory on this machine (the default tenant only): its id. */

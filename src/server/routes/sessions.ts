@@ -222,7 +222,7 @@ export function sessionRoutes({ sessions, agents, auth, logReads, shown }: Sessi
     },
     {
       ...ENDPOINTS.rebuild,
-      handle: async (ctx) => sessions.rebuild(ctx.caller, id(ctx)),
+      handle: async (ctx) => sessions.rebuild(ctx.caller, id(ctx), keyOf(ctx)),
     },
     {
       ...ENDPOINTS.restore,
