@@ -315,6 +315,20 @@ export class BrainClient {
     return this.call("rebuild", { id }, {}, "", keyHeader(options));
   }
 
+  /**
+   * Writes a checkpoint (default: the latest) into `into`, a new or empty directory on the daemon's machine. A
+   * keyed retry gets the first answer, not a refusal of the directory the first filled.
+   */
+  restore(id: string, into: string, checkpoint?: string, options: CommandOptions = {}) {
+    return this.call(
+      "restore",
+      { id },
+      { into, ...(checkpoint ? { checkpoint } : {}) },
+      "",
+      keyHeader(options),
+    );
+  }
+
   close(id: string, options: CommandOptions = {}) {
     return this.call("close", { id }, undefined, "", keyHeader(options));
   }

@@ -71,10 +71,10 @@ const TAKES_ONE = {
     "a client-chosen id for this take (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key and client (after a timeout) takes control only once and gets the first answer (the same previous controller), even when another client took control since; the key with another client is a 409. Keys are kept by the node holding the session, as its controller is",
 };
 
-/** A rebuild takes one too (src/server/keyed-answers.ts): a retry gets the first answer. */
+/** A rebuild and a restore take one too (src/server/keyed-answers.ts): a retry gets the first answer. */
 const ANSWERED_ONCE = {
   "Idempotency-Key":
-    "a client-chosen id for this request (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key and body (after a timeout) does not run it again and gets the first answer (the same aside folder); the key with another body is a 409. Keys are the tenant's own, kept by the node that ran the request, the newest 1024: a restart or a failover forgets them",
+    "a client-chosen id for this request (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key and body (after a timeout) does not run it again and gets the first answer (the same aside folder; the same checkpoint, not a refusal of the directory the first filled); the key with another body is a 409. Keys are the tenant's own, kept by the node that ran the request, the newest 1024: a restart or a failover forgets them",
 };
 
 const SEQ_QUERY = {
@@ -259,6 +259,7 @@ export const ENDPOINTS = {
     body: RestoreBody,
     response: RestoreView,
     drive: true,
+    headers: ANSWERED_ONCE,
   },
   control: {
     method: "POST",

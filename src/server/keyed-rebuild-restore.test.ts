@@ -1,13 +1,17 @@
-// Idempotency-Key on POST /v1/sessions/{id}/rebuild: a client whose answer was lost retries under its key. A
-// rebuild retried ran again (a second folder of old files set aside, the harness closed and reopened for nothing).
-// Its keyed answers are in this node's memory (./keyed-answers.ts).
-import { readdirSync } from "node:fs";
+// Idempotency-Key on POST /v1/sessions/{id}/rebuild and .../restore: a client whose answer was lost retries under
+// its key. A rebuild retried ran again (a second folder of old files set aside, the harness closed and reopened for
+// nothing); a restore retried found the directory it had filled and was refused (400), which the client could not
+// tell from a real failure. Both keep their keyed answers in this node's memory (./keyed-answers.ts).
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { collect, raw, settled } from "../testing/http.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
 const t = useTestDaemon();
+const outside = mkdtempSync(join(tmpdir(), "brain-keyed-restore-"));
+afterAll(() => rmSync(outside, { recursive: true, force: true }));
 
 const keyed = (key: string, token = t.tokens.admin, body?: unknown) => ({
   token,
@@ -53,5 +57,45 @@ describe("Idempotency-Key on rebuild", () => {
     expect(JSON.stringify(theirs.body)).not.toContain("native-before-rebuild-");
     expect((await raw(t.url, "POST", path, keyed(""))).status).toBe(400);
     expect(asides(id)).toHaveLength(1);
+  });
+});
+
+describe("Idempotency-Key on restore", () => {
+  it("answers a retried restore with the first answer, not a refusal of the directory it filled", async () => {
+    const id = await answered();
+    const checkpoint = await t.client().checkpoint(id);
+    const into = join(outside, "once");
+    const path = `/v1/sessions/${id}/restore`;
+    const first = await raw(t.url, "POST", path, keyed("restore-1", t.tokens.admin, { into }));
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body).toEqual({ ok: true, checkpoint: checkpoint.id });
+    const again = await raw(t.url, "POST", path, keyed("restore-1", t.tokens.admin, { into }));
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect(readdirSync(into)).toEqual(["echo.jsonl"]);
+    // Without the key (or with a new one) it is a new restore, refused: the directory is not empty.
+    const anew = await raw(t.url, "POST", path, keyed("restore-2", t.tokens.admin, { into }));
+    expect(anew.status).toBe(400);
+    expect(JSON.stringify(anew.body)).toContain("is not empty");
+    // The key with another body is another request.
+    const other = await raw(t.url, "POST", path, {
+      ...keyed("restore-1", t.tokens.admin, { into: join(outside, "elsewhere") }),
+    });
+    expect(other.status).toBe(409);
+    expect(other.body.error).toMatchObject({ field: "Idempotency-Key" });
+    expect(readdirSync(outside)).not.toContain("elsewhere");
+  });
+
+  it("retries through the client under its key; another tenant's same key does not see the answer", async () => {
+    const id = await answered();
+    await t.client().checkpoint(id);
+    const into = join(outside, "client");
+    const first = await t.client().restore(id, into, undefined, { key: "restore-3" });
+    expect(await t.client().restore(id, into, undefined, { key: "restore-3" })).toEqual(first);
+    const theirs = await raw(t.url, "POST", `/v1/sessions/${id}/restore`, {
+      ...keyed("restore-3", t.tokens.other, { into }),
+    });
+    expect(theirs.status).toBe(404);
+    expect(JSON.stringify(theirs.body)).not.toContain(first.checkpoint);
   });
 });

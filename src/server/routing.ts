@@ -84,7 +84,7 @@ const FORWARDED_HEADERS = ["authorization", "content-type", "x-brain-client", "x
 const SESSION_COMMAND = /^\/v1\/sessions\/([A-Za-z0-9_-]{1,64})(?:\/|$)/;
 /** The commands that take an Idempotency-Key (src/protocol/endpoints.ts): safe to send again. */
 const KEYED_COMMAND =
-  /^\/v1\/sessions\/[A-Za-z0-9_-]{1,64}\/(?:prompt|steer|interrupt|checkpoints|close|control|fork|handoff|rebuild|requests\/[^/]+)$/;
+  /^\/v1\/sessions\/[A-Za-z0-9_-]{1,64}\/(?:prompt|steer|interrupt|checkpoints|close|control|fork|handoff|rebuild|restore|requests\/[^/]+)$/;
 const HITL_WAIT = /^(?:\/nui\/[^/]+)?\/api\/hitl\/requests\/([^/]+)\/wait$/;
 /** whereAlone's answer for a request pending in a session open on this node. */
 const HERE = Symbol("here");

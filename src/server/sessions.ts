@@ -15,6 +15,7 @@ import type {
   PromptBody,
   ProviderList,
   RebuildView,
+  RestoreBody,
   SessionListQuery,
   SessionView,
 } from "../protocol/api.js";
@@ -29,7 +30,7 @@ import { answerRequest, IDEMPOTENCY_HEADER, IdempotentCommands, keyedAs } from "
 import { KeyedAnswers } from "./keyed-answers.js";
 import { KeyedCreates } from "./keyed-creates.js";
 import { KeyedDeletes } from "./keyed-deletes.js";
-import { type NativeStateParts, rebuild } from "./native-state.js";
+import { type NativeStateParts, rebuild, restore } from "./native-state.js";
 import { newSessionInput } from "./new-session-input.js";
 import type { Page } from "./paging.js";
 import { providerGrant, providerList } from "./provider-grant.js";
@@ -51,7 +52,7 @@ const tenantOf = (owner: { tenant?: string }) => owner.tenant ?? DEFAULT_TENANT;
 
 export class SessionService {
   private readonly commands = new IdempotentCommands();
-  /** Keyed takes of control and rebuilds: nothing durable holds their keys (./keyed-answers.ts). */
+  /** Keyed takes of control, rebuilds and restores: nothing durable holds their keys (./keyed-answers.ts). */
   private readonly answers = new KeyedAnswers();
   /** Keyed creates, forks and handoffs: their keys are in the records of the sessions they made. */
   private readonly creates = new KeyedCreates((id) => this.parts.brain.record(id).catch(() => undefined));
@@ -282,20 +283,10 @@ export class SessionService {
     return rebuild(this.native, caller, id, key);
   }
 
-  /** Writes a checkpoint's native files into a directory on this machine (the default tenant only): its id. */
-  async restore(caller: Caller, id: string, into: string, checkpoint = "latest"): Promise<string> {
+  /** Writes a checkpoint's native files into a directory on this machine: ./native-state.ts. */
+  async restore(caller: Caller, id: string, body: RestoreBody, key?: string): Promise<string> {
     await this.record(caller, id);
-    if (caller.tenant !== DEFAULT_TENANT) {
-      throw new ApiError(
-        "forbidden",
-        "restoring into a directory of the daemon's machine needs a token of the default tenant; fork the session instead",
-      );
-    }
-    try {
-      return await this.parts.brain.restore(id, checkpoint, into);
-    } catch (err) {
-      throw inField(err, "checkpoint");
-    }
+    return restore(this.native, caller, id, body, key);
   }
 
   /** Releases the harness; the session stays, and a later prompt reopens it. Closing twice is not an error. */

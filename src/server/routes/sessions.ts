@@ -230,7 +230,7 @@ export function sessionRoutes({ sessions, agents, auth, logReads, shown }: Sessi
         const body = ctx.body as RestoreBody;
         return {
           ok: true,
-          checkpoint: await sessions.restore(ctx.caller, id(ctx), body.into, body.checkpoint),
+          checkpoint: await sessions.restore(ctx.caller, id(ctx), body, keyOf(ctx)),
         };
       },
     },
