@@ -1,6 +1,5 @@
 // What the daemon does with sessions, apart from HTTP: tenancy (another tenant's session is "not found"), the
 // controller lease. What is live and what a new one is made of is the core's (Brain); routes and ACP call this.
-import { basename } from "node:path";
 import type { Brain } from "../core/brain.js";
 import { BrainError } from "../core/errors.js";
 import type { ReplyBody } from "../core/request-desk.js";
