@@ -5,7 +5,8 @@ import { randomUUID } from "node:crypto";
 import type { Context, MiddlewareHandler, Next } from "hono";
 import type { Brain } from "../core/brain.js";
 import type { HitlResponseEnvelope } from "../protocol/nui/hitl.js";
-import { ApiError, readText } from "./errors.js";
+import { DEFAULT_TENANT } from "./auth/tokens.js";
+import { ApiError, notFound, readText } from "./errors.js";
 import { HITL_LIST, merged, responseOf } from "./hitl/cluster-list.js";
 import { listedInStoredLog, pendingInStoredLog, storedAlone } from "./hitl/cluster-read.js";
 import { waitInStoredLog } from "./hitl/cluster-wait.js";
@@ -257,7 +258,9 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
         (await parts.waits.within(tenant, () => storedAlone(brain, tenant, hitl)));
       if (!session) return next();
       const request = await routed();
-      const answer = await router.forward(session, request);
+      const answer = await router
+        .forward(session, request)
+        .catch((err: unknown) => ownersFailure(brain, session, tenant, err));
       if (answer) return responseOf(answer);
       // No node owns it: it is answered here, naming its session, which opens it here as /v1 answers do.
       if (named) return next();
@@ -274,7 +277,10 @@ export function forwardToOwner(parts: ForwardParts): MiddlewareHandler {
     const retry = (method === "POST" && KEYED_COMMAND.test(path)) || keyedDelete;
     if (retry && request.headers[KEY] === undefined) request.headers[KEY] = `fwd-${randomUUID()}`;
     const answer =
-      (await router.forward(id, request, { retry })) ?? (await toPinnedNode(brain, router, id, request));
+      (await router
+        .forward(id, request, { retry })
+        .catch((err: unknown) => ownersFailure(brain, id, parts.tenantOf(c), err))) ??
+      (await toPinnedNode(brain, router, id, request));
     if (answer) return responseOf(answer);
     // Run here with the key the owner may have seen: the log tells whether it ran there before it went away.
     return retry ? responseOf(await parts.runHere(request)) : next();
@@ -295,6 +301,19 @@ async function toPinnedNode(
   const node = (await brain.record(id).catch(() => undefined))?.pinned?.node;
   if (!node || node === router.node) return undefined;
   return router.toNode(node, request);
+}
+
+/**
+ * An owner's failure to answer (a 503 naming the session and its owner node) is the caller's to hear only when the
+ * session is the caller's: another tenant's, or none, is the 404 any missing session gets, so a valid token cannot
+ * probe which ids exist and where. Read here, on the failure's path, not before every forward.
+ */
+async function ownersFailure(brain: Brain, id: string, tenant: string, err: unknown): Promise<never> {
+  if (err instanceof ApiError && err.code === "unavailable") {
+    const record = await brain.record(id).catch(() => undefined);
+    if (!record || (record.tenant ?? DEFAULT_TENANT) !== tenant) throw notFound(`no session "${id}"`);
+  }
+  throw err;
 }
 
 /** An owner's silence to a read forwarded to it (503: it still holds the session): no answer, read elsewhere. */
