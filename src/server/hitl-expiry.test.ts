@@ -56,6 +56,8 @@ it("lists a harness's own permission request and question with the deadline the 
   try {
     const client = t.client();
     const { id } = await client.create({ harness: "scripted", permissions: { ask_timeout_ms: 30_000 } });
+    // Before anything is asked: the desk fixes each request's deadline after this, from its own clock (this one).
+    const prompted = Date.now();
     const { turn } = await client.prompt(id, "go");
     let asked = 0;
     const seen = await collect(client, id, (e) => e.type.endsWith(".requested") && ++asked === 2);
@@ -71,10 +73,13 @@ it("lists a harness's own permission request and question with the deadline the 
     expect(envelopes.map((e) => e.requestId).sort()).toEqual(["perm", "question"]);
     for (const envelope of envelopes) {
       const logged = seen.find((e) => (e.data as { id?: string }).id === envelope.requestId)!;
-      // Asked when logged, and given up the ask timeout later: no sooner (the timer starts once it is logged).
+      // Asked when logged. Its deadline is fixed when the desk asks, before the write that logs it (the log holds
+      // it): the ask timeout from then, so no sooner than that after the prompt, and no later than that after the
+      // logged time, which trails the ask by the write's wait (more on a loaded machine: not 30 s to the ms).
       expect(envelope.createdAt, envelope.requestId).toBe(logged.ts);
+      expect(Date.parse(envelope.expiresAt), envelope.requestId).toBeGreaterThanOrEqual(prompted + 30_000);
       const lasts = Date.parse(envelope.expiresAt) - Date.parse(envelope.createdAt);
-      expect(lasts, envelope.requestId).toBeGreaterThanOrEqual(30_000);
+      expect(lasts, envelope.requestId).toBeLessThanOrEqual(30_000);
       expect(envelope.ttlSeconds, envelope.requestId).toBe(Math.ceil(lasts / 1000));
       const one = await raw(t.url, "GET", `/api/hitl/requests/${envelope.requestId}`, {
         token: t.tokens.admin,
