@@ -21,7 +21,7 @@ import { clusterNodesBench } from "./cluster-nodes.js";
 import { dockerBench } from "./docker.js";
 import { extEventsBench } from "./ext-events.js";
 import { firstDeltaBench } from "./first-delta.js";
-import { installCleanup } from "./lib/cleanup.js";
+import { installCleanup, watched } from "./lib/cleanup.js";
 import { type BenchRow, log } from "./lib/measure.js";
 import { fmtCount, fmtMs, fmtPct, fmtSummary, type Summary } from "./lib/stats.js";
 import { renderTable } from "./lib/table.js";
@@ -36,7 +36,7 @@ import { scaleBench } from "./scale.js";
 import { secretScanBench } from "./secret-scan.js";
 import { sseFanoutBench } from "./sse-fanout.js";
 import { sseLoadBench } from "./sse-load.js";
-import { toolRoundTripBench } from "./tool-roundtrip.js";
+import { toolRoundTripBench, toolRoundTripBudgetMs } from "./tool-roundtrip.js";
 
 const BENCHES: Record<string, (opts: BenchOptions) => Promise<BenchRow[]>> = {
   relay: relayBench,
@@ -60,6 +60,11 @@ const BENCHES: Record<string, (opts: BenchOptions) => Promise<BenchRow[]>> = {
   docker: dockerBench,
   cluster: clusterBench,
   "cluster-nodes": clusterNodesBench,
+};
+
+/** What a section's watchdog allows, from the work it is asked to do, for the sections that say. */
+const BUDGETS: Record<string, (opts: BenchOptions) => number> = {
+  tools: toolRoundTripBudgetMs,
 };
 
 const USAGE = `usage: node dist/bench/run.js [--quick] [--json] [--reps N] [--only ${Object.keys(BENCHES).join(",")}]`;
@@ -210,8 +215,7 @@ function render(rows: BenchRow[], meta: Meta): string {
 
 async function main(): Promise<void> {
   const opts = options();
-  // A stuck child must not hang the run; a busy shared machine must not cut a healthy one short.
-  installCleanup((opts.quick ? 120_000 : 300_000) * opts.only.length);
+  installCleanup();
   const started = Date.now();
   const loadStart = loadavg();
   log(`bench: ${opts.only.join(", ")}; ${opts.quick ? "quick" : "full"}; load average ${loadStart}`);
@@ -219,7 +223,11 @@ async function main(): Promise<void> {
   const sections: Record<string, number> = {};
   for (const name of opts.only) {
     const t0 = Date.now();
-    rows.push(...(await BENCHES[name]!({ quick: opts.quick, reps: opts.reps })));
+    const section = { quick: opts.quick, reps: opts.reps };
+    // A stuck child must not hang the run; a busy shared machine must not cut a healthy one short: a section
+    // that says what its work allows (BUDGETS) gets that, the others a fixed figure.
+    const budget = BUDGETS[name]?.(section) ?? (opts.quick ? 120_000 : 300_000);
+    rows.push(...(await watched(`the ${name} section`, budget, () => BENCHES[name]!(section))));
     sections[name] = Number(((Date.now() - t0) / 1000).toFixed(1));
     log(`${name}: done in ${sections[name]} s`);
   }

@@ -21,7 +21,7 @@
 // saved buys three times as many pairs for the median.
 import path from "node:path";
 import { floodRunnerPath, openBenchSession, watchTurn } from "./lib/brain.js";
-import { makeTemp, removeTemp } from "./lib/cleanup.js";
+import { makeTemp, removeTemp, watched } from "./lib/cleanup.js";
 import { type BenchRow, interleave, log, rateRow, type Sample, timed } from "./lib/measure.js";
 import { RawHost } from "./lib/raw-host.js";
 import type { BenchOptions } from "./options.js";
@@ -44,6 +44,40 @@ const WARM_RUNS = 3;
 /** Timed runs per requested rep: each is short, and the disk's speed drifts between them (see the header). */
 const ROUNDS_PER_REP = 3;
 
+/**
+ * What the watchdogs allow (see watched): a side's start, and each call at 40 round trips/s, far below any side's
+ * rate even on a loaded machine (thousands/s in flight, hundreds/s sequential), so only a hang reaches them.
+ */
+const START_MS = 30_000;
+const PER_CALL_MS = 25;
+const WARMUP_CALLS = 1_000;
+
+/** Each side's start and warm-up: WARMUP_CALLS, then WARM_RUNS runs of the timed prompt. */
+const warmMs = (k: number) => START_MS + (WARMUP_CALLS + WARM_RUNS * k) * PER_CALL_MS;
+/** One timed run of `k` calls. */
+const runMs = (k: number) => START_MS / 6 + k * PER_CALL_MS;
+
+/** The calls each in-flight count's rows time per run. */
+const callsOf = (opts: Pick<BenchOptions, "quick">) =>
+  [
+    [1, opts.quick ? 600 : 1_000],
+    [32, opts.quick ? 4_000 : 8_000],
+  ] as const;
+
+/**
+ * What the whole section may take: every side's start and warm-up, and every round's runs, at the watchdogs'
+ * rates, each side closed within a start's time. Each step has its own watchdog, which names it: this one is
+ * for what falls between them.
+ */
+export function toolRoundTripBudgetMs(opts: BenchOptions): number {
+  let ms = 0;
+  for (const [inFlight, k] of callsOf(opts)) {
+    const sides = inFlight === 1 ? 4 : 3;
+    ms += sides * (warmMs(k) + START_MS + opts.reps * ROUNDS_PER_REP * runMs(k));
+  }
+  return ms;
+}
+
 /** A side warmed once and kept for every round: `run` times one turn of `k` calls. */
 interface Side {
   run(): Promise<Sample>;
@@ -63,7 +97,7 @@ async function warmed(close: () => Promise<void>, warm: () => Promise<void>): Pr
 async function roundTrips(opts: BenchOptions, inFlight: number, k: number): Promise<BenchRow[]> {
   const runner = floodRunnerPath();
   const prompt = `tools ${k} ${inFlight}`;
-  const warmup = `tools 1000 ${inFlight}`;
+  const warmup = `tools ${WARMUP_CALLS} ${inFlight}`;
   log(
     `tools: ${k} echo round trips, ${inFlight} in flight, ${opts.reps * ROUNDS_PER_REP} rounds (after a 1,000-call and ${WARM_RUNS} × ${k}-call warm-up of each side, once)`,
   );
@@ -128,9 +162,14 @@ async function roundTrips(opts: BenchOptions, inFlight: number, k: number): Prom
   let samples: Record<"baseline" | "subject" | "durable", Sample[]> & { durable2?: Sample[] };
   try {
     for (const [name, start] of Object.entries(open)) {
-      const side = await start();
+      const step = `tools×${inFlight}: the ${name} side's start and warm-up`;
+      const side = await watched(step, warmMs(k), start);
       sides.push(side);
-      runs[name] = side.run;
+      let round = 0;
+      runs[name] = () => {
+        const what = `tools×${inFlight}: the ${name} side's timed run ${++round} (${k} calls)`;
+        return watched(what, runMs(k), side.run);
+      };
     }
     samples = (await interleave(`tools×${inFlight}`, opts.reps * ROUNDS_PER_REP, runs)) as typeof samples;
   } finally {
@@ -188,8 +227,7 @@ async function roundTrips(opts: BenchOptions, inFlight: number, k: number): Prom
 }
 
 export async function toolRoundTripBench(opts: BenchOptions): Promise<BenchRow[]> {
-  return [
-    ...(await roundTrips(opts, 1, opts.quick ? 600 : 1_000)),
-    ...(await roundTrips(opts, 32, opts.quick ? 4_000 : 8_000)),
-  ];
+  const rows: BenchRow[] = [];
+  for (const [inFlight, k] of callsOf(opts)) rows.push(...(await roundTrips(opts, inFlight, k)));
+  return rows;
 }

@@ -91,8 +91,8 @@ function cleanupSync(): void {
   tempDirs.clear();
 }
 
-/** Installs the exit, signal and crash handlers, and a watchdog that ends a run that takes too long. */
-export function installCleanup(watchdogMs: number): void {
+/** Installs the exit, signal and crash handlers (each section's watchdog is armed by its runner: watched()). */
+export function installCleanup(): void {
   process.on("exit", cleanupSync);
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     process.on(signal, () => {
@@ -108,10 +108,24 @@ export function installCleanup(watchdogMs: number): void {
     process.stderr.write(`bench: unhandled rejection: ${(err as Error)?.stack ?? String(err)}\n`);
     process.exit(1);
   });
-  setTimeout(() => {
-    process.stderr.write(`bench: watchdog: the run took more than ${watchdogMs / 1000} s; aborting\n`);
+}
+
+/**
+ * Runs `work` under a watchdog that ends the run (its children killed, its temp dirs removed) when `work` takes
+ * more than `ms`, naming `what`. `ms` is for a hang, not for a slow machine: callers scale it with the work asked
+ * (calls, rounds, reps), so a loaded machine gives slow figures rather than an abort.
+ */
+export async function watched<T>(what: string, ms: number, work: () => Promise<T>): Promise<T> {
+  const timer = setTimeout(() => {
+    process.stderr.write(`bench: watchdog: ${what} took more than ${ms / 1000} s; aborting\n`);
     process.exit(2);
-  }, watchdogMs).unref();
+  }, ms);
+  timer.unref();
+  try {
+    return await work();
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Rejects with a clear message when `promise` has not settled within `ms`. */
