@@ -65,6 +65,8 @@ const BENCHES: Record<string, (opts: BenchOptions) => Promise<BenchRow[]>> = {
 /** What a section's watchdog allows, from the work it is asked to do, for the sections that say. */
 const BUDGETS: Record<string, (opts: BenchOptions) => number> = {
   tools: toolRoundTripBudgetMs,
+  // Its one-watcher row alone paces 1,000 deltas at 100/s per side and round: 150 s of a full run's 5 rounds.
+  sse: (opts) => (opts.quick ? 240_000 : 600_000),
 };
 
 const USAGE = `usage: node dist/bench/run.js [--quick] [--json] [--reps N] [--only ${Object.keys(BENCHES).join(",")}]`;
