@@ -2,7 +2,7 @@
 // Brain stops reading the server's `/event` stream while the log is behind by more than BACKLOG_BYTES, so what
 // it holds stays bounded and the server's writes wait on TCP; once the disk comes back, every delta arrives in
 // order. The server is a stand-in for `opencode serve` writing its real events (`message.part.delta`).
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BACKLOG_BYTES } from "../../core/backlog.js";
@@ -12,6 +12,7 @@ import {
   expectWholeFlood,
   FLOOD_EVENTS,
   FLOOD_PAD,
+  floodText,
   progressIn,
   waiting,
   withoutGate,
@@ -23,7 +24,8 @@ import { OpencodeFactory } from "./factory.js";
 /**
  * Health, the event stream and a new session; at the prompt "flood", once told to go (a file `go` beside
  * `ready`, both in $DIR), FLOOD_EVENTS text deltas on the event stream as fast as its socket takes them, noting
- * in `progress` how many it has written, then the session's idle; any other prompt it answers at once.
+ * in `progress` how many it has written, then the session's idle; any other prompt it answers at once. Told to
+ * exit (a file `exit`) during the flood, it notes in `flushed` how many deltas its socket has taken, and exits.
  */
 const SERVE = `#!${process.execPath}
 if (process.argv.includes("--version")) { console.log("1.0.0"); process.exit(0); }
@@ -32,10 +34,11 @@ const fs = require("node:fs");
 const dir = process.env.DIR;
 const port = Number(process.argv[process.argv.indexOf("--port") + 1]);
 let [events, n] = [undefined, 0];
-const send = (type, properties) => events.write("data: " + JSON.stringify({ type, properties }) + "\\n\\n");
+const send = (type, properties, done) =>
+  events.write("data: " + JSON.stringify({ type, properties }) + "\\n\\n", done);
 const message = (id) => send("message.updated", { info: { id, sessionID: "ses_1", role: "assistant" } });
-const delta = (id, delta) =>
-  send("message.part.delta", { sessionID: "ses_1", messageID: id, partID: "prt_" + id, field: "text", delta });
+const delta = (id, delta, done) =>
+  send("message.part.delta", { sessionID: "ses_1", messageID: id, partID: "prt_" + id, field: "text", delta }, done);
 const idle = () => send("session.idle", { sessionID: "ses_1" });
 async function answer(text) {
   const id = "msg_" + ++n;
@@ -43,8 +46,14 @@ async function answer(text) {
   if (text !== "flood") return delta(id, "echo: " + text), idle();
   fs.writeFileSync(dir + "/ready", "");
   while (!fs.existsSync(dir + "/go")) await new Promise((r) => setTimeout(r, 5));
+  let flushed = 0;
+  setInterval(() => {
+    if (!fs.existsSync(dir + "/exit")) return;
+    fs.writeFileSync(dir + "/flushed", String(flushed));
+    process.exit(3);
+  }, 5);
   for (let i = 0; i < ${FLOOD_EVENTS}; i++) {
-    const more = delta(id, String(i).padStart(6, "0") + "x".repeat(${FLOOD_PAD}));
+    const more = delta(id, String(i).padStart(6, "0") + "x".repeat(${FLOOD_PAD}), () => (flushed = i + 1));
     if (i % 16 === 15) fs.writeFileSync(dir + "/progress", String(i + 1));
     if (!more) await new Promise((r) => events.once("drain", r));
   }
@@ -93,7 +102,7 @@ async function floodHeld(gated: boolean) {
   await expect.poll(() => existsSync(join(dir, "ready")), { timeout: 60_000 }).toBe(true);
   const release = io.holdDurable();
   writeFileSync(join(dir, "go"), "");
-  return { session, turn, release, progress: () => progressIn(dir) };
+  return { dir, session, turn, release, progress: () => progressIn(dir) };
 }
 
 describe("opencode flooding a session whose disk has fallen behind", () => {
@@ -131,5 +140,29 @@ describe("opencode flooding a session whose disk has fallen behind", () => {
     await expect(interrupting).resolves.toBeUndefined();
     await expect(closing).resolves.toBeUndefined();
     await turn.settled;
+  }, 180_000);
+
+  it("reads what the server wrote before it exited while its stream was held, then fails the turn as lost", async () => {
+    const { dir, session, turn, release, progress } = await floodHeld(true);
+    let flushed = 0;
+    try {
+      await blocked(session, progress);
+      writeFileSync(join(dir, "exit"), "");
+      await expect.poll(() => existsSync(join(dir, "flushed")), { timeout: 60_000 }).toBe(true);
+      flushed = Number(readFileSync(join(dir, "flushed"), "utf8"));
+      // Read with the log still behind: each delta's event holds at least its text.
+      await expect
+        .poll(() => waiting(session), { timeout: 60_000 })
+        .toBeGreaterThanOrEqual(flushed * (FLOOD_PAD + 6));
+    } finally {
+      release();
+    }
+    expect((await turn.settled).status).toBe("failed");
+    const deltas = (await events(session)).filter((e) => e.type === "assistant.delta");
+    // Every delta the server's socket took before it exited, in order (one it had half sent may follow).
+    expect(deltas.length).toBeGreaterThanOrEqual(flushed);
+    deltas.forEach((e, i) => {
+      if ((e.data as { text: string }).text !== floodText(i)) expect.fail(`delta ${i} is not in its place`);
+    });
   }, 180_000);
 });

@@ -26,6 +26,12 @@ const USER = "opencode";
  */
 const NO_REDIRECTS = { redirect: "manual" } as const;
 
+/**
+ * How long the event stream of a server that exited may go without a message before Brain stops reading it:
+ * its socket closes with the process, so this bounds only a stream something else still holds open.
+ */
+const EXIT_READ_IDLE_MS = 3000;
+
 /** What every request to the server is sent with: no redirects, and that server's own connections. */
 type ServerRequest = RequestInit & { dispatcher: Agent };
 
@@ -66,6 +72,14 @@ export class OpencodeServer {
    * event stream as the server closes it, one no server ever takes.
    */
   private readonly pool = new Agent();
+  /** The `/event` reader, once the stream is up: settles when the stream ended, was aborted or broke. */
+  private reading: Promise<void> | undefined;
+  /** How many messages the reader has taken from the stream. */
+  private read = 0;
+  /** Lets go of the read gate's holds on the stream for good (ReadGate.stop). */
+  private unhold: () => void = () => {};
+  /** Set once the server exited: the end of its stream is then that exit, which is reported as it. */
+  private exiting = false;
 
   private constructor(
     readonly child: CliProcess,
@@ -118,10 +132,16 @@ export class OpencodeServer {
         if (port) announce(Number(port));
       },
       onExit: (reason) => {
-        server?.events.abort();
-        void server?.pool.destroy();
-        void published?.close();
-        gone(reason);
+        const letGo = () => {
+          server?.events.abort();
+          void server?.pool.destroy();
+          void published?.close();
+          gone(reason);
+        };
+        // What the server wrote before it exited is read first, however far the session's log is behind, as a
+        // CLI's pipe is: aborting the stream at once dropped the events the gate was holding in its socket.
+        if (server?.reading) void server.readToEnd().then(letGo);
+        else letGo();
       },
     });
     server = new OpencodeServer(child, password, spec.startTimeoutMs, published);
@@ -214,10 +234,12 @@ export class OpencodeServer {
     // do on its pipe (see ReadGate). A stream aborted (stopped, or the server gone) is not held any more.
     const held = new HeldReads();
     const gate = new ReadGate(() => held);
+    this.unhold = () => gate.stop();
     this.events.signal.addEventListener("abort", () => gate.stop(), { once: true });
-    void (async () => {
+    this.reading = (async () => {
       try {
         for await (const message of readSse(body)) {
+          this.read++;
           if (backlog) await held.check(() => gate.check("session", backlog));
           let event: unknown;
           try {
@@ -233,12 +255,35 @@ export class OpencodeServer {
           }
           onEvent(event);
         }
-        if (!this.events.signal.aborted) this.lostEvents(onGone, "the server closed its event stream");
+        if (!this.events.signal.aborted && !this.exiting)
+          this.lostEvents(onGone, "the server closed its event stream");
       } catch (err) {
-        if (!this.events.signal.aborted)
+        if (!this.events.signal.aborted && !this.exiting)
           this.lostEvents(onGone, `the event stream broke: ${(err as Error).message}`);
       }
     })();
+  }
+
+  /**
+   * The server exited: its stream is read to its end, past the read gate's hold, so the events it wrote last
+   * reach the session before the turn is failed as lost; given up once it goes EXIT_READ_IDLE_MS without one.
+   */
+  private async readToEnd(): Promise<void> {
+    this.exiting = true;
+    this.unhold();
+    let ended = false;
+    const reading = this.reading?.then(() => {
+      ended = true;
+    });
+    for (let before = -1; !ended && before !== this.read; ) {
+      before = this.read;
+      let late: NodeJS.Timeout | undefined;
+      await Promise.race([
+        reading,
+        new Promise((resolve) => (late = setTimeout(resolve, EXIT_READ_IDLE_MS))),
+      ]);
+      clearTimeout(late);
+    }
   }
 
   /**
