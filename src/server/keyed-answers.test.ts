@@ -67,4 +67,14 @@ describe("KeyedAnswers", () => {
     expect(answers.once(slot("a"), "body-2", () => 4)).toBe(4);
     expect(answers.once(slot("c"), "", () => 5)).toBe(3);
   });
+
+  it("keeps each tenant's newest: another tenant's many keys do not push out its answers", () => {
+    const answers = new KeyedAnswers(2);
+    answers.once(slot("mine", "acme"), "", () => "aside-1");
+    // A valid token of another tenant sends more keyed takes than the node keeps.
+    for (const key of ["x", "y", "z"]) answers.once(slot(key, "other"), "", () => key);
+    expect(answers.once(slot("mine", "acme"), "", () => "aside-2")).toBe("aside-1");
+    // Its own keys still push out its oldest.
+    expect(answers.once(slot("x", "other"), "", () => "again")).toBe("again");
+  });
 });

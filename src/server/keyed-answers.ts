@@ -1,9 +1,10 @@
 // Idempotency-Key on the commands whose key has nowhere durable to go: taking control changes only the controller
 // lease, itself this node's memory, and a restore writes nothing to the session's log, a rebuild only once it is
 // done, so neither has an event that could carry its key before it acts (the log-keyed commands: ./idempotency.ts).
-// This node remembers what each keyed one answered instead, the newest KEYED_ANSWERS_KEPT: a client retries within
-// seconds of a lost answer. A restart or a failover forgets them (docs/protocol.md says so), and a retry after one
-// runs as a new request.
+// This node remembers what each keyed one answered instead, the newest KEYED_ANSWERS_KEPT of each tenant: a client
+// retries within seconds of a lost answer, and a tenant sending many keys pushes out only its own (kept together,
+// one tenant's token could push out every other tenant's answers, and their retries would run again). A restart
+// or a failover forgets them (docs/protocol.md says so), and a retry after one runs as a new request.
 import { ApiError } from "./errors.js";
 import { IDEMPOTENCY_HEADER } from "./idempotency.js";
 
@@ -19,8 +20,8 @@ export interface KeyedSlot {
 }
 
 export class KeyedAnswers {
-  /** Each keyed command's body digest and answer (a promise while it runs), oldest first. */
-  private readonly answers = new Map<string, { sent: string; answer: unknown }>();
+  /** By tenant, each keyed command's body digest and answer (a promise while it runs), oldest first. */
+  private readonly tenants = new Map<string, Map<string, { sent: string; answer: unknown }>>();
 
   constructor(private readonly kept = KEYED_ANSWERS_KEPT) {}
 
@@ -32,21 +33,23 @@ export class KeyedAnswers {
    */
   once<T>(slot: KeyedSlot, sent: string, run: () => T, refused = (_first: string) => anotherBody(slot)): T {
     if (slot.key === undefined) return run();
-    const name = [slot.tenant, slot.session, slot.route, slot.key].join("\u0000");
-    const earlier = this.answers.get(name);
+    const name = [slot.session, slot.route, slot.key].join("\u0000");
+    const answers = this.tenants.get(slot.tenant) ?? new Map<string, { sent: string; answer: unknown }>();
+    const earlier = answers.get(name);
     if (earlier) {
       if (earlier.sent === sent) return earlier.answer as T;
       throw refused(earlier.sent);
     }
     const answer = run();
     const entry = { sent, answer };
-    this.answers.set(name, entry);
+    answers.set(name, entry);
+    this.tenants.set(slot.tenant, answers);
     if (answer instanceof Promise) {
       answer.catch(() => {
-        if (this.answers.get(name) === entry) this.answers.delete(name);
+        if (answers.get(name) === entry) answers.delete(name);
       });
     }
-    if (this.answers.size > this.kept) this.answers.delete(this.answers.keys().next().value!);
+    if (answers.size > this.kept) answers.delete(answers.keys().next().value!);
     return answer;
   }
 }
