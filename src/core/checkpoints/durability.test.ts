@@ -1,7 +1,9 @@
+import { execFileSync, spawn } from "node:child_process";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CheckpointStore } from "./index.js";
+import { fsyncDir } from "./io.js";
 import { native, put, tempDirs } from "./testing.js";
 
 const temp = tempDirs();
@@ -55,4 +57,23 @@ describe("CheckpointStore durability order", () => {
     fail = false;
     expect((await store.create(nativeDir, await files())).id).toBe("000002");
   });
+
+  // A restore's directories are the caller's, anywhere (a network mount that stalls): their opens stay off the
+  // loop's thread. A FIFO stands in for a stalled one: its open for reading waits until a writer opens it.
+  it("opens a directory of the caller's on the thread pool, so one that hangs leaves the loop running", async () => {
+    const fifo = path.join(await tempDir(), "stalled");
+    execFileSync("mkfifo", [fifo]);
+    // Opens the FIFO for writing once told to on its stdin, which only a running loop can do (or, untold, after
+    // 60 s, so that a blocked loop ends too), and says which.
+    const script = 'if read -r -t 60 _; then echo told; else echo untold; fi; exec 3>"$1"; cat >/dev/null';
+    const writer = spawn("bash", ["-c", script, "bash", fifo], { stdio: ["pipe", "pipe", "inherit"] });
+    const said = new Promise<string>((resolve) =>
+      writer.stdout.once("data", (d) => resolve(String(d).trim())),
+    );
+    const synced = fsyncDir(fifo, true);
+    writer.stdin.write("go\n");
+    expect(await said).toBe("told");
+    await synced;
+    writer.stdin.end();
+  }, 120_000);
 });

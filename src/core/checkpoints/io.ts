@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { closeSync, fsync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fsync, open, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -71,12 +71,17 @@ export async function inspectRange(
 // (whose commits are written on the calling thread too). The fsyncs, and reads and writes of the native files'
 // bytes, which a stalling disk can make long, stay on the pool.
 const fsyncAsync = promisify(fsync);
+const openAsync = promisify(open);
 
-/** Makes a rename or a new entry in `dir` durable. Windows cannot open directories: nothing to do there. */
-export async function fsyncDir(dir: string): Promise<void> {
+/**
+ * Makes a rename or a new entry in `dir` durable. Windows cannot open directories: nothing to do there. `caller`:
+ * `dir` is of the caller's choosing (a restore's), which may sit on a network mount or be a FIFO swapped in: it is
+ * opened on the thread pool, as an open that hangs there would otherwise stop the daemon's loop for everyone.
+ */
+export async function fsyncDir(dir: string, caller = false): Promise<void> {
   let fd: number | undefined;
   try {
-    fd = openSync(dir, "r");
+    fd = caller ? await openAsync(dir, "r") : openSync(dir, "r");
     await fsyncAsync(fd);
   } catch (err) {
     if (!["EISDIR", "EPERM", "EACCES", "EINVAL"].includes(errnoCode(err) ?? "")) throw err;

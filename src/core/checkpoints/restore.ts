@@ -126,7 +126,7 @@ export async function restoreManifest(
   try {
     const dirs = new Set<string>([staging]);
     for (const file of manifest.files) await restoreFile(file, blobsDir, staging, dirs, manifest.id);
-    for (const dir of dirs) await fsyncDir(dir);
+    for (const dir of dirs) await fsyncDir(dir, true);
     if (existed) {
       // POSIX rename replaces an empty directory; Windows refuses, so remove it first there.
       await rename(staging, target).catch(async (err: unknown) => {
@@ -142,7 +142,7 @@ export async function restoreManifest(
     throw notRestored(err, manifest.id, target);
   }
   // Outside: the files are in place by now, and a failure here is not one that restored nothing.
-  await fsyncDir(parent);
+  await fsyncDir(parent, true);
 }
 
 /**
