@@ -6,6 +6,7 @@ import { HarnessError } from "../../core/harness.js";
 import type { Spawner } from "../process/spawner.js";
 import { cliVersion, locateCli, manifestVersion, searchPlaces } from "./locate.js";
 import type { CliFactoryOptions } from "./options.js";
+import { unproxiedReason } from "./proxy-route.js";
 import type { VersionCache } from "./version-cache.js";
 
 export interface CliFamily {
@@ -103,6 +104,11 @@ export class CliFamilyFactory implements HarnessFactory {
   describe(cache?: VersionCache): Promise<CliDescription> {
     return describeCli(this.family, this.options, cache);
   }
+
+  /** Why its CLI would talk to the provider itself, not through Brain's credential proxy (./services.ts). */
+  unproxied(options: HarnessOptions): string | undefined {
+    return unproxiedReason(options, this.options.credentialProxy !== false);
+  }
 }
 
 /** A family's factory class: `new ClaudeCodeFactory({ launcher })`. */
@@ -155,6 +161,15 @@ export async function describeCli(
 /** A factory whose program `brain harnesses` can report on. */
 export interface DescribableFactory {
   describe(cache?: VersionCache): Promise<CliDescription>;
+}
+
+/** A factory whose harnesses may reach their provider through Brain's credential proxy, which says when they will. */
+export interface ProxyingFactory {
+  unproxied(options: HarnessOptions): string | undefined;
+}
+
+export function isProxying(factory: object): factory is ProxyingFactory {
+  return typeof (factory as Partial<ProxyingFactory>).unproxied === "function";
 }
 
 export function isDescribable(factory: object): factory is DescribableFactory {

@@ -3,6 +3,7 @@
 import type { HarnessOptions } from "../../core/harness.js";
 import { type RunningTurnRef, sessionToolEndpoint, type ToolEndpoint } from "../../tools/endpoint/index.js";
 import { CredentialProxy, type ProxyTarget, type ProxyWire } from "./credential-proxy.js";
+import { unproxiedReason } from "./proxy-route.js";
 
 /** The provider as the CLI sees it: its base URL and key, the proxy's when there is one. */
 export interface CliProvider {
@@ -46,7 +47,7 @@ export class CliServices {
     const key = this.options.provider.api_key;
     const direct = { ...(base_url ? { base_url } : {}), ...(key ? { api_key: key } : {}) };
     // A container this host cannot bridge into has no way to the proxy: that CLI holds the key (README, security).
-    if (!key || !this.proxied || (this.options.container && !this.options.container.reach)) return direct;
+    if (!key || unproxiedReason(this.options, this.proxied) !== undefined) return direct;
     const target: ProxyTarget = { wire, api_key: key, ...(base_url ? { base_url } : {}) };
     this.proxy ??= CredentialProxy.start(target);
     const proxy = await this.proxy;

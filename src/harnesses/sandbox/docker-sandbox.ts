@@ -1,7 +1,8 @@
 // `sandbox: docker` for the harnesses that run behind a launcher (the CLI agents, the runners): the session's
-// CLI runs inside a container Brain starts for the session, with no network (`--network none`) but a way to the
-// provider when that is on this host's loopback (a local model server, the tests' fake provider), bridged through
-// the container's network namespace. The harness itself stays on the host, so permissions and questions reach
+// CLI runs inside a container Brain starts for the session, with no network (`--network none`) but Brain's
+// credential proxy bridged in through the container's network namespace (the proxy, on this host, reaches a
+// provider anywhere), or, for a CLI that talks to its provider itself, the provider when that is on this host's
+// loopback (a local model server, the tests' fake provider), bridged the same way. The harness itself stays on the host, so permissions and questions reach
 // Brain's clients as they do without a sandbox; the CLI's command goes through `docker exec` (docker-exec-shim),
 // and the native dir, the working directory and Brain's install (read-only) are mounted at their own paths, so
 // the CLI's state lands in the native dir and checkpoints, restore and fork work as on the host.
@@ -11,7 +12,7 @@ import { isInside } from "../../core/checkpoints/paths.js";
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
 import type { ContainerLimits } from "../../protocol/config.js";
-import { type DescribableFactory, isDescribable } from "../cli/family.js";
+import { type DescribableFactory, isDescribable, isProxying } from "../cli/family.js";
 import { ContainedHarness } from "../contained-harness.js";
 import { dockerEnvFlags, hostDockerConfig } from "../exec-relay.js";
 import { Container, sessionLabels, sweepSession } from "../http/container.js";
@@ -86,7 +87,11 @@ export class SandboxableFactory implements HarnessFactory {
         `harness "${this.name}" cannot run with sandbox: docker yet: ${this.settings.unsupported}`,
       );
     }
-    return openInDocker(this.name, sandbox, options, this.behind, this.settings);
+    // The plain factory is the same family with the same host settings as the one behind the container's exec.
+    const unproxied = isProxying(this.plain)
+      ? this.plain.unproxied(options)
+      : "this harness talks to its provider itself";
+    return openInDocker(this.name, sandbox, options, this.behind, this.settings, unproxied);
   }
 
   async close(): Promise<void> {
@@ -131,14 +136,25 @@ export function refuseBrainHome(
   );
 }
 
-/** The provider's port when it is on this host's loopback: the one address the sandbox may reach. */
-export function loopbackProviderPort(baseUrl: string | undefined, harness: string): number[] {
+/**
+ * The provider's port when it is on this host's loopback: the one address the sandbox may reach. A provider
+ * elsewhere is reached only by a CLI that goes through Brain's credential proxy, which runs on this host and is
+ * bridged in instead: `route.unproxied` is why this one will not (undefined: it will, and nothing of the
+ * provider's is bridged). Without `route` the CLI is taken to talk to its provider itself.
+ */
+export function loopbackProviderPort(
+  baseUrl: string | undefined,
+  harness: string,
+  route: { unproxied: string | undefined } = { unproxied: "it talks to its provider itself" },
+): number[] {
   if (!baseUrl) return [];
   const url = new URL(baseUrl);
   if (!["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) {
+    const { unproxied } = route;
+    if (unproxied === undefined) return [];
     throw new HarnessError(
       "brain_error",
-      `harness "${harness}" with sandbox: docker runs its CLI with no network, and its provider ${url.origin} is not on this host's loopback; point the provider's base_url at a loopback proxy or model server (http://127.0.0.1:PORT), or drop the sandbox`,
+      `harness "${harness}" with sandbox: docker runs its CLI with no network, and its provider ${url.origin} is not on this host's loopback; Brain's credential proxy could reach it from this host, but ${unproxied}; give the provider an api_key and leave credential_proxy on, point the provider's base_url at a loopback proxy or model server (http://127.0.0.1:PORT), or drop the sandbox`,
     );
   }
   return [Number(url.port || (url.protocol === "https:" ? 443 : 80))];
@@ -150,11 +166,12 @@ async function openInDocker(
   options: HarnessOptions,
   behind: (launcher: string[]) => HarnessFactory,
   settings: DockerSandboxSettings,
+  unproxied: string | undefined,
 ): Promise<Harness> {
   const docker = settings.docker ?? new DockerCli();
   const stopMs = settings.stopMs ?? 30_000;
   docker.assertInstalled(name);
-  const hostPorts = loopbackProviderPort(options.provider.base_url, name);
+  const hostPorts = loopbackProviderPort(options.provider.base_url, name, { unproxied });
   const owner = { id: options.sessionId, ...(settings.records ? { home: settings.records.home } : {}) };
   await sweepSession(docker, owner, stopMs);
   // A cwd that is no absolute, existing directory is left to the harness to refuse, in its own words.

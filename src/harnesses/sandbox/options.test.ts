@@ -52,6 +52,14 @@ describe("sandbox: docker", () => {
     );
   });
 
+  it("lets a CLI that goes through the credential proxy use a provider elsewhere, bridging none of its ports", () => {
+    const remote = "https://api.example.com";
+    expect(loopbackProviderPort(remote, "codex", { unproxied: undefined })).toEqual([]);
+    expect(() => loopbackProviderPort(remote, "codex", { unproxied: "the provider has no api_key" })).toThrow(
+      /not on this host's loopback; Brain's credential proxy could reach it from this host, but the provider has no api_key/,
+    );
+  });
+
   it("refuses a harness that cannot run in it yet, naming why", async () => {
     const factory = new SandboxableFactory(new CliFamilyFactory(CLAUDE_CODE, {}), () => undefined as never, {
       shim: { node: "node", script: "shim.js" },

@@ -182,7 +182,7 @@ export async function startFakeProvider(opts: StartOptions = {}): Promise<FakePr
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(opts.port ?? 0, "127.0.0.1", () => {
+    server.listen(opts.port ?? 0, opts.host ?? "127.0.0.1", () => {
       server.off("error", reject);
       resolve();
     });
@@ -190,7 +190,7 @@ export async function startFakeProvider(opts: StartOptions = {}): Promise<FakePr
   const { port } = server.address() as AddressInfo;
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${opts.host ?? "127.0.0.1"}:${port}`,
     requests: log.entries,
     script: (steps) => queue.push(steps),
     setFallback: (fn) => queue.setFallback(fn),

@@ -137,6 +137,8 @@ export interface FakeProvider {
 export interface StartOptions {
   /** 0 (the default) picks a free port. */
   port?: number;
+  /** The address it listens on; default 127.0.0.1 (another of this host's: a provider "elsewhere" by address). */
+  host?: string;
   /**
    * When set, model requests must carry it: `Authorization: Bearer` for the OpenAI formats; `x-api-key` or
    * `Authorization: Bearer` for Anthropic (the official SDK sends the latter since 1.x).
