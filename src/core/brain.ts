@@ -15,6 +15,7 @@ import {
   handoffLayers,
   type Made,
   ranOnlyOn,
+  rebuiltData,
   refuseRunning,
   requireHarness,
   reseed,
@@ -262,7 +263,7 @@ export class Brain {
   }
 
   /** Rewrites session `id`'s native state from Brain's log (as a handoff to its family does); one at a time. */
-  rebuild(id: string): Promise<{ seeded: Seeded; aside: string }> {
+  rebuild(id: string, key?: string): Promise<{ seeded: Seeded; aside: string }> {
     return this.live.exclusive(id, "rebuilt", async () => {
       const record = await this.record(id);
       refuseRunning(this.live.find(id)?.session, "rebuild");
@@ -279,8 +280,9 @@ export class Brain {
       await this.options.store.update(id, { seeded });
       // Reopened, so the session runs with the record that says how it was seeded.
       await this.closeSession(id);
-      const reason = `native state rebuilt from Brain's log (${seeded.how === "native" ? "in the harness's own format" : "as a summary in the next prompt"}); the old files are in ${aside}`;
-      await (await this.session(id)).log.append([{ type: "session.recovered", data: { reason } }]);
+      // Through the session, whose index of keys sees the append (a keyed prompt meanwhile may have read it).
+      const data = rebuiltData(seeded, aside, key);
+      await (await this.session(id)).append([{ type: "session.recovered", data }]);
       return { seeded, aside };
     });
   }

@@ -1,7 +1,8 @@
 // Idempotency keys of a session's commands: a client that retries a command after an ambiguous failure (a
 // timeout while the owner failed over) sends the same key, and the command runs once. The key is written into
-// the event that records the command (user.prompt, user.steer, user.interrupt, an answer, checkpoint.created),
-// so the log itself says whether it ran, on whichever node, and a node taking the session over knows too.
+// the event that records the command (user.prompt, user.steer, user.interrupt, an answer, checkpoint.created, a
+// rebuild's session.recovered), so the log itself says whether it ran, on whichever node, and a node taking the
+// session over knows too.
 import { createHash } from "node:crypto";
 import type { SessionEvent } from "../protocol/events.js";
 import { type EventLog, forEachEvent } from "./event-log.js";
@@ -13,7 +14,8 @@ export type KeyedEventType =
   | "user.interrupt"
   | "permission.resolved"
   | "question.answered"
-  | "checkpoint.created";
+  | "checkpoint.created"
+  | "session.recovered";
 
 export const KEYED_EVENTS: readonly KeyedEventType[] = [
   "user.prompt",
@@ -22,6 +24,7 @@ export const KEYED_EVENTS: readonly KeyedEventType[] = [
   "permission.resolved",
   "question.answered",
   "checkpoint.created",
+  "session.recovered",
 ];
 
 const KEYED_TYPES = new Set<string>(KEYED_EVENTS);
@@ -42,6 +45,7 @@ const SENT_FIELDS: Record<KeyedEventType, readonly string[]> = {
   "permission.resolved": ["decision", "reason"],
   "question.answered": ["answer", "reason"],
   "checkpoint.created": [],
+  "session.recovered": [],
 };
 
 /**

@@ -3,7 +3,7 @@
 // log when the harness lost it. Families that can write their native format do (FamilyDescriptor.seed); the
 // others get the history as a marked summary in the first prompt, and the session record says which it was.
 import { mkdir, readdir, rename, rm, rmdir } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { SessionEvent } from "../protocol/events.js";
 import type { SessionConfig } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
@@ -179,6 +179,20 @@ export async function reseed(
     await rmdir(aside);
     throw err;
   }
+}
+
+/**
+ * A rebuild's session.recovered: what it did and the key it ran under, from which a retry under the key is answered
+ * on any node (src/server/native-state.ts). The folder set aside is named relative to the session's directory.
+ */
+export function rebuiltData(seeded: Seeded, aside: string, key: string | undefined) {
+  const how = seeded.how === "native" ? "in the harness's own format" : "as a summary in the next prompt";
+  const reason = `native state rebuilt from Brain's log (${how}); the old files are in ${aside}`;
+  return {
+    reason,
+    rebuilt: { seeded, aside: basename(aside) },
+    ...(key === undefined ? {} : { idempotency_key: key }),
+  };
 }
 
 /**

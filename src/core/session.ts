@@ -320,7 +320,7 @@ export class Session {
     if (this.running === turn) this.harness?.interrupt(turn.id).catch(() => {});
   }
 
-  private append(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]> {
+  append(events: NewEvent[], options?: AppendOptions): Promise<SessionEvent[]> {
     const written = this.writer.append(events, options);
     if (!anyKeyed(events)) return written; // a tool call's append (no key) needs no step after its commit
     return written.then((durable) => {

@@ -26,10 +26,20 @@ export type ToolResultCut = z.infer<typeof ToolResultCut>;
 
 /**
  * The Idempotency-Key a client sent with the command this event records (prompt, steer, interrupt, answer,
- * checkpoint): the log is where a repeated key finds the first answer, on whichever node it lands.
+ * checkpoint, rebuild): the log is where a repeated key finds the first answer, on whichever node it lands.
  */
 export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
 const keyed = { idempotency_key: z.string().regex(IDEMPOTENCY_KEY).optional() };
+
+/**
+ * How the native state was seeded from Brain's log (a handoff or rebuild): "native" when the family wrote its
+ * own format, "summary" when the history goes to the model as a marked summary in the first prompt.
+ */
+export const Seeded = z.strictObject({
+  how: z.enum(["native", "summary"]),
+  /** The last event of this session's own log the seeding covered (0 for a handoff's new session). */
+  seq: z.number().int().nonnegative(),
+});
 
 /**
  * Who answered a permission request or question through the daemon: the token's tenant and the name tokens.json
@@ -81,7 +91,15 @@ export const EventData = {
     handoff_from: z.strictObject({ session: z.string(), seq: z.number().int().nonnegative() }).optional(),
   }),
   "session.closed": empty,
-  "session.recovered": z.strictObject({ reason: z.string() }),
+  "session.recovered": z.strictObject({
+    reason: z.string(),
+    /**
+     * A rebuild's (POST .../rebuild): how it seeded the native state and the folder, in the session's directory,
+     * that holds the files from before. A retry under the rebuild's key is answered from them, on any node.
+     */
+    rebuilt: z.strictObject({ seeded: Seeded, aside: z.string() }).optional(),
+    ...keyed,
+  }),
   "user.prompt": z.strictObject({ text: z.string(), images: z.array(PromptImage).optional(), ...keyed }),
   "user.steer": z.strictObject({ text: z.string(), queued: z.boolean().optional(), ...keyed }),
   "user.interrupt": z.strictObject({ ...keyed }),

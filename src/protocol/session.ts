@@ -1,7 +1,7 @@
 // A session's record (session.json): what it runs and how it was configured. Never holds a credential.
 import { z } from "zod";
 import { McpServers, ProviderChoice } from "./config.js";
-import { IDEMPOTENCY_KEY } from "./events.js";
+import { IDEMPOTENCY_KEY, Seeded } from "./events.js";
 import { PermissionPolicy } from "./permissions.js";
 import { SessionConfig } from "./runner.js";
 
@@ -33,17 +33,8 @@ export const SessionRecord = z.strictObject({
   forked_from: z.strictObject({ session: z.string(), checkpoint: z.string() }).optional(),
   /** The session this one continues on another harness (`brain handoff`): its conversation up to `seq`. */
   handoff_from: z.strictObject({ session: z.string(), seq: z.number().int().nonnegative() }).optional(),
-  /**
-   * How the native state was seeded from Brain's log (a handoff or rebuild): "native" when the family wrote its
-   * own format, "summary" when the history goes to the model as a marked summary in the first prompt.
-   */
-  seeded: z
-    .strictObject({
-      how: z.enum(["native", "summary"]),
-      /** The last event of this session's own log the seeding covered (0 for a handoff's new session). */
-      seq: z.number().int().nonnegative(),
-    })
-    .optional(),
+  /** How the native state was seeded from Brain's log (a handoff or rebuild). */
+  seeded: Seeded.optional(),
   /** Whose session this is when a daemon serves several tenants; absent means DEFAULT_TENANT. */
   tenant: z.string().optional(),
   /**

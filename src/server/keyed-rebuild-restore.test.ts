@@ -1,11 +1,13 @@
 // Idempotency-Key on POST /v1/sessions/{id}/rebuild and .../restore: a client whose answer was lost retries under
 // its key. A rebuild retried ran again (a second folder of old files set aside, the harness closed and reopened for
 // nothing); a restore retried found the directory it had filled and was refused (400), which the client could not
-// tell from a real failure. Both keep their keyed answers in this node's memory (./keyed-answers.ts).
+// tell from a real failure. A rebuild's key is in the session.recovered it appends, so a retry after a restart (or on
+// another node) is answered from the log; a restore's answer is kept in this node's memory (./keyed-answers.ts).
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { startTestDaemon } from "../testing/daemon.js";
 import { collect, raw, settled } from "../testing/http.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
@@ -46,6 +48,49 @@ describe("Idempotency-Key on rebuild", () => {
     const viaClient = await t.client().rebuild(id, { key: "rebuild-2" });
     expect(await t.client().rebuild(id, { key: "rebuild-2" })).toEqual(viaClient);
     expect(await recovered(id)).toBe(2);
+  });
+
+  it("answers a rebuild retried after a daemon restart from its logged session.recovered, rebuilding nothing again", async () => {
+    const home = mkdtempSync(join(tmpdir(), "brain-keyed-rebuild-"));
+    const first = await startTestDaemon({ home });
+    let id: string;
+    let answer: unknown;
+    try {
+      const client = first.client();
+      ({ id } = await client.create({ harness: "echo" }));
+      await collect(client, id, settled((await client.prompt(id, "remember KIWI")).turn));
+      const res = await raw(first.url, "POST", `/v1/sessions/${id}/rebuild`, {
+        token: first.tokens.admin,
+        headers: { "Idempotency-Key": "rebuild-restart" },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      answer = res.body;
+    } finally {
+      await first.cleanup();
+    }
+    const second = await startTestDaemon({ home, tokens: first.tokens });
+    try {
+      const again = await raw(second.url, "POST", `/v1/sessions/${id}/rebuild`, {
+        token: second.tokens.admin,
+        headers: { "Idempotency-Key": "rebuild-restart" },
+      });
+      expect(again.status, JSON.stringify(again.body)).toBe(200);
+      expect(again.body).toEqual(answer);
+      const names = readdirSync(join(home, "sessions", id));
+      expect(names.filter((name) => name.startsWith("native-before-rebuild-"))).toHaveLength(1);
+      const events = (await second.client().log(id)).events.filter((e) => e.type === "session.recovered");
+      expect(events.map((e) => e.data)).toMatchObject([{ idempotency_key: "rebuild-restart" }]);
+      // The key names the rebuild now: sent with a prompt, it is another command's.
+      const prompt = await raw(second.url, "POST", `/v1/sessions/${id}/prompt`, {
+        token: second.tokens.admin,
+        headers: { "Idempotency-Key": "rebuild-restart" },
+        body: { text: "again" },
+      });
+      expect(prompt.status, JSON.stringify(prompt.body)).toBe(409);
+    } finally {
+      await second.cleanup();
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it("keeps a tenant's key its own, and refuses a malformed key", async () => {

@@ -1,14 +1,18 @@
 // What the daemon does to a session's native files between turns, besides checkpoints: rewrites them from the log
-// (rebuild) and writes a checkpoint's into a directory of this machine (restore). Neither records its key where a
-// retry on another node or after a restart could find it: a retry under one gets the first answer from this node's
-// memory (./keyed-answers.ts), where it would rebuild again or be refused the directory the first filled.
+// (rebuild) and writes a checkpoint's into a directory of this machine (restore). A rebuild's key is in the
+// session.recovered it appends, where a retry on another node or after a restart finds it (./idempotency.ts); a
+// restore writes nothing to the log, and a retry under its key gets the first answer from this node's memory
+// (./keyed-answers.ts), where it would be refused the directory the first filled.
 import { basename } from "node:path";
+import type { z } from "zod";
 import type { Brain } from "../core/brain.js";
 import { bodyDigest } from "../core/command-keys.js";
 import type { RebuildView } from "../protocol/api.js";
+import type { EventData } from "../protocol/events.js";
 import { DEFAULT_TENANT } from "./auth/tokens.js";
 import type { ControlLeases } from "./control.js";
 import { ApiError, inField } from "./errors.js";
+import { type IdempotentCommands, keyedAs } from "./idempotency.js";
 import type { KeyedAnswers } from "./keyed-answers.js";
 import type { Caller } from "./sessions.js";
 
@@ -16,7 +20,10 @@ export interface NativeStateParts {
   brain: Brain;
   leases: ControlLeases;
   answers: KeyedAnswers;
+  commands: IdempotentCommands;
 }
+
+type Recovered = z.infer<(typeof EventData)["session.recovered"]>;
 
 /**
  * Rewrites session `id`'s native state from its log (the same seeding as a handoff to its own family), once per
@@ -29,11 +36,30 @@ export function rebuild(
   id: string,
   key?: string,
 ): Promise<RebuildView> {
+  // This node's memory still shares one run between a retry and the first while that runs (the log has no event
+  // yet); once it is done, the log answers, here or on another node, after a restart too.
   return parts.answers.once({ tenant: caller.tenant, session: id, route: "rebuild", key }, "", async () => {
-    parts.leases.drive(id, caller.client);
-    const { seeded, aside } = await parts.brain.rebuild(id);
-    // A path inside the session's own directory: the caller learns its name, not the daemon's file system.
-    return { id, seeded, aside: basename(aside) };
+    const session = await parts.brain.session(id);
+    return parts.commands.run(
+      session,
+      key,
+      keyedAs("session.recovered"),
+      async () => {
+        parts.leases.drive(id, caller.client);
+        const { seeded, aside } = await parts.brain.rebuild(id, key);
+        // A path inside the session's own directory: the caller learns its name, not the daemon's file system.
+        return { id, seeded, aside: basename(aside) };
+      },
+      (earlier) => {
+        const { rebuilt } = earlier.data as Recovered;
+        if (rebuilt) return { id, ...rebuilt };
+        // Keyed session.recovered events are a rebuild's, which always records what it did.
+        throw new ApiError(
+          "brain_error",
+          `session ${id}'s rebuild under this key (seq ${earlier.seq}) recorded no result`,
+        );
+      },
+    );
   });
 }
 
