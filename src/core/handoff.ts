@@ -187,7 +187,8 @@ export async function reseed(
  */
 export function rebuiltData(seeded: Seeded, aside: string, key: string | undefined) {
   const how = seeded.how === "native" ? "in the harness's own format" : "as a summary in the next prompt";
-  const reason = `native state rebuilt from Brain's log (${how}); the old files are in ${aside}`;
+  // The log is the tenant's to read: the folder's name in the session's directory, not the daemon's path to it.
+  const reason = `native state rebuilt from Brain's log (${how}); the old files are in ${basename(aside)}, in the session's directory`;
   return {
     reason,
     rebuilt: { seeded, aside: basename(aside) },

@@ -44,6 +44,9 @@ describe("Idempotency-Key on rebuild", () => {
     expect(again.body).toEqual(first.body);
     expect(asides(id)).toEqual([first.body.aside]);
     expect(await recovered(id)).toBe(1);
+    // The log is the tenant's to read: it names the aside folder, not where the daemon keeps it.
+    const logged = (await t.client().log(id)).events.find((e) => e.type === "session.recovered");
+    expect(JSON.stringify(logged)).not.toContain(t.home);
     // The client sends its key, and its retry is answered the same.
     const viaClient = await t.client().rebuild(id, { key: "rebuild-2" });
     expect(await t.client().rebuild(id, { key: "rebuild-2" })).toEqual(viaClient);
