@@ -1,12 +1,13 @@
 // For the backpressure tests: a harness flooding a session whose disk the test holds (src/core/backlog.ts).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { expect } from "vitest";
+import { expect, it } from "vitest";
 import { BACKLOG_BYTES } from "../core/backlog.js";
 import type { HarnessFactory } from "../core/harness.js";
 import type { Session } from "../core/session.js";
 import { ProcessFactory } from "../harnesses/process/factory.js";
 import type { SessionEvent } from "../protocol/events.js";
+import { events } from "./brain.js";
 import { inlineRunnerArgs } from "./inline-runner.js";
 
 /** The bytes of the session's events that wait for the disk. */
@@ -99,4 +100,60 @@ export function expectWholeFlood(all: SessionEvent[]): void {
   for (let i = 0; i < FLOOD_EVENTS; i++) {
     if (text.slice(i * size, (i + 1) * size) !== floodText(i)) expect.fail(`delta ${i} is not in its place`);
   }
+}
+
+/** A flood started with the log's next fsync held (see the backpressure tests' floodHeld). */
+export interface HeldFlood {
+  session: Session;
+  turn: Awaited<ReturnType<Session["prompt"]>>;
+  release: () => void;
+  /** How many deltas the agent has written so far. */
+  progress: () => number;
+}
+
+/**
+ * The three tests every gated reader gets: without the gate Brain's holding grows past the bound; with it, at most
+ * the bound plus `readAhead` (what the reader had taken when it stopped), the writer blocks, and every delta
+ * arrives in order once the disk is back; a close or an interrupt asked for while paused settles. `writer` names
+ * what floods ("the CLI"), `waitsOn` where its writes wait ("its pipe").
+ */
+export function floodGateTests(
+  floodHeld: (gated: boolean) => Promise<HeldFlood>,
+  { writer, waitsOn, readAhead = PIPE_CHUNK }: { writer: string; waitsOn: string; readAhead?: number },
+): void {
+  it(`without the gate, grows what Brain holds with what ${writer} writes (the state the gate prevents)`, async () => {
+    const { session, release } = await floodHeld(false);
+    try {
+      await expect.poll(() => waiting(session), { timeout: 60_000 }).toBeGreaterThan(3 * BACKLOG_BYTES);
+    } finally {
+      release();
+    }
+  }, 180_000);
+
+  it(`is not read past the bound: ${writer} waits on ${waitsOn}, and every delta arrives in order once the disk is back`, async () => {
+    const { session, turn, release, progress } = await floodHeld(true);
+    try {
+      const written = await blocked(session, progress);
+      expect(written).toBeLessThan(FLOOD_EVENTS);
+      expect(waiting(session)).toBeLessThanOrEqual(BACKLOG_BYTES + readAhead);
+    } finally {
+      release();
+    }
+    expect((await turn.settled).status).toBe("completed");
+    expectWholeFlood(await events(session));
+    // The agent reads on after the flood: the next prompt is answered.
+    const next = await session.prompt("after");
+    expect((await next.settled).status).toBe("completed");
+  }, 180_000);
+
+  it(`still settles a close or an interrupt asked for while ${writer} is paused`, async () => {
+    const { session, turn, release, progress } = await floodHeld(true);
+    await blocked(session, progress);
+    const interrupting = session.interrupt();
+    const closing = session.close();
+    release();
+    await expect(interrupting).resolves.toBeUndefined();
+    await expect(closing).resolves.toBeUndefined();
+    expect(["interrupted", "completed", "failed"]).toContain((await turn.settled).status);
+  }, 180_000);
 }

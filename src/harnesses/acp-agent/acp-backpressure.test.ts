@@ -5,20 +5,10 @@
 // back. The agent is a stand-in speaking ACP's JSON-RPC on stdio.
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { BACKLOG_BYTES } from "../../core/backlog.js";
+import { afterEach, describe, expect } from "vitest";
 import { testIO } from "../../store/fs/testing/fault-io.js";
-import {
-  blocked,
-  expectWholeFlood,
-  FLOOD_EVENTS,
-  FLOOD_PAD,
-  PIPE_CHUNK,
-  progressIn,
-  waiting,
-  withoutGate,
-} from "../../testing/backlog.js";
-import { events, makeBrain, type TestBrain } from "../../testing/brain.js";
+import { FLOOD_EVENTS, FLOOD_PAD, floodGateTests, progressIn, withoutGate } from "../../testing/backlog.js";
+import { makeBrain, type TestBrain } from "../../testing/brain.js";
 import { ndjsonProgram, useStandIns } from "../../testing/cli.js";
 import { AcpFactory, acpFamilyDescriptor } from "./factory.js";
 
@@ -77,38 +67,5 @@ async function floodHeld(gated: boolean) {
 }
 
 describe("an ACP agent flooding a session whose disk has fallen behind", () => {
-  it("without the gate, grows what Brain holds with what the agent writes (the state the gate prevents)", async () => {
-    const { session, release } = await floodHeld(false);
-    try {
-      await expect.poll(() => waiting(session), { timeout: 60_000 }).toBeGreaterThan(3 * BACKLOG_BYTES);
-    } finally {
-      release();
-    }
-  }, 180_000);
-
-  it("is not read past the bound: it blocks on its pipe, and every chunk arrives in order once the disk is back", async () => {
-    const { session, turn, release, progress } = await floodHeld(true);
-    try {
-      const written = await blocked(session, progress);
-      expect(written).toBeLessThan(FLOOD_EVENTS);
-      expect(waiting(session)).toBeLessThanOrEqual(BACKLOG_BYTES + PIPE_CHUNK);
-    } finally {
-      release();
-    }
-    expect((await turn.settled).status).toBe("completed");
-    expectWholeFlood(await events(session));
-    const next = await session.prompt("after");
-    expect((await next.settled).status).toBe("completed");
-  }, 180_000);
-
-  it("still settles a close or an interrupt asked for while the agent is paused", async () => {
-    const { session, turn, release, progress } = await floodHeld(true);
-    await blocked(session, progress);
-    const interrupting = session.interrupt();
-    const closing = session.close();
-    release();
-    await expect(interrupting).resolves.toBeUndefined();
-    await expect(closing).resolves.toBeUndefined();
-    expect(["interrupted", "completed", "failed"]).toContain((await turn.settled).status);
-  }, 180_000);
+  floodGateTests(floodHeld, { writer: "the agent", waitsOn: "its pipe" });
 });

@@ -5,13 +5,12 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { BACKLOG_BYTES } from "../../core/backlog.js";
 import { testIO } from "../../store/fs/testing/fault-io.js";
 import {
   blocked,
-  expectWholeFlood,
   FLOOD_EVENTS,
   FLOOD_PAD,
+  floodGateTests,
   floodText,
   progressIn,
   waiting,
@@ -106,41 +105,8 @@ async function floodHeld(gated: boolean) {
 }
 
 describe("opencode flooding a session whose disk has fallen behind", () => {
-  it("without the gate, grows what Brain holds with what the server writes (the state the gate prevents)", async () => {
-    const { session, release } = await floodHeld(false);
-    try {
-      await expect.poll(() => waiting(session), { timeout: 60_000 }).toBeGreaterThan(3 * BACKLOG_BYTES);
-    } finally {
-      release();
-    }
-  }, 180_000);
-
-  it("is not read past the bound: its writes wait on TCP, and every delta arrives in order once the disk is back", async () => {
-    const { session, turn, release, progress } = await floodHeld(true);
-    try {
-      const written = await blocked(session, progress);
-      expect(written).toBeLessThan(FLOOD_EVENTS);
-      // What the HTTP client had read ahead when the reader stopped: a few of its chunks past the bound.
-      expect(waiting(session)).toBeLessThanOrEqual(BACKLOG_BYTES + (1 << 20));
-    } finally {
-      release();
-    }
-    expect((await turn.settled).status).toBe("completed");
-    expectWholeFlood(await events(session));
-    const next = await session.prompt("after");
-    expect((await next.settled).status).toBe("completed");
-  }, 180_000);
-
-  it("still settles a close or an interrupt asked for while the server's stream is paused", async () => {
-    const { session, turn, release, progress } = await floodHeld(true);
-    await blocked(session, progress);
-    const interrupting = session.interrupt();
-    const closing = session.close();
-    release();
-    await expect(interrupting).resolves.toBeUndefined();
-    await expect(closing).resolves.toBeUndefined();
-    await turn.settled;
-  }, 180_000);
+  // What the HTTP client had read ahead when the reader stopped: a few of its chunks past the bound.
+  floodGateTests(floodHeld, { writer: "the server", waitsOn: "TCP", readAhead: 1 << 20 });
 
   it("reads what the server wrote before it exited while its stream was held, then fails the turn as lost", async () => {
     const { dir, session, turn, release, progress } = await floodHeld(true);
