@@ -161,12 +161,13 @@ describe("cluster failover", () => {
     // node-b wakes up still holding the session in memory: its lease is gone, so it writes nothing and lets go;
     // a command sent to it reaches node-c.
     // An error here can be ambiguous (node-b forwarded the prompt, node-c ran it, the answer was lost while node-b
-    // reconnected): like any careful client, look at the log before sending it again, so it runs once.
+    // reconnected): like any careful client, send it under one Idempotency-Key, so a retry runs it once. A look at
+    // the log first is not enough: the first may still be on its way to it (seen under load: "three" twice).
     const three = await waitFor("a prompt through node-b", async () => {
       const sent = (await all()).find((e) => e.type === "user.prompt" && e.data.text === "three");
       if (sent?.turn) return { turn: sent.turn };
       try {
-        return await b.client.prompt(id, "three");
+        return await b.client.prompt(id, "three", undefined, { key: "failover-three" });
       } catch {
         return undefined;
       }

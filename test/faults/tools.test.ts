@@ -120,6 +120,9 @@ describe.each(["process", "api"] as const)("%s", (family) => {
       fake.script([{ toolCalls: [{ name: "flaky", arguments: {} }] }]);
       const turn = await session.prompt("use the held tool");
       await waitForEvent(session, (e) => e.type === "tool.call");
+      // The call is logged before it is sent to the service: interrupted before it got there, it is never sent
+      // (right, but not this case), and nothing would abort it there.
+      await expect.poll(() => tool.calls).toBe(1);
       await session.interrupt();
       const outcome = await turn.settled;
       const next = await (await session.prompt("after")).settled;
