@@ -82,7 +82,12 @@ def test_tcp_reads_the_lines_brain_reads(case):
         pass
     data = b""
     while True:
-        got = client.recv(65536)
+        # A host that ended the connection with our bytes unread resets it: on a Unix socket what it wrote before
+        # is still read first, then recv raises where it would return b"" (seen in CI, not every run).
+        try:
+            got = client.recv(65536)
+        except ConnectionResetError:
+            break
         if not got:
             break
         data += got
