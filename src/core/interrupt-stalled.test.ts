@@ -35,15 +35,20 @@ afterEach(async () => {
   await t?.cleanup();
 });
 
+/** The runaway runner's turn under way, then the log's next fsync held; returns its release. */
+async function runningHeld() {
+  const io = testIO();
+  t = makeBrain({ factories: [runawayRunner()], io });
+  const session = await t.brain.create({ harness: "runaway" });
+  const turn = await session.prompt("run");
+  const native = t.store.paths(session.id).native;
+  await expect.poll(() => existsSync(join(native, "running")), { timeout: 30_000 }).toBe(true);
+  return { session, turn, native, release: io.holdDurable() };
+}
+
 describe("an interrupt while the session's disk is stalled", () => {
   it("reaches the harness at once, and is answered once the log holds it, before the turn's close-out", async () => {
-    const io = testIO();
-    t = makeBrain({ factories: [runawayRunner()], io });
-    const session = await t.brain.create({ harness: "runaway" });
-    const turn = await session.prompt("run");
-    const native = t.store.paths(session.id).native;
-    await expect.poll(() => existsSync(join(native, "running")), { timeout: 30_000 }).toBe(true);
-    const release = io.holdDurable();
+    const { session, turn, native, release } = await runningHeld();
     let answered = false;
     const interrupting = session.interrupt("stop-1").then(() => {
       answered = true;
@@ -63,13 +68,7 @@ describe("an interrupt while the session's disk is stalled", () => {
   }, 120_000);
 
   it("lets a close asked for meanwhile stop the agent at once too, and finish once the disk is back", async () => {
-    const io = testIO();
-    t = makeBrain({ factories: [runawayRunner()], io });
-    const session = await t.brain.create({ harness: "runaway" });
-    const turn = await session.prompt("run");
-    const native = t.store.paths(session.id).native;
-    await expect.poll(() => existsSync(join(native, "running")), { timeout: 30_000 }).toBe(true);
-    const release = io.holdDurable();
+    const { session, turn, native, release } = await runningHeld();
     const closing = session.close();
     try {
       await expect.poll(() => existsSync(join(native, "interrupted")), { timeout: 30_000 }).toBe(true);
