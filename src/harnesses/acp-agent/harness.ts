@@ -220,7 +220,11 @@ export class AcpHarness extends CliHarness<Connection> {
       write: (message) => child.write(`${JSON.stringify(message)}\n`),
     });
     const acp = client({ name: "brain" })
-      .onNotification(methods.client.session.update, ({ params }) => this.onUpdate(params))
+      .onNotification(methods.client.session.update, ({ params }) => {
+        this.onUpdate(params);
+        // The SDK handles a message after the chunk it came in was checked: its events count once appended.
+        queueMicrotask(child.checkBacklog);
+      })
       .onRequest(methods.client.session.requestPermission, ({ params }) => this.onPermission(params))
       .connect({ readable, writable });
     try {

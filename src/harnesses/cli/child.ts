@@ -53,7 +53,11 @@ export class CliProcess {
   private stopping = false;
   /** Holds stdout while the session's log is behind; one process serves one session. */
   private readonly gate = new ReadGate(() => this.pending.child?.stdout);
-  private readonly checkBacklog = () => this.gate.check("session", this.spec.backlog);
+  /**
+   * Pauses stdout if the session's backlog is full. Called after each chunk read; a harness that emits a line's
+   * events later than its read (the ACP SDK reads its messages from a stream Brain fills) calls it after emitting.
+   */
+  readonly checkBacklog = () => this.gate.check("session", this.spec.backlog);
 
   constructor(readonly spec: CliSpawn) {
     const [command, ...prefix] = spec.launcher?.length ? spec.launcher : [spec.command];
