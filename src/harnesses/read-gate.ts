@@ -16,6 +16,8 @@ export class ReadGate {
   /** The sessions holding the stream paused, each with the function that cancels its wait for relief. */
   private readonly holds = new Map<string, () => void>();
   private stopped = false;
+  /** How many times the stream was paused: a wait that saw it change did not read throughout. */
+  private pauses = 0;
 
   /** `stream`: what to pause, once there is one (a child still starting has none). */
   constructor(private readonly stream: () => Pausable | undefined) {}
@@ -30,7 +32,25 @@ export class ReadGate {
       id,
       backlog.whenRelieved(() => this.release(id)),
     );
-    if (this.holds.size === 1) this.stream()?.pause();
+    if (this.holds.size === 1) {
+      this.pauses++;
+      this.stream()?.pause();
+    }
+  }
+
+  /**
+   * Calls `fire` once `ms` have passed with the stream read throughout; returns what cancels it. For a wait on the
+   * writer's answer (an interrupt's grace, a request's timeout): while the stream is paused its answer may be in
+   * the pipe unread, its silence is Brain's, and the wait starts again.
+   */
+  afterRead(ms: number, fire: () => void): () => void {
+    let timer: NodeJS.Timeout;
+    const arm = () => {
+      const paused = this.pauses;
+      timer = setTimeout(() => (this.holds.size > 0 || this.pauses !== paused ? arm() : fire()), ms);
+    };
+    arm();
+    return () => clearTimeout(timer);
   }
 
   /** Session `id` is relieved or no longer served: the stream reads again once no other session holds it. */

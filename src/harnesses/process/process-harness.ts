@@ -41,8 +41,8 @@ interface ActiveTurn {
   signal: AbortSignal;
   /** Settles the turn without the runner's reply (after a kill). */
   settle?: (outcome: PromptOutcome) => void;
-  /** Set once interrupted: fires if the runner has not settled in time. */
-  grace?: NodeJS.Timeout;
+  /** Set once interrupted: cancels what fires if the runner has not settled in time. */
+  grace?: () => void;
   /** The runner has answered the prompt: the turn is over, though `prompt` returns only a few microtasks later. */
   answered?: boolean;
 }
@@ -115,7 +115,7 @@ export class ProcessHarness implements Harness {
       ]);
       return { interrupted: result.interrupted || ctx.signal.aborted };
     } finally {
-      clearTimeout(active.grace);
+      active.grace?.();
       this.activeTurn = undefined;
       this.warnings.flush(`runner "${this.runner.spec.name}"`);
       this.endFirstTurn();
@@ -158,7 +158,9 @@ export class ProcessHarness implements Harness {
   async interrupt(turn: string): Promise<void> {
     const active = this.activeTurn;
     if (!active || active.id !== turn || active.grace) return;
-    active.grace = setTimeout(() => {
+    // Counted only while its stdout is read (see ReadGate): a runner whose answer waits unread in the pipe while
+    // the session's log is behind is not killed for it, blamed for a turn it settled, and what it wrote lost.
+    active.grace = this.runner.afterRead(this.timeouts.interruptGraceMs, () => {
       if (this.activeTurn !== active) return;
       const late = `runner did not settle the interrupted turn within ${this.timeouts.interruptGraceMs} ms`;
       active.settle?.({ interrupted: true });
@@ -168,7 +170,7 @@ export class ProcessHarness implements Harness {
       // and fail; marked broken, the session drops this attachment and the next prompt starts a fresh runner.
       this.onFatal("the runner was killed after an interrupt it did not settle");
       this.runner.kill();
-    }, this.timeouts.interruptGraceMs);
+    });
     try {
       await this.request("interrupt", null, turn, this.timeouts.interruptGraceMs);
     } catch {
@@ -223,9 +225,9 @@ export class ProcessHarness implements Harness {
     if (this.broken) return Promise.reject(new HarnessError("brain_error", this.broken));
     const id = String(this.nextId++);
     return new Promise((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
+      let cancel: (() => void) | undefined;
       const done = () => {
-        if (timer) clearTimeout(timer);
+        cancel?.();
         this.pending.delete(id);
       };
       this.pending.set(id, {
@@ -240,14 +242,15 @@ export class ProcessHarness implements Harness {
           reject(err);
         },
       });
+      // Counted only while the runner's stdout is read: its answer may wait unread while the log is behind.
       if (timeoutMs > 0) {
-        timer = setTimeout(() => {
+        cancel = this.runner.afterRead(timeoutMs, () => {
           const message = `runner "${this.runner.spec.name}" did not answer "${method}" within ${timeoutMs / 1000} s`;
           this.pending.get(id)?.reject(new HarnessError("brain_error", this.withStderr(message)));
           if (method === "open") this.openUnanswered = true;
           // A shared host is left to its other sessions: this attachment is detached as the open fails.
           if (method === "open" && !this.shared) this.runner.kill();
-        }, timeoutMs);
+        });
       }
       const frame = { attachment: this.attachment, ...(turn ? { turn } : {}), id, method, params };
       try {

@@ -170,6 +170,11 @@ export class RunnerProcess {
     return this.fatal === undefined;
   }
 
+  /** Calls `fire` after `ms` of reading its stdout: a wait for its answer (see ReadGate.afterRead). */
+  afterRead(ms: number, fire: () => void): () => void {
+    return this.gate.afterRead(ms, fire);
+  }
+
   get attachments(): number {
     return this.sinks.size;
   }
