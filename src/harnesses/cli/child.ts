@@ -114,6 +114,11 @@ export class CliProcess {
     return this.pending.child?.pid;
   }
 
+  /** Calls `fire` after `ms` of reading its stdout: a wait for what it answers (see ReadGate.afterRead). */
+  afterRead(ms: number, fire: () => void): () => void {
+    return this.gate.afterRead(ms, fire);
+  }
+
   get alive(): boolean {
     return this.exit === undefined;
   }
@@ -169,6 +174,13 @@ export class CliProcess {
     clearTimeout(timer);
     return gone;
   }
+}
+
+/** Calls `fire` after `ms` of reading `child`'s stdout (see ReadGate.afterRead); after `ms`, when none runs yet. */
+export function afterRead(child: CliProcess | undefined, ms: number, fire: () => void): () => void {
+  if (child) return child.afterRead(ms, fire);
+  const timer = setTimeout(fire, ms);
+  return () => clearTimeout(timer);
 }
 
 /** The message, with the end of the program's stderr when it wrote any. */

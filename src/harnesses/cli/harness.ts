@@ -20,7 +20,7 @@ import type { ToolEndpoint } from "../../tools/endpoint/index.js";
 import type { Spawner } from "../process/spawner.js";
 import { forgetRewrittenSync, REWRITTEN_MARKER } from "../rewritten-files.js";
 import { EndpointCalls, isBound } from "./bound.js";
-import { CliProcess, withTail } from "./child.js";
+import { afterRead, CliProcess, withTail } from "./child.js";
 import { cliEnvironment } from "./environment.js";
 import type { CliEvent, CliTurnEnd } from "./events.js";
 import type { CliFamilyDescriptor, CliOpening, CliTimeouts } from "./family.js";
@@ -89,7 +89,7 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
   protected readonly options: HarnessOptions;
   private starting: Promise<C> | undefined;
   private queued: string[] = [];
-  private interruptTimer: NodeJS.Timeout | undefined;
+  private cancelGrace: (() => void) | undefined;
   private closed = false;
   private readonly services: CliServices;
   private readonly endpointCalls = new EndpointCalls((name) => this.isEndpointTool(name));
@@ -144,7 +144,9 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
     this.queued = [];
     this.abort(this.connection);
     const graceMs = this.ctx.timeouts.interruptGraceMs;
-    this.interruptTimer = setTimeout(() => {
+    // Counted only while the CLI's stdout is read: with the session's log behind, the end of the turn it wrote at
+    // once may wait unread in its pipe, and a kill would blame the CLI and tear its files (ReadGate.afterRead).
+    this.cancelGrace = afterRead(this.connection?.child, graceMs, () => {
       if (this.turn.current !== running) return;
       const child = this.connection?.child;
       if (child) {
@@ -155,7 +157,7 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
       // program, once up, waits for the next prompt (deliver sends this one only into its own turn).
       this.warn(`the CLI was still starting ${graceMs} ms after the interrupt; ended the turn without it`);
       this.failTurn(new HarnessError("brain_error", `${this.label}: interrupted while starting`));
-    }, graceMs);
+    });
   }
 
   async checkpoint(): Promise<NativeFile[]> {
@@ -176,7 +178,7 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
 
   async close(): Promise<void> {
     this.closed = true;
-    clearTimeout(this.interruptTimer);
+    this.cancelGrace?.();
     this.turn.fail(new HarnessError("brain_error", `${this.label}: the session closed`));
     const connection = this.connection;
     this.connection = undefined;
@@ -218,7 +220,7 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
       this.deliver(this.queued.shift()!);
       return;
     }
-    clearTimeout(this.interruptTimer);
+    this.cancelGrace?.();
     this.queued = [];
     if (end.outcome === "failed") return this.turn.fail(new HarnessError(end.code, end.message));
     this.turn.settle(end.outcome === "aborted");
@@ -226,7 +228,7 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
 
   /** Fails the running turn (or settles it as interrupted, when it was being interrupted). */
   protected failTurn(err: Error): void {
-    clearTimeout(this.interruptTimer);
+    this.cancelGrace?.();
     this.queued = [];
     this.turn.fail(err instanceof HarnessError ? err : new HarnessError("brain_error", err.message));
   }
