@@ -5,8 +5,9 @@
 // inner harness and remove the container. The inner harness keeps its state in `<native>/inner`, the only part
 // of the native dir mounted into the container: the host reads the devcontainer.json (the exec shim, on every
 // start of the inner command), so nothing inside may reach it to plant a link there. The container
-// has no network by default (`network: "none"`): the inner harness's provider, when on this host's loopback, is
-// bridged into it like the docker sandbox does, and so are its servers and Brain's tool endpoint.
+// has no network by default (`network: "none"`): like the docker sandbox does, Brain's credential proxy is bridged
+// into it for an inner CLI that goes through the proxy (its provider may then be anywhere), or the inner harness's
+// provider when that is on this host's loopback; and so are its servers and Brain's tool endpoint.
 import { lstatSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
@@ -16,6 +17,7 @@ import { HarnessError } from "../../core/harness.js";
 import type { ContainerLimits } from "../../protocol/config.js";
 import { describeIssues } from "../../protocol/frames.js";
 import { makeAgentDirSync } from "../agent-files.js";
+import { isProxying } from "../cli/family.js";
 import { ContainedHarness } from "../contained-harness.js";
 import { dockerEnvFlags, hostDockerConfig } from "../exec-relay.js";
 import { Container, sessionLabels, sweepSession } from "../http/container.js";
@@ -76,7 +78,10 @@ const Options = z.looseObject({
   remoteUser: z.string().min(1).optional(),
   /** The agent's working directory on the host (absolute): the container's workspace folder. */
   working_dir: z.string().startsWith("/", "must be an absolute path").optional(),
-  /** "none": no network but the provider on this host's loopback; "bridge": Docker's default network. */
+  /**
+   * "none": no network but Brain's credential proxy, or the provider when on this host's loopback, bridged in;
+   * "bridge": Docker's default network.
+   */
   network: z.enum(["none", "bridge"]).default("none"),
   /** Seconds each lifecycle command of the image (postCreateCommand…) may run during `devcontainer up`. */
   lifecycleTimeout: z.number().positive().optional(),
@@ -168,6 +173,19 @@ export class DevcontainerFactory implements HarnessFactory {
     return Number(stdout.trim());
   }
 
+  /**
+   * Why `innerHarness` in a network: "none" container would talk to its provider itself, not through Brain's
+   * credential proxy bridged in (undefined: it goes through the proxy). Asked of the inner family as the docker
+   * sandbox asks it; the bridge enters the container's network namespace, which only root may.
+   */
+  private unproxied(innerHarness: string, options: HarnessOptions, uid: number | undefined) {
+    const inner = this.settings.inner(innerHarness, ["launcher"]);
+    if (!inner || !isProxying(inner)) return `${innerHarness} talks to its provider itself`;
+    const family = inner.unproxied(options);
+    if (family !== undefined || uid === 0) return family;
+    return `Brain runs as ${uid === undefined ? "a user" : `uid ${uid}`}, not root, and cannot enter the container's network namespace (nsenter) to bridge the proxy in; run Brain as root`;
+  }
+
   async open(options: HarnessOptions): Promise<Harness> {
     const parsed = Options.safeParse(options.config.options ?? {});
     if (!parsed.success) {
@@ -199,7 +217,18 @@ export class DevcontainerFactory implements HarnessFactory {
         `harness "${this.name}": innerHarness "${innerHarness}" cannot run in a dev container; known: ${known.join(", ") || "(none)"}`,
       );
     if (!known.includes(innerHarness)) throw unknownInner();
-    const hostPorts = network === "none" ? loopbackProviderPort(options.provider.base_url, this.name) : [];
+    const uid = this.settings.uid ?? process.getuid?.();
+    const innerConfig = { ...options.config, options: innerOptions };
+    const hostPorts =
+      network === "none"
+        ? loopbackProviderPort(options.provider.base_url, this.name, {
+            unproxied: this.unproxied(innerHarness, { ...options, config: innerConfig }, uid),
+            setting: {
+              what: 'with network: "none"',
+              instead: `set network: "bridge" (an agent definition's harness.network)`,
+            },
+          })
+        : [];
     await this.cli.assertReady(this.name);
     const label = await refuseHostGrants(
       this.docker,
@@ -209,7 +238,7 @@ export class DevcontainerFactory implements HarnessFactory {
     );
     await assertHostUser({
       harness: this.name,
-      uid: this.settings.uid ?? process.getuid?.(),
+      uid,
       network,
       // The image's own remoteUser is as good as the config's: the commands run as it all the same.
       remoteUser: remoteUser ?? labelUser(label),
@@ -258,7 +287,7 @@ export class DevcontainerFactory implements HarnessFactory {
     let box: Container | undefined;
     // Root enters any container's network namespace, so the CLI's credential proxy is bridged in; a network: "bridge"
     // container under another user gets the provider's key itself (README, security).
-    const root = (this.settings.uid ?? process.getuid?.()) === 0;
+    const root = uid === 0;
     const bridge = new ContainerBridge(() => box!.pid(), toolsDir, this.name, root);
     const release = async () => {
       await bridge.close();
@@ -292,7 +321,7 @@ export class DevcontainerFactory implements HarnessFactory {
         dir: innerDir,
         // CLI harnesses call their working dir `cwd`; it is mounted at the same path inside.
         config: {
-          ...options.config,
+          ...innerConfig,
           options: { ...innerOptions, ...(working_dir ? { cwd: working_dir } : {}) },
         },
         container: bridge.context,

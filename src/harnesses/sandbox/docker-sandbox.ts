@@ -136,6 +136,16 @@ export function refuseBrainHome(
   );
 }
 
+/** How a container's CLI reaches a provider off this host's loopback, for loopbackProviderPort. */
+export interface ProviderRoute {
+  /** Why the CLI will talk to its provider itself; undefined: it goes through Brain's credential proxy. */
+  unproxied: string | undefined;
+  /** The setting that takes the container's network away, and the way out of it, for the refusal. */
+  setting?: { what: string; instead: string };
+}
+
+const SANDBOX_SETTING = { what: "with sandbox: docker", instead: "drop the sandbox" };
+
 /**
  * The provider's port when it is on this host's loopback: the one address the sandbox may reach. A provider
  * elsewhere is reached only by a CLI that goes through Brain's credential proxy, which runs on this host and is
@@ -145,16 +155,16 @@ export function refuseBrainHome(
 export function loopbackProviderPort(
   baseUrl: string | undefined,
   harness: string,
-  route: { unproxied: string | undefined } = { unproxied: "it talks to its provider itself" },
+  route: ProviderRoute = { unproxied: "it talks to its provider itself" },
 ): number[] {
   if (!baseUrl) return [];
   const url = new URL(baseUrl);
   if (!["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) {
-    const { unproxied } = route;
+    const { unproxied, setting = SANDBOX_SETTING } = route;
     if (unproxied === undefined) return [];
     throw new HarnessError(
       "brain_error",
-      `harness "${harness}" with sandbox: docker runs its CLI with no network, and its provider ${url.origin} is not on this host's loopback; Brain's credential proxy could reach it from this host, but ${unproxied}; give the provider an api_key and leave credential_proxy on, point the provider's base_url at a loopback proxy or model server (http://127.0.0.1:PORT), or drop the sandbox`,
+      `harness "${harness}" ${setting.what} runs its CLI with no network, and its provider ${url.origin} is not on this host's loopback; Brain's credential proxy could reach it from this host, but ${unproxied}; give the provider an api_key and leave credential_proxy on, point the provider's base_url at a loopback proxy or model server (http://127.0.0.1:PORT), or ${setting.instead}`,
     );
   }
   return [Number(url.port || (url.protocol === "https:" ? 443 : 80))];
