@@ -25,7 +25,12 @@ import { containerLimits, limitArgs } from "../http/container-limits.js";
 import { type ContainerRecords, RUN_LABEL } from "../http/container-records.js";
 import { DockerCli, dockerEnvironment } from "../http/docker-cli.js";
 import { ContainerBridge, privateDir } from "../sandbox/container-bridge.js";
-import { installMounts, loopbackProviderPort, refuseBrainHome } from "../sandbox/docker-sandbox.js";
+import {
+  installMounts,
+  loopbackProviderPort,
+  type ProviderRoute,
+  refuseBrainHome,
+} from "../sandbox/docker-sandbox.js";
 import { DevcontainerCli, type DevcontainerPrograms, defaultPrograms } from "./cli.js";
 import { DEFAULT_DEVCONTAINER_IMAGE, devcontainerJson, writeDevcontainerJson } from "./config.js";
 import { assertHostUser } from "./host-user.js";
@@ -174,16 +179,19 @@ export class DevcontainerFactory implements HarnessFactory {
   }
 
   /**
-   * Why `innerHarness` in a network: "none" container would talk to its provider itself, not through Brain's
-   * credential proxy bridged in (undefined: it goes through the proxy). Asked of the inner family as the docker
-   * sandbox asks it; the bridge enters the container's network namespace, which only root may.
+   * How `innerHarness` in a network: "none" container reaches its provider: `unproxied` says why it would talk to
+   * it itself, not through Brain's credential proxy bridged in (undefined: it goes through the proxy). Asked of the
+   * inner family as the docker sandbox asks it; the bridge enters the container's network namespace, which only
+   * root may. A CLI family with a key and no base_url talks to its vendor's endpoint, off this host's loopback.
    */
-  private unproxied(innerHarness: string, options: HarnessOptions, uid: number | undefined) {
+  private route(innerHarness: string, options: HarnessOptions, uid: number | undefined): ProviderRoute {
     const inner = this.settings.inner(innerHarness, ["launcher"]);
-    if (!inner || !isProxying(inner)) return `${innerHarness} talks to its provider itself`;
+    if (!inner || !isProxying(inner)) return { unproxied: `${innerHarness} talks to its provider itself` };
     const family = inner.unproxied(options);
-    if (family !== undefined || uid === 0) return family;
-    return `Brain runs as ${uid === undefined ? "a user" : `uid ${uid}`}, not root, and cannot enter the container's network namespace (nsenter) to bridge the proxy in; run Brain as root`;
+    const vendorDefault = !!options.provider.api_key;
+    if (family !== undefined || uid === 0) return { unproxied: family, vendorDefault };
+    const unproxied = `Brain runs as ${uid === undefined ? "a user" : `uid ${uid}`}, not root, and cannot enter the container's network namespace (nsenter) to bridge the proxy in; run Brain as root`;
+    return { unproxied, vendorDefault };
   }
 
   async open(options: HarnessOptions): Promise<Harness> {
@@ -222,7 +230,7 @@ export class DevcontainerFactory implements HarnessFactory {
     const hostPorts =
       network === "none"
         ? loopbackProviderPort(options.provider.base_url, this.name, {
-            unproxied: this.unproxied(innerHarness, { ...options, config: innerConfig }, uid),
+            ...this.route(innerHarness, { ...options, config: innerConfig }, uid),
             setting: {
               what: 'with network: "none"',
               instead: `set network: "bridge" (an agent definition's harness.network)`,

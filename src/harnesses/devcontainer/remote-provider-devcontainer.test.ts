@@ -10,6 +10,7 @@ import { networkInterfaces, tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { BrainConfig } from "../../protocol/config.js";
+import type { ProviderCredentials } from "../../protocol/runner.js";
 import { events, makeBrain, type TestBrain, tempDir, textOf } from "../../testing/brain.js";
 import { FAKE_KEY } from "../../testing/cli.js";
 import { docker, ensureDockerEngine, sessionContainers } from "../../testing/docker-engine.js";
@@ -57,7 +58,7 @@ afterEach(async () => {
 });
 
 /** A Brain with the catalog's devcontainer harness (as Brain's user `uid`, when given) and the remote provider. */
-function brain(host: { uid?: number; cli?: BrainConfig["cli"] } = {}) {
+function brain(host: { uid?: number; cli?: BrainConfig["cli"]; provider?: ProviderCredentials } = {}) {
   const home = tempDir("brain-devc-remote-");
   const { factories } = catalogFactories({
     brainHome: home,
@@ -69,7 +70,7 @@ function brain(host: { uid?: number; cli?: BrainConfig["cli"] } = {}) {
   t = makeBrain({
     home,
     factories: [host.uid === undefined ? found : new DevcontainerFactory({ ...settings, uid: host.uid })],
-    provider: { base_url: provider.url, api_key: FAKE_KEY },
+    provider: host.provider ?? { base_url: provider.url, api_key: FAKE_KEY },
   });
   return t.brain;
 }
@@ -137,10 +138,10 @@ describe.runIf(address && locateCli("claude") && locateCli("devcontainer"))(
     });
 
     it("refuses it before any container starts, saying why, when no proxy can be bridged in", async () => {
-      const refused = async (b: ReturnType<typeof brain>, innerHarness: string) => {
+      const refused = async (b: ReturnType<typeof brain>, innerHarness: string, remoteUser?: string) => {
         const session = await b.create({
           harness: "devcontainer",
-          config: { options: { innerHarness, image: BASE_IMAGE } },
+          config: { options: { innerHarness, image: BASE_IMAGE, ...(remoteUser ? { remoteUser } : {}) } },
         });
         const settled = await (await session.prompt("hi")).settled;
         expect(settled.status).toBe("failed");
@@ -160,6 +161,11 @@ describe.runIf(address && locateCli("claude") && locateCli("devcontainer"))(
         await refused(brain({ cli: { "claude-code": { credential_proxy: false } } }), "claude-code"),
       ).toMatch(refusal("its credential_proxy setting is false"));
       expect(await refused(brain(), "echo")).toMatch(refusal("echo talks to its provider itself"));
+      // With no base_url the CLI would take the key to its vendor's own endpoint, which it cannot reach either.
+      const vendors = brain({ uid: 1000, provider: { api: "anthropic", api_key: FAKE_KEY } });
+      expect(await refused(vendors, "claude-code", "node")).toMatch(
+        /its provider \(no base_url: its vendor's own endpoint\) is not on this host's loopback; Brain's credential proxy could reach it from this host, but Brain runs as uid 1000, not root/,
+      );
     });
   },
 );

@@ -88,10 +88,10 @@ export class SandboxableFactory implements HarnessFactory {
       );
     }
     // The plain factory is the same family with the same host settings as the one behind the container's exec.
-    const unproxied = isProxying(this.plain)
-      ? this.plain.unproxied(options)
-      : "this harness talks to its provider itself";
-    return openInDocker(this.name, sandbox, options, this.behind, this.settings, unproxied);
+    const route: ProviderRoute = isProxying(this.plain)
+      ? { unproxied: this.plain.unproxied(options), vendorDefault: !!options.provider.api_key }
+      : { unproxied: "this harness talks to its provider itself" };
+    return openInDocker(this.name, sandbox, options, this.behind, this.settings, route);
   }
 
   async close(): Promise<void> {
@@ -142,6 +142,11 @@ export interface ProviderRoute {
   unproxied: string | undefined;
   /** The setting that takes the container's network away, and the way out of it, for the refusal. */
   setting?: { what: string; instead: string };
+  /**
+   * The CLI, given a key and no base_url, talks to its vendor's own endpoint: off this host's loopback, so it is
+   * refused as a remote provider is when it will not go through the proxy (it would get the key and reach nothing).
+   */
+  vendorDefault?: boolean;
 }
 
 const SANDBOX_SETTING = { what: "with sandbox: docker", instead: "drop the sandbox" };
@@ -157,14 +162,15 @@ export function loopbackProviderPort(
   harness: string,
   route: ProviderRoute = { unproxied: "it talks to its provider itself" },
 ): number[] {
-  if (!baseUrl) return [];
-  const url = new URL(baseUrl);
-  if (!["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) {
+  if (!baseUrl && !route.vendorDefault) return [];
+  const url = baseUrl ? new URL(baseUrl) : undefined;
+  if (!url || !["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) {
     const { unproxied, setting = SANDBOX_SETTING } = route;
     if (unproxied === undefined) return [];
+    const where = url ? url.origin : "(no base_url: its vendor's own endpoint)";
     throw new HarnessError(
       "brain_error",
-      `harness "${harness}" ${setting.what} runs its CLI with no network, and its provider ${url.origin} is not on this host's loopback; Brain's credential proxy could reach it from this host, but ${unproxied}; give the provider an api_key and leave credential_proxy on, point the provider's base_url at a loopback proxy or model server (http://127.0.0.1:PORT), or ${setting.instead}`,
+      `harness "${harness}" ${setting.what} runs its CLI with no network, and its provider ${where} is not on this host's loopback; Brain's credential proxy could reach it from this host, but ${unproxied}; give the provider an api_key and leave credential_proxy on, point the provider's base_url at a loopback proxy or model server (http://127.0.0.1:PORT), or ${setting.instead}`,
     );
   }
   return [Number(url.port || (url.protocol === "https:" ? 443 : 80))];
@@ -176,12 +182,12 @@ async function openInDocker(
   options: HarnessOptions,
   behind: (launcher: string[]) => HarnessFactory,
   settings: DockerSandboxSettings,
-  unproxied: string | undefined,
+  route: ProviderRoute,
 ): Promise<Harness> {
   const docker = settings.docker ?? new DockerCli();
   const stopMs = settings.stopMs ?? 30_000;
   docker.assertInstalled(name);
-  const hostPorts = loopbackProviderPort(options.provider.base_url, name, { unproxied });
+  const hostPorts = loopbackProviderPort(options.provider.base_url, name, route);
   const owner = { id: options.sessionId, ...(settings.records ? { home: settings.records.home } : {}) };
   await sweepSession(docker, owner, stopMs);
   // A cwd that is no absolute, existing directory is left to the harness to refuse, in its own words.

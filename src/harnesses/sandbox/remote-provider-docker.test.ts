@@ -78,4 +78,19 @@ describe.runIf(address)("claude-code in a docker sandbox with a provider off thi
       await t.cleanup();
     }
   });
+
+  it("refuses it too when the CLI would hold the key for its vendor's own endpoint (no base_url)", async () => {
+    const t = makeBrain({ factories: [sandboxed(false)], provider: { api: "anthropic", api_key: FAKE_KEY } });
+    try {
+      const session = await t.brain.create({ harness: "claude-code" });
+      const settled = await (await session.prompt("hi")).settled;
+      expect(settled.status).toBe("failed");
+      expect(settled.error?.message).toMatch(
+        /no network, and its provider \(no base_url: its vendor's own endpoint\) is not on this host's loopback; Brain's credential proxy could reach it from this host, but its credential_proxy setting is false/,
+      );
+      expect(sessionContainers(session.id)).toEqual([]);
+    } finally {
+      await t.cleanup();
+    }
+  });
 });
