@@ -82,7 +82,16 @@ const Options = z.looseObject({
   image: z.string().min(1).optional(),
   remoteUser: z.string().min(1).optional(),
   /** The agent's working directory on the host (absolute): the container's workspace folder. */
-  working_dir: z.string().startsWith("/", "must be an absolute path").optional(),
+  working_dir: z
+    .string()
+    .startsWith("/", "must be an absolute path")
+    // It is the source of a bind in Docker's --mount, whose fields a comma separates: what followed one would be
+    // fields of its own (`/w,source=/` mounts the host's root), past the checks made of the path.
+    .refine(
+      (dir) => !dir.includes(","),
+      "must not contain a comma (Docker's --mount reads one as a field separator)",
+    )
+    .optional(),
   /**
    * "none": no network but Brain's credential proxy, or the provider when on this host's loopback, bridged in;
    * "bridge": Docker's default network.
