@@ -14,6 +14,10 @@ export const SessionId = z
   .string()
   .regex(SESSION_ID_PATTERN, "a session id is 1 to 64 letters, digits, '_' or '-'");
 
+/**
+ * A record as this version writes it (a create, an update) and shows it: strict, so a misspelt field is an error
+ * here, not a field stored for every node to carry. What a node reads is StoredSessionRecord below.
+ */
 export const SessionRecord = z.strictObject({
   id: SessionId,
   harness: z.string().min(1),
@@ -58,3 +62,23 @@ export const SessionRecord = z.strictObject({
 });
 
 export type SessionRecord = z.infer<typeof SessionRecord>;
+
+/**
+ * A stored record as a node reads it, written by any node of the cluster, perhaps of a newer version during a
+ * rolling upgrade. Per field, what a reader does with what it does not know:
+ * - top level and the lineage objects (forked_from, handoff_from, seeded, pinned, idempotency): ignored. They tell
+ *   where the session came from; a node that does not know one runs the session as well without it. An update keeps
+ *   them: it writes the stored value back with only its patch changed (src/store/fs/session-record.ts
+ *   rewrittenRecord), so an older node never drops a newer node's field by rewriting the record.
+ * - config, provider, permissions, client_permissions, mcp_servers: refused (a damaged record, naming the field).
+ *   They say how the session runs: run without a setting it does not know, a node would run it otherwise than
+ *   asked, and a policy field it ignored could allow what the policy denies.
+ */
+export const StoredSessionRecord = z.object({
+  ...SessionRecord.shape,
+  forked_from: z.object({ session: z.string(), checkpoint: z.string() }).optional(),
+  handoff_from: z.object({ session: z.string(), seq: z.number().int().nonnegative() }).optional(),
+  seeded: z.object(Seeded.shape).optional(),
+  pinned: z.object({ node: z.string(), reason: z.string() }).optional(),
+  idempotency: z.object({ key: z.string().regex(IDEMPOTENCY_KEY), sent: z.string() }).optional(),
+});

@@ -5,13 +5,13 @@ import fsp from "node:fs/promises";
 import nodePath from "node:path";
 import type { z } from "zod";
 import type { SessionSummary } from "../../core/store.js";
-import { SESSION_ID_PATTERN, SessionRecord } from "../../protocol/session.js";
+import { SESSION_ID_PATTERN, SessionRecord, StoredSessionRecord } from "../../protocol/session.js";
 import { diskError, osMessage, StoreError } from "./errors.js";
 import type { LogIO } from "./log-io.js";
 
 /** Ids name directories: this pattern can never be `.`, `..` or hold a separator. */
 export const SESSION_ID = SESSION_ID_PATTERN;
-export { SessionRecord };
+export { SessionRecord, StoredSessionRecord };
 
 /** The first problem zod found, as `field "config.model": expected string, received number`. */
 export function describeIssue(error: z.ZodError): string {
@@ -19,7 +19,12 @@ export function describeIssue(error: z.ZodError): string {
   if (!issue) return "invalid";
   const field = issue.path.length > 0 ? issue.path.join(".") : "(record)";
   const message = issue.message.endsWith("received undefined") ? "missing" : issue.message;
-  return `field "${field}": ${message}`;
+  // Read by a node older than the one that wrote it (a rolling upgrade): say so, not just "unrecognized".
+  const newer =
+    issue.code === "unrecognized_keys"
+      ? " (a field this version of Brain does not know: written by a newer version? upgrade this node)"
+      : "";
+  return `field "${field}": ${message}${newer}`;
 }
 
 /**
@@ -50,6 +55,24 @@ export function newRecord(
   const floor = Date.parse(not_before ?? "") || 0; // none, or not a time: no floor
   const created_at = new Date(Math.max(floor, now)).toISOString();
   return checkRecord(`session ${id}`, { ...fields, id, created_at, status: "open" }, badRequest);
+}
+
+/**
+ * What an update stores: `record` (the stored record as read, `patch` applied, checked) over `stored` (the value as
+ * it was stored). Fields this node does not know (StoredSessionRecord ignores them), at the top level or inside a
+ * field the patch leaves alone, are written back as they were: a newer node's field outlives an older node's update.
+ * Only stored, never handed on: a view or a fork made from the record must not carry what this node cannot check.
+ */
+export function rewrittenRecord(stored: unknown, record: SessionRecord, patch: object): SessionRecord {
+  const was: Record<string, unknown> =
+    stored && typeof stored === "object" && !Array.isArray(stored) ? { ...stored } : {};
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(record)) {
+    if (value === undefined) continue;
+    out[key] = key in patch || !(key in was) ? value : was[key];
+  }
+  for (const [key, value] of Object.entries(was)) if (!(key in SessionRecord.shape)) out[key] = value;
+  return out as SessionRecord;
 }
 
 /** session.json's text: pretty-printed, which tells a record cut short from damage (./session-slot.ts isSlotText). */
@@ -99,7 +122,7 @@ export function parseRecord(file: string, text: string, id: string): SessionReco
   } catch (err) {
     throw new StoreError("brain_error", `${file}: not valid JSON (${osMessage(err)})`);
   }
-  const result = SessionRecord.safeParse(value);
+  const result = StoredSessionRecord.safeParse(value);
   if (!result.success) throw new StoreError("brain_error", `${file}: ${describeIssue(result.error)}`);
   if (result.data.id !== id) {
     throw new StoreError(

@@ -31,12 +31,14 @@ import { firstSeqOf, listSealed } from "./segments.js";
 import {
   checkRecord,
   newRecord,
+  parseRecord,
   recordText,
+  rewrittenRecord,
   SESSION_ID,
   type SessionRecord,
   writeRecordFile,
 } from "./session-record.js";
-import { createInSlot, SlotKeeper, sweepUnacknowledged } from "./session-slot.js";
+import { createInSlot, isSlotText, SlotKeeper, sweepUnacknowledged } from "./session-slot.js";
 import { StoreJournal } from "./store-journal.js";
 
 export interface SessionPaths {
@@ -207,8 +209,10 @@ export class FsSessionStore {
   async update(id: string, patch: SessionPatch): Promise<SessionRecord> {
     const paths = this.paths(id);
     return this.updates.run(id, async () => {
-      const current = await this.get(id);
-      if (!current) throw new StoreError("bad_request", `session ${id} not found`);
+      // The file itself, not the cache: what it holds beyond the record this node knows is written back.
+      const text = await disk("read", paths.record, () => fsp.readFile(paths.record, "utf8").catch(notFound));
+      if (text === false || isSlotText(text)) throw new StoreError("bad_request", `session ${id} not found`);
+      const current = parseRecord(paths.record, text, id);
       const record = checkInput(`session ${id}`, {
         ...current,
         ...patch,
@@ -216,7 +220,7 @@ export class FsSessionStore {
         created_at: current.created_at,
       });
       this.records.forget(id);
-      await writeRecordFile(this.io, paths.record, record);
+      await writeRecordFile(this.io, paths.record, rewrittenRecord(JSON.parse(text), record, patch));
       this.records.index(id, listedTenant(record));
       return record;
     });

@@ -19,7 +19,8 @@ import {
   describeIssue,
   oldestFirst,
   SESSION_ID,
-  SessionRecord,
+  type SessionRecord,
+  StoredSessionRecord,
   summaryOf,
 } from "../fs/session-record.js";
 import { errorMessage, NatsStoreError, natsFailure } from "./errors.js";
@@ -283,7 +284,7 @@ export function parseRecord(entry: KvEntry, id: string): SessionRecord {
   } catch (err) {
     throw new NatsStoreError("brain_error", `session ${id}: record is not valid JSON (${errorMessage(err)})`);
   }
-  const result = SessionRecord.safeParse(value);
+  const result = StoredSessionRecord.safeParse(value);
   if (!result.success)
     throw new NatsStoreError("brain_error", `session ${id}: record ${describeIssue(result.error)}`);
   return result.data;

@@ -11,7 +11,7 @@ import type { SessionStore } from "../../core/brain.js";
 import { OneAtATime } from "../../core/one-at-a-time.js";
 import type { SessionSummary, UnreadableSession } from "../../core/store.js";
 import type { SessionEvent } from "../../protocol/events.js";
-import { checkRecord, newRecord, type SessionRecord } from "../fs/session-record.js";
+import { checkRecord, newRecord, rewrittenRecord, type SessionRecord } from "../fs/session-record.js";
 import { ReplicatedCheckpoints } from "./checkpoints.js";
 import type { NatsContext } from "./context.js";
 import { NatsDeletedSessions } from "./deleted-sessions.js";
@@ -160,7 +160,8 @@ export class NatsSessionStore implements SessionStore {
         id,
         created_at: current.created_at,
       });
-      const value = JSON.stringify(record);
+      // What the stored value holds beyond the record this node knows (a newer node's fields) is written back.
+      const value = JSON.stringify(rewrittenRecord(entry.json(), record, patch));
       try {
         await updateOn(this.ctx.records, id, value, entry.revision);
         return record;
