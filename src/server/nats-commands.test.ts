@@ -1,6 +1,8 @@
 // Commands between nodes over a real NATS server: what does not fit in one NATS message (max_payload, 1 MB by
 // default) is refused with an answer that says so, on either side, and never takes the daemon down; a command
-// without a key that a live owner answers too slowly is refused rather than run a second time on the sender.
+// without a key that a live owner answers too slowly is refused rather than run a second time on the sender. What
+// one node gets from another is checked: a message that is not a request or an answer is refused or left out,
+// one sent on a session's subject for another session is not run, and a newer node's extra field is ignored.
 import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type NatsCluster, startNatsCluster } from "../testing/nats-cluster.js";
@@ -143,6 +145,66 @@ describe("commands forwarded over NATS", () => {
       expect(runs).toBe(0);
     } finally {
       stop();
+    }
+  });
+});
+
+describe("messages from other nodes", () => {
+  const ask = async (subject: string, data: string) =>
+    (await senderNc.request(subject, data, { timeout: 10_000 })).json<RoutedResponse>();
+
+  it("a request that is not one, or names another session than its subject's, is refused and never run", async () => {
+    const owner = new NatsCommandRouter(ownerNc, { prefix: "odd" });
+    const seen: RoutedRequest[] = [];
+    const stop = owner.serve("s1", async (request) => {
+      seen.push(request);
+      return { status: 202, body: "{}" };
+    });
+    await ownerNc.flush();
+    try {
+      for (const data of ["not json", "null", JSON.stringify({ method: "POST", path: 7, headers: {} })]) {
+        const answer = await ask("odd.cmd.s1", data);
+        expect(answer.status).toBe(400);
+        expect(JSON.parse(answer.body).error.message).toMatch(/^not a forwarded request: field "/);
+      }
+      for (const path of [
+        "/v1/sessions/s2/prompt",
+        "/v1/%73essions/s2/prompt",
+        "/api/hitl/requests/r1?sessionId=s2",
+      ]) {
+        const answer = await ask("odd.cmd.s1", JSON.stringify({ ...prompt("hi"), path }));
+        expect(answer.status).toBe(400);
+        expect(JSON.parse(answer.body).error.message).toContain("a request for session s1 names another");
+      }
+      expect(seen).toEqual([]);
+      // A newer node's field is ignored: the request is run as this node knows it.
+      const newer = await ask("odd.cmd.s1", JSON.stringify({ ...prompt("hi"), priority: 1 }));
+      expect(newer).toEqual({ status: 202, body: "{}" });
+      expect(seen).toEqual([prompt("hi")]);
+    } finally {
+      stop();
+    }
+  });
+
+  it("an answer that is not one fails that forward with a 500 saying so, and is left out of a gather", async () => {
+    const good = new NatsCommandRouter(ownerNc, { prefix: "junk" });
+    const stopGood = good.serveGather(async () => ({ status: 200, body: "[]" }));
+    const junk = ownerNc.subscribe("junk.gather", { callback: (_err, msg) => void msg.respond("junk") });
+    const owner = ownerNc.subscribe("junk.cmd.s1", { callback: (_err, msg) => void msg.respond("{}") });
+    await ownerNc.flush();
+    try {
+      const sender = new NatsCommandRouter(senderNc, { prefix: "junk" });
+      const list = { method: "GET", path: "/api/hitl/requests", headers: {} };
+      expect(await sender.gather(list)).toEqual([{ status: 200, body: "[]" }]);
+      const failed = await sender.forward("s1", prompt("hi")).catch((err: unknown) => err);
+      expect(failed).toBeInstanceOf(ApiError);
+      expect((failed as ApiError).message).toMatch(
+        /the owner of session s1 answered with what is not an answer \(field "status"/,
+      );
+    } finally {
+      stopGood();
+      junk.unsubscribe();
+      owner.unsubscribe();
     }
   });
 });

@@ -11,9 +11,11 @@ import {
   TimeoutError,
 } from "@nats-io/transport-node";
 import { sleep } from "../core/sleep.js";
+import { RoutedRequest, RoutedResponse } from "../protocol/routed.js";
+import { describeIssue } from "../store/fs/session-record.js";
 import { errorMessage } from "../store/nats/errors.js";
 import { ApiError } from "./errors.js";
-import type { CommandRouter, ForwardOptions, RoutedRequest, RoutedResponse } from "./routing.js";
+import type { CommandRouter, ForwardOptions } from "./routing.js";
 
 export interface NatsCommandRouterOptions {
   /** Subjects start with this (default "brain"). */
@@ -71,9 +73,13 @@ export class NatsCommandRouter implements CommandRouter {
 
   serve(session: string, handle: (request: RoutedRequest) => Promise<RoutedResponse>): () => void {
     const holds = this.options.holds;
-    return this.subscribe(this.subject(session), (request) =>
-      holds && !holds(session) ? Promise.resolve(notOwner(session, this.node)) : handle(request),
-    );
+    return this.subscribe(this.subject(session), (request) => {
+      // Sent on this session's subject, it is run for this session only: one naming another would run here, past
+      // the check that sends a command to its session's owner (a forwarded request is never forwarded again).
+      const other = otherSession(request.path, session);
+      if (other !== undefined) return Promise.resolve(refused(400, "bad_request", other));
+      return holds && !holds(session) ? Promise.resolve(notOwner(session, this.node)) : handle(request);
+    });
   }
 
   readonly node: string | undefined;
@@ -90,7 +96,7 @@ export class NatsCommandRouter implements CommandRouter {
       const reply = await this.nc.request(this.nodeSubject(node), this.encode(request), {
         timeout: this.timeoutMs,
       });
-      return reply.json<RoutedResponse>();
+      return answerOf(reply, `node ${node}`);
     } catch (err) {
       if (isNoResponders(err) || isTimeout(err)) return undefined;
       throw err;
@@ -157,7 +163,11 @@ export class NatsCommandRouter implements CommandRouter {
         stall: this.options.gatherStallMs ?? 300,
         maxWait: this.locateMs,
       });
-      for await (const reply of replies) answers.push(reply.json<RoutedResponse>());
+      // A node whose answer is not one (a bug, a stranger on the subject) is left out, not every node's answers.
+      for await (const reply of replies) {
+        const answer = RoutedResponse.safeParse(jsonOf(reply));
+        if (answer.success) answers.push(answer.data);
+      }
     } catch (err) {
       if (!isNoResponders(err) && !isTimeout(err)) throw err;
     }
@@ -175,7 +185,7 @@ export class NatsCommandRouter implements CommandRouter {
         const reply = await this.nc.request(this.subject(session), this.encode(request), {
           timeout: options.retry ? this.attemptMs : this.timeoutMs,
         });
-        const answer = reply.json<RoutedResponse>();
+        const answer = answerOf(reply, `the owner of session ${session}`);
         // Served by no owner: that node let the session go (its lease ran out, or it is closing it).
         if (answer.notServed) return undefined;
         return answer;
@@ -232,8 +242,11 @@ export class NatsCommandRouter implements CommandRouter {
         if (err) return;
         void (async () => {
           let answer: RoutedResponse;
+          const request = RoutedRequest.safeParse(jsonOf(msg));
           try {
-            answer = await handle(msg.json<RoutedRequest>());
+            answer = request.success
+              ? await handle(request.data)
+              : refused(400, "bad_request", `not a forwarded request: ${describeIssue(request.error)}`);
           } catch (e) {
             answer = {
               status: 502,
@@ -276,6 +289,54 @@ export class NatsCommandRouter implements CommandRouter {
     }
   }
 }
+
+/** An answer that refuses a message, with the error body every route gives. */
+function refused(status: number, code: string, message: string): RoutedResponse {
+  return { status, contentType: "application/json", body: JSON.stringify({ error: { code, message } }) };
+}
+
+/** A message's JSON, or undefined when it is not JSON (which no schema takes). */
+function jsonOf(msg: Msg): unknown {
+  try {
+    return msg.json();
+  } catch {
+    return undefined;
+  }
+}
+
+/** A node's answer, checked: one that is not an answer is the node's failure (502), not a crash of the caller's. */
+function answerOf(reply: Msg, from: string): RoutedResponse {
+  const answer = RoutedResponse.safeParse(jsonOf(reply));
+  if (answer.success) return answer.data;
+  throw new ApiError(
+    "brain_error",
+    `${from} answered with what is not an answer (${describeIssue(answer.error)}): a node of another version, or not a Brain node, on the cluster's subjects`,
+  );
+}
+
+/**
+ * Why a request sent on `session`'s subject is for another session, or undefined when it is this session's: a
+ * command under /v1/sessions/<session>, or one of nui's HITL requests (by request id) naming no sessionId but it. Decoded as the router will: /v1/%73essions/B is /v1/sessions/B.
+ */
+function otherSession(path: string, session: string): string | undefined {
+  let url: URL;
+  let pathname: string;
+  try {
+    url = new URL(path, "http://x");
+    pathname = decodeURIComponent(url.pathname);
+  } catch {
+    return `the path of a request forwarded for session ${session} is not a path with good %-escapes`;
+  }
+  const named = url.searchParams.get("sessionId");
+  const own =
+    pathname === `/v1/sessions/${session}` ||
+    pathname.startsWith(`/v1/sessions/${session}/`) ||
+    (HITL_PATH.test(pathname) && (named === null || named === session));
+  return own ? undefined : `a request for session ${session} names another (${path}): not run`;
+}
+
+/** nui's HITL requests, under /api/hitl or /nui/{token}/api/hitl: answered by request id, on the session's owner. */
+const HITL_PATH = /^(?:\/nui\/[^/]+)?\/api\/hitl\/requests(?:\/|$)/;
 
 /** The answer of a node whose lease on the session ran out before a command for it came. */
 function notOwner(session: string, node: string | undefined): RoutedResponse {

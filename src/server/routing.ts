@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import type { Context, MiddlewareHandler, Next } from "hono";
 import type { Brain } from "../core/brain.js";
 import type { HitlResponseEnvelope } from "../protocol/nui/hitl.js";
+import type { RoutedRequest, RoutedResponse } from "../protocol/routed.js";
 import { DEFAULT_TENANT } from "./auth/tokens.js";
 import { ApiError, notFound, readText } from "./errors.js";
 import { HITL_LIST, merged, responseOf } from "./hitl/cluster-list.js";
@@ -13,25 +14,7 @@ import { waitInStoredLog } from "./hitl/cluster-wait.js";
 import { pendingInSeveral } from "./hitl/service.js";
 import type { TenantBound } from "./tenant-bound.js";
 
-/** An HTTP request as forwarded: the caller's own credentials go with it, the owner checks them again. */
-export interface RoutedRequest {
-  method: string;
-  /** Path and query string. */
-  path: string;
-  headers: Record<string, string>;
-  body?: string;
-}
-
-export interface RoutedResponse {
-  status: number;
-  contentType?: string;
-  body: string;
-  /**
-   * The node asked no longer owns the session and did not run the command (its lease ran out, or it is letting
-   * the session go): the sender takes it as having no live owner.
-   */
-  notServed?: boolean;
-}
+export type { RoutedRequest, RoutedResponse };
 
 export interface ForwardOptions {
   /** The request carries an Idempotency-Key: it may be sent again when the owner does not answer in time. */
