@@ -333,3 +333,15 @@ describe("deferred appends", () => {
     expect((await readEventsFile(file)).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
   });
 });
+
+describe("a log of another format", () => {
+  it("is refused with an error naming its format and the one this version reads", async () => {
+    await fs.writeFile(
+      file,
+      '{"brain_log":3,"session":"s1"}\n{"seq":1,"ts":"2026-01-01T00:00:00Z","e":[]}\n',
+    );
+    await expect(readEventsFile(file)).rejects.toThrow(
+      /header of log format 3, which this version of Brain cannot read \(it reads format 2\)/,
+    );
+  });
+});

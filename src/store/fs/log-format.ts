@@ -68,7 +68,11 @@ export class LineDecoder {
     if (value === null || typeof value !== "object") return "not a JSON object";
     const v = value as Record<string, unknown>;
     if (v.brain_log !== undefined) {
-      if (v.brain_log !== 2 || typeof v.session !== "string") return "a header this Brain cannot read";
+      // Another format is refused by its number: a newer node's log (a rolling upgrade) is not guessed at.
+      if (v.brain_log !== 2) {
+        return `a header of log format ${JSON.stringify(v.brain_log)}, which this version of Brain cannot read (it reads format 2): written by a newer version? upgrade this node`;
+      }
+      if (typeof v.session !== "string") return "a header without its session";
       this.session = v.session;
       if (v.seq !== undefined) {
         if (!isSeq(v.seq) || !Array.isArray(v.requests) || !Array.isArray(v.open_turns))
