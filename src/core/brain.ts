@@ -3,7 +3,6 @@ import type { SessionEvent } from "../protocol/events.js";
 import type { SessionRecord } from "../protocol/session.js";
 import type { BrainOptions } from "./brain-options.js";
 import { CheckpointBytes } from "./checkpoint-bytes.js";
-import { refuseInside } from "./checkpoints/index.js";
 import { loggedCheckpoint, readConversation } from "./conversation-chain.js";
 import { type CreatedSession, createdSession, openCreated, refuseUnmakeable } from "./created-session.js";
 import { hostSecrets, recordSecrets } from "./credentials.js";
@@ -30,6 +29,7 @@ import { type PendingRequest, pendingInStore } from "./pending.js";
 import { Providers } from "./providers.js";
 import { Redactor } from "./redact.js";
 import type { HarnessRegistry } from "./registry.js";
+import { type RestoreKey, restoreInto } from "./restores.js";
 import { ClosedLogs, type CompactResult, type SegmentPolicy } from "./retention.js";
 import type { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
@@ -287,14 +287,15 @@ export class Brain {
     });
   }
 
-  /** Writes a checkpoint's files into `dir` (new or empty); "latest" is the last the log records, as for a fork. */
-  async restore(id: string, checkpoint: string, dir: string): Promise<string> {
+  /**
+   * Writes a checkpoint's files into `dir` (new or empty); "latest" is the last the log records, as for a fork. A
+   * keyed restore's record keeps its answer (./restores.ts).
+   */
+  async restore(id: string, checkpoint: string, dir: string, keyed?: RestoreKey): Promise<string> {
     await this.record(id);
-    const home = this.options.store.home;
-    if (home !== undefined) await refuseInside(dir, home, "$BRAIN_HOME");
-    const log = { read: (after: number, limit?: number) => this.events(id, after, limit) };
-    return (await checkpointsOf(this.options, id).restore(await loggedCheckpoint(log, checkpoint, id), dir))
-      .id;
+    return restoreInto(this.options, id, { checkpoint, dir, keyed }, (after, limit) =>
+      this.events(id, after, limit),
+    );
   }
 
   async closeSession(id: string): Promise<void> {

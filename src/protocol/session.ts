@@ -59,6 +59,16 @@ export const SessionRecord = z.strictObject({
    * back; the key with another body is refused. It lives as long as the session does.
    */
   idempotency: z.strictObject({ key: z.string().regex(IDEMPOTENCY_KEY), sent: z.string() }).optional(),
+  /**
+   * The newest keyed restores (POST .../restore) of the session, oldest first: each one's Idempotency-Key, a digest
+   * of its body and the checkpoint it wrote. A restore writes nothing to the log, so its retry finds its answer
+   * here, on any node and after a restart, where it would find the directory the first filled (refused: not empty).
+   */
+  restores: z
+    .array(
+      z.strictObject({ key: z.string().regex(IDEMPOTENCY_KEY), sent: z.string(), checkpoint: z.string() }),
+    )
+    .optional(),
 });
 
 export type SessionRecord = z.infer<typeof SessionRecord>;

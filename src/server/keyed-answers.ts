@@ -1,11 +1,11 @@
-// Idempotency-Key on the commands whose key has nowhere durable to go: taking control changes only the controller
-// lease, itself this node's memory, and a restore writes nothing to the session's log, so neither has an event that
-// could carry its key (the log-keyed commands: ./idempotency.ts). This node remembers what each keyed one answered
-// instead, the newest KEYED_ANSWERS_KEPT of each tenant: a client retries within seconds of a lost answer, and a
-// tenant sending many keys pushes out only its own (kept together, one tenant's token could push out every other
-// tenant's answers, and their retries would run again). A restart or a failover forgets them (docs/protocol.md
-// says so), and a retry after one runs as a new request. A rebuild writes its key into its session.recovered only
-// once it is done: a retry while it runs shares its run here.
+// Idempotency-Key on the commands whose answer this node remembers. Taking control changes only the controller
+// lease, itself this node's memory, with no event that could carry its key (the log-keyed commands: ./idempotency.ts),
+// so this node keeps what each keyed take answered, the newest KEYED_ANSWERS_KEPT of each tenant: a client retries
+// within seconds of a lost answer, and a tenant sending many keys pushes out only its own (kept together, one
+// tenant's token could push out every other tenant's answers, and their retries would run again). A restart or a
+// failover forgets them (docs/protocol.md says so), and a retry after one runs as a new request. A rebuild writes
+// its key into its session.recovered, and a restore into its session's record, only once it is done: a retry while
+// it runs shares its run here.
 import { ApiError } from "./errors.js";
 import { IDEMPOTENCY_HEADER } from "./idempotency.js";
 

@@ -2,11 +2,12 @@
 // its key. A rebuild retried ran again (a second folder of old files set aside, the harness closed and reopened for
 // nothing); a restore retried found the directory it had filled and was refused (400), which the client could not
 // tell from a real failure. A rebuild's key is in the session.recovered it appends, so a retry after a restart (or on
-// another node) is answered from the log; a restore's answer is kept in this node's memory (./keyed-answers.ts).
+// another node) is answered from the log; a restore's is in the session's record (src/core/restores.ts).
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { RESTORES_KEPT } from "../core/restores.js";
 import { startTestDaemon } from "../testing/daemon.js";
 import { collect, raw, settled } from "../testing/http.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
@@ -132,6 +133,63 @@ describe("Idempotency-Key on restore", () => {
     expect(other.status).toBe(409);
     expect(other.body.error).toMatchObject({ field: "Idempotency-Key" });
     expect(readdirSync(outside)).not.toContain("elsewhere");
+  });
+
+  it("answers a restore retried after a daemon restart from the session's record, not as a new restore", async () => {
+    const home = mkdtempSync(join(tmpdir(), "brain-keyed-restore-home-"));
+    const into = join(outside, "restart");
+    const first = await startTestDaemon({ home });
+    const send = (url: string, token: string, key: string, body: unknown) =>
+      raw(url, "POST", `/v1/sessions/${id}/restore`, { token, headers: { "Idempotency-Key": key }, body });
+    let id = "";
+    let answer: unknown;
+    try {
+      const client = first.client();
+      ({ id } = await client.create({ harness: "echo" }));
+      await collect(client, id, settled((await client.prompt(id, "remember KIWI")).turn));
+      await client.checkpoint(id);
+      const res = await send(first.url, first.tokens.admin, "restore-restart", { into });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      answer = res.body;
+    } finally {
+      await first.cleanup();
+    }
+    const second = await startTestDaemon({ home, tokens: first.tokens });
+    try {
+      const again = await send(second.url, second.tokens.admin, "restore-restart", { into });
+      expect(again.status, JSON.stringify(again.body)).toBe(200);
+      expect(again.body).toEqual(answer);
+      expect(readdirSync(into)).toEqual(["echo.jsonl"]);
+      // The record still tells another body from the first: another request under the key, refused.
+      const other = await send(second.url, second.tokens.admin, "restore-restart", {
+        into: join(outside, "r2"),
+      });
+      expect(other.status, JSON.stringify(other.body)).toBe(409);
+      expect(other.body.error).toMatchObject({ field: "Idempotency-Key" });
+      expect(readdirSync(outside)).not.toContain("r2");
+    } finally {
+      await second.cleanup();
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it("keeps the newest keyed restores in the record, a bounded number", async () => {
+    const id = await answered();
+    await t.client().checkpoint(id);
+    const path = `/v1/sessions/${id}/restore`;
+    for (let i = 0; i <= RESTORES_KEPT; i++) {
+      const res = await raw(
+        t.url,
+        "POST",
+        path,
+        keyed(`bound-${i}`, t.tokens.admin, { into: join(outside, `b${i}`) }),
+      );
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+    }
+    const kept = (await t.client().session(id)).restores?.map((r) => r.key);
+    expect(kept).toHaveLength(RESTORES_KEPT);
+    expect(kept?.[0]).toBe("bound-1");
+    expect(kept?.at(-1)).toBe(`bound-${RESTORES_KEPT}`);
   });
 
   it("retries through the client under its key; another tenant's same key does not see the answer", async () => {

@@ -1,19 +1,20 @@
 // What the daemon does to a session's native files between turns, besides checkpoints: rewrites them from the log
 // (rebuild) and writes a checkpoint's into a directory of this machine (restore). A rebuild's key is in the
 // session.recovered it appends, where a retry on another node or after a restart finds it (./idempotency.ts); a
-// restore writes nothing to the log, and a retry under its key gets the first answer from this node's memory
-// (./keyed-answers.ts), where it would be refused the directory the first filled.
+// restore writes nothing to the log, and its key and answer go into the session's record (src/core/restores.ts),
+// where its retry finds them, on any node and after a restart, instead of the directory the first filled (refused).
 import { basename } from "node:path";
 import type { z } from "zod";
 import type { Brain } from "../core/brain.js";
 import { bodyDigest } from "../core/command-keys.js";
+import { restoredUnder } from "../core/restores.js";
 import type { RebuildView } from "../protocol/api.js";
 import type { EventData } from "../protocol/events.js";
 import { DEFAULT_TENANT } from "./auth/tokens.js";
 import type { ControlLeases } from "./control.js";
 import { ApiError, inField } from "./errors.js";
 import { type IdempotentCommands, keyedAs } from "./idempotency.js";
-import type { KeyedAnswers } from "./keyed-answers.js";
+import { anotherBody, type KeyedAnswers } from "./keyed-answers.js";
 import type { Caller } from "./sessions.js";
 
 export interface NativeStateParts {
@@ -81,7 +82,16 @@ export async function restore(
     );
   }
   const slot = { tenant: caller.tenant, session: id, route: "restore", key };
-  return parts.answers.once(slot, bodyDigest({ into, checkpoint }), () =>
-    parts.brain.restore(id, checkpoint, into).catch((err) => Promise.reject(inField(err, "checkpoint"))),
-  );
+  const sent = bodyDigest({ into, checkpoint });
+  // This node's memory shares one run between a retry and the first while that runs; once it is done, the
+  // session's record answers, here or on another node, after a restart too.
+  return parts.answers.once(slot, sent, async () => {
+    const earlier = key === undefined ? undefined : restoredUnder(await parts.brain.record(id), key);
+    if (earlier && earlier.sent !== sent) throw anotherBody(slot);
+    if (earlier) return earlier.checkpoint;
+    const keyed = key === undefined ? undefined : { key, sent };
+    return parts.brain
+      .restore(id, checkpoint, into, keyed)
+      .catch((err) => Promise.reject(inField(err, "checkpoint")));
+  });
 }

@@ -51,7 +51,7 @@ const tenantOf = (owner: { tenant?: string }) => owner.tenant ?? DEFAULT_TENANT;
 
 export class SessionService {
   private readonly commands = new IdempotentCommands();
-  /** Keyed takes of control and restores, whose keys nothing durable holds, and rebuilds running (./keyed-answers.ts). */
+  /** Keyed takes of control, whose keys nothing durable holds, and rebuilds and restores running (./keyed-answers.ts). */
   private readonly answers = new KeyedAnswers();
   /** Keyed creates, forks and handoffs: their keys are in the records of the sessions they made. */
   private readonly creates = new KeyedCreates((id) => this.parts.brain.record(id).catch(() => undefined));
