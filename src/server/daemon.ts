@@ -65,6 +65,8 @@ export interface DaemonOptions {
   onWarning?: (message: string) => void;
   /** Cluster mode: commands for sessions another node owns go there; this node serves those it owns. */
   router?: CommandRouter;
+  /** How long a retry waits for the first request under its Idempotency-Key (default KEYED_WAIT_MS). */
+  keyedWaitMs?: number;
 }
 
 export interface Daemon {
@@ -180,6 +182,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     leases,
     defaults: options.defaults ?? {},
     agents,
+    keyedWaitMs: options.keyedWaitMs,
   });
   // One bound for a tenant's HITL waits, whether this node or another has the request pending.
   const waits = hitlWaits(options.hitlWaitsPerTenant);

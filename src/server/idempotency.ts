@@ -76,6 +76,9 @@ export class IdempotentCommands {
   /** Keyed commands running on this node, by session and key. */
   private readonly running = new Map<string, Running>();
 
+  /** `waitMs`: how long a retry waits for the first run under its key (awaitFirst). */
+  constructor(private readonly waitMs = KEYED_WAIT_MS) {}
+
   /**
    * Runs `command` once per key: when the log already holds an event of `request.kinds` with this key, `answer`
    * makes the first run's answer from it. A key used before for another kind of command, for another subject or
@@ -96,8 +99,10 @@ export class IdempotentCommands {
     const slot = `${session.id}\u0000${key}`;
     const same = this.running.get(slot);
     if (same) {
-      if (same.kinds.join() === kinds.join() && same.subject === subject && same.sent === sent)
-        return same.run as Promise<T>;
+      if (same.kinds.join() === kinds.join() && same.subject === subject && same.sent === sent) {
+        const what = `${same.kinds.join(" or ")} of session ${session.id}`;
+        return awaitFirst(same.run as Promise<T>, key, what, this.waitMs);
+      }
       throw new ApiError(
         "conflict",
         `${IDEMPOTENCY_HEADER} "${key}" is in use by another command of session ${session.id} (${same.kinds.join(" or ")}${same.subject ? ` ${same.subject}` : ""}), still running; a retry sends the same request, a new command a new key`,
@@ -135,3 +140,32 @@ export class IdempotentCommands {
     }
   }
 }
+
+// A retry that arrives while the first request under its key still runs shares that run, and gets its answer; but
+// a first run that hangs (a stalled disk, a harness that never answers) would hold every retry with it, and the
+// client, retrying because it heard nothing, would hear nothing again. A retry waits a bounded time, then is told
+// so: 409 naming the key, as the IETF Idempotency-Key draft answers a request still in progress. The same bound and
+// answer on every keyed route (commands here, creates, deletes, takes, rebuilds, restores).
+
+/** How long a retry waits for the first request under its key, when the daemon is not told otherwise. */
+export const KEYED_WAIT_MS = 30_000;
+
+/**
+ * `first`'s outcome, or, when it has not settled within `waitMs`, a 409 saying that the request under `key` (what
+ * `what` says) is still running. The first run goes on either way: a later retry gets its answer.
+ */
+export function awaitFirst<T>(first: Promise<T>, key: string, what: string, waitMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(stillRunning(key, what, waitMs)), waitMs);
+    timer.unref();
+  });
+  return Promise.race([first, waited]).finally(() => clearTimeout(timer));
+}
+
+const stillRunning = (key: string, what: string, waitMs: number) =>
+  new ApiError(
+    "conflict",
+    `${IDEMPOTENCY_HEADER} "${key}": the first request under it (${what}) is still running after ${Math.round(waitMs / 1000)} s; send the same request under the same key again later to get its answer`,
+    IDEMPOTENCY_HEADER,
+  );

@@ -7,7 +7,7 @@
 // its key into its session.recovered, and a restore into its session's record, only once it is done: a retry while
 // it runs shares its run here.
 import { ApiError } from "./errors.js";
-import { IDEMPOTENCY_HEADER } from "./idempotency.js";
+import { awaitFirst, IDEMPOTENCY_HEADER, KEYED_WAIT_MS } from "./idempotency.js";
 
 export const KEYED_ANSWERS_KEPT = 1024;
 
@@ -24,7 +24,11 @@ export class KeyedAnswers {
   /** By tenant, each keyed command's body digest and answer (a promise while it runs), oldest first. */
   private readonly tenants = new Map<string, Map<string, { sent: string; answer: unknown }>>();
 
-  constructor(private readonly kept = KEYED_ANSWERS_KEPT) {}
+  /** `waitMs`: how long a retry waits for the first run under its key (./idempotency.ts, awaitFirst). */
+  constructor(
+    private readonly kept = KEYED_ANSWERS_KEPT,
+    private readonly waitMs = KEYED_WAIT_MS,
+  ) {}
 
   /**
    * `run`'s answer, or the one it gave before under the same slot: a retry (the same `sent`) runs nothing again
@@ -38,8 +42,10 @@ export class KeyedAnswers {
     const answers = this.tenants.get(slot.tenant) ?? new Map<string, { sent: string; answer: unknown }>();
     const earlier = answers.get(name);
     if (earlier) {
-      if (earlier.sent === sent) return earlier.answer as T;
-      throw refused(earlier.sent);
+      if (earlier.sent !== sent) throw refused(earlier.sent);
+      if (!(earlier.answer instanceof Promise)) return earlier.answer as T;
+      const what = `${slot.route} of session ${slot.session}`;
+      return awaitFirst(earlier.answer, slot.key, what, this.waitMs) as T;
     }
     const answer = run();
     const entry = { sent, answer };

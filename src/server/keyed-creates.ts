@@ -10,7 +10,7 @@ import { bodyDigest } from "../core/command-keys.js";
 import type { Made } from "../core/handoff.js";
 import { DEFAULT_TENANT, type SessionRecord } from "../protocol/session.js";
 import { ApiError } from "./errors.js";
-import { IDEMPOTENCY_HEADER } from "./idempotency.js";
+import { awaitFirst, IDEMPOTENCY_HEADER, KEYED_WAIT_MS } from "./idempotency.js";
 
 /** A request that makes a session. */
 export interface KeyedCreate {
@@ -36,7 +36,11 @@ export class KeyedCreates {
   /** Keyed requests making a session on this node now, by session id and key. */
   private readonly running = new Map<string, { sent: string; run: Promise<string> }>();
 
-  constructor(private readonly stored: (id: string) => Promise<SessionRecord | undefined>) {}
+  /** `waitMs`: how long a retry waits for the first request under its key (./idempotency.ts, awaitFirst). */
+  constructor(
+    private readonly stored: (id: string) => Promise<SessionRecord | undefined>,
+    private readonly waitMs = KEYED_WAIT_MS,
+  ) {}
 
   /**
    * The id of the session `make` makes, or of the one an earlier request under the same key made. `make` checks
@@ -52,7 +56,8 @@ export class KeyedCreates {
     const slot = `${id}\u0000${key}`;
     const same = this.running.get(slot);
     if (same) {
-      if (same.sent === sent) return same.run;
+      if (same.sent === sent)
+        return awaitFirst(same.run, key, `${request.command} of session ${id}`, this.waitMs);
       throw anotherBody(key, request.command);
     }
     const run = (async () => {

@@ -9,6 +9,7 @@ import type { Brain } from "../core/brain.js";
 import { keyDigest } from "../core/deleted-sessions.js";
 import { BrainError } from "../core/errors.js";
 import { ApiError } from "./errors.js";
+import { awaitFirst, KEYED_WAIT_MS } from "./idempotency.js";
 import { deletable } from "./session-list.js";
 
 /**
@@ -21,14 +22,18 @@ export class KeyedDeletes {
   /** Keyed deletes running on this node, by tenant, session and key. */
   private readonly running = new Map<string, Promise<void>>();
 
-  constructor(private readonly brain: Brain) {}
+  /** `waitMs`: how long a retry waits for the first delete under its key (./idempotency.ts, awaitFirst). */
+  constructor(
+    private readonly brain: Brain,
+    private readonly waitMs = KEYED_WAIT_MS,
+  ) {}
 
   /** Deletes session `id` of `tenant` with `remove` once it is found to be the tenant's, unless `key` did. */
   async run(tenant: string, id: string, key: string | undefined, remove: () => Promise<void>): Promise<void> {
     if (key === undefined) return this.once(tenant, id, key, remove);
     const slot = `${tenant}\u0000${id}\u0000${key}`;
     const same = this.running.get(slot);
-    if (same) return same;
+    if (same) return awaitFirst(same, key, `delete of session ${id}`, this.waitMs);
     const run = this.once(tenant, id, key, remove).catch(async (err: unknown) => {
       const gone = (err instanceof ApiError || err instanceof BrainError) && err.code === "not_found";
       if (gone && (await deletedBefore(this.brain, tenant, id, key))) return;

@@ -40,6 +40,8 @@ export interface SessionServiceParts {
   leases: ControlLeases;
   defaults: SessionDefaults;
   agents: AgentCatalog;
+  /** How long a retry waits for the first request under its Idempotency-Key (default KEYED_WAIT_MS). */
+  keyedWaitMs?: number | undefined;
 }
 
 /** Who is asking: the token's tenant and role, and the client id it gave (X-Brain-Client). */
@@ -50,17 +52,21 @@ export interface Caller extends Principal {
 const tenantOf = (owner: { tenant?: string }) => owner.tenant ?? DEFAULT_TENANT;
 
 export class SessionService {
-  private readonly commands = new IdempotentCommands();
+  private readonly commands: IdempotentCommands;
   /** Keyed takes of control, whose keys nothing durable holds, and rebuilds and restores running (./keyed-answers.ts). */
-  private readonly answers = new KeyedAnswers();
+  private readonly answers: KeyedAnswers;
   /** Keyed creates, forks and handoffs: their keys are in the records of the sessions they made. */
-  private readonly creates = new KeyedCreates((id) => this.parts.brain.record(id).catch(() => undefined));
+  private readonly creates: KeyedCreates;
 
   private readonly deletes: KeyedDeletes;
   private readonly native: NativeStateParts;
 
   constructor(private readonly parts: SessionServiceParts) {
-    this.deletes = new KeyedDeletes(parts.brain);
+    const waitMs = parts.keyedWaitMs;
+    this.commands = new IdempotentCommands(waitMs);
+    this.answers = new KeyedAnswers(undefined, waitMs);
+    this.creates = new KeyedCreates((id) => parts.brain.record(id).catch(() => undefined), waitMs);
+    this.deletes = new KeyedDeletes(parts.brain, waitMs);
     this.native = {
       brain: parts.brain,
       leases: parts.leases,

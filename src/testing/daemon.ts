@@ -62,6 +62,8 @@ export async function startTestDaemon(
     hitlWaitsPerTenant?: number;
     /** DaemonOptions.forwardsPerTenant. */
     forwardsPerTenant?: number;
+    /** DaemonOptions.keyedWaitMs. */
+    keyedWaitMs?: number;
     /** The log's file calls (a test that holds a write). */
     io?: LogIO;
     /** Another store than the embedded one on `home` (the cluster store, to test a daemon in cluster mode). */
@@ -109,6 +111,7 @@ export async function startTestDaemon(
     ...(options.hitlWaitsPerTenant ? { hitlWaitsPerTenant: options.hitlWaitsPerTenant } : {}),
     ...(options.forwardsPerTenant ? { forwardsPerTenant: options.forwardsPerTenant } : {}),
     ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.keyedWaitMs ? { keyedWaitMs: options.keyedWaitMs } : {}),
   });
   holder.url = daemon.url;
   return {
