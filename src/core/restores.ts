@@ -43,7 +43,10 @@ export async function restoreInto(
   return manifest.id;
 }
 
+/** Adds `restore` to the record's list, built on the list as the update finds it: restores at once all land. */
 async function keep(store: SessionStore, id: string, restore: KeptRestore): Promise<void> {
-  const kept = ((await store.get(id))?.restores ?? []).filter((earlier) => earlier.key !== restore.key);
-  await store.update(id, { restores: [...kept, restore].slice(-RESTORES_KEPT) });
+  await store.update(id, (current) => {
+    const kept = (current.restores ?? []).filter((earlier) => earlier.key !== restore.key);
+    return { restores: [...kept, restore].slice(-RESTORES_KEPT) };
+  });
 }

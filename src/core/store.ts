@@ -46,6 +46,9 @@ export interface UnreadableSession {
   error: string;
 }
 
+/** What an update of a session record may change. */
+export type RecordPatch = Partial<Omit<SessionRecord, "id" | "created_at">>;
+
 /** Whose a listed session is: its tenant, absent meaning the default tenant's (the operator's). */
 export const listedTenant = (session: { tenant?: string }): string => session.tenant ?? DEFAULT_TENANT;
 
@@ -68,7 +71,12 @@ export interface SessionStore {
    * tenant's list must not cost what every tenant's sessions together cost.
    */
   list(unreadable?: (session: UnreadableSession) => void, tenant?: string): Promise<SessionSummary[]>;
-  update(id: string, patch: Partial<Omit<SessionRecord, "id" | "created_at">>): Promise<SessionRecord>;
+  /**
+   * Patches the record. A function is given the record as it is when the patch is made (on a retried
+   * compare-and-set, as it is then), for a patch that builds on what is there (a list added to): two such updates
+   * at once, here or on two nodes, both land.
+   */
+  update(id: string, patch: RecordPatch | ((current: SessionRecord) => RecordPatch)): Promise<SessionRecord>;
   paths(id: string): { native: string; checkpoints: string };
   /** Where the store keeps its files ($BRAIN_HOME), when on disk: restores into it are refused. */
   readonly home?: string;

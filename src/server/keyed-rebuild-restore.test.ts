@@ -192,6 +192,25 @@ describe("Idempotency-Key on restore", () => {
     expect(kept?.at(-1)).toBe(`bound-${RESTORES_KEPT}`);
   });
 
+  it("keeps every one of keyed restores made at once: none overwrites another's answer in the record", async () => {
+    const id = await answered();
+    await t.client().checkpoint(id);
+    const keys = Array.from({ length: 12 }, (_, i) => `together-${i}`);
+    const sent = await Promise.all(
+      keys.map((key) =>
+        raw(
+          t.url,
+          "POST",
+          `/v1/sessions/${id}/restore`,
+          keyed(key, t.tokens.admin, { into: join(outside, key) }),
+        ),
+      ),
+    );
+    for (const res of sent) expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const kept = (await t.client().session(id)).restores?.map((r) => r.key);
+    expect([...(kept ?? [])].sort()).toEqual([...keys].sort());
+  });
+
   it("retries through the client under its key; another tenant's same key does not see the answer", async () => {
     const id = await answered();
     await t.client().checkpoint(id);

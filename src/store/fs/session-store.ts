@@ -10,6 +10,7 @@ import {
   type LogTail,
   listedTenant,
   type NewSessionRecord,
+  type RecordPatch,
   type SessionSummary,
   type UnreadableSession,
 } from "../../core/store.js";
@@ -50,7 +51,7 @@ export interface SessionPaths {
 }
 
 export type NewSession = NewSessionRecord;
-export type SessionPatch = Partial<Omit<SessionRecord, "id" | "created_at">>;
+export type SessionPatch = RecordPatch | ((current: SessionRecord) => RecordPatch);
 
 export interface StoreOptions {
   /**
@@ -215,7 +216,7 @@ export class FsSessionStore {
       const current = parseRecord(paths.record, text, id);
       const record = checkInput(`session ${id}`, {
         ...current,
-        ...patch,
+        ...(typeof patch === "function" ? patch(current) : patch),
         id: current.id,
         created_at: current.created_at,
       });

@@ -28,6 +28,22 @@ describe("a session record two nodes patch at once", () => {
     }
     expect(lost).toEqual([]);
   }, 120_000);
+
+  it("builds a patch given as a function on the record as the update finds it: two nodes adding to a list both land", async () => {
+    const [a, b] = await nats.twoNodes("lists", { leases: false });
+    const lost: string[] = [];
+    const add =
+      (key: string) => (current: { restores?: { key: string; sent: string; checkpoint: string }[] }) => ({
+        restores: [...(current.restores ?? []), { key, sent: "s", checkpoint: "000001" }],
+      });
+    for (let i = 0; i < 12; i++) {
+      const { id } = await a.store.create({ harness: "process", config: { model: "m1" } });
+      await Promise.all([a.store.update(id, add("from-a")), b.store.update(id, add("from-b"))]);
+      const keys = (await b.store.get(id))?.restores?.map((r) => r.key).sort();
+      if (keys?.join() !== "from-a,from-b") lost.push(`${id}: ${keys?.join()}`);
+    }
+    expect(lost).toEqual([]);
+  }, 120_000);
 });
 
 describe("reservations two nodes make at once", () => {

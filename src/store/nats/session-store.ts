@@ -156,7 +156,7 @@ export class NatsSessionStore implements SessionStore {
       const current = parseRecord(entry, id);
       const record = checkInput(`session ${id}`, {
         ...current,
-        ...patch,
+        ...(typeof patch === "function" ? patch(current) : patch),
         id,
         created_at: current.created_at,
       });
