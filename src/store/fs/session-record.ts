@@ -63,7 +63,11 @@ export function newRecord(
  * field the patch leaves alone, are written back as they were: a newer node's field outlives an older node's update.
  * Only stored, never handed on: a view or a fork made from the record must not carry what this node cannot check.
  */
-export function rewrittenRecord(stored: unknown, record: SessionRecord, patch: object): SessionRecord {
+export function rewrittenRecord(
+  stored: unknown,
+  record: SessionRecord,
+  patch: Partial<SessionRecord>,
+): SessionRecord {
   const was: Record<string, unknown> =
     stored && typeof stored === "object" && !Array.isArray(stored) ? { ...stored } : {};
   const out: Record<string, unknown> = {};

@@ -214,14 +214,15 @@ export class FsSessionStore {
       const text = await disk("read", paths.record, () => fsp.readFile(paths.record, "utf8").catch(notFound));
       if (text === false || isSlotText(text)) throw new StoreError("bad_request", `session ${id} not found`);
       const current = parseRecord(paths.record, text, id);
+      const change = typeof patch === "function" ? patch(current) : patch;
       const record = checkInput(`session ${id}`, {
         ...current,
-        ...(typeof patch === "function" ? patch(current) : patch),
+        ...change,
         id: current.id,
         created_at: current.created_at,
       });
       this.records.forget(id);
-      await writeRecordFile(this.io, paths.record, rewrittenRecord(JSON.parse(text), record, patch));
+      await writeRecordFile(this.io, paths.record, rewrittenRecord(JSON.parse(text), record, change));
       this.records.index(id, listedTenant(record));
       return record;
     });

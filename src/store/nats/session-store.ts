@@ -154,14 +154,15 @@ export class NatsSessionStore implements SessionStore {
       const entry = await this.entry(id);
       if (!entry) throw new NatsStoreError("bad_request", `session ${id} not found`);
       const current = parseRecord(entry, id);
+      const change = typeof patch === "function" ? patch(current) : patch;
       const record = checkInput(`session ${id}`, {
         ...current,
-        ...(typeof patch === "function" ? patch(current) : patch),
+        ...change,
         id,
         created_at: current.created_at,
       });
       // What the stored value holds beyond the record this node knows (a newer node's fields) is written back.
-      const value = JSON.stringify(rewrittenRecord(entry.json(), record, patch));
+      const value = JSON.stringify(rewrittenRecord(entry.json(), record, change));
       try {
         await updateOn(this.ctx.records, id, value, entry.revision);
         return record;
