@@ -2,7 +2,7 @@
 // with its own shell tool, and the key is in none of what the agent could reach or Brain wrote (the tool's
 // output, the session's files, its log), while the provider still received it, in the vendor's own header, from
 // Brain's credential proxy. The proxy then refuses a wrong token, another session's, and the session's own once it
-// closed; in a container, another session's proxy is not even reachable.
+// closed; in a container, another session's proxy is not even reachable. It refused nothing the CLI asked for.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
@@ -80,6 +80,11 @@ export async function checkKeyNotInAgent(
   const requests = agentRequests(b.sandbox.provider.requests);
   expect(requests.length).toBeGreaterThan(0);
   for (const request of requests) expect(request.headers[keyHeader[0]]).toBe(keyHeader[1]);
+  // Every path the real CLI called is one the proxy puts the key on (../harnesses/cli/proxy-paths.ts).
+  const refused = (await events(session)).filter(
+    (e) => e.type === "harness.warning" && JSON.stringify(e.data).includes("credential proxy refused"),
+  );
+  expect(refused).toEqual([]);
 
   expect(await statusOf(`${origin}/${token}x${path}`)).toBe(403);
   expect(await statusOf(`${origin}/not-the-token${path}`)).toBe(403);

@@ -12,6 +12,7 @@ import type { AddressInfo } from "node:net";
 import { pipeline } from "node:stream/promises";
 import { Agent } from "undici";
 import type { WireApi } from "./provider-api.js";
+import { refusedRoute } from "./proxy-paths.js";
 
 /**
  * What the proxy can put a key on: the CLI wires, and the Gemini API (gemini-cli, its own model API: no CLI
@@ -66,13 +67,18 @@ export class CredentialProxy {
   private constructor(
     private readonly target: ProxyTarget,
     private readonly server: Server,
+    private readonly refused: (message: string) => void,
   ) {
     this.upstream = new URL(target.base_url ?? VENDOR_BASE[target.wire]);
   }
 
-  static async start(target: ProxyTarget): Promise<CredentialProxy> {
+  /** `refused`: told why, without the key or the request's query, each time a request is refused its path. */
+  static async start(
+    target: ProxyTarget,
+    refused: (message: string) => void = () => {},
+  ): Promise<CredentialProxy> {
     const server = createServer();
-    const proxy = new CredentialProxy(target, server);
+    const proxy = new CredentialProxy(target, server, refused);
     const onRequest = (req: IncomingMessage, res: ServerResponse) => {
       proxy
         .handle(req, res)
@@ -107,6 +113,12 @@ export class CredentialProxy {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const rest = this.pathUnderToken(req.url ?? "");
     if (this.revoked || rest === undefined) return fail(res, 403, "not a live session's credential path");
+    // Before the body is read: a refused request gets its 403 before a client waiting for 100 Continue sends it.
+    const refusal = refusedRoute(this.target.wire, req.method ?? "", rest);
+    if (refusal !== undefined) {
+      this.refused(refusal);
+      return fail(res, 403, refusal);
+    }
     const declared = Number(req.headers["content-length"] ?? 0);
     if (declared > MAX_REQUEST_BYTES) return tooLarge(res);
     if (req.headers.expect !== undefined) res.writeContinue();

@@ -49,7 +49,7 @@ export class CliServices {
     // A container this host cannot bridge into has no way to the proxy: that CLI holds the key (README, security).
     if (!key || unproxiedReason(this.options, this.proxied) !== undefined) return direct;
     const target: ProxyTarget = { wire, api_key: key, ...(base_url ? { base_url } : {}) };
-    this.proxy ??= CredentialProxy.start(target);
+    this.proxy ??= CredentialProxy.start(target, (why) => this.refused(why));
     const proxy = await this.proxy;
     const reach = this.options.container?.reach;
     if (reach) {
@@ -59,6 +59,16 @@ export class CliServices {
       await this.options.container?.proxied?.();
     }
     return { base_url: proxy.url, api_key: proxy.token, proxy: proxy.url };
+  }
+
+  /** A request the proxy refused is on the session's log, so its operator sees what the agent tried. */
+  private refused(why: string): void {
+    const turn = this.current();
+    this.options.emit({
+      type: "harness.warning",
+      ...(turn ? { turn: turn.id } : {}),
+      data: { message: `the credential proxy refused a request: ${why}` },
+    });
   }
 
   /** The bridge is cut before the proxy closes: a container never reaches a port that another server took. */
