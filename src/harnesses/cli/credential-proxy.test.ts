@@ -1,7 +1,8 @@
 // The credential proxy against the fake provider on 127.0.0.1: the real key goes on in the vendor's header and the
 // agent's token does not, answers stream through as they come, and anything not under a live token, or
 // too large, is refused.
-import { request } from "node:http";
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
 import { anthropic, openaiResponses } from "../../testing/fake-provider/wire-clients.js";
@@ -168,6 +169,81 @@ describe("credential proxy", () => {
     expect(await res.text()).toContain(
       `larger than the credential proxy's limit of ${MAX_REQUEST_BYTES} bytes`,
     );
+    expect(provider.requests).toEqual([]);
+  });
+
+  it("passes a body on as it comes, holding none of it whole: the provider reads its start while the client holds the rest", async () => {
+    // A provider that counts the bytes it has read: a proxy that held each body whole until its end held up to
+    // the limit per request, for any number of an agent's requests at once, in the memory all tenants share.
+    let read = 0;
+    const upstream = createServer((req, res) => {
+      req.on("data", (chunk: Buffer) => {
+        read += chunk.length;
+      });
+      req.on("end", () => res.end(JSON.stringify({ read })));
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    let sent: ReturnType<typeof request> | undefined;
+    try {
+      const p = await proxy("messages", `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`);
+      const half = Buffer.alloc(1024 * 1024, "a");
+      const sending = request(`${p.url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "content-length": half.length * 2 },
+      });
+      sent = sending;
+      const answered = new Promise<string>((resolve, reject) => {
+        sending.on("response", (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => {
+            text += chunk;
+          });
+          res.on("end", () => resolve(text));
+        });
+        sending.on("error", reject);
+      });
+      answered.catch(() => {}); // a failed wait destroys the request below: that is not another failure
+      sending.write(half);
+      await expect.poll(() => read, { timeout: 20_000 }).toBe(half.length);
+      sending.end(half);
+      expect(JSON.parse(await answered)).toEqual({ read: half.length * 2 });
+    } finally {
+      sent?.destroy();
+      upstream.closeAllConnections();
+      await new Promise((resolve) => upstream.close(resolve));
+    }
+  });
+
+  it("cuts off a body sent without a length once it passes the limit, with a 413", async () => {
+    const p = await proxy("messages", provider.url);
+    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const sent = request(`${p.url}/v1/messages`, { method: "POST" }); // chunked: no length declared
+      sent.on("response", (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          text += chunk;
+        });
+        res.on("end", () => {
+          sent.destroy();
+          resolve({ status: res.statusCode ?? 0, text });
+        });
+      });
+      sent.on("error", reject);
+      const piece = Buffer.alloc(1024 * 1024, "x");
+      let left = MAX_REQUEST_BYTES / piece.length + 1;
+      const more = () => {
+        while (left > 0) {
+          left--;
+          if (!sent.write(piece)) return void sent.once("drain", more);
+        }
+        sent.end();
+      };
+      more();
+    });
+    expect(answer.status).toBe(413);
+    expect(answer.text).toContain("larger than the credential proxy's limit");
     expect(provider.requests).toEqual([]);
   });
 

@@ -9,6 +9,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { Agent } from "undici";
 import type { WireApi } from "./provider-api.js";
@@ -122,13 +123,6 @@ export class CredentialProxy {
     const declared = Number(req.headers["content-length"] ?? 0);
     if (declared > MAX_REQUEST_BYTES) return tooLarge(res);
     if (req.headers.expect !== undefined) res.writeContinue();
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > MAX_REQUEST_BYTES) return tooLarge(res);
-      chunks.push(chunk);
-    }
     const headers: Record<string, string | string[]> = {};
     const dropped = [...KEY_HEADERS, ...HOP_HEADERS, ...ANSWERED_HERE, ...namedHop(req.headers.connection)];
     for (const [name, value] of Object.entries(req.headers)) {
@@ -138,14 +132,24 @@ export class CredentialProxy {
     const aborted = new AbortController();
     res.once("close", () => aborted.abort());
     const base = this.upstream.pathname.replace(/\/+$/, "");
-    const answer = await this.pool.request({
-      origin: this.upstream.origin,
-      path: `${base}${this.target.wire === "gemini" ? withoutQueryKey(rest) : rest}`,
-      method: req.method as "POST",
-      headers,
-      ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
-      signal: aborted.signal,
-    });
+    // The body goes on as it comes, never held whole: held, each of an agent's concurrent requests kept up to the
+    // limit in Brain's memory, which every tenant's sessions share.
+    const body =
+      declared > 0 || req.headers["transfer-encoding"] !== undefined ? new Limited(req) : undefined;
+    const answer = await this.pool
+      .request({
+        origin: this.upstream.origin,
+        path: `${base}${this.target.wire === "gemini" ? withoutQueryKey(rest) : rest}`,
+        method: req.method as "POST",
+        headers,
+        ...(body ? { body: Readable.from(body.chunks(), { objectMode: false }) } : {}),
+        signal: aborted.signal,
+      })
+      .catch((err: Error) => {
+        if (body?.over) return undefined;
+        throw err;
+      });
+    if (answer === undefined) return tooLarge(res);
     const out: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(answer.headers)) {
       if (value !== undefined && !HOP_HEADERS.includes(name)) out[name] = value;
@@ -162,6 +166,24 @@ export class CredentialProxy {
     if (head.length !== prefix.length || !timingSafeEqual(head, Buffer.from(prefix))) return undefined;
     const rest = url.slice(prefix.length);
     return rest === "" || rest.startsWith("/") || rest.startsWith("?") ? rest : undefined;
+  }
+}
+
+/** A request's body as it comes, cut off (`over`) once it passes MAX_REQUEST_BYTES: its sender did not declare it. */
+class Limited {
+  over = false;
+  constructor(private readonly req: IncomingMessage) {}
+
+  async *chunks(): AsyncGenerator<Buffer> {
+    let size = 0;
+    for await (const chunk of this.req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > MAX_REQUEST_BYTES) {
+        this.over = true;
+        throw new Error("the request body is over the credential proxy's limit");
+      }
+      yield chunk;
+    }
   }
 }
 
