@@ -16,7 +16,7 @@ import fsp from "node:fs/promises";
 import nodePath from "node:path";
 import { crc32 } from "node:zlib";
 import { failure } from "./errors.js";
-import { allDone, type LogIO, writeAll, writeDurably, writeFlags } from "./log-io.js";
+import { allDone, type LogIO, writeAll, writeAllNow, writeDurably, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogLock } from "./log-lock.js";
 
 /** The journal is cut back once it holds this many bytes (after the logs it names are synced). */
@@ -204,8 +204,8 @@ export class Journal {
 
 /**
  * How a commit goes through `journal` (InlineCommits' viaPool: an awaited commit alone is written straight to its
- * file), or undefined without one: its bytes into its log's own file (no sync), then into the journal, resolved
- * once durable there. The file first: a write the disk refuses fails the batch before the journal holds it (a
+ * file), or undefined without one: its bytes into its log's own file (no sync, on the loop's thread where `io`
+ * can: writeAllNow), then into the journal, resolved once durable there. The file first: a write the disk refuses fails the batch before the journal holds it (a
  * durable record of a failed batch would come back on a replay).
  */
 export function journaled(
@@ -218,7 +218,7 @@ export function journaled(
 ): (() => Promise<void>) | undefined {
   if (!journal) return undefined;
   return async () => {
-    await writeAll(io, fd, laid.parts, head.o);
+    if (!writeAllNow(io, fd, laid.parts, head.o)) await writeAll(io, fd, laid.parts, head.o);
     await journal.commit(writer, head, laid.parts, laid.length);
   };
 }
