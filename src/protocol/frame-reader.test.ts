@@ -171,6 +171,27 @@ describe("RunnerFrameReader", () => {
     expect(heldBytes(data[1])!.byteLength).toBe(4);
   });
 
+  it("reads the deltas of a shared runner's attachments from the bytes, interleaved, once each one's ids are known", () => {
+    const frames: { attachment: string; turn: string; via: string }[] = [];
+    const reader: RunnerFrameReader = new RunnerFrameReader(
+      (l) => frames.push({ ...(reader.decode(l) as { attachment: string; turn: string }), via: "line" }),
+      (attachment, turn) => frames.push({ attachment, turn, via: "bytes" }),
+    );
+    const d = (a: string, t: string) =>
+      `{"attachment":"${a}","turn":"${t}","event":"assistant.delta","data":{"text":"x"}}\n`;
+    const round = (t: string) => ["a", "b", "é"].map((a) => d(a, t)).join("");
+    reader.push(
+      Buffer.from(round("t1") + round("t1") + round("t1") + d("b", "t2") + d("b", "t2") + d("a", "t1")),
+    );
+    const seen = frames.map((f) => `${f.attachment}/${f.turn} ${f.via}`);
+    expect(seen).toEqual([
+      ...["a/t1 line", "b/t1 line", "é/t1 line"],
+      ...["a/t1 bytes", "b/t1 bytes", "é/t1 bytes"],
+      ...["a/t1 bytes", "b/t1 bytes", "é/t1 bytes"],
+      ...["b/t2 line", "b/t2 bytes", "a/t1 bytes"],
+    ]);
+  });
+
   it("refuses a line over the cap as LineSplitter does, even when it starts like a known delta", () => {
     const lines: string[] = [];
     const reader: RunnerFrameReader = new RunnerFrameReader(
