@@ -24,6 +24,7 @@ import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { allDone, type LogIO, nodeLogIO, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
 import { lastSeqOfFile, tailOfFile } from "./log-read.js";
+import { journalByDefault } from "./log-tuning.js";
 import { RecordCache } from "./record-cache.js";
 import { listRecords } from "./record-list.js";
 import { removeTree } from "./remove-tree.js";
@@ -63,7 +64,7 @@ export interface StoreOptions {
   slotDelayMs?: number;
   /** Which awaited commits skip the thread pool (default: a fresh InlineCommits; tests give one on their own clock). */
   inline?: InlineCommits;
-  /** Commit through one write-ahead journal for all the store's logs (./journal.ts; default false: see its notes). */
+  /** Commit through one write-ahead journal for all the store's logs (./journal.ts; default journalByDefault(): off). */
   journal?: boolean;
 }
 
@@ -92,7 +93,7 @@ export class FsSessionStore {
   ) {
     this.root = nodePath.join(home, "sessions");
     this.deletes = new FsDeletedSessions(home);
-    this.journals = new StoreJournal(home, io, options.journal ?? false);
+    this.journals = new StoreJournal(home, io, options.journal ?? journalByDefault());
     const { journal } = this.journals;
     this.logs = { holder, inline: options.inline ?? new InlineCommits(), ...(journal ? { journal } : {}) };
     this.io = io = this.journals.io;
