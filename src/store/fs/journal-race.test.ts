@@ -1,11 +1,16 @@
 // A journal (journal.ts) of a process that died while another store on the home runs: its replay must come
 // before any open of a log it holds records for, whichever store opens it.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
+import { processStart } from "../../core/process-identity.js";
 import type { NewEvent } from "../../protocol/events.js";
 import { JOURNAL_SUFFIX } from "./journal.js";
+import { replayJournals } from "./journal-replay.js";
+import { nodeLogIO } from "./log-io.js";
 import { acquireLogLock } from "./log-lock.js";
 import { FsSessionStore } from "./session-store.js";
 
@@ -55,4 +60,36 @@ it("an open replays a journal whose process died after the store started (it was
   await log.close();
   await store.close();
   await writer.close();
+});
+
+it("an open does not wait for the home's replay lock over a journal its own live process holds", async () => {
+  // Another process journaling in the home: its journal named by its pid, locked by it.
+  const other = spawn(process.execPath, ["-e", "setInterval(() => {}, 1 << 30)"], { stdio: "ignore" });
+  try {
+    await once(other, "spawn");
+    const pid = other.pid!;
+    const dir = path.join(home, "journal");
+    const journal = path.join(dir, `${pid}-0123456789ab${JOURNAL_SUFFIX}`);
+    await fs.mkdir(dir, { recursive: true });
+    await fs.writeFile(journal, "");
+    const lock = {
+      kind: "process",
+      pid,
+      host: os.hostname(),
+      start: processStart(pid),
+      nonce: "0123456789abcdef",
+    };
+    await fs.writeFile(`${journal}.lock`, `${JSON.stringify(lock)}\n`);
+    // A third process holds the replay lock (its open is checking the journals, or replaying a dead one).
+    const replaying = await acquireLogLock(path.join(dir, "replay"), { session: "journal replay" });
+    try {
+      // Before, this waited until the replay lock was let go: every open of every log, one at a time.
+      await replayJournals(dir, nodeLogIO);
+    } finally {
+      await replaying.release();
+    }
+    expect(await fs.readFile(journal, "utf8")).toBe(""); // not replayed: its process lives
+  } finally {
+    other.kill();
+  }
 });

@@ -9,7 +9,7 @@ import { crc32 } from "node:zlib";
 import { StoreError } from "./errors.js";
 import { FRAME_BYTES, JOURNAL_SUFFIX, MAGIC, type RecordHead } from "./journal.js";
 import { type LogIO, writeAll } from "./log-io.js";
-import { acquireLogLock, type LogLock, LogLockedError } from "./log-lock.js";
+import { acquireLogLock, type LogLock, LogLockedError, liveHolder } from "./log-lock.js";
 import { repairActive } from "./log-open.js";
 
 export interface JournalRecord {
@@ -54,7 +54,17 @@ export async function replayJournals(dir: string, io: LogIO, own?: string): Prom
       throw err;
     }
   };
-  if ((await others()).length === 0) return;
+  // A journal its own live process holds (its name starts with its pid) is not replayed: an open need not wait
+  // for the home's replay lock because of it. Taking that lock, then the journal's, cost every open milliseconds
+  // while another process journals in the home. A journal locked by any other pid is being replayed: wait. This
+  // process's pid is ambiguous (a store of it may be replaying a journal of its own), so it takes the lock too.
+  const ownedLive = async (name: string) => {
+    const pid = Number(name.slice(0, name.indexOf("-")));
+    return pid !== process.pid && (await liveHolder(nodePath.join(dir, name))) === pid;
+  };
+  const names = await others();
+  const owned = await Promise.all(names.map(ownedLive));
+  if (owned.every(Boolean)) return;
   const replaying = await replayLock(dir);
   if (!replaying) return; // the directory is gone: so are its journals
   try {

@@ -129,6 +129,15 @@ async function readLock(path: string): Promise<HeldLock | undefined> {
   return { text, age };
 }
 
+/**
+ * The pid of the live process that holds the lock of the log at `logPath`, without taking it; undefined when
+ * nobody does (no lock, or its holder is gone). Another machine's holder counts as live (see isLive).
+ */
+export async function liveHolder(logPath: string, alive = processAlive): Promise<number | undefined> {
+  const held = await readLock(`${logPath}.lock`);
+  return held?.record && isLive(held, alive) ? held.record.pid : undefined;
+}
+
 /** An unreadable lock this young may still be being written (on a file system without hard links). */
 const WRITING_MS = 5_000;
 
