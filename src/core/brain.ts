@@ -17,7 +17,6 @@ import {
   rebuiltData,
   refuseRunning,
   requireHarness,
-  reseed,
   type Seeded,
   seedNative,
 } from "./handoff.js";
@@ -27,6 +26,7 @@ import { OpenSessionLimit } from "./open-limit.js";
 import { checkpointsOf, openSession, storedRecord } from "./open-session.js";
 import { type PendingRequest, pendingInStore } from "./pending.js";
 import { Providers } from "./providers.js";
+import { reseed } from "./rebuild-aside.js";
 import { Redactor } from "./redact.js";
 import type { HarnessRegistry } from "./registry.js";
 import { type RestoreKey, restoreInto } from "./restores.js";

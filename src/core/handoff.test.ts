@@ -1,8 +1,8 @@
 // Handoff and rebuild through Brain's log, on in-process harnesses (fast): the api harness seeded natively, the
 // echo runner (a family Brain cannot seed) given the history as a marked summary. The real CLIs' pairs are in
 // src/testing/cli-handoff.test.ts.
-import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CONVERSATION_FILE } from "../harnesses/api/conversation.js";
 import { apiTestBed } from "../harnesses/api/testing/bed.js";
@@ -85,6 +85,32 @@ describe("rebuilds at once", () => {
     // Each closes the session and opens it again: neither may forget the other's open, which holds the log's lock.
     const turn = await (await b.session(session.id)).prompt("second");
     expect((await turn.settled).status).toBe("completed");
+  });
+});
+
+describe("rebuilds one after another", () => {
+  it("keep one before-rebuild folder, the original native state; each later one removes the state it replaced", async () => {
+    const { brain: b } = brain();
+    const session = await b.create({ harness: "echo" });
+    await (await session.prompt("first")).settled;
+    const { dir, native } = bed.current.store.paths(session.id);
+    writeFileSync(join(native, "original.txt"), "the harness's own state");
+    const asides = [];
+    for (const n of [1, 2, 3]) {
+      asides.push((await b.rebuild(session.id)).aside);
+      // What the harness writes after a rebuild is a state the log can make again.
+      writeFileSync(join(native, `rebuilt-${n}.txt`), `state after rebuild ${n}`);
+    }
+    const kept = readdirSync(dir).filter((n) => n.startsWith("native-before-rebuild-"));
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(join(dir, kept[0]!, "original.txt"), "utf8")).toBe("the harness's own state");
+    expect(readdirSync(join(dir, kept[0]!)).filter((n) => n.startsWith("rebuilt-"))).toEqual([]);
+    expect(asides.map((aside) => basename(aside))).toEqual([kept[0], kept[0], kept[0]]);
+    expect(readdirSync(dir)).not.toContain("native-being-rebuilt");
+    const now = readdirSync(native);
+    expect(now).toContain("rebuilt-3.txt");
+    for (const gone of ["original.txt", "rebuilt-1.txt", "rebuilt-2.txt"]) expect(now).not.toContain(gone);
+    expect((await (await (await b.session(session.id)).prompt("after")).settled).status).toBe("completed");
   });
 });
 

@@ -2,8 +2,7 @@
 // (or the same one) seeded with the whole conversation; a rebuild rewrites a session's own native state from its
 // log when the harness lost it. Families that can write their native format do (FamilyDescriptor.seed); the
 // others get the history as a marked summary in the first prompt, and the session record says which it was.
-import { mkdir, readdir, rename, rm, rmdir } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { basename } from "node:path";
 import type { SessionEvent } from "../protocol/events.js";
 import type { SessionConfig } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
@@ -145,50 +144,13 @@ export async function forkSeeding(
 }
 
 /**
- * Moves a native dir's files aside (into the session's dir, kept for inspection) before a rebuild; the agent's
- * working tree (`work`) stays where it is.
- */
-export async function setAside(native: string): Promise<string> {
-  const aside = join(
-    dirname(native),
-    `native-before-rebuild-${new Date().toISOString().replace(/[:.]/g, "-")}`,
-  );
-  await mkdir(aside, { recursive: true });
-  for (const name of await readdir(native)) {
-    if (name !== "work") await rename(join(native, name), join(aside, name));
-  }
-  return aside;
-}
-
-/**
- * Seeds a native dir anew (`seed`) with its old files set aside first. A seeding that fails (the writer crashed,
- * the disk filled) puts the old files back: the session is left as it was, not without its native state.
- */
-export async function reseed(
-  native: string,
-  seed: () => Promise<Seeded>,
-): Promise<{ seeded: Seeded; aside: string }> {
-  const aside = await setAside(native);
-  try {
-    return { seeded: await seed(), aside };
-  } catch (err) {
-    for (const name of await readdir(native)) {
-      if (name !== "work") await rm(join(native, name), { recursive: true, force: true });
-    }
-    for (const name of await readdir(aside)) await rename(join(aside, name), join(native, name));
-    await rmdir(aside);
-    throw err;
-  }
-}
-
-/**
  * A rebuild's session.recovered: what it did and the key it ran under, from which a retry under the key is answered
- * on any node (src/server/native-state.ts). The folder set aside is named relative to the session's directory.
+ * on any node (src/server/native-state.ts). The folder kept aside (./rebuild-aside.ts) is named relative to the session's directory.
  */
 export function rebuiltData(seeded: Seeded, aside: string, key: string | undefined) {
   const how = seeded.how === "native" ? "in the harness's own format" : "as a summary in the next prompt";
   // The log is the tenant's to read: the folder's name in the session's directory, not the daemon's path to it.
-  const reason = `native state rebuilt from Brain's log (${how}); the old files are in ${basename(aside)}, in the session's directory`;
+  const reason = `native state rebuilt from Brain's log (${how}); the native state from before its first rebuild is kept in ${basename(aside)}, in the session's directory`;
   return {
     reason,
     rebuilt: { seeded, aside: basename(aside) },

@@ -182,11 +182,14 @@ export const HandoffBody = z.strictObject({
 
 /** A rebuild takes no fields: the session's own harness is seeded from its log. */
 export const RebuildBody = z.strictObject({});
-/** What a rebuild did: how the native state was seeded, and where the old files were set aside. */
+/** What a rebuild did: how the native state was seeded, and the folder that keeps the original native files. */
 export const RebuildView = z.strictObject({
   id: z.string(),
   seeded: SessionRecord.shape.seeded.unwrap(),
-  /** The directory, relative to the session's own, that holds the native files from before the rebuild. */
+  /**
+   * The directory, relative to the session's own, that holds the native files from before the session's first
+   * rebuild: the same for every rebuild, as a later one removes the rebuilt files it replaces (src/core/rebuild-aside.ts).
+   */
   aside: z.string(),
 });
 

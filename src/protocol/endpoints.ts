@@ -245,7 +245,7 @@ export const ENDPOINTS = {
     path: "/v1/sessions/{id}/rebuild",
     tag: "sessions",
     summary:
-      "Rewrite the session's native state from its log, for a harness that lost it (brain sessions rebuild); the old files are kept aside. Refused while a turn runs or another process has the session open",
+      "Rewrite the session's native state from its log, for a harness that lost it (brain sessions rebuild); the native files from before its first rebuild are kept aside, those a later rebuild replaces are removed. Refused while a turn runs or another process has the session open",
     body: RebuildBody,
     response: RebuildView,
     drive: true,

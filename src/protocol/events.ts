@@ -95,7 +95,7 @@ export const EventData = {
     reason: z.string(),
     /**
      * A rebuild's (POST .../rebuild): how it seeded the native state and the folder, in the session's directory,
-     * that holds the files from before. A retry under the rebuild's key is answered from them, on any node.
+     * that holds the files from before the session's first rebuild. A retry under the rebuild's key is answered from them, on any node.
      */
     rebuilt: z.strictObject({ seeded: Seeded, aside: z.string() }).optional(),
     ...keyed,

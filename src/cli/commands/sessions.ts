@@ -107,7 +107,7 @@ export async function command(args: string[]): Promise<number> {
         process.stdout.write(
           values.json
             ? `${JSON.stringify({ id: record.id, seeded, aside })}\n`
-            : `${record.id}: native state rebuilt from the log ${how}; the old files are in ${aside}\n`,
+            : `${record.id}: native state rebuilt from the log ${how}; the native files from before its first rebuild are in ${aside}\n`,
         );
         return 0;
       }
