@@ -5,6 +5,7 @@
 // by name, their values in its environment, never in a file or argv.
 import { join } from "node:path";
 import { readAgentFile, replaceAgentFile } from "../agent-files.js";
+import { bindMount } from "../bind-mount.js";
 
 /** Node 20 on Debian 12, like the host Brain runs on, so Brain's node_modules work inside. */
 export const DEFAULT_DEVCONTAINER_IMAGE = "mcr.microsoft.com/devcontainers/javascript-node:1-20-bookworm";
@@ -21,6 +22,8 @@ export interface DevcontainerSpec {
   remoteUser?: string;
   /** More `docker run` arguments (the session's label, `--network none`). */
   runArgs?: string[];
+  /** The family's name, for the error refusing a path no `--mount` can carry; default "devcontainer". */
+  harness?: string;
 }
 
 export interface DevcontainerJson {
@@ -36,19 +39,20 @@ export interface DevcontainerJson {
   remoteUser?: string;
 }
 
-const bind = (path: string, readOnly = false) =>
-  `source=${path},target=${path},type=bind${readOnly ? ",readonly" : ""}`;
-
+/** Throws when a path cannot be written into a `--mount` value (bindMount): before anything is started. */
 export function devcontainerJson(spec: DevcontainerSpec): DevcontainerJson {
+  const harness = spec.harness ?? "devcontainer";
   const mounts = [
-    ...[...new Set(spec.mounts)].filter((m) => m !== spec.workingDir).map((m) => bind(m)),
-    ...[...new Set(spec.readOnlyMounts)].map((m) => bind(m, true)),
+    ...[...new Set(spec.mounts)]
+      .filter((m) => m !== spec.workingDir)
+      .map((m) => bindMount(m, harness, "the session's directory")),
+    ...[...new Set(spec.readOnlyMounts)].map((m) => bindMount(m, harness, "Brain's install directory", true)),
   ];
   return {
     name: `brain-session-${spec.sessionId}`,
     image: spec.image,
     workspaceFolder: spec.workingDir,
-    workspaceMount: bind(spec.workingDir),
+    workspaceMount: bindMount(spec.workingDir, harness, "the working directory"),
     mounts,
     overrideCommand: true,
     updateRemoteUserUID: false,

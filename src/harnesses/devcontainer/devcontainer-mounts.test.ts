@@ -1,7 +1,7 @@
 // What of this host reaches a dev container's session: a working_dir inside Brain's home (another session's files,
 // Brain's config) is refused before `devcontainer up`, and `devcontainer up` does not get Brain's environment.
 // With the fake Dev Container CLI and Docker, or a script that records its environment.
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readCalls, useFakeDocker } from "../../testing/nui.js";
@@ -63,5 +63,39 @@ describe("devcontainer up", () => {
     const env = readFileSync(seen, "utf8");
     expect(env).toContain(`PATH=${process.env.PATH}`);
     expect(env).not.toContain("BRAIN_TEST_HOST_SECRET");
+  });
+});
+
+describe("a session's directory a --mount value cannot carry", () => {
+  it("is refused by name before devcontainer up, not written as extra mount fields", async () => {
+    const dir = scratch.scratch("brain-devc-comma-");
+    const ran = join(dir, "up-ran");
+    const program = join(dir, "docker-and-devcontainer");
+    writeFileSync(
+      program,
+      `#!/bin/sh\ncase "$1" in\n  up) touch ${ran}; echo '{"outcome":"error","message":"ran"}'; exit 1;;\n  *) exit 0;;\nesac\n`,
+    );
+    chmodSync(program, 0o755);
+    // A home whose path holds a comma: `source=/` after it would have been a field of the bind of its own.
+    const native = join(dir, "home,source=", "sessions", "s-comma", "native");
+    mkdirSync(native, { recursive: true });
+    const factory = new DevcontainerFactory({
+      inner: () => undefined,
+      innerNames: () => ["echo"],
+      shim: { node: process.execPath, script: devcontainerShim() },
+      installDir: installDir(),
+      programs: { devcontainer: program, docker: program },
+      uid: 0,
+    });
+    const open = factory.open({
+      sessionId: "s-comma",
+      dir: native,
+      provider: {},
+      config: { options: { innerHarness: "echo", network: "bridge" } },
+    } as never);
+    await expect(open).rejects.toThrow(
+      `harness "devcontainer": the working directory ${JSON.stringify(join(native, "inner"))} cannot be mounted into its container (Docker's --mount needs an absolute path without commas, quotes or line breaks)`,
+    );
+    expect(existsSync(ran)).toBe(false);
   });
 });

@@ -298,6 +298,7 @@ export class DevcontainerFactory implements HarnessFactory {
         mounts: [innerDir, toolsDir],
         readOnlyMounts: installMounts(this.settings.installDir),
         runArgs,
+        harness: this.name,
         ...(remoteUser ? { remoteUser } : {}),
       }),
     );
