@@ -1,7 +1,7 @@
 // What of this host reaches a dev container's session: a working_dir inside Brain's home (another session's files,
 // Brain's config) is refused before `devcontainer up`, and `devcontainer up` does not get Brain's environment.
 // With the fake Dev Container CLI and Docker, or a script that records its environment.
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readCalls, useFakeDocker } from "../../testing/nui.js";
@@ -79,6 +79,14 @@ describe("a session's directory a --mount value cannot carry", () => {
     // A home whose path holds a comma: `source=/` after it would have been a field of the bind of its own.
     const native = join(dir, "home,source=", "sessions", "s-comma", "native");
     mkdirSync(native, { recursive: true });
+    // The tools dir is made under the temp dir; what a refused open leaves there is seen in one of its own.
+    const temp = scratch.scratch("brain-devc-tmp-");
+    const before = process.env.TMPDIR;
+    process.env.TMPDIR = temp;
+    scratch.cleanups.push(() => {
+      if (before === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = before;
+    });
     const factory = new DevcontainerFactory({
       inner: () => undefined,
       innerNames: () => ["echo"],
@@ -97,5 +105,6 @@ describe("a session's directory a --mount value cannot carry", () => {
       `harness "devcontainer": the working directory ${JSON.stringify(join(native, "inner"))} cannot be mounted into its container (Docker's --mount needs an absolute path without commas, quotes or line breaks)`,
     );
     expect(existsSync(ran)).toBe(false);
+    expect(readdirSync(temp)).toEqual([]);
   });
 });

@@ -289,19 +289,6 @@ export class DevcontainerFactory implements HarnessFactory {
       ...(network === "none" ? ["--network", "none"] : []),
       ...limitArgs(containerLimits(this.settings.limits)),
     ];
-    await writeDevcontainerJson(
-      workspaceFolder,
-      devcontainerJson({
-        sessionId: options.sessionId,
-        image: image ?? DEFAULT_DEVCONTAINER_IMAGE,
-        workingDir: working_dir ?? innerDir,
-        mounts: [innerDir, toolsDir],
-        readOnlyMounts: installMounts(this.settings.installDir),
-        runArgs,
-        harness: this.name,
-        ...(remoteUser ? { remoteUser } : {}),
-      }),
-    );
     let box: Container | undefined;
     // Root enters any container's network namespace, so the CLI's credential proxy is bridged in; a network: "bridge"
     // container under another user gets the provider's key itself (README, security).
@@ -313,6 +300,20 @@ export class DevcontainerFactory implements HarnessFactory {
       await (box?.remove() ?? sweepSession(this.docker, owner, this.timeouts.stopMs));
     };
     try {
+      // In the try: a path no --mount can carry is refused here, and the tools dir made above is removed with it.
+      await writeDevcontainerJson(
+        workspaceFolder,
+        devcontainerJson({
+          sessionId: options.sessionId,
+          image: image ?? DEFAULT_DEVCONTAINER_IMAGE,
+          workingDir: working_dir ?? innerDir,
+          mounts: [innerDir, toolsDir],
+          readOnlyMounts: installMounts(this.settings.installDir),
+          runArgs,
+          harness: this.name,
+          ...(remoteUser ? { remoteUser } : {}),
+        }),
+      );
       const up = await this.cli.up(workspaceFolder, this.timeouts.upMs, {
         ms: lifecycleTimeout !== undefined ? lifecycleTimeout * 1000 : this.timeouts.lifecycleMs,
         setting: `lifecycleTimeout (an agent definition's harness.lifecycleTimeout, in seconds; default ${this.timeouts.lifecycleMs / 1000})`,
