@@ -188,13 +188,14 @@ export function useScratch() {
   };
   /**
    * A Brain with one installed extension, `name` (harness `ext:<name>/echo`), whose host is `host` in host.py;
-   * its logs' file calls are `io`, when given (a disk held or failing).
+   * its logs' file calls are `io`, when given (a disk held or failing), and its hosts' timeouts `timeouts`.
    */
   const pythonHost = async (
     name: string,
     transport: "stdio" | "tcp",
     host: string,
     io?: LogIO,
+    timeouts?: Partial<Timeouts>,
   ): Promise<Brain> => {
     const src = writeExtension(scratch("brain-ext-src-"), name, {
       transport,
@@ -203,7 +204,11 @@ export function useScratch() {
     writeFileSync(join(src, "host.py"), host);
     const home = scratch("brain-ext-home-");
     await installExtension(src, join(home, "extensions"));
-    const { factories } = catalogFactories({ brainHome: home, hostHome: scratch("brain-ext-hosthome-") });
+    const { factories } = catalogFactories({
+      brainHome: home,
+      hostHome: scratch("brain-ext-hosthome-"),
+      ...(timeouts ? { extensionTimeouts: timeouts } : {}),
+    });
     return brain({ factories, home, ...(io ? { io } : {}) }).brain;
   };
   return { cleanups, closeBrain, scratch, brain, pythonHost };

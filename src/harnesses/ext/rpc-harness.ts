@@ -29,7 +29,8 @@ interface ActiveRun extends HitlRun {
   textSink: TextSink;
   /** Ends the turn without the host's reply (after Brain gave up on the host). */
   settle?: () => void;
-  grace?: NodeJS.Timeout;
+  /** Cancels the interrupt's grace. */
+  grace?: () => void;
 }
 
 export interface RpcHarnessParts {
@@ -127,7 +128,7 @@ export class RpcHarness implements Harness {
         throw new HarnessError("provider_error", `${this.parts.name}: ${translator.error}`);
       return { interrupted: false };
     } finally {
-      clearTimeout(run.grace);
+      run.grace?.();
       run.translator.flushWarnings(this.parts.name);
       this.warnings.flush(this.parts.name);
       this.run = undefined;
@@ -143,17 +144,29 @@ export class RpcHarness implements Harness {
     const transport = this.transport;
     if (!run || run.turn !== turn || run.grace || !transport) return;
     const graceMs = this.parts.timeouts.interruptGraceMs;
-    run.grace = setTimeout(() => {
+    // The grace counts only while Brain reads the host: with the session's log behind, the host's answer to the
+    // cancel may wait unread in its pipe or socket, and giving up on it then would blame a host that stopped.
+    let waited!: () => void;
+    const wait = new Promise<void>((resolve) => {
+      waited = resolve;
+    });
+    const stop = transport.afterRead(graceMs, () => {
+      waited();
       if (this.run !== run) return;
       // Brain's own word, never held back behind what the host's events drew.
       const message = `${this.parts.name} did not end the cancelled run within ${graceMs} ms; gave up on its host`;
       this.parts.options.emit({ type: "harness.warning", turn: run.turn, data: { message } });
       run.settle?.();
       transport.abandon();
-    }, graceMs);
-    await transport.peer.request(HARNESS_METHODS.cancel, { runId: run.runId }, graceMs).catch(() => {
-      // The grace timer ends the turn if the host neither answers nor stops.
     });
+    run.grace = () => {
+      stop();
+      waited();
+    };
+    // The cancel has no timeout of its own: a timer would run out while its answer waits unread too (and that
+    // answer would then be warned about as one to no request). The grace, or the run's end, ends the wait.
+    const cancelled = transport.peer.request(HARNESS_METHODS.cancel, { runId: run.runId });
+    await Promise.race([cancelled.catch(() => {}), wait]);
   }
 
   async checkpoint(): Promise<NativeFile[]> {

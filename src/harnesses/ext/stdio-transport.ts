@@ -86,6 +86,7 @@ export async function startStdioHost(
     peer,
     ...(command.env.NUI_RUN_ID !== undefined ? { hostRunId: command.env.NUI_RUN_ID } : {}),
     isAlive: () => fatal === undefined && host.alive,
+    afterRead: (ms, fire) => gate.afterRead(ms, fire),
     abandon: () => fail(`extension host for ${command.name} was stopped: it did not end an interrupted run`),
     async close() {
       if (!fatal && host.alive) {

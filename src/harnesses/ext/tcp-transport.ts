@@ -92,6 +92,7 @@ export async function dialTcpHost(
   return {
     peer,
     isAlive: () => fatal === undefined,
+    afterRead: (ms, fire) => gate.afterRead(ms, fire),
     abandon: () =>
       fail(`${name}: dropped the connection to ${address}: the host did not end an interrupted run`),
     async close() {

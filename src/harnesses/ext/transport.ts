@@ -14,6 +14,11 @@ export interface RpcTransport {
   isAlive(): boolean;
   /** Gives up on a host that will not stop a run: kills a stdio host, drops a TCP connection. */
   abandon(): void;
+  /**
+   * Calls `fire` once `ms` have passed with the host's output read throughout; returns what cancels it. For the
+   * wait on a cancelled run (see ReadGate.afterRead): while the log is behind, the host's answer may wait unread.
+   */
+  afterRead(ms: number, fire: () => void): () => void;
   /** Ends the conversation politely (a stdio host gets `harness.shutdown` and stops). */
   close(): Promise<void>;
 }

@@ -1,0 +1,92 @@
+// An interrupt while the read gate holds an extension host's output (the session's log behind: its fsync held by
+// the test). The host stops at the cancel and answers, but its answer waits in the pipe (or socket) Brain is not
+// reading: the interrupt's grace measures the host's silence, and while Brain does not listen the silence is
+// Brain's. Giving up on the host then would blame it for a run it ended, and drop what it wrote before.
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { testIO } from "../../store/fs/testing/fault-io.js";
+import { blocked, FLOOD_EVENTS, FLOOD_PAD, floodText } from "../../testing/backlog.js";
+import { events } from "../../testing/brain.js";
+import { useScratch } from "../../testing/nui.js";
+
+const { pythonHost, scratch } = useScratch();
+
+/** The interrupt's grace: short enough to run out many times over while the test holds the log. */
+const GRACE_MS = 400;
+
+/**
+ * A host that notes its pid in `dir`, then whose run yields FLOOD_EVENTS texts as fast as its output takes them,
+ * noting in `progress` how many, and stops at a cancel (the SDK stops the run at its next yield).
+ */
+function stoppingHost(dir: string, sdk: string, serve: string): string {
+  return `
+import os
+from ${sdk} import NuiAgent
+open(${JSON.stringify(join(dir, "pid"))}, "w").write(str(os.getpid()))
+class Flood(NuiAgent):
+    def run(self, message, run_id, **kwargs):
+        for i in range(${FLOOD_EVENTS}):
+            yield "%06d" % i + "x" * ${FLOOD_PAD}
+            if i % 16 == 15:
+                with open(${JSON.stringify(join(dir, "progress"))}, "w") as f:
+                    f.write(str(i + 1))
+Flood().${serve}()
+`;
+}
+
+function written(progress: string): number {
+  return existsSync(progress) ? Number(readFileSync(progress, "utf8")) : 0;
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe.each([
+  ["stdio", "nui_agent_stdio", "serve_stdio"],
+  ["tcp", "nui_agent", "serve"],
+] as const)(
+  "an interrupt while the read gate holds an extension host's output over %s",
+  (transport, sdk, serve) => {
+    it("does not give up on a host whose answer waits unread: the turn ends as the host says, with all it wrote", async () => {
+      const dir = scratch("brain-ext-interrupt-");
+      const progress = join(dir, "progress");
+      const io = testIO();
+      const host = stoppingHost(dir, sdk, serve);
+      const brain = await pythonHost("flood", transport, host, io, { interruptGraceMs: GRACE_MS });
+      const session = await brain.create({ harness: "ext:flood/echo" });
+      const turn = await session.prompt("flood");
+      await expect.poll(() => written(progress), { timeout: 30_000 }).toBeGreaterThan(0);
+      const release = io.holdDurable();
+      let interrupting: Promise<void> | undefined;
+      try {
+        await blocked(session, () => written(progress));
+        const pid = Number(readFileSync(join(dir, "pid"), "utf8"));
+        interrupting = session.interrupt();
+        // The grace runs out ten times over while the log is held (the host was given up on at the first).
+        await new Promise((resolve) => setTimeout(resolve, 10 * GRACE_MS));
+        expect(alive(pid)).toBe(true);
+      } finally {
+        release();
+      }
+      await interrupting;
+      expect((await turn.settled).status).toBe("interrupted");
+      const all = await events(session);
+      expect(all.filter((e) => e.type === "harness.warning").map((e) => e.data)).toEqual([]);
+      // What the host wrote before it stopped is in the log, in order: a whole prefix of its flood.
+      const text = all
+        .filter((e) => e.type === "assistant.delta" && e.turn === turn.turn)
+        .map((e) => (e.data as { text: string }).text)
+        .join("");
+      const count = text.length / (FLOOD_PAD + 6);
+      expect(count).toBeLessThan(FLOOD_EVENTS);
+      expect(text === Array.from({ length: count }, (_, i) => floodText(i)).join("")).toBe(true);
+    }, 180_000);
+  },
+);
