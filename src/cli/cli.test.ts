@@ -14,7 +14,7 @@ import { startTestDaemon } from "../testing/daemon.js";
 import { collect, raw, settled } from "../testing/http.js";
 import { BuiltinTools } from "../tools/builtin.js";
 import { ToolRouter } from "../tools/router.js";
-import { runPrompt } from "./run.js";
+import { newSessionLayers, runPrompt } from "./run.js";
 
 const cli = useBrainCli("cli");
 const { home, work } = cli;
@@ -203,12 +203,13 @@ describe("a full disk", () => {
   it("makes `brain run` exit non-zero with the disk's error, not 0 with no output", async () => {
     const dir = tempDir("brain-cli-full-");
     let full = false;
-    // The prompt fits; the reply and turn.settled do not (a disk that fills during the turn).
+    // The prompt fits; the reply and turn.settled do not (a disk that fills during the turn). It fills once the
+    // prompt is durable (delivered), not at the write that holds it: with the store's journal on, a commit is
+    // written twice (the log's file, then the journal's record), and the journal's write is the durable one.
     const io: LogIO = {
       ...nodeLogIO,
       write(fd, buffer, offset, length, position) {
         if (full) return Promise.reject(new Error("ENOSPC: no space left on device, write"));
-        full = buffer.includes('"type":"turn.started"');
         return nodeLogIO.write(fd, buffer, offset, length, position);
       },
     };
@@ -224,7 +225,12 @@ describe("a full disk", () => {
     });
     const stdout = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
     try {
-      const code = await runPrompt(brain, { prompt: "hello", session: "full", defaults: {}, json: false });
+      const options = { prompt: "hello", defaults: {}, json: false };
+      const session = await brain.create(brain.resolveInput(newSessionLayers(options)));
+      session.log.subscribe((events) => {
+        if (events.some((e) => e.type === "turn.started")) full = true;
+      });
+      const code = await runPrompt(brain, { ...options, session: session.id });
       expect(code).toBe(1);
       expect(written.join("")).toMatch(/turn failed: brain_error: could not write the event log: .*ENOSPC/);
     } finally {
