@@ -16,7 +16,8 @@ export const waiting = (session: Session): number => session.log.pending!.bytes;
 /**
  * Resolves, with the flooder's last count, once the log is behind by more than the bound and `written` (how many
  * events the flooder says it wrote) has not moved across several polls: blocked on its pipe, if the gate paused
- * it (a flooder that has written everything has stopped too).
+ * it (a flooder that has written everything has stopped too). The count must be above zero: a flooder that never
+ * started, or a progress file read from the wrong dir (0), stands still too and would prove no pause.
  */
 export async function blocked(session: Session, written: () => number): Promise<number> {
   let [last, still] = [-1, 0];
@@ -26,7 +27,7 @@ export async function blocked(session: Session, written: () => number): Promise<
         const now = written();
         still = now === last ? still + 1 : 0;
         last = now;
-        return still >= 4 && waiting(session) > BACKLOG_BYTES;
+        return still >= 4 && now > 0 && waiting(session) > BACKLOG_BYTES;
       },
       { timeout: 60_000, interval: 250 },
     )
