@@ -2,13 +2,12 @@
 // test). The CLI stops at once and ends its turn, but what it wrote waits in the pipe Brain is not reading: the
 // interrupt's grace measures the CLI's silence, and while Brain does not listen the silence is Brain's. A SIGKILL
 // then would blame the CLI for a turn it ended (and may tear the transcript it was writing).
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, it } from "vitest";
 import { testIO } from "../../store/fs/testing/fault-io.js";
-import { blocked, FLOOD_EVENTS, FLOOD_PAD, floodText, progressIn } from "../../testing/backlog.js";
-import { events, makeBrain, type TestBrain } from "../../testing/brain.js";
+import { FLOOD_EVENTS, FLOOD_PAD } from "../../testing/backlog.js";
+import { makeBrain, type TestBrain } from "../../testing/brain.js";
 import { useStandIns } from "../../testing/cli.js";
+import { expectInterruptOutlivesHeldLog } from "../../testing/interrupt-held.js";
 import { ClaudeCodeFactory } from "../claude-code/factory.js";
 
 /** The interrupt's grace: short enough to run out many times over while the test holds the log. */
@@ -63,15 +62,6 @@ process.stdin.on("data", (c) => {
 process.stdin.on("end", () => process.exit(0));
 `;
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 const standIns = useStandIns();
 let t: TestBrain;
 afterEach(async () => {
@@ -93,33 +83,6 @@ describe("an interrupt while the read gate holds a CLI's stdout", () => {
       io,
     });
     const session = await t.brain.create({ harness: "claude-code" });
-    const turn = await session.prompt("flood");
-    await expect.poll(() => existsSync(join(dir, "ready")), { timeout: 30_000 }).toBe(true);
-    const release = io.holdDurable();
-    let interrupting: Promise<void> | undefined;
-    try {
-      writeFileSync(join(dir, "go"), "");
-      await blocked(session, () => progressIn(dir));
-      const pid = Number(readFileSync(join(dir, "pid"), "utf8"));
-      interrupting = session.interrupt();
-      await expect.poll(() => existsSync(join(dir, "interrupted")), { timeout: 30_000 }).toBe(true);
-      // The grace runs out ten times over while the log is held (the CLI was killed at the first).
-      await new Promise((resolve) => setTimeout(resolve, 10 * GRACE_MS));
-      expect(alive(pid)).toBe(true);
-    } finally {
-      release();
-    }
-    await interrupting;
-    expect((await turn.settled).status).toBe("interrupted");
-    const all = await events(session);
-    expect(all.filter((e) => e.type === "harness.warning").map((e) => e.data)).toEqual([]);
-    // Every delta the CLI wrote before it stopped is in the log, in order.
-    const written = Number(readFileSync(join(dir, "progress"), "utf8"));
-    expect(written).toBeLessThan(FLOOD_EVENTS);
-    const text = all
-      .filter((e) => e.type === "assistant.delta")
-      .map((e) => (e.data as { text: string }).text)
-      .join("");
-    expect(text === Array.from({ length: written }, (_, i) => floodText(i)).join("")).toBe(true);
+    await expectInterruptOutlivesHeldLog(session, { io, dir: dir, graceMs: GRACE_MS });
   }, 180_000);
 });

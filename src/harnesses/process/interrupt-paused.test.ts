@@ -2,13 +2,12 @@
 // The runner stops at once and answers, but its answer waits in the pipe Brain is not reading: the interrupt's
 // grace measures the runner's silence, and while Brain does not listen the silence is Brain's. Killing the runner
 // then would blame it for a turn it settled, and drop what it wrote before the interrupt.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, it } from "vitest";
 import { testIO } from "../../store/fs/testing/fault-io.js";
-import { blocked, FLOOD_EVENTS, floodText, progressIn } from "../../testing/backlog.js";
-import { events, makeBrain, type TestBrain } from "../../testing/brain.js";
+import { FLOOD_EVENTS } from "../../testing/backlog.js";
+import { makeBrain, type TestBrain } from "../../testing/brain.js";
 import { inlineRunnerArgs } from "../../testing/inline-runner.js";
+import { expectInterruptOutlivesHeldLog } from "../../testing/interrupt-held.js";
 import { ProcessFactory } from "./factory.js";
 
 /** The interrupt's grace: short enough to run out many times over while the test holds the log. */
@@ -56,15 +55,6 @@ function stoppingFlooder(): ProcessFactory {
   });
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 let t: TestBrain;
 afterEach(async () => {
   await t?.cleanup();
@@ -75,34 +65,7 @@ describe("an interrupt while the read gate holds the runner's stdout", () => {
     const io = testIO();
     t = makeBrain({ factories: [stoppingFlooder()], io });
     const session = await t.brain.create({ harness: "inline" });
-    const turn = await session.prompt("flood");
     const native = t.store.paths(session.id).native;
-    await expect.poll(() => existsSync(join(native, "ready")), { timeout: 30_000 }).toBe(true);
-    const release = io.holdDurable();
-    let interrupting: Promise<void> | undefined;
-    try {
-      writeFileSync(join(native, "go"), "");
-      await blocked(session, () => progressIn(native));
-      const pid = Number(readFileSync(join(native, "pid"), "utf8"));
-      interrupting = session.interrupt();
-      await expect.poll(() => existsSync(join(native, "interrupted")), { timeout: 30_000 }).toBe(true);
-      // The grace runs out ten times over while the log is held (the runner was killed at the first).
-      await new Promise((resolve) => setTimeout(resolve, 10 * GRACE_MS));
-      expect(alive(pid)).toBe(true);
-    } finally {
-      release();
-    }
-    await interrupting;
-    expect((await turn.settled).status).toBe("interrupted");
-    const all = await events(session);
-    expect(all.filter((e) => e.type === "harness.warning").map((e) => e.data)).toEqual([]);
-    // Every delta the runner wrote before it stopped is in the log, in order.
-    const written = Number(readFileSync(join(native, "progress"), "utf8"));
-    expect(written).toBeLessThan(FLOOD_EVENTS);
-    const text = all
-      .filter((e) => e.type === "assistant.delta")
-      .map((e) => (e.data as { text: string }).text)
-      .join("");
-    expect(text === Array.from({ length: written }, (_, i) => floodText(i)).join("")).toBe(true);
+    await expectInterruptOutlivesHeldLog(session, { io, dir: native, graceMs: GRACE_MS });
   }, 180_000);
 });
