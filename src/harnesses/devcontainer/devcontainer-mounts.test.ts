@@ -10,6 +10,24 @@ import { DevcontainerFactory } from "./factory.js";
 
 const scratch = useFakeDocker();
 
+/** Opens an "echo" dev container session on a bridge network, `program` standing in for docker and devcontainer. */
+function openWith(program: string, sessionId: string, native: string) {
+  const factory = new DevcontainerFactory({
+    inner: () => undefined,
+    innerNames: () => ["echo"],
+    shim: { node: process.execPath, script: devcontainerShim() },
+    installDir: installDir(),
+    programs: { devcontainer: program, docker: program },
+    uid: 0,
+  });
+  return factory.open({
+    sessionId,
+    dir: native,
+    provider: {},
+    config: { options: { innerHarness: "echo", network: "bridge" } },
+  } as never);
+}
+
 describe("a dev container's working_dir", () => {
   it("is refused inside Brain's home (another session's files), before devcontainer up", async () => {
     const home = scratch.scratch("brain-devc-home-");
@@ -45,20 +63,7 @@ describe("devcontainer up", () => {
     scratch.cleanups.push(() => {
       delete process.env.BRAIN_TEST_HOST_SECRET;
     });
-    const factory = new DevcontainerFactory({
-      inner: () => undefined,
-      innerNames: () => ["echo"],
-      shim: { node: process.execPath, script: devcontainerShim() },
-      installDir: installDir(),
-      programs: { devcontainer: program, docker: program },
-      uid: 0,
-    });
-    const open = factory.open({
-      sessionId: "s-env",
-      dir: native,
-      provider: {},
-      config: { options: { innerHarness: "echo", network: "bridge" } },
-    } as never);
+    const open = openWith(program, "s-env", native);
     await expect(open).rejects.toThrow(/devcontainer up .* failed: recorded/);
     const env = readFileSync(seen, "utf8");
     expect(env).toContain(`PATH=${process.env.PATH}`);
@@ -87,20 +92,7 @@ describe("a session's directory a --mount value cannot carry", () => {
       if (before === undefined) delete process.env.TMPDIR;
       else process.env.TMPDIR = before;
     });
-    const factory = new DevcontainerFactory({
-      inner: () => undefined,
-      innerNames: () => ["echo"],
-      shim: { node: process.execPath, script: devcontainerShim() },
-      installDir: installDir(),
-      programs: { devcontainer: program, docker: program },
-      uid: 0,
-    });
-    const open = factory.open({
-      sessionId: "s-comma",
-      dir: native,
-      provider: {},
-      config: { options: { innerHarness: "echo", network: "bridge" } },
-    } as never);
+    const open = openWith(program, "s-comma", native);
     await expect(open).rejects.toThrow(
       `harness "devcontainer": the working directory ${JSON.stringify(join(native, "inner"))} cannot be mounted into its container (Docker's --mount needs an absolute path without commas, quotes or line breaks)`,
     );

@@ -242,7 +242,7 @@ describe("a session in a dev container", () => {
       /config\.options\.working_dir ".*" would mount .*\/native\/devcontainer into the container.*choose a directory outside .*\/native, or none for .*\/native\/inner$/,
     );
     // A comma would end the bind's source in Docker's --mount, and what follows would be fields of its own.
-    const options = { innerHarness: "echo", working_dir: "/tmp/w,source=/" };
+    const options = { innerHarness: "echo", working_dir: "/w,source=/" };
     const comma = await b.create({ harness: "devcontainer", config: { options } });
     expect((await (await comma.prompt("x")).settled).error?.message).toMatch(
       /config\.options: working_dir: must not contain a comma/,
