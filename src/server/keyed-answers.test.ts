@@ -77,4 +77,27 @@ describe("KeyedAnswers", () => {
     // Its own keys still push out its oldest.
     expect(answers.once(slot("x", "other"), "", () => "again")).toBe("again");
   });
+
+  it("never forgets a run still running, however many keys come after it", async () => {
+    const answers = new KeyedAnswers(2);
+    let runs = 0;
+    let finish!: (value: string) => void;
+    const slow = () => {
+      runs++;
+      return new Promise<string>((resolve) => {
+        finish = resolve;
+      });
+    };
+    const first = answers.once(slot("slow"), "", slow);
+    for (const key of ["b", "c", "d"]) answers.once(slot(key), "", () => key);
+    // The retry of the running first request shares its run instead of starting a second one beside it.
+    const retry = answers.once(slot("slow"), "", slow);
+    expect(runs).toBe(1);
+    finish("aside-1");
+    expect(await Promise.all([first, retry])).toEqual(["aside-1", "aside-1"]);
+    expect(runs).toBe(1);
+    // Settled, it is the oldest again and the next key pushes it out.
+    answers.once(slot("e"), "", () => "e");
+    expect(await answers.once(slot("slow"), "", () => Promise.resolve("again"))).toBe("again");
+  });
 });

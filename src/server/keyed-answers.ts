@@ -22,7 +22,7 @@ export interface KeyedSlot {
 
 export class KeyedAnswers {
   /** By tenant, each keyed command's body digest and answer (a promise while it runs), oldest first. */
-  private readonly tenants = new Map<string, Map<string, { sent: string; answer: unknown }>>();
+  private readonly tenants = new Map<string, Map<string, KeptAnswer>>();
 
   /** `waitMs`: how long a retry waits for the first run under its key (./idempotency.ts, awaitFirst). */
   constructor(
@@ -39,7 +39,7 @@ export class KeyedAnswers {
   once<T>(slot: KeyedSlot, sent: string, run: () => T, refused = (_first: string) => anotherBody(slot)): T {
     if (slot.key === undefined) return run();
     const name = [slot.session, slot.route, slot.key].join("\u0000");
-    const answers = this.tenants.get(slot.tenant) ?? new Map<string, { sent: string; answer: unknown }>();
+    const answers = this.tenants.get(slot.tenant) ?? new Map<string, KeptAnswer>();
     const earlier = answers.get(name);
     if (earlier) {
       if (earlier.sent !== sent) throw refused(earlier.sent);
@@ -48,16 +48,41 @@ export class KeyedAnswers {
       return awaitFirst(earlier.answer, slot.key, what, this.waitMs) as T;
     }
     const answer = run();
-    const entry = { sent, answer };
+    const entry: KeptAnswer = { sent, answer, running: answer instanceof Promise };
     answers.set(name, entry);
     this.tenants.set(slot.tenant, answers);
     if (answer instanceof Promise) {
-      answer.catch(() => {
-        if (answers.get(name) === entry) answers.delete(name);
-      });
+      answer.then(
+        () => {
+          entry.running = false;
+          forgetOldest(answers, this.kept);
+        },
+        () => {
+          if (answers.get(name) === entry) answers.delete(name);
+        },
+      );
     }
-    if (answers.size > this.kept) answers.delete(answers.keys().next().value!);
+    forgetOldest(answers, this.kept);
     return answer;
+  }
+}
+
+interface KeptAnswer {
+  sent: string;
+  /** The answer, or the promise of it (kept once settled: a retry awaits it the same way). */
+  answer: unknown;
+  running: boolean;
+}
+
+/**
+ * Forgets the oldest settled answers past `kept`. A running one is never forgotten: its retry would run the command
+ * a second time beside the first (a second rebuild or restore of the same session). Running ones are few (each
+ * holds a request open), so a tenant past `kept` with every answer running keeps them until they settle.
+ */
+function forgetOldest(answers: Map<string, KeptAnswer>, kept: number): void {
+  for (const [name, entry] of answers) {
+    if (answers.size <= kept) return;
+    if (!entry.running) answers.delete(name);
   }
 }
 
