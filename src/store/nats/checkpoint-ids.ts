@@ -35,7 +35,7 @@ export async function reservedIds(records: KV, session: string): Promise<string[
   const entry = await records.get(idsKey(session)).catch((err: unknown) => {
     throw natsFailure(failure(session, "read"), err);
   });
-  return runsOf(entry, session).flatMap(([first, last]) =>
+  return reservedOf(entry, session).runs.flatMap(([first, last]) =>
     Array.from({ length: last - first + 1 }, (_, i) => checkpointId(first + i)),
   );
 }
@@ -60,12 +60,13 @@ export async function reserveId(
     } catch (err) {
       throw natsFailure(failure(session, "read"), err);
     }
-    const runs = runsOf(entry, session);
+    const { runs, ...newer } = reservedOf(entry, session);
     const last = runs.at(-1);
     const id = Math.max(wanted, (last?.[1] ?? 0) + 1);
     if (last && last[1] === id - 1) last[1] = id;
     else runs.push([id, id]);
-    const value = JSON.stringify({ runs, by: randomUUID() } satisfies Reserved);
+    // A newer node's own fields beside the runs are written back as they were: dropping them loses what it keeps.
+    const value = JSON.stringify({ ...newer, runs, by: randomUUID() } satisfies Reserved);
     try {
       if (entry) await updateOn(records, key, value, entry.revision);
       else await createOn(records, key, value);
@@ -79,17 +80,23 @@ export async function reserveId(
   }
 }
 
-function runsOf(entry: KvEntry | null, session: string): [number, number][] {
-  if (entry?.operation !== "PUT") return [];
-  let runs: unknown;
+/** The stored list, with any fields a newer node keeps beside `runs` (unknown here, written back as they are). */
+function reservedOf(
+  entry: KvEntry | null,
+  session: string,
+): { runs: [number, number][] } & Record<string, unknown> {
+  if (entry?.operation !== "PUT") return { runs: [] };
+  let stored: unknown;
   try {
-    runs = (JSON.parse(entry.string()) as Partial<Reserved>).runs;
+    stored = JSON.parse(entry.string());
   } catch {
-    runs = undefined;
+    stored = undefined;
   }
   const isRun = (r: unknown) =>
     Array.isArray(r) && r.length === 2 && r.every((n) => Number.isSafeInteger(n) && n > 0) && r[0] <= r[1];
-  if (Array.isArray(runs) && runs.every(isRun)) return runs as [number, number][];
+  const runs = (stored as Partial<Reserved> | undefined)?.runs;
+  if (typeof stored === "object" && stored !== null && Array.isArray(runs) && runs.every(isRun))
+    return { ...(stored as Record<string, unknown>), runs: runs as [number, number][] };
   throw new CheckpointError(
     "brain_error",
     `checkpoints of session ${session}: the list of their ids (key ${idsKey(session)} of bucket ${entry.bucket}) is damaged: it is not {"runs": [[first, last], ...]}; ` +
