@@ -211,9 +211,18 @@ class NuiAgent(HitlMixin):
     def _local(self) -> threading.local:
         return self.__dict__.setdefault("_thread_local", threading.local())
 
+    def _write_lock(self) -> threading.Lock:
+        lock = self.__dict__.get("_wlock")
+        if lock is None:
+            lock = self.__dict__.setdefault("_wlock", threading.Lock())
+        return lock
+
     def _write(self, msg: Dict[str, Any]) -> None:
         text = dumps(msg) + "\n"
-        with self._lock():
+        # A lock of its own, never _lock(): a write blocks for as long as Brain does not read (its read gate holds a
+        # session's output while the log is behind), and meanwhile a cancel must still set its flag and call
+        # on_cancel. Held across write and flush, so lines never interleave; each writer holds only its own line.
+        with self._write_lock():
             if self._writer is not None:
                 self._writer(text)
             else:

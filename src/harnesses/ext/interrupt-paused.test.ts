@@ -17,7 +17,8 @@ const GRACE_MS = 400;
 
 /**
  * A host that notes its pid in `dir`, then whose run yields FLOOD_EVENTS texts as fast as its output takes them,
- * noting in `progress` how many, and stops at a cancel (the SDK stops the run at its next yield).
+ * noting in `progress` how many, and stops at a cancel (the SDK stops the run at its next yield); its on_cancel
+ * writes `on_cancel` in `dir`.
  */
 function stoppingHost(dir: string, sdk: string, serve: string): string {
   return `
@@ -25,6 +26,8 @@ import os
 from ${sdk} import NuiAgent
 open(${JSON.stringify(join(dir, "pid"))}, "w").write(str(os.getpid()))
 class Flood(NuiAgent):
+    def on_cancel(self, run_id):
+        open(${JSON.stringify(join(dir, "on_cancel"))}, "w").write(run_id)
     def run(self, message, run_id, **kwargs):
         for i in range(${FLOOD_EVENTS}):
             yield "%06d" % i + "x" * ${FLOOD_PAD}
@@ -87,6 +90,31 @@ describe.each([
       const count = text.length / (FLOOD_PAD + 6);
       expect(count).toBeLessThan(FLOOD_EVENTS);
       expect(text === Array.from({ length: count }, (_, i) => floodText(i)).join("")).toBe(true);
+    }, 180_000);
+
+    it("calls the agent's on_cancel while its output waits unread, not once Brain reads again", async () => {
+      // The run's thread is blocked writing to a pipe (or socket) Brain does not read: the agent must still be told
+      // at once to stop its work (a child, a model call), which goes on costing while Brain's log catches up.
+      const dir = scratch("brain-ext-oncancel-");
+      const progress = join(dir, "progress");
+      const io = testIO();
+      const brain = await pythonHost("flood", transport, stoppingHost(dir, sdk, serve), io, {
+        interruptGraceMs: GRACE_MS,
+      });
+      const session = await brain.create({ harness: "ext:flood/echo" });
+      const turn = await session.prompt("flood");
+      await expect.poll(() => written(progress), { timeout: 30_000 }).toBeGreaterThan(0);
+      const release = io.holdDurable();
+      let interrupting: Promise<void> | undefined;
+      try {
+        await blocked(session, () => written(progress));
+        interrupting = session.interrupt();
+        await expect.poll(() => existsSync(join(dir, "on_cancel")), { timeout: 60_000 }).toBe(true);
+      } finally {
+        release();
+      }
+      await interrupting;
+      expect((await turn.settled).status).toBe("interrupted");
     }, 180_000);
   },
 );
