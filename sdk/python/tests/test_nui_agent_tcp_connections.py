@@ -3,6 +3,7 @@ answer or run id reaches that connection's runs only, as in the TypeScript SDK's
 
 import json
 import os
+import platform
 import socket
 import subprocess
 import sys
@@ -204,3 +205,71 @@ def test_a_question_from_a_thread_that_names_no_run_is_answered_cancelled_not_le
 
     answer = NuiAgent().ask_user(message="anyone?")
     assert answer["status"] == "cancelled" and "no run" in answer["answers"]["reason"]
+
+
+# A run told "flood" yields long texts until cancelled; any other says its message back. on_cancel notes its run in
+# a file named by the host's argument.
+FLOOD_AGENT = (
+    "import os, sys\n"
+    "from nui_agent import NuiAgent\n"
+    "class A(NuiAgent):\n"
+    "    name = 'flooder'\n"
+    "    def on_cancel(self, run_id):\n"
+    "        open(os.path.join(os.environ['FLOOD_MARKS'], run_id), 'w').close()\n"
+    "    def run(self, message, run_id, **kw):\n"
+    "        if message != 'flood':\n"
+    "            yield f'echo {message}'\n"
+    "            return\n"
+    "        while True:\n"
+    "            yield 'x' * 300000\n"
+    "A().serve()\n"
+)
+
+
+# The sendto system call's number (socket.sendall's), by machine: /proc/<pid>/task/<tid>/syscall names it first.
+SENDTO = {"x86_64": "44", "aarch64": "206"}
+
+
+def sending_blocked(pid):
+    """Whether a thread of process `pid` is inside sendto (blocked there: a send that completes leaves it at once)."""
+    number = SENDTO[platform.machine()]
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/syscall") as f:
+                if f.read().split(" ", 1)[0] == number:
+                    return True
+        except OSError:
+            pass
+    return False
+
+
+def test_a_connection_not_read_holds_up_neither_another_connection_nor_its_own_cancel(tmp_path, monkeypatch):
+    # Brain's read gate stops reading a session's connection while that session's log is behind: the host's write on
+    # it blocks. Another session's connection is served meanwhile, and this one's cancel is handled at once.
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    monkeypatch.setenv("FLOOD_MARKS", str(marks))
+    proc, info = start_host(tmp_path, FLOOD_AGENT)
+    a, b = Connection(info), Connection(info)
+    try:
+        a.send("harness.run", {"message": "flood", "runId": "r1"}, rid=1)
+        for _ in range(600):
+            if sending_blocked(proc.pid):
+                break
+            time.sleep(0.1)
+        assert sending_blocked(proc.pid), "the host's write to the connection not read never blocked"
+        b.send("harness.run", {"message": "hi", "runId": "r1"}, rid=1)
+        assert b.run_end(1) == (["echo hi"], {"runId": "r1"})
+        a.send("harness.cancel", {"runId": "r1"}, rid=2)
+        for _ in range(600):
+            if (marks / "r1").exists():
+                break
+            time.sleep(0.1)
+        assert (marks / "r1").exists(), "on_cancel was not called while the connection was not read"
+        texts, result = a.run_end(1)
+        assert result == {"runId": "r1", "cancelled": True} and set(texts) == {"x" * 300000}
+    finally:
+        a.close()
+        b.close()
+        proc.kill()
+        proc.wait()
