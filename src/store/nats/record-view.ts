@@ -6,7 +6,9 @@
 // a list must see what any node wrote before it began, as the full read did. The watch delivers every node's
 // writes in revision order; a list asks the bucket for its last revision and answers once the view has applied
 // it. A view that cannot get there (its watch ended, failed, or stopped delivering) is never answered from:
-// the caller reads the bucket in full instead, and the view starts a new watch.
+// the caller reads the bucket in full instead, and the view starts a new watch. Nor is the watch trusted to deliver
+// every revision (nats-server 2.9.10 was seen to skip one): a revision it skips is read from the bucket by
+// sequence before the next is applied (./record-gaps.ts).
 //
 // Why kept by tenant: one tenant's list must cost what its own sessions cost, not what every tenant's do. The view
 // groups the summaries by tenant and a tenant's list sorts and copies only its group; the full read, which cannot
@@ -23,14 +25,17 @@ import {
   StoredSessionRecord,
   summaryOf,
 } from "../fs/session-record.js";
-import { errorMessage, NatsStoreError, natsFailure } from "./errors.js";
+import { errorMessage, NatsStoreError } from "./errors.js";
+import { MAX_GAP_READS } from "./record-gaps.js";
 
-/** What kv.watch() gives (its type lives in @nats-io/nats-core, not a dependency of ours). */
-type WatchIterator = Awaited<ReturnType<KV["watch"]>>;
+/** What the view reads of what kv.watch() gives (its whole type lives in @nats-io/nats-core, not ours). */
+type WatchIterator = AsyncIterable<KvWatchEntry> & { stop(): void };
 
 export interface RecordViewOptions {
-  /** Starts a watch of the records bucket (`kv.watch()`): its last values first, then every change. */
+  /** Starts a watch of the records bucket (`kv.watch()`): every key's last value first, then every change. */
   watch(): Promise<WatchIterator>;
+  /** Reads one revision of the bucket (undefined when it is gone): one the watch skipped (./record-gaps.ts). */
+  revision(seq: number): Promise<KvEntry | undefined>;
   /** The bucket's last revision now and how many values it holds (deleted ones too, as their markers). */
   bucket(): Promise<BucketState>;
   /** How long a list waits for the view to catch up before it reads the bucket in full instead (ms). */
@@ -50,7 +55,7 @@ export interface BucketState {
  * A record's summary as a list gives it, or what is wrong with it: thrown by a list not told of unreadable records,
  * as the full read throws it, else told as `unreadable`.
  */
-type Slot = { summary: SessionSummary } | Damaged;
+export type Slot = { summary: SessionSummary } | Damaged;
 type Damaged = { error: NatsStoreError; unreadable: UnreadableSession };
 
 /** Whose a slot is: its record's tenant, or the one a damaged record names (the default tenant's when none). */
@@ -81,7 +86,16 @@ class Watch {
   private readonly sorted = new Map<string | undefined, Sorted>();
   private readonly waiters = new Set<() => void>();
 
-  apply(entry: KvWatchEntry): void {
+  /**
+   * The revisions before `revision` this watch has not applied and should have: none among its first values (each
+   * key's last as of `floor`; older ones are left out on purpose), every one after them (the watch is of every key).
+   */
+  skipped(revision: number): { from: number; to: number } | undefined {
+    const from = Math.max(this.revision, this.floor) + 1;
+    return revision > from ? { from, to: revision - 1 } : undefined;
+  }
+
+  apply(entry: KvEntry): void {
     if (SESSION_ID.test(entry.key)) {
       const before = this.slots.get(entry.key);
       // An id deleted may be made again by another tenant: the old slot leaves its tenant's group whatever comes.
@@ -97,8 +111,6 @@ class Watch {
       this.sorted.delete(undefined);
     }
     this.revision = Math.max(this.revision, entry.revision);
-    // kv.watch() marks the last of the first values (and all after) as updates.
-    if (entry.isUpdate) this.load();
     this.wake();
   }
 
@@ -262,11 +274,37 @@ export class RecordView {
       if (watch.stopped) return iterator.stop();
       // An empty bucket has no first values to wait for: none will say the last of them is in.
       if (before.values === 0) watch.load();
-      for await (const entry of iterator) watch.apply(entry);
+      for await (const entry of iterator) {
+        const skipped = watch.skipped(entry.revision);
+        if (skipped && !(await this.fill(watch, skipped))) return iterator.stop();
+        // Read already in a gap, and delivered late after all: applied again, it would undo what came after it.
+        if (entry.revision > watch.revision) watch.apply(entry);
+        // kv.watch() marks the last of the first values (and all after) as updates.
+        if (entry.isUpdate) watch.load();
+      }
       watch.end("the watch ended");
     } catch (err) {
       watch.end(`the watch failed: ${errorMessage(err)}`);
     }
+  }
+
+  /**
+   * Applies the revisions the watch skipped, in order, before the entry that showed the gap: those the bucket
+   * still holds (a later write of a key, or a purge, removes the ones it replaced, leaving nothing to apply). The
+   * watch's next entries wait meanwhile, so none is applied out of order. False when the watch is over: too many
+   * to read (it ends, and the next list watches again), or it was stopped meanwhile.
+   */
+  private async fill(watch: Watch, { from, to }: { from: number; to: number }): Promise<boolean> {
+    if (to - from + 1 > MAX_GAP_READS) {
+      watch.end(`it skipped revisions ${from} to ${to} of the bucket`);
+      return false;
+    }
+    for (let seq = from; seq <= to; seq++) {
+      const missed = await this.options.revision(seq);
+      if (watch.stopped) return false;
+      if (missed) watch.apply(missed);
+    }
+    return true;
   }
 }
 
@@ -290,7 +328,7 @@ export function parseRecord(entry: KvEntry, id: string): SessionRecord {
   return result.data;
 }
 
-function slotOf(entry: KvEntry): Slot {
+export function slotOf(entry: KvEntry): Slot {
   try {
     // Frozen: every list hands out this one object, so a caller changing it in place would change it for all.
     return { summary: deepFreeze(summaryOf(parseRecord(entry, entry.key))) };
@@ -319,54 +357,7 @@ function unreadableOf(entry: KvEntry, err: NatsStoreError): UnreadableSession {
   };
 }
 
-function tell(slot: Damaged, unreadable?: (session: UnreadableSession) => void): void {
+export function tell(slot: Damaged, unreadable?: (session: UnreadableSession) => void): void {
   if (!unreadable) throw slot.error;
   unreadable(slot.unreadable);
-}
-
-/** Records read at once by a list the view cannot answer: each may be as large as the bucket's largest value. */
-const READ_ALL_CONCURRENCY = 8;
-
-/**
- * Every session's summary, oldest first, read record by record: a KV read each, a few records held at once. A bad
- * record is told to `unreadable`, or thrown without it. Given `tenant`, only its sessions: every record is still
- * read (a key does not tell whose it is, and a changed key layout would break nodes of older versions in the same
- * cluster), but another tenant's is let go as soon as its value's tenant field is parsed, never checked or kept.
- * `looked` is told of each record checked.
- */
-export async function readAllSummaries(
-  records: KV,
-  entry: (id: string) => Promise<KvEntry | undefined>,
-  unreadable?: (session: UnreadableSession) => void,
-  tenant?: string,
-  looked?: (id: string) => void,
-): Promise<SessionSummary[]> {
-  const ids: string[] = [];
-  try {
-    for await (const key of await records.keys()) if (SESSION_ID.test(key)) ids.push(key);
-  } catch (err) {
-    throw natsFailure("cannot list sessions", err);
-  }
-  const summaries: SessionSummary[] = [];
-  for (let i = 0; i < ids.length; i += READ_ALL_CONCURRENCY) {
-    const chunk = await Promise.all(ids.slice(i, i + READ_ALL_CONCURRENCY).map(entry));
-    for (const found of chunk) {
-      if (!found || (tenant !== undefined && tenantIn(found) !== tenant)) continue;
-      looked?.(found.key);
-      const slot = slotOf(found);
-      if ("error" in slot) tell(slot, unreadable);
-      else summaries.push(slot.summary);
-    }
-  }
-  return summaries.sort(oldestFirst);
-}
-
-/** Whose record `entry` holds, from its value's tenant field alone (as unreadableOf tells a damaged one's). */
-function tenantIn(entry: KvEntry): string {
-  try {
-    const value = entry.json() as { tenant?: unknown } | null;
-    return listedTenant({ tenant: typeof value?.tenant === "string" ? value.tenant : undefined });
-  } catch {
-    return listedTenant({});
-  }
 }

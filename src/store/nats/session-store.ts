@@ -22,8 +22,10 @@ import { Lease, type LeaseHolder } from "./lease.js";
 import { LogByteCounts } from "./log-bytes.js";
 import { LogReader } from "./log-read.js";
 import { type OpenScan, scanForOpen } from "./open-scan.js";
+import { storedRevision } from "./record-gaps.js";
 import { watchGone } from "./record-gone.js";
-import { bucketState, parseRecord, RecordView, readAllSummaries } from "./record-view.js";
+import { readAllSummaries } from "./record-read.js";
+import { bucketState, parseRecord, RecordView } from "./record-view.js";
 import { markKey, readMark } from "./seq-mark.js";
 import { TailBudget } from "./tail-budget.js";
 
@@ -85,6 +87,7 @@ export class NatsSessionStore implements SessionStore {
     this.view = new RecordView({
       watch: () => records.watch(),
       bucket: () => bucketState(records),
+      revision: (seq) => storedRevision(records, seq),
       catchUpMs: options.listCatchUpMs ?? 5000,
       warn: this.warn,
     });

@@ -5,7 +5,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { UnreadableSession } from "../../core/store.js";
 import { useNatsCluster } from "../../testing/nats-bed.js";
 import type { TestNode } from "../../testing/nats-store.js";
-import { bucketState, RecordView, readAllSummaries } from "./record-view.js";
+import { storedRevision } from "./record-gaps.js";
+import { readAllSummaries } from "./record-read.js";
+import { bucketState, RecordView } from "./record-view.js";
 
 const base = { harness: "process", config: { model: "m1" } };
 const nats = useNatsCluster();
@@ -35,6 +37,7 @@ function view(node: TestNode, looked: (id: string) => void): RecordView {
   const made = new RecordView({
     watch: () => records.watch(),
     bucket: () => bucketState(records),
+    revision: (seq) => storedRevision(records, seq),
     catchUpMs: 30_000,
     warn: () => {},
     looked,
