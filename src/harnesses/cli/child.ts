@@ -176,9 +176,21 @@ export class CliProcess {
   }
 }
 
-/** Calls `fire` after `ms` of reading `child`'s stdout (see ReadGate.afterRead); after `ms`, when none runs yet. */
-export function afterRead(child: CliProcess | undefined, ms: number, fire: () => void): () => void {
-  if (child) return child.afterRead(ms, fire);
+/** A running program and where Brain reads what it answers. */
+export interface AnswerSource {
+  readonly child: CliProcess;
+  /**
+   * Calls `fire` after `ms` of Brain reading where the program answers (see ReadGate.afterRead); returns what
+   * cancels it. Default: its stdout. A program that answers elsewhere (opencode: its event stream, which a read
+   * gate of its own holds) counts on that, or its silence while Brain reads nothing there is blamed on it.
+   */
+  afterRead?(ms: number, fire: () => void): () => void;
+}
+
+/** Calls `fire` after `ms` of reading what `source` answers; after `ms`, when none runs yet. */
+export function afterRead(source: AnswerSource | undefined, ms: number, fire: () => void): () => void {
+  if (source?.afterRead) return source.afterRead(ms, fire);
+  if (source) return source.child.afterRead(ms, fire);
   const timer = setTimeout(fire, ms);
   return () => clearTimeout(timer);
 }

@@ -20,7 +20,7 @@ import type { ToolEndpoint } from "../../tools/endpoint/index.js";
 import type { Spawner } from "../process/spawner.js";
 import { forgetRewrittenSync, REWRITTEN_MARKER } from "../rewritten-files.js";
 import { EndpointCalls, isBound } from "./bound.js";
-import { afterRead, CliProcess, withTail } from "./child.js";
+import { type AnswerSource, afterRead, CliProcess, withTail } from "./child.js";
 import { cliEnvironment } from "./environment.js";
 import type { CliEvent, CliTurnEnd } from "./events.js";
 import type { CliFamilyDescriptor, CliOpening, CliTimeouts } from "./family.js";
@@ -76,9 +76,8 @@ export interface CliProgramRun {
   launcher?: string[];
 }
 
-/** What a family has running: the program, and whatever else it talks to it through. */
-export interface CliConnection {
-  readonly child: CliProcess;
+/** What a family has running: the program, where it answers, and whatever else it talks to it through. */
+export interface CliConnection extends AnswerSource {
   /** How to end it on close; default: the program's own stop (stdin closed, then signals). */
   stop?(): Promise<void>;
 }
@@ -144,9 +143,9 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
     this.queued = [];
     this.abort(this.connection);
     const graceMs = this.ctx.timeouts.interruptGraceMs;
-    // Counted only while the CLI's stdout is read: with the session's log behind, the end of the turn it wrote at
-    // once may wait unread in its pipe, and a kill would blame the CLI and tear its files (ReadGate.afterRead).
-    this.cancelGrace = afterRead(this.connection?.child, graceMs, () => {
+    // Counted only while what the CLI answers is read: with the session's log behind, the end of the turn it wrote
+    // at once may wait unread in its pipe, and a kill would blame the CLI and tear its files (ReadGate.afterRead).
+    this.cancelGrace = afterRead(this.connection, graceMs, () => {
       if (this.turn.current !== running) return;
       const child = this.connection?.child;
       if (child) {

@@ -76,8 +76,12 @@ export class OpencodeServer {
   private reading: Promise<void> | undefined;
   /** How many messages the reader has taken from the stream. */
   private read = 0;
-  /** Lets go of the read gate's holds on the stream for good (ReadGate.stop). */
-  private unhold: () => void = () => {};
+  /**
+   * While the session's log is behind, the `/event` body is not read: the server's writes then wait on TCP, as a
+   * CLI's do on its pipe (see ReadGate). Its answers come on that stream, so waits on them count while it is read.
+   */
+  private readonly held = new HeldReads();
+  private readonly gate = new ReadGate(() => this.held);
   /** Set once the server exited: the end of its stream is then that exit, which is reported as it. */
   private exiting = false;
 
@@ -230,11 +234,8 @@ export class OpencodeServer {
     }
     const body = res.body;
     let skipped = false;
-    // While the session's log is behind, the body is not read: the server's writes then wait on TCP, as a CLI's
-    // do on its pipe (see ReadGate). A stream aborted (stopped, or the server gone) is not held any more.
-    const held = new HeldReads();
-    const gate = new ReadGate(() => held);
-    this.unhold = () => gate.stop();
+    const { held, gate } = this;
+    // A stream aborted (stopped, or the server gone) is not held any more.
     this.events.signal.addEventListener("abort", () => gate.stop(), { once: true });
     this.reading = (async () => {
       try {
@@ -270,7 +271,7 @@ export class OpencodeServer {
    */
   private async readToEnd(): Promise<void> {
     this.exiting = true;
-    this.unhold();
+    this.gate.stop();
     let ended = false;
     const reading = this.reading?.then(() => {
       ended = true;
@@ -293,6 +294,14 @@ export class OpencodeServer {
   private lostEvents(onGone: (reason: string) => void, why: string): void {
     onGone(`${LABEL}: ${why}`);
     void this.stop();
+  }
+
+  /**
+   * Calls `fire` after `ms` of reading the event stream, where the server's answers to an interrupt come: not its
+   * stdout, which says only its port (CliConnection's default). See ReadGate.afterRead.
+   */
+  afterRead(ms: number, fire: () => void): () => void {
+    return this.gate.afterRead(ms, fire);
   }
 
   /** A JSON call; a non-2xx answer is a brain_error with the server's own words. */
