@@ -306,8 +306,12 @@ export class OpencodeServer {
 
   /** A JSON call; a non-2xx answer is a brain_error with the server's own words. */
   async call(method: "GET" | "POST", path: string, body?: unknown): Promise<unknown> {
-    // A server that takes a call and never answers would hold the turn (or its start) for good.
-    const signal = AbortSignal.timeout(this.answerMs);
+    // A server that takes a call and never answers would hold the turn (or its start) for good. Counted while its
+    // event stream is read: a call's handler may wait for the events it publishes to be written to that stream,
+    // which waits on TCP while the session's log is behind, and then the silence is Brain's, not the server's.
+    const late = new AbortController();
+    const { signal } = late;
+    const cancel = this.afterRead(this.answerMs, () => late.abort());
     let res: Response;
     let answer: { text: string; over: boolean };
     try {
@@ -326,6 +330,8 @@ export class OpencodeServer {
       answer = await responseText(res, MAX_ANSWER_BYTES);
     } catch (err) {
       throw signal.aborted ? this.noAnswer(method, path) : this.dropped(`${method} ${path}`, err);
+    } finally {
+      cancel();
     }
     const { text, over } = answer;
     if (over) {
