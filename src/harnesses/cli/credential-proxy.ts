@@ -12,8 +12,10 @@ import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { Agent } from "undici";
+import { Redactor } from "../../core/redact.js";
 import type { WireApi } from "./provider-api.js";
 import { refusedRoute } from "./proxy-paths.js";
+import { decoderOf, redactedHeaders, redactingBody } from "./proxy-redact.js";
 
 /**
  * What the proxy can put a key on: the CLI wires, and the Gemini API (gemini-cli, its own model API: no CLI
@@ -42,6 +44,11 @@ const HOP_HEADERS = ["connection", "keep-alive", "transfer-encoding", "upgrade",
  * not supported"), and the agent's request would end in a 502.
  */
 const ANSWERED_HERE = ["expect"];
+/**
+ * Response headers that are not passed on besides the hop-by-hop ones: the body is redacted (./proxy-redact.ts), so
+ * its length is not the provider's, and one the provider compressed goes on decoded.
+ */
+const REWRITTEN = ["content-length", "content-encoding"];
 
 /** The key in the header the vendor reads it from. */
 function keyHeader(wire: ProxyWire, key: string): Record<string, string> {
@@ -61,6 +68,8 @@ export class CredentialProxy {
   readonly token = randomBytes(24).toString("base64url");
   private readonly pool = new Agent({ bodyTimeout: 0, headersTimeout: 0 });
   private readonly upstream: URL;
+  /** The key, kept out of every answer the agent reads (./proxy-redact.ts). */
+  private readonly redactor: Redactor;
   private revoked = false;
   /** Where it listens on 127.0.0.1 (bridged into a container at the same port). */
   port = 0;
@@ -71,6 +80,7 @@ export class CredentialProxy {
     private readonly refused: (message: string) => void,
   ) {
     this.upstream = new URL(target.base_url ?? VENDOR_BASE[target.wire]);
+    this.redactor = new Redactor([{ name: "api_key", value: target.api_key }]);
   }
 
   /** `refused`: told why, without the key or the request's query, each time a request is refused its path. */
@@ -129,6 +139,9 @@ export class CredentialProxy {
       if (value !== undefined && !dropped.includes(name)) headers[name] = value;
     }
     Object.assign(headers, keyHeader(this.target.wire, this.target.api_key));
+    // A compressed answer is no text a redactor can read: the provider is asked for none (the hop to the agent is
+    // loopback, where compression saves nothing). One that compresses anyway is decoded below.
+    headers["accept-encoding"] = "identity";
     const aborted = new AbortController();
     res.once("close", () => aborted.abort());
     const base = this.upstream.pathname.replace(/\/+$/, "");
@@ -150,13 +163,22 @@ export class CredentialProxy {
         throw err;
       });
     if (answer === undefined) return tooLarge(res);
-    const out: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(answer.headers)) {
-      if (value !== undefined && !HOP_HEADERS.includes(name)) out[name] = value;
+    const encoding = answer.headers["content-encoding"];
+    const decoder = decoderOf(Array.isArray(encoding) ? encoding.join(",") : encoding);
+    if (decoder === undefined) {
+      answer.body.destroy();
+      return fail(
+        res,
+        502,
+        `the provider's answer is encoded as ${JSON.stringify(encoding)}, which the credential proxy cannot decode to keep the key out of it`,
+      );
     }
+    const out = redactedHeaders(answer.headers, this.redactor);
+    for (const name of [...HOP_HEADERS, ...REWRITTEN]) delete out[name];
     res.writeHead(answer.statusCode, out);
     res.flushHeaders();
-    await pipeline(answer.body, res).catch(() => answer.body.destroy());
+    const through = [...(decoder ? [decoder] : []), redactingBody(this.redactor)];
+    await pipeline([answer.body, ...through, res]).catch(() => answer.body.destroy());
   }
 
   /** The path after `/<token>` (with its query), or undefined when the request is not under the token. */

@@ -1,0 +1,123 @@
+// The provider's key never reaches the agent in an answer: a provider's error body that quotes the key, a
+// gateway's header that echoes it, a streamed body that splits it over two chunks, or a compressed body that hides
+// it from a plain search all reach the agent with the key replaced.
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { anthropic } from "../../testing/fake-provider/wire-clients.js";
+import { CredentialProxy } from "./credential-proxy.js";
+
+const KEY = "sk-real-operator-key";
+let provider: FakeProvider;
+const proxies: CredentialProxy[] = [];
+
+beforeAll(async () => {
+  provider = await startFakeProvider();
+});
+afterEach(async () => {
+  provider.reset();
+  await Promise.all(proxies.splice(0).map((p) => p.close()));
+});
+afterAll(() => provider.close());
+
+async function proxy(base_url: string): Promise<CredentialProxy> {
+  const made = await CredentialProxy.start({ wire: "messages", api_key: KEY, base_url });
+  proxies.push(made);
+  return made;
+}
+
+/** A provider that answers every request with `answer`, for the duration of `run`. */
+async function withUpstream(
+  answer: (res: ServerResponse, headers: IncomingHttpHeaders) => void,
+  run: (url: string) => Promise<void>,
+): Promise<void> {
+  const upstream = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => answer(res, req.headers));
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+  try {
+    await run(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`);
+  } finally {
+    upstream.closeAllConnections();
+    await new Promise((resolve) => upstream.close(resolve));
+  }
+}
+
+function post(p: CredentialProxy): Promise<Response> {
+  return fetch(`${p.url}/v1/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(anthropic.body("hello", true)),
+  });
+}
+
+describe("credential proxy: the key kept out of answers", () => {
+  it("redacts the key from a provider's error body that quotes it", async () => {
+    const p = await proxy(provider.url);
+    provider.script([{ error: { status: 401, message: `invalid x-api-key: ${KEY}` } }]);
+    const res = await post(p);
+    expect(res.status).toBe(401);
+    const text = await res.text();
+    expect(text).toContain("invalid x-api-key: [redacted:api_key]");
+    expect(text).not.toContain(KEY);
+  });
+
+  it("redacts a key split over two chunks of a streamed body, and one a gateway echoes in a header", async () => {
+    let rest: (() => void) | undefined;
+    await withUpstream(
+      (res) => {
+        res.writeHead(400, { "content-type": "text/event-stream", "x-echo-key": `Bearer ${KEY}` });
+        res.write(`event: error\ndata: {"message":"bad key ${KEY.slice(0, 12)}`);
+        rest = () => res.end(`${KEY.slice(12)}, try another"}\n\n`);
+      },
+      async (url) => {
+        const p = await proxy(url);
+        const res = await post(p);
+        expect(res.headers.get("x-echo-key")).toBe("Bearer [redacted:api_key]");
+        const reader = res.body!.getReader();
+        let text = "";
+        // The first chunk's text before the held tail comes as it is; only then is the key's end sent.
+        while (!text.includes("bad key")) {
+          const { value } = await reader.read();
+          text += new TextDecoder().decode(value);
+        }
+        expect(text).not.toContain(KEY.slice(0, 12));
+        rest?.();
+        for (let read = await reader.read(); !read.done; read = await reader.read()) {
+          text += new TextDecoder().decode(read.value);
+        }
+        expect(text).toBe('event: error\ndata: {"message":"bad key [redacted:api_key], try another"}\n\n');
+      },
+    );
+  });
+
+  it("asks the provider for no compression, and decodes and redacts a gzipped answer it sends anyway", async () => {
+    const asked: (string | undefined)[] = [];
+    await withUpstream(
+      (res, headers) => {
+        asked.push(headers["accept-encoding"]);
+        const body = gzipSync(JSON.stringify({ error: { message: `key ${KEY} refused` } }));
+        res.writeHead(401, {
+          "content-type": "application/json",
+          "content-encoding": "gzip",
+          "content-length": body.length,
+        });
+        res.end(body);
+      },
+      async (url) => {
+        const p = await proxy(url);
+        const res = await fetch(`${p.url}/v1/messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "accept-encoding": "gzip, br" },
+          body: "{}",
+        });
+        expect(res.headers.get("content-encoding")).toBeNull();
+        expect(await res.json()).toEqual({ error: { message: "key [redacted:api_key] refused" } });
+        expect(asked).toEqual(["identity"]);
+      },
+    );
+  });
+});
