@@ -8,7 +8,7 @@
 // container reaches it at the same URL: the port is bridged into the container's loopback (./services.ts).
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { Agent } from "undici";
@@ -25,6 +25,28 @@ export type ProxyWire = WireApi | "gemini";
 
 /** A request body larger than any one model request (Anthropic's own limit is 32 MB) is refused with 413. */
 export const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Connections one proxy holds at once. The proxy runs in the daemon every tenant shares, and one agent (or a tool
+ * it runs) could otherwise open sockets without end. A CLI holds a few: its turn's stream, a subagent's, a token
+ * count; the cap leaves room for many parallel subagents. One over it gets a 429 that names the cap.
+ */
+export const MAX_CONNECTIONS = 64;
+
+/** How long a request's body may send nothing before it is cut with a 408: a CLI sends its body from memory. */
+export const BODY_IDLE_MS = 30_000;
+
+/**
+ * Arms the body's idle timer: `fire` runs unless the returned disarm is called first. A test passes its own, to
+ * fire it when the body has stalled, instead of waiting out BODY_IDLE_MS.
+ */
+export type IdleTimer = (fire: () => void) => () => void;
+
+const idleTimer: IdleTimer = (fire) => {
+  const timer = setTimeout(fire, BODY_IDLE_MS);
+  timer.unref();
+  return () => clearTimeout(timer);
+};
 
 /** Where each wire's vendor is when the provider names no base_url, as its SDKs join paths to it. */
 const VENDOR_BASE: Record<ProxyWire, string> = {
@@ -71,6 +93,9 @@ export class CredentialProxy {
   /** The key, kept out of every answer the agent reads (./proxy-redact.ts). */
   private readonly redactor: Redactor;
   private revoked = false;
+  /** The connections under MAX_CONNECTIONS; one accepted past it is answered with a 429 and closed. */
+  private readonly sockets = new Set<Socket>();
+  private readonly overCap = new WeakSet<Socket>();
   /** Where it listens on 127.0.0.1 (bridged into a container at the same port). */
   port = 0;
 
@@ -78,18 +103,24 @@ export class CredentialProxy {
     private readonly target: ProxyTarget,
     private readonly server: Server,
     private readonly refused: (message: string) => void,
+    private readonly idle: IdleTimer,
   ) {
     this.upstream = new URL(target.base_url ?? VENDOR_BASE[target.wire]);
     this.redactor = new Redactor([{ name: "api_key", value: target.api_key }]);
   }
 
-  /** `refused`: told why, without the key or the request's query, each time a request is refused its path. */
+  /**
+   * `refused`: told why, without the key or the request's query, each time a request is refused its path.
+   * `idle`: the request body's idle timer (BODY_IDLE_MS).
+   */
   static async start(
     target: ProxyTarget,
     refused: (message: string) => void = () => {},
+    idle: IdleTimer = idleTimer,
   ): Promise<CredentialProxy> {
     const server = createServer();
-    const proxy = new CredentialProxy(target, server, refused);
+    const proxy = new CredentialProxy(target, server, refused, idle);
+    server.on("connection", (socket: Socket) => proxy.accepted(socket));
     const onRequest = (req: IncomingMessage, res: ServerResponse) => {
       proxy
         .handle(req, res)
@@ -121,9 +152,22 @@ export class CredentialProxy {
     await this.pool.destroy();
   }
 
+  private accepted(socket: Socket): void {
+    if (this.sockets.size >= MAX_CONNECTIONS) return void this.overCap.add(socket);
+    this.sockets.add(socket);
+    socket.once("close", () => this.sockets.delete(socket));
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const rest = this.pathUnderToken(req.url ?? "");
     if (this.revoked || rest === undefined) return fail(res, 403, "not a live session's credential path");
+    if (this.overCap.has(req.socket)) {
+      return fail(
+        res,
+        429,
+        `the credential proxy holds this session's limit of ${MAX_CONNECTIONS} connections at once; retry once one of them has closed`,
+      );
+    }
     // Before the body is read: a refused request gets its 403 before a client waiting for 100 Continue sends it.
     const refusal = refusedRoute(this.target.wire, req.method ?? "", rest);
     if (refusal !== undefined) {
@@ -148,7 +192,9 @@ export class CredentialProxy {
     // The body goes on as it comes, never held whole: held, each of an agent's concurrent requests kept up to the
     // limit in Brain's memory, which every tenant's sessions share.
     const body =
-      declared > 0 || req.headers["transfer-encoding"] !== undefined ? new Limited(req) : undefined;
+      declared > 0 || req.headers["transfer-encoding"] !== undefined
+        ? new Limited(req, this.idle)
+        : undefined;
     const answer = await this.pool
       .request({
         origin: this.upstream.origin,
@@ -159,9 +205,16 @@ export class CredentialProxy {
         signal: aborted.signal,
       })
       .catch((err: Error) => {
-        if (body?.over) return undefined;
+        if (body?.over || body?.stalled) return undefined;
         throw err;
       });
+    if (answer === undefined && body?.stalled) {
+      return fail(
+        res,
+        408,
+        `the request body sent nothing for ${BODY_IDLE_MS / 1000} s, the credential proxy's limit`,
+      );
+    }
     if (answer === undefined) return tooLarge(res);
     const encoding = answer.headers["content-encoding"];
     const decoder = decoderOf(Array.isArray(encoding) ? encoding.join(",") : encoding);
@@ -191,14 +244,24 @@ export class CredentialProxy {
   }
 }
 
-/** A request's body as it comes, cut off (`over`) once it passes MAX_REQUEST_BYTES: its sender did not declare it. */
+/**
+ * A request's body as it comes, cut off (`over`) once it passes MAX_REQUEST_BYTES: its sender did not declare it;
+ * or (`stalled`) once it sends nothing while its idle timer runs: without one, a body that stops held its
+ * connection, and the provider's, until Node's request timeout (300 s).
+ */
 class Limited {
   over = false;
-  constructor(private readonly req: IncomingMessage) {}
+  stalled = false;
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly idle: IdleTimer,
+  ) {}
 
   async *chunks(): AsyncGenerator<Buffer> {
+    const reading = (this.req as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
     let size = 0;
-    for await (const chunk of this.req as AsyncIterable<Buffer>) {
+    for (let next = await this.next(reading); !next.done; next = await this.next(reading)) {
+      const chunk = next.value;
       size += chunk.length;
       if (size > MAX_REQUEST_BYTES) {
         this.over = true;
@@ -206,6 +269,18 @@ class Limited {
       }
       yield chunk;
     }
+  }
+
+  /** The next chunk; the timer runs only while the sender is awaited, not while the provider reads. */
+  private next(reading: AsyncIterator<Buffer>): Promise<IteratorResult<Buffer>> {
+    let disarm = () => {};
+    const stalled = new Promise<never>((_, reject) => {
+      disarm = this.idle(() => {
+        this.stalled = true;
+        reject(new Error("the request body stalled"));
+      });
+    });
+    return Promise.race([reading.next(), stalled]).finally(disarm);
   }
 }
 

@@ -1,0 +1,131 @@
+// One agent cannot hold the shared daemon's sockets without end through its credential proxy: past
+// MAX_CONNECTIONS a connection is answered with a 429 that names the cap (and the cap frees as connections
+// close), and a request body that stops sending is cut with a 408 when its idle timer fires, the provider's
+// request with it.
+import { createServer, type IncomingMessage, request } from "node:http";
+import type { AddressInfo } from "node:net";
+import { describe, expect, it } from "vitest";
+import { CredentialProxy, MAX_CONNECTIONS } from "./credential-proxy.js";
+
+const KEY = "sk-real-operator-key";
+
+/** A provider that answers HEAD at once and holds every other request open, counting what it was sent. */
+async function holdingUpstream() {
+  const held: IncomingMessage[] = [];
+  let read = 0;
+  let closed = 0;
+  const server = createServer((req, res) => {
+    if (req.method === "HEAD") return void res.end();
+    held.push(req);
+    req.on("data", (chunk: Buffer) => {
+      read += chunk.length;
+    });
+    res.on("close", () => closed++);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    held: () => held.length,
+    read: () => read,
+    closed: () => closed,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** A request on a connection of its own; `sent` is called with it before its answer comes. */
+function send(
+  url: string,
+  method: string,
+  headers: Record<string, string | number> = {},
+  sent: (req: ReturnType<typeof request>) => void = (req) => req.end(),
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, agent: false, headers });
+    req.on("response", (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        text += chunk;
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on("error", reject);
+    sent(req);
+  });
+}
+
+describe("credential proxy limits", { timeout: 120_000 }, () => {
+  it("answers a connection past the cap with a 429 naming it, and takes one again once a held one closes", async () => {
+    const upstream = await holdingUpstream();
+    const p = await CredentialProxy.start({ wire: "messages", api_key: KEY, base_url: upstream.url });
+    const open: ReturnType<typeof request>[] = [];
+    try {
+      for (let i = 0; i < MAX_CONNECTIONS; i++) {
+        send(`${p.url}/v1/messages`, "POST", {}, (req) => {
+          open.push(req);
+          req.end("{}");
+        }).catch(() => {}); // destroyed below
+      }
+      await expect.poll(upstream.held, { timeout: 60_000 }).toBe(MAX_CONNECTIONS);
+      // Without a cap, the provider gets this one too and holds it: that is told, not waited out.
+      let answered = false;
+      const forwarded = async () => {
+        while (!answered && upstream.held() === MAX_CONNECTIONS) await new Promise((r) => setTimeout(r, 50));
+        if (!answered) throw new Error(`connection ${MAX_CONNECTIONS + 1} was forwarded to the provider`);
+        return { status: 0, text: "" };
+      };
+      const refused = await Promise.race([
+        send(`${p.url}/v1/messages`, "POST", {}, (req) => req.end("{}")),
+        forwarded(),
+      ]).finally(() => {
+        answered = true;
+      });
+      expect(refused.status).toBe(429);
+      expect(refused.text).toContain(`limit of ${MAX_CONNECTIONS} connections`);
+      expect(upstream.held()).toBe(MAX_CONNECTIONS);
+      open.pop()?.destroy();
+      await expect.poll(async () => (await send(`${p.url}/`, "HEAD")).status, { timeout: 60_000 }).toBe(200);
+    } finally {
+      for (const req of open) req.destroy();
+      await p.close();
+      await upstream.close();
+    }
+  });
+
+  it("cuts a body that stops sending with a 408 when its idle timer fires, and ends the provider's request", async () => {
+    const upstream = await holdingUpstream();
+    const armed = new Set<() => void>();
+    const p = await CredentialProxy.start(
+      { wire: "messages", api_key: KEY, base_url: upstream.url },
+      undefined,
+      (fire) => {
+        armed.add(fire);
+        return () => armed.delete(fire);
+      },
+    );
+    let client: ReturnType<typeof request> | undefined;
+    try {
+      const half = Buffer.alloc(64 * 1024, "a");
+      const answered = send(`${p.url}/v1/messages`, "POST", { "content-length": half.length * 2 }, (req) => {
+        client = req;
+        req.write(half);
+      });
+      answered.catch(() => {}); // a failed wait destroys the request below: that is not another failure
+      // The first half reached the provider, and the proxy waits on the sender for the rest: it has stalled.
+      await expect.poll(upstream.read, { timeout: 60_000 }).toBe(half.length);
+      await expect.poll(() => armed.size, { timeout: 60_000 }).toBe(1);
+      for (const fire of armed) fire();
+      const answer = await answered;
+      expect(answer.status).toBe(408);
+      expect(answer.text).toContain("the request body sent nothing for 30 s");
+      await expect.poll(upstream.closed, { timeout: 60_000 }).toBe(1);
+    } finally {
+      client?.destroy();
+      await p.close();
+      await upstream.close();
+    }
+  });
+});
