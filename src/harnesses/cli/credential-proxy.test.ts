@@ -83,6 +83,32 @@ describe("credential proxy", () => {
     }
   });
 
+  it("drops the agent's ?key= on every wire, and headers that pick the account or carry a credential of its own", async () => {
+    const p = await proxy("responses", `${provider.url}/v1`);
+    provider.script([{ text: "fine" }]);
+    const res = await post(
+      `${p.url}/responses?key=${p.token}&trace=1`,
+      openaiResponses.body("hello", false),
+      {
+        "openai-organization": "org-the-agents-choice",
+        "openai-project": "proj-the-agents-choice",
+        "chatgpt-account-id": "acct-the-agents-choice",
+        "x-goog-user-project": "billing-the-agents-choice",
+        cookie: "session=the-agents",
+        originator: "codex_exec",
+      },
+    );
+    expect(res.status).toBe(200);
+    const [seen] = provider.requests;
+    expect(seen?.path).toBe("/v1/responses?trace=1");
+    expect(JSON.stringify(seen?.headers)).not.toContain("the-agents");
+    expect(seen?.headers.originator).toBe("codex_exec");
+    const claude = await proxy("messages", provider.url);
+    provider.script([{ text: "fine" }]);
+    await post(`${claude.url}/v1/messages?beta=true&key=${claude.token}`, anthropic.body("hello", false));
+    expect(provider.requests[1]?.path).toBe("/v1/messages?beta=true");
+  });
+
   it("streams an answer as it comes: frames arrive while the provider still holds the stream open", async () => {
     const p = await proxy("messages", provider.url);
     provider.script([{ text: "one two three four", chunkSize: 4, stallAfter: 4 }]);

@@ -58,6 +58,19 @@ const VENDOR_BASE: Record<ProxyWire, string> = {
 
 /** Every header a client may carry a key in: the agent's token never goes on to the provider. */
 const KEY_HEADERS = ["authorization", "x-api-key", "x-goog-api-key", "api-key", "proxy-authorization"];
+/**
+ * Headers by which a client picks whose account a key is used for, or sends a credential of its own: the operator
+ * picks the account with the key, and the agent must not choose among the organisations, projects or billing
+ * projects that key reaches (an OpenAI SDK sends OPENAI_ORG_ID/OPENAI_PROJECT_ID from its environment as
+ * OpenAI-Organization/OpenAI-Project). None of the CLIs sends one (research/cli-transcripts).
+ */
+const ACCOUNT_HEADERS = [
+  "openai-organization",
+  "openai-project",
+  "chatgpt-account-id",
+  "x-goog-user-project",
+  "cookie",
+];
 /** Hop-by-hop headers (RFC 9110 7.6.1), and those undici sets itself. */
 const HOP_HEADERS = ["connection", "keep-alive", "transfer-encoding", "upgrade", "te", "trailer", "host"];
 /**
@@ -178,7 +191,13 @@ export class CredentialProxy {
     if (declared > MAX_REQUEST_BYTES) return tooLarge(res);
     if (req.headers.expect !== undefined) res.writeContinue();
     const headers: Record<string, string | string[]> = {};
-    const dropped = [...KEY_HEADERS, ...HOP_HEADERS, ...ANSWERED_HERE, ...namedHop(req.headers.connection)];
+    const dropped = [
+      ...KEY_HEADERS,
+      ...ACCOUNT_HEADERS,
+      ...HOP_HEADERS,
+      ...ANSWERED_HERE,
+      ...namedHop(req.headers.connection),
+    ];
     for (const [name, value] of Object.entries(req.headers)) {
       if (value !== undefined && !dropped.includes(name)) headers[name] = value;
     }
@@ -198,7 +217,7 @@ export class CredentialProxy {
     const answer = await this.pool
       .request({
         origin: this.upstream.origin,
-        path: `${base}${this.target.wire === "gemini" ? withoutQueryKey(rest) : rest}`,
+        path: `${base}${withoutQueryKey(rest)}`,
         method: req.method as "POST",
         headers,
         ...(body ? { body: Readable.from(body.chunks(), { objectMode: false }) } : {}),
@@ -290,7 +309,11 @@ function namedHop(connection: string | undefined): string[] {
   return names.filter((name) => name !== "");
 }
 
-/** The Gemini API reads a key from `?key=` as well as its header: the agent's token there is dropped too. */
+/**
+ * The Gemini API reads a key from `?key=` as well as its header: the agent's token there is dropped too. On the
+ * other wires, which take no key there, as well: a gateway in front of a provider may read one from it, and no CLI
+ * sends one (Claude Code's only query is `?beta=true`).
+ */
 function withoutQueryKey(rest: string): string {
   const at = rest.indexOf("?");
   if (at < 0) return rest;
