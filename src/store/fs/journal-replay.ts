@@ -40,12 +40,14 @@ export function parseJournal(buf: Buffer): JournalRecord[] {
 
 /**
  * Replays, then removes, every journal in `dir` whose process is gone (its lock is stale or missing), but `own`.
- * A live process's journal is left alone: its logs are its own. Run before every open of a log, not once: a
- * journal's process may die while this one runs. Under the home's replay lock, which an open waits for whenever
+ * A live process's journal is left alone: its logs are its own. Run by every open of a log once it holds the
+ * log's lock (`held`, which the replay then writes without taking it), not before: a journal's process may die
+ * between a look at the journals and the lock, and the open would take over its dead lock and read the log
+ * without the events only its journal holds. Under the home's replay lock, which an open waits for whenever
  * another journal is there: a journal being replayed is locked, and an open that went on past it could take a
- * log before the replay reached it, which then skips the log, and its acknowledged events are lost.
+ * log before the replay reached it.
  */
-export async function replayJournals(dir: string, io: LogIO, own?: string): Promise<void> {
+export async function replayJournals(dir: string, io: LogIO, own?: string, held?: string): Promise<void> {
   const others = async () => {
     try {
       return (await fsp.readdir(dir)).filter((n) => n.endsWith(JOURNAL_SUFFIX) && n !== own);
@@ -56,8 +58,10 @@ export async function replayJournals(dir: string, io: LogIO, own?: string): Prom
   };
   // A journal its own live process holds (its name starts with its pid) is not replayed: an open need not wait
   // for the home's replay lock because of it. Taking that lock, then the journal's, cost every open milliseconds
-  // while another process journals in the home. A journal locked by any other pid is being replayed: wait. This
-  // process's pid is ambiguous (a store of it may be replaying a journal of its own), so it takes the lock too.
+  // while another process journals in the home. It holds nothing `held` lacks: its process would hold `held`'s
+  // lock still, or gave it up at a close that synced the file; dying after this look, it holds `held` no more.
+  // A journal locked by any other pid is being replayed: wait. This process's pid is ambiguous (a store of it may
+  // be replaying a journal of its own), so it takes the lock too.
   const ownedLive = async (name: string) => {
     const pid = Number(name.slice(0, name.indexOf("-")));
     return pid !== process.pid && (await liveHolder(nodePath.join(dir, name))) === pid;
@@ -68,7 +72,9 @@ export async function replayJournals(dir: string, io: LogIO, own?: string): Prom
   const replaying = await replayLock(dir);
   if (!replaying) return; // the directory is gone: so are its journals
   try {
-    for (const name of await others()) await replayOne(dir, name, io);
+    // As the records name their logs: resolved against the home.
+    const heldPath = held === undefined ? undefined : nodePath.resolve(held);
+    for (const name of await others()) await replayOne(dir, name, io, heldPath);
   } finally {
     await replaying.release();
   }
@@ -90,8 +96,12 @@ async function replayLock(dir: string): Promise<LogLock | undefined> {
   }
 }
 
-/** Replays and removes the journal `name` of `dir`, unless its process lives (its lock is held). */
-async function replayOne(dir: string, name: string, io: LogIO): Promise<void> {
+/**
+ * Replays and removes the journal `name` of `dir`, unless its process lives (its lock is held). A log another live
+ * process holds is skipped, and the journal kept: that process may have taken the log over from this journal's
+ * dead one and be waiting for the replay lock to replay it itself; removed now, its records would be lost.
+ */
+async function replayOne(dir: string, name: string, io: LogIO, held: string | undefined): Promise<void> {
   const path = nodePath.join(dir, name);
   const lock = await lockOf(path, "journal");
   if (!lock) return;
@@ -102,7 +112,10 @@ async function replayOne(dir: string, name: string, io: LogIO): Promise<void> {
       const logPath = nodePath.resolve(nodePath.dirname(dir), r.head.p);
       byLog.set(logPath, [...(byLog.get(logPath) ?? []), r]);
     }
-    for (const [logPath, list] of byLog) await replayLog(io, logPath, list);
+    let kept = false;
+    for (const [logPath, list] of byLog)
+      if (!(await replayLog(io, logPath, list, logPath === held))) kept = true;
+    if (kept) return;
     await fsp.rm(path, { force: true });
     await io.syncDir(dir);
   } finally {
@@ -120,17 +133,24 @@ async function lockOf(path: string, session: string): Promise<LogLock | undefine
   }
 }
 
-/** Writes `records` (one log's, in journal order) again where its active file lacks them; synced. */
-async function replayLog(io: LogIO, logPath: string, records: JournalRecord[]): Promise<void> {
+/**
+ * Writes `records` (one log's, in journal order) again where its active file lacks them; synced. False when a live
+ * process holds the log (not `held`: the caller's, whose lock it holds).
+ */
+async function replayLog(
+  io: LogIO,
+  logPath: string,
+  records: JournalRecord[],
+  held: boolean,
+): Promise<boolean> {
   try {
     await fsp.access(nodePath.dirname(logPath));
   } catch {
-    return; // the session was removed since
+    return true; // the session was removed since
   }
   const session = records[0]!.head.s;
-  // Taken like any open's: a live process that took the log over since owns it, and wrote it durably.
-  const lock = await lockOf(logPath, session);
-  if (!lock) return;
+  const lock = held ? undefined : await lockOf(logPath, session);
+  if (!held && !lock) return false;
   try {
     const opened = await repairActive(io, logPath, session, false);
     const { fd } = opened;
@@ -155,7 +175,8 @@ async function replayLog(io: LogIO, logPath: string, records: JournalRecord[]): 
     } finally {
       await io.close(fd);
     }
+    return true;
   } finally {
-    await lock.release();
+    await lock?.release();
   }
 }

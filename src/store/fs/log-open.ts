@@ -13,6 +13,9 @@ import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
 import { LogState, removeStaleTemps } from "./log-state.js";
 import { baseAfter, listSealed, readHeader, type Segment, startSegment } from "./segments.js";
 
+/** Replays the home's journals of processes gone, the log at `held` (its lock taken) included. */
+export type Replay = (held: string) => Promise<void>;
+
 export interface OpenOptions {
   /** Who this process is, for the error another writer gets (default: a plain process). */
   holder?: LogHolder;
@@ -37,6 +40,12 @@ export interface OpenOptions {
    * log's `io` should then write without O_DSYNC (syncWrites false), or each commit pays two durable writes.
    */
   journal?: Journal;
+  /**
+   * Replays the home's journals of processes gone (StoreJournal.ready), run once the log's lock is held and before
+   * the log is read: the lock may have been taken over from a process that died holding it, whose acknowledged
+   * events only its journal holds.
+   */
+  replay?: Replay;
 }
 
 export interface OpenedLog {
@@ -60,10 +69,14 @@ export async function openLogFiles(
   io: LogIO,
   options: OpenOptions,
 ): Promise<OpenedLog> {
-  if (options.created) return openCreated(path, session, io, options.created);
+  if (options.created) {
+    await options.replay?.(path); // its lock taken as it was created: other logs' replays are not held back
+    return openCreated(path, session, io, options.created);
+  }
   const { holder, durableEntry = false } = options;
   const lock = await acquireLogLock(path, { session, ...(holder ? { holder } : {}) });
   try {
+    await options.replay?.(path);
     return { lock, ...(await repairActive(io, path, session, durableEntry)) };
   } catch (err) {
     await lock.release();

@@ -23,6 +23,7 @@ import type { Journal } from "./journal.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { allDone, type LogIO, nodeLogIO, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
+import type { Replay } from "./log-open.js";
 import { lastSeqOfFile, tailOfFile } from "./log-read.js";
 import { journalByDefault } from "./log-tuning.js";
 import { RecordCache } from "./record-cache.js";
@@ -66,6 +67,8 @@ export interface StoreOptions {
   inline?: InlineCommits;
   /** Commit through one write-ahead journal for all the store's logs (./journal.ts; default journalByDefault(): off). */
   journal?: boolean;
+  /** A test's seam: runs as an open of `id` is about to take its log's lock (journal-takeover.test.ts kills there). */
+  beforeLogLock?: (id: string) => Promise<void>;
 }
 
 export class FsSessionStore {
@@ -75,9 +78,10 @@ export class FsSessionStore {
   /** Sessions create() made here whose log file it made durable and that have not been opened since. */
   private readonly createdLogs = new Set<string>();
   private readonly slots: SlotKeeper | undefined;
-  /** What every log opens with: who holds it; one InlineCommits and one journal for all the store's logs. */
-  private readonly logs: { holder: LogHolder; inline: InlineCommits; journal?: Journal };
+  /** What every log opens with: who holds it; one InlineCommits and one journal for all the store's logs; replay. */
+  private readonly logs: { holder: LogHolder; inline: InlineCommits; journal?: Journal; replay: Replay };
   private readonly journals: StoreJournal;
+  private readonly beforeLogLock: ((id: string) => Promise<void>) | undefined;
   /** The records read so far, served again while their session.json is unchanged (./record-cache.ts says why). */
   private readonly records = new RecordCache();
   private sweeping: Promise<void> | undefined;
@@ -94,8 +98,9 @@ export class FsSessionStore {
     this.root = nodePath.join(home, "sessions");
     this.deletes = new FsDeletedSessions(home);
     this.journals = new StoreJournal(home, io, options.journal ?? journalByDefault());
-    const { journal } = this.journals;
-    this.logs = { holder, inline: options.inline ?? new InlineCommits(), ...(journal ? { journal } : {}) };
+    this.beforeLogLock = options.beforeLogLock;
+    const [{ journal, ready: replay }, inline] = [this.journals, options.inline ?? new InlineCommits()];
+    this.logs = { holder, inline, replay, ...(journal ? { journal } : {}) };
     this.io = io = this.journals.io;
     const [root, paths, delayMs] = [this.root, (id: string) => this.paths(id), options.slotDelayMs ?? 1000];
     const sweep = this.sweepUnacknowledged;
@@ -242,11 +247,11 @@ export class FsSessionStore {
   }
 
   async openLog(id: string): Promise<JsonlEventLog> {
-    await this.journals.ready();
     // Opened once as created (its record known to exist: no read), then like any other log: what a later open
     // finds may have been made elsewhere.
     const created = this.createdLogs.delete(id);
     if (!created && !(await this.get(id))) throw new StoreError("bad_request", `session ${id} not found`);
+    await this.beforeLogLock?.(id);
     return JsonlEventLog.open(this.paths(id).events, id, this.io, {
       ...this.logs,
       ...(created ? { durableEntry: true } : {}),

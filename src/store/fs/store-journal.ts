@@ -28,16 +28,17 @@ export class StoreJournal {
 
   /**
    * Resolves once the journals of processes gone are replayed (even when this store writes none: another process
-   * or an earlier run may have); throws what their replay failed with. Before every open of a log: a journal's
-   * process may have died since the last open.
+   * or an earlier run may have); throws what their replay failed with. At every open of a log, once its lock is
+   * held (`held`, the log's path): a journal's process may have died since the last open, or since the look.
    */
-  async ready(): Promise<void> {
+  ready = async (held?: string): Promise<void> => {
     try {
-      await replayJournals(this.dir, this.replayIo, this.journal && nodePath.basename(this.journal.path));
+      const own = this.journal && nodePath.basename(this.journal.path);
+      await replayJournals(this.dir, this.replayIo, own, held);
     } catch (err) {
       throw diskError("replay the journals in", this.dir, err);
     }
-  }
+  };
 
   async close(): Promise<void> {
     await this.journal?.close();

@@ -1,0 +1,121 @@
+// A journal's (journal.ts) process dying while another takes its logs: the events it acknowledged (durable in its
+// journal only) must reach its logs exactly once, whoever opens or replays them, and whenever it dies.
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { JOURNAL_SUFFIX } from "./journal.js";
+import { replayJournals } from "./journal-replay.js";
+import { nodeLogIO } from "./log-io.js";
+import { acquireLogLock } from "./log-lock.js";
+import { FsSessionStore } from "./session-store.js";
+
+let home: string;
+let child: ChildProcess | undefined;
+
+beforeEach(async () => {
+  home = await fs.mkdtemp(path.join(os.tmpdir(), "brain-journal-takeover-"));
+});
+
+afterEach(async () => {
+  child?.kill("SIGKILL");
+  child = undefined;
+  await fs.rm(home, { recursive: true, force: true });
+});
+
+const EVENTS = 5;
+
+/**
+ * A child that appends EVENTS events to session `a` through its store's journal, one commit each, says "ready"
+ * and waits, holding the log and its journal. Resolves with its kill, which resolves once it is gone (reaped).
+ */
+async function journalingChild(): Promise<() => Promise<void>> {
+  const module = pathToFileURL(
+    path.join(import.meta.dirname, "../../../dist/src/store/fs/session-store.js"),
+  ).href;
+  const script = `const { FsSessionStore } = await import(${JSON.stringify(module)});
+    const store = new FsSessionStore(${JSON.stringify(home)}, undefined, undefined, { journal: true });
+    await store.create({ id: "a", harness: "process", config: { model: "m1" } });
+    const log = await store.openLog("a");
+    for (let k = 1; k <= ${EVENTS}; k++) await log.append([{ type: "assistant.delta", turn: "t1", data: { text: "e" + k } }]);
+    process.stdout.write("ready\\n");
+    setInterval(() => {}, 1 << 30);`;
+  const proc = spawn(process.execPath, ["--input-type=module", "-e", script], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  child = proc;
+  const exited = once(proc, "exit");
+  let out = "";
+  proc.stdout.setEncoding("utf8");
+  proc.stdout.on("data", (chunk: string) => {
+    out += chunk;
+  });
+  await expect.poll(() => out, { timeout: 60_000 }).toContain("ready");
+  return async () => {
+    proc.kill("SIGKILL");
+    await exited;
+  };
+}
+
+/** What a crash of the machine leaves of the log: its file as created (its appends were never synced). */
+async function loseUnsynced(): Promise<void> {
+  const events = path.join(home, "sessions", "a", "events.jsonl");
+  await fs.truncate(events, 0);
+  await fs.rm(`${events}.state`, { force: true });
+}
+
+async function texts(store: FsSessionStore): Promise<string[]> {
+  const log = await store.openLog("a");
+  try {
+    const events = await log.read(0);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    return events.map((e) => (e.data as { text: string }).text);
+  } finally {
+    await log.close();
+  }
+}
+
+const all = Array.from({ length: EVENTS }, (_, i) => `e${i + 1}`);
+
+it("an open replays the journal of a log's owner that died after the open looked at the journals", async () => {
+  const kill = await journalingChild();
+  // The owner lives while the open checks the home's journals, and dies before the open takes its log's lock.
+  const store = new FsSessionStore(home, undefined, undefined, {
+    journal: true,
+    beforeLogLock: async () => {
+      await kill();
+      await loseUnsynced();
+    },
+  });
+  try {
+    expect(await texts(store)).toEqual(all);
+  } finally {
+    await store.close();
+  }
+});
+
+it("a replay keeps a dead journal whose log a live process took over, for that process's own replay", async () => {
+  await (await journalingChild())();
+  await loseUnsynced();
+  const dir = path.join(home, "journal");
+  const events = path.join(home, "sessions", "a", "events.jsonl");
+  // A process took the dead owner's log (its lock) and waits for the home's replay lock, which another replay has.
+  const taken = await acquireLogLock(events, { session: "a" });
+  try {
+    await replayJournals(dir, nodeLogIO);
+    expect((await fs.readdir(dir)).filter((n) => n.endsWith(JOURNAL_SUFFIX))).toHaveLength(1);
+    await replayJournals(dir, nodeLogIO, undefined, events);
+  } finally {
+    await taken.release();
+  }
+  expect((await fs.readdir(dir)).filter((n) => n.endsWith(JOURNAL_SUFFIX))).toEqual([]);
+  const store = new FsSessionStore(home, undefined, undefined, { journal: true });
+  try {
+    expect(await texts(store)).toEqual(all);
+  } finally {
+    await store.close();
+  }
+});
