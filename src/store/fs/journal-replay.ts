@@ -1,8 +1,9 @@
 // Replaying the journals (journal.ts) of processes that are gone: a record's bytes were durable in the journal
 // and acknowledged, while the log's own file may have lost them in a crash. Each is written again at its place,
 // idempotently (the same bytes at the same offset), when it reaches past the file's durable end; a record of a
-// segment sealed since (sealed files are synced first), or one a log holds already, is skipped. A journal's torn
-// tail (a round whose write a crash cut) is dropped: none of its records was acknowledged.
+// segment sealed since (sealed files are synced first), or one a log holds already, is skipped (its file synced all
+// the same: a killed process's writes may be in the page cache only). A journal's torn tail (a round whose write
+// a crash cut) is dropped: none of its records was acknowledged.
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
 import { crc32 } from "node:zlib";
@@ -168,10 +169,10 @@ async function replayLog(
         await writeAll(io, fd, bytes, head.o);
         [end, last, wrote] = [head.o + bytes.length, head.l, true];
       }
-      if (wrote) {
-        await io.truncate(fd, end);
-        await io.datasync(fd);
-      }
+      if (wrote) await io.truncate(fd, end);
+      // Synced even when the file held every record: a killed owner's writes are in the page cache, not on disk,
+      // and once the journal is removed they would be nowhere durable. Not for a file this segment no longer is.
+      if (wrote || records.some((r) => r.head.b === opened.base)) await io.datasync(fd);
     } finally {
       await io.close(fd);
     }

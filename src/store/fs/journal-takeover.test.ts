@@ -9,7 +9,7 @@ import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { JOURNAL_SUFFIX } from "./journal.js";
 import { replayJournals } from "./journal-replay.js";
-import { nodeLogIO } from "./log-io.js";
+import { type LogIO, nodeLogIO } from "./log-io.js";
 import { acquireLogLock } from "./log-lock.js";
 import { FsSessionStore } from "./session-store.js";
 
@@ -112,6 +112,40 @@ it("a replay keeps a dead journal whose log a live process took over, for that p
     await taken.release();
   }
   expect((await fs.readdir(dir)).filter((n) => n.endsWith(JOURNAL_SUFFIX))).toEqual([]);
+  const store = new FsSessionStore(home, undefined, undefined, { journal: true });
+  try {
+    expect(await texts(store)).toEqual(all);
+  } finally {
+    await store.close();
+  }
+});
+
+it("a replay syncs a dead owner's log before it removes the journal, when the file holds the records already", async () => {
+  // Killed, not crashed: its log's file holds every event (in the page cache), not synced; only its journal is.
+  await (await journalingChild())();
+  const [paths, calls] = [new Map<number, string>(), [] as string[]];
+  const io: LogIO = {
+    ...nodeLogIO,
+    open: async (p, flags, mode) => {
+      const fd = await nodeLogIO.open(p, flags, mode);
+      paths.set(fd, path.basename(p));
+      return fd;
+    },
+    datasync: async (fd) => {
+      calls.push(`datasync ${paths.get(fd)}`);
+      await nodeLogIO.datasync(fd);
+    },
+    syncDir: async (dir) => {
+      calls.push(`syncDir ${path.basename(dir)}`);
+      await nodeLogIO.syncDir(dir);
+    },
+  };
+  await replayJournals(path.join(home, "journal"), io);
+  expect(await fs.readdir(path.join(home, "journal"))).not.toContainEqual(expect.stringMatching(/\.wal$/));
+  // The journal's removal is made durable by a sync of its directory: the log's file must be durable before it.
+  const removed = calls.indexOf("syncDir journal");
+  expect(removed).toBeGreaterThan(-1);
+  expect(calls.slice(0, removed)).toContain("datasync events.jsonl");
   const store = new FsSessionStore(home, undefined, undefined, { journal: true });
   try {
     expect(await texts(store)).toEqual(all);
