@@ -12,6 +12,7 @@ import { isInside } from "../../core/checkpoints/paths.js";
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
 import type { ContainerLimits } from "../../protocol/config.js";
+import { bindMount } from "../bind-mount.js";
 import { type DescribableFactory, isDescribable, isProxying } from "../cli/family.js";
 import { ContainedHarness } from "../contained-harness.js";
 import { dockerEnvFlags, hostDockerConfig } from "../exec-relay.js";
@@ -194,7 +195,16 @@ async function openInDocker(
   const cwd = sandbox.cwd;
   const ownCwd = cwd && isAbsolute(cwd) && existsSync(cwd) && !cwd.startsWith(`${options.dir}/`);
   if (ownCwd) refuseBrainHome(cwd, settings.records?.home, name, "cwd");
-  const mounts = [options.dir, ...(ownCwd ? [cwd] : [])];
+  // --mount, never -v: -v splits its value on colons, so a path holding one failed the run in Docker's words
+  // ("invalid spec: …: too many colons"); bindMount refuses by name the paths --mount cannot carry (a comma would
+  // start a field of its own), before anything is started.
+  const mounts = [
+    ...installMounts(settings.installDir).map((dir) =>
+      bindMount(dir, name, "Brain's install directory", true),
+    ),
+    bindMount(options.dir, name, "the session's native dir"),
+    ...(ownCwd ? [bindMount(cwd, name, "config.options.cwd")] : []),
+  ];
   const user =
     process.getuid?.() && process.getgid ? ["--user", `${process.getuid?.()}:${process.getgid()}`] : [];
   const image = sandbox.sandbox_image ?? BASE_IMAGE;
@@ -215,8 +225,10 @@ async function openInDocker(
         ...user,
         ...(settings.dockerArgs ?? []),
         ...limitArgs(containerLimits(settings.limits)),
-        ...installMounts(settings.installDir).flatMap((dir) => ["-v", `${dir}:${dir}:ro`]),
-        ...[...mounts, toolsDir].flatMap((dir) => ["-v", `${dir}:${dir}`]),
+        ...[...mounts, bindMount(toolsDir, name, "the session's tools directory")].flatMap((mount) => [
+          "--mount",
+          mount,
+        ]),
         image,
         // Something to keep the container up; the CLI runs through `docker exec`.
         "sleep",
