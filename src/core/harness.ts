@@ -264,6 +264,11 @@ export interface HarnessFactory {
   /** Takes images with a prompt (TurnContext.images); a prompt with images to any other harness is refused. */
   readonly supportsImages?: boolean;
   /**
+   * false: this harness calls no model provider (the echo runner). Read for a family whose capability `provider`
+   * is "per-harness" (src/harnesses/family.ts needsProvider); absent, it calls one.
+   */
+  readonly needsProvider?: boolean;
+  /**
    * The `config.options` keys a network client (REST, ACP through the daemon) may set on a session of this
    * harness. Everything else is the operator's, set in an agent definition or the config's defaults: keys that
    * pick an image, a URL, a directory, flags or environment would let a token holder reach the host. Absent:

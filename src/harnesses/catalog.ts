@@ -12,7 +12,7 @@ import { claudeCodeFamily } from "./claude-code/descriptor.js";
 import { codexFamily } from "./codex/descriptor.js";
 import { devcontainerFamily } from "./devcontainer/descriptor.js";
 import { extFamily } from "./ext/descriptor.js";
-import type { Catalog, FamilyContext, FamilyDescriptor } from "./family.js";
+import { type Catalog, type FamilyContext, type FamilyDescriptor, needsProvider } from "./family.js";
 import { dockerFamily, remoteFamily } from "./http/descriptor.js";
 import { opencodeFamily } from "./opencode/descriptor.js";
 import { piCliFamily } from "./pi-cli/descriptor.js";
@@ -82,14 +82,20 @@ export function catalogHarnesses(
   setup: HarnessSetup,
 ): { factories: HarnessFactory[]; problems: string[] } {
   const contexts = new Map<FamilyDescriptor, FamilyContext>();
-  const launched = (name: string, launcher: string[]) => {
-    let found: HarnessFactory | undefined;
+  /** The harness of that name behind `launcher`, and its family: the last family offering it, as factories. */
+  const launchedOf = (name: string, launcher: string[]) => {
+    let found: { factory: HarnessFactory; family: FamilyDescriptor } | undefined;
     for (const family of catalog) {
       if (!family.launched) continue;
       const match = family.launched(contexts.get(family)!, launcher).find((f) => f.name === name);
-      if (match) found = match;
+      if (match) found = { factory: match, family };
     }
     return found;
+  };
+  const launched = (name: string, launcher: string[]) => launchedOf(name, launcher)?.factory;
+  const launchedNeedsProvider = (name: string) => {
+    const found = launchedOf(name, ["launcher"]);
+    return found ? needsProvider(found.family, found.factory) : true;
   };
   const launchable = () => {
     const names = catalog.flatMap((f) => f.launched?.(contexts.get(f)!, ["launcher"]) ?? []);
@@ -105,6 +111,7 @@ export function catalogHarnesses(
       settings: settingsOf(family, setup.config),
       launched,
       launchable,
+      launchedNeedsProvider,
       ...(setup.testing ? { testing: setup.testing } : {}),
       ...(setup.warmRunners ? { warmRunners: true } : {}),
     });

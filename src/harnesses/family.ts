@@ -30,6 +30,13 @@ export interface FamilyCapabilities {
   images: boolean;
   /** One host process serves many sessions: always, never, or as each harness is configured. */
   sharedHost: "always" | "never" | "per-harness";
+  /**
+   * Whether its harnesses call a model provider over the network: always, never, or as each harness says
+   * (HarnessFactory.needsProvider; a runner's `needs_provider`). Brain cannot tell it from outside, and a container
+   * without network must be given a way to the provider (a base_url on this host's loopback, Brain's credential
+   * proxy) or the harness fails late, in words that name no cause; one that calls none needs no way at all.
+   */
+  provider: "always" | "never" | "per-harness";
 }
 
 /** What every family is built with: the validated config and where things live. */
@@ -45,6 +52,8 @@ export interface FamilyContext {
   launched(name: string, launcher: string[]): HarnessFactory | undefined;
   /** The names `launched` knows. */
   launchable(): string[];
+  /** Whether the harness `launched` gives for `name` calls a model provider (its family's needsProvider). */
+  launchedNeedsProvider(name: string): boolean;
   /**
    * Whether runner harnesses keep a started spare for the next session: worth it in a long-lived host (the
    * daemon, `brain acp`), pure cost in a one-shot `brain run`, which would start a spare only to kill it.
@@ -90,6 +99,12 @@ export interface FamilyDescriptor {
     /** Harness types this family owns beyond its factories' names (`ext:` refs): a problem, or undefined. */
     claims?(type: string): { ok: true } | { ok: false; message: string } | undefined;
   };
+}
+
+/** Whether `factory`, one of `family`'s harnesses, calls a model provider (FamilyCapabilities.provider). */
+export function needsProvider(family: FamilyDescriptor, factory: HarnessFactory): boolean {
+  const said = family.capabilities.provider;
+  return said === "per-harness" ? factory.needsProvider !== false : said === "always";
 }
 
 /** The families a host offers, in the order later ones replace earlier harnesses of the same name. */

@@ -28,6 +28,11 @@ export const HarnessEntry = z.strictObject({
    * cannot read it), so a reopened session is not checked for lost history.
    */
   verify_history: z.boolean().optional(),
+  /**
+   * false: the runner calls no model provider, so it may run in a container without network and no way to one
+   * (a dev container's network: "none" refuses a runner that needs a provider and has none it can reach).
+   */
+  needs_provider: z.boolean().optional(),
 });
 
 /** Where the model is. The key itself is read from the environment variable `api_key_env`, never stored. */

@@ -246,9 +246,12 @@ async function refusal(
   provider?: Partial<ProviderCredentials>,
   config?: SessionConfig,
 ) {
-  const t = makeBrain({ factories: [factory], ...(provider ? { provider } : {}) });
+  // A provider on this host's loopback (nothing listens there; each refusal comes before any request) and a model
+  // for it: a sandbox refuses a CLI with no way to any provider before the family's own checks, the point here.
+  const t = makeBrain({ factories: [factory], provider: provider ?? { base_url: "http://127.0.0.1:9/v1" } });
   try {
-    const session = await t.brain.create({ harness, ...(config ? { config } : {}) });
+    const model = provider ? {} : { model: "fake-model" };
+    const session = await t.brain.create({ harness, config: { ...model, ...config } });
     return await (await session.prompt("hi")).settled;
   } finally {
     await t.cleanup();

@@ -228,10 +228,11 @@ export function useFakeDocker() {
       delete process.env.FAKE_DOCKER_STATE;
     });
   });
-  /** The echo runner as a harness to run inside, reporting to this test's fake state. */
+  /** The echo runner as a harness to run inside, reporting to this test's fake state; it calls no provider. */
   const echoInside = () => ({
     command: [process.execPath, echoRunnerPath()],
     env: { FAKE_DOCKER_STATE: fake.state },
+    needs_provider: false,
   });
   /** The catalog's devcontainer factory on the fake CLIs, with `harnesses` to run inside (default: echo). */
   const devcontainers = (

@@ -96,7 +96,7 @@ export const acpFamily: FamilyDescriptor = {
   summary:
     "ACP agents (Agent Client Protocol on stdio): claude-agent-acp, codex-acp, gemini --acp, and any by command line",
   settings: { block: "cli", schema: AcpSettings },
-  capabilities: { steering: "queued", images: false, sharedHost: "never" },
+  capabilities: { steering: "queued", images: false, sharedHost: "never", provider: "always" },
   factories: (ctx) => {
     const settings = ctx.settings as AcpSettings;
     return factories(settings, settings.launcher ? words(settings.launcher) : undefined, ctx.spawner);

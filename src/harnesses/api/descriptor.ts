@@ -7,7 +7,7 @@ import { ApiOptions } from "./settings.js";
 export const apiFamily: FamilyDescriptor = {
   name: "api",
   summary: "Brain's own model loop on the AI SDK (config.model is provider:model)",
-  capabilities: { steering: "live", images: true, sharedHost: "never" },
+  capabilities: { steering: "live", images: true, sharedHost: "never", provider: "always" },
   factories: () => [
     new LazyFactory(
       "api",

@@ -69,7 +69,7 @@ export function cliFamily(family: CliFamilyDescriptor, summary: string): FamilyD
     name: family.harness,
     summary,
     settings: { block: "cli", schema: CliHarnessSettings },
-    capabilities: { steering: family.steering, images: false, sharedHost: "never" },
+    capabilities: { steering: family.steering, images: false, sharedHost: "never", provider: "always" },
     factories: (ctx) => {
       const options = cliFactoryOptions(ctx.settings as CliHarnessSettings);
       const { launcher: _, ...host } = options;

@@ -17,13 +17,14 @@ export const devcontainerFamily: FamilyDescriptor = {
   name: "devcontainer",
   summary: "another harness (innerHarness) inside a dev container provisioned per session",
   settings: { block: "nui", schema: DevcontainerSettings },
-  capabilities: { steering: "per-harness", images: false, sharedHost: "never" },
+  capabilities: { steering: "per-harness", images: false, sharedHost: "never", provider: "per-harness" },
   factories: (ctx) => {
     const settings = ctx.settings as z.infer<typeof DevcontainerSettings>;
     return [
       new DevcontainerFactory({
         inner: (name, launcher) => ctx.launched(name, launcher),
         innerNames: () => ctx.launchable(),
+        needsProvider: (name) => ctx.launchedNeedsProvider(name),
         shim: { node: process.execPath, script: devcontainerShim() },
         installDir: installDir(),
         records: new ContainerRecords(ctx.brainHome),

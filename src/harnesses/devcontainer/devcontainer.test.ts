@@ -51,7 +51,11 @@ function brain(
     configDir: home,
     ...(cli ? { cli } : {}),
     harnesses: {
-      echo: { command: [process.execPath, echoRunnerPath()], env: { FAKE_DOCKER_STATE: state } },
+      echo: {
+        command: [process.execPath, echoRunnerPath()],
+        env: { FAKE_DOCKER_STATE: state },
+        needs_provider: false,
+      },
     },
   });
   const found = factories.filter((f) => f.name === "devcontainer");
@@ -283,9 +287,10 @@ describe("a CLI family inside", () => {
     writeFileSync(bin, '#!/bin/sh\necho "fake claude ran: $*" >&2\nexit 3\n');
     chmodSync(bin, 0o755);
     const b = brain(undefined, { "claude-code": { bin, env: { FAKE_DOCKER_STATE: state } } });
+    // Docker's network: a keyless CLI in a network: "none" one is refused before up, with no provider to reach.
     const session = await b.create({
       harness: "devcontainer",
-      config: { options: { innerHarness: "claude-code" } },
+      config: { options: { innerHarness: "claude-code", network: "bridge" } },
     });
     const outcome = await (await session.prompt("x")).settled;
     // Before the catalog, the devcontainer family knew no CLI family: "cannot run in a dev container".
@@ -348,7 +353,8 @@ describe("what is missing is named", () => {
       await t?.cleanup();
       return outcome.error?.message ?? "";
     };
-    expect(await refused({ innerHarness: "echo" }, { base_url: "http://127.0.0.1:9/v1" })).toMatch(
+    // pi calls its provider (echo calls none, and needs no way to one): its port is bridged in.
+    expect(await refused({ innerHarness: "pi" }, { base_url: "http://127.0.0.1:9/v1" })).toMatch(
       /Brain runs as uid 1000, not root, and a network: "none" container reaches its provider on this host's loopback \(port 9\) through the container's network namespace \(nsenter\), which needs root; run Brain as root, or set network: "bridge"/,
     );
     const owner =

@@ -43,6 +43,11 @@ export interface DevcontainerSettings {
   inner: InnerFactories;
   /** Names the inner harnesses `inner` knows, for the error when one is unknown. */
   innerNames: () => string[];
+  /**
+   * Whether an inner harness calls a model provider (its family's FamilyCapabilities.provider); default what its
+   * factory says (HarnessFactory.needsProvider). One that does needs a way to it from a network: "none" container.
+   */
+  needsProvider?: (innerHarness: string) => boolean;
   /** The exec shim (dist/src/harnesses/devcontainer/exec-shim.js) and the node that runs it. */
   shim: { node: string; script: string };
   /** Brain's install, mounted read-only so its CLIs and runners run inside. */
@@ -191,13 +196,19 @@ export class DevcontainerFactory implements HarnessFactory {
    * How `innerHarness` in a network: "none" container reaches its provider: `unproxied` says why it would talk to
    * it itself, not through Brain's credential proxy bridged in (undefined: it goes through the proxy). Asked of the
    * inner family as the docker sandbox asks it; the bridge enters the container's network namespace, which only
-   * root may. A CLI family with a key and no base_url talks to its vendor's endpoint, off this host's loopback.
+   * root may. A CLI family with a key and no base_url talks to its vendor's endpoint, off this host's loopback. An
+   * inner harness that calls no provider (its family's capability, or the runner's needs_provider) needs no way.
    */
   private route(innerHarness: string, options: HarnessOptions, uid: number | undefined): ProviderRoute {
     const inner = this.settings.inner(innerHarness, ["launcher"]);
-    if (!inner || !isProxying(inner)) return { unproxied: `${innerHarness} talks to its provider itself` };
-    const family = inner.unproxied(options);
     const vendorDefault = !!options.provider.api_key;
+    const needs = this.settings.needsProvider?.(innerHarness) ?? inner?.needsProvider !== false;
+    if (!needs) return { unproxied: undefined, needsProvider: false };
+    if (!inner || !isProxying(inner)) {
+      const unproxied = `${innerHarness} talks to its provider itself (a runner that calls none says so with needs_provider: false in its harnesses entry)`;
+      return { unproxied, vendorDefault };
+    }
+    const family = inner.unproxied(options);
     if (family !== undefined || uid === 0) return { unproxied: family, vendorDefault };
     const unproxied = `Brain runs as ${uid === undefined ? "a user" : `uid ${uid}`}, not root, and cannot enter the container's network namespace (nsenter) to bridge the proxy in; run Brain as root`;
     return { unproxied, vendorDefault };

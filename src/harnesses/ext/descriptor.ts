@@ -28,7 +28,7 @@ export const extFamily: FamilyDescriptor = {
   name: "ext",
   summary: "the harnesses of installed nui extensions (ext:<extension>/<id>)",
   settings: { block: "nui", schema: ExtSettings },
-  capabilities: { steering: "none", images: false, sharedHost: "per-harness" },
+  capabilities: { steering: "none", images: false, sharedHost: "per-harness", provider: "per-harness" },
   factories: (ctx) => {
     const settings = ctx.settings as z.infer<typeof ExtSettings>;
     const testing = (ctx.testing ?? {}) as ExtTesting;

@@ -89,7 +89,11 @@ describe("a session's container on a real engine", () => {
     const home = tempDir("brain-limits-home-");
     const dir = tempDir("brain-limits-native-");
     const plain = standIn("claude-code", {});
-    const factory = new SandboxableFactory(plain, () => plain, sandboxSettings("claude-code", home, SMALL));
+    // The stand-in calls no provider: it needs no way to one from the container without network.
+    const factory = new SandboxableFactory(plain, () => plain, {
+      ...sandboxSettings("claude-code", home, SMALL),
+      needsProvider: false,
+    });
     const sessionId = `limits-${process.pid}-${Date.now()}`;
     const harness = await factory.open({
       sessionId,

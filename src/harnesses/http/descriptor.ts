@@ -7,7 +7,7 @@ import { NUI_AGENT_SIDE } from "../nui/agent-side.js";
 export const remoteFamily: FamilyDescriptor = {
   name: "remote",
   summary: "an HTTP/SSE agent already running at config.options.url (or host and port)",
-  capabilities: { steering: "none", images: false, sharedHost: "never" },
+  capabilities: { steering: "none", images: false, sharedHost: "never", provider: "always" },
   factories: () => [
     new LazyFactory(
       "remote",
@@ -36,7 +36,7 @@ export const dockerFamily: FamilyDescriptor = {
   name: "docker",
   summary: "an HTTP/SSE agent image, one container per session",
   settings: { block: "nui", schema: DockerSettings },
-  capabilities: { steering: "none", images: false, sharedHost: "never" },
+  capabilities: { steering: "none", images: false, sharedHost: "never", provider: "always" },
   factories: (ctx) => {
     const program = (ctx.settings as z.infer<typeof DockerSettings>).docker ?? "docker";
     return [

@@ -15,6 +15,7 @@ interface Runner extends RunnerCommand {
   steering?: boolean;
   movable?: boolean;
   verifyHistory?: boolean;
+  needsProvider?: boolean;
 }
 
 function entryRunner(name: string, entry: HarnessEntry, dir: string): Runner {
@@ -30,13 +31,15 @@ function entryRunner(name: string, entry: HarnessEntry, dir: string): Runner {
     ...(entry.steering !== undefined ? { steering: entry.steering } : {}),
     ...(entry.movable !== undefined ? { movable: entry.movable } : {}),
     ...(entry.verify_history !== undefined ? { verifyHistory: entry.verify_history } : {}),
+    ...(entry.needs_provider !== undefined ? { needsProvider: entry.needs_provider } : {}),
   };
 }
 
 /** echo, pi, then the config's runners (one of the same name replaces a built-in). */
 export function configuredRunners(ctx: Pick<FamilyContext, "config" | "configDir">): Runner[] {
   const runners = new Map<string, Runner>([
-    ["echo", { name: "echo", command: process.execPath, args: [echoRunnerPath()] }],
+    // It repeats the prompt: no model, no key, no network.
+    ["echo", { name: "echo", command: process.execPath, args: [echoRunnerPath()], needsProvider: false }],
     ["pi", { name: "pi", command: process.execPath, args: [piRunnerPath()] }],
   ]);
   for (const [name, entry] of Object.entries(ctx.config.harnesses ?? {})) {
@@ -48,7 +51,12 @@ export function configuredRunners(ctx: Pick<FamilyContext, "config" | "configDir
 export const runnerFamily: FamilyDescriptor = {
   name: "runner",
   summary: "a program speaking the runner stdio protocol (echo, pi, and the config's harnesses block)",
-  capabilities: { steering: "per-harness", images: false, sharedHost: "per-harness" },
+  capabilities: {
+    steering: "per-harness",
+    images: false,
+    sharedHost: "per-harness",
+    provider: "per-harness",
+  },
   factories: (ctx) => {
     // One spawn host for all of them (the catalog's, shared with other families), started by the first start.
     const spawner = ctx.spawner ?? new Spawner();
@@ -83,6 +91,7 @@ export const runnerFamily: FamilyDescriptor = {
         ...(runner.verifyHistory !== undefined ? { verifyHistory: runner.verifyHistory } : {}),
         ...(runner.steering !== undefined ? { supportsSteering: runner.steering } : {}),
         ...(runner.movable !== undefined ? { movable: runner.movable } : {}),
+        ...(runner.needsProvider !== undefined ? { needsProvider: runner.needsProvider } : {}),
       });
     }),
 };

@@ -41,11 +41,14 @@ export interface ProcessHarnessSpec extends RunnerCommand {
   movable?: boolean;
   /** false: the runner keeps no conversation Brain can find in its native dir; resume is not checked. */
   verifyHistory?: boolean;
+  /** false: the runner calls no model provider (echo); HarnessFactory.needsProvider. */
+  needsProvider?: boolean;
 }
 
 export class ProcessFactory implements HarnessFactory {
   readonly name: string;
   readonly supportsSteering: boolean;
+  readonly needsProvider: boolean;
   /** A runner's options reach only the runner, which holds nothing but its bound tools and provider. */
   readonly clientOptions = "any";
   private readonly timeouts: AttachmentTimeouts;
@@ -61,6 +64,7 @@ export class ProcessFactory implements HarnessFactory {
     this.release = spawner.use();
     this.name = spec.name;
     this.supportsSteering = spec.supportsSteering ?? true;
+    this.needsProvider = spec.needsProvider ?? true;
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...spec.timeouts };
     const spares = spec.spares ?? DEFAULT_SPARES;
     if (!Number.isInteger(spares) || spares < 0)

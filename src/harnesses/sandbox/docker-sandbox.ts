@@ -43,6 +43,8 @@ export interface DockerSandboxSettings {
   records?: ContainerRecords;
   /** The operator's bounds on each container (brain.config.json `containers`); default DEFAULT_CONTAINER_LIMITS. */
   limits?: ContainerLimits;
+  /** false: the harness calls no model provider (its family's FamilyCapabilities.provider); default true. */
+  needsProvider?: boolean;
 }
 
 /**
@@ -89,9 +91,14 @@ export class SandboxableFactory implements HarnessFactory {
       );
     }
     // The plain factory is the same family with the same host settings as the one behind the container's exec.
+    const needs = this.settings.needsProvider === false ? { needsProvider: false } : {};
     const route: ProviderRoute = isProxying(this.plain)
-      ? { unproxied: this.plain.unproxied(options), vendorDefault: !!options.provider.api_key }
-      : { unproxied: "this harness talks to its provider itself" };
+      ? { unproxied: this.plain.unproxied(options), vendorDefault: !!options.provider.api_key, ...needs }
+      : {
+          unproxied: "this harness talks to its provider itself",
+          vendorDefault: !!options.provider.api_key,
+          ...needs,
+        };
     return openInDocker(this.name, sandbox, options, this.behind, this.settings, route);
   }
 
@@ -148,6 +155,8 @@ export interface ProviderRoute {
    * refused as a remote provider is when it will not go through the proxy (it would get the key and reach nothing).
    */
   vendorDefault?: boolean;
+  /** false: the harness calls no model provider, so it needs no way to one (FamilyCapabilities.provider). */
+  needsProvider?: boolean;
 }
 
 const SANDBOX_SETTING = { what: "with sandbox: docker", instead: "drop the sandbox" };
@@ -156,18 +165,27 @@ const SANDBOX_SETTING = { what: "with sandbox: docker", instead: "drop the sandb
  * The provider's port when it is on this host's loopback: the one address the sandbox may reach. A provider
  * elsewhere is reached only by a CLI that goes through Brain's credential proxy, which runs on this host and is
  * bridged in instead: `route.unproxied` is why this one will not (undefined: it will, and nothing of the
- * provider's is bridged). Without `route` the CLI is taken to talk to its provider itself.
+ * provider's is bridged). Without `route` the CLI is taken to talk to its provider itself. A harness that calls no
+ * provider gets nothing bridged, wherever its base_url points; one that needs a provider and has neither a
+ * base_url nor a key for the proxy to use is refused: it would have no provider to reach, and fail only late.
  */
 export function loopbackProviderPort(
   baseUrl: string | undefined,
   harness: string,
   route: ProviderRoute = { unproxied: "it talks to its provider itself" },
 ): number[] {
-  if (!baseUrl && !route.vendorDefault) return [];
+  if (route.needsProvider === false) return [];
   const url = baseUrl ? new URL(baseUrl) : undefined;
   if (!url || !["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) {
     const { unproxied, setting = SANDBOX_SETTING } = route;
-    if (unproxied === undefined) return [];
+    // Through the proxy with the provider's key: the proxy, on this host, reaches the vendor's endpoint.
+    if (unproxied === undefined && (url || route.vendorDefault)) return [];
+    if (!url && !route.vendorDefault) {
+      throw new HarnessError(
+        "brain_error",
+        `harness "${harness}" ${setting.what} runs with no network, and its provider has no base_url and no api_key: nothing inside could reach a model (${unproxied ?? "it needs one"}); point the provider's base_url at a loopback proxy or model server (http://127.0.0.1:PORT), give the provider an api_key for Brain's credential proxy to use, or ${setting.instead}`,
+      );
+    }
     const where = url ? url.origin : "(no base_url: its vendor's own endpoint)";
     throw new HarnessError(
       "brain_error",

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { checkDefinition } from "../../agents/validate.js";
 import type { HarnessOptions } from "../../core/harness.js";
 import { tempDir } from "../../testing/brain.js";
-import { fakeDocker } from "../../testing/nui.js";
+import { fakeDocker, readCalls } from "../../testing/nui.js";
 import { CLAUDE_CODE } from "../claude-code/factory.js";
 import { CliFamilyFactory } from "../cli/family.js";
 import { ContainerRecords } from "../http/container-records.js";
@@ -46,7 +46,14 @@ describe("sandbox: docker", () => {
 
   it("lets the CLI reach its provider only on this host's loopback", () => {
     expect(loopbackProviderPort("http://127.0.0.1:4010/v1", "codex")).toEqual([4010]);
-    expect(loopbackProviderPort(undefined, "codex")).toEqual([]);
+    // No base_url and no key: nothing it could reach (its own login's endpoint is off this host).
+    expect(() => loopbackProviderPort(undefined, "codex")).toThrow(
+      /no network, and its provider has no base_url and no api_key: nothing inside could reach a model/,
+    );
+    // One that calls no provider needs no way to one, wherever its base_url points.
+    const none = { unproxied: "it talks to its provider itself", needsProvider: false };
+    expect(loopbackProviderPort(undefined, "echo", none)).toEqual([]);
+    expect(loopbackProviderPort("https://api.example.com", "echo", none)).toEqual([]);
     expect(() => loopbackProviderPort("https://api.example.com", "codex")).toThrow(
       /no network, and its provider https:\/\/api.example.com is not on this host's loopback/,
     );
@@ -104,7 +111,7 @@ describe("a sandbox's docker run that does not return", () => {
     const options = {
       sessionId: "s-timeout",
       dir,
-      provider: {},
+      provider: { base_url: "http://127.0.0.1:9/v1" },
       config: { options: { sandbox: "docker", sandbox_image: "seed-echo" } },
     } as never;
     await expect(factory.open(options)).rejects.toThrow(
@@ -114,6 +121,31 @@ describe("a sandbox's docker run that does not return", () => {
     expect(readdirSync(join(state, "containers"))).toEqual([]);
     const calls = readFileSync(join(state, "calls.jsonl"), "utf8");
     expect(calls.split("\n").filter((l) => l.startsWith('["rm"'))).toHaveLength(1);
+  });
+});
+
+describe("a sandboxed CLI with no way to a provider", () => {
+  it("is refused before docker run, naming the fixes, when the provider has no key and no base_url", async () => {
+    const state = tempDir("fake-docker-");
+    const plain = new CliFamilyFactory(CLAUDE_CODE, {});
+    const factory = new SandboxableFactory(plain, () => plain, {
+      shim: { node: "node", script: "shim.js" },
+      installDir: "/nonexistent/brain",
+      docker: new DockerCli(fakeDocker, { ...process.env, FAKE_DOCKER_STATE: state }),
+    });
+    const dir = tempDir("brain-sandbox-native-");
+    const options = {
+      sessionId: "s-keyless",
+      dir,
+      provider: {},
+      config: { options: { sandbox: "docker", sandbox_image: "seed-echo" } },
+    } as never;
+    await expect(factory.open(options)).rejects.toThrow(
+      `harness "claude-code" with sandbox: docker runs with no network, and its provider has no base_url and no api_key: nothing inside could reach a model (the provider has no api_key, so the CLI talks to it itself); point the provider's base_url at a loopback proxy or model server (http://127.0.0.1:PORT), give the provider an api_key for Brain's credential proxy to use, or drop the sandbox`,
+    );
+    expect(readCalls(state).filter((call) => call[0] === "run")).toEqual([]);
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(state, { recursive: true, force: true });
   });
 });
 
@@ -137,7 +169,7 @@ describe("a sandbox's working directory", () => {
       factory.open({
         sessionId: "s-home",
         dir: native,
-        provider: {},
+        provider: { base_url: "http://127.0.0.1:9/v1" },
         config: { options: { sandbox: "docker", sandbox_image: "seed-echo", cwd } },
       } as never);
     await expect(open(user)).rejects.toThrow(

@@ -23,12 +23,13 @@ beforeAll(async () => {
 
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
-/** A stand-in harness behind the sandbox: the container is all these tests look at. */
+/** A stand-in harness behind the sandbox, which calls no provider: the container is all these tests look at. */
 const factory = () => {
   const plain = standIn("claude-code", {});
   return new SandboxableFactory(plain, () => plain, {
     shim: { node: "node", script: "shim.js" },
     installDir: install,
+    needsProvider: false,
   });
 };
 
