@@ -24,14 +24,18 @@ class EchoSession implements Attachment {
   readonly metadata: Record<string, unknown>;
   private readonly delayMs: number;
   private turns: number;
+  /** The transcript ends in a line cut short (a write that ran out of disk, or a kill mid-write). */
+  private torn: boolean;
 
   constructor(private readonly params: OpenParams) {
     this.metadata = { tools: params.tools.map((t) => t.name) };
     this.delayMs = Number(params.config.options?.delay_ms ?? 0);
     // Passive open: read the transcript, nothing else.
     const path = join(params.dir, TRANSCRIPT);
-    const lines = existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean) : [];
-    this.turns = lines.filter((line) => (JSON.parse(line) as { role: string }).role === "user").length;
+    const text = existsSync(path) ? readFileSync(path, "utf8") : "";
+    this.torn = text !== "" && !text.endsWith("\n");
+    // A line cut short is left out, here and in every later count: it never became a whole entry.
+    this.turns = text.split("\n").filter((line) => roleOf(line) === "user").length;
   }
 
   async prompt(text: string, turn: Turn) {
@@ -73,7 +77,21 @@ class EchoSession implements Attachment {
   }
 
   private record(entry: Record<string, unknown>): void {
-    appendFileSync(join(this.params.dir, TRANSCRIPT), encodeLine(entry));
+    // After a line cut short, a line break first: the next entry must not be glued onto it. The file is only ever
+    // appended to (a checkpoint copies it as append-only), so the cut line stays, and reads skip it.
+    const line = (this.torn ? "\n" : "") + encodeLine(entry);
+    this.torn = true;
+    appendFileSync(join(this.params.dir, TRANSCRIPT), line);
+    this.torn = false;
+  }
+}
+
+/** The role of one transcript line, or undefined for an empty one or one cut short. */
+function roleOf(line: string): string | undefined {
+  try {
+    return line ? (JSON.parse(line) as { role?: string }).role : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,7 +1,7 @@
 // Verified resume for runners: Brain does not know a runner's native format, so a reopened runner must keep the
 // last answered prompt somewhere in its native dir (any file, any JSON escape); when it does not, the turn
 // fails loudly and `rebuild` gives the runner the history as a marked summary in its next prompt.
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -42,6 +42,22 @@ describe("verified resume on a runner", () => {
     const { session, turn, outcome } = await reopened(id, "again");
     expect(outcome.status).toBe("completed");
     expect(textOf(await logOf(session), turn)).toBe("echo #2: again");
+  });
+
+  it("resumes a runner whose transcript ends in a line cut short (a write that ran out of disk)", async () => {
+    const { id, native } = await answered();
+    const transcript = join(native, "echo.jsonl");
+    appendFileSync(transcript, '{"role":"user","text":"cut sh');
+    const { session, turn, outcome } = await reopened(id, "again");
+    expect(outcome.status, JSON.stringify(outcome.error)).toBe("completed");
+    expect(textOf(await logOf(session), turn)).toBe("echo #2: again");
+    // The next entry starts a line of its own: the cut one is not glued to it, so a later open reads it whole.
+    expect(readFileSync(transcript, "utf8").split("\n").slice(-4)).toEqual([
+      '{"role":"user","text":"cut sh',
+      '{"role":"user","text":"again"}',
+      '{"role":"assistant","text":"echo #2: again"}',
+      "",
+    ]);
   });
 
   it("fails loudly when the runner kept nothing, and a rebuild sends the history as a marked summary", async () => {
