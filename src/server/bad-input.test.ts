@@ -3,12 +3,11 @@
 // hang or a dropped connection — the daemon serves a normal request afterwards, and another tenant's session is
 // byte-for-byte what it was. BRAIN_BAD_INPUT_SEED replays another draw; a failure names its seed and input.
 import { readdirSync, readFileSync } from "node:fs";
-import { request } from "node:http";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ApiErrorBody } from "../protocol/api.js";
 import { BadInput, type BadRequest, operations } from "../testing/bad-input.js";
-import { collect, newSession, raw, settled } from "../testing/http.js";
+import { collect, newSession, nodeRequest, raw, settled } from "../testing/http.js";
 import { rng } from "../testing/rng.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
@@ -107,26 +106,18 @@ describe(`malformed input on every route (seed ${SEED})`, () => {
   it("refuses a GET's body that says something, naming the route; one that says nothing is taken", async () => {
     // fetch sends no body with a GET: node:http does, as other clients may.
     const get = (path: string, body: string) =>
-      new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const req = request(`${t.url}${path}`, {
+      nodeRequest(
+        `${t.url}${path}`,
+        {
           method: "GET",
           headers: {
             authorization: `Bearer ${t.tokens.admin}`,
             "content-type": "application/json",
             "content-length": Buffer.byteLength(body),
           },
-        });
-        req.on("response", (res) => {
-          let text = "";
-          res.setEncoding("utf8");
-          res.on("data", (chunk: string) => {
-            text += chunk;
-          });
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
-        });
-        req.on("error", reject);
-        req.end(body);
-      });
+        },
+        (req) => req.end(body),
+      );
     const refused = await get(`/v1/sessions/${own}/log?after=0&limit=5`, '{"limit": 1000}');
     expect(refused.status).toBe(400);
     expect(JSON.parse(refused.text).error).toMatchObject({

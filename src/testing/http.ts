@@ -1,6 +1,7 @@
 // Small helpers the daemon's tests share: raw HTTP calls with a status, and following an event stream until
 // an event matches.
 
+import { type ClientRequest, type RequestOptions, request } from "node:http";
 import type { BrainClient } from "../client/client.js";
 import type { SessionEvent } from "../protocol/events.js";
 import type { TestDaemon } from "./daemon.js";
@@ -37,6 +38,30 @@ export async function raw(
     body = { text };
   }
   return { status: res.status, body, headers: res.headers };
+}
+
+/**
+ * One request through node:http, which sends what fetch will not (a GET's body, dot segments as written, a body
+ * that stops halfway); its status and text. `sent` is given the request to write and end, before its answer comes.
+ */
+export function nodeRequest(
+  target: string | RequestOptions,
+  options: RequestOptions = {},
+  sent: (req: ClientRequest) => void = (req) => req.end(),
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = typeof target === "string" ? request(target, options) : request({ ...target, ...options });
+    req.on("response", (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        text += chunk;
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on("error", reject);
+    sent(req);
+  });
 }
 
 /** Creates a session on a test daemon (echo unless `body` says otherwise) as `token` (admin), and its id. */

@@ -2,12 +2,12 @@
 // MAX_CONNECTIONS a connection is answered with a 429 that names the cap (and the cap frees as connections
 // close), and a request body that stops sending is cut with a 408 when its idle timer fires, the provider's
 // request with it.
-import { createServer, type IncomingMessage, request } from "node:http";
+import { type ClientRequest, createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
+import { nodeRequest } from "../../testing/http.js";
 import { CredentialProxy, MAX_CONNECTIONS } from "./credential-proxy.js";
-
-const KEY = "sk-real-operator-key";
+import { KEY } from "./testing/proxy-bed.js";
 
 /** A provider that answers HEAD at once and holds every other request open, counting what it was sent. */
 async function holdingUpstream() {
@@ -40,28 +40,16 @@ function send(
   url: string,
   method: string,
   headers: Record<string, string | number> = {},
-  sent: (req: ReturnType<typeof request>) => void = (req) => req.end(),
+  sent?: (req: ClientRequest) => void,
 ): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method, agent: false, headers });
-    req.on("response", (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => {
-        text += chunk;
-      });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on("error", reject);
-    sent(req);
-  });
+  return nodeRequest(url, { method, agent: false, headers }, sent);
 }
 
 describe("credential proxy limits", { timeout: 120_000 }, () => {
   it("answers a connection past the cap with a 429 naming it, and takes one again once a held one closes", async () => {
     const upstream = await holdingUpstream();
     const p = await CredentialProxy.start({ wire: "messages", api_key: KEY, base_url: upstream.url });
-    const open: ReturnType<typeof request>[] = [];
+    const open: ClientRequest[] = [];
     try {
       for (let i = 0; i < MAX_CONNECTIONS; i++) {
         send(`${p.url}/v1/messages`, "POST", {}, (req) => {
@@ -106,7 +94,7 @@ describe("credential proxy limits", { timeout: 120_000 }, () => {
         return () => armed.delete(fire);
       },
     );
-    let client: ReturnType<typeof request> | undefined;
+    let client: ClientRequest | undefined;
     try {
       const half = Buffer.alloc(64 * 1024, "a");
       const answered = send(`${p.url}/v1/messages`, "POST", { "content-length": half.length * 2 }, (req) => {

@@ -3,30 +3,17 @@
 // would climb out of an allowed path, and a model path by another method are refused with a 403 that says why,
 // reported without the key, and never reach the provider. Requests go through node:http, whose paths are sent
 // as written (fetch would resolve the dot segments before sending).
-import { request } from "node:http";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { describe, expect, it } from "vitest";
 import { anthropic } from "../../testing/fake-provider/wire-clients.js";
-import { CredentialProxy, type ProxyWire } from "./credential-proxy.js";
+import { nodeRequest } from "../../testing/http.js";
+import type { CredentialProxy, ProxyWire } from "./credential-proxy.js";
+import { KEY, useProxyBed } from "./testing/proxy-bed.js";
 
-const KEY = "sk-real-operator-key";
-let provider: FakeProvider;
-const proxies: CredentialProxy[] = [];
-
-beforeAll(async () => {
-  provider = await startFakeProvider();
-});
-afterEach(async () => {
-  provider.reset();
-  await Promise.all(proxies.splice(0).map((p) => p.close()));
-});
-afterAll(() => provider.close());
+const bed = useProxyBed();
 
 async function proxy(wire: ProxyWire, base_url: string): Promise<{ p: CredentialProxy; refused: string[] }> {
   const refused: string[] = [];
-  const made = await CredentialProxy.start({ wire, api_key: KEY, base_url }, (why) => refused.push(why));
-  proxies.push(made);
-  return { p: made, refused };
+  return { p: await bed.proxy(wire, base_url, (why) => refused.push(why)), refused };
 }
 
 /** `path` after the proxy's token, sent byte for byte. */
@@ -36,30 +23,22 @@ function send(
   path: string,
   body?: unknown,
 ): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const sent = request({
+  return nodeRequest(
+    {
       host: "127.0.0.1",
       port: p.port,
       method,
       path: `/${p.token}${path}`,
       headers: { "content-type": "application/json", "x-api-key": p.token },
-    });
-    sent.on("response", (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => {
-        text += chunk;
-      });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    sent.on("error", reject);
-    sent.end(body === undefined ? undefined : JSON.stringify(body));
-  });
+    },
+    {},
+    (req) => req.end(body === undefined ? undefined : JSON.stringify(body)),
+  );
 }
 
 describe("credential proxy paths", () => {
   it("refuses an Anthropic key's non-model endpoints with a 403 naming the path, and reports it without the key", async () => {
-    const { p, refused } = await proxy("messages", provider.url);
+    const { p, refused } = await proxy("messages", bed.provider.url);
     for (const [method, path] of [
       ["GET", "/v1/files"],
       ["POST", "/v1/messages/batches"],
@@ -76,12 +55,12 @@ describe("credential proxy paths", () => {
     expect(refused[0]).toContain('GET "/v1/files"');
     expect(refused.join("\n")).not.toContain(KEY);
     expect(refused.join("\n")).not.toContain("?key");
-    expect(provider.requests).toEqual([]);
+    expect(bed.provider.requests).toEqual([]);
   });
 
   it("refuses an OpenAI key's files, fine-tuning, batches and admin endpoints, on both OpenAI wires", async () => {
     for (const wire of ["chat", "responses"] as const) {
-      const { p, refused } = await proxy(wire, `${provider.url}/v1`);
+      const { p, refused } = await proxy(wire, `${bed.provider.url}/v1`);
       for (const [method, path] of [
         ["POST", "/files"],
         ["POST", "/fine_tuning/jobs"],
@@ -98,11 +77,11 @@ describe("credential proxy paths", () => {
       }
       expect(refused).toHaveLength(6);
     }
-    expect(provider.requests).toEqual([]);
+    expect(bed.provider.requests).toEqual([]);
   });
 
   it("refuses a Gemini key's files, tuned models and caches, and a model method it does not list", async () => {
-    const { p } = await proxy("gemini", provider.url);
+    const { p } = await proxy("gemini", bed.provider.url);
     for (const path of [
       "/v1beta/files",
       "/v1beta/tunedModels",
@@ -112,11 +91,11 @@ describe("credential proxy paths", () => {
     ]) {
       expect((await send(p, "POST", path, {})).status).toBe(403);
     }
-    expect(provider.requests).toEqual([]);
+    expect(bed.provider.requests).toEqual([]);
   });
 
   it("refuses a path that climbs out of a model endpoint, plain, encoded or doubled", async () => {
-    const { p } = await proxy("messages", provider.url);
+    const { p } = await proxy("messages", bed.provider.url);
     for (const path of [
       "/v1/messages/../files",
       "/v1/messages/%2e%2e/files",
@@ -134,23 +113,23 @@ describe("credential proxy paths", () => {
       const res = await send(p, "POST", path, {});
       expect(res.status, path).toBe(403);
     }
-    expect(provider.requests).toEqual([]);
+    expect(bed.provider.requests).toEqual([]);
   });
 
   it("refuses a model endpoint by another method, saying which it takes", async () => {
-    const { p, refused } = await proxy("messages", provider.url);
+    const { p, refused } = await proxy("messages", bed.provider.url);
     const res = await send(p, "DELETE", "/v1/messages");
     expect(res.status).toBe(403);
     expect(JSON.parse(res.text).error.message).toContain(
       `DELETE "/v1/messages": the credential proxy puts the provider's key on this path only for POST`,
     );
     expect(refused).toHaveLength(1);
-    expect(provider.requests).toEqual([]);
+    expect(bed.provider.requests).toEqual([]);
   });
 
   it("forwards what the CLIs call: Claude Code's HEAD of its base URL, messages with a query, token counting, model lists", async () => {
-    const { p, refused } = await proxy("messages", provider.url);
-    provider.script([{ text: "counted" }]);
+    const { p, refused } = await proxy("messages", bed.provider.url);
+    bed.provider.script([{ text: "counted" }]);
     expect((await send(p, "HEAD", "")).status).not.toBe(403);
     expect((await send(p, "HEAD", "/")).status).not.toBe(403);
     const answer = await send(p, "POST", "/v1/messages?beta=true", anthropic.body("hello", false));
@@ -167,7 +146,7 @@ describe("credential proxy paths", () => {
   });
 
   it("forwards both OpenAI wires' model requests and lists, and Gemini's generate, stream and count", async () => {
-    const openai = await proxy("chat", `${provider.url}/v1`);
+    const openai = await proxy("chat", `${bed.provider.url}/v1`);
     for (const [method, path] of [
       ["POST", "/chat/completions"],
       ["POST", "/responses"],
@@ -180,7 +159,7 @@ describe("credential proxy paths", () => {
         403,
       );
     }
-    const gemini = await proxy("gemini", provider.url);
+    const gemini = await proxy("gemini", bed.provider.url);
     for (const verb of ["generateContent", "streamGenerateContent", "countTokens"]) {
       const path = `/v1beta/models/gemini-2.5-flash:${verb}?alt=sse`;
       expect((await send(gemini.p, "POST", path, {})).status, path).not.toBe(403);

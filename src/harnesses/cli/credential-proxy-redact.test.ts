@@ -4,29 +4,13 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { describe, expect, it } from "vitest";
 import { anthropic } from "../../testing/fake-provider/wire-clients.js";
-import { CredentialProxy } from "./credential-proxy.js";
+import type { CredentialProxy } from "./credential-proxy.js";
+import { KEY, useProxyBed } from "./testing/proxy-bed.js";
 
-const KEY = "sk-real-operator-key";
-let provider: FakeProvider;
-const proxies: CredentialProxy[] = [];
-
-beforeAll(async () => {
-  provider = await startFakeProvider();
-});
-afterEach(async () => {
-  provider.reset();
-  await Promise.all(proxies.splice(0).map((p) => p.close()));
-});
-afterAll(() => provider.close());
-
-async function proxy(base_url: string): Promise<CredentialProxy> {
-  const made = await CredentialProxy.start({ wire: "messages", api_key: KEY, base_url });
-  proxies.push(made);
-  return made;
-}
+const bed = useProxyBed();
+const proxy = (base_url: string) => bed.proxy("messages", base_url);
 
 /** A provider that answers every request with `answer`, for the duration of `run`. */
 async function withUpstream(
@@ -56,8 +40,8 @@ function post(p: CredentialProxy): Promise<Response> {
 
 describe("credential proxy: the key kept out of answers", () => {
   it("redacts the key from a provider's error body that quotes it", async () => {
-    const p = await proxy(provider.url);
-    provider.script([{ error: { status: 401, message: `invalid x-api-key: ${KEY}` } }]);
+    const p = await proxy(bed.provider.url);
+    bed.provider.script([{ error: { status: 401, message: `invalid x-api-key: ${KEY}` } }]);
     const res = await post(p);
     expect(res.status).toBe(401);
     const text = await res.text();

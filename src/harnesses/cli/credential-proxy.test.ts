@@ -3,29 +3,14 @@
 // too large, is refused.
 import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type FakeProvider, startFakeProvider } from "../../testing/fake-provider/index.js";
+import { describe, expect, it } from "vitest";
+import { startFakeProvider } from "../../testing/fake-provider/index.js";
 import { anthropic, openaiResponses } from "../../testing/fake-provider/wire-clients.js";
-import { CredentialProxy, MAX_REQUEST_BYTES, type ProxyWire } from "./credential-proxy.js";
+import { MAX_REQUEST_BYTES, type ProxyWire } from "./credential-proxy.js";
+import { KEY, useProxyBed } from "./testing/proxy-bed.js";
 
-const KEY = "sk-real-operator-key";
-let provider: FakeProvider;
-const proxies: CredentialProxy[] = [];
-
-beforeAll(async () => {
-  provider = await startFakeProvider();
-});
-afterEach(async () => {
-  provider.reset();
-  await Promise.all(proxies.splice(0).map((p) => p.close()));
-});
-afterAll(() => provider.close());
-
-async function proxy(wire: ProxyWire, base_url: string): Promise<CredentialProxy> {
-  const made = await CredentialProxy.start({ wire, api_key: KEY, base_url });
-  proxies.push(made);
-  return made;
-}
+const bed = useProxyBed();
+const proxy = (wire: ProxyWire, base_url: string) => bed.proxy(wire, base_url);
 
 function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(url, {
@@ -37,15 +22,15 @@ function post(url: string, body: unknown, headers: Record<string, string> = {}):
 
 describe("credential proxy", () => {
   it("forwards an Anthropic request with the real key in x-api-key, never the agent's token", async () => {
-    const p = await proxy("messages", provider.url);
-    provider.script([{ text: "hi there" }]);
+    const p = await proxy("messages", bed.provider.url);
+    bed.provider.script([{ text: "hi there" }]);
     const res = await post(`${p.url}/v1/messages`, anthropic.body("hello", false), {
       "x-api-key": p.token,
       authorization: `Bearer ${p.token}`,
     });
     expect(res.status).toBe(200);
     expect(JSON.stringify(await res.json())).toContain("hi there");
-    const [seen] = provider.requests;
+    const [seen] = bed.provider.requests;
     expect(seen?.path).toBe("/v1/messages");
     expect(seen?.headers["x-api-key"]).toBe(KEY);
     expect(seen?.headers.authorization).toBeUndefined();
@@ -53,14 +38,14 @@ describe("credential proxy", () => {
   });
 
   it("forwards an OpenAI Responses request with the real key as a bearer token, under the base URL's path", async () => {
-    const p = await proxy("responses", `${provider.url}/v1`);
-    provider.script([{ text: "fine" }]);
+    const p = await proxy("responses", `${bed.provider.url}/v1`);
+    bed.provider.script([{ text: "fine" }]);
     const res = await post(`${p.url}/responses`, openaiResponses.body("hello", false), {
       authorization: `Bearer ${p.token}`,
     });
     expect(res.status).toBe(200);
-    expect(provider.requests[0]?.path).toBe("/v1/responses");
-    expect(provider.requests[0]?.headers.authorization).toBe(`Bearer ${KEY}`);
+    expect(bed.provider.requests[0]?.path).toBe("/v1/responses");
+    expect(bed.provider.requests[0]?.headers.authorization).toBe(`Bearer ${KEY}`);
   });
 
   it("forwards a Gemini API request with the real key in x-goog-api-key; the agent's, in the header or ?key=, is dropped", async () => {
@@ -84,8 +69,8 @@ describe("credential proxy", () => {
   });
 
   it("drops the agent's ?key= on every wire, and headers that pick the account or carry a credential of its own", async () => {
-    const p = await proxy("responses", `${provider.url}/v1`);
-    provider.script([{ text: "fine" }]);
+    const p = await proxy("responses", `${bed.provider.url}/v1`);
+    bed.provider.script([{ text: "fine" }]);
     const res = await post(
       `${p.url}/responses?key=${p.token}&trace=1`,
       openaiResponses.body("hello", false),
@@ -99,19 +84,19 @@ describe("credential proxy", () => {
       },
     );
     expect(res.status).toBe(200);
-    const [seen] = provider.requests;
+    const [seen] = bed.provider.requests;
     expect(seen?.path).toBe("/v1/responses?trace=1");
     expect(JSON.stringify(seen?.headers)).not.toContain("the-agents");
     expect(seen?.headers.originator).toBe("codex_exec");
-    const claude = await proxy("messages", provider.url);
-    provider.script([{ text: "fine" }]);
+    const claude = await proxy("messages", bed.provider.url);
+    bed.provider.script([{ text: "fine" }]);
     await post(`${claude.url}/v1/messages?beta=true&key=${claude.token}`, anthropic.body("hello", false));
-    expect(provider.requests[1]?.path).toBe("/v1/messages?beta=true");
+    expect(bed.provider.requests[1]?.path).toBe("/v1/messages?beta=true");
   });
 
   it("streams an answer as it comes: frames arrive while the provider still holds the stream open", async () => {
-    const p = await proxy("messages", provider.url);
-    provider.script([{ text: "one two three four", chunkSize: 4, stallAfter: 4 }]);
+    const p = await proxy("messages", bed.provider.url);
+    bed.provider.script([{ text: "one two three four", chunkSize: 4, stallAfter: 4 }]);
     const aborted = new AbortController();
     const res = await fetch(`${p.url}/v1/messages`, {
       method: "POST",
@@ -132,8 +117,8 @@ describe("credential proxy", () => {
   });
 
   it("forwards a request sent with Expect: 100-continue (curl's, for a large body), the body after the 100", async () => {
-    const p = await proxy("messages", provider.url);
-    provider.script([{ text: "continued" }]);
+    const p = await proxy("messages", bed.provider.url);
+    bed.provider.script([{ text: "continued" }]);
     const body = JSON.stringify(anthropic.body("x".repeat(2 * 1024 * 1024), false));
     const answer = await new Promise<{ status: number; text: string; continued: boolean }>(
       (resolve, reject) => {
@@ -167,7 +152,7 @@ describe("credential proxy", () => {
     );
     expect(answer.text).toContain("continued");
     expect(answer).toMatchObject({ status: 200, continued: true });
-    const [seen] = provider.requests;
+    const [seen] = bed.provider.requests;
     expect(seen?.headers["x-api-key"]).toBe(KEY);
     expect(seen?.headers.expect).toBeUndefined();
     expect(seen?.headers["x-this-hop"]).toBeUndefined();
@@ -175,7 +160,7 @@ describe("credential proxy", () => {
   });
 
   it("refuses a request under a wrong token, outside any token, or after the proxy closed", async () => {
-    const p = await proxy("messages", provider.url);
+    const p = await proxy("messages", bed.provider.url);
     const origin = new URL(p.url).origin;
     const body = anthropic.body("hello", false);
     expect((await post(`${origin}/${p.token.slice(1)}/v1/messages`, body)).status).toBe(403);
@@ -185,17 +170,17 @@ describe("credential proxy", () => {
     expect(await refused.text()).not.toContain(KEY);
     await p.close();
     await expect(post(`${p.url}/v1/messages`, body)).rejects.toThrow();
-    expect(provider.requests).toEqual([]);
+    expect(bed.provider.requests).toEqual([]);
   });
 
   it("refuses a body over the limit with a clear 413, and forwards nothing", async () => {
-    const p = await proxy("messages", provider.url);
+    const p = await proxy("messages", bed.provider.url);
     const res = await post(`${p.url}/v1/messages`, "x".repeat(MAX_REQUEST_BYTES + 1));
     expect(res.status).toBe(413);
     expect(await res.text()).toContain(
       `larger than the credential proxy's limit of ${MAX_REQUEST_BYTES} bytes`,
     );
-    expect(provider.requests).toEqual([]);
+    expect(bed.provider.requests).toEqual([]);
   });
 
   it("passes a body on as it comes, holding none of it whole: the provider reads its start while the client holds the rest", async () => {
@@ -242,7 +227,7 @@ describe("credential proxy", () => {
   });
 
   it("cuts off a body sent without a length once it passes the limit, with a 413", async () => {
-    const p = await proxy("messages", provider.url);
+    const p = await proxy("messages", bed.provider.url);
     const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const sent = request(`${p.url}/v1/messages`, { method: "POST" }); // chunked: no length declared
       sent.on("response", (res) => {
@@ -270,11 +255,11 @@ describe("credential proxy", () => {
     });
     expect(answer.status).toBe(413);
     expect(answer.text).toContain("larger than the credential proxy's limit");
-    expect(provider.requests).toEqual([]);
+    expect(bed.provider.requests).toEqual([]);
   });
 
   it("refuses a body declared over the limit before a client waiting for 100 Continue sends it", async () => {
-    const p = await proxy("messages", provider.url);
+    const p = await proxy("messages", bed.provider.url);
     const answer = await new Promise<{ status: number; text: string; continued: boolean }>(
       (resolve, reject) => {
         let continued = false;
@@ -302,7 +287,7 @@ describe("credential proxy", () => {
     );
     expect(answer).toMatchObject({ status: 413, continued: false });
     expect(answer.text).toContain("larger than the credential proxy's limit");
-    expect(provider.requests).toEqual([]);
+    expect(bed.provider.requests).toEqual([]);
   });
 
   it("says a provider it cannot reach is unreachable (502), without the key", async () => {
