@@ -4,8 +4,7 @@
 // order. The server is a stand-in for `opencode serve` writing its real events (`message.part.delta`).
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { testIO } from "../../store/fs/testing/fault-io.js";
+import { describe, expect, it } from "vitest";
 import {
   blocked,
   FLOOD_EVENTS,
@@ -16,9 +15,8 @@ import {
   waiting,
   withoutGate,
 } from "../../testing/backlog.js";
-import { events, makeBrain, type TestBrain } from "../../testing/brain.js";
-import { useStandIns } from "../../testing/cli.js";
-import { OpencodeFactory } from "./factory.js";
+import { events } from "../../testing/brain.js";
+import { SERVE_HEAD, SERVE_TAIL, useHeldOpencode } from "./testing/stand-in.js";
 
 /**
  * Health, the event stream and a new session; at the prompt "flood", once told to go (a file `go` beside
@@ -26,18 +24,8 @@ import { OpencodeFactory } from "./factory.js";
  * in `progress` how many it has written, then the session's idle; any other prompt it answers at once. Told to
  * exit (a file `exit`) during the flood, it notes in `flushed` how many deltas its socket has taken, and exits.
  */
-const SERVE = `#!${process.execPath}
-if (process.argv.includes("--version")) { console.log("1.0.0"); process.exit(0); }
-const { createServer } = require("node:http");
-const fs = require("node:fs");
-const dir = process.env.DIR;
-const port = Number(process.argv[process.argv.indexOf("--port") + 1]);
-let [events, n] = [undefined, 0];
-const send = (type, properties, done) =>
-  events.write("data: " + JSON.stringify({ type, properties }) + "\\n\\n", done);
-const message = (id) => send("message.updated", { info: { id, sessionID: "ses_1", role: "assistant" } });
-const delta = (id, delta, done) =>
-  send("message.part.delta", { sessionID: "ses_1", messageID: id, partID: "prt_" + id, field: "text", delta }, done);
+const SERVE = `${SERVE_HEAD}
+let n = 0;
 const idle = () => send("session.idle", { sessionID: "ses_1" });
 async function answer(text) {
   const id = "msg_" + ++n;
@@ -59,43 +47,23 @@ async function answer(text) {
   fs.writeFileSync(dir + "/progress", "${FLOOD_EVENTS}");
   idle();
 }
-createServer((req, res) => {
-  if (req.url === "/event") {
-    res.writeHead(200, { "content-type": "text/event-stream" });
-    events = res;
-    return send("server.connected", {});
-  }
-  let body = "";
-  req.on("data", (d) => (body += d));
-  req.on("end", () => {
-    if (!req.url.endsWith("/prompt_async"))
-      return res.end(req.method === "POST" && req.url === "/session" ? '{"id":"ses_1"}' : "{}");
-    res.writeHead(204).end();
-    const parts = JSON.parse(body).parts ?? [];
-    answer(parts.map((p) => p.text ?? "").join(""));
-  });
-}).listen(port, "127.0.0.1", function () {
-  console.log("opencode server listening on http://127.0.0.1:" + this.address().port);
-});
-`;
+function prompt(req, res, body) {
+  res.writeHead(204).end();
+  const parts = JSON.parse(body).parts ?? [];
+  answer(parts.map((p) => p.text ?? "").join(""));
+}
+${SERVE_TAIL}`;
 
-const standIns = useStandIns();
-let t: TestBrain;
-afterEach(async () => {
-  await t?.cleanup();
-});
+const heldOpencode = useHeldOpencode();
 
 /** Starts the flood with the log's next fsync held; returns the fsync's release and how far the server got. */
 async function floodHeld(gated: boolean) {
-  const { dir, bin } = standIns.make("brain-opencode-flood-", "opencode", SERVE);
-  const factory = new OpencodeFactory({ bin, env: { DIR: dir } });
-  const io = testIO();
-  t = makeBrain({
-    factories: [gated ? factory : withoutGate(factory)],
-    provider: { base_url: "http://127.0.0.1:9", api_key: "sk-fake" },
-    io,
-  });
-  const session = await t.brain.create({ harness: "opencode", config: { model: "m1" } });
+  const { dir, io, session } = await heldOpencode(
+    "brain-opencode-flood-",
+    SERVE,
+    {},
+    gated ? undefined : withoutGate,
+  );
   const turn = await session.prompt("flood");
   // The fsync is held before the first delta: none of the flood is durable, however busy the machine.
   await expect.poll(() => existsSync(join(dir, "ready")), { timeout: 60_000 }).toBe(true);

@@ -4,12 +4,10 @@
 // the call is a follow-up's prompt, sent as the first prompt's turn ends, whose failure would fail the turn.
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { testIO } from "../../store/fs/testing/fault-io.js";
+import { describe, expect, it } from "vitest";
 import { blocked, FLOOD_EVENTS, FLOOD_PAD, progressIn } from "../../testing/backlog.js";
-import { events, makeBrain, type TestBrain } from "../../testing/brain.js";
-import { useStandIns } from "../../testing/cli.js";
-import { OpencodeFactory } from "./factory.js";
+import { events } from "../../testing/brain.js";
+import { SERVE_HEAD, SERVE_TAIL, useHeldOpencode } from "./testing/stand-in.js";
 
 /** How long a call may go unanswered (opencode's start timeout): to run out several times over while held. */
 const ANSWER_MS = 5000;
@@ -20,17 +18,8 @@ const ANSWER_MS = 5000;
  * many it wrote; it answers its POST only once its socket takes them again after the test said Brain stopped
  * reading (a file `held`): a handler whose publish waits on the stream's write. Then it ends the turn.
  */
-const SERVE = `#!${process.execPath}
-if (process.argv.includes("--version")) { console.log("1.0.0"); process.exit(0); }
-const { createServer } = require("node:http");
-const fs = require("node:fs");
-const dir = process.env.DIR;
-const port = Number(process.argv[process.argv.indexOf("--port") + 1]);
-let [events, n] = [undefined, 0];
-const send = (type, properties) => events.write("data: " + JSON.stringify({ type, properties }) + "\\n\\n");
-const delta = (id, delta) =>
-  send("message.part.delta", { sessionID: "ses_1", messageID: id, partID: "prt_" + id, field: "text", delta });
-const message = (id) => send("message.updated", { info: { id, sessionID: "ses_1", role: "assistant" } });
+const SERVE = `${SERVE_HEAD}
+let n = 0;
 async function first(res) {
   res.writeHead(204).end();
   message("msg_" + ++n);
@@ -52,40 +41,18 @@ async function flood(res) {
   if (!res.headersSent) res.writeHead(204).end();
   send("session.idle", { sessionID: "ses_1" });
 }
-createServer((req, res) => {
-  if (req.url === "/event") {
-    res.writeHead(200, { "content-type": "text/event-stream" });
-    events = res;
-    return send("server.connected", {});
-  }
-  req.resume();
-  req.on("end", () => {
-    if (!req.url.endsWith("/prompt_async"))
-      return res.end(req.method === "POST" && req.url === "/session" ? '{"id":"ses_1"}' : "{}");
-    return n === 0 ? first(res) : flood(res);
-  });
-}).listen(port, "127.0.0.1", function () {
-  console.log("opencode server listening on http://127.0.0.1:" + this.address().port);
-});
-`;
+function prompt(req, res) {
+  return n === 0 ? first(res) : flood(res);
+}
+${SERVE_TAIL}`;
 
-const standIns = useStandIns();
-let t: TestBrain;
-afterEach(async () => {
-  await t?.cleanup();
-});
+const heldOpencode = useHeldOpencode();
 
 describe("a call to opencode while the read gate holds its event stream", () => {
   it("waits for an answer that waits on the unread stream: the follow-up runs and the turn completes", async () => {
-    const { dir, bin } = standIns.make("brain-opencode-call-", "opencode", SERVE);
-    const factory = new OpencodeFactory({ bin, env: { DIR: dir }, timeouts: { startMs: ANSWER_MS } });
-    const io = testIO();
-    t = makeBrain({
-      factories: [factory],
-      provider: { base_url: "http://127.0.0.1:9", api_key: "sk-fake" },
-      io,
+    const { dir, io, session } = await heldOpencode("brain-opencode-call-", SERVE, {
+      timeouts: { startMs: ANSWER_MS },
     });
-    const session = await t.brain.create({ harness: "opencode", config: { model: "m1" } });
     const turn = await session.prompt("wait");
     await expect.poll(() => existsSync(join(dir, "ready")), { timeout: 60_000 }).toBe(true);
     await session.steer("flood");

@@ -4,14 +4,12 @@
 // listen the silence is Brain's. A SIGKILL then would blame opencode for a turn it ended.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { testIO } from "../../store/fs/testing/fault-io.js";
+import { describe, expect, it } from "vitest";
 import { blocked, FLOOD_EVENTS, FLOOD_PAD, progressIn } from "../../testing/backlog.js";
-import { events, makeBrain, type TestBrain } from "../../testing/brain.js";
-import { useStandIns } from "../../testing/cli.js";
+import { events } from "../../testing/brain.js";
 import { expectInterruptOutlivesHeldLog } from "../../testing/interrupt-held.js";
 import { alive } from "../../testing/processes.js";
-import { OpencodeFactory } from "./factory.js";
+import { SERVE_HEAD, SERVE_TAIL, useHeldOpencode } from "./testing/stand-in.js";
 
 /**
  * The interrupt's grace: short enough to run out many times over while the test holds the log, and long enough
@@ -26,20 +24,12 @@ const GRACE_MS = 2000;
  * many it wrote, then the abort's error and the session's idle (with $SILENT set, nothing: a server that does not
  * end the turn). Its pid is in `pid`.
  */
-const SERVE = `#!${process.execPath}
-if (process.argv.includes("--version")) { console.log("1.0.0"); process.exit(0); }
-const { createServer } = require("node:http");
-const fs = require("node:fs");
-const dir = process.env.DIR;
+const SERVE = `${SERVE_HEAD}
 fs.writeFileSync(dir + "/pid", String(process.pid));
-const port = Number(process.argv[process.argv.indexOf("--port") + 1]);
-let [events, n, stopped] = [undefined, 0, false];
-const send = (type, properties) => events.write("data: " + JSON.stringify({ type, properties }) + "\\n\\n");
-const delta = (id, delta) =>
-  send("message.part.delta", { sessionID: "ses_1", messageID: id, partID: "prt_" + id, field: "text", delta });
+let [n, stopped] = [0, false];
 async function flood() {
   const id = "msg_" + ++n;
-  send("message.updated", { info: { id, sessionID: "ses_1", role: "assistant" } });
+  message(id);
   fs.writeFileSync(dir + "/ready", "");
   while (!fs.existsSync(dir + "/go")) await new Promise((r) => setTimeout(r, 5));
   let i = 0;
@@ -53,53 +43,22 @@ async function flood() {
   send("session.error", { sessionID: "ses_1", error: { name: "MessageAbortedError", data: { message: "Aborted" } } });
   send("session.idle", { sessionID: "ses_1" });
 }
-createServer((req, res) => {
-  if (req.url === "/event") {
-    res.writeHead(200, { "content-type": "text/event-stream" });
-    events = res;
-    return send("server.connected", {});
-  }
-  let body = "";
-  req.on("data", (d) => (body += d));
-  req.on("end", () => {
-    if (req.url.endsWith("/abort")) {
-      stopped = true;
-      fs.writeFileSync(dir + "/interrupted", "");
-      return res.end("true");
-    }
-    if (!req.url.endsWith("/prompt_async"))
-      return res.end(req.method === "POST" && req.url === "/session" ? '{"id":"ses_1"}' : "{}");
-    res.writeHead(204).end();
-    flood();
-  });
-}).listen(port, "127.0.0.1", function () {
-  console.log("opencode server listening on http://127.0.0.1:" + this.address().port);
-});
-`;
+function prompt(req, res) {
+  res.writeHead(204).end();
+  flood();
+}
+function abort(res) {
+  stopped = true;
+  fs.writeFileSync(dir + "/interrupted", "");
+  res.end("true");
+}
+${SERVE_TAIL}`;
 
-const standIns = useStandIns();
-let t: TestBrain;
-afterEach(async () => {
-  await t?.cleanup();
-});
+const heldOpencode = useHeldOpencode();
 
 /** A session on the stand-in server, its log's fsync under the test's control. */
-async function opencodeSession(env: Record<string, string> = {}) {
-  const { dir, bin } = standIns.make("brain-opencode-interrupt-", "opencode", SERVE);
-  const factory = new OpencodeFactory({
-    bin,
-    env: { DIR: dir, ...env },
-    timeouts: { interruptGraceMs: GRACE_MS },
-  });
-  const io = testIO();
-  t = makeBrain({
-    factories: [factory],
-    provider: { base_url: "http://127.0.0.1:9", api_key: "sk-fake" },
-    io,
-  });
-  const session = await t.brain.create({ harness: "opencode", config: { model: "m1" } });
-  return { dir, io, session };
-}
+const opencodeSession = (env: Record<string, string> = {}) =>
+  heldOpencode("brain-opencode-interrupt-", SERVE, { env, timeouts: { interruptGraceMs: GRACE_MS } });
 
 describe("an interrupt while the read gate holds opencode's event stream", () => {
   it("does not kill a server whose end of turn waits unread: the turn ends as opencode says, with all it wrote", async () => {
