@@ -9,6 +9,7 @@ import { testIO } from "../../store/fs/testing/fault-io.js";
 import { blocked, FLOOD_EVENTS, FLOOD_PAD, floodText } from "../../testing/backlog.js";
 import { events } from "../../testing/brain.js";
 import { useScratch } from "../../testing/nui.js";
+import { alive } from "../../testing/processes.js";
 
 const { pythonHost, scratch } = useScratch();
 
@@ -42,31 +43,28 @@ function written(progress: string): number {
   return existsSync(progress) ? Number(readFileSync(progress, "utf8")) : 0;
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 describe.each([
   ["stdio", "nui_agent_stdio", "serve_stdio"],
   ["tcp", "nui_agent", "serve"],
 ] as const)(
   "an interrupt while the read gate holds an extension host's output over %s",
   (transport, sdk, serve) => {
-    it("does not give up on a host whose answer waits unread: the turn ends as the host says, with all it wrote", async () => {
-      const dir = scratch("brain-ext-interrupt-");
+    /** A flooding host's turn, its log's fsync held (`release` gives it back) once the host has written some. */
+    async function floodHeld(prefix: string) {
+      const dir = scratch(prefix);
       const progress = join(dir, "progress");
       const io = testIO();
-      const host = stoppingHost(dir, sdk, serve);
-      const brain = await pythonHost("flood", transport, host, io, { interruptGraceMs: GRACE_MS });
+      const brain = await pythonHost("flood", transport, stoppingHost(dir, sdk, serve), io, {
+        interruptGraceMs: GRACE_MS,
+      });
       const session = await brain.create({ harness: "ext:flood/echo" });
       const turn = await session.prompt("flood");
       await expect.poll(() => written(progress), { timeout: 30_000 }).toBeGreaterThan(0);
-      const release = io.holdDurable();
+      return { dir, progress, session, turn, release: io.holdDurable() };
+    }
+
+    it("does not give up on a host whose answer waits unread: the turn ends as the host says, with all it wrote", async () => {
+      const { dir, progress, session, turn, release } = await floodHeld("brain-ext-interrupt-");
       let interrupting: Promise<void> | undefined;
       try {
         await blocked(session, () => written(progress));
@@ -95,16 +93,7 @@ describe.each([
     it("calls the agent's on_cancel while its output waits unread, not once Brain reads again", async () => {
       // The run's thread is blocked writing to a pipe (or socket) Brain does not read: the agent must still be told
       // at once to stop its work (a child, a model call), which goes on costing while Brain's log catches up.
-      const dir = scratch("brain-ext-oncancel-");
-      const progress = join(dir, "progress");
-      const io = testIO();
-      const brain = await pythonHost("flood", transport, stoppingHost(dir, sdk, serve), io, {
-        interruptGraceMs: GRACE_MS,
-      });
-      const session = await brain.create({ harness: "ext:flood/echo" });
-      const turn = await session.prompt("flood");
-      await expect.poll(() => written(progress), { timeout: 30_000 }).toBeGreaterThan(0);
-      const release = io.holdDurable();
+      const { dir, progress, session, turn, release } = await floodHeld("brain-ext-oncancel-");
       let interrupting: Promise<void> | undefined;
       try {
         await blocked(session, () => written(progress));
