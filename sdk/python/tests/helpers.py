@@ -1,6 +1,12 @@
 import json
+import os
 import queue
+import subprocess
+import sys
 import threading
+
+# The SDK modules, for a host started in a process of its own (PYTHONPATH=sdk/python, as an extension host runs).
+SDK_DIR = os.path.join(os.path.dirname(__file__), "..")
 
 
 class Capture:
@@ -40,3 +46,16 @@ def in_thread(fn):
     t = threading.Thread(target=fn, daemon=True)
     t.start()
     return t
+
+
+def start_stdio_host(script, env=None, **popen):
+    """Starts the host `script` in a process of its own, as Brain starts a stdio host: its three streams piped,
+    the SDK on its PYTHONPATH, `env` over this process's environment."""
+    return subprocess.Popen(
+        [sys.executable, str(script)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": SDK_DIR, **(env or {})},
+        **popen,
+    )

@@ -3,14 +3,12 @@ behind): the host's write blocks, and what it must still do meanwhile, above all
 
 import fcntl
 import json
-import os
 import queue
-import subprocess
 import sys
 import termios
 import threading
 
-SDK_DIR = os.path.join(os.path.dirname(__file__), "..")
+from helpers import start_stdio_host
 
 # One text event far larger than a pipe holds: its write blocks until the other end reads. on_cancel says so on
 # stderr, as an agent stopping its work (a child process, a model call) would act at once.
@@ -52,13 +50,7 @@ def lines_of(stream, into):
 def test_a_cancel_is_handled_while_the_hosts_stdout_is_not_read(tmp_path):
     script = tmp_path / "host.py"
     script.write_text(STDIO_AGENT)
-    proc = subprocess.Popen(
-        [sys.executable, str(script)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": SDK_DIR},
-    )
+    proc = start_stdio_host(script)
     errors = queue.Queue()
     threading.Thread(target=lines_of, args=(proc.stderr, errors), daemon=True).start()
     try:

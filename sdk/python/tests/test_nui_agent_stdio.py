@@ -1,13 +1,8 @@
 import json
-import os
-import subprocess
-import sys
 import threading
 
-from helpers import Capture, events, reply_to
+from helpers import Capture, events, reply_to, start_stdio_host
 from nui_agent_stdio import NuiAgent
-
-SDK_DIR = os.path.join(os.path.dirname(__file__), "..")
 
 
 class EchoAgent(NuiAgent):
@@ -312,14 +307,7 @@ def test_serve_stdio_keeps_stdout_for_the_protocol_and_exits_on_shutdown(tmp_pat
     lines = [
         {"jsonrpc": "2.0", "id": 1, "method": "harness.run", "params": {"message": "hi", "runId": "r"}},
     ]
-    proc = subprocess.Popen(
-        [sys.executable, str(script)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": SDK_DIR},
-        text=True,
-    )
+    proc = start_stdio_host(script, text=True)
     proc.stdin.write("\n".join(json.dumps(l) for l in lines) + "\n")
     proc.stdin.flush()
     out = []
@@ -347,13 +335,7 @@ def test_serve_stdio_reads_utf8_frames_whatever_the_locale(tmp_path):
         "A().serve_stdio()\n"
     )
     # A host whose locale is not UTF-8 (its standard streams' encoding is latin-1); Brain writes raw UTF-8.
-    proc = subprocess.Popen(
-        [sys.executable, str(script)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": SDK_DIR, "PYTHONIOENCODING": "latin-1"},
-    )
+    proc = start_stdio_host(script, env={"PYTHONIOENCODING": "latin-1"})
     run = {"jsonrpc": "2.0", "id": 1, "method": "harness.run", "params": {"message": "héllo €", "runId": "r"}}
     proc.stdin.write((json.dumps(run, ensure_ascii=False) + "\n").encode("utf-8"))
     proc.stdin.flush()

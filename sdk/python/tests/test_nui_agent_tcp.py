@@ -5,7 +5,7 @@ import subprocess
 import sys
 import time
 
-SDK_DIR = os.path.join(os.path.dirname(__file__), "..")
+from helpers import SDK_DIR
 
 
 def read_json_lines(sock_file, until):

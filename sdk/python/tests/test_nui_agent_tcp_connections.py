@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-SDK_DIR = os.path.join(os.path.dirname(__file__), "..")
+from helpers import SDK_DIR
 
 # Each run asks a question over the protocol (no NUI_API_URL), then says what it was told and whether it was cancelled
 # (a run's yield after its cancel is not sent). A run told "worker" first starts a thread of its own, which says it,
