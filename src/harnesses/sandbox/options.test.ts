@@ -11,10 +11,21 @@ import { CLAUDE_CODE } from "../claude-code/factory.js";
 import { CliFamilyFactory } from "../cli/family.js";
 import { ContainerRecords } from "../http/container-records.js";
 import { DockerCli } from "../http/docker-cli.js";
-import { loopbackProviderPort, SandboxableFactory } from "./docker-sandbox.js";
+import { type DockerSandboxSettings, loopbackProviderPort, SandboxableFactory } from "./docker-sandbox.js";
 import { sandboxOptions, withoutSandboxOptions } from "./options.js";
 
 const agent = (harness: Record<string, unknown>) => ({ adl: "1.0", id: "a", name: "A", harness });
+
+/** claude-code behind the docker sandbox on the fake engine `docker`, with no shim or install to mount. */
+function sandboxed(docker: DockerCli, settings: Partial<DockerSandboxSettings> = {}): SandboxableFactory {
+  const plain = new CliFamilyFactory(CLAUDE_CODE, {});
+  return new SandboxableFactory(plain, () => plain, {
+    shim: { node: "node", script: "shim.js" },
+    installDir: "/nonexistent/brain",
+    docker,
+    ...settings,
+  });
+}
 
 describe("sandbox: docker", () => {
   it("is accepted in an agent definition for the CLI agents it runs, and refused elsewhere with the fix", () => {
@@ -100,13 +111,7 @@ describe("a sandbox's docker run that does not return", () => {
       FAKE_DOCKER_STATE: state,
       FAKE_DOCKER_SLOW_RUN: "1",
     });
-    const plain = new CliFamilyFactory(CLAUDE_CODE, {});
-    const factory = new SandboxableFactory(plain, () => plain, {
-      shim: { node: "node", script: "shim.js" },
-      installDir: "/nonexistent/brain",
-      docker,
-      runMs: 5_000,
-    });
+    const factory = sandboxed(docker, { runMs: 5_000 });
     const dir = tempDir("brain-sandbox-native-");
     const options = {
       sessionId: "s-timeout",
@@ -127,12 +132,7 @@ describe("a sandbox's docker run that does not return", () => {
 describe("a sandboxed CLI with no way to a provider", () => {
   it("is refused before docker run, naming the fixes, when the provider has no key and no base_url", async () => {
     const state = tempDir("fake-docker-");
-    const plain = new CliFamilyFactory(CLAUDE_CODE, {});
-    const factory = new SandboxableFactory(plain, () => plain, {
-      shim: { node: "node", script: "shim.js" },
-      installDir: "/nonexistent/brain",
-      docker: new DockerCli(fakeDocker, { ...process.env, FAKE_DOCKER_STATE: state }),
-    });
+    const factory = sandboxed(new DockerCli(fakeDocker, { ...process.env, FAKE_DOCKER_STATE: state }));
     const dir = tempDir("brain-sandbox-native-");
     const options = {
       sessionId: "s-keyless",
@@ -158,11 +158,7 @@ describe("a sandbox's working directory", () => {
     mkdirSync(native, { recursive: true });
     mkdirSync(other, { recursive: true });
     const state = tempDir("fake-docker-");
-    const plain = new CliFamilyFactory(CLAUDE_CODE, {});
-    const factory = new SandboxableFactory(plain, () => plain, {
-      shim: { node: "node", script: "shim.js" },
-      installDir: "/nonexistent/brain",
-      docker: new DockerCli(fakeDocker, { ...process.env, FAKE_DOCKER_STATE: state }),
+    const factory = sandboxed(new DockerCli(fakeDocker, { ...process.env, FAKE_DOCKER_STATE: state }), {
       records: new ContainerRecords(home),
     });
     const open = (cwd: string) =>
