@@ -67,18 +67,25 @@ async function loseUnsynced(): Promise<void> {
   await fs.rm(`${events}.state`, { force: true });
 }
 
-async function texts(store: FsSessionStore): Promise<string[]> {
-  const log = await store.openLog("a");
+const all = Array.from({ length: EVENTS }, (_, i) => `e${i + 1}`);
+
+/** Every event the owner wrote is in log "a" as `store` (a journaling one by default) opens it, in order; closes it. */
+async function expectAll(
+  store = new FsSessionStore(home, undefined, undefined, { journal: true }),
+): Promise<void> {
   try {
-    const events = await log.read(0);
-    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-    return events.map((e) => (e.data as { text: string }).text);
+    const log = await store.openLog("a");
+    try {
+      const events = await log.read(0);
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+      expect(events.map((e) => (e.data as { text: string }).text)).toEqual(all);
+    } finally {
+      await log.close();
+    }
   } finally {
-    await log.close();
+    await store.close();
   }
 }
-
-const all = Array.from({ length: EVENTS }, (_, i) => `e${i + 1}`);
 
 it("an open replays the journal of a log's owner that died after the open looked at the journals", async () => {
   const kill = await journalingChild();
@@ -90,11 +97,7 @@ it("an open replays the journal of a log's owner that died after the open looked
       await loseUnsynced();
     },
   });
-  try {
-    expect(await texts(store)).toEqual(all);
-  } finally {
-    await store.close();
-  }
+  await expectAll(store);
 });
 
 it("a replay keeps a dead journal whose log a live process took over, for that process's own replay", async () => {
@@ -112,12 +115,7 @@ it("a replay keeps a dead journal whose log a live process took over, for that p
     await taken.release();
   }
   expect((await fs.readdir(dir)).filter((n) => n.endsWith(JOURNAL_SUFFIX))).toEqual([]);
-  const store = new FsSessionStore(home, undefined, undefined, { journal: true });
-  try {
-    expect(await texts(store)).toEqual(all);
-  } finally {
-    await store.close();
-  }
+  await expectAll();
 });
 
 it("a replay syncs a dead owner's log before it removes the journal, when the file holds the records already", async () => {
@@ -146,10 +144,5 @@ it("a replay syncs a dead owner's log before it removes the journal, when the fi
   const removed = calls.indexOf("syncDir journal");
   expect(removed).toBeGreaterThan(-1);
   expect(calls.slice(0, removed)).toContain("datasync events.jsonl");
-  const store = new FsSessionStore(home, undefined, undefined, { journal: true });
-  try {
-    expect(await texts(store)).toEqual(all);
-  } finally {
-    await store.close();
-  }
+  await expectAll();
 });
