@@ -215,6 +215,12 @@ export interface Harness {
   steer(text: string, turn: string): Promise<void>;
   /** Asks the running turn to stop; `prompt()` then settles with `interrupted: true`. */
   interrupt(turn: string): Promise<void>;
+  /**
+   * The turn's pending tool calls are cancelled only once `interrupt()` has resolved, not at once: an agent that
+   * takes tool results on a channel apart from the interrupt (a CLI's MCP calls) would send a cancelled result it
+   * got first on to its model. `interrupt()` must then resolve once the agent has taken it, or given up on it.
+   */
+  readonly cancelsToolsAfterInterrupt?: boolean;
   checkpoint(): Promise<NativeFile[]>;
   /**
    * The files `checkpoint()` listed are now stored in a durable checkpoint, the base of the next: a file the

@@ -62,6 +62,17 @@ export function newTurn(): RunningTurn {
 }
 
 /** Counts a steer against the turn's share, or refuses it (naming the limit) when it would go past it. */
+/**
+ * Tells the harness of the interrupt, and cancels the turn's pending tool calls (and requests) at once, or once the
+ * harness has taken it when it asks for that (Harness.cancelsToolsAfterInterrupt): its own end, a kill after the
+ * interrupt's grace or the turn's end bound that wait.
+ */
+export function interruptHarness(turn: RunningTurn, harness: Harness | undefined): Promise<void> | undefined {
+  const interrupting = harness?.interrupt(turn.id).finally(() => turn.abort.abort());
+  if (!harness?.cancelsToolsAfterInterrupt) turn.abort.abort();
+  return interrupting;
+}
+
 export function takeSteer(turn: RunningTurn, text: string): void {
   const bytes = Buffer.byteLength(text);
   const { steered } = turn;

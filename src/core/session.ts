@@ -19,6 +19,7 @@ import {
   askingTurn,
   deliverSteer,
   endedWithin,
+  interruptHarness,
   newTurn,
   promptedHarness,
   queuedMark,
@@ -183,10 +184,9 @@ export class Session {
   async interrupt(key?: string): Promise<void> {
     const turn = this.requireRunning("interrupt");
     // Appended first (before the turn's close-out), but the harness hears of it now, not once durable (a runaway
-    // agent stops on a stalled disk too), and before its tool calls are cancelled (no reason to ask them again).
+    // agent stops on a stalled disk too), and before its tool calls are cancelled (interruptHarness says when).
     const recorded = this.append([{ type: "user.interrupt", turn: turn.id, data: keyed(key) }]);
-    const interrupting = this.harness?.interrupt(turn.id);
-    turn.abort.abort();
+    const interrupting = interruptHarness(turn, this.harness);
     await Promise.all([recorded, interrupting]);
   }
 

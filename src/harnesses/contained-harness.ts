@@ -25,6 +25,10 @@ export class ContainedHarness implements Harness {
     return this.inner.interrupt(turn);
   }
 
+  get cancelsToolsAfterInterrupt(): boolean | undefined {
+    return this.inner.cancelsToolsAfterInterrupt;
+  }
+
   async checkpoint(): Promise<NativeFile[]> {
     const files = await this.inner.checkpoint();
     const dir = this.nativeDir;

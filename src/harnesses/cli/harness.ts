@@ -91,6 +91,8 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
   private cancelGrace: (() => void) | undefined;
   private closed = false;
   private readonly services: CliServices;
+  /** A cancelled result reaching the CLI over MCP before its abort would be sent on to the model. */
+  readonly cancelsToolsAfterInterrupt = true;
   private readonly endpointCalls = new EndpointCalls((name) => this.isEndpointTool(name));
   /** Programs already reported lost (see lost()), or retired by their family: their exit fails no turn. */
   protected readonly forgotten = new WeakSet<CliProcess>();
@@ -104,8 +106,8 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
   protected abstract connect(): C | Promise<C>;
   /** Hands the CLI a prompt, or a follow-up queued during the Brain turn. */
   protected abstract send(connection: C, text: string): void | Promise<void>;
-  /** Asks the CLI to end its running turn; `connection` is undefined while it is still starting. */
-  protected abstract abort(connection: C | undefined): void;
+  /** Asks the CLI to end its turn (`connection` undefined while starting); a CLI that answers: once it did. */
+  protected abstract abort(connection: C | undefined): void | Promise<void>;
   /** The CLI's own files a checkpoint carries (the state file is added to them). */
   protected abstract nativeFiles(): Promise<NativeFile[]>;
   /** Called as a prompt or follow-up is about to go out, before the program is (re)started. */
@@ -141,7 +143,7 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
     if (!running || running.id !== turn || running.interrupted) return;
     running.interrupted = true;
     this.queued = [];
-    this.abort(this.connection);
+    const aborting = this.abort(this.connection);
     const graceMs = this.ctx.timeouts.interruptGraceMs;
     // Counted only while what the CLI answers is read: with the session's log behind, the end of the turn it wrote
     // at once may wait unread in its pipe, and a kill would blame the CLI and tear its files (ReadGate.afterRead).
@@ -157,6 +159,7 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
       this.warn(`the CLI was still starting ${graceMs} ms after the interrupt; ended the turn without it`);
       this.failTurn(new HarnessError("brain_error", `${this.label}: interrupted while starting`));
     });
+    await aborting;
   }
 
   async checkpoint(): Promise<NativeFile[]> {

@@ -117,8 +117,10 @@ export class OpencodeHarness extends CliHarness<OpencodeServer> {
     });
   }
 
-  protected abort(server: OpencodeServer | undefined): void {
-    if (server && this.sessionId) server.call("POST", `/session/${this.sessionId}/abort`).catch(() => {});
+  /** Answered once opencode has aborted its loop: a tool result after that is dropped, not sent to the model. */
+  protected async abort(server: OpencodeServer | undefined): Promise<void> {
+    if (server && this.sessionId)
+      await server.call("POST", `/session/${this.sessionId}/abort`).catch(() => {});
   }
 
   /** Exports the session (the database itself is rewritten every turn and records absolute paths). */

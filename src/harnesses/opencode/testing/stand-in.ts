@@ -28,7 +28,8 @@ const delta = (id, delta, done) =>
 
 /**
  * The end of a stand-in server's script: the event stream, a new session "ses_1", a prompt handed to the script's
- * `prompt(req, res, body)`, an abort to its `abort(res)` where it has one; anything else answered with {}.
+ * `prompt(req, res, body)`, an abort to its `abort(res)` where it has one, anything else to its
+ * `other(req, res, body)` where it has one and it returns true; else answered with {}.
  */
 export const SERVE_TAIL = `
 createServer((req, res) => {
@@ -42,6 +43,7 @@ createServer((req, res) => {
   req.on("end", () => {
     if (req.url.endsWith("/abort") && typeof abort === "function") return abort(res);
     if (req.url.endsWith("/prompt_async")) return prompt(req, res, body);
+    if (typeof other === "function" && other(req, res, body)) return;
     res.end(req.method === "POST" && req.url === "/session" ? '{"id":"ses_1"}' : "{}");
   });
 }).listen(port, "127.0.0.1", function () {
