@@ -93,10 +93,13 @@ export class CodexHarness extends CliHarness<Connection> {
     if (typeof id === "string" && this.turn.current === running && !this.codexTurn) this.onCodexTurn(id);
   }
 
-  protected abort(connection: Connection | undefined): void {
+  /** Answered once codex has aborted the turn: a tool result after that is not sent on to the model. */
+  protected async abort(connection: Connection | undefined): Promise<void> {
     if (!connection || !this.codexTurn) return;
     const params: TurnInterruptParams = { threadId: connection.threadId, turnId: this.codexTurn };
-    connection.rpc.request("turn/interrupt", params, this.ctx.timeouts.interruptGraceMs).catch(() => {});
+    await connection.rpc
+      .request("turn/interrupt", params, this.ctx.timeouts.interruptGraceMs)
+      .catch(() => {});
   }
 
   protected nativeFiles(): Promise<NativeFile[]> {
