@@ -10,8 +10,8 @@ import { headOf } from "../../core/redact.js";
 import { MAX_ANSWER_BYTES, responseText } from "../../core/response-text.js";
 import { readSse } from "../../protocol/sse.js";
 import { CliProcess, type CliSpawn } from "../cli/child.js";
+import { HeldReads } from "../held-reads.js";
 import { ReadGate } from "../read-gate.js";
-import { HeldReads } from "./held-reads.js";
 
 const LABEL = "opencode";
 /**

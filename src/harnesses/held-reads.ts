@@ -1,7 +1,8 @@
-// What the read gate pauses for opencode's `/event` stream: its reader, which waits between messages while held.
-// A response body that is not read is not pulled from its socket (the HTTP client reads it only on demand), so
-// the server's writes wait on TCP instead of Brain's heap growing with events its log cannot take yet.
-import type { Pausable } from "../read-gate.js";
+// What the read gate pauses for an HTTP event stream (opencode's `/event`, an HTTP agent's POST /run): its reader,
+// which waits between messages while held. A response body that is not read is not pulled from its socket (the
+// HTTP client reads it only on demand), so the server's writes wait on TCP instead of Brain's heap growing with
+// events its log cannot take yet.
+import type { Pausable } from "./read-gate.js";
 
 export class HeldReads implements Pausable {
   private waiting: Promise<void> | undefined;
