@@ -107,12 +107,14 @@ export class HttpAgentClient {
   /**
    * POST /run: calls `onEvent` for each SSE event until the agent sends `done` or `error`, or the stream ends.
    * Resolves with how it ended. Rejects with a HarnessError when the agent cannot be reached or answers an
-   * error status; an abort through `signal` resolves with "aborted".
+   * error status; an abort through `signal` resolves with "aborted". `beforeEvent` is awaited before each event is
+   * handed on: while it waits, the stream is not read (the read gate's HeldReads.check).
    */
   async run(
     body: RunBody,
     signal: AbortSignal,
     onEvent: (decoded: DecodedHarnessEvent) => void,
+    beforeEvent?: () => Promise<void>,
   ): Promise<"done" | "error" | "ended" | "aborted"> {
     const url = `${this.baseUrl}/run`;
     let response: Response;
@@ -146,6 +148,7 @@ export class HttpAgentClient {
     try {
       for await (const message of readSse(keepHead(response.body, head), sse)) {
         events++;
+        await beforeEvent?.();
         let value: unknown;
         try {
           value = JSON.parse(message.data);

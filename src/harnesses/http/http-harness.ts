@@ -1,6 +1,7 @@
 // One session on an HTTP/SSE agent: each Brain turn is one POST /run, its SSE events become Brain events as
 // they arrive, an interrupt is POST /cancel {runId} and, if the agent keeps streaming past the grace period,
-// the end of the stream from Brain's side.
+// the end of the stream from Brain's side. While the session's log is behind, the stream is not read (see
+// ReadGate): a flooding agent's writes then wait on TCP instead of growing Brain's memory.
 import { randomUUID } from "node:crypto";
 import {
   type ExpectedHistory,
@@ -11,10 +12,12 @@ import {
   type TurnContext,
 } from "../../core/harness.js";
 import type { NativeFile } from "../../protocol/runner.js";
+import { HeldReads } from "../held-reads.js";
 import type { HitlDesk, HitlRun } from "../nui/hitl-desk.js";
 import { ResumeState } from "../nui/resume-state.js";
 import { cannotSteer, RunTranslator } from "../nui/run-translator.js";
 import type { NuiSessionOptions } from "../nui/session-options.js";
+import { ReadGate } from "../read-gate.js";
 import type { AgentState } from "./agent-state.js";
 import type { HttpAgentClient, RunBody } from "./client.js";
 
@@ -42,7 +45,10 @@ export interface HttpHarnessParts {
 
 interface ActiveRun extends HitlRun {
   abort: AbortController;
-  grace?: NodeJS.Timeout;
+  /** Holds the run's stream unread while the session's log is behind; waits on the agent count while it reads. */
+  gate: ReadGate;
+  /** Cancels the interrupt's grace, once one was asked for. */
+  grace?: () => void;
 }
 
 export class HttpHarness implements Harness {
@@ -68,12 +74,18 @@ export class HttpHarness implements Harness {
   async prompt(text: string, ctx: TurnContext): Promise<PromptOutcome> {
     if (this.run) throw new HarnessError("brain_error", "a run is already working in this session");
     const { options, session, resume, client, name } = this.parts;
+    const held = new HeldReads();
     const run: ActiveRun = {
       runId: `run-${randomUUID()}`,
       turn: ctx.turn,
       signal: ctx.signal,
       abort: new AbortController(),
+      gate: new ReadGate(() => held),
     };
+    // A stream given up on (the grace ran out, the session closed) is not held: its reader must see the abort.
+    run.abort.signal.addEventListener("abort", () => run.gate.stop(), { once: true });
+    const { backlog } = options;
+    const beforeEvent = backlog ? () => held.check(() => run.gate.check("session", backlog)) : undefined;
     this.run = run;
     const translator = new RunTranslator(ctx.turn, options, (event) => {
       if (this.parts.desk?.has(event.requestId)) return; // made through NUI_API_URL: already asked
@@ -90,10 +102,15 @@ export class HttpHarness implements Harness {
     try {
       let ending: Awaited<ReturnType<HttpAgentClient["run"]>>;
       try {
-        ending = await client.run(body, run.abort.signal, (decoded) => {
-          if (decoded.ok) return translator.handle(decoded.event);
-          translator.warn(decoded.reason);
-        });
+        ending = await client.run(
+          body,
+          run.abort.signal,
+          (decoded) => {
+            if (decoded.ok) return translator.handle(decoded.event);
+            translator.warn(decoded.reason);
+          },
+          beforeEvent,
+        );
       } catch (err) {
         // A run that broke off still ran: what the agent named (or that it named nothing) is kept, so the next
         // open does not take this dir for one that lost its id.
@@ -115,7 +132,8 @@ export class HttpHarness implements Harness {
       }
       return { interrupted: false };
     } finally {
-      clearTimeout(run.grace);
+      run.grace?.();
+      run.gate.stop();
       translator.flushWarnings(name);
       this.run = undefined;
     }
@@ -144,8 +162,10 @@ export class HttpHarness implements Harness {
   async interrupt(turn: string): Promise<void> {
     const run = this.run;
     if (!run || run.turn !== turn || run.grace) return;
-    // Ask the agent to stop; stop listening when it keeps going past the grace period.
-    run.grace = setTimeout(() => run.abort.abort(), this.parts.timeouts.interruptGraceMs);
+    // Ask the agent to stop; stop listening when it keeps going past the grace period. Counted while its stream is
+    // read: while the log is behind, the agent's end of the run may wait unread on TCP, and the silence is Brain's
+    // (giving up then would lose what it wrote before it stopped).
+    run.grace = run.gate.afterRead(this.parts.timeouts.interruptGraceMs, () => run.abort.abort());
     await this.parts.client.cancel(run.runId, this.parts.timeouts.interruptGraceMs);
   }
 
