@@ -13,7 +13,8 @@ import { RemoteFactory, type RemoteTimeouts } from "../remote.js";
 /**
  * An HTTP/SSE agent working in $DIR (its pid in `pid`): at the message "flood", once told to go (a file `go` beside
  * `ready`), FLOOD_EVENTS text events as fast as its socket takes them until a POST /cancel (noted in `interrupted`)
- * comes, noting in `progress` how many it wrote, then `done`; any other message it echoes. It prints its port.
+ * comes, noting in `progress` how many it wrote, then `done` (with $SILENT set and cancelled, nothing: an agent
+ * that does not end its run, its stream left open); any other message it echoes. It prints its port.
  */
 const AGENT = `
 const { createServer } = require("node:http");
@@ -34,6 +35,7 @@ async function run(res, message) {
       if (!more) await new Promise((r) => res.once("drain", r));
     }
     fs.writeFileSync(dir + "/progress", String(i));
+    if (stopped && process.env.SILENT) return;
   } else send(res, { type: "text", content: "echo: " + message });
   send(res, { type: "done" });
   res.end();
@@ -76,11 +78,12 @@ export function useHeldHttpAgent() {
     prefix: string,
     timeouts: Partial<RemoteTimeouts> = {},
     wrap: (factory: HarnessFactory) => HarnessFactory = (factory) => factory,
+    env: Record<string, string> = {},
   ) => {
     const dir = tempDir(prefix);
     dirs.push(dir);
     const agent = spawn(process.execPath, ["-e", AGENT], {
-      env: { ...process.env, DIR: dir },
+      env: { ...process.env, ...env, DIR: dir },
       stdio: ["ignore", "pipe", "inherit"],
     });
     agents.push(agent);
