@@ -12,12 +12,20 @@ export interface Pausable {
   resume(): unknown;
 }
 
+/**
+ * How many times its `ms` a wait on a writer's answer lasts while the writer goes on writing: many times what
+ * reading all a socket held takes on a loaded machine, so that never cuts it short.
+ */
+const READ_LIMIT = 10;
+
 export class ReadGate {
   /** The sessions holding the stream paused, each with the function that cancels its wait for relief. */
   private readonly holds = new Map<string, () => void>();
   private stopped = false;
   /** How many times the stream was paused: a wait that saw it change did not read throughout. */
   private pauses = 0;
+  /** How many chunks were read: a wait that saw it change heard from the writer. */
+  private reads = 0;
 
   /** `stream`: what to pause, once there is one (a child still starting has none). */
   constructor(private readonly stream: () => Pausable | undefined) {}
@@ -38,19 +46,40 @@ export class ReadGate {
     }
   }
 
+  /** For each chunk (or message) read from the stream: a wait on the writer's answer is not over while it reads. */
+  read(): void {
+    this.reads++;
+  }
+
   /**
-   * Calls `fire` once `ms` have passed with the stream read throughout; returns what cancels it. For a wait on the
-   * writer's answer (an interrupt's grace, a request's timeout): while the stream is paused its answer may be in
-   * the pipe unread, its silence is Brain's, and the wait starts again.
+   * Calls `fire` once the writer was silent for `ms` with the stream read throughout, or once the stream was read
+   * for READ_LIMIT times `ms` in all; returns what cancels it. For a wait on the writer's answer (an interrupt's
+   * grace, a request's timeout), which comes after all it wrote before: while the stream is paused its answer may
+   * be in the pipe unread, and while Brain reads what was held (a socket, with the reader's read-ahead, holds
+   * megabytes) its answer is on the way; neither is the writer's silence. The limit gives up on a writer that never
+   * falls silent (streams on, ignoring a cancel).
    */
   afterRead(ms: number, fire: () => void): () => void {
-    let timer: NodeJS.Timeout;
+    let timer: NodeJS.Timeout | undefined;
+    let immediate: NodeJS.Immediate | undefined;
+    let readFor = 0;
     const arm = () => {
       const paused = this.pauses;
-      timer = setTimeout(() => (this.holds.size > 0 || this.pauses !== paused ? arm() : fire()), ms);
+      const read = this.reads;
+      const heard = () => this.reads !== read;
+      const held = () => this.holds.size > 0 || this.pauses !== paused;
+      timer = setTimeout(() => {
+        if (held()) return arm();
+        if (heard()) return ++readFor >= READ_LIMIT ? fire() : arm();
+        // After a stall (a loaded machine) timers run before what came meanwhile is read: it is read first.
+        immediate = setImmediate(() => (held() || heard() ? arm() : fire()));
+      }, ms);
     };
     arm();
-    return () => clearTimeout(timer);
+    return () => {
+      clearTimeout(timer);
+      clearImmediate(immediate);
+    };
   }
 
   /** Session `id` is relieved or no longer served: the stream reads again once no other session holds it. */

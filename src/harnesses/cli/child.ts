@@ -90,6 +90,7 @@ export class CliProcess {
       ? new HeadLineSplitter(onLine, MAX_CLI_LINE, this.spec.onHead)
       : new LineSplitter(onLine, MAX_CLI_LINE);
     child.stdout.on("data", (chunk: Buffer) => {
+      this.gate.read();
       if (!this.spec.onLine) return;
       try {
         splitter.push(chunk);

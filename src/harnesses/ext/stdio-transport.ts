@@ -44,6 +44,7 @@ export async function startStdioHost(
   );
   host.onStdout((chunk: Buffer) => {
     if (fatal) return;
+    gate.read();
     try {
       peer.feed(chunk);
     } catch (err) {

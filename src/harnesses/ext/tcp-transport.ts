@@ -66,6 +66,7 @@ export async function dialTcpHost(
   );
   socket.on("data", (chunk: Buffer) => {
     if (fatal) return;
+    gate.read();
     try {
       peer.feed(chunk);
     } catch (err) {

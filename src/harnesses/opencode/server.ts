@@ -241,6 +241,7 @@ export class OpencodeServer {
       try {
         for await (const message of readSse(body)) {
           this.read++;
+          gate.read();
           if (backlog) await held.check(() => gate.check("session", backlog));
           let event: unknown;
           try {

@@ -118,6 +118,7 @@ export class RunnerProcess {
   private listen(child: RunnerChild, exited: () => void): void {
     child.stdout.on("data", (chunk: Buffer) => {
       if (this.fatal) return;
+      this.gate.read();
       try {
         this.reader.push(chunk);
       } catch (err) {
