@@ -13,10 +13,11 @@ export interface Pausable {
 }
 
 /**
- * How many times its `ms` a wait on a writer's answer lasts while the writer goes on writing: many times what
- * reading all a socket held takes on a loaded machine, so that never cuts it short.
+ * How many times its `ms` a wait on a writer's answer lasts while the writer goes on writing: several times what
+ * reading all a socket held takes on a loaded machine, yet an agent that streams on past an interrupt (spending
+ * model requests) is stopped within a few graces, and a request on a busy shared runner waits a few timeouts.
  */
-const READ_LIMIT = 10;
+const READ_LIMIT = 5;
 
 export class ReadGate {
   /** The sessions holding the stream paused, each with the function that cancels its wait for relief. */
