@@ -67,7 +67,10 @@ export interface StoreOptions {
   inline?: InlineCommits;
   /** Commit through one write-ahead journal for all the store's logs (./journal.ts; default journalByDefault(): off). */
   journal?: boolean;
-  /** A test's seam: runs as an open of `id` is about to take its log's lock (journal-takeover.test.ts kills there). */
+  /**
+   * A test's seam: runs as an open, compaction or retire of `id` is about to take its log's lock (the journal
+   * tests kill the log's owner there).
+   */
   beforeLogLock?: (id: string) => Promise<void>;
 }
 
@@ -272,6 +275,7 @@ export class FsSessionStore {
     if ((await fsp.readFile(marker, "utf8").catch(() => "")) === stamp(before)) return undefined;
     let result: CompactResult | undefined;
     await this.journals.ready(); // the log as the journals leave it, not a replay overwriting the rewritten file
+    await this.beforeLogLock?.(id);
     try {
       result = await compactLog(events, id, { io: this.io, holder: this.holder });
     } catch (err) {
@@ -291,6 +295,7 @@ export class FsSessionStore {
     const archived = await fsp.stat(archiveDir(events)).then(() => true, notFound);
     if (!archived && (await listSealed(events)).length === 0) return undefined;
     await this.journals.ready();
+    await this.beforeLogLock?.(id);
     try {
       const result = await retireSegments(events, id, policy, {
         io: this.io,
