@@ -12,7 +12,7 @@ import { failure, StoreError } from "./errors.js";
 import { burnMark, header, type SegmentBase } from "./log-format.js";
 import { type LogIO, nodeLogIO, writeFully } from "./log-io.js";
 import { acquireLogLock, type LogHolder } from "./log-lock.js";
-import { repairActive } from "./log-open.js";
+import { type Replay, repairActive } from "./log-open.js";
 import { LogState, statePath } from "./log-state.js";
 import { listSealed, readHeader, readSegments, type Segment } from "./segments.js";
 
@@ -75,15 +75,21 @@ export function foldedEvents(events: readonly SessionEvent[]): { kept: SessionEv
   return { kept, turns: folding.turns };
 }
 
-/** Compacts the log at `path` in place. Takes the log's lock: a session open anywhere is refused. */
+/**
+ * Compacts the log at `path` in place. Takes the log's lock: a session open anywhere is refused. `replay` (the
+ * store's journals, OpenOptions.replay) runs once the lock is held, before the log is read.
+ */
 export async function compactLog(
   path: string,
   session: string,
-  options: { io?: LogIO; holder?: LogHolder } = {},
+  options: { io?: LogIO; holder?: LogHolder; replay?: Replay } = {},
 ): Promise<CompactResult> {
   const io = options.io ?? nodeLogIO;
   const lock = await acquireLogLock(path, { session, ...(options.holder ? { holder: options.holder } : {}) });
   try {
+    // The lock may be a dead owner's, taken over: its acknowledged events may be in its journal only, and a
+    // record replayed after the rewrite would land at its old offset in the shorter file (or past its end).
+    await options.replay?.(path);
     // A crash mid-roll can leave the active file without a header: rewritten as it is, it would start at seq 1.
     const active = await repairActive(io, path, session, false);
     await io.close(active.fd);

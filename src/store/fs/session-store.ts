@@ -274,10 +274,10 @@ export class FsSessionStore {
     const stamp = (st: { size: number; mtimeMs: number }) => `${st.size}:${st.mtimeMs}`;
     if ((await fsp.readFile(marker, "utf8").catch(() => "")) === stamp(before)) return undefined;
     let result: CompactResult | undefined;
-    await this.journals.ready(); // the log as the journals leave it, not a replay overwriting the rewritten file
     await this.beforeLogLock?.(id);
     try {
-      result = await compactLog(events, id, { io: this.io, holder: this.holder });
+      // The journals replayed into the log once its lock is held (as an open does), before it is rewritten.
+      result = await compactLog(events, id, { io: this.io, holder: this.holder, replay: this.logs.replay });
     } catch (err) {
       // Locked: open elsewhere, the next sweep looks again. A request or turn still open: skip until it changes.
       if ((err as StoreError).code === "locked") return undefined;
