@@ -13,6 +13,12 @@ import { type LogIO, writeAll } from "./log-io.js";
 import { acquireLogLock, type LogLock, LogLockedError, liveHolder } from "./log-lock.js";
 import { repairActive } from "./log-open.js";
 
+/**
+ * The journals a replay kept (a live process holds one of their logs), each with the logs it has records for
+ * (resolved paths): what a store learnt of them, so that its later opens of other logs need not replay them.
+ */
+export type KeptJournals = Map<string, ReadonlySet<string>>;
+
 export interface JournalRecord {
   head: RecordHead;
   bytes: Buffer;
@@ -48,7 +54,13 @@ export function parseJournal(buf: Buffer): JournalRecord[] {
  * another journal is there: a journal being replayed is locked, and an open that went on past it could take a
  * log before the replay reached it.
  */
-export async function replayJournals(dir: string, io: LogIO, own?: string, held?: string): Promise<void> {
+export async function replayJournals(
+  dir: string,
+  io: LogIO,
+  own?: string,
+  held?: string,
+  kept?: KeptJournals,
+): Promise<void> {
   const others = async () => {
     try {
       return (await fsp.readdir(dir)).filter((n) => n.endsWith(JOURNAL_SUFFIX) && n !== own);
@@ -69,13 +81,18 @@ export async function replayJournals(dir: string, io: LogIO, own?: string, held?
   };
   const names = await others();
   const owned = await Promise.all(names.map(ownedLive));
-  if (owned.every(Boolean)) return;
+  // As the records name their logs: resolved against the home.
+  const heldPath = held === undefined ? undefined : nodePath.resolve(held);
+  for (const name of kept?.keys() ?? []) if (!names.includes(name)) kept?.delete(name);
+  // A journal an earlier replay kept is a dead process's: its records never change, and it has none for `held`.
+  // Replayed again it would cost this open the replay lock, the journal's read and a sync of each log it names.
+  const needless = (name: string, i: number) =>
+    owned[i] || (heldPath !== undefined && kept?.get(name)?.has(heldPath) === false);
+  if (names.every(needless)) return;
   const replaying = await replayLock(dir);
   if (!replaying) return; // the directory is gone: so are its journals
   try {
-    // As the records name their logs: resolved against the home.
-    const heldPath = held === undefined ? undefined : nodePath.resolve(held);
-    for (const name of await others()) await replayOne(dir, name, io, heldPath);
+    for (const name of await others()) await replayOne(dir, name, io, heldPath, kept);
   } finally {
     await replaying.release();
   }
@@ -102,7 +119,13 @@ async function replayLock(dir: string): Promise<LogLock | undefined> {
  * process holds is skipped, and the journal kept: that process may have taken the log over from this journal's
  * dead one and be waiting for the replay lock to replay it itself; removed now, its records would be lost.
  */
-async function replayOne(dir: string, name: string, io: LogIO, held: string | undefined): Promise<void> {
+async function replayOne(
+  dir: string,
+  name: string,
+  io: LogIO,
+  held: string | undefined,
+  kept: KeptJournals | undefined,
+): Promise<void> {
   const path = nodePath.join(dir, name);
   const lock = await lockOf(path, "journal");
   if (!lock) return;
@@ -113,10 +136,14 @@ async function replayOne(dir: string, name: string, io: LogIO, held: string | un
       const logPath = nodePath.resolve(nodePath.dirname(dir), r.head.p);
       byLog.set(logPath, [...(byLog.get(logPath) ?? []), r]);
     }
-    let kept = false;
+    let keep = false;
     for (const [logPath, list] of byLog)
-      if (!(await replayLog(io, logPath, list, logPath === held))) kept = true;
-    if (kept) return;
+      if (!(await replayLog(io, logPath, list, logPath === held))) keep = true;
+    if (keep) {
+      kept?.set(name, new Set(byLog.keys()));
+      return;
+    }
+    kept?.delete(name);
     await fsp.rm(path, { force: true });
     await io.syncDir(dir);
   } finally {

@@ -4,7 +4,7 @@ import fs from "node:fs";
 import nodePath from "node:path";
 import { diskError } from "./errors.js";
 import { Journal } from "./journal.js";
-import { replayJournals } from "./journal-replay.js";
+import { type KeptJournals, replayJournals } from "./journal-replay.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
 
 export class StoreJournal {
@@ -15,6 +15,8 @@ export class StoreJournal {
   private readonly dir: string;
   /** The io the journals are replayed with: the store's own. */
   private readonly replayIo: LogIO;
+  /** The journals this store's replays kept, and their logs: an open of another log skips them. */
+  private readonly kept: KeptJournals = new Map();
 
   constructor(home: string, io: LogIO, enabled: boolean) {
     this.dir = nodePath.join(home, "journal");
@@ -34,7 +36,7 @@ export class StoreJournal {
   ready = async (held?: string): Promise<void> => {
     try {
       const own = this.journal && nodePath.basename(this.journal.path);
-      await replayJournals(this.dir, this.replayIo, own, held);
+      await replayJournals(this.dir, this.replayIo, own, held, this.kept);
     } catch (err) {
       throw diskError("replay the journals in", this.dir, err);
     }

@@ -1,0 +1,78 @@
+// A journal (journal.ts) a replay keeps, because a live process holds one of its logs, stays in the home until an
+// open of that log replays it. Meanwhile an open of a log it has no records for must not replay it again: each
+// time that took the home's replay lock, read the whole journal and synced every other log it names.
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { JOURNAL_SUFFIX } from "./journal.js";
+import { type LogIO, nodeLogIO } from "./log-io.js";
+import { acquireLogLock } from "./log-lock.js";
+import { FsSessionStore } from "./session-store.js";
+import { type JournalingChild, journalingChild } from "./testing/journaling-child.js";
+
+let home: string;
+let child: JournalingChild | undefined;
+
+beforeEach(async () => {
+  home = await fs.mkdtemp(path.join(os.tmpdir(), "brain-journal-kept-"));
+});
+
+afterEach(async () => {
+  await child?.kill();
+  child = undefined;
+  await fs.rm(home, { recursive: true, force: true });
+});
+
+/** Sessions "a" and "b", three events each, durable in the child's journal (their files never synced). */
+const twoLogs = `
+  for (const id of ["a", "b"]) {
+    await store.create({ id, harness: "process", config: { model: "m1" } });
+    const log = await store.openLog(id);
+    for (let k = 1; k <= 3; k++) await log.append([{ type: "assistant.delta", turn: "t1", data: { text: id + k } }]);
+  }
+  process.stdout.write("ready\\n");
+  setInterval(() => {}, 1 << 30);`;
+
+it("an open of a log a kept journal has no records for does not replay it; an open of its log still does", async () => {
+  child = await journalingChild(home, twoLogs);
+  await child.kill();
+  const logOf = (id: string) => path.join(home, "sessions", id, "events.jsonl");
+  // What a crash of the machine leaves of "a": nothing its journal does not hold.
+  await fs.truncate(logOf("a"), 0);
+  await fs.rm(`${logOf("a")}.state`, { force: true });
+  const touched: string[] = [];
+  const io: LogIO = {
+    ...nodeLogIO,
+    open: (p, flags, mode) => {
+      touched.push(path.relative(home, p));
+      return nodeLogIO.open(p, flags, mode);
+    },
+  };
+  const store = new FsSessionStore(home, io, undefined, { journal: true });
+  const journals = async () =>
+    (await fs.readdir(path.join(home, "journal"))).filter((n) => n.endsWith(JOURNAL_SUFFIX));
+  try {
+    // A live process took "a" over from the dead child: the first open in the home replays "b", keeps the journal.
+    const taken = await acquireLogLock(logOf("a"), { session: "a" });
+    try {
+      await store.create({ id: "c", harness: "process", config: { model: "m1" } });
+      await (await store.openLog("c")).close();
+      expect(await journals()).toHaveLength(1);
+      touched.length = 0;
+      await (await store.openLog("c")).close();
+      expect(touched.filter((p) => !p.startsWith(`sessions${path.sep}c${path.sep}`))).toEqual([]);
+    } finally {
+      await taken.release();
+    }
+    const log = await store.openLog("a");
+    try {
+      expect((await log.read(0)).map((e) => (e.data as { text: string }).text)).toEqual(["a1", "a2", "a3"]);
+    } finally {
+      await log.close();
+    }
+    expect(await journals()).toEqual([]);
+  } finally {
+    await store.close();
+  }
+});
