@@ -1,27 +1,25 @@
 // A journal's (journal.ts) process dying while another takes its logs: the events it acknowledged (durable in its
 // journal only) must reach its logs exactly once, whoever opens or replays them, and whenever it dies.
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { JOURNAL_SUFFIX } from "./journal.js";
 import { replayJournals } from "./journal-replay.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
 import { acquireLogLock } from "./log-lock.js";
 import { FsSessionStore } from "./session-store.js";
+import { type JournalingChild, journalingChild } from "./testing/journaling-child.js";
 
 let home: string;
-let child: ChildProcess | undefined;
+let child: JournalingChild | undefined;
 
 beforeEach(async () => {
   home = await fs.mkdtemp(path.join(os.tmpdir(), "brain-journal-takeover-"));
 });
 
 afterEach(async () => {
-  child?.kill("SIGKILL");
+  await child?.kill();
   child = undefined;
   await fs.rm(home, { recursive: true, force: true });
 });
@@ -32,32 +30,16 @@ const EVENTS = 5;
  * A child that appends EVENTS events to session `a` through its store's journal, one commit each, says "ready"
  * and waits, holding the log and its journal. Resolves with its kill, which resolves once it is gone (reaped).
  */
-async function journalingChild(): Promise<() => Promise<void>> {
-  const module = pathToFileURL(
-    path.join(import.meta.dirname, "../../../dist/src/store/fs/session-store.js"),
-  ).href;
-  const script = `const { FsSessionStore } = await import(${JSON.stringify(module)});
-    const store = new FsSessionStore(${JSON.stringify(home)}, undefined, undefined, { journal: true });
-    await store.create({ id: "a", harness: "process", config: { model: "m1" } });
+async function journalingOwner(): Promise<() => Promise<void>> {
+  child = await journalingChild(
+    home,
+    `await store.create({ id: "a", harness: "process", config: { model: "m1" } });
     const log = await store.openLog("a");
     for (let k = 1; k <= ${EVENTS}; k++) await log.append([{ type: "assistant.delta", turn: "t1", data: { text: "e" + k } }]);
     process.stdout.write("ready\\n");
-    setInterval(() => {}, 1 << 30);`;
-  const proc = spawn(process.execPath, ["--input-type=module", "-e", script], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  child = proc;
-  const exited = once(proc, "exit");
-  let out = "";
-  proc.stdout.setEncoding("utf8");
-  proc.stdout.on("data", (chunk: string) => {
-    out += chunk;
-  });
-  await expect.poll(() => out, { timeout: 60_000 }).toContain("ready");
-  return async () => {
-    proc.kill("SIGKILL");
-    await exited;
-  };
+    setInterval(() => {}, 1 << 30);`,
+  );
+  return child.kill;
 }
 
 /** What a crash of the machine leaves of the log: its file as created (its appends were never synced). */
@@ -88,7 +70,7 @@ async function expectAll(
 }
 
 it("an open replays the journal of a log's owner that died after the open looked at the journals", async () => {
-  const kill = await journalingChild();
+  const kill = await journalingOwner();
   // The owner lives while the open checks the home's journals, and dies before the open takes its log's lock.
   const store = new FsSessionStore(home, undefined, undefined, {
     journal: true,
@@ -101,7 +83,7 @@ it("an open replays the journal of a log's owner that died after the open looked
 });
 
 it("a replay keeps a dead journal whose log a live process took over, for that process's own replay", async () => {
-  await (await journalingChild())();
+  await (await journalingOwner())();
   await loseUnsynced();
   const dir = path.join(home, "journal");
   const events = path.join(home, "sessions", "a", "events.jsonl");
@@ -120,7 +102,7 @@ it("a replay keeps a dead journal whose log a live process took over, for that p
 
 it("a replay syncs a dead owner's log before it removes the journal, when the file holds the records already", async () => {
   // Killed, not crashed: its log's file holds every event (in the page cache), not synced; only its journal is.
-  await (await journalingChild())();
+  await (await journalingOwner())();
   const [paths, calls] = [new Map<number, string>(), [] as string[]];
   const io: LogIO = {
     ...nodeLogIO,
