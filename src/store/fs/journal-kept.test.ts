@@ -34,10 +34,21 @@ const twoLogs = `
   process.stdout.write("ready\\n");
   setInterval(() => {}, 1 << 30);`;
 
-it("an open of a log a kept journal has no records for does not replay it; an open of its log still does", async () => {
+const logOf = (id: string) => path.join(home, "sessions", id, "events.jsonl");
+const journals = async () =>
+  (await fs.readdir(path.join(home, "journal"))).filter((n) => n.endsWith(JOURNAL_SUFFIX));
+
+/**
+ * The dead child's journal kept: a live process (this one, `taken`) took "a" over, and the first open in the home
+ * (of "c", made here) replayed "b" and kept the journal. `touched`: the paths the store opened since (home-relative).
+ */
+async function keptJournal(): Promise<{
+  store: FsSessionStore;
+  touched: string[];
+  release: () => Promise<void>;
+}> {
   child = await journalingChild(home, twoLogs);
   await child.kill();
-  const logOf = (id: string) => path.join(home, "sessions", id, "events.jsonl");
   // What a crash of the machine leaves of "a": nothing its journal does not hold.
   await fs.truncate(logOf("a"), 0);
   await fs.rm(`${logOf("a")}.state`, { force: true });
@@ -50,20 +61,25 @@ it("an open of a log a kept journal has no records for does not replay it; an op
     },
   };
   const store = new FsSessionStore(home, io, undefined, { journal: true });
-  const journals = async () =>
-    (await fs.readdir(path.join(home, "journal"))).filter((n) => n.endsWith(JOURNAL_SUFFIX));
+  const taken = await acquireLogLock(logOf("a"), { session: "a" });
+  await store.create({ id: "c", harness: "process", config: { model: "m1" } });
+  await (await store.openLog("c")).close();
+  expect(await journals()).toHaveLength(1);
+  touched.length = 0;
+  return { store, touched, release: () => taken.release() };
+}
+
+const outsideC = (touched: string[]) =>
+  touched.filter((p) => !p.startsWith(`sessions${path.sep}c${path.sep}`));
+
+it("an open of a log a kept journal has no records for does not replay it; an open of its log still does", async () => {
+  const { store, touched, release } = await keptJournal();
   try {
-    // A live process took "a" over from the dead child: the first open in the home replays "b", keeps the journal.
-    const taken = await acquireLogLock(logOf("a"), { session: "a" });
     try {
-      await store.create({ id: "c", harness: "process", config: { model: "m1" } });
       await (await store.openLog("c")).close();
-      expect(await journals()).toHaveLength(1);
-      touched.length = 0;
-      await (await store.openLog("c")).close();
-      expect(touched.filter((p) => !p.startsWith(`sessions${path.sep}c${path.sep}`))).toEqual([]);
+      expect(outsideC(touched)).toEqual([]);
     } finally {
-      await taken.release();
+      await release();
     }
     const log = await store.openLog("a");
     try {
@@ -73,6 +89,19 @@ it("an open of a log a kept journal has no records for does not replay it; an op
     }
     expect(await journals()).toEqual([]);
   } finally {
+    await store.close();
+  }
+});
+
+it("a retire of a log a kept journal has no records for does not replay it", async () => {
+  const { store, touched, release } = await keptJournal();
+  try {
+    // An archive makes the retire take the log (most logs have none and are only looked at).
+    await fs.mkdir(path.join(home, "sessions", "c", "archive"));
+    expect(await store.retire("c", { archiveAfterMs: 0 })).toBeUndefined();
+    expect(outsideC(touched)).toEqual([]);
+  } finally {
+    await release();
     await store.close();
   }
 });

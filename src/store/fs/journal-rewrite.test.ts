@@ -108,10 +108,10 @@ const rolled = `
   process.stdout.write(JSON.stringify({ acked: acked.map((e) => e.seq) }) + "\\nready\\n");
   setInterval(() => {}, 1 << 30);`;
 
-// Retention rewrites no file the journal's records replay into (those of sealed segments are skipped): the active
-// file it finds lost is started again with the header the owner's first record after the roll carries, and that
-// record replays over it at the next open.
-it("a retire leaves the journal of a log's owner that died after it looked at the journals to the next open", async () => {
+// Retention rewrites no file a record replays into (a sealed segment's records are skipped), so it lost nothing
+// even while its replay ran before the lock: the record of the first batch after the roll replayed at the next
+// open, over the same header the retire had started the lost active file again with. Now it replays under the lock.
+it("a retire loses none of the events of a log's owner that died after the retire looked at the journals", async () => {
   child = await journalingChild(home, rolled);
   const { acked } = JSON.parse(child.out().split("\n")[0]!) as { acked: number[] };
   const owner = child;

@@ -13,24 +13,28 @@ import type { RetireResult, SegmentPolicy } from "../../core/retention.js";
 import { failure, StoreError } from "./errors.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
 import { acquireLogLock, type LogHolder } from "./log-lock.js";
-import { repairActive } from "./log-open.js";
+import { type Replay, repairActive } from "./log-open.js";
 import { firstSeqOf, listSealed } from "./segments.js";
 
 export type { RetireResult, SegmentPolicy };
 
 export const archiveDir = (logPath: string) => nodePath.join(nodePath.dirname(logPath), "archive");
 
-/** Applies `policy` to the log at `path`. Throws LogLockedError when the log is open anywhere. */
+/**
+ * Applies `policy` to the log at `path`. Throws LogLockedError when the log is open anywhere. `replay` (the store's
+ * journals, OpenOptions.replay) runs once the lock is held, as an open's does.
+ */
 export async function retireSegments(
   path: string,
   session: string,
   policy: SegmentPolicy,
-  options: { io?: LogIO; holder?: LogHolder; now?: number } = {},
+  options: { io?: LogIO; holder?: LogHolder; now?: number; replay?: Replay } = {},
 ): Promise<RetireResult> {
   const io = options.io ?? nodeLogIO;
   const now = options.now ?? Date.now();
   const lock = await acquireLogLock(path, { session, ...(options.holder ? { holder: options.holder } : {}) });
   try {
+    await options.replay?.(path);
     // The active segment's header carries the base once the sealed ones are gone: a crash mid-roll can leave it
     // without one, and dropping them then would start the log again at seq 1.
     await io.close((await repairActive(io, path, session, false)).fd);

@@ -294,12 +294,12 @@ export class FsSessionStore {
     // Most logs never roll: a sweep costs them one directory read, not a lock taken and given back.
     const archived = await fsp.stat(archiveDir(events)).then(() => true, notFound);
     if (!archived && (await listSealed(events)).length === 0) return undefined;
-    await this.journals.ready();
     await this.beforeLogLock?.(id);
     try {
       const result = await retireSegments(events, id, policy, {
         io: this.io,
         holder: this.holder,
+        replay: this.logs.replay,
       });
       return result.archived + result.dropped > 0 ? result : undefined;
     } catch (err) {
