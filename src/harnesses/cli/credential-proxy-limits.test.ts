@@ -1,12 +1,14 @@
 // One agent cannot hold the shared daemon's sockets without end through its credential proxy: past
 // MAX_CONNECTIONS a connection is answered with a 429 that names the cap (and the cap frees as connections
-// close), and a request body that stops sending is cut with a 408 when its idle timer fires, the provider's
-// request with it.
+// close), a connection that sends no request head is closed when its wait fires (past twice the cap, at once), and
+// a request body that stops sending is cut with a 408 when its idle timer fires, the provider's request with it.
+import { readdirSync } from "node:fs";
 import { type ClientRequest, createServer, type IncomingMessage } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { nodeRequest } from "../../testing/http.js";
-import { CredentialProxy, MAX_CONNECTIONS } from "./credential-proxy.js";
+import { CredentialProxy } from "./credential-proxy.js";
+import { MAX_CONNECTIONS, type ProxyTimer } from "./proxy-connections.js";
 import { KEY } from "./testing/proxy-bed.js";
 
 /** A provider that answers HEAD at once and holds every other request open, counting what it was sent. */
@@ -44,6 +46,34 @@ function send(
 ): Promise<{ status: number; text: string }> {
   return nodeRequest(url, { method, agent: false, headers }, sent);
 }
+
+/** A ProxyTimer the test fires itself (`fire`: every one armed now) instead of waiting its time out. */
+function heldTimer() {
+  const armed = new Set<() => void>();
+  const timer: ProxyTimer = (fire) => {
+    armed.add(fire);
+    return () => armed.delete(fire);
+  };
+  const fire = () => {
+    for (const one of [...armed]) one();
+  };
+  return { timer, armed, fire };
+}
+
+/** A connection to `port` that is open and has sent nothing; `closed` once the other end has closed it. */
+async function silent(port: number): Promise<{ socket: Socket; closed: () => boolean }> {
+  const socket = connect(port, "127.0.0.1");
+  let closed = false;
+  socket.on("close", () => {
+    closed = true;
+  });
+  socket.on("error", () => {}); // a reset from the proxy closes it as well
+  await new Promise((resolve) => socket.once("connect", resolve));
+  return { socket, closed: () => closed };
+}
+
+/** The file descriptors this process holds: the proxy's sockets and the test's ends of them among them. */
+const descriptors = () => readdirSync("/proc/self/fd").length;
 
 describe("credential proxy limits", { timeout: 120_000 }, () => {
   it("answers a connection past the cap with a 429 naming it, and takes one again once a held one closes", async () => {
@@ -83,16 +113,75 @@ describe("credential proxy limits", { timeout: 120_000 }, () => {
     }
   });
 
-  it("cuts a body that stops sending with a 408 when its idle timer fires, and ends the provider's request", async () => {
+  it("closes connections that send no request head: past twice the cap at once, the rest when their wait fires", async () => {
     const upstream = await holdingUpstream();
-    const armed = new Set<() => void>();
+    const headers = heldTimer();
     const p = await CredentialProxy.start(
       { wire: "messages", api_key: KEY, base_url: upstream.url },
       undefined,
-      (fire) => {
-        armed.add(fire);
-        return () => armed.delete(fire);
-      },
+      { headers: headers.timer },
+    );
+    const past = 16;
+    const held: Socket[] = [];
+    try {
+      const before = descriptors();
+      const open: Awaited<ReturnType<typeof silent>>[] = [];
+      for (let i = 0; i < 2 * MAX_CONNECTIONS + past; i++) open.push(await silent(p.port));
+      held.push(...open.map((one) => one.socket));
+      const closed = () => open.filter((one) => one.closed()).length;
+      // Before any wait has fired: those past the cap and the cap's worth waiting to be told so are let go.
+      await expect.poll(closed).toBe(past);
+      expect(headers.armed.size).toBe(2 * MAX_CONNECTIONS);
+      headers.fire();
+      await expect.poll(closed).toBe(open.length);
+      await expect.poll(descriptors).toBeLessThanOrEqual(before);
+      expect((await send(`${p.url}/`, "HEAD")).status).toBe(200);
+    } finally {
+      for (const socket of held) socket.destroy();
+      await p.close();
+      await upstream.close();
+    }
+  });
+
+  it("closes a kept-alive connection whose next request's head does not come when its wait fires", async () => {
+    const upstream = await holdingUpstream();
+    const headers = heldTimer();
+    const p = await CredentialProxy.start(
+      { wire: "messages", api_key: KEY, base_url: upstream.url },
+      undefined,
+      { headers: headers.timer },
+    );
+    const { socket, closed } = await silent(p.port);
+    try {
+      let read = "";
+      socket.on("data", (chunk: Buffer) => {
+        read += chunk.toString();
+      });
+      socket.write(`HEAD /${p.token}/ HTTP/1.1\r\nHost: proxy\r\n\r\n`);
+      await expect.poll(() => read).toMatch(/^HTTP\/1\.1 200 /);
+      // The next head a byte at a time: each byte put off Node's own keep-alive timeout, which only counts idleness.
+      socket.write(`POST /${p.token}/v1/messages HTTP/1.1\r\nHost: proxy\r\nX-Slow: `);
+      await expect
+        .poll(() => {
+          socket.write("a");
+          headers.fire();
+          return closed();
+        })
+        .toBe(true);
+    } finally {
+      socket.destroy();
+      await p.close();
+      await upstream.close();
+    }
+  });
+
+  it("cuts a body that stops sending with a 408 when its idle timer fires, and ends the provider's request", async () => {
+    const upstream = await holdingUpstream();
+    const bodyIdle = heldTimer();
+    const p = await CredentialProxy.start(
+      { wire: "messages", api_key: KEY, base_url: upstream.url },
+      undefined,
+      { bodyIdle: bodyIdle.timer },
     );
     let client: ClientRequest | undefined;
     try {
@@ -104,8 +193,8 @@ describe("credential proxy limits", { timeout: 120_000 }, () => {
       answered.catch(() => {}); // a failed wait destroys the request below: that is not another failure
       // The first half reached the provider, and the proxy waits on the sender for the rest: it has stalled.
       await expect.poll(upstream.read, { timeout: 60_000 }).toBe(half.length);
-      await expect.poll(() => armed.size, { timeout: 60_000 }).toBe(1);
-      for (const fire of armed) fire();
+      await expect.poll(() => bodyIdle.armed.size, { timeout: 60_000 }).toBe(1);
+      bodyIdle.fire();
       const answer = await answered;
       expect(answer.status).toBe(408);
       expect(answer.text).toContain("the request body sent nothing for 30 s");

@@ -14,6 +14,7 @@ import { pipeline } from "node:stream/promises";
 import { Agent } from "undici";
 import { Redactor } from "../../core/redact.js";
 import type { WireApi } from "./provider-api.js";
+import { after, MAX_CONNECTIONS, ProxyConnections, type ProxyTimer } from "./proxy-connections.js";
 import { refusedRoute } from "./proxy-paths.js";
 import { decoderOf, redactedHeaders, redactingBody } from "./proxy-redact.js";
 
@@ -26,27 +27,16 @@ export type ProxyWire = WireApi | "gemini";
 /** A request body larger than any one model request (Anthropic's own limit is 32 MB) is refused with 413. */
 export const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
 
-/**
- * Connections one proxy holds at once. The proxy runs in the daemon every tenant shares, and one agent (or a tool
- * it runs) could otherwise open sockets without end. A CLI holds a few: its turn's stream, a subagent's, a token
- * count; the cap leaves room for many parallel subagents. One over it gets a 429 that names the cap.
- */
-export const MAX_CONNECTIONS = 64;
-
 /** How long a request's body may send nothing before it is cut with a 408: a CLI sends its body from memory. */
 export const BODY_IDLE_MS = 30_000;
 
-/**
- * Arms the body's idle timer: `fire` runs unless the returned disarm is called first. A test passes its own, to
- * fire it when the body has stalled, instead of waiting out BODY_IDLE_MS.
- */
-export type IdleTimer = (fire: () => void) => () => void;
-
-const idleTimer: IdleTimer = (fire) => {
-  const timer = setTimeout(fire, BODY_IDLE_MS);
-  timer.unref();
-  return () => clearTimeout(timer);
-};
+/** The proxy's timers, each the real one unless a test passes its own. */
+export interface ProxyTimers {
+  /** A request body's wait for its next chunk (BODY_IDLE_MS). */
+  bodyIdle?: ProxyTimer;
+  /** A connection's wait for a request's head (./proxy-connections.ts, HEADERS_WAIT_MS). */
+  headers?: ProxyTimer;
+}
 
 /** Where each wire's vendor is when the provider names no base_url, as its SDKs join paths to it. */
 const VENDOR_BASE: Record<ProxyWire, string> = {
@@ -106,9 +96,6 @@ export class CredentialProxy {
   /** The key, kept out of every answer the agent reads (./proxy-redact.ts). */
   private readonly redactor: Redactor;
   private revoked = false;
-  /** The connections under MAX_CONNECTIONS; one accepted past it is answered with a 429 and closed. */
-  private readonly sockets = new Set<Socket>();
-  private readonly overCap = new WeakSet<Socket>();
   /** Where it listens on 127.0.0.1 (bridged into a container at the same port). */
   port = 0;
 
@@ -116,7 +103,7 @@ export class CredentialProxy {
     private readonly target: ProxyTarget,
     private readonly server: Server,
     private readonly refused: (message: string) => void,
-    private readonly idle: IdleTimer,
+    private readonly idle: ProxyTimer,
   ) {
     this.upstream = new URL(target.base_url ?? VENDOR_BASE[target.wire]);
     this.redactor = new Redactor([{ name: "api_key", value: target.api_key }]);
@@ -124,19 +111,23 @@ export class CredentialProxy {
 
   /**
    * `refused`: told why, without the key or the request's query, each time a request is refused its path.
-   * `idle`: the request body's idle timer (BODY_IDLE_MS).
+   * `timers`: a test's own, in place of the real waits.
    */
   static async start(
     target: ProxyTarget,
     refused: (message: string) => void = () => {},
-    idle: IdleTimer = idleTimer,
+    timers: ProxyTimers = {},
   ): Promise<CredentialProxy> {
     const server = createServer();
-    const proxy = new CredentialProxy(target, server, refused, idle);
-    server.on("connection", (socket: Socket) => proxy.accepted(socket));
+    const connections = new ProxyConnections(timers.headers);
+    const proxy = new CredentialProxy(target, server, refused, timers.bodyIdle ?? after(BODY_IDLE_MS));
+    server.on("connection", (socket: Socket) => connections.accepted(socket));
     const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+      const socket = req.socket;
+      const underCap = connections.began(socket);
+      res.once("close", () => connections.answered(socket));
       proxy
-        .handle(req, res)
+        .handle(req, res, underCap)
         .catch((err: Error) => fail(res, 502, `the provider could not be reached: ${err.message}`));
     };
     server.on("request", onRequest);
@@ -165,16 +156,10 @@ export class CredentialProxy {
     await this.pool.destroy();
   }
 
-  private accepted(socket: Socket): void {
-    if (this.sockets.size >= MAX_CONNECTIONS) return void this.overCap.add(socket);
-    this.sockets.add(socket);
-    socket.once("close", () => this.sockets.delete(socket));
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse, underCap: boolean): Promise<void> {
     const rest = this.pathUnderToken(req.url ?? "");
     if (this.revoked || rest === undefined) return fail(res, 403, "not a live session's credential path");
-    if (this.overCap.has(req.socket)) {
+    if (!underCap) {
       return fail(
         res,
         429,
@@ -273,7 +258,7 @@ class Limited {
   stalled = false;
   constructor(
     private readonly req: IncomingMessage,
-    private readonly idle: IdleTimer,
+    private readonly idle: ProxyTimer,
   ) {}
 
   async *chunks(): AsyncGenerator<Buffer> {
