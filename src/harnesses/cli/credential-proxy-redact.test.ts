@@ -1,12 +1,13 @@
 // The provider's key never reaches the agent in an answer: a provider's error body that quotes the key, a
-// gateway's header that echoes it, a streamed body that splits it over two chunks, or a compressed body that hides
-// it from a plain search all reach the agent with the key replaced.
+// gateway's header that echoes it (as it is, URL-encoded, base64-encoded, with its slashes escaped), a streamed body
+// that splits it over two chunks, or a compressed body that hides it from a plain search all reach the agent with
+// the key replaced.
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { anthropic } from "../../testing/fake-provider/wire-clients.js";
-import type { CredentialProxy } from "./credential-proxy.js";
+import { CredentialProxy } from "./credential-proxy.js";
 import { KEY, useProxyBed } from "./testing/proxy-bed.js";
 
 const bed = useProxyBed();
@@ -36,6 +37,23 @@ function post(p: CredentialProxy): Promise<Response> {
     headers: { "content-type": "application/json" },
     body: JSON.stringify(anthropic.body("hello", true)),
   });
+}
+
+/**
+ * Whether `text` gives `key` away to one who decodes it as a gateway encoded it: percent-encoded, JSON with its
+ * `/` escaped, or base64 (or base64url) at any offset.
+ */
+function givesAway(text: string, key: string): boolean {
+  const decoded = [
+    text,
+    text.replaceAll("\\/", "/"),
+    text.replace(/%[0-9a-f]{2}/gi, (hex) => String.fromCharCode(Number.parseInt(hex.slice(1), 16))),
+  ];
+  for (const run of text.match(/[A-Za-z0-9+/_-]+/g) ?? []) {
+    const standard = run.replaceAll("-", "+").replaceAll("_", "/");
+    for (let at = 0; at < 4; at++) decoded.push(Buffer.from(standard.slice(at), "base64").toString("latin1"));
+  }
+  return decoded.some((one) => one.includes(key));
 }
 
 describe("credential proxy: the key kept out of answers", () => {
@@ -74,6 +92,43 @@ describe("credential proxy: the key kept out of answers", () => {
           text += new TextDecoder().decode(read.value);
         }
         expect(text).toBe('event: error\ndata: {"message":"bad key [redacted:api_key], try another"}\n\n');
+      },
+    );
+  });
+
+  it("redacts a gateway key a gateway echoes URL-encoded, base64-encoded at any offset, or with its slashes escaped", async () => {
+    const key = "gw+Key/0123456789=abcdefXYZ";
+    const base64 = (text: string) => Buffer.from(text).toString("base64");
+    const echoes = [
+      `GET https://gateway.example/v1/models?key=${encodeURIComponent(key)}`,
+      `form ${new URLSearchParams({ key })}`,
+      `lower ${encodeURIComponent(key).replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase())}`,
+      `authorization: Basic ${base64(`gateway:${key}`)}`,
+      `authorization: Basic ${base64(`u:${key}`)}`,
+      `authorization: Basic ${base64(`${key}:`)}`,
+      `request ${Buffer.from(JSON.stringify({ headers: { "x-api-key": key } })).toString("base64url")}`,
+      `{"x-api-key":"${key.replaceAll("/", "\\/")}"}`,
+    ];
+    for (const echo of echoes) expect(givesAway(echo, key)).toBe(true);
+    await withUpstream(
+      (res) => {
+        res.writeHead(401, { "content-type": "text/plain", "x-echo": `Basic ${base64(`gateway:${key}`)}` });
+        res.end(echoes.join("\n"));
+      },
+      async (url) => {
+        const p = await CredentialProxy.start({ wire: "messages", api_key: key, base_url: url });
+        try {
+          const res = await post(p);
+          expect(givesAway(res.headers.get("x-echo") ?? "", key)).toBe(false);
+          const lines = (await res.text()).split("\n");
+          expect(lines).toHaveLength(echoes.length);
+          for (const line of lines) {
+            expect(line).toContain("[redacted:api_key]");
+            expect(givesAway(line, key), line).toBe(false);
+          }
+        } finally {
+          await p.close();
+        }
       },
     );
   });
