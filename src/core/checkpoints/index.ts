@@ -2,7 +2,7 @@ export type { BlobHooks } from "./blobs.js";
 export { CheckpointError } from "./errors.js";
 export type { CheckpointFile, CheckpointManifest, CheckpointSegment } from "./manifest.js";
 export { WINDOW } from "./plan.js";
-export { refuseInside } from "./restore.js";
+export { holdsManifest, refuseInside } from "./restore.js";
 export {
   type CheckpointHooks,
   CheckpointStore,

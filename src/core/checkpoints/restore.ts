@@ -2,7 +2,7 @@ import { lstat, mkdir, open, readdir, realpath, rename, rm, rmdir } from "node:f
 import path from "node:path";
 import { copyBlobInto } from "./blobs.js";
 import { CheckpointError, errnoCode, targetRefused } from "./errors.js";
-import { fsyncDir } from "./io.js";
+import { fsyncDir, hashRange } from "./io.js";
 import type { CheckpointFile, CheckpointManifest } from "./manifest.js";
 import { isInside } from "./paths.js";
 import { removeDeadTemps, tempName } from "./temps.js";
@@ -143,6 +143,65 @@ export async function restoreManifest(
   }
   // Outside: the files are in place by now, and a failure here is not one that restored nothing.
   await fsyncDir(parent, true);
+}
+
+/**
+ * Whether `intoDir` holds exactly the files of `manifest`, byte for byte, and nothing else: what a restore of it
+ * leaves once renamed into place (a restore is all or nothing). A keyed restore killed between that rename and
+ * keeping its key finds its files so on its retry. Made durable as the restore would have (its parent's entry).
+ */
+export async function holdsManifest(manifest: CheckpointManifest, intoDir: string): Promise<boolean> {
+  const target = path.resolve(intoDir);
+  if (!(await lstat(target).catch(() => undefined))?.isDirectory()) return false;
+  const files = new Map(manifest.files.map((file) => [file.path, file]));
+  const seen = await sameTree(target, "", files);
+  if (seen === undefined || seen !== files.size) return false;
+  await fsyncDir(path.dirname(target), true);
+  return true;
+}
+
+/**
+ * How many of `files` the tree at `dir` holds, each with its bytes; undefined at anything else: another file, a
+ * link, an empty directory (a restore makes only the directories of its files).
+ */
+async function sameTree(
+  dir: string,
+  prefix: string,
+  files: Map<string, CheckpointFile>,
+): Promise<number | undefined> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => undefined);
+  if (!entries || (prefix !== "" && entries.length === 0)) return undefined;
+  let seen = 0;
+  for (const entry of entries) {
+    const at = path.join(dir, entry.name);
+    const name = `${prefix}${entry.name}`;
+    if (entry.isDirectory()) {
+      const below = await sameTree(at, `${name}/`, files);
+      if (below === undefined) return undefined;
+      seen += below;
+      continue;
+    }
+    const file = files.get(name);
+    if (!entry.isFile() || !file || !(await sameBytes(at, file))) return undefined;
+    seen++;
+  }
+  return seen;
+}
+
+async function sameBytes(at: string, file: CheckpointFile): Promise<boolean> {
+  const handle = await open(at, "r").catch(() => undefined);
+  if (!handle) return false;
+  try {
+    if ((await handle.stat()).size !== file.size) return false;
+    for (const { offset, length, sha256 } of file.segments) {
+      if ((await hashRange(handle, offset, offset + length)) !== sha256) return false;
+    }
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
