@@ -24,6 +24,8 @@ function childScript(home: string, id: string, into: string, key: string): strin
   return `import { writeSync } from "node:fs";
     const { makeBrain } = await import(${JSON.stringify(module)});
     const { brain, store } = makeBrain({ home: ${JSON.stringify(home)} });
+    // Alive until killed: a never-settling promise alone lets node exit on its own.
+    setInterval(() => {}, 60_000);
     store.update = () => {
       writeSync(1, "keeping\\n");
       return new Promise(() => {});
