@@ -6,6 +6,7 @@
 // store refuses an id that exists). The tenant is in the digest: one tenant's key never names another's
 // session. A key lives as long as the session it made: after a delete, the same key makes a new one.
 import { createHash } from "node:crypto";
+import type { Brain } from "../core/brain.js";
 import { bodyDigest } from "../core/command-keys.js";
 import type { Made } from "../core/handoff.js";
 import { DEFAULT_TENANT, type SessionRecord } from "../protocol/session.js";
@@ -36,10 +37,14 @@ export class KeyedCreates {
   /** Keyed requests making a session on this node now, by session id and key. */
   private readonly running = new Map<string, { sent: string; run: Promise<string> }>();
 
-  /** `waitMs`: how long a retry waits for the first request under its key (./idempotency.ts, awaitFirst). */
+  /**
+   * `waitMs`: how long a retry waits for the first request under its key (./idempotency.ts, awaitFirst).
+   * `removeHalfMade`: removes the session if a request killed while making it left it half made (removeHalfMade).
+   */
   constructor(
     private readonly stored: (id: string) => Promise<SessionRecord | undefined>,
     private readonly waitMs = KEYED_WAIT_MS,
+    private readonly removeHalfMade: (id: string) => Promise<boolean> = async () => false,
   ) {}
 
   /**
@@ -61,7 +66,10 @@ export class KeyedCreates {
       throw anotherBody(key, request.command);
     }
     const run = (async () => {
-      if (madeBy(await this.stored(id), request, sent)) return id;
+      // A first request killed while it seeded the session (a fork restoring its checkpoint, a handoff) left a
+      // record under the key that was never acknowledged: answered with it, the client would take a session
+      // without its state for the one it asked for. Its retry makes it again instead.
+      if (madeBy(await this.stored(id), request, sent) && !(await this.removeHalfMade(id))) return id;
       try {
         await make({ id, idempotency: { key, sent } });
       } catch (err) {
@@ -99,6 +107,29 @@ function madeBy(record: SessionRecord | undefined, request: KeyedCreate, sent: s
     `${IDEMPOTENCY_HEADER} "${key}" names session ${record.id}, which another request made; send a new key`,
     IDEMPOTENCY_HEADER,
   );
+}
+
+/**
+ * Removes session `id` if a request killed while making it (seeding its native state, before its first event)
+ * left it half made: its log empty, no process holding it, and its record at least `minAgeMs` old. On one host a
+ * live request making it holds its log's lock from the start, and the removal is refused (minAgeMs 0); in a
+ * cluster a node holds no lease on a session it seeds, so only the age tells a dead request from one at work
+ * (as the embedded store's sweep of half-made sessions does). Whether it did.
+ */
+export async function removeHalfMade(
+  brain: Pick<Brain, "firstSeq" | "lastSeq" | "delete" | "record">,
+  id: string,
+  minAgeMs = 0,
+): Promise<boolean> {
+  if ((await brain.lastSeq(id)) > 0 || (await brain.firstSeq(id)) > 1) return false;
+  if (Date.now() - Date.parse((await brain.record(id)).created_at) < minAgeMs) return false;
+  try {
+    await brain.delete(id);
+  } catch (err) {
+    if (err instanceof Error && (err as { code?: unknown }).code === "locked") return false;
+    throw err;
+  }
+  return true;
 }
 
 const anotherBody = (key: string, command: string) =>

@@ -27,7 +27,7 @@ import { type ControlLeases, takenForAnother } from "./control.js";
 import { ApiError, inField, notFound } from "./errors.js";
 import { answerRequest, IDEMPOTENCY_HEADER, IdempotentCommands, keyedAs } from "./idempotency.js";
 import { KeyedAnswers } from "./keyed-answers.js";
-import { KeyedCreates } from "./keyed-creates.js";
+import { KeyedCreates, removeHalfMade } from "./keyed-creates.js";
 import { KeyedDeletes } from "./keyed-deletes.js";
 import { type NativeStateParts, rebuild, restore } from "./native-state.js";
 import { newSessionInput } from "./new-session-input.js";
@@ -42,6 +42,8 @@ export interface SessionServiceParts {
   agents: AgentCatalog;
   /** How long a retry waits for the first request under its Idempotency-Key (default KEYED_WAIT_MS). */
   keyedWaitMs?: number | undefined;
+  /** How old a half-made session must be before a keyed retry makes it again (removeHalfMade); default 0. */
+  halfMadeAfterMs?: number | undefined;
 }
 
 /** Who is asking: the token's tenant and role, and the client id it gave (X-Brain-Client). */
@@ -65,7 +67,9 @@ export class SessionService {
     const waitMs = parts.keyedWaitMs;
     this.commands = new IdempotentCommands(waitMs);
     this.answers = new KeyedAnswers(undefined, waitMs);
-    this.creates = new KeyedCreates((id) => parts.brain.record(id).catch(() => undefined), waitMs);
+    const stored = (id: string) => parts.brain.record(id).catch(() => undefined);
+    const halfMade = (id: string) => removeHalfMade(parts.brain, id, parts.halfMadeAfterMs);
+    this.creates = new KeyedCreates(stored, waitMs, halfMade);
     this.deletes = new KeyedDeletes(parts.brain, waitMs);
     this.native = {
       brain: parts.brain,
