@@ -130,6 +130,34 @@ describe("commands forwarded over NATS", () => {
     }
   });
 
+  it("a keyed command's retry hears the owner's answer that comes after its keyed wait, many tries later", async () => {
+    const owner = new NatsCommandRouter(ownerNc, { prefix: "keyedwait" });
+    let asked = 0;
+    // The owner where the first request under the key still runs: each retry there waits its keyed wait, then is
+    // told so (409), long after one try of the sender's.
+    const stop = owner.serve("s1", async () => {
+      asked++;
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      return { status: 409, body: JSON.stringify({ error: { code: "conflict" } }) };
+    });
+    await ownerNc.flush();
+    const sender = new NatsCommandRouter(senderNc, {
+      prefix: "keyedwait",
+      attemptMs: 200,
+      patienceMs: 6000,
+      owner: async () => "node-a",
+    });
+    try {
+      const answer = await sender
+        .forward("s1", prompt("again"), { retry: true })
+        .catch((err: unknown) => err);
+      expect(answer).toMatchObject({ status: 409 });
+      expect(asked).toBeGreaterThan(1);
+    } finally {
+      stop();
+    }
+  });
+
   it("a command reaching a node whose lease on the session ran out is not run there, and its sender takes the session as ownerless", async () => {
     let runs = 0;
     const owner = new NatsCommandRouter(ownerNc, { prefix: "lost", holds: () => false });

@@ -1,8 +1,9 @@
 // Commands to a session's owner by NATS request-reply: the owner subscribes to `<prefix>.cmd.<session>` while
 // the session is open on it, so a request reaches whichever node owns it now, and "no responders" means none
 // does (the sender then claims it itself). An owner that is frozen (SIGSTOP, a stalled VM) keeps its
-// subscription, so a request to it goes unanswered: it is asked again in short attempts, for as long as the
-// session's lease says that node still owns it; once the lease has expired the command runs on this node.
+// subscription, so a request to it goes unanswered: it is asked again in short attempts (each left open for its
+// answer), for as long as the session's lease says that node still owns it; once the lease has expired the
+// command runs on this node.
 import {
   type Msg,
   type NatsConnection,
@@ -47,6 +48,11 @@ export interface NatsCommandRouterOptions {
   /** How long a keyed command keeps trying an owner whose lease stays alive before giving up (ms). */
   patienceMs?: number;
 }
+
+/** What one try of a forward came to. */
+type Asked = { answer: RoutedResponse } | { error: unknown };
+/** A keyed command's try that got no answer within attemptMs (it stays open). */
+const TRY_ENDED: unique symbol = Symbol("try ended");
 
 export class NatsCommandRouter implements CommandRouter {
   private readonly prefix: string;
@@ -180,18 +186,21 @@ export class NatsCommandRouter implements CommandRouter {
     options: ForwardOptions = {},
   ): Promise<RoutedResponse | undefined> {
     const giveUpAt = Date.now() + this.patienceMs;
+    const encoded = this.encode(request);
+    // A keyed command's tries all stay open until the patience ends, each still awaiting its answer: an owner where
+    // the first request under the key still runs answers a retry only when its keyed wait ends (a 409 after
+    // KEYED_WAIT_MS), long after one try; dropping each try at its end, the sender heard none and gave up, 503.
+    const asked: Promise<Asked>[] = [];
     for (let attempt = 1; ; attempt++) {
-      try {
-        const reply = await this.nc.request(this.subject(session), this.encode(request), {
-          timeout: options.retry ? this.attemptMs : this.timeoutMs,
-        });
-        const answer = answerOf(reply, `the owner of session ${session}`);
+      const timeout = options.retry ? Math.max(this.attemptMs, giveUpAt - Date.now()) : this.timeoutMs;
+      asked.push(this.ask(session, encoded, timeout));
+      const tryEnds = options.retry ? [sleep(this.attemptMs).then((): typeof TRY_ENDED => TRY_ENDED)] : [];
+      const outcome = await Promise.race([...asked, ...tryEnds]);
+      if (outcome !== TRY_ENDED) {
         // Served by no owner: that node let the session go (its lease ran out, or it is closing it).
-        if (answer.notServed) return undefined;
-        return answer;
-      } catch (err) {
-        if (isNoResponders(err)) return undefined;
-        if (!isTimeout(err)) throw err;
+        if ("answer" in outcome) return outcome.answer.notServed ? undefined : outcome.answer;
+        if (isNoResponders(outcome.error)) return undefined;
+        if (!isTimeout(outcome.error)) throw outcome.error;
       }
       if (!this.options.owner) return undefined;
       const owner = await this.options.owner(session).catch(() => "(unknown: NATS did not answer)");
@@ -214,6 +223,14 @@ export class NatsCommandRouter implements CommandRouter {
       // The owner may be frozen: its lease expires within a TTL, then the next try finds no owner.
       await sleep(Math.min(200, this.attemptMs / 4));
     }
+  }
+
+  /** One try: the owner's answer, or why none came (never rejects: tries still open are raced again later). */
+  private ask(session: string, encoded: string, timeout: number): Promise<Asked> {
+    return this.nc
+      .request(this.subject(session), encoded, { timeout })
+      .then((reply): Asked => ({ answer: answerOf(reply, `the owner of session ${session}`) }))
+      .catch((error: unknown) => ({ error }));
   }
 
   /**
