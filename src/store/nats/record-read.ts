@@ -3,7 +3,7 @@ import type { KV, KvEntry } from "@nats-io/kv";
 import { listedTenant, type SessionSummary, type UnreadableSession } from "../../core/store.js";
 import { oldestFirst, SESSION_ID } from "../fs/session-record.js";
 import { natsFailure } from "./errors.js";
-import { slotOf, tell } from "./record-view.js";
+import { slotOf, tell } from "./record-slot.js";
 
 /** Records read at once by a list the view cannot answer: each may be as large as the bucket's largest value. */
 const READ_ALL_CONCURRENCY = 8;

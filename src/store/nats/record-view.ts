@@ -16,17 +16,10 @@
 // checks and keeps only the tenant's.
 import type { KV, KvEntry, KvWatchEntry } from "@nats-io/kv";
 import { listedTenant, type SessionSummary, type UnreadableSession } from "../../core/store.js";
-import {
-  deepFreeze,
-  describeIssue,
-  oldestFirst,
-  SESSION_ID,
-  type SessionRecord,
-  StoredSessionRecord,
-  summaryOf,
-} from "../fs/session-record.js";
-import { errorMessage, NatsStoreError } from "./errors.js";
+import { oldestFirst, SESSION_ID } from "../fs/session-record.js";
+import { errorMessage } from "./errors.js";
 import { MAX_GAP_READS } from "./record-gaps.js";
+import { type Damaged, type Slot, slotOf, tell } from "./record-slot.js";
 
 /** What the view reads of what kv.watch() gives (its whole type lives in @nats-io/nats-core, not ours). */
 type WatchIterator = AsyncIterable<KvWatchEntry> & { stop(): void };
@@ -50,13 +43,6 @@ export interface BucketState {
   lastRevision: number;
   values: number;
 }
-
-/**
- * A record's summary as a list gives it, or what is wrong with it: thrown by a list not told of unreadable records,
- * as the full read throws it, else told as `unreadable`.
- */
-export type Slot = { summary: SessionSummary } | Damaged;
-type Damaged = { error: NatsStoreError; unreadable: UnreadableSession };
 
 /** Whose a slot is: its record's tenant, or the one a damaged record names (the default tenant's when none). */
 const slotTenant = (slot: Slot) => listedTenant("error" in slot ? slot.unreadable : slot.summary);
@@ -312,52 +298,4 @@ export class RecordView {
 export async function bucketState(records: KV): Promise<BucketState> {
   const { state } = (await records.status()).streamInfo;
   return { lastRevision: state.last_seq, values: state.messages };
-}
-
-/** A stored record, checked as every read of one is: the record, or a brain_error naming the session. */
-export function parseRecord(entry: KvEntry, id: string): SessionRecord {
-  let value: unknown;
-  try {
-    value = entry.json();
-  } catch (err) {
-    throw new NatsStoreError("brain_error", `session ${id}: record is not valid JSON (${errorMessage(err)})`);
-  }
-  const result = StoredSessionRecord.safeParse(value);
-  if (!result.success)
-    throw new NatsStoreError("brain_error", `session ${id}: record ${describeIssue(result.error)}`);
-  return result.data;
-}
-
-export function slotOf(entry: KvEntry): Slot {
-  try {
-    // Frozen: every list hands out this one object, so a caller changing it in place would change it for all.
-    return { summary: deepFreeze(summaryOf(parseRecord(entry, entry.key))) };
-  } catch (err) {
-    return { error: err as NatsStoreError, unreadable: unreadableOf(entry, err as NatsStoreError) };
-  }
-}
-
-/**
- * What a list tells of a record it cannot read: its tenant and created_at when it still parses as JSON (else the
- * default tenant's, the operator's, and when it was stored), so lists keep their order and show it to its owner.
- */
-function unreadableOf(entry: KvEntry, err: NatsStoreError): UnreadableSession {
-  let fields: Record<string, unknown> = {};
-  try {
-    const value = entry.json() as unknown;
-    if (value && typeof value === "object") fields = value as Record<string, unknown>;
-  } catch {}
-  const { key, bucket } = entry;
-  return {
-    id: key,
-    created_at: typeof fields.created_at === "string" ? fields.created_at : entry.created.toISOString(),
-    ...(typeof fields.created_at === "string" ? {} : { undated: true as const }),
-    ...(typeof fields.tenant === "string" ? { tenant: fields.tenant } : {}),
-    error: `${err.message}; repair it (nats kv put ${bucket} ${key} ...), or drop the session with DELETE /v1/sessions/${key} (a bare nats kv del leaves its log and checkpoints behind)`,
-  };
-}
-
-export function tell(slot: Damaged, unreadable?: (session: UnreadableSession) => void): void {
-  if (!unreadable) throw slot.error;
-  unreadable(slot.unreadable);
 }

@@ -25,7 +25,8 @@ import { type OpenScan, scanForOpen } from "./open-scan.js";
 import { storedRevision } from "./record-gaps.js";
 import { watchGone } from "./record-gone.js";
 import { readAllSummaries } from "./record-read.js";
-import { bucketState, parseRecord, RecordView } from "./record-view.js";
+import { parseRecord } from "./record-slot.js";
+import { bucketState, RecordView } from "./record-view.js";
 import { markKey, readMark } from "./seq-mark.js";
 import { TailBudget } from "./tail-budget.js";
 
