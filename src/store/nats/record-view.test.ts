@@ -4,7 +4,7 @@
 // A record stored though NATS's answer to its create was lost is that create's.
 import type { KV, KvWatchEntry } from "@nats-io/kv";
 import { type NatsConnection, TimeoutError } from "@nats-io/transport-node";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { BrainError } from "../../core/errors.js";
 import type { UnreadableSession } from "../../core/store.js";
 import { useNatsCluster } from "../../testing/nats-bed.js";
@@ -226,7 +226,7 @@ describe("RecordView", () => {
    * A view of node-a's records bucket whose watches the test can reach, as a dropped subscription ends them; its
    * watches never deliver the entries `drop` picks (as nats-server 2.9.10 was seen to skip a delete marker).
    */
-  function viewOf(records: KV, drop: (entry: KvWatchEntry) => boolean = () => false) {
+  function viewOf(records: KV, drop: (entry: KvWatchEntry) => boolean = () => false, catchUpMs = 30_000) {
     const watches: Awaited<ReturnType<KV["watch"]>>[] = [];
     const warnings: string[] = [];
     const view = new RecordView({
@@ -240,7 +240,7 @@ describe("RecordView", () => {
       },
       bucket: () => bucketState(records),
       revision: (seq) => storedRevision(records, seq),
-      catchUpMs: 30_000,
+      catchUpMs,
       warn: (message) => warnings.push(message),
     });
     closing.push(async () => view.close());
@@ -297,6 +297,33 @@ describe("RecordView", () => {
     expect(idsOf(await view.list())).toEqual(["g1", "g3", "g4"]);
     expect(dropped).toHaveLength(2);
     expect(warnings).toEqual([]);
+  });
+
+  it("reads the bucket's last revisions when its watch skipped them, not waiting for a later one to show the gap", async () => {
+    const [a, b] = await nats.twoNodes("view");
+    for (const id of ["t1", "t2"]) await b.store.create({ ...base, id });
+    const start = (await bucketState(a.ctx.records)).lastRevision;
+    const dropped: number[] = [];
+    // The store's catch-up: a list that waits it out reads every record (undefined here) and watches again.
+    const { view, watches, warnings } = viewOf(
+      a.ctx.records,
+      (entry) => {
+        const skip = entry.revision > start;
+        if (skip) dropped.push(entry.revision);
+        return skip;
+      },
+      5000,
+    );
+    expect(idsOf(await view.list())).toEqual(["t1", "t2"]);
+    // Each the bucket's last revision when listed: no later write shows the watch skipped it.
+    await b.ctx.records.delete("t1");
+    expect(idsOf(await view.list())).toEqual(["t2"]);
+    await b.store.create({ ...base, id: "t3" });
+    expect(idsOf(await view.list())).toEqual(["t2", "t3"]);
+    const { lastRevision } = await bucketState(a.ctx.records);
+    await vi.waitFor(() => expect(dropped).toEqual([lastRevision - 1, lastRevision]), { timeout: 10_000 });
+    expect(warnings).toEqual([]);
+    expect(watches).toHaveLength(1);
   });
 
   it("watches again rather than read a gap longer than it reads one by one", async () => {

@@ -8,18 +8,23 @@
 // it. A view that cannot get there (its watch ended, failed, or stopped delivering) is never answered from:
 // the caller reads the bucket in full instead, and the view starts a new watch. Nor is the watch trusted to deliver
 // every revision (nats-server 2.9.10 was seen to skip one): a revision it skips is read from the bucket by
-// sequence before the next is applied (./record-gaps.ts).
+// sequence before the next is applied (./record-gaps.ts), and the bucket's last ones, which no next one shows
+// skipped, are read so once the watch goes quiet while a list waits for them.
 //
 // Why kept by tenant: one tenant's list must cost what its own sessions cost, not what every tenant's do. The view
 // groups the summaries by tenant and a tenant's list sorts and copies only its group; the full read, which cannot
 // tell a record's tenant from its key (the key layout is every node's, old and new), still reads every record but
 // checks and keeps only the tenant's.
 import type { KV, KvEntry, KvWatchEntry } from "@nats-io/kv";
+import { OneAtATime } from "../../core/one-at-a-time.js";
 import { listedTenant, type SessionSummary, type UnreadableSession } from "../../core/store.js";
 import { oldestFirst, SESSION_ID } from "../fs/session-record.js";
 import { errorMessage } from "./errors.js";
 import { MAX_GAP_READS } from "./record-gaps.js";
 import { type Damaged, type Slot, slotOf, tell } from "./record-slot.js";
+
+/** A watch quiet this long while a list waits for it may have skipped the bucket's last revisions (ms). */
+const QUIET_MS = 250;
 
 /** What the view reads of what kv.watch() gives (its whole type lives in @nats-io/nats-core, not ours). */
 type WatchIterator = AsyncIterable<KvWatchEntry> & { stop(): void };
@@ -33,6 +38,8 @@ export interface RecordViewOptions {
   bucket(): Promise<BucketState>;
   /** How long a list waits for the view to catch up before it reads the bucket in full instead (ms). */
   catchUpMs: number;
+  /** How long a watch delivers nothing while behind before a list reads the revisions it lacks (ms; 250). */
+  quietMs?: number;
   /** One line when lists stop being answered from the view (and why). */
   warn(message: string): void;
   /** Told of each record a list looks at (tests count that one tenant's list looks at none of another's). */
@@ -71,6 +78,12 @@ class Watch {
   /** Each tenant's slots in list order (under undefined: all of them), until one of them changes. */
   private readonly sorted = new Map<string | undefined, Sorted>();
   private readonly waiters = new Set<() => void>();
+  /** The watch's entries and a list's read of a skipped tail, one at a time: no revision is applied out of order. */
+  private readonly turns = new OneAtATime();
+
+  turn<T>(work: () => Promise<T>): Promise<T> {
+    return this.turns.run("watch", work);
+  }
 
   /**
    * The revisions before `revision` this watch has not applied and should have: none among its first values (each
@@ -108,6 +121,12 @@ class Watch {
   load(): void {
     this.loaded = true;
     this.revision = Math.max(this.revision, this.floor);
+    this.wake();
+  }
+
+  /** Every write up to `revision` is applied (read from the bucket when the watch skipped it). */
+  heldUpTo(revision: number): void {
+    this.revision = Math.max(this.revision, revision);
     this.wake();
   }
 
@@ -209,7 +228,7 @@ export class RecordView {
     const watch = this.watch ?? this.start();
     const before = watch.revision;
     const target = (await this.options.bucket()).lastRevision;
-    if (await watch.reach(target, this.options.catchUpMs)) {
+    if (await this.catchUp(watch, target)) {
       this.degraded = false;
       return watch.records(unreadable, tenant, this.options.looked);
     }
@@ -228,6 +247,46 @@ export class RecordView {
       );
     }
     return undefined;
+  }
+
+  /**
+   * Waits up to the catch-up time for the view to apply `target`. A skipped revision shows as a gap only once a
+   * later one is delivered: when the skipped ones are the bucket's last, nothing shows it until the next write.
+   * So a watch that delivers nothing for quietMs while behind has the revisions it lacks read by sequence, rather
+   * than have the list wait out the catch-up, read every record and watch again.
+   */
+  private async catchUp(watch: Watch, target: number): Promise<boolean> {
+    const deadline = Date.now() + this.options.catchUpMs;
+    for (;;) {
+      const seen = watch.revision;
+      if (await watch.reach(target, Math.min(deadline - Date.now(), this.options.quietMs ?? QUIET_MS)))
+        return true;
+      if (watch.ended !== undefined || Date.now() >= deadline) return false;
+      if (watch.loaded && watch.revision === seen) await this.readTail(watch);
+    }
+  }
+
+  /**
+   * Applies the revisions after the view's last up to the bucket's last, read by sequence, if the bucket held
+   * still meanwhile. A revision read as gone was replaced by a later write of its key: that one is among those
+   * read, unless it came after the bucket's last was asked for, and then the bucket did not hold still (the watch
+   * delivers it, or the next quiet spell reads it).
+   */
+  private readTail(watch: Watch): Promise<void> {
+    return watch.turn(async () => {
+      const { lastRevision: last } = await this.options.bucket();
+      const from = watch.revision + 1;
+      // So far behind, the watch is slow rather than skipping: the catch-up decides.
+      if (last < from || last - from + 1 > MAX_GAP_READS) return;
+      const read: KvEntry[] = [];
+      for (let seq = from; seq <= last; seq++) {
+        const entry = await this.options.revision(seq);
+        if (entry) read.push(entry);
+      }
+      if (watch.stopped || (await this.options.bucket()).lastRevision !== last) return;
+      for (const entry of read) watch.apply(entry);
+      watch.heldUpTo(last);
+    });
   }
 
   /** Stops the watch; lists answer undefined from now on. */
@@ -261,12 +320,17 @@ export class RecordView {
       // An empty bucket has no first values to wait for: none will say the last of them is in.
       if (before.values === 0) watch.load();
       for await (const entry of iterator) {
-        const skipped = watch.skipped(entry.revision);
-        if (skipped && !(await this.fill(watch, skipped))) return iterator.stop();
-        // Read already in a gap, and delivered late after all: applied again, it would undo what came after it.
-        if (entry.revision > watch.revision) watch.apply(entry);
-        // kv.watch() marks the last of the first values (and all after) as updates.
-        if (entry.isUpdate) watch.load();
+        const applied = await watch.turn(async () => {
+          const skipped = watch.skipped(entry.revision);
+          if (skipped && !(await this.fill(watch, skipped))) return false;
+          // Read already (in a gap or a skipped tail), delivered late after all: applied again, it would undo what
+          // came after it.
+          if (entry.revision > watch.revision) watch.apply(entry);
+          // kv.watch() marks the last of the first values (and all after) as updates.
+          if (entry.isUpdate) watch.load();
+          return true;
+        });
+        if (!applied) return iterator.stop();
       }
       watch.end("the watch ended");
     } catch (err) {
