@@ -49,6 +49,8 @@ export interface RecordViewOptions {
 export interface BucketState {
   lastRevision: number;
   values: number;
+  /** Values kept a key (the bucket's history; 1 as the store makes it, an operator may change it). */
+  history: number;
 }
 
 /** Whose a slot is: its record's tenant, or the one a damaged record names (the default tenant's when none). */
@@ -62,6 +64,8 @@ interface Sorted {
 /** One watch and the records it delivered; a new one replaces it when it ends or stops delivering. */
 class Watch {
   readonly slots = new Map<string, Slot>();
+  /** Every key applied, deleted ones too (the bucket keeps their markers): what a count of its values tells. */
+  private readonly keys = new Set<string>();
   /** The same slots by tenant: a tenant's list looks at its own only. */
   private readonly tenants = new Map<string, Map<string, Slot>>();
   /** The last revision applied: once loaded, the view holds every write up to it. */
@@ -95,6 +99,7 @@ class Watch {
   }
 
   apply(entry: KvEntry): void {
+    this.keys.add(entry.key);
     if (SESSION_ID.test(entry.key)) {
       const before = this.slots.get(entry.key);
       // An id deleted may be made again by another tenant: the old slot leaves its tenant's group whatever comes.
@@ -128,6 +133,17 @@ class Watch {
   heldUpTo(revision: number): void {
     this.revision = Math.max(this.revision, revision);
     this.wake();
+  }
+
+  /**
+   * Why the view is wrong at the bucket's `state`, when a count tells. At the bucket's last revision, a bucket of
+   * history 1 holds one value a key (a deleted key's is its marker): fewer keys here mean the watch skipped a key's
+   * value unseen, as it can among its first values (each key's last: their revisions are not consecutive, so no
+   * gap shows). More keys are an operator's purge of delete markers: nothing missed.
+   */
+  miscounted({ lastRevision, values, history }: BucketState): string | undefined {
+    if (history !== 1 || this.revision !== lastRevision || this.keys.size >= values) return undefined;
+    return `it skipped a value unseen: it holds ${this.keys.size} keys at revision ${lastRevision}, the bucket ${values}`;
   }
 
   end(why: string): void {
@@ -227,14 +243,18 @@ export class RecordView {
     if (this.closed) return undefined;
     const watch = this.watch ?? this.start();
     const before = watch.revision;
-    const target = (await this.options.bucket()).lastRevision;
-    if (await this.catchUp(watch, target)) {
+    const state = await this.options.bucket();
+    const target = state.lastRevision;
+    const caughtUp = await this.catchUp(watch, target);
+    const miscounted = caughtUp ? watch.miscounted(state) : undefined;
+    if (caughtUp && miscounted === undefined) {
       this.degraded = false;
       return watch.records(unreadable, tenant, this.options.looked);
     }
-    // Ended or failed: start again. Stuck (nothing new in all that time): its delivery stopped, start again.
-    // Still loading (a large bucket, a slow link): let it go on; this list reads in full meanwhile.
+    // Ended, failed or miscounted: start again. Stuck (nothing new in all that time): its delivery stopped, start
+    // again. Still loading (a large bucket, a slow link): let it go on; this list reads in full meanwhile.
     const why =
+      miscounted ??
       watch.ended ??
       (watch.revision === before
         ? `it delivered nothing for ${this.options.catchUpMs} ms while behind the bucket (revision ${watch.revision} of ${target})`
@@ -360,6 +380,6 @@ export class RecordView {
 
 /** What a list compares the view with: the records bucket's last revision and value count, in one request. */
 export async function bucketState(records: KV): Promise<BucketState> {
-  const { state } = (await records.status()).streamInfo;
-  return { lastRevision: state.last_seq, values: state.messages };
+  const { state, config } = (await records.status()).streamInfo;
+  return { lastRevision: state.last_seq, values: state.messages, history: config.max_msgs_per_subject };
 }
