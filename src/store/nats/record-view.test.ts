@@ -2,15 +2,13 @@
 // in the next list without a read per record, a bad record fails the list as the full read does, and a broken
 // watch never answers stale: the list reads every record instead, says so once, and the view watches again.
 // A record stored though NATS's answer to its create was lost is that create's.
-import type { KV, KvWatchEntry } from "@nats-io/kv";
 import { type NatsConnection, TimeoutError } from "@nats-io/transport-node";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { BrainError } from "../../core/errors.js";
 import type { UnreadableSession } from "../../core/store.js";
 import { useNatsCluster } from "../../testing/nats-bed.js";
 import type { TestNode } from "../../testing/nats-store.js";
-import { MAX_GAP_READS, storedRevision } from "./record-gaps.js";
-import { bucketState, RecordView } from "./record-view.js";
+import { listedIds, watchedView } from "../../testing/record-views.js";
 import { NatsSessionStore } from "./session-store.js";
 
 const base = { harness: "process", config: { model: "m1" } };
@@ -222,47 +220,21 @@ describe("a record written while NATS's answer was lost", () => {
 });
 
 describe("RecordView", () => {
-  /**
-   * A view of node-a's records bucket whose watches the test can reach, as a dropped subscription ends them; its
-   * watches never deliver the entries `drop` picks (as nats-server 2.9.10 was seen to skip a delete marker).
-   */
-  function viewOf(records: KV, drop: (entry: KvWatchEntry) => boolean = () => false, catchUpMs = 30_000) {
-    const watches: Awaited<ReturnType<KV["watch"]>>[] = [];
-    const warnings: string[] = [];
-    const view = new RecordView({
-      watch: async () => {
-        const watch = await records.watch();
-        watches.push(watch);
-        async function* delivered() {
-          for await (const entry of watch) if (!drop(entry)) yield entry;
-        }
-        return Object.assign(delivered(), { stop: () => watch.stop() });
-      },
-      bucket: () => bucketState(records),
-      revision: (seq) => storedRevision(records, seq),
-      catchUpMs,
-      warn: (message) => warnings.push(message),
-    });
-    closing.push(async () => view.close());
-    return { view, watches, warnings };
-  }
-  const idsOf = (records: { id: string }[] | undefined) => records?.map((r) => r.id);
-
   it("waits for the first values, even of an empty bucket", async () => {
     const [a, b] = await nats.twoNodes("view");
-    const empty = viewOf(a.ctx.records);
+    const empty = watchedView(a.ctx.records);
     expect(await empty.view.list()).toEqual([]);
     for (const id of ["f1", "f2"]) await b.store.create({ ...base, id });
-    const full = viewOf(a.ctx.records);
-    expect(idsOf(await full.view.list())).toEqual(["f1", "f2"]);
-    expect(idsOf(await empty.view.list())).toEqual(["f1", "f2"]);
+    const full = watchedView(a.ctx.records);
+    expect(listedIds(await full.view.list())).toEqual(["f1", "f2"]);
+    expect(listedIds(await empty.view.list())).toEqual(["f1", "f2"]);
   });
 
   it("when its watch ends, has the list read in full (said once) and watches again", async () => {
     const [a, b] = await nats.twoNodes("view");
     await b.store.create({ ...base, id: "e1" });
-    const { view, watches, warnings } = viewOf(a.ctx.records);
-    expect(idsOf(await view.list())).toEqual(["e1"]);
+    const { view, watches, warnings } = watchedView(a.ctx.records);
+    expect(listedIds(await view.list())).toEqual(["e1"]);
     watches[0]!.stop();
     await b.store.create({ ...base, id: "e2" });
     // Undefined: the caller reads every record (the store's full read); never the view as it stood.
@@ -271,108 +243,16 @@ describe("RecordView", () => {
     expect(warnings[0]).toMatch(
       /cluster store: listing sessions by reading every record: .*the watch ended.*watching again/,
     );
-    expect(idsOf(await view.list())).toEqual(["e1", "e2"]);
+    expect(listedIds(await view.list())).toEqual(["e1", "e2"]);
     expect(watches).toHaveLength(2);
     await b.store.remove("e1");
-    expect(idsOf(await view.list())).toEqual(["e2"]);
+    expect(listedIds(await view.list())).toEqual(["e2"]);
     expect(warnings).toHaveLength(1);
-  });
-
-  it("reads the revisions its watch skipped from the bucket, so a delete it missed is not listed", async () => {
-    const [a, b] = await nats.twoNodes("view");
-    for (const id of ["g1", "g2", "g3"]) await b.store.create({ ...base, id });
-    const dropped: number[] = [];
-    const { view, warnings } = viewOf(a.ctx.records, (entry) => {
-      const skip = entry.isUpdate && (entry.operation === "DEL" || entry.value.length === 1);
-      if (skip) dropped.push(entry.revision);
-      return skip;
-    });
-    expect(idsOf(await view.list())).toEqual(["g1", "g2", "g3"]);
-    // The store's remove writes the record's delete marker between two purges of the session's other keys.
-    await b.store.remove("g2");
-    // A put never delivered, then gone from the bucket (it keeps one value a key): nothing to read, nothing lost.
-    await b.ctx.records.put("g3.other", "x");
-    await b.ctx.records.put("g3.other", "later");
-    await b.store.create({ ...base, id: "g4" });
-    expect(idsOf(await view.list())).toEqual(["g1", "g3", "g4"]);
-    expect(dropped).toHaveLength(2);
-    expect(warnings).toEqual([]);
-  });
-
-  it("reads the bucket's last revisions when its watch skipped them, not waiting for a later one to show the gap", async () => {
-    const [a, b] = await nats.twoNodes("view");
-    for (const id of ["t1", "t2"]) await b.store.create({ ...base, id });
-    const start = (await bucketState(a.ctx.records)).lastRevision;
-    const dropped: number[] = [];
-    // The store's catch-up: a list that waits it out reads every record (undefined here) and watches again.
-    const { view, watches, warnings } = viewOf(
-      a.ctx.records,
-      (entry) => {
-        const skip = entry.revision > start;
-        if (skip) dropped.push(entry.revision);
-        return skip;
-      },
-      5000,
-    );
-    expect(idsOf(await view.list())).toEqual(["t1", "t2"]);
-    // Each the bucket's last revision when listed: no later write shows the watch skipped it.
-    await b.ctx.records.delete("t1");
-    expect(idsOf(await view.list())).toEqual(["t2"]);
-    await b.store.create({ ...base, id: "t3" });
-    expect(idsOf(await view.list())).toEqual(["t2", "t3"]);
-    const { lastRevision } = await bucketState(a.ctx.records);
-    await vi.waitFor(() => expect(dropped).toEqual([lastRevision - 1, lastRevision]), { timeout: 10_000 });
-    expect(warnings).toEqual([]);
-    expect(watches).toHaveLength(1);
-  });
-
-  it("watches again when its first values lack a key's, which no gap shows, rather than list without it", async () => {
-    const [a, b] = await nats.twoNodes("view");
-    for (const id of ["c1", "c2", "c3"]) await b.store.create({ ...base, id });
-    let dropped = 0;
-    // The first watch never delivers c2's value, one of its first values (the others' revisions are either side).
-    const { view, watches, warnings } = viewOf(a.ctx.records, (entry) => {
-      const skip = watches.length === 1 && !entry.isUpdate && entry.key === "c2";
-      if (skip) dropped++;
-      return skip;
-    });
-    expect(await view.list()).toBeUndefined(); // read in full by the store
-    expect(dropped).toBe(1);
-    expect(warnings).toEqual([
-      expect.stringMatching(
-        /it skipped a value unseen: it holds 2 keys at revision \d+, the bucket 3\); watching again/,
-      ),
-    ]);
-    expect(idsOf(await view.list())).toEqual(["c1", "c2", "c3"]);
-    expect(watches).toHaveLength(2);
-  });
-
-  it("watches again rather than read a gap longer than it reads one by one", async () => {
-    const [a, b] = await nats.twoNodes("view");
-    await b.store.create({ ...base, id: "h1" });
-    const dropped: number[] = [];
-    const { view, watches, warnings } = viewOf(a.ctx.records, (entry) => {
-      const skip = entry.isUpdate && entry.key.startsWith("h1.skip");
-      if (skip) dropped.push(entry.revision);
-      return skip;
-    });
-    expect(idsOf(await view.list())).toEqual(["h1"]);
-    for (let i = 0; i <= MAX_GAP_READS; i++) await b.ctx.records.put(`h1.skip${i}`, "x");
-    await b.store.create({ ...base, id: "h2" });
-    expect(await view.list()).toBeUndefined(); // read in full by the store
-    expect(dropped).toHaveLength(MAX_GAP_READS + 1);
-    expect(warnings).toEqual([
-      expect.stringContaining(
-        `(it skipped revisions ${dropped[0]} to ${dropped.at(-1)} of the bucket); watching again`,
-      ),
-    ]);
-    expect(idsOf(await view.list())).toEqual(["h1", "h2"]);
-    expect(watches).toHaveLength(2);
   });
 
   it("answers nothing once closed", async () => {
     const [a] = await nats.twoNodes("view");
-    const { view, watches } = viewOf(a.ctx.records);
+    const { view, watches } = watchedView(a.ctx.records);
     expect(await view.list()).toEqual([]);
     view.close();
     expect(await view.list()).toBeUndefined();
