@@ -1,6 +1,7 @@
 // The view of the records bucket (./record-view.ts) does not trust its watch to deliver every revision, as
-// nats-server 2.9.10 was seen to skip one (./record-gaps.ts): a skipped revision, a skipped last one or a value
-// skipped among the first values is read from the bucket, or the view watches again; no list answers without it.
+// nats-server 2.9.10 was seen to skip one (./record-gaps.ts): a skipped revision, a skipped last one, a value
+// skipped among the first values or the last of them is read from the bucket, or the view watches again; no list
+// answers without it.
 import { describe, expect, it, vi } from "vitest";
 import { useNatsCluster } from "../../testing/nats-bed.js";
 import { listedIds, watchedView } from "../../testing/record-views.js";
@@ -78,6 +79,25 @@ describe("a view whose watch skips revisions", () => {
     ]);
     expect(listedIds(await view.list())).toEqual(["c1", "c2", "c3"]);
     expect(watches).toHaveLength(2);
+  });
+
+  it("reads the values after its last when its watch skipped the last of its first values, which says they are in", async () => {
+    const [a, b] = await nats.twoNodes("view");
+    for (const id of ["d1", "d2", "d3"]) await b.store.create({ ...base, id });
+    const dropped: boolean[] = [];
+    const { view, watches, warnings } = watchedView(
+      a.ctx.records,
+      (entry) => {
+        const skip = entry.key === "d3";
+        if (skip) dropped.push(entry.isUpdate); // kv.watch() marks the last of the first values as an update
+        return skip;
+      },
+      5000,
+    );
+    expect(listedIds(await view.list())).toEqual(["d1", "d2", "d3"]);
+    expect(dropped).toEqual([true]);
+    expect(warnings).toEqual([]);
+    expect(watches).toHaveLength(1);
   });
 
   it("watches again rather than read a gap longer than it reads one by one", async () => {

@@ -129,8 +129,12 @@ class Watch {
     this.wake();
   }
 
-  /** Every write up to `revision` is applied (read from the bucket when the watch skipped it). */
+  /**
+   * Every write up to `revision` is applied: those the watch delivered, then every value after them read from the
+   * bucket. The first values come in revision order, so any not delivered yet were among those read: they are in.
+   */
   heldUpTo(revision: number): void {
+    this.loaded = true;
     this.revision = Math.max(this.revision, revision);
     this.wake();
   }
@@ -271,9 +275,10 @@ export class RecordView {
 
   /**
    * Waits up to the catch-up time for the view to apply `target`. A skipped revision shows as a gap only once a
-   * later one is delivered: when the skipped ones are the bucket's last, nothing shows it until the next write.
-   * So a watch that delivers nothing for quietMs while behind has the revisions it lacks read by sequence, rather
-   * than have the list wait out the catch-up, read every record and watch again.
+   * later one is delivered: when the skipped ones are the bucket's last, nothing shows it until the next write;
+   * when the last of the first values is skipped, the watch never says they are in. So a watch that delivers
+   * nothing for quietMs while behind has the revisions it lacks read by sequence, rather than have the list wait
+   * out the catch-up, read every record and watch again.
    */
   private async catchUp(watch: Watch, target: number): Promise<boolean> {
     const deadline = Date.now() + this.options.catchUpMs;
@@ -282,7 +287,7 @@ export class RecordView {
       if (await watch.reach(target, Math.min(deadline - Date.now(), this.options.quietMs ?? QUIET_MS)))
         return true;
       if (watch.ended !== undefined || Date.now() >= deadline) return false;
-      if (watch.loaded && watch.revision === seen) await this.readTail(watch);
+      if (watch.revision === seen) await this.readTail(watch);
     }
   }
 
