@@ -7,7 +7,7 @@ import { type ClientRequest, createServer, type IncomingMessage } from "node:htt
 import { type AddressInfo, connect, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { nodeRequest } from "../../testing/http.js";
-import { CredentialProxy } from "./credential-proxy.js";
+import { CredentialProxy, type ProxyTimers } from "./credential-proxy.js";
 import { MAX_CONNECTIONS, type ProxyTimer } from "./proxy-connections.js";
 import { KEY } from "./testing/proxy-bed.js";
 
@@ -75,134 +75,141 @@ async function silent(port: number): Promise<{ socket: Socket; closed: () => boo
 /** The file descriptors this process holds: the proxy's sockets and the test's ends of them among them. */
 const descriptors = () => readdirSync("/proc/self/fd").length;
 
+/** A proxy before a holding provider, with `timers` its own; both are closed once `body` is done. */
+async function withProxy(
+  timers: ProxyTimers,
+  body: (p: CredentialProxy, upstream: Awaited<ReturnType<typeof holdingUpstream>>) => Promise<void>,
+): Promise<void> {
+  const upstream = await holdingUpstream();
+  const p = await CredentialProxy.start(
+    { wire: "messages", api_key: KEY, base_url: upstream.url },
+    undefined,
+    timers,
+  );
+  try {
+    await body(p, upstream);
+  } finally {
+    await p.close();
+    await upstream.close();
+  }
+}
+
 describe("credential proxy limits", { timeout: 120_000 }, () => {
   it("answers a connection past the cap with a 429 naming it, and takes one again once a held one closes", async () => {
-    const upstream = await holdingUpstream();
-    const p = await CredentialProxy.start({ wire: "messages", api_key: KEY, base_url: upstream.url });
     const open: ClientRequest[] = [];
-    try {
-      for (let i = 0; i < MAX_CONNECTIONS; i++) {
-        send(`${p.url}/v1/messages`, "POST", {}, (req) => {
-          open.push(req);
-          req.end("{}");
-        }).catch(() => {}); // destroyed below
+    await withProxy({}, async (p, upstream) => {
+      try {
+        for (let i = 0; i < MAX_CONNECTIONS; i++) {
+          send(`${p.url}/v1/messages`, "POST", {}, (req) => {
+            open.push(req);
+            req.end("{}");
+          }).catch(() => {}); // destroyed below
+        }
+        await expect.poll(upstream.held, { timeout: 60_000 }).toBe(MAX_CONNECTIONS);
+        // Without a cap, the provider gets this one too and holds it: that is told, not waited out.
+        let answered = false;
+        const forwarded = async () => {
+          while (!answered && upstream.held() === MAX_CONNECTIONS)
+            await new Promise((r) => setTimeout(r, 50));
+          if (!answered) throw new Error(`connection ${MAX_CONNECTIONS + 1} was forwarded to the provider`);
+          return { status: 0, text: "" };
+        };
+        const refused = await Promise.race([
+          send(`${p.url}/v1/messages`, "POST", {}, (req) => req.end("{}")),
+          forwarded(),
+        ]).finally(() => {
+          answered = true;
+        });
+        expect(refused.status).toBe(429);
+        expect(refused.text).toContain(`limit of ${MAX_CONNECTIONS} connections`);
+        expect(upstream.held()).toBe(MAX_CONNECTIONS);
+        open.pop()?.destroy();
+        await expect
+          .poll(async () => (await send(`${p.url}/`, "HEAD")).status, { timeout: 60_000 })
+          .toBe(200);
+      } finally {
+        for (const req of open) req.destroy();
       }
-      await expect.poll(upstream.held, { timeout: 60_000 }).toBe(MAX_CONNECTIONS);
-      // Without a cap, the provider gets this one too and holds it: that is told, not waited out.
-      let answered = false;
-      const forwarded = async () => {
-        while (!answered && upstream.held() === MAX_CONNECTIONS) await new Promise((r) => setTimeout(r, 50));
-        if (!answered) throw new Error(`connection ${MAX_CONNECTIONS + 1} was forwarded to the provider`);
-        return { status: 0, text: "" };
-      };
-      const refused = await Promise.race([
-        send(`${p.url}/v1/messages`, "POST", {}, (req) => req.end("{}")),
-        forwarded(),
-      ]).finally(() => {
-        answered = true;
-      });
-      expect(refused.status).toBe(429);
-      expect(refused.text).toContain(`limit of ${MAX_CONNECTIONS} connections`);
-      expect(upstream.held()).toBe(MAX_CONNECTIONS);
-      open.pop()?.destroy();
-      await expect.poll(async () => (await send(`${p.url}/`, "HEAD")).status, { timeout: 60_000 }).toBe(200);
-    } finally {
-      for (const req of open) req.destroy();
-      await p.close();
-      await upstream.close();
-    }
+    });
   });
 
   it("closes connections that send no request head: past twice the cap at once, the rest when their wait fires", async () => {
-    const upstream = await holdingUpstream();
     const headers = heldTimer();
-    const p = await CredentialProxy.start(
-      { wire: "messages", api_key: KEY, base_url: upstream.url },
-      undefined,
-      { headers: headers.timer },
-    );
     const past = 16;
     const held: Socket[] = [];
-    try {
-      const before = descriptors();
-      const open: Awaited<ReturnType<typeof silent>>[] = [];
-      for (let i = 0; i < 2 * MAX_CONNECTIONS + past; i++) open.push(await silent(p.port));
-      held.push(...open.map((one) => one.socket));
-      const closed = () => open.filter((one) => one.closed()).length;
-      // Before any wait has fired: those past the cap and the cap's worth waiting to be told so are let go.
-      await expect.poll(closed).toBe(past);
-      expect(headers.armed.size).toBe(2 * MAX_CONNECTIONS);
-      headers.fire();
-      await expect.poll(closed).toBe(open.length);
-      await expect.poll(descriptors).toBeLessThanOrEqual(before);
-      expect((await send(`${p.url}/`, "HEAD")).status).toBe(200);
-    } finally {
-      for (const socket of held) socket.destroy();
-      await p.close();
-      await upstream.close();
-    }
+    await withProxy({ headers: headers.timer }, async (p) => {
+      try {
+        const before = descriptors();
+        const open: Awaited<ReturnType<typeof silent>>[] = [];
+        for (let i = 0; i < 2 * MAX_CONNECTIONS + past; i++) open.push(await silent(p.port));
+        held.push(...open.map((one) => one.socket));
+        const closed = () => open.filter((one) => one.closed()).length;
+        // Before any wait has fired: those past the cap and the cap's worth waiting to be told so are let go.
+        await expect.poll(closed).toBe(past);
+        expect(headers.armed.size).toBe(2 * MAX_CONNECTIONS);
+        headers.fire();
+        await expect.poll(closed).toBe(open.length);
+        await expect.poll(descriptors).toBeLessThanOrEqual(before);
+        expect((await send(`${p.url}/`, "HEAD")).status).toBe(200);
+      } finally {
+        for (const socket of held) socket.destroy();
+      }
+    });
   });
 
   it("closes a kept-alive connection whose next request's head does not come when its wait fires", async () => {
-    const upstream = await holdingUpstream();
     const headers = heldTimer();
-    const p = await CredentialProxy.start(
-      { wire: "messages", api_key: KEY, base_url: upstream.url },
-      undefined,
-      { headers: headers.timer },
-    );
-    const { socket, closed } = await silent(p.port);
-    try {
-      let read = "";
-      socket.on("data", (chunk: Buffer) => {
-        read += chunk.toString();
-      });
-      socket.write(`HEAD /${p.token}/ HTTP/1.1\r\nHost: proxy\r\n\r\n`);
-      await expect.poll(() => read).toMatch(/^HTTP\/1\.1 200 /);
-      // The next head a byte at a time: each byte put off Node's own keep-alive timeout, which only counts idleness.
-      socket.write(`POST /${p.token}/v1/messages HTTP/1.1\r\nHost: proxy\r\nX-Slow: `);
-      await expect
-        .poll(() => {
-          socket.write("a");
-          headers.fire();
-          return closed();
-        })
-        .toBe(true);
-    } finally {
-      socket.destroy();
-      await p.close();
-      await upstream.close();
-    }
+    await withProxy({ headers: headers.timer }, async (p) => {
+      const { socket, closed } = await silent(p.port);
+      try {
+        let read = "";
+        socket.on("data", (chunk: Buffer) => {
+          read += chunk.toString();
+        });
+        socket.write(`HEAD /${p.token}/ HTTP/1.1\r\nHost: proxy\r\n\r\n`);
+        await expect.poll(() => read).toMatch(/^HTTP\/1\.1 200 /);
+        // The next head a byte at a time: each byte put off Node's own keep-alive timeout, which only counts idleness.
+        socket.write(`POST /${p.token}/v1/messages HTTP/1.1\r\nHost: proxy\r\nX-Slow: `);
+        await expect
+          .poll(() => {
+            socket.write("a");
+            headers.fire();
+            return closed();
+          })
+          .toBe(true);
+      } finally {
+        socket.destroy();
+      }
+    });
   });
 
   it("cuts a body that stops sending with a 408 when its idle timer fires, and ends the provider's request", async () => {
-    const upstream = await holdingUpstream();
     const bodyIdle = heldTimer();
-    const p = await CredentialProxy.start(
-      { wire: "messages", api_key: KEY, base_url: upstream.url },
-      undefined,
-      { bodyIdle: bodyIdle.timer },
-    );
-    let client: ClientRequest | undefined;
-    try {
-      const half = Buffer.alloc(64 * 1024, "a");
-      const answered = send(`${p.url}/v1/messages`, "POST", { "content-length": half.length * 2 }, (req) => {
-        client = req;
-        req.write(half);
-      });
-      answered.catch(() => {}); // a failed wait destroys the request below: that is not another failure
-      // The first half reached the provider, and the proxy waits on the sender for the rest: it has stalled.
-      await expect.poll(upstream.read, { timeout: 60_000 }).toBe(half.length);
-      await expect.poll(() => bodyIdle.armed.size, { timeout: 60_000 }).toBe(1);
-      bodyIdle.fire();
-      const answer = await answered;
-      expect(answer.status).toBe(408);
-      expect(answer.text).toContain("the request body sent nothing for 30 s");
-      await expect.poll(upstream.closed, { timeout: 60_000 }).toBe(1);
-    } finally {
-      client?.destroy();
-      await p.close();
-      await upstream.close();
-    }
+    await withProxy({ bodyIdle: bodyIdle.timer }, async (p, upstream) => {
+      let client: ClientRequest | undefined;
+      try {
+        const half = Buffer.alloc(64 * 1024, "a");
+        const answered = send(
+          `${p.url}/v1/messages`,
+          "POST",
+          { "content-length": half.length * 2 },
+          (req) => {
+            client = req;
+            req.write(half);
+          },
+        );
+        answered.catch(() => {}); // a failed wait destroys the request below: that is not another failure
+        // The first half reached the provider, and the proxy waits on the sender for the rest: it has stalled.
+        await expect.poll(upstream.read, { timeout: 60_000 }).toBe(half.length);
+        await expect.poll(() => bodyIdle.armed.size, { timeout: 60_000 }).toBe(1);
+        bodyIdle.fire();
+        const answer = await answered;
+        expect(answer.status).toBe(408);
+        expect(answer.text).toContain("the request body sent nothing for 30 s");
+        await expect.poll(upstream.closed, { timeout: 60_000 }).toBe(1);
+      } finally {
+        client?.destroy();
+      }
+    });
   });
 });
