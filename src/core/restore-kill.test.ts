@@ -2,13 +2,12 @@
 // killed (SIGKILL) after the files are renamed into place and before the key is kept in the session's record. The
 // client's retry under the same key must finish it, not find the directory its first attempt filled and be refused
 // as not empty.
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, expect, it } from "vitest";
 import { makeBrain, type TestBrain, tempDir } from "../testing/brain.js";
+import { scriptChild } from "../testing/processes.js";
 
 let t: TestBrain | undefined;
 let outside: string | undefined;
@@ -35,21 +34,11 @@ function childScript(home: string, id: string, into: string, key: string): strin
 
 /** Runs the child's restore under `key` and kills it as it starts keeping its key. */
 async function killedWhileKeeping(home: string, id: string, into: string, key: string): Promise<void> {
-  const script = childScript(home, id, into, key);
-  const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const exited = once(child, "exit");
-  let text = "";
-  child.stdout.setEncoding("utf8");
-  child.stdout.on("data", (chunk: string) => {
-    text += chunk;
-  });
+  const child = scriptChild(childScript(home, id, into, key));
   try {
-    await expect.poll(() => text, { timeout: 60_000 }).toContain("keeping");
+    await expect.poll(child.out, { timeout: 60_000 }).toContain("keeping");
   } finally {
-    child.kill("SIGKILL");
-    await exited;
+    await child.kill();
   }
 }
 

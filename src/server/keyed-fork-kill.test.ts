@@ -2,14 +2,13 @@
 // (SIGKILL) while it restores the checkpoint into the fork's native directory, after the fork's record (which
 // keeps the key) is written and before its first event. The client's retry under the key must get a whole fork,
 // not the half-made session, whose log is empty and whose native state lacks the checkpoint's files.
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, expect, it } from "vitest";
 import { bodyDigest } from "../core/command-keys.js";
 import { makeBrain, type TestBrain } from "../testing/brain.js";
+import { scriptChild } from "../testing/processes.js";
 import { KeyedCreates, keyedSessionId, removeHalfMade } from "./keyed-creates.js";
 
 let t: TestBrain | undefined;
@@ -51,23 +50,13 @@ it("makes the fork again on a retry under its key when the first was killed whil
   const fork = keyedSessionId("default", "fork", source.id, "f1");
   const sent = bodyDigest(["fork", source.id, {}]);
 
-  const script = childScript(t.home, source.id, fork, sent);
-  const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const exited = once(child, "exit");
-  let text = "";
-  child.stdout.setEncoding("utf8");
-  child.stdout.on("data", (chunk: string) => {
-    text += chunk;
-  });
+  const child = scriptChild(childScript(t.home, source.id, fork, sent));
   try {
-    await expect.poll(() => text, { timeout: 60_000 }).toContain("seeding");
+    await expect.poll(child.out, { timeout: 60_000 }).toContain("seeding");
     // While the first still makes it, it holds the fork's log: not half made, not removed.
     expect(await removeHalfMade(t.brain, fork)).toBe(false);
   } finally {
-    child.kill("SIGKILL");
-    await exited;
+    await child.kill();
   }
   // Killed at the point: the fork's record keeps the key; its log and native dir are empty.
   expect((await t.brain.record(fork)).idempotency).toEqual({ key: "f1", sent });

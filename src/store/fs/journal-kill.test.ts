@@ -1,13 +1,12 @@
 // The store's journal (journal.ts) across a real crash: a child process appends to several sessions through it
 // and is killed (SIGKILL) mid-stream; a new store on the home must hold every event the child had acknowledged,
 // once, at its seq, in order.
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, expect, it } from "vitest";
+import { scriptChild } from "../../testing/processes.js";
 import { FsSessionStore } from "./session-store.js";
 
 let home: string;
@@ -40,21 +39,14 @@ function childScript(): string {
 }
 
 it("holds every event a killed process acknowledged, in order, when a new store opens its home", async () => {
-  const child = spawn(process.execPath, ["--input-type=module", "-e", childScript()], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const exited = once(child, "exit");
-  let text = "";
-  child.stdout.setEncoding("utf8");
-  child.stdout.on("data", (chunk: string) => {
-    text += chunk;
-  });
+  const child = scriptChild(childScript());
   // Killed once each session has acknowledged some (the journal written, its logs' files not synced since).
   await expect
     .poll(
       () =>
         new Set(
-          text
+          child
+            .out()
             .split("\n")
             .filter((l) => l.endsWith("}"))
             .map((l) => JSON.parse(l).id),
@@ -64,10 +56,10 @@ it("holds every event a killed process acknowledged, in order, when a new store 
       },
     )
     .toBe(3);
-  await expect.poll(() => text.split("\n").length, { timeout: 60_000 }).toBeGreaterThan(150);
-  child.kill("SIGKILL");
-  await exited;
-  const acked = text
+  await expect.poll(() => child.out().split("\n").length, { timeout: 60_000 }).toBeGreaterThan(150);
+  await child.kill();
+  const acked = child
+    .out()
     .split("\n")
     .filter((line) => line.endsWith("}"))
     .map((line) => JSON.parse(line) as { id: string; seq: number; text: string });
