@@ -11,14 +11,15 @@ import { events } from "./brain.js";
 import { alive } from "./processes.js";
 
 /**
- * Floods `session` with its log's fsync held, interrupts it once the gate paused the agent, lets the grace run out
- * ten times over, then releases the log: the agent must still run, the turn end "interrupted" with no warning,
- * and every delta it wrote before it stopped be in the log, in order.
+ * Floods `session` with its log's fsync held and interrupts it once the gate paused the agent; `whileHeld` runs
+ * once the agent has stopped (`pid` its process), the log still held. Resolves with how the turn settled once the
+ * log is released and the interrupt is in.
  */
-export async function expectInterruptOutlivesHeldLog(
+export async function interruptWhileHeld(
   session: Session,
-  { io, dir, graceMs }: { io: TestIO; dir: string; graceMs: number },
-): Promise<void> {
+  { io, dir }: { io: TestIO; dir: string },
+  whileHeld: (pid: number) => Promise<void> = async () => {},
+) {
   const turn = await session.prompt("flood");
   await expect.poll(() => existsSync(join(dir, "ready")), { timeout: 30_000 }).toBe(true);
   const release = io.holdDurable();
@@ -29,14 +30,29 @@ export async function expectInterruptOutlivesHeldLog(
     const pid = Number(readFileSync(join(dir, "pid"), "utf8"));
     interrupting = session.interrupt();
     await expect.poll(() => existsSync(join(dir, "interrupted")), { timeout: 30_000 }).toBe(true);
-    // The grace runs out ten times over while the log is held (the agent was killed at the first).
-    await new Promise((resolve) => setTimeout(resolve, 10 * graceMs));
-    expect(alive(pid)).toBe(true);
+    await whileHeld(pid);
   } finally {
     release();
   }
   await interrupting;
-  expect((await turn.settled).status).toBe("interrupted");
+  return turn.settled;
+}
+
+/**
+ * Floods `session` with its log's fsync held, interrupts it once the gate paused the agent, lets the grace run out
+ * ten times over, then releases the log: the agent must still run, the turn end "interrupted" with no warning,
+ * and every delta it wrote before it stopped be in the log, in order.
+ */
+export async function expectInterruptOutlivesHeldLog(
+  session: Session,
+  { io, dir, graceMs }: { io: TestIO; dir: string; graceMs: number },
+): Promise<void> {
+  const settled = await interruptWhileHeld(session, { io, dir }, async (pid) => {
+    // The grace runs out ten times over while the log is held (the agent was killed at the first).
+    await new Promise((resolve) => setTimeout(resolve, 10 * graceMs));
+    expect(alive(pid)).toBe(true);
+  });
+  expect(settled.status).toBe("interrupted");
   const all = await events(session);
   expect(all.filter((e) => e.type === "harness.warning").map((e) => e.data)).toEqual([]);
   // Every delta the agent wrote before it stopped is in the log, in order.

@@ -2,12 +2,10 @@
 // the test). The agent takes POST /cancel at once and ends its run, but its last deltas and its `done` wait in the
 // socket Brain is not reading: the interrupt's grace measures the agent's silence on that stream, and while Brain
 // does not listen the silence is Brain's. Giving up on the stream then would lose what the agent wrote.
-import { existsSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { blocked, progressIn } from "../../testing/backlog.js";
+import { progressIn } from "../../testing/backlog.js";
 import { events } from "../../testing/brain.js";
-import { expectInterruptOutlivesHeldLog } from "../../testing/interrupt-held.js";
+import { expectInterruptOutlivesHeldLog, interruptWhileHeld } from "../../testing/interrupt-held.js";
 import { useHeldHttpAgent } from "./testing/flood-agent.js";
 
 /**
@@ -32,20 +30,7 @@ describe("an interrupt while the read gate holds an HTTP agent's run stream", ()
       undefined,
       { SILENT: "1" },
     );
-    const turn = await session.prompt("flood");
-    await expect.poll(() => existsSync(join(dir, "ready")), { timeout: 30_000 }).toBe(true);
-    const release = io.holdDurable();
-    let interrupting: Promise<void> | undefined;
-    try {
-      writeFileSync(join(dir, "go"), "");
-      await blocked(session, () => progressIn(dir));
-      interrupting = session.interrupt();
-      await expect.poll(() => existsSync(join(dir, "interrupted")), { timeout: 30_000 }).toBe(true);
-    } finally {
-      release();
-    }
-    await interrupting;
-    expect((await turn.settled).status).toBe("interrupted");
+    expect((await interruptWhileHeld(session, { io, dir })).status).toBe("interrupted");
     // What the agent wrote before it stopped was read before Brain gave up on its silence.
     const deltas = (await events(session)).filter((e) => e.type === "assistant.delta");
     expect(deltas.length).toBe(progressIn(dir));
