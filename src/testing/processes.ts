@@ -41,7 +41,7 @@ export async function until(check: () => boolean): Promise<void> {
 export interface ScriptChild {
   /** Everything it wrote on its stdout so far. */
   out(): string;
-  /** SIGKILLs it; resolves once it is gone (reaped). */
+  /** SIGKILLs it; resolves once it is gone (reaped). Harmless once it is. */
   kill(): Promise<void>;
 }
 
