@@ -62,6 +62,8 @@ interface ClaudeState {
 
 export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
   private parser = new ClaudeStreamParser();
+  /** Interrupts written and not yet answered, by request id (abort()). */
+  private readonly interrupts = new Map<string, () => void>();
 
   private constructor(
     ctx: CliContext,
@@ -155,8 +157,11 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
     this.write(userMessage(text, this.state.session_id));
   }
 
-  protected abort(): void {
-    this.write(interruptRequest());
+  /** Answered (a control_response) once Claude Code has aborted its turn: a tool result after it is dropped. */
+  protected abort(): Promise<void> {
+    const request = interruptRequest();
+    this.write(request);
+    return new Promise((resolve) => this.interrupts.set(request.request_id, resolve));
   }
 
   /**
@@ -241,6 +246,8 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
         return;
       case "control-response":
         if (signal.error) this.warn(`the CLI refused a control request: ${signal.error}`);
+        this.interrupts.get(signal.requestId)?.();
+        this.interrupts.delete(signal.requestId);
         return;
       case "end":
         return this.endTurn(signal.end);

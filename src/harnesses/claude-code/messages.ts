@@ -13,7 +13,11 @@ export function userMessage(text: string, sessionId: string): unknown {
   };
 }
 
-export function interruptRequest(): unknown {
+export function interruptRequest(): {
+  type: "control_request";
+  request_id: string;
+  request: { subtype: "interrupt" };
+} {
   return {
     type: "control_request",
     request_id: `interrupt-${randomUUID()}`,

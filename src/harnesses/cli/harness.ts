@@ -159,7 +159,7 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
       this.warn(`the CLI was still starting ${graceMs} ms after the interrupt; ended the turn without it`);
       this.failTurn(new HarnessError("brain_error", `${this.label}: interrupted while starting`));
     });
-    await aborting;
+    await Promise.race([aborting, running.ended]);
   }
 
   async checkpoint(): Promise<NativeFile[]> {

@@ -7,12 +7,15 @@ export interface RunningTurn {
   signal: AbortSignal;
   /** Set when Brain asked to interrupt: the CLI's own "aborted" ending then means `interrupted`. */
   interrupted: boolean;
+  /** Resolves once the turn is settled or failed. */
+  ended: Promise<void>;
 }
 
 export class TurnSlot {
   private turn: RunningTurn | undefined;
   private resolve: ((outcome: PromptOutcome) => void) | undefined;
   private reject: ((err: HarnessError) => void) | undefined;
+  private end: (() => void) | undefined;
 
   get current(): RunningTurn | undefined {
     return this.turn;
@@ -21,7 +24,10 @@ export class TurnSlot {
   /** Starts a turn; resolves when settle() or fail() is called for it. */
   begin(ctx: TurnContext): Promise<PromptOutcome> {
     if (this.turn) throw new HarnessError("brain_error", `turn ${this.turn.id} is still running`);
-    const turn: RunningTurn = { id: ctx.turn, signal: ctx.signal, interrupted: false };
+    const ended = new Promise<void>((resolve) => {
+      this.end = resolve;
+    });
+    const turn: RunningTurn = { id: ctx.turn, signal: ctx.signal, interrupted: false, ended };
     this.turn = turn;
     return new Promise<PromptOutcome>((resolve, reject) => {
       this.resolve = resolve;
@@ -48,6 +54,8 @@ export class TurnSlot {
   }
 
   private clear(): void {
+    this.end?.();
+    this.end = undefined;
     this.turn = undefined;
     this.resolve = undefined;
     this.reject = undefined;

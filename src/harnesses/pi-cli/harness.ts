@@ -216,6 +216,10 @@ export class PiHarness extends CliHarness<{ child: CliProcess }> {
     this.write({ id: `prompt-${this.nextId++}`, type: "prompt", message: text });
   }
 
+  /**
+   * Not waited for: pi answers its abort once its run has stopped, which waits for a pending tool call, and Brain
+   * cancels that call once the abort is answered (CliHarness.interrupt): each would wait for the other.
+   */
   protected abort(): void {
     this.write({ id: `abort-${this.nextId++}`, type: "abort" });
   }
