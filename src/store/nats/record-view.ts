@@ -188,11 +188,18 @@ export class RecordView {
       watch.end(`it skipped revisions ${from} to ${to} of the bucket`);
       return false;
     }
+    let gone = false;
     for (let seq = from; seq <= to; seq++) {
       const missed = await this.options.revision(seq);
       if (watch.stopped) return false;
       if (missed) watch.apply(missed);
+      else gone = true;
     }
+    // The rule readTail keeps by checking the bucket held still: a revision read as gone was replaced by a write
+    // at or before the bucket's last revision asked after the read. That write may come after the entry that
+    // showed the gap and after a list asked for its target: until the view applies it, it shows the key's value
+    // from before the gone one, so no list is answered before then (the watch delivers it, or a quiet spell reads it).
+    if (gone) watch.settledAt = Math.max(watch.settledAt, (await this.options.bucket()).lastRevision);
     return true;
   }
 }

@@ -37,6 +37,11 @@ export class Watch {
   loaded = false;
   /** The bucket's last revision before the watch began: the first values cover it, whatever is left of it. */
   floor = 0;
+  /**
+   * No list is answered before the view applies this revision: a skipped one read as gone was replaced by a later
+   * write of its key at or before it, and until that write is in, the view shows the key's value from before.
+   */
+  settledAt = 0;
   /** Why the watch ended (undefined while it runs). */
   ended: string | undefined;
   iterator: WatchIterator | undefined;
@@ -182,7 +187,7 @@ export class Watch {
   }
 
   private reached(revision: number): boolean {
-    return this.loaded && this.revision >= revision;
+    return this.loaded && this.revision >= Math.max(revision, this.settledAt);
   }
 
   private wake(): void {
