@@ -2,6 +2,7 @@
 // nats-server 2.9.10 was seen to skip one (./record-gaps.ts): a skipped revision, a skipped last one, a value
 // skipped among the first values or the last of them is read from the bucket, or the view watches again; no list
 // answers without it.
+import { Kvm } from "@nats-io/kv";
 import { describe, expect, it, vi } from "vitest";
 import { useNatsCluster } from "../../testing/nats-bed.js";
 import { listedIds, watchedView } from "../../testing/record-views.js";
@@ -115,6 +116,34 @@ describe("a view whose watch skips revisions", () => {
     ]);
     expect(listedIds(await view.list())).toEqual(["c1", "c2", "c3"]);
     expect(watches).toHaveLength(2);
+  });
+
+  it("tells its first values lack a key's in a bucket of any history, which keeps more values than keys", async () => {
+    const [a, b] = await nats.twoNodes("view");
+    // An operator's bucket (the store keeps an existing bucket's history): five values a key.
+    const records = await new Kvm(a.nc).create(nats.prefix("history5"), { history: 5 });
+    for (const id of ["c1", "c2", "c3"])
+      await records.put(id, JSON.stringify(await b.store.create({ ...base, id })));
+    const [c1, c2] = [await b.store.get("c1"), await b.store.get("c2")];
+    for (const harness of ["v2", "v3"]) await records.put("c1", JSON.stringify({ ...c1, harness }));
+    expect((await bucketState(records)).values).toBe(5); // c1's three values, c2's and c3's
+    // The first watch never delivers c2's value, one of its first values (c3's and c1's last come after it).
+    const { view, watches, warnings } = watchedView(
+      records,
+      (entry) => watches.length === 1 && !entry.isUpdate && entry.key === "c2",
+    );
+    expect(await view.list()).toBeUndefined(); // read in full by the store
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /it skipped a value unseen: it holds 2 keys at revision \d+, the bucket 3\); watching again/,
+      ),
+    ]);
+    expect(listedIds(await view.list())).toEqual(["c1", "c2", "c3"]);
+    // More values than keys, nothing skipped: answered from the view, no watch again.
+    await records.put("c2", JSON.stringify({ ...c2, harness: "v2" }));
+    expect((await view.list())?.map((r) => r.harness)).toEqual(["v3", "v2", "process"]);
+    expect(watches).toHaveLength(2);
+    expect(warnings).toHaveLength(1);
   });
 
   it("reads the values after its last when its watch skipped the last of its first values, which says they are in", async () => {

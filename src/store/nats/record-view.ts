@@ -29,7 +29,7 @@ export interface RecordViewOptions {
   watch(): Promise<WatchIterator>;
   /** Reads one revision of the bucket (undefined when it is gone): one the watch skipped (./record-gaps.ts). */
   revision(seq: number): Promise<KvEntry | undefined>;
-  /** The bucket's last revision now and how many values it holds (deleted ones too, as their markers). */
+  /** The bucket's last revision now, how many values it holds and of how many keys (deleted ones by their markers). */
   bucket(): Promise<BucketState>;
   /** How long a list waits for the view to catch up before it reads the bucket in full instead (ms). */
   catchUpMs: number;
@@ -204,8 +204,10 @@ export class RecordView {
   }
 }
 
-/** What a list compares the view with: the records bucket's last revision and value count, in one request. */
+/** What a list compares the view with: the records bucket's last revision and value and key counts, in one request. */
 export async function bucketState(records: KV): Promise<BucketState> {
-  const { state, config } = (await records.status()).streamInfo;
-  return { lastRevision: state.last_seq, values: state.messages, history: config.max_msgs_per_subject };
+  const { state } = (await records.status()).streamInfo;
+  // The stream's count of subjects, one a key: left out when 0. A server that never tells it counts 0, and a view
+  // is then never judged by its count (nats-server 2.9.10, the cluster's, tells it).
+  return { lastRevision: state.last_seq, values: state.messages, keys: state.num_subjects ?? 0 };
 }

@@ -12,8 +12,11 @@ export type WatchIterator = AsyncIterable<KvWatchEntry> & { stop(): void };
 export interface BucketState {
   lastRevision: number;
   values: number;
-  /** Values kept a key (the bucket's history; 1 as the store makes it, an operator may change it). */
-  history: number;
+  /**
+   * Keys it holds a value of (a deleted key by its marker), whatever its history: the store makes the bucket with
+   * one value a key, but keeps an existing bucket's (an operator's, or one edited since), so values do not count keys.
+   */
+  keys: number;
 }
 
 /** Whose a slot is: its record's tenant, or the one a damaged record names (the default tenant's when none). */
@@ -27,7 +30,7 @@ interface Sorted {
 /** One watch and the records it delivered; a new one replaces it when it ends or stops delivering. */
 export class Watch {
   readonly slots = new Map<string, Slot>();
-  /** Every key applied, deleted ones too (the bucket keeps their markers): what a count of its values tells. */
+  /** Every key applied, deleted ones too (the bucket keeps their markers): what the bucket's count of keys tells. */
   private readonly keys = new Set<string>();
   /** The same slots by tenant: a tenant's list looks at its own only. */
   private readonly tenants = new Map<string, Map<string, Slot>>();
@@ -108,14 +111,14 @@ export class Watch {
   }
 
   /**
-   * Why the view is wrong at the bucket's `state`, when a count tells. At the bucket's last revision, a bucket of
-   * history 1 holds one value a key (a deleted key's is its marker): fewer keys here mean the watch skipped a key's
-   * value unseen, as it can among its first values (each key's last: their revisions are not consecutive, so no
-   * gap shows). More keys are an operator's purge of delete markers: nothing missed.
+   * Why the view is wrong at the bucket's `state`, when a count tells. At the bucket's last revision, the view
+   * holds every key the bucket holds a value of (a deleted key's is its marker), whatever the bucket's history:
+   * fewer keys here mean the watch skipped a key's value unseen, as it can among its first values (each key's last:
+   * their revisions are not consecutive, so no gap shows). More keys are an operator's purge: nothing missed.
    */
-  miscounted({ lastRevision, values, history }: BucketState): string | undefined {
-    if (history !== 1 || this.revision !== lastRevision || this.keys.size >= values) return undefined;
-    return `it skipped a value unseen: it holds ${this.keys.size} keys at revision ${lastRevision}, the bucket ${values}`;
+  miscounted({ lastRevision, keys }: BucketState): string | undefined {
+    if (this.revision !== lastRevision || this.keys.size >= keys) return undefined;
+    return `it skipped a value unseen: it holds ${this.keys.size} keys at revision ${lastRevision}, the bucket ${keys}`;
   }
 
   end(why: string): void {
