@@ -161,7 +161,16 @@ export class ClaudeCodeHarness extends CliHarness<{ child: CliProcess }> {
   protected abort(): Promise<void> {
     const request = interruptRequest();
     this.write(request);
-    return new Promise((resolve) => this.interrupts.set(request.request_id, resolve));
+    const answered = new Promise<void>((resolve) => this.interrupts.set(request.request_id, resolve));
+    // Claude Code may end its turn without answering (CliHarness.interrupt then waits for the turn's end): the
+    // entry goes with the turn (a close ends it too), or each unanswered interrupt would be kept for good.
+    void this.turn.current?.ended.then(() => this.interrupts.delete(request.request_id));
+    return answered;
+  }
+
+  /** How many interrupts are written and neither answered nor ended with their turn (none once a turn ended). */
+  get pendingInterrupts(): number {
+    return this.interrupts.size;
   }
 
   /**

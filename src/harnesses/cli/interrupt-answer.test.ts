@@ -5,9 +5,9 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import type { Harness } from "../../core/harness.js";
 import { bareHarnessOptions, ndjsonProgram, useStandIns } from "../../testing/cli.js";
 import { ClaudeCodeFactory } from "../claude-code/factory.js";
+import { ClaudeCodeHarness } from "../claude-code/harness.js";
 
 /**
  * A stand-in for Claude Code: `running` once prompted, `interrupted` once the interrupt came; once `answer` is
@@ -37,7 +37,10 @@ const until = async (done: () => boolean) => {
   while (!done()) await new Promise((resolve) => setTimeout(resolve, 5));
 };
 
-async function expectInterruptWaitsForAnswer(harness: Harness, dir: string): Promise<void> {
+/** Also: once the turn ended, no interrupt is kept waiting for an answer (one never answered was kept for good). */
+async function expectInterruptWaitsForAnswer(opened: unknown, dir: string): Promise<void> {
+  if (!(opened instanceof ClaudeCodeHarness)) throw new Error("the factory did not open a ClaudeCodeHarness");
+  const harness = opened;
   try {
     const turn = harness.prompt("go", { turn: "t1", signal: new AbortController().signal });
     await until(() => existsSync(join(dir, "running")));
@@ -50,6 +53,7 @@ async function expectInterruptWaitsForAnswer(harness: Harness, dir: string): Pro
     writeFileSync(join(dir, "answer"), "");
     await interrupting;
     expect(await turn).toEqual({ interrupted: true });
+    expect(harness.pendingInterrupts).toBe(0);
   } finally {
     await harness.close();
   }
@@ -61,8 +65,25 @@ it("claude-code: interrupt() resolves once Claude Code has answered its interrup
   await expectInterruptWaitsForAnswer(harness, dir);
 });
 
-it("claude-code: interrupt() resolves once the turn ended, when Claude Code never answers its interrupt", async () => {
+it("claude-code: interrupt() resolves once the turn ended, when Claude Code never answers its interrupt, and forgets it", async () => {
   const { dir, native, bin } = standIns.make("brain-claude-abort-unanswered-", "claude", CLAUDE);
   const factory = new ClaudeCodeFactory({ bin, env: { DIR: dir, UNANSWERED: "1" } });
   await expectInterruptWaitsForAnswer(await factory.open(bareHarnessOptions(native)), dir);
+});
+
+it("claude-code: an interrupt Claude Code never answered is forgotten when the session closes mid-turn", async () => {
+  const { dir, native, bin } = standIns.make("brain-claude-abort-closed-", "claude", CLAUDE);
+  const opened = await new ClaudeCodeFactory({ bin, env: { DIR: dir, UNANSWERED: "1" } }).open(
+    bareHarnessOptions(native),
+  );
+  if (!(opened instanceof ClaudeCodeHarness)) throw new Error("the factory did not open a ClaudeCodeHarness");
+  const turn = opened.prompt("go", { turn: "t1", signal: new AbortController().signal });
+  await until(() => existsSync(join(dir, "running")));
+  const interrupting = opened.interrupt("t1");
+  await until(() => existsSync(join(dir, "interrupted")));
+  expect(opened.pendingInterrupts).toBe(1);
+  await opened.close();
+  await interrupting;
+  expect(await turn).toEqual({ interrupted: true });
+  expect(opened.pendingInterrupts).toBe(0);
 });
