@@ -4,7 +4,7 @@
 import { once } from "node:events";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { ReadGate } from "./read-gate.js";
+import { ReadGate, ranOut, type WaitEnd } from "./read-gate.js";
 
 /** The wait: reading what was held (PAUSES × STALL_MS at the least) outlasts it; its READ_LIMIT times do not. */
 const MS = 300;
@@ -76,13 +76,14 @@ describe("a read-gated wait on a writer's answer over TCP", () => {
     const gate = new ReadGate(() => reader);
     writer.write("x".repeat(HELD));
     let read = 0;
-    const readAtEnd = await new Promise<number>((resolve) => {
-      gate.afterRead(MS, () => resolve(read));
+    const ended = await new Promise<{ read: number; end: WaitEnd }>((resolve) => {
+      gate.afterRead(MS, (end) => resolve({ read, end }));
       readSlowly(reader, gate, (text) => {
         read = text.length;
       });
     });
-    expect(readAtEnd).toBe(HELD);
+    expect(ended).toEqual({ read: HELD, end: "silent" });
+    expect(`did not answer${ranOut(ended.end, MS, "grace")}`).toBe(`did not answer within ${MS} ms`);
   });
 
   it("does not give up on a writer for Brain's own stall: what came in meanwhile is read first", async () => {
@@ -114,6 +115,14 @@ describe("a read-gated wait on a writer's answer over TCP", () => {
     reader.on("data", () => gate.read());
     reader.resume();
     // Heard from throughout: no silence ends the wait, the limit does (without one, this waits for good).
-    await expect(new Promise<void>((resolve) => gate.afterRead(MS, resolve))).resolves.toBeUndefined();
+    const end = await new Promise<WaitEnd>((resolve) => gate.afterRead(MS, resolve));
+    expect(end).toBe("still-writing");
+    // Said as what ended it: the limit of reading, not the wait's own ms (which it outlasted five times).
+    expect(`did not answer${ranOut(end, MS, "grace")}`).toBe(
+      `did not answer: still writing after ${5 * MS} ms of reading (5 x the ${MS} ms grace)`,
+    );
+    expect(ranOut(end, MS, "timeout", "s")).toBe(
+      ": still writing after 1.5 s of reading (5 x the 0.3 s timeout)",
+    );
   });
 });

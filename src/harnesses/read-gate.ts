@@ -19,6 +19,20 @@ export interface Pausable {
  */
 const READ_LIMIT = 5;
 
+/** How a wait on a writer's answer ran out (afterRead): the writer fell silent, or it never did (READ_LIMIT). */
+export type WaitEnd = "silent" | "still-writing";
+
+/**
+ * When a wait of `ms` (its `name`: "grace", "timeout") ran out, for a message that goes on from "did not ...":
+ * " within 5000 ms" for a writer silent that long; for one that never fell silent, the hard limit that ended
+ * the wait (": still writing after 25000 ms of reading (5 x the 5000 ms grace)"), which its ms do not explain.
+ */
+export function ranOut(end: WaitEnd, ms: number, name: string, unit: "ms" | "s" = "ms"): string {
+  const time = (t: number) => (unit === "s" ? `${t / 1000} s` : `${t} ms`);
+  if (end === "silent") return ` within ${time(ms)}`;
+  return `: still writing after ${time(READ_LIMIT * ms)} of reading (${READ_LIMIT} x the ${time(ms)} ${name})`;
+}
+
 export class ReadGate {
   /** The sessions holding the stream paused, each with the function that cancels its wait for relief. */
   private readonly holds = new Map<string, () => void>();
@@ -53,14 +67,14 @@ export class ReadGate {
   }
 
   /**
-   * Calls `fire` once the writer was silent for `ms` with the stream read throughout, or once the stream was read
-   * for READ_LIMIT times `ms` in all; returns what cancels it. For a wait on the writer's answer (an interrupt's
-   * grace, a request's timeout), which comes after all it wrote before: while the stream is paused its answer may
-   * be in the pipe unread, and while Brain reads what was held (a socket, with the reader's read-ahead, holds
-   * megabytes) its answer is on the way; neither is the writer's silence. The limit gives up on a writer that never
-   * falls silent (streams on, ignoring a cancel).
+   * Calls `fire` ("silent") once the writer was silent for `ms` with the stream read throughout, or
+   * ("still-writing") once the stream was read for READ_LIMIT times `ms` in all; returns what cancels it. For a
+   * wait on the writer's answer (an interrupt's grace, a request's timeout), which comes after all it wrote before:
+   * while the stream is paused its answer may be in the pipe unread, and while Brain reads what was held (a socket,
+   * with the reader's read-ahead, holds megabytes) its answer is on the way; neither is the
+   * writer's silence. The limit gives up on a writer that never falls silent (streams on, ignoring a cancel).
    */
-  afterRead(ms: number, fire: () => void): () => void {
+  afterRead(ms: number, fire: (end: WaitEnd) => void): () => void {
     let timer: NodeJS.Timeout | undefined;
     let immediate: NodeJS.Immediate | undefined;
     let readFor = 0;
@@ -71,9 +85,9 @@ export class ReadGate {
       const held = () => this.holds.size > 0 || this.pauses !== paused;
       timer = setTimeout(() => {
         if (held()) return arm();
-        if (heard()) return ++readFor >= READ_LIMIT ? fire() : arm();
+        if (heard()) return ++readFor >= READ_LIMIT ? fire("still-writing") : arm();
         // After a stall (a loaded machine) timers run before what came meanwhile is read: it is read first.
-        immediate = setImmediate(() => (held() || heard() ? arm() : fire()));
+        immediate = setImmediate(() => (held() || heard() ? arm() : fire("silent")));
       }, ms);
     };
     arm();

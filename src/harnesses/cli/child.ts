@@ -10,7 +10,7 @@ import { HeadLineSplitter, type LineHead } from "../../protocol/head-lines.js";
 import { LineSplitter } from "../../protocol/ndjson.js";
 import { PendingChild } from "../process/pending-child.js";
 import type { RunnerChild, Spawner } from "../process/spawner.js";
-import { ReadGate } from "../read-gate.js";
+import { ReadGate, type WaitEnd } from "../read-gate.js";
 
 const STDERR_TAIL_BYTES = 8 * 1024;
 /** CLI output lines (a whole tool result, a long transcript replay) can be far larger than a runner frame. */
@@ -116,7 +116,7 @@ export class CliProcess {
   }
 
   /** Calls `fire` after `ms` of reading its stdout: a wait for what it answers (see ReadGate.afterRead). */
-  afterRead(ms: number, fire: () => void): () => void {
+  afterRead(ms: number, fire: (end: WaitEnd) => void): () => void {
     return this.gate.afterRead(ms, fire);
   }
 
@@ -185,14 +185,18 @@ export interface AnswerSource {
    * cancels it. Default: its stdout. A program that answers elsewhere (opencode: its event stream, which a read
    * gate of its own holds) counts on that, or its silence while Brain reads nothing there is blamed on it.
    */
-  afterRead?(ms: number, fire: () => void): () => void;
+  afterRead?(ms: number, fire: (end: WaitEnd) => void): () => void;
 }
 
 /** Calls `fire` after `ms` of reading what `source` answers; after `ms`, when none runs yet. */
-export function afterRead(source: AnswerSource | undefined, ms: number, fire: () => void): () => void {
+export function afterRead(
+  source: AnswerSource | undefined,
+  ms: number,
+  fire: (end: WaitEnd) => void,
+): () => void {
   if (source?.afterRead) return source.afterRead(ms, fire);
   if (source) return source.child.afterRead(ms, fire);
-  const timer = setTimeout(fire, ms);
+  const timer = setTimeout(() => fire("silent"), ms);
   return () => clearTimeout(timer);
 }
 

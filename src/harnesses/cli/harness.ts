@@ -18,6 +18,7 @@ import type { LineHead } from "../../protocol/head-lines.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import type { ToolEndpoint } from "../../tools/endpoint/index.js";
 import type { Spawner } from "../process/spawner.js";
+import { ranOut } from "../read-gate.js";
 import { forgetRewrittenSync, REWRITTEN_MARKER } from "../rewritten-files.js";
 import { EndpointCalls, isBound } from "./bound.js";
 import { type AnswerSource, afterRead, CliProcess, withTail } from "./child.js";
@@ -147,11 +148,11 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
     const graceMs = this.ctx.timeouts.interruptGraceMs;
     // Counted only while what the CLI answers is read: with the session's log behind, the end of the turn it wrote
     // at once may wait unread in its pipe, and a kill would blame the CLI and tear its files (ReadGate.afterRead).
-    this.cancelGrace = afterRead(this.connection, graceMs, () => {
+    this.cancelGrace = afterRead(this.connection, graceMs, (end) => {
       if (this.turn.current !== running) return;
       const child = this.connection?.child;
       if (child) {
-        this.warn(`the CLI did not end the interrupted turn within ${graceMs} ms; killed it`);
+        this.warn(`the CLI did not end the interrupted turn${ranOut(end, graceMs, "grace")}; killed it`);
         return child.kill("SIGKILL");
       }
       // Still starting: there is nothing to kill yet, and the start may wait long. The turn ends here; the

@@ -19,6 +19,7 @@ import type { HitlDesk, HitlRun } from "../nui/hitl-desk.js";
 import type { ResumeState } from "../nui/resume-state.js";
 import { cannotSteer, RunTranslator } from "../nui/run-translator.js";
 import type { NuiSessionOptions } from "../nui/session-options.js";
+import { ranOut } from "../read-gate.js";
 import { WarningLimit } from "../warning-limit.js";
 import type { TextSink } from "./rpc-peer.js";
 import type { RpcTransport, Timeouts, TransportEvents } from "./transport.js";
@@ -150,11 +151,12 @@ export class RpcHarness implements Harness {
     const wait = new Promise<void>((resolve) => {
       waited = resolve;
     });
-    const stop = transport.afterRead(graceMs, () => {
+    const stop = transport.afterRead(graceMs, (end) => {
       waited();
       if (this.run !== run) return;
       // Brain's own word, never held back behind what the host's events drew.
-      const message = `${this.parts.name} did not end the cancelled run within ${graceMs} ms; gave up on its host`;
+      const late = ranOut(end, graceMs, "grace");
+      const message = `${this.parts.name} did not end the cancelled run${late}; gave up on its host`;
       this.parts.options.emit({ type: "harness.warning", turn: run.turn, data: { message } });
       run.settle?.();
       transport.abandon();

@@ -2,6 +2,7 @@
 // (to a host shared by sessions). Both carry the same JSON-RPC peer.
 import type { Backlog } from "../../core/backlog.js";
 import type { RpcPeer } from "../../protocol/jsonrpc.js";
+import type { WaitEnd } from "../read-gate.js";
 import type { RpcPeerEvents } from "./rpc-peer.js";
 
 export interface RpcTransport {
@@ -18,7 +19,7 @@ export interface RpcTransport {
    * Calls `fire` once `ms` have passed with the host's output read throughout; returns what cancels it. For the
    * wait on a cancelled run (see ReadGate.afterRead): while the log is behind, the host's answer may wait unread.
    */
-  afterRead(ms: number, fire: () => void): () => void;
+  afterRead(ms: number, fire: (end: WaitEnd) => void): () => void;
   /** Ends the conversation politely (a stdio host gets `harness.shutdown` and stops). */
   close(): Promise<void>;
 }

@@ -11,7 +11,7 @@ import { MAX_ANSWER_BYTES, responseText } from "../../core/response-text.js";
 import { readSse } from "../../protocol/sse.js";
 import { CliProcess, type CliSpawn } from "../cli/child.js";
 import { HeldReads } from "../held-reads.js";
-import { ReadGate } from "../read-gate.js";
+import { ReadGate, ranOut, type WaitEnd } from "../read-gate.js";
 
 const LABEL = "opencode";
 /**
@@ -301,7 +301,7 @@ export class OpencodeServer {
    * Calls `fire` after `ms` of reading the event stream, where the server's answers to an interrupt come: not its
    * stdout, which says only its port (CliConnection's default). See ReadGate.afterRead.
    */
-  afterRead(ms: number, fire: () => void): () => void {
+  afterRead(ms: number, fire: (end: WaitEnd) => void): () => void {
     return this.gate.afterRead(ms, fire);
   }
 
@@ -312,7 +312,11 @@ export class OpencodeServer {
     // which waits on TCP while the session's log is behind, and then the silence is Brain's, not the server's.
     const late = new AbortController();
     const { signal } = late;
-    const cancel = this.afterRead(this.answerMs, () => late.abort());
+    let end: WaitEnd = "silent";
+    const cancel = this.afterRead(this.answerMs, (ended) => {
+      end = ended;
+      late.abort();
+    });
     let res: Response;
     let answer: { text: string; over: boolean };
     try {
@@ -330,7 +334,7 @@ export class OpencodeServer {
       );
       answer = await responseText(res, MAX_ANSWER_BYTES);
     } catch (err) {
-      throw signal.aborted ? this.noAnswer(method, path) : this.dropped(`${method} ${path}`, err);
+      throw signal.aborted ? this.noAnswer(method, path, end) : this.dropped(`${method} ${path}`, err);
     } finally {
       cancel();
     }
@@ -369,10 +373,10 @@ export class OpencodeServer {
     );
   }
 
-  private noAnswer(method: string, path: string): HarnessError {
+  private noAnswer(method: string, path: string, end: WaitEnd = "silent"): HarnessError {
     return new HarnessError(
       "brain_error",
-      `${LABEL}: ${method} ${path}: no answer within ${this.answerMs / 1000} s`,
+      `${LABEL}: ${method} ${path}: no answer${ranOut(end, this.answerMs, "timeout", "s")}`,
     );
   }
 

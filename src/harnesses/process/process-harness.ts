@@ -24,6 +24,7 @@ import type {
 } from "../../protocol/runner.js";
 import { OpenParams, RequestResults } from "../../protocol/runner.js";
 import { listNativeFiles } from "../cli/files.js";
+import { ranOut } from "../read-gate.js";
 import { WarningLimit } from "../warning-limit.js";
 import type { AttachmentTimeouts } from "./attachment-timeouts.js";
 import { CallPlaces } from "./call-places.js";
@@ -160,9 +161,9 @@ export class ProcessHarness implements Harness {
     if (!active || active.id !== turn || active.grace) return;
     // Counted only while its stdout is read (see ReadGate): a runner whose answer waits unread in the pipe while
     // the session's log is behind is not killed for it, blamed for a turn it settled, and what it wrote lost.
-    active.grace = this.runner.afterRead(this.timeouts.interruptGraceMs, () => {
+    active.grace = this.runner.afterRead(this.timeouts.interruptGraceMs, (end) => {
       if (this.activeTurn !== active) return;
-      const late = `runner did not settle the interrupted turn within ${this.timeouts.interruptGraceMs} ms`;
+      const late = `runner did not settle the interrupted turn${ranOut(end, this.timeouts.interruptGraceMs, "grace")}`;
       active.settle?.({ interrupted: true });
       if (this.shared) return this.letGo(late);
       this.warn(`${late}; killed it`);
@@ -244,8 +245,9 @@ export class ProcessHarness implements Harness {
       });
       // Counted only while the runner's stdout is read: its answer may wait unread while the log is behind.
       if (timeoutMs > 0) {
-        cancel = this.runner.afterRead(timeoutMs, () => {
-          const message = `runner "${this.runner.spec.name}" did not answer "${method}" within ${timeoutMs / 1000} s`;
+        cancel = this.runner.afterRead(timeoutMs, (end) => {
+          const late = ranOut(end, timeoutMs, "timeout", "s");
+          const message = `runner "${this.runner.spec.name}" did not answer "${method}"${late}`;
           this.pending.get(id)?.reject(new HarnessError("brain_error", this.withStderr(message)));
           if (method === "open") this.openUnanswered = true;
           // A shared host is left to its other sessions: this attachment is detached as the open fails.

@@ -10,7 +10,7 @@ import { clip } from "../../protocol/jsonrpc.js";
 import { encodeFrame, FramingError, MAX_FRAME } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame, RunnerToBrainFrame } from "../../protocol/runner.js";
 import { UNREAD_INPUT_LIMITS } from "../../protocol/unread-input.js";
-import { ReadGate } from "../read-gate.js";
+import { ReadGate, type WaitEnd } from "../read-gate.js";
 import { MAX_TOOL_CALLS_IN_FLIGHT } from "./call-places.js";
 import { PendingChild } from "./pending-child.js";
 import type { RunnerChild } from "./spawner.js";
@@ -172,7 +172,7 @@ export class RunnerProcess {
   }
 
   /** Calls `fire` after `ms` of reading its stdout: a wait for its answer (see ReadGate.afterRead). */
-  afterRead(ms: number, fire: () => void): () => void {
+  afterRead(ms: number, fire: (end: WaitEnd) => void): () => void {
     return this.gate.afterRead(ms, fire);
   }
 
