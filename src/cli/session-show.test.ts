@@ -1,5 +1,6 @@
 // `brain sessions show ID [--tail N] [--after SEQ]` through bin/brain.js on a session with a long log: the record,
-// the last seq, the pending requests and checkpoints, and only a window of the events.
+// the last seq, the pending requests and checkpoints, what its native state takes on disk, and only a window of the
+// events.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -20,13 +21,18 @@ beforeAll(async () => {
 });
 
 function show(...flags: string[]) {
-  const shown = brain(["sessions", "show", id, ...flags]);
+  return showOf(id, ...flags);
+}
+
+function showOf(session: string, ...flags: string[]) {
+  const shown = brain(["sessions", "show", session, ...flags]);
   expect(shown.code, shown.err).toBe(0);
   return JSON.parse(shown.out) as {
     id: string;
     last_seq: number;
     pending: { id: string; kind: string }[];
     checkpoints: string[];
+    native_disk: { native_bytes: number; rebuild_aside_bytes: number; unreadable?: number };
     events: SessionEvent[];
   };
 }
@@ -76,6 +82,24 @@ describe("brain sessions show", () => {
       expect(refused.err).toContain(`${name} takes ${takes} (a whole number, 0 or more), not "`);
     }
     expect(brain(["sessions", "events", id, "--tail", "3"]).err).toContain("--tail is for `sessions show`");
+  });
+
+  it("says what the native state takes on disk: the native dir, and the folder a rebuild kept beside it", async () => {
+    const other = await echoSessionIn(cli.home, async () => {});
+    const native = join(cli.home, "sessions", other, "native");
+    const before = showOf(other).native_disk;
+    expect(before.rebuild_aside_bytes).toBe(0);
+    mkdirSync(join(native, "deep", "er"), { recursive: true });
+    writeFileSync(join(native, "deep", "er", "state.bin"), Buffer.alloc(1000));
+    const grown = before.native_bytes + 1000;
+    expect(showOf(other).native_disk).toEqual({ native_bytes: grown, rebuild_aside_bytes: 0 });
+    const rebuilt = brain(["sessions", "rebuild", other]);
+    expect(rebuilt.code, rebuilt.err).toBe(0);
+    // The first rebuild keeps the native files from before it beside the new ones (echo's, none): counted there now.
+    expect(showOf(other).native_disk).toEqual({
+      native_bytes: before.native_bytes,
+      rebuild_aside_bytes: grown,
+    });
   });
 
   it("widens its window back over the gaps a compacted log has", () => {

@@ -1,9 +1,11 @@
 // `brain sessions show ID [--tail N] [--after SEQ]`: a session's record, where its log ends, the requests waiting
-// for an answer, its checkpoints, and a window of its events. Everything comes from the log's tail or from a
+// for an answer, its checkpoints, what its native state takes on disk (no retention limit counts it; see
+// core/native-disk.ts), and a window of its events. Everything comes from the log's tail or from a
 // cursor read, so a session of a million events shows as quickly as a new one.
 import type { Brain } from "../../core/brain.js";
 import { CheckpointStore } from "../../core/checkpoints/index.js";
 import { recordSecrets } from "../../core/credentials.js";
+import { nativeDisk } from "../../core/native-disk.js";
 import type { Redactor } from "../../core/redact.js";
 import type { SessionStore } from "../../core/store.js";
 import type { SessionEvent } from "../../protocol/events.js";
@@ -46,7 +48,8 @@ export async function showSession(
         : await brain.events(id, window.after, window.tail);
   // As the daemon's views show it: a credential the record holds written out is redacted, in its events too.
   const redactor = shownRedactor(brain, record);
-  return redactor.redactDeep({ ...record, last_seq: lastSeq, pending, checkpoints, events });
+  const native_disk = await nativeDisk(store.paths(record.id).native);
+  return redactor.redactDeep({ ...record, last_seq: lastSeq, pending, checkpoints, native_disk, events });
 }
 
 /**

@@ -13,11 +13,12 @@ import { DEFAULT_TAIL, shownRedactor, showSession, showWindow } from "./session-
 
 export const usage = `sessions ls | show ID [--tail N] [--after SEQ] | events ID [--after SEQ] [--json] | compact ID | rebuild ID
                               the sessions in $BRAIN_HOME (default ~/.brain) and their logs; show prints a
-                              session's record, last seq, pending requests, checkpoints and its last ${DEFAULT_TAIL}
-                              events (--tail N: the last N; --after SEQ: the first N after SEQ); compact drops
-                              the deltas of completed turns (their messages hold the text) from a closed log,
-                              and with --archive-segments (gzip'd to the session's archive/) or
-                              --drop-segments its sealed segments, all or (--max-log-mb N) the oldest past N MB;
+                              session's record, last seq, pending requests, checkpoints, the bytes its native
+                              state takes (native_disk) and its last ${DEFAULT_TAIL} events (--tail N: the last N;
+                              --after SEQ: the first N after SEQ); compact drops the deltas of completed turns
+                              (their messages hold the text) from a closed log, and with --archive-segments
+                              (gzip'd to the session's archive/) or --drop-segments its sealed segments, all or
+                              (--max-log-mb N) the oldest past N MB;
                               rebuild rewrites a session's native state from its log (a harness that lost it)`;
 
 export const verbs = ["ls", "show", "events", "compact", "rebuild"] as const;
