@@ -1,15 +1,15 @@
 // Keeps secret values out of everything Brain writes: event logs, error messages, stderr tails, the daemon's
 // output. A Redactor is fed the values a host or session knows to be secret (provider keys, MCP `${VAR}`
 // values, token values, secret-named environment variables) and replaces each with `[redacted:NAME]`.
+import { encodedForms, MIN_SECRET_LENGTH } from "./secret-forms.js";
+
+export { MIN_SECRET_LENGTH };
 
 export interface Secret {
   /** What the replacement says: the variable the value came from, or a label such as "token". */
   name: string;
   value: string;
 }
-
-/** Shorter values would match ordinary text ("1", "true", a port), so they are never treated as secrets. */
-export const MIN_SECRET_LENGTH = 8;
 
 /** Environment variables whose names say they hold a secret (OPENAI_API_KEY, GH_TOKEN, DB_PASSWORD, …). */
 export const SECRET_NAME = /(API_?KEY|_KEY$|^KEY$|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)/i;
@@ -29,8 +29,9 @@ export class Redactor {
   private secrets: Secret[] = [];
   /**
    * The secrets and, where it differs, each one as it is written inside a JSON string (a `"`, `\` or control
-   * character escaped): a body or error that quotes JSON (a server's answer, a tool's result) holds that form.
-   * Longest first, as `secrets`.
+   * character escaped): a body or error that quotes JSON (a server's answer, a tool's result) holds that form. And
+   * each one's encoded forms (./secret-forms.ts): a tool's output of the key base64'd or URL-encoded. Longest first,
+   * as `secrets`.
    */
   private forms: Secret[] = [];
   /** Every UTF-16 unit of every secret (pendingTail), by code: a delta's tail is checked per delta, on the hot path. */
@@ -57,6 +58,9 @@ export class Redactor {
     for (const { name, value } of this.secrets) {
       const escaped = JSON.stringify(value).slice(1, -1);
       if (!forms.has(escaped)) forms.set(escaped, { name, value: escaped });
+      for (const { text } of encodedForms(value)) {
+        if (!forms.has(text)) forms.set(text, { name, value: text });
+      }
     }
     this.forms = [...forms.values()].sort((a, b) => b.value.length - a.value.length);
     this.asciiUnits = new Uint8Array(128);

@@ -4,6 +4,7 @@
 // let those through, so the bytes are also searched as JSON strings decode them, up to three times, in one streaming
 // pass: what is held between chunks is bounded by the longest secret, never the file. Each level is also searched
 // for the secrets' base64 and percent-encoded forms (a basic-auth header, a URL with a token in its query).
+import { encodedForms, type SecretEncoding } from "../secret-forms.js";
 
 export interface SecretHit {
   /** Which secret (0-based): never the secret itself, which must not reach a message or a log. */
@@ -13,7 +14,7 @@ export interface SecretHit {
   /** Found only once JSON escapes were decoded. */
   escaped?: boolean;
   /** Found written in base64 (standard or URL-safe) or percent-encoded. */
-  encoded?: "base64" | "URL";
+  encoded?: Exclude<SecretEncoding, "slash-escaped">;
 }
 
 /** JSON held as a string in JSON held as a string in a file: a tool's JSON result in a transcript's JSON event. */
@@ -34,39 +35,17 @@ interface Pattern {
   encoded?: SecretHit["encoded"];
 }
 
-/** Shorter encoded forms (of short secrets) would match ordinary text. */
-const MIN_FORM = 8;
-
 /**
- * The secrets and the forms of them a file may hold: base64 at each of the three byte alignments it can start at
- * (only the characters its bytes alone decide, as the rest depend on the bytes around it), URL-safe base64, and
- * the percent-encodings of encodeURIComponent (upper and lower case hex) and of Python's quote (which keeps "/").
+ * The secrets and the encoded forms of them a file may hold (../secret-forms.ts, as the session log's redactor knows
+ * them): base64 at each of the three byte alignments it can start at, standard and URL-safe, and percent-encoded.
+ * Not the `\/`-escaped form: the scan decodes JSON escapes itself, and says a key found so was JSON-escaped.
  */
 function patternsOf(secrets: Buffer[]): Pattern[] {
   const out: Pattern[] = [];
   for (const [index, bytes] of secrets.entries()) {
     out.push({ index, bytes });
-    const forms = new Map<string, Pattern["encoded"]>();
-    for (const skip of [0, 1, 2]) {
-      const text = Buffer.concat([Buffer.alloc(skip), bytes]).toString("base64");
-      const form = text.slice(Math.ceil((8 * skip) / 6), Math.floor((8 * (skip + bytes.length)) / 6));
-      forms.set(form, "base64");
-      forms.set(form.replaceAll("+", "-").replaceAll("/", "_"), "base64");
-    }
-    const uri = encodeURIComponent(bytes.toString("utf8"));
-    for (const form of [uri, uri.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase())]) {
-      forms.set(form, "URL");
-      forms.set(
-        form
-          .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
-          .replaceAll("%2F", "/"),
-        "URL",
-      );
-    }
-    for (const [form, encoded] of forms) {
-      const formBytes = Buffer.from(form);
-      if (formBytes.length >= MIN_FORM && !formBytes.equals(bytes))
-        out.push({ index, bytes: formBytes, encoded });
+    for (const { text, encoding } of encodedForms(bytes.toString("utf8"))) {
+      if (encoding !== "slash-escaped") out.push({ index, bytes: Buffer.from(text), encoded: encoding });
     }
   }
   return out;

@@ -7,6 +7,7 @@ import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { anthropic } from "../../testing/fake-provider/wire-clients.js";
+import { givesAway } from "../../testing/gives-away.js";
 import { CredentialProxy } from "./credential-proxy.js";
 import { KEY, useProxyBed } from "./testing/proxy-bed.js";
 
@@ -37,23 +38,6 @@ function post(p: CredentialProxy): Promise<Response> {
     headers: { "content-type": "application/json" },
     body: JSON.stringify(anthropic.body("hello", true)),
   });
-}
-
-/**
- * Whether `text` gives `key` away to one who decodes it as a gateway encoded it: percent-encoded, JSON with its
- * `/` escaped, or base64 (or base64url) at any offset.
- */
-function givesAway(text: string, key: string): boolean {
-  const decoded = [
-    text,
-    text.replaceAll("\\/", "/"),
-    text.replace(/%[0-9a-f]{2}/gi, (hex) => String.fromCharCode(Number.parseInt(hex.slice(1), 16))),
-  ];
-  for (const run of text.match(/[A-Za-z0-9+/_-]+/g) ?? []) {
-    const standard = run.replaceAll("-", "+").replaceAll("_", "/");
-    for (let at = 0; at < 4; at++) decoded.push(Buffer.from(standard.slice(at), "base64").toString("latin1"));
-  }
-  return decoded.some((one) => one.includes(key));
 }
 
 describe("credential proxy: the key kept out of answers", () => {

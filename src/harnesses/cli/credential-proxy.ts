@@ -16,7 +16,7 @@ import { Redactor } from "../../core/redact.js";
 import type { WireApi } from "./provider-api.js";
 import { after, MAX_CONNECTIONS, ProxyConnections, type ProxyTimer } from "./proxy-connections.js";
 import { refusedRoute } from "./proxy-paths.js";
-import { decoderOf, keyForms, redactedHeaders, redactingBody } from "./proxy-redact.js";
+import { decoderOf, redactedHeaders, redactingBody } from "./proxy-redact.js";
 
 /**
  * What the proxy can put a key on: the CLI wires, and the Gemini API (gemini-cli, its own model API: no CLI
@@ -106,7 +106,9 @@ export class CredentialProxy {
     private readonly idle: ProxyTimer,
   ) {
     this.upstream = new URL(target.base_url ?? VENDOR_BASE[target.wire]);
-    this.redactor = new Redactor(keyForms(target.api_key));
+    // The Redactor replaces the key's JSON-escaped and encoded forms too (../../core/secret-forms.ts): a gateway
+    // echoes it URL-encoded, base64'd (a Basic credential) or with its `/` escaped.
+    this.redactor = new Redactor([{ name: "api_key", value: target.api_key }]);
   }
 
   /**
