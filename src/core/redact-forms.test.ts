@@ -57,6 +57,21 @@ describe("the Redactor and a secret's encoded forms", () => {
   });
 });
 
+describe("a Redactor made with() another's secrets and more", () => {
+  it("redacts both's forms, and the one it was made from learns nothing of the more", () => {
+    const other = "tok_0123456789abcdefXYZ/";
+    const host = new Redactor([{ name: "GW_KEY", value: KEY }]);
+    const record = host.with([{ name: "TOKEN", value: other }]);
+    const text = `${base64(KEY)} ${base64(other)} ${encodeURIComponent(other)}`;
+    expect(record.redact(text)).toBe("[redacted:GW_KEY] [redacted:TOKEN] [redacted:TOKEN]");
+    expect(host.redact(text)).toBe(`[redacted:GW_KEY] ${base64(other)} ${encodeURIComponent(other)}`);
+    expect(host.values.map((secret) => secret.name)).toEqual(["GW_KEY"]);
+    // And one that learns a secret later (add) redacts its forms from then on.
+    host.add([{ name: "TOKEN", value: other }]);
+    expect(host.redact(text)).toBe("[redacted:GW_KEY] [redacted:TOKEN] [redacted:TOKEN]");
+  });
+});
+
 describe("the log boundary and a secret's encoded forms", () => {
   it("keeps each form out when a delta stream splits it anywhere", async () => {
     const redactor = new Redactor([{ name: "GW_KEY", value: KEY }]);

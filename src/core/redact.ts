@@ -1,6 +1,7 @@
 // Keeps secret values out of everything Brain writes: event logs, error messages, stderr tails, the daemon's
 // output. A Redactor is fed the values a host or session knows to be secret (provider keys, MCP `${VAR}`
 // values, token values, secret-named environment variables) and replaces each with `[redacted:NAME]`.
+import { FormFilter } from "./form-filter.js";
 import { encodedForms, MIN_SECRET_LENGTH } from "./secret-forms.js";
 
 export { MIN_SECRET_LENGTH };
@@ -10,6 +11,8 @@ export interface Secret {
   name: string;
   value: string;
 }
+
+const longestFirst = (a: Secret, b: Secret) => b.value.length - a.value.length;
 
 /** Environment variables whose names say they hold a secret (OPENAI_API_KEY, GH_TOKEN, DB_PASSWORD, …). */
 export const SECRET_NAME = /(API_?KEY|_KEY$|^KEY$|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)/i;
@@ -37,6 +40,8 @@ export class Redactor {
   /** Every UTF-16 unit of every secret (pendingTail), by code: a delta's tail is checked per delta, on the hot path. */
   private asciiUnits = new Uint8Array(128);
   private otherUnits = new Set<number>();
+  /** Tells, from a few characters of a text, that it holds no form: most text, passed with no search (redact). */
+  private filter = FormFilter.NONE;
 
   constructor(secrets: Iterable<Secret> = []) {
     this.add(secrets);
@@ -47,31 +52,38 @@ export class Redactor {
    * extension host's NUI_API_URL), and its log, which holds this redactor, must keep them out from then on.
    */
   add(more: Iterable<Secret>): void {
-    const byValue = new Map(this.secrets.map((secret) => [secret.value, secret]));
+    const known = new Set(this.secrets.map((secret) => secret.value));
+    const fresh: Secret[] = [];
     for (const secret of more) {
-      if (secret.value.length >= MIN_SECRET_LENGTH && !byValue.has(secret.value)) {
-        byValue.set(secret.value, secret);
+      if (secret.value.length >= MIN_SECRET_LENGTH && !known.has(secret.value)) {
+        known.add(secret.value);
+        fresh.push(secret);
       }
     }
-    this.secrets = [...byValue.values()].sort((a, b) => b.value.length - a.value.length);
-    const forms = new Map(byValue);
-    for (const { name, value } of this.secrets) {
+    if (fresh.length === 0) return;
+    // Only what is new is derived: a form costs microseconds, and a record shown is redacted by a redactor made
+    // with() the host's secrets and the record's own.
+    this.secrets = [...this.secrets, ...fresh].sort(longestFirst);
+    const before = new Map(this.forms.map((form) => [form.value, form]));
+    const forms = new Map(before);
+    for (const secret of fresh) forms.set(secret.value, secret);
+    for (const { name, value } of fresh) {
       const escaped = JSON.stringify(value).slice(1, -1);
       if (!forms.has(escaped)) forms.set(escaped, { name, value: escaped });
       for (const { text } of encodedForms(value)) {
         if (!forms.has(text)) forms.set(text, { name, value: text });
       }
     }
-    this.forms = [...forms.values()].sort((a, b) => b.value.length - a.value.length);
-    this.asciiUnits = new Uint8Array(128);
-    this.otherUnits = new Set();
-    for (const { value } of this.forms) {
+    this.forms = [...forms.values()].sort(longestFirst);
+    const added = [...forms.keys()].filter((value) => !before.has(value));
+    for (const value of added) {
       for (let i = 0; i < value.length; i++) {
         const unit = value.charCodeAt(i);
         if (unit < 128) this.asciiUnits[unit] = 1;
         else this.otherUnits.add(unit);
       }
     }
+    this.filter = this.filter.with(added);
   }
 
   get maxLength(): number {
@@ -89,11 +101,21 @@ export class Redactor {
 
   /** This redactor's secrets and `more`. */
   with(more: Iterable<Secret>): Redactor {
-    return new Redactor([...this.secrets, ...more]);
+    const out = new Redactor();
+    out.secrets = this.secrets;
+    out.forms = this.forms;
+    out.asciiUnits = new Uint8Array(this.asciiUnits);
+    out.otherUnits = new Set(this.otherUnits);
+    out.filter = this.filter;
+    out.add(more);
+    return out;
   }
 
   redact(text: string): string {
     if (this.secrets.length === 0 || text.length < MIN_SECRET_LENGTH) return text;
+    // With its encoded forms a secret has several times the searches it had, on the relay's hot path: a look at a
+    // few of the text's characters first passes most text with none.
+    if (!this.filter.mayHold(text)) return text;
     let out = text;
     for (const { name, value } of this.forms) {
       if (out.includes(value)) out = out.split(value).join(`[redacted:${name}]`);
