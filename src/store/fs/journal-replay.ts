@@ -3,47 +3,27 @@
 // idempotently (the same bytes at the same offset), when it reaches past the file's durable end; a record of a
 // segment sealed since (sealed files are synced first), or one a log holds already, is skipped (its file synced all
 // the same: a killed process's writes may be in the page cache only). A journal's torn tail (a round whose write
-// a crash cut) is dropped: none of its records was acknowledged.
+// a crash cut) is dropped: none of its records was acknowledged (journal-parse.ts).
+// A journal that cannot be replayed whole fails only the opens of the logs it cannot prove whole, and stays for
+// them (journal-replay-log.ts); every other log it names gets its records. One whose damage hides which log it
+// was for, or that cannot be read at all, is put aside once every record it could read is replayed: see putAside.
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
-import { crc32 } from "node:zlib";
-import { StoreError } from "./errors.js";
-import { FRAME_BYTES, JOURNAL_SUFFIX, MAGIC, type RecordHead } from "./journal.js";
-import { type LogIO, writeAll } from "./log-io.js";
+import { osMessage, type StoreError } from "./errors.js";
+import { JOURNAL_SUFFIX } from "./journal.js";
+import { type DamagedRecord, readJournal } from "./journal-parse.js";
+import { type LogRecords, lockOf, replayLog } from "./journal-replay-log.js";
+import type { LogIO } from "./log-io.js";
 import { acquireLogLock, type LogLock, LogLockedError, liveHolder } from "./log-lock.js";
-import { repairActive } from "./log-open.js";
+
+export { type JournalRecord, parseJournal } from "./journal-parse.js";
 
 /**
- * The journals a replay kept (a live process holds one of their logs), each with the logs it has records for
- * (resolved paths): what a store learnt of them, so that its later opens of other logs need not replay them.
+ * The journals a replay kept, each with the logs it kept them for (resolved paths): held by a live process, or
+ * failed (their opens fail while it is there). What a store learnt of them, so that its later opens of other logs
+ * need not replay them: the journal of a dead process never changes, and its other logs have their records.
  */
 export type KeptJournals = Map<string, ReadonlySet<string>>;
-
-export interface JournalRecord {
-  head: RecordHead;
-  bytes: Buffer;
-}
-
-/** The whole records of a journal's bytes, in order, up to the first torn or damaged one. */
-export function parseJournal(buf: Buffer): JournalRecord[] {
-  const out: JournalRecord[] = [];
-  for (let at = 0; at + FRAME_BYTES <= buf.length; ) {
-    if (buf.readUInt32LE(at) !== MAGIC) break;
-    const [headLength, length, crc] = [
-      buf.readUInt32LE(at + 4),
-      buf.readUInt32LE(at + 8),
-      buf.readUInt32LE(at + 12),
-    ];
-    const end = at + FRAME_BYTES + headLength + length;
-    if (end > buf.length) break;
-    const headBytes = buf.subarray(at + FRAME_BYTES, at + FRAME_BYTES + headLength);
-    const bytes = buf.subarray(at + FRAME_BYTES + headLength, end);
-    if (crc32(bytes, crc32(headBytes)) !== crc) break;
-    out.push({ head: JSON.parse(headBytes.toString("utf8")) as RecordHead, bytes });
-    at = end;
-  }
-  return out;
-}
 
 /**
  * Replays, then removes, every journal in `dir` whose process is gone (its lock is stale or missing), but `own`.
@@ -91,11 +71,13 @@ export async function replayJournals(
   if (names.every(needless)) return;
   const replaying = await replayLock(dir);
   if (!replaying) return; // the directory is gone: so are its journals
+  let failed: StoreError | undefined;
   try {
-    for (const name of await others()) await replayOne(dir, name, io, heldPath, kept);
+    for (const name of await others()) failed ??= await replayOne(dir, name, io, heldPath, kept);
   } finally {
     await replaying.release();
   }
+  if (failed) throw failed;
 }
 
 /**
@@ -115,9 +97,10 @@ async function replayLock(dir: string): Promise<LogLock | undefined> {
 }
 
 /**
- * Replays and removes the journal `name` of `dir`, unless its process lives (its lock is held). A log another live
- * process holds is skipped, and the journal kept: that process may have taken the log over from this journal's
- * dead one and be waiting for the replay lock to replay it itself; removed now, its records would be lost.
+ * Replays the journal `name` of `dir`, unless its process lives (its lock is held), and removes it, unless a log of
+ * it is held by another live process (that process may have taken the log over from this journal's dead one and be
+ * waiting for the replay lock to replay it itself; removed now, its records would be lost) or failed. Returns how
+ * `held`'s replay failed, if it did; another log's failure is left to its own opens, and warned of.
  */
 async function replayOne(
   dir: string,
@@ -125,86 +108,85 @@ async function replayOne(
   io: LogIO,
   held: string | undefined,
   kept: KeptJournals | undefined,
-): Promise<void> {
+): Promise<StoreError | undefined> {
   const path = nodePath.join(dir, name);
   const lock = await lockOf(path, "journal");
-  if (!lock) return;
+  if (!lock) return undefined;
   try {
-    const records = parseJournal(await fsp.readFile(path));
-    const byLog = new Map<string, JournalRecord[]>();
-    for (const r of records) {
-      const logPath = nodePath.resolve(nodePath.dirname(dir), r.head.p);
-      byLog.set(logPath, [...(byLog.get(logPath) ?? []), r]);
+    let bytes: Buffer;
+    try {
+      bytes = await fsp.readFile(path);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? "";
+      kept?.delete(name);
+      // Gone: its process closed it (removed, then its lock let go) since the look.
+      if (code === "ENOENT") return undefined;
+      if (BUSY.has(code)) throw err; // this process's trouble, not the journal's: the next open tries again
+      await putAside(dir, name, io, `cannot be read (${osMessage(err)}): none of its records was replayed`);
+      return undefined;
     }
-    let keep = false;
-    for (const [logPath, list] of byLog)
-      if (!(await replayLog(io, logPath, list, logPath === held))) keep = true;
-    if (keep) {
-      kept?.set(name, new Set(byLog.keys()));
-      return;
+    const { records, damaged } = readJournal(bytes);
+    const logs = new Map<string, LogRecords>();
+    const of = (p: string, session: string) => {
+      const logPath = nodePath.resolve(nodePath.dirname(dir), p); // as the records name their logs
+      const log = logs.get(logPath) ?? { session, records: [], damaged: [] };
+      logs.set(logPath, log);
+      return log;
+    };
+    for (const r of records) of(r.head.p, r.head.s).records.push(r);
+    const unknown: DamagedRecord[] = [];
+    for (const d of damaged) d.head ? of(d.head.p, d.head.s).damaged.push(d) : unknown.push(d);
+    const stay = new Set<string>();
+    let failed: StoreError | undefined;
+    for (const [logPath, log] of logs) {
+      const replayed = await replayLog(io, path, logPath, log, logPath === held);
+      if (replayed === "done") continue;
+      stay.add(logPath);
+      if (replayed === "held") continue;
+      if (logPath === held) failed = replayed;
+      else process.emitWarning(replayed.message, { code: "BRAIN_JOURNAL_UNREPLAYABLE" });
+    }
+    const unread = unknown.map((d) => `${d.why} at byte ${d.at}`).join("; ");
+    if (stay.size > 0) {
+      kept?.set(name, stay);
+      if (unread)
+        process.emitWarning(`journal ${path} is damaged where it names no log it can tell (${unread})`);
+      return failed;
     }
     kept?.delete(name);
-    await fsp.rm(path, { force: true });
+    if (unread)
+      await putAside(
+        dir,
+        name,
+        io,
+        `is damaged where it names no log it can tell (${unread}): every record it could read was replayed`,
+      );
+    else await fsp.rm(path, { force: true });
     await io.syncDir(dir);
+    return undefined;
   } finally {
     await lock.release();
   }
 }
 
-async function lockOf(path: string, session: string): Promise<LogLock | undefined> {
-  try {
-    return await acquireLogLock(path, { session });
-  } catch (err) {
-    if (err instanceof LogLockedError) return undefined;
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined; // its directory is gone
-    throw err;
-  }
-}
+/** Errors of the reading process, not of the journal: putting it aside for them would be wrong. */
+const BUSY = new Set(["EMFILE", "ENFILE", "ENOMEM", "EAGAIN", "EINTR"]);
 
 /**
- * Writes `records` (one log's, in journal order) again where its active file lacks them; synced. False when a live
- * process holds the log (not `held`: the caller's, whose lock it holds).
+ * Renames a journal it cannot tell all the logs of aside, as `<name>.unreadable-<time>` (no more a journal a
+ * replay reads), and warns. Chosen over failing: failing would fail every open in the home (which logs a journal
+ * names is all that tells an open whether it is concerned), for a loss only a crash of the machine makes real.
+ * What it risks: events a dead process acknowledged whose records are what cannot be read, and whose log's file
+ * lacks them, which happens only when the machine went down before that file was synced (a process merely killed
+ * left them in the page cache, and so in the file). The file is kept, for an operator to look into.
  */
-async function replayLog(
-  io: LogIO,
-  logPath: string,
-  records: JournalRecord[],
-  held: boolean,
-): Promise<boolean> {
-  try {
-    await fsp.access(nodePath.dirname(logPath));
-  } catch {
-    return true; // the session was removed since
-  }
-  const session = records[0]!.head.s;
-  const lock = held ? undefined : await lockOf(logPath, session);
-  if (!held && !lock) return false;
-  try {
-    const opened = await repairActive(io, logPath, session, false);
-    const { fd } = opened;
-    try {
-      let [end, last, wrote] = [opened.scan.end, opened.scan.lastSeq, false];
-      const burned = opened.burned ?? 0;
-      for (const { head, bytes } of [...records].sort((a, b) => a.head.f - b.head.f)) {
-        if (head.b !== opened.base || head.l <= last || head.f <= burned) continue;
-        if (head.o > end) {
-          throw new StoreError(
-            "brain_error",
-            `${logPath}: the journal's record of seqs ${head.f}-${head.l} is at byte ${head.o}, past the log's end ${end}`,
-          );
-        }
-        await writeAll(io, fd, bytes, head.o);
-        [end, last, wrote] = [head.o + bytes.length, head.l, true];
-      }
-      if (wrote) await io.truncate(fd, end);
-      // Synced even when the file held every record: a killed owner's writes are in the page cache, not on disk,
-      // and once the journal is removed they would be nowhere durable. Not for a file this segment no longer is.
-      if (wrote || records.some((r) => r.head.b === opened.base)) await io.datasync(fd);
-    } finally {
-      await io.close(fd);
-    }
-    return true;
-  } finally {
-    await lock?.release();
-  }
+async function putAside(dir: string, name: string, io: LogIO, why: string): Promise<void> {
+  const path = nodePath.join(dir, name);
+  const aside = nodePath.join(dir, `${name}.unreadable-${new Date().toISOString().replace(/[:.]/g, "-")}`);
+  await fsp.rename(path, aside);
+  await io.syncDir(dir);
+  process.emitWarning(
+    `journal ${path} ${why}. It was moved aside to ${aside}, so that the home's sessions open. What it could not read may have held events a process that died had acknowledged, which their log lacks if the machine went down too: check the sessions that process was writing (its pid starts the journal's name) against it, then remove it`,
+    { code: "BRAIN_JOURNAL_UNREADABLE" },
+  );
 }
