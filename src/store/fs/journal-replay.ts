@@ -9,7 +9,7 @@
 // was for, or that cannot be read at all, is put aside once every record it could read is replayed: see putAside.
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
-import { osMessage, type StoreError } from "./errors.js";
+import { osMessage, StoreError } from "./errors.js";
 import { JOURNAL_SUFFIX } from "./journal.js";
 import { type DamagedRecord, readJournal } from "./journal-parse.js";
 import { type LogRecords, lockOf, replayLog } from "./journal-replay-log.js";
@@ -78,6 +78,27 @@ export async function replayJournals(
     await replaying.release();
   }
   if (failed) throw failed;
+}
+
+/**
+ * Writes back into the log at `held` (its lock held) what this process's live journal `journal` holds of it and
+ * its file lacks, synced: after a sync of the file failed (Journal.poison). Rounds written meanwhile are other
+ * logs' (a torn one at its end is dropped as any): this one is closed, every record of it durable.
+ */
+export async function replayOwn(journal: string, io: LogIO, held: string): Promise<void> {
+  const [home, heldPath] = [nodePath.dirname(nodePath.dirname(journal)), nodePath.resolve(held)];
+  let bytes: Buffer;
+  try {
+    bytes = await fsp.readFile(journal);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return; // never written
+    throw err;
+  }
+  const records = readJournal(bytes).records.filter((r) => nodePath.resolve(home, r.head.p) === heldPath);
+  if (records.length === 0) return;
+  const log = { session: records[0]!.head.s, records, damaged: [] };
+  const replayed = await replayLog(io, journal, heldPath, log, true);
+  if (replayed instanceof StoreError) throw replayed;
 }
 
 /**

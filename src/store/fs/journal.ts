@@ -74,8 +74,12 @@ export class Journal {
   private writing: Promise<void> | undefined;
   /** Logs that wrote bytes since the last cut: they are synced before the journal forgets their records. */
   private touched = new Set<JournalWriter>();
-  /** A log's file whose sync failed as it closed: the journal is never cut (its records replay once we are gone). */
+  /**
+   * A log's file whose sync failed (as it closed, or any time: see poison): the journal is never cut again (its
+   * records replay once we are gone), and `unsyncedLogs` are what an open of them in this store replays from it.
+   */
   private unsynced: Error | undefined;
+  private readonly unsyncedLogs = new Set<string>();
   private closed = false;
   readonly path: string;
 
@@ -110,9 +114,26 @@ export class Journal {
       await this.io.datasync(fd);
       return undefined;
     } catch (err) {
-      this.unsynced ??= failure(path, "cannot sync", err);
+      this.poison(path, err);
       return failure(path, "cannot sync", err);
     }
+  }
+
+  /**
+   * A sync of the log's file at `path` failed: its unsynced bytes may be gone from the page cache (Linux marks them
+   * clean after a failed fsync), and a later sync of it succeeds without them. Only the journal still holds them,
+   * so it is never cut again, and stays at close for the next store's replay; a reopen of the log in this store
+   * writes them back from it first (StoreJournal.ready), or it would take the file's end for its own and reuse
+   * acknowledged seqs.
+   */
+  poison(path: string | undefined, err: unknown): void {
+    this.unsynced ??= failure(path ?? "(a file of this store)", "cannot sync", err);
+    if (path !== undefined) this.unsyncedLogs.add(nodePath.resolve(path));
+  }
+
+  /** Whether the log at `path` failed a sync while this journal held records of it (see poison). */
+  unsyncedLog(path: string): boolean {
+    return this.unsyncedLogs.has(nodePath.resolve(path));
   }
 
   /**
@@ -156,7 +177,8 @@ export class Journal {
         continue;
       }
       for (const p of round) p.resolve();
-      if (this.size >= ROTATE_BYTES) await this.cut().catch(() => {}); // it grows on and is cut at the next try
+      // It grows on and is cut at the next try; never once a log's sync failed (it would only fail again).
+      if (this.size >= ROTATE_BYTES && !this.unsynced) await this.cut().catch(() => {});
     }
     this.writing = undefined;
   }

@@ -4,7 +4,7 @@ import fs from "node:fs";
 import nodePath from "node:path";
 import { diskError } from "./errors.js";
 import { Journal } from "./journal.js";
-import { type KeptJournals, replayJournals } from "./journal-replay.js";
+import { type KeptJournals, replayJournals, replayOwn } from "./journal-replay.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
 
 export class StoreJournal {
@@ -25,7 +25,8 @@ export class StoreJournal {
     // Its descriptors without O_DSYNC, an awaited commit alone is made durable by an fdatasync on the loop's thread
     // (InlineCommits): the journal is for commits of several logs at once. Not for an io that replaced datasync.
     const now = io.datasyncNow ?? (io.datasync === nodeLogIO.datasync ? fs.fdatasyncSync : undefined);
-    this.io = enabled ? { ...io, syncWrites: false, ...(now ? { datasyncNow: now } : {}) } : io;
+    const logIo = { ...io, syncWrites: false, ...(now ? { datasyncNow: now } : {}) };
+    this.io = this.journal ? watchSyncs(logIo, this.journal) : io;
   }
 
   /**
@@ -37,6 +38,8 @@ export class StoreJournal {
     try {
       const own = this.journal && nodePath.basename(this.journal.path);
       await replayJournals(this.dir, this.replayIo, own, held, this.kept);
+      if (held !== undefined && this.journal?.unsyncedLog(held))
+        await replayOwn(this.journal.path, this.replayIo, held);
     } catch (err) {
       throw diskError("replay the journals in", this.dir, err);
     }
@@ -45,4 +48,40 @@ export class StoreJournal {
   async close(): Promise<void> {
     await this.journal?.close();
   }
+}
+
+/**
+ * `io`, telling `journal` of every failed sync of a file it opened (Journal.poison), with the file's path: a log's
+ * sync fails as it saves its state, seals a segment, commits alone (datasyncNow) or is synced for a cut, and the
+ * next sync of it may succeed without the bytes the failed one dropped.
+ */
+function watchSyncs(io: LogIO, journal: Journal): LogIO {
+  const paths = new Map<number, string>();
+  const watched = <T>(fd: number, sync: () => T): T => {
+    try {
+      const done = sync();
+      return done instanceof Promise ? (done.catch((err: unknown) => fail(fd, err)) as T) : done;
+    } catch (err) {
+      return fail(fd, err);
+    }
+  };
+  const fail = (fd: number, err: unknown): never => {
+    journal.poison(paths.get(fd), err);
+    throw err;
+  };
+  const { datasyncNow } = io;
+  return {
+    ...io,
+    open: async (path, flags, mode) => {
+      const fd = await io.open(path, flags, mode);
+      paths.set(fd, path);
+      return fd;
+    },
+    close: (fd) => {
+      paths.delete(fd);
+      return io.close(fd);
+    },
+    datasync: (fd) => watched(fd, () => io.datasync(fd)),
+    ...(datasyncNow ? { datasyncNow: (fd: number) => watched(fd, () => datasyncNow(fd)) } : {}),
+  };
 }
