@@ -163,3 +163,18 @@ it("a torn tail is dropped as before: no error, no warning, the journal removed"
   expect(await entries()).toEqual([]);
   expect(warnings).toEqual([]);
 });
+
+it("a record differing from the bytes its log holds at its place is not written over them: that log's opens fail", async () => {
+  // a made again since (removed, then created with one longer event): a2's record would land inside its line.
+  const journal = await deadJournal((bytes) => bytes, ["b"]);
+  const [header] = (await fs.readFile(logOf("a"), "utf8")).split("\n");
+  const line = { seq: 1, ts: new Date().toISOString(), turn: "t1", d: ["a1, made again longer than before"] };
+  await fs.writeFile(logOf("a"), `${header}\n${JSON.stringify(line)}\n`);
+  await fs.rm(`${logOf("a")}.state`, { force: true });
+  expect(await texts("b")).toEqual(["b1", "b2", "b3"]);
+  const error = texts("a");
+  await expect(error).rejects.toThrow(journal);
+  await expect(error).rejects.toThrow(/seqs 2-2 at byte \d+ differs from the bytes the log holds there/);
+  await fs.rename(journal, `${journal}.aside`);
+  expect(await texts("a")).toEqual(["a1, made again longer than before"]);
+});
