@@ -9,7 +9,6 @@ import type { Brain } from "../core/brain.js";
 import { installVersion } from "../core/install-root.js";
 import { type RetentionPolicy, RetentionSweeper, retiresSegments } from "../core/retention.js";
 import type { SessionDefaults } from "../protocol/config.js";
-import { UNACKNOWLEDGED_MS } from "../store/fs/session-slot.js";
 import { type AgentCatalog, NO_AGENTS } from "./agents.js";
 import { type App, buildApp } from "./app.js";
 import { callerOf } from "./auth/caller.js";
@@ -184,8 +183,6 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     defaults: options.defaults ?? {},
     agents,
     keyedWaitMs: options.keyedWaitMs,
-    // A node seeding a session holds no lease on it that would refuse another's removal (./keyed-creates.ts).
-    halfMadeAfterMs: options.router ? UNACKNOWLEDGED_MS : 0,
   });
   // One bound for a tenant's HITL waits, whether this node or another has the request pending.
   const waits = hitlWaits(options.hitlWaitsPerTenant);

@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import type { Brain } from "../core/brain.js";
 import { bodyDigest } from "../core/command-keys.js";
 import type { Made } from "../core/handoff.js";
+import { sleep } from "../core/sleep.js";
 import { DEFAULT_TENANT, type SessionRecord } from "../protocol/session.js";
 import { ApiError } from "./errors.js";
 import { awaitFirst, IDEMPOTENCY_HEADER, KEYED_WAIT_MS } from "./idempotency.js";
@@ -38,13 +39,13 @@ export class KeyedCreates {
   private readonly running = new Map<string, { sent: string; run: Promise<string> }>();
 
   /**
-   * `waitMs`: how long a retry waits for the first request under its key (./idempotency.ts, awaitFirst).
-   * `removeHalfMade`: removes the session if a request killed while making it left it half made (removeHalfMade).
+   * `waitMs`: how long a retry waits for the first request under its key (./idempotency.ts, awaitFirst), here or
+   * on another node. `removeHalfMade`: what became of a session whose record keeps the key (removeHalfMade).
    */
   constructor(
     private readonly stored: (id: string) => Promise<SessionRecord | undefined>,
     private readonly waitMs = KEYED_WAIT_MS,
-    private readonly removeHalfMade: (id: string) => Promise<boolean> = async () => false,
+    private readonly removeHalfMade: (id: string) => Promise<MadeState> = async () => "made",
   ) {}
 
   /**
@@ -68,8 +69,10 @@ export class KeyedCreates {
     const run = (async () => {
       // A first request killed while it seeded the session (a fork restoring its checkpoint, a handoff) left a
       // record under the key that was never acknowledged: answered with it, the client would take a session
-      // without its state for the one it asked for. Its retry makes it again instead.
-      if (madeBy(await this.stored(id), request, sent) && !(await this.removeHalfMade(id))) return id;
+      // without its state for the one it asked for. Its retry makes it again instead; one still seeding it
+      // elsewhere is waited for.
+      if (madeBy(await this.stored(id), request, sent) && (await this.settled(id, request)) === "made")
+        return id;
       try {
         await make({ id, idempotency: { key, sent } });
       } catch (err) {
@@ -86,7 +89,30 @@ export class KeyedCreates {
       if (this.running.get(slot)?.run === run) this.running.delete(slot);
     }
   }
+
+  /**
+   * Session `id`, whose record keeps the key, once it is made or removed as half made: while a request elsewhere
+   * (another node, another process) still makes it, looked at again until `waitMs` runs out, then a 409.
+   */
+  private async settled(id: string, request: KeyedCreate): Promise<"made" | "removed"> {
+    const until = Date.now() + this.waitMs;
+    for (;;) {
+      const state = await this.removeHalfMade(id);
+      if (state === "made" || state === "removed") return state;
+      if (Date.now() >= until) throw stillMaking(request, id, state.held, this.waitMs);
+      await sleep(Math.min(HALF_MADE_POLL_MS, Math.max(1, until - Date.now())));
+    }
+  }
 }
+
+/** How often a retry looks again at a session another request still makes (ms). */
+const HALF_MADE_POLL_MS = 250;
+
+/**
+ * What became of a session whose record keeps its key: `made` (its log holds its first event), `removed` (half
+ * made by a request killed while making it: removed, to be made again), or `held` by a request still making it.
+ */
+export type MadeState = "made" | "removed" | { held: string };
 
 /**
  * Whether `record` is the session an earlier `request` made under its key (with the body it sends now). A session
@@ -111,26 +137,35 @@ function madeBy(record: SessionRecord | undefined, request: KeyedCreate, sent: s
 
 /**
  * Removes session `id` if a request killed while making it (seeding its native state, before its first event)
- * left it half made: its log empty, no process holding it, and its record at least `minAgeMs` old. On one host a
- * live request making it holds its log's lock from the start, and the removal is refused (minAgeMs 0); in a
- * cluster a node holds no lease on a session it seeds, so only the age tells a dead request from one at work
- * (as the embedded store's sweep of half-made sessions does). Whether it did.
+ * left it half made: its log empty and nobody holding it. A live request making it holds it from the start, and
+ * the removal is refused (`locked`): on one host the log's lock, in a cluster the session's lease
+ * (NatsSessionStore.createOpen), whose key outlives a killed node only until its TTL runs out. So no age tells
+ * a dead maker from one at work. Left open: a maker that writes the first event and closes the session between
+ * the look at its log and the removal (its lease or lock is let go only when the session closes).
  */
 export async function removeHalfMade(
-  brain: Pick<Brain, "firstSeq" | "lastSeq" | "delete" | "record">,
+  brain: Pick<Brain, "firstSeq" | "lastSeq" | "delete">,
   id: string,
-  minAgeMs = 0,
-): Promise<boolean> {
-  if ((await brain.lastSeq(id)) > 0 || (await brain.firstSeq(id)) > 1) return false;
-  if (Date.now() - Date.parse((await brain.record(id)).created_at) < minAgeMs) return false;
+): Promise<MadeState> {
+  if ((await brain.lastSeq(id)) > 0 || (await brain.firstSeq(id)) > 1) return "made";
   try {
     await brain.delete(id);
   } catch (err) {
-    if (err instanceof Error && (err as { code?: unknown }).code === "locked") return false;
+    const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;
+    if (code === "locked") return { held: (err as Error).message };
+    // Given up by its maker meanwhile (a seeding that failed removes its session): made again here.
+    if (code === "not_found") return "removed";
     throw err;
   }
-  return true;
+  return "removed";
 }
+
+const stillMaking = (request: KeyedCreate, id: string, held: string, waitMs: number) =>
+  new ApiError(
+    "conflict",
+    `${IDEMPOTENCY_HEADER} "${request.key}": session ${id}, which the first ${request.command} under it makes, is still being made after ${Math.round(waitMs / 1000)} s (${held}); send the same request under the same key again later to get it`,
+    IDEMPOTENCY_HEADER,
+  );
 
 const anotherBody = (key: string, command: string) =>
   new ApiError(

@@ -42,8 +42,6 @@ export interface SessionServiceParts {
   agents: AgentCatalog;
   /** How long a retry waits for the first request under its Idempotency-Key (default KEYED_WAIT_MS). */
   keyedWaitMs?: number | undefined;
-  /** How old a half-made session must be before a keyed retry makes it again (removeHalfMade); default 0. */
-  halfMadeAfterMs?: number | undefined;
 }
 
 /** Who is asking: the token's tenant and role, and the client id it gave (X-Brain-Client). */
@@ -68,7 +66,7 @@ export class SessionService {
     this.commands = new IdempotentCommands(waitMs);
     this.answers = new KeyedAnswers(undefined, waitMs);
     const stored = (id: string) => parts.brain.record(id).catch(() => undefined);
-    const halfMade = (id: string) => removeHalfMade(parts.brain, id, parts.halfMadeAfterMs);
+    const halfMade = (id: string) => removeHalfMade(parts.brain, id);
     this.creates = new KeyedCreates(stored, waitMs, halfMade);
     this.deletes = new KeyedDeletes(parts.brain, waitMs);
     this.native = {

@@ -4,8 +4,10 @@
 // were never told of its delete. Once watching again the key is read, so a delete made meanwhile is not missed.
 import type { KV } from "@nats-io/kv";
 import { sleep } from "../../core/sleep.js";
+import type { SessionEvent } from "../../protocol/events.js";
 import type { NatsContext } from "./context.js";
-import { errorMessage } from "./errors.js";
+import { errorMessage, natsFailure } from "./errors.js";
+import { LogReader } from "./log-read.js";
 
 /** How long a watch that failed waits before it is made again: doubling from this, up to the max. */
 const WATCH_RETRY_MS = 250;
@@ -60,4 +62,38 @@ export async function watchGone(
     stop.abort();
     watch.stop();
   };
+}
+
+/**
+ * Every event of session `id` after `after` (default: from the tail now), then each new batch as it is
+ * acknowledged, from any node; `gone` once its record is deleted (or found deleted). Resolves once following,
+ * with the stop function.
+ */
+export async function followSession(
+  ctx: NatsContext,
+  id: string,
+  follower: {
+    after: number | undefined;
+    listener: (events: SessionEvent[]) => void;
+    gone: (() => void) | undefined;
+    warn: (message: string) => void;
+  },
+): Promise<() => void> {
+  const { after, listener, gone, warn } = follower;
+  const stopEvents = await new LogReader(ctx, id).follow(after, listener, (err, seen, retryMs) =>
+    warn(
+      `cluster store: following session ${id}'s log failed after seq ${seen} (${errorMessage(err)}); following it again from there in ${retryMs} ms`,
+    ),
+  );
+  if (!gone) return stopEvents;
+  try {
+    const stopWatch = await watchGone(ctx, id, gone, warn);
+    return () => {
+      stopEvents();
+      stopWatch();
+    };
+  } catch (err) {
+    stopEvents();
+    throw natsFailure(`cannot follow session ${id}`, err);
+  }
 }

@@ -4,7 +4,7 @@
 // cache of what the object store holds.
 
 import { randomUUID } from "node:crypto";
-import { mkdir, readdir, rm } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import nodePath from "node:path";
 import type { KvEntry } from "@nats-io/kv";
 import type { SessionStore } from "../../core/brain.js";
@@ -21,9 +21,9 @@ import { createOn, updateOn } from "./kv-update.js";
 import { Lease, type LeaseHolder } from "./lease.js";
 import { LogByteCounts } from "./log-bytes.js";
 import { LogReader } from "./log-read.js";
-import { type OpenScan, scanForOpen } from "./open-scan.js";
+import { restoreNative, scanForOpen } from "./open-scan.js";
 import { storedRevision } from "./record-gaps.js";
-import { watchGone } from "./record-gone.js";
+import { followSession } from "./record-gone.js";
 import { readAllSummaries } from "./record-read.js";
 import { parseRecord } from "./record-slot.js";
 import { bucketState, RecordView } from "./record-view.js";
@@ -120,6 +120,49 @@ export class NatsSessionStore implements SessionStore {
     }
     await this.localDirs(paths);
     return record;
+  }
+
+  /**
+   * create() and openLog() in one, the lease first: the node making a session holds its lease from before its
+   * record exists until its log closes, so while it seeds the native state (a fork's checkpoint, a handoff's
+   * history: before the first event) another node's keyed retry is refused its removal (`locked`) and tells a
+   * session being made by a live node from one a dead node left half made, whose lease runs out
+   * (src/server/keyed-creates.ts). Under create() then openLog() the record stood a while with no lease held.
+   */
+  async createOpen(
+    input: NewSession,
+  ): Promise<{ record: SessionRecord; log: NatsEventLog; durable: Promise<void> }> {
+    const id = input.id ?? randomUUID();
+    if (this.options.leases === false) {
+      const record = await this.create({ ...input, id });
+      return { record, log: await this.openLog(id), durable: Promise.resolve() };
+    }
+    checkId(id);
+    const lease = await this.claim(id).catch(async (err: unknown) => {
+      // An id in use is said as create() says it, whether or not a node has that session open now.
+      if (await this.entry(id)) throw new NatsStoreError("bad_request", `session ${id} already exists`);
+      throw err;
+    });
+    this.leases.set(id, lease);
+    const release = async () => {
+      if (this.leases.get(id) === lease) this.leases.delete(id);
+      await lease.release();
+    };
+    let record: SessionRecord | undefined;
+    try {
+      record = await this.create({ ...input, id });
+      const incarnation = String(Date.parse(record.created_at));
+      const options = { guard: lease, onClose: release, incarnation, budget: this.tails };
+      const log = await NatsEventLog.open(this.ctx, id, options);
+      lease.onLost((err) => log.revoke(err));
+      // The record is durable once stored (a KV create is acknowledged only once its replicas have it).
+      return { record, log, durable: Promise.resolve() };
+    } catch (err) {
+      // Under the lease still: no half-made session is left for a retry to find.
+      if (record) await this.remove(id).catch(() => {});
+      await release();
+      throw err;
+    }
   }
 
   async get(id: string): Promise<SessionRecord | undefined> {
@@ -220,7 +263,7 @@ export class NatsSessionStore implements SessionStore {
     };
     try {
       const scan = await scanForOpen({ read: (after, limit) => this.readEvents(id, { after, limit }) });
-      await this.restoreNative(id, scan.logged);
+      await restoreNative(this.paths(id).native, this.checkpoints(id), scan.logged);
       const log = await NatsEventLog.open(this.ctx, id, {
         guard: lease,
         onClose: release,
@@ -234,28 +277,6 @@ export class NatsSessionStore implements SessionStore {
       await release();
       throw err;
     }
-  }
-
-  /**
-   * A session taken over from another node (or reopened on a fresh one) starts from its last checkpoint: the
-   * native state as of its last completed turn. This node's own native dir is kept only while it holds that
-   * checkpoint, made or restored here (else it is stale: the session went on elsewhere).
-   */
-  private async restoreNative(id: string, logged: OpenScan["logged"]): Promise<void> {
-    const { native } = this.paths(id);
-    const checkpoints = this.checkpoints(id);
-    const stored = await checkpoints.list();
-    if (stored.length === 0) return;
-    // The last one the log records, as a REST restore or fork takes: a manifest whose checkpoint.created never
-    // became durable (its node died between the two) holds native state past the log's conversation.
-    // A log whose first segments retired still names its newest; the store's latest only if it names none.
-    const newest = logged.ids.findLast((known) => stored.includes(known));
-    const latest = newest === undefined && !logged.whole ? stored.at(-1) : newest;
-    if (latest === undefined) return;
-    const empty = (await readdir(native)).length === 0;
-    if (!empty && (await checkpoints.nativeAt()) === latest) return;
-    await rm(native, { recursive: true, force: true });
-    await checkpoints.restore(latest, native);
   }
 
   /** The lease of a log this node has open (to watch for its loss, or, in tests, to pause it). */
@@ -315,29 +336,14 @@ export class NatsSessionStore implements SessionStore {
    * any node; `gone` once the session's record is deleted (or found deleted). Resolves once following, with the
    * stop function.
    */
-  async follow(
+  follow(
     id: string,
     after: number | undefined,
     listener: (events: SessionEvent[]) => void,
     gone?: () => void,
   ): Promise<() => void> {
     checkId(id);
-    const stopEvents = await new LogReader(this.ctx, id).follow(after, listener, (err, seen, retryMs) =>
-      this.warn(
-        `cluster store: following session ${id}'s log failed after seq ${seen} (${errorMessage(err)}); following it again from there in ${retryMs} ms`,
-      ),
-    );
-    if (!gone) return stopEvents;
-    try {
-      const stopWatch = await watchGone(this.ctx, id, gone, this.warn);
-      return () => {
-        stopEvents();
-        stopWatch();
-      };
-    } catch (err) {
-      stopEvents();
-      throw natsFailure(`cannot follow session ${id}`, err);
-    }
+    return followSession(this.ctx, id, { after, listener, gone, warn: this.warn });
   }
 
   checkpoints(id: string): ReplicatedCheckpoints {
