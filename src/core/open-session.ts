@@ -16,6 +16,7 @@ import type { Providers } from "./providers.js";
 import type { Redactor } from "./redact.js";
 import { redactError } from "./redact-error.js";
 import { redactingLog } from "./redacting-log.js";
+import { settleRestoreMarks } from "./restore-marks.js";
 import { Session } from "./session.js";
 
 /** What opening a session needs of the Brain that owns it. */
@@ -63,7 +64,11 @@ export async function openSession(
   // and HITL routes): one quoting the session's record (a literal MCP header) is redacted with its own.
   try {
     const reasoning = settings?.reasoning;
-    return await openLive(context, id, { record, provider, reasoning, redactor }, created);
+    const live = await openLive(context, id, { record, provider, reasoning, redactor }, created);
+    // Marks a killed keyed restore left here (./restore-marks.ts); one that cannot be settled now waits for the
+    // next open, never failing this one.
+    if (!created) await settleRestoreMarks(options.store, checkpointsOf(options, id), record).catch(() => {});
+    return live;
   } catch (err) {
     throw redactError(err, (text) => redactor.redact(text));
   }

@@ -81,3 +81,47 @@ it("finishes a keyed restore killed between writing its files and keeping its ke
   );
   await expect(t.brain.restore(session.id, "latest", into)).rejects.toThrow(/is not empty/);
 });
+
+it("settles the marks of killed keyed restores when the session is next opened, leaving a restore under way", async () => {
+  t = makeBrain();
+  outside = tempDir("brain-restore-marks-");
+  const session = await t.brain.create({ harness: "echo" });
+  await (await session.prompt("remember KIWI")).settled;
+  const checkpoint = await session.checkpoint();
+  await t.brain.closeSession(session.id);
+  const [whole, changed, running] = ["whole", "changed", "running"].map((name) =>
+    path.join(outside!, name),
+  ) as [string, string, string];
+  await Promise.all([
+    killedWhileKeeping(t.home, session.id, whole, "k1"),
+    killedWhileKeeping(t.home, session.id, changed, "k2"),
+  ]);
+  writeFileSync(path.join(changed, "notes.txt"), "mine");
+  // A third restore still under way (its writer alive, keeping its key) while the session opens.
+  const child = scriptChild(childScript(t.home, session.id, running, "k3"));
+  const marks = () =>
+    readdirSync(path.dirname(t!.store.paths(session.id).native)).filter((name) =>
+      name.startsWith("restoring-"),
+    );
+  try {
+    await expect.poll(child.out, { timeout: 60_000 }).toContain("keeping");
+    expect(marks()).toHaveLength(3);
+    await t.brain.session(session.id);
+    await t.brain.closeSession(session.id);
+    // The whole one's answer is kept, as its retry would have kept it; the changed one's could not be: both
+    // marks gone. The one under way keeps its mark.
+    expect((await t.brain.record(session.id)).restores).toEqual([
+      { key: "k1", sent: "s", checkpoint: checkpoint.id },
+    ]);
+    expect(marks()).toHaveLength(1);
+  } finally {
+    await child.kill();
+  }
+  // Its writer killed, the next open settles it too; the targets are left as they were.
+  await t.brain.session(session.id);
+  await t.brain.closeSession(session.id);
+  expect(marks()).toEqual([]);
+  expect((await t.brain.record(session.id)).restores?.map((kept) => kept.key)).toEqual(["k1", "k3"]);
+  expect(readdirSync(changed).sort()).toEqual(["echo.jsonl", "notes.txt"]);
+  expect(readFileSync(path.join(whole, "echo.jsonl"), "utf8")).toContain("KIWI");
+});
