@@ -4,7 +4,28 @@
 // is paused while ANY of them is over its bound, since the frames of one cannot be read past those of another;
 // they share the disk, so a slow disk slows them all anyway. A session that stops being served (detached,
 // closed, its host broken) lets go of its hold, so the others go on.
-import type { Backlog } from "../core/backlog.js";
+//
+// A gate with a read-ahead (a shared runner's, whose sessions are other tenants' too) does not pause for one
+// session's log: one log behind (its stream on the NATS store, a session's flood) would stall every other
+// session's turn. The frames of a session that is behind are held back in memory, in order, up to the read-ahead
+// bound, while the stream is read on for the others; only past that bound is the stream paused, the last resort
+// that keeps Brain's memory bounded. Once the session's log is relieved its frames go on to it, in order, before
+// anything read after them.
+import { BACKLOG_BYTES, type Backlog } from "../core/backlog.js";
+
+/**
+ * What a shared runner may hold back for one session whose log is behind, past its backlog, before its stdout is
+ * paused: half the backlog's bound, so a session holds at most 1.5 times what it held before (as frames are read,
+ * beside the events waiting for its log), and a burst of several MiB for a slow log goes by without stalling the
+ * other sessions. A frame is held whole, so one may go past it by a frame.
+ */
+export const READ_AHEAD_BYTES = BACKLOG_BYTES / 2;
+
+/** The frames held back for a session whose log is behind, in the order read, and about how many bytes they are. */
+interface HeldBack {
+  deliver: (() => void)[];
+  bytes: number;
+}
 
 /** What the gate pauses: a child's stdout or a socket. */
 export interface Pausable {
@@ -41,9 +62,19 @@ export class ReadGate {
   private pauses = 0;
   /** How many chunks were read: a wait that saw it change heard from the writer. */
   private reads = 0;
+  /** With a read-ahead: the frames held back for each session that is behind (see pass). */
+  private readonly heldBack = new Map<string, HeldBack>();
+  /** With a read-ahead: the sessions whose frames held back are over it, for which the stream is paused. */
+  private readonly over = new Set<string>();
 
-  /** `stream`: what to pause, once there is one (a child still starting has none). */
-  constructor(private readonly stream: () => Pausable | undefined) {}
+  /**
+   * `stream`: what to pause, once there is one (a child still starting has none). `readAhead`: the bytes of a
+   * session's frames held back while its log is behind before the stream is paused; none: it is paused at once.
+   */
+  constructor(
+    private readonly stream: () => Pausable | undefined,
+    private readonly readAhead?: number,
+  ) {}
 
   /**
    * Pauses the stream while session `id`'s backlog is full, until a commit relieves it. For once per chunk read,
@@ -55,10 +86,32 @@ export class ReadGate {
       id,
       backlog.whenRelieved(() => this.release(id)),
     );
-    if (this.holds.size === 1) {
-      this.pauses++;
-      this.stream()?.pause();
-    }
+    if (this.readAhead !== undefined) this.heldBack.set(id, { deliver: [], bytes: 0 });
+    else if (this.holds.size === 1) this.pause();
+  }
+
+  /** Whether session `id`'s frames are held back (a gate with a read-ahead whose session is behind): see pass. */
+  holding(id: string): boolean {
+    return this.heldBack.has(id);
+  }
+
+  /**
+   * Holds back a frame of session `id` (`bytes` long) while it is `holding`, to `deliver` in order once its log
+   * is relieved; pauses the stream once what it holds back is over the read-ahead.
+   */
+  holdBack(id: string, bytes: number, deliver: () => void): void {
+    const held = this.heldBack.get(id);
+    if (held === undefined) return deliver();
+    held.deliver.push(deliver);
+    held.bytes += bytes;
+    if (held.bytes <= this.readAhead! || this.over.has(id)) return;
+    this.over.add(id);
+    if (this.over.size === 1) this.pause();
+  }
+
+  private pause(): void {
+    this.pauses++;
+    this.stream()?.pause();
   }
 
   /** For each chunk (or message) read from the stream: a wait on the writer's answer is not over while it reads. */
@@ -97,13 +150,29 @@ export class ReadGate {
     };
   }
 
-  /** Session `id` is relieved or no longer served: the stream reads again once no other session holds it. */
+  /**
+   * Session `id` is relieved or no longer served: what was held back for it goes on to it, in order (a session no
+   * longer served drops it: see forget), and the stream reads again once no other session holds it paused.
+   */
   release(id: string): void {
     const cancel = this.holds.get(id);
     if (cancel === undefined) return;
     cancel();
     this.holds.delete(id);
-    if (this.holds.size === 0) this.stream()?.resume();
+    const held = this.heldBack.get(id);
+    if (held === undefined) {
+      if (this.holds.size === 0 && this.readAhead === undefined) this.stream()?.resume();
+      return;
+    }
+    this.heldBack.delete(id);
+    for (const deliver of held.deliver) deliver();
+    if (this.over.delete(id) && this.over.size === 0) this.stream()?.resume();
+  }
+
+  /** Session `id` is no longer served (detached): what was held back for it is dropped, and its hold let go of. */
+  forget(id: string): void {
+    this.heldBack.get(id)?.deliver.splice(0);
+    this.release(id);
   }
 
   /**

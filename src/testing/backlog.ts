@@ -45,22 +45,22 @@ export const floodText = (i: number) => `${String(i).padStart(6, "0")}${"x".repe
 
 /**
  * A runner that, on the prompt "flood", once told to go (a file `go` beside `ready`, which it writes when it is
- * asked), writes FLOOD_EVENTS deltas as fast as its stdout takes them, noting in `progress` (in the attachment's
- * native dir) how many it has written, and answers the prompt once all are written; any other prompt it echoes.
- * Answers anything else at once.
+ * asked), writes `flood` deltas (FLOOD_EVENTS) as fast as its stdout takes them, noting in `progress` (in the
+ * attachment's native dir) how many it has written, and answers the prompt once all are written; any other
+ * prompt it echoes. Answers anything else at once.
  */
-export function floodingRunner(shared = false): ProcessFactory {
+export function floodingRunner(shared = false, flood = FLOOD_EVENTS): ProcessFactory {
   const onPrompt = `
     const dir = dirs.get(f.attachment);
     if (f.params.text !== "flood") { delta("echo: " + f.params.text); reply({}); return; }
     fs.writeFileSync(dir + "/ready", "");
     while (!fs.existsSync(dir + "/go")) await new Promise((r) => setTimeout(r, 5));
-    for (let i = 0; i < ${FLOOD_EVENTS}; i++) {
+    for (let i = 0; i < ${flood}; i++) {
       const more = delta(String(i).padStart(6, "0") + "x".repeat(${FLOOD_PAD}));
       if (i % 16 === 15) fs.writeFileSync(dir + "/progress", String(i + 1));
       if (!more) await new Promise((r) => process.stdout.once("drain", r));
     }
-    fs.writeFileSync(dir + "/progress", "${FLOOD_EVENTS}");
+    fs.writeFileSync(dir + "/progress", "${flood}");
     reply({});`;
   const args = inlineRunnerArgs(
     "const dirs = new Map();",
@@ -92,13 +92,13 @@ export function withoutGate(factory: HarnessFactory): HarnessFactory {
   };
 }
 
-/** Fails unless the deltas of `all` are the flood's, whole and in order. */
-export function expectWholeFlood(all: SessionEvent[]): void {
+/** Fails unless the deltas of `all` are the flood's (of `flood` deltas), whole and in order. */
+export function expectWholeFlood(all: SessionEvent[], flood = FLOOD_EVENTS): void {
   const deltas = all.filter((e) => e.type === "assistant.delta");
   const text = deltas.map((e) => (e.data as { text: string }).text).join("");
   const size = FLOOD_PAD + 6;
-  expect(text.length).toBe(FLOOD_EVENTS * size);
-  for (let i = 0; i < FLOOD_EVENTS; i++) {
+  expect(text.length).toBe(flood * size);
+  for (let i = 0; i < flood; i++) {
     if (text.slice(i * size, (i + 1) * size) !== floodText(i)) expect.fail(`delta ${i} is not in its place`);
   }
 }

@@ -12,6 +12,7 @@ import {
   blocked,
   expectWholeFlood,
   FLOOD_EVENTS,
+  FLOOD_PAD,
   floodingRunner,
   PIPE_CHUNK,
   progressIn,
@@ -19,6 +20,7 @@ import {
   withoutGate,
 } from "../../testing/backlog.js";
 import { events, makeBrain, type TestBrain } from "../../testing/brain.js";
+import { READ_AHEAD_BYTES } from "../read-gate.js";
 
 let t: TestBrain;
 afterEach(async () => {
@@ -78,11 +80,15 @@ describe("a runner flooding a session whose disk has fallen behind", () => {
     await expect(closing).resolves.toBeUndefined();
   }, 180_000);
 
-  it("pauses a shared runner for all its sessions, and a session closed while paused lets the others go on", async () => {
+  it("pauses a shared runner past its read-ahead, and a session closed while paused lets the others go on", async () => {
     const { session, release, second } = await floodHeld(floodingRunner(true), true);
-    await blocked(session, () => progress(session));
-    // Paused at the bound: a runner never paused is read on past it (its flood waits in Brain for the disk).
+    const written = await blocked(session, () => progress(session));
+    // Its log holds what it did at the bound; its frames read past that are held back up to the read-ahead (see
+    // shared-read-ahead.test.ts), then the runner is paused: a runner never paused is read on past both (its
+    // flood waits in Brain for the disk). The deltas' texts alone are less than what Brain holds of them.
     expect(waiting(session)).toBeLessThanOrEqual(BACKLOG_BYTES + PIPE_CHUNK);
+    expect(written * (FLOOD_PAD + 6)).toBeGreaterThan(BACKLOG_BYTES + READ_AHEAD_BYTES / 4);
+    expect(written * (FLOOD_PAD + 6)).toBeLessThanOrEqual(BACKLOG_BYTES + READ_AHEAD_BYTES + 4 * PIPE_CHUNK);
     // The other session's prompt waits behind the flood in the one pipe they share. Through the store's journal
     // (BRAIN_STORE_JOURNAL=1) its own commit waits behind the held sync as well, which is every log's: as a disk's
     // stall stalls every file on it. So it is not awaited before the release; the pause is the flood's, above.

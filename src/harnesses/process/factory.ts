@@ -24,8 +24,6 @@ const REFILL_AFTER_MS = 1000;
 const REFILL_DELAY_MS = 200;
 
 export interface ProcessHarnessSpec extends RunnerCommand {
-  /** One runner process for every session of this harness (attachments), instead of one per session. */
-  shared?: boolean;
   /**
    * How many started, not yet opened runners to keep ready once the harness has been used (default 1; 0 for
    * none, e.g. a factory made for one session). Ignored when shared: sessions attach to the running host.

@@ -10,7 +10,7 @@ import { clip } from "../../protocol/jsonrpc.js";
 import { encodeFrame, FramingError, MAX_FRAME } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame, RunnerToBrainFrame } from "../../protocol/runner.js";
 import { UNREAD_INPUT_LIMITS } from "../../protocol/unread-input.js";
-import { ReadGate, type WaitEnd } from "../read-gate.js";
+import { READ_AHEAD_BYTES, ReadGate, type WaitEnd } from "../read-gate.js";
 import { MAX_TOOL_CALLS_IN_FLIGHT } from "./call-places.js";
 import { PendingChild } from "./pending-child.js";
 import type { RunnerChild } from "./spawner.js";
@@ -21,6 +21,8 @@ const STDERR_TAIL_BYTES = 8 * 1024;
 const STDOUT_ENDED_GRACE_MS = 1000;
 /** How many detached attachments a process remembers, to drop their late frames without a word. */
 const DETACHED_REMEMBERED = 1024;
+/** The bytes of a delta's frame besides its text and ids (`{"attachment":…,"turn":…,"event":…,"data":{"text":…}}`). */
+const DELTA_FRAME_BYTES = 64;
 /**
  * How much Brain may have written to a runner that it has not read: the bound an MCP peer has, past room for the
  * answers to a whole set of calls in flight, each as large as a frame may be (a runner reading them as they come
@@ -32,6 +34,11 @@ const MAX_UNREAD_INPUT = UNREAD_INPUT_LIMITS.bytes + MAX_TOOL_CALLS_IN_FLIGHT * 
 export interface RunnerCommand extends RunnerLaunch {
   /** The harness name, for messages. */
   name: string;
+  /**
+   * One runner process for every session of this harness (attachments), instead of one per session: a session
+   * whose log is behind then has its frames held back, within a bound, rather than stall the others (ReadGate).
+   */
+  shared?: boolean;
   /** Bytes written to the runner and not read by it past which it is stopped as broken (MAX_UNREAD_INPUT). */
   maxUnreadInput?: number;
   /** Tool calls of one attachment that may wait for a place past those in flight (MAX_TOOL_CALLS_WAITING). */
@@ -72,8 +79,11 @@ export class RunnerProcess {
     (attachment, turn, data) => this.routeDelta(attachment, turn, data),
   );
   private fatal: string | undefined;
-  /** Stdout is paused while any attachment's session log is behind (see ReadGate). */
-  private readonly gate = new ReadGate(() => this.child?.stdout);
+  /**
+   * Stdout is paused while any attachment's session log is behind; a shared host's is read on for the others,
+   * the frames of one behind held back up to READ_AHEAD_BYTES, and paused only past that (see ReadGate).
+   */
+  private readonly gate: ReadGate;
   /** The backlogs of the attachments whose session log tells one (see AttachmentSink). */
   private readonly backlogs = new Map<string, Backlog>();
   /** Checks every attachment's backlog, once per chunk read, after the chunk's events reached their logs. */
@@ -95,6 +105,7 @@ export class RunnerProcess {
     readonly spec: RunnerCommand,
     child?: RunnerChild | Promise<RunnerChild>,
   ) {
+    this.gate = new ReadGate(() => this.child?.stdout, spec.shared ? READ_AHEAD_BYTES : undefined);
     let exited: () => void = () => {};
     this.exited = new Promise((resolve) => {
       exited = resolve;
@@ -190,7 +201,7 @@ export class RunnerProcess {
   detach(id: string): void {
     if (!this.sinks.delete(id)) return;
     this.backlogs.delete(id);
-    this.gate.release(id);
+    this.gate.forget(id);
     this.detached.add(id);
     if (this.detached.size > DETACHED_REMEMBERED) this.detached.delete(this.detached.values().next().value!);
   }
@@ -303,12 +314,16 @@ export class RunnerProcess {
       }
       throw err;
     }
-    this.route(frame);
+    this.route(frame, line.length);
   }
 
-  private route(frame: RunnerToBrainFrame): void {
+  /** `bytes`: about how many it was read as, counted while it is held back (see ReadGate.holdBack). */
+  private route(frame: RunnerToBrainFrame, bytes = 0): void {
     if (this.fatal) return;
-    const sink = this.sinks.get(frame.attachment);
+    const id = frame.attachment;
+    const sink = this.sinks.get(id);
+    if (sink && this.gate.holding(id))
+      return this.gate.holdBack(id, bytes, () => this.sinkOf(id)?.onFrame(frame));
     if (sink) return sink.onFrame(frame);
     if (this.detached.has(frame.attachment)) return;
     this.astray(frame);
@@ -333,8 +348,17 @@ export class RunnerProcess {
   private routeDelta(attachment: string, turn: string, data: { readonly text: string }): void {
     if (this.fatal) return;
     const sink = this.sinks.get(attachment);
+    if (sink && this.gate.holding(attachment)) {
+      const bytes = data.text.length + attachment.length + turn.length + DELTA_FRAME_BYTES;
+      return this.gate.holdBack(attachment, bytes, () => this.sinkOf(attachment)?.onDelta(turn, data));
+    }
     if (sink) return sink.onDelta(turn, data);
     this.route({ attachment, turn, event: "assistant.delta", data } as RunnerToBrainFrame);
+  }
+
+  /** The sink of attachment `id` while it is attached and the process not failed: where a frame held back goes. */
+  private sinkOf(id: string): AttachmentSink | undefined {
+    return this.fatal === undefined ? this.sinks.get(id) : undefined;
   }
 
   /** `own`: what attachment `about` is told instead of `reason` (a reason quoting what concerns it alone). */

@@ -1,0 +1,76 @@
+// A shared runner host carries many sessions over one stdout: one session whose log is behind (its fsync held by
+// the test) has its frames held back in memory, up to READ_AHEAD_BYTES, while the runner's stdout is read on for
+// the others; their turns go on. Past that bound the stdout is paused (the last resort, see the backpressure
+// tests); on release the held session gets every event in order.
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { BACKLOG_BYTES } from "../../core/backlog.js";
+import type { Session } from "../../core/session.js";
+import { journalByDefault } from "../../store/fs/log-tuning.js";
+import { testIO } from "../../store/fs/testing/fault-io.js";
+import {
+  expectWholeFlood,
+  FLOOD_PAD,
+  floodingRunner,
+  PIPE_CHUNK,
+  progressIn,
+  waiting,
+} from "../../testing/backlog.js";
+import { events, makeBrain, type TestBrain } from "../../testing/brain.js";
+import { READ_AHEAD_BYTES } from "../read-gate.js";
+
+let t: TestBrain;
+afterEach(async () => {
+  await t?.cleanup();
+});
+
+/** A flood past the session's backlog bound, well within it and the read-ahead together (about 1 MiB over). */
+const FLOOD = Math.ceil((BACKLOG_BYTES + READ_AHEAD_BYTES / 4) / (FLOOD_PAD + 6));
+
+const deltaTexts = async (session: Session) =>
+  (await events(session)).filter((e) => e.type === "assistant.delta").map((e) => e.data);
+
+describe("a shared runner with one session whose log is behind", () => {
+  // Through the store's journal one held sync is every log's (as a disk's stall stalls every file on it): no one
+  // session's log can be held alone there.
+  it.skipIf(journalByDefault())(
+    "goes on serving its other sessions, and the held one gets every event in order once its log is back",
+    async () => {
+      const io = testIO();
+      t = makeBrain({ factories: [floodingRunner(true, FLOOD)], io });
+      const other = await t.brain.create({ harness: "inline" });
+      expect((await (await other.prompt("first")).settled).status).toBe("completed");
+      const held = await t.brain.create({ harness: "inline" });
+      const turn = await held.prompt("flood");
+      const native = t.store.paths(held.id).native;
+      await expect.poll(() => existsSync(join(native, "ready")), { timeout: 30_000 }).toBe(true);
+      // The other session is idle: the next fsync, held, is the flooded log's.
+      const release = io.holdDurable();
+      let settled = false;
+      void turn.settled.then(() => {
+        settled = true;
+      });
+      try {
+        writeFileSync(join(native, "go"), "");
+        // The runner writes its whole flood: its stdout is read on though the held log is past its bound.
+        await expect.poll(() => progressIn(native), { timeout: 60_000, interval: 250 }).toBe(FLOOD);
+        expect(waiting(held)).toBeGreaterThan(BACKLOG_BYTES);
+        // The other session's turn runs to its end meanwhile, its events in its log.
+        const next = await other.prompt("next");
+        expect((await next.settled).status).toBe("completed");
+        expect(await deltaTexts(other)).toEqual([{ text: "echo: first" }, { text: "echo: next" }]);
+        // What the held session's log holds stayed at its bound; the rest of its turn (its end too) waits in order.
+        expect(waiting(held)).toBeLessThanOrEqual(BACKLOG_BYTES + PIPE_CHUNK);
+        expect(settled).toBe(false);
+      } finally {
+        release();
+      }
+      expect((await turn.settled).status).toBe("completed");
+      expectWholeFlood(await events(held), FLOOD);
+      const after = await held.prompt("after");
+      expect((await after.settled).status).toBe("completed");
+    },
+    180_000,
+  );
+});
