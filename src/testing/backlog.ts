@@ -5,6 +5,7 @@ import { expect, it } from "vitest";
 import { BACKLOG_BYTES } from "../core/backlog.js";
 import type { HarnessFactory } from "../core/harness.js";
 import type { Session } from "../core/session.js";
+import type { AttachmentTimeouts } from "../harnesses/process/attachment-timeouts.js";
 import { ProcessFactory } from "../harnesses/process/factory.js";
 import type { SessionEvent } from "../protocol/events.js";
 import { events } from "./brain.js";
@@ -49,7 +50,11 @@ export const floodText = (i: number) => `${String(i).padStart(6, "0")}${"x".repe
  * attachment's native dir) how many it has written, and answers the prompt once all are written; any other
  * prompt it echoes. Answers anything else at once.
  */
-export function floodingRunner(shared = false, flood = FLOOD_EVENTS): ProcessFactory {
+export function floodingRunner(
+  shared = false,
+  flood = FLOOD_EVENTS,
+  timeouts?: Partial<AttachmentTimeouts>,
+): ProcessFactory {
   const onPrompt = `
     const dir = dirs.get(f.attachment);
     if (f.params.text !== "flood") { delta("echo: " + f.params.text); reply({}); return; }
@@ -71,7 +76,7 @@ export function floodingRunner(shared = false, flood = FLOOD_EVENTS): ProcessFac
   else if (f.method === "prompt") (async () => { ${onPrompt} })();
   else reply(f.method === "checkpoint" ? [] : {});`,
   );
-  return new ProcessFactory({ name: "inline", command: process.execPath, args, shared });
+  return new ProcessFactory({ name: "inline", command: process.execPath, args, shared, timeouts });
 }
 
 /** How many deltas a flooder (floodingRunner, or a CLI stand-in) says it has written in `dir`. */
