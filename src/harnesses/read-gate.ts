@@ -62,7 +62,7 @@ export class ReadGate {
   private pauses = 0;
   /** How many chunks were read: a wait that saw it change heard from the writer. */
   private reads = 0;
-  /** With a read-ahead: the frames held back for each session that is behind (see pass). */
+  /** With a read-ahead: the frames held back for each session that is behind (see holdBack). */
   private readonly heldBack = new Map<string, HeldBack>();
   /** With a read-ahead: the sessions whose frames held back are over it, for which the stream is paused. */
   private readonly over = new Set<string>();
@@ -90,7 +90,7 @@ export class ReadGate {
     else if (this.holds.size === 1) this.pause();
   }
 
-  /** Whether session `id`'s frames are held back (a gate with a read-ahead whose session is behind): see pass. */
+  /** Whether session `id`'s frames are held back (a gate with a read-ahead whose session is behind): see holdBack. */
   holding(id: string): boolean {
     return this.heldBack.has(id);
   }
