@@ -251,11 +251,18 @@ export class Batch {
     out.write(head);
     const parts: Buffer[] = [];
     let [mark, aside] = [0, 0]; // where the part being written starts in `out`; the bytes of the blocks before
+    // A commit's events are nearly all of one turn: its member is made once, not per event (JSON.stringify of the
+    // id and the template cost more than the rest of a tool event's line head).
+    let [lastTurn, turnMember] = [undefined as string | undefined, ""];
     for (let i = 0; i < n; ) {
       const seq = first + i;
       const start = out.at + aside;
       const eventTurn = turns[i];
-      const turn = eventTurn === undefined ? "" : `"turn":${JSON.stringify(eventTurn)},`;
+      if (eventTurn !== lastTurn) {
+        lastTurn = eventTurn;
+        turnMember = eventTurn === undefined ? "" : `"turn":${JSON.stringify(eventTurn)},`;
+      }
+      const turn = turnMember;
       if (kinds[i] === WHOLE || kinds[i] === MESSAGE) {
         const e = objs[i] as NewEvent;
         out.write(`{"seq":${seq},"ts":"${ts}",${turn}"type":"${e.type}","data":`);

@@ -17,9 +17,25 @@ export interface OpenState {
   openTurns: string[];
 }
 
-const ANSWERS: Record<string, string> = Object.fromEntries(
-  Object.entries(REQUEST_KINDS).map(([request, answer]) => [answer, request]),
-);
+/** An open request's event, and when it was opened: snapshot() lists them in log order across kinds. */
+interface Open {
+  event: SessionEvent;
+  order: number;
+}
+
+/**
+ * Each event type that opens or answers a request, and the open requests of its kind by id. One map per kind: a
+ * `kind + id` key string made and hashed for each tool.call and tool.result cost more than the lookup itself.
+ */
+function roles(): Map<string, { opens: boolean; open: Map<string, Open> }> {
+  const byType = new Map<string, { opens: boolean; open: Map<string, Open> }>();
+  for (const [request, answer] of Object.entries(REQUEST_KINDS)) {
+    const open = new Map<string, Open>();
+    byType.set(request, { opens: true, open });
+    byType.set(answer, { opens: false, open });
+  }
+  return byType;
+}
 
 /**
  * The state is saved again once the log has grown this much past it: a crash costs at most this much scan (tens
@@ -39,7 +55,8 @@ export function worthSaving(size: number, savedEnd: number, anchor: number): boo
 }
 
 export class LogState {
-  private readonly requests = new Map<string, SessionEvent>();
+  private readonly roles = roles();
+  private opened = 0;
   private readonly turns = new Set<string>();
 
   static from(saved: OpenState): LogState {
@@ -63,13 +80,25 @@ export class LogState {
       else if (type === "turn.settled" && e.turn) this.turns.delete(e.turn);
       const id = (e.data as { id?: unknown }).id;
       if (typeof id !== "string") continue;
-      if (type in REQUEST_KINDS) this.requests.set(`${type}\u0000${id}`, e);
-      else if (type in ANSWERS) this.requests.delete(`${ANSWERS[type]}\u0000${id}`);
+      const role = this.roles.get(type);
+      if (role === undefined) continue;
+      if (!role.opens) {
+        role.open.delete(id);
+        continue;
+      }
+      // A repeated id replaces the earlier request in its place.
+      const known = role.open.get(id);
+      if (known !== undefined) known.event = e;
+      else role.open.set(id, { event: e, order: this.opened++ });
     }
   }
 
   snapshot(): OpenState {
-    return { requests: [...this.requests.values()], openTurns: [...this.turns] };
+    const open: Open[] = [];
+    for (const role of this.roles.values())
+      if (role.opens) for (const entry of role.open.values()) open.push(entry);
+    open.sort((a, b) => a.order - b.order);
+    return { requests: open.map((entry) => entry.event), openTurns: [...this.turns] };
   }
 }
 
