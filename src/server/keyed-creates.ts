@@ -67,20 +67,32 @@ export class KeyedCreates {
       throw anotherBody(key, request.command);
     }
     const run = (async () => {
-      // A first request killed while it seeded the session (a fork restoring its checkpoint, a handoff) left a
-      // record under the key that was never acknowledged: answered with it, the client would take a session
-      // without its state for the one it asked for. Its retry makes it again instead; one still seeding it
-      // elsewhere is waited for.
-      if (madeBy(await this.stored(id), request, sent) && (await this.settled(id, request)) === "made")
-        return id;
-      try {
-        await make({ id, idempotency: { key, sent } });
-      } catch (err) {
-        // Another node made it under the key at the same moment: the store refused the id, the session is there.
-        if (madeBy(await this.stored(id), request, sent)) return id;
-        throw err;
+      const until = Date.now() + this.waitMs;
+      for (;;) {
+        // A first request killed while it seeded the session (a fork restoring its checkpoint, a handoff) left a
+        // record under the key that was never acknowledged: answered with it, the client would take a session
+        // without its state for the one it asked for. Its retry makes it again instead; one still seeding it
+        // elsewhere is waited for.
+        const found = madeBy(await this.stored(id), request, sent);
+        if (found && (await this.settled(id, request, until)) === "made") return id;
+        try {
+          await make({ id, idempotency: { key, sent } });
+          return id;
+        } catch (err) {
+          // Not a retry: another node (or process) makes it under the key at the same moment, and the store
+          // refused the id (its record is written) or its lease (not yet). Waited for as a retry waits for it:
+          // answered now, the caller would get the lease's refusal, or the session while it is still seeded.
+          if (madeBy(await this.stored(id), request, sent)) {
+            if (Date.now() < until) continue;
+            // The wait is over: a last look (a make failing over and over after writing its record ends here).
+            if ((await this.settled(id, request, until)) === "made") return id;
+            throw err;
+          }
+          if (!lockedOn(err, id)) throw err;
+          if (Date.now() >= until) throw stillMaking(request, id, whoHolds(err.message), this.waitMs);
+          await sleep(Math.min(HALF_MADE_POLL_MS, Math.max(1, until - Date.now())));
+        }
       }
-      return id;
     })();
     this.running.set(slot, { sent, run });
     try {
@@ -92,10 +104,10 @@ export class KeyedCreates {
 
   /**
    * Session `id`, whose record keeps the key, once it is made or removed as half made: while a request elsewhere
-   * (another node, another process) still makes it, looked at again until `waitMs` runs out, then a 409.
+   * (another node, another process) still makes it, looked at again until `until` (the keyed wait from the
+   * request's start), then a 409.
    */
-  private async settled(id: string, request: KeyedCreate): Promise<"made" | "removed"> {
-    const until = Date.now() + this.waitMs;
+  private async settled(id: string, request: KeyedCreate, until: number): Promise<"made" | "removed"> {
     for (;;) {
       const state = await this.removeHalfMade(id);
       if (state === "made" || state === "removed") return state;
@@ -152,12 +164,31 @@ export async function removeHalfMade(
     await brain.delete(id);
   } catch (err) {
     const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;
-    if (code === "locked") return { held: (err as Error).message };
+    if (code === "locked") return { held: whoHolds((err as Error).message) };
     // Given up by its maker meanwhile (a seeding that failed removes its session): made again here.
     if (code === "not_found") return "removed";
     throw err;
   }
   return "removed";
+}
+
+/**
+ * A refusal by session `id`'s lease or lock (code `locked`): another node or process holds it. Only that one:
+ * a make refused on another session (a handoff's source held elsewhere) is that make's own error.
+ */
+function lockedOn(err: unknown, id: string): err is Error {
+  const locked = err instanceof Error && (err as { code?: unknown }).code === "locked";
+  return locked && whoHolds(err.message).includes(`session ${id} `);
+}
+
+/**
+ * Who holds the session, from the store's `locked` refusal: it says that first, then what its caller should do
+ * ("send its commands there", "wait for its lease to expire"), which does not fit a keyed request: stillMaking
+ * says what that caller should do instead.
+ */
+function whoHolds(refusal: string): string {
+  const advice = refusal.indexOf("; ");
+  return advice === -1 ? refusal : refusal.slice(0, advice);
 }
 
 const stillMaking = (request: KeyedCreate, id: string, held: string, waitMs: number) =>

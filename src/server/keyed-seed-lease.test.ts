@@ -5,88 +5,37 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { expect, it } from "vitest";
-import type { Brain } from "../core/brain.js";
 import { bodyDigest } from "../core/command-keys.js";
-import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
-import { raw } from "../testing/http.js";
+import type { TestDaemon } from "../testing/daemon.js";
+import {
+  checkpointedSource,
+  daemonOn,
+  expectWholeFork,
+  FORK_BODY,
+  keyedFork as fork,
+  holdRestores,
+  onTwoNodes,
+} from "../testing/keyed-cluster.js";
 import { useNatsCluster } from "../testing/nats-bed.js";
-import { startStoreNode, type TestNode } from "../testing/nats-store.js";
+import { startStoreNode } from "../testing/nats-store.js";
 import { scriptChild } from "../testing/processes.js";
 import { keyedSessionId } from "./keyed-creates.js";
-import { NatsCommandRouter } from "./nats-commands.js";
 
 const bed = useNatsCluster();
-const BODY = { checkpoint: "latest" };
-
-async function daemonOn(node: TestNode, name: string, prefix: string, extra = {}): Promise<TestDaemon> {
-  const router = new NatsCommandRouter(node.nc, {
-    prefix,
-    node: name,
-    owner: (id) => node.store.owner(id),
-    holds: (id) => node.store.holds(id),
-  });
-  return startTestDaemon({ store: node.store, router, ...extra });
-}
-
-/** A source session with a checkpoint whose native state remembers KIWI, closed. */
-async function checkpointedSource(brain: Brain): Promise<string> {
-  const source = await brain.create({ harness: "echo" });
-  await (await source.prompt("remember KIWI")).settled;
-  await source.checkpoint();
-  await brain.closeSession(source.id);
-  return source.id;
-}
-
-const fork = (d: TestDaemon, source: string) =>
-  raw(d.url, "POST", `/v1/sessions/${source}/fork`, {
-    token: d.tokens.admin,
-    headers: { "Idempotency-Key": "f1" },
-    body: BODY,
-  });
-
-async function expectWholeFork(brain: Brain, id: string, source: string): Promise<void> {
-  const events = await brain.events(id);
-  expect(events[0]).toMatchObject({ type: "session.opened", data: { forked_from: { session: source } } });
-}
 
 it("answers a retry on another node while the first still seeds the fork with 409, then with the whole fork", async () => {
-  const prefix = bed.prefix("seeding");
-  const a = await startStoreNode(bed.cluster, "node-a", { prefix });
-  const b = await startStoreNode(bed.cluster, "node-b", { prefix });
-  const daemons: TestDaemon[] = [];
-  try {
-    const da = await daemonOn(a, "node-a", prefix);
-    daemons.push(da);
-    const db = await daemonOn(b, "node-b", prefix, { tokens: da.tokens, keyedWaitMs: 500 });
-    daemons.push(db);
-    const source = await checkpointedSource(da.brain);
+  await onTwoNodes(bed, "seeding", 500, async ({ a, da, db, source, id }) => {
     // Node A's restore of the checkpoint into the fork's native dir waits until the test lets it go on.
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let seeding = false;
-    const checkpointsOf = a.store.checkpoints.bind(a.store);
-    a.store.checkpoints = (id) => {
-      const checkpoints = checkpointsOf(id);
-      const restore = checkpoints.restore.bind(checkpoints);
-      checkpoints.restore = async (...args) => {
-        seeding = true;
-        await held;
-        return restore(...args);
-      };
-      return checkpoints;
-    };
+    const { seeding, release } = holdRestores(a);
     const first = fork(da, source);
     // Awaited below; a failure before then must not leave it unhandled.
     first.catch(() => {});
-    await expect.poll(() => seeding, { timeout: 30_000 }).toBe(true);
-    const id = keyedSessionId("default", "fork", source, "f1");
+    await expect.poll(seeding, { timeout: 30_000 }).toBe(true);
     // Node A is alive and seeding: the retry is neither answered with the half-made fork nor makes it again.
     const early = await fork(db, source);
     expect(early.status, JSON.stringify(early.body)).toBe(409);
     expect(JSON.stringify(early.body)).toMatch(
-      /still being made after \d+ s \(session k[^ ]* is owned by node node-a/,
+      /still being made after \d+ s \(session k[^ ]* is owned by node node-a\)/,
     );
     expect((await da.brain.record(id)).idempotency?.key).toBe("f1");
     release();
@@ -94,11 +43,7 @@ it("answers a retry on another node while the first still seeds the fork with 40
     const late = await fork(db, source);
     expect([late.status, late.body.id]).toEqual([201, id]);
     await expectWholeFork(db.brain, id, source);
-  } finally {
-    for (const d of daemons) await d.cleanup();
-    await a.close();
-    await b.close();
-  }
+  });
 });
 
 const dist = (module: string) =>
@@ -107,7 +52,7 @@ const dist = (module: string) =>
 /** A node in a child: its first fork, under key f1, never returns from restoring into the fork's native dir. */
 function childNode(servers: string[], prefix: string, source: string): string {
   const id = keyedSessionId("default", "fork", source, "f1");
-  const sent = bodyDigest(["fork", source, BODY]);
+  const sent = bodyDigest(["fork", source, FORK_BODY]);
   return `import { writeSync } from "node:fs";
     import { mkdtempSync } from "node:fs";
     import { tmpdir } from "node:os";
