@@ -9,7 +9,7 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import { FRAME_BYTES, JOURNAL_SUFFIX, type RecordHead } from "./journal.js";
 import { parseJournal } from "./journal-replay.js";
 import { FsSessionStore } from "./session-store.js";
-import { type JournalingChild, journalingChild } from "./testing/journaling-child.js";
+import { type JournalingChild, journalingChild, logIn, TWO_LOGS } from "./testing/journaling-child.js";
 
 let home: string;
 let child: JournalingChild | undefined;
@@ -29,17 +29,7 @@ afterEach(async () => {
   await fs.rm(home, { recursive: true, force: true });
 });
 
-/** Sessions "a" then "b", three events each, one commit (one journal record) per event: a1 a2 a3 b1 b2 b3. */
-const twoLogs = `
-  for (const id of ["a", "b"]) {
-    await store.create({ id, harness: "process", config: { model: "m1" } });
-    const log = await store.openLog(id);
-    for (let k = 1; k <= 3; k++) await log.append([{ type: "assistant.delta", turn: "t1", data: { text: id + k } }]);
-  }
-  process.stdout.write("ready\\n");
-  setInterval(() => {}, 1 << 30);`;
-
-const logOf = (id: string) => path.join(home, "sessions", id, "events.jsonl");
+const logOf = (id: string) => logIn(home, id);
 const journalDir = () => path.join(home, "journal");
 const entries = async () => (await fs.readdir(journalDir())).filter((n) => !n.endsWith(".lock"));
 
@@ -62,7 +52,7 @@ async function deadJournal(
   damage: (bytes: Buffer, at: ReturnType<typeof frames>) => Buffer,
   crashed: string[],
 ): Promise<string> {
-  child = await journalingChild(home, twoLogs);
+  child = await journalingChild(home, TWO_LOGS);
   await child.kill();
   const [name] = (await fs.readdir(journalDir())).filter((n) => n.endsWith(JOURNAL_SUFFIX));
   const journal = path.join(journalDir(), name!);

@@ -9,7 +9,7 @@ import { JOURNAL_SUFFIX } from "./journal.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
 import { acquireLogLock } from "./log-lock.js";
 import { FsSessionStore } from "./session-store.js";
-import { type JournalingChild, journalingChild } from "./testing/journaling-child.js";
+import { type JournalingChild, journalingChild, logIn, TWO_LOGS } from "./testing/journaling-child.js";
 
 let home: string;
 let child: JournalingChild | undefined;
@@ -24,17 +24,7 @@ afterEach(async () => {
   await fs.rm(home, { recursive: true, force: true });
 });
 
-/** Sessions "a" and "b", three events each, durable in the child's journal (their files never synced). */
-const twoLogs = `
-  for (const id of ["a", "b"]) {
-    await store.create({ id, harness: "process", config: { model: "m1" } });
-    const log = await store.openLog(id);
-    for (let k = 1; k <= 3; k++) await log.append([{ type: "assistant.delta", turn: "t1", data: { text: id + k } }]);
-  }
-  process.stdout.write("ready\\n");
-  setInterval(() => {}, 1 << 30);`;
-
-const logOf = (id: string) => path.join(home, "sessions", id, "events.jsonl");
+const logOf = (id: string) => logIn(home, id);
 const journals = async () =>
   (await fs.readdir(path.join(home, "journal"))).filter((n) => n.endsWith(JOURNAL_SUFFIX));
 
@@ -47,7 +37,7 @@ async function keptJournal(): Promise<{
   touched: string[];
   release: () => Promise<void>;
 }> {
-  child = await journalingChild(home, twoLogs);
+  child = await journalingChild(home, TWO_LOGS);
   await child.kill();
   // What a crash of the machine leaves of "a": nothing its journal does not hold.
   await fs.truncate(logOf("a"), 0);

@@ -28,3 +28,19 @@ export async function journalingChild(home: string, body: string): Promise<Journ
   }
   return child;
 }
+
+/**
+ * A body for journalingChild: sessions "a" then "b", three events each, one commit (one journal record) per
+ * event: a1 a2 a3 b1 b2 b3, durable in the child's journal (their files never synced); then "ready".
+ */
+export const TWO_LOGS = `
+  for (const id of ["a", "b"]) {
+    await store.create({ id, harness: "process", config: { model: "m1" } });
+    const log = await store.openLog(id);
+    for (let k = 1; k <= 3; k++) await log.append([{ type: "assistant.delta", turn: "t1", data: { text: id + k } }]);
+  }
+  process.stdout.write("ready\\n");
+  setInterval(() => {}, 1 << 30);`;
+
+/** Session `id`'s log file in store home `home`. */
+export const logIn = (home: string, id: string) => path.join(home, "sessions", id, "events.jsonl");
