@@ -5,12 +5,13 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ProcessFactory } from "../harnesses/process/factory.js";
 import { FsSessionStore } from "../store/fs/index.js";
 import { tempDir } from "../testing/brain.js";
-import { type FakeProvider, startFakeProvider } from "../testing/fake-provider/index.js";
+import { startFakeProvider } from "../testing/fake-provider/index.js";
 import { givesAway, stringsIn } from "../testing/gives-away.js";
+import { useBrainAndProvider } from "../testing/use-brain-provider.js";
 import { BuiltinTools } from "../tools/builtin.js";
 import { ToolRouter } from "../tools/router.js";
 import { Brain } from "./brain.js";
@@ -28,29 +29,24 @@ const FORMS = [
 ];
 
 describe("a Brain keeps a key's encoded forms out of", () => {
-  let provider: FakeProvider | undefined;
-  let brain: Brain | undefined;
-  afterEach(async () => {
-    await brain?.close();
-    await provider?.close();
-    brain = undefined;
-    provider = undefined;
-  });
+  const made = useBrainAndProvider();
 
   /** A session of the scripted runner (the model loop over the fake provider), whose key is MY_LLM. */
   async function session(home: string): Promise<Session> {
-    provider = await startFakeProvider();
+    const provider = made.keepProvider(await startFakeProvider());
     const runner = new ProcessFactory({
       name: "scripted",
       command: process.execPath,
       args: [join(root, "dist/src/testing/fixtures/scripted-runner.js")],
     });
-    brain = new Brain({
-      store: new FsSessionStore(home),
-      harnesses: new HarnessRegistry([runner]),
-      tools: new ToolRouter([new BuiltinTools()]),
-      env: { PATH: process.env.PATH, MY_LLM: KEY },
-    });
+    const brain = made.keepBrain(
+      new Brain({
+        store: new FsSessionStore(home),
+        harnesses: new HarnessRegistry([runner]),
+        tools: new ToolRouter([new BuiltinTools()]),
+        env: { PATH: process.env.PATH, MY_LLM: KEY },
+      }),
+    );
     return brain.create({
       harness: "scripted",
       provider: { base_url: `${provider.url}/v1`, api_key_env: "MY_LLM" },
@@ -61,7 +57,7 @@ describe("a Brain keeps a key's encoded forms out of", () => {
   it("events.jsonl: a tool's result and the model's deltas that split them", async () => {
     const home = tempDir();
     const s = await session(home);
-    provider!.script([
+    made.provider!.script([
       { toolCalls: [{ name: "echo", arguments: { value: FORMS.join("\n") } }] },
       // Seven characters a delta: every form is split over several.
       { text: `the key: ${FORMS.join(", ")}. done`, chunkSize: 7 },
@@ -89,7 +85,7 @@ describe("a Brain keeps a key's encoded forms out of", () => {
     ["as it is", KEY, ""],
   ])("a checkpoint whose native file holds the key %s", async (_, written, how) => {
     const s = await session(tempDir());
-    provider!.script([{ text: `the model says: ${written} ok` }]);
+    made.provider!.script([{ text: `the model says: ${written} ok` }]);
     expect((await (await s.prompt("print the key")).settled).status).toBe("completed");
     // The runner's conversation.jsonl holds the model's answer as it came: the checkpoint is refused.
     await expect(s.checkpoint()).rejects.toThrow(

@@ -3,14 +3,15 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ApiHarnessFactory } from "../harnesses/api/factory.js";
 import { ProcessFactory } from "../harnesses/process/factory.js";
 import { FsSessionStore, JsonlEventLog } from "../store/fs/index.js";
 import { retireSegments } from "../store/fs/retire.js";
 import { tempDir } from "../testing/brain.js";
-import { type FakeProvider, startFakeProvider } from "../testing/fake-provider/index.js";
+import { startFakeProvider } from "../testing/fake-provider/index.js";
 import { memoryLog } from "../testing/memory-log.js";
+import { useBrainAndProvider } from "../testing/use-brain-provider.js";
 import { BuiltinTools } from "../tools/builtin.js";
 import { ToolRouter } from "../tools/router.js";
 import { Brain } from "./brain.js";
@@ -189,14 +190,7 @@ describe("the log boundary", () => {
 });
 
 describe("a Brain keeps keys out of events.jsonl", () => {
-  let provider: FakeProvider | undefined;
-  let brain: Brain | undefined;
-  afterEach(async () => {
-    await brain?.close();
-    await provider?.close();
-    brain = undefined;
-    provider = undefined;
-  });
+  const made = useBrainAndProvider();
 
   function brainWith(factories: HarnessFactory[], home: string): Brain {
     return new Brain({
@@ -212,16 +206,18 @@ describe("a Brain keeps keys out of events.jsonl", () => {
     readFileSync(join(home, "sessions", id, "events.jsonl"), "utf8");
 
   it("when the provider's 401 quotes the key", async () => {
-    provider = await startFakeProvider();
+    const provider = made.keepProvider(await startFakeProvider());
     provider.script([{ error: { status: 401, message: `Incorrect API key provided: ${KEY}` } }]);
     const home = tempDir();
-    brain = new Brain({
-      store: new FsSessionStore(home),
-      harnesses: new HarnessRegistry([new ApiHarnessFactory()]),
-      tools: new ToolRouter([new BuiltinTools()]),
-      env: { MY_LLM: KEY },
-      providers: { fake: { api: "openai-chat", base_url: `${provider.url}/v1`, api_key_env: "MY_LLM" } },
-    });
+    const brain = made.keepBrain(
+      new Brain({
+        store: new FsSessionStore(home),
+        harnesses: new HarnessRegistry([new ApiHarnessFactory()]),
+        tools: new ToolRouter([new BuiltinTools()]),
+        env: { MY_LLM: KEY },
+        providers: { fake: { api: "openai-chat", base_url: `${provider.url}/v1`, api_key_env: "MY_LLM" } },
+      }),
+    );
     const session = await brain.create({ harness: "api", provider: "fake", config: { model: "fake-model" } });
     const outcome = await (await session.prompt("hi")).settled;
     expect(outcome.status).toBe("failed");
@@ -233,14 +229,14 @@ describe("a Brain keeps keys out of events.jsonl", () => {
   });
 
   it("when a runner prints the key on stderr and dies", async () => {
-    provider = await startFakeProvider();
+    const provider = made.keepProvider(await startFakeProvider());
     const home = tempDir();
     const runner = new ProcessFactory({
       name: "scripted",
       command: process.execPath,
       args: [join(root, "dist/src/testing/fixtures/scripted-runner.js"), "--mode", "stderr-key"],
     });
-    brain = brainWith([runner], home);
+    const brain = made.keepBrain(brainWith([runner], home));
     const session = await brain.create({
       harness: "scripted",
       provider: { base_url: `${provider.url}/v1`, api_key_env: "MY_LLM" },
@@ -256,7 +252,7 @@ describe("a Brain keeps keys out of events.jsonl", () => {
 
   it("refuses an unknown provider name before writing anything, naming the configured ones", async () => {
     const home = tempDir();
-    brain = brainWith([new ApiHarnessFactory()], home);
+    const brain = made.keepBrain(brainWith([new ApiHarnessFactory()], home));
     await expect(brain.create({ harness: "api", provider: "MY_LLM" })).rejects.toThrow(
       'unknown provider "MY_LLM" (configured: fake)',
     );
@@ -264,7 +260,7 @@ describe("a Brain keeps keys out of events.jsonl", () => {
   });
 
   it("refuses a provider name that is only a property every object has (constructor, __proto__)", async () => {
-    brain = brainWith([new ApiHarnessFactory()], tempDir());
+    const brain = made.keepBrain(brainWith([new ApiHarnessFactory()], tempDir()));
     for (const name of ["constructor", "__proto__", "toString"]) {
       await expect(brain.create({ harness: "api", provider: name })).rejects.toThrow(
         `unknown provider "${name}" (configured: fake)`,
