@@ -102,6 +102,24 @@ it("brings back every acknowledged event when a crash took any part of a log's u
   for (const log of logs) await log.close();
 });
 
+it("names each log's own file in its records: a crash that took every log's unsynced bytes loses none", async () => {
+  const { ids, acked, logs } = await writeTwo();
+  const crashed = path.join(scratch, "home");
+  await crashCopy(crashed);
+  const file = (at: string, id: string) => path.join(at, "sessions", id, "events.jsonl");
+  // Relative to the home, each record naming the file of its own session (the journal caches these paths).
+  const heads = parseJournal(await fs.readFile(await journalOf(crashed))).map(({ head }) => head);
+  expect(new Set(heads.map((h) => h.s))).toEqual(new Set(ids));
+  for (const head of heads) expect(head.p).toBe(path.relative(crashed, file(crashed, head.s)));
+  for (const id of ids) {
+    await fs.writeFile(file(crashed, id), "");
+    await fs.rm(`${file(crashed, id)}.state`, { force: true });
+  }
+  expect(plain(await readBack(crashed, ids[1]!))).toEqual(plain(acked[1]!));
+  expect(plain(await readBack(crashed, ids[0]!))).toEqual(plain(acked[0]!));
+  for (const log of logs) await log.close();
+});
+
 it("replays nothing twice when the crash came after the logs' own writes, before the journal was cut", async () => {
   const { ids, acked, logs } = await writeTwo();
   const crashed = path.join(scratch, "home");
