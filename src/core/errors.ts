@@ -24,14 +24,17 @@ export class BrainError extends Error {
   constructor(
     readonly code: BrainErrorCode,
     message: string,
-    options: { field?: string; cause?: unknown } = {},
+    options: { field?: string; session?: string; cause?: unknown } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     if (options.field !== undefined) this.field = options.field;
+    if (options.session !== undefined) this.session = options.session;
   }
 
   /** The input field at fault, when there is one (`harness`, `config.tools`, ...). */
   readonly field?: string;
+  /** Of a `locked` refusal: the session whose lock or lease refused (a caller tells its own from another's). */
+  readonly session?: string;
 }
 
 /** A caller's mistake (a prompt while a turn runs, an unknown request id): a 400/404/409, not a host failure. */

@@ -10,7 +10,7 @@ describe("core errors as HTTP statuses", () => {
     const cases: [Error, number][] = [
       [new SessionError("not_found", "unknown tool nothing like it"), 404],
       [new SessionError("conflict", "no checkpoint here either"), 409],
-      [new LogLockedError("held", { kind: "process", pid: 1, host: "h" }), 409],
+      [new LogLockedError("s1", "held", { kind: "process", pid: 1, host: "h" }), 409],
       [new StoreError("bad_request", "bad id"), 400],
       [new StoreError("brain_error", "EIO"), 500],
       [new StoreError("insufficient_storage", "ENOSPC"), 507],

@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import type { Brain } from "../core/brain.js";
 import { bodyDigest } from "../core/command-keys.js";
+import { BrainError } from "../core/errors.js";
 import type { Made } from "../core/handoff.js";
 import { sleep } from "../core/sleep.js";
 import { DEFAULT_TENANT, type SessionRecord } from "../protocol/session.js";
@@ -173,12 +174,12 @@ export async function removeHalfMade(
 }
 
 /**
- * A refusal by session `id`'s lease or lock (code `locked`): another node or process holds it. Only that one:
- * a make refused on another session (a handoff's source held elsewhere) is that make's own error.
+ * A refusal by session `id`'s lease or lock (code `locked`, naming the session it is of): another node or process
+ * holds it. Only that one: a make refused on another session (a handoff's source held elsewhere) is that make's
+ * own error.
  */
-function lockedOn(err: unknown, id: string): err is Error {
-  const locked = err instanceof Error && (err as { code?: unknown }).code === "locked";
-  return locked && whoHolds(err.message).includes(`session ${id} `);
+function lockedOn(err: unknown, id: string): err is BrainError {
+  return err instanceof BrainError && err.code === "locked" && err.session === id;
 }
 
 /**

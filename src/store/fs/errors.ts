@@ -6,7 +6,7 @@ export class StoreError extends BrainError {
   constructor(
     code: "brain_error" | "bad_request" | "locked" | "insufficient_storage",
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; session?: string },
   ) {
     super(code, message, options);
   }

@@ -63,6 +63,8 @@ describe("the log's lock", () => {
     await lockAs({ pid: child.pid, start: processStart(child.pid) });
     const failure = open();
     await expect(failure).rejects.toBeInstanceOf(LogLockedError);
+    // The session it is of, for a caller to tell its own from another's without reading the message.
+    await expect(failure).rejects.toMatchObject({ code: "locked", session: "s1" });
     await expect(failure).rejects.toThrow(
       new RegExp(`session s1 is open in another Brain process \\(pid ${child.pid}\\)`),
     );

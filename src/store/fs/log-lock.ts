@@ -28,10 +28,11 @@ interface LockRecord extends LogHolder {
 export class LogLockedError extends StoreError {
   override name = "LogLockedError";
   constructor(
+    session: string,
     message: string,
     readonly holder: LogHolder & { pid: number; host: string },
   ) {
-    super("locked", message);
+    super("locked", message, { session });
   }
 }
 
@@ -187,17 +188,22 @@ function lockedError(session: string, held: HeldLock) {
   const r = held.record;
   if (!r) {
     const holder = { kind: "process" as const, pid: 0, host: hostname() };
-    return new LogLockedError(`session ${session} is being opened by another process: try again`, holder);
+    return new LogLockedError(
+      session,
+      `session ${session} is being opened by another process: try again`,
+      holder,
+    );
   }
   const holder = { kind: r.kind, pid: r.pid, host: r.host, ...(r.url ? { url: r.url } : {}) };
   const rule = "one process writes a session at a time";
   if (r.pid === process.pid && r.host === hostname()) {
-    return new LogLockedError(`session ${session} is already open in this process`, holder);
+    return new LogLockedError(session, `session ${session} is already open in this process`, holder);
   }
   const where = r.host === hostname() ? `pid ${r.pid}` : `pid ${r.pid} on ${r.host}`;
   if (r.kind === "daemon") {
     const server = r.url ?? "URL";
     return new LogLockedError(
+      session,
       `session ${session} is open in the Brain daemon${r.url ? ` at ${r.url}` : ""} (${where}); ${rule}: ` +
         `use \`brain run --server ${server} --session ${session} PROMPT\` or \`brain attach ${session} --server ${server}\``,
       holder,
@@ -209,6 +215,7 @@ function lockedError(session: string, held: HeldLock) {
       : `; if no Brain runs there any more, delete the session's events.jsonl.lock and try again`;
   const who = r.kind === "cli" ? "another `brain` command" : "another Brain process";
   return new LogLockedError(
+    session,
     `session ${session} is open in ${who} (${where}); ${rule}: wait for it to finish${stale}`,
     holder,
   );

@@ -13,7 +13,7 @@ export class NatsStoreError extends BrainError {
   constructor(
     code: "brain_error" | "bad_request" | "locked" | "payload_too_large" | "insufficient_storage",
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; session?: string },
   ) {
     super(code, message, options);
   }
@@ -146,6 +146,7 @@ export function fenced(session: string, why: string): NatsStoreError {
   return new NatsStoreError(
     "locked",
     `session ${session}: this node no longer owns the session's log (${why}); its owner now is another node`,
+    { session },
   );
 }
 

@@ -56,7 +56,7 @@ describe("session leases", () => {
     // Several TTLs pass: renewals keep the lease.
     await new Promise((r) => setTimeout(r, 2 * LONG_TTL));
     const refused = await b.store.openLog("l1").catch((err: BrainError) => err);
-    expect((refused as BrainError).code).toBe("locked");
+    expect(refused).toMatchObject({ code: "locked", session: "l1" });
     expect((refused as BrainError).message).toMatch(/owned by node node-a/);
     expect(await b.store.owner("l1")).toBe("node-a");
     await log.append([note("a")]);
@@ -103,7 +103,7 @@ describe("session leases", () => {
     // lease check, so only the stream's expected-sequence fence stands between it and the log.
     (lease as unknown as { check(): void }).check = () => {};
     const refused = await stale.append([note("a (late)")]).catch((err: BrainError) => err);
-    expect((refused as BrainError).code).toBe("locked");
+    expect(refused).toMatchObject({ code: "locked", session: "l3" });
     // The same seq is taken (its message id is a duplicate of the new owner's) and the subject has moved on:
     // either refusal names the loss of ownership.
     expect((refused as BrainError).message).toMatch(/no longer owns the session's log/);

@@ -55,6 +55,7 @@ export class Lease {
         throw new NatsStoreError(
           "locked",
           `session ${session} is owned by node ${owner ?? "(unknown)"}; send its commands there, or wait for its lease to expire (${ttlMs} ms without renewal)`,
+          { session },
         );
       }
       throw new NatsStoreError(
