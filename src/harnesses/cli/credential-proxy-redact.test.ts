@@ -2,35 +2,15 @@
 // gateway's header that echoes it (as it is, URL-encoded, base64-encoded, with its slashes escaped), a streamed body
 // that splits it over two chunks, or a compressed body that hides it from a plain search all reach the agent with
 // the key replaced.
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { anthropic } from "../../testing/fake-provider/wire-clients.js";
 import { givesAway } from "../../testing/gives-away.js";
 import { CredentialProxy } from "./credential-proxy.js";
-import { KEY, useProxyBed } from "./testing/proxy-bed.js";
+import { KEY, useProxyBed, withUpstream } from "./testing/proxy-bed.js";
 
 const bed = useProxyBed();
 const proxy = (base_url: string) => bed.proxy("messages", base_url);
-
-/** A provider that answers every request with `answer`, for the duration of `run`. */
-async function withUpstream(
-  answer: (res: ServerResponse, headers: IncomingHttpHeaders) => void,
-  run: (url: string) => Promise<void>,
-): Promise<void> {
-  const upstream = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => answer(res, req.headers));
-  });
-  await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
-  try {
-    await run(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`);
-  } finally {
-    upstream.closeAllConnections();
-    await new Promise((resolve) => upstream.close(resolve));
-  }
-}
 
 function post(p: CredentialProxy): Promise<Response> {
   return fetch(`${p.url}/v1/messages`, {

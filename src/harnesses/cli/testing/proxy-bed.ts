@@ -1,5 +1,7 @@
 // What the credential proxy's test files share: one fake provider on 127.0.0.1 for the file, reset after each
 // test, and the proxies a test starts, closed after it, all holding the same operator key.
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { type FakeProvider, startFakeProvider } from "../../../testing/fake-provider/index.js";
 import { CredentialProxy, type ProxyWire } from "../credential-proxy.js";
@@ -36,4 +38,22 @@ export function useProxyBed(): ProxyBed {
       return made;
     },
   };
+}
+
+/** A provider on 127.0.0.1 that answers every request with `answer`, for the duration of `run`. */
+export async function withUpstream(
+  answer: (res: ServerResponse, headers: IncomingHttpHeaders) => void,
+  run: (url: string) => Promise<void>,
+): Promise<void> {
+  const upstream = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => answer(res, req.headers));
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+  try {
+    await run(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`);
+  } finally {
+    upstream.closeAllConnections();
+    await new Promise((resolve) => upstream.close(resolve));
+  }
 }
