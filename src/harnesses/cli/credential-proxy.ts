@@ -13,6 +13,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { Agent } from "undici";
 import { Redactor } from "../../core/redact.js";
+import { type AnswerRedactor, withMaskedEcho } from "./masked-echo.js";
 import type { WireApi } from "./provider-api.js";
 import { after, MAX_CONNECTIONS, ProxyConnections, type ProxyTimer } from "./proxy-connections.js";
 import { refusedRoute } from "./proxy-paths.js";
@@ -94,7 +95,7 @@ export class CredentialProxy {
   private readonly pool = new Agent({ bodyTimeout: 0, headersTimeout: 0 });
   private readonly upstream: URL;
   /** The key, kept out of every answer the agent reads (./proxy-redact.ts). */
-  private readonly redactor: Redactor;
+  private readonly redactor: AnswerRedactor;
   private revoked = false;
   /** Where it listens on 127.0.0.1 (bridged into a container at the same port). */
   port = 0;
@@ -107,8 +108,10 @@ export class CredentialProxy {
   ) {
     this.upstream = new URL(target.base_url ?? VENDOR_BASE[target.wire]);
     // The Redactor replaces the key's JSON-escaped and encoded forms too (../../core/secret-forms.ts): a gateway
-    // echoes it URL-encoded, base64'd (a Basic credential) or with its `/` escaped.
-    this.redactor = new Redactor([{ name: "api_key", value: target.api_key }]);
+    // echoes it URL-encoded, base64'd (a Basic credential) or with its `/` escaped; and the provider's own masked
+    // echo of it, which shows its ends (./masked-echo.ts).
+    const keyForms = new Redactor([{ name: "api_key", value: target.api_key }]);
+    this.redactor = withMaskedEcho(keyForms, "api_key", target.api_key);
   }
 
   /**

@@ -4,13 +4,12 @@
 // answer, so the key would be out of the host after all. Bodies are redacted as they stream (SSE, chunked): a key
 // split over two chunks is caught by holding back the tail that could be its start, as the session's log does for
 // deltas (../../core/redacting-log.ts). The Redactor knows the key's forms a gateway echoes it in (URL-encoded,
-// base64'd, `/` escaped: ../../core/secret-forms.ts). Left alone: a provider's own masked echo ("sk-proj-****…wxyz",
-// OpenAI's 401), whose prefix is the key's public kind and whose last four characters are what the provider's
-// console shows of every key; and any cut of the key shorter than it, which, without the provider's mask to find it
-// by, is ordinary text.
+// base64'd, `/` escaped: ../../core/secret-forms.ts); ./masked-echo.ts, the provider's own masked echo of it
+// ("sk-proj-****…wxyz", OpenAI's 401), which shows its first and last characters. Left alone: any cut of the key
+// shorter than it without a mask to find it by, which is ordinary text.
 import { Transform } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
-import type { Redactor } from "../../core/redact.js";
+import type { AnswerRedactor } from "./masked-echo.js";
 
 /**
  * A body's bytes as text one byte a character (latin1): every byte comes back out as it went in, so a binary or
@@ -19,7 +18,7 @@ import type { Redactor } from "../../core/redact.js";
 const BYTES = "latin1";
 
 /** `redactor`'s secrets replaced in a body as it streams through. */
-export function redactingBody(redactor: Redactor): Transform {
+export function redactingBody(redactor: AnswerRedactor): Transform {
   let held = "";
   return new Transform({
     transform(chunk: Buffer, _encoding, done) {
@@ -37,7 +36,7 @@ export function redactingBody(redactor: Redactor): Transform {
 /** Every header value with `redactor`'s secrets replaced. */
 export function redactedHeaders(
   headers: Record<string, string | string[] | undefined>,
-  redactor: Redactor,
+  redactor: AnswerRedactor,
 ): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
