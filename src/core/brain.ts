@@ -22,6 +22,7 @@ import {
 } from "./handoff.js";
 import { type LiveChange, type LiveSession, LiveSessions } from "./live-sessions.js";
 import { type HeldBytes, SessionLogBound } from "./log-bound.js";
+import { type NativeDisk, nativeDisk } from "./native-disk.js";
 import { OpenSessionLimit } from "./open-limit.js";
 import { checkpointsOf, openSession, storedRecord } from "./open-session.js";
 import { type PendingRequest, pendingInStore } from "./pending.js";
@@ -46,10 +47,7 @@ export class Brain {
   private readonly live = new LiveSessions();
   private readonly openLimit: OpenSessionLimit;
   private readonly storedLimit: StoredSessionLimit;
-  /**
-   * The bytes a session and its tenant may hold (log-bound.ts): a client's text, checkpoint, fork or handoff is
-   * admitted through it.
-   */
+  /** The bytes a session and its tenant may hold (log-bound.ts): what a client adds is admitted through it. */
   readonly logBound: SessionLogBound;
   private readonly checkpointBytes = new CheckpointBytes();
   private readonly tenantBytes: TenantBytes;
@@ -163,6 +161,9 @@ export class Brain {
   /** When a session's log was last written, if the store tells cheaply; never fails the view it only dates. */
   updatedAt = async (id: string): Promise<string | undefined> =>
     this.options.store.updatedAt?.(id).catch(() => undefined);
+
+  /** What session `id`'s native state takes on this machine's disk (`sessions show`, GET /v1/sessions/{id}). */
+  nativeDisk = (id: string): Promise<NativeDisk> => nativeDisk(this.options.store.paths(id).native);
 
   /** A session's last seq and its requests waiting for an answer: the open session's own, else its stored log's. */
   async pending(id: string): Promise<{ lastSeq: number; pending: PendingRequest[] }> {

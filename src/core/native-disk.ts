@@ -3,19 +3,15 @@
 // log's alone) and should not: it frees space by retiring the log's oldest segments, which cannot shrink a native
 // dir, so counted there a large native state would only push out the log, the one record a lost native state is
 // rebuilt from. Nor can retention drop native state itself: a session resumes from it, and the kept folder is the
-// harness's own state from before the first rebuild, which nothing can make again.
+// harness's own state from before the first rebuild, which nothing can make again. The daemon's
+// GET /v1/sessions/{id} shows the same count (Brain.nativeDisk), never a list: it would walk every native dir.
 import { lstat, readdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import type { NativeDiskView } from "../protocol/api.js";
 import { ASIDE_PREFIX, REPLACING } from "./rebuild-aside.js";
 
-export interface NativeDisk {
-  /** Bytes of the files under the native dir (the agent's `work` dir, when it is there, included). */
-  native_bytes: number;
-  /** Bytes of the folders a rebuild keeps (or, cut short, left) beside the native dir. */
-  rebuild_aside_bytes: number;
-  /** Directories and files that could not be read (another user's, in a container session): not in the sums. */
-  unreadable?: number;
-}
+/** The bytes counted, and the entries that could not be read (the protocol's NativeDiskView). */
+export type NativeDisk = NativeDiskView;
 
 /** What the native dir `native` and the rebuild folders beside it take; a dir that is not there is 0 bytes. */
 export async function nativeDisk(native: string): Promise<NativeDisk> {

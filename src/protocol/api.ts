@@ -74,6 +74,16 @@ export const PendingRequestView = z.strictObject({
   data: z.record(z.string(), z.unknown()),
 });
 
+/** What a session's native state takes on the disk of the daemon that answers (src/core/native-disk.ts). */
+export const NativeDiskView = z.strictObject({
+  /** Bytes of the files under the native dir (the agent's `work` dir, when it is there, included). */
+  native_bytes: z.number().int().nonnegative(),
+  /** Bytes of the folders a rebuild keeps (or, cut short, left) beside the native dir. */
+  rebuild_aside_bytes: z.number().int().nonnegative(),
+  /** Directories and files that could not be read (another user's, in a container session): not in the sums. */
+  unreadable: z.number().int().positive().optional(),
+});
+
 /** A session record and what is live about it. */
 export const SessionView = SessionRecord.extend({
   /**
@@ -89,6 +99,11 @@ export const SessionView = SessionRecord.extend({
   pending: z.array(PendingRequestView).optional(),
   /** The client id holding control, when one does (see POST /v1/sessions/{id}/control). */
   controller: z.string().optional(),
+  /**
+   * What its native state takes on the answering daemon's disk (in a cluster, that node's copy). Only in GET
+   * /v1/sessions/{id}: a list, or a command's answer, would walk a native dir per session for it.
+   */
+  native_disk: NativeDiskView.optional(),
 });
 
 /** A listed session whose stored record the daemon cannot read: its id, and the error naming the file and the fix. */
@@ -282,6 +297,7 @@ export type ApiErrorBody = z.infer<typeof ApiErrorBody>;
 export type ProviderList = z.infer<typeof ProviderList>;
 export type AgentList = z.infer<typeof AgentList>;
 export type CreateSessionBody = z.infer<typeof CreateSessionBody>;
+export type NativeDiskView = z.infer<typeof NativeDiskView>;
 export type SessionView = z.infer<typeof SessionView>;
 export type UnreadableSessionView = z.infer<typeof UnreadableSessionView>;
 export type SessionList = z.infer<typeof SessionList>;

@@ -142,7 +142,8 @@ export const ENDPOINTS = {
     method: "GET",
     path: "/v1/sessions/{id}",
     tag: "sessions",
-    summary: "A session: its record, running turn, pending requests, last seq and controller",
+    summary:
+      "A session: its record, running turn, pending requests, last seq, controller and what its native state takes on disk",
     response: SessionView,
   },
   delete: {

@@ -139,6 +139,17 @@ export class SessionService {
     return dated(this.parts.brain, id, { ...this.viewOf(record, undefined), last_seq: lastSeq, pending });
   }
 
+  /**
+   * GET /v1/sessions/{id}: the view with what the session's native state takes on this machine's disk, as `brain
+   * sessions show` counts it. Left out when the count fails (a file system error other than a missing or forbidden
+   * entry): it must not keep a client from the session. A list's views and a command's answer never count it.
+   */
+  async viewWithNativeDisk(caller: Principal, id: string): Promise<SessionView> {
+    const view = await this.view(caller, id);
+    const native_disk = await this.parts.brain.nativeDisk(id).catch(() => undefined);
+    return native_disk ? { ...view, native_disk } : view;
+  }
+
   /** A session's first seq (retention may have taken its oldest) and last (its tail: compaction leaves gaps). */
   async seqBounds(id: string): Promise<{ first: number; last: number }> {
     return { first: await this.parts.brain.firstSeq(id), last: await this.parts.brain.lastSeq(id) };

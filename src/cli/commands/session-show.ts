@@ -5,7 +5,6 @@
 import type { Brain } from "../../core/brain.js";
 import { CheckpointStore } from "../../core/checkpoints/index.js";
 import { recordSecrets } from "../../core/credentials.js";
-import { nativeDisk } from "../../core/native-disk.js";
 import type { Redactor } from "../../core/redact.js";
 import type { SessionStore } from "../../core/store.js";
 import type { SessionEvent } from "../../protocol/events.js";
@@ -48,7 +47,8 @@ export async function showSession(
         : await brain.events(id, window.after, window.tail);
   // As the daemon's views show it: a credential the record holds written out is redacted, in its events too.
   const redactor = shownRedactor(brain, record);
-  const native_disk = await nativeDisk(store.paths(record.id).native);
+  // The count GET /v1/sessions/{id} gives too (core/native-disk.ts).
+  const native_disk = await brain.nativeDisk(record.id);
   return redactor.redactDeep({ ...record, last_seq: lastSeq, pending, checkpoints, native_disk, events });
 }
 

@@ -159,7 +159,7 @@ export function sessionRoutes({ sessions, agents, auth, logReads, shown }: Sessi
     },
     {
       ...ENDPOINTS.session,
-      handle: async ({ caller, ...ctx }) => sessions.view(caller, id(ctx as RouteContext)),
+      handle: async ({ caller, ...ctx }) => sessions.viewWithNativeDisk(caller, id(ctx as RouteContext)),
     },
     {
       ...ENDPOINTS.delete,
