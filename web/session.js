@@ -16,7 +16,11 @@ export function updateHead(view) {
   // none, and one with the same (the controller changes outside the log) is taken as the newer.
   const shown = state.view?.id === view.id ? state.view.last_seq : undefined;
   if (shown !== undefined && view.last_seq !== undefined && view.last_seq < shown) return;
-  state.view = view;
+  // Only the session's own view counts its native state on disk (a listed one, or an action's answer, leaves it
+  // out: it would walk a native dir per session): the count of the last such view stays until the next.
+  const disk = view.native_disk ?? (state.view?.id === view.id ? state.view.native_disk : undefined);
+  state.view = disk ? { ...view, native_disk: disk } : view;
+  $("s-disk").textContent = disk ? diskText(disk) : "";
   $("images-label").hidden = !state.harnesses?.get(view.harness)?.images;
   const status = state.transcript?.running ? "running" : statusOf(view);
   $("s-status").textContent = status;
@@ -28,6 +32,20 @@ export function updateHead(view) {
       : `controlled by ${view.controller}`
     : "";
   $("take-control").hidden = !view.controller || mine;
+}
+
+/** What a session's native state takes on the daemon's disk, as its head says it (docs/protocol.md). */
+function diskText({ native_bytes, rebuild_aside_bytes, unreadable }) {
+  const aside = rebuild_aside_bytes ? `, ${sizeText(rebuild_aside_bytes)} kept by a rebuild` : "";
+  const skipped = unreadable ? `, ${unreadable} unreadable` : "";
+  return `native state ${sizeText(native_bytes)}${aside}${skipped}`;
+}
+
+function sizeText(bytes) {
+  const units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+  let unit = 0;
+  while (bytes >= 1024 && unit < units.length - 1) [bytes, unit] = [bytes / 1024, unit + 1];
+  return unit === 0 ? `${bytes} bytes` : `${bytes.toFixed(1)} ${units[unit]}`;
 }
 
 export function setTurnState() {
@@ -113,6 +131,7 @@ export async function openSession(id, all = false) {
   $("empty").hidden = true;
   $("session").hidden = false;
   $("s-title").textContent = id;
+  $("s-disk").textContent = ""; // the session left's count, until this one's view comes
   showError("s-error");
   showError("s-stream");
   $("announce").textContent = ""; // another session's words

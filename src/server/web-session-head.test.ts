@@ -1,6 +1,9 @@
 // The web UI's session head and composer as the user acts on them, in a real browser: after "Take control" the
-// head says the page controls the session, without a reload; images picked for one session stay with it when
-// another is opened, as its draft does, and are never sent with another session's prompt.
+// head says the page controls the session, without a reload; it says what the session's native state takes on
+// disk; images picked for one session stay with it when another is opened, as its draft does, and are never sent
+// with another session's prompt.
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sessionOpener, useTestBrowser } from "../testing/use-browser.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
@@ -21,6 +24,27 @@ describe("web UI's head after Take control", () => {
       await page.click("#take-control");
       await expect.poll(() => page.locator("#s-control").textContent()).toBe("you control it");
       expect(await page.locator("#take-control").isHidden()).toBe(true);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("web UI's head: native state on disk", () => {
+  it("says what the session's native state takes, from its view, and keeps it over an action's answer", async () => {
+    const { id } = await t.client().create({ harness: "echo" });
+    const native = join(t.home, "sessions", id, "native");
+    rmSync(native, { recursive: true, force: true });
+    mkdirSync(native);
+    writeFileSync(join(native, "state.bin"), Buffer.alloc(3072));
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
+      await expect.poll(() => page.locator("#s-disk").textContent()).toBe("native state 3.0 KiB");
+      // Close answers the session's view without the count (no command's answer walks a native dir).
+      await page.click("#close");
+      await expect.poll(() => page.locator("#s-status").textContent()).toBe("closed");
+      expect(await page.locator("#s-disk").textContent()).toBe("native state 3.0 KiB");
     } finally {
       await page.close();
     }
