@@ -16,6 +16,12 @@ export const ApiErrorCode = z.enum([
   "forbidden",
   "not_found",
   "conflict",
+  /**
+   * An Idempotency-Key sent again with another request (another body, another command or subject): 422, as the
+   * IETF Idempotency-Key draft answers a key reused with a different payload. A retry sends the same request; a
+   * new request takes a new key.
+   */
+  "idempotency_key_reused",
   "payload_too_large",
   "unsupported_media_type",
   "brain_error",

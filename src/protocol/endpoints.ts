@@ -50,13 +50,13 @@ export interface Endpoint {
 /** Commands take an Idempotency-Key (src/server/idempotency.ts): a retry with the same key runs once. */
 const IDEMPOTENT = {
   "Idempotency-Key":
-    "a client-chosen id for this command (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key and body (after a timeout, on any node) does not run it again and gets the first answer; the key with another body is a 409",
+    "a client-chosen id for this command (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key and body (after a timeout, on any node) does not run it again and gets the first answer; the key sent again with another body, or with another command, is a 422",
 };
 
 /** Requests that make a session take one too (src/server/keyed-creates.ts): a retry gets the same session. */
 const MAKES_ONE = {
   "Idempotency-Key":
-    "a client-chosen id for this request (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key and body (after a timeout, after a restart, on any node) makes no second session and gets the one the first made; the key with another body is a 409. Keys are the tenant's own, and last as long as the session they made",
+    "a client-chosen id for this request (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key and body (after a timeout, after a restart, on any node) makes no second session and gets the one the first made; the key with another body is a 422. Keys are the tenant's own, and last as long as the session they made",
 };
 
 /** A delete takes one too (src/server/keyed-deletes.ts): its retry gets 204 again, not a 404. */
@@ -68,13 +68,13 @@ const DELETES_ONE = {
 /** Taking control takes one too (src/server/control.ts): its retry takes nothing again and gets the first answer. */
 const TAKES_ONE = {
   "Idempotency-Key":
-    "a client-chosen id for this take (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key and client (after a timeout) takes control only once and gets the first answer (the same previous controller), even when another client took control since; the key with another client is a 409. Keys are kept by the node holding the session, as its controller is",
+    "a client-chosen id for this take (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key and client (after a timeout) takes control only once and gets the first answer (the same previous controller), even when another client took control since; the key with another client is a 422. Keys are kept by the node holding the session, as its controller is",
 };
 
 /** A rebuild and a restore take one too (src/server/keyed-answers.ts): a retry gets the first answer. */
 const ANSWERED_ONCE = {
   "Idempotency-Key":
-    "a client-chosen id for this request (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key and body (after a timeout) does not run it again and gets the first answer (the same aside folder; the same checkpoint, not a refusal of the directory the first filled); the key with another body is a 409. Keys are the tenant's own, kept by the node that ran the request, the newest 1024: a restart or a failover forgets them",
+    "a client-chosen id for this request (1-200 printable ASCII characters, e.g. a UUID): a retry with the same key and body (after a timeout) does not run it again and gets the first answer (the same aside folder; the same checkpoint, not a refusal of the directory the first filled); the key with another body is a 422. Keys are the tenant's own, kept by the node that ran the request, the newest 1024: a restart or a failover forgets them",
 };
 
 const SEQ_QUERY = {

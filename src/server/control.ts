@@ -4,7 +4,7 @@
 // that has sent nothing for LEASE_MS lets go. POST /v1/sessions/{id}/control takes control outright (a person
 // at another screen who means to). Requests without a client id drive the session only while no one controls it.
 import { ApiError } from "./errors.js";
-import { IDEMPOTENCY_HEADER } from "./idempotency.js";
+import { keyReused } from "./idempotency.js";
 import type { KeyedSlot } from "./keyed-answers.js";
 
 export const LEASE_MS = 30_000;
@@ -83,8 +83,8 @@ export class ControlLeases {
  * what it sent): a retry of a take sends the same client.
  */
 export const takenForAnother = ({ key, session }: KeyedSlot, first: string) =>
-  new ApiError(
-    "conflict",
-    `${IDEMPOTENCY_HEADER} "${key}" took control of session ${session} for client "${first}"; a retry sends the same client, a new take a new key`,
-    IDEMPOTENCY_HEADER,
+  keyReused(
+    key!,
+    `its first request took control of session ${session} for another client, "${first}"`,
+    "take",
   );

@@ -247,7 +247,7 @@ describe("checkpoints and prompts", () => {
     }
   });
 
-  it("refuses (409) a prompt under the Idempotency-Key of a checkpoint still running, instead of its answer", async () => {
+  it("refuses (422) a prompt under the Idempotency-Key of a checkpoint still running, instead of its answer", async () => {
     const { factory, hold } = heldCheckpoints();
     const d = await startTestDaemon({ factories: [factory] });
     try {
@@ -262,10 +262,11 @@ describe("checkpoints and prompts", () => {
         headers,
         body: { text: "not a checkpoint" },
       });
-      expect(prompt.status).toBe(409);
-      expect(prompt.body.error).toMatchObject({ code: "conflict", field: "Idempotency-Key" });
-      expect((prompt.body.error as { message: string }).message).toContain("checkpoint.created");
+      // Let go before the checks: a failed one would otherwise leave the checkpoint (and the cleanup) held.
       gate.release();
+      expect(prompt.status).toBe(422);
+      expect(prompt.body.error).toMatchObject({ code: "idempotency_key_reused", field: "Idempotency-Key" });
+      expect((prompt.body.error as { message: string }).message).toContain("checkpoint.created");
       expect((await checkpoint).status).toBe(201);
       const types = (await d.client().log(id)).events.map((e) => e.type);
       expect(types).not.toContain("user.prompt");

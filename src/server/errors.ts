@@ -11,6 +11,10 @@ const STATUS: Record<ApiErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  // draft-ietf-httpapi-idempotency-key-header, "Error Scenarios": a key reused with a different request payload is
+  // 422 (the client must change its request: a new key), where 409 is kept for a request under the key still in
+  // progress (the same request sent again later gets its answer).
+  idempotency_key_reused: 422,
   payload_too_large: 413,
   unsupported_media_type: 415,
   brain_error: 500,

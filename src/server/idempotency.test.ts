@@ -63,13 +63,13 @@ describe("Idempotency-Key", () => {
     await collect(t.client(), id, settled(next.body.turn as string));
   });
 
-  it("refuses a key reused for another command (409) and a malformed key (400 naming the header)", async () => {
+  it("refuses a key reused for another command (422) and a malformed key (400 naming the header)", async () => {
     const id = await newSession();
     const first = await post(`/v1/sessions/${id}/prompt`, "same", { text: "hi" });
     await collect(t.client(), id, settled(first.body.turn as string));
     const reused = await post(`/v1/sessions/${id}/checkpoints`, "same");
-    expect(reused.status).toBe(409);
-    expect(reused.body.error).toMatchObject({ code: "conflict", field: "Idempotency-Key" });
+    expect(reused.status).toBe(422);
+    expect(reused.body.error).toMatchObject({ code: "idempotency_key_reused", field: "Idempotency-Key" });
     expect((reused.body.error as { message: string }).message).toContain("user.prompt");
     const bad = await post(`/v1/sessions/${id}/prompt`, "has space", { text: "hi" });
     expect(bad.status).toBe(400);
@@ -102,7 +102,7 @@ describe("Idempotency-Key", () => {
     expect(message).not.toContain(token.slice(0, 8));
   });
 
-  it("refuses a key sent again with another body (409), and takes a retry of a prompt quoting a secret", async () => {
+  it("refuses a key sent again with another body (422), and takes a retry of a prompt quoting a secret", async () => {
     const id = await newSession({
       harness: "echo",
       config: { tools: ["echo"] },
@@ -116,15 +116,20 @@ describe("Idempotency-Key", () => {
     await collect(t.client(), id, settled(first.body.turn as string));
     expect((await post(prompt, "b-1", { text })).body.turn).toBe(first.body.turn);
     const other = await post(prompt, "b-1", { text: "drop the staging database" });
-    expect(other.status).toBe(409);
-    expect(other.body.error).toMatchObject({ code: "conflict", field: "Idempotency-Key" });
-    expect((other.body.error as { message: string }).message).toContain("another body");
+    expect(other.status).toBe(422);
+    expect(other.body.error).toMatchObject({ code: "idempotency_key_reused", field: "Idempotency-Key" });
+    const said = (other.body.error as { message: string }).message;
+    expect(said).toContain(
+      'Idempotency-Key "b-1" was already used: its first request, the user.prompt of seq',
+    );
+    expect(said).toContain("had another body");
+    expect(said).toContain("a new command needs a new key");
     const { turn } = await t.client().prompt(id, "echo: hi");
     const asked = await collect(t.client(), id, (e) => e.type === "permission.requested");
     const answer = `/v1/sessions/${id}/requests/${(asked.at(-1)!.data as { id: string }).id}`;
     expect((await post(answer, "b-2", { decision: "deny" })).status).toBe(200);
     // The opposite decision under the key is not the denial's retry: told ok, its client would think it allowed.
-    expect((await post(answer, "b-2", { decision: "allow" })).status).toBe(409);
+    expect((await post(answer, "b-2", { decision: "allow" })).status).toBe(422);
     expect((await post(answer, "b-2", { decision: "deny", reason: "" })).status).toBe(200);
     await collect(t.client(), id, settled(turn));
     const prompts = (await log(id)).filter((e) => e.type === "user.prompt");
@@ -150,6 +155,31 @@ describe("Idempotency-Key", () => {
         answered_by: { tenant: "default", token: "admin" },
       },
     ]);
+  });
+
+  it("refuses (422) an answer's key sent with an answer to another request, naming both", async () => {
+    const { id, turn, requestId } = await askingEcho();
+    expect(
+      (await post(`/v1/sessions/${id}/requests/${requestId}`, "a-1", { decision: "allow" })).status,
+    ).toBe(200);
+    await collect(t.client(), id, settled(turn));
+    const next = await t.client().prompt(id, "echo: again");
+    const asked = await collect(
+      t.client(),
+      id,
+      (e) => e.type === "permission.requested" && (e.data as { id: string }).id !== requestId,
+    );
+    const second = (asked.at(-1)!.data as { id: string }).id;
+    const reused = await post(`/v1/sessions/${id}/requests/${second}`, "a-1", { decision: "allow" });
+    expect(reused.status).toBe(422);
+    expect(reused.body.error).toMatchObject({ code: "idempotency_key_reused", field: "Idempotency-Key" });
+    expect((reused.body.error as { message: string }).message).toContain(
+      `its first request answered request "${requestId}", not "${second}"`,
+    );
+    expect((await post(`/v1/sessions/${id}/requests/${second}`, "a-2", { decision: "deny" })).status).toBe(
+      200,
+    );
+    await collect(t.client(), id, settled(next.turn));
   });
 
   it("records who answered: the token's tenant and name and the client it named, never the token", async () => {

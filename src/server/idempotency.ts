@@ -103,10 +103,11 @@ export class IdempotentCommands {
         const what = `${same.kinds.join(" or ")} of session ${session.id}`;
         return awaitFirst(same.run as Promise<T>, key, what, this.waitMs);
       }
-      throw new ApiError(
-        "conflict",
-        `${IDEMPOTENCY_HEADER} "${key}" is in use by another command of session ${session.id} (${same.kinds.join(" or ")}${same.subject ? ` ${same.subject}` : ""}), still running; a retry sends the same request, a new command a new key`,
-        IDEMPOTENCY_HEADER,
+      // Another request under the key, whether or not the first still runs: the same 422 as once it is done.
+      throw keyReused(
+        key,
+        `its first request is another command of session ${session.id} (${same.kinds.join(" or ")}${same.subject ? ` ${same.subject}` : ""}, still running)`,
+        "command",
       );
     }
     const run = (async () => {
@@ -114,20 +115,20 @@ export class IdempotentCommands {
       if (!earlier) return command();
       const { event } = earlier;
       if (!(kinds as readonly string[]).includes(event.type) || commandKey(event) !== key) {
-        throw new ApiError(
-          "conflict",
-          `${IDEMPOTENCY_HEADER} "${key}" was used for an earlier ${event.type} (seq ${event.seq}) of session ${session.id}; send a new key for a new command`,
-          IDEMPOTENCY_HEADER,
+        throw keyReused(
+          key,
+          `its first request was another command, the ${event.type} of seq ${event.seq} of session ${session.id}`,
+          "command",
         );
       }
       const result = answer(event);
       // Another body under the key is another command: answered with the first one's result, its client would
       // take for done what never ran (another prompt, the opposite decision).
       if (event.type !== request.type || earlier.sent !== sentDigest(event.type, data)) {
-        throw new ApiError(
-          "conflict",
-          `${IDEMPOTENCY_HEADER} "${key}" was sent with another body for the ${event.type} of seq ${event.seq} of session ${session.id}; a retry sends the same body, a new command a new key`,
-          IDEMPOTENCY_HEADER,
+        throw keyReused(
+          key,
+          `its first request, the ${event.type} of seq ${event.seq} of session ${session.id}, had another body`,
+          "command",
         );
       }
       return result;
@@ -140,6 +141,20 @@ export class IdempotentCommands {
     }
   }
 }
+
+/**
+ * The refusal of `key` sent with another request than its first (`first` says how that one differs: another body,
+ * another command): 422 `idempotency_key_reused`, as the IETF Idempotency-Key draft (draft-ietf-httpapi-idempotency-
+ * key-header, "Error Scenarios") answers "an attempt to reuse an idempotency key with a different request payload".
+ * Never the first request's answer: its client would take for done what never ran (another prompt, the opposite
+ * decision). `request` names what a new one is (a new `command`, `create`, `restore`) in the advice.
+ */
+export const keyReused = (key: string, first: string, request: string) =>
+  new ApiError(
+    "idempotency_key_reused",
+    `${IDEMPOTENCY_HEADER} "${key}" was already used: ${first}. A retry sends the same request under it again; a new ${request} needs a new key`,
+    IDEMPOTENCY_HEADER,
+  );
 
 // A retry that arrives while the first request under its key still runs shares that run, and gets its answer; but
 // a first run that hangs (a stalled disk, a harness that never answers) would hold every retry with it, and the

@@ -1,5 +1,5 @@
 // KeyedAnswers, the node's memory of keyed takes of control, rebuilds and restores: a retry gets the first answer
-// (sharing the run while it runs), a failed run is forgotten, another body is a 409, and only the newest are kept.
+// (sharing the run while it runs), a failed run is forgotten, another body is a 422, and only the newest are kept.
 import { describe, expect, it } from "vitest";
 import { ApiError } from "./errors.js";
 import { KeyedAnswers } from "./keyed-answers.js";
@@ -59,8 +59,9 @@ describe("KeyedAnswers", () => {
       }
     })();
     expect(other).toBeInstanceOf(ApiError);
-    expect((other as ApiError).code).toBe("conflict");
-    expect((other as ApiError).message).toContain('Idempotency-Key "a" was sent with another body');
+    expect(other).toMatchObject({ code: "idempotency_key_reused", status: 422 });
+    expect((other as ApiError).message).toContain('Idempotency-Key "a" was already used');
+    expect((other as ApiError).message).toContain("had another body");
     answers.once(slot("b"), "", () => 2);
     answers.once(slot("c"), "", () => 3);
     // "a" was the oldest of three: forgotten, its retry runs again.

@@ -6,8 +6,7 @@
 // failover forgets them (docs/protocol.md says so), and a retry after one runs as a new request. A rebuild writes
 // its key into its session.recovered, and a restore into its session's record, only once it is done: a retry while
 // it runs shares its run here.
-import { ApiError } from "./errors.js";
-import { awaitFirst, IDEMPOTENCY_HEADER, KEYED_WAIT_MS } from "./idempotency.js";
+import { awaitFirst, KEYED_WAIT_MS, keyReused } from "./idempotency.js";
 
 export const KEYED_ANSWERS_KEPT = 1024;
 
@@ -88,8 +87,4 @@ function forgetOldest(answers: Map<string, KeptAnswer>, kept: number): void {
 
 /** The refusal of a key sent again with another body for an earlier `route` of `session`. */
 export const anotherBody = ({ key, route, session }: KeyedSlot) =>
-  new ApiError(
-    "conflict",
-    `${IDEMPOTENCY_HEADER} "${key}" was sent with another body for an earlier ${route} of session ${session}; a retry sends the same body, a new ${route} a new key`,
-    IDEMPOTENCY_HEADER,
-  );
+  keyReused(key!, `its first request, an earlier ${route} of session ${session}, had another body`, route);

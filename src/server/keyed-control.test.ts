@@ -40,8 +40,8 @@ describe("Idempotency-Key on taking control", () => {
       .takeControl(id, "c", { key: "mine" })
       .catch((err: unknown) => err);
     expect(other).toBeInstanceOf(ClientError);
-    expect((other as ClientError).status).toBe(409);
-    expect((other as ClientError).message).toContain("Idempotency-Key");
+    expect(other).toMatchObject({ status: 422, code: "idempotency_key_reused", field: "Idempotency-Key" });
+    expect((other as ClientError).message).toContain('for another client, "a"');
     expect(await controller(id)).toBe("a");
     const empty = await raw(t.url, "POST", `/v1/sessions/${id}/control`, {
       token: t.tokens.admin,

@@ -40,8 +40,11 @@ describe("Idempotency-Key on creates, forks and handoffs", () => {
     expect(made).toEqual([first.body.id]);
 
     const other = await post(t, "/v1/sessions", "c-1", { harness: "echo", config: { model: "m-2" } });
-    expect(other.status).toBe(409);
-    expect(other.body.error).toMatchObject({ code: "conflict", field: "Idempotency-Key" });
+    expect(other.status).toBe(422);
+    expect(other.body.error).toMatchObject({ code: "idempotency_key_reused", field: "Idempotency-Key" });
+    expect((other.body.error as { message: string }).message).toContain(
+      'Idempotency-Key "c-1" was already used: its first request, an earlier create, had another body',
+    );
     expect((await listed(t)).filter((id) => !before.includes(id))).toEqual([first.body.id]);
     // A new key is a new session; no key, as before, a new one each time.
     const next = await post(t, "/v1/sessions", "c-2", body);
@@ -55,7 +58,7 @@ describe("Idempotency-Key on creates, forks and handoffs", () => {
     expect([mine.status, theirs.status]).toEqual([201, 201]);
     expect(theirs.body.id).not.toBe(mine.body.id);
     expect(theirs.body.tenant).toBe("acme");
-    // Their retry gets theirs, with another body a 409 about their key: nothing of the first tenant's.
+    // Their retry gets theirs, with another body a 422 about their key: nothing of the first tenant's.
     const retried = await post(t, "/v1/sessions", "shared-key", body, t.tokens.other);
     expect(retried.body.id).toBe(theirs.body.id);
     expect(await listed(t, t.tokens.other)).toContain(theirs.body.id);
@@ -84,7 +87,8 @@ describe("Idempotency-Key on creates, forks and handoffs", () => {
     const forkAgain = await post(t, `/v1/sessions/${id}/fork`, "f-1", {});
     expect(forkAgain.body.id).toBe(fork.body.id);
     const forkOther = await post(t, `/v1/sessions/${id}/fork`, "f-1", { checkpoint: "latest" });
-    expect(forkOther.status).toBe(409);
+    expect(forkOther.status).toBe(422);
+    expect(forkOther.body.error).toMatchObject({ code: "idempotency_key_reused", field: "Idempotency-Key" });
 
     const handoff = await post(t, `/v1/sessions/${id}/handoff`, "h-1", { to: "echo" });
     expect(handoff.status, JSON.stringify(handoff.body)).toBe(201);

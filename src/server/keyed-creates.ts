@@ -13,7 +13,7 @@ import type { Made } from "../core/handoff.js";
 import { sleep } from "../core/sleep.js";
 import { DEFAULT_TENANT, type SessionRecord } from "../protocol/session.js";
 import { ApiError } from "./errors.js";
-import { awaitFirst, IDEMPOTENCY_HEADER, KEYED_WAIT_MS } from "./idempotency.js";
+import { awaitFirst, IDEMPOTENCY_HEADER, KEYED_WAIT_MS, keyReused } from "./idempotency.js";
 
 /** A request that makes a session. */
 export interface KeyedCreate {
@@ -129,8 +129,8 @@ export type MadeState = "made" | "removed" | { held: string };
 
 /**
  * Whether `record` is the session an earlier `request` made under its key (with the body it sends now). A session
- * the key did not make, or made from another body, is a 409: answered with it, the client would take for its own
- * a session that is not what it asked for.
+ * the key did not make is a 409, and one it made from another body a 422 (keyReused): answered with it, the client
+ * would take for its own a session that is not what it asked for.
  */
 function madeBy(record: SessionRecord | undefined, request: KeyedCreate, sent: string): boolean {
   if (!record) return false;
@@ -200,8 +200,4 @@ const stillMaking = (request: KeyedCreate, id: string, held: string, waitMs: num
   );
 
 const anotherBody = (key: string, command: string) =>
-  new ApiError(
-    "conflict",
-    `${IDEMPOTENCY_HEADER} "${key}" was sent with another body for an earlier ${command}; a retry sends the same body, a new ${command} a new key`,
-    IDEMPOTENCY_HEADER,
-  );
+  keyReused(key, `its first request, an earlier ${command}, had another body`, command);

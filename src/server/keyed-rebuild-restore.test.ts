@@ -90,7 +90,8 @@ describe("Idempotency-Key on rebuild", () => {
         headers: { "Idempotency-Key": "rebuild-restart" },
         body: { text: "again" },
       });
-      expect(prompt.status, JSON.stringify(prompt.body)).toBe(409);
+      expect(prompt.status, JSON.stringify(prompt.body)).toBe(422);
+      expect(prompt.body.error).toMatchObject({ code: "idempotency_key_reused", field: "Idempotency-Key" });
     } finally {
       await second.cleanup();
       rmSync(home, { recursive: true, force: true });
@@ -130,8 +131,8 @@ describe("Idempotency-Key on restore", () => {
     const other = await raw(t.url, "POST", path, {
       ...keyed("restore-1", t.tokens.admin, { into: join(outside, "elsewhere") }),
     });
-    expect(other.status).toBe(409);
-    expect(other.body.error).toMatchObject({ field: "Idempotency-Key" });
+    expect(other.status).toBe(422);
+    expect(other.body.error).toMatchObject({ code: "idempotency_key_reused", field: "Idempotency-Key" });
     expect(readdirSync(outside)).not.toContain("elsewhere");
   });
 
@@ -164,8 +165,8 @@ describe("Idempotency-Key on restore", () => {
       const other = await send(second.url, second.tokens.admin, "restore-restart", {
         into: join(outside, "r2"),
       });
-      expect(other.status, JSON.stringify(other.body)).toBe(409);
-      expect(other.body.error).toMatchObject({ field: "Idempotency-Key" });
+      expect(other.status, JSON.stringify(other.body)).toBe(422);
+      expect(other.body.error).toMatchObject({ code: "idempotency_key_reused", field: "Idempotency-Key" });
       expect(readdirSync(outside)).not.toContain("r2");
     } finally {
       await second.cleanup();

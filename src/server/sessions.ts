@@ -25,7 +25,7 @@ import type { AgentCatalog } from "./agents.js";
 import { answeredBy, DEFAULT_TENANT, type Principal } from "./auth/tokens.js";
 import { type ControlLeases, takenForAnother } from "./control.js";
 import { ApiError, inField, notFound } from "./errors.js";
-import { answerRequest, IDEMPOTENCY_HEADER, IdempotentCommands, keyedAs } from "./idempotency.js";
+import { answerRequest, IdempotentCommands, keyedAs, keyReused } from "./idempotency.js";
 import { KeyedAnswers } from "./keyed-answers.js";
 import { KeyedCreates, removeHalfMade } from "./keyed-creates.js";
 import { KeyedDeletes } from "./keyed-deletes.js";
@@ -247,10 +247,11 @@ export class SessionService {
       () => session.desk.replyAll(replies, session.id, { ...(key ? { key } : {}), by: answeredBy(caller) }),
       (earlier) => {
         if ((earlier.data as { id: string }).id !== requestId) {
-          throw new ApiError(
-            "conflict",
-            `${IDEMPOTENCY_HEADER} "${key}" answered request "${(earlier.data as { id: string }).id}", not "${requestId}"; send a new key for a new answer`,
-            IDEMPOTENCY_HEADER,
+          const first = (earlier.data as { id: string }).id;
+          throw keyReused(
+            key!,
+            `its first request answered request "${first}", not "${requestId}"`,
+            "answer",
           );
         }
       },
