@@ -72,8 +72,18 @@ export function openApiDocument(routes: RouteDef[], info: { version: string; aut
         ),
         "404": errorResponse("no such session (or another tenant's)"),
         "409": errorResponse(
-          "conflict: a turn is running, a request was answered already, another client controls",
+          keyed(route)
+            ? "conflict: a turn is running, a request was answered already, another client controls; or the first request under the Idempotency-Key is still running (send the same request under it again later)"
+            : "conflict: a turn is running, a request was answered already, another client controls",
         ),
+        // draft-ietf-httpapi-idempotency-key-header, "Error Scenarios": a key reused with another payload is a 422.
+        ...(keyReusable(route)
+          ? {
+              "422": errorResponse(
+                "idempotency_key_reused: the Idempotency-Key was sent before with another request (another body or command); a retry sends the same request, a new request a new key",
+              ),
+            }
+          : {}),
         ...(route.method !== "GET"
           ? { "413": errorResponse("a body over 8 MiB, or a prompt too large for one runner frame") }
           : {}),
@@ -88,7 +98,7 @@ export function openApiDocument(routes: RouteDef[], info: { version: string; aut
           : {}),
         "500": errorResponse("the daemon failed (brain_error): the message says what"),
         // Commands on a session go to its owner; a create runs where it arrives.
-        ...(route.headers && IDEMPOTENCY_HEADER in route.headers && route.path.startsWith("/v1/sessions/{id}")
+        ...(keyed(route) && route.path.startsWith("/v1/sessions/{id}")
           ? {
               "503": errorResponse(
                 "cluster mode: the session's owner answers nothing while its lease stays alive; retry with the same Idempotency-Key",
@@ -136,6 +146,20 @@ export function openApiDocument(routes: RouteDef[], info: { version: string; aut
     },
     paths,
   };
+}
+
+/** Whether the route takes an Idempotency-Key. */
+function keyed(route: RouteDef): boolean {
+  return route.headers !== undefined && IDEMPOTENCY_HEADER in route.headers;
+}
+
+/**
+ * Whether the route can answer 422 for its key sent with another request: each keyed route that remembers what its
+ * key ran, but a delete (its key names the delete of one session, with no body) and a close (its key is checked,
+ * not kept: closing twice is no error).
+ */
+function keyReusable(route: RouteDef): boolean {
+  return keyed(route) && route.method !== "DELETE" && !route.path.endsWith("/close");
 }
 
 /**

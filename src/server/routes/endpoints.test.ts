@@ -22,6 +22,39 @@ describe("the endpoint table", () => {
     expect(served).toEqual(table);
   });
 
+  it("documents 422 for a key sent with another request on every route that keeps its keys, 409 as well", async () => {
+    const doc = (await raw(t.url, "GET", "/openapi.json", { token: t.tokens.admin })).body as {
+      paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>>;
+    };
+    const reusable = Object.entries(doc.paths)
+      .flatMap(([path, methods]) =>
+        Object.entries(methods).map(([m, op]) => [`${m.toUpperCase()} ${path}`, op.responses] as const),
+      )
+      .filter(([, responses]) => responses["422"]);
+    // Every keyed route but a delete (no body) and a close (its key is checked, not kept).
+    expect(reusable.map(([route]) => route).sort()).toEqual(
+      [
+        "POST /v1/sessions",
+        ...[
+          "fork",
+          "handoff",
+          "prompt",
+          "steer",
+          "interrupt",
+          "checkpoints",
+          "rebuild",
+          "restore",
+          "control",
+        ].map((command) => `POST /v1/sessions/{id}/${command}`),
+        "POST /v1/sessions/{id}/requests/{requestId}",
+      ].sort(),
+    );
+    for (const [, responses] of reusable) {
+      expect(responses["422"]!.description).toContain("idempotency_key_reused");
+      expect(responses["409"]!.description).toContain("still running");
+    }
+  });
+
   it("fills path parameters, encoded, and names a missing one", () => {
     expect(endpointPath(ENDPOINTS.answer.path, { id: "a/b", requestId: "r 1" })).toBe(
       "/v1/sessions/a%2Fb/requests/r%201",
