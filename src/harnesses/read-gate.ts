@@ -10,7 +10,10 @@
 // session's turn. The frames of a session that is behind are held back in memory, in order, up to the read-ahead
 // bound, while the stream is read on for the others; only past that bound is the stream paused, the last resort
 // that keeps Brain's memory bounded. Once the session's log is relieved its frames go on to it, in order, before
-// anything read after them.
+// anything read after them. The read-ahead has two bounds: one session's (READ_AHEAD_BYTES) and the whole
+// host's (HOST_READ_AHEAD_BYTES by default), what all its sessions behind hold back together: without it a host
+// with N sessions behind held N times one session's read-ahead. Past either the stream is paused, and it reads
+// again once what is held back is within both (a session relieved takes its frames with it).
 import { BACKLOG_BYTES, type Backlog } from "../core/backlog.js";
 
 /**
@@ -20,6 +23,28 @@ import { BACKLOG_BYTES, type Backlog } from "../core/backlog.js";
  * other sessions. A frame is held whole, so one may go past it by a frame.
  */
 export const READ_AHEAD_BYTES = BACKLOG_BYTES / 2;
+
+/**
+ * What a shared runner may hold back for all its sessions behind together before its stdout is paused, unless its
+ * RunnerCommand.hostReadAheadBytes says otherwise: eight sessions' read-ahead, so up to eight logs behind at once
+ * (a lagging store stream, a few tenants' floods) each get their whole read-ahead without stalling the others, and
+ * a host serving hundreds of sessions holds at most this much in frames read ahead, however many are behind. More
+ * logs behind than that at once is a disk (or store) that has fallen behind for all, which they share: pausing
+ * the host then costs little. It may be passed by the rest of the pipe read that crossed it (64 KiB at most) and
+ * a frame, as a frame is held whole; a session's backlog (BACKLOG_BYTES) is its own, beside this.
+ */
+export const HOST_READ_AHEAD_BYTES = 8 * READ_AHEAD_BYTES;
+
+/** A gate's read-ahead bounds: the bytes held back for one session, and for all of them together. */
+export interface ReadAhead {
+  session: number;
+  host: number;
+}
+
+/** A shared runner's read-ahead: READ_AHEAD_BYTES a session, `host` for all (HOST_READ_AHEAD_BYTES if not given). */
+export function sharedReadAhead(host = HOST_READ_AHEAD_BYTES): ReadAhead {
+  return { session: READ_AHEAD_BYTES, host };
+}
 
 /** The frames held back for a session whose log is behind, in the order read, and about how many bytes they are. */
 interface HeldBack {
@@ -66,15 +91,25 @@ export class ReadGate {
   private readonly heldBack = new Map<string, HeldBack>();
   /** With a read-ahead: the sessions whose frames held back are over it, for which the stream is paused. */
   private readonly over = new Set<string>();
+  /** With a read-ahead: the bytes held back for all sessions together (see ReadAhead.host). */
+  private heldBytes = 0;
+  /** With a read-ahead: whether the stream is paused for what is held back (a session's or the host's bound). */
+  private pausedAhead = false;
 
   /**
-   * `stream`: what to pause, once there is one (a child still starting has none). `readAhead`: the bytes of a
-   * session's frames held back while its log is behind before the stream is paused; none: it is paused at once.
+   * `stream`: what to pause, once there is one (a child still starting has none). `readAhead`: the bytes of frames
+   * held back while a session's log is behind, for that session and for all together, before the stream is
+   * paused; none: it is paused at once.
    */
   constructor(
     private readonly stream: () => Pausable | undefined,
-    private readonly readAhead?: number,
+    private readonly readAhead?: ReadAhead,
   ) {}
+
+  /** The bytes of the frames held back now, for all sessions together (see holdBack). */
+  get heldBackBytes(): number {
+    return this.heldBytes;
+  }
 
   /**
    * Pauses the stream while session `id`'s backlog is full, until a commit relieves it. For once per chunk read,
@@ -97,16 +132,26 @@ export class ReadGate {
 
   /**
    * Holds back a frame of session `id` (`bytes` long) while it is `holding`, to `deliver` in order once its log
-   * is relieved; pauses the stream once what it holds back is over the read-ahead.
+   * is relieved; pauses the stream once what it holds back is over the session's read-ahead, or what all sessions
+   * hold back is over the host's.
    */
   holdBack(id: string, bytes: number, deliver: () => void): void {
     const held = this.heldBack.get(id);
     if (held === undefined) return deliver();
     held.deliver.push(deliver);
     held.bytes += bytes;
-    if (held.bytes <= this.readAhead! || this.over.has(id)) return;
-    this.over.add(id);
-    if (this.over.size === 1) this.pause();
+    this.heldBytes += bytes;
+    if (held.bytes > this.readAhead!.session) this.over.add(id);
+    this.pauseAhead();
+  }
+
+  /** Pauses the stream while what is held back is over a bound (see ReadAhead), and resumes it once it is not. */
+  private pauseAhead(): void {
+    const over = this.over.size > 0 || this.heldBytes > this.readAhead!.host;
+    if (over === this.pausedAhead) return;
+    this.pausedAhead = over;
+    if (over) this.pause();
+    else this.stream()?.resume();
   }
 
   private pause(): void {
@@ -165,8 +210,10 @@ export class ReadGate {
       return;
     }
     this.heldBack.delete(id);
+    this.heldBytes -= held.bytes;
+    this.over.delete(id);
     for (const deliver of held.deliver) deliver();
-    if (this.over.delete(id) && this.over.size === 0) this.stream()?.resume();
+    this.pauseAhead();
   }
 
   /** Session `id` is no longer served (detached): what was held back for it is dropped, and its hold let go of. */

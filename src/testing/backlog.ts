@@ -6,7 +6,7 @@ import { BACKLOG_BYTES } from "../core/backlog.js";
 import type { HarnessFactory } from "../core/harness.js";
 import type { Session } from "../core/session.js";
 import type { AttachmentTimeouts } from "../harnesses/process/attachment-timeouts.js";
-import { ProcessFactory } from "../harnesses/process/factory.js";
+import { ProcessFactory, type ProcessHarnessSpec } from "../harnesses/process/factory.js";
 import type { SessionEvent } from "../protocol/events.js";
 import { events } from "./brain.js";
 import { inlineRunnerArgs } from "./inline-runner.js";
@@ -48,12 +48,13 @@ export const floodText = (i: number) => `${String(i).padStart(6, "0")}${"x".repe
  * A runner that, on the prompt "flood", once told to go (a file `go` beside `ready`, which it writes when it is
  * asked), writes `flood` deltas (FLOOD_EVENTS) as fast as its stdout takes them, noting in `progress` (in the
  * attachment's native dir) how many it has written, and answers the prompt once all are written; any other
- * prompt it echoes. Answers anything else at once.
+ * prompt it echoes. Answers anything else at once. `spec`: the factory's other options.
  */
 export function floodingRunner(
   shared = false,
   flood = FLOOD_EVENTS,
   timeouts?: Partial<AttachmentTimeouts>,
+  spec: Pick<ProcessHarnessSpec, "hostReadAheadBytes"> = {},
 ): ProcessFactory {
   const onPrompt = `
     const dir = dirs.get(f.attachment);
@@ -76,7 +77,7 @@ export function floodingRunner(
   else if (f.method === "prompt") (async () => { ${onPrompt} })();
   else reply(f.method === "checkpoint" ? [] : {});`,
   );
-  return new ProcessFactory({ name: "inline", command: process.execPath, args, shared, timeouts });
+  return new ProcessFactory({ name: "inline", command: process.execPath, args, shared, timeouts, ...spec });
 }
 
 /** How many deltas a flooder (floodingRunner, or a CLI stand-in) says it has written in `dir`. */

@@ -3,6 +3,7 @@
 // one process per session, taken from a small pool of started spares when one is ready.
 import type { Harness, HarnessFactory, HarnessOptions } from "../../core/harness.js";
 import { HarnessError } from "../../core/harness.js";
+import { HOST_READ_AHEAD_BYTES } from "../read-gate.js";
 import { type AttachmentTimeouts, DEFAULT_TIMEOUTS } from "./attachment-timeouts.js";
 import { findMissing } from "./command.js";
 import { ProcessHarness } from "./process-harness.js";
@@ -67,6 +68,11 @@ export class ProcessFactory implements HarnessFactory {
     const spares = spec.spares ?? DEFAULT_SPARES;
     if (!Number.isInteger(spares) || spares < 0)
       throw new Error(`harness "${spec.name}": spares must be a whole number ≥ 0, got ${spares}`);
+    const host = spec.hostReadAheadBytes;
+    if (host !== undefined && !(Number.isInteger(host) && host > 0))
+      throw new Error(
+        `harness "${spec.name}": hostReadAheadBytes must be a whole number of bytes > 0 (the default is ${HOST_READ_AHEAD_BYTES}), got ${host}`,
+      );
     // Size 0 still takes a prestarted runner.
     if (!spec.shared) this.pool = new SparePool(() => this.startRunner(), spares);
   }
@@ -111,6 +117,11 @@ export class ProcessFactory implements HarnessFactory {
     this.sharedRunner = undefined;
     await Promise.all([runner?.stop(), this.pool?.close()]);
     this.release();
+  }
+
+  /** The bytes the shared runner holds back now for its sessions whose log is behind (see ReadGate); 0 if none. */
+  heldBackBytes(): number {
+    return this.sharedRunner?.heldBackBytes ?? 0;
   }
 
   /** The pids of the warm runners ready now. */

@@ -10,7 +10,7 @@ import { clip } from "../../protocol/jsonrpc.js";
 import { encodeFrame, FramingError, MAX_FRAME } from "../../protocol/ndjson.js";
 import type { BrainToRunnerFrame, RunnerToBrainFrame } from "../../protocol/runner.js";
 import { UNREAD_INPUT_LIMITS } from "../../protocol/unread-input.js";
-import { READ_AHEAD_BYTES, ReadGate, type WaitEnd } from "../read-gate.js";
+import { ReadGate, sharedReadAhead, type WaitEnd } from "../read-gate.js";
 import { MAX_TOOL_CALLS_IN_FLIGHT } from "./call-places.js";
 import { PendingChild } from "./pending-child.js";
 import type { RunnerChild } from "./spawner.js";
@@ -43,6 +43,8 @@ export interface RunnerCommand extends RunnerLaunch {
   maxUnreadInput?: number;
   /** Tool calls of one attachment that may wait for a place past those in flight (MAX_TOOL_CALLS_WAITING). */
   maxToolCallsWaiting?: number;
+  /** When shared: what all its sessions behind may hold back together (HOST_READ_AHEAD_BYTES, see ReadGate). */
+  hostReadAheadBytes?: number;
 }
 
 export interface AttachmentSink {
@@ -81,7 +83,8 @@ export class RunnerProcess {
   private fatal: string | undefined;
   /**
    * Stdout is paused while any attachment's session log is behind; a shared host's is read on for the others,
-   * the frames of one behind held back up to READ_AHEAD_BYTES, and paused only past that (see ReadGate).
+   * the frames of those behind held back up to a session's and the host's read-ahead, and paused only past
+   * either (see ReadGate).
    */
   private readonly gate: ReadGate;
   /** The backlogs of the attachments whose session log tells one (see AttachmentSink). */
@@ -105,7 +108,8 @@ export class RunnerProcess {
     readonly spec: RunnerCommand,
     child?: RunnerChild | Promise<RunnerChild>,
   ) {
-    this.gate = new ReadGate(() => this.child?.stdout, spec.shared ? READ_AHEAD_BYTES : undefined);
+    const readAhead = spec.shared ? sharedReadAhead(spec.hostReadAheadBytes) : undefined;
+    this.gate = new ReadGate(() => this.child?.stdout, readAhead);
     let exited: () => void = () => {};
     this.exited = new Promise((resolve) => {
       exited = resolve;
@@ -180,6 +184,11 @@ export class RunnerProcess {
 
   get alive(): boolean {
     return this.fatal === undefined;
+  }
+
+  /** The bytes of frames held back now for its sessions whose log is behind (a shared host's: see ReadGate). */
+  get heldBackBytes(): number {
+    return this.gate.heldBackBytes;
   }
 
   /** Calls `fire` after `ms` of reading its stdout: a wait for its answer (see ReadGate.afterRead). */
