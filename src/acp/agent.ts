@@ -19,7 +19,7 @@ import {
 import type { BrainClient } from "../client/client.js";
 import { ClientError } from "../client/errors.js";
 import type { CreateSessionBody, SessionView } from "../protocol/api.js";
-import { brainMeta, promptOf, refuseMissingDir } from "./params.js";
+import { brainMeta, promptOf, refuseMissingDir, refuseRelativeCwd } from "./params.js";
 import { replayConversation } from "./replay.js";
 import { askEditor } from "./requests.js";
 import { mcpServersNotStarted, sessionUpdates } from "./updates.js";
@@ -108,6 +108,7 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       };
     })
     .onRequest(methods.agent.session.new, async ({ params }) => {
+      refuseRelativeCwd(params.cwd);
       const meta = brainMeta(params._meta);
       // The command line's choice only when the editor named neither.
       const named = meta.harness !== undefined || meta.agent !== undefined;
@@ -138,6 +139,7 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       return {};
     })
     .onRequest(methods.agent.session.list, async ({ params }) => {
+      if (params.cwd) refuseRelativeCwd(params.cwd);
       // Paged, newest first (what an editor shows): the whole list was one message of every session's view, each
       // with its config, however many thousands the home holds. The cursor is the daemon's: the last session seen.
       const sessions: SessionView[] = [];

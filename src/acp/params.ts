@@ -1,6 +1,7 @@
 // What `brain acp` takes from an editor's requests, checked: session/new's _meta.brain, a prompt's blocks, and
 // session/load's directory. Each mistake is invalid params naming the field.
 import { statSync } from "node:fs";
+import { isAbsolute } from "node:path";
 import { type ContentBlock, RequestError } from "@agentclientprotocol/sdk";
 import type { CreateSessionBody, PromptBody } from "../protocol/api.js";
 
@@ -18,10 +19,25 @@ interface BrainMeta {
 }
 
 /**
+ * ACP's session/new, session/load and session/list take a cwd that "Must be an absolute path": a relative one was
+ * recorded as the session's directory (and given back by session/list as its SessionInfo.cwd, which must be absolute
+ * too), or resolved against `brain acp`'s own directory, which is not the editor's project.
+ */
+export function refuseRelativeCwd(cwd: string): void {
+  if (!isAbsolute(cwd)) {
+    throw RequestError.invalidParams({
+      message: `cwd ${JSON.stringify(cwd.slice(0, 4096))} is not an absolute path: ACP's cwd is the project's directory as an absolute path, such as "/home/me/project"`,
+      field: "cwd",
+    });
+  }
+}
+
+/**
  * session/load's cwd is the editor's, on this machine (`brain acp` runs beside the editor): a project since moved
  * or deleted is named here, rather than a session shown as loaded in a directory that is not there.
  */
 export function refuseMissingDir(cwd: string): void {
+  refuseRelativeCwd(cwd);
   let isDir = false;
   try {
     isDir = statSync(cwd).isDirectory();
