@@ -67,10 +67,11 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
   /** The MCP servers session/new named and Brain did not start, per session, until its first prompt says so. */
   const unstarted = new Map<string, string[]>();
   /**
-   * The session/prompts in progress per session, each aborted by session/cancel. A set: an editor may send a second
-   * prompt while the first runs (the daemon refuses it), and a cancel then is for both, not only the latest.
+   * The session/prompts in progress per session, each aborted by session/cancel (and session/close). A set: an
+   * editor may send a second prompt while the first runs (the daemon refuses it), and a cancel then is for both, not
+   * only the latest.
    */
-  const prompting = new Map<string, Set<AbortController>>();
+  const prompting = new Map<string, Set<Prompting>>();
 
   const noteUnstarted = (sessionId: string, servers: McpServer[] | undefined) => {
     if (servers?.length)
@@ -164,6 +165,12 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       };
     })
     .onRequest(methods.agent.session.close, async ({ params }) => {
+      // ACP: close cancels the session's work as session/cancel does, so its prompts answer cancelled. Each is
+      // waited for first: a prompt on its way to the daemon reached it after the close and was refused (an
+      // internal error to the editor), or reopened the session and ran its turn to the end.
+      const prompts = [...(prompting.get(params.sessionId) ?? [])];
+      for (const prompt of prompts) prompt.cancel.abort();
+      await Promise.all(prompts.map((prompt) => prompt.answered));
       await client.close(params.sessionId, { key: randomUUID() }).catch(fail);
       return {};
     })
@@ -175,8 +182,10 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       const cancel = new AbortController();
       const onAbort = () => cancel.abort();
       signal.addEventListener("abort", onAbort, { once: true });
-      const inProgress = prompting.get(sessionId) ?? new Set<AbortController>();
-      prompting.set(sessionId, inProgress.add(cancel));
+      let answer = () => {};
+      const entry: Prompting = { cancel, answered: new Promise<void>((resolve) => (answer = resolve)) };
+      const inProgress = prompting.get(sessionId) ?? new Set<Prompting>();
+      prompting.set(sessionId, inProgress.add(entry));
       try {
         const { text, images } = promptOf(params.prompt);
         const view = await client.session(sessionId).catch(fail);
@@ -209,16 +218,23 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
         return { stopReason: stop };
       } finally {
         signal.removeEventListener("abort", onAbort);
-        inProgress.delete(cancel);
+        inProgress.delete(entry);
+        answer();
         if (inProgress.size === 0 && prompting.get(sessionId) === inProgress) prompting.delete(sessionId);
       }
     })
     .onNotification(methods.agent.session.cancel, async ({ params }) => {
       const prompts = prompting.get(params.sessionId);
-      if (prompts) for (const prompt of prompts) prompt.abort();
+      if (prompts) for (const prompt of prompts) prompt.cancel.abort();
       // A turn this agent did not start (another client's): interrupt it; nothing running, nothing to cancel.
       else await client.interrupt(params.sessionId).catch(() => {});
     });
+}
+
+/** A session/prompt in progress: aborted by session/cancel or session/close; `answered` once it has its answer. */
+interface Prompting {
+  cancel: AbortController;
+  answered: Promise<void>;
 }
 
 interface FollowOptions {
