@@ -216,6 +216,11 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
           });
         }
         return { stopReason: stop };
+      } catch (err) {
+        // ACP: after a cancel the prompt answers cancelled, errors too (the daemon refusing a prompt that reached it
+        // after the cancel, say: the editor, told of an error, shows one for a turn it had stopped).
+        if (cancel.signal.aborted) return { stopReason: "cancelled" as const };
+        throw err;
       } finally {
         signal.removeEventListener("abort", onAbort);
         inProgress.delete(entry);
