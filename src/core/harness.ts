@@ -83,8 +83,19 @@ export interface HarnessOptions {
    * need not provide it.
    */
   secret?(secret: Secret): void;
-  /** Runs a bound tool. Never rejects for a tool's own failure: that is a result with `is_error: true`. */
-  call(turn: string, call: ToolCallParams, signal: AbortSignal): Promise<ToolResult>;
+  /**
+   * Runs a bound tool. Never rejects for a tool's own failure: that is a result with `is_error: true`. `answer`,
+   * when given, is called with the tool's result as soon as there is one, just before its `tool.result` is logged
+   * in the same tick: it hands the result on (a write to a runner, whose reaction is read later) and emits nothing
+   * itself, which would be logged ahead of the result. The promise still settles after, with the result or with
+   * the refusal or error that took its place, so a harness answering from both answers once.
+   */
+  call(
+    turn: string,
+    call: ToolCallParams,
+    signal: AbortSignal,
+    answer?: (result: ToolResult) => void,
+  ): Promise<ToolResult>;
   /**
    * For harnesses that run tools themselves (the CLI agents): asks the session's permission policy, and through
    * it a client when the policy says ask. Denied when no client answers in time.

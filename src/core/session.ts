@@ -338,7 +338,7 @@ export class Session {
         openHarness(this.parts, {
           tools: tools.schemas,
           emit: (event) => this.writer.emit(event),
-          call: (turn, call, signal) => this.toolCalls.call(turn, call, signal),
+          call: (turn, call, signal, answer) => this.toolCalls.call(turn, call, signal, answer),
           ...this.desk.forHarness(),
         }),
       )

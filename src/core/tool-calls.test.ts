@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { events, makeBrain, type TestBrain } from "../testing/brain.js";
+import type { ToolResult } from "../protocol/runner.js";
+import { events, makeBrain, scripted, type TestBrain } from "../testing/brain.js";
 
 let t: TestBrain;
 afterEach(async () => {
@@ -33,5 +34,36 @@ describe("a call to a tool the session does not have", () => {
       is_error: true,
       content: [{ text: expect.stringMatching(/is not bound to this session/) }],
     });
+  });
+});
+
+describe("a harness that hands results on through answer", () => {
+  it("gets the result once, before the call's promise settles, and the log keeps the same result after the call", async () => {
+    const answers: ToolResult[] = [];
+    let settledFirst = false;
+    let returned: ToolResult | undefined;
+    t = makeBrain({
+      factories: [
+        scripted(async ({ call }, turn) => {
+          const params = { id: "c1", name: "echo", arguments: { value: "x" } };
+          const promise = call(turn, params, new AbortController().signal, (result) => {
+            answers.push(result);
+          });
+          void promise.then(() => {
+            settledFirst ||= answers.length === 0;
+          });
+          returned = await promise;
+        }),
+      ],
+    });
+    const session = await t.brain.create({ harness: "scripted", config: { tools: ["echo"] } });
+    expect((await (await session.prompt("go")).settled).status).toBe("completed");
+    expect(answers).toHaveLength(1);
+    expect(answers[0]?.content).toEqual([{ type: "text", text: "x" }]);
+    expect(settledFirst).toBe(false);
+    expect(returned).toEqual(answers[0]);
+    const logged = (await events(session)).filter((e) => e.type.startsWith("tool."));
+    expect(logged.map((e) => e.type)).toEqual(["tool.call", "tool.result"]);
+    expect(logged[1]?.data).toEqual({ id: "c1", ...answers[0] });
   });
 });

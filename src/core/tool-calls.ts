@@ -22,8 +22,16 @@ export interface ToolCallParts {
 export class ToolCalls {
   constructor(private readonly parts: ToolCallParts) {}
 
-  /** The harness's tool callback: log the intent durably, dispatch, log the result, answer. */
-  call(turnId: string, call: ToolCallParams, signal: AbortSignal): Promise<ToolResult> {
+  /**
+   * The harness's tool callback: log the intent durably, dispatch, answer (through `answer` when given: see
+   * HarnessOptions.call), log the result.
+   */
+  call(
+    turnId: string,
+    call: ToolCallParams,
+    signal: AbortSignal,
+    answer?: (result: ToolResult) => void,
+  ): Promise<ToolResult> {
     const turn = this.parts.running();
     if (!turn || turn.id !== turnId) return Promise.resolve(errorResult("no turn is running"));
     if (this.parts.pending.has("tool.call", call.id))
@@ -35,7 +43,7 @@ export class ToolCalls {
     // for the session; only "ask" has to wait, as its request is logged after the call) and the bound tools.
     const decided = this.parts.desk.decided(call.name);
     turn.toolCalls.start();
-    return this.dispatch(turn.toolCalls, turnId, call, signal, decided, this.parts.tools());
+    return this.dispatch(turn.toolCalls, turnId, call, signal, decided, this.parts.tools(), answer);
   }
 
   private async dispatch(
@@ -45,6 +53,7 @@ export class ToolCalls {
     signal: AbortSignal,
     decided: Verdict | undefined,
     tools: Promise<BoundTools>,
+    answer: ((result: ToolResult) => void) | undefined,
   ): Promise<ToolResult> {
     const { desk } = this.parts;
     try {
@@ -70,17 +79,23 @@ export class ToolCalls {
       const { result, truncated } = boundedResult(whole);
       // The harness gets the result at once, as it always has (nothing waits on the result's commit, and the
       // harness's reaction to it can only be logged after it). Deferred, the result rides with the next commit,
-      // typically the harness's next tool.call: one fdatasync per sequential round trip instead of two.
-      desk.resolve(
-        "tool.call",
-        call.id,
-        {
-          type: "tool.result",
-          turn: turnId,
-          data: { id: call.id, ...result, ...(truncated ? { truncated } : {}) },
-        },
-        DEFERRED,
-      );
+      // typically the harness's next tool.call: one fdatasync per sequential round trip instead of two. Through
+      // `answer` it leaves before the result is logged, in the same tick: the event's making and queueing run
+      // while the runner reads it, not before it is sent.
+      try {
+        answer?.(result);
+      } finally {
+        desk.resolve(
+          "tool.call",
+          call.id,
+          {
+            type: "tool.result",
+            turn: turnId,
+            data: { id: call.id, ...result, ...(truncated ? { truncated } : {}) },
+          },
+          DEFERRED,
+        );
+      }
       return result;
     } catch (err) {
       return errorResult(`tool call could not be logged: ${(err as Error).message}`);

@@ -331,7 +331,11 @@ export class ProcessHarness implements Harness {
     }
     const runner = this.runner;
     runner.openCalls++;
+    let sent = false;
+    // Once: by the session as soon as the result is known (before it is logged), or by the call's promise.
     const answered = (result: ToolResult) => {
+      if (sent) return;
+      sent = true;
       this.toolCalls.release();
       try {
         this.answer(frame, result);
@@ -342,7 +346,7 @@ export class ProcessHarness implements Harness {
     const failed = (err: Error) => answered(refusal(`tool call failed: ${err.message}`));
     const run = () => {
       try {
-        this.options.call(turn.id, frame.params, turn.signal).then(answered, failed);
+        this.options.call(turn.id, frame.params, turn.signal, answered).then(answered, failed);
       } catch (err) {
         failed(err as Error);
       }

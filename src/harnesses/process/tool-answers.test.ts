@@ -1,0 +1,50 @@
+// A runner's reverse tool calls are each answered once: the session hands the result on as soon as it has it
+// (before logging it), and the call's promise, which settles after, must not answer it again.
+import { afterEach, describe, expect, it } from "vitest";
+import { events, makeBrain, type TestBrain, textOf } from "../../testing/brain.js";
+import { inlineRunnerArgs } from "../../testing/inline-runner.js";
+import { ProcessFactory } from "./factory.js";
+
+let t: TestBrain;
+afterEach(async () => {
+  await t?.cleanup();
+});
+
+/**
+ * Calls echo as c1, then as c2 once c1 is answered, and says how many answers each got: Brain writes answers in
+ * order, so a second answer to c1 would be read before c2's.
+ */
+const twoCalls = inlineRunnerArgs(
+  "const answers = new Map(); const waits = new Map();",
+  `
+  if (!f.method) { answers.set(f.id, (answers.get(f.id) ?? 0) + 1); waits.get(f.id)?.(f.result); return; }
+  const call = (id) => new Promise((res) => {
+    waits.set(id, res);
+    send({ attachment: f.attachment, turn: f.turn, id, method: "tool.call", params: { id, name: "echo", arguments: { value: id } } });
+  });
+  if (f.method !== "prompt") return reply(f.method === "checkpoint" ? [] : {});
+  (async () => {
+    const first = await call("c1");
+    const second = await call("c2");
+    const text = first.content[0].text + second.content[0].text + " " + answers.get("c1") + " " + answers.get("c2");
+    send({ attachment: f.attachment, turn: f.turn, event: "assistant.delta", data: { text } });
+    reply({});
+  })();`,
+);
+
+describe("a runner's tool calls", () => {
+  it("are answered once each, with the result the log keeps", async () => {
+    const factory = new ProcessFactory({ name: "inline", command: process.execPath, args: twoCalls });
+    t = makeBrain({ factories: [factory] });
+    const session = await t.brain.create({ harness: "inline", config: { tools: ["echo"] } });
+    expect((await (await session.prompt("go")).settled).status).toBe("completed");
+    const all = await events(session);
+    expect(textOf(all)).toBe("c1c2 1 1");
+    const results = all.filter((e) => e.type === "tool.result").map((e) => e.data);
+    // The log's result is the one the runner read (echo gives back the call's id).
+    expect(results).toMatchObject([
+      { id: "c1", content: [{ type: "text", text: "c1" }] },
+      { id: "c2", content: [{ type: "text", text: "c2" }] },
+    ]);
+  });
+});
