@@ -195,18 +195,16 @@ function lockedError(session: string, held: HeldLock) {
     );
   }
   const holder = { kind: r.kind, pid: r.pid, host: r.host, ...(r.url ? { url: r.url } : {}) };
-  const rule = "one process writes a session at a time";
   if (r.pid === process.pid && r.host === hostname()) {
     return new LogLockedError(session, `session ${session} is already open in this process`, holder);
   }
-  const where = r.host === hostname() ? `pid ${r.pid}` : `pid ${r.pid} on ${r.host}`;
+  const where = placeOf(holder);
   if (r.kind === "daemon") {
     const server = r.url ?? "URL";
-    return new LogLockedError(
+    return inDaemon(
       session,
-      `session ${session} is open in the Brain daemon${r.url ? ` at ${r.url}` : ""} (${where}); ${rule}: ` +
-        `use \`brain run --server ${server} --session ${session} PROMPT\` or \`brain attach ${session} --server ${server}\``,
       holder,
+      `use \`brain run --server ${server} --session ${session} PROMPT\` or \`brain attach ${session} --server ${server}\``,
     );
   }
   const stale =
@@ -216,7 +214,27 @@ function lockedError(session: string, held: HeldLock) {
   const who = r.kind === "cli" ? "another `brain` command" : "another Brain process";
   return new LogLockedError(
     session,
-    `session ${session} is open in ${who} (${where}); ${rule}: wait for it to finish${stale}`,
+    `session ${session} is open in ${who} (${where}); ${RULE}: wait for it to finish${stale}`,
+    holder,
+  );
+}
+
+const RULE = "one process writes a session at a time";
+
+const placeOf = (holder: LockedBy) =>
+  holder.host === hostname() ? `pid ${holder.pid}` : `pid ${holder.pid} on ${holder.host}`;
+
+type LockedBy = LogLockedError["holder"];
+
+/**
+ * Session `session` is open in the daemon `holder`: refused, with `fix`, what to do through the daemon instead (a
+ * command other than a prompt, as `brain checkpoint`, names its own route: `brain run --server` takes no checkpoint).
+ */
+export function inDaemon(session: string, holder: LockedBy, fix: string): LogLockedError {
+  const at = holder.url ? ` at ${holder.url}` : "";
+  return new LogLockedError(
+    session,
+    `session ${session} is open in the Brain daemon${at} (${placeOf(holder)}); ${RULE}: ${fix}`,
     holder,
   );
 }
