@@ -217,4 +217,23 @@ describe("checkpoints between turns", () => {
     expect((refused as Error).message).not.toContain(token);
     expect(await typesOf(session)).not.toContain("checkpoint.created");
   });
+
+  it("names the way on when a credential is refused: a rebuild from the log, where it is redacted", async () => {
+    // The file is append-only: every later checkpoint of the session would find the value again, and with no
+    // checkpoint it can never be forked. The refusal said only to keep credentials out, which was too late.
+    const token = "ghp_test-token-value-9876543210";
+    t = makeBrain();
+    const session = await t.brain.create({
+      harness: "echo",
+      config: { options: { env: { GITHUB_TOKEN: token } } },
+    });
+    await (await session.prompt(`the token is ${token}`)).settled;
+    const refused = await session.checkpoint().catch((err: Error) => err);
+    expect((refused as Error).message).toContain(
+      `brain sessions rebuild ${session.id}, or POST /v1/sessions/${session.id}/rebuild`,
+    );
+    await t.brain.rebuild(session.id);
+    const taken = await (await t.brain.session(session.id)).checkpoint();
+    expect(taken.id).toBe("000001");
+  });
 });

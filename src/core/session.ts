@@ -203,10 +203,9 @@ export class Session {
       await this.writer.closeOut();
       const harness = await this.ensureHarness();
       const files = await harness.checkpoint();
-      // What the log redacts no checkpoint may hold: a fork or restore would copy it on.
-      const manifest = await this.parts.checkpoints.create(this.parts.nativeDir, files, {
-        secrets: this.redactor.values,
-      });
+      // What the log redacts no checkpoint may hold (a fork or restore would copy it on); a refusal names the session.
+      const opts = { secrets: this.redactor.values, session: this.parts.id };
+      const manifest = await this.parts.checkpoints.create(this.parts.nativeDir, files, opts);
       harness.checkpointed?.(files);
       const listed = manifest.files.map(({ path, size, append_only }) => ({ path, size, append_only }));
       await this.append([

@@ -46,6 +46,8 @@ export async function planCheckpoint(
   files: NativeFile[],
   previous: CheckpointManifest | undefined,
   secrets: SecretBytes[],
+  /** The session, named in a credential's refusal (its way on). */
+  session?: string,
 ): Promise<PlannedFile[]> {
   const seen = new Set<string>();
   for (const file of files) {
@@ -77,6 +79,7 @@ export async function planCheckpoint(
         file.append_only && prev?.head_sha256 !== undefined ? prev : undefined,
         previous?.id,
         secrets,
+        session,
       ).catch((err) => {
         throw shrankWhileRead(file, err);
       });
@@ -244,6 +247,7 @@ async function planBytes(
   prev: CheckpointFile | undefined,
   prevId: string | undefined,
   secrets: SecretBytes[],
+  session: string | undefined,
 ): Promise<PlannedBytes> {
   let start = 0;
   if (prev) {
@@ -277,7 +281,8 @@ async function planBytes(
     throw refused(
       file.path,
       `it contains a credential (the value of ${secrets[hit.index]!.name}, ${how}at byte ${hit.offset}); native files ` +
-        "must never hold credentials (provider keys, tokens, secret-named variables): keep them out of the harness's saved state",
+        "must never hold credentials (provider keys, tokens, secret-named variables): keep them out of the harness's saved state" +
+        rebuildWayOn(session),
     );
   }
   const plan: PlannedBytes = { kept: prev?.segments ?? [] };
@@ -287,4 +292,16 @@ async function planBytes(
     prev && prev.size >= WINDOW ? prev.head_sha256 : await hashRange(handle, 0, Math.min(WINDOW, file.size));
   plan.tail_sha256 = await hashRange(handle, Math.max(0, file.size - WINDOW), file.size);
   return plan;
+}
+
+/**
+ * How a session whose native state holds a credential goes on: its files keep it (an append-only one for good), so
+ * every later checkpoint, and so every fork, would be refused; the log holds the value redacted, and a rebuild
+ * rewrites the native state from it.
+ */
+function rebuildWayOn(session: string | undefined): string {
+  const how = session
+    ? `brain sessions rebuild ${session}, or POST /v1/sessions/${session}/rebuild`
+    : "brain sessions rebuild ID";
+  return `; to checkpoint this session, rewrite its native state from its log, where the value is redacted (${how}), then checkpoint again`;
 }

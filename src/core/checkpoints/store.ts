@@ -26,6 +26,8 @@ export interface CreateOptions {
    * names the one found. Empty values are ignored.
    */
   secrets?: readonly Secret[];
+  /** The session whose native state this is: a credential's refusal names its rebuild, the way on from there. */
+  session?: string;
   /**
    * The checkpoint whose stored bytes append-only files are taken to begin with (only what grew since is stored):
    * by default the latest, none (null) stores every file whole. Only a checkpoint the native dir was made into or
@@ -86,7 +88,7 @@ export class CheckpointStore {
             }
             throw err;
           });
-    const planned = await planCheckpoint(nativeDir, files, previous, secrets);
+    const planned = await planCheckpoint(nativeDir, files, previous, secrets, opts.session);
     await this.options.hooks?.afterPlan?.();
     return this.store(planned, lastId).catch((err: unknown) => {
       throw notStored(err);
