@@ -9,6 +9,7 @@ import { retireSegments } from "../../store/fs/retire.js";
 import { parse, str, UsageError, wholeNumber, withBrain } from "../args.js";
 import { brainHome } from "../setup.js";
 import { onStdoutClosed } from "../stdout-closed.js";
+import { throughDaemon } from "../through-daemon.js";
 import { DEFAULT_TAIL, shownRedactor, showSession, showWindow } from "./session-show.js";
 
 export const usage = `sessions ls | show ID [--tail N] [--after SEQ] | events ID [--after SEQ] [--json] | compact ID | rebuild ID
@@ -100,7 +101,9 @@ export async function command(args: string[]): Promise<number> {
       }
       case "rebuild": {
         const record = await brain.record(required(id));
-        const { seeded, aside } = await brain.rebuild(record.id);
+        const { seeded, aside } = await brain
+          .rebuild(record.id)
+          .catch((err) => Promise.reject(throughDaemon(err, record.id, "rebuild", "rebuild it")));
         const how =
           seeded.how === "native"
             ? "in the harness's own format"

@@ -1,6 +1,6 @@
-// `brain checkpoint` of a session the daemon has open: refused (one process writes a session at a time), and the
-// refusal must say how to checkpoint it, through the daemon. It said to use `brain run --server` or `brain attach`,
-// neither of which takes a checkpoint, so a user who followed it could not checkpoint at all.
+// `brain checkpoint` and `brain sessions rebuild` of a session the daemon has open: refused (one process writes a
+// session at a time), and the refusal must say how to do it through the daemon. It said to use `brain run --server`
+// or `brain attach`, neither of which checkpoints or rebuilds, so a user who followed it could do neither.
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { expect, it } from "vitest";
@@ -37,6 +37,24 @@ it("refuses `brain checkpoint` of a session the daemon has open, naming the daem
     // What it names takes the checkpoint.
     const taken = await raw(d.url, "POST", route, { token: d.tokens.admin });
     expect(taken.status, JSON.stringify(taken.body)).toBe(201);
+  } finally {
+    await d.cleanup();
+  }
+});
+
+it("refuses `brain sessions rebuild` of a session the daemon has open, naming the daemon's route that rebuilds it", async () => {
+  const d = await startTestDaemon();
+  try {
+    const client = d.client();
+    const { id } = await client.create({ harness: "echo" });
+    await collect(client, id, settled((await client.prompt(id, "from the daemon")).turn));
+    const { code, err } = await brainOn(d.home, ["sessions", "rebuild", id]);
+    expect(code).toBe(1);
+    const route = `/v1/sessions/${id}/rebuild`;
+    expect(err).toContain(`POST ${d.url}${route}`);
+    expect(err).not.toContain("brain run --server");
+    const rebuilt = await raw(d.url, "POST", route, { token: d.tokens.admin, body: {} });
+    expect(rebuilt.status, JSON.stringify(rebuilt.body)).toBe(200);
   } finally {
     await d.cleanup();
   }
