@@ -66,6 +66,28 @@ async function targetError(err: unknown, dir: string): Promise<unknown> {
   }
 }
 
+/**
+ * `mkdir -p`, not Node's recursive mkdir: where a file system answers ENOENT for a directory below one it has (procfs,
+ * sysfs: `/proc/self/a/b`), that one makes the parent again and retries forever, never settling and spinning one of
+ * libuv's four threadpool threads, so a few such restores stopped all of the daemon's file I/O. Here an ENOENT once
+ * the parent exists is the answer (targetError names it).
+ */
+async function makeDirs(dir: string): Promise<void> {
+  const made = await mkdir(dir).then(
+    () => true,
+    (err: unknown) => {
+      if (errnoCode(err) === "EEXIST") return true;
+      if (errnoCode(err) === "ENOENT" && path.dirname(dir) !== dir) return false;
+      throw err;
+    },
+  );
+  if (made) return;
+  await makeDirs(path.dirname(dir));
+  await mkdir(dir).catch((err: unknown) => {
+    if (errnoCode(err) !== "EEXIST") throw err;
+  });
+}
+
 /** The nearest existing ancestor of `dir` when it is not a directory (what made a mkdir fail with ENOTDIR). */
 async function fileOnPath(dir: string): Promise<string | undefined> {
   for (let at = path.dirname(dir); at !== path.dirname(at); at = path.dirname(at)) {
@@ -115,7 +137,7 @@ export async function restoreManifest(
   const parent = path.dirname(target);
   const staging = path.join(parent, `.${path.basename(target)}.${tempName("restoring")}`);
   try {
-    await mkdir(parent, { recursive: true });
+    await makeDirs(parent);
     // A restore into this target that was killed midway left its staging dir here.
     await removeDeadTemps(parent, `.${path.basename(target)}.restoring-`);
     // Private until renamed into place; the target itself is the caller's to open up.

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import {
   appendFile,
   chmod,
@@ -139,6 +139,24 @@ describe("CheckpointStore round trip", () => {
       message: expect.stringMatching(/contains a NUL byte/),
     });
   });
+
+  // procfs answers ENOENT to a mkdir below a directory it has: Node's recursive mkdir then makes the parent again
+  // and retries, forever, on one of libuv's four threadpool threads; a missing level below it must not hang.
+  it.skipIf(!existsSync("/proc/self"))(
+    "refuses a target procfs cannot make, a level deeper too",
+    async () => {
+      const { nativeDir, store } = await setup();
+      await put(nativeDir, "a.txt", "alpha");
+      await store.create(nativeDir, [await native(nativeDir, "a.txt")]);
+      for (const into of ["/proc/self/restored", "/proc/self/missing/restored", "/proc/missing/a/b"]) {
+        await expect(store.restore("000001", into), into).rejects.toMatchObject({
+          code: "bad_request",
+          field: "into",
+          message: expect.stringMatching(/file system does not create directories there/),
+        });
+      }
+    },
+  );
 
   it("names the known ids for an unknown one", async () => {
     const { nativeDir, store } = await setup();
