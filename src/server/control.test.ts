@@ -26,6 +26,15 @@ describe("ControlLeases", () => {
     expect(l.holder("s")).toBe("b");
   });
 
+  it("says what body takes control: the X-Brain-Client header alone is not it", () => {
+    const { l } = leases();
+    l.drive("s", "a");
+    expect(() => l.drive("s", "b")).toThrow('POST /v1/sessions/s/control with {"client": "b"}');
+    expect(() => l.drive("s", undefined)).toThrow(
+      'POST /v1/sessions/s/control with {"client": "ID"}, then send X-Brain-Client: ID',
+    );
+  });
+
   it("keeps the lease while the controller has a stream open, and lets it lapse after the stream closes", () => {
     const { l, advance } = leases();
     const closeStream = l.streamOpened("s", "a");

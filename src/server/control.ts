@@ -38,9 +38,13 @@ export class ControlLeases {
       this.leases.set(session, { client, lastSeen: this.now() });
       return;
     }
+    // The control route takes the client in its body, not from the header: a bare POST is a 400 on "client".
+    const take = client
+      ? `{"client": ${JSON.stringify(client)}}`
+      : `{"client": "ID"}, then send X-Brain-Client: ID`;
     throw new ApiError(
       "conflict",
-      `session ${session} is controlled by client "${holder}"; watch it, or take control with POST /v1/sessions/${session}/control`,
+      `session ${session} is controlled by client "${holder}"; watch it, or take control with POST /v1/sessions/${session}/control with ${take}`,
     );
   }
 
