@@ -19,8 +19,13 @@ export class Providers {
     const providers = this.options.providers ?? {};
     const settings = Object.hasOwn(providers, name) ? providers[name] : undefined;
     if (!settings) {
-      const known = this.names().join(", ") || "none are configured";
-      throw new SessionError("bad_request", `unknown provider "${name}" (configured: ${known})`);
+      const known = this.names().join(", ");
+      // None at all is most often a config not read: a session made under a brain.config.json, then rebuilt,
+      // checkpointed or run from another directory without --config.
+      const configured = known
+        ? `configured: ${known}`
+        : `no providers are configured: they are brain.config.json's "providers", read from the working directory or --config FILE`;
+      throw new SessionError("bad_request", `unknown provider "${name}" (${configured})`);
     }
     return settings;
   }
