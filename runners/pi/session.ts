@@ -101,7 +101,9 @@ export class PiSession implements Attachment {
       if (this.failure) throw this.failure;
       if (turn.signal.aborted) return { interrupted: true };
       const error = this.replyError();
-      if (error !== undefined) throw providerError(error);
+      // pi-ai's own words ("Connection error.", "fetch failed") do not say which endpoint: the operator's fix
+      // (a base_url, a server down) starts there.
+      if (error !== undefined) throw providerError(`${error} (provider at ${this.settings.model.baseUrl})`);
       return {};
     } finally {
       turn.signal.removeEventListener("abort", stop);

@@ -180,6 +180,17 @@ describe.each(FORMATS)("runners/pi on $api", (format) => {
     expect((await (await session.prompt("Hello again.")).settled).status).toBe("completed");
   });
 
+  it("names the endpoint it could not reach in the turn's provider_error", async () => {
+    const down = await startFakeProvider();
+    const baseUrl = format.baseUrl(down);
+    await down.close();
+    t = bed.brain(format, { provider: { base_url: baseUrl } });
+    const session = await t.brain.create({ harness: "pi", config });
+    const outcome = await (await session.prompt("Hello?")).settled;
+    expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
+    expect(outcome.error?.message).toContain(baseUrl);
+  });
+
   it("checkpoints, and a fork (or a restore) sends the provider exactly the request the original would", async () => {
     t = bed.brain(format);
     bed.fake.script([
