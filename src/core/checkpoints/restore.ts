@@ -1,4 +1,4 @@
-import { lstat, mkdir, open, readdir, realpath, rename, rm, rmdir } from "node:fs/promises";
+import { lstat, mkdir, open, readdir, realpath, rename, rm, rmdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { copyBlobInto } from "./blobs.js";
 import { CheckpointError, errnoCode, targetRefused } from "./errors.js";
@@ -49,10 +49,14 @@ async function targetError(err: unknown, dir: string): Promise<unknown> {
       return targetRefused(`permission denied making or reading ${dir}; ${fix}`);
     case "EROFS":
       return targetRefused(`${dir} is on a read-only file system; ${fix}`);
-    case "ENOENT":
+    case "ENOENT": {
+      // Below a dangling link (makeDirs found it "existing"), or where the file system makes no directories.
+      const file = await fileOnPath(dir);
+      if (file) return targetRefused(`${file} is not a directory, so ${dir} cannot be one; ${fix}`);
       return targetRefused(
         `${dir} cannot be made: its file system does not create directories there; ${fix}`,
       );
+    }
     case "ERR_INVALID_ARG_VALUE":
       // Node refuses a path with a NUL byte before any system call: the caller's input, not a host failure.
       return targetRefused(
@@ -91,8 +95,9 @@ async function makeDirs(dir: string): Promise<void> {
 /** The nearest existing ancestor of `dir` when it is not a directory (what made a mkdir fail with ENOTDIR). */
 async function fileOnPath(dir: string): Promise<string | undefined> {
   for (let at = path.dirname(dir); at !== path.dirname(at); at = path.dirname(at)) {
-    const stat = await lstat(at).catch(() => undefined);
-    if (stat) return stat.isDirectory() ? undefined : at;
+    if (!(await lstat(at).catch(() => undefined))) continue;
+    // Through links: one to a directory (/proc/self) is one; a dangling one is in the way.
+    return (await stat(at).catch(() => undefined))?.isDirectory() ? undefined : at;
   }
   return undefined;
 }

@@ -8,6 +8,7 @@ import {
   readdir,
   readFile,
   stat,
+  symlink,
   truncate,
   unlink,
   writeFile,
@@ -125,6 +126,11 @@ describe("CheckpointStore round trip", () => {
     expect((err as CheckpointError).field).toBe("into");
     const file = path.join(base, "a-file");
     await writeFile(file, "x");
+    const dangling = path.join(base, "dangling");
+    await symlink(path.join(base, "nowhere"), dangling);
+    await expect(store.restore("000001", path.join(dangling, "a", "b"))).rejects.toThrow(
+      /dangling is not a directory/,
+    );
     for (const into of [file, path.join(file, "below")]) {
       const refused = await store.restore("000001", into).catch((e: unknown) => e);
       expect(refused).toMatchObject({ code: "bad_request", field: "into" });
