@@ -8,7 +8,15 @@ import { inDaemon, LogLockedError } from "../store/fs/log-lock.js";
  * (and `also`, another way there is, as the web UI's button).
  */
 export function throughDaemon(err: unknown, id: string, route: string, what: string, also = ""): unknown {
+  return named(err, id, `${what} through the daemon: POST`, `/${route} with a controller token${also}`);
+}
+
+/** `err` as it stands, unless it is the daemon's lock on session `id`: then that, naming its DELETE (`query` on it). */
+export function deleteThroughDaemon(err: unknown, id: string, query: string): unknown {
+  return named(err, id, "delete it through the daemon: DELETE", `${query} with a controller token`);
+}
+
+function named(err: unknown, id: string, before: string, after: string): unknown {
   if (!(err instanceof LogLockedError) || err.holder.kind !== "daemon") return err;
-  const url = `${err.holder.url ?? "URL"}/v1/sessions/${id}/${route}`;
-  return inDaemon(id, err.holder, `${what} through the daemon: POST ${url} with a controller token${also}`);
+  return inDaemon(id, err.holder, `${before} ${err.holder.url ?? "URL"}/v1/sessions/${id}${after}`);
 }

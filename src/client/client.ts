@@ -333,9 +333,12 @@ export class BrainClient {
     return this.call("close", { id }, undefined, "", keyHeader(options));
   }
 
-  /** A keyed delete's retry (after a daemon restart too, on any node) gets 204 again, not a 404. */
-  delete(id: string, options: CommandOptions = {}) {
-    return this.call("delete", { id }, undefined, "", keyHeader(options));
+  /**
+   * A keyed delete's retry (after a daemon restart too, on any node) gets 204 again, not a 404. A session others
+   * were forked or handed off from is refused (409) unless `force`: they lose the history they had from it.
+   */
+  delete(id: string, options: CommandOptions & { force?: boolean } = {}) {
+    return this.call("delete", { id }, undefined, options.force ? "?force=true" : "", keyHeader(options));
   }
 
   /** A keyed take's retry takes control once and gets the first answer (the same previous controller). */

@@ -150,10 +150,15 @@ export const ENDPOINTS = {
     method: "DELETE",
     path: "/v1/sessions/{id}",
     tag: "sessions",
-    summary: "Delete a session and all its files (its watchers' streams end)",
+    summary:
+      "Delete a session and all its files (its watchers' streams end); 409 naming the sessions forked or handed off from it, unless forced",
     status: 204,
     drive: true,
     headers: DELETES_ONE,
+    query: {
+      force:
+        '"true" deletes a session that other sessions were forked or handed off from; they read their history from its log when used, and lose the part of their conversation that came from it. Without it such a delete is a 409 naming them',
+    },
   },
   close: {
     method: "POST",

@@ -7,6 +7,7 @@
 // under its own tenant and gets the 404 it got before, telling it nothing.
 import type { Brain } from "../core/brain.js";
 import { keyDigest } from "../core/deleted-sessions.js";
+import { dependedOn, dependentsOf } from "../core/dependents.js";
 import { BrainError } from "../core/errors.js";
 import { ApiError } from "./errors.js";
 import { awaitFirst, KEYED_WAIT_MS } from "./idempotency.js";
@@ -28,13 +29,23 @@ export class KeyedDeletes {
     private readonly waitMs = KEYED_WAIT_MS,
   ) {}
 
-  /** Deletes session `id` of `tenant` with `remove` once it is found to be the tenant's, unless `key` did. */
-  async run(tenant: string, id: string, key: string | undefined, remove: () => Promise<void>): Promise<void> {
-    if (key === undefined) return this.once(tenant, id, key, remove);
+  /**
+   * Deletes session `id` of `tenant` with `remove` once it is found to be the tenant's, unless `key` did. Unless
+   * `force`, a session others were forked or handed off from is refused (./dependents.ts).
+   */
+  async run(
+    tenant: string,
+    id: string,
+    key: string | undefined,
+    remove: () => Promise<void>,
+    force = false,
+  ): Promise<void> {
+    const once = () => this.once(tenant, id, key, remove, force);
+    if (key === undefined) return once();
     const slot = `${tenant}\u0000${id}\u0000${key}`;
     const same = this.running.get(slot);
     if (same) return awaitFirst(same, key, `delete of session ${id}`, this.waitMs);
-    const run = this.once(tenant, id, key, remove).catch(async (err: unknown) => {
+    const run = once().catch(async (err: unknown) => {
       const gone = (err instanceof ApiError || err instanceof BrainError) && err.code === "not_found";
       if (gone && (await deletedBefore(this.brain, tenant, id, key))) return;
       throw err;
@@ -47,9 +58,21 @@ export class KeyedDeletes {
     }
   }
 
-  private async once(tenant: string, id: string, key: string | undefined, remove: () => Promise<void>) {
+  private async once(
+    tenant: string,
+    id: string,
+    key: string | undefined,
+    remove: () => Promise<void>,
+    force: boolean,
+  ) {
+    // A retry of a forced delete is answered as the first (204), whatever was made from the session since.
     if (await deletedBefore(this.brain, tenant, id, key)) return;
     await deletable(this.brain, tenant, id);
+    if (!force) {
+      const dependents = await dependentsOf(this.brain, id, tenant);
+      const force = `DELETE /v1/sessions/${id}?force=true`;
+      if (dependents.length > 0) throw new ApiError("conflict", dependedOn(id, dependents, force));
+    }
     await rememberDelete(this.brain, tenant, id, key);
     await remove();
   }

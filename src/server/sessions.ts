@@ -324,12 +324,13 @@ export class SessionService {
     return this.view(caller, id);
   }
 
-  async delete(caller: Caller, id: string, key?: string): Promise<void> {
-    await this.deletes.run(caller.tenant, id, key, async () => {
+  async delete(caller: Caller, id: string, key?: string, force = false): Promise<void> {
+    const remove = async () => {
       this.parts.leases.drive(id, caller.client);
       await this.parts.brain.delete(id);
       this.parts.leases.release(id);
-    });
+    };
+    await this.deletes.run(caller.tenant, id, key, remove, force);
   }
 
   async takeControl(caller: Caller, id: string, client: string, key?: string): Promise<ControlView> {

@@ -1,5 +1,7 @@
 // `brain sessions ls | show ID | events ID`: reads the store without starting any harness.
 import { once } from "node:events";
+import { dependedOn, dependentsOf } from "../../core/dependents.js";
+import { SessionError } from "../../core/errors.js";
 import type { Redactor } from "../../core/redact.js";
 import type { SegmentPolicy } from "../../core/retention.js";
 import type { UnreadableSession } from "../../core/store.js";
@@ -9,10 +11,10 @@ import { retireSegments } from "../../store/fs/retire.js";
 import { parse, str, UsageError, wholeNumber, withBrain } from "../args.js";
 import { brainHome } from "../setup.js";
 import { onStdoutClosed } from "../stdout-closed.js";
-import { throughDaemon } from "../through-daemon.js";
+import { deleteThroughDaemon, throughDaemon } from "../through-daemon.js";
 import { DEFAULT_TAIL, shownRedactor, showSession, showWindow } from "./session-show.js";
 
-export const usage = `sessions ls | show ID [--tail N] [--after SEQ] | events ID [--after SEQ] [--json] | compact ID | rebuild ID
+export const usage = `sessions ls | show ID [--tail N] [--after SEQ] | events ID [--after SEQ] [--json] | compact ID | rebuild ID | rm ID [--force]
                               the sessions in $BRAIN_HOME (default ~/.brain) and their logs; show prints a
                               session's record, last seq, pending requests, checkpoints, the bytes its native
                               state takes (native_disk) and its last ${DEFAULT_TAIL} events (--tail N: the last N;
@@ -20,9 +22,11 @@ export const usage = `sessions ls | show ID [--tail N] [--after SEQ] | events ID
                               (their messages hold the text) from a closed log, and with --archive-segments
                               (gzip'd to the session's archive/) or --drop-segments its sealed segments, all or
                               (--max-log-mb N) the oldest past N MB;
-                              rebuild rewrites a session's native state from its log (a harness that lost it)`;
+                              rebuild rewrites a session's native state from its log (a harness that lost it);
+                              rm deletes a session and its files, refused while sessions forked or handed off
+                              from it read their history from its log (--force: deleted anyway, and they lose it)`;
 
-export const verbs = ["ls", "show", "events", "compact", "rebuild"] as const;
+export const verbs = ["ls", "show", "events", "compact", "rebuild", "rm"] as const;
 
 export async function command(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, {
@@ -32,6 +36,7 @@ export async function command(args: string[]): Promise<number> {
     "archive-segments": { type: "boolean" },
     "drop-segments": { type: "boolean" },
     "max-log-mb": { type: "string" },
+    force: { type: "boolean" },
   });
   const [verb = "ls", id] = positionals;
   const flags = { tail: str(values.tail), after: str(values.after) };
@@ -115,9 +120,28 @@ export async function command(args: string[]): Promise<number> {
         );
         return 0;
       }
+      case "rm": {
+        const session = required(id);
+        const dependents = await dependentsOf(brain, session);
+        if (dependents.length > 0 && !values.force)
+          throw new SessionError(
+            "conflict",
+            dependedOn(session, dependents, `\`brain sessions rm ${session} --force\``),
+          );
+        const forced = values.force ? "?force=true" : "";
+        await brain.delete(session).catch((err) => Promise.reject(deleteThroughDaemon(err, session, forced)));
+        const lost =
+          dependents.length > 0
+            ? `; the ${dependents.length} session(s) forked or handed off from it lost the history they had from it`
+            : "";
+        process.stdout.write(
+          values.json ? `${JSON.stringify({ id: session, dependents })}\n` : `${session}: deleted${lost}\n`,
+        );
+        return 0;
+      }
       default:
         throw new UsageError(
-          `unknown sessions verb "${verb}": use ls, show ID, events ID, compact ID or rebuild ID`,
+          `unknown sessions verb "${verb}": use ls, show ID, events ID, compact ID, rebuild ID or rm ID`,
         );
     }
   });

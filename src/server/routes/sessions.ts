@@ -66,6 +66,13 @@ export function seqParam(value: string | undefined, name: string): number {
   return n;
 }
 
+/** `?force=`: "true" or "false" (or absent), or a 400: a misspelt value must not delete what it meant to keep. */
+function forceParam(value: string | undefined): boolean {
+  if (value === undefined || value === "" || value === "false") return false;
+  if (value === "true") return true;
+  throw new ApiError("bad_request", `force must be "true" or "false", not "${value.slice(0, 100)}"`, "force");
+}
+
 /**
  * 400 for a cursor past the session's last event. Taken, it skipped every event up to it without a word: a client
  * whose session was deleted and made again under its id (or that sent another session's cursor) waited on a
@@ -163,7 +170,7 @@ export function sessionRoutes({ sessions, agents, auth, logReads, shown }: Sessi
     },
     {
       ...ENDPOINTS.delete,
-      handle: async (ctx) => sessions.delete(ctx.caller, id(ctx), keyOf(ctx)),
+      handle: async (ctx) => sessions.delete(ctx.caller, id(ctx), keyOf(ctx), forceParam(ctx.query("force"))),
     },
     {
       ...ENDPOINTS.close,
