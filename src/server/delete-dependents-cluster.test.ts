@@ -1,0 +1,65 @@
+// A delete of a session others were handed off or forked from, on the cluster store: its dependents are found in
+// the NATS record listing as in the embedded store's, and a forced delete's keyed retry on another node is 204.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import { collect, raw, settled } from "../testing/http.js";
+import { type NatsCluster, startNatsCluster } from "../testing/nats-cluster.js";
+import { startStoreNode, type TestNode } from "../testing/nats-store.js";
+
+let cluster: NatsCluster;
+beforeAll(async () => {
+  cluster = await startNatsCluster({ nodes: 1 });
+}, 120_000);
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+const call = (
+  d: TestDaemon,
+  method: "POST" | "DELETE" | "GET",
+  route: string,
+  body?: unknown,
+  key?: string,
+) =>
+  raw(d.url, method, route, {
+    token: d.tokens.admin,
+    ...(body === undefined ? {} : { body }),
+    ...(key ? { headers: { "Idempotency-Key": key } } : {}),
+  });
+
+describe("DELETE of a session others depend on, cluster store", () => {
+  it("refuses it naming the handoff and fork, and answers a forced keyed delete's retry on another node with 204", async () => {
+    const nodes: TestNode[] = [];
+    const daemons: TestDaemon[] = [];
+    try {
+      for (const name of ["dep-a", "dep-b"]) {
+        nodes.push(await startStoreNode(cluster, name, { prefix: "dependents", replicas: 1 }));
+      }
+      const a = await startTestDaemon({ store: nodes[0]!.store });
+      daemons.push(a);
+      const b = await startTestDaemon({ store: nodes[1]!.store, tokens: a.tokens });
+      daemons.push(b);
+      const client = a.client();
+      const id = (await call(a, "POST", "/v1/sessions", { harness: "echo" })).body.id as string;
+      await collect(client, id, settled((await client.prompt(id, "remember the parrot")).turn));
+      expect((await call(a, "POST", `/v1/sessions/${id}/checkpoints`, {})).status).toBe(201);
+      const fork = await call(a, "POST", `/v1/sessions/${id}/fork`, {});
+      const handoff = await call(a, "POST", `/v1/sessions/${id}/handoff`, { to: "echo" });
+      expect([fork.status, handoff.status], JSON.stringify([fork.body, handoff.body])).toEqual([201, 201]);
+
+      const refused = await call(a, "DELETE", `/v1/sessions/${id}`);
+      expect(refused.status, JSON.stringify(refused.body)).toBe(409);
+      const message = (refused.body.error as { message: string }).message;
+      expect(message).toContain("2 sessions were forked or handed off from it");
+      expect(message).toContain(fork.body.id as string);
+      expect(message).toContain(handoff.body.id as string);
+
+      expect((await call(a, "DELETE", `/v1/sessions/${id}?force=true`, undefined, "dep-1")).status).toBe(204);
+      expect((await call(b, "DELETE", `/v1/sessions/${id}?force=true`, undefined, "dep-1")).status).toBe(204);
+      expect((await call(b, "GET", `/v1/sessions/${fork.body.id}`)).status).toBe(200);
+    } finally {
+      for (const d of daemons) await d.cleanup();
+      for (const node of nodes) await node.close();
+    }
+  });
+});
