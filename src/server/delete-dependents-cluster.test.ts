@@ -5,6 +5,7 @@ import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, raw, settled } from "../testing/http.js";
 import { type NatsCluster, startNatsCluster } from "../testing/nats-cluster.js";
 import { startStoreNode, type TestNode } from "../testing/nats-store.js";
+import { NatsCommandRouter } from "./nats-commands.js";
 
 let cluster: NatsCluster;
 beforeAll(async () => {
@@ -57,6 +58,45 @@ describe("DELETE of a session others depend on, cluster store", () => {
       expect((await call(a, "DELETE", `/v1/sessions/${id}?force=true`, undefined, "dep-1")).status).toBe(204);
       expect((await call(b, "DELETE", `/v1/sessions/${id}?force=true`, undefined, "dep-1")).status).toBe(204);
       expect((await call(b, "GET", `/v1/sessions/${fork.body.id}`)).status).toBe(200);
+    } finally {
+      for (const d of daemons) await d.cleanup();
+      for (const node of nodes) await node.close();
+    }
+  });
+
+  it("carries ?force=true to the node that has the session open when another node is asked", async () => {
+    const nodes: TestNode[] = [];
+    const daemons: TestDaemon[] = [];
+    try {
+      for (const name of ["fwd-a", "fwd-b"]) {
+        nodes.push(await startStoreNode(cluster, name, { prefix: "forwarded", replicas: 1 }));
+      }
+      // As `brain serve --cluster` runs them: a command for a session open on the other node goes there.
+      const routed = (node: TestNode, name: string) => ({
+        store: node.store,
+        router: new NatsCommandRouter(node.nc, {
+          prefix: "forwarded",
+          node: name,
+          owner: (id) => node.store.owner(id),
+          holds: (id) => node.store.holds(id),
+        }),
+      });
+      const a = await startTestDaemon(routed(nodes[0]!, "fwd-a"));
+      daemons.push(a);
+      const b = await startTestDaemon({ ...routed(nodes[1]!, "fwd-b"), tokens: a.tokens });
+      daemons.push(b);
+      const client = a.client();
+      const id = (await call(a, "POST", "/v1/sessions", { harness: "echo" })).body.id as string;
+      await collect(client, id, settled((await client.prompt(id, "remember the parrot")).turn));
+      const handoff = await call(a, "POST", `/v1/sessions/${id}/handoff`, { to: "echo" });
+      expect(handoff.status, JSON.stringify(handoff.body)).toBe(201);
+
+      const refused = await call(b, "DELETE", `/v1/sessions/${id}`);
+      expect(refused.status, JSON.stringify(refused.body)).toBe(409);
+      expect(JSON.stringify(refused.body)).toContain(handoff.body.id as string);
+      const forced = await call(b, "DELETE", `/v1/sessions/${id}?force=true`);
+      expect(forced.status, JSON.stringify(forced.body)).toBe(204);
+      expect((await call(a, "GET", `/v1/sessions/${id}`)).status).toBe(404);
     } finally {
       for (const d of daemons) await d.cleanup();
       for (const node of nodes) await node.close();
