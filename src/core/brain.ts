@@ -299,16 +299,16 @@ export class Brain {
     );
   }
 
+  /** Resolves once no close of `id` is under way here: ./live-sessions.ts closeDone. */
+  closeDone = (id: string): Promise<void> => this.live.closeDone(id);
+
   async closeSession(id: string): Promise<void> {
     // One not open here opens (passively: no harness starts) only to close: it takes no room in the tenant's bound,
     // else a tenant at its bound could not close a session a stopped daemon left open.
     await this.closedLogs.idle(id);
-    const live = this.live.get(id, () => this.openSession(id));
-    const session = await live;
-    await session.close();
-    const marked = await markClosed(this.options.store, id); // before it is let go: see markClosed
-    this.live.take(id, live);
-    if (marked) this.live.notify({ type: "closed", id, log: session.log });
+    // Marked closed before it is let go: see markClosed.
+    const close = (session: Session) => session.close().then(() => markClosed(this.options.store, id));
+    await this.live.close(id, () => this.openSession(id), close);
   }
 
   /** Closes the session if it is live, then deletes it and all its files (once no retention job holds its log). */

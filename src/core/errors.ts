@@ -44,3 +44,13 @@ export class SessionError extends BrainError {
     super(code, message, field === undefined ? {} : { field });
   }
 }
+
+/**
+ * A command its session's close overtook: the command was on its way when the close came (one that comes after
+ * a close waits for it and reopens the session, src/core/live-sessions.ts).
+ */
+export const closedWhileTaken = (id: string) =>
+  new SessionError(
+    "conflict",
+    `session ${id} was closed while the command was being taken; sent again, it reopens the session`,
+  );

@@ -6,7 +6,7 @@ import type { ErrorInfo, NewEvent, PromptImage, SessionEvent, TurnStatus } from 
 import { BetweenTurns } from "./between-turns.js";
 import type { CheckpointManifest } from "./checkpoints/index.js";
 import { anyKeyed, CommandKeys, type KeyedCommand } from "./command-keys.js";
-import { SessionError } from "./errors.js";
+import { closedWhileTaken, SessionError } from "./errors.js";
 import { type AppendOptions, type EventLog, forEachEvent } from "./event-log.js";
 import { type Harness, HarnessError } from "./harness.js";
 import { hostStopped, LogWriter } from "./log-writer.js";
@@ -227,7 +227,7 @@ export class Session {
 
   /** The command sent with this idempotency key, if one ran (on any node): its event and what its client sent. */
   commandEvent(key: string): Promise<KeyedCommand | undefined> {
-    return this.keys.find(key);
+    return this.keys.find(key).catch((err) => Promise.reject(this.closed ? closedWhileTaken(this.id) : err));
   }
 
   /** Ends the turn, the harness and the log; a close asked for while one runs waits for that one. */
@@ -390,7 +390,7 @@ export class Session {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new SessionError("conflict", `session ${this.parts.id} is closed`);
+    if (this.closed) throw closedWhileTaken(this.parts.id);
   }
 }
 

@@ -66,8 +66,7 @@ export class SessionService {
     this.commands = new IdempotentCommands(waitMs);
     this.answers = new KeyedAnswers(undefined, waitMs);
     const stored = (id: string) => parts.brain.record(id).catch(() => undefined);
-    const halfMade = (id: string) => removeHalfMade(parts.brain, id);
-    this.creates = new KeyedCreates(stored, waitMs, halfMade);
+    this.creates = new KeyedCreates(stored, waitMs, (id) => removeHalfMade(parts.brain, id));
     this.deletes = new KeyedDeletes(parts.brain, waitMs);
     this.native = {
       brain: parts.brain,
@@ -347,7 +346,10 @@ export class SessionService {
   }
 
   private async drive(caller: Caller, id: string): Promise<Session> {
-    const session = await this.live(caller, id);
+    const record = await this.record(caller, id);
+    // A command that comes while the session closes is taken once the close is done (a prompt reopens the session).
+    await this.parts.brain.closeDone(id);
+    const session = await this.attach(record);
     this.parts.leases.drive(id, caller.client);
     return session;
   }
