@@ -299,14 +299,13 @@ export class Brain {
     );
   }
 
-  /** Resolves once no close of `id` is under way here: ./live-sessions.ts closeDone. */
+  /** Resolves once no close or delete of `id` is under way here: ./live-sessions.ts closeDone. */
   closeDone = (id: string): Promise<void> => this.live.closeDone(id);
 
   async closeSession(id: string): Promise<void> {
-    // One not open here opens (passively: no harness starts) only to close: it takes no room in the tenant's bound,
-    // else a tenant at its bound could not close a session a stopped daemon left open.
+    // One not open here opens (passively: no harness starts) only to close, taking no room in the tenant's bound
+    // (else a tenant at its bound could not close a session a stopped daemon left open). Marked before let go: markClosed.
     await this.closedLogs.idle(id);
-    // Marked closed before it is let go: see markClosed.
     const close = (session: Session) => session.close().then(() => markClosed(this.options.store, id));
     await this.live.close(id, () => this.openSession(id), close);
   }
@@ -314,10 +313,11 @@ export class Brain {
   /** Closes the session if it is live, then deletes it and all its files (once no retention job holds its log). */
   async delete(id: string): Promise<void> {
     const { tenant } = (await ownerOf(this.options.store, id)) ?? (await this.record(id));
-    await this.closedLogs.excluding(id, async () => {
+    const remove = async () => {
       await (await this.live.take(id)?.catch(() => undefined))?.close();
       await this.options.store.remove(id);
-    });
+    };
+    await this.live.closingWhile(id, () => this.closedLogs.excluding(id, remove));
     this.storedLimit.removed(tenant);
     this.checkpointBytes.forget(id);
     this.tenantBytes.removed(tenant, id);

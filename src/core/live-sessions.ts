@@ -24,45 +24,46 @@ export class LiveSessions {
   private readonly listeners = new Set<(change: LiveChange) => void>();
   /** What exclusive() runs now: `what` and the session id. */
   private readonly held = new Set<string>();
-  /** Closes under way (close()): the session stays registered, closed, until its record says so. */
+  /** Closes and deletes under way (closing()): a closed session stays registered until its record says so. */
   private readonly closing = new Map<string, Promise<void>>();
 
   /**
-   * Resolves once no close of `id` is under way (close()). A command that comes while one is comes after it, and
-   * is answered as it would be a moment later (a prompt reopens the session), not by the closed session still
-   * registered (whose log is closed: a keyed command's read of it failed with a 500).
+   * Resolves once no close or delete of `id` is under way (closing()). A command that comes while one is comes
+   * after it, and is answered as it would be a moment later (a prompt reopens a closed session, a deleted one is
+   * not found), not by the closed session still registered (whose log is closed: a keyed command's read of it
+   * failed with a 500) nor by a second open of a log being closed and deleted (409 "already open").
    */
   async closeDone(id: string): Promise<void> {
-    for (let closing = this.closing.get(id); closing; closing = this.closing.get(id)) {
-      await closing.catch(() => {});
-    }
+    for (let closing = this.closing.get(id); closing; closing = this.closing.get(id)) await closing;
+  }
+
+  /** Runs `work`, which closes or deletes session `id`, as under way until it ends: closeDone(id) waits for it. */
+  closingWhile<T>(id: string, work: () => Promise<T>): Promise<T> {
+    const run = work();
+    const all = Promise.allSettled([this.closing.get(id), run]).then(() => {});
+    this.closing.set(id, all);
+    void all.then(() => {
+      if (this.closing.get(id) === all) this.closing.delete(id);
+    });
+    return run;
   }
 
   /**
    * Closes session `id` (opened by `make` only to be closed if it is not open) with `close`, which says whether it
-   * recorded it closed (false: the session is gone), and forgets it once that is done. A close asked for meanwhile
-   * shares this one.
+   * recorded it closed (false: the session is gone), and forgets it once that is done.
    */
   close(
     id: string,
     make: () => Promise<LiveSession>,
     close: (session: Session) => Promise<boolean>,
   ): Promise<void> {
-    let closing = this.closing.get(id);
-    if (!closing) {
+    return this.closingWhile(id, async () => {
       const live = this.get(id, make);
-      const done = (async () => {
-        const session = await live;
-        const marked = await close(session);
-        this.take(id, live);
-        if (marked) this.notify({ type: "closed", id, log: session.log });
-      })();
-      closing = done.finally(() => {
-        if (this.closing.get(id) === closing) this.closing.delete(id);
-      });
-      this.closing.set(id, closing);
-    }
-    return closing;
+      const session = await live;
+      const marked = await close(session);
+      this.take(id, live);
+      if (marked) this.notify({ type: "closed", id, log: session.log });
+    });
   }
 
   /** The session `id`, opened by `make` unless it is open or opening already. */

@@ -6,8 +6,11 @@
 // The close is held where it writes the record (its directory's fsync, held as a stalled disk holds it).
 // A keyed command already reading the log for its key when the close came is refused: 409, saying that sent
 // again it reopens the session (held at its read of the log, a read the close waits for before the file closes).
+// A delete closes the session too: a prompt then opened the log a second time (409 "already open in this
+// process"); it now waits for the delete and finds no session (404).
 import { afterEach, describe, expect, it } from "vitest";
-import { type LogIO, nodeLogIO } from "../store/fs/log-io.js";
+import { nodeLogIO } from "../store/fs/log-io.js";
+import { type TestIO, testIO } from "../store/fs/testing/fault-io.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { collect, type Raw, raw, settled } from "../testing/http.js";
 
@@ -30,12 +33,12 @@ function hold(): Hold & { reach: () => void; gate: Promise<void> } {
   return { reached, reach, release, gate };
 }
 
-/** The file calls, whose next fsync of a directory under `dir` (holdDir) or next read (holdRead) is held. */
-function heldIO(): { io: LogIO; holdDir: (dir: string) => Hold; holdRead: () => Hold } {
+/** The file calls, whose next fsync of a directory under `dir` (holdDir), next read (holdRead) or commit is held. */
+function heldIO(): { io: TestIO; holdDir: (dir: string) => Hold; holdRead: () => Hold } {
   let dirHeld: (ReturnType<typeof hold> & { dir: string }) | undefined;
   let readHeld: ReturnType<typeof hold> | undefined;
-  const io: LogIO = {
-    ...nodeLogIO,
+  const io: TestIO = {
+    ...testIO(),
     syncDir: async (path) => {
       const held = dirHeld;
       if (held && path.includes(held.dir)) {
@@ -172,5 +175,32 @@ describe("a command while its session's close is under way", () => {
     const again = await post(id, "prompt", { text: "overtaken" }, "overtaken-prompt")();
     expect(again.status, JSON.stringify(again.body)).toBe(202);
     await collect(t!.client(), id, settled(again.body.turn as string));
+  });
+
+  it('a prompt while the session is being deleted is not found (404), not 409 "already open"', async () => {
+    const { id, io } = await daemonWithTurn();
+    // The delete closes the session first: its session.closed is held from becoming durable.
+    const release = io.holdDurable();
+    const before = io.counts[io.durable];
+    const deleted = raw(t!.url, "DELETE", `/v1/sessions/${id}`, { token: t!.tokens.admin });
+    while (io.counts[io.durable] === before) await new Promise((resolve) => setImmediate(resolve));
+    // Held until the prompt has answered, or waits for the delete to end (what it does now).
+    const brain = t!.brain;
+    const closeDone = brain.closeDone;
+    let waits!: () => void;
+    const waiting = new Promise<void>((resolve) => (waits = resolve));
+    brain.closeDone = (sid: string) => {
+      if (sid === id) waits();
+      return closeDone(sid);
+    };
+    const prompt = post(id, "prompt", { text: "late" })();
+    await Promise.race([waiting, prompt]);
+    brain.closeDone = closeDone;
+    release();
+    const [answer, gone] = await Promise.all([prompt, deleted]);
+    expect(gone.status, JSON.stringify(gone.body)).toBe(204);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(404);
+    expect(answer.body.error).toMatchObject({ code: "not_found", message: `no session "${id}"` });
+    expect((await raw(t!.url, "GET", `/v1/sessions/${id}`, { token: t!.tokens.admin })).status).toBe(404);
   });
 });
