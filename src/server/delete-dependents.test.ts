@@ -2,32 +2,10 @@
 // naming them) unless forced, and a forced one is answered as before, a retry under its key too.
 import { describe, expect, it } from "vitest";
 import type { TestDaemon } from "../testing/daemon.js";
-import { collect, raw, settled } from "../testing/http.js";
+import { adminCall as call, checkpointedEchoSession } from "../testing/dependents.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
 const t = useTestDaemon();
-
-const call = (
-  d: TestDaemon,
-  method: "GET" | "POST" | "DELETE",
-  route: string,
-  body?: unknown,
-  key?: string,
-) =>
-  raw(d.url, method, route, {
-    token: d.tokens.admin,
-    ...(body === undefined ? {} : { body }),
-    ...(key ? { headers: { "Idempotency-Key": key } } : {}),
-  });
-
-/** A session of the echo runner with one turn and a checkpoint of it. */
-async function source(d: TestDaemon): Promise<string> {
-  const client = d.client();
-  const id = (await call(d, "POST", "/v1/sessions", { harness: "echo" })).body.id as string;
-  await collect(client, id, settled((await client.prompt(id, "remember the parrot")).turn));
-  expect((await call(d, "POST", `/v1/sessions/${id}/checkpoints`, {})).status).toBe(201);
-  return id;
-}
 
 async function made(d: TestDaemon, route: string, body: unknown): Promise<string> {
   const res = await call(d, "POST", route, body);
@@ -39,7 +17,7 @@ const refusal = (res: { body: { error?: { code: string; message: string } } }) =
 
 describe("DELETE of a session others were forked or handed off from", () => {
   it("refuses a forked parent naming the fork, and deletes it once the fork is gone", async () => {
-    const id = await source(t);
+    const id = await checkpointedEchoSession(t);
     const fork = await made(t, `/v1/sessions/${id}/fork`, {});
     const refused = await call(t, "DELETE", `/v1/sessions/${id}`);
     expect(refused.status, JSON.stringify(refused.body)).toBe(409);
@@ -55,7 +33,7 @@ describe("DELETE of a session others were forked or handed off from", () => {
   });
 
   it("refuses a handoff's source naming the handoff, and deletes it once the handoff is gone", async () => {
-    const id = await source(t);
+    const id = await checkpointedEchoSession(t);
     const handoff = await made(t, `/v1/sessions/${id}/handoff`, { to: "echo" });
     const refused = await call(t, "DELETE", `/v1/sessions/${id}`);
     expect(refused.status, JSON.stringify(refused.body)).toBe(409);
@@ -65,7 +43,7 @@ describe("DELETE of a session others were forked or handed off from", () => {
   });
 
   it("deletes with ?force=true, the fork kept, and answers the keyed retry as the first", async () => {
-    const id = await source(t);
+    const id = await checkpointedEchoSession(t);
     const fork = await made(t, `/v1/sessions/${id}/fork`, {});
     const handoff = await made(t, `/v1/sessions/${id}/handoff`, { to: "echo" });
     const forced = await call(t, "DELETE", `/v1/sessions/${id}?force=true`, undefined, "force-1");
@@ -82,7 +60,7 @@ describe("DELETE of a session others were forked or handed off from", () => {
   });
 
   it("names at most five dependents with a count of the rest, and refuses a force that is not true or false", async () => {
-    const id = await source(t);
+    const id = await checkpointedEchoSession(t);
     const forks: string[] = [];
     for (let i = 0; i < 7; i++) forks.push(await made(t, `/v1/sessions/${id}/fork`, {}));
     const refused = await call(t, "DELETE", `/v1/sessions/${id}?force=false`);

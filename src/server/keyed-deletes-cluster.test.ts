@@ -1,37 +1,21 @@
 // Idempotency-Key on deletes in cluster mode: the tombstone of a keyed delete is in NATS (a bucket of its own), so
 // a retry that reaches another node gets the first answer (204), and two nodes deleting for one tenant at once
 // both keep theirs (the tenant's list is replaced by compare-and-set).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { keyDigest } from "../core/deleted-sessions.js";
-import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
+import type { TestDaemon } from "../testing/daemon.js";
 import { raw } from "../testing/http.js";
-import { type NatsCluster, startNatsCluster } from "../testing/nats-cluster.js";
-import { startStoreNode, type TestNode } from "../testing/nats-store.js";
-import { NatsCommandRouter } from "./nats-commands.js";
+import { withTwoDaemons } from "../testing/keyed-cluster.js";
+import { useNatsCluster } from "../testing/nats-bed.js";
 
-let cluster: NatsCluster;
-beforeAll(async () => {
-  cluster = await startNatsCluster({ nodes: 1 });
-}, 120_000);
-afterAll(async () => {
-  await cluster?.stop();
-});
+const bed = useNatsCluster({ nodes: 1 });
 
 const del = (d: TestDaemon, id: string, key: string, token = d.tokens.admin) =>
   raw(d.url, "DELETE", `/v1/sessions/${id}`, { token, headers: { "Idempotency-Key": key } });
 
 describe("Idempotency-Key on deletes, cluster store", () => {
   it("answers a delete retried on another node with 204, and another tenant's with 404", async () => {
-    const nodes: TestNode[] = [];
-    const daemons: TestDaemon[] = [];
-    try {
-      for (const name of ["node-a", "node-b"]) {
-        nodes.push(await startStoreNode(cluster, name, { prefix: "deletes", replicas: 1 }));
-      }
-      const a = await startTestDaemon({ store: nodes[0]!.store });
-      daemons.push(a);
-      const b = await startTestDaemon({ store: nodes[1]!.store, tokens: a.tokens });
-      daemons.push(b);
+    await withTwoDaemons(bed, "deletes", false, async ({ a, b, nodeB }) => {
       // Each made on the node that deletes it first: a session open on one node is deleted there.
       const made = await Promise.all(
         [a, b, b].map((d) =>
@@ -45,7 +29,7 @@ describe("Idempotency-Key on deletes, cluster store", () => {
       expect((await del(b, ids[0]!, "k-0")).status).toBe(204);
       expect((await del(a, ids[1]!, "k-1")).status).toBe(204);
       expect((await del(b, ids[0]!, "k-0", b.tokens.other)).status).toBe(404);
-      const stones = await nodes[1]!.store.deletes.list("default");
+      const stones = await nodeB.store.deletes.list("default");
       const kept = new Map(stones.map((t) => [t.id, t.key]));
       expect(kept).toEqual(
         new Map([
@@ -55,33 +39,11 @@ describe("Idempotency-Key on deletes, cluster store", () => {
       );
       // The third, never deleted under a key, is still there and is deleted by its first keyed delete.
       expect((await del(b, ids[2]!, "k-2")).status).toBe(204);
-    } finally {
-      for (const d of daemons) await d.cleanup();
-      for (const node of nodes) await node.close();
-    }
+    });
   });
 
   it("answers one keyed delete sent to two nodes at once with 204 on both", async () => {
-    const nodes: TestNode[] = [];
-    const daemons: TestDaemon[] = [];
-    try {
-      for (const name of ["twin-a", "twin-b"]) {
-        nodes.push(await startStoreNode(cluster, name, { prefix: "twins", replicas: 1 }));
-      }
-      // As `brain serve --cluster` runs them: a command for a session open on the other node goes there.
-      const routed = (node: TestNode, name: string) => ({
-        store: node.store,
-        router: new NatsCommandRouter(node.nc, {
-          prefix: "twins",
-          node: name,
-          owner: (id) => node.store.owner(id),
-          holds: (id) => node.store.holds(id),
-        }),
-      });
-      const a = await startTestDaemon(routed(nodes[0]!, "twin-a"));
-      daemons.push(a);
-      const b = await startTestDaemon({ ...routed(nodes[1]!, "twin-b"), tokens: a.tokens });
-      daemons.push(b);
+    await withTwoDaemons(bed, "twins", true, async ({ a, b }) => {
       // Several rounds: one node's request has to come before the other's tombstone is written.
       for (let round = 0; round < 4; round++) {
         const made = await raw(a.url, "POST", "/v1/sessions", {
@@ -97,9 +59,6 @@ describe("Idempotency-Key on deletes, cluster store", () => {
         ).toEqual([204, 204]);
         expect((await raw(b.url, "GET", `/v1/sessions/${id}`, { token: b.tokens.admin })).status).toBe(404);
       }
-    } finally {
-      for (const d of daemons) await d.cleanup();
-      for (const node of nodes) await node.close();
-    }
+    });
   });
 });

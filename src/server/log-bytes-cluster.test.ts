@@ -1,30 +1,24 @@
 // limits.log_bytes_per_session in cluster mode: the bound holds against what the events stream holds of the
 // session's log (NatsSessionStore.logBytes) and what the object store holds of its checkpoints, as it does
 // against the embedded store's files.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../protocol/events.js";
 import { startTestDaemon } from "../testing/daemon.js";
 import { collect, newSession, raw, settled } from "../testing/http.js";
-import { type NatsCluster, startNatsCluster } from "../testing/nats-cluster.js";
+import { useNatsCluster } from "../testing/nats-bed.js";
 import { startStoreNode, type TestNode } from "../testing/nats-store.js";
 
 const BOUND = 64 << 10;
 const PROMPT = "x".repeat(12 << 10);
 
-let cluster: NatsCluster;
-beforeAll(async () => {
-  cluster = await startNatsCluster({ nodes: 1 });
-}, 120_000);
-afterAll(async () => {
-  await cluster?.stop();
-});
+const bed = useNatsCluster({ nodes: 1 });
 
 describe("log bytes per session, cluster store", () => {
   it("counts the session's messages in the stream, and refuses its prompts once they hold the bound", async () => {
     let node: TestNode | undefined;
     let d: Awaited<ReturnType<typeof startTestDaemon>> | undefined;
     try {
-      node = await startStoreNode(cluster, "node-a", { prefix: "bound", replicas: 1 });
+      node = await startStoreNode(bed.cluster, "node-a", { prefix: "bound", replicas: 1 });
       d = await startTestDaemon({ store: node.store, logBytesPerSession: BOUND });
       const daemon = d;
       const id = await newSession(daemon);

@@ -1,6 +1,7 @@
 // Keyed forks across two cluster nodes in tests: daemons on one NATS prefix, routed as `brain serve --cluster`
 // runs, a checkpointed source to fork, the keyed fork request, and a checkpoint restore held so that a node's
-// seeding of a fork goes on only when the test lets it (src/server/keyed-seed-*.test.ts).
+// seeding of a fork goes on only when the test lets it (src/server/keyed-seed-*.test.ts); and two daemons on two
+// nodes of one prefix, routed or not, for the keyed and refused deletes across nodes (src/server/*-cluster.test.ts).
 import { expect } from "vitest";
 import type { Brain } from "../core/brain.js";
 import { keyedSessionId } from "../server/keyed-creates.js";
@@ -111,5 +112,45 @@ export async function onTwoNodes(
     for (const d of daemons) await d.cleanup();
     await a.close();
     await b.close();
+  }
+}
+
+/** Daemons A and B on store nodes node-a and node-b of one prefix, B with A's tokens. */
+export interface TwoDaemons {
+  a: TestDaemon;
+  b: TestDaemon;
+  nodeA: TestNode;
+  nodeB: TestNode;
+}
+
+/**
+ * Runs `test` with daemons on two store nodes on a fresh prefix of `bed` (named `name`, one replica), routed as
+ * `brain serve --cluster` runs them when `routed` (a command for a session open on the other node goes there);
+ * closes them after.
+ */
+export async function withTwoDaemons(
+  bed: NatsBed,
+  name: string,
+  routed: boolean,
+  test: (two: TwoDaemons) => Promise<void>,
+): Promise<void> {
+  const prefix = bed.prefix(name);
+  const nodes: TestNode[] = [];
+  const daemons: TestDaemon[] = [];
+  const start = (node: TestNode, nodeName: string, extra: Partial<Parameters<typeof startTestDaemon>[0]>) =>
+    routed ? daemonOn(node, nodeName, prefix, extra) : startTestDaemon({ store: node.store, ...extra });
+  try {
+    for (const nodeName of ["node-a", "node-b"]) {
+      nodes.push(await startStoreNode(bed.cluster, nodeName, { prefix, replicas: 1 }));
+    }
+    const [nodeA, nodeB] = nodes as [TestNode, TestNode];
+    const a = await start(nodeA, "node-a", {});
+    daemons.push(a);
+    const b = await start(nodeB, "node-b", { tokens: a.tokens });
+    daemons.push(b);
+    await test({ a, b, nodeA, nodeB });
+  } finally {
+    for (const d of daemons) await d.cleanup();
+    for (const node of nodes) await node.close();
   }
 }

@@ -17,13 +17,16 @@ export interface NatsBed {
   ): Promise<[TestNode, TestNode]>;
 }
 
-/** A test NATS cluster for the calling test file: started before its tests, stopped after them. */
-export function useNatsCluster(): NatsBed {
+/**
+ * A test NATS cluster for the calling test file (of `nodes` nodes, 3 unless given): started before its tests,
+ * stopped after them.
+ */
+export function useNatsCluster(options: { nodes?: number } = {}): NatsBed {
   let cluster: NatsCluster | undefined;
   let nodes: TestNode[] = [];
   let n = 0;
   beforeAll(async () => {
-    cluster = await startNatsCluster();
+    cluster = await startNatsCluster(options);
   }, 120_000);
   afterAll(async () => {
     await cluster?.stop();
