@@ -2,13 +2,13 @@
 // cancelled, and an agent asks nothing more of it for that turn. A request the harness raises once the cancel is
 // on its way (the interrupt not yet landed) is the turn's, cancelled: it is not relayed to the editor.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { methods } from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { ProcessFactory } from "../harnesses/process/factory.js";
 import { connectEditor } from "../testing/acp-editor.js";
+import { holdingProxy } from "../testing/holding-proxy.js";
 import { inlineRunnerArgs } from "../testing/inline-runner.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
@@ -46,31 +46,8 @@ const t = useTestDaemon({ factories: [late] });
 describe("brain acp session/cancel", () => {
   it("relays no permission request the turn raises after the editor cancelled it", async () => {
     // Between brain acp and the daemon: holds its interrupt, so the turn's request comes between the two.
-    const held: (() => void)[] = [];
-    const target = new URL(t.url);
-    const proxy = createServer((req, res) => {
-      const forward = () => {
-        const out = request(
-          {
-            host: target.hostname,
-            port: target.port,
-            path: req.url,
-            method: req.method,
-            headers: req.headers,
-          },
-          (answer) => {
-            res.writeHead(answer.statusCode ?? 502, answer.headers);
-            answer.pipe(res);
-          },
-        );
-        req.pipe(out);
-      };
-      if (req.method === "POST" && req.url?.endsWith("/interrupt")) held.push(forward);
-      else forward();
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-    const port = (proxy.address() as { port: number }).port;
-    const editor = await connectEditor(["--server", `http://127.0.0.1:${port}`, "--token", t.tokens.admin], {
+    const proxy = await holdingProxy(t.url, "/interrupt");
+    const editor = await connectEditor(["--server", proxy.url, "--token", t.tokens.admin], {
       pick: () => ({ outcome: "selected", optionId: "allow" }),
     });
     try {
@@ -90,10 +67,10 @@ describe("brain acp session/cancel", () => {
       await expect.poll(() => logged("turn.started"), { timeout: 60_000 }).toBe(true);
       await editor.ctx.notify(methods.agent.session.cancel, { sessionId });
       // brain acp has taken the cancel (its interrupt is held): only now does the runner ask.
-      await expect.poll(() => held.length, { timeout: 60_000 }).toBe(1);
+      await expect.poll(() => proxy.held.length, { timeout: 60_000 }).toBe(1);
       writeFileSync(flag, "");
       await expect.poll(() => logged("permission.requested"), { timeout: 60_000 }).toBe(true);
-      for (const release of held) release();
+      for (const release of proxy.held) release();
       // Answered once turn.settled was streamed, after the request: an editor asked has been asked by now.
       expect((await reply).stopReason).toBe("cancelled");
       const events = (await t.client().log(sessionId, 0, 100)).events;
@@ -106,7 +83,6 @@ describe("brain acp session/cancel", () => {
     } finally {
       editor.child.kill("SIGTERM");
       await editor.exited;
-      proxy.closeAllConnections();
       proxy.close();
       rmSync(flagDir, { recursive: true, force: true });
     }

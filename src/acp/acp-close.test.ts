@@ -2,10 +2,9 @@
 // it as if session/cancel was called)", so a prompt in progress answers stopReason cancelled, and the session ends
 // closed. A close sent right after a prompt reached the daemon first: the prompt was refused there and the editor
 // got an internal error ("session ... is closed", or a 500 from the closed log) instead of cancelled.
-import { tmpdir } from "node:os";
 import { methods } from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
-import { connectEditor } from "../testing/acp-editor.js";
+import { connectEditor, newSlowEchoSession, promptStopReason } from "../testing/acp-editor.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
 const t = useTestDaemon();
@@ -17,19 +16,8 @@ describe("brain acp session/close", () => {
     try {
       // Each way the close can meet the prompt: before it reached the daemon, and while its turn runs.
       for (const closeAfterFirstChunk of [false, false, false, true]) {
-        const { sessionId } = await editor.ctx.request(methods.agent.session.new, {
-          cwd: tmpdir(),
-          mcpServers: [],
-          _meta: { brain: { harness: "echo", config: { options: { delay_ms: 40 } } } },
-        });
-        const reply = editor.ctx.request(methods.agent.session.prompt, {
-          sessionId,
-          prompt: [{ type: "text", text: manyWords }],
-        });
-        const answer = reply.then(
-          (r) => r.stopReason,
-          (err: unknown) => `refused: ${JSON.stringify(err)}`,
-        );
+        const sessionId = await newSlowEchoSession(editor);
+        const answer = promptStopReason(editor, sessionId, manyWords);
         if (closeAfterFirstChunk) {
           const chunks = () => editor.updates.filter((u) => u.sessionId === sessionId).length;
           await expect.poll(chunks, { timeout: 60_000 }).toBeGreaterThan(0);

@@ -1,6 +1,7 @@
 // An editor for tests of `brain acp`: the command started as a real process, the ACP SDK's client connected to it
 // on its stdio and initialized, recording the session/updates it is sent and answering permission requests.
 import { type ChildProcess, spawn } from "node:child_process";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import {
@@ -61,4 +62,24 @@ export async function connectEditor(
     clientCapabilities: options.capabilities ?? {},
   });
   return { child, exited, ctx, updates, permissions };
+}
+
+/** session/new of an echo session that answers a word every 40 ms: a turn long enough to cancel or close. */
+export async function newSlowEchoSession(editor: TestEditor): Promise<string> {
+  const { sessionId } = await editor.ctx.request(methods.agent.session.new, {
+    cwd: tmpdir(),
+    mcpServers: [],
+    _meta: { brain: { harness: "echo", config: { options: { delay_ms: 40 } } } },
+  });
+  return sessionId;
+}
+
+/** session/prompt of `text`: its stopReason, or "refused: <the error>" when it was answered with an error. */
+export function promptStopReason(editor: TestEditor, sessionId: string, text: string): Promise<string> {
+  return editor.ctx
+    .request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })
+    .then(
+      (r) => r.stopReason,
+      (err: unknown) => `refused: ${JSON.stringify(err)}`,
+    );
 }
