@@ -1,35 +1,14 @@
 // `brain sessions compact ID --archive-segments | --drop-segments`: a real process on a throwaway $BRAIN_HOME.
-import { spawnSync } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { decodeLogText, header } from "../store/fs/log-format.js";
 import { sealedPath } from "../store/fs/segments.js";
-import { tempDir } from "../testing/brain.js";
+import { sessionIdFrom, useBrainCli } from "../testing/brain-cli.js";
 
-const root = join(import.meta.dirname, "../..");
-const home = tempDir("brain-cli-");
-const work = tempDir("brain-cli-work-");
-afterAll(() => {
-  rmSync(home, { recursive: true, force: true });
-  rmSync(work, { recursive: true, force: true });
-});
-
-function brain(args: string[]) {
-  const result = spawnSync(process.execPath, [join(root, "bin/brain.js"), ...args], {
-    cwd: work,
-    env: { ...process.env, BRAIN_HOME: home },
-    encoding: "utf8",
-    input: "",
-  });
-  return { code: result.status, out: result.stdout, err: result.stderr };
-}
-
-function sessionIdFrom(stderr: string): string {
-  const id = /session (\S+)\n/.exec(stderr)?.[1];
-  if (!id) throw new Error(`no session id in: ${stderr}`);
-  return id;
-}
+const cli = useBrainCli("cli");
+const brain = (args: string[]) => cli.run(args);
+const home = cli.home;
 
 describe("brain sessions compact with segment options", () => {
   it("archives or drops a closed session's sealed segments with compact's options; the rest opens and runs on", () => {

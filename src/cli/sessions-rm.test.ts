@@ -1,28 +1,10 @@
 // `brain sessions rm ID [--force]`: a real process on a throwaway $BRAIN_HOME. A session others were forked or
 // handed off from is refused, naming them, unless forced.
-import { spawnSync } from "node:child_process";
-import { rmSync } from "node:fs";
-import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { tempDir } from "../testing/brain.js";
+import { describe, expect, it } from "vitest";
+import { useBrainCli } from "../testing/brain-cli.js";
 
-const root = join(import.meta.dirname, "../..");
-const home = tempDir("brain-cli-rm-");
-const work = tempDir("brain-cli-rm-work-");
-afterAll(() => {
-  rmSync(home, { recursive: true, force: true });
-  rmSync(work, { recursive: true, force: true });
-});
-
-function brain(args: string[]) {
-  const result = spawnSync(process.execPath, [join(root, "bin/brain.js"), ...args], {
-    cwd: work,
-    env: { ...process.env, BRAIN_HOME: home },
-    encoding: "utf8",
-    input: "",
-  });
-  return { code: result.status, out: result.stdout, err: result.stderr };
-}
+const cli = useBrainCli("cli-rm");
+const brain = (args: string[]) => cli.run(args);
 
 /** The id of the session a command made: `run` names it on stderr, fork and handoff print it on stdout. */
 function made(result: { code: number | null; out: string; err: string }, printed = true): string {
