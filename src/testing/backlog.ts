@@ -7,6 +7,7 @@ import type { HarnessFactory } from "../core/harness.js";
 import type { Session } from "../core/session.js";
 import type { AttachmentTimeouts } from "../harnesses/process/attachment-timeouts.js";
 import { ProcessFactory, type ProcessHarnessSpec } from "../harnesses/process/factory.js";
+import { READ_AHEAD_BYTES } from "../harnesses/read-gate.js";
 import type { SessionEvent } from "../protocol/events.js";
 import { events } from "./brain.js";
 import { inlineRunnerArgs } from "./inline-runner.js";
@@ -43,6 +44,12 @@ export const PIPE_CHUNK = 64 * 1024;
 
 /** Delta `i`'s text: its number, then padding. */
 export const floodText = (i: number) => `${String(i).padStart(6, "0")}${"x".repeat(FLOOD_PAD)}`;
+
+/**
+ * A flood (in deltas) past a session's backlog bound, well within it and the read-ahead together (about 1 MiB
+ * over): the frames past the backlog are held back in the read-ahead, not pausing the runner's stdout.
+ */
+export const READ_AHEAD_FLOOD = Math.ceil((BACKLOG_BYTES + READ_AHEAD_BYTES / 4) / (FLOOD_PAD + 6));
 
 /**
  * A runner that, on the prompt "flood", once told to go (a file `go` beside `ready`, which it writes when it is

@@ -17,6 +17,7 @@ import {
   floodingRunner,
   PIPE_CHUNK,
   progressIn,
+  READ_AHEAD_FLOOD,
   waiting,
 } from "../../testing/backlog.js";
 import { events, makeBrain, type TestBrain } from "../../testing/brain.js";
@@ -27,8 +28,6 @@ afterEach(async () => {
   await t?.cleanup();
 });
 
-/** Each session's flood: past its backlog's bound, within it and its own read-ahead (about 1 MiB over). */
-const FLOOD = Math.ceil((BACKLOG_BYTES + READ_AHEAD_BYTES / 4) / (FLOOD_PAD + 6));
 /**
  * The host's bound, well within one session's read-ahead: each flood holds back about 1.2 MiB (measured), so two
  * or three sessions are held back whole and a later one passes it.
@@ -49,7 +48,7 @@ interface Flooder {
 describe.skipIf(journalByDefault())("a shared runner with several sessions whose logs are behind", () => {
   it("pauses its stdout once what they hold back together passes the host's bound, and delivers it all in order", async () => {
     const io = testIO();
-    const factory = floodingRunner(true, FLOOD, undefined, { hostReadAheadBytes: BUDGET });
+    const factory = floodingRunner(true, READ_AHEAD_FLOOD, undefined, { hostReadAheadBytes: BUDGET });
     t = makeBrain({ factories: [factory], io });
     const flooders: Flooder[] = [];
     for (let i = 0; i < SESSIONS; i++) {
@@ -82,14 +81,14 @@ describe.skipIf(journalByDefault())("a shared runner with several sessions whose
         };
         written = await blocked(session, progress);
         // A stall of a loaded machine stands it still too: the pause comes only once the bound is passed.
-        for (let tries = 0; written < FLOOD && heldBack() <= BUDGET && tries < 10; tries++)
+        for (let tries = 0; written < READ_AHEAD_FLOOD && heldBack() <= BUDGET && tries < 10; tries++)
           written = await blocked(session, progress);
-        if (written < FLOOD) break;
+        if (written < READ_AHEAD_FLOOD) break;
         whole++;
       }
       // Several sessions were held back whole before the host's bound paused the stdout for the next one.
       expect(whole).toBeGreaterThanOrEqual(2);
-      expect(written).toBeLessThan(FLOOD);
+      expect(written).toBeLessThan(READ_AHEAD_FLOOD);
       expect(heldBack()).toBeGreaterThan(BUDGET);
       expect(heldBack()).toBeLessThanOrEqual(BUDGET + PIPE_CHUNK + FRAME);
       for (const { session } of flooders)
@@ -101,7 +100,7 @@ describe.skipIf(journalByDefault())("a shared runner with several sessions whose
     for (const { native } of flooders.slice(whole + 1)) writeFileSync(join(native, "go"), "");
     for (const { session, turn } of flooders) {
       expect((await turn.settled).status).toBe("completed");
-      expectWholeFlood(await events(session), FLOOD);
+      expectWholeFlood(await events(session), READ_AHEAD_FLOOD);
     }
     expect(factory.heldBackBytes()).toBe(0);
     const after = await flooders[0]!.session.prompt("after");
@@ -112,7 +111,7 @@ describe.skipIf(journalByDefault())("a shared runner with several sessions whose
 describe("a shared runner's host read-ahead option", () => {
   it("is refused unless a whole number of bytes above 0, naming the option and its default", () => {
     for (const bad of [0, -1, 1.5, Number.NaN])
-      expect(() => floodingRunner(true, FLOOD, undefined, { hostReadAheadBytes: bad })).toThrow(
+      expect(() => floodingRunner(true, READ_AHEAD_FLOOD, undefined, { hostReadAheadBytes: bad })).toThrow(
         `harness "inline": hostReadAheadBytes must be a whole number of bytes > 0 (the default is ${HOST_READ_AHEAD_BYTES}), got ${bad}`,
       );
   });

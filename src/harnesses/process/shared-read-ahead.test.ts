@@ -12,23 +12,19 @@ import { journalByDefault } from "../../store/fs/log-tuning.js";
 import { testIO } from "../../store/fs/testing/fault-io.js";
 import {
   expectWholeFlood,
-  FLOOD_PAD,
   floodingRunner,
   PIPE_CHUNK,
   progressIn,
+  READ_AHEAD_FLOOD,
   waiting,
 } from "../../testing/backlog.js";
 import { events, makeBrain, type TestBrain } from "../../testing/brain.js";
-import { READ_AHEAD_BYTES } from "../read-gate.js";
 import type { AttachmentTimeouts } from "./attachment-timeouts.js";
 
 let t: TestBrain;
 afterEach(async () => {
   await t?.cleanup();
 });
-
-/** A flood past the session's backlog bound, well within it and the read-ahead together (about 1 MiB over). */
-const FLOOD = Math.ceil((BACKLOG_BYTES + READ_AHEAD_BYTES / 4) / (FLOOD_PAD + 6));
 
 const deltaTexts = async (session: Session) =>
   (await events(session)).filter((e) => e.type === "assistant.delta").map((e) => e.data);
@@ -39,7 +35,7 @@ const deltaTexts = async (session: Session) =>
  */
 async function floodWhileHeld(timeouts?: Partial<AttachmentTimeouts>) {
   const io = testIO();
-  t = makeBrain({ factories: [floodingRunner(true, FLOOD, timeouts)], io });
+  t = makeBrain({ factories: [floodingRunner(true, READ_AHEAD_FLOOD, timeouts)], io });
   const other = await t.brain.create({ harness: "inline" });
   expect((await (await other.prompt("first")).settled).status).toBe("completed");
   const held = await t.brain.create({ harness: "inline" });
@@ -51,7 +47,7 @@ async function floodWhileHeld(timeouts?: Partial<AttachmentTimeouts>) {
   try {
     writeFileSync(join(native, "go"), "");
     // The runner writes its whole flood: its stdout is read on though the held log is past its bound.
-    await expect.poll(() => progressIn(native), { timeout: 60_000, interval: 250 }).toBe(FLOOD);
+    await expect.poll(() => progressIn(native), { timeout: 60_000, interval: 250 }).toBe(READ_AHEAD_FLOOD);
     expect(waiting(held)).toBeGreaterThan(BACKLOG_BYTES);
   } catch (err) {
     release();
@@ -81,7 +77,7 @@ describe.skipIf(journalByDefault())("a shared runner with one session whose log 
       release();
     }
     expect((await turn.settled).status).toBe("completed");
-    expectWholeFlood(await events(held), FLOOD);
+    expectWholeFlood(await events(held), READ_AHEAD_FLOOD);
     const after = await held.prompt("after");
     expect((await after.settled).status).toBe("completed");
   }, 180_000);
@@ -100,7 +96,7 @@ describe.skipIf(journalByDefault())("a shared runner with one session whose log 
     await expect(interrupting).resolves.toBeUndefined();
     expect(["interrupted", "completed"]).toContain((await turn.settled).status);
     // Not detached: every delta it wrote before the interrupt's answer reached the log, in order.
-    expectWholeFlood(await events(held), FLOOD);
+    expectWholeFlood(await events(held), READ_AHEAD_FLOOD);
     const warnings = (await events(held)).filter((e) => e.type === "harness.warning");
     expect(warnings).toEqual([]);
     const after = await held.prompt("after");
