@@ -139,9 +139,8 @@ export class SessionService {
   }
 
   /**
-   * GET /v1/sessions/{id}: the view with what the session's native state takes on this machine's disk, as `brain
-   * sessions show` counts it. Left out when the count fails (a file system error other than a missing or forbidden
-   * entry): it must not keep a client from the session. A list's views and a command's answer never count it.
+   * GET /v1/sessions/{id}: the view with its native state's bytes on this disk (as `sessions show`); left out when
+   * the count fails, which must not keep a client from the session. Lists and command answers never count it.
    */
   async viewWithNativeDisk(caller: Principal, id: string): Promise<SessionView> {
     const view = await this.view(caller, id);

@@ -245,8 +245,9 @@ export class FsSessionStore {
     const lock = await acquireLogLock(events, { session: id, holder: this.holder });
     this.createdLogs.delete(id);
     this.records.drop(id);
-    // Released even after a failure: this process does not hold the session.
-    await disk("remove", dir, () => removeTree(dir)).finally(() => lock.release());
+    // In turn with record writes (a close's, racing a delete, failed rm: ENOTEMPTY); released even after a failure.
+    const remove = () => disk("remove", dir, () => removeTree(dir));
+    await this.updates.run(id, remove).finally(() => lock.release());
   }
 
   async openLog(id: string): Promise<JsonlEventLog> {
