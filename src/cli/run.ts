@@ -4,6 +4,7 @@ import { SessionError } from "../core/errors.js";
 import type { Session } from "../core/session.js";
 import type { InputLayers, SessionLayer } from "../core/session-input.js";
 import type { ProviderChoice, SessionDefaults } from "../protocol/config.js";
+import type { SessionEvent } from "../protocol/events.js";
 import { answerRequests } from "./answers.js";
 import { jsonPrinter, textPrinter } from "./output.js";
 import { onStdoutClosed } from "./stdout-closed.js";
@@ -29,13 +30,25 @@ const EXIT = { completed: 0, failed: 1, interrupted: 130 } as const;
 const EXIT_TERMINATED = 143;
 
 export async function runPrompt(brain: Brain, options: RunOptions): Promise<number> {
-  const session = await openOrCreate(brain, options);
+  const { session, after } = await openOrCreate(brain, options);
   const print = options.json ? jsonPrinter() : textPrinter();
   const settledSeen = new Set<string>();
-  const unsubscribe = session.log.subscribe((events) => {
-    for (const e of events) if (e.type === "turn.settled" && e.turn) settledSeen.add(e.turn);
-    print(events);
-  });
+  let shownSeq = after;
+  const show = (events: SessionEvent[]) => {
+    const fresh = events.filter((e) => e.seq > shownSeq);
+    if (fresh.length === 0) return;
+    shownSeq = fresh.at(-1)!.seq;
+    for (const e of fresh) if (e.type === "turn.settled" && e.turn) settledSeen.add(e.turn);
+    print(fresh);
+  };
+  // What opening logged (a new session's session.opened, a reopened one's) came before anyone listened: read back,
+  // with what comes meanwhile held until it is out, so each event after `after` is printed once, in order.
+  let held: SessionEvent[] | undefined = [];
+  const unsubscribe = session.log.subscribe((events) => (held ? held.push(...events) : show(events)));
+  show(await session.log.read(after));
+  const meanwhile = held;
+  held = undefined;
+  show(meanwhile);
   const stopAnswering = answerRequests(session, {
     allow: options.allow ?? [],
     deny: options.deny ?? [],
@@ -88,7 +101,8 @@ export async function runPrompt(brain: Brain, options: RunOptions): Promise<numb
   }
 }
 
-async function openOrCreate(brain: Brain, options: RunOptions): Promise<Session> {
+/** The session to run in, and its last seq before this run opened it (what the output starts after). */
+async function openOrCreate(brain: Brain, options: RunOptions): Promise<{ session: Session; after: number }> {
   if (options.session) {
     // Its record alone, not a list of all: another session's record that cannot be read must not stop this run.
     const id = options.session;
@@ -99,9 +113,12 @@ async function openOrCreate(brain: Brain, options: RunOptions): Promise<Session>
         throw err;
       },
     );
-    if (known) return brain.session(id);
+    if (known) {
+      const after = await brain.lastSeq(id);
+      return { session: await brain.session(id), after };
+    }
   }
-  return brain.create(brain.resolveInput(newSessionLayers(options)));
+  return { session: await brain.create(brain.resolveInput(newSessionLayers(options))), after: 0 };
 }
 
 /** What a new session of this run is made of, layer by layer (resolved by resolveSessionInput). */
