@@ -70,8 +70,8 @@ export class KeyedDeletes {
     await deletable(this.brain, tenant, id);
     if (!force) {
       const dependents = await dependentsOf(this.brain, id, tenant);
-      const force = `DELETE /v1/sessions/${id}?force=true`;
-      if (dependents.length > 0) throw new ApiError("conflict", dependedOn(id, dependents, force));
+      const forcedDelete = `DELETE /v1/sessions/${id}?force=true`;
+      if (dependents.length > 0) throw new ApiError("conflict", dependedOn(id, dependents, forcedDelete));
     }
     await rememberDelete(this.brain, tenant, id, key);
     await remove();
