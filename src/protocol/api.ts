@@ -15,6 +15,11 @@ export const ApiErrorCode = z.enum([
   "unauthorized",
   "forbidden",
   "not_found",
+  /**
+   * The path exists but does not take the request's method (RFC 9110 §15.5.6): 405, with an Allow header listing
+   * the methods it takes; the message names the method, the path and those methods.
+   */
+  "method_not_allowed",
   "conflict",
   /**
    * An Idempotency-Key sent again with another request (another body, another command or subject): 422, as the

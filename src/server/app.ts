@@ -8,6 +8,7 @@ import { refuseCrossSite, requireJsonBody } from "./auth/origin.js";
 import type { TokenTable } from "./auth/tokens.js";
 import { ApiError, parseBody, readJson, toApiError, withoutHome } from "./errors.js";
 import { isLoopback } from "./loopback.js";
+import { methodsByPath } from "./method-not-allowed.js";
 import { refuseBody } from "./no-body.js";
 import { openApiDocument } from "./openapi.js";
 import { honoPath, type RouteDef } from "./routes/route.js";
@@ -62,11 +63,6 @@ export function buildApp(parts: AppParts): App {
     body.error.message = redacted(body.error.message);
     return c.json(body, apiError.status as 400, headers);
   });
-  // The path may hold a token (a mistyped /nui/TOKEN/... URL): redacted like every other error body.
-  app.notFound((c) =>
-    c.json(new ApiError("not_found", redacted(`no route ${c.req.method} ${c.req.path}`)).body(), 404),
-  );
-
   // First, so it sees every answer: the errors and 404s of the handlers and middleware after it too.
   app.use(async (c, next) => {
     await next();
@@ -157,5 +153,23 @@ export function buildApp(parts: AppParts): App {
     if (parts.before) app.on(route.method, path, checked, parts.before, handle);
     else app.on(route.method, path, handle);
   }
+
+  // Once every route is added: the methods a path takes are those its routes were added with.
+  const tablePaths = new Set(parts.routes.map((route) => honoPath(route.path)));
+  const methodsOf = methodsByPath(app.routes, (path) => tablePaths.has(path));
+  // The path may hold a token (a mistyped /nui/TOKEN/... URL): redacted like every other error body.
+  app.notFound((c) => {
+    const { method, path } = c.req;
+    const methods = methodsOf(path);
+    // A route's own 404 (a web file that is not there) takes the method; HEAD is answered as GET.
+    if (!methods || methods.allow.includes(method)) {
+      return c.json(new ApiError("not_found", redacted(`no route ${method} ${path}`)).body(), 404);
+    }
+    // As for the method the path takes: nothing about the API's routes is told a caller without a valid token.
+    if (methods.guarded) callerOf(c.req.raw, new URL(c.req.url), parts.tokens, methods.params.token);
+    const allow = methods.allow.join(", ");
+    const message = `method ${method} is not allowed on ${path}: it takes ${allow}`;
+    return c.json(new ApiError("method_not_allowed", redacted(message)).body(), 405, { allow });
+  });
   return app;
 }

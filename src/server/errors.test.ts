@@ -1,9 +1,10 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { CheckpointError } from "../core/checkpoints/index.js";
 import { BrainError, SessionError } from "../core/errors.js";
-import { AnswerBody } from "../protocol/api.js";
+import { AnswerBody, ApiErrorCode } from "../protocol/api.js";
 import { LogLockedError, StoreError } from "../store/fs/index.js";
-import { type ApiError, inField, parseBody, toApiError } from "./errors.js";
+import { ApiError, inField, parseBody, toApiError } from "./errors.js";
 
 describe("core errors as HTTP statuses", () => {
   it("maps by code alone, whatever the message says", () => {
@@ -28,6 +29,17 @@ describe("core errors as HTTP statuses", () => {
     const checkpoint = new CheckpointError("bad_request", "no checkpoint");
     expect(toApiError(inField(checkpoint, "checkpoint")).field).toBe("checkpoint");
     expect(toApiError(inField(tool, "checkpoint")).field).toBe("config.tools");
+  });
+});
+
+describe("the error codes", () => {
+  it("are each in docs/protocol.md's table with the status the daemon answers them with", () => {
+    const doc = readFileSync(new URL("../../docs/protocol.md", import.meta.url), "utf8");
+    const listed = new Map(
+      [...doc.matchAll(/^\| (\d{3}) \| `(\w+)` \|/gm)].map(([, status, code]) => [code, Number(status)]),
+    );
+    const answered = new Map(ApiErrorCode.options.map((code) => [code, new ApiError(code, "").status]));
+    expect(listed).toEqual(answered);
   });
 });
 

@@ -10,6 +10,7 @@ const STATUS: Record<ApiErrorCode, number> = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  method_not_allowed: 405,
   conflict: 409,
   // draft-ietf-httpapi-idempotency-key-header, "Error Scenarios": a key reused with a different request payload is
   // 422 (the client must change its request: a new key), where 409 is kept for a request under the key still in

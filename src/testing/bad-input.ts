@@ -232,7 +232,6 @@ export class BadInput {
     return { ...req, what: `header ${name}: ${JSON.stringify(value.slice(0, 40))}`, names: [...names] };
   }
 
-  /** A method the path does not serve, or a path past the longest a request line may be. */
   /** Options sent to a route that takes no body: refused, not ignored as if applied (a GET's fetch cannot send one). */
   private bodyOnNone(op: Operation): BadRequest | undefined {
     if (op.method === "GET") return undefined;
@@ -244,13 +243,19 @@ export class BadInput {
     };
   }
 
+  /** A method the path does not serve (a 405 naming it), or a path past the longest a request line may be. */
   private wrongMethod(op: Operation): BadRequest {
     if (this.r.int(4) === 0) {
       const req = this.request(op, { query: `?pad=${"p".repeat(20_000)}` });
       return { ...req, what: "a 20,000-character query", names: ["header", "16 KiB"] };
     }
     const method = this.r.pick(["PUT", "PATCH"]);
-    return { ...this.request(op, {}), method, what: `method ${method}`, names: ["route"] };
+    return {
+      ...this.request(op, {}),
+      method,
+      what: `method ${method}`,
+      names: [`method ${method} is not allowed`],
+    };
   }
 
   /**
