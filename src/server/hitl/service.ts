@@ -210,6 +210,11 @@ export class HitlService {
    * pending in its log was a 404; opened, the turn its owner left is closed out and the answer is refused truthfully.
    */
   private async answering(caller: Caller, sessionId: string | undefined): Promise<Session[]> {
+    // An answer that comes while a close or delete of its session is under way is taken as after it, as a /v1
+    // answer is (SessionService.drive): the closed session stays registered, its log closed, until its record says
+    // closed (its log read for the answer was a 500), and a named one being deleted was opened again (409).
+    const ids = sessionId ? [sessionId] : this.openSessions(caller, undefined).map((s) => s.id);
+    await Promise.all(ids.map((id) => this.sessions.brain.closeDone(id)));
     const open = this.openSessions(caller, sessionId);
     if (!sessionId || open.length > 0) return open;
     // Another tenant's, or none: 404 as any read of it. A lease another node still holds: 409 naming it.
