@@ -107,6 +107,37 @@ describe("an unkeyed answer while its session's close or delete is under way", (
     expect((await raw(t!.url, "GET", `/v1/sessions/${id}`, { token: t!.tokens.admin })).status).toBe(404);
   });
 
+  it("nui's respond() whose session the close overtook after it found the request pending: 409, no answer logged", async () => {
+    const { id, held } = await asked();
+    // The respond found the request pending and is held at its answer's read of the session's record; the close
+    // comes, gives the request up, closes the log and is held writing the record; then the answer goes on.
+    const brain = t!.brain;
+    const record = brain.record;
+    let reach!: () => void;
+    let go!: () => void;
+    const reached = new Promise<void>((resolve) => (reach = resolve));
+    const gate = new Promise<void>((resolve) => (go = resolve));
+    brain.record = async (sid: string) => {
+      brain.record = record;
+      reach();
+      await gate;
+      return record.call(brain, sid);
+    };
+    const answer = respond()();
+    await reached;
+    const close = await heldClose(t!, held, id);
+    go();
+    const answered = await answer;
+    close.release();
+    expect((await close.ended).status).toBe(200);
+    // The closed session, still registered, no longer has it pending: refused, as the close's give-up came first.
+    expect(answered.status, JSON.stringify(answered.body)).toBe(409);
+    expect((answered.body.error as { message: string }).message).toContain(
+      `no pending permission request or question "req-close" in session ${id}`,
+    );
+    await givenUpByTheClose(id);
+  });
+
   it("a /v1 answer during a close finds the request no longer pending (409), not a 500", async () => {
     const { id, held } = await asked();
     const answerIt = () =>
