@@ -12,28 +12,23 @@ import type { KV } from "@nats-io/kv";
 import type { ObjectStore } from "@nats-io/obj";
 import type { Checkpoints, CreateOptions } from "../../core/checkpoints/index.js";
 import { CheckpointError, CheckpointStore } from "../../core/checkpoints/index.js";
-import {
-  beforeDeadline,
-  fsyncDir,
-  readStream,
-  writeAll,
-  writeFileDurable,
-} from "../../core/checkpoints/io.js";
+import { fsyncDir, readStream, writeAll, writeFileDurable } from "../../core/checkpoints/io.js";
 import type { CheckpointManifest, CheckpointSegment } from "../../core/checkpoints/manifest.js";
 import { tempName } from "../../core/checkpoints/temps.js";
 import type { NativeFile } from "../../protocol/runner.js";
 import { idsKey, reservedIds, reserveId } from "./checkpoint-ids.js";
 import { natsFailure } from "./errors.js";
+import { type ObjectRead, ObjectReader } from "./object-read.js";
 
 export class ReplicatedCheckpoints implements Checkpoints {
   private readonly local: CheckpointStore;
   private tail: Promise<unknown> = Promise.resolve();
 
-  /** The object store's stream, looked up once: a blob is read from its chunk messages. */
-  private streamName: Promise<string> | undefined;
+  /** Reads objects from their chunk messages (./object-read.ts). */
+  private readonly reader: ObjectReader;
 
   /**
-   * `js` reads a blob's chunks with flow control (ObjectStore.get does not: see readObject); `records` (the records
+   * `js` reads an object's chunks (./object-read.ts: why not ObjectStore.get); `records` (the records
    * bucket) holds the ids reserved for the session's checkpoints. `node.native` is the session's native dir on this
    * node: which checkpoint it holds is noted when one is made of it or restored into it (nativeAt). `node.owns`
    * throws unless this node owns the session now (its lease).
@@ -42,11 +37,12 @@ export class ReplicatedCheckpoints implements Checkpoints {
     private readonly objects: ObjectStore,
     readonly session: string,
     readonly dir: string,
-    private readonly js: JetStreamClient,
+    js: JetStreamClient,
     private readonly records: KV,
     private readonly node: { native?: string; owns?: () => void; chunkWaitMs?: number } = {},
   ) {
     this.local = new CheckpointStore(dir);
+    this.reader = new ObjectReader(objects, js, node.chunkWaitMs);
   }
 
   /**
@@ -150,7 +146,7 @@ export class ReplicatedCheckpoints implements Checkpoints {
     await this.pull();
     const cached = await this.local.get(id);
     const name = this.name("manifests", `${cached.id}.json`);
-    const data = await this.nats(`read checkpoint ${cached.id}`, () => this.objects.getBlob(name));
+    const data = await this.nats(`read checkpoint ${cached.id}`, () => this.reader.bytes(name));
     const file = path.join(this.dir, `${cached.id}.json`);
     if (!data || Buffer.from(data).equals(await readFile(file))) return cached;
     await writeFileDurable(file, Buffer.from(data).toString("utf8"));
@@ -178,7 +174,7 @@ export class ReplicatedCheckpoints implements Checkpoints {
    * planted object) is refused, never followed to a path outside the cache.
    */
   private async index(): Promise<string[]> {
-    const data = await this.nats("read the checkpoint index", () => this.objects.getBlob(this.indexName));
+    const data = await this.nats("read the checkpoint index", () => this.reader.bytes(this.indexName));
     if (!data) return [];
     let ids: unknown;
     try {
@@ -205,7 +201,7 @@ export class ReplicatedCheckpoints implements Checkpoints {
     for (const id of ids) {
       if (known.has(id)) continue;
       const data = await this.nats(`read checkpoint ${id}`, () =>
-        this.objects.getBlob(this.name("manifests", `${id}.json`)),
+        this.reader.bytes(this.name("manifests", `${id}.json`)),
       );
       if (!data) continue;
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
@@ -236,10 +232,10 @@ export class ReplicatedCheckpoints implements Checkpoints {
       const out = await open(tmp, "wx", 0o600);
       const hash = createHash("sha256");
       let size = 0;
-      let found: boolean;
+      let read: ObjectRead;
       try {
-        found = await this.nats(`read blob ${segment.blob}`, () =>
-          this.readObject(this.name("blobs", segment.blob), async (chunk) => {
+        read = await this.nats(`read blob ${segment.blob}`, () =>
+          this.reader.read(this.name("blobs", segment.blob), async (chunk) => {
             hash.update(chunk);
             await writeAll(out, chunk, size);
             size += chunk.length;
@@ -249,7 +245,8 @@ export class ReplicatedCheckpoints implements Checkpoints {
       } finally {
         await out.close();
       }
-      if (!found) {
+      // One written again meanwhile or gone from NATS is told apart by its size and sha256 below.
+      if (read === "none") {
         await unlink(tmp);
         return;
       }
@@ -268,53 +265,6 @@ export class ReplicatedCheckpoints implements Checkpoints {
       await unlink(tmp).catch(() => {});
       throw err;
     }
-  }
-
-  /**
-   * Streams an object's bytes to `onChunk`, the next asked for only once it has taken the last; false when
-   * there is no such object. ObjectStore.get would serve the same bytes, but it queues every chunk as fast as
-   * NATS delivers them, whatever the reader takes: a blob larger than memory would not fit. So its chunk
-   * messages (the object store's layout: subject `$O.<bucket>.C.<nuid>` of its stream) are read here with an
-   * ordered pull consumer, which holds only a few chunks ahead. The caller checks the bytes against the manifest.
-   */
-  private async readObject(name: string, onChunk: (chunk: Uint8Array) => Promise<void>): Promise<boolean> {
-    const info = await this.objects.info(name);
-    if (!info || info.deleted) return false;
-    if (info.size === 0) return true;
-    this.streamName ??= this.objects.status().then((status) => status.streamInfo.config.name);
-    const stream = await this.streamName;
-    const subject = `$O.${info.bucket}.C.${info.nuid}`;
-    // A consumer of no message waits for one forever: an object whose chunks NATS no longer holds (purged by
-    // limits on the stream, or by the session's removal meanwhile) hung the restore. It has no bytes to give.
-    const held = (await (await this.js.streams.get(stream)).info(false, { subjects_filter: subject })).state
-      .subjects?.[subject];
-    if (!held) return true;
-    // A single subject: the 3.4 client refuses the array form on a 2.9 server.
-    const consumer = await this.js.consumers.get(stream, { filter_subjects: subject } as never);
-    const messages = await consumer.consume({ max_messages: READ_AHEAD });
-    let received = 0;
-    let count = 0;
-    const chunks = messages[Symbol.asyncIterator]();
-    try {
-      for (;;) {
-        // Chunks removed after they were counted (a purge, the session's removal) would never come: bounded, as
-        // NATS holds the next ahead of time and sends it at once.
-        const next = await beforeDeadline(chunks.next(), this.node.chunkWaitMs ?? 60_000, name);
-        if (next.done) break;
-        const msg = next.value;
-        await onChunk(msg.data);
-        received += msg.data.length;
-        count += 1;
-        if (msg.info.pending === 0 || received >= info.size || count >= held) break;
-      }
-    } finally {
-      // As a for-await's exit would: the messages close only once their iterator is done.
-      void chunks.return?.();
-      await messages.close();
-      // Left alone, the ephemeral consumer would linger on the server until it has been idle for minutes.
-      await consumer.delete().catch(() => {});
-    }
-    return true;
   }
 
   /** New blobs first, then the manifest that points at them, then the index that lists it. */
@@ -356,7 +306,7 @@ export class ReplicatedCheckpoints implements Checkpoints {
     const ids = await this.ids().catch(() => this.index().catch(() => []));
     const blobs = new Set<string>();
     for (const id of ids) {
-      const data = await this.objects.getBlob(this.name("manifests", `${id}.json`)).catch(() => null);
+      const data = await this.reader.bytes(this.name("manifests", `${id}.json`)).catch(() => null);
       if (data) for (const blob of blobsNamed(data)) blobs.add(blob);
       await this.objects.delete(this.name("manifests", `${id}.json`)).catch(() => {});
     }
@@ -392,6 +342,3 @@ const CHECKPOINT_ID = /^\d{6,}$/;
 
 /** In the cache dir, beside the manifests (which are <id>.json): the checkpoint the native dir holds. */
 const NATIVE_AT = "native-at";
-
-/** How many chunk messages (128 KiB each, as the object store writes them) a pull may hold ahead of the disk. */
-const READ_AHEAD = 8;

@@ -23,8 +23,9 @@ async function oneBlobCheckpoint(a: Node, id: string) {
   const blob = made.files[0]!.segments[0]!.blob;
   const info = await a.ctx.blobs.info(`${id}/blobs/${blob}`);
   const stream = (await a.ctx.blobs.status()).streamInfo.config.name;
-  const purge = () => a.ctx.jsm.streams.purge(stream, { filter: `$O.${info!.bucket}.C.${info!.nuid}` });
-  return { made, blob, purge };
+  const chunks = `$O.${info!.bucket}.C.${info!.nuid}`;
+  const purge = () => a.ctx.jsm.streams.purge(stream, { filter: chunks });
+  return { made, blob, chunks, purge };
 }
 
 describe("cluster checkpoint blobs gone from NATS", () => {
@@ -43,14 +44,16 @@ describe("cluster checkpoint blobs gone from NATS", () => {
 
   it("fails a restore whose blob's chunks go after they were counted, naming it, instead of waiting forever", async () => {
     const [a, b] = await nats.twoNodes("cpg", { leases: false });
-    const { made, blob, purge } = await oneBlobCheckpoint(a, "s2");
-    // node-b's real client, whose consumer of the chunks is made only once they are purged (after they were counted).
+    const { made, blob, chunks, purge } = await oneBlobCheckpoint(a, "s2");
+    // node-b's real client, whose consumer of the blob's chunks is made only once they are purged (after they were
+    // counted); the index and manifest are read through consumers too.
     const consumers = new Proxy(b.ctx.js.consumers, {
       get(target, prop) {
         const value = Reflect.get(target, prop, target);
         if (prop !== "get") return typeof value === "function" ? value.bind(target) : value;
         return async (...args: unknown[]) => {
-          await purge();
+          if ((args[1] as { filter_subjects?: string } | undefined)?.filter_subjects === chunks)
+            await purge();
           return (value as (...a: unknown[]) => unknown).apply(target, args);
         };
       },
