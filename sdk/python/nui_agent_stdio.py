@@ -339,6 +339,10 @@ class NuiAgent(HitlMixin):
                     self.emit({"type": "text", "content": str(chunk)}, run_id)
         except Exception as exc:  # the agent's failure is an event, never a dead host
             self.emit({"type": "error", "error": str(exc) or exc.__class__.__name__}, run_id)
+        except SystemExit as exc:
+            # In this thread sys.exit() would end the thread alone, silently: the run would send neither done nor
+            # its reply, and the client would wait for it for good. It fails the run instead, saying so.
+            self.emit({"type": "error", "error": f"run() called sys.exit({exc.code!r})"}, run_id)
         finally:
             local.run_id = ""
         done: Dict[str, Any] = {"type": "done"}
@@ -360,7 +364,7 @@ class NuiAgent(HitlMixin):
         """Calls one of the agent's hooks; what it raises is reported on stderr, never the end of the host or a run."""
         try:
             return fn(*args)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() in a run's thread would end that run unfinished
             sys.stderr.write(f"[{self.name}] {hook} raised {exc.__class__.__name__}: {exc}\n")
             return None
 
