@@ -1,5 +1,6 @@
 // One run of an agent, whatever carries it: params in, events out through a sink, cancel through its signal.
 import { randomUUID } from "node:crypto";
+import { inspect } from "node:util";
 import type { NuiAgent } from "./agent.js";
 import { type EventLimit, fitted } from "./fit.js";
 import { approvalPayload, type HitlWaiters, hitlRequest, questionPayload } from "./hitl.js";
@@ -87,9 +88,19 @@ export async function runAgent(
       await result;
     }
   } catch (err) {
-    if (!sink.signal.aborted) emit({ type: "error", error: (err as Error).message || String(err) });
+    if (!sink.signal.aborted) emit({ type: "error", error: failure(err) });
   }
   const sessionId = await guarded(agent, "getSessionId", () => agent.getSessionId(runId));
   emit({ type: "done", ...(sessionId ? { sessionId } : {}) });
   return { runId, cancelled: sink.signal.aborted };
+}
+
+/**
+ * What a run failed with, for its error event. Not always an Error: a bare `reject()` gives undefined, which reading a
+ * message from threw in the catch, so the run sent neither done nor its reply and the host died of the rejection.
+ */
+function failure(err: unknown): string {
+  if (err instanceof Error) return err.message || String(err);
+  if (typeof err === "string" && err) return err;
+  return `run() failed with ${inspect(err, { breakLength: Number.POSITIVE_INFINITY })}`;
 }
