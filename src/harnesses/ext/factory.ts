@@ -180,8 +180,11 @@ export class ExtensionHarnessFactory implements HarnessFactory {
           ...base,
           harnessId: this.harness.id,
           desk,
-          connect: async (_runId, events) =>
-            dialTcpHost(await this.sharedHost().ensure(), this.name, this.timeouts, events),
+          connect: async (_runId, events) => {
+            const host = this.sharedHost();
+            const address = await host.ensure();
+            return dialTcpHost(address, this.name, this.timeouts, events, host.endOfCurrent());
+          },
         });
       case "http": {
         const client = httpClient(await this.sharedHost().ensure(), this.name);

@@ -55,6 +55,28 @@ export class SharedHost {
     return this.starting;
   }
 
+  /**
+   * For a connection to the host that runs now, should it close: how that host ended (its exit and the last of its
+   * stderr) when Brain started it and it exits within `ms`, else undefined (a host Brain did not start, one that
+   * lives on). A host that dies closes its connections first: its exit is seen a moment later.
+   */
+  endOfCurrent(): (ms: number) => Promise<string | undefined> {
+    // One Brain started that has exited is not the host this connection reached (someone else's, found by its file).
+    const host = this.process?.alive ? this.process : undefined;
+    return async (ms) => {
+      if (!host) return undefined;
+      let timer: NodeJS.Timeout | undefined;
+      const reason = await Promise.race([
+        host.exited,
+        new Promise<undefined>((resolve) => {
+          timer = setTimeout(() => resolve(undefined), ms);
+        }),
+      ]);
+      clearTimeout(timer);
+      return reason === undefined ? undefined : host.describe(reason);
+    };
+  }
+
   /** Stops the host Brain started (after `shutdown`, the protocol's polite request), if it runs. */
   async stop(shutdown: (address: HostAddress) => Promise<void>, graceMs: number): Promise<void> {
     const host = this.process;

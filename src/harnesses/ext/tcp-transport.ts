@@ -11,11 +11,16 @@ import { ReadGate } from "../read-gate.js";
 import { hostPeer } from "./rpc-peer.js";
 import type { RpcTransport, Timeouts, TransportEvents } from "./transport.js";
 
+/**
+ * `hostEnd`: how the host ended, when it did within `ms` (see SharedHost.endOfCurrent), for the message of a
+ * connection it closed.
+ */
 export async function dialTcpHost(
   where: { host: string; port: number; path?: string; token?: string },
   name: string,
   timeouts: Timeouts,
   events: TransportEvents,
+  hostEnd?: (ms: number) => Promise<string | undefined>,
 ): Promise<RpcTransport> {
   const socket = connect({ host: where.host, port: where.port });
   const address = `${where.host}:${where.port}${where.path ? ` (from ${where.path})` : ""}`;
@@ -76,8 +81,16 @@ export async function dialTcpHost(
     }
     if (backlog) queueMicrotask(check);
   });
-  socket.on("error", (err) => fail(`${name}: connection to ${address} failed: ${err.message}`));
-  socket.on("close", () => fail(`${name}: the extension host at ${address} closed the connection`));
+  let lost = false;
+  const onLost = (why: string) => {
+    if (lost) return;
+    lost = true;
+    if (!hostEnd || fatal) return fail(why);
+    // Said with how the host ended, once that is known: its exit code and stderr say why, the lost connection not.
+    void hostEnd(timeouts.shutdownMs).then((end) => fail(end ? `${why}: ${end}` : why));
+  };
+  socket.on("error", (err) => onLost(`${name}: connection to ${address} failed: ${err.message}`));
+  socket.on("close", () => onLost(`${name}: the extension host at ${address} closed the connection`));
   if (where.token !== undefined) {
     try {
       await peer.request(HARNESS_METHODS.authenticate, { token: where.token }, timeouts.openMs);
@@ -92,7 +105,7 @@ export async function dialTcpHost(
   }
   return {
     peer,
-    isAlive: () => fatal === undefined,
+    isAlive: () => fatal === undefined && !lost,
     afterRead: (ms, fire) => gate.afterRead(ms, fire),
     abandon: () =>
       fail(`${name}: dropped the connection to ${address}: the host did not end an interrupted run`),

@@ -1,0 +1,37 @@
+// A TCP host Brain started that dies mid-turn: the turn fails saying how the host ended (its exit code and the last
+// of its stderr), as a stdio host's does, not only that its connection closed; the next turn starts it again.
+import { expect, it } from "vitest";
+import { events, textOf } from "../../testing/brain.js";
+import { useScratch } from "../../testing/nui.js";
+
+const { pythonHost } = useScratch();
+
+const HOST = `
+import os, sys, time
+from nui_agent import NuiAgent
+class Dies(NuiAgent):
+    def run(self, message, run_id, **kwargs):
+        yield "before "
+        if message == "die":
+            time.sleep(0.2)  # the text goes out before the host does
+            sys.stderr.write("fatal: the model server went away\\n")
+            sys.stderr.flush()
+            os._exit(4)
+        yield "alive"
+Dies().serve()
+`;
+
+it("a TCP host Brain started that dies mid-turn fails the turn naming its exit and its stderr", async () => {
+  const brain = await pythonHost("tcpdies", "tcp", HOST);
+  const session = await brain.create({ harness: "ext:tcpdies/echo" });
+  const turn = await session.prompt("die");
+  const settled = await turn.settled;
+  expect(settled.status).toBe("failed");
+  expect(settled.error?.message).toMatch(
+    /closed the connection: extension host for ext:tcpdies\/echo exited with code 4; its stderr ended with: [\s\S]*fatal: the model server went away$/,
+  );
+  expect(textOf(await events(session), turn.turn)).toBe("before ");
+  const next = await session.prompt("again");
+  expect((await next.settled).status).toBe("completed");
+  expect(textOf(await events(session), next.turn)).toBe("before alive");
+});
