@@ -187,7 +187,10 @@ export class ExtensionHarnessFactory implements HarnessFactory {
           },
         });
       case "http": {
-        const client = httpClient(await this.sharedHost().ensure(), this.name);
+        const host = this.sharedHost();
+        const address = await host.ensure();
+        const end = host.endOfCurrent();
+        const client = httpClient(address, this.name, () => end(this.timeouts.shutdownMs));
         await client.info(this.timeouts.openMs).catch(async (err) => {
           await client.close();
           throw err;
@@ -249,7 +252,15 @@ export class ExtensionHarnessFactory implements HarnessFactory {
 }
 
 /** A client of an HTTP host, with the token its connection file names (which it then requires). */
-function httpClient(address: HostAddress, name: string): HttpAgentClient {
+/** `agentEnd`: how the host ended, for a run stream that broke (see SharedHost.endOfCurrent). */
+function httpClient(
+  address: HostAddress,
+  name: string,
+  agentEnd?: () => Promise<string | undefined>,
+): HttpAgentClient {
   const url = `http://${address.host}:${address.port}`;
-  return new HttpAgentClient(url, name, address.token !== undefined ? { token: address.token } : {});
+  return new HttpAgentClient(url, name, {
+    ...(address.token !== undefined ? { token: address.token } : {}),
+    ...(agentEnd ? { agentEnd } : {}),
+  });
 }

@@ -39,6 +39,11 @@ export interface HttpAgentClientOptions {
    * agent, which then answers on no port of this host's loopback); the URL still names the agent in errors.
    */
   socketPath?: string;
+  /**
+   * How the agent's process ended, when Brain runs it and it did (an extension host it started): said with a run
+   * stream that broke, whose own error ("other side closed") does not say why.
+   */
+  agentEnd?: () => Promise<string | undefined>;
 }
 
 export class HttpAgentClient {
@@ -54,6 +59,7 @@ export class HttpAgentClient {
   private readonly auth: Record<string, string>;
   /** What every request is sent with: no redirects, and this agent's own connections. */
   private readonly via: { redirect: "manual"; dispatcher: Agent };
+  private readonly agentEnd: (() => Promise<string | undefined>) | undefined;
 
   constructor(
     baseUrl: string,
@@ -67,6 +73,7 @@ export class HttpAgentClient {
     this.pool = new Agent({ bodyTimeout: idle, headersTimeout: idle, ...connect });
     this.via = { ...NO_REDIRECTS, dispatcher: this.pool };
     this.auth = options.token ? { authorization: `Bearer ${options.token}` } : {};
+    this.agentEnd = options.agentEnd;
   }
 
   /** GET /info: the health check. Throws a HarnessError saying what failed and where. */
@@ -166,9 +173,10 @@ export class HttpAgentClient {
       }
     } catch (err) {
       if (signal.aborted) return "aborted";
+      const end = await this.agentEnd?.();
       throw new HarnessError(
         "brain_error",
-        `${this.name}: the event stream of POST ${url} broke: ${fetchFailure(err)}`,
+        `${this.name}: the event stream of POST ${url} broke: ${fetchFailure(err)}${end ? `: ${end}` : ""}`,
       );
     }
     if (signal.aborted && !ended) return "aborted";
