@@ -21,11 +21,21 @@ async function refusal(res) {
   return `HTTP ${res.status}`;
 }
 
-/** What to do about an event stream refused for good, when the daemon's answer did not say it (not its JSON). */
+/** Why an event stream was refused for good, when the daemon's answer did not say it (not its JSON). */
 const STOPPED_BECAUSE = {
-  400: "the daemon calls the stream's request wrong; reload the page to read the session again",
-  401: "the token was refused; sign in again with the link `brain token` prints",
-  404: "no such session here, or not this token's; pick another in the list",
+  400: "the daemon calls the stream's request wrong",
+  401: "the token was refused",
+  404: "no such session here, or not this token's",
+};
+
+/**
+ * What the page's user can do about it, said after the daemon's words too: those speak to an API client ("resume
+ * from 3 or less") or name only what is missing ('no session "…"', when it was deleted while open).
+ */
+const STOPPED_DO = {
+  400: "reload the page to read the session again",
+  401: "sign in again with the link `brain token` prints",
+  404: "it may have been deleted; pick another in the list",
 };
 
 /** An event the stream sent that the page cannot read, named by its seq (or the one before it). */
@@ -197,8 +207,9 @@ export class Api {
           // (a cursor past the log's end, after the session was made again under its id).
           // Its body may be anyone's (a proxy's page): unreadable, the status still says why, and what to do.
           if (res.status === 404 || res.status === 401 || res.status === 400) {
-            const why = await refusal(res);
-            onState("stopped", why === `HTTP ${res.status}` ? `${why}: ${STOPPED_BECAUSE[res.status]}` : why);
+            const said = await refusal(res);
+            const why = said === `HTTP ${res.status}` ? `${said}: ${STOPPED_BECAUSE[res.status]}` : said;
+            onState("stopped", `${why}; ${STOPPED_DO[res.status]}`);
             if (res.status === 401) this.onRefused(this);
             return;
           }

@@ -1,5 +1,6 @@
 // The web UI's event stream when what comes back is not what the daemon sends, in a real browser: a refusal
-// whose body is not the daemon's JSON (a proxy's page) stops the stream and names the status and what to do, and
+// whose body is not the daemon's JSON (a proxy's page) stops the stream and names the status and what to do (as
+// one in the daemon's words does: a session deleted while open), and
 // an event the page cannot read stops it naming that event, instead of trying again every second for good.
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
@@ -59,6 +60,25 @@ describe("web UI event stream refused with a body that is not JSON", () => {
       expect(await page.locator("#login-error").textContent()).toContain("no longer accepts this token");
       expect(await page.locator("#main").isVisible()).toBe(false);
       expect(asked()).toBe(1);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("web UI event stream of a session deleted while it is open", () => {
+  it("stops, and says what to do beside the daemon's words", async () => {
+    const client = t.client();
+    const { id } = await client.create({ harness: "echo" });
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
+      await expect.poll(() => page.locator("#conn").textContent()).toBe("live");
+      await client.delete(id, { force: true });
+      await expect.poll(() => page.locator("#conn").textContent()).toBe("stopped");
+      const said = await page.locator("#s-stream").textContent();
+      expect(said).toContain(`no session "${id}"`);
+      expect(said).toContain("pick another in the list");
     } finally {
       await page.close();
     }
