@@ -13,9 +13,31 @@ async function act(fn) {
   try {
     return await fn(session);
   } catch (err) {
+    const shown = (await controlledElsewhere(session, err)) ?? err;
     // Another session opened meanwhile: this failure, shown there, would read as that session's.
-    if (state.session === session) showError("s-error", err);
+    if (state.session === session) showError("s-error", shown);
   }
+}
+
+/**
+ * The refusal of an action because another client controls the session, in this page's terms: the daemon's
+ * words tell an API client which call takes control (a POST with a client id), and this page has a button for
+ * it. Told by the session's view, read again (the daemon's 409 says no more than "conflict", as for a turn still
+ * running), which also puts who controls it in the head. Undefined for any other failure.
+ */
+async function controlledElsewhere(session, err) {
+  if (err?.status !== 409) return undefined;
+  let view;
+  try {
+    view = await state.api.call("GET", path(session));
+  } catch {
+    return undefined;
+  }
+  updateHead(view);
+  if (!view.controller || view.controller === state.api.client) return undefined;
+  return new Error(
+    `Refused: client "${view.controller}" controls this session (another tab, or another client of the daemon). Press Take control to act from this tab, or watch it.`,
+  );
 }
 
 /** A picked file as the API takes an image: its type and its bytes in base64. */

@@ -1,7 +1,7 @@
 // The web UI's session head and composer as the user acts on them, in a real browser: after "Take control" the
-// head says the page controls the session, without a reload; it says what the session's native state takes on
-// disk; images picked for one session stay with it when another is opened, as its draft does, and are never sent
-// with another session's prompt.
+// head says the page controls the session, without a reload; an action another client's control refuses says to
+// press it; the head says what the session's native state takes on disk; images picked for one session stay with
+// it when another is opened, as its draft does, and are never sent with another session's prompt.
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -24,6 +24,32 @@ describe("web UI's head after Take control", () => {
       await page.click("#take-control");
       await expect.poll(() => page.locator("#s-control").textContent()).toBe("you control it");
       expect(await page.locator("#take-control").isHidden()).toBe(true);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("web UI's composer on a session another client controls", () => {
+  it("says to press Take control, not which API call takes it, and sends once it is pressed", async () => {
+    const { id } = await t.client().create({ harness: "echo" });
+    await t.client({ client: "the-cli" }).takeControl(id, "the-cli");
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
+      await expect.poll(() => page.locator("#conn").textContent()).toBe("live");
+      await page.fill("#prompt", "from the page");
+      await page.click("#send");
+      await expect.poll(() => page.locator("#s-error").textContent()).toContain("Take control");
+      const said = await page.locator("#s-error").textContent();
+      expect(said).toContain('client "the-cli" controls this session');
+      expect(said).not.toContain("POST");
+      expect(await page.locator("#prompt").inputValue()).toBe("from the page");
+      await page.click("#take-control");
+      await expect.poll(() => page.locator("#s-control").textContent()).toBe("you control it");
+      await page.click("#send");
+      await page.locator(".msg.user", { hasText: "from the page" }).waitFor();
+      expect(await page.locator("#s-error").textContent()).toBe("");
     } finally {
       await page.close();
     }
