@@ -3,7 +3,7 @@
 // off, close and take control; an action's refusal is shown under the transcript.
 import { newKey } from "./api.js";
 import { $, showError, state } from "./page.js";
-import { openSession, updateHead } from "./session.js";
+import { controlledElsewhere, openSession, updateHead } from "./session.js";
 import { refreshSessions } from "./sessions.js";
 
 /** Runs `fn` on the open session: its id is taken now, as another may be opened before `fn` sends anything. */
@@ -17,27 +17,6 @@ async function act(fn) {
     // Another session opened meanwhile: this failure, shown there, would read as that session's.
     if (state.session === session) showError("s-error", shown);
   }
-}
-
-/**
- * The refusal of an action because another client controls the session, in this page's terms: the daemon's
- * words tell an API client which call takes control (a POST with a client id), and this page has a button for
- * it. Told by the session's view, read again (the daemon's 409 says no more than "conflict", as for a turn still
- * running), which also puts who controls it in the head. Undefined for any other failure.
- */
-async function controlledElsewhere(session, err) {
-  if (err?.status !== 409) return undefined;
-  let view;
-  try {
-    view = await state.api.call("GET", path(session));
-  } catch {
-    return undefined;
-  }
-  updateHead(view);
-  if (!view.controller || view.controller === state.api.client) return undefined;
-  return new Error(
-    `Refused: client "${view.controller}" controls this session (another tab, or another client of the daemon). Press Take control to act from this tab, or watch it.`,
-  );
 }
 
 /** A picked file as the API takes an image: its type and its bytes in base64. */

@@ -48,6 +48,27 @@ function sizeText(bytes) {
   return unit === 0 ? `${bytes} bytes` : `${bytes.toFixed(1)} ${units[unit]}`;
 }
 
+/**
+ * The refusal of an action (a prompt, an answer) because another client controls the session, in this page's
+ * terms: the daemon's words tell an API client which call takes control (a POST with a client id), and this page
+ * has a button for it. Told by the session's view, read again (the daemon's 409 says no more than "conflict", as
+ * for a turn still running), which also puts who controls it in the head. Undefined for any other failure.
+ */
+export async function controlledElsewhere(session, err) {
+  if (err?.status !== 409) return undefined;
+  let view;
+  try {
+    view = await state.api.call("GET", `/v1/sessions/${encodeURIComponent(session)}`);
+  } catch {
+    return undefined;
+  }
+  updateHead(view);
+  if (!view.controller || view.controller === state.api.client) return undefined;
+  return new Error(
+    `Refused: client "${view.controller}" controls this session (another tab, or another client of the daemon). Press Take control to act from this tab, or watch it.`,
+  );
+}
+
 export function setTurnState() {
   const running = state.transcript?.running;
   $("turn-state").textContent = running ? "turn running…" : "";
@@ -137,13 +158,18 @@ export async function openSession(id, all = false) {
   $("announce").textContent = ""; // another session's words
   const transcript = new Transcript(
     $("transcript"),
-    (requestId, body) =>
-      state.api.call(
-        "POST",
-        `/v1/sessions/${encodeURIComponent(id)}/requests/${encodeURIComponent(requestId)}`,
-        body,
-        newKey(), // one per click: a retry of it is the same answer
-      ),
+    async (requestId, body) => {
+      try {
+        return await state.api.call(
+          "POST",
+          `/v1/sessions/${encodeURIComponent(id)}/requests/${encodeURIComponent(requestId)}`,
+          body,
+          newKey(), // one per click: a retry of it is the same answer
+        );
+      } catch (err) {
+        throw (await controlledElsewhere(id, err)) ?? err;
+      }
+    },
     // Show all is asked for: then every entry stays.
     {
       client: state.api.client,

@@ -1,5 +1,6 @@
 // The web UI's request cards in a real browser when another client answers first: the card says what the answer
-// was and who gave it, and the page's own answer, refused because it came second, does not hide that.
+// was and who gave it, and the page's own answer, refused because it came second, does not hide that. One refused
+// because another client controls the session says to press Take control.
 import type { Route } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { collect, NUI_RELEASE_QUESTION, raw, settled } from "../testing/http.js";
@@ -96,6 +97,36 @@ describe("web UI's permission card when another client answered first", () => {
       await page.unroute(answers);
       await card.getByRole("button", { name: "Allow" }).click();
       await expect.poll(() => status.textContent()).toBe("allowed (by you)");
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("web UI's permission card on a session another client controls", () => {
+  it("says to press Take control, not which API call takes it, and answers once it is pressed", async () => {
+    const cli = t.client({ client: "the-cli" });
+    const { id } = await cli.create({
+      harness: "echo",
+      config: { tools: ["echo"] },
+      permissions: { default: "ask" },
+    });
+    await cli.takeControl(id, "the-cli");
+    const { turn } = (await cli.prompt(id, "echo: theirs")) as { turn: string };
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
+      const card = page.locator(".request");
+      const status = card.locator(".request-status");
+      await card.getByRole("button", { name: "Allow" }).click();
+      await expect.poll(() => status.textContent()).toContain("Take control");
+      expect(await status.textContent()).toContain('client "the-cli" controls this session');
+      expect(await status.textContent()).not.toContain("POST");
+      await page.click("#take-control");
+      await expect.poll(() => page.locator("#s-control").textContent()).toBe("you control it");
+      await card.getByRole("button", { name: "Allow" }).click();
+      await expect.poll(() => status.textContent()).toBe("allowed (by you)");
+      await collect(cli, id, settled(turn));
     } finally {
       await page.close();
     }
