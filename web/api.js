@@ -178,7 +178,7 @@ export class Api {
 
   /**
    * Follows a session's events from seq `after` on, calling onEvent once per event in order, until stop() is
-   * called. onState is told "live", "reconnecting" or "stopped"; onDropped(after, firstSeq) that retention
+   * called. onState is told "live", "reconnecting" or "stopped" (with the status of a refusal); onDropped(after, firstSeq) that retention
    * removed the events between the two before the stream could send them (docs/protocol.md, "Dropped ranges").
    */
   follow(id, after, onEvent, onState, onDropped = (_after, _firstSeq) => {}) {
@@ -209,7 +209,7 @@ export class Api {
           if (res.status === 404 || res.status === 401 || res.status === 400) {
             const said = await refusal(res);
             const why = said === `HTTP ${res.status}` ? `${said}: ${STOPPED_BECAUSE[res.status]}` : said;
-            onState("stopped", `${why}; ${STOPPED_DO[res.status]}`);
+            onState("stopped", `${why}; ${STOPPED_DO[res.status]}`, res.status);
             if (res.status === 401) this.onRefused(this);
             return;
           }

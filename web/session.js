@@ -69,6 +69,18 @@ export async function controlledElsewhere(session, err) {
   );
 }
 
+/**
+ * The open session is no more (deleted, or never this token's): its head says so. The last status it said ("idle",
+ * "running") stayed for good, as no view of it comes again.
+ */
+function gone() {
+  state.view = undefined;
+  $("s-status").textContent = "not found";
+  $("s-status").dataset.state = "stopped";
+  $("s-control").textContent = "";
+  $("take-control").hidden = true;
+}
+
 export function setTurnState() {
   const running = state.transcript?.running;
   $("turn-state").textContent = running ? "turn running…" : "";
@@ -241,8 +253,9 @@ export async function openSession(id, all = false) {
         refreshSoon();
       }
     },
-    (conn, why) => {
+    (conn, why, status) => {
       if (state.transcript !== transcript) return; // another session's stream now
+      if (status === 404) gone();
       $("conn").textContent = conn === "reconnecting" ? "reconnecting…" : conn;
       $("conn").dataset.state = conn;
       // The stream's own line, apart from an action's error (#s-error): an action clears only its own, and the

@@ -83,6 +83,25 @@ describe("web UI event stream of a session deleted while it is open", () => {
       await page.close();
     }
   });
+
+  it("says in its head that it is not found, not the status it had", async () => {
+    const client = t.client();
+    const { id } = await client.create({ harness: "echo", config: { options: { delay_ms: 200 } } });
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
+      await expect.poll(() => page.locator("#conn").textContent()).toBe("live");
+      await client.prompt(id, Array.from({ length: 100 }, (_, i) => `w${i}`).join(" "));
+      await expect.poll(() => page.locator("#turn-state").textContent()).toBe("turn running…");
+      await expect.poll(() => page.locator("#s-status").textContent()).toBe("running");
+      await client.delete(id, { force: true });
+      await expect.poll(() => page.locator("#conn").textContent()).toBe("stopped");
+      await expect.poll(() => page.locator("#s-status").textContent()).toBe("not found");
+      expect(await page.locator("#s-control").textContent()).toBe("");
+    } finally {
+      await page.close();
+    }
+  });
 });
 
 describe("web UI event stream sending an event it cannot read", () => {
