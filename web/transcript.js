@@ -291,18 +291,20 @@ export class Transcript {
       );
     }
     if (freeText) {
+      // Nothing typed is not sent: the question would be settled with no answer, for good, by a stray Enter.
+      const typed = () => {
+        if (input.value.trim()) send({ answer: input.value });
+        else status.textContent = "Type an answer first.";
+      };
       // Enter sends what was typed, as in a form: from the keyboard alone, else, it takes a Tab to the button.
       const input = el("input", {
         placeholder: "your answer",
         class: "answer",
         onkeydown: (/** @type {KeyboardEvent} */ e) => {
-          if (e.key === "Enter" && !e.isComposing && !input.disabled) send({ answer: input.value });
+          if (e.key === "Enter" && !e.isComposing && !input.disabled) typed();
         },
       });
-      buttons.append(
-        input,
-        el("button", { type: "button", onclick: () => send({ answer: input.value }) }, "Answer"),
-      );
+      buttons.append(input, el("button", { type: "button", onclick: typed }, "Answer"));
     }
     const card = el(
       "div",

@@ -134,7 +134,7 @@ describe("web UI's permission card on a session another client controls", () => 
 });
 
 describe("web UI's question card from the keyboard alone", () => {
-  it("sends the typed answer on Enter, as a form would", async () => {
+  it("sends the typed answer on Enter, as a form would, and nothing while the field is empty", async () => {
     const client = t.client();
     const { id } = await client.create({ harness: "echo", config: { options: { delay_ms: 40 } } });
     const { turn } = await client.prompt(id, Array.from({ length: 300 }, (_, i) => `w${i}`).join(" "));
@@ -148,6 +148,10 @@ describe("web UI's question card from the keyboard alone", () => {
       await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
       const card = page.locator(".request");
       await card.locator("input.answer").focus();
+      // A stray Enter in the empty field: answering with nothing would settle the question, for good.
+      await page.keyboard.press("Enter");
+      await expect.poll(() => card.locator(".request-status").textContent()).toBe("Type an answer first.");
+      expect(await card.getAttribute("class")).not.toContain("answered");
       await page.keyboard.type("somewhere else");
       await page.keyboard.press("Enter");
       await expect
