@@ -1,6 +1,6 @@
 // Provider failures in words a user can act on: the HTTP status and the provider's own message, a dropped
 // stream, a silent one. Which of them are worth another try is decided here too.
-import { APICallError } from "ai";
+import { APICallError, JSONParseError, TypeValidationError } from "ai";
 import { headOf } from "../../core/redact.js";
 
 /** The provider's message from an error body in any of the formats we speak; undefined when there is none. */
@@ -60,7 +60,48 @@ function streamedError(err: unknown): StreamedError | undefined {
 /** The streamed error types that say "try again later", in the words of Anthropic and OpenAI. */
 const TRANSIENT = /overloaded|rate_limit|server_error|api_error|unavailable/i;
 
-export function describeProviderError(provider: string, err: unknown): string {
+/**
+ * Anthropic's package reads a stream's first event before it hands the stream on, and an `error` event there comes
+ * out as an APICallError of its own making: status 500 (529 when overloaded), retryable only when overloaded, the
+ * 200's headers, and as its body the event's error, or the parse failure of an event that is not JSON. The provider
+ * answered 200: this is what it streamed, told and judged as the same event later in the stream would be.
+ */
+function streamedFirst(err: unknown): unknown {
+  if (!APICallError.isInstance(err)) return err;
+  if (!err.responseHeaders?.["content-type"]?.includes("text/event-stream")) return err;
+  try {
+    const body = JSON.parse(err.responseBody ?? "") as unknown;
+    return body !== null && typeof body === "object" ? body : err;
+  } catch {
+    return err;
+  }
+}
+
+/** A stream event the SDK could not read: not JSON, or not in the shape of the provider's API. */
+function unreadable(err: unknown): { text: string; what: string } | undefined {
+  if (JSONParseError.isInstance(err)) return { text: err.text, what: "not JSON" };
+  if (TypeValidationError.isInstance(err)) {
+    return { text: JSON.stringify(err.value) ?? String(err.value), what: "not in the form of its API" };
+  }
+  // As Anthropic's package hands on a first event that is not JSON (streamedFirst): the parse error, as JSON.
+  const named = err as { name?: unknown; text?: unknown } | null;
+  if (named?.name === "AI_JSONParseError" && typeof named.text === "string")
+    return { text: named.text, what: "not JSON" };
+  return undefined;
+}
+
+/** What the provider sent, in the error: its head, cut between words (as messageInBody's), and how long it was. */
+function quoted(text: string, max = 200): string {
+  return text.length <= max ? text : `${headOf(text, max)}… (${text.length} characters)`;
+}
+
+export function describeProviderError(provider: string, thrown: unknown): string {
+  const err = streamedFirst(thrown);
+  const bad = unreadable(err);
+  if (bad) {
+    // The SDK's own message holds the whole event: a provider or proxy streaming junk would fill the log with it.
+    return `${provider} sent a stream event that is ${bad.what}: ${quoted(bad.text)}; check the provider, or the proxy at its base URL`;
+  }
   const streamed = streamedError(err);
   if (streamed) {
     const kind = streamed.kind ? `${streamed.kind}: ` : "";
@@ -115,7 +156,9 @@ function isTimeout(err: unknown): boolean {
  * Worth another try: the SDK's verdict for HTTP errors (408, 409, 429, 5xx, x-should-retry), network failures, and
  * for an error streamed before any text, the SDK's verdict or its type's (Anthropic's overloaded_error).
  */
-export function isRetryable(err: unknown): boolean {
+export function isRetryable(thrown: unknown): boolean {
+  const err = streamedFirst(thrown);
+  if (unreadable(err)) return false;
   if (APICallError.isInstance(err)) return err.isRetryable;
   const streamed = streamedError(err);
   if (streamed) return streamed.retryable ?? TRANSIENT.test(streamed.kind ?? "");

@@ -1,0 +1,67 @@
+// What a provider streams that is not what its API promised (an event that is not JSON, an error as its stream's
+// first event), as the turn tells it: the provider's own word, bounded, and judged as the error it is.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { events, makeBrain, textOf } from "../../testing/brain.js";
+import { ApiHarnessFactory } from "./factory.js";
+import { apiTestBed } from "./testing/bed.js";
+import { baseUrlFor, FAKE_KEY } from "./testing/provider.js";
+
+const bed = apiTestBed();
+
+// A 200 whose one event is not JSON: an unterminated string of 200,000 characters.
+const garbled = `{"type": "garbled ${"x".repeat(200_000)}`;
+const garbling = createServer((req, res) => {
+  req.resume();
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  res.end(`data: ${garbled}\n\n`);
+});
+beforeAll(() => new Promise<void>((resolve) => garbling.listen(0, "127.0.0.1", resolve)));
+afterAll(() => new Promise<void>((resolve) => garbling.close(() => resolve())));
+
+describe.each(["anthropic", "openai", "openai-chat", "gemini", "openrouter"])(
+  "%s streaming an event that is not JSON",
+  (provider) => {
+    it("fails the turn saying what the provider sent, a bounded head of it, and where to look", async () => {
+      const url = `http://127.0.0.1:${(garbling.address() as AddressInfo).port}`;
+      const t = bed.use(
+        makeBrain({
+          factories: [new ApiHarnessFactory()],
+          provider: { api_key: FAKE_KEY, base_url: baseUrlFor(provider, { url }) },
+        }),
+      );
+      const session = await t.brain.create({
+        harness: "api",
+        config: { model: `${provider}:fake-model`, options: { retries: 0 } },
+      });
+      const outcome = await (await session.prompt("x")).settled;
+      expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
+      expect(outcome.error?.message).toMatch(
+        new RegExp(
+          `^${provider} sent a stream event that is not JSON: \\{"type": "garbled… \\(200018 characters\\); ` +
+            "check the provider, or the proxy at its base URL$",
+        ),
+      );
+    });
+  },
+);
+
+describe("Anthropic's error as its stream's first event", () => {
+  it("is the error it streamed, retried as the same error later in the stream is", async () => {
+    const session = await bed.brain().brain.create({
+      harness: "api",
+      config: { model: "anthropic:fake-model", options: { retries: 1, retry_base_ms: 0 } },
+    });
+    const streamError = { after: 0, message: "Internal server error", type: "api_error" };
+    bed.fake.script([{ text: "never shown", streamError }, { text: "made it" }]);
+    const outcome = await (await session.prompt("x")).settled;
+    expect(outcome.status).toBe("completed");
+    const all = await events(session);
+    expect(textOf(all)).toBe("made it");
+    const warnings = all.filter((e) => e.type === "harness.warning").map((e) => e.data.message);
+    expect(warnings).toContain(
+      "anthropic reported an error mid-stream: api_error: Internal server error; retrying in 0.0 s (retry 1 of 1)",
+    );
+  });
+});
