@@ -27,6 +27,34 @@ describe("provider error bodies", () => {
     expect(JSON.stringify(await events(session))).not.toContain(FAKE_KEY.slice(0, 8));
   });
 
+  it.each(Object.keys(PROVIDER_FORMATS))(
+    "cuts %s's own message when it is long, as a gateway echoing a request",
+    async (provider) => {
+      const session = await bed.brain({ provider }).brain.create({
+        harness: "api",
+        config: { model: `${provider}:fake-model`, options: { retries: 0 } },
+      });
+      bed.fake.script([{ error: { status: 400, message: `invalid request: ${"word ".repeat(40_000)}` } }]);
+      const outcome = await (await session.prompt("x")).settled;
+      expect(outcome.error?.message).toBe(
+        `${provider} answered HTTP 400: invalid request: ${"word ".repeat(195)}word… (200017 characters)`,
+      );
+    },
+  );
+
+  it("cuts a long error streamed mid-answer the same way", async () => {
+    const session = await bed.brain().brain.create({
+      harness: "api",
+      config: { model: "anthropic:fake-model", options: { retries: 0 } },
+    });
+    const streamError = { after: 1, message: "word ".repeat(40_000), type: "invalid_request_error" };
+    bed.fake.script([{ text: "never shown", streamError }]);
+    const outcome = await (await session.prompt("x")).settled;
+    expect(outcome.error?.message).toBe(
+      `anthropic reported an error mid-stream: invalid_request_error: ${"word ".repeat(199)}word… (200000 characters)`,
+    );
+  });
+
   it("gives a short page whole, and a JSON body's own message", () => {
     expect(messageInBody("Bad gateway")).toBe("Bad gateway");
     expect(messageInBody('{"error":{"message":"overloaded"}}')).toBe("overloaded");

@@ -3,6 +3,12 @@
 import { APICallError, JSONParseError, TypeValidationError } from "ai";
 import { headOf } from "../../core/redact.js";
 
+/**
+ * The most of a provider's own message an error gives: a gateway that echoes the request it refused (a conversation
+ * of megabytes) would otherwise put it whole into the turn's error, the log and every client's stream.
+ */
+const MESSAGE_CHARS = 1000;
+
 /** The provider's message from an error body in any of the formats we speak; undefined when there is none. */
 export function messageInBody(body: string | undefined): string | undefined {
   if (!body) return undefined;
@@ -10,9 +16,9 @@ export function messageInBody(body: string | undefined): string | undefined {
     const parsed = JSON.parse(body) as { error?: unknown; message?: unknown; response?: { error?: unknown } };
     // A Responses stream's `response.failed` event, which the SDK passes on as the body, holds it in its response.
     const error = (parsed.error ?? parsed.response?.error) as { message?: unknown } | string | undefined;
-    if (typeof error === "string") return error;
-    if (error && typeof error.message === "string") return error.message;
-    if (typeof parsed.message === "string") return parsed.message;
+    if (typeof error === "string") return quoted(error, MESSAGE_CHARS);
+    if (error && typeof error.message === "string") return quoted(error.message, MESSAGE_CHARS);
+    if (typeof parsed.message === "string") return quoted(parsed.message, MESSAGE_CHARS);
   } catch {
     // not JSON: a proxy's HTML page, say
   }
@@ -90,7 +96,7 @@ function unreadable(err: unknown): { text: string; what: string } | undefined {
   return undefined;
 }
 
-/** What the provider sent, in the error: its head, cut between words (as messageInBody's), and how long it was. */
+/** What the provider sent, in an error: its head, cut between words (as messageInBody's), and how long it was. */
 function quoted(text: string, max = 200): string {
   return text.length <= max ? text : `${headOf(text, max)}… (${text.length} characters)`;
 }
@@ -105,7 +111,7 @@ export function describeProviderError(provider: string, thrown: unknown): string
   const streamed = streamedError(err);
   if (streamed) {
     const kind = streamed.kind ? `${streamed.kind}: ` : "";
-    return `${provider} reported an error mid-stream: ${kind}${streamed.message}`;
+    return `${provider} reported an error mid-stream: ${kind}${quoted(streamed.message, MESSAGE_CHARS)}`;
   }
   if (APICallError.isInstance(err)) {
     const status = err.statusCode;
