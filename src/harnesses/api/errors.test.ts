@@ -67,6 +67,29 @@ describe("provider error bodies", () => {
   });
 });
 
+describe("a provider's masked echo of the key it refused", () => {
+  it("is redacted from the turn's error and warnings as the credential proxy redacts it", async () => {
+    const session = await bed.brain({ provider: "openai" }).brain.create({
+      harness: "api",
+      config: { model: "openai:fake-model", options: { retries: 1, retry_base_ms: 0 } },
+    });
+    // OpenAI's 401: the key's first 8 characters, a `*` for each hidden one, its last 4.
+    const masked = `${FAKE_KEY.slice(0, 8)}${"*".repeat(FAKE_KEY.length - 12)}${FAKE_KEY.slice(-4)}`;
+    const message = `Incorrect API key provided: ${masked}. You can find your API key at https://platform.openai.com.`;
+    // A 409 first, retried with a warning, then the 401 that fails the turn.
+    bed.fake.script([{ error: { status: 409, message } }, { error: { status: 401, message } }]);
+    const outcome = await (await session.prompt("x")).settled;
+    expect(outcome.error?.message).toBe(
+      "openai answered HTTP 401: Incorrect API key provided: [redacted:api_key]. You can find your API key at https://platform.openai.com. (after 2 attempts)",
+    );
+    const all = await events(session);
+    expect(all.filter((e) => e.type === "harness.warning").map((e) => e.data.message)).toContainEqual(
+      expect.stringMatching(/^openai answered HTTP 409: Incorrect API key provided: \[redacted:api_key\]\. /),
+    );
+    expect(JSON.stringify(all)).not.toContain(masked);
+  });
+});
+
 describe("errors a provider streams", () => {
   it("retries one that came before any text when its type says it passes, saying which it was", async () => {
     const session = await bed.brain().brain.create({

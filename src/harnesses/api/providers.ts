@@ -12,6 +12,7 @@ import type { LanguageModel } from "ai";
 import { createOllama } from "ollama-ai-provider-v2";
 import { Agent } from "undici";
 import type { ProviderCredentials } from "../../protocol/runner.js";
+import { MaskedEcho } from "../cli/masked-echo.js";
 import { withBoundedAnswers } from "./answer-bytes.js";
 import { withoutRedirects } from "./no-redirects.js";
 import { StreamErrorLines } from "./ollama-errors.js";
@@ -157,6 +158,11 @@ export interface ResolvedModel {
   streamError?: () => string | undefined;
   /** The model's refusal must be read from the raw chunks: its SDK package drops it. */
   refusalsInRaw?: boolean;
+  /**
+   * `text` without the key's masked echo (OpenAI's 401 shows its first 8 and last 4 characters), as the credential
+   * proxy takes it from what a CLI agent reads (../cli/masked-echo.ts): the log's redactor knows the key only whole.
+   */
+  withoutKeyEcho(text: string): string;
   /** Closes the session's connections to the provider (when the session closes). */
   close(): Promise<void>;
 }
@@ -230,6 +236,7 @@ export function resolveModel(
   }
   const baseURL = rawBase ? (kind.normalizeBaseUrl ?? trimSlash)(rawBase) : kind.defaultBaseUrl;
   const errors = kind.dropsStreamErrors ? new StreamErrorLines() : undefined;
+  const echo = apiKey ? new MaskedEcho("api_key", apiKey) : undefined;
   // The session's own connections, with none of fetch's default 300 s header and body timeouts: idle_timeout_ms
   // says how long a provider may be quiet (a local model loading, a long think), and on fetch's shared pool a
   // session given more than 300 s was cut at 300 s with a bare "fetch failed" or "terminated".
@@ -250,6 +257,7 @@ export function resolveModel(
     model,
     ...(errors ? { streamError: () => errors.last() } : {}),
     ...(kind.dropsRefusals ? { refusalsInRaw: true } : {}),
+    withoutKeyEcho: (text) => echo?.redact(text) ?? text,
     close: () => pool.destroy().catch(() => {}),
   };
 }
