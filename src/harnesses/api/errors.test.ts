@@ -67,6 +67,27 @@ describe("provider error bodies", () => {
   });
 });
 
+describe.each(Object.keys(PROVIDER_FORMATS))("%s refusing the key or not finding the model", (provider) => {
+  it("fails the turn with the provider's word and what to check", async () => {
+    const session = await bed.brain({ provider }).brain.create({
+      harness: "api",
+      config: { model: `${provider}:fake-model`, options: { retries: 0 } },
+    });
+    bed.fake.script([
+      { error: { status: 401, message: "invalid x-api-key" } },
+      { error: { status: 404, message: "model: fake-model" } },
+    ]);
+    const refused = await (await session.prompt("x")).settled;
+    expect(refused.error?.message).toBe(
+      `${provider} answered HTTP 401: invalid x-api-key; it refused the API key: check the key the session's provider is given (the variable its api_key_env names)`,
+    );
+    const missing = await (await session.prompt("y")).settled;
+    expect(missing.error?.message).toBe(
+      `${provider} answered HTTP 404: model: fake-model; check the model's name (config.model) and the provider's base_url`,
+    );
+  });
+});
+
 describe("a provider's masked echo of the key it refused", () => {
   it("is redacted from the turn's error and warnings as the credential proxy redacts it", async () => {
     const session = await bed.brain({ provider: "openai" }).brain.create({
@@ -80,7 +101,7 @@ describe("a provider's masked echo of the key it refused", () => {
     bed.fake.script([{ error: { status: 409, message } }, { error: { status: 401, message } }]);
     const outcome = await (await session.prompt("x")).settled;
     expect(outcome.error?.message).toBe(
-      "openai answered HTTP 401: Incorrect API key provided: [redacted:api_key]. You can find your API key at https://platform.openai.com. (after 2 attempts)",
+      "openai answered HTTP 401: Incorrect API key provided: [redacted:api_key]. You can find your API key at https://platform.openai.com.; it refused the API key: check the key the session's provider is given (the variable its api_key_env names) (after 2 attempts)",
     );
     const all = await events(session);
     expect(all.filter((e) => e.type === "harness.warning").map((e) => e.data.message)).toContainEqual(

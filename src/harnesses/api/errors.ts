@@ -101,6 +101,15 @@ function quoted(text: string, max = 200): string {
   return text.length <= max ? text : `${headOf(text, max)}… (${text.length} characters)`;
 }
 
+/**
+ * What to check on the statuses a provider's own words may leave unexplained (Anthropic's 401 says only "invalid
+ * x-api-key", a 404 only "model: x" or "Not Found"): the fix is in Brain's config, not the provider's.
+ */
+const STATUS_HINTS: Record<number, string> = {
+  401: "; it refused the API key: check the key the session's provider is given (the variable its api_key_env names)",
+  404: "; check the model's name (config.model) and the provider's base_url",
+};
+
 export function describeProviderError(provider: string, thrown: unknown): string {
   const err = streamedFirst(thrown);
   const bad = unreadable(err);
@@ -121,7 +130,7 @@ export function describeProviderError(provider: string, thrown: unknown): string
       return `${provider}'s stream broke off: ${rootCause(err) ?? err.message}`;
     }
     const said = messageInBody(err.responseBody) ?? err.message;
-    return `${provider} answered HTTP ${status}: ${said}`;
+    return `${provider} answered HTTP ${status}: ${said}${STATUS_HINTS[status] ?? ""}`;
   }
   if (isTimeout(err)) return `${provider} went quiet: ${(err as Error).message}`;
   if (isDropped(err)) return `${provider}'s stream broke off: ${rootCause(err) ?? (err as Error).message}`;

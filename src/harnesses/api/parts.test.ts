@@ -76,7 +76,7 @@ describe("provider errors", () => {
     expect(messageInBody('{"message":"plain"}')).toBe("plain");
     expect(messageInBody("<html>bad gateway</html>")).toBe("<html>bad gateway</html>");
     expect(describeProviderError("ollama", apiError(404, '{"error":"model x not found"}'))).toBe(
-      "ollama answered HTTP 404: model x not found",
+      "ollama answered HTTP 404: model x not found; check the model's name (config.model) and the provider's base_url",
     );
     expect(describeProviderError("openai", apiError(undefined))).toBe(
       "could not reach openai at http://h: Bad Request",
