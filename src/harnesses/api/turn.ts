@@ -108,6 +108,9 @@ async function runSteps(deps: TurnDeps, input: TurnInput, usage: TurnUsage): Pro
       // Left out only while the turn is unanswered (its first request, nothing streamed). The provider's failure
       // stays the turn's error; a conversation that cannot be written shows next turn.
       if (step > 0 || err instanceof BrokenAnswer) await saveUnsaved().catch(() => {});
+      // Its steers with it (the transcript leaves them out too): kept, they would reach the next request without
+      // the prompt they steer.
+      else deps.steers.splice(0);
       if (err instanceof BrokenAnswer)
         await keepUnfinished(deps, turn, err.text, usage, "error").catch(() => {});
       throw err;
