@@ -3,18 +3,25 @@
 // turn failed as a stream cut short, without Ollama's word for why. This fetch takes that line out of the body and
 // keeps its message for the step, which sees the stream end unfinished and reports the message instead.
 
+import { JSONParseError } from "ai";
+
 /** A partial line longer than this is passed on as it comes: an error line is short. */
 const MAX_HELD = 64 * 1024;
 
-/** Ollama's message when `line` is its error line. */
+/**
+ * Ollama's message when `line` is its error line. A line that is not JSON throws: the package would drop it with a
+ * console warning and take the answer without it for whole (a piece of its text lost, unsaid), where the other
+ * providers' packages fail the stream on an event they cannot parse.
+ */
 function errorOf(line: string): string | undefined {
-  if (!line.startsWith('{"error"')) return undefined;
+  if (line.trim() === "") return undefined;
+  let parsed: { error?: unknown };
   try {
-    const parsed = JSON.parse(line) as { error?: unknown };
-    return typeof parsed.error === "string" ? parsed.error : undefined;
-  } catch {
-    return undefined;
+    parsed = JSON.parse(line) as { error?: unknown };
+  } catch (cause) {
+    throw new JSONParseError({ text: line, cause });
   }
+  return typeof parsed?.error === "string" ? parsed.error : undefined;
 }
 
 /** One per model: its requests run one at a time (the turn loop's), so the last response's error is the one. */
@@ -54,7 +61,13 @@ export class StreamErrorLines {
       transform(chunk, controller) {
         const lines = (held + decoder.decode(chunk, { stream: true })).split("\n");
         held = lines.pop() ?? "";
-        let out = lines.map(take).join("");
+        let out = "";
+        try {
+          out = lines.map(take).join("");
+        } catch (err) {
+          controller.error(err);
+          return;
+        }
         if (held.length > MAX_HELD) {
           out += held;
           held = "";
@@ -65,8 +78,12 @@ export class StreamErrorLines {
       flush(controller) {
         const rest = held + decoder.decode();
         if (rest === "") return;
-        const out = take(rest);
-        if (out !== "") controller.enqueue(encoder.encode(out.slice(0, -1)));
+        try {
+          const out = take(rest);
+          if (out !== "") controller.enqueue(encoder.encode(out.slice(0, -1)));
+        } catch (err) {
+          controller.error(err);
+        }
       },
     });
   }

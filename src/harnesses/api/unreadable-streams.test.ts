@@ -65,3 +65,45 @@ describe("Anthropic's error as its stream's first event", () => {
     );
   });
 });
+
+describe("ollama streaming a line that is not JSON", () => {
+  it("fails the turn as the other providers do, instead of dropping the line and passing the answer for whole", async () => {
+    const at = "2026-01-01T00:00:00Z";
+    const piece = (content: string, done: boolean) =>
+      JSON.stringify({ model: "m", created_at: at, message: { role: "assistant", content }, done });
+    const ollama = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/x-ndjson" });
+      const closing = {
+        ...JSON.parse(piece("", true)),
+        done_reason: "stop",
+        prompt_eval_count: 1,
+        eval_count: 1,
+      };
+      res.end(
+        `${piece("The answer ", false)}\n{"message": {"content": "is 4${"2".repeat(300)}\n${JSON.stringify(closing)}\n`,
+      );
+    });
+    await new Promise<void>((resolve) => ollama.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(ollama.address() as AddressInfo).port}`;
+      const t = bed.use(
+        makeBrain({
+          factories: [new ApiHarnessFactory()],
+          provider: { base_url: baseUrlFor("ollama", { url }) },
+        }),
+      );
+      const session = await t.brain.create({
+        harness: "api",
+        config: { model: "ollama:fake-model", options: { retries: 0 } },
+      });
+      const outcome = await (await session.prompt("x")).settled;
+      expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
+      expect(outcome.error?.message).toBe(
+        `ollama sent a stream event that is not JSON: {"message": {"content": "is… (329 characters); check the provider, or the proxy at its base URL`,
+      );
+    } finally {
+      await new Promise((resolve) => ollama.close(resolve));
+    }
+  });
+});
