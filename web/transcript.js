@@ -199,7 +199,7 @@ export class Transcript {
       case "question.answered":
         return this.resolved(
           d.id,
-          `${d.answer ? `answered: ${d.answer}` : `no answer${d.reason ? ` (${d.reason})` : ""}`}${answeredBy(d.answered_by, this.client)}`,
+          `${d.answer ? `answered: ${d.answer}` : `${d.declined ? "declined" : "no answer"}${d.reason ? ` (${d.reason})` : ""}`}${answeredBy(d.answered_by, this.client)}`,
         );
       case "image":
         return this.push(
@@ -291,10 +291,11 @@ export class Transcript {
       );
     }
     if (freeText) {
-      // Nothing typed is not sent: the question would be settled with no answer, for good, by a stray Enter.
+      // Nothing typed is not sent: the question would be settled with no answer, for good, by a stray Enter. A
+      // refusal to answer is said with its own button, and logged as declined, not as no one answering.
       const typed = () => {
         if (input.value.trim()) send({ answer: input.value });
-        else status.textContent = "Type an answer first.";
+        else status.textContent = "Type an answer first, or Decline.";
       };
       // Enter sends what was typed, as in a form: from the keyboard alone, else, it takes a Tab to the button.
       const input = el("input", {
@@ -304,7 +305,12 @@ export class Transcript {
           if (e.key === "Enter" && !e.isComposing && !input.disabled) typed();
         },
       });
-      buttons.append(input, el("button", { type: "button", onclick: typed }, "Answer"));
+      const decline = () => send({ answer: "", declined: true });
+      buttons.append(
+        input,
+        el("button", { type: "button", onclick: typed }, "Answer"),
+        el("button", { type: "button", onclick: decline }, "Decline"),
+      );
     }
     const card = el(
       "div",

@@ -150,7 +150,9 @@ describe("web UI's question card from the keyboard alone", () => {
       await card.locator("input.answer").focus();
       // A stray Enter in the empty field: answering with nothing would settle the question, for good.
       await page.keyboard.press("Enter");
-      await expect.poll(() => card.locator(".request-status").textContent()).toBe("Type an answer first.");
+      await expect
+        .poll(() => card.locator(".request-status").textContent())
+        .toBe("Type an answer first, or Decline.");
       expect(await card.getAttribute("class")).not.toContain("answered");
       await page.keyboard.type("somewhere else");
       await page.keyboard.press("Enter");
@@ -158,6 +160,31 @@ describe("web UI's question card from the keyboard alone", () => {
         .poll(() => card.locator(".request-status").textContent())
         .toContain("answered: somewhere else");
       await page.click("#interrupt"); // the page controls the session now that it answered
+      await collect(client, id, settled(turn as string));
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("declines with its own button: logged as declined, shown so, not as no one answering", async () => {
+    const client = t.client();
+    const { id } = await client.create({ harness: "echo", config: { options: { delay_ms: 40 } } });
+    const { turn } = await client.prompt(id, Array.from({ length: 300 }, (_, i) => `w${i}`).join(" "));
+    const created = await raw(t.url, "POST", "/api/hitl/requests", {
+      token: t.tokens.admin,
+      body: { kind: "question", sessionId: id, payload: NUI_RELEASE_QUESTION },
+    });
+    expect(created.status).toBe(201);
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
+      const card = page.locator(".request");
+      await card.getByRole("button", { name: "Decline" }).click();
+      await expect.poll(() => card.locator(".request-status").textContent()).toBe("declined (by you)");
+      const logged = await client.log(id, 0, 10_000);
+      const answered = logged.events.find((e) => e.type === "question.answered");
+      expect(answered?.data).toMatchObject({ answer: "", declined: true });
+      await page.click("#interrupt");
       await collect(client, id, settled(turn as string));
     } finally {
       await page.close();
