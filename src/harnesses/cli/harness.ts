@@ -28,7 +28,7 @@ import type { CliFamilyDescriptor, CliOpening, CliTimeouts } from "./family.js";
 import { listNativeFiles, readJsonFile, writeJsonFile } from "./files.js";
 import { type CliFactoryOptions, type CliSessionOptions, sessionOptions, workingDir } from "./options.js";
 import { type CliProvider, CliServices } from "./services.js";
-import { TurnSlot } from "./turn.js";
+import { isTurnEvent, TurnSlot } from "./turn.js";
 
 /** A family's opened harness: what CliHarness needs to know, prepared once by prepareCli(). */
 export interface CliContext {
@@ -245,11 +245,11 @@ export abstract class CliHarness<C extends CliConnection> implements Harness {
     });
   }
 
-  /** An event of the running turn; dropped between turns. */
+  /** An event of the running turn (a tool result only of its own calls: isTurnEvent); dropped between turns. */
   protected emitEvent(event: CliEvent): void {
     const turn = this.turn.current;
     const logged = this.ctx.bound ? this.endpointCalls.filter(event) : event;
-    if (turn && logged) this.options.emit({ ...logged, turn: turn.id });
+    if (turn && logged && isTurnEvent(turn, logged)) this.options.emit({ ...logged, turn: turn.id });
   }
 
   /**
