@@ -31,6 +31,8 @@ const NO_REDIRECTS = { redirect: "manual" } as const;
  * its socket closes with the process, so this bounds only a stream something else still holds open.
  */
 const EXIT_READ_IDLE_MS = 3000;
+/** How long after its event stream is lost the server's exit is waited for, the better reason (see lostEvents). */
+const STREAM_LOSS_EXIT_MS = 1000;
 
 /** What every request to the server is sent with: no redirects, and that server's own connections. */
 type ServerRequest = RequestInit & { dispatcher: Agent };
@@ -258,10 +260,10 @@ export class OpencodeServer {
           onEvent(event);
         }
         if (!this.events.signal.aborted && !this.exiting)
-          this.lostEvents(onGone, "the server closed its event stream");
+          void this.lostEvents(onGone, "the server closed its event stream");
       } catch (err) {
         if (!this.events.signal.aborted && !this.exiting)
-          this.lostEvents(onGone, `the event stream broke: ${(err as Error).message}`);
+          void this.lostEvents(onGone, `the event stream broke: ${(err as Error).message}`);
       }
     })();
   }
@@ -292,7 +294,11 @@ export class OpencodeServer {
    * Without its events the server is no use to the session: the harness forgets it and starts another at the next
    * prompt, so this one is stopped, not left running with the session's database open and no one to end it.
    */
-  private lostEvents(onGone: (reason: string) => void, why: string): void {
+  private async lostEvents(onGone: (reason: string) => void, why: string): Promise<void> {
+    // A killed server's stream breaks before its exit is seen, and the exit (a signal, its stderr) is what says
+    // why: it is reported instead (the server's onExit), when it comes soon after.
+    const exit = new Promise<boolean>((resolve) => setTimeout(resolve, STREAM_LOSS_EXIT_MS, false).unref());
+    if (await Promise.race([this.child.exited.then(() => true), exit])) return;
     onGone(`${LABEL}: ${why}`);
     void this.stop();
   }
