@@ -9,6 +9,7 @@ import type { Brain } from "../core/brain.js";
 import { keyDigest } from "../core/deleted-sessions.js";
 import { dependedOn, dependentsOf } from "../core/dependents.js";
 import { BrainError } from "../core/errors.js";
+import type { OneAtATime } from "../core/one-at-a-time.js";
 import { ApiError } from "./errors.js";
 import { awaitFirst, KEYED_WAIT_MS } from "./idempotency.js";
 import { deletable } from "./session-list.js";
@@ -23,9 +24,15 @@ export class KeyedDeletes {
   /** Keyed deletes running on this node, by tenant, session and key. */
   private readonly running = new Map<string, Promise<void>>();
 
-  /** `waitMs`: how long a retry waits for the first delete under its key (./idempotency.ts, awaitFirst). */
+  /**
+   * `sources`: work on a session others are made from, by its id, one at a time: a delete (its check of the
+   * dependents and its removal) and each fork or handoff of the session (SessionService), so that none is made
+   * between the check and the removal to find its parent gone. `waitMs`: how long a retry waits for the first
+   * delete under its key (./idempotency.ts, awaitFirst).
+   */
   constructor(
     private readonly brain: Brain,
+    private readonly sources: OneAtATime,
     private readonly waitMs = KEYED_WAIT_MS,
   ) {}
 
@@ -59,6 +66,16 @@ export class KeyedDeletes {
   }
 
   private async once(
+    tenant: string,
+    id: string,
+    key: string | undefined,
+    remove: () => Promise<void>,
+    force: boolean,
+  ) {
+    return this.sources.run(id, () => this.checkedRemove(tenant, id, key, remove, force));
+  }
+
+  private async checkedRemove(
     tenant: string,
     id: string,
     key: string | undefined,

@@ -1,12 +1,13 @@
 // What a create request asks a new session to be: the daemon's defaults, the agent definition the body names and
 // the body itself, resolved by the core (Brain.resolveInput) within what the caller's provider grant allows.
 import type { Brain, NewSessionInput } from "../core/brain.js";
+import { BrainError } from "../core/errors.js";
 import type { ProviderGrant } from "../core/session-input.js";
 import type { CreateSessionBody } from "../protocol/api.js";
 import type { SessionDefaults } from "../protocol/config.js";
 import type { AgentCatalog } from "./agents.js";
 import { DEFAULT_TENANT, type Principal } from "./auth/tokens.js";
-import { ApiError } from "./errors.js";
+import { ApiError, inField } from "./errors.js";
 
 export interface NewSessionParts {
   brain: Brain;
@@ -43,4 +44,11 @@ export async function newSessionInput(
     },
     grant,
   });
+}
+
+/** A handoff refused for a setting it would carry: the body holds only `to`, the message names the setting. */
+export function carriedRefusal(err: unknown, id: string, to: string): unknown {
+  if (!(err instanceof BrainError && err.code === "bad_request" && err.field)) return inField(err, "to");
+  const message = `session ${id} cannot be handed off to harness "${to}" with the settings it has; ${err.message}`;
+  return new ApiError("bad_request", message, "to");
 }

@@ -2,6 +2,7 @@
 // controller lease. What is live and what a new one is made of is the core's (Brain); routes and ACP call this.
 import type { Brain } from "../core/brain.js";
 import { BrainError } from "../core/errors.js";
+import { OneAtATime } from "../core/one-at-a-time.js";
 import type { ReplyBody } from "../core/request-desk.js";
 import type { Session } from "../core/session.js";
 import { type ProviderGrant, refuseUngrantedFork } from "../core/session-input.js";
@@ -30,7 +31,7 @@ import { KeyedAnswers } from "./keyed-answers.js";
 import { KeyedCreates, removeHalfMade } from "./keyed-creates.js";
 import { KeyedDeletes } from "./keyed-deletes.js";
 import { type NativeStateParts, rebuild, restore } from "./native-state.js";
-import { newSessionInput } from "./new-session-input.js";
+import { carriedRefusal, newSessionInput } from "./new-session-input.js";
 import type { Page } from "./paging.js";
 import { providerGrant, providerList } from "./provider-grant.js";
 import { dated, type Listed, listedPage, listedView } from "./session-list.js";
@@ -59,6 +60,8 @@ export class SessionService {
   private readonly creates: KeyedCreates;
 
   private readonly deletes: KeyedDeletes;
+  /** A session's deletes, forks and handoffs, one at a time: none made from it between a delete's check and removal. */
+  private readonly sources = new OneAtATime();
   private readonly native: NativeStateParts;
 
   constructor(private readonly parts: SessionServiceParts) {
@@ -67,7 +70,7 @@ export class SessionService {
     this.answers = new KeyedAnswers(undefined, waitMs);
     const stored = (id: string) => parts.brain.record(id).catch(() => undefined);
     this.creates = new KeyedCreates(stored, waitMs, (id) => removeHalfMade(parts.brain, id));
-    this.deletes = new KeyedDeletes(parts.brain, waitMs);
+    this.deletes = new KeyedDeletes(parts.brain, this.sources, waitMs);
     this.native = {
       brain: parts.brain,
       leases: parts.leases,
@@ -277,12 +280,14 @@ export class SessionService {
   async fork(caller: Caller, id: string, body: ForkBody, key?: string): Promise<SessionView> {
     const request = { tenant: caller.tenant, command: "fork", source: id, key, body } as const;
     // The source is looked at only when nothing was made under the key: a retry after its delete gets the fork.
-    const made = await this.creates.run(request, async (made) => {
-      refuseUngrantedFork(id, (await this.record(caller, id)).provider, this.grant(caller));
-      return this.parts.brain
-        .fork(id, body.checkpoint, made)
-        .catch((err) => Promise.reject(inField(err, "checkpoint")));
-    });
+    const made = await this.creates.run(request, (made) =>
+      this.sources.run(id, async () => {
+        refuseUngrantedFork(id, (await this.record(caller, id)).provider, this.grant(caller));
+        return this.parts.brain
+          .fork(id, body.checkpoint, made)
+          .catch((err) => Promise.reject(inField(err, "checkpoint")));
+      }),
+    );
     return this.view(caller, made);
   }
 
@@ -290,12 +295,14 @@ export class SessionService {
   async handoff(caller: Caller, id: string, body: HandoffBody, key?: string): Promise<SessionView> {
     const limits = { defaults: this.parts.defaults, grant: this.grant(caller) };
     const request = { tenant: caller.tenant, command: "handoff", source: id, key, body } as const;
-    const made = await this.creates.run(request, async (made) => {
-      await this.record(caller, id);
-      return this.parts.brain
-        .handoff(id, { ...body, made }, limits)
-        .catch((err) => Promise.reject(carriedRefusal(err, id, body.to)));
-    });
+    const made = await this.creates.run(request, (made) =>
+      this.sources.run(id, async () => {
+        await this.record(caller, id);
+        return this.parts.brain
+          .handoff(id, { ...body, made }, limits)
+          .catch((err) => Promise.reject(carriedRefusal(err, id, body.to)));
+      }),
+    );
     return this.view(caller, made);
   }
 
@@ -389,11 +396,4 @@ export class SessionService {
   private grant(caller: Caller): ProviderGrant {
     return providerGrant(this.parts.brain, caller);
   }
-}
-
-/** A handoff refused for a setting it would carry: the body holds only `to`, the message names the setting. */
-function carriedRefusal(err: unknown, id: string, to: string): unknown {
-  if (!(err instanceof BrainError && err.code === "bad_request" && err.field)) return inField(err, "to");
-  const message = `session ${id} cannot be handed off to harness "${to}" with the settings it has; ${err.message}`;
-  return new ApiError("bad_request", message, "to");
 }
