@@ -2,7 +2,8 @@
 // delete found no session made from its source, the fork was made meanwhile (201), then the delete removed the
 // source (204): the fork named a parent that was gone, and the part of its conversation read from the parent's log
 // with it. A delete and the making of a session from its session now run one at a time (SessionService.sources):
-// the fork that comes during the delete waits for it and finds no source (404), as one sent after it does.
+// the fork that comes during the delete waits for it and finds no source (404), as one sent after it does; a delete
+// that comes while a fork is being made waits for it and is refused (409) naming it, as one sent after it is.
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_TENANT, type SessionRecord } from "../protocol/session.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
@@ -88,4 +89,69 @@ describe("a fork or handoff while a delete of its source is under way", () => {
       expect(sessions.filter((s) => (s.forked_from ?? s.handoff_from) !== undefined)).toEqual([]);
     },
   );
+});
+
+/** Holds the next making of a session's record (a fork's or handoff's, its source read) until `release`. */
+function holdMaking(d: TestDaemon): Hold {
+  type Maker = { createRecord: (...args: unknown[]) => Promise<unknown> };
+  const brain = d.brain as unknown as Maker;
+  const createRecord = brain.createRecord;
+  let reach!: () => void;
+  let release!: () => void;
+  const reached = new Promise<void>((r) => (reach = r));
+  const gate = new Promise<void>((r) => (release = r));
+  brain.createRecord = async (...args) => {
+    brain.createRecord = createRecord;
+    reach();
+    await gate;
+    return createRecord.apply(d.brain, args);
+  };
+  return { reached, release };
+}
+
+/**
+ * Sends a keyed delete of session `id` and resolves once it has looked for its tombstone (the first thing it does)
+ * and then waits without looking at the session, or, if it looked at the session, once it is answered.
+ */
+async function deleteSent(d: TestDaemon, id: string, key: string) {
+  const deletes = d.brain.deletes!;
+  const list = deletes.list.bind(deletes);
+  const record = d.brain.record.bind(d.brain);
+  let tombstonesRead!: () => void;
+  const wereRead = new Promise<void>((r) => (tombstonesRead = r));
+  let sessionLooked = false;
+  deletes.list = (tenant) => {
+    const read = list(tenant);
+    const next = () => setImmediate(tombstonesRead);
+    read.then(next, next);
+    return read;
+  };
+  d.brain.record = (sid: string) => {
+    if (sid === id) sessionLooked = true;
+    return record(sid);
+  };
+  const answer = call(d, "DELETE", `/v1/sessions/${id}`, undefined, key);
+  await Promise.race([wereRead, answer]);
+  deletes.list = list;
+  d.brain.record = record;
+  if (sessionLooked) await answer;
+  return { answer };
+}
+
+describe("a delete while a fork or handoff of its session is being made", () => {
+  it.each(makings)("waits for the $route and is refused (409) naming it", async ({ route, body }) => {
+    t = await startTestDaemon();
+    const id = await checkpointedEchoSession(t);
+    const held = holdMaking(t);
+    const making = call(t, "POST", `/v1/sessions/${id}/${route}`, body);
+    await held.reached;
+    const { answer: deleted } = await deleteSent(t, id, `delete-during-${route}`);
+    held.release();
+    const made = await making;
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const refused = await deleted;
+    expect(refused.status, JSON.stringify(refused.body)).toBe(409);
+    expect((refused.body.error as { message: string }).message).toContain(`(${made.body.id as string})`);
+    expect((await call(t, "GET", `/v1/sessions/${id}`)).status).toBe(200);
+  });
 });

@@ -72,6 +72,9 @@ export class KeyedDeletes {
     remove: () => Promise<void>,
     force: boolean,
   ) {
+    // A retry of a delete already made (a forced one too, whatever was made from the session since) is answered as
+    // the first (204) without waiting for a fork or handoff of the session.
+    if (await deletedBefore(this.brain, tenant, id, key)) return;
     return this.sources.run(id, () => this.checkedRemove(tenant, id, key, remove, force));
   }
 
@@ -82,8 +85,6 @@ export class KeyedDeletes {
     remove: () => Promise<void>,
     force: boolean,
   ) {
-    // A retry of a forced delete is answered as the first (204), whatever was made from the session since.
-    if (await deletedBefore(this.brain, tenant, id, key)) return;
     await deletable(this.brain, tenant, id);
     if (!force) {
       const dependents = await dependentsOf(this.brain, id, tenant);
