@@ -133,19 +133,25 @@ describe("web UI's permission card on a session another client controls", () => 
   });
 });
 
+/** A page on a session whose long turn runs, with a nui question asked in it. */
+async function questionOnPage() {
+  const client = t.client();
+  const { id } = await client.create({ harness: "echo", config: { options: { delay_ms: 40 } } });
+  const { turn } = await client.prompt(id, Array.from({ length: 300 }, (_, i) => `w${i}`).join(" "));
+  const created = await raw(t.url, "POST", "/api/hitl/requests", {
+    token: t.tokens.admin,
+    body: { kind: "question", sessionId: id, payload: NUI_RELEASE_QUESTION },
+  });
+  expect(created.status).toBe(201);
+  const page = await browser.newPage();
+  await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
+  return { client, id, turn, page };
+}
+
 describe("web UI's question card from the keyboard alone", () => {
   it("sends the typed answer on Enter, as a form would, and nothing while the field is empty", async () => {
-    const client = t.client();
-    const { id } = await client.create({ harness: "echo", config: { options: { delay_ms: 40 } } });
-    const { turn } = await client.prompt(id, Array.from({ length: 300 }, (_, i) => `w${i}`).join(" "));
-    const created = await raw(t.url, "POST", "/api/hitl/requests", {
-      token: t.tokens.admin,
-      body: { kind: "question", sessionId: id, payload: NUI_RELEASE_QUESTION },
-    });
-    expect(created.status).toBe(201);
-    const page = await browser.newPage();
+    const { client, id, turn, page } = await questionOnPage();
     try {
-      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
       const card = page.locator(".request");
       await card.locator("input.answer").focus();
       // A stray Enter in the empty field: answering with nothing would settle the question, for good.
@@ -167,17 +173,8 @@ describe("web UI's question card from the keyboard alone", () => {
   });
 
   it("declines with its own button: logged as declined, shown so, not as no one answering", async () => {
-    const client = t.client();
-    const { id } = await client.create({ harness: "echo", config: { options: { delay_ms: 40 } } });
-    const { turn } = await client.prompt(id, Array.from({ length: 300 }, (_, i) => `w${i}`).join(" "));
-    const created = await raw(t.url, "POST", "/api/hitl/requests", {
-      token: t.tokens.admin,
-      body: { kind: "question", sessionId: id, payload: NUI_RELEASE_QUESTION },
-    });
-    expect(created.status).toBe(201);
-    const page = await browser.newPage();
+    const { client, id, turn, page } = await questionOnPage();
     try {
-      await page.goto(`${t.url}/#token=${t.tokens.admin}&session=${id}`);
       const card = page.locator(".request");
       await card.getByRole("button", { name: "Decline" }).click();
       await expect.poll(() => card.locator(".request-status").textContent()).toBe("declined (by you)");

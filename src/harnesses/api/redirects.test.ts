@@ -3,10 +3,8 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeBrain } from "../../testing/brain.js";
-import { ApiHarnessFactory } from "./factory.js";
 import { apiTestBed } from "./testing/bed.js";
-import { baseUrlFor, FAKE_KEY, PROVIDER_FORMATS } from "./testing/provider.js";
+import { PROVIDER_FORMATS } from "./testing/provider.js";
 
 const bed = apiTestBed();
 // Answers every request with a redirect to the same path on the fake provider: another origin (its port).
@@ -21,16 +19,7 @@ afterAll(() => new Promise<void>((resolve) => redirector.close(() => resolve()))
 describe.each(Object.keys(PROVIDER_FORMATS))("a redirect from %s's base URL", (provider) => {
   it("fails the request, naming it and the fix, and sends nothing where it points", async () => {
     const url = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}`;
-    const t = bed.use(
-      makeBrain({
-        factories: [new ApiHarnessFactory()],
-        provider: { api_key: FAKE_KEY, base_url: baseUrlFor(provider, { url }) },
-      }),
-    );
-    const session = await t.brain.create({
-      harness: "api",
-      config: { model: `${provider}:fake-model`, options: { retries: 0 } },
-    });
+    const session = await bed.sessionAt(provider, url);
     const outcome = await (await session.prompt("the secret plan")).settled;
     expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
     expect(outcome.error?.message).toContain(

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { events, makeBrain, textOf } from "../../testing/brain.js";
 import { ApiHarnessFactory } from "./factory.js";
 import { apiTestBed } from "./testing/bed.js";
-import { baseUrlFor, FAKE_KEY } from "./testing/provider.js";
+import { baseUrlFor } from "./testing/provider.js";
 
 const bed = apiTestBed();
 
@@ -25,16 +25,7 @@ describe.each(["anthropic", "openai", "openai-chat", "gemini", "openrouter"])(
   (provider) => {
     it("fails the turn saying what the provider sent, a bounded head of it, and where to look", async () => {
       const url = `http://127.0.0.1:${(garbling.address() as AddressInfo).port}`;
-      const t = bed.use(
-        makeBrain({
-          factories: [new ApiHarnessFactory()],
-          provider: { api_key: FAKE_KEY, base_url: baseUrlFor(provider, { url }) },
-        }),
-      );
-      const session = await t.brain.create({
-        harness: "api",
-        config: { model: `${provider}:fake-model`, options: { retries: 0 } },
-      });
+      const session = await bed.sessionAt(provider, url);
       const outcome = await (await session.prompt("x")).settled;
       expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
       expect(outcome.error?.message).toMatch(

@@ -3,11 +3,12 @@
 import { afterAll, afterEach, beforeAll } from "vitest";
 import type { BrainOptions } from "../../../core/brain.js";
 import type { HarnessFactory } from "../../../core/harness.js";
+import type { Session } from "../../../core/session.js";
 import type { ToolService } from "../../../core/tools.js";
 import { makeBrain, type TestBrain } from "../../../testing/brain.js";
 import type { FakeProvider } from "../../../testing/fake-provider/index.js";
 import { ApiHarnessFactory } from "../factory.js";
-import { credentialsFor, startKeyedProvider } from "./provider.js";
+import { baseUrlFor, credentialsFor, FAKE_KEY, startKeyedProvider } from "./provider.js";
 
 export interface ApiTestBed {
   /** The fake provider (set once the file's tests start). */
@@ -24,6 +25,11 @@ export interface ApiTestBed {
     /** The session tool services (MCP servers) of sessions that name some. */
     sessionTools?: BrainOptions["sessionTools"];
   }): TestBrain;
+  /**
+   * A session on `provider:fake-model` with no retries, its provider's base URL at `url` (a server of the test's
+   * own, standing in for the provider or a proxy before it).
+   */
+  sessionAt(provider: string, url: string): Promise<Session>;
   /** The Brain this test made last (cleaned up after it, with the others it made). */
   readonly current: TestBrain;
   /** Cleans up `brain` after this test instead (one made another way). */
@@ -59,6 +65,18 @@ export function apiTestBed(): ApiTestBed {
           ...(options.sessionTools ? { sessionTools: options.sessionTools } : {}),
         }),
       );
+    },
+    sessionAt(provider, url) {
+      const t = this.use(
+        makeBrain({
+          factories: [new ApiHarnessFactory()],
+          provider: { api_key: FAKE_KEY, base_url: baseUrlFor(provider, { url }) },
+        }),
+      );
+      return t.brain.create({
+        harness: "api",
+        config: { model: `${provider}:fake-model`, options: { retries: 0 } },
+      });
     },
     get current() {
       const current = made.at(-1);
