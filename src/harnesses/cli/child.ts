@@ -6,6 +6,7 @@
 import { spawn } from "node:child_process";
 import type { Backlog } from "../../core/backlog.js";
 import { tailOf } from "../../core/redact.js";
+import { onText } from "../../core/stream-text.js";
 import { HeadLineSplitter, type LineHead } from "../../protocol/head-lines.js";
 import { LineSplitter } from "../../protocol/ndjson.js";
 import { PendingChild } from "../process/pending-child.js";
@@ -104,8 +105,8 @@ export class CliProcess {
     });
     // What an exited CLI wrote last is read to the end, however far the log is behind (see ReadGate.stop).
     child.on("exit", () => this.gate.stop());
-    child.stderr.on("data", (chunk: Buffer) => {
-      this.tail = tailOf(this.tail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
+    onText(child.stderr, (text) => {
+      this.tail = tailOf(this.tail + text, STDERR_TAIL_BYTES);
     });
     // Drained by then; PendingChild sees to it that it comes soon after the exit, whoever else holds the pipes.
     child.on("close", (code, signal) => settle({ code, signal }));

@@ -111,3 +111,27 @@ it("a host's stderr in a turn's error never carries the secret path of its NUI_A
   expect(logged).not.toMatch(/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]{20,}/);
   expect(logged).toMatch(/127\.0\.0\.1:\d+\/\[redacted:NUI_API_URL token\]\/api\/hitl/);
 });
+
+// Writes "é" (two bytes in UTF-8) one byte at a time, each read on its own, then dies in the middle of a run.
+const SPLIT_CHAR_HOST = `
+import os, sys, time
+from nui_agent_stdio import NuiAgent
+class Split(NuiAgent):
+    def run(self, message, run_id, **kwargs):
+        yield "before"
+        sys.stderr.buffer.write(b"fatal: caf\\xc3")
+        sys.stderr.buffer.flush()
+        time.sleep(0.3)
+        sys.stderr.buffer.write(b"\\xa9 closed\\n")
+        sys.stderr.buffer.flush()
+        os._exit(3)
+Split().serve_stdio()
+`;
+
+it("a host's stderr in a turn's error keeps a character its pipe gave in two reads", async () => {
+  const brain = await pythonHost("split", "stdio", SPLIT_CHAR_HOST);
+  const session = await brain.create({ harness: "ext:split/echo" });
+  const settled = await (await session.prompt("hi")).settled;
+  expect(settled.status).toBe("failed");
+  expect(settled.error?.message).toMatch(/its stderr ended with: fatal: café closed$/);
+});

@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process";
 import { HarnessError } from "../../core/harness.js";
 import { envSecrets, Redactor, type Secret, tailOf } from "../../core/redact.js";
+import { onText } from "../../core/stream-text.js";
 import { findMissing } from "../process/command.js";
 import { PendingChild } from "../process/pending-child.js";
 import type { RunnerChild, Spawner } from "../process/spawner.js";
@@ -67,8 +68,8 @@ export class HostProcess {
   }
 
   private listen(child: RunnerChild, settle: (reason: string) => void): void {
-    child.stderr.on("data", (chunk: Buffer) => {
-      this.stderrTail = tailOf(this.stderrTail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
+    onText(child.stderr, (text) => {
+      this.stderrTail = tailOf(this.stderrTail + text, STDERR_TAIL_BYTES);
     });
     for (const reader of this.readers) child.stdout.on("data", reader);
     child.on("exit", () => {

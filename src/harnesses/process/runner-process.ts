@@ -4,6 +4,7 @@
 // attachment is only a warning (see astray), and one for an attachment detached lately is dropped.
 import type { Backlog } from "../../core/backlog.js";
 import { tailOf } from "../../core/redact.js";
+import { onText } from "../../core/stream-text.js";
 import { RunnerFrameReader } from "../../protocol/frame-reader.js";
 import { ProtocolError } from "../../protocol/frames.js";
 import { clip } from "../../protocol/jsonrpc.js";
@@ -163,12 +164,10 @@ export class RunnerProcess {
       stdoutEnded.unref();
     });
     child.on("exit", () => this.gate.stop());
-    child.stderr.on("data", (chunk: Buffer) => {
-      this.stderrTail = tailOf(this.stderrTail + chunk.toString("utf8"), STDERR_TAIL_BYTES);
-    });
+    onText(child.stderr, (text) => (this.stderrTail = tailOf(this.stderrTail + text, STDERR_TAIL_BYTES)));
     // "close", not "exit": by then stdout and stderr are drained, so no frame or stderr line is lost. It comes
-    // even when something the runner started still holds them (PendingChild closes them shortly after the exit).
-    // Whatever the runner started in its group goes with it then (PendingChild).
+    // even when something the runner started still holds them, and whatever it started in its group goes with it
+    // then (PendingChild).
     child.on("close", (code, signal) => {
       clearTimeout(stdoutEnded);
       const how = signal ? `was killed by ${signal}` : code === null ? "exited" : `exited with code ${code}`;

@@ -11,6 +11,7 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import { Agent } from "undici";
 import type { ExitKills } from "../../core/exit-kills.js";
 import { tailOf } from "../../core/redact.js";
+import { onText } from "../../core/stream-text.js";
 import type { McpServer } from "../../protocol/config.js";
 import { UNREAD_INPUT_LIMITS } from "../../protocol/unread-input.js";
 import type { McpCallResult } from "./content.js";
@@ -225,7 +226,7 @@ function makeTransport(spec: ServerSpec): {
     cwd,
     ...(spec.exits ? { exits: spec.exits } : {}),
   });
-  transport.stderr.on("data", (chunk: Buffer) => stderr.add(chunk));
+  onText(transport.stderr, (text) => stderr.add(text));
   return { transport, stderr };
 }
 
