@@ -218,6 +218,7 @@ describe("web UI and nui's questions", () => {
       ["hasOwnProperty", ""],
       ["plainthe real one", "the real one"],
       ["Answer", ""],
+      ["Decline", ""],
     ]);
     await card.getByRole("button", { name: "constructor" }).click();
     await expect.poll(() => page.locator(".request .request-status").textContent()).toContain("constructor");
