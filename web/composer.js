@@ -78,8 +78,12 @@ export function wireComposer() {
         state.images.delete(session);
     }
   };
+  // Sends what is typed the way the session takes it now: a prompt, or while a turn runs (Send is off) a steer of
+  // it; a prompt then would only be refused ("steer or interrupt it first").
   $("prompt").onkeydown = (e) => {
-    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) $("composer").requestSubmit();
+    if (e.key !== "Enter" || !(e.ctrlKey || e.metaKey)) return;
+    if ($("send").disabled && !$("steer").disabled) $("steer").click();
+    else $("composer").requestSubmit();
   };
   $("steer").onclick = async () => {
     const text = $("prompt").value;
