@@ -10,6 +10,7 @@ import { ApiHarnessFactory } from "./factory.js";
 import { MAX_ANSWER_CHARS } from "./step.js";
 import { apiTestBed } from "./testing/bed.js";
 import { FAKE_KEY, PROVIDER_FORMATS } from "./testing/provider.js";
+import { warningsOfRetried } from "./testing/streamed-retry.js";
 
 const bed = apiTestBed();
 
@@ -113,18 +114,9 @@ describe("a provider's masked echo of the key it refused", () => {
 
 describe("errors a provider streams", () => {
   it("retries one that came before any text when its type says it passes, saying which it was", async () => {
-    const session = await bed.brain().brain.create({
-      harness: "api",
-      config: { model: "anthropic:fake-model", options: { retries: 1, retry_base_ms: 0 } },
-    });
     // After message_start: the SDK hands the error on as Anthropic's body, {type, message}.
     const streamError = { after: 1, message: "Overloaded", type: "overloaded_error" };
-    bed.fake.script([{ text: "never shown", streamError }, { text: "made it" }]);
-    const outcome = await (await session.prompt("x")).settled;
-    expect(outcome.status).toBe("completed");
-    const all = await events(session);
-    expect(textOf(all)).toBe("made it");
-    const warnings = all.filter((e) => e.type === "harness.warning").map((e) => e.data.message);
+    const warnings = await warningsOfRetried(bed, streamError);
     expect(warnings).toContainEqual(
       expect.stringMatching(
         /^anthropic reported an error mid-stream: overloaded_error: Overloaded; retrying/,

@@ -3,10 +3,11 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { events, makeBrain, textOf } from "../../testing/brain.js";
+import { makeBrain } from "../../testing/brain.js";
 import { ApiHarnessFactory } from "./factory.js";
 import { apiTestBed } from "./testing/bed.js";
 import { baseUrlFor } from "./testing/provider.js";
+import { warningsOfRetried } from "./testing/streamed-retry.js";
 
 const bed = apiTestBed();
 
@@ -40,17 +41,8 @@ describe.each(["anthropic", "openai", "openai-chat", "gemini", "openrouter"])(
 
 describe("Anthropic's error as its stream's first event", () => {
   it("is the error it streamed, retried as the same error later in the stream is", async () => {
-    const session = await bed.brain().brain.create({
-      harness: "api",
-      config: { model: "anthropic:fake-model", options: { retries: 1, retry_base_ms: 0 } },
-    });
     const streamError = { after: 0, message: "Internal server error", type: "api_error" };
-    bed.fake.script([{ text: "never shown", streamError }, { text: "made it" }]);
-    const outcome = await (await session.prompt("x")).settled;
-    expect(outcome.status).toBe("completed");
-    const all = await events(session);
-    expect(textOf(all)).toBe("made it");
-    const warnings = all.filter((e) => e.type === "harness.warning").map((e) => e.data.message);
+    const warnings = await warningsOfRetried(bed, streamError);
     expect(warnings).toContain(
       "anthropic reported an error mid-stream: api_error: Internal server error; retrying in 0.0 s (retry 1 of 1)",
     );
