@@ -6,6 +6,7 @@ import { CheckpointBytes } from "./checkpoint-bytes.js";
 import { loggedCheckpoint, readConversation } from "./conversation-chain.js";
 import { type CreatedSession, createdSession, openCreated, refuseUnmakeable } from "./created-session.js";
 import { hostSecrets, recordSecrets } from "./credentials.js";
+import { DeletingMarks } from "./deleting-marks.js";
 import {
   conversationEvents,
   forkInput,
@@ -58,9 +59,12 @@ export class Brain {
   readonly providers: Providers;
   /** The store's tombstones of keyed deletes, when it keeps them (./deleted-sessions.ts). */
   readonly deletes: BrainOptions["store"]["deletes"];
+  /** Marks on the stored records of deletes under way, for forks made on other nodes (./deleting-marks.ts). */
+  readonly deleting: DeletingMarks;
 
   constructor(private readonly options: BrainOptions) {
     this.deletes = options.store.deletes;
+    this.deleting = new DeletingMarks(options.store);
     this.closedLogs = new ClosedLogs(options.store, (id) => this.live.busy(id));
     this.openLimit = new OpenSessionLimit(this.live, options.openSessionsPerTenant);
     this.storedLimit = new StoredSessionLimit((u) => options.store.list(u), options.storedSessionsPerTenant);
@@ -174,19 +178,13 @@ export class Brain {
   }
 
   /** The session if it is open in this process now, with its tenant. */
-  liveSession(id: string): LiveSession | undefined {
-    return this.live.find(id);
-  }
+  liveSession = (id: string): LiveSession | undefined => this.live.find(id);
 
   /** Every session open in this process now. */
-  liveSessions(): LiveSession[] {
-    return this.live.list();
-  }
+  liveSessions = (): LiveSession[] => this.live.list();
 
   /** Calls `listener` as sessions open, close and are deleted. Returns the unsubscribe function. */
-  subscribe(listener: (change: LiveChange) => void): () => void {
-    return this.live.subscribe(listener);
-  }
+  subscribe = (listener: (change: LiveChange) => void): (() => void) => this.live.subscribe(listener);
 
   /** A session's durable events after `after`: from its live log if it is open here, else from the store. */
   async events(id: string, after = 0, limit = Number.POSITIVE_INFINITY): Promise<SessionEvent[]> {

@@ -69,6 +69,11 @@ export const SessionRecord = z.strictObject({
       z.strictObject({ key: z.string().regex(IDEMPOTENCY_KEY), sent: z.string(), checkpoint: z.string() }),
     )
     .optional(),
+  /**
+   * Cluster mode: a delete of the session is under way on `node` since `at` (src/core/deleting-marks.ts). A fork
+   * or handoff of it made on another node meanwhile waits for the delete to end, and goes if the session does.
+   */
+  deleting: z.strictObject({ node: z.string(), at: z.string() }).optional(),
 });
 
 export type SessionRecord = z.infer<typeof SessionRecord>;
@@ -76,8 +81,9 @@ export type SessionRecord = z.infer<typeof SessionRecord>;
 /**
  * A stored record as a node reads it, written by any node of the cluster, perhaps of a newer version during a
  * rolling upgrade. Per field, what a reader does with what it does not know:
- * - top level and the lineage objects (forked_from, handoff_from, seeded, pinned, idempotency): ignored. They tell
- *   where the session came from; a node that does not know one runs the session as well without it. An update keeps
+ * - top level and the lineage objects (forked_from, handoff_from, seeded, pinned, idempotency, deleting):
+ *   ignored. They tell where the session came from (or that a delete is under way: an older node's fork does not
+ *   wait for it); a node that does not know one runs the session as well without it. An update keeps
  *   them: it writes the stored value back with only its patch changed (src/store/fs/session-record.ts
  *   rewrittenRecord), so an older node never drops a newer node's field by rewriting the record.
  * - config, provider, permissions, client_permissions, mcp_servers: refused (a damaged record, naming the field).
@@ -91,4 +97,5 @@ export const StoredSessionRecord = z.object({
   seeded: z.object(Seeded.shape).optional(),
   pinned: z.object({ node: z.string(), reason: z.string() }).optional(),
   idempotency: z.object({ key: z.string().regex(IDEMPOTENCY_KEY), sent: z.string() }).optional(),
+  deleting: z.object({ node: z.string(), at: z.string() }).optional(),
 });

@@ -9,6 +9,7 @@ import { DEFAULT_TENANT, type SessionRecord } from "../protocol/session.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { adminCall as call, checkpointedEchoSession } from "../testing/dependents.js";
 import type { Hold } from "../testing/held-close.js";
+import { holdDependentsRead } from "../testing/held-delete.js";
 import { keyedSessionId } from "./keyed-creates.js";
 
 let t: TestDaemon | undefined;
@@ -16,25 +17,6 @@ afterEach(async () => {
   await t?.cleanup();
   t = undefined;
 });
-
-/** Holds the next read of the sessions of a tenant (the delete's look for sessions made from its own) once done. */
-function holdDependentsRead(d: TestDaemon): Hold {
-  const list = d.brain.list.bind(d.brain);
-  let reach!: () => void;
-  let release!: () => void;
-  const reached = new Promise<void>((r) => (reach = r));
-  const gate = new Promise<void>((r) => (release = r));
-  d.brain.list = async (unreadable, tenant) => {
-    const listed = await list(unreadable, tenant);
-    if (tenant !== undefined) {
-      d.brain.list = list;
-      reach();
-      await gate;
-    }
-    return listed;
-  };
-  return { reached, release };
-}
 
 type Making = { route: "fork" | "handoff"; body: unknown };
 

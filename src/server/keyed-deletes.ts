@@ -86,13 +86,20 @@ export class KeyedDeletes {
     force: boolean,
   ) {
     await deletable(this.brain, tenant, id);
-    if (!force) {
-      const dependents = await dependentsOf(this.brain, id, tenant);
-      const forcedDelete = `DELETE /v1/sessions/${id}?force=true`;
-      if (dependents.length > 0) throw new ApiError("conflict", dependedOn(id, dependents, forcedDelete));
+    // Marked before the check, for a fork or handoff made meanwhile on another node (core/deleting-marks.ts).
+    const mark = await this.brain.deleting.mark(id);
+    try {
+      if (!force) {
+        const dependents = await dependentsOf(this.brain, id, tenant);
+        const forcedDelete = `DELETE /v1/sessions/${id}?force=true`;
+        if (dependents.length > 0) throw new ApiError("conflict", dependedOn(id, dependents, forcedDelete));
+      }
+      await rememberDelete(this.brain, tenant, id, key);
+      await remove();
+    } catch (err) {
+      await this.brain.deleting.clear(id, mark);
+      throw err;
     }
-    await rememberDelete(this.brain, tenant, id, key);
-    await remove();
   }
 }
 

@@ -2,12 +2,14 @@
 // the body itself, resolved by the core (Brain.resolveInput) within what the caller's provider grant allows.
 import type { Brain, NewSessionInput } from "../core/brain.js";
 import { BrainError } from "../core/errors.js";
+import type { OneAtATime } from "../core/one-at-a-time.js";
+import type { Session } from "../core/session.js";
 import type { ProviderGrant } from "../core/session-input.js";
 import type { CreateSessionBody } from "../protocol/api.js";
 import type { SessionDefaults } from "../protocol/config.js";
 import type { AgentCatalog } from "./agents.js";
 import { DEFAULT_TENANT, type Principal } from "./auth/tokens.js";
-import { ApiError, inField } from "./errors.js";
+import { ApiError, inField, notFound } from "./errors.js";
 
 export interface NewSessionParts {
   brain: Brain;
@@ -51,4 +53,24 @@ export function carriedRefusal(err: unknown, id: string, to: string): unknown {
   if (!(err instanceof BrainError && err.code === "bad_request" && err.field)) return inField(err, "to");
   const message = `session ${id} cannot be handed off to harness "${to}" with the settings it has; ${err.message}`;
   return new ApiError("bad_request", message, "to");
+}
+
+/**
+ * The session `make` makes from session `source`, one at a time with the source's deletes here (`sources`: see
+ * SessionService), unless another node deleted `source` meanwhile (it waits for a delete of it under way there:
+ * core/deleting-marks.ts). Then the session made, which would read its history from a log that is gone, is removed
+ * and the answer is a fork's or handoff's of a session that is not there: 404, as on one node.
+ */
+export function madeFromKept(
+  sources: OneAtATime,
+  brain: Brain,
+  source: string,
+  make: () => Promise<Session>,
+): Promise<Session> {
+  return sources.run(source, async () => {
+    const made = await make();
+    if (await brain.deleting.stays(source)) return made;
+    await brain.delete(made.id);
+    throw notFound(`no session "${source}"`);
+  });
 }

@@ -31,7 +31,7 @@ import { KeyedAnswers } from "./keyed-answers.js";
 import { KeyedCreates, removeHalfMade } from "./keyed-creates.js";
 import { KeyedDeletes } from "./keyed-deletes.js";
 import { type NativeStateParts, rebuild, restore } from "./native-state.js";
-import { carriedRefusal, newSessionInput } from "./new-session-input.js";
+import { carriedRefusal, madeFromKept, newSessionInput } from "./new-session-input.js";
 import type { Page } from "./paging.js";
 import { providerGrant, providerList } from "./provider-grant.js";
 import { dated, type Listed, listedPage, listedView } from "./session-list.js";
@@ -281,7 +281,7 @@ export class SessionService {
     const request = { tenant: caller.tenant, command: "fork", source: id, key, body } as const;
     // The source is looked at only when nothing was made under the key: a retry after its delete gets the fork.
     const made = await this.creates.run(request, (made) =>
-      this.sources.run(id, async () => {
+      madeFromKept(this.sources, this.parts.brain, id, async () => {
         refuseUngrantedFork(id, (await this.record(caller, id)).provider, this.grant(caller));
         return this.parts.brain
           .fork(id, body.checkpoint, made)
@@ -296,7 +296,7 @@ export class SessionService {
     const limits = { defaults: this.parts.defaults, grant: this.grant(caller) };
     const request = { tenant: caller.tenant, command: "handoff", source: id, key, body } as const;
     const made = await this.creates.run(request, (made) =>
-      this.sources.run(id, async () => {
+      madeFromKept(this.sources, this.parts.brain, id, async () => {
         await this.record(caller, id);
         return this.parts.brain
           .handoff(id, { ...body, made }, limits)
