@@ -12,6 +12,8 @@ import type { RunnerChild, Spawner } from "../process/spawner.js";
 import type { Pausable } from "../read-gate.js";
 
 const STDERR_TAIL_BYTES = 8 * 1024;
+/** How long a host whose stdout ended may take to exit before it is taken for one that closed it and lives on. */
+const STDOUT_ENDED_GRACE_MS = 1000;
 
 export interface HostCommand {
   /** For messages: `ext:<extension>/<id>`. */
@@ -27,6 +29,7 @@ export class HostProcess {
   private readonly pending: PendingChild;
   private readonly readers: ((chunk: Buffer) => void)[] = [];
   private readonly exitListeners: (() => void)[] = [];
+  private readonly stdoutClosedListeners: (() => void)[] = [];
   private stderrTail = "";
   /** Its stderr goes into turn errors, which are logged: what it was given as a secret is taken out first. */
   private readonly redactor: Redactor;
@@ -72,7 +75,18 @@ export class HostProcess {
       this.stderrTail = tailOf(this.stderrTail + text, STDERR_TAIL_BYTES);
     });
     for (const reader of this.readers) child.stdout.on("data", reader);
+    // A host that closed its stdout and lives on can never answer (as a runner: see RunnerProcess): an exiting one
+    // closes within the grace, and its exit says more.
+    let stdoutEnded: NodeJS.Timeout | undefined;
+    child.stdout.on("end", () => {
+      stdoutEnded = setTimeout(() => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        for (const listener of this.stdoutClosedListeners) listener();
+      }, STDOUT_ENDED_GRACE_MS);
+      stdoutEnded.unref();
+    });
     child.on("exit", () => {
+      clearTimeout(stdoutEnded);
       for (const listener of this.exitListeners) listener();
     });
     // "close": stdout and stderr are drained by then, so no last line is lost; PendingChild sees to it that it
@@ -115,6 +129,11 @@ export class HostProcess {
    */
   onExit(listener: () => void): void {
     this.exitListeners.push(listener);
+  }
+
+  /** Called when its stdout ended and the process still ran STDOUT_ENDED_GRACE_MS later. */
+  onStdoutClosed(listener: () => void): void {
+    this.stdoutClosedListeners.push(listener);
   }
 
   /** Reads its stdout (from its start). */

@@ -54,15 +54,29 @@ export async function startStdioHost(
     }
     if (backlog) queueMicrotask(check);
   });
+  /** How its stdout ended mid-line ("" when at a line's end): read once, when it ended or the host did. */
+  let torn: string | undefined;
+  const tornLine = (): string => {
+    if (torn === undefined) {
+      torn = "";
+      try {
+        peer.end();
+      } catch (err) {
+        if (err instanceof FramingError) torn = err.message;
+      }
+    }
+    return torn;
+  };
+  // It can never answer nor send an event again: the run fails now, not at an interrupt, and the host goes as a
+  // dead one does (the next run starts another).
+  host.onStdoutClosed(() => {
+    const cut = tornLine();
+    fail(`extension host for ${command.name} closed its stdout${cut ? `: ${cut}` : ""}`);
+  });
   void host.exited.then((reason) => {
     // A line the host left unfinished is lost with it: the error says so, as a runner's does.
-    let torn = "";
-    try {
-      peer.end();
-    } catch (err) {
-      if (err instanceof FramingError) torn = `; its stdout ${err.message}`;
-    }
-    fail(`${reason}${torn}`);
+    const cut = tornLine();
+    fail(`${reason}${cut ? `; its stdout ${cut}` : ""}`);
   });
 
   // A session closed while its host starts does not wait for the handshake: the host goes at once.
