@@ -32,8 +32,11 @@ import type { Secret } from "./redact.js";
 
 /**
  * Events a harness reports during a turn; the session stamps them with seq, ts and session. `tool.call` and
- * `tool.result` are for harnesses that run their own tools (the CLI agents): they report what ran, by the
- * CLI's own tool names; bound tools go through `call` instead.
+ * `tool.result` are for harnesses that run their own tools (the CLI agents, nui's hosts): they report what ran, by
+ * the agent's own tool names; bound tools go through `call` instead. A harness reports a `tool.result` only for a
+ * call of its turn that it reported and has not answered: it knows which calls are its own and how to report an
+ * agent's stray results (the CLI families drop them silently, as opencode's late "aborted" marks: isTurnEvent;
+ * nui's warn within a per-run bound: RunTranslator). The session does not check it again.
  */
 export type HarnessEvent = Extract<
   NewEvent,
