@@ -19,7 +19,7 @@ import {
 import type { BrainClient } from "../client/client.js";
 import { ClientError } from "../client/errors.js";
 import type { CreateSessionBody, SessionView } from "../protocol/api.js";
-import { brainMeta, promptOf, refuseMissingDir, refuseRelativeCwd } from "./params.js";
+import { brainMeta, promptField, promptOf, refuseMissingDir, refuseRelativeCwd } from "./params.js";
 import { replayConversation } from "./replay.js";
 import { askEditor } from "./requests.js";
 import { mcpServersNotStarted, sessionUpdates } from "./updates.js";
@@ -81,11 +81,16 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       );
   };
 
-  const fail = (err: unknown): never => {
+  /** The daemon's refusal as ACP's error; `rename` gives a field of the daemon's body its name in the request. */
+  const fail = (err: unknown, rename?: (field: string) => string): never => {
     if (err instanceof ClientError) {
       if (err.status === 404) throw new RequestError(-32002, "Resource not found", { message: err.message });
-      if (err.status === 400 || err.status === 413)
-        throw RequestError.invalidParams({ message: err.message, field: err.field });
+      if (err.status === 400 || err.status === 413) {
+        const field = err.field !== undefined && rename ? rename(err.field) : err.field;
+        const message =
+          field === err.field ? err.message : err.message.replaceAll(`"${err.field}"`, `"${field}"`);
+        throw RequestError.invalidParams({ message, field });
+      }
       throw RequestError.internalError({ message: err.message, status: err.status });
     }
     throw err;
@@ -197,7 +202,9 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
           await send(editor, sessionId, [mcpServersNotStarted(notStarted, notices)]);
         }
         const after = view.last_seq ?? 0;
-        const { turn } = await client.prompt(sessionId, text, images, { key: randomUUID() }).catch(fail);
+        const { turn } = await client
+          .prompt(sessionId, text, images, { key: randomUUID() })
+          .catch((err) => fail(err, (field) => promptField(params.prompt, field)));
         const status = await followTurn(client, editor, sessionId, turn, after, {
           capabilities,
           cancel: cancel.signal,

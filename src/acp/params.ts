@@ -84,6 +84,21 @@ export function promptOf(blocks: ContentBlock[]): { text: string; images: Prompt
 }
 
 /**
+ * A field of the daemon's prompt body, as the daemon named it in a refusal, by where it is in the editor's
+ * session/prompt: ACP's prompt has no `images`, only content blocks, so `images.1.data` named no block the editor
+ * sent. The Nth image is the Nth image block (promptOf keeps their order); the text is the prompt's.
+ */
+export function promptField(blocks: ContentBlock[], field: string): string {
+  if (field === "text") return "prompt";
+  const image = /^images(?:\.(\d+))?(?:\.(.+))?$/.exec(field);
+  if (!image) return field;
+  const at = blocks.flatMap((block, i) => (block.type === "image" ? [i] : []))[Number(image[1] ?? 0)];
+  if (at === undefined) return "prompt";
+  const within = image[2] === "mime_type" ? "mimeType" : image[2];
+  return `prompt[${at}]${within ? `.${within}` : ""}`;
+}
+
+/**
  * session/new's `_meta.brain` (or `_meta` itself), its fields passed on as given: the daemon checks them and
  * names a wrong one. Dropping a field of the wrong type here made a session without what the editor asked for
  * (its permissions, its harness) and said nothing.

@@ -1,0 +1,45 @@
+// `brain acp` names a field the daemon refused by where it is in the editor's request. The daemon names its own
+// body's fields (a prompt's images.1.data): an ACP prompt has no images field, only its content blocks, so the
+// editor could not tell which attachment to fix.
+import { type ContentBlock, methods } from "@agentclientprotocol/sdk";
+import { describe, expect, it } from "vitest";
+import { connectEditor } from "../testing/acp-editor.js";
+import { useTestDaemon } from "../testing/use-daemon.js";
+
+const t = useTestDaemon();
+const png = "iVBORw0KGgo=";
+
+describe("brain acp's refused fields", () => {
+  it("names a prompt's image the daemon refused by its block in the prompt", async () => {
+    const editor = await connectEditor(["--server", t.url, "--token", t.tokens.admin]);
+    try {
+      const { sessionId } = await editor.ctx.request(methods.agent.session.new, { cwd: "/", mcpServers: [] });
+      const refused = (prompt: ContentBlock[]) =>
+        editor.ctx.request(methods.agent.session.prompt, { sessionId, prompt }).then(
+          () => "answered",
+          (err: { code: number; data: { field?: string; message: string } }) => err,
+        );
+      // The second image (the daemon's images.1) is the prompt's third block.
+      const empty = await refused([
+        { type: "image", mimeType: "image/png", data: png },
+        { type: "text", text: "compare" },
+        { type: "image", mimeType: "image/png", data: "" },
+      ]);
+      expect(empty).toMatchObject({ code: -32602, data: { field: "prompt[2].data" } });
+      expect(empty).toMatchObject({ data: { message: expect.stringContaining('"prompt[2].data"') } });
+      expect(JSON.stringify(empty)).not.toContain("images");
+      // An echo session takes no images: the first one sent is named.
+      const untaken = await refused([
+        { type: "text", text: "look" },
+        { type: "image", mimeType: "image/png", data: png },
+      ]);
+      expect(untaken).toMatchObject({
+        code: -32602,
+        data: { field: "prompt[1]", message: expect.stringContaining("does not take images") },
+      });
+    } finally {
+      editor.child.kill("SIGTERM");
+      await editor.exited;
+    }
+  });
+});
