@@ -42,4 +42,38 @@ describe("brain acp's refused fields", () => {
       await editor.exited;
     }
   });
+
+  it("refuses a sessionId that cannot be a session's, naming the field, on session/prompt, load and close", async () => {
+    const editor = await connectEditor(["--server", t.url, "--token", t.tokens.admin]);
+    try {
+      // Sent as given, each reached the daemon as another path ("/v1/sessions/", "/v1/" for ".."): "no route GET /v1/".
+      for (const sessionId of ["", ".", ".."]) {
+        const answers = [];
+        for (const request of [
+          () =>
+            editor.ctx.request(methods.agent.session.prompt, {
+              sessionId,
+              prompt: [{ type: "text", text: "hi" }],
+            }),
+          () => editor.ctx.request(methods.agent.session.load, { sessionId, cwd: "/", mcpServers: [] }),
+          () => editor.ctx.request(methods.agent.session.close, { sessionId }),
+        ])
+          answers.push(
+            await request().then(
+              () => "answered",
+              (err: unknown) => err,
+            ),
+          );
+        for (const answer of answers) {
+          expect(answer).toMatchObject({
+            code: -32602,
+            data: { field: "sessionId", message: expect.stringContaining("is not a session id") },
+          });
+        }
+      }
+    } finally {
+      editor.child.kill("SIGTERM");
+      await editor.exited;
+    }
+  });
 });

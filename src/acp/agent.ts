@@ -19,7 +19,14 @@ import {
 import type { BrainClient } from "../client/client.js";
 import { ClientError } from "../client/errors.js";
 import type { CreateSessionBody, SessionView } from "../protocol/api.js";
-import { brainMeta, promptField, promptOf, refuseMissingDir, refuseRelativeCwd } from "./params.js";
+import {
+  brainMeta,
+  promptField,
+  promptOf,
+  refuseBadSessionId,
+  refuseMissingDir,
+  refuseRelativeCwd,
+} from "./params.js";
 import { replayConversation } from "./replay.js";
 import { askEditor } from "./requests.js";
 import { mcpServersNotStarted, sessionUpdates } from "./updates.js";
@@ -132,6 +139,7 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       return { sessionId: view.id, _meta: { brain: { harness: view.harness } } };
     })
     .onRequest(methods.agent.session.load, async ({ params, client: editor, signal }) => {
+      refuseBadSessionId(params.sessionId);
       const view = await client.session(params.sessionId).catch(fail);
       refuseMissingDir(params.cwd);
       // An editor gives its MCP servers again at each load (ACP: the agent connects to them), so it is told again.
@@ -170,6 +178,7 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       };
     })
     .onRequest(methods.agent.session.close, async ({ params }) => {
+      refuseBadSessionId(params.sessionId);
       // ACP: close cancels the session's work as session/cancel does, so its prompts answer cancelled. Each is
       // waited for first: a prompt on its way to the daemon reached it after the close and was refused (an
       // internal error to the editor), or reopened the session and ran its turn to the end.
@@ -181,6 +190,7 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
     })
     .onRequest(methods.agent.session.prompt, async ({ params, client: editor, signal }) => {
       const { sessionId } = params;
+      refuseBadSessionId(sessionId);
       // Registered before the first await: the SDK hands messages to their handlers in the order they arrive, so a
       // session/cancel sent right after this prompt finds it even while the turn has not reached the daemon yet.
       // $/cancel_request on this request (its signal) cancels the same way.

@@ -4,6 +4,7 @@ import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { type ContentBlock, RequestError } from "@agentclientprotocol/sdk";
 import type { CreateSessionBody, PromptBody } from "../protocol/api.js";
+import { SESSION_ID_PATTERN } from "../protocol/session.js";
 
 /** session/new's `_meta.brain` keys, each a field of BrainMeta. */
 const META_KEYS = ["harness", "agent", "provider", "config", "permissions"] as const;
@@ -28,6 +29,19 @@ export function refuseRelativeCwd(cwd: string): void {
     throw RequestError.invalidParams({
       message: `cwd ${JSON.stringify(cwd.slice(0, 4096))} is not an absolute path: ACP's cwd is the project's directory as an absolute path, such as "/home/me/project"`,
       field: "cwd",
+    });
+  }
+}
+
+/**
+ * A sessionId no session can have, refused before it goes into a daemon path: "", "." and ".." made another path
+ * ("/v1/sessions/", "/v1/"), answered "no route GET /v1/", which named neither the field nor what was wrong.
+ */
+export function refuseBadSessionId(sessionId: string): void {
+  if (!SESSION_ID_PATTERN.test(sessionId)) {
+    throw RequestError.invalidParams({
+      message: `sessionId ${JSON.stringify(sessionId.slice(0, 100))} is not a session id (1 to 64 letters, digits, '_' or '-'): use one session/new or session/list gave`,
+      field: "sessionId",
     });
   }
 }
