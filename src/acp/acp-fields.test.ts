@@ -76,4 +76,36 @@ describe("brain acp's refused fields", () => {
       await editor.exited;
     }
   });
+
+  it("names a session/new field the daemon refused where the editor gave it: under _meta.brain, or cwd", async () => {
+    const editor = await connectEditor(["--server", t.url, "--token", t.tokens.admin]);
+    try {
+      const refused = (meta: Record<string, unknown>, cwd = "/") =>
+        editor.ctx.request(methods.agent.session.new, { cwd, mcpServers: [], _meta: meta }).then(
+          () => "answered",
+          (err: unknown) => err,
+        );
+      const wrongType = await refused({ brain: { harness: "echo", config: { model: 5 } } });
+      expect(wrongType).toMatchObject({
+        code: -32602,
+        data: {
+          field: "_meta.brain.config.model",
+          message: expect.stringContaining('"_meta.brain.config.model"'),
+        },
+      });
+      // _meta itself, as brainMeta takes it when there is no _meta.brain.
+      expect(await refused({ harness: "nope" })).toMatchObject({
+        code: -32602,
+        data: { field: "_meta.harness", message: expect.stringContaining('unknown harness "nope"') },
+      });
+      // The daemon's editor_cwd is the editor's cwd.
+      expect(await refused({}, `/${"a".repeat(5000)}`)).toMatchObject({
+        code: -32602,
+        data: { field: "cwd", message: expect.stringContaining("at most 4096 characters") },
+      });
+    } finally {
+      editor.child.kill("SIGTERM");
+      await editor.exited;
+    }
+  });
 });

@@ -284,7 +284,7 @@ describe("brain acp", () => {
             mcpServers: [],
             _meta: { brain: { harness: "echo", provider } },
           }),
-        ).rejects.toMatchObject({ code: -32602, data: { field: "provider" } });
+        ).rejects.toMatchObject({ code: -32602, data: { field: "_meta.brain.provider" } });
       }
       await expect(
         ctx.request(methods.agent.session.prompt, {
@@ -336,10 +336,10 @@ describe("brain acp", () => {
   it("refuses a _meta.brain field of the wrong type or one it does not take, naming it, rather than making a session without it", async () => {
     await withAgent(server(), async (ctx) => {
       const fields: [unknown, string][] = [
-        [{ harness: "echo", permissions: "ask" }, "permissions"],
-        [{ harness: "echo", config: "x" }, "config"],
-        [{ harness: 5 }, "harness"],
-        [{ agent: 7 }, "agent"],
+        [{ harness: "echo", permissions: "ask" }, "_meta.brain.permissions"],
+        [{ harness: "echo", config: "x" }, "_meta.brain.config"],
+        [{ harness: 5 }, "_meta.brain.harness"],
+        [{ agent: 7 }, "_meta.brain.agent"],
         ["echo", "_meta.brain"],
         // A typo made a session on the default harness.
         [{ harnes: "echo" }, "_meta.brain.harnes"],

@@ -21,6 +21,7 @@ import { ClientError } from "../client/errors.js";
 import type { CreateSessionBody, SessionView } from "../protocol/api.js";
 import {
   brainMeta,
+  newSessionField,
   promptField,
   promptOf,
   refuseBadSessionId,
@@ -134,7 +135,9 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       };
       // Keyed, one key per request: the client asks again a create or prompt the daemon died holding (a restart),
       // and the daemon, finding the key, makes one session and runs one turn.
-      const view = await client.create(body, { key: randomUUID() }).catch(fail);
+      const view = await client
+        .create(body, { key: randomUUID() })
+        .catch((err) => fail(err, (field) => newSessionField(params._meta, field)));
       noteUnstarted(view.id, params.mcpServers);
       return { sessionId: view.id, _meta: { brain: { harness: view.harness } } };
     })

@@ -113,6 +113,19 @@ export function promptField(blocks: ContentBlock[], field: string): string {
 }
 
 /**
+ * A field of the daemon's create body, as the daemon named it in a refusal, by where the editor gave it: under
+ * `_meta.brain` (or `_meta`, as brainMeta reads it), and editor_cwd as session/new's cwd. A field the command line
+ * chose (--harness) keeps the daemon's name.
+ */
+export function newSessionField(meta: Record<string, unknown> | null | undefined, field: string): string {
+  if (field === "editor_cwd") return "cwd";
+  const under = meta?.brain !== undefined && meta.brain !== null ? "_meta.brain" : "_meta";
+  const given = under === "_meta.brain" ? meta?.brain : meta;
+  const key = field.split(".")[0] ?? field;
+  return typeof given === "object" && given !== null && key in given ? `${under}.${field}` : field;
+}
+
+/**
  * session/new's `_meta.brain` (or `_meta` itself), its fields passed on as given: the daemon checks them and
  * names a wrong one. Dropping a field of the wrong type here made a session without what the editor asked for
  * (its permissions, its harness) and said nothing.
