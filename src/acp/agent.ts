@@ -203,9 +203,13 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       let answer = () => {};
       const entry: Prompting = { cancel, answered: new Promise<void>((resolve) => (answer = resolve)) };
       const inProgress = prompting.get(sessionId) ?? new Set<Prompting>();
+      // An editor's "stop and send" (session/cancel, then this prompt at once): the cancelled turn runs until the
+      // interrupt lands and settles, and the daemon refused a prompt that came before (409), so this one waits.
+      const cancelled = [...inProgress].filter((p) => p.cancel.signal.aborted).map((p) => p.answered);
       prompting.set(sessionId, inProgress.add(entry));
       try {
         const { text, images } = promptOf(params.prompt);
+        await Promise.all(cancelled);
         const view = await client.session(sessionId).catch(fail);
         if (cancel.signal.aborted) return { stopReason: "cancelled" as const }; // cancelled before it started
         const notStarted = unstarted.get(sessionId);
