@@ -376,7 +376,8 @@ describe("host-reaching session options", () => {
     ["claude-code", { cwd: "/" }, "cwd"],
     ["codex", { args: ["-c", "sandbox_mode=danger-full-access"] }, "args"],
     ["devcontainer", { innerHarness: "claude-code", image: "evil" }, "innerHarness"],
-    ["api", { temperature: 0, headers: {}, env: { NODE_OPTIONS: "--require ./x.js" } }, "env"],
+    ["api", { temperature: 0, env: { NODE_OPTIONS: "--require ./x.js" } }, "env"],
+    ["api", { temperature: 0, headers: { "OpenAI-Project": "proj_another_team" } }, "headers"],
   ])("a client cannot set %s's %j", async (harness, options, field) => {
     const res = await raw(daemon.url, "POST", "/v1/sessions", {
       token: daemon.tokens.admin,

@@ -134,6 +134,16 @@ describe("choosing a provider over REST", () => {
     expect(JSON.stringify(seen)).not.toContain(KEY);
   });
 
+  it("lets no client put its own headers on the operator's key (its organisation, project, or a gateway's route)", async () => {
+    // The credential proxy drops these from a CLI's requests; the api harness sent a client's options.headers on.
+    const headers = { "OpenAI-Project": "proj_another_team", "OpenAI-Organization": "org-another" };
+    const res = await create(tokens.limited, { provider: "fake", config: { options: { headers } } });
+    expect(res.status, JSON.stringify(res.body)).toBe(400);
+    expect(res.body.error).toMatchObject({ code: "bad_request", field: "config.options.headers" });
+    expect((res.body.error as { message: string }).message).toContain("set by the operator only");
+    expect(provider.requests.some((r) => "openai-project" in r.headers)).toBe(false);
+  });
+
   it("keeps a limited token to its providers in a fork, as in a handoff: no forking its tenant's session onto another", async () => {
     const made = await create(tokens.zeta, {});
     expect(made.status, JSON.stringify(made.body)).toBe(201);

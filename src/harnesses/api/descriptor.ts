@@ -2,7 +2,7 @@
 import { API_PROVIDERS } from "../../protocol/nui/adl.js";
 import type { FamilyDescriptor } from "../family.js";
 import { LazyFactory } from "../family.js";
-import { ApiOptions } from "./settings.js";
+import { API_CLIENT_OPTIONS } from "./settings.js";
 
 export const apiFamily: FamilyDescriptor = {
   name: "api",
@@ -11,8 +11,8 @@ export const apiFamily: FamilyDescriptor = {
   factories: () => [
     new LazyFactory(
       "api",
-      // Every api option tunes the model loop only (steps, retries, sampling, headers to the provider).
-      { steering: true, images: true, clientOptions: Object.keys(ApiOptions.shape) },
+      // The api options that tune the model loop only (steps, retries, sampling): not the provider's headers.
+      { steering: true, images: true, clientOptions: API_CLIENT_OPTIONS },
       async () => new (await import("./factory.js")).ApiHarnessFactory(),
     ),
   ],

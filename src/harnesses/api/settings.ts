@@ -98,6 +98,14 @@ export const ApiOptions = z.object({
     .optional(),
 });
 
+/**
+ * The options a network caller may set: all but `headers`, which ride on every request beside the operator's key
+ * and can choose whose account it is used for (OpenAI-Organization, OpenAI-Project), replace it, or route a
+ * gateway elsewhere; the operator sets them (defaults, agent definitions), as the credential proxy drops them
+ * from a CLI's requests.
+ */
+export const API_CLIENT_OPTIONS = Object.keys(ApiOptions.shape).filter((key) => key !== "headers");
+
 export type Price = z.infer<typeof Price>;
 export type ApiOptions = z.infer<typeof ApiOptions>;
 
