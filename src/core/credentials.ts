@@ -35,8 +35,11 @@ export function sessionSecrets(
   return out;
 }
 
-/** Headers that carry a credential whatever their value looks like. */
-const CREDENTIAL_HEADER = /^(authorization|proxy-authorization|cookie)$/i;
+/**
+ * Headers that carry a credential whatever their value looks like: Authorization and those gateways name after it
+ * (cf-aig-authorization, Helicone-Auth), and cookies.
+ */
+const CREDENTIAL_HEADER = /^(?:[A-Za-z0-9_-]*-)?(?:authorization|auth)$|^cookie$/i;
 
 /**
  * A header or query parameter whose name says it holds a secret. Such names are written with '-' where a
@@ -50,8 +53,8 @@ const AUTH_SCHEME = /^\s*[A-Za-z][A-Za-z0-9_-]*\s+(\S+)\s*$/;
 /**
  * The secrets a session's record names or holds: its MCP servers' `${VAR}` values, and what it holds in plain
  * text: the secret-named variables it hands its processes (an agent definition's `env`, an MCP server's `env`),
- * an MCP server's credential headers and URL credentials written out rather than as `${VAR}`, and the
- * credentials in an inline provider's base URL.
+ * an MCP server's or the api harness's credential headers and URL credentials written out rather than as
+ * `${VAR}`, and the credentials in an inline provider's base URL.
  */
 export function recordSecrets(record: SessionRecord, env: NodeJS.ProcessEnv): Secret[] {
   const out: Secret[] = [];
@@ -69,6 +72,8 @@ export function recordSecrets(record: SessionRecord, env: NodeJS.ProcessEnv): Se
   if (Array.isArray(given)) {
     for (const server of given) if (server && typeof server === "object") out.push(...writtenOut(server));
   }
+  // The api harness's headers, set by the operator for a gateway in front of its provider, may hold its key.
+  out.push(...writtenOut({ headers: record.config.options?.headers }));
   // Inline provider settings (the config's defaults, an agent definition's baseUrl) are shown in the session's
   // view: a gateway key in their URL would be shown with them, though its log keeps it out (sessionSecrets).
   if (typeof record.provider === "object" && record.provider.base_url)

@@ -4,6 +4,7 @@
 import { inspect } from "node:util";
 import { afterEach, expect, it } from "vitest";
 import { HarnessError, type HarnessFactory } from "../core/harness.js";
+import { ApiHarnessFactory } from "../harnesses/api/factory.js";
 import { quietHarness } from "../testing/brain.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
 import { newSession, raw } from "../testing/http.js";
@@ -119,6 +120,40 @@ it("a session's view and log never show a credential its agent definition's aiAs
         { headers: { Authorization: "[redacted:Authorization]" } },
         { env: { DB_PASSWORD: "[redacted:DB_PASSWORD]" } },
       ],
+    },
+  });
+});
+
+it("a session's view and log never show a gateway credential its agent definition's api headers carry", async () => {
+  // What an operator puts on an api agent for the gateway in front of its provider (Portkey, Cloudflare's AI
+  // Gateway, Helicone): a tenant naming the agent read them back in its session's view.
+  const secret = "gw-credential-in-the-agent-0123456789";
+  const headers = {
+    "x-portkey-api-key": `${secret}-portkey`,
+    "cf-aig-authorization": `Bearer ${secret}-cf`,
+    "Helicone-Auth": `Bearer ${secret}-helicone`,
+    Authorization: `Bearer ${secret}-plain`,
+    "x-portkey-provider": "openai",
+  };
+  const agent = { harness: "api", config: { model: "ollama:llama3.2", options: { headers } } };
+  t = await startTestDaemon({
+    factories: [new ApiHarnessFactory()],
+    defaults: { provider: { api: "ollama", base_url: "http://127.0.0.1:1" } },
+    agents: { list: async () => [{ id: "gw" }], resolve: async (id) => (id === "gw" ? agent : undefined) },
+  });
+  const created = await raw(t.url, "POST", "/v1/sessions", { token: t.tokens.other, body: { agent: "gw" } });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const path = `/v1/sessions/${created.body.id}`;
+  const shown = await raw(t.url, "GET", path, { token: t.tokens.other });
+  const log = await raw(t.url, "GET", `${path}/log`, { token: t.tokens.other });
+  for (const answer of [created, shown, log]) expect(JSON.stringify(answer.body)).not.toContain(secret);
+  expect((shown.body.config as { options: unknown }).options).toEqual({
+    headers: {
+      "x-portkey-api-key": "[redacted:x-portkey-api-key]",
+      "cf-aig-authorization": "[redacted:cf-aig-authorization]",
+      "Helicone-Auth": "[redacted:Helicone-Auth]",
+      Authorization: "[redacted:Authorization]",
+      "x-portkey-provider": "openai",
     },
   });
 });
