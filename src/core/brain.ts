@@ -103,9 +103,9 @@ export class Brain {
     return resolveSessionInput(layers, harnesses.names(), (name) => harnesses.get(name).clientOptions);
   }
 
-  /** Creates a session. Its harness starts with the first prompt. */
+  /** Creates a session, unless its tenant holds its bytes' bound. Its harness starts with the first prompt. */
   async create(input: NewSessionInput): Promise<Session> {
-    return this.createRecord(input);
+    return this.logBound.admitNew(input.tenant, () => this.createRecord(input));
   }
 
   /** What the store holds of session `id`: its log's bytes and its checkpoints' (undefined: the store cannot tell). */

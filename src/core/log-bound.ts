@@ -112,6 +112,29 @@ export class SessionLogBound {
     if (over) throw new SessionError("limit_reached", `${over.said}: it makes no more ${made}; ${over.way}`);
   }
 
+  /**
+   * Runs `make` (a new session of `tenant`) unless the tenant holds its bound, then counts what it stored: a new
+   * session's first event holds its config (up to 4 MiB, its record as much again), which no prompt's check sees,
+   * and a tenant past its bound made sessions without end. Near the bound, one at a time with its other checks.
+   */
+  async admitNew<T extends { id: string }>(tenant: string | undefined, make: () => Promise<T>): Promise<T> {
+    const tenants = this.tenants;
+    if (tenants?.max === undefined) return make();
+    const max = tenants.max;
+    const checked = async () => {
+      const total = await tenants.total(tenant);
+      if (total >= max) {
+        const { said, way } = tenantOver(tenant, total, max);
+        throw new SessionError("limit_reached", `${said}: it makes no more sessions; ${way}`);
+      }
+      const made = await make();
+      await tenants.measure(tenant, made.id).catch(() => {});
+      return made;
+    };
+    const near = (await tenants.total(tenant)) >= max * REMEASURE_FROM;
+    return near ? this.tenantsNear.run(tenant ?? "", checked) : checked();
+  }
+
   /** `near`: the tenant's sum is within REMEASURE_FROM of its bound (./tenant-bytes.ts). */
   private async check(id: string): Promise<{ over?: Over; held?: HeldBytes; near?: boolean }> {
     const max = this.max;
@@ -139,9 +162,14 @@ export class SessionLogBound {
     const total = await tenants.update(held.tenant, id, held.bytes);
     const near = total >= tenants.max * REMEASURE_FROM;
     if (total < tenants.max) return { held, near };
-    const said = `tenant "${held.tenant ?? "default"}"'s sessions hold ${total} bytes on this host, its limit (${tenants.max})`;
-    const way =
-      "delete sessions it no longer needs (DELETE /v1/sessions/{id}), or raise limits.log_bytes_per_tenant in brain.config.json";
-    return { over: { held, said, way, tenant: true }, held, near };
+    return { over: { held, ...tenantOver(held.tenant, total, tenants.max), tenant: true }, held, near };
   }
+}
+
+/** What a tenant at its bound holds, and how to go on. */
+function tenantOver(tenant: string | undefined, total: number, max: number): { said: string; way: string } {
+  return {
+    said: `tenant "${tenant ?? "default"}"'s sessions hold ${total} bytes on this host, its limit (${max})`,
+    way: "delete sessions it no longer needs (DELETE /v1/sessions/{id}), or raise limits.log_bytes_per_tenant in brain.config.json",
+  };
 }

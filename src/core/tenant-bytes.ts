@@ -50,15 +50,15 @@ export class TenantBytes {
 
   /** Session `id` of `tenant` holds `bytes` now: the tenant's sum with it, once the tenant's sum is known. */
   async update(tenant: string | undefined, id: string, bytes: number): Promise<number> {
-    const name = tenant ?? DEFAULT_TENANT;
-    const taken = this.sums.has(name); // else the sum is being taken now, from the store
-    let sum = await this.sumOf(name);
-    const near =
-      this.max !== undefined && sum.total - (sum.sessions.get(id) ?? 0) + bytes >= this.max * REMEASURE_FROM;
-    if (taken && near && Date.now() - sum.at >= this.remeasureMs) sum = await this.remeasure(name, sum);
+    const sum = await this.current(tenant, (sum) => sum.total - (sum.sessions.get(id) ?? 0) + bytes);
     sum.total += bytes - (sum.sessions.get(id) ?? 0);
     sum.sessions.set(id, bytes);
     return sum.total;
+  }
+
+  /** The tenant's sum as it is, before a new session of it is made. */
+  async total(tenant: string | undefined): Promise<number> {
+    return (await this.current(tenant, (sum) => sum.total)).total;
   }
 
   /** Session `id` changed (it closed, or it took what it was admitted for): measured again if its tenant is summed. */
@@ -75,6 +75,15 @@ export class TenantBytes {
       sum.total -= sum.sessions.get(id) ?? 0;
       sum.sessions.delete(id);
     });
+  }
+
+  /** The tenant's sum, measured again from the store once it would be near the bound at `grown` (at most so often). */
+  private async current(tenant: string | undefined, grown: (sum: Sum) => number): Promise<Sum> {
+    const name = tenant ?? DEFAULT_TENANT;
+    const taken = this.sums.has(name); // else the sum is being taken now, from the store
+    const sum = await this.sumOf(name);
+    const near = this.max !== undefined && grown(sum) >= this.max * REMEASURE_FROM;
+    return taken && near && Date.now() - sum.at >= this.remeasureMs ? this.remeasure(name, sum) : sum;
   }
 
   private sumOf(name: string): Promise<Sum> {

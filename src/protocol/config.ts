@@ -241,8 +241,8 @@ export const Limits = z.strictObject({
   log_bytes_per_session: z.number().int().positive().optional(),
   /**
    * Bytes all of one tenant's sessions may hold on this host, their logs and checkpoints (default 64 GiB,
-   * 68719476736); past it the tenant's prompts, steers, checkpoints, forks and handoffs are a 429 until it deletes
-   * sessions.
+   * 68719476736); past it the tenant's prompts, steers, checkpoints, forks, handoffs and new sessions are a 429
+   * until it deletes sessions.
    * Without it a tenant could hold log_bytes_per_session × stored_sessions_per_tenant.
    */
   log_bytes_per_tenant: z.number().int().positive().optional(),

@@ -36,9 +36,18 @@ describe("log bytes per tenant", () => {
     try {
       const mine: string[] = [];
       let refused: Awaited<ReturnType<typeof prompt>> | undefined;
-      // Each session takes one prompt (and its echo), far under any session bound: only their sum passes it.
+      // Each session takes one prompt (and its echo), far under any session bound: only their sum passes it. Past
+      // it, the next session is refused as its prompt would be.
       for (let i = 0; i < 16 && !refused; i++) {
-        const id = await newSession(d);
+        const made = await raw(d.url, "POST", "/v1/sessions", {
+          token: d.tokens.admin,
+          body: { harness: "echo" },
+        });
+        if (made.status !== 201) {
+          refused = made;
+          break;
+        }
+        const id = made.body.id as string;
         mine.push(id);
         const res = await prompt(d, id, PROMPT, d.tokens.admin);
         if (res.status !== 202) refused = res;
@@ -74,6 +83,14 @@ describe("log bytes per tenant", () => {
       });
       expect(handoff.status).toBe(429);
       expect(handoff.body.error).toMatchObject({ message: expect.stringContaining("no more handoffs") });
+      // Nor a new session: its record and first event hold its config, up to 4 MiB each, which no prompt adds.
+      const config = { system_prompt: "z".repeat(BOUND) };
+      const made = await raw(d.url, "POST", "/v1/sessions", {
+        token: d.tokens.admin,
+        body: { harness: "echo", config },
+      });
+      expect(made.status, JSON.stringify(made.body).slice(0, 200)).toBe(429);
+      expect(made.body.error).toMatchObject({ message: expect.stringContaining("no more sessions") });
       // Another tenant's sessions go on: a prompt, a checkpoint, another prompt.
       const theirs = await newSession(d, { harness: "echo" }, d.tokens.other);
       const first = await prompt(d, theirs, PROMPT, d.tokens.other);
