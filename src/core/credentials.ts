@@ -81,21 +81,28 @@ export function recordSecrets(record: SessionRecord, env: NodeJS.ProcessEnv): Se
   const sessionEnv = record.config.options?.env;
   if (sessionEnv && typeof sessionEnv === "object") {
     for (const [name, value] of Object.entries(sessionEnv as Record<string, unknown>)) {
-      if (typeof value === "string" && SECRET_NAME.test(name)) out.push({ name, value });
+      if (typeof value !== "string") continue;
+      // A connection URL's password (DATABASE_URL=postgres://app:PASSWORD@db), whatever the variable's name.
+      out.push(...(SECRET_NAME.test(name) ? [{ name, value }] : urlSecrets(value)));
     }
   }
   return out;
 }
 
-/** The credentials an MCP server's settings hold written out: secret-named env, credential headers, its URL's. */
+/**
+ * The credentials an MCP server's settings hold written out: secret-named env and its URLs' passwords, credential
+ * headers, its URL's.
+ */
 function writtenOut(server: { env?: unknown; headers?: unknown; url?: unknown }): Secret[] {
   const out: Secret[] = [];
   const strings = (values: unknown) =>
     values && typeof values === "object"
       ? Object.entries(values).filter((e): e is [string, string] => typeof e[1] === "string")
       : [];
-  for (const [name, value] of strings(server.env))
-    if (SECRET_NAME.test(name) && !value.includes("${")) out.push({ name, value });
+  for (const [name, value] of strings(server.env)) {
+    if (value.includes("${")) continue;
+    out.push(...(SECRET_NAME.test(name) ? [{ name, value }] : urlSecrets(value)));
+  }
   for (const [name, value] of strings(server.headers)) {
     if (!(secretNamed(name) || CREDENTIAL_HEADER.test(name)) || value.includes("${")) continue;
     out.push({ name, value });

@@ -157,3 +157,25 @@ it("a session's view and log never show a gateway credential its agent definitio
     },
   });
 });
+
+it("a session's view and log never show a password in a URL its agent definition's env or MCP servers hold", async () => {
+  const password = "pw-in-a-connection-url-0123456789";
+  const env = { DATABASE_URL: `postgres://app:${password}@db.internal:5432/app`, LOG_LEVEL: "debug" };
+  const mcp_servers = [
+    { name: "db", command: "db-mcp", env: { REDIS_URL: `redis://:${password}-r@cache:6379` } },
+  ];
+  const agent = { harness: "echo", config: { options: { env, mcp_servers } } };
+  t = await startTestDaemon({
+    agents: { list: async () => [{ id: "db" }], resolve: async (id) => (id === "db" ? agent : undefined) },
+  });
+  const created = await raw(t.url, "POST", "/v1/sessions", { token: t.tokens.other, body: { agent: "db" } });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const path = `/v1/sessions/${created.body.id}`;
+  const shown = await raw(t.url, "GET", path, { token: t.tokens.other });
+  const log = await raw(t.url, "GET", `${path}/log`, { token: t.tokens.other });
+  for (const answer of [created, shown, log]) expect(JSON.stringify(answer.body)).not.toContain(password);
+  expect((shown.body.config as { options: { env: unknown } }).options.env).toEqual({
+    DATABASE_URL: "postgres://app:[redacted:url_password]@db.internal:5432/app",
+    LOG_LEVEL: "debug",
+  });
+});
