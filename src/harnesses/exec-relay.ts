@@ -160,11 +160,16 @@ const DOCKER_LOCATION = [
   "DOCKER_API_VERSION",
 ];
 
+/** Of `env`, the DOCKER_LOCATION variables it has. */
+export function dockerLocation(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    DOCKER_LOCATION.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]]])),
+  );
+}
+
 /** The launcher words that hand `env`'s (Brain's docker environment's) DOCKER_LOCATION to a shim's docker. */
 export function dockerEnvFlags(env: NodeJS.ProcessEnv = process.env): string[] {
-  return DOCKER_LOCATION.flatMap((name) =>
-    env[name] === undefined ? [] : ["--docker-env", `${name}=${env[name]}`],
-  );
+  return Object.entries(dockerLocation(env)).flatMap(([name, value]) => ["--docker-env", `${name}=${value}`]);
 }
 
 /**

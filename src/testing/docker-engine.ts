@@ -2,8 +2,12 @@
 // and builds the project's base image, from no registry. A machine where that is impossible fails these tests
 // with what to install; it never skips them into a false green.
 import { execFile, execFileSync } from "node:child_process";
+import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir, userInfo } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { installDir } from "../harnesses/nui/install-paths.js";
+import { BASE_IMAGE } from "../harnesses/sandbox/docker-sandbox.js";
 
 /** The project (from source or from dist/). */
 const root = installDir();
@@ -54,4 +58,30 @@ export function imageWithCommand(base: string, tag: string, cmd: string[]): stri
     docker("rm", "-f", id);
   }
   return tag;
+}
+
+/**
+ * `tag`: the base image with `metadata` as its devcontainer.metadata label (docker commit: no builder). A `$` is
+ * escaped: the LABEL instruction would substitute `${NAME}` itself, and the label is to hold it as written.
+ */
+export function imageWithMetadata(tag: string, metadata: object[]): void {
+  const made = docker("create", BASE_IMAGE);
+  try {
+    const value = JSON.stringify(JSON.stringify(metadata)).replaceAll("$", "\\$");
+    docker("commit", "-c", `LABEL devcontainer.metadata=${value}`, made, tag);
+  } finally {
+    docker("rm", "-f", made);
+  }
+}
+
+/**
+ * `devcontainer up` first fetches a control manifest from the Dev Containers site; a fresh copy in its cache (trusted
+ * for five minutes by its mtime) keeps it off the network. Before each test that runs it.
+ */
+export function devcontainerCliOffline(): void {
+  const dir = join(tmpdir(), `devcontainercli-${userInfo().username}`);
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, "control-manifest.json");
+  writeFileSync(file, JSON.stringify({ disallowedFeatures: [], featureAdvisories: [] }));
+  utimesSync(file, new Date(), new Date());
 }

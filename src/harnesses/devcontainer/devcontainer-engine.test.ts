@@ -3,8 +3,8 @@
 // registry), the inner harness started through `devcontainer exec` and reaching only the fake provider on this
 // host's loopback (the container has no network), and the container removed on close.
 import { spawn } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir, userInfo } from "node:os";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { events, tempDir, textOf } from "../../testing/brain.js";
@@ -14,7 +14,13 @@ import {
   checkProviderOnlyThroughProxy,
   checkTokensApart,
 } from "../../testing/cli-credentials.js";
-import { docker, ensureDockerEngine, sessionContainers } from "../../testing/docker-engine.js";
+import {
+  devcontainerCliOffline,
+  docker,
+  ensureDockerEngine,
+  imageWithMetadata,
+  sessionContainers,
+} from "../../testing/docker-engine.js";
 import { catalogFactories } from "../../testing/nui.js";
 import { locateCli } from "../cli/locate.js";
 import { containerRecordsDir } from "../http/container-records.js";
@@ -29,15 +35,7 @@ beforeAll(async () => {
   expect(locateCli("devcontainer"), "the pinned @devcontainers/cli (npm install)").toBeDefined();
 });
 
-// `devcontainer up` first fetches a control manifest from the Dev Containers site; a fresh copy in its cache (trusted
-// for five minutes by its mtime) keeps the test off the network.
-beforeEach(() => {
-  const dir = join(tmpdir(), `devcontainercli-${userInfo().username}`);
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, "control-manifest.json");
-  writeFileSync(file, JSON.stringify({ disallowedFeatures: [], featureAdvisories: [] }));
-  utimesSync(file, new Date(), new Date());
-});
+beforeEach(devcontainerCliOffline);
 
 let bed: CliBed | undefined;
 afterEach(async () => {
@@ -251,22 +249,6 @@ describe("a dev container image that asks for the host", () => {
     expect(docker("ps", "-aq", "--filter", `ancestor=${tag}`)).toBe("");
   });
 });
-
-/** `tag`: the base image with `metadata` as its devcontainer.metadata label (docker commit: no builder). */
-function imageWithMetadata(tag: string, metadata: object[]) {
-  const made = docker("create", BASE_IMAGE);
-  try {
-    docker(
-      "commit",
-      "-c",
-      `LABEL devcontainer.metadata=${JSON.stringify(JSON.stringify(metadata))}`,
-      made,
-      tag,
-    );
-  } finally {
-    docker("rm", "-f", made);
-  }
-}
 
 describe("a dev container image whose lifecycle command hangs", () => {
   const tag = `brain-test/devc-hanging-hook-${process.pid}`;

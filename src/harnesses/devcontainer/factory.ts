@@ -19,7 +19,7 @@ import { describeIssues } from "../../protocol/frames.js";
 import { makeAgentDirSync } from "../agent-files.js";
 import { isProxying } from "../cli/family.js";
 import { ContainedHarness } from "../contained-harness.js";
-import { dockerEnvFlags, hostDockerConfig } from "../exec-relay.js";
+import { dockerEnvFlags, dockerLocation, hostDockerConfig } from "../exec-relay.js";
 import { Container, sessionLabels, sweepSession } from "../http/container.js";
 import { containerLimits, limitArgs } from "../http/container-limits.js";
 import { type ContainerRecords, RUN_LABEL } from "../http/container-records.js";
@@ -35,6 +35,18 @@ import { DevcontainerCli, type DevcontainerPrograms, defaultPrograms } from "./c
 import { DEFAULT_DEVCONTAINER_IMAGE, devcontainerJson, writeDevcontainerJson } from "./config.js";
 import { assertHostUser } from "./host-user.js";
 import { labelUser, lifecycleCommand, refuseHostGrants } from "./image-metadata.js";
+
+/**
+ * Of Brain's environment, what the Dev Container CLI gets: where docker, its config and its daemon are, none of them
+ * a secret. The CLI expands `${localEnv:NAME}` in an image's devcontainer.metadata label (its containerEnv…) from its
+ * own environment, and the image is anyone's: given all DOCKER_* variables, as Brain's own docker commands are, it
+ * put a host's DOCKER_PASSWORD or DOCKER_AUTH_CONFIG (docker's registry credentials) into the container. Brain pulls
+ * the image itself before `up` (refuseHostGrants), with its docker commands' environment, so `up` needs no
+ * registry credentials.
+ */
+export function devcontainerCliEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { ...dockerLocation(env), ...(env.DOCKER_CONFIG ? { DOCKER_CONFIG: env.DOCKER_CONFIG } : {}) };
+}
 
 /** Builds the inner harness's factory with `launcher` in front of its command; undefined: no such harness. */
 export type InnerFactories = (innerHarness: string, launcher: string[]) => HarnessFactory | undefined;
@@ -55,8 +67,7 @@ export interface DevcontainerSettings {
   programs?: Partial<DevcontainerPrograms>;
   /**
    * Environment of the devcontainer and docker commands (tests put fakes on its PATH); default what Docker needs
-   * of Brain's. Not all of Brain's: the Dev Container CLI expands `${localEnv:NAME}` in an image's
-   * devcontainer.metadata label from its own environment, so an image could take any of Brain's variables.
+   * of Brain's, and the Dev Container CLI less (devcontainerCliEnvironment).
    */
   env?: NodeJS.ProcessEnv;
   timeouts?: Partial<DevcontainerTimeouts>;
@@ -128,7 +139,7 @@ export class DevcontainerFactory implements HarnessFactory {
   ) {
     this.programs = { ...defaultPrograms(), ...settings.programs };
     this.env = settings.env ?? dockerEnvironment(process.env);
-    this.cli = new DevcontainerCli(this.programs, this.env);
+    this.cli = new DevcontainerCli(this.programs, settings.env ?? devcontainerCliEnvironment(process.env));
     this.docker = new DockerCli(this.programs.docker, this.env);
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...settings.timeouts };
   }
