@@ -74,6 +74,13 @@ export interface HarnessOptions {
    * name, say) may pick one of the host's keys or send one elsewhere.
    */
   providerEnv?: NodeJS.ProcessEnv;
+  /**
+   * Aborted when the session closes (or is deleted) while the harness is still opening, which the close waits for:
+   * a harness whose open can take minutes (a dev container's `devcontainer up`, pulling or building its image and
+   * running its lifecycle commands) stops it, removes what it started and rejects. Optional, so hosts and tests need
+   * not provide it.
+   */
+  signal?: AbortSignal;
   emit(event: HarnessEvent): void;
   /**
    * How far the session's log is behind what `emit` took: a harness that reads its agent's output stops reading

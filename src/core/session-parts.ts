@@ -102,6 +102,10 @@ export async function openHarness(parts: SessionParts, links: HarnessLinks): Pro
   }
 }
 
+/** A harness that opened (or failed to) after its session's close. */
+export const closedWhileOpening = (id: string) =>
+  new HarnessError("brain_error", `session ${id} was closed while its harness started`);
+
 /** A harness that does not hold the conversation the log says fails loudly: never a silent fresh start. */
 export async function verifyHistory(harness: Harness, parts: SessionParts): Promise<void> {
   let missing: string | undefined;

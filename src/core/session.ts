@@ -29,6 +29,7 @@ import {
   takeSteer,
 } from "./running-turn.js";
 import {
+  closedWhileOpening,
   openHarness,
   type SessionParts,
   type StartedTurn,
@@ -57,6 +58,7 @@ export class Session {
   /** What the log redacts: requests are kept as sent, and redacted as clients see them (nui's HITL too). */
   readonly redactor: Redactor;
   private closed = false;
+  private readonly closeSignal = new AbortController();
   private closing: Promise<void> | undefined;
   /** A summary-seeded session's history went out with a turn that completed: later prompts go as they are. */
   private preambled = false;
@@ -241,7 +243,8 @@ export class Session {
     this.closed = true;
     // A checkpoint being taken ends first (later ones are refused): its files stored and logged, or not listed.
     await this.betweenTurns.settled();
-    // A harness still starting cannot be stopped halfway: wait for it, and it closes itself (ensureHarness).
+    // A harness still starting is told to stop (HarnessOptions.signal) and waited for; it closes itself.
+    this.closeSignal.abort();
     await this.opening?.catch(() => {});
     // The interrupted turn's turn.settled before session.closed (a harness may answer the interrupt before its turn
     // ends): a grace to end it, then closing the harness ends it. One that outlives both is closed out at next open.
@@ -339,15 +342,13 @@ export class Session {
           emit: (event) => this.writer.emit(event),
           call: (turn, call, signal, answer) => this.toolCalls.call(turn, call, signal, answer),
           ...this.desk.forHarness(),
+          signal: this.closeSignal.signal,
         }),
       )
       .then(async (harness) => {
         if (this.closed) {
           await harness.close().catch(() => {});
-          throw new HarnessError(
-            "brain_error",
-            `session ${this.parts.id} was closed while its harness started`,
-          );
+          throw closedWhileOpening(this.parts.id);
         }
         await verifyHistory(harness, this.parts);
         this.harness = harness;

@@ -95,6 +95,8 @@ interface GroupResult {
   hook?: RunningHook;
   /** Stopped because that command ran longer than hookMs. */
   hookTimedOut?: boolean;
+  /** Stopped by the caller's signal. */
+  aborted?: boolean;
 }
 
 /**
@@ -102,7 +104,7 @@ interface GroupResult {
  * kill of the CLI alone would leave running, to create the container after the caller swept for it. On its
  * timeout or failure the whole group is killed, and this resolves once the group is gone (or after GROUP_GONE_MS).
  * Each lifecycle command it logs the start of has hookMs of its own: one that hangs would otherwise hold `up` for
- * all of timeoutMs, which is sized for pulling and building an image.
+ * all of timeoutMs, which is sized for pulling and building an image. `signal` stops it the same way.
  */
 function runGroup(
   program: string,
@@ -110,6 +112,7 @@ function runGroup(
   timeoutMs: number,
   env: NodeJS.ProcessEnv,
   hookMs = timeoutMs,
+  signal?: AbortSignal,
 ) {
   return new Promise<GroupResult>((resolve) => {
     const child = spawn(program, args, { env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
@@ -154,9 +157,17 @@ function runGroup(
       timedOut = true;
       killGroup();
     }, timeoutMs);
+    let aborted = false;
+    const abort = () => {
+      aborted = true;
+      killGroup();
+    };
+    signal?.addEventListener("abort", abort, { once: true });
+    if (signal?.aborted) abort();
     const settle = async (error?: string) => {
       clearTimeout(timer);
       clearTimeout(hookTimer);
+      signal?.removeEventListener("abort", abort);
       if (error !== undefined && child.pid !== undefined) {
         killGroup();
         const deadline = Date.now() + GROUP_GONE_MS;
@@ -167,12 +178,13 @@ function runGroup(
       resolve({
         ok: error === undefined,
         ...out,
-        ...(error !== undefined ? { error, timedOut, hookTimedOut, ...(hook ? { hook } : {}) } : {}),
+        ...(error !== undefined ? { error, timedOut, hookTimedOut, aborted, ...(hook ? { hook } : {}) } : {}),
       });
     };
     child.on("error", (err) => void settle(err.message));
     child.on("close", (code, signal) => {
-      if (timedOut) void settle(`timed out after ${timeoutMs / 1000} s`);
+      if (aborted) void settle("stopped");
+      else if (timedOut) void settle(`timed out after ${timeoutMs / 1000} s`);
       else if (hookTimedOut) void settle(`${hook?.hook} timed out after ${hookMs / 1000} s`);
       else if (code === 0) void settle();
       else void settle(`${program} exited with ${signal ?? `code ${code}`}`);
@@ -234,10 +246,12 @@ export class DevcontainerCli {
     }
   }
 
+  /** `stopped`: aborted when the session closed while `up` ran; its error then says so. */
   async up(
     workspaceFolder: string,
     timeoutMs: number,
     lifecycle?: LifecycleBound,
+    stopped?: AbortSignal,
   ): Promise<UpResult & { containerId: string }> {
     const result = await runGroup(
       this.programs.devcontainer,
@@ -245,12 +259,19 @@ export class DevcontainerCli {
       timeoutMs,
       this.env,
       lifecycle?.ms,
+      stopped,
     );
     const parsed = parseUpOutput(result.stdout);
     if (parsed?.outcome === "success" && parsed.containerId)
       return parsed as UpResult & { containerId: string };
     const printed = tailOf((result.stderr || result.stdout).trim(), QUOTED_OUTPUT_CHARS);
     const command = `devcontainer up --workspace-folder ${workspaceFolder}`;
+    if (result.aborted) {
+      throw new HarnessError(
+        "brain_error",
+        `${command} was stopped, its container removed: the session was closed while its dev container started`,
+      );
+    }
     if (result.hookTimedOut && result.hook && lifecycle) {
       const { hook, nth } = result.hook;
       const what = lifecycle.command(hook, nth);

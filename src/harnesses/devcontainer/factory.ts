@@ -336,11 +336,16 @@ export class DevcontainerFactory implements HarnessFactory {
           ...(remoteUser ? { remoteUser } : {}),
         }),
       );
-      const up = await this.cli.up(workspaceFolder, this.timeouts.upMs, {
-        ms: lifecycleTimeout !== undefined ? lifecycleTimeout * 1000 : this.timeouts.lifecycleMs,
-        setting: `lifecycleTimeout (an agent definition's harness.lifecycleTimeout, in seconds; default ${this.timeouts.lifecycleMs / 1000})`,
-        command: (hook, nth) => lifecycleCommand(label, hook, nth),
-      });
+      const up = await this.cli.up(
+        workspaceFolder,
+        this.timeouts.upMs,
+        {
+          ms: lifecycleTimeout !== undefined ? lifecycleTimeout * 1000 : this.timeouts.lifecycleMs,
+          setting: `lifecycleTimeout (an agent definition's harness.lifecycleTimeout, in seconds; default ${this.timeouts.lifecycleMs / 1000})`,
+          command: (hook, nth) => lifecycleCommand(label, hook, nth),
+        },
+        options.signal,
+      );
       box = new Container(
         this.docker,
         up.containerId,
