@@ -13,7 +13,7 @@ const expected = { lastPrompt: "remember PLUM", turns: 1 };
 
 describe.each([
   ["docker sandbox", (h: Harness) => new ContainedHarness(h, async () => {})],
-  ["devcontainer", (h: Harness) => new ContainedHarness(h, async () => {}, "inner")],
+  ["devcontainer", (h: Harness) => new ContainedHarness(h, async () => {}, { nativeDir: "inner" })],
 ])("%s wrapper", (_name, wrap) => {
   it("asks the inner harness whether it holds the conversation", async () => {
     const asked: ExpectedHistory[] = [];

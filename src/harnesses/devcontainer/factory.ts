@@ -372,9 +372,13 @@ export class DevcontainerFactory implements HarnessFactory {
         },
         container: bridge.context,
       });
-      return new ContainedHarness(harness, release, INNER_DIR, {
-        supported: inner.supportsSteering,
-        ...(inner.steering === "live" || inner.steering === "queued" ? { mode: inner.steering } : {}),
+      return new ContainedHarness(harness, release, {
+        nativeDir: INNER_DIR,
+        steeringOf: {
+          supported: inner.supportsSteering,
+          ...(inner.steering === "live" || inner.steering === "queued" ? { mode: inner.steering } : {}),
+        },
+        box,
       });
     } catch (err) {
       // An `up` that failed or was killed may have had a `docker run` the daemon received, which creates the

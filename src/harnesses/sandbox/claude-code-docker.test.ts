@@ -49,6 +49,25 @@ describe.runIf(found)("claude-code in a docker sandbox", () => {
     expect(sessionContainers(session.id)).toEqual([]);
   });
 
+  it("a turn whose container was killed says so, and the next turn runs in a new one", async () => {
+    const b = await start();
+    const session = await b.create();
+    expect((await (await session.prompt("NOTOOL first")).settled).status).toBe("completed");
+    const [killed] = sessionContainers(session.id);
+    docker("kill", killed!);
+    const failed = await (await session.prompt("NOTOOL second")).settled;
+    expect(failed.status).toBe("failed");
+    // Docker's own words ("Container … is not running") said neither why nor what next.
+    expect(failed.error?.message).toMatch(
+      new RegExp(
+        `container ${killed} exited with code 137; .*; the session's next turn starts a new container$`,
+        "s",
+      ),
+    );
+    expect((await (await session.prompt("NOTOOL third")).settled).status).toBe("completed");
+    expect(sessionContainers(session.id)).not.toContain(killed);
+  });
+
   it("never gives the agent in the container the provider's key: it reaches Brain's proxy bridged in", async () => {
     await checkKeyNotInAgent(await start(), ["x-api-key", FAKE_KEY], "/v1/messages");
   });

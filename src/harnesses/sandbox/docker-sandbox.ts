@@ -290,7 +290,7 @@ async function openInDocker(
       ...withoutSandboxOptions(options),
       container: bridge.context,
     });
-    return new ContainedHarness(inner, release);
+    return new ContainedHarness(inner, release, { box });
   } catch (err) {
     await release();
     throw err;
