@@ -79,6 +79,28 @@ function groupGone(pgid: number): boolean {
 /** How `up` logs the start of a lifecycle command (`Running the postCreateCommand from devcontainer.json...`). */
 const HOOK_STARTED = /Running the (\w+) from /g;
 
+/** How `up` logs one that failed (`postCreateCommand from devcontainer.json failed with exit code 3.`). */
+const HOOK_FAILED = /(\w+) from \S+ failed with exit code (\d+)/;
+
+/**
+ * What the lifecycle command `up` ran last printed: its log from the line after its start to the line saying it
+ * failed, without `up`'s timestamps. The stack trace `up` prints after is its own, not the command's.
+ */
+export function hookOutput(stderr: string): string {
+  const start = [...stderr.matchAll(HOOK_STARTED)].at(-1);
+  if (!start) return "";
+  const after = stderr.slice(start.index + start[0].length);
+  const from = after.indexOf("\n") + 1;
+  const failed = after.search(HOOK_FAILED);
+  const until = failed === -1 ? after.length : after.lastIndexOf("\n", failed) + 1;
+  // The command runs on a terminal: its lines end in CRLF.
+  return after
+    .slice(from, Math.max(from, until))
+    .replace(/\r\n?/g, "\n")
+    .replace(/^\[[^\]\n]*\] /gm, "")
+    .trim();
+}
+
 /** A lifecycle command `up` was running: its hook and which of that hook's commands (from 1). */
 export interface RunningHook {
   hook: string;
@@ -285,6 +307,16 @@ export class DevcontainerCli {
       throw new HarnessError(
         "brain_error",
         `${command} did not finish within ${timeoutMs / 1000} s and was stopped (pulling or building the image can take that long: pull or build it beforehand)${printed ? `; its output ended with: ${printed}` : ""}`,
+      );
+    }
+    const failed = HOOK_FAILED.exec(result.stderr);
+    if (parsed?.outcome === "error" && result.hook && lifecycle && failed?.[1] === result.hook.hook) {
+      const { hook, nth } = result.hook;
+      const what = lifecycle.command(hook, nth);
+      const output = tailOf(hookOutput(result.stderr), QUOTED_OUTPUT_CHARS);
+      throw new HarnessError(
+        "brain_error",
+        `${command}: the image's ${hook}${what ? ` ${what}` : ""} (from its devcontainer.metadata label) failed with exit code ${failed[2]}, its container removed; make the command succeed (a network: "none" container, the default, reaches no registry), or use an image without it; ${output ? `its output ended with: ${output}` : "it printed nothing"}`,
       );
     }
     const why = parsed?.message ?? parsed?.description ?? (printed || (result.error ?? "no output").trim());

@@ -272,6 +272,27 @@ describe("a dev container image whose lifecycle command hangs", () => {
   });
 });
 
+describe("a dev container image whose lifecycle command fails", () => {
+  const tag = `brain-test/devc-failing-hook-${process.pid}`;
+  const hook = "echo installing; echo 'npm ERR! no registry' >&2; exit 3";
+  beforeAll(() => imageWithMetadata(tag, [{ postCreateCommand: hook }]));
+  afterAll(() => {
+    docker("rmi", "-f", tag);
+  });
+
+  it("names the command, its exit code and its output, not only the Dev Container CLI's 'Command failed'", async () => {
+    const b = await devcontainerBed({ path: "/v1", model: "openai/fake-model" });
+    const s = await b.create({ config: { options: { innerHarness: "pi", image: tag } } });
+    const outcome = await (await s.prompt("say hello")).settled;
+    expect(outcome.status).toBe("failed");
+    expect(outcome.error?.message).toContain(
+      `the image's postCreateCommand ${JSON.stringify(hook)} (from its devcontainer.metadata label) failed with exit code 3, its container removed; `,
+    );
+    expect(outcome.error?.message).toMatch(/; its output ended with: installing\nnpm ERR! no registry$/);
+    expect(sessionContainers(s.id)).toEqual([]);
+  });
+});
+
 describe("a dev container image whose label sets remoteUser", () => {
   const tag = `brain-test/devc-remote-user-${process.pid}`;
   beforeAll(() => imageWithMetadata(tag, [{ remoteUser: "node" }]));
