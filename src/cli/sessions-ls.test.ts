@@ -4,6 +4,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { FsSessionStore } from "../store/fs/index.js";
+import { makeBrain } from "../testing/brain.js";
 import { useBrainCli } from "../testing/brain-cli.js";
 
 const cli = useBrainCli("cli-ls");
@@ -11,8 +12,11 @@ const brain = cli.run;
 
 describe("a session record that cannot be read", () => {
   it("is named by `sessions ls`, and stops neither the listing nor a run of another session", async () => {
+    // Made as Brain makes one (its log starts with session.opened): a record alone is a session never made.
+    const made = makeBrain({ home: cli.home });
+    const good = (await made.brain.create({ harness: "echo" })).id;
+    await made.brain.close();
     const store = new FsSessionStore(cli.home);
-    const good = (await store.create({ harness: "echo", config: {} })).id;
     const damaged = (await store.create({ harness: "echo", config: {} })).id;
     const file = join(cli.home, "sessions", damaged, "session.json");
     writeFileSync(file, "{not json");

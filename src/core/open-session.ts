@@ -95,6 +95,17 @@ async function openLive(
   const services = options.sessionTools?.(record);
   refusePinnedElsewhere(options.store, record);
   const raw = created?.log ?? (await options.store.openLog(id));
+  // Every made session's log starts with session.opened, durable before anyone is told of the session; a log
+  // holding nothing (none dropped by retention) is one whose maker died first (a kill mid-create or mid-fork,
+  // its seeding half done). We hold its lock, so no live maker remains: removed, as a failed make removes its own.
+  if (!created && raw.lastSeq === 0 && (raw.firstSeq ?? 1) <= 1) {
+    await raw.close().catch(() => {});
+    await options.store.remove(id);
+    throw new SessionError(
+      "not_found",
+      `no session "${id}": the host stopped while making it, before its first event (session.opened) was written, so it was never made and is now removed: create, fork or hand it off again`,
+    );
+  }
   const log = redactingLog(raw, redactor);
   try {
     await pinIfUnmovable(options.store, options.harnesses.get(record.harness), record);
