@@ -1,7 +1,7 @@
 import { lstat, mkdir, open, readdir, realpath, rename, rm, rmdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { copyBlobInto } from "./blobs.js";
-import { CheckpointError, errnoCode, targetRefused } from "./errors.js";
+import { CheckpointError, errnoCode, isDiskFull, targetRefused } from "./errors.js";
 import { fsyncDir, hashRange } from "./io.js";
 import type { CheckpointFile, CheckpointManifest } from "./manifest.js";
 import { isInside } from "./paths.js";
@@ -246,11 +246,10 @@ function notRestored(err: unknown, id: string, target: string): unknown {
     );
   }
   // The fix names no path: for a fork the target is a directory of the daemon's, which the caller never chose.
-  const fix = ["ENOSPC", "EDQUOT"].includes(code)
-    ? "free space on the daemon's disk"
-    : "check the daemon's disk";
+  const full = isDiskFull(code);
+  const fix = full ? "free space on the daemon's disk" : "check the daemon's disk";
   return new CheckpointError(
-    "brain_error",
+    full ? "insufficient_storage" : "brain_error",
     `restore failed: the files of checkpoint ${id} could not be written (${(err as Error).message}); ` +
       `nothing was restored: ${fix} and try again`,
   );

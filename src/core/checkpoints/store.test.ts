@@ -307,7 +307,7 @@ describe("damage and failure", () => {
       const disk = smallDisk("64k", unmounts);
       const failed = store.restore("latest", path.join(disk.home, "restored"));
       await expect(failed).rejects.toMatchObject({
-        code: "brain_error",
+        code: "insufficient_storage",
         message: expect.stringMatching(
           /^restore failed: the files of checkpoint 000001 could not be written \(ENOSPC: .*\); nothing was restored: free space on the daemon's disk and try again$/,
         ),
@@ -347,6 +347,7 @@ describe("damage and failure", () => {
     });
     const failed = store.create(nativeDir, [await native(nativeDir, "a.txt")]);
     await expect(failed).rejects.toBeInstanceOf(CheckpointError);
+    await expect(failed).rejects.toMatchObject({ code: "insufficient_storage" });
     await expect(failed).rejects.toThrow(
       /^checkpoint failed: its files could not be stored \(ENOSPC: no space left on device, write\); no checkpoint was made: free space on the daemon's disk and checkpoint again$/,
     );

@@ -3,7 +3,7 @@ import path from "node:path";
 import type { NativeFile } from "../../protocol/runner.js";
 import type { Secret } from "../redact.js";
 import { type BlobHooks, storeBlob } from "./blobs.js";
-import { CheckpointError, errnoCode } from "./errors.js";
+import { CheckpointError, errnoCode, isDiskFull } from "./errors.js";
 import { fsyncDir, stageFileDurable } from "./io.js";
 import { type CheckpointFile, type CheckpointManifest, parseManifest } from "./manifest.js";
 import { type PlannedFile, planCheckpoint, reopenPlanned } from "./plan.js";
@@ -231,9 +231,10 @@ export class CheckpointStore {
  */
 function notStored(err: unknown): unknown {
   if (err instanceof CheckpointError || errnoCode(err) === undefined) return err;
-  const fix = errnoCode(err) === "ENOSPC" ? "free space on the daemon's disk" : "check the daemon's disk";
+  const full = isDiskFull(errnoCode(err));
+  const fix = full ? "free space on the daemon's disk" : "check the daemon's disk";
   return new CheckpointError(
-    "brain_error",
+    full ? "insufficient_storage" : "brain_error",
     `checkpoint failed: its files could not be stored (${(err as Error).message}); no checkpoint was made: ${fix} and checkpoint again`,
   );
 }

@@ -39,7 +39,13 @@ function isDiskFull(err: unknown): boolean {
 /** A disk operation that failed, naming it and the path (a StoreError already made is passed through). */
 export function diskError(op: string, path: string, err: unknown): StoreError {
   if (err instanceof StoreError) return err;
-  return new StoreError("brain_error", `cannot ${op} ${path}: ${osMessage(err)}`, { cause: err });
+  const message = `cannot ${op} ${path}: ${osMessage(err)}`;
+  if (!isDiskFull(err)) return new StoreError("brain_error", message, { cause: err });
+  return new StoreError(
+    "insufficient_storage",
+    `${message}. The host's disk is full: free space on the daemon's disk (or raise its quota), then send the request again`,
+    { cause: err },
+  );
 }
 
 /** Runs a disk operation, its failure a StoreError naming the operation and the path. */
