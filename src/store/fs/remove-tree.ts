@@ -4,6 +4,28 @@
 import { constants } from "node:fs";
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
+import { tempName } from "../../core/checkpoints/temps.js";
+import type { LogIO } from "./log-io.js";
+
+/**
+ * Removes a session's directory so that a crash part way leaves the session whole or gone, never half: it is
+ * renamed out of the sessions' names first (one atomic step, made durable), then removed. rm alone, killed part
+ * way, left what it had not reached yet under the session's id (the native files without the record, never listed
+ * again and never removed; or a record and log over half its native files). A directory a killed removal left is
+ * named for its dead writer (tempName): the next start's sweep removes it (removeDeadTemps).
+ */
+export async function removeSessionDir(dir: string, io: Pick<LogIO, "syncDir">): Promise<void> {
+  const parent = nodePath.dirname(dir);
+  const doomed = nodePath.join(parent, `.${nodePath.basename(dir)}.${tempName("tmp")}`);
+  try {
+    await fsp.rename(dir, doomed);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw err;
+  }
+  await io.syncDir(parent);
+  await removeTree(doomed);
+}
 
 /** `rm -rf dir`; where a directory inside refuses (EACCES, EPERM), its owner's permissions are restored first. */
 export async function removeTree(dir: string): Promise<void> {

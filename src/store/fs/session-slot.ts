@@ -12,6 +12,7 @@
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
+import { removeDeadTemps } from "../../core/checkpoints/temps.js";
 import type { InlineCommits } from "./inline-commits.js";
 import type { Journal } from "./journal.js";
 import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
@@ -247,6 +248,8 @@ export async function sweepUnacknowledged(
   pathsOf: (id: string) => SlotPaths,
   io: LogIO,
 ): Promise<void> {
+  // Directories of sessions whose delete was killed part way (removeSessionDir).
+  await removeDeadTemps(root);
   let names: string[];
   try {
     names = (await fsp.readdir(root, { withFileTypes: true }))

@@ -28,7 +28,7 @@ import { lastSeqOfFile, tailOfFile } from "./log-read.js";
 import { journalByDefault } from "./log-tuning.js";
 import { RecordCache } from "./record-cache.js";
 import { listRecords } from "./record-list.js";
-import { removeTree } from "./remove-tree.js";
+import { removeSessionDir } from "./remove-tree.js";
 import { archiveDir, retireSegments } from "./retire.js";
 import { firstSeqOf, listSealed } from "./segments.js";
 import {
@@ -246,7 +246,7 @@ export class FsSessionStore {
     this.createdLogs.delete(id);
     this.records.drop(id);
     // In turn with record writes (a close's, racing a delete, failed rm: ENOTEMPTY); released even after a failure.
-    const remove = () => disk("remove", dir, () => removeTree(dir));
+    const remove = () => disk("remove", dir, () => removeSessionDir(dir, this.io));
     await this.updates.run(id, remove).finally(() => lock.release());
   }
 
