@@ -240,15 +240,17 @@ export const UNACKNOWLEDGED_MS = 60_000;
  * Removes the session directories a process left behind: its slots (it stopped before close(), or crashed while
  * a session was being made in one), and the sessions it was making when it was killed (a fork restoring its
  * checkpoint, a handoff seeding): a record whose log holds no event, its session.opened never written, was never
- * acknowledged, yet would be listed and fail its first turn. A directory some live process holds is left alone
- * (its lock), and so is one whose log holds more than a first event (a slot's) or any event (a record's).
+ * acknowledged, yet would be listed and fail its first turn; a directory without a record whose log holds none
+ * (a create killed before renaming its record into place) is never listed, but was kept for good. A directory
+ * some live process holds is left alone (its lock), and so is one whose log holds more than a first event (a
+ * slot's) or any event (a record's, or a directory's without one: damage). Also the directories of deletes killed
+ * part way (removeSessionDir).
  */
 export async function sweepUnacknowledged(
   root: string,
   pathsOf: (id: string) => SlotPaths,
   io: LogIO,
 ): Promise<void> {
-  // Directories of sessions whose delete was killed part way (removeSessionDir).
   await removeDeadTemps(root);
   let names: string[];
   try {
@@ -260,10 +262,14 @@ export async function sweepUnacknowledged(
   }
   for (const id of names) {
     const paths = pathsOf(id);
-    const text = await fsp.readFile(paths.record, "utf8").catch(() => undefined);
+    // null: no record at all (a create killed before it renamed the record into place).
+    const text = await fsp
+      .readFile(paths.record, "utf8")
+      .catch((err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? null : undefined));
     if (text === undefined) continue;
-    const slot = isSlotText(text);
-    if (!slot && !(await unacknowledgedRecord(paths.record, text))) continue;
+    const slot = text !== null && isSlotText(text);
+    const unacknowledged = text === null ? oldEnough(paths.dir) : unacknowledgedRecord(paths.record, text);
+    if (!slot && !(await unacknowledged)) continue;
     let lock: LogLock;
     try {
       lock = await acquireLogLock(paths.events, { session: id });
@@ -298,6 +304,11 @@ async function unacknowledgedRecord(path: string, text: string): Promise<boolean
   } catch {
     return false; // damage, for get() to report
   }
+  return oldEnough(path);
+}
+
+/** Written (a file) or last given an entry (a directory) long enough ago that no create still makes it. */
+async function oldEnough(path: string): Promise<boolean> {
   const stat = await fsp.stat(path).catch(() => undefined);
   return stat !== undefined && Date.now() - stat.mtimeMs >= UNACKNOWLEDGED_MS;
 }
