@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import fsp from "node:fs/promises";
 import { hostname } from "node:os";
+import { tempName } from "../../core/checkpoints/temps.js";
 import { processAlive, processStart } from "../../core/process-identity.js";
 import { StoreError } from "./errors.js";
 
@@ -63,7 +64,8 @@ export async function acquireLogLock(logPath: string, options: LockOptions): Pro
     nonce: randomBytes(8).toString("hex"),
   };
   const text = `${JSON.stringify(record)}\n`;
-  const tmp = `${path}.${record.nonce}.tmp`;
+  // Named for this process, so that one left by a kill is removed once it is gone (removeStaleTemps).
+  const tmp = `${path}.${tempName("tmp")}`;
   try {
     await fsp.writeFile(tmp, text, { mode: 0o600, flag: "wx" });
     // A stale lock is removed by one taker at a time (takeOver); the takers then race to place theirs.

@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
+import { leftByDeadProcess } from "../../core/checkpoints/temps.js";
 import { REQUEST_KINDS } from "../../core/pending.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { type LogIO, readFully } from "./log-io.js";
@@ -163,7 +164,9 @@ export async function saveState(logPath: string, state: SavedState): Promise<voi
 
 /**
  * Removes the temps of state saves and compactions of the log at `logPath` that died part way (a crash, a kill).
- * Only with the log's lock held: then no live writer of this log can own one.
+ * Only with the log's lock held: then no live writer of this log can own one. Also any temp beside it named for a
+ * process now gone (tempName: a lock being taken, a record being written, a restore being staged), which another
+ * process may be writing while we hold the lock: those are removed only once their writer is dead.
  */
 export async function removeStaleTemps(logPath: string): Promise<void> {
   const [dir, name] = [nodePath.dirname(logPath), nodePath.basename(logPath)];
@@ -176,10 +179,11 @@ export async function removeStaleTemps(logPath: string): Promise<void> {
   }
   const stale = (n: string) =>
     (n.startsWith(`${name}.state.`) && /\.state\.\d+\.tmp$/.test(n)) ||
-    (n.startsWith(`${stem}.`) && n.endsWith(".jsonl.compact.tmp"));
-  await Promise.all(
-    names.filter(stale).map((n) => fsp.rm(nodePath.join(dir, n), { force: true }).catch(() => {})),
-  );
+    (n.startsWith(`${stem}.`) && n.endsWith(".jsonl.compact.tmp")) ||
+    leftByDeadProcess(n);
+  const remove = (n: string) =>
+    fsp.rm(nodePath.join(dir, n), { recursive: true, force: true }).catch(() => {});
+  await Promise.all(names.filter(stale).map(remove));
 }
 
 /** Saves the state of a log whose durable bytes end at `end`, with the hash of its bytes from the anchor on. */

@@ -1,9 +1,9 @@
 // session.json: what a session is (harness, config, lineage) apart from its event log. The schema is the wire
 // one in src/protocol/session.ts.
-import { randomBytes } from "node:crypto";
 import fsp from "node:fs/promises";
 import nodePath from "node:path";
 import type { z } from "zod";
+import { tempName } from "../../core/checkpoints/temps.js";
 import type { SessionSummary } from "../../core/store.js";
 import { SESSION_ID_PATTERN, SessionRecord, StoredSessionRecord } from "../../protocol/session.js";
 import { diskError, osMessage, StoreError } from "./errors.js";
@@ -147,7 +147,8 @@ export async function writeRecordFile(
   record: SessionRecord,
   options = { syncDir: true },
 ): Promise<void> {
-  const tmp = `${file}.${randomBytes(6).toString("hex")}.tmp`;
+  // Named for this process, so that one left by a kill is removed once it is gone (removeStaleTemps).
+  const tmp = `${file}.${tempName("tmp")}`;
   try {
     const handle = await fsp.open(tmp, "wx", 0o600);
     try {
