@@ -24,6 +24,15 @@ export function parse(
   }
 }
 
+/**
+ * Refuses words past the `count` a command reads: left unread, `brain sessions rm A B` deleted A, said nothing of
+ * B and exited 0, and `brain serve 8080` served on the default port. `takes` says what the command does take.
+ */
+export function refuseExtra(positionals: string[], count: number, takes: string): void {
+  const extra = positionals[count];
+  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}": ${takes}`);
+}
+
 export function need<T>(value: T | undefined, message: string): T {
   if (value === undefined || value === "") throw new UsageError(message);
   return value;

@@ -10,7 +10,7 @@ import { installVersion } from "../../core/install-root.js";
 import { homeAgents } from "../../server/agents.js";
 import { newToken } from "../../server/auth/tokens.js";
 import { startDaemon } from "../../server/daemon.js";
-import { parse, str } from "../args.js";
+import { parse, refuseExtra, str } from "../args.js";
 import { loadConfig } from "../config.js";
 import { brainHome, createBrain } from "../setup.js";
 import { connect } from "./remote/connect.js";
@@ -19,12 +19,13 @@ export const usage = `acp [--server URL [--token T]] [--harness NAME | --agent I
                               an ACP agent on stdio for editors (Zed): sessions on any Brain harness`;
 
 export async function command(args: string[]): Promise<number> {
-  const { values } = parse(args, {
+  const { values, positionals } = parse(args, {
     server: { type: "string" },
     token: { type: "string" },
     harness: { type: "string" },
     agent: { type: "string" },
   });
+  refuseExtra(positionals, 0, "acp takes no arguments (it speaks ACP on stdin and stdout)");
   const options = {
     version: installVersion(),
     ...(str(values.harness) ? { harness: str(values.harness) } : {}),

@@ -3,7 +3,7 @@
 import { listAgents } from "../../agents/catalog.js";
 import { extensionsDir, listExtensions } from "../../harnesses/ext/extensions.js";
 import { agentLayer, agentsDir, findAgent } from "../agents.js";
-import { need, parse, str, UsageError } from "../args.js";
+import { need, parse, refuseExtra, str, UsageError } from "../args.js";
 import { loadConfig } from "../config.js";
 import { brainHome, configHarnessTypes } from "../setup.js";
 
@@ -15,6 +15,8 @@ export const verbs = ["ls", "show"] as const;
 export async function command(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, { json: { type: "boolean" } });
   const [verb = "ls", target] = positionals;
+  if (verb === "ls") refuseExtra(positionals, 1, "agents ls takes no arguments");
+  if (verb === "show") refuseExtra(positionals, 2, "agents show takes one FILE or ID");
   const home = brainHome();
   // Checked against the harnesses this config's host runs: a type it cannot run is named here, not at run time.
   const types = configHarnessTypes(loadConfig(str(values.config)), home);

@@ -1,6 +1,6 @@
 // `brain attach ID`: follow a session on the daemon: its history, then live, with answers to its requests and
 // Ctrl-C to interrupt (twice to detach).
-import { parse, str, strs, UsageError, wholeNumber } from "../args.js";
+import { parse, refuseExtra, str, strs, UsageError, wholeNumber } from "../args.js";
 import { connect } from "./remote/connect.js";
 import { onCtrlC } from "./remote/sigint.js";
 import { RemoteTail } from "./remote/tail.js";
@@ -19,6 +19,7 @@ export async function command(args: string[]): Promise<number> {
     json: { type: "boolean" },
   });
   const id = positionals[0];
+  refuseExtra(positionals, 1, "attach takes one session ID");
   if (!id) throw new UsageError("attach needs a session ID (see `brain sessions ls` or the web UI)");
   const given = str(values.after);
   const after =

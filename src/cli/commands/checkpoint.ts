@@ -1,4 +1,4 @@
-import { need, parse, withBrain } from "../args.js";
+import { need, parse, refuseExtra, withBrain } from "../args.js";
 import { throughDaemon } from "../through-daemon.js";
 
 export const usage = "checkpoint ID               checkpoint a session's native state (between turns)";
@@ -6,6 +6,7 @@ export const usage = "checkpoint ID               checkpoint a session's native 
 export async function command(args: string[]): Promise<number> {
   const { values, positionals } = parse(args);
   const id = need(positionals[0], "checkpoint needs a session ID");
+  refuseExtra(positionals, 1, "checkpoint takes one session ID");
   return withBrain(values, async (brain) => {
     const manifest = await (
       await brain

@@ -1,6 +1,6 @@
 // `brain conformance [--json] [--harness NAME]... [--open-timeout S] [--interrupt-grace S] [-- CMD ARGS...]`
 import { HarnessRegistry } from "../../core/registry.js";
-import { parse, strs, UsageError } from "../args.js";
+import { parse, refuseExtra, strs, UsageError } from "../args.js";
 import { loadConfig } from "../config.js";
 import { brainHome, configHarnesses } from "../setup.js";
 import type { KitOptions } from "./conformance/context.js";
@@ -14,12 +14,17 @@ export async function command(argv: string[]): Promise<number> {
   const dashes = argv.indexOf("--");
   const flags = dashes === -1 ? argv : argv.slice(0, dashes);
   const [command, ...args] = dashes === -1 ? [] : argv.slice(dashes + 1);
-  const { values } = parse(flags, {
+  const { values, positionals } = parse(flags, {
     json: { type: "boolean" },
     harness: { type: "string", multiple: true },
     "open-timeout": { type: "string" },
     "interrupt-grace": { type: "string" },
   });
+  refuseExtra(
+    positionals,
+    0,
+    "conformance takes a runner's command after --, e.g. -- node runners/pi/dist/main.js",
+  );
   const harnesses = strs(values.harness);
   if (!command && harnesses.length === 0)
     throw new UsageError(

@@ -3,7 +3,7 @@
 
 import { extensionsDir, listExtensions } from "../../harnesses/ext/extensions.js";
 import { installExtension, removeExtension } from "../../harnesses/ext/install.js";
-import { need, parse, UsageError } from "../args.js";
+import { need, parse, refuseExtra, UsageError } from "../args.js";
 import { brainHome } from "../setup.js";
 
 export const usage = `ext install SOURCE | ls [--json] | rm NAME
@@ -14,6 +14,9 @@ export const verbs = ["install", "ls", "rm"] as const;
 export async function command(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, { json: { type: "boolean" } });
   const [verb = "ls", target] = positionals;
+  if (verb === "ls") refuseExtra(positionals, 1, "ext ls takes no arguments");
+  if (verb === "install") refuseExtra(positionals, 2, "ext install takes one SOURCE");
+  if (verb === "rm") refuseExtra(positionals, 2, "ext rm takes one NAME");
   const dir = extensionsDir(brainHome());
   switch (verb) {
     case "install": {

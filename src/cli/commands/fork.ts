@@ -1,4 +1,4 @@
-import { need, parse, str, withBrain } from "../args.js";
+import { need, parse, refuseExtra, str, withBrain } from "../args.js";
 
 export const usage =
   "fork ID [--checkpoint CP]   a new session that starts from a checkpoint (default: the latest)";
@@ -6,6 +6,7 @@ export const usage =
 export async function command(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, { checkpoint: { type: "string" } });
   const id = need(positionals[0], "fork needs a session ID");
+  refuseExtra(positionals, 1, "fork takes one session ID (a checkpoint: --checkpoint CP)");
   const checkpoint = str(values.checkpoint) ?? "latest";
   return withBrain(values, async (brain) => {
     const session = await brain.fork(id, checkpoint);

@@ -1,4 +1,4 @@
-import { need, parse, str, withBrain } from "../args.js";
+import { need, parse, refuseExtra, str, withBrain } from "../args.js";
 
 export const usage = `handoff ID --to HARNESS [--model M]
                               a new session on another harness that continues session ID's conversation
@@ -7,6 +7,7 @@ export const usage = `handoff ID --to HARNESS [--model M]
 export async function command(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, { to: { type: "string" }, model: { type: "string" } });
   const id = need(positionals[0], "handoff needs a session ID");
+  refuseExtra(positionals, 1, "handoff takes one session ID (the harness: --to HARNESS)");
   const to = need(str(values.to), "handoff needs --to HARNESS (see `brain harnesses`)");
   const model = str(values.model);
   return withBrain(values, async (brain) => {

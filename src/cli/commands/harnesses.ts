@@ -3,7 +3,7 @@ import { HarnessRegistry } from "../../core/registry.js";
 import { isDescribable } from "../../harnesses/cli/family.js";
 import { VersionCache } from "../../harnesses/cli/version-cache.js";
 import type { Catalog } from "../../harnesses/family.js";
-import { parse, str } from "../args.js";
+import { parse, refuseExtra, str } from "../args.js";
 import { type LoadedConfig, loadConfig } from "../config.js";
 import { brainHome, configHarnesses } from "../harness-setup.js";
 
@@ -35,7 +35,8 @@ export async function harnessLines(loaded: LoadedConfig, home: string, catalog?:
 }
 
 export async function command(args: string[]): Promise<number> {
-  const { values } = parse(args);
+  const { values, positionals } = parse(args);
+  refuseExtra(positionals, 0, "harnesses takes no arguments");
   for (const line of await harnessLines(loadConfig(str(values.config)), brainHome())) {
     process.stdout.write(`${line}\n`);
   }

@@ -14,7 +14,7 @@ import { homeAgents } from "../../server/agents.js";
 import { loadOrCreateTokens, tokensPath } from "../../server/auth/tokens.js";
 import { DEFAULT_HOST, DEFAULT_PORT, startDaemon } from "../../server/daemon.js";
 import type { LogHolder } from "../../store/fs/index.js";
-import { parse, str, UsageError, wholeNumber } from "../args.js";
+import { parse, refuseExtra, str, UsageError, wholeNumber } from "../args.js";
 import { leaseTtl, natsServers, openClusterStore, refuseOpenCluster, shownServers } from "../cluster.js";
 import { loadConfig } from "../config.js";
 import { brainHome, createBrain } from "../setup.js";
@@ -31,13 +31,14 @@ export function portOf(value: string | undefined): number {
 }
 
 export async function command(args: string[]): Promise<number> {
-  const { values } = parse(args, {
+  const { values, positionals } = parse(args, {
     port: { type: "string" },
     host: { type: "string" },
     "no-auth": { type: "boolean" },
     nats: { type: "string" },
     node: { type: "string" },
   });
+  refuseExtra(positionals, 0, "serve takes no arguments (the port: --port N)");
   const port = portOf(str(values.port) ?? process.env.BRAIN_PORT);
   const host = str(values.host) ?? DEFAULT_HOST;
   const noAuth = values["no-auth"] === true;

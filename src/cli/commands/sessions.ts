@@ -8,7 +8,7 @@ import type { UnreadableSession } from "../../core/store.js";
 import { compactLog } from "../../store/fs/compact.js";
 import { FsSessionStore, readEventsFile } from "../../store/fs/index.js";
 import { retireSegments } from "../../store/fs/retire.js";
-import { parse, str, UsageError, wholeNumber, withBrain } from "../args.js";
+import { parse, refuseExtra, str, UsageError, wholeNumber, withBrain } from "../args.js";
 import { brainHome } from "../setup.js";
 import { onStdoutClosed } from "../stdout-closed.js";
 import { deleteThroughDaemon, throughDaemon } from "../through-daemon.js";
@@ -39,6 +39,10 @@ export async function command(args: string[]): Promise<number> {
     force: { type: "boolean" },
   });
   const [verb = "ls", id] = positionals;
+  // An unknown verb is refused below, naming the known ones.
+  if (verb === "ls") refuseExtra(positionals, 1, "sessions ls takes no session ID");
+  else if ((verbs as readonly string[]).includes(verb))
+    refuseExtra(positionals, 2, `sessions ${verb} takes one session ID`);
   const flags = { tail: str(values.tail), after: str(values.after) };
   if (flags.tail !== undefined && verb !== "show")
     throw new UsageError(`--tail is for \`sessions show\`, not \`sessions ${verb}\``);

@@ -2,7 +2,7 @@
 
 import { PROVIDER_NAME } from "../../protocol/config.js";
 import { addToken, DEFAULT_TENANT, loadOrCreateTokens, tokensPath } from "../../server/auth/tokens.js";
-import { parse, str, UsageError } from "../args.js";
+import { parse, refuseExtra, str, UsageError } from "../args.js";
 import { loadConfig } from "../config.js";
 import { brainHome } from "../setup.js";
 
@@ -21,6 +21,7 @@ export async function command(args: string[]): Promise<number> {
   });
   const home = brainHome();
   const [verb] = positionals;
+  refuseExtra(positionals, 1, "token takes only the verb add (its settings are flags: --tenant T, …)");
   if (verb === undefined) {
     const { file, created } = loadOrCreateTokens(home);
     if (created) process.stderr.write(`created ${tokensPath(home)} (mode 0600)\n`);
