@@ -19,6 +19,28 @@ describe("serverUrl", () => {
   });
 });
 
+it("refuses a URL with a user or password, not naming the password (fetch refused it, quoting it whole)", () => {
+  for (const given of ["http://u:pw-secret-123@127.0.0.1:7932", "https://pw-secret-123@h:1/"]) {
+    for (const [flag, env] of [
+      [given, {}],
+      [undefined, { BRAIN_URL: given }],
+    ] as const) {
+      const refused = (() => {
+        try {
+          serverUrl(flag, env);
+        } catch (err) {
+          return err;
+        }
+      })();
+      expect(refused).toBeInstanceOf(UsageError);
+      expect((refused as Error).message).toMatch(
+        /without a user or password \(https?:\/\/[^@)]*\): give the token with --token/,
+      );
+      expect((refused as Error).message).not.toContain("pw-secret-123");
+    }
+  }
+});
+
 describe("a daemon that takes the connection and never answers", () => {
   it("is an error naming its address and $BRAIN_SERVER_TIMEOUT once that many seconds pass", async () => {
     const held: Socket[] = [];

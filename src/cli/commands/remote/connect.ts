@@ -16,11 +16,20 @@ import { foreignListener } from "./listener-owner.js";
 export function serverUrl(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   // An empty variable is an unset one, as for $BRAIN_TOKEN and $BRAIN_PORT (an `export BRAIN_URL=` left behind).
   const url = flag ?? (env.BRAIN_URL || `http://127.0.0.1:${env.BRAIN_PORT || DEFAULT_PORT}`);
+  let parsed: URL;
   try {
-    const parsed = new URL(url);
+    parsed = new URL(url);
     if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error("not http");
   } catch {
     throw new UsageError(`--server takes the daemon's URL, like http://127.0.0.1:7777, not "${url}"`);
+  }
+  // fetch refuses such a URL, and its error quoted the URL whole: the password ended up on the terminal.
+  if (parsed.username || parsed.password) {
+    parsed.username = "";
+    parsed.password = "";
+    throw new UsageError(
+      `--server (or $BRAIN_URL) takes the daemon's URL without a user or password (${parsed.origin}): give the token with --token or $BRAIN_TOKEN`,
+    );
   }
   return url;
 }
