@@ -28,3 +28,25 @@ describe("$BRAIN_HOME that is not a directory", () => {
     expect(result.status).toBe(2);
   });
 });
+
+// Node's recursive mkdir never settles below a directory of procfs or sysfs (each ENOENT there has it make the
+// parent again), with the event loop blocked: `brain token` spun until SIGKILL, deaf to SIGTERM.
+describe("$BRAIN_HOME below /proc or /sys, where no directory can be made", () => {
+  it.each(["/proc/brain-nope/home", "/sys/brain-nope"])("%s is refused by name, at once", (home) => {
+    const result = spawnSync(process.execPath, [join(root, "bin/brain.js"), "token"], {
+      cwd: dir,
+      env: { ...process.env, BRAIN_HOME: home },
+      encoding: "utf8",
+      input: "",
+      // Only the failing (pre-fix) run reaches it: it spun for ever.
+      timeout: 20_000,
+      killSignal: "SIGKILL",
+    });
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^brain: \\$BRAIN_HOME \\(${home}\\) is on a file system where no directory can be made \\(`,
+      ),
+    );
+    expect(result.status).toBe(2);
+  });
+});
