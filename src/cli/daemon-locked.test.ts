@@ -1,6 +1,7 @@
-// `brain checkpoint` and `brain sessions rebuild` of a session the daemon has open: refused (one process writes a
-// session at a time), and the refusal must say how to do it through the daemon. It said to use `brain run --server`
-// or `brain attach`, neither of which checkpoints or rebuilds, so a user who followed it could do neither.
+// `brain checkpoint`, `brain sessions rebuild` and `brain sessions compact` of a session the daemon has open: refused
+// (one process writes a session at a time), and the refusal must say how to do it through the daemon. It said to use
+// `brain run --server` or `brain attach`, neither of which checkpoints, rebuilds or compacts, so a user who followed
+// it could do none of them.
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { expect, it } from "vitest";
@@ -55,6 +56,26 @@ it("refuses `brain sessions rebuild` of a session the daemon has open, naming th
     expect(err).not.toContain("brain run --server");
     const rebuilt = await raw(d.url, "POST", route, { token: d.tokens.admin, body: {} });
     expect(rebuilt.status, JSON.stringify(rebuilt.body)).toBe(200);
+  } finally {
+    await d.cleanup();
+  }
+});
+
+it("refuses `brain sessions compact` of a session the daemon has open, naming the daemon's route that closes it", async () => {
+  const d = await startTestDaemon();
+  try {
+    const client = d.client();
+    const { id } = await client.create({ harness: "echo" });
+    await collect(client, id, settled((await client.prompt(id, "from the daemon")).turn));
+    const refused = await brainOn(d.home, ["sessions", "compact", id]);
+    expect(refused.code).toBe(1);
+    const route = `/v1/sessions/${id}/close`;
+    expect(refused.err).toContain(`POST ${d.url}${route}`);
+    expect(refused.err).not.toContain("brain run --server");
+    // Once closed as it says, the log is compacted.
+    const closed = await raw(d.url, "POST", route, { token: d.tokens.admin });
+    expect(closed.status, JSON.stringify(closed.body)).toBeLessThan(300);
+    expect(await brainOn(d.home, ["sessions", "compact", id])).toMatchObject({ code: 0, err: "" });
   } finally {
     await d.cleanup();
   }

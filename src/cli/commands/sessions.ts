@@ -85,6 +85,9 @@ export async function command(args: string[]): Promise<number> {
       case "compact": {
         const record = await brain.record(required(id));
         const policy = segmentPolicy(values);
+        // The lock's own hint (brain run --server, brain attach) compacts nothing: a log is compacted closed.
+        const closeFirst = (err: unknown) =>
+          Promise.reject(throughDaemon(err, record.id, "close", "close it", ", then compact it again"));
         if (policy) {
           const children = (await brain.list()).filter(
             (r) => r.forked_from?.session === record.id || r.handoff_from?.session === record.id,
@@ -93,14 +96,14 @@ export async function command(args: string[]): Promise<number> {
             throw new UsageError(
               `session ${record.id} was forked or handed off to ${children.map((c) => c.id).join(", ")}: their history reads its whole log, so its segments stay`,
             );
-          const g = await retireSegments(store.paths(record.id).events, record.id, policy);
+          const g = await retireSegments(store.paths(record.id).events, record.id, policy).catch(closeFirst);
           process.stdout.write(
             values.json
               ? `${JSON.stringify({ segments: g })}\n`
               : `${record.id}: ${g.archived} segment(s) archived, ${g.dropped} dropped, ${g.bytesFreed} bytes freed\n`,
           );
         }
-        const r = await compactLog(store.paths(record.id).events, record.id);
+        const r = await compactLog(store.paths(record.id).events, record.id).catch(closeFirst);
         process.stdout.write(
           values.json
             ? `${JSON.stringify(r)}\n`
