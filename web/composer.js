@@ -7,7 +7,7 @@ import { controlledElsewhere, openSession, updateHead } from "./session.js";
 import { refreshSessions } from "./sessions.js";
 
 /** Runs `fn` on the open session: its id is taken now, as another may be opened before `fn` sends anything. */
-async function act(fn) {
+export async function act(fn) {
   showError("s-error");
   const session = state.session;
   try {
@@ -34,7 +34,7 @@ function imageOf(file) {
  * Lists the session an action on `from` made (a fork, a handoff) and opens it, unless another session was opened
  * while the action was on its way: that one is what the user looks at and types into now.
  */
-async function openMade(from, view) {
+export async function openMade(from, view) {
   await refreshSessions();
   if (state.session === from) await openSession(view.id);
 }

@@ -2,6 +2,8 @@
 // One session's page: its head (status, who controls it) and its transcript, read from the log near its end and
 // followed live from there.
 import { newKey } from "./api.js";
+import { listCheckpoint, resetControls } from "./controls.js";
+import { showHistory } from "./lineage.js";
 import { $, announce, hashParams, setHash, showError, state } from "./page.js";
 import { refreshSoon, statusOf } from "./sessions.js";
 import { Transcript } from "./transcript.js";
@@ -157,6 +159,7 @@ export async function openSession(id, all = false) {
   state.stream?.stop();
   swapDraft(state.session, id);
   state.session = id;
+  resetControls();
   const params = hashParams();
   params.set("session", id);
   params.delete("token");
@@ -235,6 +238,10 @@ export async function openSession(id, all = false) {
         session: id,
       });
     setTurnState();
+  } else if (view) {
+    // Shown from its first event: a fork's or handoff's page starts with the conversation it continues.
+    await showHistory(transcript, view, (from) => openSession(from));
+    if (state.transcript !== transcript) return;
   }
   state.stream = state.api.follow(
     id,
@@ -246,6 +253,7 @@ export async function openSession(id, all = false) {
       } catch (err) {
         transcript.note(`event ${event.seq} (${event.type}) could not be shown: ${err?.message ?? err}`);
       }
+      if (event.type === "checkpoint.created") listCheckpoint(event);
       const words = event.seq > past ? heard(event) : undefined;
       if (words) announce(words);
       if (event.type === "turn.started" || event.type === "turn.settled") {
