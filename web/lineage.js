@@ -17,14 +17,18 @@ const path = (session, suffix = "") => `/v1/sessions/${encodeURIComponent(sessio
 /**
  * One part of the history a session came with: the session it is from, where it ends, and its events, or why
  * they are not shown (that session was deleted, or the part is longer than the page reads).
- * @typedef {{ from: string, end: string, events?: any[], why?: string }} Part
+ * @typedef {{ from: string, end: string, events?: any[], why?: string, gone?: boolean }} Part
  */
+
+/** Where the history `view` came with from its origin ends, as the page names it. */
+const endOf = (view) =>
+  view.forked_from ? `checkpoint ${view.forked_from.checkpoint}` : `event ${view.handoff_from.seq}`;
 
 /** @returns {Promise<Part>} */
 async function partOf(view) {
   const fork = view.forked_from;
   const from = (fork ?? view.handoff_from).session;
-  const end = fork ? `checkpoint ${fork.checkpoint}` : `event ${view.handoff_from.seq}`;
+  const end = endOf(view);
   const limit = fork ? MAX_READ : Math.min(MAX_READ, view.handoff_from.seq);
   const page = await state.api.call("GET", `${path(from, "/log")}?after=0&limit=${limit}`);
   const events = page.events ?? [];
@@ -51,7 +55,9 @@ async function ancestry(view) {
       part = await partOf(view);
       view = await state.api.call("GET", path(from));
     } catch (err) {
-      parts.unshift(part ?? { from, end: "", why: err?.message ?? String(err) });
+      // Deleted (forced, as others came from it): its part of the conversation went with it.
+      const gone = err?.status === 404;
+      parts.unshift(part ?? { from, end: endOf(view), why: err?.message ?? String(err), gone });
       break;
     }
     parts.unshift(part);
@@ -66,19 +72,16 @@ async function ancestry(view) {
  */
 export async function showHistory(transcript, view, open) {
   if (!(view?.forked_from ?? view?.handoff_from)) return;
-  for (const { from, end, events, why } of await ancestry(view)) {
+  for (const { from, end, events, why, gone } of await ancestry(view)) {
     if (state.transcript !== transcript) return;
     const said = events
-      ? `From session ${from}${end ? `, up to its ${end}` : ""}:`
-      : `The history from session ${from}${end ? ` up to its ${end}` : ""} is not shown (${why}).`;
-    transcript.push(
-      el(
-        "div",
-        { class: "note inherited", "data-inherited": from },
-        `${said} `,
-        el("button", { type: "button", class: "open-origin", onclick: () => open(from) }, "Open it"),
-      ),
-    );
+      ? `From session ${from}, up to its ${end}:`
+      : `The history from session ${from} up to its ${end} is not shown (${why}).`;
+    // A session deleted has nothing to open.
+    const opener = gone
+      ? undefined
+      : el("button", { type: "button", class: "open-origin", onclick: () => open(from) }, "Open it");
+    transcript.push(el("div", { class: "note inherited", "data-inherited": from }, `${said} `, opener));
     for (const event of events ?? []) {
       try {
         transcript.add({ ...event, seq: 0 });

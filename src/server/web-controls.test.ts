@@ -78,6 +78,14 @@ describe("web UI's Delete", () => {
       await expect(client.session(id)).rejects.toMatchObject({ status: 404 });
       await expect.poll(() => listed(page, id)).toBe(0);
       expect((await client.session(fork)).forked_from?.session).toBe(id); // the fork stays
+      // Its history went with the session it came from: its page says so, instead of showing none without a word.
+      await page.goto(`${t.url}/#session=${fork}`);
+      await expect
+        .poll(() => page.locator(`#transcript [data-inherited="${id}"]`).textContent())
+        .toMatch(
+          new RegExp(`^The history from session ${id} up to its checkpoint \\S+ is not shown \\(.*${id}`),
+        );
+      expect(await page.locator("#transcript .open-origin").count()).toBe(0); // nothing to open
     } finally {
       await page.close();
     }
@@ -158,6 +166,30 @@ describe("web UI's checkpoints", () => {
       await expect.poll(() => row.locator(".restored").textContent()).toBe(`restored into ${into}`);
       expect(readdirSync(into).length).toBeGreaterThan(0);
       expect(await page.locator("#s-error").textContent()).toBe("");
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("opens a handoff on the conversation it continues, up to the event it was handed off at", async () => {
+    const client = t.client();
+    const { id } = await client.create({ harness: "echo" });
+    const { turn } = await client.prompt(id, "said before the handoff");
+    await collect(client, id, settled(turn));
+    const handoff = await client.handoff(id, "echo");
+    const seq = handoff.handoff_from?.seq;
+    const later = await client.prompt(id, "said after the handoff");
+    await collect(client, id, settled(later.turn));
+    const page = await pageOn(handoff.id);
+    try {
+      const note = page.locator(`#transcript [data-inherited="${id}"]`);
+      await expect.poll(() => note.textContent()).toBe(`From session ${id}, up to its event ${seq}: Open it`);
+      const shown = await transcriptText(page);
+      expect(shown).toContain("said before the handoff");
+      expect(shown).not.toContain("said after the handoff");
+      await note.getByRole("button", { name: "Open it" }).click();
+      await expect.poll(() => page.locator("#s-title").textContent()).toBe(id);
+      await expect.poll(() => transcriptText(page)).toContain("said after the handoff");
     } finally {
       await page.close();
     }
