@@ -124,8 +124,30 @@ export function listCheckpoint(event) {
       restoreForm,
     ),
   );
+  shown();
+}
+
+/** Shows the list, with how many checkpoints it holds. */
+function shown() {
+  const count = $("checkpoint-list").querySelectorAll("li[data-checkpoint]").length;
   $("checkpoints").hidden = false;
-  $("checkpoints-count").textContent = `Checkpoints (${list.childElementCount})`;
+  $("checkpoints-count").textContent = `Checkpoints (${count})`;
+}
+
+/**
+ * The open session's transcript starts after event `after` (a long log is read near its end), so the checkpoints
+ * made before it are not among the events read: the list says so, with a button to read the whole log.
+ */
+export function checkpointsBefore(after, readAll) {
+  $("checkpoint-list").prepend(
+    el(
+      "li",
+      { class: "muted checkpoints-before" },
+      `Checkpoints made before event ${after + 1} are not listed: this long session was read from near its end. `,
+      el("button", { type: "button", class: "read-all", onclick: readAll }, "Read the whole log"),
+    ),
+  );
+  shown();
 }
 
 /** A new session that starts from checkpoint `id` of `session`, opened once made. */

@@ -2,7 +2,7 @@
 // One session's page: its head (status, who controls it) and its transcript, read from the log near its end and
 // followed live from there.
 import { newKey } from "./api.js";
-import { listCheckpoint, resetControls } from "./controls.js";
+import { checkpointsBefore, listCheckpoint, resetControls } from "./controls.js";
 import { showHistory } from "./lineage.js";
 import { $, announce, hashParams, setHash, showError, state } from "./page.js";
 import { refreshSoon, statusOf } from "./sessions.js";
@@ -226,6 +226,7 @@ export async function openSession(id, all = false) {
   }
   if (start.after > 0) {
     transcript.skipped(start.after, () => openSession(id, true));
+    checkpointsBefore(start.after, () => openSession(id, true));
     // The turn that holds the first events shown started before them: it runs, its requests wait, as the view says.
     if (start.midTurn) transcript.turn = view.active_turn;
     for (const request of start.earlier)
