@@ -67,7 +67,9 @@ async function remove(session, force) {
     if (err?.status === 409 && !force) {
       const controlled = await controlledElsewhere(session, err);
       if (controlled) throw failed(`Deleting session ${session}`, controlled);
-      if (state.session === session) ask(session, `Not deleted: ${err.message}.`, true);
+      // The daemon's words name the API call that deletes it anyway; here that is the button below.
+      const said = err.message.replace(/ with DELETE \S+\?force=true/, " with the Delete anyway button");
+      if (state.session === session) ask(session, `Not deleted: ${said}.`, true);
       return;
     }
     throw failed(`Deleting session ${session}`, err);

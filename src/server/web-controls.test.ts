@@ -70,6 +70,11 @@ describe("web UI's Delete", () => {
       const text = page.locator("#delete-text");
       await expect.poll(() => text.textContent()).toContain("Not deleted");
       expect(await text.textContent()).toContain(fork);
+      // In the page's terms: the button that deletes it anyway, not the API call.
+      expect(await text.textContent()).toContain(
+        "delete it anyway with the Delete anyway button, and they lose",
+      );
+      expect(await text.textContent()).not.toContain("force=true");
       expect(await page.locator("#delete-yes").textContent()).toBe("Delete anyway");
       expect(await page.locator("#s-title").textContent()).toBe(id); // still on its page
       expect((await client.session(id)).id).toBe(id);
