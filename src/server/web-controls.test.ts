@@ -2,7 +2,7 @@
 // deleted only when asked again (the page names them), and the page goes back to the list without it; a
 // checkpoint of the list forks a new session that opens on the conversation it continues, or writes its files
 // into a directory on the daemon's machine.
-import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
@@ -153,11 +153,15 @@ describe("web UI's checkpoints", () => {
     const { id } = await client.create({ harness: "echo" });
     const checkpoint = await turnThenCheckpoint(client, id, "kept in the files");
     const page = await pageOn(id);
+    const dirs = [
+      mkdtempSync(join(tmpdir(), "brain-web-full-")),
+      mkdtempSync(join(tmpdir(), "brain-web-restore-")),
+    ];
     try {
       const row = page.locator(`#checkpoint-list li[data-checkpoint="${checkpoint}"]`);
       await page.click("#checkpoints-count");
       await row.getByRole("button", { name: "Restore files…" }).click();
-      const full = mkdtempSync(join(tmpdir(), "webcontrols-full-"));
+      const full = dirs[0]!;
       writeFileSync(join(full, "mine.txt"), "not to be overwritten");
       await row.locator("input.restore-into").fill(full);
       await row.getByRole("button", { name: "Write files" }).click();
@@ -165,7 +169,7 @@ describe("web UI's checkpoints", () => {
         .poll(() => page.locator("#s-error").textContent())
         .toMatch(new RegExp(`^Restoring checkpoint ${checkpoint} of session ${id} into ${full} failed: `));
       expect(readdirSync(full)).toEqual(["mine.txt"]);
-      const into = join(mkdtempSync(join(tmpdir(), "webcontrols-restore-")), "copy");
+      const into = join(dirs[1]!, "copy");
       await row.locator("input.restore-into").fill(into);
       await row.getByRole("button", { name: "Write files" }).click();
       await expect.poll(() => row.locator(".restored").textContent()).toBe(`restored into ${into}`);
@@ -173,6 +177,7 @@ describe("web UI's checkpoints", () => {
       expect(await page.locator("#s-error").textContent()).toBe("");
     } finally {
       await page.close();
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
     }
   });
 
