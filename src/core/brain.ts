@@ -100,7 +100,7 @@ export class Brain {
   /** A new session's input: the defaults, an agent definition and the call's own settings, over each other. */
   resolveInput(layers: InputLayers): NewSessionInput {
     const { harnesses } = this.options;
-    return resolveSessionInput(layers, harnesses.names(), (name) => harnesses.get(name).clientOptions);
+    return resolveSessionInput(layers, harnesses.names(), (name) => harnesses.get(name));
   }
 
   /** Creates a session, unless its tenant holds its bytes' bound. Its harness starts with the first prompt. */

@@ -302,6 +302,8 @@ export interface HarnessFactory {
    * none. "any" for harnesses whose options only tune the harness itself (a runner's).
    */
   readonly clientOptions?: ClientOptions;
+  /** Why an option a network client may not set is the operator's, by key: said in the client's refusal. */
+  readonly operatorOptions?: Readonly<Record<string, string>>;
   /**
    * Why a session with this config cannot be taken over by another machine (its state is not all in its native
    * dir and checkpoints), or undefined when it can. Options naming a local directory pin any harness anyway.

@@ -150,7 +150,8 @@ describe("the registry of live sessions", () => {
 
   it("lets a network caller set only the options its harness offers clients, merged over the agent's", () => {
     const grant = { allowed: [], restricted: false, listedAt: "GET /v1/providers" };
-    const clientOptions = (name: string) => ({ echo: "any" as const, api: ["temperature"] })[name];
+    const clientOptions = (name: string) =>
+      ({ echo: { clientOptions: "any" as const }, api: { clientOptions: ["temperature"] } })[name];
     const agent = { harness: "api", config: { options: { image: "operator:1", temperature: 1 } } };
     const call = { config: { options: { temperature: 0.2 } } };
     const input = resolveSessionInput({ agent, call, grant }, harnesses, clientOptions);

@@ -6,7 +6,7 @@ import type { PermissionPolicy } from "../protocol/permissions.js";
 import type { SessionConfig } from "../protocol/runner.js";
 import type { SessionRecord } from "../protocol/session.js";
 import { SessionError } from "./errors.js";
-import type { ClientOptions } from "./harness.js";
+import type { HarnessFactory } from "./harness.js";
 
 export interface NewSessionInput {
   harness: string;
@@ -60,13 +60,14 @@ export interface InputLayers {
 export const FALLBACK_HARNESS = "echo";
 
 /**
- * The new session's input; `harnesses` are the host's, `clientOptions` says which `config.options` keys a
- * network caller may set on each. A mistake names the field and what it may be.
+ * The new session's input; `harnesses` are the host's, `factory` gives each one's `clientOptions` (the
+ * `config.options` keys a network caller may set) and why the others are the operator's. A mistake names the
+ * field and what it may be.
  */
 export function resolveSessionInput(
   layers: InputLayers,
   harnesses: string[],
-  clientOptions: (harness: string) => ClientOptions | undefined = () => undefined,
+  factory: (harness: string) => ClientOptionRules | undefined = () => undefined,
 ): NewSessionInput {
   const {
     harness: defaultHarness,
@@ -99,7 +100,7 @@ export function resolveSessionInput(
     );
   }
   if (layers.grant) {
-    checkClientOptions(call.config?.options, harness, clientOptions(harness));
+    checkClientOptions(call.config?.options, harness, factory(harness));
     checkToolMode(call.config?.tool_mode, agent.config?.tool_mode ?? defaults.config?.tool_mode);
   }
   const provider = providerFor(call.provider, agent.provider ?? defaults.provider, layers.grant);
@@ -136,18 +137,24 @@ export function resolveSessionInput(
 function checkClientOptions(
   options: Record<string, unknown> | undefined,
   harness: string,
-  allowed: ClientOptions | undefined,
+  rules: ClientOptionRules | undefined,
 ): void {
+  const allowed = rules?.clientOptions;
   if (!options || allowed === "any") return;
   const refused = Object.keys(options).filter((key) => !allowed?.includes(key));
-  if (refused.length === 0) return;
+  const key = refused[0];
+  if (key === undefined) return;
   const may = allowed?.length ? `clients may set: ${allowed.join(", ")}` : "clients may set none";
+  const why = rules?.operatorOptions?.[key];
   throw new SessionError(
     "bad_request",
-    `field "config.options.${refused[0]}": set by the operator only on harness "${harness}" (${may}); name an agent definition that sets it (GET /v1/agents) or ask the operator to add one`,
-    `config.options.${refused[0]}`,
+    `field "config.options.${key}": set by the operator only on harness "${harness}"${why ? `, as ${why}` : ""} (${may}); name an agent definition that sets it (GET /v1/agents) or ask the operator to add one`,
+    `config.options.${key}`,
   );
 }
+
+/** What a harness says of the options network callers may set (HarnessFactory). */
+export type ClientOptionRules = Pick<HarnessFactory, "clientOptions" | "operatorOptions">;
 
 /** A network caller may isolate a session further, never undo the operator's `bound` (a CLI's own shell back). */
 function checkToolMode(

@@ -121,6 +121,7 @@ export class LazyFactory implements HarnessFactory {
   readonly steering?: "live" | "queued";
   readonly supportsImages?: boolean;
   readonly clientOptions?: ClientOptions;
+  readonly operatorOptions?: HarnessFactory["operatorOptions"];
   private readonly agentSideReason: string | ((nativeDir: string) => Promise<string | undefined>) | undefined;
   private loaded: Promise<HarnessFactory> | undefined;
 
@@ -130,6 +131,7 @@ export class LazyFactory implements HarnessFactory {
       steering: boolean | "live" | "queued";
       images?: boolean;
       clientOptions?: ClientOptions;
+      operatorOptions?: HarnessFactory["operatorOptions"];
       /** HarnessFactory.agentSide, said before the family's code is loaded (or read from the native dir). */
       agentSide?: string | ((nativeDir: string) => Promise<string | undefined>);
     },
@@ -139,6 +141,7 @@ export class LazyFactory implements HarnessFactory {
     if (typeof capabilities.steering === "string") this.steering = capabilities.steering;
     if (capabilities.images) this.supportsImages = true;
     if (capabilities.clientOptions) this.clientOptions = capabilities.clientOptions;
+    if (capabilities.operatorOptions) this.operatorOptions = capabilities.operatorOptions;
     this.agentSideReason = capabilities.agentSide;
   }
 

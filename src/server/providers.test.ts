@@ -144,6 +144,19 @@ describe("choosing a provider over REST", () => {
     expect(provider.requests.some((r) => "openai-project" in r.headers)).toBe(false);
   });
 
+  it("lets no client set the price its sessions' usage.cost is counted at: the operator may bill on it", async () => {
+    const before = (await brain.list()).length;
+    const price = { input: 0, output: 0 };
+    const res = await create(tokens.limited, { provider: "fake", config: { options: { price } } });
+    expect(res.status, JSON.stringify(res.body)).toBe(400);
+    expect(res.body.error).toMatchObject({ code: "bad_request", field: "config.options.price" });
+    const { message } = res.body.error as { message: string };
+    expect(message).toContain('field "config.options.price": set by the operator only on harness "api"');
+    expect(message).toContain("usage.cost");
+    expect(message).not.toMatch(/clients may set: [^)]*price/);
+    expect((await brain.list()).length).toBe(before);
+  });
+
   it("keeps a limited token to its providers in a fork, as in a handoff: no forking its tenant's session onto another", async () => {
     const made = await create(tokens.zeta, {});
     expect(made.status, JSON.stringify(made.body)).toBe(201);

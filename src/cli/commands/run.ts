@@ -90,11 +90,7 @@ function prestartHarness(harnesses: HarnessFactory[], options: RunOptions, early
   const byName = new Map(harnesses.map((h) => [h.name, h]));
   let name: string;
   try {
-    name = resolveSessionInput(
-      newSessionLayers(options),
-      [...byName.keys()],
-      (h) => byName.get(h)?.clientOptions,
-    ).harness;
+    name = resolveSessionInput(newSessionLayers(options), [...byName.keys()], (h) => byName.get(h)).harness;
   } catch {
     return;
   }

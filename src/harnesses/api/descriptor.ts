@@ -2,7 +2,7 @@
 import { API_PROVIDERS } from "../../protocol/nui/adl.js";
 import type { FamilyDescriptor } from "../family.js";
 import { LazyFactory } from "../family.js";
-import { API_CLIENT_OPTIONS } from "./settings.js";
+import { API_CLIENT_OPTIONS, API_OPERATOR_OPTIONS } from "./settings.js";
 
 export const apiFamily: FamilyDescriptor = {
   name: "api",
@@ -11,8 +11,13 @@ export const apiFamily: FamilyDescriptor = {
   factories: () => [
     new LazyFactory(
       "api",
-      // The api options that tune the model loop only (steps, retries, sampling): not the provider's headers.
-      { steering: true, images: true, clientOptions: API_CLIENT_OPTIONS },
+      // The api options that tune the model loop only (steps, retries, sampling): not the headers or the price.
+      {
+        steering: true,
+        images: true,
+        clientOptions: API_CLIENT_OPTIONS,
+        operatorOptions: API_OPERATOR_OPTIONS,
+      },
       async () => new (await import("./factory.js")).ApiHarnessFactory(),
     ),
   ],

@@ -3,7 +3,7 @@
 import { type Harness, HarnessError, type HarnessFactory, type HarnessOptions } from "../../core/harness.js";
 import { ApiHarness } from "./api-harness.js";
 import { ModelConfigError, resolveModel } from "./providers.js";
-import { API_CLIENT_OPTIONS, parseSettings, SettingsError } from "./settings.js";
+import { API_CLIENT_OPTIONS, API_OPERATOR_OPTIONS, parseSettings, SettingsError } from "./settings.js";
 
 export interface ApiFactoryOptions {
   /** Registered under this name (default "api"). */
@@ -15,6 +15,7 @@ export class ApiHarnessFactory implements HarnessFactory {
   readonly supportsSteering = true;
   readonly supportsImages = true;
   readonly clientOptions = API_CLIENT_OPTIONS;
+  readonly operatorOptions = API_OPERATOR_OPTIONS;
 
   constructor(options: ApiFactoryOptions = {}) {
     this.name = options.name ?? "api";

@@ -99,12 +99,20 @@ export const ApiOptions = z.object({
 });
 
 /**
- * The options a network caller may set: all but `headers`, which ride on every request beside the operator's key
- * and can choose whose account it is used for (OpenAI-Organization, OpenAI-Project), replace it, or route a
- * gateway elsewhere; the operator sets them (defaults, agent definitions), as the credential proxy drops them
- * from a CLI's requests.
+ * The options only the operator sets (defaults, agent definitions), and why, for a network caller's refusal.
+ * `headers` ride on every request beside the operator's key: as the credential proxy drops them from a CLI's
+ * requests. `price` makes each turn's usage.cost: a tenant setting its own would pay what it chose.
  */
-export const API_CLIENT_OPTIONS = Object.keys(ApiOptions.shape).filter((key) => key !== "headers");
+export const API_OPERATOR_OPTIONS: Readonly<Record<string, string>> = {
+  headers:
+    "they ride on every request beside the operator's key, and can choose whose account it is used for (OpenAI-Organization, OpenAI-Project), replace it, or route a gateway elsewhere",
+  price: "it sets each turn's usage.cost, which the operator may bill its tenants on",
+};
+
+/** The options a network caller may set: those that tune the model loop only. */
+export const API_CLIENT_OPTIONS = Object.keys(ApiOptions.shape).filter(
+  (key) => !(key in API_OPERATOR_OPTIONS),
+);
 
 export type Price = z.infer<typeof Price>;
 export type ApiOptions = z.infer<typeof ApiOptions>;

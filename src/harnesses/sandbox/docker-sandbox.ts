@@ -57,6 +57,7 @@ export class SandboxableFactory implements HarnessFactory {
   readonly steering?: HarnessFactory["steering"];
   readonly supportsImages?: boolean;
   readonly clientOptions?: HarnessFactory["clientOptions"];
+  readonly operatorOptions?: HarnessFactory["operatorOptions"];
   /** The CLI's program and version, for `brain harnesses`: the plain factory's, when it has one. */
   readonly describe?: DescribableFactory["describe"];
 
@@ -70,6 +71,7 @@ export class SandboxableFactory implements HarnessFactory {
     if (plain.steering) this.steering = plain.steering;
     if (plain.supportsImages) this.supportsImages = plain.supportsImages;
     if (plain.clientOptions) this.clientOptions = plain.clientOptions;
+    if (plain.operatorOptions) this.operatorOptions = plain.operatorOptions;
     if (isDescribable(plain)) this.describe = (cache) => plain.describe(cache);
   }
 
