@@ -140,15 +140,21 @@ function checkClientOptions(
   rules: ClientOptionRules | undefined,
 ): void {
   const allowed = rules?.clientOptions;
-  if (!options || allowed === "any") return;
-  const refused = Object.keys(options).filter((key) => !allowed?.includes(key));
-  const key = refused[0];
+  const operators = rules?.operatorOptions ?? {};
+  if (!options) return;
+  const may = (key: string) => !(key in operators) && (allowed === "any" || allowed?.includes(key));
+  const key = Object.keys(options).find((key) => !may(key));
   if (key === undefined) return;
-  const may = allowed?.length ? `clients may set: ${allowed.join(", ")}` : "clients may set none";
-  const why = rules?.operatorOptions?.[key];
+  const which =
+    allowed === "any"
+      ? `clients may set any other`
+      : allowed?.length
+        ? `clients may set: ${allowed.join(", ")}`
+        : "clients may set none";
+  const why = operators[key];
   throw new SessionError(
     "bad_request",
-    `field "config.options.${key}": set by the operator only on harness "${harness}"${why ? `, as ${why}` : ""} (${may}); name an agent definition that sets it (GET /v1/agents) or ask the operator to add one`,
+    `field "config.options.${key}": set by the operator only on harness "${harness}"${why ? `, as ${why}` : ""} (${which}); name an agent definition that sets it (GET /v1/agents) or ask the operator to add one`,
     `config.options.${key}`,
   );
 }

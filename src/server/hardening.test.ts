@@ -5,7 +5,6 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { builtinCatalog, catalogHarnesses } from "../harnesses/catalog.js";
 import { MAX_EVENT_PAGE } from "../protocol/api.js";
 import { MAX_PROMPT_BYTES } from "../protocol/runner.js";
 import { startTestDaemon, type TestDaemon } from "../testing/daemon.js";
@@ -346,54 +345,5 @@ describe("session ids", () => {
     });
     expect(own.status).toBe(201);
     expect(own.body.id).toMatch(/^[0-9a-f-]{36}$/);
-  });
-});
-
-describe("host-reaching session options", () => {
-  // The real catalog, with a docker program that records being run: no image, flag, URL or directory a client
-  // sends may reach the host. The operator sets those in agent definitions; clients name the agent.
-  let daemon: TestDaemon;
-  let dir: string;
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "brain-options-"));
-    const docker = join(dir, "docker");
-    writeFileSync(docker, `#!/bin/sh\necho "$@" >> ${join(dir, "ran")}\n`, { mode: 0o755 });
-    const { factories } = catalogHarnesses(builtinCatalog(), {
-      config: { nui: { docker } },
-      configDir: dir,
-      brainHome: dir,
-    });
-    daemon = await startTestDaemon({ factories });
-  });
-  afterAll(async () => {
-    await daemon.cleanup();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  it.each([
-    ["docker", { image: "alpine", containerPort: 80, docker_args: ["-v", "/:/host"] }, "image"],
-    ["remote", { url: "http://169.254.169.254/latest" }, "url"],
-    ["claude-code", { cwd: "/" }, "cwd"],
-    ["codex", { args: ["-c", "sandbox_mode=danger-full-access"] }, "args"],
-    ["devcontainer", { innerHarness: "claude-code", image: "evil" }, "innerHarness"],
-    ["api", { temperature: 0, env: { NODE_OPTIONS: "--require ./x.js" } }, "env"],
-    ["api", { temperature: 0, headers: { "OpenAI-Project": "proj_another_team" } }, "headers"],
-  ])("a client cannot set %s's %j", async (harness, options, field) => {
-    const res = await raw(daemon.url, "POST", "/v1/sessions", {
-      token: daemon.tokens.admin,
-      body: { harness, config: { options } },
-    });
-    expect(res.status, JSON.stringify(res.body)).toBe(400);
-    expect(res.body.error).toMatchObject({ code: "bad_request", field: `config.options.${field}` });
-    expect(String((res.body.error as { message: string }).message)).toContain("set by the operator only");
-    expect(existsSync(join(dir, "ran"))).toBe(false);
-  });
-
-  it("lets a client tune what only tunes the harness", async () => {
-    const res = await raw(daemon.url, "POST", "/v1/sessions", {
-      token: daemon.tokens.admin,
-      body: { harness: "api", config: { options: { temperature: 0.5, max_steps: 3 } } },
-    });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
   });
 });

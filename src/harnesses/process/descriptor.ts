@@ -3,7 +3,7 @@
 import type { HarnessEntry } from "../../protocol/config.js";
 import type { FamilyContext, FamilyDescriptor } from "../family.js";
 import { splitCommandLine } from "./command.js";
-import { ProcessFactory } from "./factory.js";
+import { ProcessFactory, type ProcessHarnessSpec } from "./factory.js";
 import { echoRunnerPath, piRunnerPath } from "./runner-paths.js";
 import type { RunnerCommand } from "./runner-process.js";
 import { Spawner } from "./spawner.js";
@@ -16,7 +16,14 @@ interface Runner extends RunnerCommand {
   movable?: boolean;
   verifyHistory?: boolean;
   needsProvider?: boolean;
+  operatorOptions?: ProcessHarnessSpec["operatorOptions"];
 }
+
+/** pi's options only the operator sets (defaults, agent definitions), and why, for a network caller's refusal. */
+const PI_OPERATOR_OPTIONS = {
+  compat:
+    "its switches reach what the operator's provider is paid and counted for (supportsUsageInStreaming false leaves each turn's usage uncounted; a gateway's routing picks the upstream providers and prices the operator's key pays)",
+};
 
 function entryRunner(name: string, entry: HarnessEntry, dir: string): Runner {
   const [command, ...args] =
@@ -40,7 +47,10 @@ export function configuredRunners(ctx: Pick<FamilyContext, "config" | "configDir
   const runners = new Map<string, Runner>([
     // It repeats the prompt: no model, no key, no network.
     ["echo", { name: "echo", command: process.execPath, args: [echoRunnerPath()], needsProvider: false }],
-    ["pi", { name: "pi", command: process.execPath, args: [piRunnerPath()] }],
+    [
+      "pi",
+      { name: "pi", command: process.execPath, args: [piRunnerPath()], operatorOptions: PI_OPERATOR_OPTIONS },
+    ],
   ]);
   for (const [name, entry] of Object.entries(ctx.config.harnesses ?? {})) {
     runners.set(name, entryRunner(name, entry, ctx.configDir));
@@ -92,6 +102,7 @@ export const runnerFamily: FamilyDescriptor = {
         ...(runner.steering !== undefined ? { supportsSteering: runner.steering } : {}),
         ...(runner.movable !== undefined ? { movable: runner.movable } : {}),
         ...(runner.needsProvider !== undefined ? { needsProvider: runner.needsProvider } : {}),
+        ...(runner.operatorOptions ? { operatorOptions: runner.operatorOptions } : {}),
       });
     }),
 };

@@ -42,6 +42,8 @@ export interface ProcessHarnessSpec extends RunnerCommand {
   verifyHistory?: boolean;
   /** false: the runner calls no model provider (echo); HarnessFactory.needsProvider. */
   needsProvider?: boolean;
+  /** HarnessFactory.operatorOptions: the runner's options a network caller may not set, and why. */
+  operatorOptions?: HarnessFactory["operatorOptions"];
 }
 
 export class ProcessFactory implements HarnessFactory {
@@ -50,6 +52,8 @@ export class ProcessFactory implements HarnessFactory {
   readonly needsProvider: boolean;
   /** A runner's options reach only the runner, which holds nothing but its bound tools and provider. */
   readonly clientOptions = "any";
+  /** But for those the runner's spec says are the operator's: what its provider is paid or counted for. */
+  readonly operatorOptions?: HarnessFactory["operatorOptions"];
   private readonly timeouts: AttachmentTimeouts;
   private sharedRunner: RunnerProcess | undefined;
   private readonly pool: SparePool | undefined;
@@ -64,6 +68,7 @@ export class ProcessFactory implements HarnessFactory {
     this.name = spec.name;
     this.supportsSteering = spec.supportsSteering ?? true;
     this.needsProvider = spec.needsProvider ?? true;
+    if (spec.operatorOptions) this.operatorOptions = spec.operatorOptions;
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...spec.timeouts };
     const spares = spec.spares ?? DEFAULT_SPARES;
     if (!Number.isInteger(spares) || spares < 0)
