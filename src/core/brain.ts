@@ -112,8 +112,9 @@ export class Brain {
   private async sessionBytes(id: string): Promise<Omit<HeldBytes, "tenant"> | undefined> {
     const log = await this.options.store.logBytes?.(id);
     if (log === undefined) return undefined;
+    const record = (await this.options.store.recordBytes?.(id)) ?? 0;
     const checkpoints = await this.checkpointBytes.of(id, checkpointsOf(this.options, id));
-    return { bytes: log + checkpoints.bytes, checkpoints: checkpoints.count };
+    return { bytes: record + log + checkpoints.bytes, checkpoints: checkpoints.count };
   }
 
   private async heldBytes(id: string): Promise<HeldBytes | undefined> {

@@ -5,8 +5,9 @@
 // 429 naming the bound and what to do); what it already holds stays, and a running turn still ends in the log. A
 // session with no checkpoint may take one past its own bound, so that it can be forked (not past its tenant's: the
 // fork would be the tenant's too). The bytes are the store's own count
-// (the log's files or its messages in the cluster's stream; the checkpoints' manifests and blobs, ./checkpoint-bytes.ts),
-// so a restart does not reset it.
+// (the log's files or its messages in the cluster's stream; the checkpoints' manifests and blobs, ./checkpoint-bytes.ts;
+// the record, its config again, where the store can tell it with a stat: the embedded store's session.json), so a
+// restart does not reset it.
 // The daemon checks inside a command's idempotency check: a retried prompt already in the log is answered as it
 // was, never refused for the size it added.
 // A check and what it admits run one at a time per session, and per tenant once the tenant nears its bound: two
@@ -115,13 +116,15 @@ export class SessionLogBound {
   /**
    * Runs `make` (a new session of `tenant`) unless the tenant holds its bound, then counts what it stored: a new
    * session's first event holds its config (up to 4 MiB, its record as much again), which no prompt's check sees,
-   * and a tenant past its bound made sessions without end. Near the bound, one at a time with its other checks.
+   * and a tenant past its bound made sessions without end. A tenant's creates run one at a time, however far from
+   * the bound (near it, with its other checks): checked at once, a burst of them all passed the check before any
+   * was counted, each past a bound that let one. A create writes two small files and starts no harness.
    */
   async admitNew<T extends { id: string }>(tenant: string | undefined, make: () => Promise<T>): Promise<T> {
     const tenants = this.tenants;
     if (tenants?.max === undefined) return make();
     const max = tenants.max;
-    const checked = async () => {
+    return this.tenantsNear.run(tenant ?? "", async () => {
       const total = await tenants.total(tenant);
       if (total >= max) {
         const { said, way } = tenantOver(tenant, total, max);
@@ -130,9 +133,7 @@ export class SessionLogBound {
       const made = await make();
       await tenants.measure(tenant, made.id).catch(() => {});
       return made;
-    };
-    const near = (await tenants.total(tenant)) >= max * REMEASURE_FROM;
-    return near ? this.tenantsNear.run(tenant ?? "", checked) : checked();
+    });
   }
 
   /** `near`: the tenant's sum is within REMEASURE_FROM of its bound (./tenant-bytes.ts). */

@@ -98,6 +98,8 @@ export interface SessionStore {
   updatedAt?(id: string): Promise<string | undefined>;
   /** The bytes the session's log takes in the store now (every segment it holds), for the bound on a log's size. */
   logBytes?(id: string): Promise<number>;
+  /** The bytes of the session's record (its config again), counted with its log's; cheaply, or not given. */
+  recordBytes?(id: string): Promise<number>;
   /** The first seq the session's log still holds (stores whose retention can drop a log's oldest events). */
   firstSeq?(id: string): Promise<number>;
   /** Deletes the session and all its files. */

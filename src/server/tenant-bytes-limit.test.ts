@@ -24,12 +24,46 @@ async function daemonOn(home?: string, before?: TestDaemon): Promise<TestDaemon>
   });
 }
 
+/** What session `id` takes in `home`'s store: its record and its log's files. */
+async function stored(home: string, id: string): Promise<number> {
+  const dir = path.join(home, "sessions", id);
+  const files = (await fs.readdir(dir)).filter((f) => f === "session.json" || f.startsWith("events"));
+  const sizes = await Promise.all(files.map(async (f) => (await fs.stat(path.join(dir, f))).size));
+  return sizes.reduce((a, b) => a + b, 0);
+}
+
 const checkpoint = (d: TestDaemon, id: string) =>
   raw(d.url, "POST", `/v1/sessions/${id}/checkpoints`, { token: d.tokens.admin });
 const prompt = (d: TestDaemon, id: string, text: string, token: string) =>
   raw(d.url, "POST", `/v1/sessions/${id}/prompt`, { token, body: { text } });
 
 describe("log bytes per tenant", () => {
+  it("makes no burst of new sessions past the bound, counting each one's record (its config again)", async () => {
+    const d = await daemonOn();
+    try {
+      // Each new session holds its config twice, in its record and its first event: 16 KiB each, a sixth of it.
+      const body = { harness: "echo", config: { system_prompt: "s".repeat(16 << 10) } };
+      const burst = await Promise.all(
+        Array.from({ length: 12 }, () => raw(d.url, "POST", "/v1/sessions", { token: d.tokens.admin, body })),
+      );
+      const made = burst.filter((r) => r.status === 201).map((r) => r.body.id as string);
+      expect(burst.filter((r) => r.status !== 201).map((r) => r.status)).toEqual(
+        Array(12 - made.length).fill(429),
+      );
+      // Each was made while what the tenant held was under the bound: all but the last it admitted.
+      const sizes = await Promise.all(made.map((id) => stored(d.home, id)));
+      const held = sizes.reduce((a, b) => a + b, 0);
+      expect(held - Math.max(...sizes), `${made.length} sessions, ${sizes.join(" + ")} bytes`).toBeLessThan(
+        BOUND,
+      );
+      const next = await raw(d.url, "POST", "/v1/sessions", { token: d.tokens.admin, body });
+      expect(next.status).toBe(429);
+      expect(next.body.error).toMatchObject({ message: expect.stringContaining("no more sessions") });
+    } finally {
+      await d.cleanup();
+    }
+  });
+
   it("refuses a tenant's prompts in every session once they hold the bound, and no other tenant's", async () => {
     const d = await daemonOn();
     let after: TestDaemon | undefined;

@@ -43,6 +43,7 @@ import {
 } from "./session-record.js";
 import { createInSlot, isSlotText, SlotKeeper, sweepUnacknowledged } from "./session-slot.js";
 import { StoreJournal } from "./store-journal.js";
+import { fileBytes, logFileBytes, statOf } from "./stored-bytes.js";
 
 export interface SessionPaths {
   dir: string;
@@ -316,18 +317,17 @@ export class FsSessionStore {
   }
 
   /** The sizes of the log's files on disk: its active segment and the sealed ones, without its lock. */
-  async logBytes(id: string): Promise<number> {
-    const { events } = this.paths(id);
-    const files = [events, ...(await listSealed(events)).map((segment) => segment.path)];
-    const sizes = files.map((file) => disk("stat", file, () => fsp.stat(file).catch(notFound)));
-    return (await Promise.all(sizes)).reduce((sum, st) => sum + (st ? st.size : 0), 0);
+  logBytes(id: string): Promise<number> {
+    return logFileBytes(this.paths(id).events);
+  }
+
+  recordBytes(id: string): Promise<number> {
+    return fileBytes(this.paths(id).record);
   }
 
   /** The active segment's mtime: every batch written (or segment begun) sets it, compaction keeps it. */
   async updatedAt(id: string): Promise<string | undefined> {
-    const { events } = this.paths(id);
-    const st = await disk("stat", events, () => fsp.stat(events).catch(notFound));
-    return st ? st.mtime.toISOString() : undefined;
+    return (await statOf(this.paths(id).events))?.mtime.toISOString();
   }
 
   /** The last seq on disk, from the log's last segment only, without its lock. */
