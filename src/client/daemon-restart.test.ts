@@ -1,7 +1,7 @@
 // One-shot requests to a daemon that went away (kill -9) and was started again on the same port and $BRAIN_HOME:
 // a real `brain serve`, the CLI as a real process and the client. Nothing listening is "cannot reach", with what
 // to do; a request the daemon had taken when it died says so, and whether it may have run; a read is asked again.
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +10,7 @@ import { commandKey } from "../core/command-keys.js";
 import { freePort } from "../core/free-port.js";
 import { readTokens, tokensPath } from "../server/auth/tokens.js";
 import { until } from "../testing/processes.js";
+import { killed, serve } from "../testing/serve-process.js";
 import { BrainClient, ClientError } from "./client.js";
 
 vi.setConfig({ testTimeout: 120_000 });
@@ -22,39 +23,13 @@ afterEach(async () => {
   for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
 });
 
-/** `brain serve` on `port` and `home`; resolves once it listens. */
-async function serve(home: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [bin, "serve", "--port", String(port)], {
-    env: { ...process.env, BRAIN_HOME: home },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  daemons.push(child);
-  let out = "";
-  await new Promise<void>((listening, failed) => {
-    const read = (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes("stop with Ctrl-C")) listening();
-    };
-    child.stdout!.on("data", read);
-    child.stderr!.on("data", read);
-    child.once("exit", (code) => failed(new Error(`brain serve exited (${code}): ${out}`)));
-  });
-  return child;
-}
-
-async function killed(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exit = new Promise((done) => child.once("exit", done));
-  child.kill(signal);
-  await exit;
-}
-
 /** A daemon on a fresh home and a fixed port (a restart takes the same one), and the admin token it made. */
 async function daemon() {
   const home = mkdtempSync(join(tmpdir(), "brain-restart-"));
   homes.push(home);
   const port = await freePort();
   const child = await serve(home, port);
+  daemons.push(child);
   const url = `http://127.0.0.1:${port}`;
   const token = readTokens(tokensPath(home)).tokens[0]!.token;
   return { home, port, url, child, client: new BrainClient({ url, token }) };
@@ -115,7 +90,7 @@ it("after kill -9, `brain run --server` says nothing answers there and to start 
   );
   expect(down.err).not.toMatch(/\n\s+at /); // no stack
 
-  await serve(d.home, d.port);
+  daemons.push(await serve(d.home, d.port));
   const again = brain(d.home, ["run", "--server", d.url, "--session", id, "again"]);
   expect(again.code, again.err).toBe(0);
   expect(again.out).toBe("echo #2: again\n");
@@ -134,7 +109,7 @@ it("a command the daemon held when it was killed: says it may have run, not that
   expect(message).not.toContain("cannot reach");
 
   // The new daemon on the same port and home has the session; this prompt never reached the old one's log.
-  await serve(d.home, d.port);
+  daemons.push(await serve(d.home, d.port));
   const log = await d.client.log(id);
   expect(log.events.filter((e) => e.type === "user.prompt")).toEqual([]);
   expect((await d.client.prompt(id, "now")).turn).toEqual(expect.any(String));
@@ -150,7 +125,7 @@ it("a keyed prompt the daemon held when it was killed is asked again once the da
     answer = client.prompt(id, "held", undefined, { key: "held-1" });
     return Promise.resolve(); // diesHolding returns once it killed the daemon; the prompt is still being asked
   });
-  await serve(d.home, d.port);
+  daemons.push(await serve(d.home, d.port));
   const { turn } = (await answer) as { turn: string };
   // Asked yet again with its key: the first answer, not a second run.
   expect((await client.prompt(id, "held", undefined, { key: "held-1" })).turn).toBe(turn);
@@ -166,7 +141,7 @@ it("a keyed create the daemon held when it was killed is asked again once the da
     answer = client.create({ harness: "echo" }, { key: "made-1" });
     return Promise.resolve();
   });
-  await serve(d.home, d.port);
+  daemons.push(await serve(d.home, d.port));
   const { id } = (await answer) as { id: string };
   expect((await client.create({ harness: "echo" }, { key: "made-1" })).id).toBe(id);
   expect((await client.sessions()).map((s) => s.id)).toEqual([id]);
@@ -181,7 +156,7 @@ it("a keyed delete the daemon held when it was killed is asked again once the da
     answer = client.delete(id, { key: "gone-2" });
     return Promise.resolve();
   });
-  await serve(d.home, d.port);
+  daemons.push(await serve(d.home, d.port));
   await answer;
   // Asked yet again with its key: the first answer, not "no session".
   await client.delete(id, { key: "gone-2" });
@@ -215,7 +190,7 @@ it("a daemon of another $BRAIN_HOME on the port after kill -9: says it is not th
   await killed(d.child, "SIGKILL");
   const other = mkdtempSync(join(tmpdir(), "brain-restart-other-"));
   homes.push(other);
-  await serve(other, d.port);
+  daemons.push(await serve(other, d.port));
 
   const run = brain(d.home, ["run", "--server", d.url, "--session", id, "again"]);
   expect(run.code).toBe(1);

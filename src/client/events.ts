@@ -12,10 +12,17 @@ export interface EventStreamOptions {
   signal?: AbortSignal;
   /** Wait between reconnects; default the server's `retry:` (1 s). */
   retryMs?: number;
+  /**
+   * Back off: each failed reconnect in a row waits twice as long as the one before, up to this (a daemon down for
+   * minutes is not asked every second). Unset: every wait is retryMs.
+   */
+  maxRetryMs?: number;
   /** "observer" watches without keeping the client's control lease alive. */
   role?: "observer";
   /** Told each time the stream drops and a reconnect is about to be tried. */
   onDrop?(lastSeq: number, reason: string): void;
+  /** Told when the stream is open again after onDrop. */
+  onReconnect?(lastSeq: number): void;
   /**
    * Told when the cursor was before the first seq the log still holds: retention archived or dropped the
    * events in between, and the stream goes on from `firstSeq`.
@@ -31,6 +38,13 @@ export async function* streamEvents(
   const signal = options.signal ?? new AbortController().signal;
   let last = options.after ?? 0;
   let retryMs = options.retryMs ?? 1000;
+  let failedInARow = 0;
+  const pause = () => {
+    const max = options.maxRetryMs ?? retryMs;
+    const ms = Math.min(retryMs * 2 ** Math.min(failedInARow, 30), Math.max(max, retryMs));
+    failedInARow += 1;
+    return sleep(ms, signal);
+  };
   const role = options.role ? `?role=${options.role}` : "";
   const path = `/v1/sessions/${encodeURIComponent(id)}/events${role}`;
   const url = `${client.url}${path}`;
@@ -50,14 +64,14 @@ export async function* streamEvents(
           ? err.message
           : ((err as { cause?: Error }).cause?.message ?? (err as Error).message);
       options.onDrop?.(last, `cannot connect: ${why}`);
-      await sleep(retryMs, signal);
+      await pause();
       continue;
     }
     if (!res.ok || !res.body) {
       const error = client.refusal(res.status, await res.text());
       if (res.status >= 400 && res.status < 500) throw error;
       options.onDrop?.(last, error.message);
-      await sleep(retryMs, signal);
+      await pause();
       continue;
     }
     const type = res.headers.get("content-type") ?? "no Content-Type";
@@ -70,6 +84,8 @@ export async function* streamEvents(
         `${client.url} answered GET ${path} with ${type.slice(0, 100)}, not an event stream: is it the address of \`brain serve\`?`,
       );
     }
+    if (failedInARow > 0) options.onReconnect?.(last);
+    failedInARow = 0;
     const onRetry = (ms: number) => {
       if (options.retryMs === undefined) retryMs = ms;
     };
@@ -102,6 +118,6 @@ export async function* streamEvents(
     }
     if (signal.aborted) return;
     options.onDrop?.(last, reason);
-    await sleep(retryMs, signal);
+    await pause();
   }
 }

@@ -12,6 +12,9 @@ import { onStdoutClosed } from "../../stdout-closed.js";
 import { askPerson, fromFlags, type Rules } from "./ask.js";
 import { Spinner } from "./spinner.js";
 
+/** Reconnects to a lost daemon half a second after the drop, then backing off to a try every 5 s. */
+const RETRY_MS = { first: 500, max: 5000 };
+
 type Request = Extract<SessionEvent, { type: "permission.requested" | "question.requested" }>;
 
 export interface TailOptions {
@@ -60,9 +63,23 @@ export class RemoteTail {
 
   /** Follows until the awaited turn settles (its status) or detach() (undefined). */
   async run(): Promise<TurnStatus | undefined> {
-    const onDrop = (seq: number, why: string) => {
+    // Said once when the daemon is lost, again only when why changes, and once it is back: a line per try filled
+    // the terminal while a daemon restarted or stayed down.
+    let lost: string | undefined;
+    const onDrop = (_seq: number, why: string) => {
+      if (why === lost) return;
       this.spinner.erase();
-      note(`\n[${why}; reconnecting from event ${seq}]\n`);
+      note(
+        lost === undefined
+          ? `\n[lost the daemon at ${this.client.url} (${why}); retrying until it is back (Ctrl-C to stop)]\n`
+          : `[still retrying: ${why}]\n`,
+      );
+      lost = why;
+    };
+    const onReconnect = (seq: number) => {
+      lost = undefined;
+      this.spinner.erase();
+      note(`[reconnected to the daemon at ${this.client.url}; following from event ${seq}]\n`);
     };
     // Nobody reads what it prints any more: it stops following, and the session goes on on the daemon.
     const stopWatching = onStdoutClosed(() => {
@@ -75,6 +92,9 @@ export class RemoteTail {
         after: this.options.after,
         signal: this.abort.signal,
         onDrop,
+        onReconnect,
+        retryMs: RETRY_MS.first,
+        maxRetryMs: RETRY_MS.max,
       })) {
         this.handle(event);
         if (this.settled !== undefined) break;
