@@ -38,3 +38,30 @@ describe("a session record that cannot be read", () => {
     expect(run.code).toBe(0);
   });
 });
+
+// brain.close() at the end of a run logged session.closed but left the record "open": `sessions ls` (and the
+// daemon's view, and `brain attach`) said open for a session no process held.
+describe("a session a finished `brain run` closed", () => {
+  it("is listed closed, and a later run on it reopens it and closes it again", () => {
+    const first = brain(["run", "hello"]);
+    expect(first.code, first.err).toBe(0);
+    const id = /session (\S+)\n/.exec(first.err)![1]!;
+    const listed = () =>
+      brain(["sessions", "ls"])
+        .out.split("\n")
+        .find((line) => line.startsWith(id));
+    expect(listed()).toMatch(/^\S+\s+echo\s+closed /);
+    const record = () =>
+      brain(["sessions", "ls", "--json"])
+        .out.split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { id: string; status: string })
+        .find((r) => r.id === id);
+    expect(record()?.status).toBe("closed");
+
+    const again = brain(["run", "--session", id, "again"]);
+    expect(again.code, again.err).toBe(0);
+    expect(again.out).toBe("echo #2: again\n");
+    expect(listed()).toMatch(/^\S+\s+echo\s+closed /);
+  });
+});
