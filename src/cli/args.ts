@@ -57,8 +57,23 @@ export async function withBrain<T>(
   try {
     return await body(brain);
   } finally {
-    await brain.close();
+    await closeCommandBrain(brain);
   }
+}
+
+/**
+ * Ends a command's Brain: each session it opened is closed and recorded closed, as a close through the daemon
+ * does. brain.close() alone logs session.closed but leaves the record "open" (a daemon's shutdown keeps it so), and
+ * `sessions ls`, the daemon's view and `brain attach` said open for a session no process held. One that cannot be
+ * recorded closed is said, and brain.close() still closes it.
+ */
+export async function closeCommandBrain(brain: Brain): Promise<void> {
+  for (const { session } of brain.liveSessions()) {
+    await brain.closeSession(session.id).catch((err: Error) => {
+      process.stderr.write(`brain: session ${session.id} could not be recorded closed: ${err.message}\n`);
+    });
+  }
+  await brain.close();
 }
 
 /** A flag's value as a whole number 0 or more; anything else is the caller's mistake, said with what it takes. */

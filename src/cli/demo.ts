@@ -1,5 +1,6 @@
 // `npm start` until the daemon lands: a tour of a session on the offline echo runner. No model, no key.
 
+import { closeCommandBrain } from "./args.js";
 import { loadConfig } from "./config.js";
 import { textPrinter } from "./output.js";
 import { createBrain } from "./setup.js";
@@ -26,6 +27,6 @@ export async function runDemo(configFile?: string): Promise<number> {
     say(`try: npx brain sessions ls · npx brain sessions events ${session.id} · npx brain run "hi"`);
     return 0;
   } finally {
-    await brain.close();
+    await closeCommandBrain(brain);
   }
 }

@@ -98,12 +98,6 @@ export async function runPrompt(brain: Brain, options: RunOptions): Promise<numb
     stopWatching();
     unsubscribe();
     stopAnswering();
-    // Closed and recorded closed, as a client's close on the daemon does: brain.close() alone logs session.closed
-    // but leaves the record "open", and `sessions ls`, the daemon and `brain attach` said open for a session no
-    // process held. Should it fail, brain.close() still tries to close the session.
-    await brain.closeSession(session.id).catch((err: Error) => {
-      process.stderr.write(`brain: session ${session.id} could not be recorded closed: ${err.message}\n`);
-    });
   }
 }
 

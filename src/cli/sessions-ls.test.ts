@@ -64,4 +64,20 @@ describe("a session a finished `brain run` closed", () => {
     expect(again.out).toBe("echo #2: again\n");
     expect(listed()).toMatch(/^\S+\s+echo\s+closed /);
   });
+
+  it("stays closed after `brain checkpoint` opened it, and what `brain fork` and `brain handoff` made is closed", () => {
+    const run = brain(["run", "hello"]);
+    expect(run.code, run.err).toBe(0);
+    const id = /session (\S+)\n/.exec(run.err)![1]!;
+    expect(brain(["checkpoint", id]).code).toBe(0);
+    const fork = brain(["fork", id]);
+    expect(fork.code, fork.err).toBe(0);
+    const handoff = brain(["handoff", id, "--to", "echo"]);
+    expect(handoff.code, handoff.err).toBe(0);
+    const made = [id, fork.out.trim(), handoff.out.trim()];
+    const rows = brain(["sessions", "ls"]).out.split("\n");
+    expect(made.map((made) => rows.find((row) => row.startsWith(made)))).toEqual(
+      made.map((made) => expect.stringMatching(new RegExp(`^${made}\\s+echo\\s+closed `))),
+    );
+  });
 });

@@ -4,7 +4,7 @@ import { resolveSessionInput } from "../../core/session-input.js";
 import type { StartedRunner } from "../../harnesses/process/started-runner.js";
 import { promptTooLarge } from "../../protocol/runner.js";
 import { agentLayer, findAgent } from "../agents.js";
-import { parse, str, strs, UsageError } from "../args.js";
+import { closeCommandBrain, parse, str, strs, UsageError } from "../args.js";
 import { loadConfig } from "../config.js";
 import { RUN_OPTIONS } from "../early-runner.js";
 import { brainHome, configHarnesses, configHarnessTypes } from "../harness-setup.js";
@@ -76,7 +76,7 @@ export async function command(args: string[], early?: StartedRunner, exits?: Exi
   try {
     return await runPrompt(brain, options);
   } finally {
-    await brain.close();
+    await closeCommandBrain(brain);
   }
 }
 
