@@ -19,6 +19,7 @@ import {
 import type { BrainClient } from "../client/client.js";
 import { ClientError } from "../client/errors.js";
 import type { CreateSessionBody, SessionView } from "../protocol/api.js";
+import { busyRefusal, interruptOthersTurn } from "./busy.js";
 import {
   brainMeta,
   newSessionField,
@@ -80,6 +81,11 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
    * only the latest.
    */
   const prompting = new Map<string, Set<Prompting>>();
+  /**
+   * Per session, a session/cancel of a turn this agent did not start (another client's), until that turn settles:
+   * true if it ran on past the wait. A prompt sent right after the cancel waits for it, as for a cancelled own one.
+   */
+  const othersCancelled = new Map<string, Promise<boolean>>();
 
   const noteUnstarted = (sessionId: string, servers: McpServer[] | undefined) => {
     if (servers?.length)
@@ -206,10 +212,12 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       // An editor's "stop and send" (session/cancel, then this prompt at once): the cancelled turn runs until the
       // interrupt lands and settles, and the daemon refused a prompt that came before (409), so this one waits.
       const cancelled = [...inProgress].filter((p) => p.cancel.signal.aborted).map((p) => p.answered);
+      const othersTurn = othersCancelled.get(sessionId);
       prompting.set(sessionId, inProgress.add(entry));
       try {
         const { text, images } = promptOf(params.prompt);
         await Promise.all(cancelled);
+        const cancelUnheeded = (await othersTurn) ?? false;
         const view = await client.session(sessionId).catch(fail);
         if (cancel.signal.aborted) return { stopReason: "cancelled" as const }; // cancelled before it started
         const notStarted = unstarted.get(sessionId);
@@ -219,9 +227,11 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
           await send(editor, sessionId, [mcpServersNotStarted(notStarted, notices)]);
         }
         const after = view.last_seq ?? 0;
-        const { turn } = await client
-          .prompt(sessionId, text, images, { key: randomUUID() })
-          .catch((err) => fail(err, (field) => promptField(params.prompt, field)));
+        const { turn } = await client.prompt(sessionId, text, images, { key: randomUUID() }).catch((err) => {
+          const ownPrompt = [...inProgress].some((p) => p !== entry && !p.cancel.signal.aborted);
+          const busy = busyRefusal(err, { sessionId, ownPrompt, cancelUnheeded });
+          return fail(busy ?? err, (field) => promptField(params.prompt, field));
+        });
         const status = await followTurn(client, editor, sessionId, turn, after, {
           capabilities,
           cancel: cancel.signal,
@@ -255,8 +265,15 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
     .onNotification(methods.agent.session.cancel, async ({ params }) => {
       const prompts = prompting.get(params.sessionId);
       if (prompts) for (const prompt of prompts) prompt.cancel.abort();
-      // A turn this agent did not start (another client's): interrupt it; nothing running, nothing to cancel.
-      else await client.interrupt(params.sessionId).catch(() => {});
+      else {
+        // A turn this agent did not start (another client's): interrupted, and followed to its end for the prompt
+        // that may come next. Registered before any await, as a prompt's entry is.
+        const settled = interruptOthersTurn(client, params.sessionId, options.editorGone);
+        othersCancelled.set(params.sessionId, settled);
+        await settled.finally(() => {
+          if (othersCancelled.get(params.sessionId) === settled) othersCancelled.delete(params.sessionId);
+        });
+      }
     });
 }
 
