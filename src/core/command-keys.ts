@@ -134,3 +134,6 @@ export class CommandKeys {
     index.set(key, { event: slim, sent });
   }
 }
+
+/** The `idempotency_key` field of a command's event, when the command was sent with a key. */
+export const keyed = (key: string | undefined) => (key === undefined ? {} : { idempotency_key: key });

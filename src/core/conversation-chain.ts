@@ -186,13 +186,34 @@ export function historyCheck(
   record: SessionRecord,
   log: EventLog,
   created: boolean,
-): () => Promise<ExpectedHistory | undefined> {
+): HistoryCheck {
   let fresh = created && !record.forked_from && !record.handoff_from && !record.seeded;
-  return () => {
+  let kept: Promise<ExpectedHistory | undefined> | undefined;
+  const read = () => {
     if (!fresh) return expectedHistory(store, record, log);
     fresh = false;
     return Promise.resolve(undefined);
   };
+  const check = () => {
+    const result = kept ?? read();
+    kept = undefined;
+    return result;
+  };
+  const ahead = async () => {
+    kept = read();
+    await kept.catch((err: unknown) => {
+      kept = undefined;
+      throw err;
+    });
+  };
+  return Object.assign(check, { ahead });
+}
+
+/** The check a harness opens with, and a read of it ahead of that open. */
+export interface HistoryCheck {
+  (): Promise<ExpectedHistory | undefined>;
+  /** Reads now what the next check returns: a log that cannot be read fails this, the result is kept for it. */
+  ahead(): Promise<void>;
 }
 
 const pages = (log: Pick<EventLog, "read">) => (after: number, limit: number) => log.read(after, limit);

@@ -47,8 +47,11 @@ export interface SessionParts {
    * on one machine only). A checkpoint that fails is a warning; the turn stands.
    */
   checkpointAfterTurn?: boolean;
-  /** What the log says the harness's native state holds (none before the first answered turn). */
-  history?: () => Promise<ExpectedHistory | undefined>;
+  /**
+   * What the log says the harness's native state holds (none before the first answered turn). `ahead` reads it
+   * before a prompt is taken (conversation-chain.ts historyCheck).
+   */
+  history?: (() => Promise<ExpectedHistory | undefined>) & { ahead?: () => Promise<void> };
   /** Why no turn may start nor checkpoint be taken now (a rebuild under way), checked by BetweenTurns. */
   keptOut?: () => string | undefined;
   /** A session seeded with a summary: what its prompt becomes until a turn is answered (the history first). */
@@ -124,4 +127,13 @@ export async function verifyHistory(harness: Harness, parts: SessionParts): Prom
     "brain_error",
     `${parts.harnessName}: ${missing}. Brain will not start the model without its history: \`brain sessions rebuild ${parts.id}\` rebuilds the native state from Brain's log`,
   );
+}
+
+/**
+ * Before a prompt is taken: a harness that opens for its turn first checks its history in the log, so that is read
+ * now (and kept for the check). A log that cannot be read (a line damaged in the middle) refuses the prompt, naming
+ * the session, the file and the byte, instead of failing the turn after it was taken.
+ */
+export async function historyAhead(parts: SessionParts, harness: Harness | Promise<Harness> | undefined) {
+  if (!harness) await parts.history?.ahead?.();
 }

@@ -5,7 +5,7 @@ import type { AnswerBody } from "../protocol/api.js";
 import type { ErrorInfo, NewEvent, PromptImage, SessionEvent, TurnStatus } from "../protocol/events.js";
 import { BetweenTurns } from "./between-turns.js";
 import type { CheckpointManifest } from "./checkpoints/index.js";
-import { anyKeyed, CommandKeys, type KeyedCommand } from "./command-keys.js";
+import { anyKeyed, CommandKeys, type KeyedCommand, keyed } from "./command-keys.js";
 import { closedWhileTaken, SessionError } from "./errors.js";
 import { type AppendOptions, type EventLog, forEachEvent } from "./event-log.js";
 import { type Harness, HarnessError } from "./harness.js";
@@ -30,6 +30,7 @@ import {
 } from "./running-turn.js";
 import {
   closedWhileOpening,
+  historyAhead,
   openHarness,
   type SessionParts,
   type StartedTurn,
@@ -145,6 +146,7 @@ export class Session {
       await this.writer.closeOut();
       this.assertOpen();
       refuseWhileRunning(this.running);
+      await historyAhead(this.parts, this.harness ?? this.opening);
       const started = this.startTurn(text, images, input.key);
       this.turnRun = started.then((s) => s.settled).catch(() => {});
       return started;
@@ -154,8 +156,7 @@ export class Session {
   private async startTurn(text: string, images?: PromptImage[], key?: string): Promise<StartedTurn> {
     const turn = newTurn();
     this.running = turn;
-    // A harness not open yet opens while the prompt becomes durable: its open is passive (no model or tool call),
-    // and the two waits (a runner's open round trip, the log's commit) overlap instead of adding up.
+    // A harness not open yet opens (passive: no model or tool call) while the prompt becomes durable: waits overlap.
     const harness = this.harnessFor(turn);
     // Its failure is the turn's to report (runTurn awaits the same promise); a prompt that never starts drops it.
     harness.catch(() => {});
@@ -396,4 +397,3 @@ export class Session {
 }
 
 const CLOSE_GRACE_MS = 10_000; // a close's wait for an interrupted turn, before and after its harness closes
-const keyed = (key: string | undefined) => (key === undefined ? {} : { idempotency_key: key });

@@ -12,9 +12,16 @@ const CHUNK = 1 << 20;
 const PROBE = 16 * 1024;
 const NL = 0x0a;
 
-/** Where a problem is: a line number when the walk began at the file's start, a byte offset otherwise. */
-export function corrupt(path: string, where: string, reason: string): StoreError {
-  return new StoreError("brain_error", `event log ${path}: ${where}: ${reason}`);
+/**
+ * Where a problem is: a line number when the walk began at the file's start, a byte offset otherwise. A damaged
+ * line is never skipped (the events it held would be lost without a word): the message says what to do instead.
+ */
+export function corrupt(path: string, session: string, where: string, reason: string): StoreError {
+  return new StoreError(
+    "brain_error",
+    `event log ${path}: ${where}: ${reason}. The log of session ${session} is damaged there (not the torn last line a crash leaves, which opening the log cuts): nothing from there on can be read, so the session takes no command that needs it. Mend that line if you know what it held, or delete the session (DELETE /v1/sessions/${session}, or brain sessions rm ${session})`,
+    { session },
+  );
 }
 
 /**
@@ -95,7 +102,7 @@ export async function scanLog(
   let bad: { where: string; reason: string } | undefined;
   const events: SessionEvent[] = [];
   const tail = await forEachLine(io, fd, options.from, size, (text, start, end) => {
-    if (bad) throw corrupt(path, bad.where, bad.reason);
+    if (bad) throw corrupt(path, options.session, bad.where, bad.reason);
     line++;
     events.length = 0;
     const reason = decoder.decode(text, events);
@@ -117,7 +124,12 @@ export async function scanLog(
     }
     const first = events[0]!.seq;
     if (first <= result.lastSeq)
-      throw corrupt(path, where(start), `seq ${first} where one above ${result.lastSeq} was expected`);
+      throw corrupt(
+        path,
+        options.session,
+        where(start),
+        `seq ${first} where one above ${result.lastSeq} was expected`,
+      );
     const seq = anchorSeq(text.slice(0, 24));
     if (seq !== undefined) {
       result.anchor = { seq, offset: start };
@@ -130,7 +142,7 @@ export async function scanLog(
     if (end === options.checkAt) result.seqAtCheck = result.lastSeq;
     options.onEvents?.(events);
   });
-  if (bad && tail < size) throw corrupt(path, bad.where, bad.reason);
+  if (bad && tail < size) throw corrupt(path, options.session, bad.where, bad.reason);
   return result;
 }
 
@@ -231,7 +243,7 @@ export async function readAfter(
     start,
     size,
     (text, at, end) => {
-      if (bad) throw corrupt(path, `byte ${bad.at}`, bad.reason);
+      if (bad) throw corrupt(path, session, `byte ${bad.at}`, bad.reason);
       events.length = 0;
       const reason = decoder.decode(text, events);
       if (reason !== undefined) {
@@ -241,7 +253,7 @@ export async function readAfter(
       const before = out.length;
       for (const e of events) {
         if (e.seq <= prev)
-          throw corrupt(path, `byte ${at}`, `seq ${e.seq} where one above ${prev} was expected`);
+          throw corrupt(path, session, `byte ${at}`, `seq ${e.seq} where one above ${prev} was expected`);
         prev = e.seq;
         if (e.seq > after) out.push(e);
         if (out.length >= limit) return false;
@@ -254,7 +266,7 @@ export async function readAfter(
     },
     after === 0 ? CHUNK : PROBE * 4,
   );
-  if (bad && tail < size && out.length < limit) throw corrupt(path, `byte ${bad.at}`, bad.reason);
+  if (bad && tail < size && out.length < limit) throw corrupt(path, session, `byte ${bad.at}`, bad.reason);
   return out;
 }
 
