@@ -7,6 +7,7 @@ import { methods, RequestError } from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { FsSessionStore } from "../store/fs/index.js";
 import { connectEditor } from "../testing/acp-editor.js";
+import { madeSession } from "../testing/made-session.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
 const t = useTestDaemon();
@@ -15,7 +16,7 @@ describe("brain acp session/list", () => {
   it("pages the sessions, newest first, with a nextCursor until the last page, and names a bad cursor", async () => {
     const store = new FsSessionStore(t.home);
     const ids = Array.from({ length: 230 }, (_, i) => `list-${String(i).padStart(3, "0")}`);
-    for (const id of ids) await store.create({ harness: "echo", config: {}, id });
+    for (const id of ids) await madeSession(store, { harness: "echo", config: {}, id });
     const editor = await connectEditor(["--server", t.url, "--token", t.tokens.admin]);
     try {
       const pages: string[][] = [];
@@ -44,7 +45,7 @@ describe("brain acp session/list", () => {
 describe("brain acp session/list's updatedAt", () => {
   it("is when the session's log was last written, not when it was made; the REST view says it as updated_at", async () => {
     const store = new FsSessionStore(t.home);
-    const record = await store.create({ harness: "echo", config: {}, id: "dated-by-log" });
+    const record = await madeSession(store, { harness: "echo", config: {}, id: "dated-by-log" });
     const written = new Date("2031-02-03T04:05:06.000Z");
     await fsp.utimes(store.paths(record.id).events, written, written);
     const editor = await connectEditor(["--server", t.url, "--token", t.tokens.admin]);

@@ -166,6 +166,8 @@ export class Brain {
   /** When a session's log was last written, if the store tells cheaply; never fails the view it only dates. */
   updatedAt = async (id: string): Promise<string | undefined> =>
     this.options.store.updatedAt?.(id).catch(() => undefined);
+  /** updatedAt, and whether the log was never written (core/store.ts logLook), if the store tells; never fails. */
+  logLook = async (id: string) => this.options.store.logLook?.(id).catch(() => undefined);
 
   /** What session `id`'s native state takes on this machine's disk (`sessions show`, GET /v1/sessions/{id}). */
   nativeDisk = (id: string): Promise<NativeDisk> => nativeDisk(this.options.store.paths(id).native);

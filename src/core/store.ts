@@ -96,6 +96,12 @@ export interface SessionStore {
    * message), never its events: one cheap look per session, so a list can say how recent each one is.
    */
   updatedAt?(id: string): Promise<string | undefined>;
+  /**
+   * updatedAt, and whether the log holds no event and never did (its session's maker stopped before the first,
+   * session.opened, and the next open removes it; or is making it now, nobody told of it yet), from the same one
+   * look at the log's metadata, so a list can leave such a session out at no cost beyond its date.
+   */
+  logLook?(id: string): Promise<{ updatedAt?: string; unwritten: boolean }>;
   /** The bytes the session's log takes in the store now (every segment it holds), for the bound on a log's size. */
   logBytes?(id: string): Promise<number>;
   /** The bytes of the session's record (its config again), counted with its log's; cheaply, or not given. */

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FsSessionStore } from "../store/fs/index.js";
 import { startTestDaemon } from "../testing/daemon.js";
 import { newSession, raw } from "../testing/http.js";
+import { madeSession } from "../testing/made-session.js";
 import { runInSmallHeap } from "../testing/small-heap.js";
 
 let home: string;
@@ -24,7 +25,7 @@ describe("GET /v1/sessions", () => {
     // built whole holds every view and its JSON text together.
     const store = new FsSessionStore(home);
     const config = { system_prompt: "x".repeat(2 << 20) };
-    for (let i = 0; i < 48; i++) await store.create({ harness: "process", config, id: `s${i}` });
+    for (let i = 0; i < 48; i++) await madeSession(store, { harness: "process", config, id: `s${i}` });
     const daemon = pathToFileURL(path.join(import.meta.dirname, "../../dist/src/testing/daemon.js")).href;
     const script = `const { startTestDaemon } = await import(${JSON.stringify(daemon)});
       const d = await startTestDaemon({ home: ${JSON.stringify(home)} });

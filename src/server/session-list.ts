@@ -39,8 +39,9 @@ export async function listedPage(
 }
 
 /**
- * A listed session's view (`view` of its record: undefined when not the caller's); undefined once it is deleted,
- * what is wrong with its record when it cannot be read (damaged since it was listed).
+ * A listed session's view (`view` of its record: undefined when not the caller's); undefined once it is deleted
+ * or while its log was never written, what is wrong with its record when it cannot be read (damaged since it was
+ * listed).
  */
 export async function listedView(
   brain: Brain,
@@ -58,7 +59,13 @@ export async function listedView(
     };
   }
   const shown = view(record);
-  return shown && dated(brain, id, shown);
+  if (!shown) return undefined;
+  // Left out, as if not made yet: nobody was told of a session whose log was never written. Its maker stopped
+  // before its first event (its next open removes it), or is still making it.
+  const look = await brain.logLook(id);
+  if (!look) return dated(brain, id, shown);
+  if (look.unwritten) return undefined;
+  return look.updatedAt === undefined ? shown : { ...shown, updated_at: look.updatedAt };
 }
 
 /** `view` with when its session's log was last written (ACP's updatedAt), when the store can tell. */

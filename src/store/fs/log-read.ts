@@ -163,3 +163,18 @@ async function sealedHeader(io: LogIO, sealed: readonly ReadSource[]) {
 function enoent(path: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`ENOENT: no such file or directory, open '${path}'`), { code: "ENOENT" });
 }
+
+/**
+ * When the log at `path` was last written (its active file's mtime: every batch written, or segment begun, sets
+ * it; compaction keeps it), and whether anything ever was: a log's header goes with its first event, so an empty
+ * file is one nothing was written to, unless a crash between sealing a segment and starting the next left it so.
+ * One stat; the segments are looked for only then.
+ */
+export async function lookAtLog(path: string): Promise<{ updatedAt?: string; unwritten: boolean }> {
+  const st = await fs.promises.stat(path).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") return undefined;
+    throw failure(path, "cannot stat it", err);
+  });
+  const unwritten = (st?.size ?? 0) === 0 && (await listSealed(path)).length === 0;
+  return { ...(st ? { updatedAt: st.mtime.toISOString() } : {}), unwritten };
+}

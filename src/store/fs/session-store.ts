@@ -24,7 +24,7 @@ import { JsonlEventLog, readEventsFile } from "./jsonl-log.js";
 import { allDone, type LogIO, nodeLogIO, writeFlags } from "./log-io.js";
 import { acquireLogLock, type LogHolder, type LogLock } from "./log-lock.js";
 import type { Replay } from "./log-open.js";
-import { lastSeqOfFile, tailOfFile } from "./log-read.js";
+import { lastSeqOfFile, lookAtLog, tailOfFile } from "./log-read.js";
 import { journalByDefault } from "./log-tuning.js";
 import { RecordCache } from "./record-cache.js";
 import { listRecords } from "./record-list.js";
@@ -43,7 +43,7 @@ import {
 } from "./session-record.js";
 import { createInSlot, isSlotText, SlotKeeper, sweepUnacknowledged } from "./session-slot.js";
 import { StoreJournal } from "./store-journal.js";
-import { fileBytes, logFileBytes, statOf } from "./stored-bytes.js";
+import { fileBytes, logFileBytes } from "./stored-bytes.js";
 
 export interface SessionPaths {
   dir: string;
@@ -208,11 +208,7 @@ export class FsSessionStore {
     return this.records.get(id, this.paths(id).record);
   }
 
-  /**
-   * Every session's summary, oldest first (only `tenant`'s, given one). A directory without session.json (a create
-   * cut short) is skipped. One directory read and one stat per session looked at: only records changed since this
-   * store last read them are read again, and a tenant's list looks only at its own and those not read yet.
-   */
+  /** Every session's summary, oldest first (only `tenant`'s, given one): ./record-list.ts says what it costs. */
   async list(unreadable?: (session: UnreadableSession) => void, tenant?: string): Promise<SessionSummary[]> {
     return listRecords(this.root, this.records, (id) => this.paths(id), unreadable, tenant);
   }
@@ -327,7 +323,11 @@ export class FsSessionStore {
 
   /** The active segment's mtime: every batch written (or segment begun) sets it, compaction keeps it. */
   async updatedAt(id: string): Promise<string | undefined> {
-    return (await statOf(this.paths(id).events))?.mtime.toISOString();
+    return (await this.logLook(id)).updatedAt;
+  }
+
+  logLook(id: string) {
+    return lookAtLog(this.paths(id).events);
   }
 
   /** The last seq on disk, from the log's last segment only, without its lock. */
