@@ -45,6 +45,21 @@ it("refuses a prompt on a log damaged in the middle, naming the session, the fil
   expect(readFileSync(file, "utf8").startsWith(damaged)).toBe(true);
   expect(readFileSync(file, "utf8")).not.toContain('"text":"three"');
 
+  // The other commands that read the log say the same: a checkpoint (its harness checks its history first) and a
+  // fork (it looks for the checkpoint in the log).
+  for (const [path, body] of [
+    [`/v1/sessions/${id}/checkpoints`, undefined],
+    [`/v1/sessions/${id}/fork`, {}],
+  ] as const) {
+    const refused = await call("POST", path, body);
+    const message = ((await refused.json()) as { error: { message: string } }).error.message;
+    expect({ path, status: refused.status, message }).toMatchObject({
+      status: 500,
+      message: expect.stringContaining(`events.jsonl: byte ${at}: not valid JSON`),
+    });
+    expect(message).toContain(`The log of session ${id} is damaged there`);
+  }
+
   // Its record still reads, and the session can be deleted as the message says.
   expect((await call("GET", `/v1/sessions/${id}`)).status).toBe(200);
   expect((await call("DELETE", `/v1/sessions/${id}`)).status).toBeLessThan(300);
