@@ -164,8 +164,7 @@ export class Brain {
   }
 
   /** When a session's log was last written, if the store tells cheaply; never fails the view it only dates. */
-  updatedAt = async (id: string): Promise<string | undefined> =>
-    this.options.store.updatedAt?.(id).catch(() => undefined);
+  updatedAt = async (id: string) => this.options.store.updatedAt?.(id).catch(() => undefined);
   /** updatedAt, and whether the log was never written (core/store.ts logLook), if the store tells; never fails. */
   logLook = async (id: string) => this.options.store.logLook?.(id).catch(() => undefined);
 
