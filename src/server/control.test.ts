@@ -61,4 +61,59 @@ describe("ControlLeases", () => {
     l.release("s");
     expect(l.holder("s")).toBeUndefined();
   });
+
+  describe("driving(): a claim is kept only if its command is taken", () => {
+    /** A command that is taken or refused when the test says. */
+    function held() {
+      let answer!: (taken: boolean) => void;
+      const done = new Promise<boolean>((resolve) => (answer = resolve));
+      const command = async () => {
+        if (!(await done)) throw new Error("refused");
+      };
+      return { command, take: () => answer(true), refuse: () => answer(false) };
+    }
+
+    it("undoes the claim of a refused command, and refuses others only while it is in flight", async () => {
+      const { l } = leases();
+      const a = held();
+      const running = l.driving("s", "a", a.command).catch(() => "refused");
+      expect(l.holder("s")).toBe("a");
+      await expect(l.driving("s", "b", async () => {})).rejects.toThrow('controlled by client "a"');
+      a.refuse();
+      expect(await running).toBe("refused");
+      expect(l.holder("s")).toBeUndefined();
+      await l.driving("s", "b", async () => {});
+      expect(l.holder("s")).toBe("b");
+    });
+
+    it("keeps the claim when another command of the same client is taken, whichever settles first", async () => {
+      for (const order of ["taken first", "refused first"]) {
+        const { l } = leases();
+        const [first, second] = [held(), held()];
+        const runs = [first, second].map((c) => l.driving("s", "a", c.command).catch(() => {}));
+        if (order === "taken first") second.take();
+        first.refuse();
+        second.take();
+        await Promise.all(runs);
+        expect(l.holder("s"), order).toBe("a");
+      }
+    });
+
+    it("leaves a refused command's holder in control, and a take made meanwhile", async () => {
+      const { l } = leases();
+      l.take("s", "a");
+      const own = held();
+      const refused = l.driving("s", "a", own.command);
+      own.refuse();
+      await expect(refused).rejects.toThrow("refused");
+      expect(l.holder("s")).toBe("a");
+      const b = held();
+      l.release("s");
+      const running = l.driving("s", "b", b.command).catch(() => {});
+      l.take("s", "c");
+      b.refuse();
+      await running;
+      expect(l.holder("s")).toBe("c");
+    });
+  });
 });

@@ -3,14 +3,24 @@
 // no one else is, and an open event stream of the same client keeps it so. A controller with no stream open
 // that has sent nothing for LEASE_MS lets go. POST /v1/sessions/{id}/control takes control outright (a person
 // at another screen who means to). Requests without a client id drive the session only while no one controls it.
+// A command the daemon refuses takes nothing: a claim it made is undone when it is refused (see driving()).
 import { ApiError } from "./errors.js";
 import { keyReused } from "./idempotency.js";
 import type { KeyedSlot } from "./keyed-answers.js";
 
 export const LEASE_MS = 30_000;
 
+export interface Lease {
+  client: string;
+  lastSeen: number;
+  /** Whether a command of the client was taken since it claimed control: then no refusal undoes the claim. */
+  taken: boolean;
+  /** Its client's commands in flight since the claim, while none was taken. */
+  pending: number;
+}
+
 export class ControlLeases {
-  private readonly leases = new Map<string, { client: string; lastSeen: number }>();
+  private readonly leases = new Map<string, Lease>();
   /** session → client → open streams. */
   private readonly streams = new Map<string, Map<string, number>>();
 
@@ -27,16 +37,43 @@ export class ControlLeases {
     return lease.client;
   }
 
-  /** Lets `client` drive the session (claiming it when free), or refuses with 409 naming who controls it. */
-  drive(session: string, client: string | undefined): void {
+  /**
+   * Runs `command` as `client` driving the session: claims control when no one holds it (or refuses with 409 naming
+   * who does) and keeps the claim only if the command is taken. The claim is made before the command runs, so two
+   * clients never drive at once (a client refused meanwhile by a claim that is then undone may simply send again);
+   * a claim made after the command was taken would let another client's command run beside it.
+   */
+  async driving<T>(session: string, client: string | undefined, command: () => Promise<T>): Promise<T> {
+    const lease = this.drive(session, client);
+    let result: T;
+    try {
+      result = await command();
+    } catch (err) {
+      if (lease) this.settle(session, lease, false);
+      throw err;
+    }
+    if (lease) this.settle(session, lease, true);
+    return result;
+  }
+
+  /**
+   * Lets `client` drive the session (claiming it when free), or refuses with 409 naming who controls it. Returns the
+   * lease a claim not yet kept by a taken command is pending on, for driving() to settle.
+   */
+  drive(session: string, client: string | undefined): Lease | undefined {
     const holder = this.holder(session);
     if (holder === undefined) {
-      if (client) this.leases.set(session, { client, lastSeen: this.now() });
-      return;
+      if (!client) return undefined;
+      const lease = { client, lastSeen: this.now(), taken: false, pending: 1 };
+      this.leases.set(session, lease);
+      return lease;
     }
+    const lease = this.leases.get(session)!;
     if (holder === client) {
-      this.leases.set(session, { client, lastSeen: this.now() });
-      return;
+      lease.lastSeen = this.now();
+      if (lease.taken) return undefined;
+      lease.pending += 1;
+      return lease;
     }
     // The control route takes the client in its body, not from the header: a bare POST is a 400 on "client".
     const take = client
@@ -48,10 +85,19 @@ export class ControlLeases {
     );
   }
 
+  /** A command of the lease's claim was taken (the claim stays) or refused (the claim goes if no other kept it). */
+  private settle(session: string, lease: Lease, taken: boolean): void {
+    lease.pending -= 1;
+    if (taken) lease.taken = true;
+    // Taken over since (take(), release()) it is no longer this claim's to undo.
+    if (!lease.taken && lease.pending === 0 && this.leases.get(session) === lease)
+      this.leases.delete(session);
+  }
+
   /** Makes `client` the controller whoever held it; returns the previous one (if another). */
   take(session: string, client: string): string | undefined {
     const holder = this.holder(session);
-    this.leases.set(session, { client, lastSeen: this.now() });
+    this.leases.set(session, { client, lastSeen: this.now(), taken: true, pending: 0 });
     return holder === client ? undefined : holder;
   }
 

@@ -45,12 +45,12 @@ export function rebuild(
       session,
       key,
       keyedAs("session.recovered"),
-      async () => {
-        parts.leases.drive(id, caller.client);
-        const { seeded, aside } = await parts.brain.rebuild(id, key);
-        // A path inside the session's own directory: the caller learns its name, not the daemon's file system.
-        return { id, seeded, aside: basename(aside) };
-      },
+      () =>
+        parts.leases.driving(id, caller.client, async () => {
+          const { seeded, aside } = await parts.brain.rebuild(id, key);
+          // A path inside the session's own directory: the caller learns its name, not the daemon's file system.
+          return { id, seeded, aside: basename(aside) };
+        }),
       (earlier) => {
         const { rebuilt } = earlier.data as Recovered;
         if (rebuilt) return { id, ...rebuilt };

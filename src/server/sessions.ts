@@ -192,38 +192,41 @@ export class SessionService {
     images?: PromptBody["images"],
     key?: string,
   ): Promise<{ turn: string; session: string }> {
-    const session = await this.drive(caller, id);
     const data = { text, ...(images?.length ? { images } : {}) };
     const input = { ...(images?.length ? { images } : {}), ...(key ? { key } : {}) };
-    const run = async () => ({ turn: (await session.prompt(text, input)).turn, session: id });
-    return this.commands.run(
-      session,
-      key,
-      keyedAs("user.prompt", data),
-      () => this.parts.brain.logBound.admit(id, run),
-      (earlier) => ({ turn: earlier.turn!, session: id }),
-    );
+    return this.drive(caller, id, (session) => {
+      const run = async () => ({ turn: (await session.prompt(text, input)).turn, session: id });
+      return this.commands.run(
+        session,
+        key,
+        keyedAs("user.prompt", data),
+        () => this.parts.brain.logBound.admit(id, run),
+        (earlier) => ({ turn: earlier.turn!, session: id }),
+      );
+    });
   }
 
   async steer(caller: Caller, id: string, text: string, key?: string): Promise<void> {
-    const session = await this.drive(caller, id);
-    await this.commands.run(
-      session,
-      key,
-      keyedAs("user.steer", { text }),
-      () => this.parts.brain.logBound.admit(id, () => session.steer(text, key)),
-      () => {},
+    await this.drive(caller, id, (session) =>
+      this.commands.run(
+        session,
+        key,
+        keyedAs("user.steer", { text }),
+        () => this.parts.brain.logBound.admit(id, () => session.steer(text, key)),
+        () => {},
+      ),
     );
   }
 
   async interrupt(caller: Caller, id: string, key?: string): Promise<void> {
-    const session = await this.drive(caller, id);
-    await this.commands.run(
-      session,
-      key,
-      keyedAs("user.interrupt"),
-      () => session.interrupt(key),
-      () => {},
+    await this.drive(caller, id, (session) =>
+      this.commands.run(
+        session,
+        key,
+        keyedAs("user.interrupt"),
+        () => session.interrupt(key),
+        () => {},
+      ),
     );
   }
 
@@ -239,41 +242,38 @@ export class SessionService {
     replies: readonly (readonly [requestId: string, body: ReplyBody])[],
     { command = true, key }: { command?: boolean; key?: string } = {},
   ): Promise<void> {
-    const session = command ? await this.drive(caller, id) : await this.live(caller, id);
     const [requestId, body] = replies[0]!;
-    await this.commands.run(
-      session,
-      key,
-      answerRequest(requestId, body),
-      () => session.desk.replyAll(replies, session.id, { ...(key ? { key } : {}), by: answeredBy(caller) }),
-      (earlier) => {
-        if ((earlier.data as { id: string }).id !== requestId) {
+    const reply = (session: Session) =>
+      this.commands.run(
+        session,
+        key,
+        answerRequest(requestId, body),
+        () => session.desk.replyAll(replies, session.id, { ...(key ? { key } : {}), by: answeredBy(caller) }),
+        (earlier) => {
           const first = (earlier.data as { id: string }).id;
-          throw keyReused(
-            key!,
-            `its first request answered request "${first}", not "${requestId}"`,
-            "answer",
-          );
-        }
-      },
-    );
+          const why = `its first request answered request "${first}", not "${requestId}"`;
+          if (first !== requestId) throw keyReused(key!, why, "answer");
+        },
+      );
+    await (command ? this.drive(caller, id, reply) : reply(await this.live(caller, id)));
   }
 
   async checkpoint(caller: Caller, id: string, key?: string): Promise<CheckpointView> {
-    const session = await this.drive(caller, id);
-    return this.commands.run(
-      session,
-      key,
-      keyedAs("checkpoint.created"),
-      async () => {
-        const manifest = await this.parts.brain.logBound.admitCheckpoint(id, () => session.checkpoint(key));
-        const files = manifest.files.map(({ path, size, append_only }) => ({ path, size, append_only }));
-        return { id: manifest.id, files };
-      },
-      (earlier) => {
-        const data = earlier.data as CheckpointView;
-        return { id: data.id, files: data.files };
-      },
+    return this.drive(caller, id, (session) =>
+      this.commands.run(
+        session,
+        key,
+        keyedAs("checkpoint.created"),
+        async () => {
+          const manifest = await this.parts.brain.logBound.admitCheckpoint(id, () => session.checkpoint(key));
+          const files = manifest.files.map(({ path, size, append_only }) => ({ path, size, append_only }));
+          return { id: manifest.id, files };
+        },
+        (earlier) => {
+          const data = earlier.data as CheckpointView;
+          return { id: data.id, files: data.files };
+        },
+      ),
     );
   }
 
@@ -322,8 +322,7 @@ export class SessionService {
   async close(caller: Caller, id: string): Promise<SessionView> {
     const record = await this.record(caller, id);
     if (record.status !== "closed" || this.openSession(id)) {
-      this.parts.leases.drive(id, caller.client);
-      await this.parts.brain.closeSession(id);
+      await this.parts.leases.driving(id, caller.client, () => this.parts.brain.closeSession(id));
       this.parts.leases.release(id);
     }
     return this.view(caller, id);
@@ -331,8 +330,7 @@ export class SessionService {
 
   async delete(caller: Caller, id: string, key?: string, force = false): Promise<void> {
     const remove = async () => {
-      this.parts.leases.drive(id, caller.client);
-      await this.parts.brain.delete(id);
+      await this.parts.leases.driving(id, caller.client, () => this.parts.brain.delete(id));
       this.parts.leases.release(id);
     };
     await this.deletes.run(caller.tenant, id, key, remove, force);
@@ -351,13 +349,13 @@ export class SessionService {
     return { controller: client, ...(previous ? { previous } : {}) };
   }
 
-  private async drive(caller: Caller, id: string): Promise<Session> {
+  /** Runs `command` on the live session as the caller driving it: control is claimed only if it is taken. */
+  private async drive<T>(caller: Caller, id: string, command: (session: Session) => Promise<T>): Promise<T> {
     const record = await this.record(caller, id);
     // A command that comes while the session closes is taken once the close is done (a prompt reopens the session).
     await this.parts.brain.closeDone(id);
     const session = await this.attach(record);
-    this.parts.leases.drive(id, caller.client);
-    return session;
+    return this.parts.leases.driving(id, caller.client, () => command(session));
   }
 
   /** The session if it is open in this process. */
