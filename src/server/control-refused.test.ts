@@ -3,6 +3,7 @@
 // another client may still drive the session: before, the refused command's client kept control and the other
 // client's interrupt was refused 'controlled by client "a"'.
 import { describe, expect, it } from "vitest";
+import { startTestDaemon } from "../testing/daemon.js";
 import { collect, newSession, type Raw, raw, settled } from "../testing/http.js";
 import { useTestDaemon } from "../testing/use-daemon.js";
 
@@ -81,5 +82,32 @@ describe("a refused command and control", () => {
     const steer = await raw(t.url, "POST", `/v1/sessions/${id}/steer`, { ...as("x"), body: { text: "s" } });
     expect(steer.status).toBe(409);
     expect(await controller(id)).toBe("x");
+  });
+
+  it("takes no control when a prompt is refused (429) because the session's log holds its bound", async () => {
+    const d = await startTestDaemon({ logBytesPerSession: 16 << 10 });
+    try {
+      const id = await newSession(d);
+      const prompt = (client?: string) =>
+        raw(d.url, "POST", `/v1/sessions/${id}/prompt`, {
+          token: d.tokens.admin,
+          body: { text: "x".repeat(6 << 10) },
+          ...(client ? { headers: { "x-brain-client": client } } : {}),
+        });
+      // Each turn logs the prompt and its echo: the bound is passed within a few turns.
+      for (let i = 0; i < 8; i++) {
+        const taken = await prompt();
+        if (taken.status !== 202) break;
+        await collect(d.client(), id, settled(taken.body.turn as string));
+      }
+      const refused = await prompt("a");
+      expect(refused.status).toBe(429);
+      expect(JSON.stringify(refused.body)).not.toContain("controlled by");
+      expect(
+        (await raw(d.url, "GET", `/v1/sessions/${id}`, { token: d.tokens.admin })).body.controller,
+      ).toBeUndefined();
+    } finally {
+      await d.cleanup();
+    }
   });
 });
