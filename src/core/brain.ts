@@ -104,9 +104,7 @@ export class Brain {
   }
 
   /** Creates a session, unless its tenant holds its bytes' bound. Its harness starts with the first prompt. */
-  async create(input: NewSessionInput): Promise<Session> {
-    return this.logBound.admitNew(input.tenant, () => this.createRecord(input));
-  }
+  create = (input: NewSessionInput): Promise<Session> => this.createRecord(input);
 
   /** What the store holds of session `id`: its log's bytes and its checkpoints' (undefined: the store cannot tell). */
   private async sessionBytes(id: string): Promise<Omit<HeldBytes, "tenant"> | undefined> {
@@ -222,7 +220,6 @@ export class Brain {
   /** A new session whose native state starts as `checkpoint` of session `id`. */
   async fork(id: string, checkpoint = "latest", made: Made = {}): Promise<Session> {
     const source = await this.record(id);
-    await this.logBound.refuseCopy(id, "forks");
     const checkpoints = checkpointsOf(this.options, id);
     const log = { read: (after: number, limit?: number) => this.events(id, after, limit) };
     const manifest = await checkpoints.get(await loggedCheckpoint(log, checkpoint, id));
@@ -245,7 +242,6 @@ export class Brain {
     const harnesses = this.options.harnesses.names();
     requireHarness(harnesses, options.to);
     refuseRunning(this.live.find(id)?.session, "handoff");
-    await this.logBound.refuseCopy(id, "handoffs");
     const own = await readConversation((after, limit) => this.events(id, after, limit));
     const events = await conversationEvents(this.options.store, source, own);
     const from = harnesses.includes(source.harness) ? this.harnesses.get(source.harness) : undefined;
@@ -355,34 +351,38 @@ export class Brain {
     const checks = { harnesses, tools, providers: this.providers, runsMcp: !!sessionTools };
     await refuseUnmakeable(input, linked, checks);
     const config = input.config ?? {};
-    const admitted = (open: () => Promise<Session>) => this.openLimit.admit(input.tenant, open);
-    return this.storedLimit.admit(input.tenant, () =>
-      admitted(async () => {
-        const made = await createdSession(this.options.store, {
-          id: input.id,
-          harness: input.harness,
-          config,
-          ...(input.provider ? { provider: input.provider } : {}),
-          ...(input.permissions ? { permissions: input.permissions } : {}),
-          ...(input.client_permissions ? { client_permissions: input.client_permissions } : {}),
-          ...links,
-          ...(input.tenant ? { tenant: input.tenant } : {}),
-          ...(input.mcp_servers ? { mcp_servers: input.mcp_servers } : {}),
-          ...(input.editor_cwd ? { editor_cwd: input.editor_cwd } : {}),
-          ...(input.idempotency ? { idempotency: input.idempotency } : {}),
-        });
-        const { record } = made;
-        try {
-          if (seed) await seed(this.options.store.paths(record.id).native);
-          await this.closedLogs.idle(record.id);
-        } catch (err) {
-          await made.abandon();
-          throw err;
-        }
-        // Registered (and announced) only once its first event and its files are durable.
-        return this.live.get(record.id, () => openCreated(made, () => this.openSession(record.id, made)));
-      }),
-    );
+    // The tenant's byte bound first: its new sessions, forks and handoffs too, are made one at a time (log-bound.ts).
+    const admitted = (make: () => Promise<Session>) =>
+      this.logBound.admitNew(
+        input.tenant,
+        () => this.storedLimit.admit(input.tenant, () => this.openLimit.admit(input.tenant, make)),
+        links,
+      );
+    return admitted(async () => {
+      const made = await createdSession(this.options.store, {
+        id: input.id,
+        harness: input.harness,
+        config,
+        ...(input.provider ? { provider: input.provider } : {}),
+        ...(input.permissions ? { permissions: input.permissions } : {}),
+        ...(input.client_permissions ? { client_permissions: input.client_permissions } : {}),
+        ...links,
+        ...(input.tenant ? { tenant: input.tenant } : {}),
+        ...(input.mcp_servers ? { mcp_servers: input.mcp_servers } : {}),
+        ...(input.editor_cwd ? { editor_cwd: input.editor_cwd } : {}),
+        ...(input.idempotency ? { idempotency: input.idempotency } : {}),
+      });
+      const { record } = made;
+      try {
+        if (seed) await seed(this.options.store.paths(record.id).native);
+        await this.closedLogs.idle(record.id);
+      } catch (err) {
+        await made.abandon();
+        throw err;
+      }
+      // Registered (and announced) only once its first event and its files are durable.
+      return this.live.get(record.id, () => openCreated(made, () => this.openSession(record.id, made)));
+    });
   }
 
   /** `created`: a session createRecord just made, opened without reading its record back (and on its log). */

@@ -15,6 +15,7 @@
 // one. Far from its bound a tenant's sessions are checked at once: one at a time, each prompt would wait for the
 // harness start of the tenant's prompt before it.
 
+import type { SessionRecord } from "../protocol/session.js";
 import { SessionError } from "./errors.js";
 import { OneAtATime } from "./one-at-a-time.js";
 import { REMEASURE_FROM, type TenantBytes } from "./tenant-bytes.js";
@@ -100,35 +101,31 @@ export class SessionLogBound {
   }
 
   /**
-   * Refuses a new session made from session `id` (`made`: a fork, a handoff) while its tenant holds its bound: the
-   * new one is the tenant's too, and it starts with a copy of the source's state (a checkpoint's native files, or
-   * the conversation seeded), which no check of its own comes before. Past only the session's bound it is allowed:
-   * that is how a session at its bound goes on.
-   */
-  async refuseCopy(id: string, made: string): Promise<void> {
-    if (this.tenants?.max === undefined) return;
-    const held = await this.held(id);
-    if (held === undefined) return;
-    const { over } = await this.checkTenant(id, held);
-    if (over) throw new SessionError("limit_reached", `${over.said}: it makes no more ${made}; ${over.way}`);
-  }
-
-  /**
    * Runs `make` (a new session of `tenant`) unless the tenant holds its bound, then counts what it stored: a new
    * session's first event holds its config (up to 4 MiB, its record as much again), which no prompt's check sees,
-   * and a tenant past its bound made sessions without end. A tenant's creates run one at a time, however far from
-   * the bound (near it, with its other checks): checked at once, a burst of them all passed the check before any
-   * was counted, each past a bound that let one. A create writes two small files and starts no harness.
+   * and a tenant past its bound made sessions without end. A tenant's new sessions are made one at a time, however
+   * far from the bound (near it, with its other checks): checked at once, a burst of them all passed the check
+   * before any was counted, each past a bound that let one. A create writes two small files, a fork or a handoff
+   * also its native state (a checkpoint's files, or the conversation seeded), and none starts a harness.
+   * `links`: a fork's or a handoff's, a new session of the same tenant that starts with a copy of its source's
+   * config and state; the source is measured first, as it may have grown since. Past only the source's own bound a
+   * copy is allowed: that is how a session at its bound goes on.
    */
-  async admitNew<T extends { id: string }>(tenant: string | undefined, make: () => Promise<T>): Promise<T> {
+  async admitNew<T extends { id: string }>(
+    tenant: string | undefined,
+    make: () => Promise<T>,
+    links: Pick<SessionRecord, "forked_from" | "handoff_from"> = {},
+  ): Promise<T> {
     const tenants = this.tenants;
     if (tenants?.max === undefined) return make();
     const max = tenants.max;
     return this.tenantsNear.run(tenant ?? "", async () => {
+      const from = (links.forked_from ?? links.handoff_from)?.session;
+      if (from !== undefined) await tenants.measure(tenant, from);
       const total = await tenants.total(tenant);
       if (total >= max) {
         const { said, way } = tenantOver(tenant, total, max);
-        throw new SessionError("limit_reached", `${said}: it makes no more sessions; ${way}`);
+        throw new SessionError("limit_reached", `${said}: it makes no more ${newKind(links)}; ${way}`);
       }
       const made = await make();
       await tenants.measure(tenant, made.id).catch(() => {});
@@ -165,6 +162,11 @@ export class SessionLogBound {
     if (total < tenants.max) return { held, near };
     return { over: { held, ...tenantOver(held.tenant, total, tenants.max), tenant: true }, held, near };
   }
+}
+
+/** What a refused new session would have been. */
+function newKind(links: Pick<SessionRecord, "forked_from" | "handoff_from">): string {
+  return links.forked_from ? "forks" : links.handoff_from ? "handoffs" : "sessions";
 }
 
 /** What a tenant at its bound holds, and how to go on. */

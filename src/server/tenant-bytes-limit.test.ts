@@ -64,6 +64,37 @@ describe("log bytes per tenant", () => {
     }
   });
 
+  it("makes no burst of forks and handoffs past the bound, counting each new session as it is made", async () => {
+    const d = await daemonOn();
+    try {
+      // The source holds its config twice (record and first event), 64 KiB, under the bound; a fork or a handoff
+      // holds it twice again, so the bound lets one of them and no more.
+      const config = { system_prompt: "s".repeat(32 << 10) };
+      const source = await newSession(d, { harness: "echo", config });
+      const said = await prompt(d, source, "hi", d.tokens.admin);
+      await collect(d.client(), source, settled(said.body.turn as string));
+      expect((await checkpoint(d, source)).status).toBe(201);
+      const copy = (how: "fork" | "handoff") =>
+        raw(d.url, "POST", `/v1/sessions/${source}/${how}`, {
+          token: d.tokens.admin,
+          body: how === "fork" ? {} : { to: "echo" },
+        });
+      const hows = Array.from({ length: 8 }, (_, i): "fork" | "handoff" => (i % 2 ? "handoff" : "fork"));
+      const burst = await Promise.all(hows.map(copy));
+      const made = burst.filter((r) => r.status === 201).map((r) => r.body.id as string);
+      expect(burst.map((r) => r.status).sort(), `${made.length} made`).toEqual([201, ...Array(7).fill(429)]);
+      burst.forEach((r, i) => {
+        const refusal = { code: "limit_reached", message: expect.stringContaining(`no more ${hows[i]}s`) };
+        if (r.status === 429) expect(r.body.error).toMatchObject(refusal);
+      });
+      const sizes = await Promise.all([source, ...made].map((id) => stored(d.home, id)));
+      expect(sizes.reduce((a, b) => a + b, 0)).toBeGreaterThan(BOUND);
+      expect(sizes[0]).toBeLessThan(BOUND);
+    } finally {
+      await d.cleanup();
+    }
+  });
+
   it("refuses a tenant's prompts in every session once they hold the bound, and no other tenant's", async () => {
     const d = await daemonOn();
     let after: TestDaemon | undefined;
