@@ -6,8 +6,8 @@
 // session with no checkpoint may take one past its own bound, so that it can be forked (not past its tenant's: the
 // fork would be the tenant's too). The bytes are the store's own count
 // (the log's files or its messages in the cluster's stream; the checkpoints' manifests and blobs, ./checkpoint-bytes.ts;
-// the record, its config again, where the store can tell it with a stat: the embedded store's session.json), so a
-// restart does not reset it.
+// the record, its config again: the embedded store's session.json, the value in the cluster's records bucket), so
+// a restart does not reset it.
 // The daemon checks inside a command's idempotency check: a retried prompt already in the log is answered as it
 // was, never refused for the size it added.
 // A check and what it admits run one at a time per session, and per tenant once the tenant nears its bound: two

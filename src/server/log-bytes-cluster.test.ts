@@ -1,6 +1,7 @@
 // limits.log_bytes_per_session in cluster mode: the bound holds against what the events stream holds of the
 // session's log (NatsSessionStore.logBytes) and what the object store holds of its checkpoints, as it does
-// against the embedded store's files.
+// against the embedded store's files. limits.log_bytes_per_tenant counts each record too (its config again), as
+// the records bucket holds it (NatsSessionStore.recordBytes).
 import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../protocol/events.js";
 import { startTestDaemon } from "../testing/daemon.js";
@@ -9,6 +10,7 @@ import { useNatsCluster } from "../testing/nats-bed.js";
 import { startStoreNode, type TestNode } from "../testing/nats-store.js";
 
 const BOUND = 64 << 10;
+const TENANT_BOUND = 96 << 10;
 const PROMPT = "x".repeat(12 << 10);
 
 const bed = useNatsCluster({ nodes: 1 });
@@ -64,6 +66,42 @@ describe("log bytes per session, cluster store", () => {
       expect(logged.filter((e: SessionEvent) => e.type === "user.prompt").map((e) => e.turn)).toEqual(taken);
       // Another session goes on.
       expect((await prompt(other, "hi")).status).toBe(202);
+    } finally {
+      await d?.cleanup();
+      await node?.close();
+    }
+  });
+  it("counts each new session's record in its tenant's bound: a burst of creates makes no more than it lets", async () => {
+    let node: TestNode | undefined;
+    let d: Awaited<ReturnType<typeof startTestDaemon>> | undefined;
+    try {
+      node = await startStoreNode(bed.cluster, "node-a", { prefix: "tenantbound", replicas: 1 });
+      d = await startTestDaemon({ store: node.store, logBytesPerTenant: TENANT_BOUND });
+      const daemon = d;
+      // Each new session holds its config twice, in its record and its first event: 16 KiB each, a sixth of it.
+      const body = { harness: "echo", config: { system_prompt: "s".repeat(16 << 10) } };
+      const burst = await Promise.all(
+        Array.from({ length: 12 }, () =>
+          raw(daemon.url, "POST", "/v1/sessions", { token: daemon.tokens.admin, body }),
+        ),
+      );
+      const made = burst.filter((r) => r.status === 201).map((r) => r.body.id as string);
+      expect(burst.filter((r) => r.status !== 201).map((r) => r.status)).toEqual(
+        Array(12 - made.length).fill(429),
+      );
+      const store = node.store;
+      const records = node.ctx.records;
+      const recordSizes = await Promise.all(made.map(async (id) => (await records.get(id))?.length ?? 0));
+      const sizes = await Promise.all(
+        made.map(async (id, i) => recordSizes[i]! + (await store.logBytes(id))),
+      );
+      // Each was made while what the tenant held was under the bound: all but the last it admitted.
+      const held = sizes.reduce((a, b) => a + b, 0);
+      expect(held - Math.max(...sizes), `${made.length} sessions, ${sizes.join(" + ")} bytes`).toBeLessThan(
+        TENANT_BOUND,
+      );
+      // What the store says each record holds is what the bucket holds.
+      expect(await Promise.all(made.map((id) => store.recordBytes(id)))).toEqual(recordSizes);
     } finally {
       await d?.cleanup();
       await node?.close();

@@ -5,6 +5,17 @@ import { oldestFirst, SESSION_ID } from "../fs/session-record.js";
 import { natsFailure } from "./errors.js";
 import { slotOf, tell } from "./record-slot.js";
 
+/** Session `id`'s record as the bucket holds it now; undefined when it holds none (or its delete marker). */
+export async function readEntry(records: KV, id: string): Promise<KvEntry | undefined> {
+  let entry: KvEntry | null;
+  try {
+    entry = await records.get(id);
+  } catch (err) {
+    throw natsFailure(`cannot read session ${id}`, err);
+  }
+  return entry && entry.operation === "PUT" ? entry : undefined;
+}
+
 /** Records read at once by a list the view cannot answer: each may be as large as the bucket's largest value. */
 const READ_ALL_CONCURRENCY = 8;
 

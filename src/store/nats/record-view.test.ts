@@ -72,9 +72,16 @@ describe("listing cluster sessions from a watch of the records bucket", () => {
     expect(listed.map((r) => r.id)).toEqual(["w2", "w3", "w4"]);
     expect(listed.find((r) => r.id === "w2")?.status).toBe("closed");
     expect(listed[0]).not.toHaveProperty("config"); // summaries: a view holds no session's config
+    // It keeps each record's size (for the tenant byte bound, a record holds its config), the rewritten one's too.
+    const viewed = await Promise.all(["w2", "w3", "w4"].map((id) => store.recordBytes(id)));
     // The old list read each record (4 reads for the 4 listed above); the view reads none.
     expect(await reads.count()).toBe(0);
     expect(warnings).toEqual([]);
+    const stored = await Promise.all(
+      ["w2", "w3", "w4"].map(async (id) => (await b.ctx.records.get(id))?.length),
+    );
+    expect(viewed).toEqual(stored);
+    expect(viewed[0]).toBe(Buffer.byteLength(JSON.stringify({ ...w2, status: "closed" })));
   });
 
   it("fails a list on a bad record as the full read does, naming the session, and lists again once it is gone", async () => {

@@ -128,6 +128,15 @@ export class RecordView {
     });
   }
 
+  /**
+   * The bytes of session `id`'s record as the view last saw it; undefined when it has not (not watching yet, or a
+   * record made so lately that its write is not in yet: the caller reads it). As fresh as the watch, not checked
+   * against the bucket as a list is: a record's later writes change it by a few fields, never its config.
+   */
+  recordBytes(id: string): number | undefined {
+    return this.closed ? undefined : this.watch?.sizes.get(id);
+  }
+
   /** Stops the watch; lists answer undefined from now on. */
   close(): void {
     this.closed = true;

@@ -30,6 +30,8 @@ interface Sorted {
 /** One watch and the records it delivered; a new one replaces it when it ends or stops delivering. */
 export class Watch {
   readonly slots = new Map<string, Slot>();
+  /** Each record's bytes as stored (its value's length), for the tenant byte bound: the record holds its config. */
+  readonly sizes = new Map<string, number>();
   /** Every key applied, deleted ones too (the bucket keeps their markers): what the bucket's count of keys tells. */
   private readonly keys = new Set<string>();
   /** The same slots by tenant: a tenant's list looks at its own only. */
@@ -78,11 +80,15 @@ export class Watch {
       if (entry.operation === "PUT") {
         const slot = slotOf(entry);
         this.slots.set(entry.key, slot);
+        this.sizes.set(entry.key, entry.length);
         const tenant = slotTenant(slot);
         const group = this.tenants.get(tenant) ?? new Map<string, Slot>();
         this.tenants.set(tenant, group.set(entry.key, slot));
         this.sorted.delete(tenant);
-      } else this.slots.delete(entry.key);
+      } else {
+        this.slots.delete(entry.key);
+        this.sizes.delete(entry.key);
+      }
       this.sorted.delete(undefined);
     }
     this.revision = Math.max(this.revision, entry.revision);

@@ -6,7 +6,6 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, rm } from "node:fs/promises";
 import nodePath from "node:path";
-import type { KvEntry } from "@nats-io/kv";
 import type { SessionStore } from "../../core/brain.js";
 import { OneAtATime } from "../../core/one-at-a-time.js";
 import type { SessionSummary, UnreadableSession } from "../../core/store.js";
@@ -24,7 +23,7 @@ import { LogReader } from "./log-read.js";
 import { restoreNative, scanForOpen } from "./open-scan.js";
 import { storedRevision } from "./record-gaps.js";
 import { followSession } from "./record-gone.js";
-import { readAllSummaries } from "./record-read.js";
+import { readAllSummaries, readEntry } from "./record-read.js";
 import { parseRecord } from "./record-slot.js";
 import { bucketState, RecordView } from "./record-view.js";
 import { markKey, readMark } from "./seq-mark.js";
@@ -304,6 +303,12 @@ export class NatsSessionStore implements SessionStore {
     return this.logSizes.bytes(id, new LogReader(this.ctx, id));
   }
 
+  /** The bytes of the session's record (its config again): the view's of the bucket, else read (./record-view.ts). */
+  async recordBytes(id: string): Promise<number> {
+    checkId(id);
+    return this.view.recordBytes(id) ?? (await this.entry(id))?.length ?? 0;
+  }
+
   /** When the log's last batch was stored: the stream's own stamp on its last message. */
   async updatedAt(id: string): Promise<string | undefined> {
     checkId(id);
@@ -376,15 +381,7 @@ export class NatsSessionStore implements SessionStore {
     return Lease.claim(this.ctx.leases, id, this.options.holder, this.ctx.leaseTtlMs);
   }
 
-  private async entry(id: string): Promise<KvEntry | undefined> {
-    let entry: KvEntry | null;
-    try {
-      entry = await this.ctx.records.get(id);
-    } catch (err) {
-      throw natsFailure(`cannot read session ${id}`, err);
-    }
-    return entry && entry.operation === "PUT" ? entry : undefined;
-  }
+  private entry = (id: string) => readEntry(this.ctx.records, id);
 
   private async localDirs(paths: { native: string; checkpoints: string }): Promise<void> {
     await mkdir(paths.native, { recursive: true, mode: 0o700 });
