@@ -4,7 +4,7 @@
 import type { SessionEvent } from "../protocol/events.js";
 import type { SessionRecord } from "../protocol/session.js";
 import { SessionError } from "./errors.js";
-import { type EventLog, forEachEvent } from "./event-log.js";
+import { type EventLog, forEachEvent, pageBeforeDamage } from "./event-log.js";
 import type { ExpectedHistory } from "./native-check.js";
 import { type HeldTurns, heldTurns, transcriptOf } from "./transcript.js";
 
@@ -39,7 +39,8 @@ export async function readConversation(
     return out;
   };
   for (let after = options.after ?? 0; ; ) {
-    const page = await read(after, CONVERSATION_PAGE);
+    // A log damaged past `end` reads up to it; one damaged before it fails on the page that starts at the damage.
+    const page = await pageBeforeDamage(() => read(after, CONVERSATION_PAGE));
     const last = page.at(-1)?.seq;
     if (last === undefined || last <= after) break; // done (or a store that ignores the cursor: never loop)
     after = last;
@@ -102,13 +103,17 @@ export function isParentOf(parent: { created_at: string }, child: { created_at: 
  */
 export async function loggedCheckpoints(
   log: Pick<EventLog, "read">,
+  until?: string,
 ): Promise<{ ids: string[]; whole: boolean }> {
-  // Read a page at a time, keeping the ids alone: a fork of a long session must not hold its whole log.
+  // Read a page at a time, keeping the ids alone: a fork of a long session must not hold its whole log. The read
+  // ends at checkpoint `until`, when given: a log damaged after it still forks from it.
   let first: number | undefined;
   const ids: string[] = [];
   await forEachEvent(log, (e) => {
     first ??= e.seq;
-    if (e.type === "checkpoint.created") ids.push((e.data as { id: string }).id);
+    if (e.type !== "checkpoint.created") return true;
+    ids.push((e.data as { id: string }).id);
+    return ids.at(-1) !== until;
   });
   return { ids, whole: (first ?? 1) === 1 };
 }
@@ -126,7 +131,7 @@ export async function loggedCheckpoint(
   asked: string,
   id: string,
 ): Promise<string> {
-  const { ids: logged, whole } = await loggedCheckpoints(log);
+  const { ids: logged, whole } = await loggedCheckpoints(log, asked === "latest" ? undefined : asked);
   const found = asked === "latest" ? logged.at(-1) : logged.find((known) => known === asked);
   if (found !== undefined) return found;
   if (!whole) {

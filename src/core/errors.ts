@@ -1,5 +1,6 @@
 // Errors the core (and the store and tools built on it) throw carry a code saying whose fault they are; edges
 // map the code (the daemon to an HTTP status, the CLI to its exit) and never read the message to decide.
+import type { SessionEvent } from "../protocol/events.js";
 
 export type BrainErrorCode =
   /** The caller asked for something impossible or malformed (an unknown harness, tool, checkpoint, id). */
@@ -43,6 +44,16 @@ export class SessionError extends BrainError {
   constructor(code: Exclude<BrainErrorCode, "brain_error">, message: string, field?: string) {
     super(code, message, field === undefined ? {} : { field });
   }
+}
+
+/**
+ * The events a log read got before a damaged line ended it, carried by the error it failed with (an empty list
+ * when the read met the damage first, or failed for another reason). A reader that needs only what came before
+ * the damage (a page, a fork's history up to its checkpoint) can use them; any other must fail.
+ */
+export function readBeforeDamage(err: unknown): SessionEvent[] {
+  const readable = (err as { readable?: unknown } | undefined)?.readable;
+  return err instanceof BrainError && Array.isArray(readable) ? (readable as SessionEvent[]) : [];
 }
 
 /**

@@ -1,5 +1,6 @@
 // The durable, append-only event log of one session. Implementations: src/store/fs (embedded), later NATS.
 import type { NewEvent, SessionEvent } from "../protocol/events.js";
+import { readBeforeDamage } from "./errors.js";
 
 /**
  * The bytes of events a page (a read with a limit) holds at most, past its first event. Counted in events alone, a
@@ -115,16 +116,32 @@ export class LogSubscribers {
 /**
  * Calls `visit` with every durable event of `log`, in order, a page at a time: for readers that fold the whole log
  * into something small (its requests, its keys), which must not hold a log of megabyte prompts in memory at once.
+ * `visit` returning false stops the walk there: a log damaged after that point then reads (see pageBeforeDamage).
  */
 export async function forEachEvent(
   log: Pick<EventLog, "read">,
-  visit: (event: SessionEvent) => void,
+  visit: (event: SessionEvent) => unknown,
 ): Promise<void> {
   for (let after = 0; ; ) {
-    const page = await log.read(after, FOLD_PAGE_EVENTS);
+    const page = await pageBeforeDamage(() => log.read(after, FOLD_PAGE_EVENTS));
     if (page.length === 0) return;
-    for (const event of page) visit(event);
+    for (const event of page) if (visit(event) === false) return;
     after = page.at(-1)!.seq;
+  }
+}
+
+/**
+ * A page read by `read`, or, when a damaged line of the log ended it, the events before that line: the page after
+ * them starts at the damage and fails, so a reader that pages on to the end fails as before, and one that stops
+ * sooner (at a fork's checkpoint) or a client paging a log (GET …/log) gets what is good.
+ */
+export async function pageBeforeDamage(read: () => Promise<SessionEvent[]>): Promise<SessionEvent[]> {
+  try {
+    return await read();
+  } catch (err) {
+    const readable = readBeforeDamage(err);
+    if (readable.length === 0) throw err;
+    return readable;
   }
 }
 

@@ -1,5 +1,6 @@
 // /v1: sessions, turns, answers, checkpoints, forks, control; the harnesses and agents on offer.
 import type { ServerResponse } from "node:http";
+import { pageBeforeDamage } from "../../core/event-log.js";
 import {
   type AnswerBody,
   type ControlBody,
@@ -258,12 +259,13 @@ export function sessionRoutes({ sessions, agents, auth, logReads, shown }: Sessi
         const first = (n: number) => (n > 1 ? { first_seq: n } : {});
         if (live) {
           refusePastEnd(id(ctx), after, live.log.lastSeq, "after");
-          const events = await live.log.read(after, limit);
+          const events = await pageBeforeDamage(() => live.log.read(after, limit));
           return { events, last_seq: live.log.lastSeq, ...first(live.log.firstSeq ?? 1) };
         }
         // A cursor read and the log's tail, never the whole log. The events first: should another process be
-        // writing the log, last_seq is then never below the last event returned.
-        const events = await sessions.fileEvents(id(ctx), after, limit);
+        // writing the log, last_seq is then never below the last event returned. A log damaged in the middle
+        // pages up to the damage, and the page that starts there fails naming it (pageBeforeDamage).
+        const events = await pageBeforeDamage(() => sessions.fileEvents(id(ctx), after, limit));
         const bounds = await sessions.seqBounds(id(ctx));
         refusePastEnd(id(ctx), after, bounds.last, "after");
         return { events, last_seq: bounds.last, ...first(bounds.first) };

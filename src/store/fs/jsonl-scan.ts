@@ -16,12 +16,20 @@ const NL = 0x0a;
  * Where a problem is: a line number when the walk began at the file's start, a byte offset otherwise. A damaged
  * line is never skipped (the events it held would be lost without a word): the message says what to do instead.
  */
-export function corrupt(path: string, session: string, where: string, reason: string): StoreError {
-  return new StoreError(
+export function corrupt(
+  path: string,
+  session: string,
+  where: string,
+  reason: string,
+  readable: SessionEvent[] = [],
+): StoreError {
+  // What a read got before the damage goes with the error, for a reader that needs no more (readBeforeDamage).
+  const error = new StoreError(
     "brain_error",
     `event log ${path}: ${where}: ${reason}. The log of session ${session} is damaged there (not the torn last line a crash leaves, which opening the log cuts): nothing from there on can be read, so the session takes no command that needs it. Mend that line if you know what it held, or delete the session (DELETE /v1/sessions/${session}, or brain sessions rm ${session})`,
     { session },
   );
+  return Object.assign(error, { readable });
 }
 
 /**
@@ -243,7 +251,7 @@ export async function readAfter(
     start,
     size,
     (text, at, end) => {
-      if (bad) throw corrupt(path, session, `byte ${bad.at}`, bad.reason);
+      if (bad) throw corrupt(path, session, `byte ${bad.at}`, bad.reason, out);
       events.length = 0;
       const reason = decoder.decode(text, events);
       if (reason !== undefined) {
@@ -253,7 +261,13 @@ export async function readAfter(
       const before = out.length;
       for (const e of events) {
         if (e.seq <= prev)
-          throw corrupt(path, session, `byte ${at}`, `seq ${e.seq} where one above ${prev} was expected`);
+          throw corrupt(
+            path,
+            session,
+            `byte ${at}`,
+            `seq ${e.seq} where one above ${prev} was expected`,
+            out,
+          );
         prev = e.seq;
         if (e.seq > after) out.push(e);
         if (out.length >= limit) return false;
@@ -266,7 +280,8 @@ export async function readAfter(
     },
     after === 0 ? CHUNK : PROBE * 4,
   );
-  if (bad && tail < size && out.length < limit) throw corrupt(path, session, `byte ${bad.at}`, bad.reason);
+  if (bad && tail < size && out.length < limit)
+    throw corrupt(path, session, `byte ${bad.at}`, bad.reason, out);
   return out;
 }
 
