@@ -189,15 +189,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const hitl = new HitlService(sessions, hub, waits);
   const limits = { ...DEFAULT_SSE_LIMITS, ...options.sse };
   const homes = options.home ? homesOf(options.home) : [];
+  // What a client is shown of a message: no path under $BRAIN_HOME, no secret.
+  const forClient = (text: string) => brain.redactor.redact(withoutHome(text, homes));
   const routes = [
     ...sessionRoutes({
       sessions,
       agents,
       auth: options.tokens !== undefined,
       logReads: new LogReads(options.logReadsPerTenant),
-      shown: (text) => brain.redactor.redact(withoutHome(text, homes)),
+      shown: forClient,
     }),
-    eventRoute({ sessions, hub, leases, flusher, watchers, limits }),
+    eventRoute({ sessions, hub, leases, flusher, watchers, limits, shown: forClient }),
     ...hitlRoutes(hitl),
   ];
   const tokens = options.tokens ? new TokenTable(options.tokens) : undefined;

@@ -63,3 +63,31 @@ it("reads a damaged log up to the damage, and forks and restores a checkpoint ta
   // "latest" cannot be told without the part after the damage: still refused.
   expect((await call("POST", `/v1/sessions/${id}/fork`, {})).status).toBe(500);
 });
+
+it("streams a damaged log's events up to the damage, then ends the stream saying where it is", async () => {
+  const client = t.client();
+  const { id } = await client.create({ harness: "echo" });
+  await collect(client, id, settled((await client.prompt(id, "one two")).turn));
+  await collect(client, id, settled((await client.prompt(id, "three four")).turn));
+  await client.close(id);
+  const file = join(t.home, "sessions", id, "events.jsonl");
+  const text = readFileSync(file, "utf8");
+  const at = text.indexOf('{"seq":', text.indexOf('"three four"') - 120);
+  const damagedSeq = Number(/^\{"seq":(\d+)/.exec(text.slice(at))![1]);
+  writeFileSync(file, `${text.slice(0, at)}#${text.slice(at + 1)}`);
+
+  const res = await fetch(`${t.url}/v1/sessions/${id}/events?after=0`, {
+    headers: { authorization: `Bearer ${t.tokens.admin}` },
+  });
+  // The stream fails at the damage (the socket is cut, as for any failed read): what came before it is the test.
+  let got = "";
+  const decoder = new TextDecoder();
+  try {
+    for await (const chunk of res.body!) got += decoder.decode(chunk as Uint8Array, { stream: true });
+  } catch {}
+  const ids = [...got.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+  expect(ids).toEqual(Array.from({ length: damagedSeq - 1 }, (_, i) => i + 1));
+  expect(got).toContain(
+    `: error: event log $BRAIN_HOME/sessions/${id}/events.jsonl: byte ${at}: not valid JSON`,
+  );
+});

@@ -23,6 +23,8 @@ export interface EventRouteParts {
   flusher: TickFlusher;
   watchers: Watchers;
   limits: SseLimits;
+  /** A message as a client may see it (a failed stream's last comment). */
+  shown?: (text: string) => string;
 }
 
 const HEADERS = {
@@ -69,10 +71,19 @@ export function eventRoute(parts: EventRouteParts): RouteDef {
       res.write("retry: 1000\n: connected\n\n");
       let release = () => {};
       const sink = new ResponseSink(res, frames);
-      const stream = new SseStream(sink, parts.hub, id, after, parts.flusher, parts.limits, (reason) => {
-        forget(reason);
-        release();
-      });
+      const stream = new SseStream(
+        sink,
+        parts.hub,
+        id,
+        after,
+        parts.flusher,
+        parts.limits,
+        (reason) => {
+          forget(reason);
+          release();
+        },
+        parts.shown,
+      );
       const forget = parts.watchers.add(stream, ctx.caller.tenant);
       if (ctx.caller.client && ctx.caller.role === "controller") {
         release = parts.leases.streamOpened(id, ctx.caller.client);

@@ -1,7 +1,7 @@
 // One feed per session for the daemon's watchers. A session's live log comes and goes (closed, reopened, the
 // daemon restarted); a feed outlives it, so a watcher subscribes once and is told when a new log is attached
 // and must catch up from its cursor. Reads come from the live log when there is one, else from the file.
-import type { EventLog } from "../../core/event-log.js";
+import { type EventLog, pageBeforeDamage } from "../../core/event-log.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import { eventJson } from "./event-json.js";
 
@@ -192,8 +192,15 @@ export class FeedHub {
     return this.feeds.get(session)?.listeners.size ?? 0;
   }
 
-  /** Durable events after `after`, at most `limit`. */
-  async read(session: string, after: number, limit: number): Promise<SessionEvent[]> {
+  /**
+   * Durable events after `after`, at most `limit`. A log damaged in the middle reads up to the damage; the read
+   * after, which starts there, fails (pageBeforeDamage).
+   */
+  read(session: string, after: number, limit: number): Promise<SessionEvent[]> {
+    return pageBeforeDamage(() => this.readPage(session, after, limit));
+  }
+
+  private async readPage(session: string, after: number, limit: number): Promise<SessionEvent[]> {
     const log = this.feeds.get(session)?.log;
     if (log) {
       try {

@@ -89,6 +89,7 @@ export class SseStream implements FeedListener {
     private readonly flusher: TickFlusher,
     private readonly limits: SseLimits,
     private readonly onClose: (reason: CloseReason) => void = () => {},
+    private readonly shown: (text: string) => string = (text) => text,
   ) {
     this.cursor = after;
     sink.once("close", () => this.close("client"));
@@ -217,7 +218,10 @@ export class SseStream implements FeedListener {
       } while (this.again || this.missed || this.needLog);
       this.catching = false;
       if (this.held.length > 0 && this.enqueue(this.takeHeld())) this.flusher.mark(this);
-    } catch {
+    } catch (err) {
+      // A comment line (no wire change: clients skip it) says why before the cut: a log damaged in the middle
+      // names its file and byte, and the way out, to anyone reading the stream by hand.
+      this.sink.write(`: error: ${this.shown((err as Error).message).replace(/[\r\n]+/g, " ")}\n\n`);
       this.close("error");
     }
   }
