@@ -1,7 +1,7 @@
 // What is good of a log damaged in the middle still reads: its pages up to the damage (the page after it fails,
 // naming the file and the byte), and a fork or restore of a checkpoint taken before the damage, whose history
 // ends there. Both read the whole log before, and failed on the damaged line whatever came before it.
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -59,6 +59,7 @@ it("reads a damaged log up to the damage, and forks and restores a checkpoint ta
 
   const into = mkdtempSync(join(tmpdir(), "damagedread-restore-"));
   const restored = await call("POST", `/v1/sessions/${id}/restore`, { into, checkpoint: checkpoint.id });
+  rmSync(into, { recursive: true, force: true });
   expect(restored).toMatchObject({ status: 200 });
   // "latest" cannot be told without the part after the damage: still refused.
   expect((await call("POST", `/v1/sessions/${id}/fork`, {})).status).toBe(500);
