@@ -5,9 +5,9 @@
 // user.prompt), but say it was never made and remove it with what the killed restore left in its directory.
 import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { afterEach, expect, it } from "vitest";
 import { makeBrain, type TestBrain } from "../testing/brain.js";
+import { heldForkScript } from "../testing/held-fork-child.js";
 import { scriptChild } from "../testing/processes.js";
 
 let t: TestBrain | undefined;
@@ -16,28 +16,6 @@ afterEach(async () => {
   await t?.cleanup();
 });
 
-const dist = (module: string) =>
-  JSON.stringify(pathToFileURL(path.join(import.meta.dirname, "../../dist/src", module)).href);
-
-/** The child: a fork on the same home whose restore into the fork's native dir never returns. */
-function childScript(home: string, source: string): string {
-  return `import { writeSync } from "node:fs";
-    const { makeBrain } = await import(${dist("testing/brain.js")});
-    const { CheckpointStore } = await import(${dist("core/checkpoints/index.js")});
-    const { brain, store } = makeBrain({ home: ${JSON.stringify(home)} });
-    // Alive until killed: a never-settling promise alone lets node exit on its own.
-    setInterval(() => {}, 60_000);
-    store.checkpoints = (id) => {
-      const checkpoints = new CheckpointStore(store.paths(id).checkpoints);
-      checkpoints.restore = () => {
-        writeSync(1, "seeding\\n");
-        return new Promise(() => {});
-      };
-      return checkpoints;
-    };
-    await brain.fork(${JSON.stringify(source)}, "latest");`;
-}
-
 it("removes a fork whose maker was killed before its first event when it is next opened, saying it was never made", async () => {
   t = makeBrain();
   const source = await t.brain.create({ harness: "echo" });
@@ -45,7 +23,7 @@ it("removes a fork whose maker was killed before its first event when it is next
   await source.checkpoint();
   await t.brain.closeSession(source.id);
 
-  const child = scriptChild(childScript(t.home, source.id));
+  const child = scriptChild(heldForkScript(t.home, source.id));
   try {
     await expect.poll(child.out, { timeout: 60_000 }).toContain("seeding");
   } finally {

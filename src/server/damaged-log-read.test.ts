@@ -24,6 +24,16 @@ const call = async (method: string, path: string, body?: unknown) => {
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 };
 
+/** Bit rot in the line of the second prompt ("three four", after any checkpoint of the first), its length kept. */
+function damageSecondPrompt(id: string): { at: number; damagedSeq: number } {
+  const file = join(t.home, "sessions", id, "events.jsonl");
+  const text = readFileSync(file, "utf8");
+  const at = text.indexOf('{"seq":', text.indexOf('"three four"') - 120);
+  const damagedSeq = Number(/^\{"seq":(\d+)/.exec(text.slice(at))![1]);
+  writeFileSync(file, `${text.slice(0, at)}#${text.slice(at + 1)}`);
+  return { at, damagedSeq };
+}
+
 it("reads a damaged log up to the damage, and forks and restores a checkpoint taken before it", async () => {
   const client = t.client();
   const { id } = await client.create({ harness: "echo" });
@@ -31,12 +41,7 @@ it("reads a damaged log up to the damage, and forks and restores a checkpoint ta
   const checkpoint = (await call("POST", `/v1/sessions/${id}/checkpoints`)).body as { id: string };
   await collect(client, id, settled((await client.prompt(id, "three four")).turn));
   await client.close(id);
-  const file = join(t.home, "sessions", id, "events.jsonl");
-  const text = readFileSync(file, "utf8");
-  // Bit rot in the second prompt's line (after the checkpoint's event), its length kept.
-  const at = text.indexOf('{"seq":', text.indexOf('"three four"') - 120);
-  const damagedSeq = Number(/^\{"seq":(\d+)/.exec(text.slice(at))![1]);
-  writeFileSync(file, `${text.slice(0, at)}#${text.slice(at + 1)}`);
+  const { at, damagedSeq } = damageSecondPrompt(id);
 
   const page = await call("GET", `/v1/sessions/${id}/log?after=0`);
   const events = (page.body.events ?? []) as SessionEvent[];
@@ -71,11 +76,7 @@ it("streams a damaged log's events up to the damage, then ends the stream saying
   await collect(client, id, settled((await client.prompt(id, "one two")).turn));
   await collect(client, id, settled((await client.prompt(id, "three four")).turn));
   await client.close(id);
-  const file = join(t.home, "sessions", id, "events.jsonl");
-  const text = readFileSync(file, "utf8");
-  const at = text.indexOf('{"seq":', text.indexOf('"three four"') - 120);
-  const damagedSeq = Number(/^\{"seq":(\d+)/.exec(text.slice(at))![1]);
-  writeFileSync(file, `${text.slice(0, at)}#${text.slice(at + 1)}`);
+  const { at, damagedSeq } = damageSecondPrompt(id);
 
   const res = await fetch(`${t.url}/v1/sessions/${id}/events?after=0`, {
     headers: { authorization: `Bearer ${t.tokens.admin}` },

@@ -4,10 +4,10 @@
 // not the half-made session, whose log is empty and whose native state lacks the checkpoint's files.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { afterEach, expect, it } from "vitest";
 import { bodyDigest } from "../core/command-keys.js";
 import { makeBrain, type TestBrain } from "../testing/brain.js";
+import { heldForkScript } from "../testing/held-fork-child.js";
 import { scriptChild } from "../testing/processes.js";
 import { KeyedCreates, keyedSessionId, removeHalfMade } from "./keyed-creates.js";
 
@@ -16,29 +16,6 @@ let t: TestBrain | undefined;
 afterEach(async () => {
   await t?.cleanup();
 });
-
-const dist = (module: string) =>
-  JSON.stringify(pathToFileURL(path.join(import.meta.dirname, "../../dist/src", module)).href);
-
-/** The child: the first fork, on the same home, whose restore into the fork's native dir never returns. */
-function childScript(home: string, source: string, fork: string, sent: string): string {
-  return `import { writeSync } from "node:fs";
-    const { makeBrain } = await import(${dist("testing/brain.js")});
-    const { CheckpointStore } = await import(${dist("core/checkpoints/index.js")});
-    const { brain, store } = makeBrain({ home: ${JSON.stringify(home)} });
-    // Alive until killed: a never-settling promise alone lets node exit on its own.
-    setInterval(() => {}, 60_000);
-    store.checkpoints = (id) => {
-      const checkpoints = new CheckpointStore(store.paths(id).checkpoints);
-      checkpoints.restore = () => {
-        writeSync(1, "seeding\\n");
-        return new Promise(() => {});
-      };
-      return checkpoints;
-    };
-    const made = { id: ${JSON.stringify(fork)}, idempotency: { key: "f1", sent: ${JSON.stringify(sent)} } };
-    await brain.fork(${JSON.stringify(source)}, "latest", made);`;
-}
 
 it("makes the fork again on a retry under its key when the first was killed while seeding it", async () => {
   t = makeBrain();
@@ -50,7 +27,9 @@ it("makes the fork again on a retry under its key when the first was killed whil
   const fork = keyedSessionId("default", "fork", source.id, "f1");
   const sent = bodyDigest(["fork", source.id, {}]);
 
-  const child = scriptChild(childScript(t.home, source.id, fork, sent));
+  const child = scriptChild(
+    heldForkScript(t.home, source.id, { id: fork, idempotency: { key: "f1", sent } }),
+  );
   try {
     await expect.poll(child.out, { timeout: 60_000 }).toContain("seeding");
     // While the first still makes it, it holds the fork's log: not half made, not removed.
