@@ -1,6 +1,8 @@
 // claude-code with `sandbox: docker` on a real Docker engine: the real Claude Code CLI runs inside a --network none
 // container through `docker exec`, and reaches the fake provider on this host's loopback through the container's
 // network namespace, and nothing else. Every check the CLI families share runs against it.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { events, textOf } from "../../testing/brain.js";
 import { FAKE_KEY } from "../../testing/cli.js";
@@ -30,6 +32,12 @@ const { found, start } = describeCliFamily({
   skip: ["garbage"],
 });
 
+/** Whether a Claude Code transcript (a .jsonl file) under `dir` holds `text`. */
+function transcriptHolds(dir: string, text: string): boolean {
+  const files = readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".jsonl"));
+  return files.some((f) => readFileSync(join(dir, f), "utf8").includes(text));
+}
+
 describe.runIf(found)("claude-code in a docker sandbox", () => {
   it("runs its shell tool inside the container, which has no network, and removes the container on close", async () => {
     const b = await start();
@@ -53,6 +61,10 @@ describe.runIf(found)("claude-code in a docker sandbox", () => {
     const b = await start();
     const session = await b.create();
     expect((await (await session.prompt("NOTOOL first")).settled).status).toBe("completed");
+    // Claude Code writes its transcript after the turn's result: killed before that, its history is gone and Brain
+    // rightly refuses the next turn (rebuild). What is tested here is a container killed between turns.
+    const native = b.t.store.paths(session.id).native;
+    await expect.poll(() => transcriptHolds(native, "NOTOOL first"), { timeout: 60_000 }).toBe(true);
     const [killed] = sessionContainers(session.id);
     docker("kill", killed!);
     const failed = await (await session.prompt("NOTOOL second")).settled;
@@ -64,7 +76,8 @@ describe.runIf(found)("claude-code in a docker sandbox", () => {
         "s",
       ),
     );
-    expect((await (await session.prompt("NOTOOL third")).settled).status).toBe("completed");
+    const third = await (await session.prompt("NOTOOL third")).settled;
+    expect(third.status, third.error?.message).toBe("completed");
     expect(sessionContainers(session.id)).not.toContain(killed);
   });
 
