@@ -1,5 +1,6 @@
 // Reading a log that is not open here (the CLI, the daemon for a session it has not opened): no lock needed.
 // A segmented log is read segment by segment, from the one holding the cursor on.
+
 import fs from "node:fs";
 import nodePath from "node:path";
 import type { SessionEvent } from "../../protocol/events.js";
@@ -8,6 +9,7 @@ import { recover, scanLog } from "./jsonl-scan.js";
 import type { SegmentBase } from "./log-format.js";
 import { type LogIO, nodeLogIO } from "./log-io.js";
 import { listSealed, type ReadSource, readHeader, readSegments } from "./segments.js";
+import { statOf } from "./stored-bytes.js";
 
 /** What a read of a log open here needs of it: its durable range, its segments, its writer's last anchor. */
 export interface LiveLog {
@@ -171,10 +173,7 @@ function enoent(path: string): NodeJS.ErrnoException {
  * One stat; the segments are looked for only then.
  */
 export async function lookAtLog(path: string): Promise<{ updatedAt?: string; unwritten: boolean }> {
-  const st = await fs.promises.stat(path).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === "ENOENT") return undefined;
-    throw failure(path, "cannot stat it", err);
-  });
+  const st = await statOf(path);
   const unwritten = (st?.size ?? 0) === 0 && (await listSealed(path)).length === 0;
   return { ...(st ? { updatedAt: st.mtime.toISOString() } : {}), unwritten };
 }
