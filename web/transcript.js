@@ -7,6 +7,7 @@
 /** @typedef {SessionEvent["type"]} EventType */
 
 import { answeredBy, el, fullArguments, plain, short, sumUsage, UNFINISHED_CONTROL } from "./parts.js";
+import { requestCard } from "./request-card.js";
 
 export class Transcript {
   /**
@@ -270,59 +271,18 @@ export class Transcript {
 
   /** `asked`: the nodes that show what a permission request would run, above the buttons. */
   request(event, title, asked, choices, freeText = false, extra = []) {
-    const d = event.data;
-    const status = el("div", { class: "request-status muted" });
-    const buttons = el("div", { class: "buttons" });
-    const send = async (body) => {
-      for (const b of card.querySelectorAll("button, input")) b.disabled = true;
-      try {
-        await this.answer(d.id, body);
-      } catch (err) {
-        // Answered by another client meanwhile: the card says that answer, which this refusal must not replace.
-        if (card.classList.contains("answered")) return;
-        status.textContent = err.message;
-        for (const b of card.querySelectorAll("button, input")) b.disabled = false;
-      }
-    };
-    for (const [label, body, description] of choices) {
-      const about = description ? el("span", { class: "option-description" }, description) : undefined;
-      buttons.append(
-        el("button", { type: "button", title: description ?? "", onclick: () => send(body) }, label, about),
-      );
-    }
-    if (freeText) {
-      // Nothing typed is not sent: the question would be settled with no answer, for good, by a stray Enter. A
-      // refusal to answer is said with its own button, and logged as declined, not as no one answering.
-      const typed = () => {
-        if (input.value.trim()) send({ answer: input.value });
-        else status.textContent = "Type an answer first, or Decline.";
-      };
-      // Enter sends what was typed, as in a form: from the keyboard alone, else, it takes a Tab to the button.
-      const input = el("input", {
-        placeholder: "your answer",
-        class: "answer",
-        onkeydown: (/** @type {KeyboardEvent} */ e) => {
-          if (e.key === "Enter" && !e.isComposing && !input.disabled) typed();
-        },
-      });
-      const decline = () => send({ answer: "", declined: true });
-      buttons.append(
-        input,
-        el("button", { type: "button", onclick: typed }, "Answer"),
-        el("button", { type: "button", onclick: decline }, "Decline"),
-      );
-    }
-    const card = el(
-      "div",
-      { class: "request", "data-request": d.id },
-      el("div", { class: "title" }, title),
-      ...extra,
-      ...(asked ?? []),
-      buttons,
-      status,
-    );
-    this.requests.set(d.id, { card, status, buttons });
-    this.push(card);
+    const id = event.data.id;
+    const request = requestCard({
+      id,
+      title,
+      asked,
+      choices,
+      freeText,
+      extra,
+      answer: (body) => this.answer(id, body),
+    });
+    this.requests.set(id, request);
+    this.push(request.card);
   }
 
   resolved(id, text) {
