@@ -337,6 +337,21 @@ export class LogReader {
   }
 }
 
+/**
+ * When a session's log was last written, and whether it never was, from one look at its subject's last message
+ * (a list makes it for updated_at anyway). None there is a log nothing was written to, unless the stream's limits
+ * let go of all its messages: only then is `marked` asked (the seq mark its writer sets before its first message),
+ * so such a made session stays listed.
+ */
+export async function lookAtLog(
+  reader: LogReader,
+  marked: () => Promise<number>,
+): Promise<{ updatedAt?: string; unwritten: boolean }> {
+  const last = await reader.lastTime();
+  if (last) return { updatedAt: last.toISOString(), unwritten: false };
+  return { unwritten: (await marked()) === 0 };
+}
+
 /** How long a follow whose consumer failed waits before it makes a new one: doubling from this, up to the max. */
 const FOLLOW_RETRY_MS = 250;
 const FOLLOW_RETRY_MAX_MS = 10_000;

@@ -19,7 +19,7 @@ import { NatsEventLog } from "./event-log.js";
 import { createOn, updateOn } from "./kv-update.js";
 import { Lease, type LeaseHolder } from "./lease.js";
 import { LogByteCounts } from "./log-bytes.js";
-import { LogReader } from "./log-read.js";
+import { LogReader, lookAtLog } from "./log-read.js";
 import { restoreNative, scanForOpen } from "./open-scan.js";
 import { storedRevision } from "./record-gaps.js";
 import { followSession } from "./record-gone.js";
@@ -309,11 +309,13 @@ export class NatsSessionStore implements SessionStore {
     return this.view.recordBytes(id) ?? (await this.entry(id))?.length ?? 0;
   }
 
-  /** When the log's last batch was stored: the stream's own stamp on its last message. */
-  async updatedAt(id: string): Promise<string | undefined> {
+  /** When the log's last batch was stored (the stream's stamp on its last message), and whether it never was. */
+  async logLook(id: string): Promise<{ updatedAt?: string; unwritten: boolean }> {
     checkId(id);
-    return (await new LogReader(this.ctx, id).lastTime())?.toISOString();
+    return lookAtLog(new LogReader(this.ctx, id), () => this.marked(id));
   }
+
+  updatedAt = async (id: string) => (await this.logLook(id)).updatedAt;
 
   /** Where the seqs of a log whose messages the stream all let go end: those reserved (./seq-mark.ts), or 0. */
   private async marked(id: string): Promise<number> {
