@@ -1,5 +1,6 @@
 // Errors of the embedded store, carrying Brain's error code: disk trouble is ours, a bad id is the caller's.
 import { BrainError } from "../../core/errors.js";
+import type { SessionEvent } from "../../protocol/events.js";
 
 export class StoreError extends BrainError {
   override name = "StoreError";
@@ -10,6 +11,20 @@ export class StoreError extends BrainError {
   ) {
     super(code, message, options);
   }
+}
+
+/**
+ * What the error of a log damaged at one place says after where and what (this store's damaged line, the cluster
+ * store's damaged message): whose log, that nothing from there on reads, and the ways out. `aside` tells the damage
+ * from what is not one; `mend`, how the damaged part could be mended, if it can.
+ */
+export function damagedLogWording(session: string, aside: string, mend: string): string {
+  return `The log of session ${session} is damaged there${aside}: nothing from there on can be read, so the session takes no command that needs it. ${mend}, or delete the session (DELETE /v1/sessions/${session}, or brain sessions rm ${session})`;
+}
+
+/** `error` with the events its read got before the damage, for a reader that needs no more (readBeforeDamage). */
+export function withReadable<E extends Error>(error: E, readable: SessionEvent[]): E {
+  return Object.assign(error, { readable });
 }
 
 /** `ENOSPC: no space left on device, write` is already what an operator needs; keep Node's message whole. */

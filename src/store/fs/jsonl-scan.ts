@@ -3,7 +3,7 @@
 // events would lose history), and finding the line that holds a seq by bisecting the file on its anchor lines,
 // so a read after a cursor touches a few pages and what it returns, however long the log.
 import type { SessionEvent } from "../../protocol/events.js";
-import { StoreError } from "./errors.js";
+import { damagedLogWording, StoreError, withReadable } from "./errors.js";
 import { ANCHOR_BYTES, anchorSeq, type DeltaContext, LineDecoder, type SegmentBase } from "./log-format.js";
 import { type LogIO, readFully } from "./log-io.js";
 import { hashOf, LogState, loadState } from "./log-state.js";
@@ -24,12 +24,15 @@ export function corrupt(
   readable: SessionEvent[] = [],
 ): StoreError {
   // What a read got before the damage goes with the error, for a reader that needs no more (readBeforeDamage).
-  const error = new StoreError(
-    "brain_error",
-    `event log ${path}: ${where}: ${reason}. The log of session ${session} is damaged there (not the torn last line a crash leaves, which opening the log cuts): nothing from there on can be read, so the session takes no command that needs it. Mend that line if you know what it held, or delete the session (DELETE /v1/sessions/${session}, or brain sessions rm ${session})`,
-    { session },
+  const advice = damagedLogWording(
+    session,
+    " (not the torn last line a crash leaves, which opening the log cuts)",
+    "Mend that line if you know what it held",
   );
-  return Object.assign(error, { readable });
+  return withReadable(
+    new StoreError("brain_error", `event log ${path}: ${where}: ${reason}. ${advice}`, { session }),
+    readable,
+  );
 }
 
 /**

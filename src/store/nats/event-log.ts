@@ -382,7 +382,7 @@ export class NatsEventLog implements EventLog, TailHolder {
       if (msg.header.get(WRITER) !== this.writer) {
         throw fenced(this.session, "its log has events this node did not write");
       }
-      const batch = decodeBatch(msg, this.session, this.where);
+      const batch = decodeBatch(msg, this.session, this.where, this.ctx.stream);
       for (const e of batch) sizeOf.set(e, Math.ceil(msg.data.length / batch.length));
       landed.push(...appends.take(refOf(msg, this.where), batch));
     }

@@ -7,6 +7,7 @@ import { headers, type MsgHdrs } from "@nats-io/transport-node";
 import { PAGE_BYTES } from "../../core/event-log.js";
 import { sleep } from "../../core/sleep.js";
 import type { SessionEvent } from "../../protocol/events.js";
+import { damagedLogWording, withReadable } from "../fs/errors.js";
 import { APPEND, AppendAssembler, appendHeader, openAppend } from "./appends.js";
 import type { NatsContext } from "./context.js";
 import { errorMessage, isUnanswered, NatsStoreError, natsFailure, retrying } from "./errors.js";
@@ -69,20 +70,42 @@ export function refOf(msg: { seq: number; header: MsgHdrs }, where: string): Mes
   return { streamSeq: msg.seq, first, last, open, end: open - 1 };
 }
 
+/**
+ * The events of a message, or, when its payload is no batch of events (written by a bug or a bad node straight
+ * onto the subject), an error naming the session, the stream and the message's sequence and saying what to do, as
+ * the embedded store's damaged line does (../fs/errors.ts damagedLogWording). A damaged message is never skipped:
+ * the events it held would be lost without a word.
+ */
 export function decodeBatch(
   msg: { seq: number; string(): string },
   session: string,
   where: string,
+  stream: string,
 ): SessionEvent[] {
+  const damaged = (reason: string) =>
+    new NatsStoreError(
+      "brain_error",
+      `${where}: stream ${stream} message ${msg.seq}: ${reason}. ${damagedLogWording(session, "", `A message of a stream cannot be mended in place: keep what is good with a fork of a checkpoint taken before it (POST /v1/sessions/${session}/fork), or read it (GET /v1/sessions/${session}/log)`)}`,
+      { session },
+    );
   let raw: unknown;
   try {
     raw = JSON.parse(msg.string());
   } catch (err) {
-    throw new NatsStoreError("brain_error", `${where}: message ${msg.seq} is not JSON: ${errorMessage(err)}`);
+    throw damaged(`not JSON (${errorMessage(err)})`);
   }
-  if (!Array.isArray(raw))
-    throw new NatsStoreError("brain_error", `${where}: message ${msg.seq} is not a batch`);
-  return raw.map((e) => ({ ...(e as object), session }) as SessionEvent);
+  if (!Array.isArray(raw)) throw damaged("not a batch of events");
+  return raw.map((e, i) => {
+    const event = e as { seq?: unknown; type?: unknown } | null;
+    if (
+      typeof event !== "object" ||
+      event === null ||
+      !Number.isSafeInteger(event.seq) ||
+      typeof event.type !== "string"
+    )
+      throw damaged(`its item ${i} is not an event (an object with a seq and a type)`);
+    return { ...event, session } as SessionEvent;
+  });
 }
 
 /** Bytes per message, under the server's default 1 MB max_payload with room for headers. */
@@ -257,7 +280,14 @@ export class LogReader {
       const msg = await this.next(at);
       if (!msg || msg.seq > end.streamSeq) break;
       budget -= msg.data.length;
-      for (const e of appends.take(refOf(msg, this.where), decodeBatch(msg, this.session, this.where))) {
+      let batch: SessionEvent[];
+      try {
+        batch = decodeBatch(msg, this.session, this.where, this.ctx.stream);
+      } catch (err) {
+        // What came before the damage goes with the error: a page, or a fork's history, may need no more.
+        throw withReadable(err as Error, out);
+      }
+      for (const e of appends.take(refOf(msg, this.where), batch)) {
         if (out.length < limit) out.push(e);
       }
       at = msg.seq + 1;
@@ -289,7 +319,7 @@ export class LogReader {
           for await (const msg of messages) {
             failures = 0;
             const ref = refOf({ seq: msg.seq, header: msg.headers ?? headers() }, this.where);
-            const events = appends.take(ref, decodeBatch(msg, this.session, this.where));
+            const events = appends.take(ref, decodeBatch(msg, this.session, this.where, this.ctx.stream));
             if (events.length === 0) continue;
             seen = events[events.length - 1]!.seq;
             listener(events);
