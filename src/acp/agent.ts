@@ -6,20 +6,20 @@
 import { randomUUID } from "node:crypto";
 import {
   type AgentApp,
-  type AgentContext,
   agent,
   type ClientCapabilities,
   type McpServer,
   methods,
   PROTOCOL_VERSION,
   RequestError,
-  type SessionUpdate,
   type StopReason,
 } from "@agentclientprotocol/sdk";
 import type { BrainClient } from "../client/client.js";
 import { ClientError } from "../client/errors.js";
 import type { CreateSessionBody, SessionView } from "../protocol/api.js";
 import { busyRefusal, interruptOthersTurn } from "./busy.js";
+import { controlRefusal, isControlRefusal } from "./control.js";
+import { followTurn, send } from "./follow.js";
 import {
   brainMeta,
   newSessionField,
@@ -29,8 +29,8 @@ import {
   refuseMissingDir,
   refuseRelativeCwd,
 } from "./params.js";
+import { DaemonReach } from "./reach.js";
 import { replayConversation } from "./replay.js";
-import { askEditor } from "./requests.js";
 import { mcpServersNotStarted, sessionUpdates } from "./updates.js";
 
 export interface AcpOptions {
@@ -44,6 +44,8 @@ export interface AcpOptions {
    * no one is left to answer (and `brain acp`'s own daemon is going away, so the stream would retry for good).
    */
   editorGone?: AbortSignal;
+  /** How long a prompt's turn is followed while the daemon cannot be reached (reach.ts; default 60 s). */
+  daemonWaitMs?: number;
 }
 
 /** The most sessions one session/list answer holds. */
@@ -73,6 +75,7 @@ const CUT_SHORT: Record<string, StopReason> = {
 
 export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): AgentApp {
   let capabilities: ClientCapabilities = {};
+  const reach = new DaemonReach(client.url, options.daemonWaitMs);
   /** The MCP servers session/new named and Brain did not start, per session, until its first prompt says so. */
   const unstarted = new Map<string, string[]>();
   /**
@@ -97,6 +100,8 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
 
   /** The daemon's refusal as ACP's error; `rename` gives a field of the daemon's body its name in the request. */
   const fail = (err: unknown, rename?: (field: string) => string): never => {
+    const unreachable = reach.refusalFor(err);
+    if (unreachable) throw unreachable;
     if (err instanceof ClientError) {
       if (err.status === 404) throw new RequestError(-32002, "Resource not found", { message: err.message });
       if (err.status === 400 || err.status === 413) {
@@ -144,12 +149,14 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       const view = await client
         .create(body, { key: randomUUID() })
         .catch((err) => fail(err, (field) => newSessionField(params._meta, field)));
+      reach.back();
       noteUnstarted(view.id, params.mcpServers);
       return { sessionId: view.id, _meta: { brain: { harness: view.harness } } };
     })
     .onRequest(methods.agent.session.load, async ({ params, client: editor, signal }) => {
       refuseBadSessionId(params.sessionId);
       const view = await client.session(params.sessionId).catch(fail);
+      reach.back();
       refuseMissingDir(params.cwd);
       // An editor gives its MCP servers again at each load (ACP: the agent connects to them), so it is told again.
       noteUnstarted(view.id, params.mcpServers);
@@ -219,6 +226,7 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
         await Promise.all(cancelled);
         const cancelUnheeded = (await othersTurn) ?? false;
         const view = await client.session(sessionId).catch(fail);
+        reach.back();
         if (cancel.signal.aborted) return { stopReason: "cancelled" as const }; // cancelled before it started
         const notStarted = unstarted.get(sessionId);
         if (notStarted) {
@@ -230,12 +238,14 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
         const { turn } = await client.prompt(sessionId, text, images, { key: randomUUID() }).catch((err) => {
           const ownPrompt = [...inProgress].some((p) => p !== entry && !p.cancel.signal.aborted);
           const busy = busyRefusal(err, { sessionId, ownPrompt, cancelUnheeded });
-          return fail(busy ?? err, (field) => promptField(params.prompt, field));
+          const controlled = controlRefusal(err, sessionId, "prompt");
+          return fail(busy ?? controlled ?? err, (field) => promptField(params.prompt, field));
         });
         const status = await followTurn(client, editor, sessionId, turn, after, {
           capabilities,
           cancel: cancel.signal,
           ...(options.editorGone ? { editorGone: options.editorGone } : {}),
+          reach,
         }).catch(fail);
         // ACP: after a cancel the prompt MUST end cancelled, even if the turn finished before the interrupt landed.
         if (cancel.signal.aborted) return { stopReason: "cancelled" as const };
@@ -252,8 +262,9 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
         return { stopReason: stop };
       } catch (err) {
         // ACP: after a cancel the prompt answers cancelled, errors too (the daemon refusing a prompt that reached it
-        // after the cancel, say: the editor, told of an error, shows one for a turn it had stopped).
-        if (cancel.signal.aborted) return { stopReason: "cancelled" as const };
+        // after the cancel, say: the editor, told of an error, shows one for a turn it had stopped). Not when the
+        // cancel was refused because another client drives the session: the turn it asked to stop goes on.
+        if (cancel.signal.aborted && !isControlRefusal(err)) return { stopReason: "cancelled" as const };
         throw err;
       } finally {
         signal.removeEventListener("abort", onAbort);
@@ -281,96 +292,4 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
 interface Prompting {
   cancel: AbortController;
   answered: Promise<void>;
-}
-
-interface FollowOptions {
-  capabilities: ClientCapabilities;
-  /** session/cancel or $/cancel_request: interrupt the turn, follow it to its end. */
-  cancel: AbortSignal;
-  /** The editor went away: interrupt the turn and stop following it. */
-  editorGone?: AbortSignal;
-}
-
-/**
- * Streams one turn's events to the editor and answers its requests through it; resolves when it settles. When
- * `cancel` aborts, the turn is interrupted and still followed to its turn.settled, so the prompt is answered only
- * once the daemon has stopped it. When `editorGone` aborts, the turn is interrupted and left at once.
- */
-async function followTurn(
-  client: BrainClient,
-  editor: AgentContext,
-  sessionId: string,
-  turn: string,
-  after: number,
-  { capabilities, cancel, editorGone }: FollowOptions,
-): Promise<{ status: string; message?: string; code?: string; stopReason?: string }> {
-  const stop = new AbortController();
-  let interrupting = false;
-  const interrupt = () => {
-    if (interrupting) return;
-    interrupting = true;
-    void client.interrupt(sessionId).catch((err) => {
-      // Settled already (or interrupted by someone else): the interrupt is refused, and turn.settled comes anyway.
-      // A daemon out of reach sends no turn.settled: the stream would retry for as long as it is gone, and ACP
-      // wants the prompt answered (cancelled) after a cancel, so it is left.
-      if (err instanceof ClientError && err.status === 0) stop.abort();
-    });
-  };
-  const leave = () => {
-    interrupt();
-    stop.abort();
-  };
-  if (cancel.aborted) interrupt();
-  else cancel.addEventListener("abort", interrupt, { once: true });
-  if (editorGone?.aborted) leave();
-  else editorGone?.addEventListener("abort", leave, { once: true });
-  const asked = new Map<string, AbortController>();
-  const updates = sessionUpdates({ replaying: false, notices: Boolean(capabilities.session?.notices) });
-  let stopReason: string | undefined;
-  try {
-    for await (const event of client.events(sessionId, { after, signal: stop.signal })) {
-      if (event.turn !== turn) continue;
-      await send(editor, sessionId, updates(event));
-      if (event.type === "assistant.message") stopReason = event.data.stop_reason;
-      // After session/cancel the turn's requests are cancelled (the interrupt, on its way, denies them): one raised
-      // before the interrupt landed was asked of the editor, which had closed the turn, and its answer was taken.
-      if ((event.type === "permission.requested" || event.type === "question.requested") && !cancel.aborted) {
-        const withdraw = new AbortController();
-        asked.set(event.data.id, withdraw);
-        // By the call's id: by its tool's name, two calls of one tool at once had the request on the other's card.
-        const toolCallId = event.type === "permission.requested" ? event.data.tool_call_id : undefined;
-        void askEditor(editor, sessionId, event, { capabilities, signal: withdraw.signal, toolCallId }).then(
-          async (answer) => {
-            // An answer that comes after the cancel (an editor that allowed as it cancelled) would race the interrupt.
-            if (answer && !cancel.aborted)
-              await client.answer(sessionId, event.data.id, answer).catch(() => {}); // answered elsewhere first
-          },
-        );
-      }
-      if (event.type === "permission.resolved" || event.type === "question.answered") {
-        asked.get(event.data.id)?.abort();
-        asked.delete(event.data.id);
-      }
-      if (event.type === "turn.settled") {
-        const error = event.data.error;
-        const why = error ? { message: error.message, code: error.code } : {};
-        return { status: event.data.status, ...why, ...(stopReason ? { stopReason } : {}) };
-      }
-    }
-    return { status: "interrupted" };
-  } catch (err) {
-    // No longer followed (the daemon refused the stream: the tenant's streams all taken, a token revoked): the prompt
-    // is answered with the error, so the turn must not run on unseen, its requests asked of no one.
-    interrupt();
-    throw err;
-  } finally {
-    cancel.removeEventListener("abort", interrupt);
-    editorGone?.removeEventListener("abort", leave);
-    stop.abort();
-    for (const withdraw of asked.values()) withdraw.abort();
-  }
-}
-
-async function send(editor: AgentContext, sessionId: string, updates: SessionUpdate[]): Promise<void> {
-  for (const update of updates) await editor.notify(methods.client.session.update, { sessionId, update });
 }

@@ -5,6 +5,7 @@ import { Readable, Writable } from "node:stream";
 import { MessageTooLargeError, ndJsonStream } from "@agentclientprotocol/sdk";
 import { brainAcpAgent } from "../../acp/agent.js";
 import { daemonProblem } from "../../acp/daemon-check.js";
+import { DAEMON_WAIT_SECONDS } from "../../acp/reach.js";
 import { BrainClient } from "../../client/client.js";
 import { installVersion } from "../../core/install-root.js";
 import { homeAgents } from "../../server/agents.js";
@@ -12,6 +13,7 @@ import { newToken } from "../../server/auth/tokens.js";
 import { startDaemon } from "../../server/daemon.js";
 import { parse, refuseExtra, str } from "../args.js";
 import { loadConfig } from "../config.js";
+import { UsageError } from "../errors.js";
 import { brainHome, createBrain } from "../setup.js";
 import { connect } from "./remote/connect.js";
 
@@ -28,6 +30,7 @@ export async function command(args: string[]): Promise<number> {
   refuseExtra(positionals, 0, "acp takes no arguments (it speaks ACP on stdin and stdout)");
   const options = {
     version: installVersion(),
+    daemonWaitMs: daemonWaitMs(),
     ...(str(values.harness) ? { harness: str(values.harness) } : {}),
     ...(str(values.agent) ? { agent: str(values.agent) } : {}),
   };
@@ -88,4 +91,16 @@ export async function command(args: string[]): Promise<number> {
     return 1;
   }
   return 0;
+}
+
+/** $BRAIN_ACP_DAEMON_WAIT: seconds a prompt waits for a daemon it lost to answer again (default 60). */
+export function daemonWaitMs(env: NodeJS.ProcessEnv = process.env): number {
+  const given = env.BRAIN_ACP_DAEMON_WAIT;
+  if (!given) return DAEMON_WAIT_SECONDS * 1000;
+  if (!/^[0-9]{1,7}$/.test(given) || Number(given) === 0) {
+    throw new UsageError(
+      `$BRAIN_ACP_DAEMON_WAIT is the seconds a prompt waits for a daemon it lost to answer again (a whole number, at least 1; default ${DAEMON_WAIT_SECONDS}), not "${given}"`,
+    );
+  }
+  return Number(given) * 1000;
 }

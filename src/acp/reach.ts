@@ -1,0 +1,56 @@
+// `brain acp --server URL` when the daemon goes away. A restart (a supervisor's, `brain serve` run again) takes
+// seconds: a prompt's event stream reconnects, backing off as the CLI's does (`brain attach`, remote/tail.ts), and
+// goes on from the last event it gave, so nothing is lost or given twice. A daemon gone for good (SIGKILL, never
+// started again) left the prompt waiting until the editor cancelled it. After DAEMON_WAIT (default 60 s,
+// $BRAIN_ACP_DAEMON_WAIT) the prompt ends with an error naming the address and since when it is unreachable, and
+// every request after it that cannot reach the daemon fails at once with the same words, until one reaches it.
+import { RequestError } from "@agentclientprotocol/sdk";
+import { ClientError } from "../client/errors.js";
+
+/** How long a prompt's turn is followed while the daemon cannot be reached, by default. */
+export const DAEMON_WAIT_SECONDS = 60;
+
+/** The event stream's reconnects: half a second after the drop, then backing off to a try every 5 s (the CLI's). */
+export const RECONNECT_MS = { first: 500, max: 5000 };
+
+/** Whether the daemon at `url` answers, as far as brain acp's requests have seen; since when it has not. */
+export class DaemonReach {
+  private lostAt: Date | undefined;
+
+  constructor(
+    readonly url: string,
+    readonly waitMs: number = DAEMON_WAIT_SECONDS * 1000,
+  ) {}
+
+  /** Not reached since `at` (kept when it was lost already: the first time it was not reached is what counts). */
+  lost(at: Date = new Date()): void {
+    this.lostAt ??= at;
+  }
+
+  /** A request reached it. */
+  back(): void {
+    this.lostAt = undefined;
+  }
+
+  /** The error a request that cannot reach the daemon is answered with: the same words for each. */
+  refusal(): RequestError {
+    const since = (this.lostAt ?? new Date()).toISOString();
+    return RequestError.internalError({
+      reason: "unreachable",
+      url: this.url,
+      since,
+      message:
+        `the daemon at ${this.url} is unreachable since ${since}: is \`brain serve\` running there? ` +
+        "Start it again (its sessions and their logs are kept), then send the request again",
+    });
+  }
+
+  /** `err` as refusal() when it says nothing listens at the daemon's address; undefined for any other error. */
+  refusalFor(err: unknown): RequestError | undefined {
+    if (!(err instanceof ClientError) || err.status !== 0 || err.code !== "unreachable") return undefined;
+    // A command the daemon took and then died holding says it may have run: those words stay.
+    if (!err.message.startsWith("cannot reach the daemon")) return undefined;
+    this.lost();
+    return this.refusal();
+  }
+}
