@@ -2,7 +2,7 @@
 // home, killed and maybe started again. Back within $BRAIN_ACP_DAEMON_WAIT, the prompt goes on from the last event
 // it gave (each word once); gone past it, the prompt ends naming the address and since when, and the next request
 // fails at once with the same words until the daemon is back.
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -89,4 +89,23 @@ it("goes on with a prompt whose daemon is back within the wait, each word of the
   expect(got).toEqual(reply.slice(0, got.length));
   // The daemon is reached again: the next prompt runs.
   expect(await prompt(editor, sessionId, "next")).toEqual({ answered: "end_turn" });
+});
+
+it("refuses a $BRAIN_ACP_DAEMON_WAIT that is not a whole number of seconds, naming it and what it takes", async () => {
+  const bin = join(import.meta.dirname, "../../bin/brain.js");
+  const child = spawn(process.execPath, [bin, "acp", "--server", "http://127.0.0.1:9", "--token", "t"], {
+    env: { ...process.env, BRAIN_URL: "", BRAIN_TOKEN: "", BRAIN_ACP_DAEMON_WAIT: "1m" },
+    stdio: ["pipe", "ignore", "pipe"],
+  });
+  children.push(child);
+  let stderr = "";
+  child.stderr!.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  child.stdin!.end();
+  expect(await exited).toBe(2);
+  expect(stderr).toContain(
+    '$BRAIN_ACP_DAEMON_WAIT is the seconds a prompt waits for a daemon it lost to answer again (a whole number, at least 1; default 60), not "1m"',
+  );
 });
