@@ -21,6 +21,8 @@ export class CallPlaces {
   private readonly places = new Semaphore(MAX_TOOL_CALLS_IN_FLIGHT);
   private waitingCalls = 0;
   private waitingBytes = 0;
+  /** The frame ids of the calls taken and not yet answered: the runner matches an answer to its call by it alone. */
+  private readonly unanswered = new Set<string>();
 
   constructor(private readonly maxWaiting = MAX_TOOL_CALLS_WAITING) {}
 
@@ -28,9 +30,10 @@ export class CallPlaces {
    * Calls `start` once a place is free (at once when one is), then release() when the call is done; or, when the
    * call may not wait for one, returns why (and `start` is never called).
    */
-  take(args: unknown, start: () => void): string | undefined {
+  take(frameId: string, args: unknown, start: () => void): string | undefined {
     if (this.places.inFlight < this.places.limit) {
       this.places.acquire();
+      this.unanswered.add(frameId);
       start();
       return undefined;
     }
@@ -40,6 +43,7 @@ export class CallPlaces {
     }
     this.waitingCalls++;
     this.waitingBytes += bytes;
+    this.unanswered.add(frameId);
     void (this.places.acquire() as Promise<void>).then(() => {
       this.waitingCalls--;
       this.waitingBytes -= bytes;
@@ -48,8 +52,15 @@ export class CallPlaces {
     return undefined;
   }
 
-  release(): void {
+  /** The call taken as `frameId` has been answered. */
+  release(frameId: string): void {
     this.places.release();
+    this.unanswered.delete(frameId);
+  }
+
+  /** Whether a call taken as `frameId` still waits for its answer. */
+  awaits(frameId: string): boolean {
+    return this.unanswered.has(frameId);
   }
 }
 

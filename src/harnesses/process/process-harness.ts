@@ -323,6 +323,10 @@ export class ProcessHarness implements Harness {
    * functions: thousands of calls a second each paid for several promises and closures here.
    */
   private onToolCall(frame: ToolCallRequest): void {
+    if (this.toolCalls.awaits(frame.id))
+      return this.onFatal(
+        `the runner sent a second tool.call "${clip(frame.id)}" while the first awaits its answer (an answer names its call by that id alone, so either could get the other's result); a runner gives each tool.call frame an id of its own`,
+      );
     const turn = this.activeTurn;
     const gone = this.notRunning(frame.turn);
     if (!turn || gone) {
@@ -336,7 +340,7 @@ export class ProcessHarness implements Harness {
     const answered = (result: ToolResult) => {
       if (sent) return;
       sent = true;
-      this.toolCalls.release();
+      this.toolCalls.release(frame.id);
       try {
         this.answer(frame, result);
       } finally {
@@ -351,7 +355,7 @@ export class ProcessHarness implements Harness {
         failed(err as Error);
       }
     };
-    const refused = this.toolCalls.take(frame.params.arguments, run);
+    const refused = this.toolCalls.take(frame.id, frame.params.arguments, run);
     if (refused === undefined) return;
     runner.openCalls--;
     this.warn(`tool.call "${clip(frame.params.name)}" refused: ${refused}`);

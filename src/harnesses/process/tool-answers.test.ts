@@ -48,3 +48,43 @@ describe("a runner's tool calls", () => {
     ]);
   });
 });
+
+/**
+ * On "reuse", calls echo as frame f1 twice (tool call ids a and b) at once, and ends the prompt once f1 has two
+ * answers, saying what they were; any other prompt ends at once.
+ */
+const reusedFrameId = inlineRunnerArgs(
+  "const got = []; let done;",
+  `
+  if (!f.method) { got.push(f.result.content[0].text); if (got.length === 2) done(); return; }
+  if (f.method !== "prompt") return reply(f.method === "checkpoint" ? [] : {});
+  if (f.params.text !== "reuse") return reply({});
+  done = () => { send({ attachment: f.attachment, turn: f.turn, event: "assistant.delta", data: { text: got.join(",") } }); reply({}); };
+  for (const id of ["a", "b"])
+    send({ attachment: f.attachment, turn: f.turn, id: "f1", method: "tool.call", params: { id, name: "echo", arguments: { value: id } } });`,
+);
+
+describe("a runner that reuses the frame id of a tool call still awaiting its answer", () => {
+  it("fails its turn with a brain_error naming the id, as the answers could go to the wrong call; the next turn runs", async () => {
+    const factory = new ProcessFactory({
+      name: "inline",
+      command: process.execPath,
+      args: reusedFrameId,
+      verifyHistory: false,
+    });
+    t = makeBrain({ factories: [factory] });
+    const session = await t.brain.create({ harness: "inline", config: { tools: ["echo"] } });
+    const outcome = await (await session.prompt("reuse")).settled;
+    expect(outcome).toMatchObject({
+      status: "failed",
+      error: {
+        code: "brain_error",
+        message: expect.stringMatching(/second tool\.call "f1" while the first awaits its answer/),
+      },
+    });
+    // The second call never ran: the log holds the first, answered.
+    const calls = (await events(session)).filter((e) => e.type === "tool.call").map((e) => e.data);
+    expect(calls).toMatchObject([{ id: "a" }]);
+    expect((await (await session.prompt("after")).settled).status).toBe("completed");
+  });
+});
