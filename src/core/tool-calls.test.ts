@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ToolResult } from "../protocol/runner.js";
-import { events, makeBrain, scripted, type TestBrain } from "../testing/brain.js";
+import { events, gatedTool, makeBrain, scripted, type TestBrain } from "../testing/brain.js";
 
 let t: TestBrain;
 afterEach(async () => {
@@ -65,5 +65,44 @@ describe("a harness that hands results on through answer", () => {
     const logged = (await events(session)).filter((e) => e.type.startsWith("tool."));
     expect(logged.map((e) => e.type)).toEqual(["tool.call", "tool.result"]);
     expect(logged[1]?.data).toEqual({ id: "c1", ...answers[0] });
+  });
+});
+
+describe("a harness that gives a second call the id of a call", () => {
+  it("still waiting for its result: refused with an error result that says so, and neither run nor logged", async () => {
+    const { tools: gated, open } = gatedTool();
+    const results: ToolResult[] = [];
+    t = makeBrain({
+      tools: [gated],
+      factories: [
+        scripted(async ({ call }, turn) => {
+          const signal = new AbortController().signal;
+          const params = { id: "c1", name: "gated", arguments: {} };
+          const first = call(turn, params, signal);
+          const second = call(turn, { ...params, arguments: { again: true } }, signal);
+          open();
+          results.push(await second, await first);
+          // Answered, the id may name a new call (runners number their calls afresh after a restart).
+          results.push(await call(turn, params, signal));
+        }),
+      ],
+    });
+    const session = await t.brain.create({ harness: "scripted", config: { tools: ["gated"] } });
+    expect((await (await session.prompt("go")).settled).status).toBe("completed");
+    expect(results.map((r) => [r.is_error, r.content[0]?.type === "text" && r.content[0].text])).toEqual([
+      [
+        true,
+        'tool call id "c1" is already in use by a call still waiting for its result; give each call an id of its own',
+      ],
+      [false, "done"],
+      [false, "done"],
+    ]);
+    const logged = (await events(session)).filter((e) => e.type.startsWith("tool."));
+    expect(logged.map((e) => [e.type, e.data])).toEqual([
+      ["tool.call", { id: "c1", name: "gated", arguments: {} }],
+      ["tool.result", { id: "c1", ...results[1] }],
+      ["tool.call", { id: "c1", name: "gated", arguments: {} }],
+      ["tool.result", { id: "c1", ...results[2] }],
+    ]);
   });
 });

@@ -35,7 +35,11 @@ export class ToolCalls {
     const turn = this.parts.running();
     if (!turn || turn.id !== turnId) return Promise.resolve(errorResult("no turn is running"));
     if (this.parts.pending.has("tool.call", call.id))
-      return Promise.resolve(errorResult(`tool call id "${call.id}" is already in use`));
+      return Promise.resolve(
+        errorResult(
+          `tool call id "${call.id}" is already in use by a call still waiting for its result; give each call an id of its own`,
+        ),
+      );
     // A call the log cannot hold is never run: it would leave a result without its call.
     const unloggable = notLoggable(call);
     if (unloggable) return this.refuse(turnId, call, unloggable);
