@@ -88,6 +88,25 @@ describe("credentials in a NATS URL", () => {
     expect(() => natsServers("http://tok3n-s3cret@a:4222")).toThrow(/"http:\/\/\*\*\*@a:4222" is not a nats/);
   });
 
+  it("are not in the error when a comma or space in them splits the list", () => {
+    // The list is split on commas and spaces before each URL is read: a password holding one was cut in two,
+    // and the error quoted the first piece, "nats://brain:pw-s3", whole.
+    for (const value of [
+      "nats://brain:pw-s3,cret@a:4222",
+      "nats://brain:pw-s3 cret@a:4222",
+      "nats://b:4222,nats://tok3n s3cret x@a:4222",
+    ]) {
+      let message = "";
+      try {
+        natsServers(value);
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message, value).toMatch(/percent-encode/);
+      expect(message, value).not.toMatch(/s3|cret|tok3n/);
+    }
+  });
+
   it("are not in the line brain serve starts with", async () => {
     const cluster = await startNatsCluster();
     const child = spawn(

@@ -28,10 +28,13 @@ export function leaseTtl(env: string | undefined, configured: number | undefined
   return ms;
 }
 
+/** What separates the URLs of a --nats list. */
+const LIST_SEPARATOR = /[\s,]+/;
+
 /** `nats://a:4222,nats://b:4222` (or with spaces) → the server list; each must be a nats:// URL. */
 export function natsServers(value: string): string[] {
   const servers = value
-    .split(/[\s,]+/)
+    .split(LIST_SEPARATOR)
     .map((s) => s.trim())
     .filter(Boolean);
   if (servers.length === 0)
@@ -41,11 +44,13 @@ export function natsServers(value: string): string[] {
     try {
       url = new URL(server);
     } catch {
-      throw new UsageError(`--nats: "${shownServer(server)}" is not a URL; write it as nats://HOST:PORT`);
+      throw new UsageError(
+        `--nats: ${quotedServer(server, value)} is not a URL; write it as nats://HOST:PORT`,
+      );
     }
     if (url.protocol !== "nats:" && url.protocol !== "tls:") {
       throw new UsageError(
-        `--nats: "${shownServer(server)}" is not a nats:// URL; write it as nats://HOST:PORT`,
+        `--nats: ${quotedServer(server, value)} is not a nats:// URL; write it as nats://HOST:PORT`,
       );
     }
   }
@@ -75,6 +80,23 @@ export function shownServer(server: string): string {
   if (at === -1) return server;
   const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(server)?.[0] ?? "";
   return `${scheme}***${server.slice(at)}`;
+}
+
+/**
+ * A refused piece of the --nats list, as its error quotes it. A comma or space in a URL's user name or password
+ * cuts the URL in two there, and a piece without its `@` would be quoted with the credential's first part in it:
+ * such a piece is not quoted; the error says so and shows the whole list, its credentials hidden URL by URL.
+ */
+function quotedServer(piece: string, value: string): string {
+  const shownList = value.replace(
+    /[A-Za-z][A-Za-z0-9+.-]*:\/\/(?:(?![A-Za-z][A-Za-z0-9+.-]*:\/\/).)*/gs,
+    shownServer,
+  );
+  const shown = shownServer(piece);
+  if (shownList.split(LIST_SEPARATOR).includes(shown)) return `"${shown}"`;
+  throw new UsageError(
+    `--nats: a URL in "${shownList}" is cut in two: its user name or password holds a comma or a space, which separate the list's URLs; percent-encode it (%2C, %20)`,
+  );
 }
 
 export function shownServers(servers: string[]): string {
