@@ -56,7 +56,10 @@ const AUTH_SCHEME = /^\s*[A-Za-z][A-Za-z0-9_-]*\s+(\S+)\s*$/;
  * an MCP server's or the api harness's credential headers and URL credentials written out rather than as
  * `${VAR}`, and the credentials in an inline provider's base URL.
  */
-export function recordSecrets(record: SessionRecord, env: NodeJS.ProcessEnv): Secret[] {
+export function recordSecrets(
+  record: Pick<SessionRecord, "mcp_servers" | "config" | "provider">,
+  env: NodeJS.ProcessEnv,
+): Secret[] {
   const out: Secret[] = [];
   const mcpNames = [...JSON.stringify(record.mcp_servers ?? {}).matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)];
   for (const [, name] of mcpNames) {

@@ -1,11 +1,13 @@
 // `brain agents ls | show FILE|ID`: agent definitions (nui's ADL, YAML or JSON) in $BRAIN_HOME/agents and in
 // installed extensions. Run one with `brain run --agent FILE|ID PROMPT`.
 import { listAgents } from "../../agents/catalog.js";
+import { recordSecrets } from "../../core/credentials.js";
+import { envSecrets, Redactor } from "../../core/redact.js";
 import { extensionsDir, listExtensions } from "../../harnesses/ext/extensions.js";
 import { agentLayer, agentsDir, findAgent } from "../agents.js";
 import { need, parse, refuseExtra, str, UsageError } from "../args.js";
 import { loadConfig } from "../config.js";
-import { brainHome, configHarnessTypes } from "../setup.js";
+import { brainHome, configHarnessTypes, configSecrets } from "../setup.js";
 
 export const usage = `agents ls [--json] | show FILE|ID
                               agent definitions in $BRAIN_HOME/agents and extensions (run one: run --agent FILE|ID)`;
@@ -19,7 +21,8 @@ export async function command(args: string[]): Promise<number> {
   if (verb === "show") refuseExtra(positionals, 2, "agents show takes one FILE or ID");
   const home = brainHome();
   // Checked against the harnesses this config's host runs: a type it cannot run is named here, not at run time.
-  const types = configHarnessTypes(loadConfig(str(values.config)), home);
+  const loaded = loadConfig(str(values.config));
+  const types = configHarnessTypes(loaded, home);
   switch (verb) {
     case "ls": {
       const { extensions, problems: extProblems } = listExtensions(extensionsDir(home));
@@ -46,7 +49,17 @@ export async function command(args: string[]): Promise<number> {
     }
     case "show": {
       const agent = findAgent(need(target, "agents show needs a FILE or an agent ID"), home, types);
-      const shown = { id: agent.id, file: agent.file, session: agentLayer(agent), ignored: agent.ignored };
+      const session = agentLayer(agent);
+      // As a session made from it is shown (Brain.shownRecord): the credentials it holds written out (its env,
+      // its MCP servers' headers and env) redacted, and the host's secrets.
+      const secrets = recordSecrets({ ...session, config: session.config ?? {} }, process.env);
+      const redactor = new Redactor([...envSecrets(process.env), ...configSecrets(loaded, home), ...secrets]);
+      const shown = {
+        id: agent.id,
+        file: agent.file,
+        session: redactor.redactDeep(session),
+        ignored: agent.ignored,
+      };
       process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
       return 0;
     }
