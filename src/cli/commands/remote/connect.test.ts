@@ -41,6 +41,30 @@ it("refuses a URL with a user or password, not naming the password (fetch refuse
   }
 });
 
+it("refuses a URL with a query or fragment, not naming the token it may hold (the web UI's link has it)", () => {
+  // `brain serve` prints the web UI's link, http://HOST:PORT/#token=…: given as --server, "cannot reach the daemon
+  // at <URL>" quoted it whole, token and all. So did the refusal of a URL that does not parse.
+  for (const given of [
+    "http://127.0.0.1:7932/#token=brain_tok-secret-123",
+    "http://127.0.0.1:7932/?access_token=brain_tok-secret-123",
+    "http://127.0.0.1:99999/#token=brain_tok-secret-123",
+    "http://u:tok-secret-123@127.0.0.1:99999/",
+  ]) {
+    const refused = (() => {
+      try {
+        serverUrl(given, {});
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(refused, given).toBeInstanceOf(UsageError);
+    expect((refused as Error).message, given).toMatch(
+      /--token or \$BRAIN_TOKEN|like http:\/\/127\.0\.0\.1:7777/,
+    );
+    expect((refused as Error).message, given).not.toContain("secret-123");
+  }
+});
+
 describe("a daemon that takes the connection and never answers", () => {
   it("is an error naming its address and $BRAIN_SERVER_TIMEOUT once that many seconds pass", async () => {
     const held: Socket[] = [];

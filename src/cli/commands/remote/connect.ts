@@ -21,7 +21,9 @@ export function serverUrl(flag: string | undefined, env: NodeJS.ProcessEnv = pro
     parsed = new URL(url);
     if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error("not http");
   } catch {
-    throw new UsageError(`--server takes the daemon's URL, like http://127.0.0.1:7777, not "${url}"`);
+    throw new UsageError(
+      `--server takes the daemon's URL, like http://127.0.0.1:7777, not "${shownUrl(url)}"`,
+    );
   }
   // fetch refuses such a URL, and its error quoted the URL whole: the password ended up on the terminal.
   if (parsed.username || parsed.password) {
@@ -31,7 +33,19 @@ export function serverUrl(flag: string | undefined, env: NodeJS.ProcessEnv = pro
       `--server (or $BRAIN_URL) takes the daemon's URL without a user or password (${parsed.origin}): give the token with --token or $BRAIN_TOKEN`,
     );
   }
+  // The web UI's link (http://HOST:PORT/#token=…, as `brain serve` prints it) or an ?access_token= URL: the
+  // client would send its requests to the page's path, and its errors quoted the URL, token and all.
+  if (parsed.search || parsed.hash) {
+    throw new UsageError(
+      `--server (or $BRAIN_URL) takes the daemon's URL without a query or fragment (${parsed.origin}): give the token with --token or $BRAIN_TOKEN`,
+    );
+  }
   return url;
+}
+
+/** A URL that did not parse, as a refusal quotes it: without what may hold a token or password. */
+function shownUrl(url: string): string {
+  return url.replace(/[?#].*$/s, "").replace(/\/\/[^/]*@/, "//***@");
 }
 
 export function serverToken(
