@@ -96,7 +96,7 @@ export function recordSecrets(
  * The credentials an MCP server's settings hold written out: secret-named env and its URLs' passwords, credential
  * headers, its URL's.
  */
-function writtenOut(server: { env?: unknown; headers?: unknown; url?: unknown }): Secret[] {
+function writtenOut(server: { env?: unknown; headers?: unknown; url?: unknown; args?: unknown }): Secret[] {
   const out: Secret[] = [];
   const strings = (values: unknown) =>
     values && typeof values === "object"
@@ -114,6 +114,45 @@ function writtenOut(server: { env?: unknown; headers?: unknown; url?: unknown })
     if (credential) out.push({ name, value: credential });
   }
   if (typeof server.url === "string") out.push(...urlSecrets(server.url));
+  if (Array.isArray(server.args)) out.push(...argSecrets(server.args));
+  return out;
+}
+
+/** A flag that names where a secret is (`--token-file PATH`, `--api-key-env NAME`), not the secret itself. */
+const REFERENCE_FLAG = /[-_](?:file|path|env|var|name|dir|url)$/i;
+
+/**
+ * The credentials a server's command line writes out, as its README has one write them: the value of a
+ * secret-named flag (`--api-key KEY`, `--token=KEY`), a credential header given as an argument (`Authorization:
+ * Bearer KEY`, as mcp-remote's `--header` takes it), a URL's password. A `${VAR}` is shown as written.
+ */
+function argSecrets(args: unknown[]): Secret[] {
+  const out: Secret[] = [];
+  args.forEach((arg, i) => {
+    if (typeof arg !== "string" || arg.includes("${")) return;
+    const flag = /^--?([A-Za-z][\w-]*)(?:=(.*))?$/s.exec(arg);
+    if (flag) {
+      const [, name, joined] = flag;
+      if (!secretNamed(name!) || REFERENCE_FLAG.test(name!)) return;
+      const value = joined ?? args[i + 1];
+      if (
+        typeof value !== "string" ||
+        value.includes("${") ||
+        (joined === undefined && value.startsWith("-"))
+      )
+        return;
+      out.push({ name: joined === undefined ? arg : arg.slice(0, arg.indexOf("=")), value });
+      return;
+    }
+    const header = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):\s*(\S.*)$/s.exec(arg);
+    if (header && (secretNamed(header[1]!) || CREDENTIAL_HEADER.test(header[1]!))) {
+      out.push({ name: header[1]!, value: header[2]! });
+      const credential = AUTH_SCHEME.exec(header[2]!)?.[1];
+      if (credential) out.push({ name: header[1]!, value: credential });
+      return;
+    }
+    out.push(...urlSecrets(arg));
+  });
   return out;
 }
 

@@ -179,3 +179,44 @@ it("a session's view and log never show a password in a URL its agent definition
     LOG_LEVEL: "debug",
   });
 });
+
+it("a session's view and log never show a credential its MCP servers' command-line arguments write out", async () => {
+  // What a server's README has one write (`--api-key KEY`, `--token=KEY`, mcp-remote's `--header "Authorization:
+  // Bearer KEY"`): a tenant naming the agent read them back in its session's view, as the args were not looked at.
+  const secret = "arg-credential-in-the-agent-0123456789";
+  const args = [
+    "--api-key",
+    `${secret}-flag`,
+    `--token=${secret}-eq`,
+    "--header",
+    `Authorization: Bearer ${secret}-header`,
+    `https://u:${secret}-url@mcp.example/`,
+    "--verbose",
+    "plain-word",
+  ];
+  const agent = {
+    harness: "echo",
+    config: { options: { mcp_servers: [{ name: "gh", command: "gh-mcp", args }] } },
+  };
+  t = await startTestDaemon({
+    agents: { list: async () => [{ id: "gh" }], resolve: async (id) => (id === "gh" ? agent : undefined) },
+  });
+  const created = await raw(t.url, "POST", "/v1/sessions", { token: t.tokens.other, body: { agent: "gh" } });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const path = `/v1/sessions/${created.body.id}`;
+  const shown = await raw(t.url, "GET", path, { token: t.tokens.other });
+  const log = await raw(t.url, "GET", `${path}/log`, { token: t.tokens.other });
+  for (const answer of [created, shown, log]) expect(JSON.stringify(answer.body)).not.toContain(secret);
+  const [server] = (shown.body.config as { options: { mcp_servers: { args: string[] }[] } }).options
+    .mcp_servers;
+  expect(server?.args).toEqual([
+    "--api-key",
+    "[redacted:--api-key]",
+    "--token=[redacted:--token]",
+    "--header",
+    "Authorization: [redacted:Authorization]",
+    "https://u:[redacted:url_password]@mcp.example/",
+    "--verbose",
+    "plain-word",
+  ]);
+});
