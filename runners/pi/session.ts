@@ -12,6 +12,7 @@ import {
   RunnerFailure,
   type Turn,
 } from "../../sdk/ts/index.js";
+import { Redactor } from "../../src/core/redact.js";
 import { chooseCut, contextTokens, needsCompaction, summarize } from "./compaction.js";
 import { messageEvent } from "./events.js";
 import { requestOptions, restoreToolSchemas, streamFn } from "./provider.js";
@@ -42,6 +43,11 @@ export class PiSession implements Attachment {
   private turn: Turn | undefined;
   /** The runner's own failure during the current turn (the disk, a broken loop): the turn fails with it. */
   private failure: RunnerFailure | undefined;
+  /**
+   * The key in every form, kept out of the transcript: a provider's error may quote the key it was sent, and a
+   * native file holding it is refused by every checkpoint (and so fork) of the session.
+   */
+  private readonly redactor: Redactor;
   /** The current turn's latest model reply: when it failed, the turn fails with the provider's message. */
   private lastReply: AssistantMessage | undefined;
 
@@ -51,6 +57,7 @@ export class PiSession implements Attachment {
     private readonly log: Log,
   ) {
     this.transcript = new Transcript(params.dir, log);
+    this.redactor = new Redactor(settings.apiKey ? [{ name: "api_key", value: settings.apiKey }] : []);
     this.request = requestOptions(settings, this.transcript.id);
     const messages = this.transcript.context().messages;
     this.agent = new Agent({
@@ -159,7 +166,7 @@ export class PiSession implements Attachment {
 
   private record(message: Message): void {
     try {
-      this.transcript.appendMessage(message);
+      this.transcript.appendMessage(this.redactor.redactDeep(message));
     } catch (err) {
       return this.fail(`could not append to ${TRANSCRIPT}: ${(err as Error).message}`);
     }

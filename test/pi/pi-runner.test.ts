@@ -180,6 +180,20 @@ describe.each(FORMATS)("runners/pi on $api", (format) => {
     expect((await (await session.prompt("Hello again.")).settled).status).toBe("completed");
   });
 
+  it("keeps the key a provider's error echoes out of its transcript, so the session still checkpoints", async () => {
+    // A gateway's 401 quoting the key it was sent: the transcript kept the reply's errorMessage whole, and the
+    // checkpoint secret scan then refused every checkpoint (and so fork) of the session until a rebuild.
+    t = bed.brain(format);
+    const echoed = `Incorrect API key provided: ${API_KEY} (${Buffer.from(API_KEY).toString("base64")})`;
+    bed.fake.script([{ error: { status: 401, message: echoed, retry: false } }]);
+    const session = await t.brain.create({ harness: "pi", config });
+    const outcome = await (await session.prompt("Hello?")).settled;
+    expect(outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
+    expect(JSON.stringify(transcript(t, session))).not.toContain(API_KEY);
+    expect(JSON.stringify(transcript(t, session))).toContain("Incorrect API key provided");
+    expect((await session.checkpoint()).files).toHaveLength(1);
+  });
+
   it("names the endpoint it could not reach in the turn's provider_error", async () => {
     const down = await startFakeProvider();
     const baseUrl = format.baseUrl(down);
