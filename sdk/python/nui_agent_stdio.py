@@ -48,6 +48,7 @@ from nui_wire import (  # noqa: F401
     LineTooLong,
     _fitted,
     dumps,
+    failure,
     parse_line,
     read_lines,
     text_pieces,
@@ -338,7 +339,7 @@ class NuiAgent(HitlMixin):
                 elif chunk:
                     self.emit({"type": "text", "content": str(chunk)}, run_id)
         except Exception as exc:  # the agent's failure is an event, never a dead host
-            self.emit({"type": "error", "error": str(exc) or exc.__class__.__name__}, run_id)
+            self.emit({"type": "error", "error": failure(exc)}, run_id)
         except SystemExit as exc:
             # In this thread sys.exit() would end the thread alone, silently: the run would send neither done nor
             # its reply, and the client would wait for it for good. It fails the run instead, saying so.

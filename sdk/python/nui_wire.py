@@ -7,6 +7,8 @@ The shared wire fixtures (src/testing/fixtures/wire in Brain) hold both SDKs to 
 from __future__ import annotations
 
 import json
+import os
+import traceback
 from typing import Any, Dict, Generator, Iterable, List, Optional
 
 # Brain reads a host's lines up to 4 MiB and ends a host that writes a longer one, with every session it serves.
@@ -126,3 +128,32 @@ def text_pieces(text: str, units: int = MAX_TEXT_UNITS) -> List[str]:
 
 def _cut(text: str, what: str, size: int) -> str:
     return f"{text_pieces(text)[0]}\n… [cut short: the whole {what} took {size} bytes, over the 4 MiB line Brain reads from a host]"
+
+
+# The SDK's own modules: their frames in a run's traceback are the SDK at work, no help to the agent's author.
+_SDK_DIR = os.path.dirname(os.path.realpath(__file__))
+_SDK_FILES = {
+    os.path.join(_SDK_DIR, name)
+    for name in ("nui_agent_stdio.py", "nui_agent.py", "nui_agent_hitl.py", "nui_hitl.py", "nui_wire.py")
+}
+# A person reads the failed turn's error, not the host's stderr: the frames nearest the raise say where it went wrong.
+FAILURE_FRAMES = 3
+
+
+def failure(exc: BaseException) -> str:
+    """What a run raised, for its error event: the exception as Python's traceback ends it ("KeyError: 'missing'",
+    where its message alone said "'missing'") and the last frames of the agent's code that raised it. Never raises
+    itself (an exception whose __str__ fails is still named): the run must go on to send done and its reply."""
+    try:
+        summary = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        frames = [
+            frame
+            for frame in traceback.extract_tb(exc.__traceback__)
+            if os.path.realpath(frame.filename) not in _SDK_FILES
+        ][-FAILURE_FRAMES:]
+        if not frames:
+            return summary
+        tail = "".join(traceback.format_list(frames)).rstrip()
+        return f"{summary}\nTraceback (most recent call last, its last {len(frames)} of the agent's frames):\n{tail}"
+    except Exception:  # a name is better than a run that never ends
+        return exc.__class__.__name__

@@ -106,12 +106,14 @@ describe("stdio: a Python extension on sdk/python", () => {
     expect(all.find((e) => e.type === "assistant.message")?.data).toMatchObject({ text: "done with tools" });
   });
 
-  it("turns the agent's error event into a failed turn (provider_error); the host stays", async () => {
+  it("turns what run() raised into a failed turn (provider_error) naming it and where; the host stays", async () => {
     const { brain } = await brainWith(demoPy);
     const session = await brain.create({ harness: "ext:demo-py/echo" });
     const failed = await turnText(session, "fail");
     expect(failed.outcome).toMatchObject({ status: "failed", error: { code: "provider_error" } });
-    expect(failed.outcome.error?.message).toBe("ext:demo-py/echo: the model is unavailable");
+    expect(failed.outcome.error?.message).toMatch(
+      /^ext:demo-py\/echo: RuntimeError: the model is unavailable\n.*harness_host\.py", line \d+, in run\n/s,
+    );
     expect((await turnText(session, "after")).text).toMatch(/run=2/);
   });
 
