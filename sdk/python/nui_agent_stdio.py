@@ -23,7 +23,8 @@ model?, harnessId?}, harness.cancel {runId}, harness.shutdown; harness.event not
 What this framework does beyond nui's own:
 - run() works in its own thread, so harness.cancel is read and handled while run() is working: on_cancel()
   is called at once, cancelled(run_id) is set, and the run stops at its next yield.
-- print() inside an agent goes to stderr: stdout carries only protocol lines.
+- print() inside an agent goes to stderr, as does what its child processes write to stdout: stdout carries only
+  protocol lines.
 - ask_user() and request_approval() use nui's REST API when NUI_API_URL is set (as nui does); without it they
   ask over the protocol (a hitl_request event, answered by a harness.hitl_response notification).
 - emit(event) sends an event from anywhere in a run (a callback, another thread).
@@ -50,6 +51,7 @@ from nui_wire import (  # noqa: F401
     dumps,
     failure,
     parse_line,
+    protocol_stdout,
     read_lines,
     text_pieces,
 )
@@ -148,7 +150,7 @@ class NuiAgent(HitlMixin):
     def serve_stdio(self) -> None:
         """Reads requests from stdin until it closes or harness.shutdown; blocks."""
         self.harness_id = os.environ.get("NUI_HARNESS_ID", self.harness_id or self.name)
-        out = sys.stdout
+        out = protocol_stdout()
         sys.stdout = sys.stderr  # print() in an agent must never corrupt the protocol
         self._writer = lambda text: (out.write(text), out.flush())
         # Bytes as they come (sys.stdin would decode them with the locale's encoding; frames are UTF-8).

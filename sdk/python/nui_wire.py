@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import traceback
 from typing import Any, Dict, Generator, Iterable, List, Optional
 
@@ -42,6 +43,19 @@ def _fitted(event: Dict[str, Any]) -> Dict[str, Any]:
     if short is not None and len(json.dumps(short)) <= MAX_EVENT_BYTES:
         return short
     raise ValueError(f'a "{kind}" event of {size} bytes is over the 4 MiB line Brain reads from a host; it was not sent')
+
+
+def protocol_stdout() -> Any:
+    """The stream protocol lines go to: a file descriptor of their own, with fd 1 pointed at stderr. Swapping
+    sys.stdout does not reach a child process the agent starts (a tool, `git status`) or C code: they write to fd 1,
+    and what they wrote without its newline ran into the next protocol line, which Brain then dropped as not JSON."""
+    sys.stdout.flush()
+    try:
+        fd = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:  # no fd 1 or 2 to move: sys.stdout is all there is
+        return sys.stdout
+    return open(fd, "w", encoding="utf-8", newline="\n")
 
 
 class LineTooLong(ValueError):

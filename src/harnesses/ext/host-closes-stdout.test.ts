@@ -6,12 +6,22 @@ import { useScratch } from "../../testing/nui.js";
 
 const { pythonHost } = useScratch();
 
-// Each host writes its pid to stderr first: the test checks that the one that closed its stdout is gone.
+// Each host writes its pid to stderr first: the test checks that the one that closed its stdout is gone. The pipe
+// to Brain is closed wherever it is: serve_stdio() moves it off fd 1 (which it points at stderr, for child processes).
 const HOST = `
 import os, sys, time
 from nui_agent_stdio import NuiAgent
 sys.stderr.write("pid %d\\n" % os.getpid())
 sys.stderr.flush()
+PIPE = os.fstat(1)
+def close_stdout():
+    for fd in range(256):
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) == (PIPE.st_dev, PIPE.st_ino):
+            os.close(fd)
 class Closes(NuiAgent):
     def run(self, message, run_id, **kwargs):
         yield "before "
@@ -19,12 +29,12 @@ class Closes(NuiAgent):
             time.sleep(0.2)  # the text goes out before stdout does
             sys.stderr.write("fatal: lost my stdout\\n")
             sys.stderr.flush()
-            os.close(1)
+            close_stdout()
             time.sleep(600)
         if message == "torn":
             with self._lock():
                 self._writer('{"jsonrpc":"2.0","method":"harness.event","params":{"runId":"' + run_id + '","type"')
-            os.close(1)
+            close_stdout()
             time.sleep(600)
         yield "alive"
 Closes().serve_stdio()
