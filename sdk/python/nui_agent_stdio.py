@@ -340,12 +340,14 @@ class NuiAgent(HitlMixin):
                     self.emit(chunk, run_id)
                 elif chunk:
                     self.emit({"type": "text", "content": str(chunk)}, run_id)
-        except Exception as exc:  # the agent's failure is an event, never a dead host
-            self.emit({"type": "error", "error": failure(exc)}, run_id)
         except SystemExit as exc:
             # In this thread sys.exit() would end the thread alone, silently: the run would send neither done nor
             # its reply, and the client would wait for it for good. It fails the run instead, saying so.
             self.emit({"type": "error", "error": f"run() called sys.exit({exc.code!r})"}, run_id)
+        except BaseException as exc:  # the agent's failure is an event, never a dead host or a run left unanswered
+            # BaseException, not Exception: asyncio's CancelledError (an agent on asyncio whose task was cancelled)
+            # is none, and escaping this thread it ended it as sys.exit() did. No KeyboardInterrupt reaches it.
+            self.emit({"type": "error", "error": failure(exc)}, run_id)
         finally:
             local.run_id = ""
         done: Dict[str, Any] = {"type": "done"}
@@ -367,7 +369,9 @@ class NuiAgent(HitlMixin):
         """Calls one of the agent's hooks; what it raises is reported on stderr, never the end of the host or a run."""
         try:
             return fn(*args)
-        except (Exception, SystemExit) as exc:  # sys.exit() in a run's thread would end that run unfinished
+        except BaseException as exc:  # sys.exit() or asyncio's CancelledError in a run's thread: a run unfinished
+            if isinstance(exc, KeyboardInterrupt):  # the reading thread's Ctrl-C is the person's, not the hook's
+                raise
             sys.stderr.write(f"[{self.name}] {hook} raised {exc.__class__.__name__}: {exc}\n")
             return None
 

@@ -168,6 +168,6 @@ def failure(exc: BaseException) -> str:
         if not frames:
             return summary
         tail = "".join(traceback.format_list(frames)).rstrip()
-        return f"{summary}\nTraceback (most recent call last, its last {len(frames)} of the agent's frames):\n{tail}"
+        return f"{summary}\nTraceback (its last {len(frames)} frames outside the SDK, most recent call last):\n{tail}"
     except Exception:  # a name is better than a run that never ends
         return exc.__class__.__name__
