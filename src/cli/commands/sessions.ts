@@ -7,6 +7,7 @@ import type { SegmentPolicy } from "../../core/retention.js";
 import type { UnreadableSession } from "../../core/store.js";
 import { compactLog } from "../../store/fs/compact.js";
 import { FsSessionStore, readEventsFile } from "../../store/fs/index.js";
+import { liveHolder } from "../../store/fs/log-lock.js";
 import { retireSegments } from "../../store/fs/retire.js";
 import { parse, refuseExtra, str, UsageError, wholeNumber, withBrain } from "../args.js";
 import { brainHome } from "../setup.js";
@@ -15,10 +16,13 @@ import { deleteThroughDaemon, throughDaemon } from "../through-daemon.js";
 import { DEFAULT_TAIL, shownRedactor, showSession, showWindow } from "./session-show.js";
 
 export const usage = `sessions ls | show ID [--tail N] [--after SEQ] | events ID [--after SEQ] [--json] | compact ID | rebuild ID | rm ID [--force]
-                              the sessions in $BRAIN_HOME (default ~/.brain) and their logs; show prints a
-                              session's record, last seq, pending requests, checkpoints, the bytes its native
-                              state takes (native_disk) and its last ${DEFAULT_TAIL} events (--tail N: the last N;
-                              --after SEQ: the first N after SEQ); compact drops the deltas of completed turns
+                              the sessions in $BRAIN_HOME (default ~/.brain) and their logs; ls shows each one
+                              open, closed or idle (its record open, but no live process holds it: the one
+                              that had it was killed or stopped, and the next run on it reopens it; --json
+                              prints the record as stored); show prints a session's record, last seq, pending
+                              requests, checkpoints, the bytes its native state takes (native_disk) and its
+                              last ${DEFAULT_TAIL} events (--tail N: the last N; --after SEQ: the first N after SEQ);
+                              compact drops the deltas of completed turns
                               (their messages hold the text) from a closed log, and with --archive-segments
                               (gzip'd to the session's archive/) or --drop-segments its sealed segments, all or
                               (--max-log-mb N) the oldest past N MB;
@@ -58,7 +62,8 @@ export async function command(args: string[]): Promise<number> {
         const records = await brain.list((session) => damaged.push(session));
         for (const r of records) {
           if (!values.json) {
-            process.stdout.write(`${r.id}  ${r.harness.padEnd(12)} ${r.status.padEnd(6)} ${r.created_at}\n`);
+            const state = await shownState(r, store);
+            process.stdout.write(`${r.id}  ${r.harness.padEnd(12)} ${state.padEnd(6)} ${r.created_at}\n`);
             continue;
           }
           // The whole record, read one at a time (the list holds summaries); one deleted since is left out.
@@ -177,6 +182,18 @@ function segmentPolicy(values: {
   const policy: SegmentPolicy = archive ? { archiveAfterMs: age } : { dropAfterMs: age };
   if (max !== undefined) policy.maxBytes = max * 1024 * 1024;
   return policy;
+}
+
+/**
+ * A session's state as the table shows it: the record's status, except "idle" for one whose record says open
+ * while no live process holds its log (the `brain run` that had it was killed, a daemon that had it stopped):
+ * nothing was left to record it closed, and the next run or daemon that opens it recovers it. One read of the
+ * log's lock per open session, never of its log. A lock that cannot be read keeps "open" (who holds it is unknown).
+ */
+async function shownState(session: { id: string; status: string }, store: FsSessionStore): Promise<string> {
+  if (session.status !== "open") return session.status;
+  const holder = await liveHolder(store.paths(session.id).events).catch(() => -1);
+  return holder === undefined ? "idle" : "open";
 }
 
 function required(id: string | undefined): string {
