@@ -270,6 +270,12 @@ export async function sweepUnacknowledged(
     const slot = text !== null && isSlotText(text);
     const unacknowledged = text === null ? oldEnough(paths.dir) : unacknowledgedRecord(paths.record, text);
     if (!slot && !(await unacknowledged)) continue;
+    // Looked at without the lock first (readers never take it): a log holding more events than such a session's
+    // keeps them, so the locked look would keep the session too. Every old session's lock, taken and released by
+    // every command's sweep, cost a dozen trips through the thread pool per stored session and, while held,
+    // refused anyone's open of it (LogLockedError).
+    const seen = await countEvents(paths.events, io);
+    if (seen === undefined || seen > (slot ? 1 : 0)) continue;
     let lock: LogLock;
     try {
       lock = await acquireLogLock(paths.events, { session: id });
