@@ -305,11 +305,15 @@ async function everWritten(events: string, io: LogIO): Promise<boolean> {
 
 /** A whole record written long enough ago that a create still making it would have taken its lock. */
 async function unacknowledgedRecord(path: string, text: string): Promise<boolean> {
+  let record: unknown;
   try {
-    JSON.parse(text);
+    record = JSON.parse(text);
   } catch {
     return false; // damage, for get() to report
   }
+  // Closed, so opened first (its session.opened logged): acknowledged, and its log is not read. Most stored
+  // sessions are (each CLI command records its own closed), and each command's sweep looks at every one.
+  if ((record as { status?: unknown } | null)?.status === "closed") return false;
   return oldEnough(path);
 }
 
