@@ -15,6 +15,7 @@ import {
 } from "../../testing/docker-engine.js";
 import { catalogFactories } from "../../testing/nui.js";
 import { until } from "../../testing/processes.js";
+import { type StalledRegistry, stalledRegistry } from "../../testing/stalled-registry.js";
 import { BASE_IMAGE } from "../sandbox/docker-sandbox.js";
 
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 600_000 });
@@ -30,9 +31,13 @@ afterAll(() => {
 });
 beforeEach(devcontainerCliOffline);
 let bed: CliBed | undefined;
+let registry: StalledRegistry | undefined;
 afterEach(async () => {
   await bed?.close();
   bed = undefined;
+  await registry?.close();
+  if (registry) docker("rmi", "-f", registry.image);
+  registry = undefined;
 });
 
 describe("a dev container session closed while devcontainer up runs", () => {
@@ -54,5 +59,24 @@ describe("a dev container session closed while devcontainer up runs", () => {
     );
     expect(sessionContainers(session.id)).toEqual([]);
     expect(docker("ps", "-aq", "--filter", `ancestor=${tag}`)).toBe("");
+  });
+
+  it("stops the pull of an image this host lacks (before up); the turn fails saying it was closed while pulling it", async () => {
+    // A real pull, from a registry on this host's loopback that holds the image's layer for 30 s.
+    registry = await stalledRegistry(`brain-test/devc-held-${process.pid}`, 30_000);
+    const { factories } = catalogFactories({ brainHome: tempDir("brain-devc-close-") });
+    const factory = factories.find((f) => f.name === "devcontainer")!;
+    bed = await cliBed(() => factory, { path: "/v1", model: "openai/fake-model" });
+    const session = await bed.create({ config: { options: { innerHarness: "pi", image: registry.image } } });
+    const turn = await session.prompt("say hello");
+    await registry.layerAsked;
+    await bed.t.brain.closeSession(session.id);
+    // The close did not wait for the pull to end.
+    expect(registry.layerSent(), "the close waited for the pull to end").toBe(false);
+    const outcome = await turn.settled;
+    expect(outcome.error?.message).toBe(
+      `harness "devcontainer": the session was closed while pulling ${registry.image}; the pull was stopped`,
+    );
+    expect(sessionContainers(session.id)).toEqual([]);
   });
 });

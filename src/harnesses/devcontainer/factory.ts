@@ -274,6 +274,7 @@ export class DevcontainerFactory implements HarnessFactory {
       image ?? DEFAULT_DEVCONTAINER_IMAGE,
       this.name,
       this.timeouts.upMs,
+      options.signal,
     );
     await assertHostUser({
       harness: this.name,

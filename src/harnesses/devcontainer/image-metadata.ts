@@ -6,7 +6,7 @@
 // image is looked at before `devcontainer up`, and one that asks for any of them is refused, with how to make one
 // that does not.
 import { HarnessError } from "../../core/harness.js";
-import type { DockerCli } from "../http/docker-cli.js";
+import { closedWhilePulling, type DockerCli, DockerStopped } from "../http/docker-cli.js";
 
 export const METADATA_LABEL = "devcontainer.metadata";
 
@@ -56,9 +56,16 @@ export function labelUser(label: string | undefined): string | undefined {
 
 /**
  * The image's labels, pulled first when it is not on this host (as `devcontainer up` would), or a HarnessError
- * that names the image and what to do.
+ * that names the image and what to do. `stopped` (the session's close) stops the pull; the daemon drops what it had
+ * pulled of the image with it.
  */
-async function labelOf(docker: DockerCli, image: string, harness: string, pullMs: number) {
+async function labelOf(
+  docker: DockerCli,
+  image: string,
+  harness: string,
+  pullMs: number,
+  stopped?: AbortSignal,
+) {
   const inspect = () =>
     docker.run(
       ["image", "inspect", "--format", `{{index .Config.Labels "${METADATA_LABEL}"}}`, image],
@@ -69,7 +76,8 @@ async function labelOf(docker: DockerCli, image: string, harness: string, pullMs
   } catch (err) {
     if (!/no such image/i.test((err as Error).message)) throw err;
   }
-  await docker.run(["pull", image], pullMs).catch((err: Error) => {
+  await docker.run(["pull", image], pullMs, stopped).catch((err: Error) => {
+    if (err instanceof DockerStopped) throw closedWhilePulling(harness, image);
     throw new HarnessError(
       "brain_error",
       `harness "${harness}": image "${image}" is not on this host and could not be pulled (${err.message}); build or pull it, or set image (an agent definition's harness.image) to one this host has`,
@@ -99,8 +107,9 @@ export async function refuseHostGrants(
   image: string,
   harness: string,
   pullMs: number,
+  stopped?: AbortSignal,
 ): Promise<string | undefined> {
-  const printed = await labelOf(docker, image, harness, pullMs);
+  const printed = await labelOf(docker, image, harness, pullMs, stopped);
   // `docker inspect` prints "<no value>" for a label the image does not have.
   const label = printed === "<no value>" ? undefined : printed;
   const grants = hostGrants(label);

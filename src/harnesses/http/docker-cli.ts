@@ -1,6 +1,6 @@
 // The docker commands the `docker` harness runs, each with a timeout and an error that says what to do:
 // no docker CLI, no reachable daemon, no such image.
-import { execFile } from "node:child_process";
+import { spawn } from "node:child_process";
 import { HarnessError } from "../../core/harness.js";
 import { findMissing } from "../process/command.js";
 
@@ -47,24 +47,103 @@ export class DockerCli {
     }
   }
 
-  /** docker's environment is only what it reads itself (dockerEnvironment): a container's variables go in a file. */
-  run(args: string[], timeoutMs: number): Promise<DockerResult> {
+  /**
+   * docker's environment is only what it reads itself (dockerEnvironment): a container's variables go in a file.
+   * The command runs in a process group of its own (a pull may start a credential helper), killed whole on its
+   * timeout or when `signal` aborts (a session closed while it pulled or started its container): killing the CLI
+   * ends the daemon's side of a pull too, and the promise rejects with DockerStopped at once, not when the pull
+   * would have ended.
+   */
+  run(args: string[], timeoutMs: number, signal?: AbortSignal): Promise<DockerResult> {
     return new Promise((resolve, reject) => {
-      const options = { env: this.env, timeout: timeoutMs, maxBuffer: 4 << 20 };
-      execFile(this.program, args, options, (err, stdout, stderr) => {
-        if (!err) return resolve({ stdout, stderr });
+      const child = spawn(this.program, args, {
+        env: this.env,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      const out = { stdout: "", stderr: "" };
+      let ended: "timeout" | "aborted" | "overflow" | undefined;
+      const killGroup = (why: typeof ended) => {
+        ended ??= why;
+        try {
+          if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+        } catch {
+          // The group is gone already.
+        }
+      };
+      const keep = (key: "stdout" | "stderr") => (chunk: Buffer) => {
+        out[key] += chunk.toString("utf8");
+        if (out[key].length > MAX_OUTPUT_CHARS) killGroup("overflow");
+      };
+      child.stdout.on("data", keep("stdout"));
+      child.stderr.on("data", keep("stderr"));
+      const timer = setTimeout(() => killGroup("timeout"), timeoutMs);
+      const abort = () => killGroup("aborted");
+      signal?.addEventListener("abort", abort, { once: true });
+      if (signal?.aborted) abort();
+      const settle = (err?: Error) => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", abort);
+        const { stdout, stderr } = out;
         const detail = usefulOutput(stderr) || stdout.trim();
+        const command = `${this.program} ${args[0]}`;
+        if (ended === "aborted") return reject(new DockerStopped(`${command} was stopped`, stderr));
         // Killed by the timeout: Docker's last words (if any) are not why it failed.
-        if (err.killed && typeof err.code !== "string") {
-          const waited = `${this.program} ${args[0]} timed out after ${timeoutMs / 1000}s`;
+        if (ended === "timeout") {
+          const waited = `${command} timed out after ${timeoutMs / 1000}s`;
           return reject(new HarnessError("brain_error", detail ? `${waited} (it said: ${detail})` : waited));
         }
-        reject(
-          new HarnessError("brain_error", `${this.program} ${args[0]}: ${explain(detail || err.message)}`),
-        );
+        if (ended === "overflow") {
+          return reject(
+            new HarnessError("brain_error", `${command} printed more than ${MAX_OUTPUT_CHARS} characters`),
+          );
+        }
+        if (!err) return resolve({ stdout, stderr });
+        reject(new HarnessError("brain_error", `${command}: ${explain(detail || err.message)}`));
+      };
+      child.on("error", (err) => settle(err));
+      child.on("close", (code, killed) => {
+        if (code === 0) settle();
+        else settle(new Error(`exited with ${killed ?? `code ${code}`}`));
       });
     });
   }
+}
+
+/** Of what a docker command prints, this much is read; more is no answer Brain asks for. */
+const MAX_OUTPUT_CHARS = 4 << 20;
+
+/**
+ * A docker command its caller's signal stopped (the session closed while it ran); `stderr`: what it had said by
+ * then (`docker run` says "Unable to find image … locally" before it pulls), for the caller's error.
+ */
+export class DockerStopped extends HarnessError {
+  constructor(
+    message: string,
+    readonly stderr: string,
+  ) {
+    super("brain_error", message);
+  }
+}
+
+/** The error of a session closed while `docker pull` ran: the session's log says what the close cut short. */
+export function closedWhilePulling(harness: string, image: string): HarnessError {
+  return new HarnessError(
+    "brain_error",
+    `harness "${harness}": the session was closed while pulling ${image}; the pull was stopped`,
+  );
+}
+
+/**
+ * The error of a session closed while the `docker run` of its container ran: pulling the image (docker says so
+ * before it pulls one this host lacks) or starting the container. The caller has removed what it made.
+ */
+export function closedWhileStarting(harness: string, image: string, stopped: DockerStopped): HarnessError {
+  const pulling = /unable to find image/i.test(stopped.stderr);
+  return new HarnessError(
+    "brain_error",
+    `harness "${harness}": the session was closed while ${pulling ? `pulling ${image}` : `starting its container from ${image}`}; docker run was stopped and the session's container removed`,
+  );
 }
 
 /**

@@ -30,7 +30,7 @@ import { ContainerHitl } from "./container-hitl.js";
 import { containerLimits, limitArgs } from "./container-limits.js";
 import { ContainerNet } from "./container-net.js";
 import { type ContainerRecords, type PendingRun, RUN_LABEL } from "./container-records.js";
-import { DockerCli, parseDockerPort } from "./docker-cli.js";
+import { closedWhileStarting, DockerCli, DockerStopped, parseDockerPort } from "./docker-cli.js";
 import { HttpHarness, type HttpTimeouts } from "./http-harness.js";
 
 export interface DockerTimeouts extends HttpTimeouts {
@@ -186,6 +186,7 @@ export class DockerFactory implements HarnessFactory {
             },
           }),
           this.timeouts.runMs,
+          options.signal,
         )
         .finally(envFile.remove);
       container = run.stdout.trim().split("\n").at(-1)?.trim() ?? "";
@@ -197,7 +198,7 @@ export class DockerFactory implements HarnessFactory {
       // listed the session's: without a second look it would run on with no session to remove it. A create the
       // daemon still had in hand is listed by no look: the run's record stays, for the next start's sweep by label.
       if (running) await sweepSession(this.docker, owner, this.timeouts.stopMs).catch(() => {});
-      throw err;
+      throw err instanceof DockerStopped ? closedWhileStarting(this.name, image, err) : err;
     }
     started(container || undefined);
     const box = new Container(this.docker, container, image, this.timeouts.stopMs, this.records);

@@ -19,7 +19,7 @@ import { dockerEnvFlags, hostDockerConfig } from "../exec-relay.js";
 import { Container, sessionLabels, sweepSession } from "../http/container.js";
 import { containerLimits, limitArgs } from "../http/container-limits.js";
 import { type ContainerRecords, RUN_LABEL } from "../http/container-records.js";
-import { DockerCli } from "../http/docker-cli.js";
+import { closedWhileStarting, DockerCli, DockerStopped } from "../http/docker-cli.js";
 import { ContainerBridge, privateDir, removePrivateDir } from "./container-bridge.js";
 import { type SandboxOptions, sandboxOptions, withoutSandboxOptions } from "./options.js";
 
@@ -255,13 +255,14 @@ async function openInDocker(
         "2147483647",
       ],
       settings.runMs ?? 300_000,
+      options.signal,
     );
   } catch (err) {
     removePrivateDir(toolsDir);
     // A run that timed out (or failed) may have started the container all the same: removed by its label. One the
     // daemon was still creating is listed by no sweep: the run's record stays, for the next start's sweep.
     await sweepSession(docker, owner, stopMs).catch(() => {});
-    throw err;
+    throw err instanceof DockerStopped ? closedWhileStarting(name, image, err) : err;
   }
   const id = started.stdout.trim().split("\n").at(-1)?.trim() ?? "";
   const box = new Container(docker, id, image, stopMs, settings.records);
