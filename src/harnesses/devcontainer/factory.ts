@@ -320,7 +320,8 @@ export class DevcontainerFactory implements HarnessFactory {
     const release = async () => {
       await bridge.close();
       // Removed, not only stopped: a stopped dev container stays behind until someone removes it.
-      await (box?.remove() ?? sweepSession(this.docker, owner, this.timeouts.stopMs));
+      const warn = (message: string) => options.emit({ type: "harness.warning", data: { message } });
+      await (box?.remove(warn) ?? sweepSession(this.docker, owner, this.timeouts.stopMs));
     };
     try {
       // In the try: a path no --mount can carry is refused here, and the tools dir made above is removed with it.

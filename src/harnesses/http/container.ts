@@ -125,14 +125,22 @@ export class Container {
     return logs ? `${how}; its log ends:\n${logs}` : `${how}; its log is empty`;
   }
 
-  async remove(): Promise<void> {
+  /**
+   * Stops and removes the container, each step within stopMs. An engine that did not answer (stopped, hung) may
+   * still hold it: its record stays, for the next start, and `warn` (the session's log, at its close) is told why,
+   * so the close ends in bounded time with the reason said rather than hanging on the engine or saying nothing.
+   */
+  async remove(warn?: (message: string) => void): Promise<void> {
     await this.docker.run(["stop", "-t", String(STOP_GRACE_S), this.id], this.stopMs).catch(() => {});
-    const removed = await this.docker.run(["rm", "-f", "-v", this.id], this.stopMs).then(
-      () => true,
-      (err: Error) => goneAlready(err),
+    const failed = await this.docker.run(["rm", "-f", "-v", this.id], this.stopMs).then(
+      () => undefined,
+      (err: Error) => (goneAlready(err) ? undefined : err.message),
     );
-    // An engine that did not answer (stopped, hung) may still hold it: its record stays, for the next start.
-    if (removed) this.records?.remove(this.id);
+    if (failed === undefined) this.records?.remove(this.id);
+    else
+      warn?.(
+        `container ${this.short} (${this.image}) could not be removed: ${failed}; ${this.records ? "it stays recorded, and Brain's next start removes it" : `remove it with docker rm -f ${this.id}`}`,
+      );
   }
 
   private get short(): string {

@@ -258,7 +258,7 @@ export class DockerFactory implements HarnessFactory {
         await client.shutdown(this.timeouts.shutdownMs);
         await net?.close();
         await hitl?.close();
-        await box.remove();
+        await box.remove((message) => options.emit({ type: "harness.warning", data: { message } }));
       },
     });
     return harness;

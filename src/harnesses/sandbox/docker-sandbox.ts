@@ -270,7 +270,7 @@ async function openInDocker(
   const bridge = new ContainerBridge(() => box.pid(), toolsDir, name);
   const release = async () => {
     await bridge.close();
-    await box.remove();
+    await box.remove((message) => options.emit({ type: "harness.warning", data: { message } }));
   };
   try {
     if (!id) throw new HarnessError("brain_error", `docker run ${image} printed no container id`);
