@@ -10,6 +10,7 @@ import type { AppendOptions } from "./event-log.js";
 import type { AskEnding, HarnessOptions, ToolUse } from "./harness.js";
 import type { PendingRequests, RequestKind } from "./pending.js";
 import type { PermissionRules } from "./permissions.js";
+import { whyStopped } from "./running-turn.js";
 
 export interface DeskParts {
   /** The session's pending index, kept in step with its log. */
@@ -371,7 +372,7 @@ export class RequestDesk {
         // turn must settle on an interrupt whatever became of its request.
       } else if (this.waiters.get(key) === wake) wake(event.data as Record<string, unknown>);
     };
-    const onAbort = () => giveUp("the turn was interrupted", "cancelled");
+    const onAbort = () => giveUp(whyStopped(signal), "cancelled");
     try {
       const logging = this.parts.append([
         { ...request, data: { ...request.data, expires_at: expiresAt } } as NewEvent,

@@ -61,6 +61,18 @@ export function newTurn(): RunningTurn {
   };
 }
 
+/**
+ * Why a turn's signal was aborted, for what it cancels (a tool call, a request waiting for an answer): the turn's end
+ * gives its reason (a runner that crashed, a log that could not be written); a plain abort is a client's interrupt.
+ * A crash told as an interrupt sent whoever read the log looking for the wrong cause.
+ */
+export function whyStopped(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error && reason.name !== "AbortError"
+    ? reason.message
+    : "the turn was interrupted";
+}
+
 /** Counts a steer against the turn's share, or refuses it (naming the limit) when it would go past it. */
 /**
  * Tells the harness of the interrupt, and cancels the turn's pending tool calls (and requests) at once, or once the

@@ -2,6 +2,7 @@
 // tool's input schema first, and every failure comes back as an error result, never a thrown error.
 import type { Ajv, ValidateFunction } from "ajv";
 import { BrainError } from "../core/errors.js";
+import { whyStopped } from "../core/running-turn.js";
 import type { BoundTools as SessionTools, ToolCatalog } from "../core/tools.js";
 import type { ToolCallParams, ToolResult, ToolSchema } from "../protocol/runner.js";
 import { UNCHECKED_PATTERNS, withoutPatterns, withoutUniqueItems } from "./schema-patterns.js";
@@ -146,16 +147,8 @@ export class BoundTools implements SessionTools {
   }
 }
 
-/**
- * Why: the turn's end gives its reason (a runner that crashed, a log that could not be written); a plain abort is
- * a client's interrupt. A crash told as an interrupt sent whoever read the log looking for the wrong cause.
- */
-const cancelled = (name: string, signal: AbortSignal) => {
-  const reason: unknown = signal.reason;
-  const why =
-    reason instanceof Error && reason.name !== "AbortError" ? reason.message : "the turn was interrupted";
-  return textResult(`tool "${name}" was cancelled: ${why}`, true);
-};
+const cancelled = (name: string, signal: AbortSignal) =>
+  textResult(`tool "${name}" was cancelled: ${whyStopped(signal)}`, true);
 
 /**
  * The calls waiting on each turn's abort signal. One listener per signal wakes them all: an EventTarget listener
