@@ -5,6 +5,7 @@
 // time, `cancelled` when the turn was interrupted.
 import { randomUUID } from "node:crypto";
 import type { AskEnding, HarnessOptions } from "../../core/harness.js";
+import { whyStopped } from "../../core/running-turn.js";
 import type { Question } from "../../protocol/events.js";
 import {
   HITL_SCHEMA_VERSION,
@@ -131,7 +132,7 @@ async function approve(
     // An explicit approval request asks a person unless the session's policy says otherwise.
     { id: request.requestId, unlisted: "ask", waitMs, expiresAt: request.expiresAt },
   );
-  if (at.signal.aborted) return respond("cancelled", { reason: "the turn was interrupted" });
+  if (at.signal.aborted) return respond("cancelled", { reason: whyStopped(at.signal) });
   const answers = {
     approved: verdict.decision === "allow",
     decision: verdict.decision,
@@ -198,9 +199,10 @@ async function ask(
   // All at once, as nui shows a request's questions on one form: its respond() answers them together, and a
   // question asked only after the one before it was answered was left to expire.
   const withdraw = new AbortController();
-  const onAbort = () => withdraw.abort();
+  // With the turn's reason: its questions' answers say why the turn stopped (a crash is no interrupt).
+  const onAbort = () => withdraw.abort(at.signal.reason);
   at.signal.addEventListener("abort", onAbort, { once: true });
-  if (at.signal.aborted) withdraw.abort();
+  if (at.signal.aborted) onAbort();
   let given: string[];
   // A person's no to any question is the request's `declined`, a client's cancel its `cancelled`, not `expired`:
   // nui's agent tells them apart.
@@ -227,7 +229,7 @@ async function ask(
   } finally {
     at.signal.removeEventListener("abort", onAbort);
   }
-  if (at.signal.aborted) return respond("cancelled", { reason: "the turn was interrupted" });
+  if (at.signal.aborted) return respond("cancelled", { reason: whyStopped(at.signal) });
   if (ended) return respond(ended);
   if (given.includes("")) return respond("expired");
   return respond("answered", Object.fromEntries(questions.map((q, i) => [q.key, given[i]])));

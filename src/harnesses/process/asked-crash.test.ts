@@ -4,6 +4,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { events, makeBrain, type TestBrain, textOf, waitForEvent } from "../../testing/brain.js";
 import { inlineRunnerArgs } from "../../testing/inline-runner.js";
+import { HitlDesk } from "../nui/hitl-desk.js";
 import { ProcessFactory } from "./factory.js";
 
 let t: TestBrain | undefined;
@@ -22,23 +23,28 @@ const callsAndWaits = inlineRunnerArgs(
   send({ attachment: f.attachment, turn: f.turn, id: "c1", method: "tool.call", params: { id: "call-1", name: "echo", arguments: { value: "x" } } });`,
 );
 
-describe("a permission request pending when its runner dies", () => {
-  it("is denied with the runner's exit as the reason, and takes no answer after", async () => {
-    const factory = new ProcessFactory({
-      name: "dies",
-      command: process.execPath,
-      args: callsAndWaits,
-      spares: 0,
-      verifyHistory: false,
-    });
-    t = makeBrain({ factories: [factory] });
-    const session = await t.brain.create({
-      harness: "dies",
-      config: { tools: ["echo"] },
-      permissions: { tools: { echo: "ask" } },
-    });
-    const turn = await session.prompt("go");
-    const asked = await waitForEvent(session, (e) => e.type === "permission.requested");
+async function dyingSession() {
+  const factory = new ProcessFactory({
+    name: "dies",
+    command: process.execPath,
+    args: callsAndWaits,
+    spares: 0,
+    verifyHistory: false,
+  });
+  t = makeBrain({ factories: [factory] });
+  const session = await t.brain.create({
+    harness: "dies",
+    config: { tools: ["echo"] },
+    permissions: { tools: { echo: "ask" } },
+  });
+  const turn = await session.prompt("go");
+  const asked = await waitForEvent(session, (e) => e.type === "permission.requested");
+  return { session, turn, asked };
+}
+
+describe("requests pending when their runner dies", () => {
+  it("a permission request is denied with the runner's exit as the reason, and takes no answer after", async () => {
+    const { session, turn, asked } = await dyingSession();
     process.kill(Number(textOf(await events(session), turn.turn)), "SIGKILL");
     const settled = await turn.settled;
     expect(settled).toMatchObject({
@@ -62,6 +68,28 @@ describe("a permission request pending when its runner dies", () => {
     });
     await expect(session.reply((asked.data as { id: string }).id, { decision: "allow" })).rejects.toThrow(
       /no pending permission request/,
+    );
+  });
+
+  it("nui HITL requests (an approval, a request of two questions) end cancelled, saying the runner died", async () => {
+    const { session, turn } = await dyingSession();
+    // As the daemon's HITL service asks: through the session's desk, for its running turn.
+    const hitl = new HitlDesk("s", session.desk.forHarness(), () => {
+      const at = session.askingTurn!;
+      return { runId: at.id, turn: at.id, signal: at.signal };
+    });
+    hitl.create({ requestId: "approve", kind: "approval", payload: { toolName: "deploy" } });
+    hitl.create({ requestId: "two", kind: "question", payload: { questions: ["a?", "b?"] } });
+    await waitForEvent(session, (e) => e.type === "question.requested" && e.data.id === "two#2");
+    process.kill(Number(textOf(await events(session), turn.turn)), "SIGKILL");
+    const why = `the turn failed: ${(await turn.settled).error?.message}`;
+    for (const id of ["approve", "two"])
+      expect(await hitl.wait(id)).toMatchObject({ status: "cancelled", answers: { reason: why } });
+    const ended = (await events(session)).filter(
+      (e) => e.type === "question.answered" || e.type === "permission.resolved",
+    );
+    expect(ended.map((e) => [e.data.id, (e.data as { reason?: string }).reason])).toEqual(
+      expect.arrayContaining(["approve", "two", "two#2"].map((id) => [id, why])),
     );
   });
 });
