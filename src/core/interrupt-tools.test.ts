@@ -2,7 +2,7 @@
 // (Harness.cancelsToolsAfterInterrupt: a CLI whose tool results come over MCP, apart from its interrupt), once the
 // harness has taken the interrupt. A cancelled result that reached opencode before its abort went on to the model.
 import { afterEach, describe, expect, it } from "vitest";
-import { makeBrain, quietHarness, type TestBrain, waitForEvent } from "../testing/brain.js";
+import { events, makeBrain, quietHarness, type TestBrain, waitForEvent } from "../testing/brain.js";
 import type { HarnessFactory } from "./harness.js";
 import type { ToolService } from "./tools.js";
 
@@ -90,5 +90,41 @@ describe("the pending tool calls of an interrupted turn", () => {
     await expect(interrupting).rejects.toThrow("the agent did not answer the interrupt");
     expect(call.aborted).toBe(true);
     expect((await turn.settled).status).toBe("interrupted");
+  });
+
+  // Codex ends its turn on the interrupt before interrupt() returns: the turn's end, not the harness's word, then
+  // cancels what it left pending, and a client who interrupted must read that it was interrupted.
+  it("leave a permission request, when the turn ends before that harness has taken the interrupt, as interrupted", async () => {
+    let end!: () => void;
+    const ended = new Promise<void>((resolve) => {
+      end = resolve;
+    });
+    const factory: HarnessFactory = {
+      name: "asks",
+      supportsSteering: false,
+      open: async (options) =>
+        quietHarness({
+          cancelsToolsAfterInterrupt: true,
+          async prompt(_text, ctx) {
+            void options.permit(ctx.turn, { tool: "deploy" }, ctx.signal);
+            await ended;
+            return { interrupted: true };
+          },
+          interrupt: () => {
+            end();
+            return new Promise(() => {}); // never taken: only the turn's end cancels what it left
+          },
+        }),
+    };
+    t = makeBrain({ factories: [factory] });
+    const session = await t.brain.create({ harness: "asks", permissions: { tools: { deploy: "ask" } } });
+    const turn = await session.prompt("go");
+    await waitForEvent(session, (e) => e.type === "permission.requested");
+    session.interrupt().catch(() => {});
+    expect((await turn.settled).status).toBe("interrupted");
+    const resolved = (await events(session)).filter((e) => e.type === "permission.resolved");
+    expect(resolved.map((e) => e.data)).toMatchObject([
+      { decision: "deny", reason: "the turn was interrupted" },
+    ]);
   });
 });

@@ -2,6 +2,7 @@
 // reached the harness, and how much steering it has taken.
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
+import type { ErrorInfo, TurnStatus } from "../protocol/events.js";
 import { SessionError } from "./errors.js";
 import type { Harness, HarnessError, HarnessFactory, Steering } from "./harness.js";
 import { InFlight } from "./in-flight.js";
@@ -71,6 +72,18 @@ export function whyStopped(signal: AbortSignal): string {
   return reason instanceof Error && reason.name !== "AbortError"
     ? reason.message
     : "the turn was interrupted";
+}
+
+/**
+ * Marks the turn ended and aborts its signal for what it abandoned (tool calls, requests), with why (whyStopped): its
+ * failure, or its end. An interrupted turn's is the interrupt's plain abort: a harness that cancels its tools only
+ * once it has taken the interrupt (a CLI) ends its turn first, and its requests read "the turn ended" for an interrupt.
+ */
+export function endTurn(turn: RunningTurn, status: TurnStatus, error: ErrorInfo | undefined): void {
+  turn.ended = true;
+  turn.reached(undefined);
+  if (error) turn.abort.abort(new Error(`the turn failed: ${error.message}`));
+  else turn.abort.abort(status === "interrupted" ? undefined : new Error("the turn ended"));
 }
 
 /** Counts a steer against the turn's share, or refuses it (naming the limit) when it would go past it. */

@@ -19,6 +19,7 @@ import {
   askingTurn,
   deliverSteer,
   endedWithin,
+  endTurn,
   interruptHarness,
   newTurn,
   promptedHarness,
@@ -283,9 +284,7 @@ export class Session {
         err instanceof HarnessError ? err.toInfo() : { code: "brain_error", message: (err as Error).message };
       if (!(err instanceof HarnessError) || err.code === "brain_error") await this.dropHarness();
     }
-    turn.ended = true;
-    turn.reached(undefined);
-    turn.abort.abort(new Error(error ? `the turn failed: ${error.message}` : "the turn ended")); // abandoned calls
+    endTurn(turn, status, error);
     await turn.toolCalls.idle();
     // turn.settled is appended behind what the turn emitted, without waiting for it: it joins the last commit
     // unless that has started. The log fails an append queued behind a failed one, so it is durable only once all
