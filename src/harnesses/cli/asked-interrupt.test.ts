@@ -1,7 +1,7 @@
 // A permission request pending in a real CLI's turn (Claude Code, Codex) when a client interrupts it: the request
 // ends denied, saying the turn was interrupted, the CLI is told and its turn ends, an answer after is refused,
 // nothing runs, and the next turn works. These CLIs cancel their tools only once they have taken the interrupt
-// (Harness.cancelsToolsAfterInterrupt), after their turn's end: their requests read "the turn ended" for it.
+// (Harness.cancelsToolsAfterInterrupt), and Codex ends its turn before that: its request read "the turn ended".
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
