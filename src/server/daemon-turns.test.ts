@@ -154,7 +154,31 @@ describe("turns", () => {
       token: admin(),
       body: { decision: "allow" },
     });
-    expect(unknown.status).toBe(409);
+    expect(unknown.status).toBe(404);
+  });
+
+  it("refuses an answer to another session's request as not found (404), not as answered already (409)", async () => {
+    const client = t.client();
+    const ask = { harness: "echo", config: { tools: ["echo"] }, permissions: { tools: { echo: "ask" } } };
+    const [asking, other] = [await newSession(t, ask), await newSession(t, ask)];
+    const { turn } = await client.prompt(asking, "echo: ping");
+    const [asked] = (await collect(client, asking, (e) => e.type === "permission.requested")).slice(-1);
+    const requestId = (asked!.data as { id: string }).id;
+    const answer = (session: string) =>
+      raw(t.url, "POST", `/v1/sessions/${session}/requests/${requestId}`, {
+        token: admin(),
+        body: { decision: "allow" },
+      });
+    const elsewhere = await answer(other);
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.body.error).toMatchObject({
+      code: "not_found",
+      message: expect.stringContaining(`"${requestId}" was asked in session ${other}`),
+    });
+    expect((await answer(asking)).status).toBe(200);
+    await collect(client, asking, settled(turn));
+    // Answered: what it was asked in still says so.
+    expect((await answer(asking)).status).toBe(409);
   });
 
   it("shows a pending request's arguments as the log holds them: a secret it redacts is redacted in views too", async () => {

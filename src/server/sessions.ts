@@ -26,6 +26,7 @@ import type { AgentCatalog } from "./agents.js";
 import { answeredBy, DEFAULT_TENANT, type Principal } from "./auth/tokens.js";
 import { type ControlLeases, takenForAnother } from "./control.js";
 import { ApiError, inField, notFound } from "./errors.js";
+import { answerInSession } from "./hitl/log-lookup.js";
 import { answerRequest, IdempotentCommands, keyedAs, keyReused } from "./idempotency.js";
 import { KeyedAnswers } from "./keyed-answers.js";
 import { KeyedCreates, removeHalfMade } from "./keyed-creates.js";
@@ -243,12 +244,13 @@ export class SessionService {
     { command = true, key }: { command?: boolean; key?: string } = {},
   ): Promise<void> {
     const [requestId, body] = replies[0]!;
+    const from = { ...(key ? { key } : {}), by: answeredBy(caller) };
     const reply = (session: Session) =>
       this.commands.run(
         session,
         key,
         answerRequest(requestId, body),
-        () => session.desk.replyAll(replies, session.id, { ...(key ? { key } : {}), by: answeredBy(caller) }),
+        () => answerInSession(session, replies, from),
         (earlier) => {
           const first = (earlier.data as { id: string }).id;
           const why = `its first request answered request "${first}", not "${requestId}"`;

@@ -1,10 +1,13 @@
-// Where nui's HITL API looks for requests and answers in a session's log: among its last events, or after a seq,
-// a page at a time, never the whole log held at once.
+// Where nui's HITL API, and an answer the daemon refuses, look for requests and answers in a session's log: among its
+// last events, or after a seq, a page at a time, never the whole log held at once.
 import type { EventLog } from "../../core/event-log.js";
 
 /** What the lookups read of a log: an open session's own, or a stored one read through the store (another node owns it). */
 export type LogPages = Pick<EventLog, "lastSeq" | "read">;
 
+import { SessionError } from "../../core/errors.js";
+import type { ReplyBody, ReplyFrom } from "../../core/request-desk.js";
+import type { Session } from "../../core/session.js";
 import type { SessionEvent } from "../../protocol/events.js";
 import type { HitlResponseEnvelope } from "../../protocol/nui/hitl.js";
 import { RequestAnswers } from "./envelopes.js";
@@ -106,4 +109,30 @@ export function answerId(event: SessionEvent): string | undefined {
   return event.type === "permission.resolved" || event.type === "question.answered"
     ? event.data.id
     : undefined;
+}
+
+/**
+ * Clients' answers to requests of `session` (RequestDesk.replyAll). The desk refuses one not pending there (409); when
+ * no request of that id was asked among the log's last HITL_LOOKBACK_EVENTS events, it is another session's, or an id
+ * never given: a 404, as for another tenant's. One asked stays a 409 (answered already, or given up), as does one
+ * the log cannot be read for.
+ */
+export async function answerInSession(
+  session: Pick<Session, "id" | "log" | "desk">,
+  replies: readonly (readonly [string, ReplyBody])[],
+  from: ReplyFrom,
+): Promise<void> {
+  try {
+    await session.desk.replyAll(replies, session.id, from);
+  } catch (err) {
+    if (!(err instanceof SessionError && err.code === "conflict")) throw err;
+    const requestId = replies[0]![0];
+    const asked = (e: SessionEvent) =>
+      (e.type === "permission.requested" || e.type === "question.requested") && e.data.id === requestId;
+    if (await recentInLog(session.log, (e) => asked(e) || undefined).catch(() => true)) throw err;
+    throw new SessionError(
+      "not_found",
+      `no permission request or question "${requestId}" was asked in session ${session.id}: answer it in the session that asked it (its events and its view's "pending" name the request ids)`,
+    );
+  }
 }
