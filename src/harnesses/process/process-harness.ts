@@ -1,7 +1,6 @@
 // One attachment on a runner process: the Harness side of seed A's stdio protocol. Requests are correlated by
 // id, replies must echo the attachment and turn, events and tool calls must name the active turn.
 import { randomUUID } from "node:crypto";
-import { join } from "node:path";
 import {
   type ExpectedHistory,
   type Harness,
@@ -10,7 +9,6 @@ import {
   type PromptOutcome,
   type TurnContext,
 } from "../../core/harness.js";
-import { missingHistory } from "../../core/native-check.js";
 import { tailOf } from "../../core/redact.js";
 import { describeIssues } from "../../protocol/frames.js";
 import { clip } from "../../protocol/jsonrpc.js";
@@ -23,11 +21,11 @@ import type {
   ToolResult,
 } from "../../protocol/runner.js";
 import { OpenParams, RequestResults } from "../../protocol/runner.js";
-import { listNativeFiles } from "../cli/files.js";
 import { ranOut } from "../read-gate.js";
 import { WarningLimit } from "../warning-limit.js";
 import type { AttachmentTimeouts } from "./attachment-timeouts.js";
 import { CallPlaces } from "./call-places.js";
+import { missingRunnerHistory } from "./runner-history.js";
 import type { RunnerProcess } from "./runner-process.js";
 
 interface Pending {
@@ -124,32 +122,12 @@ export class ProcessHarness implements Harness {
   }
 
   /**
-   * A runner's native format is its own, so Brain looks for the last answered prompt, as text or any JSON escape of
-   * it, in every file the runner keeps in its native dir: the seed gives the runner the whole dir and reserves no
-   * part of it (Brain never makes a runner's working tree there, unlike the CLI families' `work`). A runner that kept
-   * nothing there, or other text, lost the conversation: the turn fails rather than start the model afresh. A
-   * runner configured with `verify_history: false` (stateless, or keeping its conversation where Brain cannot read
-   * it) is not checked.
+   * Whether the runner's native dir holds the conversation (see missingRunnerHistory). A runner configured with
+   * `verify_history: false` (stateless, or keeping its conversation where Brain cannot read it) is not checked.
    */
   async verify(expected: ExpectedHistory): Promise<string | undefined> {
     if (!this.verifiesHistory) return undefined;
-    const dir = this.options.dir;
-    const kept = await listNativeFiles(dir, "", { appendOnly: () => false });
-    const what = `the native state of runner "${this.runner.spec.name}"`;
-    const files = kept.map((f) => join(dir, f.path));
-    const missing = this.missingHistory(what, files, expected);
-    // A runner may record a turn only as it ends: one that crashed mid-turn kept nothing of that failed turn,
-    // and must hold only the turns before it.
-    if (!missing || expected.lastKept === expected.lastPrompt) return missing;
-    if (expected.lastKept === undefined) return undefined;
-    return this.missingHistory(what, files, { ...expected, lastPrompt: expected.lastKept }) && missing;
-  }
-
-  private missingHistory(what: string, files: string[], expected: ExpectedHistory): string | undefined {
-    const missing = missingHistory(what, this.options.dir, files, expected);
-    if (!missing || files.length === 0) return missing;
-    // Files that hold the conversation in a form other than text (compressed, encrypted, a database) look lost.
-    return `${missing}; a runner that keeps its conversation in a form Brain cannot read as text sets "verify_history": false in its harnesses entry`;
+    return missingRunnerHistory(this.runner.spec.name, this.options.dir, expected);
   }
 
   async steer(text: string, turn: string): Promise<void> {
