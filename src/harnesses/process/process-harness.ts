@@ -53,6 +53,8 @@ export class ProcessHarness implements Harness {
   private activeTurn: ActiveTurn | undefined;
   private nextId = 1;
   private broken: string | undefined;
+  /** The `detach` sent (see detachOnce). */
+  private detaching: Promise<unknown> | undefined;
   /** The runner never answered `open` in time (hung, or too slow), as opposed to refusing it. */
   openUnanswered = false;
   /** A runner can cause a warning per line it writes (late events, stray replies): the log gets a few a turn. */
@@ -163,13 +165,28 @@ export class ProcessHarness implements Harness {
    */
   private letGo(late: string): void {
     this.warn(`${late}; its attachment was detached, and the shared runner goes on for its other sessions`);
-    // Asked before the attachment is marked broken (request refuses then); nobody waits for its answer.
-    this.request("detach", null, undefined, this.timeouts.requestMs).catch(() => {});
-    this.onFatal(
+    this.giveUp(
       "the shared runner did not settle an interrupted turn; this session's attachment was detached",
     );
+  }
+
+  /**
+   * Fails this attachment for good with `message`. A shared host is told (detach), or it would keep the
+   * attachment's state for ever: the session drops a broken attachment without a word to the runner (close), and
+   * the host's other sessions keep the process running. A runner of its own is stopped as the session drops it.
+   */
+  private giveUp(message: string): void {
+    // Asked before the attachment is marked broken (request refuses then); nobody waits for its answer.
+    if (this.shared) this.detachOnce(this.timeouts.requestMs).catch(() => {});
+    this.onFatal(message);
     // What the runner still writes for it, the detach's answer among them, is dropped from here (RunnerProcess).
-    this.runner.detach(this.attachment);
+    if (this.shared) this.runner.detach(this.attachment);
+  }
+
+  /** One `detach` per attachment, whichever of close and giveUp asks first (a grace may end during a close). */
+  private detachOnce(timeoutMs: number): Promise<unknown> {
+    this.detaching ??= this.request("detach", null, undefined, timeoutMs);
+    return this.detaching;
   }
 
   async checkpoint(): Promise<NativeFile[]> {
@@ -180,7 +197,7 @@ export class ProcessHarness implements Harness {
   async close(): Promise<void> {
     if (!this.broken && this.runner.alive) {
       try {
-        await this.request("detach", null, undefined, Math.min(this.timeouts.requestMs, 5_000));
+        await this.detachOnce(Math.min(this.timeouts.requestMs, 5_000));
       } catch {
         // A runner that cannot detach is stopped by the release below all the same.
       }
@@ -302,7 +319,7 @@ export class ProcessHarness implements Harness {
    */
   private onToolCall(frame: ToolCallRequest): void {
     if (this.toolCalls.awaits(frame.id))
-      return this.onFatal(
+      return this.giveUp(
         `the runner sent a second tool.call "${clip(frame.id)}" while the first awaits its answer (an answer names its call by that id alone, so either could get the other's result); a runner gives each tool.call frame an id of its own`,
       );
     const turn = this.activeTurn;
