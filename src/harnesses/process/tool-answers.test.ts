@@ -51,7 +51,9 @@ describe("a runner's tool calls", () => {
 
 /**
  * On "reuse", calls echo as frame f1 twice (tool call ids a and b) at once, and ends the prompt once f1 has two
- * answers, saying what they were; any other prompt ends at once.
+ * answers, saying what they were; any other prompt ends at once. Both frames go in one write, which Brain reads as
+ * one chunk: the first call still awaits its answer when the second is read (written apart, on a loaded machine
+ * the first was answered in between once, and the turn completed).
  */
 const reusedFrameId = inlineRunnerArgs(
   "const got = []; let done;",
@@ -60,8 +62,8 @@ const reusedFrameId = inlineRunnerArgs(
   if (f.method !== "prompt") return reply(f.method === "checkpoint" ? [] : {});
   if (f.params.text !== "reuse") return reply({});
   done = () => { send({ attachment: f.attachment, turn: f.turn, event: "assistant.delta", data: { text: got.join(",") } }); reply({}); };
-  for (const id of ["a", "b"])
-    send({ attachment: f.attachment, turn: f.turn, id: "f1", method: "tool.call", params: { id, name: "echo", arguments: { value: id } } });`,
+  const call = (id) => JSON.stringify({ attachment: f.attachment, turn: f.turn, id: "f1", method: "tool.call", params: { id, name: "echo", arguments: { value: id } } }) + "\\n";
+  process.stdout.write(call("a") + call("b"));`,
 );
 
 describe("a runner that reuses the frame id of a tool call still awaiting its answer", () => {
