@@ -18,7 +18,7 @@ interface Received {
 }
 
 /**
- * Records every request it receives. "held" is answered at the next "frames"; "reuse" sends two tool.call frames
+ * Records every request it receives. "held" is answered at the next "frames"; "stuck" never is, interrupted or not; "reuse" sends two tool.call frames
  * with one frame id at once (calls of a tool that answers only when the test says: the first still awaits its answer
  * when the second is read, however the two lines are read); "frames" answers with what it received; any other prompt ends at once.
  */
@@ -31,6 +31,7 @@ const recordingRunner = inlineRunnerArgs(
   const delta = (g, text) => send({ attachment: g.attachment, turn: g.turn, event: "assistant.delta", data: { text } });
   switch (f.params.text) {
     case "held": held = f; return;
+    case "stuck": delta(f, "stuck"); return;
     case "reuse":
       for (const id of ["a", "b"])
         send({ attachment: f.attachment, turn: f.turn, id: "f1", method: "tool.call", params: { id, name: "gated", arguments: {} } });
@@ -89,5 +90,37 @@ describe("a shared runner host", () => {
     // Closing a detaches its second attachment; the first, already detached, is not detached again.
     await t.brain.closeSession(a.id);
     expect(detached(await received(b))).toEqual(opens);
+  });
+
+  it("is told to detach an attachment whose interrupted turn it did not settle, once, and not again at close", async () => {
+    const factory = new ProcessFactory({
+      name: "shared-inline",
+      command: process.execPath,
+      args: recordingRunner,
+      shared: true,
+      verifyHistory: false,
+      timeouts: { interruptGraceMs: 300 },
+    });
+    t = makeBrain({ factories: [factory] });
+    const a = await t.brain.create({ harness: "shared-inline" });
+    const b = await t.brain.create({ harness: "shared-inline" });
+    const stuck = await a.prompt("stuck");
+    await waitForEvent(a, (e) => e.type === "assistant.delta");
+    await a.interrupt();
+    expect((await stuck.settled).status).toBe("interrupted");
+    const look = await b.prompt("frames");
+    expect((await look.settled).status).toBe("completed");
+    const first = (JSON.parse(textOf(await events(b), look.turn)) as Received[]).filter(
+      (f) => f.method === "detach",
+    );
+    const opened = await (await a.prompt("again")).settled;
+    expect(opened.status).toBe("completed");
+    await t.brain.closeSession(a.id);
+    const last = await b.prompt("frames");
+    expect((await last.settled).status).toBe("completed");
+    const received = JSON.parse(textOf(await events(b), last.turn)) as Received[];
+    const opens = received.filter((f) => f.method === "open" && f.session === a.id).map((f) => f.attachment);
+    expect(first.map((f) => f.attachment)).toEqual([opens[0]]);
+    expect(received.filter((f) => f.method === "detach").map((f) => f.attachment)).toEqual(opens);
   });
 });
