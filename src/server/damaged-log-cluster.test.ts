@@ -3,16 +3,15 @@
 // does (damaged-log.test.ts, damaged-log-read.test.ts): its pages and SSE up to the damage, then an error naming
 // the session, the stream and the message's sequence; a fork or restore of a checkpoint before it; and a prompt
 // refused at once with that error.
-import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, it } from "vitest";
 import type { SessionEvent } from "../protocol/events.js";
-import { batchHeaders, encodeBatch } from "../store/nats/log-read.js";
 import { startTestDaemon } from "../testing/daemon.js";
 import { collect, raw, settled } from "../testing/http.js";
 import { useNatsCluster } from "../testing/nats-bed.js";
+import { publishDamaged, publishEvent } from "../testing/nats-damage.js";
 import { startStoreNode, type TestNode } from "../testing/nats-store.js";
 
 const bed = useNatsCluster({ nodes: 1 });
@@ -34,15 +33,9 @@ it("serves a log up to a damaged message, forks and restores before it, and refu
     await client.close(id);
     const good = await node.store.lastSeq(id);
     // The damaged message, then a good one after it: the damage is in the middle of the log.
-    const subject = node.ctx.subject(id);
-    const damaged = await node.ctx.js.publish(subject, "{not a batch", {
-      headers: batchHeaders(good + 1, good + 1, "bad-node", randomUUID()),
-    });
-    const after = { seq: good + 2, ts: new Date().toISOString(), type: "session.closed", data: {} };
-    await node.ctx.js.publish(subject, encodeBatch([after as unknown as SessionEvent]), {
-      headers: batchHeaders(good + 2, good + 2, "bad-node", randomUUID()),
-    });
-    const where = `stream ${node.ctx.stream} message ${damaged.seq}`;
+    const damaged = await publishDamaged(node.ctx, id, good + 1);
+    await publishEvent(node.ctx, id, good + 2, "session.closed");
+    const where = `stream ${node.ctx.stream} message ${damaged}`;
 
     const page = await call("GET", `/v1/sessions/${id}/log?after=0`);
     const events = (page.body.events ?? []) as SessionEvent[];

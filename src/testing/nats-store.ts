@@ -19,7 +19,7 @@ export interface TestNode {
 export async function startStoreNode(
   cluster: NatsCluster,
   node: string,
-  config: NatsStoreConfig & { leases?: boolean },
+  config: NatsStoreConfig & { leases?: boolean; warn?: (message: string) => void },
 ): Promise<TestNode> {
   const home = await mkdtemp(path.join(tmpdir(), `brain-${node}-`));
   const nc = await cluster.connect(node);
@@ -28,6 +28,7 @@ export async function startStoreNode(
     home,
     holder: { node },
     ...(config.leases === false ? { leases: false } : {}),
+    ...(config.warn ? { warn: config.warn } : {}),
   });
   return {
     store,
