@@ -35,6 +35,7 @@ import { type RestoreKey, restoreInto } from "./restores.js";
 import { ClosedLogs, type CompactResult, type SegmentPolicy } from "./retention.js";
 import type { Session } from "./session.js";
 import { type InputLayers, type NewSessionInput, resolveSessionInput } from "./session-input.js";
+import type { FollowCallbacks } from "./store.js";
 import { markClosed, ownerOf, type SessionSummary, type UnreadableSession } from "./store.js";
 import { StoredSessionLimit } from "./stored-limit.js";
 import { TenantBytes } from "./tenant-bytes.js";
@@ -201,11 +202,10 @@ export class Brain {
   }
 
   /**
-   * Follows a session another process writes (cluster mode: another node owns it): its batches from the tail on
-   * as they become durable, and `gone` if it is deleted. Undefined when the store cannot (the embedded one).
+   * Follows a session another node writes, from its tail on (SessionStore.follow); undefined if the store cannot.
    */
-  followStored(id: string, listener: (events: SessionEvent[]) => void, gone?: () => void) {
-    return this.options.store.follow?.(id, undefined, listener, gone);
+  followStored(id: string, ...on: FollowCallbacks) {
+    return this.options.store.follow?.(id, undefined, ...on);
   }
 
   /** The record as clients see it: what its log would never hold (recordSecrets, the host's) redacted. */

@@ -52,6 +52,13 @@ export type RecordPatch = Partial<Omit<SessionRecord, "id" | "created_at">>;
 /** Whose a listed session is: its tenant, absent meaning the default tenant's (the operator's). */
 export const listedTenant = (session: { tenant?: string }): string => session.tenant ?? DEFAULT_TENANT;
 
+/** A follow's listener of batches, then what ends it: the session deleted, or a damaged part of its log met. */
+export type FollowCallbacks = [
+  listener: (events: SessionEvent[]) => void,
+  gone?: () => void,
+  damaged?: (err: Error) => void,
+];
+
 export interface SessionStore {
   create(input: NewSessionRecord): Promise<SessionRecord>;
   /**
@@ -119,14 +126,11 @@ export interface SessionStore {
   /**
    * Follows a session's log written by another process (cluster mode: another node): each batch once it is
    * durable, from the tail as it is when this resolves (`after` undefined) or after a seq. `gone` is called once
-   * if the session is deleted meanwhile (by whichever process). Returns the stop.
+   * if the session is deleted meanwhile (by whichever process). `damaged` is called once if the follow meets a
+   * damaged part of the log, and it ends there: the events before it were given, and a read from there fails with
+   * `err`, whose message says where the damage is. Returns the stop.
    */
-  follow?(
-    id: string,
-    after: number | undefined,
-    listener: (events: SessionEvent[]) => void,
-    gone?: () => void,
-  ): Promise<() => void>;
+  follow?(id: string, after: number | undefined, ...on: FollowCallbacks): Promise<() => void>;
   /** Cluster mode: this node's name. A session whose harness cannot move stays on the node that first ran it. */
   readonly node?: string;
   /** Lets go of what the store made ahead of need (the embedded store's spare session directory). */

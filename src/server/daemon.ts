@@ -164,7 +164,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   // The feeds follow the core's registry: a session's live log while it is open, its stored events after.
   const hub = new FeedHub(
     (id, after, limit) => brain.events(id, after, limit),
-    (id, listener, gone) => brain.followStored(id, listener, gone),
+    (id, listener, gone, damaged) => brain.followStored(id, listener, gone, damaged),
     (id) => brain.firstSeq(id),
   );
   for (const live of brain.liveSessions()) hub.attach(live.session.id, live.session.log);

@@ -34,7 +34,10 @@ export interface FormattedBatch {
 export interface FeedListener {
   /** A durable batch, in seq order, as the live log commits it. */
   events(batch: SessionEvent[], formatted: FormattedBatch): void;
-  /** A (new) live log was attached: events may have been appended that were never delivered. */
+  /**
+   * A (new) live log was attached, or a follow of the log ended: events may have been appended that were never
+   * delivered, or may not be readable, so the watcher reads the log from its cursor.
+   */
   attached(): void;
   /** The session is gone (deleted) or the daemon is stopping: end the stream. */
   ended(): void;
@@ -49,13 +52,14 @@ interface Feed {
 }
 
 /**
- * Follows a session written elsewhere from its tail on, calling `gone` if another node deletes it; undefined when
- * the store cannot.
+ * Follows a session written elsewhere from its tail on, calling `gone` if another node deletes it, `damaged` if the
+ * follow ends at a damaged part of its log; undefined when the store cannot.
  */
 export type RemoteFollow = (
   session: string,
   listener: (batch: SessionEvent[]) => void,
   gone: () => void,
+  damaged: (err: Error) => void,
 ) => Promise<() => void> | undefined;
 
 /** How long a follow that failed to start waits before it is tried again. */
@@ -126,6 +130,15 @@ export class FeedHub {
         // Deleted through another node: its watchers here are told the session is gone, as that node's are.
         () => {
           if (feed.remote === remote && this.feeds.get(session) === feed) this.end(session);
+        },
+        // The follow ended at a damaged message: its watchers read the log again, which gives them the events
+        // before the damage and then fails with it, ending each stream saying where (SseStream.catchUp), as for
+        // one that connects now. A new follow starts from the tail, past the damage, for a watcher past it.
+        () => {
+          if (feed.remote !== remote || this.feeds.get(session) !== feed) return;
+          this.stopRemote(feed);
+          this.startRemote(session, feed);
+          for (const listener of [...feed.listeners]) listener.attached();
         },
       );
       if (feed.remote !== remote) {

@@ -235,11 +235,14 @@ export class LogReader {
    * Resolves once the consumer is in place, with the stop function. A consumer that ends or fails while followed
    * (the client gives up recreating it after a long NATS outage; a listener that throws) is reported to `failed`
    * and made again from the last seq delivered: left dead, its watchers would get no event again, silently.
+   * A damaged message (decodeBatch) ends the follow instead, reported to `damaged` with the last seq delivered:
+   * a new consumer would meet it again, for ever.
    */
   async follow(
     after: number | undefined,
     listener: (events: SessionEvent[]) => void,
     failed: (err: unknown, seen: number, retryMs: number) => void = () => {},
+    damaged: (err: Error, seen: number) => void = () => {},
   ): Promise<() => void> {
     let seen = after ?? (await this.last())?.end ?? 0;
     let stopped = false;
@@ -252,8 +255,17 @@ export class LogReader {
           const appends = new AppendAssembler(seen);
           for await (const msg of messages) {
             failures = 0;
-            const ref = refOf({ seq: msg.seq, header: msg.headers ?? headers() }, this.where);
-            const events = appends.take(ref, decodeBatch(msg, this.session, this.where, this.ctx.stream));
+            let events: SessionEvent[];
+            try {
+              const ref = refOf({ seq: msg.seq, header: msg.headers ?? headers() }, this.where);
+              events = appends.take(ref, decodeBatch(msg, this.session, this.where, this.ctx.stream));
+            } catch (err) {
+              // Damaged: what came before it was delivered, and a consumer made again would meet it again.
+              void messages.close();
+              if (stopped) return;
+              stopped = true;
+              return damaged(err as Error, seen);
+            }
             if (events.length === 0) continue;
             seen = events[events.length - 1]!.seq;
             listener(events);

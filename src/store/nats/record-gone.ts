@@ -66,8 +66,9 @@ export async function watchGone(
 
 /**
  * Every event of session `id` after `after` (default: from the tail now), then each new batch as it is
- * acknowledged, from any node; `gone` once its record is deleted (or found deleted). Resolves once following,
- * with the stop function.
+ * acknowledged, from any node; `gone` once its record is deleted (or found deleted); `damaged` when the follow
+ * ends at a damaged message of the log (LogReader.follow), with the error a read of it gives. Resolves once
+ * following, with the stop function.
  */
 export async function followSession(
   ctx: NatsContext,
@@ -76,14 +77,22 @@ export async function followSession(
     after: number | undefined;
     listener: (events: SessionEvent[]) => void;
     gone: (() => void) | undefined;
+    damaged?: ((err: Error) => void) | undefined;
     warn: (message: string) => void;
   },
 ): Promise<() => void> {
-  const { after, listener, gone, warn } = follower;
-  const stopEvents = await new LogReader(ctx, id).follow(after, listener, (err, seen, retryMs) =>
-    warn(
-      `cluster store: following session ${id}'s log failed after seq ${seen} (${errorMessage(err)}); following it again from there in ${retryMs} ms`,
-    ),
+  const { after, listener, gone, damaged, warn } = follower;
+  const stopEvents = await new LogReader(ctx, id).follow(
+    after,
+    listener,
+    (err, seen, retryMs) =>
+      warn(
+        `cluster store: following session ${id}'s log failed after seq ${seen} (${errorMessage(err)}); following it again from there in ${retryMs} ms`,
+      ),
+    (err, seen) => {
+      warn(`cluster store: following session ${id}'s log stopped after seq ${seen}: ${err.message}`);
+      damaged?.(err);
+    },
   );
   if (!gone) return stopEvents;
   try {

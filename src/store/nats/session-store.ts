@@ -340,17 +340,18 @@ export class NatsSessionStore implements SessionStore {
 
   /**
    * Every event after `after` (default: from the tail now), then each new batch as it is acknowledged, from
-   * any node; `gone` once the session's record is deleted (or found deleted). Resolves once following, with the
-   * stop function.
+   * any node; `gone` once the session's record is deleted (or found deleted); `damaged` when it ends at a damaged
+   * message. Resolves once following, with the stop function.
    */
   follow(
     id: string,
     after: number | undefined,
     listener: (events: SessionEvent[]) => void,
     gone?: () => void,
+    damaged?: (err: Error) => void,
   ): Promise<() => void> {
     checkId(id);
-    return followSession(this.ctx, id, { after, listener, gone, warn: this.warn });
+    return followSession(this.ctx, id, { after, listener, gone, damaged, warn: this.warn });
   }
 
   checkpoints(id: string): ReplicatedCheckpoints {
