@@ -114,11 +114,16 @@ export function isStorageFull(err: unknown): boolean {
   return err.code === STORE_FAILED && /maximum .*exceeded/i.test(err.message);
 }
 
+/** JetStream's "system temporarily unavailable" (503): the cluster has no meta leader yet, a node just died. */
+const CLUSTER_NOT_AVAILABLE = 10008;
+
 /**
- * A request nobody answered in time, or no server took (a stream between leaders, a node restarting): worth
- * asking again. Anything else (a stream that does not exist, a refusal) is an answer.
+ * A request nobody answered in time, or no server took (a stream between leaders, a node restarting), or one the
+ * cluster said it cannot answer yet (between meta leaders, after a node was killed): worth asking again. Anything
+ * else (a stream that does not exist, a refusal) is an answer.
  */
 export function isUnanswered(err: unknown): boolean {
+  if (err instanceof JetStreamApiError) return err.code === CLUSTER_NOT_AVAILABLE;
   if (!(err instanceof Error)) return false;
   if (err.name === "TimeoutError" || err.name === "NoResponders") return true;
   return (
