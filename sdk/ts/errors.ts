@@ -1,6 +1,7 @@
 // The two ways a request can fail on the wire (docs/protocol.md#runner-stdio-protocol): `provider_error` when the model side failed,
 // `brain_error` for everything else. A handler throws RunnerFailure to choose the code; any other error is
 // reported as `brain_error` with its message.
+import { inspect } from "node:util";
 import type { RunnerErrorCode } from "../../src/protocol/runner.js";
 
 export class RunnerFailure extends Error {
@@ -23,5 +24,21 @@ export class TurnInterrupted extends Error {
   override name = "AbortError";
   constructor(message = "the turn was interrupted") {
     super(message);
+  }
+}
+
+/**
+ * The message a request's failure is replied with, whatever the handler threw: an Error's message, a string, or
+ * `<what> failed with <the value>` (undefined from a bare `reject()`, an object). Never throws itself (a message
+ * getter that throws, an object with no prototype that String() cannot convert): the request must still be answered,
+ * where a throw here was an unhandled rejection that ended the runner with every attachment's turn.
+ */
+export function thrownMessage(err: unknown, what: string): string {
+  try {
+    if (err instanceof Error) return err.message || err.name || "Error";
+    if (typeof err === "string" && err) return err;
+    return `${what} failed with ${inspect(err, { breakLength: Number.POSITIVE_INFINITY })}`;
+  } catch {
+    return `${what} failed with ${err instanceof Error ? "an Error" : `a ${typeof err}`} that could not be read`;
   }
 }

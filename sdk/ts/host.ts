@@ -17,7 +17,7 @@ import type {
   ToolResult,
 } from "../../src/protocol/runner.js";
 import { guardConsole } from "./console-guard.js";
-import { RunnerFailure } from "./errors.js";
+import { RunnerFailure, thrownMessage } from "./errors.js";
 import { type TurnHost, TurnState } from "./turn.js";
 import type { Attachment, Runner } from "./types.js";
 
@@ -225,12 +225,12 @@ class Host implements RunnerHost, TurnHost {
         : await resultProblem(frame.method, result);
       out = problem ? { error: brainError(`invalid ${frame.method} result: ${problem}`) } : { result };
     } catch (err) {
-      out = { error: toWireError(err) };
+      out = { error: toWireError(err, frame.method) };
     }
     try {
       this.send({ ...head, ...out });
     } catch (err) {
-      this.send({ ...head, error: toWireError(err) });
+      this.send({ ...head, error: toWireError(err, frame.method) });
     }
   }
 
@@ -414,7 +414,7 @@ function brainError(message: string): RunnerError {
   return { code: "brain_error", message };
 }
 
-function toWireError(err: unknown): RunnerError {
-  if (err instanceof RunnerFailure) return { code: err.code, message: err.message };
-  return brainError(err instanceof Error ? err.message : String(err));
+function toWireError(err: unknown, method: RunnerMethod): RunnerError {
+  const code = err instanceof RunnerFailure && err.code === "provider_error" ? err.code : "brain_error";
+  return { code, message: thrownMessage(err, method) };
 }

@@ -2,7 +2,7 @@
 // once the prompt has been answered, the turn refuses to write anything more (Brain would only warn about it).
 import { messageDataProblem } from "../../src/protocol/fast-brain-frames.js";
 import type { MessageData, ToolResult } from "../../src/protocol/runner.js";
-import { RunnerFailure, TurnInterrupted } from "./errors.js";
+import { RunnerFailure, TurnInterrupted, thrownMessage } from "./errors.js";
 import type { ToolCallOptions, Turn } from "./types.js";
 
 /** What a turn needs from the host that owns it. */
@@ -79,7 +79,7 @@ export class TurnState implements Turn {
     const failure =
       err instanceof RunnerFailure
         ? err
-        : new RunnerFailure("brain_error", (err as Error).message ?? String(err));
+        : new RunnerFailure("brain_error", thrownMessage(err, "assistant.message"));
     this.failure ??= failure;
     const rejected = Promise.reject(failure);
     rejected.catch(() => {});
