@@ -68,7 +68,7 @@ describe("nui SDK: hooks that throw", () => {
     } finally {
       process.stderr.write = write;
     }
-    expect(stderr.join("")).toContain("[faulty] getSessionId failed: no session yet");
-    expect(stderr.join("")).toContain("[faulty] onCancel failed: cleanup failed");
+    expect(stderr.join("")).toContain("[faulty] getSessionId failed: Error: no session yet");
+    expect(stderr.join("")).toContain("[faulty] onCancel failed: Error: cleanup failed");
   });
 });

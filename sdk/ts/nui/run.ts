@@ -1,7 +1,7 @@
 // One run of an agent, whatever carries it: params in, events out through a sink, cancel through its signal.
 import { randomUUID } from "node:crypto";
-import { inspect } from "node:util";
 import type { NuiAgent } from "./agent.js";
+import { failure } from "./failure.js";
 import { type EventLimit, fitted } from "./fit.js";
 import { approvalPayload, type HitlWaiters, hitlRequest, questionPayload } from "./hitl.js";
 import type { Chunk, HarnessEvent, RunContext, RunParams } from "./types.js";
@@ -37,7 +37,7 @@ export async function guarded<T>(
   try {
     return await call();
   } catch (err) {
-    process.stderr.write(`[${agent.name}] ${hook} failed: ${(err as Error)?.message ?? String(err)}\n`);
+    process.stderr.write(`[${agent.name}] ${hook} failed: ${failure(err, hook)}\n`);
     return undefined;
   }
 }
@@ -93,14 +93,4 @@ export async function runAgent(
   const sessionId = await guarded(agent, "getSessionId", () => agent.getSessionId(runId));
   emit({ type: "done", ...(sessionId ? { sessionId } : {}) });
   return { runId, cancelled: sink.signal.aborted };
-}
-
-/**
- * What a run failed with, for its error event. Not always an Error: a bare `reject()` gives undefined, which reading a
- * message from threw in the catch, so the run sent neither done nor its reply and the host died of the rejection.
- */
-function failure(err: unknown): string {
-  if (err instanceof Error) return err.message || String(err);
-  if (typeof err === "string" && err) return err;
-  return `run() failed with ${inspect(err, { breakLength: Number.POSITIVE_INFINITY })}`;
 }
