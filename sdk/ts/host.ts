@@ -16,7 +16,7 @@ import type {
   ToolReply,
   ToolResult,
 } from "../../src/protocol/runner.js";
-import { guardConsole } from "./console-guard.js";
+import { guardConsole, protocolStdout } from "./console-guard.js";
 import { RunnerFailure, thrownMessage } from "./errors.js";
 import { type TurnHost, TurnState } from "./turn.js";
 import type { Attachment, Runner } from "./types.js";
@@ -38,8 +38,8 @@ export interface ServeOptions {
   /** Called once input has ended (0) or its framing broke (1); process.exit by default. */
   exit?: (code: number) => void;
   /**
-   * Sends console.log/info/debug to the log instead of stdout, so no library can corrupt the frame stream.
-   * On by default when the output is process.stdout.
+   * Sends console output to the log, and the runner's own process.stdout.write to stderr, so no library can corrupt
+   * the frame stream (stdout-guard.ts says what cannot be reached). On by default when the output is process.stdout.
    */
   guardStdout?: boolean;
 }
@@ -77,7 +77,7 @@ class Host implements RunnerHost, TurnHost {
   >();
   /** Tool calls whose replies no longer matter (interrupted, or the turn ended): dropped without a word. */
   private readonly abandoned = new Set<string>();
-  private readonly output: Output;
+  private output: Output;
   /** Settles when the output, full at the last write, has drained (undefined while it has room). */
   private room: Promise<void> | undefined;
   private readonly exit: (code: number) => void;
@@ -101,7 +101,10 @@ class Host implements RunnerHost, TurnHost {
     this.closed = new Promise((resolve) => {
       this.resolveClosed = resolve;
     });
-    if (options.guardStdout ?? this.output === process.stdout) guardConsole(this.log);
+    if (options.guardStdout ?? this.output === process.stdout) {
+      guardConsole(this.log);
+      if (this.output === process.stdout) this.output = protocolStdout();
+    }
 
     const splitter = new LineSplitter((line) => this.onLine(line));
     input.on("data", (chunk: Buffer | string) => {

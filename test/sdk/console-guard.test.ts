@@ -1,5 +1,6 @@
 // A runner's stdout is for frames only: what a library prints through the console, by any of its methods that
-// write to stdout, goes to stderr instead, in a real runner process on the built SDK.
+// write to stdout, or through process.stdout.write (without its newline it ran into the next frame, which Brain then
+// refused), goes to stderr instead, in a real runner process on the built SDK.
 import { spawn } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -15,7 +16,7 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-it("keeps console.dir, dirxml, table and count off stdout, so every line there is a frame", async () => {
+it("keeps console.dir, dirxml, table, count and process.stdout.write off stdout: every line there is a frame", async () => {
   const dir = tempDir("brain-console-guard-");
   dirs.push(dir);
   const runner = join(dir, "runner.mjs");
@@ -23,8 +24,10 @@ it("keeps console.dir, dirxml, table and count off stdout, so every line there i
   writeFileSync(
     runner,
     `import { serve } from ${JSON.stringify(sdk)};
-serve({ open: () => ({ async prompt() {
+serve({ open: () => ({ async prompt(text, turn) {
   console.dir({ dir: 1 }); console.dirxml({ dirxml: 2 }); console.table([{ table: 3 }]); console.count("n");
+  process.stdout.write("progress 50%");
+  await turn.delta("after");
 }, checkpoint: () => [] }) });`,
   );
   const child = spawn(process.execPath, [runner], { stdio: ["pipe", "pipe", "pipe"] });
@@ -45,11 +48,19 @@ serve({ open: () => ({ async prompt() {
   );
   await answered;
   child.stdin.end();
-  await new Promise((resolve) => child.on("exit", resolve));
+  // "close", not "exit": stderr is read to its end.
+  await new Promise((resolve) => child.on("close", resolve));
   const lines = stdout.split("\n").filter(Boolean);
-  expect(lines.map((line) => decodeRunnerFrame(line))).toMatchObject([
-    { id: "o1", result: {} },
-    { id: "p1", turn: "T1", result: {} },
-  ]);
-  for (const printed of ["dir: 1", "dirxml: 2", "table", "n: 1"]) expect(stderr).toContain(printed);
+  // Every line decodes; the open's reply and the turn's delta may come in either order.
+  const frames = lines.map((line) => decodeRunnerFrame(line));
+  expect(frames).toHaveLength(3);
+  expect(frames).toEqual(
+    expect.arrayContaining([
+      expect.objectContaining({ id: "o1", result: {} }),
+      expect.objectContaining({ turn: "T1", event: "assistant.delta", data: { text: "after" } }),
+      expect.objectContaining({ id: "p1", turn: "T1", result: {} }),
+    ]),
+  );
+  for (const printed of ["dir: 1", "dirxml: 2", "table", "n: 1", "progress 50%"])
+    expect(stderr).toContain(printed);
 });

@@ -1,4 +1,6 @@
 // Serving over stdin/stdout: the host nui and Brain start for an extension (`transport: stdio`).
+
+import { claimStdout } from "../stdout-guard.js";
 import type { NuiAgent } from "./agent.js";
 import { RpcConnection } from "./rpc.js";
 import { guarded } from "./run.js";
@@ -8,6 +10,9 @@ export function serveStream(
   input: NodeJS.ReadableStream,
   output: NodeJS.WritableStream,
 ): Promise<void> {
+  // On process.stdout, the protocol's lines are the only writes that reach it (stdout-guard.ts says what else can).
+  const write =
+    output === process.stdout ? claimStdout() : (line: string, done?: () => void) => output.write(line, done);
   return new Promise((resolve) => {
     let done = false;
     const finish = () => {
@@ -18,11 +23,11 @@ export function serveStream(
     };
     const connection = new RpcConnection(
       agent,
-      (line) => output.write(line),
+      (line) => write(line),
       () => {
         finish();
         // The host's job is over: leave once stdout has drained.
-        if (output === process.stdout) output.write("", () => process.exit(0));
+        if (output === process.stdout) write("", () => process.exit(0));
       },
     );
     // Bytes, not text: the reader decodes each whole line, so a character two chunks share stays whole.
