@@ -10,7 +10,7 @@ import {
 import type { BrainClient } from "../client/client.js";
 import { ClientError } from "../client/errors.js";
 import { controlRefusal } from "./control.js";
-import { type DaemonReach, RECONNECT_MS } from "./reach.js";
+import { type DaemonReach, daemonError, RECONNECT_MS } from "./reach.js";
 import { askEditor } from "./requests.js";
 import { sessionUpdates } from "./updates.js";
 
@@ -69,20 +69,38 @@ export async function followTurn(
   const asked = new Map<string, AbortController>();
   const updates = sessionUpdates({ replaying: false, notices: Boolean(capabilities.session?.notices) });
   let stopReason: string | undefined;
-  // Lost: the stream reconnects (backing off) for reach.waitMs from the drop, then the prompt ends saying so.
+  // Lost: the stream reconnects (backing off) for reach.waitMs from the drop, then the prompt ends saying why, by
+  // what its last try got: no connection (unreachable, and later requests fail at once), or the daemon's own error.
   let lostTimer: NodeJS.Timeout | undefined;
-  const onDrop = () => {
-    if (lostTimer) return;
-    const lostAt = new Date();
-    lostTimer = setTimeout(() => {
-      reach.lost(lostAt);
-      leftBecause = reach.refusal();
+  /** Since when the daemon has answered each try with an error; undefined while the last try found no daemon. */
+  let refusing: { answered: ClientError; since: Date } | undefined;
+  /** Since when no try has found the daemon (the first of this run of failed connections). */
+  let unreachableSince: Date | undefined;
+  const onDrop = (_lastSeq: number, _reason: string, answered?: ClientError) => {
+    if (answered) {
+      unreachableSince = undefined;
+      refusing = { answered, since: refusing?.since ?? new Date() };
+    } else {
+      refusing = undefined;
+      unreachableSince ??= new Date();
+    }
+    lostTimer ??= setTimeout(() => {
+      if (refusing) {
+        leftBecause = daemonError(reach.url, sessionId, refusing.answered, refusing.since);
+        // It answers: the turn is not to run on unseen, its requests asked of no one (as for a 4xx below).
+        interrupt();
+      } else {
+        reach.lost(unreachableSince);
+        leftBecause = reach.refusal();
+      }
       stop.abort();
     }, reach.waitMs);
   };
   const onReconnect = () => {
     clearTimeout(lostTimer);
     lostTimer = undefined;
+    refusing = undefined;
+    unreachableSince = undefined;
     reach.back();
   };
   const stream = client.events(sessionId, {

@@ -4,6 +4,9 @@
 // started again) left the prompt waiting until the editor cancelled it. After DAEMON_WAIT (default 60 s,
 // $BRAIN_ACP_DAEMON_WAIT) the prompt ends with an error naming the address and since when it is unreachable, and
 // every request after it that cannot reach the daemon fails at once with the same words, until one reaches it.
+// A daemon that is up but answers the stream with an error is not unreachable: a 5xx (503 while it starts, a proxy's
+// 502/504 while it restarts) is tried again within the same wait and then told with its own status and words
+// (daemonError); a 4xx (404: the session is gone, 401: the token revoked) is final, and ends the prompt at once.
 import { RequestError } from "@agentclientprotocol/sdk";
 import { ClientError } from "../client/errors.js";
 
@@ -12,6 +15,26 @@ export const DAEMON_WAIT_SECONDS = 60;
 
 /** The event stream's reconnects: half a second after the drop, then backing off to a try every 5 s (the CLI's). */
 export const RECONNECT_MS = { first: 500, max: 5000 };
+
+/** The error a prompt ends with when the daemon answered its event stream with `answered` (a 5xx) past the wait. */
+export function daemonError(
+  url: string,
+  sessionId: string,
+  answered: ClientError,
+  since: Date,
+): RequestError {
+  return RequestError.internalError({
+    reason: "daemon_error",
+    url,
+    status: answered.status,
+    code: answered.code,
+    since: since.toISOString(),
+    message:
+      `the daemon at ${url} answers the turn's event stream with ${answered.status} since ${since.toISOString()}: ` +
+      `${answered.message}. The turn was interrupted if the daemon took the interrupt; see \`brain attach ${sessionId}\` ` +
+      "or its log (`brain serve` prints why), then send the request again",
+  });
+}
 
 /** Whether the daemon at `url` answers, as far as brain acp's requests have seen; since when it has not. */
 export class DaemonReach {

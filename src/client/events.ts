@@ -19,8 +19,11 @@ export interface EventStreamOptions {
   maxRetryMs?: number;
   /** "observer" watches without keeping the client's control lease alive. */
   role?: "observer";
-  /** Told each time the stream drops and a reconnect is about to be tried. */
-  onDrop?(lastSeq: number, reason: string): void;
+  /**
+   * Told each time the stream drops and a reconnect is about to be tried; `answered` is the daemon's own error when
+   * it answered the reconnect with one (a 5xx), undefined when the connection itself failed or broke.
+   */
+  onDrop?(lastSeq: number, reason: string, answered?: ClientError): void;
   /** Told when the stream is open again after onDrop. */
   onReconnect?(lastSeq: number): void;
   /**
@@ -70,7 +73,7 @@ export async function* streamEvents(
     if (!res.ok || !res.body) {
       const error = client.refusal(res.status, await res.text());
       if (res.status >= 400 && res.status < 500) throw error;
-      options.onDrop?.(last, error.message);
+      options.onDrop?.(last, error.message, error);
       await pause();
       continue;
     }
