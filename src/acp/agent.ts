@@ -146,6 +146,7 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       };
       // Keyed, one key per request: the client asks again a create or prompt the daemon died holding (a restart),
       // and the daemon, finding the key, makes one session and runs one turn.
+      await reach.reached();
       const view = await client
         .create(body, { key: randomUUID() })
         .catch((err) => fail(err, (field) => newSessionField(params._meta, field)));
@@ -155,6 +156,7 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
     })
     .onRequest(methods.agent.session.load, async ({ params, client: editor, signal }) => {
       refuseBadSessionId(params.sessionId);
+      await reach.reached();
       const view = await client.session(params.sessionId).catch(fail);
       reach.back();
       refuseMissingDir(params.cwd);
@@ -174,6 +176,7 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       // with its config, however many thousands the home holds. The cursor is the daemon's: the last session seen.
       const sessions: SessionView[] = [];
       let after = params.cursor ?? undefined;
+      await reach.reached();
       do {
         const page = await client
           .sessionPage({ limit: LIST_PAGE - sessions.length, order: "newest", ...(after ? { after } : {}) })
@@ -201,6 +204,7 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
       const prompts = [...(prompting.get(params.sessionId) ?? [])];
       for (const prompt of prompts) prompt.cancel.abort();
       await Promise.all(prompts.map((prompt) => prompt.answered));
+      await reach.reached();
       await client.close(params.sessionId, { key: randomUUID() }).catch(fail);
       return {};
     })
@@ -225,6 +229,8 @@ export function brainAcpAgent(client: BrainClient, options: AcpOptions = {}): Ag
         const { text, images } = promptOf(params.prompt);
         await Promise.all(cancelled);
         const cancelUnheeded = (await othersTurn) ?? false;
+        // A daemon a prompt gave up on as hung is asked for a moment first, not the whole answer timeout (reach.ts).
+        await reach.reached();
         const view = await client.session(sessionId).catch(fail);
         reach.back();
         if (cancel.signal.aborted) return { stopReason: "cancelled" as const }; // cancelled before it started

@@ -76,10 +76,19 @@ export async function followTurn(
   let refusing: { answered: ClientError; since: Date } | undefined;
   /** Since when no try has found the daemon (the first of this run of failed connections). */
   let unreachableSince: Date | undefined;
-  const onDrop = (_lastSeq: number, _reason: string, answered?: ClientError) => {
-    if (answered) {
+  /**
+   * The last try got no answer (timed out), or is still waiting for one when the wait ends (a try on a hung daemon
+   * waits the whole answer timeout, as long as the wait by default): later requests probe it first (reach.ts).
+   */
+  let hung = false;
+  const onRetry = () => {
+    hung = true;
+  };
+  const onDrop = (_lastSeq: number, _reason: string, error?: ClientError) => {
+    hung = error?.code === "timeout";
+    if (error && error.status > 0) {
       unreachableSince = undefined;
-      refusing = { answered, since: refusing?.since ?? new Date() };
+      refusing = { answered: error, since: refusing?.since ?? new Date() };
     } else {
       refusing = undefined;
       unreachableSince ??= new Date();
@@ -90,7 +99,7 @@ export async function followTurn(
         // It answers: the turn is not to run on unseen, its requests asked of no one (as for a 4xx below).
         interrupt();
       } else {
-        reach.lost(unreachableSince);
+        reach.lost(unreachableSince, hung);
         leftBecause = reach.refusal();
       }
       stop.abort();
@@ -101,6 +110,7 @@ export async function followTurn(
     lostTimer = undefined;
     refusing = undefined;
     unreachableSince = undefined;
+    hung = false;
     reach.back();
   };
   const stream = client.events(sessionId, {
@@ -109,6 +119,7 @@ export async function followTurn(
     retryMs: RECONNECT_MS.first,
     maxRetryMs: RECONNECT_MS.max,
     onDrop,
+    onRetry,
     onReconnect,
   });
   try {

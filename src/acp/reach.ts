@@ -13,6 +13,9 @@ import { ClientError } from "../client/errors.js";
 /** How long a prompt's turn is followed while the daemon cannot be reached, by default. */
 export const DAEMON_WAIT_SECONDS = 60;
 
+/** How long a request waits for a hung daemon's GET /healthz before it is refused (DaemonReach.reached). */
+export const PROBE_MS = 2000;
+
 /** The event stream's reconnects: half a second after the drop, then backing off to a try every 5 s (the CLI's). */
 export const RECONNECT_MS = { first: 500, max: 5000 };
 
@@ -39,6 +42,8 @@ export function daemonError(
 /** Whether the daemon at `url` answers, as far as brain acp's requests have seen; since when it has not. */
 export class DaemonReach {
   private lostAt: Date | undefined;
+  /** Lost to a daemon that took connections and answered nothing (hung, SIGSTOP): each try costs a whole timeout. */
+  private hung = false;
 
   constructor(
     readonly url: string,
@@ -46,18 +51,49 @@ export class DaemonReach {
   ) {}
 
   /** Not reached since `at` (kept when it was lost already: the first time it was not reached is what counts). */
-  lost(at: Date = new Date()): void {
+  lost(at: Date = new Date(), hung = false): void {
+    if (this.lostAt === undefined) this.hung = hung;
     this.lostAt ??= at;
   }
 
   /** A request reached it. */
   back(): void {
     this.lostAt = undefined;
+    this.hung = false;
+  }
+
+  /**
+   * Before a request, while a prompt has given up on a hung daemon: each request would wait the whole answer timeout
+   * ($BRAIN_SERVER_TIMEOUT, 60 s) for nothing, so GET /healthz is asked first, for at most PROBE_MS. No answer: the
+   * request is refused at once with refusal(). Any answer: the daemon is back, and the request is sent. (A command is
+   * never sent and then abandoned: it could run once the daemon wakes, after the editor was told it failed.)
+   */
+  async reached(): Promise<void> {
+    if (this.lostAt === undefined || !this.hung) return;
+    const answered = await fetch(`${this.url}/healthz`, { signal: AbortSignal.timeout(PROBE_MS) }).then(
+      async (res) => {
+        await res.body?.cancel().catch(() => {});
+        return true;
+      },
+      () => false,
+    );
+    if (!answered) throw this.refusal();
+    this.back();
   }
 
   /** The error a request that cannot reach the daemon is answered with: the same words for each. */
   refusal(): RequestError {
     const since = (this.lostAt ?? new Date()).toISOString();
+    if (this.hung)
+      return RequestError.internalError({
+        reason: "unreachable",
+        url: this.url,
+        since,
+        message:
+          `the daemon at ${this.url} has answered nothing since ${since} (it takes connections and does not answer, ` +
+          "or they do not get through): is `brain serve` there hung (stopped, SIGSTOP)? Restart it (its sessions and " +
+          "their logs are kept), then send the request again",
+      });
     return RequestError.internalError({
       reason: "unreachable",
       url: this.url,

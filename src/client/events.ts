@@ -20,10 +20,13 @@ export interface EventStreamOptions {
   /** "observer" watches without keeping the client's control lease alive. */
   role?: "observer";
   /**
-   * Told each time the stream drops and a reconnect is about to be tried; `answered` is the daemon's own error when
-   * it answered the reconnect with one (a 5xx), undefined when the connection itself failed or broke.
+   * Told each time the stream drops and a reconnect is about to be tried. `error`: the daemon's own (status > 0)
+   * when it answered the reconnect with one (a 5xx); a timeout's (status 0, code "timeout") when it took the
+   * connection and answered nothing; undefined when the connection itself failed or broke.
    */
-  onDrop?(lastSeq: number, reason: string, answered?: ClientError): void;
+  onDrop?(lastSeq: number, reason: string, error?: ClientError): void;
+  /** Told as each reconnect after onDrop is sent (its answer, or onDrop again, follows). */
+  onRetry?(): void;
   /** Told when the stream is open again after onDrop. */
   onReconnect?(lastSeq: number): void;
   /**
@@ -55,6 +58,7 @@ export async function* streamEvents(
     // Each reconnect asks the client's guard again: the daemon may have gone and another process taken its port.
     const headers = client.headers({ accept: "text/event-stream", "last-event-id": String(last) });
     let res: Response;
+    if (failedInARow > 0) options.onRetry?.();
     try {
       res = await fetchAnswered(url, { headers, signal }, client.options.answerTimeoutMs, (seconds) =>
         unansweredMessage(client.url, `GET ${path}`, seconds),
@@ -66,7 +70,7 @@ export async function* streamEvents(
         err instanceof ClientError
           ? err.message
           : ((err as { cause?: Error }).cause?.message ?? (err as Error).message);
-      options.onDrop?.(last, `cannot connect: ${why}`);
+      options.onDrop?.(last, `cannot connect: ${why}`, err instanceof ClientError ? err : undefined);
       await pause();
       continue;
     }
