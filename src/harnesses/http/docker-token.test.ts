@@ -83,6 +83,36 @@ describe("docker: the container's environment", () => {
     await brain.closeSession(session.id);
   });
 
+  it("moves docker_args' -e NAME=VALUE into the env file: the value is in no docker argv", async () => {
+    const { brain, state } = dockerBrain();
+    const docker_args = [
+      "-e",
+      "API_KEY=argv-secret-1",
+      "--env=TOKEN_2=argv-secret-2",
+      "-eDB_PASS=argv-secret-3",
+    ];
+    const session = await brain.create({
+      harness: "docker",
+      config: {
+        options: { image: "ts-agent", containerPort: 9090, env: { API_KEY: "overridden" }, docker_args },
+      },
+    });
+    const turn = await session.prompt("with -e in docker_args");
+    expect((await turn.settled).status).toBe("completed");
+    const id = readCalls(state).find((c) => c[0] === "port")?.[1];
+    const container = JSON.parse(readFileSync(join(state, "containers", `${id}.json`), "utf8"));
+    // As docker gave them before (-e beats --env-file), through the 0600 file.
+    expect(container.env).toMatchObject({
+      API_KEY: "argv-secret-1",
+      TOKEN_2: "argv-secret-2",
+      DB_PASS: "argv-secret-3",
+    });
+    expect(container.envFile).toMatchObject({ mode: 0o600 });
+    const argv = JSON.stringify(readCalls(state));
+    for (const n of [1, 2, 3]) expect(argv).not.toContain(`argv-secret-${n}`);
+    await brain.closeSession(session.id);
+  });
+
   it("refuses a value docker's env file cannot carry, naming the variable, and starts nothing", async () => {
     const { brain, state } = dockerBrain();
     const session = await brain.create({

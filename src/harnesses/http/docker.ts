@@ -30,6 +30,7 @@ import { ContainerHitl } from "./container-hitl.js";
 import { containerLimits, limitArgs } from "./container-limits.js";
 import { ContainerNet } from "./container-net.js";
 import { type ContainerRecords, type PendingRun, RUN_LABEL } from "./container-records.js";
+import { envFromDockerArgs } from "./docker-args-env.js";
 import { closedWhileStarting, DockerCli, DockerStopped, parseDockerPort } from "./docker-cli.js";
 import { HttpHarness, type HttpTimeouts } from "./http-harness.js";
 
@@ -159,11 +160,14 @@ export class DockerFactory implements HarnessFactory {
       // The agent may quote either in any event it sends, and the session's log must never hold them.
       options.secret?.({ name: AGENT_TOKEN_ENV, value: token });
       if (hitl) options.secret?.({ name: "NUI_API_URL token", value: hitl.token });
+      // docker_args' `-e NAME=VALUE`s go in the file too, out of docker's argv; last, as `-e` beats --env-file.
+      const given = envFromDockerArgs(docker_args ?? []);
       const env = {
         ...session.env,
         [NATIVE_DIR_ENV]: NATIVE_MOUNT,
         [AGENT_TOKEN_ENV]: token,
         ...(hitl ? { NUI_API_URL: hitl.url } : {}),
+        ...given.env,
       };
       // Read by docker as it starts: gone once `docker run` has returned, whether or not it started anything.
       const envFile = writeEnvFile(env, this.name);
@@ -175,7 +179,7 @@ export class DockerFactory implements HarnessFactory {
             image,
             containerPort,
             envFile: envFile.path,
-            extra: [...mount, ...(docker_args ?? [])],
+            extra: [...mount, ...given.args],
             network,
             limits: limitArgs(containerLimits(this.limits)),
             labels: {
