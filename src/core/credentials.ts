@@ -127,7 +127,12 @@ const REFERENCE_FLAG = /[-_](?:file|path|env|var|name|dir|url)$/i;
  * Bearer KEY`, as mcp-remote's `--header` takes it), a URL's password. A `${VAR}` is shown as written.
  */
 function argSecrets(args: unknown[]): Secret[] {
-  const out: Secret[] = [];
+  return argCredentials(args).map(({ name, value }) => ({ name, value }));
+}
+
+/** argSecrets, each with the index of the argument that holds it. */
+function argCredentials(args: unknown[]): (Secret & { index: number })[] {
+  const out: (Secret & { index: number })[] = [];
   args.forEach((arg, i) => {
     if (typeof arg !== "string" || arg.includes("${")) return;
     const flag = /^--?([A-Za-z][\w-]*)(?:=(.*))?$/s.exec(arg);
@@ -141,18 +146,46 @@ function argSecrets(args: unknown[]): Secret[] {
         (joined === undefined && value.startsWith("-"))
       )
         return;
-      out.push({ name: joined === undefined ? arg : arg.slice(0, arg.indexOf("=")), value });
+      const index = joined === undefined ? i + 1 : i;
+      out.push({ name: joined === undefined ? arg : arg.slice(0, arg.indexOf("=")), value, index });
       return;
     }
     const header = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):\s*(\S.*)$/s.exec(arg);
     if (header && (secretNamed(header[1]!) || CREDENTIAL_HEADER.test(header[1]!))) {
-      out.push({ name: header[1]!, value: header[2]! });
+      out.push({ name: header[1]!, value: header[2]!, index: i });
       const credential = AUTH_SCHEME.exec(header[2]!)?.[1];
-      if (credential) out.push({ name: header[1]!, value: credential });
+      if (credential) out.push({ name: header[1]!, value: credential, index: i });
       return;
     }
-    out.push(...urlSecrets(arg));
+    for (const found of urlSecrets(arg)) out.push({ ...found, index: i });
   });
+  return out;
+}
+
+/**
+ * Why a command line Brain starts from operator config shows a credential to every local user (ps,
+ * /proc/PID/cmdline): one message for each argument that holds one once its `${VAR}`s are filled in, naming the
+ * argument and how it is written (`--api-key`, `Authorization`, `url_password`), never the value. `where` names
+ * the arguments (`mcp_servers.search.args`); `fix` says where the credential goes instead.
+ */
+export function argvCredentialWarnings(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  where: string,
+  fix: string,
+): string[] {
+  const filled = args.map((arg) =>
+    arg.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (ref, name: string) => env[name] ?? ref),
+  );
+  const seen = new Set<number>();
+  const out: string[] = [];
+  for (const { name, index } of argCredentials(filled)) {
+    if (seen.has(index)) continue;
+    seen.add(index);
+    out.push(
+      `${where}[${index}] puts a credential (${name}) on the command line, where every local user can read it (ps, /proc/PID/cmdline); ${fix}`,
+    );
+  }
   return out;
 }
 

@@ -19,6 +19,13 @@ export class SessionTools {
   /** The bound tools, the session's services started the first time. */
   get(): Promise<BoundTools> {
     const { services, tools } = this.parts;
+    if (this.bound === undefined && services?.warnings) {
+      const warnings = services.warnings();
+      if (warnings.length)
+        void this.parts
+          .append(warnings.map((message) => ({ type: "harness.warning", data: { message } })))
+          .catch(() => {});
+    }
     this.bound ??= !services
       ? Promise.resolve(tools)
       : services

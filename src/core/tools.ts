@@ -37,6 +37,8 @@ export interface SessionToolServices {
     signal: AbortSignal,
   ): Promise<ToolService[] | undefined>;
   close(): Promise<void>;
+  /** What in the services' config the session's log should warn about, once, as their session opens. */
+  warnings?(): string[];
 }
 
 export interface ToolServiceEvent {

@@ -260,7 +260,7 @@ describe("MCP servers for session/new", () => {
     });
   });
 
-  it("fills in ${VAR} from the host, and says what an agent cannot be given", () => {
+  it("fills in ${VAR} from the host, and says what an agent cannot be given or shows every local user", () => {
     const { servers, warnings } = acpMcpServers(
       "acp:x",
       {
@@ -287,6 +287,9 @@ describe("MCP servers for session/new", () => {
     ]);
     expect(warnings).toEqual([
       "mcp_servers.local.cwd cannot be passed to an ACP agent: the server starts in the agent's directory",
+      expect.stringMatching(
+        /^mcp_servers\.local\.args\[1\] puts a credential \(--token\) on the command line, .*the "acp:x" agent starts MCP server "local" with it\. Give it to the server in mcp_servers\.local\.env/,
+      ),
       "mcp_servers.remote.tools cannot be passed to an ACP agent: it sees all the server's tools",
     ]);
     expect(() => acpMcpServers("acp:x", { s: { command: "${NOPE}" } }, {})).toThrow(

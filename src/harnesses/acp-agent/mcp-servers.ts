@@ -5,6 +5,7 @@
 import type { McpServer as AcpMcpServer } from "@agentclientprotocol/sdk";
 import { HarnessError } from "../../core/harness.js";
 import type { McpServers } from "../../protocol/config.js";
+import { stdioArgsWarnings } from "../../tools/mcp/argv-warnings.js";
 import { expandRecord, expandVars, McpConfigError } from "../../tools/mcp/expand.js";
 import { exposedName } from "../../tools/mcp/names.js";
 
@@ -28,6 +29,7 @@ export function acpMcpServers(
           warnings.push(
             `${where}.cwd cannot be passed to an ACP agent: the server starts in the agent's directory`,
           );
+        warnings.push(...stdioArgsWarnings(name, server.args ?? [], env, `the "${label}" agent`));
         out.push({
           name,
           command: expandVars(server.command, env, `${where}.command`),

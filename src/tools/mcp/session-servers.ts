@@ -3,6 +3,7 @@
 import type { ExitKills } from "../../core/exit-kills.js";
 import type { McpServers } from "../../protocol/config.js";
 import type { SessionToolServices, ToolService, ToolServiceEvent } from "../tool-service.js";
+import { stdioArgsWarnings } from "./argv-warnings.js";
 import { BOUND_OWNER, shadowedMessage } from "./names.js";
 import type { McpServerService } from "./server.js";
 
@@ -35,6 +36,14 @@ export class McpSessionServers implements SessionToolServices {
     private readonly config: McpServers,
     private readonly options: McpHostOptions,
   ) {}
+
+  /** Each stdio server's argument that puts a credential on its command line (argvCredentialWarnings). */
+  warnings(): string[] {
+    const env = this.options.env ?? process.env;
+    return Object.entries(this.config).flatMap(([name, server]) =>
+      server.command === undefined ? [] : stdioArgsWarnings(name, server.args ?? [], env),
+    );
+  }
 
   start(report: (event: ToolServiceEvent) => void, bound: readonly string[] = []): Promise<ToolService[]> {
     this.report = report;
