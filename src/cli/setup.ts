@@ -19,6 +19,7 @@ import { mcpSessionTools } from "../tools/mcp/session-servers.js";
 import { ToolRouter } from "../tools/router.js";
 import type { LoadedConfig } from "./config.js";
 import { brainHome, configHarnesses } from "./harness-setup.js";
+import { runnerArgvWarnings } from "./runner-argv-warnings.js";
 
 export { echoRunnerPath, piRunnerPath } from "../harnesses/process/descriptor.js";
 export { brainHome, configHarnesses, configHarnessTypes } from "./harness-setup.js";
@@ -100,6 +101,7 @@ export function createBrain(
   } = {},
 ): Brain {
   stopOrphans(home);
+  for (const warning of runnerArgvWarnings(loaded)) process.stderr.write(`brain: warning: ${warning}\n`);
   // A host that keeps warm runners keeps a session directory made ahead too (../store/fs/session-slot.ts).
   const sessions = store ?? new FsSessionStore(home, undefined, holder, { spareSlot: warmRunners });
   // A Brain killed while making a session (a fork restoring its checkpoint, a handoff seeding) left it half made.
