@@ -77,6 +77,9 @@ export function recordSecrets(
   }
   // The api harness's headers, set by the operator for a gateway in front of its provider, may hold its key.
   out.push(...writtenOut({ headers: record.config.options?.headers }));
+  // A CLI session's extra flags (an agent definition's args) may write a key out, as a server's args may.
+  const args = record.config.options?.args;
+  if (Array.isArray(args)) out.push(...argSecrets(args));
   // Inline provider settings (the config's defaults, an agent definition's baseUrl) are shown in the session's
   // view: a gateway key in their URL would be shown with them, though its log keeps it out (sessionSecrets).
   if (typeof record.provider === "object" && record.provider.base_url)

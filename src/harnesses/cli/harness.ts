@@ -20,6 +20,7 @@ import type { ToolEndpoint } from "../../tools/endpoint/index.js";
 import type { Spawner } from "../process/spawner.js";
 import { ranOut } from "../read-gate.js";
 import { forgetRewrittenSync, REWRITTEN_MARKER } from "../rewritten-files.js";
+import { argsWarnings } from "./args-warnings.js";
 import { EndpointCalls, isBound } from "./bound.js";
 import { type AnswerSource, afterRead, CliProcess, withTail } from "./child.js";
 import { cliEnvironment } from "./environment.js";
@@ -57,15 +58,14 @@ export function prepareCli(opening: CliOpening, stateFile?: string): CliContext 
   const session = sessionOptions(family.harness, options.config);
   const bound = isBound(family, options);
   const cwd = workingDir(family.harness, options.dir, session, options.container?.user);
+  const warnings = argsWarnings(family.harness, session);
   if (!bound && options.tools.length > 0) {
     const names = options.tools.map((t) => t.name).join(", ");
-    options.emit({
-      type: "harness.warning",
-      data: {
-        message: `${family.harness}: ${family.title} runs its own tools; the session's bound tools (${names}) are not offered to it (config.tool_mode "bound" offers only them)`,
-      },
-    });
+    warnings.unshift(
+      `${family.harness}: ${family.title} runs its own tools; the session's bound tools (${names}) are not offered to it (config.tool_mode "bound" offers only them)`,
+    );
   }
+  for (const message of warnings) options.emit({ type: "harness.warning", data: { message } });
   return { ...opening, session, cwd, bound, ...(stateFile ? { stateFile } : {}) };
 }
 
