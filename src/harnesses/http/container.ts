@@ -46,18 +46,20 @@ export async function sweepSession(
   session: SessionOwner,
   timeoutMs: number,
   spare: Promise<string | undefined> = Promise.resolve(undefined),
+  /** The session's close while it opens: it stops the sweep (a later sweep, the next start's, finishes it). */
+  signal?: AbortSignal,
 ): Promise<void> {
   const filters = sessionLabels(session).flatMap((arg) =>
     arg === "--label" ? ["--filter"] : [`label=${arg}`],
   );
-  const listed = await docker.run(["ps", "-aq", ...filters], timeoutMs);
+  const listed = await docker.run(["ps", "-aq", ...filters], timeoutMs, signal);
   const keep = await spare;
   // `ps -q` prints short ids, `run -d` the full one: the same container when one begins the other.
   const stale = listed.stdout
     .split("\n")
     .map((l) => l.trim())
     .filter((id) => id && !(keep && (keep.startsWith(id) || id.startsWith(keep))));
-  if (stale.length) await docker.run(["rm", "-f", "-v", ...stale], timeoutMs);
+  if (stale.length) await docker.run(["rm", "-f", "-v", ...stale], timeoutMs, signal);
 }
 
 /** `docker rm -f` of a container that is not there: as good as removed (newer CLIs say nothing and exit 0). */
@@ -80,10 +82,11 @@ export class Container {
   }
 
   /** From /proc when it shows the container (no docker command on a new session's path), else from Docker. */
-  async pid(): Promise<number> {
+  /** `signal`: the session's close while it opens, which stops the inspect. */
+  async pid(signal?: AbortSignal): Promise<number> {
     const found = await containerInit(this.id);
     if (found) return found;
-    const out = await this.docker.run(["inspect", "-f", "{{.State.Pid}}", this.id], 10_000);
+    const out = await this.docker.run(["inspect", "-f", "{{.State.Pid}}", this.id], 10_000, signal);
     const pid = Number(out.stdout.trim());
     if (!Number.isInteger(pid) || pid <= 0) {
       throw new HarnessError(
@@ -94,9 +97,9 @@ export class Container {
     return pid;
   }
 
-  async running(): Promise<boolean> {
+  async running(signal?: AbortSignal): Promise<boolean> {
     const out = await this.docker
-      .run(["inspect", "-f", "{{.State.Running}}", this.id], 10_000)
+      .run(["inspect", "-f", "{{.State.Running}}", this.id], 10_000, signal)
       .catch(() => ({ stdout: "false" }));
     return out.stdout.trim() === "true";
   }

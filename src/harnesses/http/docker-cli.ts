@@ -87,7 +87,10 @@ export class DockerCli {
         const { stdout, stderr } = out;
         const detail = usefulOutput(stderr) || stdout.trim();
         const command = `${this.program} ${args[0]}`;
-        if (ended === "aborted") return reject(new DockerStopped(`${command} was stopped`, stderr));
+        if (ended === "aborted") {
+          const named = args[0] === "image" ? args.slice(0, 2) : args.slice(0, 1);
+          return reject(new DockerStopped(`${command} was stopped`, stderr, ["docker", ...named].join(" ")));
+        }
         // Killed by the timeout: Docker's last words (if any) are not why it failed.
         if (ended === "timeout") {
           const waited = `${command} timed out after ${timeoutMs / 1000}s`;
@@ -121,9 +124,35 @@ export class DockerStopped extends HarnessError {
   constructor(
     message: string,
     readonly stderr: string,
+    /** The step that was stopped, as the session's log names it: the command (`docker ps`), or what Brain awaited. */
+    readonly step: string,
   ) {
     super("brain_error", message);
   }
+}
+
+/** What each step of an open is for, by the command that runs it, for the error of a close that stopped it. */
+const OPEN_STEPS: Record<string, string> = {
+  "docker info": "checking that the Docker engine answers",
+  "docker image inspect": "looking at its image",
+  "docker ps": "looking for containers an earlier run of the session left",
+  "docker rm": "removing containers an earlier run of the session left",
+  "docker port": "asking Docker for its container's port",
+  "docker inspect": "asking Docker about its container",
+  "docker exec": "preparing its container",
+};
+
+/**
+ * The error of a session closed while its open ran a short step (the engine check, the image's inspect, the sweep
+ * of its old containers, the container's port or pid, its agent's first answer): that step was stopped, not waited
+ * for, and the session's log names it. `after`: what the open then undid (its container removed).
+ */
+export function closedWhileOpening(harness: string, stopped: DockerStopped, after = ""): HarnessError {
+  const why = OPEN_STEPS[stopped.step];
+  return new HarnessError(
+    "brain_error",
+    `harness "${harness}": the session was closed while it opened, ${why ? `${why} (${stopped.step})` : stopped.step}; that step was stopped${after}`,
+  );
 }
 
 /** The error of a session closed while `docker pull` ran: the session's log says what the close cut short. */

@@ -31,7 +31,13 @@ import { containerLimits, limitArgs } from "./container-limits.js";
 import { ContainerNet } from "./container-net.js";
 import { type ContainerRecords, type PendingRun, RUN_LABEL } from "./container-records.js";
 import { envFromDockerArgs } from "./docker-args-env.js";
-import { closedWhileStarting, DockerCli, DockerStopped, parseDockerPort } from "./docker-cli.js";
+import {
+  closedWhileOpening,
+  closedWhileStarting,
+  DockerCli,
+  DockerStopped,
+  parseDockerPort,
+} from "./docker-cli.js";
 import { HttpHarness, type HttpTimeouts } from "./http-harness.js";
 
 export interface DockerTimeouts extends HttpTimeouts {
@@ -141,6 +147,7 @@ export class DockerFactory implements HarnessFactory {
       new Promise((resolve) => {
         started = resolve;
       }),
+      options.signal,
     );
     sweep.catch(() => {}); // settled below, on every path
     let harness: HttpHarness | undefined;
@@ -214,7 +221,7 @@ export class DockerFactory implements HarnessFactory {
       if (network === "none") {
         const served = hitl ? [{ port: hitl.port, socket: hitl.socket }] : [];
         net = await ContainerNet.open(
-          await box.pid(),
+          await box.pid(options.signal),
           containerPort,
           host_ports,
           this.name,
@@ -229,12 +236,16 @@ export class DockerFactory implements HarnessFactory {
           ...socket,
         });
       } else {
-        const ported = await this.docker.run(["port", container, String(containerPort)], 10_000);
+        const ported = await this.docker.run(
+          ["port", container, String(containerPort)],
+          10_000,
+          options.signal,
+        );
         const url = `http://127.0.0.1:${parseDockerPort(ported.stdout)}`;
         client = new HttpAgentClient(url, `${this.name} agent ${image} at ${url}`, { token });
       }
       try {
-        return { client, capabilities: (await this.waitHealthy(client, box)).capabilities };
+        return { client, capabilities: (await this.waitHealthy(client, box, options.signal)).capabilities };
       } catch (err) {
         await client.close();
         throw err;
@@ -246,8 +257,12 @@ export class DockerFactory implements HarnessFactory {
       await net?.close();
       await hitl?.close();
       if (container) await box.remove();
-      const err = reached.status === "rejected" ? reached.reason : (swept as PromiseRejectedResult).reason;
-      throw err instanceof HarnessError ? err : new HarnessError("brain_error", (err as Error).message);
+      // The close's stop of a step wins over another step's failure that the stop caused (a killed sweep).
+      const errs = [reached, swept].flatMap((r) => (r.status === "rejected" ? [r.reason as Error] : []));
+      const stopped = errs.find((e) => e instanceof DockerStopped);
+      if (stopped) throw closedWhileOpening(this.name, stopped, "; the session's container was removed");
+      const err = errs[0]!;
+      throw err instanceof HarnessError ? err : new HarnessError("brain_error", err.message);
     }
     const { client, capabilities } = reached.value;
     harness = await HttpHarness.open({
@@ -268,7 +283,11 @@ export class DockerFactory implements HarnessFactory {
     return harness;
   }
 
-  private async waitHealthy(client: HttpAgentClient, box: Container): Promise<{ capabilities?: unknown }> {
+  private async waitHealthy(
+    client: HttpAgentClient,
+    box: Container,
+    signal?: AbortSignal,
+  ): Promise<{ capabilities?: unknown }> {
     const start = Date.now();
     const deadline = start + this.timeouts.healthMs;
     let last = "";
@@ -279,9 +298,13 @@ export class DockerFactory implements HarnessFactory {
       } catch (err) {
         last = (err as Error).message;
       }
+      // Each GET /info is bounded by 2 s: the session's close stops the wait at the next.
+      if (signal?.aborted) throw new DockerStopped("the wait was stopped", "", "GET /info of its agent");
       if (Date.now() - checked >= STATE_EVERY_MS) {
         checked = Date.now();
-        if (!(await box.running())) {
+        const running = await box.running(signal);
+        if (signal?.aborted) throw new DockerStopped("the wait was stopped", "", "docker inspect");
+        if (!running) {
           throw new HarnessError(
             "brain_error",
             `container ${box.image} stopped before it answered GET /info: ${await box.describe()}`,

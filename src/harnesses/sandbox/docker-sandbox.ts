@@ -19,7 +19,7 @@ import { dockerEnvFlags, hostDockerConfig } from "../exec-relay.js";
 import { Container, sessionLabels, sweepSession } from "../http/container.js";
 import { containerLimits, limitArgs } from "../http/container-limits.js";
 import { type ContainerRecords, RUN_LABEL } from "../http/container-records.js";
-import { closedWhileStarting, DockerCli, DockerStopped } from "../http/docker-cli.js";
+import { closedWhileOpening, closedWhileStarting, DockerCli, DockerStopped } from "../http/docker-cli.js";
 import { ContainerBridge, privateDir, removePrivateDir } from "./container-bridge.js";
 import { type SandboxOptions, sandboxOptions, withoutSandboxOptions } from "./options.js";
 
@@ -210,7 +210,9 @@ async function openInDocker(
   docker.assertInstalled(name);
   const hostPorts = loopbackProviderPort(options.provider.base_url, name, route);
   const owner = { id: options.sessionId, ...(settings.records ? { home: settings.records.home } : {}) };
-  await sweepSession(docker, owner, stopMs);
+  await sweepSession(docker, owner, stopMs, undefined, options.signal).catch((err: Error) => {
+    throw err instanceof DockerStopped ? closedWhileOpening(name, err) : err;
+  });
   // A cwd that is no absolute, existing directory is left to the harness to refuse, in its own words.
   const cwd = sandbox.cwd;
   const ownCwd = cwd && isAbsolute(cwd) && existsSync(cwd) && !cwd.startsWith(`${options.dir}/`);
@@ -267,7 +269,7 @@ async function openInDocker(
   const id = started.stdout.trim().split("\n").at(-1)?.trim() ?? "";
   const box = new Container(docker, id, image, stopMs, settings.records);
   pending?.settled();
-  const bridge = new ContainerBridge(() => box.pid(), toolsDir, name);
+  const bridge = new ContainerBridge(() => box.pid(options.signal), toolsDir, name);
   const release = async () => {
     await bridge.close();
     await box.remove((message) => options.emit({ type: "harness.warning", data: { message } }));
@@ -275,7 +277,7 @@ async function openInDocker(
   try {
     if (!id) throw new HarnessError("brain_error", `docker run ${image} printed no container id`);
     // Always entered, even with no provider port: a container that died at once fails the session here.
-    await box.pid();
+    await box.pid(options.signal);
     await bridge.reach(hostPorts);
     const launcher = [
       settings.shim.node,
@@ -296,6 +298,6 @@ async function openInDocker(
     return new ContainedHarness(inner, release, { box });
   } catch (err) {
     await release();
-    throw err;
+    throw err instanceof DockerStopped ? closedWhileOpening(name, err, "; its container was removed") : err;
   }
 }
