@@ -6,7 +6,7 @@ import { execFile, spawn } from "node:child_process";
 import { HarnessError } from "../../core/harness.js";
 import { tailOf } from "../../core/redact.js";
 import { locateCli } from "../cli/locate.js";
-import { explain } from "../http/docker-cli.js";
+import { DockerStopped, explain } from "../http/docker-cli.js";
 import { findMissing } from "../process/command.js";
 
 export interface UpResult {
@@ -49,10 +49,17 @@ export function execArgs(workspaceFolder: string, command: string, args: string[
 /** Of what `up` printed (its whole log, when no outcome line says why it failed), an error quotes the end. */
 const QUOTED_OUTPUT_CHARS = 2000;
 
-function run(program: string, args: string[], timeoutMs: number, env: NodeJS.ProcessEnv) {
+function run(
+  program: string,
+  args: string[],
+  timeoutMs: number,
+  env: NodeJS.ProcessEnv,
+  signal?: AbortSignal,
+) {
   return new Promise<{ ok: boolean; stdout: string; stderr: string; error?: string; timedOut?: boolean }>(
     (resolve) => {
-      execFile(program, args, { timeout: timeoutMs, env, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      const options = { timeout: timeoutMs, env, maxBuffer: 16 << 20, ...(signal ? { signal } : {}) };
+      execFile(program, args, options, (err, stdout, stderr) => {
         // Killed by the timeout (not for too much output, which sets a string code).
         const timedOut = !!err?.killed && typeof err.code !== "string";
         resolve({ ok: !err, stdout, stderr, ...(err ? { error: err.message, timedOut } : {}) });
@@ -236,8 +243,11 @@ export class DevcontainerCli {
     private readonly env: NodeJS.ProcessEnv = process.env,
   ) {}
 
-  /** Both CLIs present and the Docker daemon answering, or a HarnessError that says what is missing. */
-  async assertReady(harness: string, timeoutMs = 20_000): Promise<void> {
+  /**
+   * Both CLIs present and the Docker daemon answering, or a HarnessError that says what is missing; DockerStopped
+   * when `signal` (the session's close) stopped `docker info`.
+   */
+  async assertReady(harness: string, timeoutMs = 20_000, signal?: AbortSignal): Promise<void> {
     const path = this.env.PATH ?? "";
     const noCli = findMissing(this.programs.devcontainer, [], process.cwd(), path);
     if (noCli) {
@@ -258,7 +268,9 @@ export class DevcontainerCli {
       ["info", "--format", "{{.ServerVersion}}"],
       timeoutMs,
       this.env,
+      signal,
     );
+    if (signal?.aborted) throw new DockerStopped("docker info was stopped", info.stderr, "docker info");
     if (!info.ok) {
       const detail = (info.stderr || info.stdout || info.error || "").trim();
       throw new HarnessError(

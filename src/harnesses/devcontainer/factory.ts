@@ -23,7 +23,7 @@ import { dockerEnvFlags, dockerLocation, hostDockerConfig } from "../exec-relay.
 import { Container, sessionLabels, sweepSession } from "../http/container.js";
 import { containerLimits, limitArgs } from "../http/container-limits.js";
 import { type ContainerRecords, RUN_LABEL } from "../http/container-records.js";
-import { DockerCli, dockerEnvironment } from "../http/docker-cli.js";
+import { closedWhileOpening, DockerCli, DockerStopped, dockerEnvironment } from "../http/docker-cli.js";
 import { ContainerBridge, privateDir } from "../sandbox/container-bridge.js";
 import {
   installMounts,
@@ -175,25 +175,24 @@ export class DevcontainerFactory implements HarnessFactory {
     up: { containerId: string; remoteUser?: string },
     innerDir: string,
     bridge: ContainerBridge,
+    signal?: AbortSignal,
   ) {
     const user = up.remoteUser;
     if (!user || /^(root|0)(:|$)/.test(user) || (this.settings.uid ?? process.getuid?.()) !== 0) return;
-    await this.docker.run(
-      ["exec", "-u", "root", up.containerId, "chown", "-R", "-h", user, innerDir],
-      this.timeouts.stopMs,
-    );
-    bridge.runAs({
-      uid: await this.idOf(up.containerId, user, "-u"),
-      gid: await this.idOf(up.containerId, user, "-g"),
-    });
+    const exec = (args: string[]) => this.docker.run(["exec", ...args], this.timeouts.stopMs, signal);
+    await exec(["-u", "root", up.containerId, "chown", "-R", "-h", user, innerDir]);
+    const id = (which: "-u" | "-g") => this.idOf(exec, up.containerId, user, which);
+    bridge.runAs({ uid: await id("-u"), gid: await id("-g") });
   }
 
-  /** `user`'s uid (`-u`) or gid (`-g`) in the container, as `id` there says. */
-  private async idOf(container: string, user: string, which: "-u" | "-g"): Promise<number> {
-    const { stdout } = await this.docker.run(
-      ["exec", "-u", user, container, "id", which],
-      this.timeouts.stopMs,
-    );
+  /** `user`'s uid (`-u`) or gid (`-g`) in the container, as `id` there says (`exec`: a `docker exec`). */
+  private async idOf(
+    exec: (args: string[]) => Promise<{ stdout: string }>,
+    container: string,
+    user: string,
+    which: "-u" | "-g",
+  ) {
+    const { stdout } = await exec(["-u", user, container, "id", which]);
     if (!/^\d+$/.test(stdout.trim())) {
       throw new HarnessError(
         "brain_error",
@@ -225,7 +224,13 @@ export class DevcontainerFactory implements HarnessFactory {
     return { unproxied, vendorDefault };
   }
 
-  async open(options: HarnessOptions): Promise<Harness> {
+  /** A close during any step of the open stops that step, and the turn's error names it (closedWhileOpening). */
+  open(options: HarnessOptions): Promise<Harness> {
+    const stopped = (err: Error) => (err instanceof DockerStopped ? closedWhileOpening(this.name, err) : err);
+    return this.opened(options).catch((err: Error) => Promise.reject(stopped(err)));
+  }
+
+  private async opened(options: HarnessOptions): Promise<Harness> {
     const parsed = Options.safeParse(options.config.options ?? {});
     if (!parsed.success) {
       throw new HarnessError(
@@ -268,7 +273,7 @@ export class DevcontainerFactory implements HarnessFactory {
             },
           })
         : [];
-    await this.cli.assertReady(this.name);
+    await this.cli.assertReady(this.name, undefined, options.signal);
     const label = await refuseHostGrants(
       this.docker,
       image ?? DEFAULT_DEVCONTAINER_IMAGE,
@@ -284,13 +289,14 @@ export class DevcontainerFactory implements HarnessFactory {
       remoteUser: remoteUser ?? labelUser(label),
       hostPorts,
       docker: this.docker,
+      signal: options.signal,
     });
     // What a crashed host left of this session (a container `devcontainer up` would otherwise reuse).
     const owner = {
       id: options.sessionId,
       ...(this.settings.records ? { home: this.settings.records.home } : {}),
     };
-    await sweepSession(this.docker, owner, this.timeouts.stopMs);
+    await sweepSession(this.docker, owner, this.timeouts.stopMs, undefined, options.signal);
     // Mounted as it is: a link left there (when earlier versions mounted the whole native dir) would mount its target.
     if (lstatSync(innerDir, { throwIfNoEntry: false })?.isSymbolicLink()) {
       throw new HarnessError(
@@ -316,7 +322,7 @@ export class DevcontainerFactory implements HarnessFactory {
     // Root enters any container's network namespace, so the CLI's credential proxy is bridged in; a network: "bridge"
     // container under another user gets the provider's key itself (README, security).
     const root = uid === 0;
-    const bridge = new ContainerBridge(() => box!.pid(), toolsDir, this.name, root);
+    const bridge = new ContainerBridge(() => box!.pid(options.signal), toolsDir, this.name, root);
     const release = async () => {
       await bridge.close();
       // Removed, not only stopped: a stopped dev container stays behind until someone removes it.
@@ -356,7 +362,7 @@ export class DevcontainerFactory implements HarnessFactory {
         this.settings.records,
       );
       pending?.settled();
-      await this.handToRemoteUser(up, innerDir, bridge);
+      await this.handToRemoteUser(up, innerDir, bridge, options.signal);
       await bridge.reach(hostPorts);
       // Made once the container is known: its launcher execs into it by id.
       const inner = this.settings.inner(

@@ -4,7 +4,7 @@
 // checkpoint nor delete them. And a `network: "none"` container's provider is bridged through its network
 // namespace with nsenter, which needs root. Both are refused before `devcontainer up`, with what to change.
 import { HarnessError } from "../../core/harness.js";
-import type { DockerCli } from "../http/docker-cli.js";
+import { type DockerCli, DockerStopped } from "../http/docker-cli.js";
 
 export interface HostUserCheck {
   harness: string;
@@ -15,6 +15,8 @@ export interface HostUserCheck {
   /** Ports of this host's loopback the container must reach (the provider's). */
   hostPorts: number[];
   docker: DockerCli;
+  /** The session's close while it opens: it stops `docker info`. */
+  signal?: AbortSignal;
 }
 
 /** Throws a HarnessError naming the option to change when this host user cannot run the container as set. */
@@ -28,7 +30,7 @@ export async function assertHostUser(check: HostUserCheck): Promise<void> {
     );
   }
   // Rootless Docker maps the container's root to this user: its files are Brain's already.
-  if (!remoteUser && !(await rootlessDocker(check.docker))) {
+  if (!remoteUser && !(await rootlessDocker(check.docker, check.signal))) {
     throw new HarnessError(
       "brain_error",
       `harness "${harness}": Brain runs as uid ${uid}, not root, and the container's commands would run as the image's user (root unless the image sets another), writing files into the session's directories that Brain could then neither checkpoint nor delete; set remoteUser (an agent definition's harness.remoteUser) to a user of the image whose uid is ${uid} (the project's base image has "node", uid 1000), run Brain as root, or use rootless Docker`,
@@ -36,9 +38,12 @@ export async function assertHostUser(check: HostUserCheck): Promise<void> {
   }
 }
 
-async function rootlessDocker(docker: DockerCli): Promise<boolean> {
+async function rootlessDocker(docker: DockerCli, signal?: AbortSignal): Promise<boolean> {
   const info = await docker
-    .run(["info", "--format", "{{json .SecurityOptions}}"], 20_000)
-    .catch(() => ({ stdout: "" }));
+    .run(["info", "--format", "{{json .SecurityOptions}}"], 20_000, signal)
+    .catch((err: Error) => {
+      if (err instanceof DockerStopped) throw err;
+      return { stdout: "" };
+    });
   return info.stdout.includes("rootless");
 }

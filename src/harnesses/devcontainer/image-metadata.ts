@@ -70,6 +70,7 @@ async function labelOf(
     docker.run(
       ["image", "inspect", "--format", `{{index .Config.Labels "${METADATA_LABEL}"}}`, image],
       30_000,
+      stopped,
     );
   try {
     return (await inspect()).stdout.trim();
