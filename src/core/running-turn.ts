@@ -2,7 +2,7 @@
 // reached the harness, and how much steering it has taken.
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
-import type { ErrorInfo, TurnStatus } from "../protocol/events.js";
+import type { ErrorInfo, NewEvent, TurnStatus } from "../protocol/events.js";
 import { SessionError } from "./errors.js";
 import type { Harness, HarnessError, HarnessFactory, Steering } from "./harness.js";
 import { InFlight } from "./in-flight.js";
@@ -92,6 +92,19 @@ export function endTurn(turn: RunningTurn, status: TurnStatus, error: ErrorInfo 
  * harness has taken it when it asks for that (Harness.cancelsToolsAfterInterrupt): its own end, a kill after the
  * interrupt's grace or the turn's end bound that wait.
  */
+/**
+ * The events of an interrupt: `user.interrupt`, and when the turn's harness is still `starting` (a container being
+ * pulled and started), a harness.warning that the interrupt waits for that start. An interrupt does not stop it: the
+ * next turn would only start it again. The turn ends once it is up, without its prompt.
+ */
+export function interruptEvents(turn: string, keyed: object, starting: boolean): NewEvent[] {
+  const events: NewEvent[] = [{ type: "user.interrupt", turn, data: keyed }];
+  if (!starting) return events;
+  const message =
+    "the session's harness is still starting (its container or program): the interrupt takes effect once it is up, and the turn then ends without its prompt";
+  return [...events, { type: "harness.warning", turn, data: { message } }];
+}
+
 export function interruptHarness(turn: RunningTurn, harness: Harness | undefined): Promise<void> | undefined {
   const interrupting = harness?.interrupt(turn.id).finally(() => turn.abort.abort());
   if (!harness?.cancelsToolsAfterInterrupt) turn.abort.abort();

@@ -20,6 +20,7 @@ import {
   deliverSteer,
   endedWithin,
   endTurn,
+  interruptEvents,
   interruptHarness,
   newTurn,
   promptedHarness,
@@ -189,9 +190,8 @@ export class Session {
     const turn = this.requireRunning("interrupt");
     // Appended first (before the turn's close-out), but the harness hears of it now, not once durable (a runaway
     // agent stops on a stalled disk too), and before its tool calls are cancelled (interruptHarness says when).
-    const recorded = this.append([{ type: "user.interrupt", turn: turn.id, data: keyed(key) }]);
-    const interrupting = interruptHarness(turn, this.harness);
-    await Promise.all([recorded, interrupting]);
+    const recorded = this.append(interruptEvents(turn.id, keyed(key), !this.harness));
+    await Promise.all([recorded, interruptHarness(turn, this.harness)]);
   }
 
   /**

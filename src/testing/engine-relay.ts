@@ -16,6 +16,8 @@ export interface EngineRelay {
   hang(what: "all" | RegExp | undefined): void;
   /** Resolves with the first line of the first request held since the last hang(). */
   held(): Promise<string>;
+  /** Lets every held request go on to the engine (a slow engine, not a hung one). */
+  release(): void;
   /** Whether every held connection has been closed by its docker command (killed, or ended on its own). */
   heldClosed(): boolean;
   close(): Promise<void>;
@@ -24,13 +26,13 @@ export interface EngineRelay {
 export async function engineRelay(): Promise<EngineRelay> {
   const path = join(tempDir("brain-engine-relay-"), "docker.sock");
   let hanging: "all" | RegExp | undefined;
-  const held: { socket: Socket; closed: boolean }[] = [];
+  const held: { socket: Socket; closed: boolean; first?: Buffer }[] = [];
   let heldOne: (line: string) => void = () => {};
   let heldLine = new Promise<string>((resolve) => {
     heldOne = resolve;
   });
-  const hold = (client: Socket, line: string) => {
-    const entry = { socket: client, closed: false };
+  const hold = (client: Socket, line: string, first?: Buffer) => {
+    const entry = { socket: client, closed: false, ...(first ? { first } : {}) };
     held.push(entry);
     client.on("close", () => {
       entry.closed = true;
@@ -51,7 +53,7 @@ export async function engineRelay(): Promise<EngineRelay> {
       if (hanging instanceof RegExp && hanging.test(line)) {
         holding = true;
         engine.destroy();
-        hold(client, line);
+        hold(client, line, chunk);
         return;
       }
       engine.write(chunk);
@@ -75,6 +77,20 @@ export async function engineRelay(): Promise<EngineRelay> {
       });
     },
     held: () => heldLine,
+    release() {
+      for (const h of held.splice(0)) {
+        if (h.closed) continue;
+        const engine = createConnection(ENGINE);
+        if (h.first) engine.write(h.first);
+        h.socket.pipe(engine).pipe(h.socket);
+        const end = () => {
+          h.socket.destroy();
+          engine.destroy();
+        };
+        h.socket.on("close", end);
+        engine.on("error", end).on("close", end);
+      }
+    },
     heldClosed: () => held.every((h) => h.closed),
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -10,8 +10,8 @@ import { readEventsFile } from "../../store/fs/log-read.js";
 import { makeBrain, standIn, type TestBrain, tempDir } from "../../testing/brain.js";
 import { ensureDockerEngine, imageWithCommand, sessionContainers } from "../../testing/docker-engine.js";
 import { type EngineRelay, engineRelay } from "../../testing/engine-relay.js";
-import { fixtures } from "../../testing/nui.js";
-import { SandboxableFactory } from "../sandbox/docker-sandbox.js";
+import { fixtures, root } from "../../testing/nui.js";
+import { installMounts, SandboxableFactory } from "../sandbox/docker-sandbox.js";
 import { DockerFactory } from "./docker.js";
 import { DockerCli } from "./docker-cli.js";
 
@@ -79,5 +79,45 @@ describe("a session closed during a short step of its open, the engine holding t
     expect(message).toBe(
       `harness "claude-code": the session was closed while it opened, looking for containers an earlier run of the session left (docker ps); that step was stopped`,
     );
+  });
+});
+
+describe("an interrupt of the first turn while its container starts", () => {
+  it("waits for the start, and the log says at once that it takes effect once the container is up", async () => {
+    t = makeBrain({ factories: [new DockerFactory("docker", new DockerCli("docker", relay.env))] });
+    const mount = installMounts(root).flatMap((d) => ["-v", `${d}:${d}:ro`]);
+    const options = {
+      image,
+      containerPort: 9090,
+      network: "none",
+      docker_args: mount,
+      env: { PORT: "9090" },
+    };
+    const session = await t.brain.create({ harness: "docker", config: { options } });
+    // The start is held at its sweep of earlier containers, which it waits for before it is up.
+    relay.hang(/^GET \/v[\d.]+\/containers\/json/);
+    const turn = await session.prompt("hello");
+    await relay.held();
+    relay.hang(undefined);
+    await session.interrupt();
+    const told = (await readEventsFile(t.store.paths(session.id).events)).filter(
+      (e) => e.type === "user.interrupt" || e.type === "harness.warning",
+    );
+    expect(told.map((e) => [e.type, e.turn, e.data])).toEqual([
+      ["user.interrupt", turn.turn, {}],
+      [
+        "harness.warning",
+        turn.turn,
+        {
+          message:
+            "the session's harness is still starting (its container or program): the interrupt takes effect once it is up, and the turn then ends without its prompt",
+        },
+      ],
+    ]);
+    relay.release();
+    expect((await turn.settled).status).toBe("interrupted");
+    // The container it waited for serves the next turn.
+    expect((await (await session.prompt("again")).settled).status).toBe("completed");
+    expect(sessionContainers(session.id)).toHaveLength(1);
   });
 });

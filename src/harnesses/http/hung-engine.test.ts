@@ -3,7 +3,6 @@
 // close must end within its docker commands' bounds, not wait on the engine, and the session's log must say why
 // its container is still there. Real Docker engine, real agent container.
 import { readdirSync } from "node:fs";
-import { createConnection, createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { readEventsFile } from "../../store/fs/log-read.js";
@@ -14,55 +13,34 @@ import {
   imageWithCommand,
   sessionContainers,
 } from "../../testing/docker-engine.js";
+import { type EngineRelay, engineRelay } from "../../testing/engine-relay.js";
 import { fixtures, root } from "../../testing/nui.js";
 import { installMounts } from "../sandbox/docker-sandbox.js";
 import { ContainerRecords, containerRecordsDir } from "./container-records.js";
 import { DockerFactory } from "./docker.js";
-import { DockerCli, dockerEnvironment } from "./docker-cli.js";
+import { DockerCli } from "./docker-cli.js";
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 600_000 });
 
-const ENGINE = "/var/run/docker.sock";
-const dir = tempDir("brain-hung-engine-");
-const relayPath = join(dir, "docker.sock");
-let hung = false;
-const held: Socket[] = [];
-// Each connection to the engine while it answers; a hung one is taken and left unanswered.
-const relay = createServer((client) => {
-  if (hung) {
-    held.push(client);
-    return;
-  }
-  const engine = createConnection(ENGINE);
-  client.pipe(engine).pipe(client);
-  const end = () => {
-    client.destroy();
-    engine.destroy();
-  };
-  client.on("error", end).on("close", end);
-  engine.on("error", end).on("close", end);
-});
-
+// Each connection to the engine while it answers; once hung, every new one is taken and left unanswered.
+let relay: EngineRelay;
 let image = "";
 beforeAll(async () => {
   const base = await ensureDockerEngine();
   image = imageWithCommand(base, "brain-test/seed-echo", ["python3", join(fixtures, "seed_http_echo.py")]);
-  await new Promise<void>((resolve) => relay.listen(relayPath, resolve));
+  relay = await engineRelay();
 }, 600_000);
 
 let t: TestBrain | undefined;
 afterAll(async () => {
-  for (const socket of held) socket.destroy();
-  relay.close();
+  relay.hang(undefined);
   await t?.cleanup();
+  await relay.close();
 });
 
 describe("a docker session closed while the Docker engine does not answer", () => {
   it("ends the close within its commands' bounds; its log says the container could not be removed and why", async () => {
-    const cli = new DockerCli("docker", {
-      ...dockerEnvironment(process.env),
-      DOCKER_HOST: `unix://${relayPath}`,
-    });
+    const cli = new DockerCli("docker", relay.env);
     const home = tempDir("brain-hung-engine-home-");
     const factory = new DockerFactory("docker", cli, { stopMs: 2_000 }, new ContainerRecords(home));
     t = makeBrain({ factories: [factory] });
@@ -76,7 +54,7 @@ describe("a docker session closed while the Docker engine does not answer", () =
     expect((await (await session.prompt("hello")).settled).status).toBe("completed");
     const [id] = sessionContainers(session.id);
     try {
-      hung = true;
+      relay.hang("all");
       await t.brain.closeSession(session.id);
       const warnings = (await readEventsFile(t.store.paths(session.id).events)).filter(
         (e) => e.type === "harness.warning",
