@@ -2,7 +2,7 @@
 // `brain_error` for everything else. A handler throws RunnerFailure to choose the code; any other error is
 // reported as `brain_error` with its message.
 import { inspect } from "node:util";
-import type { RunnerErrorCode } from "../../src/protocol/runner.js";
+import type { RunnerError, RunnerErrorCode, RunnerMethod } from "../../src/protocol/runner.js";
 
 export class RunnerFailure extends Error {
   override name = "RunnerFailure";
@@ -41,4 +41,23 @@ export function thrownMessage(err: unknown, what: string): string {
   } catch {
     return `${what} failed with ${err instanceof Error ? "an Error" : `a ${typeof err}`} that could not be read`;
   }
+}
+
+/** What the reference schema finds wrong with a result the fast check did not accept, or undefined. */
+export async function resultProblem(method: RunnerMethod, result: unknown): Promise<string | undefined> {
+  const [{ RequestResults }, { describeIssues }] = await Promise.all([
+    import("../../src/protocol/runner.js"),
+    import("../../src/protocol/frames.js"),
+  ]);
+  const checked = RequestResults[method].safeParse(result);
+  return checked.success ? undefined : describeIssues(checked.error);
+}
+
+export function brainError(message: string): RunnerError {
+  return { code: "brain_error", message };
+}
+
+export function toWireError(err: unknown, method: RunnerMethod): RunnerError {
+  const code = err instanceof RunnerFailure && err.code === "provider_error" ? err.code : "brain_error";
+  return { code, message: thrownMessage(err, method) };
 }

@@ -11,14 +11,13 @@ import { encodeLine, LineSplitter, MAX_FRAME, preview } from "../../src/protocol
 import type {
   BrainToRunnerFrame,
   RunnerError,
-  RunnerMethod,
   RunnerRequest,
   ToolReply,
   ToolResult,
 } from "../../src/protocol/runner.js";
 import { guardConsole, protocolStdout } from "./console-guard.js";
-import { RunnerFailure, thrownMessage } from "./errors.js";
-import { type TurnHost, TurnState } from "./turn.js";
+import { brainError, RunnerFailure, resultProblem, toWireError } from "./errors.js";
+import { runPrompt, type TurnHost, TurnState } from "./turn.js";
 import type { Attachment, Runner } from "./types.js";
 
 /** Where frames are written: process.stdout or any stream like it (`once`/`off` let a writer wait for "drain"). */
@@ -388,36 +387,4 @@ class Host implements RunnerHost, TurnHost {
     this.resolveClosed();
     this.exit(code);
   }
-}
-
-/** What the reference schema finds wrong with a result the fast check did not accept, or undefined. */
-async function resultProblem(method: RunnerMethod, result: unknown): Promise<string | undefined> {
-  const [{ RequestResults }, { describeIssues }] = await Promise.all([
-    import("../../src/protocol/runner.js"),
-    import("../../src/protocol/frames.js"),
-  ]);
-  const checked = RequestResults[method].safeParse(result);
-  return checked.success ? undefined : describeIssues(checked.error);
-}
-
-async function runPrompt(handlers: Attachment, text: string, turn: TurnState) {
-  try {
-    const result = await handlers.prompt(text, turn);
-    if (turn.failure) throw turn.failure;
-    return (result?.interrupted ?? turn.signal.aborted) ? { interrupted: true as const } : {};
-  } catch (err) {
-    // Whatever broke after an interrupt (a TurnInterrupted from callTool, an aborted request) is the
-    // interrupt itself, unless the runner chose a code.
-    if (turn.signal.aborted && !(err instanceof RunnerFailure)) return { interrupted: true as const };
-    throw err;
-  }
-}
-
-function brainError(message: string): RunnerError {
-  return { code: "brain_error", message };
-}
-
-function toWireError(err: unknown, method: RunnerMethod): RunnerError {
-  const code = err instanceof RunnerFailure && err.code === "provider_error" ? err.code : "brain_error";
-  return { code, message: thrownMessage(err, method) };
 }

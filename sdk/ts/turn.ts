@@ -3,7 +3,7 @@
 import { messageDataProblem } from "../../src/protocol/fast-brain-frames.js";
 import type { MessageData, ToolResult } from "../../src/protocol/runner.js";
 import { RunnerFailure, TurnInterrupted, thrownMessage } from "./errors.js";
-import type { ToolCallOptions, Turn } from "./types.js";
+import type { Attachment, ToolCallOptions, Turn } from "./types.js";
 
 /** What a turn needs from the host that owns it. */
 export interface TurnHost {
@@ -172,4 +172,18 @@ export function splitText(text: string, max: number): string[] {
     at = end;
   }
   return parts;
+}
+
+/** Runs the prompt handler; its answer, or an interrupt when what broke was the interrupt itself. */
+export async function runPrompt(handlers: Attachment, text: string, turn: TurnState) {
+  try {
+    const result = await handlers.prompt(text, turn);
+    if (turn.failure) throw turn.failure;
+    return (result?.interrupted ?? turn.signal.aborted) ? { interrupted: true as const } : {};
+  } catch (err) {
+    // Whatever broke after an interrupt (a TurnInterrupted from callTool, an aborted request) is the
+    // interrupt itself, unless the runner chose a code.
+    if (turn.signal.aborted && !(err instanceof RunnerFailure)) return { interrupted: true as const };
+    throw err;
+  }
 }
