@@ -17,6 +17,12 @@ export interface EventStreamOptions {
    * minutes is not asked every second). Unset: every wait is retryMs.
    */
   maxRetryMs?: number;
+  /**
+   * A stream that brings nothing, not even the daemon's heartbeat comment (every 15 s), for this long is taken as
+   * dropped and reconnected (default SILENCE_MS): a daemon that hangs (SIGSTOP, a wedged host) keeps its
+   * connections open, and a stream waiting on one would wait for ever.
+   */
+  silenceMs?: number;
   /** "observer" watches without keeping the client's control lease alive. */
   role?: "observer";
   /**
@@ -35,6 +41,9 @@ export interface EventStreamOptions {
    */
   onDroppedRange?(after: number, firstSeq: number): void;
 }
+
+/** Three of the daemon's heartbeats (server/sse/watchers.ts HEARTBEAT_MS) missed in a row. */
+export const SILENCE_MS = 45_000;
 
 export async function* streamEvents(
   client: BrainClient,
@@ -59,8 +68,11 @@ export async function* streamEvents(
     const headers = client.headers({ accept: "text/event-stream", "last-event-id": String(last) });
     let res: Response;
     if (failedInARow > 0) options.onRetry?.();
+    // This connection's own abort, for silence; the caller's signal ends the whole stream.
+    const connection = new AbortController();
     try {
-      res = await fetchAnswered(url, { headers, signal }, client.options.answerTimeoutMs, (seconds) =>
+      const both = AbortSignal.any([signal, connection.signal]);
+      res = await fetchAnswered(url, { headers, signal: both }, client.options.answerTimeoutMs, (seconds) =>
         unansweredMessage(client.url, `GET ${path}`, seconds),
       );
     } catch (err) {
@@ -97,8 +109,9 @@ export async function* streamEvents(
       if (options.retryMs === undefined) retryMs = ms;
     };
     let reason = "the daemon ended the stream";
+    const silence = new SilenceWatch(options.silenceMs ?? SILENCE_MS, () => connection.abort());
     try {
-      for await (const message of readSse(res.body, { onRetry })) {
+      for await (const message of readSse(silence.watch(res.body), { onRetry })) {
         if (message.event === "dropped") {
           const { first_seq } = JSON.parse(message.data) as { first_seq: number };
           options.onDroppedRange?.(last, first_seq);
@@ -121,10 +134,50 @@ export async function* streamEvents(
     } catch (err) {
       if (signal.aborted) return;
       if (err instanceof ClientError) throw err;
-      reason = `the connection broke: ${(err as Error).message}`;
+      reason = silence.fired
+        ? `the daemon sent nothing, not even its heartbeat, for ${silence.ms / 1000} s`
+        : `the connection broke: ${(err as Error).message}`;
+    } finally {
+      silence.stop();
     }
     if (signal.aborted) return;
     options.onDrop?.(last, reason);
     await pause();
+  }
+}
+
+/** Calls `onSilent` once when a body brings no bytes for `ms` (each chunk, a heartbeat comment too, starts it again). */
+class SilenceWatch {
+  fired = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly ms: number,
+    private readonly onSilent: () => void,
+  ) {}
+
+  watch(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+    this.restart();
+    const restart = () => this.restart();
+    return body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, out) {
+          restart();
+          out.enqueue(chunk);
+        },
+      }),
+    );
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+
+  private restart(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.fired = true;
+      this.onSilent();
+    }, this.ms);
   }
 }
