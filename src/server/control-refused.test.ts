@@ -41,7 +41,7 @@ describe("a refused command and control", () => {
       [post("prompt", { text: "again" }), 409],
       [post("checkpoints"), 409],
       [post("rebuild"), 409],
-      [post("requests/no-such-request", { decision: "allow" }), 409],
+      [post("requests/no-such-request", { decision: "allow" }), 404],
       [post("prompt", { text: "look", images: [png] }), 400],
     ]);
     const interrupt = await raw(t.url, "POST", `/v1/sessions/${id}/interrupt`, as("b"));
